@@ -1,0 +1,127 @@
+# attnscope build.  `make run` and `make check` set up what is missing first
+# (scripts/install-deps.sh), so two commands work on a fresh Debian machine.
+#
+# Layers (includes point down only):  src/app -> src/tui -> src/core,  src/app -> src/core.
+# Each layer becomes a static library; tests link against the libraries, so a test
+# exercises exactly the code the program runs.
+
+VERSION := 0.1.0
+PREFIX  ?= /usr/local
+BUILD   ?= build
+# SAN=address,undefined or SAN=thread builds an instrumented tree (use with BUILD=...).
+SAN     ?=
+
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS_BASE := -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+               -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -DATTNSCOPE_VERSION='"$(VERSION)"' \
+               -Iinclude
+ifneq ($(SAN),)
+CFLAGS_BASE += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS_SAN := -fsanitize=$(SAN)
+endif
+
+# OpenBLAS's own cblas.h (not GSL's) and LAPACKE.  GSL links against OpenBLAS's CBLAS
+# rather than -lgslcblas, so exactly one BLAS is in the binary.
+PKG_BLAS_CFLAGS := $(shell pkg-config --cflags openblas lapacke 2>/dev/null)
+PKG_GSL_CFLAGS  := $(filter-out -D%,$(shell pkg-config --cflags gsl 2>/dev/null))
+PKG_CURSES_CFLAGS := $(filter-out -D%,$(shell pkg-config --cflags ncursesw 2>/dev/null))
+PKG_CURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+PKG_BLAS_LIBS   := $(shell pkg-config --libs openblas lapacke 2>/dev/null || echo -lopenblas -llapacke)
+PKG_CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+CFLAGS  := $(CFLAGS_BASE) $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) $(PKG_CURSES_CFLAGS) $(CFLAGS_EXTRA)
+LDLIBS  := $(PKG_CURSES_LIBS) -lgsl $(PKG_BLAS_LIBS) -lpthread -lm
+LDFLAGS := $(LDFLAGS_SAN) $(LDFLAGS_EXTRA)
+
+CORE_SRC := $(wildcard src/core/*.c)
+TUI_SRC  := $(wildcard src/tui/*.c)
+APP_SRC  := $(filter-out src/app/main.c,$(wildcard src/app/*.c))
+TEST_SRC := $(wildcard tests/test_*.c)
+
+CORE_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/%.o)
+TUI_OBJ  := $(TUI_SRC:src/%.c=$(BUILD)/%.o)
+APP_OBJ  := $(APP_SRC:src/%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/app/main.o
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+LIBS_A   := $(BUILD)/libattnscope_app.a $(BUILD)/libattnscope_tui.a $(BUILD)/libattnscope_core.a
+
+BIN := $(BUILD)/attnscope
+
+.PHONY: all run check test tests deps deps-run clean install uninstall bench format \
+        check-sanitize check-valgrind check-layers
+.DEFAULT_GOAL := all
+
+all: $(BIN)
+
+$(BUILD)/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -MMD -MP -c $< -o $@
+
+$(BUILD)/libattnscope_core.a: $(CORE_OBJ)
+	@rm -f $@; $(AR) rcs $@ $^
+$(BUILD)/libattnscope_tui.a: $(TUI_OBJ)
+	@rm -f $@; $(AR) rcs $@ $^
+$(BUILD)/libattnscope_app.a: $(APP_OBJ)
+	@rm -f $@; $(AR) rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(LIBS_A)
+	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(LIBS_A) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBS_A) $(PKG_CMOCKA_LIBS) $(LDLIBS)
+
+tests: $(BIN) $(TEST_BIN)
+
+-include $(CORE_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) \
+         $(TEST_BIN:=.d)
+
+deps:
+	@scripts/install-deps.sh check
+deps-run:
+	@scripts/install-deps.sh run
+
+# A sensible default that already shows the gap: T = d = 256, softmax, one layer shown.
+run: deps-run
+	@$(MAKE) --no-print-directory all
+	./$(BIN) $(ARGS)
+
+# Every test: unit tests, batch contract, terminal tests, then the same unit and batch
+# tests under ASan+UBSan, the worker under TSan, and valgrind on batch runs.
+check: deps
+	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory check-layers
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=address,undefined OPT=-O1 tests
+	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread OPT=-O1 tests
+	@tests/run-all.sh $(BUILD) build-asan build-tsan
+
+test: tests
+	@tests/run-all.sh $(BUILD)
+
+# The architecture is a rule: core includes no curses, threads or files; tui calls no LAPACK.
+check-layers:
+	@tests/check-layers.sh
+
+bench: all
+	@bench/run.sh $(BIN)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnscope/presets
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/attnscope
+	cp -R presets/. $(DESTDIR)$(PREFIX)/share/attnscope/presets/
+	if [ -f attnscope.1 ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1 && \
+	  install -m 644 attnscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/attnscope $(DESTDIR)$(PREFIX)/share/man/man1/attnscope.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/attnscope
+
+clean:
+	rm -rf build build-asan build-tsan build-*

@@ -1,0 +1,47 @@
+/* Attention matrices (SPEC §1.2–§1.4).
+ *
+ * An attention matrix is stored row by row: a[i*T + j] = A_ij, so that a row (one query
+ * token over its keys) is contiguous for the softmax, the masks and the gap removal.  To
+ * column-major BLAS and LAPACK the same buffer is Aᵀ, which has the eigenvalues and singular
+ * values of A; products with A use the transposed flag.
+ */
+#ifndef ATTNSCOPE_ATTENTION_H
+#define ATTNSCOPE_ATTENTION_H
+
+#include "attnscope/config.h"
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+
+#include <stdbool.h>
+
+/* Keys allowed for query i: every mask allows a contiguous range [*first, *last]. */
+void Mask_row_range(Mask m, int window, int T, int i, int *first, int *last);
+
+/* True when the kind computes logits S = X W^Q (X W^K)ᵀ / √d from the tokens. */
+bool Attention_has_query_key(Attention kind);
+
+/* Builds A from row-major logits (softmax, relu, sigmoid, linear: S; markov: σ_qk²·g, whose
+   row-softmax is the i.i.d. Markov matrix).  Uniform and identity ignore `logits`.
+   Masked entries are exactly 0. */
+void Attention_build(Attention kind, Mask mask, int window, int T, const double *logits, double *a);
+
+/* Population standard deviation of the logits over the allowed entries. */
+double Attention_logit_std(Mask mask, int window, int T, const double *logits);
+
+/* True when A is lower triangular (every entry above the diagonal exactly 0). */
+bool Attention_is_lower_triangular(int T, const double *a);
+
+typedef struct {
+    Gap applied;          /* the mode used (deflate falls back to center) */
+    int outliers_removed; /* r, for the outliers mode */
+} GapOutcome;
+
+/* Doubles of scratch Gap_apply needs for T tokens. */
+size_t Gap_scratch_size(int T);
+
+/* Replaces A by the matrix the gap mode applies (SPEC §1.4).  Fallbacks and broken masks
+   are reported in `warnings`.  Returns 0 or a LAPACK failure. */
+int Gap_apply(Gap mode, Attention kind, Mask mask, int window, int T, double *a, Linalg *la,
+              double *scratch, GapOutcome *outcome, Warnings *warnings);
+
+#endif

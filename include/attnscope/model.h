@@ -1,0 +1,88 @@
+/* The model of SPEC §1 and the quantities of SPEC §2.
+ *
+ * Model_run computes one immutable Result from a Config.  It uses no threads, no terminal
+ * and no files; a caller that runs it on a worker thread passes a Progress callback, which
+ * is called after every layer and may ask the computation to stop.
+ *
+ * Undefined numbers (A⊥ = 0, overflow) are NaN in a Result, each explained by a warning;
+ * writers turn them into null.
+ */
+#ifndef ATTNSCOPE_MODEL_H
+#define ATTNSCOPE_MODEL_H
+
+#include "attnscope/config.h"
+
+#include <stdbool.h>
+
+typedef struct {
+    double re, im;
+} Complex;
+
+/* Per-layer curves of one network, index ℓ = 0..depth. */
+typedef struct {
+    double *stable_rank;           /* sr(Σ_ℓ) = Σ s_i(X_ℓ)^4 / s_1(X_ℓ)^4 */
+    double *stable_rank_minus_one; /* Σ_{i≥2} (s_i/s_1)^4, computed directly */
+    double *log10_norm;            /* log10 ‖X_ℓ‖_F */
+    double *token_similarity;      /* μ(X_ℓ)/μ(X_0), μ(X) = ‖X − 1·x̄ᵀ‖_F */
+} Curves;
+
+/* Mean and sample standard deviation over the ensemble (NaN std for one seed). */
+typedef struct {
+    double *mean;
+    double *std;
+} Band;
+
+enum { WARNINGS_MAX = 16, WARNING_LENGTH = 240 };
+
+typedef struct {
+    int count;
+    char text[WARNINGS_MAX][WARNING_LENGTH];
+} Warnings;
+
+typedef struct {
+    Config config;       /* as run (after the model's own fallbacks are noted in warnings) */
+    Gap counterpart_gap; /* gap mode of the counterpart network */
+    double sigma;        /* sqrt(exp(σ_qk⁴) − 1) */
+    double logit_std;    /* measured std of the logits at the shown layer (NaN: no logits) */
+    int layers_done;     /* < depth when the run was stopped early */
+
+    Curves network;     /* first seed */
+    Curves counterpart; /* same weights, gap removal toggled */
+    Band stable_rank_band;
+    Band counterpart_band;
+
+    /* The attention matrix actually applied at the shown layer, first seed. */
+    Gap shown_gap;           /* gap mode actually applied there (deflate may fall back) */
+    int outliers_removed;    /* r of the `outliers` gap mode there, 0 otherwise */
+    Complex *eigenvalues;    /* T values, by descending modulus */
+    double *singular_values; /* T values, descending (not scaled by √T) */
+    bool eigenvalues_exact;  /* read off a triangular matrix's diagonal */
+
+    Warnings warnings;
+} Result;
+
+/* Called after each layer of each seed; return false to stop (the Result then holds what
+   was finished, layers_done tells how much). */
+typedef struct {
+    bool (*after_layer)(void *context, int seed_index, int layer, int depth);
+    void *context;
+} Progress;
+
+typedef struct Workspace Workspace;
+
+/* Buffers for runs up to T tokens and width d; reused between runs to avoid allocation. */
+Workspace *Workspace_new(void);
+void Workspace_free(Workspace *w);
+
+Result *Result_new(void);
+void Result_free(Result *r);
+
+/* Runs the configuration (which must pass Config_validate).  Returns 0, or -1 when memory
+   ran out or a LAPACK call failed (message in err).  The result is filled even when a
+   run is stopped by `progress`. */
+int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
+              size_t size);
+
+void Warnings_add(Warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,32 @@
+/* Reproducible random streams (SPEC §1.6).
+ *
+ * Every random matrix comes from its own stream, keyed by (seed, layer, role): raising the
+ * depth keeps the earlier layers, and toggling gap removal, LayerNorm, mask or skip reuses
+ * the same weights.  A stream is GSL's mt19937 seeded with a splitmix64 hash of the key;
+ * normals come from gsl_ran_gaussian_ziggurat, filled in storage order.  GSL stays inside
+ * this module (its cblas header collides with OpenBLAS's).
+ */
+#ifndef ATTNSCOPE_RANDOM_H
+#define ATTNSCOPE_RANDOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { ROLE_INPUT, ROLE_QUERY, ROLE_KEY, ROLE_VALUE, ROLE_MARKOV } Role;
+
+/* Names the generator and sampler that a seed means, for the JSON document. */
+#define RANDOM_ALGORITHM "mt19937+ziggurat, splitmix64(seed, layer, role)"
+
+typedef struct RandomStream RandomStream;
+
+RandomStream *RandomStream_new(void);
+void RandomStream_free(RandomStream *s);
+
+/* The 32-bit generator seed of the stream (seed, layer, role). */
+uint32_t Random_stream_seed(uint64_t seed, int layer, Role role);
+
+/* Fills out[0..n) with i.i.d. N(0, scale²) from the start of stream (seed, layer, role). */
+void RandomStream_gaussian(RandomStream *s, uint64_t seed, int layer, Role role, double scale,
+                           double *out, size_t n);
+
+#endif

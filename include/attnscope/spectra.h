@@ -1,0 +1,32 @@
+/* Eigenvalues and singular values of the attention matrix shown (SPEC §2).
+ *
+ * Dense QR cannot resolve the eigenvalues of non-normal triangular matrices (errors up to
+ * 0.3), so the structure decides: a lower-triangular matrix gives its diagonal exactly; the
+ * `uniform` and `deflate` gap modes use Brauer's theorem (the spectrum of A with one
+ * eigenvalue 1 replaced by 0); everything else goes to LAPACK's dgeev.
+ */
+#ifndef ATTNSCOPE_SPECTRA_H
+#define ATTNSCOPE_SPECTRA_H
+
+#include "attnscope/config.h"
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+
+#include <stdbool.h>
+
+/* Eigenvalues of the row-major T×T matrix a (destroyed), by descending modulus; *exact is
+   set when they were read off the diagonal.  re_im needs 2T doubles. */
+int Spectra_eigenvalues(int T, double *a, Linalg *la, double *re_im, Complex *out, bool *exact);
+
+/* Brauer: replaces the eigenvalue nearest 1 by 0 and re-sorts. */
+void Spectra_brauer_deflate(int T, Complex *eigenvalues);
+
+/* Sorts by descending modulus (ties: larger real part, then larger imaginary part first). */
+void Spectra_sort(int T, Complex *eigenvalues);
+
+/* Fills out->eigenvalues, out->singular_values and out->eigenvalues_exact for the shown
+   layer.  before_gap and applied are row-major T×T (both destroyed); scratch holds T×T. */
+int Spectra_of_shown_layer(const Config *c, Gap applied_gap, double *before_gap, double *applied,
+                           Linalg *la, double *scratch, Result *out);
+
+#endif

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Installs (as root on Debian) or names (otherwise) the packages attnscope needs.
+#   install-deps.sh run    what `make run` needs: compiler, ncursesw, OpenBLAS, LAPACKE, GSL
+#   install-deps.sh check  the above plus what the tests need (cmocka, tmux, python3, valgrind)
+#   install-deps.sh bench  the above plus Debian's numpy for the reference pipeline
+set -eu
+mode=${1:-run}
+
+need="gcc make pkg-config libc6-dev libncurses-dev libopenblas-dev liblapacke-dev libgsl-dev"
+case "$mode" in
+run) ;;
+check) need="$need libcmocka-dev tmux python3 valgrind" ;;
+bench) need="$need libcmocka-dev tmux python3 valgrind python3-numpy" ;;
+*) echo "install-deps.sh: unknown mode '$mode' (accepted: run, check, bench)" >&2; exit 2 ;;
+esac
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "install-deps.sh: not a Debian system; make sure these (Debian names) are installed: $need" >&2
+    exit 0
+fi
+
+missing=""
+for pkg in $need; do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    case "$status" in
+    *"install ok installed"*) ;;
+    *) missing="$missing $pkg" ;;
+    esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+    echo "install-deps.sh: installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+else
+    echo "attnscope needs these Debian packages:$missing" >&2
+    echo "Install them with:" >&2
+    echo "    sudo apt-get update && sudo apt-get install -y$missing" >&2
+    exit 1
+fi

@@ -1,0 +1,85 @@
+#include "json.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void Text_free(Text *t)
+{
+    free(t->data);
+    *t = (Text){0};
+}
+
+void Text_printf(Text *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    for (;;) {
+        size_t room = t->capacity - t->length;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = t->data ? vsnprintf(t->data + t->length, room, fmt, ap) : -2;
+        va_end(ap);
+        if (n == -1) {
+            t->failed = true;
+            return;
+        }
+        if (n >= 0 && (size_t)n < room) {
+            t->length += (size_t)n;
+            return;
+        }
+        size_t want = t->capacity ? 2 * t->capacity : 4096;
+        while (n >= 0 && want - t->length <= (size_t)n)
+            want *= 2;
+        char *p = realloc(t->data, want);
+        if (!p) {
+            t->failed = true;
+            return;
+        }
+        t->data = p;
+        t->capacity = want;
+    }
+}
+
+void Json_number(Text *t, double x)
+{
+    if (!isfinite(x)) {
+        Text_printf(t, "null");
+        return;
+    }
+    char buf[40];
+    for (int precision = 15; precision <= 17; precision++) {
+        snprintf(buf, sizeof buf, "%.*g", precision, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    Text_printf(t, "%s", buf);
+}
+
+void Json_string(Text *t, const char *s)
+{
+    Text_printf(t, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            Text_printf(t, "\\%c", *p);
+        else if (*p == '\n')
+            Text_printf(t, "\\n");
+        else if (*p < 0x20)
+            Text_printf(t, "\\u%04x", *p);
+        else
+            Text_printf(t, "%c", *p);
+    }
+    Text_printf(t, "\"");
+}
+
+void Json_numbers(Text *t, const double *x, int n)
+{
+    Text_printf(t, "[");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            Text_printf(t, ",");
+        Json_number(t, x[i]);
+    }
+    Text_printf(t, "]");
+}

@@ -1,0 +1,25 @@
+/* A small JSON writer into a growing memory buffer: the document is complete before a
+ * single byte reaches stdout, so a failure never leaves half a document behind. */
+#ifndef ATTNSCOPE_JSON_H
+#define ATTNSCOPE_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char *data;
+    size_t length, capacity;
+    bool failed; /* out of memory: the text is incomplete */
+} Text;
+
+void Text_free(Text *t);
+void Text_printf(Text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The shortest decimal that reads back as the same double; null when not finite. */
+void Json_number(Text *t, double x);
+/* A quoted, escaped JSON string. */
+void Json_string(Text *t, const char *s);
+/* [x0, x1, ...] with Json_number. */
+void Json_numbers(Text *t, const double *x, int n);
+
+#endif

@@ -1,0 +1,65 @@
+/* attnscope: the spectra of transformer attention at initialisation. */
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+#include "batch.h"
+#include "options.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
+   measures the choice per size). */
+static int run_batch(const Options *o)
+{
+    char err[OPTIONS_ERROR_SIZE];
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    Text doc = {0};
+    int status = 1;
+    if (!w || !r) {
+        fprintf(stderr, "attnscope: out of memory\n");
+        goto done;
+    }
+    if (Model_run(&o->config, w, r, NULL, err, sizeof err)) {
+        fprintf(stderr, "attnscope: %s\n", err);
+        goto done;
+    }
+    Batch_document(r, &doc);
+    if (doc.failed) {
+        fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
+        goto done;
+    }
+    if (fwrite(doc.data, 1, doc.length, stdout) != doc.length || fflush(stdout) != 0) {
+        perror("attnscope: stdout");
+        goto done;
+    }
+    status = 0;
+done:
+    Text_free(&doc);
+    Result_free(r);
+    Workspace_free(w);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    Options o;
+    char err[OPTIONS_ERROR_SIZE];
+    if (Options_parse(argc, argv, &o, err, sizeof err)) {
+        fprintf(stderr, "attnscope: %s\n", err);
+        return 2;
+    }
+    if (o.help) {
+        Options_usage(stdout);
+        return 0;
+    }
+    if (o.version) {
+        printf("attnscope %s\n", ATTNSCOPE_VERSION);
+        return 0;
+    }
+    if (o.batch)
+        return run_batch(&o);
+    fprintf(stderr, "attnscope: the interactive screen is not built yet; use --batch\n");
+    return 2;
+}

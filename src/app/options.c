@@ -1,0 +1,328 @@
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Seeds travel through JSON, whose numbers are doubles: keep them exact there. */
+#define SEED_MAX 9007199254740991ull /* 2^53 − 1 */
+
+typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_SEED, SETTING_ENUM } SettingType;
+
+/* One model setting: its long name, short letter, type, range and where it lives. */
+typedef struct {
+    const char *name;
+    char letter;
+    SettingType type;
+    long min, max;
+    const EnumNames *names;
+    size_t offset;
+} Setting;
+
+#define FIELD(f) offsetof(Config, f)
+static const Setting SETTINGS[] = {
+    {"tokens", 'T', SETTING_INT, CONFIG_TOKENS_MIN, CONFIG_TOKENS_MAX, NULL, FIELD(tokens)},
+    {"width", 'd', SETTING_INT, CONFIG_WIDTH_MIN, CONFIG_WIDTH_MAX, NULL, FIELD(width)},
+    {"depth", 'L', SETTING_INT, CONFIG_DEPTH_MIN, CONFIG_DEPTH_MAX, NULL, FIELD(depth)},
+    {"sigma-qk", 's', SETTING_DOUBLE, 0, 0, NULL, FIELD(sigma_qk)},
+    {"attention", 'a', SETTING_ENUM, 0, 0, &ATTENTION_NAMES, FIELD(attention)},
+    {"mask", 'm', SETTING_ENUM, 0, 0, &MASK_NAMES, FIELD(mask)},
+    {"window", 'w', SETTING_INT, 1, CONFIG_TOKENS_MAX - 1, NULL, FIELD(window)},
+    {"gap", 'g', SETTING_ENUM, 0, 0, &GAP_NAMES, FIELD(gap)},
+    {"layernorm", 'n', SETTING_ENUM, 0, 0, &LAYERNORM_NAMES, FIELD(layernorm)},
+    {"skip", 'k', SETTING_ENUM, 0, 0, &SKIP_NAMES, FIELD(skip)},
+    {"layer", 'l', SETTING_INT, 1, CONFIG_DEPTH_MAX, NULL, FIELD(layer)},
+    {"seed", 0, SETTING_SEED, 0, 0, NULL, FIELD(seed)},
+    {"seeds", 0, SETTING_INT, 1, CONFIG_SEEDS_MAX, NULL, FIELD(seeds)},
+};
+enum { SETTINGS_COUNT = sizeof SETTINGS / sizeof SETTINGS[0] };
+
+static const Setting *setting_named(const char *name)
+{
+    for (int i = 0; i < SETTINGS_COUNT; i++)
+        if (strcmp(SETTINGS[i].name, name) == 0)
+            return &SETTINGS[i];
+    return NULL;
+}
+
+/* "-T/--tokens" or "--seed", for messages. */
+static const char *spelled(const Setting *s, char *buf, size_t size)
+{
+    if (s->letter)
+        snprintf(buf, size, "-%c/--%s", s->letter, s->name);
+    else
+        snprintf(buf, size, "--%s", s->name);
+    return buf;
+}
+
+int Options_set(Config *c, const char *name, const char *value, char *err, size_t size)
+{
+    const Setting *s = setting_named(name);
+    char opt[32];
+    if (!s) {
+        snprintf(err, size, "unknown setting '%s'", name);
+        return -1;
+    }
+    spelled(s, opt, sizeof opt);
+    char *end = NULL;
+    errno = 0;
+    switch (s->type) {
+    case SETTING_INT: {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || errno == ERANGE || v < s->min || v > s->max) {
+            snprintf(err, size, "%s '%s': accepted a whole number %ld..%ld", opt, value, s->min,
+                     s->max);
+            return -1;
+        }
+        *(int *)((char *)c + s->offset) = (int)v;
+        return 0;
+    }
+    case SETTING_DOUBLE: {
+        double v = strtod(value, &end);
+        if (*value == '\0' || *end != '\0' || !isfinite(v) || !(v > 0) || v > CONFIG_SIGMA_QK_MAX) {
+            snprintf(err, size, "%s '%s': accepted a number 0 < X <= %g", opt, value,
+                     CONFIG_SIGMA_QK_MAX);
+            return -1;
+        }
+        *(double *)((char *)c + s->offset) = v;
+        return 0;
+    }
+    case SETTING_SEED: {
+        unsigned long long v = strtoull(value, &end, 10);
+        if (*value < '0' || *value > '9' || *end != '\0' || errno == ERANGE || v > SEED_MAX) {
+            snprintf(err, size, "%s '%s': accepted a whole number 0..%llu", opt, value, SEED_MAX);
+            return -1;
+        }
+        *(uint64_t *)((char *)c + s->offset) = (uint64_t)v;
+        return 0;
+    }
+    case SETTING_ENUM: {
+        int v = EnumNames_find(s->names, value);
+        if (v < 0) {
+            char list[128];
+            snprintf(err, size, "%s '%s': accepted %s", opt, value,
+                     EnumNames_list(s->names, list, sizeof list));
+            return -1;
+        }
+        *(int *)((char *)c + s->offset) = v;
+        return 0;
+    }
+    }
+    return -1;
+}
+
+int Options_write_preset(const Config *c, char *buf, size_t size)
+{
+    return snprintf(buf, size,
+                    "tokens = %d\nwidth = %d\ndepth = %d\nsigma-qk = %.17g\nattention = %s\n"
+                    "mask = %s\nwindow = %d\ngap = %s\nlayernorm = %s\nskip = %s\nlayer = %d\n"
+                    "seed = %llu\nseeds = %d\n",
+                    c->tokens, c->width, c->depth, c->sigma_qk, ATTENTION_NAMES.names[c->attention],
+                    MASK_NAMES.names[c->mask], c->window, GAP_NAMES.names[c->gap],
+                    LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip], c->layer,
+                    (unsigned long long)c->seed, c->seeds);
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Parses one preset line into c; returns 0, or -1 with the message (without FILE:LINE). */
+static int preset_line(Config *c, char *line, size_t length, bool seen[SETTINGS_COUNT], char *err,
+                       size_t size)
+{
+    if (strlen(line) != length) {
+        snprintf(err, size, "contains a NUL byte: a preset is plain text");
+        return -1;
+    }
+    for (const unsigned char *p = (const unsigned char *)line; *p; p++)
+        if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') {
+            snprintf(err, size, "contains control byte 0x%02x: a preset is plain text", *p);
+            return -1;
+        }
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    char *text = trim(line);
+    if (*text == '\0')
+        return 0;
+    char *eq = strchr(text, '=');
+    if (!eq) {
+        snprintf(err, size, "expected 'key = value', found no '='");
+        return -1;
+    }
+    *eq = '\0';
+    char *key = trim(text), *value = trim(eq + 1);
+    const Setting *s = setting_named(key);
+    if (!s) {
+        char names[256];
+        size_t used = 0;
+        for (int i = 0; i < SETTINGS_COUNT && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                     SETTINGS[i].name);
+        snprintf(err, size, "unknown key '%.40s'; accepted: %s", key, names);
+        return -1;
+    }
+    if (seen[s - SETTINGS]) {
+        snprintf(err, size, "duplicate key '%s'", key);
+        return -1;
+    }
+    seen[s - SETTINGS] = true;
+    return Options_set(c, key, value, err, size);
+}
+
+int Options_load_preset(Config *c, const char *path, char *err, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, size, "--preset '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    Config trial = *c;
+    bool seen[SETTINGS_COUNT] = {false};
+    char *line = NULL, msg[OPTIONS_ERROR_SIZE];
+    size_t cap = 0;
+    ssize_t got;
+    int number = 0, status = 0;
+    errno = 0;
+    while ((got = getline(&line, &cap, f)) >= 0) {
+        number++;
+        if (preset_line(&trial, line, (size_t)got, seen, msg, sizeof msg)) {
+            snprintf(err, size, "%s:%d: %s", path, number, msg);
+            status = -1;
+            break;
+        }
+    }
+    if (status == 0 && ferror(f)) {
+        snprintf(err, size, "%s: %s", path, strerror(errno ? errno : EIO));
+        status = -1;
+    }
+    free(line);
+    fclose(f);
+    if (status == 0)
+        *c = trial;
+    return status;
+}
+
+void Options_usage(FILE *out)
+{
+    fputs("Usage: attnscope [options]            interactive screen\n"
+          "       attnscope --batch [options]    compute once, print one JSON document\n"
+          "\n"
+          "  -T, --tokens N      tokens, 2..4096 (256); needs T <= d\n"
+          "  -d, --width N       width d = d_qk, 1..4096 (256)\n"
+          "  -L, --depth N       layers, 1..256 (8)\n"
+          "  -s, --sigma-qk X    std of the query/key weights, 0 < X <= 4 (1.0)\n"
+          "  -a, --attention K   softmax|markov|relu|sigmoid|linear|uniform|identity (softmax)\n"
+          "  -m, --mask M        full|causal|window|window-causal (full)\n"
+          "  -w, --window W      window half-width, 1..T-1 (1)\n"
+          "  -g, --gap G         off|center|uniform|deflate|outliers (off)\n"
+          "  -n, --layernorm N   none|rms|ln (none)\n"
+          "  -k, --skip S        none|plain|scaled (none)\n"
+          "  -l, --layer N       layer whose attention matrix is shown, 1..depth (1)\n"
+          "      --seed N        random seed, 0..2^53-1 (1)\n"
+          "      --seeds N       ensemble size for the stable-rank curves, 1..1024 (1)\n"
+          "      --preset FILE   load settings (key = value lines); later options override\n"
+          "      --batch         print the JSON document of SPEC section 5 and exit\n"
+          "      --ascii         no Unicode glyphs\n"
+          "      --no-color      no colours (NO_COLOR is honoured too)\n"
+          "  -h, --help          this text\n"
+          "  -V, --version       version\n"
+          "\n"
+          "Exit codes: 0 success, 1 internal failure, 2 bad usage or input.\n",
+          out);
+}
+
+enum { OPT_SEED = 256, OPT_SEEDS, OPT_PRESET, OPT_BATCH, OPT_ASCII, OPT_NO_COLOR };
+
+int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
+{
+    static const struct option longs[] = {
+        {"tokens", required_argument, NULL, 'T'},
+        {"width", required_argument, NULL, 'd'},
+        {"depth", required_argument, NULL, 'L'},
+        {"sigma-qk", required_argument, NULL, 's'},
+        {"attention", required_argument, NULL, 'a'},
+        {"mask", required_argument, NULL, 'm'},
+        {"window", required_argument, NULL, 'w'},
+        {"gap", required_argument, NULL, 'g'},
+        {"layernorm", required_argument, NULL, 'n'},
+        {"skip", required_argument, NULL, 'k'},
+        {"layer", required_argument, NULL, 'l'},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"seeds", required_argument, NULL, OPT_SEEDS},
+        {"preset", required_argument, NULL, OPT_PRESET},
+        {"batch", no_argument, NULL, OPT_BATCH},
+        {"ascii", no_argument, NULL, OPT_ASCII},
+        {"no-color", no_argument, NULL, OPT_NO_COLOR},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (Options){.config = Config_default()};
+    opterr = 0;
+    optind = 0; /* GNU: 0 re-initialises, so the parser can run more than once */
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":T:d:L:s:a:m:w:g:n:k:l:hV", longs, NULL)) != -1) {
+        const char *setting = NULL;
+        switch (ch) {
+        case OPT_SEED:
+            setting = "seed";
+            break;
+        case OPT_SEEDS:
+            setting = "seeds";
+            break;
+        case OPT_PRESET:
+            if (Options_load_preset(&o->config, optarg, err, size))
+                return 2;
+            continue;
+        case OPT_BATCH:
+            o->batch = true;
+            continue;
+        case OPT_ASCII:
+            o->ascii = true;
+            continue;
+        case OPT_NO_COLOR:
+            o->no_color = true;
+            continue;
+        case 'h':
+            o->help = true;
+            continue;
+        case 'V':
+            o->version = true;
+            continue;
+        case ':':
+            snprintf(err, size, "%s: needs a value (see --help)", argv[optind - 1]);
+            return 2;
+        case '?':
+            if (optopt)
+                snprintf(err, size, "unknown option '-%c' (see --help)", optopt);
+            else
+                snprintf(err, size, "unknown option '%s' (see --help)", argv[optind - 1]);
+            return 2;
+        default:
+            for (int i = 0; i < SETTINGS_COUNT; i++)
+                if (SETTINGS[i].letter == ch)
+                    setting = SETTINGS[i].name;
+            break;
+        }
+        if (Options_set(&o->config, setting, optarg, err, size))
+            return 2;
+    }
+    if (optind < argc) {
+        snprintf(err, size, "unexpected argument '%s' (see --help)", argv[optind]);
+        return 2;
+    }
+    if (o->help || o->version)
+        return 0;
+    return Config_validate(&o->config, err, size) ? 2 : 0;
+}

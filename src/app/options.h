@@ -1,0 +1,39 @@
+/* The command line of SPEC §5 and the preset files of SPEC §7, which share one setter:
+ * a preset line `key = value` means exactly `--key value`. */
+#ifndef ATTNSCOPE_OPTIONS_H
+#define ATTNSCOPE_OPTIONS_H
+
+#include "attnscope/config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct {
+    Config config;
+    bool batch;
+    bool ascii;
+    bool no_color;
+    bool help;
+    bool version;
+} Options;
+
+enum { OPTIONS_ERROR_SIZE = 512 };
+
+/* Parses argv into o (defaults first, then each option and preset in order).  Returns 0,
+   or 2 with a message in err that names the option, the value and what is accepted. */
+int Options_parse(int argc, char **argv, Options *o, char *err, size_t size);
+
+/* Sets one model setting by its long option name.  Returns 0, or -1 with a message. */
+int Options_set(Config *c, const char *name, const char *value, char *err, size_t size);
+
+/* Applies a preset file: all of it, or (on the first malformed line) nothing, with the
+   message "FILE:LINE: ..." in err.  Returns 0 or -1. */
+int Options_load_preset(Config *c, const char *path, char *err, size_t size);
+
+/* Writes the preset lines describing c (the same keys Options_set reads). */
+int Options_write_preset(const Config *c, char *buf, size_t size);
+
+void Options_usage(FILE *out);
+
+#endif

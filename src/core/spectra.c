@@ -1,0 +1,86 @@
+#include "attnscope/spectra.h"
+
+#include "attnscope/attention.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int by_descending_modulus(const void *pa, const void *pb)
+{
+    const Complex *a = pa, *b = pb;
+    double ma = hypot(a->re, a->im), mb = hypot(b->re, b->im);
+    if (ma != mb)
+        return ma > mb ? -1 : 1;
+    if (a->re != b->re)
+        return a->re > b->re ? -1 : 1;
+    if (a->im != b->im)
+        return a->im > b->im ? -1 : 1;
+    return 0;
+}
+
+void Spectra_sort(int T, Complex *eigenvalues)
+{
+    qsort(eigenvalues, (size_t)T, sizeof *eigenvalues, by_descending_modulus);
+}
+
+int Spectra_eigenvalues(int T, double *a, Linalg *la, double *re_im, Complex *out, bool *exact)
+{
+    *exact = Attention_is_lower_triangular(T, a);
+    if (*exact) {
+        for (int i = 0; i < T; i++)
+            out[i] = (Complex){a[(size_t)i * T + i], 0.0};
+    } else {
+        /* The buffer is Aᵀ to LAPACK: same eigenvalues. */
+        int info = Linalg_eigenvalues(la, T, a, re_im, re_im + T);
+        if (info)
+            return info;
+        for (int i = 0; i < T; i++)
+            out[i] = (Complex){re_im[i], re_im[T + i]};
+    }
+    Spectra_sort(T, out);
+    return 0;
+}
+
+void Spectra_brauer_deflate(int T, Complex *eigenvalues)
+{
+    int nearest = 0;
+    double best = INFINITY;
+    for (int i = 0; i < T; i++) {
+        double dist = hypot(eigenvalues[i].re - 1.0, eigenvalues[i].im);
+        if (dist < best) {
+            best = dist;
+            nearest = i;
+        }
+    }
+    eigenvalues[nearest] = (Complex){0.0, 0.0};
+    Spectra_sort(T, eigenvalues);
+}
+
+int Spectra_of_shown_layer(const Config *c, Gap applied_gap, double *before_gap, double *applied,
+                           Linalg *la, double *scratch, Result *out)
+{
+    int T = c->tokens;
+    bool brauer = (applied_gap == GAP_UNIFORM || applied_gap == GAP_DEFLATE) &&
+                  Attention_is_row_stochastic(c->attention);
+    int info;
+    if (brauer) {
+        info = Spectra_eigenvalues(T, before_gap, la, scratch, out->eigenvalues,
+                                   &out->eigenvalues_exact);
+        Spectra_brauer_deflate(T, out->eigenvalues);
+    } else {
+        if (applied_gap == GAP_UNIFORM && c->mask != MASK_FULL)
+            Warnings_add(&out->warnings,
+                         "eigenvalues of the masked %s attention minus (1/T)11^T come from "
+                         "dense QR on a non-normal matrix and may be off by several percent",
+                         ATTENTION_NAMES.names[c->attention]);
+        /* dgeev destroys its input, and the singular values below need `applied` too. */
+        size_t tt = (size_t)T * T;
+        for (size_t k = 0; k < tt; k++)
+            before_gap[k] = applied[k];
+        info = Spectra_eigenvalues(T, before_gap, la, scratch, out->eigenvalues,
+                                   &out->eigenvalues_exact);
+    }
+    if (info)
+        return info;
+    return Linalg_singular_values(la, T, T, applied, out->singular_values);
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Runs every test of the trees given (first: the plain build), counts, and ends with the
+# line "N passed, M failed" that CI reads.
+#   plain tree:      unit tests (cmocka), tests/cli/*.sh, tests/tui/*.sh, valgrind
+#   build-asan tree: unit tests and tests/cli/*.sh under ASan+UBSan
+#   build-tsan tree: the threaded tests (test_worker*) under TSan
+set -u
+cd "$(dirname "$0")/.."
+passed=0
+failed=0
+failures=()
+
+run() { # name, command...
+    local name=$1
+    shift
+    local log
+    log=$(mktemp)
+    if "$@" >"$log" 2>&1; then
+        passed=$((passed + 1))
+        printf 'PASS  %s\n' "$name"
+    else
+        failed=$((failed + 1))
+        failures+=("$name")
+        printf 'FAIL  %s\n' "$name"
+        sed 's/^/      | /' "$log" | tail -n 60
+    fi
+    rm -f "$log"
+}
+
+for tree in "$@"; do
+    case "$tree" in
+    *tsan*)
+        export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+        for t in "$tree"/tests/test_worker*; do
+            [ -x "$t" ] && run "$t" env OPENBLAS_NUM_THREADS=1 "$t"
+        done
+        ;;
+    *)
+        export ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1"
+        for t in "$tree"/tests/test_*; do
+            case "$t" in *.o | *.d) continue ;; esac
+            [ -x "$t" ] && run "$t" "$t"
+        done
+        for s in tests/cli/*.sh; do
+            [ -x "$s" ] && run "$s [$tree]" env BIN="$tree/attnscope" "$s"
+        done
+        case "$tree" in
+        *asan*) ;;
+        *)
+            for s in tests/tui/*.sh; do
+                [ -x "$s" ] && run "$s" env BIN="$tree/attnscope" "$s"
+            done
+            for args in "-T 32 -d 48 -L 3" "-T 16 -d 16 -L 2 -g outliers -m window --seeds 2" \
+                "-T 24 -d 24 -L 2 -a markov -g deflate -m causal"; do
+                # shellcheck disable=SC2086
+                run "valgrind --batch $args" valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+                    --error-exitcode=1 "$tree/attnscope" --batch $args
+            done
+            ;;
+        esac
+        ;;
+    esac
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "Failed:"
+    printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
