@@ -51,7 +51,9 @@ typedef struct {
     Band stable_rank_band;
     Band counterpart_band;
 
-    /* The attention matrix actually applied at the shown layer, first seed. */
+    /* The attention matrix actually applied at the shown layer, first seed (filled as soon
+       as that layer is done: spectra_ready). */
+    bool spectra_ready;
     Gap shown_gap;           /* gap mode actually applied there (deflate may fall back) */
     int outliers_removed;    /* r of the `outliers` gap mode there, 0 otherwise */
     Complex *eigenvalues;    /* T values, by descending modulus */

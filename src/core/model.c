@@ -484,6 +484,14 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, Curves *curves,
             if (info)
                 return info;
         }
+        if (run->first_seed && layer == c->layer) {
+            /* Right away, so a screen shows the spectra before the deeper layers finish. */
+            info = Spectra_of_shown_layer(c, run->out->shown_gap, w->shown_before_gap,
+                                          w->shown_applied, w->la, w->gram, run->out);
+            if (info)
+                return info;
+            run->out->spectra_ready = true;
+        }
         if (run->first_seed)
             run->out->layers_done = layer;
         if (progress && progress->after_layer &&
@@ -557,15 +565,6 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
             snprintf(err, size, "LAPACK failed (info %d) in seed %d", info, s + 1);
             status = -1;
             goto done;
-        }
-        if (run.first_seed && !stopped && out->layers_done >= c->layer) {
-            info = Spectra_of_shown_layer(c, out->shown_gap, w->shown_before_gap, w->shown_applied,
-                                          w->la, w->gram, out);
-            if (info) {
-                snprintf(err, size, "LAPACK failed (info %d) on the shown layer", info);
-                status = -1;
-                goto done;
-            }
         }
     }
     if (!stopped) {
