@@ -51,16 +51,22 @@ BIN := $(BUILD)/attnscope
 .PHONY: all run check test tests deps deps-run clean install uninstall bench format \
         check-sanitize check-valgrind check-layers
 .DEFAULT_GOAL := all
+.SECONDARY:
 
 all: $(BIN)
 
+# V=1 shows the full commands.
+Q := $(if $(V),,@)
+
 $(BUILD)/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	@$(if $(V),,echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -MMD -MP -c $< -o $@
+	@$(if $(V),,echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) -Itests -Isrc/app -Isrc/tui -MMD -MP -c $< -o $@
 
 $(BUILD)/libattnscope_core.a: $(CORE_OBJ)
 	@rm -f $@; $(AR) rcs $@ $^
@@ -70,10 +76,12 @@ $(BUILD)/libattnscope_app.a: $(APP_OBJ)
 	@rm -f $@; $(AR) rcs $@ $^
 
 $(BIN): $(MAIN_OBJ) $(LIBS_A)
-	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(LIBS_A) $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(LIBS_A) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBS_A) $(PKG_CMOCKA_LIBS) $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBS_A) $(PKG_CMOCKA_LIBS) $(LDLIBS)
 
 tests: $(BIN) $(TEST_BIN)
 

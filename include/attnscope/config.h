@@ -67,6 +67,9 @@ enum {
 
 Config Config_default(void);
 
+/* Field by field (a struct's padding is not compared). */
+int Config_equal(const Config *a, const Config *b);
+
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
    window < T).  Returns 0, or -1 with a message naming the options in err. */
 int Config_validate(const Config *c, char *err, size_t size);

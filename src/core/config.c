@@ -61,6 +61,14 @@ Config Config_default(void)
     };
 }
 
+int Config_equal(const Config *a, const Config *b)
+{
+    return a->tokens == b->tokens && a->width == b->width && a->depth == b->depth &&
+           a->sigma_qk == b->sigma_qk && a->attention == b->attention && a->mask == b->mask &&
+           a->window == b->window && a->gap == b->gap && a->layernorm == b->layernorm &&
+           a->skip == b->skip && a->layer == b->layer && a->seed == b->seed && a->seeds == b->seeds;
+}
+
 int Config_validate(const Config *c, char *err, size_t size)
 {
     if (c->tokens > c->width) {

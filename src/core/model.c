@@ -8,6 +8,7 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/linalg.h"
+#include "attnscope/measure.h"
 #include "attnscope/random.h"
 #include "attnscope/spectra.h"
 
@@ -227,56 +228,6 @@ typedef struct {
     bool dead; /* overflowed or vanished: later layers are undefined */
 } Network;
 
-/* The measurements of one X (T×d): stable rank of XXᵀ and its distance from 1 without
-   cancellation, log10 ‖X‖_F and ln μ(X).  Works on X/‖X‖_F, so nothing overflows. */
-typedef struct {
-    double stable_rank, stable_rank_minus_one, log10_norm, log_similarity;
-} Measures;
-
-static int measure(Workspace *w, int T, int d, const double *x, double log_scale, Measures *m)
-{
-    size_t td = (size_t)T * d;
-    double norm = cblas_dnrm2((int)td, x, 1);
-    m->stable_rank = m->stable_rank_minus_one = m->log10_norm = m->log_similarity = NAN;
-    if (!(norm > 0) || !isfinite(norm))
-        return 0;
-    m->log10_norm = log10(norm) + log_scale / M_LN10;
-
-    double *unit = w->xw;
-    for (size_t i = 0; i < td; i++)
-        unit[i] = x[i] / norm;
-
-    /* μ(X)² = Σ_j Σ_i (X_ij − mean_j)², column by column (two passes, no cancellation). */
-    double similarity2 = 0;
-    for (int j = 0; j < d; j++) {
-        const double *col = unit + (size_t)j * T;
-        double mean = 0;
-        for (int i = 0; i < T; i++)
-            mean += col[i];
-        mean /= T;
-        for (int i = 0; i < T; i++)
-            similarity2 += (col[i] - mean) * (col[i] - mean);
-    }
-    m->log_similarity = 0.5 * log(similarity2) + log(norm) + log_scale;
-
-    /* Eigenvalues of the Gram matrix XXᵀ are s_i(X)²: sr(Σ) = Σ λ_i² / λ_max². */
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, T, d, 1.0, unit, T, 0.0, w->gram, T);
-    int info = Linalg_symmetric_eigenvalues(w->la, T, w->gram, w->gram_eig);
-    if (info)
-        return info;
-    double top = w->gram_eig[T - 1];
-    if (!(top > 0))
-        return 0;
-    double rest = 0; /* ascending order: the small terms are added first */
-    for (int i = 0; i < T - 1; i++) {
-        double ratio = w->gram_eig[i] / top;
-        rest += ratio * ratio;
-    }
-    m->stable_rank_minus_one = rest;
-    m->stable_rank = 1.0 + rest;
-    return 0;
-}
-
 static void record(Curves *c, int layer, const Measures *m, double log_similarity0)
 {
     c->stable_rank[layer] = m->stable_rank;
@@ -427,7 +378,7 @@ static int network_layer(Run *run, Network *net, int which, int layer, Curves *c
     }
 
     Measures m;
-    info = measure(w, T, d, x, net->log_scale, &m);
+    info = Measure_tokens(w->la, T, d, x, net->log_scale, w->xw, w->gram, w->gram_eig, &m);
     if (info)
         return info;
     if (isnan(m.stable_rank)) {
@@ -468,7 +419,8 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, Curves *curves,
     if (info)
         return info;
     Measures m0;
-    info = measure(w, c->tokens, c->width, w->x[0], 0.0, &m0);
+    info =
+        Measure_tokens(w->la, c->tokens, c->width, w->x[0], 0.0, w->xw, w->gram, w->gram_eig, &m0);
     if (info)
         return info;
     for (int n = 0; n < NETWORKS; n++) {

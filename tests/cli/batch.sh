@@ -1,0 +1,93 @@
+#!/bin/bash
+# The batch contract (SPEC section 5): valid JSON of the right shape for every attention
+# kind, mask and gap mode; bit-identical for the same seed; errors exit 2 with nothing on
+# stdout; --help and --version.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+contract() { # T depth args...
+    local T=$1 depth=$2
+    shift 2
+    "$BIN" --batch "$@" >"$tmp/out.json" 2>"$tmp/err" && "$PY" tests/cli/contract.py "$T" "$depth" <"$tmp/out.json"
+}
+
+check "defaults follow the contract" contract 256 8
+check "-T 64 -d 64 -L 3" contract 64 3 -T 64 -d 64 -L 3
+
+for kind in softmax markov relu sigmoid linear uniform identity; do
+    for mask in full causal window window-causal; do
+        for gap in off center uniform deflate outliers; do
+            if ! contract 8 2 -T 8 -d 12 -L 2 -a "$kind" -m "$mask" -w 2 -g "$gap" -n rms; then
+                not_ok "$kind/$mask/$gap: $(cat "$tmp/err")"
+                continue 3
+            fi
+        done
+    done
+    ok "$kind: every mask and gap mode gives a valid document"
+done
+
+"$BIN" --batch -T 32 -d 40 -L 4 --seeds 3 >"$tmp/a.json"
+"$BIN" --batch -T 32 -d 40 -L 4 --seeds 3 >"$tmp/b.json"
+check "same seed, same bytes" cmp -s "$tmp/a.json" "$tmp/b.json"
+"$BIN" --batch -T 32 -d 40 -L 4 --seed 2 >"$tmp/c.json"
+check "another seed, other numbers" bash -c "! cmp -s '$tmp/a.json' '$tmp/c.json'"
+
+prefix_equal() {
+    "$BIN" --batch -T 32 -d 32 -L 8 >"$tmp/d8.json"
+    "$BIN" --batch -T 32 -d 32 -L 9 >"$tmp/d9.json"
+    "$PY" - "$tmp/d8.json" "$tmp/d9.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for key in ("stable_rank", "counterpart_stable_rank", "stable_rank_minus_one"):
+    assert a[key] == b[key][:9], key
+assert a["eigenvalues"] == b["eigenvalues"]
+PY
+}
+check "depth 9 keeps layers 0..8 of depth 8 exactly" prefix_equal
+
+nulls_for_undefined() {
+    "$BIN" --batch -T 16 -d 16 -L 2 -a uniform -g center >"$tmp/u.json" &&
+        "$PY" - "$tmp/u.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["stable_rank"][1] is None and d["stable_rank"][2] is None, d["stable_rank"]
+assert d["counterpart_stable_rank"][1] == 1.0
+assert any("undefined" in w for w in d["warnings"]), d["warnings"]
+PY
+}
+check "uniform + center: stable rank null with a warning" nulls_for_undefined
+
+usage_error() { # expected-stderr-fragment args...
+    local says=$1
+    shift
+    "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    [ $status -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qF -- "$says" "$tmp/err" ||
+        { echo "  status $status, stderr: $(cat "$tmp/err")"; return 1; }
+}
+check "T > d refused" usage_error "-T/--tokens 512 exceeds -d/--width 256" --batch -T 512
+check "bad sigma" usage_error "-s/--sigma-qk 'nan'" --batch -s nan
+check "bad kind" usage_error "accepted softmax|markov|relu|sigmoid|linear|uniform|identity" --batch -a soft
+check "unknown option" usage_error "unknown option '--bogus'" --batch --bogus
+check "missing preset" usage_error "--preset 'nope.preset'" --batch --preset nope.preset
+
+bad_preset() {
+    printf 'tokens = 64\nwidth = many\n' >"$tmp/bad.preset"
+    usage_error "$tmp/bad.preset:2: -d/--width 'many'" --batch --preset "$tmp/bad.preset"
+}
+check "malformed preset: FILE:LINE" bad_preset
+
+check "--help exits 0 and lists every option" bash -c "'$BIN' --help | grep -q -- '--sigma-qk' && '$BIN' --help | grep -q -- '--seeds'"
+check "--version" bash -c "'$BIN' --version | grep -qx 'attnscope 0.1.0'"
+
+pipe_closed() {
+    local out
+    out=$("$BIN" --batch 2>"$tmp/pipe.err" | head -c 10)
+    [ "${#out}" -eq 10 ] && [ ! -s "$tmp/pipe.err" ]
+}
+check "a closed pipe ends quietly" pipe_closed
+
+finish

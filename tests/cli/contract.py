@@ -1,0 +1,53 @@
+"""Checks one attnscope --batch document against the JSON contract of SPEC section 5.
+
+Usage: contract.py T DEPTH < document.json   (exit 1 with the reason on failure)
+Rejects NaN/Infinity tokens, missing fields, wrong shapes and unsorted values.
+"""
+import json
+import math
+import sys
+
+
+def reject(token):
+    raise ValueError(f"non-JSON number {token}")
+
+
+def main():
+    T, depth = int(sys.argv[1]), int(sys.argv[2])
+    doc = json.loads(sys.stdin.read(), parse_constant=reject)
+    assert doc["attnscope"] == "0.1.0", doc["attnscope"]
+    config = doc["config"]
+    for key in ("T", "d", "d_qk", "depth", "sigma_qk", "attention", "mask", "window", "gap",
+                "layernorm", "skip", "seed", "seeds", "layer"):
+        assert key in config, f"config lacks {key}"
+    assert config["T"] == T and config["depth"] == depth, config
+    assert config["d_qk"] == config["d"]
+    numeric = (int, float)
+    assert isinstance(doc["sigma"], numeric)
+    for key in ("stable_rank", "stable_rank_minus_one", "stable_rank_mean", "stable_rank_std",
+                "counterpart_stable_rank", "token_similarity"):
+        values = doc[key]
+        assert len(values) == depth + 1, f"{key}: {len(values)} values for depth {depth}"
+        assert all(v is None or isinstance(v, numeric) for v in values), key
+    sr = doc["stable_rank"]
+    if sr[0] is not None:
+        assert abs(sr[0] - T) <= 1e-9 * T, f"sr(Sigma_0) = {sr[0]}, expected T = {T}"
+    for v, m in zip(sr, doc["stable_rank_minus_one"]):
+        if v is not None:
+            assert v >= 1 - 1e-12 and abs((v - 1) - m) <= 1e-12 * v, (v, m)
+    eig = doc["eigenvalues"]
+    assert len(eig) == T and all(len(e) == 2 for e in eig), "eigenvalues: T pairs"
+    moduli = [math.hypot(*e) for e in eig if None not in e]
+    assert all(a >= b - 1e-15 for a, b in zip(moduli, moduli[1:])), "eigenvalues by modulus"
+    sv = doc["singular_values"]
+    assert len(sv) == T, "singular values: T values"
+    known = [s for s in sv if s is not None]
+    assert all(a >= b for a, b in zip(known, known[1:])), "singular values descending"
+    assert isinstance(doc["warnings"], list) and all(isinstance(w, str) for w in doc["warnings"])
+
+
+try:
+    main()
+except (AssertionError, KeyError, ValueError, TypeError) as e:
+    print(f"contract: {type(e).__name__}: {e}", file=sys.stderr)
+    sys.exit(1)

@@ -1,0 +1,31 @@
+/* Shared helpers for the cmocka tests. */
+#ifndef ATTNSCOPE_TESTING_H
+#define ATTNSCOPE_TESTING_H
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+/* |actual − expected| <= tolerance, with both values in the failure message. */
+#define assert_close(actual, expected, tolerance)                                              \
+    do {                                                                                       \
+        double actual_ = (actual), expected_ = (expected), tolerance_ = (tolerance);           \
+        if (!(fabs(actual_ - expected_) <= tolerance_))                                        \
+            fail_msg("%s = %.17g, expected %.17g within %.3g", #actual, actual_, expected_,   \
+                     tolerance_);                                                              \
+    } while (0)
+
+/* |actual/expected − 1| <= relative. */
+#define assert_relative(actual, expected, relative)                                            \
+    do {                                                                                       \
+        double actual_ = (actual), expected_ = (expected), relative_ = (relative);             \
+        if (!(fabs(actual_ / expected_ - 1.0) <= relative_))                                   \
+            fail_msg("%s = %.17g, expected %.17g within %.3g relative", #actual, actual_,     \
+                     expected_, relative_);                                                    \
+    } while (0)
+
+#endif
