@@ -15,11 +15,17 @@ run() { # name, command...
     shift
     local log
     log=$(mktemp)
-    if "$@" >"$log" 2>&1; then
-        passed=$((passed + 1))
-        printf 'PASS  %s\n' "$name"
+    # Count cases, not programs: cmocka's "[       OK ]" and the scripts' "ok N" lines.
+    local status=0 good bad
+    "$@" >"$log" 2>&1 || status=$?
+    good=$(grep -cE '^\[       OK \]|^ok [0-9]' "$log")
+    bad=$(grep -cE '^\[  FAILED  \] test|^not ok [0-9]' "$log")
+    if [ "$status" -eq 0 ]; then
+        passed=$((passed + (good > 0 ? good : 1)))
+        printf 'PASS  %s (%d)\n' "$name" "$((good > 0 ? good : 1))"
     else
-        failed=$((failed + 1))
+        passed=$((passed + good))
+        failed=$((failed + (bad > 0 ? bad : 1)))
         failures+=("$name")
         printf 'FAIL  %s\n' "$name"
         sed 's/^/      | /' "$log" | tail -n 60

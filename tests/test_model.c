@@ -2,6 +2,7 @@
  * and statistical checks against SPEC §3 over several seeds. */
 #include "testing.h"
 
+#include "attnscope/attention.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/model.h"
@@ -361,6 +362,97 @@ static void test_ensemble_band(void **state)
     Result_free(r);
 }
 
+/* 8: the frozen-attention gradient ‖∂X_L/∂W^V_ℓ‖_F² equals a finite-difference Jacobian
+   (T = 5, d = 7, L = 3).  Markov attention does not depend on the tokens, so the test can
+   rebuild every A_ℓ and W_ℓ from the same streams and differentiate X_L = A_L⋯A_1 X0 W_1⋯W_L
+   entry by entry, for the network (gap off) and its counterpart (center). */
+enum { GT = 5, GD = 7, GL = 3 };
+
+static void forward_product(double a[GL][GT * GT], const double *x0, double w[GL][GD * GD],
+                            double *out)
+{
+    double x[GT * GD], next[GT * GD];
+    memcpy(x, x0, sizeof x);
+    for (int l = 0; l < GL; l++) {
+        for (int i = 0; i < GT; i++) /* next = A x W, column-major x, row-major A */
+            for (int j = 0; j < GD; j++) {
+                double sum = 0;
+                for (int k = 0; k < GT; k++)
+                    for (int m = 0; m < GD; m++)
+                        sum += a[l][i * GT + k] * x[k + m * GT] * w[l][m + j * GD];
+                next[i + j * GT] = sum;
+            }
+        memcpy(x, next, sizeof x);
+    }
+    memcpy(out, x, sizeof x);
+}
+
+static void test_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    Config c = small(GT, GD, GL);
+    c.attention = ATTENTION_MARKOV;
+    c.sigma_qk = 0.8;
+    c.seed = 17;
+    Result *r = run(&c);
+    RandomStream *random = RandomStream_new();
+    double g[GD * GT], x0[GT * GD], logits[GT * GT],
+        *scratch = malloc(sizeof(double) * Gap_scratch_size(GT));
+    RandomStream_gaussian(random, c.seed, 0, ROLE_INPUT, 1.0, g, GD * GT);
+    assert_int_equal(Linalg_orthonormalise(la, GD, GT, g), 0);
+    for (int i = 0; i < GT; i++)
+        for (int j = 0; j < GD; j++)
+            x0[i + j * GT] = g[j + i * GD];
+    for (int network = 0; network < 2; network++) {
+        Gap gap = network == 0 ? GAP_OFF : GAP_CENTER;
+        const double *expected =
+            network == 0 ? r->network.gradient_norm : r->counterpart.gradient_norm;
+        double a[GL][GT * GT], w[GL][GD * GD];
+        for (int l = 0; l < GL; l++) {
+            RandomStream_gaussian(random, c.seed, l + 1, ROLE_MARKOV, c.sigma_qk * c.sigma_qk,
+                                  logits, GT * GT);
+            Attention_build(ATTENTION_MARKOV, MASK_FULL, 1, GT, logits, a[l]);
+            GapOutcome outcome;
+            Warnings warnings = {0};
+            assert_int_equal(Gap_apply(gap, ATTENTION_MARKOV, MASK_FULL, 1, GT, a[l], la, scratch,
+                                       &outcome, &warnings),
+                             0);
+            RandomStream_gaussian(random, c.seed, l + 1, ROLE_VALUE, 1.0, w[l], GD * GD);
+        }
+        for (int l = 0; l < GL; l++) {
+            double jacobian2 = 0, plus[GT * GD], minus[GT * GD];
+            const double h = 1e-4;
+            for (int e = 0; e < GD * GD; e++) {
+                double keep = w[l][e];
+                w[l][e] = keep + h;
+                forward_product(a, x0, w, plus);
+                w[l][e] = keep - h;
+                forward_product(a, x0, w, minus);
+                w[l][e] = keep;
+                for (int o = 0; o < GT * GD; o++) {
+                    double derivative = (plus[o] - minus[o]) / (2 * h);
+                    jacobian2 += derivative * derivative;
+                }
+            }
+            assert_relative(expected[l + 1], jacobian2, 1e-7);
+        }
+    }
+    free(scratch);
+    RandomStream_free(random);
+    Result_free(r);
+}
+
+/* The gradient needs the product form: with a skip or LayerNorm it is undefined (null). */
+static void test_gradient_only_without_skip_and_layernorm(void **state)
+{
+    (void)state;
+    Config c = small(8, 8, 2);
+    c.skip = SKIP_PLAIN;
+    Result *r = run(&c);
+    assert_true(isnan(r->network.gradient_norm[1]));
+    Result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +468,8 @@ int main(void)
         cmocka_unit_test(test_markov_statistics),
         cmocka_unit_test(test_stable_rank_laws),
         cmocka_unit_test(test_ensemble_band),
+        cmocka_unit_test(test_gradient_matches_finite_differences),
+        cmocka_unit_test(test_gradient_only_without_skip_and_layernorm),
     };
     return cmocka_run_group_tests_name("model", tests, setup, teardown);
 }

@@ -24,6 +24,10 @@ typedef struct {
     double *stable_rank_minus_one; /* Σ_{i≥2} (s_i/s_1)^4, computed directly */
     double *log10_norm;            /* log10 ‖X_ℓ‖_F */
     double *token_similarity;      /* μ(X_ℓ)/μ(X_0), μ(X) = ‖X − 1·x̄ᵀ‖_F */
+    /* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen, ℓ = 1..depth (index 0 unused), first seed;
+       NaN with skips or LayerNorm (the product formula describes neither) */
+    double *gradient_norm;
+    double *log10_gradient_norm; /* the same in log10, finite where the value overflows */
 } Curves;
 
 /* Mean and sample standard deviation over the ensemble (NaN std for one seed). */

@@ -40,6 +40,12 @@ void Batch_document(const Result *r, Text *t)
     field_numbers(t, "counterpart_stable_rank_std", r->counterpart_band.std, layers);
     field_numbers(t, "token_similarity", r->network.token_similarity, layers);
     field_numbers(t, "counterpart_token_similarity", r->counterpart.token_similarity, layers);
+    /* ℓ = 1..L: ‖∂X_L/∂W^V_ℓ‖_F² at the full depth L, attention frozen */
+    field_numbers(t, "gradient_norm", r->network.gradient_norm + 1, c->depth);
+    field_numbers(t, "log10_gradient_norm", r->network.log10_gradient_norm + 1, c->depth);
+    field_numbers(t, "counterpart_gradient_norm", r->counterpart.gradient_norm + 1, c->depth);
+    field_numbers(t, "counterpart_log10_gradient_norm", r->counterpart.log10_gradient_norm + 1,
+                  c->depth);
     field_numbers(t, "log10_norm", r->network.log10_norm, layers);
     field_numbers(t, "counterpart_log10_norm", r->counterpart.log10_norm, layers);
     Text_printf(t,

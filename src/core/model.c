@@ -25,11 +25,12 @@ struct Workspace {
     int T, d; /* the sizes the buffers hold */
     Linalg *la;
     RandomStream *random;
-    double *x[NETWORKS];    /* T×d: X_ℓ of each network (normalised, see log_scale) */
-    double *xw, *y, *q, *k; /* T×d */
-    double *wq, *wk, *wv;   /* d×d */
-    double *markov_gauss;   /* T×T */
-    double *logits, *attn;  /* T×T */
+    double *x[NETWORKS];      /* T×d: X_ℓ of each network (normalised, see log_scale) */
+    double *frozen[NETWORKS]; /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
+    double *xw, *y, *q, *k;   /* T×d */
+    double *wq, *wk, *wv;     /* d×d */
+    double *markov_gauss;     /* T×T */
+    double *logits, *attn;    /* T×T */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     double *gram, *gram_eig;                  /* T×T, T */
     double *gap_scratch;
@@ -52,7 +53,9 @@ Workspace *Workspace_new(void)
 
 static void workspace_release_buffers(Workspace *w)
 {
-    double **all[] = {&w->x[0],
+    double **all[] = {&w->frozen[0],
+                      &w->frozen[1],
+                      &w->x[0],
                       &w->x[1],
                       &w->xw,
                       &w->y,
@@ -98,6 +101,8 @@ static int workspace_reserve(Workspace *w, int T, int d)
         size_t n;
     } plan[] = {
         {&w->x[0], td},
+        {&w->frozen[0], td},
+        {&w->frozen[1], td},
         {&w->x[1], td},
         {&w->xw, td},
         {&w->y, td},
@@ -139,6 +144,8 @@ static void curves_free(Curves *c)
     free(c->stable_rank_minus_one);
     free(c->log10_norm);
     free(c->token_similarity);
+    free(c->gradient_norm);
+    free(c->log10_gradient_norm);
     memset(c, 0, sizeof *c);
 }
 
@@ -183,8 +190,12 @@ static int curves_alloc(Curves *c, size_t n)
     c->stable_rank_minus_one = nan_array(n);
     c->log10_norm = nan_array(n);
     c->token_similarity = nan_array(n);
-    return c->stable_rank && c->stable_rank_minus_one && c->log10_norm && c->token_similarity ? 0
-                                                                                              : -1;
+    c->gradient_norm = nan_array(n);
+    c->log10_gradient_norm = nan_array(n);
+    return c->stable_rank && c->stable_rank_minus_one && c->log10_norm && c->token_similarity &&
+                   c->gradient_norm && c->log10_gradient_norm
+               ? 0
+               : -1;
 }
 
 static int band_alloc(Band *b, size_t n)
@@ -225,8 +236,40 @@ typedef struct {
     Gap gap;
     double log_scale; /* X_ℓ = exp(log_scale) · x (input-independent kinds are rescaled) */
     double log_similarity0;
-    bool dead; /* overflowed or vanished: later layers are undefined */
+    double log_frozen; /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
+    bool dead;         /* overflowed or vanished: later layers are undefined */
 } Network;
+
+/* The frozen-attention gradient is the product formula of SPEC §2, which describes the
+   network without skips and LayerNorm. */
+static bool gradients_apply(const Config *c)
+{
+    return c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE;
+}
+
+/* Replaces `*product` (exp(*log_scale) times the true value) by left·product (left is
+   rows×rows, transposed if asked) or product·right (right is cols×cols), renormalised to
+   unit Frobenius norm with the scale carried in *log_scale.  Returns log10 of the squared
+   true norm before the step (−inf for an exact 0, which then stays 0). */
+static double scaled_step(int rows, int cols, double **product, double **spare, const double *left,
+                          const double *right, bool transpose_left, double *log_scale)
+{
+    double norm = cblas_dnrm2(rows * cols, *product, 1);
+    if (!(norm > 0))
+        return -INFINITY;
+    double log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
+    if (left)
+        cblas_dgemm(CblasColMajor, transpose_left ? CblasTrans : CblasNoTrans, CblasNoTrans, rows,
+                    cols, rows, 1.0 / norm, left, rows, *product, rows, 0.0, *spare, rows);
+    else
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, cols, cols, 1.0 / norm,
+                    *product, rows, right, cols, 0.0, *spare, rows);
+    double *t = *product;
+    *product = *spare;
+    *spare = t;
+    *log_scale += log(norm);
+    return log10_norm2;
+}
 
 static void record(Curves *c, int layer, const Measures *m, double log_similarity0)
 {
@@ -350,6 +393,8 @@ static int network_layer(Run *run, Network *net, int which, int layer, Curves *c
         run->out->shown_gap = outcome.applied;
         run->out->outliers_removed = outcome.outliers_removed;
     }
+    if (run->first_seed && gradients_apply(c)) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
+        scaled_step(T, d, &w->frozen[which], &w->y, w->attn, NULL, true, &net->log_frozen);
 
     /* Y = A X W^V; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, w->wv, d, 0.0, w->xw,
@@ -406,7 +451,44 @@ static int input_tokens(Workspace *w, const Config *c, uint64_t seed)
         for (int i = 0; i < T; i++)
             w->x[0][i + (size_t)j * T] = g[j + (size_t)i * d];
     memcpy(w->x[1], w->x[0], sizeof(double) * (size_t)T * d);
+    for (int n = 0; n < NETWORKS; n++)
+        memcpy(w->frozen[n], w->x[0], sizeof(double) * (size_t)T * d);
     return 0;
+}
+
+/* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
+   P2 = W_{ℓ+1}⋯W_L (SPEC §2), in log10 for ℓ = 1..L.  The value weights are drawn again
+   from their streams rather than kept: L·d² doubles would not fit at the largest sizes. */
+static void frozen_attention_gradients(Workspace *w, const Config *c, uint64_t seed, Network *nets,
+                                       Curves *curves)
+{
+    int d = c->width, L = c->depth;
+    size_t dd = (size_t)d * d;
+    double log_p2 = 0, *log10_p2 = curves[NETWORK_COUNTERPART].log10_gradient_norm;
+    /* P2 = I, then W_ℓ·P2 from the top down; the logit weights' buffers are free now. */
+    memset(w->wq, 0, sizeof(double) * dd);
+    for (int i = 0; i < d; i++)
+        w->wq[i + (size_t)i * d] = 1.0;
+    for (int l = L; l >= 1; l--) {
+        RandomStream_gaussian(w->random, seed, l, ROLE_VALUE, 1.0, w->wv, dd);
+        log10_p2[l] = scaled_step(d, d, &w->wq, &w->wk, w->wv, NULL, false, &log_p2);
+    }
+    memcpy(curves[NETWORK_MAIN].log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
+
+    for (int l = 1; l <= L; l++) {
+        RandomStream_gaussian(w->random, seed, l, ROLE_VALUE, 1.0, w->wv, dd);
+        for (int n = 0; n < NETWORKS; n++) {
+            Curves *g = &curves[n];
+            if (nets[n].dead) {
+                g->log10_gradient_norm[l] = NAN;
+                continue;
+            }
+            g->log10_gradient_norm[l] += scaled_step(c->tokens, d, &w->frozen[n], &w->y, NULL,
+                                                     w->wv, false, &nets[n].log_frozen);
+            double value = pow(10.0, g->log10_gradient_norm[l]);
+            g->gradient_norm[l] = isfinite(value) ? value : NAN;
+        }
+    }
 }
 
 static int run_seed(Run *run, uint64_t seed, int seed_index, Curves *curves,
@@ -452,6 +534,8 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, Curves *curves,
             return 0;
         }
     }
+    if (run->first_seed && gradients_apply(c))
+        frozen_attention_gradients(w, c, seed, nets, curves);
     return 0;
 }
 

@@ -29,6 +29,10 @@ def main():
         values = doc[key]
         assert len(values) == depth + 1, f"{key}: {len(values)} values for depth {depth}"
         assert all(v is None or isinstance(v, numeric) for v in values), key
+    for key in ("gradient_norm", "log10_gradient_norm", "counterpart_gradient_norm"):
+        values = doc[key]
+        assert len(values) == depth, f"{key}: {len(values)} values for depth {depth}"
+        assert all(v is None or isinstance(v, numeric) for v in values), key
     sr = doc["stable_rank"]
     if sr[0] is not None:
         assert abs(sr[0] - T) <= 1e-9 * T, f"sr(Sigma_0) = {sr[0]}, expected T = {T}"
