@@ -1,6 +1,11 @@
 #include "batch.h"
 
 #include "attnscope/random.h"
+#include "attnscope/theory.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 
 static void field_numbers(Text *t, const char *name, const double *x, int n)
 {
@@ -8,7 +13,85 @@ static void field_numbers(Text *t, const char *name, const double *x, int n)
     Json_numbers(t, x, n);
 }
 
-void Batch_document(const Result *r, Text *t)
+static void field_number(Text *t, const char *name, double x)
+{
+    Text_printf(t, "\"%s\": ", name);
+    Json_number(t, x);
+}
+
+static void field_string_or_null(Text *t, const char *name, const char *value)
+{
+    Text_printf(t, "\"%s\": ", name);
+    if (value)
+        Json_string(t, value);
+    else
+        Text_printf(t, "null");
+}
+
+/* [..] when any value is defined, null when theory has no curve. */
+static void field_curve(Text *t, const char *name, const double *x, int n)
+{
+    bool any = false;
+    for (int i = 1; i < n; i++)
+        any |= isfinite(x[i]);
+    Text_printf(t, "\"%s\": ", name);
+    if (any)
+        Json_numbers(t, x, n);
+    else
+        Text_printf(t, "null");
+}
+
+static void theory_object(Text *t, const Config *c)
+{
+    int layers = c->depth + 1;
+    double *curves = malloc(sizeof(double) * 2 * (size_t)layers);
+    if (!curves) {
+        t->failed = true;
+        return;
+    }
+    TheoryPrediction p = {.stable_rank = curves, .counterpart_stable_rank = curves + layers};
+    Theory_predict(c, &p);
+    Text_printf(t, ",\n \"theory\": {");
+    field_number(t, "sigma", p.sigma);
+    Text_printf(t, ", ");
+    field_number(t, "circle_radius", p.bulk_radius);
+    Text_printf(t, ", ");
+    field_number(t, "outlier", p.outlier);
+    Text_printf(t, ", ");
+    field_string_or_null(t, "singular_law", p.singular_law);
+    Text_printf(t, ", ");
+    field_number(t, "singular_edge", p.singular_edge);
+    Text_printf(t, ",\n  ");
+    field_curve(t, "stable_rank", p.stable_rank, layers);
+    Text_printf(t, ",\n  ");
+    field_curve(t, "counterpart_stable_rank", p.counterpart_stable_rank, layers);
+    Text_printf(t, ",\n  ");
+    field_string_or_null(t, "note", p.stable_rank_note);
+    Text_printf(t, "}");
+    free(curves);
+}
+
+static void sweep_object(Text *t, const WidthSweep *w)
+{
+    double tokens[SWEEP_POINTS_MAX];
+    for (int i = 0; i < w->count; i++)
+        tokens[i] = w->tokens[i];
+    Text_printf(t, ",\n \"width_sweep\": {\"T\": ");
+    Json_numbers(t, tokens, w->count);
+    Text_printf(t, ", \"stable_rank_minus_one\": ");
+    Json_numbers(t, w->excess, w->count);
+    Text_printf(t, ", \"stable_rank_minus_one_gap\": ");
+    Json_numbers(t, w->excess_gap, w->count);
+    Text_printf(t, ", ");
+    field_number(t, "slope", w->slope);
+    Text_printf(t, ", ");
+    field_number(t, "slope_gap", w->slope_gap);
+    Text_printf(t, ", ");
+    field_number(t, "theory_slope", w->theory_slope);
+    Text_printf(t, "}");
+}
+
+void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
 {
     const Config *c = &r->config;
     int layers = c->depth + 1, T = c->tokens;
@@ -62,6 +145,9 @@ void Batch_document(const Result *r, Text *t)
     }
     Text_printf(t, "]");
     field_numbers(t, "singular_values", r->singular_values, T);
+    theory_object(t, c);
+    if (sweep)
+        sweep_object(t, sweep);
     Text_printf(t, ",\n \"warnings\": [");
     for (int i = 0; i < r->warnings.count; i++) {
         if (i)

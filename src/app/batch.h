@@ -3,8 +3,10 @@
 #define ATTNSCOPE_BATCH_H
 
 #include "attnscope/model.h"
+#include "attnscope/sweep.h"
 #include "json.h"
 
-void Batch_document(const Result *r, Text *t);
+/* The document for r; the width sweep is added when sweep is not NULL. */
+void Batch_document(const Result *r, const WidthSweep *sweep, Text *t);
 
 #endif

@@ -25,7 +25,12 @@ static int run_batch(const Options *o)
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
-    Batch_document(r, &doc);
+    WidthSweep sweep;
+    if (o->sweep_tokens && Sweep_width(&o->config, w, &sweep, NULL, err, sizeof err)) {
+        fprintf(stderr, "attnscope: %s\n", err);
+        goto done;
+    }
+    Batch_document(r, o->sweep_tokens ? &sweep : NULL, &doc);
     if (doc.failed) {
         fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
         goto done;

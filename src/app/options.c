@@ -233,6 +233,8 @@ void Options_usage(FILE *out)
           "      --seeds N       ensemble size for the stable-rank curves, 1..1024 (1)\n"
           "      --preset FILE   load settings (key = value lines); later options override\n"
           "      --batch         print the JSON document of SPEC section 5 and exit\n"
+          "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
+          "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
           "  -h, --help          this text\n"
@@ -242,7 +244,7 @@ void Options_usage(FILE *out)
           out);
 }
 
-enum { OPT_SEED = 256, OPT_SEEDS, OPT_PRESET, OPT_BATCH, OPT_ASCII, OPT_NO_COLOR };
+enum { OPT_SEED = 256, OPT_SEEDS, OPT_PRESET, OPT_BATCH, OPT_ASCII, OPT_NO_COLOR, OPT_SWEEP_T };
 
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
 {
@@ -262,6 +264,7 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
         {"seeds", required_argument, NULL, OPT_SEEDS},
         {"preset", required_argument, NULL, OPT_PRESET},
         {"batch", no_argument, NULL, OPT_BATCH},
+        {"sweep-T", no_argument, NULL, OPT_SWEEP_T},
         {"ascii", no_argument, NULL, OPT_ASCII},
         {"no-color", no_argument, NULL, OPT_NO_COLOR},
         {"help", no_argument, NULL, 'h'},
@@ -287,6 +290,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
             continue;
         case OPT_BATCH:
             o->batch = true;
+            continue;
+        case OPT_SWEEP_T:
+            o->sweep_tokens = true;
             continue;
         case OPT_ASCII:
             o->ascii = true;

@@ -12,6 +12,7 @@
 typedef struct {
     Config config;
     bool batch;
+    bool sweep_tokens; /* --sweep-T: add the width sweep to the batch document */
     bool ascii;
     bool no_color;
     bool help;

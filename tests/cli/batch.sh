@@ -60,6 +60,31 @@ PY
 }
 check "uniform + center: stable rank null with a warning" nulls_for_undefined
 
+theory_and_sweep() {
+    "$BIN" --batch -a markov -T 64 -d 128 -L 2 --sweep-T >"$tmp/s.json" && "$PY" - "$tmp/s.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+th = d["theory"]
+assert abs(th["sigma"] - d["sigma"]) < 1e-15 and th["singular_law"] == "quartercircle", th
+assert len(th["stable_rank"]) == 3 and th["stable_rank"][0] == 64, th
+w = d["width_sweep"]
+assert w["T"] == [16, 32, 64], w
+assert len(w["stable_rank_minus_one"]) == 3 and len(w["stable_rank_minus_one_gap"]) == 3
+assert w["theory_slope"] == -1, w
+PY
+}
+check "theory and --sweep-T fields" theory_and_sweep
+
+no_theory_is_null() {
+    "$BIN" --batch -T 16 -d 16 -L 2 -n ln >"$tmp/n.json" && "$PY" - "$tmp/n.json" <<'PY'
+import json, sys
+th = json.load(open(sys.argv[1]))["theory"]
+assert th["stable_rank"] is None and th["counterpart_stable_rank"] is None, th
+assert "LayerNorm" in th["note"], th
+PY
+}
+check "no theory: null curves and a note" no_theory_is_null
+
 usage_error() { # expected-stderr-fragment args...
     local says=$1
     shift

@@ -1,0 +1,56 @@
+/* The theory of SPEC §3 and THEORY.md, ready to draw and to test against.
+ *
+ * Every predictor says where it applies: Theory_predict fills NaN (and a reason) where no
+ * formula describes the configuration, so that a screen can say so instead of drawing a
+ * wrong curve.
+ */
+#ifndef ATTNSCOPE_THEORY_H
+#define ATTNSCOPE_THEORY_H
+
+#include "attnscope/config.h"
+
+#include <stddef.h>
+
+/* E_ℓ(γ) = 1 / max_{z>0} z / ((1+z)^{ℓ+1} (1+γz)^ℓ): the bulk edge of the gap-removed
+   covariance in units of its mean. */
+double Theory_edge_gap_removed(int layer, double gamma);
+
+/* E for identity attention: 1 / max_{z>0} z / ((1+z)(1+γz)^ℓ). */
+double Theory_edge_identity(int layer, double gamma);
+
+/* C_ℓ(γ) = (1 + ℓ(1+γ)) / E_ℓ(γ)²: sr(Σ⊥_ℓ)/T for markov with the gap removed. */
+double Theory_gap_removed_ratio(int layer, double gamma);
+
+/* (1 + ℓγ)/E²: sr(Σ_ℓ)/T for identity attention. */
+double Theory_identity_ratio(int layer, double gamma);
+
+/* σ_A^{4ℓ}·(1 + ℓ(1+γ))·T^{1−2ℓ}: sr(Σ_ℓ) − 1 for markov without gap removal (corrected). */
+double Theory_collapse_excess(int layer, double sigma_a, double gamma, int tokens);
+
+/* Quartercircle law on [0, 2σ]: density (1/(πσ²))·√(4σ² − x²) and its CDF. */
+double Theory_quartercircle_density(double x, double sigma);
+double Theory_quartercircle_cdf(double x, double sigma);
+
+/* Circular law on the disk of radius σ: radial CDF (r/σ)². */
+double Theory_circular_radial_cdf(double r, double sigma);
+
+/* Kolmogorov–Smirnov distance sup |F_n − F| of the samples (sorted in place). */
+double Theory_ks_distance(double *samples, size_t n, double (*cdf)(double x, double sigma),
+                          double sigma);
+
+/* What theory predicts for one configuration (NaN where nothing applies). */
+typedef struct {
+    double sigma;             /* √(e^{σ_qk⁴} − 1) */
+    double bulk_radius;       /* eigenvalue bulk radius of √T·A, or NaN */
+    double outlier;           /* predicted top eigenvalue of A, or NaN */
+    double singular_edge;     /* upper edge 2σ of the quartercircle of √T·s(A⊥), or NaN */
+    const char *singular_law; /* "quartercircle", "i.i.d. Markov limit" (softmax) or NULL */
+    double *stable_rank;      /* sr(Σ_ℓ), ℓ = 0..depth, of the network (NaN: none) */
+    double *counterpart_stable_rank; /* the same for the counterpart */
+    const char *stable_rank_note;    /* why there is no curve, when there is none */
+} TheoryPrediction;
+
+/* Fills p for c (stable_rank arrays of depth + 1 doubles must be supplied by the caller). */
+void Theory_predict(const Config *c, TheoryPrediction *p);
+
+#endif

@@ -1,0 +1,194 @@
+#include "attnscope/theory.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+static double peak_objective(double u, double a, int layer, double gamma)
+{
+    return u - a * log1p(exp(u)) - layer * log1p(gamma * exp(u));
+}
+
+/* max over z > 0 of log z − a·log(1+z) − ℓ·log(1+γz), with u = log z.  Its derivative in u,
+   1 − a·z/(1+z) − ℓγz/(1+γz), falls from 1 to 1 − a − ℓ < 0, so the objective is unimodal
+   and golden-section search finds the peak to machine precision. */
+static double log_peak(double a, int layer, double gamma)
+{
+    const double ratio = (sqrt(5.0) - 1.0) / 2.0;
+    double lo = -40.0, hi = 40.0;
+    double u1 = hi - ratio * (hi - lo), u2 = lo + ratio * (hi - lo);
+    double f1 = peak_objective(u1, a, layer, gamma), f2 = peak_objective(u2, a, layer, gamma);
+    while (hi - lo > 1e-12) {
+        if (f1 < f2) {
+            lo = u1;
+            u1 = u2;
+            f1 = f2;
+            u2 = lo + ratio * (hi - lo);
+            f2 = peak_objective(u2, a, layer, gamma);
+        } else {
+            hi = u2;
+            u2 = u1;
+            f2 = f1;
+            u1 = hi - ratio * (hi - lo);
+            f1 = peak_objective(u1, a, layer, gamma);
+        }
+    }
+    return peak_objective((lo + hi) / 2, a, layer, gamma);
+}
+
+double Theory_edge_gap_removed(int layer, double gamma)
+{
+    return exp(-log_peak(layer + 1.0, layer, gamma));
+}
+
+double Theory_edge_identity(int layer, double gamma)
+{
+    return exp(-log_peak(1.0, layer, gamma));
+}
+
+double Theory_gap_removed_ratio(int layer, double gamma)
+{
+    double e = Theory_edge_gap_removed(layer, gamma);
+    return (1.0 + layer * (1.0 + gamma)) / (e * e);
+}
+
+double Theory_identity_ratio(int layer, double gamma)
+{
+    double e = Theory_edge_identity(layer, gamma);
+    return (1.0 + layer * gamma) / (e * e);
+}
+
+double Theory_collapse_excess(int layer, double sigma_a, double gamma, int tokens)
+{
+    return pow(sigma_a, 4.0 * layer) * (1.0 + layer * (1.0 + gamma)) *
+           pow((double)tokens, 1.0 - 2.0 * layer);
+}
+
+double Theory_quartercircle_density(double x, double sigma)
+{
+    if (x < 0 || x > 2 * sigma)
+        return 0.0;
+    return sqrt(4 * sigma * sigma - x * x) / (M_PI * sigma * sigma);
+}
+
+double Theory_quartercircle_cdf(double x, double sigma)
+{
+    if (x <= 0)
+        return 0.0;
+    if (x >= 2 * sigma)
+        return 1.0;
+    double theta = asin(x / (2 * sigma));
+    return (2.0 / M_PI) * (theta + sin(theta) * cos(theta));
+}
+
+double Theory_circular_radial_cdf(double r, double sigma)
+{
+    if (r <= 0)
+        return 0.0;
+    return r >= sigma ? 1.0 : (r / sigma) * (r / sigma);
+}
+
+static int ascending(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+double Theory_ks_distance(double *samples, size_t n, double (*cdf)(double x, double sigma),
+                          double sigma)
+{
+    qsort(samples, n, sizeof *samples, ascending);
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double f = cdf(samples[i], sigma);
+        worst = fmax(worst, fmax(fabs((double)(i + 1) / n - f), fabs(f - (double)i / n)));
+    }
+    return worst;
+}
+
+/* The curve of one network, or NaN with a note. */
+static const char *predict_curve(const Config *c, Gap gap, double sigma, double *sr)
+{
+    int T = c->tokens;
+    double gamma = (double)T / c->width;
+    for (int l = 0; l <= c->depth; l++)
+        sr[l] = NAN;
+    if (c->skip != SKIP_NONE || c->layernorm != LAYERNORM_NONE)
+        return "theory covers networks without skips and LayerNorm";
+    sr[0] = T; /* orthonormal input */
+    switch (c->attention) {
+    case ATTENTION_MARKOV:
+        if (c->mask != MASK_FULL)
+            break;
+        for (int l = 1; l <= c->depth; l++) {
+            if (gap == GAP_OFF)
+                sr[l] = 1.0 + Theory_collapse_excess(l, sigma, gamma, T);
+            else if (gap == GAP_CENTER || gap == GAP_UNIFORM)
+                sr[l] = Theory_gap_removed_ratio(l, gamma) * T;
+        }
+        if (gap == GAP_OFF || gap == GAP_CENTER || gap == GAP_UNIFORM)
+            return NULL;
+        break;
+    case ATTENTION_IDENTITY:
+        if (gap != GAP_OFF)
+            break;
+        for (int l = 1; l <= c->depth; l++)
+            sr[l] = Theory_identity_ratio(l, gamma) * T;
+        return NULL;
+    case ATTENTION_UNIFORM:
+        if (gap != GAP_OFF)
+            break;
+        for (int l = 1; l <= c->depth; l++)
+            sr[l] = 1.0;
+        return NULL;
+    default:
+        break;
+    }
+    for (int l = 0; l <= c->depth; l++)
+        sr[l] = NAN;
+    return "theory covers markov attention with the full mask (gap off, center or uniform), "
+           "identity and uniform attention";
+}
+
+void Theory_predict(const Config *c, TheoryPrediction *p)
+{
+    double s2 = c->sigma_qk * c->sigma_qk;
+    p->sigma = Config_sigma(c);
+    p->bulk_radius = p->outlier = p->singular_edge = NAN;
+    p->singular_law = NULL;
+    bool full = c->mask == MASK_FULL;
+    switch (c->attention) {
+    case ATTENTION_MARKOV:
+    case ATTENTION_SOFTMAX:
+        p->outlier = 1.0;
+        if (full) {
+            p->bulk_radius = p->sigma;
+            p->singular_edge = 2 * p->sigma;
+            p->singular_law =
+                c->attention == ATTENTION_MARKOV ? "quartercircle" : "i.i.d. Markov limit";
+        }
+        break;
+    case ATTENTION_RELU:
+        if (full) {
+            p->outlier = s2 / sqrt(2 * M_PI);
+            p->bulk_radius = 0.5838 * s2;
+        }
+        break;
+    case ATTENTION_SIGMOID:
+        if (full)
+            p->outlier = exp(s2 * s2 / 2);
+        break;
+    case ATTENTION_LINEAR:
+        if (full) /* eigenvalues of S/√T fill radius σ_qk², i.e. √T·λ(S) reaches σ_qk²·T */
+            p->bulk_radius = s2 * c->tokens;
+        break;
+    case ATTENTION_UNIFORM:
+    case ATTENTION_IDENTITY:
+        p->outlier = 1.0;
+        break;
+    }
+    const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank);
+    const char *counterpart_note =
+        predict_curve(c, Gap_toggled(c->gap), p->sigma, p->counterpart_stable_rank);
+    p->stable_rank_note = note ? note : counterpart_note;
+}

@@ -1,0 +1,241 @@
+/* The theory toolbox: closed forms, laws, and the overlays validated against sampled spectra
+ * (SPEC §3, THEORY.md). */
+#include "testing.h"
+
+#include "attnscope/model.h"
+#include "attnscope/sweep.h"
+#include "attnscope/theory.h"
+
+#include <stdlib.h>
+
+/* Measured at T = 1000 over seeds 1..5: quartercircle 0.0057–0.0067 (0.063 with σ off by
+   10%), circular law 0.0177–0.0188 (0.17 with σ off by 10%). */
+static const double KS_SINGULAR_MAX = 0.015;
+static const double KS_CIRCLE_MAX = 0.04;
+
+static void test_gap_removed_closed_form(void **state)
+{
+    (void)state;
+    for (int l = 1; l <= 8; l++) {
+        double closed = pow(2.0 * l, 4.0 * l) / pow(2.0 * l + 1, 4.0 * l + 1);
+        assert_relative(Theory_gap_removed_ratio(l, 1.0), closed, 1e-10);
+    }
+    assert_close(Theory_gap_removed_ratio(1, 1.0), 0.0658, 5e-5);
+    assert_close(Theory_gap_removed_ratio(2, 1.0), 0.0336, 5e-5);
+    assert_close(Theory_gap_removed_ratio(3, 1.0), 0.0225, 5e-5);
+}
+
+static void test_identity_closed_form(void **state)
+{
+    (void)state;
+    for (int l = 1; l <= 8; l++) {
+        double closed = pow(l, 2.0 * l) / pow(l + 1.0, 2.0 * l + 1);
+        assert_relative(Theory_identity_ratio(l, 1.0), closed, 1e-10);
+    }
+    /* γ → 0 (d ≫ T): the value matrices barely mix, E → 1 + ... and sr/T → 1 */
+    assert_relative(Theory_identity_ratio(1, 1e-9), 1.0, 1e-3);
+}
+
+static void test_edges_are_maxima(void **state)
+{
+    (void)state;
+    /* brute force over a fine grid of log z agrees with the golden section search */
+    const double gammas[] = {0.1, 0.5, 1.0};
+    for (int g = 0; g < 3; g++)
+        for (int l = 1; l <= 4; l++) {
+            double best = 0;
+            for (double u = -20; u < 20; u += 1e-4) {
+                double z = exp(u);
+                best = fmax(best, z / (pow(1 + z, l + 1) * pow(1 + gammas[g] * z, l)));
+            }
+            assert_relative(Theory_edge_gap_removed(l, gammas[g]), 1.0 / best, 1e-7);
+        }
+}
+
+static double integrate(double (*f)(double, double), double sigma, double a, double b, int n)
+{
+    double h = (b - a) / n, sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += f(a + (i + 0.5) * h, sigma) * h;
+    return sum;
+}
+
+static double x_times_quartercircle(double x, double sigma)
+{
+    return x * Theory_quartercircle_density(x, sigma);
+}
+
+static double x2_times_quartercircle(double x, double sigma)
+{
+    return x * x * Theory_quartercircle_density(x, sigma);
+}
+
+static void test_quartercircle(void **state)
+{
+    (void)state;
+    const double sigma = 1.3;
+    assert_close(integrate(Theory_quartercircle_density, sigma, 0, 2 * sigma, 200000), 1.0, 1e-6);
+    assert_close(integrate(x_times_quartercircle, sigma, 0, 2 * sigma, 200000),
+                 8 * sigma / (3 * M_PI), 1e-6);
+    assert_close(integrate(x2_times_quartercircle, sigma, 0, 2 * sigma, 200000), sigma * sigma,
+                 1e-6);
+    for (double x = 0.1; x < 2 * sigma; x += 0.3)
+        assert_close(Theory_quartercircle_cdf(x, sigma),
+                     integrate(Theory_quartercircle_density, sigma, 0, x, 100000), 1e-6);
+}
+
+static void test_ks_distance(void **state)
+{
+    (void)state;
+    /* samples at the quantiles (i + 1/2)/n of the circular law: distance exactly 1/(2n) */
+    enum { N = 100 };
+    double r[N];
+    for (int i = 0; i < N; i++)
+        r[N - 1 - i] = sqrt((i + 0.5) / N); /* unsorted on purpose */
+    assert_close(Theory_ks_distance(r, N, Theory_circular_radial_cdf, 1.0), 0.5 / N, 1e-12);
+    for (int i = 0; i < N; i++)
+        r[i] = 0.5 * sqrt((i + 0.5) / N); /* all inside half the radius */
+    assert_close(Theory_ks_distance(r, N, Theory_circular_radial_cdf, 1.0), 0.75, 0.01);
+}
+
+static Result *run(const Config *c)
+{
+    static Workspace *w;
+    if (!w)
+        w = Workspace_new();
+    char err[256];
+    Result *r = Result_new();
+    if (Model_run(c, w, r, NULL, err, sizeof err))
+        fail_msg("%s", err);
+    return r;
+}
+
+/* markov, σ_A = 1, T = 1000: √T·s(A⊥) follow the quartercircle and the bulk eigenvalues of
+   √T·A the circular law.  The thresholds are about twice the largest distance measured over
+   seeds 1..5 (see the issue notes); a wrong σ by 10% would exceed them several times over. */
+static void test_laws_fit_sampled_spectra(void **state)
+{
+    (void)state;
+    enum { T = 1000 };
+    double *x = malloc(sizeof(double) * T);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        Config c = Config_default();
+        c.tokens = c.width = T;
+        c.depth = 1;
+        c.attention = ATTENTION_MARKOV;
+        c.sigma_qk = pow(log(2.0), 0.25);
+        c.seed = seed;
+        c.gap = GAP_CENTER;
+        Result *r = run(&c);
+        for (int i = 0; i < T - 1; i++) /* the last is A⊥·1 = 0 */
+            x[i] = sqrt((double)T) * r->singular_values[i];
+        double ks_singular = Theory_ks_distance(x, T - 1, Theory_quartercircle_cdf, 1.0);
+        double ks_wrong = Theory_ks_distance(x, T - 1, Theory_quartercircle_cdf, 1.1);
+        Result_free(r);
+        c.gap = GAP_OFF;
+        r = run(&c);
+        for (int i = 1; i < T; i++) /* the outlier λ1 = 1 is first */
+            x[i - 1] = sqrt((double)T) * hypot(r->eigenvalues[i].re, r->eigenvalues[i].im);
+        double ks_circle = Theory_ks_distance(x, T - 1, Theory_circular_radial_cdf, 1.0);
+        double ks_circle_wrong = Theory_ks_distance(x, T - 1, Theory_circular_radial_cdf, 1.1);
+        Result_free(r);
+        print_message("seed %d: KS quartercircle %.4f (σ·1.1: %.4f), circular %.4f (σ·1.1: %.4f)\n",
+                      (int)seed, ks_singular, ks_wrong, ks_circle, ks_circle_wrong);
+        assert_true(ks_singular < KS_SINGULAR_MAX);
+        assert_true(ks_wrong > KS_SINGULAR_MAX);
+        assert_true(ks_circle < KS_CIRCLE_MAX);
+        assert_true(ks_circle_wrong > KS_CIRCLE_MAX);
+    }
+    free(x);
+}
+
+static void test_prediction_applies_only_where_theory_exists(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.depth = 3;
+    double sr[4], counterpart[4];
+    TheoryPrediction p = {.stable_rank = sr, .counterpart_stable_rank = counterpart};
+    c.attention = ATTENTION_MARKOV;
+    Theory_predict(&c, &p);
+    assert_null(p.stable_rank_note);
+    assert_close(sr[0], 256, 0);
+    assert_relative(sr[1] - 1, pow(p.sigma, 4) * 3.0 / 256, 1e-12);
+    assert_relative(counterpart[2], Theory_gap_removed_ratio(2, 1.0) * 256, 1e-12);
+    assert_string_equal(p.singular_law, "quartercircle");
+
+    c.attention = ATTENTION_SOFTMAX;
+    Theory_predict(&c, &p);
+    assert_non_null(p.stable_rank_note);
+    assert_true(isnan(sr[1]) && isnan(counterpart[1]));
+    assert_string_equal(p.singular_law, "i.i.d. Markov limit");
+    assert_close(p.outlier, 1.0, 0);
+
+    c.attention = ATTENTION_MARKOV;
+    c.layernorm = LAYERNORM_LN;
+    Theory_predict(&c, &p);
+    assert_non_null(p.stable_rank_note);
+    assert_true(isnan(sr[2]));
+
+    c.layernorm = LAYERNORM_NONE;
+    c.attention = ATTENTION_RELU;
+    c.sigma_qk = 2;
+    Theory_predict(&c, &p);
+    assert_relative(p.outlier, 4 / sqrt(2 * M_PI), 1e-12);
+    c.attention = ATTENTION_SIGMOID;
+    Theory_predict(&c, &p);
+    assert_relative(p.outlier, exp(8.0), 1e-12);
+}
+
+/* Rank collapse in width: for markov at ℓ = 1, sr − 1 falls like T^{1−2ℓ} = 1/T.  The law is
+   asymptotic: T·(sr − 1) is 0.90, 1.55, 2.14, 2.68, 2.68, 2.78 at T = 16 … 512 (8 seeds,
+   → 3), so a fit from T = 16 gives −0.69; fitted from T = 64 on it is −0.87 (4 seeds), and
+   the test asks for −1 ± 0.25 there.  With the gap removed sr − 1 grows with T instead. */
+static void test_width_sweep_slope(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 512;
+    c.attention = ATTENTION_MARKOV;
+    c.sigma_qk = pow(log(2.0), 0.25);
+    c.depth = 1;
+    c.seeds = 4;
+    Workspace *w = Workspace_new();
+    WidthSweep sweep;
+    char err[256];
+    assert_int_equal(Sweep_width(&c, w, &sweep, NULL, err, sizeof err), 0);
+    assert_int_equal(sweep.count, 6);
+    assert_int_equal(sweep.tokens[0], 16);
+    assert_int_equal(sweep.tokens[2], 64);
+    assert_int_equal(sweep.tokens[5], 512);
+    double slope = Sweep_loglog_slope(sweep.tokens + 2, sweep.excess + 2, sweep.count - 2);
+    print_message("slope from T = 64: %.3f (from 16: %.3f), with the gap removed %.3f\n", slope,
+                  sweep.slope, sweep.slope_gap);
+    assert_close(slope, -1.0, 0.25);
+    assert_close(sweep.theory_slope, -1.0, 0);
+    assert_true(sweep.slope_gap > 0.5);
+    Workspace_free(w);
+
+    int counts[SWEEP_POINTS_MAX];
+    assert_int_equal(Sweep_token_counts(100, counts), 4); /* 16 32 64 100 */
+    assert_int_equal(counts[3], 100);
+    assert_int_equal(Sweep_token_counts(8, counts), 3); /* 2 4 8 */
+    const int x[] = {1, 10, 100};
+    const double y[] = {5, 0.5, 0.05};
+    assert_close(Sweep_loglog_slope(x, y, 3), -1.0, 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gap_removed_closed_form),
+        cmocka_unit_test(test_identity_closed_form),
+        cmocka_unit_test(test_edges_are_maxima),
+        cmocka_unit_test(test_quartercircle),
+        cmocka_unit_test(test_ks_distance),
+        cmocka_unit_test(test_laws_fit_sampled_spectra),
+        cmocka_unit_test(test_prediction_applies_only_where_theory_exists),
+        cmocka_unit_test(test_width_sweep_slope),
+    };
+    return cmocka_run_group_tests_name("theory", tests, NULL, NULL);
+}
