@@ -293,6 +293,41 @@ static void test_preset_long_line_and_directory(void **state)
     unlink(path);
 }
 
+static void test_memory_budget(void **state)
+{
+    (void)state;
+    char *sizes[][2] = {{"512M", "536870912"},
+                        {"2G", "2147483648"},
+                        {"300", "314572800"},
+                        {"64KiB", "65536"},
+                        {"1t", "1099511627776"}};
+    for (int i = 0; i < 5; i++) {
+        char *argv[] = {"attnscope", "--max-memory", sizes[i][0], NULL};
+        Options o;
+        char err[OPTIONS_ERROR_SIZE];
+        assert_int_equal(parse(argv, &o, err), 0);
+        assert_true(o.max_memory == strtoull(sizes[i][1], NULL, 10));
+    }
+    const char *bad[] = {"", "0", "-1", "12x", "5GB2", "M", "99999999999999999999T"};
+    for (int i = 0; i < 7; i++) {
+        char *argv[] = {"attnscope", "--max-memory", (char *)bad[i], NULL};
+        Options o;
+        char err[OPTIONS_ERROR_SIZE] = "";
+        assert_int_equal(parse(argv, &o, err), 2);
+        assert_non_null(strstr(err, "--max-memory"));
+    }
+    char *argv[] = {"attnscope", "-T", "4096", "-d", "4096", "--max-memory", "1G", NULL};
+    Options o;
+    char err[OPTIONS_ERROR_SIZE];
+    assert_int_equal(parse(argv, &o, err), 0);
+    assert_int_equal(Options_check_memory(&o, &o.config, err, sizeof err), -1);
+    assert_non_null(strstr(err, "above the memory budget of 1024 MiB"));
+    o.config.tokens = o.config.width = 256;
+    assert_int_equal(Options_check_memory(&o, &o.config, err, sizeof err), 0);
+    o.max_memory = 0; /* the default: half of the physical memory, never 0 */
+    assert_true(Options_memory_budget(&o) > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_preset_round_trip),
         cmocka_unit_test(test_preset_errors),
         cmocka_unit_test(test_preset_long_line_and_directory),
+        cmocka_unit_test(test_memory_budget),
     };
     return cmocka_run_group_tests_name("options", tests, NULL, NULL);
 }

@@ -89,6 +89,10 @@ void Result_free(Result *r);
 int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
               size_t size);
 
+/* Bytes a run of c allocates (the workspace, LAPACK's buffers and the result), so a caller
+   can refuse a configuration before it allocates. */
+size_t Model_memory_estimate(const Config *c);
+
 void Warnings_add(Warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

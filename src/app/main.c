@@ -63,6 +63,10 @@ int main(int argc, char **argv)
         printf("attnscope %s\n", ATTNSCOPE_VERSION);
         return 0;
     }
+    if (Options_check_memory(&o, &o.config, err, sizeof err)) {
+        fprintf(stderr, "attnscope: %s\n", err);
+        return 2;
+    }
     if (o.batch)
         return run_batch(&o);
     fprintf(stderr, "attnscope: the interactive screen is not built yet; use --batch\n");

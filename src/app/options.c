@@ -1,11 +1,14 @@
 #include "options.h"
 
+#include "attnscope/model.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Seeds travel through JSON, whose numbers are doubles: keep them exact there. */
 #define SEED_MAX 9007199254740991ull /* 2^53 − 1 */
@@ -235,6 +238,8 @@ void Options_usage(FILE *out)
           "      --batch         print the JSON document of SPEC section 5 and exit\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
+          "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
+          "                      half of the physical memory)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
           "  -h, --help          this text\n"
@@ -244,7 +249,58 @@ void Options_usage(FILE *out)
           out);
 }
 
-enum { OPT_SEED = 256, OPT_SEEDS, OPT_PRESET, OPT_BATCH, OPT_ASCII, OPT_NO_COLOR, OPT_SWEEP_T };
+enum {
+    OPT_SEED = 256,
+    OPT_SEEDS,
+    OPT_PRESET,
+    OPT_BATCH,
+    OPT_ASCII,
+    OPT_NO_COLOR,
+    OPT_SWEEP_T,
+    OPT_MAX_MEMORY
+};
+
+/* "512M", "2G", "300" (MiB): a size in bytes, or 0 when malformed. */
+static unsigned long long parse_size(const char *text)
+{
+    char *end;
+    errno = 0;
+    if (*text < '0' || *text > '9')
+        return 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned shift = 20;
+    if (*end) {
+        const char *units = "KMGT";
+        const char *u = strchr(units, *end >= 'a' ? *end - 32 : *end);
+        if (!u || !*u || (end[1] && strcmp(end + 1, "iB") != 0 && strcmp(end + 1, "B") != 0))
+            return 0;
+        shift = 10 * (unsigned)(u - units + 1);
+    }
+    if (errno == ERANGE || v == 0 || v > (~0ull >> shift))
+        return 0;
+    return v << shift;
+}
+
+unsigned long long Options_memory_budget(const Options *o)
+{
+    if (o->max_memory)
+        return o->max_memory;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page / 2
+                                 : 1ull << 32;
+}
+
+int Options_check_memory(const Options *o, const Config *c, char *err, size_t size)
+{
+    unsigned long long need = Model_memory_estimate(c), budget = Options_memory_budget(o);
+    if (need <= budget)
+        return 0;
+    snprintf(err, size,
+             "T = %d, d = %d, depth %d needs about %.0f MiB, above the memory budget of %.0f "
+             "MiB (--max-memory, default half of the physical memory)",
+             c->tokens, c->width, c->depth, need / 1048576.0, budget / 1048576.0);
+    return -1;
+}
 
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
 {
@@ -265,6 +321,7 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
         {"preset", required_argument, NULL, OPT_PRESET},
         {"batch", no_argument, NULL, OPT_BATCH},
         {"sweep-T", no_argument, NULL, OPT_SWEEP_T},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"ascii", no_argument, NULL, OPT_ASCII},
         {"no-color", no_argument, NULL, OPT_NO_COLOR},
         {"help", no_argument, NULL, 'h'},
@@ -290,6 +347,15 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
             continue;
         case OPT_BATCH:
             o->batch = true;
+            continue;
+        case OPT_MAX_MEMORY:
+            o->max_memory = parse_size(optarg);
+            if (!o->max_memory) {
+                snprintf(err, size,
+                         "--max-memory '%s': accepted a size like 512M, 2G or 300 (MiB), above 0",
+                         optarg);
+                return 2;
+            }
             continue;
         case OPT_SWEEP_T:
             o->sweep_tokens = true;

@@ -12,7 +12,8 @@
 typedef struct {
     Config config;
     bool batch;
-    bool sweep_tokens; /* --sweep-T: add the width sweep to the batch document */
+    bool sweep_tokens;             /* --sweep-T: add the width sweep to the batch document */
+    unsigned long long max_memory; /* bytes; 0: half of the physical memory */
     bool ascii;
     bool no_color;
     bool help;
@@ -36,5 +37,11 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size);
 int Options_write_preset(const Config *c, char *buf, size_t size);
 
 void Options_usage(FILE *out);
+
+/* The memory budget in bytes (--max-memory, or half of the physical memory). */
+unsigned long long Options_memory_budget(const Options *o);
+
+/* 0 when c fits the budget; otherwise -1 with a message giving the need and the budget. */
+int Options_check_memory(const Options *o, const Config *c, char *err, size_t size);
 
 #endif

@@ -51,31 +51,50 @@ Workspace *Workspace_new(void)
     return w;
 }
 
+/* Every buffer of the workspace and its size in doubles for T tokens and width d: the one
+   list that allocation, release and the memory estimate share. */
+typedef struct {
+    double **buf;
+    size_t n;
+} BufferPlan;
+enum { WORKSPACE_BUFFERS = 20 };
+
+static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_BUFFERS])
+{
+    size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
+    const BufferPlan all[WORKSPACE_BUFFERS] = {
+        {&w->x[0], td},
+        {&w->x[1], td},
+        {&w->frozen[0], td},
+        {&w->frozen[1], td},
+        {&w->xw, td},
+        {&w->y, td},
+        {&w->q, td},
+        {&w->k, td},
+        {&w->wq, dd},
+        {&w->wk, dd},
+        {&w->wv, dd},
+        {&w->markov_gauss, tt},
+        {&w->logits, tt},
+        {&w->attn, tt},
+        {&w->shown_before_gap, tt},
+        {&w->shown_applied, tt},
+        {&w->gram, tt},
+        {&w->gram_eig, (size_t)T},
+        {&w->gap_scratch, Gap_scratch_size(T)},
+        {&w->column, (size_t)(T > d ? T : d)},
+    };
+    memcpy(plan, all, sizeof all);
+    return WORKSPACE_BUFFERS;
+}
+
 static void workspace_release_buffers(Workspace *w)
 {
-    double **all[] = {&w->frozen[0],
-                      &w->frozen[1],
-                      &w->x[0],
-                      &w->x[1],
-                      &w->xw,
-                      &w->y,
-                      &w->q,
-                      &w->k,
-                      &w->wq,
-                      &w->wk,
-                      &w->wv,
-                      &w->markov_gauss,
-                      &w->logits,
-                      &w->attn,
-                      &w->shown_before_gap,
-                      &w->shown_applied,
-                      &w->gram,
-                      &w->gram_eig,
-                      &w->gap_scratch,
-                      &w->column};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        free(*all[i]);
-        *all[i] = NULL;
+    BufferPlan plan[WORKSPACE_BUFFERS];
+    int n = workspace_plan(w, 0, 0, plan);
+    for (int i = 0; i < n; i++) {
+        free(*plan[i].buf);
+        *plan[i].buf = NULL;
     }
     w->T = w->d = 0;
 }
@@ -95,34 +114,10 @@ static int workspace_reserve(Workspace *w, int T, int d)
     if (w->T == T && w->d == d)
         return 0;
     workspace_release_buffers(w);
-    size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
-    struct {
-        double **buf;
-        size_t n;
-    } plan[] = {
-        {&w->x[0], td},
-        {&w->frozen[0], td},
-        {&w->frozen[1], td},
-        {&w->x[1], td},
-        {&w->xw, td},
-        {&w->y, td},
-        {&w->q, td},
-        {&w->k, td},
-        {&w->wq, dd},
-        {&w->wk, dd},
-        {&w->wv, dd},
-        {&w->markov_gauss, tt},
-        {&w->logits, tt},
-        {&w->attn, tt},
-        {&w->shown_before_gap, tt},
-        {&w->shown_applied, tt},
-        {&w->gram, tt},
-        {&w->gram_eig, (size_t)T},
-        {&w->gap_scratch, Gap_scratch_size(T)},
-        {&w->column, (size_t)(T > d ? T : d)},
-    };
-    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
-        *plan[i].buf = malloc(sizeof(double) * plan[i].n);
+    BufferPlan plan[WORKSPACE_BUFFERS];
+    int n = workspace_plan(w, T, d, plan);
+    for (int i = 0; i < n; i++) {
+        *plan[i].buf = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1));
         if (!*plan[i].buf) {
             workspace_release_buffers(w);
             return -1;
@@ -131,6 +126,22 @@ static int workspace_reserve(Workspace *w, int T, int d)
     w->T = T;
     w->d = d;
     return 0;
+}
+
+size_t Model_memory_estimate(const Config *c)
+{
+    Workspace sizes = {0};
+    BufferPlan plan[WORKSPACE_BUFFERS];
+    int n = workspace_plan(&sizes, c->tokens, c->width, plan);
+    size_t doubles = 0, T = (size_t)c->tokens;
+    for (int i = 0; i < n; i++)
+        doubles += plan[i].n;
+    /* LAPACK's kept workspaces: dgesdd with vectors (outliers mode) needs about 4T² + 4T,
+       dgeev and dsyevd some tens of T. */
+    doubles += (c->gap == GAP_OUTLIERS ? 4 * T * T : 0) + 64 * T;
+    /* The result: per-layer curves of every seed, the spectra. */
+    doubles += (size_t)(c->depth + 1) * 8 * (size_t)(c->seeds + 2) + 4 * T;
+    return doubles * sizeof(double);
 }
 
 Result *Result_new(void)

@@ -97,6 +97,7 @@ check "T > d refused" usage_error "-T/--tokens 512 exceeds -d/--width 256" --bat
 check "bad sigma" usage_error "-s/--sigma-qk 'nan'" --batch -s nan
 check "bad kind" usage_error "accepted softmax|markov|relu|sigmoid|linear|uniform|identity" --batch -a soft
 check "unknown option" usage_error "unknown option '--bogus'" --batch --bogus
+check "over the memory budget" usage_error "needs about" --batch -T 2048 -d 2048 --max-memory 64M
 check "missing preset" usage_error "--preset 'nope.preset'" --batch --preset nope.preset
 
 bad_preset() {
