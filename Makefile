@@ -49,7 +49,7 @@ LIBS_A   := $(BUILD)/libattnscope_app.a $(BUILD)/libattnscope_tui.a $(BUILD)/lib
 BIN := $(BUILD)/attnscope
 
 .PHONY: all run check test tests deps deps-run clean install uninstall bench format \
-        check-sanitize check-valgrind check-layers
+        check-layers fuzz fuzz-build
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -105,7 +105,8 @@ check: deps
 	@$(MAKE) --no-print-directory check-layers
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=address,undefined OPT=-O1 tests
 	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread OPT=-O1 tests
-	@tests/run-all.sh $(BUILD) build-asan build-tsan
+	@$(MAKE) --no-print-directory fuzz-build
+	@tests/run-all.sh $(BUILD) build-asan build-tsan $(FUZZ_DIR)
 
 test: tests
 	@tests/run-all.sh $(BUILD)
@@ -113,6 +114,25 @@ test: tests
 # The architecture is a rule: core includes no curses, threads or files; tui calls no LAPACK.
 check-layers:
 	@tests/check-layers.sh
+
+# Fuzzing (clang's libFuzzer) of the preset and option parsers.  `make fuzz` runs each
+# harness FUZZ_SECONDS; `make check` replays the regression inputs and runs a short pass.
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := build-fuzz
+FUZZ_SRC := src/app/options.c $(CORE_SRC)
+FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
+               -DATTNSCOPE_VERSION='"$(VERSION)"' $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) \
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
+	@mkdir -p $(FUZZ_DIR)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) -lgsl $(PKG_BLAS_LIBS) -lm
+
+fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
 
 bench: all
 	@bench/run.sh $(BIN)

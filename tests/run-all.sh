@@ -4,6 +4,7 @@
 #   plain tree:      unit tests (cmocka), tests/cli/*.sh, tests/tui/*.sh, valgrind
 #   build-asan tree: unit tests and tests/cli/*.sh under ASan+UBSan
 #   build-tsan tree: the threaded tests (test_worker*) under TSan
+#   build-fuzz tree: libFuzzer regressions and a short fuzzing pass
 set -u
 cd "$(dirname "$0")/.."
 passed=0
@@ -35,6 +36,13 @@ run() { # name, command...
 
 for tree in "$@"; do
     case "$tree" in
+    *fuzz*)
+        for name in options preset; do
+            inputs=(tests/fuzz/regressions/"$name"/*)
+            [ -e "${inputs[0]}" ] && run "fuzz_$name regressions" "$tree/fuzz_$name" "${inputs[@]}"
+            run "fuzz_$name, 10 s" tests/fuzz/run.sh "$tree" 10 "$name"
+        done
+        ;;
     *tsan*)
         export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
         for t in "$tree"/tests/test_worker*; do

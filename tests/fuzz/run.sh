@@ -1,0 +1,30 @@
+#!/bin/bash
+# Runs each fuzz harness for SECONDS on a corpus seeded from presets/ and a few command
+# lines; saves any crashing input under tests/fuzz/regressions/<name>/ for a regression test.
+#   run.sh FUZZ_DIR SECONDS [HARNESS...]     (harnesses: options preset; default both)
+set -u
+cd "$(dirname "$0")/../.."
+dir=$1
+seconds=$2
+shift 2
+[ $# -gt 0 ] || set -- options preset
+status=0
+for name in "$@"; do
+    corpus="$dir/corpus-$name"
+    mkdir -p "$corpus"
+    if [ "$name" = preset ]; then
+        find presets -name '*.preset' -exec cp {} "$corpus/" \; 2>/dev/null
+        printf 'tokens = 64\nwidth = 64\n# c\n' >"$corpus/seed1"
+    else
+        printf -- '-T\0000064\000-d\000128\000--gap\000center' >"$corpus/seed1"
+        printf -- '--batch\000-a\000markov\000--seeds\0003\000-s\0001e-3' >"$corpus/seed2"
+    fi
+    echo "fuzz_$name: ${seconds}s"
+    if ! "$dir/fuzz_$name" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+        -artifact_prefix="tests/fuzz/regressions/$name/" "$corpus" 2>"$dir/fuzz_$name.log"; then
+        echo "fuzz_$name found a failure: see $dir/fuzz_$name.log and tests/fuzz/regressions/$name/"
+        status=1
+    fi
+    grep -E '^Done|stat::number_of_executed_units' "$dir/fuzz_$name.log" | tail -1
+done
+exit $status
