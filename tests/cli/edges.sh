@@ -1,0 +1,71 @@
+#!/bin/bash
+# Numerical edges (issue 5): each gives finite, valid JSON or a clear refusal, never a crash
+# or a NaN.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+document() { # python-assertions args...
+    local assertions=$1
+    shift
+    "$BIN" --batch "$@" >"$tmp/out.json" 2>"$tmp/err" || { cat "$tmp/err"; return 1; }
+    "$PY" -c "
+import json, math, sys
+d = json.load(open('$tmp/out.json'), parse_constant=lambda t: sys.exit('non-JSON number ' + t))
+T = d['config']['T']
+$assertions
+"
+}
+
+check "sigma_qk = 1e-6: uniform attention, eigenvalues {1, 0, ...}" document '
+assert abs(d["eigenvalues"][0][0] - 1) < 1e-9 and all(math.hypot(*e) < 1e-9 for e in d["eigenvalues"][1:])
+assert abs(d["sigma"] - 1e-12) < 1e-15' -T 32 -d 32 -L 2 -s 1e-6
+
+check "sigma_qk = 1e-6, causal: eigenvalues 1, 1/2, ..., 1/T" document '
+assert all(abs(e[0] - 1 / (i + 1)) < 1e-9 and e[1] == 0 for i, e in enumerate(d["eigenvalues"]))
+assert d["eigenvalues_exact"] is True' -T 16 -d 16 -L 1 -s 1e-6 -m causal
+
+check "sigma_qk = 4: one-hot softmax rows stay finite" document '
+assert all(v is not None for v in d["singular_values"])
+assert abs(d["eigenvalues"][0][0] - 1) < 1e-9
+assert d["sigma"] > 1e50' -T 32 -d 32 -L 2 -s 4
+
+check "T = 2, d = 2" document '
+assert len(d["eigenvalues"]) == 2 and abs(d["stable_rank"][0] - 2) < 1e-12' -T 2 -d 2 -L 3
+
+refused() {
+    "$BIN" --batch -T 2 -d 1 >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q "needs T <= d" "$tmp/err"
+}
+check "d = 1 with T = 2 > d refused" refused
+
+check "depth 256 without LayerNorm: overflow reported as null" document '
+assert d["stable_rank"][-1] is None
+assert any("overflows the double range" in w for w in d["warnings"])' -T 16 -d 64 -L 256 -s 2
+
+check "depth 256 markov: finite throughout" document '
+assert all(v is not None for v in d["stable_rank"] + d["log10_norm"])' -T 16 -d 64 -L 256 -a markov
+
+check "causal + deflate: pi = e1, eigenvalues exact" document '
+assert d["shown_gap"] == "deflate" and d["eigenvalues_exact"] is True
+assert all(e[1] == 0 for e in d["eigenvalues"])' -T 24 -d 24 -L 2 -m causal -g deflate
+
+check "uniform + center: A-perp = 0, stable rank null" document '
+assert d["stable_rank"][1] is None and all(s == 0 for s in d["singular_values"])' -T 16 -d 16 -L 2 -a uniform -g center
+
+check "identity + outliers: r reported, finite" document '
+assert d["outliers_removed"] >= 1
+assert all(v is not None for v in d["counterpart_stable_rank"])' -T 16 -d 16 -L 2 -a identity -g outliers
+
+check "linear attention, deep: overflow reported, no NaN" document '
+assert any("overflows" in w for w in d["warnings"])' -T 16 -d 16 -L 40 -a linear -s 2
+
+check "relu + deflate falls back to center with a warning" document '
+assert d["shown_gap"] == "center" and any("fell back to center" in w for w in d["warnings"])' -T 16 -d 16 -L 1 -a relu -g deflate
+
+check "window as wide as allowed (w = T - 1)" document '
+assert abs(d["eigenvalues"][0][0] - 1) < 1e-9' -T 16 -d 16 -L 1 -m window -w 15
+
+finish
