@@ -68,6 +68,9 @@ $(BUILD)/tests/%.o: tests/%.c
 	@$(if $(V),,echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) -Itests -Isrc/app -Isrc/tui -MMD -MP -c $< -o $@
 
+# The app layer sees the screen's headers; the core sees only include/.
+$(APP_OBJ) $(MAIN_OBJ): CFLAGS += -Isrc/tui
+
 $(BUILD)/libattnscope_core.a: $(CORE_OBJ)
 	@rm -f $@; $(AR) rcs $@ $^
 $(BUILD)/libattnscope_tui.a: $(TUI_OBJ)

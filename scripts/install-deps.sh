@@ -9,7 +9,7 @@ mode=${1:-run}
 need="gcc make pkg-config libc6-dev libncurses-dev libopenblas-dev liblapacke-dev libgsl-dev"
 case "$mode" in
 run) ;;
-check) need="$need libcmocka-dev tmux python3 valgrind clang libclang-rt-14-dev" ;;
+check) need="$need libcmocka-dev tmux python3 valgrind clang libclang-rt-14-dev libxml2-utils" ;;
 bench) need="$need python3-numpy" ;;
 *) echo "install-deps.sh: unknown mode '$mode' (accepted: run, check, bench)" >&2; exit 2 ;;
 esac

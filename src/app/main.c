@@ -2,7 +2,9 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
+#include "export.h"
 #include "options.h"
+#include "tui.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,16 @@ static int run_batch(const Options *o)
     if (doc.failed) {
         fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
         goto done;
+    }
+    if (o->export_dir) {
+        ExportData data;
+        Export_from_result(&data, r);
+        int files = Export_write(&data, o->export_dir, err, sizeof err);
+        if (files < 0) {
+            fprintf(stderr, "attnscope: %s\n", err);
+            goto done;
+        }
+        fprintf(stderr, "attnscope: wrote %d files to %s\n", files, o->export_dir);
     }
     if (fwrite(doc.data, 1, doc.length, stdout) != doc.length || fflush(stdout) != 0) {
         perror("attnscope: stdout");
@@ -69,6 +81,7 @@ int main(int argc, char **argv)
     }
     if (o.batch)
         return run_batch(&o);
-    fprintf(stderr, "attnscope: the interactive screen is not built yet; use --batch\n");
-    return 2;
+    TuiSettings tui = {
+        .config = o.config, .ascii = o.ascii, .no_color = o.no_color, .trace_path = o.trace_path};
+    return Tui_run(&tui);
 }

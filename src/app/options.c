@@ -238,10 +238,12 @@ void Options_usage(FILE *out)
           "      --batch         print the JSON document of SPEC section 5 and exit\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
+          "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
           "                      half of the physical memory)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
+          "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -257,7 +259,9 @@ enum {
     OPT_ASCII,
     OPT_NO_COLOR,
     OPT_SWEEP_T,
-    OPT_MAX_MEMORY
+    OPT_MAX_MEMORY,
+    OPT_EXPORT,
+    OPT_TRACE
 };
 
 /* "512M", "2G", "300" (MiB): a size in bytes, or 0 when malformed. */
@@ -322,8 +326,10 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
         {"batch", no_argument, NULL, OPT_BATCH},
         {"sweep-T", no_argument, NULL, OPT_SWEEP_T},
         {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+        {"export", required_argument, NULL, OPT_EXPORT},
         {"ascii", no_argument, NULL, OPT_ASCII},
         {"no-color", no_argument, NULL, OPT_NO_COLOR},
+        {"trace", required_argument, NULL, OPT_TRACE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -357,6 +363,13 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                 return 2;
             }
             continue;
+        case OPT_EXPORT:
+            if (!*optarg) {
+                snprintf(err, size, "--export '': accepted a directory name");
+                return 2;
+            }
+            o->export_dir = optarg;
+            continue;
         case OPT_SWEEP_T:
             o->sweep_tokens = true;
             continue;
@@ -365,6 +378,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
             continue;
         case OPT_NO_COLOR:
             o->no_color = true;
+            continue;
+        case OPT_TRACE:
+            o->trace_path = optarg;
             continue;
         case 'h':
             o->help = true;
@@ -396,5 +412,10 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
     }
     if (o->help || o->version)
         return 0;
+    if (o->batch && o->trace_path) {
+        snprintf(err, size, "--trace '%s': accepted only without --batch (it records the "
+                 "interactive screen's events)", o->trace_path);
+        return 2;
+    }
     return Config_validate(&o->config, err, size) ? 2 : 0;
 }

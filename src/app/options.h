@@ -14,10 +14,12 @@ typedef struct {
     bool batch;
     bool sweep_tokens;             /* --sweep-T: add the width sweep to the batch document */
     unsigned long long max_memory; /* bytes; 0: half of the physical memory */
+    const char *export_dir;        /* --export DIR: CSV and SVG files of the result */
     bool ascii;
     bool no_color;
     bool help;
     bool version;
+    const char *trace_path; /* --trace FILE: the screen's timestamped events */
 } Options;
 
 enum { OPTIONS_ERROR_SIZE = 512 };

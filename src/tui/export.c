@@ -1,0 +1,359 @@
+#include "export.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { FILES = 6, PATH_SIZE = 4096 };
+
+static const char *const FILE_NAMES[FILES] = {"eigenvalues.csv",     "singular_values.csv",
+                                              "layers.csv",          "eigenvalues.svg",
+                                              "singular_values.svg", "stable_rank.svg"};
+
+void Export_from_result(ExportData *d, const Result *r)
+{
+    memset(d, 0, sizeof *d);
+    d->config = &r->config;
+    d->sigma = r->sigma;
+    d->eigenvalues = r->spectra_ready ? r->eigenvalues : NULL;
+    d->singular_values = r->spectra_ready ? r->singular_values : NULL;
+    const struct {
+        const char *name;
+        const double *values;
+    } curves[] = {
+        {"stable_rank", r->network.stable_rank},
+        {"stable_rank_minus_one", r->network.stable_rank_minus_one},
+        {"stable_rank_mean", r->stable_rank_band.mean},
+        {"stable_rank_std", r->stable_rank_band.std},
+        {"counterpart_stable_rank", r->counterpart.stable_rank},
+        {"counterpart_stable_rank_minus_one", r->counterpart.stable_rank_minus_one},
+        {"token_similarity", r->network.token_similarity},
+        {"counterpart_token_similarity", r->counterpart.token_similarity},
+        {"log10_norm", r->network.log10_norm},
+        {"gradient_norm", r->network.gradient_norm},
+        {"counterpart_gradient_norm", r->counterpart.gradient_norm},
+    };
+    for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++) {
+        d->curve_names[i] = curves[i].name;
+        d->curves[i] = curves[i].values;
+    }
+    d->curve_count = (int)(sizeof curves / sizeof curves[0]);
+    d->stable_rank_curve = 0;
+    d->counterpart_stable_rank_curve = 4;
+}
+
+const char *Export_default_directory(char *buf, size_t size)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(buf, size, "attnscope-%Y%m%d-%H%M%S", &tm);
+    return buf;
+}
+
+/* A number for CSV: shortest round-trip form, empty when undefined. */
+static void csv_number(FILE *f, double x)
+{
+    if (!isfinite(x))
+        return;
+    char buf[40];
+    for (int precision = 15; precision <= 17; precision++) {
+        snprintf(buf, sizeof buf, "%.*g", precision, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    fputs(buf, f);
+}
+
+static void write_eigenvalues_csv(FILE *f, const ExportData *d)
+{
+    int T = d->config->tokens;
+    double root_t = sqrt((double)T);
+    fputs("index,re,im,modulus,sqrtT_re,sqrtT_im\n", f);
+    for (int i = 0; d->eigenvalues && i < T; i++) {
+        const Complex *z = &d->eigenvalues[i];
+        fprintf(f, "%d,", i + 1);
+        csv_number(f, z->re);
+        fputc(',', f);
+        csv_number(f, z->im);
+        fputc(',', f);
+        csv_number(f, hypot(z->re, z->im));
+        fputc(',', f);
+        csv_number(f, root_t * z->re);
+        fputc(',', f);
+        csv_number(f, root_t * z->im);
+        fputc('\n', f);
+    }
+}
+
+static void write_singular_values_csv(FILE *f, const ExportData *d)
+{
+    int T = d->config->tokens;
+    fputs("index,singular_value,sqrtT_singular_value\n", f);
+    for (int i = 0; d->singular_values && i < T; i++) {
+        fprintf(f, "%d,", i + 1);
+        csv_number(f, d->singular_values[i]);
+        fputc(',', f);
+        csv_number(f, sqrt((double)T) * d->singular_values[i]);
+        fputc('\n', f);
+    }
+}
+
+static void write_layers_csv(FILE *f, const ExportData *d)
+{
+    fputs("layer", f);
+    for (int c = 0; c < d->curve_count; c++)
+        fprintf(f, ",%s", d->curve_names[c]);
+    fputc('\n', f);
+    for (int l = 0; l <= d->config->depth; l++) {
+        fprintf(f, "%d", l);
+        for (int c = 0; c < d->curve_count; c++) {
+            fputc(',', f);
+            csv_number(f, d->curves[c][l]);
+        }
+        fputc('\n', f);
+    }
+}
+
+/* ---- SVG: 640×480, a plot area with a frame, axes labels and a title ----------------- */
+
+enum { SVG_W = 640, SVG_H = 480, MARGIN = 60 };
+
+typedef struct {
+    double x0, x1, y0, y1; /* data ranges */
+    bool log_y;
+} Frame;
+
+static double px(const Frame *fr, double x)
+{
+    return MARGIN + (x - fr->x0) / (fr->x1 - fr->x0) * (SVG_W - 2 * MARGIN);
+}
+
+static double py(const Frame *fr, double y)
+{
+    double lo = fr->log_y ? log10(fr->y0) : fr->y0, hi = fr->log_y ? log10(fr->y1) : fr->y1;
+    double v = fr->log_y ? log10(y) : y;
+    return SVG_H - MARGIN - (v - lo) / (hi - lo) * (SVG_H - 2 * MARGIN);
+}
+
+static void svg_open(FILE *f, const char *title, const Config *c)
+{
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            "<text x=\"%d\" y=\"24\" font-size=\"15\">%s</text>\n"
+            "<text x=\"%d\" y=\"42\" fill=\"#555\">T=%d d=%d L=%d σ_qk=%g %s, %s mask, gap %s, "
+            "LN %s, skip %s, seed %llu</text>\n",
+            SVG_W, SVG_H, SVG_W, SVG_H, MARGIN, title, MARGIN, c->tokens, c->width, c->depth,
+            c->sigma_qk, ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask],
+            GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
+            (unsigned long long)c->seed);
+}
+
+static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *ylabel)
+{
+    fprintf(f,
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>\n",
+            MARGIN, MARGIN, SVG_W - 2 * MARGIN, SVG_H - 2 * MARGIN);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", SVG_W / 2, SVG_H - 20,
+            xlabel);
+    fprintf(f,
+            "<text x=\"16\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 16 %d)\">%s"
+            "</text>\n",
+            SVG_H / 2, SVG_H / 2, ylabel);
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\">%.3g</text><text x=\"%d\" y=\"%d\" "
+            "text-anchor=\"end\">%.3g</text>\n",
+            MARGIN, SVG_H - MARGIN + 16, fr->x0, SVG_W - MARGIN, SVG_H - MARGIN + 16, fr->x1);
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>"
+            "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>\n",
+            MARGIN - 4, SVG_H - MARGIN, fr->y0, MARGIN - 4, MARGIN + 10, fr->y1);
+}
+
+static void write_eigenvalues_svg(FILE *f, const ExportData *d)
+{
+    int T = d->config->tokens;
+    double root_t = sqrt((double)T), extent = 1.2 * fmax(d->sigma, 1e-300);
+    for (int i = 0; d->eigenvalues && i < T; i++)
+        extent = fmax(extent, 1.1 * root_t * hypot(d->eigenvalues[i].re, d->eigenvalues[i].im));
+    if (!isfinite(extent))
+        extent = 1.1 * root_t;
+    Frame fr = {-extent, extent, -extent * 0.75, extent * 0.75, false};
+    svg_open(f, "Eigenvalues of the shown attention matrix, scaled by √T", d->config);
+    svg_axes(f, &fr, "Re √T·λ", "Im √T·λ");
+    double unit = (SVG_W - 2 * MARGIN) / (2 * extent);
+    fprintf(f,
+            "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
+            "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
+            px(&fr, 0), py(&fr, 0), root_t * unit);
+    if (isfinite(d->sigma) && d->sigma * unit < 4 * SVG_W)
+        fprintf(f,
+                "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
+                "stroke=\"#c60\" stroke-dasharray=\"2 2\"/>\n",
+                px(&fr, 0), py(&fr, 0), d->sigma * unit);
+    for (int i = 0; d->eigenvalues && i < T; i++) {
+        double x = root_t * d->eigenvalues[i].re, y = root_t * d->eigenvalues[i].im;
+        if (i == 0)
+            fprintf(f,
+                    "<rect class=\"point outlier\" x=\"%.2f\" y=\"%.2f\" width=\"7\" "
+                    "height=\"7\" fill=\"#d22\"/>\n",
+                    px(&fr, x) - 3.5, py(&fr, y) - 3.5);
+        else
+            fprintf(f, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"2\" fill=\"#137\"/>\n",
+                    px(&fr, x), py(&fr, y));
+    }
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\" fill=\"#555\">square: largest |λ|; dashed grey: "
+            "|λ| = 1; dotted orange: radius σ = %.4g</text>\n</svg>\n",
+            MARGIN, SVG_H - 4, d->sigma);
+}
+
+static void write_singular_values_svg(FILE *f, const ExportData *d)
+{
+    int T = d->config->tokens;
+    double root_t = sqrt((double)T), top = 1e-300;
+    for (int i = 0; d->singular_values && i < T; i++)
+        if (isfinite(d->singular_values[i]))
+            top = fmax(top, root_t * d->singular_values[i]);
+    enum { BINS = 40 };
+    int counts[BINS] = {0}, highest = 1;
+    double bulk_top = T > 1 && d->singular_values ? root_t * d->singular_values[1] : top;
+    if (!(bulk_top > 0) || !isfinite(bulk_top))
+        bulk_top = top;
+    for (int i = 1; d->singular_values && i < T; i++) {
+        int b = (int)(root_t * d->singular_values[i] / bulk_top * (BINS - 1e-9));
+        if (b >= 0 && b < BINS && ++counts[b] > highest)
+            highest = counts[b];
+    }
+    Frame fr = {0, 1.05 * top, 0, 1.1 * highest, false};
+    svg_open(f, "Singular values of the shown attention matrix, scaled by √T", d->config);
+    svg_axes(f, &fr, "√T·s", "count");
+    double width = bulk_top / BINS;
+    for (int b = 0; b < BINS; b++)
+        if (counts[b])
+            fprintf(f,
+                    "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                    "fill=\"#9bd\"/>\n",
+                    px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
+                    py(&fr, 0) - py(&fr, counts[b]));
+    for (int i = 0; d->singular_values && i < T; i++) { /* one mark per singular value */
+        double x = px(&fr, root_t * d->singular_values[i]);
+        fprintf(f,
+                "<line class=\"point%s\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
+                "stroke=\"%s\"/>\n",
+                i == 0 ? " outlier" : "", x, x, py(&fr, 0), py(&fr, 0) + (i == 0 ? -30 : 6),
+                i == 0 ? "#d22" : "#137");
+    }
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\" fill=\"#555\">bars: bulk s_2..s_T; ticks: every value; "
+            "red: s_1 (the gap)</text>\n</svg>\n",
+            MARGIN, SVG_H - 4);
+}
+
+static void write_stable_rank_svg(FILE *f, const ExportData *d)
+{
+    int L = d->config->depth;
+    double lo = INFINITY, hi = -INFINITY;
+    const int which[2] = {d->stable_rank_curve, d->counterpart_stable_rank_curve};
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; which[k] >= 0 && l <= L; l++) {
+            double v = d->curves[which[k]][l];
+            if (isfinite(v) && v > 0) {
+                lo = fmin(lo, v);
+                hi = fmax(hi, v);
+            }
+        }
+    if (!(lo <= hi)) {
+        lo = 1;
+        hi = 10;
+    }
+    Frame fr = {0, L > 0 ? L : 1, lo / 1.5, hi * 1.5, true};
+    svg_open(f, "Stable rank of the token covariance against depth (log scale)", d->config);
+    svg_axes(f, &fr, "layer ℓ", "sr(Σ_ℓ)");
+    const char *colour[2] = {"#137", "#c60"}, *dash[2] = {"", " stroke-dasharray=\"6 4\""};
+    for (int k = 0; k < 2; k++) {
+        if (which[k] < 0)
+            continue;
+        const double *v = d->curves[which[k]];
+        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", colour[k], dash[k]);
+        for (int l = 0; l <= L; l++)
+            if (isfinite(v[l]) && v[l] > 0)
+                fprintf(f, "%.2f,%.2f ", px(&fr, l), py(&fr, v[l]));
+        fputs("\"/>\n", f);
+        for (int l = 0; l <= L; l++)
+            if (isfinite(v[l]) && v[l] > 0)
+                fprintf(f,
+                        "<circle class=\"point %s\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\" "
+                        "fill=\"%s\"/>\n",
+                        k ? "counterpart" : "network", px(&fr, l), py(&fr, v[l]), colour[k]);
+    }
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\" fill=\"#555\">solid: gap %s; dashed: gap %s (same "
+            "weights)</text>\n</svg>\n",
+            MARGIN, SVG_H - 4, GAP_NAMES.names[d->config->gap],
+            GAP_NAMES.names[Gap_toggled(d->config->gap)]);
+}
+
+typedef void (*Writer)(FILE *f, const ExportData *d);
+
+int Export_write(const ExportData *d, const char *dir, char *err, size_t size)
+{
+    static const Writer writers[FILES] = {write_eigenvalues_csv,     write_singular_values_csv,
+                                          write_layers_csv,          write_eigenvalues_svg,
+                                          write_singular_values_svg, write_stable_rank_svg};
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, size, "export to '%s': cannot create the directory: %s", dir,
+                 strerror(errno));
+        return -1;
+    }
+    char temp[FILES][PATH_SIZE], final[FILES][PATH_SIZE];
+    int written = 0, status = 0;
+    for (int i = 0; i < FILES && status == 0; i++) {
+        snprintf(final[i], PATH_SIZE, "%s/%s", dir, FILE_NAMES[i]);
+        snprintf(temp[i], PATH_SIZE, "%s/.%s.XXXXXX", dir, FILE_NAMES[i]);
+        int fd = mkstemp(temp[i]);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (!f) {
+            snprintf(err, size, "export to '%s': cannot write %s: %s", dir, FILE_NAMES[i],
+                     strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+                unlink(temp[i]);
+            }
+            status = -1;
+            break;
+        }
+        written++;
+        writers[i](f, d);
+        int failed = ferror(f) != 0;
+        failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+        int saved = errno;
+        failed |= fclose(f) != 0;
+        if (failed) {
+            snprintf(err, size, "export to '%s': writing %s failed: %s", dir, FILE_NAMES[i],
+                     strerror(saved ? saved : errno));
+            status = -1;
+        }
+    }
+    /* All or nothing: rename only when every file was written. */
+    for (int i = 0; i < written && status == 0; i++)
+        if (rename(temp[i], final[i]) != 0) {
+            snprintf(err, size, "export to '%s': cannot rename %s into place: %s", dir,
+                     FILE_NAMES[i], strerror(errno));
+            status = -1;
+            for (int k = 0; k < i; k++) /* take back what was already renamed */
+                unlink(final[k]);
+        }
+    if (status != 0)
+        for (int i = 0; i < written; i++)
+            unlink(temp[i]);
+    return status == 0 ? FILES : -1;
+}
