@@ -67,11 +67,17 @@ typedef struct {
     Warnings warnings;
 } Result;
 
-/* Called after each layer of each seed; return false to stop (the Result then holds what
-   was finished, layers_done tells how much). */
+/* How a caller follows and steers a run.  after_layer is called after each layer of each
+   seed; returning false stops the run (the Result then holds what was finished, layers_done
+   tells how much).  run_pair, when set, must call task(0, context) and task(1, context) at
+   the same time (on two threads) and return when both are done: the two networks of a
+   layer are independent, so a caller with a spare core halves the time.  The caller then
+   keeps BLAS single-threaded, so the threads do not fight.  The core starts no thread. */
 typedef struct {
     bool (*after_layer)(void *context, int seed_index, int layer, int depth);
     void *context;
+    void (*run_pair)(void *pair_context, void (*task)(int which, void *context), void *context);
+    void *pair_context;
 } Progress;
 
 typedef struct Workspace Workspace;

@@ -3,9 +3,11 @@
 #include "attnscope/model.h"
 #include "batch.h"
 #include "export.h"
+#include "pair.h"
 #include "options.h"
 #include "tui.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -23,7 +25,14 @@ static int run_batch(const Options *o)
         fprintf(stderr, "attnscope: out of memory\n");
         goto done;
     }
-    if (Model_run(&o->config, w, r, NULL, err, sizeof err)) {
+    /* Two cores: the network and its counterpart run on a thread each, with single-threaded
+       BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time). */
+    const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
+    Progress lanes = {.run_pair = Pair_run};
+    bool parallel = !blas_threads || !*blas_threads;
+    if (parallel)
+        Linalg_set_blas_threads(1);
+    if (Model_run(&o->config, w, r, parallel ? &lanes : NULL, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }

@@ -1,6 +1,10 @@
 /* The forward pass of SPEC §1.5 for a network and its counterpart (gap removal toggled),
  * sharing every random weight, and the quantities of SPEC §2.
  *
+ * The two networks of a layer are independent once the layer's weights are drawn, so each
+ * runs in a lane of its own buffers, and a caller with a spare core may run both lanes at
+ * once (Progress.run_pair); the core itself starts no thread.
+ *
  * Storage: token matrices X are T×d column-major (leading dimension T); weights d×d
  * column-major; attention matrices row by row (see attention.h).
  */
@@ -11,81 +15,84 @@
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
 #include "attnscope/spectra.h"
+#include "result_internal.h"
 
 #include <cblas.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { NETWORK_MAIN, NETWORK_COUNTERPART, NETWORKS };
 
+/* The buffers one network uses for itself. */
+typedef struct {
+    Linalg *la;
+    double *x;      /* T×d: X_ℓ (normalised for input-independent kinds, see log_scale) */
+    double *frozen; /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
+    double *xw, *y, *q, *k;       /* T×d scratch */
+    double *logits, *attn, *gram; /* T×T scratch */
+    double *gram_eig, *column;    /* T, max(T, d) */
+    double *gap_scratch;          /* main lane only: the counterpart's gap mode is off or center */
+    Warnings warnings;            /* merged into the result after each layer, main lane first */
+} Lane;
+
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
-    Linalg *la;
     RandomStream *random;
-    double *x[NETWORKS];      /* T×d: X_ℓ of each network (normalised, see log_scale) */
-    double *frozen[NETWORKS]; /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
-    double *xw, *y, *q, *k;   /* T×d */
-    double *wq, *wk, *wv;     /* d×d */
-    double *markov_gauss;     /* T×T */
-    double *logits, *attn;    /* T×T */
+    Lane lane[NETWORKS];
+    double *wq, *wk, *wv; /* d×d, the current layer's weights, shared by both lanes */
+    double *markov_gauss; /* T×T */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
-    double *gram, *gram_eig;                  /* T×T, T */
-    double *gap_scratch;
-    double *column; /* max(T, d) */
+    double *value_cache; /* W^V of every layer, kept for the gradients when it fits */
+    size_t value_cache_size;
 };
 
-Workspace *Workspace_new(void)
-{
-    Workspace *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->la = Linalg_new();
-    w->random = RandomStream_new();
-    if (!w->la || !w->random) {
-        Workspace_free(w);
-        return NULL;
-    }
-    return w;
-}
+/* The value weights of all layers are kept for the gradient pass below this size, and drawn
+   again from their streams above it. */
+#define VALUE_CACHE_MAX ((size_t)256 << 20)
 
-/* Every buffer of the workspace and its size in doubles for T tokens and width d: the one
-   list that allocation, release and the memory estimate share. */
+/* Every buffer and its size in doubles for T tokens and width d: the one list that
+   allocation, release and the memory estimate share. */
 typedef struct {
     double **buf;
     size_t n;
 } BufferPlan;
-enum { WORKSPACE_BUFFERS = 20 };
+enum { LANE_BUFFERS = 12, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 6 };
 
 static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_BUFFERS])
 {
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
-    const BufferPlan all[WORKSPACE_BUFFERS] = {
-        {&w->x[0], td},
-        {&w->x[1], td},
-        {&w->frozen[0], td},
-        {&w->frozen[1], td},
-        {&w->xw, td},
-        {&w->y, td},
-        {&w->q, td},
-        {&w->k, td},
+    int n = 0;
+    for (int l = 0; l < NETWORKS; l++) {
+        Lane *lane = &w->lane[l];
+        const BufferPlan buffers[LANE_BUFFERS] = {
+            {&lane->x, td},
+            {&lane->frozen, td},
+            {&lane->xw, td},
+            {&lane->y, td},
+            {&lane->q, td},
+            {&lane->k, td},
+            {&lane->logits, tt},
+            {&lane->attn, tt},
+            {&lane->gram, tt},
+            {&lane->gram_eig, (size_t)T},
+            {&lane->column, (size_t)(T > d ? T : d)},
+            {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
+        };
+        memcpy(plan + n, buffers, sizeof buffers);
+        n += LANE_BUFFERS;
+    }
+    const BufferPlan shared[] = {
         {&w->wq, dd},
         {&w->wk, dd},
         {&w->wv, dd},
         {&w->markov_gauss, tt},
-        {&w->logits, tt},
-        {&w->attn, tt},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
-        {&w->gram, tt},
-        {&w->gram_eig, (size_t)T},
-        {&w->gap_scratch, Gap_scratch_size(T)},
-        {&w->column, (size_t)(T > d ? T : d)},
     };
-    memcpy(plan, all, sizeof all);
-    return WORKSPACE_BUFFERS;
+    memcpy(plan + n, shared, sizeof shared);
+    return n + (int)(sizeof shared / sizeof shared[0]);
 }
 
 static void workspace_release_buffers(Workspace *w)
@@ -99,23 +106,56 @@ static void workspace_release_buffers(Workspace *w)
     w->T = w->d = 0;
 }
 
+Workspace *Workspace_new(void)
+{
+    Workspace *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->random = RandomStream_new();
+    for (int l = 0; l < NETWORKS; l++)
+        w->lane[l].la = Linalg_new();
+    if (!w->random || !w->lane[0].la || !w->lane[1].la) {
+        Workspace_free(w);
+        return NULL;
+    }
+    return w;
+}
+
 void Workspace_free(Workspace *w)
 {
     if (!w)
         return;
     workspace_release_buffers(w);
-    Linalg_free(w->la);
+    free(w->value_cache);
+    for (int l = 0; l < NETWORKS; l++)
+        Linalg_free(w->lane[l].la);
     RandomStream_free(w->random);
     free(w);
 }
 
-static int workspace_reserve(Workspace *w, int T, int d)
+static bool gradients_apply(const Config *c);
+
+static size_t value_cache_doubles(const Config *c)
 {
-    if (w->T == T && w->d == d)
+    size_t n = (size_t)c->depth * c->width * c->width;
+    return gradients_apply(c) && n * sizeof(double) <= VALUE_CACHE_MAX ? n : 0;
+}
+
+static int workspace_reserve(Workspace *w, const Config *c)
+{
+    size_t cache = value_cache_doubles(c);
+    if (cache > w->value_cache_size) {
+        free(w->value_cache);
+        w->value_cache = malloc(sizeof(double) * cache);
+        w->value_cache_size = w->value_cache ? cache : 0;
+        if (!w->value_cache)
+            return -1;
+    }
+    if (w->T == c->tokens && w->d == c->width)
         return 0;
     workspace_release_buffers(w);
     BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(w, T, d, plan);
+    int n = workspace_plan(w, c->tokens, c->width, plan);
     for (int i = 0; i < n; i++) {
         *plan[i].buf = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1));
         if (!*plan[i].buf) {
@@ -123,8 +163,8 @@ static int workspace_reserve(Workspace *w, int T, int d)
             return -1;
         }
     }
-    w->T = T;
-    w->d = d;
+    w->T = c->tokens;
+    w->d = c->width;
     return 0;
 }
 
@@ -133,112 +173,15 @@ size_t Model_memory_estimate(const Config *c)
     Workspace sizes = {0};
     BufferPlan plan[WORKSPACE_BUFFERS];
     int n = workspace_plan(&sizes, c->tokens, c->width, plan);
-    size_t doubles = 0, T = (size_t)c->tokens;
+    size_t doubles = value_cache_doubles(c), T = (size_t)c->tokens;
     for (int i = 0; i < n; i++)
         doubles += plan[i].n;
     /* LAPACK's kept workspaces: dgesdd with vectors (outliers mode) needs about 4T² + 4T,
-       dgeev and dsyevd some tens of T. */
-    doubles += (c->gap == GAP_OUTLIERS ? 4 * T * T : 0) + 64 * T;
+       dgeev and dsyevd some tens of T per lane. */
+    doubles += (c->gap == GAP_OUTLIERS ? 4 * T * T : 0) + 128 * T;
     /* The result: per-layer curves of every seed, the spectra. */
     doubles += (size_t)(c->depth + 1) * 8 * (size_t)(c->seeds + 2) + 4 * T;
     return doubles * sizeof(double);
-}
-
-Result *Result_new(void)
-{
-    return calloc(1, sizeof(Result));
-}
-
-static void curves_free(Curves *c)
-{
-    free(c->stable_rank);
-    free(c->stable_rank_minus_one);
-    free(c->log10_norm);
-    free(c->token_similarity);
-    free(c->gradient_norm);
-    free(c->log10_gradient_norm);
-    memset(c, 0, sizeof *c);
-}
-
-static void band_free(Band *b)
-{
-    free(b->mean);
-    free(b->std);
-    memset(b, 0, sizeof *b);
-}
-
-static void result_release(Result *r)
-{
-    curves_free(&r->network);
-    curves_free(&r->counterpart);
-    band_free(&r->stable_rank_band);
-    band_free(&r->counterpart_band);
-    free(r->eigenvalues);
-    free(r->singular_values);
-    memset(r, 0, sizeof *r);
-}
-
-void Result_free(Result *r)
-{
-    if (!r)
-        return;
-    result_release(r);
-    free(r);
-}
-
-static double *nan_array(size_t n)
-{
-    double *p = malloc(sizeof(double) * (n ? n : 1));
-    if (p)
-        for (size_t i = 0; i < n; i++)
-            p[i] = NAN;
-    return p;
-}
-
-static int curves_alloc(Curves *c, size_t n)
-{
-    c->stable_rank = nan_array(n);
-    c->stable_rank_minus_one = nan_array(n);
-    c->log10_norm = nan_array(n);
-    c->token_similarity = nan_array(n);
-    c->gradient_norm = nan_array(n);
-    c->log10_gradient_norm = nan_array(n);
-    return c->stable_rank && c->stable_rank_minus_one && c->log10_norm && c->token_similarity &&
-                   c->gradient_norm && c->log10_gradient_norm
-               ? 0
-               : -1;
-}
-
-static int band_alloc(Band *b, size_t n)
-{
-    b->mean = nan_array(n);
-    b->std = nan_array(n);
-    return b->mean && b->std ? 0 : -1;
-}
-
-static int result_alloc(Result *r, int T, int depth)
-{
-    size_t n = (size_t)depth + 1;
-    if (curves_alloc(&r->network, n) || curves_alloc(&r->counterpart, n) ||
-        band_alloc(&r->stable_rank_band, n) || band_alloc(&r->counterpart_band, n))
-        return -1;
-    r->eigenvalues = calloc((size_t)T, sizeof(Complex));
-    r->singular_values = nan_array((size_t)T);
-    return r->eigenvalues && r->singular_values ? 0 : -1;
-}
-
-void Warnings_add(Warnings *w, const char *fmt, ...)
-{
-    char text[WARNING_LENGTH];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    for (int i = 0; i < w->count; i++)
-        if (strcmp(w->text[i], text) == 0)
-            return;
-    if (w->count < WARNINGS_MAX)
-        memcpy(w->text[w->count++], text, sizeof text);
 }
 
 /* ---- one network ---------------------------------------------------------------------- */
@@ -291,8 +234,16 @@ static void record(Curves *c, int layer, const Measures *m, double log_similarit
     c->token_similarity[layer] = isfinite(ratio) ? ratio : NAN;
 }
 
+/* The value weights of a layer: kept in the cache when there is one. */
+static double *value_weights(Workspace *w, const Config *c, int layer)
+{
+    size_t dd = (size_t)c->width * c->width;
+    return w->value_cache && value_cache_doubles(c) ? w->value_cache + (size_t)(layer - 1) * dd
+                                                    : w->wv;
+}
+
 /* Weights of one layer, shared by both networks. */
-static void draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer)
+static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer)
 {
     size_t dd = (size_t)c->width * c->width, tt = (size_t)c->tokens * c->tokens;
     if (Attention_has_query_key(c->attention)) {
@@ -302,25 +253,27 @@ static void draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int
     if (c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(w->random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
                               w->markov_gauss, tt);
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, w->wv, dd);
+    double *wv = value_weights(w, c, layer);
+    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, wv, dd);
+    return wv;
 }
 
 /* The logits of the layer, row-major: S = X W^Q (X W^K)ᵀ / √d, i.e. Sᵀ = K Qᵀ / √d in
    column-major.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised. */
-static const double *layer_logits(Workspace *w, const Config *c, const double *x)
+static const double *layer_logits(Workspace *w, Lane *lane, const Config *c)
 {
     int T = c->tokens, d = c->width;
     if (c->attention == ATTENTION_MARKOV)
         return w->markov_gauss;
     if (!Attention_has_query_key(c->attention))
         return NULL;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, w->wq, d, 0.0, w->q,
-                T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, w->wk, d, 0.0, w->k,
-                T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d), w->k, T,
-                w->q, T, 0.0, w->logits, T);
-    return w->logits;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wq, d, 0.0,
+                lane->q, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wk, d, 0.0,
+                lane->k, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d), lane->k, T,
+                lane->q, T, 0.0, lane->logits, T);
+    return lane->logits;
 }
 
 /* Post-LayerNorm per token (a row of the column-major X): rms: x/‖x‖; ln: centred first.
@@ -371,168 +324,238 @@ static bool all_finite(const double *x, size_t n)
     return true;
 }
 
+/* One seed's run: what both lanes read, and each lane's network and status. */
 typedef struct {
     const Config *config;
     Workspace *w;
     Result *out;
     bool first_seed;
+    int layer;                   /* the layer being computed */
+    bool attention_ready;        /* layer 1: both lanes start from X0 and share A */
+    const double *shared_logits; /* their logits, for the logit std */
+    const double *wv;            /* the layer's value weights */
+    Network nets[NETWORKS];
+    Curves *curves;     /* [NETWORKS] of this seed */
+    int info[NETWORKS]; /* LAPACK status of each lane */
 } Run;
 
+static const char *network_name(int which)
+{
+    return which == NETWORK_MAIN ? "the" : "the counterpart";
+}
+
 /* One layer of one network: attention from its own X, gap removal, values, skip, LN. */
-static int network_layer(Run *run, Network *net, int which, int layer, Curves *curves)
+static int network_layer(Run *run, int which)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    int T = c->tokens, d = c->width;
+    Lane *lane = &w->lane[which];
+    Network *net = &run->nets[which];
+    int T = c->tokens, d = c->width, layer = run->layer;
     size_t td = (size_t)T * d, tt = (size_t)T * T;
-    double *x = w->x[which];
     bool shown = run->first_seed && which == NETWORK_MAIN && layer == c->layer;
 
-    const double *logits = layer_logits(w, c, x);
-    Attention_build(c->attention, c->mask, c->window, T, logits, w->attn);
+    const double *logits = run->shared_logits;
+    if (!run->attention_ready) {
+        logits = layer_logits(w, lane, c);
+        Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
+    }
     if (shown) {
-        memcpy(w->shown_before_gap, w->attn, sizeof(double) * tt);
+        memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
         run->out->logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
     }
     GapOutcome outcome;
-    int info = Gap_apply(net->gap, c->attention, c->mask, c->window, T, w->attn, w->la,
-                         w->gap_scratch, &outcome, &run->out->warnings);
+    int info = Gap_apply(net->gap, c->attention, c->mask, c->window, T, lane->attn, lane->la,
+                         lane->gap_scratch, &outcome, &lane->warnings);
     if (info)
         return info;
     if (shown) {
-        memcpy(w->shown_applied, w->attn, sizeof(double) * tt);
+        memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
         run->out->shown_gap = outcome.applied;
         run->out->outliers_removed = outcome.outliers_removed;
     }
     if (run->first_seed && gradients_apply(c)) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
-        scaled_step(T, d, &w->frozen[which], &w->y, w->attn, NULL, true, &net->log_frozen);
+        scaled_step(T, d, &lane->frozen, &lane->y, lane->attn, NULL, true, &net->log_frozen);
 
     /* Y = A X W^V; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, w->wv, d, 0.0, w->xw,
-                T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, run->wv, d,
+                0.0, lane->xw, T);
     double keep = c->skip == SKIP_NONE ? 0.0 : 1.0;
     double branch = c->skip == SKIP_SCALED ? 1.0 / sqrt((double)d) : 1.0;
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, w->attn, T, w->xw, T,
-                keep, x, T);
-    layernorm(c->layernorm, T, d, x, w->column);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, lane->attn, T, lane->xw,
+                T, keep, lane->x, T);
+    layernorm(c->layernorm, T, d, lane->x, lane->column);
 
-    if (!all_finite(x, td)) {
+    if (!all_finite(lane->x, td)) {
         net->dead = true;
-        Warnings_add(&run->out->warnings,
+        Warnings_add(&lane->warnings,
                      "%s network overflows the double range at layer %d (no LayerNorm: "
                      "the tokens grow layer by layer); its values from there on are null",
-                     which == NETWORK_MAIN ? "the" : "the counterpart", layer);
+                     network_name(which), layer);
         return 0;
     }
-    double norm = cblas_dnrm2((int)td, x, 1);
+    double norm = cblas_dnrm2((int)td, lane->x, 1);
     if (Attention_is_input_independent(c->attention) && norm > 0 &&
         c->layernorm == LAYERNORM_NONE) {
         /* A does not depend on X and every step is homogeneous of degree 1 in X: carry the
            scale apart so that deep networks never overflow. */
-        cblas_dscal((int)td, 1.0 / norm, x, 1);
+        cblas_dscal((int)td, 1.0 / norm, lane->x, 1);
         net->log_scale += log(norm);
     }
 
     Measures m;
-    info = Measure_tokens(w->la, T, d, x, net->log_scale, w->xw, w->gram, w->gram_eig, &m);
+    info = Measure_tokens(lane->la, T, d, lane->x, net->log_scale, lane->xw, lane->gram,
+                          lane->gram_eig, &m);
     if (info)
         return info;
     if (isnan(m.stable_rank)) {
         net->dead = true;
-        Warnings_add(&run->out->warnings,
+        Warnings_add(&lane->warnings,
                      "%s network is exactly 0 after layer %d (%s): its stable rank is "
                      "undefined from there on",
-                     which == NETWORK_MAIN ? "the" : "the counterpart", layer,
-                     ATTENTION_NAMES.names[c->attention]);
+                     network_name(which), layer, ATTENTION_NAMES.names[c->attention]);
     }
-    record(curves, layer, &m, net->log_similarity0);
+    record(&run->curves[which], layer, &m, net->log_similarity0);
     return 0;
+}
+
+static void layer_task(int which, void *context)
+{
+    Run *run = context;
+    if (!run->nets[which].dead)
+        run->info[which] = network_layer(run, which);
+}
+
+/* Both lanes, at once when the caller offers a way, else one after the other. */
+static int run_lanes(Run *run, void (*task)(int which, void *context), const Progress *progress)
+{
+    run->info[0] = run->info[1] = 0;
+    if (progress && progress->run_pair) {
+        progress->run_pair(progress->pair_context, task, run);
+    } else {
+        task(NETWORK_MAIN, run);
+        task(NETWORK_COUNTERPART, run);
+    }
+    for (int n = 0; n < NETWORKS; n++) {
+        Warnings *lane = &run->w->lane[n].warnings;
+        for (int i = 0; i < lane->count; i++)
+            Warnings_add(&run->out->warnings, "%s", lane->text[i]);
+        lane->count = 0;
+    }
+    return run->info[0] ? run->info[0] : run->info[1];
 }
 
 /* Orthonormal input X0 = Qᵀ, Q from the QR factorisation of G ∈ R^{d×T}, signs by diag(R). */
 static int input_tokens(Workspace *w, const Config *c, uint64_t seed)
 {
     int T = c->tokens, d = c->width;
-    double *g = w->y; /* d×T fits in a T×d buffer */
-    RandomStream_gaussian(w->random, seed, 0, ROLE_INPUT, 1.0, g, (size_t)d * T);
-    int info = Linalg_orthonormalise(w->la, d, T, g);
+    size_t td = (size_t)T * d;
+    Lane *main_lane = &w->lane[NETWORK_MAIN];
+    double *g = main_lane->y; /* d×T fits in a T×d buffer */
+    RandomStream_gaussian(w->random, seed, 0, ROLE_INPUT, 1.0, g, td);
+    int info = Linalg_orthonormalise(main_lane->la, d, T, g);
     if (info)
         return info;
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
-            w->x[0][i + (size_t)j * T] = g[j + (size_t)i * d];
-    memcpy(w->x[1], w->x[0], sizeof(double) * (size_t)T * d);
-    for (int n = 0; n < NETWORKS; n++)
-        memcpy(w->frozen[n], w->x[0], sizeof(double) * (size_t)T * d);
+            main_lane->x[i + (size_t)j * T] = g[j + (size_t)i * d];
+    for (int n = 0; n < NETWORKS; n++) {
+        memcpy(w->lane[n].x, main_lane->x, sizeof(double) * td);
+        memcpy(w->lane[n].frozen, main_lane->x, sizeof(double) * td);
+    }
     return 0;
 }
 
-/* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
-   P2 = W_{ℓ+1}⋯W_L (SPEC §2), in log10 for ℓ = 1..L.  The value weights are drawn again
-   from their streams rather than kept: L·d² doubles would not fit at the largest sizes. */
-static void frozen_attention_gradients(Workspace *w, const Config *c, uint64_t seed, Network *nets,
-                                       Curves *curves)
+static void gradient_task(int which, void *context)
 {
+    Run *run = context;
+    Curves *g = &run->curves[which];
+    Lane *lane = &run->w->lane[which];
+    int l = run->layer;
+    if (run->nets[which].dead) {
+        g->log10_gradient_norm[l] = NAN;
+        return;
+    }
+    g->log10_gradient_norm[l] +=
+        scaled_step(run->config->tokens, run->config->width, &lane->frozen, &lane->y, NULL, run->wv,
+                    false, &run->nets[which].log_frozen);
+    double value = pow(10.0, g->log10_gradient_norm[l]);
+    g->gradient_norm[l] = isfinite(value) ? value : NAN;
+}
+
+/* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
+   P2 = W_{ℓ+1}⋯W_L (SPEC §2), in log10 for ℓ = 1..L.  The value weights come from the cache,
+   or are drawn again from their streams where L·d² doubles would not fit. */
+static int frozen_attention_gradients(Run *run, uint64_t seed, const Progress *progress)
+{
+    Workspace *w = run->w;
+    const Config *c = run->config;
     int d = c->width, L = c->depth;
     size_t dd = (size_t)d * d;
-    double log_p2 = 0, *log10_p2 = curves[NETWORK_COUNTERPART].log10_gradient_norm;
+    bool cached = value_cache_doubles(c) > 0;
+    double log_p2 = 0, *log10_p2 = run->curves[NETWORK_COUNTERPART].log10_gradient_norm;
     /* P2 = I, then W_ℓ·P2 from the top down; the logit weights' buffers are free now. */
     memset(w->wq, 0, sizeof(double) * dd);
     for (int i = 0; i < d; i++)
         w->wq[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
-        RandomStream_gaussian(w->random, seed, l, ROLE_VALUE, 1.0, w->wv, dd);
-        log10_p2[l] = scaled_step(d, d, &w->wq, &w->wk, w->wv, NULL, false, &log_p2);
+        const double *wv = value_weights(w, c, l);
+        if (!cached)
+            RandomStream_gaussian(w->random, seed, l, ROLE_VALUE, 1.0, w->wv, dd);
+        log10_p2[l] = scaled_step(d, d, &w->wq, &w->wk, wv, NULL, false, &log_p2);
     }
-    memcpy(curves[NETWORK_MAIN].log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
-
+    memcpy(run->curves[NETWORK_MAIN].log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
     for (int l = 1; l <= L; l++) {
-        RandomStream_gaussian(w->random, seed, l, ROLE_VALUE, 1.0, w->wv, dd);
-        for (int n = 0; n < NETWORKS; n++) {
-            Curves *g = &curves[n];
-            if (nets[n].dead) {
-                g->log10_gradient_norm[l] = NAN;
-                continue;
-            }
-            g->log10_gradient_norm[l] += scaled_step(c->tokens, d, &w->frozen[n], &w->y, NULL,
-                                                     w->wv, false, &nets[n].log_frozen);
-            double value = pow(10.0, g->log10_gradient_norm[l]);
-            g->gradient_norm[l] = isfinite(value) ? value : NAN;
-        }
+        run->layer = l;
+        run->wv = value_weights(w, c, l);
+        if (!cached)
+            RandomStream_gaussian(w->random, seed, l, ROLE_VALUE, 1.0, w->wv, dd);
+        run_lanes(run, gradient_task, progress);
     }
+    return 0;
 }
 
-static int run_seed(Run *run, uint64_t seed, int seed_index, Curves *curves,
-                    const Progress *progress, bool *stopped)
+static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *progress,
+                    bool *stopped)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    Network nets[NETWORKS] = {{.gap = c->gap}, {.gap = Gap_toggled(c->gap)}};
+    Lane *main_lane = &w->lane[NETWORK_MAIN];
+    run->nets[NETWORK_MAIN] = (Network){.gap = c->gap};
+    run->nets[NETWORK_COUNTERPART] = (Network){.gap = Gap_toggled(c->gap)};
     int info = input_tokens(w, c, seed);
     if (info)
         return info;
     Measures m0;
-    info =
-        Measure_tokens(w->la, c->tokens, c->width, w->x[0], 0.0, w->xw, w->gram, w->gram_eig, &m0);
+    info = Measure_tokens(main_lane->la, c->tokens, c->width, main_lane->x, 0.0, main_lane->xw,
+                          main_lane->gram, main_lane->gram_eig, &m0);
     if (info)
         return info;
     for (int n = 0; n < NETWORKS; n++) {
-        nets[n].log_similarity0 = m0.log_similarity;
-        record(&curves[n], 0, &m0, m0.log_similarity);
+        run->nets[n].log_similarity0 = m0.log_similarity;
+        record(&run->curves[n], 0, &m0, m0.log_similarity);
     }
     for (int layer = 1; layer <= c->depth; layer++) {
-        draw_layer_weights(w, c, seed, layer);
-        for (int n = 0; n < NETWORKS; n++) {
-            if (nets[n].dead)
-                continue;
-            info = network_layer(run, &nets[n], n, layer, &curves[n]);
-            if (info)
-                return info;
+        run->layer = layer;
+        run->wv = draw_layer_weights(w, c, seed, layer);
+        /* Both networks read X0 in layer 1: one attention matrix serves them both. */
+        run->attention_ready = layer == 1;
+        run->shared_logits = NULL;
+        if (run->attention_ready) {
+            size_t tt = (size_t)c->tokens * c->tokens;
+            run->shared_logits = layer_logits(w, main_lane, c);
+            Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
+                            main_lane->attn);
+            memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn, sizeof(double) * tt);
         }
+        info = run_lanes(run, layer_task, progress);
+        if (info)
+            return info;
         if (run->first_seed && layer == c->layer) {
             /* Right away, so a screen shows the spectra before the deeper layers finish. */
-            info = Spectra_of_shown_layer(c, run->out->shown_gap, w->shown_before_gap,
-                                          w->shown_applied, w->la, w->gram, run->out);
+            info =
+                Spectra_of_shown_layer(c, run->out->shown_gap, w->shown_before_gap,
+                                       w->shown_applied, main_lane->la, main_lane->gram, run->out);
             if (info)
                 return info;
             run->out->spectra_ready = true;
@@ -546,12 +569,12 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, Curves *curves,
         }
     }
     if (run->first_seed && gradients_apply(c))
-        frozen_attention_gradients(w, c, seed, nets, curves);
+        return frozen_attention_gradients(run, seed, progress);
     return 0;
 }
 
 /* Mean and sample std of one per-layer value over the seeds; NaN if any seed lacks it. */
-static void fill_band(Band *band, Curves *const *per_seed, int seeds, int depth, int network)
+static void fill_band(Band *band, Curves (*per_seed)[NETWORKS], int seeds, int depth, int network)
 {
     for (int l = 0; l <= depth; l++) {
         double mean = 0, ss = 0;
@@ -570,44 +593,38 @@ static void fill_band(Band *band, Curves *const *per_seed, int seeds, int depth,
 int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
               size_t size)
 {
-    result_release(out);
+    Result_release(out);
     out->config = *c;
     out->counterpart_gap = Gap_toggled(c->gap);
     out->sigma = Config_sigma(c);
     out->logit_std = NAN;
     out->shown_gap = c->gap;
-    if (workspace_reserve(w, c->tokens, c->width) || result_alloc(out, c->tokens, c->depth)) {
+    int seeds = c->seeds < 1 ? 1 : c->seeds;
+    /* Per seed: [network, counterpart] curves; seed 0's are the result's own. */
+    Curves(*per_seed)[NETWORKS] = calloc((size_t)seeds, sizeof *per_seed);
+    int status = 0;
+    if (!per_seed || workspace_reserve(w, c) || Result_allocate(out, c->tokens, c->depth)) {
         snprintf(err, size, "out of memory for T = %d, d = %d, depth %d", c->tokens, c->width,
                  c->depth);
-        return -1;
-    }
-    int seeds = c->seeds < 1 ? 1 : c->seeds;
-    /* Per seed: [network, counterpart] curves; seed 0 writes straight into the result. */
-    Curves(*extra)[NETWORKS] = seeds > 1 ? calloc((size_t)seeds - 1, sizeof *extra) : NULL;
-    Curves **per_seed = calloc((size_t)seeds, sizeof *per_seed);
-    Curves first[NETWORKS] = {out->network, out->counterpart};
-    int status = 0;
-    if (!per_seed || (seeds > 1 && !extra)) {
-        snprintf(err, size, "out of memory for %d seeds", seeds);
         status = -1;
         goto done;
     }
-    per_seed[0] = first;
-    for (int s = 1; s < seeds; s++) {
-        per_seed[s] = extra[s - 1];
+    for (int s = 1; s < seeds; s++)
         for (int n = 0; n < NETWORKS; n++)
-            if (curves_alloc(&extra[s - 1][n], (size_t)c->depth + 1)) {
+            if (Curves_allocate(&per_seed[s][n], (size_t)c->depth + 1)) {
                 snprintf(err, size, "out of memory for %d seeds", seeds);
                 status = -1;
                 goto done;
             }
-    }
 
-    Run run = {.config = c, .w = w, .out = out, .first_seed = true};
+    per_seed[0][NETWORK_MAIN] = out->network; /* the same arrays: seed 0 writes the result */
+    per_seed[0][NETWORK_COUNTERPART] = out->counterpart;
+    Run run = {.config = c, .w = w, .out = out};
     bool stopped = false;
     for (int s = 0; s < seeds && !stopped; s++) {
         run.first_seed = s == 0;
-        int info = run_seed(&run, c->seed + (uint64_t)s, s, per_seed[s], progress, &stopped);
+        run.curves = per_seed[s];
+        int info = run_seed(&run, c->seed + (uint64_t)s, s, progress, &stopped);
         if (info) {
             snprintf(err, size, "LAPACK failed (info %d) in seed %d", info, s + 1);
             status = -1;
@@ -619,10 +636,9 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
         fill_band(&out->counterpart_band, per_seed, seeds, c->depth, NETWORK_COUNTERPART);
     }
 done:
-    for (int s = 1; extra && s < seeds; s++)
+    for (int s = 1; per_seed && s < seeds; s++)
         for (int n = 0; n < NETWORKS; n++)
-            curves_free(&extra[s - 1][n]);
-    free(extra);
+            Curves_release(&per_seed[s][n]);
     free(per_seed);
     return status;
 }
