@@ -1,0 +1,334 @@
+/* Per-stage timings of one attnscope computation (issue 4), from the core's public API.
+ *
+ * Mirrors Model_run (src/core/model.c) for the benchmark's configurations: full mask, no
+ * skip, no LayerNorm, softmax or markov attention, gap off or center, one seed, the shown
+ * layer's spectra, the counterpart network with the same weights.  It runs the stages one
+ * after the other on the calling thread (BLAS threads as OPENBLAS_NUM_THREADS says); it does
+ * not reproduce Model_run's optimisations (two lanes, shared work), which --model-run and
+ * the end-to-end time show.  Each stage is timed with
+ * clock_gettime(CLOCK_MONOTONIC):
+ *   input        X0: Gaussian d×T, QR (Linalg_orthonormalise), transpose
+ *   weights      W^Q, W^K (softmax) or the Markov Gaussians, and W^V, per layer
+ *   attention    logits (two T×d×d GEMMs and one T×T×d), Attention_build, Gap_apply
+ *   forward      X W^V and A (X W^V), finiteness check
+ *   spectra      Spectra_of_shown_layer (eigenvalues and singular values, one matrix)
+ *   stable_rank  per layer and network: Measure_tokens (X/‖X‖_F, token similarity, XXᵀ by
+ *                dsyrk, dsyevd)
+ * The stable ranks it computes are printed too: they must equal `attnscope --batch`'s for
+ * the same seed, which shows that the harness still does what Model_run does.  With
+ * --model-run it also times Model_run itself in the same process.
+ *
+ * Usage: bench_stages -T N -d N -L N -a softmax|markov -g off|center [--seed N] [--reps N]
+ *                     [--model-run]
+ * Prints one JSON object on stdout: medians over the repetitions (after one warm-up when
+ * reps > 1) in milliseconds.
+ */
+#include "attnscope/attention.h"
+#include "attnscope/config.h"
+#include "attnscope/linalg.h"
+#include "attnscope/measure.h"
+#include "attnscope/model.h"
+#include "attnscope/random.h"
+#include "attnscope/spectra.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { STAGE_INPUT, STAGE_WEIGHTS, STAGE_ATTENTION, STAGE_FORWARD, STAGE_SPECTRA, STAGE_RANK,
+       STAGES };
+static const char *const STAGE_NAMES[STAGES] = {"input",   "weights", "attention",
+                                                "forward", "spectra", "stable_rank"};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+    int T, d;
+    Linalg *la;
+    RandomStream *rs;
+    double *x[2], *xw, *q, *k, *wq, *wk, *wv, *gauss, *logits, *attn;
+    double *shown_before, *shown_applied, *gram, *eig, *gap_scratch;
+} Bufs;
+
+static void *alloc(size_t n)
+{
+    void *p = malloc(sizeof(double) * (n ? n : 1));
+    if (!p) {
+        fprintf(stderr, "bench_stages: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void bufs_init(Bufs *b, int T, int d)
+{
+    size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
+    b->T = T;
+    b->d = d;
+    b->la = Linalg_new();
+    b->rs = RandomStream_new();
+    if (!b->la || !b->rs) {
+        fprintf(stderr, "bench_stages: out of memory\n");
+        exit(1);
+    }
+    b->x[0] = alloc(td);
+    b->x[1] = alloc(td);
+    b->xw = alloc(td);
+    b->q = alloc(td);
+    b->k = alloc(td);
+    b->wq = alloc(dd);
+    b->wk = alloc(dd);
+    b->wv = alloc(dd);
+    b->gauss = alloc(tt);
+    b->logits = alloc(tt);
+    b->attn = alloc(tt);
+    b->shown_before = alloc(tt);
+    b->shown_applied = alloc(tt);
+    b->gram = alloc(tt);
+    b->eig = alloc((size_t)T);
+    b->gap_scratch = alloc(Gap_scratch_size(T));
+}
+
+/* sr(XXᵀ) as Model_run measures each layer: Measure_tokens (X/‖X‖_F, token similarity,
+   XXᵀ by dsyrk, dsyevd). */
+static double stable_rank(Bufs *b, const double *x)
+{
+    Measures m;
+    if (Measure_tokens(b->la, b->T, b->d, x, 0.0, b->xw, b->gram, b->eig, &m))
+        return NAN;
+    return m.stable_rank;
+}
+
+/* One computation; adds each stage's seconds to t[], stable ranks of both networks to sr. */
+static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main, double *sr_cp)
+{
+    int T = c->tokens, d = c->width, L = c->depth;
+    size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
+    Gap gaps[2] = {c->gap, Gap_toggled(c->gap)};
+    bool dead[2] = {false, false};
+    Result *out = Result_new();
+    if (!out)
+        return -1;
+    out->eigenvalues = calloc((size_t)T, sizeof(Complex));
+    out->singular_values = alloc((size_t)T);
+    if (!out->eigenvalues)
+        return -1;
+    Warnings *warnings = &out->warnings;
+
+    double t0 = now();
+    double *g = b->xw; /* d×T */
+    RandomStream_gaussian(b->rs, c->seed, 0, ROLE_INPUT, 1.0, g, td);
+    if (Linalg_orthonormalise(b->la, d, T, g))
+        return -1;
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++)
+            b->x[0][i + (size_t)j * T] = g[j + (size_t)i * d];
+    memcpy(b->x[1], b->x[0], sizeof(double) * td);
+    double t1 = now();
+    t[STAGE_INPUT] += t1 - t0;
+    sr_main[0] = sr_cp[0] = stable_rank(b, b->x[0]);
+    t[STAGE_RANK] += now() - t1;
+
+    for (int layer = 1; layer <= L; layer++) {
+        t0 = now();
+        if (c->attention == ATTENTION_SOFTMAX) {
+            RandomStream_gaussian(b->rs, c->seed, layer, ROLE_QUERY, c->sigma_qk, b->wq, dd);
+            RandomStream_gaussian(b->rs, c->seed, layer, ROLE_KEY, c->sigma_qk, b->wk, dd);
+        } else {
+            RandomStream_gaussian(b->rs, c->seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
+                                  b->gauss, tt);
+        }
+        RandomStream_gaussian(b->rs, c->seed, layer, ROLE_VALUE, 1.0, b->wv, dd);
+        t[STAGE_WEIGHTS] += now() - t0;
+
+        for (int n = 0; n < 2; n++) {
+            double *x = b->x[n];
+            double *sr = n == 0 ? sr_main : sr_cp;
+            if (dead[n]) {
+                sr[layer] = NAN;
+                continue;
+            }
+            t0 = now();
+            const double *logits = b->gauss;
+            if (c->attention == ATTENTION_SOFTMAX) {
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wq,
+                            d, 0.0, b->q, T);
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wk,
+                            d, 0.0, b->k, T);
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d,
+                            1.0 / sqrt((double)d), b->k, T, b->q, T, 0.0, b->logits, T);
+                logits = b->logits;
+            }
+            Attention_build(c->attention, c->mask, c->window, T, logits, b->attn);
+            bool shown = n == 0 && layer == c->layer;
+            if (shown)
+                memcpy(b->shown_before, b->attn, sizeof(double) * tt);
+            GapOutcome outcome;
+            if (Gap_apply(gaps[n], c->attention, c->mask, c->window, T, b->attn, b->la,
+                          b->gap_scratch, &outcome, warnings))
+                return -1;
+            if (shown) {
+                memcpy(b->shown_applied, b->attn, sizeof(double) * tt);
+                out->shown_gap = outcome.applied;
+            }
+            t1 = now();
+            t[STAGE_ATTENTION] += t1 - t0;
+
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wv, d,
+                        0.0, b->xw, T);
+            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, b->attn, T, b->xw,
+                        T, 0.0, x, T);
+            for (size_t i = 0; i < td && !dead[n]; i++)
+                if (!isfinite(x[i]))
+                    dead[n] = true;
+            if (!dead[n] && Attention_is_input_independent(c->attention)) {
+                /* Model_run carries the scale apart for input-independent attention. */
+                double norm = cblas_dnrm2((int)td, x, 1);
+                if (norm > 0)
+                    cblas_dscal((int)td, 1.0 / norm, x, 1);
+            }
+            double t2 = now();
+            t[STAGE_FORWARD] += t2 - t1;
+            sr[layer] = dead[n] ? NAN : stable_rank(b, x);
+            t[STAGE_RANK] += now() - t2;
+        }
+        if (layer == c->layer) {
+            t0 = now();
+            if (Spectra_of_shown_layer(c, out->shown_gap, b->shown_before, b->shown_applied,
+                                       b->la, b->gram, out))
+                return -1;
+            t[STAGE_SPECTRA] += now() - t0;
+        }
+    }
+    Result_free(out);
+    return 0;
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void print_array(const char *name, const double *v, int n)
+{
+    printf("\"%s\":[", name);
+    for (int i = 0; i < n; i++) {
+        if (isfinite(v[i]))
+            printf("%s%.17g", i ? "," : "", v[i]);
+        else
+            printf("%snull", i ? "," : "");
+    }
+    printf("]");
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench_stages -T N -d N -L N -a softmax|markov -g off|center "
+                    "[--seed N] [--reps N] [--model-run]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    Config c = Config_default();
+    int reps = 5;
+    bool model_run = false;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (strcmp(o, "--model-run") == 0) {
+            model_run = true;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return usage();
+        const char *v = argv[++i];
+        if (strcmp(o, "-T") == 0)
+            c.tokens = atoi(v);
+        else if (strcmp(o, "-d") == 0)
+            c.width = atoi(v);
+        else if (strcmp(o, "-L") == 0)
+            c.depth = atoi(v);
+        else if (strcmp(o, "-s") == 0)
+            c.sigma_qk = atof(v);
+        else if (strcmp(o, "--seed") == 0)
+            c.seed = strtoull(v, NULL, 10);
+        else if (strcmp(o, "--reps") == 0)
+            reps = atoi(v);
+        else if (strcmp(o, "-a") == 0 && strcmp(v, "softmax") == 0)
+            c.attention = ATTENTION_SOFTMAX;
+        else if (strcmp(o, "-a") == 0 && strcmp(v, "markov") == 0)
+            c.attention = ATTENTION_MARKOV;
+        else if (strcmp(o, "-g") == 0 && strcmp(v, "off") == 0)
+            c.gap = GAP_OFF;
+        else if (strcmp(o, "-g") == 0 && strcmp(v, "center") == 0)
+            c.gap = GAP_CENTER;
+        else
+            return usage();
+    }
+    char err[256];
+    if (reps < 1 || c.tokens < 2 || c.depth < 1 || Config_validate(&c, err, sizeof err))
+        return usage();
+
+    Bufs b;
+    bufs_init(&b, c.tokens, c.width);
+    int L = c.depth, runs = reps > 1 ? reps + 1 : 1; /* one warm-up when repeating */
+    double *samples = alloc((size_t)(STAGES + 2) * runs);
+    double *sr_main = alloc((size_t)L + 1), *sr_cp = alloc((size_t)L + 1);
+    Workspace *w = model_run ? Workspace_new() : NULL;
+    Result *r = model_run ? Result_new() : NULL;
+    for (int k = 0; k < runs; k++) {
+        double t[STAGES] = {0};
+        double start = now();
+        if (pipeline(&b, &c, t, sr_main, sr_cp)) {
+            fprintf(stderr, "bench_stages: a LAPACK call failed\n");
+            return 1;
+        }
+        double total = now() - start;
+        for (int s = 0; s < STAGES; s++)
+            samples[(size_t)s * runs + k] = t[s];
+        samples[(size_t)STAGES * runs + k] = total;
+        samples[(size_t)(STAGES + 1) * runs + k] = NAN;
+        if (model_run) {
+            start = now();
+            if (Model_run(&c, w, r, NULL, err, sizeof err)) {
+                fprintf(stderr, "bench_stages: %s\n", err);
+                return 1;
+            }
+            samples[(size_t)(STAGES + 1) * runs + k] = now() - start;
+        }
+    }
+    int first = runs > 1 ? 1 : 0, n = runs - first;
+    printf("{\"T\":%d,\"d\":%d,\"depth\":%d,\"reps\":%d,\"threads\":%d,"
+           "\"openblas_core\":\"%s\",\"stages_ms\":{",
+           c.tokens, c.width, L, n, Linalg_blas_threads(), openblas_get_corename());
+    for (int s = 0; s < STAGES; s++)
+        printf("\"%s\":%.4f,", STAGE_NAMES[s], 1e3 * median(samples + (size_t)s * runs + first, n));
+    printf("\"total\":%.4f},", 1e3 * median(samples + (size_t)STAGES * runs + first, n));
+    if (model_run)
+        printf("\"model_run_ms\":%.4f,",
+               1e3 * median(samples + (size_t)(STAGES + 1) * runs + first, n));
+    else
+        printf("\"model_run_ms\":null,");
+    print_array("stable_rank", sr_main, L + 1);
+    printf(",");
+    print_array("counterpart_stable_rank", sr_cp, L + 1);
+    printf("}\n");
+    Result_free(r);
+    Workspace_free(w);
+    return 0;
+}
