@@ -1,0 +1,139 @@
+#include "ascii.h"
+
+#include <string.h>
+
+/* The symbols of the labels, the status line and the help, with their ASCII spellings. */
+static const struct {
+    uint32_t cp;
+    const char *ascii;
+} SPELLINGS[] = {
+    {0x03C3, "sigma"},  /* σ */
+    {0x03A3, "Sigma"},  /* Σ */
+    {0x03BB, "lambda"}, /* λ */
+    {0x2113, "l"},      /* ℓ */
+    {0x00D7, "x"},      /* × */
+    {0x00F7, "/"},      /* ÷ */
+    {0x221A, "sqrt"},   /* √ */
+    {0x2212, "-"},      /* − */
+    {0x00B7, "*"},      /* · */
+    {0x2264, "<="},     /* ≤ */
+    {0x2265, ">="},     /* ≥ */
+    {0x2248, "~"},      /* ≈ */
+    {0x2026, "..."},    /* … */
+    {0x2190, "Left"},   /* ← */
+    {0x2192, "Right"},  /* → */
+    {0x00BC, "1/4"},    /* ¼ */
+    {0x2074, "^4"},     /* ⁴ */
+    {0x00B2, "^2"},     /* ² */
+    {0x2081, "1"},      /* ₁ */
+    {0x2082, "2"},      /* ₂ */
+    {0x22A5, "_perp"},  /* ⊥ */
+    {0x2500, "-"},      /* ─ */
+    {0x2502, "|"},      /* │ */
+    {0x253C, "+"},      /* ┼ */
+    {0x2524, "+"},      /* ┤ */
+    {0x2534, "+"},      /* ┴ */
+    {0x2514, "+"},      /* └ */
+    {0x2022, "."},      /* • */
+    {0x2504, "."},      /* ┄ */
+    {0x2506, ":"},      /* ┆ */
+    {0x25C6, "@"},      /* ◆ */
+    {0x25CF, "*"},      /* ● */
+    {0x25CB, "o"},      /* ○ */
+    {0x25B8, ">"},      /* ▸ */
+    {0x25C2, "<"},      /* ◂ */
+    {0x25B4, "^"},      /* ▴ */
+    {0x25BE, "v"},      /* ▾ */
+    {0x26A0, "!"},      /* ⚠ */
+    {0x2713, "ok"},     /* ✓ */
+};
+
+int Ascii_decode(const char *s, uint32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] == 0) {
+        *cp = 0;
+        return 0;
+    }
+    if (u[0] < 0x80) {
+        *cp = u[0];
+        return 1;
+    }
+    int n = u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 0;
+    if (n == 0 || u[0] >= 0xF8) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    uint32_t v = u[0] & (0x7F >> n);
+    for (int i = 1; i < n; i++) {
+        if ((u[i] & 0xC0) != 0x80) {
+            *cp = 0xFFFD;
+            return 1;
+        }
+        v = (v << 6) | (u[i] & 0x3F);
+    }
+    *cp = v;
+    return n;
+}
+
+int Ascii_encode(uint32_t cp, char *out)
+{
+    int n;
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        out[0] = (char)(0xF0 | (cp >> 18));
+        out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+char *Ascii_transliterate(const char *utf8, char *out, size_t size)
+{
+    size_t used = 0;
+    uint32_t cp;
+    int n;
+    if (size == 0)
+        return out;
+    while ((n = Ascii_decode(utf8, &cp)) > 0) {
+        utf8 += n;
+        char one[2] = {(char)cp, '\0'};
+        const char *spelling = cp < 0x80 ? one : "?";
+        for (size_t i = 0; cp >= 0x80 && i < sizeof SPELLINGS / sizeof SPELLINGS[0]; i++)
+            if (SPELLINGS[i].cp == cp)
+                spelling = SPELLINGS[i].ascii;
+        size_t length = strlen(spelling);
+        if (used + length >= size)
+            break;
+        memcpy(out + used, spelling, length);
+        used += length;
+    }
+    out[used] = '\0';
+    return out;
+}
+
+int Ascii_columns(const char *s)
+{
+    int columns = 0;
+    uint32_t cp;
+    int n;
+    while ((n = Ascii_decode(s, &cp)) > 0) {
+        s += n;
+        columns++;
+    }
+    return columns;
+}
