@@ -1,0 +1,488 @@
+#include "plot.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A point farther out than this times the rest of the picture is pinned to the border
+   (with its value printed) instead of squeezing everything else into a corner. */
+#define PIN_RATIO 1.25
+/* Room around the data, so nothing sits on the frame. */
+#define MARGIN 1.1
+
+/* Braille bits of legend samples: a horizontal stroke through the third dot row, one dot,
+   a full cell, a dotted vertical line. */
+enum { STROKE_CELL = 0x04 | 0x20, DOT_CELL = 0x04, FULL_CELL = 0xFF, VERTICAL_DOTS = 0x01 | 0x04 };
+
+/* Maps data values onto a run of dots; `down` counts from the high end (screen y). */
+typedef struct {
+    double lo, hi;
+    int first, count;
+    bool down;
+} Axis;
+
+static int axis_dot(const Axis *a, double v)
+{
+    double t = (v - a->lo) / (a->hi - a->lo);
+    /* Far-off values still give a point beyond the clip, on the right side of it. */
+    t = t < -1.0 ? -1.0 : t > 2.0 ? 2.0 : t;
+    int offset = (int)lround(t * (a->count - 1));
+    return a->down ? a->first + a->count - 1 - offset : a->first + offset;
+}
+
+/* The plot area of a panel: title on row 0, y labels left of the axis column, the x axis
+   and its labels under the area, the legend on the last rows. */
+typedef struct {
+    int axis_col;  /* column of the y axis; labels take the columns before it */
+    int left, top; /* first cell of the plot area */
+    int cols, rows;
+    int axis_row, label_row, legend_row;
+} Frame;
+
+static bool frame_make(const Canvas *c, int label_width, int legend_rows, Frame *f)
+{
+    f->axis_col = label_width;
+    f->left = label_width + 1;
+    f->top = 1;
+    f->legend_row = Canvas_rows(c) - legend_rows;
+    f->label_row = f->legend_row - 1;
+    f->axis_row = f->label_row - 1;
+    f->rows = f->axis_row - f->top;
+    f->cols = Canvas_cols(c) - f->left;
+    return f->rows >= 2 && f->cols >= 4;
+}
+
+static void frame_axes(Canvas *c, const Frame *f)
+{
+    for (int row = f->top; row < f->axis_row; row++)
+        Canvas_text(c, f->axis_col, row, "│", INK_AXIS);
+    Canvas_text(c, f->axis_col, f->axis_row, "└", INK_AXIS);
+    for (int col = f->left; col < f->left + f->cols; col++)
+        Canvas_text(c, col, f->axis_row, "─", INK_AXIS);
+}
+
+static void frame_clip(Canvas *c, const Frame *f)
+{
+    Canvas_clip(c, 2 * f->left, 4 * f->top, 2 * (f->left + f->cols), 4 * (f->top + f->rows));
+}
+
+/* A y tick at dot row y: a mark on the axis and the label right-aligned before it.
+ *last_row keeps labels from overwriting each other. */
+static void frame_ytick(Canvas *c, const Frame *f, int y, const char *label, int *last_row)
+{
+    int row = y / 4;
+    if (row < f->top || row >= f->axis_row || row == *last_row)
+        return;
+    *last_row = row;
+    Canvas_text(c, f->axis_col, row, "┤", INK_AXIS);
+    int width = Canvas_text_width(c, label);
+    Canvas_text(c, f->axis_col - width, row, label, INK_AXIS);
+}
+
+/* An x tick at dot column x, its label centred under it unless it would touch the
+   previous label (*last_end is the column after it). */
+static void frame_xtick(Canvas *c, const Frame *f, int x, const char *label, Ink ink, int *last_end)
+{
+    int col = x / 2;
+    if (col < f->left || col >= f->left + f->cols)
+        return;
+    Canvas_text(c, col, f->axis_row, "┴", INK_AXIS);
+    int width = Canvas_text_width(c, label);
+    int start = col - width / 2;
+    if (start + width > Canvas_cols(c))
+        start = Canvas_cols(c) - width;
+    if (start <= *last_end)
+        return;
+    Canvas_text(c, start, f->label_row, label, ink);
+    *last_end = start + width;
+}
+
+/* 1, 2 or 5 times a power of ten, at least `raw`. */
+static double nice_step(double raw)
+{
+    if (!(raw > 0) || !isfinite(raw))
+        return 1.0;
+    double magnitude = pow(10.0, floor(log10(raw)));
+    const double steps[] = {1, 2, 5, 10};
+    for (int i = 0; i < 4; i++)
+        if (steps[i] * magnitude >= raw * (1 - 1e-12))
+            return steps[i] * magnitude;
+    return 10 * magnitude;
+}
+
+static void format_tick(double v, char *out, size_t size)
+{
+    snprintf(out, size, "%g", fabs(v) < 1e-12 ? 0.0 : v);
+}
+
+/* Ticks at the multiples of a nice step inside the axis. */
+static void ticks_x(Canvas *c, const Frame *f, const Axis *a, int wanted)
+{
+    double step = nice_step((a->hi - a->lo) / wanted);
+    int last_end = -1;
+    for (double v = ceil(a->lo / step) * step; v <= a->hi + 1e-9 * step; v += step) {
+        char label[32];
+        format_tick(v, label, sizeof label);
+        frame_xtick(c, f, axis_dot(a, v), label, INK_AXIS, &last_end);
+    }
+}
+
+static void ticks_y(Canvas *c, const Frame *f, const Axis *a, int wanted)
+{
+    double step = nice_step((a->hi - a->lo) / wanted);
+    int last_row = -1;
+    for (double v = floor(a->hi / step) * step; v >= a->lo - 1e-9 * step; v -= step) {
+        char label[32];
+        format_tick(v, label, sizeof label);
+        frame_ytick(c, f, axis_dot(a, v), label, &last_row);
+    }
+}
+
+/* One legend entry: a sample of up to three cells (each a glyph or dots) and a text. */
+typedef struct {
+    struct {
+        const char *glyph;
+        uint8_t dots;
+    } sample[3];
+    int cells;
+    Ink ink;
+    char text[160];
+} LegendItem;
+
+enum { LEGEND_GAP = 2 };
+
+static int legend_item_width(const Canvas *c, const LegendItem *item)
+{
+    return item->cells + (item->cells ? 1 : 0) + Canvas_text_width(c, item->text);
+}
+
+/* Items flow left to right and wrap; returns the rows they need. */
+static int legend_rows(const Canvas *c, const LegendItem *items, int n)
+{
+    int rows = 1, col = 0;
+    for (int i = 0; i < n; i++) {
+        int width = legend_item_width(c, &items[i]);
+        if (col > 0 && col + width > Canvas_cols(c)) {
+            rows++;
+            col = 0;
+        }
+        col += width + LEGEND_GAP;
+    }
+    return rows;
+}
+
+static void legend_draw(Canvas *c, const LegendItem *items, int n, int row)
+{
+    int col = 0;
+    for (int i = 0; i < n; i++) {
+        const LegendItem *item = &items[i];
+        int width = legend_item_width(c, item);
+        if (col > 0 && col + width > Canvas_cols(c)) {
+            row++;
+            col = 0;
+        }
+        int at = col;
+        for (int k = 0; k < item->cells; k++, at++) {
+            if (item->sample[k].glyph)
+                Canvas_text(c, at, row, item->sample[k].glyph, item->ink);
+            else
+                Canvas_pattern(c, at, row, item->sample[k].dots, item->ink);
+        }
+        Canvas_text(c, at + (item->cells ? 1 : 0), row, item->text, INK_DEFAULT);
+        col += width + LEGEND_GAP;
+    }
+}
+
+static void title(Canvas *c, const char *text)
+{
+    Canvas_text(c, 0, 0, text, INK_DEFAULT);
+}
+
+void Plot_message(Canvas *c, const char *heading, const char *message)
+{
+    title(c, heading);
+    int width = Canvas_text_width(c, message);
+    int col = (Canvas_cols(c) - width) / 2;
+    Canvas_text(c, col < 0 ? 0 : col, Canvas_rows(c) / 2, message, INK_DEFAULT);
+}
+
+/* The glyph pointing from the centre towards direction (dx, dy) (screen y down). */
+static const char *arrow(double dx, double dy)
+{
+    if (fabs(dx) >= fabs(dy))
+        return dx >= 0 ? "▸" : "◂";
+    return dy >= 0 ? "▾" : "▴";
+}
+
+void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
+{
+    double outlier = p->count > 0 ? p->scale * hypot(p->values[0].re, p->values[0].im) : 0;
+    double bulk = 0;
+    for (int i = 1; i < p->count; i++) {
+        double r = p->scale * hypot(p->values[i].re, p->values[i].im);
+        if (r > bulk)
+            bulk = r;
+    }
+    double base = fmax(bulk, 1.0);
+    if (isfinite(p->sigma))
+        base = fmax(base, p->sigma);
+    bool pinned = outlier > PIN_RATIO * base;
+    double range = MARGIN * (pinned ? base : fmax(base, outlier));
+    double re = 0, im = 0;
+    if (p->count > 0) {
+        re = p->scale * p->values[0].re;
+        im = p->scale * p->values[0].im;
+    }
+    /* Off scale, an arrow on the border points the way to the outlier. */
+    const char *glyph = pinned ? arrow(re, -im) : "◆";
+
+    LegendItem items[4];
+    int n = 0;
+    items[n] = (LegendItem){.sample = {{NULL, DOT_CELL}}, .cells = 1, .ink = INK_BULK};
+    snprintf(items[n++].text, sizeof items[0].text, "√T·λ (%d)", p->count > 0 ? p->count - 1 : 0);
+    items[n] = (LegendItem){.sample = {{glyph, 0}}, .cells = 1, .ink = INK_OUTLIER};
+    if (p->count > 0) {
+        char value[48];
+        if (p->values[0].im == 0)
+            snprintf(value, sizeof value, "%.3g", p->values[0].re);
+        else
+            snprintf(value, sizeof value, "%.3g%+.3gi", p->values[0].re, p->values[0].im);
+        snprintf(items[n++].text, sizeof items[0].text, "λ1 = %s, √T·|λ1| = %.3g%s", value, outlier,
+                 pinned ? " off scale" : "");
+    }
+    if (isfinite(p->sigma)) {
+        items[n] = (LegendItem){
+            .sample = {{NULL, STROKE_CELL}, {NULL, STROKE_CELL}}, .cells = 2, .ink = INK_THEORY};
+        snprintf(items[n++].text, sizeof items[0].text, "|z| = σ = %.3g", p->sigma);
+    }
+    items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {NULL, 0}, {NULL, STROKE_CELL}},
+                            .cells = 3,
+                            .ink = INK_AXIS};
+    snprintf(items[n++].text, sizeof items[0].text, "|z| = 1");
+
+    title(c, p->title);
+    int rows = legend_rows(c, items, n);
+    Frame f;
+    if (!frame_make(c, 6, rows, &f)) {
+        Plot_message(c, p->title, "(panel too small)");
+        return;
+    }
+    legend_draw(c, items, n, f.legend_row);
+    frame_axes(c, &f);
+
+    /* Equal units on both axes: a circle stays a circle (a dot is about square). */
+    double per_unit = fmin(2.0 * f.cols, 4.0 * f.rows) / (2 * range);
+    Axis x = {-f.cols / per_unit, f.cols / per_unit, 2 * f.left, 2 * f.cols, false};
+    Axis y = {-2.0 * f.rows / per_unit, 2.0 * f.rows / per_unit, 4 * f.top, 4 * f.rows, true};
+    ticks_x(c, &f, &x, 4);
+    ticks_y(c, &f, &y, 4);
+
+    frame_clip(c, &f);
+    int cx = axis_dot(&x, 0), cy = axis_dot(&y, 0);
+    Canvas_circle(c, cx, cy, (int)lround(per_unit), INK_AXIS, STROKE_DASHED);
+    if (isfinite(p->sigma))
+        Canvas_circle(c, cx, cy, (int)lround(p->sigma * per_unit), INK_THEORY, STROKE_SOLID);
+    for (int i = 1; i < p->count; i++)
+        Canvas_dot(c, axis_dot(&x, p->scale * p->values[i].re),
+                   axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
+    Canvas_unclip(c);
+    if (p->count == 0)
+        return;
+
+    if (pinned) {
+        /* On the border, in the outlier's direction. */
+        double t = fmin(x.hi / fmax(fabs(re), 1e-300), y.hi / fmax(fabs(im), 1e-300)) * 0.97;
+        re *= t;
+        im *= t;
+    }
+    int col = axis_dot(&x, re) / 2, row = axis_dot(&y, im) / 4;
+    Canvas_text(c, col, row, glyph, INK_OUTLIER);
+    /* The label beside the glyph, on the side with room. */
+    int width = Canvas_text_width(c, "λ1");
+    int at = col + 1 + width <= f.left + f.cols ? col + 1 : col - width;
+    Canvas_text(c, at, row, "λ1", INK_OUTLIER);
+}
+
+/* Density of the quartercircle law of radius 2σ. */
+static double quartercircle(double x, double sigma)
+{
+    double r2 = 4 * sigma * sigma - x * x;
+    return r2 > 0 ? sqrt(r2) / (M_PI * sigma * sigma) : 0;
+}
+
+void Plot_histogram(Canvas *c, const HistogramPlot *p)
+{
+    double s1 = p->count > 0 ? p->scale * p->values[0] : 0;
+    double s2 = p->count > 1 ? p->scale * p->values[1] : 0;
+    bool theory = isfinite(p->sigma) && p->sigma > 0 && p->count > 1;
+    double base = fmax(s2, 1e-12);
+    if (theory)
+        base = fmax(base, 2 * p->sigma);
+    bool pinned = s1 > PIN_RATIO * base;
+    double range = MARGIN * (pinned ? base : fmax(base, s1));
+
+    LegendItem items[3];
+    int n = 0;
+    items[n] = (LegendItem){.sample = {{NULL, FULL_CELL}}, .cells = 1, .ink = INK_BULK};
+    snprintf(items[n++].text, sizeof items[0].text, "√T·s_i, i ≥ 2");
+    if (theory) {
+        items[n] = (LegendItem){.sample = {{"─", 0}}, .cells = 1, .ink = INK_THEORY};
+        snprintf(items[n++].text, sizeof items[0].text, "%s", p->theory_label);
+    }
+    /* ▸ rather than ◆ says that s1 lies beyond the right edge. */
+    items[n] = (LegendItem){.sample = {{pinned ? "▸" : "◆", 0}}, .cells = 1, .ink = INK_OUTLIER};
+    snprintf(items[n++].text, sizeof items[0].text, "√T·s1 = %.3g, gap √T·(s1−s2) = %.3g", s1,
+             s1 - s2);
+
+    title(c, p->title);
+    int rows = legend_rows(c, items, n);
+    Frame f;
+    if (!frame_make(c, 5, rows, &f)) {
+        Plot_message(c, p->title, "(panel too small)");
+        return;
+    }
+    legend_draw(c, items, n, f.legend_row);
+    frame_axes(c, &f);
+
+    /* One bin per cell column; s1 is not counted (it is marked apart). */
+    enum { BINS_MAX = 1024 };
+    int bins = f.cols < BINS_MAX ? f.cols : BINS_MAX;
+    int counts[BINS_MAX] = {0};
+    double width = range / bins, top = 1;
+    for (int i = 1; i < p->count; i++) {
+        int b = (int)(p->scale * p->values[i] / width);
+        b = b < 0 ? 0 : b >= bins ? bins - 1 : b;
+        counts[b]++;
+    }
+    double expected[BINS_MAX] = {0};
+    for (int b = 0; b < bins; b++) {
+        if (theory)
+            expected[b] = (p->count - 1) * quartercircle((b + 0.5) * width, p->sigma) * width;
+        top = fmax(top, fmax(counts[b], expected[b]));
+    }
+    Axis x = {0, range, 2 * f.left, 2 * f.cols, false};
+    Axis y = {0, top * MARGIN, 4 * f.top, 4 * f.rows, true};
+    ticks_x(c, &f, &x, 5);
+    ticks_y(c, &f, &y, 3);
+
+    frame_clip(c, &f);
+    int bottom = 4 * (f.top + f.rows) - 1;
+    for (int b = 0; b < bins; b++) {
+        if (counts[b] == 0)
+            continue;
+        int y_top = axis_dot(&y, counts[b]);
+        if (y_top > bottom)
+            y_top = bottom; /* one value is still visible */
+        int x0 = 2 * (f.left + b);
+        Canvas_line(c, x0, bottom, x0, y_top, INK_BULK, STROKE_SOLID);
+        Canvas_line(c, x0 + 1, bottom, x0 + 1, y_top, INK_BULK, STROKE_SOLID);
+    }
+    Canvas_unclip(c);
+    for (int b = 0; theory && b < bins; b++)
+        if (expected[b] > 0)
+            Canvas_text(c, f.left + b, axis_dot(&y, expected[b]) / 4, "─", INK_THEORY);
+    if (p->count == 0)
+        return;
+    int col = pinned ? f.left + f.cols - 1 : axis_dot(&x, s1) / 2;
+    if (col >= f.left + f.cols)
+        col = f.left + f.cols - 1;
+    int row = f.axis_row - 1;
+    Canvas_text(c, col, row, pinned ? "▸" : "◆", INK_OUTLIER);
+    const char *label = "s1";
+    int at = col - Canvas_text_width(c, label);
+    Canvas_text(c, at, row - 1, label, INK_OUTLIER);
+}
+
+/* Markers on every layer when there is room, otherwise on every k-th and the last. */
+static int marker_every(int depth, int cols)
+{
+    double cells_per_layer = (double)cols / (depth > 0 ? depth : 1);
+    return cells_per_layer >= 2 ? 1 : (int)ceil(2 / cells_per_layer);
+}
+
+static void curve(Canvas *c, const Axis *x, const Axis *y, const double *values, int depth,
+                  int every, Ink ink, Stroke stroke, const char *marker)
+{
+    int px = 0, py = 0;
+    bool have = false;
+    for (int l = 0; l <= depth; l++) {
+        if (!(values[l] > 0) || !isfinite(values[l])) {
+            have = false;
+            continue;
+        }
+        int dx = axis_dot(x, l), dy = axis_dot(y, log10(fmax(values[l], 1.0)));
+        if (have)
+            Canvas_line(c, px, py, dx, dy, ink, stroke);
+        else
+            Canvas_dot(c, dx, dy, ink);
+        px = dx;
+        py = dy;
+        have = true;
+    }
+    for (int l = 0; l <= depth; l++)
+        if (values[l] > 0 && isfinite(values[l]) && (l % every == 0 || l == depth))
+            Canvas_text(c, axis_dot(x, l) / 2, axis_dot(y, log10(fmax(values[l], 1.0))) / 4, marker,
+                        ink);
+}
+
+static bool any_finite(const double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i]))
+            return true;
+    return false;
+}
+
+void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
+{
+    LegendItem items[3];
+    int n = 0;
+    bool network = any_finite(p->network, p->depth + 1);
+    bool counterpart = any_finite(p->counterpart, p->depth + 1);
+    items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {"●", 0}, {NULL, STROKE_CELL}},
+                            .cells = 3,
+                            .ink = INK_BULK};
+    snprintf(items[n++].text, sizeof items[0].text, "%s%s", p->network_label,
+             network ? "" : " (n/a)");
+    items[n] = (LegendItem){
+        .sample = {{NULL, DOT_CELL}, {"○", 0}, {NULL, DOT_CELL}}, .cells = 3, .ink = INK_GHOST};
+    snprintf(items[n++].text, sizeof items[0].text, "%s%s", p->counterpart_label,
+             counterpart ? "" : " (n/a)");
+    items[n] =
+        (LegendItem){.sample = {{NULL, VERTICAL_DOTS}, {"▴", 0}}, .cells = 2, .ink = INK_HIGHLIGHT};
+    snprintf(items[n++].text, sizeof items[0].text, "shown layer %d", p->shown_layer);
+
+    title(c, p->title);
+    int rows = legend_rows(c, items, n);
+    Frame f;
+    if (!frame_make(c, 5, rows, &f)) {
+        Plot_message(c, p->title, "(panel too small)");
+        return;
+    }
+    legend_draw(c, items, n, f.legend_row);
+    frame_axes(c, &f);
+
+    double top = log10(fmax(p->top, 2.0));
+    Axis x = {0, p->depth > 0 ? p->depth : 1, 2 * f.left, 2 * f.cols, false};
+    Axis y = {0, top, 4 * f.top, 4 * f.rows, true};
+    int last_row = -1;
+    char label[32];
+    snprintf(label, sizeof label, "%g", p->top);
+    frame_ytick(c, &f, axis_dot(&y, top), label, &last_row);
+    for (int k = (int)floor(top); k >= 0; k--) {
+        snprintf(label, sizeof label, "%g", pow(10.0, k));
+        frame_ytick(c, &f, axis_dot(&y, k), label, &last_row);
+    }
+    ticks_x(c, &f, &x, 6);
+
+    int every = marker_every(p->depth, f.cols);
+    frame_clip(c, &f);
+    /* The shown layer first, so the curves keep their ink where they cross it. */
+    int hx = axis_dot(&x, p->shown_layer);
+    Canvas_line(c, hx, 4 * f.top, hx, 4 * f.axis_row - 1, INK_HIGHLIGHT, STROKE_DOTTED);
+    curve(c, &x, &y, p->counterpart, p->depth, every, INK_GHOST, STROKE_DOTTED, "○");
+    curve(c, &x, &y, p->network, p->depth, every, INK_BULK, STROKE_SOLID, "●");
+    Canvas_unclip(c);
+    Canvas_text(c, hx / 2, f.axis_row, "▴", INK_HIGHLIGHT);
+}
