@@ -1,0 +1,45 @@
+/* The key table of SPEC §6: one table binds the keys and writes the `?` help (htop's
+ * Action.c).  A parameter's key is its short option letter; the capital raises, the small
+ * letter lowers (or cycles backwards).  Setting keys change Controls only; the loop then
+ * submits the new Config.
+ */
+#ifndef ATTNSCOPE_TUI_KEYS_H
+#define ATTNSCOPE_TUI_KEYS_H
+
+#include "attnscope/config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The settings the keys turn, and the gap mode `g` turns back on. */
+typedef struct {
+    Config config;
+    Gap gap_mode; /* never GAP_OFF */
+} Controls;
+
+typedef enum { ACTION_SETTING, ACTION_HELP, ACTION_QUIT, ACTION_REDRAW } KeyAction;
+
+enum { KEYS_NOTE_SIZE = 160, KEYS_HELP_SIZE = 80 };
+
+typedef struct {
+    int key;          /* as wgetch returns it */
+    const char *name; /* as the help spells the key */
+    const char *help;
+    KeyAction kind;
+    /* ACTION_SETTING: changes c and, when the change was adjusted or refused, says why in
+       note (empty otherwise).  Returns false when nothing changed. */
+    bool (*apply)(Controls *c, char *note, size_t size);
+} KeyBinding;
+
+/* Controls starting from a valid config. */
+Controls Controls_from(const Config *c);
+
+/* The binding of key, or NULL. */
+const KeyBinding *Keys_find(int key);
+int Keys_count(void);
+const KeyBinding *Keys_at(int index);
+
+/* "T       tokens T ×2" for the help overlay. */
+void Keys_help_line(const KeyBinding *b, char *out, size_t size);
+
+#endif

@@ -1,0 +1,267 @@
+/* The key table: every key of SPEC §6 is bound exactly once, the help is written from the
+ * same table, and no sequence of keys can leave settings that Config_validate refuses. */
+#include "testing.h"
+
+#include "keys.h"
+
+#include <curses.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_every_spec_key_bound(void **state)
+{
+    (void)state;
+    const char *letters = "TtDdLlSsaAmMWwnNkKgG][r?q";
+    for (const char *k = letters; *k; k++) {
+        const KeyBinding *b = Keys_find(*k);
+        if (!b)
+            fail_msg("key '%c' of SPEC section 6 is not bound", *k);
+        char name[2] = {*k, '\0'};
+        assert_string_equal(b->name, name);
+    }
+    assert_int_equal(Keys_find('q')->kind, ACTION_QUIT);
+    assert_int_equal(Keys_find('?')->kind, ACTION_HELP);
+    assert_int_equal(Keys_find('L' & 0x1f)->kind, ACTION_REDRAW);
+    assert_non_null(Keys_find(KEY_LEFT));
+    assert_non_null(Keys_find(KEY_RIGHT));
+    assert_null(Keys_find('x'));
+    /* No Alt, Ctrl-S or Ctrl-Q bindings (flow control and terminals disagree on them). */
+    assert_null(Keys_find('S' & 0x1f));
+    assert_null(Keys_find('Q' & 0x1f));
+    assert_null(Keys_find(27));
+}
+
+static void test_no_duplicates_and_complete_entries(void **state)
+{
+    (void)state;
+    int n = Keys_count();
+    assert_true(n >= 28);
+    for (int i = 0; i < n; i++) {
+        const KeyBinding *a = Keys_at(i);
+        assert_non_null(a->name);
+        assert_true(a->help && a->help[0]);
+        assert_true((a->kind == ACTION_SETTING) == (a->apply != NULL));
+        for (int j = i + 1; j < n; j++) {
+            if (Keys_at(j)->key == a->key)
+                fail_msg("key %s bound twice", a->name);
+            if (strcmp(Keys_at(j)->name, a->name) == 0)
+                fail_msg("key name %s used twice", a->name);
+        }
+        assert_ptr_equal(Keys_find(a->key), a);
+    }
+    assert_null(Keys_at(n));
+    assert_null(Keys_at(-1));
+}
+
+static void test_help_from_table(void **state)
+{
+    (void)state;
+    for (int i = 0; i < Keys_count(); i++) {
+        const KeyBinding *b = Keys_at(i);
+        char line[KEYS_HELP_SIZE];
+        Keys_help_line(b, line, sizeof line);
+        assert_int_equal(strncmp(line, b->name, strlen(b->name)), 0);
+        assert_non_null(strstr(line, b->help));
+    }
+    char line[KEYS_HELP_SIZE];
+    Keys_help_line(Keys_find('T'), line, sizeof line);
+    assert_string_equal(line, "T       tokens T ×2");
+}
+
+/* Applies key to c; returns whether it changed anything, the note in note. */
+static bool press(Controls *c, int key, char *note)
+{
+    note[0] = '\0';
+    const KeyBinding *b = Keys_find(key);
+    assert_non_null(b);
+    assert_int_equal(b->kind, ACTION_SETTING);
+    return b->apply(c, note, KEYS_NOTE_SIZE);
+}
+
+static void test_tokens_and_width(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    assert_true(press(&c, 'T', note));
+    assert_int_equal(c.config.tokens, 512);
+    assert_int_equal(c.config.width, 512);
+    assert_non_null(strstr(note, "d raised to 512"));
+    assert_true(press(&c, 'D', note));
+    assert_int_equal(c.config.width, 1024);
+    assert_string_equal(note, "");
+    for (int i = 0; i < 8; i++)
+        press(&c, 'T', note);
+    assert_int_equal(c.config.tokens, CONFIG_TOKENS_MAX);
+    assert_false(press(&c, 'T', note));
+    assert_non_null(strstr(note, "maximum"));
+    /* d halved below T takes T down with it. */
+    assert_true(press(&c, 'd', note));
+    assert_int_equal(c.config.width, 2048);
+    assert_int_equal(c.config.tokens, 2048);
+    assert_non_null(strstr(note, "T lowered to 2048"));
+    for (int i = 0; i < 12; i++)
+        press(&c, 't', note);
+    assert_int_equal(c.config.tokens, 2);
+    assert_false(press(&c, 't', note));
+    assert_non_null(strstr(note, "minimum, 2"));
+}
+
+static void test_window_and_layer_clamps(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    start.mask = MASK_WINDOW;
+    start.tokens = 16;
+    start.window = 15;
+    start.depth = 4;
+    start.layer = 4;
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    assert_false(press(&c, 'W', note));
+    assert_non_null(strstr(note, "maximum, T"));
+    assert_true(press(&c, 't', note));
+    assert_int_equal(c.config.tokens, 8);
+    assert_int_equal(c.config.window, 7);
+    assert_non_null(strstr(note, "w lowered to 7"));
+    assert_true(press(&c, 'l', note));
+    assert_int_equal(c.config.depth, 3);
+    assert_int_equal(c.config.layer, 3);
+    assert_non_null(strstr(note, "shown layer lowered to 3"));
+    assert_false(press(&c, ']', note));
+    assert_false(press(&c, KEY_RIGHT, note));
+    assert_true(press(&c, KEY_LEFT, note));
+    assert_true(press(&c, '[', note));
+    assert_int_equal(c.config.layer, 1);
+    assert_false(press(&c, '[', note));
+    /* w is kept for the window masks; elsewhere the note says it does nothing now. */
+    c.config.mask = MASK_FULL;
+    assert_true(press(&c, 'w', note));
+    assert_non_null(strstr(note, "window masks"));
+}
+
+static void test_sigma_steps(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    press(&c, 'S', note);
+    assert_close(c.config.sigma_qk, pow(2.0, 0.25), 1e-15);
+    for (int i = 0; i < 3; i++)
+        press(&c, 'S', note);
+    assert_true(c.config.sigma_qk == 2.0);
+    for (int i = 0; i < 4; i++)
+        press(&c, 's', note);
+    assert_true(c.config.sigma_qk == 1.0);
+    for (int i = 0; i < 20; i++)
+        press(&c, 'S', note);
+    assert_true(c.config.sigma_qk == CONFIG_SIGMA_QK_MAX);
+    assert_false(press(&c, 'S', note));
+    for (int i = 0; i < 100; i++)
+        press(&c, 's', note);
+    assert_true(c.config.sigma_qk > 0);
+    assert_false(press(&c, 's', note));
+}
+
+static void test_cycles_gap_and_seed(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    for (int i = 0; i < ATTENTION_NAMES.count; i++) {
+        assert_int_equal(c.config.attention, i);
+        press(&c, 'a', note);
+    }
+    assert_int_equal(c.config.attention, ATTENTION_SOFTMAX);
+    press(&c, 'A', note);
+    assert_int_equal(c.config.attention, ATTENTION_IDENTITY);
+    press(&c, 'm', note);
+    assert_int_equal(c.config.mask, MASK_CAUSAL);
+    press(&c, 'M', note);
+    press(&c, 'M', note);
+    assert_int_equal(c.config.mask, MASK_WINDOW_CAUSAL);
+    press(&c, 'n', note);
+    assert_int_equal(c.config.layernorm, LAYERNORM_RMS);
+    press(&c, 'N', note);
+    press(&c, 'N', note);
+    assert_int_equal(c.config.layernorm, LAYERNORM_LN);
+    press(&c, 'k', note);
+    assert_int_equal(c.config.skip, SKIP_PLAIN);
+    press(&c, 'K', note);
+    press(&c, 'K', note);
+    assert_int_equal(c.config.skip, SKIP_SCALED);
+
+    /* g toggles; G picks the mode; g off and on again brings the same mode back. */
+    press(&c, 'g', note);
+    assert_int_equal(c.config.gap, GAP_CENTER);
+    press(&c, 'G', note);
+    assert_int_equal(c.config.gap, GAP_UNIFORM);
+    press(&c, 'G', note);
+    press(&c, 'G', note);
+    assert_int_equal(c.config.gap, GAP_OUTLIERS);
+    press(&c, 'G', note);
+    assert_int_equal(c.config.gap, GAP_CENTER);
+    press(&c, 'G', note);
+    press(&c, 'g', note);
+    assert_int_equal(c.config.gap, GAP_OFF);
+    press(&c, 'g', note);
+    assert_int_equal(c.config.gap, GAP_UNIFORM);
+    press(&c, 'g', note);
+    press(&c, 'G', note);
+    assert_int_equal(c.config.gap, GAP_UNIFORM);
+    assert_non_null(strstr(note, "on"));
+
+    uint64_t seed = c.config.seed;
+    press(&c, 'r', note);
+    assert_true(c.config.seed == seed + 1);
+}
+
+/* Random key sequences from random valid starts never produce an invalid Config. */
+static void test_settings_stay_valid(void **state)
+{
+    (void)state;
+    srand(12345);
+    int settings[64], n = 0;
+    for (int i = 0; i < Keys_count(); i++)
+        if (Keys_at(i)->kind == ACTION_SETTING)
+            settings[n++] = Keys_at(i)->key;
+    for (int run = 0; run < 50; run++) {
+        Config start = Config_default();
+        start.tokens = 2 + rand() % 60;
+        start.width = start.tokens + rand() % 40;
+        start.depth = 1 + rand() % 5;
+        start.layer = 1 + rand() % start.depth;
+        start.mask = (Mask)(rand() % MASK_NAMES.count);
+        start.window = 1 + rand() % (start.tokens - 1);
+        char err[256];
+        assert_int_equal(Config_validate(&start, err, sizeof err), 0);
+        Controls c = Controls_from(&start);
+        for (int step = 0; step < 2000; step++) {
+            char note[KEYS_NOTE_SIZE];
+            press(&c, settings[rand() % n], note);
+            if (Config_validate(&c.config, err, sizeof err))
+                fail_msg("after %d keys: %s", step + 1, err);
+            assert_true(c.config.sigma_qk > 0 && c.config.sigma_qk <= CONFIG_SIGMA_QK_MAX);
+            assert_true(c.config.width <= CONFIG_WIDTH_MAX && c.config.tokens >= 2);
+            assert_true(c.gap_mode != GAP_OFF);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_spec_key_bound),
+        cmocka_unit_test(test_no_duplicates_and_complete_entries),
+        cmocka_unit_test(test_help_from_table),
+        cmocka_unit_test(test_tokens_and_width),
+        cmocka_unit_test(test_window_and_layer_clamps),
+        cmocka_unit_test(test_sigma_steps),
+        cmocka_unit_test(test_cycles_gap_and_seed),
+        cmocka_unit_test(test_settings_stay_valid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
