@@ -1,0 +1,61 @@
+/* What the screen shows of one computation, copied out of the worker's Result after a
+ * layer.  A snapshot is immutable once published: the UI thread reads it without locks
+ * while the worker goes on writing into its own Result.
+ */
+#ifndef ATTNSCOPE_TUI_SNAPSHOT_H
+#define ATTNSCOPE_TUI_SNAPSHOT_H
+
+#include "attnscope/model.h"
+
+#include <stdbool.h>
+
+enum { SNAPSHOT_ERROR_SIZE = 256 };
+
+typedef struct {
+    unsigned long generation; /* of the job that made it */
+    Config config;
+
+    /* Progress of the job when the snapshot was taken. */
+    int layers_done; /* of the first seed, whose curves and spectra are shown */
+    double progress; /* 0..1 over all seeds and layers */
+    bool done;
+    double elapsed_ms; /* since the job started */
+    bool failed;
+    char error[SNAPSHOT_ERROR_SIZE];
+
+    double sigma;     /* sqrt(exp(σ_qk⁴) − 1) */
+    double logit_std; /* NaN: not measured (yet, or no logits) */
+    Gap counterpart_gap;
+
+    /* Curves of the first seed, index ℓ = 0..depth; NaN where not computed. */
+    int depth;
+    double *stable_rank;
+    double *stable_rank_minus_one;
+    double *counterpart_stable_rank;
+
+    /* The shown layer's attention matrix (tokens values each), once spectra_ready. */
+    bool spectra_ready;
+    int tokens;
+    Gap shown_gap;
+    int outliers_removed;
+    bool eigenvalues_exact;
+    Complex *eigenvalues;    /* by descending modulus */
+    double *singular_values; /* descending, not scaled */
+
+    Warnings warnings;
+} Snapshot;
+
+/* Copies what the screen needs out of r.  Returns NULL when out of memory. */
+Snapshot *Snapshot_of(const Result *r, unsigned long generation);
+/* A snapshot that only reports a failure (the config and the message). */
+Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error);
+void Snapshot_free(Snapshot *s);
+
+/* The readouts of SPEC §2, NaN when not available: 1 − |λ2|, s1/s2, the count of
+   |λ| > 0.5, and sr at the last layer computed so far (its layer in *layer). */
+double Snapshot_eigen_gap(const Snapshot *s);
+double Snapshot_singular_ratio(const Snapshot *s);
+int Snapshot_count_above_half(const Snapshot *s);
+double Snapshot_last_stable_rank(const Snapshot *s, int *layer);
+
+#endif

@@ -1,0 +1,20 @@
+/* --trace FILE: one line per screen event, "<monotonic ms> <event> key=value...", written
+ * from both threads and flushed at once, so latency can be measured from outside while the
+ * program runs (e.g. the time from "key" to the next "frame").
+ */
+#ifndef ATTNSCOPE_TUI_TRACE_H
+#define ATTNSCOPE_TUI_TRACE_H
+
+typedef struct Trace Trace;
+
+/* Opens (truncates) path; NULL with errno set on failure. */
+Trace *Trace_open(const char *path);
+void Trace_close(Trace *t);
+
+/* Writes one line; does nothing when t is NULL.  Safe from any thread. */
+void Trace_event(Trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Milliseconds of CLOCK_MONOTONIC, the clock of the trace lines. */
+double Trace_clock_ms(void);
+
+#endif

@@ -1,0 +1,244 @@
+#include "worker.h"
+
+#include "attnscope/model.h"
+#include "pair.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+struct Worker {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;    /* a job was queued, or quit was set */
+    pthread_cond_t stopped; /* the thread left its loop */
+    int pipe[2];            /* [0] polled by the UI, [1] written after each snapshot */
+    Trace *trace;
+
+    /* Guarded by lock. */
+    bool quit, has_stopped;
+    bool queued;
+    Config job;
+    unsigned long latest; /* generation of the newest submission */
+    Snapshot *ready;      /* newest published snapshot, not yet taken */
+
+    /* Owned by the thread. */
+    Workspace *workspace;
+    Result *result;
+    unsigned long running; /* generation of the job being computed */
+    double started_ms;
+};
+
+/* True when the running job should stop: a newer job came, or the program quits. */
+static bool superseded(Worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    bool stale = w->quit || w->latest != w->running;
+    pthread_mutex_unlock(&w->lock);
+    return stale;
+}
+
+/* Hands s to the UI unless its generation is already stale, and wakes the UI. */
+static void publish(Worker *w, Snapshot *s)
+{
+    if (!s) {
+        Trace_event(w->trace, "snapshot-lost gen=%lu (out of memory)", w->running);
+        return;
+    }
+    pthread_mutex_lock(&w->lock);
+    Snapshot *dropped = s;
+    if (s->generation == w->latest) {
+        dropped = w->ready;
+        w->ready = s;
+    }
+    pthread_mutex_unlock(&w->lock);
+    Snapshot_free(dropped);
+    /* The pipe is non-blocking: when it is full, the UI has a wake-up pending anyway. */
+    ssize_t n = write(w->pipe[1], "s", 1);
+    (void)n;
+}
+
+static bool after_layer(void *context, int seed_index, int layer, int depth)
+{
+    Worker *w = context;
+    double elapsed = Trace_clock_ms() - w->started_ms;
+    Trace_event(w->trace, "layer gen=%lu seed=%d layer=%d/%d ms=%.1f", w->running, seed_index + 1,
+                layer, depth, elapsed);
+    if (superseded(w)) {
+        Trace_event(w->trace, "job-cancel gen=%lu seed=%d layer=%d/%d", w->running, seed_index + 1,
+                    layer, depth);
+        return false;
+    }
+    const Config *c = &w->result->config;
+    int seeds = c->seeds < 1 ? 1 : c->seeds;
+    /* The last layer of the last seed is followed at once by the final snapshot. */
+    if (seed_index == seeds - 1 && layer == depth)
+        return true;
+    Snapshot *s = Snapshot_of(w->result, w->running);
+    if (s) {
+        s->progress = (double)(seed_index * depth + layer) / ((double)seeds * depth);
+        s->elapsed_ms = elapsed;
+    }
+    publish(w, s);
+    return true;
+}
+
+static void run_job(Worker *w, const Config *job)
+{
+    char err[SNAPSHOT_ERROR_SIZE];
+    /* The network and its counterpart on a thread each (BLAS stays single-threaded). */
+    Progress progress = {.after_layer = after_layer, .context = w, .run_pair = Pair_run};
+    w->started_ms = Trace_clock_ms();
+    Trace_event(w->trace, "job-start gen=%lu T=%d d=%d L=%d layer=%d", w->running, job->tokens,
+                job->width, job->depth, job->layer);
+    int status = Model_run(job, w->workspace, w->result, &progress, err, sizeof err);
+    double elapsed = Trace_clock_ms() - w->started_ms;
+    if (status) {
+        Trace_event(w->trace, "job-failed gen=%lu %s", w->running, err);
+        publish(w, Snapshot_failure(job, w->running, err));
+        return;
+    }
+    if (superseded(w))
+        return;
+    Snapshot *s = Snapshot_of(w->result, w->running);
+    if (s) {
+        s->done = true;
+        s->progress = 1.0;
+        s->elapsed_ms = elapsed;
+    }
+    Trace_event(w->trace, "job-done gen=%lu ms=%.1f", w->running, elapsed);
+    publish(w, s ? s : Snapshot_failure(job, w->running, "out of memory copying the result"));
+}
+
+static void *worker_main(void *arg)
+{
+    Worker *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->queued && !w->quit)
+            pthread_cond_wait(&w->wake, &w->lock);
+        if (w->quit)
+            break;
+        Config job = w->job;
+        w->running = w->latest;
+        w->queued = false;
+        pthread_mutex_unlock(&w->lock);
+        run_job(w, &job);
+        pthread_mutex_lock(&w->lock);
+    }
+    w->has_stopped = true;
+    pthread_cond_broadcast(&w->stopped);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+static void release(Worker *w)
+{
+    Snapshot_free(w->ready);
+    Result_free(w->result);
+    Workspace_free(w->workspace);
+    close(w->pipe[0]);
+    close(w->pipe[1]);
+    pthread_cond_destroy(&w->stopped);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+Worker *Worker_new(Trace *trace)
+{
+    Worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->trace = trace;
+    if (pipe(w->pipe)) {
+        free(w);
+        return NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(w->pipe[i], F_SETFL, fcntl(w->pipe[i], F_GETFL) | O_NONBLOCK);
+        fcntl(w->pipe[i], F_SETFD, FD_CLOEXEC);
+    }
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    pthread_cond_init(&w->stopped, &attr);
+    pthread_condattr_destroy(&attr);
+    w->workspace = Workspace_new();
+    w->result = Result_new();
+    /* The thread starts with every signal blocked, so the UI thread receives them. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool started =
+        w->workspace && w->result && pthread_create(&w->thread, NULL, worker_main, w) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!started) {
+        release(w);
+        return NULL;
+    }
+    return w;
+}
+
+int Worker_fd(const Worker *w)
+{
+    return w->pipe[0];
+}
+
+unsigned long Worker_submit(Worker *w, const Config *c)
+{
+    pthread_mutex_lock(&w->lock);
+    unsigned long generation = ++w->latest;
+    w->job = *c;
+    w->queued = true;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    return generation;
+}
+
+Snapshot *Worker_take(Worker *w, unsigned long generation)
+{
+    char drain[64];
+    while (read(w->pipe[0], drain, sizeof drain) > 0)
+        continue;
+    pthread_mutex_lock(&w->lock);
+    Snapshot *s = w->ready;
+    w->ready = NULL;
+    pthread_mutex_unlock(&w->lock);
+    if (s && s->generation != generation) {
+        Snapshot_free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+bool Worker_stop(Worker *w, int wait_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += wait_ms / 1000;
+    deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->lock);
+    w->quit = true;
+    pthread_cond_signal(&w->wake);
+    int status = 0;
+    while (!w->has_stopped && status != ETIMEDOUT)
+        status = pthread_cond_timedwait(&w->stopped, &w->lock, &deadline);
+    bool stopped = w->has_stopped;
+    pthread_mutex_unlock(&w->lock);
+    if (!stopped)
+        return false;
+    pthread_join(w->thread, NULL);
+    release(w);
+    return true;
+}

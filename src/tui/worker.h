@@ -1,0 +1,40 @@
+/* The worker thread that owns the numerics (cmus's worker, reduced to one kind of job).
+ *
+ * The UI submits a Config; each submission gets the next generation number and replaces
+ * any job still queued.  The running job is asked to stop after its current layer when a
+ * newer one arrives.  After every layer the worker copies a Snapshot out of its Result,
+ * keeps only the newest one of the newest generation, and writes a byte to a pipe; the UI
+ * polls that pipe and takes the snapshot on its own thread.  The worker keeps one
+ * Workspace and one Result for all jobs.
+ */
+#ifndef ATTNSCOPE_TUI_WORKER_H
+#define ATTNSCOPE_TUI_WORKER_H
+
+#include "attnscope/config.h"
+#include "snapshot.h"
+#include "trace.h"
+
+#include <stdbool.h>
+
+typedef struct Worker Worker;
+
+/* Starts the thread (trace may be NULL).  NULL when memory or threads ran out. */
+Worker *Worker_new(Trace *trace);
+
+/* Readable when a snapshot may be waiting (poll it with POLLIN). */
+int Worker_fd(const Worker *w);
+
+/* Queues c (which must pass Config_validate) and returns its generation (1, 2, ...). */
+unsigned long Worker_submit(Worker *w, const Config *c);
+
+/* Empties the pipe and returns the newest snapshot of `generation`, which the caller
+   frees, or NULL.  Snapshots of other generations are stale: they are freed here. */
+Snapshot *Worker_take(Worker *w, unsigned long generation);
+
+/* Asks the thread to stop and waits up to wait_ms for it.  Returns true when it stopped
+   and everything is freed; false when it is still inside a layer: the thread then runs
+   on and the process must end with _exit (exit handlers would tear down OpenBLAS under
+   it). */
+bool Worker_stop(Worker *w, int wait_ms);
+
+#endif

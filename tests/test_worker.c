@@ -1,0 +1,211 @@
+/* The worker thread: jobs, generations, superseding, cancellation between layers, stale
+ * snapshots discarded, and a clean stop.  Also run under ThreadSanitizer.  Waits are
+ * generous (a loaded 2-core machine under TSan is slow); nothing asserts on timing. */
+#include "testing.h"
+
+#include "attnscope/linalg.h"
+#include "worker.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WAIT_MS 120000
+
+static Config small(int T, int depth)
+{
+    Config c = Config_default();
+    c.tokens = T;
+    c.width = T;
+    c.depth = depth;
+    return c;
+}
+
+/* Waits for snapshots of `generation` until one is done (returned) or time runs out.
+   Fails on any snapshot of another generation. */
+static Snapshot *wait_done(Worker *w, unsigned long generation, int *snapshots)
+{
+    for (int waited = 0; waited < WAIT_MS;) {
+        struct pollfd p = {.fd = Worker_fd(w), .events = POLLIN};
+        int ready = poll(&p, 1, 100);
+        waited += 100;
+        if (ready <= 0)
+            continue;
+        Snapshot *s = Worker_take(w, generation);
+        if (!s)
+            continue;
+        assert_int_equal(s->generation, generation);
+        if (snapshots)
+            (*snapshots)++;
+        if (s->done)
+            return s;
+        Snapshot_free(s);
+    }
+    fail_msg("no final snapshot of generation %lu", generation);
+    return NULL;
+}
+
+static void test_one_job(void **state)
+{
+    (void)state;
+    Worker *w = Worker_new(NULL);
+    assert_non_null(w);
+    Config c = small(16, 3);
+    unsigned long g = Worker_submit(w, &c);
+    assert_int_equal(g, 1);
+    int count = 0;
+    Snapshot *s = wait_done(w, g, &count);
+    assert_true(count >= 1);
+    assert_true(Config_equal(&s->config, &c));
+    assert_false(s->failed);
+    assert_int_equal(s->layers_done, 3);
+    assert_true(s->spectra_ready);
+    assert_int_equal(s->tokens, 16);
+    assert_close(s->progress, 1.0, 0);
+    assert_close(s->stable_rank[0], 16.0, 1e-9);
+    assert_true(s->elapsed_ms >= 0);
+    /* Row-stochastic: the outlier is 1 (SPEC §4). */
+    assert_close(s->eigenvalues[0].re, 1.0, 1e-9);
+    Snapshot_free(s);
+    /* The same Workspace serves a second, larger job. */
+    Config bigger = small(32, 2);
+    g = Worker_submit(w, &bigger);
+    s = wait_done(w, g, NULL);
+    assert_int_equal(s->tokens, 32);
+    assert_int_equal(s->depth, 2);
+    Snapshot_free(s);
+    assert_true(Worker_stop(w, WAIT_MS));
+}
+
+/* A newer job supersedes the queued and the running ones: only its snapshots arrive. */
+static void test_supersede(void **state)
+{
+    (void)state;
+    Worker *w = Worker_new(NULL);
+    Config slow = small(32, 200), quick = small(8, 2);
+    unsigned long first = 0;
+    for (int i = 0; i < 5; i++)
+        first = Worker_submit(w, &slow);
+    assert_int_equal(first, 5);
+    unsigned long last = Worker_submit(w, &quick);
+    assert_int_equal(last, 6);
+    Snapshot *s = wait_done(w, last, NULL);
+    assert_true(Config_equal(&s->config, &quick));
+    Snapshot_free(s);
+    /* Whatever the slow jobs left is stale now. */
+    assert_null(Worker_take(w, first));
+    assert_true(Worker_stop(w, WAIT_MS));
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The running job stops after its current layer when superseded (seen in the trace). */
+static void test_cancel_between_layers(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/attnscope-worker-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    Trace *trace = Trace_open(path);
+    assert_non_null(trace);
+    Worker *w = Worker_new(trace);
+    Config slow = small(32, 256);
+    unsigned long g = Worker_submit(w, &slow);
+    /* Wait for its first layer, then supersede it. */
+    Snapshot *s = NULL;
+    for (int waited = 0; !s && waited < WAIT_MS; waited += 50) {
+        struct pollfd p = {.fd = Worker_fd(w), .events = POLLIN};
+        if (poll(&p, 1, 50) > 0)
+            s = Worker_take(w, g);
+    }
+    assert_non_null(s);
+    assert_false(s->done);
+    assert_true(s->layers_done >= 1);
+    Snapshot_free(s);
+    Config quick = small(8, 1);
+    unsigned long next = Worker_submit(w, &quick);
+    s = wait_done(w, next, NULL);
+    Snapshot_free(s);
+    assert_true(Worker_stop(w, WAIT_MS));
+    Trace_close(trace);
+
+    char *text = read_all(path);
+    unlink(path);
+    assert_non_null(strstr(text, "job-start gen=1 T=32"));
+    char *cancel = strstr(text, "job-cancel gen=1 ");
+    assert_non_null(cancel);
+    int layer = 0, depth = 0;
+    assert_int_equal(sscanf(strstr(cancel, "layer=") + 6, "%d/%d", &layer, &depth), 2);
+    assert_int_equal(depth, 256);
+    assert_true(layer < 256);
+    assert_null(strstr(text, "job-done gen=1 "));
+    assert_non_null(strstr(text, "job-done gen=2 "));
+}
+
+/* A snapshot published before a newer submission is discarded by take. */
+static void test_stale_generation_discarded(void **state)
+{
+    (void)state;
+    Worker *w = Worker_new(NULL);
+    Config c = small(8, 1);
+    unsigned long old = Worker_submit(w, &c);
+    /* Let the job finish without taking its snapshot. */
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        struct pollfd p = {.fd = Worker_fd(w), .events = POLLIN};
+        if (poll(&p, 1, 50) > 0)
+            break;
+    }
+    usleep(200 * 1000);
+    Config d = small(8, 2);
+    unsigned long now = Worker_submit(w, &d);
+    assert_true(now > old);
+    /* Whatever is waiting belongs to `old` or `now`; take(now) never returns `old`. */
+    Snapshot *s = wait_done(w, now, NULL);
+    assert_int_equal(s->depth, 2);
+    Snapshot_free(s);
+    assert_null(Worker_take(w, old));
+    assert_true(Worker_stop(w, WAIT_MS));
+}
+
+/* Stopping during a long job ends it after the current layer. */
+static void test_stop_during_job(void **state)
+{
+    (void)state;
+    Worker *w = Worker_new(NULL);
+    Config slow = small(32, 256);
+    unsigned long g = Worker_submit(w, &slow);
+    Snapshot *s = NULL;
+    for (int waited = 0; !s && waited < WAIT_MS; waited += 50) {
+        struct pollfd p = {.fd = Worker_fd(w), .events = POLLIN};
+        if (poll(&p, 1, 50) > 0)
+            s = Worker_take(w, g);
+    }
+    assert_non_null(s);
+    assert_false(s->done);
+    Snapshot_free(s);
+    assert_true(Worker_stop(w, WAIT_MS));
+}
+
+int main(void)
+{
+    Linalg_set_blas_threads(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_job),
+        cmocka_unit_test(test_supersede),
+        cmocka_unit_test(test_cancel_between_layers),
+        cmocka_unit_test(test_stale_generation_discarded),
+        cmocka_unit_test(test_stop_during_job),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
