@@ -1,0 +1,46 @@
+/* The terminal, through ncursesw: the only module that calls curses.  It copies canvases
+ * and lines of text to the screen and reads keys; it decides nothing about content.
+ * Frames are drawn with erase + wnoutrefresh + doupdate, so curses sends only the cells
+ * that changed (usable over a slow link); Screen_show(s, true) repaints everything.
+ */
+#ifndef ATTNSCOPE_TUI_SCREEN_H
+#define ATTNSCOPE_TUI_SCREEN_H
+
+#include "canvas.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct Screen Screen;
+
+/* Takes over the terminal on stdin/stdout (the locale must already be set).  unicode:
+   braille and symbols, otherwise ASCII only; color: 8 colours when the terminal has them,
+   otherwise monochrome.  NULL with a message in err when the terminal cannot be used. */
+Screen *Screen_open(bool unicode, bool color, char *err, size_t size);
+/* Gives the terminal back as it was (endwin). */
+void Screen_close(Screen *s);
+
+bool Screen_unicode(const Screen *s);
+int Screen_cols(const Screen *s);
+int Screen_rows(const Screen *s);
+
+/* Asks the terminal for its size after SIGWINCH and resizes curses to it. */
+void Screen_resize(Screen *s);
+
+enum { SCREEN_NO_KEY = -1, SCREEN_RESIZED = -2 };
+
+/* The next key (a character or a curses KEY_ code), SCREEN_NO_KEY when none is waiting,
+   or SCREEN_RESIZED when curses noticed a new size itself. */
+int Screen_key(Screen *s);
+
+/* Starts a frame on a blank screen (in memory: nothing is sent until Screen_show). */
+void Screen_erase(Screen *s);
+void Screen_canvas(Screen *s, const Canvas *c, int row, int col);
+/* Text already spelled for this screen (see Canvas and Ascii), cut at the right edge. */
+void Screen_text(Screen *s, int row, int col, const char *text, Ink ink, bool bold);
+/* Clears the rectangle and draws a frame around it (for overlays). */
+void Screen_box(Screen *s, int row, int col, int rows, int cols);
+/* Sends the frame; repaint redraws every cell (Ctrl-L). */
+void Screen_show(Screen *s, bool repaint);
+
+#endif

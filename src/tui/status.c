@@ -1,0 +1,217 @@
+#include "status.h"
+
+#include "ascii.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { FIELDS_MAX = 32, FIELD_SIZE = 96, MESSAGE_SIZE = 768 };
+
+typedef struct {
+    char text[FIELDS_MAX][FIELD_SIZE];
+    bool line_break[FIELDS_MAX]; /* start a new line before this field */
+    int count;
+} Fields;
+
+static void field(Fields *f, bool line_break, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void field(Fields *f, bool line_break, const char *fmt, ...)
+{
+    if (f->count == FIELDS_MAX)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->text[f->count], FIELD_SIZE, fmt, ap);
+    va_end(ap);
+    f->line_break[f->count++] = line_break;
+}
+
+/* A readout: its value when the shown snapshot belongs to the settings and has it, "…"
+   while it is being computed, "n/a" when it is undefined. */
+static void readout(Fields *f, const StatusView *v, const char *label, double value,
+                    const char *format)
+{
+    char number[32];
+    if (!v->current || (!isfinite(value) && v->busy))
+        snprintf(number, sizeof number, "…");
+    else if (!isfinite(value))
+        snprintf(number, sizeof number, "n/a");
+    else
+        snprintf(number, sizeof number, format, value);
+    field(f, false, "%s=%s", label, number);
+}
+
+static void parameters(Fields *f, const StatusView *v)
+{
+    const Config *c = v->config;
+    const Snapshot *s = v->current ? v->shown : NULL;
+    field(f, true, "T=%d", c->tokens);
+    field(f, false, "d=%d", c->width);
+    field(f, false, "L=%d", c->depth);
+    field(f, false, "σ_qk=%.3g", c->sigma_qk);
+    field(f, false, "attn=%s", ATTENTION_NAMES.names[c->attention]);
+    field(f, false, "mask=%s", MASK_NAMES.names[c->mask]);
+    field(f, false, "w=%d", c->window);
+    char gap[64];
+    snprintf(gap, sizeof gap, "gap=%s", GAP_NAMES.names[c->gap]);
+    if (s && s->spectra_ready && s->shown_gap != c->gap)
+        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "→%s", GAP_NAMES.names[s->shown_gap]);
+    if (s && s->spectra_ready && s->outliers_removed > 0)
+        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "(r=%d)", s->outliers_removed);
+    field(f, false, "%s", gap);
+    field(f, false, "LN=%s", LAYERNORM_NAMES.names[c->layernorm]);
+    field(f, false, "skip=%s", SKIP_NAMES.names[c->skip]);
+    field(f, false, "layer=%d/%d", c->layer, c->depth);
+    field(f, false, "seed=%llu", (unsigned long long)c->seed);
+    if (c->seeds > 1)
+        field(f, false, "seeds=%d", c->seeds);
+}
+
+static void readouts(Fields *f, const StatusView *v)
+{
+    const Snapshot *s = v->current ? v->shown : NULL;
+    field(f, true, "σ=%.4g", Config_sigma(v->config));
+    readout(f, v, "logit std", s ? s->logit_std : NAN, "%.3g");
+    bool spectra = s && s->spectra_ready;
+    readout(f, v, "1−|λ2|", spectra ? Snapshot_eigen_gap(s) : NAN, "%.3g");
+    readout(f, v, "s1/s2", spectra ? Snapshot_singular_ratio(s) : NAN, "%.3g");
+    readout(f, v, "|λ|>0.5", spectra ? Snapshot_count_above_half(s) : NAN, "%.0f");
+    int layer = v->config->depth;
+    double sr = s ? Snapshot_last_stable_rank(s, &layer) : NAN;
+    char label[32];
+    snprintf(label, sizeof label, "sr(ℓ=%d)", s && layer > 0 ? layer : v->config->depth);
+    readout(f, v, label, sr, "%.4g");
+}
+
+/* The busy indicator with progress, or how long the shown result took. */
+static void activity(char *m, const StatusView *v)
+{
+    const Snapshot *s = v->current ? v->shown : NULL;
+    static const char *const braille[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+    static const char *const ascii[] = {"|", "/", "-", "\\"};
+    if (v->busy) {
+        const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
+        snprintf(m, MESSAGE_SIZE, "%s computing %.0f%%, %.1f s", spin, 100 * v->progress,
+                 v->busy_ms / 1e3);
+    } else if (s && s->failed) {
+        snprintf(m, MESSAGE_SIZE, "failed");
+    } else if (s) {
+        snprintf(m, MESSAGE_SIZE, "computed in %.0f ms", s->elapsed_ms);
+    } else {
+        m[0] = '\0';
+    }
+}
+
+/* Appends part (after " | " unless first), cut at MESSAGE_SIZE; fit() shortens later. */
+static void message_add(char *m, const char *part)
+{
+    size_t used = strlen(m);
+    if (used)
+        strncat(m, " | ", MESSAGE_SIZE - used - 1);
+    used = strlen(m);
+    strncat(m, part, MESSAGE_SIZE - used - 1);
+}
+
+static void message(char *m, const StatusView *v)
+{
+    const Snapshot *s = v->current ? v->shown : NULL;
+    activity(m, v);
+    if (v->note && v->note[0])
+        message_add(m, v->note);
+    char part[MESSAGE_SIZE];
+    if (s && s->failed) {
+        snprintf(part, sizeof part, "error: %s", s->error);
+        message_add(m, part);
+    }
+    if (s && s->warnings.count > 0) {
+        snprintf(part, sizeof part, "⚠ %s", s->warnings.text[0]);
+        if (s->warnings.count > 1)
+            snprintf(part + strlen(part), sizeof part - strlen(part), " (+%d more)",
+                     s->warnings.count - 1);
+        message_add(m, part);
+    }
+    if (s && s->spectra_ready && s->eigenvalues_exact)
+        message_add(m, "eigenvalues exact: the diagonal of the triangular A");
+    message_add(m, "? help, q quit");
+}
+
+/* Cuts s (UTF-8) to at most width columns, ending in an ellipsis when cut. */
+static void fit(char *s, int width, bool unicode)
+{
+    if (Ascii_columns(s) <= width)
+        return;
+    const char *ellipsis = unicode ? "…" : "...";
+    int keep = width - Ascii_columns(ellipsis);
+    char *p = s;
+    uint32_t cp;
+    for (int i = 0; i < keep && *p; i++)
+        p += Ascii_decode(p, &cp);
+    strcpy(p, keep >= 0 ? ellipsis : "");
+}
+
+/* Lines the fields [from, to) take when flowed with `gap` spaces between them. */
+static int flow_lines(const Fields *f, int from, int to, int width, int gap)
+{
+    int lines = 0, col = 0;
+    for (int i = from; i < to; i++) {
+        int w = Ascii_columns(f->text[i]);
+        if (lines == 0 || col + gap + w > width) {
+            lines++;
+            col = w;
+        } else {
+            col += gap + w;
+        }
+    }
+    return lines;
+}
+
+int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE], int max)
+{
+    Fields f = {.count = 0};
+    parameters(&f, v);
+    readouts(&f, v);
+    if (!v->unicode)
+        for (int i = 0; i < f.count; i++) {
+            char ascii[FIELD_SIZE];
+            Ascii_transliterate(f.text[i], ascii, sizeof ascii);
+            memcpy(f.text[i], ascii, sizeof ascii);
+        }
+    int n = 0;
+    for (int from = 0; from < f.count && n < max - 1;) {
+        int to = from + 1;
+        while (to < f.count && !f.line_break[to])
+            to++;
+        /* Two spaces between fields, one when that saves a line. */
+        int gap = flow_lines(&f, from, to, width, 1) < flow_lines(&f, from, to, width, 2) ? 1 : 2;
+        int col = 0;
+        bool started = false;
+        for (int i = from; i < to; i++) {
+            int w = Ascii_columns(f.text[i]);
+            if (!started || col + gap + w > width) {
+                if (n == max - 1)
+                    break;
+                lines[n++][0] = '\0';
+                col = 0;
+                started = true;
+            } else {
+                strcat(lines[n - 1], gap == 1 ? " " : "  ");
+                col += gap;
+            }
+            strncat(lines[n - 1], f.text[i], STATUS_LINE_SIZE - strlen(lines[n - 1]) - 1);
+            col += w;
+            fit(lines[n - 1], width, v->unicode);
+        }
+        from = to;
+    }
+    char m[MESSAGE_SIZE];
+    message(m, v);
+    char *last = lines[n++];
+    if (v->unicode)
+        snprintf(last, STATUS_LINE_SIZE, "%s", m);
+    else
+        Ascii_transliterate(m, last, STATUS_LINE_SIZE);
+    fit(last, width, v->unicode);
+    return n;
+}

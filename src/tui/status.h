@@ -1,0 +1,32 @@
+/* The status lines under the plots: every parameter, then the readouts (σ, logit std,
+ * 1 − |λ2|, s1/s2, |λ| > 0.5, sr at the last layer, compute time or progress), then one
+ * message line (the last key's note, the first warning, or a hint).  Pure text: the
+ * screen prints the lines it is given.
+ */
+#ifndef ATTNSCOPE_TUI_STATUS_H
+#define ATTNSCOPE_TUI_STATUS_H
+
+#include "attnscope/config.h"
+#include "snapshot.h"
+
+#include <stdbool.h>
+
+enum { STATUS_LINES_MAX = 8, STATUS_LINE_SIZE = 1024 };
+
+typedef struct {
+    const Config *config;  /* the settings asked for (shown at once) */
+    const Snapshot *shown; /* the snapshot drawn, or NULL */
+    bool current;          /* shown was computed from config */
+    bool busy;             /* a job for config is being computed */
+    double busy_ms;        /* for how long */
+    double progress;       /* 0..1 of that job */
+    unsigned spinner;      /* frame of the busy indicator */
+    const char *note;      /* what the last key adjusted or refused ("" for none) */
+    bool unicode;          /* otherwise every line is plain ASCII */
+} StatusView;
+
+/* Lays the status out in lines of at most `width` columns; returns the number of lines
+   (the last one is the message line). */
+int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE], int max);
+
+#endif

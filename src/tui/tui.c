@@ -1,0 +1,306 @@
+#include "tui.h"
+
+#include "attnscope/linalg.h"
+#include "keys.h"
+#include "screen.h"
+#include "trace.h"
+#include "view.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Spinner frames while a job runs. */
+#define SPINNER_MS 100
+/* How long quitting waits for the worker to finish its layer before leaving anyway. */
+#define STOP_WAIT_MS 300
+
+/* Signals become bytes on this pipe (ttyplot's way), read by the poll() loop. */
+static int signal_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char byte = (unsigned char)sig;
+    ssize_t n = write(signal_pipe[1], &byte, 1);
+    (void)n;
+    errno = saved;
+}
+
+static const int SIGNALS[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP};
+enum { SIGNAL_COUNT = sizeof SIGNALS / sizeof SIGNALS[0] };
+
+static int signals_catch(struct sigaction old[SIGNAL_COUNT])
+{
+    if (pipe(signal_pipe))
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        fcntl(signal_pipe[i], F_SETFL, fcntl(signal_pipe[i], F_GETFL) | O_NONBLOCK);
+        fcntl(signal_pipe[i], F_SETFD, FD_CLOEXEC);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    /* Installed before curses starts, so curses leaves these signals to us. */
+    for (int i = 0; i < SIGNAL_COUNT; i++)
+        sigaction(SIGNALS[i], &sa, &old[i]);
+    return 0;
+}
+
+static void signals_restore(const struct sigaction old[SIGNAL_COUNT])
+{
+    for (int i = 0; i < SIGNAL_COUNT; i++)
+        sigaction(SIGNALS[i], &old[i], NULL);
+    close(signal_pipe[0]);
+    close(signal_pipe[1]);
+}
+
+/* Ends the process by sig with its default action, so the parent sees why (0: no signal). */
+static void end_by_signal(int sig)
+{
+    if (!sig)
+        return;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Everything the loop knows; only the UI thread touches it. */
+typedef struct {
+    Screen *screen;
+    Worker *worker;
+    Trace *trace;
+    Controls controls;
+    unsigned long generation; /* of the newest job submitted */
+    Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
+    bool busy;
+    double busy_since;
+    double progress;
+    unsigned spinner;
+    char note[KEYS_NOTE_SIZE];
+    bool help;
+    bool redraw, repaint;
+    bool quit;
+    int quit_signal;
+    double last_frame;
+} Loop;
+
+static void submit(Loop *l)
+{
+    l->generation = Worker_submit(l->worker, &l->controls.config);
+    l->busy = true;
+    l->busy_since = Trace_clock_ms();
+    l->progress = 0;
+}
+
+static void key_name(int key, char *out, size_t size)
+{
+    const KeyBinding *b = Keys_find(key);
+    if (b)
+        snprintf(out, size, "%s", b->name);
+    else if (key > 32 && key < 127)
+        snprintf(out, size, "%c", key);
+    else
+        snprintf(out, size, "#%d", key);
+}
+
+static void on_key(Loop *l, int key)
+{
+    char name[32];
+    key_name(key, name, sizeof name);
+    l->redraw = true;
+    if (key == SCREEN_RESIZED) {
+        Trace_event(l->trace, "resize %dx%d", Screen_cols(l->screen), Screen_rows(l->screen));
+        return;
+    }
+    const KeyBinding *b = Keys_find(key);
+    if (l->help && (!b || b->kind != ACTION_QUIT)) {
+        /* Any key closes the help without acting, so reading it changes nothing. */
+        l->help = false;
+        Trace_event(l->trace, "key %s help-closed gen=%lu", name, l->generation);
+        return;
+    }
+    l->note[0] = '\0';
+    if (!b) {
+        snprintf(l->note, sizeof l->note, "key %s does nothing; ? lists the keys", name);
+        Trace_event(l->trace, "key %s unbound gen=%lu", name, l->generation);
+        return;
+    }
+    switch (b->kind) {
+    case ACTION_SETTING:
+        if (b->apply(&l->controls, l->note, sizeof l->note))
+            submit(l);
+        break;
+    case ACTION_HELP:
+        l->help = true;
+        break;
+    case ACTION_REDRAW:
+        l->repaint = true;
+        break;
+    case ACTION_QUIT:
+        l->quit = true;
+        break;
+    }
+    Trace_event(l->trace, "key %s gen=%lu", name, l->generation);
+}
+
+static void on_snapshot(Loop *l)
+{
+    Snapshot *s = Worker_take(l->worker, l->generation);
+    if (!s)
+        return;
+    Snapshot_free(l->shown);
+    l->shown = s;
+    l->progress = s->progress;
+    if (s->done)
+        l->busy = false;
+    l->redraw = true;
+    Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d", s->generation,
+                s->layers_done, s->depth, s->spectra_ready, s->done);
+}
+
+static void on_signals(Loop *l)
+{
+    unsigned char sig[16];
+    ssize_t n;
+    while ((n = read(signal_pipe[0], sig, sizeof sig)) > 0)
+        for (ssize_t i = 0; i < n; i++) {
+            Trace_event(l->trace, "signal %d", sig[i]);
+            if (sig[i] == SIGWINCH) {
+                Screen_resize(l->screen);
+                l->redraw = true;
+            } else {
+                l->quit = true;
+                l->quit_signal = sig[i];
+            }
+        }
+}
+
+static void draw(Loop *l)
+{
+    bool current = l->shown && l->shown->generation == l->generation;
+    View v = {
+        .status =
+            {
+                .config = &l->controls.config,
+                .shown = l->shown,
+                .current = current,
+                .busy = l->busy,
+                .busy_ms = Trace_clock_ms() - l->busy_since,
+                .progress = l->progress,
+                .spinner = l->spinner,
+                .note = l->note,
+                .unicode = Screen_unicode(l->screen),
+            },
+        .help = l->help,
+    };
+    bool full = View_draw(l->screen, &v, l->repaint);
+    l->last_frame = Trace_clock_ms();
+    Trace_event(l->trace, "frame gen=%lu shown=%lu spectra=%d full=%d", l->generation,
+                l->shown ? l->shown->generation : 0,
+                current && l->shown->spectra_ready && !l->shown->failed, full);
+    l->redraw = l->repaint = false;
+}
+
+static void run(Loop *l)
+{
+    struct pollfd fds[3] = {
+        {.fd = STDIN_FILENO, .events = POLLIN},
+        {.fd = Worker_fd(l->worker), .events = POLLIN},
+        {.fd = signal_pipe[0], .events = POLLIN},
+    };
+    submit(l);
+    l->redraw = true;
+    while (!l->quit) {
+        if (l->redraw)
+            draw(l);
+        int timeout = -1;
+        if (l->busy) {
+            double wait = l->last_frame + SPINNER_MS - Trace_clock_ms();
+            timeout = wait > 0 ? (int)wait + 1 : 0;
+        }
+        int ready = poll(fds, 3, timeout);
+        if (ready < 0 && errno != EINTR)
+            break;
+        if (fds[2].revents & POLLIN)
+            on_signals(l);
+        if (fds[1].revents & POLLIN)
+            on_snapshot(l);
+        if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+            Trace_event(l->trace, "tty-closed");
+            l->quit = true;
+        } else if (fds[0].revents & POLLIN) {
+            int key;
+            while (!l->quit && (key = Screen_key(l->screen)) != SCREEN_NO_KEY)
+                on_key(l, key);
+        }
+        if (l->busy && Trace_clock_ms() - l->last_frame >= SPINNER_MS) {
+            l->spinner++;
+            l->redraw = true;
+        }
+    }
+}
+
+int Tui_run(const TuiSettings *s)
+{
+    setlocale(LC_ALL, "");
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "attnscope: the interactive screen needs a terminal on stdin and "
+                        "stdout; use --batch for JSON\n");
+        return 2;
+    }
+    const char *no_color = getenv("NO_COLOR");
+    bool color = !s->no_color && !(no_color && no_color[0]);
+    bool unicode = !s->ascii && MB_CUR_MAX > 1;
+    Loop l = {.controls = Controls_from(&s->config)};
+    if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
+        fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
+        return 2;
+    }
+    /* Our worker is the second thread on the machine's cores: BLAS stays on one. */
+    Linalg_set_blas_threads(1);
+    struct sigaction old[SIGNAL_COUNT];
+    char err[256];
+    int status = 1;
+    if (signals_catch(old)) {
+        fprintf(stderr, "attnscope: cannot create a pipe: %s\n", strerror(errno));
+        Trace_close(l.trace);
+        return 1;
+    }
+    l.worker = Worker_new(l.trace);
+    if (!l.worker) {
+        fprintf(stderr, "attnscope: cannot start the worker thread\n");
+        goto done;
+    }
+    l.screen = Screen_open(unicode, color, err, sizeof err);
+    if (!l.screen) {
+        fprintf(stderr, "attnscope: %s\n", err);
+        goto done;
+    }
+    Trace_event(l.trace, "start %dx%d unicode=%d color=%d", Screen_cols(l.screen),
+                Screen_rows(l.screen), unicode, color);
+    run(&l);
+    status = 0;
+done:
+    Screen_close(l.screen);
+    Trace_event(l.trace, "quit signal=%d", l.quit_signal);
+    Snapshot_free(l.shown);
+    if (l.worker && !Worker_stop(l.worker, STOP_WAIT_MS)) {
+        /* The worker is inside a long layer: leave without waiting for it (exit handlers
+           would tear OpenBLAS down under it).  The terminal is already restored. */
+        end_by_signal(l.quit_signal);
+        _exit(status);
+    }
+    signals_restore(old);
+    Trace_close(l.trace);
+    end_by_signal(l.quit_signal);
+    return status;
+}

@@ -1,0 +1,22 @@
+/* The interactive screen of SPEC §6: the entry point the program calls. */
+#ifndef ATTNSCOPE_TUI_TUI_H
+#define ATTNSCOPE_TUI_TUI_H
+
+#include "attnscope/config.h"
+
+#include <stdbool.h>
+
+typedef struct {
+    Config config;          /* first settings (valid: Config_validate passed) */
+    bool ascii;             /* --ascii: no Unicode even in a UTF-8 locale */
+    bool no_color;          /* --no-color (NO_COLOR is read here too) */
+    const char *trace_path; /* --trace FILE, or NULL */
+} TuiSettings;
+
+/* Runs the screen until q or a signal.  Returns the exit status: 0, 2 when there is no
+   terminal or the trace file cannot be opened (message on stderr), 1 on internal
+   failure.  After SIGINT, SIGTERM or SIGHUP the terminal is restored and the process
+   ends by that signal. */
+int Tui_run(const TuiSettings *s);
+
+#endif

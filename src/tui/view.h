@@ -1,0 +1,24 @@
+/* One frame of the interactive screen: the three panels, the status lines and, when open,
+ * the help overlay, laid out for the terminal's size (or the size it needs, below 80×24).
+ * Turns a snapshot into the plots' data; draws only what it is given.
+ */
+#ifndef ATTNSCOPE_TUI_VIEW_H
+#define ATTNSCOPE_TUI_VIEW_H
+
+#include "screen.h"
+#include "status.h"
+
+#include <stdbool.h>
+
+enum { VIEW_MIN_COLS = 80, VIEW_MIN_ROWS = 24 };
+
+typedef struct {
+    StatusView status; /* settings, the snapshot shown and the job's progress */
+    bool help;
+} View;
+
+/* Draws and sends one frame; repaint redraws every cell.  Returns false when the
+   terminal is below VIEW_MIN_COLS × VIEW_MIN_ROWS (only the size message was drawn). */
+bool View_draw(Screen *s, const View *v, bool repaint);
+
+#endif

@@ -1,0 +1,156 @@
+/* The status lines: every parameter and readout present, "…" for values not computed for
+ * the settings shown, the busy indicator, notes and warnings on the message line, lines
+ * within the width, and plain ASCII without Unicode. */
+#include "testing.h"
+
+#include "ascii.h"
+#include "status.h"
+
+#include <string.h>
+
+static char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE];
+
+/* All lines joined by newlines. */
+static const char *layout(const StatusView *v, int width, int *count)
+{
+    static char all[STATUS_LINES_MAX * STATUS_LINE_SIZE];
+    int n = Status_layout(v, width, lines, STATUS_LINES_MAX);
+    all[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        assert_true(Ascii_columns(lines[i]) <= width);
+        strcat(all, lines[i]);
+        strcat(all, "\n");
+    }
+    if (count)
+        *count = n;
+    return all;
+}
+
+static Snapshot *computed(const Config *c)
+{
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    char err[256];
+    assert_int_equal(Model_run(c, w, r, NULL, err, sizeof err), 0);
+    Snapshot *s = Snapshot_of(r, 1);
+    assert_non_null(s);
+    s->done = true;
+    s->elapsed_ms = 12.0;
+    Result_free(r);
+    Workspace_free(w);
+    return s;
+}
+
+static void test_parameters_and_readouts(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 32;
+    c.depth = 3;
+    Snapshot *s = computed(&c);
+    StatusView v = {.config = &c, .shown = s, .current = true, .note = "", .unicode = true};
+    int n;
+    const char *t = layout(&v, 120, &n);
+    assert_int_equal(n, 3);
+    const char *fields[] = {"T=32",
+                            "d=32",
+                            "L=3",
+                            "σ_qk=1",
+                            "attn=softmax",
+                            "mask=full",
+                            "w=1",
+                            "gap=off",
+                            "LN=none",
+                            "skip=none",
+                            "layer=1/3",
+                            "seed=1",
+                            "σ=1.311",
+                            "logit std=",
+                            "1−|λ2|=",
+                            "s1/s2=",
+                            "|λ|>0.5=",
+                            "sr(ℓ=3)=",
+                            "computed in 12 ms",
+                            "? help"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!strstr(t, fields[i]))
+            fail_msg("'%s' missing from:\n%s", fields[i], t);
+    assert_null(strstr(t, "…"));
+    /* Narrower terminals wrap the fields; nothing is lost. */
+    t = layout(&v, 80, &n);
+    assert_true(n >= 3 && n <= 5);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        assert_non_null(strstr(t, fields[i]));
+    Snapshot_free(s);
+}
+
+static void test_pending_and_busy(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 2;
+    Snapshot *s = computed(&c);
+    Config asked = c;
+    asked.tokens = asked.width = 32;
+    StatusView v = {.config = &asked,
+                    .shown = s,
+                    .current = false,
+                    .busy = true,
+                    .busy_ms = 1500,
+                    .progress = 0.5,
+                    .note = "d raised to 32 with T",
+                    .unicode = true};
+    const char *t = layout(&v, 120, NULL);
+    /* The parameters follow the key at once; readouts wait for their result. */
+    assert_non_null(strstr(t, "T=32"));
+    assert_non_null(strstr(t, "1−|λ2|=…"));
+    assert_non_null(strstr(t, "computing 50%, 1.5 s"));
+    assert_non_null(strstr(t, "d raised to 32 with T"));
+    v.unicode = false;
+    t = layout(&v, 120, NULL);
+    for (const char *p = t; *p; p++)
+        assert_true((unsigned char)*p < 0x80);
+    assert_non_null(strstr(t, "1-|lambda2|=..."));
+    Snapshot_free(s);
+}
+
+static void test_messages(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 2;
+    c.mask = MASK_CAUSAL;
+    c.attention = ATTENTION_UNIFORM;
+    Snapshot *s = computed(&c);
+    StatusView v = {.config = &c, .shown = s, .current = true, .note = "", .unicode = true};
+    int n;
+    const char *t = layout(&v, 200, &n);
+    assert_non_null(strstr(lines[n - 1], "eigenvalues exact"));
+    /* Uniform attention: A⊥ = 0, the counterpart's stable rank is undefined: warned. */
+    assert_true(s->warnings.count > 0);
+    assert_non_null(strstr(lines[n - 1], "⚠"));
+    /* A long message is cut to the width with an ellipsis. */
+    t = layout(&v, 80, &n);
+    assert_true(Ascii_columns(lines[n - 1]) <= 80);
+    (void)t;
+    Snapshot_free(s);
+
+    Snapshot *f = Snapshot_failure(&c, 1, "out of memory for T = 16");
+    v.shown = f;
+    t = layout(&v, 120, &n);
+    assert_non_null(strstr(t, "error: out of memory for T = 16"));
+    assert_non_null(strstr(t, "failed"));
+    Snapshot_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parameters_and_readouts),
+        cmocka_unit_test(test_pending_and_busy),
+        cmocka_unit_test(test_messages),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
