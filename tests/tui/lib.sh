@@ -1,0 +1,96 @@
+# Shared by the tests/tui scripts: a private tmux server per script (killed on exit),
+# numbered checks printing "ok N"/"not ok N", and polling with generous timeouts instead
+# of fixed sleeps, so a loaded 2-core machine only makes the tests slower, never red.
+set -u
+BIN=${BIN:-build/attnscope}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+SOCKET_BASE="attnscope-tui-$$-$RANDOM"
+SOCKET=$SOCKET_BASE-0
+sessions=0
+TMP=$(mktemp -d)
+TIMEOUT=${TUI_TIMEOUT:-120} # seconds for anything to appear
+UTF8=$(locale -a 2>/dev/null | grep -iE '^(C|en_US)\.utf-?8$' | head -n 1)
+UTF8=${UTF8:-C.UTF-8}
+
+tm() { tmux -L "$SOCKET" -f /dev/null "$@"; }
+SOCKET_DIR=${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)
+cleanup() {
+    tm kill-server 2>/dev/null
+    rm -f "$SOCKET_DIR/$SOCKET_BASE"-*
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+checks=0
+failures=0
+ok() { checks=$((checks + 1)); echo "ok $checks - $1"; }
+not_ok() {
+    checks=$((checks + 1))
+    failures=$((failures + 1))
+    echo "not ok $checks - $1"
+    if [ -n "${2:-}" ]; then sed 's/^/    # /' "$2"; fi
+}
+check() { # description, command...
+    local what=$1
+    shift
+    if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+finish() {
+    echo "$((checks - failures)) of $checks checks passed"
+    [ "$failures" -eq 0 ]
+}
+
+# A new session running a shell command, on a new server: a server that is still shutting
+# down cannot take the new session with it.
+start() { # cols rows command
+    tm kill-server 2>/dev/null
+    rm -f "$SOCKET_DIR/$SOCKET"
+    sessions=$((sessions + 1))
+    SOCKET=$SOCKET_BASE-$sessions
+    tm new-session -d -x "$1" -y "$2" "$3"
+}
+screen() { tm capture-pane -p -t 0 2>/dev/null; }
+keys() { tm send-keys -t 0 "$@"; }
+
+# Polls the screen until the extended regular expression matches (0) or time runs out (1).
+wait_for() { # pattern [timeout]
+    local deadline=$((SECONDS + ${2:-$TIMEOUT}))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        screen | grep -qE -- "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+wait_gone() { # pattern
+    local deadline=$((SECONDS + TIMEOUT))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        screen | grep -qE -- "$1" || return 0
+        sleep 0.1
+    done
+    return 1
+}
+wait_file() { # path: exists and is not empty
+    local deadline=$((SECONDS + TIMEOUT))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        [ -s "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# Checks that the screen shows pattern (waiting for it); on failure the screen is printed.
+expect() { # description pattern
+    if wait_for "$2"; then
+        ok "$1"
+    else
+        screen >"$TMP/screen.txt"
+        not_ok "$1 (no /$2/ on the screen)" "$TMP/screen.txt"
+    fi
+}
+# Sends keys, then expects the pattern.
+press() { # description pattern key...
+    local what=$1 pattern=$2
+    shift 2
+    keys "$@"
+    expect "$what" "$pattern"
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Terminals as they are: resizing below 80×24 shows the size needed (q still works) and
+# back redraws; 80×24 fits the three panels; LANG=C and --ascii send no byte above 0x7F;
+# colours on a colour terminal, none with NO_COLOR or --no-color.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+no_high_bytes() { # file
+    ! LC_ALL=C grep -q '[^[:print:][:space:]]' "$1" && ! LC_ALL=C grep -qP '[\x80-\xff]' "$1"
+}
+# Colour escapes in the pane's contents (capture-pane -e): ESC [ ... 3N m with N = 1..7.
+has_colours() {
+    tm capture-pane -p -e -t 0 | grep -qE $'\e\\[([0-9;]*;)?3[1-7](;[0-9;]*)?m'
+}
+no_colours() { ! has_colours; }
+
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 3"
+expect "starts at 120×40" "computed in [0-9]+ ms"
+check "a colour terminal gets colours" has_colours
+tm resize-window -t 0 -x 60 -y 20
+expect "at 60×20 it says what it needs" "needs at least 80×24"
+expect "and the size it has" "this terminal is 60×20"
+press "keys still work below the minimum" "needs at least 80×24" T
+tm resize-window -t 0 -x 120 -y 40
+expect "back at 120×40 it redraws the panels" "stable rank sr\(Σℓ\)"
+expect "and the status kept the key pressed while small" "T=512 +d=512"
+tm resize-window -t 0 -x 60 -y 20
+expect "small again" "needs at least 80×24"
+keys q
+check "q quits from the size message" wait_gone "needs at least"
+
+start 80 24 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN'"
+expect "80×24: computes" "computed in [0-9]+ ms"
+expect "80×24: eigenvalue panel" "^eigenvalues √T·λ"
+expect "80×24: histogram panel" "singular values √T·s"
+expect "80×24: stable-rank panel" "stable rank sr"
+expect "80×24: legends" "network \(gap off\)"
+expect "80×24: every parameter" "skip=none +layer=1/8 +seed=1"
+press "80×24: help fits" "q +quit" "?"
+keys q
+
+start 120 40 "env LANG=C LC_ALL=C '$BIN' -L 3"
+expect "LANG=C: computes" "computed in [0-9]+ ms"
+press "LANG=C: help" "attnscope keys" "?"
+screen >"$TMP/c-help.txt"
+keys x
+expect "LANG=C: ASCII spellings" "sqrtT\*lambda"
+screen >"$TMP/c.txt"
+check "LANG=C: no byte above 0x7F (plots, legends, status)" no_high_bytes "$TMP/c.txt"
+check "LANG=C: no byte above 0x7F (help)" no_high_bytes "$TMP/c-help.txt"
+keys q
+
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --ascii -L 3 -m causal"
+expect "--ascii: computes" "computed in [0-9]+ ms"
+expect "--ascii: the causal note, spelled in ASCII" "eigenvalues exact: the diagonal"
+screen >"$TMP/a.txt"
+check "--ascii in a UTF-8 locale: no byte above 0x7F" no_high_bytes "$TMP/a.txt"
+keys q
+
+start 120 40 "env NO_COLOR=1 LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 3"
+expect "NO_COLOR: runs" "computed in [0-9]+ ms"
+check "NO_COLOR: no colours" no_colours
+expect "NO_COLOR: glyphs still tell the series apart" "●.*network .*○.*counterpart"
+keys q
+
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --no-color -L 3"
+expect "--no-color: runs" "computed in [0-9]+ ms"
+check "--no-color: no colours" no_colours
+keys q
+finish
