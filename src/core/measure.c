@@ -26,7 +26,10 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
         for (int i = 0; i < T; i++)
             similarity2 += (col[i] - mean) * (col[i] - mean);
     }
-    m->log_similarity = 0.5 * log(similarity2) + log(norm) + log_scale;
+    /* Below this, μ/‖X‖_F is round-off (the tokens agree to ~1e-12 of their size), and
+       μ(X_ℓ)/μ(X_0) would only measure the growth of ‖X‖: undefined instead. */
+    if (sqrt(similarity2) >= MEASURE_SIMILARITY_RESOLUTION)
+        m->log_similarity = 0.5 * log(similarity2) + log(norm) + log_scale;
 
     /* The eigenvalues of the Gram matrix XXᵀ are s_i(X)², so sr = Σ λ_i² / λ_max².  Their
        absolute error is ~eps·λ_max, so sr − 1 stays accurate far below 1e-13. */
@@ -41,6 +44,18 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     for (int i = 0; i < T - 1; i++) {
         double ratio = eig[i] / top;
         rest += ratio * ratio;
+    }
+    if (rest < MEASURE_GRAM_FLOOR) {
+        /* Deep in the collapse the Gram route's floor (~T·eps²) is near: the singular values
+           of X itself resolve (s_i/s_1)⁴ down to ~T·eps⁴. */
+        info = Linalg_singular_values(la, T, d, unit, eig);
+        if (info)
+            return info;
+        rest = 0;
+        for (int i = T - 1; i >= 1; i--) {
+            double ratio = eig[i] / eig[0];
+            rest += (ratio * ratio) * (ratio * ratio);
+        }
     }
     m->stable_rank_minus_one = rest;
     m->stable_rank = 1.0 + rest;

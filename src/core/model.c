@@ -190,8 +190,9 @@ typedef struct {
     Gap gap;
     double log_scale; /* X_ℓ = exp(log_scale) · x (input-independent kinds are rescaled) */
     double log_similarity0;
-    double log_frozen; /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
-    bool dead;         /* overflowed or vanished: later layers are undefined */
+    double log_frozen;    /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
+    bool similarity_lost; /* its token similarity became round-off (warned once) */
+    bool dead;            /* overflowed or vanished: later layers are undefined */
 } Network;
 
 /* The frozen-attention gradient is the product formula of SPEC §2, which describes the
@@ -414,6 +415,14 @@ static int network_layer(Run *run, int which)
                      "%s network is exactly 0 after layer %d (%s): its stable rank is "
                      "undefined from there on",
                      network_name(which), layer, ATTENTION_NAMES.names[c->attention]);
+    }
+    if (run->first_seed && isnan(m.log_similarity) && !isnan(m.stable_rank) &&
+        !net->similarity_lost) {
+        net->similarity_lost = true;
+        Warnings_add(&lane->warnings,
+                     "%s network's tokens agree to within round-off (mu below %.0e of ||X||) "
+                     "from layer %d: its token similarity is null there",
+                     network_name(which), MEASURE_SIMILARITY_RESOLUTION, layer);
     }
     record(&run->curves[which], layer, &m, net->log_similarity0);
     return 0;

@@ -182,9 +182,10 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
         if (full) /* eigenvalues of S/√T fill radius σ_qk², i.e. √T·λ(S) reaches σ_qk²·T */
             p->bulk_radius = s2 * c->tokens;
         break;
-    case ATTENTION_UNIFORM:
-    case ATTENTION_IDENTITY:
+    case ATTENTION_UNIFORM: /* {1, 0, …}: the outlier alone */
         p->outlier = 1.0;
+        break;
+    case ATTENTION_IDENTITY: /* every eigenvalue is 1: no outlier */
         break;
     }
     const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank);
