@@ -420,9 +420,9 @@ static int network_layer(Run *run, int which)
         !net->similarity_lost) {
         net->similarity_lost = true;
         Warnings_add(&lane->warnings,
-                     "%s network's tokens agree to within round-off (mu below %.0e of ||X||) "
-                     "from layer %d: its token similarity is null there",
-                     network_name(which), MEASURE_SIMILARITY_RESOLUTION, layer);
+                     "token similarity of %s network: round-off from layer %d (tokens equal "
+                     "to %.0e of ||X||), null there",
+                     network_name(which), layer, MEASURE_SIMILARITY_RESOLUTION);
     }
     record(&run->curves[which], layer, &m, net->log_similarity0);
     return 0;
