@@ -8,6 +8,8 @@
 /* A point farther out than this times the rest of the picture is pinned to the border
    (with its value printed) instead of squeezing everything else into a corner. */
 #define PIN_RATIO 1.25
+/* Below this fraction of the largest value, a spread is round-off. */
+#define NEGLIGIBLE 1e-3
 /* Room around the data, so nothing sits on the frame. */
 #define MARGIN 1.1
 
@@ -111,9 +113,10 @@ static double nice_step(double raw)
     return 10 * magnitude;
 }
 
-static void format_tick(double v, char *out, size_t size)
+/* A tick at a multiple of step; what is left of 0 after stepping there prints as 0. */
+static void format_tick(double v, double step, char *out, size_t size)
 {
-    snprintf(out, size, "%g", fabs(v) < 1e-12 ? 0.0 : v);
+    snprintf(out, size, "%g", fabs(v) < 1e-9 * step ? 0.0 : v);
 }
 
 /* Ticks at the multiples of a nice step inside the axis. */
@@ -123,7 +126,7 @@ static void ticks_x(Canvas *c, const Frame *f, const Axis *a, int wanted)
     int last_end = -1;
     for (double v = ceil(a->lo / step) * step; v <= a->hi + 1e-9 * step; v += step) {
         char label[32];
-        format_tick(v, label, sizeof label);
+        format_tick(v, step, label, sizeof label);
         frame_xtick(c, f, axis_dot(a, v), label, INK_AXIS, &last_end);
     }
 }
@@ -134,7 +137,7 @@ static void ticks_y(Canvas *c, const Frame *f, const Axis *a, int wanted)
     int last_row = -1;
     for (double v = floor(a->hi / step) * step; v >= a->lo - 1e-9 * step; v -= step) {
         char label[32];
-        format_tick(v, label, sizeof label);
+        format_tick(v, step, label, sizeof label);
         frame_ytick(c, f, axis_dot(a, v), label, &last_row);
     }
 }
@@ -316,10 +319,12 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
     double s1 = p->count > 0 ? p->scale * p->values[0] : 0;
     double s2 = p->count > 1 ? p->scale * p->values[1] : 0;
     bool theory = isfinite(p->sigma) && p->sigma > 0 && p->count > 1;
-    double base = fmax(s2, 1e-12);
+    double base = s2;
     if (theory)
         base = fmax(base, 2 * p->sigma);
-    bool pinned = s1 > PIN_RATIO * base;
+    /* A bulk that is round-off next to s1 (uniform attention) is drawn at 0, on s1's
+       scale, rather than blown up. */
+    bool pinned = s1 > PIN_RATIO * base && base > NEGLIGIBLE * s1;
     double range = MARGIN * (pinned ? base : fmax(base, s1));
 
     LegendItem items[3];

@@ -92,7 +92,9 @@ double Snapshot_eigen_gap(const Snapshot *s)
 
 double Snapshot_singular_ratio(const Snapshot *s)
 {
-    if (!s->spectra_ready || s->tokens < 2 || !(s->singular_values[1] > 0))
+    /* s2 at round-off (uniform attention: A⊥ = 0) makes the ratio noise: undefined. */
+    if (!s->spectra_ready || s->tokens < 2 ||
+        !(s->singular_values[1] > 1e-12 * s->singular_values[0]))
         return NAN;
     return s->singular_values[0] / s->singular_values[1];
 }
