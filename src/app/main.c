@@ -90,7 +90,10 @@ int main(int argc, char **argv)
     }
     if (o.batch)
         return run_batch(&o);
-    TuiSettings tui = {
-        .config = o.config, .ascii = o.ascii, .no_color = o.no_color, .trace_path = o.trace_path};
+    TuiSettings tui = {.config = o.config,
+                       .ascii = o.ascii,
+                       .no_color = o.no_color,
+                       .trace_path = o.trace_path,
+                       .memory_budget = Options_memory_budget(&o)};
     return Tui_run(&tui);
 }

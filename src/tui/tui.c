@@ -1,6 +1,7 @@
 #include "tui.h"
 
 #include "attnscope/linalg.h"
+#include "attnscope/model.h"
 #include "keys.h"
 #include "screen.h"
 #include "trace.h"
@@ -79,6 +80,7 @@ typedef struct {
     Worker *worker;
     Trace *trace;
     Controls controls;
+    unsigned long long memory_budget;
     unsigned long generation; /* of the newest job submitted */
     Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
     bool busy;
@@ -135,10 +137,24 @@ static void on_key(Loop *l, int key)
         return;
     }
     switch (b->kind) {
-    case ACTION_SETTING:
-        if (b->apply(&l->controls, l->note, sizeof l->note))
-            submit(l);
+    case ACTION_SETTING: {
+        Controls next = l->controls;
+        if (!b->apply(&next, l->note, sizeof l->note))
+            break;
+        unsigned long long need = Model_memory_estimate(&next.config);
+        if (need > l->memory_budget) {
+            /* Refused before anything is allocated: the screen stays as it was. */
+            snprintf(l->note, sizeof l->note,
+                     "T=%d, d=%d, L=%d needs about %llu MiB, above the memory budget of %llu "
+                     "MiB (--max-memory)",
+                     next.config.tokens, next.config.width, next.config.depth, need >> 20,
+                     l->memory_budget >> 20);
+            break;
+        }
+        l->controls = next;
+        submit(l);
         break;
+    }
     case ACTION_HELP:
         l->help = true;
         break;
@@ -260,7 +276,7 @@ int Tui_run(const TuiSettings *s)
     const char *no_color = getenv("NO_COLOR");
     bool color = !s->no_color && !(no_color && no_color[0]);
     bool unicode = !s->ascii && MB_CUR_MAX > 1;
-    Loop l = {.controls = Controls_from(&s->config)};
+    Loop l = {.controls = Controls_from(&s->config), .memory_budget = s->memory_budget};
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
         return 2;

@@ -7,10 +7,11 @@
 #include <stdbool.h>
 
 typedef struct {
-    Config config;          /* first settings (valid: Config_validate passed) */
-    bool ascii;             /* --ascii: no Unicode even in a UTF-8 locale */
-    bool no_color;          /* --no-color (NO_COLOR is read here too) */
-    const char *trace_path; /* --trace FILE, or NULL */
+    Config config;                    /* first settings (valid: Config_validate passed) */
+    bool ascii;                       /* --ascii: no Unicode even in a UTF-8 locale */
+    bool no_color;                    /* --no-color (NO_COLOR is read here too) */
+    const char *trace_path;           /* --trace FILE, or NULL */
+    unsigned long long memory_budget; /* bytes a job may take (keys beyond it are refused) */
 } TuiSettings;
 
 /* Runs the screen until q or a signal.  Returns the exit status: 0, 2 when there is no

@@ -64,4 +64,10 @@ press "Ctrl-L redraws" "computed in [0-9]+ ms" C-l
 expect "after all that, the settings and the readouts agree" "T=256 +d=256 +L=4 .*seed=2"
 keys q
 check "q quits" wait_gone "attnscope|stable rank"
+
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 4 --max-memory 40M"
+expect "with a 40 MiB budget, T=256 runs" "computed in [0-9]+ ms"
+press "T=512 would take more: refused with the reason" "needs about [0-9]+ MiB, above the memory budget of 40 MiB" T
+expect "and the settings stay" "T=256 +d=256"
+keys q
 finish
