@@ -59,11 +59,6 @@ int Canvas_rows(const Canvas *c)
     return c->rows;
 }
 
-bool Canvas_unicode(const Canvas *c)
-{
-    return c->unicode;
-}
-
 void Canvas_clip(Canvas *c, int x0, int y0, int x1, int y1)
 {
     c->clip_x0 = x0 < 0 ? 0 : x0;

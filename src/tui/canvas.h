@@ -36,7 +36,6 @@ void Canvas_free(Canvas *c);
 
 int Canvas_cols(const Canvas *c);
 int Canvas_rows(const Canvas *c);
-bool Canvas_unicode(const Canvas *c);
 
 /* Limits dot drawing (not glyphs) to the dots x0 <= x < x1, y0 <= y < y1. */
 void Canvas_clip(Canvas *c, int x0, int y0, int x1, int y1);

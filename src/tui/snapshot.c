@@ -107,10 +107,12 @@ int Snapshot_count_above_half(const Snapshot *s)
     return count;
 }
 
-double Snapshot_last_stable_rank(const Snapshot *s, int *layer)
+double Snapshot_last_stable_rank(const Snapshot *s, int *layer, double *minus_one)
 {
     *layer = s->layers_done;
+    *minus_one = NAN;
     if (!s->stable_rank || s->layers_done < 1)
         return NAN;
+    *minus_one = s->stable_rank_minus_one[s->layers_done];
     return s->stable_rank[s->layers_done];
 }

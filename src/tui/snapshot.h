@@ -52,10 +52,11 @@ Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char
 void Snapshot_free(Snapshot *s);
 
 /* The readouts of SPEC §2, NaN when not available: 1 − |λ2|, s1/s2, the count of
-   |λ| > 0.5, and sr at the last layer computed so far (its layer in *layer). */
+   |λ| > 0.5, and sr at the last layer computed so far (its layer in *layer, sr − 1 as the
+   core computed it, without cancellation, in *minus_one). */
 double Snapshot_eigen_gap(const Snapshot *s);
 double Snapshot_singular_ratio(const Snapshot *s);
 int Snapshot_count_above_half(const Snapshot *s);
-double Snapshot_last_stable_rank(const Snapshot *s, int *layer);
+double Snapshot_last_stable_rank(const Snapshot *s, int *layer, double *minus_one);
 
 #endif

@@ -79,10 +79,15 @@ static void readouts(Fields *f, const StatusView *v)
     readout(f, v, "s1/s2", spectra ? Snapshot_singular_ratio(s) : NAN, "%.3g");
     readout(f, v, "|λ|>0.5", spectra ? Snapshot_count_above_half(s) : NAN, "%.0f");
     int layer = v->config->depth;
-    double sr = s ? Snapshot_last_stable_rank(s, &layer) : NAN;
+    double minus_one = NAN;
+    double sr = s ? Snapshot_last_stable_rank(s, &layer, &minus_one) : NAN;
     char label[32];
     snprintf(label, sizeof label, "sr(ℓ=%d)", s && layer > 0 ? layer : v->config->depth);
-    readout(f, v, label, sr, "%.4g");
+    if (isfinite(sr) && minus_one < 1e-3)
+        /* Collapsed: "1" alone would hide how close (sr − 1 reaches 1e-13, SPEC §2). */
+        field(f, false, "%s=1+%.2g", label, minus_one);
+    else
+        readout(f, v, label, sr, "%.4g");
 }
 
 /* The busy indicator with progress, or how long the shown result took. */
