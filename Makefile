@@ -98,17 +98,17 @@ deps-run:
 
 # A sensible default that already shows the gap: T = d = 256, softmax, one layer shown.
 run: deps-run
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j2 all
 	./$(BIN) $(ARGS)
 
 # Every test: unit tests, batch contract, terminal tests, then the same unit and batch
 # tests under ASan+UBSan, the worker under TSan, and valgrind on batch runs.
 check: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory -j2 tests
 	@$(MAKE) --no-print-directory check-layers
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=address,undefined OPT=-O1 tests
-	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread OPT=-O1 tests
-	@$(MAKE) --no-print-directory fuzz-build
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=address,undefined OPT=-O1 -j2 tests
+	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread OPT=-O1 -j2 tests
+	@$(MAKE) --no-print-directory -j2 fuzz-build
 	@tests/run-all.sh $(BUILD) build-asan build-tsan $(FUZZ_DIR)
 
 test: tests
