@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the tests/tui scripts: a private tmux server per script (killed on exit),
 # numbered checks printing "ok N"/"not ok N", and polling with generous timeouts instead
 # of fixed sleeps, so a loaded 2-core machine only makes the tests slower, never red.

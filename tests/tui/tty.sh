@@ -86,6 +86,7 @@ check "trace: exits" wait_file "$TMP/session.status"
 for event in start key job-start layer apply frame job-done quit; do
     check "trace: has '$event' events" grep -qE "^[0-9]+\.[0-9]{3} $event( |$)" "$trace"
 done
+# shellcheck disable=SC2016 # awk's own $1
 check "trace: monotonic timestamps" awk '$1 < last { exit 1 } { last = $1 }' "$trace"
 # keystroke -> the frame showing the new status, and -> the first frame with its spectra.
 awk '/ key [^ ]+ gen=/ { split($NF, g, "="); if (g[2] != last) { key[g[2]] = $1; last = g[2] } }
