@@ -120,7 +120,8 @@ static void test_cancel_between_layers(void **state)
     Trace *trace = Trace_open(path);
     assert_non_null(trace);
     Worker *w = Worker_new(trace);
-    Config slow = small(32, 256);
+    /* Seconds of work (more under sanitizers): it cannot end before it is superseded. */
+    Config slow = small(192, 256);
     unsigned long g = Worker_submit(w, &slow);
     /* Wait for its first layer, then supersede it. */
     Snapshot *s = NULL;
@@ -142,7 +143,7 @@ static void test_cancel_between_layers(void **state)
 
     char *text = read_all(path);
     unlink(path);
-    assert_non_null(strstr(text, "job-start gen=1 T=32"));
+    assert_non_null(strstr(text, "job-start gen=1 T=192"));
     char *cancel = strstr(text, "job-cancel gen=1 ");
     assert_non_null(cancel);
     int layer = 0, depth = 0;
@@ -183,7 +184,7 @@ static void test_stop_during_job(void **state)
 {
     (void)state;
     Worker *w = Worker_new(NULL);
-    Config slow = small(32, 256);
+    Config slow = small(192, 256);
     unsigned long g = Worker_submit(w, &slow);
     Snapshot *s = NULL;
     for (int waited = 0; !s && waited < WAIT_MS; waited += 50) {
