@@ -491,6 +491,30 @@ static void test_deep_collapse_follows_the_rate(void **state)
     Result_free(r);
 }
 
+static bool stop_on_fifth_poll(void *context)
+{
+    int *polls = context;
+    return ++*polls >= 5;
+}
+
+/* stop_requested is polled inside layers: the run ends before the next product, leaves the
+   unfinished layer out and returns normally. */
+static void test_stop_inside_a_layer(void **state)
+{
+    (void)state;
+    Config c = small(16, 16, 6);
+    int polls = 0;
+    Progress p = {.stop_requested = stop_on_fifth_poll, .context = &polls};
+    Result *r = Result_new();
+    char err[128];
+    assert_int_equal(Model_run(&c, workspace, r, &p, err, sizeof err), 0);
+    assert_true(polls >= 5);
+    assert_true(r->layers_done < 6);
+    assert_true(isnan(r->network.stable_rank[r->layers_done + 1]));
+    assert_true(isnan(r->stable_rank_band.mean[1])); /* no band from an unfinished run */
+    Result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_overflow_is_reported),
         cmocka_unit_test(test_uniform_center_is_undefined),
         cmocka_unit_test(test_progress_can_stop),
+        cmocka_unit_test(test_stop_inside_a_layer),
         cmocka_unit_test(test_markov_statistics),
         cmocka_unit_test(test_stable_rank_laws),
         cmocka_unit_test(test_ensemble_band),

@@ -76,6 +76,11 @@ typedef struct {
 typedef struct {
     bool (*after_layer)(void *context, int seed_index, int layer, int depth);
     void *context;
+    /* Polled inside a layer too (between its products, before the shown layer's spectra),
+       from both lanes' threads, so it must be thread-safe: true stops the run at once and
+       the unfinished layer is left out.  Large layers take seconds; this keeps a stop
+       prompt. */
+    bool (*stop_requested)(void *context);
     void (*run_pair)(void *pair_context, void (*task)(int which, void *context), void *context);
     void *pair_context;
 } Progress;

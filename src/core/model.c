@@ -25,6 +25,9 @@
 
 enum { NETWORK_MAIN, NETWORK_COUNTERPART, NETWORKS };
 
+/* A lane's status when Progress.stop_requested asked it to stop (LAPACK's are >= -1). */
+enum { LANE_STOPPED = -1000 };
+
 /* The buffers one network uses for itself. */
 typedef struct {
     Linalg *la;
@@ -330,6 +333,7 @@ typedef struct {
     const Config *config;
     Workspace *w;
     Result *out;
+    const Progress *progress;
     bool first_seed;
     int layer;                   /* the layer being computed */
     bool attention_ready;        /* layer 1: both lanes start from X0 and share A */
@@ -339,6 +343,12 @@ typedef struct {
     Curves *curves;     /* [NETWORKS] of this seed */
     int info[NETWORKS]; /* LAPACK status of each lane */
 } Run;
+
+static bool stop_requested(const Run *run)
+{
+    const Progress *p = run->progress;
+    return p && p->stop_requested && p->stop_requested(p->context);
+}
 
 static const char *network_name(int which)
 {
@@ -361,6 +371,8 @@ static int network_layer(Run *run, int which)
         logits = layer_logits(w, lane, c);
         Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
     }
+    if (stop_requested(run))
+        return LANE_STOPPED;
     if (shown) {
         memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
         run->out->logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
@@ -386,6 +398,8 @@ static int network_layer(Run *run, int which)
     cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, lane->attn, T, lane->xw,
                 T, keep, lane->x, T);
     layernorm(c->layernorm, T, d, lane->x, lane->column);
+    if (stop_requested(run))
+        return LANE_STOPPED;
 
     if (!all_finite(lane->x, td)) {
         net->dead = true;
@@ -558,10 +572,20 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
             memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn, sizeof(double) * tt);
         }
         info = run_lanes(run, layer_task, progress);
+        if (info == LANE_STOPPED) {
+            *stopped = true;
+            return 0;
+        }
         if (info)
             return info;
+        if (run->first_seed)
+            run->out->layers_done = layer;
         if (run->first_seed && layer == c->layer) {
             /* Right away, so a screen shows the spectra before the deeper layers finish. */
+            if (stop_requested(run)) {
+                *stopped = true;
+                return 0;
+            }
             info =
                 Spectra_of_shown_layer(c, run->out->shown_gap, w->shown_before_gap,
                                        w->shown_applied, main_lane->la, main_lane->gram, run->out);
@@ -569,13 +593,15 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
                 return info;
             run->out->spectra_ready = true;
         }
-        if (run->first_seed)
-            run->out->layers_done = layer;
         if (progress && progress->after_layer &&
             !progress->after_layer(progress->context, seed_index, layer, c->depth)) {
             *stopped = true;
             return 0;
         }
+    }
+    if (stop_requested(run)) {
+        *stopped = true;
+        return 0;
     }
     if (run->first_seed && gradients_apply(c))
         return frozen_attention_gradients(run, seed, progress);
@@ -628,7 +654,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
 
     per_seed[0][NETWORK_MAIN] = out->network; /* the same arrays: seed 0 writes the result */
     per_seed[0][NETWORK_COUNTERPART] = out->counterpart;
-    Run run = {.config = c, .w = w, .out = out};
+    Run run = {.config = c, .w = w, .out = out, .progress = progress};
     bool stopped = false;
     for (int s = 0; s < seeds && !stopped; s++) {
         run.first_seed = s == 0;
