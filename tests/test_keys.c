@@ -40,7 +40,7 @@ static void test_no_duplicates_and_complete_entries(void **state)
         const KeyBinding *a = Keys_at(i);
         assert_non_null(a->name);
         assert_true(a->help && a->help[0]);
-        assert_true((a->kind == ACTION_SETTING) == (a->apply != NULL));
+        assert_true((a->kind == ACTION_SETTING || a->kind == ACTION_DISPLAY) == (a->apply != NULL));
         for (int j = i + 1; j < n; j++) {
             if (Keys_at(j)->key == a->key)
                 fail_msg("key %s bound twice", a->name);
@@ -219,6 +219,71 @@ static void test_cycles_gap_and_seed(void **state)
     assert_true(c.config.seed == seed + 1);
 }
 
+/* The view keys change only the display (no new job), and the help lists them. */
+static void test_display_keys(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    assert_true(c.display.overlays);
+    assert_int_equal(c.display.panel, PANEL_STABLE_RANK);
+    assert_false(c.display.compare);
+    const char *keys = "ovVc";
+    for (const char *k = keys; *k; k++) {
+        const KeyBinding *b = Keys_find(*k);
+        if (!b)
+            fail_msg("display key '%c' is not bound", *k);
+        assert_int_equal(b->kind, ACTION_DISPLAY);
+    }
+    char note[KEYS_NOTE_SIZE] = "";
+    assert_true(Keys_find('o')->apply(&c, note, sizeof note));
+    assert_false(c.display.overlays);
+    assert_non_null(strstr(note, "overlays off"));
+    const Panel order[] = {PANEL_WIDTH_SWEEP, PANEL_GRADIENT, PANEL_SIMILARITY, PANEL_STABLE_RANK};
+    for (int i = 0; i < 4; i++) {
+        note[0] = '\0';
+        Keys_find('v')->apply(&c, note, sizeof note);
+        assert_int_equal(c.display.panel, order[i]);
+        assert_non_null(strstr(note, Panel_name(order[i])));
+    }
+    Keys_find('V')->apply(&c, note, sizeof note);
+    assert_int_equal(c.display.panel, PANEL_SIMILARITY);
+    Keys_find('c')->apply(&c, note, sizeof note);
+    assert_true(c.display.compare);
+    assert_true(Config_equal(&c.config, &start));
+
+    /* The help overlay is written from the table: every new key is in it. */
+    const char *expected[] = {"theory overlays", "view next",         "view previous",
+                              "compare",         "ensemble seeds ×2", "ensemble seeds ÷2"};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        bool found = false;
+        for (int k = 0; k < Keys_count(); k++) {
+            char line[KEYS_HELP_SIZE];
+            Keys_help_line(Keys_at(k), line, sizeof line);
+            found = found || strstr(line, expected[i]);
+        }
+        if (!found)
+            fail_msg("the help lacks \"%s\"", expected[i]);
+    }
+}
+
+static void test_ensemble_keys(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    assert_false(press(&c, 'e', note));
+    assert_non_null(strstr(note, "one seed"));
+    for (int i = 0; i < 6; i++)
+        assert_true(press(&c, 'E', note));
+    assert_int_equal(c.config.seeds, KEYS_SEEDS_MAX);
+    assert_false(press(&c, 'E', note));
+    assert_non_null(strstr(note, "maximum, 64"));
+    assert_true(press(&c, 'e', note));
+    assert_int_equal(c.config.seeds, 32);
+}
+
 /* Random key sequences from random valid starts never produce an invalid Config. */
 static void test_settings_stay_valid(void **state)
 {
@@ -262,6 +327,8 @@ int main(void)
         cmocka_unit_test(test_sigma_steps),
         cmocka_unit_test(test_cycles_gap_and_seed),
         cmocka_unit_test(test_settings_stay_valid),
+        cmocka_unit_test(test_display_keys),
+        cmocka_unit_test(test_ensemble_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,7 +52,7 @@ static void test_eigenvalues(void **state)
 {
     (void)state;
     Canvas *c = Canvas_new(50, 24, true);
-    EigenvaluePlot p = {"eigenvalues", 4, FAR, 2.0, 0.5, false};
+    EigenvaluePlot p = {"eigenvalues", 4, FAR, 2.0, 0.5, false, false, NAN};
     Plot_eigenvalues(c, &p);
     const char *t = text(c);
     assert_int_equal(strncmp(t, "eigenvalues", 11), 0);
@@ -67,7 +67,7 @@ static void test_eigenvalues(void **state)
     Canvas_free(c);
 
     c = Canvas_new(50, 24, true);
-    EigenvaluePlot q = {"eigenvalues", 4, NEAR, 2.0, NAN, true};
+    EigenvaluePlot q = {"eigenvalues", 4, NEAR, 2.0, NAN, true, false, NAN};
     Plot_eigenvalues(c, &q);
     t = text(c);
     assert_non_null(strstr(t, "◆"));
@@ -104,8 +104,14 @@ static void test_stable_rank(void **state)
     double network[5] = {64, 1.5, 1.01, 1.0, NAN}; /* last layer not computed yet */
     double ghost[5] = {64, 20, 8, 3, NAN};
     Canvas *c = Canvas_new(50, 16, true);
-    StableRankPlot p = {
-        "stable rank", 4, network, ghost, "network (gap off)", "counterpart (gap center)", 64, 2};
+    StableRankPlot p = {.title = "stable rank",
+                        .depth = 4,
+                        .network = network,
+                        .counterpart = ghost,
+                        .network_label = "network (gap off)",
+                        .counterpart_label = "counterpart (gap center)",
+                        .top = 64,
+                        .shown_layer = 2};
     Plot_stable_rank(c, &p);
     const char *t = text(c);
     assert_non_null(strstr(t, "⠤●⠤ network (gap off)"));
@@ -118,7 +124,14 @@ static void test_stable_rank(void **state)
 
     double none[5] = {NAN, NAN, NAN, NAN, NAN};
     c = Canvas_new(60, 16, true);
-    StableRankPlot q = {"stable rank", 4, network, none, "network", "counterpart", 64, 1};
+    StableRankPlot q = {.title = "stable rank",
+                        .depth = 4,
+                        .network = network,
+                        .counterpart = none,
+                        .network_label = "network",
+                        .counterpart_label = "counterpart",
+                        .top = 64,
+                        .shown_layer = 1};
     Plot_stable_rank(c, &q);
     assert_non_null(strstr(text(c), "counterpart (n/a)"));
     Canvas_free(c);
@@ -129,7 +142,7 @@ static void test_ascii_and_small(void **state)
     (void)state;
     double s[4] = {1, 0.3, 0.2, 0.1}, sr[3] = {4, 2, 1};
     Canvas *c = Canvas_new(60, 20, false);
-    EigenvaluePlot e = {"eigenvalues √T·λ", 4, FAR, 2.0, 0.5, false};
+    EigenvaluePlot e = {"eigenvalues √T·λ", 4, FAR, 2.0, 0.5, false, false, NAN};
     Plot_eigenvalues(c, &e);
     assert_true(ascii_only(text(c)));
     assert_non_null(strstr(text(c), "|z| = sigma = 0.5"));
@@ -140,7 +153,14 @@ static void test_ascii_and_small(void **state)
     assert_true(ascii_only(text(c)));
     Canvas_free(c);
     c = Canvas_new(60, 20, false);
-    StableRankPlot p = {"stable rank sr(Σℓ)", 2, sr, sr, "network", "counterpart", 4, 1};
+    StableRankPlot p = {.title = "stable rank sr(Σℓ)",
+                        .depth = 2,
+                        .network = sr,
+                        .counterpart = sr,
+                        .network_label = "network",
+                        .counterpart_label = "counterpart",
+                        .top = 4,
+                        .shown_layer = 1};
     Plot_stable_rank(c, &p);
     assert_true(ascii_only(text(c)));
     assert_non_null(strstr(text(c), ".*. network"));
@@ -153,6 +173,204 @@ static void test_ascii_and_small(void **state)
     Canvas_free(c);
 }
 
+static int count_ink(const Canvas *c, Ink ink)
+{
+    int n = 0;
+    for (int r = 0; r < Canvas_rows(c); r++)
+        for (int col = 0; col < Canvas_cols(c); col++) {
+            char cell[8];
+            n += Canvas_cell(c, col, r, cell) == ink && strcmp(cell, " ") != 0;
+        }
+    return n;
+}
+
+/* The cell at (col, row) holding glyph, or false. */
+static bool find_glyph(const Canvas *c, const char *glyph, int *col, int *row)
+{
+    for (int r = 0; r < Canvas_rows(c); r++)
+        for (int k = 0; k < Canvas_cols(c); k++) {
+            char cell[8];
+            Canvas_cell(c, k, r, cell);
+            if (strcmp(cell, glyph) == 0) {
+                *col = k;
+                *row = r;
+                return true;
+            }
+        }
+    return false;
+}
+
+/* The predicted outlier is its own glyph in the theory ink, on the real axis; off, it is
+   gone from the plot and the legend. */
+static void test_eigenvalue_overlay(void **state)
+{
+    (void)state;
+    Canvas *c = Canvas_new(50, 24, true);
+    EigenvaluePlot p = {"eigenvalues", 4, NEAR, 2.0, NAN, false, true, 0.4};
+    Plot_eigenvalues(c, &p);
+    assert_non_null(strstr(text(c), "◇ predicted λ1 = 0.4"));
+    int col, row, mcol, mrow;
+    /* The first ◇ is in the plot (the legend comes last). */
+    assert_true(find_glyph(c, "◇", &col, &row));
+    char cell[8];
+    assert_int_equal(Canvas_cell(c, col, row, cell), INK_THEORY);
+    /* The measured outlier (0.5, drawn as ◆) is a different cell with the outlier's ink. */
+    assert_true(find_glyph(c, "◆", &mcol, &mrow));
+    assert_int_equal(Canvas_cell(c, mcol, mrow, cell), INK_OUTLIER);
+    assert_int_equal(row, mrow); /* both on the real axis */
+    assert_true(col < mcol);     /* 0.4 left of 0.5 */
+    Canvas_free(c);
+
+    c = Canvas_new(50, 24, true);
+    p.show_predicted = false;
+    Plot_eigenvalues(c, &p);
+    assert_null(strstr(text(c), "◇"));
+    assert_null(strstr(text(c), "predicted"));
+    Canvas_free(c);
+}
+
+/* The density overlay is drawn in its own ink and glyph, unlike the bars; without σ it is
+   neither drawn nor in the legend. */
+static void test_histogram_overlay(void **state)
+{
+    (void)state;
+    double s[64];
+    s[0] = 0.3;
+    for (int i = 1; i < 64; i++)
+        s[i] = 0.25 * (64 - i) / 64.0;
+    Canvas *c = Canvas_new(50, 16, true);
+    HistogramPlot p = {"singular values", 64, s, 8.0, 1.0, "i.i.d. Markov limit"};
+    Plot_histogram(c, &p);
+    assert_non_null(strstr(text(c), "─ i.i.d. Markov limit"));
+    int theory = count_ink(c, INK_THEORY), bulk = count_ink(c, INK_BULK);
+    assert_true(theory > 5 && bulk > 5);
+    for (int r = 1; r < Canvas_rows(c) - 3; r++)
+        for (int k = 6; k < Canvas_cols(c); k++) {
+            char cell[8];
+            Ink ink = Canvas_cell(c, k, r, cell);
+            if (ink == INK_THEORY)
+                assert_string_equal(cell, "─");
+            else if (ink == INK_BULK)
+                assert_true(strcmp(cell, "─") != 0);
+        }
+    Canvas_free(c);
+
+    c = Canvas_new(50, 16, true);
+    p.sigma = NAN;
+    Plot_histogram(c, &p);
+    assert_null(strstr(text(c), "Markov limit"));
+    assert_int_equal(count_ink(c, INK_THEORY), 0);
+    Canvas_free(c);
+}
+
+/* Predicted curves are drawn in the theory ink with their own marker; where none applies
+   nothing is drawn and the note says why; the ensemble band adds dots and a legend. */
+static void test_stable_rank_theory_and_band(void **state)
+{
+    (void)state;
+    double network[5] = {64, 1.5, 1.01, 1.0, 1.0};
+    double ghost[5] = {64, 20, 8, 3, 2};
+    double theory[5] = {64, 2, 1.1, 1.0, 1.0}, other[5] = {64, 4.2, 2.1, 1.4, 1.2};
+    double none[5] = {NAN, NAN, NAN, NAN, NAN};
+    double std[5] = {0, 0.5, 0.2, 0.1, 0.05};
+    StableRankPlot p = {.title = "stable rank",
+                        .depth = 4,
+                        .network = network,
+                        .counterpart = ghost,
+                        .network_label = "network (gap off)",
+                        .counterpart_label = "counterpart (gap center)",
+                        .top = 64,
+                        .shown_layer = 1,
+                        .theory = theory,
+                        .counterpart_theory = other,
+                        .theory_note = NULL};
+    Canvas *c = Canvas_new(70, 20, true);
+    Plot_stable_rank(c, &p);
+    assert_non_null(strstr(text(c), "⠤×⠤ theory (SPEC §3), both networks"));
+    assert_true(count_ink(c, INK_THEORY) > 3);
+    Canvas_free(c);
+
+    p.theory = none;
+    p.counterpart_theory = none;
+    p.theory_note = "no formula with LayerNorm";
+    c = Canvas_new(70, 20, true);
+    Plot_stable_rank(c, &p);
+    assert_non_null(strstr(text(c), "no theory curve: no formula with LayerNorm"));
+    assert_int_equal(count_ink(c, INK_THEORY), 0);
+    Canvas_free(c);
+
+    /* Overlays off: neither curve nor note. */
+    p.theory = NULL;
+    c = Canvas_new(70, 20, true);
+    Plot_stable_rank(c, &p);
+    assert_null(strstr(text(c), "theory"));
+    int plain = count_ink(c, INK_BULK);
+    Canvas_free(c);
+
+    p.band_std = std;
+    p.seeds = 8;
+    c = Canvas_new(70, 20, true);
+    Plot_stable_rank(c, &p);
+    assert_non_null(strstr(text(c), "±1 std over 8 seeds"));
+    assert_non_null(strstr(text(c), "network (gap off), mean"));
+    assert_true(count_ink(c, INK_BULK) > plain);
+    Canvas_free(c);
+}
+
+static void test_series(void **state)
+{
+    (void)state;
+    double x[4] = {16, 32, 64, 128}, y[4] = {0.5, 0.25, 0.125, 0.0625};
+    double flat[4] = {1, 1, 1, 1}, none[4] = {NAN, NAN, NAN, NAN};
+    SeriesPlot p = {
+        .title = "sweep",
+        .count = 3,
+        .series = {{"gap off", 4, x, y, INK_BULK, STROKE_SOLID, "●"},
+                   {"gap removed", 4, x, none, INK_GHOST, STROKE_DOTTED, "○"},
+                   {"theory slope -1", 4, x, flat, INK_THEORY, STROKE_DASHED, NULL}},
+        .x_scale = SCALE_LOG,
+        .y_scale = SCALE_LOG,
+        .notes = 1,
+        .note = {"fitted slope -1"},
+        .empty = "nothing",
+    };
+    Canvas *c = Canvas_new(60, 18, true);
+    Plot_series(c, &p);
+    const char *t = text(c);
+    assert_non_null(strstr(t, "gap removed (n/a)"));
+    assert_non_null(strstr(t, "fitted slope -1"));
+    assert_non_null(strstr(t, "●"));
+    /* A NaN curve draws nothing: its ink is only on the legend's three sample cells. */
+    assert_int_equal(count_ink(c, INK_GHOST), 3);
+    assert_non_null(strstr(t, "20")); /* a short log axis has 2·10^k ticks */
+    assert_true(has_ink(c, INK_THEORY) && has_ink(c, INK_BULK));
+    Canvas_free(c);
+
+    /* Nothing to draw: the message instead of axes, the legend still says what is missing. */
+    p.series[0].y = none;
+    p.series[2].y = none;
+    c = Canvas_new(60, 18, false);
+    Plot_series(c, &p);
+    t = text(c);
+    assert_true(ascii_only(t));
+    assert_non_null(strstr(t, "nothing"));
+    assert_non_null(strstr(t, "gap off (n/a)"));
+    assert_null(strstr(t, "|"));
+    Canvas_free(c);
+
+    /* log10 values given: a curve beyond a double's range still draws. */
+    double layers[3] = {1, 2, 3}, exponents[3] = {300, 400, 500};
+    SeriesPlot g = {.title = "gradient",
+                    .count = 1,
+                    .series = {{"network", 3, layers, exponents, INK_BULK, STROKE_SOLID, "●"}},
+                    .x_scale = SCALE_LINEAR,
+                    .y_scale = SCALE_LOG10_GIVEN};
+    c = Canvas_new(60, 18, true);
+    Plot_series(c, &g);
+    assert_non_null(strstr(text(c), "1e400"));
+    Canvas_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +378,10 @@ int main(void)
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_stable_rank),
         cmocka_unit_test(test_ascii_and_small),
+        cmocka_unit_test(test_eigenvalue_overlay),
+        cmocka_unit_test(test_histogram_overlay),
+        cmocka_unit_test(test_stable_rank_theory_and_band),
+        cmocka_unit_test(test_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include "attnscope/linalg.h"
 #include "worker.h"
 
+#include <math.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,53 @@ static void test_cancel_between_layers(void **state)
     assert_non_null(strstr(text, "job-done gen=2 "));
 }
 
+/* Extras: the compare network (same weights, gap toggled) and the width sweep come with the
+   final snapshot; a later job with the same settings reuses the model run (the trace says
+   so) and still carries them. */
+static void test_extras_and_reuse(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/attnscope-worker-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    Trace *trace = Trace_open(path);
+    assert_non_null(trace);
+    Worker *w = Worker_new(trace);
+    Config c = small(32, 2);
+    c.attention = ATTENTION_MARKOV;
+    unsigned long g = Worker_submit_extras(w, &c, (WorkerExtras){.sweep = true, .compare = true});
+    Snapshot *s = wait_done(w, g, NULL);
+    assert_true(s->has_compare && s->has_sweep);
+    assert_int_equal(s->compare_gap, GAP_CENTER);
+    /* The main network keeps its outlier at 1; gap removal takes it away. */
+    assert_close(s->eigenvalues[0].re, 1.0, 1e-9);
+    assert_true(hypot(s->compare_eigenvalues[0].re, s->compare_eigenvalues[0].im) < 0.9);
+    assert_true(s->sweep.count >= 2);
+    assert_int_equal(s->sweep.tokens[s->sweep.count - 1], 32);
+    double sr1 = s->stable_rank[1];
+    Snapshot_free(s);
+
+    g = Worker_submit_extras(w, &c, (WorkerExtras){.sweep = true, .compare = false});
+    s = wait_done(w, g, NULL);
+    assert_true(s->has_sweep);
+    assert_false(s->has_compare);
+    assert_true(s->stable_rank[1] == sr1);
+    Snapshot_free(s);
+    assert_true(Worker_stop(w, WAIT_MS));
+    Trace_close(trace);
+    char *text = read_all(path);
+    unlink(path);
+    assert_non_null(
+        strstr(text, "job-start gen=1 T=32 d=32 L=2 layer=1 sweep=1 compare=1 reuse=0"));
+    assert_non_null(
+        strstr(text, "job-start gen=2 T=32 d=32 L=2 layer=1 sweep=1 compare=0 reuse=1"));
+    /* Nothing was recomputed for the second job: no layer, no sweep run. */
+    const char *second = strstr(text, "job-start gen=2");
+    assert_null(strstr(second, "layer gen=2"));
+    assert_null(strstr(second, "sweep-start gen=2"));
+}
+
 /* A snapshot published before a newer submission is discarded by take. */
 static void test_stale_generation_discarded(void **state)
 {
@@ -207,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_cancel_between_layers),
         cmocka_unit_test(test_stale_generation_discarded),
         cmocka_unit_test(test_stop_during_job),
+        cmocka_unit_test(test_extras_and_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

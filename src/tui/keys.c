@@ -302,6 +302,64 @@ static bool new_seed(Controls *c, char *note, size_t size)
     return true;
 }
 
+static bool seeds_up(Controls *c, char *note, size_t size)
+{
+    Config *k = &c->config;
+    if (k->seeds >= KEYS_SEEDS_MAX) {
+        note_add(note, size, "the ensemble is at its maximum, %d seeds", KEYS_SEEDS_MAX);
+        return false;
+    }
+    k->seeds = k->seeds * 2 > KEYS_SEEDS_MAX ? KEYS_SEEDS_MAX : k->seeds * 2;
+    return true;
+}
+
+static bool seeds_down(Controls *c, char *note, size_t size)
+{
+    Config *k = &c->config;
+    if (k->seeds <= 1) {
+        note_add(note, size, "the ensemble is one seed already");
+        return false;
+    }
+    k->seeds = k->seeds / 2 < 1 ? 1 : k->seeds / 2;
+    return true;
+}
+
+static bool overlays_toggle(Controls *c, char *note, size_t size)
+{
+    c->display.overlays = !c->display.overlays;
+    note_add(note, size, "theory overlays %s (circles stay)", c->display.overlays ? "on" : "off");
+    return true;
+}
+
+static const char *const PANEL_NAMES[PANEL_COUNT] = {"stable rank", "width sweep", "gradient norms",
+                                                     "token similarity"};
+
+const char *Panel_name(Panel p)
+{
+    return p >= 0 && p < PANEL_COUNT ? PANEL_NAMES[p] : "?";
+}
+
+static bool panel_next(Controls *c, char *note, size_t size)
+{
+    c->display.panel = (Panel)cycle((int)c->display.panel, PANEL_COUNT, 1);
+    note_add(note, size, "view: %s", Panel_name(c->display.panel));
+    return true;
+}
+
+static bool panel_previous(Controls *c, char *note, size_t size)
+{
+    c->display.panel = (Panel)cycle((int)c->display.panel, PANEL_COUNT, -1);
+    note_add(note, size, "view: %s", Panel_name(c->display.panel));
+    return true;
+}
+
+static bool compare_toggle(Controls *c, char *note, size_t size)
+{
+    c->display.compare = !c->display.compare;
+    note_add(note, size, "compare view %s", c->display.compare ? "on" : "off");
+    return true;
+}
+
 static const KeyBinding KEYS[] = {
     {'T', "T", "tokens T ×2", ACTION_SETTING, tokens_up},
     {'t', "t", "tokens T ÷2", ACTION_SETTING, tokens_down},
@@ -328,6 +386,12 @@ static const KeyBinding KEYS[] = {
     {KEY_RIGHT, "Right", "shown layer +1", ACTION_SETTING, layer_up},
     {KEY_LEFT, "Left", "shown layer −1", ACTION_SETTING, layer_down},
     {'r', "r", "new seed", ACTION_SETTING, new_seed},
+    {'E', "E", "ensemble seeds ×2", ACTION_SETTING, seeds_up},
+    {'e', "e", "ensemble seeds ÷2", ACTION_SETTING, seeds_down},
+    {'o', "o", "theory overlays on / off", ACTION_DISPLAY, overlays_toggle},
+    {'v', "v", "view next (rank, width, grad, sim)", ACTION_DISPLAY, panel_next},
+    {'V', "V", "view previous", ACTION_DISPLAY, panel_previous},
+    {'c', "c", "compare: gap off | removed", ACTION_DISPLAY, compare_toggle},
     {'?', "?", "help (any key closes it)", ACTION_HELP, NULL},
     {'L' & 0x1f, "Ctrl-L", "redraw the screen", ACTION_REDRAW, NULL},
     {'q', "q", "quit", ACTION_QUIT, NULL},
@@ -336,7 +400,11 @@ enum { KEYS_COUNT = sizeof KEYS / sizeof KEYS[0] };
 
 Controls Controls_from(const Config *c)
 {
-    return (Controls){.config = *c, .gap_mode = c->gap == GAP_OFF ? GAP_CENTER : c->gap};
+    return (Controls){
+        .config = *c,
+        .gap_mode = c->gap == GAP_OFF ? GAP_CENTER : c->gap,
+        .display = {.overlays = true, .panel = PANEL_STABLE_RANK, .compare = false},
+    };
 }
 
 const KeyBinding *Keys_find(int key)

@@ -11,13 +11,31 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The settings the keys turn, and the gap mode `g` turns back on. */
+/* What the main (depth) panel shows: `v` cycles through them. */
+typedef enum {
+    PANEL_STABLE_RANK,
+    PANEL_WIDTH_SWEEP,
+    PANEL_GRADIENT,
+    PANEL_SIMILARITY,
+    PANEL_COUNT
+} Panel;
+
+/* How the result is shown; changing it computes nothing that the snapshot already has. */
+typedef struct {
+    bool overlays; /* theory: predicted curves, densities, the predicted outlier */
+    Panel panel;
+    bool compare; /* the network without and with gap removal side by side */
+} Display;
+
+/* The settings the keys turn, the gap mode `g` turns back on, and the display. */
 typedef struct {
     Config config;
     Gap gap_mode; /* never GAP_OFF */
+    Display display;
 } Controls;
 
-typedef enum { ACTION_SETTING, ACTION_HELP, ACTION_QUIT, ACTION_REDRAW } KeyAction;
+/* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display. */
+typedef enum { ACTION_SETTING, ACTION_DISPLAY, ACTION_HELP, ACTION_QUIT, ACTION_REDRAW } KeyAction;
 
 enum { KEYS_NOTE_SIZE = 160, KEYS_HELP_SIZE = 80 };
 
@@ -26,12 +44,18 @@ typedef struct {
     const char *name; /* as the help spells the key */
     const char *help;
     KeyAction kind;
-    /* ACTION_SETTING: changes c and, when the change was adjusted or refused, says why in
-       note (empty otherwise).  Returns false when nothing changed. */
+    /* ACTION_SETTING, ACTION_DISPLAY: changes c and, when the change was adjusted or refused, says
+       why in note (empty otherwise).  Returns false when nothing changed. */
     bool (*apply)(Controls *c, char *note, size_t size);
 } KeyBinding;
 
-/* Controls starting from a valid config. */
+/* The main panel's name ("stable rank", "width sweep", ...). */
+const char *Panel_name(Panel p);
+
+/* Ensemble sizes the e/E keys step through. */
+enum { KEYS_SEEDS_MAX = 64 };
+
+/* Controls starting from a valid config (theory overlays on, the stable-rank panel). */
 Controls Controls_from(const Config *c);
 
 /* The binding of key, or NULL. */

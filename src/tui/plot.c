@@ -160,9 +160,49 @@ static int legend_item_width(const Canvas *c, const LegendItem *item)
     return item->cells + (item->cells ? 1 : 0) + Canvas_text_width(c, item->text);
 }
 
-/* Items flow left to right and wrap; returns the rows they need. */
-static int legend_rows(const Canvas *c, const LegendItem *items, int n)
+enum { LEGEND_PIECES_MAX = 24 };
+
+/* Items wider than the canvas (long notes) are cut at spaces into pieces that fit, each
+   after the first without a sample; returns the number of pieces. */
+static int legend_wrap(const Canvas *c, const LegendItem *items, int n, LegendItem *out)
 {
+    int count = 0, cols = Canvas_cols(c);
+    for (int i = 0; i < n && count < LEGEND_PIECES_MAX; i++) {
+        LegendItem piece = items[i];
+        while (legend_item_width(c, &piece) > cols && count < LEGEND_PIECES_MAX - 1) {
+            /* The longest prefix ending before a space that fits. */
+            char prefix[sizeof piece.text];
+            size_t cut = 0;
+            for (size_t k = 1; piece.text[k]; k++) {
+                if (piece.text[k] != ' ')
+                    continue;
+                memcpy(prefix, piece.text, k);
+                prefix[k] = '\0';
+                LegendItem trial = piece;
+                memcpy(trial.text, prefix, k + 1);
+                if (legend_item_width(c, &trial) > cols)
+                    break;
+                cut = k;
+            }
+            if (cut == 0)
+                break; /* one long word: the canvas cuts it */
+            out[count] = piece;
+            out[count].text[cut] = '\0';
+            count++;
+            LegendItem rest = {.cells = 0, .ink = piece.ink};
+            snprintf(rest.text, sizeof rest.text, "%s", piece.text + cut + 1);
+            piece = rest;
+        }
+        out[count++] = piece;
+    }
+    return count;
+}
+
+/* Items flow left to right and wrap; returns the rows they need. */
+static int legend_rows(const Canvas *c, const LegendItem *given, int given_count)
+{
+    LegendItem items[LEGEND_PIECES_MAX];
+    int n = legend_wrap(c, given, given_count, items);
     int rows = 1, col = 0;
     for (int i = 0; i < n; i++) {
         int width = legend_item_width(c, &items[i]);
@@ -175,8 +215,10 @@ static int legend_rows(const Canvas *c, const LegendItem *items, int n)
     return rows;
 }
 
-static void legend_draw(Canvas *c, const LegendItem *items, int n, int row)
+static void legend_draw(Canvas *c, const LegendItem *given, int given_count, int row)
 {
+    LegendItem items[LEGEND_PIECES_MAX];
+    int n = legend_wrap(c, given, given_count, items);
     int col = 0;
     for (int i = 0; i < n; i++) {
         const LegendItem *item = &items[i];
@@ -240,10 +282,16 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
     /* Off scale, an arrow on the border points the way to the outlier. */
     const char *glyph = pinned ? arrow(re, -im) : "◆";
 
-    LegendItem items[4];
+    LegendItem items[5];
     int n = 0;
     items[n] = (LegendItem){.sample = {{NULL, DOT_CELL}}, .cells = 1, .ink = INK_BULK};
     snprintf(items[n++].text, sizeof items[0].text, "√T·λ (%d)", p->count > 0 ? p->count - 1 : 0);
+    bool predicted = p->show_predicted && isfinite(p->predicted_outlier);
+    if (predicted) {
+        items[n] = (LegendItem){.sample = {{"◇", 0}}, .cells = 1, .ink = INK_THEORY};
+        snprintf(items[n++].text, sizeof items[0].text, "predicted λ1 = %.3g",
+                 p->predicted_outlier);
+    }
     items[n] = (LegendItem){.sample = {{glyph, 0}}, .cells = 1, .ink = INK_OUTLIER};
     if (p->count > 0) {
         char value[48];
@@ -290,6 +338,13 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
         Canvas_dot(c, axis_dot(&x, p->scale * p->values[i].re),
                    axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
     Canvas_unclip(c);
+    if (predicted) {
+        /* On the real axis, kept inside the border when it lies beyond it; drawn before the
+           measured outlier, which wins a shared cell. */
+        double at = p->scale * p->predicted_outlier;
+        at = fmax(fmin(at, 0.97 * x.hi), 0.97 * x.lo);
+        Canvas_text(c, axis_dot(&x, at) / 2, axis_dot(&y, 0) / 4, "◇", INK_THEORY);
+    }
     if (p->count == 0)
         return;
 
@@ -439,29 +494,84 @@ static bool any_finite(const double *v, int n)
     return false;
 }
 
+/* The ±1 std band around the mean as dotted vertical strokes in every dot column, the
+   edges interpolated between layers in plotted (log) units. */
+static void band(Canvas *c, const Axis *x, const Axis *y, const double *mean, const double *std,
+                 int depth, Ink ink)
+{
+    for (int l = 0; l < depth; l++) {
+        double m0 = mean[l], m1 = mean[l + 1], s0 = std[l], s1 = std[l + 1];
+        if (!isfinite(m0) || !isfinite(m1) || !isfinite(s0) || !isfinite(s1))
+            continue;
+        double lo0 = log10(fmax(m0 - s0, 1.0)), hi0 = log10(fmax(m0 + s0, 1.0));
+        double lo1 = log10(fmax(m1 - s1, 1.0)), hi1 = log10(fmax(m1 + s1, 1.0));
+        int x0 = axis_dot(x, l), x1 = axis_dot(x, l + 1);
+        for (int dx = x0; dx <= x1; dx++) {
+            double t = x1 > x0 ? (double)(dx - x0) / (x1 - x0) : 0;
+            int ylo = axis_dot(y, lo0 + t * (lo1 - lo0)), yhi = axis_dot(y, hi0 + t * (hi1 - hi0));
+            if (dx % 2 == 0)
+                Canvas_line(c, dx, ylo, dx, yhi, ink, STROKE_DOTTED);
+        }
+    }
+}
+
 void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
 {
-    LegendItem items[3];
+    LegendItem items[6];
     int n = 0;
     bool network = any_finite(p->network, p->depth + 1);
     bool counterpart = any_finite(p->counterpart, p->depth + 1);
+    bool ensemble = p->seeds > 1 && p->band_std;
     items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {"●", 0}, {NULL, STROKE_CELL}},
                             .cells = 3,
                             .ink = INK_BULK};
-    snprintf(items[n++].text, sizeof items[0].text, "%s%s", p->network_label,
-             network ? "" : " (n/a)");
+    snprintf(items[n++].text, sizeof items[0].text, "%s%s%s", p->network_label,
+             ensemble ? ", mean" : "", network ? "" : " (n/a)");
     items[n] = (LegendItem){
         .sample = {{NULL, DOT_CELL}, {"○", 0}, {NULL, DOT_CELL}}, .cells = 3, .ink = INK_GHOST};
-    snprintf(items[n++].text, sizeof items[0].text, "%s%s", p->counterpart_label,
-             counterpart ? "" : " (n/a)");
+    snprintf(items[n++].text, sizeof items[0].text, "%s%s%s", p->counterpart_label,
+             ensemble ? ", mean" : "", counterpart ? "" : " (n/a)");
+    if (ensemble) {
+        items[n] = (LegendItem){
+            .sample = {{NULL, VERTICAL_DOTS}, {NULL, VERTICAL_DOTS}}, .cells = 2, .ink = INK_BULK};
+        snprintf(items[n++].text, sizeof items[0].text, "±1 std over %d seeds", p->seeds);
+    }
+    bool theory = p->theory && any_finite(p->theory, p->depth + 1);
+    bool counterpart_theory =
+        p->counterpart_theory && any_finite(p->counterpart_theory, p->depth + 1);
+    if (theory || counterpart_theory) {
+        items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {"×", 0}, {NULL, STROKE_CELL}},
+                                .cells = 3,
+                                .ink = INK_THEORY};
+        snprintf(items[n++].text, sizeof items[0].text, "theory (SPEC §3)%s",
+                 theory && counterpart_theory ? ", both networks"
+                 : theory                     ? ", network"
+                                              : ", counterpart");
+    }
+    int note = -1;
+    if (!theory && !counterpart_theory && p->theory && p->theory_note) {
+        note = n;
+        items[n] = (LegendItem){.cells = 0, .ink = INK_THEORY};
+        snprintf(items[n++].text, sizeof items[0].text, "no theory curve: %s", p->theory_note);
+    }
     items[n] =
         (LegendItem){.sample = {{NULL, VERTICAL_DOTS}, {"▴", 0}}, .cells = 2, .ink = INK_HIGHLIGHT};
     snprintf(items[n++].text, sizeof items[0].text, "shown layer %d", p->shown_layer);
 
     title(c, p->title);
-    int rows = legend_rows(c, items, n);
     Frame f;
-    if (!frame_make(c, 5, rows, &f)) {
+    /* A small panel keeps its plot: the note shrinks first, then the shown layer's entry
+       goes (the ▴ under the axis still marks it). */
+    bool fits = frame_make(c, 5, legend_rows(c, items, n), &f);
+    if (!fits && note >= 0) {
+        snprintf(items[note].text, sizeof items[0].text, "no theory curve here");
+        fits = frame_make(c, 5, legend_rows(c, items, n), &f);
+    }
+    if (!fits) {
+        n--;
+        fits = frame_make(c, 5, legend_rows(c, items, n), &f);
+    }
+    if (!fits) {
         Plot_message(c, p->title, "(panel too small)");
         return;
     }
@@ -486,8 +596,184 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     /* The shown layer first, so the curves keep their ink where they cross it. */
     int hx = axis_dot(&x, p->shown_layer);
     Canvas_line(c, hx, 4 * f.top, hx, 4 * f.axis_row - 1, INK_HIGHLIGHT, STROKE_DOTTED);
+    if (ensemble)
+        band(c, &x, &y, p->network, p->band_std, p->depth, INK_BULK);
+    if (counterpart_theory)
+        curve(c, &x, &y, p->counterpart_theory, p->depth, every, INK_THEORY, STROKE_DASHED, "×");
+    if (theory)
+        curve(c, &x, &y, p->theory, p->depth, every, INK_THEORY, STROKE_DASHED, "×");
     curve(c, &x, &y, p->counterpart, p->depth, every, INK_GHOST, STROKE_DOTTED, "○");
     curve(c, &x, &y, p->network, p->depth, every, INK_BULK, STROKE_SOLID, "●");
     Canvas_unclip(c);
     Canvas_text(c, hx / 2, f.axis_row, "▴", INK_HIGHLIGHT);
+}
+
+/* A value in plotted units (NaN when the scale cannot show it). */
+static double scaled(Scale s, double v)
+{
+    if (!isfinite(v))
+        return NAN;
+    if (s == SCALE_LOG)
+        return v > 0 ? log10(v) : NAN;
+    return v;
+}
+
+/* 10^v as a tick label; far exponents as "1e400", which a double could not hold. */
+static void log_label(double v, char *out, size_t size)
+{
+    double e = floor(v + 1e-9), mantissa = round(pow(10.0, v - e));
+    if (fabs(e) <= 4)
+        snprintf(out, size, "%g", mantissa * pow(10.0, e));
+    else if (mantissa == 1)
+        snprintf(out, size, "1e%.0f", e);
+    else
+        snprintf(out, size, "%.0fe%.0f", mantissa, e);
+}
+
+/* Ticks on a log axis (plotted units are exponents): powers of ten, every k-th; across
+   less than two decades also 2 and 5 times them, so a short axis still has labels. */
+static void ticks_log(Canvas *c, const Frame *f, const Axis *a, int wanted, bool vertical)
+{
+    double step = ceil(nice_step((a->hi - a->lo) / wanted));
+    bool fine = a->hi - a->lo < 2;
+    const double mantissas[] = {1, 2, 5};
+    int last = -1;
+    /* y labels from the top down, x labels from the left: a label that would touch the
+       previous one gives way. */
+    double start = vertical ? floor(a->hi / step) * step : floor(a->lo / step) * step;
+    for (int n = 0; n < 64; n++) {
+        double k = vertical ? start - n * step : start + n * step;
+        if (vertical ? k < a->lo - 1 : k > a->hi + 1e-9)
+            break;
+        for (int m = 0; m < (fine ? 3 : 1); m++) {
+            double v = k + log10(mantissas[vertical && fine ? 2 - m : m]);
+            if (v < a->lo - 1e-9 || v > a->hi + 1e-9)
+                continue;
+            char label[32];
+            log_label(v, label, sizeof label);
+            if (vertical)
+                frame_ytick(c, f, axis_dot(a, v), label, &last);
+            else
+                frame_xtick(c, f, axis_dot(a, v), label, INK_AXIS, &last);
+        }
+    }
+}
+
+static void series_range(const SeriesPlot *p, bool along_x, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int k = 0; k < p->count; k++) {
+        const Series *s = &p->series[k];
+        for (int i = 0; i < s->count; i++) {
+            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
+            if (!isfinite(u) || !isfinite(v))
+                continue;
+            double w = along_x ? u : v;
+            *lo = fmin(*lo, w);
+            *hi = fmax(*hi, w);
+        }
+    }
+}
+
+static bool series_has_points(const SeriesPlot *p, const Series *s)
+{
+    for (int i = 0; i < s->count; i++)
+        if (isfinite(scaled(p->x_scale, s->x[i])) && isfinite(scaled(p->y_scale, s->y[i])))
+            return true;
+    return false;
+}
+
+void Plot_series(Canvas *c, const SeriesPlot *p)
+{
+    LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
+    int n = 0;
+    bool any = false;
+    for (int k = 0; k < p->count && k < SERIES_MAX; k++) {
+        const Series *s = &p->series[k];
+        bool has = series_has_points(p, s);
+        any = any || has;
+        uint8_t dots = s->stroke == STROKE_SOLID ? STROKE_CELL : DOT_CELL;
+        items[n] = (LegendItem){
+            .sample = {{NULL, dots}, {s->marker, dots}, {NULL, dots}}, .cells = 3, .ink = s->ink};
+        snprintf(items[n++].text, sizeof items[0].text, "%s%s", s->label, has ? "" : " (n/a)");
+    }
+    for (int k = 0; k < p->notes && k < SERIES_NOTES_MAX; k++) {
+        items[n] = (LegendItem){.cells = 0, .ink = INK_DEFAULT};
+        snprintf(items[n++].text, sizeof items[0].text, "%s", p->note[k]);
+    }
+    if (!any) {
+        Plot_message(c, p->title, p->empty ? p->empty : "no data");
+        legend_draw(c, items, n, Canvas_rows(c) - legend_rows(c, items, n));
+        return;
+    }
+    title(c, p->title);
+    int rows = legend_rows(c, items, n);
+    Frame f;
+    if (!frame_make(c, 6, rows, &f)) {
+        Plot_message(c, p->title, "(panel too small)");
+        return;
+    }
+    legend_draw(c, items, n, f.legend_row);
+    frame_axes(c, &f);
+
+    double xlo, xhi, ylo, yhi;
+    series_range(p, true, &xlo, &xhi);
+    series_range(p, false, &ylo, &yhi);
+    /* A single value still gets an axis around it; a little room above and below. */
+    if (xhi - xlo < 1e-12) {
+        xlo -= 0.5;
+        xhi += 0.5;
+    }
+    if (yhi - ylo < 1e-12) {
+        ylo -= 0.5;
+        yhi += 0.5;
+    }
+    double pad = 0.05 * (yhi - ylo);
+    bool log_x = p->x_scale != SCALE_LINEAR, log_y = p->y_scale != SCALE_LINEAR;
+    Axis x = {xlo, xhi, 2 * f.left, 2 * f.cols, false};
+    Axis y = {ylo - pad, yhi + pad, 4 * f.top, 4 * f.rows, true};
+    if (log_x)
+        ticks_log(c, &f, &x, 5, false);
+    else
+        ticks_x(c, &f, &x, 6);
+    if (log_y)
+        ticks_log(c, &f, &y, 4, true);
+    else
+        ticks_y(c, &f, &y, 4);
+
+    frame_clip(c, &f);
+    for (int k = p->count - 1; k >= 0; k--) {
+        const Series *s = &p->series[k];
+        int px = 0, py = 0;
+        bool have = false;
+        for (int i = 0; i < s->count; i++) {
+            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
+            if (!isfinite(u) || !isfinite(v)) {
+                have = false;
+                continue;
+            }
+            int dx = axis_dot(&x, u), dy = axis_dot(&y, v);
+            if (have)
+                Canvas_line(c, px, py, dx, dy, s->ink, s->stroke);
+            else
+                Canvas_dot(c, dx, dy, s->ink);
+            px = dx;
+            py = dy;
+            have = true;
+        }
+    }
+    Canvas_unclip(c);
+    /* Markers last, the first series on top; on every point when there is room. */
+    for (int k = p->count - 1; k >= 0; k--) {
+        const Series *s = &p->series[k];
+        if (!s->marker)
+            continue;
+        int every = marker_every(s->count > 1 ? s->count - 1 : 1, f.cols);
+        for (int i = 0; i < s->count; i++) {
+            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
+            if (isfinite(u) && isfinite(v) && (i % every == 0 || i == s->count - 1))
+                Canvas_text(c, axis_dot(&x, u) / 2, axis_dot(&y, v) / 4, s->marker, s->ink);
+        }
+    }
 }

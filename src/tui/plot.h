@@ -19,6 +19,9 @@ typedef struct {
     double scale;          /* √T */
     double sigma;          /* radius of the circle of the bulk (NaN: not drawn) */
     bool exact;            /* read off a triangular matrix's diagonal */
+    /* The theory overlay's predicted outlier λ1 of A (SPEC §3), drawn as its own glyph. */
+    bool show_predicted;
+    double predicted_outlier;
 } EigenvaluePlot;
 
 /* Histogram of √T·s_i, i ≥ 2, with s1 marked apart and the quartercircle overlay. */
@@ -41,11 +44,48 @@ typedef struct {
     const char *counterpart_label;
     double top;      /* the largest stable rank possible (T) */
     int shown_layer; /* highlighted */
+    /* Theory overlay (NULL: off): the predicted curves, NaN where none applies; when both
+       are all NaN the note says why instead. */
+    const double *theory, *counterpart_theory;
+    const char *theory_note;
+    /* Ensemble (NULL or seeds < 2: none): the curves above are then the means, and the
+       network's ±1 std band is drawn around its mean. */
+    const double *band_std, *counterpart_band_std;
+    int seeds;
 } StableRankPlot;
+
+/* How an axis maps values: as they are, log10 of positive values, or values that are
+   already log10 (a curve whose values overflow a double). */
+typedef enum { SCALE_LINEAR, SCALE_LOG, SCALE_LOG10_GIVEN } Scale;
+
+/* One curve of a SeriesPlot: points (x[i], y[i]); NaN (and non-positive values on a log
+   scale) leave gaps. */
+typedef struct {
+    const char *label;
+    int count;
+    const double *x, *y;
+    Ink ink;
+    Stroke stroke;
+    const char *marker; /* drawn on the points, NULL: none */
+} Series;
+
+enum { SERIES_MAX = 4, SERIES_NOTES_MAX = 3 };
+
+/* Curves on shared axes (the width sweep, gradient norms, token similarity). */
+typedef struct {
+    const char *title;
+    int count;
+    Series series[SERIES_MAX];
+    Scale x_scale, y_scale;
+    int notes;
+    const char *note[SERIES_NOTES_MAX]; /* legend lines without a sample */
+    const char *empty;                  /* said in the middle when no series has a point */
+} SeriesPlot;
 
 void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p);
 void Plot_histogram(Canvas *c, const HistogramPlot *p);
 void Plot_stable_rank(Canvas *c, const StableRankPlot *p);
+void Plot_series(Canvas *c, const SeriesPlot *p);
 /* A title and a centred message instead of a plot (e.g. while the layer is computed). */
 void Plot_message(Canvas *c, const char *title, const char *message);
 

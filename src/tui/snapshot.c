@@ -30,8 +30,19 @@ Snapshot *Snapshot_of(const Result *r, unsigned long generation)
     s->stable_rank = copy_doubles(r->network.stable_rank, layers);
     s->stable_rank_minus_one = copy_doubles(r->network.stable_rank_minus_one, layers);
     s->counterpart_stable_rank = copy_doubles(r->counterpart.stable_rank, layers);
+    s->token_similarity = copy_doubles(r->network.token_similarity, layers);
+    s->counterpart_token_similarity = copy_doubles(r->counterpart.token_similarity, layers);
+    s->log10_gradient_norm = copy_doubles(r->network.log10_gradient_norm, layers);
+    s->counterpart_log10_gradient_norm = copy_doubles(r->counterpart.log10_gradient_norm, layers);
+    s->stable_rank_mean = copy_doubles(r->stable_rank_band.mean, layers);
+    s->stable_rank_std = copy_doubles(r->stable_rank_band.std, layers);
+    s->counterpart_mean = copy_doubles(r->counterpart_band.mean, layers);
+    s->counterpart_std = copy_doubles(r->counterpart_band.std, layers);
     s->warnings = r->warnings;
-    bool ok = s->stable_rank && s->stable_rank_minus_one && s->counterpart_stable_rank;
+    bool ok = s->stable_rank && s->stable_rank_minus_one && s->counterpart_stable_rank &&
+              s->token_similarity && s->counterpart_token_similarity && s->log10_gradient_norm &&
+              s->counterpart_log10_gradient_norm && s->stable_rank_mean && s->stable_rank_std &&
+              s->counterpart_mean && s->counterpart_std;
     if (ok && r->spectra_ready) {
         s->spectra_ready = true;
         s->tokens = c->tokens;
@@ -49,6 +60,22 @@ Snapshot *Snapshot_of(const Result *r, unsigned long generation)
         return NULL;
     }
     return s;
+}
+
+bool Snapshot_attach_compare(Snapshot *s, const Result *r)
+{
+    if (!r->spectra_ready || r->config.tokens != s->config.tokens)
+        return false;
+    Complex *values = malloc(sizeof(Complex) * (size_t)r->config.tokens);
+    if (!values)
+        return false;
+    memcpy(values, r->eigenvalues, sizeof(Complex) * (size_t)r->config.tokens);
+    free(s->compare_eigenvalues);
+    s->compare_eigenvalues = values;
+    s->compare_gap = r->shown_gap;
+    s->compare_exact = r->eigenvalues_exact;
+    s->has_compare = true;
+    return true;
 }
 
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error)
@@ -73,6 +100,15 @@ void Snapshot_free(Snapshot *s)
     free(s->stable_rank);
     free(s->stable_rank_minus_one);
     free(s->counterpart_stable_rank);
+    free(s->token_similarity);
+    free(s->counterpart_token_similarity);
+    free(s->log10_gradient_norm);
+    free(s->counterpart_log10_gradient_norm);
+    free(s->stable_rank_mean);
+    free(s->stable_rank_std);
+    free(s->counterpart_mean);
+    free(s->counterpart_std);
+    free(s->compare_eigenvalues);
     free(s->eigenvalues);
     free(s->singular_values);
     free(s);

@@ -6,6 +6,7 @@
 #define ATTNSCOPE_TUI_SNAPSHOT_H
 
 #include "attnscope/model.h"
+#include "attnscope/sweep.h"
 
 #include <stdbool.h>
 
@@ -32,6 +33,16 @@ typedef struct {
     double *stable_rank;
     double *stable_rank_minus_one;
     double *counterpart_stable_rank;
+    /* The other curves of both networks, carried so that changing the view redraws from
+       the snapshot instead of recomputing: μ(X_ℓ)/μ(X_0) and log10 of the frozen-attention
+       gradient norm (index 0 unused), NaN where undefined. */
+    double *token_similarity;
+    double *counterpart_token_similarity;
+    double *log10_gradient_norm;
+    double *counterpart_log10_gradient_norm;
+    /* Mean and std of the stable rank over the ensemble (seeds > 1), both networks. */
+    double *stable_rank_mean, *stable_rank_std;
+    double *counterpart_mean, *counterpart_std;
 
     /* The shown layer's attention matrix (tokens values each), once spectra_ready. */
     bool spectra_ready;
@@ -43,10 +54,24 @@ typedef struct {
     double *singular_values; /* descending, not scaled */
 
     Warnings warnings;
+
+    /* The width sweep, when the job was asked for it and it finished. */
+    bool has_sweep;
+    WidthSweep sweep;
+
+    /* The compare view's second network (same weights, gap removal toggled), when the job
+       was asked for it and its shown layer is done: its gap mode and its spectra. */
+    bool has_compare;
+    Gap compare_gap;
+    bool compare_exact;
+    Complex *compare_eigenvalues;
 } Snapshot;
 
 /* Copies what the screen needs out of r.  Returns NULL when out of memory. */
 Snapshot *Snapshot_of(const Result *r, unsigned long generation);
+/* Copies the eigenvalues of the toggled network r into s for the compare view (false when
+   out of memory, or r's shown layer is not done yet). */
+bool Snapshot_attach_compare(Snapshot *s, const Result *r);
 /* A snapshot that only reports a failure (the config and the message). */
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error);
 void Snapshot_free(Snapshot *s);

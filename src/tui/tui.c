@@ -82,6 +82,7 @@ typedef struct {
     Controls controls;
     unsigned long long memory_budget;
     unsigned long generation; /* of the newest job submitted */
+    WorkerExtras extras;      /* what that job computes beyond the model run */
     Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
     bool busy;
     double busy_since;
@@ -95,9 +96,17 @@ typedef struct {
     double last_frame;
 } Loop;
 
+/* What the display needs beyond the model run. */
+static WorkerExtras extras_for(const Display *d)
+{
+    return (WorkerExtras){.sweep = !d->compare && d->panel == PANEL_WIDTH_SWEEP,
+                          .compare = d->compare};
+}
+
 static void submit(Loop *l)
 {
-    l->generation = Worker_submit(l->worker, &l->controls.config);
+    l->extras = extras_for(&l->controls.display);
+    l->generation = Worker_submit_extras(l->worker, &l->controls.config, l->extras);
     l->busy = true;
     l->busy_since = Trace_clock_ms();
     l->progress = 0;
@@ -155,6 +164,15 @@ static void on_key(Loop *l, int key)
         submit(l);
         break;
     }
+    case ACTION_DISPLAY: {
+        b->apply(&l->controls, l->note, sizeof l->note);
+        /* A view redraws from the snapshot; only what it adds (the sweep, the compare
+           view's second network) is a job, and the worker reuses the model run. */
+        WorkerExtras want = extras_for(&l->controls.display);
+        if ((want.sweep && !l->extras.sweep) || (want.compare && !l->extras.compare))
+            submit(l);
+        break;
+    }
     case ACTION_HELP:
         l->help = true;
         break;
@@ -203,12 +221,14 @@ static void on_signals(Loop *l)
 static void draw(Loop *l)
 {
     bool current = l->shown && l->shown->generation == l->generation;
+    /* A job that only adds a view's extras keeps the readouts of the same settings. */
+    bool same = l->shown && Config_equal(&l->shown->config, &l->controls.config);
     View v = {
         .status =
             {
                 .config = &l->controls.config,
                 .shown = l->shown,
-                .current = current,
+                .current = current || same,
                 .busy = l->busy,
                 .busy_ms = Trace_clock_ms() - l->busy_since,
                 .progress = l->progress,
@@ -216,6 +236,7 @@ static void draw(Loop *l)
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
             },
+        .display = l->controls.display,
         .help = l->help,
     };
     bool full = View_draw(l->screen, &v, l->repaint);

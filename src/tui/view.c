@@ -1,12 +1,16 @@
 #include "view.h"
 
 #include "ascii.h"
+#include "attnscope/theory.h"
 #include "keys.h"
 #include "plot.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Per-layer arrays on the stack: the depth is at most CONFIG_DEPTH_MAX. */
+enum { LAYERS_MAX = CONFIG_DEPTH_MAX + 1 };
 
 typedef struct {
     int row, col, rows, cols;
@@ -70,7 +74,20 @@ static void matrix_words(const Snapshot *s, char *out, size_t size)
              s->config.tokens);
 }
 
-static void spectra_panels(const Snapshot *shown, Canvas *eigen, Canvas *histogram)
+/* The outlier theory predicts for relu and sigmoid (SPEC §3), NaN elsewhere (softmax and
+   markov have λ1 = 1 exactly, which the legend prints already). */
+static double predicted_outlier(const Config *c)
+{
+    if (c->attention != ATTENTION_RELU && c->attention != ATTENTION_SIGMOID)
+        return NAN;
+    double curve[LAYERS_MAX], other[LAYERS_MAX];
+    TheoryPrediction t = {.stable_rank = curve, .counterpart_stable_rank = other};
+    Theory_predict(c, &t);
+    return t.outlier;
+}
+
+static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
+                           Canvas *histogram)
 {
     char t1[160], t2[160], words[96], wait[96];
     if (!shown || shown->failed || !shown->spectra_ready) {
@@ -91,34 +108,261 @@ static void spectra_panels(const Snapshot *shown, Canvas *eigen, Canvas *histogr
              shown->eigenvalues_exact ? ", exact: the diagonal" : "");
     snprintf(t2, sizeof t2, "singular values √T·s %s", words);
     double scale = sqrt((double)shown->tokens), sigma = theory_sigma(shown);
-    EigenvaluePlot e = {t1,    shown->tokens, shown->eigenvalues,
-                        scale, sigma,         shown->eigenvalues_exact};
+    /* The circles are always drawn (SPEC §6); the overlay key governs the predictions. */
+    EigenvaluePlot e = {
+        .title = t1,
+        .count = shown->tokens,
+        .values = shown->eigenvalues,
+        .scale = scale,
+        .sigma = sigma,
+        .exact = shown->eigenvalues_exact,
+        .show_predicted = d->overlays && shown->shown_gap == GAP_OFF,
+        .predicted_outlier = predicted_outlier(&shown->config),
+    };
     Plot_eigenvalues(eigen, &e);
     HistogramPlot h = {t2,
                        shown->tokens,
                        shown->singular_values,
                        scale,
-                       sigma,
+                       d->overlays ? sigma : NAN,
                        shown->config.attention == ATTENTION_MARKOV ? "quartercircle law"
                                                                    : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
 }
 
-static void stable_rank_panel(const Snapshot *shown, Canvas *c)
+/* Which network a stable-rank panel puts first: the one asked for, or (compare view) the
+   one without or with gap removal. */
+typedef enum { FIRST_NETWORK, FIRST_GAP_OFF, FIRST_GAP_REMOVED } First;
+
+static void stable_rank_panel(const Snapshot *shown, const Display *d, First first, Canvas *c)
 {
     const char *heading = "stable rank sr(Σℓ) against depth, log axis";
     if (!shown || shown->failed) {
         Plot_message(c, heading, shown ? "the computation failed" : "computing…");
         return;
     }
-    char network[64], counterpart[64], t[128];
-    snprintf(t, sizeof t, "%s%s", heading, shown->config.seeds > 1 ? " (seed 1)" : "");
-    snprintf(network, sizeof network, "network (gap %s)", GAP_NAMES.names[shown->config.gap]);
-    snprintf(counterpart, sizeof counterpart, "counterpart (gap %s)",
-             GAP_NAMES.names[shown->counterpart_gap]);
-    StableRankPlot p = {t,       shown->depth, shown->stable_rank,   shown->counterpart_stable_rank,
-                        network, counterpart,  shown->config.tokens, shown->config.layer};
+    const Config *k = &shown->config;
+    /* The ensemble's mean once every seed is in; seed 1 while it grows. */
+    bool ensemble = k->seeds > 1 && shown->done;
+    const double *network = ensemble ? shown->stable_rank_mean : shown->stable_rank;
+    const double *counterpart = ensemble ? shown->counterpart_mean : shown->counterpart_stable_rank;
+    const double *std = shown->stable_rank_std, *counterpart_std = shown->counterpart_std;
+    Gap gap = k->gap, other_gap = shown->counterpart_gap;
+    double theory[LAYERS_MAX], theory_other[LAYERS_MAX];
+    TheoryPrediction t = {.stable_rank = theory, .counterpart_stable_rank = theory_other};
+    Theory_predict(k, &t);
+    const double *curve = theory, *curve_other = theory_other;
+    bool swap = (first == FIRST_GAP_OFF && gap != GAP_OFF) ||
+                (first == FIRST_GAP_REMOVED && gap == GAP_OFF);
+    if (swap) {
+        const double *p = network;
+        network = counterpart;
+        counterpart = p;
+        p = std;
+        std = counterpart_std;
+        counterpart_std = p;
+        p = curve;
+        curve = curve_other;
+        curve_other = p;
+        Gap g = gap;
+        gap = other_gap;
+        other_gap = g;
+    }
+    char label[64], other[64], title[160];
+    if (k->seeds > 1)
+        snprintf(title, sizeof title, "%s (%s)", heading,
+                 ensemble ? "mean ± 1 std" : "seed 1, ensemble computing");
+    else
+        snprintf(title, sizeof title, "%s", heading);
+    if (first == FIRST_NETWORK) {
+        snprintf(label, sizeof label, "network (gap %s)", GAP_NAMES.names[gap]);
+        snprintf(other, sizeof other, "counterpart (gap %s)", GAP_NAMES.names[other_gap]);
+    } else {
+        snprintf(label, sizeof label, "this network (gap %s)", GAP_NAMES.names[gap]);
+        snprintf(other, sizeof other, "the other (gap %s)", GAP_NAMES.names[other_gap]);
+    }
+    StableRankPlot p = {
+        .title = title,
+        .depth = shown->depth,
+        .network = network,
+        .counterpart = counterpart,
+        .network_label = label,
+        .counterpart_label = other,
+        .top = k->tokens,
+        .shown_layer = k->layer,
+        .theory = d->overlays ? curve : NULL,
+        .counterpart_theory = d->overlays ? curve_other : NULL,
+        .theory_note = t.stable_rank_note,
+        .band_std = ensemble ? std : NULL,
+        .counterpart_band_std = ensemble ? counterpart_std : NULL,
+        .seeds = ensemble ? k->seeds : 1,
+    };
     Plot_stable_rank(c, &p);
+}
+
+static void layers_axis(double *x, int depth)
+{
+    for (int l = 0; l <= depth; l++)
+        x[l] = l;
+}
+
+static void gradient_panel(const Snapshot *s, Canvas *c)
+{
+    const char *title =
+        "gradient norm ‖∂X_L/∂W^V_ℓ‖_F² against layer ℓ, frozen attention, log axis";
+    const Config *k = &s->config;
+    double x[LAYERS_MAX];
+    layers_axis(x, s->depth);
+    char network[64], counterpart[64];
+    snprintf(network, sizeof network, "network (gap %s)", GAP_NAMES.names[k->gap]);
+    snprintf(counterpart, sizeof counterpart, "counterpart (gap %s)",
+             GAP_NAMES.names[s->counterpart_gap]);
+    const char *empty = "computing… (the gradients need the full depth)";
+    if (s->done)
+        empty = k->skip != SKIP_NONE || k->layernorm != LAYERNORM_NONE
+                    ? "needs no skip and no LayerNorm"
+                    : "undefined here (see the warnings)";
+    /* Index 0 is unused: the curves start at ℓ = 1. */
+    SeriesPlot p = {
+        .title = title,
+        .count = 2,
+        .series = {{network, s->depth, x + 1, s->log10_gradient_norm + 1, INK_BULK, STROKE_SOLID,
+                    "●"},
+                   {counterpart, s->depth, x + 1, s->counterpart_log10_gradient_norm + 1, INK_GHOST,
+                    STROKE_DOTTED, "○"}},
+        .x_scale = SCALE_LINEAR,
+        .y_scale = SCALE_LOG10_GIVEN,
+        .notes = 1,
+        .note = {"at full depth L, attention frozen"},
+        .empty = empty,
+    };
+    Plot_series(c, &p);
+}
+
+static void similarity_panel(const Snapshot *s, Canvas *c)
+{
+    const Config *k = &s->config;
+    double x[LAYERS_MAX];
+    layers_axis(x, s->depth);
+    char network[64], counterpart[64];
+    snprintf(network, sizeof network, "network (gap %s)", GAP_NAMES.names[k->gap]);
+    snprintf(counterpart, sizeof counterpart, "counterpart (gap %s)",
+             GAP_NAMES.names[s->counterpart_gap]);
+    SeriesPlot p = {
+        .title = "token similarity μ(Xℓ)/μ(X0) against depth, log axis",
+        .count = 2,
+        .series = {{network, s->depth + 1, x, s->token_similarity, INK_BULK, STROKE_SOLID, "●"},
+                   {counterpart, s->depth + 1, x, s->counterpart_token_similarity, INK_GHOST,
+                    STROKE_DOTTED, "○"}},
+        .x_scale = SCALE_LINEAR,
+        .y_scale = SCALE_LOG,
+        .notes = 1,
+        .note = {"μ(X) = ‖X − 1·x̄ᵀ‖_F; gaps: round-off"},
+        .empty = "computing…",
+    };
+    Plot_series(c, &p);
+}
+
+static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
+{
+    const Config *k = &s->config;
+    char title[160];
+    snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d fixed, log–log",
+             k->layer);
+    if (!s->has_sweep || s->sweep.count == 0) {
+        Plot_message(c, title,
+                     s->done ? "no sweep (see the status line)"
+                             : "computing the width sweep (T = 16 … T)…");
+        return;
+    }
+    const WidthSweep *w = &s->sweep;
+    double x[SWEEP_POINTS_MAX], rx[2], ry[2] = {NAN, NAN};
+    for (int i = 0; i < w->count; i++)
+        x[i] = w->tokens[i];
+    /* The theory slope as a reference line through the first gap-off point. */
+    bool reference = d->overlays && isfinite(w->theory_slope);
+    rx[0] = x[0];
+    rx[1] = x[w->count - 1];
+    for (int i = 0; reference && i < w->count; i++)
+        if (w->excess[i] > 0 && isfinite(w->excess[i])) {
+            ry[0] = w->excess[i] * pow(rx[0] / x[i], w->theory_slope);
+            ry[1] = w->excess[i] * pow(rx[1] / x[i], w->theory_slope);
+            break;
+        }
+    char slope[96], fit[128], ensemble[96];
+    snprintf(slope, sizeof slope, "theory slope 1−2ℓ = %g", w->theory_slope);
+    snprintf(fit, sizeof fit, "fitted slopes %.3g (gap off), %.3g (removed)", w->slope,
+             w->slope_gap);
+    snprintf(ensemble, sizeof ensemble, "mean of %d seed%s", k->seeds, k->seeds > 1 ? "s" : "");
+    SeriesPlot p = {
+        .title = title,
+        .count = reference ? 3 : 2,
+        .series = {{"gap off", w->count, x, w->excess, INK_BULK, STROKE_SOLID, "●"},
+                   {"gap removed", w->count, x, w->excess_gap, INK_GHOST, STROKE_DOTTED, "○"},
+                   {slope, 2, rx, ry, INK_THEORY, STROKE_DASHED, NULL}},
+        .x_scale = SCALE_LOG,
+        .y_scale = SCALE_LOG,
+        .notes = 2,
+        .note = {fit, ensemble},
+        .empty = "sr − 1 is round-off at every T",
+    };
+    if (d->overlays && !isfinite(w->theory_slope))
+        p.note[p.notes++] = "no theory slope: markov, full mask, no skip, no LN only";
+    Plot_series(c, &p);
+}
+
+static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
+{
+    if (d->panel == PANEL_STABLE_RANK || !shown || shown->failed) {
+        stable_rank_panel(shown, d, FIRST_NETWORK, c);
+        return;
+    }
+    if (d->panel == PANEL_WIDTH_SWEEP)
+        sweep_panel(shown, d, c);
+    else if (d->panel == PANEL_GRADIENT)
+        gradient_panel(shown, c);
+    else
+        similarity_panel(shown, c);
+}
+
+/* One half of the compare view: the eigenvalues of the network without (or with) gap
+   removal over its stable-rank curve.  The main run's network is one of the two; the
+   worker's second run (same weights) gives the other's eigenvalues. */
+static void compare_half(const Snapshot *shown, const Display *d, bool removed, Canvas *eigen,
+                         Canvas *stable)
+{
+    const char *heading = removed ? "WITH gap removal" : "WITHOUT gap removal";
+    char title[192];
+    if (!shown || shown->failed || !shown->spectra_ready) {
+        snprintf(title, sizeof title, "%s: eigenvalues √T·λ", heading);
+        Plot_message(eigen, title,
+                     shown && shown->failed ? "the computation failed" : "computing…");
+        stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
+        return;
+    }
+    const Config *k = &shown->config;
+    bool main_is_this = (k->gap != GAP_OFF) == removed;
+    const Complex *values = main_is_this ? shown->eigenvalues : shown->compare_eigenvalues;
+    Gap gap = main_is_this ? shown->shown_gap : shown->compare_gap;
+    bool exact = main_is_this ? shown->eigenvalues_exact : shown->compare_exact;
+    snprintf(title, sizeof title, "%s (gap %s): eigenvalues √T·λ, ℓ=%d, T=%d", heading,
+             GAP_NAMES.names[gap], k->layer, k->tokens);
+    if (!main_is_this && !shown->has_compare) {
+        Plot_message(eigen, title, "computing the same weights with the gap toggled…");
+    } else {
+        EigenvaluePlot e = {
+            .title = title,
+            .count = shown->tokens,
+            .values = values,
+            .scale = sqrt((double)shown->tokens),
+            .sigma = theory_sigma(shown),
+            .exact = exact,
+            .show_predicted = d->overlays && gap == GAP_OFF,
+            .predicted_outlier = predicted_outlier(k),
+        };
+        Plot_eigenvalues(eigen, &e);
+    }
+    stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
 }
 
 static void help_overlay(Screen *s, int rows, int cols)
@@ -147,6 +391,30 @@ static void help_overlay(Screen *s, int rows, int cols)
                     INK_DEFAULT, false);
 }
 
+/* Fills the canvases of the frame: three panels, or four in the compare view. */
+static void panels(const View *v, Canvas **canvas)
+{
+    const Snapshot *shown = v->status.shown;
+    if (v->display.compare) {
+        compare_half(shown, &v->display, false, canvas[0], canvas[1]);
+        compare_half(shown, &v->display, true, canvas[2], canvas[3]);
+        return;
+    }
+    spectra_panels(shown, &v->display, canvas[0], canvas[1]);
+    main_panel(shown, &v->display, canvas[2]);
+}
+
+/* Two columns, each an eigenvalue panel over a stable-rank panel. */
+static void compare_layout(int cols, int rows, Rect r[4])
+{
+    /* The stable-rank panels need their legends: on a small terminal, half the rows. */
+    int left = (cols - 1) / 2, right = cols - left - 1, top = rows < 30 ? rows / 2 : rows * 3 / 5;
+    r[0] = (Rect){0, 0, top, left};
+    r[1] = (Rect){top, 0, rows - top, left};
+    r[2] = (Rect){0, left + 1, top, right};
+    r[3] = (Rect){top, left + 1, rows - top, right};
+}
+
 bool View_draw(Screen *s, const View *v, bool repaint)
 {
     int cols = Screen_cols(s), rows = Screen_rows(s);
@@ -159,21 +427,26 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     char status[STATUS_LINES_MAX][STATUS_LINE_SIZE];
     int n = Status_layout(&v->status, cols, status, STATUS_LINES_MAX);
     int panel_rows = rows - n;
-    Rect r[3];
-    layout(cols, panel_rows, &r[0], &r[1], &r[2]);
-    Canvas *canvas[3];
-    bool unicode = Screen_unicode(s);
-    for (int i = 0; i < 3; i++)
+    Rect r[4];
+    int count = v->display.compare ? 4 : 3;
+    if (v->display.compare)
+        compare_layout(cols, panel_rows, r);
+    else
+        layout(cols, panel_rows, &r[0], &r[1], &r[2]);
+    Canvas *canvas[4] = {NULL, NULL, NULL, NULL};
+    bool unicode = Screen_unicode(s), made = true;
+    for (int i = 0; i < count; i++) {
         canvas[i] = Canvas_new(r[i].cols, r[i].rows, unicode);
-    if (canvas[0] && canvas[1] && canvas[2]) {
-        spectra_panels(v->status.shown, canvas[0], canvas[1]);
-        stable_rank_panel(v->status.shown, canvas[2]);
-        for (int i = 0; i < 3; i++)
+        made = made && canvas[i];
+    }
+    if (made) {
+        panels(v, canvas);
+        for (int i = 0; i < count; i++)
             Screen_canvas(s, canvas[i], r[i].row, r[i].col);
     } else {
         centred(s, panel_rows / 2, "out of memory for the plots", true);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < count; i++)
         Canvas_free(canvas[i]);
     for (int i = 0; i < n; i++)
         Screen_text(s, panel_rows + i, 0, status[i], INK_DEFAULT, i == 0);

@@ -1,10 +1,12 @@
-/* One frame of the interactive screen: the three panels, the status lines and, when open,
+/* One frame of the interactive screen: the three panels (or, in the compare view, the
+ * network without and with gap removal side by side), the status lines and, when open,
  * the help overlay, laid out for the terminal's size (or the size it needs, below 80×24).
  * Turns a snapshot into the plots' data; draws only what it is given.
  */
 #ifndef ATTNSCOPE_TUI_VIEW_H
 #define ATTNSCOPE_TUI_VIEW_H
 
+#include "keys.h"
 #include "screen.h"
 #include "status.h"
 
@@ -14,6 +16,7 @@ enum { VIEW_MIN_COLS = 80, VIEW_MIN_ROWS = 24 };
 
 typedef struct {
     StatusView status; /* settings, the snapshot shown and the job's progress */
+    Display display;   /* overlays, the main panel, the compare view */
     bool help;
 } View;
 

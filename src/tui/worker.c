@@ -1,6 +1,7 @@
 #include "worker.h"
 
 #include "attnscope/model.h"
+#include "attnscope/sweep.h"
 #include "pair.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@ struct Worker {
     bool quit, has_stopped;
     bool queued;
     Config job;
+    WorkerExtras extras;
     unsigned long latest; /* generation of the newest submission */
     Snapshot *ready;      /* newest published snapshot, not yet taken */
 
@@ -31,6 +33,17 @@ struct Worker {
     Result *result;
     unsigned long running; /* generation of the job being computed */
     double started_ms;
+    bool cancelled; /* the running job was told to stop */
+
+    /* What a later job with the same settings can reuse (valid only when complete). */
+    bool result_complete;
+    Config result_config;
+    Result *compare; /* gap removal toggled, up to the shown layer */
+    bool compare_complete;
+    Config compare_config;
+    bool sweep_complete;
+    Config sweep_config;
+    WidthSweep sweep;
 };
 
 /* True when the running job should stop: a newer job came, or the program quits. */
@@ -71,6 +84,7 @@ static bool after_layer(void *context, int seed_index, int layer, int depth)
     if (superseded(w)) {
         Trace_event(w->trace, "job-cancel gen=%lu seed=%d layer=%d/%d", w->running, seed_index + 1,
                     layer, depth);
+        w->cancelled = true;
         return false;
     }
     const Config *c = &w->result->config;
@@ -87,29 +101,124 @@ static bool after_layer(void *context, int seed_index, int layer, int depth)
     return true;
 }
 
-static void run_job(Worker *w, const Config *job)
+/* Progress of the extras: they publish nothing per layer, they only stop when superseded. */
+static bool extra_after_layer(void *context, int seed_index, int layer, int depth)
+{
+    Worker *w = context;
+    (void)seed_index;
+    if (superseded(w)) {
+        Trace_event(w->trace, "extra-cancel gen=%lu layer=%d/%d", w->running, layer, depth);
+        w->cancelled = true;
+        return false;
+    }
+    return true;
+}
+
+/* The main result as a snapshot, with whatever extras are complete for this job. */
+static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras extras,
+                                      double elapsed, bool done)
+{
+    Snapshot *s = Snapshot_of(w->result, w->running);
+    if (!s)
+        return NULL;
+    s->done = done;
+    s->progress = 1.0;
+    s->elapsed_ms = elapsed;
+    Config toggled = *job;
+    toggled.gap = Gap_toggled(job->gap);
+    toggled.depth = job->layer;
+    toggled.seeds = 1;
+    if (extras.compare && w->compare_complete && Config_equal(&w->compare_config, &toggled) &&
+        !Snapshot_attach_compare(s, w->compare)) {
+        Snapshot_free(s);
+        return NULL;
+    }
+    if (extras.sweep && w->sweep_complete && Config_equal(&w->sweep_config, job)) {
+        s->has_sweep = true;
+        s->sweep = w->sweep;
+    }
+    return s;
+}
+
+/* The compare view's network: same weights, gap removal toggled, only up to the shown
+   layer (its eigenvalues are what the main run lacks).  Returns false when stopped. */
+static bool run_compare(Worker *w, const Config *job, char *err, size_t size)
+{
+    Config toggled = *job;
+    toggled.gap = Gap_toggled(job->gap);
+    toggled.depth = job->layer;
+    toggled.seeds = 1;
+    if (w->compare_complete && Config_equal(&w->compare_config, &toggled))
+        return true;
+    w->compare_complete = false;
+    Progress progress = {.after_layer = extra_after_layer, .context = w, .run_pair = Pair_run};
+    Trace_event(w->trace, "compare-start gen=%lu gap=%s", w->running, GAP_NAMES.names[toggled.gap]);
+    if (Model_run(&toggled, w->workspace, w->compare, &progress, err, size))
+        return false;
+    if (w->cancelled || superseded(w))
+        return false;
+    w->compare_complete = true;
+    w->compare_config = toggled;
+    return true;
+}
+
+static bool run_sweep(Worker *w, const Config *job, char *err, size_t size)
+{
+    if (w->sweep_complete && Config_equal(&w->sweep_config, job))
+        return true;
+    w->sweep_complete = false;
+    Progress progress = {.after_layer = extra_after_layer, .context = w, .run_pair = Pair_run};
+    Trace_event(w->trace, "sweep-start gen=%lu layer=%d", w->running, job->layer);
+    if (Sweep_width(job, w->workspace, &w->sweep, &progress, err, size))
+        return false;
+    if (w->cancelled || superseded(w))
+        return false;
+    w->sweep_complete = true;
+    w->sweep_config = *job;
+    return true;
+}
+
+static void run_job(Worker *w, const Config *job, WorkerExtras extras)
 {
     char err[SNAPSHOT_ERROR_SIZE];
     /* The network and its counterpart on a thread each (BLAS stays single-threaded). */
     Progress progress = {.after_layer = after_layer, .context = w, .run_pair = Pair_run};
     w->started_ms = Trace_clock_ms();
-    Trace_event(w->trace, "job-start gen=%lu T=%d d=%d L=%d layer=%d", w->running, job->tokens,
-                job->width, job->depth, job->layer);
-    int status = Model_run(job, w->workspace, w->result, &progress, err, sizeof err);
+    w->cancelled = false;
+    bool reuse = w->result_complete && Config_equal(&w->result_config, job);
+    Trace_event(w->trace, "job-start gen=%lu T=%d d=%d L=%d layer=%d sweep=%d compare=%d reuse=%d",
+                w->running, job->tokens, job->width, job->depth, job->layer, extras.sweep,
+                extras.compare, reuse);
+    if (!reuse) {
+        w->result_complete = false;
+        int status = Model_run(job, w->workspace, w->result, &progress, err, sizeof err);
+        if (status) {
+            Trace_event(w->trace, "job-failed gen=%lu %s", w->running, err);
+            publish(w, Snapshot_failure(job, w->running, err));
+            return;
+        }
+        if (w->cancelled || superseded(w))
+            return;
+        w->result_complete = true;
+        w->result_config = *job;
+    }
+    bool extra = extras.sweep || extras.compare;
+    if (extra) {
+        /* The main result first, so the screen has it while the extras compute. */
+        double elapsed = Trace_clock_ms() - w->started_ms;
+        Snapshot *s = snapshot_with_extras(w, job, extras, elapsed, false);
+        publish(w, s);
+        if ((extras.compare && !run_compare(w, job, err, sizeof err)) ||
+            (extras.sweep && !run_sweep(w, job, err, sizeof err))) {
+            if (w->cancelled || superseded(w))
+                return;
+            Trace_event(w->trace, "job-failed gen=%lu %s", w->running, err);
+            publish(w, Snapshot_failure(job, w->running, err));
+            return;
+        }
+    }
     double elapsed = Trace_clock_ms() - w->started_ms;
-    if (status) {
-        Trace_event(w->trace, "job-failed gen=%lu %s", w->running, err);
-        publish(w, Snapshot_failure(job, w->running, err));
-        return;
-    }
-    if (superseded(w))
-        return;
-    Snapshot *s = Snapshot_of(w->result, w->running);
-    if (s) {
-        s->done = true;
-        s->progress = 1.0;
-        s->elapsed_ms = elapsed;
-    }
+    Snapshot *s = snapshot_with_extras(w, job, extras, elapsed, true);
     Trace_event(w->trace, "job-done gen=%lu ms=%.1f", w->running, elapsed);
     publish(w, s ? s : Snapshot_failure(job, w->running, "out of memory copying the result"));
 }
@@ -124,10 +233,11 @@ static void *worker_main(void *arg)
         if (w->quit)
             break;
         Config job = w->job;
+        WorkerExtras extras = w->extras;
         w->running = w->latest;
         w->queued = false;
         pthread_mutex_unlock(&w->lock);
-        run_job(w, &job);
+        run_job(w, &job, extras);
         pthread_mutex_lock(&w->lock);
     }
     w->has_stopped = true;
@@ -140,6 +250,7 @@ static void release(Worker *w)
 {
     Snapshot_free(w->ready);
     Result_free(w->result);
+    Result_free(w->compare);
     Workspace_free(w->workspace);
     close(w->pipe[0]);
     close(w->pipe[1]);
@@ -172,12 +283,13 @@ Worker *Worker_new(Trace *trace)
     pthread_condattr_destroy(&attr);
     w->workspace = Workspace_new();
     w->result = Result_new();
+    w->compare = Result_new();
     /* The thread starts with every signal blocked, so the UI thread receives them. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    bool started =
-        w->workspace && w->result && pthread_create(&w->thread, NULL, worker_main, w) == 0;
+    bool started = w->workspace && w->result && w->compare &&
+                   pthread_create(&w->thread, NULL, worker_main, w) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started) {
         release(w);
@@ -193,9 +305,15 @@ int Worker_fd(const Worker *w)
 
 unsigned long Worker_submit(Worker *w, const Config *c)
 {
+    return Worker_submit_extras(w, c, (WorkerExtras){.sweep = false, .compare = false});
+}
+
+unsigned long Worker_submit_extras(Worker *w, const Config *c, WorkerExtras extras)
+{
     pthread_mutex_lock(&w->lock);
     unsigned long generation = ++w->latest;
     w->job = *c;
+    w->extras = extras;
     w->queued = true;
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);

@@ -6,6 +6,12 @@
  * keeps only the newest one of the newest generation, and writes a byte to a pipe; the UI
  * polls that pipe and takes the snapshot on its own thread.  The worker keeps one
  * Workspace and one Result for all jobs.
+ *
+ * A job may ask for extras after the model run: the width sweep, and the compare view's
+ * second network (gap removal toggled, same weights).  They run after the main result is
+ * published, stop like it when superseded, and are kept with the result: a job whose
+ * settings equal the last finished one reuses its result (and its extras) instead of
+ * recomputing, so asking for a view only computes what that view adds.
  */
 #ifndef ATTNSCOPE_TUI_WORKER_H
 #define ATTNSCOPE_TUI_WORKER_H
@@ -24,8 +30,15 @@ Worker *Worker_new(Trace *trace);
 /* Readable when a snapshot may be waiting (poll it with POLLIN). */
 int Worker_fd(const Worker *w);
 
+typedef struct {
+    bool sweep;   /* Sweep_width at the shown layer */
+    bool compare; /* the network with gap removal toggled, up to the shown layer */
+} WorkerExtras;
+
 /* Queues c (which must pass Config_validate) and returns its generation (1, 2, ...). */
 unsigned long Worker_submit(Worker *w, const Config *c);
+/* The same, with extras computed after the model run. */
+unsigned long Worker_submit_extras(Worker *w, const Config *c, WorkerExtras extras);
 
 /* Empties the pipe and returns the newest snapshot of `generation`, which the caller
    frees, or NULL.  Snapshots of other generations are stale: they are freed here. */

@@ -1,0 +1,69 @@
+#!/bin/bash
+# The views of issue 3 at 140×44: the overlay key changes the legends, the view key cycles
+# the main panel through stable rank, width sweep, gradient norms and token similarity
+# (the eigenvalue and histogram panels stay), the compare key shows the network without and
+# with gap removal side by side, and the ensemble keys draw a band.  A view change redraws
+# from the snapshot: the trace shows a frame after the key with no new job.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+trace=$TMP/views.trace
+start 140 44 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 64 -d 64 -L 3 --trace '$trace'"
+expect "markov computes" "computed in [0-9]+ ms"
+expect "overlays on by default: predicted curves in the legend" "theory \(SPEC §3\)"
+expect "and the quartercircle density" "quartercircle law"
+press "o turns the overlays off, saying so" "theory overlays off" o
+check "o: the predicted curves leave the legend" wait_gone "theory \(SPEC §3\)"
+check "o: the density leaves the histogram legend" wait_gone "quartercircle law"
+expect "o: the circles stay" "\|z\| = σ = [0-9.]+"
+press "o again: back on" "theory \(SPEC §3\)" o
+
+press "v: the width sweep" "width sweep: sr\(Σℓ\) − 1 at ℓ=1 against T" v
+expect "the sweep arrives with its fitted slopes" "fitted slopes -?[0-9.]+ \(gap off\)"
+expect "and the theory slope for markov" "theory slope 1−2ℓ = -1"
+expect "the eigenvalue panel stays" "^eigenvalues √T·λ of A"
+expect "the histogram stays" "singular values √T·s of A"
+# A view change that needs nothing new is one frame, no job: mark the trace, then cycle.
+before=$(grep -c 'job-start' "$trace")
+press "v: gradient norms" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F² against layer ℓ" v
+expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
+press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
+press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
+after=$(grep -c 'job-start' "$trace")
+check "gradient, similarity and stable rank started no job" test "$before" -eq "$after"
+press "V: back to token similarity" "token similarity μ" V
+press "V again: gradient norms" "gradient norm" V
+press "k with the gradient view: a skip has no gradient formula" "needs no skip and no LayerNorm" k
+press "K: back to no skip" "skip=none" K
+expect "and the gradient curves again" "at full depth L, attention frozen"
+press "V: width sweep, recomputed for the new settings" "width sweep: sr" V
+expect "sweep done" "fitted slopes"
+press "v v v: stable rank" "stable rank sr\(Σℓ\)" v v v
+
+press "c: the compare view, left half" "WITHOUT gap removal \(gap off\): eigenvalues" c
+expect "c: right half, same weights with the gap removed" "WITH gap removal \(gap center\): eigenvalues"
+expect "c: both stable-rank panels" "this network \(gap off\).*this network \(gap center\)"
+press "c again: the three panels" "^eigenvalues √T·λ of A" c
+check "c: the halves are gone" wait_gone "WITHOUT gap removal"
+
+press "E: two seeds" "seeds=2" E
+expect "the ensemble's band in the legend" "±1 std over 2 seeds"
+expect "and the curves are its mean" "network \(gap off\), mean"
+press "e: back to one seed" "computed in" e
+check "the band is gone" wait_gone "std over"
+
+press "a: relu" "attn=relu" a
+expect "relu: the predicted outlier" "predicted λ1 = [0-9.]+"
+press "A A: softmax" "attn=softmax" A A
+expect "softmax: the note instead of a curve" "no theory curve: "
+expect "softmax: the density is the i.i.d. Markov limit" "i.i.d. Markov limit"
+
+press "? lists the new keys" "o +theory overlays on / off" "?"
+expect "help: view and compare keys" "v +view next"
+expect "help: compare" "c +compare"
+expect "help: ensemble" "E +ensemble seeds ×2"
+keys x
+check "any key closes the help" wait_gone "attnscope keys"
+keys q
+check "q quits" wait_gone "stable rank"
+finish
