@@ -31,13 +31,13 @@ enum { LANE_STOPPED = -1000 };
 /* The buffers one network uses for itself. */
 typedef struct {
     Linalg *la;
-    double *x;      /* T×d: X_ℓ (normalised for input-independent kinds, see log_scale) */
-    double *frozen; /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
-    double *xw, *y, *q, *k;       /* T×d scratch */
-    double *logits, *attn, *gram; /* T×T scratch */
-    double *gram_eig, *column;    /* T, max(T, d) */
-    double *gap_scratch;          /* main lane only: the counterpart's gap mode is off or center */
-    Warnings warnings;            /* merged into the result after each layer, main lane first */
+    double *x;             /* T×d: X_ℓ (normalised for input-independent kinds, see log_scale) */
+    double *frozen;        /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
+    double *xw, *y;        /* T×d scratch: Q and K, then X·W^V and the gradient's spare */
+    double *logits, *attn; /* T×T: the logits (then the Gram matrix), the attention */
+    double *gram_eig, *column; /* T, max(T, d) */
+    double *gap_scratch;       /* main lane only: the counterpart's gap mode is off or center */
+    Warnings warnings;         /* merged into the result after each layer, main lane first */
 } Lane;
 
 struct Workspace {
@@ -53,7 +53,7 @@ struct Workspace {
 
 /* The value weights of all layers are kept for the gradient pass below this size, and drawn
    again from their streams above it. */
-#define VALUE_CACHE_MAX ((size_t)256 << 20)
+#define VALUE_CACHE_MAX ((size_t)16 << 20)
 
 /* Every buffer and its size in doubles for T tokens and width d: the one list that
    allocation, release and the memory estimate share. */
@@ -61,7 +61,7 @@ typedef struct {
     double **buf;
     size_t n;
 } BufferPlan;
-enum { LANE_BUFFERS = 12, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 6 };
+enum { LANE_BUFFERS = 9, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 6 };
 
 static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_BUFFERS])
 {
@@ -74,11 +74,8 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
             {&lane->frozen, td},
             {&lane->xw, td},
             {&lane->y, td},
-            {&lane->q, td},
-            {&lane->k, td},
             {&lane->logits, tt},
             {&lane->attn, tt},
-            {&lane->gram, tt},
             {&lane->gram_eig, (size_t)T},
             {&lane->column, (size_t)(T > d ? T : d)},
             {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
@@ -271,12 +268,13 @@ static const double *layer_logits(Workspace *w, Lane *lane, const Config *c)
         return w->markov_gauss;
     if (!Attention_has_query_key(c->attention))
         return NULL;
+    double *q = lane->xw, *k = lane->y; /* both free until the values are applied */
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wq, d, 0.0,
-                lane->q, T);
+                q, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wk, d, 0.0,
-                lane->k, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d), lane->k, T,
-                lane->q, T, 0.0, lane->logits, T);
+                k, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d), k, T, q, T,
+                0.0, lane->logits, T);
     return lane->logits;
 }
 
@@ -419,7 +417,8 @@ static int network_layer(Run *run, int which)
     }
 
     Measures m;
-    info = Measure_tokens(lane->la, T, d, lane->x, net->log_scale, lane->xw, lane->gram,
+    /* The logits are spent once the attention is built: their buffer takes the Gram matrix. */
+    info = Measure_tokens(lane->la, T, d, lane->x, net->log_scale, lane->xw, lane->logits,
                           lane->gram_eig, &m);
     if (info)
         return info;
@@ -551,7 +550,7 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
         return info;
     Measures m0;
     info = Measure_tokens(main_lane->la, c->tokens, c->width, main_lane->x, 0.0, main_lane->xw,
-                          main_lane->gram, main_lane->gram_eig, &m0);
+                          main_lane->logits, main_lane->gram_eig, &m0);
     if (info)
         return info;
     for (int n = 0; n < NETWORKS; n++) {
@@ -586,9 +585,9 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
                 *stopped = true;
                 return 0;
             }
-            info =
-                Spectra_of_shown_layer(c, run->out->shown_gap, w->shown_before_gap,
-                                       w->shown_applied, main_lane->la, main_lane->gram, run->out);
+            info = Spectra_of_shown_layer(c, run->out->shown_gap, w->shown_before_gap,
+                                          w->shown_applied, main_lane->la, main_lane->logits,
+                                          run->out);
             if (info)
                 return info;
             run->out->spectra_ready = true;
