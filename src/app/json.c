@@ -1,5 +1,7 @@
 #include "json.h"
 
+#include "attnscope/format.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,17 +46,8 @@ void Text_printf(Text *t, const char *fmt, ...)
 
 void Json_number(Text *t, double x)
 {
-    if (!isfinite(x)) {
-        Text_printf(t, "null");
-        return;
-    }
-    char buf[40];
-    for (int precision = 15; precision <= 17; precision++) {
-        snprintf(buf, sizeof buf, "%.*g", precision, x);
-        if (strtod(buf, NULL) == x)
-            break;
-    }
-    Text_printf(t, "%s", buf);
+    char buf[FORMAT_NUMBER_SIZE];
+    Text_printf(t, "%s", isfinite(x) ? Format_shortest(x, buf) : "null");
 }
 
 void Json_string(Text *t, const char *s)

@@ -1,5 +1,7 @@
 #include "export.h"
 
+#include "attnscope/format.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -56,18 +58,11 @@ const char *Export_default_directory(char *buf, size_t size)
     return buf;
 }
 
-/* A number for CSV: shortest round-trip form, empty when undefined. */
+/* A number for CSV: shortest round-trip form, an empty field when undefined. */
 static void csv_number(FILE *f, double x)
 {
-    if (!isfinite(x))
-        return;
-    char buf[40];
-    for (int precision = 15; precision <= 17; precision++) {
-        snprintf(buf, sizeof buf, "%.*g", precision, x);
-        if (strtod(buf, NULL) == x)
-            break;
-    }
-    fputs(buf, f);
+    char buf[FORMAT_NUMBER_SIZE];
+    fputs(Format_shortest(x, buf), f);
 }
 
 static void write_eigenvalues_csv(FILE *f, const ExportData *d)
