@@ -75,6 +75,13 @@ static void publish(Worker *w, Snapshot *s)
     (void)n;
 }
 
+/* Polled by both lanes inside a layer: a key pressed during a long layer (seconds at
+   T = 2048) stops the job before its next product. */
+static bool stop_requested(void *context)
+{
+    return superseded(context);
+}
+
 static bool after_layer(void *context, int seed_index, int layer, int depth)
 {
     Worker *w = context;
@@ -151,7 +158,10 @@ static bool run_compare(Worker *w, const Config *job, char *err, size_t size)
     if (w->compare_complete && Config_equal(&w->compare_config, &toggled))
         return true;
     w->compare_complete = false;
-    Progress progress = {.after_layer = extra_after_layer, .context = w, .run_pair = Pair_run};
+    Progress progress = {.after_layer = extra_after_layer,
+                         .context = w,
+                         .stop_requested = stop_requested,
+                         .run_pair = Pair_run};
     Trace_event(w->trace, "compare-start gen=%lu gap=%s", w->running, GAP_NAMES.names[toggled.gap]);
     if (Model_run(&toggled, w->workspace, w->compare, &progress, err, size))
         return false;
@@ -167,7 +177,10 @@ static bool run_sweep(Worker *w, const Config *job, char *err, size_t size)
     if (w->sweep_complete && Config_equal(&w->sweep_config, job))
         return true;
     w->sweep_complete = false;
-    Progress progress = {.after_layer = extra_after_layer, .context = w, .run_pair = Pair_run};
+    Progress progress = {.after_layer = extra_after_layer,
+                         .context = w,
+                         .stop_requested = stop_requested,
+                         .run_pair = Pair_run};
     Trace_event(w->trace, "sweep-start gen=%lu layer=%d", w->running, job->layer);
     if (Sweep_width(job, w->workspace, &w->sweep, &progress, err, size))
         return false;
@@ -182,7 +195,10 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
 {
     char err[SNAPSHOT_ERROR_SIZE];
     /* The network and its counterpart on a thread each (BLAS stays single-threaded). */
-    Progress progress = {.after_layer = after_layer, .context = w, .run_pair = Pair_run};
+    Progress progress = {.after_layer = after_layer,
+                         .context = w,
+                         .stop_requested = stop_requested,
+                         .run_pair = Pair_run};
     w->started_ms = Trace_clock_ms();
     w->cancelled = false;
     bool reuse = w->result_complete && Config_equal(&w->result_config, job);
@@ -197,8 +213,12 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
             publish(w, Snapshot_failure(job, w->running, err));
             return;
         }
-        if (w->cancelled || superseded(w))
+        if (w->cancelled || superseded(w)) {
+            if (!w->cancelled) /* stopped inside a layer, by stop_requested */
+                Trace_event(w->trace, "job-cancel gen=%lu inside layer=%d/%d", w->running,
+                            w->result->layers_done + 1, job->depth);
             return;
+        }
         w->result_complete = true;
         w->result_config = *job;
     }
