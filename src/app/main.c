@@ -68,6 +68,18 @@ done:
     return status;
 }
 
+/* The tour of the source tree when run from it (make run), else the installed one
+   (make install's default prefix), else $ATTNSCOPE_TOUR when set. */
+static const char *tour_directory(void)
+{
+    const char *env = getenv("ATTNSCOPE_TOUR");
+    if (env && env[0])
+        return env;
+    if (access("presets/tour", R_OK) == 0)
+        return "presets/tour";
+    return "/usr/local/share/attnscope/presets/tour";
+}
+
 int main(int argc, char **argv)
 {
     Options o;
@@ -94,6 +106,8 @@ int main(int argc, char **argv)
                        .ascii = o.ascii,
                        .no_color = o.no_color,
                        .trace_path = o.trace_path,
-                       .memory_budget = Options_memory_budget(&o)};
+                       .memory_budget = Options_memory_budget(&o),
+                       .tour_dir = tour_directory(),
+                       .load_preset = Options_load_preset};
     return Tui_run(&tui);
 }

@@ -34,8 +34,19 @@ typedef struct {
     Display display;
 } Controls;
 
-/* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display. */
-typedef enum { ACTION_SETTING, ACTION_DISPLAY, ACTION_HELP, ACTION_QUIT, ACTION_REDRAW } KeyAction;
+/* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display;
+   ACTION_EXPORT writes the shown result as CSV and SVG files; the tour keys load the
+   next or previous preset of the classroom tour. */
+typedef enum {
+    ACTION_SETTING,
+    ACTION_DISPLAY,
+    ACTION_EXPORT,
+    ACTION_TOUR_NEXT,
+    ACTION_TOUR_PREVIOUS,
+    ACTION_HELP,
+    ACTION_QUIT,
+    ACTION_REDRAW
+} KeyAction;
 
 enum { KEYS_NOTE_SIZE = 160, KEYS_HELP_SIZE = 80 };
 

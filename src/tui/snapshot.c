@@ -78,6 +78,39 @@ bool Snapshot_attach_compare(Snapshot *s, const Result *r)
     return true;
 }
 
+void Snapshot_export(const Snapshot *s, ExportData *d)
+{
+    memset(d, 0, sizeof *d);
+    d->config = &s->config;
+    d->sigma = s->sigma;
+    d->eigenvalues = s->spectra_ready ? s->eigenvalues : NULL;
+    d->singular_values = s->spectra_ready ? s->singular_values : NULL;
+    /* The names of Export_from_result where the quantity is the same. */
+    const struct {
+        const char *name;
+        const double *values;
+    } curves[] = {
+        {"stable_rank", s->stable_rank},
+        {"stable_rank_minus_one", s->stable_rank_minus_one},
+        {"stable_rank_mean", s->stable_rank_mean},
+        {"stable_rank_std", s->stable_rank_std},
+        {"counterpart_stable_rank", s->counterpart_stable_rank},
+        {"counterpart_stable_rank_mean", s->counterpart_mean},
+        {"counterpart_stable_rank_std", s->counterpart_std},
+        {"token_similarity", s->token_similarity},
+        {"counterpart_token_similarity", s->counterpart_token_similarity},
+        {"log10_gradient_norm", s->log10_gradient_norm},
+        {"counterpart_log10_gradient_norm", s->counterpart_log10_gradient_norm},
+    };
+    for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++) {
+        d->curve_names[i] = curves[i].name;
+        d->curves[i] = curves[i].values;
+    }
+    d->curve_count = (int)(sizeof curves / sizeof curves[0]);
+    d->stable_rank_curve = 0;
+    d->counterpart_stable_rank_curve = 4;
+}
+
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error)
 {
     Snapshot *s = calloc(1, sizeof *s);

@@ -7,6 +7,7 @@
 
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
+#include "export.h"
 
 #include <stdbool.h>
 
@@ -72,6 +73,9 @@ Snapshot *Snapshot_of(const Result *r, unsigned long generation);
 /* Copies the eigenvalues of the toggled network r into s for the compare view (false when
    out of memory, or r's shown layer is not done yet). */
 bool Snapshot_attach_compare(Snapshot *s, const Result *r);
+/* Fills d with what s holds (its spectra, when ready, and every per-layer curve), for
+   Export_write; d points into s. */
+void Snapshot_export(const Snapshot *s, ExportData *d);
 /* A snapshot that only reports a failure (the config and the message). */
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error);
 void Snapshot_free(Snapshot *s);

@@ -2,8 +2,10 @@
 
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
+#include "export.h"
 #include "keys.h"
 #include "screen.h"
+#include "tour.h"
 #include "trace.h"
 #include "view.h"
 #include "worker.h"
@@ -94,6 +96,9 @@ typedef struct {
     bool quit;
     int quit_signal;
     double last_frame;
+    Tour tour;
+    int tour_step; /* index of the step loaded last, -1 before the first */
+    int (*load_preset)(Config *c, const char *path, char *err, size_t size);
 } Loop;
 
 /* What the display needs beyond the model run. */
@@ -121,6 +126,66 @@ static void key_name(int key, char *out, size_t size)
         snprintf(out, size, "%c", key);
     else
         snprintf(out, size, "#%d", key);
+}
+
+/* Writes the shown result (when it is the settings' and complete) into a new directory
+   and says where, or why not, in the note. */
+static void export_shown(Loop *l)
+{
+    const Snapshot *s = l->shown;
+    if (!s || s->failed || !s->done || !Config_equal(&s->config, &l->controls.config)) {
+        snprintf(l->note, sizeof l->note, "nothing to export yet: wait for the result");
+        return;
+    }
+    char dir[64], err[KEYS_NOTE_SIZE];
+    Export_default_directory(dir, sizeof dir);
+    ExportData d;
+    Snapshot_export(s, &d);
+    int files = Export_write(&d, dir, err, sizeof err);
+    if (files < 0)
+        snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
+    else
+        snprintf(l->note, sizeof l->note, "exported %d files to %s/", files, dir);
+    Trace_event(l->trace, "export files=%d dir=%s", files, dir);
+}
+
+/* Loads the tour's step `step` (the display stays as it is): all of the preset or, when it
+   is malformed, invalid or above the memory budget, nothing, with the reason. */
+static void tour_go(Loop *l, int step)
+{
+    if (l->tour.count == 0 || !l->load_preset) {
+        snprintf(l->note, sizeof l->note, "no tour: presets/tour not found");
+        return;
+    }
+    if (step < 0 || step >= l->tour.count) {
+        if (l->tour_step < 0)
+            snprintf(l->note, sizeof l->note, "the tour has %d steps: > starts it", l->tour.count);
+        else
+            snprintf(l->note, sizeof l->note, "the tour has %d steps; this is step %d",
+                     l->tour.count, l->tour_step + 1);
+        return;
+    }
+    const char *path = l->tour.path[step];
+    Config c = Config_default();
+    char err[512];
+    if (l->load_preset(&c, path, err, sizeof err) || Config_validate(&c, err, sizeof err)) {
+        snprintf(l->note, sizeof l->note, "tour: %.140s", err);
+        return;
+    }
+    if (Model_memory_estimate(&c) > l->memory_budget) {
+        snprintf(l->note, sizeof l->note, "tour step %d needs more than the memory budget",
+                 step + 1);
+        return;
+    }
+    Display display = l->controls.display;
+    l->controls = Controls_from(&c);
+    l->controls.display = display;
+    l->tour_step = step;
+    char title[TOUR_TITLE_SIZE];
+    Tour_title(path, title, sizeof title);
+    snprintf(l->note, sizeof l->note, "%s (> next, < back)", title);
+    Trace_event(l->trace, "tour step=%d %s", step + 1, path);
+    submit(l);
 }
 
 static void on_key(Loop *l, int key)
@@ -173,6 +238,15 @@ static void on_key(Loop *l, int key)
             submit(l);
         break;
     }
+    case ACTION_EXPORT:
+        export_shown(l);
+        break;
+    case ACTION_TOUR_NEXT:
+        tour_go(l, l->tour_step + 1);
+        break;
+    case ACTION_TOUR_PREVIOUS:
+        tour_go(l, l->tour_step - 1);
+        break;
     case ACTION_HELP:
         l->help = true;
         break;
@@ -297,7 +371,11 @@ int Tui_run(const TuiSettings *s)
     const char *no_color = getenv("NO_COLOR");
     bool color = !s->no_color && !(no_color && no_color[0]);
     bool unicode = !s->ascii && MB_CUR_MAX > 1;
-    Loop l = {.controls = Controls_from(&s->config), .memory_budget = s->memory_budget};
+    Loop l = {.controls = Controls_from(&s->config),
+              .memory_budget = s->memory_budget,
+              .tour_step = -1,
+              .load_preset = s->load_preset};
+    Tour_list(&l.tour, s->tour_dir);
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
         return 2;

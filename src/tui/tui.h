@@ -5,6 +5,7 @@
 #include "attnscope/config.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct {
     Config config;                    /* first settings (valid: Config_validate passed) */
@@ -12,6 +13,10 @@ typedef struct {
     bool no_color;                    /* --no-color (NO_COLOR is read here too) */
     const char *trace_path;           /* --trace FILE, or NULL */
     unsigned long long memory_budget; /* bytes a job may take (keys beyond it are refused) */
+    /* The classroom tour stepped with > and <: its directory (NULL: none) and the preset
+       parser the command line uses (all of the file or nothing, "FILE:LINE: ..." in err). */
+    const char *tour_dir;
+    int (*load_preset)(Config *c, const char *path, char *err, size_t size);
 } TuiSettings;
 
 /* Runs the screen until q or a signal.  Returns the exit status: 0, 2 when there is no

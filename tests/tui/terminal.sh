@@ -43,7 +43,7 @@ start 120 40 "env LANG=C LC_ALL=C '$BIN' -L 3"
 expect "LANG=C: computes" "computed in [0-9]+ ms"
 press "LANG=C: help" "attnscope keys" "?"
 screen >"$TMP/c-help.txt"
-keys x
+keys z
 expect "LANG=C: ASCII spellings" "sqrtT\*lambda"
 screen >"$TMP/c.txt"
 check "LANG=C: no byte above 0x7F (plots, legends, status)" no_high_bytes "$TMP/c.txt"

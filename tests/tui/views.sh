@@ -3,7 +3,8 @@
 # the main panel through stable rank, width sweep, gradient norms and token similarity
 # (the eigenvalue and histogram panels stay), the compare key shows the network without and
 # with gap removal side by side, and the ensemble keys draw a band.  A view change redraws
-# from the snapshot: the trace shows a frame after the key with no new job.
+# from the snapshot: the trace shows a frame after the key with no new job.  > and < step
+# through the classroom tour; x exports the shown result.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -62,8 +63,26 @@ press "? lists the new keys" "o +theory overlays on / off" "?"
 expect "help: view and compare keys" "v +view next"
 expect "help: compare" "c +compare"
 expect "help: ensemble" "E +ensemble seeds ×2"
-keys x
+keys z
 check "any key closes the help" wait_gone "attnscope keys"
+keys q
+check "q quits" wait_gone "stable rank"
+
+# The tour and the export, run from an empty directory (the tour found by $ATTNSCOPE_TOUR).
+mkdir -p "$TMP/out"
+tour=$(pwd)/presets/tour
+start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$tour' '$BIN' -T 32 -d 32 -L 3"
+expect "small run computes" "computed in [0-9]+ ms"
+press "x before anything else: the export says where" "exported 6 files to attnscope-[0-9-]+/" x
+check "the export wrote the per-layer CSV" bash -c "ls '$TMP'/out/attnscope-*/layers.csv"
+check "with the curves of every view" bash -c "head -n 1 '$TMP'/out/attnscope-*/layers.csv | grep -q 'token_similarity.*log10_gradient_norm'"
+press "<: before the tour, nothing to go back to" "the tour has 9 steps" "<"
+press ">: tour step 1, its title in the status line" "Tour 1/9: one attention matrix has a gap" ">"
+expect "step 1's settings" "T=256 +d=256 +L=8"
+press ">: step 2 removes the gap" "Tour 2/9: remove the gap" ">"
+expect "step 2's settings" "gap=center"
+press "<: back to step 1" "Tour 1/9" "<"
+expect "step 1 again" "gap=off"
 keys q
 check "q quits" wait_gone "stable rank"
 finish
