@@ -68,8 +68,8 @@ done:
     return status;
 }
 
-/* The tour of the source tree when run from it (make run), else the installed one
-   (make install's default prefix), else $ATTNSCOPE_TOUR when set. */
+/* $ATTNSCOPE_TOUR when set, else the tour of the source tree when run from it (make run),
+   else the installed one (make install's default prefix). */
 static const char *tour_directory(void)
 {
     const char *env = getenv("ATTNSCOPE_TOUR");

@@ -257,7 +257,7 @@ static void similarity_panel(const Snapshot *s, Canvas *c)
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG,
         .notes = 1,
-        .note = {"μ(X) = ‖X − 1·x̄ᵀ‖_F; gaps: round-off"},
+        .note = {"μ(X) = ‖X − mean token‖_F; gaps: round-off"},
         .empty = "computing…",
     };
     Plot_series(c, &p);

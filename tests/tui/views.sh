@@ -85,4 +85,21 @@ press "<: back to step 1" "Tour 1/9" "<"
 expect "step 1 again" "gap=off"
 keys q
 check "q quits" wait_gone "stable rank"
+
+# Every view in ASCII (LANG=C): no byte above 0x7F.
+no_high_bytes() { # file
+    ! LC_ALL=C grep -q '[^[:print:][:space:]]' "$1" && ! LC_ALL=C grep -qP '[\x80-\xff]' "$1"
+}
+start 140 44 "env LANG=C LC_ALL=C '$BIN' -a relu -T 32 -d 32 -L 3 --seeds 2"
+expect "LANG=C: computes" "computed in [0-9]+ ms"
+for view in "width sweep: sr" "gradient norm" "token similarity mu"; do
+    press "LANG=C: v shows the $view view" "$view" v
+    screen >"$TMP/ascii.txt"
+    check "LANG=C: the $view view is ASCII" no_high_bytes "$TMP/ascii.txt"
+done
+press "LANG=C: the compare view" "WITHOUT gap removal" c
+screen >"$TMP/ascii.txt"
+check "LANG=C: the compare view is ASCII" no_high_bytes "$TMP/ascii.txt"
+keys q
+check "q quits" wait_gone "stable rank"
 finish
