@@ -251,6 +251,7 @@ static void test_display_keys(void **state)
     Keys_find('c')->apply(&c, note, sizeof note);
     assert_true(c.display.compare);
     assert_int_equal(Keys_find('x')->kind, ACTION_EXPORT);
+    assert_int_equal(Keys_find('p')->kind, ACTION_SAVE_PRESET);
     assert_int_equal(Keys_find('>')->kind, ACTION_TOUR_NEXT);
     assert_int_equal(Keys_find('<')->kind, ACTION_TOUR_PREVIOUS);
     assert_true(Config_equal(&c.config, &start));

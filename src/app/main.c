@@ -108,6 +108,7 @@ int main(int argc, char **argv)
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
                        .tour_dir = tour_directory(),
-                       .load_preset = Options_load_preset};
+                       .load_preset = Options_load_preset,
+                       .format_preset = Options_write_preset};
     return Tui_run(&tui);
 }

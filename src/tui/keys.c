@@ -393,6 +393,7 @@ static const KeyBinding KEYS[] = {
     {'V', "V", "view previous", ACTION_DISPLAY, panel_previous},
     {'c', "c", "compare: gap off | removed", ACTION_DISPLAY, compare_toggle},
     {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL},
+    {'p', "p", "save settings as a preset", ACTION_SAVE_PRESET, NULL},
     {'>', ">", "tour: next step", ACTION_TOUR_NEXT, NULL},
     {'<', "<", "tour: previous step", ACTION_TOUR_PREVIOUS, NULL},
     {'?', "?", "help (any key closes it)", ACTION_HELP, NULL},

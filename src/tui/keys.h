@@ -35,12 +35,14 @@ typedef struct {
 } Controls;
 
 /* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display;
-   ACTION_EXPORT writes the shown result as CSV and SVG files; the tour keys load the
+   ACTION_EXPORT writes the shown result as CSV and SVG files, ACTION_SAVE_PRESET the
+   settings as a preset; the tour keys load the
    next or previous preset of the classroom tour. */
 typedef enum {
     ACTION_SETTING,
     ACTION_DISPLAY,
     ACTION_EXPORT,
+    ACTION_SAVE_PRESET,
     ACTION_TOUR_NEXT,
     ACTION_TOUR_PREVIOUS,
     ACTION_HELP,

@@ -4,6 +4,7 @@
 #include "attnscope/model.h"
 #include "export.h"
 #include "keys.h"
+#include "save.h"
 #include "screen.h"
 #include "tour.h"
 #include "trace.h"
@@ -99,6 +100,7 @@ typedef struct {
     Tour tour;
     int tour_step; /* index of the step loaded last, -1 before the first */
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
+    int (*format_preset)(const Config *c, char *buf, size_t size);
 } Loop;
 
 /* What the display needs beyond the model run. */
@@ -147,6 +149,23 @@ static void export_shown(Loop *l)
     else
         snprintf(l->note, sizeof l->note, "exported %d files to %s/", files, dir);
     Trace_event(l->trace, "export files=%d dir=%s", files, dir);
+}
+
+/* Saves the settings as a preset the command line and the tour read back. */
+static void save_settings(Loop *l)
+{
+    char text[1024], path[640], err[640];
+    if (!l->format_preset) {
+        snprintf(l->note, sizeof l->note, "saving presets is not available");
+        return;
+    }
+    int n = snprintf(text, sizeof text, "# Saved from the attnscope screen.\n\n");
+    l->format_preset(&l->controls.config, text + n, sizeof text - (size_t)n);
+    if (Save_preset(text, path, sizeof path, err, sizeof err))
+        snprintf(l->note, sizeof l->note, "save failed: %.140s", err);
+    else
+        snprintf(l->note, sizeof l->note, "saved %.140s", path);
+    Trace_event(l->trace, "save-preset %s", l->note);
 }
 
 /* Loads the tour's step `step` (the display stays as it is): all of the preset or, when it
@@ -240,6 +259,9 @@ static void on_key(Loop *l, int key)
     }
     case ACTION_EXPORT:
         export_shown(l);
+        break;
+    case ACTION_SAVE_PRESET:
+        save_settings(l);
         break;
     case ACTION_TOUR_NEXT:
         tour_go(l, l->tour_step + 1);
@@ -374,7 +396,8 @@ int Tui_run(const TuiSettings *s)
     Loop l = {.controls = Controls_from(&s->config),
               .memory_budget = s->memory_budget,
               .tour_step = -1,
-              .load_preset = s->load_preset};
+              .load_preset = s->load_preset,
+              .format_preset = s->format_preset};
     Tour_list(&l.tour, s->tour_dir);
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));

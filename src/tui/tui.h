@@ -17,6 +17,8 @@ typedef struct {
        parser the command line uses (all of the file or nothing, "FILE:LINE: ..." in err). */
     const char *tour_dir;
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
+    /* The preset writer the command line uses (p saves the settings with it). */
+    int (*format_preset)(const Config *c, char *buf, size_t size);
 } TuiSettings;
 
 /* Runs the screen until q or a signal.  Returns the exit status: 0, 2 when there is no

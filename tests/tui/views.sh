@@ -71,11 +71,15 @@ check "q quits" wait_gone "stable rank"
 # The tour and the export, run from an empty directory (the tour found by $ATTNSCOPE_TOUR).
 mkdir -p "$TMP/out"
 tour=$(pwd)/presets/tour
-start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$tour' '$BIN' -T 32 -d 32 -L 3"
+start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$tour' XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 3 -s 0.75"
 expect "small run computes" "computed in [0-9]+ ms"
 press "x before anything else: the export says where" "exported 6 files to attnscope-[0-9-]+/" x
 check "the export wrote the per-layer CSV" bash -c "ls '$TMP'/out/attnscope-*/layers.csv"
 check "with the curves of every view" bash -c "head -n 1 '$TMP'/out/attnscope-*/layers.csv | grep -q 'token_similarity.*log10_gradient_norm'"
+press "p saves the settings as a preset, saying where" "saved .*/attnscope/presets/attnscope-[0-9-]+\.preset" p
+saved=$(find "$TMP/config/attnscope/presets" -name "attnscope-*.preset" 2>/dev/null | head -n 1)
+check "the saved preset loads in batch mode with the same settings" bash -c \
+    "'$BIN' --batch --preset '$saved' | grep -q '\"T\":32,\"d\":32,\"d_qk\":32,\"depth\":3,\"sigma_qk\":0.75'"
 press "<: before the tour, nothing to go back to" "the tour has 9 steps" "<"
 press ">: tour step 1, its title in the status line" "Tour 1/9: one attention matrix has a gap" ">"
 expect "step 1's settings" "T=256 +d=256 +L=8"
