@@ -374,6 +374,54 @@ static void test_ensemble_band(void **state)
     Result_free(r);
 }
 
+/* The band grows while the run goes on: after seed k's last layer it is exactly the band of
+   a run with k seeds, so a screen redraws the ensemble as seeds complete. */
+typedef struct {
+    const Result *result;
+    int seeds_seen[4];
+    double mean_after[4], std_after[4];
+} Growth;
+
+static bool record_growth(void *context, int seed_index, int layer, int depth)
+{
+    Growth *g = context;
+    if (layer == depth) {
+        g->seeds_seen[seed_index] = g->result->seeds_done;
+        g->mean_after[seed_index] = g->result->stable_rank_band.mean[depth];
+        g->std_after[seed_index] = g->result->stable_rank_band.std[depth];
+    }
+    return true;
+}
+
+static void test_ensemble_grows_seed_by_seed(void **state)
+{
+    (void)state;
+    Config c = small(20, 20, 3);
+    c.seeds = 4;
+    Result *r = Result_new();
+    Growth g = {.result = r};
+    Progress p = {.after_layer = record_growth, .context = &g};
+    char err[128];
+    assert_int_equal(Model_run(&c, workspace, r, &p, err, sizeof err), 0);
+    for (int k = 1; k <= 4; k++) {
+        Config fewer = c;
+        fewer.seeds = k;
+        Result *partial = run(&fewer);
+        assert_int_equal(g.seeds_seen[k - 1], k);
+        assert_int_equal(partial->seeds_done, k);
+        assert_true(g.mean_after[k - 1] == partial->stable_rank_band.mean[3]);
+        if (k == 1)
+            assert_true(isnan(g.std_after[0]));
+        else
+            assert_true(g.std_after[k - 1] == partial->stable_rank_band.std[3]);
+        Result_free(partial);
+    }
+    /* Different seeds give different ranks, so the band really moved as it grew. */
+    assert_true(g.mean_after[1] != g.mean_after[3]);
+    assert_int_equal(r->seeds_done, 4);
+    Result_free(r);
+}
+
 /* 8: the frozen-attention gradient ‖∂X_L/∂W^V_ℓ‖_F² equals a finite-difference Jacobian
    (T = 5, d = 7, L = 3).  Markov attention does not depend on the tokens, so the test can
    rebuild every A_ℓ and W_ℓ from the same streams and differentiate X_L = A_L⋯A_1 X0 W_1⋯W_L
@@ -531,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_markov_statistics),
         cmocka_unit_test(test_stable_rank_laws),
         cmocka_unit_test(test_ensemble_band),
+        cmocka_unit_test(test_ensemble_grows_seed_by_seed),
         cmocka_unit_test(test_deep_collapse_follows_the_rate),
         cmocka_unit_test(test_gradient_matches_finite_differences),
         cmocka_unit_test(test_gradient_only_without_skip_and_layernorm),

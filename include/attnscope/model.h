@@ -52,6 +52,9 @@ typedef struct {
 
     Curves network;     /* first seed */
     Curves counterpart; /* same weights, gap removal toggled */
+    /* Over the first seeds_done seeds: filled after each seed's last layer, so they grow
+       while a run goes on (NaN before the first seed is done). */
+    int seeds_done;
     Band stable_rank_band;
     Band counterpart_band;
 

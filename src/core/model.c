@@ -340,6 +340,8 @@ typedef struct {
     Network nets[NETWORKS];
     Curves *curves;     /* [NETWORKS] of this seed */
     int info[NETWORKS]; /* LAPACK status of each lane */
+    /* Every seed's curves, [seed][network]; seed 0's are the result's own. */
+    Curves (*per_seed)[NETWORKS];
 } Run;
 
 static bool stop_requested(const Run *run)
@@ -537,6 +539,33 @@ static int frozen_attention_gradients(Run *run, uint64_t seed, const Progress *p
     return 0;
 }
 
+/* Mean and sample std of one per-layer value over the seeds; NaN if any seed lacks it. */
+static void fill_band(Band *band, Curves (*per_seed)[NETWORKS], int seeds, int depth, int network)
+{
+    for (int l = 0; l <= depth; l++) {
+        double mean = 0, ss = 0;
+        for (int s = 0; s < seeds; s++)
+            mean += per_seed[s][network].stable_rank[l];
+        mean /= seeds;
+        for (int s = 0; s < seeds; s++) {
+            double dv = per_seed[s][network].stable_rank[l] - mean;
+            ss += dv * dv;
+        }
+        band->mean[l] = mean;
+        band->std[l] = seeds > 1 ? sqrt(ss / (seeds - 1)) : NAN;
+    }
+}
+
+/* The bands over the seeds finished so far, so that a screen shows the ensemble grow. */
+static void fill_bands(Run *run, int seeds_done)
+{
+    Result *out = run->out;
+    fill_band(&out->stable_rank_band, run->per_seed, seeds_done, run->config->depth, NETWORK_MAIN);
+    fill_band(&out->counterpart_band, run->per_seed, seeds_done, run->config->depth,
+              NETWORK_COUNTERPART);
+    out->seeds_done = seeds_done;
+}
+
 static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *progress,
                     bool *stopped)
 {
@@ -592,6 +621,10 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
                 return info;
             run->out->spectra_ready = true;
         }
+        /* The seed's curves are complete after its last layer (the gradients that may
+           follow are the first seed's alone): its snapshot already counts it. */
+        if (layer == c->depth)
+            fill_bands(run, seed_index + 1);
         if (progress && progress->after_layer &&
             !progress->after_layer(progress->context, seed_index, layer, c->depth)) {
             *stopped = true;
@@ -605,23 +638,6 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
     if (run->first_seed && gradients_apply(c))
         return frozen_attention_gradients(run, seed, progress);
     return 0;
-}
-
-/* Mean and sample std of one per-layer value over the seeds; NaN if any seed lacks it. */
-static void fill_band(Band *band, Curves (*per_seed)[NETWORKS], int seeds, int depth, int network)
-{
-    for (int l = 0; l <= depth; l++) {
-        double mean = 0, ss = 0;
-        for (int s = 0; s < seeds; s++)
-            mean += per_seed[s][network].stable_rank[l];
-        mean /= seeds;
-        for (int s = 0; s < seeds; s++) {
-            double dv = per_seed[s][network].stable_rank[l] - mean;
-            ss += dv * dv;
-        }
-        band->mean[l] = mean;
-        band->std[l] = seeds > 1 ? sqrt(ss / (seeds - 1)) : NAN;
-    }
 }
 
 int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
@@ -653,7 +669,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
 
     per_seed[0][NETWORK_MAIN] = out->network; /* the same arrays: seed 0 writes the result */
     per_seed[0][NETWORK_COUNTERPART] = out->counterpart;
-    Run run = {.config = c, .w = w, .out = out, .progress = progress};
+    Run run = {.config = c, .w = w, .out = out, .progress = progress, .per_seed = per_seed};
     bool stopped = false;
     for (int s = 0; s < seeds && !stopped; s++) {
         run.first_seed = s == 0;
@@ -664,10 +680,6 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
             status = -1;
             goto done;
         }
-    }
-    if (!stopped) {
-        fill_band(&out->stable_rank_band, per_seed, seeds, c->depth, NETWORK_MAIN);
-        fill_band(&out->counterpart_band, per_seed, seeds, c->depth, NETWORK_COUNTERPART);
     }
 done:
     for (int s = 1; per_seed && s < seeds; s++)

@@ -34,6 +34,7 @@ Snapshot *Snapshot_of(const Result *r, unsigned long generation)
     s->counterpart_token_similarity = copy_doubles(r->counterpart.token_similarity, layers);
     s->log10_gradient_norm = copy_doubles(r->network.log10_gradient_norm, layers);
     s->counterpart_log10_gradient_norm = copy_doubles(r->counterpart.log10_gradient_norm, layers);
+    s->seeds_done = r->seeds_done;
     s->stable_rank_mean = copy_doubles(r->stable_rank_band.mean, layers);
     s->stable_rank_std = copy_doubles(r->stable_rank_band.std, layers);
     s->counterpart_mean = copy_doubles(r->counterpart_band.mean, layers);

@@ -41,7 +41,9 @@ typedef struct {
     double *counterpart_token_similarity;
     double *log10_gradient_norm;
     double *counterpart_log10_gradient_norm;
-    /* Mean and std of the stable rank over the ensemble (seeds > 1), both networks. */
+    /* Mean and std of the stable rank over the first seeds_done seeds of the ensemble
+       (seeds > 1), both networks: they grow while the job runs. */
+    int seeds_done;
     double *stable_rank_mean, *stable_rank_std;
     double *counterpart_mean, *counterpart_std;
 

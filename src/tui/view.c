@@ -142,8 +142,9 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, First fir
         return;
     }
     const Config *k = &shown->config;
-    /* The ensemble's mean once every seed is in; seed 1 while it grows. */
-    bool ensemble = k->seeds > 1 && shown->done;
+    /* Seed 1 alone until a second seed is done; then the mean and band of the seeds done
+       so far, which grow until every seed is in. */
+    bool ensemble = k->seeds > 1 && shown->seeds_done > 1;
     const double *network = ensemble ? shown->stable_rank_mean : shown->stable_rank;
     const double *counterpart = ensemble ? shown->counterpart_mean : shown->counterpart_stable_rank;
     const double *std = shown->stable_rank_std, *counterpart_std = shown->counterpart_std;
@@ -169,9 +170,13 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, First fir
         other_gap = g;
     }
     char label[64], other[64], title[160];
-    if (k->seeds > 1)
-        snprintf(title, sizeof title, "%s (%s)", heading,
-                 ensemble ? "mean ± 1 std" : "seed 1, ensemble computing");
+    if (k->seeds > 1 && shown->seeds_done >= k->seeds)
+        snprintf(title, sizeof title, "%s (mean ± 1 std)", heading);
+    else if (ensemble)
+        snprintf(title, sizeof title, "%s (mean ± 1 std, %d/%d seeds)", heading, shown->seeds_done,
+                 k->seeds);
+    else if (k->seeds > 1)
+        snprintf(title, sizeof title, "%s (seed 1, ensemble computing)", heading);
     else
         snprintf(title, sizeof title, "%s", heading);
     if (first == FIRST_NETWORK) {
@@ -195,7 +200,7 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, First fir
         .theory_note = t.stable_rank_note,
         .band_std = ensemble ? std : NULL,
         .counterpart_band_std = ensemble ? counterpart_std : NULL,
-        .seeds = ensemble ? k->seeds : 1,
+        .seeds = ensemble ? shown->seeds_done : 1,
     };
     Plot_stable_rank(c, &p);
 }
