@@ -48,7 +48,7 @@ LIBS_A   := $(BUILD)/libattnscope_app.a $(BUILD)/libattnscope_tui.a $(BUILD)/lib
 
 BIN := $(BUILD)/attnscope
 
-.PHONY: all run check test tests deps deps-run clean install uninstall bench format \
+.PHONY: FORCE all run check test tests deps deps-run clean install uninstall bench format \
         check-layers fuzz fuzz-build
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -70,6 +70,15 @@ $(BUILD)/tests/%.o: tests/%.c
 
 # The app layer sees the screen's headers; the core sees only include/.
 $(APP_OBJ) $(MAIN_OBJ): CFLAGS += -Isrc/tui
+
+# The installed presets' directory is compiled into main.o; the file below changes only
+# when PREFIX does, so `make install PREFIX=...` rebuilds main.o exactly then.
+$(MAIN_OBJ): CFLAGS += -DATTNSCOPE_PRESETS_DIR='"$(PREFIX)/share/attnscope/presets"'
+$(MAIN_OBJ): $(BUILD)/prefix.txt
+$(BUILD)/prefix.txt: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' >$@
+FORCE:
 
 $(BUILD)/libattnscope_core.a: $(CORE_OBJ)
 	@rm -f $@; $(AR) rcs $@ $^

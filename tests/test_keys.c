@@ -2,6 +2,7 @@
  * same table, and no sequence of keys can leave settings that Config_validate refuses. */
 #include "testing.h"
 
+#include "ascii.h"
 #include "keys.h"
 
 #include <curses.h>
@@ -62,6 +63,8 @@ static void test_help_from_table(void **state)
         Keys_help_line(b, line, sizeof line);
         assert_int_equal(strncmp(line, b->name, strlen(b->name)), 0);
         assert_non_null(strstr(line, b->help));
+        if (Ascii_columns(line) > KEYS_HELP_COLUMNS)
+            fail_msg("help line '%s' is wider than %d columns", line, KEYS_HELP_COLUMNS);
     }
     char line[KEYS_HELP_SIZE];
     Keys_help_line(Keys_find('T'), line, sizeof line);
@@ -252,12 +255,13 @@ static void test_display_keys(void **state)
     assert_true(c.display.compare);
     assert_int_equal(Keys_find('x')->kind, ACTION_EXPORT);
     assert_int_equal(Keys_find('p')->kind, ACTION_SAVE_PRESET);
+    assert_int_equal(Keys_find('P')->kind, ACTION_PICK_PRESET);
     assert_int_equal(Keys_find('>')->kind, ACTION_TOUR_NEXT);
     assert_int_equal(Keys_find('<')->kind, ACTION_TOUR_PREVIOUS);
     assert_true(Config_equal(&c.config, &start));
 
     /* The help overlay is written from the table: every new key is in it. */
-    const char *expected[] = {"theory overlays", "view next",         "view previous",
+    const char *expected[] = {"theory overlays", "view: rank",        "view previous",
                               "compare",         "ensemble seeds ×2", "ensemble seeds ÷2"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         bool found = false;

@@ -7,6 +7,7 @@
 #include "options.h"
 #include "tui.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,16 +69,26 @@ done:
     return status;
 }
 
-/* $ATTNSCOPE_TOUR when set, else the tour of the source tree when run from it (make run),
-   else the installed one (make install's default prefix). */
-static const char *tour_directory(void)
+/* $ATTNSCOPE_PRESETS when set, else the presets of the source tree when run from it (make
+   run), else the installed ones (make install's PREFIX). */
+static const char *presets_directory(void)
+{
+    const char *env = getenv("ATTNSCOPE_PRESETS");
+    if (env && env[0])
+        return env;
+    if (access("presets", R_OK) == 0)
+        return "presets";
+    return ATTNSCOPE_PRESETS_DIR;
+}
+
+/* $ATTNSCOPE_TOUR when set, else the presets directory's tour. */
+static const char *tour_directory(char *buf, size_t size)
 {
     const char *env = getenv("ATTNSCOPE_TOUR");
     if (env && env[0])
         return env;
-    if (access("presets/tour", R_OK) == 0)
-        return "presets/tour";
-    return "/usr/local/share/attnscope/presets/tour";
+    int n = snprintf(buf, size, "%s/tour", presets_directory());
+    return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
 int main(int argc, char **argv)
@@ -102,12 +113,14 @@ int main(int argc, char **argv)
     }
     if (o.batch)
         return run_batch(&o);
+    char tour[PATH_MAX];
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,
                        .no_color = o.no_color,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
-                       .tour_dir = tour_directory(),
+                       .tour_dir = tour_directory(tour, sizeof tour),
+                       .presets_dir = presets_directory(),
                        .load_preset = Options_load_preset,
                        .format_preset = Options_write_preset};
     return Tui_run(&tui);

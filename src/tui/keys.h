@@ -35,14 +35,15 @@ typedef struct {
 } Controls;
 
 /* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display;
-   ACTION_EXPORT writes the shown result as CSV and SVG files, ACTION_SAVE_PRESET the
-   settings as a preset; the tour keys load the
-   next or previous preset of the classroom tour. */
+   ACTION_EXPORT writes the shown result as CSV and SVG files, ACTION_SAVE_PRESET asks for
+   a name and saves the settings as a preset, ACTION_PICK_PRESET opens the preset picker;
+   the tour keys load the next or previous preset of the classroom tour. */
 typedef enum {
     ACTION_SETTING,
     ACTION_DISPLAY,
     ACTION_EXPORT,
     ACTION_SAVE_PRESET,
+    ACTION_PICK_PRESET,
     ACTION_TOUR_NEXT,
     ACTION_TOUR_PREVIOUS,
     ACTION_HELP,
@@ -50,7 +51,9 @@ typedef enum {
     ACTION_REDRAW
 } KeyAction;
 
-enum { KEYS_NOTE_SIZE = 160, KEYS_HELP_SIZE = 80 };
+/* A help line is at most KEYS_HELP_COLUMNS columns wide, so that two columns of them fit
+   an 80-column terminal. */
+enum { KEYS_NOTE_SIZE = 160, KEYS_HELP_SIZE = 80, KEYS_HELP_COLUMNS = 34 };
 
 typedef struct {
     int key;          /* as wgetch returns it */

@@ -42,26 +42,36 @@ static int make_directories(char *dir, int levels, char *err, size_t size)
     return 0;
 }
 
-int Save_preset(const char *text, char *path, size_t path_size, char *err, size_t size)
+bool Save_name_char(int c)
 {
-    char dir[512], stamp[64], temp[600];
-    if (!Save_directory(dir, sizeof dir)) {
-        snprintf(err, size, "no preset directory: set XDG_CONFIG_HOME or HOME");
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+}
+
+static int check_name(const char *name, char *err, size_t size)
+{
+    size_t n = strlen(name);
+    if (n > SAVE_NAME_MAX) {
+        snprintf(err, size, "the name has %zu characters; at most %d", n, SAVE_NAME_MAX);
         return -1;
     }
-    /* attnscope/presets may be missing (and .config under HOME). */
-    if (make_directories(dir, 2, err, size))
-        return -1;
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(stamp, sizeof stamp, "attnscope-%Y%m%d-%H%M%S", &tm);
-    int n = snprintf(path, path_size, "%s/%s.preset", dir, stamp);
-    if (n < 0 || (size_t)n >= path_size) {
-        snprintf(err, size, "the preset path is too long");
+    if (name[0] == '.') {
+        snprintf(err, size, "a name cannot start with '.'");
         return -1;
     }
-    snprintf(temp, sizeof temp, "%s.tmp%ld", path, (long)getpid());
+    for (const char *c = name; *c; c++)
+        if (!Save_name_char((unsigned char)*c)) {
+            snprintf(err, size, "'%c' in the name: use letters, digits, '-', '_' and '.'", *c);
+            return -1;
+        }
+    return 0;
+}
+
+/* Writes text to temp, then links it to path: link fails when path exists, so a save never
+   replaces a preset and the file appears whole or not at all. */
+static int write_new_file(const char *text, const char *temp, const char *path, char *err,
+                          size_t size)
+{
     errno = 0;
     FILE *f = fopen(temp, "w");
     if (!f) {
@@ -69,11 +79,59 @@ int Save_preset(const char *text, char *path, size_t path_size, char *err, size_
         return -1;
     }
     bool ok = fputs(text, f) >= 0;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok;
     ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(temp, path)) {
-        snprintf(err, size, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
-        unlink(temp);
+    int status = 0;
+    if (!ok) {
+        snprintf(err, size, "cannot write %s: %s", temp, strerror(errno ? errno : EIO));
+        status = -1;
+    } else if (link(temp, path)) {
+        status = errno == EEXIST ? 1 : -1;
+        if (status < 0)
+            snprintf(err, size, "cannot write %s: %s", path, strerror(errno));
+    }
+    unlink(temp);
+    return status;
+}
+
+int Save_preset(const char *text, const char *name, char *path, size_t path_size, char *err,
+                size_t size)
+{
+    char dir[512], stamp[64], temp[600];
+    if (name && name[0] && check_name(name, err, size))
+        return -1;
+    if (!Save_directory(dir, sizeof dir)) {
+        snprintf(err, size, "no preset directory: set XDG_CONFIG_HOME or HOME");
         return -1;
     }
-    return 0;
+    /* attnscope/presets may be missing (and .config under HOME). */
+    if (make_directories(dir, 2, err, size))
+        return -1;
+    bool named = name && name[0];
+    if (!named) {
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "attnscope-%Y%m%d-%H%M%S", &tm);
+    }
+    /* The default name takes a suffix when a save in the same second has it already. */
+    for (int attempt = 1; attempt <= (named ? 1 : 99); attempt++) {
+        int n = named         ? snprintf(path, path_size, "%s/%s.preset", dir, name)
+                : attempt > 1 ? snprintf(path, path_size, "%s/%s-%d.preset", dir, stamp, attempt)
+                              : snprintf(path, path_size, "%s/%s.preset", dir, stamp);
+        if (n < 0 || (size_t)n >= path_size) {
+            snprintf(err, size, "the preset path is too long");
+            return -1;
+        }
+        snprintf(temp, sizeof temp, "%s.tmp%ld", path, (long)getpid());
+        int status = write_new_file(text, temp, path, err, size);
+        if (status <= 0)
+            return status;
+    }
+    if (named)
+        snprintf(err, size, "a preset named %s exists: choose another name", name);
+    else
+        snprintf(err, size, "too many presets saved this second");
+    return -1;
 }

@@ -1,18 +1,27 @@
 /* Saving the screen's settings as a preset (issue 7) under the user's preset directory,
- * $XDG_CONFIG_HOME/attnscope/presets (or ~/.config/attnscope/presets), named by the time.
- * The text comes from the program's own preset writer; the file is written under a
- * temporary name and renamed, so it is whole or absent.
+ * $XDG_CONFIG_HOME/attnscope/presets (or ~/.config/attnscope/presets), under a name the
+ * user types or the time.  The text comes from the program's own preset writer; the file
+ * is written under a temporary name and linked to its name, so it is whole or absent and
+ * never replaces a preset already there.
  */
 #ifndef ATTNSCOPE_TUI_SAVE_H
 #define ATTNSCOPE_TUI_SAVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+enum { SAVE_NAME_MAX = 64 };
+
+/* Whether c may appear in a preset's name (letters, digits, '-', '_', '.'). */
+bool Save_name_char(int c);
 
 /* The user's preset directory into buf (NULL when neither variable is set). */
 const char *Save_directory(char *buf, size_t size);
 
-/* Writes text as attnscope-YYYYmmdd-HHMMSS.preset there (creating the directories), the
-   path in path.  Returns 0, or -1 with the reason in err. */
-int Save_preset(const char *text, char *path, size_t path_size, char *err, size_t size);
+/* Writes text as NAME.preset there (creating the directories), or, when name is NULL or
+   empty, as attnscope-YYYYmmdd-HHMMSS.preset; the path in path.  Returns 0, or -1 with the
+   reason in err (a bad name, a name already taken, a write that failed). */
+int Save_preset(const char *text, const char *name, char *path, size_t path_size, char *err,
+                size_t size);
 
 #endif

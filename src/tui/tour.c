@@ -31,21 +31,35 @@ int Tour_list(Tour *t, const char *dir)
     return t->count;
 }
 
-void Tour_title(const char *path, char *out, size_t size)
+int Tour_header(const char *path, char *out, size_t size, int max_lines)
 {
-    const char *slash = strrchr(path, '/');
-    snprintf(out, size, "%s", slash ? slash + 1 : path);
+    out[0] = '\0';
     FILE *f = fopen(path, "r");
     if (!f)
-        return;
-    char line[TOUR_TITLE_SIZE * 2];
-    if (fgets(line, sizeof line, f) && line[0] == '#') {
-        char *text = line + 1;
-        while (*text == ' ')
-            text++;
+        return 0;
+    char line[TOUR_TITLE_SIZE * 4];
+    size_t used = 0;
+    int lines = 0;
+    while (lines < max_lines && fgets(line, sizeof line, f) && line[0] == '#') {
+        /* One space goes; deeper indentation stays, it marks a continued sentence. */
+        char *text = line + 1 + (line[1] == ' ');
         text[strcspn(text, "\r\n")] = '\0';
-        if (*text)
-            snprintf(out, size, "%s", text);
+        int n = snprintf(out + used, size - used, "%s%s", lines ? "\n" : "", text);
+        if (n < 0 || (size_t)n >= size - used) {
+            out[used] = '\0'; /* the header is cut at a whole line */
+            break;
+        }
+        used += (size_t)n;
+        lines++;
     }
     fclose(f);
+    return lines;
+}
+
+void Tour_title(const char *path, char *out, size_t size)
+{
+    if (Tour_header(path, out, size, 1) == 0 || !out[0]) {
+        const char *slash = strrchr(path, '/');
+        snprintf(out, size, "%s", slash ? slash + 1 : path);
+    }
 }

@@ -18,6 +18,11 @@ typedef struct {
    is missing or holds none). */
 int Tour_list(Tour *t, const char *dir);
 
+/* The comment lines that open a preset file (its header: what it shows, which figure), up
+   to max_lines, without their "#" and one space (an indented line continues the one
+   before), joined by newlines into out.  Returns their number. */
+int Tour_header(const char *path, char *out, size_t size, int max_lines);
+
 /* The step's title: its first line without the leading "# " ("Tour 2/9: remove the gap"),
    or the file's name when it has no comment line. */
 void Tour_title(const char *path, char *out, size_t size);

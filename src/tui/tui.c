@@ -4,6 +4,7 @@
 #include "attnscope/model.h"
 #include "export.h"
 #include "keys.h"
+#include "picker.h"
 #include "save.h"
 #include "screen.h"
 #include "tour.h"
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Spinner frames while a job runs. */
@@ -99,6 +101,11 @@ typedef struct {
     double last_frame;
     Tour tour;
     int tour_step; /* index of the step loaded last, -1 before the first */
+    const char *tour_dir, *presets_dir;
+    Picker *picker; /* the preset picker, while it is open */
+    /* The name typed after p, while the prompt is open. */
+    bool naming;
+    char name[SAVE_NAME_MAX + 1];
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
 } Loop;
@@ -151,28 +158,79 @@ static void export_shown(Loop *l)
     Trace_event(l->trace, "export files=%d dir=%s", files, dir);
 }
 
-/* Saves the settings as a preset the command line and the tour read back. */
-static void save_settings(Loop *l)
+/* Saves the settings as a preset named l->name (the time when empty), which the command
+   line, the tour and the picker read back; its header says when and what, for the picker.
+   Returns 0 when saved. */
+static int save_settings(Loop *l)
 {
-    char text[1024], path[640], err[640];
+    char text[1536], path[640], err[640], when[64];
     if (!l->format_preset) {
         snprintf(l->note, sizeof l->note, "saving presets is not available");
-        return;
+        return -1;
     }
-    int n = snprintf(text, sizeof text, "# Saved from the attnscope screen.\n\n");
-    l->format_preset(&l->controls.config, text + n, sizeof text - (size_t)n);
-    if (Save_preset(text, path, sizeof path, err, sizeof err))
+    const Config *c = &l->controls.config;
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+    int n = snprintf(text, sizeof text,
+                     "# %s: saved from the attnscope screen, %s\n#\n"
+                     "# Shows: %s attention, T = %d, d = %d, %d layers, sigma_qk = %.6g, mask %s,\n"
+                     "#   gap %s, LayerNorm %s, skip %s, seed %llu (%d in the ensemble).\n\n",
+                     l->name[0] ? l->name : "unnamed", when, ATTENTION_NAMES.names[c->attention],
+                     c->tokens, c->width, c->depth, c->sigma_qk, MASK_NAMES.names[c->mask],
+                     GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm],
+                     SKIP_NAMES.names[c->skip], (unsigned long long)c->seed, c->seeds);
+    int status = -1, body = -1;
+    if (n >= 0 && (size_t)n < sizeof text)
+        body = l->format_preset(c, text + n, sizeof text - (size_t)n);
+    if (body < 0 || (size_t)body >= sizeof text - (size_t)n)
+        snprintf(l->note, sizeof l->note, "save failed: the preset text does not fit");
+    else if (Save_preset(text, l->name, path, sizeof path, err, sizeof err))
         snprintf(l->note, sizeof l->note, "save failed: %.140s", err);
-    else
+    else {
         snprintf(l->note, sizeof l->note, "saved %.140s", path);
+        status = 0;
+    }
     Trace_event(l->trace, "save-preset %s", l->note);
+    return status;
 }
 
-/* Loads the tour's step `step` (the display stays as it is): all of the preset or, when it
-   is malformed, invalid or above the memory budget, nothing, with the reason. */
+/* Loads the preset at path (the display stays as it is): all of it or, when it is
+   malformed, invalid or above the memory budget, nothing, with the reason.  Returns 0 when
+   loaded. */
+static int load_preset_file(Loop *l, const char *path)
+{
+    Config c = Config_default();
+    char err[512];
+    if (!l->load_preset) {
+        snprintf(l->note, sizeof l->note, "loading presets is not available");
+        return -1;
+    }
+    if (l->load_preset(&c, path, err, sizeof err) || Config_validate(&c, err, sizeof err)) {
+        snprintf(l->note, sizeof l->note, "%.150s", err);
+        return -1;
+    }
+    unsigned long long need = Model_memory_estimate(&c);
+    if (need > l->memory_budget) {
+        snprintf(l->note, sizeof l->note,
+                 "%.60s needs about %llu MiB, above the memory budget of %llu MiB "
+                 "(--max-memory)",
+                 path, need >> 20, l->memory_budget >> 20);
+        return -1;
+    }
+    Display display = l->controls.display;
+    l->controls = Controls_from(&c);
+    l->controls.display = display;
+    Trace_event(l->trace, "preset %s", path);
+    submit(l);
+    return 0;
+}
+
+/* Loads the tour's step `step`, saying which step it is. */
 static void tour_go(Loop *l, int step)
 {
-    if (l->tour.count == 0 || !l->load_preset) {
+    if (l->tour.count == 0) {
         snprintf(l->note, sizeof l->note, "no tour: presets/tour not found");
         return;
     }
@@ -185,26 +243,85 @@ static void tour_go(Loop *l, int step)
         return;
     }
     const char *path = l->tour.path[step];
-    Config c = Config_default();
-    char err[512];
-    if (l->load_preset(&c, path, err, sizeof err) || Config_validate(&c, err, sizeof err)) {
-        snprintf(l->note, sizeof l->note, "tour: %.140s", err);
+    if (load_preset_file(l, path))
         return;
-    }
-    if (Model_memory_estimate(&c) > l->memory_budget) {
-        snprintf(l->note, sizeof l->note, "tour step %d needs more than the memory budget",
-                 step + 1);
-        return;
-    }
-    Display display = l->controls.display;
-    l->controls = Controls_from(&c);
-    l->controls.display = display;
     l->tour_step = step;
     char title[TOUR_TITLE_SIZE];
     Tour_title(path, title, sizeof title);
     snprintf(l->note, sizeof l->note, "%s (> next, < back)", title);
     Trace_event(l->trace, "tour step=%d %s", step + 1, path);
-    submit(l);
+}
+
+static void picker_open(Loop *l)
+{
+    char user[512];
+    l->picker = malloc(sizeof *l->picker);
+    if (!l->picker) {
+        snprintf(l->note, sizeof l->note, "out of memory for the preset list");
+        return;
+    }
+    if (Picker_list(l->picker, l->presets_dir, l->tour_dir, Save_directory(user, sizeof user)) ==
+        0) {
+        snprintf(l->note, sizeof l->note, "no presets found (shipped: %.60s; yours: %.60s)",
+                 l->presets_dir ? l->presets_dir : "none",
+                 Save_directory(user, sizeof user) ? user : "none");
+        free(l->picker);
+        l->picker = NULL;
+    }
+}
+
+static void picker_close(Loop *l)
+{
+    free(l->picker);
+    l->picker = NULL;
+}
+
+/* A key while the picker is open: it moves the selection, loads, or closes. */
+static void picker_key(Loop *l, int key)
+{
+    switch (Picker_key(l->picker, key)) {
+    case PICKER_STAY:
+        break;
+    case PICKER_CLOSE:
+        picker_close(l);
+        break;
+    case PICKER_LOAD: {
+        const PickerEntry *e = &l->picker->entry[l->picker->selected];
+        if (load_preset_file(l, e->path) == 0) {
+            /* A tour step loaded here is where > and < continue from. */
+            for (int i = 0; i < l->tour.count; i++)
+                if (strcmp(l->tour.path[i], e->path) == 0)
+                    l->tour_step = i;
+            snprintf(l->note, sizeof l->note, "loaded %s preset %.100s",
+                     Preset_source_name(e->source), e->name);
+        }
+        picker_close(l);
+        break;
+    }
+    }
+}
+
+/* A key while the name prompt of p is open. */
+static void name_key(Loop *l, int key)
+{
+    switch (Name_key(l->name, key)) {
+    case NAME_EDITED:
+        break;
+    case NAME_DONE:
+        /* A failed save (a name taken, say) keeps the prompt open to edit the name. */
+        l->naming = save_settings(l) != 0;
+        break;
+    case NAME_CANCEL:
+        l->naming = false;
+        snprintf(l->note, sizeof l->note, "not saved");
+        break;
+    case NAME_REFUSED:
+        snprintf(l->note, sizeof l->note, "a name is letters, digits, '-', '_' and '.'");
+        break;
+    case NAME_FULL:
+        snprintf(l->note, sizeof l->note, "a name has at most %d characters", SAVE_NAME_MAX);
+        break;
+    }
 }
 
 static void on_key(Loop *l, int key)
@@ -214,6 +331,17 @@ static void on_key(Loop *l, int key)
     l->redraw = true;
     if (key == SCREEN_RESIZED) {
         Trace_event(l->trace, "resize %dx%d", Screen_cols(l->screen), Screen_rows(l->screen));
+        return;
+    }
+    if (l->picker || l->naming) {
+        /* Modal: the picker and the name prompt take every key until they close. */
+        l->note[0] = '\0';
+        if (l->picker)
+            picker_key(l, key);
+        else
+            name_key(l, key);
+        Trace_event(l->trace, "key %s %s gen=%lu", name, l->picker ? "picker" : "modal",
+                    l->generation);
         return;
     }
     const KeyBinding *b = Keys_find(key);
@@ -261,7 +389,11 @@ static void on_key(Loop *l, int key)
         export_shown(l);
         break;
     case ACTION_SAVE_PRESET:
-        save_settings(l);
+        l->naming = true;
+        l->name[0] = '\0';
+        break;
+    case ACTION_PICK_PRESET:
+        picker_open(l);
         break;
     case ACTION_TOUR_NEXT:
         tour_go(l, l->tour_step + 1);
@@ -334,6 +466,8 @@ static void draw(Loop *l)
             },
         .display = l->controls.display,
         .help = l->help,
+        .picker = l->picker,
+        .naming = l->naming ? l->name : NULL,
     };
     bool full = View_draw(l->screen, &v, l->repaint);
     l->last_frame = Trace_clock_ms();
@@ -396,6 +530,8 @@ int Tui_run(const TuiSettings *s)
     Loop l = {.controls = Controls_from(&s->config),
               .memory_budget = s->memory_budget,
               .tour_step = -1,
+              .tour_dir = s->tour_dir,
+              .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
               .format_preset = s->format_preset};
     Tour_list(&l.tour, s->tour_dir);
@@ -431,6 +567,7 @@ done:
     Screen_close(l.screen);
     Trace_event(l.trace, "quit signal=%d", l.quit_signal);
     Snapshot_free(l.shown);
+    free(l.picker);
     if (l.worker && !Worker_stop(l.worker, STOP_WAIT_MS)) {
         /* The worker is inside a long layer: leave without waiting for it (exit handlers
            would tear OpenBLAS down under it).  The terminal is already restored. */

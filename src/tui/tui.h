@@ -16,8 +16,11 @@ typedef struct {
     /* The classroom tour stepped with > and <: its directory (NULL: none) and the preset
        parser the command line uses (all of the file or nothing, "FILE:LINE: ..." in err). */
     const char *tour_dir;
+    /* The shipped presets the picker (P) lists beside the tour and the user's own. */
+    const char *presets_dir;
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
-    /* The preset writer the command line uses (p saves the settings with it). */
+    /* The preset writer the command line uses (p saves the settings with it); returns the
+       length it needed, as snprintf does. */
     int (*format_preset)(const Config *c, char *buf, size_t size);
 } TuiSettings;
 

@@ -370,30 +370,165 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
     stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
 }
 
+/* The first `width` columns of utf8 into out (whole characters). */
+static const char *fitted(const char *utf8, int width, char *out, size_t size)
+{
+    size_t used = 0;
+    int columns = 0;
+    uint32_t cp;
+    int n;
+    while (columns < width && (n = Ascii_decode(utf8, &cp)) > 0 && used + (size_t)n < size) {
+        memcpy(out + used, utf8, (size_t)n);
+        used += (size_t)n;
+        utf8 += n;
+        columns++;
+    }
+    out[used] = '\0';
+    return out;
+}
+
+/* Every key in as many columns as the screen needs (two at 80×24), over the whole screen
+   (status lines included): a line too wide for its column is cut, never wrapped. */
 static void help_overlay(Screen *s, int rows, int cols)
 {
-    int n = Keys_count(), half = (n + 1) / 2;
-    char lines[64][KEYS_HELP_SIZE * 2], buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
+    enum { LINES_MAX = 64 };
+    int n = Keys_count() < LINES_MAX ? Keys_count() : LINES_MAX;
+    char lines[LINES_MAX][KEYS_HELP_SIZE * 2], buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
     int width = 0;
-    for (int i = 0; i < n && i < 64; i++) {
+    for (int i = 0; i < n; i++) {
         Keys_help_line(Keys_at(i), buf, sizeof buf);
         snprintf(lines[i], sizeof lines[i], "%s", spelled(s, buf, ascii, sizeof ascii));
         int w = Ascii_columns(lines[i]);
         width = w > width ? w : width;
     }
-    int box_cols = 2 * width + 7, box_rows = half + 4;
-    if (box_cols > cols)
-        box_cols = cols;
-    if (box_rows > rows)
-        box_rows = rows;
+    /* Inside the frame: rows − 2 lines; columns of `width` with 3 between them. */
+    int per_column = rows - 2, columns = (n + per_column - 1) / per_column;
+    if (columns < 2)
+        columns = 2, per_column = (n + 1) / 2; /* two columns read better than one tall one */
+    else
+        per_column = (n + columns - 1) / columns;
+    int column_cols = (cols - 4 - 3 * (columns - 1)) / columns;
+    if (column_cols > width)
+        column_cols = width;
+    int box_cols = columns * column_cols + 3 * (columns - 1) + 4, box_rows = per_column + 2;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);
     char title[64];
     Screen_text(s, top, left + 2, spelled(s, " attnscope keys ", title, sizeof title), INK_DEFAULT,
                 true);
-    for (int i = 0; i < n && i < 64; i++)
-        Screen_text(s, top + 2 + i % half, left + 2 + (i / half) * (width + 3), lines[i],
+    for (int i = 0; i < n; i++)
+        Screen_text(s, top + 1 + i % per_column, left + 2 + (i / per_column) * (column_cols + 3),
+                    fitted(lines[i], column_cols, buf, sizeof buf), INK_DEFAULT, false);
+}
+
+/* Word-wraps a preset header into the rectangle: a line that starts with a space continues
+   the one before (the presets' indented continuation lines), an empty line separates
+   paragraphs.  Returns the rows used. */
+static int wrapped_header(Screen *s, const char *header, int row, int col, int rows, int width)
+{
+    char line[512] = "", word[256], out[512];
+    int used = 0, line_columns = 0;
+    const char *p = header;
+    while (*p && used < rows) {
+        size_t length = strcspn(p, "\n");
+        bool continued = p[0] == ' ', blank = length == 0;
+        if (!continued && line[0]) { /* a new sentence or paragraph: flush the line */
+            Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+            line[0] = '\0';
+            line_columns = 0;
+        }
+        if (blank && used > 0 && used < rows)
+            used++; /* the paragraph break */
+        const char *q = p, *end = p + length;
+        while (q < end && used < rows) {
+            while (q < end && *q == ' ')
+                q++;
+            size_t w = strcspn(q, " \n");
+            if (w == 0)
+                break;
+            snprintf(word, sizeof word, "%.*s", (int)(w < sizeof word - 1 ? w : sizeof word - 1),
+                     q);
+            q += w;
+            const char *shown = spelled(s, word, out, sizeof out);
+            int columns = Ascii_columns(shown);
+            if (line_columns > 0 && line_columns + 1 + columns > width) {
+                Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+                line[0] = '\0';
+                line_columns = 0;
+                if (used >= rows)
+                    break;
+            }
+            size_t at = strlen(line);
+            snprintf(line + at, sizeof line - at, "%s%s", line_columns ? " " : "",
+                     fitted(shown, width, word, sizeof word));
+            line_columns += (line_columns ? 1 : 0) + (columns < width ? columns : width);
+        }
+        p = *end ? end + 1 : end;
+    }
+    if (line[0] && used < rows)
+        Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+    return used;
+}
+
+/* The preset picker: the list on the left (source beside each name, the selection marked
+   with > and bold, so it does not rest on colour), the selection's header on the right. */
+static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
+{
+    int box_cols = cols - 4 < 120 ? cols - 4 : 120, box_rows = rows - 2;
+    int top = 1, left = (cols - box_cols) / 2;
+    Screen_box(s, top, left, box_rows, box_cols);
+    char buf[512], out[512];
+    snprintf(buf, sizeof buf, " presets (%d): ↑/↓ or j/k choose, Enter loads, Esc closes ",
+             p->count);
+    Screen_text(s, top, left + 2,
+                fitted(spelled(s, buf, out, sizeof out), box_cols - 4, buf, sizeof buf),
+                INK_DEFAULT, true);
+    int name_width = 0;
+    for (int i = 0; i < p->count; i++) {
+        int w = Ascii_columns(p->entry[i].name);
+        name_width = w > name_width ? w : name_width;
+    }
+    int list_cols = name_width + 12 < box_cols / 2 ? name_width + 12 : box_cols / 2;
+    int visible = box_rows - 2, first = p->selected - visible / 2;
+    if (first > p->count - visible)
+        first = p->count - visible;
+    if (first < 0)
+        first = 0;
+    for (int i = first; i < p->count && i - first < visible; i++) {
+        const PickerEntry *e = &p->entry[i];
+        bool selected = i == p->selected;
+        snprintf(buf, sizeof buf, "%c %-*s %s", selected ? '>' : ' ', name_width, e->name,
+                 Preset_source_name(e->source));
+        fitted(spelled(s, buf, out, sizeof out), list_cols - 1, buf, sizeof buf);
+        Screen_text(s, top + 1 + i - first, left + 2, buf, selected ? INK_HIGHLIGHT : INK_DEFAULT,
+                    selected);
+    }
+    int text_col = left + 2 + list_cols + 1, text_cols = box_cols - list_cols - 5;
+    if (text_cols >= 20 && p->count > 0) {
+        int used = wrapped_header(s, p->header, top + 1, text_col, visible - 2, text_cols);
+        if (used == 0)
+            Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
+        snprintf(buf, sizeof buf, "%s", p->entry[p->selected].path);
+        Screen_text(s, top + box_rows - 2, text_col,
+                    fitted(spelled(s, buf, out, sizeof out), text_cols, buf, sizeof buf),
                     INK_DEFAULT, false);
+    }
+}
+
+/* The name prompt of p. */
+static void naming_overlay(Screen *s, const char *name, int rows, int cols)
+{
+    int box_cols = cols - 4 < 76 ? cols - 4 : 76, box_rows = 6;
+    int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
+    Screen_box(s, top, left, box_rows, box_cols);
+    char buf[256], out[256];
+    Screen_text(s, top, left + 2, " save the settings as a preset ", INK_DEFAULT, true);
+    snprintf(buf, sizeof buf, "name: %s_", name);
+    Screen_text(s, top + 2, left + 2, fitted(buf, box_cols - 4, out, sizeof out), INK_DEFAULT,
+                true);
+    snprintf(buf, sizeof buf, "Enter saves (empty: named by the time); Esc cancels");
+    Screen_text(s, top + 3, left + 2, fitted(buf, box_cols - 4, out, sizeof out), INK_DEFAULT,
+                false);
 }
 
 /* Fills the canvases of the frame: three panels, or four in the compare view. */
@@ -456,7 +591,11 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     for (int i = 0; i < n; i++)
         Screen_text(s, panel_rows + i, 0, status[i], INK_DEFAULT, i == 0);
     if (v->help)
-        help_overlay(s, panel_rows, cols);
+        help_overlay(s, rows, cols);
+    if (v->picker)
+        picker_overlay(s, v->picker, panel_rows, cols);
+    if (v->naming)
+        naming_overlay(s, v->naming, panel_rows, cols);
     Screen_show(s, repaint);
     return true;
 }

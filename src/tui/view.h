@@ -7,6 +7,7 @@
 #define ATTNSCOPE_TUI_VIEW_H
 
 #include "keys.h"
+#include "picker.h"
 #include "screen.h"
 #include "status.h"
 
@@ -18,6 +19,8 @@ typedef struct {
     StatusView status; /* settings, the snapshot shown and the job's progress */
     Display display;   /* overlays, the main panel, the compare view */
     bool help;
+    const Picker *picker; /* the preset picker, when open */
+    const char *naming;   /* the name typed so far after p, when the prompt is open */
 } View;
 
 /* Draws and sends one frame; repaint redraws every cell.  Returns false when the

@@ -60,7 +60,7 @@ expect "softmax: the note instead of a curve" "no theory curve: "
 expect "softmax: the density is the i.i.d. Markov limit" "i.i.d. Markov limit"
 
 press "? lists the new keys" "o +theory overlays on / off" "?"
-expect "help: view and compare keys" "v +view next"
+expect "help: view and compare keys" "v +view: rank/width"
 expect "help: compare" "c +compare"
 expect "help: ensemble" "E +ensemble seeds ×2"
 keys z
@@ -76,7 +76,8 @@ expect "small run computes" "computed in [0-9]+ ms"
 press "x before anything else: the export says where" "exported 6 files to attnscope-[0-9-]+/" x
 check "the export wrote the per-layer CSV" bash -c "ls '$TMP'/out/attnscope-*/layers.csv"
 check "with the curves of every view" bash -c "head -n 1 '$TMP'/out/attnscope-*/layers.csv | grep -q 'token_similarity.*log10_gradient_norm'"
-press "p saves the settings as a preset, saying where" "saved .*/attnscope/presets/attnscope-[0-9-]+\.preset" p
+press "p asks for the preset's name" "name: _" p
+press "Enter with no name: named by the time, saying where" "saved .*/attnscope/presets/attnscope-[0-9-]+\.preset" Enter
 saved=$(find "$TMP/config/attnscope/presets" -name "attnscope-*.preset" 2>/dev/null | head -n 1)
 check "the saved preset loads in batch mode with the same settings" bash -c \
     "'$BIN' --batch --preset '$saved' | grep -q '\"T\":32,\"d\":32,\"d_qk\":32,\"depth\":3,\"sigma_qk\":0.75'"
@@ -87,6 +88,48 @@ press ">: step 2 removes the gap" "Tour 2/9: remove the gap" ">"
 expect "step 2's settings" "gap=center"
 press "<: back to step 1" "Tour 1/9" "<"
 expect "step 1 again" "gap=off"
+keys q
+check "q quits" wait_gone "stable rank"
+
+# The preset picker (P) and named saves (p), with the shipped presets found by
+# $ATTNSCOPE_PRESETS and the user's under $XDG_CONFIG_HOME.
+start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(pwd)/presets' XDG_CONFIG_HOME='$TMP/picker' '$BIN' -T 32 -d 32 -L 3"
+expect "picker run computes" "computed in [0-9]+ ms"
+shipped=$(find presets -name '*.preset' | wc -l)
+press "P opens the picker with every shipped and tour preset" "presets \($shipped\): " P
+expect "the first preset is selected" "> depth-markov-gap +shipped"
+expect "its header comment beside the list" "Rank collapse in depth: i\.i\.d\. Markov"
+expect "and its path" "presets/depth-markov-gap\.preset"
+press "j moves the selection, the header follows" "> depth-markov-ln-gap +shipped" j
+expect "the new header" "\"\+ LN\""
+press "End: the last tour step" "> 09-keep-the-rank +tour" End
+press "Enter loads it and closes the picker" "loaded tour preset 09-keep-the-rank" Enter
+check "the picker closed" wait_gone "presets \([0-9]+\): "
+expect "the preset's settings" "LN=ln +skip=scaled"
+press "> after a tour step loaded from the picker: the tour knows where it is" "the tour has 9 steps; this is step 9" ">"
+press "p: the name prompt" "name: _" p
+keys c l a s s
+press "refused characters say what a name may hold" "a name is letters, digits" '$'
+press "the name so far stays, and - is allowed" "name: class-_" -
+keys d e m o
+press "Enter saves under the name" "saved .*/attnscope/presets/class-demo\.preset" Enter
+named=$TMP/picker/attnscope/presets/class-demo.preset
+check "its header names it and what it shows" grep -q "^# class-demo: saved from the attnscope screen" "$named"
+check "the named preset loads in batch mode with the same settings" bash -c \
+    "'$BIN' --batch --preset '$named' | grep -q '\"layernorm\":\"ln\",\"skip\":\"scaled\"'"
+before=$(md5sum <"$named")
+press "p with a name that is taken" "name: _" p
+keys c l a s s - d e m o Enter
+expect "is refused, saying so" "a preset named class-demo exists: choose another name"
+expect "and the prompt stays open to change the name" "name: class-demo_"
+check "the first file is untouched" test "$(md5sum <"$named")" = "$before"
+press "Esc cancels" "not saved" Escape
+check "the prompt closed" wait_gone "name: class-demo_"
+press "P: the user's preset is listed as yours" "presets \([0-9]+\): " P
+press "End reaches it" "> class-demo +yours" End
+expect "with its header" "class-demo: saved from the attnscope screen"
+press "Esc closes the picker" "computed in" Escape
+check "the picker closed" wait_gone "presets \([0-9]+\): "
 keys q
 check "q quits" wait_gone "stable rank"
 
@@ -104,6 +147,14 @@ done
 press "LANG=C: the compare view" "WITHOUT gap removal" c
 screen >"$TMP/ascii.txt"
 check "LANG=C: the compare view is ASCII" no_high_bytes "$TMP/ascii.txt"
+press "LANG=C: the preset picker, arrows spelled out" "presets \([0-9]+\): Up/Down or j/k choose" P
+screen >"$TMP/ascii.txt"
+check "LANG=C: the picker is ASCII" no_high_bytes "$TMP/ascii.txt"
+press "LANG=C: Esc closes it" "computed in" Escape
+press "LANG=C: the name prompt" "name: _" p
+screen >"$TMP/ascii.txt"
+check "LANG=C: the name prompt is ASCII" no_high_bytes "$TMP/ascii.txt"
+press "LANG=C: Esc cancels" "not saved" Escape
 keys q
 check "q quits" wait_gone "stable rank"
 

@@ -1,0 +1,142 @@
+#include "picker.h"
+
+#include "save.h"
+
+#include <curses.h> /* KEY_ codes only: the screen module reads the keys */
+#include <stdio.h>
+#include <string.h>
+
+/* A page of the list for PgUp / PgDn. */
+#define PICKER_PAGE 10
+
+static void read_header(Picker *p)
+{
+    p->header[0] = '\0';
+    if (p->count > 0)
+        Tour_header(p->entry[p->selected].path, p->header, sizeof p->header, 64);
+}
+
+static void add_directory(Picker *p, const char *dir, PresetSource source)
+{
+    /* Tour_list sorts one directory's presets by name: reused for every source. */
+    Tour listed;
+    Tour_list(&listed, dir);
+    for (int i = 0; i < listed.count && p->count < PICKER_MAX; i++) {
+        PickerEntry *e = &p->entry[p->count++];
+        snprintf(e->path, sizeof e->path, "%s", listed.path[i]);
+        const char *slash = strrchr(e->path, '/');
+        snprintf(e->name, sizeof e->name, "%s", slash ? slash + 1 : e->path);
+        size_t n = strlen(e->name);
+        if (n > 7 && strcmp(e->name + n - 7, ".preset") == 0)
+            e->name[n - 7] = '\0';
+        e->source = source;
+    }
+}
+
+int Picker_list(Picker *p, const char *shipped_dir, const char *tour_dir, const char *user_dir)
+{
+    p->count = 0;
+    p->selected = 0;
+    add_directory(p, shipped_dir, PRESET_SHIPPED);
+    add_directory(p, tour_dir, PRESET_TOUR);
+    add_directory(p, user_dir, PRESET_USER);
+    read_header(p);
+    return p->count;
+}
+
+void Picker_select_path(Picker *p, const char *path)
+{
+    for (int i = 0; i < p->count; i++)
+        if (strcmp(p->entry[i].path, path) == 0) {
+            p->selected = i;
+            read_header(p);
+            return;
+        }
+}
+
+static void move_to(Picker *p, int index)
+{
+    if (p->count == 0)
+        return;
+    index = index < 0 ? 0 : index >= p->count ? p->count - 1 : index;
+    if (index != p->selected) {
+        p->selected = index;
+        read_header(p);
+    }
+}
+
+PickerOutcome Picker_key(Picker *p, int key)
+{
+    switch (key) {
+    case KEY_UP:
+    case 'k':
+        move_to(p, p->selected - 1);
+        return PICKER_STAY;
+    case KEY_DOWN:
+    case 'j':
+        move_to(p, p->selected + 1);
+        return PICKER_STAY;
+    case KEY_PPAGE:
+        move_to(p, p->selected - PICKER_PAGE);
+        return PICKER_STAY;
+    case KEY_NPAGE:
+        move_to(p, p->selected + PICKER_PAGE);
+        return PICKER_STAY;
+    case KEY_HOME:
+        move_to(p, 0);
+        return PICKER_STAY;
+    case KEY_END:
+        move_to(p, p->count - 1);
+        return PICKER_STAY;
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
+        return p->count > 0 ? PICKER_LOAD : PICKER_STAY;
+    case 27: /* Esc */
+    case 'q':
+    case 'P':
+        return PICKER_CLOSE;
+    default:
+        return PICKER_STAY;
+    }
+}
+
+NameOutcome Name_key(char *name, int key)
+{
+    size_t n = strlen(name);
+    switch (key) {
+    case 27:
+        return NAME_CANCEL;
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
+        return NAME_DONE;
+    case KEY_BACKSPACE:
+    case 127:
+    case 8:
+        if (n > 0)
+            name[n - 1] = '\0';
+        return NAME_EDITED;
+    default:
+        if (key < 0 || key > 127 || !Save_name_char(key))
+            return NAME_REFUSED;
+        if (n >= SAVE_NAME_MAX)
+            return NAME_FULL;
+        name[n] = (char)key;
+        name[n + 1] = '\0';
+        return NAME_EDITED;
+    }
+}
+
+const char *Preset_source_name(PresetSource s)
+{
+    switch (s) {
+    case PRESET_TOUR:
+        return "tour";
+    case PRESET_USER:
+        return "yours";
+    case PRESET_SHIPPED:
+    default:
+        return "shipped";
+    }
+}

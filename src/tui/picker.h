@@ -1,0 +1,60 @@
+/* The preset picker (issue 7): the shipped presets, the classroom tour and the user's own
+ * presets in one list, the highlighted one's header comment beside it, Enter to load.
+ * Only lists files and reads their headers; loading goes through the program's own preset
+ * parser (the loop's), so the screen and the command line read presets alike.
+ */
+#ifndef ATTNSCOPE_TUI_PICKER_H
+#define ATTNSCOPE_TUI_PICKER_H
+
+#include "tour.h"
+
+#include <stdbool.h>
+
+enum { PICKER_MAX = 3 * TOUR_STEPS_MAX, PICKER_NAME_SIZE = 80, PICKER_HEADER_SIZE = 2048 };
+
+/* Where a preset comes from, shown beside its name. */
+typedef enum { PRESET_SHIPPED, PRESET_TOUR, PRESET_USER } PresetSource;
+
+typedef struct {
+    char path[TOUR_PATH_SIZE];
+    char name[PICKER_NAME_SIZE]; /* file name without ".preset" */
+    PresetSource source;
+} PickerEntry;
+
+typedef struct {
+    int count;
+    int selected;
+    PickerEntry entry[PICKER_MAX];
+    /* The selected preset's header (see Tour_header), read when the selection moves. */
+    char header[PICKER_HEADER_SIZE];
+} Picker;
+
+/* Lists the *.preset files of the three directories (any may be NULL or missing), each
+   sorted by name, shipped first, then the tour, then the user's; selects the first.
+   Returns their number. */
+int Picker_list(Picker *p, const char *shipped_dir, const char *tour_dir, const char *user_dir);
+
+/* Selects the entry whose path is path, if listed (after a save, the preset just saved). */
+void Picker_select_path(Picker *p, const char *path);
+
+typedef enum { PICKER_STAY, PICKER_CLOSE, PICKER_LOAD } PickerOutcome;
+
+/* One key: arrows, j/k, PgUp/PgDn, Home/End move; Enter loads; Esc, q and P close. */
+PickerOutcome Picker_key(Picker *p, int key);
+
+/* The name prompt of p: a line editor for a preset's name. */
+typedef enum {
+    NAME_EDITED,  /* a character added or removed (or nothing to remove) */
+    NAME_DONE,    /* Enter: save under the name (the time when it is empty) */
+    NAME_CANCEL,  /* Esc */
+    NAME_REFUSED, /* a character no name may hold */
+    NAME_FULL     /* the name already has SAVE_NAME_MAX characters */
+} NameOutcome;
+
+/* One key into name (a string of capacity SAVE_NAME_MAX + 1). */
+NameOutcome Name_key(char *name, int key);
+
+/* "shipped", "tour", "yours". */
+const char *Preset_source_name(PresetSource s);
+
+#endif

@@ -1,0 +1,264 @@
+/* The preset picker, the name prompt of p and named saves (issue 7): the list holds the
+ * shipped presets, the tour and the user's own in that order, each sorted; keys move,
+ * load and close; a name is edited key by key; a save never replaces a preset, refuses
+ * names that could leave the directory, and leaves no temporary file. */
+#include "testing.h"
+
+#include "picker.h"
+#include "save.h"
+#include "tour.h"
+
+#include <curses.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[64];
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void read_file(const char *path, char *out, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(out, 1, size - 1, f);
+    out[n] = '\0';
+    fclose(f);
+}
+
+/* Number of entries in dir whose name contains part. */
+static int count_files(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strstr(e->d_name, part) != NULL;
+    closedir(d);
+    return n;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/attnscope-picker-XXXXXX");
+    if (!mkdtemp(root))
+        return -1;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/shipped", root);
+    mkdir(dir, 0777);
+    write_file(dir, "b-second.preset",
+               "# Second shipped\n#   continued here\n#\n# Shows: x\n\ntokens = 8\n");
+    write_file(dir, "a-first.preset", "# First shipped\n\ntokens = 16\n");
+    write_file(dir, "notes.txt", "# not a preset\n");
+    snprintf(dir, sizeof dir, "%s/shipped/tour", root);
+    mkdir(dir, 0777);
+    write_file(dir, "01-step.preset", "tokens = 32\n");
+    snprintf(dir, sizeof dir, "%s/config", root);
+    setenv("XDG_CONFIG_HOME", dir, 1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf '%s'", root);
+    return system(command) == 0 ? 0 : -1;
+}
+
+static void test_header_and_title(void **state)
+{
+    (void)state;
+    char path[256], header[256], title[64];
+    snprintf(path, sizeof path, "%s/shipped/b-second.preset", root);
+    /* One space after '#' goes, the indentation of a continued line stays, and the header
+       ends at the first line that is not a comment. */
+    assert_int_equal(Tour_header(path, header, sizeof header, 64), 4);
+    assert_string_equal(header, "Second shipped\n  continued here\n\nShows: x");
+    assert_int_equal(Tour_header(path, header, sizeof header, 1), 1);
+    assert_string_equal(header, "Second shipped");
+    Tour_title(path, title, sizeof title);
+    assert_string_equal(title, "Second shipped");
+    /* No comment: the title is the file's name. */
+    snprintf(path, sizeof path, "%s/shipped/tour/01-step.preset", root);
+    assert_int_equal(Tour_header(path, header, sizeof header, 64), 0);
+    Tour_title(path, title, sizeof title);
+    assert_string_equal(title, "01-step.preset");
+    /* A header longer than the buffer is cut at a whole line. */
+    snprintf(path, sizeof path, "%s/shipped/b-second.preset", root);
+    assert_int_equal(Tour_header(path, header, 20, 64), 1);
+    assert_string_equal(header, "Second shipped");
+}
+
+static void test_list_order_sources_and_keys(void **state)
+{
+    (void)state;
+    char shipped[128], tour[128], user[256];
+    snprintf(shipped, sizeof shipped, "%s/shipped", root);
+    snprintf(tour, sizeof tour, "%s/shipped/tour", root);
+    assert_non_null(Save_directory(user, sizeof user));
+    char err[256], saved[640];
+    assert_int_equal(
+        Save_preset("# Mine\n\ntokens = 64\n", "mine", saved, sizeof saved, err, sizeof err), 0);
+
+    Picker *p = malloc(sizeof *p);
+    assert_non_null(p);
+    assert_int_equal(Picker_list(p, shipped, tour, user), 4);
+    const char *names[] = {"a-first", "b-second", "01-step", "mine"};
+    const PresetSource sources[] = {PRESET_SHIPPED, PRESET_SHIPPED, PRESET_TOUR, PRESET_USER};
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(p->entry[i].name, names[i]);
+        assert_int_equal(p->entry[i].source, sources[i]);
+    }
+    assert_string_equal(p->entry[3].path, saved);
+    assert_int_equal(p->selected, 0);
+    assert_string_equal(p->header, "First shipped");
+
+    assert_int_equal(Picker_key(p, 'j'), PICKER_STAY);
+    assert_int_equal(p->selected, 1);
+    assert_string_equal(p->header, "Second shipped\n  continued here\n\nShows: x");
+    assert_int_equal(Picker_key(p, KEY_DOWN), PICKER_STAY);
+    assert_int_equal(Picker_key(p, KEY_NPAGE), PICKER_STAY);
+    assert_int_equal(p->selected, 3); /* clamped at the end */
+    assert_string_equal(p->header, "Mine");
+    assert_int_equal(Picker_key(p, KEY_HOME), PICKER_STAY);
+    assert_int_equal(Picker_key(p, KEY_UP), PICKER_STAY);
+    assert_int_equal(p->selected, 0); /* clamped at the start */
+    assert_int_equal(Picker_key(p, KEY_END), PICKER_STAY);
+    assert_int_equal(p->selected, 3);
+    assert_int_equal(Picker_key(p, 'k'), PICKER_STAY);
+    assert_int_equal(p->selected, 2);
+    assert_string_equal(p->header, "");
+    Picker_select_path(p, saved);
+    assert_int_equal(p->selected, 3);
+    assert_int_equal(Picker_key(p, '\n'), PICKER_LOAD);
+    assert_int_equal(Picker_key(p, KEY_ENTER), PICKER_LOAD);
+    assert_int_equal(Picker_key(p, 'x'), PICKER_STAY);
+    assert_int_equal(Picker_key(p, 27), PICKER_CLOSE);
+    assert_int_equal(Picker_key(p, 'q'), PICKER_CLOSE);
+    assert_int_equal(Picker_key(p, 'P'), PICKER_CLOSE);
+
+    /* Missing directories list nothing, and Enter then loads nothing. */
+    assert_int_equal(Picker_list(p, "/nonexistent", NULL, NULL), 0);
+    assert_int_equal(Picker_key(p, '\n'), PICKER_STAY);
+    assert_int_equal(Picker_key(p, KEY_DOWN), PICKER_STAY);
+    free(p);
+    unlink(saved);
+}
+
+static void test_name_editing(void **state)
+{
+    (void)state;
+    char name[SAVE_NAME_MAX + 1] = "";
+    const char *typed = "my-class_2.v1";
+    for (const char *c = typed; *c; c++)
+        assert_int_equal(Name_key(name, *c), NAME_EDITED);
+    assert_string_equal(name, typed);
+    assert_int_equal(Name_key(name, '/'), NAME_REFUSED);
+    assert_int_equal(Name_key(name, ' '), NAME_REFUSED);
+    assert_int_equal(Name_key(name, 0xE9), NAME_REFUSED);
+    assert_int_equal(Name_key(name, KEY_UP), NAME_REFUSED);
+    assert_string_equal(name, typed);
+    assert_int_equal(Name_key(name, KEY_BACKSPACE), NAME_EDITED);
+    assert_int_equal(Name_key(name, 127), NAME_EDITED);
+    assert_string_equal(name, "my-class_2.");
+    assert_int_equal(Name_key(name, '\r'), NAME_DONE);
+    assert_int_equal(Name_key(name, 27), NAME_CANCEL);
+    name[0] = '\0';
+    assert_int_equal(Name_key(name, 8), NAME_EDITED); /* nothing to remove */
+    for (int i = 0; i < SAVE_NAME_MAX; i++)
+        assert_int_equal(Name_key(name, 'a'), NAME_EDITED);
+    assert_int_equal(Name_key(name, 'a'), NAME_FULL);
+    assert_int_equal((int)strlen(name), SAVE_NAME_MAX);
+}
+
+static void test_named_save_never_replaces(void **state)
+{
+    (void)state;
+    char dir[256], path[640], again[640], err[256], text[128];
+    assert_non_null(Save_directory(dir, sizeof dir));
+    assert_int_equal(
+        Save_preset("# one\ntokens = 8\n", "lesson", path, sizeof path, err, sizeof err), 0);
+    assert_non_null(strstr(path, "/attnscope/presets/lesson.preset"));
+    read_file(path, text, sizeof text);
+    assert_string_equal(text, "# one\ntokens = 8\n");
+    /* The same name again: refused, the first file untouched, the prompt can say why. */
+    assert_int_equal(
+        Save_preset("# two\ntokens = 16\n", "lesson", again, sizeof again, err, sizeof err), -1);
+    assert_non_null(strstr(err, "a preset named lesson exists"));
+    read_file(path, text, sizeof text);
+    assert_string_equal(text, "# one\ntokens = 8\n");
+
+    /* Names that could leave the directory, hide the file or break a shell are refused
+       before anything is written. */
+    const char *bad[] = {"../escape", ".hidden", "a b", "x/y"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        assert_int_equal(Save_preset("tokens = 8\n", bad[i], again, sizeof again, err, sizeof err),
+                         -1);
+        assert_true(err[0] != '\0');
+    }
+    char long_name[SAVE_NAME_MAX + 2];
+    memset(long_name, 'a', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    assert_int_equal(Save_preset("tokens = 8\n", long_name, again, sizeof again, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "at most 64"));
+
+    /* Unnamed saves in the same second get distinct names. */
+    char first[640], second[640];
+    assert_int_equal(Save_preset("tokens = 8\n", NULL, first, sizeof first, err, sizeof err), 0);
+    assert_int_equal(Save_preset("tokens = 8\n", "", second, sizeof second, err, sizeof err), 0);
+    assert_string_not_equal(first, second);
+    assert_non_null(strstr(first, "/attnscope-"));
+    assert_int_equal(count_files(dir, ".preset"), 3);
+    assert_int_equal(count_files(dir, ".tmp"), 0);
+    assert_int_equal(count_files(root, "escape"), 0);
+    unlink(path);
+    unlink(first);
+    unlink(second);
+}
+
+static void test_save_into_unwritable_directory(void **state)
+{
+    (void)state;
+    char dir[256], path[640], err[256];
+    assert_non_null(Save_directory(dir, sizeof dir));
+    /* A file where the directory should be: the save fails and says where. */
+    char blocked[128];
+    snprintf(blocked, sizeof blocked, "%s/blocked", root);
+    mkdir(blocked, 0777);
+    write_file(blocked, "attnscope", "a file, not a directory\n");
+    setenv("XDG_CONFIG_HOME", blocked, 1);
+    assert_int_equal(Save_preset("tokens = 8\n", "x", path, sizeof path, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot create"));
+    assert_int_equal(count_files(blocked, ".preset"), 0);
+    char config[128];
+    snprintf(config, sizeof config, "%s/config", root);
+    setenv("XDG_CONFIG_HOME", config, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header_and_title),
+        cmocka_unit_test(test_list_order_sources_and_keys),
+        cmocka_unit_test(test_name_editing),
+        cmocka_unit_test(test_named_save_never_replaces),
+        cmocka_unit_test(test_save_into_unwritable_directory),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
