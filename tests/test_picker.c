@@ -1,10 +1,11 @@
-/* The preset picker, the name prompt of p and named saves (issue 7): the list holds the
+/* The preset picker, the prompts of p and x and named saves (issue 7): the list holds the
  * shipped presets, the tour and the user's own in that order, each sorted; keys move,
- * load and close; a name is edited key by key; a save never replaces a preset, refuses
+ * load and close; a prompt's text is edited key by key; a save never replaces a preset, refuses
  * names that could leave the directory, and leaves no temporary file. */
 #include "testing.h"
 
 #include "picker.h"
+#include "prompt.h"
 #include "save.h"
 #include "tour.h"
 
@@ -159,30 +160,41 @@ static void test_list_order_sources_and_keys(void **state)
     unlink(saved);
 }
 
-static void test_name_editing(void **state)
+static void test_prompt_editing(void **state)
 {
     (void)state;
-    char name[SAVE_NAME_MAX + 1] = "";
+    Prompt p = {.max_chars = SAVE_NAME_MAX, .allowed = Save_name_char};
     const char *typed = "my-class_2.v1";
     for (const char *c = typed; *c; c++)
-        assert_int_equal(Name_key(name, *c), NAME_EDITED);
-    assert_string_equal(name, typed);
-    assert_int_equal(Name_key(name, '/'), NAME_REFUSED);
-    assert_int_equal(Name_key(name, ' '), NAME_REFUSED);
-    assert_int_equal(Name_key(name, 0xE9), NAME_REFUSED);
-    assert_int_equal(Name_key(name, KEY_UP), NAME_REFUSED);
-    assert_string_equal(name, typed);
-    assert_int_equal(Name_key(name, KEY_BACKSPACE), NAME_EDITED);
-    assert_int_equal(Name_key(name, 127), NAME_EDITED);
-    assert_string_equal(name, "my-class_2.");
-    assert_int_equal(Name_key(name, '\r'), NAME_DONE);
-    assert_int_equal(Name_key(name, 27), NAME_CANCEL);
-    name[0] = '\0';
-    assert_int_equal(Name_key(name, 8), NAME_EDITED); /* nothing to remove */
+        assert_int_equal(Prompt_key(&p, *c), PROMPT_EDITED);
+    assert_string_equal(p.text, typed);
+    assert_int_equal(Prompt_key(&p, '/'), PROMPT_REFUSED);
+    assert_int_equal(Prompt_key(&p, ' '), PROMPT_REFUSED);
+    assert_int_equal(Prompt_key(&p, 0xE9), PROMPT_REFUSED);
+    assert_int_equal(Prompt_key(&p, KEY_UP), PROMPT_REFUSED);
+    assert_string_equal(p.text, typed);
+    assert_int_equal(Prompt_key(&p, KEY_BACKSPACE), PROMPT_EDITED);
+    assert_int_equal(Prompt_key(&p, 127), PROMPT_EDITED);
+    assert_string_equal(p.text, "my-class_2.");
+    assert_int_equal(Prompt_key(&p, '\r'), PROMPT_DONE);
+    assert_int_equal(Prompt_key(&p, KEY_ENTER), PROMPT_DONE);
+    assert_int_equal(Prompt_key(&p, 27), PROMPT_CANCEL);
+    p.text[0] = '\0';
+    assert_int_equal(Prompt_key(&p, 8), PROMPT_EDITED); /* nothing to remove */
     for (int i = 0; i < SAVE_NAME_MAX; i++)
-        assert_int_equal(Name_key(name, 'a'), NAME_EDITED);
-    assert_int_equal(Name_key(name, 'a'), NAME_FULL);
-    assert_int_equal((int)strlen(name), SAVE_NAME_MAX);
+        assert_int_equal(Prompt_key(&p, 'a'), PROMPT_EDITED);
+    assert_int_equal(Prompt_key(&p, 'a'), PROMPT_FULL);
+    assert_int_equal((int)strlen(p.text), SAVE_NAME_MAX);
+
+    /* A directory prompt takes paths, spaces included, up to its buffer. */
+    Prompt dir = {.max_chars = PROMPT_SIZE - 1, .allowed = Prompt_printable};
+    for (const char *c = "~/my exports/run 1"; *c; c++)
+        assert_int_equal(Prompt_key(&dir, *c), PROMPT_EDITED);
+    assert_string_equal(dir.text, "~/my exports/run 1");
+    assert_int_equal(Prompt_key(&dir, '\t'), PROMPT_REFUSED);
+    while (Prompt_key(&dir, 'x') == PROMPT_EDITED)
+        ;
+    assert_int_equal((int)strlen(dir.text), PROMPT_SIZE - 1);
 }
 
 static void test_named_save_never_replaces(void **state)
@@ -256,7 +268,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_and_title),
         cmocka_unit_test(test_list_order_sources_and_keys),
-        cmocka_unit_test(test_name_editing),
+        cmocka_unit_test(test_prompt_editing),
         cmocka_unit_test(test_named_save_never_replaces),
         cmocka_unit_test(test_save_into_unwritable_directory),
     };

@@ -1,7 +1,5 @@
 #include "picker.h"
 
-#include "save.h"
-
 #include <curses.h> /* KEY_ codes only: the screen module reads the keys */
 #include <stdio.h>
 #include <string.h>
@@ -98,33 +96,6 @@ PickerOutcome Picker_key(Picker *p, int key)
         return PICKER_CLOSE;
     default:
         return PICKER_STAY;
-    }
-}
-
-NameOutcome Name_key(char *name, int key)
-{
-    size_t n = strlen(name);
-    switch (key) {
-    case 27:
-        return NAME_CANCEL;
-    case '\n':
-    case '\r':
-    case KEY_ENTER:
-        return NAME_DONE;
-    case KEY_BACKSPACE:
-    case 127:
-    case 8:
-        if (n > 0)
-            name[n - 1] = '\0';
-        return NAME_EDITED;
-    default:
-        if (key < 0 || key > 127 || !Save_name_char(key))
-            return NAME_REFUSED;
-        if (n >= SAVE_NAME_MAX)
-            return NAME_FULL;
-        name[n] = (char)key;
-        name[n + 1] = '\0';
-        return NAME_EDITED;
     }
 }
 

@@ -42,18 +42,6 @@ typedef enum { PICKER_STAY, PICKER_CLOSE, PICKER_LOAD } PickerOutcome;
 /* One key: arrows, j/k, PgUp/PgDn, Home/End move; Enter loads; Esc, q and P close. */
 PickerOutcome Picker_key(Picker *p, int key);
 
-/* The name prompt of p: a line editor for a preset's name. */
-typedef enum {
-    NAME_EDITED,  /* a character added or removed (or nothing to remove) */
-    NAME_DONE,    /* Enter: save under the name (the time when it is empty) */
-    NAME_CANCEL,  /* Esc */
-    NAME_REFUSED, /* a character no name may hold */
-    NAME_FULL     /* the name already has SAVE_NAME_MAX characters */
-} NameOutcome;
-
-/* One key into name (a string of capacity SAVE_NAME_MAX + 1). */
-NameOutcome Name_key(char *name, int key);
-
 /* "shipped", "tour", "yours". */
 const char *Preset_source_name(PresetSource s);
 

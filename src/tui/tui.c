@@ -5,6 +5,7 @@
 #include "export.h"
 #include "keys.h"
 #include "picker.h"
+#include "prompt.h"
 #include "save.h"
 #include "screen.h"
 #include "tour.h"
@@ -103,9 +104,9 @@ typedef struct {
     int tour_step; /* index of the step loaded last, -1 before the first */
     const char *tour_dir, *presets_dir;
     Picker *picker; /* the preset picker, while it is open */
-    /* The name typed after p, while the prompt is open. */
-    bool naming;
-    char name[SAVE_NAME_MAX + 1];
+    /* The prompt of p (a preset's name) or x (the export directory), while it is open. */
+    enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY } prompting;
+    Prompt prompt;
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
 } Loop;
@@ -137,29 +138,43 @@ static void key_name(int key, char *out, size_t size)
         snprintf(out, size, "#%d", key);
 }
 
-/* Writes the shown result (when it is the settings' and complete) into a new directory
-   and says where, or why not, in the note. */
-static void export_shown(Loop *l)
+/* Whether the shown result is the settings' and complete, so that x can export it. */
+static bool exportable(const Loop *l)
 {
     const Snapshot *s = l->shown;
-    if (!s || s->failed || !s->done || !Config_equal(&s->config, &l->controls.config)) {
+    return s && !s->failed && s->done && Config_equal(&s->config, &l->controls.config);
+}
+
+/* Writes the shown result into the directory typed at the prompt (~/ is the home
+   directory; empty: attnscope-YYYYmmdd-HHMMSS in the current directory) and says where,
+   or why not, in the note.  Returns 0 when written. */
+static int export_shown(Loop *l)
+{
+    if (!exportable(l)) {
         snprintf(l->note, sizeof l->note, "nothing to export yet: wait for the result");
-        return;
+        return -1;
     }
-    char dir[64], err[KEYS_NOTE_SIZE];
-    Export_default_directory(dir, sizeof dir);
+    char dir[PROMPT_SIZE + 512], err[KEYS_NOTE_SIZE];
+    const char *typed = l->prompt.text, *home = getenv("HOME");
+    if (!typed[0])
+        Export_default_directory(dir, sizeof dir);
+    else if (typed[0] == '~' && (typed[1] == '/' || !typed[1]) && home && home[0])
+        snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
+    else
+        snprintf(dir, sizeof dir, "%s", typed);
     ExportData d;
-    Snapshot_export(s, &d);
+    Snapshot_export(l->shown, &d);
     int files = Export_write(&d, dir, err, sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
     else
-        snprintf(l->note, sizeof l->note, "exported %d files to %s/", files, dir);
+        snprintf(l->note, sizeof l->note, "exported %d files to %.120s/", files, dir);
     Trace_event(l->trace, "export files=%d dir=%s", files, dir);
+    return files < 0 ? -1 : 0;
 }
 
-/* Saves the settings as a preset named l->name (the time when empty), which the command
-   line, the tour and the picker read back; its header says when and what, for the picker.
+/* Saves the settings as a preset named as typed at the prompt (the time when empty), which the
+   command line, the tour and the picker read back; its header says when and what, for the picker.
    Returns 0 when saved. */
 static int save_settings(Loop *l)
 {
@@ -177,16 +192,17 @@ static int save_settings(Loop *l)
                      "# %s: saved from the attnscope screen, %s\n#\n"
                      "# Shows: %s attention, T = %d, d = %d, %d layers, sigma_qk = %.6g, mask %s,\n"
                      "#   gap %s, LayerNorm %s, skip %s, seed %llu (%d in the ensemble).\n\n",
-                     l->name[0] ? l->name : "unnamed", when, ATTENTION_NAMES.names[c->attention],
-                     c->tokens, c->width, c->depth, c->sigma_qk, MASK_NAMES.names[c->mask],
-                     GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm],
-                     SKIP_NAMES.names[c->skip], (unsigned long long)c->seed, c->seeds);
+                     l->prompt.text[0] ? l->prompt.text : "unnamed", when,
+                     ATTENTION_NAMES.names[c->attention], c->tokens, c->width, c->depth,
+                     c->sigma_qk, MASK_NAMES.names[c->mask], GAP_NAMES.names[c->gap],
+                     LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
+                     (unsigned long long)c->seed, c->seeds);
     int status = -1, body = -1;
     if (n >= 0 && (size_t)n < sizeof text)
         body = l->format_preset(c, text + n, sizeof text - (size_t)n);
     if (body < 0 || (size_t)body >= sizeof text - (size_t)n)
         snprintf(l->note, sizeof l->note, "save failed: the preset text does not fit");
-    else if (Save_preset(text, l->name, path, sizeof path, err, sizeof err))
+    else if (Save_preset(text, l->prompt.text, path, sizeof path, err, sizeof err))
         snprintf(l->note, sizeof l->note, "save failed: %.140s", err);
     else {
         snprintf(l->note, sizeof l->note, "saved %.140s", path);
@@ -301,25 +317,43 @@ static void picker_key(Loop *l, int key)
     }
 }
 
-/* A key while the name prompt of p is open. */
-static void name_key(Loop *l, int key)
+static void prompt_open(Loop *l, int purpose)
 {
-    switch (Name_key(l->name, key)) {
-    case NAME_EDITED:
+    bool name = purpose == PROMPT_PRESET_NAME;
+    l->prompting = purpose;
+    l->prompt = (Prompt){
+        .title = name ? " save the settings as a preset " : " export the shown result ",
+        .label = name ? "name: " : "directory: ",
+        .hint = name ? "Enter saves (empty: named by the time); Esc cancels"
+                     : "Enter writes CSV + SVG there (empty: attnscope-<time>); Esc cancels",
+        .max_chars = name ? SAVE_NAME_MAX : PROMPT_SIZE - 1,
+        .allowed = name ? Save_name_char : Prompt_printable,
+    };
+}
+
+/* A key while a prompt is open.  A failed save or export (a name taken, a directory that
+   cannot be written) keeps the prompt open to change what was typed. */
+static void prompt_key(Loop *l, int key)
+{
+    bool name = l->prompting == PROMPT_PRESET_NAME;
+    switch (Prompt_key(&l->prompt, key)) {
+    case PROMPT_EDITED:
         break;
-    case NAME_DONE:
-        /* A failed save (a name taken, say) keeps the prompt open to edit the name. */
-        l->naming = save_settings(l) != 0;
+    case PROMPT_DONE:
+        if ((name ? save_settings(l) : export_shown(l)) == 0)
+            l->prompting = PROMPT_NONE;
         break;
-    case NAME_CANCEL:
-        l->naming = false;
-        snprintf(l->note, sizeof l->note, "not saved");
+    case PROMPT_CANCEL:
+        l->prompting = PROMPT_NONE;
+        snprintf(l->note, sizeof l->note, name ? "not saved" : "not exported");
         break;
-    case NAME_REFUSED:
-        snprintf(l->note, sizeof l->note, "a name is letters, digits, '-', '_' and '.'");
+    case PROMPT_REFUSED:
+        snprintf(l->note, sizeof l->note,
+                 name ? "a name is letters, digits, '-', '_' and '.'"
+                      : "a directory is typed in printable ASCII");
         break;
-    case NAME_FULL:
-        snprintf(l->note, sizeof l->note, "a name has at most %d characters", SAVE_NAME_MAX);
+    case PROMPT_FULL:
+        snprintf(l->note, sizeof l->note, "at most %d characters", l->prompt.max_chars);
         break;
     }
 }
@@ -333,13 +367,13 @@ static void on_key(Loop *l, int key)
         Trace_event(l->trace, "resize %dx%d", Screen_cols(l->screen), Screen_rows(l->screen));
         return;
     }
-    if (l->picker || l->naming) {
-        /* Modal: the picker and the name prompt take every key until they close. */
+    if (l->picker || l->prompting) {
+        /* Modal: the picker and the prompts take every key until they close. */
         l->note[0] = '\0';
         if (l->picker)
             picker_key(l, key);
         else
-            name_key(l, key);
+            prompt_key(l, key);
         Trace_event(l->trace, "key %s %s gen=%lu", name, l->picker ? "picker" : "modal",
                     l->generation);
         return;
@@ -386,11 +420,13 @@ static void on_key(Loop *l, int key)
         break;
     }
     case ACTION_EXPORT:
-        export_shown(l);
+        if (exportable(l))
+            prompt_open(l, PROMPT_EXPORT_DIRECTORY);
+        else
+            snprintf(l->note, sizeof l->note, "nothing to export yet: wait for the result");
         break;
     case ACTION_SAVE_PRESET:
-        l->naming = true;
-        l->name[0] = '\0';
+        prompt_open(l, PROMPT_PRESET_NAME);
         break;
     case ACTION_PICK_PRESET:
         picker_open(l);
@@ -467,7 +503,7 @@ static void draw(Loop *l)
         .display = l->controls.display,
         .help = l->help,
         .picker = l->picker,
-        .naming = l->naming ? l->name : NULL,
+        .prompt = l->prompting ? &l->prompt : NULL,
     };
     bool full = View_draw(l->screen, &v, l->repaint);
     l->last_frame = Trace_clock_ms();

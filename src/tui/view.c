@@ -515,20 +515,23 @@ static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
     }
 }
 
-/* The name prompt of p. */
-static void naming_overlay(Screen *s, const char *name, int rows, int cols)
+/* The prompt of p or x: its title, what is typed so far with a cursor, what the keys do. */
+static void prompt_overlay(Screen *s, const Prompt *p, int rows, int cols)
 {
-    int box_cols = cols - 4 < 76 ? cols - 4 : 76, box_rows = 6;
+    int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 6;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);
-    char buf[256], out[256];
-    Screen_text(s, top, left + 2, " save the settings as a preset ", INK_DEFAULT, true);
-    snprintf(buf, sizeof buf, "name: %s_", name);
+    char buf[PROMPT_SIZE + 64], out[PROMPT_SIZE + 64];
+    Screen_text(s, top, left + 2, p->title, INK_DEFAULT, true);
+    /* A long text shows its end, where the typing is. */
+    int room = box_cols - 5 - (int)strlen(p->label), length = (int)strlen(p->text);
+    const char *shown = length > room ? p->text + (length - room) : p->text;
+    snprintf(buf, sizeof buf, "%s%s_", p->label, shown);
     Screen_text(s, top + 2, left + 2, fitted(buf, box_cols - 4, out, sizeof out), INK_DEFAULT,
                 true);
-    snprintf(buf, sizeof buf, "Enter saves (empty: named by the time); Esc cancels");
-    Screen_text(s, top + 3, left + 2, fitted(buf, box_cols - 4, out, sizeof out), INK_DEFAULT,
-                false);
+    Screen_text(s, top + 3, left + 2,
+                fitted(spelled(s, p->hint, buf, sizeof buf), box_cols - 4, out, sizeof out),
+                INK_DEFAULT, false);
 }
 
 /* Fills the canvases of the frame: three panels, or four in the compare view. */
@@ -594,8 +597,8 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         help_overlay(s, rows, cols);
     if (v->picker)
         picker_overlay(s, v->picker, panel_rows, cols);
-    if (v->naming)
-        naming_overlay(s, v->naming, panel_rows, cols);
+    if (v->prompt)
+        prompt_overlay(s, v->prompt, panel_rows, cols);
     Screen_show(s, repaint);
     return true;
 }

@@ -8,6 +8,7 @@
 
 #include "keys.h"
 #include "picker.h"
+#include "prompt.h"
 #include "screen.h"
 #include "status.h"
 
@@ -20,7 +21,7 @@ typedef struct {
     Display display;   /* overlays, the main panel, the compare view */
     bool help;
     const Picker *picker; /* the preset picker, when open */
-    const char *naming;   /* the name typed so far after p, when the prompt is open */
+    const Prompt *prompt; /* the prompt of p or x, when open */
 } View;
 
 /* Draws and sends one frame; repaint redraws every cell.  Returns false when the

@@ -73,8 +73,18 @@ mkdir -p "$TMP/out"
 tour=$(pwd)/presets/tour
 start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$tour' XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 3 -s 0.75"
 expect "small run computes" "computed in [0-9]+ ms"
-press "x before anything else: the export says where" "exported 6 files to attnscope-[0-9-]+/" x
+press "x asks for a directory" "directory: _" x
+press "Enter with none: a directory named by the time, and the export says where" "exported 6 files to attnscope-[0-9-]+/" Enter
 check "the export wrote the per-layer CSV" bash -c "ls '$TMP'/out/attnscope-*/layers.csv"
+press "x again" "directory: _" x
+keys -l "/proc/attnscope-no-such-place"
+press "a directory that cannot be written: the export says why" "export failed: " Enter
+expect "and the prompt stays open to change it" "directory: /proc/attnscope-no-such-place_"
+keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace
+keys -l "$TMP/out/named export"
+press "a directory typed at the prompt, spaces and all" "exported 6 files to .*/named export/" Enter
+check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg"
+press "x, then Esc: nothing exported" "not exported" x Escape
 check "with the curves of every view" bash -c "head -n 1 '$TMP'/out/attnscope-*/layers.csv | grep -q 'token_similarity.*log10_gradient_norm'"
 press "p asks for the preset's name" "name: _" p
 press "Enter with no name: named by the time, saying where" "saved .*/attnscope/presets/attnscope-[0-9-]+\.preset" Enter
