@@ -103,6 +103,7 @@ static const struct {
     {"--tokens", "nan", "-T/--tokens 'nan'"},
     {"--width", "0", "-d/--width '0': accepted a whole number 1..4096"},
     {"--width", "inf", "-d/--width 'inf'"},
+    {"--width", " 64", "-d/--width ' 64': accepted a whole number 1..4096"},
     {"--depth", "0", "-L/--depth '0': accepted a whole number 1..256"},
     {"--depth", "257", "1..256"},
     {"--sigma-qk", "0", "-s/--sigma-qk '0': accepted a number 0 < X <= 4"},
@@ -113,6 +114,7 @@ static const struct {
     {"--sigma-qk", "1e999", "-s/--sigma-qk '1e999'"},
     {"--sigma-qk", "1.5x", "-s/--sigma-qk '1.5x'"},
     {"--sigma-qk", "", "0 < X <= 4"},
+    {"--sigma-qk", "\t1", "-s/--sigma-qk '\t1': accepted a number 0 < X <= 4"},
     {"--attention", "softmaxx",
      "-a/--attention 'softmaxx': accepted softmax|markov|relu|sigmoid|linear|uniform|identity"},
     {"--attention", "", "-a/--attention ''"},
@@ -189,7 +191,8 @@ static char *write_temp(const char *text, size_t length)
 static void test_preset_applies_and_later_options_override(void **state)
 {
     (void)state;
-    const char *text = "# a comment\n\n  tokens = 64   # trailing comment\nwidth=128\n"
+    const char *text = "# a comment, in UTF-8: σ_qk — fine\n\n  tokens = 64   # trailing comment\n"
+                       "width=128\n"
                        "attention = markov\r\ngap = center\n";
     char *path = write_temp(text, strlen(text));
     char *argv[] = {"attnscope", "--preset", path, "-T", "32", NULL};
@@ -248,6 +251,12 @@ static void test_preset_errors(void **state)
         {"tokens = 6\0004\n", 12, 1, "NUL byte"},
         {"tokens = \x01\x02\n", 0, 1, "control byte 0x01"},
         {"tokens =\n", 0, 1, "accepted a whole number"},
+        {"# caf\xe9\ntokens = 8\n", 0, 1, "byte 0xe9 at column 6 is not UTF-8"},
+        {"tokens = 8\nwidth = 8\xff\n", 0, 2, "byte 0xff at column 10 is not UTF-8"},
+        {"# \xed\xa0\x80 (a surrogate)\n", 0, 1, "byte 0xed at column 3 is not UTF-8"},
+        {"# \xc0\xaf (overlong)\n", 0, 1, "byte 0xc0 at column 3 is not UTF-8"},
+        {"# \xe2\x80 (cut short)\n", 0, 1, "byte 0xe2 at column 3 is not UTF-8"},
+        {"# \x7f\n", 0, 1, "control byte 0x7f"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t n = cases[i].length ? cases[i].length : strlen(cases[i].text);
@@ -277,7 +286,8 @@ static void test_preset_long_line_and_directory(void **state)
     Config c = Config_default();
     char err[OPTIONS_ERROR_SIZE];
     assert_int_equal(Options_load_preset(&c, path, err, sizeof err), -1);
-    assert_non_null(strstr(err, ":1: --seed"));
+    assert_non_null(strstr(err, ":1: --seed '7777777777777777777777777777777777777777...': "
+                                "accepted a whole number 0..9007199254740991"));
     unlink(path);
     free(text);
 

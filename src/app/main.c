@@ -8,6 +8,7 @@
 #include "tui.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,10 @@ static int run_batch(const Options *o)
     Result *r = Result_new();
     Text doc = {0};
     int status = 1;
+    /* A reader that stops early (| head) ends us by SIGPIPE, quietly, as it ends cat and
+       grep: the shell sees 141, pipefail reports it.  Set here because a parent that ignores
+       SIGPIPE would turn it into a write error and a "Broken pipe" message instead. */
+    signal(SIGPIPE, SIG_DFL);
     if (!w || !r) {
         fprintf(stderr, "attnscope: out of memory\n");
         goto done;

@@ -61,23 +61,34 @@ static const char *spelled(const Setting *s, char *buf, size_t size)
     return buf;
 }
 
+/* "-T/--tokens '12x'": the value cut after 40 bytes, so that what is accepted always fits
+   in the message (a preset line may be megabytes long). */
+static void named(const Setting *s, const char *value, char *buf, size_t size)
+{
+    char opt[32];
+    snprintf(buf, size, "%s '%.40s%s'", spelled(s, opt, sizeof opt), value,
+             strlen(value) > 40 ? "..." : "");
+}
+
 int Options_set(Config *c, const char *name, const char *value, char *err, size_t size)
 {
     const Setting *s = setting_named(name);
-    char opt[32];
+    char opt[96];
     if (!s) {
         snprintf(err, size, "unknown setting '%s'", name);
         return -1;
     }
-    spelled(s, opt, sizeof opt);
+    named(s, value, opt, sizeof opt);
     char *end = NULL;
     errno = 0;
+    /* strtol and strtod skip leading blanks: refuse them, as trailing ones are. */
+    bool blank = *value == ' ' || (*value >= '\t' && *value <= '\r');
     switch (s->type) {
     case SETTING_INT: {
         long v = strtol(value, &end, 10);
-        if (*value == '\0' || *end != '\0' || errno == ERANGE || v < s->min || v > s->max) {
-            snprintf(err, size, "%s '%s': accepted a whole number %ld..%ld", opt, value, s->min,
-                     s->max);
+        if (*value == '\0' || blank || *end != '\0' || errno == ERANGE || v < s->min ||
+            v > s->max) {
+            snprintf(err, size, "%s: accepted a whole number %ld..%ld", opt, s->min, s->max);
             return -1;
         }
         *(int *)((char *)c + s->offset) = (int)v;
@@ -85,9 +96,9 @@ int Options_set(Config *c, const char *name, const char *value, char *err, size_
     }
     case SETTING_DOUBLE: {
         double v = strtod(value, &end);
-        if (*value == '\0' || *end != '\0' || !isfinite(v) || !(v > 0) || v > CONFIG_SIGMA_QK_MAX) {
-            snprintf(err, size, "%s '%s': accepted a number 0 < X <= %g", opt, value,
-                     CONFIG_SIGMA_QK_MAX);
+        if (*value == '\0' || blank || *end != '\0' || !isfinite(v) || !(v > 0) ||
+            v > CONFIG_SIGMA_QK_MAX) {
+            snprintf(err, size, "%s: accepted a number 0 < X <= %g", opt, CONFIG_SIGMA_QK_MAX);
             return -1;
         }
         *(double *)((char *)c + s->offset) = v;
@@ -96,7 +107,7 @@ int Options_set(Config *c, const char *name, const char *value, char *err, size_
     case SETTING_SEED: {
         unsigned long long v = strtoull(value, &end, 10);
         if (*value < '0' || *value > '9' || *end != '\0' || errno == ERANGE || v > SEED_MAX) {
-            snprintf(err, size, "%s '%s': accepted a whole number 0..%llu", opt, value, SEED_MAX);
+            snprintf(err, size, "%s: accepted a whole number 0..%llu", opt, SEED_MAX);
             return -1;
         }
         *(uint64_t *)((char *)c + s->offset) = (uint64_t)v;
@@ -106,7 +117,7 @@ int Options_set(Config *c, const char *name, const char *value, char *err, size_
         int v = EnumNames_find(s->names, value);
         if (v < 0) {
             char list[128];
-            snprintf(err, size, "%s '%s': accepted %s", opt, value,
+            snprintf(err, size, "%s: accepted %s", opt,
                      EnumNames_list(s->names, list, sizeof list));
             return -1;
         }
@@ -139,6 +150,33 @@ static char *trim(char *s)
     return s;
 }
 
+/* The length of the UTF-8 sequence at p, or 0 when it is none (a stray continuation
+   byte, an overlong form, a surrogate, beyond U+10FFFF, 0xFE and 0xFF). */
+static size_t utf8_length(const unsigned char *p)
+{
+    int more;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (p[0] < 0x80)
+        return 1;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
+        more = 1;
+    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+        more = 2;
+        lo = p[0] == 0xE0 ? 0xA0 : 0x80;
+        hi = p[0] == 0xED ? 0x9F : 0xBF;
+    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+        more = 3;
+        lo = p[0] == 0xF0 ? 0x90 : 0x80;
+        hi = p[0] == 0xF4 ? 0x8F : 0xBF;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i <= more; i++, lo = 0x80, hi = 0xBF)
+        if (p[i] < lo || p[i] > hi) /* the terminating NUL ends it here too */
+            return 0;
+    return (size_t)more + 1;
+}
+
 /* Parses one preset line into c; returns 0, or -1 with the message (without FILE:LINE). */
 static int preset_line(Config *c, char *line, size_t length, bool seen[SETTINGS_COUNT], char *err,
                        size_t size)
@@ -147,11 +185,20 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[SETTINGS_
         snprintf(err, size, "contains a NUL byte: a preset is plain text");
         return -1;
     }
-    for (const unsigned char *p = (const unsigned char *)line; *p; p++)
-        if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') {
+    for (const unsigned char *p = (const unsigned char *)line; *p;) {
+        size_t n = utf8_length(p);
+        if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') || *p == 0x7F) {
             snprintf(err, size, "contains control byte 0x%02x: a preset is plain text", *p);
             return -1;
         }
+        if (!n) {
+            snprintf(err, size,
+                     "byte 0x%02x at column %zu is not UTF-8: a preset is plain UTF-8 text", *p,
+                     (size_t)(p - (const unsigned char *)line) + 1);
+            return -1;
+        }
+        p += n;
+    }
     char *hash = strchr(line, '#');
     if (hash)
         *hash = '\0';
@@ -413,8 +460,10 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
     if (o->help || o->version)
         return 0;
     if (o->batch && o->trace_path) {
-        snprintf(err, size, "--trace '%s': accepted only without --batch (it records the "
-                 "interactive screen's events)", o->trace_path);
+        snprintf(err, size,
+                 "--trace '%s': accepted only without --batch (it records the interactive "
+                 "screen's events)",
+                 o->trace_path);
         return 2;
     }
     return Config_validate(&o->config, err, size) ? 2 : 0;

@@ -1,5 +1,7 @@
 #include "pair.h"
 
+#include "crash.h"
+
 #include <pthread.h>
 
 typedef struct {
@@ -10,7 +12,9 @@ typedef struct {
 static void *second_lane(void *arg)
 {
     Lane *lane = arg;
+    void *crash_stack = Crash_thread_begin();
     lane->task(1, lane->context);
+    Crash_thread_end(crash_stack);
     return NULL;
 }
 

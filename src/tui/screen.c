@@ -1,10 +1,14 @@
 #include "screen.h"
 
+#include "crash.h"
+
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <term.h>
+#include <termios.h>
 #include <unistd.h>
 
 struct Screen {
@@ -25,20 +29,82 @@ static const short INK_COLOR[INK_COUNT] = {
     [INK_HIGHLIGHT] = COLOR_GREEN,
 };
 
-Screen *Screen_open(bool unicode, bool color, char *err, size_t size)
+/* Whether $TERM names a terminal the screen can draw on: one that moves the cursor. */
+static bool terminal_usable(char *err, size_t size)
 {
+    const char *term = getenv("TERM");
+    if (!term || !*term) {
+        snprintf(err, size,
+                 "TERM is not set: the interactive screen needs the terminal's "
+                 "type (e.g. TERM=xterm-256color); use --batch for JSON");
+        return false;
+    }
+    int found;
+    if (setupterm(NULL, STDOUT_FILENO, &found) != OK) {
+        snprintf(err, size,
+                 "TERM=%.64s: no terminfo description of this terminal (try "
+                 "TERM=xterm-256color); use --batch for JSON",
+                 term);
+        return false;
+    }
+    const char *cup = tigetstr("cup");
+    bool moves = cup && cup != (const char *)-1;
+    del_curterm(cur_term);
+    if (!moves)
+        snprintf(err, size,
+                 "TERM=%.64s cannot move the cursor: the interactive screen needs "
+                 "a terminal like xterm; use --batch for JSON",
+                 term);
+    return moves;
+}
+
+/* The bytes endwin would send, collected (padding resolved) for the crash handler. */
+static char reset_bytes[256];
+static size_t reset_length;
+
+static int collect(int c)
+{
+    if (reset_length + 1 < sizeof reset_bytes)
+        reset_bytes[reset_length++] = (char)c;
+    return c;
+}
+
+static void arm_crash_reset(const struct termios *modes)
+{
+    static const char *const CAPS[] = {"sgr0", "cnorm", "rmkx", "rmcup"};
+    reset_length = 0;
+    for (size_t i = 0; i < sizeof CAPS / sizeof CAPS[0]; i++) {
+        const char *cap = tigetstr(CAPS[i]);
+        if (cap && cap != (const char *)-1)
+            tputs(cap, 1, collect);
+    }
+    reset_bytes[reset_length] = '\0';
+    /* Without an alternate stack the screen still works; only a crash would leave the
+       terminal as it is, as it did before. */
+    (void)Crash_arm(STDOUT_FILENO, modes, reset_bytes);
+}
+
+int Screen_open(Screen **out, bool unicode, bool color, char *err, size_t size)
+{
+    *out = NULL;
+    if (!terminal_usable(err, size))
+        return 2;
+    struct termios modes;
+    if (tcgetattr(STDOUT_FILENO, &modes)) {
+        snprintf(err, size, "cannot read the terminal's modes");
+        return 2;
+    }
     Screen *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, size, "out of memory");
-        return NULL;
+        return 1;
     }
-    /* newterm, unlike initscr, returns NULL instead of exiting on an unknown terminal. */
+    /* newterm, unlike initscr, returns NULL instead of exiting. */
     s->term = newterm(NULL, stdout, stdin);
     if (!s->term) {
-        const char *term = getenv("TERM");
-        snprintf(err, size, "cannot use the terminal (TERM=%s)", term ? term : "unset");
+        snprintf(err, size, "out of memory starting curses");
         free(s);
-        return NULL;
+        return 1;
     }
     set_term(s->term);
     s->unicode = unicode;
@@ -58,7 +124,9 @@ Screen *Screen_open(bool unicode, bool color, char *err, size_t size)
         }
         s->color = true;
     }
-    return s;
+    arm_crash_reset(&modes);
+    *out = s;
+    return 0;
 }
 
 void Screen_close(Screen *s)
@@ -66,6 +134,7 @@ void Screen_close(Screen *s)
     if (!s)
         return;
     endwin();
+    Crash_disarm();
     delscreen(s->term);
     free(s);
 }

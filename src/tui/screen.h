@@ -15,8 +15,10 @@ typedef struct Screen Screen;
 
 /* Takes over the terminal on stdin/stdout (the locale must already be set).  unicode:
    braille and symbols, otherwise ASCII only; color: 8 colours when the terminal has them,
-   otherwise monochrome.  NULL with a message in err when the terminal cannot be used. */
-Screen *Screen_open(bool unicode, bool color, char *err, size_t size);
+   otherwise monochrome.  Until Screen_close a crash restores the terminal (crash.h).
+   Returns 0 with the screen in *out, else an exit status with a message in err: 2 when
+   $TERM is unset, unknown or cannot move the cursor, 1 when out of memory. */
+int Screen_open(Screen **out, bool unicode, bool color, char *err, size_t size);
 /* Gives the terminal back as it was (endwin). */
 void Screen_close(Screen *s);
 

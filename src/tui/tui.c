@@ -590,15 +590,14 @@ int Tui_run(const TuiSettings *s)
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
         goto done;
     }
-    l.screen = Screen_open(unicode, color, err, sizeof err);
-    if (!l.screen) {
+    status = Screen_open(&l.screen, unicode, color, err, sizeof err);
+    if (status) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
     Trace_event(l.trace, "start %dx%d unicode=%d color=%d", Screen_cols(l.screen),
                 Screen_rows(l.screen), unicode, color);
     run(&l);
-    status = 0;
 done:
     Screen_close(l.screen);
     Trace_event(l.trace, "quit signal=%d", l.quit_signal);

@@ -25,9 +25,10 @@ typedef struct {
 } TuiSettings;
 
 /* Runs the screen until q or a signal.  Returns the exit status: 0, 2 when there is no
-   terminal or the trace file cannot be opened (message on stderr), 1 on internal
-   failure.  After SIGINT, SIGTERM or SIGHUP the terminal is restored and the process
-   ends by that signal. */
+   terminal, $TERM is unset, unknown or cannot move the cursor, or the trace file cannot be
+   opened (message on stderr), 1 on internal failure.  After SIGINT, SIGTERM or SIGHUP the
+   terminal is restored and the process ends by that signal; after a crash (SIGSEGV,
+   SIGBUS, SIGFPE, SIGILL, SIGABRT) too. */
 int Tui_run(const TuiSettings *s);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
+#include "crash.h"
 #include "pair.h"
 
 #include <errno.h>
@@ -246,6 +247,7 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
 static void *worker_main(void *arg)
 {
     Worker *w = arg;
+    void *crash_stack = Crash_thread_begin();
     pthread_mutex_lock(&w->lock);
     for (;;) {
         while (!w->queued && !w->quit)
@@ -263,6 +265,7 @@ static void *worker_main(void *arg)
     w->has_stopped = true;
     pthread_cond_broadcast(&w->stopped);
     pthread_mutex_unlock(&w->lock);
+    Crash_thread_end(crash_stack);
     return NULL;
 }
 
@@ -304,9 +307,11 @@ Worker *Worker_new(Trace *trace)
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();
-    /* The thread starts with every signal blocked, so the UI thread receives them. */
+    /* The thread starts with every signal blocked, so the UI thread receives them; its own
+       faults still reach the crash handler. */
     sigset_t all, old;
     sigfillset(&all);
+    Crash_unblock(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     bool started = w->workspace && w->result && w->compare &&
                    pthread_create(&w->thread, NULL, worker_main, w) == 0;

@@ -116,4 +116,40 @@ pipe_closed() {
 }
 check "a closed pipe ends quietly" pipe_closed
 
+# A reader gone before the first byte, deterministically: the read end is closed before the
+# program starts.  It dies by SIGPIPE (status 141 in a shell), as cat and grep do, with
+# nothing on stderr, also when its parent ignores SIGPIPE (else: a "Broken pipe" error).
+killed_by_sigpipe() { # ignore|default args...
+    local disposition=$1
+    shift
+    "$PY" - "$disposition" "$BIN" --batch "$@" 2>"$tmp/sigpipe.err" <<'PY'
+import os, signal, subprocess, sys
+disposition, argv = sys.argv[1], sys.argv[2:]
+read, write = os.pipe()
+os.close(read)
+def child():
+    if disposition == "ignore":
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+p = subprocess.run(argv, stdout=write, stderr=subprocess.PIPE, preexec_fn=child)
+err = p.stderr.decode(errors="replace")
+assert p.returncode == -signal.SIGPIPE, f"status {p.returncode}, stderr: {err}"
+assert "--export" in argv or err == "", f"stderr: {err}"
+assert "pipe" not in err.lower() and "error" not in err.lower(), f"stderr: {err}"
+PY
+    local status=$?
+    [ $status -eq 0 ] || cat "$tmp/sigpipe.err"
+    return $status
+}
+check "a reader gone: death by SIGPIPE, stderr empty" killed_by_sigpipe default -T 16 -d 16 -L 2
+check "a reader gone, SIGPIPE ignored by the parent: the same" killed_by_sigpipe ignore -T 16 -d 16 -L 2
+
+# --export writes its files (all or nothing, SPEC's atomic export) before the JSON goes to
+# stdout: a reader gone leaves the complete set, byte for byte the files of a normal run.
+export_then_pipe() {
+    "$BIN" --batch -T 16 -d 16 -L 2 --export "$tmp/ref" >/dev/null 2>&1 &&
+        killed_by_sigpipe default -T 16 -d 16 -L 2 --export "$tmp/exported" &&
+        diff -r "$tmp/ref" "$tmp/exported" && [ "$(ls -A "$tmp/exported" | wc -l)" -eq 6 ]
+}
+check "--export into a closed pipe: the six files complete, no temporaries" export_then_pipe
+
 finish

@@ -65,6 +65,54 @@ assert any("overflows" in w for w in d["warnings"])' -T 16 -d 16 -L 40 -a linear
 check "relu + deflate falls back to center with a warning" document '
 assert d["shown_gap"] == "center" and any("fell back to center" in w for w in d["warnings"])' -T 16 -d 16 -L 1 -a relu -g deflate
 
+# Every kind x mask x gap mode at the extremes of sigma_qk and at T = 2, with LayerNorm
+# and skip cycling through their modes: a valid document (no NaN or Infinity) each time.
+# One BLAS thread per run and one Python for all the documents keep 560 runs quick.
+valid_documents() { # manifest: "T file label" lines
+    "$PY" - "$1" <<'PY'
+import io, runpy, sys
+bad = 0
+for line in open(sys.argv[1]):
+    T, path, label = line.rstrip("\n").split(" ", 2)
+    sys.argv, sys.stdin, sys.stderr = ["contract.py", T, "3"], open(path), io.StringIO()
+    try:
+        runpy.run_path("tests/cli/contract.py")
+    except SystemExit:
+        bad += 1
+        print(f"  {label}: {sys.stderr.getvalue().strip()}", file=sys.stdout)
+    sys.stderr = sys.__stderr__
+sys.exit(1 if bad else 0)
+PY
+}
+lns=(none rms ln)
+skips=(none plain scaled)
+for sigma in 1e-6 4; do
+    for size in "2 2" "6 8"; do
+        read -r T d <<<"$size"
+        i=0 bad=""
+        : >"$tmp/manifest"
+        for kind in softmax markov relu sigmoid linear uniform identity; do
+            for mask in full causal window window-causal; do
+                for gap in off center uniform deflate outliers; do
+                    i=$((i + 1))
+                    if ! OPENBLAS_NUM_THREADS=1 "$BIN" --batch -T "$T" -d "$d" -L 3 -s "$sigma" -a "$kind" \
+                        -m "$mask" -g "$gap" -n "${lns[i % 3]}" -k "${skips[i / 3 % 3]}" >"$tmp/doc$i.json" 2>"$tmp/err"; then
+                        bad="$kind/$mask/$gap: $(cat "$tmp/err")"
+                        break 3
+                    fi
+                    echo "$T $tmp/doc$i.json $kind/$mask/$gap" >>"$tmp/manifest"
+                done
+            done
+        done
+        [ -z "$bad" ] && ! valid_documents "$tmp/manifest" >"$tmp/why" && bad=$(cat "$tmp/why")
+        if [ -z "$bad" ]; then
+            ok "sigma_qk = $sigma, T = $T, d = $d: every kind, mask and gap mode gives a valid document"
+        else
+            not_ok "sigma_qk = $sigma, T = $T, d = $d: $bad"
+        fi
+    done
+done
+
 check "window as wide as allowed (w = T - 1)" document '
 assert abs(d["eigenvalues"][0][0] - 1) < 1e-9' -T 16 -d 16 -L 1 -m window -w 15
 

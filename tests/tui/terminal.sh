@@ -1,7 +1,9 @@
 #!/bin/bash
 # Terminals as they are: resizing below 80×24 shows the size needed (q still works) and
 # back redraws; 80×24 fits the three panels; LANG=C and --ascii send no byte above 0x7F;
-# colours on a colour terminal, none with NO_COLOR or --no-color.
+# colours on a colour terminal, none with NO_COLOR or --no-color.  TERM unset, unknown or
+# unable to move the cursor (dumb) exits 2 naming the problem, the tty as it was; vt100
+# (no colours) draws every panel in monochrome.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -66,5 +68,25 @@ keys q
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --no-color -L 3"
 expect "--no-color: runs" "computed in [0-9]+ ms"
 check "--no-color: no colours" no_colours
+keys q
+
+refused_term() { # name "env arguments" expected-message
+    local name=$1
+    start 100 30 "stty -g >'$TMP/$name.before'; env $2 '$BIN' -L 2 2>'$TMP/$name.err'; echo \$? >'$TMP/$name.st'; stty -g >'$TMP/$name.after'"
+    wait_file "$TMP/$name.after"
+    [ "$(cat "$TMP/$name.st")" = 2 ] && grep -qF -- "$3" "$TMP/$name.err" &&
+        cmp -s "$TMP/$name.before" "$TMP/$name.after" ||
+        { echo "  status $(cat "$TMP/$name.st" 2>/dev/null), stderr: $(cat "$TMP/$name.err")"; return 1; }
+}
+check "TERM unset: exit 2, says so, tty unchanged" refused_term unset "-u TERM" "TERM is not set"
+check "TERM=dumb: exit 2, cannot move the cursor" refused_term dumb "TERM=dumb" "TERM=dumb cannot move the cursor"
+check "TERM=nonesuch: exit 2, no terminfo description" refused_term nonesuch "TERM=nonesuch" "TERM=nonesuch: no terminfo description"
+
+start 120 40 "env TERM=vt100 LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 3"
+expect "TERM=vt100: computes" "computed in [0-9]+ ms"
+expect "TERM=vt100: eigenvalue panel" "^eigenvalues √T·λ"
+expect "TERM=vt100: histogram panel" "singular values √T·s"
+expect "TERM=vt100: stable-rank panel" "stable rank sr"
+check "TERM=vt100: no colours" no_colours
 keys q
 finish

@@ -1,6 +1,9 @@
 #!/bin/bash
 # Leaving: q, SIGINT (Ctrl-C), SIGTERM and SIGHUP restore the terminal (stty -g before ==
-# after), with exit status 0 or death by that signal; q during a long T = 2048 layer does
+# after), with exit status 0 or death by that signal; so does a crash (SIGSEGV, SIGBUS,
+# SIGFPE, SIGILL, SIGABRT sent from outside: no crash button in the product), which also
+# leaves the alternate screen and dies by its signal; out of memory is a message in the
+# status line; q during a long T = 2048 layer does
 # not wait for it, and the status line follows keys while that layer runs.  --trace
 # writes the events latency is measured from; no terminal or a bad trace path exit 2.
 cd "$(dirname "$0")/../.." || exit 1
@@ -10,6 +13,7 @@ cd "$(dirname "$0")/../.." || exit 1
 cat >"$TMP/wrap.sh" <<'WRAP'
 #!/bin/bash
 trap : INT
+ulimit -c 0 # the crash checks leave no core file behind
 out=$1
 shift
 stty -g >"$out.before"
@@ -17,6 +21,7 @@ stty -g >"$out.before"
 status=$?
 stty -g >"$out.after"
 echo "$status" >"$out.status"
+echo "wrapper: exit status $status"
 WRAP
 
 run_wrapped() { # name args...
@@ -54,6 +59,33 @@ for sig in TERM HUP; do
     check "SIG$sig: dies by it" status_is "$sig" $((128 + $(kill -l "$sig")))
     check "SIG$sig: stty -g unchanged" same_tty "$sig"
 done
+
+# A crash, sent from outside.  The pane stays after the program ends, so the check sees
+# whether the screen was given back: the wrapper's last line on the shell's own screen,
+# no panel left over.
+for sig in SEGV BUS FPE ILL ABRT; do
+    run_wrapped "$sig" -L 3
+    tm set-option -w -t 0 remain-on-exit on
+    expect "SIG$sig: the screen runs" "computed in [0-9]+ ms"
+    kill -s "$sig" "$(program_pid)"
+    check "SIG$sig: exits" wait_file "$TMP/$sig.status"
+    check "SIG$sig: dies by it (status $((128 + $(kill -l "$sig"))), the real one)" status_is "$sig" $((128 + $(kill -l "$sig")))
+    check "SIG$sig: stty -g unchanged" same_tty "$sig"
+    expect "SIG$sig: back on the shell's screen" "wrapper: exit status"
+    check "SIG$sig: no panel left on the screen" wait_gone "computed in|eigenvalues"
+done
+
+# Out of memory in the screen: under an address-space limit a T = d = 2048 job fails, the
+# status line says why and for which configuration, keys still work, q leaves the tty as
+# it was (one BLAS thread: see tests/cli/limits.sh).  Not checked: that a smaller job then
+# completes; near the limit OpenBLAS may wait forever for a buffer inside the library.
+start 140 40 "ulimit -v 400000; OPENBLAS_NUM_THREADS=1 bash '$TMP/wrap.sh' '$TMP/oom' env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 2048 -d 2048 -L 2 --max-memory 100G"
+expect "out of memory: the status line names the configuration" "error: out of memory for T = 2048, d = 2048, depth 2"
+press "out of memory: keys still work" "T=1024 +d=2048" t
+keys q
+check "out of memory: q exits" wait_file "$TMP/oom.status"
+check "out of memory: exit status 0" status_is oom 0
+check "out of memory: stty -g unchanged" same_tty oom
 
 # A T = 2048 layer takes seconds: keys are handled while it runs, q does not wait for it.
 trace=$TMP/long.trace

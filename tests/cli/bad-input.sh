@@ -1,0 +1,119 @@
+#!/bin/bash
+# The bad-input catalogue (issue 5), through the real binary: every numeric option with
+# every kind of bad value, every enum with unknown names, and every kind of malformed
+# preset exits 2 with nothing on stdout and a message naming the option (or FILE:LINE),
+# the value and what is accepted.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'chmod -R u+rwx "$tmp"; rm -rf "$tmp"' EXIT
+
+refused() { # expected-stderr-fragment... -- args...
+    local says=()
+    while [ "$1" != -- ]; do
+        says+=("$1")
+        shift
+    done
+    shift
+    "$BIN" --batch "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$? s
+    if [ $status -ne 2 ] || [ -s "$tmp/out" ]; then
+        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes on stdout, stderr: $(head -c 300 "$tmp/err")"
+        return 1
+    fi
+    for s in "${says[@]}"; do
+        grep -qF -- "$s" "$tmp/err" || { echo "  $*: stderr lacks '$s': $(head -c 300 "$tmp/err")"; return 1; }
+    done
+}
+
+# Option, its spelling in messages, and what the message says is accepted.
+numeric=(
+    "--tokens|-T/--tokens|accepted a whole number 2..4096"
+    "--width|-d/--width|accepted a whole number 1..4096"
+    "--depth|-L/--depth|accepted a whole number 1..256"
+    "--sigma-qk|-s/--sigma-qk|accepted a number 0 < X <= 4"
+    "--window|-w/--window|accepted a whole number 1..4095"
+    "--layer|-l/--layer|accepted a whole number 1..256"
+    "--seed|--seed|accepted a whole number 0..9007199254740991"
+    "--seeds|--seeds|accepted a whole number 1..1024"
+    "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0"
+)
+values=("" 0 -1 1e400 99999999999999999999 abc 12x nan inf -inf " 5" "5 " 0x10)
+for entry in "${numeric[@]}"; do
+    IFS='|' read -r option spelled accepted <<<"$entry"
+    bad=0
+    for value in "${values[@]}"; do
+        # 0 is a seed like any other.
+        [ "$option" = --seed ] && [ "$value" = 0 ] && continue
+        refused "$spelled '$value'" "$accepted" -- "$option" "$value" || bad=$((bad + 1))
+    done
+    if [ $bad -eq 0 ]; then
+        ok "$option: every bad value (${#values[@]}: empty, 0, negative, huge, garbage, nan, inf) exits 2 naming it"
+    else
+        not_ok "$option: $bad bad values not refused as they should be"
+    fi
+done
+
+enums=(
+    "--attention|-a/--attention|softmax|markov|relu|sigmoid|linear|uniform|identity"
+    "--mask|-m/--mask|full|causal|window|window-causal"
+    "--gap|-g/--gap|off|center|uniform|deflate|outliers"
+    "--layernorm|-n/--layernorm|none|rms|ln"
+    "--skip|-k/--skip|none|plain|scaled"
+)
+for entry in "${enums[@]}"; do
+    option=${entry%%|*}
+    rest=${entry#*|}
+    spelled=${rest%%|*}
+    accepted=${rest#*|}
+    bad=0
+    for value in "" bogus SOFTMAX "full " 1 "$(printf 'x\377')"; do
+        refused "$spelled '$value'" "accepted $accepted" -- "$option" "$value" || bad=$((bad + 1))
+    done
+    if [ $bad -eq 0 ]; then
+        ok "$option: unknown names exit 2 and list the accepted ones"
+    else
+        not_ok "$option: $bad unknown names not refused as they should be"
+    fi
+done
+check "a value cut in the message still says what is accepted" \
+    refused "-T/--tokens '$(printf '1%.0s' {1..40})...'" "accepted a whole number 2..4096" -- \
+    --tokens "$(printf '1%.0s' {1..100})x"
+
+# Presets: FILE:LINE: message, exit 2, nothing on stdout.
+preset() { # name content(printf format) -> path
+    printf "$2" >"$tmp/$1.preset"
+    echo "$tmp/$1.preset"
+}
+check "preset: unknown key" refused "$(preset unknown 'tokens = 64\ncolour = red\n'):2: unknown key 'colour'; accepted: tokens, width" -- --preset "$tmp/unknown.preset"
+check "preset: duplicate key" refused "$(preset twice 'width = 64\n\nwidth = 32\n'):3: duplicate key 'width'" -- --preset "$tmp/twice.preset"
+check "preset: missing '='" refused "$(preset noeq '# x\ntokens 64\n'):2: expected 'key = value', found no '='" -- --preset "$tmp/noeq.preset"
+check "preset: empty key" refused "$(preset nokey ' = 64\n'):1: unknown key ''" -- --preset "$tmp/nokey.preset"
+check "preset: bad value names the option" refused "$(preset value 'tokens = 12x\n'):1: -T/--tokens '12x': accepted a whole number 2..4096" -- --preset "$tmp/value.preset"
+check "preset: NUL byte" refused "$(preset nul 'tokens = 6\0004\n'):1: contains a NUL byte" -- --preset "$tmp/nul.preset"
+check "preset: 0xFF in a value" refused "$(preset ff 'tokens = 64\nwidth = 64\377\n'):2: byte 0xff at column 11 is not UTF-8" -- --preset "$tmp/ff.preset"
+check "preset: 0xFF in a comment" refused "$(preset ffc '# \377\ntokens = 64\n'):1: byte 0xff at column 3 is not UTF-8" -- --preset "$tmp/ffc.preset"
+check "preset: a Latin-1 byte (not UTF-8)" refused "$(preset latin1 '# caf\351\n'):1: byte 0xe9 at column 6 is not UTF-8" -- --preset "$tmp/latin1.preset"
+check "preset: a control byte" refused "$(preset ctl 'tokens = 64\033[2J\n'):1: contains control byte 0x1b" -- --preset "$tmp/ctl.preset"
+utf8_ok() { # UTF-8 in comments is text
+    printf '# σ_qk = 1 — the default\ntokens = 16\nwidth = 16\ndepth = 1\n' >"$tmp/utf8.preset"
+    "$BIN" --batch --preset "$tmp/utf8.preset" >"$tmp/out" 2>"$tmp/err" && "$PY" tests/cli/contract.py 16 1 <"$tmp/out"
+}
+check "preset: UTF-8 comments are accepted" utf8_ok
+long_line() {
+    { printf 'tokens = 64\nseed = '; head -c $((10 << 20)) /dev/zero | tr '\0' 7; printf '\n'; } >"$tmp/long.preset"
+    refused "$tmp/long.preset:2: --seed '7777777777777777777777777777777777777777...': accepted a whole number 0..9007199254740991" -- --preset "$tmp/long.preset"
+}
+check "preset: a 10 MB line, refused with the accepted range in the message" long_line
+mkdir "$tmp/dir.preset"
+check "preset: a directory" refused "$tmp/dir.preset: Is a directory" -- --preset "$tmp/dir.preset"
+check "preset: missing" refused "--preset '$tmp/none.preset': No such file or directory" -- --preset "$tmp/none.preset"
+preset unreadable 'tokens = 64\n' >/dev/null
+chmod 000 "$tmp/unreadable.preset"
+if [ "$(id -u)" -eq 0 ]; then
+    ok "# SKIP: preset: unreadable file (chmod 000): running as root, which reads it anyway"
+else
+    check "preset: unreadable file (chmod 000)" refused "--preset '$tmp/unreadable.preset': Permission denied" -- --preset "$tmp/unreadable.preset"
+fi
+finish
