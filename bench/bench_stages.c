@@ -13,7 +13,8 @@
  *   forward      X W^V and A (X W^V), finiteness check
  *   spectra      Spectra_of_shown_layer (eigenvalues and singular values, one matrix)
  *   stable_rank  per layer and network: Measure_tokens (X/‖X‖_F, token similarity, XXᵀ by
- *                dsyrk, dsyevd)
+ *                dsyrk, its top eigenpair by Lanczos; dsyevd where that is not certified,
+ *                dgesdd of X below MEASURE_GRAM_FLOOR)
  * The stable ranks it computes are printed too: they must equal `attnscope --batch`'s for
  * the same seed, which shows that the harness still does what Model_run does.  With
  * --model-run it also times Model_run itself in the same process.
@@ -55,7 +56,7 @@ typedef struct {
     Linalg *la;
     RandomStream *rs;
     double *x[2], *xw, *q, *k, *wq, *wk, *wv, *gauss, *logits, *attn;
-    double *shown_before, *shown_applied, *gram, *eig, *gap_scratch;
+    double *shown_before, *shown_applied, *gram, *eig, *lanczos, *gap_scratch;
 } Bufs;
 
 static void *alloc(size_t n)
@@ -94,15 +95,15 @@ static void bufs_init(Bufs *b, int T, int d)
     b->shown_applied = alloc(tt);
     b->gram = alloc(tt);
     b->eig = alloc((size_t)T);
+    b->lanczos = alloc(Measure_lanczos_size(T));
     b->gap_scratch = alloc(Gap_scratch_size(T));
 }
 
-/* sr(XXᵀ) as Model_run measures each layer: Measure_tokens (X/‖X‖_F, token similarity,
-   XXᵀ by dsyrk, dsyevd). */
+/* sr(XXᵀ) as Model_run measures each layer: Measure_tokens with the same routes. */
 static double stable_rank(Bufs *b, const double *x)
 {
     Measures m;
-    if (Measure_tokens(b->la, b->T, b->d, x, 0.0, b->xw, b->gram, b->eig, &m))
+    if (Measure_tokens(b->la, b->T, b->d, x, 0.0, b->xw, b->gram, b->eig, b->lanczos, &m))
         return NAN;
     return m.stable_rank;
 }

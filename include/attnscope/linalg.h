@@ -27,6 +27,11 @@ int Linalg_svd(Linalg *la, int n, double *a, double *s, double *u, double *vt);
 /* Eigenvalues of the symmetric n×n matrix a (lower triangle used, destroyed), ascending. */
 int Linalg_symmetric_eigenvalues(Linalg *la, int n, double *a, double *w);
 
+/* The largest eigenvalue of the symmetric tridiagonal n×n matrix with diagonal diag (n) and
+   off-diagonal offdiag (n − 1), both destroyed, and its unit eigenvector (n). */
+int Linalg_tridiagonal_top_eigenpair(Linalg *la, int n, double *diag, double *offdiag,
+                                     double *value, double *vector);
+
 /* Solves a·x = b for one right-hand side (a destroyed, b overwritten by x) and reports the
    reciprocal condition number of a in the 1-norm. */
 int Linalg_solve(Linalg *la, int n, double *a, double *b, double *rcond);

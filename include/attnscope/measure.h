@@ -4,22 +4,46 @@
 
 #include "attnscope/linalg.h"
 
+#include <stddef.h>
+
+/* How sr − 1 was computed (see Measure_tokens). */
+typedef enum {
+    MEASURE_ROUTE_NONE,            /* X is 0 or not finite: nothing was measured */
+    MEASURE_ROUTE_TOP_EIGENPAIR,   /* Lanczos on the Gram matrix, accepted by its certificate */
+    MEASURE_ROUTE_ALL_EIGENVALUES, /* every eigenvalue of the Gram matrix (dsyevd) */
+    MEASURE_ROUTE_SINGULAR_VALUES, /* deep collapse: the singular values of X (dgesdd) */
+    MEASURE_ROUTES
+} MeasureRoute;
+
 typedef struct {
     double stable_rank;           /* sr(XXᵀ) = Σ s_i⁴ / s_1⁴ */
     double stable_rank_minus_one; /* Σ_{i≥2} (s_i/s_1)⁴, summed directly (no cancellation) */
     double log10_norm;            /* log10 ‖X‖_F (+ log_scale) */
     double log_similarity;        /* ln μ(X), μ(X) = ‖X − 1·x̄ᵀ‖_F (+ log_scale) */
+    MeasureRoute route;           /* which computation gave the stable rank */
 } Measures;
 
 /* μ(X)/‖X‖_F below which the token similarity is round-off (log_similarity is then NaN). */
 #define MEASURE_SIMILARITY_RESOLUTION 1e-12
 /* sr − 1 below which the Gram eigenvalues lose digits: the singular values of X decide. */
 #define MEASURE_GRAM_FLOOR 1e-18
+/* Lanczos steps of the top-eigenpair route at most (fewer when T is smaller). */
+#define MEASURE_LANCZOS_STEPS 64
+/* Relative error of sr − 1 (and so of sr) that the top-eigenpair route's certificate
+   guarantees before rounding; a result it cannot certify is computed from all eigenvalues. */
+#define MEASURE_TOP_EIGENPAIR_TOLERANCE 1e-11
+
+/* Doubles of the `lanczos` scratch Measure_tokens needs for T tokens. */
+size_t Measure_lanczos_size(int T);
 
 /* Measures exp(log_scale)·X.  Works on X/‖X‖_F, so nothing overflows; all NaN when X is 0 or
    not finite; log_similarity alone is NaN when μ(X) is below the resolution.
-   Scratch: unit (T×d), gram (T×T), eig (T). */
+   The stable rank comes from the top eigenpair of the Gram matrix when a certificate
+   guarantees it, else from all its eigenvalues, and from the singular values of X when
+   sr − 1 is below MEASURE_GRAM_FLOOR.  lanczos = NULL skips the top-eigenpair route (the
+   reference the tests compare it with).
+   Scratch: unit (T×d), gram (T×T), eig (T), lanczos (Measure_lanczos_size(T)). */
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
-                   double *gram, double *eig, Measures *m);
+                   double *gram, double *eig, double *lanczos, Measures *m);
 
 #endif

@@ -11,6 +11,7 @@
 #define ATTNSCOPE_MODEL_H
 
 #include "attnscope/config.h"
+#include "attnscope/measure.h"
 
 #include <stdbool.h>
 
@@ -67,6 +68,10 @@ typedef struct {
     double *singular_values; /* T values, descending (not scaled by √T) */
     bool eigenvalues_exact;  /* read off a triangular matrix's diagonal */
 
+    /* How many stable ranks each route computed (all seeds, both networks), by MeasureRoute:
+       shows how often the top-eigenpair route was certified. */
+    int measure_routes[MEASURE_ROUTES];
+
     Warnings warnings;
 } Result;
 
@@ -93,6 +98,10 @@ typedef struct Workspace Workspace;
 /* Buffers for runs up to T tokens and width d; reused between runs to avoid allocation. */
 Workspace *Workspace_new(void);
 void Workspace_free(Workspace *w);
+
+/* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:
+   the reference the tests and the benchmark compare the top-eigenpair route with. */
+void Workspace_measure_all_eigenvalues(Workspace *w, bool all);
 
 Result *Result_new(void);
 void Result_free(Result *r);

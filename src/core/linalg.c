@@ -126,6 +126,23 @@ int Linalg_symmetric_eigenvalues(Linalg *la, int n, double *a, double *w)
                                     (lapack_int)la->iwork_size);
 }
 
+int Linalg_tridiagonal_top_eigenpair(Linalg *la, int n, double *diag, double *offdiag,
+                                     double *value, double *vector)
+{
+    /* dstevx: bisection for the one eigenvalue, inverse iteration for its vector; ifail
+       (n integers) follows dstevx's own 5n. */
+    if (reserve(la, 5.0 * n, 6 * (size_t)n, (size_t)n))
+        return -1;
+    lapack_int found;
+    lapack_int info = LAPACKE_dstevx_work(LAPACK_COL_MAJOR, 'V', 'I', n, diag, offdiag, 0.0, 0.0, n,
+                                          n, 0.0, &found, la->scratch, vector, n, la->work,
+                                          la->iwork, la->iwork + 5 * (size_t)n);
+    if (info)
+        return (int)info;
+    *value = la->scratch[0];
+    return found == 1 ? 0 : 1;
+}
+
 int Linalg_solve(Linalg *la, int n, double *a, double *b, double *rcond)
 {
     /* n pivots, then the n integers dgecon needs. */

@@ -36,8 +36,10 @@ typedef struct {
     double *xw, *y;        /* T×d scratch: Q and K, then X·W^V and the gradient's spare */
     double *logits, *attn; /* T×T: the logits (then the Gram matrix), the attention */
     double *gram_eig, *column; /* T, max(T, d) */
+    double *lanczos;           /* Measure_lanczos_size(T) */
     double *gap_scratch;       /* main lane only: the counterpart's gap mode is off or center */
     Warnings warnings;         /* merged into the result after each layer, main lane first */
+    int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
 struct Workspace {
@@ -49,6 +51,7 @@ struct Workspace {
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     double *value_cache; /* W^V of every layer, kept for the gradients when it fits */
     size_t value_cache_size;
+    bool measure_all_eigenvalues; /* skip the top-eigenpair route (the tests' reference) */
 };
 
 /* The value weights of all layers are kept for the gradient pass below this size, and drawn
@@ -61,7 +64,7 @@ typedef struct {
     double **buf;
     size_t n;
 } BufferPlan;
-enum { LANE_BUFFERS = 9, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 6 };
+enum { LANE_BUFFERS = 10, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 6 };
 
 static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_BUFFERS])
 {
@@ -78,6 +81,7 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
             {&lane->attn, tt},
             {&lane->gram_eig, (size_t)T},
             {&lane->column, (size_t)(T > d ? T : d)},
+            {&lane->lanczos, Measure_lanczos_size(T)},
             {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
         };
         memcpy(plan + n, buffers, sizeof buffers);
@@ -131,6 +135,11 @@ void Workspace_free(Workspace *w)
         Linalg_free(w->lane[l].la);
     RandomStream_free(w->random);
     free(w);
+}
+
+void Workspace_measure_all_eigenvalues(Workspace *w, bool all)
+{
+    w->measure_all_eigenvalues = all;
 }
 
 static bool gradients_apply(const Config *c);
@@ -421,9 +430,10 @@ static int network_layer(Run *run, int which)
     Measures m;
     /* The logits are spent once the attention is built: their buffer takes the Gram matrix. */
     info = Measure_tokens(lane->la, T, d, lane->x, net->log_scale, lane->xw, lane->logits,
-                          lane->gram_eig, &m);
+                          lane->gram_eig, w->measure_all_eigenvalues ? NULL : lane->lanczos, &m);
     if (info)
         return info;
+    lane->measure_routes[m.route]++;
     if (isnan(m.stable_rank)) {
         net->dead = true;
         Warnings_add(&lane->warnings,
@@ -465,6 +475,10 @@ static int run_lanes(Run *run, void (*task)(int which, void *context), const Pro
         for (int i = 0; i < lane->count; i++)
             Warnings_add(&run->out->warnings, "%s", lane->text[i]);
         lane->count = 0;
+        int *routes = run->w->lane[n].measure_routes;
+        for (int r = 0; r < MEASURE_ROUTES; r++)
+            run->out->measure_routes[r] += routes[r];
+        memset(routes, 0, sizeof(int) * MEASURE_ROUTES);
     }
     return run->info[0] ? run->info[0] : run->info[1];
 }
@@ -579,9 +593,11 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
         return info;
     Measures m0;
     info = Measure_tokens(main_lane->la, c->tokens, c->width, main_lane->x, 0.0, main_lane->xw,
-                          main_lane->logits, main_lane->gram_eig, &m0);
+                          main_lane->logits, main_lane->gram_eig,
+                          w->measure_all_eigenvalues ? NULL : main_lane->lanczos, &m0);
     if (info)
         return info;
+    run->out->measure_routes[m0.route]++;
     for (int n = 0; n < NETWORKS; n++) {
         run->nets[n].log_similarity0 = m0.log_similarity;
         record(&run->curves[n], 0, &m0, m0.log_similarity);

@@ -1,0 +1,250 @@
+/* Measure_tokens: sr − 1 accurate down to 1e-13 and below (SPEC §2), and its routes: the
+ * top eigenpair of the Gram matrix (Lanczos, accepted by a certificate) agrees with all its
+ * eigenvalues (dsyevd), runs where the certificate holds, and leaves to dsyevd what it
+ * cannot certify and to the singular values of X what lies below MEASURE_GRAM_FLOOR. */
+#include "testing.h"
+
+#include "attnscope/linalg.h"
+#include "attnscope/measure.h"
+#include "attnscope/model.h"
+#include "attnscope/random.h"
+
+#include <float.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+static Workspace *workspace;
+static Linalg *la;
+
+static int setup(void **state)
+{
+    (void)state;
+    workspace = Workspace_new();
+    la = Linalg_new();
+    return workspace && la ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    Workspace_free(workspace);
+    Linalg_free(la);
+    return 0;
+}
+
+/* A token matrix with prescribed singular values: X = U diag(s) Vᵀ, U, V orthonormal. */
+static double *with_singular_values(int T, int d, const double *s, uint64_t seed)
+{
+    RandomStream *random = RandomStream_new();
+    double *u = malloc(sizeof(double) * T * T), *v = malloc(sizeof(double) * d * T);
+    double *x = calloc((size_t)T * d, sizeof(double));
+    RandomStream_gaussian(random, seed, 1, ROLE_QUERY, 1.0, u, (size_t)T * T);
+    RandomStream_gaussian(random, seed, 1, ROLE_KEY, 1.0, v, (size_t)d * T);
+    assert_int_equal(Linalg_orthonormalise(la, T, T, u), 0);
+    assert_int_equal(Linalg_orthonormalise(la, d, T, v), 0);
+    for (int k = 0; k < T; k++)
+        for (int j = 0; j < d; j++)
+            for (int i = 0; i < T; i++)
+                x[i + (size_t)j * T] += u[i + (size_t)k * T] * s[k] * v[j + (size_t)k * d];
+    RandomStream_free(random);
+    free(u);
+    free(v);
+    return x;
+}
+
+/* Measure_tokens on X by the default routes, or by the reference (lanczos = NULL: all
+   eigenvalues of the Gram matrix, the singular values of X below the floor). */
+static Measures measure_by(int T, int d, const double *x, bool top_eigenpair_first)
+{
+    double *unit = malloc(sizeof(double) * T * d), *gram = malloc(sizeof(double) * T * T);
+    double *eig = malloc(sizeof(double) * T);
+    double *lanczos = malloc(sizeof(double) * Measure_lanczos_size(T));
+    Measures m;
+    assert_int_equal(
+        Measure_tokens(la, T, d, x, 0.0, unit, gram, eig, top_eigenpair_first ? lanczos : NULL, &m),
+        0);
+    free(unit);
+    free(gram);
+    free(eig);
+    free(lanczos);
+    return m;
+}
+
+static Measures measure(int T, int d, const double *x)
+{
+    return measure_by(T, d, x, true);
+}
+
+/* sr − 1 near 1e-13 is accurate to 1e-6 relative (SPEC §2), and sr is scale-invariant. */
+static void test_stable_rank_minus_one_accuracy(void **state)
+{
+    (void)state;
+    enum { T = 64, D = 96 };
+    double s[T], expected = 0;
+    s[0] = 1.0;
+    for (int i = 1; i < T; i++) {
+        s[i] = 5e-4 / (i * i); /* (s_2/s_1)⁴ = 6.25e-14 */
+        expected += pow(s[i], 4);
+    }
+    double *x = with_singular_values(T, D, s, 3);
+    Measures m = measure(T, D, x);
+    assert_relative(m.stable_rank_minus_one, expected, 1e-6);
+    assert_int_equal(m.route, MEASURE_ROUTE_TOP_EIGENPAIR);
+
+    /* 1e-40: far below the Gram route's floor (~T·eps²), where the singular values of X
+       take over */
+    double deep = 0, s_deep[T];
+    s_deep[0] = 1.0;
+    for (int i = 1; i < T; i++) {
+        s_deep[i] = 1e-10 / i;
+        deep += pow(s_deep[i], 4);
+    }
+    double *x_deep = with_singular_values(T, D, s_deep, 4);
+    Measures m_deep = measure(T, D, x_deep);
+    assert_relative(m_deep.stable_rank_minus_one, deep, 1e-6);
+    assert_int_equal(m_deep.route, MEASURE_ROUTE_SINGULAR_VALUES);
+    /* the same singular values as the reference route, so the same bits */
+    assert_true(m_deep.stable_rank_minus_one ==
+                measure_by(T, D, x_deep, false).stable_rank_minus_one);
+    free(x_deep);
+    assert_true(m.stable_rank == 1.0 + m.stable_rank_minus_one);
+    for (double scale = 1e-200; scale < 1e201; scale *= 1e100) {
+        for (int i = 0; i < T * D; i++)
+            x[i] *= scale;
+        Measures scaled = measure(T, D, x);
+        assert_relative(scaled.stable_rank_minus_one, expected, 1e-6);
+        assert_close(scaled.log10_norm, log10(scale) + m.log10_norm, 1e-9);
+        for (int i = 0; i < T * D; i++)
+            x[i] /= scale;
+    }
+    free(x);
+}
+
+/* Singular values 1, q, q², … : sr − 1 = Σ_{i≥1} q^{4i} is known in closed form, and the
+   gap is wide enough for the certificate whatever the sizes. */
+static void test_top_eigenpair_route_is_taken(void **state)
+{
+    (void)state;
+    enum { T = 48, D = 80 };
+    const double ratios[] = {0.1, 0.5, 0.7, 0.8};
+    for (size_t k = 0; k < sizeof ratios / sizeof ratios[0]; k++) {
+        double s[T], expected = 0;
+        s[0] = 1.0;
+        for (int i = 1; i < T; i++) {
+            s[i] = s[i - 1] * ratios[k];
+            expected += pow(s[i], 4);
+        }
+        double *x = with_singular_values(T, D, s, 10 + k);
+        Measures fast = measure_by(T, D, x, true), reference = measure_by(T, D, x, false);
+        assert_int_equal(fast.route, MEASURE_ROUTE_TOP_EIGENPAIR);
+        assert_int_equal(reference.route, MEASURE_ROUTE_ALL_EIGENVALUES);
+        assert_relative(fast.stable_rank_minus_one, reference.stable_rank_minus_one, 1e-10);
+        assert_relative(fast.stable_rank, reference.stable_rank, 1e-10);
+        assert_relative(fast.stable_rank_minus_one, expected, 1e-10);
+        free(x);
+    }
+}
+
+/* Orthonormal X0: every eigenvalue of the Gram matrix is 1/T, there is no gap to certify,
+   and a double top singular value leaves none either: both go to dsyevd, unchanged. */
+static void test_no_gap_falls_back(void **state)
+{
+    (void)state;
+    enum { T = 40, D = 64 };
+    double flat[T], twin[T];
+    for (int i = 0; i < T; i++) {
+        flat[i] = 1.0;
+        twin[i] = i < 2 ? 1.0 : 0.1 / i;
+    }
+    const double *spectra[] = {flat, twin};
+    for (int k = 0; k < 2; k++) {
+        double *x = with_singular_values(T, D, spectra[k], 20 + k);
+        Measures fast = measure_by(T, D, x, true), reference = measure_by(T, D, x, false);
+        assert_int_equal(fast.route, MEASURE_ROUTE_ALL_EIGENVALUES);
+        assert_true(fast.stable_rank == reference.stable_rank);
+        assert_true(fast.stable_rank_minus_one == reference.stable_rank_minus_one);
+        free(x);
+    }
+    double *x0 = with_singular_values(T, D, flat, 22);
+    assert_relative(measure(T, D, x0).stable_rank, T, 1e-12);
+    free(x0);
+}
+
+/* The dsyevd route's own rounding: each eigenvalue carries ~eps·λ1, so Σ_{i≥2}(λ_i/λ1)²
+   carries ≲ 2·eps·Σ λ_i/λ1 ≤ 2·eps·√((T − 1)·(sr − 1)) (Cauchy–Schwarz).  Above sr − 1 ≈
+   1e-6 this is far below 1e-10; deep in the collapse it is what the two routes may differ
+   by (the top-eigenpair route sums the deflated matrix entry by entry and is the more
+   accurate one: test_stable_rank_minus_one_accuracy). */
+static double agreement_tolerance(int T, double rest)
+{
+    return 1e-10 + 2 * DBL_EPSILON * sqrt((T - 1) / rest);
+}
+
+/* Model runs with both routes: softmax, markov and relu attention, full and causal masks,
+   gap off and center, seeds 1..5; every layer of both networks agrees.  Each run must have
+   used the top-eigenpair route (else the agreement would say nothing) and fallen back for
+   X0, whose Gram matrix is I/T. */
+static void test_routes_agree_over_model_runs(void **state)
+{
+    (void)state;
+    enum { T = 64, D = 96, DEPTH = 6 };
+    const Attention kinds[] = {ATTENTION_SOFTMAX, ATTENTION_MARKOV, ATTENTION_RELU};
+    const Mask masks[] = {MASK_FULL, MASK_CAUSAL};
+    const Gap gaps[] = {GAP_OFF, GAP_CENTER};
+    int compared = 0, deep = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (size_t mk = 0; mk < sizeof masks / sizeof masks[0]; mk++)
+            for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
+                for (uint64_t seed = 1; seed <= 5; seed++) {
+                    Config c = Config_default();
+                    c.tokens = T;
+                    c.width = D;
+                    c.depth = DEPTH;
+                    c.attention = kinds[k];
+                    c.mask = masks[mk];
+                    c.gap = gaps[g];
+                    c.seed = seed;
+                    char err[256];
+                    assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+                    Result *fast = Result_new(), *reference = Result_new();
+                    Workspace_measure_all_eigenvalues(workspace, false);
+                    assert_int_equal(Model_run(&c, workspace, fast, NULL, err, sizeof err), 0);
+                    Workspace_measure_all_eigenvalues(workspace, true);
+                    assert_int_equal(Model_run(&c, workspace, reference, NULL, err, sizeof err), 0);
+                    assert_true(fast->measure_routes[MEASURE_ROUTE_TOP_EIGENPAIR] > 0);
+                    assert_true(fast->measure_routes[MEASURE_ROUTE_ALL_EIGENVALUES] > 0);
+                    assert_int_equal(reference->measure_routes[MEASURE_ROUTE_TOP_EIGENPAIR], 0);
+                    const Curves *pairs[2][2] = {{&fast->network, &reference->network},
+                                                 {&fast->counterpart, &reference->counterpart}};
+                    for (int n = 0; n < 2; n++)
+                        for (int l = 0; l <= DEPTH; l++) {
+                            double rest = pairs[n][1]->stable_rank_minus_one[l];
+                            if (isnan(rest)) { /* a network that died: dead in both */
+                                assert_true(isnan(pairs[n][0]->stable_rank_minus_one[l]));
+                                continue;
+                            }
+                            double tolerance = agreement_tolerance(T, rest);
+                            assert_relative(pairs[n][0]->stable_rank_minus_one[l], rest, tolerance);
+                            assert_relative(pairs[n][0]->stable_rank[l],
+                                            pairs[n][1]->stable_rank[l], tolerance);
+                            compared++;
+                            deep += rest < 1e-6;
+                        }
+                    Result_free(fast);
+                    Result_free(reference);
+                }
+    Workspace_measure_all_eigenvalues(workspace, false);
+    assert_true(compared > 700);
+    assert_true(deep > 50); /* the collapsed layers, where rounding matters, are covered */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stable_rank_minus_one_accuracy),
+        cmocka_unit_test(test_top_eigenpair_route_is_taken),
+        cmocka_unit_test(test_no_gap_falls_back),
+        cmocka_unit_test(test_routes_agree_over_model_runs),
+    };
+    return cmocka_run_group_tests_name("measure", tests, setup, teardown);
+}
