@@ -11,7 +11,9 @@ typedef struct Linalg Linalg;
 Linalg *Linalg_new(void);
 void Linalg_free(Linalg *la);
 
-/* Sets the number of OpenBLAS threads (the process-wide BLAS setting). */
+/* Sets the number of OpenBLAS threads (the process-wide BLAS setting).  One thread also
+   stops OpenBLAS's idle thread pool, which would otherwise spin on a core for ~0.1 s after
+   the library loads; more threads start it again. */
 void Linalg_set_blas_threads(int threads);
 int Linalg_blas_threads(void);
 

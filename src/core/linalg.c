@@ -1,6 +1,7 @@
 #include "attnscope/linalg.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
@@ -29,9 +30,24 @@ void Linalg_free(Linalg *la)
     free(la);
 }
 
+/* OpenBLAS starts its thread pool when it is loaded, and an idle pool thread spins for
+   OPENBLAS_THREAD_TIMEOUT (2^28 cycles, ~0.1 s) before it sleeps: read before main, so it
+   cannot be lowered from here.  With one BLAS thread the pool never gets work, so it is shut
+   down instead (the call OpenBLAS's own fork handler makes; a BLAS built without it, or
+   without a pool, has no such symbol and nothing to stop).  A later call with more threads
+   starts the pool again. */
+static void stop_idle_blas_pool(void)
+{
+    int (*shutdown)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+    if (shutdown)
+        shutdown();
+}
+
 void Linalg_set_blas_threads(int threads)
 {
     openblas_set_num_threads(threads);
+    if (threads == 1)
+        stop_idle_blas_pool();
 }
 
 int Linalg_blas_threads(void)
