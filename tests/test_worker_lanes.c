@@ -1,4 +1,5 @@
-/* The two lanes of a layer on two threads (Pair_run) give exactly what one thread gives.
+/* The two lanes of a layer on two threads (Pair_run) give exactly what one thread gives, and
+ * so do the shown layer's eigenvalues and singular values, computed in the two lanes at once.
  * Named test_worker_* so that it also runs under ThreadSanitizer. */
 #include "testing.h"
 
@@ -22,7 +23,10 @@ static void compare(const Config *c)
                         two->counterpart.stable_rank_minus_one, n);
     assert_memory_equal(one->network.gradient_norm, two->network.gradient_norm, n);
     assert_memory_equal(one->counterpart_band.mean, two->counterpart_band.mean, n);
+    assert_true(one->spectra_ready && two->spectra_ready);
     assert_memory_equal(one->eigenvalues, two->eigenvalues, sizeof(Complex) * c->tokens);
+    assert_memory_equal(one->singular_values, two->singular_values, sizeof(double) * c->tokens);
+    assert_int_equal(one->eigenvalues_exact, two->eigenvalues_exact);
     assert_int_equal(one->warnings.count, two->warnings.count);
     for (int i = 0; i < one->warnings.count; i++)
         assert_string_equal(one->warnings.text[i], two->warnings.text[i]);
@@ -45,6 +49,13 @@ static void test_two_threads_equal_one(void **state)
     c.gap = GAP_DEFLATE;
     c.mask = MASK_CAUSAL;
     compare(&c);
+    c.mask = MASK_FULL; /* Brauer's spectrum next to dgesdd */
+    c.layer = 3;
+    compare(&c);
+    c.gap = GAP_CENTER; /* dgeev of a copy next to dgesdd of the original */
+    c.attention = ATTENTION_RELU;
+    compare(&c);
+    c.layer = 1;
     c.attention = ATTENTION_SOFTMAX; /* warnings from both lanes, in a fixed order */
     c.gap = GAP_UNIFORM;
     c.depth = 40;

@@ -25,8 +25,20 @@ void Spectra_brauer_deflate(int T, Complex *eigenvalues);
 void Spectra_sort(int T, Complex *eigenvalues);
 
 /* Fills out->eigenvalues, out->singular_values and out->eigenvalues_exact for the shown
-   layer.  before_gap and applied are row-major T×T (both destroyed); scratch holds T×T. */
+   layer.  before_gap and applied are row-major T×T (both destroyed); scratch holds T×T.
+   The three steps it takes, for a caller that runs the last two at once: */
 int Spectra_of_shown_layer(const Config *c, Gap applied_gap, double *before_gap, double *applied,
                            Linalg *la, double *scratch, Result *out);
+
+/* Readies before_gap for the eigenvalues: the matrix before the gap removal when Brauer's
+   theorem gives the spectrum from it (returns true), else a copy of applied.  May add a
+   warning to out.  Call it before the two below, which then touch disjoint memory. */
+bool Spectra_prepare_shown_layer(const Config *c, Gap applied_gap, double *before_gap,
+                                 const double *applied, Result *out);
+/* out->eigenvalues and out->eigenvalues_exact from before_gap (destroyed). */
+int Spectra_shown_eigenvalues(int T, bool brauer, double *before_gap, Linalg *la, double *scratch,
+                              Result *out);
+/* out->singular_values from applied (destroyed). */
+int Spectra_shown_singular_values(int T, double *applied, Linalg *la, Result *out);
 
 #endif

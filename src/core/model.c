@@ -580,6 +580,43 @@ static void fill_bands(Run *run, int seeds_done)
     out->seeds_done = seeds_done;
 }
 
+/* The shown layer's eigenvalues (dgeev, the larger part) and singular values (dgesdd) are
+   independent once their inputs are apart: each runs in a lane of its own, with that lane's
+   workspace, at once when the caller offers two threads. */
+typedef struct {
+    Run *run;
+    bool brauer;
+    int info[NETWORKS];
+} ShownSpectra;
+
+static void shown_spectra_task(int which, void *context)
+{
+    ShownSpectra *job = context;
+    Workspace *w = job->run->w;
+    Lane *lane = &w->lane[which];
+    int T = job->run->config->tokens;
+    job->info[which] =
+        which == NETWORK_MAIN
+            ? Spectra_shown_eigenvalues(T, job->brauer, w->shown_before_gap, lane->la, lane->logits,
+                                        job->run->out)
+            : Spectra_shown_singular_values(T, w->shown_applied, lane->la, job->run->out);
+}
+
+static int shown_spectra(Run *run, const Progress *progress)
+{
+    Workspace *w = run->w;
+    ShownSpectra job = {.run = run};
+    job.brauer = Spectra_prepare_shown_layer(run->config, run->out->shown_gap, w->shown_before_gap,
+                                             w->shown_applied, run->out);
+    if (progress && progress->run_pair) {
+        progress->run_pair(progress->pair_context, shown_spectra_task, &job);
+    } else {
+        shown_spectra_task(NETWORK_MAIN, &job);
+        shown_spectra_task(NETWORK_COUNTERPART, &job);
+    }
+    return job.info[NETWORK_MAIN] ? job.info[NETWORK_MAIN] : job.info[NETWORK_COUNTERPART];
+}
+
 static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *progress,
                     bool *stopped)
 {
@@ -630,9 +667,7 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
                 *stopped = true;
                 return 0;
             }
-            info = Spectra_of_shown_layer(c, run->out->shown_gap, w->shown_before_gap,
-                                          w->shown_applied, main_lane->la, main_lane->logits,
-                                          run->out);
+            info = shown_spectra(run, progress);
             if (info)
                 return info;
             run->out->spectra_ready = true;

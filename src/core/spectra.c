@@ -56,31 +56,46 @@ void Spectra_brauer_deflate(int T, Complex *eigenvalues)
     Spectra_sort(T, eigenvalues);
 }
 
-int Spectra_of_shown_layer(const Config *c, Gap applied_gap, double *before_gap, double *applied,
-                           Linalg *la, double *scratch, Result *out)
+bool Spectra_prepare_shown_layer(const Config *c, Gap applied_gap, double *before_gap,
+                                 const double *applied, Result *out)
 {
     int T = c->tokens;
     bool brauer = (applied_gap == GAP_UNIFORM || applied_gap == GAP_DEFLATE) &&
                   Attention_is_row_stochastic(c->attention);
-    int info;
-    if (brauer) {
-        info = Spectra_eigenvalues(T, before_gap, la, scratch, out->eigenvalues,
-                                   &out->eigenvalues_exact);
+    if (brauer)
+        return true;
+    if (applied_gap == GAP_UNIFORM && c->mask != MASK_FULL)
+        Warnings_add(&out->warnings,
+                     "eigenvalues of the masked %s attention minus (1/T)11^T come from "
+                     "dense QR on a non-normal matrix and may be off by several percent",
+                     ATTENTION_NAMES.names[c->attention]);
+    /* dgeev destroys its input, and the singular values need `applied` too. */
+    size_t tt = (size_t)T * T;
+    for (size_t k = 0; k < tt; k++)
+        before_gap[k] = applied[k];
+    return false;
+}
+
+int Spectra_shown_eigenvalues(int T, bool brauer, double *before_gap, Linalg *la, double *scratch,
+                              Result *out)
+{
+    int info =
+        Spectra_eigenvalues(T, before_gap, la, scratch, out->eigenvalues, &out->eigenvalues_exact);
+    if (!info && brauer)
         Spectra_brauer_deflate(T, out->eigenvalues);
-    } else {
-        if (applied_gap == GAP_UNIFORM && c->mask != MASK_FULL)
-            Warnings_add(&out->warnings,
-                         "eigenvalues of the masked %s attention minus (1/T)11^T come from "
-                         "dense QR on a non-normal matrix and may be off by several percent",
-                         ATTENTION_NAMES.names[c->attention]);
-        /* dgeev destroys its input, and the singular values below need `applied` too. */
-        size_t tt = (size_t)T * T;
-        for (size_t k = 0; k < tt; k++)
-            before_gap[k] = applied[k];
-        info = Spectra_eigenvalues(T, before_gap, la, scratch, out->eigenvalues,
-                                   &out->eigenvalues_exact);
-    }
-    if (info)
-        return info;
+    return info;
+}
+
+int Spectra_shown_singular_values(int T, double *applied, Linalg *la, Result *out)
+{
     return Linalg_singular_values(la, T, T, applied, out->singular_values);
+}
+
+int Spectra_of_shown_layer(const Config *c, Gap applied_gap, double *before_gap, double *applied,
+                           Linalg *la, double *scratch, Result *out)
+{
+    int T = c->tokens;
+    bool brauer = Spectra_prepare_shown_layer(c, applied_gap, before_gap, applied, out);
+    int info = Spectra_shown_eigenvalues(T, brauer, before_gap, la, scratch, out);
+    return info ? info : Spectra_shown_singular_values(T, applied, la, out);
 }
