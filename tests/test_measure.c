@@ -4,6 +4,8 @@
  * cannot certify and to the singular values of X what lies below MEASURE_GRAM_FLOOR. */
 #include "testing.h"
 
+#include "model_fixture.h"
+
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/model.h"
@@ -12,25 +14,6 @@
 #include <float.h>
 #include <stdbool.h>
 #include <stdlib.h>
-
-static Workspace *workspace;
-static Linalg *la;
-
-static int setup(void **state)
-{
-    (void)state;
-    workspace = Workspace_new();
-    la = Linalg_new();
-    return workspace && la ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    Workspace_free(workspace);
-    Linalg_free(la);
-    return 0;
-}
 
 /* A token matrix with prescribed singular values: X = U diag(s) Vᵀ, U, V orthonormal. */
 static double *with_singular_values(int T, int d, const double *s, uint64_t seed)

@@ -2,6 +2,8 @@
  * checks against SPEC §3 over several seeds (the accuracy of sr − 1: test_measure.c). */
 #include "testing.h"
 
+#include "model_fixture.h"
+
 #include "attnscope/attention.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
@@ -9,25 +11,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-static Workspace *workspace;
-static Linalg *la;
-
-static int setup(void **state)
-{
-    (void)state;
-    workspace = Workspace_new();
-    la = Linalg_new();
-    return workspace && la ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    Workspace_free(workspace);
-    Linalg_free(la);
-    return 0;
-}
 
 static Config small(int T, int d, int depth)
 {

@@ -461,15 +461,22 @@ static void layer_task(int which, void *context)
 }
 
 /* Both lanes, at once when the caller offers a way, else one after the other. */
+/* task for both lanes: on the caller's two threads when it offers them, else in turn. */
+static void both_lanes(const Progress *progress, void (*task)(int which, void *context),
+                       void *context)
+{
+    if (progress && progress->run_pair) {
+        progress->run_pair(progress->pair_context, task, context);
+    } else {
+        task(NETWORK_MAIN, context);
+        task(NETWORK_COUNTERPART, context);
+    }
+}
+
 static int run_lanes(Run *run, void (*task)(int which, void *context), const Progress *progress)
 {
     run->info[0] = run->info[1] = 0;
-    if (progress && progress->run_pair) {
-        progress->run_pair(progress->pair_context, task, run);
-    } else {
-        task(NETWORK_MAIN, run);
-        task(NETWORK_COUNTERPART, run);
-    }
+    both_lanes(progress, task, run);
     for (int n = 0; n < NETWORKS; n++) {
         Warnings *lane = &run->w->lane[n].warnings;
         for (int i = 0; i < lane->count; i++)
@@ -608,12 +615,7 @@ static int shown_spectra(Run *run, const Progress *progress)
     ShownSpectra job = {.run = run};
     job.brauer = Spectra_prepare_shown_layer(run->config, run->out->shown_gap, w->shown_before_gap,
                                              w->shown_applied, run->out);
-    if (progress && progress->run_pair) {
-        progress->run_pair(progress->pair_context, shown_spectra_task, &job);
-    } else {
-        shown_spectra_task(NETWORK_MAIN, &job);
-        shown_spectra_task(NETWORK_COUNTERPART, &job);
-    }
+    both_lanes(progress, shown_spectra_task, &job);
     return job.info[NETWORK_MAIN] ? job.info[NETWORK_MAIN] : job.info[NETWORK_COUNTERPART];
 }
 

@@ -147,3 +147,18 @@ int Ascii_columns(const char *s)
     }
     return columns;
 }
+
+char *Ascii_cut(char *s, int width, const char *ellipsis)
+{
+    if (Ascii_columns(s) <= width)
+        return s;
+    if (!ellipsis)
+        ellipsis = "";
+    int keep = width - Ascii_columns(ellipsis);
+    char *p = s;
+    uint32_t cp;
+    for (int i = 0; i < keep && *p; i++)
+        p += Ascii_decode(p, &cp);
+    strcpy(p, keep >= 0 ? ellipsis : "");
+    return s;
+}

@@ -23,4 +23,8 @@ int Ascii_encode(uint32_t cp, char *out);
    wide) in the UTF-8 string s. */
 int Ascii_columns(const char *s);
 
+/* Cuts s in place to at most width columns (whole characters), ending in ellipsis when it
+   was cut (NULL: a plain cut).  Returns s. */
+char *Ascii_cut(char *s, int width, const char *ellipsis);
+
 #endif

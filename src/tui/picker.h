@@ -34,7 +34,8 @@ typedef struct {
    Returns their number. */
 int Picker_list(Picker *p, const char *shipped_dir, const char *tour_dir, const char *user_dir);
 
-/* Selects the entry whose path is path, if listed (after a save, the preset just saved). */
+/* Selects the entry whose path is path, if listed (the preset loaded last, so that the
+   picker reopens where the user was). */
 void Picker_select_path(Picker *p, const char *path);
 
 typedef enum { PICKER_STAY, PICKER_CLOSE, PICKER_LOAD } PickerOutcome;

@@ -145,15 +145,7 @@ static void message(char *m, const StatusView *v)
 /* Cuts s (UTF-8) to at most width columns, ending in an ellipsis when cut. */
 static void fit(char *s, int width, bool unicode)
 {
-    if (Ascii_columns(s) <= width)
-        return;
-    const char *ellipsis = unicode ? "…" : "...";
-    int keep = width - Ascii_columns(ellipsis);
-    char *p = s;
-    uint32_t cp;
-    for (int i = 0; i < keep && *p; i++)
-        p += Ascii_decode(p, &cp);
-    strcpy(p, keep >= 0 ? ellipsis : "");
+    Ascii_cut(s, width, unicode ? "…" : "...");
 }
 
 /* Lines the fields [from, to) take when flowed with `gap` spaces between them. */

@@ -103,7 +103,8 @@ typedef struct {
     Tour tour;
     int tour_step; /* index of the step loaded last, -1 before the first */
     const char *tour_dir, *presets_dir;
-    Picker *picker; /* the preset picker, while it is open */
+    Picker *picker;                     /* the preset picker, while it is open */
+    char loaded_preset[TOUR_PATH_SIZE]; /* the preset loaded last: where the picker opens */
     /* The prompt of p (a preset's name) or x (the export directory), while it is open. */
     enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY } prompting;
     Prompt prompt;
@@ -238,6 +239,7 @@ static int load_preset_file(Loop *l, const char *path)
     Display display = l->controls.display;
     l->controls = Controls_from(&c);
     l->controls.display = display;
+    snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
     Trace_event(l->trace, "preset %s", path);
     submit(l);
     return 0;
@@ -270,20 +272,21 @@ static void tour_go(Loop *l, int step)
 
 static void picker_open(Loop *l)
 {
-    char user[512];
+    char buf[512];
+    const char *user = Save_directory(buf, sizeof buf);
     l->picker = malloc(sizeof *l->picker);
     if (!l->picker) {
         snprintf(l->note, sizeof l->note, "out of memory for the preset list");
         return;
     }
-    if (Picker_list(l->picker, l->presets_dir, l->tour_dir, Save_directory(user, sizeof user)) ==
-        0) {
+    if (Picker_list(l->picker, l->presets_dir, l->tour_dir, user) == 0) {
         snprintf(l->note, sizeof l->note, "no presets found (shipped: %.60s; yours: %.60s)",
-                 l->presets_dir ? l->presets_dir : "none",
-                 Save_directory(user, sizeof user) ? user : "none");
+                 l->presets_dir ? l->presets_dir : "none", user ? user : "none");
         free(l->picker);
         l->picker = NULL;
+        return;
     }
+    Picker_select_path(l->picker, l->loaded_preset);
 }
 
 static void picker_close(Loop *l)

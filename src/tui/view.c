@@ -370,21 +370,14 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
     stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
 }
 
-/* The first `width` columns of utf8 into out (whole characters). */
-static const char *fitted(const char *utf8, int width, char *out, size_t size)
+/* utf8 as this screen spells it, cut to width columns, in buf. */
+static const char *spelled_cut(const Screen *s, const char *utf8, int width, char *buf, size_t size)
 {
-    size_t used = 0;
-    int columns = 0;
-    uint32_t cp;
-    int n;
-    while (columns < width && (n = Ascii_decode(utf8, &cp)) > 0 && used + (size_t)n < size) {
-        memcpy(out + used, utf8, (size_t)n);
-        used += (size_t)n;
-        utf8 += n;
-        columns++;
-    }
-    out[used] = '\0';
-    return out;
+    if (Screen_unicode(s))
+        snprintf(buf, size, "%s", utf8);
+    else
+        Ascii_transliterate(utf8, buf, size);
+    return Ascii_cut(buf, width, NULL);
 }
 
 /* Every key in as many columns as the screen needs (two at 80×24), over the whole screen
@@ -418,7 +411,7 @@ static void help_overlay(Screen *s, int rows, int cols)
                 true);
     for (int i = 0; i < n; i++)
         Screen_text(s, top + 1 + i % per_column, left + 2 + (i / per_column) * (column_cols + 3),
-                    fitted(lines[i], column_cols, buf, sizeof buf), INK_DEFAULT, false);
+                    Ascii_cut(lines[i], column_cols, NULL), INK_DEFAULT, false);
 }
 
 /* Word-wraps a preset header into the rectangle: a line that starts with a space continues
@@ -449,8 +442,7 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
             snprintf(word, sizeof word, "%.*s", (int)(w < sizeof word - 1 ? w : sizeof word - 1),
                      q);
             q += w;
-            const char *shown = spelled(s, word, out, sizeof out);
-            int columns = Ascii_columns(shown);
+            int columns = Ascii_columns(spelled_cut(s, word, width, out, sizeof out));
             if (line_columns > 0 && line_columns + 1 + columns > width) {
                 Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
                 line[0] = '\0';
@@ -458,10 +450,15 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
                 if (used >= rows)
                     break;
             }
-            size_t at = strlen(line);
-            snprintf(line + at, sizeof line - at, "%s%s", line_columns ? " " : "",
-                     fitted(shown, width, word, sizeof word));
-            line_columns += (line_columns ? 1 : 0) + (columns < width ? columns : width);
+            /* Fits: the line holds at most width columns of words cut to width. */
+            size_t at = strlen(line), n = strlen(out);
+            if (line_columns && at + 1 < sizeof line)
+                line[at++] = ' ';
+            if (at + n >= sizeof line)
+                n = sizeof line - at - 1;
+            memcpy(line + at, out, n);
+            line[at + n] = '\0';
+            line_columns += (line_columns ? 1 : 0) + columns;
         }
         p = *end ? end + 1 : end;
     }
@@ -480,9 +477,8 @@ static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
     char buf[512], out[512];
     snprintf(buf, sizeof buf, " presets (%d): ↑/↓ or j/k choose, Enter loads, Esc closes ",
              p->count);
-    Screen_text(s, top, left + 2,
-                fitted(spelled(s, buf, out, sizeof out), box_cols - 4, buf, sizeof buf),
-                INK_DEFAULT, true);
+    Screen_text(s, top, left + 2, spelled_cut(s, buf, box_cols - 4, out, sizeof out), INK_DEFAULT,
+                true);
     int name_width = 0;
     for (int i = 0; i < p->count; i++) {
         int w = Ascii_columns(p->entry[i].name);
@@ -499,18 +495,17 @@ static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
         bool selected = i == p->selected;
         snprintf(buf, sizeof buf, "%c %-*s %s", selected ? '>' : ' ', name_width, e->name,
                  Preset_source_name(e->source));
-        fitted(spelled(s, buf, out, sizeof out), list_cols - 1, buf, sizeof buf);
-        Screen_text(s, top + 1 + i - first, left + 2, buf, selected ? INK_HIGHLIGHT : INK_DEFAULT,
-                    selected);
+        Screen_text(s, top + 1 + i - first, left + 2,
+                    spelled_cut(s, buf, list_cols - 1, out, sizeof out),
+                    selected ? INK_HIGHLIGHT : INK_DEFAULT, selected);
     }
     int text_col = left + 2 + list_cols + 1, text_cols = box_cols - list_cols - 5;
     if (text_cols >= 20 && p->count > 0) {
         int used = wrapped_header(s, p->header, top + 1, text_col, visible - 2, text_cols);
         if (used == 0)
             Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
-        snprintf(buf, sizeof buf, "%s", p->entry[p->selected].path);
         Screen_text(s, top + box_rows - 2, text_col,
-                    fitted(spelled(s, buf, out, sizeof out), text_cols, buf, sizeof buf),
+                    spelled_cut(s, p->entry[p->selected].path, text_cols, out, sizeof out),
                     INK_DEFAULT, false);
     }
 }
@@ -527,10 +522,9 @@ static void prompt_overlay(Screen *s, const Prompt *p, int rows, int cols)
     int room = box_cols - 5 - (int)strlen(p->label), length = (int)strlen(p->text);
     const char *shown = length > room ? p->text + (length - room) : p->text;
     snprintf(buf, sizeof buf, "%s%s_", p->label, shown);
-    Screen_text(s, top + 2, left + 2, fitted(buf, box_cols - 4, out, sizeof out), INK_DEFAULT,
-                true);
-    Screen_text(s, top + 3, left + 2,
-                fitted(spelled(s, p->hint, buf, sizeof buf), box_cols - 4, out, sizeof out),
+    Screen_text(s, top + 2, left + 2, spelled_cut(s, buf, box_cols - 4, out, sizeof out),
+                INK_DEFAULT, true);
+    Screen_text(s, top + 3, left + 2, spelled_cut(s, p->hint, box_cols - 4, out, sizeof out),
                 INK_DEFAULT, false);
 }
 

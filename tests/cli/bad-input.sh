@@ -27,6 +27,11 @@ refused() { # expected-stderr-fragment... -- args...
     done
 }
 
+# One check for a group of refusals: ok when none of them failed.
+tally() { # failures ok-description not-ok-description
+    if [ "$1" -eq 0 ]; then ok "$2"; else not_ok "$3"; fi
+}
+
 # Option, its spelling in messages, and what the message says is accepted.
 numeric=(
     "--tokens|-T/--tokens|accepted a whole number 2..4096"
@@ -48,11 +53,8 @@ for entry in "${numeric[@]}"; do
         [ "$option" = --seed ] && [ "$value" = 0 ] && continue
         refused "$spelled '$value'" "$accepted" -- "$option" "$value" || bad=$((bad + 1))
     done
-    if [ $bad -eq 0 ]; then
-        ok "$option: every bad value (${#values[@]}: empty, 0, negative, huge, garbage, nan, inf) exits 2 naming it"
-    else
-        not_ok "$option: $bad bad values not refused as they should be"
-    fi
+    tally "$bad" "$option: every bad value (${#values[@]}: empty, 0, negative, huge, garbage, nan, inf) exits 2 naming it" \
+        "$option: $bad bad values not refused as they should be"
 done
 
 enums=(
@@ -71,11 +73,8 @@ for entry in "${enums[@]}"; do
     for value in "" bogus SOFTMAX "full " 1 "$(printf 'x\377')"; do
         refused "$spelled '$value'" "accepted $accepted" -- "$option" "$value" || bad=$((bad + 1))
     done
-    if [ $bad -eq 0 ]; then
-        ok "$option: unknown names exit 2 and list the accepted ones"
-    else
-        not_ok "$option: $bad unknown names not refused as they should be"
-    fi
+    tally "$bad" "$option: unknown names exit 2 and list the accepted ones" \
+        "$option: $bad unknown names not refused as they should be"
 done
 check "a value cut in the message still says what is accepted" \
     refused "-T/--tokens '$(printf '1%.0s' {1..40})...'" "accepted a whole number 2..4096" -- \

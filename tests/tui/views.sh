@@ -136,6 +136,7 @@ check "the first file is untouched" test "$(md5sum <"$named")" = "$before"
 press "Esc cancels" "not saved" Escape
 check "the prompt closed" wait_gone "name: class-demo_"
 press "P: the user's preset is listed as yours" "presets \([0-9]+\): " P
+expect "the picker reopens at the preset loaded last" "> 09-keep-the-rank +tour"
 press "End reaches it" "> class-demo +yours" End
 expect "with its header" "class-demo: saved from the attnscope screen"
 press "Esc closes the picker" "computed in" Escape
