@@ -1,7 +1,9 @@
 # attnscope build.  `make run` and `make check` set up what is missing first
 # (scripts/install-deps.sh), so two commands work on a fresh Debian machine.
 #
-# Layers (includes point down only):  src/app -> src/tui -> src/core,  src/app -> src/core.
+# Layers (includes point down only):  src/app -> src/tui -> src/common -> src/core,
+# src/app -> src/common.  src/common holds what the screen and batch mode share and what
+# needs no terminal: export, JSON, the lane runner.
 # Each layer becomes a static library; tests link against the libraries, so a test
 # exercises exactly the code the program runs.
 
@@ -35,16 +37,19 @@ LDLIBS  := $(PKG_CURSES_LIBS) -lgsl $(PKG_BLAS_LIBS) -lpthread -lm
 LDFLAGS := $(LDFLAGS_SAN) $(LDFLAGS_EXTRA)
 
 CORE_SRC := $(wildcard src/core/*.c)
+COMMON_SRC := $(wildcard src/common/*.c)
 TUI_SRC  := $(wildcard src/tui/*.c)
 APP_SRC  := $(filter-out src/app/main.c,$(wildcard src/app/*.c))
 TEST_SRC := $(wildcard tests/test_*.c)
 
 CORE_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/%.o)
+COMMON_OBJ := $(COMMON_SRC:src/%.c=$(BUILD)/%.o)
 TUI_OBJ  := $(TUI_SRC:src/%.c=$(BUILD)/%.o)
 APP_OBJ  := $(APP_SRC:src/%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/app/main.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-LIBS_A   := $(BUILD)/libattnscope_app.a $(BUILD)/libattnscope_tui.a $(BUILD)/libattnscope_core.a
+LIBS_A   := $(BUILD)/libattnscope_app.a $(BUILD)/libattnscope_tui.a \
+            $(BUILD)/libattnscope_common.a $(BUILD)/libattnscope_core.a
 
 BIN := $(BUILD)/attnscope
 
@@ -66,10 +71,13 @@ $(BUILD)/%.o: src/%.c
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS) -Itests -Isrc/app -Isrc/tui -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests -Isrc/app -Isrc/tui -Isrc/common -MMD -MP -c $< -o $@
 
-# The app layer sees the screen's headers; the core sees only include/.
-$(APP_OBJ) $(MAIN_OBJ): CFLAGS += -Isrc/tui
+# Each layer sees the headers of the layers below it; the core sees only include/.  The app
+# layer reaches the screen through its one entry point, tui.h.
+$(COMMON_OBJ): CFLAGS += -Isrc/common
+$(TUI_OBJ): CFLAGS += -Isrc/common
+$(APP_OBJ) $(MAIN_OBJ): CFLAGS += -Isrc/common -Isrc/tui
 
 # The installed presets' directory is compiled into main.o; the file below changes only
 # when PREFIX does, so `make install PREFIX=...` rebuilds main.o exactly then.
@@ -81,6 +89,8 @@ $(BUILD)/prefix.txt: FORCE
 FORCE:
 
 $(BUILD)/libattnscope_core.a: $(CORE_OBJ)
+	@rm -f $@; $(AR) rcs $@ $^
+$(BUILD)/libattnscope_common.a: $(COMMON_OBJ)
 	@rm -f $@; $(AR) rcs $@ $^
 $(BUILD)/libattnscope_tui.a: $(TUI_OBJ)
 	@rm -f $@; $(AR) rcs $@ $^
@@ -97,7 +107,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A)
 
 tests: $(BIN) $(TEST_BIN)
 
--include $(CORE_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(COMMON_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) \
          $(TEST_BIN:=.d)
 
 deps:

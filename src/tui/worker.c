@@ -304,6 +304,7 @@ Worker *Worker_new(Trace *trace)
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->stopped, &attr);
     pthread_condattr_destroy(&attr);
+    Pair_set_thread_hooks(Crash_thread_begin, Crash_thread_end);
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();

@@ -1,7 +1,5 @@
 #include "pair.h"
 
-#include "crash.h"
-
 #include <pthread.h>
 
 typedef struct {
@@ -9,12 +7,22 @@ typedef struct {
     void *context;
 } Lane;
 
+static void *(*thread_begin)(void);
+static void (*thread_end)(void *);
+
+void Pair_set_thread_hooks(void *(*begin)(void), void (*end)(void *))
+{
+    thread_begin = begin;
+    thread_end = end;
+}
+
 static void *second_lane(void *arg)
 {
     Lane *lane = arg;
-    void *crash_stack = Crash_thread_begin();
+    void *hook = thread_begin ? thread_begin() : NULL;
     lane->task(1, lane->context);
-    Crash_thread_end(crash_stack);
+    if (thread_end)
+        thread_end(hook);
     return NULL;
 }
 

@@ -2,8 +2,8 @@
  * plot, into a directory.  Every file is first written under a temporary name and renamed
  * only when all of them were written, so a failed export leaves no partial file.
  */
-#ifndef ATTNSCOPE_TUI_EXPORT_H
-#define ATTNSCOPE_TUI_EXPORT_H
+#ifndef ATTNSCOPE_COMMON_EXPORT_H
+#define ATTNSCOPE_COMMON_EXPORT_H
 
 #include "attnscope/model.h"
 
