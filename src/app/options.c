@@ -1,6 +1,6 @@
 #include "options.h"
 
-#include "attnscope/model.h"
+#include "attnscope/budget.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -343,14 +343,7 @@ unsigned long long Options_memory_budget(const Options *o)
 
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size)
 {
-    unsigned long long need = Model_memory_estimate(c), budget = Options_memory_budget(o);
-    if (need <= budget)
-        return 0;
-    snprintf(err, size,
-             "T = %d, d = %d, depth %d needs about %.0f MiB, above the memory budget of %.0f "
-             "MiB (--max-memory, default half of the physical memory)",
-             c->tokens, c->width, c->depth, need / 1048576.0, budget / 1048576.0);
-    return -1;
+    return Budget_check(c, Options_memory_budget(o), err, size);
 }
 
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)

@@ -43,7 +43,7 @@ void Options_usage(FILE *out);
 /* The memory budget in bytes (--max-memory, or half of the physical memory). */
 unsigned long long Options_memory_budget(const Options *o);
 
-/* 0 when c fits the budget; otherwise -1 with a message giving the need and the budget. */
+/* Budget_check against that budget. */
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size);
 
 #endif

@@ -1,7 +1,7 @@
 #include "tui.h"
 
+#include "attnscope/budget.h"
 #include "attnscope/linalg.h"
-#include "attnscope/model.h"
 #include "export.h"
 #include "keys.h"
 #include "picker.h"
@@ -228,12 +228,8 @@ static int load_preset_file(Loop *l, const char *path)
         snprintf(l->note, sizeof l->note, "%.150s", err);
         return -1;
     }
-    unsigned long long need = Model_memory_estimate(&c);
-    if (need > l->memory_budget) {
-        snprintf(l->note, sizeof l->note,
-                 "%.60s needs about %llu MiB, above the memory budget of %llu MiB "
-                 "(--max-memory)",
-                 path, need >> 20, l->memory_budget >> 20);
+    if (Budget_check(&c, l->memory_budget, err, sizeof err)) {
+        snprintf(l->note, sizeof l->note, "%.40s: %.115s", path, err);
         return -1;
     }
     Display display = l->controls.display;
@@ -399,16 +395,9 @@ static void on_key(Loop *l, int key)
         Controls next = l->controls;
         if (!b->apply(&next, l->note, sizeof l->note))
             break;
-        unsigned long long need = Model_memory_estimate(&next.config);
-        if (need > l->memory_budget) {
-            /* Refused before anything is allocated: the screen stays as it was. */
-            snprintf(l->note, sizeof l->note,
-                     "T=%d, d=%d, L=%d needs about %llu MiB, above the memory budget of %llu "
-                     "MiB (--max-memory)",
-                     next.config.tokens, next.config.width, next.config.depth, need >> 20,
-                     l->memory_budget >> 20);
+        /* Refused before anything is allocated: the screen stays as it was. */
+        if (Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
             break;
-        }
         l->controls = next;
         submit(l);
         break;
