@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,30 +44,29 @@ static void readout(Fields *f, const StatusView *v, const char *label, double va
     field(f, false, "%s=%s", label, number);
 }
 
+/* Every setting as the settings table shows it; the gap also says what the shown snapshot
+   applied (deflate may fall back to center) and how many outliers it removed. */
 static void parameters(Fields *f, const StatusView *v)
 {
     const Config *c = v->config;
     const Snapshot *s = v->current ? v->shown : NULL;
-    field(f, true, "T=%d", c->tokens);
-    field(f, false, "d=%d", c->width);
-    field(f, false, "L=%d", c->depth);
-    field(f, false, "σ_qk=%.3g", c->sigma_qk);
-    field(f, false, "attn=%s", ATTENTION_NAMES.names[c->attention]);
-    field(f, false, "mask=%s", MASK_NAMES.names[c->mask]);
-    field(f, false, "w=%d", c->window);
-    char gap[64];
-    snprintf(gap, sizeof gap, "gap=%s", GAP_NAMES.names[c->gap]);
-    if (s && s->spectra_ready && s->shown_gap != c->gap)
-        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "→%s", GAP_NAMES.names[s->shown_gap]);
-    if (s && s->spectra_ready && s->outliers_removed > 0)
-        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "(r=%d)", s->outliers_removed);
-    field(f, false, "%s", gap);
-    field(f, false, "LN=%s", LAYERNORM_NAMES.names[c->layernorm]);
-    field(f, false, "skip=%s", SKIP_NAMES.names[c->skip]);
-    field(f, false, "layer=%d/%d", c->layer, c->depth);
-    field(f, false, "seed=%llu", (unsigned long long)c->seed);
-    if (c->seeds > 1)
-        field(f, false, "seeds=%d", c->seeds);
+    bool first = true;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *setting = Settings_at(i);
+        char text[FIELD_SIZE];
+        if (!Setting_show(setting, c, text, sizeof text))
+            continue;
+        size_t used = strlen(text);
+        if (setting->offset == offsetof(Config, gap) && s && s->spectra_ready) {
+            if (s->shown_gap != c->gap)
+                used += (size_t)snprintf(text + used, sizeof text - used, "→%s",
+                                         GAP_NAMES.names[s->shown_gap]);
+            if (s->outliers_removed > 0 && used < sizeof text)
+                snprintf(text + used, sizeof text - used, "(r=%d)", s->outliers_removed);
+        }
+        field(f, first, "%s", text);
+        first = false;
+    }
 }
 
 static void readouts(Fields *f, const StatusView *v)

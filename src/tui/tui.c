@@ -393,7 +393,7 @@ static void on_key(Loop *l, int key)
     switch (b->kind) {
     case ACTION_SETTING: {
         Controls next = l->controls;
-        if (!b->apply(&next, l->note, sizeof l->note))
+        if (!Keys_apply(b, &next, l->note, sizeof l->note))
             break;
         /* Refused before anything is allocated: the screen stays as it was. */
         if (Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
@@ -403,7 +403,7 @@ static void on_key(Loop *l, int key)
         break;
     }
     case ACTION_DISPLAY: {
-        b->apply(&l->controls, l->note, sizeof l->note);
+        Keys_apply(b, &l->controls, l->note, sizeof l->note);
         /* A view redraws from the snapshot; only what it adds (the sweep, the compare
            view's second network) is a job, and the worker reuses the model run. */
         WorkerExtras want = extras_for(&l->controls.display);
