@@ -189,15 +189,7 @@ static int save_settings(Loop *l)
     struct tm tm;
     localtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-    int n = snprintf(text, sizeof text,
-                     "# %s: saved from the attnscope screen, %s\n#\n"
-                     "# Shows: %s attention, T = %d, d = %d, %d layers, sigma_qk = %.6g, mask %s,\n"
-                     "#   gap %s, LayerNorm %s, skip %s, seed %llu (%d in the ensemble).\n\n",
-                     l->prompt.text[0] ? l->prompt.text : "unnamed", when,
-                     ATTENTION_NAMES.names[c->attention], c->tokens, c->width, c->depth,
-                     c->sigma_qk, MASK_NAMES.names[c->mask], GAP_NAMES.names[c->gap],
-                     LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
-                     (unsigned long long)c->seed, c->seeds);
+    int n = Save_header(c, l->prompt.text[0] ? l->prompt.text : "unnamed", when, text, sizeof text);
     int status = -1, body = -1;
     if (n >= 0 && (size_t)n < sizeof text)
         body = l->format_preset(c, text + n, sizeof text - (size_t)n);
