@@ -117,6 +117,9 @@ void Workspace_free(Workspace *w);
    are computed again).  0 (the default) keeps nothing: every run starts from scratch.  The
    result is bit for bit the same either way. */
 void Workspace_keep_layers(Workspace *w, size_t budget_bytes);
+/* While paused, runs keep nothing and leave what is kept as it is (the width sweep runs
+   other sizes on the screen's workspace).  Returns the previous state. */
+bool Workspace_pause_keeping(Workspace *w, bool paused);
 /* Bytes of token matrices kept now. */
 size_t Workspace_kept_bytes(const Workspace *w);
 

@@ -91,6 +91,20 @@ static void sweep_object(Text *t, const WidthSweep *w)
     Text_printf(t, "}");
 }
 
+/* The readouts of SPEC §2 for the shown layer, null where undefined. */
+static void readouts_object(Text *t, const Readouts *o)
+{
+    Text_printf(t, ",\n \"readouts\": {");
+    field_number(t, "one_minus_abs_lambda2", o->one_minus_abs_lambda2);
+    Text_printf(t, ", ");
+    field_number(t, "s1_over_s2", o->s1_over_s2);
+    Text_printf(t, ", ");
+    field_number(t, "count_abs_lambda_above_half", o->count_abs_lambda_above_half);
+    Text_printf(t, ", ");
+    field_number(t, "stable_rank_shown_layer", o->stable_rank_shown_layer);
+    Text_printf(t, "}");
+}
+
 void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
 {
     const Config *c = &r->config;
@@ -145,6 +159,7 @@ void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
     }
     Text_printf(t, "]");
     field_numbers(t, "singular_values", r->singular_values, T);
+    readouts_object(t, &r->readouts);
     theory_object(t, c);
     if (sweep)
         sweep_object(t, sweep);

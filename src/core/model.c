@@ -128,6 +128,7 @@ struct Workspace {
     Config value_key;                        /* and these weights (see same_weights) */
     bool measure_all_eigenvalues; /* skip the top-eigenpair route (the tests' reference) */
     size_t keep_budget;           /* bytes of token matrices the kept tracks may hold */
+    bool keeping_paused;          /* runs neither read nor change what is kept */
     Kept kept;                    /* what earlier runs computed for the current weights */
 };
 
@@ -586,6 +587,7 @@ typedef struct {
     const Config *config;
     Workspace *w;
     Kept *kept;
+    size_t budget; /* for the kept token matrices: 0 when the run keeps nothing */
     Result *out;
     const Progress *progress;
     uint64_t seed;
@@ -754,7 +756,7 @@ static void keep_matrices(Run *run, int which, int layer)
     Workspace *w = run->w;
     size_t td = (size_t)run->config->tokens * run->config->width;
     LayerState *s = &run->track[which]->state[layer];
-    if (w->keep_budget == 0 || s->x || run->kept->bytes + 2 * sizeof(double) * td > w->keep_budget)
+    if (s->x || run->kept->bytes + 2 * sizeof(double) * td > run->budget)
         return;
     s->x = malloc(sizeof(double) * td);
     bool frozen = run->first_seed && gradients_apply(run->config);
@@ -1238,7 +1240,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             t->layers = layer;
             run->held[n] = layer;
         }
-        kept_trim(k, run->w->keep_budget, run->track);
+        kept_trim(k, run->budget, run->track);
         if (run->shown_lane == 0) {
             /* Right away, so a screen shows the spectra before the deeper layers finish. */
             if (stop_requested(run)) {
@@ -1286,6 +1288,13 @@ void Workspace_keep_layers(Workspace *w, size_t budget_bytes)
         kept_trim(&w->kept, budget_bytes, (Track *const[NETWORKS]){NULL, NULL});
 }
 
+bool Workspace_pause_keeping(Workspace *w, bool paused)
+{
+    bool was = w->keeping_paused;
+    w->keeping_paused = paused;
+    return was;
+}
+
 size_t Workspace_kept_bytes(const Workspace *w)
 {
     return w->kept.bytes;
@@ -1305,7 +1314,8 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     /* Without a budget nothing outlives the run, and what earlier runs kept stays as it is
        (the width sweep runs other sizes on the screen's workspace). */
     Kept scratch = {0};
-    Kept *k = w->keep_budget > 0 ? &w->kept : &scratch;
+    bool keeping = w->keep_budget > 0 && !w->keeping_paused;
+    Kept *k = keeping ? &w->kept : &scratch;
     if (!k->valid || !same_weights(&k->key, c)) {
         kept_clear(k);
         k->valid = true;
@@ -1323,7 +1333,12 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
         status = -1;
         goto done;
     }
-    Run run = {.config = c, .w = w, .kept = k, .out = out, .progress = progress};
+    Run run = {.config = c,
+               .w = w,
+               .kept = k,
+               .budget = keeping ? w->keep_budget : 0,
+               .out = out,
+               .progress = progress};
     bool stopped = false;
     for (int s = 0; s < seeds && !stopped; s++) {
         run.first_seed = s == 0;

@@ -50,6 +50,7 @@ Snapshot *Snapshot_of(const Result *r, unsigned long generation)
         s->shown_gap = r->shown_gap;
         s->outliers_removed = r->outliers_removed;
         s->eigenvalues_exact = r->eigenvalues_exact;
+        s->readouts = r->readouts;
         s->eigenvalues = malloc(sizeof(Complex) * (size_t)c->tokens);
         s->singular_values = copy_doubles(r->singular_values, (size_t)c->tokens);
         ok = s->eigenvalues && s->singular_values;
@@ -146,35 +147,6 @@ void Snapshot_free(Snapshot *s)
     free(s->eigenvalues);
     free(s->singular_values);
     free(s);
-}
-
-static double modulus(Complex z)
-{
-    return hypot(z.re, z.im);
-}
-
-double Snapshot_eigen_gap(const Snapshot *s)
-{
-    if (!s->spectra_ready || s->tokens < 2)
-        return NAN;
-    return 1.0 - modulus(s->eigenvalues[1]);
-}
-
-double Snapshot_singular_ratio(const Snapshot *s)
-{
-    /* s2 at round-off (uniform attention: A⊥ = 0) makes the ratio noise: undefined. */
-    if (!s->spectra_ready || s->tokens < 2 ||
-        !(s->singular_values[1] > 1e-12 * s->singular_values[0]))
-        return NAN;
-    return s->singular_values[0] / s->singular_values[1];
-}
-
-int Snapshot_count_above_half(const Snapshot *s)
-{
-    int count = 0;
-    for (int i = 0; s->spectra_ready && i < s->tokens; i++)
-        count += modulus(s->eigenvalues[i]) > 0.5;
-    return count;
 }
 
 double Snapshot_last_stable_rank(const Snapshot *s, int *layer, double *minus_one)

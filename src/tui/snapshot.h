@@ -55,6 +55,7 @@ typedef struct {
     bool eigenvalues_exact;
     Complex *eigenvalues;    /* by descending modulus */
     double *singular_values; /* descending, not scaled */
+    Readouts readouts;       /* of SPEC §2, as the core computed them */
 
     Warnings warnings;
 
@@ -82,12 +83,8 @@ void Snapshot_export(const Snapshot *s, ExportData *d);
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error);
 void Snapshot_free(Snapshot *s);
 
-/* The readouts of SPEC §2, NaN when not available: 1 − |λ2|, s1/s2, the count of
-   |λ| > 0.5, and sr at the last layer computed so far (its layer in *layer, sr − 1 as the
-   core computed it, without cancellation, in *minus_one). */
-double Snapshot_eigen_gap(const Snapshot *s);
-double Snapshot_singular_ratio(const Snapshot *s);
-int Snapshot_count_above_half(const Snapshot *s);
+/* sr at the last layer computed so far (its layer in *layer, sr − 1 as the core computed
+   it, without cancellation, in *minus_one), NaN before the first layer. */
 double Snapshot_last_stable_rank(const Snapshot *s, int *layer, double *minus_one);
 
 #endif

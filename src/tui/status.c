@@ -75,9 +75,9 @@ static void readouts(Fields *f, const StatusView *v)
     field(f, true, "σ=%.4g", Config_sigma(v->config));
     readout(f, v, "logit std", s ? s->logit_std : NAN, "%.3g");
     bool spectra = s && s->spectra_ready;
-    readout(f, v, "1−|λ2|", spectra ? Snapshot_eigen_gap(s) : NAN, "%.3g");
-    readout(f, v, "s1/s2", spectra ? Snapshot_singular_ratio(s) : NAN, "%.3g");
-    readout(f, v, "|λ|>0.5", spectra ? Snapshot_count_above_half(s) : NAN, "%.0f");
+    readout(f, v, "1−|λ2|", spectra ? s->readouts.one_minus_abs_lambda2 : NAN, "%.3g");
+    readout(f, v, "s1/s2", spectra ? s->readouts.s1_over_s2 : NAN, "%.3g");
+    readout(f, v, "|λ|>0.5", spectra ? s->readouts.count_abs_lambda_above_half : NAN, "%.0f");
     int layer = v->config->depth;
     double minus_one = NAN;
     double sr = s ? Snapshot_last_stable_rank(s, &layer, &minus_one) : NAN;

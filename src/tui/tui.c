@@ -593,6 +593,7 @@ int Tui_run(const TuiSettings *s)
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
         goto done;
     }
+    Worker_set_memory_budget(l.worker, l.memory_budget);
     status = Screen_open(&l.screen, unicode, color, err, sizeof err);
     if (status) {
         fprintf(stderr, "attnscope: %s\n", err);

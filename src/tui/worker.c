@@ -26,8 +26,9 @@ struct Worker {
     bool queued;
     Config job;
     WorkerExtras extras;
-    unsigned long latest; /* generation of the newest submission */
-    Snapshot *ready;      /* newest published snapshot, not yet taken */
+    unsigned long latest;             /* generation of the newest submission */
+    unsigned long long memory_budget; /* bytes a job and what is kept may use together */
+    Snapshot *ready;                  /* newest published snapshot, not yet taken */
 
     /* Owned by the thread. */
     Workspace *workspace;
@@ -208,6 +209,11 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
                 extras.compare, reuse);
     if (!reuse) {
         w->result_complete = false;
+        /* What earlier jobs computed is kept within what the job leaves of the budget. */
+        pthread_mutex_lock(&w->lock);
+        unsigned long long budget = w->memory_budget, need = Model_memory_estimate(job);
+        pthread_mutex_unlock(&w->lock);
+        Workspace_keep_layers(w->workspace, budget > need ? (size_t)(budget - need) : 0);
         int status = Model_run(job, w->workspace, w->result, &progress, err, sizeof err);
         if (status) {
             Trace_event(w->trace, "job-failed gen=%lu %s", w->running, err);
@@ -322,6 +328,13 @@ Worker *Worker_new(Trace *trace)
         return NULL;
     }
     return w;
+}
+
+void Worker_set_memory_budget(Worker *w, unsigned long long bytes)
+{
+    pthread_mutex_lock(&w->lock);
+    w->memory_budget = bytes;
+    pthread_mutex_unlock(&w->lock);
 }
 
 int Worker_fd(const Worker *w)
