@@ -129,6 +129,22 @@ void Workspace_measure_all_eigenvalues(Workspace *w, bool all);
 
 Result *Result_new(void);
 void Result_free(Result *r);
+/* A deep copy (NULL when out of memory): an immutable result a screen can read while the
+   worker goes on writing into its own. */
+Result *Result_copy(const Result *r);
+
+/* The per-layer series of a Result: the one list that the JSON document, layers.csv and the
+   screen's export read, so that every writer has the same columns under the same names. */
+typedef struct {
+    const char *name; /* JSON key and CSV column */
+    const char *unit; /* what a value is, for docs and the CSV header */
+    /* The gradients exist for ℓ = 1..L only: JSON lists those, CSV leaves layer 0 empty. */
+    bool from_layer_one;
+    const double *(*values)(const Result *r); /* depth + 1 values, NaN where undefined */
+} ResultSeries;
+
+extern const ResultSeries RESULT_SERIES[];
+extern const int RESULT_SERIES_COUNT;
 
 /* Runs the configuration (which must pass Config_validate).  Returns 0, or -1 when memory
    ran out or a LAPACK call failed (message in err).  The result is filled even when a

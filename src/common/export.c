@@ -19,34 +19,11 @@ static const char *const FILE_NAMES[FILES] = {"eigenvalues.csv",     "singular_v
 
 void Export_from_result(ExportData *d, const Result *r)
 {
-    memset(d, 0, sizeof *d);
+    d->result = r;
     d->config = &r->config;
     d->sigma = r->sigma;
     d->eigenvalues = r->spectra_ready ? r->eigenvalues : NULL;
     d->singular_values = r->spectra_ready ? r->singular_values : NULL;
-    const struct {
-        const char *name;
-        const double *values;
-    } curves[] = {
-        {"stable_rank", r->network.stable_rank},
-        {"stable_rank_minus_one", r->network.stable_rank_minus_one},
-        {"stable_rank_mean", r->stable_rank_band.mean},
-        {"stable_rank_std", r->stable_rank_band.std},
-        {"counterpart_stable_rank", r->counterpart.stable_rank},
-        {"counterpart_stable_rank_minus_one", r->counterpart.stable_rank_minus_one},
-        {"token_similarity", r->network.token_similarity},
-        {"counterpart_token_similarity", r->counterpart.token_similarity},
-        {"log10_norm", r->network.log10_norm},
-        {"gradient_norm", r->network.gradient_norm},
-        {"counterpart_gradient_norm", r->counterpart.gradient_norm},
-    };
-    for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++) {
-        d->curve_names[i] = curves[i].name;
-        d->curves[i] = curves[i].values;
-    }
-    d->curve_count = (int)(sizeof curves / sizeof curves[0]);
-    d->stable_rank_curve = 0;
-    d->counterpart_stable_rank_curve = 4;
 }
 
 const char *Export_default_directory(char *buf, size_t size)
@@ -99,20 +76,37 @@ static void write_singular_values_csv(FILE *f, const ExportData *d)
     }
 }
 
-static void write_layers_csv(FILE *f, const ExportData *d)
+void Export_layers_csv(FILE *f, const Result *r)
 {
+    const Config *c = &r->config;
+    char sigma_qk[FORMAT_NUMBER_SIZE];
+    fprintf(f, "# attnscope %s, layers.csv: one row per layer, every per-layer series\n",
+            ATTNSCOPE_VERSION);
+    fprintf(f,
+            "# --tokens %d --width %d --depth %d --sigma-qk %s --attention %s --mask %s "
+            "--window %d --gap %s --layernorm %s --skip %s --layer %d --seed %llu --seeds %d\n",
+            c->tokens, c->width, c->depth, Format_shortest(c->sigma_qk, sigma_qk),
+            ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], c->window,
+            GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
+            c->layer, (unsigned long long)c->seed, c->seeds);
     fputs("layer", f);
-    for (int c = 0; c < d->curve_count; c++)
-        fprintf(f, ",%s", d->curve_names[c]);
+    for (int i = 0; i < RESULT_SERIES_COUNT; i++)
+        fprintf(f, ",%s", RESULT_SERIES[i].name);
     fputc('\n', f);
-    for (int l = 0; l <= d->config->depth; l++) {
+    for (int l = 0; l <= c->depth; l++) {
         fprintf(f, "%d", l);
-        for (int c = 0; c < d->curve_count; c++) {
+        for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
             fputc(',', f);
-            csv_number(f, d->curves[c][l]);
+            if (l > 0 || !RESULT_SERIES[i].from_layer_one)
+                csv_number(f, RESULT_SERIES[i].values(r)[l]);
         }
         fputc('\n', f);
     }
+}
+
+static void write_layers_csv(FILE *f, const ExportData *d)
+{
+    Export_layers_csv(f, d->result);
 }
 
 /* ---- SVG: 640×480, a plot area with a frame, axes labels and a title ----------------- */
@@ -257,10 +251,10 @@ static void write_stable_rank_svg(FILE *f, const ExportData *d)
 {
     int L = d->config->depth;
     double lo = INFINITY, hi = -INFINITY;
-    const int which[2] = {d->stable_rank_curve, d->counterpart_stable_rank_curve};
+    const double *curves[2] = {d->result->network.stable_rank, d->result->counterpart.stable_rank};
     for (int k = 0; k < 2; k++)
-        for (int l = 0; which[k] >= 0 && l <= L; l++) {
-            double v = d->curves[which[k]][l];
+        for (int l = 0; l <= L; l++) {
+            double v = curves[k][l];
             if (isfinite(v) && v > 0) {
                 lo = fmin(lo, v);
                 hi = fmax(hi, v);
@@ -275,9 +269,7 @@ static void write_stable_rank_svg(FILE *f, const ExportData *d)
     svg_axes(f, &fr, "layer ℓ", "sr(Σ_ℓ)");
     const char *colour[2] = {"#137", "#c60"}, *dash[2] = {"", " stroke-dasharray=\"6 4\""};
     for (int k = 0; k < 2; k++) {
-        if (which[k] < 0)
-            continue;
-        const double *v = d->curves[which[k]];
+        const double *v = curves[k];
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", colour[k], dash[k]);
         for (int l = 0; l <= L; l++)
             if (isfinite(v[l]) && v[l] > 0)

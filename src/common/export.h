@@ -8,25 +8,24 @@
 #include "attnscope/model.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
-enum { EXPORT_CURVES_MAX = 16 };
-
-/* The data to export, from a Result or from what the screen holds.  Per-layer curves have
-   depth + 1 values (ℓ = 0..depth), NaN where undefined (written as empty CSV fields). */
+/* What the files are written from: a Result (the per-layer columns are its RESULT_SERIES)
+   and, for the spectra, what it holds when its shown layer is done. */
 typedef struct {
+    const Result *result;
     const Config *config;
     double sigma;
     const Complex *eigenvalues;    /* config->tokens values, or NULL */
     const double *singular_values; /* config->tokens values, descending, or NULL */
-    int curve_count;
-    const char *curve_names[EXPORT_CURVES_MAX];
-    const double *curves[EXPORT_CURVES_MAX];
-    int stable_rank_curve;             /* index of sr(Σ_ℓ) among the curves, or -1 */
-    int counterpart_stable_rank_curve; /* index of the counterpart's, or -1 */
 } ExportData;
 
-/* Fills d with every per-layer quantity of r. */
 void Export_from_result(ExportData *d, const Result *r);
+
+/* layers.csv: two comment lines (the version, then every setting as the command line spells
+   it), the column names, then one row per layer ℓ = 0..depth with every per-layer series;
+   an undefined value is an empty field.  pandas reads it with comment='#'. */
+void Export_layers_csv(FILE *f, const Result *r);
 
 /* "attnscope-YYYYmmdd-HHMMSS" for now, into buf. */
 const char *Export_default_directory(char *buf, size_t size);

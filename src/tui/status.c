@@ -56,10 +56,12 @@ static void parameters(Fields *f, const StatusView *v)
     field(f, false, "w=%d", c->window);
     char gap[64];
     snprintf(gap, sizeof gap, "gap=%s", GAP_NAMES.names[c->gap]);
-    if (s && s->spectra_ready && s->shown_gap != c->gap)
-        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "→%s", GAP_NAMES.names[s->shown_gap]);
-    if (s && s->spectra_ready && s->outliers_removed > 0)
-        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "(r=%d)", s->outliers_removed);
+    if (s && s->result->spectra_ready && s->result->shown_gap != c->gap)
+        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "→%s",
+                 GAP_NAMES.names[s->result->shown_gap]);
+    if (s && s->result->spectra_ready && s->result->outliers_removed > 0)
+        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "(r=%d)",
+                 s->result->outliers_removed);
     field(f, false, "%s", gap);
     field(f, false, "LN=%s", LAYERNORM_NAMES.names[c->layernorm]);
     field(f, false, "skip=%s", SKIP_NAMES.names[c->skip]);
@@ -73,11 +75,12 @@ static void readouts(Fields *f, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     field(f, true, "σ=%.4g", Config_sigma(v->config));
-    readout(f, v, "logit std", s ? s->logit_std : NAN, "%.3g");
-    bool spectra = s && s->spectra_ready;
-    readout(f, v, "1−|λ2|", spectra ? s->readouts.one_minus_abs_lambda2 : NAN, "%.3g");
-    readout(f, v, "s1/s2", spectra ? s->readouts.s1_over_s2 : NAN, "%.3g");
-    readout(f, v, "|λ|>0.5", spectra ? s->readouts.count_abs_lambda_above_half : NAN, "%.0f");
+    readout(f, v, "logit std", s ? s->result->logit_std : NAN, "%.3g");
+    bool spectra = s && s->result->spectra_ready;
+    readout(f, v, "1−|λ2|", spectra ? s->result->readouts.one_minus_abs_lambda2 : NAN, "%.3g");
+    readout(f, v, "s1/s2", spectra ? s->result->readouts.s1_over_s2 : NAN, "%.3g");
+    readout(f, v, "|λ|>0.5", spectra ? s->result->readouts.count_abs_lambda_above_half : NAN,
+            "%.0f");
     int layer = v->config->depth;
     double minus_one = NAN;
     double sr = s ? Snapshot_last_stable_rank(s, &layer, &minus_one) : NAN;
@@ -130,14 +133,14 @@ static void message(char *m, const StatusView *v)
         snprintf(part, sizeof part, "error: %s", s->error);
         message_add(m, part);
     }
-    if (s && s->warnings.count > 0) {
-        snprintf(part, sizeof part, "⚠ %s", s->warnings.text[0]);
-        if (s->warnings.count > 1)
+    if (s && s->result->warnings.count > 0) {
+        snprintf(part, sizeof part, "⚠ %s", s->result->warnings.text[0]);
+        if (s->result->warnings.count > 1)
             snprintf(part + strlen(part), sizeof part - strlen(part), " (+%d more)",
-                     s->warnings.count - 1);
+                     s->result->warnings.count - 1);
         message_add(m, part);
     }
-    if (s && s->spectra_ready && s->eigenvalues_exact)
+    if (s && s->result->spectra_ready && s->result->eigenvalues_exact)
         message_add(m, "eigenvalues exact: the diagonal of the triangular A");
     message_add(m, "? help, q quit");
 }

@@ -164,7 +164,7 @@ static int export_shown(Loop *l)
     else
         snprintf(dir, sizeof dir, "%s", typed);
     ExportData d;
-    Snapshot_export(l->shown, &d);
+    Export_from_result(&d, l->shown->result);
     int files = Export_write(&d, dir, err, sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
@@ -465,7 +465,7 @@ static void on_snapshot(Loop *l)
         l->busy = false;
     l->redraw = true;
     Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d", s->generation,
-                s->layers_done, s->depth, s->spectra_ready, s->done);
+                s->result->layers_done, s->result->config.depth, s->result->spectra_ready, s->done);
 }
 
 static void on_signals(Loop *l)
@@ -512,7 +512,7 @@ static void draw(Loop *l)
     l->last_frame = Trace_clock_ms();
     Trace_event(l->trace, "frame gen=%lu shown=%lu spectra=%d full=%d", l->generation,
                 l->shown ? l->shown->generation : 0,
-                current && l->shown->spectra_ready && !l->shown->failed, full);
+                current && l->shown->result->spectra_ready && !l->shown->failed, full);
     l->redraw = l->repaint = false;
 }
 

@@ -16,17 +16,34 @@ rows() { # file expected-lines
 }
 check "eigenvalues.csv: header + T rows" rows "$tmp/out/eigenvalues.csv" 49
 check "singular_values.csv: header + T rows" rows "$tmp/out/singular_values.csv" 49
-check "layers.csv: header + L+1 rows" rows "$tmp/out/layers.csv" 7
+check "layers.csv: version and settings, header, L+1 rows" rows "$tmp/out/layers.csv" 9
 check "CSV headers name the columns" bash -c "head -1 '$tmp/out/eigenvalues.csv' | grep -qx 'index,re,im,modulus,sqrtT_re,sqrtT_im' &&
-    head -1 '$tmp/out/layers.csv' | grep -q '^layer,stable_rank,stable_rank_minus_one,'"
+    sed -n 3p '$tmp/out/layers.csv' | grep -q '^layer,stable_rank,stable_rank_minus_one,'"
+check "layers.csv names the version" bash -c "head -1 '$tmp/out/layers.csv' | grep -q '^# attnscope 0\.1\.0'"
+settings_reproduce() { # the settings line, given back to the command line, gives the same document
+    local settings
+    settings=$(sed -n 2p "$tmp/out/layers.csv" | sed 's/^# //')
+    # shellcheck disable=SC2086
+    "$BIN" --batch $settings >"$tmp/again.json" && cmp -s "$tmp/again.json" "$tmp/doc.json"
+}
+check "layers.csv's settings line reproduces the run" settings_reproduce
 
 csv_matches_json() {
     "$PY" - "$tmp/out" "$tmp/doc.json" <<'PY'
 import csv, json, sys
 out, doc = sys.argv[1], json.load(open(sys.argv[2]))
-layers = list(csv.DictReader(open(out + "/layers.csv")))
-assert [float(r["stable_rank"]) for r in layers] == doc["stable_rank"]
-assert [float(r["stable_rank_mean"]) for r in layers] == doc["stable_rank_mean"]
+layers = list(csv.DictReader(line for line in open(out + "/layers.csv") if not line.startswith("#")))
+columns = [c for c in layers[0] if c != "layer"]
+# One schema: every per-layer series of the JSON document is a column, and no other.
+series = [k for k, v in doc.items() if isinstance(v, list) and k not in ("eigenvalues", "singular_values", "warnings")]
+assert sorted(columns) == sorted(series), (columns, series)
+value = lambda text: None if text == "" else float(text)
+for name in columns:
+    column = [value(r[name]) for r in layers]
+    if len(doc[name]) == len(layers) - 1:  # the gradients: layers 1..L, layer 0 empty
+        assert column[0] is None, name
+        column = column[1:]
+    assert column == doc[name], name
 sv = [float(r["singular_value"]) for r in csv.DictReader(open(out + "/singular_values.csv"))]
 assert sv == doc["singular_values"]
 ev = [[float(r["re"]), float(r["im"])] for r in csv.DictReader(open(out + "/eigenvalues.csv"))]

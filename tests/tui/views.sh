@@ -85,7 +85,11 @@ keys -l "$TMP/out/named export"
 press "a directory typed at the prompt, spaces and all" "exported 6 files to .*/named export/" Enter
 check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg"
 press "x, then Esc: nothing exported" "not exported" x Escape
-check "with the curves of every view" bash -c "head -n 1 '$TMP'/out/attnscope-*/layers.csv | grep -q 'token_similarity.*log10_gradient_norm'"
+same_layers_csv() { # the screen's layers.csv is the one --batch --export writes for the same settings
+    "$BIN" --batch -T 32 -d 32 -L 3 -s 0.75 --export "$TMP/batch-export" >/dev/null 2>&1 &&
+        cmp "$TMP/batch-export/layers.csv" "$(ls -d "$TMP"/out/attnscope-*/ | head -n 1)/layers.csv"
+}
+check "x writes layers.csv byte for byte as --export does (one schema, same numbers)" same_layers_csv
 press "p asks for the preset's name" "name: _" p
 press "Enter with no name: named by the time, saying where" "saved .*/attnscope/presets/attnscope-[0-9-]+\.preset" Enter
 saved=$(find "$TMP/config/attnscope/presets" -name "attnscope-*.preset" 2>/dev/null | head -n 1)
