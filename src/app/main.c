@@ -3,7 +3,7 @@
 #include "attnscope/model.h"
 #include "batch.h"
 #include "export.h"
-#include "pair.h"
+#include "lanes.h"
 #include "options.h"
 #include "tui.h"
 
@@ -22,6 +22,7 @@ static int run_batch(const Options *o)
     Workspace *w = Workspace_new();
     Result *r = Result_new();
     Text doc = {0};
+    Lanes *lanes = NULL;
     int status = 1;
     /* A reader that stops early (| head) ends us by SIGPIPE, quietly, as it ends cat and
        grep: the shell sees 141, pipefail reports it.  Set here because a parent that ignores
@@ -34,11 +35,13 @@ static int run_batch(const Options *o)
     /* Two cores: the network and its counterpart run on a thread each, with single-threaded
        BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time). */
     const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
-    Progress lanes = {.run_pair = Pair_run};
     bool parallel = !blas_threads || !*blas_threads;
-    if (parallel)
+    if (parallel) {
         Linalg_set_blas_threads(1);
-    if (Model_run(&o->config, w, r, parallel ? &lanes : NULL, err, sizeof err)) {
+        lanes = Lanes_new(NULL, NULL);
+    }
+    Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
+    if (Model_run(&o->config, w, r, parallel ? &two_lanes : NULL, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
@@ -68,6 +71,7 @@ static int run_batch(const Options *o)
     }
     status = 0;
 done:
+    Lanes_free(lanes);
     Text_free(&doc);
     Result_free(r);
     Workspace_free(w);
