@@ -6,6 +6,7 @@
 
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
+#include "compute.h"
 #include "lanes.h"
 
 #include <dirent.h>
@@ -180,6 +181,55 @@ static void test_hooks_run_on_the_lane_thread(void **state)
     assert_true(hook_thread[0] == r.tid[1] && hook_thread[1] == r.tid[1]);
 }
 
+/* Progress.run_pair that counts its calls and hands them to the lane runner. */
+static int pair_calls;
+static void counting_pair(void *lanes, void (*task)(int which, void *context), void *context)
+{
+    pair_calls++;
+    Lanes_run(lanes, task, context);
+}
+
+/* Batch mode's width sweep runs its layers in the two lanes too (it ran on one core while
+   the screen's used both), with the same numbers as one lane after the other. */
+static void test_batch_sweep_uses_both_lanes(void **state)
+{
+    (void)state;
+    Linalg_set_blas_threads(1);
+    Config c = Config_default();
+    c.tokens = 32;
+    c.width = 32;
+    c.depth = 3;
+    c.layer = 2;
+    c.seeds = 2;
+    char err[256];
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    Lanes *runner = Lanes_new(NULL, NULL);
+    assert_true(w && r && runner);
+    Progress lanes = {.run_pair = counting_pair, .pair_context = runner};
+    WidthSweep alone, both;
+    assert_int_equal(Compute_batch(&c, true, NULL, w, r, &alone, err, sizeof err), 0);
+    pair_calls = 0;
+    assert_int_equal(Compute_batch(&c, false, &lanes, w, r, &both, err, sizeof err), 0);
+    int model_calls = pair_calls;
+    assert_true(model_calls >= c.depth * c.seeds);
+    pair_calls = 0;
+    assert_int_equal(Compute_batch(&c, true, &lanes, w, r, &both, err, sizeof err), 0);
+    /* At least one call per layer of every point and seed of the sweep. */
+    int tokens[SWEEP_POINTS_MAX], points = Sweep_token_counts(c.tokens, tokens);
+    assert_true(pair_calls - model_calls >= points * c.seeds * c.layer);
+    assert_int_equal(both.count, points);
+    assert_int_equal(alone.count, points);
+    assert_memory_equal(alone.tokens, both.tokens, sizeof alone.tokens);
+    assert_memory_equal(alone.excess, both.excess, sizeof alone.excess);
+    assert_memory_equal(alone.excess_gap, both.excess_gap, sizeof alone.excess_gap);
+    assert_memory_equal(&alone.slope, &both.slope, sizeof alone.slope);
+    assert_memory_equal(&alone.slope_gap, &both.slope_gap, sizeof alone.slope_gap);
+    Lanes_free(runner);
+    Result_free(r);
+    Workspace_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_no_runner_runs_in_turn),
         cmocka_unit_test(test_hooks_run_on_the_lane_thread),
         cmocka_unit_test(test_two_threads_equal_one),
+        cmocka_unit_test(test_batch_sweep_uses_both_lanes),
     };
     return cmocka_run_group_tests_name("lanes", tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
+#include "compute.h"
 #include "export.h"
 #include "lanes.h"
 #include "options.h"
@@ -41,12 +42,9 @@ static int run_batch(const Options *o)
         lanes = Lanes_new(NULL, NULL);
     }
     Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
-    if (Model_run(&o->config, w, r, parallel ? &two_lanes : NULL, err, sizeof err)) {
-        fprintf(stderr, "attnscope: %s\n", err);
-        goto done;
-    }
     WidthSweep sweep;
-    if (o->sweep_tokens && Sweep_width(&o->config, w, &sweep, NULL, err, sizeof err)) {
+    if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
+                      sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
