@@ -58,7 +58,7 @@ static int run_batch(const Options *o)
         Export_from_result(&data, r);
         int files = Export_write(&data, o->export_dir, err, sizeof err);
         if (files < 0) {
-            fprintf(stderr, "attnscope: %s\n", err);
+            fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
             goto done;
         }
         fprintf(stderr, "attnscope: wrote %d files to %s\n", files, o->export_dir);
