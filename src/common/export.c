@@ -1,9 +1,15 @@
+/* renameat2 and RENAME_EXCHANGE (Linux, glibc 2.28). */
+#define _GNU_SOURCE
 #include "export.h"
 
 #include "attnscope/format.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { FILES = 6, PATH_SIZE = 4096 };
+/* NAME_ROOM: what a file's name adds to its directory's path. */
+enum { FILES = 6, PATH_SIZE = 4096, NAME_ROOM = 32 };
 
 static const char *const FILE_NAMES[FILES] = {"eigenvalues.csv",     "singular_values.csv",
                                               "layers.csv",          "eigenvalues.svg",
@@ -291,56 +298,256 @@ static void write_stable_rank_svg(FILE *f, const ExportData *d)
 
 typedef void (*Writer)(FILE *f, const ExportData *d);
 
-int Export_write(const ExportData *d, const char *dir, char *err, size_t size)
+static const Writer WRITERS[FILES] = {write_eigenvalues_csv,     write_singular_values_csv,
+                                      write_layers_csv,          write_eigenvalues_svg,
+                                      write_singular_values_svg, write_stable_rank_svg};
+
+/* ---- Files and directories -------------------------------------------------------------- */
+
+/* The directories make_parents created, as the lengths of their paths, in creation order. */
+typedef struct {
+    int count;
+    unsigned short length[PATH_SIZE / 2];
+} Parents;
+
+static void remove_parents(char *path, const Parents *made)
 {
-    static const Writer writers[FILES] = {write_eigenvalues_csv,     write_singular_values_csv,
-                                          write_layers_csv,          write_eigenvalues_svg,
-                                          write_singular_values_svg, write_stable_rank_svg};
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, size, "export to '%s': cannot create the directory: %s", dir,
-                 strerror(errno));
+    for (int i = made->count - 1; i >= 0; i--) {
+        path[made->length[i]] = '\0';
+        rmdir(path);
+        path[made->length[i]] = '/';
+    }
+}
+
+/* Creates the missing directories above path, as mkdir -p does (0777 less the umask), and
+   checks that the last is a directory.  Returns 0, or -1 with err and the ones it created
+   removed again. */
+static int make_parents(char *path, Parents *made, char *err, size_t size)
+{
+    made->count = 0;
+    for (char *slash = strchr(path + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        if (slash[-1] == '/')
+            continue;
+        *slash = '\0';
+        if (mkdir(path, 0777) == 0)
+            made->length[made->count++] = (unsigned short)(slash - path);
+        else if (errno != EEXIST) {
+            snprintf(err, size, "cannot create the directory %s: %s", path, strerror(errno));
+            *slash = '/';
+            remove_parents(path, made);
+            return -1;
+        }
+        *slash = '/';
+    }
+    /* mkdir's EEXIST also stands for a file in the way: the directory itself would fail. */
+    char *last = strrchr(path, '/');
+    struct stat st;
+    if (last && last != path) {
+        *last = '\0';
+        int status = stat(path, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        *last = '/';
+        if (status) {
+            snprintf(err, size, "cannot create the directory %s: %s", path, strerror(status));
+            remove_parents(path, made);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static bool export_file(const char *name)
+{
+    for (int i = 0; i < FILES; i++)
+        if (strcmp(name, FILE_NAMES[i]) == 0)
+            return true;
+    return false;
+}
+
+/* An existing directory is replaced as a whole, so it may hold only an earlier export's
+   files: anything else is the user's and would leave with the old set. */
+static int check_replaceable(const char *dir, char *err, size_t size)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, size, "cannot read the directory: %s", strerror(errno));
         return -1;
     }
-    char temp[FILES][PATH_SIZE], final[FILES][PATH_SIZE];
-    int written = 0, status = 0;
-    for (int i = 0; i < FILES && status == 0; i++) {
-        snprintf(final[i], PATH_SIZE, "%s/%s", dir, FILE_NAMES[i]);
-        snprintf(temp[i], PATH_SIZE, "%s/.%s.XXXXXX", dir, FILE_NAMES[i]);
-        int fd = mkstemp(temp[i]);
-        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (!f) {
-            snprintf(err, size, "export to '%s': cannot write %s: %s", dir, FILE_NAMES[i],
-                     strerror(errno));
-            if (fd >= 0) {
-                close(fd);
-                unlink(temp[i]);
-            }
-            status = -1;
-            break;
-        }
-        written++;
-        writers[i](f, d);
-        int failed = ferror(f) != 0;
-        failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-        int saved = errno;
-        failed |= fclose(f) != 0;
-        if (failed) {
-            snprintf(err, size, "export to '%s': writing %s failed: %s", dir, FILE_NAMES[i],
-                     strerror(saved ? saved : errno));
-            status = -1;
-        }
+    int status = 0;
+    struct dirent *e;
+    while (status == 0 && (e = readdir(d))) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            (export_file(e->d_name) &&
+             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)))
+            continue;
+        snprintf(err, size,
+                 "the directory holds %s, which is not a file of an export: an export replaces "
+                 "its directory as a whole, so name a new or empty one, or an earlier export's",
+                 e->d_name);
+        status = -1;
     }
-    /* All or nothing: rename only when every file was written. */
-    for (int i = 0; i < written && status == 0; i++)
-        if (rename(temp[i], final[i]) != 0) {
-            snprintf(err, size, "export to '%s': cannot rename %s into place: %s", dir,
-                     FILE_NAMES[i], strerror(errno));
-            status = -1;
-            for (int k = 0; k < i; k++) /* take back what was already renamed */
-                unlink(final[k]);
+    closedir(d);
+    return status;
+}
+
+/* Removes an export's files and then the directory (left in place when it holds more). */
+static void remove_export(const char *dir)
+{
+    char path[PATH_SIZE + NAME_ROOM];
+    for (int i = 0; i < FILES; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* A new directory beside the target, named after it and hidden: .BASE.export-PID-N. */
+static int make_staging(const char *parent, const char *base, char *out, char *err, size_t size)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int n =
+            snprintf(out, PATH_SIZE, "%s/.%s.export-%ld-%d", parent, base, (long)getpid(), attempt);
+        if (n < 0 || n >= PATH_SIZE - NAME_ROOM) {
+            snprintf(err, size, "the path is too long");
+            return -1;
         }
+        if (mkdir(out, 0777) == 0)
+            return 0;
+        if (errno != EEXIST)
+            break;
+    }
+    snprintf(err, size, "cannot create a directory beside it in %s: %s", parent, strerror(errno));
+    return -1;
+}
+
+/* Writes file i into dir.  O_EXCL in a directory of our own: the kernel applies the umask
+   to 0666, as for any file a program writes (mkstemp would give 0600). */
+static int write_file(const ExportData *d, const char *dir, int i, char *err, size_t size)
+{
+    char path[PATH_SIZE + NAME_ROOM];
+    snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        snprintf(err, size, "cannot write %s: %s", FILE_NAMES[i], strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    errno = 0;
+    WRITERS[i](f, d);
+    int failed = ferror(f) != 0;
+    failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    int reason = errno;
+    failed |= fclose(f) != 0;
+    if (failed) {
+        reason = reason ? reason : errno ? errno : EIO;
+        snprintf(err, size, "writing %s failed: %s", FILE_NAMES[i], strerror(reason));
+        return -1;
+    }
+    return 0;
+}
+
+/* Puts the directory fresh at target and target's at fresh, in one step where the file
+   system can (RENAME_EXCHANGE).  Where it cannot (NFS, some FUSE), the old directory steps
+   aside for the new one and comes back if that fails: target is then absent for a moment,
+   but never holds a mixed set. */
+static int exchange(const char *fresh, const char *target)
+{
+    if (renameat2(AT_FDCWD, fresh, AT_FDCWD, target, RENAME_EXCHANGE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+        return -1;
+    char aside[PATH_SIZE];
+    if (snprintf(aside, sizeof aside, "%s.old", fresh) >= (int)sizeof aside) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (rename(target, aside) != 0)
+        return -1;
+    if (rename(fresh, target) != 0) {
+        int saved = errno;
+        rename(aside, target);
+        errno = saved;
+        return -1;
+    }
+    rename(aside, fresh); /* where the caller removes the old set */
+    return 0;
+}
+
+int Export_write(const ExportData *d, const char *dir, char *err, size_t size)
+{
+    char target[PATH_SIZE], resolved[PATH_MAX], staging[PATH_SIZE];
+    int n = snprintf(target, sizeof target, "%s", dir);
+    if (n <= 0 || n >= PATH_SIZE) {
+        snprintf(err, size, "%s", n <= 0 ? "no directory named" : "the path is too long");
+        return -1;
+    }
+    while (n > 1 && target[n - 1] == '/')
+        target[--n] = '\0';
+    const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
+    if (!base[0] || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+        snprintf(err, size,
+                 "name a directory (not ., .. or /): an export replaces its "
+                 "directory as a whole");
+        return -1;
+    }
+    Parents made = {0};
+    struct stat old;
+    bool exists = stat(target, &old) == 0;
+    if (!exists && errno != ENOENT && errno != ENOTDIR) { /* ENOTDIR: see make_parents */
+        snprintf(err, size, "cannot reach it: %s", strerror(errno));
+        return -1;
+    }
+    if (exists) {
+        if (!S_ISDIR(old.st_mode)) {
+            snprintf(err, size, "it exists and is not a directory");
+            return -1;
+        }
+        /* A symbolic link stays; the directory it names is replaced. */
+        if (!realpath(target, resolved)) {
+            snprintf(err, size, "cannot resolve the path: %s", strerror(errno));
+            return -1;
+        }
+        if (access(resolved, W_OK) != 0) {
+            snprintf(err, size, "cannot write into the directory: %s", strerror(errno));
+            return -1;
+        }
+        if (check_replaceable(resolved, err, size))
+            return -1;
+        snprintf(target, sizeof target, "%s", resolved);
+    } else if (make_parents(target, &made, err, size)) {
+        return -1;
+    }
+
+    /* The new set goes into a fresh directory beside the target, which one rename then puts
+       in its place: the target holds the whole old set or the whole new set at every moment,
+       and whatever fails before that rename leaves it as it was. */
+    char parent[PATH_SIZE] = ".";
+    slash = strrchr(target, '/');
+    if (slash)
+        snprintf(parent, sizeof parent, "%.*s", slash == target ? 1 : (int)(slash - target),
+                 target);
+    base = slash ? slash + 1 : target;
+    if (make_staging(parent, base, staging, err, size)) {
+        remove_parents(target, &made);
+        return -1;
+    }
+    int status = 0;
+    if (exists && chmod(staging, old.st_mode & 07777) != 0) {
+        snprintf(err, size, "cannot give the new directory the old one's mode: %s",
+                 strerror(errno));
+        status = -1;
+    }
+    for (int i = 0; i < FILES && status == 0; i++)
+        status = write_file(d, staging, i, err, size);
+    if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
+        snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
+        status = -1;
+    }
+    /* After the exchange the staging name holds the old set. */
+    remove_export(staging);
     if (status != 0)
-        for (int i = 0; i < written; i++)
-            unlink(temp[i]);
+        remove_parents(target, &made);
     return status == 0 ? FILES : -1;
 }

@@ -1,6 +1,7 @@
 /* Export of what is on the screen: CSV files with column names and one hand-written SVG per
- * plot, into a directory.  Every file is first written under a temporary name and renamed
- * only when all of them were written, so a failed export leaves no partial file.
+ * plot, into a directory of their own.  The set is written into a fresh directory beside it
+ * and swapped in with one rename, so the directory holds a whole set at every moment and a
+ * failed export changes nothing.
  */
 #ifndef ATTNSCOPE_COMMON_EXPORT_H
 #define ATTNSCOPE_COMMON_EXPORT_H
@@ -31,8 +32,12 @@ void Export_layers_csv(FILE *f, const Result *r);
 const char *Export_default_directory(char *buf, size_t size);
 
 /* Writes eigenvalues.csv, singular_values.csv, layers.csv, eigenvalues.svg,
-   singular_values.svg and stable_rank.svg into dir (created if missing).  Returns the
-   number of files written, or -1 with the reason in err (and nothing written). */
+   singular_values.svg and stable_rank.svg as the directory dir, creating its missing parents
+   (as mkdir -p).  Files get 0666 and new directories 0777, less the umask; a replaced dir
+   keeps its mode.  An existing dir is replaced as a whole (atomically where the file system
+   can exchange two names), so it must be empty or hold only an earlier export's files:
+   anything else in it is refused, never moved or deleted.  Returns the number of files
+   written, or -1 with the reason in err (not naming dir) and nothing changed. */
 int Export_write(const ExportData *d, const char *dir, char *err, size_t size);
 
 #endif

@@ -274,15 +274,15 @@ static void picker_open(Loop *l)
 {
     char buf[512];
     const char *user = Save_directory(buf, sizeof buf);
-    l->picker = malloc(sizeof *l->picker);
-    if (!l->picker) {
-        snprintf(l->note, sizeof l->note, "out of memory for the preset list");
-        return;
-    }
-    if (Picker_list(l->picker, l->presets_dir, l->tour_dir, user) == 0) {
-        snprintf(l->note, sizeof l->note, "no presets found (shipped: %.60s; yours: %.60s)",
-                 l->presets_dir ? l->presets_dir : "none", user ? user : "none");
-        free(l->picker);
+    l->picker = Picker_new();
+    int listed = l->picker ? Picker_list(l->picker, l->presets_dir, l->tour_dir, user) : -1;
+    if (listed <= 0) {
+        if (listed < 0)
+            snprintf(l->note, sizeof l->note, "out of memory for the preset list");
+        else
+            snprintf(l->note, sizeof l->note, "no presets found (shipped: %.60s; yours: %.60s)",
+                     l->presets_dir ? l->presets_dir : "none", user ? user : "none");
+        Picker_free(l->picker);
         l->picker = NULL;
         return;
     }
@@ -291,7 +291,7 @@ static void picker_open(Loop *l)
 
 static void picker_close(Loop *l)
 {
-    free(l->picker);
+    Picker_free(l->picker);
     l->picker = NULL;
 }
 
@@ -573,7 +573,6 @@ int Tui_run(const TuiSettings *s)
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
               .format_preset = s->format_preset};
-    Tour_list(&l.tour, s->tour_dir);
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
         return 2;
@@ -588,6 +587,7 @@ int Tui_run(const TuiSettings *s)
         Trace_close(l.trace);
         return 1;
     }
+    Tour_list(&l.tour, s->tour_dir);
     l.worker = Worker_new(l.trace);
     if (!l.worker) {
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
@@ -606,7 +606,8 @@ done:
     Screen_close(l.screen);
     Trace_event(l.trace, "quit signal=%d", l.quit_signal);
     Snapshot_free(l.shown);
-    free(l.picker);
+    Picker_free(l.picker);
+    Tour_free(&l.tour);
     if (l.worker && !Worker_stop(l.worker, STOP_WAIT_MS)) {
         /* The worker is inside a long layer: leave without waiting for it (exit handlers
            would tear OpenBLAS down under it).  The terminal is already restored. */

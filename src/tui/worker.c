@@ -3,7 +3,7 @@
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 #include "crash.h"
-#include "pair.h"
+#include "lanes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,7 @@ struct Worker {
     pthread_cond_t stopped; /* the thread left its loop */
     int pipe[2];            /* [0] polled by the UI, [1] written after each snapshot */
     Trace *trace;
+    Lanes *lanes; /* the layers' second lane, for every run of the worker */
 
     /* Guarded by lock. */
     bool quit, has_stopped;
@@ -163,7 +164,8 @@ static bool run_compare(Worker *w, const Config *job, char *err, size_t size)
     Progress progress = {.after_layer = extra_after_layer,
                          .context = w,
                          .stop_requested = stop_requested,
-                         .run_pair = Pair_run};
+                         .run_pair = Lanes_run,
+                         .pair_context = w->lanes};
     Trace_event(w->trace, "compare-start gen=%lu gap=%s", w->running, GAP_NAMES.names[toggled.gap]);
     if (Model_run(&toggled, w->workspace, w->compare, &progress, err, size))
         return false;
@@ -182,7 +184,8 @@ static bool run_sweep(Worker *w, const Config *job, char *err, size_t size)
     Progress progress = {.after_layer = extra_after_layer,
                          .context = w,
                          .stop_requested = stop_requested,
-                         .run_pair = Pair_run};
+                         .run_pair = Lanes_run,
+                         .pair_context = w->lanes};
     Trace_event(w->trace, "sweep-start gen=%lu layer=%d", w->running, job->layer);
     if (Sweep_width(job, w->workspace, &w->sweep, &progress, err, size))
         return false;
@@ -200,7 +203,8 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
     Progress progress = {.after_layer = after_layer,
                          .context = w,
                          .stop_requested = stop_requested,
-                         .run_pair = Pair_run};
+                         .run_pair = Lanes_run,
+                         .pair_context = w->lanes};
     w->started_ms = Trace_clock_ms();
     w->cancelled = false;
     bool reuse = w->result_complete && Config_equal(&w->result_config, job);
@@ -278,6 +282,7 @@ static void *worker_main(void *arg)
 static void release(Worker *w)
 {
     Snapshot_free(w->ready);
+    Lanes_free(w->lanes);
     Result_free(w->result);
     Result_free(w->compare);
     Workspace_free(w->workspace);
@@ -310,7 +315,6 @@ Worker *Worker_new(Trace *trace)
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->stopped, &attr);
     pthread_condattr_destroy(&attr);
-    Pair_set_thread_hooks(Crash_thread_begin, Crash_thread_end);
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();
@@ -320,7 +324,9 @@ Worker *Worker_new(Trace *trace)
     sigfillset(&all);
     Crash_unblock(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    bool started = w->workspace && w->result && w->compare &&
+    /* Created here so that the lane thread, too, leaves the signals to the UI thread. */
+    w->lanes = Lanes_new(Crash_thread_begin, Crash_thread_end);
+    bool started = w->workspace && w->result && w->compare && w->lanes &&
                    pthread_create(&w->thread, NULL, worker_main, w) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started) {

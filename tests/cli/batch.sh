@@ -74,6 +74,10 @@ assert w["theory_slope"] == -1, w
 PY
 }
 check "theory and --sweep-T fields" theory_and_sweep
+# The sweep's layers run in the two lanes (test_worker_lanes counts them); the document is
+# byte for byte the one a single lane gives.
+check "--sweep-T: two lanes give what one lane gives" bash -c \
+    "OPENBLAS_NUM_THREADS=1 '$BIN' --batch -a markov -T 64 -d 128 -L 2 --sweep-T | cmp -s - '$tmp/s.json'"
 
 no_theory_is_null() {
     "$BIN" --batch -T 16 -d 16 -L 2 -n ln >"$tmp/n.json" && "$PY" - "$tmp/n.json" <<'PY'
