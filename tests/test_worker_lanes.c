@@ -9,24 +9,9 @@
 #include "compute.h"
 #include "lanes.h"
 
-#include <dirent.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-/* Threads of this process, from /proc/self/task. */
-static int process_threads(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 
 /* Kernel thread ids, not pthread_t: a joined thread's pthread_t is reused by the next one. */
 static long thread_id(void)
