@@ -1,4 +1,4 @@
-/* The settings of one experiment (SPEC §1, §5): what the user turns, nothing derived. */
+/* The settings of one experiment (docs/model.md §1, §5): what the user turns, nothing derived. */
 #ifndef ATTNSCOPE_CONFIG_H
 #define ATTNSCOPE_CONFIG_H
 
@@ -53,7 +53,7 @@ typedef struct {
     int seeds; /* ensemble size for the stable-rank curves */
 } Config;
 
-/* Ranges of the command line contract (SPEC §5). */
+/* Ranges of the command line contract. */
 enum {
     CONFIG_TOKENS_MIN = 2,
     CONFIG_TOKENS_MAX = 4096,

@@ -1,4 +1,4 @@
-/* The model of SPEC §1 and the quantities of SPEC §2.
+/* The model of docs/model.md §1 and the quantities of docs/model.md §2.
  *
  * Model_run computes one immutable Result from a Config.  It uses no threads, no terminal
  * and no files; a caller that runs it on a worker thread passes a Progress callback, which
@@ -44,7 +44,7 @@ typedef struct {
     char text[WARNINGS_MAX][WARNING_LENGTH];
 } Warnings;
 
-/* The readouts of SPEC §2 for the shown layer, NaN where undefined: 1 − |λ2| and the count
+/* The readouts of docs/model.md §2 for the shown layer, NaN where undefined: 1 − |λ2| and the count
    of |λ| > 0.5 of its eigenvalues, s1/s2 of its singular values (NaN when s2 is round-off),
    and sr(Σ_ℓ) at the shown layer ℓ. */
 typedef struct {

@@ -1,4 +1,4 @@
-/* The command line of SPEC §5 and the preset files of SPEC §7, which share one setter:
+/* The command line and the preset files, which share one setter:
  * a preset line `key = value` means exactly `--key value`. */
 #ifndef ATTNSCOPE_OPTIONS_H
 #define ATTNSCOPE_OPTIONS_H

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Seeds travel through JSON as doubles (SPEC §5): stay below 2^53. */
+/* Seeds travel through JSON as doubles: stay below 2^53. */
 #define SEED_LIMIT 9007199254740991ull
 /* σ_qk steps by 2^¼ between these; the lower end is uniform attention for every purpose. */
 #define SIGMA_QK_MIN (1.0 / 64.0)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The batch contract (SPEC section 5): valid JSON of the right shape for every attention
+# The batch contract (README, Batch mode): valid JSON of the right shape for every attention
 # kind, mask and gap mode; bit-identical for the same seed; errors exit 2 with nothing on
 # stdout; --help and --version.
 set -u
@@ -147,7 +147,7 @@ PY
 check "a reader gone: death by SIGPIPE, stderr empty" killed_by_sigpipe default -T 16 -d 16 -L 2
 check "a reader gone, SIGPIPE ignored by the parent: the same" killed_by_sigpipe ignore -T 16 -d 16 -L 2
 
-# --export writes its files (all or nothing, SPEC's atomic export) before the JSON goes to
+# --export writes its files (all or nothing, the atomic export) before the JSON goes to
 # stdout: a reader gone leaves the complete set, byte for byte the files of a normal run.
 export_then_pipe() {
     "$BIN" --batch -T 16 -d 16 -L 2 --export "$tmp/ref" >/dev/null 2>&1 &&

@@ -1,4 +1,4 @@
-"""Checks one attnscope --batch document against the JSON contract of SPEC section 5.
+"""Checks one attnscope --batch document against the JSON contract (README, Batch mode).
 
 Usage: contract.py T DEPTH < document.json   (exit 1 with the reason on failure)
 Rejects NaN/Infinity tokens, missing fields, wrong shapes and unsorted values.
@@ -52,7 +52,7 @@ def main():
 
 
 def check_readouts(doc, config, moduli, singular, sr):
-    """The readouts of SPEC section 2, recomputed here from the document's own arrays."""
+    """The readouts of docs/model.md §2, recomputed here from the document's own arrays."""
     readouts = doc["readouts"]
     assert set(readouts) == {"one_minus_abs_lambda2", "s1_over_s2", "count_abs_lambda_above_half",
                              "stable_rank_shown_layer"}, readouts

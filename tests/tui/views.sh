@@ -11,13 +11,13 @@ cd "$(dirname "$0")/../.." || exit 1
 trace=$TMP/views.trace
 start 140 44 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 64 -d 64 -L 3 --trace '$trace'"
 expect "markov computes" "computed in [0-9]+ ms"
-expect "overlays on by default: predicted curves in the legend" "theory \(SPEC §3\)"
+expect "overlays on by default: predicted curves in the legend" "theory \(docs/model.md §3\)"
 expect "and the quartercircle density" "quartercircle law"
 press "o turns the overlays off, saying so" "theory overlays off" o
-check "o: the predicted curves leave the legend" wait_gone "theory \(SPEC §3\)"
+check "o: the predicted curves leave the legend" wait_gone "theory \(docs/model.md §3\)"
 check "o: the density leaves the histogram legend" wait_gone "quartercircle law"
 expect "o: the circles stay" "\|z\| = σ = [0-9.]+"
-press "o again: back on" "theory \(SPEC §3\)" o
+press "o again: back on" "theory \(docs/model.md §3\)" o
 
 press "v: the width sweep" "width sweep: sr\(Σℓ\) − 1 at ℓ=1 against T" v
 expect "the sweep arrives with its fitted slopes" "fitted slopes -?[0-9.]+ \(gap off\)"
