@@ -75,110 +75,109 @@ static bool count_layer(void *context, int seed_index, int layer, int depth)
     return true;
 }
 
+/* How a key changes the settings. */
+typedef enum {
+    SHOWN_LAYER_BY, /* `]`, `[` */
+    DEPTH_BY,       /* `L`, `l` (the shown layer follows the depth down) */
+    DEPTH,
+    GAP_TOGGLE, /* `g`: off <-> center */
+    GAP,
+    SEEDS,
+    SEED_BY, /* `r` and back */
+    ATTENTION,
+    MASK,
+    LAYERNORM,
+    SKIP,
+    SIGMA_QK,
+} Change;
+
 /* A step of a key sequence: how the settings change, and how many layers the kept
    workspace may compute for it at most (-1: no bound, the weights changed). */
 typedef struct {
     const char *key;
-    void (*apply)(Config *c);
+    Change change;
+    double value;
     int layers_at_most;
 } Step;
 
-static void layer_up(Config *c)
+static void apply(Config *c, const Step *s)
 {
-    c->layer++;
-}
-static void layer_down(Config *c)
-{
-    c->layer--;
-}
-static void depth_up(Config *c)
-{
-    c->depth++;
-}
-static void depth_down(Config *c)
-{
-    c->depth--;
-    if (c->layer > c->depth)
-        c->layer = c->depth;
-}
-static void gap_toggle(Config *c)
-{
-    c->gap = c->gap == GAP_OFF ? GAP_CENTER : GAP_OFF;
-}
-static void gap_deflate(Config *c)
-{
-    c->gap = GAP_DEFLATE;
-}
-static void gap_outliers(Config *c)
-{
-    c->gap = GAP_OUTLIERS;
-}
-static void gap_off(Config *c)
-{
-    c->gap = GAP_OFF;
-}
-static void seeds_three(Config *c)
-{
-    c->seeds = 3;
-}
-static void seeds_one(Config *c)
-{
-    c->seeds = 1;
-}
-static void new_seed(Config *c)
-{
-    c->seed++;
-}
-static void old_seed(Config *c)
-{
-    c->seed--;
-}
-static void markov(Config *c)
-{
-    c->attention = ATTENTION_MARKOV;
-}
-static void causal(Config *c)
-{
-    c->mask = MASK_CAUSAL;
-}
-static void layernorm_ln(Config *c)
-{
-    c->layernorm = LAYERNORM_LN;
-}
-static void skip_plain(Config *c)
-{
-    c->skip = SKIP_PLAIN;
-}
-static void identity(Config *c)
-{
-    c->attention = ATTENTION_IDENTITY;
-}
-static void sigma_up(Config *c)
-{
-    c->sigma_qk = 2.5;
-}
-static void deep(Config *c)
-{
-    c->depth = 12;
+    int v = (int)s->value;
+    switch (s->change) {
+    case SHOWN_LAYER_BY:
+        c->layer += v;
+        break;
+    case DEPTH_BY:
+        c->depth += v;
+        if (c->layer > c->depth)
+            c->layer = c->depth;
+        break;
+    case DEPTH:
+        c->depth = v;
+        break;
+    case GAP_TOGGLE:
+        c->gap = c->gap == GAP_OFF ? GAP_CENTER : GAP_OFF;
+        break;
+    case GAP:
+        c->gap = (Gap)v;
+        break;
+    case SEEDS:
+        c->seeds = v;
+        break;
+    case SEED_BY:
+        c->seed += (uint64_t)(int64_t)v;
+        break;
+    case ATTENTION:
+        c->attention = (Attention)v;
+        break;
+    case MASK:
+        c->mask = (Mask)v;
+        break;
+    case LAYERNORM:
+        c->layernorm = (LayerNorm)v;
+        break;
+    case SKIP:
+        c->skip = (Skip)v;
+        break;
+    case SIGMA_QK:
+        c->sigma_qk = s->value;
+        break;
+    }
 }
 
 static const Step STEPS[] = {
-    {"]", layer_up, 0},     {"]", layer_up, 0},
-    {"[", layer_down, 0},   {"L", depth_up, 1},
-    {"L", depth_up, 1},     {"l", depth_down, 0},
-    {"g", gap_toggle, 0},   {"]", layer_up, 0},
-    {"g", gap_toggle, 0},   {"G", gap_deflate, -1},
-    {"g off", gap_off, 0},  {"G", gap_outliers, -1},
-    {"g off", gap_off, 0},  {"seeds 3", seeds_three, 2 * 6},
-    {"L", depth_up, 3},     {"seeds 1", seeds_one, 0},
-    {"r", new_seed, -1},    {"r back", old_seed, 0},
-    {"a", markov, -1},      {"]", layer_up, 0},
-    {"g", gap_toggle, 0},   {"m", causal, -1},
-    {"[", layer_down, 0},   {"n", layernorm_ln, -1},
-    {"L", depth_up, 1},     {"k", skip_plain, -1},
-    {"g", gap_toggle, 0},   {"S", sigma_up, -1},
-    {"a id", identity, -1}, {"deep", deep, -1},
-    {"l", depth_down, 0},   {"g", gap_toggle, 0},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"[", SHOWN_LAYER_BY, -1, 0},
+    {"L", DEPTH_BY, 1, 1},
+    {"L", DEPTH_BY, 1, 1},
+    {"l", DEPTH_BY, -1, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"G deflate", GAP, GAP_DEFLATE, -1},
+    {"g off", GAP, GAP_OFF, 0},
+    {"G outliers", GAP, GAP_OUTLIERS, -1},
+    {"g off", GAP, GAP_OFF, 0},
+    {"seeds 3", SEEDS, 3, 2 * 6},
+    {"L", DEPTH_BY, 1, 3},
+    {"seeds 1", SEEDS, 1, 0},
+    {"r", SEED_BY, 1, -1},
+    {"r back", SEED_BY, -1, 0},
+    {"a markov", ATTENTION, ATTENTION_MARKOV, -1},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"m causal", MASK, MASK_CAUSAL, -1},
+    {"[", SHOWN_LAYER_BY, -1, 0},
+    {"n ln", LAYERNORM, LAYERNORM_LN, -1},
+    {"L", DEPTH_BY, 1, 1},
+    {"k plain", SKIP, SKIP_PLAIN, -1},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"S", SIGMA_QK, 2.5, -1},
+    {"a identity", ATTENTION, ATTENTION_IDENTITY, -1},
+    {"depth 12", DEPTH, 12, -1},
+    {"l", DEPTH_BY, -1, 0},
+    {"g", GAP_TOGGLE, 0, 0},
 };
 
 /* Drives the key sequence on a kept workspace with this budget and on fresh workspaces. */
@@ -196,7 +195,7 @@ static void drive(size_t budget)
     for (size_t i = 0; i <= sizeof STEPS / sizeof STEPS[0]; i++) {
         int bound = -1;
         if (i > 0) {
-            STEPS[i - 1].apply(&c);
+            apply(&c, &STEPS[i - 1]);
             bound = STEPS[i - 1].layers_at_most;
         }
         assert_int_equal(Config_validate(&c, err, sizeof err), 0);

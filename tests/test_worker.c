@@ -58,7 +58,7 @@ static void test_one_job(void **state)
     int count = 0;
     Snapshot *s = wait_done(w, g, &count);
     assert_true(count >= 1);
-    assert_true(Config_equal(&s->config, &c));
+    assert_true(Config_equal(&s->result->config, &c));
     assert_false(s->failed);
     assert_int_equal(s->result->layers_done, 3);
     assert_true(s->result->spectra_ready);
@@ -66,7 +66,7 @@ static void test_one_job(void **state)
     assert_close(s->progress, 1.0, 0);
     assert_close(s->result->network.stable_rank[0], 16.0, 1e-9);
     assert_true(s->elapsed_ms >= 0);
-    /* Row-stochastic: the outlier is 1 (SPEC §4). */
+    /* Row-stochastic: the outlier is 1 (docs/model.md §4). */
     assert_close(s->result->eigenvalues[0].re, 1.0, 1e-9);
     Snapshot_free(s);
     /* The same Workspace serves a second, larger job. */
@@ -92,7 +92,7 @@ static void test_supersede(void **state)
     unsigned long last = Worker_submit(w, &quick);
     assert_int_equal(last, 6);
     Snapshot *s = wait_done(w, last, NULL);
-    assert_true(Config_equal(&s->config, &quick));
+    assert_true(Config_equal(&s->result->config, &quick));
     Snapshot_free(s);
     /* Whatever the slow jobs left is stale now. */
     assert_null(Worker_take(w, first));

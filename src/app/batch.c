@@ -91,7 +91,7 @@ static void sweep_object(Text *t, const WidthSweep *w)
     Text_printf(t, "}");
 }
 
-/* The readouts of SPEC §2 for the shown layer, null where undefined. */
+/* The readouts of docs/model.md §2 for the shown layer, null where undefined. */
 static void readouts_object(Text *t, const Readouts *o)
 {
     Text_printf(t, ",\n \"readouts\": {");

@@ -54,9 +54,7 @@ static int run_batch(const Options *o)
         goto done;
     }
     if (o->export_dir) {
-        ExportData data;
-        Export_from_result(&data, r);
-        int files = Export_write(&data, o->export_dir, err, sizeof err);
+        int files = Export_write(r, o->export_dir, err, sizeof err);
         if (files < 0) {
             fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
             goto done;

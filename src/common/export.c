@@ -24,13 +24,15 @@ static const char *const FILE_NAMES[FILES] = {"eigenvalues.csv",     "singular_v
                                               "layers.csv",          "eigenvalues.svg",
                                               "singular_values.svg", "stable_rank.svg"};
 
-void Export_from_result(ExportData *d, const Result *r)
+/* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
+static const Complex *shown_eigenvalues(const Result *r)
 {
-    d->result = r;
-    d->config = &r->config;
-    d->sigma = r->sigma;
-    d->eigenvalues = r->spectra_ready ? r->eigenvalues : NULL;
-    d->singular_values = r->spectra_ready ? r->singular_values : NULL;
+    return r->spectra_ready ? r->eigenvalues : NULL;
+}
+
+static const double *shown_singular_values(const Result *r)
+{
+    return r->spectra_ready ? r->singular_values : NULL;
 }
 
 const char *Export_default_directory(char *buf, size_t size)
@@ -49,13 +51,14 @@ static void csv_number(FILE *f, double x)
     fputs(Format_shortest(x, buf), f);
 }
 
-static void write_eigenvalues_csv(FILE *f, const ExportData *d)
+static void write_eigenvalues_csv(FILE *f, const Result *r)
 {
-    int T = d->config->tokens;
+    const Complex *eigenvalues = shown_eigenvalues(r);
+    int T = r->config.tokens;
     double root_t = sqrt((double)T);
     fputs("index,re,im,modulus,sqrtT_re,sqrtT_im\n", f);
-    for (int i = 0; d->eigenvalues && i < T; i++) {
-        const Complex *z = &d->eigenvalues[i];
+    for (int i = 0; eigenvalues && i < T; i++) {
+        const Complex *z = &eigenvalues[i];
         fprintf(f, "%d,", i + 1);
         csv_number(f, z->re);
         fputc(',', f);
@@ -70,15 +73,16 @@ static void write_eigenvalues_csv(FILE *f, const ExportData *d)
     }
 }
 
-static void write_singular_values_csv(FILE *f, const ExportData *d)
+static void write_singular_values_csv(FILE *f, const Result *r)
 {
-    int T = d->config->tokens;
+    const double *singular_values = shown_singular_values(r);
+    int T = r->config.tokens;
     fputs("index,singular_value,sqrtT_singular_value\n", f);
-    for (int i = 0; d->singular_values && i < T; i++) {
+    for (int i = 0; singular_values && i < T; i++) {
         fprintf(f, "%d,", i + 1);
-        csv_number(f, d->singular_values[i]);
+        csv_number(f, singular_values[i]);
         fputc(',', f);
-        csv_number(f, sqrt((double)T) * d->singular_values[i]);
+        csv_number(f, sqrt((double)T) * singular_values[i]);
         fputc('\n', f);
     }
 }
@@ -109,11 +113,6 @@ void Export_layers_csv(FILE *f, const Result *r)
         }
         fputc('\n', f);
     }
-}
-
-static void write_layers_csv(FILE *f, const ExportData *d)
-{
-    Export_layers_csv(f, d->result);
 }
 
 /* ---- SVG: 640×480, a plot area with a frame, axes labels and a title ----------------- */
@@ -174,29 +173,30 @@ static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *y
             MARGIN - 4, SVG_H - MARGIN, fr->y0, MARGIN - 4, MARGIN + 10, fr->y1);
 }
 
-static void write_eigenvalues_svg(FILE *f, const ExportData *d)
+static void write_eigenvalues_svg(FILE *f, const Result *r)
 {
-    int T = d->config->tokens;
-    double root_t = sqrt((double)T), extent = 1.2 * fmax(d->sigma, 1e-300);
-    for (int i = 0; d->eigenvalues && i < T; i++)
-        extent = fmax(extent, 1.1 * root_t * hypot(d->eigenvalues[i].re, d->eigenvalues[i].im));
+    const Complex *eigenvalues = shown_eigenvalues(r);
+    int T = r->config.tokens;
+    double root_t = sqrt((double)T), extent = 1.2 * fmax(r->sigma, 1e-300);
+    for (int i = 0; eigenvalues && i < T; i++)
+        extent = fmax(extent, 1.1 * root_t * hypot(eigenvalues[i].re, eigenvalues[i].im));
     if (!isfinite(extent))
         extent = 1.1 * root_t;
     Frame fr = {-extent, extent, -extent * 0.75, extent * 0.75, false};
-    svg_open(f, "Eigenvalues of the shown attention matrix, scaled by √T", d->config);
+    svg_open(f, "Eigenvalues of the shown attention matrix, scaled by √T", &r->config);
     svg_axes(f, &fr, "Re √T·λ", "Im √T·λ");
     double unit = (SVG_W - 2 * MARGIN) / (2 * extent);
     fprintf(f,
             "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
             "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
             px(&fr, 0), py(&fr, 0), root_t * unit);
-    if (isfinite(d->sigma) && d->sigma * unit < 4 * SVG_W)
+    if (isfinite(r->sigma) && r->sigma * unit < 4 * SVG_W)
         fprintf(f,
                 "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
                 "stroke=\"#c60\" stroke-dasharray=\"2 2\"/>\n",
-                px(&fr, 0), py(&fr, 0), d->sigma * unit);
-    for (int i = 0; d->eigenvalues && i < T; i++) {
-        double x = root_t * d->eigenvalues[i].re, y = root_t * d->eigenvalues[i].im;
+                px(&fr, 0), py(&fr, 0), r->sigma * unit);
+    for (int i = 0; eigenvalues && i < T; i++) {
+        double x = root_t * eigenvalues[i].re, y = root_t * eigenvalues[i].im;
         if (i == 0)
             fprintf(f,
                     "<rect class=\"point outlier\" x=\"%.2f\" y=\"%.2f\" width=\"7\" "
@@ -209,28 +209,29 @@ static void write_eigenvalues_svg(FILE *f, const ExportData *d)
     fprintf(f,
             "<text x=\"%d\" y=\"%d\" fill=\"#555\">square: largest |λ|; dashed grey: "
             "|λ| = 1; dotted orange: radius σ = %.4g</text>\n</svg>\n",
-            MARGIN, SVG_H - 4, d->sigma);
+            MARGIN, SVG_H - 4, r->sigma);
 }
 
-static void write_singular_values_svg(FILE *f, const ExportData *d)
+static void write_singular_values_svg(FILE *f, const Result *r)
 {
-    int T = d->config->tokens;
+    const double *singular_values = shown_singular_values(r);
+    int T = r->config.tokens;
     double root_t = sqrt((double)T), top = 1e-300;
-    for (int i = 0; d->singular_values && i < T; i++)
-        if (isfinite(d->singular_values[i]))
-            top = fmax(top, root_t * d->singular_values[i]);
+    for (int i = 0; singular_values && i < T; i++)
+        if (isfinite(singular_values[i]))
+            top = fmax(top, root_t * singular_values[i]);
     enum { BINS = 40 };
     int counts[BINS] = {0}, highest = 1;
-    double bulk_top = T > 1 && d->singular_values ? root_t * d->singular_values[1] : top;
+    double bulk_top = T > 1 && singular_values ? root_t * singular_values[1] : top;
     if (!(bulk_top > 0) || !isfinite(bulk_top))
         bulk_top = top;
-    for (int i = 1; d->singular_values && i < T; i++) {
-        int b = (int)(root_t * d->singular_values[i] / bulk_top * (BINS - 1e-9));
+    for (int i = 1; singular_values && i < T; i++) {
+        int b = (int)(root_t * singular_values[i] / bulk_top * (BINS - 1e-9));
         if (b >= 0 && b < BINS && ++counts[b] > highest)
             highest = counts[b];
     }
     Frame fr = {0, 1.05 * top, 0, 1.1 * highest, false};
-    svg_open(f, "Singular values of the shown attention matrix, scaled by √T", d->config);
+    svg_open(f, "Singular values of the shown attention matrix, scaled by √T", &r->config);
     svg_axes(f, &fr, "√T·s", "count");
     double width = bulk_top / BINS;
     for (int b = 0; b < BINS; b++)
@@ -240,8 +241,8 @@ static void write_singular_values_svg(FILE *f, const ExportData *d)
                     "fill=\"#9bd\"/>\n",
                     px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
                     py(&fr, 0) - py(&fr, counts[b]));
-    for (int i = 0; d->singular_values && i < T; i++) { /* one mark per singular value */
-        double x = px(&fr, root_t * d->singular_values[i]);
+    for (int i = 0; singular_values && i < T; i++) { /* one mark per singular value */
+        double x = px(&fr, root_t * singular_values[i]);
         fprintf(f,
                 "<line class=\"point%s\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
                 "stroke=\"%s\"/>\n",
@@ -254,11 +255,11 @@ static void write_singular_values_svg(FILE *f, const ExportData *d)
             MARGIN, SVG_H - 4);
 }
 
-static void write_stable_rank_svg(FILE *f, const ExportData *d)
+static void write_stable_rank_svg(FILE *f, const Result *r)
 {
-    int L = d->config->depth;
+    int L = r->config.depth;
     double lo = INFINITY, hi = -INFINITY;
-    const double *curves[2] = {d->result->network.stable_rank, d->result->counterpart.stable_rank};
+    const double *curves[2] = {r->network.stable_rank, r->counterpart.stable_rank};
     for (int k = 0; k < 2; k++)
         for (int l = 0; l <= L; l++) {
             double v = curves[k][l];
@@ -272,7 +273,7 @@ static void write_stable_rank_svg(FILE *f, const ExportData *d)
         hi = 10;
     }
     Frame fr = {0, L > 0 ? L : 1, lo / 1.5, hi * 1.5, true};
-    svg_open(f, "Stable rank of the token covariance against depth (log scale)", d->config);
+    svg_open(f, "Stable rank of the token covariance against depth (log scale)", &r->config);
     svg_axes(f, &fr, "layer ℓ", "sr(Σ_ℓ)");
     const char *colour[2] = {"#137", "#c60"}, *dash[2] = {"", " stroke-dasharray=\"6 4\""};
     for (int k = 0; k < 2; k++) {
@@ -292,14 +293,14 @@ static void write_stable_rank_svg(FILE *f, const ExportData *d)
     fprintf(f,
             "<text x=\"%d\" y=\"%d\" fill=\"#555\">solid: gap %s; dashed: gap %s (same "
             "weights)</text>\n</svg>\n",
-            MARGIN, SVG_H - 4, GAP_NAMES.names[d->config->gap],
-            GAP_NAMES.names[Gap_toggled(d->config->gap)]);
+            MARGIN, SVG_H - 4, GAP_NAMES.names[r->config.gap],
+            GAP_NAMES.names[Gap_toggled(r->config.gap)]);
 }
 
-typedef void (*Writer)(FILE *f, const ExportData *d);
+typedef void (*Writer)(FILE *f, const Result *r);
 
 static const Writer WRITERS[FILES] = {write_eigenvalues_csv,     write_singular_values_csv,
-                                      write_layers_csv,          write_eigenvalues_svg,
+                                      Export_layers_csv,         write_eigenvalues_svg,
                                       write_singular_values_svg, write_stable_rank_svg};
 
 /* ---- Files and directories -------------------------------------------------------------- */
@@ -422,7 +423,7 @@ static int make_staging(const char *parent, const char *base, char *out, char *e
 
 /* Writes file i into dir.  O_EXCL in a directory of our own: the kernel applies the umask
    to 0666, as for any file a program writes (mkstemp would give 0600). */
-static int write_file(const ExportData *d, const char *dir, int i, char *err, size_t size)
+static int write_file(const Result *r, const char *dir, int i, char *err, size_t size)
 {
     char path[PATH_SIZE + NAME_ROOM];
     snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
@@ -435,7 +436,7 @@ static int write_file(const ExportData *d, const char *dir, int i, char *err, si
         return -1;
     }
     errno = 0;
-    WRITERS[i](f, d);
+    WRITERS[i](f, r);
     int failed = ferror(f) != 0;
     failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
     int reason = errno;
@@ -475,7 +476,7 @@ static int exchange(const char *fresh, const char *target)
     return 0;
 }
 
-int Export_write(const ExportData *d, const char *dir, char *err, size_t size)
+int Export_write(const Result *r, const char *dir, char *err, size_t size)
 {
     char target[PATH_SIZE], resolved[PATH_MAX], staging[PATH_SIZE];
     int n = snprintf(target, sizeof target, "%s", dir);
@@ -540,7 +541,7 @@ int Export_write(const ExportData *d, const char *dir, char *err, size_t size)
         status = -1;
     }
     for (int i = 0; i < FILES && status == 0; i++)
-        status = write_file(d, staging, i, err, size);
+        status = write_file(r, staging, i, err, size);
     if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
         snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
         status = -1;

@@ -11,18 +11,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* What the files are written from: a Result (the per-layer columns are its RESULT_SERIES)
-   and, for the spectra, what it holds when its shown layer is done. */
-typedef struct {
-    const Result *result;
-    const Config *config;
-    double sigma;
-    const Complex *eigenvalues;    /* config->tokens values, or NULL */
-    const double *singular_values; /* config->tokens values, descending, or NULL */
-} ExportData;
-
-void Export_from_result(ExportData *d, const Result *r);
-
 /* layers.csv: two comment lines (the version, then every setting as the command line spells
    it), the column names, then one row per layer ℓ = 0..depth with every per-layer series;
    an undefined value is an empty field.  pandas reads it with comment='#'. */
@@ -38,6 +26,6 @@ const char *Export_default_directory(char *buf, size_t size);
    can exchange two names), so it must be empty or hold only an earlier export's files:
    anything else in it is refused, never moved or deleted.  Returns the number of files
    written, or -1 with the reason in err (not naming dir) and nothing changed. */
-int Export_write(const ExportData *d, const char *dir, char *err, size_t size);
+int Export_write(const Result *r, const char *dir, char *err, size_t size);
 
 #endif

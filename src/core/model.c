@@ -1,5 +1,5 @@
-/* The forward pass of SPEC §1.5 for a network and its counterpart (gap removal toggled),
- * sharing every random weight, and the quantities of SPEC §2.
+/* The forward pass of docs/model.md §1.5 for a network and its counterpart (gap removal toggled),
+ * sharing every random weight, and the quantities of docs/model.md §2.
  *
  * Computed once: every layer of every network that was computed for the current weights is
  * kept as a Track (its per-layer numbers always, its token matrices while a memory budget
@@ -277,7 +277,7 @@ size_t Model_memory_estimate(const Config *c)
 
 /* ---- one network ---------------------------------------------------------------------- */
 
-/* The frozen-attention gradient is the product formula of SPEC §2, which describes the
+/* The frozen-attention gradient is the product formula of docs/model.md §2, which describes the
    network without skips and LayerNorm. */
 static bool gradients_apply(const Config *c)
 {
@@ -560,12 +560,11 @@ static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, Gap gap, int layer,
 static void kept_trim(Kept *k, size_t budget, Track *const own[NETWORKS])
 {
     size_t td = (size_t)k->key.tokens * k->key.width;
-    for (int pass = 0; pass < 3 && k->bytes > budget; pass++)
+    for (int pass = 0; pass < 2 && k->bytes > budget; pass++)
         for (int i = 0; i < k->track_count && k->bytes > budget; i++) {
             Track *t = k->tracks[i];
-            bool is_own = t == own[0] || t == own[1];
-            bool drop = pass == 0 ? !is_own && t->first : pass == 1 ? !t->first : !is_own;
-            if (!drop)
+            bool first_seed_pass = pass == 0;
+            if (t == own[0] || t == own[1] || t->first != first_seed_pass)
                 continue;
             for (int l = 1; l <= t->layers; l++)
                 state_forget_matrices(k, &t->state[l], td);
@@ -806,7 +805,9 @@ static int lane_load(Run *run, int which, int layer)
     while (from > 0 && (!t->state[from].x || (frozen && !t->state[from].frozen)))
         from--;
     Lane *lane = &w->lane[which];
-    if (from == 0) {
+    if (run->held[which] > from && run->held[which] < layer) {
+        from = run->held[which]; /* the lane is nearer than anything kept: go on from it */
+    } else if (from == 0) {
         int info = input_tokens(w, run->config, run->seed, which);
         if (info)
             return info;
@@ -964,7 +965,7 @@ static void gradient_task(int which, void *context)
 }
 
 /* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
-   P2 = W_{ℓ+1}⋯W_L (SPEC §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
+   P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
    The lanes hold the frozen products of layer L.  The value weights come from the cache,
    or are drawn again from their streams where L·d² doubles would not fit. */
 static void frozen_attention_gradients(Run *run)
@@ -1044,7 +1045,7 @@ static double modulus(Complex z)
     return hypot(z.re, z.im);
 }
 
-/* The readouts of SPEC §2 for the shown matrix and layer (NaN where undefined). */
+/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined). */
 static void fill_readouts(Result *r)
 {
     Readouts *o = &r->readouts;
@@ -1070,8 +1071,10 @@ static void fill_readouts(Result *r)
    the bands over the leading seeds that are complete, the shown spectra, the readouts, the
    warnings (spectra first, then layer by layer, the network before its counterpart, seed
    by seed) and the measure routes.  The same order whatever was kept, so a result does not
-   depend on what earlier runs left. */
-static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds)
+   depend on what earlier runs left.  After each layer (while a screen follows the run) the
+   warnings and routes are the first seed's alone: all seeds' would make every layer cost as
+   much as the whole ensemble so far; the end of the run gathers them all (every_seed). */
+static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
 {
     const Config *c = run->config;
     Result *out = run->out;
@@ -1107,7 +1110,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds)
     fill_readouts(out);
 
     memset(out->measure_routes, 0, sizeof out->measure_routes);
-    for (int s = 0; s < seeds; s++) {
+    for (int s = 0; s < (every_seed ? seeds : 1); s++) {
         if (tracks[s][0]->layers >= 0)
             out->measure_routes[tracks[s][0]->state[0].route]++;
         for (int l = 1; l <= depth; l++)
@@ -1198,7 +1201,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
         if (info)
             return info;
         spectra = true;
-        assemble(run, tracks, seed_index + 1);
+        assemble(run, tracks, seed_index + 1, false);
     }
 
     for (int layer = 1; layer <= c->depth; layer++) {
@@ -1244,7 +1247,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
         if (run->shown_lane == 0) {
             /* Right away, so a screen shows the spectra before the deeper layers finish. */
             if (stop_requested(run)) {
-                assemble(run, tracks, seed_index + 1);
+                assemble(run, tracks, seed_index + 1, false);
                 *stopped = true;
                 return 0;
             }
@@ -1253,7 +1256,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
                 return info;
             spectra = true;
         }
-        assemble(run, tracks, seed_index + 1);
+        assemble(run, tracks, seed_index + 1, false);
         if (progress && progress->after_layer &&
             !progress->after_layer(progress->context, seed_index, layer, c->depth)) {
             *stopped = true;
@@ -1275,7 +1278,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
         frozen_attention_gradients(run);
         run->held[0] = run->held[1] = -1; /* the frozen products were used up */
     }
-    assemble(run, tracks, seed_index + 1);
+    assemble(run, tracks, seed_index + 1, false);
     return 0;
 }
 
@@ -1340,7 +1343,8 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .out = out,
                .progress = progress};
     bool stopped = false;
-    for (int s = 0; s < seeds && !stopped; s++) {
+    int begun = 0;
+    for (int s = 0; s < seeds && !stopped; s++, begun++) {
         run.first_seed = s == 0;
         run.seed = c->seed + (uint64_t)s;
         int info = run_seed(&run, tracks, s, &stopped);
@@ -1355,9 +1359,8 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
             status = -1;
             goto done;
         }
-        if (stopped)
-            assemble(&run, tracks, s + 1);
     }
+    assemble(&run, tracks, begun, true);
 done:
     free(tracks);
     if (k == &scratch)

@@ -11,7 +11,6 @@ Snapshot *Snapshot_of(const Result *r, unsigned long generation)
     if (!s)
         return NULL;
     s->generation = generation;
-    s->config = r->config;
     s->result = Result_copy(r);
     if (!s->result) {
         free(s);
@@ -22,7 +21,7 @@ Snapshot *Snapshot_of(const Result *r, unsigned long generation)
 
 bool Snapshot_attach_compare(Snapshot *s, const Result *r)
 {
-    if (!r->spectra_ready || r->config.tokens != s->config.tokens)
+    if (!r->spectra_ready || r->config.tokens != s->result->config.tokens)
         return false;
     Complex *values = malloc(sizeof(Complex) * (size_t)r->config.tokens);
     if (!values)
@@ -42,7 +41,6 @@ Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char
     if (!s)
         return NULL;
     s->generation = generation;
-    s->config = *c;
     s->failed = true;
     s->done = true;
     s->result = Result_new();

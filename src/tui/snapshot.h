@@ -14,7 +14,6 @@ enum { SNAPSHOT_ERROR_SIZE = 256 };
 
 typedef struct {
     unsigned long generation; /* of the job that made it */
-    Config config;
 
     /* Progress of the job when the snapshot was taken. */
     double progress; /* 0..1 over all seeds and layers */

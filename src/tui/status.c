@@ -87,7 +87,7 @@ static void readouts(Fields *f, const StatusView *v)
     char label[32];
     snprintf(label, sizeof label, "sr(ℓ=%d)", s && layer > 0 ? layer : v->config->depth);
     if (isfinite(sr) && minus_one < 1e-3)
-        /* Collapsed: "1" alone would hide how close (sr − 1 reaches 1e-13, SPEC §2). */
+        /* Collapsed: "1" alone would hide how close (sr − 1 reaches 1e-13, docs/model.md §2). */
         field(f, false, "%s=1+%.2g", label, minus_one);
     else
         readout(f, v, label, sr, "%.4g");

@@ -143,7 +143,7 @@ static void key_name(int key, char *out, size_t size)
 static bool exportable(const Loop *l)
 {
     const Snapshot *s = l->shown;
-    return s && !s->failed && s->done && Config_equal(&s->config, &l->controls.config);
+    return s && !s->failed && s->done && Config_equal(&s->result->config, &l->controls.config);
 }
 
 /* Writes the shown result into the directory typed at the prompt (~/ is the home
@@ -163,9 +163,7 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    ExportData d;
-    Export_from_result(&d, l->shown->result);
-    int files = Export_write(&d, dir, err, sizeof err);
+    int files = Export_write(l->shown->result, dir, err, sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
     else
@@ -489,7 +487,7 @@ static void draw(Loop *l)
 {
     bool current = l->shown && l->shown->generation == l->generation;
     /* A job that only adds a view's extras keeps the readouts of the same settings. */
-    bool same = l->shown && Config_equal(&l->shown->config, &l->controls.config);
+    bool same = l->shown && Config_equal(&l->shown->result->config, &l->controls.config);
     View v = {
         .status =
             {

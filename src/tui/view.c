@@ -56,11 +56,11 @@ static void size_message(Screen *s)
     centred(s, rows / 2 + 1, "enlarge it, or press q to quit", false);
 }
 
-/* The σ of the circular and quartercircle laws, where they apply (SPEC §3): markov, and
+/* The σ of the circular and quartercircle laws, where they apply (docs/model.md §3): markov, and
    softmax on orthonormal input, with every key allowed. */
 static double theory_sigma(const Snapshot *s)
 {
-    const Config *c = &s->config;
+    const Config *c = &s->result->config;
     bool applies = (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV) &&
                    c->mask == MASK_FULL;
     return applies ? s->result->sigma : NAN;
@@ -71,10 +71,10 @@ static void matrix_words(const Snapshot *s, char *out, size_t size)
 {
     snprintf(out, size, "of A%s%s, ℓ=%d, T=%d", s->result->shown_gap == GAP_OFF ? "" : ", gap ",
              s->result->shown_gap == GAP_OFF ? "" : GAP_NAMES.names[s->result->shown_gap],
-             s->config.layer, s->config.tokens);
+             s->result->config.layer, s->result->config.tokens);
 }
 
-/* The outlier theory predicts for relu and sigmoid (SPEC §3), NaN elsewhere (softmax and
+/* The outlier theory predicts for relu and sigmoid (docs/model.md §3), NaN elsewhere (softmax and
    markov have λ1 = 1 exactly, which the legend prints already). */
 static double predicted_outlier(const Config *c)
 {
@@ -95,8 +95,8 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         if (shown && shown->failed)
             why = "the computation failed (see the status line)";
         else if (shown) {
-            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)", shown->config.layer,
-                     shown->result->layers_done, shown->config.depth);
+            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)", shown->result->config.layer,
+                     shown->result->layers_done, shown->result->config.depth);
             why = wait;
         }
         Plot_message(eigen, "eigenvalues √T·λ", why);
@@ -108,7 +108,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
              shown->result->eigenvalues_exact ? ", exact: the diagonal" : "");
     snprintf(t2, sizeof t2, "singular values √T·s %s", words);
     double scale = sqrt((double)shown->result->config.tokens), sigma = theory_sigma(shown);
-    /* The circles are always drawn (SPEC §6); the overlay key governs the predictions. */
+    /* The circles are always drawn; the overlay key governs the predictions. */
     EigenvaluePlot e = {
         .title = t1,
         .count = shown->result->config.tokens,
@@ -117,7 +117,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         .sigma = sigma,
         .exact = shown->result->eigenvalues_exact,
         .show_predicted = d->overlays && shown->result->shown_gap == GAP_OFF,
-        .predicted_outlier = predicted_outlier(&shown->config),
+        .predicted_outlier = predicted_outlier(&shown->result->config),
     };
     Plot_eigenvalues(eigen, &e);
     HistogramPlot h = {t2,
@@ -125,7 +125,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                        shown->result->singular_values,
                        scale,
                        d->overlays ? sigma : NAN,
-                       shown->config.attention == ATTENTION_MARKOV ? "quartercircle law"
+                       shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
                                                                    : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
 }
@@ -141,7 +141,7 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, First fir
         Plot_message(c, heading, shown ? "the computation failed" : "computing…");
         return;
     }
-    const Config *k = &shown->config;
+    const Config *k = &shown->result->config;
     /* Seed 1 alone until a second seed is done; then the mean and band of the seeds done
        so far, which grow until every seed is in. */
     bool ensemble = k->seeds > 1 && shown->result->seeds_done > 1;
@@ -218,7 +218,7 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
 {
     const char *title =
         "gradient norm ‖∂X_L/∂W^V_ℓ‖_F² against layer ℓ, frozen attention, log axis";
-    const Config *k = &s->config;
+    const Config *k = &s->result->config;
     double x[LAYERS_MAX];
     layers_axis(x, s->result->config.depth);
     char network[64], counterpart[64];
@@ -249,7 +249,7 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
 
 static void similarity_panel(const Snapshot *s, Canvas *c)
 {
-    const Config *k = &s->config;
+    const Config *k = &s->result->config;
     double x[LAYERS_MAX];
     layers_axis(x, s->result->config.depth);
     char network[64], counterpart[64];
@@ -274,7 +274,7 @@ static void similarity_panel(const Snapshot *s, Canvas *c)
 
 static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
 {
-    const Config *k = &s->config;
+    const Config *k = &s->result->config;
     char title[160];
     snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d fixed, log–log",
              k->layer);
@@ -349,7 +349,7 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
         stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
         return;
     }
-    const Config *k = &shown->config;
+    const Config *k = &shown->result->config;
     bool main_is_this = (k->gap != GAP_OFF) == removed;
     const Complex *values = main_is_this ? shown->result->eigenvalues : shown->compare_eigenvalues;
     Gap gap = main_is_this ? shown->result->shown_gap : shown->compare_gap;

@@ -124,6 +124,17 @@ static bool extra_after_layer(void *context, int seed_index, int layer, int dept
     return true;
 }
 
+/* How the worker follows its runs: `after` after each layer, a newer job stops them inside a
+   layer too, and the layers' second lane runs on the worker's lane thread. */
+static Progress worker_progress(Worker *w, bool (*after)(void *, int, int, int))
+{
+    return (Progress){.after_layer = after,
+                      .context = w,
+                      .stop_requested = stop_requested,
+                      .run_pair = Lanes_run,
+                      .pair_context = w->lanes};
+}
+
 /* The main result as a snapshot, with whatever extras are complete for this job. */
 static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras extras,
                                       double elapsed, bool done)
@@ -161,11 +172,7 @@ static bool run_compare(Worker *w, const Config *job, char *err, size_t size)
     if (w->compare_complete && Config_equal(&w->compare_config, &toggled))
         return true;
     w->compare_complete = false;
-    Progress progress = {.after_layer = extra_after_layer,
-                         .context = w,
-                         .stop_requested = stop_requested,
-                         .run_pair = Lanes_run,
-                         .pair_context = w->lanes};
+    Progress progress = worker_progress(w, extra_after_layer);
     Trace_event(w->trace, "compare-start gen=%lu gap=%s", w->running, GAP_NAMES.names[toggled.gap]);
     if (Model_run(&toggled, w->workspace, w->compare, &progress, err, size))
         return false;
@@ -181,11 +188,7 @@ static bool run_sweep(Worker *w, const Config *job, char *err, size_t size)
     if (w->sweep_complete && Config_equal(&w->sweep_config, job))
         return true;
     w->sweep_complete = false;
-    Progress progress = {.after_layer = extra_after_layer,
-                         .context = w,
-                         .stop_requested = stop_requested,
-                         .run_pair = Lanes_run,
-                         .pair_context = w->lanes};
+    Progress progress = worker_progress(w, extra_after_layer);
     Trace_event(w->trace, "sweep-start gen=%lu layer=%d", w->running, job->layer);
     if (Sweep_width(job, w->workspace, &w->sweep, &progress, err, size))
         return false;
@@ -200,11 +203,7 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
 {
     char err[SNAPSHOT_ERROR_SIZE];
     /* The network and its counterpart on a thread each (BLAS stays single-threaded). */
-    Progress progress = {.after_layer = after_layer,
-                         .context = w,
-                         .stop_requested = stop_requested,
-                         .run_pair = Lanes_run,
-                         .pair_context = w->lanes};
+    Progress progress = worker_progress(w, after_layer);
     w->started_ms = Trace_clock_ms();
     w->cancelled = false;
     bool reuse = w->result_complete && Config_equal(&w->result_config, job);
