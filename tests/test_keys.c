@@ -1,5 +1,6 @@
-/* The key table: every key of SPEC §6 is bound exactly once, the help is written from the
- * same table, and no sequence of keys can leave settings that Config_validate refuses. */
+/* The key table: every key of the screen is bound exactly once, the help is
+ * written from the same table, and no sequence of keys can leave settings that Config_validate
+ * refuses. */
 #include "testing.h"
 
 #include "ascii.h"
@@ -16,7 +17,7 @@ static void test_every_spec_key_bound(void **state)
     for (const char *k = letters; *k; k++) {
         const KeyBinding *b = Keys_find(*k);
         if (!b)
-            fail_msg("key '%c' of SPEC section 6 is not bound", *k);
+            fail_msg("key '%c' of the screen is not bound", *k);
         char name[2] = {*k, '\0'};
         assert_string_equal(b->name, name);
     }

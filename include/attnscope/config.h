@@ -1,4 +1,4 @@
-/* The settings of one experiment (SPEC §1, §5): what the user turns, nothing derived. */
+/* The settings of one experiment (docs/model.md §1, §5): what the user turns, nothing derived. */
 #ifndef ATTNSCOPE_CONFIG_H
 #define ATTNSCOPE_CONFIG_H
 
@@ -54,7 +54,7 @@ typedef struct {
     int seeds; /* ensemble size for the stable-rank curves */
 } Config;
 
-/* Ranges of the command line contract (SPEC §5). */
+/* Ranges of the command line contract. */
 enum {
     CONFIG_TOKENS_MIN = 2,
     CONFIG_TOKENS_MAX = 4096,
@@ -77,7 +77,7 @@ enum {
 
 typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_SEED, SETTING_ENUM } SettingKind;
 
-/* How the screen's keys step a setting (SPEC §6). */
+/* How the screen's keys step a setting (docs/guide.md). */
 typedef enum {
     STEP_NONE,    /* no keys */
     STEP_DOUBLE,  /* raise ×2, lower ÷2 */

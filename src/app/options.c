@@ -186,7 +186,7 @@ void Options_usage(FILE *out)
     for (int i = 0; i < Settings_count(); i++)
         setting_usage(out, Settings_at(i), &defaults);
     fputs("      --preset FILE   load settings (key = value lines); later options override\n"
-          "      --batch         print the JSON document of SPEC section 5 and exit\n"
+          "      --batch         print the results as one JSON document and exit\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"

@@ -1,4 +1,4 @@
-/* The command line of SPEC §5 and the preset files of SPEC §7, both generated from the
+/* The command line and the preset files, both generated from the
  * settings table (config.h): a preset line `key = value` means exactly `--key value`. */
 #ifndef ATTNSCOPE_OPTIONS_H
 #define ATTNSCOPE_OPTIONS_H

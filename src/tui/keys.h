@@ -1,4 +1,4 @@
-/* The key table of SPEC §6: one table binds the keys and writes the `?` help (htop's
+/* The key table: one table binds the keys and writes the `?` help (htop's
  * Action.c).  A parameter's key is its short option letter; the capital raises, the small
  * letter lowers (or cycles backwards).  The setting keys are generated from the settings
  * table (config.h), which says which keys step a setting and how; the other keys are listed
