@@ -24,6 +24,11 @@ typedef enum { LAYERNORM_NONE, LAYERNORM_RMS, LAYERNORM_LN } LayerNorm;
 
 typedef enum { SKIP_NONE, SKIP_PLAIN, SKIP_SCALED } Skip;
 
+/* How the weights of a layer are drawn (docs/model.md §1.7): i.i.d. Gaussian (σ_qk for the
+   query and key weights, 1 for the values), or the skipless transformer paper's
+   W^Q W^Kᵀ = αZ + βI with W_VO = c²·(Haar orthogonal). */
+typedef enum { INIT_GAUSSIAN, INIT_CUTTING_SKIP } Init;
+
 /* The names of one enumeration, as the command line, presets and JSON spell them. */
 typedef struct {
     const char *option; /* long option name, e.g. "attention" */
@@ -31,7 +36,8 @@ typedef struct {
     int count;
 } EnumNames;
 
-extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
+extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES,
+    INIT_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -52,6 +58,10 @@ typedef struct {
     int layer; /* layer whose attention matrix is shown, 1..depth */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */
+    Init init;
+    double init_alpha; /* cutting-skip: W^Q W^Kᵀ = αZ + βI, Z_ij ~ N(0, 1/d) */
+    double init_beta;
+    double init_c; /* cutting-skip: W_VO = c²·(Haar orthogonal) */
 } Config;
 
 /* Ranges of the command line contract. */

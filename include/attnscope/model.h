@@ -157,6 +157,10 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
    can refuse a configuration before it allocates. */
 size_t Model_memory_estimate(const Config *c);
 
+/* Post-LayerNorm per token (a row of the column-major T×d x): rms: x/‖x‖; ln: centred
+   first; none: nothing.  Zero rows stay 0.  row_stat: T doubles of scratch. */
+void LayerNorm_apply(LayerNorm mode, int T, int d, double *x, double *row_stat);
+
 void Warnings_add(Warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -1,5 +1,6 @@
 #include "batch.h"
 
+#include "attnscope/conditioning.h"
 #include "attnscope/random.h"
 #include "attnscope/theory.h"
 
@@ -105,7 +106,90 @@ static void readouts_object(Text *t, const Readouts *o)
     Text_printf(t, "}");
 }
 
-void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
+static void warnings_array(Text *t, const Warnings *w)
+{
+    Text_printf(t, "[");
+    for (int i = 0; i < w->count; i++) {
+        if (i)
+            Text_printf(t, ", ");
+        Json_string(t, w->text[i]);
+    }
+    Text_printf(t, "]");
+}
+
+/* docs/model.md §6: per layer ℓ = 1..L, the network's series and the counterpart's. */
+static void conditioning_object(Text *t, const Conditioning *k)
+{
+    int L = k->config.depth, T = k->config.tokens, d = k->config.width;
+    Text_printf(t, ",\n \"conditioning\": {\"jacobian_exact\": %s, \"exact_max\": %d, ",
+                k->jacobian_exact ? "true" : "false", CONDITIONING_EXACT_MAX);
+    field_number(t, "logit_scale", Init_logit_scale(&k->config));
+    for (int n = 0; n < 2; n++)
+        for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++) {
+            const ConditioningSeries *s = &CONDITIONING_SERIES[i];
+            Text_printf(t, ",\n  \"%s%s\": ", n ? "counterpart_" : "", s->name);
+            Json_numbers(t, ConditioningSeries_values(s, n ? &k->counterpart : &k->network) + 1, L);
+        }
+    Text_printf(t, ",\n  \"shown_layer\": {\"layer\": %d, \"attention_singular_values\": ",
+                k->config.layer);
+    Json_numbers(t, k->attention_singular_values, T);
+    Text_printf(t, ", \"value_output_singular_values\": ");
+    Json_numbers(t, k->value_output_singular_values, d);
+    Text_printf(t, ", \"jacobian_singular_values\": ");
+    if (k->jacobian_singular_values)
+        Json_numbers(t, k->jacobian_singular_values, T * d);
+    else
+        Text_printf(t, "null");
+    Text_printf(t, "},\n  \"warnings\": ");
+    warnings_array(t, &k->warnings);
+    Text_printf(t, "}");
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t)
+{
+    /* The median over the draws, NaN (singular) counted as +infinity. */
+    double *sorted = malloc(sizeof(double) * (size_t)draws);
+    if (!sorted) {
+        t->failed = true;
+        return;
+    }
+    int singular = 0;
+    for (int i = 0; i < draws; i++) {
+        sorted[i] = isnan(kappa[i]) ? INFINITY : kappa[i];
+        singular += isnan(kappa[i]);
+    }
+    qsort(sorted, (size_t)draws, sizeof(double), compare_doubles);
+    double median =
+        draws % 2 ? sorted[draws / 2] : 0.5 * (sorted[draws / 2 - 1] + sorted[draws / 2]);
+    free(sorted);
+    Text_printf(t, "{\"attnscope\": \"%s\",\n \"rng\": ", ATTNSCOPE_VERSION);
+    Json_string(t, RANDOM_ALGORITHM);
+    Text_printf(t, ",\n \"softmax_demo\": {\"n\": %d, \"draws\": %d, \"seed\": %llu, ", c->tokens,
+                draws, (unsigned long long)c->seed);
+    field_number(t, "alpha", c->init_alpha);
+    Text_printf(t, ", ");
+    field_number(t, "beta", c->init_beta);
+    Text_printf(t, ",\n  ");
+    field_number(t, "closed_form", SoftmaxDemo_closed_form(c->tokens, c->init_beta));
+    Text_printf(t, ", ");
+    field_number(t, "median", median);
+    Text_printf(t, ", \"singular\": %d,\n  \"kappa\": ", singular);
+    Json_numbers(t, kappa, draws);
+    Text_printf(t, "},\n \"warnings\": [");
+    if (singular)
+        Json_string(t, "some draws are singular to double precision: their kappa is null and "
+                       "counts as infinite in the median");
+    Text_printf(t, "]}\n");
+}
+
+void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,
+                    Text *t)
 {
     const Config *c = &r->config;
     int layers = c->depth + 1, T = c->tokens;
@@ -149,6 +233,8 @@ void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
     theory_object(t, c);
     if (sweep)
         sweep_object(t, sweep);
+    if (conditioning)
+        conditioning_object(t, conditioning);
     Text_printf(t, ",\n \"warnings\": [");
     for (int i = 0; i < r->warnings.count; i++) {
         if (i)

@@ -2,11 +2,16 @@
 #ifndef ATTNSCOPE_BATCH_H
 #define ATTNSCOPE_BATCH_H
 
+#include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 #include "json.h"
 
-/* The document for r; the width sweep is added when sweep is not NULL. */
-void Batch_document(const Result *r, const WidthSweep *sweep, Text *t);
+/* The document for r; the width sweep and the conditioning are added when not NULL. */
+void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,
+                    Text *t);
+
+/* The document of --softmax-demo: κ of `draws` draws, their median, the closed form. */
+void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t);
 
 #endif

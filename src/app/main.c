@@ -1,4 +1,5 @@
 /* attnscope: the spectra of transformer attention at initialisation. */
+#include "attnscope/conditioning.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
@@ -15,6 +16,36 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* --softmax-demo: κ(softmax(αZ + βI)) over --seeds draws at n = T, printed alone. */
+static int softmax_demo(const Options *o, Text *doc)
+{
+    const Config *c = &o->config;
+    double *kappa = malloc(sizeof(double) * (size_t)c->seeds);
+    if (!kappa) {
+        fprintf(stderr, "attnscope: out of memory\n");
+        return 1;
+    }
+    int status = 1;
+    if (SoftmaxDemo_run(c->tokens, c->init_alpha, c->init_beta, c->seed, c->seeds, kappa)) {
+        fprintf(stderr, "attnscope: --softmax-demo at n = %d: an SVD failed or memory ran out\n",
+                c->tokens);
+        goto done;
+    }
+    Batch_softmax_demo(c, kappa, c->seeds, doc);
+    if (doc->failed) {
+        fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
+        goto done;
+    }
+    if (fwrite(doc->data, 1, doc->length, stdout) != doc->length || fflush(stdout) != 0) {
+        perror("attnscope: stdout");
+        goto done;
+    }
+    status = 0;
+done:
+    free(kappa);
+    return status;
+}
+
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
 static int run_batch(const Options *o)
@@ -23,6 +54,7 @@ static int run_batch(const Options *o)
     Workspace *w = Workspace_new();
     Result *r = Result_new();
     Text doc = {0};
+    Conditioning conditioning = {0};
     Lanes *lanes = NULL;
     int status = 1;
     /* A reader that stops early (| head) ends us by SIGPIPE, quietly, as it ends cat and
@@ -43,12 +75,31 @@ static int run_batch(const Options *o)
     }
     Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
     WidthSweep sweep;
+    if (o->softmax_demo) {
+        status = softmax_demo(o, &doc);
+        goto done;
+    }
+    unsigned long long need = Conditioning_memory_estimate(&o->config);
+    if (o->conditioning && need > Options_memory_budget(o)) {
+        fprintf(stderr,
+                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
+                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
+                o->config.tokens, o->config.width, (need + (1ull << 20) - 1) >> 20,
+                Options_memory_budget(o) >> 20);
+        status = 2;
+        goto done;
+    }
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
                       sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
-    Batch_document(r, o->sweep_tokens ? &sweep : NULL, &doc);
+    if (o->conditioning && Conditioning_run(&o->config, &conditioning, err, sizeof err)) {
+        fprintf(stderr, "attnscope: %s\n", err);
+        goto done;
+    }
+    Batch_document(r, o->sweep_tokens ? &sweep : NULL, o->conditioning ? &conditioning : NULL,
+                   &doc);
     if (doc.failed) {
         fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
         goto done;
@@ -67,6 +118,7 @@ static int run_batch(const Options *o)
     }
     status = 0;
 done:
+    Conditioning_release(&conditioning);
     Lanes_free(lanes);
     Text_free(&doc);
     Result_free(r);

@@ -166,7 +166,12 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
         snprintf(range, sizeof range, "%.0f..%s", s->min, bound->label);
     else
         snprintf(range, sizeof range, "%.0f..%.0f", s->min, s->max);
-    Setting_format(s, defaults, 17, fallback, sizeof fallback);
+    /* The shortest spelling that reads back as the default (0.1, not 0.10000000000000001). */
+    for (int digits = 1; digits <= 17; digits++) {
+        Setting_format(s, defaults, digits, fallback, sizeof fallback);
+        if (s->kind != SETTING_DOUBLE || strtod(fallback, NULL) == Setting_get(s, defaults))
+            break;
+    }
     if (s->kind == SETTING_DOUBLE && !strpbrk(fallback, ".e"))
         strcat(fallback, ".0"); /* a number, not a count */
     fprintf(out, "  %-4s%-16s%s%s%s (%s)", letter, option, s->help ? s->help : "",
@@ -189,6 +194,10 @@ void Options_usage(FILE *out)
           "      --batch         print the results as one JSON document and exit\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
+          "      --conditioning  with --batch: add kappa of A, of W_VO, of the attention block's\n"
+          "                      input Jacobian K and of K + I per layer (conditioning)\n"
+          "      --softmax-demo  with --batch: only kappa(softmax(alpha Z + beta I)), n = T, over\n"
+          "                      --seeds draws, and its limit for alpha -> 0 (softmax_demo)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
           "                      half of the physical memory)\n"
@@ -212,6 +221,8 @@ enum {
     OPT_MAX_MEMORY,
     OPT_EXPORT,
     OPT_TRACE,
+    OPT_CONDITIONING,
+    OPT_SOFTMAX_DEMO,
     OPT_SETTING = 512
 };
 
@@ -219,6 +230,8 @@ static const struct option OTHER_OPTIONS[] = {
     {"preset", required_argument, NULL, OPT_PRESET},
     {"batch", no_argument, NULL, OPT_BATCH},
     {"sweep-T", no_argument, NULL, OPT_SWEEP_T},
+    {"conditioning", no_argument, NULL, OPT_CONDITIONING},
+    {"softmax-demo", no_argument, NULL, OPT_SOFTMAX_DEMO},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"ascii", no_argument, NULL, OPT_ASCII},
@@ -317,6 +330,12 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
         case OPT_SWEEP_T:
             o->sweep_tokens = true;
             continue;
+        case OPT_CONDITIONING:
+            o->conditioning = true;
+            continue;
+        case OPT_SOFTMAX_DEMO:
+            o->softmax_demo = true;
+            continue;
         case OPT_ASCII:
             o->ascii = true;
             continue;
@@ -357,6 +376,17 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
     }
     if (o->help || o->version)
         return 0;
+    if (!o->batch && (o->conditioning || o->softmax_demo)) {
+        snprintf(err, size, "%s: accepted only with --batch (it adds to the JSON document)",
+                 o->conditioning ? "--conditioning" : "--softmax-demo");
+        return 2;
+    }
+    if (o->softmax_demo && (o->conditioning || o->sweep_tokens || o->export_dir)) {
+        snprintf(err, size,
+                 "--softmax-demo: accepted without --conditioning, --sweep-T and --export (it "
+                 "prints the demo alone)");
+        return 2;
+    }
     if (o->batch && o->trace_path) {
         snprintf(err, size,
                  "--trace '%s': accepted only without --batch (it records the interactive "

@@ -13,6 +13,8 @@ typedef struct {
     Config config;
     bool batch;
     bool sweep_tokens;             /* --sweep-T: add the width sweep to the batch document */
+    bool conditioning;             /* --conditioning: add the conditioning object */
+    bool softmax_demo;             /* --softmax-demo: the softmax conditioning demo instead */
     unsigned long long max_memory; /* bytes; 0: half of the physical memory */
     const char *export_dir;        /* --export DIR: CSV and SVG files of the result */
     bool ascii;

@@ -12,6 +12,7 @@ static const char *const mask_names[] = {"full", "causal", "window", "window-cau
 static const char *const gap_names[] = {"off", "center", "uniform", "deflate", "outliers"};
 static const char *const layernorm_names[] = {"none", "rms", "ln"};
 static const char *const skip_names[] = {"none", "plain", "scaled"};
+static const char *const init_names[] = {"gaussian", "cutting-skip"};
 
 #define ENUM_NAMES(option, array)                                                                  \
     {                                                                                              \
@@ -22,6 +23,7 @@ const EnumNames MASK_NAMES = ENUM_NAMES("mask", mask_names);
 const EnumNames GAP_NAMES = ENUM_NAMES("gap", gap_names);
 const EnumNames LAYERNORM_NAMES = ENUM_NAMES("layernorm", layernorm_names);
 const EnumNames SKIP_NAMES = ENUM_NAMES("skip", skip_names);
+const EnumNames INIT_NAMES = ENUM_NAMES("init", init_names);
 
 int EnumNames_find(const EnumNames *e, const char *text)
 {
@@ -47,6 +49,18 @@ const char *EnumNames_list(const EnumNames *e, char *buf, size_t size)
 static bool window_in_use(const Config *c)
 {
     return c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
+}
+
+static bool cutting_skip_in_use(const Config *c)
+{
+    return c->init == INIT_CUTTING_SKIP;
+}
+
+/* The cutting-skip initialisation replaces the query and key weights; the i.i.d. Markov
+   matrix is drawn with σ_qk under either. */
+static bool sigma_qk_in_use(const Config *c)
+{
+    return c->init == INIT_GAUSSIAN || c->attention == ATTENTION_MARKOV;
 }
 
 /* Table order is the order of --help, the presets, the help overlay and the status line. */
@@ -109,6 +123,8 @@ static const Setting SETTINGS[] = {
      .max = CONFIG_SIGMA_QK_MAX,
      .fallback = 1.0,
      .offset = offsetof(Config, sigma_qk),
+     .in_use = sigma_qk_in_use,
+     .unused_note = "σ_qk is used by the gaussian initialisation and by markov",
      .raise_key = 'S',
      .lower_key = 's',
      .step = STEP_QUARTER,
@@ -249,6 +265,60 @@ static const Setting SETTINGS[] = {
      .key_label = "ensemble seeds",
      .min_note = "the ensemble is one seed already",
      .label = "seeds",
+     .show = SHOW_UNLESS_DEFAULT},
+    /* The initialisation of "Cutting the skip" (docs/model.md §1.7). */
+    {.name = "init",
+     .json = "init",
+     .argument = "I",
+     .help = "weights",
+     .kind = SETTING_ENUM,
+     .names = &INIT_NAMES,
+     .fallback = INIT_GAUSSIAN,
+     .offset = offsetof(Config, init),
+     .key_label = "initialisation",
+     .label = "init",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-alpha",
+     .json = "init_alpha",
+     .argument = "X",
+     .help = "cutting-skip: alpha of W^Q W^K^T = alpha Z + beta I",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 100,
+     .fallback = 0.1,
+     .offset = offsetof(Config, init_alpha),
+     .in_use = cutting_skip_in_use,
+     .unused_note = "α is used by --init cutting-skip",
+     .key_label = "α",
+     .label = "α",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-beta",
+     .json = "init_beta",
+     .argument = "X",
+     .help = "cutting-skip: beta",
+     .kind = SETTING_DOUBLE,
+     .min = -50,
+     .max = 50,
+     .fallback = 5.0,
+     .offset = offsetof(Config, init_beta),
+     .in_use = cutting_skip_in_use,
+     .unused_note = "β is used by --init cutting-skip",
+     .key_label = "β",
+     .label = "β",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-c",
+     .json = "init_c",
+     .argument = "X",
+     .help = "cutting-skip: W^V W^O = c^2 orthogonal",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 100,
+     .fallback = 1.0,
+     .offset = offsetof(Config, init_c),
+     .in_use = cutting_skip_in_use,
+     .unused_note = "c is used by --init cutting-skip",
+     .key_label = "c",
+     .label = "c",
      .show = SHOW_UNLESS_DEFAULT},
 };
 enum { SETTINGS_COUNT = sizeof SETTINGS / sizeof SETTINGS[0] };

@@ -21,6 +21,7 @@
 #include "attnscope/model.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/conditioning.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
@@ -318,6 +319,20 @@ static void record(LayerState *state, const Measures *m, double log_similarity0)
     state->route = m->route;
 }
 
+/* W^V of a layer (docs/model.md §1.5, §1.7); a LAPACK failure of the cutting-skip
+   orthogonalisation leaves NaN, which the forward pass reports as an overflow. */
+static void draw_values(Workspace *w, const Config *c, uint64_t seed, int layer, double *wv)
+{
+    size_t dd = (size_t)c->width * c->width;
+    if (c->init == INIT_CUTTING_SKIP) {
+        if (CuttingSkip_value_output(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, wv))
+            for (size_t i = 0; i < dd; i++)
+                wv[i] = NAN;
+        return;
+    }
+    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, wv, dd);
+}
+
 /* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
    for the same weights reads it instead of drawing it again. */
 static const double *draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer)
@@ -327,7 +342,7 @@ static const double *draw_value_weights(Workspace *w, const Config *c, uint64_t 
     double *wv = cached ? w->value_cache + (size_t)(layer - 1) * dd : w->wv;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
         return wv;
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, wv, dd);
+    draw_values(w, c, seed, layer, wv);
     if (cached) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
@@ -342,7 +357,14 @@ static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t 
                                         bool first_seed)
 {
     size_t dd = (size_t)c->width * c->width, tt = (size_t)c->tokens * c->tokens;
-    if (Attention_has_query_key(c->attention)) {
+    if (Attention_has_query_key(c->attention) && c->init == INIT_CUTTING_SKIP) {
+        /* W^V's buffer is free until the values are drawn below; the main lane's column
+           (max(T, d) doubles) takes the d singular values. */
+        if (CuttingSkip_query_key(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, w->wq, w->wk,
+                                  w->wv, w->lane[NETWORK_MAIN].column))
+            for (size_t i = 0; i < dd; i++)
+                w->wq[i] = NAN;
+    } else if (Attention_has_query_key(c->attention)) {
         RandomStream_gaussian(w->random, seed, layer, ROLE_QUERY, c->sigma_qk, w->wq, dd);
         RandomStream_gaussian(w->random, seed, layer, ROLE_KEY, c->sigma_qk, w->wk, dd);
     }
@@ -351,12 +373,13 @@ static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t 
                               w->markov_gauss, tt);
     if (first_seed)
         return draw_value_weights(w, c, seed, layer);
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, w->wv, dd);
+    draw_values(w, c, seed, layer, w->wv);
     return w->wv;
 }
 
-/* The logits of the layer, row-major: S = X W^Q (X W^K)ᵀ / √d, i.e. Sᵀ = K Qᵀ / √d in
-   column-major.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised. */
+/* The logits of the layer, row-major: S = s·X W^Q (X W^K)ᵀ, i.e. Sᵀ = s·K Qᵀ in
+   column-major, s = 1/√d (gaussian) or 1 (cutting-skip: Init_logit_scale).  For markov the "logits"
+   are σ_qk²·g, whose row-softmax is Z normalised. */
 static const double *layer_logits(Workspace *w, Lane *lane, const Config *c)
 {
     int T = c->tokens, d = c->width;
@@ -369,14 +392,13 @@ static const double *layer_logits(Workspace *w, Lane *lane, const Config *c)
                 q, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wk, d, 0.0,
                 k, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d), k, T, q, T,
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, Init_logit_scale(c), k, T, q, T,
                 0.0, lane->logits, T);
     return lane->logits;
 }
 
-/* Post-LayerNorm per token (a row of the column-major X): rms: x/‖x‖; ln: centred first.
-   Unit norm, not PyTorch's √d, so σ_qk means the same at every layer.  Zero rows stay 0. */
-static void layernorm(LayerNorm mode, int T, int d, double *x, double *row_stat)
+/* Unit norm, not PyTorch's √d, so σ_qk means the same at every layer. */
+void LayerNorm_apply(LayerNorm mode, int T, int d, double *x, double *row_stat)
 {
     if (mode == LAYERNORM_NONE)
         return;
@@ -430,7 +452,8 @@ static bool same_weights(const Config *a, const Config *b)
 {
     return a->tokens == b->tokens && a->width == b->width && a->sigma_qk == b->sigma_qk &&
            a->attention == b->attention && a->mask == b->mask && a->window == b->window &&
-           a->layernorm == b->layernorm && a->skip == b->skip;
+           a->layernorm == b->layernorm && a->skip == b->skip && a->init == b->init &&
+           a->init_alpha == b->init_alpha && a->init_beta == b->init_beta && a->init_c == b->init_c;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -661,7 +684,7 @@ static int network_layer(Run *run, int which)
     double branch = c->skip == SKIP_SCALED ? 1.0 / sqrt((double)d) : 1.0;
     cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, lane->attn, T, lane->xw,
                 T, keep, lane->x, T);
-    layernorm(c->layernorm, T, d, lane->x, lane->column);
+    LayerNorm_apply(c->layernorm, T, d, lane->x, lane->column);
     if (stop_requested(run))
         return LANE_STOPPED;
 

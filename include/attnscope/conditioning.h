@@ -1,0 +1,166 @@
+/* Conditioning of the self-attention sub-block (docs/model.md §6), after "Cutting the skip":
+ * the input Jacobian K of f(X) = A(X)·X·W_VO, its dominant term B = W_VOᵀ ⊗ A, and the
+ * initialisation that keeps both well conditioned.
+ *
+ * Tokens are rows and vec is column-major, so vec X stacks the columns of the T×d matrix X
+ * and K = ∂vec f / ∂vec X is (T·d)×(T·d).  The logits are C = s·X·M·Xᵀ with M = W^Q W^Kᵀ and
+ * the logit scale s passed in, and W_VO = W^V W^O passed in, so that a block with heads and
+ * an output projection supplies its own products.  Today's layer has one head and W^O = I:
+ * W_VO = W^V and s = 1/√d (gaussian) or 1 (cutting-skip, whose αZ + βI carries its scale).
+ */
+#ifndef ATTNSCOPE_CONDITIONING_H
+#define ATTNSCOPE_CONDITIONING_H
+
+#include "attnscope/config.h"
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+#include "attnscope/random.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Above this T·d the Jacobian is not built in full ((T·d)² doubles, an SVD of that size):
+   its norm and smallest singular value are then estimated without forming it. */
+enum { CONDITIONING_EXACT_MAX = 4096 };
+
+/* One self-attention sub-block at its input X.  Matrices are column-major except the
+   attention matrices, which are row-major (a[i*T + j] = A_ij) as attention.h builds them. */
+typedef struct {
+    int T, d;
+    const double *x;       /* T×d */
+    const double *m;       /* d×d, M = W^Q W^Kᵀ; NULL when A does not depend on X */
+    double scale;          /* s */
+    const double *wvo;     /* d×d, W_VO */
+    const double *softmax; /* T×T row-softmax of C over the allowed keys (NULL with m) */
+    const double *applied; /* T×T, the matrix f applies: the softmax, or it minus a constant
+                              (gap removal by centring), whose derivative is the softmax's */
+} SaBlock;
+
+typedef struct SaWork SaWork;
+
+/* Buffers for blocks up to T tokens and width d (grown on demand, reused). */
+SaWork *SaWork_new(void);
+void SaWork_free(SaWork *w);
+
+/* Prepares the products of b that every Jacobian product reuses (X·M, X·Mᵀ, X·W_VO).  b's
+   matrices must stay valid until the next SaWork_prepare.  Returns 0 or -1 (out of memory). */
+int SaWork_prepare(SaWork *w, const SaBlock *b);
+
+/* dy = K·dx: Ċ = s(Ẋ M Xᵀ + X M Ẋᵀ), Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)·1ᵀ),
+   Ẏ = Ȧ X W_VO + A_applied Ẋ W_VO.  dx, dy are T×d and may not overlap. */
+void SaWork_jvp(SaWork *w, const double *dx, double *dy);
+/* dx = Kᵀ·dy, the transpose of SaWork_jvp. */
+void SaWork_vjp(SaWork *w, const double *dy, double *dx);
+/* The full K, (T·d)×(T·d) column-major, column k = K·e_k.  Needs T·d ≤ CONDITIONING_EXACT_MAX. */
+void SaWork_jacobian(SaWork *w, double *k);
+
+/* κ from the largest and smallest singular values of an n×n matrix: NaN when s_min is below
+   what double precision resolves in it (n·ε·s_max, ε = 2^-52), so that a singular matrix is
+   never reported as a huge finite κ. */
+double Conditioning_kappa(double s_max, double s_min, int n);
+
+/* Products with E = K − B (the perturbation term: Ẋ ↦ Ȧ X W_VO) instead of K, until the
+   next SaWork_prepare. */
+void SaWork_perturbation_only(SaWork *w, bool only);
+
+/* An extreme singular value of K (or E) without forming it: Lanczos on KᵀK through the JVP
+   and VJP, with full reorthogonalisation (it needs far fewer products than the power
+   iteration for the same accuracy).  The extreme Ritz value θ lies inside the spectrum of
+   KᵀK (Courant–Fischer: θ ≤ s_max², θ ≥ s_min²), and the residual r of its Ritz vector
+   certifies an eigenvalue of KᵀK within r of θ; the value is √θ, reported once r ≤
+   tolerance·θ (else NaN), with `error` the largest move of √θ that r allows.  Lanczos finds
+   the extreme eigenvalues first, so that eigenvalue is the extreme one unless the start
+   vector is orthogonal to its eigenvector (probability zero).  The basis is cut to 256 MiB. */
+typedef struct {
+    double value, error;
+    int steps;
+} SingularValueEstimate;
+
+int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
+                   SingularValueEstimate *out);
+
+/* ---- the initialisation "cutting-skip" ----------------------------------------------- */
+
+/* The logit scale s of c's initialisation: 1/√d for gaussian (logits X W^Q (X W^K)ᵀ/√d),
+   1 for cutting-skip, whose W^Q W^Kᵀ = αZ + βI with Z_ij ~ N(0, 1/d) is the logit matrix
+   itself (the paper's M = X W^Q W^Kᵀ Xᵀ). */
+double Init_logit_scale(const Config *c);
+
+/* W^Q, W^K (d×d) with W^Q W^Kᵀ = αZ + βI: the SVD αZ + βI = UΣVᵀ gives W^Q = U√Σ and
+   W^K = V√Σ: the two factors share Σ evenly, so neither dominates the logits' gradient, and
+   any factorisation gives the same M (only M enters the model).  Z comes from the stream
+   (seed, layer, query).  z: d×d scratch, sigma: d scratch. */
+int CuttingSkip_query_key(RandomStream *rs, Linalg *la, const Config *c, uint64_t seed, int layer,
+                          double *wq, double *wk, double *z, double *sigma);
+/* W_VO = c²·H (d×d), H Haar orthogonal from the stream (seed, layer, value): W^V = c·U and
+   W^O = c·Vᵀ of the paper with W^O = I today, whose product is c² times the orthogonal UVᵀ. */
+int CuttingSkip_value_output(RandomStream *rs, Linalg *la, const Config *c, uint64_t seed,
+                             int layer, double *wvo);
+
+/* ---- the softmax conditioning demo ------------------------------------------------------ */
+
+/* κ(softmax(αZ + βI)) for n×n Z with i.i.d. N(0, 1/n) entries (the paper's Z_ij ~ N(0, 1/d)
+   with d = n), row-wise softmax over all keys.  Draw k takes Z from the stream
+   (seed + k, 1, query), as the seeds of an ensemble do.  kappa: `draws` values, NaN where
+   the matrix is singular to double precision.  Returns 0 or a LAPACK failure. */
+int SoftmaxDemo_run(int n, double alpha, double beta, uint64_t seed, int draws, double *kappa);
+
+/* The α → 0 limit (docs/model.md §6.3): softmax(βI) = ((e^β − 1)I + 11ᵀ)/(e^β + n − 1) has
+   singular values 1 and (e^β − 1)/(e^β + n − 1) (n − 1 times), so
+   κ = (e^β + n − 1)/|e^β − 1|; NaN (infinite) at β = 0, where every row is uniform. */
+double SoftmaxDemo_closed_form(int n, double beta);
+
+/* ---- per layer, for the network and its counterpart ------------------------------------ */
+
+/* Index ℓ = 1..depth (index 0 unused, NaN); NaN where undefined or beyond double precision. */
+typedef struct {
+    double *kappa_attention;         /* κ(A_ℓ), the matrix applied (after gap removal) */
+    double *kappa_value_output;      /* κ(W_VO,ℓ) */
+    double *kappa_dominant;          /* κ(B_ℓ) = κ(W_VO,ℓ)·κ(A_ℓ) */
+    double *kappa_attention_product; /* κ(A_ℓ⋯A_1) */
+    double *kappa_jacobian;          /* κ(K_ℓ) */
+    double *kappa_jacobian_skip;     /* κ(K_ℓ + I), exact path only */
+    double *jacobian_norm;           /* ‖K_ℓ‖₂ */
+    double *jacobian_s_min;          /* s_min(K_ℓ) */
+    double *jacobian_s_min_error;    /* 0 on the exact path, else the Lanczos bound */
+    double *premise_ratio;           /* ‖E_ℓ‖₂ / s_min(B_ℓ) */
+    double *log10_norm;              /* log10 ‖X_ℓ‖_F of the forward pass, ℓ = 0..depth */
+} ConditioningCurves;
+
+/* The per-layer series of ConditioningCurves: the one list the JSON document reads, so that
+   every series has one name (the counterpart's gets the prefix "counterpart_"). */
+typedef struct {
+    const char *name;
+    size_t offset; /* of the double * in ConditioningCurves */
+    const char *meaning;
+} ConditioningSeries;
+
+extern const ConditioningSeries CONDITIONING_SERIES[];
+extern const int CONDITIONING_SERIES_COUNT;
+
+/* The values of one series, index ℓ = 0..depth. */
+const double *ConditioningSeries_values(const ConditioningSeries *s, const ConditioningCurves *c);
+
+typedef struct {
+    Config config;
+    Gap counterpart_gap;
+    bool jacobian_exact; /* T·d ≤ CONDITIONING_EXACT_MAX: K built and decomposed in full */
+    ConditioningCurves network, counterpart;
+    /* The shown layer of the network: the singular values of A (T) and of W_VO (d), whose
+       pairwise products are those of B, and K's (T·d, exact path only, else NULL). */
+    double *attention_singular_values;
+    double *value_output_singular_values;
+    double *jacobian_singular_values;
+    Warnings warnings;
+} Conditioning;
+
+/* Runs the first seed of c (the weights and forward pass of Model_run) and fills out.
+   Returns 0, or -1 (out of memory, a LAPACK failure) with the reason in err. */
+int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size);
+void Conditioning_release(Conditioning *out);
+
+/* Bytes Conditioning_run allocates at most for c (the Jacobian and its copy on the exact path,
+   the Lanczos basis otherwise, and the matrices of the forward pass). */
+size_t Conditioning_memory_estimate(const Config *c);
+
+#endif

@@ -1,0 +1,507 @@
+/* The conditioning of the self-attention sub-block (docs/model.md §6): the JVP and the full
+ * Jacobian against central finite differences, the VJP as its transpose, κ of the dominant
+ * term against the SVD of the Kronecker product, the structure of causal Jacobians, the
+ * singular K + I of a reflection, the initialisation "cutting-skip", the softmax demo's
+ * closed form, and the conditioning pass's forward against Model_run's. */
+#include "testing.h"
+
+#include "attnscope/attention.h"
+#include "attnscope/conditioning.h"
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+#include "attnscope/random.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { T = 5, D = 7, N = T * D };
+
+/* One random sub-block of size T×D: X, M, W_VO from the streams of `seed`, s = 1/√D. */
+typedef struct {
+    Mask mask;
+    double x[N], m[D * D], wvo[D * D];
+    double softmax[T * T], applied[T * T];
+    double scale;
+} Fixture;
+
+static void attention_of(const Fixture *f, const double *x, double *a)
+{
+    double logits[T * T];
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            double sum = 0;
+            for (int p = 0; p < D; p++)
+                for (int q = 0; q < D; q++)
+                    sum += x[i + p * T] * f->m[p + q * D] * x[j + q * T];
+            logits[i * T + j] = f->scale * sum;
+        }
+    Attention_build(ATTENTION_SOFTMAX, f->mask, 1, T, logits, a);
+}
+
+/* f(X) = A(X)·X·W_VO straight from its definition, with loops. */
+static void forward(const Fixture *f, const double *x, double *y)
+{
+    double a[T * T];
+    attention_of(f, x, a);
+    for (int i = 0; i < T; i++)
+        for (int q = 0; q < D; q++) {
+            double sum = 0;
+            for (int j = 0; j < T; j++)
+                for (int p = 0; p < D; p++)
+                    sum += a[i * T + j] * x[j + p * T] * f->wvo[p + q * D];
+            y[i + q * T] = sum;
+        }
+}
+
+static void fixture(Fixture *f, Mask mask, uint64_t seed)
+{
+    RandomStream *rs = RandomStream_new();
+    assert_non_null(rs);
+    f->mask = mask;
+    f->scale = 1.0 / sqrt((double)D);
+    /* σ = 1.5 keeps the softmax away from uniform, so Ȧ is not small. */
+    RandomStream_gaussian(rs, seed, 0, ROLE_INPUT, 1.0, f->x, N);
+    RandomStream_gaussian(rs, seed, 1, ROLE_QUERY, 1.5, f->m, D * D);
+    RandomStream_gaussian(rs, seed, 1, ROLE_VALUE, 1.0, f->wvo, D * D);
+    RandomStream_free(rs);
+    attention_of(f, f->x, f->softmax);
+    memcpy(f->applied, f->softmax, sizeof f->applied);
+}
+
+static SaBlock block_of(const Fixture *f)
+{
+    return (SaBlock){.T = T,
+                     .d = D,
+                     .x = f->x,
+                     .m = f->m,
+                     .scale = f->scale,
+                     .wvo = f->wvo,
+                     .softmax = f->softmax,
+                     .applied = f->applied};
+}
+
+static double norm2(const double *v, int n)
+{
+    return cblas_dnrm2(n, v, 1);
+}
+
+/* Central differences of f along v at steps h and 2h.  The truncation error of D(h) is
+   c·h² + O(h⁴), D(2h)'s is 4c·h², so ‖D(h) − D(2h)‖ ≥ 3‖truncation of D(h)‖ to leading
+   order; rounding adds at most about 2ε‖f‖/h per entry (ε relative in each of the two
+   values, divided by 2h).  Returns that bound on ‖D(h) − Jv‖ and D(h) in out. */
+static double central_difference(const Fixture *f, const double *v, double *out)
+{
+    double h = cbrt(DBL_EPSILON), plus[N], minus[N], x[N], coarse[N], y[N];
+    for (int step = 2; step >= 1; step--) {
+        for (int k = 0; k < N; k++)
+            x[k] = f->x[k] + step * h * v[k];
+        forward(f, x, plus);
+        for (int k = 0; k < N; k++)
+            x[k] = f->x[k] - step * h * v[k];
+        forward(f, x, minus);
+        double *into = step == 2 ? coarse : out;
+        for (int k = 0; k < N; k++)
+            into[k] = (plus[k] - minus[k]) / (2 * step * h);
+    }
+    forward(f, f->x, y);
+    double diff[N];
+    for (int k = 0; k < N; k++)
+        diff[k] = out[k] - coarse[k];
+    /* The sums in forward() add D·T·D terms: their rounding is that many ε of ‖f‖. */
+    return norm2(diff, N) + 2.0 * T * D * D * DBL_EPSILON * norm2(y, N) / h;
+}
+
+static void random_vector(uint64_t seed, int role_layer, double *v, int n)
+{
+    RandomStream *rs = RandomStream_new();
+    assert_non_null(rs);
+    RandomStream_gaussian(rs, seed, role_layer, ROLE_MARKOV, 1.0, v, (size_t)n);
+    RandomStream_free(rs);
+}
+
+static void test_jvp_matches_finite_differences_for_every_mask(void **state)
+{
+    (void)state;
+    const Mask masks[] = {MASK_FULL, MASK_CAUSAL, MASK_WINDOW, MASK_WINDOW_CAUSAL};
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
+        Fixture f;
+        fixture(&f, masks[mi], 11 + mi);
+        SaBlock b = block_of(&f);
+        assert_int_equal(SaWork_prepare(w, &b), 0);
+        for (int trial = 0; trial < 3; trial++) {
+            double v[N], jv[N], fd[N], diff[N];
+            random_vector(20 + mi, trial + 1, v, N);
+            SaWork_jvp(w, v, jv);
+            double bound = central_difference(&f, v, fd);
+            for (int k = 0; k < N; k++)
+                diff[k] = jv[k] - fd[k];
+            if (norm2(diff, N) > bound)
+                fail_msg("mask %s: |Jv - FD| = %.3g > bound %.3g (|Jv| = %.3g)",
+                         MASK_NAMES.names[masks[mi]], norm2(diff, N), bound, norm2(jv, N));
+            /* The bound is tight enough to mean something. */
+            assert_true(bound < 1e-6 * norm2(jv, N));
+        }
+    }
+    SaWork_free(w);
+}
+
+static void test_vjp_is_the_transpose(void **state)
+{
+    (void)state;
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    const Mask masks[] = {MASK_FULL, MASK_CAUSAL, MASK_WINDOW, MASK_WINDOW_CAUSAL};
+    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
+        Fixture f;
+        fixture(&f, masks[mi], 31 + mi);
+        SaBlock b = block_of(&f);
+        assert_int_equal(SaWork_prepare(w, &b), 0);
+        double u[N], v[N], jv[N], jtu[N];
+        random_vector(40 + mi, 1, u, N);
+        random_vector(40 + mi, 2, v, N);
+        SaWork_jvp(w, v, jv);
+        SaWork_vjp(w, u, jtu);
+        double left = cblas_ddot(N, u, 1, jv, 1), right = cblas_ddot(N, jtu, 1, v, 1);
+        /* Both are sums of products of the same entries of K in different orders: each
+           differs from the exact value by at most about N·ε·|u|·|K|·|v| (|K| ≤ |K|_F). */
+        double k_norm = fmax(norm2(jv, N) / norm2(v, N), norm2(jtu, N) / norm2(u, N));
+        double bound = 4.0 * N * N * DBL_EPSILON * norm2(u, N) * k_norm * norm2(v, N);
+        if (fabs(left - right) > bound)
+            fail_msg("<u, Jv> = %.17g, <J^T u, v> = %.17g, bound %.3g", left, right, bound);
+    }
+    SaWork_free(w);
+}
+
+static void test_jacobian_matches_finite_differences(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture(&f, MASK_FULL, 51);
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    SaBlock b = block_of(&f);
+    assert_int_equal(SaWork_prepare(w, &b), 0);
+    double *k = malloc(sizeof(double) * N * N);
+    assert_non_null(k);
+    SaWork_jacobian(w, k);
+    for (int j = 0; j < N; j++) {
+        double e[N] = {0}, fd[N], diff[N];
+        e[j] = 1.0;
+        double bound = central_difference(&f, e, fd);
+        for (int i = 0; i < N; i++)
+            diff[i] = k[i + (size_t)j * N] - fd[i];
+        if (norm2(diff, N) > bound)
+            fail_msg("column %d: |K e - FD| = %.3g > %.3g", j, norm2(diff, N), bound);
+    }
+    free(k);
+    SaWork_free(w);
+}
+
+/* Singular values of the n×n matrix a (kept). */
+static void singular_values(int n, const double *a, double *s)
+{
+    double *copy = malloc(sizeof(double) * (size_t)n * n);
+    Linalg *la = Linalg_new();
+    assert_non_null(copy);
+    assert_non_null(la);
+    memcpy(copy, a, sizeof(double) * (size_t)n * n);
+    assert_int_equal(Linalg_singular_values(la, n, n, copy, s), 0);
+    Linalg_free(la);
+    free(copy);
+}
+
+static void test_kappa_of_the_kronecker_product(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture(&f, MASK_FULL, 61);
+    /* B = W_VOᵀ ⊗ A: B[(i + T p), (j + T q)] = W_VO[q, p]·A[i, j]. */
+    double *b = malloc(sizeof(double) * N * N), sb[N], sa[T], sw[D], a[T * T];
+    assert_non_null(b);
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++)
+            a[i + j * T] = f.applied[i * T + j];
+    for (int p = 0; p < D; p++)
+        for (int q = 0; q < D; q++)
+            for (int i = 0; i < T; i++)
+                for (int j = 0; j < T; j++)
+                    b[(i + T * p) + (size_t)(j + T * q) * N] = f.wvo[q + p * D] * a[i + j * T];
+    singular_values(N, b, sb);
+    singular_values(T, a, sa);
+    singular_values(D, f.wvo, sw);
+    double kappa_b = Conditioning_kappa(sb[0], sb[N - 1], N);
+    double product =
+        Conditioning_kappa(sa[0], sa[T - 1], T) * Conditioning_kappa(sw[0], sw[D - 1], D);
+    assert_false(isnan(kappa_b));
+    /* dgesdd's singular values are exact to about n·ε·s_max each, so κ to about n·ε·κ. */
+    double bound = 4.0 * N * DBL_EPSILON * kappa_b * kappa_b;
+    if (fabs(kappa_b - product) > bound)
+        fail_msg("kappa(B) = %.17g, kappa(W)kappa(A) = %.17g, bound %.3g", kappa_b, product, bound);
+    free(b);
+}
+
+static void test_causal_jacobian_is_block_lower_triangular(void **state)
+{
+    (void)state;
+    for (int masked = 0; masked < 2; masked++) {
+        Fixture f;
+        fixture(&f, masked ? MASK_WINDOW_CAUSAL : MASK_CAUSAL, 71);
+        SaWork *w = SaWork_new();
+        assert_non_null(w);
+        SaBlock b = block_of(&f);
+        assert_int_equal(SaWork_prepare(w, &b), 0);
+        double *k = malloc(sizeof(double) * N * N);
+        assert_non_null(k);
+        SaWork_jacobian(w, k);
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < T; j++)
+                for (int p = 0; p < D; p++)
+                    for (int q = 0; q < D; q++) {
+                        double entry = k[(i + T * p) + (size_t)(j + T * q) * N];
+                        if (j > i && entry != 0.0)
+                            fail_msg("dy_%d/dx_%d [%d,%d] = %g above the diagonal", i, j, p, q,
+                                     entry);
+                        /* Token 1 sees itself only: y_1 = x_1 W_VO, so its block is W_VOᵀ. */
+                        if (i == 0 && j == 0 && entry != f.wvo[q + p * D])
+                            fail_msg("first block [%d,%d] = %.17g, W_VO^T = %.17g", p, q, entry,
+                                     f.wvo[q + p * D]);
+                    }
+        free(k);
+        SaWork_free(w);
+    }
+}
+
+/* With identity attention (A = I for every X) K = W_VOᵀ ⊗ I; a reflection W_VO has the
+   eigenvalue −1, so K + I is singular: κ is NaN (null), never a huge finite number. */
+static void test_singular_skip_jacobian_is_not_a_number(void **state)
+{
+    (void)state;
+    double u[D], wvo[D * D], eye[T * T] = {0}, x[N];
+    random_vector(81, 1, u, D);
+    random_vector(81, 2, x, N);
+    double uu = cblas_ddot(D, u, 1, u, 1);
+    for (int p = 0; p < D; p++)
+        for (int q = 0; q < D; q++)
+            wvo[p + q * D] = (p == q) - 2.0 * u[p] * u[q] / uu;
+    for (int i = 0; i < T; i++)
+        eye[i * T + i] = 1.0;
+    SaBlock b = {.T = T, .d = D, .x = x, .scale = 1.0, .wvo = wvo, .applied = eye};
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    assert_int_equal(SaWork_prepare(w, &b), 0);
+    double *k = malloc(sizeof(double) * N * N), s[N];
+    assert_non_null(k);
+    SaWork_jacobian(w, k);
+    singular_values(N, k, s);
+    /* K itself is orthogonal: κ = 1. */
+    assert_true(fabs(Conditioning_kappa(s[0], s[N - 1], N) - 1.0) < 8 * N * DBL_EPSILON);
+    for (int i = 0; i < N; i++)
+        k[i + (size_t)i * N] += 1.0;
+    singular_values(N, k, s);
+    assert_true(isnan(Conditioning_kappa(s[0], s[N - 1], N)));
+    free(k);
+    SaWork_free(w);
+}
+
+static void test_matrix_free_estimates_match_the_svd(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture(&f, MASK_FULL, 91);
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    SaBlock b = block_of(&f);
+    assert_int_equal(SaWork_prepare(w, &b), 0);
+    double *k = malloc(sizeof(double) * N * N), s[N];
+    assert_non_null(k);
+    SaWork_jacobian(w, k);
+    singular_values(N, k, s);
+    SingularValueEstimate top, smallest;
+    assert_int_equal(SaWork_extreme(w, true, N, 1e-10, 1, &top), 0);
+    assert_int_equal(SaWork_extreme(w, false, N, 1e-10, 2, &smallest), 0);
+    assert_false(isnan(top.value) || isnan(smallest.value));
+    /* The certificates: each value within its stated error, plus the SVD's own N·ε·s_max
+       (relative to s_min: N·ε·κ). */
+    double svd = 4.0 * N * DBL_EPSILON * s[0];
+    if (fabs(top.value - s[0]) > top.error + svd)
+        fail_msg("Lanczos s_max %.17g ± %.3g, SVD %.17g", top.value, top.error, s[0]);
+    if (fabs(smallest.value - s[N - 1]) > smallest.error + svd * s[0] / s[N - 1])
+        fail_msg("Lanczos s_min %.17g ± %.3g, SVD %.17g", smallest.value, smallest.error, s[N - 1]);
+    /* The perturbation term alone: E = K − B, against the SVD of K − (W_VOᵀ ⊗ A). */
+    for (int p = 0; p < D; p++)
+        for (int q = 0; q < D; q++)
+            for (int i = 0; i < T; i++)
+                for (int j = 0; j < T; j++)
+                    k[(i + T * p) + (size_t)(j + T * q) * N] -=
+                        f.wvo[q + p * D] * f.applied[i * T + j];
+    singular_values(N, k, s);
+    SaWork_perturbation_only(w, true);
+    assert_int_equal(SaWork_extreme(w, true, N, 1e-10, 3, &top), 0);
+    if (fabs(top.value - s[0]) > top.error + svd)
+        fail_msg("Lanczos |E|_2 %.17g ± %.3g, SVD %.17g", top.value, top.error, s[0]);
+    free(k);
+    SaWork_free(w);
+}
+
+static void test_cutting_skip_weights(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.width = 24;
+    c.init = INIT_CUTTING_SKIP;
+    c.init_alpha = 2.0;
+    c.init_beta = 0.6;
+    c.init_c = 3.0;
+    int d = c.width;
+    size_t dd = (size_t)d * d;
+    double *wq = malloc(sizeof(double) * dd), *wk = malloc(sizeof(double) * dd),
+           *z = malloc(sizeof(double) * dd), *m = malloc(sizeof(double) * dd),
+           *sigma = malloc(sizeof(double) * d);
+    RandomStream *rs = RandomStream_new();
+    Linalg *la = Linalg_new();
+    assert_true(wq && wk && z && m && sigma && rs && la);
+    assert_int_equal(CuttingSkip_query_key(rs, la, &c, 5, 2, wq, wk, z, sigma), 0);
+    /* W^Q W^Kᵀ = αZ + βI with Z from the query stream, N(0, 1/d). */
+    RandomStream_gaussian(rs, 5, 2, ROLE_QUERY, c.init_alpha / sqrt((double)d), z, dd);
+    for (int i = 0; i < d; i++)
+        z[i + (size_t)i * d] += c.init_beta;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, d, 1.0, wq, d, wk, d, 0.0, m, d);
+    double scale = cblas_dnrm2((int)dd, z, 1);
+    for (size_t i = 0; i < dd; i++)
+        if (fabs(m[i] - z[i]) > 8.0 * d * DBL_EPSILON * scale)
+            fail_msg("W^Q W^K^T - (alpha Z + beta I) = %g at %zu", m[i] - z[i], i);
+    /* W_VO = c²·orthogonal: every singular value is c². */
+    assert_int_equal(CuttingSkip_value_output(rs, la, &c, 5, 2, m), 0);
+    singular_values(d, m, sigma);
+    for (int i = 0; i < d; i++)
+        if (fabs(sigma[i] - 9.0) > 8.0 * d * DBL_EPSILON * 9.0)
+            fail_msg("s_%d(W_VO) = %.17g, c^2 = 9", i, sigma[i]);
+    RandomStream_free(rs);
+    Linalg_free(la);
+    free(wq);
+    free(wk);
+    free(z);
+    free(m);
+    free(sigma);
+}
+
+static void test_softmax_demo_closed_form(void **state)
+{
+    (void)state;
+    enum { n = 10, DRAWS = 200 };
+    double kappa[DRAWS];
+    /* α = 1e-3: softmax is 1/2-Lipschitz per row in the 2-norm, so A moves from
+       softmax(βI) by δ ≤ α‖Z‖_F/2, and Weyl bounds each singular value's move by δ.
+       ‖Z‖_F² ~ χ²(n²)/n, mean n = 10: ‖Z‖_F ≤ 6 holds for these seeds (P(χ²(100) > 360)
+       is below 1e-30). */
+    const double betas[] = {1.0, 5.0, -2.0};
+    for (size_t bi = 0; bi < sizeof betas / sizeof betas[0]; bi++) {
+        double alpha = 1e-3, beta = betas[bi];
+        assert_int_equal(SoftmaxDemo_run(n, alpha, beta, 1, DRAWS, kappa), 0);
+        double peak = expm1(beta), top = 1.0, bottom = fabs(peak) / (peak + n);
+        double closed = SoftmaxDemo_closed_form(n, beta), delta = alpha * 6.0 / 2.0;
+        assert_true(fabs(closed - top / bottom) <= 4 * DBL_EPSILON * closed);
+        for (int k = 0; k < DRAWS; k++)
+            if (!(kappa[k] >= (top - delta) / (bottom + delta) &&
+                  kappa[k] <= (top + delta) / (bottom - delta)))
+                fail_msg("beta %g draw %d: kappa %.6g outside [%.6g, %.6g] around %.6g", beta, k,
+                         kappa[k], (top - delta) / (bottom + delta),
+                         (top + delta) / (bottom - delta), closed);
+    }
+    /* β = 0: rows near uniform, κ grows like 1/α, and the closed form is infinite (NaN). */
+    assert_true(isnan(SoftmaxDemo_closed_form(n, 0.0)));
+    assert_int_equal(SoftmaxDemo_run(n, 0.1, 0.0, 1, DRAWS, kappa), 0);
+    int large = 0;
+    for (int k = 0; k < DRAWS; k++)
+        large += isnan(kappa[k]) || kappa[k] > 50;
+    assert_true(large > DRAWS * 9 / 10);
+}
+
+/* The conditioning pass draws the weights and runs the forward pass of Model_run: the norms
+   of the tokens agree layer by layer, for both initialisations. */
+static void test_forward_pass_agrees_with_the_model(void **state)
+{
+    (void)state;
+    for (int init = 0; init < 2; init++) {
+        Config c = Config_default();
+        c.tokens = 8;
+        c.width = 12;
+        c.depth = 4;
+        c.skip = SKIP_PLAIN;
+        c.layernorm = LAYERNORM_RMS;
+        c.init = (Init)init;
+        Workspace *w = Workspace_new();
+        Result *r = Result_new();
+        char err[256];
+        assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+        Conditioning cond;
+        assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+        assert_true(cond.jacobian_exact);
+        for (int l = 0; l <= c.depth; l++) {
+            double a = r->network.log10_norm[l], b = cond.network.log10_norm[l];
+            if (fabs(a - b) > 1e-12)
+                fail_msg("init %d layer %d: model log10|X| %.17g, conditioning %.17g", init, l, a,
+                         b);
+            a = r->counterpart.log10_norm[l];
+            b = cond.counterpart.log10_norm[l];
+            if (fabs(a - b) > 1e-12)
+                fail_msg("init %d layer %d counterpart: %.17g vs %.17g", init, l, a, b);
+        }
+        for (int l = 1; l <= c.depth; l++) {
+            assert_false(isnan(cond.network.kappa_jacobian[l]));
+            assert_false(isnan(cond.network.kappa_jacobian_skip[l]));
+            assert_true(cond.network.kappa_dominant[l] >= cond.network.kappa_attention[l]);
+        }
+        Conditioning_release(&cond);
+        Result_free(r);
+        Workspace_free(w);
+    }
+}
+
+/* κ(K_1) does not depend on c: at layer 1 the input X0 is the same and K = c²·K(c = 1). */
+static void test_kappa_jacobian_does_not_depend_on_c(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 6;
+    c.width = 10;
+    c.depth = 1;
+    c.init = INIT_CUTTING_SKIP;
+    double kappa[2];
+    const double cs[2] = {1.0, 3.0};
+    char err[256];
+    for (int i = 0; i < 2; i++) {
+        c.init_c = cs[i];
+        Conditioning cond;
+        assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+        kappa[i] = cond.network.kappa_jacobian[1];
+        assert_true(fabs(cond.network.kappa_value_output[1] - 1.0) < 1e-13);
+        Conditioning_release(&cond);
+    }
+    assert_false(isnan(kappa[0]));
+    int n = c.tokens * c.width;
+    if (fabs(kappa[0] - kappa[1]) > 8.0 * n * DBL_EPSILON * kappa[0] * kappa[0])
+        fail_msg("kappa(K) at c = 1: %.17g, at c = 3: %.17g", kappa[0], kappa[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_jvp_matches_finite_differences_for_every_mask),
+        cmocka_unit_test(test_vjp_is_the_transpose),
+        cmocka_unit_test(test_jacobian_matches_finite_differences),
+        cmocka_unit_test(test_kappa_of_the_kronecker_product),
+        cmocka_unit_test(test_causal_jacobian_is_block_lower_triangular),
+        cmocka_unit_test(test_singular_skip_jacobian_is_not_a_number),
+        cmocka_unit_test(test_matrix_free_estimates_match_the_svd),
+        cmocka_unit_test(test_cutting_skip_weights),
+        cmocka_unit_test(test_softmax_demo_closed_form),
+        cmocka_unit_test(test_forward_pass_agrees_with_the_model),
+        cmocka_unit_test(test_kappa_jacobian_does_not_depend_on_c),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
