@@ -199,10 +199,20 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     Json_number(t, c->sigma_qk);
     Text_printf(t,
                 ",\"attention\":\"%s\",\"mask\":\"%s\",\"window\":%d,\"gap\":\"%s\","
-                "\"layernorm\":\"%s\",\"skip\":\"%s\",\"seed\":%llu,\"seeds\":%d,\"layer\":%d},",
+                "\"layernorm\":\"%s\",\"skip\":\"%s\",\"seed\":%llu,\"seeds\":%d,\"layer\":%d",
                 ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], c->window,
                 GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm],
                 SKIP_NAMES.names[c->skip], (unsigned long long)c->seed, c->seeds, c->layer);
+    if (c->init != INIT_GAUSSIAN) {
+        /* Only away from the default, so that a gaussian run's document stays as it was. */
+        Text_printf(t, ",\"init\":\"%s\",\"init_alpha\":", INIT_NAMES.names[c->init]);
+        Json_number(t, c->init_alpha);
+        Text_printf(t, ",\"init_beta\":");
+        Json_number(t, c->init_beta);
+        Text_printf(t, ",\"init_c\":");
+        Json_number(t, c->init_c);
+    }
+    Text_printf(t, "},");
     Text_printf(t, "\n \"rng\": ");
     Json_string(t, RANDOM_ALGORITHM);
     Text_printf(t, ",\n \"sigma\": ");

@@ -77,6 +77,10 @@ assert "seed" in measured.split("\n")[0], "the Measured line does not name the s
 keys = [l.split("=")[0].strip() for l in lines[len(head):] if l.strip() and not l.startswith("#")]
 every = ["tokens", "width", "depth", "sigma-qk", "attention", "mask", "window", "gap",
          "layernorm", "skip", "layer", "seed", "seeds"]
+# The initialisation's settings come as one block, or not at all (gaussian).
+init = ["init", "init-alpha", "init-beta", "init-c"]
+if "init" in keys:
+    every += init
 assert sorted(keys) == sorted(every), f"settings {keys}: each of {every} once"
 PY
 }
@@ -92,14 +96,16 @@ runs() { # preset: exit 0, a document following the contract, and the file's set
 import json, sys
 preset, out = sys.argv[1:3]
 config = json.load(open(out))["config"]
-field = {"tokens": "T", "width": "d", "sigma-qk": "sigma_qk"}
+field = {"tokens": "T", "width": "d", "sigma-qk": "sigma_qk", "init-alpha": "init_alpha",
+         "init-beta": "init_beta", "init-c": "init_c"}
+numbers = ("sigma-qk", "init-alpha", "init-beta", "init-c")
 for line in open(preset, encoding="utf-8"):
     line = line.split("#")[0].strip()
     if not line:
         continue
     key, value = (s.strip() for s in line.split("=", 1))
     got = config[field.get(key, key)]
-    want = float(value) if key == "sigma-qk" else (int(value) if value.isdigit() else value)
+    want = float(value) if key in numbers else (int(value) if value.isdigit() else value)
     assert got == want, f"{key} = {value} in the file, {got} in the document"
 PY
 }

@@ -1,0 +1,149 @@
+#!/bin/bash
+# Conditioning through the real binary (docs/model.md §6): --conditioning adds one object and
+# changes nothing else; its series are consistent with each other (κ(B) = κ(W_VO)κ(A), κ(K) =
+# ‖K‖/s_min, K's singular values); the exact path and the matrix-free one; the cutting-skip
+# initialisation; the softmax demo against its closed form; bad input for the new options.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
+    local name=$1
+    shift
+    "$BIN" --batch "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
+    local status=$?
+    [ $status -eq 0 ] || echo "  $*: exit $status: $(head -c 300 "$tmp/$name.err")"
+    return $status
+}
+
+py() { # description, python code with doc(name)
+    local what=$1 code=$2
+    check "$what" "$PY" - "$tmp" "$code" <<'PY'
+import json, math, os, sys
+tmp, code = sys.argv[1:3]
+def doc(name):
+    return json.load(open(os.path.join(tmp, name + ".json")))
+try:
+    exec(code, {"doc": doc, "math": math})
+except Exception as e:
+    print(f"  {type(e).__name__}: {e}")
+    sys.exit(1)
+PY
+}
+
+small=(-T 8 -d 16 -L 3 -m causal)
+check "plain run" run plain "${small[@]}"
+check "--conditioning run" run cond "${small[@]}" --conditioning
+py "--conditioning adds the conditioning object and changes nothing else" '
+a, b = doc("plain"), doc("cond")
+assert "conditioning" not in a
+b.pop("conditioning")
+assert a == b'
+
+# The series and their relations, for both networks (the counterpart has gap removal on).
+py "every series has one value per layer for both networks; kappa(B) = kappa(W_VO) kappa(A); kappa(K) = |K|/s_min(K)" '
+d = doc("cond"); k = d["conditioning"]; L = d["config"]["depth"]
+names = ["kappa_attention", "kappa_value_output", "kappa_dominant", "kappa_attention_product",
+         "kappa_jacobian", "kappa_jacobian_skip", "jacobian_norm", "jacobian_s_min",
+         "jacobian_s_min_error", "premise_ratio"]
+for prefix in ("", "counterpart_"):
+    for n in names:
+        assert len(k[prefix + n]) == L, (prefix + n, k[prefix + n])
+    for l in range(L):
+        a, w, b = (k[prefix + n][l] for n in ("kappa_attention", "kappa_value_output", "kappa_dominant"))
+        if a is not None and w is not None:
+            assert abs(b - a * w) <= 1e-12 * b, (prefix, l, a, w, b)
+        else:
+            assert b is None
+        kj, norm, smin = (k[prefix + n][l] for n in ("kappa_jacobian", "jacobian_norm", "jacobian_s_min"))
+        if kj is not None:
+            assert abs(kj - norm / smin) <= 1e-12 * kj, (prefix, l, kj, norm, smin)
+assert k["jacobian_exact"] is True and all(e == 0 for e in k["jacobian_s_min_error"])
+# gap removal by centring makes every row sum 0: A - U is singular, kappa null, not huge
+assert all(v is None for v in k["counterpart_kappa_attention"]), k["counterpart_kappa_attention"]'
+
+py "the shown layer: K has T*d singular values, descending, the largest = jacobian_norm" '
+d = doc("cond"); k = d["conditioning"]; s = k["shown_layer"]; c = d["config"]
+sv = s["jacobian_singular_values"]
+assert len(sv) == c["T"] * c["d"] and all(x >= y for x, y in zip(sv, sv[1:]))
+assert sv[0] == k["jacobian_norm"][c["layer"] - 1]
+assert len(s["attention_singular_values"]) == c["T"] and len(s["value_output_singular_values"]) == c["d"]
+sa, sw = s["attention_singular_values"], s["value_output_singular_values"]
+assert abs(k["kappa_dominant"][c["layer"] - 1] - (sa[0] / sa[-1]) * (sw[0] / sw[-1])) <= 1e-12 * k["kappa_dominant"][0]'
+
+# The cutting-skip initialisation: W_VO = c^2 orthogonal, and the paper's point.
+check "cutting-skip preset" run cs --conditioning --preset presets/skipless-cutting-skip.preset
+check "gaussian preset" run gauss --conditioning --preset presets/skipless-gaussian.preset
+py "cutting-skip: kappa(W_VO) = 1; kappa(K) < 10 for 8 layers where the Gaussian one is beyond double precision by layer 4" '
+cs, g = doc("cs")["conditioning"], doc("gauss")["conditioning"]
+assert doc("cs")["config"]["init"] == "cutting-skip" and "init" not in doc("gauss")["config"]
+assert all(abs(v - 1) < 1e-12 for v in cs["kappa_value_output"]), cs["kappa_value_output"]
+assert all(v is not None and v < 10 for v in cs["kappa_jacobian"][:8]), cs["kappa_jacobian"]
+assert g["kappa_jacobian"][0] > 1e5 and g["kappa_jacobian"][3] is None, g["kappa_jacobian"]
+assert cs["premise_ratio"][0] < 1.5, cs["premise_ratio"]
+assert any("beyond double precision" in w for w in g["warnings"])'
+
+# Above T*d = 4096: no K, Lanczos estimates with their error bounds.
+check "matrix-free run (T*d = 8192)" run large -T 32 -d 256 -L 1 --init cutting-skip --conditioning
+py "above T*d = 4096: jacobian_exact false, kappa_jacobian_skip null, estimates with error bounds, a warning" '
+k = doc("large")["conditioning"]
+assert k["jacobian_exact"] is False and k["shown_layer"]["jacobian_singular_values"] is None
+assert k["kappa_jacobian_skip"] == [None]
+assert k["jacobian_norm"][0] > 0 and 0 < k["jacobian_s_min"][0] < k["jacobian_norm"][0]
+assert 0 <= k["jacobian_s_min_error"][0] < 1e-3 * k["jacobian_s_min"][0], k["jacobian_s_min_error"]
+assert any("Lanczos" in w for w in k["warnings"])'
+
+# The softmax demo: small alpha concentrates at (e^beta + n - 1)/(e^beta - 1).  softmax is
+# 1/2-Lipschitz per row, so every singular value moves by at most alpha*|Z|_F/2 <= 3 alpha
+# here (|Z|_F^2 ~ chi^2(100)/10, below 36 for these seeds), and Weyl bounds kappa.
+check "softmax demo run" run demo --softmax-demo -T 10 -d 10 --seeds 300 --init-alpha 1e-3 --init-beta 2
+py "softmax demo: 300 draws within the perturbation bound of the closed form; median and closed form reported" '
+d = doc("demo")["softmax_demo"]; n, beta, alpha = 10, 2.0, 1e-3
+closed = (math.exp(beta) + n - 1) / (math.exp(beta) - 1)
+assert d["n"] == n and d["draws"] == 300 and len(d["kappa"]) == 300
+assert abs(d["closed_form"] - closed) <= 1e-14 * closed, (d["closed_form"], closed)
+top, bottom, delta = 1.0, (math.exp(beta) - 1) / (math.exp(beta) + n - 1), 3 * alpha
+lo, hi = (top - delta) / (bottom + delta), (top + delta) / (bottom - delta)
+assert all(lo <= k <= hi for k in d["kappa"]), (lo, hi, min(d["kappa"]), max(d["kappa"]))
+assert lo <= d["median"] <= hi
+assert len(set(d["kappa"])) > 250, "the draws differ"'
+check "diffuse softmax demo run" run diffuse --softmax-demo --preset presets/softmax-demo-diffuse.preset
+py "softmax demo at beta = 0: closed form null (infinite), the draws spread over more than a decade" '
+d = doc("diffuse")["softmax_demo"]
+assert d["closed_form"] is None
+k = sorted(v for v in d["kappa"] if v is not None)
+assert k[len(k) // 10] > 100 and k[9 * len(k) // 10] > 10 * k[len(k) // 10], (k[len(k) // 10], k[9 * len(k) // 10])'
+
+refused() { # expected-stderr-fragment -- args...
+    local says=$1
+    shift 2
+    "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
+        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes out, stderr: $(head -c 300 "$tmp/err")"
+        return 1
+    fi
+}
+bad=0
+refused "--init 'xavier': accepted gaussian|cutting-skip" -- --batch --init xavier || bad=$((bad + 1))
+for v in 0 -1 abc 100.5 nan; do
+    refused "--init-alpha '$v': accepted a number 0 < X <= 100" -- --batch --init-alpha "$v" || bad=$((bad + 1))
+    refused "--init-c '$v': accepted a number 0 < X <= 100" -- --batch --init-c "$v" || bad=$((bad + 1))
+done
+for v in -50 50.5 x ""; do
+    refused "--init-beta '$v': accepted a number -50 < X <= 50" -- --batch --init-beta "$v" || bad=$((bad + 1))
+done
+refused "--conditioning: accepted only with --batch" -- --conditioning || bad=$((bad + 1))
+refused "--softmax-demo: accepted only with --batch" -- --softmax-demo || bad=$((bad + 1))
+refused "--softmax-demo: accepted without --conditioning" -- --batch --softmax-demo --conditioning ||
+    bad=$((bad + 1))
+printf 'tokens = 8\ninit = cutting-skip\ninit-beta = 99\n' >"$tmp/bad.preset"
+refused "$tmp/bad.preset:3: --init-beta '99': accepted a number -50 < X <= 50" -- --batch \
+    --preset "$tmp/bad.preset" || bad=$((bad + 1))
+refused "--conditioning at T = 64, d = 64 needs about" -- --batch -T 64 -d 64 --conditioning \
+    --max-memory 100M || bad=$((bad + 1))
+check "bad values of the new options exit 2 naming the option, the value and what is accepted" test $bad -eq 0
+
+finish
