@@ -54,6 +54,10 @@ press "Right: next layer" "layer=2/4" Right
 press "Left: previous layer" "layer=1/4" Left
 press "[ at layer 1 says why nothing changed" "layer 1 is the first" "["
 press "r: new seed" "seed=2" r
+if screen | grep -q "init="; then not_ok "gaussian is the default: no init= on the status line"; else ok "gaussian is the default: no init= on the status line"; fi
+press "i: the cutting-skip initialisation" "init=cutting-skip" i
+keys I
+if wait_gone "init="; then ok "I: back to gaussian"; else not_ok "I: back to gaussian"; fi
 press "z: an unbound key says so" "key z does nothing; \? lists the keys" z
 press "? opens the help" "attnscope keys" "?"
 expect "help lists the keys from the table" "T +tokens T ×2 "
