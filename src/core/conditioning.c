@@ -17,6 +17,7 @@ struct SaWork {
     bool perturbation_only;      /* products with E = K − B instead of K */
     double *xm, *xmt, *xw, *tmp; /* T×d: X·M, X·Mᵀ, X·W_VO, scratch */
     double *unit;                /* T×d: e_j for the Jacobian's columns */
+    double *row;                 /* T: each row's Σ_j A_ij·g_ij */
     double *a, *ap, *cdot;       /* T×T column-major: softmax, applied, Ċ (or C̄) */
 };
 
@@ -34,6 +35,7 @@ void SaWork_free(SaWork *w)
     free(w->xw);
     free(w->tmp);
     free(w->unit);
+    free(w->row);
     free(w->a);
     free(w->ap);
     free(w->cdot);
@@ -68,7 +70,7 @@ int SaWork_prepare(SaWork *w, const SaBlock *b)
         w->td_cap = td;
     }
     if (tt > w->tt_cap) {
-        if (grow(&w->a, tt) || grow(&w->ap, tt) || grow(&w->cdot, tt))
+        if (grow(&w->a, tt) || grow(&w->ap, tt) || grow(&w->cdot, tt) || grow(&w->row, (size_t)T))
             return -1;
         w->tt_cap = tt;
     }
@@ -89,11 +91,9 @@ int SaWork_prepare(SaWork *w, const SaBlock *b)
 
 /* g ← A ⊙ (g − rowsum(A ⊙ g)·1ᵀ): the softmax's derivative applied to g, which is its own
    transpose (the softmax Jacobian of each row is symmetric), so the JVP and VJP share it. */
-static void softmax_derivative(int T, const double *a, double *g)
+static void softmax_derivative(int T, const double *a, double *g, double *row)
 {
-    double row[T];
-    for (int i = 0; i < T; i++)
-        row[i] = 0;
+    memset(row, 0, sizeof(double) * T);
     for (int j = 0; j < T; j++)
         for (int i = 0; i < T; i++)
             row[i] += a[i + (size_t)j * T] * g[i + (size_t)j * T];
@@ -120,7 +120,7 @@ void SaWork_jvp(SaWork *w, const double *dx, double *dy)
                 w->cdot, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale, w->xm, T, dx, T, 1.0,
                 w->cdot, T);
-    softmax_derivative(T, w->a, w->cdot);
+    softmax_derivative(T, w->a, w->cdot, w->row);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, w->cdot, T, w->xw, T, 1.0,
                 dy, T);
 }
@@ -141,7 +141,7 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
     /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā, X̄ += s(C̄ (X Mᵀ) + C̄ᵀ (X M)) */
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, dy, T, w->xw, T, 0.0,
                 w->cdot, T);
-    softmax_derivative(T, w->a, w->cdot);
+    softmax_derivative(T, w->a, w->cdot, w->row);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T, w->xmt, T,
                 1.0, dx, T);
     cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T, w->xm, T,
