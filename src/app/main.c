@@ -105,7 +105,8 @@ static int run_batch(const Options *o)
         goto done;
     }
     if (o->export_dir) {
-        int files = Export_write(r, o->export_dir, err, sizeof err);
+        int files =
+            Export_write(r, o->conditioning ? &conditioning : NULL, o->export_dir, err, sizeof err);
         if (files < 0) {
             fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
             goto done;

@@ -20,9 +20,12 @@
 /* NAME_ROOM: what a file's name adds to its directory's path. */
 enum { FILES = 6, PATH_SIZE = 4096, NAME_ROOM = 32 };
 
-static const char *const FILE_NAMES[FILES] = {"eigenvalues.csv",     "singular_values.csv",
-                                              "layers.csv",          "eigenvalues.svg",
-                                              "singular_values.svg", "stable_rank.svg"};
+/* The files of every export, then conditioning.csv (CONDITIONING_FILE), written when there is a
+   conditioning result. */
+enum { CONDITIONING_FILE = FILES, NAMES };
+static const char *const FILE_NAMES[NAMES] = {
+    "eigenvalues.csv",     "singular_values.csv", "layers.csv",      "eigenvalues.svg",
+    "singular_values.svg", "stable_rank.svg",     "conditioning.csv"};
 
 /* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
 static const Complex *shown_eigenvalues(const Result *r)
@@ -95,12 +98,19 @@ void Export_layers_csv(FILE *f, const Result *r)
             ATTNSCOPE_VERSION);
     fprintf(f,
             "# --tokens %d --width %d --depth %d --sigma-qk %s --attention %s --mask %s "
-            "--window %d --gap %s --layernorm %s --skip %s --layer %d --seed %llu --seeds %d\n",
+            "--window %d --gap %s --layernorm %s --skip %s --layer %d --seed %llu --seeds %d",
             c->tokens, c->width, c->depth, Format_shortest(c->sigma_qk, sigma_qk),
             ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], c->window,
             GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
             c->layer, (unsigned long long)c->seed, c->seeds);
-    fputs("layer", f);
+    if (c->init != INIT_GAUSSIAN) {
+        /* Only away from the default, as in the JSON's config. */
+        char alpha[FORMAT_NUMBER_SIZE], beta[FORMAT_NUMBER_SIZE], scale[FORMAT_NUMBER_SIZE];
+        fprintf(f, " --init %s --init-alpha %s --init-beta %s --init-c %s",
+                INIT_NAMES.names[c->init], Format_shortest(c->init_alpha, alpha),
+                Format_shortest(c->init_beta, beta), Format_shortest(c->init_c, scale));
+    }
+    fputs("\nlayer", f);
     for (int i = 0; i < RESULT_SERIES_COUNT; i++)
         fprintf(f, ",%s", RESULT_SERIES[i].name);
     fputc('\n', f);
@@ -111,6 +121,29 @@ void Export_layers_csv(FILE *f, const Result *r)
             if (l > 0 || !RESULT_SERIES[i].from_layer_one)
                 csv_number(f, RESULT_SERIES[i].values(r)[l]);
         }
+        fputc('\n', f);
+    }
+}
+
+void Export_conditioning_csv(FILE *f, const Conditioning *k)
+{
+    fprintf(f,
+            "# attnscope %s, conditioning.csv: one row per layer, the network's series and "
+            "the counterpart's (docs/model.md section 6); jacobian_exact = %s\n",
+            ATTNSCOPE_VERSION, k->jacobian_exact ? "true" : "false");
+    fputs("layer", f);
+    for (int n = 0; n < 2; n++)
+        for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++)
+            fprintf(f, ",%s%s", n ? "counterpart_" : "", CONDITIONING_SERIES[i].name);
+    fputc('\n', f);
+    for (int l = 1; l <= k->config.depth; l++) {
+        fprintf(f, "%d", l);
+        for (int n = 0; n < 2; n++)
+            for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++) {
+                fputc(',', f);
+                csv_number(f, ConditioningSeries_values(&CONDITIONING_SERIES[i],
+                                                        n ? &k->counterpart : &k->network)[l]);
+            }
         fputc('\n', f);
     }
 }
@@ -358,7 +391,7 @@ static int make_parents(char *path, Parents *made, char *err, size_t size)
 
 static bool export_file(const char *name)
 {
-    for (int i = 0; i < FILES; i++)
+    for (int i = 0; i < NAMES; i++)
         if (strcmp(name, FILE_NAMES[i]) == 0)
             return true;
     return false;
@@ -423,7 +456,8 @@ static int make_staging(const char *parent, const char *base, char *out, char *e
 
 /* Writes file i into dir.  O_EXCL in a directory of our own: the kernel applies the umask
    to 0666, as for any file a program writes (mkstemp would give 0600). */
-static int write_file(const Result *r, const char *dir, int i, char *err, size_t size)
+static int write_file(const Result *r, const Conditioning *k, const char *dir, int i, char *err,
+                      size_t size)
 {
     char path[PATH_SIZE + NAME_ROOM];
     snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
@@ -436,7 +470,10 @@ static int write_file(const Result *r, const char *dir, int i, char *err, size_t
         return -1;
     }
     errno = 0;
-    WRITERS[i](f, r);
+    if (i == CONDITIONING_FILE)
+        Export_conditioning_csv(f, k);
+    else
+        WRITERS[i](f, r);
     int failed = ferror(f) != 0;
     failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
     int reason = errno;
@@ -476,7 +513,8 @@ static int exchange(const char *fresh, const char *target)
     return 0;
 }
 
-int Export_write(const Result *r, const char *dir, char *err, size_t size)
+int Export_write(const Result *r, const Conditioning *conditioning, const char *dir, char *err,
+                 size_t size)
 {
     char target[PATH_SIZE], resolved[PATH_MAX], staging[PATH_SIZE];
     int n = snprintf(target, sizeof target, "%s", dir);
@@ -540,8 +578,9 @@ int Export_write(const Result *r, const char *dir, char *err, size_t size)
                  strerror(errno));
         status = -1;
     }
-    for (int i = 0; i < FILES && status == 0; i++)
-        status = write_file(r, staging, i, err, size);
+    int files = conditioning ? NAMES : FILES;
+    for (int i = 0; i < files && status == 0; i++)
+        status = write_file(r, conditioning, staging, i, err, size);
     if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
         snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
         status = -1;
@@ -550,5 +589,5 @@ int Export_write(const Result *r, const char *dir, char *err, size_t size)
     remove_export(staging);
     if (status != 0)
         remove_parents(target, &made);
-    return status == 0 ? FILES : -1;
+    return status == 0 ? files : -1;
 }

@@ -6,6 +6,7 @@
 #ifndef ATTNSCOPE_COMMON_EXPORT_H
 #define ATTNSCOPE_COMMON_EXPORT_H
 
+#include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 
 #include <stddef.h>
@@ -16,6 +17,11 @@
    an undefined value is an empty field.  pandas reads it with comment='#'. */
 void Export_layers_csv(FILE *f, const Result *r);
 
+/* conditioning.csv: a comment line, the column names, then one row per layer ℓ = 1..depth with
+   every series of CONDITIONING_SERIES for the network and (prefix counterpart_) its
+   counterpart; an undefined value is an empty field. */
+void Export_conditioning_csv(FILE *f, const Conditioning *k);
+
 /* "attnscope-YYYYmmdd-HHMMSS" for now, into buf. */
 const char *Export_default_directory(char *buf, size_t size);
 
@@ -24,8 +30,10 @@ const char *Export_default_directory(char *buf, size_t size);
    (as mkdir -p).  Files get 0666 and new directories 0777, less the umask; a replaced dir
    keeps its mode.  An existing dir is replaced as a whole (atomically where the file system
    can exchange two names), so it must be empty or hold only an earlier export's files:
-   anything else in it is refused, never moved or deleted.  Returns the number of files
-   written, or -1 with the reason in err (not naming dir) and nothing changed. */
-int Export_write(const Result *r, const char *dir, char *err, size_t size);
+   anything else in it is refused, never moved or deleted.  conditioning.csv is added when
+   conditioning is not NULL.  Returns the number of files written, or -1 with the reason in
+   err (not naming dir) and nothing changed. */
+int Export_write(const Result *r, const Conditioning *conditioning, const char *dir, char *err,
+                 size_t size);
 
 #endif

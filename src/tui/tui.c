@@ -163,7 +163,7 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    int files = Export_write(l->shown->result, dir, err, sizeof err);
+    int files = Export_write(l->shown->result, NULL, dir, err, sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
     else

@@ -26,7 +26,7 @@ tmp, code = sys.argv[1:3]
 def doc(name):
     return json.load(open(os.path.join(tmp, name + ".json")))
 try:
-    exec(code, {"doc": doc, "math": math})
+    exec(code, {"doc": doc, "math": math, "os": os, "tmp": tmp})
 except Exception as e:
     print(f"  {type(e).__name__}: {e}")
     sys.exit(1)
@@ -115,6 +115,26 @@ d = doc("diffuse")["softmax_demo"]
 assert d["closed_form"] is None
 k = sorted(v for v in d["kappa"] if v is not None)
 assert k[len(k) // 10] > 100 and k[9 * len(k) // 10] > 10 * k[len(k) // 10], (k[len(k) // 10], k[9 * len(k) // 10])'
+
+# The export: conditioning.csv holds the JSON's numbers; layers.csv's settings line names the
+# initialisation, and running it again gives the same document.
+check "--conditioning --export run" run exported -T 6 -d 10 -L 2 --init cutting-skip --init-beta 2 \
+    --conditioning --export "$tmp/export"
+py "conditioning.csv: one row per layer with every series of the JSON, the same numbers" '
+import csv
+k = doc("exported")["conditioning"]
+rows = list(csv.reader(l for l in open(os.path.join(tmp, "export", "conditioning.csv")) if not l.startswith("#")))
+head, body = rows[0], rows[1:]
+assert len(body) == 2 and [r[0] for r in body] == ["1", "2"], body
+for j, name in enumerate(head[1:], 1):
+    for l, r in enumerate(body):
+        want = k[name][l]
+        assert (r[j] == "" and want is None) or float(r[j]) == want, (name, l, r[j], want)
+assert len(head) == 1 + 2 * 10, head'
+settings=$(sed -n 2p "$tmp/export/layers.csv" | sed 's/^# //')
+# shellcheck disable=SC2086
+check "layers.csv's settings line (with --init) reproduces the run" run again $settings --conditioning
+py "the same document from the settings line" 'assert doc("again") == doc("exported")'
 
 refused() { # expected-stderr-fragment -- args...
     local says=$1
