@@ -137,8 +137,9 @@ test: tests
 check-layers:
 	@tests/check-layers.sh
 
-# Fuzzing (clang's libFuzzer) of the preset and option parsers.  `make fuzz` runs each
-# harness FUZZ_SECONDS; `make check` replays the regression inputs and runs a short pass.
+# Fuzzing (clang's libFuzzer) of the preset and option parsers.  `make fuzz` explores, each
+# harness FUZZ_SECONDS (FUZZ_KEEP=1 merges what adds coverage into tests/fuzz/corpus/);
+# `make check` replays the committed corpus and regressions only, so it is deterministic.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
 FUZZ_SRC := src/app/options.c $(CORE_SRC)

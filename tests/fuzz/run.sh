@@ -1,6 +1,8 @@
 #!/bin/bash
-# Runs each fuzz harness for SECONDS on a corpus seeded from presets/ and a few command
-# lines; saves any crashing input under tests/fuzz/regressions/<name>/ for a regression test.
+# Explores: runs each fuzz harness for SECONDS on a corpus seeded from the committed one
+# (tests/fuzz/corpus/<name>/), presets/ and a few command lines; saves any crashing input under
+# tests/fuzz/regressions/<name>/ for a regression test.  `make check` runs only the committed
+# inputs; with FUZZ_KEEP=1 the new inputs that add coverage are merged into the committed corpus.
 #   run.sh FUZZ_DIR SECONDS [HARNESS...]     (harnesses: options preset; default both)
 set -u
 cd "$(dirname "$0")/../.."
@@ -12,6 +14,7 @@ status=0
 for name in "$@"; do
     corpus="$dir/corpus-$name"
     mkdir -p "$corpus"
+    cp tests/fuzz/corpus/"$name"/* "$corpus/" 2>/dev/null
     if [ "$name" = preset ]; then
         find presets -name '*.preset' -exec cp {} "$corpus/" \; 2>/dev/null
         printf 'tokens = 64\nwidth = 64\n# c\n' >"$corpus/seed1"
@@ -26,5 +29,9 @@ for name in "$@"; do
         status=1
     fi
     grep -E '^Done|stat::number_of_executed_units' "$dir/fuzz_$name.log" | tail -1
+    if [ "${FUZZ_KEEP:-0}" = 1 ]; then
+        "$dir/fuzz_$name" -merge=1 tests/fuzz/corpus/"$name" "$corpus" 2>>"$dir/fuzz_$name.log"
+        echo "fuzz_$name: $(find tests/fuzz/corpus/"$name" -type f | wc -l) inputs in the committed corpus"
+    fi
 done
 exit $status
