@@ -62,10 +62,14 @@ expect "help lists Ctrl-L and q" "q +quit"
 keys z
 check "any key closes the help" wait_gone "attnscope keys"
 check "the key that closed the help did nothing" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'key z does nothing'"
-press "Ctrl-L: the screen is whole after a full redraw" "stable rank sr.*" C-l
+# Garbage written straight to the terminal, as a stray message from another program would.
+printf '\033[2J\033[1;1HGARBAGE-ON-THE-TERMINAL' >"$(tm display-message -p -t 0 '#{pane_tty}')"
+expect "the garbage is on the screen" "GARBAGE-ON-THE-TERMINAL"
+keys C-l
+check "Ctrl-L: a full redraw removes it" wait_gone "GARBAGE-ON-THE-TERMINAL"
+expect "Ctrl-L: and the screen is whole again" "stable rank sr.*"
 expect "after all that, the settings and the readouts agree" "T=256 +d=256 +L=4 .*seed=2"
-keys q
-check "q quits" wait_gone "attnscope|stable rank"
+quits "q quits"
 
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 4 --max-memory 40M"
 expect "with a 40 MiB budget, T=256 runs" "computed in [0-9]+ ms"

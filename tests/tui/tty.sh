@@ -31,7 +31,16 @@ run_wrapped() { # name args...
 }
 same_tty() { cmp -s "$TMP/$1.before" "$TMP/$1.after"; }
 status_is() { [ "$(cat "$TMP/$1.status")" = "$2" ]; }
-program_pid() { ps -o pid= --ppid "$(tm display-message -p -t 0 '#{pane_pid}')" | tr -d ' '; }
+program_pid() { # the attnscope process among the pane's descendants
+    ps -eo pid=,ppid=,comm= | awk -v root="$(tm display-message -p -t 0 '#{pane_pid}')" '
+        { parent[$1] = $2; name[$1] = $3 }
+        END {
+            for (p in name) {
+                if (name[p] != "attnscope") continue
+                for (q = parent[p]; q > 1; q = parent[q]) if (q == root) { print p; exit }
+            }
+        }'
+}
 tty_changed() { # while the screen runs, the tty is not in its first state
     [ "$(stty -g -F "$(tm display-message -p -t 0 '#{pane_tty}')")" != "$(cat "$TMP/$1.before")" ]
 }
