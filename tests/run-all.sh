@@ -9,6 +9,7 @@ set -u
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
+skipped=0
 failures=()
 
 run() { # name, command...
@@ -16,12 +17,20 @@ run() { # name, command...
     shift
     local log
     log=$(mktemp)
-    # Count cases, not programs: cmocka's "[       OK ]" and the scripts' "ok N" lines.
-    local status=0 good bad
+    # Count cases, not programs: cmocka's "[       OK ]" and the scripts' "ok N" lines; a
+    # skipped case ("[  SKIPPED ]", "ok N # SKIP why") is counted as skipped, never passed.
+    local status=0 good bad skip
     "$@" >"$log" 2>&1 || status=$?
-    good=$(grep -cE '^\[       OK \]|^ok [0-9]' "$log")
+    good=$(grep -E '^\[       OK \]|^ok [0-9]' "$log" | grep -cv '# SKIP')
     bad=$(grep -cE '^\[  FAILED  \] test|^not ok [0-9]' "$log")
-    if [ "$status" -eq 0 ]; then
+    skip=$(grep -cE '^\[  SKIPPED \]|^ok [0-9]+ .*# SKIP' "$log")
+    if [ "$skip" -gt 0 ]; then
+        skipped=$((skipped + skip))
+        grep -E '^\[  SKIPPED \]|^ok [0-9]+ .*# SKIP' "$log" | sed "s|^|SKIP  $name: |"
+    fi
+    if [ "$status" -eq 0 ] && [ "$good" -eq 0 ] && [ "$skip" -gt 0 ]; then
+        printf 'SKIP  %s (%d skipped)\n' "$name" "$skip"
+    elif [ "$status" -eq 0 ]; then
         passed=$((passed + (good > 0 ? good : 1)))
         printf 'PASS  %s (%d)\n' "$name" "$((good > 0 ? good : 1))"
     else
@@ -83,5 +92,5 @@ if [ ${#failures[@]} -gt 0 ]; then
     echo "Failed:"
     printf '  %s\n' "${failures[@]}"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

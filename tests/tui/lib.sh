@@ -32,6 +32,7 @@ not_ok() {
     echo "not ok $checks - $1"
     if [ -n "${2:-}" ]; then sed 's/^/    # /' "$2"; fi
 }
+skip() { checks=$((checks + 1)); echo "ok $checks - $1 # SKIP $2"; } # description, why
 check() { # description, command...
     local what=$1
     shift
