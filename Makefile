@@ -137,7 +137,7 @@ test: tests
 check-layers:
 	@tests/check-layers.sh
 
-# Fuzzing (clang's libFuzzer) of the preset and option parsers.  `make fuzz` runs each
+# Fuzzing (clang's libFuzzer) of the preset, option and JSON parsers.  `make fuzz` runs each
 # harness FUZZ_SECONDS; `make check` replays the regression inputs and runs a short pass.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
@@ -151,7 +151,13 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) -lgsl $(PKG_BLAS_LIBS) -lm
 
-fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset
+# The JSON reader of --jsonl and merge, alone: it needs nothing else.
+$(FUZZ_DIR)/fuzz_json: tests/fuzz/fuzz_json.c src/common/json_read.c
+	@mkdir -p $(FUZZ_DIR)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^
+
+fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)

@@ -37,7 +37,7 @@ run() { # name, command...
 for tree in "$@"; do
     case "$tree" in
     *fuzz*)
-        for name in options preset; do
+        for name in options preset json; do
             inputs=(tests/fuzz/regressions/"$name"/*)
             [ -e "${inputs[0]}" ] && run "fuzz_$name regressions" "$tree/fuzz_$name" "${inputs[@]}"
             run "fuzz_$name, 10 s" tests/fuzz/run.sh "$tree" 10 "$name"

@@ -4,6 +4,7 @@
 #include "batch.h"
 #include "compute.h"
 #include "export.h"
+#include "jsonl.h"
 #include "lanes.h"
 #include "options.h"
 #include "tui.h"
@@ -42,6 +43,10 @@ static int run_batch(const Options *o)
         lanes = Lanes_new(NULL, NULL);
     }
     Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
+    if (o->jsonl) {
+        status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);
+        goto done;
+    }
     WidthSweep sweep;
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
                       sizeof err)) {

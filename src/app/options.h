@@ -12,6 +12,7 @@
 typedef struct {
     Config config;
     bool batch;
+    bool jsonl;                    /* --jsonl: with --batch, one configuration per stdin line */
     bool sweep_tokens;             /* --sweep-T: add the width sweep to the batch document */
     unsigned long long max_memory; /* bytes; 0: half of the physical memory */
     const char *export_dir;        /* --export DIR: CSV and SVG files of the result */

@@ -1023,7 +1023,7 @@ static void fill_curves(Curves *dest, const Track *t, int depth)
     }
 }
 
-/* Mean and sample std of one per-layer value over the seeds; NaN if any seed lacks it. */
+/* Mean, sample std and M2 of one per-layer value over the seeds; NaN if any seed lacks it. */
 static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int depth, int network)
 {
     for (int l = 0; l <= depth; l++) {
@@ -1037,6 +1037,7 @@ static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int dep
         }
         band->mean[l] = mean;
         band->std[l] = seeds > 1 ? sqrt(ss / (seeds - 1)) : NAN;
+        band->m2[l] = ss;
     }
 }
 
