@@ -4,6 +4,7 @@
 #include "batch.h"
 #include "compute.h"
 #include "export.h"
+#include "grid.h"
 #include "jsonl.h"
 #include "lanes.h"
 #include "options.h"
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
@@ -103,6 +105,12 @@ static const char *tour_directory(char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
+    /* The subcommands print JSON Lines for a pipe: a reader that stops early ends them
+       quietly too (see run_batch). */
+    if (argc > 1 && strcmp(argv[1], "grid") == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        return Grid_main(argc - 1, argv + 1, stdout);
+    }
     Options o;
     char err[OPTIONS_ERROR_SIZE];
     if (Options_parse(argc, argv, &o, err, sizeof err)) {

@@ -182,6 +182,9 @@ void Options_usage(FILE *out)
           "       attnscope --batch [options]    compute once, print one JSON document\n"
           "       attnscope --batch --jsonl [options] <CONFIGS.jsonl\n"
           "                                      one result line per configuration line\n"
+          "       attnscope grid 'KEY=V1,V2 ...' [--shards N] [options]\n"
+          "                                      a grid of configurations as JSON Lines, each\n"
+          "                                      in N seed ranges\n"
           "\n",
           out);
     Config defaults = Config_default();
@@ -271,7 +274,7 @@ int Options_check_memory(const Options *o, const Config *c, char *err, size_t si
     return Budget_check(c, Options_memory_budget(o), err, size);
 }
 
-int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
+int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size)
 {
     /* The settings' options from the table, then the others. */
     struct option longs[SETTINGS_MAX + OTHER_COUNT + 1];
@@ -387,5 +390,13 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->export_dir);
         return 2;
     }
+    return 0;
+}
+
+int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
+{
+    int status = Options_parse_each(argc, argv, o, err, size);
+    if (status || o->help || o->version)
+        return status;
     return Config_validate(&o->config, err, size) ? 2 : 0;
 }

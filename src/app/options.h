@@ -29,6 +29,10 @@ enum { OPTIONS_ERROR_SIZE = 512 };
    or 2 with a message in err that names the option, the value and what is accepted. */
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size);
 
+/* Options_parse without the checks between settings (Config_validate): for a caller that
+   changes the settings further (the grid) and checks each result itself. */
+int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size);
+
 /* Applies a preset file: all of it, or (on the first malformed line) nothing, with the
    message "FILE:LINE: ..." in err.  Returns 0 or -1. */
 int Options_load_preset(Config *c, const char *path, char *err, size_t size);
