@@ -7,6 +7,7 @@
 #include "grid.h"
 #include "jsonl.h"
 #include "lanes.h"
+#include "merge.h"
 #include "options.h"
 #include "tui.h"
 
@@ -110,6 +111,10 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "grid") == 0) {
         signal(SIGPIPE, SIG_DFL);
         return Grid_main(argc - 1, argv + 1, stdout);
+    }
+    if (argc > 1 && strcmp(argv[1], "merge") == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        return Merge_main(argc - 1, argv + 1, stdout);
     }
     Options o;
     char err[OPTIONS_ERROR_SIZE];
