@@ -953,7 +953,10 @@ static void gradient_task(int which, void *context)
     Track *t = run->track[which];
     int l = run->layer;
     if (run->nets[which].dead) {
+        /* X_L is exactly 0, so is its derivative; the array is reused between runs, so the
+           value is written, never left as found. */
         t->log10_gradient_norm[l] = NAN;
+        t->gradient_norm[l] = 0;
         return;
     }
     Lane *lane = &run->w->lane[which];

@@ -19,6 +19,8 @@ cat >"$tmp/in.jsonl" <<'LINES'
 
 {"attention": "markov", "mask": "causal", "seed": 7}
 {"T": 8, "d": 8, "d_qk": 8, "sigma_qk": 0.5, "layer": 2}
+{"T": 64, "d": 64, "attention": "markov", "mask": "causal", "gap": "outliers", "depth": 8}
+{"T": 64, "d": 64, "attention": "relu", "depth": 4}
 LINES
 "$BIN" --batch --jsonl "${base[@]}" <"$tmp/in.jsonl" >"$tmp/out.jsonl" 2>"$tmp/err"
 status=$?
@@ -26,13 +28,15 @@ check "a bad line makes the exit status 2" test "$status" -eq 2
 check "stderr names the bad line, the key and what is accepted" \
     grep -qF "attnscope: line 3: \"T\": -T/--tokens '99999': accepted a whole number 2..4096" "$tmp/err"
 check "stderr says nothing of the good lines" test "$(wc -l <"$tmp/err")" -eq 1
-check "one record per non-blank line" test "$(wc -l <"$tmp/out.jsonl")" -eq 5
+check "one record per non-blank line" test "$(wc -l <"$tmp/out.jsonl")" -eq 7
 
 # The same settings, one --batch process each.
 "$BIN" --batch "${base[@]}" -L 4 --seeds 3 >"$tmp/1.json" &&
     "$BIN" --batch "${base[@]}" -L 2 -g center --seeds 3 >"$tmp/2.json" &&
     "$BIN" --batch "${base[@]}" -a markov -m causal --seed 7 >"$tmp/5.json" &&
-    "$BIN" --batch "${base[@]}" -T 8 -d 8 -s 0.5 -l 2 >"$tmp/6.json"
+    "$BIN" --batch "${base[@]}" -T 8 -d 8 -s 0.5 -l 2 >"$tmp/6.json" &&
+    "$BIN" --batch "${base[@]}" -T 64 -d 64 -a markov -m causal -g outliers -L 8 >"$tmp/7.json" &&
+    "$BIN" --batch "${base[@]}" -T 64 -d 64 -a relu -L 4 >"$tmp/8.json"
 check "the reference runs succeed" test $? -eq 0
 
 "$PY" - "$tmp" >"$tmp/compare" 2>&1 <<'PY'
@@ -41,7 +45,7 @@ tmp = sys.argv[1]
 records = [json.loads(line) for line in open(tmp + "/out.jsonl")]
 added = {"line", "blas_threads", "elapsed_seconds", "provenance"}
 failures = []
-if [r["line"] for r in records] != [1, 2, 3, 5, 6]:
+if [r["line"] for r in records] != [1, 2, 3, 5, 6, 7, 8]:
     failures.append("lines out of order: %s" % [r["line"] for r in records])
 for record in records:
     if "error" in record:
