@@ -21,7 +21,7 @@ run() { # name, command...
     # "ok N - # SKIP" line is a skipped case, never a passed one.
     local status=0 good bad skips
     "$@" >"$log" 2>&1 || status=$?
-    good=$(grep -E '^\[       OK \]|^ok [0-9]' "$log" | grep -cv '^ok [0-9]* - # SKIP')
+    good=$(grep -aE '^\[       OK \]|^ok [0-9]' "$log" | grep -acv '^ok [0-9]* - # SKIP')
     bad=$(grep -cE '^\[  FAILED  \] test|^not ok [0-9]' "$log")
     skips=$(grep -c '^ok [0-9]* - # SKIP' "$log")
     skipped=$((skipped + skips))

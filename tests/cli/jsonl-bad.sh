@@ -56,7 +56,8 @@ cases=(
 for entry in "${cases[@]}"; do
     line=${entry%%|*}
     says=${entry#*|}
-    check "refused: $line" refused_line "$line" "$says"
+    # Bytes outside printable ASCII shown as '?': a raw non-UTF-8 byte would make the log binary.
+    check "refused: $(printf '%s' "$line" | LC_ALL=C tr -c '[:print:]' '?')" refused_line "$line" "$says"
 done
 check "refused: over the memory budget" refused_line '{"T": 4096, "d": 4096}' \
     "T = 4096, d = 4096, depth 2 needs about" --max-memory 1M
