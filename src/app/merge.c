@@ -21,14 +21,17 @@ static const char *const M2_KEY[BANDS] = {"stable_rank_m2", "counterpart_stable_
 static const char *const RUN_KEYS[] = {"line", "blas_threads", "elapsed_seconds", "provenance",
                                        "merged_from"};
 
+/* A record keeps its line's text and what grouping needs; its parsed document (about ten
+   times the text) exists only while its group is merged, so that a large sweep fits. */
 typedef struct {
     const char *file;
     long line;
-    JsonValue *doc;
+    char *text;
+    size_t length;
     Config config;
-    const char *version, *rng;
+    char *version, *rng;
+    JsonValue *doc; /* while merged */
     const JsonValue *mean[BANDS], *m2[BANDS];
-    int group;
 } Record;
 
 typedef struct {
@@ -79,8 +82,10 @@ static const JsonValue *layer_array(const JsonValue *doc, const char *key, int l
     return v;
 }
 
-/* Checks one parsed line and fills r from it; 0 or -1 with the message. */
-static int read_record(Record *r, char *err, size_t size)
+/* Checks r->doc and fills r's config and ensemble from it, and *version and *rng; 0 or -1
+   with the message. */
+static int read_record(Record *r, const JsonValue **version_out, const JsonValue **rng_out,
+                       char *err, size_t size)
 {
     const JsonValue *doc = r->doc, *v;
     if (doc->kind != JSON_OBJECT) {
@@ -99,8 +104,8 @@ static int read_record(Record *r, char *err, size_t size)
     const JsonValue *config = rng ? member_of_kind(doc, "config", JSON_OBJECT, err, size) : NULL;
     if (!config)
         return -1;
-    r->version = version->text;
-    r->rng = rng->text;
+    *version_out = version;
+    *rng_out = rng;
     r->config = Config_default();
     char message[OPTIONS_ERROR_SIZE];
     if (Jsonl_apply_config(config, &r->config, message, sizeof message) ||
@@ -174,12 +179,26 @@ static int read_file(Input *in, const char *path)
         r->line = line;
         char message[OPTIONS_ERROR_SIZE];
         r->doc = Json_parse(text, (size_t)got, message, sizeof message);
-        if (r->doc)
-            in->count++;
-        if (!r->doc || read_record(r, message, sizeof message)) {
+        const JsonValue *version, *rng;
+        if (!r->doc || read_record(r, &version, &rng, message, sizeof message)) {
+            JsonValue_free(r->doc);
             snprintf(in->err, sizeof in->err, "%s:%ld: %.400s", path, line, message);
             status = 2;
+            break;
         }
+        r->version = strdup(version->text);
+        r->rng = strdup(rng->text);
+        r->text = malloc((size_t)got);
+        r->length = (size_t)got;
+        JsonValue_free(r->doc);
+        r->doc = NULL;
+        in->count++;
+        if (!r->version || !r->rng || !r->text) {
+            snprintf(in->err, sizeof in->err, "merge: out of memory");
+            status = 1;
+            break;
+        }
+        memcpy(r->text, text, (size_t)got);
     }
     if (status == 0 && ferror(f)) {
         snprintf(in->err, sizeof in->err, "merge: '%s': %s", path, strerror(errno ? errno : EIO));
@@ -353,6 +372,28 @@ static void write_warnings(Text *t, Record **shard, int count)
     Text_printf(t, "]");
 }
 
+/* Parses the group's records again (they were checked when read); 0, or -1 when memory ran
+   out. */
+static int load_group(Record **group, int count)
+{
+    for (int i = 0; i < count; i++) {
+        char err[OPTIONS_ERROR_SIZE];
+        const JsonValue *version, *rng;
+        group[i]->doc = Json_parse(group[i]->text, group[i]->length, err, sizeof err);
+        if (!group[i]->doc || read_record(group[i], &version, &rng, err, sizeof err))
+            return -1;
+    }
+    return 0;
+}
+
+static void unload_group(Record **group, int count)
+{
+    for (int i = 0; i < count; i++) {
+        JsonValue_free(group[i]->doc);
+        group[i]->doc = NULL;
+    }
+}
+
 /* The record of the union: the first shard's document (its first seed is the union's first
    seed, so every first-seed series is the union's) with the union's seed count, ensemble and
    warnings, and where each part came from. */
@@ -492,12 +533,14 @@ static int merge_all(Input *in, bool csv, Text *t)
             break;
         }
         double *grown = realloc(values, sizeof(double) * 3 * BANDS * (size_t)layers);
-        if (!grown) {
+        if (grown)
+            values = grown;
+        if (!grown || load_group(group, count)) {
+            unload_group(group, count);
             snprintf(in->err, sizeof in->err, "merge: out of memory");
             status = 1;
             break;
         }
-        values = grown;
         const double *mean[BANDS], *m2[BANDS], *std[BANDS];
         for (int b = 0; b < BANDS; b++) {
             double *m = values + (size_t)(3 * b) * (size_t)layers;
@@ -510,6 +553,7 @@ static int merge_all(Input *in, bool csv, Text *t)
             write_rows(t, &group[0]->config, seeds, mean, std);
         else
             write_merged(t, group, count, mean, m2, std);
+        unload_group(group, count);
     }
     if (status == 0 && t->failed) {
         snprintf(in->err, sizeof in->err, "merge: out of memory");
@@ -558,8 +602,11 @@ int Merge_main(int argc, char **argv, FILE *out)
         perror("attnscope: merge: stdout");
         status = 1;
     }
-    for (int i = 0; i < in.count; i++)
-        JsonValue_free(in.records[i].doc);
+    for (int i = 0; i < in.count; i++) {
+        free(in.records[i].text);
+        free(in.records[i].version);
+        free(in.records[i].rng);
+    }
     free(in.records);
     Text_free(&text);
     return status;
