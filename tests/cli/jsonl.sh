@@ -85,6 +85,15 @@ PY
 }
 check "... and reproduces that document" same_numbers
 
+# --sweep-T applies to every line, as to one document.
+printf '{"T": 16, "d": 32}\n{"T": 32, "d": 64}\n' | "$BIN" --batch --jsonl --sweep-T -L 2 >"$tmp/sweep.jsonl"
+swept() {
+    "$PY" -c 'import json, sys
+records = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if [r["width_sweep"]["T"][-1] for r in records] == [16, 32] else 1)' "$tmp/sweep.jsonl"
+}
+check "--sweep-T: every record has its width sweep up to its T" swept
+
 printf '' | "$BIN" --batch --jsonl >"$tmp/empty" 2>&1
 check "empty input: exit 0, no output" test $? -eq 0 -a ! -s "$tmp/empty"
 
