@@ -494,11 +494,35 @@ static void write_csv_header(Text *t)
                    "counterpart_stable_rank_std,counterpart_gap\n");
 }
 
-/* Groups the records by configuration (in order of first appearance), checks and merges each
-   group into t.  0, or 2 / 1 with in->err. */
-static int merge_all(Input *in, bool csv, Text *t)
+typedef struct {
+    bool csv;    /* a table, not records */
+    bool uneven; /* configurations may cover different seed ranges */
+} MergeOptions;
+
+/* A shard lost (a failed job whose file is missing) at either end of a configuration's range
+   leaves a range that still tiles, only shorter: unless told otherwise, every configuration
+   must cover the first one's range.  0 or -1 with the message. */
+static int check_same_range(Record **first, int first_seeds, Record **group, int seeds, char *err,
+                            size_t size)
 {
-    int status = 0;
+    if (group[0]->config.seed == first[0]->config.seed && seeds == first_seeds)
+        return 0;
+    snprintf(err, size,
+             "%s:%ld begins seeds %llu..%llu of its configuration, %s:%ld seeds %llu..%llu of "
+             "another: is a shard missing? (every configuration of one merge covers the same "
+             "seeds; --uneven accepts different ranges)",
+             first[0]->file, first[0]->line, (unsigned long long)first[0]->config.seed,
+             (unsigned long long)first[0]->config.seed + (unsigned long long)first_seeds - 1,
+             group[0]->file, group[0]->line, (unsigned long long)group[0]->config.seed,
+             (unsigned long long)group[0]->config.seed + (unsigned long long)seeds - 1);
+    return -1;
+}
+
+/* Groups the records by configuration (in the order of their settings), checks and merges
+   each group into t.  0, or 2 / 1 with in->err. */
+static int merge_all(Input *in, MergeOptions options, Text *t)
+{
+    int status = 0, first_seeds = 0;
     /* In the order of their settings and seeds, so that the output does not depend on the
        order of the files or of their lines. */
     Record **shard = malloc(sizeof *shard * (size_t)(in->count ? in->count : 1));
@@ -510,7 +534,7 @@ static int merge_all(Input *in, bool csv, Text *t)
     for (int i = 0; i < in->count; i++)
         shard[i] = &in->records[i];
     qsort(shard, (size_t)in->count, sizeof *shard, by_settings);
-    if (csv)
+    if (options.csv)
         write_csv_header(t);
     for (int first = 0, count; first < in->count && status == 0; first += count) {
         for (count = 1; first + count < in->count &&
@@ -532,6 +556,13 @@ static int merge_all(Input *in, bool csv, Text *t)
             status = 2;
             break;
         }
+        if (first == 0)
+            first_seeds = seeds;
+        else if (!options.uneven &&
+                 check_same_range(shard, first_seeds, group, seeds, in->err, sizeof in->err)) {
+            status = 2;
+            break;
+        }
         double *grown = realloc(values, sizeof(double) * 3 * BANDS * (size_t)layers);
         if (grown)
             values = grown;
@@ -549,7 +580,7 @@ static int merge_all(Input *in, bool csv, Text *t)
             m2[b] = m + layers;
             std[b] = m + 2 * layers;
         }
-        if (csv)
+        if (options.csv)
             write_rows(t, &group[0]->config, seeds, mean, std);
         else
             write_merged(t, group, count, mean, m2, std);
@@ -568,18 +599,20 @@ int Merge_main(int argc, char **argv, FILE *out)
 {
     Input in = {0};
     Text text = {0};
-    bool csv = false;
+    MergeOptions options = {0};
     int files = 0, status = 0;
     for (int i = 1; i < argc && status == 0; i++) {
         if (strcmp(argv[i], "--csv") == 0) {
-            csv = true;
+            options.csv = true;
+        } else if (strcmp(argv[i], "--uneven") == 0) {
+            options.uneven = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             Options_usage(stdout);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             snprintf(in.err, sizeof in.err,
-                     "merge: unknown option '%.40s'; accepted: FILE... (- for standard input) "
-                     "and --csv",
+                     "merge: unknown option '%.40s'; accepted: FILE... (- for standard input), "
+                     "--csv and --uneven",
                      argv[i]);
             status = 2;
         } else {
@@ -588,14 +621,15 @@ int Merge_main(int argc, char **argv, FILE *out)
     }
     if (status == 0 && files == 0) {
         snprintf(in.err, sizeof in.err,
-                 "merge: no FILE given; accepted: merge FILE... [--csv] (- for standard input)");
+                 "merge: no FILE given; accepted: merge FILE... [--csv] [--uneven] (- for "
+                 "standard input)");
         status = 2;
     }
     for (int i = 1; i < argc && status == 0; i++)
-        if (strcmp(argv[i], "--csv") != 0)
+        if (strcmp(argv[i], "--csv") != 0 && strcmp(argv[i], "--uneven") != 0)
             status = read_file(&in, argv[i]);
     if (status == 0)
-        status = merge_all(&in, csv, &text);
+        status = merge_all(&in, options, &text);
     if (status) {
         fprintf(stderr, "attnscope: %s\n", in.err);
     } else if (fwrite(text.data, 1, text.length, out) != text.length || fflush(out) != 0) {

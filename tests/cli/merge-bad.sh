@@ -1,6 +1,7 @@
 #!/bin/bash
 # merge refuses what does not fit together, saying why and where (FILE:LINE), with exit 2 and
-# nothing on stdout: overlapping or missing seed ranges, other versions or generators, failed
+# nothing on stdout: overlapping or missing seed ranges, configurations covering different
+# seed ranges (a lost shard at the end) unless --uneven, other versions or generators, failed
 # or stopped runs, records that are not results, and bad usage.
 set -u
 cd "$(dirname "$0")/../.."
@@ -64,9 +65,20 @@ check "not an object (line numbers count blank lines)" refused \
     "$tmp/array.jsonl:2: expected a result record (an object), found an array" -- "$tmp/array.jsonl"
 { cat "$tmp/first.jsonl"; printf '{"attnscope": \n'; } >"$tmp/cut.jsonl"
 check "a cut line" refused "$tmp/cut.jsonl:2: JSON byte 16: expected a value, found the end" -- "$tmp/cut.jsonl"
+# A lost last shard leaves a range that still tiles: the other configuration's range tells.
+"$BIN" grid gap=off,center seeds=8 -T 8 -d 8 -L 2 --shards 4 | "$BIN" --batch --jsonl >"$tmp/two.jsonl"
+head -7 "$tmp/two.jsonl" >"$tmp/lost.jsonl"
+check "a lost last shard of one configuration" refused \
+    "$tmp/lost.jsonl:1 begins seeds 1..8 of its configuration, $tmp/lost.jsonl:5 seeds 1..6 of another: is a shard missing?" \
+    -- "$tmp/lost.jsonl"
+uneven() {
+    "$BIN" merge --uneven "$tmp/lost.jsonl" | "$PY" -c 'import json, sys
+sys.exit(0 if [json.loads(l)["config"]["seeds"] for l in sys.stdin] == [8, 6] else 1)'
+}
+check "... accepted with --uneven: 8 and 6 seeds" uneven
 check "a missing file" refused "merge: '$tmp/none.jsonl': No such file or directory" -- "$tmp/none.jsonl"
 check "a directory" refused "merge: '$tmp': Is a directory" -- "$tmp"
 check "no file" refused "merge: no FILE given; accepted: merge FILE... [--csv]" -- --csv
-check "an unknown option" refused "merge: unknown option '--tsv'; accepted: FILE..." -- --tsv "$tmp/first.jsonl"
+check "an unknown option" refused "merge: unknown option '--tsv'; accepted: FILE... (- for standard input), --csv and --uneven" -- --tsv "$tmp/first.jsonl"
 
 finish
