@@ -5,7 +5,7 @@
 # `attnscope merge OUTDIR/task-*.jsonl` combines them.
 #
 #   sbatch --array=0-15 [sbatch options] scripts/slurm-array.sh [--bin PATH] CONFIGS.jsonl OUTDIR
-#   attnscope merge --csv OUTDIR/task-*.jsonl >table.csv
+#   attnscope merge --csv --grid CONFIGS.jsonl OUTDIR/task-*.jsonl >table.csv
 #
 # The tasks split the lines evenly whatever the array's size (task k of K gets lines
 # k·n/K+1 .. (k+1)·n/K); a task that failed can be run again alone (sbatch --array=K ...),

@@ -494,10 +494,114 @@ static void write_csv_header(Text *t)
                    "counterpart_stable_rank_std,counterpart_gap\n");
 }
 
+/* A configuration of the grid the results should cover (--grid): its seed range is the union
+   of its shards' lines. */
 typedef struct {
-    bool csv;    /* a table, not records */
-    bool uneven; /* configurations may cover different seed ranges */
+    Config config;
+    long line;
+    bool found;
+} Expected;
+
+typedef struct {
+    bool csv;         /* a table, not records */
+    bool uneven;      /* configurations may cover different seed ranges */
+    const char *grid; /* the grid file (--grid), or NULL */
+    Expected *expected;
+    int expected_count;
 } MergeOptions;
+
+/* The configurations of a grid file (`attnscope grid` output: a configuration's shards on
+   consecutive lines).  0, or 2 / 1 with the message. */
+static int read_grid(MergeOptions *o, char *err, size_t size)
+{
+    FILE *f = fopen(o->grid, "r");
+    if (!f) {
+        snprintf(err, size, "merge: --grid '%s': %s", o->grid, strerror(errno));
+        return 2;
+    }
+    char *text = NULL, message[OPTIONS_ERROR_SIZE];
+    size_t capacity = 0;
+    ssize_t got;
+    long line = 0;
+    int status = 0, room = 0;
+    while (status == 0 && (got = getline(&text, &capacity, f)) >= 0) {
+        line++;
+        if (blank(text, (size_t)got))
+            continue;
+        Config c = Config_default();
+        JsonValue *v = Json_parse(text, (size_t)got, message, sizeof message);
+        if (!v || Jsonl_apply_config(v, &c, message, sizeof message) ||
+            Config_validate(&c, message, sizeof message)) {
+            snprintf(err, size, "%s:%ld: %.400s", o->grid, line, message);
+            status = 2;
+        }
+        JsonValue_free(v);
+        Expected *last = o->expected_count ? &o->expected[o->expected_count - 1] : NULL;
+        if (status == 0 && last && same_run(&last->config, &c) &&
+            c.seed == last->config.seed + (uint64_t)last->config.seeds) {
+            last->config.seeds += c.seeds; /* the next shard */
+            continue;
+        }
+        if (status == 0 && o->expected_count == room) {
+            room = room ? 2 * room : 64;
+            Expected *grown = realloc(o->expected, sizeof *grown * (size_t)room);
+            if (!grown) {
+                snprintf(err, size, "merge: out of memory");
+                status = 1;
+                break;
+            }
+            o->expected = grown;
+        }
+        if (status == 0)
+            o->expected[o->expected_count++] = (Expected){.config = c, .line = line};
+    }
+    if (status == 0 && ferror(f)) {
+        snprintf(err, size, "merge: --grid '%s': %s", o->grid, strerror(errno ? errno : EIO));
+        status = 2;
+    }
+    free(text);
+    fclose(f);
+    return status;
+}
+
+/* The group is one of the grid's configurations with the grid's seed range.  0 or -1. */
+static int check_expected(MergeOptions *o, Record **group, int seeds, char *err, size_t size)
+{
+    const Config *c = &group[0]->config;
+    for (int i = 0; i < o->expected_count; i++) {
+        Expected *e = &o->expected[i];
+        if (!same_run(&e->config, c))
+            continue;
+        e->found = true;
+        if (e->config.seed == c->seed && e->config.seeds == seeds)
+            return 0;
+        snprintf(err, size, "%s:%ld: seeds %llu..%llu, where %s:%ld asks for seeds %llu..%llu",
+                 group[0]->file, group[0]->line, (unsigned long long)c->seed,
+                 (unsigned long long)c->seed + (unsigned long long)seeds - 1, o->grid, e->line,
+                 (unsigned long long)e->config.seed,
+                 (unsigned long long)e->config.seed + (unsigned long long)e->config.seeds - 1);
+        return -1;
+    }
+    snprintf(err, size, "%s:%ld: its configuration is not one of the grid %s", group[0]->file,
+             group[0]->line, o->grid);
+    return -1;
+}
+
+/* Every configuration of the grid had results.  0 or -1. */
+static int check_all_found(const MergeOptions *o, char *err, size_t size)
+{
+    for (int i = 0; i < o->expected_count; i++) {
+        const Expected *e = &o->expected[i];
+        if (e->found)
+            continue;
+        snprintf(err, size,
+                 "%s:%ld: no record of this configuration (seeds %llu..%llu) among the results",
+                 o->grid, e->line, (unsigned long long)e->config.seed,
+                 (unsigned long long)e->config.seed + (unsigned long long)e->config.seeds - 1);
+        return -1;
+    }
+    return 0;
+}
 
 /* A shard lost (a failed job whose file is missing) at either end of a configuration's range
    leaves a range that still tiles, only shorter: unless told otherwise, every configuration
@@ -520,7 +624,7 @@ static int check_same_range(Record **first, int first_seeds, Record **group, int
 
 /* Groups the records by configuration (in the order of their settings), checks and merges
    each group into t.  0, or 2 / 1 with in->err. */
-static int merge_all(Input *in, MergeOptions options, Text *t)
+static int merge_all(Input *in, MergeOptions *options, Text *t)
 {
     int status = 0, first_seeds = 0;
     /* In the order of their settings and seeds, so that the output does not depend on the
@@ -534,7 +638,7 @@ static int merge_all(Input *in, MergeOptions options, Text *t)
     for (int i = 0; i < in->count; i++)
         shard[i] = &in->records[i];
     qsort(shard, (size_t)in->count, sizeof *shard, by_settings);
-    if (options.csv)
+    if (options->csv)
         write_csv_header(t);
     for (int first = 0, count; first < in->count && status == 0; first += count) {
         for (count = 1; first + count < in->count &&
@@ -558,8 +662,12 @@ static int merge_all(Input *in, MergeOptions options, Text *t)
         }
         if (first == 0)
             first_seeds = seeds;
-        else if (!options.uneven &&
+        else if (!options->uneven &&
                  check_same_range(shard, first_seeds, group, seeds, in->err, sizeof in->err)) {
+            status = 2;
+            break;
+        }
+        if (options->grid && check_expected(options, group, seeds, in->err, sizeof in->err)) {
             status = 2;
             break;
         }
@@ -580,12 +688,14 @@ static int merge_all(Input *in, MergeOptions options, Text *t)
             m2[b] = m + layers;
             std[b] = m + 2 * layers;
         }
-        if (options.csv)
+        if (options->csv)
             write_rows(t, &group[0]->config, seeds, mean, std);
         else
             write_merged(t, group, count, mean, m2, std);
         unload_group(group, count);
     }
+    if (status == 0 && options->grid && check_all_found(options, in->err, sizeof in->err))
+        status = 2;
     if (status == 0 && t->failed) {
         snprintf(in->err, sizeof in->err, "merge: out of memory");
         status = 1;
@@ -606,13 +716,21 @@ int Merge_main(int argc, char **argv, FILE *out)
             options.csv = true;
         } else if (strcmp(argv[i], "--uneven") == 0) {
             options.uneven = true;
+        } else if (strcmp(argv[i], "--grid") == 0) {
+            if (i + 1 == argc) {
+                snprintf(in.err, sizeof in.err,
+                         "merge: --grid needs a value (the grid's configurations)");
+                status = 2;
+                break;
+            }
+            options.grid = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             Options_usage(stdout);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             snprintf(in.err, sizeof in.err,
                      "merge: unknown option '%.40s'; accepted: FILE... (- for standard input), "
-                     "--csv and --uneven",
+                     "--csv, --uneven and --grid FILE",
                      argv[i]);
             status = 2;
         } else {
@@ -621,15 +739,20 @@ int Merge_main(int argc, char **argv, FILE *out)
     }
     if (status == 0 && files == 0) {
         snprintf(in.err, sizeof in.err,
-                 "merge: no FILE given; accepted: merge FILE... [--csv] [--uneven] (- for "
-                 "standard input)");
+                 "merge: no FILE given; accepted: merge FILE... [--csv] [--uneven] [--grid "
+                 "FILE] (- for standard input)");
         status = 2;
     }
-    for (int i = 1; i < argc && status == 0; i++)
-        if (strcmp(argv[i], "--csv") != 0 && strcmp(argv[i], "--uneven") != 0)
+    if (status == 0 && options.grid)
+        status = read_grid(&options, in.err, sizeof in.err);
+    for (int i = 1; i < argc && status == 0; i++) {
+        if (strcmp(argv[i], "--grid") == 0)
+            i++;
+        else if (strcmp(argv[i], "--csv") != 0 && strcmp(argv[i], "--uneven") != 0)
             status = read_file(&in, argv[i]);
+    }
     if (status == 0)
-        status = merge_all(&in, options, &text);
+        status = merge_all(&in, &options, &text);
     if (status) {
         fprintf(stderr, "attnscope: %s\n", in.err);
     } else if (fwrite(text.data, 1, text.length, out) != text.length || fflush(out) != 0) {
@@ -642,6 +765,7 @@ int Merge_main(int argc, char **argv, FILE *out)
         free(in.records[i].rng);
     }
     free(in.records);
+    free(options.expected);
     Text_free(&text);
     return status;
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # merge refuses what does not fit together, saying why and where (FILE:LINE), with exit 2 and
 # nothing on stdout: overlapping or missing seed ranges, configurations covering different
-# seed ranges (a lost shard at the end) unless --uneven, other versions or generators, failed
+# seed ranges (a lost shard at the end) unless --uneven, results that are not those of the
+# --grid given, other versions or generators, failed
 # or stopped runs, records that are not results, and bad usage.
 set -u
 cd "$(dirname "$0")/../.."
@@ -76,9 +77,25 @@ uneven() {
 sys.exit(0 if [json.loads(l)["config"]["seeds"] for l in sys.stdin] == [8, 6] else 1)'
 }
 check "... accepted with --uneven: 8 and 6 seeds" uneven
+# --grid: the results must be the grid's configurations, each with the grid's seeds.
+"$BIN" grid gap=off,center seeds=8 -T 8 -d 8 -L 2 --shards 4 >"$tmp/grid.jsonl"
+head -4 "$tmp/two.jsonl" >"$tmp/half.jsonl"
+check "--grid: a configuration of the grid without results" refused \
+    "$tmp/grid.jsonl:5: no record of this configuration (seeds 1..8) among the results" -- --grid "$tmp/grid.jsonl" "$tmp/half.jsonl"
+head -4 "$tmp/grid.jsonl" >"$tmp/grid-off.jsonl"
+check "--grid: results of a configuration outside the grid" refused \
+    "$tmp/two.jsonl:5: its configuration is not one of the grid $tmp/grid-off.jsonl" -- --grid "$tmp/grid-off.jsonl" "$tmp/two.jsonl"
+"$BIN" grid gap=off,center seeds=16 -T 8 -d 8 -L 2 >"$tmp/grid16.jsonl"
+check "--grid: other seeds than the grid's" refused \
+    "$tmp/two.jsonl:1: seeds 1..8, where $tmp/grid16.jsonl:1 asks for seeds 1..16" -- --grid "$tmp/grid16.jsonl" "$tmp/two.jsonl"
+check "--grid: a missing grid file" refused "merge: --grid '$tmp/none': No such file or directory" -- --grid "$tmp/none" "$tmp/two.jsonl"
+check "--grid without a value" refused "merge: --grid needs a value" -- "$tmp/two.jsonl" --grid
+printf '{"T": 1}\n' >"$tmp/bad-grid.jsonl"
+check "--grid: a bad line of the grid" refused "$tmp/bad-grid.jsonl:1: \"T\": -T/--tokens '1': accepted a whole number 2..4096" \
+    -- --grid "$tmp/bad-grid.jsonl" "$tmp/two.jsonl"
 check "a missing file" refused "merge: '$tmp/none.jsonl': No such file or directory" -- "$tmp/none.jsonl"
 check "a directory" refused "merge: '$tmp': Is a directory" -- "$tmp"
 check "no file" refused "merge: no FILE given; accepted: merge FILE... [--csv]" -- --csv
-check "an unknown option" refused "merge: unknown option '--tsv'; accepted: FILE... (- for standard input), --csv and --uneven" -- --tsv "$tmp/first.jsonl"
+check "an unknown option" refused "merge: unknown option '--tsv'; accepted: FILE... (- for standard input), --csv, --uneven and --grid FILE" -- --tsv "$tmp/first.jsonl"
 
 finish

@@ -20,6 +20,9 @@ sed -n '1~2p' "$tmp/parts.jsonl" >"$tmp/odd.jsonl"
 sed -n '2~2p' "$tmp/parts.jsonl" | tac >"$tmp/even.jsonl"
 "$BIN" merge "$tmp/even.jsonl" "$tmp/odd.jsonl" >"$tmp/merged.jsonl" 2>"$tmp/err"
 check "merge: exit 0, nothing on stderr" test $? -eq 0 -a ! -s "$tmp/err"
+"$BIN" merge --grid "$tmp/shards.jsonl" "$tmp/parts.jsonl" >"$tmp/checked.jsonl"
+check "merge --grid: the results are the grid's, the same records" cmp -s "$tmp/checked.jsonl" \
+    <("$BIN" merge "$tmp/parts.jsonl")
 
 # The bound.  With u = 2^-53, n = 64 values x_i, |x_i| <= X (X <= |mean| + sqrt(M2), since
 # every (x_i - mean)^2 <= M2), k = 4 shards:
