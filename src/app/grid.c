@@ -57,8 +57,7 @@ static int parse_term(Grid *g, char *text, char *err, size_t size)
                      s->json);
             return -1;
         }
-    if (g->count == GRID_TERMS_MAX)
-        return -1; /* unreachable: a key can be a term once, and there are fewer settings */
+    /* A setting is a term once at most, so the terms fit (GRID_TERMS_MAX = SETTINGS_MAX). */
     Term *t = &g->terms[g->count++];
     t->setting = s;
     char *rest = eq + 1;

@@ -82,6 +82,11 @@ check "seeds past the largest seed" refused "pass the largest seed 9007199254740
 check "a run option" refused "grid: --batch is not accepted" -- T=8 --batch
 check "an unknown option" refused "unknown option '--bogus'" -- T=8 --bogus
 check "over the memory budget" refused "above the memory budget" -- 'T=4096 d=4096' --max-memory 1M
+values257=$(seq -s, 1 257)
+check "more than 256 values in a term" refused "grid term seed=: accepted at most 256 values" -- "seed=$values257"
+values250=$(seq -s, 1 250)
+check "more than 1000000 lines" refused "grid: more than 1000000 lines; accepted at most that many" -- \
+    "seed=$values250" "depth=$(seq -s, 1 50)" "sigma_qk=$(seq -s, 1 4)" seeds=21 --shards 21 -T 8 -d 8
 check "an enum value" refused "accepted softmax|markov|relu|sigmoid|linear|uniform|identity" -- attention=soft
 
 finish
