@@ -60,7 +60,8 @@ done
 [ $# -eq 2 ] || usage "expected CONFIGS.jsonl and RESULTS.jsonl, found $# arguments"
 configs=$1 results=$2
 [ -r "$configs" ] && [ -f "$configs" ] || usage "CONFIGS '$configs': not a readable file"
-command -v parallel >/dev/null 2>&1 ||
+# moreutils ships another program named parallel, with other options.
+parallel --version 2>/dev/null | grep -q '^GNU parallel' ||
     usage "GNU parallel is not installed (Debian: apt-get install parallel; scripts/install-deps.sh check)"
 [ -n "$sshloginfile" ] || command -v "$bin" >/dev/null 2>&1 || usage "--bin '$bin': not an executable"
 joblog=${joblog:-$results.joblog}

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if ! command -v parallel >/dev/null 2>&1; then
+if ! parallel --version 2>/dev/null | grep -q '^GNU parallel'; then
     ok "# SKIP: GNU parallel is not installed (scripts/install-deps.sh check installs it)"
     finish
     exit 0
