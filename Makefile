@@ -137,7 +137,7 @@ test: tests
 check-layers:
 	@tests/check-layers.sh
 
-# Fuzzing (clang's libFuzzer) of the preset and option parsers.  `make fuzz` explores, each
+# Fuzzing (clang's libFuzzer) of the preset, option and JSON parsers.  `make fuzz` explores, each
 # harness FUZZ_SECONDS (FUZZ_KEEP=1 merges what adds coverage into tests/fuzz/corpus/);
 # `make check` replays the committed corpus and regressions only, so it is deterministic.
 FUZZ_SECONDS ?= 60
@@ -152,7 +152,13 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) -lgsl $(PKG_BLAS_LIBS) -lm
 
-fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset
+# The JSON reader of --jsonl and merge, alone: it needs nothing else.
+$(FUZZ_DIR)/fuzz_json: tests/fuzz/fuzz_json.c src/common/json_read.c
+	@mkdir -p $(FUZZ_DIR)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^
+
+fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)

@@ -1,7 +1,10 @@
 #!/bin/sh
 # Installs (as root on Debian) or names (otherwise) the packages attnscope needs.
 #   install-deps.sh run    what `make run` needs: compiler, ncursesw, OpenBLAS, LAPACKE, GSL
-#   install-deps.sh check  the above plus what the tests need (cmocka, tmux, python3, valgrind)
+#   install-deps.sh check  the above plus what the tests need (cmocka, tmux, python3, valgrind,
+#                          GNU parallel for scripts/sweep-parallel.sh)
+#   install-deps.sh slurm  the above plus a single-node Slurm and munge, for the test of
+#                          scripts/slurm-array.sh (skipped without them)
 #   install-deps.sh bench  the above plus Debian's numpy for the reference pipeline
 set -eu
 mode=${1:-run}
@@ -9,9 +12,10 @@ mode=${1:-run}
 need="gcc make pkg-config libc6-dev libncurses-dev libopenblas-dev liblapacke-dev libgsl-dev"
 case "$mode" in
 run) ;;
-check) need="$need libcmocka-dev tmux python3 valgrind clang libclang-rt-14-dev libxml2-utils" ;;
+check) need="$need libcmocka-dev tmux python3 valgrind clang libclang-rt-14-dev libxml2-utils parallel" ;;
+slurm) need="$need parallel slurm-wlm munge" ;;
 bench) need="$need python3-numpy" ;;
-*) echo "install-deps.sh: unknown mode '$mode' (accepted: run, check, bench)" >&2; exit 2 ;;
+*) echo "install-deps.sh: unknown mode '$mode' (accepted: run, check, bench, slurm)" >&2; exit 2 ;;
 esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -21,12 +21,13 @@ run() { # name, command...
     # skipped case ("[  SKIPPED ]", "ok N # SKIP why") is counted as skipped, never passed.
     local status=0 good bad skip
     "$@" >"$log" 2>&1 || status=$?
-    good=$(grep -E '^\[       OK \]|^ok [0-9]' "$log" | grep -cv '# SKIP')
-    bad=$(grep -cE '^\[  FAILED  \] test|^not ok [0-9]' "$log")
-    skip=$(grep -cE '^\[  SKIPPED \]|^ok [0-9]+ .*# SKIP' "$log")
+    # Logs are read as text (-a): a test's raw non-UTF-8 byte must not hide its lines.
+    good=$(grep -aE '^\[       OK \]|^ok [0-9]' "$log" | grep -acv '# SKIP')
+    bad=$(grep -acE '^\[  FAILED  \] test|^not ok [0-9]' "$log")
+    skip=$(grep -acE '^\[  SKIPPED \]|^ok [0-9]+ .*# SKIP' "$log")
     if [ "$skip" -gt 0 ]; then
         skipped=$((skipped + skip))
-        grep -E '^\[  SKIPPED \]|^ok [0-9]+ .*# SKIP' "$log" | sed "s|^|SKIP  $name: |"
+        grep -aE '^\[  SKIPPED \]|^ok [0-9]+ .*# SKIP' "$log" | sed "s|^|SKIP  $name: |"
     fi
     if [ "$status" -eq 0 ] && [ "$good" -eq 0 ] && [ "$skip" -gt 0 ]; then
         printf 'SKIP  %s (%d skipped)\n' "$name" "$skip"
@@ -49,7 +50,7 @@ for tree in "$@"; do
         # The committed corpus and regressions only, each input once: deterministic.
         # `make fuzz` explores.
         shopt -s nullglob
-        for name in options preset; do
+        for name in options preset json; do
             inputs=(tests/fuzz/corpus/"$name"/* tests/fuzz/regressions/"$name"/*)
             run "fuzz_$name, ${#inputs[@]} committed inputs" "$tree/fuzz_$name" "${inputs[@]}"
         done

@@ -31,10 +31,13 @@ typedef struct {
     double *log10_gradient_norm; /* the same in log10, finite where the value overflows */
 } Curves;
 
-/* Mean and sample standard deviation over the ensemble (NaN std for one seed). */
+/* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum
+   of squared deviations from the mean (M2), which lets results of disjoint seed ranges be
+   combined exactly (Chan's formula) where the std alone would lose digits. */
 typedef struct {
     double *mean;
     double *std;
+    double *m2;
 } Band;
 
 enum { WARNINGS_MAX = 16, WARNING_LENGTH = 240 };

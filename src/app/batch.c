@@ -126,6 +126,7 @@ void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
     Text_printf(t, ",\n \"logit_std\": ");
     Json_number(t, r->logit_std);
     Text_printf(t, ",\n \"counterpart_gap\": \"%s\"", GAP_NAMES.names[r->counterpart_gap]);
+    Text_printf(t, ",\n \"seeds_done\": %d", r->seeds_done);
     for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
         const ResultSeries *series = &RESULT_SERIES[i];
         int first = series->from_layer_one ? 1 : 0;

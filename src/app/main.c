@@ -4,7 +4,10 @@
 #include "batch.h"
 #include "compute.h"
 #include "export.h"
+#include "grid.h"
+#include "jsonl.h"
 #include "lanes.h"
+#include "merge.h"
 #include "options.h"
 #include "tui.h"
 
@@ -13,6 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
@@ -42,6 +46,10 @@ static int run_batch(const Options *o)
         lanes = Lanes_new(NULL, NULL);
     }
     Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
+    if (o->jsonl) {
+        status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);
+        goto done;
+    }
     WidthSweep sweep;
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
                       sizeof err)) {
@@ -98,6 +106,16 @@ static const char *tour_directory(char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
+    /* The subcommands print JSON Lines for a pipe: a reader that stops early ends them
+       quietly too (see run_batch). */
+    if (argc > 1 && strcmp(argv[1], "grid") == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        return Grid_main(argc - 1, argv + 1, stdout);
+    }
+    if (argc > 1 && strcmp(argv[1], "merge") == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        return Merge_main(argc - 1, argv + 1, stdout);
+    }
     Options o;
     char err[OPTIONS_ERROR_SIZE];
     if (Options_parse(argc, argv, &o, err, sizeof err)) {

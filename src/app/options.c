@@ -180,6 +180,14 @@ void Options_usage(FILE *out)
 {
     fputs("Usage: attnscope [options]            interactive screen\n"
           "       attnscope --batch [options]    compute once, print one JSON document\n"
+          "       attnscope --batch --jsonl [options] <CONFIGS.jsonl\n"
+          "                                      one result line per configuration line\n"
+          "       attnscope grid 'KEY=V1,V2 ...' [--shards N] [options]\n"
+          "                                      a grid of configurations as JSON Lines, each\n"
+          "                                      in N seed ranges\n"
+          "       attnscope merge FILE... [--csv] [--uneven] [--grid FILE]\n"
+          "                                      results of seed ranges combined exactly into\n"
+          "                                      one per configuration (--csv: a table)\n"
           "\n",
           out);
     Config defaults = Config_default();
@@ -187,6 +195,9 @@ void Options_usage(FILE *out)
         setting_usage(out, Settings_at(i), &defaults);
     fputs("      --preset FILE   load settings (key = value lines); later options override\n"
           "      --batch         print the results as one JSON document and exit\n"
+          "      --jsonl         with --batch: read one JSON object of settings per line on\n"
+          "                      stdin (keys as in the document's config; missing keys take\n"
+          "                      the options' values) and print one result per line\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
@@ -206,6 +217,7 @@ void Options_usage(FILE *out)
 enum {
     OPT_PRESET = 256,
     OPT_BATCH,
+    OPT_JSONL,
     OPT_ASCII,
     OPT_NO_COLOR,
     OPT_SWEEP_T,
@@ -218,6 +230,7 @@ enum {
 static const struct option OTHER_OPTIONS[] = {
     {"preset", required_argument, NULL, OPT_PRESET},
     {"batch", no_argument, NULL, OPT_BATCH},
+    {"jsonl", no_argument, NULL, OPT_JSONL},
     {"sweep-T", no_argument, NULL, OPT_SWEEP_T},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"export", required_argument, NULL, OPT_EXPORT},
@@ -264,7 +277,7 @@ int Options_check_memory(const Options *o, const Config *c, char *err, size_t si
     return Budget_check(c, Options_memory_budget(o), err, size);
 }
 
-int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
+int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size)
 {
     /* The settings' options from the table, then the others. */
     struct option longs[SETTINGS_MAX + OTHER_COUNT + 1];
@@ -297,6 +310,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
             continue;
         case OPT_BATCH:
             o->batch = true;
+            continue;
+        case OPT_JSONL:
+            o->jsonl = true;
             continue;
         case OPT_MAX_MEMORY:
             o->max_memory = parse_size(optarg);
@@ -364,5 +380,26 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->trace_path);
         return 2;
     }
+    if (o->jsonl && !o->batch) {
+        snprintf(err, size,
+                 "--jsonl: accepted only with --batch (it reads configurations for "
+                 "batch runs on stdin)");
+        return 2;
+    }
+    if (o->jsonl && o->export_dir) {
+        snprintf(err, size,
+                 "--export '%s': accepted only without --jsonl (every line would overwrite "
+                 "the same files)",
+                 o->export_dir);
+        return 2;
+    }
+    return 0;
+}
+
+int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
+{
+    int status = Options_parse_each(argc, argv, o, err, size);
+    if (status || o->help || o->version)
+        return status;
     return Config_validate(&o->config, err, size) ? 2 : 0;
 }

@@ -953,7 +953,10 @@ static void gradient_task(int which, void *context)
     Track *t = run->track[which];
     int l = run->layer;
     if (run->nets[which].dead) {
+        /* X_L is exactly 0, so is its derivative; the array is reused between runs, so the
+           value is written, never left as found. */
         t->log10_gradient_norm[l] = NAN;
+        t->gradient_norm[l] = 0;
         return;
     }
     Lane *lane = &run->w->lane[which];
@@ -1023,7 +1026,7 @@ static void fill_curves(Curves *dest, const Track *t, int depth)
     }
 }
 
-/* Mean and sample std of one per-layer value over the seeds; NaN if any seed lacks it. */
+/* Mean, sample std and M2 of one per-layer value over the seeds; NaN if any seed lacks it. */
 static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int depth, int network)
 {
     for (int l = 0; l <= depth; l++) {
@@ -1037,6 +1040,7 @@ static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int dep
         }
         band->mean[l] = mean;
         band->std[l] = seeds > 1 ? sqrt(ss / (seeds - 1)) : NAN;
+        band->m2[l] = ss;
     }
 }
 
