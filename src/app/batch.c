@@ -134,18 +134,24 @@ void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
     }
     Text_printf(t,
                 ",\n \"shown_gap\": \"%s\",\n \"outliers_removed\": %d,"
-                "\n \"eigenvalues_exact\": %s,\n \"eigenvalues\": [",
+                "\n \"eigenvalues_exact\": %s,\n \"eigenvalues\": ",
                 GAP_NAMES.names[r->shown_gap], r->outliers_removed,
                 r->eigenvalues_exact ? "true" : "false");
-    for (int i = 0; i < T; i++) {
-        Text_printf(t, i ? ",[" : "[");
-        Json_number(t, r->eigenvalues[i].re);
-        Text_printf(t, ",");
-        Json_number(t, r->eigenvalues[i].im);
+    /* No spectra where the shown layer has no finite attention matrix (a network that
+       overflowed or vanished before it): null, as every undefined value. */
+    if (r->spectra_ready) {
+        for (int i = 0; i < T; i++) {
+            Text_printf(t, i ? ",[" : "[[");
+            Json_number(t, r->eigenvalues[i].re);
+            Text_printf(t, ",");
+            Json_number(t, r->eigenvalues[i].im);
+            Text_printf(t, "]");
+        }
         Text_printf(t, "]");
+        field_numbers(t, "singular_values", r->singular_values, T);
+    } else {
+        Text_printf(t, "null,\n \"singular_values\": null");
     }
-    Text_printf(t, "]");
-    field_numbers(t, "singular_values", r->singular_values, T);
     readouts_object(t, &r->readouts);
     theory_object(t, c);
     if (sweep)

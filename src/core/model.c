@@ -602,6 +602,7 @@ typedef struct {
     Network nets[NETWORKS];      /* lane n's network state at held[n] */
     /* The shown layer's attention, captured while its layer is computed (shown_lane >= 0). */
     int shown_lane;
+    bool shown_captured; /* the shown layer had a finite attention matrix to capture */
     double shown_logit_std;
     GapOutcome shown_outcome;
     int info[NETWORKS]; /* LAPACK status of each lane */
@@ -638,6 +639,17 @@ static int network_layer(Run *run, int which)
     }
     if (stop_requested(run))
         return LANE_STOPPED;
+    /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before
+       the tokens do, and no spectrum of a matrix with infinities exists. */
+    if (!all_finite(lane->attn, tt)) {
+        net->dead = true;
+        Warnings_add(&lane->warnings,
+                     ROLE_MARK " network's attention matrix overflows the double range at layer "
+                               "%d (no LayerNorm: the tokens grow layer by layer); its values "
+                               "from there on are null",
+                     layer);
+        return 0;
+    }
     if (shown) {
         memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
         run->shown_logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
@@ -650,6 +662,7 @@ static int network_layer(Run *run, int which)
     if (shown) {
         memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
         run->shown_outcome = outcome;
+        run->shown_captured = true;
     }
     if (gradients) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
         scaled_step(T, d, &lane->frozen, &lane->y, lane->attn, NULL, true, &net->log_frozen);
@@ -922,12 +935,16 @@ static int keep_shown_spectra(Run *run, Gap gap, int layer)
 }
 
 /* The attention matrix of `layer` on lane `which` again, from the layer below, captured as
-   the shown one: for a shown layer whose network is kept but whose spectra are not. */
+   the shown one: for a shown layer whose network is kept but whose spectra are not.  Sets
+   run->shown_captured to whether that matrix exists (finite, from a live network). */
 static int capture_shown_attention(Run *run, int which, int layer)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *lane = &w->lane[which];
+    run->shown_captured = false;
+    if (run->track[which]->state[layer - 1].net.dead)
+        return 0;
     int info = lane_load(run, which, layer - 1);
     if (info)
         return info;
@@ -935,6 +952,9 @@ static int capture_shown_attention(Run *run, int which, int layer)
     const double *logits = layer_logits(w, lane, c);
     Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
     size_t tt = (size_t)c->tokens * c->tokens;
+    if (!all_finite(lane->attn, tt))
+        return 0;
+    run->shown_captured = true;
     memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
     run->shown_logit_std =
         logits ? Attention_logit_std(c->mask, c->window, c->tokens, logits) : NAN;
@@ -1110,6 +1130,13 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
         memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
         for (int i = 0; i < spectra->warnings.count; i++)
             Warnings_add(&out->warnings, "%s", spectra->warnings.text[i]);
+    } else if (tracks[0][NETWORK_MAIN]->layers >= c->layer &&
+               tracks[0][NETWORK_MAIN]->state[c->layer].net.dead) {
+        out->spectra_ready = false;
+        Warnings_add(&out->warnings,
+                     "layer %d has no spectra: the network overflowed or vanished at or before "
+                     "it, so there is no finite attention matrix to show",
+                     c->layer);
     }
     fill_readouts(out);
 
@@ -1200,7 +1227,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             *stopped = true;
             return 0;
         }
-        if (!info)
+        if (!info && run->shown_captured)
             info = keep_shown_spectra(run, c->gap, c->layer);
         if (info)
             return info;
@@ -1224,6 +1251,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
         run->layer = layer;
         run->measure = true;
         run->shown_lane = !spectra && layer == c->layer && run->active[NETWORK_MAIN] ? 0 : -1;
+        run->shown_captured = false;
         for (int n = 0; n < NETWORKS; n++)
             if (run->active[n])
                 layer_state_undefined(&run->track[n]->state[layer]);
@@ -1248,6 +1276,8 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             run->held[n] = layer;
         }
         kept_trim(k, run->budget, run->track);
+        if (run->shown_lane == 0 && !run->shown_captured)
+            run->shown_lane = -1; /* no finite attention matrix at the shown layer */
         if (run->shown_lane == 0) {
             /* Right away, so a screen shows the spectra before the deeper layers finish. */
             if (stop_requested(run)) {

@@ -94,9 +94,12 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         const char *why = "computing…";
         if (shown && shown->failed)
             why = "the computation failed (see the status line)";
+        else if (shown && shown->done)
+            why = "no spectra: the network overflowed or vanished at or before this layer";
         else if (shown) {
-            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)", shown->result->config.layer,
-                     shown->result->layers_done, shown->result->config.depth);
+            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)",
+                     shown->result->config.layer, shown->result->layers_done,
+                     shown->result->config.depth);
             why = wait;
         }
         Plot_message(eigen, "eigenvalues √T·λ", why);
@@ -126,7 +129,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                        scale,
                        d->overlays ? sigma : NAN,
                        shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
-                                                                   : "i.i.d. Markov limit"};
+                                                                           : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
 }
 
