@@ -145,6 +145,10 @@ void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
     }
     Text_printf(t, "]");
     field_numbers(t, "singular_values", r->singular_values, T);
+    if (r->outlier >= 0)
+        Text_printf(t, ",\n \"outlier\": %d", r->outlier);
+    else
+        Text_printf(t, ",\n \"outlier\": null");
     readouts_object(t, &r->readouts);
     theory_object(t, c);
     if (sweep)

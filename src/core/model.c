@@ -1045,23 +1045,30 @@ static double modulus(Complex z)
     return hypot(z.re, z.im);
 }
 
-/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined). */
+/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined), and
+   which eigenvalue stands apart. */
 static void fill_readouts(Result *r)
 {
     Readouts *o = &r->readouts;
     int T = r->config.tokens, layer = r->config.layer;
     *o = (Readouts){NAN, NAN, NAN, NAN};
+    r->outlier = -1;
     if (layer <= r->layers_done)
         o->stable_rank_shown_layer = r->network.stable_rank[layer];
     if (!r->spectra_ready)
         return;
-    int above = 0;
-    for (int i = 0; i < T; i++)
-        above += modulus(r->eigenvalues[i]) > 0.5;
-    o->count_abs_lambda_above_half = above;
-    if (T < 2)
-        return;
-    o->one_minus_abs_lambda2 = 1.0 - modulus(r->eigenvalues[1]);
+    r->outlier = Spectra_outlier(T, r->eigenvalues);
+    /* The spectral gap and the count against 0.5 measure against λ1 = 1 and |λ| ≤ 1: they
+       mean nothing for a matrix that is not row-stochastic (relu, linear, a removed gap). */
+    bool stochastic = Attention_is_row_stochastic(r->config.attention) && r->shown_gap == GAP_OFF;
+    if (stochastic) {
+        int above = 0;
+        for (int i = 0; i < T; i++)
+            above += modulus(r->eigenvalues[i]) > 0.5;
+        o->count_abs_lambda_above_half = above;
+        double gap = 1.0 - modulus(r->eigenvalues[1]);
+        o->one_minus_abs_lambda2 = fabs(gap) < READOUT_ROUNDOFF ? 0.0 : gap;
+    }
     /* s2 at round-off (uniform attention: A⊥ = 0) makes the ratio noise: undefined. */
     if (r->singular_values[1] > 1e-12 * r->singular_values[0])
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
@@ -1313,6 +1320,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     out->logit_std = NAN;
     out->shown_gap = c->gap;
     out->readouts = (Readouts){NAN, NAN, NAN, NAN};
+    out->outlier = -1;
     int seeds = c->seeds < 1 ? 1 : c->seeds;
     /* Without a budget nothing outlives the run, and what earlier runs kept stays as it is
        (the width sweep runs other sizes on the screen's workspace). */
