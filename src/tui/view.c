@@ -1,6 +1,7 @@
 #include "view.h"
 
 #include "ascii.h"
+#include "attnscope/spectra.h"
 #include "attnscope/theory.h"
 #include "keys.h"
 #include "plot.h"
@@ -86,6 +87,18 @@ static double predicted_outlier(const Config *c)
     return t.outlier;
 }
 
+/* Where gap removal sent the outlier: A − U annihilates 1 (each row of A − U sums to 0), so
+   one eigenvalue is 0, and for a row-stochastic A it was λ1 = 1.  Linear attention had no
+   outlier to send; the literal uniform mode only moves relu's and sigmoid's. */
+static void removed_outlier(const Config *k, Gap applied, EigenvaluePlot *e)
+{
+    bool stochastic = Attention_is_row_stochastic(k->attention);
+    e->removed_to_zero =
+        k->attention != ATTENTION_LINEAR &&
+        (applied == GAP_CENTER || applied == GAP_DEFLATE || (applied == GAP_UNIFORM && stochastic));
+    e->removed_from = stochastic ? 1.0 : NAN;
+}
+
 static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
                            Canvas *histogram)
 {
@@ -95,8 +108,9 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         if (shown && shown->failed)
             why = "the computation failed (see the status line)";
         else if (shown) {
-            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)", shown->result->config.layer,
-                     shown->result->layers_done, shown->result->config.depth);
+            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)",
+                     shown->result->config.layer, shown->result->layers_done,
+                     shown->result->config.depth);
             why = wait;
         }
         Plot_message(eigen, "eigenvalues √T·λ", why);
@@ -105,7 +119,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
     }
     matrix_words(shown, words, sizeof words);
     snprintf(t1, sizeof t1, "eigenvalues √T·λ %s%s", words,
-             shown->result->eigenvalues_exact ? ", exact: the diagonal" : "");
+             shown->result->eigenvalues_exact ? ", exact" : "");
     snprintf(t2, sizeof t2, "singular values √T·s %s", words);
     double scale = sqrt((double)shown->result->config.tokens), sigma = theory_sigma(shown);
     /* The circles are always drawn; the overlay key governs the predictions. */
@@ -118,7 +132,9 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         .exact = shown->result->eigenvalues_exact,
         .show_predicted = d->overlays && shown->result->shown_gap == GAP_OFF,
         .predicted_outlier = predicted_outlier(&shown->result->config),
+        .outlier = shown->result->outlier,
     };
+    removed_outlier(&shown->result->config, shown->result->shown_gap, &e);
     Plot_eigenvalues(eigen, &e);
     HistogramPlot h = {t2,
                        shown->result->config.tokens,
@@ -126,7 +142,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                        scale,
                        d->overlays ? sigma : NAN,
                        shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
-                                                                   : "i.i.d. Markov limit"};
+                                                                           : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
 }
 
@@ -216,8 +232,7 @@ static void layers_axis(double *x, int depth)
 
 static void gradient_panel(const Snapshot *s, Canvas *c)
 {
-    const char *title =
-        "gradient norm ‖∂X_L/∂W^V_ℓ‖_F² against layer ℓ, frozen attention, log axis";
+    const char *title = "gradient norm ‖∂X_L/∂W^V_ℓ‖_F², attention frozen, log axis";
     const Config *k = &s->result->config;
     double x[LAYERS_MAX];
     layers_axis(x, s->result->config.depth);
@@ -243,6 +258,8 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
         .notes = 1,
         .note = {"at full depth L, attention frozen"},
         .empty = empty,
+        .x_name = "layer ℓ",
+        .x_whole = true,
     };
     Plot_series(c, &p);
 }
@@ -268,6 +285,8 @@ static void similarity_panel(const Snapshot *s, Canvas *c)
         .notes = 1,
         .note = {"μ(X) = ‖X − mean token‖_F; gaps: round-off"},
         .empty = "computing…",
+        .x_name = "layer ℓ",
+        .x_whole = true,
     };
     Plot_series(c, &p);
 }
@@ -276,7 +295,7 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
 {
     const Config *k = &s->result->config;
     char title[160];
-    snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d fixed, log–log",
+    snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d, log–log",
              k->layer);
     if (!s->has_sweep || s->sweep.count == 0) {
         Plot_message(c, title,
@@ -314,6 +333,7 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
         .notes = 2,
         .note = {fit, ensemble},
         .empty = "sr − 1 is round-off at every T",
+        .x_name = "T",
     };
     if (d->overlays && !isfinite(w->theory_slope))
         p.note[p.notes++] = "no theory slope: markov, full mask, no skip, no LN only";
@@ -368,7 +388,9 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
             .exact = exact,
             .show_predicted = d->overlays && gap == GAP_OFF,
             .predicted_outlier = predicted_outlier(k),
+            .outlier = Spectra_outlier(k->tokens, values),
         };
+        removed_outlier(k, gap, &e);
         Plot_eigenvalues(eigen, &e);
     }
     stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);

@@ -26,7 +26,7 @@ expect "the eigenvalue panel stays" "^eigenvalues √T·λ of A"
 expect "the histogram stays" "singular values √T·s of A"
 # A view change that needs nothing new is one frame, no job: mark the trace, then cycle.
 before=$(grep -c 'job-start' "$trace")
-press "v: gradient norms" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F² against layer ℓ" v
+press "v: gradient norms, by layer" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F², attention frozen, log axis" v
 expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
 press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
 press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
