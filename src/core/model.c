@@ -618,6 +618,9 @@ static bool stop_requested(const Run *run)
    which the assembly replaces by ROLE_NAMES[role]. */
 #define ROLE_MARK "\x01"
 static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
+/* Starts a warning that is about one layer's attention (a gap mode's fallback): the
+   assembly names the first layer it happened at, and says it once. */
+#define LAYER_MARK "\x02"
 
 /* One layer of one network: attention from its own X, gap removal, values, skip, LN. */
 static int network_layer(Run *run, int which)
@@ -643,10 +646,13 @@ static int network_layer(Run *run, int which)
         run->shown_logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
     }
     GapOutcome outcome;
+    Warnings gap_warnings = {.count = 0};
     int info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, T, lane->attn,
-                         lane->la, lane->gap_scratch, &outcome, &lane->warnings);
+                         lane->la, lane->gap_scratch, &outcome, &gap_warnings);
     if (info)
         return info;
+    for (int i = 0; i < gap_warnings.count; i++)
+        Warnings_add(&lane->warnings, LAYER_MARK "%s", gap_warnings.text[i]);
     if (shown) {
         memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
         run->shown_outcome = outcome;
@@ -999,8 +1005,17 @@ static void frozen_attention_gradients(Run *run)
 
 /* ---- the result, assembled from what is kept ------------------------------------------ */
 
-static void add_track_warning(Warnings *w, const char *text, const char *role)
+static void add_track_warning(Warnings *w, const char *text, const char *role, int layer)
 {
+    if (strncmp(text, LAYER_MARK, 1) == 0) {
+        /* Layers come in order: the first that warned is named, the later ones are not. */
+        size_t length = strlen(text + 1);
+        for (int i = 0; i < w->count; i++)
+            if (strncmp(w->text[i], text + 1, length) == 0)
+                return;
+        Warnings_add(w, "%s (from layer %d)", text + 1, layer);
+        return;
+    }
     const char *mark = strstr(text, ROLE_MARK);
     if (mark)
         Warnings_add(w, "%.*s%s%s", (int)(mark - text), text, role, mark + 1);
@@ -1129,7 +1144,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
                 if (!isnan(state->stable_rank))
                     out->measure_routes[state->route]++;
                 for (int i = 0; i < state->warning_count; i++)
-                    add_track_warning(&out->warnings, state->warnings[i], ROLE_NAMES[n]);
+                    add_track_warning(&out->warnings, state->warnings[i], ROLE_NAMES[n], l);
             }
     }
 }

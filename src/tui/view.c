@@ -435,9 +435,85 @@ static void help_overlay(Screen *s, int rows, int cols)
     char title[64];
     Screen_text(s, top, left + 2, spelled(s, " attnscope keys ", title, sizeof title), INK_DEFAULT,
                 true);
+    /* What closes it, on the bottom border, as the ? line says. */
+    const char *closing = " Esc, ? or q closes this help ";
+    int closing_cols = Ascii_columns(closing);
+    if (closing_cols + 4 <= box_cols)
+        Screen_text(s, top + box_rows - 1, left + box_cols - closing_cols - 2, closing, INK_DEFAULT,
+                    false);
     for (int i = 0; i < n; i++)
         Screen_text(s, top + 1 + i % per_column, left + 2 + (i / per_column) * (column_cols + 3),
                     Ascii_cut(lines[i], column_cols, NULL), INK_DEFAULT, false);
+}
+
+enum { WARNING_LINES_MAX = WARNINGS_MAX * 4 };
+
+/* The warning texts word-wrapped to width columns, each starting with its number; returns
+   the lines. */
+static int warning_lines(const Screen *s, const Warnings *w, int width,
+                         char lines[][WARNING_LENGTH + 16])
+{
+    int n = 0;
+    for (int i = 0; i < w->count && n < WARNING_LINES_MAX; i++) {
+        char text[WARNING_LENGTH + 16], buf[2 * (WARNING_LENGTH + 16)];
+        snprintf(text, sizeof text, "%d. %s", i + 1, w->text[i]);
+        const char *p = spelled(s, text, buf, sizeof buf);
+        while (*p && n < WARNING_LINES_MAX) {
+            /* The longest run of whole words that fits (one long word is cut). */
+            size_t length = strlen(p), cut = length;
+            char trial[sizeof lines[0]];
+            if (Ascii_columns(p) > width) {
+                cut = 0;
+                for (size_t k = 1; k < length && k < sizeof trial; k++) {
+                    if (p[k] != ' ')
+                        continue;
+                    memcpy(trial, p, k);
+                    trial[k] = '\0';
+                    if (Ascii_columns(trial) > width)
+                        break;
+                    cut = k;
+                }
+                if (cut == 0)
+                    cut = length < sizeof trial - 1 ? length : sizeof trial - 1;
+            }
+            snprintf(lines[n], sizeof lines[n], "%s%.*s", p == text || p == buf ? "" : "   ",
+                     (int)cut, p);
+            Ascii_cut(lines[n++], width, NULL);
+            p += cut;
+            while (*p == ' ')
+                p++;
+        }
+    }
+    return n;
+}
+
+/* Every warning of the shown result, in full, in a scrollable box (! opens it). */
+static void warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows, int cols)
+{
+    int box_cols = cols - 4 < 100 ? cols - 4 : 100, box_rows = rows - 2;
+    int top = 1, left = (cols - box_cols) / 2, visible = box_rows - 2;
+    static char lines[WARNING_LINES_MAX][WARNING_LENGTH + 16];
+    int n = 0;
+    if (shown)
+        n = warning_lines(s, &shown->result->warnings, box_cols - 4, lines);
+    if (first > n - visible)
+        first = n - visible;
+    if (first < 0)
+        first = 0;
+    Screen_box(s, top, left, box_rows, box_cols);
+    char title[128], buf[256];
+    snprintf(title, sizeof title, " warnings of the shown result (%d): ↑/↓ scroll, Esc closes ",
+             shown ? shown->result->warnings.count : 0);
+    Screen_text(s, top, left + 2, spelled_cut(s, title, box_cols - 4, buf, sizeof buf), INK_DEFAULT,
+                true);
+    if (n == 0)
+        Screen_text(s, top + 1, left + 2, "none: nothing to warn about", INK_DEFAULT, false);
+    for (int i = first; i < n && i - first < visible; i++)
+        Screen_text(s, top + 1 + i - first, left + 2, lines[i], INK_DEFAULT, false);
+    if (first + visible < n) {
+        snprintf(title, sizeof title, " %d more lines below ", n - first - visible);
+        Screen_text(s, top + box_rows - 1, left + 2, title, INK_DEFAULT, false);
+    }
 }
 
 /* Word-wraps a preset header into the rectangle: a line that starts with a space continues
@@ -615,6 +691,8 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         Screen_text(s, panel_rows + i, 0, status[i], INK_DEFAULT, i == 0);
     if (v->help)
         help_overlay(s, rows, cols);
+    if (v->warnings_first >= 0)
+        warnings_overlay(s, v->status.shown, v->warnings_first, panel_rows, cols);
     if (v->picker)
         picker_overlay(s, v->picker, panel_rows, cols);
     if (v->prompt)
