@@ -59,7 +59,7 @@ typedef enum {
 
 /* A help line is at most KEYS_HELP_COLUMNS columns wide, so that two columns of them fit
    an 80-column terminal. */
-enum { KEYS_NOTE_SIZE = 160, KEYS_HELP_SIZE = 80, KEYS_HELP_COLUMNS = 34 };
+enum { KEYS_NOTE_SIZE = 600, KEYS_HELP_SIZE = 80, KEYS_HELP_COLUMNS = 34 };
 
 typedef struct {
     int key;          /* as wgetch returns it */

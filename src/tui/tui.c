@@ -207,7 +207,7 @@ static int load_preset_file(Loop *l, const char *path)
         return -1;
     }
     if (l->load_preset(&c, path, err, sizeof err) || Config_validate(&c, err, sizeof err)) {
-        snprintf(l->note, sizeof l->note, "%.150s", err);
+        snprintf(l->note, sizeof l->note, "%.500s", err);
         return -1;
     }
     if (Budget_check(&c, l->memory_budget, err, sizeof err)) {
@@ -284,14 +284,15 @@ static void picker_key(Loop *l, int key)
         break;
     case PICKER_LOAD: {
         const PickerEntry *e = &l->picker->entry[l->picker->selected];
-        if (load_preset_file(l, e->path) == 0) {
-            /* A tour step loaded here is where > and < continue from. */
-            for (int i = 0; i < l->tour.count; i++)
-                if (strcmp(l->tour.path[i], e->path) == 0)
-                    l->tour_step = i;
-            snprintf(l->note, sizeof l->note, "loaded %s preset %.100s",
-                     Preset_source_name(e->source), e->name);
-        }
+        /* A refused preset keeps the picker open, its reason in full inside it. */
+        if (load_preset_file(l, e->path))
+            break;
+        /* A tour step loaded here is where > and < continue from. */
+        for (int i = 0; i < l->tour.count; i++)
+            if (strcmp(l->tour.path[i], e->path) == 0)
+                l->tour_step = i;
+        snprintf(l->note, sizeof l->note, "loaded %s preset %.100s", Preset_source_name(e->source),
+                 e->name);
         picker_close(l);
         break;
     }
@@ -328,11 +329,16 @@ static void prompt_key(Loop *l, int key)
         l->prompting = PROMPT_NONE;
         snprintf(l->note, sizeof l->note, name ? "not saved" : "not exported");
         break;
-    case PROMPT_REFUSED:
+    case PROMPT_REFUSED: {
+        char typed[32];
+        Keys_name(key, typed, sizeof typed);
         snprintf(l->note, sizeof l->note,
-                 name ? "a name is letters, digits, '-', '_' and '.'"
-                      : "a directory is typed in printable ASCII");
+                 name ? "%s refused: a preset's name is its file name, which the command line "
+                        "reads unquoted: letters, digits, '-', '_' and '.'"
+                      : "%s refused: a directory is typed in printable ASCII",
+                 typed);
         break;
+    }
     case PROMPT_FULL:
         snprintf(l->note, sizeof l->note, "at most %d characters", l->prompt.max_chars);
         break;

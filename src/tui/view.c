@@ -544,23 +544,34 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
             snprintf(word, sizeof word, "%.*s", (int)(w < sizeof word - 1 ? w : sizeof word - 1),
                      q);
             q += w;
-            int columns = Ascii_columns(spelled_cut(s, word, width, out, sizeof out));
-            if (line_columns > 0 && line_columns + 1 + columns > width) {
-                Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
-                line[0] = '\0';
-                line_columns = 0;
-                if (used >= rows)
+            /* A word wider than the rectangle (a path) goes on in pieces of its width. */
+            char spelled_word[512];
+            snprintf(spelled_word, sizeof spelled_word, "%s", spelled(s, word, out, sizeof out));
+            for (const char *rest = spelled_word; *rest && used < rows;) {
+                snprintf(out, sizeof out, "%s", rest);
+                Ascii_cut(out, width, NULL);
+                size_t bytes = strlen(out);
+                if (bytes == 0)
                     break;
+                rest += bytes;
+                int columns = Ascii_columns(out);
+                if (line_columns > 0 && line_columns + 1 + columns > width) {
+                    Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+                    line[0] = '\0';
+                    line_columns = 0;
+                    if (used >= rows)
+                        break;
+                }
+                /* Fits: the line holds at most width columns. */
+                size_t at = strlen(line), n = bytes;
+                if (line_columns && at + 1 < sizeof line)
+                    line[at++] = ' ';
+                if (at + n >= sizeof line)
+                    n = sizeof line - at - 1;
+                memcpy(line + at, out, n);
+                line[at + n] = '\0';
+                line_columns += (line_columns ? 1 : 0) + columns;
             }
-            /* Fits: the line holds at most width columns of words cut to width. */
-            size_t at = strlen(line), n = strlen(out);
-            if (line_columns && at + 1 < sizeof line)
-                line[at++] = ' ';
-            if (at + n >= sizeof line)
-                n = sizeof line - at - 1;
-            memcpy(line + at, out, n);
-            line[at + n] = '\0';
-            line_columns += (line_columns ? 1 : 0) + columns;
         }
         p = *end ? end + 1 : end;
     }
@@ -571,7 +582,7 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
 
 /* The preset picker: the list on the left (source beside each name, the selection marked
    with > and bold, so it does not rest on colour), the selection's header on the right. */
-static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
+static void picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols)
 {
     int box_cols = cols - 4 < 120 ? cols - 4 : 120, box_rows = rows - 2;
     int top = 1, left = (cols - box_cols) / 2;
@@ -602,8 +613,15 @@ static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
                     selected ? INK_HIGHLIGHT : INK_DEFAULT, selected);
     }
     int text_col = left + 2 + list_cols + 1, text_cols = box_cols - list_cols - 5;
+    /* Why the selected preset was refused, in full, above its path. */
+    int note_rows = 0;
+    if (text_cols >= 20 && note && note[0]) {
+        note_rows = visible / 3;
+        wrapped_header(s, note, top + box_rows - 2 - note_rows, text_col, note_rows, text_cols);
+    }
     if (text_cols >= 20 && p->count > 0) {
-        int used = wrapped_header(s, p->header, top + 1, text_col, visible - 2, text_cols);
+        int used =
+            wrapped_header(s, p->header, top + 1, text_col, visible - 2 - note_rows, text_cols);
         if (used == 0)
             Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
         Screen_text(s, top + box_rows - 2, text_col,
@@ -613,9 +631,9 @@ static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
 }
 
 /* The prompt of p or x: its title, what is typed so far with a cursor, what the keys do. */
-static void prompt_overlay(Screen *s, const Prompt *p, int rows, int cols)
+static void prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows, int cols)
 {
-    int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 6;
+    int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 8;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);
     char buf[PROMPT_SIZE + 64], out[PROMPT_SIZE + 64];
@@ -628,6 +646,9 @@ static void prompt_overlay(Screen *s, const Prompt *p, int rows, int cols)
                 INK_DEFAULT, true);
     Screen_text(s, top + 3, left + 2, spelled_cut(s, p->hint, box_cols - 4, out, sizeof out),
                 INK_DEFAULT, false);
+    /* What the last key was refused for, where the typing is. */
+    if (note && note[0])
+        wrapped_header(s, note, top + 4, left + 2, 3, box_cols - 4);
 }
 
 /* Fills the canvases of the frame: three panels, or four in the compare view. */
@@ -694,9 +715,9 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     if (v->warnings_first >= 0)
         warnings_overlay(s, v->status.shown, v->warnings_first, panel_rows, cols);
     if (v->picker)
-        picker_overlay(s, v->picker, panel_rows, cols);
+        picker_overlay(s, v->picker, v->status.note, panel_rows, cols);
     if (v->prompt)
-        prompt_overlay(s, v->prompt, panel_rows, cols);
+        prompt_overlay(s, v->prompt, v->status.note, panel_rows, cols);
     Screen_show(s, repaint);
     return true;
 }

@@ -77,6 +77,40 @@ expect "linear: 1−|λ2| and the count are n/a, σ is not shown" "logit std=[0-
 check "linear: no σ on the status line" absent "σ=[0-9]"
 quits "third session"
 
+# The save prompt says why a space is refused, inside the prompt; the picker shows why a
+# preset is refused, in full, and stays open.
+mkdir -p "$TMP/config/attnscope/presets"
+printf '# broken on purpose\ntokens = 64\nwidth = sixty-four\n' \
+    >"$TMP/config/attnscope/presets/zz-a-preset-with-a-rather-long-name-that-is-broken.preset"
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 2; echo EXIT=\$?; sleep 600"
+expect "the prompt session computes" "computed in [0-9]+ ms"
+press "p opens the name prompt" "name: _" p
+keys m y
+press "a space is refused, and the prompt says why" "Space refused: a preset's name is its file name" Space
+expect "in full" "unquoted: letters, digits, '-', '_' and '.'"
+expect "the name so far stays" "name: my_"
+press "Esc cancels" "not saved" Escape
+press "P opens the picker" "presets \([0-9]+\): " P
+press "End selects the broken preset" "> zz-a-preset-with" End
+press "Enter: refused, the reason in the picker" "sixty-four" Enter
+# The picker's right column (where the header "broken on purpose" starts), its lines joined:
+# the path and the line number are there whole, not cut at the column's edge.
+right_column() {
+    screen | python3 -c '
+import sys
+lines = sys.stdin.read().split("\n")
+col = next(l.index("broken on purpose") for l in lines if "broken on purpose" in l)
+print("".join(l[col:].rstrip(" \u2502") for l in lines))'
+}
+check "the reason names the file and the line, in full" bash -c \
+    "$(declare -f screen tm right_column); SOCKET='$SOCKET'; right_column | grep -qF 'zz-a-preset-with-a-rather-long-name-that-is-broken.preset:3:'"
+expect "and ends in full" "1\.\.4096"
+expect "and the picker stays open" "presets \([0-9]+\): "
+expect "the settings stay" "T=32 +d=32"
+keys Escape
+check "Esc closes the picker" wait_gone "presets \([0-9]+\): "
+quits "prompt session"
+
 run 80 24 -T 64 -d 64 -L 8
 expect "80×24 computes" "computed in [0-9]+ ms"
 expect "? help ends the message line at 80 columns" "\? help$"

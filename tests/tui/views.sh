@@ -63,8 +63,8 @@ press "? lists the new keys" "o +theory overlays on / off" "?"
 expect "help: view and compare keys" "v +view: rank/width"
 expect "help: compare" "c +compare"
 expect "help: ensemble" "E +ensemble seeds ×2"
-keys z
-check "any key closes the help" wait_gone "attnscope keys"
+keys Escape
+check "Esc closes the help" wait_gone "attnscope keys"
 keys q
 check "q quits" wait_gone "stable rank"
 
@@ -123,7 +123,7 @@ expect "the preset's settings" "LN=ln +skip=scaled"
 press "> after a tour step loaded from the picker: the tour knows where it is" "the tour has 9 steps; this is step 9" ">"
 press "p: the name prompt" "name: _" p
 keys c l a s s
-press "refused characters say what a name may hold" "a name is letters, digits" '$'
+press "refused characters say what a name may hold, and why" "\\\$ refused: a preset's name is its file name" '$'
 press "the name so far stays, and - is allowed" "name: class-_" -
 keys d e m o
 press "Enter saves under the name" "saved .*/attnscope/presets/class-demo\.preset" Enter
