@@ -708,8 +708,8 @@ static int network_layer(Run *run, int which)
         !net->similarity_lost) {
         net->similarity_lost = true;
         Warnings_add(&lane->warnings,
-                     "token similarity of " ROLE_MARK " network: round-off from layer %d "
-                     "(tokens equal to %.0e of ||X||), null there",
+                     "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
+                     "are equal to within round-off (%.0e of ||X||), so it is not shown there",
                      layer, MEASURE_SIMILARITY_RESOLUTION);
     }
     record(&run->track[which]->state[layer], &m, net->log_similarity0);

@@ -98,7 +98,8 @@ typedef struct {
     unsigned spinner;
     char note[KEYS_NOTE_SIZE];
     bool help;
-    int warnings_first; /* the warnings list, while it is open: its first line shown; -1 closed */
+    int warnings_first; /* the warnings list, while it is open: its first warning shown; -1 closed
+                         */
     bool redraw, repaint;
     bool quit;
     int quit_signal;
@@ -345,8 +346,8 @@ static void prompt_key(Loop *l, int key)
     }
 }
 
-/* A key while the warnings list is open: the arrows, j/k and the page keys scroll it; Esc,
-   q and ! close it; the others do nothing. */
+/* A key while the warnings list is open: the arrows, j/k and the page keys scroll it by
+   warnings; Esc, q and ! close it; the others do nothing. */
 static void warnings_key(Loop *l, int key, const KeyBinding *b)
 {
     switch (key) {
@@ -360,10 +361,10 @@ static void warnings_key(Loop *l, int key, const KeyBinding *b)
         break;
     case KEY_NPAGE:
     case ' ':
-        l->warnings_first += 10;
+        l->warnings_first += 4;
         break;
     case KEY_PPAGE:
-        l->warnings_first -= 10;
+        l->warnings_first -= 4;
         break;
     case KEY_HOME:
         l->warnings_first = 0;
@@ -373,7 +374,9 @@ static void warnings_key(Loop *l, int key, const KeyBinding *b)
             l->warnings_first = -1;
         return;
     }
-    /* The view keeps the first line within the list; here only the lower end. */
+    int count = l->shown ? l->shown->result->warnings.count : 0;
+    if (l->warnings_first > count - 1)
+        l->warnings_first = count - 1;
     if (l->warnings_first < 0)
         l->warnings_first = 0;
 }

@@ -448,13 +448,13 @@ static void help_overlay(Screen *s, int rows, int cols)
 
 enum { WARNING_LINES_MAX = WARNINGS_MAX * 4 };
 
-/* The warning texts word-wrapped to width columns, each starting with its number; returns
-   the lines. */
-static int warning_lines(const Screen *s, const Warnings *w, int width,
+/* The warning texts from the first-th word-wrapped to width columns, each starting with its
+   number; returns the lines. */
+static int warning_lines(const Screen *s, const Warnings *w, int first, int width,
                          char lines[][WARNING_LENGTH + 16])
 {
     int n = 0;
-    for (int i = 0; i < w->count && n < WARNING_LINES_MAX; i++) {
+    for (int i = first; i < w->count && n < WARNING_LINES_MAX; i++) {
         char text[WARNING_LENGTH + 16], buf[2 * (WARNING_LENGTH + 16)];
         snprintf(text, sizeof text, "%d. %s", i + 1, w->text[i]);
         const char *p = spelled(s, text, buf, sizeof buf);
@@ -487,7 +487,8 @@ static int warning_lines(const Screen *s, const Warnings *w, int width,
     return n;
 }
 
-/* Every warning of the shown result, in full, in a scrollable box (! opens it). */
+/* Every warning of the shown result, in full, in a box that scrolls by warnings (! opens
+   it), from the first-th. */
 static void warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows, int cols)
 {
     int box_cols = cols - 4 < 100 ? cols - 4 : 100, box_rows = rows - 2;
@@ -495,11 +496,7 @@ static void warnings_overlay(Screen *s, const Snapshot *shown, int first, int ro
     static char lines[WARNING_LINES_MAX][WARNING_LENGTH + 16];
     int n = 0;
     if (shown)
-        n = warning_lines(s, &shown->result->warnings, box_cols - 4, lines);
-    if (first > n - visible)
-        first = n - visible;
-    if (first < 0)
-        first = 0;
+        n = warning_lines(s, &shown->result->warnings, first, box_cols - 4, lines);
     Screen_box(s, top, left, box_rows, box_cols);
     char title[128], buf[256];
     snprintf(title, sizeof title, " warnings of the shown result (%d): ↑/↓ scroll, Esc closes ",
@@ -508,11 +505,13 @@ static void warnings_overlay(Screen *s, const Snapshot *shown, int first, int ro
                 true);
     if (n == 0)
         Screen_text(s, top + 1, left + 2, "none: nothing to warn about", INK_DEFAULT, false);
-    for (int i = first; i < n && i - first < visible; i++)
-        Screen_text(s, top + 1 + i - first, left + 2, lines[i], INK_DEFAULT, false);
-    if (first + visible < n) {
-        snprintf(title, sizeof title, " %d more lines below ", n - first - visible);
-        Screen_text(s, top + box_rows - 1, left + 2, title, INK_DEFAULT, false);
+    for (int i = 0; i < n && i < visible; i++)
+        Screen_text(s, top + 1 + i, left + 2, lines[i], INK_DEFAULT, false);
+    if (visible < n || first > 0) {
+        snprintf(title, sizeof title, " %s%s%s ", first > 0 ? "more above: ↑" : "",
+                 first > 0 && visible < n ? ", " : "", visible < n ? "more below: ↓" : "");
+        Screen_text(s, top + box_rows - 1, left + 2, spelled(s, title, buf, sizeof buf),
+                    INK_DEFAULT, false);
     }
 }
 

@@ -20,7 +20,7 @@ typedef struct {
     StatusView status; /* settings, the snapshot shown and the job's progress */
     Display display;   /* overlays, the main panel, the compare view */
     bool help;
-    int warnings_first;   /* the warnings list (!), from this line; -1: closed */
+    int warnings_first;   /* the warnings list (!), from this warning; -1: closed */
     const Picker *picker; /* the preset picker, when open */
     const Prompt *prompt; /* the prompt of p or x, when open */
 } View;

@@ -32,7 +32,10 @@ expect "the unit circle's z is defined" "\|z\| = 1, z = √T·λ"
 expect "the eigenvalue axes are named" "Re z"
 expect "the stable rank at the shown layer and at the last" "sr\(ℓ=1\)=[0-9.]+ +sr\(ℓ=8\)="
 press "! opens the list of every warning" "warnings of the shown result \([0-9]+\)" "!"
-expect "the list holds the warning in full" "1\. .*round-off"
+expect "the list holds the warning" "1\. token similarity of the network"
+expect "in full" "so it is not shown there"
+press "↓ scrolls to the next warning" "more above: ↑" Down
+expect "which is now first" "2\. token similarity of the counterpart"
 keys Escape
 check "Esc closes the list" wait_gone "warnings of the shown result"
 press "g: the outlier went to 0, marked and named" "λ1: 1 → 0 \(gap removed\)" g
