@@ -397,7 +397,7 @@ void Keys_name(int key, char *out, size_t size)
         {KEY_DOWN, "↓"},
         {KEY_LEFT, "←"},
         {KEY_RIGHT, "→"},
-        {KEY_MOUSE, "a mouse event"},
+        {KEY_MOUSE, "Mouse"},
     };
     for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
         if (NAMES[i].key == key) {
