@@ -227,6 +227,17 @@ static void test_readouts_that_mean_something(void **state)
     v.shown = s;
     assert_non_null(strstr(layout(&v, 200, NULL), "σ=1.311"));
     Snapshot_free(s);
+
+    /* The window mask has no outlier: a line says why, for as long as it is shown. */
+    c.attention = ATTENTION_SOFTMAX;
+    c.mask = MASK_WINDOW;
+    s = computed(&c);
+    v.shown = s;
+    int n;
+    layout(&v, 200, &n);
+    assert_int_equal(s->result->outlier, -1);
+    assert_non_null(strstr(lines[n - 2], "window mask: |λ2| ≈ 1 − π²/(3T²)"));
+    Snapshot_free(s);
 }
 
 int main(void)

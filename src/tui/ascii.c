@@ -57,6 +57,7 @@ static const struct {
     {0x25C7, "#"},      /* ◇ */
     {0x2013, "-"},      /* – */
     {0x2218, "o"},      /* ∘ */
+    {0x03C0, "pi"},     /* π */
 };
 
 int Ascii_decode(const char *s, uint32_t *cp)

@@ -182,9 +182,16 @@ static void keys_hint(const StatusView *v, char *out, size_t size)
 static const char *explanation(const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
-    if (s && s->result->spectra_ready && s->result->eigenvalues_exact)
+    if (!s || !s->result->spectra_ready)
+        return NULL;
+    const Result *r = s->result;
+    if (r->eigenvalues_exact)
         return "eigenvalues exact: the diagonal of the triangular A (token i sees only j ≤ i), "
                "so all real";
+    if (r->config.mask == MASK_WINDOW && r->shown_gap == GAP_OFF && r->outlier < 0 &&
+        Attention_is_row_stochastic(r->config.attention))
+        return "window mask: |λ2| ≈ 1 − π²/(3T²), so no eigenvalue stands apart: there is no "
+               "spectral gap (docs/model.md §3)";
     return NULL;
 }
 
