@@ -326,6 +326,80 @@ static void test_settings_stay_valid(void **state)
     }
 }
 
+/* t undoes the d that T raised, saying so: T T T T t from T = d = 256 is T = d = 2048, and
+   T×5 then t×5 from T = d = 128 is back at d = 128. */
+static void test_lowering_undoes_the_raised_bound(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    for (int i = 0; i < 4; i++)
+        press(&c, 'T', note);
+    assert_int_equal(c.config.tokens, 4096);
+    assert_int_equal(c.config.width, 4096);
+    assert_true(press(&c, 't', note));
+    assert_int_equal(c.config.tokens, 2048);
+    assert_int_equal(c.config.width, 2048);
+    assert_non_null(strstr(note, "d lowered back to 2048 (T had raised it)"));
+
+    start.tokens = start.width = 128;
+    c = Controls_from(&start);
+    for (int i = 0; i < 5; i++)
+        press(&c, 'T', note);
+    assert_int_equal(c.config.width, 4096);
+    for (int i = 0; i < 5; i++)
+        press(&c, 't', note);
+    assert_int_equal(c.config.tokens, 128);
+    assert_int_equal(c.config.width, 128);
+
+    /* From T = 128, d = 256: d was not raised until T passed it, and comes back to 256. */
+    start.width = 256;
+    c = Controls_from(&start);
+    for (int i = 0; i < 3; i++)
+        press(&c, 'T', note);
+    assert_int_equal(c.config.width, 1024);
+    for (int i = 0; i < 3; i++)
+        press(&c, 't', note);
+    assert_int_equal(c.config.tokens, 128);
+    assert_int_equal(c.config.width, 256);
+
+    /* A d the user chose stays: T raises d, D raises it further, t leaves it. */
+    start.tokens = start.width = 256;
+    c = Controls_from(&start);
+    press(&c, 'T', note);
+    press(&c, 'D', note);
+    assert_int_equal(c.config.width, 1024);
+    press(&c, 't', note);
+    assert_int_equal(c.config.tokens, 256);
+    assert_int_equal(c.config.width, 1024);
+    assert_null(strstr(note, "lowered back"));
+}
+
+/* F1 and h open the help as ? does; keys are named as people write them. */
+static void test_help_keys_and_key_names(void **state)
+{
+    (void)state;
+    assert_int_equal(Keys_find(KEY_F(1))->kind, ACTION_HELP);
+    assert_int_equal(Keys_find('h')->kind, ACTION_HELP);
+    assert_int_equal(Keys_find('!')->kind, ACTION_WARNINGS);
+    assert_non_null(strstr(Keys_find('?')->help, "Esc ? q close it"));
+    const struct {
+        int key;
+        const char *name;
+    } cases[] = {{KEY_F(1), "F1"},    {KEY_F(5), "F5"},       {27, "Esc"},
+                 {' ', "Space"},      {'\n', "Enter"},        {KEY_ENTER, "Enter"},
+                 {KEY_LEFT, "←"},     {KEY_UP, "↑"},          {'\t', "Tab"},
+                 {'z', "z"},          {'L' & 0x1f, "Ctrl-L"}, {'B' & 0x1f, "Ctrl-B"},
+                 {KEY_NPAGE, "PgDn"}, {127, "Backspace"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        Keys_name(cases[i].key, name, sizeof name);
+        assert_string_equal(name, cases[i].name);
+        assert_null(strchr(name, '#'));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +409,8 @@ int main(void)
         cmocka_unit_test(test_tokens_and_width),
         cmocka_unit_test(test_window_and_layer_clamps),
         cmocka_unit_test(test_sigma_steps),
+        cmocka_unit_test(test_lowering_undoes_the_raised_bound),
+        cmocka_unit_test(test_help_keys_and_key_names),
         cmocka_unit_test(test_cycles_gap_and_seed),
         cmocka_unit_test(test_settings_stay_valid),
         cmocka_unit_test(test_display_keys),

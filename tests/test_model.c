@@ -479,7 +479,8 @@ static void test_deep_collapse_follows_the_rate(void **state)
     assert_true(isfinite(r->counterpart.token_similarity[12]));
     bool warned = false;
     for (int i = 0; i < r->warnings.count; i++)
-        warned |= strstr(r->warnings.text[i], "token similarity of the network: round-off") != NULL;
+        warned |=
+            strstr(r->warnings.text[i], "token similarity of the network: from layer") != NULL;
     assert_true(warned);
     Result_free(r);
 }

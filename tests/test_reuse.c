@@ -51,6 +51,7 @@ static void assert_same_result(const Result *kept, const Result *fresh)
     assert_int_equal(kept->spectra_ready, fresh->spectra_ready);
     assert_int_equal(kept->shown_gap, fresh->shown_gap);
     assert_int_equal(kept->outliers_removed, fresh->outliers_removed);
+    assert_int_equal(kept->outlier, fresh->outlier);
     assert_int_equal(kept->eigenvalues_exact, fresh->eigenvalues_exact);
     assert_same_doubles((const double *)kept->eigenvalues, (const double *)fresh->eigenvalues,
                         2 * T, "eigenvalues");

@@ -48,8 +48,13 @@ typedef struct {
 } Warnings;
 
 /* The readouts of docs/model.md §2 for the shown layer, NaN where undefined: 1 − |λ2| and the count
-   of |λ| > 0.5 of its eigenvalues, s1/s2 of its singular values (NaN when s2 is round-off),
-   and sr(Σ_ℓ) at the shown layer ℓ. */
+   of |λ| > 0.5 of its eigenvalues (row-stochastic matrices only, where |λ| ≤ 1 gives them a
+   scale; 1 − |λ2| within READOUT_ROUNDOFF of 0 is 0), s1/s2 of its singular values (NaN when
+   s2 is round-off), and sr(Σ_ℓ) at the shown layer ℓ. */
+/* dgeev's eigenvalues of a row-stochastic T×T matrix are good to about T·ε ≤ 1e-12 for
+   T ≤ 4096: a spectral gap below that is round-off, and reads 0. */
+#define READOUT_ROUNDOFF 1e-12
+
 typedef struct {
     double one_minus_abs_lambda2;
     double s1_over_s2;
@@ -80,6 +85,7 @@ typedef struct {
     Complex *eigenvalues;    /* T values, by descending modulus */
     double *singular_values; /* T values, descending (not scaled by √T) */
     bool eigenvalues_exact;  /* read off a triangular matrix's diagonal */
+    int outlier;             /* index of the eigenvalue that stands apart (Spectra_outlier), -1 */
     Readouts readouts;
 
     /* How many stable ranks each route computed (all seeds, both networks), by MeasureRoute:

@@ -152,6 +152,10 @@ void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
     } else {
         Text_printf(t, "null,\n \"singular_values\": null");
     }
+    if (r->outlier >= 0)
+        Text_printf(t, ",\n \"outlier\": %d", r->outlier);
+    else
+        Text_printf(t, ",\n \"outlier\": null");
     readouts_object(t, &r->readouts);
     theory_object(t, c);
     if (sweep)

@@ -619,6 +619,9 @@ static bool stop_requested(const Run *run)
    which the assembly replaces by ROLE_NAMES[role]. */
 #define ROLE_MARK "\x01"
 static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
+/* Starts a warning that is about one layer's attention (a gap mode's fallback): the
+   assembly names the first layer it happened at, and says it once. */
+#define LAYER_MARK "\x02"
 
 /* One layer of one network: attention from its own X, gap removal, values, skip, LN. */
 static int network_layer(Run *run, int which)
@@ -655,10 +658,13 @@ static int network_layer(Run *run, int which)
         run->shown_logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
     }
     GapOutcome outcome;
+    Warnings gap_warnings = {.count = 0};
     int info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, T, lane->attn,
-                         lane->la, lane->gap_scratch, &outcome, &lane->warnings);
+                         lane->la, lane->gap_scratch, &outcome, &gap_warnings);
     if (info)
         return info;
+    for (int i = 0; i < gap_warnings.count; i++)
+        Warnings_add(&lane->warnings, LAYER_MARK "%s", gap_warnings.text[i]);
     if (shown) {
         memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
         run->shown_outcome = outcome;
@@ -715,8 +721,8 @@ static int network_layer(Run *run, int which)
         !net->similarity_lost) {
         net->similarity_lost = true;
         Warnings_add(&lane->warnings,
-                     "token similarity of " ROLE_MARK " network: round-off from layer %d "
-                     "(tokens equal to %.0e of ||X||), null there",
+                     "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
+                     "are equal to within round-off (%.0e of ||X||), so it is not shown there",
                      layer, MEASURE_SIMILARITY_RESOLUTION);
     }
     record(&run->track[which]->state[layer], &m, net->log_similarity0);
@@ -1022,8 +1028,17 @@ static void frozen_attention_gradients(Run *run)
 
 /* ---- the result, assembled from what is kept ------------------------------------------ */
 
-static void add_track_warning(Warnings *w, const char *text, const char *role)
+static void add_track_warning(Warnings *w, const char *text, const char *role, int layer)
 {
+    if (strncmp(text, LAYER_MARK, 1) == 0) {
+        /* Layers come in order: the first that warned is named, the later ones are not. */
+        size_t length = strlen(text + 1);
+        for (int i = 0; i < w->count; i++)
+            if (strncmp(w->text[i], text + 1, length) == 0)
+                return;
+        Warnings_add(w, "%s (from layer %d)", text + 1, layer);
+        return;
+    }
     const char *mark = strstr(text, ROLE_MARK);
     if (mark)
         Warnings_add(w, "%.*s%s%s", (int)(mark - text), text, role, mark + 1);
@@ -1069,23 +1084,30 @@ static double modulus(Complex z)
     return hypot(z.re, z.im);
 }
 
-/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined). */
+/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined), and
+   which eigenvalue stands apart. */
 static void fill_readouts(Result *r)
 {
     Readouts *o = &r->readouts;
     int T = r->config.tokens, layer = r->config.layer;
     *o = (Readouts){NAN, NAN, NAN, NAN};
+    r->outlier = -1;
     if (layer <= r->layers_done)
         o->stable_rank_shown_layer = r->network.stable_rank[layer];
     if (!r->spectra_ready)
         return;
-    int above = 0;
-    for (int i = 0; i < T; i++)
-        above += modulus(r->eigenvalues[i]) > 0.5;
-    o->count_abs_lambda_above_half = above;
-    if (T < 2)
-        return;
-    o->one_minus_abs_lambda2 = 1.0 - modulus(r->eigenvalues[1]);
+    r->outlier = Spectra_outlier(T, r->eigenvalues);
+    /* The spectral gap and the count against 0.5 measure against λ1 = 1 and |λ| ≤ 1: they
+       mean nothing for a matrix that is not row-stochastic (relu, linear, a removed gap). */
+    bool stochastic = Attention_is_row_stochastic(r->config.attention) && r->shown_gap == GAP_OFF;
+    if (stochastic) {
+        int above = 0;
+        for (int i = 0; i < T; i++)
+            above += modulus(r->eigenvalues[i]) > 0.5;
+        o->count_abs_lambda_above_half = above;
+        double gap = 1.0 - modulus(r->eigenvalues[1]);
+        o->one_minus_abs_lambda2 = fabs(gap) < READOUT_ROUNDOFF ? 0.0 : gap;
+    }
     /* s2 at round-off (uniform attention: A⊥ = 0) makes the ratio noise: undefined. */
     if (r->singular_values[1] > 1e-12 * r->singular_values[0])
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
@@ -1153,7 +1175,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
                 if (!isnan(state->stable_rank))
                     out->measure_routes[state->route]++;
                 for (int i = 0; i < state->warning_count; i++)
-                    add_track_warning(&out->warnings, state->warnings[i], ROLE_NAMES[n]);
+                    add_track_warning(&out->warnings, state->warnings[i], ROLE_NAMES[n], l);
             }
     }
 }
@@ -1347,6 +1369,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     out->logit_std = NAN;
     out->shown_gap = c->gap;
     out->readouts = (Readouts){NAN, NAN, NAN, NAN};
+    out->outlier = -1;
     int seeds = c->seeds < 1 ? 1 : c->seeds;
     /* Without a budget nothing outlives the run, and what earlier runs kept stays as it is
        (the width sweep runs other sizes on the screen's workspace). */

@@ -33,6 +33,10 @@ typedef struct {
     Config config;
     Config on_values; /* of each STEP_TOGGLE setting (the gap mode `g` restores): never off */
     Display display;
+    /* For each setting (table order) that raised its bound (T raised d): the bound's value
+       before and after, so lowering the setting lowers the bound back while nobody else
+       has changed it.  NaN: nothing raised. */
+    double bound_before[SETTINGS_MAX], bound_after[SETTINGS_MAX];
 } Controls;
 
 /* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display;
@@ -48,13 +52,14 @@ typedef enum {
     ACTION_TOUR_NEXT,
     ACTION_TOUR_PREVIOUS,
     ACTION_HELP,
+    ACTION_WARNINGS,
     ACTION_QUIT,
     ACTION_REDRAW
 } KeyAction;
 
 /* A help line is at most KEYS_HELP_COLUMNS columns wide, so that two columns of them fit
    an 80-column terminal. */
-enum { KEYS_NOTE_SIZE = 160, KEYS_HELP_SIZE = 80, KEYS_HELP_COLUMNS = 34 };
+enum { KEYS_NOTE_SIZE = 600, KEYS_HELP_SIZE = 80, KEYS_HELP_COLUMNS = 34 };
 
 typedef struct {
     int key;          /* as wgetch returns it */
@@ -65,6 +70,9 @@ typedef struct {
     int direction;          /* up (+1: raise, next) or down (-1: lower, previous) */
     bool (*apply)(Controls *c, char *note, size_t size); /* ACTION_DISPLAY */
 } KeyBinding;
+
+/* The key as people write it: "T", "F1", "Esc", "Space", "Enter", "←", "Ctrl-L". */
+void Keys_name(int key, char *out, size_t size);
 
 /* The main panel's name ("stable rank", "width sweep", ...). */
 const char *Panel_name(Panel p);

@@ -1,7 +1,9 @@
-/* The status lines under the plots: every parameter, then the readouts (σ, logit std,
- * 1 − |λ2|, s1/s2, |λ| > 0.5, sr at the last layer, compute time or progress), then one
- * message line (the last key's note, the first warning, or a hint).  Pure text: the
- * screen prints the lines it is given.
+/* The status lines under the plots: every parameter, then the readouts (σ where it means
+ * something, logit std, 1 − |λ2|, s1/s2, |λ| > 0.5, sr at the shown and at the last layer),
+ * a line that explains the picture when it needs one (causal: why the eigenvalues are
+ * real), then the message line: compute time or progress, the last key's note, the first
+ * warning about what is on screen, and at its right end, at any width, "! N warnings" and
+ * "? help".  Pure text: the screen prints the lines it is given.
  */
 #ifndef ATTNSCOPE_TUI_STATUS_H
 #define ATTNSCOPE_TUI_STATUS_H
@@ -23,6 +25,7 @@ typedef struct {
     unsigned spinner;      /* frame of the busy indicator */
     const char *note;      /* what the last key adjusted or refused ("" for none) */
     bool unicode;          /* otherwise every line is plain ASCII */
+    bool similarity_shown; /* the token-similarity panel is on screen */
 } StatusView;
 
 /* Lays the status out in lines of at most `width` columns; returns the number of lines

@@ -13,6 +13,8 @@
 #include "view.h"
 #include "worker.h"
 
+#include <curses.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
@@ -96,6 +98,8 @@ typedef struct {
     unsigned spinner;
     char note[KEYS_NOTE_SIZE];
     bool help;
+    int warnings_first; /* the warnings list, while it is open: its first warning shown; -1 closed
+                         */
     bool redraw, repaint;
     bool quit;
     int quit_signal;
@@ -126,17 +130,6 @@ static void submit(Loop *l)
     l->busy = true;
     l->busy_since = Trace_clock_ms();
     l->progress = 0;
-}
-
-static void key_name(int key, char *out, size_t size)
-{
-    const KeyBinding *b = Keys_find(key);
-    if (b)
-        snprintf(out, size, "%s", b->name);
-    else if (key > 32 && key < 127)
-        snprintf(out, size, "%c", key);
-    else
-        snprintf(out, size, "#%d", key);
 }
 
 /* Whether the shown result is the settings' and complete, so that x can export it. */
@@ -215,7 +208,7 @@ static int load_preset_file(Loop *l, const char *path)
         return -1;
     }
     if (l->load_preset(&c, path, err, sizeof err) || Config_validate(&c, err, sizeof err)) {
-        snprintf(l->note, sizeof l->note, "%.150s", err);
+        snprintf(l->note, sizeof l->note, "%.500s", err);
         return -1;
     }
     if (Budget_check(&c, l->memory_budget, err, sizeof err)) {
@@ -292,14 +285,15 @@ static void picker_key(Loop *l, int key)
         break;
     case PICKER_LOAD: {
         const PickerEntry *e = &l->picker->entry[l->picker->selected];
-        if (load_preset_file(l, e->path) == 0) {
-            /* A tour step loaded here is where > and < continue from. */
-            for (int i = 0; i < l->tour.count; i++)
-                if (strcmp(l->tour.path[i], e->path) == 0)
-                    l->tour_step = i;
-            snprintf(l->note, sizeof l->note, "loaded %s preset %.100s",
-                     Preset_source_name(e->source), e->name);
-        }
+        /* A refused preset keeps the picker open, its reason in full inside it. */
+        if (load_preset_file(l, e->path))
+            break;
+        /* A tour step loaded here is where > and < continue from. */
+        for (int i = 0; i < l->tour.count; i++)
+            if (strcmp(l->tour.path[i], e->path) == 0)
+                l->tour_step = i;
+        snprintf(l->note, sizeof l->note, "loaded %s preset %.100s", Preset_source_name(e->source),
+                 e->name);
         picker_close(l);
         break;
     }
@@ -336,21 +330,61 @@ static void prompt_key(Loop *l, int key)
         l->prompting = PROMPT_NONE;
         snprintf(l->note, sizeof l->note, name ? "not saved" : "not exported");
         break;
-    case PROMPT_REFUSED:
+    case PROMPT_REFUSED: {
+        char typed[32];
+        Keys_name(key, typed, sizeof typed);
         snprintf(l->note, sizeof l->note,
-                 name ? "a name is letters, digits, '-', '_' and '.'"
-                      : "a directory is typed in printable ASCII");
+                 name ? "%s refused: a preset's name is its file name, which the command line "
+                        "reads unquoted: letters, digits, '-', '_' and '.'"
+                      : "%s refused: a directory is typed in printable ASCII",
+                 typed);
         break;
+    }
     case PROMPT_FULL:
         snprintf(l->note, sizeof l->note, "at most %d characters", l->prompt.max_chars);
         break;
     }
 }
 
+/* A key while the warnings list is open: the arrows, j/k and the page keys scroll it by
+   warnings; Esc, q and ! close it; the others do nothing. */
+static void warnings_key(Loop *l, int key, const KeyBinding *b)
+{
+    switch (key) {
+    case KEY_DOWN:
+    case 'j':
+        l->warnings_first++;
+        break;
+    case KEY_UP:
+    case 'k':
+        l->warnings_first--;
+        break;
+    case KEY_NPAGE:
+    case ' ':
+        l->warnings_first += 4;
+        break;
+    case KEY_PPAGE:
+        l->warnings_first -= 4;
+        break;
+    case KEY_HOME:
+        l->warnings_first = 0;
+        break;
+    default:
+        if (key == 27 || key == 'q' || (b && b->kind == ACTION_WARNINGS))
+            l->warnings_first = -1;
+        return;
+    }
+    int count = l->shown ? l->shown->result->warnings.count : 0;
+    if (l->warnings_first > count - 1)
+        l->warnings_first = count - 1;
+    if (l->warnings_first < 0)
+        l->warnings_first = 0;
+}
+
 static void on_key(Loop *l, int key)
 {
     char name[32];
-    key_name(key, name, sizeof name);
+    Keys_name(key, name, sizeof name);
     l->redraw = true;
     if (key == SCREEN_RESIZED) {
         Trace_event(l->trace, "resize %dx%d", Screen_cols(l->screen), Screen_rows(l->screen));
@@ -368,10 +402,19 @@ static void on_key(Loop *l, int key)
         return;
     }
     const KeyBinding *b = Keys_find(key);
-    if (l->help && (!b || b->kind != ACTION_QUIT)) {
-        /* Any key closes the help without acting, so reading it changes nothing. */
-        l->help = false;
-        Trace_event(l->trace, "key %s help-closed gen=%lu", name, l->generation);
+    if (l->help) {
+        /* Esc, q and the help keys close it; the others do nothing while it is read, so
+           reading it changes nothing. */
+        if (key == 27 || key == 'q' || (b && b->kind == ACTION_HELP))
+            l->help = false;
+        Trace_event(l->trace, "key %s help-%s gen=%lu", name, l->help ? "open" : "closed",
+                    l->generation);
+        return;
+    }
+    if (l->warnings_first >= 0) {
+        warnings_key(l, key, b);
+        Trace_event(l->trace, "key %s warnings first=%d gen=%lu", name, l->warnings_first,
+                    l->generation);
         return;
     }
     l->note[0] = '\0';
@@ -421,6 +464,9 @@ static void on_key(Loop *l, int key)
         break;
     case ACTION_HELP:
         l->help = true;
+        break;
+    case ACTION_WARNINGS:
+        l->warnings_first = 0;
         break;
     case ACTION_REDRAW:
         l->repaint = true;
@@ -481,9 +527,12 @@ static void draw(Loop *l)
                 .spinner = l->spinner,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
+                .similarity_shown =
+                    !l->controls.display.compare && l->controls.display.panel == PANEL_SIMILARITY,
             },
         .display = l->controls.display,
         .help = l->help,
+        .warnings_first = l->warnings_first,
         .picker = l->picker,
         .prompt = l->prompting ? &l->prompt : NULL,
     };
@@ -548,6 +597,7 @@ int Tui_run(const TuiSettings *s)
     Loop l = {.controls = Controls_from(&s->config),
               .memory_budget = s->memory_budget,
               .tour_step = -1,
+              .warnings_first = -1,
               .tour_dir = s->tour_dir,
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,

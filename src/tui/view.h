@@ -1,7 +1,7 @@
 /* One frame of the interactive screen: the three panels (or, in the compare view, the
  * network without and with gap removal side by side), the status lines and, when open,
- * the help overlay, laid out for the terminal's size (or the size it needs, below 80×24).
- * Turns a snapshot into the plots' data; draws only what it is given.
+ * the help or the warnings list, laid out for the terminal's size (or the size it needs, below
+ * 80×24). Turns a snapshot into the plots' data; draws only what it is given.
  */
 #ifndef ATTNSCOPE_TUI_VIEW_H
 #define ATTNSCOPE_TUI_VIEW_H
@@ -20,6 +20,7 @@ typedef struct {
     StatusView status; /* settings, the snapshot shown and the job's progress */
     Display display;   /* overlays, the main panel, the compare view */
     bool help;
+    int warnings_first;   /* the warnings list (!), from this warning; -1: closed */
     const Picker *picker; /* the preset picker, when open */
     const Prompt *prompt; /* the prompt of p or x, when open */
 } View;

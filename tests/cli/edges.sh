@@ -74,6 +74,10 @@ assert any("layer 7 has no spectra" in w for w in d["warnings"])' -T 64 -d 64 -L
 check "relu + deflate falls back to center with a warning" document '
 assert d["shown_gap"] == "center" and any("fell back to center" in w for w in d["warnings"])' -T 16 -d 16 -L 1 -a relu -g deflate
 
+check "the deflate fallback names the first layer it happened at, once" document '
+fell = [w for w in d["warnings"] if "fell back to center" in w]
+assert len(fell) == 1 and fell[0].endswith("(from layer 1)"), fell' -T 16 -d 16 -L 3 -a relu -g deflate
+
 # Every kind x mask x gap mode at the extremes of sigma_qk and at T = 2, with LayerNorm
 # and skip cycling through their modes: a valid document (no NaN or Infinity) each time.
 # One BLAS thread per run and one Python for all the documents keep 560 runs quick.

@@ -21,8 +21,8 @@ expect "status: readouts" "σ=1.311 +logit std=[0-9.]+ +1−\|λ2\|=[0-9.]+ +s1/
 
 press "T doubles T and raises d, saying so" "T=512 +d=512.*" T
 expect "the note explains d" "d raised to 512 with T"
-press "t halves T" "T=256 +d=512" t
-press "d halves d" "T=256 +d=256" d
+press "t halves T and lowers back the d it raised, saying so" "d lowered back to 256 \(T had raised it\)" t
+expect "T and d are back" "T=256 +d=256"
 press "D doubles d" "d=512" D
 press "d halves d again" "d=256" d
 press "L adds a layer" "L=5" L
@@ -58,10 +58,15 @@ press "z: an unbound key says so" "key z does nothing; \? lists the keys" z
 press "? opens the help" "attnscope keys" "?"
 expect "help lists the keys from the table" "T +tokens T ×2 "
 expect "help lists the keys from the table, further down" "n +LayerNorm next"
-expect "help lists Ctrl-L and q" "q +quit"
+expect "help lists Ctrl-L" "Ctrl-L +redraw the screen"
+expect "help lists q (not the status line's hint)" "q {3,}quit"
+expect "help says what closes it" "Esc, \? or q closes this help"
 keys z
-check "any key closes the help" wait_gone "attnscope keys"
-check "the key that closed the help did nothing" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'key z does nothing'"
+sleep 0.5
+check "another key leaves the help open" wait_for "attnscope keys"
+keys Escape
+check "Esc closes the help" wait_gone "attnscope keys"
+check "the key pressed in the help did nothing" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'key z does nothing'"
 # Garbage written straight to the terminal, as a stray message from another program would.
 printf '\033[2J\033[1;1HGARBAGE-ON-THE-TERMINAL' >"$(tm display-message -p -t 0 '#{pane_tty}')"
 expect "the garbage is on the screen" "GARBAGE-ON-THE-TERMINAL"

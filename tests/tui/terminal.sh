@@ -38,14 +38,14 @@ expect "80×24: histogram panel" "singular values √T·s"
 expect "80×24: stable-rank panel" "stable rank sr"
 expect "80×24: legends" "network \(gap off\)"
 expect "80×24: every parameter" "skip=none +layer=1/8 +seed=1"
-press "80×24: help fits" "q +quit" "?"
+press "80×24: help fits" "q {3,}quit" "?"
 keys q
 
 start 120 40 "env LANG=C LC_ALL=C '$BIN' -L 3"
 expect "LANG=C: computes" "computed in [0-9]+ ms"
 press "LANG=C: help" "attnscope keys" "?"
 screen >"$TMP/c-help.txt"
-keys z
+keys Escape
 expect "LANG=C: ASCII spellings" "sqrtT\*lambda"
 screen >"$TMP/c.txt"
 check "LANG=C: no byte above 0x7F (plots, legends, status)" no_high_bytes "$TMP/c.txt"

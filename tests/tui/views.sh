@@ -26,7 +26,7 @@ expect "the eigenvalue panel stays" "^eigenvalues √T·λ of A"
 expect "the histogram stays" "singular values √T·s of A"
 # A view change that needs nothing new is one frame, no job: mark the trace, then cycle.
 before=$(grep -c 'job-start' "$trace")
-press "v: gradient norms" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F² against layer ℓ" v
+press "v: gradient norms, by layer" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F², attention frozen, log axis" v
 expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
 press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
 press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
@@ -64,8 +64,8 @@ press "? lists the new keys" "o +theory overlays on / off" "?"
 expect "help: view and compare keys" "v +view: rank/width"
 expect "help: compare" "c +compare"
 expect "help: ensemble" "E +ensemble seeds ×2"
-keys z
-check "any key closes the help" wait_gone "attnscope keys"
+keys Escape
+check "Esc closes the help" wait_gone "attnscope keys"
 quits "q quits"
 
 # The tour and the export, run from an empty directory (the tour found by $ATTNSCOPE_TOUR).
@@ -122,7 +122,7 @@ expect "the preset's settings" "LN=ln +skip=scaled"
 press "> after a tour step loaded from the picker: the tour knows where it is" "the tour has 9 steps; this is step 9" ">"
 press "p: the name prompt" "name: _" p
 keys c l a s s
-press "refused characters say what a name may hold" "a name is letters, digits" '$'
+press "refused characters say what a name may hold, and why" "\\\$ refused: a preset's name is its file name" '$'
 press "the name so far stays, and - is allowed" "name: class-_" -
 keys d e m o
 press "Enter saves under the name" "saved .*/attnscope/presets/class-demo\.preset" Enter
