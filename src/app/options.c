@@ -190,6 +190,8 @@ void Options_usage(FILE *out)
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
+          "      --verbose       with --batch: print the estimated compute time on stderr before\n"
+          "                      computing, and the actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
           "                      half of the physical memory)\n"
           "      --ascii         no Unicode glyphs\n"
@@ -212,6 +214,7 @@ enum {
     OPT_MAX_MEMORY,
     OPT_EXPORT,
     OPT_TRACE,
+    OPT_VERBOSE,
     OPT_SETTING = 512
 };
 
@@ -224,6 +227,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"ascii", no_argument, NULL, OPT_ASCII},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -326,6 +330,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
         case OPT_TRACE:
             o->trace_path = optarg;
             continue;
+        case OPT_VERBOSE:
+            o->verbose = true;
+            continue;
         case 'h':
             o->help = true;
             continue;
@@ -362,6 +369,12 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  "--trace '%s': accepted only without --batch (it records the interactive "
                  "screen's events)",
                  o->trace_path);
+        return 2;
+    }
+    if (o->verbose && !o->batch) {
+        snprintf(err, size,
+                 "--verbose: accepted only with --batch (the screen shows its estimate on the "
+                 "status line)");
         return 2;
     }
     return Config_validate(&o->config, err, size) ? 2 : 0;

@@ -20,6 +20,7 @@ typedef struct {
     bool help;
     bool version;
     const char *trace_path; /* --trace FILE: the screen's timestamped events */
+    bool verbose;           /* --verbose: batch prints its estimated and actual time */
 } Options;
 
 enum { OPTIONS_ERROR_SIZE = 512 };

@@ -1,0 +1,67 @@
+/* The cost model of a run (docs/model.md §6): how long the work that Model_plan lists will
+ * take on this machine, stage by stage, so that a screen can show honest progress and the
+ * time left, and ask before a long job.
+ *
+ * Every stage is priced in "flop equivalents": the floating-point operations of a product
+ * (2mnk for an m×k by k×n product), or, for the LAPACK calls and the element-wise passes that
+ * do not run at the product rate, the operations a product would do in the same time, as
+ * measured once on a reference machine.  One rate, the flops per second of a small dgemm
+ * timed at start (Cost_calibrate), turns them into seconds: a slower or busier machine
+ * scales every stage alike.
+ *
+ * A stage's cost is an expectation, not a bound: the route of a stable rank (the top
+ * eigenpair, all eigenvalues, or the singular values of a collapsed X) depends on the
+ * numbers, and the model guesses it from the theory of docs/model.md §3.
+ */
+#ifndef ATTNSCOPE_COST_H
+#define ATTNSCOPE_COST_H
+
+#include "attnscope/config.h"
+#include "attnscope/model.h"
+
+#include <stdbool.h>
+
+typedef struct {
+    double flops_per_second; /* of one BLAS thread doing a 256×256 dgemm */
+} CostRates;
+
+/* The rates of the machine the constants were measured on (deterministic: for tests). */
+CostRates Cost_reference_rates(void);
+
+/* Times a few 256×256 dgemm (a few milliseconds, with whatever BLAS threads are set) and
+   returns the rates of this machine now. */
+CostRates Cost_calibrate(void);
+
+/* The seconds of a plan, and where each of Progress.after_layer's calls falls in them.
+   two_lanes: the run gets Progress.run_pair (the two networks of a layer at once). */
+typedef struct {
+    const ModelPlan *plan;
+    CostRates rates;
+    bool two_lanes;
+    double *seed_start; /* [seeds + 1]: seconds before each seed begins; the last is the total */
+} CostSchedule;
+
+/* Builds the schedule of plan (which must outlive it).  Returns 0 or -1 (out of memory). */
+int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, bool two_lanes);
+void CostSchedule_release(CostSchedule *s);
+
+/* Seconds of the whole run. */
+double CostSchedule_total(const CostSchedule *s);
+
+/* Seconds of work done when after_layer(seed_index, layer) is called, and when the call
+   after it comes (or the run ends): progress between the two is what a long stage is
+   doing. */
+double CostSchedule_done_at(const CostSchedule *s, int seed_index, int layer);
+double CostSchedule_next_after(const CostSchedule *s, int seed_index, int layer);
+
+/* Seconds before the first after_layer call (the input, a shown layer of a kept network). */
+double CostSchedule_first_stage(const CostSchedule *s);
+
+/* Seconds of a whole run of c on a fresh workspace (Model_plan with nothing kept), of the
+   width sweep of c (Sweep_width: its points are always fresh runs), and of the compare
+   view's extra network after a run of c (its shown layer's attention and spectra). */
+double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes);
+double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes);
+double Cost_compare(const Config *c, CostRates rates, bool two_lanes);
+
+#endif

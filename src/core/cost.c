@@ -1,0 +1,341 @@
+#include "attnscope/cost.h"
+
+#include "attnscope/attention.h"
+#include "attnscope/measure.h"
+#include "attnscope/sweep.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* The constants below were measured on the reference machine (AMD EPYC, OpenBLAS 0.3.21
+   Cooperlake kernels, one BLAS thread), where a 256×256 dgemm runs at REFERENCE_FLOPS.  Each
+   is the time of an operation times that rate, so it scales with the calibrated rate.
+   LAPACK's reductions run at a fraction of the product rate that falls with n (their
+   level-2 half is bound by memory), hence a term in n³ and one in n². */
+#define REFERENCE_FLOPS 55e9
+/* Per element of a pass over a matrix (a copy, a norm, a scaling, a finiteness check). */
+#define PASS 28.0
+/* Per element of an attention matrix built with exp (softmax, markov, sigmoid), else. */
+#define BUILD_EXP 220.0
+#define BUILD_PLAIN 55.0
+/* Per normal drawn (mt19937 + ziggurat). */
+#define GAUSSIAN 500.0
+/* dgeev without vectors, dgesdd without vectors, dsyevd without vectors, dgesdd with vectors
+   and dgetrf + dgecon + dgetrs, as c3·n³ + c2·n² (c2 = c3's excess at small n). */
+static const double GEEV[2] = {18.0, 9000.0};
+static const double GESDD[2] = {9.0, 800.0};
+static const double SYEVD[2] = {2.7, 800.0};
+static const double SVD_VECTORS[2] = {15.0, 3500.0};
+static const double SOLVE[2] = {2.0, 800.0};
+/* Products with the Gram matrix the top-eigenpair route takes (1 to 7 in practice, at most
+   MEASURE_LANCZOS_STEPS). */
+#define LANCZOS_PRODUCTS 8
+/* Householder QR of the d×T input and the explicit Q: about 4dT² product flops. */
+#define QR_FACTOR 4.0
+
+static double lapack(const double c[2], int n)
+{
+    double nn = (double)n * n;
+    return c[0] * nn * n + c[1] * nn;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
+}
+
+CostRates Cost_reference_rates(void)
+{
+    return (CostRates){.flops_per_second = REFERENCE_FLOPS};
+}
+
+CostRates Cost_calibrate(void)
+{
+    enum { N = 256, REPEATS = 40 };
+    static double a[N * N], b[N * N], c[N * N];
+    for (int i = 0; i < N * N; i++) {
+        a[i] = (double)(i % 17) - 8.0;
+        b[i] = (double)(i % 13) - 6.0;
+    }
+    /* One product warms the caches; the others are timed together, over ~25 ms: longer than
+       a scheduler's time slice, so a core shared with other processes shows as a lower rate,
+       as it will slow the run down. */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0, a, N, b, N, 0.0, c, N);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (int r = 0; r < REPEATS; r++)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0, a, N, b, N, 0.0, c, N);
+    double rate = 2.0 * N * N * N * REPEATS / seconds_since(&start);
+    /* A clock that did not move, or a wildly off reading, falls back to the reference. */
+    if (!isfinite(rate) || rate < REFERENCE_FLOPS / 100 || rate > REFERENCE_FLOPS * 100)
+        rate = REFERENCE_FLOPS;
+    return (CostRates){.flops_per_second = rate};
+}
+
+/* ---- the stages, in flop equivalents -------------------------------------------------- */
+
+static double weights(const Config *c)
+{
+    double T = c->tokens, d = c->width;
+    double n = d * d; /* W^V */
+    if (Attention_has_query_key(c->attention))
+        n += 2 * d * d;
+    if (c->attention == ATTENTION_MARKOV)
+        n += T * T;
+    return GAUSSIAN * n;
+}
+
+/* The logits and the attention matrix built from them. */
+static double attention(const Config *c)
+{
+    double T = c->tokens, d = c->width;
+    double f = Attention_has_query_key(c->attention) ? 4 * T * d * d + 2 * T * T * d : 0;
+    bool exp_kind = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
+                    c->attention == ATTENTION_SIGMOID;
+    return f + (exp_kind ? BUILD_EXP : BUILD_PLAIN) * T * T;
+}
+
+static double gap_removal(const Config *c, Gap gap)
+{
+    int T = c->tokens;
+    double tt = (double)T * T;
+    switch (gap) {
+    case GAP_OFF:
+        return 0;
+    case GAP_DEFLATE:
+        return lapack(SOLVE, T) + 4 * PASS * tt;
+    case GAP_OUTLIERS:
+        return lapack(SVD_VECTORS, T) + 4 * PASS * tt;
+    default:
+        return 2 * PASS * tt;
+    }
+}
+
+/* The stable rank's route (docs/model.md §2): all eigenvalues of the Gram matrix for X0
+   (all equal: the top eigenpair is not certified) and while a network keeps its rank (gap
+   removed), the singular values of X once a collapsing network's sr − 1 is below the Gram
+   route's floor (the theory's T^(1 − 2ℓ), docs/model.md §3), the top eigenpair otherwise. */
+static double measure(const Config *c, Gap gap, int layer)
+{
+    int T = c->tokens;
+    double t = T, d = c->width, tt = t * t;
+    double f = 4 * PASS * t * d + tt * d + (2 + LANCZOS_PRODUCTS) * PASS * tt;
+    bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
+                     (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
+                      c->attention == ATTENTION_UNIFORM);
+    if (layer == 0 || (gap != GAP_OFF && c->attention != ATTENTION_IDENTITY))
+        f += lapack(SYEVD, T);
+    else if (collapses && (1.0 - 2.0 * layer) * log10(t) < log10(MEASURE_GRAM_FLOOR))
+        f += lapack(GESDD, T) * d / t;
+    return f;
+}
+
+static bool gradients_apply(const Config *c)
+{
+    return c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE;
+}
+
+/* One layer of one network on its lane: attention (unless layer 1 shares it), gap removal,
+   the frozen product, values, skip, LayerNorm, and its stable rank when measured. */
+static double lane_layer(const Config *c, Gap gap, int layer, bool first_seed, bool shared,
+                         bool measured)
+{
+    double T = c->tokens, d = c->width, td = T * d;
+    double f = shared ? 0 : attention(c);
+    f += gap_removal(c, gap);
+    if (first_seed && gradients_apply(c))
+        f += 2 * T * T * d + PASS * td;
+    f += 2 * T * d * d + 2 * T * T * d + 3 * PASS * td;
+    if (c->layernorm != LAYERNORM_NONE)
+        f += 6 * PASS * td;
+    return f + (measured ? measure(c, gap, layer) : 0);
+}
+
+static double input(const Config *c)
+{
+    double T = c->tokens, d = c->width;
+    return GAUSSIAN * T * d + QR_FACTOR * d * T * T + 3 * PASS * T * d;
+}
+
+/* Layers from..to recomputed unmeasured on one lane alone (lane_load), from X0 if asked. */
+static double replay(const Config *c, Gap gap, int from, int count, bool first_seed,
+                     bool from_input)
+{
+    double f = from_input ? input(c) : PASS * c->tokens * c->width;
+    for (int l = from; l < from + count; l++)
+        f += weights(c) + lane_layer(c, gap, l, first_seed, false, false);
+    return f;
+}
+
+static double spectra(const Config *c, bool two_lanes)
+{
+    int T = c->tokens;
+    /* Causal masks make the matrix triangular: its eigenvalues are its diagonal. */
+    bool triangular = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL ||
+                      c->attention == ATTENTION_IDENTITY;
+    double eigen = triangular ? PASS * T * T : lapack(GEEV, T);
+    double singular = lapack(GESDD, T);
+    return 4 * PASS * (double)T * T + (two_lanes ? fmax(eigen, singular) : eigen + singular);
+}
+
+static double lanes(double a, double b, bool two_lanes)
+{
+    return two_lanes ? fmax(a, b) : a + b;
+}
+
+/* The flop equivalents of seed s up to after_layer(s, through) (through = depth + 1: the
+   whole seed, with its gradients). */
+static double seed_work(const ModelPlan *plan, int s, int through, bool two_lanes)
+{
+    const Config *c = &plan->config;
+    const SeedPlan *p = &plan->seed[s];
+    const Gap gaps[2] = {c->gap, Gap_toggled(c->gap)};
+    bool first = s == 0;
+    double T = c->tokens, d = c->width;
+    double f = 0;
+    if (p->input)
+        f += input(c) + measure(c, GAP_OFF, 0) + 2 * PASS * T * d;
+    if (p->capture_replay >= 0) {
+        f += replay(c, gaps[0], c->layer - p->capture_replay, p->capture_replay, first,
+                    p->input_for_capture);
+        f += weights(c) + attention(c) + gap_removal(c, gaps[0]) + spectra(c, two_lanes);
+    }
+    int last = through < c->depth ? through : c->depth;
+    for (int l = 1; l <= last; l++) {
+        bool active[2] = {l >= p->first_layer[0], l >= p->first_layer[1]};
+        if (!active[0] && !active[1])
+            continue;
+        double lane[2] = {0, 0};
+        bool shared = l == 1 && active[0] && active[1];
+        for (int n = 0; n < 2; n++) {
+            if (l == p->first_layer[n])
+                f += replay(c, gaps[n], l - p->replay[n], p->replay[n], first, p->replay_input[n]);
+            if (active[n])
+                lane[n] = lane_layer(c, gaps[n], l, first, shared, true);
+        }
+        f += weights(c) + (shared ? attention(c) : 0);
+        f += active[0] && active[1] ? lanes(lane[0], lane[1], two_lanes) : lane[0] + lane[1];
+        if (p->spectra && p->capture_replay < 0 && l == c->layer)
+            f += spectra(c, two_lanes);
+    }
+    if (through > c->depth && p->gradients) {
+        double lane[2];
+        for (int n = 0; n < 2; n++)
+            lane[n] = replay(c, gaps[n], c->depth - p->gradient_replay[n] + 1,
+                             p->gradient_replay[n], first, false);
+        f += lane[0] + lane[1];
+        /* P2 = W_{ℓ+1}⋯W_L from the top, then each lane's P1 one product per layer. */
+        f += c->depth * (2 * d * d * d + GAUSSIAN * d * d);
+        f += c->depth * lanes(2 * T * d * d, 2 * T * d * d, two_lanes);
+    }
+    return f;
+}
+
+int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, bool two_lanes)
+{
+    s->plan = plan;
+    s->rates = rates;
+    s->two_lanes = two_lanes;
+    s->seed_start = malloc(sizeof(double) * ((size_t)plan->seeds + 1));
+    if (!s->seed_start)
+        return -1;
+    s->seed_start[0] = 0;
+    for (int i = 0; i < plan->seeds; i++)
+        s->seed_start[i + 1] =
+            s->seed_start[i] +
+            seed_work(plan, i, plan->config.depth + 1, two_lanes) / rates.flops_per_second;
+    return 0;
+}
+
+void CostSchedule_release(CostSchedule *s)
+{
+    free(s->seed_start);
+    s->seed_start = NULL;
+}
+
+double CostSchedule_total(const CostSchedule *s)
+{
+    return s->seed_start[s->plan->seeds];
+}
+
+double CostSchedule_done_at(const CostSchedule *s, int seed_index, int layer)
+{
+    if (seed_index < 0)
+        return 0;
+    if (seed_index >= s->plan->seeds)
+        return CostSchedule_total(s);
+    return s->seed_start[seed_index] +
+           seed_work(s->plan, seed_index, layer, s->two_lanes) / s->rates.flops_per_second;
+}
+
+/* after_layer comes for the layers where some network computes. */
+static bool layer_called(const SeedPlan *p, int layer)
+{
+    return layer >= p->first_layer[0] || layer >= p->first_layer[1];
+}
+
+double CostSchedule_next_after(const CostSchedule *s, int seed_index, int layer)
+{
+    const ModelPlan *plan = s->plan;
+    for (int i = seed_index < 0 ? 0 : seed_index; i < plan->seeds; i++)
+        for (int l = i == seed_index ? layer + 1 : 1; l <= plan->config.depth; l++)
+            if (layer_called(&plan->seed[i], l))
+                return CostSchedule_done_at(s, i, l);
+    return CostSchedule_total(s);
+}
+
+double CostSchedule_first_stage(const CostSchedule *s)
+{
+    return CostSchedule_next_after(s, -1, 0);
+}
+
+static double fresh_plan_seconds(const Config *c, CostRates rates, bool two_lanes)
+{
+    ModelPlan plan;
+    CostSchedule schedule;
+    if (Model_plan(c, NULL, &plan))
+        return NAN;
+    double seconds = NAN;
+    if (!CostSchedule_build(&schedule, &plan, rates, two_lanes)) {
+        seconds = CostSchedule_total(&schedule);
+        CostSchedule_release(&schedule);
+    }
+    ModelPlan_release(&plan);
+    return seconds;
+}
+
+double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes)
+{
+    return fresh_plan_seconds(c, rates, two_lanes);
+}
+
+double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes)
+{
+    /* The points of Sweep_width: one-seed runs to the shown layer at each T, fresh. */
+    int counts[SWEEP_POINTS_MAX];
+    int n = Sweep_token_counts(c->tokens, counts);
+    double gamma = (double)c->tokens / c->width, seconds = 0;
+    for (int k = 0; k < n; k++) {
+        Config point = *c;
+        point.tokens = counts[k];
+        point.width = (int)fmax(counts[k], lround(counts[k] / gamma));
+        point.depth = c->layer;
+        point.seeds = 1;
+        seconds += c->seeds * fresh_plan_seconds(&point, rates, two_lanes);
+    }
+    return seconds;
+}
+
+double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
+{
+    /* After the run both networks are kept: the toggled one's shown attention again, and its
+       spectra. */
+    Gap toggled = Gap_toggled(c->gap);
+    double f =
+        weights(c) + lane_layer(c, toggled, c->layer, false, false, false) + spectra(c, two_lanes);
+    return f / rates.flops_per_second;
+}
