@@ -258,6 +258,45 @@ static void test_rates_scale_prices(void **state)
     assert_true(Cost_compare(&c, Cost_reference_rates(), true) < fresh(&c));
 }
 
+/* Progress between checkpoints: at the estimated pace, always rising while time passes,
+   never past the stage's end; the time left at the pace measured so far. */
+static void test_progress_moves_inside_a_stage(void **state)
+{
+    (void)state;
+    /* A single long call (the spectra at T = 2048): one stage, 30 s. */
+    CostProgress p = Cost_progress(0, 30, 30, 0, 0);
+    assert_close(p.fraction, 0, 0);
+    assert_close(p.seconds_left, 30, 1e-12);
+    p = Cost_progress(0, 30, 30, 0, 15);
+    assert_close(p.fraction, 0.5, 1e-12);
+    assert_close(p.seconds_left, 15, 1e-12);
+    double before = 0;
+    for (double since = 1; since <= 300; since *= 1.5) {
+        p = Cost_progress(0, 30, 30, 0, since);
+        assert_true(p.fraction > before);
+        assert_true(p.fraction < 1);
+        assert_true(p.seconds_left > 0);
+        before = p.fraction;
+    }
+    /* Between checkpoints 2 s and 4 s of 10, the clock running twice as slow as estimated:
+       the stage takes 4 s of clock, the rest 2·6 s. */
+    p = Cost_progress(2, 4, 10, 4, 0);
+    assert_close(p.fraction, 0.2, 1e-12);
+    assert_close(p.seconds_left, 16, 1e-12);
+    p = Cost_progress(2, 4, 10, 4, 2);
+    assert_close(p.fraction, 0.3, 1e-12);
+    assert_close(p.seconds_left, 14, 1e-12);
+    p = Cost_progress(2, 4, 10, 4, 1e3);
+    assert_true(p.fraction <= 0.4 && p.fraction > 0.39);
+    /* A pace far off (a first checkpoint after a stall) is trusted only within ×5. */
+    p = Cost_progress(1, 2, 10, 100, 0);
+    assert_close(p.seconds_left, 45, 1e-12);
+    /* No estimate: no time left, progress 0. */
+    p = Cost_progress(0, 0, NAN, 0, 5);
+    assert_true(isnan(p.seconds_left));
+    assert_close(p.fraction, 0, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_plan_without_keeping),
         cmocka_unit_test(test_schedule_is_ordered),
         cmocka_unit_test(test_rates_scale_prices),
+        cmocka_unit_test(test_progress_moves_inside_a_stage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

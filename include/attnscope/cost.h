@@ -64,4 +64,19 @@ double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes);
 double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes);
 double Cost_compare(const Config *c, CostRates rates, bool two_lanes);
 
+/* Where a running job is, from its schedule: done and next are the seconds of work at the
+   last after_layer call and at the one to come (or the end), total the whole job's;
+   clock_at_done the seconds of the clock from the job's start to that last call, since
+   the seconds from it to now.  The clock's seconds per estimated second so far (the pace,
+   within ×5 of 1) stretch the estimate of what is left.  Inside a stage the progress moves
+   at that pace and slows down before the stage's end, which it never reaches: a long
+   LAPACK call shows work going on, never more than was done. */
+typedef struct {
+    double fraction;     /* 0..1 of the job */
+    double seconds_left; /* at the pace so far; NaN when total is unknown */
+} CostProgress;
+
+CostProgress Cost_progress(double done, double next, double total, double clock_at_done,
+                           double since);
+
 #endif

@@ -339,3 +339,36 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
         weights(c) + lane_layer(c, toggled, c->layer, false, false, false) + spectra(c, two_lanes);
     return f / rates.flops_per_second;
 }
+
+/* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like
+   1/x with a matching slope: continuous, always rising (visibly, even when the stage takes
+   ten times its estimate), always below 1. */
+#define SLOWING 0.8
+
+static double inside_stage(double x)
+{
+    if (x <= SLOWING)
+        return x;
+    double tail = 1.0 - SLOWING;
+    return SLOWING + tail * (1.0 - 1.0 / (1.0 + (x - SLOWING) / tail));
+}
+
+/* The pace is trusted within this factor of the estimate: early checkpoints are few. */
+#define PACE_LIMIT 5.0
+
+CostProgress Cost_progress(double done, double next, double total, double clock_at_done,
+                           double since)
+{
+    if (!(total > 0) || !isfinite(total))
+        return (CostProgress){.fraction = 0, .seconds_left = NAN};
+    double pace = done > 0 && clock_at_done > 0 ? clock_at_done / done : 1;
+    pace = fmin(fmax(pace, 1 / PACE_LIMIT), PACE_LIMIT);
+    double stage = next - done, current = done;
+    if (stage > 0 && since > 0)
+        current += stage * inside_stage(since / (pace * stage));
+    double fraction = current / total;
+    return (CostProgress){.fraction = fraction < 0   ? 0
+                                      : fraction < 1 ? fraction
+                                                     : 1,
+                          .seconds_left = pace * (total - current)};
+}

@@ -1,6 +1,7 @@
 #include "tui.h"
 
 #include "attnscope/budget.h"
+#include "attnscope/cost.h"
 #include "attnscope/linalg.h"
 #include "export.h"
 #include "keys.h"
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -92,7 +94,6 @@ typedef struct {
     Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
     bool busy;
     double busy_since;
-    double progress;
     unsigned spinner;
     char note[KEYS_NOTE_SIZE];
     bool help;
@@ -125,7 +126,6 @@ static void submit(Loop *l)
     l->generation = Worker_submit_extras(l->worker, &l->controls.config, l->extras);
     l->busy = true;
     l->busy_since = Trace_clock_ms();
-    l->progress = 0;
 }
 
 static void key_name(int key, char *out, size_t size)
@@ -439,7 +439,6 @@ static void on_snapshot(Loop *l)
         return;
     Snapshot_free(l->shown);
     l->shown = s;
-    l->progress = s->progress;
     if (s->done)
         l->busy = false;
     l->redraw = true;
@@ -464,11 +463,23 @@ static void on_signals(Loop *l)
         }
 }
 
+/* The running job's progress from its cost schedule, moving between its checkpoints. */
+static CostProgress job_progress(Loop *l)
+{
+    WorkerProgress p;
+    if (!l->busy || !Worker_progress(l->worker, l->generation, &p))
+        return (CostProgress){.fraction = 0, .seconds_left = NAN};
+    double now = Trace_clock_ms();
+    return Cost_progress(p.done_s, p.next_s, p.total_s, (p.checkpoint_ms - p.started_ms) / 1e3,
+                         (now - p.checkpoint_ms) / 1e3);
+}
+
 static void draw(Loop *l)
 {
     bool current = l->shown && l->shown->generation == l->generation;
     /* A job that only adds a view's extras keeps the readouts of the same settings. */
     bool same = l->shown && Config_equal(&l->shown->result->config, &l->controls.config);
+    CostProgress progress = job_progress(l);
     View v = {
         .status =
             {
@@ -477,7 +488,9 @@ static void draw(Loop *l)
                 .current = current || same,
                 .busy = l->busy,
                 .busy_ms = Trace_clock_ms() - l->busy_since,
-                .progress = l->progress,
+                .progress = progress.fraction,
+                .estimated = isfinite(progress.seconds_left),
+                .seconds_left = progress.seconds_left,
                 .spinner = l->spinner,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
