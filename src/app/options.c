@@ -197,6 +197,8 @@ void Options_usage(FILE *out)
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
+          "      --no-confirm    start every job at once: the screen asks before a job it\n"
+          "                      estimates above 30 s otherwise\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -215,6 +217,7 @@ enum {
     OPT_EXPORT,
     OPT_TRACE,
     OPT_VERBOSE,
+    OPT_NO_CONFIRM,
     OPT_SETTING = 512
 };
 
@@ -228,6 +231,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -332,6 +336,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
             continue;
         case OPT_VERBOSE:
             o->verbose = true;
+            continue;
+        case OPT_NO_CONFIRM:
+            o->no_confirm = true;
             continue;
         case 'h':
             o->help = true;

@@ -91,8 +91,7 @@ static void readouts(Fields *f, const StatusView *v)
         readout(f, v, label, sr, "%.4g");
 }
 
-/* An estimated duration as a person reads it: "<1 s", "~12 s", "~3 min", "~2.5 h". */
-static void duration(char *out, size_t size, double seconds)
+void Status_duration(char *out, size_t size, double seconds)
 {
     if (seconds < 1)
         snprintf(out, size, "<1 s");
@@ -113,7 +112,7 @@ static void activity(char *m, const StatusView *v)
     if (v->busy && v->estimated) {
         const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
         char left[32];
-        duration(left, sizeof left, v->seconds_left);
+        Status_duration(left, sizeof left, v->seconds_left);
         snprintf(m, MESSAGE_SIZE, "%s computing %.0f%%, %s left", spin, 100 * v->progress, left);
     } else if (v->busy) {
         const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
