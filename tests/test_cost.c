@@ -243,16 +243,23 @@ static void test_schedule_is_ordered(void **state)
     ModelPlan_release(&plan);
 }
 
-/* The rates scale every price alike, and a calibration reads this machine. */
+/* The rates scale the prices, and a calibration reads this machine. */
 static void test_rates_scale_prices(void **state)
 {
     (void)state;
     Config c = Config_default();
     CostRates slow = Cost_reference_rates();
     slow.flops_per_second /= 4;
+    slow.scalar_speed /= 4;
     assert_relative(Cost_fresh_run(&c, slow, true), 4 * fresh(&c), 1e-12);
+    /* A faster dgemm kernel speeds the products up, not LAPACK's reductions. */
+    CostRates fast_products = Cost_reference_rates();
+    fast_products.flops_per_second *= 2;
+    double faster = Cost_fresh_run(&c, fast_products, true);
+    assert_true(faster < fresh(&c) && faster > fresh(&c) / 2);
     CostRates here = Cost_calibrate();
     assert_true(here.flops_per_second > 0 && isfinite(here.flops_per_second));
+    assert_true(here.scalar_speed > 0 && isfinite(here.scalar_speed));
     assert_true(Cost_width_sweep(&c, slow, true) >
                 Cost_width_sweep(&c, Cost_reference_rates(), true));
     assert_true(Cost_compare(&c, Cost_reference_rates(), true) < fresh(&c));

@@ -2,12 +2,12 @@
  * take on this machine, stage by stage, so that a screen can show honest progress and the
  * time left, and ask before a long job.
  *
- * Every stage is priced in "flop equivalents": the floating-point operations of a product
- * (2mnk for an m×k by k×n product), or, for the LAPACK calls and the element-wise passes that
- * do not run at the product rate, the operations a product would do in the same time, as
- * measured once on a reference machine.  One rate, the flops per second of a small dgemm
- * timed at start (Cost_calibrate), turns them into seconds: a slower or busier machine
- * scales every stage alike.
+ * Products (dgemm, dsyrk) are priced by their floating-point operations (2mnk for an m×k by
+ * k×n product) at the product rate; LAPACK's reductions (bound by memory in their level-2
+ * half) and the element-wise passes by "flop equivalents", the operations a product did in
+ * the same time on a reference machine, at the reference rate times a scalar speed.  Both
+ * are timed at start (Cost_calibrate: a small dgemm, exp over a buffer), so a busier
+ * machine slows every stage, and a faster dgemm kernel only the products.
  *
  * A stage's cost is an expectation, not a bound: the route of a stable rank (the top
  * eigenpair, all eigenvalues, or the singular values of a collapsed X) depends on the
@@ -23,13 +23,14 @@
 
 typedef struct {
     double flops_per_second; /* of one BLAS thread doing a 256×256 dgemm */
+    double scalar_speed;     /* exp() and the like, against the reference machine's */
 } CostRates;
 
 /* The rates of the machine the constants were measured on (deterministic: for tests). */
 CostRates Cost_reference_rates(void);
 
-/* Times a few 256×256 dgemm (a few milliseconds, with whatever BLAS threads are set) and
-   returns the rates of this machine now. */
+/* Times 256×256 dgemm (with whatever BLAS threads are set) and exp over a buffer, ~30 ms,
+   and returns the rates of this machine now. */
 CostRates Cost_calibrate(void);
 
 /* The seconds of a plan, and where each of Progress.after_layer's calls falls in them.

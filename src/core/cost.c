@@ -15,6 +15,8 @@
    LAPACK's reductions run at a fraction of the product rate that falls with n (their
    level-2 half is bound by memory), hence a term in n³ and one in n². */
 #define REFERENCE_FLOPS 55e9
+/* And where one exp() takes this long. */
+#define REFERENCE_EXP_SECONDS 2.8e-9
 /* Per element of a pass over a matrix (a copy, a norm, a scaling, a finiteness check). */
 #define PASS 28.0
 /* Per element of an attention matrix built with exp (softmax, markov, sigmoid), else. */
@@ -50,12 +52,12 @@ static double seconds_since(const struct timespec *start)
 
 CostRates Cost_reference_rates(void)
 {
-    return (CostRates){.flops_per_second = REFERENCE_FLOPS};
+    return (CostRates){.flops_per_second = REFERENCE_FLOPS, .scalar_speed = 1};
 }
 
 CostRates Cost_calibrate(void)
 {
-    enum { N = 256, REPEATS = 40 };
+    enum { N = 256, REPEATS = 40, SCALAR_REPEATS = 20 };
     static double a[N * N], b[N * N], c[N * N];
     for (int i = 0; i < N * N; i++) {
         a[i] = (double)(i % 17) - 8.0;
@@ -73,12 +75,35 @@ CostRates Cost_calibrate(void)
     /* A clock that did not move, or a wildly off reading, falls back to the reference. */
     if (!isfinite(rate) || rate < REFERENCE_FLOPS / 100 || rate > REFERENCE_FLOPS * 100)
         rate = REFERENCE_FLOPS;
-    return (CostRates){.flops_per_second = rate};
+    /* The scalar speed: exp over the same buffer, ~4 ms, against the reference machine. */
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    double sum = 0;
+    for (int r = 0; r < SCALAR_REPEATS; r++)
+        for (int i = 0; i < N * N; i++)
+            sum += exp(a[i] * 0.125 * (r + 1));
+    double speed = REFERENCE_EXP_SECONDS * SCALAR_REPEATS * N * N / seconds_since(&start);
+    if (!isfinite(speed) || !isfinite(sum) || speed < 0.01 || speed > 100)
+        speed = 1;
+    return (CostRates){.flops_per_second = rate, .scalar_speed = speed};
 }
 
-/* ---- the stages, in flop equivalents -------------------------------------------------- */
+/* ---- the stages, in seconds ----------------------------------------------------------- */
 
-static double weights(const Config *c)
+/* Products (dgemm, dsyrk, the blocked QR) run at the calibrated product rate; everything
+   else (LAPACK's reductions, bound by memory in their level-2 half, element-wise passes,
+   exp, normals) at the reference rate times the calibrated scalar speed: a faster dgemm
+   kernel speeds the first up and leaves the others as they are. */
+static double product(const CostRates *r, double flops)
+{
+    return flops / r->flops_per_second;
+}
+
+static double other(const CostRates *r, double flop_equivalents)
+{
+    return flop_equivalents / (REFERENCE_FLOPS * r->scalar_speed);
+}
+
+static double weights(const Config *c, const CostRates *r)
 {
     double T = c->tokens, d = c->width;
     double n = d * d; /* W^V */
@@ -86,20 +111,20 @@ static double weights(const Config *c)
         n += 2 * d * d;
     if (c->attention == ATTENTION_MARKOV)
         n += T * T;
-    return GAUSSIAN * n;
+    return other(r, GAUSSIAN * n);
 }
 
 /* The logits and the attention matrix built from them. */
-static double attention(const Config *c)
+static double attention(const Config *c, const CostRates *r)
 {
     double T = c->tokens, d = c->width;
     double f = Attention_has_query_key(c->attention) ? 4 * T * d * d + 2 * T * T * d : 0;
     bool exp_kind = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
                     c->attention == ATTENTION_SIGMOID;
-    return f + (exp_kind ? BUILD_EXP : BUILD_PLAIN) * T * T;
+    return product(r, f) + other(r, (exp_kind ? BUILD_EXP : BUILD_PLAIN) * T * T);
 }
 
-static double gap_removal(const Config *c, Gap gap)
+static double gap_removal(const Config *c, Gap gap, const CostRates *r)
 {
     int T = c->tokens;
     double tt = (double)T * T;
@@ -107,11 +132,11 @@ static double gap_removal(const Config *c, Gap gap)
     case GAP_OFF:
         return 0;
     case GAP_DEFLATE:
-        return lapack(SOLVE, T) + 4 * PASS * tt;
+        return other(r, lapack(SOLVE, T) + 4 * PASS * tt);
     case GAP_OUTLIERS:
-        return lapack(SVD_VECTORS, T) + 4 * PASS * tt;
+        return other(r, lapack(SVD_VECTORS, T) + 4 * PASS * tt);
     default:
-        return 2 * PASS * tt;
+        return other(r, 2 * PASS * tt);
     }
 }
 
@@ -119,11 +144,11 @@ static double gap_removal(const Config *c, Gap gap)
    (all equal: the top eigenpair is not certified) and while a network keeps its rank (gap
    removed), the singular values of X once a collapsing network's sr − 1 is below the Gram
    route's floor (the theory's T^(1 − 2ℓ), docs/model.md §3), the top eigenpair otherwise. */
-static double measure(const Config *c, Gap gap, int layer)
+static double measure(const Config *c, Gap gap, int layer, const CostRates *r)
 {
     int T = c->tokens;
     double t = T, d = c->width, tt = t * t;
-    double f = 4 * PASS * t * d + tt * d + (2 + LANCZOS_PRODUCTS) * PASS * tt;
+    double f = 4 * PASS * t * d + (2 + LANCZOS_PRODUCTS) * PASS * tt;
     bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
                      (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
                       c->attention == ATTENTION_UNIFORM);
@@ -131,7 +156,7 @@ static double measure(const Config *c, Gap gap, int layer)
         f += lapack(SYEVD, T);
     else if (collapses && (1.0 - 2.0 * layer) * log10(t) < log10(MEASURE_GRAM_FLOOR))
         f += lapack(GESDD, T) * d / t;
-    return f;
+    return product(r, tt * d) + other(r, f);
 }
 
 static bool gradients_apply(const Config *c)
@@ -142,44 +167,35 @@ static bool gradients_apply(const Config *c)
 /* One layer of one network on its lane: attention (unless layer 1 shares it), gap removal,
    the frozen product, values, skip, LayerNorm, and its stable rank when measured. */
 static double lane_layer(const Config *c, Gap gap, int layer, bool first_seed, bool shared,
-                         bool measured)
+                         bool measured, const CostRates *r)
 {
     double T = c->tokens, d = c->width, td = T * d;
-    double f = shared ? 0 : attention(c);
-    f += gap_removal(c, gap);
-    if (first_seed && gradients_apply(c))
-        f += 2 * T * T * d + PASS * td;
-    f += 2 * T * d * d + 2 * T * T * d + 3 * PASS * td;
+    double seconds = (shared ? 0 : attention(c, r)) + gap_removal(c, gap, r);
+    double flops = 2 * T * d * d + 2 * T * T * d, passes = 3 * PASS * td;
+    if (first_seed && gradients_apply(c)) {
+        flops += 2 * T * T * d;
+        passes += PASS * td;
+    }
     if (c->layernorm != LAYERNORM_NONE)
-        f += 6 * PASS * td;
-    return f + (measured ? measure(c, gap, layer) : 0);
+        passes += 6 * PASS * td;
+    seconds += product(r, flops) + other(r, passes);
+    return seconds + (measured ? measure(c, gap, layer, r) : 0);
 }
 
-static double input(const Config *c)
+static double input(const Config *c, const CostRates *r)
 {
     double T = c->tokens, d = c->width;
-    return GAUSSIAN * T * d + QR_FACTOR * d * T * T + 3 * PASS * T * d;
+    return product(r, QR_FACTOR * d * T * T) + other(r, GAUSSIAN * T * d + 3 * PASS * T * d);
 }
 
 /* Layers from..to recomputed unmeasured on one lane alone (lane_load), from X0 if asked. */
 static double replay(const Config *c, Gap gap, int from, int count, bool first_seed,
-                     bool from_input)
+                     bool from_input, const CostRates *r)
 {
-    double f = from_input ? input(c) : PASS * c->tokens * c->width;
+    double seconds = from_input ? input(c, r) : other(r, PASS * c->tokens * c->width);
     for (int l = from; l < from + count; l++)
-        f += weights(c) + lane_layer(c, gap, l, first_seed, false, false);
-    return f;
-}
-
-static double spectra(const Config *c, bool two_lanes)
-{
-    int T = c->tokens;
-    /* Causal masks make the matrix triangular: its eigenvalues are its diagonal. */
-    bool triangular = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL ||
-                      c->attention == ATTENTION_IDENTITY;
-    double eigen = triangular ? PASS * T * T : lapack(GEEV, T);
-    double singular = lapack(GESDD, T);
-    return 4 * PASS * (double)T * T + (two_lanes ? fmax(eigen, singular) : eigen + singular);
+        seconds += weights(c, r) + lane_layer(c, gap, l, first_seed, false, false, r);
+    return seconds;
 }
 
 static double lanes(double a, double b, bool two_lanes)
@@ -187,22 +203,36 @@ static double lanes(double a, double b, bool two_lanes)
     return two_lanes ? fmax(a, b) : a + b;
 }
 
-/* The flop equivalents of seed s up to after_layer(s, through) (through = depth + 1: the
-   whole seed, with its gradients). */
-static double seed_work(const ModelPlan *plan, int s, int through, bool two_lanes)
+static double spectra(const Config *c, bool two_lanes, const CostRates *r)
+{
+    int T = c->tokens;
+    double tt = (double)T * T;
+    /* Causal masks make the matrix triangular: its eigenvalues are its diagonal. */
+    bool triangular = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL ||
+                      c->attention == ATTENTION_IDENTITY;
+    double eigen = other(r, triangular ? PASS * tt : lapack(GEEV, T));
+    double singular = other(r, lapack(GESDD, T));
+    return other(r, 4 * PASS * tt) + lanes(eigen, singular, two_lanes);
+}
+
+/* The seconds of seed s up to after_layer(s, through) (through = depth + 1: the whole seed,
+   with its gradients). */
+static double seed_seconds(const ModelPlan *plan, int s, int through, bool two_lanes,
+                           const CostRates *r)
 {
     const Config *c = &plan->config;
     const SeedPlan *p = &plan->seed[s];
     const Gap gaps[2] = {c->gap, Gap_toggled(c->gap)};
     bool first = s == 0;
     double T = c->tokens, d = c->width;
-    double f = 0;
+    double seconds = 0;
     if (p->input)
-        f += input(c) + measure(c, GAP_OFF, 0) + 2 * PASS * T * d;
+        seconds += input(c, r) + measure(c, GAP_OFF, 0, r) + other(r, 2 * PASS * T * d);
     if (p->capture_replay >= 0) {
-        f += replay(c, gaps[0], c->layer - p->capture_replay, p->capture_replay, first,
-                    p->input_for_capture);
-        f += weights(c) + attention(c) + gap_removal(c, gaps[0]) + spectra(c, two_lanes);
+        seconds += replay(c, gaps[0], c->layer - p->capture_replay, p->capture_replay, first,
+                          p->input_for_capture, r);
+        seconds +=
+            weights(c, r) + attention(c, r) + gap_removal(c, gaps[0], r) + spectra(c, two_lanes, r);
     }
     int last = through < c->depth ? through : c->depth;
     for (int l = 1; l <= last; l++) {
@@ -213,26 +243,26 @@ static double seed_work(const ModelPlan *plan, int s, int through, bool two_lane
         bool shared = l == 1 && active[0] && active[1];
         for (int n = 0; n < 2; n++) {
             if (l == p->first_layer[n])
-                f += replay(c, gaps[n], l - p->replay[n], p->replay[n], first, p->replay_input[n]);
+                seconds += replay(c, gaps[n], l - p->replay[n], p->replay[n], first,
+                                  p->replay_input[n], r);
             if (active[n])
-                lane[n] = lane_layer(c, gaps[n], l, first, shared, true);
+                lane[n] = lane_layer(c, gaps[n], l, first, shared, true, r);
         }
-        f += weights(c) + (shared ? attention(c) : 0);
-        f += active[0] && active[1] ? lanes(lane[0], lane[1], two_lanes) : lane[0] + lane[1];
+        seconds += weights(c, r) + (shared ? attention(c, r) : 0);
+        seconds += active[0] && active[1] ? lanes(lane[0], lane[1], two_lanes) : lane[0] + lane[1];
         if (p->spectra && p->capture_replay < 0 && l == c->layer)
-            f += spectra(c, two_lanes);
+            seconds += spectra(c, two_lanes, r);
     }
     if (through > c->depth && p->gradients) {
-        double lane[2];
         for (int n = 0; n < 2; n++)
-            lane[n] = replay(c, gaps[n], c->depth - p->gradient_replay[n] + 1,
-                             p->gradient_replay[n], first, false);
-        f += lane[0] + lane[1];
+            seconds += replay(c, gaps[n], c->depth - p->gradient_replay[n] + 1,
+                              p->gradient_replay[n], first, false, r);
         /* P2 = W_{ℓ+1}⋯W_L from the top, then each lane's P1 one product per layer. */
-        f += c->depth * (2 * d * d * d + GAUSSIAN * d * d);
-        f += c->depth * lanes(2 * T * d * d, 2 * T * d * d, two_lanes);
+        seconds += c->depth * (product(r, 2 * d * d * d) + other(r, GAUSSIAN * d * d));
+        double p1 = product(r, 2 * T * d * d);
+        seconds += c->depth * lanes(p1, p1, two_lanes);
     }
-    return f;
+    return seconds;
 }
 
 int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, bool two_lanes)
@@ -246,8 +276,7 @@ int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, 
     s->seed_start[0] = 0;
     for (int i = 0; i < plan->seeds; i++)
         s->seed_start[i + 1] =
-            s->seed_start[i] +
-            seed_work(plan, i, plan->config.depth + 1, two_lanes) / rates.flops_per_second;
+            s->seed_start[i] + seed_seconds(plan, i, plan->config.depth + 1, two_lanes, &rates);
     return 0;
 }
 
@@ -269,7 +298,7 @@ double CostSchedule_done_at(const CostSchedule *s, int seed_index, int layer)
     if (seed_index >= s->plan->seeds)
         return CostSchedule_total(s);
     return s->seed_start[seed_index] +
-           seed_work(s->plan, seed_index, layer, s->two_lanes) / s->rates.flops_per_second;
+           seed_seconds(s->plan, seed_index, layer, s->two_lanes, &s->rates);
 }
 
 /* after_layer comes for the layers where some network computes. */
@@ -335,9 +364,8 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
     /* After the run both networks are kept: the toggled one's shown attention again, and its
        spectra. */
     Gap toggled = Gap_toggled(c->gap);
-    double f =
-        weights(c) + lane_layer(c, toggled, c->layer, false, false, false) + spectra(c, two_lanes);
-    return f / rates.flops_per_second;
+    return weights(c, &rates) + lane_layer(c, toggled, c->layer, false, false, false, &rates) +
+           spectra(c, two_lanes, &rates);
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like

@@ -250,6 +250,8 @@ static void plan_job(Worker *w, const Config *job, WorkerExtras extras, bool reu
         first = CostSchedule_first_stage(&w->schedule);
         known = true;
     }
+    Trace_event(w->trace, "job-estimate gen=%lu s=%.3f", w->running,
+                known ? run_s + w->extras_s : NAN);
     pthread_mutex_lock(&w->lock);
     w->progress = (WorkerProgress){.generation = w->running,
                                    .next_s = reuse ? w->extras_s : first,
