@@ -34,6 +34,17 @@ expect "the screen starts with 16 seeds" "seeds=16"
 expect "the status line shows the time left" "computing [0-9]+%, (<1 s|~[0-9.]+ (s|min|h)) left"
 check "the first job started" wait_jobs_above 0
 before=$(jobs)
+# Progress moves while the job runs, also between two finished layers (it follows the clock
+# at the estimated pace): two readings 4 s apart differ.
+percent() { screen | grep -oE 'computing [0-9]+%' | grep -oE '[0-9]+'; }
+progress_rises() {
+    local first second
+    first=$(percent)
+    sleep 4
+    second=$(percent)
+    [ -n "$first" ] && [ -n "$second" ] && [ "$second" -gt "$first" ]
+}
+check "progress rises while the job runs" progress_rises
 
 press "E: the screen asks before the long job" "a long computation" E
 expect "the question says how long and for what" "about ~[0-9.]+ (s|min|h) to compute T=256 d=256 L=256 seeds=32"
