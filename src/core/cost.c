@@ -10,10 +10,11 @@
 #include <time.h>
 
 /* The constants below were measured on the reference machine (AMD EPYC, OpenBLAS 0.3.21
-   Cooperlake kernels, one BLAS thread), where a 256×256 dgemm runs at REFERENCE_FLOPS.  Each
-   is the time of an operation times that rate, so it scales with the calibrated rate.
-   LAPACK's reductions run at a fraction of the product rate that falls with n (their
-   level-2 half is bound by memory), hence a term in n³ and one in n². */
+   with its Haswell kernels, one BLAS thread), where a 256×256 dgemm ran at REFERENCE_FLOPS:
+   each is the time of an operation there times that rate (a "flop equivalent"), priced at
+   that rate times the calibrated scalar speed.  LAPACK's reductions ran at a fraction of
+   the product rate that falls with n (their level-2 half is bound by memory), hence a term
+   in n³ and one in n²; they take the same time with the faster Cooperlake dgemm. */
 #define REFERENCE_FLOPS 55e9
 /* And where one exp() takes this long. */
 #define REFERENCE_EXP_SECONDS 2.8e-9
