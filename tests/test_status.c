@@ -112,6 +112,22 @@ static void test_pending_and_busy(void **state)
     for (const char *p = t; *p; p++)
         assert_true((unsigned char)*p < 0x80);
     assert_non_null(strstr(t, "1-|lambda2|=..."));
+    /* With the cost model's estimate: the time left instead of the time spent, as a person
+       reads it. */
+    v.estimated = true;
+    const struct {
+        double seconds;
+        const char *text;
+    } left[] = {{0.4, "computing 50%, <1 s left"},
+                {12.4, "computing 50%, ~12 s left"},
+                {185, "computing 50%, ~3 min left"},
+                {9000, "computing 50%, ~2.5 h left"}};
+    for (size_t i = 0; i < sizeof left / sizeof left[0]; i++) {
+        v.seconds_left = left[i].seconds;
+        t = layout(&v, 120, NULL);
+        if (!strstr(t, left[i].text))
+            fail_msg("%.1f s left: expected '%s' in\n%s", left[i].seconds, left[i].text, t);
+    }
     Snapshot_free(s);
 }
 

@@ -162,6 +162,38 @@ extern const int RESULT_SERIES_COUNT;
 int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
               size_t size);
 
+/* What one seed of a run computes, given what the workspace keeps (see Model_plan). */
+typedef struct {
+    bool input; /* X0 drawn, orthonormalised and measured */
+    /* >= 0: the shown layer's attention is built again from a kept network, after this many
+       layers recomputed (unmeasured) from the nearest kept one; -1: not needed. */
+    int capture_replay;
+    bool input_for_capture; /* that replay starts from X0, drawn and orthonormalised again */
+    bool spectra;           /* dgeev and dgesdd of the shown layer */
+    /* Per network (the run's network, then its counterpart): the first layer it computes
+       (depth + 1: none), and the layers recomputed unmeasured from the nearest kept one to
+       reach the layer below it (counted in replay_input when that starts from X0). */
+    int first_layer[2];
+    int replay[2];
+    bool replay_input[2];
+    bool gradients;         /* the frozen-attention gradients (first seed) */
+    int gradient_replay[2]; /* layers recomputed to reach the last one for them */
+} SeedPlan;
+
+/* The work a run of c will do on w: what Model_run computes, seed by seed, read off the
+   same kept state with the same rules (a cost model prices it).  The kept state may change
+   inside a run (the budget drops token matrices); the plan is what the run starts from. */
+typedef struct {
+    Config config;
+    int seeds;
+    SeedPlan *seed; /* [seeds] */
+} ModelPlan;
+
+/* Fills plan for a run of c on w (NULL: a fresh workspace, nothing kept).  Returns 0, or -1
+   when out of memory.  Must not run while another thread runs Model_run on w. */
+int Model_plan(const Config *c, const Workspace *w, ModelPlan *plan);
+void ModelPlan_release(ModelPlan *plan);
+
 /* Bytes a run of c allocates (the workspace, LAPACK's buffers and the result), so a caller
    can refuse a configuration before it allocates. */
 size_t Model_memory_estimate(const Config *c);

@@ -1,4 +1,5 @@
 /* attnscope: the spectra of transformer attention at initialisation. */
+#include "attnscope/cost.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
@@ -12,12 +13,38 @@
 #include "tui.h"
 
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+static double monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* --verbose: the cost model's estimate of the computation about to run (a fresh workspace,
+   the lanes batch uses), on stderr.  Returns the seconds, NaN when out of memory. */
+static double print_estimate(const Options *o, bool two_lanes)
+{
+    CostRates rates = Cost_calibrate();
+    double seconds = Cost_fresh_run(&o->config, rates, two_lanes);
+    if (o->sweep_tokens)
+        seconds += Cost_width_sweep(&o->config, rates, two_lanes);
+    fprintf(stderr,
+            "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at %.1f "
+            "GFLOP/s per core, %s)\n",
+            seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
+            o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
+            rates.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
+    return seconds;
+}
 
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
@@ -51,11 +78,16 @@ static int run_batch(const Options *o)
         goto done;
     }
     WidthSweep sweep;
+    double estimate = o->verbose ? print_estimate(o, parallel) : NAN;
+    double started = monotonic_seconds();
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
                       sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
+    if (o->verbose)
+        fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s)\n",
+                monotonic_seconds() - started, estimate);
     Batch_document(r, o->sweep_tokens ? &sweep : NULL, &doc);
     if (doc.failed) {
         fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
@@ -140,6 +172,7 @@ int main(int argc, char **argv)
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,
                        .no_color = o.no_color,
+                       .no_confirm = o.no_confirm,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
                        .tour_dir = tour_directory(tour, sizeof tour),

@@ -201,11 +201,15 @@ void Options_usage(FILE *out)
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
+          "      --verbose       with --batch: print the estimated compute time on stderr before\n"
+          "                      computing, and the actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
           "                      half of the physical memory)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
+          "      --no-confirm    start every job at once: the screen asks before a job it\n"
+          "                      estimates above 30 s otherwise\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -224,6 +228,8 @@ enum {
     OPT_MAX_MEMORY,
     OPT_EXPORT,
     OPT_TRACE,
+    OPT_VERBOSE,
+    OPT_NO_CONFIRM,
     OPT_SETTING = 512
 };
 
@@ -237,6 +243,8 @@ static const struct option OTHER_OPTIONS[] = {
     {"ascii", no_argument, NULL, OPT_ASCII},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -342,6 +350,12 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         case OPT_TRACE:
             o->trace_path = optarg;
             continue;
+        case OPT_VERBOSE:
+            o->verbose = true;
+            continue;
+        case OPT_NO_CONFIRM:
+            o->no_confirm = true;
+            continue;
         case 'h':
             o->help = true;
             continue;
@@ -391,6 +405,12 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
                  "--export '%s': accepted only without --jsonl (every line would overwrite "
                  "the same files)",
                  o->export_dir);
+        return 2;
+    }
+    if (o->verbose && !o->batch) {
+        snprintf(err, size,
+                 "--verbose: accepted only with --batch (the screen shows its estimate on the "
+                 "status line)");
         return 2;
     }
     return 0;

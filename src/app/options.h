@@ -21,6 +21,8 @@ typedef struct {
     bool help;
     bool version;
     const char *trace_path; /* --trace FILE: the screen's timestamped events */
+    bool verbose;           /* --verbose: batch prints its estimated and actual time */
+    bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
 } Options;
 
 enum { OPTIONS_ERROR_SIZE = 512 };

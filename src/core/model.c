@@ -1424,3 +1424,94 @@ done:
         kept_clear(&scratch);
     return status;
 }
+
+/* ---- the plan of a run ----------------------------------------------------------------- */
+
+static const Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first)
+{
+    for (int i = 0; i < k->track_count; i++)
+        if (k->tracks[i]->seed == seed && k->tracks[i]->gap == gap && k->tracks[i]->first == first)
+            return k->tracks[i];
+    return NULL;
+}
+
+/* The layers lane_load recomputes to bring a lane holding `held` to `layer` of track t (NULL:
+   nothing kept), by the same rules; *from_input when it starts again from X0. */
+static int plan_load(const Track *t, bool frozen, int held, int layer, bool *from_input)
+{
+    *from_input = false;
+    if (held == layer)
+        return 0;
+    int from = layer;
+    while (from > 0 &&
+           (!t || from > t->layers || !t->state[from].x || (frozen && !t->state[from].frozen)))
+        from--;
+    if (held > from && held < layer)
+        from = held;
+    else if (from == 0)
+        *from_input = true;
+    return layer - from;
+}
+
+int Model_plan(const Config *c, const Workspace *w, ModelPlan *plan)
+{
+    int seeds = c->seeds < 1 ? 1 : c->seeds;
+    plan->config = *c;
+    plan->seeds = seeds;
+    plan->seed = calloc((size_t)seeds, sizeof *plan->seed);
+    if (!plan->seed)
+        return -1;
+    /* Model_run starts from nothing unless it keeps, and what it keeps has these weights. */
+    const Kept *k = w && w->keep_budget > 0 && !w->keeping_paused && w->kept.valid &&
+                            same_weights(&w->kept.key, c)
+                        ? &w->kept
+                        : NULL;
+    const Gap gaps[NETWORKS] = {c->gap, Gap_toggled(c->gap)};
+    for (int s = 0; s < seeds; s++) {
+        SeedPlan *p = &plan->seed[s];
+        bool first = s == 0, frozen = first && gradients_apply(c);
+        uint64_t seed = c->seed + (uint64_t)s;
+        const Track *t[NETWORKS];
+        int layers[NETWORKS], held[NETWORKS] = {-1, -1};
+        for (int n = 0; n < NETWORKS; n++) {
+            t[n] = k ? kept_track_find(k, seed, gaps[n], first) : NULL;
+            layers[n] = t[n] ? t[n]->layers : -1;
+        }
+        p->input = layers[0] < 0 || layers[1] < 0;
+        if (p->input)
+            held[0] = held[1] = 0;
+        bool kept_spectra = false;
+        for (int i = 0; k && i < k->spectra_count; i++)
+            kept_spectra |= k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
+                            k->spectra[i].layer == c->layer;
+        p->spectra = first && !kept_spectra;
+        p->capture_replay = -1;
+        if (p->spectra && layers[0] >= c->layer) {
+            p->capture_replay =
+                plan_load(t[0], frozen, held[0], c->layer - 1, &p->input_for_capture);
+            held[0] = c->layer - 1;
+        }
+        for (int n = 0; n < NETWORKS; n++) {
+            int computed = layers[n] < 0 ? 0 : layers[n];
+            p->first_layer[n] = computed < c->depth ? computed + 1 : c->depth + 1;
+            if (p->first_layer[n] <= c->depth) {
+                p->replay[n] =
+                    plan_load(t[n], frozen, held[n], p->first_layer[n] - 1, &p->replay_input[n]);
+                held[n] = c->depth;
+            }
+        }
+        p->gradients = frozen && (!t[0] || t[0]->gradient_depth != c->depth || !t[1] ||
+                                  t[1]->gradient_depth != c->depth);
+        for (int n = 0; n < NETWORKS && p->gradients; n++) {
+            bool from_input;
+            p->gradient_replay[n] = plan_load(t[n], frozen, held[n], c->depth, &from_input);
+        }
+    }
+    return 0;
+}
+
+void ModelPlan_release(ModelPlan *plan)
+{
+    free(plan->seed);
+    plan->seed = NULL;
+}

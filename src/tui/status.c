@@ -111,13 +111,30 @@ static void readouts(Fields *f, const StatusView *v)
     }
 }
 
-/* The busy indicator with progress, or how long the shown result took. */
+void Status_duration(char *out, size_t size, double seconds)
+{
+    if (seconds < 1)
+        snprintf(out, size, "<1 s");
+    else if (seconds < 60)
+        snprintf(out, size, "~%.0f s", seconds);
+    else if (seconds < 3600)
+        snprintf(out, size, "~%.0f min", seconds / 60);
+    else
+        snprintf(out, size, "~%.1f h", seconds / 3600);
+}
+
+/* The busy indicator with progress and the time left, or how long the shown result took. */
 static void activity(char *m, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     static const char *const braille[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
     static const char *const ascii[] = {"|", "/", "-", "\\"};
-    if (v->busy) {
+    if (v->busy && v->estimated) {
+        const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
+        char left[32];
+        Status_duration(left, sizeof left, v->seconds_left);
+        snprintf(m, MESSAGE_SIZE, "%s computing %.0f%%, %s left", spin, 100 * v->progress, left);
+    } else if (v->busy) {
         const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
         snprintf(m, MESSAGE_SIZE, "%s computing %.0f%%, %.1f s", spin, 100 * v->progress,
                  v->busy_ms / 1e3);

@@ -22,6 +22,8 @@ typedef struct {
     bool busy;             /* a job for config is being computed */
     double busy_ms;        /* for how long */
     double progress;       /* 0..1 of that job */
+    bool estimated;        /* its time left is known: */
+    double seconds_left;   /* from the cost model, at the pace so far */
     unsigned spinner;      /* frame of the busy indicator */
     const char *note;      /* what the last key adjusted or refused ("" for none) */
     bool unicode;          /* otherwise every line is plain ASCII */
@@ -31,5 +33,8 @@ typedef struct {
 /* Lays the status out in lines of at most `width` columns; returns the number of lines
    (the last one is the message line). */
 int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE], int max);
+
+/* An estimated duration as a person reads it: "<1 s", "~12 s", "~3 min", "~2.5 h". */
+void Status_duration(char *out, size_t size, double seconds);
 
 #endif

@@ -1,6 +1,7 @@
 #include "tui.h"
 
 #include "attnscope/budget.h"
+#include "attnscope/cost.h"
 #include "attnscope/linalg.h"
 #include "export.h"
 #include "keys.h"
@@ -8,6 +9,7 @@
 #include "prompt.h"
 #include "save.h"
 #include "screen.h"
+#include "status.h"
 #include "tour.h"
 #include "trace.h"
 #include "view.h"
@@ -18,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +33,8 @@
 #define SPINNER_MS 100
 /* How long quitting waits for the worker to finish its layer before leaving anyway. */
 #define STOP_WAIT_MS 300
+/* A job estimated above this many seconds (docs/model.md §7) asks before it starts. */
+#define CONFIRM_ABOVE_SECONDS 30.0
 
 /* Signals become bytes on this pipe (ttyplot's way), read by the poll() loop. */
 static int signal_pipe[2] = {-1, -1};
@@ -94,7 +99,6 @@ typedef struct {
     Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
     bool busy;
     double busy_since;
-    double progress;
     unsigned spinner;
     char note[KEYS_NOTE_SIZE];
     bool help;
@@ -109,9 +113,16 @@ typedef struct {
     const char *tour_dir, *presets_dir;
     Picker *picker;                     /* the preset picker, while it is open */
     char loaded_preset[TOUR_PATH_SIZE]; /* the preset loaded last: where the picker opens */
-    /* The prompt of p (a preset's name) or x (the export directory), while it is open. */
-    enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY } prompting;
+    /* The prompt of p (a preset's name) or x (the export directory), or the question before
+       a long job, while it is open. */
+    enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY, PROMPT_LONG_JOB } prompting;
     Prompt prompt;
+    /* What the long-job question is about: the settings asked for, the preset they come
+       from ("" for a key), and the question. */
+    Controls pending;
+    char pending_preset[TOUR_PATH_SIZE];
+    char question[KEYS_NOTE_SIZE];
+    double confirm_above; /* seconds: a job estimated above asks first */
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
 } Loop;
@@ -129,7 +140,83 @@ static void submit(Loop *l)
     l->generation = Worker_submit_extras(l->worker, &l->controls.config, l->extras);
     l->busy = true;
     l->busy_since = Trace_clock_ms();
-    l->progress = 0;
+}
+
+/* The settings of a preset are on: it is where the picker opens, and a tour step is where
+   > and < go on from. */
+static void preset_applied(Loop *l, const char *path)
+{
+    snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
+    for (int i = 0; i < l->tour.count; i++)
+        if (strcmp(l->tour.path[i], path) == 0)
+            l->tour_step = i;
+    Trace_event(l->trace, "preset %s", path);
+}
+
+/* The question takes no text: only Enter and Esc answer it. */
+static bool no_text(int c)
+{
+    (void)c;
+    return false;
+}
+
+/* Starts the job for next (from a key, or from the preset at `preset`), or, when the cost
+   model puts it above confirm_above, asks first and changes nothing yet.  Returns
+   true when the settings are on. */
+static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
+{
+    double seconds = Worker_estimate(l->worker, &next->config, extras_for(&next->display));
+    if (!(seconds > l->confirm_above)) {
+        l->controls = *next;
+        if (preset)
+            preset_applied(l, preset);
+        submit(l);
+        return true;
+    }
+    l->pending = *next;
+    snprintf(l->pending_preset, sizeof l->pending_preset, "%s", preset ? preset : "");
+    char left[32];
+    Status_duration(left, sizeof left, seconds);
+    const Config *c = &next->config;
+    snprintf(l->question, sizeof l->question,
+             "about %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ", left, c->tokens, c->width,
+             c->depth, c->seeds);
+    l->prompting = PROMPT_LONG_JOB;
+    l->prompt = (Prompt){.title = " a long computation ",
+                         .label = l->question,
+                         .hint = "Enter computes it; Esc keeps the previous settings",
+                         .max_chars = 0,
+                         .allowed = no_text};
+    Trace_event(l->trace, "confirm-ask seconds=%.1f", seconds);
+    return false;
+}
+
+/* The answer to the long-job question: Enter puts the settings on and starts the job, Esc
+   keeps the previous ones, with no job started; other keys leave the question open. */
+static void long_job_key(Loop *l, int key)
+{
+    switch (Prompt_key(&l->prompt, key)) {
+    case PROMPT_DONE:
+        l->prompting = PROMPT_NONE;
+        l->controls = l->pending;
+        if (l->pending_preset[0]) {
+            preset_applied(l, l->pending_preset);
+            char title[TOUR_TITLE_SIZE];
+            Tour_title(l->pending_preset, title, sizeof title);
+            snprintf(l->note, sizeof l->note, "%s", title);
+        }
+        Trace_event(l->trace, "confirm-go");
+        submit(l);
+        break;
+    case PROMPT_CANCEL:
+        l->prompting = PROMPT_NONE;
+        snprintf(l->note, sizeof l->note, "kept the previous settings: nothing computed");
+        Trace_event(l->trace, "confirm-stay");
+        break;
+    default:
+        snprintf(l->note, sizeof l->note, "answer with Enter (compute) or Esc (keep)");
+        break;
+    }
 }
 
 /* Whether the shown result is the settings' and complete, so that x can export it. */
@@ -198,7 +285,7 @@ static int save_settings(Loop *l)
 
 /* Loads the preset at path (the display stays as it is): all of it or, when it is
    malformed, invalid or above the memory budget, nothing, with the reason.  Returns 0 when
-   loaded. */
+   loaded, 1 when its job is long and the screen asks first, -1 when refused. */
 static int load_preset_file(Loop *l, const char *path)
 {
     Config c = Config_default();
@@ -215,13 +302,9 @@ static int load_preset_file(Loop *l, const char *path)
         snprintf(l->note, sizeof l->note, "%.40s: %.115s", path, err);
         return -1;
     }
-    Display display = l->controls.display;
-    l->controls = Controls_from(&c);
-    l->controls.display = display;
-    snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
-    Trace_event(l->trace, "preset %s", path);
-    submit(l);
-    return 0;
+    Controls next = Controls_from(&c);
+    next.display = l->controls.display;
+    return submit_or_ask(l, &next, path) ? 0 : 1;
 }
 
 /* Loads the tour's step `step`, saying which step it is. */
@@ -242,7 +325,6 @@ static void tour_go(Loop *l, int step)
     const char *path = l->tour.path[step];
     if (load_preset_file(l, path))
         return;
-    l->tour_step = step;
     char title[TOUR_TITLE_SIZE];
     Tour_title(path, title, sizeof title);
     snprintf(l->note, sizeof l->note, "%s (> next, < back)", title);
@@ -285,15 +367,13 @@ static void picker_key(Loop *l, int key)
         break;
     case PICKER_LOAD: {
         const PickerEntry *e = &l->picker->entry[l->picker->selected];
+        int loaded = load_preset_file(l, e->path);
         /* A refused preset keeps the picker open, its reason in full inside it. */
-        if (load_preset_file(l, e->path))
+        if (loaded < 0)
             break;
-        /* A tour step loaded here is where > and < continue from. */
-        for (int i = 0; i < l->tour.count; i++)
-            if (strcmp(l->tour.path[i], e->path) == 0)
-                l->tour_step = i;
-        snprintf(l->note, sizeof l->note, "loaded %s preset %.100s", Preset_source_name(e->source),
-                 e->name);
+        if (loaded == 0)
+            snprintf(l->note, sizeof l->note, "loaded %s preset %.100s",
+                     Preset_source_name(e->source), e->name);
         picker_close(l);
         break;
     }
@@ -395,6 +475,8 @@ static void on_key(Loop *l, int key)
         l->note[0] = '\0';
         if (l->picker)
             picker_key(l, key);
+        else if (l->prompting == PROMPT_LONG_JOB)
+            long_job_key(l, key);
         else
             prompt_key(l, key);
         Trace_event(l->trace, "key %s %s gen=%lu", name, l->picker ? "picker" : "modal",
@@ -431,17 +513,19 @@ static void on_key(Loop *l, int key)
         /* Refused before anything is allocated: the screen stays as it was. */
         if (Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
             break;
-        l->controls = next;
-        submit(l);
+        submit_or_ask(l, &next, NULL);
         break;
     }
     case ACTION_DISPLAY: {
-        Keys_apply(b, &l->controls, l->note, sizeof l->note);
+        Controls next = l->controls;
+        Keys_apply(b, &next, l->note, sizeof l->note);
         /* A view redraws from the snapshot; only what it adds (the sweep, the compare
            view's second network) is a job, and the worker reuses the model run. */
-        WorkerExtras want = extras_for(&l->controls.display);
+        WorkerExtras want = extras_for(&next.display);
         if ((want.sweep && !l->extras.sweep) || (want.compare && !l->extras.compare))
-            submit(l);
+            submit_or_ask(l, &next, NULL);
+        else
+            l->controls = next;
         break;
     }
     case ACTION_EXPORT:
@@ -485,7 +569,6 @@ static void on_snapshot(Loop *l)
         return;
     Snapshot_free(l->shown);
     l->shown = s;
-    l->progress = s->progress;
     if (s->done)
         l->busy = false;
     l->redraw = true;
@@ -510,11 +593,23 @@ static void on_signals(Loop *l)
         }
 }
 
+/* The running job's progress from its cost schedule, moving between its checkpoints. */
+static CostProgress job_progress(Loop *l)
+{
+    WorkerProgress p;
+    if (!l->busy || !Worker_progress(l->worker, l->generation, &p))
+        return (CostProgress){.fraction = 0, .seconds_left = NAN};
+    double now = Trace_clock_ms();
+    return Cost_progress(p.done_s, p.next_s, p.total_s, (p.checkpoint_ms - p.started_ms) / 1e3,
+                         (now - p.checkpoint_ms) / 1e3);
+}
+
 static void draw(Loop *l)
 {
     bool current = l->shown && l->shown->generation == l->generation;
     /* A job that only adds a view's extras keeps the readouts of the same settings. */
     bool same = l->shown && Config_equal(&l->shown->result->config, &l->controls.config);
+    CostProgress progress = job_progress(l);
     View v = {
         .status =
             {
@@ -523,7 +618,9 @@ static void draw(Loop *l)
                 .current = current || same,
                 .busy = l->busy,
                 .busy_ms = Trace_clock_ms() - l->busy_since,
-                .progress = l->progress,
+                .progress = progress.fraction,
+                .estimated = isfinite(progress.seconds_left),
+                .seconds_left = progress.seconds_left,
                 .spinner = l->spinner,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
@@ -598,6 +695,7 @@ int Tui_run(const TuiSettings *s)
               .memory_budget = s->memory_budget,
               .tour_step = -1,
               .warnings_first = -1,
+              .confirm_above = s->no_confirm ? INFINITY : CONFIRM_ABOVE_SECONDS,
               .tour_dir = s->tour_dir,
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,

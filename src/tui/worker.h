@@ -45,6 +45,24 @@ unsigned long Worker_submit(Worker *w, const Config *c);
 /* The same, with extras computed after the model run. */
 unsigned long Worker_submit_extras(Worker *w, const Config *c, WorkerExtras extras);
 
+/* The estimated seconds of a job for c with these extras (the cost model, docs/model.md §7,
+   against what the worker keeps when it is idle; as for a fresh workspace while it
+   computes).  NaN when out of memory. */
+double Worker_estimate(Worker *w, const Config *c, WorkerExtras extras);
+
+/* How far the running job is, in the estimated seconds of its cost schedule. */
+typedef struct {
+    unsigned long generation;
+    double done_s;        /* at the last checkpoint (after a layer, or the model run) */
+    double next_s;        /* at the next one, or the end */
+    double total_s;       /* of the whole job; NaN when unknown */
+    double started_ms;    /* Trace_clock_ms of the job's start */
+    double checkpoint_ms; /* and of the last checkpoint */
+} WorkerProgress;
+
+/* Fills out and returns true while the job of `generation` runs. */
+bool Worker_progress(Worker *w, unsigned long generation, WorkerProgress *out);
+
 /* Empties the pipe and returns the newest snapshot of `generation`, which the caller
    frees, or NULL.  Snapshots of other generations are stale: they are freed here. */
 Snapshot *Worker_take(Worker *w, unsigned long generation);

@@ -97,8 +97,9 @@ check "out of memory: exit status 0" status_is oom 0
 check "out of memory: stty -g unchanged" same_tty oom
 
 # A T = 2048 layer takes seconds: keys are handled while it runs, q does not wait for it.
+# (--no-confirm: on a busy machine the L keys' jobs are estimated above 30 s and would ask.)
 trace=$TMP/long.trace
-run_wrapped long -T 2048 -d 2048 -L 2 --trace "$trace"
+run_wrapped long -T 2048 -d 2048 -L 2 --no-confirm --trace "$trace"
 expect "T=2048: busy indicator" "computing [0-9]+%"
 keys L L L
 expect "T=2048: the status follows keys during the first layer" "T=2048 +d=2048 +L=5"
