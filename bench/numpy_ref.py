@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""numpy reference for `attnscope --batch` (SPEC section 1, 2): what a careful researcher writes.
+"""numpy reference for `attnscope --batch` (docs/model.md §1, 2): what a careful researcher writes.
 
 Run it with Debian's numpy:  /usr/bin/python3 bench/numpy_ref.py -T 256 -d 256 -L 8
 
@@ -72,7 +72,7 @@ def softmax_rows(s):
 
 
 def stable_rank(x):
-    """sr(X Xᵀ) = sum s^4 / s1^4 and sr - 1 summed directly (SPEC section 2)."""
+    """sr(X Xᵀ) = sum s^4 / s1^4 and sr - 1 summed directly (docs/model.md §2)."""
     s = np.linalg.svd(x, compute_uv=False)
     if not np.all(np.isfinite(s)) or s[0] == 0:
         return None, None

@@ -1,4 +1,5 @@
-/* SPEC §4, invariants 1–6, on the attention builders, masks, gap modes and eigen-solvers. */
+/* docs/model.md §4, invariants 1–6, on the attention builders, masks, gap modes and eigen-solvers.
+ */
 #include "testing.h"
 
 #include "attnscope/attention.h"

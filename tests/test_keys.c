@@ -1,5 +1,6 @@
-/* The key table: every key of SPEC §6 is bound exactly once, the help is written from the
- * same table, and no sequence of keys can leave settings that Config_validate refuses. */
+/* The key table: every key of the screen is bound exactly once, the help is
+ * written from the same table, and no sequence of keys can leave settings that Config_validate
+ * refuses. */
 #include "testing.h"
 
 #include "ascii.h"
@@ -16,7 +17,7 @@ static void test_every_spec_key_bound(void **state)
     for (const char *k = letters; *k; k++) {
         const KeyBinding *b = Keys_find(*k);
         if (!b)
-            fail_msg("key '%c' of SPEC section 6 is not bound", *k);
+            fail_msg("key '%c' of the screen is not bound", *k);
         char name[2] = {*k, '\0'};
         assert_string_equal(b->name, name);
     }
@@ -41,7 +42,8 @@ static void test_no_duplicates_and_complete_entries(void **state)
         const KeyBinding *a = Keys_at(i);
         assert_non_null(a->name);
         assert_true(a->help && a->help[0]);
-        assert_true((a->kind == ACTION_SETTING || a->kind == ACTION_DISPLAY) == (a->apply != NULL));
+        assert_true((a->kind == ACTION_SETTING) == (a->setting != NULL));
+        assert_true((a->kind == ACTION_DISPLAY) == (a->apply != NULL));
         for (int j = i + 1; j < n; j++) {
             if (Keys_at(j)->key == a->key)
                 fail_msg("key %s bound twice", a->name);
@@ -78,7 +80,7 @@ static bool press(Controls *c, int key, char *note)
     const KeyBinding *b = Keys_find(key);
     assert_non_null(b);
     assert_int_equal(b->kind, ACTION_SETTING);
-    return b->apply(c, note, KEYS_NOTE_SIZE);
+    return Keys_apply(b, c, note, KEYS_NOTE_SIZE);
 }
 
 static void test_tokens_and_width(void **state)
@@ -239,19 +241,19 @@ static void test_display_keys(void **state)
         assert_int_equal(b->kind, ACTION_DISPLAY);
     }
     char note[KEYS_NOTE_SIZE] = "";
-    assert_true(Keys_find('o')->apply(&c, note, sizeof note));
+    assert_true(Keys_apply(Keys_find('o'), &c, note, sizeof note));
     assert_false(c.display.overlays);
     assert_non_null(strstr(note, "overlays off"));
     const Panel order[] = {PANEL_WIDTH_SWEEP, PANEL_GRADIENT, PANEL_SIMILARITY, PANEL_STABLE_RANK};
     for (int i = 0; i < 4; i++) {
         note[0] = '\0';
-        Keys_find('v')->apply(&c, note, sizeof note);
+        Keys_apply(Keys_find('v'), &c, note, sizeof note);
         assert_int_equal(c.display.panel, order[i]);
         assert_non_null(strstr(note, Panel_name(order[i])));
     }
-    Keys_find('V')->apply(&c, note, sizeof note);
+    Keys_apply(Keys_find('V'), &c, note, sizeof note);
     assert_int_equal(c.display.panel, PANEL_SIMILARITY);
-    Keys_find('c')->apply(&c, note, sizeof note);
+    Keys_apply(Keys_find('c'), &c, note, sizeof note);
     assert_true(c.display.compare);
     assert_int_equal(Keys_find('x')->kind, ACTION_EXPORT);
     assert_int_equal(Keys_find('p')->kind, ACTION_SAVE_PRESET);
@@ -285,7 +287,7 @@ static void test_ensemble_keys(void **state)
     assert_non_null(strstr(note, "one seed"));
     for (int i = 0; i < 6; i++)
         assert_true(press(&c, 'E', note));
-    assert_int_equal(c.config.seeds, KEYS_SEEDS_MAX);
+    assert_int_equal(c.config.seeds, CONFIG_SEEDS_KEY_MAX);
     assert_false(press(&c, 'E', note));
     assert_non_null(strstr(note, "maximum, 64"));
     assert_true(press(&c, 'e', note));
@@ -319,7 +321,7 @@ static void test_settings_stay_valid(void **state)
                 fail_msg("after %d keys: %s", step + 1, err);
             assert_true(c.config.sigma_qk > 0 && c.config.sigma_qk <= CONFIG_SIGMA_QK_MAX);
             assert_true(c.config.width <= CONFIG_WIDTH_MAX && c.config.tokens >= 2);
-            assert_true(c.gap_mode != GAP_OFF);
+            assert_true(c.on_values.gap != GAP_OFF);
         }
     }
 }

@@ -6,22 +6,7 @@
 #include "attnscope/linalg.h"
 
 #include <cblas.h>
-#include <dirent.h>
 #include <stdlib.h>
-
-/* Threads of this process, from /proc/self/task. */
-static int process_threads(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 
 /* C = A·B for n×n matrices with A_ij = i + 1, B_ij = j + 1: C_ij = n(i + 1)(j + 1), exact in
    doubles for these sizes; large enough that OpenBLAS splits it across its threads. */

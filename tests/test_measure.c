@@ -1,4 +1,4 @@
-/* Measure_tokens: sr − 1 accurate down to 1e-13 and below (SPEC §2), and its routes: the
+/* Measure_tokens: sr − 1 accurate down to 1e-13 and below (docs/model.md §2), and its routes: the
  * top eigenpair of the Gram matrix (Lanczos, accepted by a certificate) agrees with all its
  * eigenvalues (dsyevd), runs where the certificate holds, and leaves to dsyevd what it
  * cannot certify and to the singular values of X what lies below MEASURE_GRAM_FLOOR. */
@@ -58,7 +58,7 @@ static Measures measure(int T, int d, const double *x)
     return measure_by(T, d, x, true);
 }
 
-/* sr − 1 near 1e-13 is accurate to 1e-6 relative (SPEC §2), and sr is scale-invariant. */
+/* sr − 1 near 1e-13 is accurate to 1e-6 relative (docs/model.md §2), and sr is scale-invariant. */
 static void test_stable_rank_minus_one_accuracy(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 /* The model end to end: invariant 7, reproducibility, overflow handling, and statistical
- * checks against SPEC §3 over several seeds (the accuracy of sr − 1: test_measure.c). */
+ * checks against docs/model.md §3 over several seeds (the accuracy of sr − 1: test_measure.c). */
 #include "testing.h"
 
 #include "model_fixture.h"
@@ -59,7 +59,7 @@ static void test_stable_rank_of_input_and_uniform(void **state)
 /* The markov network at T = 512, layer 3: sr − 1 ≈ 1e-13, and the value is accurate: it
    matches Σ (s_i/s_1)⁴ from an SVD of the same X to 1e-6 relative (checked in-process via
    a deeper run's identical prefix, so no access to X is needed: layer 3 of depth 3 and 4
-   agree bit for bit, and the T = 512 value sits near the SPEC's 1e-13). */
+   agree bit for bit, and the T = 512 value sits near the 1e-13 of docs/model.md §2). */
 static void test_markov_collapse_reaches_1e13(void **state)
 {
     (void)state;

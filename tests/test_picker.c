@@ -115,7 +115,7 @@ static void test_list_order_sources_and_keys(void **state)
     assert_int_equal(
         Save_preset("# Mine\n\ntokens = 64\n", "mine", saved, sizeof saved, err, sizeof err), 0);
 
-    Picker *p = malloc(sizeof *p);
+    Picker *p = Picker_new();
     assert_non_null(p);
     assert_int_equal(Picker_list(p, shipped, tour, user), 4);
     const char *names[] = {"a-first", "b-second", "01-step", "mine"};
@@ -156,8 +156,43 @@ static void test_list_order_sources_and_keys(void **state)
     assert_int_equal(Picker_list(p, "/nonexistent", NULL, NULL), 0);
     assert_int_equal(Picker_key(p, '\n'), PICKER_STAY);
     assert_int_equal(Picker_key(p, KEY_DOWN), PICKER_STAY);
-    free(p);
+    Picker_free(p);
     unlink(saved);
+}
+
+/* A directory of 200 presets is listed whole, in name order, by the picker and the tour
+   (readdir's order is the file system's; a fixed cap once kept an arbitrary 64). */
+static void test_many_presets_all_listed(void **state)
+{
+    (void)state;
+    enum { MANY = 200 };
+    char dir[128], name[64];
+    snprintf(dir, sizeof dir, "%s/many", root);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    for (int i = MANY - 1; i >= 0; i--) {
+        snprintf(name, sizeof name, "p%03d.preset", (i * 7) % MANY); /* created out of order */
+        write_file(dir, name, "tokens = 8\n");
+    }
+    Tour tour = {0};
+    assert_int_equal(Tour_list(&tour, dir), MANY);
+    Picker *p = Picker_new();
+    assert_non_null(p);
+    assert_int_equal(Picker_list(p, dir, NULL, NULL), MANY);
+    for (int i = 0; i < MANY; i++) {
+        snprintf(name, sizeof name, "p%03d", i);
+        assert_string_equal(p->entry[i].name, name);
+        snprintf(name, sizeof name, "/p%03d.preset", i);
+        assert_non_null(strstr(tour.path[i], name));
+    }
+    assert_int_equal(Picker_key(p, KEY_END), PICKER_STAY);
+    assert_int_equal(p->selected, MANY - 1);
+    /* Listing again replaces the list: the shipped presets and these. */
+    char shipped[128];
+    snprintf(shipped, sizeof shipped, "%s/shipped", root);
+    assert_int_equal(Picker_list(p, shipped, dir, NULL), MANY + 2);
+    assert_string_equal(p->entry[MANY + 1].name, "p199");
+    Picker_free(p);
+    Tour_free(&tour);
 }
 
 static void test_prompt_editing(void **state)
@@ -268,6 +303,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_and_title),
         cmocka_unit_test(test_list_order_sources_and_keys),
+        cmocka_unit_test(test_many_presets_all_listed),
         cmocka_unit_test(test_prompt_editing),
         cmocka_unit_test(test_named_save_never_replaces),
         cmocka_unit_test(test_save_into_unwritable_directory),

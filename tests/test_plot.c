@@ -286,7 +286,7 @@ static void test_stable_rank_theory_and_band(void **state)
                         .theory_note = NULL};
     Canvas *c = Canvas_new(70, 20, true);
     Plot_stable_rank(c, &p);
-    assert_non_null(strstr(text(c), "⠤×⠤ theory (SPEC §3), both networks"));
+    assert_non_null(strstr(text(c), "⠤×⠤ theory (docs/model.md §3), both networks"));
     assert_true(count_ink(c, INK_THEORY) > 3);
     Canvas_free(c);
 

@@ -129,7 +129,7 @@ static void test_messages(void **state)
     const char *t = layout(&v, 200, &n);
     assert_non_null(strstr(lines[n - 1], "eigenvalues exact"));
     /* Uniform attention: A⊥ = 0, the counterpart's stable rank is undefined: warned. */
-    assert_true(s->warnings.count > 0);
+    assert_true(s->result->warnings.count > 0);
     assert_non_null(strstr(lines[n - 1], "⚠"));
     /* A long message is cut to the width with an ellipsis. */
     t = layout(&v, 80, &n);

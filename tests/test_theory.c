@@ -1,5 +1,5 @@
 /* The theory toolbox: closed forms, laws, and the overlays validated against sampled spectra
- * (SPEC §3, THEORY.md). */
+ * (docs/model.md §3). */
 #include "testing.h"
 
 #include "attnscope/model.h"

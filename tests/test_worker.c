@@ -58,23 +58,23 @@ static void test_one_job(void **state)
     int count = 0;
     Snapshot *s = wait_done(w, g, &count);
     assert_true(count >= 1);
-    assert_true(Config_equal(&s->config, &c));
+    assert_true(Config_equal(&s->result->config, &c));
     assert_false(s->failed);
-    assert_int_equal(s->layers_done, 3);
-    assert_true(s->spectra_ready);
-    assert_int_equal(s->tokens, 16);
+    assert_int_equal(s->result->layers_done, 3);
+    assert_true(s->result->spectra_ready);
+    assert_int_equal(s->result->config.tokens, 16);
     assert_close(s->progress, 1.0, 0);
-    assert_close(s->stable_rank[0], 16.0, 1e-9);
+    assert_close(s->result->network.stable_rank[0], 16.0, 1e-9);
     assert_true(s->elapsed_ms >= 0);
-    /* Row-stochastic: the outlier is 1 (SPEC §4). */
-    assert_close(s->eigenvalues[0].re, 1.0, 1e-9);
+    /* Row-stochastic: the outlier is 1 (docs/model.md §4). */
+    assert_close(s->result->eigenvalues[0].re, 1.0, 1e-9);
     Snapshot_free(s);
     /* The same Workspace serves a second, larger job. */
     Config bigger = small(32, 2);
     g = Worker_submit(w, &bigger);
     s = wait_done(w, g, NULL);
-    assert_int_equal(s->tokens, 32);
-    assert_int_equal(s->depth, 2);
+    assert_int_equal(s->result->config.tokens, 32);
+    assert_int_equal(s->result->config.depth, 2);
     Snapshot_free(s);
     assert_true(Worker_stop(w, WAIT_MS));
 }
@@ -92,7 +92,7 @@ static void test_supersede(void **state)
     unsigned long last = Worker_submit(w, &quick);
     assert_int_equal(last, 6);
     Snapshot *s = wait_done(w, last, NULL);
-    assert_true(Config_equal(&s->config, &quick));
+    assert_true(Config_equal(&s->result->config, &quick));
     Snapshot_free(s);
     /* Whatever the slow jobs left is stale now. */
     assert_null(Worker_take(w, first));
@@ -133,7 +133,7 @@ static void test_cancel_between_layers(void **state)
     }
     assert_non_null(s);
     assert_false(s->done);
-    assert_true(s->layers_done >= 1);
+    assert_true(s->result->layers_done >= 1);
     Snapshot_free(s);
     Config quick = small(8, 1);
     unsigned long next = Worker_submit(w, &quick);
@@ -175,18 +175,18 @@ static void test_extras_and_reuse(void **state)
     assert_true(s->has_compare && s->has_sweep);
     assert_int_equal(s->compare_gap, GAP_CENTER);
     /* The main network keeps its outlier at 1; gap removal takes it away. */
-    assert_close(s->eigenvalues[0].re, 1.0, 1e-9);
+    assert_close(s->result->eigenvalues[0].re, 1.0, 1e-9);
     assert_true(hypot(s->compare_eigenvalues[0].re, s->compare_eigenvalues[0].im) < 0.9);
     assert_true(s->sweep.count >= 2);
     assert_int_equal(s->sweep.tokens[s->sweep.count - 1], 32);
-    double sr1 = s->stable_rank[1];
+    double sr1 = s->result->network.stable_rank[1];
     Snapshot_free(s);
 
     g = Worker_submit_extras(w, &c, (WorkerExtras){.sweep = true, .compare = false});
     s = wait_done(w, g, NULL);
     assert_true(s->has_sweep);
     assert_false(s->has_compare);
-    assert_true(s->stable_rank[1] == sr1);
+    assert_true(s->result->network.stable_rank[1] == sr1);
     Snapshot_free(s);
     assert_true(Worker_stop(w, WAIT_MS));
     Trace_close(trace);
@@ -221,7 +221,7 @@ static void test_stale_generation_discarded(void **state)
     assert_true(now > old);
     /* Whatever is waiting belongs to `old` or `now`; take(now) never returns `old`. */
     Snapshot *s = wait_done(w, now, NULL);
-    assert_int_equal(s->depth, 2);
+    assert_int_equal(s->result->config.depth, 2);
     Snapshot_free(s);
     assert_null(Worker_take(w, old));
     assert_true(Worker_stop(w, WAIT_MS));

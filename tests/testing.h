@@ -2,6 +2,7 @@
 #ifndef ATTNSCOPE_TESTING_H
 #define ATTNSCOPE_TESTING_H
 
+#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,5 +28,20 @@
             fail_msg("%s = %.17g, expected %.17g within %.3g relative", #actual, actual_,     \
                      expected_, relative_);                                                    \
     } while (0)
+
+/* Threads of this process, from /proc/self/task (the tests that check which threads a
+   module starts). */
+static inline int process_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
 
 #endif

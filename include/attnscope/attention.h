@@ -1,4 +1,4 @@
-/* Attention matrices (SPEC §1.2–§1.4).
+/* Attention matrices (docs/model.md §1.2–§1.4).
  *
  * An attention matrix is stored row by row: a[i*T + j] = A_ij, so that a row (one query
  * token over its keys) is contiguous for the softmax, the masks and the gap removal.  To
@@ -39,7 +39,7 @@ typedef struct {
 /* Doubles of scratch Gap_apply needs for T tokens. */
 size_t Gap_scratch_size(int T);
 
-/* Replaces A by the matrix the gap mode applies (SPEC §1.4).  Fallbacks and broken masks
+/* Replaces A by the matrix the gap mode applies (docs/model.md §1.4).  Fallbacks and broken masks
    are reported in `warnings`.  Returns 0 or a LAPACK failure. */
 int Gap_apply(Gap mode, Attention kind, Mask mask, int window, int T, double *a, Linalg *la,
               double *scratch, GapOutcome *outcome, Warnings *warnings);

@@ -1,7 +1,8 @@
-/* The settings of one experiment (SPEC §1, §5): what the user turns, nothing derived. */
+/* The settings of one experiment (docs/model.md §1, §5): what the user turns, nothing derived. */
 #ifndef ATTNSCOPE_CONFIG_H
 #define ATTNSCOPE_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,7 +54,7 @@ typedef struct {
     int seeds; /* ensemble size for the stable-rank curves */
 } Config;
 
-/* Ranges of the command line contract (SPEC §5). */
+/* Ranges of the command line contract. */
 enum {
     CONFIG_TOKENS_MIN = 2,
     CONFIG_TOKENS_MAX = 4096,
@@ -62,12 +63,97 @@ enum {
     CONFIG_DEPTH_MIN = 1,
     CONFIG_DEPTH_MAX = 256,
     CONFIG_SEEDS_MAX = 1024,
+    /* The screen's e/E keys stop here: every seed is one more network per key. */
+    CONFIG_SEEDS_KEY_MAX = 64,
 };
 #define CONFIG_SIGMA_QK_MAX 4.0
+/* Seeds travel through JSON, whose numbers are doubles: 2^53 - 1 keeps them exact. */
+#define CONFIG_SEED_MAX 9007199254740991ull
 
+/* The settings table.  Each setting is described once, here; the option parser, --help,
+ * the preset reader and writer, the screen's setting keys and their help, and the status
+ * line's parameters are generated from it.  A value travels as a double (an enumeration
+ * as its index; an int, or a seed below 2^53, exactly). */
+
+typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_SEED, SETTING_ENUM } SettingKind;
+
+/* How the screen's keys step a setting (docs/guide.md). */
+typedef enum {
+    STEP_NONE,    /* no keys */
+    STEP_DOUBLE,  /* raise ×2, lower ÷2 */
+    STEP_ONE,     /* +1, −1 */
+    STEP_QUARTER, /* ×2^¼, ÷2^¼ (landing on the powers 2^(k/4)) */
+    STEP_CYCLE,   /* next, previous name, wrapping around */
+    STEP_TOGGLE,  /* lower: off (the first name) and back on; raise: the next name that is on */
+    STEP_NEW,     /* raise only: the next value, the minimum after the maximum (a new seed) */
+} SettingStep;
+
+/* How the status line shows a setting. */
+typedef enum {
+    SHOW_VALUE,          /* "T=256" */
+    SHOW_OF_BOUND,       /* "layer=1/8": out of the setting that bounds it */
+    SHOW_UNLESS_DEFAULT, /* "seeds=4"; nothing at the default */
+} SettingShow;
+
+typedef struct {
+    const char *name;     /* long option, preset key */
+    const char *json;     /* key in the batch document's "config" */
+    char letter;          /* short option, 0 for none */
+    const char *argument; /* --help's "N" */
+    const char *help;     /* --help's words before the range, or NULL */
+    SettingKind kind;
+    double min, max;        /* accepted values (a double: min < X <= max) */
+    const EnumNames *names; /* SETTING_ENUM */
+    double fallback;        /* the default */
+    size_t offset;          /* of the Config field: int, double, uint64_t or an enumeration */
+    /* An upper bound set by another setting, value <= that one + bound_offset (T <= d,
+       w <= T - 1, layer <= depth): lowering the other takes this one down with it; raising
+       this one stops there, or raises the other too (raises_bound). */
+    const char *bound;
+    int bound_offset;
+    bool raises_bound;
+    const char *bound_reason;
+    /* Whether the model uses the value (NULL: always), and what its keys say when it does not. */
+    bool (*in_use)(const Config *c);
+    const char *unused_note;
+    /* The screen's keys (0: none); the keys stop at key_min, key_max where these are not 0. */
+    char raise_key, lower_key;
+    SettingStep step;
+    double key_min, key_max;
+    const char *key_label; /* "tokens T" in the help and the notes */
+    const char *min_note;  /* said at the minimum (NULL: "<key_label> is at its minimum, <min>") */
+    const char *label;     /* status line: "T" */
+    SettingShow show;
+} Setting;
+
+/* Room for the table (config.c checks it), for arrays with one element per setting. */
+enum { SETTINGS_MAX = 32 };
+
+int Settings_count(void);
+/* The setting at index (table order), or NULL. */
+const Setting *Settings_at(int index);
+/* The setting whose long name is name, or NULL. */
+const Setting *Settings_find(const char *name);
+
+double Setting_get(const Setting *s, const Config *c);
+void Setting_put(const Setting *s, Config *c, double value);
+/* The upper limit of s in c: max, or lower when another setting bounds it. */
+double Setting_limit(const Setting *s, const Config *c);
+/* "-T/--tokens" or "--seed", for messages. */
+const char *Setting_spelled(const Setting *s, char *buf, size_t size);
+/* Sets s from text as the command line and presets spell it.  Returns 0, or -1 with a message
+   naming the option, the value and what is accepted. */
+int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size_t size);
+/* The value as the command line spells it, doubles with `digits` significant digits (17 read
+   back exactly).  Returns the length, as snprintf does. */
+int Setting_format(const Setting *s, const Config *c, int digits, char *buf, size_t size);
+/* "T=256" as the status line shows it, or "" where it shows nothing.  Returns the length. */
+int Setting_show(const Setting *s, const Config *c, char *buf, size_t size);
+
+/* Every setting at its default. */
 Config Config_default(void);
 
-/* Field by field (a struct's padding is not compared). */
+/* Setting by setting (a struct's padding is not compared). */
 int Config_equal(const Config *a, const Config *b);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,

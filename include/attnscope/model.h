@@ -1,4 +1,4 @@
-/* The model of SPEC §1 and the quantities of SPEC §2.
+/* The model of docs/model.md §1 and the quantities of docs/model.md §2.
  *
  * Model_run computes one immutable Result from a Config.  It uses no threads, no terminal
  * and no files; a caller that runs it on a worker thread passes a Progress callback, which
@@ -44,6 +44,16 @@ typedef struct {
     char text[WARNINGS_MAX][WARNING_LENGTH];
 } Warnings;
 
+/* The readouts of docs/model.md §2 for the shown layer, NaN where undefined: 1 − |λ2| and the count
+   of |λ| > 0.5 of its eigenvalues, s1/s2 of its singular values (NaN when s2 is round-off),
+   and sr(Σ_ℓ) at the shown layer ℓ. */
+typedef struct {
+    double one_minus_abs_lambda2;
+    double s1_over_s2;
+    double count_abs_lambda_above_half;
+    double stable_rank_shown_layer;
+} Readouts;
+
 typedef struct {
     Config config;       /* as run (after the model's own fallbacks are noted in warnings) */
     Gap counterpart_gap; /* gap mode of the counterpart network */
@@ -67,6 +77,7 @@ typedef struct {
     Complex *eigenvalues;    /* T values, by descending modulus */
     double *singular_values; /* T values, descending (not scaled by √T) */
     bool eigenvalues_exact;  /* read off a triangular matrix's diagonal */
+    Readouts readouts;
 
     /* How many stable ranks each route computed (all seeds, both networks), by MeasureRoute:
        shows how often the top-eigenpair route was certified. */
@@ -99,16 +110,46 @@ typedef struct Workspace Workspace;
 Workspace *Workspace_new(void);
 void Workspace_free(Workspace *w);
 
+/* Lets the workspace keep what its runs computed, so that a later run for settings with the
+   same weights (any depth, shown layer, gap mode or seed count) computes only what is
+   missing: every layer's numbers, the spectra of the last shown layers, the gradients, and
+   token matrices up to budget_bytes (beyond it, evenly spaced layers, from which the others
+   are computed again).  0 (the default) keeps nothing: every run starts from scratch.  The
+   result is bit for bit the same either way. */
+void Workspace_keep_layers(Workspace *w, size_t budget_bytes);
+/* While paused, runs keep nothing and leave what is kept as it is (the width sweep runs
+   other sizes on the screen's workspace).  Returns the previous state. */
+bool Workspace_pause_keeping(Workspace *w, bool paused);
+/* Bytes of token matrices kept now. */
+size_t Workspace_kept_bytes(const Workspace *w);
+
 /* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:
    the reference the tests and the benchmark compare the top-eigenpair route with. */
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all);
 
 Result *Result_new(void);
 void Result_free(Result *r);
+/* A deep copy (NULL when out of memory): an immutable result a screen can read while the
+   worker goes on writing into its own. */
+Result *Result_copy(const Result *r);
+
+/* The per-layer series of a Result: the one list that the JSON document, layers.csv and the
+   screen's export read, so that every writer has the same columns under the same names. */
+typedef struct {
+    const char *name; /* JSON key and CSV column */
+    const char *unit; /* what a value is, for docs and the CSV header */
+    /* The gradients exist for ℓ = 1..L only: JSON lists those, CSV leaves layer 0 empty. */
+    bool from_layer_one;
+    const double *(*values)(const Result *r); /* depth + 1 values, NaN where undefined */
+} ResultSeries;
+
+extern const ResultSeries RESULT_SERIES[];
+extern const int RESULT_SERIES_COUNT;
 
 /* Runs the configuration (which must pass Config_validate).  Returns 0, or -1 when memory
    ran out or a LAPACK call failed (message in err).  The result is filled even when a
-   run is stopped by `progress`. */
+   run is stopped by `progress`; after_layer is called for the layers computed, not for
+   those a kept run already had. */
 int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
               size_t size);
 

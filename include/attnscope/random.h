@@ -1,4 +1,4 @@
-/* Reproducible random streams (SPEC §1.6).
+/* Reproducible random streams (docs/model.md §1.6).
  *
  * Every random matrix comes from its own stream, keyed by (seed, layer, role): raising the
  * depth keeps the earlier layers, and toggling gap removal, LayerNorm, mask or skip reuses

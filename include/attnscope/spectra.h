@@ -1,4 +1,4 @@
-/* Eigenvalues and singular values of the attention matrix shown (SPEC §2).
+/* Eigenvalues and singular values of the attention matrix shown (docs/model.md §2).
  *
  * Dense QR cannot resolve the eigenvalues of non-normal triangular matrices (errors up to
  * 0.3), so the structure decides: a lower-triangular matrix gives its diagonal exactly; the

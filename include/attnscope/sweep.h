@@ -1,5 +1,5 @@
 /* Rank collapse in width: sr(Σ_ℓ) − 1 at the shown layer against T at fixed γ = T/d, with
- * the gap off and removed (SPEC §3: slope 1 − 2ℓ on log–log axes for markov). */
+ * the gap off and removed (docs/model.md §3: slope 1 − 2ℓ on log–log axes for markov). */
 #ifndef ATTNSCOPE_SWEEP_H
 #define ATTNSCOPE_SWEEP_H
 
@@ -13,7 +13,7 @@ typedef struct {
     double excess[SWEEP_POINTS_MAX];     /* mean over seeds of sr − 1, gap off */
     double excess_gap[SWEEP_POINTS_MAX]; /* the same with the gap removed */
     double slope, slope_gap;             /* least-squares slopes of log(sr − 1) on log T */
-    double theory_slope;                 /* 1 − 2ℓ where SPEC §3 predicts it, else NaN */
+    double theory_slope; /* 1 − 2ℓ where docs/model.md §3 predicts it, else NaN */
 } WidthSweep;
 
 /* The token counts of the sweep for T tokens: powers of two from 16 (from 2 below 16) up to

@@ -1,4 +1,4 @@
-/* The theory of SPEC §3 and THEORY.md, ready to draw and to test against.
+/* The theory of docs/model.md §3 (with its toolbox of laws), ready to draw and to test against.
  *
  * Every predictor says where it applies: Theory_predict fills NaN (and a reason) where no
  * formula describes the configuration, so that a screen can say so instead of drawing a

@@ -91,6 +91,20 @@ static void sweep_object(Text *t, const WidthSweep *w)
     Text_printf(t, "}");
 }
 
+/* The readouts of docs/model.md §2 for the shown layer, null where undefined. */
+static void readouts_object(Text *t, const Readouts *o)
+{
+    Text_printf(t, ",\n \"readouts\": {");
+    field_number(t, "one_minus_abs_lambda2", o->one_minus_abs_lambda2);
+    Text_printf(t, ", ");
+    field_number(t, "s1_over_s2", o->s1_over_s2);
+    Text_printf(t, ", ");
+    field_number(t, "count_abs_lambda_above_half", o->count_abs_lambda_above_half);
+    Text_printf(t, ", ");
+    field_number(t, "stable_rank_shown_layer", o->stable_rank_shown_layer);
+    Text_printf(t, "}");
+}
+
 void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
 {
     const Config *c = &r->config;
@@ -111,26 +125,12 @@ void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
     Json_number(t, r->sigma);
     Text_printf(t, ",\n \"logit_std\": ");
     Json_number(t, r->logit_std);
-    field_numbers(t, "stable_rank", r->network.stable_rank, layers);
-    field_numbers(t, "stable_rank_minus_one", r->network.stable_rank_minus_one, layers);
-    field_numbers(t, "stable_rank_mean", r->stable_rank_band.mean, layers);
-    field_numbers(t, "stable_rank_std", r->stable_rank_band.std, layers);
     Text_printf(t, ",\n \"counterpart_gap\": \"%s\"", GAP_NAMES.names[r->counterpart_gap]);
-    field_numbers(t, "counterpart_stable_rank", r->counterpart.stable_rank, layers);
-    field_numbers(t, "counterpart_stable_rank_minus_one", r->counterpart.stable_rank_minus_one,
-                  layers);
-    field_numbers(t, "counterpart_stable_rank_mean", r->counterpart_band.mean, layers);
-    field_numbers(t, "counterpart_stable_rank_std", r->counterpart_band.std, layers);
-    field_numbers(t, "token_similarity", r->network.token_similarity, layers);
-    field_numbers(t, "counterpart_token_similarity", r->counterpart.token_similarity, layers);
-    /* ℓ = 1..L: ‖∂X_L/∂W^V_ℓ‖_F² at the full depth L, attention frozen */
-    field_numbers(t, "gradient_norm", r->network.gradient_norm + 1, c->depth);
-    field_numbers(t, "log10_gradient_norm", r->network.log10_gradient_norm + 1, c->depth);
-    field_numbers(t, "counterpart_gradient_norm", r->counterpart.gradient_norm + 1, c->depth);
-    field_numbers(t, "counterpart_log10_gradient_norm", r->counterpart.log10_gradient_norm + 1,
-                  c->depth);
-    field_numbers(t, "log10_norm", r->network.log10_norm, layers);
-    field_numbers(t, "counterpart_log10_norm", r->counterpart.log10_norm, layers);
+    for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
+        const ResultSeries *series = &RESULT_SERIES[i];
+        int first = series->from_layer_one ? 1 : 0;
+        field_numbers(t, series->name, series->values(r) + first, layers - first);
+    }
     Text_printf(t,
                 ",\n \"shown_gap\": \"%s\",\n \"outliers_removed\": %d,"
                 "\n \"eigenvalues_exact\": %s,\n \"eigenvalues\": [",
@@ -145,6 +145,7 @@ void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
     }
     Text_printf(t, "]");
     field_numbers(t, "singular_values", r->singular_values, T);
+    readouts_object(t, &r->readouts);
     theory_object(t, c);
     if (sweep)
         sweep_object(t, sweep);

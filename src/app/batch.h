@@ -1,4 +1,4 @@
-/* The batch JSON document of SPEC §5 (a stable contract; extra fields are allowed). */
+/* The batch JSON document (a stable contract; extra fields are allowed). */
 #ifndef ATTNSCOPE_BATCH_H
 #define ATTNSCOPE_BATCH_H
 

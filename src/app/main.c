@@ -2,8 +2,9 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
+#include "compute.h"
 #include "export.h"
-#include "pair.h"
+#include "lanes.h"
 #include "options.h"
 #include "tui.h"
 
@@ -22,6 +23,7 @@ static int run_batch(const Options *o)
     Workspace *w = Workspace_new();
     Result *r = Result_new();
     Text doc = {0};
+    Lanes *lanes = NULL;
     int status = 1;
     /* A reader that stops early (| head) ends us by SIGPIPE, quietly, as it ends cat and
        grep: the shell sees 141, pipefail reports it.  Set here because a parent that ignores
@@ -34,16 +36,15 @@ static int run_batch(const Options *o)
     /* Two cores: the network and its counterpart run on a thread each, with single-threaded
        BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time). */
     const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
-    Progress lanes = {.run_pair = Pair_run};
     bool parallel = !blas_threads || !*blas_threads;
-    if (parallel)
+    if (parallel) {
         Linalg_set_blas_threads(1);
-    if (Model_run(&o->config, w, r, parallel ? &lanes : NULL, err, sizeof err)) {
-        fprintf(stderr, "attnscope: %s\n", err);
-        goto done;
+        lanes = Lanes_new(NULL, NULL);
     }
+    Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
     WidthSweep sweep;
-    if (o->sweep_tokens && Sweep_width(&o->config, w, &sweep, NULL, err, sizeof err)) {
+    if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
+                      sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
@@ -53,11 +54,9 @@ static int run_batch(const Options *o)
         goto done;
     }
     if (o->export_dir) {
-        ExportData data;
-        Export_from_result(&data, r);
-        int files = Export_write(&data, o->export_dir, err, sizeof err);
+        int files = Export_write(r, o->export_dir, err, sizeof err);
         if (files < 0) {
-            fprintf(stderr, "attnscope: %s\n", err);
+            fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
             goto done;
         }
         fprintf(stderr, "attnscope: wrote %d files to %s\n", files, o->export_dir);
@@ -68,6 +67,7 @@ static int run_batch(const Options *o)
     }
     status = 0;
 done:
+    Lanes_free(lanes);
     Text_free(&doc);
     Result_free(r);
     Workspace_free(w);

@@ -1,143 +1,27 @@
 #include "options.h"
 
-#include "attnscope/model.h"
+#include "attnscope/budget.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Seeds travel through JSON, whose numbers are doubles: keep them exact there. */
-#define SEED_MAX 9007199254740991ull /* 2^53 − 1 */
-
-typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_SEED, SETTING_ENUM } SettingType;
-
-/* One model setting: its long name, short letter, type, range and where it lives. */
-typedef struct {
-    const char *name;
-    char letter;
-    SettingType type;
-    long min, max;
-    const EnumNames *names;
-    size_t offset;
-} Setting;
-
-#define FIELD(f) offsetof(Config, f)
-static const Setting SETTINGS[] = {
-    {"tokens", 'T', SETTING_INT, CONFIG_TOKENS_MIN, CONFIG_TOKENS_MAX, NULL, FIELD(tokens)},
-    {"width", 'd', SETTING_INT, CONFIG_WIDTH_MIN, CONFIG_WIDTH_MAX, NULL, FIELD(width)},
-    {"depth", 'L', SETTING_INT, CONFIG_DEPTH_MIN, CONFIG_DEPTH_MAX, NULL, FIELD(depth)},
-    {"sigma-qk", 's', SETTING_DOUBLE, 0, 0, NULL, FIELD(sigma_qk)},
-    {"attention", 'a', SETTING_ENUM, 0, 0, &ATTENTION_NAMES, FIELD(attention)},
-    {"mask", 'm', SETTING_ENUM, 0, 0, &MASK_NAMES, FIELD(mask)},
-    {"window", 'w', SETTING_INT, 1, CONFIG_TOKENS_MAX - 1, NULL, FIELD(window)},
-    {"gap", 'g', SETTING_ENUM, 0, 0, &GAP_NAMES, FIELD(gap)},
-    {"layernorm", 'n', SETTING_ENUM, 0, 0, &LAYERNORM_NAMES, FIELD(layernorm)},
-    {"skip", 'k', SETTING_ENUM, 0, 0, &SKIP_NAMES, FIELD(skip)},
-    {"layer", 'l', SETTING_INT, 1, CONFIG_DEPTH_MAX, NULL, FIELD(layer)},
-    {"seed", 0, SETTING_SEED, 0, 0, NULL, FIELD(seed)},
-    {"seeds", 0, SETTING_INT, 1, CONFIG_SEEDS_MAX, NULL, FIELD(seeds)},
-};
-enum { SETTINGS_COUNT = sizeof SETTINGS / sizeof SETTINGS[0] };
-
-static const Setting *setting_named(const char *name)
-{
-    for (int i = 0; i < SETTINGS_COUNT; i++)
-        if (strcmp(SETTINGS[i].name, name) == 0)
-            return &SETTINGS[i];
-    return NULL;
-}
-
-/* "-T/--tokens" or "--seed", for messages. */
-static const char *spelled(const Setting *s, char *buf, size_t size)
-{
-    if (s->letter)
-        snprintf(buf, size, "-%c/--%s", s->letter, s->name);
-    else
-        snprintf(buf, size, "--%s", s->name);
-    return buf;
-}
-
-/* "-T/--tokens '12x'": the value cut after 40 bytes, so that what is accepted always fits
-   in the message (a preset line may be megabytes long). */
-static void named(const Setting *s, const char *value, char *buf, size_t size)
-{
-    char opt[32];
-    snprintf(buf, size, "%s '%.40s%s'", spelled(s, opt, sizeof opt), value,
-             strlen(value) > 40 ? "..." : "");
-}
-
-int Options_set(Config *c, const char *name, const char *value, char *err, size_t size)
-{
-    const Setting *s = setting_named(name);
-    char opt[96];
-    if (!s) {
-        snprintf(err, size, "unknown setting '%s'", name);
-        return -1;
-    }
-    named(s, value, opt, sizeof opt);
-    char *end = NULL;
-    errno = 0;
-    /* strtol and strtod skip leading blanks: refuse them, as trailing ones are. */
-    bool blank = *value == ' ' || (*value >= '\t' && *value <= '\r');
-    switch (s->type) {
-    case SETTING_INT: {
-        long v = strtol(value, &end, 10);
-        if (*value == '\0' || blank || *end != '\0' || errno == ERANGE || v < s->min ||
-            v > s->max) {
-            snprintf(err, size, "%s: accepted a whole number %ld..%ld", opt, s->min, s->max);
-            return -1;
-        }
-        *(int *)((char *)c + s->offset) = (int)v;
-        return 0;
-    }
-    case SETTING_DOUBLE: {
-        double v = strtod(value, &end);
-        if (*value == '\0' || blank || *end != '\0' || !isfinite(v) || !(v > 0) ||
-            v > CONFIG_SIGMA_QK_MAX) {
-            snprintf(err, size, "%s: accepted a number 0 < X <= %g", opt, CONFIG_SIGMA_QK_MAX);
-            return -1;
-        }
-        *(double *)((char *)c + s->offset) = v;
-        return 0;
-    }
-    case SETTING_SEED: {
-        unsigned long long v = strtoull(value, &end, 10);
-        if (*value < '0' || *value > '9' || *end != '\0' || errno == ERANGE || v > SEED_MAX) {
-            snprintf(err, size, "%s: accepted a whole number 0..%llu", opt, SEED_MAX);
-            return -1;
-        }
-        *(uint64_t *)((char *)c + s->offset) = (uint64_t)v;
-        return 0;
-    }
-    case SETTING_ENUM: {
-        int v = EnumNames_find(s->names, value);
-        if (v < 0) {
-            char list[128];
-            snprintf(err, size, "%s: accepted %s", opt,
-                     EnumNames_list(s->names, list, sizeof list));
-            return -1;
-        }
-        *(int *)((char *)c + s->offset) = v;
-        return 0;
-    }
-    }
-    return -1;
-}
-
 int Options_write_preset(const Config *c, char *buf, size_t size)
 {
-    return snprintf(buf, size,
-                    "tokens = %d\nwidth = %d\ndepth = %d\nsigma-qk = %.17g\nattention = %s\n"
-                    "mask = %s\nwindow = %d\ngap = %s\nlayernorm = %s\nskip = %s\nlayer = %d\n"
-                    "seed = %llu\nseeds = %d\n",
-                    c->tokens, c->width, c->depth, c->sigma_qk, ATTENTION_NAMES.names[c->attention],
-                    MASK_NAMES.names[c->mask], c->window, GAP_NAMES.names[c->gap],
-                    LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip], c->layer,
-                    (unsigned long long)c->seed, c->seeds);
+    size_t used = 0;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char value[64];
+        Setting_format(s, c, 17, value, sizeof value);
+        int n = snprintf(buf + (used < size ? used : size), used < size ? size - used : 0,
+                         "%s = %s\n", s->name, value);
+        if (n < 0)
+            return n;
+        used += (size_t)n;
+    }
+    return (int)used;
 }
 
 static char *trim(char *s)
@@ -178,8 +62,7 @@ static size_t utf8_length(const unsigned char *p)
 }
 
 /* Parses one preset line into c; returns 0, or -1 with the message (without FILE:LINE). */
-static int preset_line(Config *c, char *line, size_t length, bool seen[SETTINGS_COUNT], char *err,
-                       size_t size)
+static int preset_line(Config *c, char *line, size_t length, bool seen[], char *err, size_t size)
 {
     if (strlen(line) != length) {
         snprintf(err, size, "contains a NUL byte: a preset is plain text");
@@ -212,22 +95,24 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[SETTINGS_
     }
     *eq = '\0';
     char *key = trim(text), *value = trim(eq + 1);
-    const Setting *s = setting_named(key);
-    if (!s) {
-        char names[256];
+    int index = 0;
+    while (index < Settings_count() && strcmp(Settings_at(index)->name, key) != 0)
+        index++;
+    if (index == Settings_count()) {
+        char names[400];
         size_t used = 0;
-        for (int i = 0; i < SETTINGS_COUNT && used < sizeof names; i++)
+        for (int i = 0; i < Settings_count() && used < sizeof names; i++)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                                     SETTINGS[i].name);
+                                     Settings_at(i)->name);
         snprintf(err, size, "unknown key '%.40s'; accepted: %s", key, names);
         return -1;
     }
-    if (seen[s - SETTINGS]) {
+    if (seen[index]) {
         snprintf(err, size, "duplicate key '%s'", key);
         return -1;
     }
-    seen[s - SETTINGS] = true;
-    return Options_set(c, key, value, err, size);
+    seen[index] = true;
+    return Setting_parse(Settings_at(index), c, value, err, size);
 }
 
 int Options_load_preset(Config *c, const char *path, char *err, size_t size)
@@ -238,7 +123,7 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size)
         return -1;
     }
     Config trial = *c;
-    bool seen[SETTINGS_COUNT] = {false};
+    bool seen[SETTINGS_MAX] = {false};
     char *line = NULL, msg[OPTIONS_ERROR_SIZE];
     size_t cap = 0;
     ssize_t got;
@@ -263,26 +148,45 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size)
     return status;
 }
 
+/* "  -T, --tokens N      tokens, 2..4096 (256); needs T <= d" */
+static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
+{
+    char letter[8] = "", option[48], range[160], fallback[64];
+    const Setting *bound = s->bound ? Settings_find(s->bound) : NULL;
+    if (s->letter)
+        snprintf(letter, sizeof letter, "-%c,", s->letter);
+    snprintf(option, sizeof option, "--%s %s", s->name, s->argument);
+    if (s->kind == SETTING_ENUM)
+        EnumNames_list(s->names, range, sizeof range);
+    else if (s->kind == SETTING_DOUBLE)
+        snprintf(range, sizeof range, "%g < X <= %g", s->min, s->max);
+    else if (bound && !s->raises_bound && s->bound_offset)
+        snprintf(range, sizeof range, "%.0f..%s%+d", s->min, bound->label, s->bound_offset);
+    else if (bound && !s->raises_bound)
+        snprintf(range, sizeof range, "%.0f..%s", s->min, bound->label);
+    else
+        snprintf(range, sizeof range, "%.0f..%.0f", s->min, s->max);
+    Setting_format(s, defaults, 17, fallback, sizeof fallback);
+    if (s->kind == SETTING_DOUBLE && !strpbrk(fallback, ".e"))
+        strcat(fallback, ".0"); /* a number, not a count */
+    fprintf(out, "  %-4s%-16s%s%s%s (%s)", letter, option, s->help ? s->help : "",
+            s->help ? ", " : "", range, fallback);
+    if (bound && s->raises_bound)
+        fprintf(out, "; needs %s <= %s", s->label, bound->label);
+    fputc('\n', out);
+}
+
 void Options_usage(FILE *out)
 {
     fputs("Usage: attnscope [options]            interactive screen\n"
           "       attnscope --batch [options]    compute once, print one JSON document\n"
-          "\n"
-          "  -T, --tokens N      tokens, 2..4096 (256); needs T <= d\n"
-          "  -d, --width N       width d = d_qk, 1..4096 (256)\n"
-          "  -L, --depth N       layers, 1..256 (8)\n"
-          "  -s, --sigma-qk X    std of the query/key weights, 0 < X <= 4 (1.0)\n"
-          "  -a, --attention K   softmax|markov|relu|sigmoid|linear|uniform|identity (softmax)\n"
-          "  -m, --mask M        full|causal|window|window-causal (full)\n"
-          "  -w, --window W      window half-width, 1..T-1 (1)\n"
-          "  -g, --gap G         off|center|uniform|deflate|outliers (off)\n"
-          "  -n, --layernorm N   none|rms|ln (none)\n"
-          "  -k, --skip S        none|plain|scaled (none)\n"
-          "  -l, --layer N       layer whose attention matrix is shown, 1..depth (1)\n"
-          "      --seed N        random seed, 0..2^53-1 (1)\n"
-          "      --seeds N       ensemble size for the stable-rank curves, 1..1024 (1)\n"
-          "      --preset FILE   load settings (key = value lines); later options override\n"
-          "      --batch         print the JSON document of SPEC section 5 and exit\n"
+          "\n",
+          out);
+    Config defaults = Config_default();
+    for (int i = 0; i < Settings_count(); i++)
+        setting_usage(out, Settings_at(i), &defaults);
+    fputs("      --preset FILE   load settings (key = value lines); later options override\n"
+          "      --batch         print the results as one JSON document and exit\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
@@ -298,18 +202,32 @@ void Options_usage(FILE *out)
           out);
 }
 
+/* The options that are not settings; a setting's long option returns OPT_SETTING + its index. */
 enum {
-    OPT_SEED = 256,
-    OPT_SEEDS,
-    OPT_PRESET,
+    OPT_PRESET = 256,
     OPT_BATCH,
     OPT_ASCII,
     OPT_NO_COLOR,
     OPT_SWEEP_T,
     OPT_MAX_MEMORY,
     OPT_EXPORT,
-    OPT_TRACE
+    OPT_TRACE,
+    OPT_SETTING = 512
 };
+
+static const struct option OTHER_OPTIONS[] = {
+    {"preset", required_argument, NULL, OPT_PRESET},
+    {"batch", no_argument, NULL, OPT_BATCH},
+    {"sweep-T", no_argument, NULL, OPT_SWEEP_T},
+    {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+    {"export", required_argument, NULL, OPT_EXPORT},
+    {"ascii", no_argument, NULL, OPT_ASCII},
+    {"no-color", no_argument, NULL, OPT_NO_COLOR},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+};
+enum { OTHER_COUNT = sizeof OTHER_OPTIONS / sizeof OTHER_OPTIONS[0] };
 
 /* "512M", "2G", "300" (MiB): a size in bytes, or 0 when malformed. */
 static unsigned long long parse_size(const char *text)
@@ -343,57 +261,36 @@ unsigned long long Options_memory_budget(const Options *o)
 
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size)
 {
-    unsigned long long need = Model_memory_estimate(c), budget = Options_memory_budget(o);
-    if (need <= budget)
-        return 0;
-    snprintf(err, size,
-             "T = %d, d = %d, depth %d needs about %.0f MiB, above the memory budget of %.0f "
-             "MiB (--max-memory, default half of the physical memory)",
-             c->tokens, c->width, c->depth, need / 1048576.0, budget / 1048576.0);
-    return -1;
+    return Budget_check(c, Options_memory_budget(o), err, size);
 }
 
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
 {
-    static const struct option longs[] = {
-        {"tokens", required_argument, NULL, 'T'},
-        {"width", required_argument, NULL, 'd'},
-        {"depth", required_argument, NULL, 'L'},
-        {"sigma-qk", required_argument, NULL, 's'},
-        {"attention", required_argument, NULL, 'a'},
-        {"mask", required_argument, NULL, 'm'},
-        {"window", required_argument, NULL, 'w'},
-        {"gap", required_argument, NULL, 'g'},
-        {"layernorm", required_argument, NULL, 'n'},
-        {"skip", required_argument, NULL, 'k'},
-        {"layer", required_argument, NULL, 'l'},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"seeds", required_argument, NULL, OPT_SEEDS},
-        {"preset", required_argument, NULL, OPT_PRESET},
-        {"batch", no_argument, NULL, OPT_BATCH},
-        {"sweep-T", no_argument, NULL, OPT_SWEEP_T},
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
-        {"export", required_argument, NULL, OPT_EXPORT},
-        {"ascii", no_argument, NULL, OPT_ASCII},
-        {"no-color", no_argument, NULL, OPT_NO_COLOR},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
+    /* The settings' options from the table, then the others. */
+    struct option longs[SETTINGS_MAX + OTHER_COUNT + 1];
+    char shorts[2 * SETTINGS_MAX + 8] = ":";
+    int n = 0;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        longs[n++] = (struct option){s->name, required_argument, NULL, OPT_SETTING + i};
+        if (s->letter) {
+            size_t used = strlen(shorts);
+            shorts[used] = s->letter;
+            shorts[used + 1] = ':';
+            shorts[used + 2] = '\0';
+        }
+    }
+    strcat(shorts, "hV");
+    for (int i = 0; i < OTHER_COUNT; i++)
+        longs[n++] = OTHER_OPTIONS[i];
+    longs[n] = (struct option){NULL, 0, NULL, 0};
     *o = (Options){.config = Config_default()};
     opterr = 0;
     optind = 0; /* GNU: 0 re-initialises, so the parser can run more than once */
     int ch;
-    while ((ch = getopt_long(argc, argv, ":T:d:L:s:a:m:w:g:n:k:l:hV", longs, NULL)) != -1) {
-        const char *setting = NULL;
+    while ((ch = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        const Setting *setting = NULL;
         switch (ch) {
-        case OPT_SEED:
-            setting = "seed";
-            break;
-        case OPT_SEEDS:
-            setting = "seeds";
-            break;
         case OPT_PRESET:
             if (Options_load_preset(&o->config, optarg, err, size))
                 return 2;
@@ -445,12 +342,13 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                 snprintf(err, size, "unknown option '%s' (see --help)", argv[optind - 1]);
             return 2;
         default:
-            for (int i = 0; i < SETTINGS_COUNT; i++)
-                if (SETTINGS[i].letter == ch)
-                    setting = SETTINGS[i].name;
+            setting = Settings_at(ch - OPT_SETTING);
+            for (int i = 0; !setting && i < Settings_count(); i++)
+                if (Settings_at(i)->letter == ch)
+                    setting = Settings_at(i);
             break;
         }
-        if (Options_set(&o->config, setting, optarg, err, size))
+        if (Setting_parse(setting, &o->config, optarg, err, size))
             return 2;
     }
     if (optind < argc) {

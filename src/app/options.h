@@ -1,5 +1,5 @@
-/* The command line of SPEC §5 and the preset files of SPEC §7, which share one setter:
- * a preset line `key = value` means exactly `--key value`. */
+/* The command line and the preset files, both generated from the
+ * settings table (config.h): a preset line `key = value` means exactly `--key value`. */
 #ifndef ATTNSCOPE_OPTIONS_H
 #define ATTNSCOPE_OPTIONS_H
 
@@ -28,14 +28,12 @@ enum { OPTIONS_ERROR_SIZE = 512 };
    or 2 with a message in err that names the option, the value and what is accepted. */
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size);
 
-/* Sets one model setting by its long option name.  Returns 0, or -1 with a message. */
-int Options_set(Config *c, const char *name, const char *value, char *err, size_t size);
-
 /* Applies a preset file: all of it, or (on the first malformed line) nothing, with the
    message "FILE:LINE: ..." in err.  Returns 0 or -1. */
 int Options_load_preset(Config *c, const char *path, char *err, size_t size);
 
-/* Writes the preset lines describing c (the same keys Options_set reads). */
+/* Writes the preset lines describing c, one per setting (the keys the reader takes); returns
+   the length it needed, as snprintf does. */
 int Options_write_preset(const Config *c, char *buf, size_t size);
 
 void Options_usage(FILE *out);
@@ -43,7 +41,7 @@ void Options_usage(FILE *out);
 /* The memory budget in bytes (--max-memory, or half of the physical memory). */
 unsigned long long Options_memory_budget(const Options *o);
 
-/* 0 when c fits the budget; otherwise -1 with a message giving the need and the budget. */
+/* Budget_check against that budget. */
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size);
 
 #endif

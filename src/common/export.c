@@ -1,9 +1,15 @@
+/* renameat2 and RENAME_EXCHANGE (Linux, glibc 2.28). */
+#define _GNU_SOURCE
 #include "export.h"
 
 #include "attnscope/format.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,42 +17,22 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { FILES = 6, PATH_SIZE = 4096 };
+/* NAME_ROOM: what a file's name adds to its directory's path. */
+enum { FILES = 6, PATH_SIZE = 4096, NAME_ROOM = 32 };
 
 static const char *const FILE_NAMES[FILES] = {"eigenvalues.csv",     "singular_values.csv",
                                               "layers.csv",          "eigenvalues.svg",
                                               "singular_values.svg", "stable_rank.svg"};
 
-void Export_from_result(ExportData *d, const Result *r)
+/* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
+static const Complex *shown_eigenvalues(const Result *r)
 {
-    memset(d, 0, sizeof *d);
-    d->config = &r->config;
-    d->sigma = r->sigma;
-    d->eigenvalues = r->spectra_ready ? r->eigenvalues : NULL;
-    d->singular_values = r->spectra_ready ? r->singular_values : NULL;
-    const struct {
-        const char *name;
-        const double *values;
-    } curves[] = {
-        {"stable_rank", r->network.stable_rank},
-        {"stable_rank_minus_one", r->network.stable_rank_minus_one},
-        {"stable_rank_mean", r->stable_rank_band.mean},
-        {"stable_rank_std", r->stable_rank_band.std},
-        {"counterpart_stable_rank", r->counterpart.stable_rank},
-        {"counterpart_stable_rank_minus_one", r->counterpart.stable_rank_minus_one},
-        {"token_similarity", r->network.token_similarity},
-        {"counterpart_token_similarity", r->counterpart.token_similarity},
-        {"log10_norm", r->network.log10_norm},
-        {"gradient_norm", r->network.gradient_norm},
-        {"counterpart_gradient_norm", r->counterpart.gradient_norm},
-    };
-    for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++) {
-        d->curve_names[i] = curves[i].name;
-        d->curves[i] = curves[i].values;
-    }
-    d->curve_count = (int)(sizeof curves / sizeof curves[0]);
-    d->stable_rank_curve = 0;
-    d->counterpart_stable_rank_curve = 4;
+    return r->spectra_ready ? r->eigenvalues : NULL;
+}
+
+static const double *shown_singular_values(const Result *r)
+{
+    return r->spectra_ready ? r->singular_values : NULL;
 }
 
 const char *Export_default_directory(char *buf, size_t size)
@@ -65,13 +51,14 @@ static void csv_number(FILE *f, double x)
     fputs(Format_shortest(x, buf), f);
 }
 
-static void write_eigenvalues_csv(FILE *f, const ExportData *d)
+static void write_eigenvalues_csv(FILE *f, const Result *r)
 {
-    int T = d->config->tokens;
+    const Complex *eigenvalues = shown_eigenvalues(r);
+    int T = r->config.tokens;
     double root_t = sqrt((double)T);
     fputs("index,re,im,modulus,sqrtT_re,sqrtT_im\n", f);
-    for (int i = 0; d->eigenvalues && i < T; i++) {
-        const Complex *z = &d->eigenvalues[i];
+    for (int i = 0; eigenvalues && i < T; i++) {
+        const Complex *z = &eigenvalues[i];
         fprintf(f, "%d,", i + 1);
         csv_number(f, z->re);
         fputc(',', f);
@@ -86,30 +73,43 @@ static void write_eigenvalues_csv(FILE *f, const ExportData *d)
     }
 }
 
-static void write_singular_values_csv(FILE *f, const ExportData *d)
+static void write_singular_values_csv(FILE *f, const Result *r)
 {
-    int T = d->config->tokens;
+    const double *singular_values = shown_singular_values(r);
+    int T = r->config.tokens;
     fputs("index,singular_value,sqrtT_singular_value\n", f);
-    for (int i = 0; d->singular_values && i < T; i++) {
+    for (int i = 0; singular_values && i < T; i++) {
         fprintf(f, "%d,", i + 1);
-        csv_number(f, d->singular_values[i]);
+        csv_number(f, singular_values[i]);
         fputc(',', f);
-        csv_number(f, sqrt((double)T) * d->singular_values[i]);
+        csv_number(f, sqrt((double)T) * singular_values[i]);
         fputc('\n', f);
     }
 }
 
-static void write_layers_csv(FILE *f, const ExportData *d)
+void Export_layers_csv(FILE *f, const Result *r)
 {
+    const Config *c = &r->config;
+    char sigma_qk[FORMAT_NUMBER_SIZE];
+    fprintf(f, "# attnscope %s, layers.csv: one row per layer, every per-layer series\n",
+            ATTNSCOPE_VERSION);
+    fprintf(f,
+            "# --tokens %d --width %d --depth %d --sigma-qk %s --attention %s --mask %s "
+            "--window %d --gap %s --layernorm %s --skip %s --layer %d --seed %llu --seeds %d\n",
+            c->tokens, c->width, c->depth, Format_shortest(c->sigma_qk, sigma_qk),
+            ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], c->window,
+            GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
+            c->layer, (unsigned long long)c->seed, c->seeds);
     fputs("layer", f);
-    for (int c = 0; c < d->curve_count; c++)
-        fprintf(f, ",%s", d->curve_names[c]);
+    for (int i = 0; i < RESULT_SERIES_COUNT; i++)
+        fprintf(f, ",%s", RESULT_SERIES[i].name);
     fputc('\n', f);
-    for (int l = 0; l <= d->config->depth; l++) {
+    for (int l = 0; l <= c->depth; l++) {
         fprintf(f, "%d", l);
-        for (int c = 0; c < d->curve_count; c++) {
+        for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
             fputc(',', f);
-            csv_number(f, d->curves[c][l]);
+            if (l > 0 || !RESULT_SERIES[i].from_layer_one)
+                csv_number(f, RESULT_SERIES[i].values(r)[l]);
         }
         fputc('\n', f);
     }
@@ -173,29 +173,30 @@ static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *y
             MARGIN - 4, SVG_H - MARGIN, fr->y0, MARGIN - 4, MARGIN + 10, fr->y1);
 }
 
-static void write_eigenvalues_svg(FILE *f, const ExportData *d)
+static void write_eigenvalues_svg(FILE *f, const Result *r)
 {
-    int T = d->config->tokens;
-    double root_t = sqrt((double)T), extent = 1.2 * fmax(d->sigma, 1e-300);
-    for (int i = 0; d->eigenvalues && i < T; i++)
-        extent = fmax(extent, 1.1 * root_t * hypot(d->eigenvalues[i].re, d->eigenvalues[i].im));
+    const Complex *eigenvalues = shown_eigenvalues(r);
+    int T = r->config.tokens;
+    double root_t = sqrt((double)T), extent = 1.2 * fmax(r->sigma, 1e-300);
+    for (int i = 0; eigenvalues && i < T; i++)
+        extent = fmax(extent, 1.1 * root_t * hypot(eigenvalues[i].re, eigenvalues[i].im));
     if (!isfinite(extent))
         extent = 1.1 * root_t;
     Frame fr = {-extent, extent, -extent * 0.75, extent * 0.75, false};
-    svg_open(f, "Eigenvalues of the shown attention matrix, scaled by √T", d->config);
+    svg_open(f, "Eigenvalues of the shown attention matrix, scaled by √T", &r->config);
     svg_axes(f, &fr, "Re √T·λ", "Im √T·λ");
     double unit = (SVG_W - 2 * MARGIN) / (2 * extent);
     fprintf(f,
             "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
             "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
             px(&fr, 0), py(&fr, 0), root_t * unit);
-    if (isfinite(d->sigma) && d->sigma * unit < 4 * SVG_W)
+    if (isfinite(r->sigma) && r->sigma * unit < 4 * SVG_W)
         fprintf(f,
                 "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
                 "stroke=\"#c60\" stroke-dasharray=\"2 2\"/>\n",
-                px(&fr, 0), py(&fr, 0), d->sigma * unit);
-    for (int i = 0; d->eigenvalues && i < T; i++) {
-        double x = root_t * d->eigenvalues[i].re, y = root_t * d->eigenvalues[i].im;
+                px(&fr, 0), py(&fr, 0), r->sigma * unit);
+    for (int i = 0; eigenvalues && i < T; i++) {
+        double x = root_t * eigenvalues[i].re, y = root_t * eigenvalues[i].im;
         if (i == 0)
             fprintf(f,
                     "<rect class=\"point outlier\" x=\"%.2f\" y=\"%.2f\" width=\"7\" "
@@ -208,28 +209,29 @@ static void write_eigenvalues_svg(FILE *f, const ExportData *d)
     fprintf(f,
             "<text x=\"%d\" y=\"%d\" fill=\"#555\">square: largest |λ|; dashed grey: "
             "|λ| = 1; dotted orange: radius σ = %.4g</text>\n</svg>\n",
-            MARGIN, SVG_H - 4, d->sigma);
+            MARGIN, SVG_H - 4, r->sigma);
 }
 
-static void write_singular_values_svg(FILE *f, const ExportData *d)
+static void write_singular_values_svg(FILE *f, const Result *r)
 {
-    int T = d->config->tokens;
+    const double *singular_values = shown_singular_values(r);
+    int T = r->config.tokens;
     double root_t = sqrt((double)T), top = 1e-300;
-    for (int i = 0; d->singular_values && i < T; i++)
-        if (isfinite(d->singular_values[i]))
-            top = fmax(top, root_t * d->singular_values[i]);
+    for (int i = 0; singular_values && i < T; i++)
+        if (isfinite(singular_values[i]))
+            top = fmax(top, root_t * singular_values[i]);
     enum { BINS = 40 };
     int counts[BINS] = {0}, highest = 1;
-    double bulk_top = T > 1 && d->singular_values ? root_t * d->singular_values[1] : top;
+    double bulk_top = T > 1 && singular_values ? root_t * singular_values[1] : top;
     if (!(bulk_top > 0) || !isfinite(bulk_top))
         bulk_top = top;
-    for (int i = 1; d->singular_values && i < T; i++) {
-        int b = (int)(root_t * d->singular_values[i] / bulk_top * (BINS - 1e-9));
+    for (int i = 1; singular_values && i < T; i++) {
+        int b = (int)(root_t * singular_values[i] / bulk_top * (BINS - 1e-9));
         if (b >= 0 && b < BINS && ++counts[b] > highest)
             highest = counts[b];
     }
     Frame fr = {0, 1.05 * top, 0, 1.1 * highest, false};
-    svg_open(f, "Singular values of the shown attention matrix, scaled by √T", d->config);
+    svg_open(f, "Singular values of the shown attention matrix, scaled by √T", &r->config);
     svg_axes(f, &fr, "√T·s", "count");
     double width = bulk_top / BINS;
     for (int b = 0; b < BINS; b++)
@@ -239,8 +241,8 @@ static void write_singular_values_svg(FILE *f, const ExportData *d)
                     "fill=\"#9bd\"/>\n",
                     px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
                     py(&fr, 0) - py(&fr, counts[b]));
-    for (int i = 0; d->singular_values && i < T; i++) { /* one mark per singular value */
-        double x = px(&fr, root_t * d->singular_values[i]);
+    for (int i = 0; singular_values && i < T; i++) { /* one mark per singular value */
+        double x = px(&fr, root_t * singular_values[i]);
         fprintf(f,
                 "<line class=\"point%s\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
                 "stroke=\"%s\"/>\n",
@@ -253,14 +255,14 @@ static void write_singular_values_svg(FILE *f, const ExportData *d)
             MARGIN, SVG_H - 4);
 }
 
-static void write_stable_rank_svg(FILE *f, const ExportData *d)
+static void write_stable_rank_svg(FILE *f, const Result *r)
 {
-    int L = d->config->depth;
+    int L = r->config.depth;
     double lo = INFINITY, hi = -INFINITY;
-    const int which[2] = {d->stable_rank_curve, d->counterpart_stable_rank_curve};
+    const double *curves[2] = {r->network.stable_rank, r->counterpart.stable_rank};
     for (int k = 0; k < 2; k++)
-        for (int l = 0; which[k] >= 0 && l <= L; l++) {
-            double v = d->curves[which[k]][l];
+        for (int l = 0; l <= L; l++) {
+            double v = curves[k][l];
             if (isfinite(v) && v > 0) {
                 lo = fmin(lo, v);
                 hi = fmax(hi, v);
@@ -271,13 +273,11 @@ static void write_stable_rank_svg(FILE *f, const ExportData *d)
         hi = 10;
     }
     Frame fr = {0, L > 0 ? L : 1, lo / 1.5, hi * 1.5, true};
-    svg_open(f, "Stable rank of the token covariance against depth (log scale)", d->config);
+    svg_open(f, "Stable rank of the token covariance against depth (log scale)", &r->config);
     svg_axes(f, &fr, "layer ℓ", "sr(Σ_ℓ)");
     const char *colour[2] = {"#137", "#c60"}, *dash[2] = {"", " stroke-dasharray=\"6 4\""};
     for (int k = 0; k < 2; k++) {
-        if (which[k] < 0)
-            continue;
-        const double *v = d->curves[which[k]];
+        const double *v = curves[k];
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", colour[k], dash[k]);
         for (int l = 0; l <= L; l++)
             if (isfinite(v[l]) && v[l] > 0)
@@ -293,62 +293,262 @@ static void write_stable_rank_svg(FILE *f, const ExportData *d)
     fprintf(f,
             "<text x=\"%d\" y=\"%d\" fill=\"#555\">solid: gap %s; dashed: gap %s (same "
             "weights)</text>\n</svg>\n",
-            MARGIN, SVG_H - 4, GAP_NAMES.names[d->config->gap],
-            GAP_NAMES.names[Gap_toggled(d->config->gap)]);
+            MARGIN, SVG_H - 4, GAP_NAMES.names[r->config.gap],
+            GAP_NAMES.names[Gap_toggled(r->config.gap)]);
 }
 
-typedef void (*Writer)(FILE *f, const ExportData *d);
+typedef void (*Writer)(FILE *f, const Result *r);
 
-int Export_write(const ExportData *d, const char *dir, char *err, size_t size)
+static const Writer WRITERS[FILES] = {write_eigenvalues_csv,     write_singular_values_csv,
+                                      Export_layers_csv,         write_eigenvalues_svg,
+                                      write_singular_values_svg, write_stable_rank_svg};
+
+/* ---- Files and directories -------------------------------------------------------------- */
+
+/* The directories make_parents created, as the lengths of their paths, in creation order. */
+typedef struct {
+    int count;
+    unsigned short length[PATH_SIZE / 2];
+} Parents;
+
+static void remove_parents(char *path, const Parents *made)
 {
-    static const Writer writers[FILES] = {write_eigenvalues_csv,     write_singular_values_csv,
-                                          write_layers_csv,          write_eigenvalues_svg,
-                                          write_singular_values_svg, write_stable_rank_svg};
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, size, "export to '%s': cannot create the directory: %s", dir,
-                 strerror(errno));
+    for (int i = made->count - 1; i >= 0; i--) {
+        path[made->length[i]] = '\0';
+        rmdir(path);
+        path[made->length[i]] = '/';
+    }
+}
+
+/* Creates the missing directories above path, as mkdir -p does (0777 less the umask), and
+   checks that the last is a directory.  Returns 0, or -1 with err and the ones it created
+   removed again. */
+static int make_parents(char *path, Parents *made, char *err, size_t size)
+{
+    made->count = 0;
+    for (char *slash = strchr(path + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        if (slash[-1] == '/')
+            continue;
+        *slash = '\0';
+        if (mkdir(path, 0777) == 0)
+            made->length[made->count++] = (unsigned short)(slash - path);
+        else if (errno != EEXIST) {
+            snprintf(err, size, "cannot create the directory %s: %s", path, strerror(errno));
+            *slash = '/';
+            remove_parents(path, made);
+            return -1;
+        }
+        *slash = '/';
+    }
+    /* mkdir's EEXIST also stands for a file in the way: the directory itself would fail. */
+    char *last = strrchr(path, '/');
+    struct stat st;
+    if (last && last != path) {
+        *last = '\0';
+        int status = stat(path, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        *last = '/';
+        if (status) {
+            snprintf(err, size, "cannot create the directory %s: %s", path, strerror(status));
+            remove_parents(path, made);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static bool export_file(const char *name)
+{
+    for (int i = 0; i < FILES; i++)
+        if (strcmp(name, FILE_NAMES[i]) == 0)
+            return true;
+    return false;
+}
+
+/* An existing directory is replaced as a whole, so it may hold only an earlier export's
+   files: anything else is the user's and would leave with the old set. */
+static int check_replaceable(const char *dir, char *err, size_t size)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, size, "cannot read the directory: %s", strerror(errno));
         return -1;
     }
-    char temp[FILES][PATH_SIZE], final[FILES][PATH_SIZE];
-    int written = 0, status = 0;
-    for (int i = 0; i < FILES && status == 0; i++) {
-        snprintf(final[i], PATH_SIZE, "%s/%s", dir, FILE_NAMES[i]);
-        snprintf(temp[i], PATH_SIZE, "%s/.%s.XXXXXX", dir, FILE_NAMES[i]);
-        int fd = mkstemp(temp[i]);
-        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (!f) {
-            snprintf(err, size, "export to '%s': cannot write %s: %s", dir, FILE_NAMES[i],
-                     strerror(errno));
-            if (fd >= 0) {
-                close(fd);
-                unlink(temp[i]);
-            }
-            status = -1;
-            break;
-        }
-        written++;
-        writers[i](f, d);
-        int failed = ferror(f) != 0;
-        failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-        int saved = errno;
-        failed |= fclose(f) != 0;
-        if (failed) {
-            snprintf(err, size, "export to '%s': writing %s failed: %s", dir, FILE_NAMES[i],
-                     strerror(saved ? saved : errno));
-            status = -1;
-        }
+    int status = 0;
+    struct dirent *e;
+    while (status == 0 && (e = readdir(d))) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            (export_file(e->d_name) &&
+             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)))
+            continue;
+        snprintf(err, size,
+                 "the directory holds %s, which is not a file of an export: an export replaces "
+                 "its directory as a whole, so name a new or empty one, or an earlier export's",
+                 e->d_name);
+        status = -1;
     }
-    /* All or nothing: rename only when every file was written. */
-    for (int i = 0; i < written && status == 0; i++)
-        if (rename(temp[i], final[i]) != 0) {
-            snprintf(err, size, "export to '%s': cannot rename %s into place: %s", dir,
-                     FILE_NAMES[i], strerror(errno));
-            status = -1;
-            for (int k = 0; k < i; k++) /* take back what was already renamed */
-                unlink(final[k]);
+    closedir(d);
+    return status;
+}
+
+/* Removes an export's files and then the directory (left in place when it holds more). */
+static void remove_export(const char *dir)
+{
+    char path[PATH_SIZE + NAME_ROOM];
+    for (int i = 0; i < FILES; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* A new directory beside the target, named after it and hidden: .BASE.export-PID-N. */
+static int make_staging(const char *parent, const char *base, char *out, char *err, size_t size)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int n =
+            snprintf(out, PATH_SIZE, "%s/.%s.export-%ld-%d", parent, base, (long)getpid(), attempt);
+        if (n < 0 || n >= PATH_SIZE - NAME_ROOM) {
+            snprintf(err, size, "the path is too long");
+            return -1;
         }
+        if (mkdir(out, 0777) == 0)
+            return 0;
+        if (errno != EEXIST)
+            break;
+    }
+    snprintf(err, size, "cannot create a directory beside it in %s: %s", parent, strerror(errno));
+    return -1;
+}
+
+/* Writes file i into dir.  O_EXCL in a directory of our own: the kernel applies the umask
+   to 0666, as for any file a program writes (mkstemp would give 0600). */
+static int write_file(const Result *r, const char *dir, int i, char *err, size_t size)
+{
+    char path[PATH_SIZE + NAME_ROOM];
+    snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        snprintf(err, size, "cannot write %s: %s", FILE_NAMES[i], strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    errno = 0;
+    WRITERS[i](f, r);
+    int failed = ferror(f) != 0;
+    failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    int reason = errno;
+    failed |= fclose(f) != 0;
+    if (failed) {
+        reason = reason ? reason : errno ? errno : EIO;
+        snprintf(err, size, "writing %s failed: %s", FILE_NAMES[i], strerror(reason));
+        return -1;
+    }
+    return 0;
+}
+
+/* Puts the directory fresh at target and target's at fresh, in one step where the file
+   system can (RENAME_EXCHANGE).  Where it cannot (NFS, some FUSE), the old directory steps
+   aside for the new one and comes back if that fails: target is then absent for a moment,
+   but never holds a mixed set. */
+static int exchange(const char *fresh, const char *target)
+{
+    if (renameat2(AT_FDCWD, fresh, AT_FDCWD, target, RENAME_EXCHANGE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+        return -1;
+    char aside[PATH_SIZE];
+    if (snprintf(aside, sizeof aside, "%s.old", fresh) >= (int)sizeof aside) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (rename(target, aside) != 0)
+        return -1;
+    if (rename(fresh, target) != 0) {
+        int saved = errno;
+        rename(aside, target);
+        errno = saved;
+        return -1;
+    }
+    rename(aside, fresh); /* where the caller removes the old set */
+    return 0;
+}
+
+int Export_write(const Result *r, const char *dir, char *err, size_t size)
+{
+    char target[PATH_SIZE], resolved[PATH_MAX], staging[PATH_SIZE];
+    int n = snprintf(target, sizeof target, "%s", dir);
+    if (n <= 0 || n >= PATH_SIZE) {
+        snprintf(err, size, "%s", n <= 0 ? "no directory named" : "the path is too long");
+        return -1;
+    }
+    while (n > 1 && target[n - 1] == '/')
+        target[--n] = '\0';
+    const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
+    if (!base[0] || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+        snprintf(err, size,
+                 "name a directory (not ., .. or /): an export replaces its "
+                 "directory as a whole");
+        return -1;
+    }
+    Parents made = {0};
+    struct stat old;
+    bool exists = stat(target, &old) == 0;
+    if (!exists && errno != ENOENT && errno != ENOTDIR) { /* ENOTDIR: see make_parents */
+        snprintf(err, size, "cannot reach it: %s", strerror(errno));
+        return -1;
+    }
+    if (exists) {
+        if (!S_ISDIR(old.st_mode)) {
+            snprintf(err, size, "it exists and is not a directory");
+            return -1;
+        }
+        /* A symbolic link stays; the directory it names is replaced. */
+        if (!realpath(target, resolved)) {
+            snprintf(err, size, "cannot resolve the path: %s", strerror(errno));
+            return -1;
+        }
+        if (access(resolved, W_OK) != 0) {
+            snprintf(err, size, "cannot write into the directory: %s", strerror(errno));
+            return -1;
+        }
+        if (check_replaceable(resolved, err, size))
+            return -1;
+        snprintf(target, sizeof target, "%s", resolved);
+    } else if (make_parents(target, &made, err, size)) {
+        return -1;
+    }
+
+    /* The new set goes into a fresh directory beside the target, which one rename then puts
+       in its place: the target holds the whole old set or the whole new set at every moment,
+       and whatever fails before that rename leaves it as it was. */
+    char parent[PATH_SIZE] = ".";
+    slash = strrchr(target, '/');
+    if (slash)
+        snprintf(parent, sizeof parent, "%.*s", slash == target ? 1 : (int)(slash - target),
+                 target);
+    base = slash ? slash + 1 : target;
+    if (make_staging(parent, base, staging, err, size)) {
+        remove_parents(target, &made);
+        return -1;
+    }
+    int status = 0;
+    if (exists && chmod(staging, old.st_mode & 07777) != 0) {
+        snprintf(err, size, "cannot give the new directory the old one's mode: %s",
+                 strerror(errno));
+        status = -1;
+    }
+    for (int i = 0; i < FILES && status == 0; i++)
+        status = write_file(r, staging, i, err, size);
+    if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
+        snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
+        status = -1;
+    }
+    /* After the exchange the staging name holds the old set. */
+    remove_export(staging);
     if (status != 0)
-        for (int i = 0; i < written; i++)
-            unlink(temp[i]);
+        remove_parents(target, &made);
     return status == 0 ? FILES : -1;
 }

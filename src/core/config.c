@@ -1,7 +1,9 @@
 #include "attnscope/config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const attention_names[] = {"softmax", "markov",  "relu",    "sigmoid",
@@ -42,31 +44,381 @@ const char *EnumNames_list(const EnumNames *e, char *buf, size_t size)
     return buf;
 }
 
+static bool window_in_use(const Config *c)
+{
+    return c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
+}
+
+/* Table order is the order of --help, the presets, the help overlay and the status line. */
+static const Setting SETTINGS[] = {
+    {.name = "tokens",
+     .json = "T",
+     .letter = 'T',
+     .argument = "N",
+     .help = "tokens",
+     .kind = SETTING_INT,
+     .min = CONFIG_TOKENS_MIN,
+     .max = CONFIG_TOKENS_MAX,
+     .fallback = 256,
+     .offset = offsetof(Config, tokens),
+     .bound = "width",
+     .raises_bound = true,
+     .bound_reason = "the input needs T ≤ d",
+     .raise_key = 'T',
+     .lower_key = 't',
+     .step = STEP_DOUBLE,
+     .key_label = "tokens T",
+     .label = "T"},
+    {.name = "width",
+     .json = "d",
+     .letter = 'd',
+     .argument = "N",
+     .help = "width d = d_qk",
+     .kind = SETTING_INT,
+     .min = CONFIG_WIDTH_MIN,
+     .max = CONFIG_WIDTH_MAX,
+     .fallback = 256,
+     .offset = offsetof(Config, width),
+     .raise_key = 'D',
+     .lower_key = 'd',
+     .step = STEP_DOUBLE,
+     .key_label = "width d",
+     .label = "d"},
+    {.name = "depth",
+     .json = "depth",
+     .letter = 'L',
+     .argument = "N",
+     .help = "layers",
+     .kind = SETTING_INT,
+     .min = CONFIG_DEPTH_MIN,
+     .max = CONFIG_DEPTH_MAX,
+     .fallback = 8,
+     .offset = offsetof(Config, depth),
+     .raise_key = 'L',
+     .lower_key = 'l',
+     .step = STEP_ONE,
+     .key_label = "depth",
+     .label = "L"},
+    {.name = "sigma-qk",
+     .json = "sigma_qk",
+     .letter = 's',
+     .argument = "X",
+     .help = "std of the query/key weights",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = CONFIG_SIGMA_QK_MAX,
+     .fallback = 1.0,
+     .offset = offsetof(Config, sigma_qk),
+     .raise_key = 'S',
+     .lower_key = 's',
+     .step = STEP_QUARTER,
+     /* Below 1/64 attention is uniform for every purpose. */
+     .key_min = 1.0 / 64,
+     .key_label = "σ_qk",
+     .label = "σ_qk"},
+    {.name = "attention",
+     .json = "attention",
+     .letter = 'a',
+     .argument = "K",
+     .kind = SETTING_ENUM,
+     .names = &ATTENTION_NAMES,
+     .fallback = ATTENTION_SOFTMAX,
+     .offset = offsetof(Config, attention),
+     .raise_key = 'a',
+     .lower_key = 'A',
+     .step = STEP_CYCLE,
+     .key_label = "attention kind",
+     .label = "attn"},
+    {.name = "mask",
+     .json = "mask",
+     .letter = 'm',
+     .argument = "M",
+     .kind = SETTING_ENUM,
+     .names = &MASK_NAMES,
+     .fallback = MASK_FULL,
+     .offset = offsetof(Config, mask),
+     .raise_key = 'm',
+     .lower_key = 'M',
+     .step = STEP_CYCLE,
+     .key_label = "mask",
+     .label = "mask"},
+    {.name = "window",
+     .json = "window",
+     .letter = 'w',
+     .argument = "W",
+     .help = "window half-width",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_TOKENS_MAX - 1,
+     .fallback = 1,
+     .offset = offsetof(Config, window),
+     .bound = "tokens",
+     .bound_offset = -1,
+     .bound_reason = "w < T",
+     .in_use = window_in_use,
+     .unused_note = "w is used by the window masks (m)",
+     .raise_key = 'W',
+     .lower_key = 'w',
+     .step = STEP_ONE,
+     .key_label = "window w",
+     .label = "w"},
+    {.name = "gap",
+     .json = "gap",
+     .letter = 'g',
+     .argument = "G",
+     .kind = SETTING_ENUM,
+     .names = &GAP_NAMES,
+     .fallback = GAP_OFF,
+     .offset = offsetof(Config, gap),
+     .raise_key = 'G',
+     .lower_key = 'g',
+     .step = STEP_TOGGLE,
+     .key_label = "gap removal",
+     .label = "gap"},
+    {.name = "layernorm",
+     .json = "layernorm",
+     .letter = 'n',
+     .argument = "N",
+     .kind = SETTING_ENUM,
+     .names = &LAYERNORM_NAMES,
+     .fallback = LAYERNORM_NONE,
+     .offset = offsetof(Config, layernorm),
+     .raise_key = 'n',
+     .lower_key = 'N',
+     .step = STEP_CYCLE,
+     .key_label = "LayerNorm",
+     .label = "LN"},
+    {.name = "skip",
+     .json = "skip",
+     .letter = 'k',
+     .argument = "S",
+     .kind = SETTING_ENUM,
+     .names = &SKIP_NAMES,
+     .fallback = SKIP_NONE,
+     .offset = offsetof(Config, skip),
+     .raise_key = 'k',
+     .lower_key = 'K',
+     .step = STEP_CYCLE,
+     .key_label = "skip",
+     .label = "skip"},
+    {.name = "layer",
+     .json = "layer",
+     .letter = 'l',
+     .argument = "N",
+     .help = "layer whose attention matrix is shown",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_DEPTH_MAX,
+     .fallback = 1,
+     .offset = offsetof(Config, layer),
+     .bound = "depth",
+     .bound_reason = "layer ≤ depth",
+     .raise_key = ']',
+     .lower_key = '[',
+     .step = STEP_ONE,
+     .key_label = "shown layer",
+     .min_note = "layer 1 is the first",
+     .label = "layer",
+     .show = SHOW_OF_BOUND},
+    {.name = "seed",
+     .json = "seed",
+     .argument = "N",
+     .help = "random seed",
+     .kind = SETTING_SEED,
+     .min = 0,
+     .max = (double)CONFIG_SEED_MAX,
+     .fallback = 1,
+     .offset = offsetof(Config, seed),
+     .raise_key = 'r',
+     .step = STEP_NEW,
+     .key_label = "seed",
+     .label = "seed"},
+    {.name = "seeds",
+     .json = "seeds",
+     .argument = "N",
+     .help = "ensemble size for the stable-rank curves",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_SEEDS_MAX,
+     .fallback = 1,
+     .offset = offsetof(Config, seeds),
+     .raise_key = 'E',
+     .lower_key = 'e',
+     .step = STEP_DOUBLE,
+     .key_max = CONFIG_SEEDS_KEY_MAX,
+     .key_label = "ensemble seeds",
+     .min_note = "the ensemble is one seed already",
+     .label = "seeds",
+     .show = SHOW_UNLESS_DEFAULT},
+};
+enum { SETTINGS_COUNT = sizeof SETTINGS / sizeof SETTINGS[0] };
+_Static_assert((int)SETTINGS_COUNT <= (int)SETTINGS_MAX, "raise SETTINGS_MAX in config.h");
+
+int Settings_count(void)
+{
+    return SETTINGS_COUNT;
+}
+
+const Setting *Settings_at(int index)
+{
+    return index >= 0 && index < SETTINGS_COUNT ? &SETTINGS[index] : NULL;
+}
+
+const Setting *Settings_find(const char *name)
+{
+    for (int i = 0; i < SETTINGS_COUNT; i++)
+        if (strcmp(SETTINGS[i].name, name) == 0)
+            return &SETTINGS[i];
+    return NULL;
+}
+
+/* Enumerations are read and written as int: GCC gives these (no negative names) unsigned
+   int, which an int may alias. */
+double Setting_get(const Setting *s, const Config *c)
+{
+    const char *field = (const char *)c + s->offset;
+    switch (s->kind) {
+    case SETTING_DOUBLE:
+        return *(const double *)field;
+    case SETTING_SEED:
+        return (double)*(const uint64_t *)field;
+    case SETTING_INT:
+    case SETTING_ENUM:
+        break;
+    }
+    return *(const int *)field;
+}
+
+void Setting_put(const Setting *s, Config *c, double value)
+{
+    char *field = (char *)c + s->offset;
+    switch (s->kind) {
+    case SETTING_DOUBLE:
+        *(double *)field = value;
+        return;
+    case SETTING_SEED:
+        *(uint64_t *)field = (uint64_t)value;
+        return;
+    case SETTING_INT:
+    case SETTING_ENUM:
+        break;
+    }
+    *(int *)field = (int)value;
+}
+
+double Setting_limit(const Setting *s, const Config *c)
+{
+    const Setting *b = s->bound ? Settings_find(s->bound) : NULL;
+    double bound = b ? Setting_get(b, c) + s->bound_offset : s->max;
+    return bound < s->max ? bound : s->max;
+}
+
+const char *Setting_spelled(const Setting *s, char *buf, size_t size)
+{
+    if (s->letter)
+        snprintf(buf, size, "-%c/--%s", s->letter, s->name);
+    else
+        snprintf(buf, size, "--%s", s->name);
+    return buf;
+}
+
+int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size_t size)
+{
+    /* The value cut after 40 bytes, so that what is accepted always fits in the message (a
+       preset line may be megabytes long). */
+    char spelled[32], opt[96];
+    snprintf(opt, sizeof opt, "%s '%.40s%s'", Setting_spelled(s, spelled, sizeof spelled), text,
+             strlen(text) > 40 ? "..." : "");
+    char *end = NULL;
+    errno = 0;
+    /* strtol and strtod skip leading blanks: refuse them, as trailing ones are. */
+    bool blank = *text == ' ' || (*text >= '\t' && *text <= '\r');
+    switch (s->kind) {
+    case SETTING_INT: {
+        long v = strtol(text, &end, 10);
+        if (*text == '\0' || blank || *end != '\0' || errno == ERANGE || v < s->min || v > s->max) {
+            snprintf(err, size, "%s: accepted a whole number %.0f..%.0f", opt, s->min, s->max);
+            return -1;
+        }
+        Setting_put(s, c, (double)v);
+        return 0;
+    }
+    case SETTING_DOUBLE: {
+        double v = strtod(text, &end);
+        if (*text == '\0' || blank || *end != '\0' || !isfinite(v) || !(v > s->min) || v > s->max) {
+            snprintf(err, size, "%s: accepted a number %g < X <= %g", opt, s->min, s->max);
+            return -1;
+        }
+        Setting_put(s, c, v);
+        return 0;
+    }
+    case SETTING_SEED: {
+        /* strtoull would take a sign: only digits are a seed. */
+        unsigned long long v = strtoull(text, &end, 10);
+        if (*text < '0' || *text > '9' || *end != '\0' || errno == ERANGE || v > s->max) {
+            snprintf(err, size, "%s: accepted a whole number %.0f..%.0f", opt, s->min, s->max);
+            return -1;
+        }
+        Setting_put(s, c, (double)v);
+        return 0;
+    }
+    case SETTING_ENUM: {
+        int v = EnumNames_find(s->names, text);
+        if (v < 0) {
+            char list[128];
+            snprintf(err, size, "%s: accepted %s", opt,
+                     EnumNames_list(s->names, list, sizeof list));
+            return -1;
+        }
+        Setting_put(s, c, v);
+        return 0;
+    }
+    }
+    return -1;
+}
+
+int Setting_format(const Setting *s, const Config *c, int digits, char *buf, size_t size)
+{
+    double v = Setting_get(s, c);
+    switch (s->kind) {
+    case SETTING_DOUBLE:
+        return snprintf(buf, size, "%.*g", digits, v);
+    case SETTING_ENUM:
+        return snprintf(buf, size, "%s", s->names->names[(int)v]);
+    case SETTING_INT:
+    case SETTING_SEED:
+        break;
+    }
+    return snprintf(buf, size, "%.0f", v);
+}
+
+int Setting_show(const Setting *s, const Config *c, char *buf, size_t size)
+{
+    char value[64];
+    buf[0] = '\0';
+    if (!s->label || (s->show == SHOW_UNLESS_DEFAULT && Setting_get(s, c) == s->fallback))
+        return 0;
+    Setting_format(s, c, 3, value, sizeof value);
+    if (s->show == SHOW_OF_BOUND)
+        return snprintf(buf, size, "%s=%s/%.0f", s->label, value, Setting_limit(s, c));
+    return snprintf(buf, size, "%s=%s", s->label, value);
+}
+
 Config Config_default(void)
 {
-    return (Config){
-        .tokens = 256,
-        .width = 256,
-        .depth = 8,
-        .sigma_qk = 1.0,
-        .attention = ATTENTION_SOFTMAX,
-        .mask = MASK_FULL,
-        .window = 1,
-        .gap = GAP_OFF,
-        .layernorm = LAYERNORM_NONE,
-        .skip = SKIP_NONE,
-        .layer = 1,
-        .seed = 1,
-        .seeds = 1,
-    };
+    Config c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < SETTINGS_COUNT; i++)
+        Setting_put(&SETTINGS[i], &c, SETTINGS[i].fallback);
+    return c;
 }
 
 int Config_equal(const Config *a, const Config *b)
 {
-    return a->tokens == b->tokens && a->width == b->width && a->depth == b->depth &&
-           a->sigma_qk == b->sigma_qk && a->attention == b->attention && a->mask == b->mask &&
-           a->window == b->window && a->gap == b->gap && a->layernorm == b->layernorm &&
-           a->skip == b->skip && a->layer == b->layer && a->seed == b->seed && a->seeds == b->seeds;
+    for (int i = 0; i < SETTINGS_COUNT; i++)
+        if (Setting_get(&SETTINGS[i], a) != Setting_get(&SETTINGS[i], b))
+            return 0;
+    return 1;
 }
 
 int Config_validate(const Config *c, char *err, size_t size)
@@ -82,7 +434,7 @@ int Config_validate(const Config *c, char *err, size_t size)
         snprintf(err, size, "-l/--layer %d: accepted 1..%d (the depth)", c->layer, c->depth);
         return -1;
     }
-    if ((c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL) && c->window >= c->tokens) {
+    if (window_in_use(c) && c->window >= c->tokens) {
         snprintf(err, size,
                  "-w/--window %d: accepted 1..%d (below T = %d; a wider window is the %s mask)",
                  c->window, c->tokens - 1, c->tokens, c->mask == MASK_WINDOW ? "full" : "causal");

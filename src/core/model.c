@@ -1,5 +1,15 @@
-/* The forward pass of SPEC §1.5 for a network and its counterpart (gap removal toggled),
- * sharing every random weight, and the quantities of SPEC §2.
+/* The forward pass of docs/model.md §1.5 for a network and its counterpart (gap removal toggled),
+ * sharing every random weight, and the quantities of docs/model.md §2.
+ *
+ * Computed once: every layer of every network that was computed for the current weights is
+ * kept as a Track (its per-layer numbers always, its token matrices while a memory budget
+ * allows), and so are the shown layers' spectra and the gradients.  A run for settings that
+ * share the weights (same seed, sizes, kind, mask, σ_qk, LayerNorm and skip; any depth,
+ * shown layer, gap mode or seed count) computes only what is missing: a deeper network
+ * continues from the kept last layer, another shown layer needs only its attention matrix
+ * and spectra, and the gap-toggled network is the counterpart already computed.  A token
+ * matrix that was not kept is recomputed from the nearest kept layer below, with the same
+ * code in the same order, so a result is bit for bit the one a fresh workspace gives.
  *
  * The two networks of a layer are independent once the layer's weights are drawn, so each
  * runs in a lane of its own buffers, and a caller with a spare core may run both lanes at
@@ -25,6 +35,68 @@
 
 enum { NETWORK_MAIN, NETWORK_COUNTERPART, NETWORKS };
 
+/* The state of one network after a layer, apart from its token matrices. */
+typedef struct {
+    double log_scale; /* X_ℓ = exp(log_scale) · x (input-independent kinds are rescaled) */
+    double log_similarity0;
+    double log_frozen;    /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
+    bool similarity_lost; /* its token similarity became round-off (warned once) */
+    bool dead;            /* overflowed or vanished: later layers are undefined */
+} Network;
+
+/* One layer of a kept network: its numbers, the warnings it raised, and (while the budget
+   allows) its token matrices, from which the next layer or this layer's successor's
+   attention can be computed again. */
+typedef struct {
+    double stable_rank, stable_rank_minus_one, log10_norm, token_similarity;
+    MeasureRoute route;
+    Network net; /* after the layer */
+    int warning_count;
+    char (*warnings)[WARNING_LENGTH];
+    double *x, *frozen; /* T×d each, or NULL when not kept */
+} LayerState;
+
+/* One network (a seed and a gap mode) for the current weights: layers 0..layers.  A first
+   seed's track carries more (the frozen products, the similarity warning) than the same
+   seed's track in an ensemble, so the role is part of its name. */
+typedef struct {
+    uint64_t seed;
+    Gap gap;
+    bool first;
+    int layers;
+    int capacity;      /* of state[] and the gradient arrays, in layers after layer 0 */
+    LayerState *state; /* [capacity + 1] */
+    /* Frozen-attention gradients at depth gradient_depth (0: none), first seed only. */
+    int gradient_depth;
+    double *gradient_norm, *log10_gradient_norm; /* [capacity + 1] */
+} Track;
+
+/* The spectra of one shown matrix: (gap mode, layer) of the first seed. */
+typedef struct {
+    uint64_t seed;
+    Gap gap;
+    int layer;
+    Gap applied;
+    int outliers_removed;
+    bool exact;
+    double logit_std;
+    Complex *eigenvalues;
+    double *singular_values;
+    Warnings warnings;
+} KeptSpectra;
+
+enum { KEPT_SPECTRA_MAX = 8 };
+
+typedef struct {
+    bool valid;
+    Config key; /* the settings that decide the weights (see same_weights) */
+    int track_count, track_capacity;
+    Track **tracks;
+    int spectra_count;
+    KeptSpectra spectra[KEPT_SPECTRA_MAX]; /* oldest first */
+    size_t bytes;                          /* of token matrices held */
+} Kept;
+
 /* A lane's status when Progress.stop_requested asked it to stop (LAPACK's are >= -1). */
 enum { LANE_STOPPED = -1000 };
 
@@ -49,9 +121,15 @@ struct Workspace {
     double *wq, *wk, *wv; /* d×d, the current layer's weights, shared by both lanes */
     double *markov_gauss; /* T×T */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
-    double *value_cache; /* W^V of every layer, kept for the gradients when it fits */
+    double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;
+    bool value_cached[CONFIG_DEPTH_MAX + 1]; /* which layers' W^V the cache holds, */
+    uint64_t value_seed;                     /* for this seed */
+    Config value_key;                        /* and these weights (see same_weights) */
     bool measure_all_eigenvalues; /* skip the top-eigenpair route (the tests' reference) */
+    size_t keep_budget;           /* bytes of token matrices the kept tracks may hold */
+    bool keeping_paused;          /* runs neither read nor change what is kept */
+    Kept kept;                    /* what earlier runs computed for the current weights */
 };
 
 /* The value weights of all layers are kept for the gradient pass below this size, and drawn
@@ -110,6 +188,8 @@ static void workspace_release_buffers(Workspace *w)
     w->T = w->d = 0;
 }
 
+static void kept_clear(Kept *k);
+
 Workspace *Workspace_new(void)
 {
     Workspace *w = calloc(1, sizeof *w);
@@ -130,6 +210,7 @@ void Workspace_free(Workspace *w)
     if (!w)
         return;
     workspace_release_buffers(w);
+    kept_clear(&w->kept);
     free(w->value_cache);
     for (int l = 0; l < NETWORKS; l++)
         Linalg_free(w->lane[l].la);
@@ -152,13 +233,14 @@ static size_t value_cache_doubles(const Config *c)
 
 static int workspace_reserve(Workspace *w, const Config *c)
 {
+    /* Grown with its content: the layers' W^V stay where they are. */
     size_t cache = value_cache_doubles(c);
     if (cache > w->value_cache_size) {
-        free(w->value_cache);
-        w->value_cache = malloc(sizeof(double) * cache);
-        w->value_cache_size = w->value_cache ? cache : 0;
-        if (!w->value_cache)
+        double *grown = realloc(w->value_cache, sizeof(double) * cache);
+        if (!grown)
             return -1;
+        w->value_cache = grown;
+        w->value_cache_size = cache;
     }
     if (w->T == c->tokens && w->d == c->width)
         return 0;
@@ -195,16 +277,7 @@ size_t Model_memory_estimate(const Config *c)
 
 /* ---- one network ---------------------------------------------------------------------- */
 
-typedef struct {
-    Gap gap;
-    double log_scale; /* X_ℓ = exp(log_scale) · x (input-independent kinds are rescaled) */
-    double log_similarity0;
-    double log_frozen;    /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
-    bool similarity_lost; /* its token similarity became round-off (warned once) */
-    bool dead;            /* overflowed or vanished: later layers are undefined */
-} Network;
-
-/* The frozen-attention gradient is the product formula of SPEC §2, which describes the
+/* The frozen-attention gradient is the product formula of docs/model.md §2, which describes the
    network without skips and LayerNorm. */
 static bool gradients_apply(const Config *c)
 {
@@ -235,25 +308,38 @@ static double scaled_step(int rows, int cols, double **product, double **spare, 
     return log10_norm2;
 }
 
-static void record(Curves *c, int layer, const Measures *m, double log_similarity0)
+static void record(LayerState *state, const Measures *m, double log_similarity0)
 {
-    c->stable_rank[layer] = m->stable_rank;
-    c->stable_rank_minus_one[layer] = m->stable_rank_minus_one;
-    c->log10_norm[layer] = m->log10_norm;
+    state->stable_rank = m->stable_rank;
+    state->stable_rank_minus_one = m->stable_rank_minus_one;
+    state->log10_norm = m->log10_norm;
     double ratio = exp(m->log_similarity - log_similarity0);
-    c->token_similarity[layer] = isfinite(ratio) ? ratio : NAN;
+    state->token_similarity = isfinite(ratio) ? ratio : NAN;
+    state->route = m->route;
 }
 
-/* The value weights of a layer: kept in the cache when there is one. */
-static double *value_weights(Workspace *w, const Config *c, int layer)
+/* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
+   for the same weights reads it instead of drawing it again. */
+static const double *draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer)
 {
     size_t dd = (size_t)c->width * c->width;
-    return w->value_cache && value_cache_doubles(c) ? w->value_cache + (size_t)(layer - 1) * dd
-                                                    : w->wv;
+    bool cached = value_cache_doubles(c) > 0;
+    double *wv = cached ? w->value_cache + (size_t)(layer - 1) * dd : w->wv;
+    if (cached && w->value_cached[layer] && w->value_seed == seed)
+        return wv;
+    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, wv, dd);
+    if (cached) {
+        if (w->value_seed != seed)
+            memset(w->value_cached, 0, sizeof w->value_cached);
+        w->value_seed = seed;
+        w->value_cached[layer] = true;
+    }
+    return wv;
 }
 
-/* Weights of one layer, shared by both networks. */
-static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer)
+/* Weights of one layer, shared by both networks; returns W^V. */
+static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
+                                        bool first_seed)
 {
     size_t dd = (size_t)c->width * c->width, tt = (size_t)c->tokens * c->tokens;
     if (Attention_has_query_key(c->attention)) {
@@ -263,9 +349,10 @@ static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t 
     if (c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(w->random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
                               w->markov_gauss, tt);
-    double *wv = value_weights(w, c, layer);
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, wv, dd);
-    return wv;
+    if (first_seed)
+        return draw_value_weights(w, c, seed, layer);
+    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, w->wv, dd);
+    return w->wv;
 }
 
 /* The logits of the layer, row-major: S = X W^Q (X W^K)ᵀ / √d, i.e. Sᵀ = K Qᵀ / √d in
@@ -335,22 +422,189 @@ static bool all_finite(const double *x, size_t n)
     return true;
 }
 
-/* One seed's run: what both lanes read, and each lane's network and status. */
+/* ---- what is kept between runs --------------------------------------------------------- */
+
+/* The settings that decide the weights and the forward pass, apart from the gap mode (a
+   track's own), the depth, the shown layer and the seeds (tracks are per seed). */
+static bool same_weights(const Config *a, const Config *b)
+{
+    return a->tokens == b->tokens && a->width == b->width && a->sigma_qk == b->sigma_qk &&
+           a->attention == b->attention && a->mask == b->mask && a->window == b->window &&
+           a->layernorm == b->layernorm && a->skip == b->skip;
+}
+
+static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
+{
+    if (s->x)
+        k->bytes -= sizeof(double) * td;
+    if (s->frozen)
+        k->bytes -= sizeof(double) * td;
+    free(s->x);
+    free(s->frozen);
+    s->x = s->frozen = NULL;
+}
+
+static void track_free(Kept *k, Track *t, size_t td)
+{
+    for (int l = 0; l <= t->layers && l <= t->capacity; l++) {
+        state_forget_matrices(k, &t->state[l], td);
+        free(t->state[l].warnings);
+    }
+    free(t->state);
+    free(t->gradient_norm);
+    free(t->log10_gradient_norm);
+    free(t);
+}
+
+static void kept_spectra_free(KeptSpectra *s)
+{
+    free(s->eigenvalues);
+    free(s->singular_values);
+    memset(s, 0, sizeof *s);
+}
+
+static void kept_clear(Kept *k)
+{
+    size_t td = (size_t)k->key.tokens * k->key.width;
+    for (int i = 0; i < k->track_count; i++)
+        track_free(k, k->tracks[i], td);
+    free(k->tracks);
+    for (int i = 0; i < k->spectra_count; i++)
+        kept_spectra_free(&k->spectra[i]);
+    memset(k, 0, sizeof *k);
+}
+
+/* The track of (seed, gap), created empty when missing; NULL when out of memory. */
+static Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first)
+{
+    for (int i = 0; i < k->track_count; i++)
+        if (k->tracks[i]->seed == seed && k->tracks[i]->gap == gap && k->tracks[i]->first == first)
+            return k->tracks[i];
+    if (k->track_count == k->track_capacity) {
+        int capacity = k->track_capacity ? 2 * k->track_capacity : 8;
+        Track **grown = realloc(k->tracks, sizeof *grown * (size_t)capacity);
+        if (!grown)
+            return NULL;
+        k->tracks = grown;
+        k->track_capacity = capacity;
+    }
+    Track *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->seed = seed;
+    t->gap = gap;
+    t->first = first;
+    t->layers = -1; /* not even the input yet */
+    k->tracks[k->track_count++] = t;
+    return t;
+}
+
+/* Room for layers 0..depth.  Returns 0 or -1. */
+static int track_reserve(Track *t, int depth)
+{
+    if (depth <= t->capacity && t->state)
+        return 0;
+    size_t n = (size_t)depth + 1, old = t->state ? (size_t)t->capacity + 1 : 0;
+    LayerState *state = realloc(t->state, sizeof *state * n);
+    if (!state)
+        return -1;
+    memset(state + old, 0, sizeof *state * (n - old));
+    t->state = state;
+    double *norm = realloc(t->gradient_norm, sizeof(double) * n);
+    if (!norm)
+        return -1;
+    t->gradient_norm = norm;
+    double *log10_norm = realloc(t->log10_gradient_norm, sizeof(double) * n);
+    if (!log10_norm)
+        return -1;
+    t->log10_gradient_norm = log10_norm;
+    t->capacity = depth;
+    return 0;
+}
+
+static KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, Gap gap, int layer)
+{
+    for (int i = 0; i < k->spectra_count; i++)
+        if (k->spectra[i].seed == seed && k->spectra[i].gap == gap && k->spectra[i].layer == layer)
+            return &k->spectra[i];
+    return NULL;
+}
+
+/* A fresh entry for (gap, layer), replacing the oldest when all are taken. */
+static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, Gap gap, int layer, int T)
+{
+    if (k->spectra_count == KEPT_SPECTRA_MAX) {
+        kept_spectra_free(&k->spectra[0]);
+        memmove(k->spectra, k->spectra + 1, sizeof k->spectra[0] * (KEPT_SPECTRA_MAX - 1));
+        k->spectra_count--;
+    }
+    KeptSpectra *s = &k->spectra[k->spectra_count];
+    memset(s, 0, sizeof *s);
+    s->eigenvalues = malloc(sizeof(Complex) * (size_t)T);
+    s->singular_values = malloc(sizeof(double) * (size_t)T);
+    if (!s->eigenvalues || !s->singular_values) {
+        kept_spectra_free(s);
+        return NULL;
+    }
+    s->seed = seed;
+    s->gap = gap;
+    s->layer = layer;
+    k->spectra_count++;
+    return s;
+}
+
+/* Makes the kept tracks fit the budget, dropping token matrices in order of least use:
+   tracks the run does not read, then the other seeds' layers, then every other layer of
+   the run's own tracks (a checkpoint every 2, 4, … layers remains, so a layer is at most
+   that far from one to compute from), and their last layers last. */
+static void kept_trim(Kept *k, size_t budget, Track *const own[NETWORKS])
+{
+    size_t td = (size_t)k->key.tokens * k->key.width;
+    for (int pass = 0; pass < 2 && k->bytes > budget; pass++)
+        for (int i = 0; i < k->track_count && k->bytes > budget; i++) {
+            Track *t = k->tracks[i];
+            bool first_seed_pass = pass == 0;
+            if (t == own[0] || t == own[1] || t->first != first_seed_pass)
+                continue;
+            for (int l = 1; l <= t->layers; l++)
+                state_forget_matrices(k, &t->state[l], td);
+        }
+    for (int stride = 2; k->bytes > budget && stride <= 2 * CONFIG_DEPTH_MAX; stride *= 2)
+        for (int n = 0; n < NETWORKS; n++)
+            for (int l = 1; own[n] && l < own[n]->layers && k->bytes > budget; l++)
+                if (l % stride)
+                    state_forget_matrices(k, &own[n]->state[l], td);
+    for (int n = 0; n < NETWORKS && k->bytes > budget; n++)
+        if (own[n] && own[n]->layers >= 1)
+            state_forget_matrices(k, &own[n]->state[own[n]->layers], td);
+}
+
+/* ---- one run -------------------------------------------------------------------------- */
+
+/* What both lanes read during a run, and each lane's network. */
 typedef struct {
     const Config *config;
     Workspace *w;
+    Kept *kept;
+    size_t budget; /* for the kept token matrices: 0 when the run keeps nothing */
     Result *out;
     const Progress *progress;
+    uint64_t seed;
     bool first_seed;
     int layer;                   /* the layer being computed */
     bool attention_ready;        /* layer 1: both lanes start from X0 and share A */
-    const double *shared_logits; /* their logits, for the logit std */
+    const double *shared_logits; /* their logits */
     const double *wv;            /* the layer's value weights */
-    Network nets[NETWORKS];
-    Curves *curves;     /* [NETWORKS] of this seed */
+    bool active[NETWORKS];       /* the lanes that compute this layer */
+    bool measure;                /* false: only the token matrices are wanted (a replay) */
+    Track *track[NETWORKS];      /* lane n computes track[n] */
+    int held[NETWORKS];          /* the layer whose token matrices lane n holds, or -1 */
+    Network nets[NETWORKS];      /* lane n's network state at held[n] */
+    /* The shown layer's attention, captured while its layer is computed (shown_lane >= 0). */
+    int shown_lane;
+    double shown_logit_std;
+    GapOutcome shown_outcome;
     int info[NETWORKS]; /* LAPACK status of each lane */
-    /* Every seed's curves, [seed][network]; seed 0's are the result's own. */
-    Curves (*per_seed)[NETWORKS];
 } Run;
 
 static bool stop_requested(const Run *run)
@@ -359,10 +613,11 @@ static bool stop_requested(const Run *run)
     return p && p->stop_requested && p->stop_requested(p->context);
 }
 
-static const char *network_name(int which)
-{
-    return which == NETWORK_MAIN ? "the" : "the counterpart";
-}
+/* A kept warning about one network names it by its role in the run that shows it (the
+   network of one run is the counterpart of the next after `g`): it starts with this byte,
+   which the assembly replaces by ROLE_NAMES[role]. */
+#define ROLE_MARK "\x01"
+static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
 
 /* One layer of one network: attention from its own X, gap removal, values, skip, LN. */
 static int network_layer(Run *run, int which)
@@ -373,7 +628,8 @@ static int network_layer(Run *run, int which)
     Network *net = &run->nets[which];
     int T = c->tokens, d = c->width, layer = run->layer;
     size_t td = (size_t)T * d, tt = (size_t)T * T;
-    bool shown = run->first_seed && which == NETWORK_MAIN && layer == c->layer;
+    bool shown = run->shown_lane == which;
+    bool gradients = run->first_seed && gradients_apply(c);
 
     const double *logits = run->shared_logits;
     if (!run->attention_ready) {
@@ -384,19 +640,18 @@ static int network_layer(Run *run, int which)
         return LANE_STOPPED;
     if (shown) {
         memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
-        run->out->logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
+        run->shown_logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
     }
     GapOutcome outcome;
-    int info = Gap_apply(net->gap, c->attention, c->mask, c->window, T, lane->attn, lane->la,
-                         lane->gap_scratch, &outcome, &lane->warnings);
+    int info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, T, lane->attn,
+                         lane->la, lane->gap_scratch, &outcome, &lane->warnings);
     if (info)
         return info;
     if (shown) {
         memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
-        run->out->shown_gap = outcome.applied;
-        run->out->outliers_removed = outcome.outliers_removed;
+        run->shown_outcome = outcome;
     }
-    if (run->first_seed && gradients_apply(c)) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
+    if (gradients) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
         scaled_step(T, d, &lane->frozen, &lane->y, lane->attn, NULL, true, &net->log_frozen);
 
     /* Y = A X W^V; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
@@ -413,9 +668,10 @@ static int network_layer(Run *run, int which)
     if (!all_finite(lane->x, td)) {
         net->dead = true;
         Warnings_add(&lane->warnings,
-                     "%s network overflows the double range at layer %d (no LayerNorm: "
-                     "the tokens grow layer by layer); its values from there on are null",
-                     network_name(which), layer);
+                     ROLE_MARK " network overflows the double range at layer %d (no LayerNorm: "
+                               "the tokens grow layer by layer); its values from there on are "
+                               "null",
+                     layer);
         return 0;
     }
     double norm = cblas_dnrm2((int)td, lane->x, 1);
@@ -426,6 +682,8 @@ static int network_layer(Run *run, int which)
         cblas_dscal((int)td, 1.0 / norm, lane->x, 1);
         net->log_scale += log(norm);
     }
+    if (!run->measure)
+        return 0;
 
     Measures m;
     /* The logits are spent once the attention is built: their buffer takes the Gram matrix. */
@@ -433,34 +691,33 @@ static int network_layer(Run *run, int which)
                           lane->gram_eig, w->measure_all_eigenvalues ? NULL : lane->lanczos, &m);
     if (info)
         return info;
-    lane->measure_routes[m.route]++;
     if (isnan(m.stable_rank)) {
         net->dead = true;
         Warnings_add(&lane->warnings,
-                     "%s network is exactly 0 after layer %d (%s): its stable rank is "
-                     "undefined from there on",
-                     network_name(which), layer, ATTENTION_NAMES.names[c->attention]);
+                     ROLE_MARK " network is exactly 0 after layer %d (%s): its stable rank is "
+                               "undefined from there on",
+                     layer, ATTENTION_NAMES.names[c->attention]);
     }
     if (run->first_seed && isnan(m.log_similarity) && !isnan(m.stable_rank) &&
         !net->similarity_lost) {
         net->similarity_lost = true;
         Warnings_add(&lane->warnings,
-                     "token similarity of %s network: round-off from layer %d (tokens equal "
-                     "to %.0e of ||X||), null there",
-                     network_name(which), layer, MEASURE_SIMILARITY_RESOLUTION);
+                     "token similarity of " ROLE_MARK " network: round-off from layer %d "
+                     "(tokens equal to %.0e of ||X||), null there",
+                     layer, MEASURE_SIMILARITY_RESOLUTION);
     }
-    record(&run->curves[which], layer, &m, net->log_similarity0);
+    record(&run->track[which]->state[layer], &m, net->log_similarity0);
     return 0;
 }
 
 static void layer_task(int which, void *context)
 {
     Run *run = context;
-    if (!run->nets[which].dead)
+    run->info[which] = 0;
+    if (run->active[which] && !run->nets[which].dead)
         run->info[which] = network_layer(run, which);
 }
 
-/* Both lanes, at once when the caller offers a way, else one after the other. */
 /* task for both lanes: on the caller's two threads when it offers them, else in turn. */
 static void both_lanes(const Progress *progress, void (*task)(int which, void *context),
                        void *context)
@@ -473,103 +730,309 @@ static void both_lanes(const Progress *progress, void (*task)(int which, void *c
     }
 }
 
-static int run_lanes(Run *run, void (*task)(int which, void *context), const Progress *progress)
-{
-    run->info[0] = run->info[1] = 0;
-    both_lanes(progress, task, run);
-    for (int n = 0; n < NETWORKS; n++) {
-        Warnings *lane = &run->w->lane[n].warnings;
-        for (int i = 0; i < lane->count; i++)
-            Warnings_add(&run->out->warnings, "%s", lane->text[i]);
-        lane->count = 0;
-        int *routes = run->w->lane[n].measure_routes;
-        for (int r = 0; r < MEASURE_ROUTES; r++)
-            run->out->measure_routes[r] += routes[r];
-        memset(routes, 0, sizeof(int) * MEASURE_ROUTES);
-    }
-    return run->info[0] ? run->info[0] : run->info[1];
-}
-
-/* Orthonormal input X0 = Qᵀ, Q from the QR factorisation of G ∈ R^{d×T}, signs by diag(R). */
-static int input_tokens(Workspace *w, const Config *c, uint64_t seed)
+/* Orthonormal input X0 = Qᵀ into lane `which`, Q from the QR factorisation of G ∈ R^{d×T},
+   signs by diag(R). */
+static int input_tokens(Workspace *w, const Config *c, uint64_t seed, int which)
 {
     int T = c->tokens, d = c->width;
     size_t td = (size_t)T * d;
-    Lane *main_lane = &w->lane[NETWORK_MAIN];
-    double *g = main_lane->y; /* d×T fits in a T×d buffer */
+    Lane *lane = &w->lane[which];
+    double *g = lane->y; /* d×T fits in a T×d buffer */
     RandomStream_gaussian(w->random, seed, 0, ROLE_INPUT, 1.0, g, td);
-    int info = Linalg_orthonormalise(main_lane->la, d, T, g);
+    int info = Linalg_orthonormalise(lane->la, d, T, g);
     if (info)
         return info;
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
-            main_lane->x[i + (size_t)j * T] = g[j + (size_t)i * d];
-    for (int n = 0; n < NETWORKS; n++) {
-        memcpy(w->lane[n].x, main_lane->x, sizeof(double) * td);
-        memcpy(w->lane[n].frozen, main_lane->x, sizeof(double) * td);
-    }
+            lane->x[i + (size_t)j * T] = g[j + (size_t)i * d];
+    memcpy(lane->frozen, lane->x, sizeof(double) * td);
     return 0;
+}
+
+/* Keeps lane `which`'s token matrices as the state of its track's layer, within budget. */
+static void keep_matrices(Run *run, int which, int layer)
+{
+    Workspace *w = run->w;
+    size_t td = (size_t)run->config->tokens * run->config->width;
+    LayerState *s = &run->track[which]->state[layer];
+    if (s->x || run->kept->bytes + 2 * sizeof(double) * td > run->budget)
+        return;
+    s->x = malloc(sizeof(double) * td);
+    bool frozen = run->first_seed && gradients_apply(run->config);
+    s->frozen = frozen ? malloc(sizeof(double) * td) : NULL;
+    if (!s->x || (frozen && !s->frozen)) {
+        free(s->x);
+        free(s->frozen);
+        s->x = s->frozen = NULL;
+        return;
+    }
+    memcpy(s->x, w->lane[which].x, sizeof(double) * td);
+    run->kept->bytes += sizeof(double) * td;
+    if (frozen) {
+        memcpy(s->frozen, w->lane[which].frozen, sizeof(double) * td);
+        run->kept->bytes += sizeof(double) * td;
+    }
+}
+
+/* Moves what lane `which` warned of into its track's layer. */
+static int keep_warnings(Run *run, int which, LayerState *s)
+{
+    Warnings *lane = &run->w->lane[which].warnings;
+    if (lane->count) {
+        s->warnings = malloc(sizeof *s->warnings * (size_t)lane->count);
+        if (!s->warnings)
+            return -1;
+        memcpy(s->warnings, lane->text, sizeof *s->warnings * (size_t)lane->count);
+        s->warning_count = lane->count;
+    }
+    lane->count = 0;
+    return 0;
+}
+
+static int run_layer(Run *run);
+
+/* Lane `which` holds its track's token matrices at `layer`: from the kept ones at or below
+   it, then layer by layer (without measuring: the numbers are kept) up to it. */
+static int lane_load(Run *run, int which, int layer)
+{
+    if (run->held[which] == layer)
+        return 0;
+    Workspace *w = run->w;
+    Track *t = run->track[which];
+    size_t td = (size_t)run->config->tokens * run->config->width;
+    bool frozen = run->first_seed && gradients_apply(run->config);
+    int from = layer;
+    while (from > 0 && (!t->state[from].x || (frozen && !t->state[from].frozen)))
+        from--;
+    Lane *lane = &w->lane[which];
+    if (run->held[which] > from && run->held[which] < layer) {
+        from = run->held[which]; /* the lane is nearer than anything kept: go on from it */
+    } else if (from == 0) {
+        int info = input_tokens(w, run->config, run->seed, which);
+        if (info)
+            return info;
+    } else {
+        memcpy(lane->x, t->state[from].x, sizeof(double) * td);
+        if (t->state[from].frozen)
+            memcpy(lane->frozen, t->state[from].frozen, sizeof(double) * td);
+    }
+    run->held[which] = from;
+    run->nets[which] = t->state[from].net;
+    if (from == layer)
+        return 0;
+    /* The replay runs this lane alone, on the caller's thread. */
+    bool active[NETWORKS] = {run->active[0], run->active[1]};
+    bool measure = run->measure;
+    int shown = run->shown_lane;
+    run->active[0] = run->active[1] = false;
+    run->active[which] = true;
+    run->measure = false;
+    run->shown_lane = -1;
+    int info = 0;
+    for (int l = from + 1; l <= layer && !info; l++) {
+        run->layer = l;
+        info = run_layer(run);
+        lane->warnings.count = 0; /* raised when the layer was first computed, and kept */
+        run->nets[which] = t->state[l].net;
+        run->held[which] = l;
+    }
+    memcpy(run->active, active, sizeof active);
+    run->measure = measure;
+    run->shown_lane = shown;
+    return info;
+}
+
+/* Draws the weights of run->layer and computes it on the active lanes. */
+static int run_layer(Run *run)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    int layer = run->layer;
+    run->wv = draw_layer_weights(w, c, run->seed, layer, run->first_seed);
+    /* Both networks read X0 in layer 1: one attention matrix serves them both. */
+    run->attention_ready = layer == 1 && run->active[0] && run->active[1];
+    run->shared_logits = NULL;
+    if (run->attention_ready) {
+        Lane *main_lane = &w->lane[NETWORK_MAIN];
+        run->shared_logits = layer_logits(w, main_lane, c);
+        Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
+                        main_lane->attn);
+        memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn,
+               sizeof(double) * c->tokens * c->tokens);
+    }
+    if (run->active[0] && run->active[1]) {
+        both_lanes(run->progress, layer_task, run);
+    } else {
+        for (int n = 0; n < NETWORKS; n++)
+            if (run->active[n])
+                layer_task(n, run);
+    }
+    return run->info[0] ? run->info[0] : run->info[1];
+}
+
+/* The shown layer's eigenvalues (dgeev, the larger part) and singular values (dgesdd) are
+   independent once their inputs are apart: each runs in a lane of its own, with that lane's
+   workspace, at once when the caller offers two threads. */
+typedef struct {
+    Workspace *w;
+    int T;
+    bool brauer;
+    Result *into;
+    int info[NETWORKS];
+} ShownSpectra;
+
+static void shown_spectra_task(int which, void *context)
+{
+    ShownSpectra *job = context;
+    Workspace *w = job->w;
+    Lane *lane = &w->lane[which];
+    job->info[which] =
+        which == NETWORK_MAIN
+            ? Spectra_shown_eigenvalues(job->T, job->brauer, w->shown_before_gap, lane->la,
+                                        lane->logits, job->into)
+            : Spectra_shown_singular_values(job->T, w->shown_applied, lane->la, job->into);
+}
+
+/* The spectra of the captured shown matrices (workspace's shown_before_gap and
+   shown_applied), kept as the entry (gap, layer). */
+static int keep_shown_spectra(Run *run, Gap gap, int layer)
+{
+    const Config *c = run->config;
+    KeptSpectra *s = kept_spectra_new(run->kept, run->seed, gap, layer, c->tokens);
+    if (!s)
+        return -1;
+    s->applied = run->shown_outcome.applied;
+    s->outliers_removed = run->shown_outcome.outliers_removed;
+    s->logit_std = run->shown_logit_std;
+    /* The spectra functions fill a Result's fields: one that points into the entry. */
+    Result into = {.eigenvalues = s->eigenvalues, .singular_values = s->singular_values};
+    ShownSpectra job = {.w = run->w, .T = c->tokens, .into = &into};
+    job.brauer = Spectra_prepare_shown_layer(c, s->applied, run->w->shown_before_gap,
+                                             run->w->shown_applied, &into);
+    both_lanes(run->progress, shown_spectra_task, &job);
+    int info = job.info[NETWORK_MAIN] ? job.info[NETWORK_MAIN] : job.info[NETWORK_COUNTERPART];
+    if (info) {
+        kept_spectra_free(s);
+        run->kept->spectra_count--;
+        return info;
+    }
+    s->exact = into.eigenvalues_exact;
+    s->warnings = into.warnings;
+    return 0;
+}
+
+/* The attention matrix of `layer` on lane `which` again, from the layer below, captured as
+   the shown one: for a shown layer whose network is kept but whose spectra are not. */
+static int capture_shown_attention(Run *run, int which, int layer)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    Lane *lane = &w->lane[which];
+    int info = lane_load(run, which, layer - 1);
+    if (info)
+        return info;
+    draw_layer_weights(w, c, run->seed, layer, run->first_seed);
+    const double *logits = layer_logits(w, lane, c);
+    Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
+    size_t tt = (size_t)c->tokens * c->tokens;
+    memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
+    run->shown_logit_std =
+        logits ? Attention_logit_std(c->mask, c->window, c->tokens, logits) : NAN;
+    info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, c->tokens,
+                     lane->attn, lane->la, lane->gap_scratch, &run->shown_outcome, &lane->warnings);
+    lane->warnings.count = 0; /* raised when the layer was first computed, and kept */
+    memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
+    /* The lane's token matrices are still those of layer − 1: the attention did not touch
+       them. */
+    return info;
 }
 
 static void gradient_task(int which, void *context)
 {
     Run *run = context;
-    Curves *g = &run->curves[which];
-    Lane *lane = &run->w->lane[which];
+    Track *t = run->track[which];
     int l = run->layer;
     if (run->nets[which].dead) {
-        g->log10_gradient_norm[l] = NAN;
+        t->log10_gradient_norm[l] = NAN;
         return;
     }
-    g->log10_gradient_norm[l] +=
+    Lane *lane = &run->w->lane[which];
+    t->log10_gradient_norm[l] +=
         scaled_step(run->config->tokens, run->config->width, &lane->frozen, &lane->y, NULL, run->wv,
                     false, &run->nets[which].log_frozen);
-    double value = pow(10.0, g->log10_gradient_norm[l]);
-    g->gradient_norm[l] = isfinite(value) ? value : NAN;
+    double value = pow(10.0, t->log10_gradient_norm[l]);
+    t->gradient_norm[l] = isfinite(value) ? value : NAN;
 }
 
 /* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
-   P2 = W_{ℓ+1}⋯W_L (SPEC §2), in log10 for ℓ = 1..L.  The value weights come from the cache,
+   P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
+   The lanes hold the frozen products of layer L.  The value weights come from the cache,
    or are drawn again from their streams where L·d² doubles would not fit. */
-static int frozen_attention_gradients(Run *run, uint64_t seed, const Progress *progress)
+static void frozen_attention_gradients(Run *run)
 {
     Workspace *w = run->w;
     const Config *c = run->config;
     int d = c->width, L = c->depth;
     size_t dd = (size_t)d * d;
-    bool cached = value_cache_doubles(c) > 0;
-    double log_p2 = 0, *log10_p2 = run->curves[NETWORK_COUNTERPART].log10_gradient_norm;
+    double log_p2 = 0, *log10_p2 = run->track[NETWORK_COUNTERPART]->log10_gradient_norm;
     /* P2 = I, then W_ℓ·P2 from the top down; the logit weights' buffers are free now. */
     memset(w->wq, 0, sizeof(double) * dd);
     for (int i = 0; i < d; i++)
         w->wq[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
-        const double *wv = value_weights(w, c, l);
-        if (!cached)
-            RandomStream_gaussian(w->random, seed, l, ROLE_VALUE, 1.0, w->wv, dd);
+        const double *wv = draw_value_weights(w, c, run->seed, l);
         log10_p2[l] = scaled_step(d, d, &w->wq, &w->wk, wv, NULL, false, &log_p2);
     }
-    memcpy(run->curves[NETWORK_MAIN].log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
+    log10_p2[0] = NAN;
+    memcpy(run->track[NETWORK_MAIN]->log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
+    for (int n = 0; n < NETWORKS; n++)
+        run->track[n]->gradient_norm[0] = NAN;
+    run->active[0] = run->active[1] = true;
     for (int l = 1; l <= L; l++) {
         run->layer = l;
-        run->wv = value_weights(w, c, l);
-        if (!cached)
-            RandomStream_gaussian(w->random, seed, l, ROLE_VALUE, 1.0, w->wv, dd);
-        run_lanes(run, gradient_task, progress);
+        run->wv = draw_value_weights(w, c, run->seed, l);
+        both_lanes(run->progress, gradient_task, run);
     }
-    return 0;
+    for (int n = 0; n < NETWORKS; n++)
+        run->track[n]->gradient_depth = L;
+}
+
+/* ---- the result, assembled from what is kept ------------------------------------------ */
+
+static void add_track_warning(Warnings *w, const char *text, const char *role)
+{
+    const char *mark = strstr(text, ROLE_MARK);
+    if (mark)
+        Warnings_add(w, "%.*s%s%s", (int)(mark - text), text, role, mark + 1);
+    else
+        Warnings_add(w, "%s", text);
+}
+
+static void fill_curves(Curves *dest, const Track *t, int depth)
+{
+    for (int l = 0; l <= depth && l <= t->layers; l++) {
+        const LayerState *s = &t->state[l];
+        dest->stable_rank[l] = s->stable_rank;
+        dest->stable_rank_minus_one[l] = s->stable_rank_minus_one;
+        dest->log10_norm[l] = s->log10_norm;
+        dest->token_similarity[l] = s->token_similarity;
+    }
+    if (t->gradient_depth == depth) {
+        memcpy(dest->gradient_norm, t->gradient_norm, sizeof(double) * (depth + 1));
+        memcpy(dest->log10_gradient_norm, t->log10_gradient_norm, sizeof(double) * (depth + 1));
+    }
 }
 
 /* Mean and sample std of one per-layer value over the seeds; NaN if any seed lacks it. */
-static void fill_band(Band *band, Curves (*per_seed)[NETWORKS], int seeds, int depth, int network)
+static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int depth, int network)
 {
     for (int l = 0; l <= depth; l++) {
         double mean = 0, ss = 0;
         for (int s = 0; s < seeds; s++)
-            mean += per_seed[s][network].stable_rank[l];
+            mean += tracks[s][network]->state[l].stable_rank;
         mean /= seeds;
         for (int s = 0; s < seeds; s++) {
-            double dv = per_seed[s][network].stable_rank[l] - mean;
+            double dv = tracks[s][network]->state[l].stable_rank - mean;
             ss += dv * dv;
         }
         band->mean[l] = mean;
@@ -577,57 +1040,102 @@ static void fill_band(Band *band, Curves (*per_seed)[NETWORKS], int seeds, int d
     }
 }
 
-/* The bands over the seeds finished so far, so that a screen shows the ensemble grow. */
-static void fill_bands(Run *run, int seeds_done)
+static double modulus(Complex z)
 {
+    return hypot(z.re, z.im);
+}
+
+/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined). */
+static void fill_readouts(Result *r)
+{
+    Readouts *o = &r->readouts;
+    int T = r->config.tokens, layer = r->config.layer;
+    *o = (Readouts){NAN, NAN, NAN, NAN};
+    if (layer <= r->layers_done)
+        o->stable_rank_shown_layer = r->network.stable_rank[layer];
+    if (!r->spectra_ready)
+        return;
+    int above = 0;
+    for (int i = 0; i < T; i++)
+        above += modulus(r->eigenvalues[i]) > 0.5;
+    o->count_abs_lambda_above_half = above;
+    if (T < 2)
+        return;
+    o->one_minus_abs_lambda2 = 1.0 - modulus(r->eigenvalues[1]);
+    /* s2 at round-off (uniform attention: A⊥ = 0) makes the ratio noise: undefined. */
+    if (r->singular_values[1] > 1e-12 * r->singular_values[0])
+        o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
+}
+
+/* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,
+   the bands over the leading seeds that are complete, the shown spectra, the readouts, the
+   warnings (spectra first, then layer by layer, the network before its counterpart, seed
+   by seed) and the measure routes.  The same order whatever was kept, so a result does not
+   depend on what earlier runs left.  After each layer (while a screen follows the run) the
+   warnings and routes are the first seed's alone: all seeds' would make every layer cost as
+   much as the whole ensemble so far; the end of the run gathers them all (every_seed). */
+static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
+{
+    const Config *c = run->config;
     Result *out = run->out;
-    fill_band(&out->stable_rank_band, run->per_seed, seeds_done, run->config->depth, NETWORK_MAIN);
-    fill_band(&out->counterpart_band, run->per_seed, seeds_done, run->config->depth,
-              NETWORK_COUNTERPART);
-    out->seeds_done = seeds_done;
+    int depth = c->depth;
+    fill_curves(&out->network, tracks[0][NETWORK_MAIN], depth);
+    fill_curves(&out->counterpart, tracks[0][NETWORK_COUNTERPART], depth);
+    int layers = tracks[0][NETWORK_MAIN]->layers;
+    out->layers_done = layers < depth ? (layers < 0 ? 0 : layers) : depth;
+
+    int complete = 0;
+    while (complete < seeds && tracks[complete][0]->layers >= depth &&
+           tracks[complete][1]->layers >= depth)
+        complete++;
+    if (complete > out->seeds_done) {
+        fill_band(&out->stable_rank_band, tracks, complete, depth, NETWORK_MAIN);
+        fill_band(&out->counterpart_band, tracks, complete, depth, NETWORK_COUNTERPART);
+        out->seeds_done = complete;
+    }
+
+    out->warnings.count = 0;
+    const KeptSpectra *spectra = kept_spectra_find(run->kept, c->seed, c->gap, c->layer);
+    if (spectra) {
+        out->spectra_ready = true;
+        out->shown_gap = spectra->applied;
+        out->outliers_removed = spectra->outliers_removed;
+        out->eigenvalues_exact = spectra->exact;
+        out->logit_std = spectra->logit_std;
+        memcpy(out->eigenvalues, spectra->eigenvalues, sizeof(Complex) * c->tokens);
+        memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
+        for (int i = 0; i < spectra->warnings.count; i++)
+            Warnings_add(&out->warnings, "%s", spectra->warnings.text[i]);
+    }
+    fill_readouts(out);
+
+    memset(out->measure_routes, 0, sizeof out->measure_routes);
+    for (int s = 0; s < (every_seed ? seeds : 1); s++) {
+        if (tracks[s][0]->layers >= 0)
+            out->measure_routes[tracks[s][0]->state[0].route]++;
+        for (int l = 1; l <= depth; l++)
+            for (int n = 0; n < NETWORKS; n++) {
+                const Track *t = tracks[s][n];
+                if (l > t->layers)
+                    continue;
+                const LayerState *state = &t->state[l];
+                if (!isnan(state->stable_rank))
+                    out->measure_routes[state->route]++;
+                for (int i = 0; i < state->warning_count; i++)
+                    add_track_warning(&out->warnings, state->warnings[i], ROLE_NAMES[n]);
+            }
+    }
 }
 
-/* The shown layer's eigenvalues (dgeev, the larger part) and singular values (dgesdd) are
-   independent once their inputs are apart: each runs in a lane of its own, with that lane's
-   workspace, at once when the caller offers two threads. */
-typedef struct {
-    Run *run;
-    bool brauer;
-    int info[NETWORKS];
-} ShownSpectra;
+/* ---- the run --------------------------------------------------------------------------- */
 
-static void shown_spectra_task(int which, void *context)
-{
-    ShownSpectra *job = context;
-    Workspace *w = job->run->w;
-    Lane *lane = &w->lane[which];
-    int T = job->run->config->tokens;
-    job->info[which] =
-        which == NETWORK_MAIN
-            ? Spectra_shown_eigenvalues(T, job->brauer, w->shown_before_gap, lane->la, lane->logits,
-                                        job->run->out)
-            : Spectra_shown_singular_values(T, w->shown_applied, lane->la, job->run->out);
-}
-
-static int shown_spectra(Run *run, const Progress *progress)
-{
-    Workspace *w = run->w;
-    ShownSpectra job = {.run = run};
-    job.brauer = Spectra_prepare_shown_layer(run->config, run->out->shown_gap, w->shown_before_gap,
-                                             w->shown_applied, run->out);
-    both_lanes(progress, shown_spectra_task, &job);
-    return job.info[NETWORK_MAIN] ? job.info[NETWORK_MAIN] : job.info[NETWORK_COUNTERPART];
-}
-
-static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *progress,
-                    bool *stopped)
+/* Layer 0 of both tracks: X0 on both lanes, measured once. */
+static int input_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *main_lane = &w->lane[NETWORK_MAIN];
-    run->nets[NETWORK_MAIN] = (Network){.gap = c->gap};
-    run->nets[NETWORK_COUNTERPART] = (Network){.gap = Gap_toggled(c->gap)};
-    int info = input_tokens(w, c, seed);
+    int info = input_tokens(w, c, run->seed, NETWORK_MAIN);
     if (info)
         return info;
     Measures m0;
@@ -636,48 +1144,119 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
                           w->measure_all_eigenvalues ? NULL : main_lane->lanczos, &m0);
     if (info)
         return info;
-    run->out->measure_routes[m0.route]++;
+    size_t td = (size_t)c->tokens * c->width;
+    memcpy(w->lane[NETWORK_COUNTERPART].x, main_lane->x, sizeof(double) * td);
+    memcpy(w->lane[NETWORK_COUNTERPART].frozen, main_lane->frozen, sizeof(double) * td);
     for (int n = 0; n < NETWORKS; n++) {
-        run->nets[n].log_similarity0 = m0.log_similarity;
-        record(&run->curves[n], 0, &m0, m0.log_similarity);
+        Track *t = run->track[n];
+        run->held[n] = 0;
+        run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
+        if (t->layers >= 0)
+            continue;
+        record(&t->state[0], &m0, m0.log_similarity);
+        t->state[0].net = run->nets[n];
+        t->layers = 0;
     }
-    for (int layer = 1; layer <= c->depth; layer++) {
-        run->layer = layer;
-        run->wv = draw_layer_weights(w, c, seed, layer);
-        /* Both networks read X0 in layer 1: one attention matrix serves them both. */
-        run->attention_ready = layer == 1;
-        run->shared_logits = NULL;
-        if (run->attention_ready) {
-            size_t tt = (size_t)c->tokens * c->tokens;
-            run->shared_logits = layer_logits(w, main_lane, c);
-            Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
-                            main_lane->attn);
-            memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn, sizeof(double) * tt);
+    return 0;
+}
+
+static void layer_state_undefined(LayerState *s)
+{
+    s->stable_rank = s->stable_rank_minus_one = s->log10_norm = s->token_similarity = NAN;
+    s->route = MEASURE_ROUTE_NONE;
+}
+
+/* One seed: both tracks up to the depth (what is kept is not computed again), the shown
+   spectra and the gradients for the first seed.  *stopped when progress asked. */
+static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *stopped)
+{
+    const Config *c = run->config;
+    Kept *k = run->kept;
+    const Progress *progress = run->progress;
+    const Gap gaps[NETWORKS] = {c->gap, Gap_toggled(c->gap)};
+    for (int n = 0; n < NETWORKS; n++) {
+        Track *t = kept_track(k, run->seed, gaps[n], run->first_seed);
+        if (!t || track_reserve(t, c->depth))
+            return -1;
+        run->track[n] = tracks[seed_index][n] = t;
+        run->held[n] = -1;
+    }
+    int info = 0;
+    if (run->track[0]->layers < 0 || run->track[1]->layers < 0)
+        info = input_layer(run);
+    if (info)
+        return info;
+
+    bool spectra = !run->first_seed || kept_spectra_find(k, run->seed, c->gap, c->layer);
+    if (!spectra && run->track[NETWORK_MAIN]->layers >= c->layer) {
+        /* Another shown layer of a kept network: its attention matrix and spectra only. */
+        run->measure = true;
+        info = capture_shown_attention(run, NETWORK_MAIN, c->layer);
+        if (!info && stop_requested(run)) {
+            *stopped = true;
+            return 0;
         }
-        info = run_lanes(run, layer_task, progress);
+        if (!info)
+            info = keep_shown_spectra(run, c->gap, c->layer);
+        if (info)
+            return info;
+        spectra = true;
+        assemble(run, tracks, seed_index + 1, false);
+    }
+
+    for (int layer = 1; layer <= c->depth; layer++) {
+        bool any = false;
+        for (int n = 0; n < NETWORKS; n++) {
+            run->active[n] = run->track[n]->layers < layer;
+            any |= run->active[n];
+        }
+        if (!any)
+            continue;
+        for (int n = 0; n < NETWORKS && !info; n++)
+            if (run->active[n])
+                info = lane_load(run, n, layer - 1);
+        if (info)
+            return info;
+        run->layer = layer;
+        run->measure = true;
+        run->shown_lane = !spectra && layer == c->layer && run->active[NETWORK_MAIN] ? 0 : -1;
+        for (int n = 0; n < NETWORKS; n++)
+            if (run->active[n])
+                layer_state_undefined(&run->track[n]->state[layer]);
+        info = run_layer(run);
         if (info == LANE_STOPPED) {
+            for (int n = 0; n < NETWORKS; n++)
+                run->w->lane[n].warnings.count = 0;
             *stopped = true;
             return 0;
         }
         if (info)
             return info;
-        if (run->first_seed)
-            run->out->layers_done = layer;
-        if (run->first_seed && layer == c->layer) {
+        for (int n = 0; n < NETWORKS; n++) {
+            if (!run->active[n])
+                continue;
+            Track *t = run->track[n];
+            t->state[layer].net = run->nets[n];
+            if (keep_warnings(run, n, &t->state[layer]))
+                return -1;
+            keep_matrices(run, n, layer);
+            t->layers = layer;
+            run->held[n] = layer;
+        }
+        kept_trim(k, run->budget, run->track);
+        if (run->shown_lane == 0) {
             /* Right away, so a screen shows the spectra before the deeper layers finish. */
             if (stop_requested(run)) {
+                assemble(run, tracks, seed_index + 1, false);
                 *stopped = true;
                 return 0;
             }
-            info = shown_spectra(run, progress);
+            info = keep_shown_spectra(run, c->gap, c->layer);
             if (info)
                 return info;
-            run->out->spectra_ready = true;
+            spectra = true;
         }
-        /* The seed's curves are complete after its last layer (the gradients that may
-           follow are the first seed's alone): its snapshot already counts it. */
-        if (layer == c->depth)
-            fill_bands(run, seed_index + 1);
+        assemble(run, tracks, seed_index + 1, false);
         if (progress && progress->after_layer &&
             !progress->after_layer(progress->context, seed_index, layer, c->depth)) {
             *stopped = true;
@@ -688,9 +1267,40 @@ static int run_seed(Run *run, uint64_t seed, int seed_index, const Progress *pro
         *stopped = true;
         return 0;
     }
-    if (run->first_seed && gradients_apply(c))
-        return frozen_attention_gradients(run, seed, progress);
+    bool gradients =
+        run->first_seed && gradients_apply(c) &&
+        (run->track[0]->gradient_depth != c->depth || run->track[1]->gradient_depth != c->depth);
+    if (gradients) {
+        for (int n = 0; n < NETWORKS && !info; n++)
+            info = lane_load(run, n, c->depth);
+        if (info)
+            return info;
+        frozen_attention_gradients(run);
+        run->held[0] = run->held[1] = -1; /* the frozen products were used up */
+    }
+    assemble(run, tracks, seed_index + 1, false);
     return 0;
+}
+
+void Workspace_keep_layers(Workspace *w, size_t budget_bytes)
+{
+    w->keep_budget = budget_bytes;
+    if (budget_bytes == 0)
+        kept_clear(&w->kept);
+    else
+        kept_trim(&w->kept, budget_bytes, (Track *const[NETWORKS]){NULL, NULL});
+}
+
+bool Workspace_pause_keeping(Workspace *w, bool paused)
+{
+    bool was = w->keeping_paused;
+    w->keeping_paused = paused;
+    return was;
+}
+
+size_t Workspace_kept_bytes(const Workspace *w)
+{
+    return w->kept.bytes;
 }
 
 int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
@@ -702,42 +1312,58 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     out->sigma = Config_sigma(c);
     out->logit_std = NAN;
     out->shown_gap = c->gap;
+    out->readouts = (Readouts){NAN, NAN, NAN, NAN};
     int seeds = c->seeds < 1 ? 1 : c->seeds;
-    /* Per seed: [network, counterpart] curves; seed 0's are the result's own. */
-    Curves(*per_seed)[NETWORKS] = calloc((size_t)seeds, sizeof *per_seed);
+    /* Without a budget nothing outlives the run, and what earlier runs kept stays as it is
+       (the width sweep runs other sizes on the screen's workspace). */
+    Kept scratch = {0};
+    bool keeping = w->keep_budget > 0 && !w->keeping_paused;
+    Kept *k = keeping ? &w->kept : &scratch;
+    if (!k->valid || !same_weights(&k->key, c)) {
+        kept_clear(k);
+        k->valid = true;
+        k->key = *c;
+    }
+    if (!same_weights(&w->value_key, c)) {
+        memset(w->value_cached, 0, sizeof w->value_cached);
+        w->value_key = *c;
+    }
+    Track *(*tracks)[NETWORKS] = calloc((size_t)seeds, sizeof *tracks);
     int status = 0;
-    if (!per_seed || workspace_reserve(w, c) || Result_allocate(out, c->tokens, c->depth)) {
+    if (!tracks || workspace_reserve(w, c) || Result_allocate(out, c->tokens, c->depth)) {
         snprintf(err, size, "out of memory for T = %d, d = %d, depth %d", c->tokens, c->width,
                  c->depth);
         status = -1;
         goto done;
     }
-    for (int s = 1; s < seeds; s++)
-        for (int n = 0; n < NETWORKS; n++)
-            if (Curves_allocate(&per_seed[s][n], (size_t)c->depth + 1)) {
-                snprintf(err, size, "out of memory for %d seeds", seeds);
-                status = -1;
-                goto done;
-            }
-
-    per_seed[0][NETWORK_MAIN] = out->network; /* the same arrays: seed 0 writes the result */
-    per_seed[0][NETWORK_COUNTERPART] = out->counterpart;
-    Run run = {.config = c, .w = w, .out = out, .progress = progress, .per_seed = per_seed};
+    Run run = {.config = c,
+               .w = w,
+               .kept = k,
+               .budget = keeping ? w->keep_budget : 0,
+               .out = out,
+               .progress = progress};
     bool stopped = false;
-    for (int s = 0; s < seeds && !stopped; s++) {
+    int begun = 0;
+    for (int s = 0; s < seeds && !stopped; s++, begun++) {
         run.first_seed = s == 0;
-        run.curves = per_seed[s];
-        int info = run_seed(&run, c->seed + (uint64_t)s, s, progress, &stopped);
+        run.seed = c->seed + (uint64_t)s;
+        int info = run_seed(&run, tracks, s, &stopped);
+        if (info == -1) {
+            snprintf(err, size, "out of memory for T = %d, d = %d, depth %d, %d seeds", c->tokens,
+                     c->width, c->depth, seeds);
+            status = -1;
+            goto done;
+        }
         if (info) {
             snprintf(err, size, "LAPACK failed (info %d) in seed %d", info, s + 1);
             status = -1;
             goto done;
         }
     }
+    assemble(&run, tracks, begun, true);
 done:
-    for (int s = 1; per_seed && s < seeds; s++)
-        for (int n = 0; n < NETWORKS; n++)
-            Curves_release(&per_seed[s][n]);
-    free(per_seed);
+    free(tracks);
+    if (k == &scratch)
+        kept_clear(&scratch);
     return status;
 }

@@ -11,7 +11,4 @@ void Result_release(Result *r);
 /* Allocates r's arrays for T tokens and depth layers, every value NaN.  Returns 0 or -1. */
 int Result_allocate(Result *r, int T, int depth);
 
-int Curves_allocate(Curves *c, size_t n);
-void Curves_release(Curves *c);
-
 #endif

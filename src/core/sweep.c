@@ -47,6 +47,7 @@ int Sweep_width(const Config *c, Workspace *w, WidthSweep *out, const Progress *
         snprintf(err, size, "out of memory for the width sweep");
         return -1;
     }
+    bool paused = Workspace_pause_keeping(w, true);
     for (int k = 0; k < n; k++) {
         Config point = *c;
         point.tokens = counts[k];
@@ -58,13 +59,11 @@ int Sweep_width(const Config *c, Workspace *w, WidthSweep *out, const Progress *
         double off = 0, on = 0;
         for (int s = 0; s < c->seeds; s++) {
             point.seed = c->seed + (uint64_t)s;
-            if (Model_run(&point, w, r, progress, err, size)) {
+            int status = Model_run(&point, w, r, progress, err, size);
+            if (status || r->layers_done < layer) { /* failed, or stopped */
+                Workspace_pause_keeping(w, paused);
                 Result_free(r);
-                return -1;
-            }
-            if (r->layers_done < layer) { /* stopped */
-                Result_free(r);
-                return 0;
+                return status;
             }
             const Curves *without = gap_on ? &r->counterpart : &r->network;
             const Curves *with = gap_on ? &r->network : &r->counterpart;
@@ -76,6 +75,7 @@ int Sweep_width(const Config *c, Workspace *w, WidthSweep *out, const Progress *
         out->excess_gap[k] = on;
         out->count = k + 1;
     }
+    Workspace_pause_keeping(w, paused);
     Result_free(r);
     out->slope = Sweep_loglog_slope(out->tokens, out->excess, out->count);
     out->slope_gap = Sweep_loglog_slope(out->tokens, out->excess_gap, out->count);

@@ -4,12 +4,8 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-/* Seeds travel through JSON as doubles (SPEC §5): stay below 2^53. */
-#define SEED_LIMIT 9007199254740991ull
-/* σ_qk steps by 2^¼ between these; the lower end is uniform attention for every purpose. */
-#define SIGMA_QK_MIN (1.0 / 64.0)
 
 /* Appends one sentence to the note, separated by "; ". */
 static void note_add(char *note, size_t size, const char *fmt, ...)
@@ -27,129 +23,25 @@ static void note_add(char *note, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Keeps the window below T and the shown layer within the depth, saying so. */
-static void settle(Controls *c, char *note, size_t size)
+/* Where the keys stop: the accepted range, narrowed by key_min and key_max. */
+static double key_min(const Setting *s)
 {
-    Config *k = &c->config;
-    if (k->window > k->tokens - 1) {
-        k->window = k->tokens - 1;
-        note_add(note, size, "w lowered to %d (w < T)", k->window);
-    }
-    if (k->layer > k->depth) {
-        k->layer = k->depth;
-        note_add(note, size, "shown layer lowered to %d (the depth)", k->layer);
-    }
+    return s->key_min ? s->key_min : s->min;
 }
 
-static bool tokens_up(Controls *c, char *note, size_t size)
+static double key_max(const Setting *s)
 {
-    Config *k = &c->config;
-    if (k->tokens >= CONFIG_TOKENS_MAX) {
-        note_add(note, size, "T is at its maximum, %d", CONFIG_TOKENS_MAX);
-        return false;
-    }
-    k->tokens = k->tokens * 2 > CONFIG_TOKENS_MAX ? CONFIG_TOKENS_MAX : k->tokens * 2;
-    if (k->tokens > k->width) {
-        k->width = k->tokens;
-        note_add(note, size, "d raised to %d with T (the input needs T ≤ d)", k->width);
-    }
-    return true;
+    return s->key_max ? s->key_max : s->max;
 }
 
-static bool tokens_down(Controls *c, char *note, size_t size)
+/* x·2^(steps/4), landing exactly on the powers 2^(k/4) once it has been on one. */
+static double quarter_step(double x, int steps)
 {
-    Config *k = &c->config;
-    if (k->tokens <= CONFIG_TOKENS_MIN) {
-        note_add(note, size, "T is at its minimum, %d", CONFIG_TOKENS_MIN);
-        return false;
-    }
-    k->tokens = k->tokens / 2 < CONFIG_TOKENS_MIN ? CONFIG_TOKENS_MIN : k->tokens / 2;
-    settle(c, note, size);
-    return true;
-}
-
-static bool width_up(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    if (k->width >= CONFIG_WIDTH_MAX) {
-        note_add(note, size, "d is at its maximum, %d", CONFIG_WIDTH_MAX);
-        return false;
-    }
-    k->width = k->width * 2 > CONFIG_WIDTH_MAX ? CONFIG_WIDTH_MAX : k->width * 2;
-    return true;
-}
-
-static bool width_down(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    int width = k->width / 2;
-    if (width < CONFIG_TOKENS_MIN) {
-        note_add(note, size, "d cannot go below %d (T ≥ %d and T ≤ d)", CONFIG_TOKENS_MIN,
-                 CONFIG_TOKENS_MIN);
-        return false;
-    }
-    k->width = width;
-    if (k->tokens > width) {
-        k->tokens = width;
-        note_add(note, size, "T lowered to %d with d (the input needs T ≤ d)", width);
-    }
-    settle(c, note, size);
-    return true;
-}
-
-static bool depth_up(Controls *c, char *note, size_t size)
-{
-    if (c->config.depth >= CONFIG_DEPTH_MAX) {
-        note_add(note, size, "the depth is at its maximum, %d", CONFIG_DEPTH_MAX);
-        return false;
-    }
-    c->config.depth++;
-    return true;
-}
-
-static bool depth_down(Controls *c, char *note, size_t size)
-{
-    if (c->config.depth <= CONFIG_DEPTH_MIN) {
-        note_add(note, size, "the depth is at its minimum, %d", CONFIG_DEPTH_MIN);
-        return false;
-    }
-    c->config.depth--;
-    settle(c, note, size);
-    return true;
-}
-
-/* σ_qk·2^(steps/4), landing exactly on the powers 2^(k/4) once it has been on one. */
-static double sigma_step(double sigma, int steps)
-{
-    double quarters = 4.0 * log2(sigma);
+    double quarters = 4.0 * log2(x);
     double k = round(quarters);
     if (fabs(quarters - k) < 1e-9)
         return exp2((k + steps) / 4.0);
-    return sigma * exp2(steps / 4.0);
-}
-
-static bool sigma_up(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    if (k->sigma_qk >= CONFIG_SIGMA_QK_MAX) {
-        note_add(note, size, "σ_qk is at its maximum, %g", CONFIG_SIGMA_QK_MAX);
-        return false;
-    }
-    double s = sigma_step(k->sigma_qk, 1);
-    k->sigma_qk = s > CONFIG_SIGMA_QK_MAX ? CONFIG_SIGMA_QK_MAX : s;
-    return true;
-}
-
-static bool sigma_down(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    if (k->sigma_qk <= SIGMA_QK_MIN) {
-        note_add(note, size, "σ_qk is at its smallest step, %g", SIGMA_QK_MIN);
-        return false;
-    }
-    double s = sigma_step(k->sigma_qk, -1);
-    k->sigma_qk = s < SIGMA_QK_MIN ? SIGMA_QK_MIN : s;
-    return true;
+    return x * exp2(steps / 4.0);
 }
 
 /* The next (step +1) or previous (step −1) of count names, wrapping around. */
@@ -158,169 +50,122 @@ static int cycle(int value, int count, int step)
     return (value + step + count) % count;
 }
 
-static bool attention_next(Controls *c, char *note, size_t size)
+/* Takes every setting that another bounds back under its bound (T ≤ d, w < T, layer ≤ depth),
+   saying so.  Returns false, changing nothing, when one would have to go below its minimum. */
+static bool settle(Config *c, char *note, size_t size)
 {
-    (void)note, (void)size;
-    c->config.attention = (Attention)cycle((int)c->config.attention, ATTENTION_NAMES.count, 1);
-    return true;
-}
-
-static bool attention_previous(Controls *c, char *note, size_t size)
-{
-    (void)note, (void)size;
-    c->config.attention = (Attention)cycle((int)c->config.attention, ATTENTION_NAMES.count, -1);
-    return true;
-}
-
-static bool mask_next(Controls *c, char *note, size_t size)
-{
-    c->config.mask = (Mask)cycle((int)c->config.mask, MASK_NAMES.count, 1);
-    settle(c, note, size);
-    return true;
-}
-
-static bool mask_previous(Controls *c, char *note, size_t size)
-{
-    c->config.mask = (Mask)cycle((int)c->config.mask, MASK_NAMES.count, -1);
-    settle(c, note, size);
-    return true;
-}
-
-static void window_note(const Controls *c, char *note, size_t size)
-{
-    if (c->config.mask != MASK_WINDOW && c->config.mask != MASK_WINDOW_CAUSAL)
-        note_add(note, size, "w is used by the window masks (m)");
-}
-
-static bool window_up(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    if (k->window >= k->tokens - 1) {
-        note_add(note, size, "w is at its maximum, T − 1 = %d", k->tokens - 1);
-        return false;
+    Config trial = *c;
+    char said[KEYS_NOTE_SIZE] = "";
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int i = 0; i < Settings_count(); i++) {
+            const Setting *t = Settings_at(i);
+            double limit = Setting_limit(t, &trial);
+            if (!t->bound || Setting_get(t, &trial) <= limit)
+                continue;
+            const Setting *b = Settings_find(t->bound);
+            if (limit < key_min(t)) {
+                note_add(note, size, "%s cannot go below %g (%s ≥ %g and %s)", b->key_label,
+                         key_min(t) - t->bound_offset, t->label, key_min(t), t->bound_reason);
+                return false;
+            }
+            Setting_put(t, &trial, limit);
+            note_add(said, sizeof said, "%s lowered to %g with %s (%s)", t->key_label, limit,
+                     b->label, t->bound_reason);
+            moved = true;
+        }
     }
-    k->window++;
-    window_note(c, note, size);
+    *c = trial;
+    if (said[0])
+        note_add(note, size, "%s", said);
     return true;
 }
 
-static bool window_down(Controls *c, char *note, size_t size)
+/* Why a numeric setting cannot go further: at its maximum, at its bound, or at its minimum. */
+static void at_end(const Setting *s, int direction, double top, char *note, size_t size)
 {
-    Config *k = &c->config;
-    if (k->window <= 1) {
-        note_add(note, size, "w is at its minimum, 1");
-        return false;
-    }
-    k->window--;
-    window_note(c, note, size);
-    return true;
-}
-
-static bool layernorm_next(Controls *c, char *note, size_t size)
-{
-    (void)note, (void)size;
-    c->config.layernorm = (LayerNorm)cycle((int)c->config.layernorm, LAYERNORM_NAMES.count, 1);
-    return true;
-}
-
-static bool layernorm_previous(Controls *c, char *note, size_t size)
-{
-    (void)note, (void)size;
-    c->config.layernorm = (LayerNorm)cycle((int)c->config.layernorm, LAYERNORM_NAMES.count, -1);
-    return true;
-}
-
-static bool skip_next(Controls *c, char *note, size_t size)
-{
-    (void)note, (void)size;
-    c->config.skip = (Skip)cycle((int)c->config.skip, SKIP_NAMES.count, 1);
-    return true;
-}
-
-static bool skip_previous(Controls *c, char *note, size_t size)
-{
-    (void)note, (void)size;
-    c->config.skip = (Skip)cycle((int)c->config.skip, SKIP_NAMES.count, -1);
-    return true;
-}
-
-static bool gap_toggle(Controls *c, char *note, size_t size)
-{
-    (void)note, (void)size;
-    Config *k = &c->config;
-    if (k->gap == GAP_OFF) {
-        k->gap = c->gap_mode;
+    if (direction < 0 && s->min_note) {
+        note_add(note, size, "%s", s->min_note);
+    } else if (direction < 0) {
+        note_add(note, size, "%s is at its minimum, %g", s->key_label, key_min(s));
+    } else if (top < key_max(s)) {
+        const Setting *b = Settings_find(s->bound);
+        char offset[16] = "";
+        if (s->bound_offset)
+            snprintf(offset, sizeof offset, " %s %d", s->bound_offset < 0 ? "−" : "+",
+                     abs(s->bound_offset));
+        note_add(note, size, "%s is at its maximum, %s%s = %g (%c raises %s)", s->key_label,
+                 b->label, offset, top, b->raise_key, b->key_label);
     } else {
-        c->gap_mode = k->gap;
-        k->gap = GAP_OFF;
+        note_add(note, size, "%s is at its maximum, %g", s->key_label, top);
     }
-    return true;
 }
 
-static bool gap_next(Controls *c, char *note, size_t size)
+/* Steps s up or down by its rule; the setting it raises with it, and those bounded by it,
+   follow. */
+static bool step(const Setting *s, int direction, Controls *c, char *note, size_t size)
 {
-    Config *k = &c->config;
-    if (k->gap == GAP_OFF) {
-        k->gap = c->gap_mode;
-        note_add(note, size, "gap removal on");
-        return true;
-    }
-    /* Cycles through the modes that remove the gap; `g` turns removal off. */
-    int on_modes = GAP_NAMES.count - 1;
-    k->gap = (Gap)(1 + cycle((int)k->gap - 1, on_modes, 1));
-    c->gap_mode = k->gap;
-    return true;
-}
-
-static bool layer_up(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    if (k->layer >= k->depth) {
-        note_add(note, size, "layer %d is the last (L raises the depth)", k->layer);
+    Config next = c->config;
+    double value = Setting_get(s, &next), to = value;
+    /* A bound this setting does not push stops it (w < T, layer ≤ depth). */
+    double top =
+        s->bound && !s->raises_bound ? fmin(key_max(s), Setting_limit(s, &next)) : key_max(s);
+    int count = s->names ? s->names->count : 0;
+    switch (s->step) {
+    case STEP_NONE:
         return false;
+    case STEP_CYCLE:
+        to = cycle((int)value, count, direction);
+        break;
+    case STEP_TOGGLE:
+        /* Down turns off (the first name) and back on; up steps through the names that are on. */
+        if (value != 0 && direction < 0) {
+            Setting_put(s, &c->on_values, value);
+            to = 0;
+        } else if (value == 0) {
+            to = Setting_get(s, &c->on_values);
+            if (direction > 0)
+                note_add(note, size, "%s on", s->key_label);
+        } else {
+            to = 1 + cycle((int)value - 1, count - 1, 1);
+        }
+        if (to != 0)
+            Setting_put(s, &c->on_values, to);
+        break;
+    case STEP_NEW:
+        to = value >= key_max(s) ? key_min(s) : value + 1;
+        break;
+    case STEP_DOUBLE:
+    case STEP_ONE:
+    case STEP_QUARTER:
+        if ((direction > 0 && value >= top) || (direction < 0 && value <= key_min(s))) {
+            at_end(s, direction, top, note, size);
+            return false;
+        }
+        if (s->step == STEP_DOUBLE)
+            to = direction > 0 ? 2 * value : floor(value / 2);
+        else if (s->step == STEP_ONE)
+            to = value + direction;
+        else
+            to = quarter_step(value, direction);
+        to = fmin(fmax(to, key_min(s)), top);
+        break;
     }
-    k->layer++;
-    return true;
-}
-
-static bool layer_down(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    if (k->layer <= 1) {
-        note_add(note, size, "layer 1 is the first");
+    Setting_put(s, &next, to);
+    if (s->bound && s->raises_bound) {
+        const Setting *b = Settings_find(s->bound);
+        double need = to - s->bound_offset;
+        if (Setting_get(b, &next) < need) {
+            Setting_put(b, &next, need);
+            note_add(note, size, "%s raised to %g with %s (%s)", b->key_label, need, s->label,
+                     s->bound_reason);
+        }
+    }
+    if (!settle(&next, note, size))
         return false;
-    }
-    k->layer--;
-    return true;
-}
-
-static bool new_seed(Controls *c, char *note, size_t size)
-{
-    (void)note, (void)size;
-    Config *k = &c->config;
-    k->seed = k->seed >= SEED_LIMIT ? 0 : k->seed + 1;
-    return true;
-}
-
-static bool seeds_up(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    if (k->seeds >= KEYS_SEEDS_MAX) {
-        note_add(note, size, "the ensemble is at its maximum, %d seeds", KEYS_SEEDS_MAX);
-        return false;
-    }
-    k->seeds = k->seeds * 2 > KEYS_SEEDS_MAX ? KEYS_SEEDS_MAX : k->seeds * 2;
-    return true;
-}
-
-static bool seeds_down(Controls *c, char *note, size_t size)
-{
-    Config *k = &c->config;
-    if (k->seeds <= 1) {
-        note_add(note, size, "the ensemble is one seed already");
-        return false;
-    }
-    k->seeds = k->seeds / 2 < 1 ? 1 : k->seeds / 2;
+    if (s->in_use && !s->in_use(&next))
+        note_add(note, size, "%s", s->unused_note);
+    c->config = next;
     return true;
 }
 
@@ -360,74 +205,125 @@ static bool compare_toggle(Controls *c, char *note, size_t size)
     return true;
 }
 
-static const KeyBinding KEYS[] = {
-    {'T', "T", "tokens T ×2", ACTION_SETTING, tokens_up},
-    {'t', "t", "tokens T ÷2", ACTION_SETTING, tokens_down},
-    {'D', "D", "width d ×2", ACTION_SETTING, width_up},
-    {'d', "d", "width d ÷2", ACTION_SETTING, width_down},
-    {'L', "L", "depth +1", ACTION_SETTING, depth_up},
-    {'l', "l", "depth −1", ACTION_SETTING, depth_down},
-    {'S', "S", "σ_qk ×2^¼", ACTION_SETTING, sigma_up},
-    {'s', "s", "σ_qk ÷2^¼", ACTION_SETTING, sigma_down},
-    {'a', "a", "attention kind next", ACTION_SETTING, attention_next},
-    {'A', "A", "attention kind previous", ACTION_SETTING, attention_previous},
-    {'m', "m", "mask next", ACTION_SETTING, mask_next},
-    {'M', "M", "mask previous", ACTION_SETTING, mask_previous},
-    {'W', "W", "window w +1", ACTION_SETTING, window_up},
-    {'w', "w", "window w −1", ACTION_SETTING, window_down},
-    {'n', "n", "LayerNorm next", ACTION_SETTING, layernorm_next},
-    {'N', "N", "LayerNorm previous", ACTION_SETTING, layernorm_previous},
-    {'k', "k", "skip next", ACTION_SETTING, skip_next},
-    {'K', "K", "skip previous", ACTION_SETTING, skip_previous},
-    {'g', "g", "gap removal on / off", ACTION_SETTING, gap_toggle},
-    {'G', "G", "gap mode next", ACTION_SETTING, gap_next},
-    {']', "]", "shown layer +1", ACTION_SETTING, layer_up},
-    {'[', "[", "shown layer −1", ACTION_SETTING, layer_down},
-    {KEY_RIGHT, "Right", "shown layer +1", ACTION_SETTING, layer_up},
-    {KEY_LEFT, "Left", "shown layer −1", ACTION_SETTING, layer_down},
-    {'r', "r", "new seed", ACTION_SETTING, new_seed},
-    {'E', "E", "ensemble seeds ×2", ACTION_SETTING, seeds_up},
-    {'e', "e", "ensemble seeds ÷2", ACTION_SETTING, seeds_down},
-    {'o', "o", "theory overlays on / off", ACTION_DISPLAY, overlays_toggle},
-    {'v', "v", "view: rank/width/grad/sim", ACTION_DISPLAY, panel_next},
-    {'V', "V", "view previous", ACTION_DISPLAY, panel_previous},
-    {'c', "c", "compare: gap off | removed", ACTION_DISPLAY, compare_toggle},
-    {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL},
-    {'p', "p", "save settings as a preset", ACTION_SAVE_PRESET, NULL},
-    {'P', "P", "presets: pick one to load", ACTION_PICK_PRESET, NULL},
-    {'>', ">", "tour: next step", ACTION_TOUR_NEXT, NULL},
-    {'<', "<", "tour: previous step", ACTION_TOUR_PREVIOUS, NULL},
-    {'?', "?", "help (any key closes it)", ACTION_HELP, NULL},
-    {'L' & 0x1f, "Ctrl-L", "redraw the screen", ACTION_REDRAW, NULL},
-    {'q', "q", "quit", ACTION_QUIT, NULL},
+/* The keys that are not settings' (those come from the settings table). */
+static const KeyBinding OTHER_KEYS[] = {
+    {'o', "o", "theory overlays on / off", ACTION_DISPLAY, NULL, 0, overlays_toggle},
+    {'v', "v", "view: rank/width/grad/sim", ACTION_DISPLAY, NULL, 0, panel_next},
+    {'V', "V", "view previous", ACTION_DISPLAY, NULL, 0, panel_previous},
+    {'c', "c", "compare: gap off | removed", ACTION_DISPLAY, NULL, 0, compare_toggle},
+    {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL, 0, NULL},
+    {'p', "p", "save settings as a preset", ACTION_SAVE_PRESET, NULL, 0, NULL},
+    {'P', "P", "presets: pick one to load", ACTION_PICK_PRESET, NULL, 0, NULL},
+    {'>', ">", "tour: next step", ACTION_TOUR_NEXT, NULL, 0, NULL},
+    {'<', "<", "tour: previous step", ACTION_TOUR_PREVIOUS, NULL, 0, NULL},
+    {'?', "?", "help (any key closes it)", ACTION_HELP, NULL, 0, NULL},
+    {'L' & 0x1f, "Ctrl-L", "redraw the screen", ACTION_REDRAW, NULL, 0, NULL},
+    {'q', "q", "quit", ACTION_QUIT, NULL, 0, NULL},
 };
-enum { KEYS_COUNT = sizeof KEYS / sizeof KEYS[0] };
+enum { OTHER_COUNT = sizeof OTHER_KEYS / sizeof OTHER_KEYS[0] };
+
+/* Keys that do what another key does: the arrows step the shown layer as ] and [ do. */
+static const struct {
+    int key;
+    const char *name;
+    int same_as;
+} ALIASES[] = {{KEY_RIGHT, "Right", ']'}, {KEY_LEFT, "Left", '['}};
+enum { ALIAS_COUNT = sizeof ALIASES / sizeof ALIASES[0] };
+
+/* How the help words a step: prefix, setting, suffix, for down and up. */
+static const char *const STEP_WORDS[][2][2] = {
+    [STEP_DOUBLE] = {{"", " ÷2"}, {"", " ×2"}},
+    [STEP_ONE] = {{"", " −1"}, {"", " +1"}},
+    [STEP_QUARTER] = {{"", " ÷2^¼"}, {"", " ×2^¼"}},
+    [STEP_CYCLE] = {{"", " previous"}, {"", " next"}},
+    [STEP_TOGGLE] = {{"", " on / off"}, {"", " mode next"}},
+    [STEP_NEW] = {{"", ""}, {"new ", ""}},
+};
+
+enum { KEYS_MAX = 2 * SETTINGS_MAX + ALIAS_COUNT + OTHER_COUNT };
+
+/* The table, built on first use: each setting's up and down keys, the aliases, the others. */
+static struct {
+    KeyBinding key[KEYS_MAX];
+    char name[KEYS_MAX][8], help[KEYS_MAX][KEYS_HELP_SIZE];
+    int count;
+} table;
+
+static void setting_key(const Setting *s, int key, int direction)
+{
+    int n = table.count++;
+    const char *const *words = STEP_WORDS[s->step][direction > 0];
+    snprintf(table.name[n], sizeof table.name[n], "%c", key);
+    snprintf(table.help[n], sizeof table.help[n], "%s%s%s", words[0], s->key_label, words[1]);
+    table.key[n] =
+        (KeyBinding){key, table.name[n], table.help[n], ACTION_SETTING, s, direction, NULL};
+}
+
+static void build(void)
+{
+    if (table.count)
+        return;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (s->raise_key)
+            setting_key(s, s->raise_key, 1);
+        if (s->lower_key)
+            setting_key(s, s->lower_key, -1);
+    }
+    int settings = table.count;
+    for (int a = 0; a < ALIAS_COUNT; a++)
+        for (int i = 0; i < settings; i++)
+            if (table.key[i].key == ALIASES[a].same_as) {
+                table.key[table.count] = table.key[i];
+                table.key[table.count].key = ALIASES[a].key;
+                table.key[table.count++].name = ALIASES[a].name;
+            }
+    for (int i = 0; i < OTHER_COUNT; i++)
+        table.key[table.count++] = OTHER_KEYS[i];
+}
 
 Controls Controls_from(const Config *c)
 {
-    return (Controls){
+    Controls k = {
         .config = *c,
-        .gap_mode = c->gap == GAP_OFF ? GAP_CENTER : c->gap,
+        .on_values = *c,
         .display = {.overlays = true, .panel = PANEL_STABLE_RANK, .compare = false},
     };
+    /* A toggle that starts off turns on at its first name that is on. */
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (s->step == STEP_TOGGLE && Setting_get(s, c) == 0)
+            Setting_put(s, &k.on_values, 1);
+    }
+    return k;
+}
+
+bool Keys_apply(const KeyBinding *b, Controls *c, char *note, size_t size)
+{
+    if (b->kind == ACTION_SETTING)
+        return step(b->setting, b->direction, c, note, size);
+    return b->apply && b->apply(c, note, size);
 }
 
 const KeyBinding *Keys_find(int key)
 {
-    for (int i = 0; i < KEYS_COUNT; i++)
-        if (KEYS[i].key == key)
-            return &KEYS[i];
+    build();
+    for (int i = 0; i < table.count; i++)
+        if (table.key[i].key == key)
+            return &table.key[i];
     return NULL;
 }
 
 int Keys_count(void)
 {
-    return KEYS_COUNT;
+    build();
+    return table.count;
 }
 
 const KeyBinding *Keys_at(int index)
 {
-    return index >= 0 && index < KEYS_COUNT ? &KEYS[index] : NULL;
+    build();
+    return index >= 0 && index < table.count ? &table.key[index] : NULL;
 }
 
 void Keys_help_line(const KeyBinding *b, char *out, size_t size)

@@ -1,7 +1,8 @@
-/* The key table of SPEC §6: one table binds the keys and writes the `?` help (htop's
+/* The key table: one table binds the keys and writes the `?` help (htop's
  * Action.c).  A parameter's key is its short option letter; the capital raises, the small
- * letter lowers (or cycles backwards).  Setting keys change Controls only; the loop then
- * submits the new Config.
+ * letter lowers (or cycles backwards).  The setting keys are generated from the settings
+ * table (config.h), which says which keys step a setting and how; the other keys are listed
+ * here.  Setting keys change Controls only; the loop then submits the new Config.
  */
 #ifndef ATTNSCOPE_TUI_KEYS_H
 #define ATTNSCOPE_TUI_KEYS_H
@@ -27,10 +28,10 @@ typedef struct {
     bool compare; /* the network without and with gap removal side by side */
 } Display;
 
-/* The settings the keys turn, the gap mode `g` turns back on, and the display. */
+/* The settings the keys turn, the values the toggle keys turn back on, and the display. */
 typedef struct {
     Config config;
-    Gap gap_mode; /* never GAP_OFF */
+    Config on_values; /* of each STEP_TOGGLE setting (the gap mode `g` restores): never off */
     Display display;
 } Controls;
 
@@ -60,19 +61,20 @@ typedef struct {
     const char *name; /* as the help spells the key */
     const char *help;
     KeyAction kind;
-    /* ACTION_SETTING, ACTION_DISPLAY: changes c and, when the change was adjusted or refused, says
-       why in note (empty otherwise).  Returns false when nothing changed. */
-    bool (*apply)(Controls *c, char *note, size_t size);
+    const Setting *setting; /* ACTION_SETTING: the setting the key steps, */
+    int direction;          /* up (+1: raise, next) or down (-1: lower, previous) */
+    bool (*apply)(Controls *c, char *note, size_t size); /* ACTION_DISPLAY */
 } KeyBinding;
 
 /* The main panel's name ("stable rank", "width sweep", ...). */
 const char *Panel_name(Panel p);
 
-/* Ensemble sizes the e/E keys step through. */
-enum { KEYS_SEEDS_MAX = 64 };
-
 /* Controls starting from a valid config (theory overlays on, the stable-rank panel). */
 Controls Controls_from(const Config *c);
+
+/* ACTION_SETTING, ACTION_DISPLAY: changes c as b says and, when the change was adjusted or
+   refused, says why in note (empty otherwise).  Returns false when nothing changed. */
+bool Keys_apply(const KeyBinding *b, Controls *c, char *note, size_t size);
 
 /* The binding of key, or NULL. */
 const KeyBinding *Keys_find(int key);

@@ -2,6 +2,7 @@
 
 #include <curses.h> /* KEY_ codes only: the screen module reads the keys */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A page of the list for PgUp / PgDn. */
@@ -14,30 +15,58 @@ static void read_header(Picker *p)
         Tour_header(p->entry[p->selected].path, p->header, sizeof p->header, 64);
 }
 
-static void add_directory(Picker *p, const char *dir, PresetSource source)
+Picker *Picker_new(void)
+{
+    return calloc(1, sizeof(Picker));
+}
+
+void Picker_free(Picker *p)
+{
+    if (!p)
+        return;
+    free(p->entry);
+    free(p);
+}
+
+/* Appends dir's presets to p's list.  Returns 0, or -1 when memory ran out. */
+static int add_directory(Picker *p, const char *dir, PresetSource source)
 {
     /* Tour_list sorts one directory's presets by name: reused for every source. */
-    Tour listed;
-    Tour_list(&listed, dir);
-    for (int i = 0; i < listed.count && p->count < PICKER_MAX; i++) {
+    Tour listed = {0};
+    if (Tour_list(&listed, dir) < 0)
+        return -1;
+    if (listed.count > 0) {
+        void *grown = realloc(p->entry, sizeof *p->entry * (size_t)(p->count + listed.count));
+        if (!grown) {
+            Tour_free(&listed);
+            return -1;
+        }
+        p->entry = grown;
+    }
+    for (int i = 0; i < listed.count; i++) {
         PickerEntry *e = &p->entry[p->count++];
         snprintf(e->path, sizeof e->path, "%s", listed.path[i]);
-        const char *slash = strrchr(e->path, '/');
-        snprintf(e->name, sizeof e->name, "%s", slash ? slash + 1 : e->path);
-        size_t n = strlen(e->name);
-        if (n > 7 && strcmp(e->name + n - 7, ".preset") == 0)
-            e->name[n - 7] = '\0';
+        const char *slash = strrchr(e->path, '/'), *base = slash ? slash + 1 : e->path;
+        size_t n = strlen(base) - 7; /* without ".preset", which Tour_list asked for */
+        n = n < sizeof e->name ? n : sizeof e->name - 1;
+        memcpy(e->name, base, n);
+        e->name[n] = '\0';
         e->source = source;
     }
+    Tour_free(&listed);
+    return 0;
 }
 
 int Picker_list(Picker *p, const char *shipped_dir, const char *tour_dir, const char *user_dir)
 {
     p->count = 0;
     p->selected = 0;
-    add_directory(p, shipped_dir, PRESET_SHIPPED);
-    add_directory(p, tour_dir, PRESET_TOUR);
-    add_directory(p, user_dir, PRESET_USER);
+    if (add_directory(p, shipped_dir, PRESET_SHIPPED) || add_directory(p, tour_dir, PRESET_TOUR) ||
+        add_directory(p, user_dir, PRESET_USER)) {
+        p->count = 0;
+        p->header[0] = '\0';
+        return -1;
+    }
     read_header(p);
     return p->count;
 }

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-enum { PICKER_MAX = 3 * TOUR_STEPS_MAX, PICKER_NAME_SIZE = 80, PICKER_HEADER_SIZE = 2048 };
+enum { PICKER_NAME_SIZE = 80, PICKER_HEADER_SIZE = 2048 };
 
 /* Where a preset comes from, shown beside its name. */
 typedef enum { PRESET_SHIPPED, PRESET_TOUR, PRESET_USER } PresetSource;
@@ -24,14 +24,18 @@ typedef struct {
 typedef struct {
     int count;
     int selected;
-    PickerEntry entry[PICKER_MAX];
+    PickerEntry *entry; /* count entries: every preset of the three directories */
     /* The selected preset's header (see Tour_header), read when the selection moves. */
     char header[PICKER_HEADER_SIZE];
 } Picker;
 
-/* Lists the *.preset files of the three directories (any may be NULL or missing), each
-   sorted by name, shipped first, then the tour, then the user's; selects the first.
-   Returns their number. */
+/* An empty picker (NULL when out of memory). */
+Picker *Picker_new(void);
+void Picker_free(Picker *p);
+
+/* Lists all the *.preset files of the three directories (any may be NULL or missing), each
+   sorted by name, shipped first, then the tour, then the user's, replacing what p listed;
+   selects the first.  Returns their number, or -1 when memory ran out (p then lists none). */
 int Picker_list(Picker *p, const char *shipped_dir, const char *tour_dir, const char *user_dir);
 
 /* Selects the entry whose path is path, if listed (the preset loaded last, so that the

@@ -543,7 +543,7 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
         items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {"×", 0}, {NULL, STROKE_CELL}},
                                 .cells = 3,
                                 .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "theory (SPEC §3)%s",
+        snprintf(items[n++].text, sizeof items[0].text, "theory (docs/model.md §3)%s",
                  theory && counterpart_theory ? ", both networks"
                  : theory                     ? ", network"
                                               : ", counterpart");

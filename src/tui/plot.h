@@ -1,4 +1,4 @@
-/* The three plots of SPEC §6, drawn onto a canvas from plain data (nvtop's plot.c): they
+/* The three plots of the screen, drawn onto a canvas from plain data (nvtop's plot.c): they
  * know nothing of snapshots, threads or terminals.  Each fills its whole canvas: a title
  * on the first row, the plot with tick labels, and a legend on the last rows.  Nothing is
  * told by colour alone: every series has its own glyph or stroke, shown in the legend.
@@ -19,7 +19,7 @@ typedef struct {
     double scale;          /* √T */
     double sigma;          /* radius of the circle of the bulk (NaN: not drawn) */
     bool exact;            /* read off a triangular matrix's diagonal */
-    /* The theory overlay's predicted outlier λ1 of A (SPEC §3), drawn as its own glyph. */
+    /* The theory overlay's predicted outlier λ1 of A (docs/model.md §3), drawn as its own glyph. */
     bool show_predicted;
     double predicted_outlier;
 } EigenvaluePlot;

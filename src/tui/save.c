@@ -1,5 +1,7 @@
 #include "save.h"
 
+#include "ascii.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,6 +10,30 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+int Save_header(const Config *c, const char *name, const char *when, char *buf, size_t size)
+{
+    enum { COLUMNS = 90 };
+    size_t used = 0;
+    int column = 0;
+    /* Appends with snprintf's count, so that the return says how much was needed. */
+    used += (size_t)snprintf(buf, size,
+                             "# %s: saved from the attnscope screen, %s\n#\n# Shows:", name, when);
+    column = (int)strlen("# Shows:");
+    for (int i = 0; i < Settings_count(); i++) {
+        char field[96];
+        if (!Setting_show(Settings_at(i), c, field, sizeof field))
+            continue;
+        int width = Ascii_columns(field);
+        bool wrap = column + 1 + width > COLUMNS;
+        used += (size_t)snprintf(buf + (used < size ? used : size), used < size ? size - used : 0,
+                                 "%s %s", wrap ? "\n#  " : "", field);
+        column = (wrap ? 3 : column) + 1 + width;
+    }
+    used +=
+        (size_t)snprintf(buf + (used < size ? used : size), used < size ? size - used : 0, "\n\n");
+    return (int)used;
+}
 
 const char *Save_directory(char *buf, size_t size)
 {

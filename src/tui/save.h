@@ -7,10 +7,17 @@
 #ifndef ATTNSCOPE_TUI_SAVE_H
 #define ATTNSCOPE_TUI_SAVE_H
 
+#include "attnscope/config.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
 enum { SAVE_NAME_MAX = 64 };
+
+/* The header comment of a saved preset: its name, when it was saved, and what it shows (every
+   setting as the status line shows it), in lines under 90 columns.  Returns the length, as
+   snprintf does. */
+int Save_header(const Config *c, const char *name, const char *when, char *buf, size_t size);
 
 /* Whether c may appear in a preset's name (letters, digits, '-', '_', '.'). */
 bool Save_name_char(int c);

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,48 +44,48 @@ static void readout(Fields *f, const StatusView *v, const char *label, double va
     field(f, false, "%s=%s", label, number);
 }
 
+/* Every setting as the settings table shows it; the gap also says what the shown snapshot
+   applied (deflate may fall back to center) and how many outliers it removed. */
 static void parameters(Fields *f, const StatusView *v)
 {
     const Config *c = v->config;
     const Snapshot *s = v->current ? v->shown : NULL;
-    field(f, true, "T=%d", c->tokens);
-    field(f, false, "d=%d", c->width);
-    field(f, false, "L=%d", c->depth);
-    field(f, false, "σ_qk=%.3g", c->sigma_qk);
-    field(f, false, "attn=%s", ATTENTION_NAMES.names[c->attention]);
-    field(f, false, "mask=%s", MASK_NAMES.names[c->mask]);
-    field(f, false, "w=%d", c->window);
-    char gap[64];
-    snprintf(gap, sizeof gap, "gap=%s", GAP_NAMES.names[c->gap]);
-    if (s && s->spectra_ready && s->shown_gap != c->gap)
-        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "→%s", GAP_NAMES.names[s->shown_gap]);
-    if (s && s->spectra_ready && s->outliers_removed > 0)
-        snprintf(gap + strlen(gap), sizeof gap - strlen(gap), "(r=%d)", s->outliers_removed);
-    field(f, false, "%s", gap);
-    field(f, false, "LN=%s", LAYERNORM_NAMES.names[c->layernorm]);
-    field(f, false, "skip=%s", SKIP_NAMES.names[c->skip]);
-    field(f, false, "layer=%d/%d", c->layer, c->depth);
-    field(f, false, "seed=%llu", (unsigned long long)c->seed);
-    if (c->seeds > 1)
-        field(f, false, "seeds=%d", c->seeds);
+    bool first = true;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *setting = Settings_at(i);
+        char text[FIELD_SIZE];
+        if (!Setting_show(setting, c, text, sizeof text))
+            continue;
+        size_t used = strlen(text);
+        if (setting->offset == offsetof(Config, gap) && s && s->result->spectra_ready) {
+            if (s->result->shown_gap != c->gap)
+                used += (size_t)snprintf(text + used, sizeof text - used, "→%s",
+                                         GAP_NAMES.names[s->result->shown_gap]);
+            if (s->result->outliers_removed > 0 && used < sizeof text)
+                snprintf(text + used, sizeof text - used, "(r=%d)", s->result->outliers_removed);
+        }
+        field(f, first, "%s", text);
+        first = false;
+    }
 }
 
 static void readouts(Fields *f, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     field(f, true, "σ=%.4g", Config_sigma(v->config));
-    readout(f, v, "logit std", s ? s->logit_std : NAN, "%.3g");
-    bool spectra = s && s->spectra_ready;
-    readout(f, v, "1−|λ2|", spectra ? Snapshot_eigen_gap(s) : NAN, "%.3g");
-    readout(f, v, "s1/s2", spectra ? Snapshot_singular_ratio(s) : NAN, "%.3g");
-    readout(f, v, "|λ|>0.5", spectra ? Snapshot_count_above_half(s) : NAN, "%.0f");
+    readout(f, v, "logit std", s ? s->result->logit_std : NAN, "%.3g");
+    bool spectra = s && s->result->spectra_ready;
+    readout(f, v, "1−|λ2|", spectra ? s->result->readouts.one_minus_abs_lambda2 : NAN, "%.3g");
+    readout(f, v, "s1/s2", spectra ? s->result->readouts.s1_over_s2 : NAN, "%.3g");
+    readout(f, v, "|λ|>0.5", spectra ? s->result->readouts.count_abs_lambda_above_half : NAN,
+            "%.0f");
     int layer = v->config->depth;
     double minus_one = NAN;
     double sr = s ? Snapshot_last_stable_rank(s, &layer, &minus_one) : NAN;
     char label[32];
     snprintf(label, sizeof label, "sr(ℓ=%d)", s && layer > 0 ? layer : v->config->depth);
     if (isfinite(sr) && minus_one < 1e-3)
-        /* Collapsed: "1" alone would hide how close (sr − 1 reaches 1e-13, SPEC §2). */
+        /* Collapsed: "1" alone would hide how close (sr − 1 reaches 1e-13, docs/model.md §2). */
         field(f, false, "%s=1+%.2g", label, minus_one);
     else
         readout(f, v, label, sr, "%.4g");
@@ -130,14 +131,14 @@ static void message(char *m, const StatusView *v)
         snprintf(part, sizeof part, "error: %s", s->error);
         message_add(m, part);
     }
-    if (s && s->warnings.count > 0) {
-        snprintf(part, sizeof part, "⚠ %s", s->warnings.text[0]);
-        if (s->warnings.count > 1)
+    if (s && s->result->warnings.count > 0) {
+        snprintf(part, sizeof part, "⚠ %s", s->result->warnings.text[0]);
+        if (s->result->warnings.count > 1)
             snprintf(part + strlen(part), sizeof part - strlen(part), " (+%d more)",
-                     s->warnings.count - 1);
+                     s->result->warnings.count - 1);
         message_add(m, part);
     }
-    if (s && s->spectra_ready && s->eigenvalues_exact)
+    if (s && s->result->spectra_ready && s->result->eigenvalues_exact)
         message_add(m, "eigenvalues exact: the diagonal of the triangular A");
     message_add(m, "? help, q quit");
 }

@@ -12,23 +12,42 @@ static int by_name(const void *a, const void *b)
 
 int Tour_list(Tour *t, const char *dir)
 {
-    t->count = 0;
+    Tour_free(t);
     DIR *d = dir ? opendir(dir) : NULL;
     if (!d)
         return 0;
+    int capacity = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && t->count < TOUR_STEPS_MAX) {
+    while ((e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n < 8 || strcmp(e->d_name + n - 7, ".preset") != 0)
             continue;
+        if (t->count == capacity) {
+            capacity = capacity ? 2 * capacity : 32;
+            void *grown = realloc(t->path, sizeof *t->path * (size_t)capacity);
+            if (!grown) {
+                closedir(d);
+                Tour_free(t);
+                return -1;
+            }
+            t->path = grown;
+        }
         int w = snprintf(t->path[t->count], TOUR_PATH_SIZE, "%s/%s", dir, e->d_name);
         if (w > 0 && w < TOUR_PATH_SIZE)
             t->count++;
     }
     closedir(d);
     /* Whole paths in one directory sort as their names: the steps' numbers lead them. */
-    qsort(t->path, (size_t)t->count, TOUR_PATH_SIZE, by_name);
+    if (t->count > 0)
+        qsort(t->path, (size_t)t->count, TOUR_PATH_SIZE, by_name);
     return t->count;
+}
+
+void Tour_free(Tour *t)
+{
+    free(t->path);
+    t->path = NULL;
+    t->count = 0;
 }
 
 int Tour_header(const char *path, char *out, size_t size, int max_lines)

@@ -7,16 +7,21 @@
 
 #include <stddef.h>
 
-enum { TOUR_STEPS_MAX = 64, TOUR_PATH_SIZE = 512, TOUR_TITLE_SIZE = 120 };
+enum { TOUR_PATH_SIZE = 512, TOUR_TITLE_SIZE = 120 };
 
+/* Zero-initialise ({0}) before the first Tour_list. */
 typedef struct {
     int count;
-    char path[TOUR_STEPS_MAX][TOUR_PATH_SIZE];
+    char (*path)[TOUR_PATH_SIZE]; /* count paths, as many as the directory holds */
 } Tour;
 
-/* Lists dir's *.preset files, sorted by name.  Returns their number (0 when the directory
-   is missing or holds none). */
+/* Lists all of dir's *.preset files (a path longer than TOUR_PATH_SIZE is left out), sorted
+   by name, replacing what t held.  Returns their number (0 when the directory is missing or
+   holds none), or -1 when memory ran out (t then holds none). */
 int Tour_list(Tour *t, const char *dir);
+
+/* Frees the list; t is then empty. */
+void Tour_free(Tour *t);
 
 /* The comment lines that open a preset file (its header: what it shows, which figure), up
    to max_lines, without their "#" and one space (an indented line continues the one

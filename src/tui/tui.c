@@ -1,7 +1,7 @@
 #include "tui.h"
 
+#include "attnscope/budget.h"
 #include "attnscope/linalg.h"
-#include "attnscope/model.h"
 #include "export.h"
 #include "keys.h"
 #include "picker.h"
@@ -143,7 +143,7 @@ static void key_name(int key, char *out, size_t size)
 static bool exportable(const Loop *l)
 {
     const Snapshot *s = l->shown;
-    return s && !s->failed && s->done && Config_equal(&s->config, &l->controls.config);
+    return s && !s->failed && s->done && Config_equal(&s->result->config, &l->controls.config);
 }
 
 /* Writes the shown result into the directory typed at the prompt (~/ is the home
@@ -163,9 +163,7 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    ExportData d;
-    Snapshot_export(l->shown, &d);
-    int files = Export_write(&d, dir, err, sizeof err);
+    int files = Export_write(l->shown->result, dir, err, sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
     else
@@ -189,15 +187,7 @@ static int save_settings(Loop *l)
     struct tm tm;
     localtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-    int n = snprintf(text, sizeof text,
-                     "# %s: saved from the attnscope screen, %s\n#\n"
-                     "# Shows: %s attention, T = %d, d = %d, %d layers, sigma_qk = %.6g, mask %s,\n"
-                     "#   gap %s, LayerNorm %s, skip %s, seed %llu (%d in the ensemble).\n\n",
-                     l->prompt.text[0] ? l->prompt.text : "unnamed", when,
-                     ATTENTION_NAMES.names[c->attention], c->tokens, c->width, c->depth,
-                     c->sigma_qk, MASK_NAMES.names[c->mask], GAP_NAMES.names[c->gap],
-                     LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
-                     (unsigned long long)c->seed, c->seeds);
+    int n = Save_header(c, l->prompt.text[0] ? l->prompt.text : "unnamed", when, text, sizeof text);
     int status = -1, body = -1;
     if (n >= 0 && (size_t)n < sizeof text)
         body = l->format_preset(c, text + n, sizeof text - (size_t)n);
@@ -228,12 +218,8 @@ static int load_preset_file(Loop *l, const char *path)
         snprintf(l->note, sizeof l->note, "%.150s", err);
         return -1;
     }
-    unsigned long long need = Model_memory_estimate(&c);
-    if (need > l->memory_budget) {
-        snprintf(l->note, sizeof l->note,
-                 "%.60s needs about %llu MiB, above the memory budget of %llu MiB "
-                 "(--max-memory)",
-                 path, need >> 20, l->memory_budget >> 20);
+    if (Budget_check(&c, l->memory_budget, err, sizeof err)) {
+        snprintf(l->note, sizeof l->note, "%.40s: %.115s", path, err);
         return -1;
     }
     Display display = l->controls.display;
@@ -274,15 +260,15 @@ static void picker_open(Loop *l)
 {
     char buf[512];
     const char *user = Save_directory(buf, sizeof buf);
-    l->picker = malloc(sizeof *l->picker);
-    if (!l->picker) {
-        snprintf(l->note, sizeof l->note, "out of memory for the preset list");
-        return;
-    }
-    if (Picker_list(l->picker, l->presets_dir, l->tour_dir, user) == 0) {
-        snprintf(l->note, sizeof l->note, "no presets found (shipped: %.60s; yours: %.60s)",
-                 l->presets_dir ? l->presets_dir : "none", user ? user : "none");
-        free(l->picker);
+    l->picker = Picker_new();
+    int listed = l->picker ? Picker_list(l->picker, l->presets_dir, l->tour_dir, user) : -1;
+    if (listed <= 0) {
+        if (listed < 0)
+            snprintf(l->note, sizeof l->note, "out of memory for the preset list");
+        else
+            snprintf(l->note, sizeof l->note, "no presets found (shipped: %.60s; yours: %.60s)",
+                     l->presets_dir ? l->presets_dir : "none", user ? user : "none");
+        Picker_free(l->picker);
         l->picker = NULL;
         return;
     }
@@ -291,7 +277,7 @@ static void picker_open(Loop *l)
 
 static void picker_close(Loop *l)
 {
-    free(l->picker);
+    Picker_free(l->picker);
     l->picker = NULL;
 }
 
@@ -397,24 +383,17 @@ static void on_key(Loop *l, int key)
     switch (b->kind) {
     case ACTION_SETTING: {
         Controls next = l->controls;
-        if (!b->apply(&next, l->note, sizeof l->note))
+        if (!Keys_apply(b, &next, l->note, sizeof l->note))
             break;
-        unsigned long long need = Model_memory_estimate(&next.config);
-        if (need > l->memory_budget) {
-            /* Refused before anything is allocated: the screen stays as it was. */
-            snprintf(l->note, sizeof l->note,
-                     "T=%d, d=%d, L=%d needs about %llu MiB, above the memory budget of %llu "
-                     "MiB (--max-memory)",
-                     next.config.tokens, next.config.width, next.config.depth, need >> 20,
-                     l->memory_budget >> 20);
+        /* Refused before anything is allocated: the screen stays as it was. */
+        if (Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
             break;
-        }
         l->controls = next;
         submit(l);
         break;
     }
     case ACTION_DISPLAY: {
-        b->apply(&l->controls, l->note, sizeof l->note);
+        Keys_apply(b, &l->controls, l->note, sizeof l->note);
         /* A view redraws from the snapshot; only what it adds (the sweep, the compare
            view's second network) is a job, and the worker reuses the model run. */
         WorkerExtras want = extras_for(&l->controls.display);
@@ -465,7 +444,7 @@ static void on_snapshot(Loop *l)
         l->busy = false;
     l->redraw = true;
     Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d", s->generation,
-                s->layers_done, s->depth, s->spectra_ready, s->done);
+                s->result->layers_done, s->result->config.depth, s->result->spectra_ready, s->done);
 }
 
 static void on_signals(Loop *l)
@@ -489,7 +468,7 @@ static void draw(Loop *l)
 {
     bool current = l->shown && l->shown->generation == l->generation;
     /* A job that only adds a view's extras keeps the readouts of the same settings. */
-    bool same = l->shown && Config_equal(&l->shown->config, &l->controls.config);
+    bool same = l->shown && Config_equal(&l->shown->result->config, &l->controls.config);
     View v = {
         .status =
             {
@@ -512,7 +491,7 @@ static void draw(Loop *l)
     l->last_frame = Trace_clock_ms();
     Trace_event(l->trace, "frame gen=%lu shown=%lu spectra=%d full=%d", l->generation,
                 l->shown ? l->shown->generation : 0,
-                current && l->shown->spectra_ready && !l->shown->failed, full);
+                current && l->shown->result->spectra_ready && !l->shown->failed, full);
     l->redraw = l->repaint = false;
 }
 
@@ -573,7 +552,6 @@ int Tui_run(const TuiSettings *s)
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
               .format_preset = s->format_preset};
-    Tour_list(&l.tour, s->tour_dir);
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
         return 2;
@@ -588,11 +566,13 @@ int Tui_run(const TuiSettings *s)
         Trace_close(l.trace);
         return 1;
     }
+    Tour_list(&l.tour, s->tour_dir);
     l.worker = Worker_new(l.trace);
     if (!l.worker) {
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
         goto done;
     }
+    Worker_set_memory_budget(l.worker, l.memory_budget);
     status = Screen_open(&l.screen, unicode, color, err, sizeof err);
     if (status) {
         fprintf(stderr, "attnscope: %s\n", err);
@@ -605,7 +585,8 @@ done:
     Screen_close(l.screen);
     Trace_event(l.trace, "quit signal=%d", l.quit_signal);
     Snapshot_free(l.shown);
-    free(l.picker);
+    Picker_free(l.picker);
+    Tour_free(&l.tour);
     if (l.worker && !Worker_stop(l.worker, STOP_WAIT_MS)) {
         /* The worker is inside a long layer: leave without waiting for it (exit handlers
            would tear OpenBLAS down under it).  The terminal is already restored. */

@@ -1,4 +1,4 @@
-/* The interactive screen of SPEC §6: the entry point the program calls. */
+/* The interactive screen: the entry point the program calls. */
 #ifndef ATTNSCOPE_TUI_TUI_H
 #define ATTNSCOPE_TUI_TUI_H
 

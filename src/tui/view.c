@@ -56,25 +56,25 @@ static void size_message(Screen *s)
     centred(s, rows / 2 + 1, "enlarge it, or press q to quit", false);
 }
 
-/* The σ of the circular and quartercircle laws, where they apply (SPEC §3): markov, and
+/* The σ of the circular and quartercircle laws, where they apply (docs/model.md §3): markov, and
    softmax on orthonormal input, with every key allowed. */
 static double theory_sigma(const Snapshot *s)
 {
-    const Config *c = &s->config;
+    const Config *c = &s->result->config;
     bool applies = (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV) &&
                    c->mask == MASK_FULL;
-    return applies ? s->sigma : NAN;
+    return applies ? s->result->sigma : NAN;
 }
 
 /* "of A, ℓ=1, T=256", naming the gap mode actually applied at the shown layer. */
 static void matrix_words(const Snapshot *s, char *out, size_t size)
 {
-    snprintf(out, size, "of A%s%s, ℓ=%d, T=%d", s->shown_gap == GAP_OFF ? "" : ", gap ",
-             s->shown_gap == GAP_OFF ? "" : GAP_NAMES.names[s->shown_gap], s->config.layer,
-             s->config.tokens);
+    snprintf(out, size, "of A%s%s, ℓ=%d, T=%d", s->result->shown_gap == GAP_OFF ? "" : ", gap ",
+             s->result->shown_gap == GAP_OFF ? "" : GAP_NAMES.names[s->result->shown_gap],
+             s->result->config.layer, s->result->config.tokens);
 }
 
-/* The outlier theory predicts for relu and sigmoid (SPEC §3), NaN elsewhere (softmax and
+/* The outlier theory predicts for relu and sigmoid (docs/model.md §3), NaN elsewhere (softmax and
    markov have λ1 = 1 exactly, which the legend prints already). */
 static double predicted_outlier(const Config *c)
 {
@@ -90,13 +90,13 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                            Canvas *histogram)
 {
     char t1[160], t2[160], words[96], wait[96];
-    if (!shown || shown->failed || !shown->spectra_ready) {
+    if (!shown || shown->failed || !shown->result->spectra_ready) {
         const char *why = "computing…";
         if (shown && shown->failed)
             why = "the computation failed (see the status line)";
         else if (shown) {
-            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)", shown->config.layer,
-                     shown->layers_done, shown->config.depth);
+            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)", shown->result->config.layer,
+                     shown->result->layers_done, shown->result->config.depth);
             why = wait;
         }
         Plot_message(eigen, "eigenvalues √T·λ", why);
@@ -105,27 +105,27 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
     }
     matrix_words(shown, words, sizeof words);
     snprintf(t1, sizeof t1, "eigenvalues √T·λ %s%s", words,
-             shown->eigenvalues_exact ? ", exact: the diagonal" : "");
+             shown->result->eigenvalues_exact ? ", exact: the diagonal" : "");
     snprintf(t2, sizeof t2, "singular values √T·s %s", words);
-    double scale = sqrt((double)shown->tokens), sigma = theory_sigma(shown);
-    /* The circles are always drawn (SPEC §6); the overlay key governs the predictions. */
+    double scale = sqrt((double)shown->result->config.tokens), sigma = theory_sigma(shown);
+    /* The circles are always drawn; the overlay key governs the predictions. */
     EigenvaluePlot e = {
         .title = t1,
-        .count = shown->tokens,
-        .values = shown->eigenvalues,
+        .count = shown->result->config.tokens,
+        .values = shown->result->eigenvalues,
         .scale = scale,
         .sigma = sigma,
-        .exact = shown->eigenvalues_exact,
-        .show_predicted = d->overlays && shown->shown_gap == GAP_OFF,
-        .predicted_outlier = predicted_outlier(&shown->config),
+        .exact = shown->result->eigenvalues_exact,
+        .show_predicted = d->overlays && shown->result->shown_gap == GAP_OFF,
+        .predicted_outlier = predicted_outlier(&shown->result->config),
     };
     Plot_eigenvalues(eigen, &e);
     HistogramPlot h = {t2,
-                       shown->tokens,
-                       shown->singular_values,
+                       shown->result->config.tokens,
+                       shown->result->singular_values,
                        scale,
                        d->overlays ? sigma : NAN,
-                       shown->config.attention == ATTENTION_MARKOV ? "quartercircle law"
+                       shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
                                                                    : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
 }
@@ -141,14 +141,17 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, First fir
         Plot_message(c, heading, shown ? "the computation failed" : "computing…");
         return;
     }
-    const Config *k = &shown->config;
+    const Config *k = &shown->result->config;
     /* Seed 1 alone until a second seed is done; then the mean and band of the seeds done
        so far, which grow until every seed is in. */
-    bool ensemble = k->seeds > 1 && shown->seeds_done > 1;
-    const double *network = ensemble ? shown->stable_rank_mean : shown->stable_rank;
-    const double *counterpart = ensemble ? shown->counterpart_mean : shown->counterpart_stable_rank;
-    const double *std = shown->stable_rank_std, *counterpart_std = shown->counterpart_std;
-    Gap gap = k->gap, other_gap = shown->counterpart_gap;
+    bool ensemble = k->seeds > 1 && shown->result->seeds_done > 1;
+    const double *network =
+        ensemble ? shown->result->stable_rank_band.mean : shown->result->network.stable_rank;
+    const double *counterpart =
+        ensemble ? shown->result->counterpart_band.mean : shown->result->counterpart.stable_rank;
+    const double *std = shown->result->stable_rank_band.std,
+                 *counterpart_std = shown->result->counterpart_band.std;
+    Gap gap = k->gap, other_gap = shown->result->counterpart_gap;
     double theory[LAYERS_MAX], theory_other[LAYERS_MAX];
     TheoryPrediction t = {.stable_rank = theory, .counterpart_stable_rank = theory_other};
     Theory_predict(k, &t);
@@ -170,11 +173,11 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, First fir
         other_gap = g;
     }
     char label[64], other[64], title[160];
-    if (k->seeds > 1 && shown->seeds_done >= k->seeds)
+    if (k->seeds > 1 && shown->result->seeds_done >= k->seeds)
         snprintf(title, sizeof title, "%s (mean ± 1 std)", heading);
     else if (ensemble)
-        snprintf(title, sizeof title, "%s (mean ± 1 std, %d/%d seeds)", heading, shown->seeds_done,
-                 k->seeds);
+        snprintf(title, sizeof title, "%s (mean ± 1 std, %d/%d seeds)", heading,
+                 shown->result->seeds_done, k->seeds);
     else if (k->seeds > 1)
         snprintf(title, sizeof title, "%s (seed 1, ensemble computing)", heading);
     else
@@ -188,7 +191,7 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, First fir
     }
     StableRankPlot p = {
         .title = title,
-        .depth = shown->depth,
+        .depth = shown->result->config.depth,
         .network = network,
         .counterpart = counterpart,
         .network_label = label,
@@ -200,7 +203,7 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, First fir
         .theory_note = t.stable_rank_note,
         .band_std = ensemble ? std : NULL,
         .counterpart_band_std = ensemble ? counterpart_std : NULL,
-        .seeds = ensemble ? shown->seeds_done : 1,
+        .seeds = ensemble ? shown->result->seeds_done : 1,
     };
     Plot_stable_rank(c, &p);
 }
@@ -215,13 +218,13 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
 {
     const char *title =
         "gradient norm ‖∂X_L/∂W^V_ℓ‖_F² against layer ℓ, frozen attention, log axis";
-    const Config *k = &s->config;
+    const Config *k = &s->result->config;
     double x[LAYERS_MAX];
-    layers_axis(x, s->depth);
+    layers_axis(x, s->result->config.depth);
     char network[64], counterpart[64];
     snprintf(network, sizeof network, "network (gap %s)", GAP_NAMES.names[k->gap]);
     snprintf(counterpart, sizeof counterpart, "counterpart (gap %s)",
-             GAP_NAMES.names[s->counterpart_gap]);
+             GAP_NAMES.names[s->result->counterpart_gap]);
     const char *empty = "computing… (the gradients need the full depth)";
     if (s->done)
         empty = k->skip != SKIP_NONE || k->layernorm != LAYERNORM_NONE
@@ -231,10 +234,10 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
     SeriesPlot p = {
         .title = title,
         .count = 2,
-        .series = {{network, s->depth, x + 1, s->log10_gradient_norm + 1, INK_BULK, STROKE_SOLID,
-                    "●"},
-                   {counterpart, s->depth, x + 1, s->counterpart_log10_gradient_norm + 1, INK_GHOST,
-                    STROKE_DOTTED, "○"}},
+        .series = {{network, s->result->config.depth, x + 1,
+                    s->result->network.log10_gradient_norm + 1, INK_BULK, STROKE_SOLID, "●"},
+                   {counterpart, s->result->config.depth, x + 1,
+                    s->result->counterpart.log10_gradient_norm + 1, INK_GHOST, STROKE_DOTTED, "○"}},
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG10_GIVEN,
         .notes = 1,
@@ -246,19 +249,20 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
 
 static void similarity_panel(const Snapshot *s, Canvas *c)
 {
-    const Config *k = &s->config;
+    const Config *k = &s->result->config;
     double x[LAYERS_MAX];
-    layers_axis(x, s->depth);
+    layers_axis(x, s->result->config.depth);
     char network[64], counterpart[64];
     snprintf(network, sizeof network, "network (gap %s)", GAP_NAMES.names[k->gap]);
     snprintf(counterpart, sizeof counterpart, "counterpart (gap %s)",
-             GAP_NAMES.names[s->counterpart_gap]);
+             GAP_NAMES.names[s->result->counterpart_gap]);
     SeriesPlot p = {
         .title = "token similarity μ(Xℓ)/μ(X0) against depth, log axis",
         .count = 2,
-        .series = {{network, s->depth + 1, x, s->token_similarity, INK_BULK, STROKE_SOLID, "●"},
-                   {counterpart, s->depth + 1, x, s->counterpart_token_similarity, INK_GHOST,
-                    STROKE_DOTTED, "○"}},
+        .series = {{network, s->result->config.depth + 1, x, s->result->network.token_similarity,
+                    INK_BULK, STROKE_SOLID, "●"},
+                   {counterpart, s->result->config.depth + 1, x,
+                    s->result->counterpart.token_similarity, INK_GHOST, STROKE_DOTTED, "○"}},
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG,
         .notes = 1,
@@ -270,7 +274,7 @@ static void similarity_panel(const Snapshot *s, Canvas *c)
 
 static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
 {
-    const Config *k = &s->config;
+    const Config *k = &s->result->config;
     char title[160];
     snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d fixed, log–log",
              k->layer);
@@ -338,18 +342,18 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
 {
     const char *heading = removed ? "WITH gap removal" : "WITHOUT gap removal";
     char title[192];
-    if (!shown || shown->failed || !shown->spectra_ready) {
+    if (!shown || shown->failed || !shown->result->spectra_ready) {
         snprintf(title, sizeof title, "%s: eigenvalues √T·λ", heading);
         Plot_message(eigen, title,
                      shown && shown->failed ? "the computation failed" : "computing…");
         stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
         return;
     }
-    const Config *k = &shown->config;
+    const Config *k = &shown->result->config;
     bool main_is_this = (k->gap != GAP_OFF) == removed;
-    const Complex *values = main_is_this ? shown->eigenvalues : shown->compare_eigenvalues;
-    Gap gap = main_is_this ? shown->shown_gap : shown->compare_gap;
-    bool exact = main_is_this ? shown->eigenvalues_exact : shown->compare_exact;
+    const Complex *values = main_is_this ? shown->result->eigenvalues : shown->compare_eigenvalues;
+    Gap gap = main_is_this ? shown->result->shown_gap : shown->compare_gap;
+    bool exact = main_is_this ? shown->result->eigenvalues_exact : shown->compare_exact;
     snprintf(title, sizeof title, "%s (gap %s): eigenvalues √T·λ, ℓ=%d, T=%d", heading,
              GAP_NAMES.names[gap], k->layer, k->tokens);
     if (!main_is_this && !shown->has_compare) {
@@ -357,9 +361,9 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
     } else {
         EigenvaluePlot e = {
             .title = title,
-            .count = shown->tokens,
+            .count = shown->result->config.tokens,
             .values = values,
-            .scale = sqrt((double)shown->tokens),
+            .scale = sqrt((double)shown->result->config.tokens),
             .sigma = theory_sigma(shown),
             .exact = exact,
             .show_predicted = d->overlays && gap == GAP_OFF,

@@ -3,7 +3,7 @@
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 #include "crash.h"
-#include "pair.h"
+#include "lanes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,14 +20,16 @@ struct Worker {
     pthread_cond_t stopped; /* the thread left its loop */
     int pipe[2];            /* [0] polled by the UI, [1] written after each snapshot */
     Trace *trace;
+    Lanes *lanes; /* the layers' second lane, for every run of the worker */
 
     /* Guarded by lock. */
     bool quit, has_stopped;
     bool queued;
     Config job;
     WorkerExtras extras;
-    unsigned long latest; /* generation of the newest submission */
-    Snapshot *ready;      /* newest published snapshot, not yet taken */
+    unsigned long latest;             /* generation of the newest submission */
+    unsigned long long memory_budget; /* bytes a job and what is kept may use together */
+    Snapshot *ready;                  /* newest published snapshot, not yet taken */
 
     /* Owned by the thread. */
     Workspace *workspace;
@@ -122,6 +124,17 @@ static bool extra_after_layer(void *context, int seed_index, int layer, int dept
     return true;
 }
 
+/* How the worker follows its runs: `after` after each layer, a newer job stops them inside a
+   layer too, and the layers' second lane runs on the worker's lane thread. */
+static Progress worker_progress(Worker *w, bool (*after)(void *, int, int, int))
+{
+    return (Progress){.after_layer = after,
+                      .context = w,
+                      .stop_requested = stop_requested,
+                      .run_pair = Lanes_run,
+                      .pair_context = w->lanes};
+}
+
 /* The main result as a snapshot, with whatever extras are complete for this job. */
 static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras extras,
                                       double elapsed, bool done)
@@ -159,10 +172,7 @@ static bool run_compare(Worker *w, const Config *job, char *err, size_t size)
     if (w->compare_complete && Config_equal(&w->compare_config, &toggled))
         return true;
     w->compare_complete = false;
-    Progress progress = {.after_layer = extra_after_layer,
-                         .context = w,
-                         .stop_requested = stop_requested,
-                         .run_pair = Pair_run};
+    Progress progress = worker_progress(w, extra_after_layer);
     Trace_event(w->trace, "compare-start gen=%lu gap=%s", w->running, GAP_NAMES.names[toggled.gap]);
     if (Model_run(&toggled, w->workspace, w->compare, &progress, err, size))
         return false;
@@ -178,10 +188,7 @@ static bool run_sweep(Worker *w, const Config *job, char *err, size_t size)
     if (w->sweep_complete && Config_equal(&w->sweep_config, job))
         return true;
     w->sweep_complete = false;
-    Progress progress = {.after_layer = extra_after_layer,
-                         .context = w,
-                         .stop_requested = stop_requested,
-                         .run_pair = Pair_run};
+    Progress progress = worker_progress(w, extra_after_layer);
     Trace_event(w->trace, "sweep-start gen=%lu layer=%d", w->running, job->layer);
     if (Sweep_width(job, w->workspace, &w->sweep, &progress, err, size))
         return false;
@@ -196,10 +203,7 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
 {
     char err[SNAPSHOT_ERROR_SIZE];
     /* The network and its counterpart on a thread each (BLAS stays single-threaded). */
-    Progress progress = {.after_layer = after_layer,
-                         .context = w,
-                         .stop_requested = stop_requested,
-                         .run_pair = Pair_run};
+    Progress progress = worker_progress(w, after_layer);
     w->started_ms = Trace_clock_ms();
     w->cancelled = false;
     bool reuse = w->result_complete && Config_equal(&w->result_config, job);
@@ -208,6 +212,11 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
                 extras.compare, reuse);
     if (!reuse) {
         w->result_complete = false;
+        /* What earlier jobs computed is kept within what the job leaves of the budget. */
+        pthread_mutex_lock(&w->lock);
+        unsigned long long budget = w->memory_budget, need = Model_memory_estimate(job);
+        pthread_mutex_unlock(&w->lock);
+        Workspace_keep_layers(w->workspace, budget > need ? (size_t)(budget - need) : 0);
         int status = Model_run(job, w->workspace, w->result, &progress, err, sizeof err);
         if (status) {
             Trace_event(w->trace, "job-failed gen=%lu %s", w->running, err);
@@ -272,6 +281,7 @@ static void *worker_main(void *arg)
 static void release(Worker *w)
 {
     Snapshot_free(w->ready);
+    Lanes_free(w->lanes);
     Result_free(w->result);
     Result_free(w->compare);
     Workspace_free(w->workspace);
@@ -304,7 +314,6 @@ Worker *Worker_new(Trace *trace)
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->stopped, &attr);
     pthread_condattr_destroy(&attr);
-    Pair_set_thread_hooks(Crash_thread_begin, Crash_thread_end);
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();
@@ -314,7 +323,9 @@ Worker *Worker_new(Trace *trace)
     sigfillset(&all);
     Crash_unblock(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    bool started = w->workspace && w->result && w->compare &&
+    /* Created here so that the lane thread, too, leaves the signals to the UI thread. */
+    w->lanes = Lanes_new(Crash_thread_begin, Crash_thread_end);
+    bool started = w->workspace && w->result && w->compare && w->lanes &&
                    pthread_create(&w->thread, NULL, worker_main, w) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started) {
@@ -322,6 +333,13 @@ Worker *Worker_new(Trace *trace)
         return NULL;
     }
     return w;
+}
+
+void Worker_set_memory_budget(Worker *w, unsigned long long bytes)
+{
+    pthread_mutex_lock(&w->lock);
+    w->memory_budget = bytes;
+    pthread_mutex_unlock(&w->lock);
 }
 
 int Worker_fd(const Worker *w)

@@ -27,6 +27,11 @@ typedef struct Worker Worker;
 /* Starts the thread (trace may be NULL).  NULL when memory or threads ran out. */
 Worker *Worker_new(Trace *trace);
 
+/* The memory a job and what the worker keeps of earlier jobs may use together (the worker
+   keeps every layer it computed for the current weights, so that another shown layer, one
+   more layer or the gap-toggled network costs only what is new).  0 keeps nothing. */
+void Worker_set_memory_budget(Worker *w, unsigned long long bytes);
+
 /* Readable when a snapshot may be waiting (poll it with POLLIN). */
 int Worker_fd(const Worker *w);
 

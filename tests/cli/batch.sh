@@ -1,5 +1,5 @@
 #!/bin/bash
-# The batch contract (SPEC section 5): valid JSON of the right shape for every attention
+# The batch contract (README, Batch mode): valid JSON of the right shape for every attention
 # kind, mask and gap mode; bit-identical for the same seed; errors exit 2 with nothing on
 # stdout; --help and --version.
 set -u
@@ -74,6 +74,10 @@ assert w["theory_slope"] == -1, w
 PY
 }
 check "theory and --sweep-T fields" theory_and_sweep
+# The sweep's layers run in the two lanes (test_worker_lanes counts them); the document is
+# byte for byte the one a single lane gives.
+check "--sweep-T: two lanes give what one lane gives" bash -c \
+    "OPENBLAS_NUM_THREADS=1 '$BIN' --batch -a markov -T 64 -d 128 -L 2 --sweep-T | cmp -s - '$tmp/s.json'"
 
 no_theory_is_null() {
     "$BIN" --batch -T 16 -d 16 -L 2 -n ln >"$tmp/n.json" && "$PY" - "$tmp/n.json" <<'PY'
@@ -143,7 +147,7 @@ PY
 check "a reader gone: death by SIGPIPE, stderr empty" killed_by_sigpipe default -T 16 -d 16 -L 2
 check "a reader gone, SIGPIPE ignored by the parent: the same" killed_by_sigpipe ignore -T 16 -d 16 -L 2
 
-# --export writes its files (all or nothing, SPEC's atomic export) before the JSON goes to
+# --export writes its files (all or nothing, the atomic export) before the JSON goes to
 # stdout: a reader gone leaves the complete set, byte for byte the files of a normal run.
 export_then_pipe() {
     "$BIN" --batch -T 16 -d 16 -L 2 --export "$tmp/ref" >/dev/null 2>&1 &&

@@ -1,4 +1,4 @@
-"""Checks one attnscope --batch document against the JSON contract of SPEC section 5.
+"""Checks one attnscope --batch document against the JSON contract (README, Batch mode).
 
 Usage: contract.py T DEPTH < document.json   (exit 1 with the reason on failure)
 Rejects NaN/Infinity tokens, missing fields, wrong shapes and unsorted values.
@@ -48,6 +48,26 @@ def main():
     known = [s for s in sv if s is not None]
     assert all(a >= b for a, b in zip(known, known[1:])), "singular values descending"
     assert isinstance(doc["warnings"], list) and all(isinstance(w, str) for w in doc["warnings"])
+    check_readouts(doc, config, moduli, known, sr)
+
+
+def check_readouts(doc, config, moduli, singular, sr):
+    """The readouts of docs/model.md §2, recomputed here from the document's own arrays."""
+    readouts = doc["readouts"]
+    assert set(readouts) == {"one_minus_abs_lambda2", "s1_over_s2", "count_abs_lambda_above_half",
+                             "stable_rank_shown_layer"}, readouts
+    T, layer = config["T"], config["layer"]
+    gap = readouts["one_minus_abs_lambda2"]
+    assert len(moduli) == T and abs(gap - (1 - moduli[1])) <= 1e-15, (gap, moduli[:2])
+    count = sum(m > 0.5 for m in moduli)
+    assert readouts["count_abs_lambda_above_half"] == count, (readouts, count)
+    ratio = readouts["s1_over_s2"]
+    if len(singular) == T and singular[1] > 1e-12 * singular[0]:
+        assert abs(ratio - singular[0] / singular[1]) <= 1e-14 * ratio, (ratio, singular[:2])
+    else:
+        assert ratio is None, f"s1/s2 = {ratio} where s2 is round-off"
+    shown = readouts["stable_rank_shown_layer"]
+    assert shown == sr[layer], f"stable_rank_shown_layer {shown}, stable_rank[{layer}] {sr[layer]}"
 
 
 try:

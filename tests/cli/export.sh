@@ -1,6 +1,7 @@
 #!/bin/bash
 # --export DIR (issue 7): CSV files with headers and the right row counts, well-formed SVG
-# with one mark per data point, atomic all-or-nothing writes, and clear failures.
+# with one mark per data point, atomic all-or-nothing writes, and clear failures (issue 12:
+# missing parents, the umask, a failed re-export).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
@@ -16,17 +17,34 @@ rows() { # file expected-lines
 }
 check "eigenvalues.csv: header + T rows" rows "$tmp/out/eigenvalues.csv" 49
 check "singular_values.csv: header + T rows" rows "$tmp/out/singular_values.csv" 49
-check "layers.csv: header + L+1 rows" rows "$tmp/out/layers.csv" 7
+check "layers.csv: version and settings, header, L+1 rows" rows "$tmp/out/layers.csv" 9
 check "CSV headers name the columns" bash -c "head -1 '$tmp/out/eigenvalues.csv' | grep -qx 'index,re,im,modulus,sqrtT_re,sqrtT_im' &&
-    head -1 '$tmp/out/layers.csv' | grep -q '^layer,stable_rank,stable_rank_minus_one,'"
+    sed -n 3p '$tmp/out/layers.csv' | grep -q '^layer,stable_rank,stable_rank_minus_one,'"
+check "layers.csv names the version" bash -c "head -1 '$tmp/out/layers.csv' | grep -q '^# attnscope 0\.1\.0'"
+settings_reproduce() { # the settings line, given back to the command line, gives the same document
+    local settings
+    settings=$(sed -n 2p "$tmp/out/layers.csv" | sed 's/^# //')
+    # shellcheck disable=SC2086
+    "$BIN" --batch $settings >"$tmp/again.json" && cmp -s "$tmp/again.json" "$tmp/doc.json"
+}
+check "layers.csv's settings line reproduces the run" settings_reproduce
 
 csv_matches_json() {
     "$PY" - "$tmp/out" "$tmp/doc.json" <<'PY'
 import csv, json, sys
 out, doc = sys.argv[1], json.load(open(sys.argv[2]))
-layers = list(csv.DictReader(open(out + "/layers.csv")))
-assert [float(r["stable_rank"]) for r in layers] == doc["stable_rank"]
-assert [float(r["stable_rank_mean"]) for r in layers] == doc["stable_rank_mean"]
+layers = list(csv.DictReader(line for line in open(out + "/layers.csv") if not line.startswith("#")))
+columns = [c for c in layers[0] if c != "layer"]
+# One schema: every per-layer series of the JSON document is a column, and no other.
+series = [k for k, v in doc.items() if isinstance(v, list) and k not in ("eigenvalues", "singular_values", "warnings")]
+assert sorted(columns) == sorted(series), (columns, series)
+value = lambda text: None if text == "" else float(text)
+for name in columns:
+    column = [value(r[name]) for r in layers]
+    if len(doc[name]) == len(layers) - 1:  # the gradients: layers 1..L, layer 0 empty
+        assert column[0] is None, name
+        column = column[1:]
+    assert column == doc[name], name
 sv = [float(r["singular_value"]) for r in csv.DictReader(open(out + "/singular_values.csv"))]
 assert sv == doc["singular_values"]
 ev = [[float(r["re"]), float(r["im"])] for r in csv.DictReader(open(out + "/eigenvalues.csv"))]
@@ -50,17 +68,81 @@ failed_export() {
     touch "$tmp/plainfile"
     "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/plainfile/sub" >"$tmp/o" 2>"$tmp/e"
     local status=$?
-    [ $status -eq 1 ] && [ ! -s "$tmp/o" ] && grep -q "cannot create the directory: Not a directory" "$tmp/e"
+    [ $status -eq 1 ] && [ ! -s "$tmp/o" ] &&
+        grep -q "^attnscope: --export '$tmp/plainfile/sub': cannot create the directory $tmp/plainfile/sub: Not a directory" "$tmp/e"
 }
-check "a failed export says why, exits 1, prints no JSON" failed_export
+check "a failed export names the option and the path, says why, exits 1, prints no JSON" failed_export
 
-all_or_nothing() {
-    mkdir -p "$tmp/half"
-    mkdir "$tmp/half/stable_rank.svg" # the last rename must fail
-    "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/half" >/dev/null 2>"$tmp/e"
-    [ $? -eq 1 ] && grep -q "cannot rename stable_rank.svg" "$tmp/e" &&
-        [ "$(ls -A "$tmp/half")" = "stable_rank.svg" ]
+# Missing parents are created (as the screen's preset save does), with the user's umask.
+with_parents() {
+    (umask 022 && "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/new/deeper/out" >/dev/null 2>"$tmp/e") &&
+        [ "$(ls "$tmp/new/deeper/out" | wc -l)" -eq 6 ] &&
+        [ "$(stat -c %a "$tmp/new" "$tmp/new/deeper" "$tmp/new/deeper/out" | sort -u)" = 755 ]
 }
-check "all or nothing: one failing file leaves no other file" all_or_nothing
+check "--export a/b/c creates the missing a and a/b" with_parents
+# A parent that cannot be created: nothing is left, not even the parents made before it.
+parent_refused() {
+    local long
+    long=$(printf 'x%.0s' $(seq 300)) # longer than a file name may be
+    "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/made/$long/out" >"$tmp/o" 2>"$tmp/e"
+    [ $? -eq 1 ] && [ ! -s "$tmp/o" ] && [ ! -e "$tmp/made" ] &&
+        grep -q "^attnscope: --export '$tmp/made/$long/out': cannot create the directory $tmp/made/$long: File name too long" "$tmp/e"
+}
+check "a parent that cannot be created: exit 1, the parents made before it removed" parent_refused
+
+# Files and directories get 0666 and 0777 less the umask, as any program's would (mkstemp's
+# 0600 is for secrets).
+modes() { # umask, expected file mode, expected directory mode
+    rm -rf "$tmp/modes"
+    (umask "$1" && "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/modes" >/dev/null 2>&1) &&
+        [ "$(stat -c %a "$tmp/modes"/* | sort -u)" = "$2" ] && [ "$(stat -c %a "$tmp/modes")" = "$3" ] ||
+        { echo "  umask $1: files $(stat -c %a "$tmp/modes"/* | sort -u | paste -sd,), directory $(stat -c %a "$tmp/modes")"; return 1; }
+}
+check "umask 022: files 0644, directory 0755" modes 022 644 755
+check "umask 077: files 0600, directory 0700" modes 077 600 700
+
+# An export replaces its directory as a whole: a later export replaces the earlier set, and a
+# failed one leaves the earlier set byte for byte.
+"$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/re" >/dev/null 2>&1
+cp -r "$tmp/re" "$tmp/re.first"
+chmod 750 "$tmp/re"
+replaced() {
+    "$BIN" --batch -T 12 -d 12 -L 2 --export "$tmp/re" >/dev/null 2>&1 &&
+        [ "$(ls "$tmp/re" | wc -l)" -eq 6 ] && [ "$(wc -l <"$tmp/re/eigenvalues.csv")" -eq 13 ] &&
+        [ "$(stat -c %a "$tmp/re")" = 750 ] && [ "$(ls -A "$tmp" | grep -c '^\.')" -eq 0 ]
+}
+check "a re-export replaces the set, keeps the directory's mode, leaves nothing beside it" replaced
+rm -rf "$tmp/re" && cp -r "$tmp/re.first" "$tmp/re"
+same_as_first() { # files...
+    local f
+    for f in "$@"; do cmp -s "$tmp/re.first/$f" "$tmp/re/$f" || { echo "  $f changed"; return 1; }; done
+    [ "$(ls -A "$tmp" | grep -c '^\.')" -eq 0 ] || { echo "  left beside it: $(ls -A "$tmp" | grep '^\.')"; return 1; }
+}
+all=(eigenvalues.csv singular_values.csv layers.csv eigenvalues.svg singular_values.svg stable_rank.svg)
+write_fails() { # a write past ulimit -f fails (EFBIG, with SIGXFSZ ignored) halfway through
+    (trap '' XFSZ && ulimit -f 1 && exec "$BIN" --batch -T 48 -d 64 -L 5 --export "$tmp/re" >/dev/null 2>"$tmp/e")
+    [ $? -eq 1 ] && grep -q "File too large" "$tmp/e" && same_as_first "${all[@]}"
+}
+check "a re-export whose write fails leaves the earlier set byte for byte" write_fails
+entry_in_the_way() { # one of the names is a directory: the old code renamed five, then deleted them
+    rm "$tmp/re/stable_rank.svg" && mkdir "$tmp/re/stable_rank.svg"
+    "$BIN" --batch -T 12 -d 12 -L 2 --export "$tmp/re" >/dev/null 2>"$tmp/e"
+    [ $? -eq 1 ] && grep -q "holds stable_rank.svg, which is not a file of an export" "$tmp/e" &&
+        same_as_first "${all[@]:0:5}" && [ -d "$tmp/re/stable_rank.svg" ]
+}
+check "a re-export that cannot complete leaves the earlier files byte for byte" entry_in_the_way
+rm -rf "$tmp/re" && cp -r "$tmp/re.first" "$tmp/re"
+foreign_file() { # a file the user put there: refused, nothing moved or deleted
+    echo mine >"$tmp/re/notes.txt"
+    "$BIN" --batch -T 12 -d 12 -L 2 --export "$tmp/re" >/dev/null 2>"$tmp/e"
+    [ $? -eq 1 ] && grep -q "holds notes.txt, which is not a file of an export" "$tmp/e" &&
+        same_as_first "${all[@]}" && [ "$(cat "$tmp/re/notes.txt")" = mine ]
+}
+check "a directory holding other files is refused, every file left as it was" foreign_file
+dot() {
+    mkdir -p "$tmp/empty" && "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/empty/." >/dev/null 2>"$tmp/e"
+    [ $? -eq 1 ] && [ -z "$(ls -A "$tmp/empty")" ] && grep -q "name a directory" "$tmp/e"
+}
+check "--export DIR/. is refused (an export replaces its directory)" dot
 
 finish

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The shipped presets (SPEC section 7, issue 7): every file in presets/ and presets/tour/
+# The shipped presets (README, Presets): every file in presets/ and presets/tour/
 # has a header comment, sets every setting once, runs in batch mode to a valid document
 # whose config is the file's, and a few of the claims the headers make hold. Malformed
 # presets (a key set twice, an unknown key) are refused with FILE:LINE and exit 2.

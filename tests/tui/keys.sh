@@ -1,6 +1,6 @@
 #!/bin/bash
 # The screen at 120×40: the three panels and their legends, the status line following
-# every key of SPEC §6, the help opening and closing, Ctrl-L, and q.
+# every key of the screen, the help opening and closing, Ctrl-L, and q.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 

@@ -11,13 +11,13 @@ cd "$(dirname "$0")/../.." || exit 1
 trace=$TMP/views.trace
 start 140 44 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 64 -d 64 -L 3 --trace '$trace'"
 expect "markov computes" "computed in [0-9]+ ms"
-expect "overlays on by default: predicted curves in the legend" "theory \(SPEC §3\)"
+expect "overlays on by default: predicted curves in the legend" "theory \(docs/model.md §3\)"
 expect "and the quartercircle density" "quartercircle law"
 press "o turns the overlays off, saying so" "theory overlays off" o
-check "o: the predicted curves leave the legend" wait_gone "theory \(SPEC §3\)"
+check "o: the predicted curves leave the legend" wait_gone "theory \(docs/model.md §3\)"
 check "o: the density leaves the histogram legend" wait_gone "quartercircle law"
 expect "o: the circles stay" "\|z\| = σ = [0-9.]+"
-press "o again: back on" "theory \(SPEC §3\)" o
+press "o again: back on" "theory \(docs/model.md §3\)" o
 
 press "v: the width sweep" "width sweep: sr\(Σℓ\) − 1 at ℓ=1 against T" v
 expect "the sweep arrives with its fitted slopes" "fitted slopes -?[0-9.]+ \(gap off\)"
@@ -85,7 +85,11 @@ keys -l "$TMP/out/named export"
 press "a directory typed at the prompt, spaces and all" "exported 6 files to .*/named export/" Enter
 check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg"
 press "x, then Esc: nothing exported" "not exported" x Escape
-check "with the curves of every view" bash -c "head -n 1 '$TMP'/out/attnscope-*/layers.csv | grep -q 'token_similarity.*log10_gradient_norm'"
+same_layers_csv() { # the screen's layers.csv is the one --batch --export writes for the same settings
+    "$BIN" --batch -T 32 -d 32 -L 3 -s 0.75 --export "$TMP/batch-export" >/dev/null 2>&1 &&
+        cmp "$TMP/batch-export/layers.csv" "$(ls -d "$TMP"/out/attnscope-*/ | head -n 1)/layers.csv"
+}
+check "x writes layers.csv byte for byte as --export does (one schema, same numbers)" same_layers_csv
 press "p asks for the preset's name" "name: _" p
 press "Enter with no name: named by the time, saying where" "saved .*/attnscope/presets/attnscope-[0-9-]+\.preset" Enter
 saved=$(find "$TMP/config/attnscope/presets" -name "attnscope-*.preset" 2>/dev/null | head -n 1)

@@ -1,0 +1,98 @@
+#include "lanes.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+struct Lanes {
+    pthread_t thread;
+    bool started;
+    void *(*begin)(void);
+    void (*end)(void *);
+
+    pthread_mutex_t lock;
+    pthread_cond_t posted; /* a task was handed over, or quit was set */
+    pthread_cond_t done;   /* the lane thread finished its task */
+    /* Guarded by lock.  Counting hand-overs rather than flagging them keeps a run's wake-up
+       from being mistaken for the next one's. */
+    unsigned long handed, finished;
+    bool quit;
+    void (*task)(int which, void *context);
+    void *context;
+};
+
+static void *lane_main(void *arg)
+{
+    Lanes *l = arg;
+    void *hook = l->begin ? l->begin() : NULL;
+    pthread_mutex_lock(&l->lock);
+    for (;;) {
+        while (l->finished == l->handed && !l->quit)
+            pthread_cond_wait(&l->posted, &l->lock);
+        if (l->finished == l->handed)
+            break; /* quit, with nothing left to run */
+        void (*task)(int, void *) = l->task;
+        void *context = l->context;
+        pthread_mutex_unlock(&l->lock);
+        task(1, context);
+        pthread_mutex_lock(&l->lock);
+        l->finished++;
+        pthread_cond_signal(&l->done);
+    }
+    pthread_mutex_unlock(&l->lock);
+    if (l->end)
+        l->end(hook);
+    return NULL;
+}
+
+Lanes *Lanes_new(void *(*begin)(void), void (*end)(void *))
+{
+    Lanes *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->begin = begin;
+    l->end = end;
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->posted, NULL);
+    pthread_cond_init(&l->done, NULL);
+    l->started = pthread_create(&l->thread, NULL, lane_main, l) == 0;
+    return l;
+}
+
+void Lanes_run(void *lanes, void (*task)(int which, void *context), void *context)
+{
+    Lanes *l = lanes;
+    if (!l || !l->started) {
+        task(0, context);
+        task(1, context);
+        return;
+    }
+    pthread_mutex_lock(&l->lock);
+    l->task = task;
+    l->context = context;
+    l->handed++;
+    pthread_cond_signal(&l->posted);
+    pthread_mutex_unlock(&l->lock);
+    task(0, context);
+    pthread_mutex_lock(&l->lock);
+    while (l->finished != l->handed)
+        pthread_cond_wait(&l->done, &l->lock);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void Lanes_free(Lanes *l)
+{
+    if (!l)
+        return;
+    if (l->started) {
+        pthread_mutex_lock(&l->lock);
+        l->quit = true;
+        pthread_cond_signal(&l->posted);
+        pthread_mutex_unlock(&l->lock);
+        pthread_join(l->thread, NULL);
+    }
+    pthread_cond_destroy(&l->done);
+    pthread_cond_destroy(&l->posted);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}

@@ -1,0 +1,27 @@
+/* The two lanes of a model layer (Progress.run_pair) on one long-lived thread: the caller's
+ * thread runs lane 0 while the lane thread runs lane 1.  The thread is started once, by
+ * Lanes_new, and reused by every run, so a run costs a hand-over, not a thread's creation.
+ * Used by batch mode and by the screen's worker.
+ */
+#ifndef ATTNSCOPE_COMMON_LANES_H
+#define ATTNSCOPE_COMMON_LANES_H
+
+typedef struct Lanes Lanes;
+
+/* Starts the lane thread, which inherits the caller's signal mask.  begin is called first
+   on that thread and end, with what begin returned, last (the screen gives the thread an
+   alternate signal stack this way); either may be NULL.  Returns NULL only when out of
+   memory.  When the thread cannot be started, the object still works: it runs both lanes
+   in turn on the caller's thread. */
+Lanes *Lanes_new(void *(*begin)(void), void (*end)(void *));
+
+/* Progress.run_pair, with pair_context the Lanes (or NULL: both lanes in turn): runs
+   task(0, context) on the calling thread and task(1, context) on the lane thread, and
+   returns when both are done.  One caller at a time. */
+void Lanes_run(void *lanes, void (*task)(int which, void *context), void *context);
+
+/* Stops and joins the lane thread (which must be idle) and frees the object; NULL is
+   accepted. */
+void Lanes_free(Lanes *l);
+
+#endif

@@ -1,0 +1,28 @@
+#!/bin/bash
+# --help is generated from the settings table; the README's copy of it and the man page
+# must not drift from it: the README shows it verbatim, the man page names every option.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$BIN" --help >"$tmp/help" 2>"$tmp/err"
+check "--help exits 0 with the usage on stdout, nothing on stderr" \
+    test $? -eq 0 -a -s "$tmp/help" -a ! -s "$tmp/err"
+
+readme_copy() {
+    sed -n '/^## Options$/,/^## /p' README.md | sed -n '/^```$/,/^```$/p' | sed '1d;$d' >"$tmp/readme"
+    diff -u "$tmp/readme" "$tmp/help" >"$tmp/diff" || { sed 's/^/  /' "$tmp/diff"; return 1; }
+}
+check "the README's Options section is --help verbatim" readme_copy
+
+man_names_all() {
+    local option missing=0
+    for option in $(grep -oE -- '--[a-zA-Z][a-zA-Z-]*' "$tmp/help" | sort -u); do
+        grep -qF -- "${option//-/\\-}" attnscope.1 || { echo "  attnscope.1 lacks $option"; missing=1; }
+    done
+    return $missing
+}
+check "the man page names every option of --help" man_names_all
+finish

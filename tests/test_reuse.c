@@ -1,0 +1,308 @@
+/* Computed once: a workspace that keeps its layers gives, for every key sequence, the result
+ * a fresh workspace gives, bit for bit, while computing only what is missing.  Budgets from
+ * "everything fits" down to "no token matrix fits" exercise the recomputation from the
+ * nearest kept layer. */
+#include "testing.h"
+
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Bitwise equality of doubles, so that NaN equals NaN and -0 differs from 0. */
+static void assert_same_doubles(const double *a, const double *b, int n, const char *what)
+{
+    if ((a == NULL) != (b == NULL))
+        fail_msg("%s: one array is missing", what);
+    for (int i = 0; a && i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof(double)) != 0)
+            fail_msg("%s[%d]: kept %.17g, fresh %.17g", what, i, a[i], b[i]);
+}
+
+static void assert_same_curves(const Curves *a, const Curves *b, int n, const char *what)
+{
+    char name[96];
+    const double *pairs[][2] = {
+        {a->stable_rank, b->stable_rank},     {a->stable_rank_minus_one, b->stable_rank_minus_one},
+        {a->log10_norm, b->log10_norm},       {a->token_similarity, b->token_similarity},
+        {a->gradient_norm, b->gradient_norm}, {a->log10_gradient_norm, b->log10_gradient_norm}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        snprintf(name, sizeof name, "%s curve %zu", what, i);
+        assert_same_doubles(pairs[i][0], pairs[i][1], n, name);
+    }
+}
+
+static void assert_same_result(const Result *kept, const Result *fresh)
+{
+    const Config *c = &fresh->config;
+    int layers = c->depth + 1, T = c->tokens;
+    assert_true(Config_equal(&kept->config, c));
+    assert_int_equal(kept->layers_done, fresh->layers_done);
+    assert_int_equal(kept->seeds_done, fresh->seeds_done);
+    assert_same_curves(&kept->network, &fresh->network, layers, "network");
+    assert_same_curves(&kept->counterpart, &fresh->counterpart, layers, "counterpart");
+    assert_same_doubles(kept->stable_rank_band.mean, fresh->stable_rank_band.mean, layers, "mean");
+    assert_same_doubles(kept->stable_rank_band.std, fresh->stable_rank_band.std, layers, "std");
+    assert_same_doubles(kept->counterpart_band.mean, fresh->counterpart_band.mean, layers,
+                        "counterpart mean");
+    assert_same_doubles(kept->counterpart_band.std, fresh->counterpart_band.std, layers,
+                        "counterpart std");
+    assert_int_equal(kept->spectra_ready, fresh->spectra_ready);
+    assert_int_equal(kept->shown_gap, fresh->shown_gap);
+    assert_int_equal(kept->outliers_removed, fresh->outliers_removed);
+    assert_int_equal(kept->eigenvalues_exact, fresh->eigenvalues_exact);
+    assert_same_doubles((const double *)kept->eigenvalues, (const double *)fresh->eigenvalues,
+                        2 * T, "eigenvalues");
+    assert_same_doubles(kept->singular_values, fresh->singular_values, T, "singular values");
+    assert_same_doubles(&kept->logit_std, &fresh->logit_std, 1, "logit std");
+    assert_same_doubles((const double *)&kept->readouts, (const double *)&fresh->readouts,
+                        (int)(sizeof(Readouts) / sizeof(double)), "readouts");
+    assert_memory_equal(kept->measure_routes, fresh->measure_routes, sizeof kept->measure_routes);
+    assert_int_equal(kept->warnings.count, fresh->warnings.count);
+    for (int i = 0; i < fresh->warnings.count; i++)
+        assert_string_equal(kept->warnings.text[i], fresh->warnings.text[i]);
+}
+
+typedef struct {
+    int layers; /* after_layer calls: layers computed (both networks count once) */
+} Count;
+
+static bool count_layer(void *context, int seed_index, int layer, int depth)
+{
+    (void)seed_index, (void)layer, (void)depth;
+    ((Count *)context)->layers++;
+    return true;
+}
+
+/* How a key changes the settings. */
+typedef enum {
+    SHOWN_LAYER_BY, /* `]`, `[` */
+    DEPTH_BY,       /* `L`, `l` (the shown layer follows the depth down) */
+    DEPTH,
+    GAP_TOGGLE, /* `g`: off <-> center */
+    GAP,
+    SEEDS,
+    SEED_BY, /* `r` and back */
+    ATTENTION,
+    MASK,
+    LAYERNORM,
+    SKIP,
+    SIGMA_QK,
+} Change;
+
+/* A step of a key sequence: how the settings change, and how many layers the kept
+   workspace may compute for it at most (-1: no bound, the weights changed). */
+typedef struct {
+    const char *key;
+    Change change;
+    double value;
+    int layers_at_most;
+} Step;
+
+static void apply(Config *c, const Step *s)
+{
+    int v = (int)s->value;
+    switch (s->change) {
+    case SHOWN_LAYER_BY:
+        c->layer += v;
+        break;
+    case DEPTH_BY:
+        c->depth += v;
+        if (c->layer > c->depth)
+            c->layer = c->depth;
+        break;
+    case DEPTH:
+        c->depth = v;
+        break;
+    case GAP_TOGGLE:
+        c->gap = c->gap == GAP_OFF ? GAP_CENTER : GAP_OFF;
+        break;
+    case GAP:
+        c->gap = (Gap)v;
+        break;
+    case SEEDS:
+        c->seeds = v;
+        break;
+    case SEED_BY:
+        c->seed += (uint64_t)(int64_t)v;
+        break;
+    case ATTENTION:
+        c->attention = (Attention)v;
+        break;
+    case MASK:
+        c->mask = (Mask)v;
+        break;
+    case LAYERNORM:
+        c->layernorm = (LayerNorm)v;
+        break;
+    case SKIP:
+        c->skip = (Skip)v;
+        break;
+    case SIGMA_QK:
+        c->sigma_qk = s->value;
+        break;
+    }
+}
+
+static const Step STEPS[] = {
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"[", SHOWN_LAYER_BY, -1, 0},
+    {"L", DEPTH_BY, 1, 1},
+    {"L", DEPTH_BY, 1, 1},
+    {"l", DEPTH_BY, -1, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"G deflate", GAP, GAP_DEFLATE, -1},
+    {"g off", GAP, GAP_OFF, 0},
+    {"G outliers", GAP, GAP_OUTLIERS, -1},
+    {"g off", GAP, GAP_OFF, 0},
+    {"seeds 3", SEEDS, 3, 2 * 6},
+    {"L", DEPTH_BY, 1, 3},
+    {"seeds 1", SEEDS, 1, 0},
+    {"r", SEED_BY, 1, -1},
+    {"r back", SEED_BY, -1, 0},
+    {"a markov", ATTENTION, ATTENTION_MARKOV, -1},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"m causal", MASK, MASK_CAUSAL, -1},
+    {"[", SHOWN_LAYER_BY, -1, 0},
+    {"n ln", LAYERNORM, LAYERNORM_LN, -1},
+    {"L", DEPTH_BY, 1, 1},
+    {"k plain", SKIP, SKIP_PLAIN, -1},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"S", SIGMA_QK, 2.5, -1},
+    {"a identity", ATTENTION, ATTENTION_IDENTITY, -1},
+    {"depth 12", DEPTH, 12, -1},
+    {"l", DEPTH_BY, -1, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+};
+
+/* Drives the key sequence on a kept workspace with this budget and on fresh workspaces. */
+static void drive(size_t budget)
+{
+    char err[256];
+    Workspace *kept = Workspace_new();
+    Result *a = Result_new(), *b = Result_new();
+    assert_non_null(kept);
+    Workspace_keep_layers(kept, budget);
+    Config c = Config_default();
+    c.tokens = 12;
+    c.width = 16;
+    c.depth = 4;
+    for (size_t i = 0; i <= sizeof STEPS / sizeof STEPS[0]; i++) {
+        int bound = -1;
+        if (i > 0) {
+            apply(&c, &STEPS[i - 1]);
+            bound = STEPS[i - 1].layers_at_most;
+        }
+        assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+        Count count = {0};
+        Progress counting = {.after_layer = count_layer, .context = &count};
+        assert_int_equal(Model_run(&c, kept, a, &counting, err, sizeof err), 0);
+        Workspace *fresh = Workspace_new();
+        assert_int_equal(Model_run(&c, fresh, b, NULL, err, sizeof err), 0);
+        Workspace_free(fresh);
+        if (bound >= 0 && count.layers > bound)
+            fail_msg("step %zu ('%s'): %d layers computed, at most %d expected", i,
+                     STEPS[i - 1].key, count.layers, bound);
+        assert_same_result(a, b);
+    }
+    Result_free(a);
+    Result_free(b);
+    Workspace_free(kept);
+}
+
+static void test_kept_equals_fresh_everything_fits(void **state)
+{
+    (void)state;
+    drive((size_t)1 << 30);
+}
+
+/* Room for about three layers' token matrices (T·d doubles each, and the frozen products):
+   the rest are computed again from the nearest one kept. */
+static void test_kept_equals_fresh_small_budget(void **state)
+{
+    (void)state;
+    drive(3 * 2 * sizeof(double) * 12 * 16);
+}
+
+/* No token matrix fits: every layer is computed again from the input. */
+static void test_kept_equals_fresh_no_matrix_fits(void **state)
+{
+    (void)state;
+    drive(1);
+}
+
+/* A run stopped inside its work keeps the layers it finished: the next run continues. */
+static bool stop_after_three(void *context, int seed_index, int layer, int depth)
+{
+    (void)seed_index, (void)depth;
+    ((Count *)context)->layers++;
+    return layer < 3;
+}
+
+static void test_stopped_run_is_continued(void **state)
+{
+    (void)state;
+    char err[256];
+    Workspace *kept = Workspace_new();
+    Result *a = Result_new(), *b = Result_new();
+    Workspace_keep_layers(kept, (size_t)1 << 30);
+    Config c = Config_default();
+    c.tokens = 12;
+    c.width = 16;
+    c.depth = 6;
+    Count count = {0};
+    Progress stopping = {.after_layer = stop_after_three, .context = &count};
+    assert_int_equal(Model_run(&c, kept, a, &stopping, err, sizeof err), 0);
+    assert_int_equal(a->layers_done, 3);
+    Count more = {0};
+    Progress counting = {.after_layer = count_layer, .context = &more};
+    assert_int_equal(Model_run(&c, kept, a, &counting, err, sizeof err), 0);
+    assert_int_equal(more.layers, 3);
+    Workspace *fresh = Workspace_new();
+    assert_int_equal(Model_run(&c, fresh, b, NULL, err, sizeof err), 0);
+    Workspace_free(fresh);
+    assert_same_result(a, b);
+    Result_free(a);
+    Result_free(b);
+    Workspace_free(kept);
+}
+
+/* The budget bounds the token matrices kept. */
+static void test_budget_is_respected(void **state)
+{
+    (void)state;
+    char err[256];
+    Workspace *kept = Workspace_new();
+    Result *r = Result_new();
+    size_t layer_bytes = 2 * sizeof(double) * 16 * 24;
+    Workspace_keep_layers(kept, 5 * layer_bytes);
+    Config c = Config_default();
+    c.tokens = 16;
+    c.width = 24;
+    c.depth = 20;
+    assert_int_equal(Model_run(&c, kept, r, NULL, err, sizeof err), 0);
+    assert_true(Workspace_kept_bytes(kept) <= 5 * layer_bytes);
+    assert_true(Workspace_kept_bytes(kept) > 0);
+    Workspace_keep_layers(kept, layer_bytes);
+    assert_true(Workspace_kept_bytes(kept) <= layer_bytes);
+    Result_free(r);
+    Workspace_free(kept);
+}
+
+int main(void)
+{
+    Linalg_set_blas_threads(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kept_equals_fresh_everything_fits),
+        cmocka_unit_test(test_kept_equals_fresh_small_budget),
+        cmocka_unit_test(test_kept_equals_fresh_no_matrix_fits),
+        cmocka_unit_test(test_stopped_run_is_continued),
+        cmocka_unit_test(test_budget_is_respected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

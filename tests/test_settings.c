@@ -1,0 +1,281 @@
+/* The settings table (config.h): each entry is complete, and every view generated from it
+ * carries every setting: --help, the preset writer and reader, the screen's keys and their
+ * help, and the status line.  A new setting is one entry; this test walks them all. */
+#include "testing.h"
+
+#include "attnscope/budget.h"
+#include "keys.h"
+#include "ascii.h"
+#include "options.h"
+#include "save.h"
+#include "status.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A valid value of s other than its default, as far from it as the range allows. */
+static double other_value(const Setting *s)
+{
+    switch (s->kind) {
+    case SETTING_ENUM:
+        return s->names->count - 1;
+    case SETTING_DOUBLE:
+        return s->max / 3; /* not a short decimal: the writer must keep every digit */
+    case SETTING_INT:
+    case SETTING_SEED:
+        break;
+    }
+    return s->fallback == s->max ? s->min : s->max;
+}
+
+static void test_entries_complete(void **state)
+{
+    (void)state;
+    Config defaults = Config_default();
+    assert_true(Settings_count() > 0 && Settings_count() <= SETTINGS_MAX);
+    assert_null(Settings_at(Settings_count()));
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        assert_ptr_equal(Settings_find(s->name), s);
+        assert_true(s->json && s->json[0] && s->argument && s->label && s->key_label);
+        assert_true((s->kind == SETTING_ENUM) == (s->names != NULL));
+        if (s->kind != SETTING_ENUM)
+            assert_true(s->min < s->max);
+        assert_true(Setting_get(s, &defaults) == s->fallback);
+        for (int j = 0; j < i; j++) {
+            const Setting *t = Settings_at(j);
+            assert_string_not_equal(s->json, t->json);
+            assert_string_not_equal(s->label, t->label);
+            if (s->letter && s->letter == t->letter)
+                fail_msg("--%s and --%s share -%c", s->name, t->name, s->letter);
+        }
+        if (s->bound) {
+            const Setting *b = Settings_find(s->bound);
+            if (!b)
+                fail_msg("--%s is bounded by --%s, which is no setting", s->name, s->bound);
+            assert_true(s->bound_reason != NULL);
+            /* Raising this one raises the other: it must have room. */
+            if (s->raises_bound)
+                assert_true(s->max - s->bound_offset <= b->max);
+        }
+        assert_true((s->in_use == NULL) == (s->unused_note == NULL));
+        assert_true((s->raise_key || s->lower_key) == (s->step != STEP_NONE));
+        assert_true(s->step != STEP_TOGGLE || s->kind == SETTING_ENUM);
+        assert_true(s->step != STEP_CYCLE || s->kind == SETTING_ENUM);
+    }
+    /* The default and a changed config validate; Config_equal sees every setting. */
+    char err[256];
+    assert_int_equal(Config_validate(&defaults, err, sizeof err), 0);
+    for (int i = 0; i < Settings_count(); i++) {
+        Config c = defaults;
+        Setting_put(Settings_at(i), &c, other_value(Settings_at(i)));
+        if (Config_equal(&c, &defaults))
+            fail_msg("Config_equal does not see --%s", Settings_at(i)->name);
+    }
+}
+
+static void test_every_setting_in_help(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    assert_non_null(out);
+    Options_usage(out);
+    fclose(out);
+    Config defaults = Config_default();
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char option[64], line[128], fallback[64], names[128];
+        snprintf(option, sizeof option, "--%s %s ", s->name, s->argument);
+        const char *at = strstr(text, option);
+        if (!at)
+            fail_msg("--help lacks '%s':\n%s", option, text);
+        const char *start = at, *end = strchr(at, '\n');
+        while (start > text && start[-1] != '\n')
+            start--;
+        snprintf(line, sizeof line, "%.*s", (int)(end - start), start);
+        if (s->letter) {
+            char spelled[16];
+            snprintf(spelled, sizeof spelled, "  -%c, --%s", s->letter, s->name);
+            assert_int_equal(strncmp(line, spelled, strlen(spelled)), 0);
+        }
+        Setting_format(s, &defaults, 17, fallback, sizeof fallback);
+        if (!strstr(line, fallback))
+            fail_msg("'%s' does not give the default %s", line, fallback);
+        if (s->kind == SETTING_ENUM && !strstr(line, EnumNames_list(s->names, names, sizeof names)))
+            fail_msg("'%s' does not list %s", line, names);
+    }
+    free(text);
+}
+
+static char *write_temp(const char *text)
+{
+    static char path[64];
+    strcpy(path, "/tmp/attnscope-settings-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+/* Each setting alone, then all at once, through the writer and back through the reader. */
+static void test_every_setting_round_trips_a_preset(void **state)
+{
+    (void)state;
+    Config all = Config_default();
+    for (int i = 0; i <= Settings_count(); i++) {
+        Config c = Config_default();
+        if (i < Settings_count()) {
+            const Setting *s = Settings_at(i);
+            Setting_put(s, &c, other_value(s));
+            Setting_put(s, &all, other_value(s));
+        } else {
+            c = all;
+        }
+        char text[2048], err[OPTIONS_ERROR_SIZE];
+        int n = Options_write_preset(&c, text, sizeof text);
+        assert_true(n > 0 && (size_t)n < sizeof text);
+        for (int j = 0; j < Settings_count(); j++) {
+            char key[64];
+            snprintf(key, sizeof key, "%s = ", Settings_at(j)->name);
+            assert_non_null(strstr(text, key));
+        }
+        char *path = write_temp(text);
+        Config loaded = Config_default();
+        if (Options_load_preset(&loaded, path, err, sizeof err))
+            fail_msg("%s\n%s", err, text);
+        if (!Config_equal(&loaded, &c))
+            fail_msg("read back differently:\n%s", text);
+        unlink(path);
+    }
+}
+
+/* Every keyed setting: its keys are in the help overlay's list, and each changes the Config
+   (raise from the default, then lower from there). */
+static void test_every_keyed_setting_has_working_keys(void **state)
+{
+    (void)state;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        Config start = Config_default();
+        Controls c = Controls_from(&start);
+        const int keys[2] = {s->raise_key, s->lower_key};
+        for (int k = 0; k < 2; k++) {
+            if (!keys[k])
+                continue;
+            const KeyBinding *b = Keys_find(keys[k]);
+            if (!b || b->setting != s || b->direction != (k == 0 ? 1 : -1))
+                fail_msg("key '%c' does not %s --%s", keys[k], k == 0 ? "raise" : "lower", s->name);
+            bool listed = false;
+            for (int j = 0; j < Keys_count(); j++) {
+                char line[KEYS_HELP_SIZE];
+                Keys_help_line(Keys_at(j), line, sizeof line);
+                listed = listed || (Keys_at(j) == b && strstr(line, s->key_label));
+            }
+            if (!listed)
+                fail_msg("the help overlay lacks key '%c' (%s)", keys[k], s->key_label);
+            double before = Setting_get(s, &c.config);
+            char note[KEYS_NOTE_SIZE] = "";
+            if (!Keys_apply(b, &c, note, sizeof note) || Setting_get(s, &c.config) == before)
+                fail_msg("key '%c' left --%s at %g (%s)", keys[k], s->name, before, note);
+            char err[256];
+            assert_int_equal(Config_validate(&c.config, err, sizeof err), 0);
+        }
+    }
+}
+
+/* The status line, and the header of a preset saved from the screen, show every setting. */
+static void test_every_setting_on_the_status_line(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 64;
+    c.depth = 4;
+    c.layer = 3;
+    c.seeds = 4;
+    StatusView v = {.config = &c, .note = "", .unicode = true};
+    char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE], all[STATUS_LINES_MAX * STATUS_LINE_SIZE] = "";
+    int n = Status_layout(&v, 200, lines, STATUS_LINES_MAX);
+    for (int i = 0; i < n; i++)
+        strcat(all, lines[i]);
+    for (int i = 0; i < Settings_count(); i++) {
+        char shown[96];
+        Setting_show(Settings_at(i), &c, shown, sizeof shown);
+        if (!shown[0] || !strstr(all, shown))
+            fail_msg("the status line lacks --%s ('%s'):\n%s", Settings_at(i)->name, shown, all);
+    }
+    assert_non_null(strstr(all, "layer=3/4"));
+    char header[1024];
+    int length = Save_header(&c, "demo", "2026-11-24 10:00", header, sizeof header);
+    assert_true(length > 0 && (size_t)length < sizeof header);
+    assert_int_equal(strncmp(header, "# demo: saved from the attnscope screen, 2026-11-24 10:00\n",
+                             strlen("# demo: saved")),
+                     0);
+    for (int i = 0; i < Settings_count(); i++) {
+        char shown[96];
+        Setting_show(Settings_at(i), &c, shown, sizeof shown);
+        if (!strstr(header, shown))
+            fail_msg("the saved header lacks '%s':\n%s", shown, header);
+    }
+    for (char *line = strtok(header, "\n"); line; line = strtok(NULL, "\n")) {
+        assert_true(line[0] == '#');
+        assert_true(Ascii_columns(line) <= 90);
+    }
+    /* At its default the ensemble size is not worth a field. */
+    c.seeds = 1;
+    char shown[96];
+    assert_int_equal(Setting_show(Settings_find("seeds"), &c, shown, sizeof shown), 0);
+}
+
+/* One seed limit: the parser's, and where the new-seed key wraps. */
+static void test_seed_limit(void **state)
+{
+    (void)state;
+    const Setting *s = Settings_find("seed");
+    Config c = Config_default();
+    char err[256], text[32];
+    snprintf(text, sizeof text, "%llu", CONFIG_SEED_MAX);
+    assert_int_equal(Setting_parse(s, &c, text, err, sizeof err), 0);
+    assert_true(c.seed == CONFIG_SEED_MAX);
+    snprintf(text, sizeof text, "%llu", CONFIG_SEED_MAX + 1);
+    assert_int_equal(Setting_parse(s, &c, text, err, sizeof err), -1);
+    Controls k = Controls_from(&c);
+    char note[KEYS_NOTE_SIZE] = "";
+    assert_true(Keys_apply(Keys_find(s->raise_key), &k, note, sizeof note));
+    assert_true(k.config.seed == 0);
+}
+
+/* One memory budget: a refusal names the configuration, its need and the budget. */
+static void test_budget(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    char err[256];
+    assert_int_equal(Budget_check(&c, 1ull << 40, err, sizeof err), 0);
+    c.tokens = c.width = 4096;
+    assert_int_equal(Budget_check(&c, 1ull << 30, err, sizeof err), -1);
+    unsigned long long need, budget;
+    const char *at = strstr(err, "needs about ");
+    assert_non_null(at);
+    assert_int_equal(
+        sscanf(at, "needs about %llu MiB, above the memory budget of %llu MiB", &need, &budget), 2);
+    assert_true(need > budget && budget == 1024);
+    assert_non_null(strstr(err, "T = 4096, d = 4096, depth 8"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_entries_complete),
+        cmocka_unit_test(test_every_setting_in_help),
+        cmocka_unit_test(test_every_setting_round_trips_a_preset),
+        cmocka_unit_test(test_every_keyed_setting_has_working_keys),
+        cmocka_unit_test(test_every_setting_on_the_status_line),
+        cmocka_unit_test(test_seed_limit),
+        cmocka_unit_test(test_budget),
+    };
+    return cmocka_run_group_tests_name("settings", tests, NULL, NULL);
+}
