@@ -1,9 +1,11 @@
 /* Long LAPACK calls in a worker process (src/common/isolate.c) and the stoppable product:
  * the same bits as in process, a stop that returns within the bound with the worker gone,
- * and the call in process whenever isolation is unavailable. */
+ * and the call in process whenever isolation is unavailable.  Then a whole model run in the
+ * worker's setting: the bits of an in-process run, and a stop inside a call. */
 #include "testing.h"
 
 #include "attnscope/linalg.h"
+#include "attnscope/model.h"
 #include "isolate.h"
 
 #include <cblas.h>
@@ -136,6 +138,8 @@ static int run_routine(Linalg *la, LinalgRoutine routine, int m, int n, const do
         return Linalg_svd(la, n, x[0], x[1], x[2], x[3]);
     case LINALG_SYMMETRIC_EIGENVALUES:
         return Linalg_symmetric_eigenvalues(la, n, x[0], x[1]);
+    case LINALG_GRAM:
+        return Linalg_gram(la, m, n, x[0], x[1]);
     case LINALG_ROUTINES:
         break;
     }
@@ -176,6 +180,7 @@ static void test_isolated_calls_give_the_same_bits(void **state)
     check_isolated_matches(LINALG_SINGULAR_VALUES, 900, 1300, 4); /* T < d, as measure.c */
     check_isolated_matches(LINALG_SVD, 768, 768, 5);
     check_isolated_matches(LINALG_SYMMETRIC_EIGENVALUES, 1536, 1536, 6);
+    check_isolated_matches(LINALG_GRAM, 1600, 2000, 7); /* T < d, as measure.c */
 }
 
 /* A call shorter than ~0.1 s stays in process. */
@@ -186,10 +191,9 @@ static void test_short_calls_stay_in_process(void **state)
         LinalgRoutine routine;
         int m, n;
     } calls[] = {
-        {LINALG_EIGENVALUES, 500, 500},
-        {LINALG_SINGULAR_VALUES, 512, 1024},
-        {LINALG_SVD, 512, 512},
-        {LINALG_SYMMETRIC_EIGENVALUES, 1024, 1024},
+        {LINALG_EIGENVALUES, 500, 500}, {LINALG_SINGULAR_VALUES, 512, 1024},
+        {LINALG_SVD, 512, 512},         {LINALG_SYMMETRIC_EIGENVALUES, 1024, 1024},
+        {LINALG_GRAM, 1024, 1024},
     };
     Linalg *la = isolated_linalg();
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
@@ -465,6 +469,102 @@ static void test_gemm_stops_between_blocks(void **state)
     free(c);
 }
 
+/* Everything a run computed, bit for bit. */
+static void assert_same_result(const Result *expected, const Result *got)
+{
+    const Config *c = &expected->config;
+    assert_int_equal(got->layers_done, expected->layers_done);
+    assert_int_equal(got->spectra_ready, expected->spectra_ready);
+    for (int i = 0; i < RESULT_SERIES_COUNT; i++)
+        if (memcmp(RESULT_SERIES[i].values(expected), RESULT_SERIES[i].values(got),
+                   sizeof(double) * (size_t)(c->depth + 1)))
+            fail_msg("series %s differs", RESULT_SERIES[i].name);
+    assert_memory_equal(expected->eigenvalues, got->eigenvalues, sizeof(Complex) * c->tokens);
+    assert_memory_equal(expected->singular_values, got->singular_values,
+                        sizeof(double) * c->tokens);
+    assert_memory_equal(&expected->readouts, &got->readouts, sizeof expected->readouts);
+}
+
+/* The worker's setting: isolation, single-threaded BLAS, a stop hook (so the products run in
+   blocks) that counts its polls and stops once a worker process runs, if asked. */
+typedef struct {
+    atomic_int polls;
+    bool stop_in_worker;
+} RunStop;
+
+static bool run_stop(void *context)
+{
+    RunStop *s = context;
+    s->polls++;
+    pid_t pid;
+    return s->stop_in_worker && helper_children(&pid, 1) >= 1;
+}
+
+static Config isolated_config(void)
+{
+    Config c = Config_default();
+    c.tokens = c.width = 1024; /* its dgeev and dgesdd run in workers, its Gram matrix not */
+    c.depth = 2;
+    return c;
+}
+
+static void test_an_isolated_run_gives_the_bits_of_one_in_process(void **state)
+{
+    (void)state;
+    Config c = isolated_config();
+    char err[256];
+    Workspace *here = Workspace_new(), *there = Workspace_new();
+    Result *expected = Result_new(), *got = Result_new();
+    assert_true(here && there && expected && got);
+    assert_int_equal(Model_run(&c, here, expected, NULL, err, sizeof err), 0);
+
+    Workspace_set_isolation(there, (LinalgIsolation){.run = counting_run});
+    RunStop never = {0};
+    Progress progress = {.stop_requested = run_stop, .context = &never};
+    int before = isolated_calls;
+    assert_int_equal(Model_run(&c, there, got, &progress, err, sizeof err), 0);
+    assert_true(isolated_calls >= before + 2); /* the shown layer's two spectra */
+    assert_true(never.polls > 0);
+    assert_worker_gone(0);
+    assert_same_result(expected, got);
+
+    Result_free(expected);
+    Result_free(got);
+    Workspace_free(here);
+    Workspace_free(there);
+}
+
+/* A stop inside an isolated call stops the run (not a LAPACK failure), leaves no worker, and
+   leaves what the workspace keeps whole: the next run gives the bits of a fresh one. */
+static void test_a_stop_inside_an_isolated_call_stops_the_run(void **state)
+{
+    (void)state;
+    Config c = isolated_config();
+    char err[256];
+    Workspace *fresh = Workspace_new(), *w = Workspace_new();
+    Result *expected = Result_new(), *got = Result_new();
+    assert_true(fresh && w && expected && got);
+    assert_int_equal(Model_run(&c, fresh, expected, NULL, err, sizeof err), 0);
+
+    Workspace_set_isolation(w, Isolate_linalg());
+    Workspace_keep_layers(w, (size_t)1 << 30);
+    RunStop stop = {.stop_in_worker = true};
+    Progress progress = {.stop_requested = run_stop, .context = &stop};
+    assert_int_equal(Model_run(&c, w, got, &progress, err, sizeof err), 0);
+    assert_false(got->spectra_ready); /* stopped in the shown layer's dgeev */
+    assert_worker_gone(0);
+
+    RunStop never = {0};
+    progress.context = &never;
+    assert_int_equal(Model_run(&c, w, got, &progress, err, sizeof err), 0);
+    assert_same_result(expected, got);
+
+    Result_free(expected);
+    Result_free(got);
+    Workspace_free(fresh);
+    Workspace_free(w);
+}
+
 int main(void)
 {
     /* First, while this process has no thread of its own (see isolate.c). */
@@ -484,6 +584,8 @@ int main(void)
         cmocka_unit_test(test_two_lanes_call_at_once),
         cmocka_unit_test(test_gemm_in_blocks_gives_the_bits_of_one_call),
         cmocka_unit_test(test_gemm_stops_between_blocks),
+        cmocka_unit_test(test_an_isolated_run_gives_the_bits_of_one_in_process),
+        cmocka_unit_test(test_a_stop_inside_an_isolated_call_stops_the_run),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     Isolate_end();

@@ -6,11 +6,11 @@
  *
  * Stopping.  One LAPACK call cannot be interrupted from inside, and at T = 4096 dgeev runs
  * for half a minute.  The core starts no process and knows no OS, so it offers hooks: the
- * long calls (eigenvalues, singular values, SVD, symmetric eigenvalues) are described as a
- * LinalgCall and handed to an isolation hook, which may run them somewhere they can be
- * killed (src/common/isolate.c runs them in a child process) and polls the stop hook while it
- * waits.  The matrix product is stopped from here, between blocks of its columns.  Without
- * hooks every call runs in process and to its end.
+ * long calls (eigenvalues, singular values, SVD, symmetric eigenvalues, Gram matrix) are described
+ * as a LinalgCall and handed to an isolation hook, which may run them somewhere they can be killed
+ * (src/common/isolate.c runs them in a child process) and polls the stop hook while it waits.  The
+ * matrix product is stopped from here, between blocks of its columns.  Without hooks every call
+ * runs in process and to its end.
  */
 #ifndef ATTNSCOPE_LINALG_H
 #define ATTNSCOPE_LINALG_H
@@ -29,13 +29,14 @@ enum {
     LINALG_NOT_ISOLATED = -3001,
 };
 
-/* The calls an isolation hook may be given.  array[0] is the input matrix (destroyed), the
-   others are outputs; the sizes are Linalg_call_sizes'. */
+/* The calls an isolation hook may be given.  array[0] is the input matrix (destroyed unless
+   said otherwise), the others are outputs; the sizes are Linalg_call_sizes'. */
 typedef enum {
     LINALG_EIGENVALUES,           /* dgeev: a (n×n); re, im (n) */
     LINALG_SINGULAR_VALUES,       /* dgesdd 'N': a (m×n); s (min(m, n)) */
     LINALG_SVD,                   /* dgesdd 'S', m = n: a; s (n); u, vt (n×n) */
     LINALG_SYMMETRIC_EIGENVALUES, /* dsyevd: a (n×n, lower triangle); w (n) */
+    LINALG_GRAM,                  /* dsyrk: a (m×n, kept); c (m×m, lower triangle) */
     LINALG_ROUTINES
 } LinalgRoutine;
 
@@ -93,6 +94,15 @@ int Linalg_blas_threads(void);
 int Linalg_gemm(Linalg *la, bool transpose_a, bool transpose_b, int m, int n, int k, double alpha,
                 const double *a, int lda, const double *b, int ldb, double beta, double *c,
                 int ldc);
+
+/* True when the stop hook asks to stop: for loops of short calls that poll it themselves
+   (and then return LINALG_STOPPED). */
+bool Linalg_stop_requested(const Linalg *la);
+
+/* The lower triangle of the m×m Gram matrix c = a·aᵀ of the m×n matrix a (kept), as
+   cblas_dsyrk.  One call, as long as a product at m = n: a long call (isolated), since
+   splitting it would change its bits. */
+int Linalg_gram(Linalg *la, int m, int n, const double *a, double *c);
 
 /* Eigenvalues of the n×n matrix a (destroyed). */
 int Linalg_eigenvalues(Linalg *la, int n, double *a, double *re, double *im);

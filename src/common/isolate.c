@@ -257,15 +257,15 @@ pid_t Isolate_helper_pid(void)
    stop less than that, and the worker's costs (the fork, the copies, a fresh workspace)
    would be a larger share of it: 10-15% there, a few percent at twice the size. */
 static const double ISOLATED_FROM[LINALG_ROUTINES] = {
-    [LINALG_EIGENVALUES] = 512.0 * 512 * 512,
-    [LINALG_SINGULAR_VALUES] = 896.0 * 896 * 896,
-    [LINALG_SVD] = 640.0 * 640 * 640,
-    [LINALG_SYMMETRIC_EIGENVALUES] = 1280.0 * 1280 * 1280,
+    [LINALG_EIGENVALUES] = 512.0 * 512 * 512, [LINALG_SINGULAR_VALUES] = 896.0 * 896 * 896,
+    [LINALG_SVD] = 640.0 * 640 * 640,         [LINALG_SYMMETRIC_EIGENVALUES] = 1280.0 * 1280 * 1280,
+    [LINALG_GRAM] = 1536.0 * 1536 * 1536,
 };
 
 static bool isolation_pays(const LinalgCall *call)
 {
-    double k = call->m < call->n ? call->m : call->n;
+    /* The Gram matrix costs m·m·n whichever of m and n is larger. */
+    double k = call->routine == LINALG_GRAM ? call->m : call->m < call->n ? call->m : call->n;
     return (double)call->m * call->n * k >= ISOLATED_FROM[call->routine];
 }
 

@@ -42,7 +42,7 @@ void Linalg_set_stop(Linalg *la, LinalgStop stop)
     la->stop = stop;
 }
 
-static bool stop_requested(const Linalg *la)
+bool Linalg_stop_requested(const Linalg *la)
 {
     return la->stop.requested && la->stop.requested(la->stop.context);
 }
@@ -121,7 +121,7 @@ int Linalg_gemm(Linalg *la, bool transpose_a, bool transpose_b, int m, int n, in
             columns = (int)fit;
     }
     for (int j = 0; j < n;) {
-        if (stop_requested(la))
+        if (Linalg_stop_requested(la))
             return LINALG_STOPPED;
         /* A short last block joins the one before: OpenBLAS has separate kernels, summing in
            another order, for small products, and a block of `columns` is never small. */
@@ -198,9 +198,16 @@ static int symmetric_eigenvalues_here(Linalg *la, int n, double *a, double *w)
                                     (lapack_int)la->iwork_size);
 }
 
+static int gram_here(int m, int n, const double *a, double *c)
+{
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, m, n, 1.0, a, m, 0.0, c, m);
+    return 0;
+}
+
 int Linalg_call_sizes(LinalgRoutine routine, int m, int n, size_t size[LINALG_CALL_ARRAYS])
 {
-    if (m < 0 || n < 0 || (routine != LINALG_SINGULAR_VALUES && m != n))
+    bool rectangular = routine == LINALG_SINGULAR_VALUES || routine == LINALG_GRAM;
+    if (m < 0 || n < 0 || (!rectangular && m != n))
         return 0;
     size_t square = (size_t)n * n, k = (size_t)(m < n ? m : n);
     switch (routine) {
@@ -220,6 +227,10 @@ int Linalg_call_sizes(LinalgRoutine routine, int m, int n, size_t size[LINALG_CA
         size[0] = square;
         size[1] = (size_t)n;
         return 2;
+    case LINALG_GRAM:
+        size[0] = (size_t)m * n;
+        size[1] = (size_t)m * m;
+        return 2;
     case LINALG_ROUTINES:
         break;
     }
@@ -238,6 +249,8 @@ int Linalg_execute(Linalg *la, const LinalgCall *call)
         return svd_here(la, call->n, x[0], x[1], x[2], x[3]);
     case LINALG_SYMMETRIC_EIGENVALUES:
         return symmetric_eigenvalues_here(la, call->n, x[0], x[1]);
+    case LINALG_GRAM:
+        return gram_here(call->m, call->n, x[0], x[1]);
     case LINALG_ROUTINES:
         break;
     }
@@ -277,6 +290,13 @@ int Linalg_svd(Linalg *la, int n, double *a, double *s, double *u, double *vt)
 int Linalg_symmetric_eigenvalues(Linalg *la, int n, double *a, double *w)
 {
     return long_call(la, LINALG_SYMMETRIC_EIGENVALUES, n, n, a, w, NULL, NULL);
+}
+
+int Linalg_gram(Linalg *la, int m, int n, const double *a, double *c)
+{
+    /* A call's arrays are writable, but the Gram matrix's input is only read, here and in an
+       isolated worker (whose copy of it is never copied back). */
+    return long_call(la, LINALG_GRAM, m, n, (double *)a, c, NULL, NULL);
 }
 
 int Linalg_tridiagonal_top_eigenpair(Linalg *la, int n, double *diag, double *offdiag,

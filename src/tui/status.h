@@ -20,6 +20,7 @@ typedef struct {
     bool busy;             /* a job for config is being computed */
     double busy_ms;        /* for how long */
     double progress;       /* 0..1 of that job */
+    bool stopping;         /* the job before it is still winding down */
     unsigned spinner;      /* frame of the busy indicator */
     const char *note;      /* what the last key adjusted or refused ("" for none) */
     bool unicode;          /* otherwise every line is plain ASCII */

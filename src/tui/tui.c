@@ -478,6 +478,7 @@ static void draw(Loop *l)
                 .busy = l->busy,
                 .busy_ms = Trace_clock_ms() - l->busy_since,
                 .progress = l->progress,
+                .stopping = l->busy && Worker_stopping(l->worker),
                 .spinner = l->spinner,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),

@@ -3,6 +3,7 @@
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 #include "crash.h"
+#include "isolate.h"
 #include "lanes.h"
 
 #include <errno.h>
@@ -25,6 +26,7 @@ struct Worker {
     /* Guarded by lock. */
     bool quit, has_stopped;
     bool queued;
+    bool job_running; /* between taking a job and returning from it */
     Config job;
     WorkerExtras extras;
     unsigned long latest;             /* generation of the newest submission */
@@ -267,9 +269,11 @@ static void *worker_main(void *arg)
         WorkerExtras extras = w->extras;
         w->running = w->latest;
         w->queued = false;
+        w->job_running = true;
         pthread_mutex_unlock(&w->lock);
         run_job(w, &job, extras);
         pthread_mutex_lock(&w->lock);
+        w->job_running = false;
     }
     w->has_stopped = true;
     pthread_cond_broadcast(&w->stopped);
@@ -317,6 +321,12 @@ Worker *Worker_new(Trace *trace)
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();
+    /* A superseded job must give its core back within a second, and the stop request
+       (superseded) reaches the products only between their blocks and the LAPACK calls not
+       at all: those run in the helper's processes (isolate.c), killed on a stop.  Without
+       the helper (not started) they run here, and a stop waits for the call to end. */
+    if (w->workspace)
+        Workspace_set_isolation(w->workspace, Isolate_linalg());
     /* The thread starts with every signal blocked, so the UI thread receives them; its own
        faults still reach the crash handler. */
     sigset_t all, old;
@@ -362,6 +372,14 @@ unsigned long Worker_submit_extras(Worker *w, const Config *c, WorkerExtras extr
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
     return generation;
+}
+
+bool Worker_stopping(Worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    bool stopping = w->job_running && w->running != w->latest;
+    pthread_mutex_unlock(&w->lock);
+    return stopping;
 }
 
 Snapshot *Worker_take(Worker *w, unsigned long generation)
