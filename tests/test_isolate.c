@@ -140,6 +140,11 @@ static int run_routine(Linalg *la, LinalgRoutine routine, int m, int n, const do
         return Linalg_symmetric_eigenvalues(la, n, x[0], x[1]);
     case LINALG_GRAM:
         return Linalg_gram(la, m, n, x[0], x[1]);
+    case LINALG_ORTHONORMAL: { /* in place: the output is compared in x[1] */
+        int status = Linalg_orthonormalise(la, m, n, x[0]);
+        memcpy(x[1], x[0], b->size[1] * sizeof(double));
+        return status;
+    }
     case LINALG_ROUTINES:
         break;
     }
@@ -180,7 +185,8 @@ static void test_isolated_calls_give_the_same_bits(void **state)
     check_isolated_matches(LINALG_SINGULAR_VALUES, 900, 1300, 4); /* T < d, as measure.c */
     check_isolated_matches(LINALG_SVD, 768, 768, 5);
     check_isolated_matches(LINALG_SYMMETRIC_EIGENVALUES, 1536, 1536, 6);
-    check_isolated_matches(LINALG_GRAM, 1600, 2000, 7); /* T < d, as measure.c */
+    check_isolated_matches(LINALG_GRAM, 1600, 2000, 7);        /* T < d, as measure.c */
+    check_isolated_matches(LINALG_ORTHONORMAL, 1500, 1200, 8); /* d×T, as the input */
 }
 
 /* A call shorter than ~0.1 s stays in process. */
@@ -193,7 +199,7 @@ static void test_short_calls_stay_in_process(void **state)
     } calls[] = {
         {LINALG_EIGENVALUES, 500, 500}, {LINALG_SINGULAR_VALUES, 512, 1024},
         {LINALG_SVD, 512, 512},         {LINALG_SYMMETRIC_EIGENVALUES, 1024, 1024},
-        {LINALG_GRAM, 1024, 1024},
+        {LINALG_GRAM, 1024, 1024},      {LINALG_ORTHONORMAL, 1000, 800},
     };
     Linalg *la = isolated_linalg();
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {

@@ -6,11 +6,11 @@
  *
  * Stopping.  One LAPACK call cannot be interrupted from inside, and at T = 4096 dgeev runs
  * for half a minute.  The core starts no process and knows no OS, so it offers hooks: the
- * long calls (eigenvalues, singular values, SVD, symmetric eigenvalues, Gram matrix) are described
- * as a LinalgCall and handed to an isolation hook, which may run them somewhere they can be killed
- * (src/common/isolate.c runs them in a child process) and polls the stop hook while it waits.  The
- * matrix product is stopped from here, between blocks of its columns.  Without hooks every call
- * runs in process and to its end.
+ * long calls (eigenvalues, singular values, SVD, symmetric eigenvalues, Gram matrix, QR) are
+ * described as a LinalgCall and handed to an isolation hook, which may run them somewhere they can
+ * be killed (src/common/isolate.c runs them in a child process) and polls the stop hook while it
+ * waits.  The matrix product is stopped from here, between blocks of its columns.  Without hooks
+ * every call runs in process and to its end.
  */
 #ifndef ATTNSCOPE_LINALG_H
 #define ATTNSCOPE_LINALG_H
@@ -37,6 +37,7 @@ typedef enum {
     LINALG_SVD,                   /* dgesdd 'S', m = n: a; s (n); u, vt (n×n) */
     LINALG_SYMMETRIC_EIGENVALUES, /* dsyevd: a (n×n, lower triangle); w (n) */
     LINALG_GRAM,                  /* dsyrk: a (m×n, kept); c (m×m, lower triangle) */
+    LINALG_ORTHONORMAL,           /* dgeqrf + dorgqr: a (m×n, m >= n); q (m×n, may be a) */
     LINALG_ROUTINES
 } LinalgRoutine;
 

@@ -259,7 +259,7 @@ pid_t Isolate_helper_pid(void)
 static const double ISOLATED_FROM[LINALG_ROUTINES] = {
     [LINALG_EIGENVALUES] = 512.0 * 512 * 512, [LINALG_SINGULAR_VALUES] = 896.0 * 896 * 896,
     [LINALG_SVD] = 640.0 * 640 * 640,         [LINALG_SYMMETRIC_EIGENVALUES] = 1280.0 * 1280 * 1280,
-    [LINALG_GRAM] = 1536.0 * 1536 * 1536,
+    [LINALG_GRAM] = 1536.0 * 1536 * 1536,     [LINALG_ORTHONORMAL] = 1024.0 * 1024 * 1024,
 };
 
 static bool isolation_pays(const LinalgCall *call)

@@ -5,6 +5,7 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct Linalg {
     LinalgIsolation isolation;
@@ -198,6 +199,8 @@ static int symmetric_eigenvalues_here(Linalg *la, int n, double *a, double *w)
                                     (lapack_int)la->iwork_size);
 }
 
+static int orthonormal_here(Linalg *la, int m, int n, double *a);
+
 static int gram_here(int m, int n, const double *a, double *c)
 {
     cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, m, n, 1.0, a, m, 0.0, c, m);
@@ -206,8 +209,9 @@ static int gram_here(int m, int n, const double *a, double *c)
 
 int Linalg_call_sizes(LinalgRoutine routine, int m, int n, size_t size[LINALG_CALL_ARRAYS])
 {
-    bool rectangular = routine == LINALG_SINGULAR_VALUES || routine == LINALG_GRAM;
-    if (m < 0 || n < 0 || (!rectangular && m != n))
+    bool rectangular = routine == LINALG_SINGULAR_VALUES || routine == LINALG_GRAM ||
+                       routine == LINALG_ORTHONORMAL;
+    if (m < 0 || n < 0 || (!rectangular && m != n) || (routine == LINALG_ORTHONORMAL && m < n))
         return 0;
     size_t square = (size_t)n * n, k = (size_t)(m < n ? m : n);
     switch (routine) {
@@ -231,6 +235,9 @@ int Linalg_call_sizes(LinalgRoutine routine, int m, int n, size_t size[LINALG_CA
         size[0] = (size_t)m * n;
         size[1] = (size_t)m * m;
         return 2;
+    case LINALG_ORTHONORMAL:
+        size[0] = size[1] = (size_t)m * n;
+        return 2;
     case LINALG_ROUTINES:
         break;
     }
@@ -251,6 +258,11 @@ int Linalg_execute(Linalg *la, const LinalgCall *call)
         return symmetric_eigenvalues_here(la, call->n, x[0], x[1]);
     case LINALG_GRAM:
         return gram_here(call->m, call->n, x[0], x[1]);
+    case LINALG_ORTHONORMAL:
+        /* In place when the caller gave one array for both (Linalg_orthonormalise does). */
+        if (x[1] != x[0])
+            memcpy(x[1], x[0], call->size[1] * sizeof(double));
+        return orthonormal_here(la, call->m, call->n, x[1]);
     case LINALG_ROUTINES:
         break;
     }
@@ -299,6 +311,12 @@ int Linalg_gram(Linalg *la, int m, int n, const double *a, double *c)
     return long_call(la, LINALG_GRAM, m, n, (double *)a, c, NULL, NULL);
 }
 
+int Linalg_orthonormalise(Linalg *la, int m, int n, double *a)
+{
+    /* Input and output are the same array: an isolated worker's copy comes back into it. */
+    return long_call(la, LINALG_ORTHONORMAL, m, n, a, a, NULL, NULL);
+}
+
 int Linalg_tridiagonal_top_eigenpair(Linalg *la, int n, double *diag, double *offdiag,
                                      double *value, double *vector)
 {
@@ -336,7 +354,7 @@ int Linalg_solve(Linalg *la, int n, double *a, double *b, double *rcond)
     return (int)LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, a, n, la->iwork, b, n);
 }
 
-int Linalg_orthonormalise(Linalg *la, int m, int n, double *a)
+static int orthonormal_here(Linalg *la, int m, int n, double *a)
 {
     double query_qrf, query_orgqr;
     double *tau;
