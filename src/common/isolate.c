@@ -27,8 +27,11 @@
  * ignores SIGCHLD, so the kernel reaps the workers: no zombies.
  *
  * The data is copied once each way, through memory: inputs in, outputs back; the destroyed
- * input is not copied back.  The memfd's pages are reserved (fallocate) before they are
- * touched, since a shared page that cannot be allocated at fault time is a SIGBUS.
+ * input is not copied back.  That, the fork and the worker's fresh workspace are the cost of
+ * isolation, measured per call by bench/isolation_cost.c (bench/README.md, "Cancelling"):
+ * tens of milliseconds, against a stop that would otherwise wait for the call's end.  The
+ * memfd's pages are reserved (fallocate) before they are touched, since a shared page that cannot
+ * be allocated at fault time is a SIGBUS.
  *
  * Isolation never fails a computation: no helper, no memory for the mapping, a failed fork
  * or a worker that dies on its own (the OOM killer) all make the call run in process.  Calls
@@ -255,11 +258,13 @@ pid_t Isolate_helper_pid(void)
 /* A call goes to a worker from the size where it takes about 0.1 s on one core (measured
    in process on the development machine), in work m·n·min(m, n).  A shorter call delays a
    stop less than that, and the worker's costs (the fork, the copies, a fresh workspace)
-   would be a larger share of it: 10-15% there, a few percent at twice the size. */
+   would be a larger share of it: 10-15% there, a few percent at twice the size.  The QR
+   starts later, at ~0.25 s: it runs once per job (the input), and at 1024 its worker cost
+   up to 40% on a loaded machine (bench/isolation_cost.c). */
 static const double ISOLATED_FROM[LINALG_ROUTINES] = {
     [LINALG_EIGENVALUES] = 512.0 * 512 * 512, [LINALG_SINGULAR_VALUES] = 896.0 * 896 * 896,
     [LINALG_SVD] = 640.0 * 640 * 640,         [LINALG_SYMMETRIC_EIGENVALUES] = 1280.0 * 1280 * 1280,
-    [LINALG_GRAM] = 1536.0 * 1536 * 1536,     [LINALG_ORTHONORMAL] = 1024.0 * 1024 * 1024,
+    [LINALG_GRAM] = 1536.0 * 1536 * 1536,     [LINALG_ORTHONORMAL] = 1536.0 * 1536 * 1536,
 };
 
 static bool isolation_pays(const LinalgCall *call)
