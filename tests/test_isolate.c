@@ -145,6 +145,10 @@ static int run_routine(Linalg *la, LinalgRoutine routine, int m, int n, const do
         memcpy(x[1], x[0], b->size[1] * sizeof(double));
         return status;
     }
+    case LINALG_SOLVE: /* b is an input too: the same one for every run */
+        for (int i = 0; i < n; i++)
+            x[1][i] = 1.0 + i % 7;
+        return Linalg_solve(la, n, x[0], x[1], x[2]);
     case LINALG_ROUTINES:
         break;
     }
@@ -187,6 +191,7 @@ static void test_isolated_calls_give_the_same_bits(void **state)
     check_isolated_matches(LINALG_SYMMETRIC_EIGENVALUES, 1536, 1536, 6);
     check_isolated_matches(LINALG_GRAM, 1600, 2000, 7);        /* T < d, as measure.c */
     check_isolated_matches(LINALG_ORTHONORMAL, 2000, 1600, 8); /* d×T, as the input */
+    check_isolated_matches(LINALG_SOLVE, 2100, 2100, 9);
 }
 
 /* A call shorter than ~0.1 s stays in process. */
@@ -200,6 +205,7 @@ static void test_short_calls_stay_in_process(void **state)
         {LINALG_EIGENVALUES, 500, 500}, {LINALG_SINGULAR_VALUES, 512, 1024},
         {LINALG_SVD, 512, 512},         {LINALG_SYMMETRIC_EIGENVALUES, 1024, 1024},
         {LINALG_GRAM, 1024, 1024},      {LINALG_ORTHONORMAL, 1000, 800},
+        {LINALG_SOLVE, 1024, 1024},
     };
     Linalg *la = isolated_linalg();
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {

@@ -29,8 +29,9 @@ enum {
     LINALG_NOT_ISOLATED = -3001,
 };
 
-/* The calls an isolation hook may be given.  array[0] is the input matrix (destroyed unless
-   said otherwise), the others are outputs; the sizes are Linalg_call_sizes'. */
+/* The calls an isolation hook may be given.  The first `inputs` arrays are read (array[0],
+   the matrix, is destroyed unless said otherwise), all but array[0] are written; the sizes
+   are Linalg_call_sizes'. */
 typedef enum {
     LINALG_EIGENVALUES,           /* dgeev: a (n×n); re, im (n) */
     LINALG_SINGULAR_VALUES,       /* dgesdd 'N': a (m×n); s (min(m, n)) */
@@ -38,6 +39,7 @@ typedef enum {
     LINALG_SYMMETRIC_EIGENVALUES, /* dsyevd: a (n×n, lower triangle); w (n) */
     LINALG_GRAM,                  /* dsyrk: a (m×n, kept); c (m×m, lower triangle) */
     LINALG_ORTHONORMAL,           /* dgeqrf + dorgqr: a (m×n, m >= n); q (m×n, may be a) */
+    LINALG_SOLVE,                 /* dgetrf + dgecon + dgetrs: a (n×n); b (n, in and out); rcond */
     LINALG_ROUTINES
 } LinalgRoutine;
 
@@ -49,7 +51,7 @@ typedef struct {
     /* The caller's OpenBLAS threads: whoever runs the call uses as many, so the same
        blocking gives the same bits. */
     int blas_threads;
-    int arrays;
+    int arrays, inputs;
     double *array[LINALG_CALL_ARRAYS];
     size_t size[LINALG_CALL_ARRAYS]; /* in doubles */
 } LinalgCall;

@@ -265,6 +265,7 @@ static const double ISOLATED_FROM[LINALG_ROUTINES] = {
     [LINALG_EIGENVALUES] = 512.0 * 512 * 512, [LINALG_SINGULAR_VALUES] = 896.0 * 896 * 896,
     [LINALG_SVD] = 640.0 * 640 * 640,         [LINALG_SYMMETRIC_EIGENVALUES] = 1280.0 * 1280 * 1280,
     [LINALG_GRAM] = 1536.0 * 1536 * 1536,     [LINALG_ORTHONORMAL] = 1536.0 * 1536 * 1536,
+    [LINALG_SOLVE] = 2048.0 * 2048 * 2048,
 };
 
 static bool isolation_pays(const LinalgCall *call)
@@ -375,7 +376,8 @@ static int isolate_run(void *context, const LinalgCall *call, LinalgStop stop)
     Shared sh = {.fd = -1};
     if (shared_open(&sh, call))
         return LINALG_NOT_ISOLATED;
-    memcpy(sh.base + sh.offset[0], call->array[0], call->size[0] * sizeof(double));
+    for (int i = 0; i < call->inputs; i++)
+        memcpy(sh.base + sh.offset[i], call->array[i], call->size[i] * sizeof(double));
     Request rq = {.routine = call->routine,
                   .m = call->m,
                   .n = call->n,
