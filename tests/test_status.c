@@ -1,6 +1,6 @@
 /* The status lines: every parameter and readout present, "…" for values not computed for
- * the settings shown, the busy indicator, notes and warnings on the message line, lines
- * within the width, and plain ASCII without Unicode. */
+ * the settings shown, the busy indicator (and a superseded job stopping), notes and
+ * warnings on the message line, lines within the width, and plain ASCII without Unicode. */
 #include "testing.h"
 
 #include "ascii.h"
@@ -128,6 +128,12 @@ static void test_pending_and_busy(void **state)
         if (!strstr(t, left[i].text))
             fail_msg("%.1f s left: expected '%s' in\n%s", left[i].seconds, left[i].text, t);
     }
+    /* While the superseded job winds down, the new one has not started: no percentage. */
+    v.unicode = true;
+    v.stopping = true;
+    t = layout(&v, 120, NULL);
+    assert_non_null(strstr(t, "stopping the previous job, 1.5 s"));
+    assert_null(strstr(t, "computing"));
     Snapshot_free(s);
 }
 

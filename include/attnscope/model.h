@@ -11,6 +11,7 @@
 #define ATTNSCOPE_MODEL_H
 
 #include "attnscope/config.h"
+#include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 
 #include <stdbool.h>
@@ -131,6 +132,12 @@ void Workspace_keep_layers(Workspace *w, size_t budget_bytes);
 bool Workspace_pause_keeping(Workspace *w, bool paused);
 /* Bytes of token matrices kept now. */
 size_t Workspace_kept_bytes(const Workspace *w);
+
+/* Hands the long LAPACK calls of both lanes to an isolation hook (see linalg.h), where a
+   stop can end them; a zeroed struct runs them here again.  The results are the same bits
+   either way.  While a run goes on, its Progress.stop_requested is the lanes' stop hook:
+   with isolation a stop is prompt even inside one eigensolver call. */
+void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
 
 /* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:
    the reference the tests and the benchmark compare the top-eigenpair route with. */

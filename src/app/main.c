@@ -7,6 +7,7 @@
 #include "export.h"
 #include "grid.h"
 #include "jsonl.h"
+#include "isolate.h"
 #include "lanes.h"
 #include "merge.h"
 #include "options.h"
@@ -168,6 +169,13 @@ int main(int argc, char **argv)
     }
     if (o.batch)
         return run_batch(&o);
+    /* The screen's long LAPACK calls run in processes a stop can kill (isolate.h).  Their
+       helper is forked here, before the screen starts its threads: a fork copies only the
+       calling thread, and a lock another thread held would stay locked in the copy.
+       OpenBLAS's pool, started when the library loaded, is shut down by OpenBLAS's own fork
+       handler first.  Without the helper the calls run in process: slower to stop, the
+       same results. */
+    Isolate_start();
     char tour[PATH_MAX];
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,

@@ -97,8 +97,9 @@ typedef struct {
     size_t bytes;                          /* of token matrices held */
 } Kept;
 
-/* A lane's status when Progress.stop_requested asked it to stop (LAPACK's are >= -1). */
-enum { LANE_STOPPED = -1000 };
+/* A lane's status when Progress.stop_requested asked it to stop, whether polled here or by
+   the lane's Linalg inside a long call (LAPACK's statuses are >= -1). */
+enum { LANE_STOPPED = LINALG_STOPPED };
 
 /* The buffers one network uses for itself. */
 typedef struct {
@@ -218,6 +219,12 @@ void Workspace_free(Workspace *w)
     free(w);
 }
 
+void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation)
+{
+    for (int l = 0; l < NETWORKS; l++)
+        Linalg_set_isolation(w->lane[l].la, isolation);
+}
+
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all)
 {
     w->measure_all_eigenvalues = all;
@@ -286,26 +293,29 @@ static bool gradients_apply(const Config *c)
 
 /* Replaces `*product` (exp(*log_scale) times the true value) by left·product (left is
    rows×rows, transposed if asked) or product·right (right is cols×cols), renormalised to
-   unit Frobenius norm with the scale carried in *log_scale.  Returns log10 of the squared
-   true norm before the step (−inf for an exact 0, which then stays 0). */
-static double scaled_step(int rows, int cols, double **product, double **spare, const double *left,
-                          const double *right, bool transpose_left, double *log_scale)
+   unit Frobenius norm with the scale carried in *log_scale.  *log10_norm2 is log10 of the
+   squared true norm before the step (−inf for an exact 0, which then stays 0).  Returns 0, or
+   LANE_STOPPED with *product and *log_scale as they were. */
+static int scaled_step(Linalg *la, int rows, int cols, double **product, double **spare,
+                       const double *left, const double *right, bool transpose_left,
+                       double *log_scale, double *log10_norm2)
 {
     double norm = cblas_dnrm2(rows * cols, *product, 1);
+    *log10_norm2 = -INFINITY;
     if (!(norm > 0))
-        return -INFINITY;
-    double log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
-    if (left)
-        cblas_dgemm(CblasColMajor, transpose_left ? CblasTrans : CblasNoTrans, CblasNoTrans, rows,
-                    cols, rows, 1.0 / norm, left, rows, *product, rows, 0.0, *spare, rows);
-    else
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, cols, cols, 1.0 / norm,
-                    *product, rows, right, cols, 0.0, *spare, rows);
+        return 0;
+    int status = left ? Linalg_gemm(la, transpose_left, false, rows, cols, rows, 1.0 / norm, left,
+                                    rows, *product, rows, 0.0, *spare, rows)
+                      : Linalg_gemm(la, false, false, rows, cols, cols, 1.0 / norm, *product, rows,
+                                    right, cols, 0.0, *spare, rows);
+    if (status)
+        return status;
+    *log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
     double *t = *product;
     *product = *spare;
     *spare = t;
     *log_scale += log(norm);
-    return log10_norm2;
+    return 0;
 }
 
 static void record(LayerState *state, const Measures *m, double log_similarity0)
@@ -356,22 +366,28 @@ static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t 
 }
 
 /* The logits of the layer, row-major: S = X W^Q (X W^K)ᵀ / √d, i.e. Sᵀ = K Qᵀ / √d in
-   column-major.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised. */
-static const double *layer_logits(Workspace *w, Lane *lane, const Config *c)
+   column-major.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised.
+   *logits is NULL for kinds without logits.  Returns 0 or LANE_STOPPED. */
+static int layer_logits(Workspace *w, Lane *lane, const Config *c, const double **logits)
 {
     int T = c->tokens, d = c->width;
-    if (c->attention == ATTENTION_MARKOV)
-        return w->markov_gauss;
+    *logits = NULL;
+    if (c->attention == ATTENTION_MARKOV) {
+        *logits = w->markov_gauss;
+        return 0;
+    }
     if (!Attention_has_query_key(c->attention))
-        return NULL;
+        return 0;
     double *q = lane->xw, *k = lane->y; /* both free until the values are applied */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wq, d, 0.0,
-                q, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wk, d, 0.0,
-                k, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d), k, T, q, T,
-                0.0, lane->logits, T);
-    return lane->logits;
+    int status = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, lane->x, T, w->wq, d, 0.0, q, T);
+    if (!status)
+        status = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, lane->x, T, w->wk, d, 0.0, k, T);
+    if (!status)
+        status = Linalg_gemm(lane->la, false, true, T, T, d, 1.0 / sqrt((double)d), k, T, q, T, 0.0,
+                             lane->logits, T);
+    if (!status)
+        *logits = lane->logits;
+    return status;
 }
 
 /* Post-LayerNorm per token (a row of the column-major X): rms: x/‖x‖; ln: centred first.
@@ -637,7 +653,9 @@ static int network_layer(Run *run, int which)
 
     const double *logits = run->shared_logits;
     if (!run->attention_ready) {
-        logits = layer_logits(w, lane, c);
+        int status = layer_logits(w, lane, c, &logits);
+        if (status)
+            return status;
         Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
     }
     if (stop_requested(run))
@@ -670,16 +688,25 @@ static int network_layer(Run *run, int which)
         run->shown_outcome = outcome;
         run->shown_captured = true;
     }
-    if (gradients) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
-        scaled_step(T, d, &lane->frozen, &lane->y, lane->attn, NULL, true, &net->log_frozen);
+    if (gradients) { /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
+        double unused;
+        info = scaled_step(lane->la, T, d, &lane->frozen, &lane->y, lane->attn, NULL, true,
+                           &net->log_frozen, &unused);
+        if (info)
+            return info;
+    }
 
     /* Y = A X W^V; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, run->wv, d,
-                0.0, lane->xw, T);
+    info =
+        Linalg_gemm(lane->la, false, false, T, d, d, 1.0, lane->x, T, run->wv, d, 0.0, lane->xw, T);
+    if (info)
+        return info;
     double keep = c->skip == SKIP_NONE ? 0.0 : 1.0;
     double branch = c->skip == SKIP_SCALED ? 1.0 / sqrt((double)d) : 1.0;
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, lane->attn, T, lane->xw,
-                T, keep, lane->x, T);
+    info = Linalg_gemm(lane->la, true, false, T, d, T, branch, lane->attn, T, lane->xw, T, keep,
+                       lane->x, T);
+    if (info)
+        return info;
     layernorm(c->layernorm, T, d, lane->x, lane->column);
     if (stop_requested(run))
         return LANE_STOPPED;
@@ -873,7 +900,9 @@ static int run_layer(Run *run)
     run->shared_logits = NULL;
     if (run->attention_ready) {
         Lane *main_lane = &w->lane[NETWORK_MAIN];
-        run->shared_logits = layer_logits(w, main_lane, c);
+        int status = layer_logits(w, main_lane, c, &run->shared_logits);
+        if (status)
+            return status;
         Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
                         main_lane->attn);
         memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn,
@@ -955,7 +984,10 @@ static int capture_shown_attention(Run *run, int which, int layer)
     if (info)
         return info;
     draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    const double *logits = layer_logits(w, lane, c);
+    const double *logits;
+    info = layer_logits(w, lane, c, &logits);
+    if (info)
+        return info;
     Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
     size_t tt = (size_t)c->tokens * c->tokens;
     if (!all_finite(lane->attn, tt))
@@ -978,6 +1010,7 @@ static void gradient_task(int which, void *context)
     Run *run = context;
     Track *t = run->track[which];
     int l = run->layer;
+    run->info[which] = 0;
     if (run->nets[which].dead) {
         /* X_L is exactly 0, so is its derivative; the array is reused between runs, so the
            value is written, never left as found. */
@@ -986,9 +1019,13 @@ static void gradient_task(int which, void *context)
         return;
     }
     Lane *lane = &run->w->lane[which];
-    t->log10_gradient_norm[l] +=
-        scaled_step(run->config->tokens, run->config->width, &lane->frozen, &lane->y, NULL, run->wv,
-                    false, &run->nets[which].log_frozen);
+    double log10_p1;
+    run->info[which] =
+        scaled_step(lane->la, run->config->tokens, run->config->width, &lane->frozen, &lane->y,
+                    NULL, run->wv, false, &run->nets[which].log_frozen, &log10_p1);
+    if (run->info[which])
+        return;
+    t->log10_gradient_norm[l] += log10_p1;
     double value = pow(10.0, t->log10_gradient_norm[l]);
     t->gradient_norm[l] = isfinite(value) ? value : NAN;
 }
@@ -996,21 +1033,29 @@ static void gradient_task(int which, void *context)
 /* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
    P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
    The lanes hold the frozen products of layer L.  The value weights come from the cache,
-   or are drawn again from their streams where L·d² doubles would not fit. */
-static void frozen_attention_gradients(Run *run)
+   or are drawn again from their streams where L·d² doubles would not fit.  Returns 0 or
+   LANE_STOPPED (the tracks then have no gradients). */
+static int frozen_attention_gradients(Run *run)
 {
     Workspace *w = run->w;
     const Config *c = run->config;
     int d = c->width, L = c->depth;
     size_t dd = (size_t)d * d;
     double log_p2 = 0, *log10_p2 = run->track[NETWORK_COUNTERPART]->log10_gradient_norm;
+    /* The arrays are rewritten from here on: until they are complete they hold no depth's
+       gradients. */
+    for (int n = 0; n < NETWORKS; n++)
+        run->track[n]->gradient_depth = 0;
     /* P2 = I, then W_ℓ·P2 from the top down; the logit weights' buffers are free now. */
     memset(w->wq, 0, sizeof(double) * dd);
     for (int i = 0; i < d; i++)
         w->wq[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
         const double *wv = draw_value_weights(w, c, run->seed, l);
-        log10_p2[l] = scaled_step(d, d, &w->wq, &w->wk, wv, NULL, false, &log_p2);
+        int status = scaled_step(w->lane[NETWORK_MAIN].la, d, d, &w->wq, &w->wk, wv, NULL, false,
+                                 &log_p2, &log10_p2[l]);
+        if (status)
+            return status;
     }
     log10_p2[0] = NAN;
     memcpy(run->track[NETWORK_MAIN]->log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
@@ -1021,9 +1066,13 @@ static void frozen_attention_gradients(Run *run)
         run->layer = l;
         run->wv = draw_value_weights(w, c, run->seed, l);
         both_lanes(run->progress, gradient_task, run);
+        int status = run->info[0] ? run->info[0] : run->info[1];
+        if (status)
+            return status;
     }
     for (int n = 0; n < NETWORKS; n++)
         run->track[n]->gradient_depth = L;
+    return 0;
 }
 
 /* ---- the result, assembled from what is kept ------------------------------------------ */
@@ -1331,8 +1380,14 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             info = lane_load(run, n, c->depth);
         if (info)
             return info;
-        frozen_attention_gradients(run);
+        info = frozen_attention_gradients(run);
         run->held[0] = run->held[1] = -1; /* the frozen products were used up */
+        if (info == LANE_STOPPED) {
+            *stopped = true;
+            return 0;
+        }
+        if (info)
+            return info;
     }
     assemble(run, tracks, seed_index + 1, false);
     return 0;
@@ -1399,12 +1454,27 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .budget = keeping ? w->keep_budget : 0,
                .out = out,
                .progress = progress};
+    /* The lanes' products and long calls poll the stop request too, for the run only: the
+       progress need not outlive it. */
+    LinalgStop stop = {0};
+    if (progress && progress->stop_requested)
+        stop = (LinalgStop){.requested = progress->stop_requested, .context = progress->context};
+    for (int n = 0; n < NETWORKS; n++)
+        Linalg_set_stop(w->lane[n].la, stop);
     bool stopped = false;
     int begun = 0;
     for (int s = 0; s < seeds && !stopped; s++, begun++) {
         run.first_seed = s == 0;
         run.seed = c->seed + (uint64_t)s;
         int info = run_seed(&run, tracks, s, &stopped);
+        if (info == LANE_STOPPED) {
+            /* Stopped inside a call of a step that is not a layer (a replay of kept layers,
+               the shown layer's spectra, the gradients): the same as a stop after it. */
+            for (int n = 0; n < NETWORKS; n++)
+                w->lane[n].warnings.count = 0;
+            stopped = true;
+            info = 0;
+        }
         if (info == -1) {
             snprintf(err, size, "out of memory for T = %d, d = %d, depth %d, %d seeds", c->tokens,
                      c->width, c->depth, seeds);
@@ -1419,6 +1489,8 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     }
     assemble(&run, tracks, begun, true);
 done:
+    for (int n = 0; n < NETWORKS; n++)
+        Linalg_set_stop(w->lane[n].la, (LinalgStop){0});
     free(tracks);
     if (k == &scratch)
         kept_clear(&scratch);

@@ -129,7 +129,11 @@ static void activity(char *m, const StatusView *v)
     const Snapshot *s = v->current ? v->shown : NULL;
     static const char *const braille[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
     static const char *const ascii[] = {"|", "/", "-", "\\"};
-    if (v->busy && v->estimated) {
+    if (v->busy && v->stopping) {
+        /* Not "computing 0%": the new job has not started yet. */
+        const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
+        snprintf(m, MESSAGE_SIZE, "%s stopping the previous job, %.1f s", spin, v->busy_ms / 1e3);
+    } else if (v->busy && v->estimated) {
         const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
         char left[32];
         Status_duration(left, sizeof left, v->seconds_left);

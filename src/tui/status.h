@@ -24,6 +24,7 @@ typedef struct {
     double progress;       /* 0..1 of that job */
     bool estimated;        /* its time left is known: */
     double seconds_left;   /* from the cost model, at the pace so far */
+    bool stopping;         /* the job before it is still winding down */
     unsigned spinner;      /* frame of the busy indicator */
     const char *note;      /* what the last key adjusted or refused ("" for none) */
     bool unicode;          /* otherwise every line is plain ASCII */

@@ -621,6 +621,7 @@ static void draw(Loop *l)
                 .progress = progress.fraction,
                 .estimated = isfinite(progress.seconds_left),
                 .seconds_left = progress.seconds_left,
+                .stopping = l->busy && Worker_stopping(l->worker),
                 .spinner = l->spinner,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),

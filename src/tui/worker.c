@@ -4,6 +4,7 @@
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 #include "crash.h"
+#include "isolate.h"
 #include "lanes.h"
 
 #include <errno.h>
@@ -86,8 +87,9 @@ static void publish(Worker *w, Snapshot *s)
     (void)n;
 }
 
-/* Polled by both lanes inside a layer: a key pressed during a long layer (seconds at
-   T = 2048) stops the job before its next product. */
+/* Polled by both lanes inside a layer, between the blocks of a product and while an isolated
+   LAPACK call runs: a key pressed during a long layer (seconds at T = 2048) stops the job
+   within ~0.1 s. */
 static bool stop_requested(void *context)
 {
     return superseded(context);
@@ -118,11 +120,8 @@ static bool after_layer(void *context, int seed_index, int layer, int depth)
         w->cancelled = true;
         return false;
     }
-    const Config *c = &w->result->config;
-    int seeds = c->seeds < 1 ? 1 : c->seeds;
-    /* The last layer of the last seed is followed at once by the final snapshot. */
-    if (seed_index == seeds - 1 && layer == depth)
-        return true;
+    /* Published after the last layer too: the gradients may follow (seconds at T = 1024
+       after `L`), and the new layer's point need not wait for them. */
     Snapshot *s = Snapshot_of(w->result, w->running);
     if (s)
         s->elapsed_ms = elapsed;
@@ -387,6 +386,12 @@ Worker *Worker_new(Trace *trace)
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();
+    /* A superseded job must give its core back within a second, and the stop request
+       (superseded) reaches the products only between their blocks and the LAPACK calls not
+       at all: those run in the helper's processes (isolate.c), killed on a stop.  Without
+       the helper (not started) they run here, and a stop waits for the call to end. */
+    if (w->workspace)
+        Workspace_set_isolation(w->workspace, Isolate_linalg());
     /* The thread starts with every signal blocked, so the UI thread receives them; its own
        faults still reach the crash handler. */
     sigset_t all, old;
@@ -467,6 +472,14 @@ bool Worker_progress(Worker *w, unsigned long generation, WorkerProgress *out)
         *out = w->progress;
     pthread_mutex_unlock(&w->lock);
     return running;
+}
+
+bool Worker_stopping(Worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    bool stopping = w->computing && w->running != w->latest;
+    pthread_mutex_unlock(&w->lock);
+    return stopping;
 }
 
 Snapshot *Worker_take(Worker *w, unsigned long generation)

@@ -7,6 +7,12 @@
  * polls that pipe and takes the snapshot on its own thread.  The worker keeps one
  * Workspace and one Result for all jobs.
  *
+ * A superseded job stops within about 0.1 s wherever it is: between layers, between the
+ * blocks of a product, and inside one LAPACK call, which runs in a process of its own that
+ * the stop kills (Workspace_set_isolation with src/common/isolate.c: LAPACK cannot be
+ * interrupted from inside, and one dgeev at T = 4096 runs for half a minute).  That costs a
+ * copy of each call's matrices through shared memory (bench/README.md measures it).
+ *
  * A job may ask for extras after the model run: the width sweep, and the compare view's
  * second network (gap removal toggled, same weights).  They run after the main result is
  * published, stop like it when superseded, and are kept with the result: a job whose
@@ -62,6 +68,9 @@ typedef struct {
 
 /* Fills out and returns true while the job of `generation` runs. */
 bool Worker_progress(Worker *w, unsigned long generation, WorkerProgress *out);
+
+/* True while a superseded job is still winding down (the next one has not started). */
+bool Worker_stopping(Worker *w);
 
 /* Empties the pipe and returns the newest snapshot of `generation`, which the caller
    frees, or NULL.  Snapshots of other generations are stale: they are freed here. */

@@ -31,12 +31,12 @@ run_wrapped() { # name args...
 }
 same_tty() { cmp -s "$TMP/$1.before" "$TMP/$1.after"; }
 status_is() { [ "$(cat "$TMP/$1.status")" = "$2" ]; }
-program_pid() { # the attnscope process among the pane's descendants
+program_pid() { # the pane's topmost attnscope process (its LAPACK helper is its child)
     ps -eo pid=,ppid=,comm= | awk -v root="$(tm display-message -p -t 0 '#{pane_pid}')" '
         { parent[$1] = $2; name[$1] = $3 }
         END {
             for (p in name) {
-                if (name[p] != "attnscope") continue
+                if (name[p] != "attnscope" || name[parent[p]] == "attnscope") continue
                 for (q = parent[p]; q > 1; q = parent[q]) if (q == root) { print p; exit }
             }
         }'
