@@ -1,18 +1,31 @@
 #!/bin/sh
 # Installs (as root on Debian) or names (otherwise) the packages attnscope needs.
 #   install-deps.sh run    what `make run` needs: compiler, ncursesw, OpenBLAS, LAPACKE, GSL
-#   install-deps.sh check  the above plus what the tests need (cmocka, tmux, python3, valgrind)
+#   install-deps.sh check  the above plus what the tests need: cmocka, and every program the
+#                          tests run that a minimal Debian (debootstrap --variant=minbase)
+#                          lacks: tmux, ps (procps), python3, valgrind, xmllint, clang
+#                          (tests/cli/deps.sh checks this list against the test scripts)
 #   install-deps.sh bench  the above plus Debian's numpy for the reference pipeline
+#   install-deps.sh list MODE   prints MODE's packages, one a line, and installs nothing
 set -eu
 mode=${1:-run}
+list=false
+if [ "$mode" = list ]; then
+    list=true
+    mode=${2:-run}
+fi
 
 need="gcc make pkg-config libc6-dev libncurses-dev libopenblas-dev liblapacke-dev libgsl-dev"
 case "$mode" in
 run) ;;
-check) need="$need libcmocka-dev tmux python3 valgrind clang libclang-rt-14-dev libxml2-utils" ;;
+check) need="$need libcmocka-dev tmux procps python3 valgrind clang libclang-rt-14-dev libxml2-utils" ;;
 bench) need="$need python3-numpy" ;;
-*) echo "install-deps.sh: unknown mode '$mode' (accepted: run, check, bench)" >&2; exit 2 ;;
+*) echo "install-deps.sh: unknown mode '$mode' (accepted: run, check, bench, list MODE)" >&2; exit 2 ;;
 esac
+if $list; then
+    printf '%s\n' $need
+    exit 0
+fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps.sh: not a Debian system; make sure these (Debian names) are installed: $need" >&2
