@@ -79,10 +79,11 @@ $(COMMON_OBJ): CFLAGS += -Isrc/common
 $(TUI_OBJ): CFLAGS += -Isrc/common
 $(APP_OBJ) $(MAIN_OBJ): CFLAGS += -Isrc/common -Isrc/tui
 
-# The installed presets' directory is compiled into main.o; the file below changes only
-# when PREFIX does, so `make install PREFIX=...` rebuilds main.o exactly then.
-$(MAIN_OBJ): CFLAGS += -DATTNSCOPE_PRESETS_DIR='"$(PREFIX)/share/attnscope/presets"'
-$(MAIN_OBJ): $(BUILD)/prefix.txt
+# The installed presets' directory is compiled into presets.o; the file below changes only
+# when PREFIX does, so `make install PREFIX=...` rebuilds presets.o exactly then.
+PRESETS_DIR_FLAG := -DATTNSCOPE_PRESETS_DIR='"$(PREFIX)/share/attnscope/presets"'
+$(BUILD)/common/presets.o: CFLAGS += $(PRESETS_DIR_FLAG)
+$(BUILD)/common/presets.o: $(BUILD)/prefix.txt
 $(BUILD)/prefix.txt: FORCE
 	@mkdir -p $(BUILD)
 	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' >$@
@@ -141,9 +142,9 @@ check-layers:
 # harness FUZZ_SECONDS; `make check` replays the regression inputs and runs a short pass.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
-FUZZ_SRC := src/app/options.c $(CORE_SRC)
-FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
-               -DATTNSCOPE_VERSION='"$(VERSION)"' $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) \
+FUZZ_SRC := src/app/options.c src/common/presets.c $(CORE_SRC)
+FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -Isrc/common -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
+               -DATTNSCOPE_VERSION='"$(VERSION)"' $(PRESETS_DIR_FLAG) $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)

@@ -1,9 +1,11 @@
 #include "options.h"
 
 #include "attnscope/budget.h"
+#include "presets.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -185,7 +187,8 @@ void Options_usage(FILE *out)
     Config defaults = Config_default();
     for (int i = 0; i < Settings_count(); i++)
         setting_usage(out, Settings_at(i), &defaults);
-    fputs("      --preset FILE   load settings (key = value lines); later options override\n"
+    fputs("      --preset FILE   load settings (key = value lines); later options override;\n"
+          "                      a name (fig1-markov) reads your or the shipped preset of it\n"
           "      --batch         print the results as one JSON document and exit\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
@@ -291,10 +294,13 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
     while ((ch = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         const Setting *setting = NULL;
         switch (ch) {
-        case OPT_PRESET:
-            if (Options_load_preset(&o->config, optarg, err, size))
+        case OPT_PRESET: {
+            char path[PATH_MAX];
+            if (Presets_resolve(optarg, path, sizeof path, err, size) ||
+                Options_load_preset(&o->config, path, err, size))
                 return 2;
             continue;
+        }
         case OPT_BATCH:
             o->batch = true;
             continue;

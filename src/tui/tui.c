@@ -5,6 +5,7 @@
 #include "export.h"
 #include "keys.h"
 #include "picker.h"
+#include "presets.h"
 #include "prompt.h"
 #include "save.h"
 #include "screen.h"
@@ -259,7 +260,7 @@ static void tour_go(Loop *l, int step)
 static void picker_open(Loop *l)
 {
     char buf[512];
-    const char *user = Save_directory(buf, sizeof buf);
+    const char *user = Presets_user_directory(buf, sizeof buf);
     l->picker = Picker_new();
     int listed = l->picker ? Picker_list(l->picker, l->presets_dir, l->tour_dir, user) : -1;
     if (listed <= 0) {
