@@ -105,6 +105,30 @@ static void test_header_and_title(void **state)
     assert_string_equal(header, "Second shipped");
 }
 
+/* The "Point at:" note of a tour step: its continuation lines joined, what follows left out,
+   a mention inside another line not taken for it. */
+static void test_point_at(void **state)
+{
+    (void)state;
+    char dir[128], path[256], note[256];
+    snprintf(dir, sizeof dir, "%s/notes", root);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_file(
+        dir, "step.preset",
+        "# Tour 3/9: a step\n#\n# Shows: see Point at: below\n"
+        "# Point at: (1) the outlier,\n#   then (2) the bar.\n# Measured: 1.0\ntokens = 8\n");
+    snprintf(path, sizeof path, "%s/step.preset", dir);
+    assert_int_equal(Tour_point_at(path, note, sizeof note), 44);
+    assert_string_equal(note, "Point at: (1) the outlier, then (2) the bar.");
+    /* Too small for the second line: cut at the first. */
+    assert_int_equal(Tour_point_at(path, note, 30), 26);
+    assert_string_equal(note, "Point at: (1) the outlier,");
+    write_file(dir, "none.preset", "# Tour 1/9\n# Shows: x\ntokens = 8\n");
+    snprintf(path, sizeof path, "%s/none.preset", dir);
+    assert_int_equal(Tour_point_at(path, note, sizeof note), 0);
+    assert_string_equal(note, "");
+}
+
 static void test_list_order_sources_and_keys(void **state)
 {
     (void)state;
@@ -308,6 +332,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_and_title),
+        cmocka_unit_test(test_point_at),
         cmocka_unit_test(test_list_order_sources_and_keys),
         cmocka_unit_test(test_many_presets_all_listed),
         cmocka_unit_test(test_prompt_editing),

@@ -112,6 +112,7 @@ int main(int argc, char **argv)
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,
                        .no_color = o.no_color,
+                       .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
                        .tour_dir = tour_directory(presets, tour, sizeof tour),

@@ -197,6 +197,8 @@ void Options_usage(FILE *out)
           "                      half of the physical memory)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
+          "      --present       presentation mode (key b): bold points and curves, the\n"
+          "                      tour's notes on screen; z shows one panel full screen\n"
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
@@ -211,6 +213,7 @@ enum {
     OPT_BATCH,
     OPT_ASCII,
     OPT_NO_COLOR,
+    OPT_PRESENT,
     OPT_SWEEP_T,
     OPT_MAX_MEMORY,
     OPT_EXPORT,
@@ -226,6 +229,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"export", required_argument, NULL, OPT_EXPORT},
     {"ascii", no_argument, NULL, OPT_ASCII},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
+    {"present", no_argument, NULL, OPT_PRESENT},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -328,6 +332,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
             continue;
         case OPT_NO_COLOR:
             o->no_color = true;
+            continue;
+        case OPT_PRESENT:
+            o->present = true;
             continue;
         case OPT_TRACE:
             o->trace_path = optarg;

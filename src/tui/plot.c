@@ -335,8 +335,8 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
     if (isfinite(p->sigma))
         Canvas_circle(c, cx, cy, (int)lround(p->sigma * per_unit), INK_THEORY, STROKE_SOLID);
     for (int i = 1; i < p->count; i++)
-        Canvas_dot(c, axis_dot(&x, p->scale * p->values[i].re),
-                   axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
+        Canvas_point(c, axis_dot(&x, p->scale * p->values[i].re),
+                     axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
     Canvas_unclip(c);
     if (predicted) {
         /* On the real axis, kept inside the border when it lies beyond it; drawn before the

@@ -106,6 +106,8 @@ typedef struct {
     const char *tour_dir, *presets_dir;
     Picker *picker;                     /* the preset picker, while it is open */
     char loaded_preset[TOUR_PATH_SIZE]; /* the preset loaded last: where the picker opens */
+    char caption[TOUR_CAPTION_SIZE];    /* its "Point at:" note, for presentation mode */
+    ViewPanels panels;                  /* where the last frame put its panels (the mouse) */
     /* The prompt of p (a preset's name) or x (the export directory), while it is open. */
     enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY } prompting;
     Prompt prompt;
@@ -227,6 +229,7 @@ static int load_preset_file(Loop *l, const char *path)
     l->controls = Controls_from(&c);
     l->controls.display = display;
     snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
+    Tour_point_at(path, l->caption, sizeof l->caption);
     Trace_event(l->trace, "preset %s", path);
     submit(l);
     return 0;
@@ -348,8 +351,46 @@ static void prompt_key(Loop *l, int key)
     }
 }
 
+static void on_key(Loop *l, int key);
+
+/* A click on a panel shows it alone (a click on it then shows them all again); the wheel
+   over a stable-rank panel steps the shown layer as ] and [ do.  Keys do all of this too. */
+static void on_mouse(Loop *l)
+{
+    ScreenMouse m;
+    if (!Screen_mouse(l->screen, &m) || l->picker || l->prompting || l->help)
+        return;
+    int panel = -1;
+    for (int i = 0; i < l->panels.count; i++) {
+        const ViewRect *r = &l->panels.rect[i];
+        if (m.row >= r->row && m.row < r->row + r->rows && m.col >= r->col &&
+            m.col < r->col + r->cols)
+            panel = i;
+    }
+    Trace_event(l->trace, "mouse %s row=%d col=%d panel=%d",
+                m.kind == MOUSE_CLICK      ? "click"
+                : m.kind == MOUSE_WHEEL_UP ? "wheel-up"
+                                           : "wheel-down",
+                m.row, m.col, panel);
+    if (panel < 0)
+        return;
+    Display *d = &l->controls.display;
+    if (m.kind == MOUSE_CLICK) {
+        d->zoom = d->zoom ? 0 : l->panels.number[panel];
+        snprintf(l->note, sizeof l->note, "%s",
+                 d->zoom ? "one panel full screen (a click: back)" : "every panel");
+        l->redraw = true;
+    } else if (l->panels.stable_rank[panel]) {
+        on_key(l, m.kind == MOUSE_WHEEL_UP ? ']' : '[');
+    }
+}
+
 static void on_key(Loop *l, int key)
 {
+    if (key == SCREEN_MOUSE) {
+        on_mouse(l);
+        return;
+    }
     char name[32];
     key_name(key, name, sizeof name);
     l->redraw = true;
@@ -484,10 +525,13 @@ static void draw(Loop *l)
                 .unicode = Screen_unicode(l->screen),
             },
         .display = l->controls.display,
+        .caption = l->caption[0] ? l->caption : NULL,
+        .drawn = &l->panels,
         .help = l->help,
         .picker = l->picker,
         .prompt = l->prompting ? &l->prompt : NULL,
     };
+    Screen_set_bold(l->screen, l->controls.display.present);
     bool full = View_draw(l->screen, &v, l->repaint);
     l->last_frame = Trace_clock_ms();
     Trace_event(l->trace, "frame gen=%lu shown=%lu spectra=%d full=%d", l->generation,
@@ -553,6 +597,7 @@ int Tui_run(const TuiSettings *s)
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
               .format_preset = s->format_preset};
+    l.controls.display.present = s->present;
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
         return 2;
