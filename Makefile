@@ -54,7 +54,7 @@ LIBS_A   := $(BUILD)/libattnscope_app.a $(BUILD)/libattnscope_tui.a \
 BIN := $(BUILD)/attnscope
 
 .PHONY: FORCE all run check test tests deps deps-run clean install uninstall bench format \
-        check-layers fuzz fuzz-build
+        check-layers fuzz fuzz-build golden-update
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -156,6 +156,11 @@ fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+# The golden screens (tests/tui/golden/) after a change of layout made on purpose: rewrites
+# every expected capture from the binary; review `git diff tests/tui/golden/`, then commit.
+golden-update: all
+	@BIN=$(BIN) tests/tui/golden.sh --update
 
 bench: all
 	@bench/run.sh $(BIN)
