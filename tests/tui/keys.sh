@@ -54,14 +54,14 @@ press "Right: next layer" "layer=2/4" Right
 press "Left: previous layer" "layer=1/4" Left
 press "[ at layer 1 says why nothing changed" "layer 1 is the first" "["
 press "r: new seed" "seed=2" r
-press "z: an unbound key says so" "key z does nothing; \? lists the keys" z
+press "y: an unbound key says so" "key y does nothing; \? lists the keys" y
 press "? opens the help" "attnscope keys" "?"
 expect "help lists the keys from the table" "T +tokens T ×2 "
 expect "help lists the keys from the table, further down" "n +LayerNorm next"
 expect "help lists Ctrl-L and q" "q +quit"
-keys z
+keys y
 check "any key closes the help" wait_gone "attnscope keys"
-check "the key that closed the help did nothing" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'key z does nothing'"
+check "the key that closed the help did nothing" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'key y does nothing'"
 press "Ctrl-L: the screen is whole after a full redraw" "stable rank sr.*" C-l
 expect "after all that, the settings and the readouts agree" "T=256 +d=256 +L=4 .*seed=2"
 keys q
