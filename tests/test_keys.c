@@ -26,7 +26,7 @@ static void test_every_spec_key_bound(void **state)
     assert_int_equal(Keys_find('L' & 0x1f)->kind, ACTION_REDRAW);
     assert_non_null(Keys_find(KEY_LEFT));
     assert_non_null(Keys_find(KEY_RIGHT));
-    assert_null(Keys_find('z'));
+    assert_null(Keys_find('y'));
     /* No Alt, Ctrl-S or Ctrl-Q bindings (flow control and terminals disagree on them). */
     assert_null(Keys_find('S' & 0x1f));
     assert_null(Keys_find('Q' & 0x1f));
@@ -262,9 +262,32 @@ static void test_display_keys(void **state)
     assert_int_equal(Keys_find('<')->kind, ACTION_TOUR_PREVIOUS);
     assert_true(Config_equal(&c.config, &start));
 
+    /* Presentation mode and zoom: b toggles, z cycles the panels and back to all of them
+       (four in the compare view, three otherwise; toggling the compare view unzooms). */
+    assert_false(c.display.present);
+    note[0] = '\0';
+    assert_true(Keys_apply(Keys_find('b'), &c, note, sizeof note));
+    assert_true(c.display.present);
+    assert_non_null(strstr(note, "presentation mode on"));
+    for (int zoom = 1; zoom <= 5; zoom++) {
+        Keys_apply(Keys_find('z'), &c, note, sizeof note);
+        assert_int_equal(c.display.zoom, zoom % 5);
+    }
+    Keys_apply(Keys_find('z'), &c, note, sizeof note);
+    Keys_apply(Keys_find('c'), &c, note, sizeof note);
+    assert_false(c.display.compare);
+    assert_int_equal(c.display.zoom, 0);
+    for (int zoom = 1; zoom <= 4; zoom++) {
+        Keys_apply(Keys_find('z'), &c, note, sizeof note);
+        assert_int_equal(c.display.zoom, zoom % 4);
+    }
+    Keys_apply(Keys_find('b'), &c, note, sizeof note);
+    assert_false(c.display.present);
+    assert_true(Config_equal(&c.config, &start));
+
     /* The help overlay is written from the table: every new key is in it. */
-    const char *expected[] = {"theory overlays", "view: rank",        "view previous",
-                              "compare",         "ensemble seeds ×2", "ensemble seeds ÷2"};
+    const char *expected[] = {"theory overlays",   "view: rank",        "view previous", "compare",
+                              "ensemble seeds ×2", "ensemble seeds ÷2", "presentation",  "zoom"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         bool found = false;
         for (int k = 0; k < Keys_count(); k++) {

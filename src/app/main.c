@@ -11,6 +11,7 @@
 #include "lanes.h"
 #include "merge.h"
 #include "options.h"
+#include "presets.h"
 #include "tui.h"
 
 #include <limits.h>
@@ -115,25 +116,13 @@ done:
     return status;
 }
 
-/* $ATTNSCOPE_PRESETS when set, else the presets of the source tree when run from it (make
-   run), else the installed ones (make install's PREFIX). */
-static const char *presets_directory(void)
-{
-    const char *env = getenv("ATTNSCOPE_PRESETS");
-    if (env && env[0])
-        return env;
-    if (access("presets", R_OK) == 0)
-        return "presets";
-    return ATTNSCOPE_PRESETS_DIR;
-}
-
-/* $ATTNSCOPE_TOUR when set, else the presets directory's tour. */
-static const char *tour_directory(char *buf, size_t size)
+/* $ATTNSCOPE_TOUR when set, else the shipped presets' tour. */
+static const char *tour_directory(const char *presets, char *buf, size_t size)
 {
     const char *env = getenv("ATTNSCOPE_TOUR");
     if (env && env[0])
         return env;
-    int n = snprintf(buf, size, "%s/tour", presets_directory());
+    int n = presets ? snprintf(buf, size, "%s/tour", presets) : -1;
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
@@ -176,15 +165,17 @@ int main(int argc, char **argv)
        handler first.  Without the helper the calls run in process: slower to stop, the
        same results. */
     Isolate_start();
-    char tour[PATH_MAX];
+    char tour[PATH_MAX + 8], shipped[PATH_MAX];
+    const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,
                        .no_color = o.no_color,
                        .no_confirm = o.no_confirm,
+                       .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
-                       .tour_dir = tour_directory(tour, sizeof tour),
-                       .presets_dir = presets_directory(),
+                       .tour_dir = tour_directory(presets, tour, sizeof tour),
+                       .presets_dir = presets,
                        .load_preset = Options_load_preset,
                        .format_preset = Options_write_preset};
     return Tui_run(&tui);

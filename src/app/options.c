@@ -1,9 +1,11 @@
 #include "options.h"
 
 #include "attnscope/budget.h"
+#include "presets.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -193,7 +195,8 @@ void Options_usage(FILE *out)
     Config defaults = Config_default();
     for (int i = 0; i < Settings_count(); i++)
         setting_usage(out, Settings_at(i), &defaults);
-    fputs("      --preset FILE   load settings (key = value lines); later options override\n"
+    fputs("      --preset FILE   load settings (key = value lines); later options override;\n"
+          "                      a name (fig1-markov) reads your or the shipped preset of it\n"
           "      --batch         print the results as one JSON document and exit\n"
           "      --jsonl         with --batch: read one JSON object of settings per line on\n"
           "                      stdin (keys as in the document's config; missing keys take\n"
@@ -207,6 +210,8 @@ void Options_usage(FILE *out)
           "                      half of the physical memory)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
+          "      --present       presentation mode (key b): bold points and curves, the\n"
+          "                      tour's notes on screen; z shows one panel full screen\n"
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
           "      --no-confirm    start every job at once: the screen asks before a job it\n"
           "                      estimates above 30 s otherwise\n"
@@ -224,6 +229,7 @@ enum {
     OPT_JSONL,
     OPT_ASCII,
     OPT_NO_COLOR,
+    OPT_PRESENT,
     OPT_SWEEP_T,
     OPT_MAX_MEMORY,
     OPT_EXPORT,
@@ -242,6 +248,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"export", required_argument, NULL, OPT_EXPORT},
     {"ascii", no_argument, NULL, OPT_ASCII},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
+    {"present", no_argument, NULL, OPT_PRESENT},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
@@ -312,10 +319,13 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
     while ((ch = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         const Setting *setting = NULL;
         switch (ch) {
-        case OPT_PRESET:
-            if (Options_load_preset(&o->config, optarg, err, size))
+        case OPT_PRESET: {
+            char path[PATH_MAX];
+            if (Presets_resolve(optarg, path, sizeof path, err, size) ||
+                Options_load_preset(&o->config, path, err, size))
                 return 2;
             continue;
+        }
         case OPT_BATCH:
             o->batch = true;
             continue;
@@ -346,6 +356,9 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
             continue;
         case OPT_NO_COLOR:
             o->no_color = true;
+            continue;
+        case OPT_PRESENT:
+            o->present = true;
             continue;
         case OPT_TRACE:
             o->trace_path = optarg;

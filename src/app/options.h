@@ -18,6 +18,7 @@ typedef struct {
     const char *export_dir;        /* --export DIR: CSV and SVG files of the result */
     bool ascii;
     bool no_color;
+    bool present; /* --present: the screen starts in presentation mode */
     bool help;
     bool version;
     const char *trace_path; /* --trace FILE: the screen's timestamped events */

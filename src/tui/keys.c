@@ -242,7 +242,32 @@ static bool panel_previous(Controls *c, char *note, size_t size)
 static bool compare_toggle(Controls *c, char *note, size_t size)
 {
     c->display.compare = !c->display.compare;
+    c->display.zoom = 0; /* the panels are others now */
     note_add(note, size, "compare view %s", c->display.compare ? "on" : "off");
+    return true;
+}
+
+int Display_panel_count(const Display *d)
+{
+    return d->compare ? 4 : 3;
+}
+
+static bool present_toggle(Controls *c, char *note, size_t size)
+{
+    c->display.present = !c->display.present;
+    note_add(note, size, "presentation mode %s%s", c->display.present ? "on" : "off",
+             c->display.present ? " (z: one panel full screen)" : "");
+    return true;
+}
+
+static bool zoom_next(Controls *c, char *note, size_t size)
+{
+    c->display.zoom = cycle(c->display.zoom, Display_panel_count(&c->display) + 1, 1);
+    if (c->display.zoom)
+        note_add(note, size, "panel %d of %d full screen (z: next, a click: back)", c->display.zoom,
+                 Display_panel_count(&c->display));
+    else
+        note_add(note, size, "every panel");
     return true;
 }
 
@@ -252,6 +277,8 @@ static const KeyBinding OTHER_KEYS[] = {
     {'v', "v", "view: rank/width/grad/sim", ACTION_DISPLAY, NULL, 0, panel_next},
     {'V', "V", "view previous", ACTION_DISPLAY, NULL, 0, panel_previous},
     {'c', "c", "compare: gap off | removed", ACTION_DISPLAY, NULL, 0, compare_toggle},
+    {'b', "b", "presentation mode on / off", ACTION_DISPLAY, NULL, 0, present_toggle},
+    {'z', "z", "zoom: one panel, cycled", ACTION_DISPLAY, NULL, 0, zoom_next},
     {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL, 0, NULL},
     {'p', "p", "save settings as a preset", ACTION_SAVE_PRESET, NULL, 0, NULL},
     {'P', "P", "presets: pick one to load", ACTION_PICK_PRESET, NULL, 0, NULL},

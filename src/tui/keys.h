@@ -26,7 +26,14 @@ typedef struct {
     bool overlays; /* theory: predicted curves, densities, the predicted outlier */
     Panel panel;
     bool compare; /* the network without and with gap removal side by side */
+    /* Presentation mode (--present, b): whole-cell points, bold strokes and text, the tour's
+       caption on screen. */
+    bool present;
+    int zoom; /* 0: every panel; k: panel k (1, 2, ...) alone on the whole screen */
 } Display;
+
+/* The panels of a frame, in the order zoom counts them: 3, or 4 in the compare view. */
+int Display_panel_count(const Display *d);
 
 /* The settings the keys turn, the values the toggle keys turn back on, and the display. */
 typedef struct {

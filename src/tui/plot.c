@@ -431,8 +431,8 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
         Canvas_circle(c, cx, cy, (int)lround(p->sigma * per_unit), INK_THEORY, STROKE_SOLID);
     for (int i = 0; i < p->count; i++)
         if (!(marked && i == p->outlier))
-            Canvas_dot(c, axis_dot(&x, p->scale * p->values[i].re),
-                       axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
+            Canvas_point(c, axis_dot(&x, p->scale * p->values[i].re),
+                         axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
     Canvas_unclip(c);
     unit_circle(c, &f, &x, &y);
     if (predicted) {

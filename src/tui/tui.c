@@ -6,6 +6,7 @@
 #include "export.h"
 #include "keys.h"
 #include "picker.h"
+#include "presets.h"
 #include "prompt.h"
 #include "save.h"
 #include "screen.h"
@@ -113,6 +114,8 @@ typedef struct {
     const char *tour_dir, *presets_dir;
     Picker *picker;                     /* the preset picker, while it is open */
     char loaded_preset[TOUR_PATH_SIZE]; /* the preset loaded last: where the picker opens */
+    char caption[TOUR_CAPTION_SIZE];    /* its "Point at:" note, for presentation mode */
+    ViewPanels panels;                  /* where the last frame put its panels (the mouse) */
     /* The prompt of p (a preset's name) or x (the export directory), or the question before
        a long job, while it is open. */
     enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY, PROMPT_LONG_JOB } prompting;
@@ -147,6 +150,7 @@ static void submit(Loop *l)
 static void preset_applied(Loop *l, const char *path)
 {
     snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
+    Tour_point_at(path, l->caption, sizeof l->caption);
     for (int i = 0; i < l->tour.count; i++)
         if (strcmp(l->tour.path[i], path) == 0)
             l->tour_step = i;
@@ -334,7 +338,7 @@ static void tour_go(Loop *l, int step)
 static void picker_open(Loop *l)
 {
     char buf[512];
-    const char *user = Save_directory(buf, sizeof buf);
+    const char *user = Presets_user_directory(buf, sizeof buf);
     l->picker = Picker_new();
     int listed = l->picker ? Picker_list(l->picker, l->presets_dir, l->tour_dir, user) : -1;
     if (listed <= 0) {
@@ -461,8 +465,46 @@ static void warnings_key(Loop *l, int key, const KeyBinding *b)
         l->warnings_first = 0;
 }
 
+static void on_key(Loop *l, int key);
+
+/* A click on a panel shows it alone (a click on it then shows them all again); the wheel
+   over a stable-rank panel steps the shown layer as ] and [ do.  Keys do all of this too. */
+static void on_mouse(Loop *l)
+{
+    ScreenMouse m;
+    if (!Screen_mouse(l->screen, &m) || l->picker || l->prompting || l->help)
+        return;
+    int panel = -1;
+    for (int i = 0; i < l->panels.count; i++) {
+        const ViewRect *r = &l->panels.rect[i];
+        if (m.row >= r->row && m.row < r->row + r->rows && m.col >= r->col &&
+            m.col < r->col + r->cols)
+            panel = i;
+    }
+    Trace_event(l->trace, "mouse %s row=%d col=%d panel=%d",
+                m.kind == MOUSE_CLICK      ? "click"
+                : m.kind == MOUSE_WHEEL_UP ? "wheel-up"
+                                           : "wheel-down",
+                m.row, m.col, panel);
+    if (panel < 0)
+        return;
+    Display *d = &l->controls.display;
+    if (m.kind == MOUSE_CLICK) {
+        d->zoom = d->zoom ? 0 : l->panels.number[panel];
+        snprintf(l->note, sizeof l->note, "%s",
+                 d->zoom ? "one panel full screen (a click: back)" : "every panel");
+        l->redraw = true;
+    } else if (l->panels.stable_rank[panel]) {
+        on_key(l, m.kind == MOUSE_WHEEL_UP ? ']' : '[');
+    }
+}
+
 static void on_key(Loop *l, int key)
 {
+    if (key == SCREEN_MOUSE) {
+        on_mouse(l);
+        return;
+    }
     char name[32];
     Keys_name(key, name, sizeof name);
     l->redraw = true;
@@ -629,11 +671,14 @@ static void draw(Loop *l)
                     !l->controls.display.compare && l->controls.display.panel == PANEL_SIMILARITY,
             },
         .display = l->controls.display,
+        .caption = l->caption[0] ? l->caption : NULL,
+        .drawn = &l->panels,
         .help = l->help,
         .warnings_first = l->warnings_first,
         .picker = l->picker,
         .prompt = l->prompting ? &l->prompt : NULL,
     };
+    Screen_set_bold(l->screen, l->controls.display.present);
     bool full = View_draw(l->screen, &v, l->repaint);
     l->last_frame = Trace_clock_ms();
     Trace_event(l->trace, "frame gen=%lu shown=%lu spectra=%d full=%d", l->generation,
@@ -701,6 +746,7 @@ int Tui_run(const TuiSettings *s)
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
               .format_preset = s->format_preset};
+    l.controls.display.present = s->present;
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
         return 2;

@@ -652,6 +652,19 @@ static void prompt_overlay(Screen *s, const Prompt *p, const char *note, int row
         wrapped_header(s, note, top + 4, left + 2, 3, box_cols - 4);
 }
 
+/* Presentation mode: the loaded preset's "Point at:" note in a box across the bottom of the
+   panels, word-wrapped, so that the class reads what to look at. */
+static void caption_overlay(Screen *s, const char *caption, int rows, int cols)
+{
+    int box_cols = cols - 4 < 110 ? cols - 4 : 110, width = box_cols - 4;
+    int lines = (Ascii_columns(caption) + width - 1) / width + 1;
+    int box_rows = 2 + (lines < 5 ? lines : 5);
+    int top = rows - box_rows, left = (cols - box_cols) / 2;
+    Screen_box(s, top, left, box_rows, box_cols);
+    Screen_text(s, top, left + 2, spelled(s, " tour ", (char[16]){0}, 16), INK_DEFAULT, true);
+    wrapped_header(s, caption, top + 1, left + 2, box_rows - 2, width);
+}
+
 /* Fills the canvases of the frame: three panels, or four in the compare view. */
 static void panels(const View *v, Canvas **canvas)
 {
@@ -694,16 +707,36 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         compare_layout(cols, panel_rows, r);
     else
         layout(cols, panel_rows, &r[0], &r[1], &r[2]);
+    /* Zoomed: every canvas is drawn at the whole area, one is shown. */
+    int zoom = v->display.zoom >= 1 && v->display.zoom <= count ? v->display.zoom : 0;
+    for (int i = 0; zoom && i < count; i++)
+        r[i] = (Rect){0, 0, panel_rows, cols};
     Canvas *canvas[4] = {NULL, NULL, NULL, NULL};
     bool unicode = Screen_unicode(s), made = true;
     for (int i = 0; i < count; i++) {
         canvas[i] = Canvas_new(r[i].cols, r[i].rows, unicode);
         made = made && canvas[i];
+        if (canvas[i])
+            Canvas_set_bold(canvas[i], v->display.present);
     }
+    if (v->drawn)
+        v->drawn->count = 0;
     if (made) {
         panels(v, canvas);
-        for (int i = 0; i < count; i++)
+        for (int i = 0; i < count; i++) {
+            if (zoom && i != zoom - 1)
+                continue;
             Screen_canvas(s, canvas[i], r[i].row, r[i].col);
+            if (v->drawn) {
+                ViewPanels *d = v->drawn;
+                d->rect[d->count] = (ViewRect){r[i].row, r[i].col, r[i].rows, r[i].cols};
+                d->number[d->count] = i + 1;
+                d->stable_rank[d->count] = v->display.compare
+                                               ? i % 2 == 1
+                                               : i == 2 && v->display.panel == PANEL_STABLE_RANK;
+                d->count++;
+            }
+        }
     } else {
         centred(s, panel_rows / 2, "out of memory for the plots", true);
     }
@@ -711,6 +744,8 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         Canvas_free(canvas[i]);
     for (int i = 0; i < n; i++)
         Screen_text(s, panel_rows + i, 0, status[i], INK_DEFAULT, i == 0);
+    if (v->display.present && v->caption)
+        caption_overlay(s, v->caption, panel_rows, cols);
     if (v->help)
         help_overlay(s, rows, cols);
     if (v->warnings_first >= 0)

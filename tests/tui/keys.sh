@@ -54,19 +54,19 @@ press "Right: next layer" "layer=2/4" Right
 press "Left: previous layer" "layer=1/4" Left
 press "[ at layer 1 says why nothing changed" "layer 1 is the first" "["
 press "r: new seed" "seed=2" r
-press "z: an unbound key says so" "key z does nothing; \? lists the keys" z
+press "y: an unbound key says so" "key y does nothing; \? lists the keys" y
 press "? opens the help" "attnscope keys" "?"
 expect "help lists the keys from the table" "T +tokens T ×2 "
 expect "help lists the keys from the table, further down" "n +LayerNorm next"
 expect "help lists Ctrl-L" "Ctrl-L +redraw the screen"
 expect "help lists q (not the status line's hint)" "q {3,}quit"
 expect "help says what closes it" "Esc, \? or q closes this help"
-keys z
+keys y
 sleep 0.5
 check "another key leaves the help open" wait_for "attnscope keys"
 keys Escape
 check "Esc closes the help" wait_gone "attnscope keys"
-check "the key pressed in the help did nothing" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'key z does nothing'"
+check "the key pressed in the help did nothing" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'key y does nothing'"
 # Garbage written straight to the terminal, as a stray message from another program would.
 printf '\033[2J\033[1;1HGARBAGE-ON-THE-TERMINAL' >"$(tm display-message -p -t 0 '#{pane_tty}')"
 expect "the garbage is on the screen" "GARBAGE-ON-THE-TERMINAL"

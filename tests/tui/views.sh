@@ -110,12 +110,14 @@ start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(
 expect "picker run computes" "computed in [0-9]+ ms"
 shipped=$(find presets -name '*.preset' | wc -l)
 press "P opens the picker with every shipped and tour preset" "presets \($shipped\): " P
-expect "the first preset is selected" "> depth-markov-gap +shipped"
-expect "its header comment beside the list" "Rank collapse in depth: i\.i\.d\. Markov"
-expect "and its path" "presets/depth-markov-gap\.preset"
-press "j moves the selection, the header follows" "> depth-markov-ln-gap +shipped" j
-expect "the new header" "\"\+ LN\""
-press "End: the last tour step" "> 09-keep-the-rank +tour" End
+expect "the tour's first step comes first, selected" "> 01-one-matrix-has-a-gap +tour"
+expect "its header comment beside the list" "Tour 1/9: one attention matrix has a gap"
+expect "and its path" "presets/tour/01-one-matrix-has-a-gap\.preset"
+press "j moves the selection, the header follows" "> 02-remove-the-gap +tour" j
+expect "the new header" "Tour 2/9: remove the gap"
+keys j j j j j j
+press "j: the last tour step, before the shipped presets" "> 09-keep-the-rank +tour" j
+expect "the first shipped preset follows it" "  depth-markov-gap +shipped"
 press "Enter loads it and closes the picker" "loaded tour preset 09-keep-the-rank" Enter
 check "the picker closed" wait_gone "presets \([0-9]+\): "
 expect "the preset's settings" "LN=ln +skip=scaled"
