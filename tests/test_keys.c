@@ -311,6 +311,11 @@ static void test_settings_stay_valid(void **state)
         start.layer = 1 + rand() % start.depth;
         start.mask = (Mask)(rand() % MASK_NAMES.count);
         start.window = 1 + rand() % (start.tokens - 1);
+        /* Heads dividing the width, so that the keys must keep H | d as d moves. */
+        for (int h = 1 << (rand() % 4); h > 1 && start.heads == 1; h /= 2)
+            if (start.width % h == 0)
+                start.heads = h;
+        start.head = 1 + rand() % start.heads;
         char err[256];
         assert_int_equal(Config_validate(&start, err, sizeof err), 0);
         Controls c = Controls_from(&start);

@@ -89,6 +89,10 @@ typedef enum {
     LAYERNORM,
     SKIP,
     SIGMA_QK,
+    HEADS,
+    HEAD, /* `}`, `{` */
+    OUTPUT,
+    LOGIT_SCALE,
 } Change;
 
 /* A step of a key sequence: how the settings change, and how many layers the kept
@@ -142,6 +146,19 @@ static void apply(Config *c, const Step *s)
     case SIGMA_QK:
         c->sigma_qk = s->value;
         break;
+    case HEADS:
+        c->heads = v;
+        c->head = 1;
+        break;
+    case HEAD:
+        c->head = v;
+        break;
+    case OUTPUT:
+        c->output = (OutputProjection)v;
+        break;
+    case LOGIT_SCALE:
+        c->logit_scale = (LogitScale)v;
+        break;
     }
 }
 
@@ -178,6 +195,20 @@ static const Step STEPS[] = {
     {"depth 12", DEPTH, 12, -1},
     {"l", DEPTH_BY, -1, 0},
     {"g", GAP_TOGGLE, 0, 0},
+    /* The block: another shown head costs no layer, like another shown layer. */
+    {"a softmax", ATTENTION, ATTENTION_SOFTMAX, -1},
+    {"H 4", HEADS, 4, -1},
+    {"} 3", HEAD, 3, 0},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"{ 2", HEAD, 2, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"L", DEPTH_BY, 1, 1},
+    {"O orthogonal", OUTPUT, OUTPUT_ORTHOGONAL, -1},
+    {"} 4", HEAD, 4, 0},
+    {"O gaussian", OUTPUT, OUTPUT_GAUSSIAN, -1},
+    {"y linear", LOGIT_SCALE, LOGIT_SCALE_LINEAR, -1},
+    {"[", SHOWN_LAYER_BY, -1, 0},
+    {"h 1", HEADS, 1, -1},
 };
 
 /* Drives the key sequence on a kept workspace with this budget and on fresh workspaces. */

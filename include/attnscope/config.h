@@ -24,6 +24,12 @@ typedef enum { LAYERNORM_NONE, LAYERNORM_RMS, LAYERNORM_LN } LayerNorm;
 
 typedef enum { SKIP_NONE, SKIP_PLAIN, SKIP_SCALED } Skip;
 
+/* The output projection W^O after the concatenated heads (docs/model.md §1.7). */
+typedef enum { OUTPUT_IDENTITY, OUTPUT_GAUSSIAN, OUTPUT_ORTHOGONAL } OutputProjection;
+
+/* The logits' scale: 1/√d_h (the papers, today's layer) or 1/d_h (μP). */
+typedef enum { LOGIT_SCALE_SQRT, LOGIT_SCALE_LINEAR } LogitScale;
+
 /* The names of one enumeration, as the command line, presets and JSON spell them. */
 typedef struct {
     const char *option; /* long option name, e.g. "attention" */
@@ -32,6 +38,7 @@ typedef struct {
 } EnumNames;
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
+extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -49,6 +56,10 @@ typedef struct {
     Gap gap;
     LayerNorm layernorm;
     Skip skip;
+    int heads; /* H, dividing d: each head has width d_h = d/H */
+    int head;  /* head whose attention matrix is shown, 1..heads */
+    OutputProjection output;
+    LogitScale logit_scale;
     int layer; /* layer whose attention matrix is shown, 1..depth */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */
@@ -113,6 +124,9 @@ typedef struct {
     int bound_offset;
     bool raises_bound;
     const char *bound_reason;
+    /* Another setting this one must divide (H divides d): lowering that one lowers this to
+       their greatest common divisor, and this one's keys stop where it would not divide. */
+    const char *divides;
     /* Whether the model uses the value (NULL: always), and what its keys say when it does not. */
     bool (*in_use)(const Config *c);
     const char *unused_note;
@@ -157,16 +171,21 @@ Config Config_default(void);
 int Config_equal(const Config *a, const Config *b);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
-   window < T).  Returns 0, or -1 with a message naming the options in err. */
+   window < T, H divides d, head <= H).  Returns 0, or -1 with a message naming the options in err.
+ */
 int Config_validate(const Config *c, char *err, size_t size);
 
-/* The normalised entry spread of softmax/markov attention: sqrt(exp(sigma_qk^4) - 1). */
+/* The normalised entry spread of softmax/markov attention: sqrt(exp(v) - 1), v the logits'
+   variance: σ_qk^4 (markov, or the 1/√d_h logit scale), σ_qk^4/d_h with the 1/d_h scale. */
 double Config_sigma(const Config *c);
 
 /* True for the kinds whose rows sum to one (softmax, markov, uniform, identity). */
 int Attention_is_row_stochastic(Attention a);
 /* True for the kinds whose matrix does not depend on the tokens (markov, uniform, identity). */
 int Attention_is_input_independent(Attention a);
+
+/* d_h = d/H, the width of one head. */
+int Config_head_width(const Config *c);
 
 /* The gap mode of the counterpart network: gap removal toggled (off <-> center). */
 Gap Gap_toggled(Gap g);

@@ -157,6 +157,10 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
    can refuse a configuration before it allocates. */
 size_t Model_memory_estimate(const Config *c);
 
+/* Why the frozen-attention gradient formula of docs/model.md §2 does not describe c (its
+   values are then null), or NULL where it does. */
+const char *Model_gradients_unavailable(const Config *c);
+
 void Warnings_add(Warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

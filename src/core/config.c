@@ -12,6 +12,8 @@ static const char *const mask_names[] = {"full", "causal", "window", "window-cau
 static const char *const gap_names[] = {"off", "center", "uniform", "deflate", "outliers"};
 static const char *const layernorm_names[] = {"none", "rms", "ln"};
 static const char *const skip_names[] = {"none", "plain", "scaled"};
+static const char *const output_names[] = {"identity", "gaussian", "orthogonal"};
+static const char *const logit_scale_names[] = {"sqrt", "linear"};
 
 #define ENUM_NAMES(option, array)                                                                  \
     {                                                                                              \
@@ -22,6 +24,8 @@ const EnumNames MASK_NAMES = ENUM_NAMES("mask", mask_names);
 const EnumNames GAP_NAMES = ENUM_NAMES("gap", gap_names);
 const EnumNames LAYERNORM_NAMES = ENUM_NAMES("layernorm", layernorm_names);
 const EnumNames SKIP_NAMES = ENUM_NAMES("skip", skip_names);
+const EnumNames OUTPUT_NAMES = ENUM_NAMES("wo", output_names);
+const EnumNames LOGIT_SCALE_NAMES = ENUM_NAMES("logit-scale", logit_scale_names);
 
 int EnumNames_find(const EnumNames *e, const char *text)
 {
@@ -47,6 +51,17 @@ const char *EnumNames_list(const EnumNames *e, char *buf, size_t size)
 static bool window_in_use(const Config *c)
 {
     return c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
+}
+
+static bool head_in_use(const Config *c)
+{
+    return c->heads > 1;
+}
+
+static bool logit_scale_in_use(const Config *c)
+{
+    return c->attention != ATTENTION_MARKOV && c->attention != ATTENTION_UNIFORM &&
+           c->attention != ATTENTION_IDENTITY;
 }
 
 /* Table order is the order of --help, the presets, the help overlay and the status line. */
@@ -201,6 +216,75 @@ static const Setting SETTINGS[] = {
      .step = STEP_CYCLE,
      .key_label = "skip",
      .label = "skip"},
+    {.name = "heads",
+     .json = "heads",
+     .argument = "H",
+     .help = "attention heads of width d/H (H divides d)",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_WIDTH_MAX,
+     .fallback = 1,
+     .offset = offsetof(Config, heads),
+     .bound = "width",
+     .bound_reason = "H ≤ d",
+     .divides = "width",
+     .raise_key = 'H',
+     .lower_key = 'h',
+     .step = STEP_DOUBLE,
+     .key_label = "heads H",
+     .min_note = "one head is the fewest",
+     .label = "H",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "head",
+     .json = "head",
+     .argument = "N",
+     .help = "head whose attention matrix is shown",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_WIDTH_MAX,
+     .fallback = 1,
+     .offset = offsetof(Config, head),
+     .bound = "heads",
+     .bound_reason = "head ≤ H",
+     .in_use = head_in_use,
+     .unused_note = "one head: raise H (H) to choose another",
+     .raise_key = '}',
+     .lower_key = '{',
+     .step = STEP_ONE,
+     .key_label = "shown head",
+     .min_note = "head 1 is the first",
+     .label = "head",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "wo",
+     .json = "wo",
+     .argument = "P",
+     .help = "output W^O",
+     .kind = SETTING_ENUM,
+     .names = &OUTPUT_NAMES,
+     .fallback = OUTPUT_IDENTITY,
+     .offset = offsetof(Config, output),
+     .raise_key = 'O',
+     .lower_key = 'U',
+     .step = STEP_CYCLE,
+     .key_label = "projection W^O",
+     .label = "W^O",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "logit-scale",
+     .json = "logit_scale",
+     .argument = "S",
+     .help = "logits ×1/√d_h or ×1/d_h (μP)",
+     .kind = SETTING_ENUM,
+     .names = &LOGIT_SCALE_NAMES,
+     .fallback = LOGIT_SCALE_SQRT,
+     .offset = offsetof(Config, logit_scale),
+     .in_use = logit_scale_in_use,
+     .unused_note = "the logit scale acts on softmax, relu, sigmoid and linear attention",
+     .raise_key = 'y',
+     .lower_key = 'Y',
+     .step = STEP_CYCLE,
+     .key_label = "logit scale",
+     .label = "scale",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "layer",
      .json = "layer",
      .letter = 'l',
@@ -434,6 +518,16 @@ int Config_validate(const Config *c, char *err, size_t size)
         snprintf(err, size, "-l/--layer %d: accepted 1..%d (the depth)", c->layer, c->depth);
         return -1;
     }
+    if (c->width % c->heads != 0) {
+        snprintf(err, size,
+                 "--heads %d: accepted a divisor of -d/--width %d (each head has width d/H)",
+                 c->heads, c->width);
+        return -1;
+    }
+    if (c->head < 1 || c->head > c->heads) {
+        snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);
+        return -1;
+    }
     if (window_in_use(c) && c->window >= c->tokens) {
         snprintf(err, size,
                  "-w/--window %d: accepted 1..%d (below T = %d; a wider window is the %s mask)",
@@ -445,8 +539,16 @@ int Config_validate(const Config *c, char *err, size_t size)
 
 double Config_sigma(const Config *c)
 {
-    double s2 = c->sigma_qk * c->sigma_qk;
-    return sqrt(expm1(s2 * s2));
+    double s2 = c->sigma_qk * c->sigma_qk, variance = s2 * s2;
+    /* Orthonormal tokens give logits of variance σ_qk⁴·d_h·scale²: σ_qk⁴ at 1/√d_h. */
+    if (c->logit_scale == LOGIT_SCALE_LINEAR && logit_scale_in_use(c))
+        variance /= Config_head_width(c);
+    return sqrt(expm1(variance));
+}
+
+int Config_head_width(const Config *c)
+{
+    return c->heads > 0 ? c->width / c->heads : c->width;
 }
 
 int Attention_is_row_stochastic(Attention a)

@@ -71,11 +71,11 @@ typedef struct {
     double *gradient_norm, *log10_gradient_norm; /* [capacity + 1] */
 } Track;
 
-/* The spectra of one shown matrix: (gap mode, layer) of the first seed. */
+/* The spectra of one shown matrix: (gap mode, layer, head) of the first seed. */
 typedef struct {
     uint64_t seed;
     Gap gap;
-    int layer;
+    int layer, head;
     Gap applied;
     int outliers_removed;
     bool exact;
@@ -110,16 +110,21 @@ typedef struct {
     double *gram_eig, *column; /* T, max(T, d) */
     double *lanczos;           /* Measure_lanczos_size(T) */
     double *gap_scratch;       /* main lane only: the counterpart's gap mode is off or center */
-    Warnings warnings;         /* merged into the result after each layer, main lane first */
+    double *mixed;     /* T×d: the heads' outputs side by side, before W^O (see fused_heads) */
+    Warnings warnings; /* merged into the result after each layer, main lane first */
     int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
 struct Workspace {
-    int T, d; /* the sizes the buffers hold */
+    int T, d;           /* the sizes the buffers hold */
+    int heads;          /* markov_gauss holds this many T×T blocks */
+    bool block_buffers; /* mixed is allocated */
+    bool projection;    /* wo is allocated */
     RandomStream *random;
     Lane lane[NETWORKS];
     double *wq, *wk, *wv; /* d×d, the current layer's weights, shared by both lanes */
-    double *markov_gauss; /* T×T */
+    double *wo;           /* d×d, the output projection (unless it is the identity) */
+    double *markov_gauss; /* T×T per head */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;
@@ -142,10 +147,20 @@ typedef struct {
     double **buf;
     size_t n;
 } BufferPlan;
-enum { LANE_BUFFERS = 10, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 6 };
+enum { LANE_BUFFERS = 11, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 7 };
 
-static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_BUFFERS])
+/* One head and no output projection: the head's output goes straight into X (skip and
+   branch gain in the same product), as the one-head layer of docs/model.md §1.5 does. */
+static bool fused_heads(const Config *c)
 {
+    return c->heads == 1 && c->output == OUTPUT_IDENTITY;
+}
+
+/* The plan for c's sizes; c NULL lists the buffers only (sizes 0), for their release. */
+static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPACE_BUFFERS])
+{
+    int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
+    bool block = c && !fused_heads(c);
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
     int n = 0;
     for (int l = 0; l < NETWORKS; l++) {
@@ -161,6 +176,7 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
             {&lane->column, (size_t)(T > d ? T : d)},
             {&lane->lanczos, Measure_lanczos_size(T)},
             {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
+            {&lane->mixed, block ? td : 0},
         };
         memcpy(plan + n, buffers, sizeof buffers);
         n += LANE_BUFFERS;
@@ -169,7 +185,8 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
         {&w->wq, dd},
         {&w->wk, dd},
         {&w->wv, dd},
-        {&w->markov_gauss, tt},
+        {&w->wo, c && c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&w->markov_gauss, tt * (size_t)heads},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
     };
@@ -180,12 +197,13 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
 static void workspace_release_buffers(Workspace *w)
 {
     BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(w, 0, 0, plan);
+    int n = workspace_plan(w, NULL, plan);
     for (int i = 0; i < n; i++) {
         free(*plan[i].buf);
         *plan[i].buf = NULL;
     }
-    w->T = w->d = 0;
+    w->T = w->d = w->heads = 0;
+    w->block_buffers = w->projection = false;
 }
 
 static void kept_clear(Kept *k);
@@ -242,11 +260,13 @@ static int workspace_reserve(Workspace *w, const Config *c)
         w->value_cache = grown;
         w->value_cache_size = cache;
     }
-    if (w->T == c->tokens && w->d == c->width)
+    bool block = !fused_heads(c), projection = c->output != OUTPUT_IDENTITY;
+    if (w->T == c->tokens && w->d == c->width && w->heads == c->heads &&
+        w->block_buffers == block && w->projection == projection)
         return 0;
     workspace_release_buffers(w);
     BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(w, c->tokens, c->width, plan);
+    int n = workspace_plan(w, c, plan);
     for (int i = 0; i < n; i++) {
         *plan[i].buf = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1));
         if (!*plan[i].buf) {
@@ -256,6 +276,9 @@ static int workspace_reserve(Workspace *w, const Config *c)
     }
     w->T = c->tokens;
     w->d = c->width;
+    w->heads = c->heads;
+    w->block_buffers = block;
+    w->projection = projection;
     return 0;
 }
 
@@ -263,7 +286,7 @@ size_t Model_memory_estimate(const Config *c)
 {
     Workspace sizes = {0};
     BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(&sizes, c->tokens, c->width, plan);
+    int n = workspace_plan(&sizes, c, plan);
     size_t doubles = value_cache_doubles(c), T = (size_t)c->tokens;
     for (int i = 0; i < n; i++)
         doubles += plan[i].n;
@@ -277,11 +300,33 @@ size_t Model_memory_estimate(const Config *c)
 
 /* ---- one network ---------------------------------------------------------------------- */
 
+/* The skip's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5). */
+static double skip_gain(const Config *c)
+{
+    return c->skip == SKIP_NONE ? 0.0 : 1.0;
+}
+
+static double branch_gain(const Config *c)
+{
+    return c->skip == SKIP_SCALED ? 1.0 / sqrt((double)c->width) : 1.0;
+}
+
 /* The frozen-attention gradient is the product formula of docs/model.md §2, which describes the
-   network without skips and LayerNorm. */
+   network of one head without skips, LayerNorm or output projection. */
 static bool gradients_apply(const Config *c)
 {
-    return c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE;
+    return Model_gradients_unavailable(c) == NULL;
+}
+
+const char *Model_gradients_unavailable(const Config *c)
+{
+    if (c->skip != SKIP_NONE || c->layernorm != LAYERNORM_NONE)
+        return "needs no skip and no LayerNorm";
+    if (c->heads != 1)
+        return "needs one head (with H heads X_L is no product P1·W^V_ℓ·P2)";
+    if (c->output != OUTPUT_IDENTITY)
+        return "needs W^O = identity (the formula has no output projection)";
+    return NULL;
 }
 
 /* Replaces `*product` (exp(*log_scale) times the true value) by left·product (left is
@@ -337,7 +382,20 @@ static const double *draw_value_weights(Workspace *w, const Config *c, uint64_t 
     return wv;
 }
 
-/* Weights of one layer, shared by both networks; returns W^V. */
+/* W^O of docs/model.md §1.7: entries N(0, 1/d), which keep a token's expected norm, or the
+   Haar-orthogonal Q of their QR factorisation (signs by diag(R)), which keeps every norm.
+   Returns LAPACK's status. */
+static int draw_output_projection(Workspace *w, const Config *c, uint64_t seed, int layer)
+{
+    int d = c->width;
+    RandomStream_gaussian(w->random, seed, layer, ROLE_OUTPUT, 1.0 / sqrt((double)d), w->wo,
+                          (size_t)d * d);
+    if (c->output == OUTPUT_ORTHOGONAL)
+        return Linalg_orthonormalise(w->lane[NETWORK_MAIN].la, d, d, w->wo);
+    return 0;
+}
+
+/* Weights of one layer, shared by both networks (W^O apart); returns W^V. */
 static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
                                         bool first_seed)
 {
@@ -348,29 +406,34 @@ static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t 
     }
     if (c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(w->random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
-                              w->markov_gauss, tt);
+                              w->markov_gauss, tt * (size_t)c->heads);
     if (first_seed)
         return draw_value_weights(w, c, seed, layer);
     RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, w->wv, dd);
     return w->wv;
 }
 
-/* The logits of the layer, row-major: S = X W^Q (X W^K)ᵀ / √d, i.e. Sᵀ = K Qᵀ / √d in
-   column-major.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised. */
-static const double *layer_logits(Workspace *w, Lane *lane, const Config *c)
+/* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
+   Sᵀ = K Qᵀ·scale in column-major, scale 1/√d_h or 1/d_h; W^Q_h is the h-th block of d_h
+   columns of W^Q.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised. */
+static const double *layer_logits(Workspace *w, Lane *lane, const Config *c, int h)
 {
-    int T = c->tokens, d = c->width;
+    int T = c->tokens, d = c->width, dh = Config_head_width(c);
     if (c->attention == ATTENTION_MARKOV)
-        return w->markov_gauss;
+        return w->markov_gauss + (size_t)h * T * T;
     if (!Attention_has_query_key(c->attention))
         return NULL;
-    double *q = lane->xw, *k = lane->y; /* both free until the values are applied */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wq, d, 0.0,
-                q, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wk, d, 0.0,
-                k, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d), k, T, q, T,
-                0.0, lane->logits, T);
+    /* Free until the values are applied; with several heads y holds both (2·d_h ≤ d) and xw
+       stays free for the head's values. */
+    double *q = lane->y, *k = c->heads == 1 ? lane->xw : lane->y + (size_t)T * dh;
+    size_t column = (size_t)d * dh * h;
+    double scale = c->logit_scale == LOGIT_SCALE_LINEAR ? 1.0 / dh : 1.0 / sqrt((double)dh);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, lane->x, T,
+                w->wq + column, d, 0.0, q, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, lane->x, T,
+                w->wk + column, d, 0.0, k, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, scale, k, T, q, T, 0.0,
+                lane->logits, T);
     return lane->logits;
 }
 
@@ -430,7 +493,8 @@ static bool same_weights(const Config *a, const Config *b)
 {
     return a->tokens == b->tokens && a->width == b->width && a->sigma_qk == b->sigma_qk &&
            a->attention == b->attention && a->mask == b->mask && a->window == b->window &&
-           a->layernorm == b->layernorm && a->skip == b->skip;
+           a->layernorm == b->layernorm && a->skip == b->skip && a->heads == b->heads &&
+           a->output == b->output && a->logit_scale == b->logit_scale;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -522,17 +586,19 @@ static int track_reserve(Track *t, int depth)
     return 0;
 }
 
-static KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, Gap gap, int layer)
+static KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, const Config *c)
 {
     for (int i = 0; i < k->spectra_count; i++)
-        if (k->spectra[i].seed == seed && k->spectra[i].gap == gap && k->spectra[i].layer == layer)
+        if (k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
+            k->spectra[i].layer == c->layer && k->spectra[i].head == c->head)
             return &k->spectra[i];
     return NULL;
 }
 
-/* A fresh entry for (gap, layer), replacing the oldest when all are taken. */
-static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, Gap gap, int layer, int T)
+/* A fresh entry for c's (gap, layer, head), replacing the oldest when all are taken. */
+static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c)
 {
+    int T = c->tokens;
     if (k->spectra_count == KEPT_SPECTRA_MAX) {
         kept_spectra_free(&k->spectra[0]);
         memmove(k->spectra, k->spectra + 1, sizeof k->spectra[0] * (KEPT_SPECTRA_MAX - 1));
@@ -547,8 +613,9 @@ static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, Gap gap, int layer,
         return NULL;
     }
     s->seed = seed;
-    s->gap = gap;
-    s->layer = layer;
+    s->gap = c->gap;
+    s->layer = c->layer;
+    s->head = c->head;
     k->spectra_count++;
     return s;
 }
@@ -619,21 +686,22 @@ static bool stop_requested(const Run *run)
 #define ROLE_MARK "\x01"
 static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
 
-/* One layer of one network: attention from its own X, gap removal, values, skip, LN. */
-static int network_layer(Run *run, int which)
+/* Head h (from 0) of one layer: its attention from the lane's X (the shown head's captured),
+   gap removal, and its output A_h·X·W^V_h, written into X itself when the heads are fused
+   (X ← keep·X + branch·A X W^V) and into its block of columns of `mixed` otherwise. */
+static int network_head(Run *run, int which, int h)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *lane = &w->lane[which];
     Network *net = &run->nets[which];
-    int T = c->tokens, d = c->width, layer = run->layer;
-    size_t td = (size_t)T * d, tt = (size_t)T * T;
-    bool shown = run->shown_lane == which;
-    bool gradients = run->first_seed && gradients_apply(c);
+    int T = c->tokens, d = c->width, dh = Config_head_width(c);
+    size_t tt = (size_t)T * T;
+    bool shown = run->shown_lane == which && h == c->head - 1;
 
     const double *logits = run->shared_logits;
     if (!run->attention_ready) {
-        logits = layer_logits(w, lane, c);
+        logits = layer_logits(w, lane, c, h);
         Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
     }
     if (stop_requested(run))
@@ -651,16 +719,55 @@ static int network_layer(Run *run, int which)
         memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
         run->shown_outcome = outcome;
     }
-    if (gradients) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
+    if (run->first_seed && gradients_apply(c)) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
         scaled_step(T, d, &lane->frozen, &lane->y, lane->attn, NULL, true, &net->log_frozen);
 
-    /* Y = A X W^V; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, run->wv, d,
-                0.0, lane->xw, T);
-    double keep = c->skip == SKIP_NONE ? 0.0 : 1.0;
-    double branch = c->skip == SKIP_SCALED ? 1.0 / sqrt((double)d) : 1.0;
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, lane->attn, T, lane->xw,
-                T, keep, lane->x, T);
+    /* A_h X W^V_h; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
+    size_t block = (size_t)T * dh * h;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, lane->x, T,
+                run->wv + (size_t)d * dh * h, d, 0.0, lane->xw, T);
+    if (fused_heads(c))
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch_gain(c), lane->attn, T,
+                    lane->xw, T, skip_gain(c), lane->x, T);
+    else
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, dh, T, 1.0, lane->attn, T, lane->xw,
+                    T, 0.0, lane->mixed + block, T);
+    return 0;
+}
+
+/* X ← keep·X + branch·[head_1 … head_H]·W^O, once every head has read X. */
+static void combine_heads(const Config *c, Workspace *w, Lane *lane)
+{
+    int T = c->tokens, d = c->width;
+    double keep = skip_gain(c), branch = branch_gain(c);
+    if (c->output != OUTPUT_IDENTITY) {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, branch, lane->mixed, T,
+                    w->wo, d, keep, lane->x, T);
+        return;
+    }
+    size_t td = (size_t)T * d;
+    for (size_t i = 0; i < td; i++)
+        lane->x[i] = keep * lane->x[i] + branch * lane->mixed[i];
+}
+
+/* One layer of one network: each head's attention from its own X, gap removal, values, the
+   output projection, skip, LN. */
+static int network_layer(Run *run, int which)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    Lane *lane = &w->lane[which];
+    Network *net = &run->nets[which];
+    int T = c->tokens, d = c->width, layer = run->layer;
+    size_t td = (size_t)T * d;
+
+    for (int h = 0; h < c->heads; h++) {
+        int info = network_head(run, which, h);
+        if (info)
+            return info;
+    }
+    if (!fused_heads(c))
+        combine_heads(c, w, lane);
     layernorm(c->layernorm, T, d, lane->x, lane->column);
     if (stop_requested(run))
         return LANE_STOPPED;
@@ -687,8 +794,9 @@ static int network_layer(Run *run, int which)
 
     Measures m;
     /* The logits are spent once the attention is built: their buffer takes the Gram matrix. */
-    info = Measure_tokens(lane->la, T, d, lane->x, net->log_scale, lane->xw, lane->logits,
-                          lane->gram_eig, w->measure_all_eigenvalues ? NULL : lane->lanczos, &m);
+    int info =
+        Measure_tokens(lane->la, T, d, lane->x, net->log_scale, lane->xw, lane->logits,
+                       lane->gram_eig, w->measure_all_eigenvalues ? NULL : lane->lanczos, &m);
     if (info)
         return info;
     if (isnan(m.stable_rank)) {
@@ -849,12 +957,18 @@ static int run_layer(Run *run)
     Workspace *w = run->w;
     int layer = run->layer;
     run->wv = draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    /* Both networks read X0 in layer 1: one attention matrix serves them both. */
-    run->attention_ready = layer == 1 && run->active[0] && run->active[1];
+    if (c->output != OUTPUT_IDENTITY) {
+        int info = draw_output_projection(w, c, run->seed, layer);
+        if (info)
+            return info;
+    }
+    /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
+       matrix per head would be as many T×T buffers). */
+    run->attention_ready = layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
     run->shared_logits = NULL;
     if (run->attention_ready) {
         Lane *main_lane = &w->lane[NETWORK_MAIN];
-        run->shared_logits = layer_logits(w, main_lane, c);
+        run->shared_logits = layer_logits(w, main_lane, c, 0);
         Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
                         main_lane->attn);
         memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn,
@@ -894,11 +1008,11 @@ static void shown_spectra_task(int which, void *context)
 }
 
 /* The spectra of the captured shown matrices (workspace's shown_before_gap and
-   shown_applied), kept as the entry (gap, layer). */
-static int keep_shown_spectra(Run *run, Gap gap, int layer)
+   shown_applied), kept as the entry (gap, layer, head) of the run's settings. */
+static int keep_shown_spectra(Run *run)
 {
     const Config *c = run->config;
-    KeptSpectra *s = kept_spectra_new(run->kept, run->seed, gap, layer, c->tokens);
+    KeptSpectra *s = kept_spectra_new(run->kept, run->seed, c);
     if (!s)
         return -1;
     s->applied = run->shown_outcome.applied;
@@ -932,7 +1046,7 @@ static int capture_shown_attention(Run *run, int which, int layer)
     if (info)
         return info;
     draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    const double *logits = layer_logits(w, lane, c);
+    const double *logits = layer_logits(w, lane, c, c->head - 1);
     Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
     size_t tt = (size_t)c->tokens * c->tokens;
     memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
@@ -1067,6 +1181,21 @@ static void fill_readouts(Result *r)
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
 }
 
+/* What heads and an output projection take outside the theory (docs/model.md §1.7, §3). */
+static void block_warnings(const Config *c, Warnings *w)
+{
+    int dh = Config_head_width(c);
+    if (c->heads > 1)
+        Warnings_add(w,
+                     "%d heads: the spectra are of head %d's attention matrix; its logits have "
+                     "rank <= d_h = %d, so its gamma is T/d_h = %g (not T/d = %g) and its bulk "
+                     "edge leaves the i.i.d. limit as T/d_h grows",
+                     c->heads, c->head, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
+    if (c->heads > 1 || c->output != OUTPUT_IDENTITY)
+        Warnings_add(w, "the stable-rank theory and the gradient formula describe one head "
+                        "without an output projection: no theory curve, gradients null");
+}
+
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,
    the bands over the leading seeds that are complete, the shown spectra, the readouts, the
    warnings (spectra first, then layer by layer, the network before its counterpart, seed
@@ -1095,7 +1224,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
     }
 
     out->warnings.count = 0;
-    const KeptSpectra *spectra = kept_spectra_find(run->kept, c->seed, c->gap, c->layer);
+    const KeptSpectra *spectra = kept_spectra_find(run->kept, c->seed, c);
     if (spectra) {
         out->spectra_ready = true;
         out->shown_gap = spectra->applied;
@@ -1108,6 +1237,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
             Warnings_add(&out->warnings, "%s", spectra->warnings.text[i]);
     }
     fill_readouts(out);
+    block_warnings(c, &out->warnings);
 
     memset(out->measure_routes, 0, sizeof out->measure_routes);
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {
@@ -1187,7 +1317,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
     if (info)
         return info;
 
-    bool spectra = !run->first_seed || kept_spectra_find(k, run->seed, c->gap, c->layer);
+    bool spectra = !run->first_seed || kept_spectra_find(k, run->seed, c);
     if (!spectra && run->track[NETWORK_MAIN]->layers >= c->layer) {
         /* Another shown layer of a kept network: its attention matrix and spectra only. */
         run->measure = true;
@@ -1197,7 +1327,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             return 0;
         }
         if (!info)
-            info = keep_shown_spectra(run, c->gap, c->layer);
+            info = keep_shown_spectra(run);
         if (info)
             return info;
         spectra = true;
@@ -1251,7 +1381,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
                 *stopped = true;
                 return 0;
             }
-            info = keep_shown_spectra(run, c->gap, c->layer);
+            info = keep_shown_spectra(run);
             if (info)
                 return info;
             spectra = true;

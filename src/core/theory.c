@@ -115,6 +115,8 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
         sr[l] = NAN;
     if (c->skip != SKIP_NONE || c->layernorm != LAYERNORM_NONE)
         return "theory covers networks without skips and LayerNorm";
+    if (c->heads != 1 || c->output != OUTPUT_IDENTITY)
+        return "theory covers one head without an output projection";
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
     case ATTENTION_MARKOV:
@@ -152,7 +154,10 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
 
 void Theory_predict(const Config *c, TheoryPrediction *p)
 {
+    /* The logits' std on orthonormal tokens: σ_qk² at the 1/√d_h scale. */
     double s2 = c->sigma_qk * c->sigma_qk;
+    if (c->logit_scale == LOGIT_SCALE_LINEAR)
+        s2 /= sqrt((double)Config_head_width(c));
     p->sigma = Config_sigma(c);
     p->bulk_radius = p->outlier = p->singular_edge = NAN;
     p->singular_law = NULL;

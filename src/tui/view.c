@@ -95,8 +95,9 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         if (shown && shown->failed)
             why = "the computation failed (see the status line)";
         else if (shown) {
-            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)", shown->result->config.layer,
-                     shown->result->layers_done, shown->result->config.depth);
+            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)",
+                     shown->result->config.layer, shown->result->layers_done,
+                     shown->result->config.depth);
             why = wait;
         }
         Plot_message(eigen, "eigenvalues √T·λ", why);
@@ -126,7 +127,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                        scale,
                        d->overlays ? sigma : NAN,
                        shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
-                                                                   : "i.i.d. Markov limit"};
+                                                                           : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
 }
 
@@ -227,9 +228,8 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
              GAP_NAMES.names[s->result->counterpart_gap]);
     const char *empty = "computing… (the gradients need the full depth)";
     if (s->done)
-        empty = k->skip != SKIP_NONE || k->layernorm != LAYERNORM_NONE
-                    ? "needs no skip and no LayerNorm"
-                    : "undefined here (see the warnings)";
+        empty = Model_gradients_unavailable(k) ? Model_gradients_unavailable(k)
+                                               : "undefined here (see the warnings)";
     /* Index 0 is unused: the curves start at ℓ = 1. */
     SeriesPlot p = {
         .title = title,

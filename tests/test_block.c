@@ -1,0 +1,273 @@
+/* The transformer block (docs/model.md §1.7): heads, the output projection and the logit
+ * scale, against a reference written here with plain loops from the same random streams,
+ * and the exact invariants the algebra promises. */
+#include "testing.h"
+
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+#include "attnscope/random.h"
+#include "model_fixture.h"
+
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static Result *run(const Config *c)
+{
+    char err[256];
+    Result *r = Result_new();
+    assert_non_null(r);
+    assert_int_equal(Config_validate(c, err, sizeof err), 0);
+    if (Model_run(c, workspace, r, NULL, err, sizeof err))
+        fail_msg("Model_run: %s", err);
+    return r;
+}
+
+enum { RT = 6, RD = 8, RL = 2 };
+
+/* sr(X Xᵀ) = ‖G‖_F² / ‖G‖₂², G = X Xᵀ, from all eigenvalues of G (LAPACK's dsyev, not the
+   model's route). */
+static double reference_stable_rank(const double *x)
+{
+    double g[RT * RT], eig[RT];
+    for (int i = 0; i < RT; i++)
+        for (int j = 0; j < RT; j++) {
+            double sum = 0;
+            for (int m = 0; m < RD; m++)
+                sum += x[i + m * RT] * x[j + m * RT];
+            g[i + j * RT] = sum;
+        }
+    assert_int_equal(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', RT, g, RT, eig), 0);
+    double top = eig[RT - 1], sum = 0;
+    for (int i = 0; i < RT; i++)
+        sum += (eig[i] / top) * (eig[i] / top);
+    return sum;
+}
+
+/* One forward pass of H softmax heads (full mask, gap off, plain skip), their outputs
+   concatenated and multiplied by the Gaussian W^O, written out loop by loop.  Fills the
+   stable rank of every layer and the singular values of head `shown` at layer `shown_layer`. */
+static void reference_block(const Config *c, double *stable_rank, double *shown_singular)
+{
+    int H = c->heads, dh = RD / H;
+    RandomStream *random = RandomStream_new();
+    double g[RD * RT], x[RT * RD], wq[RD * RD], wk[RD * RD], wv[RD * RD], wo[RD * RD];
+    RandomStream_gaussian(random, c->seed, 0, ROLE_INPUT, 1.0, g, RD * RT);
+    assert_int_equal(Linalg_orthonormalise(la, RD, RT, g), 0);
+    for (int i = 0; i < RT; i++)
+        for (int j = 0; j < RD; j++)
+            x[i + j * RT] = g[j + i * RD];
+    stable_rank[0] = reference_stable_rank(x);
+    for (int l = 1; l <= RL; l++) {
+        RandomStream_gaussian(random, c->seed, l, ROLE_QUERY, c->sigma_qk, wq, RD * RD);
+        RandomStream_gaussian(random, c->seed, l, ROLE_KEY, c->sigma_qk, wk, RD * RD);
+        RandomStream_gaussian(random, c->seed, l, ROLE_VALUE, 1.0, wv, RD * RD);
+        RandomStream_gaussian(random, c->seed, l, ROLE_OUTPUT, 1.0 / sqrt(RD), wo, RD * RD);
+        double heads[RT * RD];
+        for (int h = 0; h < H; h++) {
+            double a[RT][RT];
+            for (int i = 0; i < RT; i++) {
+                double top = -INFINITY;
+                for (int j = 0; j < RT; j++) {
+                    double s = 0;
+                    for (int e = 0; e < dh; e++) {
+                        double q = 0, k = 0;
+                        for (int m = 0; m < RD; m++) {
+                            q += x[i + m * RT] * wq[m + (h * dh + e) * RD];
+                            k += x[j + m * RT] * wk[m + (h * dh + e) * RD];
+                        }
+                        s += q * k;
+                    }
+                    a[i][j] = s / sqrt(dh);
+                    top = fmax(top, a[i][j]);
+                }
+                double total = 0;
+                for (int j = 0; j < RT; j++)
+                    total += a[i][j] = exp(a[i][j] - top);
+                for (int j = 0; j < RT; j++)
+                    a[i][j] /= total;
+            }
+            if (l == c->layer && h == c->head - 1) {
+                double copy[RT * RT], u[1], vt[1], superb[RT];
+                for (int i = 0; i < RT; i++)
+                    for (int j = 0; j < RT; j++)
+                        copy[i + j * RT] = a[i][j];
+                assert_int_equal(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', RT, RT, copy, RT,
+                                                shown_singular, u, 1, vt, 1, superb),
+                                 0);
+            }
+            for (int i = 0; i < RT; i++)
+                for (int e = 0; e < dh; e++) {
+                    double sum = 0;
+                    for (int j = 0; j < RT; j++)
+                        for (int m = 0; m < RD; m++)
+                            sum += a[i][j] * x[j + m * RT] * wv[m + (h * dh + e) * RD];
+                    heads[i + (h * dh + e) * RT] = sum;
+                }
+        }
+        for (int i = 0; i < RT; i++)
+            for (int j = 0; j < RD; j++) {
+                double sum = 0;
+                for (int m = 0; m < RD; m++)
+                    sum += heads[i + m * RT] * wo[m + j * RD];
+                x[i + j * RT] += sum;
+            }
+        stable_rank[l] = reference_stable_rank(x);
+    }
+    RandomStream_free(random);
+}
+
+static Config block(int heads, int head, int layer)
+{
+    Config c = Config_default();
+    c.tokens = RT;
+    c.width = RD;
+    c.depth = RL;
+    c.heads = heads;
+    c.head = head;
+    c.layer = layer;
+    c.output = OUTPUT_GAUSSIAN;
+    c.skip = SKIP_PLAIN;
+    c.sigma_qk = 1.3;
+    c.seed = 11;
+    return c;
+}
+
+/* H heads of width d/H, concatenated, through W^O, with a skip: the model's stable ranks
+   and the shown head's singular values equal the loop-by-loop reference. */
+static void test_heads_match_the_reference(void **state)
+{
+    (void)state;
+    const int cases[][3] = {{1, 1, 1}, {2, 2, 2}, {4, 3, 1}, {8, 8, 2}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        Config c = block(cases[k][0], cases[k][1], cases[k][2]);
+        double expected[RL + 1], singular[RT];
+        reference_block(&c, expected, singular);
+        Result *r = run(&c);
+        for (int l = 0; l <= RL; l++)
+            if (fabs(r->network.stable_rank[l] - expected[l]) > 1e-10 * expected[l])
+                fail_msg("H = %d, layer %d: sr %.17g, reference %.17g", c.heads, l,
+                         r->network.stable_rank[l], expected[l]);
+        for (int i = 0; i < RT; i++)
+            if (fabs(r->singular_values[i] - singular[i]) > 1e-12)
+                fail_msg("H = %d, head %d, layer %d: s_%d %.17g, reference %.17g", c.heads, c.head,
+                         c.layer, i + 1, r->singular_values[i], singular[i]);
+        Result_free(r);
+    }
+}
+
+/* The shown head chooses the matrix: heads 1 and 2 of the same network differ, and the
+   network itself (its stable ranks) does not depend on which head is shown. */
+static void test_shown_head_changes_only_the_spectra(void **state)
+{
+    (void)state;
+    Config c = block(4, 1, 1);
+    Result *one = run(&c);
+    c.head = 2;
+    Result *two = run(&c);
+    assert_memory_equal(one->network.stable_rank, two->network.stable_rank,
+                        sizeof(double) * (RL + 1));
+    assert_true(fabs(one->singular_values[1] - two->singular_values[1]) > 1e-6);
+    Result_free(one);
+    Result_free(two);
+}
+
+/* An orthogonal W^O keeps every singular value of the heads' output: without a skip the
+   first layer's stable rank and norm are those of W^O = I (to round-off). */
+static void test_orthogonal_output_keeps_singular_values(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 24;
+    c.width = 32;
+    c.depth = 1;
+    c.heads = 4;
+    Result *identity = run(&c);
+    c.output = OUTPUT_ORTHOGONAL;
+    Result *orthogonal = run(&c);
+    c.output = OUTPUT_GAUSSIAN;
+    Result *gaussian = run(&c);
+    assert_relative(orthogonal->network.stable_rank[1], identity->network.stable_rank[1], 1e-12);
+    assert_relative(orthogonal->network.log10_norm[1], identity->network.log10_norm[1], 1e-13);
+    /* A Gaussian W^O is no isometry: the check above would see it. */
+    assert_true(fabs(gaussian->network.stable_rank[1] / identity->network.stable_rank[1] - 1) >
+                1e-4);
+    Result_free(identity);
+    Result_free(orthogonal);
+    Result_free(gaussian);
+}
+
+/* Logits scaled by 1/d_h at σ_qk are the logits scaled by 1/√d_h at σ_qk·d_h^(-1/4): the
+   same network up to round-off, and the same σ. */
+static void test_linear_logit_scale_is_a_rescaled_sigma(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 16;
+    c.width = 32;
+    c.depth = 3;
+    c.heads = 2;
+    c.sigma_qk = 2.0;
+    c.logit_scale = LOGIT_SCALE_LINEAR;
+    Result *linear = run(&c);
+    c.logit_scale = LOGIT_SCALE_SQRT;
+    c.sigma_qk = 2.0 * pow(16.0, -0.25);
+    Result *sqrt_scaled = run(&c);
+    assert_relative(linear->sigma, sqrt_scaled->sigma, 1e-14);
+    for (int l = 1; l <= 3; l++)
+        assert_relative(linear->network.stable_rank[l], sqrt_scaled->network.stable_rank[l], 1e-9);
+    assert_relative(linear->logit_std, sqrt_scaled->logit_std, 1e-12);
+    Result_free(linear);
+    Result_free(sqrt_scaled);
+}
+
+/* Where the gradient formula and the stable-rank theory do not apply, the result says so
+   and the gradients are null rather than a wrong number. */
+static void test_heads_say_what_theory_leaves_out(void **state)
+{
+    (void)state;
+    Config c = block(2, 1, 1);
+    c.skip = SKIP_NONE;
+    Result *r = run(&c);
+    assert_non_null(Model_gradients_unavailable(&c));
+    assert_true(isnan(r->network.gradient_norm[1]));
+    bool said = false;
+    for (int i = 0; i < r->warnings.count; i++)
+        said = said || strstr(r->warnings.text[i], "gradient formula describe one head");
+    assert_true(said);
+    Result_free(r);
+    c = Config_default();
+    assert_null(Model_gradients_unavailable(&c));
+}
+
+/* Heads that do not divide d are refused with the option, the value and what is accepted. */
+static void test_heads_must_divide_width(void **state)
+{
+    (void)state;
+    char err[256];
+    Config c = Config_default();
+    c.width = 96;
+    c.tokens = 64;
+    c.heads = 5;
+    assert_int_equal(Config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--heads 5: accepted a divisor of -d/--width 96"));
+    c.heads = 4;
+    c.head = 5;
+    assert_int_equal(Config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--head 5: accepted 1..4"));
+}
+
+int main(void)
+{
+    Linalg_set_blas_threads(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_heads_match_the_reference),
+        cmocka_unit_test(test_shown_head_changes_only_the_spectra),
+        cmocka_unit_test(test_orthogonal_output_keeps_singular_values),
+        cmocka_unit_test(test_linear_logit_scale_is_a_rescaled_sigma),
+        cmocka_unit_test(test_heads_say_what_theory_leaves_out),
+        cmocka_unit_test(test_heads_must_divide_width),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
