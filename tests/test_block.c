@@ -3,6 +3,7 @@
  * and the exact invariants the algebra promises. */
 #include "testing.h"
 
+#include "attnscope/block.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
@@ -258,6 +259,144 @@ static void test_heads_must_divide_width(void **state)
     assert_non_null(strstr(err, "--head 5: accepted 1..4"));
 }
 
+/* PyTorch's nn.LayerNorm: (x − μ)/√(var + ε), var the biased variance over the d features,
+   written as PyTorch states it; rows of norm √d·√(var/(var + ε)), and √d where var ≫ ε. */
+static void test_pytorch_layernorm_rows(void **state)
+{
+    (void)state;
+    enum { T = 5, D = 64 };
+    double x[T * D], expected[T * D], row_stat[T], row_max[T];
+    RandomStream *random = RandomStream_new();
+    RandomStream_gaussian(random, 3, 1, ROLE_VALUE, 1.0, x, T * D);
+    RandomStream_free(random);
+    const double row_scale[T] = {1.0, 1e-3, 1e150, 0.0, 7.0};
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < D; j++)
+            x[i + j * T] = row_scale[i] * (x[i + j * T] + 0.5);
+    for (int i = 0; i < T; i++) {
+        double mean = 0, var = 0;
+        for (int j = 0; j < D; j++)
+            mean += x[i + j * T] / D;
+        for (int j = 0; j < D; j++)
+            var += (x[i + j * T] - mean) * (x[i + j * T] - mean) / D;
+        for (int j = 0; j < D; j++)
+            expected[i + j * T] = (x[i + j * T] - mean) / sqrt(var + 1e-5);
+    }
+    Config c = Config_default();
+    c.layernorm = LAYERNORM_LN;
+    c.ln_scale = LN_SCALE_SQRT_D;
+    Block_layernorm(&c, T, D, x, row_stat, row_max);
+    for (int i = 0; i < T; i++) {
+        double norm2 = 0;
+        for (int j = 0; j < D; j++) {
+            norm2 += x[i + j * T] * x[i + j * T];
+            /* The row of 1e150 overflows PyTorch's own formula (var = inf): its rows are √d. */
+            if (isfinite(expected[i + j * T]) && expected[i + j * T] != 0)
+                assert_relative(x[i + j * T], expected[i + j * T], 1e-12);
+        }
+        if (row_scale[i] == 0.0)
+            assert_true(norm2 == 0.0);
+        else if (row_scale[i] >= 1.0)
+            assert_relative(sqrt(norm2), sqrt((double)D), 1e-5);
+    }
+    /* The unit convention: rows of norm 1. */
+    c.ln_scale = LN_SCALE_UNIT;
+    Block_layernorm(&c, T, D, x, row_stat, row_max);
+    for (int i = 0; i < T; i++) {
+        double norm2 = 0;
+        for (int j = 0; j < D; j++)
+            norm2 += x[i + j * T] * x[i + j * T];
+        if (row_scale[i] != 0.0)
+            assert_relative(sqrt(norm2), 1.0, 1e-14);
+    }
+}
+
+/* Without skips, pre-LN (X_ℓ = F(LN X_{ℓ−1})) and post-LN (X_ℓ = LN F(X_{ℓ−1})) differ only by
+   the LayerNorm the next layer applies anyway: with rms (which leaves the unit-row input as
+   it is) every layer's attention matrix is the same, so the shown spectra agree. */
+static void test_pre_layernorm_is_post_layernorm_without_skips(void **state)
+{
+    (void)state;
+    for (int layer = 1; layer <= 3; layer++) {
+        Config c = Config_default();
+        c.tokens = 16;
+        c.width = 24;
+        c.depth = 3;
+        c.layer = layer;
+        c.layernorm = LAYERNORM_RMS;
+        c.heads = 2;
+        Result *post = run(&c);
+        c.ln_place = LN_PLACE_PRE;
+        Result *pre = run(&c);
+        for (int i = 0; i < c.tokens; i++) {
+            assert_close(pre->singular_values[i], post->singular_values[i], 1e-12);
+            assert_close(pre->eigenvalues[i].re, post->eigenvalues[i].re, 1e-11);
+            assert_close(pre->eigenvalues[i].im, post->eigenvalues[i].im, 1e-11);
+        }
+        /* With a skip the algebra differs from the third layer on (the second still reads
+           LN(X0 + F(X0)) either way), and so do the matrices. */
+        c.skip = SKIP_PLAIN;
+        Result *pre_skip = run(&c);
+        c.ln_place = LN_PLACE_POST;
+        Result *post_skip = run(&c);
+        if (layer == 3)
+            assert_true(fabs(pre_skip->singular_values[1] - post_skip->singular_values[1]) > 1e-6);
+        Result_free(post);
+        Result_free(pre);
+        Result_free(pre_skip);
+        Result_free(post_skip);
+    }
+}
+
+/* ReZero: X ← X + 0·F(X) is the identity map, bit for bit, at every layer. */
+static void test_rezero_is_the_identity(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 16;
+    c.width = 32;
+    c.depth = 4;
+    c.skip = SKIP_PLAIN;
+    c.branch_gain = 0.0;
+    for (int heads = 1; heads <= 4; heads *= 4) {
+        c.heads = heads;
+        Result *r = run(&c);
+        for (int l = 1; l <= c.depth; l++) {
+            assert_memory_equal(&r->network.stable_rank[l], &r->network.stable_rank[0],
+                                sizeof(double));
+            assert_memory_equal(&r->network.log10_norm[l], &r->network.log10_norm[0],
+                                sizeof(double));
+        }
+        Result_free(r);
+    }
+}
+
+/* X ← a·X + b·F(X) with both gains doubled is 2·(X + F(X)) for input-independent attention
+   (F is linear in X): the same stable ranks (scaled skip); doubling b alone is another network. */
+static void test_gains_scale_both_terms(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 16;
+    c.width = 32;
+    c.depth = 4;
+    c.attention = ATTENTION_MARKOV;
+    c.skip = SKIP_SCALED; /* the branch over √d: neither term swamps the other */
+    Result *plain = run(&c);
+    c.skip_gain = c.branch_gain = 2.0;
+    Result *doubled = run(&c);
+    c.skip_gain = 1.0;
+    Result *branch = run(&c);
+    for (int l = 1; l <= c.depth; l++) {
+        assert_relative(doubled->network.stable_rank[l], plain->network.stable_rank[l], 1e-12);
+        assert_true(fabs(branch->network.stable_rank[l] / plain->network.stable_rank[l] - 1) >
+                    1e-3);
+    }
+    Result_free(plain);
+    Result_free(doubled);
+    Result_free(branch);
+}
+
 int main(void)
 {
     Linalg_set_blas_threads(1);
@@ -268,6 +407,10 @@ int main(void)
         cmocka_unit_test(test_linear_logit_scale_is_a_rescaled_sigma),
         cmocka_unit_test(test_heads_say_what_theory_leaves_out),
         cmocka_unit_test(test_heads_must_divide_width),
+        cmocka_unit_test(test_pytorch_layernorm_rows),
+        cmocka_unit_test(test_pre_layernorm_is_post_layernorm_without_skips),
+        cmocka_unit_test(test_rezero_is_the_identity),
+        cmocka_unit_test(test_gains_scale_both_terms),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -93,6 +93,9 @@ typedef enum {
     HEAD, /* `}`, `{` */
     OUTPUT,
     LOGIT_SCALE,
+    LN_PLACE,
+    LN_SCALE,
+    BRANCH_GAIN,
 } Change;
 
 /* A step of a key sequence: how the settings change, and how many layers the kept
@@ -159,6 +162,15 @@ static void apply(Config *c, const Step *s)
     case LOGIT_SCALE:
         c->logit_scale = (LogitScale)v;
         break;
+    case LN_PLACE:
+        c->ln_place = (LnPlace)v;
+        break;
+    case LN_SCALE:
+        c->ln_scale = (LnScale)v;
+        break;
+    case BRANCH_GAIN:
+        c->branch_gain = s->value;
+        break;
     }
 }
 
@@ -209,6 +221,12 @@ static const Step STEPS[] = {
     {"y linear", LOGIT_SCALE, LOGIT_SCALE_LINEAR, -1},
     {"[", SHOWN_LAYER_BY, -1, 0},
     {"h 1", HEADS, 1, -1},
+    {"F pre", LN_PLACE, LN_PLACE_PRE, -1},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"I sqrt-d", LN_SCALE, LN_SCALE_SQRT_D, -1},
+    {"L", DEPTH_BY, 1, 1},
+    {"b 0.5", BRANCH_GAIN, 0.5, -1},
+    {"g", GAP_TOGGLE, 0, 0},
 };
 
 /* Drives the key sequence on a kept workspace with this budget and on fresh workspaces. */

@@ -202,6 +202,10 @@ static void test_every_setting_on_the_status_line(void **state)
     c.head = 2;
     c.output = OUTPUT_ORTHOGONAL;
     c.logit_scale = LOGIT_SCALE_LINEAR;
+    c.ln_place = LN_PLACE_PRE;
+    c.ln_scale = LN_SCALE_SQRT_D;
+    c.skip_gain = 0.5;
+    c.branch_gain = 0.25;
     StatusView v = {.config = &c, .note = "", .unicode = true};
     char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE], all[STATUS_LINES_MAX * STATUS_LINE_SIZE] = "";
     int n = Status_layout(&v, 200, lines, STATUS_LINES_MAX);

@@ -30,6 +30,13 @@ typedef enum { OUTPUT_IDENTITY, OUTPUT_GAUSSIAN, OUTPUT_ORTHOGONAL } OutputProje
 /* The logits' scale: 1/√d_h (the papers, today's layer) or 1/d_h (μP). */
 typedef enum { LOGIT_SCALE_SQRT, LOGIT_SCALE_LINEAR } LogitScale;
 
+/* Where LayerNorm sits (docs/model.md §1.8): after the skip (post, today's) or on the
+   branch's input (pre: X + F(LN X), as GPT-2 and ViT). */
+typedef enum { LN_PLACE_POST, LN_PLACE_PRE } LnPlace;
+
+/* Rows after LayerNorm: unit norm (today's) or PyTorch's nn.LayerNorm, norm ≈ √d (ε = 1e-5). */
+typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
+
 /* The names of one enumeration, as the command line, presets and JSON spell them. */
 typedef struct {
     const char *option; /* long option name, e.g. "attention" */
@@ -38,7 +45,7 @@ typedef struct {
 } EnumNames;
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
-extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES;
+extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -60,7 +67,11 @@ typedef struct {
     int head;  /* head whose attention matrix is shown, 1..heads */
     OutputProjection output;
     LogitScale logit_scale;
-    int layer; /* layer whose attention matrix is shown, 1..depth */
+    LnPlace ln_place;
+    LnScale ln_scale;
+    double skip_gain;   /* a in X ← a·X + b·F(X), with a skip */
+    double branch_gain; /* b */
+    int layer;          /* layer whose attention matrix is shown, 1..depth */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */
 } Config;
@@ -78,6 +89,7 @@ enum {
     CONFIG_SEEDS_KEY_MAX = 64,
 };
 #define CONFIG_SIGMA_QK_MAX 4.0
+#define CONFIG_GAIN_MAX 64.0
 /* Seeds travel through JSON, whose numbers are doubles: 2^53 - 1 keeps them exact. */
 #define CONFIG_SEED_MAX 9007199254740991ull
 
@@ -114,6 +126,7 @@ typedef struct {
     const char *help;     /* --help's words before the range, or NULL */
     SettingKind kind;
     double min, max;        /* accepted values (a double: min < X <= max) */
+    bool min_included;      /* a double: min <= X <= max (a gain of 0 is ReZero) */
     const EnumNames *names; /* SETTING_ENUM */
     double fallback;        /* the default */
     size_t offset;          /* of the Config field: int, double, uint64_t or an enumeration */

@@ -159,7 +159,8 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
     if (s->kind == SETTING_ENUM)
         EnumNames_list(s->names, range, sizeof range);
     else if (s->kind == SETTING_DOUBLE)
-        snprintf(range, sizeof range, "%g < X <= %g", s->min, s->max);
+        snprintf(range, sizeof range, "%g %s X <= %g", s->min, s->min_included ? "<=" : "<",
+                 s->max);
     else if (bound && !s->raises_bound && s->bound_offset)
         snprintf(range, sizeof range, "%.0f..%s%+d", s->min, bound->label, s->bound_offset);
     else if (bound && !s->raises_bound)

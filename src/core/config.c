@@ -14,6 +14,8 @@ static const char *const layernorm_names[] = {"none", "rms", "ln"};
 static const char *const skip_names[] = {"none", "plain", "scaled"};
 static const char *const output_names[] = {"identity", "gaussian", "orthogonal"};
 static const char *const logit_scale_names[] = {"sqrt", "linear"};
+static const char *const ln_place_names[] = {"post", "pre"};
+static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
 
 #define ENUM_NAMES(option, array)                                                                  \
     {                                                                                              \
@@ -26,6 +28,8 @@ const EnumNames LAYERNORM_NAMES = ENUM_NAMES("layernorm", layernorm_names);
 const EnumNames SKIP_NAMES = ENUM_NAMES("skip", skip_names);
 const EnumNames OUTPUT_NAMES = ENUM_NAMES("wo", output_names);
 const EnumNames LOGIT_SCALE_NAMES = ENUM_NAMES("logit-scale", logit_scale_names);
+const EnumNames LN_PLACE_NAMES = ENUM_NAMES("ln-place", ln_place_names);
+const EnumNames LN_SCALE_NAMES = ENUM_NAMES("ln-scale", ln_scale_names);
 
 int EnumNames_find(const EnumNames *e, const char *text)
 {
@@ -56,6 +60,16 @@ static bool window_in_use(const Config *c)
 static bool head_in_use(const Config *c)
 {
     return c->heads > 1;
+}
+
+static bool layernorm_in_use(const Config *c)
+{
+    return c->layernorm != LAYERNORM_NONE;
+}
+
+static bool skip_in_use(const Config *c)
+{
+    return c->skip != SKIP_NONE;
 }
 
 static bool logit_scale_in_use(const Config *c)
@@ -285,6 +299,74 @@ static const Setting SETTINGS[] = {
      .key_label = "logit scale",
      .label = "scale",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "ln-place",
+     .json = "ln_place",
+     .argument = "P",
+     .help = "LN after the skip, or pre: X + F(LN X)",
+     .kind = SETTING_ENUM,
+     .names = &LN_PLACE_NAMES,
+     .fallback = LN_PLACE_POST,
+     .offset = offsetof(Config, ln_place),
+     .in_use = layernorm_in_use,
+     .unused_note = "the LayerNorm's place matters once there is one (n)",
+     .raise_key = 'F',
+     .lower_key = 'f',
+     .step = STEP_CYCLE,
+     .key_label = "LN place",
+     .label = "LN@",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "ln-scale",
+     .json = "ln_scale",
+     .argument = "S",
+     .help = "LN rows: unit, or √d (PyTorch)",
+     .kind = SETTING_ENUM,
+     .names = &LN_SCALE_NAMES,
+     .fallback = LN_SCALE_UNIT,
+     .offset = offsetof(Config, ln_scale),
+     .in_use = layernorm_in_use,
+     .unused_note = "the LayerNorm's scale matters once there is one (n)",
+     .raise_key = 'I',
+     .lower_key = 'i',
+     .step = STEP_CYCLE,
+     .key_label = "LN row scale",
+     .label = "LN rows",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "skip-gain",
+     .json = "skip_gain",
+     .argument = "A",
+     .help = "a in X <- a·X + b·F(X), with a skip",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = CONFIG_GAIN_MAX,
+     .min_included = true,
+     .fallback = 1.0,
+     .offset = offsetof(Config, skip_gain),
+     .in_use = skip_in_use,
+     .unused_note = "the skip gain acts with a skip (k)",
+     .raise_key = 'J',
+     .lower_key = 'j',
+     .step = STEP_QUARTER,
+     .key_min = 1.0 / 64,
+     .key_label = "skip gain a",
+     .label = "a",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "branch-gain",
+     .json = "branch_gain",
+     .argument = "B",
+     .help = "b in X <- a·X + b·F(X); 0 is ReZero",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = CONFIG_GAIN_MAX,
+     .min_included = true,
+     .fallback = 1.0,
+     .offset = offsetof(Config, branch_gain),
+     .raise_key = 'B',
+     .lower_key = 'b',
+     .step = STEP_QUARTER,
+     .key_min = 1.0 / 64,
+     .key_label = "branch gain b",
+     .label = "b",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "layer",
      .json = "layer",
      .letter = 'l',
@@ -429,8 +511,13 @@ int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size
     }
     case SETTING_DOUBLE: {
         double v = strtod(text, &end);
-        if (*text == '\0' || blank || *end != '\0' || !isfinite(v) || !(v > s->min) || v > s->max) {
-            snprintf(err, size, "%s: accepted a number %g < X <= %g", opt, s->min, s->max);
+        bool above_min = s->min_included ? v >= s->min : v > s->min;
+        /* strtod reads C's hexadecimal floats too; the contract is decimal numbers. */
+        bool hexadecimal = strpbrk(text, "xX") != NULL;
+        if (*text == '\0' || blank || hexadecimal || *end != '\0' || !isfinite(v) || !above_min ||
+            v > s->max) {
+            snprintf(err, size, "%s: accepted a number %g %s X <= %g", opt, s->min,
+                     s->min_included ? "<=" : "<", s->max);
             return -1;
         }
         Setting_put(s, c, v);

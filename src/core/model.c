@@ -21,6 +21,7 @@
 #include "attnscope/model.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/block.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
@@ -111,15 +112,19 @@ typedef struct {
     double *lanczos;           /* Measure_lanczos_size(T) */
     double *gap_scratch;       /* main lane only: the counterpart's gap mode is off or center */
     double *mixed;     /* T×d: the heads' outputs side by side, before W^O (see fused_heads) */
+    double *normed;    /* T×d: LN(X), the branch's input with pre-LayerNorm */
     Warnings warnings; /* merged into the result after each layer, main lane first */
     int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
+/* The buffers of workspace_plan: a lane's, and the workspace's own. */
+enum { LANE_BUFFERS = 12, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 7 };
+
 struct Workspace {
-    int T, d;           /* the sizes the buffers hold */
-    int heads;          /* markov_gauss holds this many T×T blocks */
-    bool block_buffers; /* mixed is allocated */
-    bool projection;    /* wo is allocated */
+    int T, d; /* the sizes the buffers hold */
+    /* The sizes of the buffers held, in workspace_plan's order: a run whose plan differs
+       (other sizes, heads, output projection or LayerNorm place) allocates afresh. */
+    size_t planned[WORKSPACE_BUFFERS];
     RandomStream *random;
     Lane lane[NETWORKS];
     double *wq, *wk, *wv; /* d×d, the current layer's weights, shared by both lanes */
@@ -147,13 +152,18 @@ typedef struct {
     double **buf;
     size_t n;
 } BufferPlan;
-enum { LANE_BUFFERS = 11, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 7 };
 
 /* One head and no output projection: the head's output goes straight into X (skip and
    branch gain in the same product), as the one-head layer of docs/model.md §1.5 does. */
 static bool fused_heads(const Config *c)
 {
     return c->heads == 1 && c->output == OUTPUT_IDENTITY;
+}
+
+/* LayerNorm on the branch's input, X + F(LN X): the branch reads a normalised copy. */
+static bool pre_layernorm(const Config *c)
+{
+    return c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
 }
 
 /* The plan for c's sizes; c NULL lists the buffers only (sizes 0), for their release. */
@@ -177,6 +187,7 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
             {&lane->lanczos, Measure_lanczos_size(T)},
             {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
             {&lane->mixed, block ? td : 0},
+            {&lane->normed, c && pre_layernorm(c) ? td : 0},
         };
         memcpy(plan + n, buffers, sizeof buffers);
         n += LANE_BUFFERS;
@@ -202,8 +213,8 @@ static void workspace_release_buffers(Workspace *w)
         free(*plan[i].buf);
         *plan[i].buf = NULL;
     }
-    w->T = w->d = w->heads = 0;
-    w->block_buffers = w->projection = false;
+    w->T = w->d = 0;
+    memset(w->planned, 0, sizeof w->planned);
 }
 
 static void kept_clear(Kept *k);
@@ -260,13 +271,14 @@ static int workspace_reserve(Workspace *w, const Config *c)
         w->value_cache = grown;
         w->value_cache_size = cache;
     }
-    bool block = !fused_heads(c), projection = c->output != OUTPUT_IDENTITY;
-    if (w->T == c->tokens && w->d == c->width && w->heads == c->heads &&
-        w->block_buffers == block && w->projection == projection)
-        return 0;
-    workspace_release_buffers(w);
     BufferPlan plan[WORKSPACE_BUFFERS];
     int n = workspace_plan(w, c, plan);
+    bool same = w->T > 0;
+    for (int i = 0; i < n && same; i++)
+        same = plan[i].n == w->planned[i];
+    if (same)
+        return 0;
+    workspace_release_buffers(w);
     for (int i = 0; i < n; i++) {
         *plan[i].buf = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1));
         if (!*plan[i].buf) {
@@ -274,11 +286,10 @@ static int workspace_reserve(Workspace *w, const Config *c)
             return -1;
         }
     }
+    for (int i = 0; i < n; i++)
+        w->planned[i] = plan[i].n;
     w->T = c->tokens;
     w->d = c->width;
-    w->heads = c->heads;
-    w->block_buffers = block;
-    w->projection = projection;
     return 0;
 }
 
@@ -300,15 +311,16 @@ size_t Model_memory_estimate(const Config *c)
 
 /* ---- one network ---------------------------------------------------------------------- */
 
-/* The skip's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5). */
+/* The residual's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5, §1.8): the skip's
+   a (none: 0) and the branch's b, over √d for the scaled skip. */
 static double skip_gain(const Config *c)
 {
-    return c->skip == SKIP_NONE ? 0.0 : 1.0;
+    return c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
 }
 
 static double branch_gain(const Config *c)
 {
-    return c->skip == SKIP_SCALED ? 1.0 / sqrt((double)c->width) : 1.0;
+    return c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)c->width) : c->branch_gain;
 }
 
 /* The frozen-attention gradient is the product formula of docs/model.md §2, which describes the
@@ -326,6 +338,8 @@ const char *Model_gradients_unavailable(const Config *c)
         return "needs one head (with H heads X_L is no product P1·W^V_ℓ·P2)";
     if (c->output != OUTPUT_IDENTITY)
         return "needs W^O = identity (the formula has no output projection)";
+    if (c->branch_gain != 1.0)
+        return "needs branch gain b = 1";
     return NULL;
 }
 
@@ -416,7 +430,8 @@ static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t 
 /* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
    Sᵀ = K Qᵀ·scale in column-major, scale 1/√d_h or 1/d_h; W^Q_h is the h-th block of d_h
    columns of W^Q.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised. */
-static const double *layer_logits(Workspace *w, Lane *lane, const Config *c, int h)
+static const double *layer_logits(Workspace *w, Lane *lane, const Config *c, int h,
+                                  const double *source)
 {
     int T = c->tokens, d = c->width, dh = Config_head_width(c);
     if (c->attention == ATTENTION_MARKOV)
@@ -428,53 +443,13 @@ static const double *layer_logits(Workspace *w, Lane *lane, const Config *c, int
     double *q = lane->y, *k = c->heads == 1 ? lane->xw : lane->y + (size_t)T * dh;
     size_t column = (size_t)d * dh * h;
     double scale = c->logit_scale == LOGIT_SCALE_LINEAR ? 1.0 / dh : 1.0 / sqrt((double)dh);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, lane->x, T,
-                w->wq + column, d, 0.0, q, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, lane->x, T,
-                w->wk + column, d, 0.0, k, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, source, T, w->wq + column,
+                d, 0.0, q, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, source, T, w->wk + column,
+                d, 0.0, k, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, scale, k, T, q, T, 0.0,
                 lane->logits, T);
     return lane->logits;
-}
-
-/* Post-LayerNorm per token (a row of the column-major X): rms: x/‖x‖; ln: centred first.
-   Unit norm, not PyTorch's √d, so σ_qk means the same at every layer.  Zero rows stay 0. */
-static void layernorm(LayerNorm mode, int T, int d, double *x, double *row_stat)
-{
-    if (mode == LAYERNORM_NONE)
-        return;
-    if (mode == LAYERNORM_LN) {
-        memset(row_stat, 0, sizeof(double) * T);
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                row_stat[i] += x[i + (size_t)j * T];
-        for (int i = 0; i < T; i++)
-            row_stat[i] /= d;
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                x[i + (size_t)j * T] -= row_stat[i];
-    }
-    /* Scale each row by its largest entry first, so the sum of squares cannot overflow. */
-    memset(row_stat, 0, sizeof(double) * T);
-    for (int j = 0; j < d; j++)
-        for (int i = 0; i < T; i++)
-            row_stat[i] = fmax(row_stat[i], fabs(x[i + (size_t)j * T]));
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < T; i++)
-            if (row_stat[i] > 0 && isfinite(row_stat[i]))
-                row_stat[i] = 1.0 / row_stat[i];
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                x[i + (size_t)j * T] *= row_stat[i];
-        if (pass == 1)
-            break;
-        memset(row_stat, 0, sizeof(double) * T);
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                row_stat[i] += x[i + (size_t)j * T] * x[i + (size_t)j * T];
-        for (int i = 0; i < T; i++)
-            row_stat[i] = sqrt(row_stat[i]);
-    }
 }
 
 static bool all_finite(const double *x, size_t n)
@@ -494,7 +469,9 @@ static bool same_weights(const Config *a, const Config *b)
     return a->tokens == b->tokens && a->width == b->width && a->sigma_qk == b->sigma_qk &&
            a->attention == b->attention && a->mask == b->mask && a->window == b->window &&
            a->layernorm == b->layernorm && a->skip == b->skip && a->heads == b->heads &&
-           a->output == b->output && a->logit_scale == b->logit_scale;
+           a->output == b->output && a->logit_scale == b->logit_scale &&
+           a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
+           a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -686,10 +663,21 @@ static bool stop_requested(const Run *run)
 #define ROLE_MARK "\x01"
 static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
 
+/* What the branch F reads: X, or LN(X) in the lane's `normed` with pre-LayerNorm. */
+static const double *branch_input(const Config *c, Lane *lane)
+{
+    if (!pre_layernorm(c))
+        return lane->x;
+    size_t td = (size_t)c->tokens * c->width;
+    memcpy(lane->normed, lane->x, sizeof(double) * td);
+    Block_layernorm(c, c->tokens, c->width, lane->normed, lane->column, lane->gram_eig);
+    return lane->normed;
+}
+
 /* Head h (from 0) of one layer: its attention from the lane's X (the shown head's captured),
    gap removal, and its output A_h·X·W^V_h, written into X itself when the heads are fused
    (X ← keep·X + branch·A X W^V) and into its block of columns of `mixed` otherwise. */
-static int network_head(Run *run, int which, int h)
+static int network_head(Run *run, int which, int h, const double *source)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
@@ -701,7 +689,7 @@ static int network_head(Run *run, int which, int h)
 
     const double *logits = run->shared_logits;
     if (!run->attention_ready) {
-        logits = layer_logits(w, lane, c, h);
+        logits = layer_logits(w, lane, c, h, source);
         Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
     }
     if (stop_requested(run))
@@ -724,7 +712,7 @@ static int network_head(Run *run, int which, int h)
 
     /* A_h X W^V_h; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
     size_t block = (size_t)T * dh * h;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, lane->x, T,
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, source, T,
                 run->wv + (size_t)d * dh * h, d, 0.0, lane->xw, T);
     if (fused_heads(c))
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch_gain(c), lane->attn, T,
@@ -761,14 +749,16 @@ static int network_layer(Run *run, int which)
     int T = c->tokens, d = c->width, layer = run->layer;
     size_t td = (size_t)T * d;
 
+    const double *source = branch_input(c, lane);
     for (int h = 0; h < c->heads; h++) {
-        int info = network_head(run, which, h);
+        int info = network_head(run, which, h, source);
         if (info)
             return info;
     }
     if (!fused_heads(c))
         combine_heads(c, w, lane);
-    layernorm(c->layernorm, T, d, lane->x, lane->column);
+    if (!pre_layernorm(c)) /* the Gram eigenvalues' buffer is free until the measures */
+        Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
     if (stop_requested(run))
         return LANE_STOPPED;
 
@@ -968,7 +958,7 @@ static int run_layer(Run *run)
     run->shared_logits = NULL;
     if (run->attention_ready) {
         Lane *main_lane = &w->lane[NETWORK_MAIN];
-        run->shared_logits = layer_logits(w, main_lane, c, 0);
+        run->shared_logits = layer_logits(w, main_lane, c, 0, branch_input(c, main_lane));
         Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
                         main_lane->attn);
         memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn,
@@ -1046,7 +1036,7 @@ static int capture_shown_attention(Run *run, int which, int layer)
     if (info)
         return info;
     draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    const double *logits = layer_logits(w, lane, c, c->head - 1);
+    const double *logits = layer_logits(w, lane, c, c->head - 1, branch_input(c, lane));
     Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
     size_t tt = (size_t)c->tokens * c->tokens;
     memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
@@ -1191,6 +1181,12 @@ static void block_warnings(const Config *c, Warnings *w)
                      "rank <= d_h = %d, so its gamma is T/d_h = %g (not T/d = %g) and its bulk "
                      "edge leaves the i.i.d. limit as T/d_h grows",
                      c->heads, c->head, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
+    if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
+        Warnings_add(w,
+                     "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
+                     "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
+                     "unit rows, as the first layer has",
+                     c->width);
     if (c->heads > 1 || c->output != OUTPUT_IDENTITY)
         Warnings_add(w, "the stable-rank theory and the gradient formula describe one head "
                         "without an output projection: no theory curve, gradients null");

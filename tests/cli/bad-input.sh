@@ -44,6 +44,8 @@ numeric=(
     "--seeds|--seeds|accepted a whole number 1..1024"
     "--heads|--heads|accepted a whole number 1..4096"
     "--head|--head|accepted a whole number 1..4096"
+    "--skip-gain|--skip-gain|accepted a number 0 <= X <= 64"
+    "--branch-gain|--branch-gain|accepted a number 0 <= X <= 64"
     "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0"
 )
 values=("" 0 -1 1e400 99999999999999999999 abc 12x nan inf -inf " 5" "5 " 0x10)
@@ -53,6 +55,8 @@ for entry in "${numeric[@]}"; do
     for value in "${values[@]}"; do
         # 0 is a seed like any other.
         [ "$option" = --seed ] && [ "$value" = 0 ] && continue
+        # A gain of 0 is ReZero's.
+        case "$option:$value" in --skip-gain:0 | --branch-gain:0) continue ;; esac
         refused "$spelled '$value'" "$accepted" -- "$option" "$value" || bad=$((bad + 1))
     done
     tally "$bad" "$option: every bad value (${#values[@]}: empty, 0, negative, huge, garbage, nan, inf) exits 2 naming it" \
@@ -67,6 +71,8 @@ enums=(
     "--skip|-k/--skip|none|plain|scaled"
     "--wo|--wo|identity|gaussian|orthogonal"
     "--logit-scale|--logit-scale|sqrt|linear"
+    "--ln-place|--ln-place|post|pre"
+    "--ln-scale|--ln-scale|unit|sqrt-d"
 )
 for entry in "${enums[@]}"; do
     option=${entry%%|*}
