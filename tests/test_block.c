@@ -397,6 +397,96 @@ static void test_gains_scale_both_terms(void **state)
     Result_free(branch);
 }
 
+/* The activations as PyTorch defines them: gelu with the exact normal CDF. */
+static void test_activations(void **state)
+{
+    (void)state;
+    double x[] = {-2.0, -0.5, 0.0, 1.0, 3.0};
+    double relu[5], gelu[5], th[5];
+    memcpy(relu, x, sizeof x);
+    memcpy(gelu, x, sizeof x);
+    memcpy(th, x, sizeof x);
+    Block_activate(MLP_RELU, relu, 5);
+    Block_activate(MLP_GELU, gelu, 5);
+    Block_activate(MLP_TANH, th, 5);
+    /* Python's 0.5·x·(1 + math.erf(x/√2)). */
+    const double gelu_expected[] = {-0.04550026389635842, -0.15426876936299344, 0.0,
+                                    0.8413447460685429, 2.99595030590511};
+    for (int i = 0; i < 5; i++) {
+        assert_true(relu[i] == (x[i] > 0 ? x[i] : 0.0));
+        assert_close(gelu[i], gelu_expected[i], 1e-15);
+        assert_close(th[i], tanh(x[i]), 0.0);
+    }
+}
+
+/* One layer of identity attention (X W^V), then the MLP relu(X W1) W2, written out loop by
+   loop from the streams (LeCun normal weights), no skip, no LayerNorm. */
+static void test_mlp_matches_the_reference(void **state)
+{
+    (void)state;
+    enum { R = 2, HID = R * RD };
+    Config c = Config_default();
+    c.tokens = RT;
+    c.width = RD;
+    c.depth = 1;
+    c.attention = ATTENTION_IDENTITY;
+    c.mlp = MLP_RELU;
+    c.mlp_ratio = R;
+    c.seed = 5;
+    RandomStream *random = RandomStream_new();
+    double g[RD * RT], x[RT * RD], y[RT * RD], wv[RD * RD], w1[RD * HID], w2[HID * RD];
+    double hidden[RT * HID];
+    RandomStream_gaussian(random, c.seed, 0, ROLE_INPUT, 1.0, g, RD * RT);
+    assert_int_equal(Linalg_orthonormalise(la, RD, RT, g), 0);
+    for (int i = 0; i < RT; i++)
+        for (int j = 0; j < RD; j++)
+            x[i + j * RT] = g[j + i * RD];
+    RandomStream_gaussian(random, c.seed, 1, ROLE_VALUE, 1.0, wv, RD * RD);
+    RandomStream_gaussian(random, c.seed, 1, ROLE_MLP_IN, 1.0 / sqrt(RD), w1, RD * HID);
+    RandomStream_gaussian(random, c.seed, 1, ROLE_MLP_OUT, 1.0 / sqrt(HID), w2, HID * RD);
+    RandomStream_free(random);
+    for (int i = 0; i < RT; i++)
+        for (int j = 0; j < RD; j++) {
+            double sum = 0;
+            for (int m = 0; m < RD; m++)
+                sum += x[i + m * RT] * wv[m + j * RD];
+            y[i + j * RT] = sum;
+        }
+    for (int i = 0; i < RT; i++)
+        for (int j = 0; j < HID; j++) {
+            double sum = 0;
+            for (int m = 0; m < RD; m++)
+                sum += y[i + m * RT] * w1[m + j * RD];
+            hidden[i + j * RT] = sum > 0 ? sum : 0.0;
+        }
+    for (int i = 0; i < RT; i++)
+        for (int j = 0; j < RD; j++) {
+            double sum = 0;
+            for (int m = 0; m < HID; m++)
+                sum += hidden[i + m * RT] * w2[m + j * HID];
+            x[i + j * RT] = sum;
+        }
+    double norm2 = 0;
+    for (int i = 0; i < RT * RD; i++)
+        norm2 += x[i] * x[i];
+    Result *r = run(&c);
+    assert_relative(r->network.stable_rank[1], reference_stable_rank(x), 1e-10);
+    assert_relative(r->network.log10_norm[1], 0.5 * log10(norm2), 1e-12);
+    Result_free(r);
+}
+
+/* The memory estimate counts the MLP: its hidden layer on both lanes and its two weights. */
+static void test_memory_estimate_counts_the_mlp(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.heads = 2; /* no value cache for the gradients on either side */
+    size_t without = Model_memory_estimate(&c);
+    c.mlp = MLP_GELU;
+    size_t td = (size_t)c.tokens * c.width, dd = (size_t)c.width * c.width;
+    assert_true(Model_memory_estimate(&c) - without >= sizeof(double) * 4 * (2 * td + 2 * dd));
+}
+
 int main(void)
 {
     Linalg_set_blas_threads(1);
@@ -411,6 +501,9 @@ int main(void)
         cmocka_unit_test(test_pre_layernorm_is_post_layernorm_without_skips),
         cmocka_unit_test(test_rezero_is_the_identity),
         cmocka_unit_test(test_gains_scale_both_terms),
+        cmocka_unit_test(test_activations),
+        cmocka_unit_test(test_mlp_matches_the_reference),
+        cmocka_unit_test(test_memory_estimate_counts_the_mlp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

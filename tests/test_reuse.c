@@ -96,6 +96,8 @@ typedef enum {
     LN_PLACE,
     LN_SCALE,
     BRANCH_GAIN,
+    MLP,
+    MLP_RATIO,
 } Change;
 
 /* A step of a key sequence: how the settings change, and how many layers the kept
@@ -171,6 +173,12 @@ static void apply(Config *c, const Step *s)
     case BRANCH_GAIN:
         c->branch_gain = s->value;
         break;
+    case MLP:
+        c->mlp = (Mlp)v;
+        break;
+    case MLP_RATIO:
+        c->mlp_ratio = v;
+        break;
     }
 }
 
@@ -227,6 +235,11 @@ static const Step STEPS[] = {
     {"L", DEPTH_BY, 1, 1},
     {"b 0.5", BRANCH_GAIN, 0.5, -1},
     {"g", GAP_TOGGLE, 0, 0},
+    {"X gelu", MLP, MLP_GELU, -1},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"u 2", MLP_RATIO, 2, -1},
+    {"L", DEPTH_BY, 1, 1},
+    {"H 2", HEADS, 2, -1},
 };
 
 /* Drives the key sequence on a kept workspace with this budget and on fresh workspaces. */

@@ -14,4 +14,8 @@
    ≈ √d.  A zero row stays zero.  row_stat and row_max hold T doubles each (scratch). */
 void Block_layernorm(const Config *c, int T, int d, double *x, double *row_stat, double *row_max);
 
+/* The MLP's activation, elementwise in place: relu max(x, 0), gelu x·Φ(x) with the exact
+   normal CDF (PyTorch's default), tanh. */
+void Block_activate(Mlp mlp, double *x, size_t n);
+
 #endif

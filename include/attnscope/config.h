@@ -34,6 +34,9 @@ typedef enum { LOGIT_SCALE_SQRT, LOGIT_SCALE_LINEAR } LogitScale;
    branch's input (pre: X + F(LN X), as GPT-2 and ViT). */
 typedef enum { LN_PLACE_POST, LN_PLACE_PRE } LnPlace;
 
+/* The MLP sub-block's activation (docs/model.md §1.9); none: attention only. */
+typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH } Mlp;
+
 /* Rows after LayerNorm: unit norm (today's) or PyTorch's nn.LayerNorm, norm ≈ √d (ε = 1e-5). */
 typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
 
@@ -45,7 +48,7 @@ typedef struct {
 } EnumNames;
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
-extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES;
+extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -71,7 +74,9 @@ typedef struct {
     LnScale ln_scale;
     double skip_gain;   /* a in X ← a·X + b·F(X), with a skip */
     double branch_gain; /* b */
-    int layer;          /* layer whose attention matrix is shown, 1..depth */
+    Mlp mlp;
+    int mlp_ratio; /* the MLP's hidden width is mlp_ratio·d */
+    int layer;     /* layer whose attention matrix is shown, 1..depth */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */
 } Config;
@@ -87,6 +92,7 @@ enum {
     CONFIG_SEEDS_MAX = 1024,
     /* The screen's e/E keys stop here: every seed is one more network per key. */
     CONFIG_SEEDS_KEY_MAX = 64,
+    CONFIG_MLP_RATIO_MAX = 16,
 };
 #define CONFIG_SIGMA_QK_MAX 4.0
 #define CONFIG_GAIN_MAX 64.0

@@ -71,6 +71,26 @@ static void pytorch_rows(int T, int d, double *x, double *row_stat, double *row_
             x[i + (size_t)j * T] *= row_stat[i];
 }
 
+void Block_activate(Mlp mlp, double *x, size_t n)
+{
+    switch (mlp) {
+    case MLP_NONE:
+        return;
+    case MLP_RELU:
+        for (size_t i = 0; i < n; i++)
+            x[i] = x[i] > 0 ? x[i] : 0.0;
+        return;
+    case MLP_GELU:
+        for (size_t i = 0; i < n; i++)
+            x[i] = 0.5 * x[i] * erfc(-x[i] * M_SQRT1_2);
+        return;
+    case MLP_TANH:
+        for (size_t i = 0; i < n; i++)
+            x[i] = tanh(x[i]);
+        return;
+    }
+}
+
 void Block_layernorm(const Config *c, int T, int d, double *x, double *row_stat, double *row_max)
 {
     if (c->layernorm == LAYERNORM_NONE)

@@ -16,6 +16,7 @@ static const char *const output_names[] = {"identity", "gaussian", "orthogonal"}
 static const char *const logit_scale_names[] = {"sqrt", "linear"};
 static const char *const ln_place_names[] = {"post", "pre"};
 static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
+static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh"};
 
 #define ENUM_NAMES(option, array)                                                                  \
     {                                                                                              \
@@ -30,6 +31,7 @@ const EnumNames OUTPUT_NAMES = ENUM_NAMES("wo", output_names);
 const EnumNames LOGIT_SCALE_NAMES = ENUM_NAMES("logit-scale", logit_scale_names);
 const EnumNames LN_PLACE_NAMES = ENUM_NAMES("ln-place", ln_place_names);
 const EnumNames LN_SCALE_NAMES = ENUM_NAMES("ln-scale", ln_scale_names);
+const EnumNames MLP_NAMES = ENUM_NAMES("mlp", mlp_names);
 
 int EnumNames_find(const EnumNames *e, const char *text)
 {
@@ -65,6 +67,11 @@ static bool head_in_use(const Config *c)
 static bool layernorm_in_use(const Config *c)
 {
     return c->layernorm != LAYERNORM_NONE;
+}
+
+static bool mlp_in_use(const Config *c)
+{
+    return c->mlp != MLP_NONE;
 }
 
 static bool skip_in_use(const Config *c)
@@ -366,6 +373,36 @@ static const Setting SETTINGS[] = {
      .key_min = 1.0 / 64,
      .key_label = "branch gain b",
      .label = "b",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "mlp",
+     .json = "mlp",
+     .argument = "M",
+     .help = "MLP after the attention",
+     .kind = SETTING_ENUM,
+     .names = &MLP_NAMES,
+     .fallback = MLP_NONE,
+     .offset = offsetof(Config, mlp),
+     .raise_key = 'X',
+     .step = STEP_CYCLE,
+     .key_label = "MLP activation",
+     .label = "MLP",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "mlp-ratio",
+     .json = "mlp_ratio",
+     .argument = "R",
+     .help = "MLP hidden width R·d",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_MLP_RATIO_MAX,
+     .fallback = 4,
+     .offset = offsetof(Config, mlp_ratio),
+     .in_use = mlp_in_use,
+     .unused_note = "the ratio is the MLP's (X turns one on)",
+     .raise_key = 'R',
+     .lower_key = 'u',
+     .step = STEP_DOUBLE,
+     .key_label = "MLP ratio",
+     .label = "R",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "layer",
      .json = "layer",

@@ -113,12 +113,13 @@ typedef struct {
     double *gap_scratch;       /* main lane only: the counterpart's gap mode is off or center */
     double *mixed;     /* T×d: the heads' outputs side by side, before W^O (see fused_heads) */
     double *normed;    /* T×d: LN(X), the branch's input with pre-LayerNorm */
+    double *hidden;    /* T×R·d: the MLP's hidden layer */
     Warnings warnings; /* merged into the result after each layer, main lane first */
     int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = 12, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 7 };
+enum { LANE_BUFFERS = 13, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 9 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
@@ -127,9 +128,10 @@ struct Workspace {
     size_t planned[WORKSPACE_BUFFERS];
     RandomStream *random;
     Lane lane[NETWORKS];
-    double *wq, *wk, *wv; /* d×d, the current layer's weights, shared by both lanes */
-    double *wo;           /* d×d, the output projection (unless it is the identity) */
-    double *markov_gauss; /* T×T per head */
+    double *wq, *wk, *wv;     /* d×d, the current layer's weights, shared by both lanes */
+    double *wo;               /* d×d, the output projection (unless it is the identity) */
+    double *mlp_in, *mlp_out; /* d×R·d and R·d×d, the MLP's weights */
+    double *markov_gauss;     /* T×T per head */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;
@@ -171,6 +173,7 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
 {
     int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
     bool block = c && !fused_heads(c);
+    size_t mlp_ratio = c && c->mlp != MLP_NONE ? (size_t)c->mlp_ratio : 0;
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
     int n = 0;
     for (int l = 0; l < NETWORKS; l++) {
@@ -188,6 +191,7 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
             {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
             {&lane->mixed, block ? td : 0},
             {&lane->normed, c && pre_layernorm(c) ? td : 0},
+            {&lane->hidden, td * mlp_ratio},
         };
         memcpy(plan + n, buffers, sizeof buffers);
         n += LANE_BUFFERS;
@@ -197,6 +201,8 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         {&w->wk, dd},
         {&w->wv, dd},
         {&w->wo, c && c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&w->mlp_in, dd * mlp_ratio},
+        {&w->mlp_out, dd * mlp_ratio},
         {&w->markov_gauss, tt * (size_t)heads},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
@@ -340,6 +346,8 @@ const char *Model_gradients_unavailable(const Config *c)
         return "needs W^O = identity (the formula has no output projection)";
     if (c->branch_gain != 1.0)
         return "needs branch gain b = 1";
+    if (c->mlp != MLP_NONE)
+        return "needs no MLP (the formula has attention and values only)";
     return NULL;
 }
 
@@ -471,7 +479,8 @@ static bool same_weights(const Config *a, const Config *b)
            a->layernorm == b->layernorm && a->skip == b->skip && a->heads == b->heads &&
            a->output == b->output && a->logit_scale == b->logit_scale &&
            a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
-           a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain;
+           a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
+           a->mlp_ratio == b->mlp_ratio;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -738,6 +747,21 @@ static void combine_heads(const Config *c, Workspace *w, Lane *lane)
         lane->x[i] = keep * lane->x[i] + branch * lane->mixed[i];
 }
 
+/* The MLP sub-block with its own skip and LayerNorm, placed as the attention's:
+   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre). */
+static void mlp_sublayer(const Config *c, Workspace *w, Lane *lane)
+{
+    int T = c->tokens, d = c->width, hidden = c->mlp_ratio * c->width;
+    const double *source = branch_input(c, lane);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, hidden, d, 1.0, source, T, w->mlp_in,
+                d, 0.0, lane->hidden, T);
+    Block_activate(c->mlp, lane->hidden, (size_t)T * hidden);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, hidden, branch_gain(c),
+                lane->hidden, T, w->mlp_out, hidden, skip_gain(c), lane->x, T);
+    if (!pre_layernorm(c))
+        Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
+}
+
 /* One layer of one network: each head's attention from its own X, gap removal, values, the
    output projection, skip, LN. */
 static int network_layer(Run *run, int which)
@@ -759,6 +783,8 @@ static int network_layer(Run *run, int which)
         combine_heads(c, w, lane);
     if (!pre_layernorm(c)) /* the Gram eigenvalues' buffer is free until the measures */
         Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
+    if (c->mlp != MLP_NONE)
+        mlp_sublayer(c, w, lane);
     if (stop_requested(run))
         return LANE_STOPPED;
 
@@ -773,7 +799,7 @@ static int network_layer(Run *run, int which)
     }
     double norm = cblas_dnrm2((int)td, lane->x, 1);
     if (Attention_is_input_independent(c->attention) && norm > 0 &&
-        c->layernorm == LAYERNORM_NONE) {
+        c->layernorm == LAYERNORM_NONE && (c->mlp == MLP_NONE || c->mlp == MLP_RELU)) {
         /* A does not depend on X and every step is homogeneous of degree 1 in X: carry the
            scale apart so that deep networks never overflow. */
         cblas_dscal((int)td, 1.0 / norm, lane->x, 1);
@@ -951,6 +977,14 @@ static int run_layer(Run *run)
         int info = draw_output_projection(w, c, run->seed, layer);
         if (info)
             return info;
+    }
+    if (c->mlp != MLP_NONE) {
+        /* LeCun normal, N(0, 1/fan-in): each product keeps a token's expected norm. */
+        size_t n = (size_t)c->width * c->width * c->mlp_ratio;
+        RandomStream_gaussian(w->random, run->seed, layer, ROLE_MLP_IN,
+                              1.0 / sqrt((double)c->width), w->mlp_in, n);
+        RandomStream_gaussian(w->random, run->seed, layer, ROLE_MLP_OUT,
+                              1.0 / sqrt((double)c->width * c->mlp_ratio), w->mlp_out, n);
     }
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
        matrix per head would be as many T×T buffers). */
@@ -1187,9 +1221,10 @@ static void block_warnings(const Config *c, Warnings *w)
                      "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
                      "unit rows, as the first layer has",
                      c->width);
-    if (c->heads > 1 || c->output != OUTPUT_IDENTITY)
+    if (c->heads > 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
         Warnings_add(w, "the stable-rank theory and the gradient formula describe one head "
-                        "without an output projection: no theory curve, gradients null");
+                        "without an output projection or MLP: no theory curve, gradients "
+                        "null");
 }
 
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,

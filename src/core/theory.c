@@ -115,8 +115,8 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
         sr[l] = NAN;
     if (c->skip != SKIP_NONE || c->layernorm != LAYERNORM_NONE)
         return "theory covers networks without skips and LayerNorm";
-    if (c->heads != 1 || c->output != OUTPUT_IDENTITY)
-        return "theory covers one head without an output projection";
+    if (c->heads != 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
+        return "theory covers one head without an output projection or MLP";
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
     case ATTENTION_MARKOV:

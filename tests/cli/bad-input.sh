@@ -46,6 +46,7 @@ numeric=(
     "--head|--head|accepted a whole number 1..4096"
     "--skip-gain|--skip-gain|accepted a number 0 <= X <= 64"
     "--branch-gain|--branch-gain|accepted a number 0 <= X <= 64"
+    "--mlp-ratio|--mlp-ratio|accepted a whole number 1..16"
     "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0"
 )
 values=("" 0 -1 1e400 99999999999999999999 abc 12x nan inf -inf " 5" "5 " 0x10)
@@ -73,6 +74,7 @@ enums=(
     "--logit-scale|--logit-scale|sqrt|linear"
     "--ln-place|--ln-place|post|pre"
     "--ln-scale|--ln-scale|unit|sqrt-d"
+    "--mlp|--mlp|none|relu|gelu|tanh"
 )
 for entry in "${enums[@]}"; do
     option=${entry%%|*}
