@@ -487,6 +487,27 @@ static void test_memory_estimate_counts_the_mlp(void **state)
     assert_true(Model_memory_estimate(&c) - without >= sizeof(double) * 4 * (2 * td + 2 * dd));
 }
 
+/* The benchmark's forward pass is the run's network: the same ‖X_L‖ for the full block. */
+static void test_forward_is_the_run(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 24;
+    c.width = 32;
+    c.depth = 3;
+    c.heads = 4;
+    c.output = OUTPUT_GAUSSIAN;
+    c.mlp = MLP_GELU;
+    c.ln_place = LN_PLACE_PRE;
+    c.layernorm = LAYERNORM_LN;
+    c.skip = SKIP_PLAIN;
+    Result *r = run(&c);
+    double norm = 0;
+    assert_int_equal(Model_forward(&c, workspace, &norm), 0);
+    assert_relative(log10(norm), r->network.log10_norm[c.depth], 1e-13);
+    Result_free(r);
+}
+
 int main(void)
 {
     Linalg_set_blas_threads(1);
@@ -504,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_activations),
         cmocka_unit_test(test_mlp_matches_the_reference),
         cmocka_unit_test(test_memory_estimate_counts_the_mlp),
+        cmocka_unit_test(test_forward_is_the_run),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -153,6 +153,12 @@ extern const int RESULT_SERIES_COUNT;
 int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
               size_t size);
 
+/* The forward pass alone: X_0 and c's layers 1..depth of the network (gap mode c->gap, first
+   lane), no measures, spectra, counterpart or kept layers, for the benchmark of the block's
+   products (bench/bench_block.c).  ‖X_depth‖_F into *norm.  Returns 0, -1 when memory ran out,
+   or LAPACK's status. */
+int Model_forward(const Config *c, Workspace *w, double *norm);
+
 /* Bytes a run of c allocates (the workspace, LAPACK's buffers and the result), so a caller
    can refuse a configuration before it allocates. */
 size_t Model_memory_estimate(const Config *c);

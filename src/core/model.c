@@ -114,12 +114,13 @@ typedef struct {
     double *mixed;     /* T×d: the heads' outputs side by side, before W^O (see fused_heads) */
     double *normed;    /* T×d: LN(X), the branch's input with pre-LayerNorm */
     double *hidden;    /* T×R·d: the MLP's hidden layer */
+    double *keys;      /* T×d: every head's keys (several heads; their queries are in y) */
     Warnings warnings; /* merged into the result after each layer, main lane first */
     int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = 13, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 9 };
+enum { LANE_BUFFERS = 14, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 9 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
@@ -192,6 +193,7 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
             {&lane->mixed, block ? td : 0},
             {&lane->normed, c && pre_layernorm(c) ? td : 0},
             {&lane->hidden, td * mlp_ratio},
+            {&lane->keys, c && c->heads > 1 ? td : 0},
         };
         memcpy(plan + n, buffers, sizeof buffers);
         n += LANE_BUFFERS;
@@ -446,15 +448,20 @@ static const double *layer_logits(Workspace *w, Lane *lane, const Config *c, int
         return w->markov_gauss + (size_t)h * T * T;
     if (!Attention_has_query_key(c->attention))
         return NULL;
-    /* Free until the values are applied; with several heads y holds both (2·d_h ≤ d) and xw
-       stays free for the head's values. */
-    double *q = lane->y, *k = c->heads == 1 ? lane->xw : lane->y + (size_t)T * dh;
-    size_t column = (size_t)d * dh * h;
     double scale = c->logit_scale == LOGIT_SCALE_LINEAR ? 1.0 / dh : 1.0 / sqrt((double)dh);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, source, T, w->wq + column,
-                d, 0.0, q, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, source, T, w->wk + column,
-                d, 0.0, k, T);
+    /* Several heads: every head's queries and keys were projected at once (project_heads),
+       head h's are their h-th block of columns.  One head: y and xw are free until the values
+       are applied. */
+    double *q = lane->y, *k = lane->xw;
+    if (c->heads > 1) {
+        q = lane->y + (size_t)T * dh * h;
+        k = lane->keys + (size_t)T * dh * h;
+    } else {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, w->wq, d,
+                    0.0, q, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, w->wk, d,
+                    0.0, k, T);
+    }
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, scale, k, T, q, T, 0.0,
                 lane->logits, T);
     return lane->logits;
@@ -672,6 +679,23 @@ static bool stop_requested(const Run *run)
 #define ROLE_MARK "\x01"
 static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
 
+/* Several heads: every head's queries (into y), keys and values (into xw) in one product
+   each, as wide products run nearer the BLAS's peak than H narrow ones. */
+static void project_heads(const Config *c, Workspace *w, Lane *lane, const double *source,
+                          const double *wv)
+{
+    int T = c->tokens, d = c->width;
+    if (Attention_has_query_key(c->attention)) {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, w->wq, d,
+                    0.0, lane->y, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, w->wk, d,
+                    0.0, lane->keys, T);
+    }
+    if (wv)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, wv, d, 0.0,
+                    lane->xw, T);
+}
+
 /* What the branch F reads: X, or LN(X) in the lane's `normed` with pre-LayerNorm. */
 static const double *branch_input(const Config *c, Lane *lane)
 {
@@ -719,16 +743,18 @@ static int network_head(Run *run, int which, int h, const double *source)
     if (run->first_seed && gradients_apply(c)) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
         scaled_step(T, d, &lane->frozen, &lane->y, lane->attn, NULL, true, &net->log_frozen);
 
-    /* A_h X W^V_h; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
+    /* A_h X W^V_h; the attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several
+       heads: X W^V is in xw already (project_heads). */
     size_t block = (size_t)T * dh * h;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, d, 1.0, source, T,
-                run->wv + (size_t)d * dh * h, d, 0.0, lane->xw, T);
+    if (c->heads == 1)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, run->wv, d,
+                    0.0, lane->xw, T);
     if (fused_heads(c))
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch_gain(c), lane->attn, T,
                     lane->xw, T, skip_gain(c), lane->x, T);
     else
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, dh, T, 1.0, lane->attn, T, lane->xw,
-                    T, 0.0, lane->mixed + block, T);
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, dh, T, 1.0, lane->attn, T,
+                    lane->xw + block, T, 0.0, lane->mixed + block, T);
     return 0;
 }
 
@@ -774,6 +800,8 @@ static int network_layer(Run *run, int which)
     size_t td = (size_t)T * d;
 
     const double *source = branch_input(c, lane);
+    if (c->heads > 1)
+        project_heads(c, w, lane, source, run->wv);
     for (int h = 0; h < c->heads; h++) {
         int info = network_head(run, which, h, source);
         if (info)
@@ -1070,7 +1098,10 @@ static int capture_shown_attention(Run *run, int which, int layer)
     if (info)
         return info;
     draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    const double *logits = layer_logits(w, lane, c, c->head - 1, branch_input(c, lane));
+    const double *source = branch_input(c, lane);
+    if (c->heads > 1)
+        project_heads(c, w, lane, source, NULL);
+    const double *logits = layer_logits(w, lane, c, c->head - 1, source);
     Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
     size_t tt = (size_t)c->tokens * c->tokens;
     memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
@@ -1527,4 +1558,21 @@ done:
     if (k == &scratch)
         kept_clear(&scratch);
     return status;
+}
+
+int Model_forward(const Config *c, Workspace *w, double *norm)
+{
+    if (workspace_reserve(w, c))
+        return -1;
+    Track track = {.seed = c->seed, .gap = c->gap};
+    Run run = {.config = c, .w = w, .seed = c->seed, .shown_lane = -1, .track = {&track, NULL}};
+    run.active[NETWORK_MAIN] = true;
+    int info = input_tokens(w, c, c->seed, NETWORK_MAIN);
+    for (int layer = 1; layer <= c->depth && !info; layer++) {
+        run.layer = layer;
+        info = run_layer(&run);
+    }
+    *norm = cblas_dnrm2(c->tokens * c->width, w->lane[NETWORK_MAIN].x, 1);
+    w->lane[NETWORK_MAIN].warnings.count = 0;
+    return info;
 }
