@@ -4,6 +4,7 @@
 #include "testing.h"
 
 #include "attnscope/block.h"
+#include "attnscope/init.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
@@ -456,7 +457,7 @@ static void test_mlp_matches_the_reference(void **state)
         for (int j = 0; j < HID; j++) {
             double sum = 0;
             for (int m = 0; m < RD; m++)
-                sum += y[i + m * RT] * w1[m + j * RD];
+                sum += y[i + m * RT] * w1[j + m * HID]; /* stored transposed */
             hidden[i + j * RT] = sum > 0 ? sum : 0.0;
         }
     for (int i = 0; i < RT; i++)
@@ -508,6 +509,111 @@ static void test_forward_is_the_run(void **state)
     Result_free(r);
 }
 
+static double *draw(const Config *c, Matrix m, int *rows, int *cols)
+{
+    Init_shape(c, m, rows, cols);
+    double *out = malloc(sizeof(double) * (size_t)*rows * *cols);
+    RandomStream *random = RandomStream_new();
+    assert_int_equal(Init_draw(random, la, c, 7, 2, m, out), 0);
+    RandomStream_free(random);
+    return out;
+}
+
+/* xavier_normal of a d×d matrix is N(0, 2/(d + d)) = N(0, 1/d): the same matrices, bit for
+   bit, as the normal scheme with σ_qk = 1/√d (d = 256: 1/16). */
+static void test_xavier_is_normal_over_root_d(void **state)
+{
+    (void)state;
+    Config xavier = Config_default(), normal = Config_default();
+    xavier.init = INIT_XAVIER;
+    normal.sigma_qk = 1.0 / 16;
+    for (Matrix m = MATRIX_QUERY; m <= MATRIX_KEY; m++) {
+        int rows, cols;
+        double *a = draw(&xavier, m, &rows, &cols), *b = draw(&normal, m, &rows, &cols);
+        assert_memory_equal(a, b, sizeof(double) * (size_t)rows * cols);
+        free(a);
+        free(b);
+    }
+    assert_relative(Config_sigma(&xavier), Config_sigma(&normal), 1e-15);
+}
+
+/* Orthogonal matrices have every singular value 1: WᵀW = I for the d×d ones and for the
+   MLP's (stored tall: W2's columns, W1's rows are orthonormal). */
+static void test_orthogonal_singular_values(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.width = 48;
+    c.mlp = MLP_RELU;
+    c.mlp_ratio = 2;
+    c.init = INIT_ORTHOGONAL;
+    for (Matrix m = MATRIX_QUERY; m < MATRICES; m++) {
+        int rows, cols;
+        double *w = draw(&c, m, &rows, &cols);
+        for (int i = 0; i < cols; i++)
+            for (int j = 0; j < cols; j++) {
+                double dot = 0;
+                for (int k = 0; k < rows; k++)
+                    dot += w[k + (size_t)i * rows] * w[k + (size_t)j * rows];
+                assert_close(dot, i == j ? 1.0 : 0.0, 1e-13);
+            }
+        free(w);
+    }
+}
+
+/* Each scheme's entries have the std its source states (the sample std of d² or R·d² draws,
+   within 5 standard errors, 5/√(2n)), and μP's queries are exactly zero. */
+static void test_scheme_standard_deviations(void **state)
+{
+    (void)state;
+    const double d = 256, L = 12, R = 4;
+    const struct {
+        InitScheme scheme;
+        Matrix matrix;
+        double std;
+    } cases[] = {
+        {INIT_XAVIER, MATRIX_VALUE, 1 / sqrt(d)},
+        {INIT_XAVIER, MATRIX_MLP_IN, sqrt(2 / (d + R * d))},
+        {INIT_GPT2, MATRIX_QUERY, 0.02},
+        {INIT_GPT2, MATRIX_OUTPUT, 0.02 / sqrt(2 * L)},
+        {INIT_GPT2, MATRIX_MLP_OUT, 0.02 / sqrt(2 * L)},
+        {INIT_SMALL_INIT, MATRIX_KEY, sqrt(2 / (5 * d))},
+        {INIT_MUP, MATRIX_KEY, 1 / sqrt(d)},
+        {INIT_MUP, MATRIX_MLP_OUT, 1 / sqrt(R * d)},
+        {INIT_DEEPNORM, MATRIX_QUERY, 1 / sqrt(d)},
+        {INIT_DEEPNORM, MATRIX_VALUE, pow(8 * L, -0.25) / sqrt(d)},
+        {INIT_DEEPNORM, MATRIX_MLP_OUT, pow(8 * L, -0.25) * sqrt(2 / (d + R * d))},
+    };
+    Config c = Config_default();
+    c.depth = (int)L;
+    c.mlp = MLP_GELU;
+    c.mlp_ratio = (int)R;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        c.init = cases[k].scheme;
+        int rows, cols;
+        double *w = draw(&c, cases[k].matrix, &rows, &cols), ss = 0;
+        size_t n = (size_t)rows * cols;
+        for (size_t i = 0; i < n; i++)
+            ss += w[i] * w[i];
+        assert_relative(sqrt(ss / n), cases[k].std, 5 / sqrt(2.0 * n));
+        free(w);
+    }
+    c.init = INIT_MUP;
+    int rows, cols;
+    double *q = draw(&c, MATRIX_QUERY, &rows, &cols);
+    for (int i = 0; i < rows * cols; i++)
+        assert_true(q[i] == 0.0);
+    free(q);
+    /* Zero queries: every logit is 0 and softmax attention is uniform, {1, 0, …, 0}. */
+    c.tokens = c.width = 32;
+    c.depth = 1;
+    c.mlp = MLP_NONE;
+    Result *r = run(&c);
+    assert_close(r->eigenvalues[0].re, 1.0, 1e-12);
+    assert_close(r->singular_values[1], 0.0, 1e-12);
+    Result_free(r);
+}
+
 int main(void)
 {
     Linalg_set_blas_threads(1);
@@ -526,6 +632,9 @@ int main(void)
         cmocka_unit_test(test_mlp_matches_the_reference),
         cmocka_unit_test(test_memory_estimate_counts_the_mlp),
         cmocka_unit_test(test_forward_is_the_run),
+        cmocka_unit_test(test_xavier_is_normal_over_root_d),
+        cmocka_unit_test(test_orthogonal_singular_values),
+        cmocka_unit_test(test_scheme_standard_deviations),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -98,6 +98,7 @@ typedef enum {
     BRANCH_GAIN,
     MLP,
     MLP_RATIO,
+    INIT,
 } Change;
 
 /* A step of a key sequence: how the settings change, and how many layers the kept
@@ -179,6 +180,9 @@ static void apply(Config *c, const Step *s)
     case MLP_RATIO:
         c->mlp_ratio = v;
         break;
+    case INIT:
+        c->init = (InitScheme)v;
+        break;
     }
 }
 
@@ -240,6 +244,9 @@ static const Step STEPS[] = {
     {"u 2", MLP_RATIO, 2, -1},
     {"L", DEPTH_BY, 1, 1},
     {"H 2", HEADS, 2, -1},
+    {"C orthogonal", INIT, INIT_ORTHOGONAL, -1},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"C gpt2", INIT, INIT_GPT2, -1},
 };
 
 /* Drives the key sequence on a kept workspace with this budget and on fresh workspaces. */

@@ -37,6 +37,18 @@ typedef enum { LN_PLACE_POST, LN_PLACE_PRE } LnPlace;
 /* The MLP sub-block's activation (docs/model.md §1.9); none: attention only. */
 typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH } Mlp;
 
+/* Initialisation schemes (docs/model.md §1.10).  The conditioning issue's cutting-skip
+   scheme (with --init-alpha, --init-beta, --init-c) goes after deepnorm. */
+typedef enum {
+    INIT_NORMAL,
+    INIT_XAVIER,
+    INIT_ORTHOGONAL,
+    INIT_GPT2,
+    INIT_SMALL_INIT,
+    INIT_MUP,
+    INIT_DEEPNORM,
+} InitScheme;
+
 /* Rows after LayerNorm: unit norm (today's) or PyTorch's nn.LayerNorm, norm ≈ √d (ε = 1e-5). */
 typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
 
@@ -48,7 +60,8 @@ typedef struct {
 } EnumNames;
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
-extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES;
+extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
+    INIT_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -76,7 +89,8 @@ typedef struct {
     double branch_gain; /* b */
     Mlp mlp;
     int mlp_ratio; /* the MLP's hidden width is mlp_ratio·d */
-    int layer;     /* layer whose attention matrix is shown, 1..depth */
+    InitScheme init;
+    int layer; /* layer whose attention matrix is shown, 1..depth */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */
 } Config;

@@ -1,5 +1,7 @@
 #include "attnscope/config.h"
 
+#include "attnscope/init.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,8 @@ static const char *const logit_scale_names[] = {"sqrt", "linear"};
 static const char *const ln_place_names[] = {"post", "pre"};
 static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
 static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh"};
+static const char *const init_names[] = {"normal",     "xavier", "orthogonal", "gpt2",
+                                         "small-init", "mup",    "deepnorm"};
 
 #define ENUM_NAMES(option, array)                                                                  \
     {                                                                                              \
@@ -32,6 +36,7 @@ const EnumNames LOGIT_SCALE_NAMES = ENUM_NAMES("logit-scale", logit_scale_names)
 const EnumNames LN_PLACE_NAMES = ENUM_NAMES("ln-place", ln_place_names);
 const EnumNames LN_SCALE_NAMES = ENUM_NAMES("ln-scale", ln_scale_names);
 const EnumNames MLP_NAMES = ENUM_NAMES("mlp", mlp_names);
+const EnumNames INIT_NAMES = ENUM_NAMES("init", init_names);
 
 int EnumNames_find(const EnumNames *e, const char *text)
 {
@@ -404,6 +409,18 @@ static const Setting SETTINGS[] = {
      .key_label = "MLP ratio",
      .label = "R",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init",
+     .json = "init",
+     .argument = "I",
+     .kind = SETTING_ENUM,
+     .names = &INIT_NAMES,
+     .fallback = INIT_NORMAL,
+     .offset = offsetof(Config, init),
+     .raise_key = 'C',
+     .step = STEP_CYCLE,
+     .key_label = "init scheme",
+     .label = "init",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "layer",
      .json = "layer",
      .letter = 'l',
@@ -663,7 +680,9 @@ int Config_validate(const Config *c, char *err, size_t size)
 
 double Config_sigma(const Config *c)
 {
-    double s2 = c->sigma_qk * c->sigma_qk, variance = s2 * s2;
+    /* Markov attention draws its matrix from σ_qk whatever the scheme draws W^Q, W^K from. */
+    double sigma_qk = c->attention == ATTENTION_MARKOV ? c->sigma_qk : Init_effective_sigma_qk(c);
+    double s2 = sigma_qk * sigma_qk, variance = s2 * s2;
     /* Orthonormal tokens give logits of variance σ_qk⁴·d_h·scale²: σ_qk⁴ at 1/√d_h. */
     if (c->logit_scale == LOGIT_SCALE_LINEAR && logit_scale_in_use(c))
         variance /= Config_head_width(c);

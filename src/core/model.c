@@ -22,6 +22,7 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/block.h"
+#include "attnscope/init.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
@@ -389,21 +390,23 @@ static void record(LayerState *state, const Measures *m, double log_similarity0)
 
 /* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
    for the same weights reads it instead of drawing it again. */
-static const double *draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer)
+static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
+                              const double **out)
 {
     size_t dd = (size_t)c->width * c->width;
     bool cached = value_cache_doubles(c) > 0;
     double *wv = cached ? w->value_cache + (size_t)(layer - 1) * dd : w->wv;
+    *out = wv;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
-        return wv;
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, wv, dd);
-    if (cached) {
+        return 0;
+    int info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_VALUE, wv);
+    if (cached && !info) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
         w->value_seed = seed;
         w->value_cached[layer] = true;
     }
-    return wv;
+    return info;
 }
 
 /* W^O of docs/model.md §1.7: entries N(0, 1/d), which keep a token's expected norm, or the
@@ -411,30 +414,30 @@ static const double *draw_value_weights(Workspace *w, const Config *c, uint64_t 
    Returns LAPACK's status. */
 static int draw_output_projection(Workspace *w, const Config *c, uint64_t seed, int layer)
 {
-    int d = c->width;
-    RandomStream_gaussian(w->random, seed, layer, ROLE_OUTPUT, 1.0 / sqrt((double)d), w->wo,
-                          (size_t)d * d);
-    if (c->output == OUTPUT_ORTHOGONAL)
-        return Linalg_orthonormalise(w->lane[NETWORK_MAIN].la, d, d, w->wo);
-    return 0;
+    return Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_OUTPUT, w->wo);
 }
 
 /* Weights of one layer, shared by both networks (W^O apart); returns W^V. */
-static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
-                                        bool first_seed)
+static int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
+                              bool first_seed, const double **wv)
 {
-    size_t dd = (size_t)c->width * c->width, tt = (size_t)c->tokens * c->tokens;
+    size_t tt = (size_t)c->tokens * c->tokens;
+    Linalg *la = w->lane[NETWORK_MAIN].la;
+    int info = 0;
     if (Attention_has_query_key(c->attention)) {
-        RandomStream_gaussian(w->random, seed, layer, ROLE_QUERY, c->sigma_qk, w->wq, dd);
-        RandomStream_gaussian(w->random, seed, layer, ROLE_KEY, c->sigma_qk, w->wk, dd);
+        info = Init_draw(w->random, la, c, seed, layer, MATRIX_QUERY, w->wq);
+        if (!info)
+            info = Init_draw(w->random, la, c, seed, layer, MATRIX_KEY, w->wk);
     }
     if (c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(w->random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
                               w->markov_gauss, tt * (size_t)c->heads);
+    if (info)
+        return info;
     if (first_seed)
-        return draw_value_weights(w, c, seed, layer);
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, w->wv, dd);
-    return w->wv;
+        return draw_value_weights(w, c, seed, layer, wv);
+    *wv = w->wv;
+    return Init_draw(w->random, la, c, seed, layer, MATRIX_VALUE, w->wv);
 }
 
 /* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
@@ -487,7 +490,7 @@ static bool same_weights(const Config *a, const Config *b)
            a->output == b->output && a->logit_scale == b->logit_scale &&
            a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
            a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
-           a->mlp_ratio == b->mlp_ratio;
+           a->mlp_ratio == b->mlp_ratio && a->init == b->init;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -779,8 +782,8 @@ static void mlp_sublayer(const Config *c, Workspace *w, Lane *lane)
 {
     int T = c->tokens, d = c->width, hidden = c->mlp_ratio * c->width;
     const double *source = branch_input(c, lane);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, hidden, d, 1.0, source, T, w->mlp_in,
-                d, 0.0, lane->hidden, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, hidden, d, 1.0, source, T, w->mlp_in,
+                hidden, 0.0, lane->hidden, T);
     Block_activate(c->mlp, lane->hidden, (size_t)T * hidden);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, hidden, branch_gain(c),
                 lane->hidden, T, w->mlp_out, hidden, skip_gain(c), lane->x, T);
@@ -1000,20 +1003,17 @@ static int run_layer(Run *run)
     const Config *c = run->config;
     Workspace *w = run->w;
     int layer = run->layer;
-    run->wv = draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    if (c->output != OUTPUT_IDENTITY) {
-        int info = draw_output_projection(w, c, run->seed, layer);
-        if (info)
-            return info;
-    }
-    if (c->mlp != MLP_NONE) {
-        /* LeCun normal, N(0, 1/fan-in): each product keeps a token's expected norm. */
-        size_t n = (size_t)c->width * c->width * c->mlp_ratio;
-        RandomStream_gaussian(w->random, run->seed, layer, ROLE_MLP_IN,
-                              1.0 / sqrt((double)c->width), w->mlp_in, n);
-        RandomStream_gaussian(w->random, run->seed, layer, ROLE_MLP_OUT,
-                              1.0 / sqrt((double)c->width * c->mlp_ratio), w->mlp_out, n);
-    }
+    int info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, &run->wv);
+    if (!info && c->output != OUTPUT_IDENTITY)
+        info = draw_output_projection(w, c, run->seed, layer);
+    if (!info && c->mlp != MLP_NONE)
+        info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, run->seed, layer, MATRIX_MLP_IN,
+                         w->mlp_in);
+    if (!info && c->mlp != MLP_NONE)
+        info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, run->seed, layer, MATRIX_MLP_OUT,
+                         w->mlp_out);
+    if (info)
+        return info;
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
        matrix per head would be as many T×T buffers). */
     run->attention_ready = layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
@@ -1097,7 +1097,10 @@ static int capture_shown_attention(Run *run, int which, int layer)
     int info = lane_load(run, which, layer - 1);
     if (info)
         return info;
-    draw_layer_weights(w, c, run->seed, layer, run->first_seed);
+    const double *wv;
+    info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, &wv);
+    if (info)
+        return info;
     const double *source = branch_input(c, lane);
     if (c->heads > 1)
         project_heads(c, w, lane, source, NULL);
@@ -1136,8 +1139,9 @@ static void gradient_task(int which, void *context)
 /* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
    P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
    The lanes hold the frozen products of layer L.  The value weights come from the cache,
-   or are drawn again from their streams where L·d² doubles would not fit. */
-static void frozen_attention_gradients(Run *run)
+   or are drawn again from their streams where L·d² doubles would not fit.  Returns 0 or
+   LAPACK's status (an orthogonal W^V is drawn through a QR factorisation). */
+static int frozen_attention_gradients(Run *run)
 {
     Workspace *w = run->w;
     const Config *c = run->config;
@@ -1149,7 +1153,10 @@ static void frozen_attention_gradients(Run *run)
     for (int i = 0; i < d; i++)
         w->wq[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
-        const double *wv = draw_value_weights(w, c, run->seed, l);
+        const double *wv;
+        int info = draw_value_weights(w, c, run->seed, l, &wv);
+        if (info)
+            return info;
         log10_p2[l] = scaled_step(d, d, &w->wq, &w->wk, wv, NULL, false, &log_p2);
     }
     log10_p2[0] = NAN;
@@ -1159,11 +1166,14 @@ static void frozen_attention_gradients(Run *run)
     run->active[0] = run->active[1] = true;
     for (int l = 1; l <= L; l++) {
         run->layer = l;
-        run->wv = draw_value_weights(w, c, run->seed, l);
+        int info = draw_value_weights(w, c, run->seed, l, &run->wv);
+        if (info)
+            return info;
         both_lanes(run->progress, gradient_task, run);
     }
     for (int n = 0; n < NETWORKS; n++)
         run->track[n]->gradient_depth = L;
+    return 0;
 }
 
 /* ---- the result, assembled from what is kept ------------------------------------------ */
@@ -1242,10 +1252,9 @@ static void block_warnings(const Config *c, Warnings *w)
     int dh = Config_head_width(c);
     if (c->heads > 1)
         Warnings_add(w,
-                     "%d heads: the spectra are of head %d's attention matrix; its logits have "
-                     "rank <= d_h = %d, so its gamma is T/d_h = %g (not T/d = %g) and its bulk "
-                     "edge leaves the i.i.d. limit as T/d_h grows",
-                     c->heads, c->head, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
+                     "head %d of %d shown: its logits have rank <= d_h = %d, so its gamma is "
+                     "T/d_h = %g (T/d = %g): its bulk edge leaves the i.i.d. limit as T/d_h grows",
+                     c->head, c->heads, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
     if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
         Warnings_add(w,
                      "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
@@ -1467,7 +1476,9 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             info = lane_load(run, n, c->depth);
         if (info)
             return info;
-        frozen_attention_gradients(run);
+        info = frozen_attention_gradients(run);
+        if (info)
+            return info;
         run->held[0] = run->held[1] = -1; /* the frozen products were used up */
     }
     assemble(run, tracks, seed_index + 1, false);

@@ -75,6 +75,7 @@ enums=(
     "--ln-place|--ln-place|post|pre"
     "--ln-scale|--ln-scale|unit|sqrt-d"
     "--mlp|--mlp|none|relu|gelu|tanh"
+    "--init|--init|normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm"
 )
 for entry in "${enums[@]}"; do
     option=${entry%%|*}
