@@ -110,6 +110,19 @@ for line in open(preset, encoding="utf-8"):
 PY
 }
 
+# The README's table of the Mind the Gap authors' configurations: 25 entries, each a preset
+# that ships.
+configs_table() {
+    local names n=0 name
+    names=$(sed -n '/^| configs.py | preset |/,/^$/p' README.md | grep -o '`[a-z0-9-]*`' | tr -d '`')
+    for name in $names; do
+        [ -f "presets/$name.preset" ] || { echo "  presets/$name.preset is missing"; return 1; }
+        n=$((n + 1))
+    done
+    [ "$n" -eq 25 ] || { echo "  $n presets in the table, configs.py has 25 entries"; return 1; }
+}
+check "every configs.py entry of the README's table is a shipped preset (25)" configs_table
+
 for f in "${presets[@]}"; do
     check "$f has a header" header "$f"
     check "$f runs in batch mode: a valid document with the file's settings" runs "$f"
