@@ -614,6 +614,32 @@ static void test_scheme_standard_deviations(void **state)
     Result_free(r);
 }
 
+/* Input rows of norm √d: ‖X_0‖ grows by √d, and the first layer's logits by d, which is σ_qk
+   times √d on unit rows: the same attention matrix and stable rank (depth 1; d = 64, so the
+   scalings are powers of 2 and exact). */
+static void test_input_rows_of_norm_root_d(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 24;
+    c.width = 64;
+    c.depth = 1;
+    c.sigma_qk = 0.125;
+    c.input_norm = INPUT_NORM_SQRT_D;
+    Result *wide = run(&c);
+    c.input_norm = INPUT_NORM_UNIT;
+    c.sigma_qk = 0.125 * 8.0;
+    Result *unit = run(&c);
+    assert_close(wide->network.log10_norm[0] - unit->network.log10_norm[0], 0.5 * log10(64.0),
+                 1e-13);
+    assert_relative(wide->network.stable_rank[1], unit->network.stable_rank[1], 1e-11);
+    for (int i = 0; i < c.tokens; i++)
+        assert_close(wide->singular_values[i], unit->singular_values[i], 1e-12);
+    assert_relative(wide->sigma, unit->sigma, 1e-14);
+    Result_free(wide);
+    Result_free(unit);
+}
+
 int main(void)
 {
     Linalg_set_blas_threads(1);
@@ -635,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_xavier_is_normal_over_root_d),
         cmocka_unit_test(test_orthogonal_singular_values),
         cmocka_unit_test(test_scheme_standard_deviations),
+        cmocka_unit_test(test_input_rows_of_norm_root_d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

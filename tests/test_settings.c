@@ -209,6 +209,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.mlp = MLP_GELU;
     c.mlp_ratio = 2;
     c.init = INIT_GPT2;
+    c.input_norm = INPUT_NORM_SQRT_D;
     StatusView v = {.config = &c, .note = "", .unicode = true};
     char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE], all[STATUS_LINES_MAX * STATUS_LINE_SIZE] = "";
     int n = Status_layout(&v, 200, lines, STATUS_LINES_MAX);

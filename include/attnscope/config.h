@@ -49,6 +49,9 @@ typedef enum {
     INIT_DEEPNORM,
 } InitScheme;
 
+/* The input tokens' rows: unit norm (today's), or √d as after an embedding and LayerNorm. */
+typedef enum { INPUT_NORM_UNIT, INPUT_NORM_SQRT_D } InputNorm;
+
 /* Rows after LayerNorm: unit norm (today's) or PyTorch's nn.LayerNorm, norm ≈ √d (ε = 1e-5). */
 typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
 
@@ -61,7 +64,7 @@ typedef struct {
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
 extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
-    INIT_NAMES;
+    INIT_NAMES, INPUT_NORM_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -90,6 +93,7 @@ typedef struct {
     Mlp mlp;
     int mlp_ratio; /* the MLP's hidden width is mlp_ratio·d */
     InitScheme init;
+    InputNorm input_norm;
     int layer; /* layer whose attention matrix is shown, 1..depth */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */

@@ -19,6 +19,7 @@ static const char *const logit_scale_names[] = {"sqrt", "linear"};
 static const char *const ln_place_names[] = {"post", "pre"};
 static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
 static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh"};
+static const char *const input_norm_names[] = {"unit", "sqrt-d"};
 static const char *const init_names[] = {"normal",     "xavier", "orthogonal", "gpt2",
                                          "small-init", "mup",    "deepnorm"};
 
@@ -37,6 +38,7 @@ const EnumNames LN_PLACE_NAMES = ENUM_NAMES("ln-place", ln_place_names);
 const EnumNames LN_SCALE_NAMES = ENUM_NAMES("ln-scale", ln_scale_names);
 const EnumNames MLP_NAMES = ENUM_NAMES("mlp", mlp_names);
 const EnumNames INIT_NAMES = ENUM_NAMES("init", init_names);
+const EnumNames INPUT_NORM_NAMES = ENUM_NAMES("input-norm", input_norm_names);
 
 int EnumNames_find(const EnumNames *e, const char *text)
 {
@@ -421,6 +423,19 @@ static const Setting SETTINGS[] = {
      .key_label = "init scheme",
      .label = "init",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "input-norm",
+     .json = "input_norm",
+     .argument = "N",
+     .help = "input rows' norm",
+     .kind = SETTING_ENUM,
+     .names = &INPUT_NORM_NAMES,
+     .fallback = INPUT_NORM_UNIT,
+     .offset = offsetof(Config, input_norm),
+     .raise_key = 'Q',
+     .step = STEP_CYCLE,
+     .key_label = "input norm",
+     .label = "X0 rows",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "layer",
      .json = "layer",
      .letter = 'l',
@@ -683,6 +698,9 @@ double Config_sigma(const Config *c)
     /* Markov attention draws its matrix from σ_qk whatever the scheme draws W^Q, W^K from. */
     double sigma_qk = c->attention == ATTENTION_MARKOV ? c->sigma_qk : Init_effective_sigma_qk(c);
     double s2 = sigma_qk * sigma_qk, variance = s2 * s2;
+    /* Input rows of norm √d: every first-layer logit is d times larger. */
+    if (c->input_norm == INPUT_NORM_SQRT_D && logit_scale_in_use(c))
+        variance *= (double)c->width * c->width;
     /* Orthonormal tokens give logits of variance σ_qk⁴·d_h·scale²: σ_qk⁴ at 1/√d_h. */
     if (c->logit_scale == LOGIT_SCALE_LINEAR && logit_scale_in_use(c))
         variance /= Config_head_width(c);

@@ -490,7 +490,7 @@ static bool same_weights(const Config *a, const Config *b)
            a->output == b->output && a->logit_scale == b->logit_scale &&
            a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
            a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
-           a->mlp_ratio == b->mlp_ratio && a->init == b->init;
+           a->mlp_ratio == b->mlp_ratio && a->init == b->init && a->input_norm == b->input_norm;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -900,6 +900,8 @@ static int input_tokens(Workspace *w, const Config *c, uint64_t seed, int which)
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
             lane->x[i + (size_t)j * T] = g[j + (size_t)i * d];
+    if (c->input_norm == INPUT_NORM_SQRT_D) /* rows of norm √d, as after embedding + LN */
+        cblas_dscal((int)td, sqrt((double)d), lane->x, 1);
     memcpy(lane->frozen, lane->x, sizeof(double) * td);
     return 0;
 }

@@ -160,6 +160,8 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
 {
     /* The logits' std on orthonormal tokens: σ_qk² at the 1/√d_h scale. */
     double s2 = Init_effective_sigma_qk(c) * Init_effective_sigma_qk(c);
+    if (c->input_norm == INPUT_NORM_SQRT_D) /* first-layer logits d times larger */
+        s2 *= c->width;
     if (c->logit_scale == LOGIT_SCALE_LINEAR)
         s2 /= sqrt((double)Config_head_width(c));
     p->sigma = Config_sigma(c);

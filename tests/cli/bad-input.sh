@@ -76,6 +76,7 @@ enums=(
     "--ln-scale|--ln-scale|unit|sqrt-d"
     "--mlp|--mlp|none|relu|gelu|tanh"
     "--init|--init|normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm"
+    "--input-norm|--input-norm|unit|sqrt-d"
 )
 for entry in "${enums[@]}"; do
     option=${entry%%|*}

@@ -80,7 +80,7 @@ every = ["tokens", "width", "depth", "sigma-qk", "attention", "mask", "window", 
 # The transformer block's settings are optional: a preset of today's layer leaves them at
 # their defaults.
 block = ["heads", "head", "wo", "logit-scale", "ln-place", "ln-scale", "skip-gain",
-         "branch-gain", "mlp", "mlp-ratio", "init"]
+         "branch-gain", "mlp", "mlp-ratio", "init", "input-norm"]
 assert len(keys) == len(set(keys)), f"settings {keys}: one set twice"
 assert set(every) <= set(keys) <= set(every + block), f"settings {keys}: each of {every} once, and only {block} besides"
 PY
