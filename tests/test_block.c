@@ -535,6 +535,12 @@ static void test_xavier_is_normal_over_root_d(void **state)
         free(b);
     }
     assert_relative(Config_sigma(&xavier), Config_sigma(&normal), 1e-15);
+    /* σ_qk is the normal scheme's (and markov's): its keys say so under another scheme. */
+    const Setting *sigma_qk = Settings_find("sigma-qk");
+    assert_false(sigma_qk->in_use(&xavier));
+    assert_true(sigma_qk->in_use(&normal));
+    xavier.attention = ATTENTION_MARKOV;
+    assert_true(sigma_qk->in_use(&xavier));
 }
 
 /* Orthogonal matrices have every singular value 1: WᵀW = I for the d×d ones and for the

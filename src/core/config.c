@@ -66,6 +66,11 @@ static bool window_in_use(const Config *c)
     return c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
 }
 
+static bool sigma_qk_in_use(const Config *c)
+{
+    return c->init == INIT_NORMAL || c->attention == ATTENTION_MARKOV;
+}
+
 static bool head_in_use(const Config *c)
 {
     return c->heads > 1;
@@ -152,6 +157,8 @@ static const Setting SETTINGS[] = {
      .max = CONFIG_SIGMA_QK_MAX,
      .fallback = 1.0,
      .offset = offsetof(Config, sigma_qk),
+     .in_use = sigma_qk_in_use,
+     .unused_note = "σ_qk is the normal scheme's: this --init draws W^Q, W^K itself",
      .raise_key = 'S',
      .lower_key = 's',
      .step = STEP_QUARTER,
