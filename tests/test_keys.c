@@ -266,7 +266,7 @@ static void test_display_keys(void **state)
        (four in the compare view, three otherwise; toggling the compare view unzooms). */
     assert_false(c.display.present);
     note[0] = '\0';
-    assert_true(Keys_apply(Keys_find('b'), &c, note, sizeof note));
+    assert_true(Keys_apply(Keys_find('Z'), &c, note, sizeof note));
     assert_true(c.display.present);
     assert_non_null(strstr(note, "presentation mode on"));
     for (int zoom = 1; zoom <= 5; zoom++) {
@@ -281,7 +281,7 @@ static void test_display_keys(void **state)
         Keys_apply(Keys_find('z'), &c, note, sizeof note);
         assert_int_equal(c.display.zoom, zoom % 4);
     }
-    Keys_apply(Keys_find('b'), &c, note, sizeof note);
+    Keys_apply(Keys_find('Z'), &c, note, sizeof note);
     assert_false(c.display.present);
     assert_true(Config_equal(&c.config, &start));
 
@@ -334,6 +334,11 @@ static void test_settings_stay_valid(void **state)
         start.layer = 1 + rand() % start.depth;
         start.mask = (Mask)(rand() % MASK_NAMES.count);
         start.window = 1 + rand() % (start.tokens - 1);
+        /* Heads dividing the width, so that the keys must keep H | d as d moves. */
+        for (int h = 1 << (rand() % 4); h > 1 && start.heads == 1; h /= 2)
+            if (start.width % h == 0)
+                start.heads = h;
+        start.head = 1 + rand() % start.heads;
         char err[256];
         assert_int_equal(Config_validate(&start, err, sizeof err), 0);
         Controls c = Controls_from(&start);

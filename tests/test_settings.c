@@ -161,6 +161,7 @@ static void test_every_keyed_setting_has_working_keys(void **state)
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
         Config start = Config_default();
+        start.heads = 2; /* so that the shown head has another head to go to */
         Controls c = Controls_from(&start);
         const int keys[2] = {s->raise_key, s->lower_key};
         for (int k = 0; k < 2; k++) {
@@ -196,6 +197,19 @@ static void test_every_setting_on_the_status_line(void **state)
     c.depth = 4;
     c.layer = 3;
     c.seeds = 4;
+    /* The block's settings show where they differ from today's layer. */
+    c.heads = 4;
+    c.head = 2;
+    c.output = OUTPUT_ORTHOGONAL;
+    c.logit_scale = LOGIT_SCALE_LINEAR;
+    c.ln_place = LN_PLACE_PRE;
+    c.ln_scale = LN_SCALE_SQRT_D;
+    c.skip_gain = 0.5;
+    c.branch_gain = 0.25;
+    c.mlp = MLP_GELU;
+    c.mlp_ratio = 2;
+    c.init = INIT_GPT2;
+    c.input_norm = INPUT_NORM_SQRT_D;
     StatusView v = {.config = &c, .note = "", .unicode = true};
     char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE], all[STATUS_LINES_MAX * STATUS_LINE_SIZE] = "";
     int n = Status_layout(&v, 200, lines, STATUS_LINES_MAX);

@@ -201,9 +201,19 @@ typedef struct {
 int Model_plan(const Config *c, const Workspace *w, ModelPlan *plan);
 void ModelPlan_release(ModelPlan *plan);
 
+/* The forward pass alone: X_0 and c's layers 1..depth of the network (gap mode c->gap, first
+   lane), no measures, spectra, counterpart or kept layers, for the benchmark of the block's
+   products (bench/bench_block.c).  ‖X_depth‖_F into *norm.  Returns 0, -1 when memory ran out,
+   or LAPACK's status. */
+int Model_forward(const Config *c, Workspace *w, double *norm);
+
 /* Bytes a run of c allocates (the workspace, LAPACK's buffers and the result), so a caller
    can refuse a configuration before it allocates. */
 size_t Model_memory_estimate(const Config *c);
+
+/* Why the frozen-attention gradient formula of docs/model.md §2 does not describe c (its
+   values are then null), or NULL where it does. */
+const char *Model_gradients_unavailable(const Config *c);
 
 void Warnings_add(Warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

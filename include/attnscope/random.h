@@ -12,7 +12,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { ROLE_INPUT, ROLE_QUERY, ROLE_KEY, ROLE_VALUE, ROLE_MARKOV } Role;
+/* The heads of a layer share the query, key, value and markov streams: head h takes the
+   h-th block of columns of one d×d matrix (the h-th T×T block of the markov draw), so one
+   head is today's layer exactly and H heads reuse the same numbers.  New matrices get new
+   roles, appended so that the existing streams keep their seeds. */
+typedef enum {
+    ROLE_INPUT,
+    ROLE_QUERY,
+    ROLE_KEY,
+    ROLE_VALUE,
+    ROLE_MARKOV,
+    ROLE_OUTPUT,
+    ROLE_MLP_IN,
+    ROLE_MLP_OUT,
+} Role;
 
 /* Names the generator and sampler that a seed means, for the JSON document. */
 #define RANDOM_ALGORITHM "mt19937+ziggurat, splitmix64(seed, layer, role)"

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void field_numbers(Text *t, const char *name, const double *x, int n)
 {
@@ -105,20 +106,32 @@ static void readouts_object(Text *t, const Readouts *o)
     Text_printf(t, "}");
 }
 
+/* The settings from the settings table, under their JSON keys; d_qk = d is said after d for
+   readers that know the papers' notation. */
+static void config_object(Text *t, const Config *c)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char value[64];
+        Text_printf(t, "%s\"%s\":", i ? "," : "", s->json);
+        if (s->kind == SETTING_DOUBLE) {
+            Json_number(t, Setting_get(s, c));
+        } else {
+            Setting_format(s, c, 17, value, sizeof value);
+            Text_printf(t, s->kind == SETTING_ENUM ? "\"%s\"" : "%s", value);
+        }
+        if (strcmp(s->name, "width") == 0)
+            Text_printf(t, ",\"d_qk\":%d", c->width);
+    }
+}
+
 void Batch_document(const Result *r, const WidthSweep *sweep, Text *t)
 {
     const Config *c = &r->config;
     int layers = c->depth + 1, T = c->tokens;
     Text_printf(t, "{\"attnscope\": \"%s\",\n \"config\": {", ATTNSCOPE_VERSION);
-    Text_printf(t, "\"T\":%d,\"d\":%d,\"d_qk\":%d,\"depth\":%d,\"sigma_qk\":", T, c->width,
-                c->width, c->depth);
-    Json_number(t, c->sigma_qk);
-    Text_printf(t,
-                ",\"attention\":\"%s\",\"mask\":\"%s\",\"window\":%d,\"gap\":\"%s\","
-                "\"layernorm\":\"%s\",\"skip\":\"%s\",\"seed\":%llu,\"seeds\":%d,\"layer\":%d},",
-                ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], c->window,
-                GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm],
-                SKIP_NAMES.names[c->skip], (unsigned long long)c->seed, c->seeds, c->layer);
+    config_object(t, c);
+    Text_printf(t, "},");
     Text_printf(t, "\n \"rng\": ");
     Json_string(t, RANDOM_ALGORITHM);
     Text_printf(t, ",\n \"sigma\": ");

@@ -161,7 +161,8 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
     if (s->kind == SETTING_ENUM)
         EnumNames_list(s->names, range, sizeof range);
     else if (s->kind == SETTING_DOUBLE)
-        snprintf(range, sizeof range, "%g < X <= %g", s->min, s->max);
+        snprintf(range, sizeof range, "%g %s X <= %g", s->min, s->min_included ? "<=" : "<",
+                 s->max);
     else if (bound && !s->raises_bound && s->bound_offset)
         snprintf(range, sizeof range, "%.0f..%s%+d", s->min, bound->label, s->bound_offset);
     else if (bound && !s->raises_bound)
@@ -210,7 +211,7 @@ void Options_usage(FILE *out)
           "                      half of the physical memory)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
-          "      --present       presentation mode (key b): bold points and curves, the\n"
+          "      --present       presentation mode (key Z): bold points and curves, the\n"
           "                      tour's notes on screen; z shows one panel full screen\n"
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
           "      --no-confirm    start every job at once: the screen asks before a job it\n"

@@ -21,6 +21,8 @@
 #include "attnscope/model.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/block.h"
+#include "attnscope/init.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
@@ -71,11 +73,11 @@ typedef struct {
     double *gradient_norm, *log10_gradient_norm; /* [capacity + 1] */
 } Track;
 
-/* The spectra of one shown matrix: (gap mode, layer) of the first seed. */
+/* The spectra of one shown matrix: (gap mode, layer, head) of the first seed. */
 typedef struct {
     uint64_t seed;
     Gap gap;
-    int layer;
+    int layer, head;
     Gap applied;
     int outliers_removed;
     bool exact;
@@ -111,16 +113,28 @@ typedef struct {
     double *gram_eig, *column; /* T, max(T, d) */
     double *lanczos;           /* Measure_lanczos_size(T) */
     double *gap_scratch;       /* main lane only: the counterpart's gap mode is off or center */
-    Warnings warnings;         /* merged into the result after each layer, main lane first */
+    double *mixed;     /* T×d: the heads' outputs side by side, before W^O (see fused_heads) */
+    double *normed;    /* T×d: LN(X), the branch's input with pre-LayerNorm */
+    double *hidden;    /* T×R·d: the MLP's hidden layer */
+    double *keys;      /* T×d: every head's keys (several heads; their queries are in y) */
+    Warnings warnings; /* merged into the result after each layer, main lane first */
     int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
+/* The buffers of workspace_plan: a lane's, and the workspace's own. */
+enum { LANE_BUFFERS = 14, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 9 };
+
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
+    /* The sizes of the buffers held, in workspace_plan's order: a run whose plan differs
+       (other sizes, heads, output projection or LayerNorm place) allocates afresh. */
+    size_t planned[WORKSPACE_BUFFERS];
     RandomStream *random;
     Lane lane[NETWORKS];
-    double *wq, *wk, *wv; /* d×d, the current layer's weights, shared by both lanes */
-    double *markov_gauss; /* T×T */
+    double *wq, *wk, *wv;     /* d×d, the current layer's weights, shared by both lanes */
+    double *wo;               /* d×d, the output projection (unless it is the identity) */
+    double *mlp_in, *mlp_out; /* d×R·d and R·d×d, the MLP's weights */
+    double *markov_gauss;     /* T×T per head */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;
@@ -143,10 +157,26 @@ typedef struct {
     double **buf;
     size_t n;
 } BufferPlan;
-enum { LANE_BUFFERS = 10, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 6 };
 
-static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_BUFFERS])
+/* One head and no output projection: the head's output goes straight into X (skip and
+   branch gain in the same product), as the one-head layer of docs/model.md §1.5 does. */
+static bool fused_heads(const Config *c)
 {
+    return c->heads == 1 && c->output == OUTPUT_IDENTITY;
+}
+
+/* LayerNorm on the branch's input, X + F(LN X): the branch reads a normalised copy. */
+static bool pre_layernorm(const Config *c)
+{
+    return c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
+}
+
+/* The plan for c's sizes; c NULL lists the buffers only (sizes 0), for their release. */
+static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPACE_BUFFERS])
+{
+    int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
+    bool block = c && !fused_heads(c);
+    size_t mlp_ratio = c && c->mlp != MLP_NONE ? (size_t)c->mlp_ratio : 0;
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
     int n = 0;
     for (int l = 0; l < NETWORKS; l++) {
@@ -162,6 +192,10 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
             {&lane->column, (size_t)(T > d ? T : d)},
             {&lane->lanczos, Measure_lanczos_size(T)},
             {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
+            {&lane->mixed, block ? td : 0},
+            {&lane->normed, c && pre_layernorm(c) ? td : 0},
+            {&lane->hidden, td * mlp_ratio},
+            {&lane->keys, c && c->heads > 1 ? td : 0},
         };
         memcpy(plan + n, buffers, sizeof buffers);
         n += LANE_BUFFERS;
@@ -170,7 +204,10 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
         {&w->wq, dd},
         {&w->wk, dd},
         {&w->wv, dd},
-        {&w->markov_gauss, tt},
+        {&w->wo, c && c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&w->mlp_in, dd * mlp_ratio},
+        {&w->mlp_out, dd * mlp_ratio},
+        {&w->markov_gauss, tt * (size_t)heads},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
     };
@@ -181,12 +218,13 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
 static void workspace_release_buffers(Workspace *w)
 {
     BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(w, 0, 0, plan);
+    int n = workspace_plan(w, NULL, plan);
     for (int i = 0; i < n; i++) {
         free(*plan[i].buf);
         *plan[i].buf = NULL;
     }
     w->T = w->d = 0;
+    memset(w->planned, 0, sizeof w->planned);
 }
 
 static void kept_clear(Kept *k);
@@ -249,11 +287,14 @@ static int workspace_reserve(Workspace *w, const Config *c)
         w->value_cache = grown;
         w->value_cache_size = cache;
     }
-    if (w->T == c->tokens && w->d == c->width)
+    BufferPlan plan[WORKSPACE_BUFFERS];
+    int n = workspace_plan(w, c, plan);
+    bool same = w->T > 0;
+    for (int i = 0; i < n && same; i++)
+        same = plan[i].n == w->planned[i];
+    if (same)
         return 0;
     workspace_release_buffers(w);
-    BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(w, c->tokens, c->width, plan);
     for (int i = 0; i < n; i++) {
         *plan[i].buf = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1));
         if (!*plan[i].buf) {
@@ -261,6 +302,8 @@ static int workspace_reserve(Workspace *w, const Config *c)
             return -1;
         }
     }
+    for (int i = 0; i < n; i++)
+        w->planned[i] = plan[i].n;
     w->T = c->tokens;
     w->d = c->width;
     return 0;
@@ -270,7 +313,7 @@ size_t Model_memory_estimate(const Config *c)
 {
     Workspace sizes = {0};
     BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(&sizes, c->tokens, c->width, plan);
+    int n = workspace_plan(&sizes, c, plan);
     size_t doubles = value_cache_doubles(c), T = (size_t)c->tokens;
     for (int i = 0; i < n; i++)
         doubles += plan[i].n;
@@ -284,11 +327,38 @@ size_t Model_memory_estimate(const Config *c)
 
 /* ---- one network ---------------------------------------------------------------------- */
 
+/* The residual's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5, §1.8): the skip's
+   a (none: 0) and the branch's b, over √d for the scaled skip. */
+static double skip_gain(const Config *c)
+{
+    return c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
+}
+
+static double branch_gain(const Config *c)
+{
+    return c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)c->width) : c->branch_gain;
+}
+
 /* The frozen-attention gradient is the product formula of docs/model.md §2, which describes the
-   network without skips and LayerNorm. */
+   network of one head without skips, LayerNorm or output projection. */
 static bool gradients_apply(const Config *c)
 {
-    return c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE;
+    return Model_gradients_unavailable(c) == NULL;
+}
+
+const char *Model_gradients_unavailable(const Config *c)
+{
+    if (c->skip != SKIP_NONE || c->layernorm != LAYERNORM_NONE)
+        return "needs no skip and no LayerNorm";
+    if (c->heads != 1)
+        return "needs one head (with H heads X_L is no product P1·W^V_ℓ·P2)";
+    if (c->output != OUTPUT_IDENTITY)
+        return "needs W^O = identity (the formula has no output projection)";
+    if (c->branch_gain != 1.0)
+        return "needs branch gain b = 1";
+    if (c->mlp != MLP_NONE)
+        return "needs no MLP (the formula has attention and values only)";
+    return NULL;
 }
 
 /* Replaces `*product` (exp(*log_scale) times the true value) by left·product (left is
@@ -330,104 +400,92 @@ static void record(LayerState *state, const Measures *m, double log_similarity0)
 
 /* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
    for the same weights reads it instead of drawing it again. */
-static const double *draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer)
+static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
+                              const double **out)
 {
     size_t dd = (size_t)c->width * c->width;
     bool cached = value_cache_doubles(c) > 0;
     double *wv = cached ? w->value_cache + (size_t)(layer - 1) * dd : w->wv;
+    *out = wv;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
-        return wv;
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, wv, dd);
-    if (cached) {
+        return 0;
+    int info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_VALUE, wv);
+    if (cached && !info) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
         w->value_seed = seed;
         w->value_cached[layer] = true;
     }
-    return wv;
+    return info;
 }
 
-/* Weights of one layer, shared by both networks; returns W^V. */
-static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
-                                        bool first_seed)
+/* W^O of docs/model.md §1.7: entries N(0, 1/d), which keep a token's expected norm, or the
+   Haar-orthogonal Q of their QR factorisation (signs by diag(R)), which keeps every norm.
+   Returns LAPACK's status. */
+static int draw_output_projection(Workspace *w, const Config *c, uint64_t seed, int layer)
 {
-    size_t dd = (size_t)c->width * c->width, tt = (size_t)c->tokens * c->tokens;
+    return Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_OUTPUT, w->wo);
+}
+
+/* Weights of one layer, shared by both networks (W^O apart); returns W^V. */
+static int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
+                              bool first_seed, const double **wv)
+{
+    size_t tt = (size_t)c->tokens * c->tokens;
+    Linalg *la = w->lane[NETWORK_MAIN].la;
+    int info = 0;
     if (Attention_has_query_key(c->attention)) {
-        RandomStream_gaussian(w->random, seed, layer, ROLE_QUERY, c->sigma_qk, w->wq, dd);
-        RandomStream_gaussian(w->random, seed, layer, ROLE_KEY, c->sigma_qk, w->wk, dd);
+        info = Init_draw(w->random, la, c, seed, layer, MATRIX_QUERY, w->wq);
+        if (!info)
+            info = Init_draw(w->random, la, c, seed, layer, MATRIX_KEY, w->wk);
     }
     if (c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(w->random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
-                              w->markov_gauss, tt);
+                              w->markov_gauss, tt * (size_t)c->heads);
+    if (info)
+        return info;
     if (first_seed)
-        return draw_value_weights(w, c, seed, layer);
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, w->wv, dd);
-    return w->wv;
+        return draw_value_weights(w, c, seed, layer, wv);
+    *wv = w->wv;
+    return Init_draw(w->random, la, c, seed, layer, MATRIX_VALUE, w->wv);
 }
 
-/* The logits of the layer, row-major: S = X W^Q (X W^K)ᵀ / √d, i.e. Sᵀ = K Qᵀ / √d in
-   column-major.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised.
+/* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
+   Sᵀ = K Qᵀ·scale in column-major, scale 1/√d_h or 1/d_h; W^Q_h is the h-th block of d_h
+   columns of W^Q.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised.
    *logits is NULL for kinds without logits.  Returns 0 or LANE_STOPPED. */
-static int layer_logits(Workspace *w, Lane *lane, const Config *c, const double **logits)
+static int layer_logits(Workspace *w, Lane *lane, const Config *c, int h, const double *source,
+                        const double **logits)
 {
-    int T = c->tokens, d = c->width;
+    int T = c->tokens, d = c->width, dh = Config_head_width(c);
     *logits = NULL;
     if (c->attention == ATTENTION_MARKOV) {
-        *logits = w->markov_gauss;
+        *logits = w->markov_gauss + (size_t)h * T * T;
         return 0;
     }
     if (!Attention_has_query_key(c->attention))
         return 0;
-    double *q = lane->xw, *k = lane->y; /* both free until the values are applied */
-    int status = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, lane->x, T, w->wq, d, 0.0, q, T);
+    double scale = c->logit_scale == LOGIT_SCALE_LINEAR ? 1.0 / dh : 1.0 / sqrt((double)dh);
+    /* Several heads: every head's queries and keys were projected at once (project_heads),
+       head h's are their h-th block of columns.  One head: y and xw are free until the values
+       are applied. */
+    double *q = lane->y, *k = lane->xw;
+    int status = 0;
+    if (c->heads > 1) {
+        q = lane->y + (size_t)T * dh * h;
+        k = lane->keys + (size_t)T * dh * h;
+    } else {
+        status = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wq, d, 0.0, q, T);
+        if (!status)
+            status =
+                Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wk, d, 0.0, k, T);
+    }
     if (!status)
-        status = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, lane->x, T, w->wk, d, 0.0, k, T);
-    if (!status)
-        status = Linalg_gemm(lane->la, false, true, T, T, d, 1.0 / sqrt((double)d), k, T, q, T, 0.0,
-                             lane->logits, T);
+        status =
+            Linalg_gemm(lane->la, false, true, T, T, dh, scale, k, T, q, T, 0.0, lane->logits, T);
     if (!status)
         *logits = lane->logits;
     return status;
-}
-
-/* Post-LayerNorm per token (a row of the column-major X): rms: x/‖x‖; ln: centred first.
-   Unit norm, not PyTorch's √d, so σ_qk means the same at every layer.  Zero rows stay 0. */
-static void layernorm(LayerNorm mode, int T, int d, double *x, double *row_stat)
-{
-    if (mode == LAYERNORM_NONE)
-        return;
-    if (mode == LAYERNORM_LN) {
-        memset(row_stat, 0, sizeof(double) * T);
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                row_stat[i] += x[i + (size_t)j * T];
-        for (int i = 0; i < T; i++)
-            row_stat[i] /= d;
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                x[i + (size_t)j * T] -= row_stat[i];
-    }
-    /* Scale each row by its largest entry first, so the sum of squares cannot overflow. */
-    memset(row_stat, 0, sizeof(double) * T);
-    for (int j = 0; j < d; j++)
-        for (int i = 0; i < T; i++)
-            row_stat[i] = fmax(row_stat[i], fabs(x[i + (size_t)j * T]));
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < T; i++)
-            if (row_stat[i] > 0 && isfinite(row_stat[i]))
-                row_stat[i] = 1.0 / row_stat[i];
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                x[i + (size_t)j * T] *= row_stat[i];
-        if (pass == 1)
-            break;
-        memset(row_stat, 0, sizeof(double) * T);
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                row_stat[i] += x[i + (size_t)j * T] * x[i + (size_t)j * T];
-        for (int i = 0; i < T; i++)
-            row_stat[i] = sqrt(row_stat[i]);
-    }
 }
 
 static bool all_finite(const double *x, size_t n)
@@ -446,7 +504,11 @@ static bool same_weights(const Config *a, const Config *b)
 {
     return a->tokens == b->tokens && a->width == b->width && a->sigma_qk == b->sigma_qk &&
            a->attention == b->attention && a->mask == b->mask && a->window == b->window &&
-           a->layernorm == b->layernorm && a->skip == b->skip;
+           a->layernorm == b->layernorm && a->skip == b->skip && a->heads == b->heads &&
+           a->output == b->output && a->logit_scale == b->logit_scale &&
+           a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
+           a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
+           a->mlp_ratio == b->mlp_ratio && a->init == b->init && a->input_norm == b->input_norm;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -538,17 +600,19 @@ static int track_reserve(Track *t, int depth)
     return 0;
 }
 
-static KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, Gap gap, int layer)
+static KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, const Config *c)
 {
     for (int i = 0; i < k->spectra_count; i++)
-        if (k->spectra[i].seed == seed && k->spectra[i].gap == gap && k->spectra[i].layer == layer)
+        if (k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
+            k->spectra[i].layer == c->layer && k->spectra[i].head == c->head)
             return &k->spectra[i];
     return NULL;
 }
 
-/* A fresh entry for (gap, layer), replacing the oldest when all are taken. */
-static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, Gap gap, int layer, int T)
+/* A fresh entry for c's (gap, layer, head), replacing the oldest when all are taken. */
+static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c)
 {
+    int T = c->tokens;
     if (k->spectra_count == KEPT_SPECTRA_MAX) {
         kept_spectra_free(&k->spectra[0]);
         memmove(k->spectra, k->spectra + 1, sizeof k->spectra[0] * (KEPT_SPECTRA_MAX - 1));
@@ -563,8 +627,9 @@ static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, Gap gap, int layer,
         return NULL;
     }
     s->seed = seed;
-    s->gap = gap;
-    s->layer = layer;
+    s->gap = c->gap;
+    s->layer = c->layer;
+    s->head = c->head;
     k->spectra_count++;
     return s;
 }
@@ -639,21 +704,54 @@ static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
    assembly names the first layer it happened at, and says it once. */
 #define LAYER_MARK "\x02"
 
-/* One layer of one network: attention from its own X, gap removal, values, skip, LN. */
-static int network_layer(Run *run, int which)
+/* Several heads: every head's queries (into y), keys and values (into xw) in one product
+   each, as wide products run nearer the BLAS's peak than H narrow ones.  Returns 0 or
+   LANE_STOPPED. */
+static int project_heads(const Config *c, Workspace *w, Lane *lane, const double *source,
+                         const double *wv)
+{
+    int T = c->tokens, d = c->width, info = 0;
+    if (Attention_has_query_key(c->attention)) {
+        info =
+            Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wq, d, 0.0, lane->y, T);
+        if (!info)
+            info = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wk, d, 0.0,
+                               lane->keys, T);
+    }
+    if (!info && wv)
+        info =
+            Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, wv, d, 0.0, lane->xw, T);
+    return info;
+}
+
+/* What the branch F reads: X, or LN(X) in the lane's `normed` with pre-LayerNorm. */
+static const double *branch_input(const Config *c, Lane *lane)
+{
+    if (!pre_layernorm(c))
+        return lane->x;
+    size_t td = (size_t)c->tokens * c->width;
+    memcpy(lane->normed, lane->x, sizeof(double) * td);
+    Block_layernorm(c, c->tokens, c->width, lane->normed, lane->column, lane->gram_eig);
+    return lane->normed;
+}
+
+/* Head h (from 0) of one layer: its attention from the lane's X (the shown head's captured),
+   gap removal, and its output A_h·X·W^V_h, written into X itself when the heads are fused
+   (X ← keep·X + branch·A X W^V) and into its block of columns of `mixed` otherwise. */
+static int network_head(Run *run, int which, int h, const double *source)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *lane = &w->lane[which];
     Network *net = &run->nets[which];
-    int T = c->tokens, d = c->width, layer = run->layer;
-    size_t td = (size_t)T * d, tt = (size_t)T * T;
-    bool shown = run->shown_lane == which;
+    int T = c->tokens, d = c->width, dh = Config_head_width(c), layer = run->layer;
+    size_t tt = (size_t)T * T;
+    bool shown = run->shown_lane == which && h == c->head - 1;
     bool gradients = run->first_seed && gradients_apply(c);
 
     const double *logits = run->shared_logits;
     if (!run->attention_ready) {
-        int status = layer_logits(w, lane, c, &logits);
+        int status = layer_logits(w, lane, c, h, source, &logits);
         if (status)
             return status;
         Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
@@ -695,19 +793,88 @@ static int network_layer(Run *run, int which)
         if (info)
             return info;
     }
+    /* A_h X W^V_h; the attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several
+       heads: X W^V is in xw already (project_heads). */
+    size_t block = (size_t)T * dh * h;
+    if (c->heads == 1)
+        info = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, run->wv, d, 0.0,
+                           lane->xw, T);
+    if (info)
+        return info;
+    if (fused_heads(c))
+        return Linalg_gemm(lane->la, true, false, T, d, T, branch_gain(c), lane->attn, T, lane->xw,
+                           T, skip_gain(c), lane->x, T);
+    return Linalg_gemm(lane->la, true, false, T, dh, T, 1.0, lane->attn, T, lane->xw + block, T,
+                       0.0, lane->mixed + block, T);
+}
 
-    /* Y = A X W^V; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
-    info =
-        Linalg_gemm(lane->la, false, false, T, d, d, 1.0, lane->x, T, run->wv, d, 0.0, lane->xw, T);
+/* X ← keep·X + branch·[head_1 … head_H]·W^O, once every head has read X.  Returns 0 or
+   LANE_STOPPED. */
+static int combine_heads(const Config *c, Workspace *w, Lane *lane)
+{
+    int T = c->tokens, d = c->width;
+    double keep = skip_gain(c), branch = branch_gain(c);
+    if (c->output != OUTPUT_IDENTITY)
+        return Linalg_gemm(lane->la, false, false, T, d, d, branch, lane->mixed, T, w->wo, d, keep,
+                           lane->x, T);
+    size_t td = (size_t)T * d;
+    for (size_t i = 0; i < td; i++)
+        lane->x[i] = keep * lane->x[i] + branch * lane->mixed[i];
+    return 0;
+}
+
+/* The MLP sub-block with its own skip and LayerNorm, placed as the attention's:
+   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre).  Returns 0 or
+   LANE_STOPPED. */
+static int mlp_sublayer(const Config *c, Workspace *w, Lane *lane)
+{
+    int T = c->tokens, d = c->width, hidden = c->mlp_ratio * c->width;
+    const double *source = branch_input(c, lane);
+    int info = Linalg_gemm(lane->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_in, hidden,
+                           0.0, lane->hidden, T);
     if (info)
         return info;
-    double keep = c->skip == SKIP_NONE ? 0.0 : 1.0;
-    double branch = c->skip == SKIP_SCALED ? 1.0 / sqrt((double)d) : 1.0;
-    info = Linalg_gemm(lane->la, true, false, T, d, T, branch, lane->attn, T, lane->xw, T, keep,
-                       lane->x, T);
+    Block_activate(c->mlp, lane->hidden, (size_t)T * hidden);
+    info = Linalg_gemm(lane->la, false, false, T, d, hidden, branch_gain(c), lane->hidden, T,
+                       w->mlp_out, hidden, skip_gain(c), lane->x, T);
     if (info)
         return info;
-    layernorm(c->layernorm, T, d, lane->x, lane->column);
+    if (!pre_layernorm(c))
+        Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
+    return 0;
+}
+
+/* One layer of one network: each head's attention from its own X, gap removal, values, the
+   output projection, skip, LN. */
+static int network_layer(Run *run, int which)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    Lane *lane = &w->lane[which];
+    Network *net = &run->nets[which];
+    int T = c->tokens, d = c->width, layer = run->layer;
+    size_t td = (size_t)T * d;
+
+    const double *source = branch_input(c, lane);
+    int info = 0;
+    if (c->heads > 1)
+        info = project_heads(c, w, lane, source, run->wv);
+    for (int h = 0; h < c->heads && !info && !net->dead; h++)
+        info = network_head(run, which, h, source);
+    if (info)
+        return info;
+    if (net->dead) /* a head's attention overflowed: the layer has no finite output */
+        return 0;
+    if (!fused_heads(c))
+        info = combine_heads(c, w, lane);
+    if (info)
+        return info;
+    if (!pre_layernorm(c)) /* the Gram eigenvalues' buffer is free until the measures */
+        Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
+    if (c->mlp != MLP_NONE)
+        info = mlp_sublayer(c, w, lane);
+    if (info)
+        return info;
     if (stop_requested(run))
         return LANE_STOPPED;
 
@@ -722,7 +889,7 @@ static int network_layer(Run *run, int which)
     }
     double norm = cblas_dnrm2((int)td, lane->x, 1);
     if (Attention_is_input_independent(c->attention) && norm > 0 &&
-        c->layernorm == LAYERNORM_NONE) {
+        c->layernorm == LAYERNORM_NONE && (c->mlp == MLP_NONE || c->mlp == MLP_RELU)) {
         /* A does not depend on X and every step is homogeneous of degree 1 in X: carry the
            scale apart so that deep networks never overflow. */
         cblas_dscal((int)td, 1.0 / norm, lane->x, 1);
@@ -791,6 +958,8 @@ static int input_tokens(Workspace *w, const Config *c, uint64_t seed, int which)
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
             lane->x[i + (size_t)j * T] = g[j + (size_t)i * d];
+    if (c->input_norm == INPUT_NORM_SQRT_D) /* rows of norm √d, as after embedding + LN */
+        cblas_dscal((int)td, sqrt((double)d), lane->x, 1);
     memcpy(lane->frozen, lane->x, sizeof(double) * td);
     return 0;
 }
@@ -894,13 +1063,25 @@ static int run_layer(Run *run)
     const Config *c = run->config;
     Workspace *w = run->w;
     int layer = run->layer;
-    run->wv = draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    /* Both networks read X0 in layer 1: one attention matrix serves them both. */
-    run->attention_ready = layer == 1 && run->active[0] && run->active[1];
+    int info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, &run->wv);
+    if (!info && c->output != OUTPUT_IDENTITY)
+        info = draw_output_projection(w, c, run->seed, layer);
+    if (!info && c->mlp != MLP_NONE)
+        info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, run->seed, layer, MATRIX_MLP_IN,
+                         w->mlp_in);
+    if (!info && c->mlp != MLP_NONE)
+        info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, run->seed, layer, MATRIX_MLP_OUT,
+                         w->mlp_out);
+    if (info)
+        return info;
+    /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
+       matrix per head would be as many T×T buffers). */
+    run->attention_ready = layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
     run->shared_logits = NULL;
     if (run->attention_ready) {
         Lane *main_lane = &w->lane[NETWORK_MAIN];
-        int status = layer_logits(w, main_lane, c, &run->shared_logits);
+        int status =
+            layer_logits(w, main_lane, c, 0, branch_input(c, main_lane), &run->shared_logits);
         if (status)
             return status;
         Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
@@ -942,11 +1123,11 @@ static void shown_spectra_task(int which, void *context)
 }
 
 /* The spectra of the captured shown matrices (workspace's shown_before_gap and
-   shown_applied), kept as the entry (gap, layer). */
-static int keep_shown_spectra(Run *run, Gap gap, int layer)
+   shown_applied), kept as the entry (gap, layer, head) of the run's settings. */
+static int keep_shown_spectra(Run *run)
 {
     const Config *c = run->config;
-    KeptSpectra *s = kept_spectra_new(run->kept, run->seed, gap, layer, c->tokens);
+    KeptSpectra *s = kept_spectra_new(run->kept, run->seed, c);
     if (!s)
         return -1;
     s->applied = run->shown_outcome.applied;
@@ -983,9 +1164,16 @@ static int capture_shown_attention(Run *run, int which, int layer)
     int info = lane_load(run, which, layer - 1);
     if (info)
         return info;
-    draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    const double *logits;
-    info = layer_logits(w, lane, c, &logits);
+    const double *wv;
+    info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, &wv);
+    if (info)
+        return info;
+    const double *source = branch_input(c, lane);
+    if (c->heads > 1)
+        info = project_heads(c, w, lane, source, NULL);
+    const double *logits = NULL;
+    if (!info)
+        info = layer_logits(w, lane, c, c->head - 1, source, &logits);
     if (info)
         return info;
     Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
@@ -1034,7 +1222,8 @@ static void gradient_task(int which, void *context)
    P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
    The lanes hold the frozen products of layer L.  The value weights come from the cache,
    or are drawn again from their streams where L·d² doubles would not fit.  Returns 0 or
-   LANE_STOPPED (the tracks then have no gradients). */
+   LANE_STOPPED (the tracks then have no gradients) or LAPACK's status (an orthogonal W^V is
+   drawn through a QR factorisation). */
 static int frozen_attention_gradients(Run *run)
 {
     Workspace *w = run->w;
@@ -1051,9 +1240,12 @@ static int frozen_attention_gradients(Run *run)
     for (int i = 0; i < d; i++)
         w->wq[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
-        const double *wv = draw_value_weights(w, c, run->seed, l);
-        int status = scaled_step(w->lane[NETWORK_MAIN].la, d, d, &w->wq, &w->wk, wv, NULL, false,
-                                 &log_p2, &log10_p2[l]);
+        const double *wv;
+        int status = draw_value_weights(w, c, run->seed, l, &wv);
+        if (status)
+            return status;
+        status = scaled_step(w->lane[NETWORK_MAIN].la, d, d, &w->wq, &w->wk, wv, NULL, false,
+                             &log_p2, &log10_p2[l]);
         if (status)
             return status;
     }
@@ -1064,7 +1256,9 @@ static int frozen_attention_gradients(Run *run)
     run->active[0] = run->active[1] = true;
     for (int l = 1; l <= L; l++) {
         run->layer = l;
-        run->wv = draw_value_weights(w, c, run->seed, l);
+        int info = draw_value_weights(w, c, run->seed, l, &run->wv);
+        if (info)
+            return info;
         both_lanes(run->progress, gradient_task, run);
         int status = run->info[0] ? run->info[0] : run->info[1];
         if (status)
@@ -1162,6 +1356,27 @@ static void fill_readouts(Result *r)
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
 }
 
+/* What heads and an output projection take outside the theory (docs/model.md §1.7, §3). */
+static void block_warnings(const Config *c, Warnings *w)
+{
+    int dh = Config_head_width(c);
+    if (c->heads > 1)
+        Warnings_add(w,
+                     "head %d of %d shown: its logits have rank <= d_h = %d, so its gamma is "
+                     "T/d_h = %g (T/d = %g): its bulk edge leaves the i.i.d. limit as T/d_h grows",
+                     c->head, c->heads, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
+    if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
+        Warnings_add(w,
+                     "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
+                     "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
+                     "unit rows, as the first layer has",
+                     c->width);
+    if (c->heads > 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
+        Warnings_add(w, "the stable-rank theory and the gradient formula describe one head "
+                        "without an output projection or MLP: no theory curve, gradients "
+                        "null");
+}
+
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,
    the bands over the leading seeds that are complete, the shown spectra, the readouts, the
    warnings (spectra first, then layer by layer, the network before its counterpart, seed
@@ -1190,7 +1405,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
     }
 
     out->warnings.count = 0;
-    const KeptSpectra *spectra = kept_spectra_find(run->kept, c->seed, c->gap, c->layer);
+    const KeptSpectra *spectra = kept_spectra_find(run->kept, c->seed, c);
     if (spectra) {
         out->spectra_ready = true;
         out->shown_gap = spectra->applied;
@@ -1210,6 +1425,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
                      c->layer);
     }
     fill_readouts(out);
+    block_warnings(c, &out->warnings);
 
     memset(out->measure_routes, 0, sizeof out->measure_routes);
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {
@@ -1289,7 +1505,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
     if (info)
         return info;
 
-    bool spectra = !run->first_seed || kept_spectra_find(k, run->seed, c->gap, c->layer);
+    bool spectra = !run->first_seed || kept_spectra_find(k, run->seed, c);
     if (!spectra && run->track[NETWORK_MAIN]->layers >= c->layer) {
         /* Another shown layer of a kept network: its attention matrix and spectra only. */
         run->measure = true;
@@ -1299,7 +1515,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             return 0;
         }
         if (!info && run->shown_captured)
-            info = keep_shown_spectra(run, c->gap, c->layer);
+            info = keep_shown_spectra(run);
         if (info)
             return info;
         spectra = true;
@@ -1356,7 +1572,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
                 *stopped = true;
                 return 0;
             }
-            info = keep_shown_spectra(run, c->gap, c->layer);
+            info = keep_shown_spectra(run);
             if (info)
                 return info;
             spectra = true;
@@ -1586,4 +1802,21 @@ void ModelPlan_release(ModelPlan *plan)
 {
     free(plan->seed);
     plan->seed = NULL;
+}
+
+int Model_forward(const Config *c, Workspace *w, double *norm)
+{
+    if (workspace_reserve(w, c))
+        return -1;
+    Track track = {.seed = c->seed, .gap = c->gap};
+    Run run = {.config = c, .w = w, .seed = c->seed, .shown_lane = -1, .track = {&track, NULL}};
+    run.active[NETWORK_MAIN] = true;
+    int info = input_tokens(w, c, c->seed, NETWORK_MAIN);
+    for (int layer = 1; layer <= c->depth && !info; layer++) {
+        run.layer = layer;
+        info = run_layer(&run);
+    }
+    *norm = cblas_dnrm2(c->tokens * c->width, w->lane[NETWORK_MAIN].x, 1);
+    w->lane[NETWORK_MAIN].warnings.count = 0;
+    return info;
 }

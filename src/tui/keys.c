@@ -50,6 +50,25 @@ static int cycle(int value, int count, int step)
     return (value + step + count) % count;
 }
 
+static int gcd(int a, int b)
+{
+    while (b) {
+        int r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Whether s divides the setting it must divide (H divides d), or has no such setting. */
+static bool divides(const Setting *s, const Config *c)
+{
+    if (!s->divides)
+        return true;
+    int value = (int)Setting_get(s, c), of = (int)Setting_get(Settings_find(s->divides), c);
+    return value > 0 && of % value == 0;
+}
+
 /* Takes every setting that another bounds back under its bound (T ≤ d, w < T, layer ≤ depth),
    saying so.  Returns false, changing nothing, when one would have to go below its minimum. */
 static bool settle(Config *c, char *note, size_t size)
@@ -72,6 +91,18 @@ static bool settle(Config *c, char *note, size_t size)
             Setting_put(t, &trial, limit);
             note_add(said, sizeof said, "%s lowered to %g with %s (%s)", t->key_label, limit,
                      b->label, t->bound_reason);
+            moved = true;
+        }
+        for (int i = 0; i < Settings_count(); i++) {
+            const Setting *t = Settings_at(i);
+            if (!t->divides || divides(t, &trial))
+                continue;
+            const Setting *of = Settings_find(t->divides);
+            int value = (int)Setting_get(t, &trial),
+                common = gcd(value, (int)Setting_get(of, &trial));
+            Setting_put(t, &trial, common);
+            note_add(said, sizeof said, "%s lowered to %d with %s (%s divides %s)", t->key_label,
+                     common, of->label, t->label, of->label);
             moved = true;
         }
     }
@@ -183,6 +214,12 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
         break;
     }
     Setting_put(s, &next, to);
+    if (!divides(s, &next)) {
+        const Setting *of = Settings_find(s->divides);
+        note_add(note, size, "%s stays at %g: %g does not divide %s = %g", s->key_label, value, to,
+                 of->label, Setting_get(of, &next));
+        return false;
+    }
     Controls after = *c;
     if (s->bound && s->raises_bound) {
         const Setting *b = Settings_find(s->bound);
@@ -277,7 +314,7 @@ static const KeyBinding OTHER_KEYS[] = {
     {'v', "v", "view: rank/width/grad/sim", ACTION_DISPLAY, NULL, 0, panel_next},
     {'V', "V", "view previous", ACTION_DISPLAY, NULL, 0, panel_previous},
     {'c', "c", "compare: gap off | removed", ACTION_DISPLAY, NULL, 0, compare_toggle},
-    {'b', "b", "presentation mode on / off", ACTION_DISPLAY, NULL, 0, present_toggle},
+    {'Z', "Z", "presentation mode on / off", ACTION_DISPLAY, NULL, 0, present_toggle},
     {'z', "z", "zoom: one panel, cycled", ACTION_DISPLAY, NULL, 0, zoom_next},
     {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL, 0, NULL},
     {'p', "p", "save settings as a preset", ACTION_SAVE_PRESET, NULL, 0, NULL},

@@ -244,9 +244,8 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
              GAP_NAMES.names[s->result->counterpart_gap]);
     const char *empty = "computing… (the gradients need the full depth)";
     if (s->done)
-        empty = k->skip != SKIP_NONE || k->layernorm != LAYERNORM_NONE
-                    ? "needs no skip and no LayerNorm"
-                    : "undefined here (see the warnings)";
+        empty = Model_gradients_unavailable(k) ? Model_gradients_unavailable(k)
+                                               : "undefined here (see the warnings)";
     /* Index 0 is unused: the curves start at ℓ = 1. */
     SeriesPlot p = {
         .title = title,

@@ -17,11 +17,11 @@ check "no tour caption before a tour step" wait_gone "Point at:"
 press "> loads the tour's first step" "Tour 1/9" ">"
 expect "its Point at: note is on screen, in a box titled tour" "tour ─"
 expect "the note's text" "Point at: \(1\) the highlighted point at 1"
-press "b: presentation mode off, saying so" "presentation mode off" b
-check "b: the caption goes with it" wait_gone "Point at:"
+press "Z: presentation mode off, saying so" "presentation mode off" Z
+check "Z: the caption goes with it" wait_gone "Point at:"
 few_points() { [ "$(eigen_cells)" -le 2 ]; }
-check "b: the eigenvalues are braille dots again" few_points
-press "b: on again" "presentation mode on" b
+check "Z: the eigenvalues are braille dots again" few_points
+press "Z: on again" "presentation mode on" Z
 expect "the caption is back" "Point at:"
 
 # z: one panel alone, then the next, then all again.
@@ -59,7 +59,7 @@ check "the wheel over the histogram changes no layer" bash -c "sleep 1; grep -q 
 check "  (the layer is still 1)" test "$(screen | grep -o 'layer=[0-9]*/[0-9]*')" = "layer=1/8"
 check "  (and was 1 before the wheel)" test "$before" = "layer=1/8"
 
-press "? lists b and z" "b +presentation mode on / off" "?"
+press "? lists Z and z" "Z +presentation mode on / off" "?"
 expect "and z" "z +zoom: one panel, cycled"
 keys Escape
 check "the help closes" wait_gone "attnscope keys"
