@@ -153,11 +153,11 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) -lgsl $(PKG_BLAS_LIBS) -lm
 
-# The JSON reader of --jsonl and merge, alone: it needs nothing else.
-$(FUZZ_DIR)/fuzz_json: tests/fuzz/fuzz_json.c src/common/json_read.c
+# The JSON reader of --jsonl and merge, alone: it needs only the core's text helpers.
+$(FUZZ_DIR)/fuzz_json: tests/fuzz/fuzz_json.c src/common/json_read.c src/core/format.c
 	@mkdir -p $(FUZZ_DIR)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^
+	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
 
 fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json
 

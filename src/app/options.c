@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include "attnscope/budget.h"
+#include "attnscope/format.h"
 #include "presets.h"
 
 #include <errno.h>
@@ -36,33 +37,6 @@ static char *trim(char *s)
     return s;
 }
 
-/* The length of the UTF-8 sequence at p, or 0 when it is none (a stray continuation
-   byte, an overlong form, a surrogate, beyond U+10FFFF, 0xFE and 0xFF). */
-static size_t utf8_length(const unsigned char *p)
-{
-    int more;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
-        more = 1;
-    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-        more = 2;
-        lo = p[0] == 0xE0 ? 0xA0 : 0x80;
-        hi = p[0] == 0xED ? 0x9F : 0xBF;
-    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-        more = 3;
-        lo = p[0] == 0xF0 ? 0x90 : 0x80;
-        hi = p[0] == 0xF4 ? 0x8F : 0xBF;
-    } else {
-        return 0;
-    }
-    for (int i = 1; i <= more; i++, lo = 0x80, hi = 0xBF)
-        if (p[i] < lo || p[i] > hi) /* the terminating NUL ends it here too */
-            return 0;
-    return (size_t)more + 1;
-}
-
 /* Parses one preset line into c; returns 0, or -1 with the message (without FILE:LINE). */
 static int preset_line(Config *c, char *line, size_t length, bool seen[], char *err, size_t size)
 {
@@ -70,8 +44,9 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[], char *
         snprintf(err, size, "contains a NUL byte: a preset is plain text");
         return -1;
     }
+    const unsigned char *end = (const unsigned char *)line + length;
     for (const unsigned char *p = (const unsigned char *)line; *p;) {
-        size_t n = utf8_length(p);
+        size_t n = Format_utf8_length(p, (size_t)(end - p));
         if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') || *p == 0x7F) {
             snprintf(err, size, "contains control byte 0x%02x: a preset is plain text", *p);
             return -1;

@@ -1,5 +1,7 @@
 #include "json_read.h"
 
+#include "attnscope/format.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -135,37 +137,6 @@ static int hex4(Reader *r)
     return value;
 }
 
-/* The length of the UTF-8 sequence at r->at, or 0 when it is none (a stray continuation
-   byte, an overlong form, a surrogate, beyond U+10FFFF). */
-static size_t utf8_length(const Reader *r)
-{
-    const unsigned char *p = r->text + r->at;
-    size_t left = r->length - r->at;
-    int more;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
-        more = 1;
-    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-        more = 2;
-        lo = p[0] == 0xE0 ? 0xA0 : 0x80;
-        hi = p[0] == 0xED ? 0x9F : 0xBF;
-    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-        more = 3;
-        lo = p[0] == 0xF0 ? 0x90 : 0x80;
-        hi = p[0] == 0xF4 ? 0x8F : 0xBF;
-    } else {
-        return 0;
-    }
-    if (left <= (size_t)more)
-        return 0;
-    for (int i = 1; i <= more; i++, lo = 0x80, hi = 0xBF)
-        if (p[i] < lo || p[i] > hi)
-            return 0;
-    return (size_t)more + 1;
-}
-
 static size_t put_utf8(unsigned char *out, uint32_t code)
 {
     if (code < 0x80) {
@@ -250,7 +221,7 @@ static char *string(Reader *r, size_t *length)
             break;
         }
         if (c != '\\') {
-            size_t k = utf8_length(r);
+            size_t k = Format_utf8_length(r->text + r->at, r->length - r->at);
             if (!k) {
                 fail(r, "byte 0x%02x is not UTF-8", (unsigned)c);
                 break;
