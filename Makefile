@@ -54,7 +54,7 @@ LIBS_A   := $(BUILD)/libattnscope_app.a $(BUILD)/libattnscope_tui.a \
 BIN := $(BUILD)/attnscope
 
 .PHONY: FORCE all run check test tests deps deps-run clean install uninstall bench format \
-        check-layers fuzz fuzz-build
+        check-layers fuzz fuzz-build golden-update
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -79,10 +79,11 @@ $(COMMON_OBJ): CFLAGS += -Isrc/common
 $(TUI_OBJ): CFLAGS += -Isrc/common
 $(APP_OBJ) $(MAIN_OBJ): CFLAGS += -Isrc/common -Isrc/tui
 
-# The installed presets' directory is compiled into main.o; the file below changes only
-# when PREFIX does, so `make install PREFIX=...` rebuilds main.o exactly then.
-$(MAIN_OBJ): CFLAGS += -DATTNSCOPE_PRESETS_DIR='"$(PREFIX)/share/attnscope/presets"'
-$(MAIN_OBJ): $(BUILD)/prefix.txt
+# The installed presets' directory is compiled into presets.o; the file below changes only
+# when PREFIX does, so `make install PREFIX=...` rebuilds presets.o exactly then.
+PRESETS_DIR_FLAG := -DATTNSCOPE_PRESETS_DIR='"$(PREFIX)/share/attnscope/presets"'
+$(BUILD)/common/presets.o: CFLAGS += $(PRESETS_DIR_FLAG)
+$(BUILD)/common/presets.o: $(BUILD)/prefix.txt
 $(BUILD)/prefix.txt: FORCE
 	@mkdir -p $(BUILD)
 	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' >$@
@@ -137,13 +138,14 @@ test: tests
 check-layers:
 	@tests/check-layers.sh
 
-# Fuzzing (clang's libFuzzer) of the preset and option parsers.  `make fuzz` runs each
-# harness FUZZ_SECONDS; `make check` replays the regression inputs and runs a short pass.
+# Fuzzing (clang's libFuzzer) of the preset, option and JSON parsers.  `make fuzz` explores, each
+# harness FUZZ_SECONDS (FUZZ_KEEP=1 merges what adds coverage into tests/fuzz/corpus/);
+# `make check` replays the committed corpus and regressions only, so it is deterministic.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
-FUZZ_SRC := src/app/options.c $(CORE_SRC)
-FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
-               -DATTNSCOPE_VERSION='"$(VERSION)"' $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) \
+FUZZ_SRC := src/app/options.c src/common/presets.c $(CORE_SRC)
+FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -Isrc/common -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
+               -DATTNSCOPE_VERSION='"$(VERSION)"' $(PRESETS_DIR_FLAG) $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
@@ -151,10 +153,21 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) -lgsl $(PKG_BLAS_LIBS) -lm
 
-fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset
+# The JSON reader of --jsonl and merge, alone: it needs only the core's text helpers.
+$(FUZZ_DIR)/fuzz_json: tests/fuzz/fuzz_json.c src/common/json_read.c src/core/format.c
+	@mkdir -p $(FUZZ_DIR)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
+
+fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+# The golden screens (tests/tui/golden/) after a change of layout made on purpose: rewrites
+# every expected capture from the binary; review `git diff tests/tui/golden/`, then commit.
+golden-update: all
+	@BIN=$(BIN) tests/tui/golden.sh --update
 
 bench: all
 	@bench/run.sh $(BIN)

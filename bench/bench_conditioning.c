@@ -1,4 +1,4 @@
-/* Time of each conditioning quantity of one attention sub-block (docs/model.md §6), from the
+/* Time of each conditioning quantity of one attention sub-block (docs/model.md §8), from the
  * core's public API: one softmax layer at orthonormal input with Gaussian weights
  * (σ_qk = 1, s = 1/√d), full mask.  Stages (milliseconds, clock_gettime(CLOCK_MONOTONIC)):
  *   svd_attention    singular values of A (T×T): κ(A)

@@ -12,7 +12,16 @@ user does, then reads the trace the program wrote (milliseconds on one monotonic
   - the same screen, view keys only (v, o): keystroke -> frame, and how many forward passes
     they ran (none may: the width sweep is its own job, the model run is reused);
   - T = d = 2048, L = 5: keys pressed while the first layer computes (seconds long):
-    keystroke -> frame, i.e. whether the status line follows keys under load.
+    keystroke -> frame, i.e. whether the status line follows keys under load;
+  - T = d = 1024, L = 8, softmax (--large): ] -> the frame with the new layer's spectra,
+    L -> the frame with the new layer's point on the curve, g -> the frame with the
+    gap-toggled spectra, each after the previous result is in;
+  - T = d = 4096, L = 1 (--large): a key that supersedes the running job, pressed during
+    the job's first steps (3 s in: the input's QR, products) and during the shown layer's
+    eigensolvers (once a worker process has used 6 s of CPU: only dgeev and dgesdd take
+    that long at this size): keystroke -> the next job's job-start, keystroke -> the superseded
+    call's process gone, and the CPU the program and its helper's processes used between
+    the keystroke and the next job-start.
 
 Standard library only; prints a Markdown table.  Reports, never fails: exit 0 whatever the
 numbers are.
@@ -32,7 +41,9 @@ EVENT = re.compile(r"^(\d+\.\d+) (\S+)(.*)$")
 
 class Tmux:
     def __init__(self, cols=120, rows=40):
-        self.socket = "attnscope-latency-%d" % os.getpid()
+        self.base = "attnscope-latency-%d" % os.getpid()
+        self.sessions = 0
+        self.socket = self.base
         self.cols, self.rows = cols, rows
 
     def run(self, *args):
@@ -40,7 +51,10 @@ class Tmux:
                               capture_output=True, text=True)
 
     def start(self, command):
+        # A new server each time: one still shutting down cannot take the new session.
         self.run("kill-server")
+        self.sessions += 1
+        self.socket = "%s-%d" % (self.base, self.sessions)
         self.run("new-session", "-d", "-x", str(self.cols), "-y", str(self.rows), command)
 
     def keys(self, *keys):
@@ -77,6 +91,24 @@ def wait_until(predicate, timeout=180.0):
     return False
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
 def count(path, kind):
     return sum(1 for _, k, _ in events(path) if k == kind)
 
@@ -105,6 +137,112 @@ def latencies(path):
     return rows
 
 
+def key_to(path, key, predicate):
+    """ms from each press of `key` to the first event after it that predicate(kind, rest,
+    generation) accepts."""
+    evs = events(path)
+    out = []
+    for i, (t, kind, rest) in enumerate(evs):
+        if kind != "key" or rest.split()[0] != key:
+            continue
+        gen = field(rest, "gen")
+        for t2, k2, r2 in evs[i + 1:]:
+            if predicate(k2, r2, gen):
+                out.append(t2 - t)
+                break
+    return out
+
+
+def spectra_frame(kind, rest, gen):
+    return (kind == "frame" and field(rest, "gen") == gen and field(rest, "shown") == gen
+            and field(rest, "spectra") == "1")
+
+
+def point_applied(kind, rest, gen):
+    """A snapshot of the job with every layer of its depth: its curve has the new point."""
+    if kind != "apply" or field(rest, "gen") != gen:
+        return False
+    done, depth = (field(rest, "layers") or "0/1").split("/")
+    return done == depth
+
+
+def large_keys(tm, tmp, binary, utf8, presses):
+    """] L g at T = d = 1024, L = 8, each after the previous job is done."""
+    trace = os.path.join(tmp, "t1024.trace")
+    tm.start("env LANG=%s LC_ALL=%s '%s' -T 1024 -d 1024 -L 8 --trace '%s'"
+             % (utf8, utf8, binary, trace))
+    wait_until(lambda: count(trace, "job-done") >= 1, 600)
+    for i in range(presses):
+        for key in ["]", "L", "g"]:
+            done = count(trace, "job-done")
+            tm.keys(key)
+            wait_until(lambda: count(trace, "job-done") > done, 600)
+            time.sleep(0.2)
+    tm.keys("q")
+    wait_until(lambda: any(k == "quit" for _, k, _ in events(trace)), 30)
+    return (key_to(trace, "]", spectra_frame), key_to(trace, "L", point_applied),
+            key_to(trace, "g", spectra_frame))
+
+
+def pane_pid(tm):
+    pid = []
+    wait_until(lambda: pid.append(tm.run("display-message", "-p", "-t", "0",
+                                         "#{pane_pid}").stdout.strip()) or pid[-1].isdigit(), 10)
+    return int(pid[-1]) if pid and pid[-1].isdigit() else None
+
+
+def cancel_once(tm, tmp, binary, utf8, name, in_call):
+    """One superseded job at T = d = 4096: ms key -> next job-start, ms key -> the long
+    call's worker gone (None when none ran), and the CPU seconds the program itself (all its
+    threads) used meanwhile.  A killed worker's CPU cannot be read after its death: its share
+    is bounded by key -> gone."""
+    trace = os.path.join(tmp, name + ".trace")
+    tm.start("exec env LANG=%s LC_ALL=%s '%s' -T 4096 -d 4096 -L 1 --trace '%s'"
+             % (utf8, utf8, binary, trace))
+    wait_until(lambda: count(trace, "job-start") >= 1, 60)
+    program = pane_pid(tm)
+    if program is None:
+        print("latency: the T = 4096 screen did not start", file=sys.stderr)
+        return None, None, float("nan")
+    worker = None
+    if in_call:
+        def long_call():
+            nonlocal worker
+            for helper in children(program):
+                for pid in children(helper):
+                    if (cpu_seconds(pid) or 0) >= 6.0:
+                        worker = pid
+                        return True
+            return False
+        wait_until(long_call, 900)
+    else:
+        time.sleep(3.0)
+    cpu_before = cpu_seconds(program) or 0.0
+    pressed = time.monotonic()
+    tm.keys("r")
+    gone = None
+    def next_job():
+        nonlocal gone
+        if worker and gone is None and cpu_seconds(worker) is None:
+            gone = 1e3 * (time.monotonic() - pressed)
+        return count(trace, "job-start") >= 2
+    wait_until(next_job, 900)
+    cpu = (cpu_seconds(program) or float("nan")) - cpu_before
+    if worker and gone is None:
+        wait_until(lambda: cpu_seconds(worker) is None, 60)
+        gone = 1e3 * (time.monotonic() - pressed)
+    key = next_job_start = None
+    for t, kind, rest in events(trace):
+        if kind == "key" and key is None and rest.startswith("r "):
+            key = t
+        if kind == "job-start" and field(rest, "gen") == "2":
+            next_job_start = t
+    tm.keys("q")
+    wait_until(lambda: any(k == "quit" for _, k, _ in events(trace)), 30)
+    latency = next_job_start - key if key is not None and next_job_start is not None else None
+    return latency, gone, cpu
+
+
 def summary(values):
     values = [v for v in values if v is not None]
     if not values:
@@ -118,6 +256,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--keys", type=int, default=12, help="setting keys at T = 256")
+    ap.add_argument("--large", type=int, default=0, metavar="N",
+                    help="also N rounds of ] L g at T = d = 1024 and N cancels of each kind "
+                         "at T = d = 4096 (minutes; needs ~3 GB)")
     args = ap.parse_args()
     if not shutil.which("tmux"):
         print("latency: tmux is not installed; nothing measured", file=sys.stderr)
@@ -167,6 +308,19 @@ def main():
         loaded = latencies(trace2)
         tm.keys("q")
         wait_until(lambda: any(k == "quit" for _, k, _ in events(trace2)), 10)
+
+        # 4. and 5. The large sizes of issue 12.
+        large = cancels = None
+        if args.large:
+            print("latency: ] L g at T = 1024", file=sys.stderr)
+            large = large_keys(tm, tmp, binary, utf8, args.large)
+            print("latency: %r" % (large,), file=sys.stderr)
+            cancels = {"products": [], "call": []}
+            for i in range(args.large):
+                for kind in cancels:
+                    cancels[kind].append(cancel_once(tm, tmp, binary, utf8, "%s%d" % (kind, i),
+                                                     kind == "call"))
+                    print("latency: cancel %s: %r" % (kind, cancels[kind][-1]), file=sys.stderr)
     finally:
         tm.close()
 
@@ -185,6 +339,29 @@ def main():
         median, p90, worst, n = summary(values)
         rows.append((name, n, median, p90, worst))
         print("| %s | %d | %s | %s | %s |" % (name, n, median, p90, worst))
+    if large:
+        print()
+        print("#### Large sizes (bench/latency.py --large %d, ms)" % args.large)
+        print()
+        print("| scenario | keys | median | p90 | max |")
+        print("|---|---:|---:|---:|---:|")
+        for name, values in [
+            ("T = d = 1024, L = 8: ] -> frame with the new layer's spectra", large[0]),
+            ("T = d = 1024, L = 8: L -> the new layer's point applied", large[1]),
+            ("T = d = 1024, L = 8: g -> frame with the gap-toggled spectra", large[2]),
+        ]:
+            median, p90, worst, n = summary(values)
+            print("| %s | %d | %s | %s | %s |" % (name, n, median, p90, worst))
+        print()
+        print("| T = d = 4096, L = 1, key pressed | key -> next job-start (ms) "
+              "| key -> the call's process gone (ms) | the program's CPU meanwhile (s) |")
+        print("|---|---:|---:|---:|")
+        for kind, label in [("products", "3 s in (QR, products)"),
+                            ("call", "in the shown layer's dgeev / dgesdd")]:
+            for latency, gone, cpu in cancels[kind]:
+                print("| %s | %s | %s | %.2f |" % (
+                    label, "%.0f" % latency if latency is not None else "n/a",
+                    "%.0f" % gone if gone is not None else "-", cpu))
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

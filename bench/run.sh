@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # attnscope benchmark (issue 4).  `make bench` runs `bench/run.sh build/attnscope`.
 #
-#   bench/run.sh [--table] [--threads] [--check] [--latency] BIN
+#   bench/run.sh [--table] [--threads] [--check] [--latency] [--estimate] BIN
 #
-# No mode flag: all four.  --table: end-to-end medians and peak RSS of `BIN --batch` and of
+# No mode flag: all five.  --table: end-to-end medians and peak RSS of `BIN --batch` and of
 # the numpy reference (bench/numpy_ref.py, Debian's /usr/bin/python3), interleaved in the same
 # run, and attnscope's per-stage times (bench/bench_stages.c, built here against the core
 # library next to BIN).  --threads: OPENBLAS_NUM_THREADS unset (attnscope's default), 1 and 2.
 # --check: attnscope and numpy_ref compared statistically at T = d = 256, 3 seeds.
 # --latency: keystroke -> status and -> plot of the screen in tmux, from --trace
-# (bench/latency.py).
+# (bench/latency.py).  --estimate: the cost model's estimate (--batch --verbose) against the
+# time taken, for the configurations above and a few more shapes (bench/estimate.py).
 #
 # Environment: BENCH_SIZES="128 256 512 1024 2048", BENCH_RUNS=5, BENCH_BUDGET=45 (seconds per
 # program and configuration; 0 = no cap), BENCH_DEPTH=8.  See bench/README.md.
@@ -23,20 +24,20 @@ modes=()
 bin=""
 for arg in "$@"; do
     case "$arg" in
-    --table | --threads | --check | --latency) modes+=("$arg") ;;
+    --table | --threads | --check | --latency | --estimate) modes+=("$arg") ;;
     -h | --help)
         sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
         ;;
     -*)
-        echo "bench/run.sh: unknown option $arg (accepted: --table --threads --check --latency)" >&2
+        echo "bench/run.sh: unknown option $arg (accepted: --table --threads --check --latency --estimate)" >&2
         exit 2
         ;;
     *) bin="$arg" ;;
     esac
 done
 if [ -z "$bin" ]; then
-    echo "usage: bench/run.sh [--table] [--threads] [--check] [--latency] BIN" >&2
+    echo "usage: bench/run.sh [--table] [--threads] [--check] [--latency] [--estimate] BIN" >&2
     exit 2
 fi
 
@@ -81,12 +82,18 @@ cp "$bin" "$snapshot/attnscope" || exit 0
 
 cd "$root" || exit 0
 echo "bench: measuring a copy of $bin (taken $(date '+%H:%M:%S'))" >&2
-# bench.py takes the batch modes; the latency of the screen is latency.py's.
+# bench.py takes the batch modes; the latency of the screen is latency.py's, the estimates
+# estimate.py's.
 batch_modes=()
 latency=${#modes[@]}
 latency=$((latency == 0))
+estimate=$latency
 for m in "${modes[@]}"; do
-    if [ "$m" = --latency ]; then latency=1; else batch_modes+=("$m"); fi
+    case "$m" in
+    --latency) latency=1 ;;
+    --estimate) estimate=1 ;;
+    *) batch_modes+=("$m") ;;
+    esac
 done
 if [ ${#modes[@]} -eq 0 ] || [ ${#batch_modes[@]} -gt 0 ]; then
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
@@ -102,5 +109,11 @@ if [ "$latency" -eq 1 ]; then
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
         /usr/bin/python3 bench/latency.py --bin "$snapshot/attnscope" ||
         echo "bench: latency.py stopped (benchmarks do not fail the build)" >&2
+fi
+if [ "$estimate" -eq 1 ]; then
+    echo "bench: the cost model's estimates against the clock" >&2
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+        /usr/bin/python3 bench/estimate.py --bin "$snapshot/attnscope" ||
+        echo "bench: estimate.py stopped (benchmarks do not fail the build)" >&2
 fi
 exit 0

@@ -204,6 +204,46 @@ static void test_clip_and_bounds(void **state)
     assert_null(Canvas_new(0, 3, true));
 }
 
+/* Presentation mode: a point fills its cell with a glyph (without Unicode too), never over a
+   marker; strokes are two dots wide: the right and lower neighbours of every dot are set. */
+static void test_bold(void **state)
+{
+    (void)state;
+    Canvas *c = Canvas_new(10, 4, true);
+    assert_non_null(c);
+    Canvas_point(c, 3, 5, INK_BULK);
+    assert_int_equal(dots_set(c), 1); /* off: one dot */
+    Canvas_set_bold(c, true);
+    Canvas_point(c, 7, 9, INK_BULK);
+    assert_string_equal(cell(c, 3, 2), "●");
+    assert_int_equal(Canvas_cell(c, 3, 2, (char[8]){0}), INK_BULK);
+    Canvas_text(c, 5, 0, "◆", INK_OUTLIER);
+    Canvas_point(c, 10, 1, INK_BULK);
+    assert_string_equal(cell(c, 5, 0), "◆");
+    assert_int_equal(Canvas_cell(c, 5, 0, (char[8]){0}), INK_OUTLIER);
+    Canvas_clip(c, 0, 0, 4, 4);
+    Canvas_point(c, 12, 12, INK_BULK); /* outside the clip: nothing */
+    assert_string_equal(cell(c, 6, 3), " ");
+    Canvas_free(c);
+
+    Canvas *line = Canvas_new(10, 4, true);
+    assert_non_null(line);
+    Canvas_set_bold(line, true);
+    Canvas_line(line, 2, 3, 12, 3, INK_BULK, STROKE_SOLID);
+    for (int x = 2; x <= 12; x++)
+        assert_true(dot(line, x, 3) && dot(line, x, 4));
+    assert_true(dot(line, 13, 3));
+    assert_int_equal(dots_set(line), 2 * 11 + 1);
+    Canvas_free(line);
+
+    Canvas *ascii = Canvas_new(4, 2, false);
+    assert_non_null(ascii);
+    Canvas_set_bold(ascii, true);
+    Canvas_point(ascii, 1, 1, INK_BULK);
+    assert_string_equal(cell(ascii, 0, 0), "*");
+    Canvas_free(ascii);
+}
+
 static void test_glyphs_and_inks(void **state)
 {
     (void)state;
@@ -232,7 +272,7 @@ int main(void)
         cmocka_unit_test(test_braille_bits),    cmocka_unit_test(test_ascii_fallback),
         cmocka_unit_test(test_transliteration), cmocka_unit_test(test_lines),
         cmocka_unit_test(test_circles),         cmocka_unit_test(test_clip_and_bounds),
-        cmocka_unit_test(test_glyphs_and_inks),
+        cmocka_unit_test(test_glyphs_and_inks), cmocka_unit_test(test_bold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

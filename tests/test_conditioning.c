@@ -1,4 +1,4 @@
-/* The conditioning of the self-attention sub-block (docs/model.md §6): the JVP and the full
+/* The conditioning of the self-attention sub-block (docs/model.md §8): the JVP and the full
  * Jacobian against central finite differences, the VJP as its transpose, κ of the dominant
  * term against the SVD of the Kronecker product, the structure of causal Jacobians, the
  * singular K + I of a reflection, the initialisation "cutting-skip", the softmax demo's
@@ -7,6 +7,7 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/conditioning.h"
+#include "attnscope/init.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
@@ -347,6 +348,28 @@ static void test_matrix_free_estimates_match_the_svd(void **state)
     SaWork_free(w);
 }
 
+/* Singular values of αZ_h + βI, Z_h the query stream's h-th d² numbers (head h). */
+static void cutting_skip_target(const Config *c, RandomStream *rs, int h, double *z, double *s)
+{
+    int d = c->width;
+    size_t dd = (size_t)d * d;
+    double *all = malloc(sizeof(double) * dd * (size_t)(h + 1));
+    assert_non_null(all);
+    RandomStream_gaussian(rs, 5, 2, ROLE_QUERY, c->init_alpha / sqrt((double)d), all,
+                          dd * (size_t)(h + 1));
+    memcpy(z, all + dd * (size_t)h, sizeof(double) * dd);
+    free(all);
+    for (int i = 0; i < d; i++)
+        z[i + (size_t)i * d] += c->init_beta;
+    if (s) {
+        double *copy = malloc(sizeof(double) * dd);
+        assert_non_null(copy);
+        memcpy(copy, z, sizeof(double) * dd);
+        singular_values(d, copy, s);
+        free(copy);
+    }
+}
+
 static void test_cutting_skip_weights(void **state)
 {
     (void)state;
@@ -360,33 +383,71 @@ static void test_cutting_skip_weights(void **state)
     size_t dd = (size_t)d * d;
     double *wq = malloc(sizeof(double) * dd), *wk = malloc(sizeof(double) * dd),
            *z = malloc(sizeof(double) * dd), *m = malloc(sizeof(double) * dd),
-           *sigma = malloc(sizeof(double) * d);
+           *wo = malloc(sizeof(double) * dd), *sigma = malloc(sizeof(double) * d),
+           *want = malloc(sizeof(double) * d),
+           *scratch = malloc(sizeof(double) * Init_scratch_doubles(&c));
     RandomStream *rs = RandomStream_new();
     Linalg *la = Linalg_new();
-    assert_true(wq && wk && z && m && sigma && rs && la);
-    assert_int_equal(CuttingSkip_query_key(rs, la, &c, 5, 2, wq, wk, z, sigma), 0);
-    /* W^Q W^Kᵀ = αZ + βI with Z from the query stream, N(0, 1/d). */
-    RandomStream_gaussian(rs, 5, 2, ROLE_QUERY, c.init_alpha / sqrt((double)d), z, dd);
-    for (int i = 0; i < d; i++)
-        z[i + (size_t)i * d] += c.init_beta;
+    assert_true(wq && wk && z && m && wo && sigma && want && scratch && rs && la);
+    assert_int_equal(Init_draw_query_key(rs, la, &c, 5, 2, wq, wk, scratch), 0);
+    /* One head: W^Q W^Kᵀ = αZ + βI with Z from the query stream, N(0, 1/d). */
+    cutting_skip_target(&c, rs, 0, z, NULL);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, d, 1.0, wq, d, wk, d, 0.0, m, d);
     double scale = cblas_dnrm2((int)dd, z, 1);
     for (size_t i = 0; i < dd; i++)
         if (fabs(m[i] - z[i]) > 8.0 * d * DBL_EPSILON * scale)
             fail_msg("W^Q W^K^T - (alpha Z + beta I) = %g at %zu", m[i] - z[i], i);
-    /* W_VO = c²·orthogonal: every singular value is c². */
-    assert_int_equal(CuttingSkip_value_output(rs, la, &c, 5, 2, m), 0);
-    singular_values(d, m, sigma);
-    for (int i = 0; i < d; i++)
-        if (fabs(sigma[i] - 9.0) > 8.0 * d * DBL_EPSILON * 9.0)
-            fail_msg("s_%d(W_VO) = %.17g, c^2 = 9", i, sigma[i]);
+    assert_int_equal(Init_logit_scale(&c), 1.0);
+    /* W_VO = c²·orthogonal, without an output projection (W^V carries c²) and with an
+       orthogonal one (W^V = c·U, W^O = c·Vᵀ): every singular value is c². */
+    for (int with_output = 0; with_output < 2; with_output++) {
+        c.output = with_output ? OUTPUT_ORTHOGONAL : OUTPUT_IDENTITY;
+        assert_int_equal(Init_draw(rs, la, &c, 5, 2, MATRIX_VALUE, m), 0);
+        if (with_output) {
+            assert_int_equal(Init_draw(rs, la, &c, 5, 2, MATRIX_OUTPUT, wo), 0);
+            singular_values(d, memcpy(z, wo, sizeof(double) * dd), sigma);
+            for (int i = 0; i < d; i++)
+                if (fabs(sigma[i] - 3.0) > 8.0 * d * DBL_EPSILON * 3.0)
+                    fail_msg("s_%d(W^O) = %.17g, c = 3", i, sigma[i]);
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, m, d, wo, d, 0.0,
+                        z, d);
+            memcpy(m, z, sizeof(double) * dd);
+        }
+        singular_values(d, m, sigma);
+        for (int i = 0; i < d; i++)
+            if (fabs(sigma[i] - 9.0) > 8.0 * d * DBL_EPSILON * 9.0)
+                fail_msg("s_%d(W_VO) = %.17g, c^2 = 9 (output %d)", i, sigma[i], with_output);
+    }
+    /* Heads: head h's W^Q_h W^K_hᵀ is the best rank-d_h approximation of αZ_h + βI, Z_h the
+       stream's h-th d² numbers: its d_h singular values are the leading ones of the target. */
+    c.heads = 3;
+    int dh = d / c.heads;
+    double *scratch3 = malloc(sizeof(double) * Init_scratch_doubles(&c));
+    assert_non_null(scratch3);
+    assert_int_equal(Init_draw_query_key(rs, la, &c, 5, 2, wq, wk, scratch3), 0);
+    for (int h = 0; h < c.heads; h++) {
+        cutting_skip_target(&c, rs, h, z, want);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0, wq + (size_t)h * dh * d,
+                    d, wk + (size_t)h * dh * d, d, 0.0, m, d);
+        singular_values(d, m, sigma);
+        for (int i = 0; i < d; i++) {
+            double expected = i < dh ? want[i] : 0.0;
+            if (fabs(sigma[i] - expected) > 16.0 * d * DBL_EPSILON * want[0])
+                fail_msg("head %d: s_%d(W^Q_h W^K_h^T) = %.17g, target's %.17g", h, i, sigma[i],
+                         expected);
+        }
+    }
+    free(scratch3);
     RandomStream_free(rs);
     Linalg_free(la);
     free(wq);
     free(wk);
     free(z);
     free(m);
+    free(wo);
     free(sigma);
+    free(want);
+    free(scratch);
 }
 
 static void test_softmax_demo_closed_form(void **state)
@@ -426,40 +487,102 @@ static void test_softmax_demo_closed_form(void **state)
 static void test_forward_pass_agrees_with_the_model(void **state)
 {
     (void)state;
-    for (int init = 0; init < 2; init++) {
+    /* Each variant changes one thing the forward pass reads; without LayerNorm the tokens'
+       norm moves with every weight, so a mismatch anywhere shows in it. */
+    enum { VARIANTS = 10 };
+    for (int v = 0; v < VARIANTS; v++) {
         Config c = Config_default();
         c.tokens = 8;
         c.width = 12;
         c.depth = 4;
         c.skip = SKIP_PLAIN;
-        c.layernorm = LAYERNORM_RMS;
-        c.init = (Init)init;
+        c.layernorm = v == 0 ? LAYERNORM_RMS : LAYERNORM_NONE;
+        const char *what[VARIANTS] = {"normal, rms",        "normal",
+                                      "cutting-skip",       "xavier",
+                                      "wo gaussian",        "cutting-skip, wo orthogonal",
+                                      "logit-scale linear", "ln sqrt-d",
+                                      "gains 0.5, 2",       "input sqrt-d, scaled skip"};
+        switch (v) {
+        case 2:
+            c.init = INIT_CUTTING_SKIP;
+            break;
+        case 3:
+            c.init = INIT_XAVIER;
+            break;
+        case 4:
+            c.output = OUTPUT_GAUSSIAN;
+            break;
+        case 5:
+            c.init = INIT_CUTTING_SKIP;
+            c.output = OUTPUT_ORTHOGONAL;
+            break;
+        case 6:
+            c.logit_scale = LOGIT_SCALE_LINEAR;
+            break;
+        case 7:
+            c.layernorm = LAYERNORM_LN;
+            c.ln_scale = LN_SCALE_SQRT_D;
+            break;
+        case 8:
+            c.skip_gain = 0.5;
+            c.branch_gain = 2.0;
+            break;
+        case 9:
+            c.input_norm = INPUT_NORM_SQRT_D;
+            c.skip = SKIP_SCALED;
+            break;
+        }
+        char err[256];
+        assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+        assert_null(Conditioning_unsupported(&c));
         Workspace *w = Workspace_new();
         Result *r = Result_new();
-        char err[256];
         assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
         Conditioning cond;
         assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
         assert_true(cond.jacobian_exact);
         for (int l = 0; l <= c.depth; l++) {
             double a = r->network.log10_norm[l], b = cond.network.log10_norm[l];
-            if (fabs(a - b) > 1e-12)
-                fail_msg("init %d layer %d: model log10|X| %.17g, conditioning %.17g", init, l, a,
+            if (!(fabs(a - b) <= 1e-12))
+                fail_msg("%s, layer %d: model log10|X| %.17g, conditioning %.17g", what[v], l, a,
                          b);
             a = r->counterpart.log10_norm[l];
             b = cond.counterpart.log10_norm[l];
-            if (fabs(a - b) > 1e-12)
-                fail_msg("init %d layer %d counterpart: %.17g vs %.17g", init, l, a, b);
+            if (!(fabs(a - b) <= 1e-12))
+                fail_msg("%s, layer %d counterpart: %.17g vs %.17g", what[v], l, a, b);
         }
-        for (int l = 1; l <= c.depth; l++) {
-            assert_false(isnan(cond.network.kappa_jacobian[l]));
-            assert_false(isnan(cond.network.kappa_jacobian_skip[l]));
-            assert_true(cond.network.kappa_dominant[l] >= cond.network.kappa_attention[l]);
-        }
+        /* Without LayerNorm the tokens grow: the attention saturates within four layers, or
+           K + I turns singular (κ beyond double precision, null); the κ are checked where
+           LayerNorm keeps the tokens' scale. */
+        bool settled = c.layernorm != LAYERNORM_NONE;
+        for (int l = 1; settled && l <= c.depth; l++)
+            if (isnan(cond.network.kappa_jacobian[l]) ||
+                isnan(cond.network.kappa_jacobian_skip[l]) ||
+                !(cond.network.kappa_dominant[l] >= cond.network.kappa_attention[l]))
+                fail_msg("%s, layer %d: kappa(K) %g, kappa(K + I) %g, kappa(B) %g, kappa(A) %g",
+                         what[v], l, cond.network.kappa_jacobian[l],
+                         cond.network.kappa_jacobian_skip[l], cond.network.kappa_dominant[l],
+                         cond.network.kappa_attention[l]);
         Conditioning_release(&cond);
         Result_free(r);
         Workspace_free(w);
     }
+}
+
+/* What the sub-block's Jacobian does not describe is refused with its reason. */
+static void test_unsupported_blocks(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    assert_null(Conditioning_unsupported(&c));
+    c.heads = 2;
+    assert_non_null(strstr(Conditioning_unsupported(&c), "--heads"));
+    c = Config_default();
+    c.mlp = MLP_GELU;
+    assert_non_null(strstr(Conditioning_unsupported(&c), "--mlp"));
+    c = Config_default();
+    c.ln_place = LN_PLACE_PRE;
+    assert_non_null(strstr(Conditioning_unsupported(&c), "--ln-place"));
 }
 
 /* κ(K_1) does not depend on c: at layer 1 the input X0 is the same and K = c²·K(c = 1). */
@@ -501,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_cutting_skip_weights),
         cmocka_unit_test(test_softmax_demo_closed_form),
         cmocka_unit_test(test_forward_pass_agrees_with_the_model),
+        cmocka_unit_test(test_unsupported_blocks),
         cmocka_unit_test(test_kappa_jacobian_does_not_depend_on_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

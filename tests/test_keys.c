@@ -26,7 +26,7 @@ static void test_every_spec_key_bound(void **state)
     assert_int_equal(Keys_find('L' & 0x1f)->kind, ACTION_REDRAW);
     assert_non_null(Keys_find(KEY_LEFT));
     assert_non_null(Keys_find(KEY_RIGHT));
-    assert_null(Keys_find('z'));
+    assert_null(Keys_find('y'));
     /* No Alt, Ctrl-S or Ctrl-Q bindings (flow control and terminals disagree on them). */
     assert_null(Keys_find('S' & 0x1f));
     assert_null(Keys_find('Q' & 0x1f));
@@ -262,9 +262,32 @@ static void test_display_keys(void **state)
     assert_int_equal(Keys_find('<')->kind, ACTION_TOUR_PREVIOUS);
     assert_true(Config_equal(&c.config, &start));
 
+    /* Presentation mode and zoom: b toggles, z cycles the panels and back to all of them
+       (four in the compare view, three otherwise; toggling the compare view unzooms). */
+    assert_false(c.display.present);
+    note[0] = '\0';
+    assert_true(Keys_apply(Keys_find('Z'), &c, note, sizeof note));
+    assert_true(c.display.present);
+    assert_non_null(strstr(note, "presentation mode on"));
+    for (int zoom = 1; zoom <= 5; zoom++) {
+        Keys_apply(Keys_find('z'), &c, note, sizeof note);
+        assert_int_equal(c.display.zoom, zoom % 5);
+    }
+    Keys_apply(Keys_find('z'), &c, note, sizeof note);
+    Keys_apply(Keys_find('c'), &c, note, sizeof note);
+    assert_false(c.display.compare);
+    assert_int_equal(c.display.zoom, 0);
+    for (int zoom = 1; zoom <= 4; zoom++) {
+        Keys_apply(Keys_find('z'), &c, note, sizeof note);
+        assert_int_equal(c.display.zoom, zoom % 4);
+    }
+    Keys_apply(Keys_find('Z'), &c, note, sizeof note);
+    assert_false(c.display.present);
+    assert_true(Config_equal(&c.config, &start));
+
     /* The help overlay is written from the table: every new key is in it. */
-    const char *expected[] = {"theory overlays", "view: rank",        "view previous",
-                              "compare",         "ensemble seeds ×2", "ensemble seeds ÷2"};
+    const char *expected[] = {"theory overlays",   "view: rank",        "view previous", "compare",
+                              "ensemble seeds ×2", "ensemble seeds ÷2", "presentation",  "zoom"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         bool found = false;
         for (int k = 0; k < Keys_count(); k++) {
@@ -311,6 +334,11 @@ static void test_settings_stay_valid(void **state)
         start.layer = 1 + rand() % start.depth;
         start.mask = (Mask)(rand() % MASK_NAMES.count);
         start.window = 1 + rand() % (start.tokens - 1);
+        /* Heads dividing the width, so that the keys must keep H | d as d moves. */
+        for (int h = 1 << (rand() % 4); h > 1 && start.heads == 1; h /= 2)
+            if (start.width % h == 0)
+                start.heads = h;
+        start.head = 1 + rand() % start.heads;
         char err[256];
         assert_int_equal(Config_validate(&start, err, sizeof err), 0);
         Controls c = Controls_from(&start);
@@ -326,15 +354,113 @@ static void test_settings_stay_valid(void **state)
     }
 }
 
+/* t undoes the d that T raised, saying so: T T T T t from T = d = 256 is T = d = 2048, and
+   T×5 then t×5 from T = d = 128 is back at d = 128. */
+static void test_lowering_undoes_the_raised_bound(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    for (int i = 0; i < 4; i++)
+        press(&c, 'T', note);
+    assert_int_equal(c.config.tokens, 4096);
+    assert_int_equal(c.config.width, 4096);
+    assert_true(press(&c, 't', note));
+    assert_int_equal(c.config.tokens, 2048);
+    assert_int_equal(c.config.width, 2048);
+    assert_non_null(strstr(note, "d lowered back to 2048 (T had raised it)"));
+
+    start.tokens = start.width = 128;
+    c = Controls_from(&start);
+    for (int i = 0; i < 5; i++)
+        press(&c, 'T', note);
+    assert_int_equal(c.config.width, 4096);
+    for (int i = 0; i < 5; i++)
+        press(&c, 't', note);
+    assert_int_equal(c.config.tokens, 128);
+    assert_int_equal(c.config.width, 128);
+
+    /* From T = 128, d = 256: d was not raised until T passed it, and comes back to 256. */
+    start.width = 256;
+    c = Controls_from(&start);
+    for (int i = 0; i < 3; i++)
+        press(&c, 'T', note);
+    assert_int_equal(c.config.width, 1024);
+    for (int i = 0; i < 3; i++)
+        press(&c, 't', note);
+    assert_int_equal(c.config.tokens, 128);
+    assert_int_equal(c.config.width, 256);
+
+    /* A d the user chose stays: T raises d, D raises it further, t leaves it. */
+    start.tokens = start.width = 256;
+    c = Controls_from(&start);
+    press(&c, 'T', note);
+    press(&c, 'D', note);
+    assert_int_equal(c.config.width, 1024);
+    press(&c, 't', note);
+    assert_int_equal(c.config.tokens, 256);
+    assert_int_equal(c.config.width, 1024);
+    assert_null(strstr(note, "lowered back"));
+}
+
+/* F1 and h open the help as ? does; keys are named as people write them. */
+static void test_help_keys_and_key_names(void **state)
+{
+    (void)state;
+    assert_int_equal(Keys_find(KEY_F(1))->kind, ACTION_HELP);
+    assert_int_equal(Keys_find('h')->kind, ACTION_HELP);
+    assert_int_equal(Keys_find('!')->kind, ACTION_WARNINGS);
+    assert_non_null(strstr(Keys_find('?')->help, "Esc ? q close it"));
+    const struct {
+        int key;
+        const char *name;
+    } cases[] = {{KEY_F(1), "F1"},    {KEY_F(5), "F5"},       {27, "Esc"},
+                 {' ', "Space"},      {'\n', "Enter"},        {KEY_ENTER, "Enter"},
+                 {KEY_LEFT, "←"},     {KEY_UP, "↑"},          {'\t', "Tab"},
+                 {'z', "z"},          {'L' & 0x1f, "Ctrl-L"}, {'B' & 0x1f, "Ctrl-B"},
+                 {KEY_NPAGE, "PgDn"}, {127, "Backspace"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        Keys_name(cases[i].key, name, sizeof name);
+        assert_string_equal(name, cases[i].name);
+        assert_null(strchr(name, '#'));
+    }
+}
+
+/* The man page's KEYS section lists every binding as the help overlay does, so a key added,
+   renamed or re-described fails here until the man page says the same. */
+static void test_every_key_in_the_man_page(void **state)
+{
+    (void)state;
+    FILE *f = fopen("attnscope.1", "r");
+    assert_non_null(f); /* the tests run from the source tree's root */
+    static char page[1 << 17];
+    size_t length = fread(page, 1, sizeof page - 1, f);
+    fclose(f);
+    assert_true(length < sizeof page - 1);
+    page[length] = '\0';
+    for (int i = 0; i < Keys_count(); i++) {
+        const KeyBinding *b = Keys_at(i);
+        char entry[256];
+        snprintf(entry, sizeof entry, ".TP\n\\fB%s\\fR\n%s\n", b->name, b->help);
+        if (!strstr(page, entry))
+            fail_msg("attnscope.1 lacks the key %s (\"%s\") in its KEYS section", b->name, b->help);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_spec_key_bound),
+        cmocka_unit_test(test_every_key_in_the_man_page),
         cmocka_unit_test(test_no_duplicates_and_complete_entries),
         cmocka_unit_test(test_help_from_table),
         cmocka_unit_test(test_tokens_and_width),
         cmocka_unit_test(test_window_and_layer_clamps),
         cmocka_unit_test(test_sigma_steps),
+        cmocka_unit_test(test_lowering_undoes_the_raised_bound),
+        cmocka_unit_test(test_help_keys_and_key_names),
         cmocka_unit_test(test_cycles_gap_and_seed),
         cmocka_unit_test(test_settings_stay_valid),
         cmocka_unit_test(test_display_keys),

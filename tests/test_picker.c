@@ -5,6 +5,7 @@
 #include "testing.h"
 
 #include "picker.h"
+#include "presets.h"
 #include "prompt.h"
 #include "save.h"
 #include "tour.h"
@@ -104,13 +105,37 @@ static void test_header_and_title(void **state)
     assert_string_equal(header, "Second shipped");
 }
 
+/* The "Point at:" note of a tour step: its continuation lines joined, what follows left out,
+   a mention inside another line not taken for it. */
+static void test_point_at(void **state)
+{
+    (void)state;
+    char dir[128], path[256], note[256];
+    snprintf(dir, sizeof dir, "%s/notes", root);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_file(
+        dir, "step.preset",
+        "# Tour 3/9: a step\n#\n# Shows: see Point at: below\n"
+        "# Point at: (1) the outlier,\n#   then (2) the bar.\n# Measured: 1.0\ntokens = 8\n");
+    snprintf(path, sizeof path, "%s/step.preset", dir);
+    assert_int_equal(Tour_point_at(path, note, sizeof note), 44);
+    assert_string_equal(note, "Point at: (1) the outlier, then (2) the bar.");
+    /* Too small for the second line: cut at the first. */
+    assert_int_equal(Tour_point_at(path, note, 30), 26);
+    assert_string_equal(note, "Point at: (1) the outlier,");
+    write_file(dir, "none.preset", "# Tour 1/9\n# Shows: x\ntokens = 8\n");
+    snprintf(path, sizeof path, "%s/none.preset", dir);
+    assert_int_equal(Tour_point_at(path, note, sizeof note), 0);
+    assert_string_equal(note, "");
+}
+
 static void test_list_order_sources_and_keys(void **state)
 {
     (void)state;
     char shipped[128], tour[128], user[256];
     snprintf(shipped, sizeof shipped, "%s/shipped", root);
     snprintf(tour, sizeof tour, "%s/shipped/tour", root);
-    assert_non_null(Save_directory(user, sizeof user));
+    assert_non_null(Presets_user_directory(user, sizeof user));
     char err[256], saved[640];
     assert_int_equal(
         Save_preset("# Mine\n\ntokens = 64\n", "mine", saved, sizeof saved, err, sizeof err), 0);
@@ -118,18 +143,21 @@ static void test_list_order_sources_and_keys(void **state)
     Picker *p = Picker_new();
     assert_non_null(p);
     assert_int_equal(Picker_list(p, shipped, tour, user), 4);
-    const char *names[] = {"a-first", "b-second", "01-step", "mine"};
-    const PresetSource sources[] = {PRESET_SHIPPED, PRESET_SHIPPED, PRESET_TOUR, PRESET_USER};
+    /* The tour first: a class starts there. */
+    const char *names[] = {"01-step", "a-first", "b-second", "mine"};
+    const PresetSource sources[] = {PRESET_TOUR, PRESET_SHIPPED, PRESET_SHIPPED, PRESET_USER};
     for (int i = 0; i < 4; i++) {
         assert_string_equal(p->entry[i].name, names[i]);
         assert_int_equal(p->entry[i].source, sources[i]);
     }
     assert_string_equal(p->entry[3].path, saved);
     assert_int_equal(p->selected, 0);
+    assert_int_equal(Picker_key(p, 'j'), PICKER_STAY);
+    assert_int_equal(p->selected, 1);
     assert_string_equal(p->header, "First shipped");
 
     assert_int_equal(Picker_key(p, 'j'), PICKER_STAY);
-    assert_int_equal(p->selected, 1);
+    assert_int_equal(p->selected, 2);
     assert_string_equal(p->header, "Second shipped\n  continued here\n\nShows: x");
     assert_int_equal(Picker_key(p, KEY_DOWN), PICKER_STAY);
     assert_int_equal(Picker_key(p, KEY_NPAGE), PICKER_STAY);
@@ -137,12 +165,13 @@ static void test_list_order_sources_and_keys(void **state)
     assert_string_equal(p->header, "Mine");
     assert_int_equal(Picker_key(p, KEY_HOME), PICKER_STAY);
     assert_int_equal(Picker_key(p, KEY_UP), PICKER_STAY);
-    assert_int_equal(p->selected, 0); /* clamped at the start */
+    assert_int_equal(p->selected, 0);   /* clamped at the start */
+    assert_string_equal(p->header, ""); /* the tour step has no header */
     assert_int_equal(Picker_key(p, KEY_END), PICKER_STAY);
     assert_int_equal(p->selected, 3);
     assert_int_equal(Picker_key(p, 'k'), PICKER_STAY);
     assert_int_equal(p->selected, 2);
-    assert_string_equal(p->header, "");
+    assert_string_equal(p->header, "Second shipped\n  continued here\n\nShows: x");
     Picker_select_path(p, saved);
     assert_int_equal(p->selected, 3);
     assert_int_equal(Picker_key(p, '\n'), PICKER_LOAD);
@@ -186,11 +215,12 @@ static void test_many_presets_all_listed(void **state)
     }
     assert_int_equal(Picker_key(p, KEY_END), PICKER_STAY);
     assert_int_equal(p->selected, MANY - 1);
-    /* Listing again replaces the list: the shipped presets and these. */
+    /* Listing again replaces the list: these (as the tour), then the shipped presets. */
     char shipped[128];
     snprintf(shipped, sizeof shipped, "%s/shipped", root);
     assert_int_equal(Picker_list(p, shipped, dir, NULL), MANY + 2);
-    assert_string_equal(p->entry[MANY + 1].name, "p199");
+    assert_string_equal(p->entry[MANY - 1].name, "p199");
+    assert_string_equal(p->entry[MANY + 1].name, "b-second");
     Picker_free(p);
     Tour_free(&tour);
 }
@@ -236,7 +266,7 @@ static void test_named_save_never_replaces(void **state)
 {
     (void)state;
     char dir[256], path[640], again[640], err[256], text[128];
-    assert_non_null(Save_directory(dir, sizeof dir));
+    assert_non_null(Presets_user_directory(dir, sizeof dir));
     assert_int_equal(
         Save_preset("# one\ntokens = 8\n", "lesson", path, sizeof path, err, sizeof err), 0);
     assert_non_null(strstr(path, "/attnscope/presets/lesson.preset"));
@@ -283,7 +313,7 @@ static void test_save_into_unwritable_directory(void **state)
 {
     (void)state;
     char dir[256], path[640], err[256];
-    assert_non_null(Save_directory(dir, sizeof dir));
+    assert_non_null(Presets_user_directory(dir, sizeof dir));
     /* A file where the directory should be: the save fails and says where. */
     char blocked[128];
     snprintf(blocked, sizeof blocked, "%s/blocked", root);
@@ -302,6 +332,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_and_title),
+        cmocka_unit_test(test_point_at),
         cmocka_unit_test(test_list_order_sources_and_keys),
         cmocka_unit_test(test_many_presets_all_listed),
         cmocka_unit_test(test_prompt_editing),

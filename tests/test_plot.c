@@ -52,7 +52,7 @@ static void test_eigenvalues(void **state)
 {
     (void)state;
     Canvas *c = Canvas_new(50, 24, true);
-    EigenvaluePlot p = {"eigenvalues", 4, FAR, 2.0, 0.5, false, false, NAN};
+    EigenvaluePlot p = {"eigenvalues", 4, FAR, 2.0, 0.5, false, false, NAN, 0, false, NAN};
     Plot_eigenvalues(c, &p);
     const char *t = text(c);
     assert_int_equal(strncmp(t, "eigenvalues", 11), 0);
@@ -67,7 +67,7 @@ static void test_eigenvalues(void **state)
     Canvas_free(c);
 
     c = Canvas_new(50, 24, true);
-    EigenvaluePlot q = {"eigenvalues", 4, NEAR, 2.0, NAN, true, false, NAN};
+    EigenvaluePlot q = {"eigenvalues", 4, NEAR, 2.0, NAN, true, false, NAN, 0, false, NAN};
     Plot_eigenvalues(c, &q);
     t = text(c);
     assert_non_null(strstr(t, "◆"));
@@ -142,7 +142,7 @@ static void test_ascii_and_small(void **state)
     (void)state;
     double s[4] = {1, 0.3, 0.2, 0.1}, sr[3] = {4, 2, 1};
     Canvas *c = Canvas_new(60, 20, false);
-    EigenvaluePlot e = {"eigenvalues √T·λ", 4, FAR, 2.0, 0.5, false, false, NAN};
+    EigenvaluePlot e = {"eigenvalues √T·λ", 4, FAR, 2.0, 0.5, false, false, NAN, 0, false, NAN};
     Plot_eigenvalues(c, &e);
     assert_true(ascii_only(text(c)));
     assert_non_null(strstr(text(c), "|z| = sigma = 0.5"));
@@ -206,7 +206,7 @@ static void test_eigenvalue_overlay(void **state)
 {
     (void)state;
     Canvas *c = Canvas_new(50, 24, true);
-    EigenvaluePlot p = {"eigenvalues", 4, NEAR, 2.0, NAN, false, true, 0.4};
+    EigenvaluePlot p = {"eigenvalues", 4, NEAR, 2.0, NAN, false, true, 0.4, 0, false, NAN};
     Plot_eigenvalues(c, &p);
     assert_non_null(strstr(text(c), "◇ predicted λ1 = 0.4"));
     int col, row, mcol, mrow;
@@ -371,6 +371,191 @@ static void test_series(void **state)
     Canvas_free(c);
 }
 
+/* The cells of one row of the canvas, as text. */
+static const char *row_text(const Canvas *c, int row)
+{
+    static char out[1024];
+    size_t used = 0;
+    for (int col = 0; col < Canvas_cols(c); col++) {
+        char cell[8];
+        Canvas_cell(c, col, row, cell);
+        size_t n = strlen(cell);
+        memcpy(out + used, cell, n);
+        used += n;
+    }
+    out[used] = '\0';
+    return out;
+}
+
+static int count_glyph(const Canvas *c, const char *glyph)
+{
+    int n = 0;
+    for (int r = 0; r < Canvas_rows(c); r++)
+        for (int col = 0; col < Canvas_cols(c); col++) {
+            char cell[8];
+            Canvas_cell(c, col, r, cell);
+            n += strcmp(cell, glyph) == 0;
+        }
+    return n;
+}
+
+/* No outlier (linear attention, window masks): nothing is marked, the legend says why. */
+static void test_no_outlier_unmarked(void **state)
+{
+    (void)state;
+    Canvas *c = Canvas_new(50, 24, true);
+    EigenvaluePlot p = {.title = "eigenvalues",
+                        .count = 4,
+                        .values = NEAR,
+                        .scale = 2.0,
+                        .sigma = NAN,
+                        .predicted_outlier = NAN,
+                        .outlier = -1,
+                        .removed_from = NAN};
+    Plot_eigenvalues(c, &p);
+    const char *t = text(c);
+    assert_null(strstr(t, "◆"));
+    assert_null(strstr(t, "λ1 ="));
+    assert_null(strstr(t, "▸"));
+    assert_non_null(strstr(t, "no outlier: |λ1| < 2|λ2|"));
+    assert_non_null(strstr(t, "√T·λ (4)"));
+    assert_false(has_ink(c, INK_OUTLIER));
+    Canvas_free(c);
+}
+
+/* After gap removal the eigenvalue that was 1 is at 0, marked and named. */
+static void test_removed_outlier_marked(void **state)
+{
+    (void)state;
+    const Complex removed[4] = {{0.1, 0.05}, {0.1, -0.05}, {-0.08, 0}, {0, 0}};
+    Canvas *c = Canvas_new(50, 24, true);
+    EigenvaluePlot p = {.title = "eigenvalues",
+                        .count = 4,
+                        .values = removed,
+                        .scale = 2.0,
+                        .sigma = NAN,
+                        .predicted_outlier = NAN,
+                        .outlier = -1,
+                        .removed_to_zero = true,
+                        .removed_from = 1.0};
+    Plot_eigenvalues(c, &p);
+    const char *t = text(c);
+    assert_non_null(strstr(t, "λ1: 1 → 0 (gap removed)"));
+    assert_non_null(strstr(t, "○λ1→0"));
+    assert_null(strstr(t, "◆"));
+    Canvas_free(c);
+}
+
+/* σ = 55 around a bulk of radius 0.5: the axes follow the bulk and the circle is named off
+   scale; the quartercircle's edge 2σ = 110 likewise. */
+static void test_axes_follow_the_data(void **state)
+{
+    (void)state;
+    Canvas *c = Canvas_new(50, 24, true);
+    EigenvaluePlot p = {.title = "eigenvalues",
+                        .count = 4,
+                        .values = FAR,
+                        .scale = 2.0,
+                        .sigma = 55,
+                        .predicted_outlier = NAN,
+                        .outlier = 0,
+                        .removed_from = NAN};
+    Plot_eigenvalues(c, &p);
+    const char *t = text(c);
+    assert_non_null(strstr(t, "|z| = σ = 55 off scale"));
+    /* Ticks of a ±1.1 axis, not of ±60. */
+    assert_null(strstr(t, "50"));
+    assert_non_null(strstr(t, "-1┤"));
+    assert_non_null(strstr(t, "Re z"));
+    assert_non_null(strstr(t, "Im z"));
+    Canvas_free(c);
+
+    double s[64];
+    s[0] = 1.0;
+    for (int i = 1; i < 64; i++)
+        s[i] = 0.2 * (64 - i) / 64.0;
+    c = Canvas_new(50, 16, true);
+    HistogramPlot h = {"singular values", 64, s, 8.0, 55, "quartercircle law"};
+    Plot_histogram(c, &h);
+    t = text(c);
+    assert_non_null(strstr(t, "quartercircle law off scale (edge 2σ = 110)"));
+    assert_null(strstr(t, "100"));
+    assert_non_null(strstr(t, "count"));
+    assert_non_null(strstr(t, "√T·s"));
+    Canvas_free(c);
+}
+
+/* The unit circle is a ring of its own glyph, not dots: without colour (and in ASCII) it
+   is still not eigenvalues. */
+static void test_unit_circle_shape(void **state)
+{
+    (void)state;
+    for (int unicode = 0; unicode < 2; unicode++) {
+        Canvas *c = Canvas_new(50, 24, unicode);
+        EigenvaluePlot p = {.title = "eigenvalues",
+                            .count = 4,
+                            .values = FAR,
+                            .scale = 0.5,
+                            .sigma = NAN,
+                            .predicted_outlier = NAN,
+                            .outlier = 0,
+                            .removed_from = NAN};
+        Plot_eigenvalues(c, &p);
+        const char *ring = unicode ? "∘" : "o";
+        /* The legend's sample, and the ring: many cells of it. */
+        assert_true(count_glyph(c, ring) > 12);
+        assert_non_null(
+            strstr(text(c), unicode ? "|z| = 1, z = √T·λ" : "|z| = 1, z = sqrtT*lambda"));
+        Canvas_free(c);
+    }
+}
+
+/* At L = 1 the layer axis has the ticks 0 and 1, no 0.2; the shown layer is a column of ┆
+   (":" in ASCII), not dots like the counterpart's curve. */
+static void test_layer_axis_and_shown_layer(void **state)
+{
+    (void)state;
+    double network[2] = {64, 1.5}, ghost[2] = {64, 20};
+    for (int unicode = 0; unicode < 2; unicode++) {
+        Canvas *c = Canvas_new(60, 16, unicode);
+        StableRankPlot p = {.title = "stable rank",
+                            .depth = 1,
+                            .network = network,
+                            .counterpart = ghost,
+                            .network_label = "network",
+                            .counterpart_label = "counterpart",
+                            .top = 64,
+                            .shown_layer = 1};
+        Plot_stable_rank(c, &p);
+        const char *t = text(c);
+        assert_null(strstr(t, "0.2"));
+        assert_null(strstr(t, "0.5"));
+        assert_non_null(strstr(t, "layer"));
+        assert_true(count_glyph(c, unicode ? "┆" : ":") >= 4);
+        Canvas_free(c);
+    }
+}
+
+/* A title wider than its panel wraps at a space: its end is on the second row. */
+static void test_title_wraps(void **state)
+{
+    (void)state;
+    Canvas *c = Canvas_new(40, 16, true);
+    double network[3] = {64, 2, 1.5}, ghost[3] = {64, 20, 8};
+    StableRankPlot p = {.title = "stable rank sr(Σℓ) against depth, log axis (mean ± 1 std)",
+                        .depth = 2,
+                        .network = network,
+                        .counterpart = ghost,
+                        .network_label = "network",
+                        .counterpart_label = "counterpart",
+                        .top = 64,
+                        .shown_layer = 1};
+    Plot_stable_rank(c, &p);
+    assert_non_null(strstr(row_text(c, 0), "stable rank"));
+    assert_non_null(strstr(row_text(c, 1), "(mean ± 1 std)"));
+    Canvas_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +567,12 @@ int main(void)
         cmocka_unit_test(test_histogram_overlay),
         cmocka_unit_test(test_stable_rank_theory_and_band),
         cmocka_unit_test(test_series),
+        cmocka_unit_test(test_no_outlier_unmarked),
+        cmocka_unit_test(test_removed_outlier_marked),
+        cmocka_unit_test(test_axes_follow_the_data),
+        cmocka_unit_test(test_unit_circle_shape),
+        cmocka_unit_test(test_layer_axis_and_shown_layer),
+        cmocka_unit_test(test_title_wraps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

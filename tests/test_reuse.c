@@ -51,6 +51,7 @@ static void assert_same_result(const Result *kept, const Result *fresh)
     assert_int_equal(kept->spectra_ready, fresh->spectra_ready);
     assert_int_equal(kept->shown_gap, fresh->shown_gap);
     assert_int_equal(kept->outliers_removed, fresh->outliers_removed);
+    assert_int_equal(kept->outlier, fresh->outlier);
     assert_int_equal(kept->eigenvalues_exact, fresh->eigenvalues_exact);
     assert_same_doubles((const double *)kept->eigenvalues, (const double *)fresh->eigenvalues,
                         2 * T, "eigenvalues");
@@ -89,6 +90,16 @@ typedef enum {
     LAYERNORM,
     SKIP,
     SIGMA_QK,
+    HEADS,
+    HEAD, /* `}`, `{` */
+    OUTPUT,
+    LOGIT_SCALE,
+    LN_PLACE,
+    LN_SCALE,
+    BRANCH_GAIN,
+    MLP,
+    MLP_RATIO,
+    INIT,
 } Change;
 
 /* A step of a key sequence: how the settings change, and how many layers the kept
@@ -142,6 +153,37 @@ static void apply(Config *c, const Step *s)
     case SIGMA_QK:
         c->sigma_qk = s->value;
         break;
+    case HEADS:
+        c->heads = v;
+        c->head = 1;
+        break;
+    case HEAD:
+        c->head = v;
+        break;
+    case OUTPUT:
+        c->output = (OutputProjection)v;
+        break;
+    case LOGIT_SCALE:
+        c->logit_scale = (LogitScale)v;
+        break;
+    case LN_PLACE:
+        c->ln_place = (LnPlace)v;
+        break;
+    case LN_SCALE:
+        c->ln_scale = (LnScale)v;
+        break;
+    case BRANCH_GAIN:
+        c->branch_gain = s->value;
+        break;
+    case MLP:
+        c->mlp = (Mlp)v;
+        break;
+    case MLP_RATIO:
+        c->mlp_ratio = v;
+        break;
+    case INIT:
+        c->init = (InitScheme)v;
+        break;
     }
 }
 
@@ -178,6 +220,34 @@ static const Step STEPS[] = {
     {"depth 12", DEPTH, 12, -1},
     {"l", DEPTH_BY, -1, 0},
     {"g", GAP_TOGGLE, 0, 0},
+    /* The block: another shown head costs no layer, like another shown layer. */
+    {"a softmax", ATTENTION, ATTENTION_SOFTMAX, -1},
+    {"H 4", HEADS, 4, -1},
+    {"} 3", HEAD, 3, 0},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"{ 2", HEAD, 2, 0},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"L", DEPTH_BY, 1, 1},
+    {"O orthogonal", OUTPUT, OUTPUT_ORTHOGONAL, -1},
+    {"} 4", HEAD, 4, 0},
+    {"O gaussian", OUTPUT, OUTPUT_GAUSSIAN, -1},
+    {"y linear", LOGIT_SCALE, LOGIT_SCALE_LINEAR, -1},
+    {"[", SHOWN_LAYER_BY, -1, 0},
+    {"h 1", HEADS, 1, -1},
+    {"F pre", LN_PLACE, LN_PLACE_PRE, -1},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"I sqrt-d", LN_SCALE, LN_SCALE_SQRT_D, -1},
+    {"L", DEPTH_BY, 1, 1},
+    {"b 0.5", BRANCH_GAIN, 0.5, -1},
+    {"g", GAP_TOGGLE, 0, 0},
+    {"X gelu", MLP, MLP_GELU, -1},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"u 2", MLP_RATIO, 2, -1},
+    {"L", DEPTH_BY, 1, 1},
+    {"H 2", HEADS, 2, -1},
+    {"C orthogonal", INIT, INIT_ORTHOGONAL, -1},
+    {"]", SHOWN_LAYER_BY, 1, 0},
+    {"C gpt2", INIT, INIT_GPT2, -1},
 };
 
 /* Drives the key sequence on a kept workspace with this budget and on fresh workspaces. */

@@ -102,13 +102,13 @@ static void test_every_setting_in_help(void **state)
             assert_int_equal(strncmp(line, spelled, strlen(spelled)), 0);
         }
         Setting_format(s, &defaults, 17, fallback, sizeof fallback);
-        /* A double's default may be spelled shorter ("0.1"): it must read back exactly. */
         const char *given = strrchr(line, '(');
-        bool same = s->kind == SETTING_DOUBLE
-                        ? given && strtod(given + 1, NULL) == Setting_get(s, &defaults)
-                        : strstr(line, fallback) != NULL;
-        if (!same)
+        if (s->kind == SETTING_DOUBLE) { /* the shortest spelling that reads back */
+            if (!given || strtod(given + 1, NULL) != Setting_get(s, &defaults))
+                fail_msg("'%s' does not give the default %s", line, fallback);
+        } else if (!strstr(line, fallback)) {
             fail_msg("'%s' does not give the default %s", line, fallback);
+        }
         if (s->kind == SETTING_ENUM && !strstr(line, EnumNames_list(s->names, names, sizeof names)))
             fail_msg("'%s' does not list %s", line, names);
     }
@@ -166,6 +166,7 @@ static void test_every_keyed_setting_has_working_keys(void **state)
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
         Config start = Config_default();
+        start.heads = 2; /* so that the shown head has another head to go to */
         Controls c = Controls_from(&start);
         const int keys[2] = {s->raise_key, s->lower_key};
         for (int k = 0; k < 2; k++) {
@@ -192,6 +193,34 @@ static void test_every_keyed_setting_has_working_keys(void **state)
     }
 }
 
+/* Every setting c uses is on the status line and in the header of a preset saved from it. */
+static void assert_settings_shown(const Config *c)
+{
+    StatusView v = {.config = c, .note = "", .unicode = true};
+    char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE], all[STATUS_LINES_MAX * STATUS_LINE_SIZE] = "";
+    int n = Status_layout(&v, 200, lines, STATUS_LINES_MAX);
+    for (int i = 0; i < n; i++)
+        strcat(all, lines[i]);
+    char header[1024];
+    int length = Save_header(c, "demo", "2026-11-24 10:00", header, sizeof header);
+    assert_true(length > 0 && (size_t)length < sizeof header);
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (s->in_use && !s->in_use(c))
+            continue;
+        char shown[96];
+        Setting_show(s, c, shown, sizeof shown);
+        if (!shown[0] || !strstr(all, shown))
+            fail_msg("the status line lacks --%s ('%s'):\n%s", s->name, shown, all);
+        if (!strstr(header, shown))
+            fail_msg("the saved header lacks '%s':\n%s", shown, header);
+    }
+    for (char *line = strtok(header, "\n"); line; line = strtok(NULL, "\n")) {
+        assert_true(line[0] == '#');
+        assert_true(Ascii_columns(line) <= 90);
+    }
+}
+
 /* The status line, and the header of a preset saved from the screen, show every setting. */
 static void test_every_setting_on_the_status_line(void **state)
 {
@@ -201,39 +230,42 @@ static void test_every_setting_on_the_status_line(void **state)
     c.depth = 4;
     c.layer = 3;
     c.seeds = 4;
-    /* Settings shown only away from their defaults. */
+    /* The block's settings show where they differ from today's layer. */
+    c.heads = 4;
+    c.head = 2;
+    c.output = OUTPUT_ORTHOGONAL;
+    c.logit_scale = LOGIT_SCALE_LINEAR;
+    c.ln_place = LN_PLACE_PRE;
+    c.ln_scale = LN_SCALE_SQRT_D;
+    c.skip_gain = 0.5;
+    c.branch_gain = 0.25;
+    c.mlp = MLP_GELU;
+    c.mlp_ratio = 2;
+    c.init = INIT_GPT2;
+    c.input_norm = INPUT_NORM_SQRT_D;
+    assert_settings_shown(&c);
+    const Setting *alpha = Settings_find("init-alpha");
+    assert_false(alpha->in_use(&c));
+    /* The cutting-skip scheme's own settings, away from their defaults. */
     c.init = INIT_CUTTING_SKIP;
     c.init_alpha = 2.0;
     c.init_beta = 0.6;
     c.init_c = 3.0;
+    assert_settings_shown(&c);
+    assert_true(alpha->in_use(&c));
+
     StatusView v = {.config = &c, .note = "", .unicode = true};
     char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE], all[STATUS_LINES_MAX * STATUS_LINE_SIZE] = "";
     int n = Status_layout(&v, 200, lines, STATUS_LINES_MAX);
     for (int i = 0; i < n; i++)
         strcat(all, lines[i]);
-    for (int i = 0; i < Settings_count(); i++) {
-        char shown[96];
-        Setting_show(Settings_at(i), &c, shown, sizeof shown);
-        if (!shown[0] || !strstr(all, shown))
-            fail_msg("the status line lacks --%s ('%s'):\n%s", Settings_at(i)->name, shown, all);
-    }
     assert_non_null(strstr(all, "layer=3/4"));
+    assert_non_null(strstr(all, "α=2"));
     char header[1024];
-    int length = Save_header(&c, "demo", "2026-11-24 10:00", header, sizeof header);
-    assert_true(length > 0 && (size_t)length < sizeof header);
+    Save_header(&c, "demo", "2026-11-24 10:00", header, sizeof header);
     assert_int_equal(strncmp(header, "# demo: saved from the attnscope screen, 2026-11-24 10:00\n",
                              strlen("# demo: saved")),
                      0);
-    for (int i = 0; i < Settings_count(); i++) {
-        char shown[96];
-        Setting_show(Settings_at(i), &c, shown, sizeof shown);
-        if (!strstr(header, shown))
-            fail_msg("the saved header lacks '%s':\n%s", shown, header);
-    }
-    for (char *line = strtok(header, "\n"); line; line = strtok(NULL, "\n")) {
-        assert_true(line[0] == '#');
-        assert_true(Ascii_columns(line) <= 90);
-    }
     /* At its default the ensemble size is not worth a field. */
     c.seeds = 1;
     char shown[96];

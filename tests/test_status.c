@@ -1,6 +1,6 @@
 /* The status lines: every parameter and readout present, "…" for values not computed for
- * the settings shown, the busy indicator, notes and warnings on the message line, lines
- * within the width, and plain ASCII without Unicode. */
+ * the settings shown, the busy indicator (and a superseded job stopping), notes and
+ * warnings on the message line, lines within the width, and plain ASCII without Unicode. */
 #include "testing.h"
 
 #include "ascii.h"
@@ -112,6 +112,28 @@ static void test_pending_and_busy(void **state)
     for (const char *p = t; *p; p++)
         assert_true((unsigned char)*p < 0x80);
     assert_non_null(strstr(t, "1-|lambda2|=..."));
+    /* With the cost model's estimate: the time left instead of the time spent, as a person
+       reads it. */
+    v.estimated = true;
+    const struct {
+        double seconds;
+        const char *text;
+    } left[] = {{0.4, "computing 50%, <1 s left"},
+                {12.4, "computing 50%, ~12 s left"},
+                {185, "computing 50%, ~3 min left"},
+                {9000, "computing 50%, ~2.5 h left"}};
+    for (size_t i = 0; i < sizeof left / sizeof left[0]; i++) {
+        v.seconds_left = left[i].seconds;
+        t = layout(&v, 120, NULL);
+        if (!strstr(t, left[i].text))
+            fail_msg("%.1f s left: expected '%s' in\n%s", left[i].seconds, left[i].text, t);
+    }
+    /* While the superseded job winds down, the new one has not started: no percentage. */
+    v.unicode = true;
+    v.stopping = true;
+    t = layout(&v, 120, NULL);
+    assert_non_null(strstr(t, "stopping the previous job, 1.5 s"));
+    assert_null(strstr(t, "computing"));
     Snapshot_free(s);
 }
 
@@ -127,10 +149,17 @@ static void test_messages(void **state)
     StatusView v = {.config = &c, .shown = s, .current = true, .note = "", .unicode = true};
     int n;
     const char *t = layout(&v, 200, &n);
-    assert_non_null(strstr(lines[n - 1], "eigenvalues exact"));
+    /* The explanation has a line of its own, kept under the note and the warning. */
+    assert_non_null(strstr(lines[n - 2], "eigenvalues exact: the diagonal"));
+    assert_non_null(strstr(lines[n - 2], "so all real"));
     /* Uniform attention: A⊥ = 0, the counterpart's stable rank is undefined: warned. */
     assert_true(s->result->warnings.count > 0);
     assert_non_null(strstr(lines[n - 1], "⚠"));
+    v.note = "a note that is long enough to push everything else off the line when it is "
+             "printed at eighty columns";
+    t = layout(&v, 80, &n);
+    assert_non_null(strstr(lines[n - 2], "eigenvalues exact"));
+    v.note = "";
     /* A long message is cut to the width with an ellipsis. */
     t = layout(&v, 80, &n);
     assert_true(Ascii_columns(lines[n - 1]) <= 80);
@@ -145,10 +174,100 @@ static void test_messages(void **state)
     Snapshot_free(f);
 }
 
+/* "? help" ends the message line at every width, however long the note and the warnings;
+   "! N warnings" says how to read them all. */
+static void test_help_always_visible(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 2;
+    Snapshot *s = computed(&c);
+    Warnings *w = &s->result->warnings;
+    w->count = 2;
+    snprintf(w->text[0], sizeof w->text[0],
+             "token similarity of the network: round-off from layer 7 (tokens equal to 1e-16 "
+             "of ||X||), null there");
+    snprintf(w->text[1], sizeof w->text[1],
+             "gap deflate: attention rows do not sum to 1, "
+             "there is no Perron vector; fell back to center");
+    StatusView v = {.config = &c,
+                    .shown = s,
+                    .current = true,
+                    .note = "d raised to 512 with T (T ≤ d: the input has orthonormal rows)",
+                    .unicode = true};
+    int widths[] = {80, 120, 200};
+    for (int k = 0; k < 3; k++) {
+        int n;
+        layout(&v, widths[k], &n);
+        const char *last = lines[n - 1];
+        size_t length = strlen(last);
+        assert_true(length > 6 && strcmp(last + length - 6, "? help") == 0);
+        assert_non_null(strstr(last, "! 2 warnings"));
+        /* The token-similarity warning is about a panel that is not shown. */
+        assert_null(strstr(last, "token similarity"));
+    }
+    v.similarity_shown = true;
+    int n;
+    layout(&v, 200, &n);
+    assert_non_null(strstr(lines[n - 1], "⚠ token similarity"));
+    Snapshot_free(s);
+}
+
+/* σ only for softmax and markov; the spectral gap n/a for linear attention; the stable rank
+   at the shown layer, and at the last one when that is another. */
+static void test_readouts_that_mean_something(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 3;
+    c.layer = 2;
+    c.attention = ATTENTION_UNIFORM;
+    Snapshot *s = computed(&c);
+    StatusView v = {.config = &c, .shown = s, .current = true, .note = "", .unicode = true};
+    const char *t = layout(&v, 200, NULL);
+    assert_null(strstr(t, "σ="));
+    assert_non_null(strstr(t, "sr(ℓ=2)=1"));
+    assert_non_null(strstr(t, "sr(ℓ=3)=1"));
+    Snapshot_free(s);
+
+    c.attention = ATTENTION_LINEAR;
+    c.layer = 3;
+    s = computed(&c);
+    v.shown = s;
+    t = layout(&v, 200, NULL);
+    assert_null(strstr(t, "σ="));
+    assert_non_null(strstr(t, "1−|λ2|=n/a"));
+    assert_non_null(strstr(t, "|λ|>0.5=n/a"));
+    assert_non_null(strstr(t, "sr(ℓ=3)="));
+    assert_null(strstr(t, "sr(ℓ=2)"));
+    Snapshot_free(s);
+
+    c.attention = ATTENTION_MARKOV;
+    s = computed(&c);
+    v.shown = s;
+    assert_non_null(strstr(layout(&v, 200, NULL), "σ=1.311"));
+    Snapshot_free(s);
+
+    /* The window mask has no outlier: a line says why, for as long as it is shown. */
+    c.attention = ATTENTION_SOFTMAX;
+    c.mask = MASK_WINDOW;
+    s = computed(&c);
+    v.shown = s;
+    int n;
+    layout(&v, 200, &n);
+    assert_int_equal(s->result->outlier, -1);
+    assert_non_null(strstr(lines[n - 2], "window mask: |λ2| ≈ 1 − π²/(3T²)"));
+    Snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parameters_and_readouts),
+        cmocka_unit_test(test_help_always_visible),
+        cmocka_unit_test(test_readouts_that_mean_something),
         cmocka_unit_test(test_pending_and_busy),
         cmocka_unit_test(test_messages),
     };

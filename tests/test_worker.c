@@ -63,7 +63,6 @@ static void test_one_job(void **state)
     assert_int_equal(s->result->layers_done, 3);
     assert_true(s->result->spectra_ready);
     assert_int_equal(s->result->config.tokens, 16);
-    assert_close(s->progress, 1.0, 0);
     assert_close(s->result->network.stable_rank[0], 16.0, 1e-9);
     assert_true(s->elapsed_ms >= 0);
     /* Row-stochastic: the outlier is 1 (docs/model.md §4). */
@@ -246,6 +245,77 @@ static void test_stop_during_job(void **state)
     assert_true(Worker_stop(w, WAIT_MS));
 }
 
+/* The worker's estimate comes from what it keeps once idle: the finished job's settings
+   cost nothing, another shown layer less than the whole run.  Polls until the thread is
+   idle (it goes idle just after its final snapshot). */
+static double estimate_when_idle(Worker *w, const Config *c, double below)
+{
+    double seconds = NAN;
+    for (int waited = 0; waited < WAIT_MS; waited += 10) {
+        seconds = Worker_estimate(w, c, (WorkerExtras){0});
+        if (seconds < below)
+            return seconds;
+        usleep(10000);
+    }
+    return seconds;
+}
+
+static void test_estimate_reads_what_is_kept(void **state)
+{
+    (void)state;
+    Worker *w = Worker_new(NULL);
+    Worker_set_memory_budget(w, 1ull << 30);
+    Config c = small(64, 6);
+    double fresh = Worker_estimate(w, &c, (WorkerExtras){0});
+    assert_true(fresh > 0 && isfinite(fresh));
+    /* The extras add their own price. */
+    assert_true(Worker_estimate(w, &c, (WorkerExtras){.sweep = true}) > fresh);
+    assert_true(Worker_estimate(w, &c, (WorkerExtras){.compare = true}) > fresh);
+    Snapshot_free(wait_done(w, Worker_submit(w, &c), NULL));
+    assert_close(estimate_when_idle(w, &c, 1e-300), 0, 0);
+    Config next_layer = c;
+    next_layer.layer = 2;
+    double shown = estimate_when_idle(w, &next_layer, fresh / 2);
+    assert_true(shown > 0 && shown < fresh / 2);
+    assert_true(Worker_stop(w, WAIT_MS));
+}
+
+/* While a job runs, its progress is reported in its schedule's seconds: checkpoints in
+   order, inside the total. */
+static void test_progress_of_the_running_job(void **state)
+{
+    (void)state;
+    Worker *w = Worker_new(NULL);
+    Config slow = small(32, 200);
+    unsigned long g = Worker_submit(w, &slow);
+    WorkerProgress p, first = {0};
+    bool seen = false;
+    double last_done = -1;
+    int checkpoints = 0;
+    for (int waited = 0; waited < WAIT_MS && checkpoints < 3; waited += 5) {
+        if (Worker_progress(w, g, &p)) {
+            assert_int_equal(p.generation, g);
+            assert_true(isfinite(p.total_s) && p.total_s > 0);
+            assert_true(p.done_s >= 0 && p.done_s <= p.next_s && p.next_s <= p.total_s);
+            assert_true(p.checkpoint_ms >= p.started_ms);
+            if (!seen)
+                first = p;
+            seen = true;
+            if (p.done_s > last_done) {
+                last_done = p.done_s;
+                checkpoints++;
+            }
+        }
+        usleep(5000);
+    }
+    assert_true(seen);
+    assert_true(checkpoints >= 2);
+    assert_true(last_done > first.done_s);
+    /* Another generation's progress is not this one's. */
+    assert_false(Worker_progress(w, g + 1, &p));
+    assert_true(Worker_stop(w, WAIT_MS));
+}
+
 int main(void)
 {
     Linalg_set_blas_threads(1);
@@ -256,6 +326,8 @@ int main(void)
         cmocka_unit_test(test_stale_generation_discarded),
         cmocka_unit_test(test_stop_during_job),
         cmocka_unit_test(test_extras_and_reuse),
+        cmocka_unit_test(test_estimate_reads_what_is_kept),
+        cmocka_unit_test(test_progress_of_the_running_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

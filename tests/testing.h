@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <cmocka.h>
 
 /* |actual − expected| <= tolerance, with both values in the failure message. */
@@ -41,6 +42,20 @@ static inline int process_threads(void)
     while ((e = readdir(d)))
         n += e->d_name[0] != '.';
     closedir(d);
+    return n;
+}
+
+/* The thread count once it reaches `expected`, or after 2 s whatever it is then: a joined
+   thread's /proc entry can outlive pthread_join by a moment (the kernel clears the thread id
+   the join waits for before it releases the task), so a count right after a join may still
+   include it on a loaded machine. */
+static inline int process_threads_settled(int expected)
+{
+    int n = process_threads();
+    for (int i = 0; i < 200 && n != expected; i++) {
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        n = process_threads();
+    }
     return n;
 }
 

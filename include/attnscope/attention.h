@@ -40,7 +40,8 @@ typedef struct {
 size_t Gap_scratch_size(int T);
 
 /* Replaces A by the matrix the gap mode applies (docs/model.md §1.4).  Fallbacks and broken masks
-   are reported in `warnings`.  Returns 0 or a LAPACK failure. */
+   are reported in `warnings`.  Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop
+   hook asked. */
 int Gap_apply(Gap mode, Attention kind, Mask mask, int window, int T, double *a, Linalg *la,
               double *scratch, GapOutcome *outcome, Warnings *warnings);
 

@@ -1,4 +1,4 @@
-/* Conditioning of the self-attention sub-block (docs/model.md §6), after "Cutting the skip":
+/* Conditioning of the self-attention sub-block (docs/model.md §8), after "Cutting the skip":
  * the input Jacobian K of f(X) = A(X)·X·W_VO, its dominant term B = W_VOᵀ ⊗ A, and the
  * initialisation that keeps both well conditioned.
  *
@@ -79,24 +79,6 @@ typedef struct {
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
                    SingularValueEstimate *out);
 
-/* ---- the initialisation "cutting-skip" ----------------------------------------------- */
-
-/* The logit scale s of c's initialisation: 1/√d for gaussian (logits X W^Q (X W^K)ᵀ/√d),
-   1 for cutting-skip, whose W^Q W^Kᵀ = αZ + βI with Z_ij ~ N(0, 1/d) is the logit matrix
-   itself (the paper's M = X W^Q W^Kᵀ Xᵀ). */
-double Init_logit_scale(const Config *c);
-
-/* W^Q, W^K (d×d) with W^Q W^Kᵀ = αZ + βI: the SVD αZ + βI = UΣVᵀ gives W^Q = U√Σ and
-   W^K = V√Σ: the two factors share Σ evenly, so neither dominates the logits' gradient, and
-   any factorisation gives the same M (only M enters the model).  Z comes from the stream
-   (seed, layer, query).  z: d×d scratch, sigma: d scratch. */
-int CuttingSkip_query_key(RandomStream *rs, Linalg *la, const Config *c, uint64_t seed, int layer,
-                          double *wq, double *wk, double *z, double *sigma);
-/* W_VO = c²·H (d×d), H Haar orthogonal from the stream (seed, layer, value): W^V = c·U and
-   W^O = c·Vᵀ of the paper with W^O = I today, whose product is c² times the orthogonal UVᵀ. */
-int CuttingSkip_value_output(RandomStream *rs, Linalg *la, const Config *c, uint64_t seed,
-                             int layer, double *wvo);
-
 /* ---- the softmax conditioning demo ------------------------------------------------------ */
 
 /* κ(softmax(αZ + βI)) for n×n Z with i.i.d. N(0, 1/n) entries (the paper's Z_ij ~ N(0, 1/d)
@@ -105,7 +87,7 @@ int CuttingSkip_value_output(RandomStream *rs, Linalg *la, const Config *c, uint
    the matrix is singular to double precision.  Returns 0 or a LAPACK failure. */
 int SoftmaxDemo_run(int n, double alpha, double beta, uint64_t seed, int draws, double *kappa);
 
-/* The α → 0 limit (docs/model.md §6.3): softmax(βI) = ((e^β − 1)I + 11ᵀ)/(e^β + n − 1) has
+/* The α → 0 limit (docs/model.md §8.3): softmax(βI) = ((e^β − 1)I + 11ᵀ)/(e^β + n − 1) has
    singular values 1 and (e^β − 1)/(e^β + n − 1) (n − 1 times), so
    κ = (e^β + n − 1)/|e^β − 1|; NaN (infinite) at β = 0, where every row is uniform. */
 double SoftmaxDemo_closed_form(int n, double beta);
@@ -153,6 +135,11 @@ typedef struct {
     double *jacobian_singular_values;
     Warnings warnings;
 } Conditioning;
+
+/* Why the conditioning of docs/model.md §8 does not describe c's block, or NULL where it
+   does: one head (the Jacobian of a sum of heads is not a Kronecker product), no MLP and
+   post-LayerNorm (the forward pass between the sub-blocks is the layer of §1.5). */
+const char *Conditioning_unsupported(const Config *c);
 
 /* Runs the first seed of c (the weights and forward pass of Model_run) and fills out.
    Returns 0, or -1 (out of memory, a LAPACK failure) with the reason in err. */

@@ -24,10 +24,38 @@ typedef enum { LAYERNORM_NONE, LAYERNORM_RMS, LAYERNORM_LN } LayerNorm;
 
 typedef enum { SKIP_NONE, SKIP_PLAIN, SKIP_SCALED } Skip;
 
-/* How the weights of a layer are drawn (docs/model.md §1.7): i.i.d. Gaussian (σ_qk for the
-   query and key weights, 1 for the values), or the skipless transformer paper's
-   W^Q W^Kᵀ = αZ + βI with W_VO = c²·(Haar orthogonal). */
-typedef enum { INIT_GAUSSIAN, INIT_CUTTING_SKIP } Init;
+/* The output projection W^O after the concatenated heads (docs/model.md §1.7). */
+typedef enum { OUTPUT_IDENTITY, OUTPUT_GAUSSIAN, OUTPUT_ORTHOGONAL } OutputProjection;
+
+/* The logits' scale: 1/√d_h (the papers, today's layer) or 1/d_h (μP). */
+typedef enum { LOGIT_SCALE_SQRT, LOGIT_SCALE_LINEAR } LogitScale;
+
+/* Where LayerNorm sits (docs/model.md §1.8): after the skip (post, today's) or on the
+   branch's input (pre: X + F(LN X), as GPT-2 and ViT). */
+typedef enum { LN_PLACE_POST, LN_PLACE_PRE } LnPlace;
+
+/* The MLP sub-block's activation (docs/model.md §1.9); none: attention only. */
+typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH } Mlp;
+
+/* Initialisation schemes (docs/model.md §1.10); cutting-skip is the skipless transformer
+   paper's W^Q W^Kᵀ = αZ + βI with W_VO = c²·(Haar orthogonal) (--init-alpha, --init-beta,
+   --init-c). */
+typedef enum {
+    INIT_NORMAL,
+    INIT_XAVIER,
+    INIT_ORTHOGONAL,
+    INIT_GPT2,
+    INIT_SMALL_INIT,
+    INIT_MUP,
+    INIT_DEEPNORM,
+    INIT_CUTTING_SKIP,
+} InitScheme;
+
+/* The input tokens' rows: unit norm (today's), or √d as after an embedding and LayerNorm. */
+typedef enum { INPUT_NORM_UNIT, INPUT_NORM_SQRT_D } InputNorm;
+
+/* Rows after LayerNorm: unit norm (today's) or PyTorch's nn.LayerNorm, norm ≈ √d (ε = 1e-5). */
+typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
 
 /* The names of one enumeration, as the command line, presets and JSON spell them. */
 typedef struct {
@@ -36,8 +64,9 @@ typedef struct {
     int count;
 } EnumNames;
 
-extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES,
-    INIT_NAMES;
+extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
+extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
+    INIT_NAMES, INPUT_NORM_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -55,13 +84,24 @@ typedef struct {
     Gap gap;
     LayerNorm layernorm;
     Skip skip;
-    int layer; /* layer whose attention matrix is shown, 1..depth */
-    uint64_t seed;
-    int seeds; /* ensemble size for the stable-rank curves */
-    Init init;
+    int heads; /* H, dividing d: each head has width d_h = d/H */
+    int head;  /* head whose attention matrix is shown, 1..heads */
+    OutputProjection output;
+    LogitScale logit_scale;
+    LnPlace ln_place;
+    LnScale ln_scale;
+    double skip_gain;   /* a in X ← a·X + b·F(X), with a skip */
+    double branch_gain; /* b */
+    Mlp mlp;
+    int mlp_ratio; /* the MLP's hidden width is mlp_ratio·d */
+    InitScheme init;
+    InputNorm input_norm;
     double init_alpha; /* cutting-skip: W^Q W^Kᵀ = αZ + βI, Z_ij ~ N(0, 1/d) */
     double init_beta;
     double init_c; /* cutting-skip: W_VO = c²·(Haar orthogonal) */
+    int layer;     /* layer whose attention matrix is shown, 1..depth */
+    uint64_t seed;
+    int seeds; /* ensemble size for the stable-rank curves */
 } Config;
 
 /* Ranges of the command line contract. */
@@ -75,8 +115,10 @@ enum {
     CONFIG_SEEDS_MAX = 1024,
     /* The screen's e/E keys stop here: every seed is one more network per key. */
     CONFIG_SEEDS_KEY_MAX = 64,
+    CONFIG_MLP_RATIO_MAX = 16,
 };
 #define CONFIG_SIGMA_QK_MAX 4.0
+#define CONFIG_GAIN_MAX 64.0
 /* Seeds travel through JSON, whose numbers are doubles: 2^53 - 1 keeps them exact. */
 #define CONFIG_SEED_MAX 9007199254740991ull
 
@@ -113,6 +155,7 @@ typedef struct {
     const char *help;     /* --help's words before the range, or NULL */
     SettingKind kind;
     double min, max;        /* accepted values (a double: min < X <= max) */
+    bool min_included;      /* a double: min <= X <= max (a gain of 0 is ReZero) */
     const EnumNames *names; /* SETTING_ENUM */
     double fallback;        /* the default */
     size_t offset;          /* of the Config field: int, double, uint64_t or an enumeration */
@@ -123,6 +166,9 @@ typedef struct {
     int bound_offset;
     bool raises_bound;
     const char *bound_reason;
+    /* Another setting this one must divide (H divides d): lowering that one lowers this to
+       their greatest common divisor, and this one's keys stop where it would not divide. */
+    const char *divides;
     /* Whether the model uses the value (NULL: always), and what its keys say when it does not. */
     bool (*in_use)(const Config *c);
     const char *unused_note;
@@ -154,8 +200,9 @@ const char *Setting_spelled(const Setting *s, char *buf, size_t size);
 /* Sets s from text as the command line and presets spell it.  Returns 0, or -1 with a message
    naming the option, the value and what is accepted. */
 int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size_t size);
-/* The value as the command line spells it, doubles with `digits` significant digits (17 read
-   back exactly).  Returns the length, as snprintf does. */
+/* The value as the command line spells it, doubles with `digits` significant digits, or
+   (digits 0) the fewest that read back exactly: 0.1, not 0.10000000000000001.  Returns the
+   length, as snprintf does. */
 int Setting_format(const Setting *s, const Config *c, int digits, char *buf, size_t size);
 /* "T=256" as the status line shows it, or "" where it shows nothing.  Returns the length. */
 int Setting_show(const Setting *s, const Config *c, char *buf, size_t size);
@@ -167,16 +214,21 @@ Config Config_default(void);
 int Config_equal(const Config *a, const Config *b);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
-   window < T).  Returns 0, or -1 with a message naming the options in err. */
+   window < T, H divides d, head <= H).  Returns 0, or -1 with a message naming the options in err.
+ */
 int Config_validate(const Config *c, char *err, size_t size);
 
-/* The normalised entry spread of softmax/markov attention: sqrt(exp(sigma_qk^4) - 1). */
+/* The normalised entry spread of softmax/markov attention: sqrt(exp(v) - 1), v the logits'
+   variance: σ_qk^4 (markov, or the 1/√d_h logit scale), σ_qk^4/d_h with the 1/d_h scale. */
 double Config_sigma(const Config *c);
 
 /* True for the kinds whose rows sum to one (softmax, markov, uniform, identity). */
 int Attention_is_row_stochastic(Attention a);
 /* True for the kinds whose matrix does not depend on the tokens (markov, uniform, identity). */
 int Attention_is_input_independent(Attention a);
+
+/* d_h = d/H, the width of one head. */
+int Config_head_width(const Config *c);
 
 /* The gap mode of the counterpart network: gap removal toggled (off <-> center). */
 Gap Gap_toggled(Gap g);

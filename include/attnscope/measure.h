@@ -42,7 +42,8 @@ size_t Measure_lanczos_size(int T);
    guarantees it, else from all its eigenvalues, and from the singular values of X when
    sr − 1 is below MEASURE_GRAM_FLOOR.  lanczos = NULL skips the top-eigenpair route (the
    reference the tests compare it with).
-   Scratch: unit (T×d), gram (T×T), eig (T), lanczos (Measure_lanczos_size(T)). */
+   Scratch: unit (T×d), gram (T×T), eig (T), lanczos (Measure_lanczos_size(T)).
+   Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop hook asked. */
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
                    double *gram, double *eig, double *lanczos, Measures *m);
 

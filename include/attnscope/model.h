@@ -11,6 +11,7 @@
 #define ATTNSCOPE_MODEL_H
 
 #include "attnscope/config.h"
+#include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 
 #include <stdbool.h>
@@ -31,10 +32,13 @@ typedef struct {
     double *log10_gradient_norm; /* the same in log10, finite where the value overflows */
 } Curves;
 
-/* Mean and sample standard deviation over the ensemble (NaN std for one seed). */
+/* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum
+   of squared deviations from the mean (M2), which lets results of disjoint seed ranges be
+   combined exactly (Chan's formula) where the std alone would lose digits. */
 typedef struct {
     double *mean;
     double *std;
+    double *m2;
 } Band;
 
 enum { WARNINGS_MAX = 16, WARNING_LENGTH = 240 };
@@ -45,8 +49,13 @@ typedef struct {
 } Warnings;
 
 /* The readouts of docs/model.md §2 for the shown layer, NaN where undefined: 1 − |λ2| and the count
-   of |λ| > 0.5 of its eigenvalues, s1/s2 of its singular values (NaN when s2 is round-off),
-   and sr(Σ_ℓ) at the shown layer ℓ. */
+   of |λ| > 0.5 of its eigenvalues (row-stochastic matrices only, where |λ| ≤ 1 gives them a
+   scale; 1 − |λ2| within READOUT_ROUNDOFF of 0 is 0), s1/s2 of its singular values (NaN when
+   s2 is round-off), and sr(Σ_ℓ) at the shown layer ℓ. */
+/* dgeev's eigenvalues of a row-stochastic T×T matrix are good to about T·ε ≤ 1e-12 for
+   T ≤ 4096: a spectral gap below that is round-off, and reads 0. */
+#define READOUT_ROUNDOFF 1e-12
+
 typedef struct {
     double one_minus_abs_lambda2;
     double s1_over_s2;
@@ -77,6 +86,7 @@ typedef struct {
     Complex *eigenvalues;    /* T values, by descending modulus */
     double *singular_values; /* T values, descending (not scaled by √T) */
     bool eigenvalues_exact;  /* read off a triangular matrix's diagonal */
+    int outlier;             /* index of the eigenvalue that stands apart (Spectra_outlier), -1 */
     Readouts readouts;
 
     /* How many stable ranks each route computed (all seeds, both networks), by MeasureRoute:
@@ -123,6 +133,12 @@ bool Workspace_pause_keeping(Workspace *w, bool paused);
 /* Bytes of token matrices kept now. */
 size_t Workspace_kept_bytes(const Workspace *w);
 
+/* Hands the long LAPACK calls of both lanes to an isolation hook (see linalg.h), where a
+   stop can end them; a zeroed struct runs them here again.  The results are the same bits
+   either way.  While a run goes on, its Progress.stop_requested is the lanes' stop hook:
+   with isolation a stop is prompt even inside one eigensolver call. */
+void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
+
 /* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:
    the reference the tests and the benchmark compare the top-eigenpair route with. */
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all);
@@ -153,13 +169,51 @@ extern const int RESULT_SERIES_COUNT;
 int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
               size_t size);
 
+/* What one seed of a run computes, given what the workspace keeps (see Model_plan). */
+typedef struct {
+    bool input; /* X0 drawn, orthonormalised and measured */
+    /* >= 0: the shown layer's attention is built again from a kept network, after this many
+       layers recomputed (unmeasured) from the nearest kept one; -1: not needed. */
+    int capture_replay;
+    bool input_for_capture; /* that replay starts from X0, drawn and orthonormalised again */
+    bool spectra;           /* dgeev and dgesdd of the shown layer */
+    /* Per network (the run's network, then its counterpart): the first layer it computes
+       (depth + 1: none), and the layers recomputed unmeasured from the nearest kept one to
+       reach the layer below it (counted in replay_input when that starts from X0). */
+    int first_layer[2];
+    int replay[2];
+    bool replay_input[2];
+    bool gradients;         /* the frozen-attention gradients (first seed) */
+    int gradient_replay[2]; /* layers recomputed to reach the last one for them */
+} SeedPlan;
+
+/* The work a run of c will do on w: what Model_run computes, seed by seed, read off the
+   same kept state with the same rules (a cost model prices it).  The kept state may change
+   inside a run (the budget drops token matrices); the plan is what the run starts from. */
+typedef struct {
+    Config config;
+    int seeds;
+    SeedPlan *seed; /* [seeds] */
+} ModelPlan;
+
+/* Fills plan for a run of c on w (NULL: a fresh workspace, nothing kept).  Returns 0, or -1
+   when out of memory.  Must not run while another thread runs Model_run on w. */
+int Model_plan(const Config *c, const Workspace *w, ModelPlan *plan);
+void ModelPlan_release(ModelPlan *plan);
+
+/* The forward pass alone: X_0 and c's layers 1..depth of the network (gap mode c->gap, first
+   lane), no measures, spectra, counterpart or kept layers, for the benchmark of the block's
+   products (bench/bench_block.c).  ‖X_depth‖_F into *norm.  Returns 0, -1 when memory ran out,
+   or LAPACK's status. */
+int Model_forward(const Config *c, Workspace *w, double *norm);
+
 /* Bytes a run of c allocates (the workspace, LAPACK's buffers and the result), so a caller
    can refuse a configuration before it allocates. */
 size_t Model_memory_estimate(const Config *c);
 
-/* Post-LayerNorm per token (a row of the column-major T×d x): rms: x/‖x‖; ln: centred
-   first; none: nothing.  Zero rows stay 0.  row_stat: T doubles of scratch. */
-void LayerNorm_apply(LayerNorm mode, int T, int d, double *x, double *row_stat);
+/* Why the frozen-attention gradient formula of docs/model.md §2 does not describe c (its
+   values are then null), or NULL where it does. */
+const char *Model_gradients_unavailable(const Config *c);
 
 void Warnings_add(Warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -12,7 +12,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { ROLE_INPUT, ROLE_QUERY, ROLE_KEY, ROLE_VALUE, ROLE_MARKOV } Role;
+/* The heads of a layer share the query, key, value and markov streams: head h takes the
+   h-th block of columns of one d×d matrix (the h-th T×T block of the markov draw), so one
+   head is today's layer exactly and H heads reuse the same numbers.  New matrices get new
+   roles, appended so that the existing streams keep their seeds. */
+typedef enum {
+    ROLE_INPUT,
+    ROLE_QUERY,
+    ROLE_KEY,
+    ROLE_VALUE,
+    ROLE_MARKOV,
+    ROLE_OUTPUT,
+    ROLE_MLP_IN,
+    ROLE_MLP_OUT,
+} Role;
 
 /* Names the generator and sampler that a seed means, for the JSON document. */
 #define RANDOM_ALGORITHM "mt19937+ziggurat, splitmix64(seed, layer, role)"
@@ -28,5 +41,8 @@ uint32_t Random_stream_seed(uint64_t seed, int layer, Role role);
 /* Fills out[0..n) with i.i.d. N(0, scale²) from the start of stream (seed, layer, role). */
 void RandomStream_gaussian(RandomStream *s, uint64_t seed, int layer, Role role, double scale,
                            double *out, size_t n);
+
+/* Fills out[0..n) with the next n numbers of the stream the last call filled from. */
+void RandomStream_gaussian_more(RandomStream *s, double scale, double *out, size_t n);
 
 #endif

@@ -21,6 +21,17 @@ int Spectra_eigenvalues(int T, double *a, Linalg *la, double *re_im, Complex *ou
 /* Brauer: replaces the eigenvalue nearest 1 by 0 and re-sorts. */
 void Spectra_brauer_deflate(int T, Complex *eigenvalues);
 
+/* An eigenvalue stands apart from the bulk when its modulus is at least OUTLIER_SEPARATION times
+   the bulk radius |λ2| (docs/model.md §2): it lies farther beyond the bulk's edge than the
+   bulk is wide.  Softmax and markov (λ1 = 1, bulk ≈ σ/√T), relu and sigmoid pass by far; the
+   window masks (|λ2| ≈ 1), linear attention (a disk), identity (all 1) and any removed gap
+   do not. */
+#define OUTLIER_SEPARATION 2.0
+
+/* The index of the outlier in eigenvalues sorted by descending modulus (0), or -1 when none
+   stands apart. */
+int Spectra_outlier(int T, const Complex *eigenvalues);
+
 /* Sorts by descending modulus (ties: larger real part, then larger imaginary part first). */
 void Spectra_sort(int T, Complex *eigenvalues);
 

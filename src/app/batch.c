@@ -1,12 +1,14 @@
 #include "batch.h"
 
 #include "attnscope/conditioning.h"
+#include "attnscope/init.h"
 #include "attnscope/random.h"
 #include "attnscope/theory.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void field_numbers(Text *t, const char *name, const double *x, int n)
 {
@@ -117,7 +119,7 @@ static void warnings_array(Text *t, const Warnings *w)
     Text_printf(t, "]");
 }
 
-/* docs/model.md §6: per layer ℓ = 1..L, the network's series and the counterpart's. */
+/* docs/model.md §8: per layer ℓ = 1..L, the network's series and the counterpart's. */
 static void conditioning_object(Text *t, const Conditioning *k)
 {
     int L = k->config.depth, T = k->config.tokens, d = k->config.width;
@@ -188,30 +190,32 @@ void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t
     Text_printf(t, "]}\n");
 }
 
+/* The settings from the settings table, under their JSON keys; d_qk = d is said after d for
+   readers that know the papers' notation. */
+static void config_object(Text *t, const Config *c)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char value[64];
+        Text_printf(t, "%s\"%s\":", i ? "," : "", s->json);
+        if (s->kind == SETTING_DOUBLE) {
+            Json_number(t, Setting_get(s, c));
+        } else {
+            Setting_format(s, c, 17, value, sizeof value);
+            Text_printf(t, s->kind == SETTING_ENUM ? "\"%s\"" : "%s", value);
+        }
+        if (strcmp(s->name, "width") == 0)
+            Text_printf(t, ",\"d_qk\":%d", c->width);
+    }
+}
+
 void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,
                     Text *t)
 {
     const Config *c = &r->config;
     int layers = c->depth + 1, T = c->tokens;
     Text_printf(t, "{\"attnscope\": \"%s\",\n \"config\": {", ATTNSCOPE_VERSION);
-    Text_printf(t, "\"T\":%d,\"d\":%d,\"d_qk\":%d,\"depth\":%d,\"sigma_qk\":", T, c->width,
-                c->width, c->depth);
-    Json_number(t, c->sigma_qk);
-    Text_printf(t,
-                ",\"attention\":\"%s\",\"mask\":\"%s\",\"window\":%d,\"gap\":\"%s\","
-                "\"layernorm\":\"%s\",\"skip\":\"%s\",\"seed\":%llu,\"seeds\":%d,\"layer\":%d",
-                ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], c->window,
-                GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm],
-                SKIP_NAMES.names[c->skip], (unsigned long long)c->seed, c->seeds, c->layer);
-    if (c->init != INIT_GAUSSIAN) {
-        /* Only away from the default, so that a gaussian run's document stays as it was. */
-        Text_printf(t, ",\"init\":\"%s\",\"init_alpha\":", INIT_NAMES.names[c->init]);
-        Json_number(t, c->init_alpha);
-        Text_printf(t, ",\"init_beta\":");
-        Json_number(t, c->init_beta);
-        Text_printf(t, ",\"init_c\":");
-        Json_number(t, c->init_c);
-    }
+    config_object(t, c);
     Text_printf(t, "},");
     Text_printf(t, "\n \"rng\": ");
     Json_string(t, RANDOM_ALGORITHM);
@@ -220,6 +224,7 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     Text_printf(t, ",\n \"logit_std\": ");
     Json_number(t, r->logit_std);
     Text_printf(t, ",\n \"counterpart_gap\": \"%s\"", GAP_NAMES.names[r->counterpart_gap]);
+    Text_printf(t, ",\n \"seeds_done\": %d", r->seeds_done);
     for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
         const ResultSeries *series = &RESULT_SERIES[i];
         int first = series->from_layer_one ? 1 : 0;
@@ -227,18 +232,28 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     }
     Text_printf(t,
                 ",\n \"shown_gap\": \"%s\",\n \"outliers_removed\": %d,"
-                "\n \"eigenvalues_exact\": %s,\n \"eigenvalues\": [",
+                "\n \"eigenvalues_exact\": %s,\n \"eigenvalues\": ",
                 GAP_NAMES.names[r->shown_gap], r->outliers_removed,
                 r->eigenvalues_exact ? "true" : "false");
-    for (int i = 0; i < T; i++) {
-        Text_printf(t, i ? ",[" : "[");
-        Json_number(t, r->eigenvalues[i].re);
-        Text_printf(t, ",");
-        Json_number(t, r->eigenvalues[i].im);
+    /* No spectra where the shown layer has no finite attention matrix (a network that
+       overflowed or vanished before it): null, as every undefined value. */
+    if (r->spectra_ready) {
+        for (int i = 0; i < T; i++) {
+            Text_printf(t, i ? ",[" : "[[");
+            Json_number(t, r->eigenvalues[i].re);
+            Text_printf(t, ",");
+            Json_number(t, r->eigenvalues[i].im);
+            Text_printf(t, "]");
+        }
         Text_printf(t, "]");
+        field_numbers(t, "singular_values", r->singular_values, T);
+    } else {
+        Text_printf(t, "null,\n \"singular_values\": null");
     }
-    Text_printf(t, "]");
-    field_numbers(t, "singular_values", r->singular_values, T);
+    if (r->outlier >= 0)
+        Text_printf(t, ",\n \"outlier\": %d", r->outlier);
+    else
+        Text_printf(t, ",\n \"outlier\": null");
     readouts_object(t, &r->readouts);
     theory_object(t, c);
     if (sweep)

@@ -1,19 +1,28 @@
 /* attnscope: the spectra of transformer attention at initialisation. */
 #include "attnscope/conditioning.h"
+#include "attnscope/cost.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
 #include "compute.h"
 #include "export.h"
+#include "grid.h"
+#include "jsonl.h"
+#include "isolate.h"
 #include "lanes.h"
+#include "merge.h"
 #include "options.h"
+#include "presets.h"
 #include "tui.h"
 
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* --softmax-demo: κ(softmax(αZ + βI)) over --seeds draws at n = T, printed alone. */
@@ -46,6 +55,30 @@ done:
     return status;
 }
 
+static double monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* --verbose: the cost model's estimate of the computation about to run (a fresh workspace,
+   the lanes batch uses), on stderr.  Returns the seconds, NaN when out of memory. */
+static double print_estimate(const Options *o, bool two_lanes)
+{
+    CostRates rates = Cost_calibrate();
+    double seconds = Cost_fresh_run(&o->config, rates, two_lanes);
+    if (o->sweep_tokens)
+        seconds += Cost_width_sweep(&o->config, rates, two_lanes);
+    fprintf(stderr,
+            "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at %.1f "
+            "GFLOP/s per core, %s)\n",
+            seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
+            o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
+            rates.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
+    return seconds;
+}
+
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
 static int run_batch(const Options *o)
@@ -74,9 +107,19 @@ static int run_batch(const Options *o)
         lanes = Lanes_new(NULL, NULL);
     }
     Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
+    if (o->jsonl) {
+        status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);
+        goto done;
+    }
     WidthSweep sweep;
     if (o->softmax_demo) {
         status = softmax_demo(o, &doc);
+        goto done;
+    }
+    const char *unsupported = o->conditioning ? Conditioning_unsupported(&o->config) : NULL;
+    if (unsupported) {
+        fprintf(stderr, "attnscope: %s\n", unsupported);
+        status = 2;
         goto done;
     }
     unsigned long long need = Conditioning_memory_estimate(&o->config);
@@ -89,6 +132,8 @@ static int run_batch(const Options *o)
         status = 2;
         goto done;
     }
+    double estimate = o->verbose ? print_estimate(o, parallel) : NAN;
+    double started = monotonic_seconds();
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
                       sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
@@ -98,6 +143,10 @@ static int run_batch(const Options *o)
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
+    if (o->verbose)
+        fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s%s)\n",
+                monotonic_seconds() - started, estimate,
+                o->conditioning ? ", without the conditioning" : "");
     Batch_document(r, o->sweep_tokens ? &sweep : NULL, o->conditioning ? &conditioning : NULL,
                    &doc);
     if (doc.failed) {
@@ -127,30 +176,28 @@ done:
     return status;
 }
 
-/* $ATTNSCOPE_PRESETS when set, else the presets of the source tree when run from it (make
-   run), else the installed ones (make install's PREFIX). */
-static const char *presets_directory(void)
-{
-    const char *env = getenv("ATTNSCOPE_PRESETS");
-    if (env && env[0])
-        return env;
-    if (access("presets", R_OK) == 0)
-        return "presets";
-    return ATTNSCOPE_PRESETS_DIR;
-}
-
-/* $ATTNSCOPE_TOUR when set, else the presets directory's tour. */
-static const char *tour_directory(char *buf, size_t size)
+/* $ATTNSCOPE_TOUR when set, else the shipped presets' tour. */
+static const char *tour_directory(const char *presets, char *buf, size_t size)
 {
     const char *env = getenv("ATTNSCOPE_TOUR");
     if (env && env[0])
         return env;
-    int n = snprintf(buf, size, "%s/tour", presets_directory());
+    int n = presets ? snprintf(buf, size, "%s/tour", presets) : -1;
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
 int main(int argc, char **argv)
 {
+    /* The subcommands print JSON Lines for a pipe: a reader that stops early ends them
+       quietly too (see run_batch). */
+    if (argc > 1 && strcmp(argv[1], "grid") == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        return Grid_main(argc - 1, argv + 1, stdout);
+    }
+    if (argc > 1 && strcmp(argv[1], "merge") == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        return Merge_main(argc - 1, argv + 1, stdout);
+    }
     Options o;
     char err[OPTIONS_ERROR_SIZE];
     if (Options_parse(argc, argv, &o, err, sizeof err)) {
@@ -171,14 +218,24 @@ int main(int argc, char **argv)
     }
     if (o.batch)
         return run_batch(&o);
-    char tour[PATH_MAX];
+    /* The screen's long LAPACK calls run in processes a stop can kill (isolate.h).  Their
+       helper is forked here, before the screen starts its threads: a fork copies only the
+       calling thread, and a lock another thread held would stay locked in the copy.
+       OpenBLAS's pool, started when the library loaded, is shut down by OpenBLAS's own fork
+       handler first.  Without the helper the calls run in process: slower to stop, the
+       same results. */
+    Isolate_start();
+    char tour[PATH_MAX + 8], shipped[PATH_MAX];
+    const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,
                        .no_color = o.no_color,
+                       .no_confirm = o.no_confirm,
+                       .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
-                       .tour_dir = tour_directory(tour, sizeof tour),
-                       .presets_dir = presets_directory(),
+                       .tour_dir = tour_directory(presets, tour, sizeof tour),
+                       .presets_dir = presets,
                        .load_preset = Options_load_preset,
                        .format_preset = Options_write_preset};
     return Tui_run(&tui);

@@ -1,9 +1,12 @@
 #include "options.h"
 
 #include "attnscope/budget.h"
+#include "attnscope/format.h"
+#include "presets.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,7 +17,7 @@ int Options_write_preset(const Config *c, char *buf, size_t size)
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
         char value[64];
-        Setting_format(s, c, 17, value, sizeof value);
+        Setting_format(s, c, 0, value, sizeof value);
         int n = snprintf(buf + (used < size ? used : size), used < size ? size - used : 0,
                          "%s = %s\n", s->name, value);
         if (n < 0)
@@ -34,33 +37,6 @@ static char *trim(char *s)
     return s;
 }
 
-/* The length of the UTF-8 sequence at p, or 0 when it is none (a stray continuation
-   byte, an overlong form, a surrogate, beyond U+10FFFF, 0xFE and 0xFF). */
-static size_t utf8_length(const unsigned char *p)
-{
-    int more;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
-        more = 1;
-    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-        more = 2;
-        lo = p[0] == 0xE0 ? 0xA0 : 0x80;
-        hi = p[0] == 0xED ? 0x9F : 0xBF;
-    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-        more = 3;
-        lo = p[0] == 0xF0 ? 0x90 : 0x80;
-        hi = p[0] == 0xF4 ? 0x8F : 0xBF;
-    } else {
-        return 0;
-    }
-    for (int i = 1; i <= more; i++, lo = 0x80, hi = 0xBF)
-        if (p[i] < lo || p[i] > hi) /* the terminating NUL ends it here too */
-            return 0;
-    return (size_t)more + 1;
-}
-
 /* Parses one preset line into c; returns 0, or -1 with the message (without FILE:LINE). */
 static int preset_line(Config *c, char *line, size_t length, bool seen[], char *err, size_t size)
 {
@@ -68,8 +44,9 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[], char *
         snprintf(err, size, "contains a NUL byte: a preset is plain text");
         return -1;
     }
+    const unsigned char *end = (const unsigned char *)line + length;
     for (const unsigned char *p = (const unsigned char *)line; *p;) {
-        size_t n = utf8_length(p);
+        size_t n = Format_utf8_length(p, (size_t)(end - p));
         if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') || *p == 0x7F) {
             snprintf(err, size, "contains control byte 0x%02x: a preset is plain text", *p);
             return -1;
@@ -159,19 +136,15 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
     if (s->kind == SETTING_ENUM)
         EnumNames_list(s->names, range, sizeof range);
     else if (s->kind == SETTING_DOUBLE)
-        snprintf(range, sizeof range, "%g < X <= %g", s->min, s->max);
+        snprintf(range, sizeof range, "%g %s X <= %g", s->min, s->min_included ? "<=" : "<",
+                 s->max);
     else if (bound && !s->raises_bound && s->bound_offset)
         snprintf(range, sizeof range, "%.0f..%s%+d", s->min, bound->label, s->bound_offset);
     else if (bound && !s->raises_bound)
         snprintf(range, sizeof range, "%.0f..%s", s->min, bound->label);
     else
         snprintf(range, sizeof range, "%.0f..%.0f", s->min, s->max);
-    /* The shortest spelling that reads back as the default (0.1, not 0.10000000000000001). */
-    for (int digits = 1; digits <= 17; digits++) {
-        Setting_format(s, defaults, digits, fallback, sizeof fallback);
-        if (s->kind != SETTING_DOUBLE || strtod(fallback, NULL) == Setting_get(s, defaults))
-            break;
-    }
+    Setting_format(s, defaults, 0, fallback, sizeof fallback);
     if (s->kind == SETTING_DOUBLE && !strpbrk(fallback, ".e"))
         strcat(fallback, ".0"); /* a number, not a count */
     fprintf(out, "  %-4s%-16s%s%s%s (%s)", letter, option, s->help ? s->help : "",
@@ -185,13 +158,25 @@ void Options_usage(FILE *out)
 {
     fputs("Usage: attnscope [options]            interactive screen\n"
           "       attnscope --batch [options]    compute once, print one JSON document\n"
+          "       attnscope --batch --jsonl [options] <CONFIGS.jsonl\n"
+          "                                      one result line per configuration line\n"
+          "       attnscope grid 'KEY=V1,V2 ...' [--shards N] [options]\n"
+          "                                      a grid of configurations as JSON Lines, each\n"
+          "                                      in N seed ranges\n"
+          "       attnscope merge FILE... [--csv] [--uneven] [--grid FILE]\n"
+          "                                      results of seed ranges combined exactly into\n"
+          "                                      one per configuration (--csv: a table)\n"
           "\n",
           out);
     Config defaults = Config_default();
     for (int i = 0; i < Settings_count(); i++)
         setting_usage(out, Settings_at(i), &defaults);
-    fputs("      --preset FILE   load settings (key = value lines); later options override\n"
+    fputs("      --preset FILE   load settings (key = value lines); later options override;\n"
+          "                      a name (fig1-markov) reads your or the shipped preset of it\n"
           "      --batch         print the results as one JSON document and exit\n"
+          "      --jsonl         with --batch: read one JSON object of settings per line on\n"
+          "                      stdin (keys as in the document's config; missing keys take\n"
+          "                      the options' values) and print one result per line\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      up to T at the same T/d, gap off and removed (width_sweep)\n"
           "      --conditioning  with --batch: add kappa of A, of W_VO, of the attention block's\n"
@@ -199,11 +184,17 @@ void Options_usage(FILE *out)
           "      --softmax-demo  with --batch: only kappa(softmax(alpha Z + beta I)), n = T, over\n"
           "                      --seeds draws, and its limit for alpha -> 0 (softmax_demo)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
+          "      --verbose       with --batch: print the estimated compute time on stderr before\n"
+          "                      computing, and the actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
           "                      half of the physical memory)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
+          "      --present       presentation mode (key Z): bold points and curves, the\n"
+          "                      tour's notes on screen; z shows one panel full screen\n"
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
+          "      --no-confirm    start every job at once: the screen asks before a job it\n"
+          "                      estimates above 30 s otherwise\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -215,20 +206,25 @@ void Options_usage(FILE *out)
 enum {
     OPT_PRESET = 256,
     OPT_BATCH,
+    OPT_JSONL,
     OPT_ASCII,
     OPT_NO_COLOR,
+    OPT_PRESENT,
     OPT_SWEEP_T,
     OPT_MAX_MEMORY,
     OPT_EXPORT,
     OPT_TRACE,
     OPT_CONDITIONING,
     OPT_SOFTMAX_DEMO,
+    OPT_VERBOSE,
+    OPT_NO_CONFIRM,
     OPT_SETTING = 512
 };
 
 static const struct option OTHER_OPTIONS[] = {
     {"preset", required_argument, NULL, OPT_PRESET},
     {"batch", no_argument, NULL, OPT_BATCH},
+    {"jsonl", no_argument, NULL, OPT_JSONL},
     {"sweep-T", no_argument, NULL, OPT_SWEEP_T},
     {"conditioning", no_argument, NULL, OPT_CONDITIONING},
     {"softmax-demo", no_argument, NULL, OPT_SOFTMAX_DEMO},
@@ -236,7 +232,10 @@ static const struct option OTHER_OPTIONS[] = {
     {"export", required_argument, NULL, OPT_EXPORT},
     {"ascii", no_argument, NULL, OPT_ASCII},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
+    {"present", no_argument, NULL, OPT_PRESENT},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -277,7 +276,7 @@ int Options_check_memory(const Options *o, const Config *c, char *err, size_t si
     return Budget_check(c, Options_memory_budget(o), err, size);
 }
 
-int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
+int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size)
 {
     /* The settings' options from the table, then the others. */
     struct option longs[SETTINGS_MAX + OTHER_COUNT + 1];
@@ -304,12 +303,18 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
     while ((ch = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         const Setting *setting = NULL;
         switch (ch) {
-        case OPT_PRESET:
-            if (Options_load_preset(&o->config, optarg, err, size))
+        case OPT_PRESET: {
+            char path[PATH_MAX];
+            if (Presets_resolve(optarg, path, sizeof path, err, size) ||
+                Options_load_preset(&o->config, path, err, size))
                 return 2;
             continue;
+        }
         case OPT_BATCH:
             o->batch = true;
+            continue;
+        case OPT_JSONL:
+            o->jsonl = true;
             continue;
         case OPT_MAX_MEMORY:
             o->max_memory = parse_size(optarg);
@@ -342,8 +347,17 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
         case OPT_NO_COLOR:
             o->no_color = true;
             continue;
+        case OPT_PRESENT:
+            o->present = true;
+            continue;
         case OPT_TRACE:
             o->trace_path = optarg;
+            continue;
+        case OPT_VERBOSE:
+            o->verbose = true;
+            continue;
+        case OPT_NO_CONFIRM:
+            o->no_confirm = true;
             continue;
         case 'h':
             o->help = true;
@@ -394,5 +408,38 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->trace_path);
         return 2;
     }
+    if (o->jsonl && !o->batch) {
+        snprintf(err, size,
+                 "--jsonl: accepted only with --batch (it reads configurations for "
+                 "batch runs on stdin)");
+        return 2;
+    }
+    if (o->jsonl && (o->conditioning || o->softmax_demo)) {
+        snprintf(err, size,
+                 "--jsonl: accepted without --conditioning and --softmax-demo (a line's record "
+                 "is the batch document without them)");
+        return 2;
+    }
+    if (o->jsonl && o->export_dir) {
+        snprintf(err, size,
+                 "--export '%s': accepted only without --jsonl (every line would overwrite "
+                 "the same files)",
+                 o->export_dir);
+        return 2;
+    }
+    if (o->verbose && !o->batch) {
+        snprintf(err, size,
+                 "--verbose: accepted only with --batch (the screen shows its estimate on the "
+                 "status line)");
+        return 2;
+    }
+    return 0;
+}
+
+int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
+{
+    int status = Options_parse_each(argc, argv, o, err, size);
+    if (status || o->help || o->version)
+        return status;
     return Config_validate(&o->config, err, size) ? 2 : 0;
 }

@@ -12,6 +12,7 @@
 typedef struct {
     Config config;
     bool batch;
+    bool jsonl;                    /* --jsonl: with --batch, one configuration per stdin line */
     bool sweep_tokens;             /* --sweep-T: add the width sweep to the batch document */
     bool conditioning;             /* --conditioning: add the conditioning object */
     bool softmax_demo;             /* --softmax-demo: the softmax conditioning demo instead */
@@ -19,9 +20,12 @@ typedef struct {
     const char *export_dir;        /* --export DIR: CSV and SVG files of the result */
     bool ascii;
     bool no_color;
+    bool present; /* --present: the screen starts in presentation mode */
     bool help;
     bool version;
     const char *trace_path; /* --trace FILE: the screen's timestamped events */
+    bool verbose;           /* --verbose: batch prints its estimated and actual time */
+    bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
 } Options;
 
 enum { OPTIONS_ERROR_SIZE = 512 };
@@ -29,6 +33,10 @@ enum { OPTIONS_ERROR_SIZE = 512 };
 /* Parses argv into o (defaults first, then each option and preset in order).  Returns 0,
    or 2 with a message in err that names the option, the value and what is accepted. */
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size);
+
+/* Options_parse without the checks between settings (Config_validate): for a caller that
+   changes the settings further (the grid) and checks each result itself. */
+int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size);
 
 /* Applies a preset file: all of it, or (on the first malformed line) nothing, with the
    message "FILE:LINE: ..." in err.  Returns 0 or -1. */

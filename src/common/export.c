@@ -54,11 +54,49 @@ static void csv_number(FILE *f, double x)
     fputs(Format_shortest(x, buf), f);
 }
 
+/* The settings as command-line options that reproduce the run (every file records them),
+   from the settings table: those away from their defaults, after T, d and the depth. */
+static void settings_options(const Config *c, char *buf, size_t size)
+{
+    Config defaults = Config_default();
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < Settings_count() && used < size; i++) {
+        const Setting *setting = Settings_at(i);
+        bool always = i < 3;
+        if (!always && Setting_get(setting, c) == Setting_get(setting, &defaults))
+            continue;
+        char value[FORMAT_NUMBER_SIZE];
+        if (setting->kind == SETTING_DOUBLE)
+            Format_shortest(Setting_get(setting, c), value);
+        else
+            Setting_format(setting, c, 0, value, sizeof value);
+        int n =
+            snprintf(buf + used, size - used, "%s--%s %s", used ? " " : "", setting->name, value);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+enum { SETTINGS_SIZE = 1024 };
+
+/* Two comment lines that make a CSV file stand alone: the version and what the file holds,
+   then the settings. */
+static void csv_header(FILE *f, const Config *c, const char *what)
+{
+    char settings[SETTINGS_SIZE];
+    settings_options(c, settings, sizeof settings);
+    fprintf(f, "# attnscope %s, %s\n# %s\n", ATTNSCOPE_VERSION, what, settings);
+}
+
 static void write_eigenvalues_csv(FILE *f, const Result *r)
 {
     const Complex *eigenvalues = shown_eigenvalues(r);
     int T = r->config.tokens;
     double root_t = sqrt((double)T);
+    csv_header(f, &r->config,
+               "eigenvalues.csv: the eigenvalues of the shown layer's attention matrix");
     fputs("index,re,im,modulus,sqrtT_re,sqrtT_im\n", f);
     for (int i = 0; eigenvalues && i < T; i++) {
         const Complex *z = &eigenvalues[i];
@@ -80,6 +118,8 @@ static void write_singular_values_csv(FILE *f, const Result *r)
 {
     const double *singular_values = shown_singular_values(r);
     int T = r->config.tokens;
+    csv_header(f, &r->config,
+               "singular_values.csv: the singular values of the shown layer's attention matrix");
     fputs("index,singular_value,sqrtT_singular_value\n", f);
     for (int i = 0; singular_values && i < T; i++) {
         fprintf(f, "%d,", i + 1);
@@ -93,24 +133,8 @@ static void write_singular_values_csv(FILE *f, const Result *r)
 void Export_layers_csv(FILE *f, const Result *r)
 {
     const Config *c = &r->config;
-    char sigma_qk[FORMAT_NUMBER_SIZE];
-    fprintf(f, "# attnscope %s, layers.csv: one row per layer, every per-layer series\n",
-            ATTNSCOPE_VERSION);
-    fprintf(f,
-            "# --tokens %d --width %d --depth %d --sigma-qk %s --attention %s --mask %s "
-            "--window %d --gap %s --layernorm %s --skip %s --layer %d --seed %llu --seeds %d",
-            c->tokens, c->width, c->depth, Format_shortest(c->sigma_qk, sigma_qk),
-            ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], c->window,
-            GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
-            c->layer, (unsigned long long)c->seed, c->seeds);
-    if (c->init != INIT_GAUSSIAN) {
-        /* Only away from the default, as in the JSON's config. */
-        char alpha[FORMAT_NUMBER_SIZE], beta[FORMAT_NUMBER_SIZE], scale[FORMAT_NUMBER_SIZE];
-        fprintf(f, " --init %s --init-alpha %s --init-beta %s --init-c %s",
-                INIT_NAMES.names[c->init], Format_shortest(c->init_alpha, alpha),
-                Format_shortest(c->init_beta, beta), Format_shortest(c->init_c, scale));
-    }
-    fputs("\nlayer", f);
+    csv_header(f, &r->config, "layers.csv: one row per layer, every per-layer series");
+    fputs("layer", f);
     for (int i = 0; i < RESULT_SERIES_COUNT; i++)
         fprintf(f, ",%s", RESULT_SERIES[i].name);
     fputc('\n', f);
@@ -127,10 +151,13 @@ void Export_layers_csv(FILE *f, const Result *r)
 
 void Export_conditioning_csv(FILE *f, const Conditioning *k)
 {
-    fprintf(f,
-            "# attnscope %s, conditioning.csv: one row per layer, the network's series and "
-            "the counterpart's (docs/model.md section 6); jacobian_exact = %s\n",
-            ATTNSCOPE_VERSION, k->jacobian_exact ? "true" : "false");
+    csv_header(f, &k->config,
+               k->jacobian_exact ? "conditioning.csv: one row per layer, the network's series and "
+                                   "the counterpart's (docs/model.md section 8); jacobian_exact = "
+                                   "true"
+                                 : "conditioning.csv: one row per layer, the network's series and "
+                                   "the counterpart's (docs/model.md section 8); jacobian_exact = "
+                                   "false");
     fputs("layer", f);
     for (int n = 0; n < 2; n++)
         for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++)
@@ -171,18 +198,67 @@ static double py(const Frame *fr, double y)
 
 static void svg_open(FILE *f, const char *title, const Config *c)
 {
+    char settings[SETTINGS_SIZE];
+    settings_options(c, settings, sizeof settings);
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+            "<desc>attnscope %s %s</desc>\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
             "<text x=\"%d\" y=\"24\" font-size=\"15\">%s</text>\n"
-            "<text x=\"%d\" y=\"42\" fill=\"#555\">T=%d d=%d L=%d σ_qk=%g %s, %s mask, gap %s, "
-            "LN %s, skip %s, seed %llu</text>\n",
-            SVG_W, SVG_H, SVG_W, SVG_H, MARGIN, title, MARGIN, c->tokens, c->width, c->depth,
-            c->sigma_qk, ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask],
-            GAP_NAMES.names[c->gap], LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
+            "<text x=\"%d\" y=\"42\" fill=\"#555\">attnscope %s: T=%d d=%d L=%d σ_qk=%g %s, %s "
+            "mask, gap %s, LN %s, skip %s, seed %llu</text>\n",
+            SVG_W, SVG_H, SVG_W, SVG_H, ATTNSCOPE_VERSION, settings, MARGIN, title, MARGIN,
+            ATTNSCOPE_VERSION, c->tokens, c->width, c->depth, c->sigma_qk,
+            ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], GAP_NAMES.names[c->gap],
+            LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
             (unsigned long long)c->seed);
+}
+
+/* The ticks of one axis: on a linear axis every multiple of a round step (1, 2 or 5 × 10^k)
+   that gives 4 to 10 ticks; on a log axis every decade, with 2 and 5 between when there are
+   fewer than three decades. */
+static void svg_ticks(FILE *f, const Frame *fr, bool x_axis)
+{
+    double lo = x_axis ? fr->x0 : fr->y0, hi = x_axis ? fr->x1 : fr->y1;
+    bool log_axis = !x_axis && fr->log_y;
+    double values[64];
+    int n = 0;
+    if (log_axis) {
+        bool fine = log10(hi) - log10(lo) < 3;
+        for (double decade = pow(10, floor(log10(lo))); decade <= hi && n < 60; decade *= 10)
+            for (int m = 0; m < (fine ? 3 : 1); m++) {
+                double v = decade * (m == 0 ? 1 : m == 1 ? 2 : 5);
+                if (v >= lo && v <= hi)
+                    values[n++] = v;
+            }
+    } else {
+        double span = hi - lo, step = pow(10, floor(log10(span / 4)));
+        if (span / step > 20)
+            step *= 5;
+        else if (span / step > 10)
+            step *= 2;
+        for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < 60; v += step)
+            values[n++] = fabs(v) < step * 1e-9 ? 0 : v;
+    }
+    for (int i = 0; i < n; i++) {
+        if (x_axis) {
+            double x = px(fr, values[i]);
+            fprintf(f,
+                    "<line class=\"tick\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" "
+                    "stroke=\"#333\"/><text x=\"%.2f\" y=\"%d\" "
+                    "text-anchor=\"middle\">%.4g</text>\n",
+                    x, x, SVG_H - MARGIN, SVG_H - MARGIN + 5, x, SVG_H - MARGIN + 18, values[i]);
+        } else {
+            double y = py(fr, values[i]);
+            fprintf(f,
+                    "<line class=\"tick\" x1=\"%d\" x2=\"%d\" y1=\"%.2f\" y2=\"%.2f\" "
+                    "stroke=\"#333\"/><text x=\"%d\" y=\"%.2f\" "
+                    "text-anchor=\"end\">%.4g</text>\n",
+                    MARGIN - 5, MARGIN, y, y, MARGIN - 7, y + 4, values[i]);
+        }
+    }
 }
 
 static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *ylabel)
@@ -196,21 +272,15 @@ static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *y
             "<text x=\"16\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 16 %d)\">%s"
             "</text>\n",
             SVG_H / 2, SVG_H / 2, ylabel);
-    fprintf(f,
-            "<text x=\"%d\" y=\"%d\">%.3g</text><text x=\"%d\" y=\"%d\" "
-            "text-anchor=\"end\">%.3g</text>\n",
-            MARGIN, SVG_H - MARGIN + 16, fr->x0, SVG_W - MARGIN, SVG_H - MARGIN + 16, fr->x1);
-    fprintf(f,
-            "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>"
-            "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>\n",
-            MARGIN - 4, SVG_H - MARGIN, fr->y0, MARGIN - 4, MARGIN + 10, fr->y1);
+    svg_ticks(f, fr, true);
+    svg_ticks(f, fr, false);
 }
 
 static void write_eigenvalues_svg(FILE *f, const Result *r)
 {
     const Complex *eigenvalues = shown_eigenvalues(r);
     int T = r->config.tokens;
-    double root_t = sqrt((double)T), extent = 1.2 * fmax(r->sigma, 1e-300);
+    double root_t = sqrt((double)T), extent = 1.2 * fmax(r->sigma, 1);
     for (int i = 0; eigenvalues && i < T; i++)
         extent = fmax(extent, 1.1 * root_t * hypot(eigenvalues[i].re, eigenvalues[i].im));
     if (!isfinite(extent))
@@ -219,10 +289,11 @@ static void write_eigenvalues_svg(FILE *f, const Result *r)
     svg_open(f, "Eigenvalues of the shown attention matrix, scaled by √T", &r->config);
     svg_axes(f, &fr, "Re √T·λ", "Im √T·λ");
     double unit = (SVG_W - 2 * MARGIN) / (2 * extent);
+    /* |z| = 1 with z = √T·λ, the screen's dashed circle: the scale of the bulk. */
     fprintf(f,
-            "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
+            "<circle class=\"theory unit\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
             "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
-            px(&fr, 0), py(&fr, 0), root_t * unit);
+            px(&fr, 0), py(&fr, 0), unit);
     if (isfinite(r->sigma) && r->sigma * unit < 4 * SVG_W)
         fprintf(f,
                 "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
@@ -241,7 +312,7 @@ static void write_eigenvalues_svg(FILE *f, const Result *r)
     }
     fprintf(f,
             "<text x=\"%d\" y=\"%d\" fill=\"#555\">square: largest |λ|; dashed grey: "
-            "|λ| = 1; dotted orange: radius σ = %.4g</text>\n</svg>\n",
+            "|√T·λ| = 1; dotted orange: radius σ = %.4g</text>\n</svg>\n",
             MARGIN, SVG_H - 4, r->sigma);
 }
 

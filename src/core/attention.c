@@ -212,9 +212,10 @@ static int gap_outliers(int T, double *a, Linalg *la, double *scratch, int *remo
         }
     for (int k = 0; k < r; k++)
         cblas_dscal(T, s[k], u + (size_t)k * T, 1);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, T, r, -1.0, u, T, vt, T, 1.0, a, T);
+    /* r may reach T − 1 (a flat spectrum): then this product is as long as a layer's. */
+    info = Linalg_gemm(la, false, false, T, T, r, -1.0, u, T, vt, T, 1.0, a, T);
     *removed = r;
-    return 0;
+    return info;
 }
 
 int Gap_apply(Gap mode, Attention kind, Mask mask, int window, int T, double *a, Linalg *la,

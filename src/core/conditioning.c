@@ -1,6 +1,8 @@
 #include "attnscope/conditioning.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/block.h"
+#include "attnscope/init.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -258,58 +260,6 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
     return 0;
 }
 
-/* ---- the initialisation "cutting-skip" ------------------------------------------------- */
-
-double Init_logit_scale(const Config *c)
-{
-    return c->init == INIT_CUTTING_SKIP ? 1.0 : 1.0 / sqrt((double)c->width);
-}
-
-int CuttingSkip_query_key(RandomStream *rs, Linalg *la, const Config *c, uint64_t seed, int layer,
-                          double *wq, double *wk, double *z, double *sigma)
-{
-    int d = c->width;
-    size_t dd = (size_t)d * d;
-    RandomStream_gaussian(rs, seed, layer, ROLE_QUERY, c->init_alpha / sqrt((double)d), z, dd);
-    for (int i = 0; i < d; i++)
-        z[i + (size_t)i * d] += c->init_beta;
-    /* wk takes Vᵀ first, then becomes V√Σ. */
-    int info = Linalg_svd(la, d, z, sigma, wq, wk);
-    if (info)
-        return info;
-    for (int j = 0; j < d; j++) {
-        double root = sqrt(sigma[j]);
-        for (int i = 0; i < d; i++)
-            wq[i + (size_t)j * d] *= root;
-    }
-    for (int i = 0; i < d; i++)
-        for (int j = i + 1; j < d; j++) {
-            double t = wk[i + (size_t)j * d];
-            wk[i + (size_t)j * d] = wk[j + (size_t)i * d];
-            wk[j + (size_t)i * d] = t;
-        }
-    for (int j = 0; j < d; j++) {
-        double root = sqrt(sigma[j]);
-        for (int i = 0; i < d; i++)
-            wk[i + (size_t)j * d] *= root;
-    }
-    return 0;
-}
-
-int CuttingSkip_value_output(RandomStream *rs, Linalg *la, const Config *c, uint64_t seed,
-                             int layer, double *wvo)
-{
-    int d = c->width;
-    size_t dd = (size_t)d * d;
-    RandomStream_gaussian(rs, seed, layer, ROLE_VALUE, 1.0, wvo, dd);
-    /* Q of a Gaussian matrix with diag(R) > 0 is Haar distributed. */
-    int info = Linalg_orthonormalise(la, d, d, wvo);
-    if (info)
-        return info;
-    cblas_dscal((int)dd, c->init_c * c->init_c, wvo, 1);
-    return 0;
-}
-
 /* ---- per layer, for the network and its counterpart ------------------------------------ */
 
 enum { CURVES_PER_NETWORK = 11 };
@@ -379,21 +329,23 @@ typedef struct {
     SaWork *sa;
     double *x, *xw, *q, *k;    /* T×d */
     double *wq, *wk, *m, *wvo; /* d×d */
-    double *scratch;           /* d×d + d (the SVD of αZ + βI), T×T (copies to decompose) */
+    double *scratch; /* Init_scratch_doubles, d×d (W^V W^O), T×T (copies to decompose) */
     double *logits, *soft, *applied; /* T×T */
     double *product, *product_next;  /* T×T, A_ℓ⋯A_1 column-major, scaled to unit norm */
-    double *gap_scratch, *row_stat;
+    double *gap_scratch, *row_stat, *row_max;
     double *sv_a, *sv_w;                            /* T, d */
     double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
 } ConditioningRun;
 
 static void run_free(ConditioningRun *r)
 {
-    double *all[] = {r->x,          r->xw,           r->q,           r->k,
-                     r->wq,         r->wk,           r->m,           r->wvo,
-                     r->scratch,    r->logits,       r->soft,        r->applied,
-                     r->product,    r->product_next, r->gap_scratch, r->row_stat,
-                     r->sv_a,       r->sv_w,         r->jacobian,    r->jacobian_copy,
+    double *all[] = {r->row_max,     r->x,        r->xw,
+                     r->q,           r->k,        r->wq,
+                     r->wk,          r->m,        r->wvo,
+                     r->scratch,     r->logits,   r->soft,
+                     r->applied,     r->product,  r->product_next,
+                     r->gap_scratch, r->row_stat, r->sv_a,
+                     r->sv_w,        r->jacobian, r->jacobian_copy,
                      r->jacobian_sv};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i]);
@@ -405,7 +357,11 @@ static void run_free(ConditioningRun *r)
 static int run_alloc(ConditioningRun *r)
 {
     size_t T = (size_t)r->T, d = (size_t)r->d, td = T * d, dd = d * d, tt = T * T;
-    size_t scratch = dd + d > tt ? dd + d : tt;
+    size_t scratch = Init_scratch_doubles(r->c);
+    if (scratch < dd)
+        scratch = dd;
+    if (scratch < tt)
+        scratch = tt;
     struct {
         double **p;
         size_t n;
@@ -415,7 +371,8 @@ static int run_alloc(ConditioningRun *r)
         {&r->m, dd},       {&r->wvo, dd},          {&r->scratch, scratch},
         {&r->logits, tt},  {&r->soft, tt},         {&r->applied, tt},
         {&r->product, tt}, {&r->product_next, tt}, {&r->gap_scratch, Gap_scratch_size(r->T)},
-        {&r->row_stat, T}, {&r->sv_a, T},          {&r->sv_w, d}};
+        {&r->row_stat, T}, {&r->row_max, T},       {&r->sv_a, T},
+        {&r->sv_w, d}};
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)
         if (!(*plan[i].p = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1))))
             return -1;
@@ -456,37 +413,37 @@ static int input_tokens(ConditioningRun *r)
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
             r->x[i + (size_t)j * T] = r->q[j + (size_t)i * d];
+    if (r->c->input_norm == INPUT_NORM_SQRT_D)
+        cblas_dscal((int)r->n, sqrt((double)d), r->x, 1);
     return 0;
 }
 
-/* The weights of a layer, as Model_run draws them: W^Q, W^K (and M = W^Q W^Kᵀ), W_VO, and
-   the i.i.d. Markov logits. */
+/* The weights of a layer, as Model_run draws them (init.h; each from its own stream, so
+   the order does not matter): W_VO = W^V W^O, W^Q, W^K and M = W^Q W^Kᵀ, and the i.i.d.
+   Markov logits. */
 static int layer_weights(ConditioningRun *r, int layer)
 {
     const Config *c = r->c;
     int d = r->d;
-    size_t dd = (size_t)d * d;
-    int info = 0;
-    if (Attention_has_query_key(c->attention)) {
-        if (c->init == INIT_CUTTING_SKIP) {
-            info = CuttingSkip_query_key(r->random, r->la, c, c->seed, layer, r->wq, r->wk,
-                                         r->scratch, r->scratch + dd);
-        } else {
-            RandomStream_gaussian(r->random, c->seed, layer, ROLE_QUERY, c->sigma_qk, r->wq, dd);
-            RandomStream_gaussian(r->random, c->seed, layer, ROLE_KEY, c->sigma_qk, r->wk, dd);
+    int info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_VALUE, r->wvo);
+    if (!info && c->output != OUTPUT_IDENTITY) {
+        /* W^O in the scratch, the product through M's buffer (M comes next). */
+        info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_OUTPUT, r->scratch);
+        if (!info) {
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, r->wvo, d,
+                        r->scratch, d, 0.0, r->m, d);
+            memcpy(r->wvo, r->m, sizeof(double) * d * d);
         }
+    }
+    if (!info && Attention_has_query_key(c->attention)) {
+        info = Init_draw_query_key(r->random, r->la, c, c->seed, layer, r->wq, r->wk, r->scratch);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, d, 1.0, r->wq, d, r->wk, d, 0.0,
                     r->m, d);
     }
     if (c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(r->random, c->seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
                               r->logits, (size_t)r->T * r->T);
-    if (info)
-        return info;
-    if (c->init == INIT_CUTTING_SKIP)
-        return CuttingSkip_value_output(r->random, r->la, c, c->seed, layer, r->wvo);
-    RandomStream_gaussian(r->random, c->seed, layer, ROLE_VALUE, 1.0, r->wvo, dd);
-    return 0;
+    return info;
 }
 
 /* The logits as Model_run forms them (row-major S, i.e. Sᵀ = K Qᵀ·s column-major), so that
@@ -668,11 +625,11 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
         /* X_ℓ = keep·X_{ℓ−1} + branch·A X W_VO, then LayerNorm, as Model_run. */
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, r->x, T, r->wvo, d,
                     0.0, r->xw, T);
-        double keep = c->skip == SKIP_NONE ? 0.0 : 1.0;
-        double branch = c->skip == SKIP_SCALED ? 1.0 / sqrt((double)d) : 1.0;
+        double keep = c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
+        double branch = c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)d) : c->branch_gain;
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, r->applied, T, r->xw,
                     T, keep, r->x, T);
-        LayerNorm_apply(c->layernorm, T, d, r->x, r->row_stat);
+        Block_layernorm(c, T, d, r->x, r->row_stat, r->row_max);
         double norm = cblas_dnrm2((int)td, r->x, 1);
         if (!isfinite(norm)) {
             Warnings_add(&result->warnings,
@@ -700,6 +657,20 @@ size_t Conditioning_memory_estimate(const Config *c)
         lanczos = LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
     size_t exact = sizeof(double) * (2 * n * n + n);
     return forward + (n <= CONDITIONING_EXACT_MAX ? exact : lanczos);
+}
+
+const char *Conditioning_unsupported(const Config *c)
+{
+    if (c->heads > 1)
+        return "--conditioning: computed for one head (--heads 1): the Jacobian of a sum of "
+               "heads is not the Kronecker product W_VO^T (x) A it takes apart";
+    if (c->mlp != MLP_NONE)
+        return "--conditioning: computed without an MLP (--mlp none): its forward pass is the "
+               "attention layer's";
+    if (c->ln_place != LN_PLACE_POST)
+        return "--conditioning: computed with --ln-place post: pre-LN feeds the sub-block LN(X), "
+               "whose Jacobian it does not include";
+    return NULL;
 }
 
 int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size)

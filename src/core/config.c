@@ -1,5 +1,7 @@
 #include "attnscope/config.h"
 
+#include "attnscope/init.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +14,14 @@ static const char *const mask_names[] = {"full", "causal", "window", "window-cau
 static const char *const gap_names[] = {"off", "center", "uniform", "deflate", "outliers"};
 static const char *const layernorm_names[] = {"none", "rms", "ln"};
 static const char *const skip_names[] = {"none", "plain", "scaled"};
-static const char *const init_names[] = {"gaussian", "cutting-skip"};
+static const char *const output_names[] = {"identity", "gaussian", "orthogonal"};
+static const char *const logit_scale_names[] = {"sqrt", "linear"};
+static const char *const ln_place_names[] = {"post", "pre"};
+static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
+static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh"};
+static const char *const input_norm_names[] = {"unit", "sqrt-d"};
+static const char *const init_names[] = {"normal",     "xavier", "orthogonal", "gpt2",
+                                         "small-init", "mup",    "deepnorm",   "cutting-skip"};
 
 #define ENUM_NAMES(option, array)                                                                  \
     {                                                                                              \
@@ -23,7 +32,13 @@ const EnumNames MASK_NAMES = ENUM_NAMES("mask", mask_names);
 const EnumNames GAP_NAMES = ENUM_NAMES("gap", gap_names);
 const EnumNames LAYERNORM_NAMES = ENUM_NAMES("layernorm", layernorm_names);
 const EnumNames SKIP_NAMES = ENUM_NAMES("skip", skip_names);
+const EnumNames OUTPUT_NAMES = ENUM_NAMES("wo", output_names);
+const EnumNames LOGIT_SCALE_NAMES = ENUM_NAMES("logit-scale", logit_scale_names);
+const EnumNames LN_PLACE_NAMES = ENUM_NAMES("ln-place", ln_place_names);
+const EnumNames LN_SCALE_NAMES = ENUM_NAMES("ln-scale", ln_scale_names);
+const EnumNames MLP_NAMES = ENUM_NAMES("mlp", mlp_names);
 const EnumNames INIT_NAMES = ENUM_NAMES("init", init_names);
+const EnumNames INPUT_NORM_NAMES = ENUM_NAMES("input-norm", input_norm_names);
 
 int EnumNames_find(const EnumNames *e, const char *text)
 {
@@ -51,16 +66,41 @@ static bool window_in_use(const Config *c)
     return c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
 }
 
+static bool sigma_qk_in_use(const Config *c)
+{
+    return c->init == INIT_NORMAL || c->attention == ATTENTION_MARKOV;
+}
+
+static bool head_in_use(const Config *c)
+{
+    return c->heads > 1;
+}
+
+static bool layernorm_in_use(const Config *c)
+{
+    return c->layernorm != LAYERNORM_NONE;
+}
+
+static bool mlp_in_use(const Config *c)
+{
+    return c->mlp != MLP_NONE;
+}
+
+static bool skip_in_use(const Config *c)
+{
+    return c->skip != SKIP_NONE;
+}
+
+/* The cutting-skip scheme sets W^Q W^Kᵀ = αZ + βI as the logits' matrix itself. */
+static bool logit_scale_in_use(const Config *c)
+{
+    return c->attention != ATTENTION_MARKOV && c->attention != ATTENTION_UNIFORM &&
+           c->attention != ATTENTION_IDENTITY && c->init != INIT_CUTTING_SKIP;
+}
+
 static bool cutting_skip_in_use(const Config *c)
 {
     return c->init == INIT_CUTTING_SKIP;
-}
-
-/* The cutting-skip initialisation replaces the query and key weights; the i.i.d. Markov
-   matrix is drawn with σ_qk under either. */
-static bool sigma_qk_in_use(const Config *c)
-{
-    return c->init == INIT_GAUSSIAN || c->attention == ATTENTION_MARKOV;
 }
 
 /* Table order is the order of --help, the presets, the help overlay and the status line. */
@@ -124,7 +164,7 @@ static const Setting SETTINGS[] = {
      .fallback = 1.0,
      .offset = offsetof(Config, sigma_qk),
      .in_use = sigma_qk_in_use,
-     .unused_note = "σ_qk is used by the gaussian initialisation and by markov",
+     .unused_note = "σ_qk is the normal scheme's: this --init draws W^Q, W^K itself",
      .raise_key = 'S',
      .lower_key = 's',
      .step = STEP_QUARTER,
@@ -217,6 +257,240 @@ static const Setting SETTINGS[] = {
      .step = STEP_CYCLE,
      .key_label = "skip",
      .label = "skip"},
+    {.name = "heads",
+     .json = "heads",
+     .argument = "H",
+     .help = "attention heads of width d/H (H divides d)",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_WIDTH_MAX,
+     .fallback = 1,
+     .offset = offsetof(Config, heads),
+     .bound = "width",
+     .bound_reason = "H ≤ d",
+     .divides = "width",
+     .raise_key = ')',
+     .lower_key = '(',
+     .step = STEP_DOUBLE,
+     .key_label = "heads H",
+     .min_note = "one head is the fewest",
+     .label = "H",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "head",
+     .json = "head",
+     .argument = "N",
+     .help = "head whose attention matrix is shown",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_WIDTH_MAX,
+     .fallback = 1,
+     .offset = offsetof(Config, head),
+     .bound = "heads",
+     .bound_reason = "head ≤ H",
+     .in_use = head_in_use,
+     .unused_note = "one head: raise H (H) to choose another",
+     .raise_key = '}',
+     .lower_key = '{',
+     .step = STEP_ONE,
+     .key_label = "shown head",
+     .min_note = "head 1 is the first",
+     .label = "head",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "wo",
+     .json = "wo",
+     .argument = "P",
+     .help = "output W^O",
+     .kind = SETTING_ENUM,
+     .names = &OUTPUT_NAMES,
+     .fallback = OUTPUT_IDENTITY,
+     .offset = offsetof(Config, output),
+     .raise_key = 'O',
+     .lower_key = 'U',
+     .step = STEP_CYCLE,
+     .key_label = "projection W^O",
+     .label = "W^O",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "logit-scale",
+     .json = "logit_scale",
+     .argument = "S",
+     .help = "logits ×1/√d_h or ×1/d_h (μP)",
+     .kind = SETTING_ENUM,
+     .names = &LOGIT_SCALE_NAMES,
+     .fallback = LOGIT_SCALE_SQRT,
+     .offset = offsetof(Config, logit_scale),
+     .in_use = logit_scale_in_use,
+     .unused_note = "the logit scale acts on softmax, relu, sigmoid and linear attention",
+     .raise_key = 'Y',
+     .step = STEP_CYCLE,
+     .key_label = "logit scale",
+     .label = "scale",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "ln-place",
+     .json = "ln_place",
+     .argument = "P",
+     .help = "LN after the skip, or pre: X + F(LN X)",
+     .kind = SETTING_ENUM,
+     .names = &LN_PLACE_NAMES,
+     .fallback = LN_PLACE_POST,
+     .offset = offsetof(Config, ln_place),
+     .in_use = layernorm_in_use,
+     .unused_note = "the LayerNorm's place matters once there is one (n)",
+     .raise_key = 'F',
+     .lower_key = 'f',
+     .step = STEP_CYCLE,
+     .key_label = "LN place",
+     .label = "LN@",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "ln-scale",
+     .json = "ln_scale",
+     .argument = "S",
+     .help = "LN rows: unit, or √d (PyTorch)",
+     .kind = SETTING_ENUM,
+     .names = &LN_SCALE_NAMES,
+     .fallback = LN_SCALE_UNIT,
+     .offset = offsetof(Config, ln_scale),
+     .in_use = layernorm_in_use,
+     .unused_note = "the LayerNorm's scale matters once there is one (n)",
+     .raise_key = 'I',
+     .lower_key = 'i',
+     .step = STEP_CYCLE,
+     .key_label = "LN row scale",
+     .label = "LN rows",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "skip-gain",
+     .json = "skip_gain",
+     .argument = "A",
+     .help = "a in X <- a·X + b·F(X), with a skip",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = CONFIG_GAIN_MAX,
+     .min_included = true,
+     .fallback = 1.0,
+     .offset = offsetof(Config, skip_gain),
+     .in_use = skip_in_use,
+     .unused_note = "the skip gain acts with a skip (k)",
+     .raise_key = 'J',
+     .lower_key = 'j',
+     .step = STEP_QUARTER,
+     .key_min = 1.0 / 64,
+     .key_label = "skip gain a",
+     .label = "a",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "branch-gain",
+     .json = "branch_gain",
+     .argument = "B",
+     .help = "b in X <- a·X + b·F(X); 0 is ReZero",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = CONFIG_GAIN_MAX,
+     .min_included = true,
+     .fallback = 1.0,
+     .offset = offsetof(Config, branch_gain),
+     .raise_key = 'B',
+     .lower_key = 'b',
+     .step = STEP_QUARTER,
+     .key_min = 1.0 / 64,
+     .key_label = "branch gain b",
+     .label = "b",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "mlp",
+     .json = "mlp",
+     .argument = "M",
+     .help = "MLP after the attention",
+     .kind = SETTING_ENUM,
+     .names = &MLP_NAMES,
+     .fallback = MLP_NONE,
+     .offset = offsetof(Config, mlp),
+     .raise_key = 'X',
+     .step = STEP_CYCLE,
+     .key_label = "MLP activation",
+     .label = "MLP",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "mlp-ratio",
+     .json = "mlp_ratio",
+     .argument = "R",
+     .help = "MLP hidden width R·d",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = CONFIG_MLP_RATIO_MAX,
+     .fallback = 4,
+     .offset = offsetof(Config, mlp_ratio),
+     .in_use = mlp_in_use,
+     .unused_note = "the ratio is the MLP's (X turns one on)",
+     .raise_key = 'R',
+     .lower_key = 'u',
+     .step = STEP_DOUBLE,
+     .key_label = "MLP ratio",
+     .label = "R",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init",
+     .json = "init",
+     .argument = "I",
+     .kind = SETTING_ENUM,
+     .names = &INIT_NAMES,
+     .fallback = INIT_NORMAL,
+     .offset = offsetof(Config, init),
+     .raise_key = 'C',
+     .step = STEP_CYCLE,
+     .key_label = "init scheme",
+     .label = "init",
+     .show = SHOW_UNLESS_DEFAULT},
+    /* The initialisation of "Cutting the skip" (docs/model.md §1.10). */
+    {.name = "init-alpha",
+     .json = "init_alpha",
+     .argument = "X",
+     .help = "cutting-skip: alpha of W^Q W^K^T = alpha Z + beta I",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 100,
+     .fallback = 0.1,
+     .offset = offsetof(Config, init_alpha),
+     .in_use = cutting_skip_in_use,
+     .unused_note = "α is used by --init cutting-skip",
+     .key_label = "α",
+     .label = "α",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-beta",
+     .json = "init_beta",
+     .argument = "X",
+     .help = "cutting-skip: beta",
+     .kind = SETTING_DOUBLE,
+     .min = -50,
+     .max = 50,
+     .fallback = 5.0,
+     .offset = offsetof(Config, init_beta),
+     .in_use = cutting_skip_in_use,
+     .unused_note = "β is used by --init cutting-skip",
+     .key_label = "β",
+     .label = "β",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-c",
+     .json = "init_c",
+     .argument = "X",
+     .help = "cutting-skip: W^V W^O = c^2 orthogonal",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 100,
+     .fallback = 1.0,
+     .offset = offsetof(Config, init_c),
+     .in_use = cutting_skip_in_use,
+     .unused_note = "c is used by --init cutting-skip",
+     .key_label = "c",
+     .label = "c",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "input-norm",
+     .json = "input_norm",
+     .argument = "N",
+     .help = "input rows' norm",
+     .kind = SETTING_ENUM,
+     .names = &INPUT_NORM_NAMES,
+     .fallback = INPUT_NORM_UNIT,
+     .offset = offsetof(Config, input_norm),
+     .raise_key = 'Q',
+     .step = STEP_CYCLE,
+     .key_label = "input norm",
+     .label = "X0 rows",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "layer",
      .json = "layer",
      .letter = 'l',
@@ -265,63 +539,6 @@ static const Setting SETTINGS[] = {
      .key_label = "ensemble seeds",
      .min_note = "the ensemble is one seed already",
      .label = "seeds",
-     .show = SHOW_UNLESS_DEFAULT},
-    /* The initialisation of "Cutting the skip" (docs/model.md §1.7). */
-    {.name = "init",
-     .json = "init",
-     .argument = "I",
-     .help = "weights",
-     .kind = SETTING_ENUM,
-     .names = &INIT_NAMES,
-     .fallback = INIT_GAUSSIAN,
-     .offset = offsetof(Config, init),
-     .raise_key = 'i',
-     .lower_key = 'I',
-     .step = STEP_CYCLE,
-     .key_label = "initialisation",
-     .label = "init",
-     .show = SHOW_UNLESS_DEFAULT},
-    {.name = "init-alpha",
-     .json = "init_alpha",
-     .argument = "X",
-     .help = "cutting-skip: alpha of W^Q W^K^T = alpha Z + beta I",
-     .kind = SETTING_DOUBLE,
-     .min = 0,
-     .max = 100,
-     .fallback = 0.1,
-     .offset = offsetof(Config, init_alpha),
-     .in_use = cutting_skip_in_use,
-     .unused_note = "α is used by --init cutting-skip",
-     .key_label = "α",
-     .label = "α",
-     .show = SHOW_UNLESS_DEFAULT},
-    {.name = "init-beta",
-     .json = "init_beta",
-     .argument = "X",
-     .help = "cutting-skip: beta",
-     .kind = SETTING_DOUBLE,
-     .min = -50,
-     .max = 50,
-     .fallback = 5.0,
-     .offset = offsetof(Config, init_beta),
-     .in_use = cutting_skip_in_use,
-     .unused_note = "β is used by --init cutting-skip",
-     .key_label = "β",
-     .label = "β",
-     .show = SHOW_UNLESS_DEFAULT},
-    {.name = "init-c",
-     .json = "init_c",
-     .argument = "X",
-     .help = "cutting-skip: W^V W^O = c^2 orthogonal",
-     .kind = SETTING_DOUBLE,
-     .min = 0,
-     .max = 100,
-     .fallback = 1.0,
-     .offset = offsetof(Config, init_c),
-     .in_use = cutting_skip_in_use,
-     .unused_note = "c is used by --init cutting-skip",
-     .key_label = "c",
-     .label = "c",
      .show = SHOW_UNLESS_DEFAULT},
 };
 enum { SETTINGS_COUNT = sizeof SETTINGS / sizeof SETTINGS[0] };
@@ -418,8 +635,13 @@ int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size
     }
     case SETTING_DOUBLE: {
         double v = strtod(text, &end);
-        if (*text == '\0' || blank || *end != '\0' || !isfinite(v) || !(v > s->min) || v > s->max) {
-            snprintf(err, size, "%s: accepted a number %g < X <= %g", opt, s->min, s->max);
+        bool above_min = s->min_included ? v >= s->min : v > s->min;
+        /* strtod reads C's hexadecimal floats too; the contract is decimal numbers. */
+        bool hexadecimal = strpbrk(text, "xX") != NULL;
+        if (*text == '\0' || blank || hexadecimal || *end != '\0' || !isfinite(v) || !above_min ||
+            v > s->max) {
+            snprintf(err, size, "%s: accepted a number %g %s X <= %g", opt, s->min,
+                     s->min_included ? "<=" : "<", s->max);
             return -1;
         }
         Setting_put(s, c, v);
@@ -455,6 +677,14 @@ int Setting_format(const Setting *s, const Config *c, int digits, char *buf, siz
     double v = Setting_get(s, c);
     switch (s->kind) {
     case SETTING_DOUBLE:
+        if (digits > 0)
+            return snprintf(buf, size, "%.*g", digits, v);
+        for (digits = 1; digits < 17; digits++) {
+            char shortest[32];
+            snprintf(shortest, sizeof shortest, "%.*g", digits, v);
+            if (strtod(shortest, NULL) == v)
+                break;
+        }
         return snprintf(buf, size, "%.*g", digits, v);
     case SETTING_ENUM:
         return snprintf(buf, size, "%s", s->names->names[(int)v]);
@@ -507,6 +737,22 @@ int Config_validate(const Config *c, char *err, size_t size)
         snprintf(err, size, "-l/--layer %d: accepted 1..%d (the depth)", c->layer, c->depth);
         return -1;
     }
+    if (c->width % c->heads != 0) {
+        snprintf(err, size,
+                 "--heads %d: accepted a divisor of -d/--width %d (each head has width d/H)",
+                 c->heads, c->width);
+        return -1;
+    }
+    if (c->init == INIT_CUTTING_SKIP && c->output == OUTPUT_GAUSSIAN) {
+        snprintf(err, size,
+                 "--wo gaussian: accepted identity or orthogonal with --init cutting-skip (its "
+                 "W^O is c times a Haar-orthogonal matrix)");
+        return -1;
+    }
+    if (c->head < 1 || c->head > c->heads) {
+        snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);
+        return -1;
+    }
     if (window_in_use(c) && c->window >= c->tokens) {
         snprintf(err, size,
                  "-w/--window %d: accepted 1..%d (below T = %d; a wider window is the %s mask)",
@@ -518,8 +764,21 @@ int Config_validate(const Config *c, char *err, size_t size)
 
 double Config_sigma(const Config *c)
 {
-    double s2 = c->sigma_qk * c->sigma_qk;
-    return sqrt(expm1(s2 * s2));
+    /* Markov attention draws its matrix from σ_qk whatever the scheme draws W^Q, W^K from. */
+    double sigma_qk = c->attention == ATTENTION_MARKOV ? c->sigma_qk : Init_effective_sigma_qk(c);
+    double s2 = sigma_qk * sigma_qk, variance = s2 * s2;
+    /* Input rows of norm √d: every first-layer logit is d times larger. */
+    if (c->input_norm == INPUT_NORM_SQRT_D && logit_scale_in_use(c))
+        variance *= (double)c->width * c->width;
+    /* Orthonormal tokens give logits of variance σ_qk⁴·d_h·scale²: σ_qk⁴ at 1/√d_h. */
+    if (c->logit_scale == LOGIT_SCALE_LINEAR && logit_scale_in_use(c))
+        variance /= Config_head_width(c);
+    return sqrt(expm1(variance));
+}
+
+int Config_head_width(const Config *c)
+{
+    return c->heads > 0 ? c->width / c->heads : c->width;
 }
 
 int Attention_is_row_stochastic(Attention a)

@@ -5,8 +5,11 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct Linalg {
+    LinalgIsolation isolation;
+    LinalgStop stop;
     double *work;
     size_t work_size;
     lapack_int *iwork;
@@ -28,6 +31,21 @@ void Linalg_free(Linalg *la)
     free(la->iwork);
     free(la->scratch);
     free(la);
+}
+
+void Linalg_set_isolation(Linalg *la, LinalgIsolation isolation)
+{
+    la->isolation = isolation;
+}
+
+void Linalg_set_stop(Linalg *la, LinalgStop stop)
+{
+    la->stop = stop;
+}
+
+bool Linalg_stop_requested(const Linalg *la)
+{
+    return la->stop.requested && la->stop.requested(la->stop.context);
 }
 
 /* OpenBLAS starts its thread pool when it is loaded, and an idle pool thread spins for
@@ -75,11 +93,50 @@ static int reserve(Linalg *la, double work_query, size_t iwork_need, size_t scra
              sizeof(lapack_int)) ||
         grow((void **)&la->scratch, &la->scratch_size, scratch_need ? scratch_need : 1,
              sizeof(double)))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     return 0;
 }
 
-int Linalg_eigenvalues(Linalg *la, int n, double *a, double *re, double *im)
+/* Columns of C per block of Linalg_gemm: 2·m·k·columns ≈ 2^32 flops, and at least 192
+   columns; at T = d = 4096 that is 192 columns, at most ~0.1 s on one core, so a stop waits
+   no longer.  A block boundary must not change how OpenBLAS adds up any element of C.  It
+   blocks k by k alone, so each element sums over k in the same order; but its kernels take
+   the columns in groups counted from the first (12 at a time in the SkylakeX/Cooperlake
+   kernel, 24 in Haswell's, then smaller ones for the rest), and a column computed in a group
+   of another width may round differently.  Blocks that start at multiples of 192 columns cut
+   only between the groups one call would form.  All this holds on one BLAS thread; with more,
+   OpenBLAS divides the columns among its threads at points of its own, and the product is
+   left whole. */
+#define GEMM_BLOCK_FLOPS 4294967296.0
+enum { GEMM_BLOCK_ALIGN = 192 };
+
+int Linalg_gemm(Linalg *la, bool transpose_a, bool transpose_b, int m, int n, int k, double alpha,
+                const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc)
+{
+    int columns = n;
+    double flops_per_column = 2.0 * m * k;
+    if (la->stop.requested && flops_per_column > 0 && Linalg_blas_threads() == 1) {
+        double aligned = floor(GEMM_BLOCK_FLOPS / (flops_per_column * GEMM_BLOCK_ALIGN));
+        double fit = fmax(aligned, 1.0) * GEMM_BLOCK_ALIGN;
+        if (fit < n)
+            columns = (int)fit;
+    }
+    for (int j = 0; j < n;) {
+        if (Linalg_stop_requested(la))
+            return LINALG_STOPPED;
+        /* A short last block joins the one before: OpenBLAS has separate kernels, summing in
+           another order, for small products, and a block of `columns` is never small. */
+        int width = n - j < 2 * columns ? n - j : columns;
+        const double *b_block = transpose_b ? b + j : b + (size_t)j * ldb;
+        cblas_dgemm(CblasColMajor, transpose_a ? CblasTrans : CblasNoTrans,
+                    transpose_b ? CblasTrans : CblasNoTrans, m, width, k, alpha, a, lda, b_block,
+                    ldb, beta, c + (size_t)j * ldc, ldc);
+        j += width;
+    }
+    return 0;
+}
+
+static int eigenvalues_here(Linalg *la, int n, double *a, double *re, double *im)
 {
     double query;
     double dummy = 0;
@@ -88,46 +145,46 @@ int Linalg_eigenvalues(Linalg *la, int n, double *a, double *re, double *im)
     if (info)
         return (int)info;
     if (reserve(la, query, 0, 0))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     return (int)LAPACKE_dgeev_work(LAPACK_COL_MAJOR, 'N', 'N', n, a, n, re, im, &dummy, 1, &dummy,
                                    1, la->work, (lapack_int)la->work_size);
 }
 
-int Linalg_singular_values(Linalg *la, int m, int n, double *a, double *s)
+static int singular_values_here(Linalg *la, int m, int n, double *a, double *s)
 {
     double query;
     double dummy = 0;
     int k = m < n ? m : n;
     size_t iwork = 8 * (size_t)k;
     if (grow((void **)&la->iwork, &la->iwork_size, iwork, sizeof(lapack_int)))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     lapack_int info = LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'N', m, n, a, m, s, &dummy, 1, &dummy,
                                           1, &query, -1, la->iwork);
     if (info)
         return (int)info;
     if (reserve(la, query, iwork, 0))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     return (int)LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'N', m, n, a, m, s, &dummy, 1, &dummy, 1,
                                     la->work, (lapack_int)la->work_size, la->iwork);
 }
 
-int Linalg_svd(Linalg *la, int n, double *a, double *s, double *u, double *vt)
+static int svd_here(Linalg *la, int n, double *a, double *s, double *u, double *vt)
 {
     double query;
     size_t iwork = 8 * (size_t)n;
     if (grow((void **)&la->iwork, &la->iwork_size, iwork, sizeof(lapack_int)))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     lapack_int info = LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', n, n, a, n, s, u, n, vt, n, &query,
                                           -1, la->iwork);
     if (info)
         return (int)info;
     if (reserve(la, query, iwork, 0))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     return (int)LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', n, n, a, n, s, u, n, vt, n, la->work,
                                     (lapack_int)la->work_size, la->iwork);
 }
 
-int Linalg_symmetric_eigenvalues(Linalg *la, int n, double *a, double *w)
+static int symmetric_eigenvalues_here(Linalg *la, int n, double *a, double *w)
 {
     double query;
     lapack_int iquery;
@@ -136,10 +193,140 @@ int Linalg_symmetric_eigenvalues(Linalg *la, int n, double *a, double *w)
     if (info)
         return (int)info;
     if (reserve(la, query, (size_t)iquery, 0))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     return (int)LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'N', 'L', n, a, n, w, la->work,
                                     (lapack_int)la->work_size, la->iwork,
                                     (lapack_int)la->iwork_size);
+}
+
+static int orthonormal_here(Linalg *la, int m, int n, double *a);
+static int solve_here(Linalg *la, int n, double *a, double *b, double *rcond);
+
+static int gram_here(int m, int n, const double *a, double *c)
+{
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, m, n, 1.0, a, m, 0.0, c, m);
+    return 0;
+}
+
+int Linalg_call_sizes(LinalgRoutine routine, int m, int n, size_t size[LINALG_CALL_ARRAYS])
+{
+    bool rectangular = routine == LINALG_SINGULAR_VALUES || routine == LINALG_GRAM ||
+                       routine == LINALG_ORTHONORMAL;
+    if (m < 0 || n < 0 || (!rectangular && m != n) || (routine == LINALG_ORTHONORMAL && m < n))
+        return 0;
+    size_t square = (size_t)n * n, k = (size_t)(m < n ? m : n);
+    switch (routine) {
+    case LINALG_EIGENVALUES:
+        size[0] = square;
+        size[1] = size[2] = (size_t)n;
+        return 3;
+    case LINALG_SINGULAR_VALUES:
+        size[0] = (size_t)m * n;
+        size[1] = k;
+        return 2;
+    case LINALG_SVD:
+        size[0] = size[2] = size[3] = square;
+        size[1] = (size_t)n;
+        return 4;
+    case LINALG_SYMMETRIC_EIGENVALUES:
+        size[0] = square;
+        size[1] = (size_t)n;
+        return 2;
+    case LINALG_GRAM:
+        size[0] = (size_t)m * n;
+        size[1] = (size_t)m * m;
+        return 2;
+    case LINALG_ORTHONORMAL:
+        size[0] = size[1] = (size_t)m * n;
+        return 2;
+    case LINALG_SOLVE:
+        size[0] = square;
+        size[1] = (size_t)n;
+        size[2] = 1;
+        return 3;
+    case LINALG_ROUTINES:
+        break;
+    }
+    return 0;
+}
+
+int Linalg_execute(Linalg *la, const LinalgCall *call)
+{
+    double *const *x = call->array;
+    switch (call->routine) {
+    case LINALG_EIGENVALUES:
+        return eigenvalues_here(la, call->n, x[0], x[1], x[2]);
+    case LINALG_SINGULAR_VALUES:
+        return singular_values_here(la, call->m, call->n, x[0], x[1]);
+    case LINALG_SVD:
+        return svd_here(la, call->n, x[0], x[1], x[2], x[3]);
+    case LINALG_SYMMETRIC_EIGENVALUES:
+        return symmetric_eigenvalues_here(la, call->n, x[0], x[1]);
+    case LINALG_GRAM:
+        return gram_here(call->m, call->n, x[0], x[1]);
+    case LINALG_ORTHONORMAL:
+        /* In place when the caller gave one array for both (Linalg_orthonormalise does). */
+        if (x[1] != x[0])
+            memcpy(x[1], x[0], call->size[1] * sizeof(double));
+        return orthonormal_here(la, call->m, call->n, x[1]);
+    case LINALG_SOLVE:
+        return solve_here(la, call->n, x[0], x[1], x[2]);
+    case LINALG_ROUTINES:
+        break;
+    }
+    return -1; /* LAPACK's "the first argument is illegal" */
+}
+
+/* A long call goes to the isolation hook when there is one, which may hand it back. */
+static int long_call(Linalg *la, LinalgRoutine routine, int m, int n, double *a, double *out1,
+                     double *out2, double *out3)
+{
+    LinalgCall call = {.routine = routine,
+                       .m = m,
+                       .n = n,
+                       .inputs = routine == LINALG_SOLVE ? 2 : 1,
+                       .array = {a, out1, out2, out3}};
+    call.arrays = Linalg_call_sizes(routine, m, n, call.size);
+    if (la->isolation.run && call.arrays) {
+        call.blas_threads = Linalg_blas_threads();
+        int status = la->isolation.run(la->isolation.context, &call, la->stop);
+        if (status != LINALG_NOT_ISOLATED)
+            return status;
+    }
+    return Linalg_execute(la, &call);
+}
+
+int Linalg_eigenvalues(Linalg *la, int n, double *a, double *re, double *im)
+{
+    return long_call(la, LINALG_EIGENVALUES, n, n, a, re, im, NULL);
+}
+
+int Linalg_singular_values(Linalg *la, int m, int n, double *a, double *s)
+{
+    return long_call(la, LINALG_SINGULAR_VALUES, m, n, a, s, NULL, NULL);
+}
+
+int Linalg_svd(Linalg *la, int n, double *a, double *s, double *u, double *vt)
+{
+    return long_call(la, LINALG_SVD, n, n, a, s, u, vt);
+}
+
+int Linalg_symmetric_eigenvalues(Linalg *la, int n, double *a, double *w)
+{
+    return long_call(la, LINALG_SYMMETRIC_EIGENVALUES, n, n, a, w, NULL, NULL);
+}
+
+int Linalg_gram(Linalg *la, int m, int n, const double *a, double *c)
+{
+    /* A call's arrays are writable, but the Gram matrix's input is only read, here and in an
+       isolated worker (whose copy of it is never copied back). */
+    return long_call(la, LINALG_GRAM, m, n, (double *)a, c, NULL, NULL);
+}
+
+int Linalg_orthonormalise(Linalg *la, int m, int n, double *a)
+{
+    /* Input and output are the same array: an isolated worker's copy comes back into it. */
+    return long_call(la, LINALG_ORTHONORMAL, m, n, a, a, NULL, NULL);
 }
 
 int Linalg_tridiagonal_top_eigenpair(Linalg *la, int n, double *diag, double *offdiag,
@@ -148,7 +335,7 @@ int Linalg_tridiagonal_top_eigenpair(Linalg *la, int n, double *diag, double *of
     /* dstevx: bisection for the one eigenvalue, inverse iteration for its vector; ifail
        (n integers) follows dstevx's own 5n. */
     if (reserve(la, 5.0 * n, 6 * (size_t)n, (size_t)n))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     lapack_int found;
     lapack_int info = LAPACKE_dstevx_work(LAPACK_COL_MAJOR, 'V', 'I', n, diag, offdiag, 0.0, 0.0, n,
                                           n, 0.0, &found, la->scratch, vector, n, la->work,
@@ -161,9 +348,15 @@ int Linalg_tridiagonal_top_eigenpair(Linalg *la, int n, double *diag, double *of
 
 int Linalg_solve(Linalg *la, int n, double *a, double *b, double *rcond)
 {
+    /* ~1 s at n = 4096 (the deflate gap mode's left Perron vector). */
+    return long_call(la, LINALG_SOLVE, n, n, a, b, rcond, NULL);
+}
+
+static int solve_here(Linalg *la, int n, double *a, double *b, double *rcond)
+{
     /* n pivots, then the n integers dgecon needs. */
     if (reserve(la, 4.0 * n, 2 * (size_t)n, 0))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     double anorm = LAPACKE_dlange_work(LAPACK_COL_MAJOR, '1', n, n, a, n, la->work);
     lapack_int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, la->iwork);
     if (info > 0) { /* exactly singular */
@@ -179,12 +372,12 @@ int Linalg_solve(Linalg *la, int n, double *a, double *b, double *rcond)
     return (int)LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, a, n, la->iwork, b, n);
 }
 
-int Linalg_orthonormalise(Linalg *la, int m, int n, double *a)
+static int orthonormal_here(Linalg *la, int m, int n, double *a)
 {
     double query_qrf, query_orgqr;
     double *tau;
     if (grow((void **)&la->scratch, &la->scratch_size, 2 * (size_t)n, sizeof(double)))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     tau = la->scratch;
     lapack_int info = LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, a, m, tau, &query_qrf, -1);
     if (info)
@@ -193,7 +386,7 @@ int Linalg_orthonormalise(Linalg *la, int m, int n, double *a)
     if (info)
         return (int)info;
     if (reserve(la, fmax(query_qrf, query_orgqr), 0, 2 * (size_t)n))
-        return -1;
+        return LINALG_OUT_OF_MEMORY;
     tau = la->scratch;
     double *diag_sign = la->scratch + n;
     info =

@@ -130,13 +130,16 @@ static double residual_target(double theta, double spread)
 /* Runs Lanczos until the top Ritz pair is accurate enough for the certificate (or the steps
    run out), leaves the Ritz vector in l->next and returns 1; returns 0 when the route is
    not worth finishing (the rest of the spectrum is as large as λ1, or dstevx did not
-   converge), a negative status when memory ran out. */
+   converge), a negative status when memory ran out or LINALG_STOPPED when la's stop hook
+   asked (at T = 4096 the steps take up to ~1 s together, too long to finish first). */
 static int lanczos_top_vector(Linalg *la, int T, const double *gram, const Lanczos *l)
 {
     int steps = lanczos_steps(T), used = 0;
     double gram2 = gram_norm2(T, gram);
     lanczos_start(T, gram, l->basis);
     for (int k = 0; k < steps; k++) {
+        if (Linalg_stop_requested(la))
+            return LINALG_STOPPED;
         const double *q = l->basis + (size_t)k * T;
         cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, q, 1, 0.0, l->next, 1);
         l->alpha[k] = 0;
@@ -247,7 +250,9 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
 
     /* The eigenvalues of the Gram matrix XXᵀ are s_i(X)², so sr = Σ λ_i² / λ_max².  Their
        absolute error is ~eps·λ_max, so sr − 1 stays accurate far below 1e-13. */
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, T, d, 1.0, unit, T, 0.0, gram, T);
+    int gram_status = Linalg_gram(la, T, d, unit, gram);
+    if (gram_status)
+        return gram_status;
     double rest = NAN;
     if (lanczos) {
         int status;

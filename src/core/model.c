@@ -21,7 +21,8 @@
 #include "attnscope/model.h"
 
 #include "attnscope/attention.h"
-#include "attnscope/conditioning.h"
+#include "attnscope/block.h"
+#include "attnscope/init.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
@@ -72,11 +73,11 @@ typedef struct {
     double *gradient_norm, *log10_gradient_norm; /* [capacity + 1] */
 } Track;
 
-/* The spectra of one shown matrix: (gap mode, layer) of the first seed. */
+/* The spectra of one shown matrix: (gap mode, layer, head) of the first seed. */
 typedef struct {
     uint64_t seed;
     Gap gap;
-    int layer;
+    int layer, head;
     Gap applied;
     int outliers_removed;
     bool exact;
@@ -98,8 +99,9 @@ typedef struct {
     size_t bytes;                          /* of token matrices held */
 } Kept;
 
-/* A lane's status when Progress.stop_requested asked it to stop (LAPACK's are >= -1). */
-enum { LANE_STOPPED = -1000 };
+/* A lane's status when Progress.stop_requested asked it to stop, whether polled here or by
+   the lane's Linalg inside a long call (LAPACK's statuses are >= -1). */
+enum { LANE_STOPPED = LINALG_STOPPED };
 
 /* The buffers one network uses for itself. */
 typedef struct {
@@ -111,16 +113,29 @@ typedef struct {
     double *gram_eig, *column; /* T, max(T, d) */
     double *lanczos;           /* Measure_lanczos_size(T) */
     double *gap_scratch;       /* main lane only: the counterpart's gap mode is off or center */
-    Warnings warnings;         /* merged into the result after each layer, main lane first */
+    double *mixed;     /* T×d: the heads' outputs side by side, before W^O (see fused_heads) */
+    double *normed;    /* T×d: LN(X), the branch's input with pre-LayerNorm */
+    double *hidden;    /* T×R·d: the MLP's hidden layer */
+    double *keys;      /* T×d: every head's keys (several heads; their queries are in y) */
+    Warnings warnings; /* merged into the result after each layer, main lane first */
     int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
+/* The buffers of workspace_plan: a lane's, and the workspace's own. */
+enum { LANE_BUFFERS = 14, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 10 };
+
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
+    /* The sizes of the buffers held, in workspace_plan's order: a run whose plan differs
+       (other sizes, heads, output projection or LayerNorm place) allocates afresh. */
+    size_t planned[WORKSPACE_BUFFERS];
     RandomStream *random;
     Lane lane[NETWORKS];
-    double *wq, *wk, *wv; /* d×d, the current layer's weights, shared by both lanes */
-    double *markov_gauss; /* T×T */
+    double *wq, *wk, *wv;     /* d×d, the current layer's weights, shared by both lanes */
+    double *wo;               /* d×d, the output projection (unless it is the identity) */
+    double *init_scratch;     /* the factorised schemes' SVDs (Init_scratch_doubles) */
+    double *mlp_in, *mlp_out; /* d×R·d and R·d×d, the MLP's weights */
+    double *markov_gauss;     /* T×T per head */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;
@@ -143,10 +158,26 @@ typedef struct {
     double **buf;
     size_t n;
 } BufferPlan;
-enum { LANE_BUFFERS = 10, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 6 };
 
-static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_BUFFERS])
+/* One head and no output projection: the head's output goes straight into X (skip and
+   branch gain in the same product), as the one-head layer of docs/model.md §1.5 does. */
+static bool fused_heads(const Config *c)
 {
+    return c->heads == 1 && c->output == OUTPUT_IDENTITY;
+}
+
+/* LayerNorm on the branch's input, X + F(LN X): the branch reads a normalised copy. */
+static bool pre_layernorm(const Config *c)
+{
+    return c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
+}
+
+/* The plan for c's sizes; c NULL lists the buffers only (sizes 0), for their release. */
+static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPACE_BUFFERS])
+{
+    int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
+    bool block = c && !fused_heads(c);
+    size_t mlp_ratio = c && c->mlp != MLP_NONE ? (size_t)c->mlp_ratio : 0;
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
     int n = 0;
     for (int l = 0; l < NETWORKS; l++) {
@@ -162,6 +193,10 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
             {&lane->column, (size_t)(T > d ? T : d)},
             {&lane->lanczos, Measure_lanczos_size(T)},
             {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
+            {&lane->mixed, block ? td : 0},
+            {&lane->normed, c && pre_layernorm(c) ? td : 0},
+            {&lane->hidden, td * mlp_ratio},
+            {&lane->keys, c && c->heads > 1 ? td : 0},
         };
         memcpy(plan + n, buffers, sizeof buffers);
         n += LANE_BUFFERS;
@@ -170,7 +205,11 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
         {&w->wq, dd},
         {&w->wk, dd},
         {&w->wv, dd},
-        {&w->markov_gauss, tt},
+        {&w->wo, c && c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&w->init_scratch, c ? Init_scratch_doubles(c) : 0},
+        {&w->mlp_in, dd * mlp_ratio},
+        {&w->mlp_out, dd * mlp_ratio},
+        {&w->markov_gauss, tt * (size_t)heads},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
     };
@@ -181,12 +220,13 @@ static int workspace_plan(Workspace *w, int T, int d, BufferPlan plan[WORKSPACE_
 static void workspace_release_buffers(Workspace *w)
 {
     BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(w, 0, 0, plan);
+    int n = workspace_plan(w, NULL, plan);
     for (int i = 0; i < n; i++) {
         free(*plan[i].buf);
         *plan[i].buf = NULL;
     }
     w->T = w->d = 0;
+    memset(w->planned, 0, sizeof w->planned);
 }
 
 static void kept_clear(Kept *k);
@@ -219,6 +259,12 @@ void Workspace_free(Workspace *w)
     free(w);
 }
 
+void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation)
+{
+    for (int l = 0; l < NETWORKS; l++)
+        Linalg_set_isolation(w->lane[l].la, isolation);
+}
+
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all)
 {
     w->measure_all_eigenvalues = all;
@@ -243,11 +289,14 @@ static int workspace_reserve(Workspace *w, const Config *c)
         w->value_cache = grown;
         w->value_cache_size = cache;
     }
-    if (w->T == c->tokens && w->d == c->width)
+    BufferPlan plan[WORKSPACE_BUFFERS];
+    int n = workspace_plan(w, c, plan);
+    bool same = w->T > 0;
+    for (int i = 0; i < n && same; i++)
+        same = plan[i].n == w->planned[i];
+    if (same)
         return 0;
     workspace_release_buffers(w);
-    BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(w, c->tokens, c->width, plan);
     for (int i = 0; i < n; i++) {
         *plan[i].buf = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1));
         if (!*plan[i].buf) {
@@ -255,6 +304,8 @@ static int workspace_reserve(Workspace *w, const Config *c)
             return -1;
         }
     }
+    for (int i = 0; i < n; i++)
+        w->planned[i] = plan[i].n;
     w->T = c->tokens;
     w->d = c->width;
     return 0;
@@ -264,7 +315,7 @@ size_t Model_memory_estimate(const Config *c)
 {
     Workspace sizes = {0};
     BufferPlan plan[WORKSPACE_BUFFERS];
-    int n = workspace_plan(&sizes, c->tokens, c->width, plan);
+    int n = workspace_plan(&sizes, c, plan);
     size_t doubles = value_cache_doubles(c), T = (size_t)c->tokens;
     for (int i = 0; i < n; i++)
         doubles += plan[i].n;
@@ -278,35 +329,65 @@ size_t Model_memory_estimate(const Config *c)
 
 /* ---- one network ---------------------------------------------------------------------- */
 
+/* The residual's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5, §1.8): the skip's
+   a (none: 0) and the branch's b, over √d for the scaled skip. */
+static double skip_gain(const Config *c)
+{
+    return c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
+}
+
+static double branch_gain(const Config *c)
+{
+    return c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)c->width) : c->branch_gain;
+}
+
 /* The frozen-attention gradient is the product formula of docs/model.md §2, which describes the
-   network without skips and LayerNorm. */
+   network of one head without skips, LayerNorm or output projection. */
 static bool gradients_apply(const Config *c)
 {
-    return c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE;
+    return Model_gradients_unavailable(c) == NULL;
+}
+
+const char *Model_gradients_unavailable(const Config *c)
+{
+    if (c->skip != SKIP_NONE || c->layernorm != LAYERNORM_NONE)
+        return "needs no skip and no LayerNorm";
+    if (c->heads != 1)
+        return "needs one head (with H heads X_L is no product P1·W^V_ℓ·P2)";
+    if (c->output != OUTPUT_IDENTITY)
+        return "needs W^O = identity (the formula has no output projection)";
+    if (c->branch_gain != 1.0)
+        return "needs branch gain b = 1";
+    if (c->mlp != MLP_NONE)
+        return "needs no MLP (the formula has attention and values only)";
+    return NULL;
 }
 
 /* Replaces `*product` (exp(*log_scale) times the true value) by left·product (left is
    rows×rows, transposed if asked) or product·right (right is cols×cols), renormalised to
-   unit Frobenius norm with the scale carried in *log_scale.  Returns log10 of the squared
-   true norm before the step (−inf for an exact 0, which then stays 0). */
-static double scaled_step(int rows, int cols, double **product, double **spare, const double *left,
-                          const double *right, bool transpose_left, double *log_scale)
+   unit Frobenius norm with the scale carried in *log_scale.  *log10_norm2 is log10 of the
+   squared true norm before the step (−inf for an exact 0, which then stays 0).  Returns 0, or
+   LANE_STOPPED with *product and *log_scale as they were. */
+static int scaled_step(Linalg *la, int rows, int cols, double **product, double **spare,
+                       const double *left, const double *right, bool transpose_left,
+                       double *log_scale, double *log10_norm2)
 {
     double norm = cblas_dnrm2(rows * cols, *product, 1);
+    *log10_norm2 = -INFINITY;
     if (!(norm > 0))
-        return -INFINITY;
-    double log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
-    if (left)
-        cblas_dgemm(CblasColMajor, transpose_left ? CblasTrans : CblasNoTrans, CblasNoTrans, rows,
-                    cols, rows, 1.0 / norm, left, rows, *product, rows, 0.0, *spare, rows);
-    else
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, cols, cols, 1.0 / norm,
-                    *product, rows, right, cols, 0.0, *spare, rows);
+        return 0;
+    int status = left ? Linalg_gemm(la, transpose_left, false, rows, cols, rows, 1.0 / norm, left,
+                                    rows, *product, rows, 0.0, *spare, rows)
+                      : Linalg_gemm(la, false, false, rows, cols, cols, 1.0 / norm, *product, rows,
+                                    right, cols, 0.0, *spare, rows);
+    if (status)
+        return status;
+    *log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
     double *t = *product;
     *product = *spare;
     *spare = t;
     *log_scale += log(norm);
-    return log10_norm2;
+    return 0;
 }
 
 static void record(LayerState *state, const Measures *m, double log_similarity0)
@@ -319,121 +400,91 @@ static void record(LayerState *state, const Measures *m, double log_similarity0)
     state->route = m->route;
 }
 
-/* W^V of a layer (docs/model.md §1.5, §1.7); a LAPACK failure of the cutting-skip
-   orthogonalisation leaves NaN, which the forward pass reports as an overflow. */
-static void draw_values(Workspace *w, const Config *c, uint64_t seed, int layer, double *wv)
-{
-    size_t dd = (size_t)c->width * c->width;
-    if (c->init == INIT_CUTTING_SKIP) {
-        if (CuttingSkip_value_output(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, wv))
-            for (size_t i = 0; i < dd; i++)
-                wv[i] = NAN;
-        return;
-    }
-    RandomStream_gaussian(w->random, seed, layer, ROLE_VALUE, 1.0, wv, dd);
-}
-
 /* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
    for the same weights reads it instead of drawing it again. */
-static const double *draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer)
+static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
+                              const double **out)
 {
     size_t dd = (size_t)c->width * c->width;
     bool cached = value_cache_doubles(c) > 0;
     double *wv = cached ? w->value_cache + (size_t)(layer - 1) * dd : w->wv;
+    *out = wv;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
-        return wv;
-    draw_values(w, c, seed, layer, wv);
-    if (cached) {
+        return 0;
+    int info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_VALUE, wv);
+    if (cached && !info) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
         w->value_seed = seed;
         w->value_cached[layer] = true;
     }
-    return wv;
+    return info;
 }
 
-/* Weights of one layer, shared by both networks; returns W^V. */
-static const double *draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
-                                        bool first_seed)
+/* W^O of docs/model.md §1.7: entries N(0, 1/d), which keep a token's expected norm, or the
+   Haar-orthogonal Q of their QR factorisation (signs by diag(R)), which keeps every norm.
+   Returns LAPACK's status. */
+static int draw_output_projection(Workspace *w, const Config *c, uint64_t seed, int layer)
 {
-    size_t dd = (size_t)c->width * c->width, tt = (size_t)c->tokens * c->tokens;
-    if (Attention_has_query_key(c->attention) && c->init == INIT_CUTTING_SKIP) {
-        /* W^V's buffer is free until the values are drawn below; the main lane's column
-           (max(T, d) doubles) takes the d singular values. */
-        if (CuttingSkip_query_key(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, w->wq, w->wk,
-                                  w->wv, w->lane[NETWORK_MAIN].column))
-            for (size_t i = 0; i < dd; i++)
-                w->wq[i] = NAN;
-    } else if (Attention_has_query_key(c->attention)) {
-        RandomStream_gaussian(w->random, seed, layer, ROLE_QUERY, c->sigma_qk, w->wq, dd);
-        RandomStream_gaussian(w->random, seed, layer, ROLE_KEY, c->sigma_qk, w->wk, dd);
-    }
+    return Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_OUTPUT, w->wo);
+}
+
+/* Weights of one layer, shared by both networks (W^O apart); returns W^V. */
+static int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
+                              bool first_seed, const double **wv)
+{
+    size_t tt = (size_t)c->tokens * c->tokens;
+    Linalg *la = w->lane[NETWORK_MAIN].la;
+    int info = 0;
+    if (Attention_has_query_key(c->attention))
+        info = Init_draw_query_key(w->random, la, c, seed, layer, w->wq, w->wk, w->init_scratch);
     if (c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(w->random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
-                              w->markov_gauss, tt);
+                              w->markov_gauss, tt * (size_t)c->heads);
+    if (info)
+        return info;
     if (first_seed)
-        return draw_value_weights(w, c, seed, layer);
-    draw_values(w, c, seed, layer, w->wv);
-    return w->wv;
+        return draw_value_weights(w, c, seed, layer, wv);
+    *wv = w->wv;
+    return Init_draw(w->random, la, c, seed, layer, MATRIX_VALUE, w->wv);
 }
 
-/* The logits of the layer, row-major: S = s·X W^Q (X W^K)ᵀ, i.e. Sᵀ = s·K Qᵀ in
-   column-major, s = 1/√d (gaussian) or 1 (cutting-skip: Init_logit_scale).  For markov the "logits"
-   are σ_qk²·g, whose row-softmax is Z normalised. */
-static const double *layer_logits(Workspace *w, Lane *lane, const Config *c)
+/* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
+   Sᵀ = K Qᵀ·scale in column-major, scale 1/√d_h or 1/d_h; W^Q_h is the h-th block of d_h
+   columns of W^Q.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised.
+   *logits is NULL for kinds without logits.  Returns 0 or LANE_STOPPED. */
+static int layer_logits(Workspace *w, Lane *lane, const Config *c, int h, const double *source,
+                        const double **logits)
 {
-    int T = c->tokens, d = c->width;
-    if (c->attention == ATTENTION_MARKOV)
-        return w->markov_gauss;
+    int T = c->tokens, d = c->width, dh = Config_head_width(c);
+    *logits = NULL;
+    if (c->attention == ATTENTION_MARKOV) {
+        *logits = w->markov_gauss + (size_t)h * T * T;
+        return 0;
+    }
     if (!Attention_has_query_key(c->attention))
-        return NULL;
-    double *q = lane->xw, *k = lane->y; /* both free until the values are applied */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wq, d, 0.0,
-                q, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, w->wk, d, 0.0,
-                k, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, Init_logit_scale(c), k, T, q, T,
-                0.0, lane->logits, T);
-    return lane->logits;
-}
-
-/* Unit norm, not PyTorch's √d, so σ_qk means the same at every layer. */
-void LayerNorm_apply(LayerNorm mode, int T, int d, double *x, double *row_stat)
-{
-    if (mode == LAYERNORM_NONE)
-        return;
-    if (mode == LAYERNORM_LN) {
-        memset(row_stat, 0, sizeof(double) * T);
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                row_stat[i] += x[i + (size_t)j * T];
-        for (int i = 0; i < T; i++)
-            row_stat[i] /= d;
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                x[i + (size_t)j * T] -= row_stat[i];
+        return 0;
+    double scale = Init_logit_scale(c);
+    /* Several heads: every head's queries and keys were projected at once (project_heads),
+       head h's are their h-th block of columns.  One head: y and xw are free until the values
+       are applied. */
+    double *q = lane->y, *k = lane->xw;
+    int status = 0;
+    if (c->heads > 1) {
+        q = lane->y + (size_t)T * dh * h;
+        k = lane->keys + (size_t)T * dh * h;
+    } else {
+        status = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wq, d, 0.0, q, T);
+        if (!status)
+            status =
+                Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wk, d, 0.0, k, T);
     }
-    /* Scale each row by its largest entry first, so the sum of squares cannot overflow. */
-    memset(row_stat, 0, sizeof(double) * T);
-    for (int j = 0; j < d; j++)
-        for (int i = 0; i < T; i++)
-            row_stat[i] = fmax(row_stat[i], fabs(x[i + (size_t)j * T]));
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < T; i++)
-            if (row_stat[i] > 0 && isfinite(row_stat[i]))
-                row_stat[i] = 1.0 / row_stat[i];
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                x[i + (size_t)j * T] *= row_stat[i];
-        if (pass == 1)
-            break;
-        memset(row_stat, 0, sizeof(double) * T);
-        for (int j = 0; j < d; j++)
-            for (int i = 0; i < T; i++)
-                row_stat[i] += x[i + (size_t)j * T] * x[i + (size_t)j * T];
-        for (int i = 0; i < T; i++)
-            row_stat[i] = sqrt(row_stat[i]);
-    }
+    if (!status)
+        status =
+            Linalg_gemm(lane->la, false, true, T, T, dh, scale, k, T, q, T, 0.0, lane->logits, T);
+    if (!status)
+        *logits = lane->logits;
+    return status;
 }
 
 static bool all_finite(const double *x, size_t n)
@@ -452,7 +503,11 @@ static bool same_weights(const Config *a, const Config *b)
 {
     return a->tokens == b->tokens && a->width == b->width && a->sigma_qk == b->sigma_qk &&
            a->attention == b->attention && a->mask == b->mask && a->window == b->window &&
-           a->layernorm == b->layernorm && a->skip == b->skip && a->init == b->init &&
+           a->layernorm == b->layernorm && a->skip == b->skip && a->heads == b->heads &&
+           a->output == b->output && a->logit_scale == b->logit_scale &&
+           a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
+           a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
+           a->mlp_ratio == b->mlp_ratio && a->init == b->init && a->input_norm == b->input_norm &&
            a->init_alpha == b->init_alpha && a->init_beta == b->init_beta && a->init_c == b->init_c;
 }
 
@@ -545,17 +600,19 @@ static int track_reserve(Track *t, int depth)
     return 0;
 }
 
-static KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, Gap gap, int layer)
+static KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, const Config *c)
 {
     for (int i = 0; i < k->spectra_count; i++)
-        if (k->spectra[i].seed == seed && k->spectra[i].gap == gap && k->spectra[i].layer == layer)
+        if (k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
+            k->spectra[i].layer == c->layer && k->spectra[i].head == c->head)
             return &k->spectra[i];
     return NULL;
 }
 
-/* A fresh entry for (gap, layer), replacing the oldest when all are taken. */
-static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, Gap gap, int layer, int T)
+/* A fresh entry for c's (gap, layer, head), replacing the oldest when all are taken. */
+static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c)
 {
+    int T = c->tokens;
     if (k->spectra_count == KEPT_SPECTRA_MAX) {
         kept_spectra_free(&k->spectra[0]);
         memmove(k->spectra, k->spectra + 1, sizeof k->spectra[0] * (KEPT_SPECTRA_MAX - 1));
@@ -570,8 +627,9 @@ static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, Gap gap, int layer,
         return NULL;
     }
     s->seed = seed;
-    s->gap = gap;
-    s->layer = layer;
+    s->gap = c->gap;
+    s->layer = c->layer;
+    s->head = c->head;
     k->spectra_count++;
     return s;
 }
@@ -625,6 +683,7 @@ typedef struct {
     Network nets[NETWORKS];      /* lane n's network state at held[n] */
     /* The shown layer's attention, captured while its layer is computed (shown_lane >= 0). */
     int shown_lane;
+    bool shown_captured; /* the shown layer had a finite attention matrix to capture */
     double shown_logit_std;
     GapOutcome shown_outcome;
     int info[NETWORKS]; /* LAPACK status of each lane */
@@ -641,8 +700,152 @@ static bool stop_requested(const Run *run)
    which the assembly replaces by ROLE_NAMES[role]. */
 #define ROLE_MARK "\x01"
 static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
+/* Starts a warning that is about one layer's attention (a gap mode's fallback): the
+   assembly names the first layer it happened at, and says it once. */
+#define LAYER_MARK "\x02"
 
-/* One layer of one network: attention from its own X, gap removal, values, skip, LN. */
+/* Several heads: every head's queries (into y), keys and values (into xw) in one product
+   each, as wide products run nearer the BLAS's peak than H narrow ones.  Returns 0 or
+   LANE_STOPPED. */
+static int project_heads(const Config *c, Workspace *w, Lane *lane, const double *source,
+                         const double *wv)
+{
+    int T = c->tokens, d = c->width, info = 0;
+    if (Attention_has_query_key(c->attention)) {
+        info =
+            Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wq, d, 0.0, lane->y, T);
+        if (!info)
+            info = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wk, d, 0.0,
+                               lane->keys, T);
+    }
+    if (!info && wv)
+        info =
+            Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, wv, d, 0.0, lane->xw, T);
+    return info;
+}
+
+/* What the branch F reads: X, or LN(X) in the lane's `normed` with pre-LayerNorm. */
+static const double *branch_input(const Config *c, Lane *lane)
+{
+    if (!pre_layernorm(c))
+        return lane->x;
+    size_t td = (size_t)c->tokens * c->width;
+    memcpy(lane->normed, lane->x, sizeof(double) * td);
+    Block_layernorm(c, c->tokens, c->width, lane->normed, lane->column, lane->gram_eig);
+    return lane->normed;
+}
+
+/* Head h (from 0) of one layer: its attention from the lane's X (the shown head's captured),
+   gap removal, and its output A_h·X·W^V_h, written into X itself when the heads are fused
+   (X ← keep·X + branch·A X W^V) and into its block of columns of `mixed` otherwise. */
+static int network_head(Run *run, int which, int h, const double *source)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    Lane *lane = &w->lane[which];
+    Network *net = &run->nets[which];
+    int T = c->tokens, d = c->width, dh = Config_head_width(c), layer = run->layer;
+    size_t tt = (size_t)T * T;
+    bool shown = run->shown_lane == which && h == c->head - 1;
+    bool gradients = run->first_seed && gradients_apply(c);
+
+    const double *logits = run->shared_logits;
+    if (!run->attention_ready) {
+        int status = layer_logits(w, lane, c, h, source, &logits);
+        if (status)
+            return status;
+        Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
+    }
+    if (stop_requested(run))
+        return LANE_STOPPED;
+    /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before
+       the tokens do, and no spectrum of a matrix with infinities exists. */
+    if (!all_finite(lane->attn, tt)) {
+        net->dead = true;
+        Warnings_add(&lane->warnings,
+                     ROLE_MARK " network's attention matrix overflows the double range at layer "
+                               "%d (no LayerNorm: the tokens grow layer by layer); its values "
+                               "from there on are null",
+                     layer);
+        return 0;
+    }
+    if (shown) {
+        memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
+        run->shown_logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
+    }
+    GapOutcome outcome;
+    Warnings gap_warnings = {.count = 0};
+    int info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, T, lane->attn,
+                         lane->la, lane->gap_scratch, &outcome, &gap_warnings);
+    if (info)
+        return info;
+    for (int i = 0; i < gap_warnings.count; i++)
+        Warnings_add(&lane->warnings, LAYER_MARK "%s", gap_warnings.text[i]);
+    if (shown) {
+        memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
+        run->shown_outcome = outcome;
+        run->shown_captured = true;
+    }
+    if (gradients) { /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
+        double unused;
+        info = scaled_step(lane->la, T, d, &lane->frozen, &lane->y, lane->attn, NULL, true,
+                           &net->log_frozen, &unused);
+        if (info)
+            return info;
+    }
+    /* A_h X W^V_h; the attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several
+       heads: X W^V is in xw already (project_heads). */
+    size_t block = (size_t)T * dh * h;
+    if (c->heads == 1)
+        info = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, run->wv, d, 0.0,
+                           lane->xw, T);
+    if (info)
+        return info;
+    if (fused_heads(c))
+        return Linalg_gemm(lane->la, true, false, T, d, T, branch_gain(c), lane->attn, T, lane->xw,
+                           T, skip_gain(c), lane->x, T);
+    return Linalg_gemm(lane->la, true, false, T, dh, T, 1.0, lane->attn, T, lane->xw + block, T,
+                       0.0, lane->mixed + block, T);
+}
+
+/* X ← keep·X + branch·[head_1 … head_H]·W^O, once every head has read X.  Returns 0 or
+   LANE_STOPPED. */
+static int combine_heads(const Config *c, Workspace *w, Lane *lane)
+{
+    int T = c->tokens, d = c->width;
+    double keep = skip_gain(c), branch = branch_gain(c);
+    if (c->output != OUTPUT_IDENTITY)
+        return Linalg_gemm(lane->la, false, false, T, d, d, branch, lane->mixed, T, w->wo, d, keep,
+                           lane->x, T);
+    size_t td = (size_t)T * d;
+    for (size_t i = 0; i < td; i++)
+        lane->x[i] = keep * lane->x[i] + branch * lane->mixed[i];
+    return 0;
+}
+
+/* The MLP sub-block with its own skip and LayerNorm, placed as the attention's:
+   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre).  Returns 0 or
+   LANE_STOPPED. */
+static int mlp_sublayer(const Config *c, Workspace *w, Lane *lane)
+{
+    int T = c->tokens, d = c->width, hidden = c->mlp_ratio * c->width;
+    const double *source = branch_input(c, lane);
+    int info = Linalg_gemm(lane->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_in, hidden,
+                           0.0, lane->hidden, T);
+    if (info)
+        return info;
+    Block_activate(c->mlp, lane->hidden, (size_t)T * hidden);
+    info = Linalg_gemm(lane->la, false, false, T, d, hidden, branch_gain(c), lane->hidden, T,
+                       w->mlp_out, hidden, skip_gain(c), lane->x, T);
+    if (info)
+        return info;
+    if (!pre_layernorm(c))
+        Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
+    return 0;
+}
+
+/* One layer of one network: each head's attention from its own X, gap removal, values, the
+   output projection, skip, LN. */
 static int network_layer(Run *run, int which)
 {
     const Config *c = run->config;
@@ -650,41 +853,28 @@ static int network_layer(Run *run, int which)
     Lane *lane = &w->lane[which];
     Network *net = &run->nets[which];
     int T = c->tokens, d = c->width, layer = run->layer;
-    size_t td = (size_t)T * d, tt = (size_t)T * T;
-    bool shown = run->shown_lane == which;
-    bool gradients = run->first_seed && gradients_apply(c);
+    size_t td = (size_t)T * d;
 
-    const double *logits = run->shared_logits;
-    if (!run->attention_ready) {
-        logits = layer_logits(w, lane, c);
-        Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
-    }
-    if (stop_requested(run))
-        return LANE_STOPPED;
-    if (shown) {
-        memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
-        run->shown_logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
-    }
-    GapOutcome outcome;
-    int info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, T, lane->attn,
-                         lane->la, lane->gap_scratch, &outcome, &lane->warnings);
+    const double *source = branch_input(c, lane);
+    int info = 0;
+    if (c->heads > 1)
+        info = project_heads(c, w, lane, source, run->wv);
+    for (int h = 0; h < c->heads && !info && !net->dead; h++)
+        info = network_head(run, which, h, source);
     if (info)
         return info;
-    if (shown) {
-        memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
-        run->shown_outcome = outcome;
-    }
-    if (gradients) /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
-        scaled_step(T, d, &lane->frozen, &lane->y, lane->attn, NULL, true, &net->log_frozen);
-
-    /* Y = A X W^V; the attention buffer is Aᵀ to BLAS, hence the transposed flag. */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, lane->x, T, run->wv, d,
-                0.0, lane->xw, T);
-    double keep = c->skip == SKIP_NONE ? 0.0 : 1.0;
-    double branch = c->skip == SKIP_SCALED ? 1.0 / sqrt((double)d) : 1.0;
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, lane->attn, T, lane->xw,
-                T, keep, lane->x, T);
-    LayerNorm_apply(c->layernorm, T, d, lane->x, lane->column);
+    if (net->dead) /* a head's attention overflowed: the layer has no finite output */
+        return 0;
+    if (!fused_heads(c))
+        info = combine_heads(c, w, lane);
+    if (info)
+        return info;
+    if (!pre_layernorm(c)) /* the Gram eigenvalues' buffer is free until the measures */
+        Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
+    if (c->mlp != MLP_NONE)
+        info = mlp_sublayer(c, w, lane);
+    if (info)
+        return info;
     if (stop_requested(run))
         return LANE_STOPPED;
 
@@ -699,7 +889,7 @@ static int network_layer(Run *run, int which)
     }
     double norm = cblas_dnrm2((int)td, lane->x, 1);
     if (Attention_is_input_independent(c->attention) && norm > 0 &&
-        c->layernorm == LAYERNORM_NONE) {
+        c->layernorm == LAYERNORM_NONE && (c->mlp == MLP_NONE || c->mlp == MLP_RELU)) {
         /* A does not depend on X and every step is homogeneous of degree 1 in X: carry the
            scale apart so that deep networks never overflow. */
         cblas_dscal((int)td, 1.0 / norm, lane->x, 1);
@@ -725,8 +915,8 @@ static int network_layer(Run *run, int which)
         !net->similarity_lost) {
         net->similarity_lost = true;
         Warnings_add(&lane->warnings,
-                     "token similarity of " ROLE_MARK " network: round-off from layer %d "
-                     "(tokens equal to %.0e of ||X||), null there",
+                     "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
+                     "are equal to within round-off (%.0e of ||X||), so it is not shown there",
                      layer, MEASURE_SIMILARITY_RESOLUTION);
     }
     record(&run->track[which]->state[layer], &m, net->log_similarity0);
@@ -768,6 +958,8 @@ static int input_tokens(Workspace *w, const Config *c, uint64_t seed, int which)
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
             lane->x[i + (size_t)j * T] = g[j + (size_t)i * d];
+    if (c->input_norm == INPUT_NORM_SQRT_D) /* rows of norm √d, as after embedding + LN */
+        cblas_dscal((int)td, sqrt((double)d), lane->x, 1);
     memcpy(lane->frozen, lane->x, sizeof(double) * td);
     return 0;
 }
@@ -871,13 +1063,27 @@ static int run_layer(Run *run)
     const Config *c = run->config;
     Workspace *w = run->w;
     int layer = run->layer;
-    run->wv = draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    /* Both networks read X0 in layer 1: one attention matrix serves them both. */
-    run->attention_ready = layer == 1 && run->active[0] && run->active[1];
+    int info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, &run->wv);
+    if (!info && c->output != OUTPUT_IDENTITY)
+        info = draw_output_projection(w, c, run->seed, layer);
+    if (!info && c->mlp != MLP_NONE)
+        info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, run->seed, layer, MATRIX_MLP_IN,
+                         w->mlp_in);
+    if (!info && c->mlp != MLP_NONE)
+        info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, run->seed, layer, MATRIX_MLP_OUT,
+                         w->mlp_out);
+    if (info)
+        return info;
+    /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
+       matrix per head would be as many T×T buffers). */
+    run->attention_ready = layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
     run->shared_logits = NULL;
     if (run->attention_ready) {
         Lane *main_lane = &w->lane[NETWORK_MAIN];
-        run->shared_logits = layer_logits(w, main_lane, c);
+        int status =
+            layer_logits(w, main_lane, c, 0, branch_input(c, main_lane), &run->shared_logits);
+        if (status)
+            return status;
         Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
                         main_lane->attn);
         memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn,
@@ -917,11 +1123,11 @@ static void shown_spectra_task(int which, void *context)
 }
 
 /* The spectra of the captured shown matrices (workspace's shown_before_gap and
-   shown_applied), kept as the entry (gap, layer). */
-static int keep_shown_spectra(Run *run, Gap gap, int layer)
+   shown_applied), kept as the entry (gap, layer, head) of the run's settings. */
+static int keep_shown_spectra(Run *run)
 {
     const Config *c = run->config;
-    KeptSpectra *s = kept_spectra_new(run->kept, run->seed, gap, layer, c->tokens);
+    KeptSpectra *s = kept_spectra_new(run->kept, run->seed, c);
     if (!s)
         return -1;
     s->applied = run->shown_outcome.applied;
@@ -945,19 +1151,36 @@ static int keep_shown_spectra(Run *run, Gap gap, int layer)
 }
 
 /* The attention matrix of `layer` on lane `which` again, from the layer below, captured as
-   the shown one: for a shown layer whose network is kept but whose spectra are not. */
+   the shown one: for a shown layer whose network is kept but whose spectra are not.  Sets
+   run->shown_captured to whether that matrix exists (finite, from a live network). */
 static int capture_shown_attention(Run *run, int which, int layer)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *lane = &w->lane[which];
+    run->shown_captured = false;
+    if (run->track[which]->state[layer - 1].net.dead)
+        return 0;
     int info = lane_load(run, which, layer - 1);
     if (info)
         return info;
-    draw_layer_weights(w, c, run->seed, layer, run->first_seed);
-    const double *logits = layer_logits(w, lane, c);
+    const double *wv;
+    info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, &wv);
+    if (info)
+        return info;
+    const double *source = branch_input(c, lane);
+    if (c->heads > 1)
+        info = project_heads(c, w, lane, source, NULL);
+    const double *logits = NULL;
+    if (!info)
+        info = layer_logits(w, lane, c, c->head - 1, source, &logits);
+    if (info)
+        return info;
     Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
     size_t tt = (size_t)c->tokens * c->tokens;
+    if (!all_finite(lane->attn, tt))
+        return 0;
+    run->shown_captured = true;
     memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
     run->shown_logit_std =
         logits ? Attention_logit_std(c->mask, c->window, c->tokens, logits) : NAN;
@@ -975,14 +1198,22 @@ static void gradient_task(int which, void *context)
     Run *run = context;
     Track *t = run->track[which];
     int l = run->layer;
+    run->info[which] = 0;
     if (run->nets[which].dead) {
+        /* X_L is exactly 0, so is its derivative; the array is reused between runs, so the
+           value is written, never left as found. */
         t->log10_gradient_norm[l] = NAN;
+        t->gradient_norm[l] = 0;
         return;
     }
     Lane *lane = &run->w->lane[which];
-    t->log10_gradient_norm[l] +=
-        scaled_step(run->config->tokens, run->config->width, &lane->frozen, &lane->y, NULL, run->wv,
-                    false, &run->nets[which].log_frozen);
+    double log10_p1;
+    run->info[which] =
+        scaled_step(lane->la, run->config->tokens, run->config->width, &lane->frozen, &lane->y,
+                    NULL, run->wv, false, &run->nets[which].log_frozen, &log10_p1);
+    if (run->info[which])
+        return;
+    t->log10_gradient_norm[l] += log10_p1;
     double value = pow(10.0, t->log10_gradient_norm[l]);
     t->gradient_norm[l] = isfinite(value) ? value : NAN;
 }
@@ -990,21 +1221,33 @@ static void gradient_task(int which, void *context)
 /* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
    P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
    The lanes hold the frozen products of layer L.  The value weights come from the cache,
-   or are drawn again from their streams where L·d² doubles would not fit. */
-static void frozen_attention_gradients(Run *run)
+   or are drawn again from their streams where L·d² doubles would not fit.  Returns 0 or
+   LANE_STOPPED (the tracks then have no gradients) or LAPACK's status (an orthogonal W^V is
+   drawn through a QR factorisation). */
+static int frozen_attention_gradients(Run *run)
 {
     Workspace *w = run->w;
     const Config *c = run->config;
     int d = c->width, L = c->depth;
     size_t dd = (size_t)d * d;
     double log_p2 = 0, *log10_p2 = run->track[NETWORK_COUNTERPART]->log10_gradient_norm;
+    /* The arrays are rewritten from here on: until they are complete they hold no depth's
+       gradients. */
+    for (int n = 0; n < NETWORKS; n++)
+        run->track[n]->gradient_depth = 0;
     /* P2 = I, then W_ℓ·P2 from the top down; the logit weights' buffers are free now. */
     memset(w->wq, 0, sizeof(double) * dd);
     for (int i = 0; i < d; i++)
         w->wq[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
-        const double *wv = draw_value_weights(w, c, run->seed, l);
-        log10_p2[l] = scaled_step(d, d, &w->wq, &w->wk, wv, NULL, false, &log_p2);
+        const double *wv;
+        int status = draw_value_weights(w, c, run->seed, l, &wv);
+        if (status)
+            return status;
+        status = scaled_step(w->lane[NETWORK_MAIN].la, d, d, &w->wq, &w->wk, wv, NULL, false,
+                             &log_p2, &log10_p2[l]);
+        if (status)
+            return status;
     }
     log10_p2[0] = NAN;
     memcpy(run->track[NETWORK_MAIN]->log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
@@ -1013,17 +1256,32 @@ static void frozen_attention_gradients(Run *run)
     run->active[0] = run->active[1] = true;
     for (int l = 1; l <= L; l++) {
         run->layer = l;
-        run->wv = draw_value_weights(w, c, run->seed, l);
+        int info = draw_value_weights(w, c, run->seed, l, &run->wv);
+        if (info)
+            return info;
         both_lanes(run->progress, gradient_task, run);
+        int status = run->info[0] ? run->info[0] : run->info[1];
+        if (status)
+            return status;
     }
     for (int n = 0; n < NETWORKS; n++)
         run->track[n]->gradient_depth = L;
+    return 0;
 }
 
 /* ---- the result, assembled from what is kept ------------------------------------------ */
 
-static void add_track_warning(Warnings *w, const char *text, const char *role)
+static void add_track_warning(Warnings *w, const char *text, const char *role, int layer)
 {
+    if (strncmp(text, LAYER_MARK, 1) == 0) {
+        /* Layers come in order: the first that warned is named, the later ones are not. */
+        size_t length = strlen(text + 1);
+        for (int i = 0; i < w->count; i++)
+            if (strncmp(w->text[i], text + 1, length) == 0)
+                return;
+        Warnings_add(w, "%s (from layer %d)", text + 1, layer);
+        return;
+    }
     const char *mark = strstr(text, ROLE_MARK);
     if (mark)
         Warnings_add(w, "%.*s%s%s", (int)(mark - text), text, role, mark + 1);
@@ -1046,7 +1304,7 @@ static void fill_curves(Curves *dest, const Track *t, int depth)
     }
 }
 
-/* Mean and sample std of one per-layer value over the seeds; NaN if any seed lacks it. */
+/* Mean, sample std and M2 of one per-layer value over the seeds; NaN if any seed lacks it. */
 static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int depth, int network)
 {
     for (int l = 0; l <= depth; l++) {
@@ -1060,6 +1318,7 @@ static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int dep
         }
         band->mean[l] = mean;
         band->std[l] = seeds > 1 ? sqrt(ss / (seeds - 1)) : NAN;
+        band->m2[l] = ss;
     }
 }
 
@@ -1068,26 +1327,54 @@ static double modulus(Complex z)
     return hypot(z.re, z.im);
 }
 
-/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined). */
+/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined), and
+   which eigenvalue stands apart. */
 static void fill_readouts(Result *r)
 {
     Readouts *o = &r->readouts;
     int T = r->config.tokens, layer = r->config.layer;
     *o = (Readouts){NAN, NAN, NAN, NAN};
+    r->outlier = -1;
     if (layer <= r->layers_done)
         o->stable_rank_shown_layer = r->network.stable_rank[layer];
     if (!r->spectra_ready)
         return;
-    int above = 0;
-    for (int i = 0; i < T; i++)
-        above += modulus(r->eigenvalues[i]) > 0.5;
-    o->count_abs_lambda_above_half = above;
-    if (T < 2)
-        return;
-    o->one_minus_abs_lambda2 = 1.0 - modulus(r->eigenvalues[1]);
+    r->outlier = Spectra_outlier(T, r->eigenvalues);
+    /* The spectral gap and the count against 0.5 measure against λ1 = 1 and |λ| ≤ 1: they
+       mean nothing for a matrix that is not row-stochastic (relu, linear, a removed gap). */
+    bool stochastic = Attention_is_row_stochastic(r->config.attention) && r->shown_gap == GAP_OFF;
+    if (stochastic) {
+        int above = 0;
+        for (int i = 0; i < T; i++)
+            above += modulus(r->eigenvalues[i]) > 0.5;
+        o->count_abs_lambda_above_half = above;
+        double gap = 1.0 - modulus(r->eigenvalues[1]);
+        o->one_minus_abs_lambda2 = fabs(gap) < READOUT_ROUNDOFF ? 0.0 : gap;
+    }
     /* s2 at round-off (uniform attention: A⊥ = 0) makes the ratio noise: undefined. */
     if (r->singular_values[1] > 1e-12 * r->singular_values[0])
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
+}
+
+/* What heads and an output projection take outside the theory (docs/model.md §1.7, §3). */
+static void block_warnings(const Config *c, Warnings *w)
+{
+    int dh = Config_head_width(c);
+    if (c->heads > 1)
+        Warnings_add(w,
+                     "head %d of %d shown: its logits have rank <= d_h = %d, so its gamma is "
+                     "T/d_h = %g (T/d = %g): its bulk edge leaves the i.i.d. limit as T/d_h grows",
+                     c->head, c->heads, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
+    if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
+        Warnings_add(w,
+                     "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
+                     "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
+                     "unit rows, as the first layer has",
+                     c->width);
+    if (c->heads > 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
+        Warnings_add(w, "the stable-rank theory and the gradient formula describe one head "
+                        "without an output projection or MLP: no theory curve, gradients "
+                        "null");
 }
 
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,
@@ -1118,7 +1405,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
     }
 
     out->warnings.count = 0;
-    const KeptSpectra *spectra = kept_spectra_find(run->kept, c->seed, c->gap, c->layer);
+    const KeptSpectra *spectra = kept_spectra_find(run->kept, c->seed, c);
     if (spectra) {
         out->spectra_ready = true;
         out->shown_gap = spectra->applied;
@@ -1129,8 +1416,16 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
         memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
         for (int i = 0; i < spectra->warnings.count; i++)
             Warnings_add(&out->warnings, "%s", spectra->warnings.text[i]);
+    } else if (tracks[0][NETWORK_MAIN]->layers >= c->layer &&
+               tracks[0][NETWORK_MAIN]->state[c->layer].net.dead) {
+        out->spectra_ready = false;
+        Warnings_add(&out->warnings,
+                     "layer %d has no spectra: the network overflowed or vanished at or before "
+                     "it, so there is no finite attention matrix to show",
+                     c->layer);
     }
     fill_readouts(out);
+    block_warnings(c, &out->warnings);
 
     memset(out->measure_routes, 0, sizeof out->measure_routes);
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {
@@ -1145,7 +1440,7 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
                 if (!isnan(state->stable_rank))
                     out->measure_routes[state->route]++;
                 for (int i = 0; i < state->warning_count; i++)
-                    add_track_warning(&out->warnings, state->warnings[i], ROLE_NAMES[n]);
+                    add_track_warning(&out->warnings, state->warnings[i], ROLE_NAMES[n], l);
             }
     }
 }
@@ -1210,7 +1505,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
     if (info)
         return info;
 
-    bool spectra = !run->first_seed || kept_spectra_find(k, run->seed, c->gap, c->layer);
+    bool spectra = !run->first_seed || kept_spectra_find(k, run->seed, c);
     if (!spectra && run->track[NETWORK_MAIN]->layers >= c->layer) {
         /* Another shown layer of a kept network: its attention matrix and spectra only. */
         run->measure = true;
@@ -1219,8 +1514,8 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             *stopped = true;
             return 0;
         }
-        if (!info)
-            info = keep_shown_spectra(run, c->gap, c->layer);
+        if (!info && run->shown_captured)
+            info = keep_shown_spectra(run);
         if (info)
             return info;
         spectra = true;
@@ -1243,6 +1538,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
         run->layer = layer;
         run->measure = true;
         run->shown_lane = !spectra && layer == c->layer && run->active[NETWORK_MAIN] ? 0 : -1;
+        run->shown_captured = false;
         for (int n = 0; n < NETWORKS; n++)
             if (run->active[n])
                 layer_state_undefined(&run->track[n]->state[layer]);
@@ -1267,6 +1563,8 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             run->held[n] = layer;
         }
         kept_trim(k, run->budget, run->track);
+        if (run->shown_lane == 0 && !run->shown_captured)
+            run->shown_lane = -1; /* no finite attention matrix at the shown layer */
         if (run->shown_lane == 0) {
             /* Right away, so a screen shows the spectra before the deeper layers finish. */
             if (stop_requested(run)) {
@@ -1274,7 +1572,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
                 *stopped = true;
                 return 0;
             }
-            info = keep_shown_spectra(run, c->gap, c->layer);
+            info = keep_shown_spectra(run);
             if (info)
                 return info;
             spectra = true;
@@ -1298,8 +1596,14 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
             info = lane_load(run, n, c->depth);
         if (info)
             return info;
-        frozen_attention_gradients(run);
+        info = frozen_attention_gradients(run);
         run->held[0] = run->held[1] = -1; /* the frozen products were used up */
+        if (info == LANE_STOPPED) {
+            *stopped = true;
+            return 0;
+        }
+        if (info)
+            return info;
     }
     assemble(run, tracks, seed_index + 1, false);
     return 0;
@@ -1336,6 +1640,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     out->logit_std = NAN;
     out->shown_gap = c->gap;
     out->readouts = (Readouts){NAN, NAN, NAN, NAN};
+    out->outlier = -1;
     int seeds = c->seeds < 1 ? 1 : c->seeds;
     /* Without a budget nothing outlives the run, and what earlier runs kept stays as it is
        (the width sweep runs other sizes on the screen's workspace). */
@@ -1365,12 +1670,27 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .budget = keeping ? w->keep_budget : 0,
                .out = out,
                .progress = progress};
+    /* The lanes' products and long calls poll the stop request too, for the run only: the
+       progress need not outlive it. */
+    LinalgStop stop = {0};
+    if (progress && progress->stop_requested)
+        stop = (LinalgStop){.requested = progress->stop_requested, .context = progress->context};
+    for (int n = 0; n < NETWORKS; n++)
+        Linalg_set_stop(w->lane[n].la, stop);
     bool stopped = false;
     int begun = 0;
     for (int s = 0; s < seeds && !stopped; s++, begun++) {
         run.first_seed = s == 0;
         run.seed = c->seed + (uint64_t)s;
         int info = run_seed(&run, tracks, s, &stopped);
+        if (info == LANE_STOPPED) {
+            /* Stopped inside a call of a step that is not a layer (a replay of kept layers,
+               the shown layer's spectra, the gradients): the same as a stop after it. */
+            for (int n = 0; n < NETWORKS; n++)
+                w->lane[n].warnings.count = 0;
+            stopped = true;
+            info = 0;
+        }
         if (info == -1) {
             snprintf(err, size, "out of memory for T = %d, d = %d, depth %d, %d seeds", c->tokens,
                      c->width, c->depth, seeds);
@@ -1385,8 +1705,118 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     }
     assemble(&run, tracks, begun, true);
 done:
+    for (int n = 0; n < NETWORKS; n++)
+        Linalg_set_stop(w->lane[n].la, (LinalgStop){0});
     free(tracks);
     if (k == &scratch)
         kept_clear(&scratch);
     return status;
+}
+
+/* ---- the plan of a run ----------------------------------------------------------------- */
+
+static const Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first)
+{
+    for (int i = 0; i < k->track_count; i++)
+        if (k->tracks[i]->seed == seed && k->tracks[i]->gap == gap && k->tracks[i]->first == first)
+            return k->tracks[i];
+    return NULL;
+}
+
+/* The layers lane_load recomputes to bring a lane holding `held` to `layer` of track t (NULL:
+   nothing kept), by the same rules; *from_input when it starts again from X0. */
+static int plan_load(const Track *t, bool frozen, int held, int layer, bool *from_input)
+{
+    *from_input = false;
+    if (held == layer)
+        return 0;
+    int from = layer;
+    while (from > 0 &&
+           (!t || from > t->layers || !t->state[from].x || (frozen && !t->state[from].frozen)))
+        from--;
+    if (held > from && held < layer)
+        from = held;
+    else if (from == 0)
+        *from_input = true;
+    return layer - from;
+}
+
+int Model_plan(const Config *c, const Workspace *w, ModelPlan *plan)
+{
+    int seeds = c->seeds < 1 ? 1 : c->seeds;
+    plan->config = *c;
+    plan->seeds = seeds;
+    plan->seed = calloc((size_t)seeds, sizeof *plan->seed);
+    if (!plan->seed)
+        return -1;
+    /* Model_run starts from nothing unless it keeps, and what it keeps has these weights. */
+    const Kept *k = w && w->keep_budget > 0 && !w->keeping_paused && w->kept.valid &&
+                            same_weights(&w->kept.key, c)
+                        ? &w->kept
+                        : NULL;
+    const Gap gaps[NETWORKS] = {c->gap, Gap_toggled(c->gap)};
+    for (int s = 0; s < seeds; s++) {
+        SeedPlan *p = &plan->seed[s];
+        bool first = s == 0, frozen = first && gradients_apply(c);
+        uint64_t seed = c->seed + (uint64_t)s;
+        const Track *t[NETWORKS];
+        int layers[NETWORKS], held[NETWORKS] = {-1, -1};
+        for (int n = 0; n < NETWORKS; n++) {
+            t[n] = k ? kept_track_find(k, seed, gaps[n], first) : NULL;
+            layers[n] = t[n] ? t[n]->layers : -1;
+        }
+        p->input = layers[0] < 0 || layers[1] < 0;
+        if (p->input)
+            held[0] = held[1] = 0;
+        bool kept_spectra = false;
+        for (int i = 0; k && i < k->spectra_count; i++)
+            kept_spectra |= k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
+                            k->spectra[i].layer == c->layer;
+        p->spectra = first && !kept_spectra;
+        p->capture_replay = -1;
+        if (p->spectra && layers[0] >= c->layer) {
+            p->capture_replay =
+                plan_load(t[0], frozen, held[0], c->layer - 1, &p->input_for_capture);
+            held[0] = c->layer - 1;
+        }
+        for (int n = 0; n < NETWORKS; n++) {
+            int computed = layers[n] < 0 ? 0 : layers[n];
+            p->first_layer[n] = computed < c->depth ? computed + 1 : c->depth + 1;
+            if (p->first_layer[n] <= c->depth) {
+                p->replay[n] =
+                    plan_load(t[n], frozen, held[n], p->first_layer[n] - 1, &p->replay_input[n]);
+                held[n] = c->depth;
+            }
+        }
+        p->gradients = frozen && (!t[0] || t[0]->gradient_depth != c->depth || !t[1] ||
+                                  t[1]->gradient_depth != c->depth);
+        for (int n = 0; n < NETWORKS && p->gradients; n++) {
+            bool from_input;
+            p->gradient_replay[n] = plan_load(t[n], frozen, held[n], c->depth, &from_input);
+        }
+    }
+    return 0;
+}
+
+void ModelPlan_release(ModelPlan *plan)
+{
+    free(plan->seed);
+    plan->seed = NULL;
+}
+
+int Model_forward(const Config *c, Workspace *w, double *norm)
+{
+    if (workspace_reserve(w, c))
+        return -1;
+    Track track = {.seed = c->seed, .gap = c->gap};
+    Run run = {.config = c, .w = w, .seed = c->seed, .shown_lane = -1, .track = {&track, NULL}};
+    run.active[NETWORK_MAIN] = true;
+    int info = input_tokens(w, c, c->seed, NETWORK_MAIN);
+    for (int layer = 1; layer <= c->depth && !info; layer++) {
+        run.layer = layer;
+        info = run_layer(&run);
+    }
+    *norm = cblas_dnrm2(c->tokens * c->width, w->lane[NETWORK_MAIN].x, 1);
+    w->lane[NETWORK_MAIN].warnings.count = 0;
+    return info;
 }

@@ -54,3 +54,9 @@ void RandomStream_gaussian(RandomStream *s, uint64_t seed, int layer, Role role,
     for (size_t i = 0; i < n; i++)
         out[i] = scale * gsl_ran_gaussian_ziggurat(s->rng, 1.0);
 }
+
+void RandomStream_gaussian_more(RandomStream *s, double scale, double *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = scale * gsl_ran_gaussian_ziggurat(s->rng, 1.0);
+}

@@ -11,7 +11,7 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 16 };
+enum { LAYER_ARRAYS = 18 };
 
 /* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
    release and copying share. */
@@ -31,6 +31,7 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
     for (int k = 0; k < 2; k++) {
         arrays[n++] = &bands[k]->mean;
         arrays[n++] = &bands[k]->std;
+        arrays[n++] = &bands[k]->m2;
     }
 }
 
@@ -144,6 +145,8 @@ SERIES_OF(gradient_norm, r->network.gradient_norm)
 SERIES_OF(log10_gradient_norm, r->network.log10_gradient_norm)
 SERIES_OF(counterpart_gradient_norm, r->counterpart.gradient_norm)
 SERIES_OF(counterpart_log10_gradient_norm, r->counterpart.log10_gradient_norm)
+SERIES_OF(stable_rank_m2, r->stable_rank_band.m2)
+SERIES_OF(counterpart_stable_rank_m2, r->counterpart_band.m2)
 SERIES_OF(log10_norm, r->network.log10_norm)
 SERIES_OF(counterpart_log10_norm, r->counterpart.log10_norm)
 #undef SERIES_OF
@@ -169,5 +172,9 @@ const ResultSeries RESULT_SERIES[] = {
     {"counterpart_log10_gradient_norm", "log10 of it", true, counterpart_log10_gradient_norm},
     {"log10_norm", "log10 ‖X_ℓ‖_F", false, log10_norm},
     {"counterpart_log10_norm", "the same, gap-toggled network", false, counterpart_log10_norm},
+    {"stable_rank_m2", "sum over the seeds of (sr(Σ_ℓ) − mean)², for merging seed ranges", false,
+     stable_rank_m2},
+    {"counterpart_stable_rank_m2", "the same, gap-toggled network", false,
+     counterpart_stable_rank_m2},
 };
 const int RESULT_SERIES_COUNT = (int)(sizeof RESULT_SERIES / sizeof RESULT_SERIES[0]);

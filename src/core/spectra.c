@@ -23,6 +23,15 @@ void Spectra_sort(int T, Complex *eigenvalues)
     qsort(eigenvalues, (size_t)T, sizeof *eigenvalues, by_descending_modulus);
 }
 
+int Spectra_outlier(int T, const Complex *eigenvalues)
+{
+    if (T < 2)
+        return -1;
+    double first = hypot(eigenvalues[0].re, eigenvalues[0].im),
+           bulk = hypot(eigenvalues[1].re, eigenvalues[1].im);
+    return first > 0 && first >= OUTLIER_SEPARATION * bulk ? 0 : -1;
+}
+
 int Spectra_eigenvalues(int T, double *a, Linalg *la, double *re_im, Complex *out, bool *exact)
 {
     *exact = Attention_is_lower_triangular(T, a);

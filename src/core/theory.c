@@ -1,5 +1,7 @@
 #include "attnscope/theory.h"
 
+#include "attnscope/init.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -115,6 +117,10 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
         sr[l] = NAN;
     if (c->skip != SKIP_NONE || c->layernorm != LAYERNORM_NONE)
         return "theory covers networks without skips and LayerNorm";
+    if (c->heads != 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
+        return "theory covers one head without an output projection or MLP";
+    if (c->init != INIT_NORMAL)
+        return "theory covers the normal initialisation (Gaussian values)";
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
     case ATTENTION_MARKOV:
@@ -152,7 +158,12 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
 
 void Theory_predict(const Config *c, TheoryPrediction *p)
 {
-    double s2 = c->sigma_qk * c->sigma_qk;
+    /* The logits' std on orthonormal tokens: σ_qk² at the 1/√d_h scale. */
+    double s2 = Init_effective_sigma_qk(c) * Init_effective_sigma_qk(c);
+    if (c->input_norm == INPUT_NORM_SQRT_D) /* first-layer logits d times larger */
+        s2 *= c->width;
+    if (c->logit_scale == LOGIT_SCALE_LINEAR)
+        s2 /= sqrt((double)Config_head_width(c));
     p->sigma = Config_sigma(c);
     p->bulk_radius = p->outlier = p->singular_edge = NAN;
     p->singular_law = NULL;

@@ -56,6 +56,8 @@ static const struct {
     {0x00B1, "+-"},     /* ± */
     {0x25C7, "#"},      /* ◇ */
     {0x2013, "-"},      /* – */
+    {0x2218, "o"},      /* ∘ */
+    {0x03C0, "pi"},     /* π */
 };
 
 int Ascii_decode(const char *s, uint32_t *cp)

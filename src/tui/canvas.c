@@ -13,6 +13,7 @@ typedef struct {
 struct Canvas {
     int cols, rows;
     bool unicode;
+    bool bold; /* presentation mode: points as whole cells, strokes two dots wide */
     int clip_x0, clip_y0, clip_x1, clip_y1;
     Cell *cells;
 };
@@ -37,6 +38,7 @@ Canvas *Canvas_new(int cols, int rows, bool unicode)
     c->cols = cols;
     c->rows = rows;
     c->unicode = unicode;
+    c->bold = false;
     Canvas_unclip(c);
     return c;
 }
@@ -92,6 +94,38 @@ void Canvas_pattern(Canvas *c, int col, int row, uint8_t bits, Ink ink)
         cell->ink = (uint8_t)ink;
 }
 
+void Canvas_set_bold(Canvas *c, bool bold)
+{
+    c->bold = bold;
+}
+
+void Canvas_point(Canvas *c, int x, int y, Ink ink)
+{
+    if (!c->bold) {
+        Canvas_dot(c, x, y, ink);
+        return;
+    }
+    if (x < c->clip_x0 || x >= c->clip_x1 || y < c->clip_y0 || y >= c->clip_y1)
+        return;
+    Cell *cell = &c->cells[(size_t)(y / 4) * c->cols + x / 2];
+    /* A marker or a label already there wins: it says more than one more point. */
+    if (cell->glyph)
+        return;
+    cell->glyph = c->unicode ? 0x25CFu : '*'; /* ● */
+    cell->ink = (uint8_t)ink;
+}
+
+/* One dot of a stroke; bold strokes take the dots to the right and below too, so that a
+   curve reads from a distance. */
+static void stroke_dot(Canvas *c, int x, int y, Ink ink)
+{
+    Canvas_dot(c, x, y, ink);
+    if (c->bold) {
+        Canvas_dot(c, x + 1, y, ink);
+        Canvas_dot(c, x, y + 1, ink);
+    }
+}
+
 /* Whether the i-th dot along a stroke is drawn. */
 static bool stroke_on(Stroke stroke, int i)
 {
@@ -113,7 +147,7 @@ void Canvas_line(Canvas *c, int x0, int y0, int x1, int y1, Ink ink, Stroke stro
     int err = dx + dy;
     for (int i = 0;; i++) {
         if (stroke_on(stroke, i))
-            Canvas_dot(c, x0, y0, ink);
+            stroke_dot(c, x0, y0, ink);
         if (x0 == x1 && y0 == y1)
             break;
         int e2 = 2 * err;
@@ -142,7 +176,7 @@ void Canvas_circle(Canvas *c, int cx, int cy, int r, Ink ink, Stroke stroke)
             const int px[8] = {x, y, -y, -x, -x, -y, y, x};
             const int py[8] = {y, x, x, y, -y, -x, -x, -y};
             for (int k = 0; k < 8; k++)
-                Canvas_dot(c, cx + px[k], cy + py[k], ink);
+                stroke_dot(c, cx + px[k], cy + py[k], ink);
         }
         y++;
         if (err < 0) {

@@ -42,6 +42,14 @@ void Canvas_clip(Canvas *c, int x0, int y0, int x1, int y1);
 /* Dots may go anywhere on the canvas again. */
 void Canvas_unclip(Canvas *c);
 
+/* Presentation mode (off on a new canvas): Canvas_point fills a whole cell with a glyph,
+   lines and circles are two dots wide. */
+void Canvas_set_bold(Canvas *c, bool bold);
+
+/* A data point: one dot, or in bold mode a whole-cell ● (ASCII '*') unless the cell holds a
+   glyph already; ignored outside the clip rectangle. */
+void Canvas_point(Canvas *c, int x, int y, Ink ink);
+
 /* One dot; ignored outside the clip rectangle. */
 void Canvas_dot(Canvas *c, int x, int y, Ink ink);
 /* The dots of the segment from (x0, y0) to (x1, y1), both ends included (Bresenham). */

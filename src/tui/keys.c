@@ -50,6 +50,25 @@ static int cycle(int value, int count, int step)
     return (value + step + count) % count;
 }
 
+static int gcd(int a, int b)
+{
+    while (b) {
+        int r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Whether s divides the setting it must divide (H divides d), or has no such setting. */
+static bool divides(const Setting *s, const Config *c)
+{
+    if (!s->divides)
+        return true;
+    int value = (int)Setting_get(s, c), of = (int)Setting_get(Settings_find(s->divides), c);
+    return value > 0 && of % value == 0;
+}
+
 /* Takes every setting that another bounds back under its bound (T ≤ d, w < T, layer ≤ depth),
    saying so.  Returns false, changing nothing, when one would have to go below its minimum. */
 static bool settle(Config *c, char *note, size_t size)
@@ -72,6 +91,18 @@ static bool settle(Config *c, char *note, size_t size)
             Setting_put(t, &trial, limit);
             note_add(said, sizeof said, "%s lowered to %g with %s (%s)", t->key_label, limit,
                      b->label, t->bound_reason);
+            moved = true;
+        }
+        for (int i = 0; i < Settings_count(); i++) {
+            const Setting *t = Settings_at(i);
+            if (!t->divides || divides(t, &trial))
+                continue;
+            const Setting *of = Settings_find(t->divides);
+            int value = (int)Setting_get(t, &trial),
+                common = gcd(value, (int)Setting_get(of, &trial));
+            Setting_put(t, &trial, common);
+            note_add(said, sizeof said, "%s lowered to %d with %s (%s divides %s)", t->key_label,
+                     common, of->label, t->label, of->label);
             moved = true;
         }
     }
@@ -99,6 +130,37 @@ static void at_end(const Setting *s, int direction, double top, char *note, size
     } else {
         note_add(note, size, "%s is at its maximum, %g", s->key_label, top);
     }
+}
+
+static int setting_index(const Setting *s)
+{
+    for (int i = 0; i < Settings_count(); i++)
+        if (Settings_at(i) == s)
+            return i;
+    return -1;
+}
+
+/* Lowering a setting that raised its bound (t after T raised d) takes the bound back down
+   towards where it was, as long as it still holds the value the raise gave it (a d or D
+   since then means the user chose d). */
+static void lower_bound_back(const Setting *s, double to, Controls *c, Config *next, char *note,
+                             size_t size)
+{
+    int i = setting_index(s);
+    const Setting *b = Settings_find(s->bound);
+    double now = Setting_get(b, next);
+    if (i < 0 || isnan(c->bound_after[i]) || now != c->bound_after[i])
+        return;
+    double back = fmax(c->bound_before[i], to - s->bound_offset);
+    if (back < now) {
+        Setting_put(b, next, back);
+        note_add(note, size, "%s lowered back to %g (%s had raised it)", b->key_label, back,
+                 s->label);
+    }
+    if (back <= c->bound_before[i])
+        c->bound_before[i] = c->bound_after[i] = NAN;
+    else
+        c->bound_after[i] = back;
 }
 
 /* Steps s up or down by its rule; the setting it raises with it, and those bounded by it,
@@ -152,17 +214,33 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
         break;
     }
     Setting_put(s, &next, to);
+    if (!divides(s, &next)) {
+        const Setting *of = Settings_find(s->divides);
+        note_add(note, size, "%s stays at %g: %g does not divide %s = %g", s->key_label, value, to,
+                 of->label, Setting_get(of, &next));
+        return false;
+    }
+    Controls after = *c;
     if (s->bound && s->raises_bound) {
         const Setting *b = Settings_find(s->bound);
-        double need = to - s->bound_offset;
-        if (Setting_get(b, &next) < need) {
+        double need = to - s->bound_offset, had = Setting_get(b, &next);
+        int i = setting_index(s);
+        if (had < need) {
             Setting_put(b, &next, need);
-            note_add(note, size, "%s raised to %g with %s (%s)", b->key_label, need, s->label,
-                     s->bound_reason);
+            note_add(note, size, "%s raised to %g with %s (%s; %c lowers it back)", b->key_label,
+                     need, s->label, s->bound_reason, s->lower_key);
+            /* A chain of raises remembers where the bound started. */
+            if (i >= 0 && (isnan(after.bound_after[i]) || after.bound_after[i] != had))
+                after.bound_before[i] = had;
+            if (i >= 0)
+                after.bound_after[i] = need;
+        } else if (direction < 0) {
+            lower_bound_back(s, to, &after, &next, note, size);
         }
     }
     if (!settle(&next, note, size))
         return false;
+    *c = after;
     if (s->in_use && !s->in_use(&next))
         note_add(note, size, "%s", s->unused_note);
     c->config = next;
@@ -201,7 +279,32 @@ static bool panel_previous(Controls *c, char *note, size_t size)
 static bool compare_toggle(Controls *c, char *note, size_t size)
 {
     c->display.compare = !c->display.compare;
+    c->display.zoom = 0; /* the panels are others now */
     note_add(note, size, "compare view %s", c->display.compare ? "on" : "off");
+    return true;
+}
+
+int Display_panel_count(const Display *d)
+{
+    return d->compare ? 4 : 3;
+}
+
+static bool present_toggle(Controls *c, char *note, size_t size)
+{
+    c->display.present = !c->display.present;
+    note_add(note, size, "presentation mode %s%s", c->display.present ? "on" : "off",
+             c->display.present ? " (z: one panel full screen)" : "");
+    return true;
+}
+
+static bool zoom_next(Controls *c, char *note, size_t size)
+{
+    c->display.zoom = cycle(c->display.zoom, Display_panel_count(&c->display) + 1, 1);
+    if (c->display.zoom)
+        note_add(note, size, "panel %d of %d full screen (z: next, a click: back)", c->display.zoom,
+                 Display_panel_count(&c->display));
+    else
+        note_add(note, size, "every panel");
     return true;
 }
 
@@ -211,12 +314,17 @@ static const KeyBinding OTHER_KEYS[] = {
     {'v', "v", "view: rank/width/grad/sim", ACTION_DISPLAY, NULL, 0, panel_next},
     {'V', "V", "view previous", ACTION_DISPLAY, NULL, 0, panel_previous},
     {'c', "c", "compare: gap off | removed", ACTION_DISPLAY, NULL, 0, compare_toggle},
+    {'Z', "Z", "presentation mode on / off", ACTION_DISPLAY, NULL, 0, present_toggle},
+    {'z', "z", "zoom: one panel, cycled", ACTION_DISPLAY, NULL, 0, zoom_next},
     {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL, 0, NULL},
     {'p', "p", "save settings as a preset", ACTION_SAVE_PRESET, NULL, 0, NULL},
     {'P', "P", "presets: pick one to load", ACTION_PICK_PRESET, NULL, 0, NULL},
     {'>', ">", "tour: next step", ACTION_TOUR_NEXT, NULL, 0, NULL},
     {'<', "<", "tour: previous step", ACTION_TOUR_PREVIOUS, NULL, 0, NULL},
-    {'?', "?", "help (any key closes it)", ACTION_HELP, NULL, 0, NULL},
+    {'!', "!", "all warnings, in full", ACTION_WARNINGS, NULL, 0, NULL},
+    {'?', "?", "help (Esc ? q close it)", ACTION_HELP, NULL, 0, NULL},
+    {'h', "h", "help, as ? does", ACTION_HELP, NULL, 0, NULL},
+    {KEY_F(1), "F1", "help, as ? does", ACTION_HELP, NULL, 0, NULL},
     {'L' & 0x1f, "Ctrl-L", "redraw the screen", ACTION_REDRAW, NULL, 0, NULL},
     {'q', "q", "quit", ACTION_QUIT, NULL, 0, NULL},
 };
@@ -289,6 +397,8 @@ Controls Controls_from(const Config *c)
         .on_values = *c,
         .display = {.overlays = true, .panel = PANEL_STABLE_RANK, .compare = false},
     };
+    for (int i = 0; i < SETTINGS_MAX; i++)
+        k.bound_before[i] = k.bound_after[i] = NAN;
     /* A toggle that starts off turns on at its first name that is on. */
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
@@ -324,6 +434,51 @@ const KeyBinding *Keys_at(int index)
 {
     build();
     return index >= 0 && index < table.count ? &table.key[index] : NULL;
+}
+
+void Keys_name(int key, char *out, size_t size)
+{
+    static const struct {
+        int key;
+        const char *name;
+    } NAMES[] = {
+        {27, "Esc"},
+        {' ', "Space"},
+        {'\n', "Enter"},
+        {'\r', "Enter"},
+        {KEY_ENTER, "Enter"},
+        {'\t', "Tab"},
+        {KEY_BTAB, "Shift-Tab"},
+        {127, "Backspace"},
+        {KEY_BACKSPACE, "Backspace"},
+        {KEY_DC, "Delete"},
+        {KEY_IC, "Insert"},
+        {KEY_HOME, "Home"},
+        {KEY_END, "End"},
+        {KEY_PPAGE, "PgUp"},
+        {KEY_NPAGE, "PgDn"},
+        {KEY_UP, "↑"},
+        {KEY_DOWN, "↓"},
+        {KEY_LEFT, "←"},
+        {KEY_RIGHT, "→"},
+        {KEY_MOUSE, "Mouse"},
+    };
+    for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
+        if (NAMES[i].key == key) {
+            snprintf(out, size, "%s", NAMES[i].name);
+            return;
+        }
+    const KeyBinding *b = Keys_find(key);
+    if (b)
+        snprintf(out, size, "%s", b->name);
+    else if (key >= KEY_F(1) && key <= KEY_F(63))
+        snprintf(out, size, "F%d", key - KEY_F0);
+    else if (key > 32 && key < 127)
+        snprintf(out, size, "%c", key);
+    else if (key > 0 && key < 32)
+        snprintf(out, size, "Ctrl-%c", key + '@');
+    else
+        snprintf(out, size, "key code %d", key);
 }
 
 void Keys_help_line(const KeyBinding *b, char *out, size_t size)

@@ -26,13 +26,24 @@ typedef struct {
     bool overlays; /* theory: predicted curves, densities, the predicted outlier */
     Panel panel;
     bool compare; /* the network without and with gap removal side by side */
+    /* Presentation mode (--present, b): whole-cell points, bold strokes and text, the tour's
+       caption on screen. */
+    bool present;
+    int zoom; /* 0: every panel; k: panel k (1, 2, ...) alone on the whole screen */
 } Display;
+
+/* The panels of a frame, in the order zoom counts them: 3, or 4 in the compare view. */
+int Display_panel_count(const Display *d);
 
 /* The settings the keys turn, the values the toggle keys turn back on, and the display. */
 typedef struct {
     Config config;
     Config on_values; /* of each STEP_TOGGLE setting (the gap mode `g` restores): never off */
     Display display;
+    /* For each setting (table order) that raised its bound (T raised d): the bound's value
+       before and after, so lowering the setting lowers the bound back while nobody else
+       has changed it.  NaN: nothing raised. */
+    double bound_before[SETTINGS_MAX], bound_after[SETTINGS_MAX];
 } Controls;
 
 /* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display;
@@ -48,13 +59,14 @@ typedef enum {
     ACTION_TOUR_NEXT,
     ACTION_TOUR_PREVIOUS,
     ACTION_HELP,
+    ACTION_WARNINGS,
     ACTION_QUIT,
     ACTION_REDRAW
 } KeyAction;
 
 /* A help line is at most KEYS_HELP_COLUMNS columns wide, so that two columns of them fit
    an 80-column terminal. */
-enum { KEYS_NOTE_SIZE = 160, KEYS_HELP_SIZE = 80, KEYS_HELP_COLUMNS = 34 };
+enum { KEYS_NOTE_SIZE = 600, KEYS_HELP_SIZE = 80, KEYS_HELP_COLUMNS = 34 };
 
 typedef struct {
     int key;          /* as wgetch returns it */
@@ -65,6 +77,9 @@ typedef struct {
     int direction;          /* up (+1: raise, next) or down (-1: lower, previous) */
     bool (*apply)(Controls *c, char *note, size_t size); /* ACTION_DISPLAY */
 } KeyBinding;
+
+/* The key as people write it: "T", "F1", "Esc", "Space", "Enter", "←", "Ctrl-L". */
+void Keys_name(int key, char *out, size_t size);
 
 /* The main panel's name ("stable rank", "width sweep", ...). */
 const char *Panel_name(Panel p);

@@ -61,7 +61,7 @@ int Picker_list(Picker *p, const char *shipped_dir, const char *tour_dir, const 
 {
     p->count = 0;
     p->selected = 0;
-    if (add_directory(p, shipped_dir, PRESET_SHIPPED) || add_directory(p, tour_dir, PRESET_TOUR) ||
+    if (add_directory(p, tour_dir, PRESET_TOUR) || add_directory(p, shipped_dir, PRESET_SHIPPED) ||
         add_directory(p, user_dir, PRESET_USER)) {
         p->count = 0;
         p->header[0] = '\0';

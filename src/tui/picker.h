@@ -34,7 +34,8 @@ Picker *Picker_new(void);
 void Picker_free(Picker *p);
 
 /* Lists all the *.preset files of the three directories (any may be NULL or missing), each
-   sorted by name, shipped first, then the tour, then the user's, replacing what p listed;
+   sorted by name, the tour first (a class starts there), then the shipped presets, then the
+   user's, replacing what p listed;
    selects the first.  Returns their number, or -1 when memory ran out (p then lists none). */
 int Picker_list(Picker *p, const char *shipped_dir, const char *tour_dir, const char *user_dir);
 

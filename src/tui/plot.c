@@ -40,18 +40,23 @@ typedef struct {
     int left, top; /* first cell of the plot area */
     int cols, rows;
     int axis_row, label_row, legend_row;
+    /* Kept for the axes' names: x tick labels end before label_limit, no y tick label on
+       y_name_row. */
+    int label_limit, y_name_row;
 } Frame;
 
-static bool frame_make(const Canvas *c, int label_width, int legend_rows, Frame *f)
+static bool frame_make(const Canvas *c, int title_rows, int label_width, int legend_rows, Frame *f)
 {
     f->axis_col = label_width;
     f->left = label_width + 1;
-    f->top = 1;
+    f->top = title_rows;
     f->legend_row = Canvas_rows(c) - legend_rows;
     f->label_row = f->legend_row - 1;
     f->axis_row = f->label_row - 1;
     f->rows = f->axis_row - f->top;
     f->cols = Canvas_cols(c) - f->left;
+    f->label_limit = Canvas_cols(c);
+    f->y_name_row = -1;
     return f->rows >= 2 && f->cols >= 4;
 }
 
@@ -74,7 +79,7 @@ static void frame_clip(Canvas *c, const Frame *f)
 static void frame_ytick(Canvas *c, const Frame *f, int y, const char *label, int *last_row)
 {
     int row = y / 4;
-    if (row < f->top || row >= f->axis_row || row == *last_row)
+    if (row < f->top || row >= f->axis_row || row == *last_row || row == f->y_name_row)
         return;
     *last_row = row;
     Canvas_text(c, f->axis_col, row, "┤", INK_AXIS);
@@ -94,10 +99,27 @@ static void frame_xtick(Canvas *c, const Frame *f, int x, const char *label, Ink
     int start = col - width / 2;
     if (start + width > Canvas_cols(c))
         start = Canvas_cols(c) - width;
-    if (start <= *last_end)
+    if (start <= *last_end || start + width > f->label_limit)
         return;
     Canvas_text(c, start, f->label_row, label, ink);
     *last_end = start + width;
+}
+
+/* The axes' names (Re and Im, count, layer): x at the right end of the tick-label row, y
+   above the tick labels at the top of the axis; the ticks then leave them room.  Drawn
+   before the ticks. */
+static void frame_names(Canvas *c, Frame *f, const char *x_name, const char *y_name)
+{
+    if (x_name) {
+        int width = Canvas_text_width(c, x_name);
+        f->label_limit = Canvas_cols(c) - width - 1;
+        Canvas_text(c, Canvas_cols(c) - width, f->label_row, x_name, INK_AXIS);
+    }
+    if (y_name) {
+        int width = Canvas_text_width(c, y_name);
+        f->y_name_row = f->top;
+        Canvas_text(c, f->axis_col - width > 0 ? f->axis_col - width : 0, f->top, y_name, INK_AXIS);
+    }
 }
 
 /* 1, 2 or 5 times a power of ten, at least `raw`. */
@@ -119,10 +141,13 @@ static void format_tick(double v, double step, char *out, size_t size)
     snprintf(out, size, "%g", fabs(v) < 1e-9 * step ? 0.0 : v);
 }
 
-/* Ticks at the multiples of a nice step inside the axis. */
-static void ticks_x(Canvas *c, const Frame *f, const Axis *a, int wanted)
+/* Ticks at the multiples of a nice step inside the axis; whole numbers only on an axis of
+   counts (layers), which has no layer 0.2. */
+static void ticks_x(Canvas *c, const Frame *f, const Axis *a, int wanted, bool whole)
 {
     double step = nice_step((a->hi - a->lo) / wanted);
+    if (whole)
+        step = fmax(step, 1.0);
     int last_end = -1;
     for (double v = ceil(a->lo / step) * step; v <= a->hi + 1e-9 * step; v += step) {
         char label[32];
@@ -239,9 +264,36 @@ static void legend_draw(Canvas *c, const LegendItem *given, int given_count, int
     }
 }
 
-static void title(Canvas *c, const char *text)
+/* The title on the first row or, when it is wider than the panel, on two, broken at the
+   last space that fits (a cut title loses its end: "log axis", "frozen attention").
+   Returns the rows it took. */
+static int title(Canvas *c, const char *text)
 {
-    Canvas_text(c, 0, 0, text, INK_DEFAULT);
+    int cols = Canvas_cols(c);
+    if (Canvas_text_width(c, text) <= cols) {
+        Canvas_text(c, 0, 0, text, INK_DEFAULT);
+        return 1;
+    }
+    char first[256];
+    size_t cut = 0;
+    for (size_t k = 1; text[k] && k < sizeof first; k++) {
+        if (text[k] != ' ')
+            continue;
+        memcpy(first, text, k);
+        first[k] = '\0';
+        if (Canvas_text_width(c, first) > cols)
+            break;
+        cut = k;
+    }
+    if (cut == 0) {
+        Canvas_text(c, 0, 0, text, INK_DEFAULT);
+        return 1;
+    }
+    memcpy(first, text, cut);
+    first[cut] = '\0';
+    Canvas_text(c, 0, 0, first, INK_DEFAULT);
+    Canvas_text(c, 0, 1, text + cut + 1, INK_DEFAULT);
+    return 2;
 }
 
 void Plot_message(Canvas *c, const char *heading, const char *message)
@@ -252,6 +304,25 @@ void Plot_message(Canvas *c, const char *heading, const char *message)
     Canvas_text(c, col < 0 ? 0 : col, Canvas_rows(c) / 2, message, INK_DEFAULT);
 }
 
+/* The circle |z| = 1 as cells of "∘", one per cell it crosses, inside the plot area: a
+   shape of its own, where dots would read as eigenvalues without colour (and a small
+   dashed circle of dots is only dots).  A glyph would hide the dots under it: cells that
+   hold eigenvalues keep them, and the ring shows between them. */
+static void unit_circle(Canvas *c, const Frame *f, const Axis *x, const Axis *y)
+{
+    int last_col = -1, last_row = -1;
+    for (int k = 0; k < 256; k++) {
+        double angle = 2 * M_PI * k / 256;
+        int col = axis_dot(x, cos(angle)) / 2, row = axis_dot(y, sin(angle)) / 4;
+        if ((col == last_col && row == last_row) || col < f->left || col >= f->left + f->cols ||
+            row < f->top || row >= f->axis_row || Canvas_dots(c, col, row))
+            continue;
+        Canvas_text(c, col, row, "∘", INK_AXIS);
+        last_col = col;
+        last_row = row;
+    }
+}
+
 /* The glyph pointing from the centre towards direction (dx, dy) (screen y down). */
 static const char *arrow(double dx, double dy)
 {
@@ -260,84 +331,110 @@ static const char *arrow(double dx, double dy)
     return dy >= 0 ? "▾" : "▴";
 }
 
+static void complex_words(Complex z, char *out, size_t size)
+{
+    if (z.im == 0)
+        snprintf(out, size, "%.3g", z.re);
+    else
+        snprintf(out, size, "%.3g%+.3gi", z.re, z.im);
+}
+
 void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
 {
-    double outlier = p->count > 0 ? p->scale * hypot(p->values[0].re, p->values[0].im) : 0;
-    double bulk = 0;
-    for (int i = 1; i < p->count; i++) {
+    bool marked = p->outlier >= 0 && p->outlier < p->count;
+    /* The axes follow the data: the bulk (every value but the marked outlier) and the unit
+       circle.  A theory circle far outside them is named off scale rather than squeezing
+       the bulk into a spot; the outlier, when far, is pinned to the border. */
+    double bulk = 0, outlier = 0;
+    for (int i = 0; i < p->count; i++) {
         double r = p->scale * hypot(p->values[i].re, p->values[i].im);
-        if (r > bulk)
-            bulk = r;
+        if (marked && i == p->outlier)
+            outlier = r;
+        else if (isfinite(r))
+            bulk = fmax(bulk, r);
     }
     double base = fmax(bulk, 1.0);
-    if (isfinite(p->sigma))
+    bool sigma_known = isfinite(p->sigma) && p->sigma > 0;
+    bool sigma_fits = sigma_known && p->sigma <= PIN_RATIO * base;
+    if (sigma_fits)
         base = fmax(base, p->sigma);
-    bool pinned = outlier > PIN_RATIO * base;
-    double range = MARGIN * (pinned ? base : fmax(base, outlier));
+    bool pinned = marked && outlier > PIN_RATIO * base;
+    double range = MARGIN * (pinned || !marked ? base : fmax(base, outlier));
     double re = 0, im = 0;
-    if (p->count > 0) {
-        re = p->scale * p->values[0].re;
-        im = p->scale * p->values[0].im;
+    if (marked) {
+        re = p->scale * p->values[p->outlier].re;
+        im = p->scale * p->values[p->outlier].im;
     }
     /* Off scale, an arrow on the border points the way to the outlier. */
     const char *glyph = pinned ? arrow(re, -im) : "◆";
 
-    LegendItem items[5];
+    LegendItem items[6];
     int n = 0;
     items[n] = (LegendItem){.sample = {{NULL, DOT_CELL}}, .cells = 1, .ink = INK_BULK};
-    snprintf(items[n++].text, sizeof items[0].text, "√T·λ (%d)", p->count > 0 ? p->count - 1 : 0);
+    snprintf(items[n++].text, sizeof items[0].text, "√T·λ (%d)", marked ? p->count - 1 : p->count);
     bool predicted = p->show_predicted && isfinite(p->predicted_outlier);
     if (predicted) {
         items[n] = (LegendItem){.sample = {{"◇", 0}}, .cells = 1, .ink = INK_THEORY};
         snprintf(items[n++].text, sizeof items[0].text, "predicted λ1 = %.3g",
                  p->predicted_outlier);
     }
-    items[n] = (LegendItem){.sample = {{glyph, 0}}, .cells = 1, .ink = INK_OUTLIER};
-    if (p->count > 0) {
+    if (marked) {
         char value[48];
-        if (p->values[0].im == 0)
-            snprintf(value, sizeof value, "%.3g", p->values[0].re);
-        else
-            snprintf(value, sizeof value, "%.3g%+.3gi", p->values[0].re, p->values[0].im);
+        complex_words(p->values[p->outlier], value, sizeof value);
+        items[n] = (LegendItem){.sample = {{glyph, 0}}, .cells = 1, .ink = INK_OUTLIER};
         snprintf(items[n++].text, sizeof items[0].text, "λ1 = %s, √T·|λ1| = %.3g%s", value, outlier,
                  pinned ? " off scale" : "");
+    } else if (p->removed_to_zero) {
+        items[n] = (LegendItem){.sample = {{"○", 0}}, .cells = 1, .ink = INK_OUTLIER};
+        if (isfinite(p->removed_from))
+            snprintf(items[n++].text, sizeof items[0].text, "λ1: %g → 0 (gap removed)",
+                     p->removed_from);
+        else
+            snprintf(items[n++].text, sizeof items[0].text, "λ1 → 0 (gap removed)");
+    } else if (p->count > 1) {
+        items[n] = (LegendItem){.cells = 0, .ink = INK_DEFAULT};
+        snprintf(items[n++].text, sizeof items[0].text, "no outlier: |λ1| < 2|λ2|");
     }
-    if (isfinite(p->sigma)) {
-        items[n] = (LegendItem){
-            .sample = {{NULL, STROKE_CELL}, {NULL, STROKE_CELL}}, .cells = 2, .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "|z| = σ = %.3g", p->sigma);
+    if (sigma_known) {
+        items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {NULL, STROKE_CELL}},
+                                .cells = sigma_fits ? 2 : 0,
+                                .ink = INK_THEORY};
+        snprintf(items[n++].text, sizeof items[0].text, "|z| = σ = %.3g%s", p->sigma,
+                 sigma_fits ? "" : " off scale");
     }
-    items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {NULL, 0}, {NULL, STROKE_CELL}},
-                            .cells = 3,
-                            .ink = INK_AXIS};
-    snprintf(items[n++].text, sizeof items[0].text, "|z| = 1");
+    /* The unit circle is drawn in cells of its own glyph (not dots), so that without colour
+       it is still not taken for eigenvalues. */
+    items[n] = (LegendItem){.sample = {{"∘", 0}}, .cells = 1, .ink = INK_AXIS};
+    snprintf(items[n++].text, sizeof items[0].text, "|z| = 1, z = √T·λ");
 
-    title(c, p->title);
+    int head = title(c, p->title);
     int rows = legend_rows(c, items, n);
     Frame f;
-    if (!frame_make(c, 6, rows, &f)) {
+    if (!frame_make(c, head, 6, rows, &f)) {
         Plot_message(c, p->title, "(panel too small)");
         return;
     }
     legend_draw(c, items, n, f.legend_row);
     frame_axes(c, &f);
+    frame_names(c, &f, "Re z", "Im z");
 
     /* Equal units on both axes: a circle stays a circle (a dot is about square). */
     double per_unit = fmin(2.0 * f.cols, 4.0 * f.rows) / (2 * range);
     Axis x = {-f.cols / per_unit, f.cols / per_unit, 2 * f.left, 2 * f.cols, false};
     Axis y = {-2.0 * f.rows / per_unit, 2.0 * f.rows / per_unit, 4 * f.top, 4 * f.rows, true};
-    ticks_x(c, &f, &x, 4);
+    ticks_x(c, &f, &x, 4, false);
     ticks_y(c, &f, &y, 4);
 
     frame_clip(c, &f);
     int cx = axis_dot(&x, 0), cy = axis_dot(&y, 0);
-    Canvas_circle(c, cx, cy, (int)lround(per_unit), INK_AXIS, STROKE_DASHED);
-    if (isfinite(p->sigma))
+    if (sigma_fits)
         Canvas_circle(c, cx, cy, (int)lround(p->sigma * per_unit), INK_THEORY, STROKE_SOLID);
-    for (int i = 1; i < p->count; i++)
-        Canvas_dot(c, axis_dot(&x, p->scale * p->values[i].re),
-                   axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
+    for (int i = 0; i < p->count; i++)
+        if (!(marked && i == p->outlier))
+            Canvas_point(c, axis_dot(&x, p->scale * p->values[i].re),
+                         axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
     Canvas_unclip(c);
+    unit_circle(c, &f, &x, &y);
     if (predicted) {
         /* On the real axis, kept inside the border when it lies beyond it; drawn before the
            measured outlier, which wins a shared cell. */
@@ -345,7 +442,13 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
         at = fmax(fmin(at, 0.97 * x.hi), 0.97 * x.lo);
         Canvas_text(c, axis_dot(&x, at) / 2, axis_dot(&y, 0) / 4, "◇", INK_THEORY);
     }
-    if (p->count == 0)
+    if (!marked && p->removed_to_zero) {
+        int col = cx / 2, row = cy / 4, width = Canvas_text_width(c, "λ1→0");
+        Canvas_text(c, col, row, "○", INK_OUTLIER);
+        Canvas_text(c, col + 1 + width <= f.left + f.cols ? col + 1 : col - width, row, "λ1→0",
+                    INK_OUTLIER);
+    }
+    if (!marked)
         return;
 
     if (pinned) {
@@ -373,7 +476,10 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
 {
     double s1 = p->count > 0 ? p->scale * p->values[0] : 0;
     double s2 = p->count > 1 ? p->scale * p->values[1] : 0;
-    bool theory = isfinite(p->sigma) && p->sigma > 0 && p->count > 1;
+    bool law = isfinite(p->sigma) && p->sigma > 0 && p->count > 1;
+    /* The axis follows the bulk; the law's edge 2σ widens it only when it is near, else the
+       law is named off scale (σ = 55 would flatten a bulk of width 2 into one bar). */
+    bool theory = law && 2 * p->sigma <= PIN_RATIO * s2;
     double base = s2;
     if (theory)
         base = fmax(base, 2 * p->sigma);
@@ -389,21 +495,26 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
     if (theory) {
         items[n] = (LegendItem){.sample = {{"─", 0}}, .cells = 1, .ink = INK_THEORY};
         snprintf(items[n++].text, sizeof items[0].text, "%s", p->theory_label);
+    } else if (law) {
+        items[n] = (LegendItem){.cells = 0, .ink = INK_THEORY};
+        snprintf(items[n++].text, sizeof items[0].text, "%s off scale (edge 2σ = %.3g)",
+                 p->theory_label, 2 * p->sigma);
     }
     /* ▸ rather than ◆ says that s1 lies beyond the right edge. */
     items[n] = (LegendItem){.sample = {{pinned ? "▸" : "◆", 0}}, .cells = 1, .ink = INK_OUTLIER};
     snprintf(items[n++].text, sizeof items[0].text, "√T·s1 = %.3g, gap √T·(s1−s2) = %.3g", s1,
              s1 - s2);
 
-    title(c, p->title);
+    int head = title(c, p->title);
     int rows = legend_rows(c, items, n);
     Frame f;
-    if (!frame_make(c, 5, rows, &f)) {
+    if (!frame_make(c, head, 5, rows, &f)) {
         Plot_message(c, p->title, "(panel too small)");
         return;
     }
     legend_draw(c, items, n, f.legend_row);
     frame_axes(c, &f);
+    frame_names(c, &f, "√T·s", "count");
 
     /* One bin per cell column; s1 is not counted (it is marked apart). */
     enum { BINS_MAX = 1024 };
@@ -423,7 +534,7 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
     }
     Axis x = {0, range, 2 * f.left, 2 * f.cols, false};
     Axis y = {0, top * MARGIN, 4 * f.top, 4 * f.rows, true};
-    ticks_x(c, &f, &x, 5);
+    ticks_x(c, &f, &x, 5, false);
     ticks_y(c, &f, &y, 3);
 
     frame_clip(c, &f);
@@ -554,22 +665,21 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
         items[n] = (LegendItem){.cells = 0, .ink = INK_THEORY};
         snprintf(items[n++].text, sizeof items[0].text, "no theory curve: %s", p->theory_note);
     }
-    items[n] =
-        (LegendItem){.sample = {{NULL, VERTICAL_DOTS}, {"▴", 0}}, .cells = 2, .ink = INK_HIGHLIGHT};
+    items[n] = (LegendItem){.sample = {{"┆", 0}, {"▴", 0}}, .cells = 2, .ink = INK_HIGHLIGHT};
     snprintf(items[n++].text, sizeof items[0].text, "shown layer %d", p->shown_layer);
 
-    title(c, p->title);
+    int head = title(c, p->title);
     Frame f;
     /* A small panel keeps its plot: the note shrinks first, then the shown layer's entry
        goes (the ▴ under the axis still marks it). */
-    bool fits = frame_make(c, 5, legend_rows(c, items, n), &f);
+    bool fits = frame_make(c, head, 5, legend_rows(c, items, n), &f);
     if (!fits && note >= 0) {
         snprintf(items[note].text, sizeof items[0].text, "no theory curve here");
-        fits = frame_make(c, 5, legend_rows(c, items, n), &f);
+        fits = frame_make(c, head, 5, legend_rows(c, items, n), &f);
     }
     if (!fits) {
         n--;
-        fits = frame_make(c, 5, legend_rows(c, items, n), &f);
+        fits = frame_make(c, head, 5, legend_rows(c, items, n), &f);
     }
     if (!fits) {
         Plot_message(c, p->title, "(panel too small)");
@@ -577,6 +687,8 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     }
     legend_draw(c, items, n, f.legend_row);
     frame_axes(c, &f);
+    /* The title names the y axis; its top tick (T) keeps the first row. */
+    frame_names(c, &f, "layer", NULL);
 
     double top = log10(fmax(p->top, 2.0));
     Axis x = {0, p->depth > 0 ? p->depth : 1, 2 * f.left, 2 * f.cols, false};
@@ -589,13 +701,11 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
         snprintf(label, sizeof label, "%g", pow(10.0, k));
         frame_ytick(c, &f, axis_dot(&y, k), label, &last_row);
     }
-    ticks_x(c, &f, &x, 6);
+    ticks_x(c, &f, &x, 6, true);
 
     int every = marker_every(p->depth, f.cols);
     frame_clip(c, &f);
-    /* The shown layer first, so the curves keep their ink where they cross it. */
     int hx = axis_dot(&x, p->shown_layer);
-    Canvas_line(c, hx, 4 * f.top, hx, 4 * f.axis_row - 1, INK_HIGHLIGHT, STROKE_DOTTED);
     if (ensemble)
         band(c, &x, &y, p->network, p->band_std, p->depth, INK_BULK);
     if (counterpart_theory)
@@ -605,6 +715,14 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     curve(c, &x, &y, p->counterpart, p->depth, every, INK_GHOST, STROKE_DOTTED, "○");
     curve(c, &x, &y, p->network, p->depth, every, INK_BULK, STROKE_SOLID, "●");
     Canvas_unclip(c);
+    /* The shown layer last, as a column of ┆ in the cells the curves leave empty: a glyph
+       of its own, where a dotted line would read as the dotted counterpart without colour. */
+    for (int row = f.top; row < f.axis_row; row++) {
+        char cell[8];
+        Canvas_cell(c, hx / 2, row, cell);
+        if (strcmp(cell, " ") == 0)
+            Canvas_text(c, hx / 2, row, "┆", INK_HIGHLIGHT);
+    }
     Canvas_text(c, hx / 2, f.axis_row, "▴", INK_HIGHLIGHT);
 }
 
@@ -707,15 +825,16 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
         legend_draw(c, items, n, Canvas_rows(c) - legend_rows(c, items, n));
         return;
     }
-    title(c, p->title);
+    int head = title(c, p->title);
     int rows = legend_rows(c, items, n);
     Frame f;
-    if (!frame_make(c, 6, rows, &f)) {
+    if (!frame_make(c, head, 6, rows, &f)) {
         Plot_message(c, p->title, "(panel too small)");
         return;
     }
     legend_draw(c, items, n, f.legend_row);
     frame_axes(c, &f);
+    frame_names(c, &f, p->x_name, NULL);
 
     double xlo, xhi, ylo, yhi;
     series_range(p, true, &xlo, &xhi);
@@ -736,7 +855,7 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
     if (log_x)
         ticks_log(c, &f, &x, 5, false);
     else
-        ticks_x(c, &f, &x, 6);
+        ticks_x(c, &f, &x, 6, p->x_whole);
     if (log_y)
         ticks_log(c, &f, &y, 4, true);
     else

@@ -15,13 +15,20 @@
 typedef struct {
     const char *title;
     int count;
-    const Complex *values; /* by descending modulus: values[0] is the outlier */
+    const Complex *values; /* by descending modulus */
     double scale;          /* √T */
     double sigma;          /* radius of the circle of the bulk (NaN: not drawn) */
     bool exact;            /* read off a triangular matrix's diagonal */
     /* The theory overlay's predicted outlier λ1 of A (docs/model.md §3), drawn as its own glyph. */
     bool show_predicted;
     double predicted_outlier;
+    /* The index of the eigenvalue that stands apart (Result.outlier), marked with its own
+       glyph; -1: none, every value is drawn as the bulk. */
+    int outlier;
+    /* Gap removal sent the outlier to 0 (A − U annihilates 1): that eigenvalue is marked at
+       0 and named; removed_from is what it was (1 for row-stochastic A), NaN when unknown. */
+    bool removed_to_zero;
+    double removed_from;
 } EigenvaluePlot;
 
 /* Histogram of √T·s_i, i ≥ 2, with s1 marked apart and the quartercircle overlay. */
@@ -80,6 +87,8 @@ typedef struct {
     int notes;
     const char *note[SERIES_NOTES_MAX]; /* legend lines without a sample */
     const char *empty;                  /* said in the middle when no series has a point */
+    const char *x_name;                 /* the x axis's name ("layer"), NULL: none */
+    bool x_whole;                       /* x ticks on whole numbers only (layers) */
 } SeriesPlot;
 
 void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p);

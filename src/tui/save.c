@@ -1,6 +1,7 @@
 #include "save.h"
 
 #include "ascii.h"
+#include "presets.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -33,19 +34,6 @@ int Save_header(const Config *c, const char *name, const char *when, char *buf, 
     used +=
         (size_t)snprintf(buf + (used < size ? used : size), used < size ? size - used : 0, "\n\n");
     return (int)used;
-}
-
-const char *Save_directory(char *buf, size_t size)
-{
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    int n;
-    if (xdg && xdg[0] == '/')
-        n = snprintf(buf, size, "%s/attnscope/presets", xdg);
-    else if (home && home[0])
-        n = snprintf(buf, size, "%s/.config/attnscope/presets", home);
-    else
-        return NULL;
-    return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
 /* mkdir -p of the last `levels` components of dir (the ones we own). */
@@ -127,7 +115,7 @@ int Save_preset(const char *text, const char *name, char *path, size_t path_size
     char dir[512], stamp[64], temp[600];
     if (name && name[0] && check_name(name, err, size))
         return -1;
-    if (!Save_directory(dir, sizeof dir)) {
+    if (!Presets_user_directory(dir, sizeof dir)) {
         snprintf(err, size, "no preset directory: set XDG_CONFIG_HOME or HOME");
         return -1;
     }

@@ -22,9 +22,6 @@ int Save_header(const Config *c, const char *name, const char *when, char *buf, 
 /* Whether c may appear in a preset's name (letters, digits, '-', '_', '.'). */
 bool Save_name_char(int c);
 
-/* The user's preset directory into buf (NULL when neither variable is set). */
-const char *Save_directory(char *buf, size_t size);
-
 /* Writes text as NAME.preset there (creating the directories), or, when name is NULL or
    empty, as attnscope-YYYYmmdd-HHMMSS.preset; the path in path.  Returns 0, or -1 with the
    reason in err (a bad name, a name already taken, a write that failed). */

@@ -15,6 +15,7 @@ struct Screen {
     SCREEN *term;
     bool unicode;
     bool color;
+    bool bold; /* presentation mode: every cell bold */
 };
 
 /* The colour of each ink on 8-colour terminals (pair number = ink + 1); -1 is the
@@ -27,6 +28,18 @@ static const short INK_COLOR[INK_COUNT] = {
     [INK_THEORY] = COLOR_YELLOW,
     [INK_GHOST] = COLOR_MAGENTA,
     [INK_HIGHLIGHT] = COLOR_GREEN,
+};
+
+/* With 256 colours: mid-luminance colours that read on dark and on light backgrounds alike
+   (the 8-colour yellow vanishes on white, blue on black). */
+static const short INK_COLOR_256[INK_COUNT] = {
+    [INK_DEFAULT] = -1,
+    [INK_AXIS] = -1,
+    [INK_BULK] = 32 /* #0087d7 */,
+    [INK_OUTLIER] = 160 /* #d70000 */,
+    [INK_THEORY] = 172 /* #d78700 */,
+    [INK_GHOST] = 127 /* #af00af */,
+    [INK_HIGHLIGHT] = 28 /* #008700 */,
 };
 
 /* Whether $TERM names a terminal the screen can draw on: one that moves the cursor. */
@@ -114,10 +127,14 @@ int Screen_open(Screen **out, bool unicode, bool color, char *err, size_t size)
     nodelay(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
+    /* Clicks and the wheel; the keys do everything the mouse does. */
+    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    mouseinterval(0);
     if (color && has_colors() && start_color() == OK) {
         bool defaults = use_default_colors() == OK;
+        const short *palette = COLORS >= 256 ? INK_COLOR_256 : INK_COLOR;
         for (int ink = 0; ink < INK_COUNT; ink++) {
-            short fg = INK_COLOR[ink];
+            short fg = palette[ink];
             if (fg < 0 && !defaults)
                 fg = COLOR_WHITE;
             init_pair((short)(ink + 1), fg, defaults ? -1 : COLOR_BLACK);
@@ -168,7 +185,34 @@ int Screen_key(Screen *s)
 {
     (void)s;
     int key = wgetch(stdscr);
-    return key == ERR ? SCREEN_NO_KEY : key == KEY_RESIZE ? SCREEN_RESIZED : key;
+    return key == ERR          ? SCREEN_NO_KEY
+           : key == KEY_RESIZE ? SCREEN_RESIZED
+           : key == KEY_MOUSE  ? SCREEN_MOUSE
+                               : key;
+}
+
+bool Screen_mouse(Screen *s, ScreenMouse *out)
+{
+    (void)s;
+    MEVENT event;
+    if (getmouse(&event) != OK)
+        return false;
+    out->row = event.y;
+    out->col = event.x;
+    if (event.bstate & BUTTON4_PRESSED)
+        out->kind = MOUSE_WHEEL_UP;
+    else if (event.bstate & BUTTON5_PRESSED)
+        out->kind = MOUSE_WHEEL_DOWN;
+    else if (event.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED))
+        out->kind = MOUSE_CLICK;
+    else
+        return false;
+    return true;
+}
+
+void Screen_set_bold(Screen *s, bool bold)
+{
+    s->bold = bold;
 }
 
 void Screen_erase(Screen *s)
@@ -181,7 +225,7 @@ void Screen_erase(Screen *s)
    strokes already tell the series apart. */
 static void ink_on(const Screen *s, Ink ink, bool bold)
 {
-    attr_t attrs = bold ? A_BOLD : A_NORMAL;
+    attr_t attrs = bold || s->bold ? A_BOLD : A_NORMAL;
     if (ink == INK_OUTLIER || ink == INK_HIGHLIGHT)
         attrs |= A_BOLD;
     wattr_set(stdscr, attrs, s->color ? (short)(ink + 1) : 0, NULL);

@@ -14,10 +14,11 @@
 typedef struct Screen Screen;
 
 /* Takes over the terminal on stdin/stdout (the locale must already be set).  unicode:
-   braille and symbols, otherwise ASCII only; color: 8 colours when the terminal has them,
-   otherwise monochrome.  Until Screen_close a crash restores the terminal (crash.h).
-   Returns 0 with the screen in *out, else an exit status with a message in err: 2 when
-   $TERM is unset, unknown or cannot move the cursor, 1 when out of memory. */
+   braille and symbols, otherwise ASCII only; color: 256 colours when the terminal has them,
+   else 8, otherwise monochrome.  Mouse clicks and the wheel are reported (SCREEN_MOUSE).  Until
+   Screen_close a crash restores the terminal (crash.h). Returns 0 with the screen in *out, else an
+   exit status with a message in err: 2 when $TERM is unset, unknown or cannot move the cursor, 1
+   when out of memory. */
 int Screen_open(Screen **out, bool unicode, bool color, char *err, size_t size);
 /* Gives the terminal back as it was (endwin). */
 void Screen_close(Screen *s);
@@ -29,11 +30,25 @@ int Screen_rows(const Screen *s);
 /* Asks the terminal for its size after SIGWINCH and resizes curses to it. */
 void Screen_resize(Screen *s);
 
-enum { SCREEN_NO_KEY = -1, SCREEN_RESIZED = -2 };
+enum { SCREEN_NO_KEY = -1, SCREEN_RESIZED = -2, SCREEN_MOUSE = -3 };
 
 /* The next key (a character or a curses KEY_ code), SCREEN_NO_KEY when none is waiting,
-   or SCREEN_RESIZED when curses noticed a new size itself. */
+   SCREEN_RESIZED when curses noticed a new size itself, or SCREEN_MOUSE for a mouse event
+   (read it with Screen_mouse). */
 int Screen_key(Screen *s);
+
+/* A mouse event (after Screen_key returned SCREEN_MOUSE): where, and what. */
+typedef enum { MOUSE_CLICK, MOUSE_WHEEL_UP, MOUSE_WHEEL_DOWN } MouseKind;
+typedef struct {
+    int row, col;
+    MouseKind kind;
+} ScreenMouse;
+
+/* The pending mouse event; false when there is none this screen uses. */
+bool Screen_mouse(Screen *s, ScreenMouse *out);
+
+/* Presentation mode: everything drawn bold (thicker strokes, brighter colours). */
+void Screen_set_bold(Screen *s, bool bold);
 
 /* Starts a frame on a blank screen (in memory: nothing is sent until Screen_show). */
 void Screen_erase(Screen *s);

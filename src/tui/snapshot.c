@@ -51,6 +51,7 @@ Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char
     s->result->config = *c;
     s->result->sigma = s->result->logit_std = NAN;
     s->result->readouts = (Readouts){NAN, NAN, NAN, NAN};
+    s->result->outlier = -1;
     snprintf(s->error, sizeof s->error, "%s", error);
     return s;
 }

@@ -15,8 +15,8 @@ enum { SNAPSHOT_ERROR_SIZE = 256 };
 typedef struct {
     unsigned long generation; /* of the job that made it */
 
-    /* Progress of the job when the snapshot was taken. */
-    double progress; /* 0..1 over all seeds and layers */
+    /* Progress of the job when the snapshot was taken (the worker reports how far it is
+       in its cost schedule apart: Worker_progress). */
     bool done;
     double elapsed_ms; /* since the job started */
     bool failed;

@@ -69,35 +69,76 @@ static void parameters(Fields *f, const StatusView *v)
     }
 }
 
-static void readouts(Fields *f, const StatusView *v)
+/* sr(Σ_ℓ) at one layer: "1+2e-05" when collapsed, where "1" alone would hide how close
+   (sr − 1 reaches 1e-13, docs/model.md §2). */
+static void stable_rank_field(Fields *f, const StatusView *v, int layer, double sr,
+                              double minus_one)
 {
-    const Snapshot *s = v->current ? v->shown : NULL;
-    field(f, true, "σ=%.4g", Config_sigma(v->config));
-    readout(f, v, "logit std", s ? s->result->logit_std : NAN, "%.3g");
-    bool spectra = s && s->result->spectra_ready;
-    readout(f, v, "1−|λ2|", spectra ? s->result->readouts.one_minus_abs_lambda2 : NAN, "%.3g");
-    readout(f, v, "s1/s2", spectra ? s->result->readouts.s1_over_s2 : NAN, "%.3g");
-    readout(f, v, "|λ|>0.5", spectra ? s->result->readouts.count_abs_lambda_above_half : NAN,
-            "%.0f");
-    int layer = v->config->depth;
-    double minus_one = NAN;
-    double sr = s ? Snapshot_last_stable_rank(s, &layer, &minus_one) : NAN;
     char label[32];
-    snprintf(label, sizeof label, "sr(ℓ=%d)", s && layer > 0 ? layer : v->config->depth);
+    snprintf(label, sizeof label, "sr(ℓ=%d)", layer);
     if (isfinite(sr) && minus_one < 1e-3)
-        /* Collapsed: "1" alone would hide how close (sr − 1 reaches 1e-13, docs/model.md §2). */
         field(f, false, "%s=1+%.2g", label, minus_one);
     else
         readout(f, v, label, sr, "%.4g");
 }
 
-/* The busy indicator with progress, or how long the shown result took. */
+static void readouts(Fields *f, const StatusView *v)
+{
+    const Snapshot *s = v->current ? v->shown : NULL;
+    const Config *c = v->config;
+    /* σ is the entry spread of softmax and markov attention; elsewhere it names nothing. */
+    bool sigma = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV;
+    if (sigma)
+        field(f, true, "σ=%.4g", Config_sigma(c));
+    readout(f, v, "logit std", s ? s->result->logit_std : NAN, "%.3g");
+    if (!sigma) /* the readouts still start a line */
+        f->line_break[f->count - 1] = true;
+    bool spectra = s && s->result->spectra_ready;
+    readout(f, v, "1−|λ2|", spectra ? s->result->readouts.one_minus_abs_lambda2 : NAN, "%.3g");
+    readout(f, v, "s1/s2", spectra ? s->result->readouts.s1_over_s2 : NAN, "%.3g");
+    readout(f, v, "|λ|>0.5", spectra ? s->result->readouts.count_abs_lambda_above_half : NAN,
+            "%.0f");
+    /* The shown layer's stable rank, then the last layer's when that is another. */
+    const Result *r = s ? s->result : NULL;
+    bool shown_done = r && c->layer <= r->layers_done;
+    stable_rank_field(f, v, c->layer, shown_done ? r->network.stable_rank[c->layer] : NAN,
+                      shown_done ? r->network.stable_rank_minus_one[c->layer] : NAN);
+    if (c->layer != c->depth) {
+        int layer = c->depth;
+        double minus_one = NAN;
+        double sr = s ? Snapshot_last_stable_rank(s, &layer, &minus_one) : NAN;
+        stable_rank_field(f, v, s && layer > 0 ? layer : c->depth, sr, minus_one);
+    }
+}
+
+void Status_duration(char *out, size_t size, double seconds)
+{
+    if (seconds < 1)
+        snprintf(out, size, "<1 s");
+    else if (seconds < 60)
+        snprintf(out, size, "~%.0f s", seconds);
+    else if (seconds < 3600)
+        snprintf(out, size, "~%.0f min", seconds / 60);
+    else
+        snprintf(out, size, "~%.1f h", seconds / 3600);
+}
+
+/* The busy indicator with progress and the time left, or how long the shown result took. */
 static void activity(char *m, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     static const char *const braille[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
     static const char *const ascii[] = {"|", "/", "-", "\\"};
-    if (v->busy) {
+    if (v->busy && v->stopping) {
+        /* Not "computing 0%": the new job has not started yet. */
+        const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
+        snprintf(m, MESSAGE_SIZE, "%s stopping the previous job, %.1f s", spin, v->busy_ms / 1e3);
+    } else if (v->busy && v->estimated) {
+        const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
+        char left[32];
+        Status_duration(left, sizeof left, v->seconds_left);
+        snprintf(m, MESSAGE_SIZE, "%s computing %.0f%%, %s left", spin, 100 * v->progress, left);
+    } else if (v->busy) {
         const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
         snprintf(m, MESSAGE_SIZE, "%s computing %.0f%%, %.1f s", spin, 100 * v->progress,
                  v->busy_ms / 1e3);
@@ -120,6 +161,13 @@ static void message_add(char *m, const char *part)
     strncat(m, part, MESSAGE_SIZE - used - 1);
 }
 
+/* Whether a warning is about what is on screen: those about token similarity only while its
+   panel is shown (the others concern the spectra and the stable ranks, always shown). */
+static bool on_screen(const StatusView *v, const char *warning)
+{
+    return v->similarity_shown || !strstr(warning, "token similarity");
+}
+
 static void message(char *m, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
@@ -131,16 +179,41 @@ static void message(char *m, const StatusView *v)
         snprintf(part, sizeof part, "error: %s", s->error);
         message_add(m, part);
     }
-    if (s && s->result->warnings.count > 0) {
-        snprintf(part, sizeof part, "⚠ %s", s->result->warnings.text[0]);
-        if (s->result->warnings.count > 1)
-            snprintf(part + strlen(part), sizeof part - strlen(part), " (+%d more)",
-                     s->result->warnings.count - 1);
-        message_add(m, part);
-    }
-    if (s && s->result->spectra_ready && s->result->eigenvalues_exact)
-        message_add(m, "eigenvalues exact: the diagonal of the triangular A");
-    message_add(m, "? help, q quit");
+    for (int i = 0; s && i < s->result->warnings.count; i++)
+        if (on_screen(v, s->result->warnings.text[i])) {
+            snprintf(part, sizeof part, "⚠ %s", s->result->warnings.text[i]);
+            message_add(m, part);
+            break;
+        }
+}
+
+/* What stays at the right end of the message line at any width: the way to every warning
+   and to the help. */
+static void keys_hint(const StatusView *v, char *out, size_t size)
+{
+    const Snapshot *s = v->current ? v->shown : NULL;
+    int n = s ? s->result->warnings.count : 0;
+    if (n > 0)
+        snprintf(out, size, "! %d warning%s  ? help", n, n > 1 ? "s" : "");
+    else
+        snprintf(out, size, "? help  q quit");
+}
+
+/* The one line the picture needs to be read right, kept as long as it is true. */
+static const char *explanation(const StatusView *v)
+{
+    const Snapshot *s = v->current ? v->shown : NULL;
+    if (!s || !s->result->spectra_ready)
+        return NULL;
+    const Result *r = s->result;
+    if (r->eigenvalues_exact)
+        return "eigenvalues exact: the diagonal of the triangular A (token i sees only j ≤ i), "
+               "so all real";
+    if (r->config.mask == MASK_WINDOW && r->shown_gap == GAP_OFF && r->outlier < 0 &&
+        Attention_is_row_stochastic(r->config.attention))
+        return "window mask: |λ2| ≈ 1 − π²/(3T²), so no eigenvalue stands apart: there is no "
+               "spectral gap (docs/model.md §3)";
+    return NULL;
 }
 
 /* Cuts s (UTF-8) to at most width columns, ending in an ellipsis when cut. */
@@ -203,13 +276,32 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
         }
         from = to;
     }
-    char m[MESSAGE_SIZE];
+    char text[MESSAGE_SIZE];
+    const char *why = explanation(v);
+    if (why && n < max - 1) {
+        if (v->unicode)
+            snprintf(lines[n], STATUS_LINE_SIZE, "%s", why);
+        else
+            Ascii_transliterate(why, lines[n], STATUS_LINE_SIZE);
+        fit(lines[n++], width, v->unicode);
+    }
+    char m[MESSAGE_SIZE], hint[64];
     message(m, v);
+    keys_hint(v, hint, sizeof hint);
     char *last = lines[n++];
-    if (v->unicode)
+    if (v->unicode) {
         snprintf(last, STATUS_LINE_SIZE, "%s", m);
-    else
-        Ascii_transliterate(m, last, STATUS_LINE_SIZE);
-    fit(last, width, v->unicode);
+    } else {
+        Ascii_transliterate(m, text, sizeof text);
+        snprintf(last, STATUS_LINE_SIZE, "%s", text);
+    }
+    /* The message gives way to the hint, which ends the line. */
+    int room = width - Ascii_columns(hint) - 2;
+    fit(last, room, v->unicode);
+    int used = Ascii_columns(last);
+    size_t at = strlen(last);
+    while (used++ < room + 2 && at + 1 < STATUS_LINE_SIZE)
+        last[at++] = ' ';
+    snprintf(last + at, STATUS_LINE_SIZE - at, "%s", hint);
     return n;
 }

@@ -1,7 +1,9 @@
-/* The status lines under the plots: every parameter, then the readouts (σ, logit std,
- * 1 − |λ2|, s1/s2, |λ| > 0.5, sr at the last layer, compute time or progress), then one
- * message line (the last key's note, the first warning, or a hint).  Pure text: the
- * screen prints the lines it is given.
+/* The status lines under the plots: every parameter, then the readouts (σ where it means
+ * something, logit std, 1 − |λ2|, s1/s2, |λ| > 0.5, sr at the shown and at the last layer),
+ * a line that explains the picture when it needs one (causal: why the eigenvalues are
+ * real), then the message line: compute time or progress, the last key's note, the first
+ * warning about what is on screen, and at its right end, at any width, "! N warnings" and
+ * "? help".  Pure text: the screen prints the lines it is given.
  */
 #ifndef ATTNSCOPE_TUI_STATUS_H
 #define ATTNSCOPE_TUI_STATUS_H
@@ -20,13 +22,20 @@ typedef struct {
     bool busy;             /* a job for config is being computed */
     double busy_ms;        /* for how long */
     double progress;       /* 0..1 of that job */
+    bool estimated;        /* its time left is known: */
+    double seconds_left;   /* from the cost model, at the pace so far */
+    bool stopping;         /* the job before it is still winding down */
     unsigned spinner;      /* frame of the busy indicator */
     const char *note;      /* what the last key adjusted or refused ("" for none) */
     bool unicode;          /* otherwise every line is plain ASCII */
+    bool similarity_shown; /* the token-similarity panel is on screen */
 } StatusView;
 
 /* Lays the status out in lines of at most `width` columns; returns the number of lines
    (the last one is the message line). */
 int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE], int max);
+
+/* An estimated duration as a person reads it: "<1 s", "~12 s", "~3 min", "~2.5 h". */
+void Status_duration(char *out, size_t size, double seconds);
 
 #endif

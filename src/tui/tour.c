@@ -75,6 +75,36 @@ int Tour_header(const char *path, char *out, size_t size, int max_lines)
     return lines;
 }
 
+size_t Tour_point_at(const char *path, char *out, size_t size)
+{
+    char header[4096];
+    out[0] = '\0';
+    Tour_header(path, header, sizeof header, 64);
+    const char *at = strstr(header, "Point at:");
+    /* Only at the start of a line: the note, not a mention of it. */
+    while (at && at != header && at[-1] != '\n')
+        at = strstr(at + 1, "Point at:");
+    if (!at)
+        return 0;
+    size_t used = 0;
+    for (const char *line = at; line && (line == at || *line == ' ');) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        while (n && *line == ' ') {
+            line++;
+            n--;
+        }
+        int w = snprintf(out + used, size - used, "%s%.*s", used ? " " : "", (int)n, line);
+        if (w < 0 || (size_t)w >= size - used) {
+            out[used] = '\0'; /* cut at a whole line */
+            break;
+        }
+        used += (size_t)w;
+        line = end ? end + 1 : NULL;
+    }
+    return used;
+}
+
 void Tour_title(const char *path, char *out, size_t size)
 {
     if (Tour_header(path, out, size, 1) == 0 || !out[0]) {

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-enum { TOUR_PATH_SIZE = 512, TOUR_TITLE_SIZE = 120 };
+enum { TOUR_PATH_SIZE = 512, TOUR_TITLE_SIZE = 120, TOUR_CAPTION_SIZE = 1024 };
 
 /* Zero-initialise ({0}) before the first Tour_list. */
 typedef struct {
@@ -27,6 +27,11 @@ void Tour_free(Tour *t);
    to max_lines, without their "#" and one space (an indented line continues the one
    before), joined by newlines into out.  Returns their number. */
 int Tour_header(const char *path, char *out, size_t size, int max_lines);
+
+/* The header's "Point at: ..." note (what a teacher shows on the screen at this step), its
+   indented continuation lines joined with single spaces into out, or "" when the header has
+   none.  Returns its length. */
+size_t Tour_point_at(const char *path, char *out, size_t size);
 
 /* The step's title: its first line without the leading "# " ("Tour 2/9: remove the gap"),
    or the file's name when it has no comment line. */

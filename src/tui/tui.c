@@ -1,21 +1,27 @@
 #include "tui.h"
 
 #include "attnscope/budget.h"
+#include "attnscope/cost.h"
 #include "attnscope/linalg.h"
 #include "export.h"
 #include "keys.h"
 #include "picker.h"
+#include "presets.h"
 #include "prompt.h"
 #include "save.h"
 #include "screen.h"
+#include "status.h"
 #include "tour.h"
 #include "trace.h"
 #include "view.h"
 #include "worker.h"
 
+#include <curses.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +34,8 @@
 #define SPINNER_MS 100
 /* How long quitting waits for the worker to finish its layer before leaving anyway. */
 #define STOP_WAIT_MS 300
+/* A job estimated above this many seconds (docs/model.md §7) asks before it starts. */
+#define CONFIRM_ABOVE_SECONDS 30.0
 
 /* Signals become bytes on this pipe (ttyplot's way), read by the poll() loop. */
 static int signal_pipe[2] = {-1, -1};
@@ -92,10 +100,11 @@ typedef struct {
     Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
     bool busy;
     double busy_since;
-    double progress;
     unsigned spinner;
     char note[KEYS_NOTE_SIZE];
     bool help;
+    int warnings_first; /* the warnings list, while it is open: its first warning shown; -1 closed
+                         */
     bool redraw, repaint;
     bool quit;
     int quit_signal;
@@ -105,9 +114,18 @@ typedef struct {
     const char *tour_dir, *presets_dir;
     Picker *picker;                     /* the preset picker, while it is open */
     char loaded_preset[TOUR_PATH_SIZE]; /* the preset loaded last: where the picker opens */
-    /* The prompt of p (a preset's name) or x (the export directory), while it is open. */
-    enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY } prompting;
+    char caption[TOUR_CAPTION_SIZE];    /* its "Point at:" note, for presentation mode */
+    ViewPanels panels;                  /* where the last frame put its panels (the mouse) */
+    /* The prompt of p (a preset's name) or x (the export directory), or the question before
+       a long job, while it is open. */
+    enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY, PROMPT_LONG_JOB } prompting;
     Prompt prompt;
+    /* What the long-job question is about: the settings asked for, the preset they come
+       from ("" for a key), and the question. */
+    Controls pending;
+    char pending_preset[TOUR_PATH_SIZE];
+    char question[KEYS_NOTE_SIZE];
+    double confirm_above; /* seconds: a job estimated above asks first */
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
 } Loop;
@@ -125,18 +143,84 @@ static void submit(Loop *l)
     l->generation = Worker_submit_extras(l->worker, &l->controls.config, l->extras);
     l->busy = true;
     l->busy_since = Trace_clock_ms();
-    l->progress = 0;
 }
 
-static void key_name(int key, char *out, size_t size)
+/* The settings of a preset are on: it is where the picker opens, and a tour step is where
+   > and < go on from. */
+static void preset_applied(Loop *l, const char *path)
 {
-    const KeyBinding *b = Keys_find(key);
-    if (b)
-        snprintf(out, size, "%s", b->name);
-    else if (key > 32 && key < 127)
-        snprintf(out, size, "%c", key);
-    else
-        snprintf(out, size, "#%d", key);
+    snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
+    Tour_point_at(path, l->caption, sizeof l->caption);
+    for (int i = 0; i < l->tour.count; i++)
+        if (strcmp(l->tour.path[i], path) == 0)
+            l->tour_step = i;
+    Trace_event(l->trace, "preset %s", path);
+}
+
+/* The question takes no text: only Enter and Esc answer it. */
+static bool no_text(int c)
+{
+    (void)c;
+    return false;
+}
+
+/* Starts the job for next (from a key, or from the preset at `preset`), or, when the cost
+   model puts it above confirm_above, asks first and changes nothing yet.  Returns
+   true when the settings are on. */
+static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
+{
+    double seconds = Worker_estimate(l->worker, &next->config, extras_for(&next->display));
+    if (!(seconds > l->confirm_above)) {
+        l->controls = *next;
+        if (preset)
+            preset_applied(l, preset);
+        submit(l);
+        return true;
+    }
+    l->pending = *next;
+    snprintf(l->pending_preset, sizeof l->pending_preset, "%s", preset ? preset : "");
+    char left[32];
+    Status_duration(left, sizeof left, seconds);
+    const Config *c = &next->config;
+    snprintf(l->question, sizeof l->question,
+             "about %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ", left, c->tokens, c->width,
+             c->depth, c->seeds);
+    l->prompting = PROMPT_LONG_JOB;
+    l->prompt = (Prompt){.title = " a long computation ",
+                         .label = l->question,
+                         .hint = "Enter computes it; Esc keeps the previous settings",
+                         .max_chars = 0,
+                         .allowed = no_text};
+    Trace_event(l->trace, "confirm-ask seconds=%.1f", seconds);
+    return false;
+}
+
+/* The answer to the long-job question: Enter puts the settings on and starts the job, Esc
+   keeps the previous ones, with no job started; other keys leave the question open. */
+static void long_job_key(Loop *l, int key)
+{
+    switch (Prompt_key(&l->prompt, key)) {
+    case PROMPT_DONE:
+        l->prompting = PROMPT_NONE;
+        l->controls = l->pending;
+        if (l->pending_preset[0]) {
+            preset_applied(l, l->pending_preset);
+            char title[TOUR_TITLE_SIZE];
+            Tour_title(l->pending_preset, title, sizeof title);
+            snprintf(l->note, sizeof l->note, "%s", title);
+        }
+        Trace_event(l->trace, "confirm-go");
+        submit(l);
+        break;
+    case PROMPT_CANCEL:
+        l->prompting = PROMPT_NONE;
+        snprintf(l->note, sizeof l->note, "kept the previous settings: nothing computed");
+        Trace_event(l->trace, "confirm-stay");
+        break;
+    default:
+        snprintf(l->note, sizeof l->note, "answer with Enter (compute) or Esc (keep)");
+        break;
+    }
 }
 
 /* Whether the shown result is the settings' and complete, so that x can export it. */
@@ -205,7 +289,7 @@ static int save_settings(Loop *l)
 
 /* Loads the preset at path (the display stays as it is): all of it or, when it is
    malformed, invalid or above the memory budget, nothing, with the reason.  Returns 0 when
-   loaded. */
+   loaded, 1 when its job is long and the screen asks first, -1 when refused. */
 static int load_preset_file(Loop *l, const char *path)
 {
     Config c = Config_default();
@@ -215,20 +299,16 @@ static int load_preset_file(Loop *l, const char *path)
         return -1;
     }
     if (l->load_preset(&c, path, err, sizeof err) || Config_validate(&c, err, sizeof err)) {
-        snprintf(l->note, sizeof l->note, "%.150s", err);
+        snprintf(l->note, sizeof l->note, "%.500s", err);
         return -1;
     }
     if (Budget_check(&c, l->memory_budget, err, sizeof err)) {
         snprintf(l->note, sizeof l->note, "%.40s: %.115s", path, err);
         return -1;
     }
-    Display display = l->controls.display;
-    l->controls = Controls_from(&c);
-    l->controls.display = display;
-    snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
-    Trace_event(l->trace, "preset %s", path);
-    submit(l);
-    return 0;
+    Controls next = Controls_from(&c);
+    next.display = l->controls.display;
+    return submit_or_ask(l, &next, path) ? 0 : 1;
 }
 
 /* Loads the tour's step `step`, saying which step it is. */
@@ -249,7 +329,6 @@ static void tour_go(Loop *l, int step)
     const char *path = l->tour.path[step];
     if (load_preset_file(l, path))
         return;
-    l->tour_step = step;
     char title[TOUR_TITLE_SIZE];
     Tour_title(path, title, sizeof title);
     snprintf(l->note, sizeof l->note, "%s (> next, < back)", title);
@@ -259,7 +338,7 @@ static void tour_go(Loop *l, int step)
 static void picker_open(Loop *l)
 {
     char buf[512];
-    const char *user = Save_directory(buf, sizeof buf);
+    const char *user = Presets_user_directory(buf, sizeof buf);
     l->picker = Picker_new();
     int listed = l->picker ? Picker_list(l->picker, l->presets_dir, l->tour_dir, user) : -1;
     if (listed <= 0) {
@@ -292,14 +371,13 @@ static void picker_key(Loop *l, int key)
         break;
     case PICKER_LOAD: {
         const PickerEntry *e = &l->picker->entry[l->picker->selected];
-        if (load_preset_file(l, e->path) == 0) {
-            /* A tour step loaded here is where > and < continue from. */
-            for (int i = 0; i < l->tour.count; i++)
-                if (strcmp(l->tour.path[i], e->path) == 0)
-                    l->tour_step = i;
+        int loaded = load_preset_file(l, e->path);
+        /* A refused preset keeps the picker open, its reason in full inside it. */
+        if (loaded < 0)
+            break;
+        if (loaded == 0)
             snprintf(l->note, sizeof l->note, "loaded %s preset %.100s",
                      Preset_source_name(e->source), e->name);
-        }
         picker_close(l);
         break;
     }
@@ -336,21 +414,99 @@ static void prompt_key(Loop *l, int key)
         l->prompting = PROMPT_NONE;
         snprintf(l->note, sizeof l->note, name ? "not saved" : "not exported");
         break;
-    case PROMPT_REFUSED:
+    case PROMPT_REFUSED: {
+        char typed[32];
+        Keys_name(key, typed, sizeof typed);
         snprintf(l->note, sizeof l->note,
-                 name ? "a name is letters, digits, '-', '_' and '.'"
-                      : "a directory is typed in printable ASCII");
+                 name ? "%s refused: a preset's name is its file name, which the command line "
+                        "reads unquoted: letters, digits, '-', '_' and '.'"
+                      : "%s refused: a directory is typed in printable ASCII",
+                 typed);
         break;
+    }
     case PROMPT_FULL:
         snprintf(l->note, sizeof l->note, "at most %d characters", l->prompt.max_chars);
         break;
     }
 }
 
+/* A key while the warnings list is open: the arrows, j/k and the page keys scroll it by
+   warnings; Esc, q and ! close it; the others do nothing. */
+static void warnings_key(Loop *l, int key, const KeyBinding *b)
+{
+    switch (key) {
+    case KEY_DOWN:
+    case 'j':
+        l->warnings_first++;
+        break;
+    case KEY_UP:
+    case 'k':
+        l->warnings_first--;
+        break;
+    case KEY_NPAGE:
+    case ' ':
+        l->warnings_first += 4;
+        break;
+    case KEY_PPAGE:
+        l->warnings_first -= 4;
+        break;
+    case KEY_HOME:
+        l->warnings_first = 0;
+        break;
+    default:
+        if (key == 27 || key == 'q' || (b && b->kind == ACTION_WARNINGS))
+            l->warnings_first = -1;
+        return;
+    }
+    int count = l->shown ? l->shown->result->warnings.count : 0;
+    if (l->warnings_first > count - 1)
+        l->warnings_first = count - 1;
+    if (l->warnings_first < 0)
+        l->warnings_first = 0;
+}
+
+static void on_key(Loop *l, int key);
+
+/* A click on a panel shows it alone (a click on it then shows them all again); the wheel
+   over a stable-rank panel steps the shown layer as ] and [ do.  Keys do all of this too. */
+static void on_mouse(Loop *l)
+{
+    ScreenMouse m;
+    if (!Screen_mouse(l->screen, &m) || l->picker || l->prompting || l->help)
+        return;
+    int panel = -1;
+    for (int i = 0; i < l->panels.count; i++) {
+        const ViewRect *r = &l->panels.rect[i];
+        if (m.row >= r->row && m.row < r->row + r->rows && m.col >= r->col &&
+            m.col < r->col + r->cols)
+            panel = i;
+    }
+    Trace_event(l->trace, "mouse %s row=%d col=%d panel=%d",
+                m.kind == MOUSE_CLICK      ? "click"
+                : m.kind == MOUSE_WHEEL_UP ? "wheel-up"
+                                           : "wheel-down",
+                m.row, m.col, panel);
+    if (panel < 0)
+        return;
+    Display *d = &l->controls.display;
+    if (m.kind == MOUSE_CLICK) {
+        d->zoom = d->zoom ? 0 : l->panels.number[panel];
+        snprintf(l->note, sizeof l->note, "%s",
+                 d->zoom ? "one panel full screen (a click: back)" : "every panel");
+        l->redraw = true;
+    } else if (l->panels.stable_rank[panel]) {
+        on_key(l, m.kind == MOUSE_WHEEL_UP ? ']' : '[');
+    }
+}
+
 static void on_key(Loop *l, int key)
 {
+    if (key == SCREEN_MOUSE) {
+        on_mouse(l);
+        return;
+    }
     char name[32];
-    key_name(key, name, sizeof name);
+    Keys_name(key, name, sizeof name);
     l->redraw = true;
     if (key == SCREEN_RESIZED) {
         Trace_event(l->trace, "resize %dx%d", Screen_cols(l->screen), Screen_rows(l->screen));
@@ -361,6 +517,8 @@ static void on_key(Loop *l, int key)
         l->note[0] = '\0';
         if (l->picker)
             picker_key(l, key);
+        else if (l->prompting == PROMPT_LONG_JOB)
+            long_job_key(l, key);
         else
             prompt_key(l, key);
         Trace_event(l->trace, "key %s %s gen=%lu", name, l->picker ? "picker" : "modal",
@@ -368,10 +526,19 @@ static void on_key(Loop *l, int key)
         return;
     }
     const KeyBinding *b = Keys_find(key);
-    if (l->help && (!b || b->kind != ACTION_QUIT)) {
-        /* Any key closes the help without acting, so reading it changes nothing. */
-        l->help = false;
-        Trace_event(l->trace, "key %s help-closed gen=%lu", name, l->generation);
+    if (l->help) {
+        /* Esc, q and the help keys close it; the others do nothing while it is read, so
+           reading it changes nothing. */
+        if (key == 27 || key == 'q' || (b && b->kind == ACTION_HELP))
+            l->help = false;
+        Trace_event(l->trace, "key %s help-%s gen=%lu", name, l->help ? "open" : "closed",
+                    l->generation);
+        return;
+    }
+    if (l->warnings_first >= 0) {
+        warnings_key(l, key, b);
+        Trace_event(l->trace, "key %s warnings first=%d gen=%lu", name, l->warnings_first,
+                    l->generation);
         return;
     }
     l->note[0] = '\0';
@@ -388,17 +555,19 @@ static void on_key(Loop *l, int key)
         /* Refused before anything is allocated: the screen stays as it was. */
         if (Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
             break;
-        l->controls = next;
-        submit(l);
+        submit_or_ask(l, &next, NULL);
         break;
     }
     case ACTION_DISPLAY: {
-        Keys_apply(b, &l->controls, l->note, sizeof l->note);
+        Controls next = l->controls;
+        Keys_apply(b, &next, l->note, sizeof l->note);
         /* A view redraws from the snapshot; only what it adds (the sweep, the compare
            view's second network) is a job, and the worker reuses the model run. */
-        WorkerExtras want = extras_for(&l->controls.display);
+        WorkerExtras want = extras_for(&next.display);
         if ((want.sweep && !l->extras.sweep) || (want.compare && !l->extras.compare))
-            submit(l);
+            submit_or_ask(l, &next, NULL);
+        else
+            l->controls = next;
         break;
     }
     case ACTION_EXPORT:
@@ -422,6 +591,9 @@ static void on_key(Loop *l, int key)
     case ACTION_HELP:
         l->help = true;
         break;
+    case ACTION_WARNINGS:
+        l->warnings_first = 0;
+        break;
     case ACTION_REDRAW:
         l->repaint = true;
         break;
@@ -439,7 +611,6 @@ static void on_snapshot(Loop *l)
         return;
     Snapshot_free(l->shown);
     l->shown = s;
-    l->progress = s->progress;
     if (s->done)
         l->busy = false;
     l->redraw = true;
@@ -464,11 +635,23 @@ static void on_signals(Loop *l)
         }
 }
 
+/* The running job's progress from its cost schedule, moving between its checkpoints. */
+static CostProgress job_progress(Loop *l)
+{
+    WorkerProgress p;
+    if (!l->busy || !Worker_progress(l->worker, l->generation, &p))
+        return (CostProgress){.fraction = 0, .seconds_left = NAN};
+    double now = Trace_clock_ms();
+    return Cost_progress(p.done_s, p.next_s, p.total_s, (p.checkpoint_ms - p.started_ms) / 1e3,
+                         (now - p.checkpoint_ms) / 1e3);
+}
+
 static void draw(Loop *l)
 {
     bool current = l->shown && l->shown->generation == l->generation;
     /* A job that only adds a view's extras keeps the readouts of the same settings. */
     bool same = l->shown && Config_equal(&l->shown->result->config, &l->controls.config);
+    CostProgress progress = job_progress(l);
     View v = {
         .status =
             {
@@ -477,16 +660,25 @@ static void draw(Loop *l)
                 .current = current || same,
                 .busy = l->busy,
                 .busy_ms = Trace_clock_ms() - l->busy_since,
-                .progress = l->progress,
+                .progress = progress.fraction,
+                .estimated = isfinite(progress.seconds_left),
+                .seconds_left = progress.seconds_left,
+                .stopping = l->busy && Worker_stopping(l->worker),
                 .spinner = l->spinner,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
+                .similarity_shown =
+                    !l->controls.display.compare && l->controls.display.panel == PANEL_SIMILARITY,
             },
         .display = l->controls.display,
+        .caption = l->caption[0] ? l->caption : NULL,
+        .drawn = &l->panels,
         .help = l->help,
+        .warnings_first = l->warnings_first,
         .picker = l->picker,
         .prompt = l->prompting ? &l->prompt : NULL,
     };
+    Screen_set_bold(l->screen, l->controls.display.present);
     bool full = View_draw(l->screen, &v, l->repaint);
     l->last_frame = Trace_clock_ms();
     Trace_event(l->trace, "frame gen=%lu shown=%lu spectra=%d full=%d", l->generation,
@@ -548,10 +740,13 @@ int Tui_run(const TuiSettings *s)
     Loop l = {.controls = Controls_from(&s->config),
               .memory_budget = s->memory_budget,
               .tour_step = -1,
+              .warnings_first = -1,
+              .confirm_above = s->no_confirm ? INFINITY : CONFIRM_ABOVE_SECONDS,
               .tour_dir = s->tour_dir,
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
               .format_preset = s->format_preset};
+    l.controls.display.present = s->present;
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
         return 2;

@@ -1,6 +1,7 @@
 #include "view.h"
 
 #include "ascii.h"
+#include "attnscope/spectra.h"
 #include "attnscope/theory.h"
 #include "keys.h"
 #include "plot.h"
@@ -86,6 +87,18 @@ static double predicted_outlier(const Config *c)
     return t.outlier;
 }
 
+/* Where gap removal sent the outlier: A − U annihilates 1 (each row of A − U sums to 0), so
+   one eigenvalue is 0, and for a row-stochastic A it was λ1 = 1.  Linear attention had no
+   outlier to send; the literal uniform mode only moves relu's and sigmoid's. */
+static void removed_outlier(const Config *k, Gap applied, EigenvaluePlot *e)
+{
+    bool stochastic = Attention_is_row_stochastic(k->attention);
+    e->removed_to_zero =
+        k->attention != ATTENTION_LINEAR &&
+        (applied == GAP_CENTER || applied == GAP_DEFLATE || (applied == GAP_UNIFORM && stochastic));
+    e->removed_from = stochastic ? 1.0 : NAN;
+}
+
 static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
                            Canvas *histogram)
 {
@@ -94,9 +107,12 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         const char *why = "computing…";
         if (shown && shown->failed)
             why = "the computation failed (see the status line)";
+        else if (shown && shown->done)
+            why = "no spectra: the network overflowed or vanished at or before this layer";
         else if (shown) {
-            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)", shown->result->config.layer,
-                     shown->result->layers_done, shown->result->config.depth);
+            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)",
+                     shown->result->config.layer, shown->result->layers_done,
+                     shown->result->config.depth);
             why = wait;
         }
         Plot_message(eigen, "eigenvalues √T·λ", why);
@@ -105,7 +121,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
     }
     matrix_words(shown, words, sizeof words);
     snprintf(t1, sizeof t1, "eigenvalues √T·λ %s%s", words,
-             shown->result->eigenvalues_exact ? ", exact: the diagonal" : "");
+             shown->result->eigenvalues_exact ? ", exact" : "");
     snprintf(t2, sizeof t2, "singular values √T·s %s", words);
     double scale = sqrt((double)shown->result->config.tokens), sigma = theory_sigma(shown);
     /* The circles are always drawn; the overlay key governs the predictions. */
@@ -118,7 +134,9 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         .exact = shown->result->eigenvalues_exact,
         .show_predicted = d->overlays && shown->result->shown_gap == GAP_OFF,
         .predicted_outlier = predicted_outlier(&shown->result->config),
+        .outlier = shown->result->outlier,
     };
+    removed_outlier(&shown->result->config, shown->result->shown_gap, &e);
     Plot_eigenvalues(eigen, &e);
     HistogramPlot h = {t2,
                        shown->result->config.tokens,
@@ -126,7 +144,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                        scale,
                        d->overlays ? sigma : NAN,
                        shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
-                                                                   : "i.i.d. Markov limit"};
+                                                                           : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
 }
 
@@ -216,8 +234,7 @@ static void layers_axis(double *x, int depth)
 
 static void gradient_panel(const Snapshot *s, Canvas *c)
 {
-    const char *title =
-        "gradient norm ‖∂X_L/∂W^V_ℓ‖_F² against layer ℓ, frozen attention, log axis";
+    const char *title = "gradient norm ‖∂X_L/∂W^V_ℓ‖_F², attention frozen, log axis";
     const Config *k = &s->result->config;
     double x[LAYERS_MAX];
     layers_axis(x, s->result->config.depth);
@@ -227,9 +244,8 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
              GAP_NAMES.names[s->result->counterpart_gap]);
     const char *empty = "computing… (the gradients need the full depth)";
     if (s->done)
-        empty = k->skip != SKIP_NONE || k->layernorm != LAYERNORM_NONE
-                    ? "needs no skip and no LayerNorm"
-                    : "undefined here (see the warnings)";
+        empty = Model_gradients_unavailable(k) ? Model_gradients_unavailable(k)
+                                               : "undefined here (see the warnings)";
     /* Index 0 is unused: the curves start at ℓ = 1. */
     SeriesPlot p = {
         .title = title,
@@ -243,6 +259,8 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
         .notes = 1,
         .note = {"at full depth L, attention frozen"},
         .empty = empty,
+        .x_name = "layer ℓ",
+        .x_whole = true,
     };
     Plot_series(c, &p);
 }
@@ -268,6 +286,8 @@ static void similarity_panel(const Snapshot *s, Canvas *c)
         .notes = 1,
         .note = {"μ(X) = ‖X − mean token‖_F; gaps: round-off"},
         .empty = "computing…",
+        .x_name = "layer ℓ",
+        .x_whole = true,
     };
     Plot_series(c, &p);
 }
@@ -276,7 +296,7 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
 {
     const Config *k = &s->result->config;
     char title[160];
-    snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d fixed, log–log",
+    snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d, log–log",
              k->layer);
     if (!s->has_sweep || s->sweep.count == 0) {
         Plot_message(c, title,
@@ -314,6 +334,7 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
         .notes = 2,
         .note = {fit, ensemble},
         .empty = "sr − 1 is round-off at every T",
+        .x_name = "T",
     };
     if (d->overlays && !isfinite(w->theory_slope))
         p.note[p.notes++] = "no theory slope: markov, full mask, no skip, no LN only";
@@ -368,7 +389,9 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
             .exact = exact,
             .show_predicted = d->overlays && gap == GAP_OFF,
             .predicted_outlier = predicted_outlier(k),
+            .outlier = Spectra_outlier(k->tokens, values),
         };
+        removed_outlier(k, gap, &e);
         Plot_eigenvalues(eigen, &e);
     }
     stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
@@ -413,9 +436,84 @@ static void help_overlay(Screen *s, int rows, int cols)
     char title[64];
     Screen_text(s, top, left + 2, spelled(s, " attnscope keys ", title, sizeof title), INK_DEFAULT,
                 true);
+    /* What closes it, on the bottom border, as the ? line says. */
+    const char *closing = " Esc, ? or q closes this help ";
+    int closing_cols = Ascii_columns(closing);
+    if (closing_cols + 4 <= box_cols)
+        Screen_text(s, top + box_rows - 1, left + box_cols - closing_cols - 2, closing, INK_DEFAULT,
+                    false);
     for (int i = 0; i < n; i++)
         Screen_text(s, top + 1 + i % per_column, left + 2 + (i / per_column) * (column_cols + 3),
                     Ascii_cut(lines[i], column_cols, NULL), INK_DEFAULT, false);
+}
+
+enum { WARNING_LINES_MAX = WARNINGS_MAX * 4 };
+
+/* The warning texts from the first-th word-wrapped to width columns, each starting with its
+   number; returns the lines. */
+static int warning_lines(const Screen *s, const Warnings *w, int first, int width,
+                         char lines[][WARNING_LENGTH + 16])
+{
+    int n = 0;
+    for (int i = first; i < w->count && n < WARNING_LINES_MAX; i++) {
+        char text[WARNING_LENGTH + 16], buf[2 * (WARNING_LENGTH + 16)];
+        snprintf(text, sizeof text, "%d. %s", i + 1, w->text[i]);
+        const char *p = spelled(s, text, buf, sizeof buf);
+        while (*p && n < WARNING_LINES_MAX) {
+            /* The longest run of whole words that fits (one long word is cut). */
+            size_t length = strlen(p), cut = length;
+            char trial[sizeof lines[0]];
+            if (Ascii_columns(p) > width) {
+                cut = 0;
+                for (size_t k = 1; k < length && k < sizeof trial; k++) {
+                    if (p[k] != ' ')
+                        continue;
+                    memcpy(trial, p, k);
+                    trial[k] = '\0';
+                    if (Ascii_columns(trial) > width)
+                        break;
+                    cut = k;
+                }
+                if (cut == 0)
+                    cut = length < sizeof trial - 1 ? length : sizeof trial - 1;
+            }
+            snprintf(lines[n], sizeof lines[n], "%s%.*s", p == text || p == buf ? "" : "   ",
+                     (int)cut, p);
+            Ascii_cut(lines[n++], width, NULL);
+            p += cut;
+            while (*p == ' ')
+                p++;
+        }
+    }
+    return n;
+}
+
+/* Every warning of the shown result, in full, in a box that scrolls by warnings (! opens
+   it), from the first-th. */
+static void warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows, int cols)
+{
+    int box_cols = cols - 4 < 100 ? cols - 4 : 100, box_rows = rows - 2;
+    int top = 1, left = (cols - box_cols) / 2, visible = box_rows - 2;
+    static char lines[WARNING_LINES_MAX][WARNING_LENGTH + 16];
+    int n = 0;
+    if (shown)
+        n = warning_lines(s, &shown->result->warnings, first, box_cols - 4, lines);
+    Screen_box(s, top, left, box_rows, box_cols);
+    char title[128], buf[256];
+    snprintf(title, sizeof title, " warnings of the shown result (%d): ↑/↓ scroll, Esc closes ",
+             shown ? shown->result->warnings.count : 0);
+    Screen_text(s, top, left + 2, spelled_cut(s, title, box_cols - 4, buf, sizeof buf), INK_DEFAULT,
+                true);
+    if (n == 0)
+        Screen_text(s, top + 1, left + 2, "none: nothing to warn about", INK_DEFAULT, false);
+    for (int i = 0; i < n && i < visible; i++)
+        Screen_text(s, top + 1 + i, left + 2, lines[i], INK_DEFAULT, false);
+    if (visible < n || first > 0) {
+        snprintf(title, sizeof title, " %s%s%s ", first > 0 ? "more above: ↑" : "",
+                 first > 0 && visible < n ? ", " : "", visible < n ? "more below: ↓" : "");
+        Screen_text(s, top + box_rows - 1, left + 2, spelled(s, title, buf, sizeof buf),
+                    INK_DEFAULT, false);
+    }
 }
 
 /* Word-wraps a preset header into the rectangle: a line that starts with a space continues
@@ -446,23 +544,34 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
             snprintf(word, sizeof word, "%.*s", (int)(w < sizeof word - 1 ? w : sizeof word - 1),
                      q);
             q += w;
-            int columns = Ascii_columns(spelled_cut(s, word, width, out, sizeof out));
-            if (line_columns > 0 && line_columns + 1 + columns > width) {
-                Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
-                line[0] = '\0';
-                line_columns = 0;
-                if (used >= rows)
+            /* A word wider than the rectangle (a path) goes on in pieces of its width. */
+            char spelled_word[512];
+            snprintf(spelled_word, sizeof spelled_word, "%s", spelled(s, word, out, sizeof out));
+            for (const char *rest = spelled_word; *rest && used < rows;) {
+                snprintf(out, sizeof out, "%s", rest);
+                Ascii_cut(out, width, NULL);
+                size_t bytes = strlen(out);
+                if (bytes == 0)
                     break;
+                rest += bytes;
+                int columns = Ascii_columns(out);
+                if (line_columns > 0 && line_columns + 1 + columns > width) {
+                    Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+                    line[0] = '\0';
+                    line_columns = 0;
+                    if (used >= rows)
+                        break;
+                }
+                /* Fits: the line holds at most width columns. */
+                size_t at = strlen(line), n = bytes;
+                if (line_columns && at + 1 < sizeof line)
+                    line[at++] = ' ';
+                if (at + n >= sizeof line)
+                    n = sizeof line - at - 1;
+                memcpy(line + at, out, n);
+                line[at + n] = '\0';
+                line_columns += (line_columns ? 1 : 0) + columns;
             }
-            /* Fits: the line holds at most width columns of words cut to width. */
-            size_t at = strlen(line), n = strlen(out);
-            if (line_columns && at + 1 < sizeof line)
-                line[at++] = ' ';
-            if (at + n >= sizeof line)
-                n = sizeof line - at - 1;
-            memcpy(line + at, out, n);
-            line[at + n] = '\0';
-            line_columns += (line_columns ? 1 : 0) + columns;
         }
         p = *end ? end + 1 : end;
     }
@@ -473,7 +582,7 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
 
 /* The preset picker: the list on the left (source beside each name, the selection marked
    with > and bold, so it does not rest on colour), the selection's header on the right. */
-static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
+static void picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols)
 {
     int box_cols = cols - 4 < 120 ? cols - 4 : 120, box_rows = rows - 2;
     int top = 1, left = (cols - box_cols) / 2;
@@ -504,8 +613,15 @@ static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
                     selected ? INK_HIGHLIGHT : INK_DEFAULT, selected);
     }
     int text_col = left + 2 + list_cols + 1, text_cols = box_cols - list_cols - 5;
+    /* Why the selected preset was refused, in full, above its path. */
+    int note_rows = 0;
+    if (text_cols >= 20 && note && note[0]) {
+        note_rows = visible / 3;
+        wrapped_header(s, note, top + box_rows - 2 - note_rows, text_col, note_rows, text_cols);
+    }
     if (text_cols >= 20 && p->count > 0) {
-        int used = wrapped_header(s, p->header, top + 1, text_col, visible - 2, text_cols);
+        int used =
+            wrapped_header(s, p->header, top + 1, text_col, visible - 2 - note_rows, text_cols);
         if (used == 0)
             Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
         Screen_text(s, top + box_rows - 2, text_col,
@@ -515,9 +631,9 @@ static void picker_overlay(Screen *s, const Picker *p, int rows, int cols)
 }
 
 /* The prompt of p or x: its title, what is typed so far with a cursor, what the keys do. */
-static void prompt_overlay(Screen *s, const Prompt *p, int rows, int cols)
+static void prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows, int cols)
 {
-    int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 6;
+    int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 8;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);
     char buf[PROMPT_SIZE + 64], out[PROMPT_SIZE + 64];
@@ -530,6 +646,22 @@ static void prompt_overlay(Screen *s, const Prompt *p, int rows, int cols)
                 INK_DEFAULT, true);
     Screen_text(s, top + 3, left + 2, spelled_cut(s, p->hint, box_cols - 4, out, sizeof out),
                 INK_DEFAULT, false);
+    /* What the last key was refused for, where the typing is. */
+    if (note && note[0])
+        wrapped_header(s, note, top + 4, left + 2, 3, box_cols - 4);
+}
+
+/* Presentation mode: the loaded preset's "Point at:" note in a box across the bottom of the
+   panels, word-wrapped, so that the class reads what to look at. */
+static void caption_overlay(Screen *s, const char *caption, int rows, int cols)
+{
+    int box_cols = cols - 4 < 110 ? cols - 4 : 110, width = box_cols - 4;
+    int lines = (Ascii_columns(caption) + width - 1) / width + 1;
+    int box_rows = 2 + (lines < 5 ? lines : 5);
+    int top = rows - box_rows, left = (cols - box_cols) / 2;
+    Screen_box(s, top, left, box_rows, box_cols);
+    Screen_text(s, top, left + 2, spelled(s, " tour ", (char[16]){0}, 16), INK_DEFAULT, true);
+    wrapped_header(s, caption, top + 1, left + 2, box_rows - 2, width);
 }
 
 /* Fills the canvases of the frame: three panels, or four in the compare view. */
@@ -574,16 +706,36 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         compare_layout(cols, panel_rows, r);
     else
         layout(cols, panel_rows, &r[0], &r[1], &r[2]);
+    /* Zoomed: every canvas is drawn at the whole area, one is shown. */
+    int zoom = v->display.zoom >= 1 && v->display.zoom <= count ? v->display.zoom : 0;
+    for (int i = 0; zoom && i < count; i++)
+        r[i] = (Rect){0, 0, panel_rows, cols};
     Canvas *canvas[4] = {NULL, NULL, NULL, NULL};
     bool unicode = Screen_unicode(s), made = true;
     for (int i = 0; i < count; i++) {
         canvas[i] = Canvas_new(r[i].cols, r[i].rows, unicode);
         made = made && canvas[i];
+        if (canvas[i])
+            Canvas_set_bold(canvas[i], v->display.present);
     }
+    if (v->drawn)
+        v->drawn->count = 0;
     if (made) {
         panels(v, canvas);
-        for (int i = 0; i < count; i++)
+        for (int i = 0; i < count; i++) {
+            if (zoom && i != zoom - 1)
+                continue;
             Screen_canvas(s, canvas[i], r[i].row, r[i].col);
+            if (v->drawn) {
+                ViewPanels *d = v->drawn;
+                d->rect[d->count] = (ViewRect){r[i].row, r[i].col, r[i].rows, r[i].cols};
+                d->number[d->count] = i + 1;
+                d->stable_rank[d->count] = v->display.compare
+                                               ? i % 2 == 1
+                                               : i == 2 && v->display.panel == PANEL_STABLE_RANK;
+                d->count++;
+            }
+        }
     } else {
         centred(s, panel_rows / 2, "out of memory for the plots", true);
     }
@@ -591,12 +743,16 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         Canvas_free(canvas[i]);
     for (int i = 0; i < n; i++)
         Screen_text(s, panel_rows + i, 0, status[i], INK_DEFAULT, i == 0);
+    if (v->display.present && v->caption)
+        caption_overlay(s, v->caption, panel_rows, cols);
     if (v->help)
         help_overlay(s, rows, cols);
+    if (v->warnings_first >= 0)
+        warnings_overlay(s, v->status.shown, v->warnings_first, panel_rows, cols);
     if (v->picker)
-        picker_overlay(s, v->picker, panel_rows, cols);
+        picker_overlay(s, v->picker, v->status.note, panel_rows, cols);
     if (v->prompt)
-        prompt_overlay(s, v->prompt, panel_rows, cols);
+        prompt_overlay(s, v->prompt, v->status.note, panel_rows, cols);
     Screen_show(s, repaint);
     return true;
 }

@@ -1,7 +1,7 @@
 /* One frame of the interactive screen: the three panels (or, in the compare view, the
  * network without and with gap removal side by side), the status lines and, when open,
- * the help overlay, laid out for the terminal's size (or the size it needs, below 80×24).
- * Turns a snapshot into the plots' data; draws only what it is given.
+ * the help or the warnings list, laid out for the terminal's size (or the size it needs, below
+ * 80×24). Turns a snapshot into the plots' data; draws only what it is given.
  */
 #ifndef ATTNSCOPE_TUI_VIEW_H
 #define ATTNSCOPE_TUI_VIEW_H
@@ -17,9 +17,26 @@
 enum { VIEW_MIN_COLS = 80, VIEW_MIN_ROWS = 24 };
 
 typedef struct {
-    StatusView status; /* settings, the snapshot shown and the job's progress */
-    Display display;   /* overlays, the main panel, the compare view */
+    int row, col, rows, cols;
+} ViewRect;
+
+enum { VIEW_PANELS_MAX = 4 };
+
+/* Where a frame put its panels, for the mouse. */
+typedef struct {
+    int count;
+    ViewRect rect[VIEW_PANELS_MAX];
+    int number[VIEW_PANELS_MAX];       /* the panel's number as Display.zoom counts it */
+    bool stable_rank[VIEW_PANELS_MAX]; /* a stable-rank panel (the wheel steps the layer) */
+} ViewPanels;
+
+typedef struct {
+    StatusView status;   /* settings, the snapshot shown and the job's progress */
+    Display display;     /* overlays, the main panel, the compare view, presentation, zoom */
+    const char *caption; /* the loaded preset's "Point at:" note (presentation mode), or NULL */
+    ViewPanels *drawn;   /* filled with the panels' places (NULL: not wanted) */
     bool help;
+    int warnings_first;   /* the warnings list (!), from this warning; -1: closed */
     const Picker *picker; /* the preset picker, when open */
     const Prompt *prompt; /* the prompt of p or x, when open */
 } View;

@@ -1,12 +1,15 @@
 #include "worker.h"
 
+#include "attnscope/cost.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 #include "crash.h"
+#include "isolate.h"
 #include "lanes.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -30,13 +33,19 @@ struct Worker {
     unsigned long latest;             /* generation of the newest submission */
     unsigned long long memory_budget; /* bytes a job and what is kept may use together */
     Snapshot *ready;                  /* newest published snapshot, not yet taken */
+    bool computing;                   /* the thread is inside run_job (it owns the workspace) */
+    WorkerProgress progress;          /* of the job `running`, in its schedule's seconds */
+    CostRates rates;                  /* this machine's, timed at start */
 
     /* Owned by the thread. */
     Workspace *workspace;
     Result *result;
     unsigned long running; /* generation of the job being computed */
     double started_ms;
-    bool cancelled; /* the running job was told to stop */
+    bool cancelled;        /* the running job was told to stop */
+    ModelPlan plan;        /* what the running job's model run computes */
+    CostSchedule schedule; /* its seconds (seed_start NULL: none) */
+    double extras_s;       /* the estimated seconds of its extras, after the model run */
 
     /* What a later job with the same settings can reuse (valid only when complete). */
     bool result_complete;
@@ -78,16 +87,30 @@ static void publish(Worker *w, Snapshot *s)
     (void)n;
 }
 
-/* Polled by both lanes inside a layer: a key pressed during a long layer (seconds at
-   T = 2048) stops the job before its next product. */
+/* Polled by both lanes inside a layer, between the blocks of a product and while an isolated
+   LAPACK call runs: a key pressed during a long layer (seconds at T = 2048) stops the job
+   within ~0.1 s. */
 static bool stop_requested(void *context)
 {
     return superseded(context);
 }
 
+/* The running job has done `done` seconds of its schedule; the next checkpoint is at `next`. */
+static void checkpoint(Worker *w, double done, double next)
+{
+    pthread_mutex_lock(&w->lock);
+    w->progress.done_s = done;
+    w->progress.next_s = next;
+    w->progress.checkpoint_ms = Trace_clock_ms();
+    pthread_mutex_unlock(&w->lock);
+}
+
 static bool after_layer(void *context, int seed_index, int layer, int depth)
 {
     Worker *w = context;
+    if (w->schedule.seed_start)
+        checkpoint(w, CostSchedule_done_at(&w->schedule, seed_index, layer),
+                   CostSchedule_next_after(&w->schedule, seed_index, layer));
     double elapsed = Trace_clock_ms() - w->started_ms;
     Trace_event(w->trace, "layer gen=%lu seed=%d layer=%d/%d ms=%.1f", w->running, seed_index + 1,
                 layer, depth, elapsed);
@@ -97,16 +120,11 @@ static bool after_layer(void *context, int seed_index, int layer, int depth)
         w->cancelled = true;
         return false;
     }
-    const Config *c = &w->result->config;
-    int seeds = c->seeds < 1 ? 1 : c->seeds;
-    /* The last layer of the last seed is followed at once by the final snapshot. */
-    if (seed_index == seeds - 1 && layer == depth)
-        return true;
+    /* Published after the last layer too: the gradients may follow (seconds at T = 1024
+       after `L`), and the new layer's point need not wait for them. */
     Snapshot *s = Snapshot_of(w->result, w->running);
-    if (s) {
-        s->progress = (double)(seed_index * depth + layer) / ((double)seeds * depth);
+    if (s)
         s->elapsed_ms = elapsed;
-    }
     publish(w, s);
     return true;
 }
@@ -143,7 +161,6 @@ static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras
     if (!s)
         return NULL;
     s->done = done;
-    s->progress = 1.0;
     s->elapsed_ms = elapsed;
     Config toggled = *job;
     toggled.gap = Gap_toggled(job->gap);
@@ -199,6 +216,50 @@ static bool run_sweep(Worker *w, const Config *job, char *err, size_t size)
     return true;
 }
 
+/* Seconds of the extras a job asks for, unless they are complete for it (known: the
+   thread's record of them may be read). */
+static double extras_seconds(const Worker *w, const Config *job, WorkerExtras extras, bool known)
+{
+    Config toggled = *job;
+    toggled.gap = Gap_toggled(job->gap);
+    toggled.depth = job->layer;
+    toggled.seeds = 1;
+    double seconds = 0;
+    if (extras.compare &&
+        !(known && w->compare_complete && Config_equal(&w->compare_config, &toggled)))
+        seconds += Cost_compare(job, w->rates, true);
+    if (extras.sweep && !(known && w->sweep_complete && Config_equal(&w->sweep_config, job)))
+        seconds += Cost_width_sweep(job, w->rates, true);
+    return seconds;
+}
+
+/* The schedule of the job's model run on the workspace as it is now (none when the result
+   is reused or memory ran out: progress then has only the extras, or nothing), and the first
+   checkpoint of the job's progress. */
+static void plan_job(Worker *w, const Config *job, WorkerExtras extras, bool reuse)
+{
+    CostSchedule_release(&w->schedule);
+    ModelPlan_release(&w->plan);
+    w->extras_s = extras_seconds(w, job, extras, true);
+    double run_s = 0, first = 0;
+    bool known = reuse;
+    if (!reuse && !Model_plan(job, w->workspace, &w->plan) &&
+        !CostSchedule_build(&w->schedule, &w->plan, w->rates, true)) {
+        run_s = CostSchedule_total(&w->schedule);
+        first = CostSchedule_first_stage(&w->schedule);
+        known = true;
+    }
+    Trace_event(w->trace, "job-estimate gen=%lu s=%.3f", w->running,
+                known ? run_s + w->extras_s : NAN);
+    pthread_mutex_lock(&w->lock);
+    w->progress = (WorkerProgress){.generation = w->running,
+                                   .next_s = reuse ? w->extras_s : first,
+                                   .total_s = known ? run_s + w->extras_s : NAN,
+                                   .started_ms = w->started_ms,
+                                   .checkpoint_ms = w->started_ms};
+    pthread_mutex_unlock(&w->lock);
+}
+
 static void run_job(Worker *w, const Config *job, WorkerExtras extras)
 {
     char err[SNAPSHOT_ERROR_SIZE];
@@ -207,6 +268,7 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
     w->started_ms = Trace_clock_ms();
     w->cancelled = false;
     bool reuse = w->result_complete && Config_equal(&w->result_config, job);
+    plan_job(w, job, extras, reuse);
     Trace_event(w->trace, "job-start gen=%lu T=%d d=%d L=%d layer=%d sweep=%d compare=%d reuse=%d",
                 w->running, job->tokens, job->width, job->depth, job->layer, extras.sweep,
                 extras.compare, reuse);
@@ -238,6 +300,8 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
         double elapsed = Trace_clock_ms() - w->started_ms;
         Snapshot *s = snapshot_with_extras(w, job, extras, elapsed, false);
         publish(w, s);
+        double run_s = w->schedule.seed_start ? CostSchedule_total(&w->schedule) : 0;
+        checkpoint(w, run_s, run_s + w->extras_s);
         if ((extras.compare && !run_compare(w, job, err, sizeof err)) ||
             (extras.sweep && !run_sweep(w, job, err, sizeof err))) {
             if (w->cancelled || superseded(w))
@@ -267,9 +331,11 @@ static void *worker_main(void *arg)
         WorkerExtras extras = w->extras;
         w->running = w->latest;
         w->queued = false;
+        w->computing = true;
         pthread_mutex_unlock(&w->lock);
         run_job(w, &job, extras);
         pthread_mutex_lock(&w->lock);
+        w->computing = false;
     }
     w->has_stopped = true;
     pthread_cond_broadcast(&w->stopped);
@@ -281,6 +347,8 @@ static void *worker_main(void *arg)
 static void release(Worker *w)
 {
     Snapshot_free(w->ready);
+    CostSchedule_release(&w->schedule);
+    ModelPlan_release(&w->plan);
     Lanes_free(w->lanes);
     Result_free(w->result);
     Result_free(w->compare);
@@ -314,9 +382,16 @@ Worker *Worker_new(Trace *trace)
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->stopped, &attr);
     pthread_condattr_destroy(&attr);
+    w->rates = Cost_calibrate();
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();
+    /* A superseded job must give its core back within a second, and the stop request
+       (superseded) reaches the products only between their blocks and the LAPACK calls not
+       at all: those run in the helper's processes (isolate.c), killed on a stop.  Without
+       the helper (not started) they run here, and a stop waits for the call to end. */
+    if (w->workspace)
+        Workspace_set_isolation(w->workspace, Isolate_linalg());
     /* The thread starts with every signal blocked, so the UI thread receives them; its own
        faults still reach the crash handler. */
     sigset_t all, old;
@@ -362,6 +437,49 @@ unsigned long Worker_submit_extras(Worker *w, const Config *c, WorkerExtras extr
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
     return generation;
+}
+
+double Worker_estimate(Worker *w, const Config *c, WorkerExtras extras)
+{
+    pthread_mutex_lock(&w->lock);
+    /* An idle thread waits for this lock, so its workspace and its record of finished jobs
+       hold still while they are read.  While it computes, they change: the estimate then
+       assumes nothing kept, as if the running job had not begun. */
+    bool idle = !w->computing && !w->queued;
+    double seconds = 0;
+    if (!(idle && w->result_complete && Config_equal(&w->result_config, c))) {
+        ModelPlan plan;
+        CostSchedule schedule;
+        seconds = NAN;
+        if (!Model_plan(c, idle ? w->workspace : NULL, &plan)) {
+            if (!CostSchedule_build(&schedule, &plan, w->rates, true)) {
+                seconds = CostSchedule_total(&schedule);
+                CostSchedule_release(&schedule);
+            }
+            ModelPlan_release(&plan);
+        }
+    }
+    seconds += extras_seconds(w, c, extras, idle);
+    pthread_mutex_unlock(&w->lock);
+    return seconds;
+}
+
+bool Worker_progress(Worker *w, unsigned long generation, WorkerProgress *out)
+{
+    pthread_mutex_lock(&w->lock);
+    bool running = w->computing && w->running == generation && w->progress.generation == generation;
+    if (running)
+        *out = w->progress;
+    pthread_mutex_unlock(&w->lock);
+    return running;
+}
+
+bool Worker_stopping(Worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    bool stopping = w->computing && w->running != w->latest;
+    pthread_mutex_unlock(&w->lock);
+    return stopping;
 }
 
 Snapshot *Worker_take(Worker *w, unsigned long generation)

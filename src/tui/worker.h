@@ -7,6 +7,12 @@
  * polls that pipe and takes the snapshot on its own thread.  The worker keeps one
  * Workspace and one Result for all jobs.
  *
+ * A superseded job stops within about 0.1 s wherever it is: between layers, between the
+ * blocks of a product, and inside one LAPACK call, which runs in a process of its own that
+ * the stop kills (Workspace_set_isolation with src/common/isolate.c: LAPACK cannot be
+ * interrupted from inside, and one dgeev at T = 4096 runs for half a minute).  That costs a
+ * copy of each call's matrices through shared memory (bench/README.md measures it).
+ *
  * A job may ask for extras after the model run: the width sweep, and the compare view's
  * second network (gap removal toggled, same weights).  They run after the main result is
  * published, stop like it when superseded, and are kept with the result: a job whose
@@ -44,6 +50,27 @@ typedef struct {
 unsigned long Worker_submit(Worker *w, const Config *c);
 /* The same, with extras computed after the model run. */
 unsigned long Worker_submit_extras(Worker *w, const Config *c, WorkerExtras extras);
+
+/* The estimated seconds of a job for c with these extras (the cost model, docs/model.md §7,
+   against what the worker keeps when it is idle; as for a fresh workspace while it
+   computes).  NaN when out of memory. */
+double Worker_estimate(Worker *w, const Config *c, WorkerExtras extras);
+
+/* How far the running job is, in the estimated seconds of its cost schedule. */
+typedef struct {
+    unsigned long generation;
+    double done_s;        /* at the last checkpoint (after a layer, or the model run) */
+    double next_s;        /* at the next one, or the end */
+    double total_s;       /* of the whole job; NaN when unknown */
+    double started_ms;    /* Trace_clock_ms of the job's start */
+    double checkpoint_ms; /* and of the last checkpoint */
+} WorkerProgress;
+
+/* Fills out and returns true while the job of `generation` runs. */
+bool Worker_progress(Worker *w, unsigned long generation, WorkerProgress *out);
+
+/* True while a superseded job is still winding down (the next one has not started). */
+bool Worker_stopping(Worker *w);
 
 /* Empties the pipe and returns the newest snapshot of `generation`, which the caller
    frees, or NULL.  Snapshots of other generations are stale: they are freed here. */

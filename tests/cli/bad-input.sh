@@ -42,6 +42,11 @@ numeric=(
     "--layer|-l/--layer|accepted a whole number 1..256"
     "--seed|--seed|accepted a whole number 0..9007199254740991"
     "--seeds|--seeds|accepted a whole number 1..1024"
+    "--heads|--heads|accepted a whole number 1..4096"
+    "--head|--head|accepted a whole number 1..4096"
+    "--skip-gain|--skip-gain|accepted a number 0 <= X <= 64"
+    "--branch-gain|--branch-gain|accepted a number 0 <= X <= 64"
+    "--mlp-ratio|--mlp-ratio|accepted a whole number 1..16"
     "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0"
 )
 values=("" 0 -1 1e400 99999999999999999999 abc 12x nan inf -inf " 5" "5 " 0x10)
@@ -51,6 +56,8 @@ for entry in "${numeric[@]}"; do
     for value in "${values[@]}"; do
         # 0 is a seed like any other.
         [ "$option" = --seed ] && [ "$value" = 0 ] && continue
+        # A gain of 0 is ReZero's.
+        case "$option:$value" in --skip-gain:0 | --branch-gain:0) continue ;; esac
         refused "$spelled '$value'" "$accepted" -- "$option" "$value" || bad=$((bad + 1))
     done
     tally "$bad" "$option: every bad value (${#values[@]}: empty, 0, negative, huge, garbage, nan, inf) exits 2 naming it" \
@@ -63,6 +70,13 @@ enums=(
     "--gap|-g/--gap|off|center|uniform|deflate|outliers"
     "--layernorm|-n/--layernorm|none|rms|ln"
     "--skip|-k/--skip|none|plain|scaled"
+    "--wo|--wo|identity|gaussian|orthogonal"
+    "--logit-scale|--logit-scale|sqrt|linear"
+    "--ln-place|--ln-place|post|pre"
+    "--ln-scale|--ln-scale|unit|sqrt-d"
+    "--mlp|--mlp|none|relu|gelu|tanh"
+    "--init|--init|normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm"
+    "--input-norm|--input-norm|unit|sqrt-d"
 )
 for entry in "${enums[@]}"; do
     option=${entry%%|*}
@@ -76,6 +90,11 @@ for entry in "${enums[@]}"; do
     tally "$bad" "$option: unknown names exit 2 and list the accepted ones" \
         "$option: $bad unknown names not refused as they should be"
 done
+# The block's relations: heads divide the width, the shown head is one of them.
+check "--heads not dividing d" refused "--heads 3: accepted a divisor of -d/--width 64" -- -T 32 -d 64 --heads 3
+check "--heads above d" refused "--heads 128: accepted a divisor of -d/--width 64" -- -T 32 -d 64 --heads 128
+check "--head above --heads" refused "--head 5: accepted 1..4 (the heads)" -- -T 32 -d 64 --heads 4 --head 5
+check "preset: heads not dividing d" refused "--heads 3: accepted a divisor of -d/--width 64" -- --preset "$(printf 'tokens = 32\nwidth = 64\nheads = 3\n' >"$tmp/heads.preset"; echo "$tmp/heads.preset")"
 check "a value cut in the message still says what is accepted" \
     refused "-T/--tokens '$(printf '1%.0s' {1..40})...'" "accepted a whole number 2..4096" -- \
     --tokens "$(printf '1%.0s' {1..100})x"

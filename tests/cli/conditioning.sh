@@ -1,5 +1,5 @@
 #!/bin/bash
-# Conditioning through the real binary (docs/model.md §6): --conditioning adds one object and
+# Conditioning through the real binary (docs/model.md §8): --conditioning adds one object and
 # changes nothing else; its series are consistent with each other (κ(B) = κ(W_VO)κ(A), κ(K) =
 # ‖K‖/s_min, K's singular values); the exact path and the matrix-free one; the cutting-skip
 # initialisation; the softmax demo against its closed form; bad input for the new options.
@@ -78,7 +78,7 @@ check "cutting-skip preset" run cs --conditioning --preset presets/skipless-cutt
 check "gaussian preset" run gauss --conditioning --preset presets/skipless-gaussian.preset
 py "cutting-skip: kappa(W_VO) = 1; kappa(K) < 10 for 8 layers where the Gaussian one is beyond double precision by layer 4" '
 cs, g = doc("cs")["conditioning"], doc("gauss")["conditioning"]
-assert doc("cs")["config"]["init"] == "cutting-skip" and "init" not in doc("gauss")["config"]
+assert doc("cs")["config"]["init"] == "cutting-skip" and doc("gauss")["config"]["init"] == "normal"
 assert all(abs(v - 1) < 1e-12 for v in cs["kappa_value_output"]), cs["kappa_value_output"]
 assert all(v is not None and v < 10 for v in cs["kappa_jacobian"][:8]), cs["kappa_jacobian"]
 assert g["kappa_jacobian"][0] > 1e5 and g["kappa_jacobian"][3] is None, g["kappa_jacobian"]
@@ -147,7 +147,7 @@ refused() { # expected-stderr-fragment -- args...
     fi
 }
 bad=0
-refused "--init 'xavier': accepted gaussian|cutting-skip" -- --batch --init xavier || bad=$((bad + 1))
+refused "--init 'gaussian': accepted normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm|cutting-skip" -- --batch --init gaussian || bad=$((bad + 1))
 for v in 0 -1 abc 100.5 nan; do
     refused "--init-alpha '$v': accepted a number 0 < X <= 100" -- --batch --init-alpha "$v" || bad=$((bad + 1))
     refused "--init-c '$v': accepted a number 0 < X <= 100" -- --batch --init-c "$v" || bad=$((bad + 1))
@@ -162,6 +162,16 @@ refused "--softmax-demo: accepted without --conditioning" -- --batch --softmax-d
 printf 'tokens = 8\ninit = cutting-skip\ninit-beta = 99\n' >"$tmp/bad.preset"
 refused "$tmp/bad.preset:3: --init-beta '99': accepted a number -50 < X <= 50" -- --batch \
     --preset "$tmp/bad.preset" || bad=$((bad + 1))
+refused "--conditioning: computed for one head (--heads 1)" -- --batch -T 8 -d 16 --heads 2 \
+    --conditioning || bad=$((bad + 1))
+refused "--conditioning: computed without an MLP (--mlp none)" -- --batch -T 8 -d 16 --mlp relu \
+    --conditioning || bad=$((bad + 1))
+refused "--conditioning: computed with --ln-place post" -- --batch -T 8 -d 16 --ln-place pre \
+    --conditioning || bad=$((bad + 1))
+refused "--wo gaussian: accepted identity or orthogonal with --init cutting-skip" -- --batch \
+    --init cutting-skip --wo gaussian || bad=$((bad + 1))
+refused "--jsonl: accepted without --conditioning and --softmax-demo" -- --batch --jsonl \
+    --conditioning || bad=$((bad + 1))
 refused "--conditioning at T = 64, d = 64 needs about" -- --batch -T 64 -d 64 --conditioning \
     --max-memory 100M || bad=$((bad + 1))
 check "bad values of the new options exit 2 naming the option, the value and what is accepted" test $bad -eq 0

@@ -62,8 +62,21 @@ assert all(v is not None for v in d["counterpart_stable_rank"])' -T 16 -d 16 -L 
 check "linear attention, deep: overflow reported, no NaN" document '
 assert any("overflows" in w for w in d["warnings"])' -T 16 -d 16 -L 40 -a linear -s 2
 
+check "linear + outliers: the attention overflows before the tokens; reported, no LAPACK failure" document '
+assert any("attention matrix overflows the double range at layer 6" in w for w in d["warnings"])
+assert d["stable_rank"][5] is not None and d["stable_rank"][6] is None' -T 64 -d 64 -L 8 -a linear -g outliers
+
+check "a shown layer past the overflow has no spectra: null, with the reason" document '
+assert d["eigenvalues"] is None and d["singular_values"] is None
+assert all(v is None for v in d["readouts"].values())
+assert any("layer 7 has no spectra" in w for w in d["warnings"])' -T 64 -d 64 -L 8 -a linear -l 7
+
 check "relu + deflate falls back to center with a warning" document '
 assert d["shown_gap"] == "center" and any("fell back to center" in w for w in d["warnings"])' -T 16 -d 16 -L 1 -a relu -g deflate
+
+check "the deflate fallback names the first layer it happened at, once" document '
+fell = [w for w in d["warnings"] if "fell back to center" in w]
+assert len(fell) == 1 and fell[0].endswith("(from layer 1)"), fell' -T 16 -d 16 -L 3 -a relu -g deflate
 
 # Every kind x mask x gap mode at the extremes of sigma_qk and at T = 2, with LayerNorm
 # and skip cycling through their modes: a valid document (no NaN or Infinity) each time.

@@ -15,19 +15,29 @@ check "JSON still on stdout" "$PY" -c "import json; json.load(open('$tmp/doc.jso
 rows() { # file expected-lines
     [ "$(wc -l <"$1")" -eq "$2" ] || { echo "  $1: $(wc -l <"$1") lines, expected $2"; return 1; }
 }
-check "eigenvalues.csv: header + T rows" rows "$tmp/out/eigenvalues.csv" 49
-check "singular_values.csv: header + T rows" rows "$tmp/out/singular_values.csv" 49
+check "eigenvalues.csv: version and settings, header, T rows" rows "$tmp/out/eigenvalues.csv" 51
+check "singular_values.csv: version and settings, header, T rows" rows "$tmp/out/singular_values.csv" 51
 check "layers.csv: version and settings, header, L+1 rows" rows "$tmp/out/layers.csv" 9
-check "CSV headers name the columns" bash -c "head -1 '$tmp/out/eigenvalues.csv' | grep -qx 'index,re,im,modulus,sqrtT_re,sqrtT_im' &&
+check "CSV headers name the columns" bash -c "sed -n 3p '$tmp/out/eigenvalues.csv' | grep -qx 'index,re,im,modulus,sqrtT_re,sqrtT_im' &&
     sed -n 3p '$tmp/out/layers.csv' | grep -q '^layer,stable_rank,stable_rank_minus_one,'"
-check "layers.csv names the version" bash -c "head -1 '$tmp/out/layers.csv' | grep -q '^# attnscope 0\.1\.0'"
-settings_reproduce() { # the settings line, given back to the command line, gives the same document
+version=$("$BIN" --version | sed 's/^attnscope //')
+for f in eigenvalues.csv singular_values.csv layers.csv; do
+    check "$f names the version" bash -c "head -1 '$tmp/out/$f' | grep -q '^# attnscope $version, $f: '"
+done
+settings_reproduce() { # file, the line of its settings: given back to the command line, the same document
     local settings
-    settings=$(sed -n 2p "$tmp/out/layers.csv" | sed 's/^# //')
+    settings=$(sed -n "$2p" "$tmp/out/$1" | sed -E 's/^# //; s/^<desc>attnscope [^ ]+ //; s/<\/desc>$//')
+    [ -n "$settings" ] || return 1
     # shellcheck disable=SC2086
     "$BIN" --batch $settings >"$tmp/again.json" && cmp -s "$tmp/again.json" "$tmp/doc.json"
 }
-check "layers.csv's settings line reproduces the run" settings_reproduce
+for f in eigenvalues.csv singular_values.csv layers.csv; do
+    check "$f's settings line reproduces the run" settings_reproduce "$f" 2
+done
+for f in eigenvalues.svg singular_values.svg stable_rank.svg; do
+    check "$f names the version" grep -q "^<desc>attnscope $version --tokens" "$tmp/out/$f"
+    check "$f's settings (its desc) reproduce the run" settings_reproduce "$f" 3
+done
 
 csv_matches_json() {
     "$PY" - "$tmp/out" "$tmp/doc.json" <<'PY'
@@ -45,9 +55,10 @@ for name in columns:
         assert column[0] is None, name
         column = column[1:]
     assert column == doc[name], name
-sv = [float(r["singular_value"]) for r in csv.DictReader(open(out + "/singular_values.csv"))]
+rows = lambda name: csv.DictReader(line for line in open(out + "/" + name) if not line.startswith("#"))
+sv = [float(r["singular_value"]) for r in rows("singular_values.csv")]
 assert sv == doc["singular_values"]
-ev = [[float(r["re"]), float(r["im"])] for r in csv.DictReader(open(out + "/eigenvalues.csv"))]
+ev = [[float(r["re"]), float(r["im"])] for r in rows("eigenvalues.csv")]
 assert ev == doc["eigenvalues"]
 PY
 }
@@ -62,6 +73,35 @@ marks() { # file expected
 check "eigenvalues.svg: one mark per eigenvalue" marks "$tmp/out/eigenvalues.svg" 48
 check "singular_values.svg: one mark per singular value" marks "$tmp/out/singular_values.svg" 48
 check "stable_rank.svg: one mark per layer and network" marks "$tmp/out/stable_rank.svg" 12
+# Every axis of every SVG reads: at least three ticks, each labelled, labels distinct and
+# increasing along the axis.  The dashed circle is |√T·λ| = 1, the screen's: its radius is
+# one unit of the x axis as its ticks place it.
+svg_readable() { # file
+    "$PY" - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+ticks = re.findall(r'<line class="tick" x1="([-0-9.]+)" x2="[-0-9.]+" y1="([-0-9.]+)" y2="[-0-9.]+" '
+                   r'stroke="#333"/><text x="[-0-9.]+" y="[-0-9.]+" text-anchor="(middle|end)">([^<]+)</text>', text)
+x = [(float(a), float(v)) for a, _, anchor, v in ticks if anchor == "middle"]
+y = [(float(b), float(v)) for _, b, anchor, v in ticks if anchor == "end"]
+assert len(x) >= 3 and len(y) >= 3, (len(x), len(y))
+for axis, increasing in ((x, 1), (y, -1)):  # SVG's y grows downwards
+    pixels = [p for p, _ in axis]
+    values = [v for _, v in axis]
+    assert len(set(values)) == len(values), values
+    assert all(increasing * (b - a) > 0 for a, b in zip(pixels, pixels[1:])), pixels
+    assert values == sorted(values), values
+unit = re.search(r'<circle class="theory unit" cx="[-0-9.]+" cy="[-0-9.]+" r="([-0-9.]+)"', text)
+if unit:
+    (p0, v0), (p1, v1) = x[0], x[-1]
+    per_unit = (p1 - p0) / (v1 - v0)
+    assert abs(float(unit.group(1)) - per_unit) < 0.02 * per_unit, (unit.group(1), per_unit)
+PY
+}
+for f in eigenvalues.svg singular_values.svg stable_rank.svg; do
+    check "$f: every axis has labelled, ordered ticks" svg_readable "$tmp/out/$f"
+done
+check "eigenvalues.svg draws the screen's circle |√T·λ| = 1" grep -q 'class="theory unit"' "$tmp/out/eigenvalues.svg"
 check "no temporary files left" bash -c "! ls -A '$tmp/out' | grep -q '^\.'"
 
 failed_export() {
@@ -108,7 +148,7 @@ cp -r "$tmp/re" "$tmp/re.first"
 chmod 750 "$tmp/re"
 replaced() {
     "$BIN" --batch -T 12 -d 12 -L 2 --export "$tmp/re" >/dev/null 2>&1 &&
-        [ "$(ls "$tmp/re" | wc -l)" -eq 6 ] && [ "$(wc -l <"$tmp/re/eigenvalues.csv")" -eq 13 ] &&
+        [ "$(ls "$tmp/re" | wc -l)" -eq 6 ] && [ "$(wc -l <"$tmp/re/eigenvalues.csv")" -eq 15 ] &&
         [ "$(stat -c %a "$tmp/re")" = 750 ] && [ "$(ls -A "$tmp" | grep -c '^\.')" -eq 0 ]
 }
 check "a re-export replaces the set, keeps the directory's mode, leaves nothing beside it" replaced

@@ -6,6 +6,7 @@ checks=0
 failures=0
 ok() { checks=$((checks + 1)); echo "ok $checks - $1"; }
 not_ok() { checks=$((checks + 1)); failures=$((failures + 1)); echo "not ok $checks - $1"; }
+skip() { checks=$((checks + 1)); echo "ok $checks - $1 # SKIP $2"; } # description, why
 check() { # description, command...
     local what=$1
     shift

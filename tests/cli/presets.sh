@@ -77,11 +77,12 @@ assert "seed" in measured.split("\n")[0], "the Measured line does not name the s
 keys = [l.split("=")[0].strip() for l in lines[len(head):] if l.strip() and not l.startswith("#")]
 every = ["tokens", "width", "depth", "sigma-qk", "attention", "mask", "window", "gap",
          "layernorm", "skip", "layer", "seed", "seeds"]
-# The initialisation's settings come as one block, or not at all (gaussian).
-init = ["init", "init-alpha", "init-beta", "init-c"]
-if "init" in keys:
-    every += init
-assert sorted(keys) == sorted(every), f"settings {keys}: each of {every} once"
+# The transformer block's settings are optional: a preset of today's layer leaves them at
+# their defaults.
+block = ["heads", "head", "wo", "logit-scale", "ln-place", "ln-scale", "skip-gain",
+         "branch-gain", "mlp", "mlp-ratio", "init", "input-norm", "init-alpha", "init-beta", "init-c"]
+assert len(keys) == len(set(keys)), f"settings {keys}: one set twice"
+assert set(every) <= set(keys) <= set(every + block), f"settings {keys}: each of {every} once, and only {block} besides"
 PY
 }
 
@@ -96,19 +97,31 @@ runs() { # preset: exit 0, a document following the contract, and the file's set
 import json, sys
 preset, out = sys.argv[1:3]
 config = json.load(open(out))["config"]
-field = {"tokens": "T", "width": "d", "sigma-qk": "sigma_qk", "init-alpha": "init_alpha",
-         "init-beta": "init_beta", "init-c": "init_c"}
-numbers = ("sigma-qk", "init-alpha", "init-beta", "init-c")
+field = {"tokens": "T", "width": "d"}
 for line in open(preset, encoding="utf-8"):
     line = line.split("#")[0].strip()
     if not line:
         continue
     key, value = (s.strip() for s in line.split("=", 1))
-    got = config[field.get(key, key)]
+    got = config[field.get(key, key.replace("-", "_"))]
+    numbers = ("sigma-qk", "skip-gain", "branch-gain", "init-alpha", "init-beta", "init-c")
     want = float(value) if key in numbers else (int(value) if value.isdigit() else value)
     assert got == want, f"{key} = {value} in the file, {got} in the document"
 PY
 }
+
+# The README's table of the Mind the Gap authors' configurations: 25 entries, each a preset
+# that ships.
+configs_table() {
+    local names n=0 name
+    names=$(sed -n '/^| configs.py | preset |/,/^$/p' README.md | grep -o '`[a-z0-9-]*`' | tr -d '`')
+    for name in $names; do
+        [ -f "presets/$name.preset" ] || { echo "  presets/$name.preset is missing"; return 1; }
+        n=$((n + 1))
+    done
+    [ "$n" -eq 25 ] || { echo "  $n presets in the table, configs.py has 25 entries"; return 1; }
+}
+check "every configs.py entry of the README's table is a shipped preset (25)" configs_table
 
 for f in "${presets[@]}"; do
     check "$f has a header" header "$f"

@@ -1,18 +1,24 @@
 #!/bin/bash
-# Runs each fuzz harness for SECONDS on a corpus seeded from presets/ and a few command
-# lines; saves any crashing input under tests/fuzz/regressions/<name>/ for a regression test.
-#   run.sh FUZZ_DIR SECONDS [HARNESS...]     (harnesses: options preset; default both)
+# Explores: runs each fuzz harness for SECONDS on a corpus seeded from the committed one
+# (tests/fuzz/corpus/<name>/), presets/ and a few command lines; saves any crashing input under
+# tests/fuzz/regressions/<name>/ for a regression test.  `make check` runs only the committed
+# inputs; with FUZZ_KEEP=1 the new inputs that add coverage are merged into the committed corpus.
+#   run.sh FUZZ_DIR SECONDS [HARNESS...]     (harnesses: options preset json; default all)
 set -u
 cd "$(dirname "$0")/../.."
 dir=$1
 seconds=$2
 shift 2
-[ $# -gt 0 ] || set -- options preset
+[ $# -gt 0 ] || set -- options preset json
 status=0
 for name in "$@"; do
     corpus="$dir/corpus-$name"
     mkdir -p "$corpus"
-    if [ "$name" = preset ]; then
+    cp tests/fuzz/corpus/"$name"/* "$corpus/" 2>/dev/null
+    if [ "$name" = json ]; then
+        printf '{"T":64,"d":64,"gap":"center","seeds":4,"sigma_qk":1.5e-1}\n' >"$corpus/seed1"
+        printf '["\\ud83d\\ude00\\n", -0.5E+3, true, false, null, {}]' >"$corpus/seed2"
+    elif [ "$name" = preset ]; then
         find presets -name '*.preset' -exec cp {} "$corpus/" \; 2>/dev/null
         printf 'tokens = 64\nwidth = 64\n# c\n' >"$corpus/seed1"
     else
@@ -26,5 +32,9 @@ for name in "$@"; do
         status=1
     fi
     grep -E '^Done|stat::number_of_executed_units' "$dir/fuzz_$name.log" | tail -1
+    if [ "${FUZZ_KEEP:-0}" = 1 ]; then
+        "$dir/fuzz_$name" -merge=1 tests/fuzz/corpus/"$name" "$corpus" 2>>"$dir/fuzz_$name.log"
+        echo "fuzz_$name: $(find tests/fuzz/corpus/"$name" -type f | wc -l) inputs in the committed corpus"
+    fi
 done
 exit $status

@@ -32,6 +32,7 @@ not_ok() {
     echo "not ok $checks - $1"
     if [ -n "${2:-}" ]; then sed 's/^/    # /' "$2"; fi
 }
+skip() { checks=$((checks + 1)); echo "ok $checks - $1 # SKIP $2"; } # description, why
 check() { # description, command...
     local what=$1
     shift
@@ -43,13 +44,28 @@ finish() {
 }
 
 # A new session running a shell command, on a new server: a server that is still shutting
-# down cannot take the new session with it.
+# down cannot take the new session with it.  The command's exit status lands in $EXIT_FILE,
+# so that a check of quitting can tell a clean exit from a crash.
 start() { # cols rows command
     tm kill-server 2>/dev/null
     rm -f "$SOCKET_DIR/$SOCKET"
     sessions=$((sessions + 1))
     SOCKET=$SOCKET_BASE-$sessions
-    tm new-session -d -x "$1" -y "$2" "$3"
+    EXIT_FILE=$TMP/exit-$sessions
+    tm new-session -d -x "$1" -y "$2" "$3; echo \$? >'$EXIT_FILE'"
+}
+# Presses q and checks that the program ends with status 0 (a crash ends it too, with another
+# status).
+quits() { # description
+    keys q
+    if ! wait_file "$EXIT_FILE"; then
+        screen >"$TMP/screen.txt"
+        not_ok "$1 (still running after q)" "$TMP/screen.txt"
+    elif [ "$(cat "$EXIT_FILE")" != 0 ]; then
+        not_ok "$1 (exit status $(cat "$EXIT_FILE"))"
+    else
+        ok "$1"
+    fi
 }
 screen() { tm capture-pane -p -t 0 2>/dev/null; }
 keys() { tm send-keys -t 0 "$@"; }
@@ -88,10 +104,16 @@ expect() { # description pattern
         not_ok "$1 (no /$2/ on the screen)" "$TMP/screen.txt"
     fi
 }
-# Sends keys, then expects the pattern.
+# Sends keys, then expects the pattern, which must not be on the screen before the keys: a
+# check that would pass without them proves nothing.
 press() { # description pattern key...
     local what=$1 pattern=$2
     shift 2
+    if screen | grep -qE -- "$pattern"; then
+        screen >"$TMP/screen.txt"
+        not_ok "$what (/$pattern/ was on the screen before the key)" "$TMP/screen.txt"
+        return
+    fi
     keys "$@"
     expect "$what" "$pattern"
 }

@@ -31,7 +31,16 @@ run_wrapped() { # name args...
 }
 same_tty() { cmp -s "$TMP/$1.before" "$TMP/$1.after"; }
 status_is() { [ "$(cat "$TMP/$1.status")" = "$2" ]; }
-program_pid() { ps -o pid= --ppid "$(tm display-message -p -t 0 '#{pane_pid}')" | tr -d ' '; }
+program_pid() { # the pane's topmost attnscope process (its LAPACK helper is its child)
+    ps -eo pid=,ppid=,comm= | awk -v root="$(tm display-message -p -t 0 '#{pane_pid}')" '
+        { parent[$1] = $2; name[$1] = $3 }
+        END {
+            for (p in name) {
+                if (name[p] != "attnscope" || name[parent[p]] == "attnscope") continue
+                for (q = parent[p]; q > 1; q = parent[q]) if (q == root) { print p; exit }
+            }
+        }'
+}
 tty_changed() { # while the screen runs, the tty is not in its first state
     [ "$(stty -g -F "$(tm display-message -p -t 0 '#{pane_tty}')")" != "$(cat "$TMP/$1.before")" ]
 }
@@ -88,8 +97,9 @@ check "out of memory: exit status 0" status_is oom 0
 check "out of memory: stty -g unchanged" same_tty oom
 
 # A T = 2048 layer takes seconds: keys are handled while it runs, q does not wait for it.
+# (--no-confirm: on a busy machine the L keys' jobs are estimated above 30 s and would ask.)
 trace=$TMP/long.trace
-run_wrapped long -T 2048 -d 2048 -L 2 --trace "$trace"
+run_wrapped long -T 2048 -d 2048 -L 2 --no-confirm --trace "$trace"
 expect "T=2048: busy indicator" "computing [0-9]+%"
 keys L L L
 expect "T=2048: the status follows keys during the first layer" "T=2048 +d=2048 +L=5"

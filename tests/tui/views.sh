@@ -26,7 +26,7 @@ expect "the eigenvalue panel stays" "^eigenvalues √T·λ of A"
 expect "the histogram stays" "singular values √T·s of A"
 # A view change that needs nothing new is one frame, no job: mark the trace, then cycle.
 before=$(grep -c 'job-start' "$trace")
-press "v: gradient norms" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F² against layer ℓ" v
+press "v: gradient norms, by layer" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F², attention frozen, log axis" v
 expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
 press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
 press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
@@ -50,7 +50,8 @@ check "c: the halves are gone" wait_gone "WITHOUT gap removal"
 press "E: two seeds" "seeds=2" E
 expect "the ensemble's band in the legend" "±1 std over 2 seeds"
 expect "and the curves are its mean" "network \(gap off\), mean"
-press "e: back to one seed" "computed in" e
+keys e
+check "e: back to one seed" wait_gone "seeds=2"
 check "the band is gone" wait_gone "std over"
 
 press "a: relu" "attn=relu" a
@@ -63,10 +64,9 @@ press "? lists the new keys" "o +theory overlays on / off" "?"
 expect "help: view and compare keys" "v +view: rank/width"
 expect "help: compare" "c +compare"
 expect "help: ensemble" "E +ensemble seeds ×2"
-keys z
-check "any key closes the help" wait_gone "attnscope keys"
-keys q
-check "q quits" wait_gone "stable rank"
+keys Escape
+check "Esc closes the help" wait_gone "attnscope keys"
+quits "q quits"
 
 # The tour and the export, run from an empty directory (the tour found by $ATTNSCOPE_TOUR).
 mkdir -p "$TMP/out"
@@ -102,8 +102,7 @@ press ">: step 2 removes the gap" "Tour 2/9: remove the gap" ">"
 expect "step 2's settings" "gap=center"
 press "<: back to step 1" "Tour 1/9" "<"
 expect "step 1 again" "gap=off"
-keys q
-check "q quits" wait_gone "stable rank"
+quits "q quits"
 
 # The preset picker (P) and named saves (p), with the shipped presets found by
 # $ATTNSCOPE_PRESETS and the user's under $XDG_CONFIG_HOME.
@@ -111,19 +110,21 @@ start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(
 expect "picker run computes" "computed in [0-9]+ ms"
 shipped=$(find presets -name '*.preset' | wc -l)
 press "P opens the picker with every shipped and tour preset" "presets \($shipped\): " P
-expect "the first preset is selected" "> depth-markov-gap +shipped"
-expect "its header comment beside the list" "Rank collapse in depth: i\.i\.d\. Markov"
-expect "and its path" "presets/depth-markov-gap\.preset"
-press "j moves the selection, the header follows" "> depth-markov-ln-gap +shipped" j
-expect "the new header" "\"\+ LN\""
-press "End: the last tour step" "> 09-keep-the-rank +tour" End
+expect "the tour's first step comes first, selected" "> 01-one-matrix-has-a-gap +tour"
+expect "its header comment beside the list" "Tour 1/9: one attention matrix has a gap"
+expect "and its path" "presets/tour/01-one-matrix-has-a-gap\.preset"
+press "j moves the selection, the header follows" "> 02-remove-the-gap +tour" j
+expect "the new header" "Tour 2/9: remove the gap"
+keys j j j j j j
+press "j: the last tour step, before the shipped presets" "> 09-keep-the-rank +tour" j
+expect "the first shipped preset follows it" "  depth-markov-gap +shipped"
 press "Enter loads it and closes the picker" "loaded tour preset 09-keep-the-rank" Enter
 check "the picker closed" wait_gone "presets \([0-9]+\): "
 expect "the preset's settings" "LN=ln +skip=scaled"
 press "> after a tour step loaded from the picker: the tour knows where it is" "the tour has 9 steps; this is step 9" ">"
 press "p: the name prompt" "name: _" p
 keys c l a s s
-press "refused characters say what a name may hold" "a name is letters, digits" '$'
+press "refused characters say what a name may hold, and why" "\\\$ refused: a preset's name is its file name" '$'
 press "the name so far stays, and - is allowed" "name: class-_" -
 keys d e m o
 press "Enter saves under the name" "saved .*/attnscope/presets/class-demo\.preset" Enter
@@ -143,10 +144,10 @@ press "P: the user's preset is listed as yours" "presets \([0-9]+\): " P
 expect "the picker reopens at the preset loaded last" "> 09-keep-the-rank +tour"
 press "End reaches it" "> class-demo +yours" End
 expect "with its header" "class-demo: saved from the attnscope screen"
-press "Esc closes the picker" "computed in" Escape
-check "the picker closed" wait_gone "presets \([0-9]+\): "
-keys q
-check "q quits" wait_gone "stable rank"
+keys Escape
+check "Esc closes the picker" wait_gone "presets \([0-9]+\): "
+expect "and the panels are back" "computed in"
+quits "q quits"
 
 # Every view in ASCII (LANG=C): no byte above 0x7F.
 no_high_bytes() { # file
@@ -165,13 +166,13 @@ check "LANG=C: the compare view is ASCII" no_high_bytes "$TMP/ascii.txt"
 press "LANG=C: the preset picker, arrows spelled out" "presets \([0-9]+\): Up/Down or j/k choose" P
 screen >"$TMP/ascii.txt"
 check "LANG=C: the picker is ASCII" no_high_bytes "$TMP/ascii.txt"
-press "LANG=C: Esc closes it" "computed in" Escape
+keys Escape
+check "LANG=C: Esc closes it" wait_gone "Up/Down or j/k choose"
 press "LANG=C: the name prompt" "name: _" p
 screen >"$TMP/ascii.txt"
 check "LANG=C: the name prompt is ASCII" no_high_bytes "$TMP/ascii.txt"
 press "LANG=C: Esc cancels" "not saved" Escape
-keys q
-check "q quits" wait_gone "stable rank"
+quits "q quits"
 
 # The ensemble grows in the background: while later seeds compute, the panel shows the mean
 # and band of the seeds done so far (a seed takes tenths of a second here, the screen is
@@ -180,6 +181,5 @@ start 140 44 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 384 -d 384 -L 4 --
 expect "the band grows seed by seed" "mean ± 1 std, ([2-9]|1[0-5])/16 seeds"
 expect "then covers the whole ensemble" "mean ± 1 std\)"
 expect "with all 16 seeds in the legend" "±1 std over 16 seeds"
-keys q
-check "q quits" wait_gone "stable rank"
+quits "q quits"
 finish

@@ -1,0 +1,21 @@
+/* The parts of the transformer block that are not attention (docs/model.md §1.5, §1.8):
+ * LayerNorm in both conventions.  Token matrices are T×d column-major (a token is a row).
+ */
+#ifndef ATTNSCOPE_BLOCK_H
+#define ATTNSCOPE_BLOCK_H
+
+#include "attnscope/config.h"
+
+/* PyTorch's nn.LayerNorm default ε, which the √d convention uses. */
+#define BLOCK_LAYERNORM_EPSILON 1e-5
+
+/* c's LayerNorm (mode and row scale) on every token of x, in place.  unit: x/‖x‖ (ln centres
+   first); sqrt-d: PyTorch's (x − μ)/√(var + ε) for ln, x/√(mean(x²) + ε) for rms, rows of norm
+   ≈ √d.  A zero row stays zero.  row_stat and row_max hold T doubles each (scratch). */
+void Block_layernorm(const Config *c, int T, int d, double *x, double *row_stat, double *row_max);
+
+/* The MLP's activation, elementwise in place: relu max(x, 0), gelu x·Φ(x) with the exact
+   normal CDF (PyTorch's default), tanh. */
+void Block_activate(Mlp mlp, double *x, size_t n);
+
+#endif

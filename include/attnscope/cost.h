@@ -1,0 +1,83 @@
+/* The cost model of a run (docs/model.md §7): how long the work that Model_plan lists will
+ * take on this machine, stage by stage, so that a screen can show honest progress and the
+ * time left, and ask before a long job.
+ *
+ * Products (dgemm, dsyrk) are priced by their floating-point operations (2mnk for an m×k by
+ * k×n product) at the product rate; LAPACK's reductions (bound by memory in their level-2
+ * half) and the element-wise passes by "flop equivalents", the operations a product did in
+ * the same time on a reference machine, at the reference rate times a scalar speed.  Both
+ * are timed at start (Cost_calibrate: a small dgemm, exp over a buffer), so a busier
+ * machine slows every stage, and a faster dgemm kernel only the products.
+ *
+ * A stage's cost is an expectation, not a bound: the route of a stable rank (the top
+ * eigenpair, all eigenvalues, or the singular values of a collapsed X) depends on the
+ * numbers, and the model guesses it from the theory of docs/model.md §3.
+ */
+#ifndef ATTNSCOPE_COST_H
+#define ATTNSCOPE_COST_H
+
+#include "attnscope/config.h"
+#include "attnscope/model.h"
+
+#include <stdbool.h>
+
+typedef struct {
+    double flops_per_second; /* of one BLAS thread doing a 256×256 dgemm */
+    double scalar_speed;     /* exp() and the like, against the reference machine's */
+} CostRates;
+
+/* The rates of the machine the constants were measured on (deterministic: for tests). */
+CostRates Cost_reference_rates(void);
+
+/* Times 256×256 dgemm (with whatever BLAS threads are set) and exp over a buffer, ~30 ms,
+   and returns the rates of this machine now. */
+CostRates Cost_calibrate(void);
+
+/* The seconds of a plan, and where each of Progress.after_layer's calls falls in them.
+   two_lanes: the run gets Progress.run_pair (the two networks of a layer at once). */
+typedef struct {
+    const ModelPlan *plan;
+    CostRates rates;
+    bool two_lanes;
+    double *seed_start; /* [seeds + 1]: seconds before each seed begins; the last is the total */
+} CostSchedule;
+
+/* Builds the schedule of plan (which must outlive it).  Returns 0 or -1 (out of memory). */
+int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, bool two_lanes);
+void CostSchedule_release(CostSchedule *s);
+
+/* Seconds of the whole run. */
+double CostSchedule_total(const CostSchedule *s);
+
+/* Seconds of work done when after_layer(seed_index, layer) is called, and when the call
+   after it comes (or the run ends): progress between the two is what a long stage is
+   doing. */
+double CostSchedule_done_at(const CostSchedule *s, int seed_index, int layer);
+double CostSchedule_next_after(const CostSchedule *s, int seed_index, int layer);
+
+/* Seconds before the first after_layer call (the input, a shown layer of a kept network). */
+double CostSchedule_first_stage(const CostSchedule *s);
+
+/* Seconds of a whole run of c on a fresh workspace (Model_plan with nothing kept), of the
+   width sweep of c (Sweep_width: its points are always fresh runs), and of the compare
+   view's extra network after a run of c (its shown layer's attention and spectra). */
+double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes);
+double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes);
+double Cost_compare(const Config *c, CostRates rates, bool two_lanes);
+
+/* Where a running job is, from its schedule: done and next are the seconds of work at the
+   last after_layer call and at the one to come (or the end), total the whole job's;
+   clock_at_done the seconds of the clock from the job's start to that last call, since
+   the seconds from it to now.  The clock's seconds per estimated second so far (the pace,
+   within ×5 of 1) stretch the estimate of what is left.  Inside a stage the progress moves
+   at that pace and slows down before the stage's end, which it never reaches: a long
+   LAPACK call shows work going on, never more than was done. */
+typedef struct {
+    double fraction;     /* 0..1 of the job */
+    double seconds_left; /* at the pace so far; NaN when total is unknown */
+} CostProgress;
+
+CostProgress Cost_progress(double done, double next, double total, double clock_at_done,
+                           double since);
+
+#endif

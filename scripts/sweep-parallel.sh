@@ -1,0 +1,75 @@
+#!/bin/bash
+# Runs a grid's configurations (JSON Lines, from `attnscope grid`) with GNU parallel, here or
+# on other machines, appending the result records to RESULTS; `attnscope merge RESULTS`
+# then combines them in the order of their settings, so the order jobs finish in is of no
+# consequence.
+#
+#   scripts/sweep-parallel.sh [options] CONFIGS.jsonl RESULTS.jsonl
+#     --jobs N             jobs at a time on each machine (default: one per core)
+#     --lines N            configurations per job, one process each (default 1; more amortise
+#                          the start of a process over small configurations)
+#     --sshloginfile FILE  run the jobs on these machines (GNU parallel's format: one
+#                          [ncores/]host per line, ':' is this machine); attnscope must be
+#                          installed at the same path on each (--bin)
+#     --joblog FILE        GNU parallel's job log (default: RESULTS.joblog)
+#     --resume             skip the jobs the job log says were run (an interrupted sweep goes
+#                          on where it stopped; nothing is computed twice)
+#     --bin PATH           the attnscope binary (default: build/attnscope of this tree when
+#                          it exists, else attnscope on PATH)
+#
+# Each job runs with one BLAS thread and one lane (OPENBLAS_NUM_THREADS=1): parallel fills
+# the cores with jobs instead.  Exit status: 0 when every job succeeded; 2 on bad usage; else
+# GNU parallel's (the number of failed jobs, which the job log names).
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=attnscope
+[ -x "$here/build/attnscope" ] && bin=$here/build/attnscope
+jobs= lines=1 sshloginfile= joblog= resume=
+
+usage() {
+    echo "sweep-parallel.sh: $1" >&2
+    echo "usage: scripts/sweep-parallel.sh [--jobs N] [--lines N] [--sshloginfile FILE] [--joblog FILE] [--resume] [--bin PATH] CONFIGS.jsonl RESULTS.jsonl" >&2
+    exit 2
+}
+positive() { # option value
+    case "$2" in
+    '' | *[!0-9]* | 0*) usage "$1 '$2': accepted a whole number from 1" ;;
+    esac
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --jobs | --lines | --sshloginfile | --joblog | --bin)
+        [ $# -ge 2 ] || usage "$1: needs a value"
+        case "$1" in
+        --jobs) positive "$1" "$2"; jobs=$2 ;;
+        --lines) positive "$1" "$2"; lines=$2 ;;
+        --sshloginfile) [ -r "$2" ] || usage "--sshloginfile '$2': not a readable file"; sshloginfile=$2 ;;
+        --joblog) joblog=$2 ;;
+        --bin) bin=$2 ;;
+        esac
+        shift 2
+        ;;
+    --resume) resume=1; shift ;;
+    -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    --) shift; break ;;
+    -*) usage "unknown option '$1'" ;;
+    *) break ;;
+    esac
+done
+[ $# -eq 2 ] || usage "expected CONFIGS.jsonl and RESULTS.jsonl, found $# arguments"
+configs=$1 results=$2
+[ -r "$configs" ] && [ -f "$configs" ] || usage "CONFIGS '$configs': not a readable file"
+# moreutils ships another program named parallel, with other options.
+parallel --version 2>/dev/null | grep -q '^GNU parallel' ||
+    usage "GNU parallel is not installed (Debian: apt-get install parallel; scripts/install-deps.sh check)"
+[ -n "$sshloginfile" ] || command -v "$bin" >/dev/null 2>&1 || usage "--bin '$bin': not an executable"
+joblog=${joblog:-$results.joblog}
+
+args=(--pipe -N "$lines" --joblog "$joblog")
+[ -n "$resume" ] && args+=(--resume)
+[ -n "$jobs" ] && args+=(--jobs "$jobs")
+[ -n "$sshloginfile" ] && args+=(--sshloginfile "$sshloginfile")
+# --pipe numbers the blocks of N lines in order, so a job's number names the same lines in a
+# resumed run.  Each job's output reaches RESULTS whole, once the job has ended.
+parallel "${args[@]}" env OPENBLAS_NUM_THREADS=1 "$bin" --batch --jsonl <"$configs" >>"$results"

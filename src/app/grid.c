@@ -1,0 +1,278 @@
+#include "grid.h"
+
+#include "jsonl.h"
+#include "options.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    GRID_TERMS_MAX = SETTINGS_MAX,
+    GRID_VALUES_MAX = 256,
+    /* A bound that a typo (a list pasted twice) meets before the disk does. */
+    GRID_LINES_MAX = 1000000,
+};
+
+typedef struct {
+    const Setting *setting;
+    int count;
+    char *values[GRID_VALUES_MAX];
+} Term;
+
+typedef struct {
+    int count;
+    Term terms[GRID_TERMS_MAX];
+    long shards;
+} Grid;
+
+static const Setting *setting_named(const char *key)
+{
+    for (int i = 0; i < Settings_count(); i++)
+        if (strcmp(Settings_at(i)->json, key) == 0 || strcmp(Settings_at(i)->name, key) == 0)
+            return Settings_at(i);
+    return NULL;
+}
+
+/* One KEY=V1,V2,... (cut in place).  Returns 0 or -1 with the message. */
+static int parse_term(Grid *g, char *text, char *err, size_t size)
+{
+    char *eq = strchr(text, '=');
+    *eq = '\0';
+    const Setting *s = setting_named(text);
+    if (!s) {
+        char names[400];
+        size_t used = 0;
+        for (int i = 0; i < Settings_count() && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                     Settings_at(i)->json);
+        snprintf(err, size,
+                 "grid term '%.40s=...': unknown key; accepted: %s (or the long option names)",
+                 text, names);
+        return -1;
+    }
+    for (int i = 0; i < g->count; i++)
+        if (g->terms[i].setting == s) {
+            snprintf(err, size, "grid term '%.40s=...': %s is already a term of the grid", text,
+                     s->json);
+            return -1;
+        }
+    /* A setting is a term once at most, so the terms fit (GRID_TERMS_MAX = SETTINGS_MAX). */
+    Term *t = &g->terms[g->count++];
+    t->setting = s;
+    char *rest = eq + 1;
+    for (;;) {
+        char *comma = strchr(rest, ',');
+        if (comma)
+            *comma = '\0';
+        Config scratch = Config_default();
+        char message[OPTIONS_ERROR_SIZE];
+        if (Setting_parse(s, &scratch, rest, message, sizeof message)) {
+            snprintf(err, size, "grid term %.40s=: %.400s", text, message);
+            return -1;
+        }
+        if (t->count == GRID_VALUES_MAX) {
+            snprintf(err, size, "grid term %s=: accepted at most %d values", text, GRID_VALUES_MAX);
+            return -1;
+        }
+        t->values[t->count++] = rest;
+        if (!comma)
+            return 0;
+        rest = comma + 1;
+    }
+}
+
+/* Splits a grid argument at blanks into terms. */
+static int parse_terms(Grid *g, char *text, char *err, size_t size)
+{
+    for (char *word = strtok(text, " \t\n"); word; word = strtok(NULL, " \t\n")) {
+        if (!strchr(word, '=') || word[0] == '=') {
+            snprintf(err, size, "grid term '%.40s': accepted KEY=V1,V2,... (e.g. T=256,512)", word);
+            return -1;
+        }
+        if (parse_term(g, word, err, size))
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_shards(Grid *g, const char *text, char *err, size_t size)
+{
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || n < 1 || n > CONFIG_SEEDS_MAX) {
+        snprintf(err, size, "--shards '%.40s': accepted a whole number 1..%d", text,
+                 CONFIG_SEEDS_MAX);
+        return -1;
+    }
+    g->shards = n;
+    return 0;
+}
+
+/* The options that make no sense for a grid, which prints configurations and runs nothing. */
+static int refuse_run_options(const Options *o, char *err, size_t size)
+{
+    const char *which = o->batch          ? "--batch"
+                        : o->jsonl        ? "--jsonl"
+                        : o->export_dir   ? "--export"
+                        : o->sweep_tokens ? "--sweep-T"
+                        : o->trace_path   ? "--trace"
+                                          : NULL;
+    if (!which)
+        return 0;
+    snprintf(err, size,
+             "grid: %s is not accepted (grid prints configurations; run them with "
+             "attnscope --batch --jsonl)",
+             which);
+    return -1;
+}
+
+/* The configuration's settings as KEY=VALUE words, for messages. */
+static void describe(const Grid *g, const Config *c, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < g->count && used < size; i++) {
+        char value[64];
+        Setting_format(g->terms[i].setting, c, 0, value, sizeof value);
+        used += (size_t)snprintf(buf + used, size - used, "%s%s=%s", i ? " " : "",
+                                 g->terms[i].setting->json, value);
+    }
+}
+
+/* Every configuration of the grid (the last term varying fastest), each as its shards, to out;
+   with out NULL, only the checks, so that a grid with a bad configuration writes nothing. */
+static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t size)
+{
+    long lines = g->shards;
+    for (int i = 0; i < g->count; i++)
+        lines = lines * g->terms[i].count > GRID_LINES_MAX ? GRID_LINES_MAX + 1
+                                                           : lines * g->terms[i].count;
+    if (lines > GRID_LINES_MAX) {
+        snprintf(err, size, "grid: more than %d lines; accepted at most that many", GRID_LINES_MAX);
+        return 2;
+    }
+    int index[GRID_TERMS_MAX] = {0};
+    Text line = {0};
+    int status = 0;
+    for (;;) {
+        Config c = o->config;
+        char message[OPTIONS_ERROR_SIZE], where[300];
+        for (int i = 0; i < g->count; i++)
+            Setting_parse(g->terms[i].setting, &c, g->terms[i].values[index[i]], message,
+                          sizeof message);
+        describe(g, &c, where, sizeof where);
+        if (Config_validate(&c, message, sizeof message) ||
+            Options_check_memory(o, &c, message, sizeof message)) {
+            snprintf(err, size, "grid: %.100s: %.400s", where, message);
+            status = 2;
+            break;
+        }
+        if (g->shards > c.seeds) {
+            snprintf(err, size,
+                     "--shards %ld: accepted 1..%d for %s (a shard is a range of at least one "
+                     "of its %d seeds)",
+                     g->shards, c.seeds, where, c.seeds);
+            status = 2;
+            break;
+        }
+        if (c.seed > CONFIG_SEED_MAX - (uint64_t)(c.seeds - 1)) {
+            snprintf(err, size, "grid: %s: seeds %llu..%llu pass the largest seed %llu", where,
+                     (unsigned long long)c.seed, (unsigned long long)c.seed + (uint64_t)c.seeds - 1,
+                     CONFIG_SEED_MAX);
+            status = 2;
+            break;
+        }
+        /* Shard k has seeds/shards seeds, one more for the first seeds % shards: contiguous
+           ranges from the configuration's seed, whose union is exactly its seeds. */
+        Config shard = c;
+        for (long k = 0; out && k < g->shards; k++) {
+            shard.seeds = c.seeds / (int)g->shards + (k < c.seeds % g->shards ? 1 : 0);
+            line.length = 0;
+            Jsonl_write_config(&shard, &line);
+            Text_printf(&line, "\n");
+            if (line.failed || fwrite(line.data, 1, line.length, out) != line.length) {
+                snprintf(err, size, "grid: writing the output failed");
+                status = 1;
+                break;
+            }
+            shard.seed += (uint64_t)shard.seeds;
+        }
+        if (status)
+            break;
+        int i = g->count - 1;
+        while (i >= 0 && ++index[i] == g->terms[i].count)
+            index[i--] = 0;
+        if (i < 0)
+            break;
+    }
+    Text_free(&line);
+    if (status == 0 && out && fflush(out) != 0) {
+        snprintf(err, size, "grid: writing the output failed");
+        status = 1;
+    }
+    return status;
+}
+
+int Grid_main(int argc, char **argv, FILE *out)
+{
+    Grid *g = calloc(1, sizeof *g);
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    char **copies = calloc((size_t)argc + 1, sizeof *copies);
+    char err[OPTIONS_ERROR_SIZE];
+    int status = 2, kept = 0, copied = 0;
+    if (!g || !rest || !copies) {
+        fprintf(stderr, "attnscope: out of memory\n");
+        status = 1;
+        goto done;
+    }
+    g->shards = 1;
+    rest[kept++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--shards") == 0 || strncmp(a, "--shards=", 9) == 0) {
+            const char *value = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!value) {
+                snprintf(err, sizeof err, "--shards: needs a value (see --help)");
+                goto refused;
+            }
+            if (parse_shards(g, value, err, sizeof err))
+                goto refused;
+        } else if (a[0] != '-' && strchr(a, '=')) {
+            /* Terms are cut in place, so they work on a copy of the argument. */
+            if (!(copies[copied] = strdup(a))) {
+                fprintf(stderr, "attnscope: out of memory\n");
+                status = 1;
+                goto done;
+            }
+            if (parse_terms(g, copies[copied++], err, sizeof err))
+                goto refused;
+        } else {
+            rest[kept++] = argv[i];
+        }
+    }
+    Options o;
+    if (Options_parse_each(kept, rest, &o, err, sizeof err) ||
+        refuse_run_options(&o, err, sizeof err))
+        goto refused;
+    if (o.help || o.version) {
+        Options_usage(stdout);
+        status = 0;
+        goto done;
+    }
+    status = expand(g, &o, NULL, err, sizeof err);
+    if (status == 0)
+        status = expand(g, &o, out, err, sizeof err);
+    if (status)
+        goto refused;
+    goto done;
+refused:
+    fprintf(stderr, "attnscope: %s\n", err);
+done:
+    for (int i = 0; i < copied; i++)
+        free(copies[i]);
+    free(copies);
+    free(rest);
+    free(g);
+    return status;
+}

@@ -1,0 +1,241 @@
+#include "jsonl.h"
+
+#include "attnscope/linalg.h"
+#include "batch.h"
+#include "compute.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The batch document also spells the width "d_qk" (d = d_qk in this model). */
+static const char WIDTH_ALIAS[] = "d_qk";
+
+static const Setting *setting_of_key(const char *key)
+{
+    for (int i = 0; i < Settings_count(); i++)
+        if (strcmp(Settings_at(i)->json, key) == 0)
+            return Settings_at(i);
+    return NULL;
+}
+
+static void unknown_key(const char *key, char *err, size_t size)
+{
+    char names[400];
+    size_t used = 0;
+    for (int i = 0; i < Settings_count() && used < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                 Settings_at(i)->json);
+    snprintf(err, size, "unknown key \"%.40s\"; accepted: %s (and %s, equal to d)", key, names,
+             WIDTH_ALIAS);
+}
+
+int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t size)
+{
+    if (!object || object->kind != JSON_OBJECT) {
+        snprintf(err, size, "expected an object of settings, found %s",
+                 object ? JsonKind_name(object->kind) : "nothing");
+        return -1;
+    }
+    const JsonValue *alias = NULL;
+    for (int i = 0; i < object->count; i++) {
+        const char *key = object->keys[i];
+        const JsonValue *v = &object->items[i];
+        if (strcmp(key, WIDTH_ALIAS) == 0) {
+            alias = v; /* checked once "d" is known, wherever it comes in the object */
+            continue;
+        }
+        const Setting *s = setting_of_key(key);
+        if (!s) {
+            unknown_key(key, err, size);
+            return -1;
+        }
+        JsonKind wanted = s->kind == SETTING_ENUM ? JSON_STRING : JSON_NUMBER;
+        if (v->kind != wanted) {
+            char list[128] = "a number";
+            if (s->kind == SETTING_ENUM)
+                EnumNames_list(s->names, list, sizeof list);
+            snprintf(err, size, "\"%s\": accepted %s%s, found %s", key,
+                     s->kind == SETTING_ENUM ? "a string " : "", list, JsonKind_name(v->kind));
+            return -1;
+        }
+        char message[400];
+        if (Setting_parse(s, c, v->text, message, sizeof message)) {
+            snprintf(err, size, "\"%s\": %s", key, message);
+            return -1;
+        }
+    }
+    if (alias && (alias->kind != JSON_NUMBER || alias->number != c->width)) {
+        snprintf(err, size, "\"%s\": accepted only the width d = %d (d_qk = d in this model)",
+                 WIDTH_ALIAS, c->width);
+        return -1;
+    }
+    return 0;
+}
+
+void Jsonl_write_config(const Config *c, Text *t)
+{
+    Text_printf(t, "{");
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        Text_printf(t, "%s\"%s\":", i ? "," : "", s->json);
+        if (s->kind == SETTING_ENUM)
+            Json_string(t, s->names->names[(int)Setting_get(s, c)]);
+        else if (s->kind == SETTING_DOUBLE)
+            Json_number(t, Setting_get(s, c));
+        else
+            Text_printf(t, "%.0f", Setting_get(s, c));
+    }
+    Text_printf(t, "}");
+}
+
+/* How the record was produced, so that a merged figure can be traced to its runs: the host,
+   the input line, and the scheduler's job identity where one ran us. */
+static void provenance(Text *t, long line)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    Text_printf(t, "\"provenance\":{\"command\":\"attnscope --batch --jsonl\",\"host\":");
+    Json_string(t, host);
+    Text_printf(t, ",\"line\":%ld", line);
+    static const char *const scheduler[] = {"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
+                                            "SLURM_ARRAY_TASK_ID", "PARALLEL_SEQ"};
+    for (size_t i = 0; i < sizeof scheduler / sizeof scheduler[0]; i++) {
+        const char *value = getenv(scheduler[i]);
+        if (value && *value) {
+            Text_printf(t, ",\"%s\":", scheduler[i]);
+            Json_string(t, value);
+        }
+    }
+    Text_printf(t, "}");
+}
+
+static double seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
+}
+
+/* The batch document on one line (its line breaks lie between members: a string's are
+   escaped), with the run's circumstances added before its closing brace. */
+static void result_record(const Result *r, const WidthSweep *sweep, long line, double elapsed,
+                          Text *t)
+{
+    Text doc = {0};
+    Batch_document(r, sweep, NULL, &doc);
+    if (doc.failed) {
+        t->failed = true;
+        Text_free(&doc);
+        return;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < doc.length; i++)
+        if (doc.data[i] != '\n')
+            doc.data[kept++] = doc.data[i];
+    while (kept && doc.data[kept - 1] != '}')
+        kept--;
+    Text_printf(t, "%.*s", (int)(kept - 1), doc.data);
+    Text_printf(t, ", \"line\":%ld, \"blas_threads\":%d, \"elapsed_seconds\":", line,
+                Linalg_blas_threads());
+    Json_number(t, elapsed);
+    Text_printf(t, ", ");
+    provenance(t, line);
+    Text_printf(t, "}\n");
+    Text_free(&doc);
+}
+
+static void error_record(const char *message, long line, Text *t)
+{
+    Text_printf(t, "{\"attnscope\":\"%s\", \"line\":%ld, \"error\":", ATTNSCOPE_VERSION, line);
+    Json_string(t, message);
+    Text_printf(t, ", ");
+    provenance(t, line);
+    Text_printf(t, "}\n");
+}
+
+static bool blank(const char *text, size_t length)
+{
+    for (size_t i = 0; i < length; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n')
+            return false;
+    return true;
+}
+
+/* One line into r: the configuration it describes, checked, then run.  Returns 0, 2 (bad
+   input) or 1 (the computation failed), with the message in err. */
+static int run_line(const Options *o, const char *text, size_t length, const Progress *lanes,
+                    Workspace *w, Result *r, WidthSweep *sweep, char *err, size_t size)
+{
+    char message[OPTIONS_ERROR_SIZE];
+    JsonValue *object = Json_parse(text, length, message, sizeof message);
+    if (!object) {
+        snprintf(err, size, "%s", message);
+        return 2;
+    }
+    Config c = o->config;
+    int bad = Jsonl_apply_config(object, &c, message, sizeof message) ||
+              Config_validate(&c, message, sizeof message) ||
+              Options_check_memory(o, &c, message, sizeof message);
+    JsonValue_free(object);
+    if (bad) {
+        snprintf(err, size, "%s", message);
+        return 2;
+    }
+    return Compute_batch(&c, o->sweep_tokens, lanes, w, r, sweep, err, size) ? 1 : 0;
+}
+
+int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, FILE *in, FILE *out)
+{
+    /* Lines that share weights (same seed, sizes, kind, ...; another depth, gap or seed
+       count) then compute only what is missing; the results are bit for bit those of a
+       fresh workspace.  A quarter of the budget bounds what is kept. */
+    Workspace_keep_layers(w, (size_t)(Options_memory_budget(o) / 4));
+    char *text = NULL;
+    size_t capacity = 0;
+    ssize_t got;
+    long line = 0;
+    int status = 0;
+    Text record = {0};
+    WidthSweep sweep;
+    while ((got = getline(&text, &capacity, in)) >= 0) {
+        line++;
+        if (blank(text, (size_t)got))
+            continue; /* a trailing empty line is common and says nothing */
+        struct timespec start;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        char err[OPTIONS_ERROR_SIZE];
+        int outcome = run_line(o, text, (size_t)got, lanes, w, r, &sweep, err, sizeof err);
+        record.length = 0;
+        if (outcome) {
+            fprintf(stderr, "attnscope: line %ld: %s\n", line, err);
+            error_record(err, line, &record);
+            if (status != 1)
+                status = outcome;
+        } else {
+            result_record(r, o->sweep_tokens ? &sweep : NULL, line, seconds_since(&start), &record);
+        }
+        if (record.failed) {
+            fprintf(stderr, "attnscope: line %ld: out of memory writing the record\n", line);
+            status = 1;
+            break;
+        }
+        /* Each record is flushed whole, so that a reader (or a killed run's output) never
+           holds half a line. */
+        if (fwrite(record.data, 1, record.length, out) != record.length || fflush(out) != 0) {
+            perror("attnscope: stdout");
+            status = 1;
+            break;
+        }
+    }
+    if (ferror(in)) {
+        perror("attnscope: stdin");
+        status = 1;
+    }
+    free(text);
+    Text_free(&record);
+    return status;
+}

@@ -1,0 +1,771 @@
+#include "merge.h"
+
+#include "attnscope/format.h"
+#include "json.h"
+#include "json_read.h"
+#include "jsonl.h"
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The ensemble members a merge combines: for each network, the mean and M2 per layer. */
+enum { BAND_NETWORK, BAND_COUNTERPART, BANDS };
+static const char *const MEAN_KEY[BANDS] = {"stable_rank_mean", "counterpart_stable_rank_mean"};
+static const char *const STD_KEY[BANDS] = {"stable_rank_std", "counterpart_stable_rank_std"};
+static const char *const M2_KEY[BANDS] = {"stable_rank_m2", "counterpart_stable_rank_m2"};
+/* What one run's circumstances are: listed per shard in merged_from, not copied. */
+static const char *const RUN_KEYS[] = {"line", "blas_threads", "elapsed_seconds", "provenance",
+                                       "merged_from"};
+
+/* A record keeps its line's text and what grouping needs; its parsed document (about ten
+   times the text) exists only while its group is merged, so that a large sweep fits. */
+typedef struct {
+    const char *file;
+    long line;
+    char *text;
+    size_t length;
+    Config config;
+    char *version, *rng;
+    JsonValue *doc; /* while merged */
+    const JsonValue *mean[BANDS], *m2[BANDS];
+} Record;
+
+typedef struct {
+    Record *records;
+    int count, capacity;
+    char err[OPTIONS_ERROR_SIZE];
+} Input;
+
+/* A record's configuration without its seed range: what shards of one run share. */
+static bool same_run(const Config *a, const Config *b)
+{
+    Config x = *a, y = *b;
+    x.seed = y.seed = 0;
+    x.seeds = y.seeds = 1;
+    return Config_equal(&x, &y);
+}
+
+static const JsonValue *member_of_kind(const JsonValue *doc, const char *key, JsonKind kind,
+                                       char *err, size_t size)
+{
+    const JsonValue *v = JsonValue_member(doc, key);
+    if (!v || v->kind != kind) {
+        snprintf(err, size, "\"%s\": expected %s, found %s", key, JsonKind_name(kind),
+                 v ? JsonKind_name(v->kind) : "nothing (not a result record of this version?)");
+        return NULL;
+    }
+    return v;
+}
+
+/* A per-layer array of numbers or nulls, one per layer 0..depth. */
+static const JsonValue *layer_array(const JsonValue *doc, const char *key, int layers, char *err,
+                                    size_t size)
+{
+    const JsonValue *v = member_of_kind(doc, key, JSON_ARRAY, err, size);
+    if (!v)
+        return NULL;
+    for (int i = 0; i < v->count; i++)
+        if (v->items[i].kind != JSON_NUMBER && v->items[i].kind != JSON_NULL) {
+            snprintf(err, size, "\"%s\": expected numbers or null, found %s", key,
+                     JsonKind_name(v->items[i].kind));
+            return NULL;
+        }
+    if (v->count != layers) {
+        snprintf(err, size, "\"%s\": expected %d values (layers 0..depth), found %d", key, layers,
+                 v->count);
+        return NULL;
+    }
+    return v;
+}
+
+/* Checks r->doc and fills r's config and ensemble from it, and *version and *rng; 0 or -1
+   with the message. */
+static int read_record(Record *r, const JsonValue **version_out, const JsonValue **rng_out,
+                       char *err, size_t size)
+{
+    const JsonValue *doc = r->doc, *v;
+    if (doc->kind != JSON_OBJECT) {
+        snprintf(err, size, "expected a result record (an object), found %s",
+                 JsonKind_name(doc->kind));
+        return -1;
+    }
+    if ((v = JsonValue_member(doc, "error"))) {
+        snprintf(err, size,
+                 "a failed record (error: %.200s) cannot be merged: run that configuration again",
+                 v->kind == JSON_STRING ? v->text : "?");
+        return -1;
+    }
+    const JsonValue *version = member_of_kind(doc, "attnscope", JSON_STRING, err, size);
+    const JsonValue *rng = version ? member_of_kind(doc, "rng", JSON_STRING, err, size) : NULL;
+    const JsonValue *config = rng ? member_of_kind(doc, "config", JSON_OBJECT, err, size) : NULL;
+    if (!config)
+        return -1;
+    *version_out = version;
+    *rng_out = rng;
+    r->config = Config_default();
+    char message[OPTIONS_ERROR_SIZE];
+    if (Jsonl_apply_config(config, &r->config, message, sizeof message) ||
+        Config_validate(&r->config, message, sizeof message)) {
+        snprintf(err, size, "config: %.400s", message);
+        return -1;
+    }
+    for (int i = 0; i < Settings_count(); i++)
+        if (!JsonValue_member(config, Settings_at(i)->json)) {
+            snprintf(err, size, "config: \"%s\" is missing (a record names every setting)",
+                     Settings_at(i)->json);
+            return -1;
+        }
+    const JsonValue *done = member_of_kind(doc, "seeds_done", JSON_NUMBER, err, size);
+    if (!done)
+        return -1;
+    if (done->number != r->config.seeds) {
+        snprintf(err, size, "seeds_done %s of seeds %d: a run stopped early cannot be merged",
+                 done->text, r->config.seeds);
+        return -1;
+    }
+    for (int b = 0; b < BANDS; b++) {
+        r->mean[b] = layer_array(doc, MEAN_KEY[b], r->config.depth + 1, err, size);
+        r->m2[b] = r->mean[b] ? layer_array(doc, M2_KEY[b], r->config.depth + 1, err, size) : NULL;
+        if (!r->m2[b])
+            return -1;
+    }
+    return 0;
+}
+
+static bool blank(const char *text, size_t length)
+{
+    for (size_t i = 0; i < length; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n')
+            return false;
+    return true;
+}
+
+/* Every record of one file; 0, or 2 (bad input) / 1 (out of memory) with in->err set. */
+static int read_file(Input *in, const char *path)
+{
+    bool standard = strcmp(path, "-") == 0;
+    FILE *f = standard ? stdin : fopen(path, "r");
+    if (!f) {
+        snprintf(in->err, sizeof in->err, "merge: '%s': %s", path, strerror(errno));
+        return 2;
+    }
+    char *text = NULL;
+    size_t capacity = 0;
+    ssize_t got;
+    long line = 0;
+    int status = 0;
+    while (status == 0 && (got = getline(&text, &capacity, f)) >= 0) {
+        line++;
+        if (blank(text, (size_t)got))
+            continue;
+        if (in->count == in->capacity) {
+            int want = in->capacity ? 2 * in->capacity : 64;
+            Record *grown = realloc(in->records, sizeof *grown * (size_t)want);
+            if (!grown) {
+                snprintf(in->err, sizeof in->err, "merge: out of memory");
+                status = 1;
+                break;
+            }
+            in->records = grown;
+            in->capacity = want;
+        }
+        Record *r = &in->records[in->count];
+        memset(r, 0, sizeof *r);
+        r->file = path;
+        r->line = line;
+        char message[OPTIONS_ERROR_SIZE];
+        r->doc = Json_parse(text, (size_t)got, message, sizeof message);
+        const JsonValue *version, *rng;
+        if (!r->doc || read_record(r, &version, &rng, message, sizeof message)) {
+            JsonValue_free(r->doc);
+            snprintf(in->err, sizeof in->err, "%s:%ld: %.400s", path, line, message);
+            status = 2;
+            break;
+        }
+        r->version = strdup(version->text);
+        r->rng = strdup(rng->text);
+        r->text = malloc((size_t)got);
+        r->length = (size_t)got;
+        JsonValue_free(r->doc);
+        r->doc = NULL;
+        in->count++;
+        if (!r->version || !r->rng || !r->text) {
+            snprintf(in->err, sizeof in->err, "merge: out of memory");
+            status = 1;
+            break;
+        }
+        memcpy(r->text, text, (size_t)got);
+    }
+    if (status == 0 && ferror(f)) {
+        snprintf(in->err, sizeof in->err, "merge: '%s': %s", path, strerror(errno ? errno : EIO));
+        status = 2;
+    }
+    free(text);
+    if (!standard)
+        fclose(f);
+    return status;
+}
+
+/* Setting by setting in table order (an enumeration by its index): records of a run, the
+   seed range last. */
+static int by_settings(const void *a, const void *b)
+{
+    const Record *x = *(Record *const *)a, *y = *(Record *const *)b;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (strcmp(s->name, "seed") == 0 || strcmp(s->name, "seeds") == 0)
+            continue;
+        double p = Setting_get(s, &x->config), q = Setting_get(s, &y->config);
+        if (p != q)
+            return p < q ? -1 : 1;
+    }
+    if (x->config.seed != y->config.seed)
+        return x->config.seed < y->config.seed ? -1 : 1;
+    /* Equal ranges overlap and are refused; the input order keeps the message stable. */
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* A group's shards in seed order must tile one range: same version and generator, each
+   range starting where the one before ends.  0 or -1 with the reason. */
+static int check_tiling(Record **shard, int count, char *err, size_t size)
+{
+    for (int i = 1; i < count; i++) {
+        const Record *a = shard[0], *p = shard[i - 1], *r = shard[i];
+        if (strcmp(a->version, r->version) != 0 || strcmp(a->rng, r->rng) != 0) {
+            snprintf(err, size,
+                     "%s:%ld is attnscope %.40s (%.80s), %s:%ld is attnscope %.40s (%.80s): "
+                     "results of different versions or generators are not merged",
+                     a->file, a->line, a->version, a->rng, r->file, r->line, r->version, r->rng);
+            return -1;
+        }
+        unsigned long long end = p->config.seed + (unsigned long long)p->config.seeds;
+        if (r->config.seed == end)
+            continue;
+        snprintf(err, size,
+                 r->config.seed < end
+                     ? "%s:%ld (seeds %llu..%llu) and %s:%ld (seeds %llu..%llu) overlap: a seed "
+                       "would count twice"
+                     : "%s:%ld (seeds %llu..%llu) and %s:%ld (seeds %llu..%llu) leave a gap: "
+                       "the seeds between are missing",
+                 p->file, p->line, (unsigned long long)p->config.seed, end - 1, r->file, r->line,
+                 (unsigned long long)r->config.seed,
+                 (unsigned long long)r->config.seed + (unsigned long long)r->config.seeds - 1);
+        return -1;
+    }
+    return 0;
+}
+
+static double number_or_nan(const JsonValue *v)
+{
+    return v->kind == JSON_NUMBER ? v->number : NAN;
+}
+
+/* Count, mean and M2 per layer of one network over the group's shards, in seed order, by
+   Chan's pairwise formula; NaN where any shard has none (as one run gives NaN when any seed
+   lacks the value), and the sample std sqrt(M2 / (n − 1)) as a run computes it. */
+static void combine(Record **shard, int count, int band, int layers, double *mean, double *m2,
+                    double *std)
+{
+    for (int l = 0; l < layers; l++) {
+        double n = shard[0]->config.seeds;
+        mean[l] = number_or_nan(&shard[0]->mean[band]->items[l]);
+        m2[l] = number_or_nan(&shard[0]->m2[band]->items[l]);
+        for (int i = 1; i < count; i++) {
+            double nb = shard[i]->config.seeds, total = n + nb;
+            double delta = number_or_nan(&shard[i]->mean[band]->items[l]) - mean[l];
+            mean[l] += delta * nb / total;
+            m2[l] += number_or_nan(&shard[i]->m2[band]->items[l]) + delta * delta * n * nb / total;
+            n = total;
+        }
+        std[l] = n > 1 ? sqrt(m2[l] / (n - 1)) : NAN;
+    }
+}
+
+/* v as JSON; numbers as they were written, so that they keep every bit. */
+static void write_value(Text *t, const JsonValue *v)
+{
+    switch (v->kind) {
+    case JSON_NULL:
+        Text_printf(t, "null");
+        return;
+    case JSON_FALSE:
+        Text_printf(t, "false");
+        return;
+    case JSON_TRUE:
+        Text_printf(t, "true");
+        return;
+    case JSON_NUMBER:
+        Text_printf(t, "%s", v->text);
+        return;
+    case JSON_STRING:
+        Json_string(t, v->text);
+        return;
+    case JSON_ARRAY:
+    case JSON_OBJECT:
+        break;
+    }
+    bool keyed = v->kind == JSON_OBJECT;
+    Text_printf(t, keyed ? "{" : "[");
+    for (int i = 0; i < v->count; i++) {
+        Text_printf(t, i ? ", " : "");
+        if (keyed) {
+            Json_string(t, v->keys[i]);
+            Text_printf(t, ":");
+        }
+        write_value(t, &v->items[i]);
+    }
+    Text_printf(t, keyed ? "}" : "]");
+}
+
+/* Which ensemble array key names (mean, std or M2 of which network), or NULL. */
+static const double *ensemble_values(const char *key, const double *const mean[BANDS],
+                                     const double *const m2[BANDS], const double *const std[BANDS])
+{
+    for (int b = 0; b < BANDS; b++) {
+        if (strcmp(key, MEAN_KEY[b]) == 0)
+            return mean[b];
+        if (strcmp(key, STD_KEY[b]) == 0)
+            return std[b];
+        if (strcmp(key, M2_KEY[b]) == 0)
+            return m2[b];
+    }
+    return NULL;
+}
+
+static bool is_run_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof RUN_KEYS / sizeof RUN_KEYS[0]; i++)
+        if (strcmp(key, RUN_KEYS[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Each warning of the shards once, in order of first appearance. */
+static void write_warnings(Text *t, Record **shard, int count)
+{
+    Text_printf(t, "[");
+    int written = 0;
+    for (int i = 0; i < count; i++) {
+        const JsonValue *w = JsonValue_member(shard[i]->doc, "warnings");
+        for (int k = 0; w && w->kind == JSON_ARRAY && k < w->count; k++) {
+            const JsonValue *text = &w->items[k];
+            bool seen = text->kind != JSON_STRING;
+            for (int j = 0; j <= i && !seen; j++) {
+                const JsonValue *earlier = JsonValue_member(shard[j]->doc, "warnings");
+                int before = j == i                                   ? k
+                             : earlier && earlier->kind == JSON_ARRAY ? earlier->count
+                                                                      : 0;
+                for (int m = 0; m < before && !seen; m++)
+                    seen = earlier->items[m].kind == JSON_STRING &&
+                           strcmp(earlier->items[m].text, text->text) == 0;
+            }
+            if (seen)
+                continue;
+            Text_printf(t, written++ ? ", " : "");
+            Json_string(t, text->text);
+        }
+    }
+    Text_printf(t, "]");
+}
+
+/* Parses the group's records again (they were checked when read); 0, or -1 when memory ran
+   out. */
+static int load_group(Record **group, int count)
+{
+    for (int i = 0; i < count; i++) {
+        char err[OPTIONS_ERROR_SIZE];
+        const JsonValue *version, *rng;
+        group[i]->doc = Json_parse(group[i]->text, group[i]->length, err, sizeof err);
+        if (!group[i]->doc || read_record(group[i], &version, &rng, err, sizeof err))
+            return -1;
+    }
+    return 0;
+}
+
+static void unload_group(Record **group, int count)
+{
+    for (int i = 0; i < count; i++) {
+        JsonValue_free(group[i]->doc);
+        group[i]->doc = NULL;
+    }
+}
+
+/* The record of the union: the first shard's document (its first seed is the union's first
+   seed, so every first-seed series is the union's) with the union's seed count, ensemble and
+   warnings, and where each part came from. */
+static void write_merged(Text *t, Record **shard, int count, const double *const mean[BANDS],
+                         const double *const m2[BANDS], const double *const std[BANDS])
+{
+    const JsonValue *doc = shard[0]->doc;
+    int seeds = 0, layers = shard[0]->config.depth + 1;
+    for (int i = 0; i < count; i++)
+        seeds += shard[i]->config.seeds;
+    Text_printf(t, "{");
+    for (int i = 0, written = 0; i < doc->count; i++) {
+        const char *key = doc->keys[i];
+        const JsonValue *v = &doc->items[i];
+        if (is_run_key(key))
+            continue;
+        Text_printf(t, written++ ? ", " : "");
+        Json_string(t, key);
+        Text_printf(t, ":");
+        const double *ensemble = ensemble_values(key, mean, m2, std);
+        if (ensemble) {
+            Json_numbers(t, ensemble, layers);
+        } else if (strcmp(key, "seeds_done") == 0) {
+            Text_printf(t, "%d", seeds);
+        } else if (strcmp(key, "warnings") == 0) {
+            write_warnings(t, shard, count);
+        } else if (strcmp(key, "config") == 0) {
+            Text_printf(t, "{");
+            for (int k = 0; k < v->count; k++) {
+                Text_printf(t, k ? ", " : "");
+                Json_string(t, v->keys[k]);
+                Text_printf(t, ":");
+                if (strcmp(v->keys[k], "seeds") == 0)
+                    Text_printf(t, "%d", seeds);
+                else
+                    write_value(t, &v->items[k]);
+            }
+            Text_printf(t, "}");
+        } else {
+            write_value(t, v);
+        }
+    }
+    Text_printf(t, ", \"merged_from\":[");
+    for (int i = 0; i < count; i++) {
+        const Record *r = shard[i];
+        Text_printf(t, "%s{\"file\":", i ? ", " : "");
+        Json_string(t, r->file);
+        Text_printf(t, ", \"line\":%ld, \"seed\":%llu, \"seeds\":%d", r->line,
+                    (unsigned long long)r->config.seed, r->config.seeds);
+        for (size_t k = 0; k < sizeof RUN_KEYS / sizeof RUN_KEYS[0]; k++) {
+            const JsonValue *v = JsonValue_member(r->doc, RUN_KEYS[k]);
+            if (!v || strcmp(RUN_KEYS[k], "line") == 0)
+                continue;
+            Text_printf(t, ", \"%s\":", RUN_KEYS[k]);
+            write_value(t, v);
+        }
+        Text_printf(t, "}");
+    }
+    Text_printf(t, "]}\n");
+}
+
+static void csv_number(Text *t, double x)
+{
+    char buf[FORMAT_NUMBER_SIZE];
+    Text_printf(t, "%s", Format_shortest(x, buf));
+}
+
+/* One row per layer: the settings (seeds: the union's), the layer, the ensemble. */
+static void write_rows(Text *t, const Config *c, int seeds, const double *const mean[BANDS],
+                       const double *const std[BANDS])
+{
+    Config run = *c;
+    run.seeds = seeds;
+    char settings[512];
+    size_t used = 0;
+    for (int i = 0; i < Settings_count() && used < sizeof settings; i++) {
+        char value[64];
+        Setting_format(Settings_at(i), &run, 0, value, sizeof value);
+        used += (size_t)snprintf(settings + used, sizeof settings - used, "%s,", value);
+    }
+    for (int l = 0; l <= c->depth; l++) {
+        Text_printf(t, "%s%d", settings, l);
+        for (int b = 0; b < BANDS; b++) {
+            Text_printf(t, ",");
+            csv_number(t, mean[b][l]);
+            Text_printf(t, ",");
+            csv_number(t, std[b][l]);
+        }
+        Text_printf(t, ",%s\n", GAP_NAMES.names[Gap_toggled(c->gap)]);
+    }
+}
+
+static void write_csv_header(Text *t)
+{
+    for (int i = 0; i < Settings_count(); i++)
+        Text_printf(t, "%s,", Settings_at(i)->json);
+    Text_printf(t, "layer_index,stable_rank_mean,stable_rank_std,counterpart_stable_rank_mean,"
+                   "counterpart_stable_rank_std,counterpart_gap\n");
+}
+
+/* A configuration of the grid the results should cover (--grid): its seed range is the union
+   of its shards' lines. */
+typedef struct {
+    Config config;
+    long line;
+    bool found;
+} Expected;
+
+typedef struct {
+    bool csv;         /* a table, not records */
+    bool uneven;      /* configurations may cover different seed ranges */
+    const char *grid; /* the grid file (--grid), or NULL */
+    Expected *expected;
+    int expected_count;
+} MergeOptions;
+
+/* The configurations of a grid file (`attnscope grid` output: a configuration's shards on
+   consecutive lines).  0, or 2 / 1 with the message. */
+static int read_grid(MergeOptions *o, char *err, size_t size)
+{
+    FILE *f = fopen(o->grid, "r");
+    if (!f) {
+        snprintf(err, size, "merge: --grid '%s': %s", o->grid, strerror(errno));
+        return 2;
+    }
+    char *text = NULL, message[OPTIONS_ERROR_SIZE];
+    size_t capacity = 0;
+    ssize_t got;
+    long line = 0;
+    int status = 0, room = 0;
+    while (status == 0 && (got = getline(&text, &capacity, f)) >= 0) {
+        line++;
+        if (blank(text, (size_t)got))
+            continue;
+        Config c = Config_default();
+        JsonValue *v = Json_parse(text, (size_t)got, message, sizeof message);
+        if (!v || Jsonl_apply_config(v, &c, message, sizeof message) ||
+            Config_validate(&c, message, sizeof message)) {
+            snprintf(err, size, "%s:%ld: %.400s", o->grid, line, message);
+            status = 2;
+        }
+        JsonValue_free(v);
+        Expected *last = o->expected_count ? &o->expected[o->expected_count - 1] : NULL;
+        if (status == 0 && last && same_run(&last->config, &c) &&
+            c.seed == last->config.seed + (uint64_t)last->config.seeds) {
+            last->config.seeds += c.seeds; /* the next shard */
+            continue;
+        }
+        if (status == 0 && o->expected_count == room) {
+            room = room ? 2 * room : 64;
+            Expected *grown = realloc(o->expected, sizeof *grown * (size_t)room);
+            if (!grown) {
+                snprintf(err, size, "merge: out of memory");
+                status = 1;
+                break;
+            }
+            o->expected = grown;
+        }
+        if (status == 0)
+            o->expected[o->expected_count++] = (Expected){.config = c, .line = line};
+    }
+    if (status == 0 && ferror(f)) {
+        snprintf(err, size, "merge: --grid '%s': %s", o->grid, strerror(errno ? errno : EIO));
+        status = 2;
+    }
+    free(text);
+    fclose(f);
+    return status;
+}
+
+/* The group is one of the grid's configurations with the grid's seed range.  0 or -1. */
+static int check_expected(MergeOptions *o, Record **group, int seeds, char *err, size_t size)
+{
+    const Config *c = &group[0]->config;
+    for (int i = 0; i < o->expected_count; i++) {
+        Expected *e = &o->expected[i];
+        if (!same_run(&e->config, c))
+            continue;
+        e->found = true;
+        if (e->config.seed == c->seed && e->config.seeds == seeds)
+            return 0;
+        snprintf(err, size, "%s:%ld: seeds %llu..%llu, where %s:%ld asks for seeds %llu..%llu",
+                 group[0]->file, group[0]->line, (unsigned long long)c->seed,
+                 (unsigned long long)c->seed + (unsigned long long)seeds - 1, o->grid, e->line,
+                 (unsigned long long)e->config.seed,
+                 (unsigned long long)e->config.seed + (unsigned long long)e->config.seeds - 1);
+        return -1;
+    }
+    snprintf(err, size, "%s:%ld: its configuration is not one of the grid %s", group[0]->file,
+             group[0]->line, o->grid);
+    return -1;
+}
+
+/* Every configuration of the grid had results.  0 or -1. */
+static int check_all_found(const MergeOptions *o, char *err, size_t size)
+{
+    for (int i = 0; i < o->expected_count; i++) {
+        const Expected *e = &o->expected[i];
+        if (e->found)
+            continue;
+        snprintf(err, size,
+                 "%s:%ld: no record of this configuration (seeds %llu..%llu) among the results",
+                 o->grid, e->line, (unsigned long long)e->config.seed,
+                 (unsigned long long)e->config.seed + (unsigned long long)e->config.seeds - 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* A shard lost (a failed job whose file is missing) at either end of a configuration's range
+   leaves a range that still tiles, only shorter: unless told otherwise, every configuration
+   must cover the first one's range.  0 or -1 with the message. */
+static int check_same_range(Record **first, int first_seeds, Record **group, int seeds, char *err,
+                            size_t size)
+{
+    if (group[0]->config.seed == first[0]->config.seed && seeds == first_seeds)
+        return 0;
+    snprintf(err, size,
+             "%s:%ld begins seeds %llu..%llu of its configuration, %s:%ld seeds %llu..%llu of "
+             "another: is a shard missing? (every configuration of one merge covers the same "
+             "seeds; --uneven accepts different ranges)",
+             first[0]->file, first[0]->line, (unsigned long long)first[0]->config.seed,
+             (unsigned long long)first[0]->config.seed + (unsigned long long)first_seeds - 1,
+             group[0]->file, group[0]->line, (unsigned long long)group[0]->config.seed,
+             (unsigned long long)group[0]->config.seed + (unsigned long long)seeds - 1);
+    return -1;
+}
+
+/* Groups the records by configuration (in the order of their settings), checks and merges
+   each group into t.  0, or 2 / 1 with in->err. */
+static int merge_all(Input *in, MergeOptions *options, Text *t)
+{
+    int status = 0, first_seeds = 0;
+    /* In the order of their settings and seeds, so that the output does not depend on the
+       order of the files or of their lines. */
+    Record **shard = malloc(sizeof *shard * (size_t)(in->count ? in->count : 1));
+    double *values = NULL;
+    if (!shard) {
+        snprintf(in->err, sizeof in->err, "merge: out of memory");
+        return 1;
+    }
+    for (int i = 0; i < in->count; i++)
+        shard[i] = &in->records[i];
+    qsort(shard, (size_t)in->count, sizeof *shard, by_settings);
+    if (options->csv)
+        write_csv_header(t);
+    for (int first = 0, count; first < in->count && status == 0; first += count) {
+        for (count = 1; first + count < in->count &&
+                        same_run(&shard[first]->config, &shard[first + count]->config);
+             count++)
+            ;
+        Record **group = shard + first;
+        if (check_tiling(group, count, in->err, sizeof in->err)) {
+            status = 2;
+            break;
+        }
+        int layers = group[0]->config.depth + 1, seeds = 0;
+        for (int i = 0; i < count; i++)
+            seeds += group[i]->config.seeds;
+        if (seeds > CONFIG_SEEDS_MAX) {
+            snprintf(in->err, sizeof in->err,
+                     "%s:%ld and the records after it: %d seeds in all; accepted at most %d",
+                     group[0]->file, group[0]->line, seeds, CONFIG_SEEDS_MAX);
+            status = 2;
+            break;
+        }
+        if (first == 0)
+            first_seeds = seeds;
+        else if (!options->uneven &&
+                 check_same_range(shard, first_seeds, group, seeds, in->err, sizeof in->err)) {
+            status = 2;
+            break;
+        }
+        if (options->grid && check_expected(options, group, seeds, in->err, sizeof in->err)) {
+            status = 2;
+            break;
+        }
+        double *grown = realloc(values, sizeof(double) * 3 * BANDS * (size_t)layers);
+        if (grown)
+            values = grown;
+        if (!grown || load_group(group, count)) {
+            unload_group(group, count);
+            snprintf(in->err, sizeof in->err, "merge: out of memory");
+            status = 1;
+            break;
+        }
+        const double *mean[BANDS], *m2[BANDS], *std[BANDS];
+        for (int b = 0; b < BANDS; b++) {
+            double *m = values + (size_t)(3 * b) * (size_t)layers;
+            combine(group, count, b, layers, m, m + layers, m + 2 * layers);
+            mean[b] = m;
+            m2[b] = m + layers;
+            std[b] = m + 2 * layers;
+        }
+        if (options->csv)
+            write_rows(t, &group[0]->config, seeds, mean, std);
+        else
+            write_merged(t, group, count, mean, m2, std);
+        unload_group(group, count);
+    }
+    if (status == 0 && options->grid && check_all_found(options, in->err, sizeof in->err))
+        status = 2;
+    if (status == 0 && t->failed) {
+        snprintf(in->err, sizeof in->err, "merge: out of memory");
+        status = 1;
+    }
+    free(values);
+    free(shard);
+    return status;
+}
+
+int Merge_main(int argc, char **argv, FILE *out)
+{
+    Input in = {0};
+    Text text = {0};
+    MergeOptions options = {0};
+    int files = 0, status = 0;
+    for (int i = 1; i < argc && status == 0; i++) {
+        if (strcmp(argv[i], "--csv") == 0) {
+            options.csv = true;
+        } else if (strcmp(argv[i], "--uneven") == 0) {
+            options.uneven = true;
+        } else if (strcmp(argv[i], "--grid") == 0) {
+            if (i + 1 == argc) {
+                snprintf(in.err, sizeof in.err,
+                         "merge: --grid needs a value (the grid's configurations)");
+                status = 2;
+                break;
+            }
+            options.grid = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            Options_usage(stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            snprintf(in.err, sizeof in.err,
+                     "merge: unknown option '%.40s'; accepted: FILE... (- for standard input), "
+                     "--csv, --uneven and --grid FILE",
+                     argv[i]);
+            status = 2;
+        } else {
+            files++;
+        }
+    }
+    if (status == 0 && files == 0) {
+        snprintf(in.err, sizeof in.err,
+                 "merge: no FILE given; accepted: merge FILE... [--csv] [--uneven] [--grid "
+                 "FILE] (- for standard input)");
+        status = 2;
+    }
+    if (status == 0 && options.grid)
+        status = read_grid(&options, in.err, sizeof in.err);
+    for (int i = 1; i < argc && status == 0; i++) {
+        if (strcmp(argv[i], "--grid") == 0)
+            i++;
+        else if (strcmp(argv[i], "--csv") != 0 && strcmp(argv[i], "--uneven") != 0)
+            status = read_file(&in, argv[i]);
+    }
+    if (status == 0)
+        status = merge_all(&in, &options, &text);
+    if (status) {
+        fprintf(stderr, "attnscope: %s\n", in.err);
+    } else if (fwrite(text.data, 1, text.length, out) != text.length || fflush(out) != 0) {
+        perror("attnscope: merge: stdout");
+        status = 1;
+    }
+    for (int i = 0; i < in.count; i++) {
+        free(in.records[i].text);
+        free(in.records[i].version);
+        free(in.records[i].rng);
+    }
+    free(in.records);
+    free(options.expected);
+    Text_free(&text);
+    return status;
+}

@@ -1,0 +1,96 @@
+#!/bin/bash
+# attnscope grid: the product of its terms in order (the last term varying fastest), on the
+# command line's base settings, each configuration split by --shards into contiguous seed
+# ranges whose union is its seeds; its lines run with --batch --jsonl.  Then the bad-input
+# table: exit 2, nothing on stdout, a message naming the term or option and what is accepted.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$BIN" grid 'T=8,16 attention=softmax,markov' gap=off,center seeds=10 -d 16 -L 2 --shards 3 \
+    >"$tmp/grid.jsonl" 2>"$tmp/err"
+check "grid: exit 0, nothing on stderr" test $? -eq 0 -a ! -s "$tmp/err"
+
+"$PY" - "$tmp/grid.jsonl" >"$tmp/why" 2>&1 <<'PY'
+import itertools, json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+expected = []
+for T, a, g in itertools.product([8, 16], ["softmax", "markov"], ["off", "center"]):
+    for seed, seeds in [(1, 4), (5, 3), (8, 3)]:
+        expected.append(dict(T=T, d=16, depth=2, sigma_qk=1, attention=a, mask="full", window=1,
+                             gap=g, layernorm="none", skip="none", layer=1, seed=seed,
+                             seeds=seeds))
+# The grid's keys as expected; every other setting (the block's, at their defaults) the same
+# on every line.
+got = [{k: l.get(k) for k in e} for l, e in zip(lines, expected)]
+rest = [{k: v for k, v in l.items() if k not in expected[0]} for l in lines]
+if len(lines) != len(expected) or got != expected or any(r != rest[0] for r in rest):
+    print("got", got[:4], "...")
+    sys.exit(1)
+PY
+check "24 lines: the product in order, shards 1..4, 5..7, 8..10 ($(head -c 300 "$tmp/why"))" test ! -s "$tmp/why"
+
+"$BIN" grid seeds=64 seed=100 --shards 5 -T 8 -d 8 >"$tmp/shards.jsonl"
+contiguous() {
+    "$PY" - "$tmp/shards.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+sizes = [l["seeds"] for l in lines]
+starts = [l["seed"] for l in lines]
+ok = sizes == [13, 13, 13, 13, 12] and starts == [100, 113, 126, 139, 152]
+sys.exit(0 if ok else 1)
+PY
+}
+check "--shards 5 of 64 seeds from 100: contiguous ranges of 13,13,13,13,12" contiguous
+
+"$BIN" grid 'T=8 depth=2,3' -d 8 --seeds 2 | "$BIN" --batch --jsonl >"$tmp/run.jsonl"
+check "grid | --batch --jsonl: exit 0, one record per line" \
+    test $? -eq 0 -a "$(wc -l <"$tmp/run.jsonl")" -eq 2
+"$BIN" grid tokens=8 -d 8 >"$tmp/long.jsonl" && "$BIN" grid T=8 -d 8 >"$tmp/short.jsonl"
+check "a term may use the long option name" cmp -s "$tmp/long.jsonl" "$tmp/short.jsonl"
+"$BIN" grid >"$tmp/none.jsonl"
+check "no term: the base configuration, one line" test "$(wc -l <"$tmp/none.jsonl")" -eq 1
+"$BIN" grid --help >"$tmp/help"
+check "grid --help: exit 0, the usage names grid" grep -q "attnscope grid" "$tmp/help"
+
+refused() { # expected-message -- args...
+    local says=$1
+    shift 2
+    "$BIN" grid "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
+        echo "  grid $*: status $status, stderr: $(head -c 300 "$tmp/err")"
+        return 1
+    fi
+}
+check "a bad value names the term and what is accepted" refused \
+    "grid term T=: -T/--tokens '5x': accepted a whole number 2..4096" -- T=8,5x
+check "an unknown key lists the keys" refused \
+    "grid term 'foo=...': unknown key; accepted: T, d, depth," -- foo=1
+check "a key twice" refused "grid term 'tokens=...': T is already a term of the grid" -- T=8 tokens=16
+check "an empty value" refused "grid term T=: -T/--tokens '': accepted a whole number" -- T=8,
+check "a term without a key" refused "grid term '=3': accepted KEY=V1,V2,..." -- =3
+check "a word that is no term" refused "grid term 'x': accepted KEY=V1,V2,..." -- 'T=8 x'
+check "a configuration that breaks T <= d names it" refused \
+    "grid: T=512: -T/--tokens 512 exceeds -d/--width 256" -- T=256,512
+check "more shards than seeds" refused \
+    "--shards 4: accepted 1..3 for seeds=3 (a shard is a range of at least one of its 3 seeds)" -- seeds=3 --shards 4
+for bad in 0 -1 x 1.5 2000 ''; do
+    check "--shards '$bad'" refused "--shards '$bad': accepted a whole number 1..1024" -- T=8 --shards "$bad"
+done
+check "--shards without a value" refused "--shards: needs a value" -- T=8 --shards
+check "seeds past the largest seed" refused "pass the largest seed 9007199254740991" -- \
+    seed=9007199254740990 seeds=4
+check "a run option" refused "grid: --batch is not accepted" -- T=8 --batch
+check "an unknown option" refused "unknown option '--bogus'" -- T=8 --bogus
+check "over the memory budget" refused "above the memory budget" -- 'T=4096 d=4096' --max-memory 1M
+values257=$(seq -s, 1 257)
+check "more than 256 values in a term" refused "grid term seed=: accepted at most 256 values" -- "seed=$values257"
+values250=$(seq -s, 1 250)
+check "more than 1000000 lines" refused "grid: more than 1000000 lines; accepted at most that many" -- \
+    "seed=$values250" "depth=$(seq -s, 1 50)" "sigma_qk=$(seq -s, 1 4)" seeds=21 --shards 21 -T 8 -d 8
+check "an enum value" refused "accepted softmax|markov|relu|sigmoid|linear|uniform|identity" -- attention=soft
+
+finish

@@ -1,0 +1,76 @@
+#!/bin/bash
+# Bad input to --batch --jsonl, line by line: each bad line alone gives exit 2, one error
+# record on stdout (its line, the message) and the same message on stderr naming the key,
+# the value and what is accepted.  Then the options that --jsonl refuses to combine with.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+refused_line() { # line expected-message-fragment [options...]
+    local line=$1 says=$2
+    shift 2
+    printf '%s\n' "$line" | "$BIN" --batch --jsonl -T 8 -d 8 -L 2 "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    if [ $status -ne 2 ]; then
+        echo "  $line: status $status"
+        return 1
+    fi
+    grep -qF -- "attnscope: line 1: $says" "$tmp/err" || {
+        echo "  $line: stderr lacks '$says': $(head -c 300 "$tmp/err")"
+        return 1
+    }
+    "$PY" - "$tmp/out" "$says" <<'PY' || { echo "  $line: record: $(head -c 300 "$tmp/out")"; return 1; }
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+record = json.loads(lines[0])
+sys.exit(0 if len(lines) == 1 and record["line"] == 1 and sys.argv[2] in record["error"]
+         and "config" not in record else 1)
+PY
+}
+
+cases=(
+    '{"foo": 1}|unknown key "foo"; accepted: T, d, depth, sigma_qk, attention, mask, window, gap, layernorm, skip, heads, head, wo, logit_scale, ln_place, ln_scale, skip_gain, branch_gain, mlp, mlp_ratio, init, init_alpha, init_beta, init_c, input_norm, layer, seed, seeds (and d_qk, equal to d)'
+    '{"T": "16"}|"T": accepted a number, found a string'
+    '{"gap": 1}|"gap": accepted a string off|center|uniform|deflate|outliers, found a number'
+    '{"gap": null}|"gap": accepted a string off|center|uniform|deflate|outliers, found null'
+    '{"attention": "soft"}|"attention": -a/--attention '"'"'soft'"'"': accepted softmax|markov|relu|sigmoid|linear|uniform|identity'
+    '{"T": 6.5}|"T": -T/--tokens '"'"'6.5'"'"': accepted a whole number 2..4096'
+    '{"T": 1e1}|"T": -T/--tokens '"'"'1e1'"'"': accepted a whole number 2..4096'
+    '{"depth": 0}|"depth": -L/--depth '"'"'0'"'"': accepted a whole number 1..256'
+    '{"sigma_qk": 0}|"sigma_qk": -s/--sigma-qk '"'"'0'"'"': accepted a number 0 < X <= 4'
+    '{"seed": -1}|"seed": --seed '"'"'-1'"'"': accepted a whole number 0..9007199254740991'
+    '{"seeds": 2000}|"seeds": --seeds '"'"'2000'"'"': accepted a whole number 1..1024'
+    '{"T": 16}|-T/--tokens 16 exceeds -d/--width 8'
+    '{"layer": 3}|-l/--layer 3: accepted 1..2 (the depth)'
+    '{"d": 16, "d_qk": 8}|"d_qk": accepted only the width d = 16'
+    '{"T": 8, "T": 8}|JSON byte 10: duplicate key "T"'
+    '[{"T": 8}]|expected an object of settings, found an array'
+    '"T=8"|expected an object of settings, found a string'
+    '{"T": 8,}|JSON byte 9: expected a quoted key'
+    '{"T": 8} {"d": 8}|JSON byte 10: text after the value'
+    '{"T": 8|JSON byte 9: expected '"','"' or '"'}'"
+    $'{"gap": "\xff"}|JSON byte 10: byte 0xff is not UTF-8'
+)
+for entry in "${cases[@]}"; do
+    line=${entry%%|*}
+    says=${entry#*|}
+    # Bytes outside printable ASCII shown as '?': a raw non-UTF-8 byte would make the log binary.
+    check "refused: $(printf '%s' "$line" | LC_ALL=C tr -c '[:print:]' '?')" refused_line "$line" "$says"
+done
+check "refused: over the memory budget" refused_line '{"T": 4096, "d": 4096}' \
+    "T = 4096, d = 4096, depth 2 needs about" --max-memory 1M
+
+refused_option() { # expected-message -- args...
+    local says=$1
+    shift 2
+    "$BIN" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qF -- "$says" "$tmp/err"
+}
+check "--jsonl without --batch: exit 2, says so" refused_option \
+    "--jsonl: accepted only with --batch" -- --jsonl
+check "--jsonl with --export: exit 2, says why" refused_option \
+    "--export '$tmp/x': accepted only without --jsonl" -- --batch --jsonl --export "$tmp/x"
+
+finish

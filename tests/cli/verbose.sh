@@ -1,0 +1,48 @@
+#!/bin/bash
+# --verbose: batch prints the cost model's estimate on stderr before computing and the time
+# taken after; stdout stays the same document.  The numbers are not compared with the clock
+# (timing): bench/estimate.py measures that.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run_args=(--batch -T 32 -d 48 -L 3 --seeds 2)
+"$BIN" "${run_args[@]}" >"$tmp/plain.json" 2>"$tmp/plain.err"
+plain=$?
+"$BIN" "${run_args[@]}" --verbose >"$tmp/verbose.json" 2>"$tmp/verbose.err"
+verbose=$?
+check "--batch with and without --verbose exit 0" test "$plain" -eq 0 -a "$verbose" -eq 0
+check "--verbose leaves stdout as it was" cmp -s "$tmp/plain.json" "$tmp/verbose.json"
+check "without --verbose stderr is empty" test ! -s "$tmp/plain.err"
+
+# Two lines, in order: the estimate (with what it is for), then the time taken quoting it.
+estimate_then_actual() {
+    "$PY" - "$tmp/verbose.err" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 2, lines
+first = re.fullmatch(r"attnscope: estimate ([0-9.e+-]+) s for T = 32, d = 48, depth 3, 2 seeds "
+                     r"\(dgemm at ([0-9.]+) GFLOP/s per core, (two lanes|one lane)\)", lines[0])
+second = re.fullmatch(r"attnscope: computed in ([0-9.e+-]+) s \(estimate ([0-9.e+-]+) s\)", lines[1])
+assert first and second, lines
+assert float(first.group(1)) > 0 and float(first.group(2)) > 0, lines
+assert first.group(1) == second.group(2), lines
+assert float(second.group(1)) > 0, lines
+PY
+}
+check "stderr: the estimate, then the time taken with the same estimate" estimate_then_actual
+
+"$BIN" --batch -T 32 -d 32 -L 2 --sweep-T --verbose >/dev/null 2>"$tmp/sweep.err"
+check "--sweep-T: exit 0, the estimate includes the width sweep" \
+    grep -q "^attnscope: estimate .* 1 seed, width sweep (" "$tmp/sweep.err"
+
+OPENBLAS_NUM_THREADS=1 "$BIN" --batch -T 32 -d 32 -L 2 --verbose >/dev/null 2>"$tmp/one.err"
+check "OPENBLAS_NUM_THREADS set: the estimate is for one lane" grep -q "one lane)$" "$tmp/one.err"
+
+"$BIN" -T 32 -d 32 --verbose >"$tmp/screen.out" 2>"$tmp/screen.err"
+status=$?
+check "--verbose without --batch: exit 2, the message names --verbose and --batch" \
+    eval 'test $status -eq 2 && grep -q "^attnscope: --verbose: accepted only with --batch" "$tmp/screen.err"'
+finish

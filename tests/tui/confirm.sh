@@ -1,0 +1,92 @@
+#!/bin/bash
+# Before a job the cost model puts above 30 s, from a key or a preset, the screen asks:
+# Esc keeps the previous settings and starts no job (the trace's job-start events), Enter
+# puts the new settings on and starts it.  The estimates are far above 30 s on any machine
+# (minutes at the calibrated rate), so no timing decides the outcome.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+trace=$TMP/confirm.trace
+jobs() { grep -c 'job-start' "$trace" 2>/dev/null; }
+# Polls the trace until it has more than n job-start events.
+wait_jobs_above() { # n
+    local deadline=$((SECONDS + TIMEOUT))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        [ "$(jobs)" -gt "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# After an answer, gives a wrongly started job time to show in the trace, then compares.
+no_new_job() { # n
+    sleep 1
+    [ "$(jobs)" -eq "$1" ]
+}
+
+# The tour's one step: a preset whose job takes hours.
+mkdir -p "$TMP/tour"
+printf '# Tour 1/1: a preset too big to start unasked\ntokens = 2048\nwidth = 2048\ndepth = 256\nseeds = 64\n' \
+    >"$TMP/tour/01-big.preset"
+
+# 256 layers, 16 seeds at T = d = 256: E doubles the seeds to a job of minutes.
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$TMP/tour' '$BIN' -T 256 -d 256 -L 256 --seeds 16 --trace '$trace'"
+expect "the screen starts with 16 seeds" "seeds=16"
+expect "the status line shows the time left" "computing [0-9]+%, (<1 s|~[0-9.]+ (s|min|h)) left"
+check "the first job started" wait_jobs_above 0
+before=$(jobs)
+# Progress moves while the job runs, also between two finished layers (it follows the clock
+# at the estimated pace): two readings 4 s apart differ.
+percent() { screen | grep -oE 'computing [0-9]+%' | grep -oE '[0-9]+'; }
+progress_rises() {
+    local first second
+    first=$(percent)
+    sleep 4
+    second=$(percent)
+    [ -n "$first" ] && [ -n "$second" ] && [ "$second" -gt "$first" ]
+}
+check "progress rises while the job runs" progress_rises
+
+press "E: the screen asks before the long job" "a long computation" E
+expect "the question says how long and for what" "about ~[0-9.]+ (s|min|h) to compute T=256 d=256 L=256 seeds=32"
+expect "the question says what Enter and Esc do" "Enter computes it; Esc keeps the previous settings"
+check "the trace records the question" grep -q 'confirm-ask seconds=' "$trace"
+press "another key leaves the question open, saying how to answer" \
+    "answer with Enter \(compute\) or Esc \(keep\)" x
+check "the question is still there" eval 'screen | grep -q "a long computation"'
+press "Esc: the previous settings are kept" "kept the previous settings: nothing computed" Escape
+check "Esc: the question is gone" wait_gone "a long computation"
+check "Esc: the status line still shows 16 seeds" eval 'screen | grep -q "seeds=16"'
+check "Esc: no job started" no_new_job "$before"
+
+press "E again: the question again" "a long computation" E
+press "Enter: the new settings are on (the status line, not the question)" "^T=256 .*seeds=32" Enter
+check "Enter: the job started" wait_jobs_above "$before"
+check "the trace records the answer before the job" \
+    eval 'grep -E "confirm-go|job-start" "$trace" | tail -n 2 | head -n 1 | grep -q confirm-go'
+
+# A preset (the tour's step) that would take hours: asked too.
+before=$(jobs)
+press "> loads a long preset: the screen asks" "to compute T=2048 d=2048 L=256 seeds=64" ">"
+press "Esc keeps T = 256" "kept the previous settings" Escape
+check "Esc: still T = 256" eval 'screen | grep -qE "^T=256 +d=256"'
+check "Esc: no job started for the preset" no_new_job "$before"
+press "> again: asked again" "to compute T=2048 d=2048 L=256 seeds=64" ">"
+press "Enter loads the preset" "^T=2048 +d=2048 +L=256" Enter
+expect "the tour step's title is the note" "a preset too big to start unasked"
+check "Enter: the preset's job started" wait_jobs_above "$before"
+check "the job is the preset's" eval 'grep "job-start" "$trace" | tail -n 1 | grep -q "T=2048 d=2048 L=256"'
+
+quits "q quits during the long job"
+
+# --no-confirm: the same key starts its job at once.
+trace=$TMP/no-confirm.trace
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 256 -d 256 -L 256 --seeds 16 --no-confirm --trace '$trace'"
+expect "--no-confirm: the screen starts" "seeds=16"
+check "--no-confirm: the first job started" wait_jobs_above 0
+before=$(jobs)
+press "--no-confirm: E puts 32 seeds on at once" "seeds=32" E
+check "--no-confirm: its job started" wait_jobs_above "$before"
+asked_nothing() { ! grep -q confirm-ask "$trace" && ! screen | grep -q "a long computation"; }
+check "--no-confirm: nothing was asked" asked_nothing
+quits "q quits"
+finish

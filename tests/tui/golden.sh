@@ -1,0 +1,168 @@
+#!/bin/bash
+# Golden screens (ttyplot's method): the real binary in tmux at 80×24, 120×40 and 200×60, in
+# UTF-8 and ASCII (LANG=C), with colour and with NO_COLOR, captured with their attributes
+# (capture-pane -e) and compared with the files in tests/tui/golden/.  Any change of layout
+# fails until the expected files are regenerated on purpose:
+#     tests/tui/golden.sh --update        (or: make golden-update)
+# then review `git diff tests/tui/golden/` and commit it.
+# Each terminal goes through steps: the default screen, then keys (presentation mode, a tour
+# step with its caption, one panel zoomed, the help), captured after each.  A capture waits
+# for the job to be done and drawn (the trace's events), then for two equal captures; the
+# timing ("computed in N ms") is masked, and the attributes are written in a canonical form.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+update=false
+[ "${1:-}" = --update ] && update=true
+dir=tests/tui/golden
+mkdir -p "$dir"
+
+# name keys: the steps, in order, each after the ones before it.
+STEPS=("default:" "present:Z" "tour:>" "zoom:z" "help:?")
+# The full set of steps at 120×40 in UTF-8 with colour and at 80×24 in ASCII without; the
+# default screen and presentation mode at every size and mode.
+TERMINALS=(
+    "120x40 utf8 color 5" "80x24 ascii nocolor 5"
+    "80x24 utf8 color 2" "80x24 utf8 nocolor 2" "80x24 ascii color 2"
+    "120x40 utf8 nocolor 2" "120x40 ascii color 2" "120x40 ascii nocolor 2"
+    "200x60 utf8 color 2" "200x60 utf8 nocolor 2" "200x60 ascii color 2" "200x60 ascii nocolor 2"
+)
+
+exited_with() { wait_file "$TMP/status" && [ "$(cat "$TMP/status")" = "$1" ] && rm -f "$TMP/status"; }
+trace_lines() { wc -l <"$trace" 2>/dev/null || echo 0; }
+# The newest job is done and its last frame drawn: the last event is a frame of a generation
+# whose snapshot came complete (apply ... done=1), and nothing followed for half a second.
+settled() {
+    local deadline=$((SECONDS + TIMEOUT)) last gen lines
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        last=$(tail -n 1 "$trace" 2>/dev/null)
+        gen=$(sed -nE 's/.* frame gen=([0-9]+) .*/\1/p' <<<"$last")
+        if [ -n "$gen" ] && grep -qE " apply gen=$gen .*done=1" "$trace"; then
+            lines=$(trace_lines)
+            sleep 0.5
+            [ "$(trace_lines)" = "$lines" ] && return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+# Two equal captures in a row: tmux has drawn all the program wrote.
+capture() { # out
+    local a b deadline=$((SECONDS + TIMEOUT))
+    a=$(tm capture-pane -p -e -t 0)
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 0.3
+        b=$(tm capture-pane -p -e -t 0)
+        [ "$a" = "$b" ] && break
+        a=$b
+    done
+    canonical <<<"$a" >"$1"
+}
+# The capture in a form that depends on the screen only, not on how curses chose to update
+# it: each line's text with its attributes re-emitted where they change between visible
+# characters (a blank's attributes depend on which cells curses rewrote, not on the layout).
+# The timing is masked, and so is the status text it pushes off the end of the line (a
+# number of one more digit cuts the line one character earlier).
+canonical() {
+    "$PY" -c '
+import re, sys
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+for line in sys.stdin.read().split("\n"):
+    cells, attrs, i = [], {}, 0
+    while i < len(line):
+        m = SGR.match(line, i)
+        if m:
+            codes = [int(c) if c else 0 for c in m.group(1).split(";")]
+            k = 0
+            while k < len(codes):
+                c = codes[k]
+                if c == 0:
+                    attrs = {}
+                elif c in (38, 48) and k + 2 < len(codes) and codes[k + 1] == 5:
+                    attrs["fg" if c == 38 else "bg"] = "%d;5;%d" % (c, codes[k + 2])
+                    k += 2
+                elif c in (39, 49):
+                    attrs.pop("fg" if c == 39 else "bg", None)
+                elif 30 <= c <= 37 or 90 <= c <= 97:
+                    attrs["fg"] = str(c)
+                elif 40 <= c <= 47 or 100 <= c <= 107:
+                    attrs["bg"] = str(c)
+                elif c == 22:
+                    attrs.pop("1", None)
+                else:
+                    attrs[str(c)] = str(c)
+                k += 1
+            i = m.end()
+            continue
+        cells.append((line[i], tuple(sorted(attrs.values()))))
+        i += 1
+    text = "".join(c for c, _ in cells)
+    m = re.search(r"computed in [0-9]+ ms", text)
+    if m:
+        cut = text.rfind(" | ")
+        if text.rstrip().endswith(("…", "...")) and cut > m.end():
+            cells = cells[:cut + 3]
+        start = m.start() + len("computed in ")
+        digits = len(m.group(0)) - len("computed in  ms")
+        cells[start:start + digits] = [("#", cells[start][1])]
+    out, shown = [], ()
+    for char, a in cells:
+        a = () if char == " " else a
+        if a != shown:
+            out.append("\x1b[%sm" % ";".join(("0",) + a))
+            shown = a
+        out.append(char)
+    if shown:
+        out.append("\x1b[0m")
+    print("".join(out).rstrip())
+'
+}
+
+for t in "${TERMINALS[@]}"; do
+    read -r size charset colour steps <<<"$t"
+    cols=${size%x*} rows=${size#*x}
+    locale=$UTF8
+    [ "$charset" = ascii ] && locale=C
+    env="LANG=$locale LC_ALL=$locale ATTNSCOPE_PRESETS='$(pwd)/presets'"
+    [ "$colour" = nocolor ] && env="$env NO_COLOR=1"
+    trace="$TMP/$size-$charset-$colour.trace"
+    start "$cols" "$rows" "env $env '$BIN' -T 32 -d 32 -L 3 --trace '$trace'; echo \$? >'$TMP/status'"
+    for ((i = 0; i < steps; i++)); do
+        step=${STEPS[i]} name=${STEPS[i]%%:*} key=${STEPS[i]#*:}
+        if [ -n "$key" ]; then
+            before=$(grep -c ' key ' "$trace")
+            keys "$key"
+            deadline=$((SECONDS + TIMEOUT))
+            while [ "$(grep -c ' key ' "$trace")" -le "$before" ] && [ "$SECONDS" -lt "$deadline" ]; do
+                sleep 0.1
+            done
+        fi
+        case_name="$size-$charset-$colour-$name"
+        if ! settled; then
+            not_ok "$case_name: the screen did not settle (trace: $trace)"
+            continue
+        fi
+        capture "$TMP/$case_name.txt"
+        expected="$dir/$case_name.txt"
+        if $update; then
+            cp "$TMP/$case_name.txt" "$expected"
+            ok "$case_name: written"
+        elif [ ! -f "$expected" ]; then
+            not_ok "$case_name: no $expected (tests/tui/golden.sh --update writes it)"
+        elif cmp -s "$TMP/$case_name.txt" "$expected"; then
+            ok "$case_name"
+        else
+            diff "$expected" "$TMP/$case_name.txt" | sed 's/\x1b/^[/g' | head -n 40 >"$TMP/diff.txt"
+            not_ok "$case_name differs from $expected (regenerate on purpose: make golden-update)" "$TMP/diff.txt"
+        fi
+    done
+    # q closes the help when it is open (the last step may be the help), then quits.
+    if [ "${STEPS[-1]%%:*}" = help ] && [ "$steps" -eq "${#STEPS[@]}" ]; then
+        keys q
+        wait_gone "attnscope keys" || true
+    fi
+    keys q
+    check "$size $charset $colour: q quits, exit status 0" exited_with 0
+done
+finish

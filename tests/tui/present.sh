@@ -1,0 +1,69 @@
+#!/bin/bash
+# Presentation mode (issue 16): --present and b; eigenvalues as whole ● cells; the tour
+# step's "Point at:" note in a box; z shows one panel on the whole screen, cycling; a mouse
+# click on a panel shows it alone and a second click all again; the wheel over the
+# stable-rank panel steps the shown layer.  Mouse events are typed as an xterm sends them
+# (ESC [ M button column row, each + 32, 1-based; a click is a press and a release).
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+trace=$TMP/present.trace
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(pwd)/presets' '$BIN' -T 64 -d 64 -L 3 --present --trace '$trace'; echo \$? >'$TMP/status'"
+expect "computes" "computed in [0-9]+ ms"
+eigen_cells() { screen | head -n 30 | cut -c1-50 | grep -o "●" | wc -l; }
+many_points() { [ "$(eigen_cells)" -ge 20 ]; }
+check "--present: the eigenvalues are whole ● cells (20 or more in the panel)" many_points
+check "no tour caption before a tour step" wait_gone "Point at:"
+press "> loads the tour's first step" "Tour 1/9" ">"
+expect "its Point at: note is on screen, in a box titled tour" "tour ─"
+expect "the note's text" "Point at: \(1\) the highlighted point at 1"
+press "Z: presentation mode off, saying so" "presentation mode off" Z
+check "Z: the caption goes with it" wait_gone "Point at:"
+few_points() { [ "$(eigen_cells)" -le 2 ]; }
+check "Z: the eigenvalues are braille dots again" few_points
+press "Z: on again" "presentation mode on" Z
+expect "the caption is back" "Point at:"
+
+# z: one panel alone, then the next, then all again.
+press "z: the eigenvalue panel alone" "panel 1 of 3 full screen" z
+check "z: the histogram's title is gone" wait_gone "singular values √T·s"
+press "z: the histogram alone" "panel 2 of 3 full screen" z
+check "z: the eigenvalue panel's title is gone" wait_gone "^eigenvalues √T·λ"
+press "z: the stable rank alone" "panel 3 of 3 full screen" z
+press "z: every panel again" "every panel" z
+expect "the eigenvalue panel is back" "^eigenvalues √T·λ"
+
+mouse() { # button-byte column row (0-based cells)
+    local x y
+    x=$(printf '\\x%x' $((33 + $2)))
+    y=$(printf '\\x%x' $((33 + $3)))
+    # shellcheck disable=SC2059 # the bytes are built as escapes on purpose
+    keys -l "$(printf "\033[M%s$x$y" "$1")"
+}
+click() { mouse " " "$1" "$2" && mouse "#" "$1" "$2"; } # press, release
+click 10 5
+expect "a click on the eigenvalue panel shows it alone" "one panel full screen \(a click: back\)"
+in_trace() { local deadline=$((SECONDS + TIMEOUT)); while [ "$SECONDS" -lt "$deadline" ]; do grep -q "$1" "$trace" && return 0; sleep 0.1; done; return 1; }
+check "the click shows in the trace, on panel 1" in_trace "mouse click row=5 col=10 panel=0"
+check "the histogram's title is gone" wait_gone "singular values √T·s"
+click 10 5
+expect "a second click: every panel again" "every panel"
+expect "the histogram is back" "singular values √T·s"
+before=$(screen | grep -o "layer=[0-9]*/[0-9]*")
+mouse "\`" 100 30
+expect "the wheel up over the stable-rank panel: the next layer" "layer=2/8"
+mouse "a" 100 30
+expect "the wheel down: back to layer 1" "layer=1/8"
+mouse "\`" 100 5
+check "the wheel over the histogram changes no layer" bash -c "sleep 1; grep -q 'mouse wheel-up row=5 col=100 panel=1' '$trace'"
+check "  (the layer is still 1)" test "$(screen | grep -o 'layer=[0-9]*/[0-9]*')" = "layer=1/8"
+check "  (and was 1 before the wheel)" test "$before" = "layer=1/8"
+
+press "? lists Z and z" "Z +presentation mode on / off" "?"
+expect "and z" "z +zoom: one panel, cycled"
+keys Escape
+check "the help closes" wait_gone "attnscope keys"
+keys q
+exited_with() { wait_file "$TMP/status" && [ "$(cat "$TMP/status")" = "$1" ]; }
+check "q quits, exit status 0" exited_with 0
+finish
