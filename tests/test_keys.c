@@ -113,6 +113,30 @@ static void test_tokens_and_width(void **state)
     assert_non_null(strstr(note, "minimum, 2"));
 }
 
+/* A cycle passes over the names another setting rules out: cutting-skip draws an
+   orthogonal W^O, so with a Gaussian one C goes from deepnorm on to normal, and O does not
+   make cutting-skip's W^O Gaussian. */
+static void test_cycles_skip_what_others_rule_out(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    start.output = OUTPUT_GAUSSIAN;
+    start.init = INIT_DEEPNORM;
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE], err[256];
+    assert_true(press(&c, 'C', note));
+    assert_int_equal(c.config.init, INIT_NORMAL);
+    start.output = OUTPUT_IDENTITY;
+    c = Controls_from(&start);
+    assert_true(press(&c, 'C', note));
+    assert_int_equal(c.config.init, INIT_CUTTING_SKIP);
+    assert_true(press(&c, 'O', note));
+    assert_int_equal(c.config.output, OUTPUT_ORTHOGONAL);
+    assert_true(press(&c, 'O', note));
+    assert_int_equal(c.config.output, OUTPUT_IDENTITY);
+    assert_int_equal(Config_validate(&c.config, err, sizeof err), 0);
+}
+
 static void test_window_and_layer_clamps(void **state)
 {
     (void)state;
@@ -457,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_no_duplicates_and_complete_entries),
         cmocka_unit_test(test_help_from_table),
         cmocka_unit_test(test_tokens_and_width),
+        cmocka_unit_test(test_cycles_skip_what_others_rule_out),
         cmocka_unit_test(test_window_and_layer_clamps),
         cmocka_unit_test(test_sigma_steps),
         cmocka_unit_test(test_lowering_undoes_the_raised_bound),

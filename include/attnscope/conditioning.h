@@ -4,9 +4,9 @@
  *
  * Tokens are rows and vec is column-major, so vec X stacks the columns of the T×d matrix X
  * and K = ∂vec f / ∂vec X is (T·d)×(T·d).  The logits are C = s·X·M·Xᵀ with M = W^Q W^Kᵀ and
- * the logit scale s passed in, and W_VO = W^V W^O passed in, so that a block with heads and
- * an output projection supplies its own products.  Today's layer has one head and W^O = I:
- * W_VO = W^V and s = 1/√d (gaussian) or 1 (cutting-skip, whose αZ + βI carries its scale).
+ * the logit scale s passed in, and W_VO = W^V W^O passed in.  H heads sum: f = Σ_h A_h X W_VO,h
+ * with M_h = W^Q_h W^K_hᵀ and W_VO,h = W^V_h W^O_h (W^O's rows of head h), so K = Σ_h K_h.
+ * s is 1/√d_h or 1/d_h, or 1 under cutting-skip, whose αZ + βI carries its scale.
  */
 #ifndef ATTNSCOPE_CONDITIONING_H
 #define ATTNSCOPE_CONDITIONING_H
@@ -45,6 +45,10 @@ void SaWork_free(SaWork *w);
 /* Prepares the products of b that every Jacobian product reuses (X·M, X·Mᵀ, X·W_VO).  b's
    matrices must stay valid until the next SaWork_prepare.  Returns 0 or -1 (out of memory). */
 int SaWork_prepare(SaWork *w, const SaBlock *b);
+/* The same for a sub-block of `heads` heads on one input: f(X) = Σ_h A_h(X)·X·W_VO,h, whose
+   Jacobian is K = Σ_h K_h (each head's block with its own M_h, scale, W_VO,h = W^V_h W^O_h
+   and attention); every block has the same T, d and x. */
+int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads);
 
 /* dy = K·dx: Ċ = s(Ẋ M Xᵀ + X M Ẋᵀ), Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)·1ᵀ),
    Ẏ = Ȧ X W_VO + A_applied Ẋ W_VO.  dx, dy are T×d and may not overlap. */
@@ -62,6 +66,9 @@ double Conditioning_kappa(double s_max, double s_min, int n);
 /* Products with E = K − B (the perturbation term: Ẋ ↦ Ȧ X W_VO) instead of K, until the
    next SaWork_prepare. */
 void SaWork_perturbation_only(SaWork *w, bool only);
+/* Products with the dominant term B = Σ_h W_VO,hᵀ ⊗ A_h alone (Ẋ ↦ Σ_h A_h Ẋ W_VO,h): for
+   one head its κ is κ(W_VO)·κ(A); for several it is computed from these products. */
+void SaWork_dominant_only(SaWork *w, bool only);
 
 /* An extreme singular value of K (or E) without forming it: Lanczos on KᵀK through the JVP
    and VJP, with full reorthogonalisation (it needs far fewer products than the power
@@ -135,11 +142,6 @@ typedef struct {
     double *jacobian_singular_values;
     Warnings warnings;
 } Conditioning;
-
-/* Why the conditioning of docs/model.md §8 does not describe c's block, or NULL where it
-   does: one head (the Jacobian of a sum of heads is not a Kronecker product), no MLP and
-   post-LayerNorm (the forward pass between the sub-blocks is the layer of §1.5). */
-const char *Conditioning_unsupported(const Config *c);
 
 /* Runs the first seed of c (the weights and forward pass of Model_run) and fills out.
    Returns 0, or -1 (out of memory, a LAPACK failure) with the reason in err. */

@@ -116,12 +116,6 @@ static int run_batch(const Options *o)
         status = softmax_demo(o, &doc);
         goto done;
     }
-    const char *unsupported = o->conditioning ? Conditioning_unsupported(&o->config) : NULL;
-    if (unsupported) {
-        fprintf(stderr, "attnscope: %s\n", unsupported);
-        status = 2;
-        goto done;
-    }
     unsigned long long need = Conditioning_memory_estimate(&o->config);
     if (o->conditioning && need > Options_memory_budget(o)) {
         fprintf(stderr,

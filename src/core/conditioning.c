@@ -13,14 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Which part of K the products apply. */
+typedef enum { PART_WHOLE, PART_PERTURBATION, PART_DOMINANT } Part;
+
 struct SaWork {
-    size_t td_cap, tt_cap;
-    SaBlock b;
-    bool perturbation_only;      /* products with E = K − B instead of K */
-    double *xm, *xmt, *xw, *tmp; /* T×d: X·M, X·Mᵀ, X·W_VO, scratch */
-    double *unit;                /* T×d: e_j for the Jacobian's columns */
-    double *row;                 /* T: each row's Σ_j A_ij·g_ij */
-    double *a, *ap, *cdot;       /* T×T column-major: softmax, applied, Ċ (or C̄) */
+    size_t td_cap, tt_cap; /* per head */
+    int heads_cap, heads;
+    SaBlock *b;         /* one per head */
+    Part part;          /* K, E = K − B or B */
+    double *xm, *xmt;   /* T×d per head: X·M_h, X·M_hᵀ */
+    double *xw;         /* T×d per head: X·W_VO,h */
+    double *tmp, *unit; /* T×d: scratch, e_j for the Jacobian's columns */
+    double *row;        /* T: each row's Σ_j A_ij·g_ij */
+    double *a, *ap;     /* T×T per head, column-major: softmax, applied */
+    double *cdot;       /* T×T: Ċ (or C̄) */
 };
 
 SaWork *SaWork_new(void)
@@ -32,15 +38,10 @@ void SaWork_free(SaWork *w)
 {
     if (!w)
         return;
-    free(w->xm);
-    free(w->xmt);
-    free(w->xw);
-    free(w->tmp);
-    free(w->unit);
-    free(w->row);
-    free(w->a);
-    free(w->ap);
-    free(w->cdot);
+    double *all[] = {w->xm, w->xmt, w->xw, w->tmp, w->unit, w->row, w->a, w->ap, w->cdot};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+    free(w->b);
     free(w);
 }
 
@@ -63,31 +64,44 @@ static void transpose_square(int T, const double *row_major, double *col_major)
 
 int SaWork_prepare(SaWork *w, const SaBlock *b)
 {
-    int T = b->T, d = b->d;
-    size_t td = (size_t)T * d, tt = (size_t)T * T;
-    if (td > w->td_cap) {
-        if (grow(&w->xm, td) || grow(&w->xmt, td) || grow(&w->xw, td) || grow(&w->tmp, td) ||
-            grow(&w->unit, td))
+    return SaWork_prepare_heads(w, b, 1);
+}
+
+int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads)
+{
+    int T = blocks[0].T, d = blocks[0].d;
+    size_t td = (size_t)T * d, tt = (size_t)T * T, h_td = td * (size_t)heads,
+           h_tt = tt * (size_t)heads;
+    if (heads > w->heads_cap || td > w->td_cap || tt > w->tt_cap) {
+        SaBlock *b = realloc(w->b, sizeof(SaBlock) * (size_t)heads);
+        if (!b)
             return -1;
+        w->b = b;
+        if (grow(&w->xm, h_td) || grow(&w->xmt, h_td) || grow(&w->xw, h_td) || grow(&w->tmp, td) ||
+            grow(&w->unit, td) || grow(&w->a, h_tt) || grow(&w->ap, h_tt) || grow(&w->cdot, tt) ||
+            grow(&w->row, (size_t)T))
+            return -1;
+        w->heads_cap = heads;
         w->td_cap = td;
-    }
-    if (tt > w->tt_cap) {
-        if (grow(&w->a, tt) || grow(&w->ap, tt) || grow(&w->cdot, tt) || grow(&w->row, (size_t)T))
-            return -1;
         w->tt_cap = tt;
     }
-    w->b = *b;
-    w->perturbation_only = false;
-    if (b->m) {
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, b->x, T, b->m, d, 0.0,
-                    w->xm, T);
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, b->x, T, b->m, d, 0.0,
-                    w->xmt, T);
-        transpose_square(T, b->softmax, w->a);
+    w->heads = heads;
+    w->part = PART_WHOLE;
+    for (int h = 0; h < heads; h++) {
+        const SaBlock *b = &blocks[h];
+        w->b[h] = *b;
+        double *xm = w->xm + td * (size_t)h, *xmt = w->xmt + td * (size_t)h;
+        if (b->m) {
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, b->x, T, b->m, d,
+                        0.0, xm, T);
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, b->x, T, b->m, d,
+                        0.0, xmt, T);
+            transpose_square(T, b->softmax, w->a + tt * (size_t)h);
+        }
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, b->x, T, b->wvo, d,
+                    0.0, w->xw + td * (size_t)h, T);
+        transpose_square(T, b->applied, w->ap + tt * (size_t)h);
     }
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, b->x, T, b->wvo, d, 0.0,
-                w->xw, T);
-    transpose_square(T, b->applied, w->ap);
     return 0;
 }
 
@@ -104,60 +118,74 @@ static void softmax_derivative(int T, const double *a, double *g, double *row)
             g[i + (size_t)j * T] = a[i + (size_t)j * T] * (g[i + (size_t)j * T] - row[i]);
 }
 
+/* K = Σ_h K_h: each head's term added to dy (the first one overwrites it). */
 void SaWork_jvp(SaWork *w, const double *dx, double *dy)
 {
-    const SaBlock *b = &w->b;
-    int T = b->T, d = b->d;
-    /* B·vec Ẋ = vec(A_applied·Ẋ·W_VO) */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, dx, T, b->wvo, d, 0.0,
-                w->tmp, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, w->ap, T, w->tmp, T, 0.0,
-                dy, T);
-    if (w->perturbation_only)
-        memset(dy, 0, sizeof(double) * (size_t)T * d);
-    if (!b->m)
-        return;
-    /* Ċ = s(Ẋ (X Mᵀ)ᵀ + (X M) Ẋᵀ), then Ȧ, then Ȧ·(X W_VO) */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale, dx, T, w->xmt, T, 0.0,
-                w->cdot, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale, w->xm, T, dx, T, 1.0,
-                w->cdot, T);
-    softmax_derivative(T, w->a, w->cdot, w->row);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, w->cdot, T, w->xw, T, 1.0,
-                dy, T);
+    int T = w->b[0].T, d = w->b[0].d;
+    size_t td = (size_t)T * d, tt = (size_t)T * T;
+    memset(dy, 0, sizeof(double) * td);
+    for (int h = 0; h < w->heads; h++) {
+        const SaBlock *b = &w->b[h];
+        /* B_h·vec Ẋ = vec(A_applied·Ẋ·W_VO) */
+        if (w->part != PART_PERTURBATION) {
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, dx, T, b->wvo, d,
+                        0.0, w->tmp, T);
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0,
+                        w->ap + tt * (size_t)h, T, w->tmp, T, 1.0, dy, T);
+        }
+        if (!b->m || w->part == PART_DOMINANT)
+            continue;
+        /* Ċ = s(Ẋ (X Mᵀ)ᵀ + (X M) Ẋᵀ), then Ȧ, then Ȧ·(X W_VO) */
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale, dx, T,
+                    w->xmt + td * (size_t)h, T, 0.0, w->cdot, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale,
+                    w->xm + td * (size_t)h, T, dx, T, 1.0, w->cdot, T);
+        softmax_derivative(T, w->a + tt * (size_t)h, w->cdot, w->row);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, w->cdot, T,
+                    w->xw + td * (size_t)h, T, 1.0, dy, T);
+    }
 }
 
 void SaWork_vjp(SaWork *w, const double *dy, double *dx)
 {
-    const SaBlock *b = &w->b;
-    int T = b->T, d = b->d;
-    /* Bᵀ·vec Ȳ = vec(A_appliedᵀ·Ȳ·W_VOᵀ) */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, dy, T, b->wvo, d, 0.0,
-                w->tmp, T);
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, w->ap, T, w->tmp, T, 0.0, dx,
-                T);
-    if (w->perturbation_only)
-        memset(dx, 0, sizeof(double) * (size_t)T * d);
-    if (!b->m)
-        return;
-    /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā, X̄ += s(C̄ (X Mᵀ) + C̄ᵀ (X M)) */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, dy, T, w->xw, T, 0.0,
-                w->cdot, T);
-    softmax_derivative(T, w->a, w->cdot, w->row);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T, w->xmt, T,
-                1.0, dx, T);
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T, w->xm, T,
-                1.0, dx, T);
+    int T = w->b[0].T, d = w->b[0].d;
+    size_t td = (size_t)T * d, tt = (size_t)T * T;
+    memset(dx, 0, sizeof(double) * td);
+    for (int h = 0; h < w->heads; h++) {
+        const SaBlock *b = &w->b[h];
+        /* B_hᵀ·vec Ȳ = vec(A_appliedᵀ·Ȳ·W_VOᵀ) */
+        if (w->part != PART_PERTURBATION) {
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, dy, T, b->wvo, d,
+                        0.0, w->tmp, T);
+            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0,
+                        w->ap + tt * (size_t)h, T, w->tmp, T, 1.0, dx, T);
+        }
+        if (!b->m || w->part == PART_DOMINANT)
+            continue;
+        /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā, X̄ += s(C̄ (X Mᵀ) + C̄ᵀ (X M)) */
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, dy, T,
+                    w->xw + td * (size_t)h, T, 0.0, w->cdot, T);
+        softmax_derivative(T, w->a + tt * (size_t)h, w->cdot, w->row);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T,
+                    w->xmt + td * (size_t)h, T, 1.0, dx, T);
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T,
+                    w->xm + td * (size_t)h, T, 1.0, dx, T);
+    }
 }
 
 void SaWork_perturbation_only(SaWork *w, bool only)
 {
-    w->perturbation_only = only;
+    w->part = only ? PART_PERTURBATION : PART_WHOLE;
+}
+
+void SaWork_dominant_only(SaWork *w, bool only)
+{
+    w->part = only ? PART_DOMINANT : PART_WHOLE;
 }
 
 void SaWork_jacobian(SaWork *w, double *k)
 {
-    size_t n = (size_t)w->b.T * w->b.d;
+    size_t n = (size_t)w->b[0].T * w->b[0].d;
     memset(w->unit, 0, sizeof(double) * n);
     for (size_t j = 0; j < n; j++) {
         w->unit[j] = 1.0;
@@ -202,7 +230,7 @@ static void normal_product(SaWork *w, const double *v, double *work, double *out
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
                    SingularValueEstimate *out)
 {
-    size_t n = (size_t)w->b.T * w->b.d;
+    size_t n = (size_t)w->b[0].T * w->b[0].d;
     int steps = max_steps;
     if ((size_t)steps * n * sizeof(double) > LANCZOS_BASIS_BYTES)
         steps = (int)(LANCZOS_BASIS_BYTES / (n * sizeof(double))) - 1;
@@ -319,36 +347,92 @@ void Conditioning_release(Conditioning *out)
 enum { LANCZOS_STEPS_MAX = 240 };
 #define LANCZOS_TOLERANCE 1e-6
 
-/* The buffers of one run. */
+/* The buffers of one run; H heads of width d_h = d/H, R the MLP's ratio. */
 typedef struct {
     const Config *c;
-    int T, d;
+    int T, d, heads;
     size_t n; /* T·d */
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
-    double *x, *xw, *q, *k;    /* T×d */
-    double *wq, *wk, *m, *wvo; /* d×d */
-    double *scratch; /* Init_scratch_doubles, d×d (W^V W^O), T×T (copies to decompose) */
-    double *logits, *soft, *applied; /* T×T */
-    double *product, *product_next;  /* T×T, A_ℓ⋯A_1 column-major, scaled to unit norm */
+    SaBlock *blocks;                         /* one per head */
+    double *x, *normed, *xw, *q, *k, *mixed; /* T×d; normed: LN(X) before a pre-LN branch */
+    double *wq, *wk, *wv, *wo, *wvo;         /* d×d: the layer's, W_VO = W^V W^O */
+    double *m, *wvo_head;                    /* d×d per head: M_h, W_VO,h = W^V_h W^O_h */
+    double *w1, *w2, *hidden;                /* R·d×d, R·d×d, T×R·d: the MLP */
+    double *scratch;        /* Init_scratch_doubles, d×d (W^O), T×T (copies to decompose) */
+    double *logits;         /* T×T per head (markov draws every head's at once) */
+    double *soft, *applied; /* T×T per head */
+    double *product, *product_next; /* T×T, A_ℓ⋯A_1 of the shown head, at unit norm */
     double *gap_scratch, *row_stat, *row_max;
     double *sv_a, *sv_w;                            /* T, d */
     double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
 } ConditioningRun;
 
+/* The doubles of each buffer of a run for c (one list for allocation, release and the memory
+   estimate); the Jacobian's are apart. */
+enum { RUN_BUFFERS = 29 };
+static int run_plan(ConditioningRun *r, const Config *c, double **slots[RUN_BUFFERS],
+                    size_t sizes[RUN_BUFFERS])
+{
+    size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
+    size_t H = (size_t)c->heads, hidden = c->mlp != MLP_NONE ? (size_t)c->mlp_ratio * d : 0;
+    size_t scratch = Init_scratch_doubles(c);
+    if (scratch < dd)
+        scratch = dd;
+    if (scratch < tt)
+        scratch = tt;
+    bool pre = c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
+    struct {
+        double **p;
+        size_t n;
+    } plan[RUN_BUFFERS] = {{&r->x, td},
+                           {&r->normed, pre ? td : 0},
+                           {&r->xw, td},
+                           {&r->q, td},
+                           {&r->k, td},
+                           {&r->mixed, td},
+                           {&r->wq, dd},
+                           {&r->wk, dd},
+                           {&r->wv, dd},
+                           {&r->wo, c->output != OUTPUT_IDENTITY ? dd : 0},
+                           {&r->wvo, dd},
+                           {&r->m, H * dd},
+                           {&r->wvo_head, H > 1 ? H * dd : 0},
+                           {&r->w1, hidden * d},
+                           {&r->w2, hidden * d},
+                           {&r->hidden, hidden * T},
+                           {&r->scratch, scratch},
+                           {&r->logits, H * tt},
+                           {&r->soft, H * tt},
+                           {&r->applied, H * tt},
+                           {&r->product, tt},
+                           {&r->product_next, tt},
+                           {&r->gap_scratch, Gap_scratch_size(c->tokens)},
+                           {&r->row_stat, T},
+                           {&r->row_max, T},
+                           {&r->sv_a, T},
+                           {&r->sv_w, d},
+                           {&r->jacobian_sv, T * d <= CONDITIONING_EXACT_MAX ? T * d : 0},
+                           {NULL, 0}};
+    int n = 0;
+    for (; n < RUN_BUFFERS && plan[n].p; n++) {
+        slots[n] = plan[n].p;
+        sizes[n] = plan[n].n;
+    }
+    return n;
+}
+
 static void run_free(ConditioningRun *r)
 {
-    double *all[] = {r->row_max,     r->x,        r->xw,
-                     r->q,           r->k,        r->wq,
-                     r->wk,          r->m,        r->wvo,
-                     r->scratch,     r->logits,   r->soft,
-                     r->applied,     r->product,  r->product_next,
-                     r->gap_scratch, r->row_stat, r->sv_a,
-                     r->sv_w,        r->jacobian, r->jacobian_copy,
-                     r->jacobian_sv};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        free(all[i]);
+    double **slots[RUN_BUFFERS];
+    size_t sizes[RUN_BUFFERS];
+    int n = run_plan(r, r->c, slots, sizes);
+    for (int i = 0; i < n; i++)
+        free(*slots[i]);
+    free(r->jacobian);
+    free(r->jacobian_copy);
+    free(r->blocks);
     SaWork_free(r->sa);
     Linalg_free(r->la);
     RandomStream_free(r->random);
@@ -356,35 +440,21 @@ static void run_free(ConditioningRun *r)
 
 static int run_alloc(ConditioningRun *r)
 {
-    size_t T = (size_t)r->T, d = (size_t)r->d, td = T * d, dd = d * d, tt = T * T;
-    size_t scratch = Init_scratch_doubles(r->c);
-    if (scratch < dd)
-        scratch = dd;
-    if (scratch < tt)
-        scratch = tt;
-    struct {
-        double **p;
-        size_t n;
-    } plan[] = {
-        {&r->x, td},       {&r->xw, td},           {&r->q, td},
-        {&r->k, td},       {&r->wq, dd},           {&r->wk, dd},
-        {&r->m, dd},       {&r->wvo, dd},          {&r->scratch, scratch},
-        {&r->logits, tt},  {&r->soft, tt},         {&r->applied, tt},
-        {&r->product, tt}, {&r->product_next, tt}, {&r->gap_scratch, Gap_scratch_size(r->T)},
-        {&r->row_stat, T}, {&r->row_max, T},       {&r->sv_a, T},
-        {&r->sv_w, d}};
-    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)
-        if (!(*plan[i].p = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1))))
+    double **slots[RUN_BUFFERS];
+    size_t sizes[RUN_BUFFERS];
+    int n = run_plan(r, r->c, slots, sizes);
+    for (int i = 0; i < n; i++)
+        if (sizes[i] && !(*slots[i] = malloc(sizeof(double) * sizes[i])))
             return -1;
     if (r->n <= CONDITIONING_EXACT_MAX &&
         (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
-         !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n)) ||
-         !(r->jacobian_sv = malloc(sizeof(double) * r->n))))
+         !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
         return -1;
+    r->blocks = calloc((size_t)r->heads, sizeof(SaBlock));
     r->random = RandomStream_new();
     r->la = Linalg_new();
     r->sa = SaWork_new();
-    return r->random && r->la && r->sa ? 0 : -1;
+    return r->blocks && r->random && r->la && r->sa ? 0 : -1;
 }
 
 static int curves_alloc(ConditioningCurves *c, int depth)
@@ -419,46 +489,82 @@ static int input_tokens(ConditioningRun *r)
 }
 
 /* The weights of a layer, as Model_run draws them (init.h; each from its own stream, so
-   the order does not matter): W_VO = W^V W^O, W^Q, W^K and M = W^Q W^Kᵀ, and the i.i.d.
-   Markov logits. */
+   the order does not matter): W^Q, W^K, W^V, W^O, the MLP's, and the i.i.d. Markov logits;
+   then per head M_h = W^Q_h W^K_hᵀ and W_VO,h = W^V_h W^O_h, and the layer's W_VO = W^V W^O. */
 static int layer_weights(ConditioningRun *r, int layer)
 {
     const Config *c = r->c;
-    int d = r->d;
-    int info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_VALUE, r->wvo);
-    if (!info && c->output != OUTPUT_IDENTITY) {
-        /* W^O in the scratch, the product through M's buffer (M comes next). */
-        info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_OUTPUT, r->scratch);
-        if (!info) {
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, r->wvo, d,
-                        r->scratch, d, 0.0, r->m, d);
-            memcpy(r->wvo, r->m, sizeof(double) * d * d);
-        }
-    }
+    int d = r->d, dh = d / r->heads;
+    size_t dd = (size_t)d * d;
+    int info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_VALUE, r->wv);
+    if (!info && c->output != OUTPUT_IDENTITY)
+        info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_OUTPUT, r->wo);
+    if (!info && c->mlp != MLP_NONE &&
+        !(info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_MLP_IN, r->w1)))
+        info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_MLP_OUT, r->w2);
     if (!info && Attention_has_query_key(c->attention)) {
         info = Init_draw_query_key(r->random, r->la, c, c->seed, layer, r->wq, r->wk, r->scratch);
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, d, 1.0, r->wq, d, r->wk, d, 0.0,
-                    r->m, d);
+        for (int h = 0; !info && h < r->heads; h++)
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0,
+                        r->wq + (size_t)h * dh * d, d, r->wk + (size_t)h * dh * d, d, 0.0,
+                        r->m + dd * (size_t)h, d);
     }
     if (c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(r->random, c->seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
-                              r->logits, (size_t)r->T * r->T);
-    return info;
+                              r->logits, (size_t)r->T * r->T * (size_t)r->heads);
+    if (info)
+        return info;
+    if (c->output == OUTPUT_IDENTITY)
+        memcpy(r->wvo, r->wv, sizeof(double) * dd);
+    else
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, r->wv, d, r->wo, d,
+                    0.0, r->wvo, d);
+    /* Head h writes its d_h columns of the concatenation, which W^O's rows h·d_h.. map: without
+       an output projection those are the identity's, so W_VO,h is W^V_h in its own columns. */
+    for (int h = 0; r->heads > 1 && h < r->heads; h++) {
+        double *vo = r->wvo_head + dd * (size_t)h;
+        const double *v = r->wv + (size_t)h * dh * d;
+        if (c->output == OUTPUT_IDENTITY) {
+            memset(vo, 0, sizeof(double) * dd);
+            memcpy(vo + (size_t)h * dh * d, v, sizeof(double) * (size_t)dh * d);
+        } else {
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, dh, 1.0, v, d,
+                        r->wo + (size_t)h * dh, d, 0.0, vo, d);
+        }
+    }
+    return 0;
 }
 
-/* The logits as Model_run forms them (row-major S, i.e. Sᵀ = K Qᵀ·s column-major), so that
-   both passes see bit for bit the same attention. */
-static void layer_logits(ConditioningRun *r)
+/* The sub-block's input: X, or LN(X) in its own buffer before a pre-LN branch. */
+static const double *branch_input(ConditioningRun *r)
 {
-    int T = r->T, d = r->d;
+    if (!r->normed)
+        return r->x;
+    memcpy(r->normed, r->x, sizeof(double) * r->n);
+    Block_layernorm(r->c, r->T, r->d, r->normed, r->row_stat, r->row_max);
+    return r->normed;
+}
+
+/* Head h's logits as Model_run forms them (row-major S, i.e. Sᵀ = K_h Q_hᵀ·s column-major,
+   from the queries and keys of every head projected at once), or its Markov draw. */
+static const double *head_logits(ConditioningRun *r, const double *source, int h)
+{
+    int T = r->T, d = r->d, dh = d / r->heads;
+    size_t tt = (size_t)T * T;
+    if (r->c->attention == ATTENTION_MARKOV)
+        return r->logits + tt * (size_t)h;
     if (!Attention_has_query_key(r->c->attention))
-        return;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, r->x, T, r->wq, d, 0.0,
-                r->q, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, r->x, T, r->wk, d, 0.0,
-                r->k, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, Init_logit_scale(r->c), r->k, T,
-                r->q, T, 0.0, r->logits, T);
+        return NULL;
+    if (h == 0) {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, r->wq, d,
+                    0.0, r->q, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, r->wk, d,
+                    0.0, r->k, T);
+    }
+    size_t block = (size_t)T * dh * h;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, Init_logit_scale(r->c),
+                r->k + block, T, r->q + block, T, 0.0, r->logits, T);
+    return r->logits;
 }
 
 /* Singular values of the m×m matrix a, descending, a left as it was (decomposed in scratch). */
@@ -523,16 +629,94 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     return 0;
 }
 
-/* One network of the run, layer by layer: the forward pass of Model_run (attention, gap
-   removal, values, skip, LayerNorm) with each layer's numbers at its input. */
+/* κ(B) of several heads, B = Σ_h W_VO,hᵀ ⊗ A_h, from its own products (the SaWork is
+   prepared): exactly on the exact path, else by Lanczos.  Returns s_min(B) through s_min
+   (NaN where κ(B) is not resolved). */
+static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double *s_min)
+{
+    size_t n = r->n;
+    int info = 0;
+    double top, bottom;
+    SaWork_dominant_only(r->sa, true);
+    if (r->jacobian) {
+        SaWork_jacobian(r->sa, r->jacobian);
+        info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
+        top = r->jacobian_sv[0];
+        bottom = r->jacobian_sv[n - 1];
+    } else {
+        SingularValueEstimate largest, smallest;
+        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 4, &largest) ||
+               SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 5, &smallest);
+        top = largest.value;
+        bottom = smallest.value;
+    }
+    SaWork_dominant_only(r->sa, false);
+    if (info)
+        return info < 0 ? -1 : info;
+    out->kappa_dominant[l] = Conditioning_kappa(top, bottom, (int)n);
+    *s_min = isnan(out->kappa_dominant[l]) ? NAN : bottom;
+    return 0;
+}
+
+/* Head outputs into X as Model_run combines them: X ← keep·X + branch·(A X W^V) for one head
+   without W^O, else the heads' A_h·(X W^V)_h side by side, then W^O, as the branch. */
+static void attention_sublayer(ConditioningRun *r, const double *source, double keep, double branch)
+{
+    const Config *c = r->c;
+    int T = r->T, d = r->d, dh = d / r->heads;
+    size_t tt = (size_t)T * T;
+    /* The applied matrices are row-major: their buffers are Aᵀ to BLAS. */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, r->wv, d, 0.0,
+                r->xw, T);
+    if (r->heads == 1 && c->output == OUTPUT_IDENTITY) {
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, r->applied, T, r->xw,
+                    T, keep, r->x, T);
+        return;
+    }
+    for (int h = 0; h < r->heads; h++) {
+        size_t block = (size_t)T * dh * h;
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, dh, T, 1.0,
+                    r->applied + tt * (size_t)h, T, r->xw + block, T, 0.0, r->mixed + block, T);
+    }
+    if (c->output != OUTPUT_IDENTITY) {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, branch, r->mixed, T, r->wo,
+                    d, keep, r->x, T);
+        return;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        r->x[i] = keep * r->x[i] + branch * r->mixed[i];
+}
+
+/* The MLP sub-block as Model_run has it: X ← keep·X + branch·act(X W1ᵀ) W2 (on LN(X) before a
+   pre-LN branch), LayerNorm after it when post. */
+static void mlp_sublayer(ConditioningRun *r, double keep, double branch)
+{
+    const Config *c = r->c;
+    int T = r->T, d = r->d, hidden = c->mlp_ratio * d;
+    const double *source = branch_input(r);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, hidden, d, 1.0, source, T, r->w1,
+                hidden, 0.0, r->hidden, T);
+    Block_activate(c->mlp, r->hidden, (size_t)T * hidden);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, hidden, branch, r->hidden, T,
+                r->w2, hidden, keep, r->x, T);
+    if (!r->normed)
+        Block_layernorm(c, T, d, r->x, r->row_stat, r->row_max);
+}
+
+/* One network of the run, layer by layer: the forward pass of Model_run (attention per head,
+   gap removal, values, W^O, skip, LayerNorm, MLP) with each layer's numbers at the input of
+   its self-attention sub-block (LN(X) before a pre-LN branch).  With several heads, κ(A),
+   its product over depth and the shown singular values are the shown head's. */
 static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bool shown_numbers,
                         Conditioning *result, const char *role)
 {
     const Config *c = r->c;
-    int T = r->T, d = r->d;
-    size_t td = r->n, tt = (size_t)T * T;
+    int T = r->T, d = r->d, H = r->heads, shown = c->head - 1;
+    size_t td = r->n, tt = (size_t)T * T, dd = (size_t)d * d;
     bool input_independent = Attention_is_input_independent(c->attention);
     bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
+    double keep = c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
+    double branch = c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)d) : c->branch_gain;
     double log_scale = 0.0;
     bool product_resolved = true, jacobian_noted = false;
     int info = input_tokens(r);
@@ -546,24 +730,48 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
     for (int l = 1; l <= c->depth; l++) {
         if ((info = layer_weights(r, l)))
             return info;
-        layer_logits(r);
-        Attention_build(c->attention, c->mask, c->window, T, r->logits, r->soft);
-        memcpy(r->applied, r->soft, sizeof(double) * tt);
-        GapOutcome outcome;
-        info = Gap_apply(gap, c->attention, c->mask, c->window, T, r->applied, r->la,
-                         r->gap_scratch, &outcome, &result->warnings);
-        if (info)
-            return info;
+        const double *source = branch_input(r);
+        bool own_derivative = true;
+        Gap applied_gap = GAP_OFF;
+        for (int h = 0; h < H; h++) {
+            double *soft = r->soft + tt * (size_t)h, *applied = r->applied + tt * (size_t)h;
+            Attention_build(c->attention, c->mask, c->window, T, head_logits(r, source, h), soft);
+            memcpy(applied, soft, sizeof(double) * tt);
+            GapOutcome outcome;
+            Warnings gap_warnings = {.count = 0};
+            info = Gap_apply(gap, c->attention, c->mask, c->window, T, applied, r->la,
+                             r->gap_scratch, &outcome, &gap_warnings);
+            if (info)
+                return info;
+            if (h == shown) {
+                applied_gap = outcome.applied;
+                for (int i = 0; i < gap_warnings.count; i++)
+                    Warnings_add(&result->warnings, "%s", gap_warnings.text[i]);
+            }
+            own_derivative &= outcome.applied == GAP_OFF || outcome.applied == GAP_CENTER;
+            r->blocks[h] = (SaBlock){.T = T,
+                                     .d = d,
+                                     .x = source,
+                                     .m = input_independent ? NULL : r->m + dd * (size_t)h,
+                                     .scale = Init_logit_scale(c),
+                                     .wvo = H > 1 ? r->wvo_head + dd * (size_t)h : r->wvo,
+                                     .softmax = soft,
+                                     .applied = applied};
+        }
+        const double *shown_applied = r->applied + tt * (size_t)shown;
 
         /* The dominant term's factors. */
-        if ((info = singular_values(r, T, r->applied, r->sv_a)) ||
+        if ((info = singular_values(r, T, shown_applied, r->sv_a)) ||
             (info = singular_values(r, d, r->wvo, r->sv_w)))
             return info;
         out->kappa_attention[l] = Conditioning_kappa(r->sv_a[0], r->sv_a[T - 1], T);
         out->kappa_value_output[l] = Conditioning_kappa(r->sv_w[0], r->sv_w[d - 1], d);
-        out->kappa_dominant[l] = out->kappa_attention[l] * out->kappa_value_output[l];
-        /* s_min(B) only where both factors are resolved; else the ratio is undefined. */
-        double s_min_b = isnan(out->kappa_dominant[l]) ? NAN : r->sv_a[T - 1] * r->sv_w[d - 1];
+        /* One head: κ(B) = κ(W_VO)·κ(A) exactly; s_min(B) only where both are resolved. */
+        double s_min_b = NAN;
+        if (H == 1) {
+            out->kappa_dominant[l] = out->kappa_attention[l] * out->kappa_value_output[l];
+            s_min_b = isnan(out->kappa_dominant[l]) ? NAN : r->sv_a[T - 1] * r->sv_w[d - 1];
+        }
         if (shown_numbers && l == c->layer) {
             result->attention_singular_values = malloc(sizeof(double) * T);
             result->value_output_singular_values = malloc(sizeof(double) * d);
@@ -575,7 +783,7 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
 
         /* A_ℓ⋯A_1, kept at unit Frobenius norm (κ does not see the scale); the buffer of
            the applied matrix is its transpose to BLAS. */
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, T, T, 1.0, r->applied, T,
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, T, T, 1.0, shown_applied, T,
                     r->product, T, 0.0, r->product_next, T);
         double pnorm = cblas_dnrm2((int)tt, r->product_next, 1);
         double *swap = r->product;
@@ -595,18 +803,19 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
                          role, l);
         }
 
-        /* The Jacobian of the sub-block at X_{ℓ−1}. */
-        bool own_derivative = outcome.applied == GAP_OFF || outcome.applied == GAP_CENTER;
-        if (differentiable && own_derivative) {
-            SaBlock block = {.T = T,
-                             .d = d,
-                             .x = r->x,
-                             .m = input_independent ? NULL : r->m,
-                             .scale = Init_logit_scale(c),
-                             .wvo = r->wvo,
-                             .softmax = r->soft,
-                             .applied = r->applied};
-            if (SaWork_prepare(r->sa, &block))
+        /* The Jacobian of the sub-block at its input (B alone where K is not taken). */
+        bool jacobian = differentiable && own_derivative;
+        if (H > 1) {
+            if (!jacobian)
+                for (int h = 0; h < H; h++)
+                    r->blocks[h].m = NULL;
+            if (SaWork_prepare_heads(r->sa, r->blocks, H))
+                return -1;
+            if ((info = dominant_numbers(r, out, l, &s_min_b)))
+                return info;
+        }
+        if (jacobian) {
+            if (H == 1 && SaWork_prepare_heads(r->sa, r->blocks, H))
                 return -1;
             info = jacobian_numbers(
                 r, out, l, s_min_b, !input_independent,
@@ -618,18 +827,15 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
             Warnings_add(&result->warnings,
                          "the Jacobian of %s network is computed for softmax and the "
                          "input-independent kinds with gap off or center: null for %s, gap %s",
-                         role, ATTENTION_NAMES.names[c->attention],
-                         GAP_NAMES.names[outcome.applied]);
+                         role, ATTENTION_NAMES.names[c->attention], GAP_NAMES.names[applied_gap]);
         }
 
-        /* X_ℓ = keep·X_{ℓ−1} + branch·A X W_VO, then LayerNorm, as Model_run. */
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, r->x, T, r->wvo, d,
-                    0.0, r->xw, T);
-        double keep = c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
-        double branch = c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)d) : c->branch_gain;
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, r->applied, T, r->xw,
-                    T, keep, r->x, T);
-        Block_layernorm(c, T, d, r->x, r->row_stat, r->row_max);
+        /* X_ℓ = keep·X_{ℓ−1} + branch·(attention), LayerNorm when post, the MLP: Model_run's. */
+        attention_sublayer(r, source, keep, branch);
+        if (!r->normed)
+            Block_layernorm(c, T, d, r->x, r->row_stat, r->row_max);
+        if (c->mlp != MLP_NONE)
+            mlp_sublayer(r, keep, branch);
         double norm = cblas_dnrm2((int)td, r->x, 1);
         if (!isfinite(norm)) {
             Warnings_add(&result->warnings,
@@ -638,7 +844,8 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
                          role, l);
             return 0;
         }
-        if (input_independent && norm > 0 && c->layernorm == LAYERNORM_NONE) {
+        if (input_independent && norm > 0 && c->layernorm == LAYERNORM_NONE &&
+            (c->mlp == MLP_NONE || c->mlp == MLP_RELU)) {
             cblas_dscal((int)td, 1.0 / norm, r->x, 1);
             log_scale += log(norm);
             norm = 1.0;
@@ -650,27 +857,20 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
 
 size_t Conditioning_memory_estimate(const Config *c)
 {
-    size_t T = (size_t)c->tokens, d = (size_t)c->width, n = T * d;
-    size_t forward = sizeof(double) * (12 * n + 12 * d * d + 12 * T * T);
+    ConditioningRun sizes = {.c = c};
+    double **slots[RUN_BUFFERS];
+    size_t buffers[RUN_BUFFERS], doubles = 0;
+    int count = run_plan(&sizes, c, slots, buffers);
+    for (int i = 0; i < count; i++)
+        doubles += buffers[i];
+    size_t T = (size_t)c->tokens, d = (size_t)c->width, n = T * d, H = (size_t)c->heads;
+    /* The SaWork's products per head, and the Jacobian (exact path) or the Lanczos basis. */
+    doubles += H * (3 * n + 2 * T * T) + 2 * n + T * T;
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
-    size_t exact = sizeof(double) * (2 * n * n + n);
-    return forward + (n <= CONDITIONING_EXACT_MAX ? exact : lanczos);
-}
-
-const char *Conditioning_unsupported(const Config *c)
-{
-    if (c->heads > 1)
-        return "--conditioning: computed for one head (--heads 1): the Jacobian of a sum of "
-               "heads is not the Kronecker product W_VO^T (x) A it takes apart";
-    if (c->mlp != MLP_NONE)
-        return "--conditioning: computed without an MLP (--mlp none): its forward pass is the "
-               "attention layer's";
-    if (c->ln_place != LN_PLACE_POST)
-        return "--conditioning: computed with --ln-place post: pre-LN feeds the sub-block LN(X), "
-               "whose Jacobian it does not include";
-    return NULL;
+    size_t exact = sizeof(double) * 2 * n * n;
+    return sizeof(double) * doubles + (n <= CONDITIONING_EXACT_MAX ? exact : lanczos);
 }
 
 int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size)
@@ -678,7 +878,7 @@ int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size)
     memset(out, 0, sizeof *out);
     out->config = *c;
     out->counterpart_gap = Gap_toggled(c->gap);
-    ConditioningRun r = {.c = c, .T = c->tokens, .d = c->width};
+    ConditioningRun r = {.c = c, .T = c->tokens, .d = c->width, .heads = c->heads};
     r.n = (size_t)r.T * r.d;
     out->jacobian_exact = r.n <= CONDITIONING_EXACT_MAX;
     int info = -1;

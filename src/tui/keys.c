@@ -176,9 +176,18 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     switch (s->step) {
     case STEP_NONE:
         return false;
-    case STEP_CYCLE:
+    case STEP_CYCLE: {
+        /* Past the names another setting rules out (cutting-skip with a Gaussian W^O). */
+        char unused[256];
         to = cycle((int)value, count, direction);
+        for (int tries = 1; tries < count; tries++) {
+            Setting_put(s, &next, to);
+            if (!Config_validate(&next, unused, sizeof unused))
+                break;
+            to = cycle((int)to, count, direction);
+        }
         break;
+    }
     case STEP_TOGGLE:
         /* Down turns off (the first name) and back on; up steps through the names that are on. */
         if (value != 0 && direction < 0) {
@@ -240,6 +249,11 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     }
     if (!settle(&next, note, size))
         return false;
+    char invalid[256];
+    if (Config_validate(&next, invalid, sizeof invalid)) {
+        note_add(note, size, "%s stays: %s", s->key_label, invalid);
+        return false;
+    }
     *c = after;
     if (s->in_use && !s->in_use(&next))
         note_add(note, size, "%s", s->unused_note);

@@ -63,7 +63,8 @@ capture() { # out
 # it: each line's text with its attributes re-emitted where they change between visible
 # characters (a blank's attributes depend on which cells curses rewrote, not on the layout).
 # The timing is masked, and so is the status text it pushes off the end of the line (a
-# number of one more digit cuts the line one character earlier).
+# number of one more digit cuts the line one character earlier); the blanks before the
+# right-aligned hint are counted as two.
 canonical() {
     "$PY" -c '
 import re, sys
@@ -100,12 +101,21 @@ for line in sys.stdin.read().split("\n"):
     text = "".join(c for c, _ in cells)
     m = re.search(r"computed in [0-9]+ ms", text)
     if m:
-        cut = text.rfind(" | ")
-        if text.rstrip().endswith(("…", "...")) and cut > m.end():
-            cells = cells[:cut + 3]
+        ellipsis = max(text.rfind("…"), text.rfind("..."))
+        cut = text.rfind(" | ", 0, ellipsis) if ellipsis > m.end() else -1
+        if cut >= m.end():
+            end = ellipsis + (1 if text[ellipsis] == "…" else 3)
+            del cells[cut + 3:end]
         start = m.start() + len("computed in ")
         digits = len(m.group(0)) - len("computed in  ms")
         cells[start:start + digits] = [("#", cells[start][1])]
+        # The right-aligned hint sits one column further for each digit the mask took.
+        text = "".join(c for c, _ in cells)
+        runs = list(re.finditer(r" {3,}(?=\S)", text[m.start():]))
+        if runs:
+            gap = max(runs, key=lambda r: len(r.group(0)))
+            at = m.start() + gap.start()
+            cells[at:at + len(gap.group(0))] = [(" ", ())] * 2
     out, shown = [], ()
     for char, a in cells:
         a = () if char == " " else a
