@@ -161,11 +161,11 @@ static void message_add(char *m, const char *part)
     strncat(m, part, MESSAGE_SIZE - used - 1);
 }
 
-/* Whether a warning is about what is on screen: those about token similarity only while its
-   panel is shown (the others concern the spectra and the stable ranks, always shown). */
-static bool on_screen(const StatusView *v, const char *warning)
+/* Whether a warning is about something on screen: a warning about the run as a whole always
+   is; one about a panel or an overlay only while that is drawn. */
+static bool on_screen(const StatusView *v, unsigned subject)
 {
-    return v->similarity_shown || !strstr(warning, "token similarity");
+    return (subject & (v->shown_subjects | WARNING_ABOUT_RUN)) != 0;
 }
 
 static void message(char *m, const StatusView *v)
@@ -180,7 +180,7 @@ static void message(char *m, const StatusView *v)
         message_add(m, part);
     }
     for (int i = 0; s && i < s->result->warnings.count; i++)
-        if (on_screen(v, s->result->warnings.text[i])) {
+        if (on_screen(v, s->result->warnings.subject[i])) {
             snprintf(part, sizeof part, "⚠ %s", s->result->warnings.text[i]);
             message_add(m, part);
             break;

@@ -688,6 +688,36 @@ static void compare_layout(int cols, int rows, Rect r[4])
     r[3] = (Rect){top, left + 1, rows - top, right};
 }
 
+unsigned View_subjects(const Display *d)
+{
+    /* Each panel's subjects, in the order zoom counts the panels. */
+    unsigned spectra_theory = WARNING_ABOUT_SPECTRA_THEORY; /* the circles are always drawn */
+    unsigned rank_theory = d->overlays ? WARNING_ABOUT_STABLE_RANK_THEORY : 0;
+    unsigned eigen = WARNING_ABOUT_EIGENVALUES | spectra_theory;
+    unsigned stable = WARNING_ABOUT_STABLE_RANK | rank_theory;
+    unsigned main_panel_subjects[PANEL_COUNT] = {
+        [PANEL_STABLE_RANK] = stable,
+        [PANEL_WIDTH_SWEEP] = rank_theory,
+        [PANEL_GRADIENT] = WARNING_ABOUT_GRADIENTS,
+        [PANEL_SIMILARITY] = WARNING_ABOUT_SIMILARITY,
+    };
+    unsigned panel[VIEW_PANELS_MAX];
+    int count = Display_panel_count(d);
+    if (d->compare) {
+        panel[0] = panel[2] = eigen;
+        panel[1] = panel[3] = stable;
+    } else {
+        panel[0] = eigen;
+        panel[1] = WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
+        panel[2] = main_panel_subjects[d->panel];
+    }
+    unsigned shown = WARNING_ABOUT_RUN;
+    for (int i = 0; i < count; i++)
+        if (d->zoom < 1 || d->zoom > count || d->zoom == i + 1)
+            shown |= panel[i];
+    return shown;
+}
+
 bool View_draw(Screen *s, const View *v, bool repaint)
 {
     int cols = Screen_cols(s), rows = Screen_rows(s);
@@ -698,7 +728,9 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         return false;
     }
     char status[STATUS_LINES_MAX][STATUS_LINE_SIZE];
-    int n = Status_layout(&v->status, cols, status, STATUS_LINES_MAX);
+    StatusView status_view = v->status;
+    status_view.shown_subjects = View_subjects(&v->display);
+    int n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
     int panel_rows = rows - n;
     Rect r[4];
     int count = v->display.compare ? 4 : 3;
