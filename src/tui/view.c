@@ -88,15 +88,16 @@ static double predicted_outlier(const Config *c)
 }
 
 /* Where gap removal sent the outlier: A − U annihilates 1 (each row of A − U sums to 0), so
-   one eigenvalue is 0, and for a row-stochastic A it was λ1 = 1.  Linear attention had no
-   outlier to send; the literal uniform mode only moves relu's and sigmoid's. */
+   one eigenvalue is 0, and for a row-stochastic A it was λ1 = 1.  Only then is it known
+   that the 1 went to 0: relu's and sigmoid's λ1 need not have stood apart before (at small
+   T it does not), and their rows' new eigenvalue 0 says nothing of it; linear attention had
+   no outlier to send. */
 static void removed_outlier(const Config *k, Gap applied, EigenvaluePlot *e)
 {
-    bool stochastic = Attention_is_row_stochastic(k->attention);
     e->removed_to_zero =
-        k->attention != ATTENTION_LINEAR &&
-        (applied == GAP_CENTER || applied == GAP_DEFLATE || (applied == GAP_UNIFORM && stochastic));
-    e->removed_from = stochastic ? 1.0 : NAN;
+        Attention_is_row_stochastic(k->attention) &&
+        (applied == GAP_CENTER || applied == GAP_DEFLATE || applied == GAP_UNIFORM);
+    e->removed_from = 1.0;
 }
 
 static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
@@ -516,10 +517,18 @@ static void warnings_overlay(Screen *s, const Snapshot *shown, int first, int ro
     }
 }
 
-/* Word-wraps a preset header into the rectangle: a line that starts with a space continues
-   the one before (the presets' indented continuation lines), an empty line separates
-   paragraphs.  Returns the rows used. */
-static int wrapped_header(Screen *s, const char *header, int row, int col, int rows, int width)
+/* A line of wrapped_header: drawn, or only counted. */
+static void header_line(Screen *s, bool draw, int row, int col, const char *line)
+{
+    if (draw)
+        Screen_text(s, row, col, line, INK_DEFAULT, false);
+}
+
+/* Word-wraps a preset header into the rectangle (or, unless draw, only counts the rows it
+   takes): a line that starts with a space continues the one before (the presets' indented
+   continuation lines), an empty line separates paragraphs.  Returns the rows used. */
+static int wrapped_lines(Screen *s, bool draw, const char *header, int row, int col, int rows,
+                         int width)
 {
     char line[512] = "", word[256], out[512];
     int used = 0, line_columns = 0;
@@ -528,7 +537,7 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
         size_t length = strcspn(p, "\n");
         bool continued = p[0] == ' ', blank = length == 0;
         if (!continued && line[0]) { /* a new sentence or paragraph: flush the line */
-            Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+            header_line(s, draw, row + used++, col, line);
             line[0] = '\0';
             line_columns = 0;
         }
@@ -556,7 +565,7 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
                 rest += bytes;
                 int columns = Ascii_columns(out);
                 if (line_columns > 0 && line_columns + 1 + columns > width) {
-                    Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+                    header_line(s, draw, row + used++, col, line);
                     line[0] = '\0';
                     line_columns = 0;
                     if (used >= rows)
@@ -576,8 +585,13 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
         p = *end ? end + 1 : end;
     }
     if (line[0] && used < rows)
-        Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+        header_line(s, draw, row + used++, col, line);
     return used;
+}
+
+static int wrapped_header(Screen *s, const char *header, int row, int col, int rows, int width)
+{
+    return wrapped_lines(s, true, header, row, col, rows, width);
 }
 
 /* The preset picker: the list on the left (source beside each name, the selection marked
@@ -651,21 +665,41 @@ static void prompt_overlay(Screen *s, const Prompt *p, const char *note, int row
         wrapped_header(s, note, top + 4, left + 2, 3, box_cols - 4);
 }
 
-/* Presentation mode: the loaded preset's "Point at:" note in a box across the bottom of the
-   panels, word-wrapped, so that the class reads what to look at. */
-static void caption_overlay(Screen *s, const char *caption, int rows, int cols)
+/* Presentation mode: the loaded preset's "Point at:" note in a box under the panels, in rows
+   of its own, word-wrapped, so that the class reads what to look at and every panel stays
+   whole. */
+enum { CAPTION_BOX_COLS_MAX = 110 };
+
+static int caption_box_cols(int cols)
 {
-    int box_cols = cols - 4 < 110 ? cols - 4 : 110, width = box_cols - 4;
-    int lines = (Ascii_columns(caption) + width - 1) / width + 1;
-    int box_rows = 2 + (lines < 5 ? lines : 5);
-    int top = rows - box_rows, left = (cols - box_cols) / 2;
-    Screen_box(s, top, left, box_rows, box_cols);
-    Screen_text(s, top, left + 2, spelled(s, " tour ", (char[16]){0}, 16), INK_DEFAULT, true);
-    wrapped_header(s, caption, top + 1, left + 2, box_rows - 2, width);
+    return cols < CAPTION_BOX_COLS_MAX ? cols : CAPTION_BOX_COLS_MAX;
 }
 
-/* Fills the canvases of the frame: three panels, or four in the compare view. */
-static void panels(const View *v, Canvas **canvas)
+/* The rows the caption's box takes under panels of `area` rows: all its lines, but at most a
+   third of the area, so that the panels keep two thirds. */
+static int caption_rows(Screen *s, const char *caption, int area, int cols)
+{
+    int width = caption_box_cols(cols) - 4, most = area / 3;
+    int lines = wrapped_lines(s, false, caption, 0, 0, area, width);
+    return 2 + lines < most ? 2 + lines : most;
+}
+
+static void caption_box(Screen *s, const char *caption, int top, int box_rows, int cols)
+{
+    int box_cols = caption_box_cols(cols), width = box_cols - 4, left = (cols - box_cols) / 2;
+    char buf[64];
+    Screen_box(s, top, left, box_rows, box_cols);
+    Screen_text(s, top, left + 2, spelled(s, " tour ", buf, sizeof buf), INK_DEFAULT, true);
+    int lines = wrapped_lines(s, false, caption, 0, 0, 4 * box_rows + 64, width);
+    wrapped_header(s, caption, top + 1, left + 2, box_rows - 2, width);
+    /* Cut: say where the rest is, on the bottom border. */
+    const char *rest = " more: a taller terminal shows the rest ";
+    if (lines > box_rows - 2 && Ascii_columns(rest) + 4 <= box_cols)
+        Screen_text(s, top + box_rows - 1, left + box_cols - Ascii_columns(rest) - 2, rest,
+                    INK_DEFAULT, false);
+}
+
+void View_panels(const View *v, Canvas **canvas)
 {
     const Snapshot *shown = v->status.shown;
     if (v->display.compare) {
@@ -731,7 +765,11 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     StatusView status_view = v->status;
     status_view.shown_subjects = View_subjects(&v->display);
     int n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
-    int panel_rows = rows - n;
+    /* Above the status lines: the panels, then the tour's caption in rows of its own. */
+    int above_status = rows - n;
+    bool caption = v->display.present && v->caption;
+    int caption_box_rows = caption ? caption_rows(s, v->caption, above_status, cols) : 0;
+    int panel_rows = above_status - caption_box_rows;
     Rect r[4];
     int count = v->display.compare ? 4 : 3;
     if (v->display.compare)
@@ -753,7 +791,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     if (v->drawn)
         v->drawn->count = 0;
     if (made) {
-        panels(v, canvas);
+        View_panels(v, canvas);
         for (int i = 0; i < count; i++) {
             if (zoom && i != zoom - 1)
                 continue;
@@ -774,17 +812,17 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     for (int i = 0; i < count; i++)
         Canvas_free(canvas[i]);
     for (int i = 0; i < n; i++)
-        Screen_text(s, panel_rows + i, 0, status[i], INK_DEFAULT, i == 0);
-    if (v->display.present && v->caption)
-        caption_overlay(s, v->caption, panel_rows, cols);
+        Screen_text(s, above_status + i, 0, status[i], INK_DEFAULT, i == 0);
+    if (caption)
+        caption_box(s, v->caption, panel_rows, caption_box_rows, cols);
     if (v->help)
         help_overlay(s, rows, cols);
     if (v->warnings_first >= 0)
-        warnings_overlay(s, v->status.shown, v->warnings_first, panel_rows, cols);
+        warnings_overlay(s, v->status.shown, v->warnings_first, above_status, cols);
     if (v->picker)
-        picker_overlay(s, v->picker, v->status.note, panel_rows, cols);
+        picker_overlay(s, v->picker, v->status.note, above_status, cols);
     if (v->prompt)
-        prompt_overlay(s, v->prompt, v->status.note, panel_rows, cols);
+        prompt_overlay(s, v->prompt, v->status.note, above_status, cols);
     Screen_show(s, repaint);
     return true;
 }
