@@ -13,6 +13,8 @@
  *     no eigenvalue stands apart;
  *   - the stable ranks printed are the network's, within [1, T];
  *   - no NaN or infinity printed as a number.
+ * And for the block's settings (pre-LN, LayerNorm scale, input norm, schemes, logit scale):
+ * σ and its circle only where the first layer's measured logits have the spread σ stands for.
  */
 #include "testing.h"
 
@@ -353,10 +355,84 @@ static void test_every_kind_mask_and_gap_mode(void **state)
             fail_msg("claim %d never met in the sweep", i);
 }
 
+/* The block's settings: σ on the status line, and its circle, only where the first layer's
+   measured logits have the spread σ stands for (σ² = e^{v} − 1 for logits of variance v),
+   and no infinity printed where σ overflows. */
+static void test_sigma_only_where_the_logits_have_its_spread(void **state)
+{
+    (void)state;
+    static Screenful s;
+    const struct {
+        const char *name;
+        LnPlace place;
+        LayerNorm layernorm;
+        LnScale scale;
+        InputNorm input;
+        InitScheme init;
+        LogitScale logits;
+        int width;
+    } cases[] = {
+        {"default", LN_PLACE_POST, LAYERNORM_NONE, LN_SCALE_UNIT, INPUT_NORM_UNIT, INIT_NORMAL,
+         LOGIT_SCALE_SQRT, 16},
+        {"pre-LN, PyTorch LN", LN_PLACE_PRE, LAYERNORM_LN, LN_SCALE_SQRT_D, INPUT_NORM_UNIT,
+         INIT_NORMAL, LOGIT_SCALE_SQRT, 16},
+        {"pre-LN, rms, sqrt(d) input", LN_PLACE_PRE, LAYERNORM_RMS, LN_SCALE_UNIT,
+         INPUT_NORM_SQRT_D, INIT_NORMAL, LOGIT_SCALE_SQRT, 16},
+        {"pre-LN, rms", LN_PLACE_PRE, LAYERNORM_RMS, LN_SCALE_UNIT, INPUT_NORM_UNIT, INIT_NORMAL,
+         LOGIT_SCALE_SQRT, 16},
+        {"post-LN, PyTorch LN", LN_PLACE_POST, LAYERNORM_LN, LN_SCALE_SQRT_D, INPUT_NORM_UNIT,
+         INIT_NORMAL, LOGIT_SCALE_SQRT, 16},
+        {"sqrt(d) input", LN_PLACE_POST, LAYERNORM_NONE, LN_SCALE_UNIT, INPUT_NORM_SQRT_D,
+         INIT_NORMAL, LOGIT_SCALE_SQRT, 16},
+        /* σ² = e^{32²} − 1 overflows */
+        {"sqrt(d) input, d = 32", LN_PLACE_POST, LAYERNORM_NONE, LN_SCALE_UNIT, INPUT_NORM_SQRT_D,
+         INIT_NORMAL, LOGIT_SCALE_SQRT, 32},
+        {"xavier", LN_PLACE_POST, LAYERNORM_NONE, LN_SCALE_UNIT, INPUT_NORM_UNIT, INIT_XAVIER,
+         LOGIT_SCALE_SQRT, 16},
+        {"linear logit scale", LN_PLACE_POST, LAYERNORM_NONE, LN_SCALE_UNIT, INPUT_NORM_UNIT,
+         INIT_NORMAL, LOGIT_SCALE_LINEAR, 16},
+    };
+    bool sigma_seen = false, silence_seen = false;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Config c = Config_default();
+        c.tokens = T;
+        c.width = cases[i].width;
+        c.depth = 2;
+        c.ln_place = cases[i].place;
+        c.layernorm = cases[i].layernorm;
+        c.ln_scale = cases[i].scale;
+        c.input_norm = cases[i].input;
+        c.init = cases[i].init;
+        c.logit_scale = cases[i].logits;
+        Result *r = run(&c);
+        screenful(r, &s);
+        no_undefined_number(s.status, cases[i].name, "status lines");
+        no_undefined_number(s.eigen, cases[i].name, "eigenvalue panel");
+        bool found;
+        double sigma = printed(s.status, "σ", &found);
+        bool circle = strstr(s.eigen, "|z| = σ") != NULL;
+        if (circle != found)
+            fail_msg("%s: σ %s on the status line but its circle %s", cases[i].name,
+                     found ? "shown" : "not shown", circle ? "drawn" : "not drawn");
+        /* The spread σ stands for, against the one measured at layer 1. */
+        double variance = log1p(sigma * sigma), measured = r->logit_std;
+        bool spread_agrees = found && fabs(sqrt(variance) / measured - 1) < 0.25;
+        if (found && !spread_agrees)
+            fail_msg("%s: σ = %g stands for logits of std %.4g, measured %.4g", cases[i].name,
+                     sigma, sqrt(variance), measured);
+        sigma_seen |= found;
+        silence_seen |= !found;
+        Result_free(r);
+    }
+    assert_true(sigma_seen && silence_seen);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_every_kind_mask_and_gap_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigma_only_where_the_logits_have_its_spread, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "attnscope/config.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* E_ℓ(γ) = 1 / max_{z>0} z / ((1+z)^{ℓ+1} (1+γz)^ℓ): the bulk edge of the gap-removed
@@ -49,6 +50,11 @@ typedef struct {
     double *counterpart_stable_rank; /* the same for the counterpart */
     const char *stable_rank_note;    /* why there is no curve, when there is none */
 } TheoryPrediction;
+
+/* Whether the first layer's attention reads rows of the norm σ is computed for (X0's): false
+   with pre-LN when its LayerNorm rescales them (PyTorch's √d rows, or unit rows of a √d
+   input). */
+bool Theory_first_layer_unit_rows(const Config *c);
 
 /* Fills p for c (stable_rank arrays of depth + 1 doubles must be supplied by the caller). */
 void Theory_predict(const Config *c, TheoryPrediction *p);

@@ -27,6 +27,7 @@
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
 #include "attnscope/spectra.h"
+#include "attnscope/theory.h"
 #include "result_internal.h"
 
 #include <cblas.h>
@@ -1357,28 +1358,55 @@ static void fill_readouts(Result *r)
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
 }
 
-/* What heads and an output projection take outside the theory (docs/model.md §1.7, §3). */
+/* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
+   of §3): each overlay or prediction they void is not drawn, and a warning about it says
+   why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
+   scale, gains with a skip) say nothing. */
 static void block_warnings(const Config *c, Warnings *w)
 {
     int dh = Config_head_width(c);
+    bool input_dependent = !Attention_is_input_independent(c->attention);
     if (c->heads > 1)
         Warnings_add_about(
             w, WARNING_ABOUT_SPECTRA_THEORY,
             "head %d of %d shown: its logits have rank <= d_h = %d, so its gamma is "
             "T/d_h = %g (T/d = %g): its bulk edge leaves the i.i.d. limit as T/d_h grows",
             c->head, c->heads, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
-    if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
+    if (input_dependent && !Theory_first_layer_unit_rows(c))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "pre-LN: the first layer's attention reads LN(X0), rows of norm %s, "
+                           "not the input's %s rows that sigma is computed for: no sigma, no "
+                           "circle or quartercircle law",
+                           c->ln_scale == LN_SCALE_SQRT_D ? "sqrt(d) (PyTorch)" : "1",
+                           c->input_norm == INPUT_NORM_SQRT_D ? "sqrt(d)" : "unit");
+    else if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
         Warnings_add_about(
             w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
             "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
             "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
             "unit rows, as the first layer has",
             c->width);
+    if (c->init == INIT_ORTHOGONAL) {
+        Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY,
+                           "orthogonal W^V keep the tokens' Gram matrix (X W W^T X^T = X X^T), "
+                           "so the values collapse nothing: the stable-rank theory, built on "
+                           "Gaussian values, has no curve");
+        if (input_dependent)
+            Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                               "orthogonal W^Q, W^K give logits of two orthonormal frames, not "
+                               "i.i.d. (at T = d all singular values of A-perp are equal): no "
+                               "quartercircle law; the circle is still the bulk's radius");
+    }
     if (c->heads > 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
         Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY | WARNING_ABOUT_GRADIENTS,
                            "the stable-rank theory and the gradient formula describe one head "
                            "without an output projection or MLP: no theory curve, gradients "
                            "null");
+    else if (c->branch_gain != 1.0 && c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE)
+        Warnings_add_about(w, WARNING_ABOUT_GRADIENTS,
+                           "branch gain b = %g: the gradient formula of the frozen attention "
+                           "takes b = 1 (X_L = P1 W^V P2): gradients null",
+                           c->branch_gain);
 }
 
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,

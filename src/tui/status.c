@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include "ascii.h"
+#include "attnscope/theory.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -86,10 +87,16 @@ static void readouts(Fields *f, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     const Config *c = v->config;
-    /* σ is the entry spread of softmax and markov attention; elsewhere it names nothing. */
-    bool sigma = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV;
+    /* σ is the entry spread of softmax and markov attention; elsewhere it names nothing, and
+       where the first layer reads rows of another norm than it was computed for it is not
+       known (the theory's σ is then NaN). */
+    double curve[CONFIG_DEPTH_MAX + 1], other[CONFIG_DEPTH_MAX + 1];
+    TheoryPrediction theory = {.stable_rank = curve, .counterpart_stable_rank = other};
+    Theory_predict(c, &theory);
+    bool sigma = (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV) &&
+                 isfinite(theory.sigma);
     if (sigma)
-        field(f, true, "σ=%.4g", Config_sigma(c));
+        field(f, true, "σ=%.4g", theory.sigma);
     readout(f, v, "logit std", s ? s->result->logit_std : NAN, "%.3g");
     if (!sigma) /* the readouts still start a line */
         f->line_break[f->count - 1] = true;

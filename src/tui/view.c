@@ -57,14 +57,17 @@ static void size_message(Screen *s)
     centred(s, rows / 2 + 1, "enlarge it, or press q to quit", false);
 }
 
-/* The σ of the circular and quartercircle laws, where they apply (docs/model.md §3): markov, and
-   softmax on orthonormal input, with every key allowed. */
-static double theory_sigma(const Snapshot *s)
+/* The σ of the circular law, and of the quartercircle law, where they apply (docs/model.md §3):
+   markov, and softmax on orthonormal input, with every key allowed, as the theory says. */
+static void theory_sigmas(const Snapshot *s, double *circle, double *quartercircle)
 {
     const Config *c = &s->result->config;
-    bool applies = (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV) &&
-                   c->mask == MASK_FULL;
-    return applies ? s->result->sigma : NAN;
+    double curve[LAYERS_MAX], other[LAYERS_MAX];
+    TheoryPrediction t = {.stable_rank = curve, .counterpart_stable_rank = other};
+    Theory_predict(c, &t);
+    bool spread = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV;
+    *circle = spread ? t.bulk_radius : NAN;
+    *quartercircle = spread ? t.singular_edge / 2 : NAN;
 }
 
 /* "of A, ℓ=1, T=256", naming the gap mode actually applied at the shown layer. */
@@ -124,7 +127,8 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
     snprintf(t1, sizeof t1, "eigenvalues √T·λ %s%s", words,
              shown->result->eigenvalues_exact ? ", exact" : "");
     snprintf(t2, sizeof t2, "singular values √T·s %s", words);
-    double scale = sqrt((double)shown->result->config.tokens), sigma = theory_sigma(shown);
+    double scale = sqrt((double)shown->result->config.tokens), sigma, quartercircle_sigma;
+    theory_sigmas(shown, &sigma, &quartercircle_sigma);
     /* The circles are always drawn; the overlay key governs the predictions. */
     EigenvaluePlot e = {
         .title = t1,
@@ -143,7 +147,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                        shown->result->config.tokens,
                        shown->result->singular_values,
                        scale,
-                       d->overlays ? sigma : NAN,
+                       d->overlays ? quartercircle_sigma : NAN,
                        shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
                                                                            : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
@@ -381,12 +385,14 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
     if (!main_is_this && !shown->has_compare) {
         Plot_message(eigen, title, "computing the same weights with the gap toggled…");
     } else {
+        double sigma, quartercircle_sigma;
+        theory_sigmas(shown, &sigma, &quartercircle_sigma);
         EigenvaluePlot e = {
             .title = title,
             .count = shown->result->config.tokens,
             .values = values,
             .scale = sqrt((double)shown->result->config.tokens),
-            .sigma = theory_sigma(shown),
+            .sigma = sigma,
             .exact = exact,
             .show_predicted = d->overlays && gap == GAP_OFF,
             .predicted_outlier = predicted_outlier(k),
