@@ -167,6 +167,11 @@ bool Theory_first_layer_unit_rows(const Config *c)
     return !pre || (c->ln_scale == LN_SCALE_UNIT && c->input_norm == INPUT_NORM_UNIT);
 }
 
+bool Theory_describes_shown_layer(const Config *c)
+{
+    return Attention_is_input_independent(c->attention) || c->layer == 1;
+}
+
 void Theory_predict(const Config *c, TheoryPrediction *p)
 {
     /* The logits' std on orthonormal tokens: σ_qk² at the 1/√d_h scale. */
@@ -225,8 +230,19 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
         p->singular_edge = NAN;
         p->singular_law = NULL;
     }
+    p->stable_rank_note = NULL;
+    if (!p->stable_rank) /* the spectra alone: the curves' maximisations cost ~1 ms at L = 256 */
+        return;
     const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank);
     const char *counterpart_note =
         predict_curve(c, Gap_toggled(c->gap), p->sigma, p->counterpart_stable_rank);
     p->stable_rank_note = note ? note : counterpart_note;
+}
+
+double Theory_shown_sigma(const Config *c)
+{
+    TheoryPrediction p = {.stable_rank = NULL};
+    Theory_predict(c, &p);
+    bool spread = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV;
+    return spread && Theory_describes_shown_layer(c) ? p.bulk_radius : NAN;
 }

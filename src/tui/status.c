@@ -87,16 +87,14 @@ static void readouts(Fields *f, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     const Config *c = v->config;
-    /* σ is the entry spread of softmax and markov attention; elsewhere it names nothing, and
-       where the first layer reads rows of another norm than it was computed for it is not
-       known (the theory's σ is then NaN). */
-    double curve[CONFIG_DEPTH_MAX + 1], other[CONFIG_DEPTH_MAX + 1];
-    TheoryPrediction theory = {.stable_rank = curve, .counterpart_stable_rank = other};
-    Theory_predict(c, &theory);
-    bool sigma = (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV) &&
-                 isfinite(theory.sigma);
+    /* σ is the entry spread of softmax and markov attention over every key; elsewhere (other
+       kinds, masks, a layer whose softmax reads the tokens earlier layers made) it names
+       nothing, and where the first layer reads rows of another norm than it was computed for
+       it is not known (the theory's σ is then NaN).  It is shown where its circle is. */
+    double shown_sigma = Theory_shown_sigma(c);
+    bool sigma = isfinite(shown_sigma);
     if (sigma)
-        field(f, true, "σ=%.4g", theory.sigma);
+        field(f, true, "σ=%.4g", shown_sigma);
     readout(f, v, "logit std", s ? s->result->logit_std : NAN, "%.3g");
     if (!sigma) /* the readouts still start a line */
         f->line_break[f->count - 1] = true;
@@ -220,6 +218,10 @@ static const char *explanation(const StatusView *v)
         Attention_is_row_stochastic(r->config.attention))
         return "window mask: |λ2| ≈ 1 − π²/(3T²), so no eigenvalue stands apart: there is no "
                "spectral gap (docs/model.md §3)";
+    Attention kind = r->config.attention;
+    if (!Theory_describes_shown_layer(&r->config) && kind != ATTENTION_LINEAR)
+        return "the theory over these spectra (σ, its laws, the predicted λ1) is layer 1's, on "
+               "orthonormal tokens; this layer reads the tokens the layers before it made";
     return NULL;
 }
 

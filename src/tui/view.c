@@ -62,12 +62,10 @@ static void size_message(Screen *s)
 static void theory_sigmas(const Snapshot *s, double *circle, double *quartercircle)
 {
     const Config *c = &s->result->config;
-    double curve[LAYERS_MAX], other[LAYERS_MAX];
-    TheoryPrediction t = {.stable_rank = curve, .counterpart_stable_rank = other};
+    TheoryPrediction t = {.stable_rank = NULL};
     Theory_predict(c, &t);
-    bool spread = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV;
-    *circle = spread ? t.bulk_radius : NAN;
-    *quartercircle = spread ? t.singular_edge / 2 : NAN;
+    *circle = Theory_shown_sigma(c);
+    *quartercircle = isfinite(*circle) ? t.singular_edge / 2 : NAN;
 }
 
 /* "of A, ℓ=1, T=256", naming the gap mode actually applied at the shown layer. */
@@ -82,10 +80,10 @@ static void matrix_words(const Snapshot *s, char *out, size_t size)
    markov have λ1 = 1 exactly, which the legend prints already). */
 static double predicted_outlier(const Config *c)
 {
-    if (c->attention != ATTENTION_RELU && c->attention != ATTENTION_SIGMOID)
+    if ((c->attention != ATTENTION_RELU && c->attention != ATTENTION_SIGMOID) ||
+        !Theory_describes_shown_layer(c))
         return NAN;
-    double curve[LAYERS_MAX], other[LAYERS_MAX];
-    TheoryPrediction t = {.stable_rank = curve, .counterpart_stable_rank = other};
+    TheoryPrediction t = {.stable_rank = NULL};
     Theory_predict(c, &t);
     return t.outlier;
 }

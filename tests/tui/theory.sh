@@ -28,4 +28,17 @@ check "pre-LN: no σ on the status line" absent "σ=[0-9]"
 check "pre-LN: no σ circle in the legend" absent "\|z\| = σ"
 expect "pre-LN: the unit circle stays" "\|z\| = 1, z = √T·λ"
 quits "pre-LN"
+
+# Softmax reads the tokens: its σ is layer 1's.  At layer 2 σ and its circle go, and a line
+# says why; back at layer 1 they return.
+run -T 32 -d 32 -L 3
+expect "softmax computes" "computed in [0-9]+ ms"
+expect "layer 1: σ on the status line" "σ=1.311"
+press "]: layer 2, a line says the theory is layer 1's" "is layer 1's, on orthonormal tokens" "]"
+expect "layer 2 is computed" "layer=2/3.*"
+check "layer 2: no σ on the status line" wait_gone "σ=1.311"
+check "layer 2: no σ circle in the legend" absent "\|z\| = σ"
+press "[: layer 1, σ again" "σ=1.311" "["
+check "and the line is gone" wait_gone "is layer 1's, on orthonormal tokens"
+quits "softmax"
 finish
