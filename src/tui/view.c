@@ -679,11 +679,26 @@ static int caption_box_cols(int cols)
     return cols < CAPTION_BOX_COLS_MAX ? cols : CAPTION_BOX_COLS_MAX;
 }
 
+/* The rows the panels need to be drawn at all, measured at 80 columns in presentation mode:
+   the right-hand column's histogram (7) over its stable-rank panel (8); the compare view's
+   eigenvalues over stable ranks (8 each); one panel alone (8). */
+static int panels_min_rows(const Display *d)
+{
+    int count = Display_panel_count(d);
+    if (d->zoom >= 1 && d->zoom <= count)
+        return 8;
+    return d->compare ? 16 : 15;
+}
+
 /* The rows the caption's box takes under panels of `area` rows: all its lines, but at most a
-   third of the area, so that the panels keep two thirds. */
-static int caption_rows(Screen *s, const char *caption, int area, int cols)
+   third of the area and never the rows the panels need (a line of it at least). */
+static int caption_rows(Screen *s, const char *caption, int area, int cols, const Display *d)
 {
     int width = caption_box_cols(cols) - 4, most = area / 3;
+    if (most > area - panels_min_rows(d))
+        most = area - panels_min_rows(d);
+    if (most < 3)
+        most = 3;
     int lines = wrapped_lines(s, false, caption, 0, 0, area, width);
     return 2 + lines < most ? 2 + lines : most;
 }
@@ -772,7 +787,8 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     /* Above the status lines: the panels, then the tour's caption in rows of its own. */
     int above_status = rows - n;
     bool caption = v->display.present && v->caption;
-    int caption_box_rows = caption ? caption_rows(s, v->caption, above_status, cols) : 0;
+    int caption_box_rows =
+        caption ? caption_rows(s, v->caption, above_status, cols, &v->display) : 0;
     int panel_rows = above_status - caption_box_rows;
     Rect r[4];
     int count = v->display.compare ? 4 : 3;
