@@ -5,6 +5,7 @@
 
 #include "ascii.h"
 #include "status.h"
+#include "view.h"
 
 #include <string.h>
 
@@ -184,18 +185,19 @@ static void test_help_always_visible(void **state)
     c.depth = 2;
     Snapshot *s = computed(&c);
     Warnings *w = &s->result->warnings;
-    w->count = 2;
-    snprintf(w->text[0], sizeof w->text[0],
-             "token similarity of the network: round-off from layer 7 (tokens equal to 1e-16 "
-             "of ||X||), null there");
-    snprintf(w->text[1], sizeof w->text[1],
-             "gap deflate: attention rows do not sum to 1, "
-             "there is no Perron vector; fell back to center");
+    w->count = 0;
+    Warnings_add_about(w, WARNING_ABOUT_SIMILARITY,
+                       "token similarity of the network: round-off from layer 7 (tokens equal to "
+                       "1e-16 of ||X||), null there");
+    Warnings_add(w, "gap deflate: attention rows do not sum to 1, there is no Perron vector; "
+                    "fell back to center");
+    Display stable_rank_shown = {.panel = PANEL_STABLE_RANK};
     StatusView v = {.config = &c,
                     .shown = s,
                     .current = true,
                     .note = "d raised to 512 with T (T ≤ d: the input has orthonormal rows)",
-                    .unicode = true};
+                    .unicode = true,
+                    .shown_subjects = View_subjects(&stable_rank_shown)};
     int widths[] = {80, 120, 200};
     for (int k = 0; k < 3; k++) {
         int n;
@@ -204,13 +206,70 @@ static void test_help_always_visible(void **state)
         size_t length = strlen(last);
         assert_true(length > 6 && strcmp(last + length - 6, "? help") == 0);
         assert_non_null(strstr(last, "! 2 warnings"));
-        /* The token-similarity warning is about a panel that is not shown. */
-        assert_null(strstr(last, "token similarity"));
     }
-    v.similarity_shown = true;
-    int n;
-    layout(&v, 200, &n);
-    assert_non_null(strstr(lines[n - 1], "⚠ token similarity"));
+    Snapshot_free(s);
+}
+
+/* The message line names the first warning about something on screen: by the subject its
+   maker gave it, whatever its words. */
+static void test_warning_about_what_is_shown(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 2;
+    Snapshot *s = computed(&c);
+    Warnings *w = &s->result->warnings;
+    w->count = 0;
+    /* Words that name no panel, so only the subjects can decide. */
+    Warnings_add_about(w, WARNING_ABOUT_SIMILARITY, "first alpha");
+    Warnings_add_about(w, WARNING_ABOUT_GRADIENTS | WARNING_ABOUT_STABLE_RANK_THEORY,
+                       "second beta");
+    Warnings_add_about(w, WARNING_ABOUT_SINGULAR_VALUES, "third gamma");
+    Warnings_add_about(w, WARNING_ABOUT_EIGENVALUES, "fourth delta");
+    Warnings_add(w, "fifth epsilon");
+    /* The same text again about another subject: one warning, about both. */
+    Warnings_add_about(w, WARNING_ABOUT_SIMILARITY, "third gamma");
+    assert_int_equal(w->count, 5);
+    assert_int_equal(w->subject[2], WARNING_ABOUT_SINGULAR_VALUES | WARNING_ABOUT_SIMILARITY);
+    assert_int_equal(w->subject[4], WARNING_ABOUT_RUN);
+    const struct {
+        Display display;
+        const char *named;
+    } cases[] = {
+        /* Every panel, the similarity panel below: the first warning. */
+        {{.overlays = true, .panel = PANEL_SIMILARITY}, "first alpha"},
+        /* Stable ranks with their theory curve: the second; without the curve, the third
+           (the histogram is shown). */
+        {{.overlays = true, .panel = PANEL_STABLE_RANK}, "second beta"},
+        {{.overlays = false, .panel = PANEL_STABLE_RANK}, "third gamma"},
+        {{.overlays = false, .panel = PANEL_GRADIENT}, "second beta"},
+        /* Zoomed: panel 1 (eigenvalues) alone, panel 3 (stable ranks, no curve) alone. */
+        {{.overlays = true, .panel = PANEL_SIMILARITY, .zoom = 1}, "fourth delta"},
+        {{.overlays = false, .panel = PANEL_STABLE_RANK, .zoom = 3}, "fifth epsilon"},
+        /* The compare view: eigenvalues over stable ranks, twice; no histogram. */
+        {{.overlays = false, .panel = PANEL_SIMILARITY, .compare = true}, "fourth delta"},
+        {{.overlays = true, .panel = PANEL_SIMILARITY, .compare = true}, "second beta"},
+    };
+    const char *all[] = {"first alpha", "second beta", "third gamma", "fourth delta",
+                         "fifth epsilon"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        StatusView v = {.config = &c,
+                        .shown = s,
+                        .current = true,
+                        .note = "",
+                        .unicode = true,
+                        .shown_subjects = View_subjects(&cases[i].display)};
+        int n;
+        layout(&v, 200, &n);
+        char expected[64];
+        snprintf(expected, sizeof expected, "⚠ %s", cases[i].named);
+        if (!strstr(lines[n - 1], expected))
+            fail_msg("case %zu: '%s' missing from '%s'", i, expected, lines[n - 1]);
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+            if (strcmp(all[k], cases[i].named) != 0 && strstr(lines[n - 1], all[k]))
+                fail_msg("case %zu: '%s' named besides '%s'", i, all[k], cases[i].named);
+    }
     Snapshot_free(s);
 }
 
@@ -267,6 +326,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parameters_and_readouts),
         cmocka_unit_test(test_help_always_visible),
+        cmocka_unit_test(test_warning_about_what_is_shown),
         cmocka_unit_test(test_readouts_that_mean_something),
         cmocka_unit_test(test_pending_and_busy),
         cmocka_unit_test(test_messages),

@@ -43,9 +43,29 @@ typedef struct {
 
 enum { WARNINGS_MAX = 16, WARNING_LENGTH = 240 };
 
+/* What a warning is about, as the screen shows it: a screen names on its status line only the
+   warnings about something it shows (a warning about the token-similarity panel says nothing
+   while the stable ranks are shown).  A warning may be about several things (a set of these
+   bits); the JSON document lists every warning whatever it is about. */
+typedef enum {
+    WARNING_ABOUT_RUN = 1 << 0,             /* the run as a whole: always relevant */
+    WARNING_ABOUT_EIGENVALUES = 1 << 1,     /* the eigenvalues of the shown matrix */
+    WARNING_ABOUT_SINGULAR_VALUES = 1 << 2, /* its singular values */
+    WARNING_ABOUT_STABLE_RANK = 1 << 3,     /* the stable-rank curves against depth */
+    WARNING_ABOUT_SIMILARITY = 1 << 4,      /* the token similarity against depth */
+    WARNING_ABOUT_GRADIENTS = 1 << 5,       /* the frozen-attention gradient norms */
+    /* The theory drawn over the spectra (σ, the circle and quartercircle laws, the predicted
+       outlier) and over the stable ranks (the predicted curves, the width sweep's slope). */
+    WARNING_ABOUT_SPECTRA_THEORY = 1 << 6,
+    WARNING_ABOUT_STABLE_RANK_THEORY = 1 << 7,
+} WarningSubject;
+
+#define WARNING_ABOUT_SPECTRA (WARNING_ABOUT_EIGENVALUES | WARNING_ABOUT_SINGULAR_VALUES)
+
 typedef struct {
     int count;
     char text[WARNINGS_MAX][WARNING_LENGTH];
+    unsigned subject[WARNINGS_MAX]; /* WarningSubject bits */
 } Warnings;
 
 /* The readouts of docs/model.md §2 for the shown layer, NaN where undefined: 1 − |λ2| and the count
@@ -215,6 +235,10 @@ size_t Model_memory_estimate(const Config *c);
    values are then null), or NULL where it does. */
 const char *Model_gradients_unavailable(const Config *c);
 
+/* Adds a warning about the run as a whole, or (_about) about `subject` (WarningSubject bits).
+   A text already there is not added twice; it then is about both subjects. */
 void Warnings_add(Warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void Warnings_add_about(Warnings *w, unsigned subject, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "attnscope/config.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* E_ℓ(γ) = 1 / max_{z>0} z / ((1+z)^{ℓ+1} (1+γz)^ℓ): the bulk edge of the gap-removed
@@ -50,7 +51,24 @@ typedef struct {
     const char *stable_rank_note;    /* why there is no curve, when there is none */
 } TheoryPrediction;
 
-/* Fills p for c (stable_rank arrays of depth + 1 doubles must be supplied by the caller). */
+/* Whether the first layer's attention reads rows of the norm σ is computed for (X0's): false
+   with pre-LN when its LayerNorm rescales them (PyTorch's √d rows, or unit rows of a √d
+   input). */
+bool Theory_first_layer_unit_rows(const Config *c);
+
+/* Whether the spectra's theory (σ, the circle and quartercircle laws, relu's and sigmoid's
+   outlier) describes the shown layer's attention: for attention that reads the tokens it is
+   the first layer's, on orthonormal input (later layers read the tokens the earlier ones
+   made); markov, uniform and identity attention do not read them. */
+bool Theory_describes_shown_layer(const Config *c);
+
+/* Fills p for c: the stable-rank curves into arrays of depth + 1 doubles the caller supplies,
+   or, when p->stable_rank is NULL, the spectra's predictions alone. */
 void Theory_predict(const Config *c, TheoryPrediction *p);
+
+/* σ where it describes the shown matrix, the radius of its circle: softmax and markov
+   attention with every key allowed, softmax at the first layer only (NaN elsewhere; +inf
+   where e^{v} overflows). */
+double Theory_shown_sigma(const Config *c);
 
 #endif

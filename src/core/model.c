@@ -27,6 +27,7 @@
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
 #include "attnscope/spectra.h"
+#include "attnscope/theory.h"
 #include "result_internal.h"
 
 #include <cblas.h>
@@ -52,9 +53,8 @@ typedef struct {
 typedef struct {
     double stable_rank, stable_rank_minus_one, log10_norm, token_similarity;
     MeasureRoute route;
-    Network net; /* after the layer */
-    int warning_count;
-    char (*warnings)[WARNING_LENGTH];
+    Network net;        /* after the layer */
+    Warnings *warnings; /* NULL: none */
     double *x, *frozen; /* T×d each, or NULL when not kept */
 } LayerState;
 
@@ -780,7 +780,8 @@ static int network_head(Run *run, int which, int h, const double *source)
     if (info)
         return info;
     for (int i = 0; i < gap_warnings.count; i++)
-        Warnings_add(&lane->warnings, LAYER_MARK "%s", gap_warnings.text[i]);
+        Warnings_add_about(&lane->warnings, gap_warnings.subject[i], LAYER_MARK "%s",
+                           gap_warnings.text[i]);
     if (shown) {
         memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
         run->shown_outcome = outcome;
@@ -914,10 +915,11 @@ static int network_layer(Run *run, int which)
     if (run->first_seed && isnan(m.log_similarity) && !isnan(m.stable_rank) &&
         !net->similarity_lost) {
         net->similarity_lost = true;
-        Warnings_add(&lane->warnings,
-                     "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
-                     "are equal to within round-off (%.0e of ||X||), so it is not shown there",
-                     layer, MEASURE_SIMILARITY_RESOLUTION);
+        Warnings_add_about(
+            &lane->warnings, WARNING_ABOUT_SIMILARITY,
+            "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
+            "are equal to within round-off (%.0e of ||X||), so it is not shown there",
+            layer, MEASURE_SIMILARITY_RESOLUTION);
     }
     record(&run->track[which]->state[layer], &m, net->log_similarity0);
     return 0;
@@ -994,11 +996,10 @@ static int keep_warnings(Run *run, int which, LayerState *s)
 {
     Warnings *lane = &run->w->lane[which].warnings;
     if (lane->count) {
-        s->warnings = malloc(sizeof *s->warnings * (size_t)lane->count);
+        s->warnings = malloc(sizeof *s->warnings);
         if (!s->warnings)
             return -1;
-        memcpy(s->warnings, lane->text, sizeof *s->warnings * (size_t)lane->count);
-        s->warning_count = lane->count;
+        *s->warnings = *lane;
     }
     lane->count = 0;
     return 0;
@@ -1271,7 +1272,8 @@ static int frozen_attention_gradients(Run *run)
 
 /* ---- the result, assembled from what is kept ------------------------------------------ */
 
-static void add_track_warning(Warnings *w, const char *text, const char *role, int layer)
+static void add_track_warning(Warnings *w, const char *text, unsigned subject, const char *role,
+                              int layer)
 {
     if (strncmp(text, LAYER_MARK, 1) == 0) {
         /* Layers come in order: the first that warned is named, the later ones are not. */
@@ -1279,14 +1281,14 @@ static void add_track_warning(Warnings *w, const char *text, const char *role, i
         for (int i = 0; i < w->count; i++)
             if (strncmp(w->text[i], text + 1, length) == 0)
                 return;
-        Warnings_add(w, "%s (from layer %d)", text + 1, layer);
+        Warnings_add_about(w, subject, "%s (from layer %d)", text + 1, layer);
         return;
     }
     const char *mark = strstr(text, ROLE_MARK);
     if (mark)
-        Warnings_add(w, "%.*s%s%s", (int)(mark - text), text, role, mark + 1);
+        Warnings_add_about(w, subject, "%.*s%s%s", (int)(mark - text), text, role, mark + 1);
     else
-        Warnings_add(w, "%s", text);
+        Warnings_add_about(w, subject, "%s", text);
 }
 
 static void fill_curves(Curves *dest, const Track *t, int depth)
@@ -1356,25 +1358,55 @@ static void fill_readouts(Result *r)
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
 }
 
-/* What heads and an output projection take outside the theory (docs/model.md §1.7, §3). */
+/* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
+   of §3): each overlay or prediction they void is not drawn, and a warning about it says
+   why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
+   scale, gains with a skip) say nothing. */
 static void block_warnings(const Config *c, Warnings *w)
 {
     int dh = Config_head_width(c);
+    bool input_dependent = !Attention_is_input_independent(c->attention);
     if (c->heads > 1)
-        Warnings_add(w,
-                     "head %d of %d shown: its logits have rank <= d_h = %d, so its gamma is "
-                     "T/d_h = %g (T/d = %g): its bulk edge leaves the i.i.d. limit as T/d_h grows",
-                     c->head, c->heads, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
-    if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
-        Warnings_add(w,
-                     "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
-                     "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
-                     "unit rows, as the first layer has",
-                     c->width);
+        Warnings_add_about(
+            w, WARNING_ABOUT_SPECTRA_THEORY,
+            "head %d of %d shown: its logits have rank <= d_h = %d, so its gamma is "
+            "T/d_h = %g (T/d = %g): its bulk edge leaves the i.i.d. limit as T/d_h grows",
+            c->head, c->heads, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
+    if (input_dependent && !Theory_first_layer_unit_rows(c))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "pre-LN: the first layer's attention reads LN(X0), rows of norm %s, "
+                           "not the input's %s rows that sigma is computed for: no sigma, no "
+                           "circle or quartercircle law",
+                           c->ln_scale == LN_SCALE_SQRT_D ? "sqrt(d) (PyTorch)" : "1",
+                           c->input_norm == INPUT_NORM_SQRT_D ? "sqrt(d)" : "unit");
+    else if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
+        Warnings_add_about(
+            w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
+            "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
+            "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
+            "unit rows, as the first layer has",
+            c->width);
+    if (c->init == INIT_ORTHOGONAL) {
+        Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY,
+                           "orthogonal W^V keep the tokens' Gram matrix (X W W^T X^T = X X^T), "
+                           "so the values collapse nothing: the stable-rank theory, built on "
+                           "Gaussian values, has no curve");
+        if (input_dependent)
+            Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                               "orthogonal W^Q, W^K give logits of two orthonormal frames, not "
+                               "i.i.d. (at T = d all singular values of A-perp are equal): no "
+                               "quartercircle law; the circle is still the bulk's radius");
+    }
     if (c->heads > 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
-        Warnings_add(w, "the stable-rank theory and the gradient formula describe one head "
-                        "without an output projection or MLP: no theory curve, gradients "
-                        "null");
+        Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY | WARNING_ABOUT_GRADIENTS,
+                           "the stable-rank theory and the gradient formula describe one head "
+                           "without an output projection or MLP: no theory curve, gradients "
+                           "null");
+    else if (c->branch_gain != 1.0 && c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE)
+        Warnings_add_about(w, WARNING_ABOUT_GRADIENTS,
+                           "branch gain b = %g: the gradient formula of the frozen attention "
+                           "takes b = 1 (X_L = P1 W^V P2): gradients null",
+                           c->branch_gain);
 }
 
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,
@@ -1415,14 +1447,16 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
         memcpy(out->eigenvalues, spectra->eigenvalues, sizeof(Complex) * c->tokens);
         memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
         for (int i = 0; i < spectra->warnings.count; i++)
-            Warnings_add(&out->warnings, "%s", spectra->warnings.text[i]);
+            Warnings_add_about(&out->warnings, spectra->warnings.subject[i], "%s",
+                               spectra->warnings.text[i]);
     } else if (tracks[0][NETWORK_MAIN]->layers >= c->layer &&
                tracks[0][NETWORK_MAIN]->state[c->layer].net.dead) {
         out->spectra_ready = false;
-        Warnings_add(&out->warnings,
-                     "layer %d has no spectra: the network overflowed or vanished at or before "
-                     "it, so there is no finite attention matrix to show",
-                     c->layer);
+        Warnings_add_about(
+            &out->warnings, WARNING_ABOUT_SPECTRA,
+            "layer %d has no spectra: the network overflowed or vanished at or before "
+            "it, so there is no finite attention matrix to show",
+            c->layer);
     }
     fill_readouts(out);
     block_warnings(c, &out->warnings);
@@ -1439,8 +1473,9 @@ static void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every
                 const LayerState *state = &t->state[l];
                 if (!isnan(state->stable_rank))
                     out->measure_routes[state->route]++;
-                for (int i = 0; i < state->warning_count; i++)
-                    add_track_warning(&out->warnings, state->warnings[i], ROLE_NAMES[n], l);
+                for (int i = 0; state->warnings && i < state->warnings->count; i++)
+                    add_track_warning(&out->warnings, state->warnings->text[i],
+                                      state->warnings->subject[i], ROLE_NAMES[n], l);
             }
     }
 }

@@ -112,18 +112,35 @@ Result *Result_copy(const Result *r)
     return c;
 }
 
-void Warnings_add(Warnings *w, const char *fmt, ...)
+static void warnings_add(Warnings *w, unsigned subject, const char *fmt, va_list ap)
 {
     char text[WARNING_LENGTH];
+    vsnprintf(text, sizeof text, fmt, ap);
+    for (int i = 0; i < w->count; i++)
+        if (strcmp(w->text[i], text) == 0) {
+            w->subject[i] |= subject;
+            return;
+        }
+    if (w->count < WARNINGS_MAX) {
+        memcpy(w->text[w->count], text, sizeof text);
+        w->subject[w->count++] = subject;
+    }
+}
+
+void Warnings_add(Warnings *w, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    warnings_add(w, WARNING_ABOUT_RUN, fmt, ap);
     va_end(ap);
-    for (int i = 0; i < w->count; i++)
-        if (strcmp(w->text[i], text) == 0)
-            return;
-    if (w->count < WARNINGS_MAX)
-        memcpy(w->text[w->count++], text, sizeof text);
+}
+
+void Warnings_add_about(Warnings *w, unsigned subject, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    warnings_add(w, subject, fmt, ap);
+    va_end(ap);
 }
 
 #define SERIES_OF(function, expression)                                                            \

@@ -74,10 +74,10 @@ bool Spectra_prepare_shown_layer(const Config *c, Gap applied_gap, double *befor
     if (brauer)
         return true;
     if (applied_gap == GAP_UNIFORM && c->mask != MASK_FULL)
-        Warnings_add(&out->warnings,
-                     "eigenvalues of the masked %s attention minus (1/T)11^T come from "
-                     "dense QR on a non-normal matrix and may be off by several percent",
-                     ATTENTION_NAMES.names[c->attention]);
+        Warnings_add_about(&out->warnings, WARNING_ABOUT_EIGENVALUES,
+                           "eigenvalues of the masked %s attention minus (1/T)11^T come from "
+                           "dense QR on a non-normal matrix and may be off by several percent",
+                           ATTENTION_NAMES.names[c->attention]);
     /* dgeev destroys its input, and the singular values need `applied` too. */
     size_t tt = (size_t)T * T;
     for (size_t k = 0; k < tt; k++)

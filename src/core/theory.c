@@ -119,8 +119,11 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
         return "theory covers networks without skips and LayerNorm";
     if (c->heads != 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
         return "theory covers one head without an output projection or MLP";
-    if (c->init != INIT_NORMAL)
-        return "theory covers the normal initialisation (Gaussian values)";
+    /* The stable rank is scale-free, so any Gaussian W^V (every scheme's std) has the normal
+       scheme's curve; orthogonal ones keep the tokens' Gram matrix, and values alone then
+       collapse nothing (docs/model.md §1.10). */
+    if (c->init == INIT_ORTHOGONAL)
+        return "theory covers Gaussian value matrices (orthogonal ones keep the tokens' Gram)";
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
     case ATTENTION_MARKOV:
@@ -154,6 +157,19 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
         sr[l] = NAN;
     return "theory covers markov attention with the full mask (gap off, center or uniform), "
            "identity and uniform attention";
+}
+
+bool Theory_first_layer_unit_rows(const Config *c)
+{
+    /* Pre-LN: the first layer reads LN(X0), whose rows the LayerNorm's scale sets; σ is
+       computed for X0's own rows (unit, or √d with --input-norm sqrt-d). */
+    bool pre = c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
+    return !pre || (c->ln_scale == LN_SCALE_UNIT && c->input_norm == INPUT_NORM_UNIT);
+}
+
+bool Theory_describes_shown_layer(const Config *c)
+{
+    return Attention_is_input_independent(c->attention) || c->layer == 1;
 }
 
 void Theory_predict(const Config *c, TheoryPrediction *p)
@@ -199,8 +215,34 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     case ATTENTION_IDENTITY: /* every eigenvalue is 1: no outlier */
         break;
     }
+    if (!Attention_is_input_independent(c->attention) && !Theory_first_layer_unit_rows(c)) {
+        /* The logits' scale is not the one σ was computed for: only the exact λ1 = 1 of a
+           row-stochastic matrix stays. */
+        p->sigma = p->bulk_radius = p->singular_edge = NAN;
+        p->singular_law = NULL;
+        if (!Attention_is_row_stochastic(c->attention))
+            p->outlier = NAN;
+    }
+    if (c->init == INIT_ORTHOGONAL && !Attention_is_input_independent(c->attention)) {
+        /* Haar W^Q, W^K: the logits are a product of two orthonormal frames, not i.i.d.; at
+           T = d an orthogonal matrix, whose singular values are all equal.  The circle stays
+           the bulk's outer radius. */
+        p->singular_edge = NAN;
+        p->singular_law = NULL;
+    }
+    p->stable_rank_note = NULL;
+    if (!p->stable_rank) /* the spectra alone: the curves' maximisations cost ~1 ms at L = 256 */
+        return;
     const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank);
     const char *counterpart_note =
         predict_curve(c, Gap_toggled(c->gap), p->sigma, p->counterpart_stable_rank);
     p->stable_rank_note = note ? note : counterpart_note;
+}
+
+double Theory_shown_sigma(const Config *c)
+{
+    TheoryPrediction p = {.stable_rank = NULL};
+    Theory_predict(c, &p);
+    bool spread = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV;
+    return spread && Theory_describes_shown_layer(c) ? p.bulk_radius : NAN;
 }

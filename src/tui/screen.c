@@ -19,8 +19,14 @@ struct Screen {
 };
 
 /* The colour of each ink on 8-colour terminals (pair number = ink + 1); -1 is the
-   terminal's own foreground. */
-static const short INK_COLOR[INK_COUNT] = {
+   terminal's own foreground, which reads on its own background by definition.  The 8
+   colours are the terminal's to choose; at xterm's (a common default) only red and magenta
+   keep a contrast of 3:1 on both black and white.  Yellow, cyan and green vanish on white
+   (contrast 1.7 to 2.2), blue on black (2.2).  So each background has its own inks, and a
+   background COLORFGBG does not name gets inks that read on both: red, magenta and the
+   terminal's foreground, the data in the foreground (glyphs and line styles tell the inks
+   that share a colour apart). */
+static const short INK_COLOR_DARK[INK_COUNT] = {
     [INK_DEFAULT] = -1,
     [INK_AXIS] = -1,
     [INK_BULK] = COLOR_CYAN,
@@ -28,6 +34,21 @@ static const short INK_COLOR[INK_COUNT] = {
     [INK_THEORY] = COLOR_YELLOW,
     [INK_GHOST] = COLOR_MAGENTA,
     [INK_HIGHLIGHT] = COLOR_GREEN,
+};
+static const short INK_COLOR_LIGHT[INK_COUNT] = {
+    [INK_DEFAULT] = -1,           [INK_AXIS] = -1,
+    [INK_BULK] = COLOR_BLUE,      [INK_OUTLIER] = COLOR_RED,
+    [INK_THEORY] = COLOR_MAGENTA, [INK_GHOST] = -1,
+    [INK_HIGHLIGHT] = COLOR_BLUE,
+};
+static const short INK_COLOR_EITHER[INK_COUNT] = {
+    [INK_DEFAULT] = -1,
+    [INK_AXIS] = -1,
+    [INK_BULK] = -1,
+    [INK_OUTLIER] = COLOR_RED,
+    [INK_THEORY] = COLOR_MAGENTA,
+    [INK_GHOST] = COLOR_RED,
+    [INK_HIGHLIGHT] = -1,
 };
 
 /* With 256 colours: mid-luminance colours that read on dark and on light backgrounds alike
@@ -41,6 +62,31 @@ static const short INK_COLOR_256[INK_COUNT] = {
     [INK_GHOST] = 127 /* #af00af */,
     [INK_HIGHLIGHT] = 28 /* #008700 */,
 };
+
+Background Screen_background(const char *colorfgbg)
+{
+    if (!colorfgbg)
+        return BACKGROUND_UNKNOWN;
+    /* The background is the last field ("15;0", rxvt's "15;default;0"). */
+    const char *last = strrchr(colorfgbg, ';');
+    last = last ? last + 1 : colorfgbg;
+    char *end;
+    long colour = strtol(last, &end, 10);
+    if (end == last || *end != '\0' || colour < 0 || colour > 15)
+        return BACKGROUND_UNKNOWN;
+    /* As rxvt and Vim read it: black, the dark colours and dark grey are dark; light grey
+       (7) and the bright colours light. */
+    return colour <= 6 || colour == 8 ? BACKGROUND_DARK : BACKGROUND_LIGHT;
+}
+
+const short *Screen_palette(int colors, Background background)
+{
+    if (colors >= 256)
+        return INK_COLOR_256;
+    return background == BACKGROUND_DARK    ? INK_COLOR_DARK
+           : background == BACKGROUND_LIGHT ? INK_COLOR_LIGHT
+                                            : INK_COLOR_EITHER;
+}
 
 /* Whether $TERM names a terminal the screen can draw on: one that moves the cursor. */
 static bool terminal_usable(char *err, size_t size)
@@ -132,7 +178,7 @@ int Screen_open(Screen **out, bool unicode, bool color, char *err, size_t size)
     mouseinterval(0);
     if (color && has_colors() && start_color() == OK) {
         bool defaults = use_default_colors() == OK;
-        const short *palette = COLORS >= 256 ? INK_COLOR_256 : INK_COLOR;
+        const short *palette = Screen_palette(COLORS, Screen_background(getenv("COLORFGBG")));
         for (int ink = 0; ink < INK_COUNT; ink++) {
             short fg = palette[ink];
             if (fg < 0 && !defaults)

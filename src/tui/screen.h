@@ -20,6 +20,15 @@ typedef struct Screen Screen;
    exit status with a message in err: 2 when $TERM is unset, unknown or cannot move the cursor, 1
    when out of memory. */
 int Screen_open(Screen **out, bool unicode, bool color, char *err, size_t size);
+/* The terminal's background as $COLORFGBG tells it (rxvt, Konsole and others set it; most
+   terminals do not). */
+typedef enum { BACKGROUND_UNKNOWN, BACKGROUND_DARK, BACKGROUND_LIGHT } Background;
+Background Screen_background(const char *colorfgbg);
+/* The colour of every ink (a curses colour number; -1: the terminal's foreground) on a
+   terminal of `colors` colours: 256 colours have mid-luminance inks that read on any
+   background; 8 have inks for a dark, a light or an unknown background (read on both). */
+const short *Screen_palette(int colors, Background background);
+
 /* Gives the terminal back as it was (endwin). */
 void Screen_close(Screen *s);
 

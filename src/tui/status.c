@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include "ascii.h"
+#include "attnscope/theory.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -86,10 +87,14 @@ static void readouts(Fields *f, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     const Config *c = v->config;
-    /* σ is the entry spread of softmax and markov attention; elsewhere it names nothing. */
-    bool sigma = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV;
+    /* σ is the entry spread of softmax and markov attention over every key; elsewhere (other
+       kinds, masks, a layer whose softmax reads the tokens earlier layers made) it names
+       nothing, and where the first layer reads rows of another norm than it was computed for
+       it is not known (the theory's σ is then NaN).  It is shown where its circle is. */
+    double shown_sigma = Theory_shown_sigma(c);
+    bool sigma = isfinite(shown_sigma);
     if (sigma)
-        field(f, true, "σ=%.4g", Config_sigma(c));
+        field(f, true, "σ=%.4g", shown_sigma);
     readout(f, v, "logit std", s ? s->result->logit_std : NAN, "%.3g");
     if (!sigma) /* the readouts still start a line */
         f->line_break[f->count - 1] = true;
@@ -161,11 +166,11 @@ static void message_add(char *m, const char *part)
     strncat(m, part, MESSAGE_SIZE - used - 1);
 }
 
-/* Whether a warning is about what is on screen: those about token similarity only while its
-   panel is shown (the others concern the spectra and the stable ranks, always shown). */
-static bool on_screen(const StatusView *v, const char *warning)
+/* Whether a warning is about something on screen: a warning about the run as a whole always
+   is; one about a panel or an overlay only while that is drawn. */
+static bool on_screen(const StatusView *v, unsigned subject)
 {
-    return v->similarity_shown || !strstr(warning, "token similarity");
+    return (subject & (v->shown_subjects | WARNING_ABOUT_RUN)) != 0;
 }
 
 static void message(char *m, const StatusView *v)
@@ -180,7 +185,7 @@ static void message(char *m, const StatusView *v)
         message_add(m, part);
     }
     for (int i = 0; s && i < s->result->warnings.count; i++)
-        if (on_screen(v, s->result->warnings.text[i])) {
+        if (on_screen(v, s->result->warnings.subject[i])) {
             snprintf(part, sizeof part, "⚠ %s", s->result->warnings.text[i]);
             message_add(m, part);
             break;
@@ -213,6 +218,10 @@ static const char *explanation(const StatusView *v)
         Attention_is_row_stochastic(r->config.attention))
         return "window mask: |λ2| ≈ 1 − π²/(3T²), so no eigenvalue stands apart: there is no "
                "spectral gap (docs/model.md §3)";
+    Attention kind = r->config.attention;
+    if (!Theory_describes_shown_layer(&r->config) && kind != ATTENTION_LINEAR)
+        return "the theory over these spectra (σ, its laws, the predicted λ1) is layer 1's, on "
+               "orthonormal tokens; this layer reads the tokens the layers before it made";
     return NULL;
 }
 

@@ -9,6 +9,7 @@
 #define ATTNSCOPE_TUI_STATUS_H
 
 #include "attnscope/config.h"
+#include "attnscope/model.h"
 #include "snapshot.h"
 
 #include <stdbool.h>
@@ -16,19 +17,19 @@
 enum { STATUS_LINES_MAX = 8, STATUS_LINE_SIZE = 1024 };
 
 typedef struct {
-    const Config *config;  /* the settings asked for (shown at once) */
-    const Snapshot *shown; /* the snapshot drawn, or NULL */
-    bool current;          /* shown was computed from config */
-    bool busy;             /* a job for config is being computed */
-    double busy_ms;        /* for how long */
-    double progress;       /* 0..1 of that job */
-    bool estimated;        /* its time left is known: */
-    double seconds_left;   /* from the cost model, at the pace so far */
-    bool stopping;         /* the job before it is still winding down */
-    unsigned spinner;      /* frame of the busy indicator */
-    const char *note;      /* what the last key adjusted or refused ("" for none) */
-    bool unicode;          /* otherwise every line is plain ASCII */
-    bool similarity_shown; /* the token-similarity panel is on screen */
+    const Config *config;    /* the settings asked for (shown at once) */
+    const Snapshot *shown;   /* the snapshot drawn, or NULL */
+    bool current;            /* shown was computed from config */
+    bool busy;               /* a job for config is being computed */
+    double busy_ms;          /* for how long */
+    double progress;         /* 0..1 of that job */
+    bool estimated;          /* its time left is known: */
+    double seconds_left;     /* from the cost model, at the pace so far */
+    bool stopping;           /* the job before it is still winding down */
+    unsigned spinner;        /* frame of the busy indicator */
+    const char *note;        /* what the last key adjusted or refused ("" for none) */
+    bool unicode;            /* otherwise every line is plain ASCII */
+    unsigned shown_subjects; /* what the frame shows, as WarningSubject bits (View_subjects) */
 } StatusView;
 
 /* Lays the status out in lines of at most `width` columns; returns the number of lines

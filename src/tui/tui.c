@@ -667,8 +667,6 @@ static void draw(Loop *l)
                 .spinner = l->spinner,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
-                .similarity_shown =
-                    !l->controls.display.compare && l->controls.display.panel == PANEL_SIMILARITY,
             },
         .display = l->controls.display,
         .caption = l->caption[0] ? l->caption : NULL,

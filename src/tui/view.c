@@ -57,14 +57,15 @@ static void size_message(Screen *s)
     centred(s, rows / 2 + 1, "enlarge it, or press q to quit", false);
 }
 
-/* The σ of the circular and quartercircle laws, where they apply (docs/model.md §3): markov, and
-   softmax on orthonormal input, with every key allowed. */
-static double theory_sigma(const Snapshot *s)
+/* The σ of the circular law, and of the quartercircle law, where they apply (docs/model.md §3):
+   markov, and softmax on orthonormal input, with every key allowed, as the theory says. */
+static void theory_sigmas(const Snapshot *s, double *circle, double *quartercircle)
 {
     const Config *c = &s->result->config;
-    bool applies = (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV) &&
-                   c->mask == MASK_FULL;
-    return applies ? s->result->sigma : NAN;
+    TheoryPrediction t = {.stable_rank = NULL};
+    Theory_predict(c, &t);
+    *circle = Theory_shown_sigma(c);
+    *quartercircle = isfinite(*circle) ? t.singular_edge / 2 : NAN;
 }
 
 /* "of A, ℓ=1, T=256", naming the gap mode actually applied at the shown layer. */
@@ -79,24 +80,25 @@ static void matrix_words(const Snapshot *s, char *out, size_t size)
    markov have λ1 = 1 exactly, which the legend prints already). */
 static double predicted_outlier(const Config *c)
 {
-    if (c->attention != ATTENTION_RELU && c->attention != ATTENTION_SIGMOID)
+    if ((c->attention != ATTENTION_RELU && c->attention != ATTENTION_SIGMOID) ||
+        !Theory_describes_shown_layer(c))
         return NAN;
-    double curve[LAYERS_MAX], other[LAYERS_MAX];
-    TheoryPrediction t = {.stable_rank = curve, .counterpart_stable_rank = other};
+    TheoryPrediction t = {.stable_rank = NULL};
     Theory_predict(c, &t);
     return t.outlier;
 }
 
 /* Where gap removal sent the outlier: A − U annihilates 1 (each row of A − U sums to 0), so
-   one eigenvalue is 0, and for a row-stochastic A it was λ1 = 1.  Linear attention had no
-   outlier to send; the literal uniform mode only moves relu's and sigmoid's. */
+   one eigenvalue is 0, and for a row-stochastic A it was λ1 = 1.  Only then is it known
+   that the 1 went to 0: relu's and sigmoid's λ1 need not have stood apart before (at small
+   T it does not), and their rows' new eigenvalue 0 says nothing of it; linear attention had
+   no outlier to send. */
 static void removed_outlier(const Config *k, Gap applied, EigenvaluePlot *e)
 {
-    bool stochastic = Attention_is_row_stochastic(k->attention);
     e->removed_to_zero =
-        k->attention != ATTENTION_LINEAR &&
-        (applied == GAP_CENTER || applied == GAP_DEFLATE || (applied == GAP_UNIFORM && stochastic));
-    e->removed_from = stochastic ? 1.0 : NAN;
+        Attention_is_row_stochastic(k->attention) &&
+        (applied == GAP_CENTER || applied == GAP_DEFLATE || applied == GAP_UNIFORM);
+    e->removed_from = 1.0;
 }
 
 static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
@@ -123,7 +125,8 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
     snprintf(t1, sizeof t1, "eigenvalues √T·λ %s%s", words,
              shown->result->eigenvalues_exact ? ", exact" : "");
     snprintf(t2, sizeof t2, "singular values √T·s %s", words);
-    double scale = sqrt((double)shown->result->config.tokens), sigma = theory_sigma(shown);
+    double scale = sqrt((double)shown->result->config.tokens), sigma, quartercircle_sigma;
+    theory_sigmas(shown, &sigma, &quartercircle_sigma);
     /* The circles are always drawn; the overlay key governs the predictions. */
     EigenvaluePlot e = {
         .title = t1,
@@ -142,7 +145,7 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                        shown->result->config.tokens,
                        shown->result->singular_values,
                        scale,
-                       d->overlays ? sigma : NAN,
+                       d->overlays ? quartercircle_sigma : NAN,
                        shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
                                                                            : "i.i.d. Markov limit"};
     Plot_histogram(histogram, &h);
@@ -380,12 +383,14 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
     if (!main_is_this && !shown->has_compare) {
         Plot_message(eigen, title, "computing the same weights with the gap toggled…");
     } else {
+        double sigma, quartercircle_sigma;
+        theory_sigmas(shown, &sigma, &quartercircle_sigma);
         EigenvaluePlot e = {
             .title = title,
             .count = shown->result->config.tokens,
             .values = values,
             .scale = sqrt((double)shown->result->config.tokens),
-            .sigma = theory_sigma(shown),
+            .sigma = sigma,
             .exact = exact,
             .show_predicted = d->overlays && gap == GAP_OFF,
             .predicted_outlier = predicted_outlier(k),
@@ -516,10 +521,18 @@ static void warnings_overlay(Screen *s, const Snapshot *shown, int first, int ro
     }
 }
 
-/* Word-wraps a preset header into the rectangle: a line that starts with a space continues
-   the one before (the presets' indented continuation lines), an empty line separates
-   paragraphs.  Returns the rows used. */
-static int wrapped_header(Screen *s, const char *header, int row, int col, int rows, int width)
+/* A line of wrapped_header: drawn, or only counted. */
+static void header_line(Screen *s, bool draw, int row, int col, const char *line)
+{
+    if (draw)
+        Screen_text(s, row, col, line, INK_DEFAULT, false);
+}
+
+/* Word-wraps a preset header into the rectangle (or, unless draw, only counts the rows it
+   takes): a line that starts with a space continues the one before (the presets' indented
+   continuation lines), an empty line separates paragraphs.  Returns the rows used. */
+static int wrapped_lines(Screen *s, bool draw, const char *header, int row, int col, int rows,
+                         int width)
 {
     char line[512] = "", word[256], out[512];
     int used = 0, line_columns = 0;
@@ -528,7 +541,7 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
         size_t length = strcspn(p, "\n");
         bool continued = p[0] == ' ', blank = length == 0;
         if (!continued && line[0]) { /* a new sentence or paragraph: flush the line */
-            Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+            header_line(s, draw, row + used++, col, line);
             line[0] = '\0';
             line_columns = 0;
         }
@@ -556,7 +569,7 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
                 rest += bytes;
                 int columns = Ascii_columns(out);
                 if (line_columns > 0 && line_columns + 1 + columns > width) {
-                    Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+                    header_line(s, draw, row + used++, col, line);
                     line[0] = '\0';
                     line_columns = 0;
                     if (used >= rows)
@@ -576,8 +589,13 @@ static int wrapped_header(Screen *s, const char *header, int row, int col, int r
         p = *end ? end + 1 : end;
     }
     if (line[0] && used < rows)
-        Screen_text(s, row + used++, col, line, INK_DEFAULT, false);
+        header_line(s, draw, row + used++, col, line);
     return used;
+}
+
+static int wrapped_header(Screen *s, const char *header, int row, int col, int rows, int width)
+{
+    return wrapped_lines(s, true, header, row, col, rows, width);
 }
 
 /* The preset picker: the list on the left (source beside each name, the selection marked
@@ -651,21 +669,56 @@ static void prompt_overlay(Screen *s, const Prompt *p, const char *note, int row
         wrapped_header(s, note, top + 4, left + 2, 3, box_cols - 4);
 }
 
-/* Presentation mode: the loaded preset's "Point at:" note in a box across the bottom of the
-   panels, word-wrapped, so that the class reads what to look at. */
-static void caption_overlay(Screen *s, const char *caption, int rows, int cols)
+/* Presentation mode: the loaded preset's "Point at:" note in a box under the panels, in rows
+   of its own, word-wrapped, so that the class reads what to look at and every panel stays
+   whole. */
+enum { CAPTION_BOX_COLS_MAX = 110 };
+
+static int caption_box_cols(int cols)
 {
-    int box_cols = cols - 4 < 110 ? cols - 4 : 110, width = box_cols - 4;
-    int lines = (Ascii_columns(caption) + width - 1) / width + 1;
-    int box_rows = 2 + (lines < 5 ? lines : 5);
-    int top = rows - box_rows, left = (cols - box_cols) / 2;
-    Screen_box(s, top, left, box_rows, box_cols);
-    Screen_text(s, top, left + 2, spelled(s, " tour ", (char[16]){0}, 16), INK_DEFAULT, true);
-    wrapped_header(s, caption, top + 1, left + 2, box_rows - 2, width);
+    return cols < CAPTION_BOX_COLS_MAX ? cols : CAPTION_BOX_COLS_MAX;
 }
 
-/* Fills the canvases of the frame: three panels, or four in the compare view. */
-static void panels(const View *v, Canvas **canvas)
+/* The rows the panels need to be drawn at all, measured at 80 columns in presentation mode:
+   the right-hand column's histogram (7) over its stable-rank panel (8); the compare view's
+   eigenvalues over stable ranks (8 each); one panel alone (8). */
+static int panels_min_rows(const Display *d)
+{
+    int count = Display_panel_count(d);
+    if (d->zoom >= 1 && d->zoom <= count)
+        return 8;
+    return d->compare ? 16 : 15;
+}
+
+/* The rows the caption's box takes under panels of `area` rows: all its lines, but at most a
+   third of the area and never the rows the panels need (a line of it at least). */
+static int caption_rows(Screen *s, const char *caption, int area, int cols, const Display *d)
+{
+    int width = caption_box_cols(cols) - 4, most = area / 3;
+    if (most > area - panels_min_rows(d))
+        most = area - panels_min_rows(d);
+    if (most < 3)
+        most = 3;
+    int lines = wrapped_lines(s, false, caption, 0, 0, area, width);
+    return 2 + lines < most ? 2 + lines : most;
+}
+
+static void caption_box(Screen *s, const char *caption, int top, int box_rows, int cols)
+{
+    int box_cols = caption_box_cols(cols), width = box_cols - 4, left = (cols - box_cols) / 2;
+    char buf[64];
+    Screen_box(s, top, left, box_rows, box_cols);
+    Screen_text(s, top, left + 2, spelled(s, " tour ", buf, sizeof buf), INK_DEFAULT, true);
+    int lines = wrapped_lines(s, false, caption, 0, 0, 4 * box_rows + 64, width);
+    wrapped_header(s, caption, top + 1, left + 2, box_rows - 2, width);
+    /* Cut: say where the rest is, on the bottom border. */
+    const char *rest = " more: a taller terminal shows the rest ";
+    if (lines > box_rows - 2 && Ascii_columns(rest) + 4 <= box_cols)
+        Screen_text(s, top + box_rows - 1, left + box_cols - Ascii_columns(rest) - 2, rest,
+                    INK_DEFAULT, false);
+}
+
+void View_panels(const View *v, Canvas **canvas)
 {
     const Snapshot *shown = v->status.shown;
     if (v->display.compare) {
@@ -688,6 +741,36 @@ static void compare_layout(int cols, int rows, Rect r[4])
     r[3] = (Rect){top, left + 1, rows - top, right};
 }
 
+unsigned View_subjects(const Display *d)
+{
+    /* Each panel's subjects, in the order zoom counts the panels. */
+    unsigned spectra_theory = WARNING_ABOUT_SPECTRA_THEORY; /* the circles are always drawn */
+    unsigned rank_theory = d->overlays ? WARNING_ABOUT_STABLE_RANK_THEORY : 0;
+    unsigned eigen = WARNING_ABOUT_EIGENVALUES | spectra_theory;
+    unsigned stable = WARNING_ABOUT_STABLE_RANK | rank_theory;
+    unsigned main_panel_subjects[PANEL_COUNT] = {
+        [PANEL_STABLE_RANK] = stable,
+        [PANEL_WIDTH_SWEEP] = rank_theory,
+        [PANEL_GRADIENT] = WARNING_ABOUT_GRADIENTS,
+        [PANEL_SIMILARITY] = WARNING_ABOUT_SIMILARITY,
+    };
+    unsigned panel[VIEW_PANELS_MAX];
+    int count = Display_panel_count(d);
+    if (d->compare) {
+        panel[0] = panel[2] = eigen;
+        panel[1] = panel[3] = stable;
+    } else {
+        panel[0] = eigen;
+        panel[1] = WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
+        panel[2] = main_panel_subjects[d->panel];
+    }
+    unsigned shown = WARNING_ABOUT_RUN;
+    for (int i = 0; i < count; i++)
+        if (d->zoom < 1 || d->zoom > count || d->zoom == i + 1)
+            shown |= panel[i];
+    return shown;
+}
+
 bool View_draw(Screen *s, const View *v, bool repaint)
 {
     int cols = Screen_cols(s), rows = Screen_rows(s);
@@ -698,8 +781,15 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         return false;
     }
     char status[STATUS_LINES_MAX][STATUS_LINE_SIZE];
-    int n = Status_layout(&v->status, cols, status, STATUS_LINES_MAX);
-    int panel_rows = rows - n;
+    StatusView status_view = v->status;
+    status_view.shown_subjects = View_subjects(&v->display);
+    int n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
+    /* Above the status lines: the panels, then the tour's caption in rows of its own. */
+    int above_status = rows - n;
+    bool caption = v->display.present && v->caption;
+    int caption_box_rows =
+        caption ? caption_rows(s, v->caption, above_status, cols, &v->display) : 0;
+    int panel_rows = above_status - caption_box_rows;
     Rect r[4];
     int count = v->display.compare ? 4 : 3;
     if (v->display.compare)
@@ -721,7 +811,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     if (v->drawn)
         v->drawn->count = 0;
     if (made) {
-        panels(v, canvas);
+        View_panels(v, canvas);
         for (int i = 0; i < count; i++) {
             if (zoom && i != zoom - 1)
                 continue;
@@ -742,17 +832,17 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     for (int i = 0; i < count; i++)
         Canvas_free(canvas[i]);
     for (int i = 0; i < n; i++)
-        Screen_text(s, panel_rows + i, 0, status[i], INK_DEFAULT, i == 0);
-    if (v->display.present && v->caption)
-        caption_overlay(s, v->caption, panel_rows, cols);
+        Screen_text(s, above_status + i, 0, status[i], INK_DEFAULT, i == 0);
+    if (caption)
+        caption_box(s, v->caption, panel_rows, caption_box_rows, cols);
     if (v->help)
         help_overlay(s, rows, cols);
     if (v->warnings_first >= 0)
-        warnings_overlay(s, v->status.shown, v->warnings_first, panel_rows, cols);
+        warnings_overlay(s, v->status.shown, v->warnings_first, above_status, cols);
     if (v->picker)
-        picker_overlay(s, v->picker, v->status.note, panel_rows, cols);
+        picker_overlay(s, v->picker, v->status.note, above_status, cols);
     if (v->prompt)
-        prompt_overlay(s, v->prompt, v->status.note, panel_rows, cols);
+        prompt_overlay(s, v->prompt, v->status.note, above_status, cols);
     Screen_show(s, repaint);
     return true;
 }

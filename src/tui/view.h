@@ -41,6 +41,15 @@ typedef struct {
     const Prompt *prompt; /* the prompt of p or x, when open */
 } View;
 
+/* What a frame of this display shows, as warnings name it (WarningSubject bits): the panels
+   drawn (one alone when zoomed) and the theory drawn over them. */
+unsigned View_subjects(const Display *d);
+
+/* Fills the frame's canvases (sized by the caller): the eigenvalues, the singular values and
+   the main panel, or in the compare view the eigenvalues and stable ranks without, then with,
+   gap removal. */
+void View_panels(const View *v, Canvas **canvas);
+
 /* Draws and sends one frame; repaint redraws every cell.  Returns false when the
    terminal is below VIEW_MIN_COLS × VIEW_MIN_ROWS (only the size message was drawn). */
 bool View_draw(Screen *s, const View *v, bool repaint);

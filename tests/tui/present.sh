@@ -50,9 +50,9 @@ click 10 5
 expect "a second click: every panel again" "every panel"
 expect "the histogram is back" "singular values √T·s"
 before=$(screen | grep -o "layer=[0-9]*/[0-9]*")
-mouse "\`" 100 30
+mouse "\`" 100 25
 expect "the wheel up over the stable-rank panel: the next layer" "layer=2/8"
-mouse "a" 100 30
+mouse "a" 100 25
 expect "the wheel down: back to layer 1" "layer=1/8"
 mouse "\`" 100 5
 check "the wheel over the histogram changes no layer" bash -c "sleep 1; grep -q 'mouse wheel-up row=5 col=100 panel=1' '$trace'"

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Silence where the theory does not apply, on screen: pre-LN with PyTorch's LayerNorm makes
+# the first layer read rows of norm √d, so σ is not on the status line, the σ circle is not
+# drawn, and the status line names why while the eigenvalues are shown; the default
+# (post-LN) keeps them.  Every session ends with q and checks the exit status.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+run() { # args...
+    start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $*; echo EXIT=\$?; sleep 600"
+}
+quits() { # description
+    keys q
+    expect "$1: q quits with status 0" "^EXIT=0$"
+}
+absent() { ! screen | grep -qE -- "$1"; }
+
+run -T 32 -d 32 -L 2 -n ln --ln-scale sqrt-d --ln-place post
+expect "post-LN computes" "computed in [0-9]+ ms"
+expect "post-LN: σ on the status line" "σ=1.311"
+expect "post-LN: the σ circle in the legend" "\|z\| = σ = 1.31"
+quits "post-LN"
+
+run -T 32 -d 32 -L 2 -n ln --ln-scale sqrt-d --ln-place pre
+expect "pre-LN computes" "computed in [0-9]+ ms"
+expect "pre-LN: the status line says why the theory is silent" "⚠ pre-LN: the first layer"
+check "pre-LN: no σ on the status line" absent "σ=[0-9]"
+check "pre-LN: no σ circle in the legend" absent "\|z\| = σ"
+expect "pre-LN: the unit circle stays" "\|z\| = 1, z = √T·λ"
+quits "pre-LN"
+
+# Softmax reads the tokens: its σ is layer 1's.  At layer 2 σ and its circle go, and a line
+# says why; back at layer 1 they return.
+run -T 32 -d 32 -L 3
+expect "softmax computes" "computed in [0-9]+ ms"
+expect "layer 1: σ on the status line" "σ=1.311"
+press "]: layer 2, a line says the theory is layer 1's" "is layer 1's, on orthonormal tokens" "]"
+expect "layer 2 is computed" "layer=2/3.*"
+check "layer 2: no σ on the status line" wait_gone "σ=1.311"
+check "layer 2: no σ circle in the legend" absent "\|z\| = σ"
+press "[: layer 1, σ again" "σ=1.311" "["
+check "and the line is gone" wait_gone "is layer 1's, on orthonormal tokens"
+quits "softmax"
+finish
