@@ -1364,6 +1364,11 @@ static void fill_readouts(Result *r)
    scale, gains with a skip) say nothing. */
 static void block_warnings(const Config *c, Warnings *w)
 {
+    /* σ² = exp(v) − 1 for the logits' variance v: beyond v ≈ 709 it is not a double. */
+    if (c->init != INIT_CUTTING_SKIP && !isfinite(Config_sigma(c)))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "sigma overflows the double range: the first layer's logits have "
+                           "variance above 709 (sigma^2 = exp(variance) - 1), so sigma is null");
     int dh = Config_head_width(c);
     bool input_dependent = !Attention_is_input_independent(c->attention);
     if (c->heads > 1)

@@ -24,9 +24,11 @@ def main():
     assert config["d_qk"] == config["d"]
     numeric = (int, float)
     # sigma is the log-normal theory's (docs/model.md §1.2): none for the cutting-skip scheme,
-    # whose logits are X(alpha Z + beta I)X^T.
+    # whose logits are X(alpha Z + beta I)X^T; null with a warning where it overflows.
     if config.get("init") == "cutting-skip":
         assert doc["sigma"] is None, doc["sigma"]
+    elif doc["sigma"] is None:
+        assert any("sigma overflows" in w for w in doc["warnings"]), doc["warnings"]
     else:
         assert isinstance(doc["sigma"], numeric)
     for key in ("stable_rank", "stable_rank_minus_one", "stable_rank_mean", "stable_rank_std",

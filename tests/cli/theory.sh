@@ -114,4 +114,10 @@ assert abs(t["sigma"] - expected) < 1e-12 * expected, t["sigma"]
 std = d["linear_scale"]["logit_std"]
 assert abs(std - 1 / math.sqrt(32)) < 0.15 / math.sqrt(32), std
 assert d["linear_scale"]["warnings"] == [], d["linear_scale"]["warnings"]' linear_scale
+check "input norm sqrt(d), softmax, sigma_qk = 1: runs (sigma overflows)" runs input_overflow --input-norm sqrt-d
+check "  sigma = sqrt(exp(d^2) - 1) is beyond double: null, with the warning that says so" says '
+doc = d["input_overflow"]
+assert doc["sigma"] is None and doc["theory"]["sigma"] is None, (doc["sigma"], doc["theory"])
+assert 32.0 ** 2 > math.log(sys.float_info.max)
+assert warned("input_overflow", "sigma overflows the double range")' input_overflow
 finish
