@@ -52,7 +52,7 @@ static void test_eigenvalues(void **state)
 {
     (void)state;
     Canvas *c = Canvas_new(50, 24, true);
-    EigenvaluePlot p = {"eigenvalues", 4, FAR, 2.0, 0.5, false, false, NAN, 0, false, NAN};
+    EigenvaluePlot p = {"eigenvalues", 4, FAR, 2.0, 0.5, false, false, NAN, 0, false};
     Plot_eigenvalues(c, &p);
     const char *t = text(c);
     assert_int_equal(strncmp(t, "eigenvalues", 11), 0);
@@ -67,7 +67,7 @@ static void test_eigenvalues(void **state)
     Canvas_free(c);
 
     c = Canvas_new(50, 24, true);
-    EigenvaluePlot q = {"eigenvalues", 4, NEAR, 2.0, NAN, true, false, NAN, 0, false, NAN};
+    EigenvaluePlot q = {"eigenvalues", 4, NEAR, 2.0, NAN, true, false, NAN, 0, false};
     Plot_eigenvalues(c, &q);
     t = text(c);
     assert_non_null(strstr(t, "◆"));
@@ -142,7 +142,7 @@ static void test_ascii_and_small(void **state)
     (void)state;
     double s[4] = {1, 0.3, 0.2, 0.1}, sr[3] = {4, 2, 1};
     Canvas *c = Canvas_new(60, 20, false);
-    EigenvaluePlot e = {"eigenvalues √T·λ", 4, FAR, 2.0, 0.5, false, false, NAN, 0, false, NAN};
+    EigenvaluePlot e = {"eigenvalues √T·λ", 4, FAR, 2.0, 0.5, false, false, NAN, 0, false};
     Plot_eigenvalues(c, &e);
     assert_true(ascii_only(text(c)));
     assert_non_null(strstr(text(c), "|z| = sigma = 0.5"));
@@ -206,7 +206,7 @@ static void test_eigenvalue_overlay(void **state)
 {
     (void)state;
     Canvas *c = Canvas_new(50, 24, true);
-    EigenvaluePlot p = {"eigenvalues", 4, NEAR, 2.0, NAN, false, true, 0.4, 0, false, NAN};
+    EigenvaluePlot p = {"eigenvalues", 4, NEAR, 2.0, NAN, false, true, 0.4, 0, false};
     Plot_eigenvalues(c, &p);
     assert_non_null(strstr(text(c), "◇ predicted λ1 = 0.4"));
     int col, row, mcol, mrow;
@@ -410,8 +410,7 @@ static void test_no_outlier_unmarked(void **state)
                         .scale = 2.0,
                         .sigma = NAN,
                         .predicted_outlier = NAN,
-                        .outlier = -1,
-                        .removed_from = NAN};
+                        .outlier = -1};
     Plot_eigenvalues(c, &p);
     const char *t = text(c);
     assert_null(strstr(t, "◆"));
@@ -436,8 +435,7 @@ static void test_removed_outlier_marked(void **state)
                         .sigma = NAN,
                         .predicted_outlier = NAN,
                         .outlier = -1,
-                        .removed_to_zero = true,
-                        .removed_from = 1.0};
+                        .removed_to_zero = true};
     Plot_eigenvalues(c, &p);
     const char *t = text(c);
     assert_non_null(strstr(t, "λ1: 1 → 0 (gap removed)"));
@@ -458,8 +456,7 @@ static void test_axes_follow_the_data(void **state)
                         .scale = 2.0,
                         .sigma = 55,
                         .predicted_outlier = NAN,
-                        .outlier = 0,
-                        .removed_from = NAN};
+                        .outlier = 0};
     Plot_eigenvalues(c, &p);
     const char *t = text(c);
     assert_non_null(strstr(t, "|z| = σ = 55 off scale"));
@@ -498,8 +495,7 @@ static void test_unit_circle_shape(void **state)
                             .scale = 0.5,
                             .sigma = NAN,
                             .predicted_outlier = NAN,
-                            .outlier = 0,
-                            .removed_from = NAN};
+                            .outlier = 0};
         Plot_eigenvalues(c, &p);
         const char *ring = unicode ? "∘" : "o";
         /* The legend's sample, and the ring: many cells of it. */

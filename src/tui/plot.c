@@ -386,11 +386,7 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
                  pinned ? " off scale" : "");
     } else if (p->removed_to_zero) {
         items[n] = (LegendItem){.sample = {{"○", 0}}, .cells = 1, .ink = INK_OUTLIER};
-        if (isfinite(p->removed_from))
-            snprintf(items[n++].text, sizeof items[0].text, "λ1: %g → 0 (gap removed)",
-                     p->removed_from);
-        else
-            snprintf(items[n++].text, sizeof items[0].text, "λ1 → 0 (gap removed)");
+        snprintf(items[n++].text, sizeof items[0].text, "λ1: 1 → 0 (gap removed)");
     } else if (p->count > 1) {
         items[n] = (LegendItem){.cells = 0, .ink = INK_DEFAULT};
         snprintf(items[n++].text, sizeof items[0].text, "no outlier: |λ1| < 2|λ2|");

@@ -25,10 +25,9 @@ typedef struct {
     /* The index of the eigenvalue that stands apart (Result.outlier), marked with its own
        glyph; -1: none, every value is drawn as the bulk. */
     int outlier;
-    /* Gap removal sent the outlier to 0 (A − U annihilates 1): that eigenvalue is marked at
-       0 and named; removed_from is what it was (1 for row-stochastic A), NaN when unknown. */
+    /* Gap removal sent a row-stochastic A's eigenvalue 1 to 0 (A − U annihilates 1): that
+       eigenvalue is marked at 0 and named. */
     bool removed_to_zero;
-    double removed_from;
 } EigenvaluePlot;
 
 /* Histogram of √T·s_i, i ≥ 2, with s1 marked apart and the quartercircle overlay. */

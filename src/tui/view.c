@@ -98,7 +98,6 @@ static void removed_outlier(const Config *k, Gap applied, EigenvaluePlot *e)
     e->removed_to_zero =
         Attention_is_row_stochastic(k->attention) &&
         (applied == GAP_CENTER || applied == GAP_DEFLATE || applied == GAP_UNIFORM);
-    e->removed_from = 1.0;
 }
 
 static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
