@@ -425,14 +425,17 @@ static int layer_weights(ConditioningRun *r, int layer)
 {
     const Config *c = r->c;
     int d = r->d;
-    int info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_VALUE, r->wvo);
+    int info = Init_draw_with_scratch(r->random, r->la, c, c->seed, layer, MATRIX_VALUE, r->wvo,
+                                      r->scratch);
     if (!info && c->output != OUTPUT_IDENTITY) {
-        /* W^O in the scratch, the product through M's buffer (M comes next). */
-        info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_OUTPUT, r->scratch);
+        /* W^O in M's buffer (M comes next), the product through the scratch, which the
+           factorised schemes' SVDs need while W^O is drawn. */
+        info = Init_draw_with_scratch(r->random, r->la, c, c->seed, layer, MATRIX_OUTPUT, r->m,
+                                      r->scratch);
         if (!info) {
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, r->wvo, d,
-                        r->scratch, d, 0.0, r->m, d);
-            memcpy(r->wvo, r->m, sizeof(double) * d * d);
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, r->wvo, d, r->m, d,
+                        0.0, r->scratch, d);
+            memcpy(r->wvo, r->scratch, sizeof(double) * d * d);
         }
     }
     if (!info && Attention_has_query_key(c->attention)) {

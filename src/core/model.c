@@ -411,7 +411,8 @@ static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int 
     *out = wv;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
         return 0;
-    int info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_VALUE, wv);
+    int info = Init_draw_with_scratch(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer,
+                                      MATRIX_VALUE, wv, w->init_scratch);
     if (cached && !info) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
@@ -426,7 +427,8 @@ static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int 
    Returns LAPACK's status. */
 static int draw_output_projection(Workspace *w, const Config *c, uint64_t seed, int layer)
 {
-    return Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_OUTPUT, w->wo);
+    return Init_draw_with_scratch(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer,
+                                  MATRIX_OUTPUT, w->wo, w->init_scratch);
 }
 
 /* Weights of one layer, shared by both networks (W^O apart); returns W^V. */
@@ -446,7 +448,8 @@ static int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int 
     if (first_seed)
         return draw_value_weights(w, c, seed, layer, wv);
     *wv = w->wv;
-    return Init_draw(w->random, la, c, seed, layer, MATRIX_VALUE, w->wv);
+    return Init_draw_with_scratch(w->random, la, c, seed, layer, MATRIX_VALUE, w->wv,
+                                  w->init_scratch);
 }
 
 /* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
@@ -508,7 +511,11 @@ static bool same_weights(const Config *a, const Config *b)
            a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
            a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
            a->mlp_ratio == b->mlp_ratio && a->init == b->init && a->input_norm == b->input_norm &&
-           a->init_alpha == b->init_alpha && a->init_beta == b->init_beta && a->init_c == b->init_c;
+           a->init_alpha == b->init_alpha && a->init_beta == b->init_beta &&
+           a->init_c == b->init_c && a->init_vo_alpha == b->init_vo_alpha &&
+           a->init_vo_beta == b->init_vo_beta && a->init_query == b->init_query &&
+           a->init_key == b->init_key && a->init_value == b->init_value &&
+           a->init_output == b->init_output && a->init_mlp == b->init_mlp;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
