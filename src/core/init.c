@@ -1,6 +1,7 @@
 #include "attnscope/init.h"
 
 #include <math.h>
+#include <string.h>
 
 static const Role MATRIX_ROLES[MATRICES] = {ROLE_QUERY,  ROLE_KEY,    ROLE_VALUE,
                                             ROLE_OUTPUT, ROLE_MLP_IN, ROLE_MLP_OUT};
@@ -207,7 +208,11 @@ int Init_draw_with_scratch(RandomStream *random, Linalg *la, const Config *c, ui
     if (isnan(how.std))
         return scratch ? draw_factor(random, la, c, seed, layer, m, out, scratch) : -1;
     size_t n = (size_t)rows * cols;
-    RandomStream_gaussian(random, seed, layer, MATRIX_ROLES[m], how.std, out, n);
+    /* No draw for a zero std: 0·(a negative normal) would be −0, not the zero matrix. */
+    if (how.std == 0.0)
+        memset(out, 0, sizeof(double) * n);
+    else
+        RandomStream_gaussian(random, seed, layer, MATRIX_ROLES[m], how.std, out, n);
     if (how.diagonal != 0.0)
         for (int i = 0; i < rows && i < cols; i++)
             out[i + (size_t)i * rows] += how.diagonal;
