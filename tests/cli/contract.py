@@ -23,9 +23,11 @@ def main():
     assert config["T"] == T and config["depth"] == depth, config
     assert config["d_qk"] == config["d"]
     numeric = (int, float)
-    # sigma is the log-normal theory's (docs/model.md §1.2): none for the cutting-skip scheme,
-    # whose logits are X(alpha Z + beta I)X^T.
-    if config.get("init") == "cutting-skip":
+    # sigma is the log-normal theory's (docs/model.md §1.2): none where W^Q or W^K is a factor
+    # of alpha Z + beta I (cutting-skip, mimetic; markov draws its logits with sigma_qk).
+    factor = config.get("init") in ("cutting-skip", "mimetic") and "scheme" in (
+        config.get("init_query", "scheme"), config.get("init_key", "scheme"))
+    if factor and config["attention"] != "markov":
         assert doc["sigma"] is None, doc["sigma"]
     else:
         assert isinstance(doc["sigma"], numeric)
