@@ -317,6 +317,33 @@ static void test_ensemble_keys(void **state)
     assert_int_equal(c.config.seeds, 32);
 }
 
+/* A cycling key passes over the names the other settings refuse, and a key whose step would
+   break a relation no key settles stops, saying why. */
+static void test_keys_keep_the_relations(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    start.init = INIT_MIMETIC;
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    assert_true(press(&c, 'O', note));
+    assert_int_equal(c.config.output, OUTPUT_GAUSSIAN);
+    /* orthogonal is refused under mimetic: the next name is identity again. */
+    assert_true(press(&c, 'O', note));
+    assert_int_equal(c.config.output, OUTPUT_IDENTITY);
+    assert_true(press(&c, 'U', note));
+    assert_int_equal(c.config.output, OUTPUT_GAUSSIAN);
+    /* The identity is a square matrix's: the MLP ratio stays at 1. */
+    start = Config_default();
+    start.mlp = MLP_RELU;
+    start.mlp_ratio = 1;
+    start.init_mlp = MATRIX_INIT_IDENTITY;
+    c = Controls_from(&start);
+    assert_false(press(&c, 'R', note));
+    assert_int_equal(c.config.mlp_ratio, 1);
+    assert_non_null(strstr(note, "MLP ratio stays at 1: --init-mlp identity"));
+}
+
 /* Random key sequences from random valid starts never produce an invalid Config. */
 static void test_settings_stay_valid(void **state)
 {
@@ -462,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_lowering_undoes_the_raised_bound),
         cmocka_unit_test(test_help_keys_and_key_names),
         cmocka_unit_test(test_cycles_gap_and_seed),
+        cmocka_unit_test(test_keys_keep_the_relations),
         cmocka_unit_test(test_settings_stay_valid),
         cmocka_unit_test(test_display_keys),
         cmocka_unit_test(test_ensemble_keys),
