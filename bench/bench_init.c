@@ -1,8 +1,8 @@
 /* What the factorised initialisations cost per layer (docs/model.md §1.10): the time one
  * layer's weights take to draw under the normal scheme, cutting-skip (one d×d SVD per head,
- * for W^Q and W^K) and mimetic with an output projection (three per head: W^Q W^Kᵀ, W^V,
- * W^O), through init.h as the model draws them, and the cost model's price of the same
- * draws at this machine's calibrated rates.
+ * for W^Q and W^K) and mimetic with an output projection (one per head for W^Q W^Kᵀ, and
+ * one each for W^V and W^O), through init.h as the model draws them, and the cost model's
+ * price of the same draws at this machine's calibrated rates.
  *
  * Usage: bench_init [-d N] [--heads H] [--reps N]
  * Prints one JSON object: medians in milliseconds.  Threads: as OPENBLAS_NUM_THREADS says.
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
     printf("{\"d\": %d, \"heads\": %d, \"reps\": %d, \"normal_ms\": %.2f, "
            "\"cutting_skip_ms\": %.2f, \"mimetic_ms\": %.2f, \"svd_ms\": %.2f, "
            "\"cutting_skip_priced_extra_ms\": %.2f, \"mimetic_priced_extra_ms\": %.2f}\n",
-           c.width, c.heads, reps, ms[0], ms[1], ms[2], (ms[2] - ms[0]) / (3.0 * c.heads),
+           c.width, c.heads, reps, ms[0], ms[1], ms[2], (ms[2] - ms[0]) / (c.heads + 2.0),
            1e3 * priced_difference(&cutting, rates), 1e3 * priced_difference(&mimetic, rates));
     for (int i = 0; i < 4; i++)
         free(w[i]);

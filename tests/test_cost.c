@@ -266,8 +266,8 @@ static void test_rates_scale_prices(void **state)
 }
 
 /* The factorised schemes' SVDs are priced: one per head for W^Q, W^K (cutting-skip, mimetic)
-   and, under mimetic with an output projection, one more for each of W^V and W^O; none once
-   the choices draw every matrix i.i.d. */
+   and, under mimetic with an output projection, one per layer for each of W^V and W^O; none
+   once the choices draw every matrix i.i.d. */
 static void test_price_counts_the_factor_svds(void **state)
 {
     (void)state;
@@ -278,17 +278,19 @@ static void test_price_counts_the_factor_svds(void **state)
     cutting.init = INIT_CUTTING_SKIP;
     cutting.output = OUTPUT_ORTHOGONAL;
     mimetic.init = INIT_MIMETIC;
-    double one_per_head = fresh(&cutting) - fresh(&normal);
-    assert_true(one_per_head > 0);
-    /* Three decompositions per head: W^Q W^K^T, W^V, W^O. */
-    assert_relative(fresh(&mimetic) - fresh(&normal), 3 * one_per_head, 1e-9);
+    double one_per_layer = fresh(&cutting) - fresh(&normal);
+    assert_true(one_per_layer > 0);
+    /* Three decompositions per layer: W^Q W^K^T, W^V, W^O. */
+    assert_relative(fresh(&mimetic) - fresh(&normal), 3 * one_per_layer, 1e-9);
+    /* Eight heads: eight for W^Q W^K^T, still one each for W^V and W^O. */
+    Config heads = cutting, mimetic_heads = mimetic, normal_heads = normal;
+    heads.heads = mimetic_heads.heads = normal_heads.heads = 8;
+    assert_relative(fresh(&heads) - fresh(&normal_heads), 8 * one_per_layer, 1e-9);
+    assert_relative(fresh(&mimetic_heads) - fresh(&normal_heads), 10 * one_per_layer, 1e-9);
+    /* Without W^O, W^V is the target itself: only W^Q W^K^T is decomposed. */
     mimetic.output = OUTPUT_IDENTITY;
     plain.output = OUTPUT_IDENTITY;
-    assert_relative(fresh(&mimetic) - fresh(&plain), one_per_head, 1e-9);
-    /* Eight heads, eight decompositions of d×d each. */
-    Config heads = cutting, normal_heads = normal;
-    heads.heads = normal_heads.heads = 8;
-    assert_relative(fresh(&heads) - fresh(&normal_heads), 8 * one_per_head, 1e-9);
+    assert_relative(fresh(&mimetic) - fresh(&plain), one_per_layer, 1e-9);
     /* W^Q and W^K chosen otherwise: nothing left to decompose. */
     mimetic.init_query = MATRIX_INIT_NORMAL;
     mimetic.init_key = MATRIX_INIT_NORMAL;
@@ -298,7 +300,7 @@ static void test_price_counts_the_factor_svds(void **state)
        multiplies the share by 4 to 8. */
     Config wide = cutting, wide_normal = normal;
     wide.width = wide_normal.width = 512;
-    double ratio = (fresh(&wide) - fresh(&wide_normal)) / one_per_head;
+    double ratio = (fresh(&wide) - fresh(&wide_normal)) / one_per_layer;
     assert_true(ratio > 4 && ratio < 8);
 }
 

@@ -48,13 +48,12 @@ int Init_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, 
               double *out);
 
 /* Init_draw for every matrix, the factors of an SVD included: per head h, the d_h leading
-   singular triplets of M_h = U S Vᵀ give W^Q_h = U_h √S_h, W^K_h = V_h √S_h for
-   M_h = αZ_h + βI (Z_h the query stream's h-th d² numbers, entries N(0, 1/d)) and, under the
-   mimetic scheme with an output projection, W^V_h = U_h √S_h (columns h·d_h..) and
-   W^O_h = √S_h V_hᵀ (rows h·d_h..) for M_h = α₂Z₂_h − β₂I (the value stream's).  W^V W^O and
-   W^Q W^Kᵀ are then, head by head, the best rank-d_h approximations of their targets.  An
-   output factor decomposes the value stream's matrices again: W^V and W^O are drawn apart.
-   scratch: Init_scratch_doubles(c). */
+   singular triplets of αZ_h + βI = U S Vᵀ (Z_h the query stream's h-th d² numbers, entries
+   N(0, 1/d)) give W^Q_h = U_h √S_h, W^K_h = V_h √S_h, so that W^Q_h W^K_hᵀ is the best
+   rank-d_h approximation of αZ_h + βI; under the mimetic scheme with an output projection,
+   the SVD of the layer's α₂Z₂ − β₂I = U S Vᵀ (the value stream's first d² numbers) gives
+   W^V = U√S and W^O = √S Vᵀ, so that W^V W^O is α₂Z₂ − β₂I.  W^V and W^O are drawn apart:
+   each decomposes the target again.  scratch: Init_scratch_doubles(c). */
 int Init_draw_with_scratch(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
                            int layer, Matrix m, double *out, double *scratch);
 

@@ -105,21 +105,21 @@ static double other(const CostRates *r, double flop_equivalents)
     return flop_equivalents / (REFERENCE_FLOPS * r->scalar_speed);
 }
 
-/* The d×d SVDs of a layer's factorised weights (init.h), per head: one for W^Q and W^K
-   together (one each where the other is chosen otherwise), one for W^V and one more for W^O
-   (each factor decomposes its target again). */
+/* The d×d SVDs of a layer's factorised weights (init.h): per head, one for W^Q and W^K
+   together (one each where the other is chosen otherwise); per layer, one for W^V and one
+   more for W^O (each factor decomposes its target again). */
 static double factor_svds(const Config *c)
 {
     bool query = isnan(Init_matrix(c, MATRIX_QUERY).std),
          key = isnan(Init_matrix(c, MATRIX_KEY).std);
-    int n = 0;
+    double n = 0;
     if (Attention_has_query_key(c->attention))
-        n += query && key ? 1 : (int)query + (int)key;
+        n += (query && key ? 1 : (int)query + (int)key) * (double)c->heads;
     if (isnan(Init_matrix(c, MATRIX_VALUE).std))
         n++;
     if (c->output != OUTPUT_IDENTITY && isnan(Init_matrix(c, MATRIX_OUTPUT).std))
         n++;
-    return (double)n * c->heads;
+    return n;
 }
 
 static double weights(const Config *c, const CostRates *r)

@@ -137,18 +137,19 @@ MatrixInit Init_matrix(const Config *c, Matrix m)
     return how;
 }
 
-/* Per head h, the SVD U S Vᵀ of M_h = (α/√d)·G_h + shift·I, G_h the h-th d² normals of the
-   role's stream (one stream per layer: head h continues where head h − 1 stopped), and its
-   d_h leading triplets: left's columns h·d_h.. = U_h √S_h, right's = V_h √S_h (as columns)
-   or √S_h V_hᵀ (as rows, right_as_rows).  Either may be NULL.  Returns LAPACK's status. */
-static int factorise_heads(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
-                           int layer, Role role, double alpha, double shift, double *left,
-                           double *right, bool right_as_rows, double *scratch)
+/* For each of `parts` blocks h, the SVD U S Vᵀ of M_h = (α/√d)·G_h + shift·I, G_h the h-th
+   d² normals of the role's stream (one stream per layer: block h continues where h − 1
+   stopped), and its `width` leading triplets: left's columns h·width.. = U_h √S_h, right's =
+   V_h √S_h (as columns) or √S_h V_hᵀ (as rows, right_as_rows).  Either may be NULL.  Returns
+   LAPACK's status. */
+static int factorise(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
+                     Role role, double alpha, double shift, int parts, int width, double *left,
+                     double *right, bool right_as_rows, double *scratch)
 {
-    int d = c->width, dh = Config_head_width(c);
+    int d = c->width;
     size_t dd = (size_t)d * d;
     double *z = scratch, *u = scratch + dd, *vt = scratch + 2 * dd, *sigma = scratch + 3 * dd;
-    for (int h = 0; h < c->heads; h++) {
+    for (int h = 0; h < parts; h++) {
         if (h == 0)
             RandomStream_gaussian(random, seed, layer, role, alpha / sqrt((double)d), z, dd);
         else
@@ -158,9 +159,9 @@ static int factorise_heads(RandomStream *random, Linalg *la, const Config *c, ui
         int info = Linalg_svd(la, d, z, sigma, u, vt);
         if (info)
             return info;
-        for (int j = 0; j < dh; j++) {
+        for (int j = 0; j < width; j++) {
             double root = sqrt(sigma[j]);
-            size_t column = (size_t)h * dh + j;
+            size_t column = (size_t)h * width + j;
             for (int i = 0; i < d; i++) {
                 if (left)
                     left[i + column * d] = u[i + (size_t)j * d] * root;
@@ -174,23 +175,38 @@ static int factorise_heads(RandomStream *random, Linalg *la, const Config *c, ui
     return 0;
 }
 
+/* W^Q and W^K: per head, factors of its own α₁Z₁_h + β₁I. */
+static int factorise_query_key(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
+                               int layer, double *wq, double *wk, double *scratch)
+{
+    return factorise(random, la, c, seed, layer, ROLE_QUERY, c->init_alpha, c->init_beta, c->heads,
+                     Config_head_width(c), wq, wk, false, scratch);
+}
+
+/* W^V and W^O: the factors of one α₂Z₂ − β₂I for the whole layer (head h's W^V_h is the
+   h-th block of d_h columns of U√S, its W^O_h the same rows of √S Vᵀ), so that
+   W^V W^O = Σ_h W^V_h W^O_h is the target itself, as the paper's d×d value-projection
+   product is. */
+static int factorise_value_output(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
+                                  int layer, double *wv, double *wo, double *scratch)
+{
+    return factorise(random, la, c, seed, layer, ROLE_VALUE, c->init_vo_alpha, -c->init_vo_beta, 1,
+                     c->width, wv, wo, true, scratch);
+}
+
 /* Matrix m as a factor of its scheme's target product (Init_matrix's NaN std). */
 static int draw_factor(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                        Matrix m, double *out, double *scratch)
 {
     switch (m) {
     case MATRIX_QUERY:
-        return factorise_heads(random, la, c, seed, layer, ROLE_QUERY, c->init_alpha, c->init_beta,
-                               out, NULL, false, scratch);
+        return factorise_query_key(random, la, c, seed, layer, out, NULL, scratch);
     case MATRIX_KEY:
-        return factorise_heads(random, la, c, seed, layer, ROLE_QUERY, c->init_alpha, c->init_beta,
-                               NULL, out, false, scratch);
+        return factorise_query_key(random, la, c, seed, layer, NULL, out, scratch);
     case MATRIX_VALUE:
-        return factorise_heads(random, la, c, seed, layer, ROLE_VALUE, c->init_vo_alpha,
-                               -c->init_vo_beta, out, NULL, false, scratch);
+        return factorise_value_output(random, la, c, seed, layer, out, NULL, scratch);
     case MATRIX_OUTPUT:
-        return factorise_heads(random, la, c, seed, layer, ROLE_VALUE, c->init_vo_alpha,
-                               -c->init_vo_beta, NULL, out, true, scratch);
+        return factorise_value_output(random, la, c, seed, layer, NULL, out, scratch);
     case MATRIX_MLP_IN:
     case MATRIX_MLP_OUT:
     case MATRICES:
@@ -243,8 +259,7 @@ int Init_draw_query_key(RandomStream *random, Linalg *la, const Config *c, uint6
 {
     /* Both factors of one decomposition where both are the scheme's: half the SVDs. */
     if (isnan(Init_matrix(c, MATRIX_QUERY).std) && isnan(Init_matrix(c, MATRIX_KEY).std))
-        return factorise_heads(random, la, c, seed, layer, ROLE_QUERY, c->init_alpha, c->init_beta,
-                               wq, wk, false, scratch);
+        return factorise_query_key(random, la, c, seed, layer, wq, wk, scratch);
     int info = Init_draw_with_scratch(random, la, c, seed, layer, MATRIX_QUERY, wq, scratch);
     return info ? info
                 : Init_draw_with_scratch(random, la, c, seed, layer, MATRIX_KEY, wk, scratch);
