@@ -7,6 +7,7 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
+#include "attnscope/theory.h"
 #include "model_fixture.h"
 
 #include <cblas.h>
@@ -333,6 +334,33 @@ static void test_identity_value_keeps_the_input(void **state)
     Result_free(r);
 }
 
+/* The stable-rank theory is that of N(0, 1) values: it follows the value matrix's choice,
+   not the scheme's name. */
+static void test_theory_follows_the_values(void **state)
+{
+    (void)state;
+    double sr[5], counterpart[5];
+    TheoryPrediction p = {.stable_rank = sr, .counterpart_stable_rank = counterpart};
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 4;
+    c.attention = ATTENTION_IDENTITY;
+    Theory_predict(&c, &p);
+    assert_true(isfinite(sr[4]) && sr[4] < c.tokens);
+    c.init_value = MATRIX_INIT_IDENTITY; /* the rank stays T: no Gaussian-value curve */
+    Theory_predict(&c, &p);
+    assert_true(isnan(sr[4]));
+    assert_non_null(p.stable_rank_note);
+    c.init = INIT_XAVIER;
+    c.init_value = MATRIX_INIT_NORMAL;
+    c.attention = ATTENTION_MARKOV;
+    Theory_predict(&c, &p);
+    assert_true(isfinite(sr[4]));
+    c.init_value = MATRIX_INIT_SCHEME;
+    Theory_predict(&c, &p);
+    assert_true(isnan(sr[4]));
+}
+
 /* σ_qk is in use where a normal choice draws W^Q or W^K, under any scheme. */
 static void test_sigma_qk_follows_the_choices(void **state)
 {
@@ -358,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_choices_change_their_matrix_alone),
         cmocka_unit_test(test_zero_query_gives_uniform_attention),
         cmocka_unit_test(test_identity_value_keeps_the_input),
+        cmocka_unit_test(test_theory_follows_the_values),
         cmocka_unit_test(test_sigma_qk_follows_the_choices),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

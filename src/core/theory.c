@@ -119,7 +119,10 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
         return "theory covers networks without skips and LayerNorm";
     if (c->heads != 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
         return "theory covers one head without an output projection or MLP";
-    if (c->init != INIT_NORMAL)
+    /* The curves are those of N(0, 1) values, whatever draws W^Q, W^K (markov, identity and
+       uniform attention do not read them). */
+    MatrixInit value = Init_matrix(c, MATRIX_VALUE);
+    if (value.std != 1.0 || value.orthogonal || value.diagonal != 0.0)
         return "theory covers the normal initialisation (Gaussian values)";
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
