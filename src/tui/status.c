@@ -87,8 +87,10 @@ static void readouts(Fields *f, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     const Config *c = v->config;
-    /* σ is the entry spread of softmax and markov attention; elsewhere it names nothing. */
-    bool sigma = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV;
+    /* σ is the entry spread of softmax and markov attention; elsewhere it names nothing, nor
+       where W^Q W^Kᵀ is drawn as αZ + βI (cutting-skip, mimetic: Config_sigma is NaN). */
+    bool sigma = (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV) &&
+                 !isnan(Config_sigma(c));
     if (sigma)
         field(f, true, "σ=%.4g", Config_sigma(c));
     readout(f, v, "logit std", s ? s->result->logit_std : NAN, "%.3g");
