@@ -361,6 +361,20 @@ static void test_theory_follows_the_values(void **state)
     assert_true(isnan(sr[4]));
 }
 
+/* The memory estimate holds the SVDs' scratch (3d² + d) and LAPACK's workspace (4d² + 7d)
+   under a factorised scheme, and nothing more once the choices draw every matrix i.i.d. */
+static void test_memory_estimate_counts_the_svds(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    Config scheme = c;
+    scheme.init = INIT_MIMETIC;
+    size_t d = (size_t)c.width, extra = Model_memory_estimate(&scheme) - Model_memory_estimate(&c);
+    assert_true(extra >= sizeof(double) * 7 * d * d);
+    scheme.init = INIT_CUTTING_SKIP;
+    assert_int_equal(Model_memory_estimate(&scheme) - Model_memory_estimate(&c), extra);
+}
+
 /* σ_qk is in use where a normal choice draws W^Q or W^K, under any scheme. */
 static void test_sigma_qk_follows_the_choices(void **state)
 {
@@ -387,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_zero_query_gives_uniform_attention),
         cmocka_unit_test(test_identity_value_keeps_the_input),
         cmocka_unit_test(test_theory_follows_the_values),
+        cmocka_unit_test(test_memory_estimate_counts_the_svds),
         cmocka_unit_test(test_sigma_qk_follows_the_choices),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -322,6 +322,9 @@ size_t Model_memory_estimate(const Config *c)
     /* LAPACK's kept workspaces: dgesdd with vectors (outliers mode) needs about 4T² + 4T,
        dgeev and dsyevd some tens of T per lane. */
     doubles += (c->gap == GAP_OUTLIERS ? 4 * T * T : 0) + 128 * T;
+    /* And for the factorised schemes' d×d SVDs with vectors, 4d² + 7d. */
+    size_t d = (size_t)c->width;
+    doubles += Init_scratch_doubles(c) ? 4 * d * d + 7 * d : 0;
     /* The result: per-layer curves of every seed, the spectra. */
     doubles += (size_t)(c->depth + 1) * 8 * (size_t)(c->seeds + 2) + 4 * T;
     return doubles * sizeof(double);
