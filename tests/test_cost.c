@@ -265,6 +265,45 @@ static void test_rates_scale_prices(void **state)
     assert_true(Cost_compare(&c, Cost_reference_rates(), true) < fresh(&c));
 }
 
+/* The factorised schemes' SVDs are priced: one per head for W^Q, W^K (cutting-skip, mimetic)
+   and, under mimetic with an output projection, one per layer for each of W^V and W^O; none
+   once the choices draw every matrix i.i.d. */
+static void test_price_counts_the_factor_svds(void **state)
+{
+    (void)state;
+    Config normal = Config_default();
+    normal.depth = 4;
+    normal.output = OUTPUT_GAUSSIAN;
+    Config cutting = normal, mimetic = normal, plain = normal;
+    cutting.init = INIT_CUTTING_SKIP;
+    cutting.output = OUTPUT_ORTHOGONAL;
+    mimetic.init = INIT_MIMETIC;
+    double one_per_layer = fresh(&cutting) - fresh(&normal);
+    assert_true(one_per_layer > 0);
+    /* Three decompositions per layer: W^Q W^K^T, W^V, W^O. */
+    assert_relative(fresh(&mimetic) - fresh(&normal), 3 * one_per_layer, 1e-9);
+    /* Eight heads: eight for W^Q W^K^T, still one each for W^V and W^O. */
+    Config heads = cutting, mimetic_heads = mimetic, normal_heads = normal;
+    heads.heads = mimetic_heads.heads = normal_heads.heads = 8;
+    assert_relative(fresh(&heads) - fresh(&normal_heads), 8 * one_per_layer, 1e-9);
+    assert_relative(fresh(&mimetic_heads) - fresh(&normal_heads), 10 * one_per_layer, 1e-9);
+    /* Without W^O, W^V is the target itself: only W^Q W^K^T is decomposed. */
+    mimetic.output = OUTPUT_IDENTITY;
+    plain.output = OUTPUT_IDENTITY;
+    assert_relative(fresh(&mimetic) - fresh(&plain), one_per_layer, 1e-9);
+    /* W^Q and W^K chosen otherwise: nothing left to decompose. */
+    mimetic.init_query = MATRIX_INIT_NORMAL;
+    mimetic.init_key = MATRIX_INIT_NORMAL;
+    mimetic.init_value = MATRIX_INIT_NORMAL;
+    assert_relative(fresh(&mimetic), fresh(&plain), 1e-12);
+    /* An SVD costs between d² (its memory-bound part, the normals) and d³: doubling d
+       multiplies the share by 4 to 8. */
+    Config wide = cutting, wide_normal = normal;
+    wide.width = wide_normal.width = 512;
+    double ratio = (fresh(&wide) - fresh(&wide_normal)) / one_per_layer;
+    assert_true(ratio > 4 && ratio < 8);
+}
+
 /* Progress between checkpoints: at the estimated pace, always rising while time passes,
    never past the stage's end; the time left at the pace measured so far. */
 static void test_progress_moves_inside_a_stage(void **state)
@@ -314,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_plan_without_keeping),
         cmocka_unit_test(test_schedule_is_ordered),
         cmocka_unit_test(test_rates_scale_prices),
+        cmocka_unit_test(test_price_counts_the_factor_svds),
         cmocka_unit_test(test_progress_moves_inside_a_stage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

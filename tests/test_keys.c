@@ -114,7 +114,7 @@ static void test_tokens_and_width(void **state)
 }
 
 /* A cycle passes over the names another setting rules out: cutting-skip draws an
-   orthogonal W^O, so with a Gaussian one C goes from deepnorm on to normal, and O does not
+   orthogonal W^O, so with a Gaussian one C goes from deepnorm on to mimetic, and O does not
    make cutting-skip's W^O Gaussian. */
 static void test_cycles_skip_what_others_rule_out(void **state)
 {
@@ -125,7 +125,7 @@ static void test_cycles_skip_what_others_rule_out(void **state)
     Controls c = Controls_from(&start);
     char note[KEYS_NOTE_SIZE], err[256];
     assert_true(press(&c, 'C', note));
-    assert_int_equal(c.config.init, INIT_NORMAL);
+    assert_int_equal(c.config.init, INIT_MIMETIC);
     start.output = OUTPUT_IDENTITY;
     c = Controls_from(&start);
     assert_true(press(&c, 'C', note));
@@ -341,6 +341,33 @@ static void test_ensemble_keys(void **state)
     assert_int_equal(c.config.seeds, 32);
 }
 
+/* A cycling key passes over the names the other settings refuse, and a key whose step would
+   break a relation no key settles stops, saying why. */
+static void test_keys_keep_the_relations(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    start.init = INIT_MIMETIC;
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    assert_true(press(&c, 'O', note));
+    assert_int_equal(c.config.output, OUTPUT_GAUSSIAN);
+    /* orthogonal is refused under mimetic: the next name is identity again. */
+    assert_true(press(&c, 'O', note));
+    assert_int_equal(c.config.output, OUTPUT_IDENTITY);
+    assert_true(press(&c, 'U', note));
+    assert_int_equal(c.config.output, OUTPUT_GAUSSIAN);
+    /* The identity is a square matrix's: the MLP ratio stays at 1. */
+    start = Config_default();
+    start.mlp = MLP_RELU;
+    start.mlp_ratio = 1;
+    start.init_mlp = MATRIX_INIT_IDENTITY;
+    c = Controls_from(&start);
+    assert_false(press(&c, 'R', note));
+    assert_int_equal(c.config.mlp_ratio, 1);
+    assert_non_null(strstr(note, "MLP ratio stays at 1: --init-mlp identity"));
+}
+
 /* Random key sequences from random valid starts never produce an invalid Config. */
 static void test_settings_stay_valid(void **state)
 {
@@ -487,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_lowering_undoes_the_raised_bound),
         cmocka_unit_test(test_help_keys_and_key_names),
         cmocka_unit_test(test_cycles_gap_and_seed),
+        cmocka_unit_test(test_keys_keep_the_relations),
         cmocka_unit_test(test_settings_stay_valid),
         cmocka_unit_test(test_display_keys),
         cmocka_unit_test(test_ensemble_keys),

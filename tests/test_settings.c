@@ -243,6 +243,12 @@ static void test_every_setting_on_the_status_line(void **state)
     c.mlp_ratio = 2;
     c.init = INIT_GPT2;
     c.input_norm = INPUT_NORM_SQRT_D;
+    /* Per-matrix choices (W^O under --wo orthogonal: orthogonal or the identity). */
+    c.init_query = MATRIX_INIT_XAVIER;
+    c.init_key = MATRIX_INIT_ORTHOGONAL;
+    c.init_value = MATRIX_INIT_NORMAL;
+    c.init_output = MATRIX_INIT_IDENTITY;
+    c.init_mlp = MATRIX_INIT_ZERO;
     assert_settings_shown(&c);
     const Setting *alpha = Settings_find("init-alpha");
     assert_false(alpha->in_use(&c));
@@ -253,6 +259,17 @@ static void test_every_setting_on_the_status_line(void **state)
     c.init_c = 3.0;
     assert_settings_shown(&c);
     assert_true(alpha->in_use(&c));
+    /* Mimetic's value-output constants (its W^O is a factor: --wo gaussian). */
+    c.init = INIT_MIMETIC;
+    c.output = OUTPUT_GAUSSIAN;
+    c.init_output = MATRIX_INIT_XAVIER;
+    c.init_vo_alpha = 0.4;
+    c.init_vo_beta = -0.5;
+    assert_settings_shown(&c);
+    assert_true(Settings_find("init-vo-beta")->in_use(&c));
+    c.init = INIT_CUTTING_SKIP;
+    c.output = OUTPUT_ORTHOGONAL;
+    c.init_output = MATRIX_INIT_IDENTITY;
 
     StatusView v = {.config = &c, .note = "", .unicode = true};
     char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE], all[STATUS_LINES_MAX * STATUS_LINE_SIZE] = "";

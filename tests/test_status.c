@@ -309,6 +309,24 @@ static void test_readouts_that_mean_something(void **state)
     assert_non_null(strstr(layout(&v, 200, NULL), "σ=1.311"));
     Snapshot_free(s);
 
+    /* W^Q W^Kᵀ drawn as αZ + βI has no σ (mimetic), softmax's σ comes back with normal keys
+       (at the first layer, the one whose logits it describes). */
+    c.attention = ATTENTION_SOFTMAX;
+    c.layer = 1;
+    c.init = INIT_MIMETIC;
+    s = computed(&c);
+    v.shown = s;
+    assert_null(strstr(layout(&v, 200, NULL), "σ="));
+    Snapshot_free(s);
+    c.init_query = c.init_key = MATRIX_INIT_NORMAL;
+    s = computed(&c);
+    v.shown = s;
+    assert_non_null(strstr(layout(&v, 200, NULL), "σ=1.311"));
+    Snapshot_free(s);
+    c.init = INIT_NORMAL;
+    c.init_query = c.init_key = MATRIX_INIT_SCHEME;
+    c.layer = 3;
+
     /* The window mask has no outlier: a line says why, for as long as it is shown. */
     c.attention = ATTENTION_SOFTMAX;
     c.mask = MASK_WINDOW;

@@ -39,7 +39,8 @@ typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH } Mlp;
 
 /* Initialisation schemes (docs/model.md §1.10); cutting-skip is the skipless transformer
    paper's W^Q W^Kᵀ = αZ + βI with W_VO = c²·(Haar orthogonal) (--init-alpha, --init-beta,
-   --init-c). */
+   --init-c); mimetic (Trockman & Kolter) has the same W^Q W^Kᵀ and W^V W^O = α₂Z₂ − β₂I
+   (--init-vo-alpha, --init-vo-beta). */
 typedef enum {
     INIT_NORMAL,
     INIT_XAVIER,
@@ -49,7 +50,19 @@ typedef enum {
     INIT_MUP,
     INIT_DEEPNORM,
     INIT_CUTTING_SKIP,
+    INIT_MIMETIC,
 } InitScheme;
+
+/* One matrix's initialisation away from the scheme's (--init-query, ...): the named scheme's
+   choice for that matrix (normal, xavier, orthogonal), the identity or zero. */
+typedef enum {
+    MATRIX_INIT_SCHEME,
+    MATRIX_INIT_NORMAL,
+    MATRIX_INIT_XAVIER,
+    MATRIX_INIT_ORTHOGONAL,
+    MATRIX_INIT_IDENTITY,
+    MATRIX_INIT_ZERO,
+} MatrixInitChoice;
 
 /* The input tokens' rows: unit norm (today's), or √d as after an embedding and LayerNorm. */
 typedef enum { INPUT_NORM_UNIT, INPUT_NORM_SQRT_D } InputNorm;
@@ -66,7 +79,7 @@ typedef struct {
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
 extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
-    INIT_NAMES, INPUT_NORM_NAMES;
+    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -98,8 +111,12 @@ typedef struct {
     InputNorm input_norm;
     double init_alpha; /* cutting-skip: W^Q W^Kᵀ = αZ + βI, Z_ij ~ N(0, 1/d) */
     double init_beta;
-    double init_c; /* cutting-skip: W_VO = c²·(Haar orthogonal) */
-    int layer;     /* layer whose attention matrix is shown, 1..depth */
+    double init_c;        /* cutting-skip: W_VO = c²·(Haar orthogonal) */
+    double init_vo_alpha; /* mimetic: W^V W^O = α₂Z₂ − β₂I, Z₂_ij ~ N(0, 1/d) */
+    double init_vo_beta;
+    /* Per-matrix choices (MATRIX_INIT_SCHEME: the scheme's); W1 and W2 share init_mlp. */
+    MatrixInitChoice init_query, init_key, init_value, init_output, init_mlp;
+    int layer; /* layer whose attention matrix is shown, 1..depth */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */
 } Config;
@@ -183,7 +200,7 @@ typedef struct {
 } Setting;
 
 /* Room for the table (config.c checks it), for arrays with one element per setting. */
-enum { SETTINGS_MAX = 32 };
+enum { SETTINGS_MAX = 48 };
 
 int Settings_count(void);
 /* The setting at index (table order), or NULL. */

@@ -2,7 +2,9 @@
  *
  * Every matrix comes from its own stream (random.h) as i.i.d. N(0, 1) numbers, scaled by the
  * scheme's standard deviation for that matrix, or orthogonalised (Haar) where the scheme
- * says so.  The normal scheme is the model of docs/model.md §1.5–§1.9 exactly.
+ * says so, or as a factor of the SVD of a target product (cutting-skip, mimetic).  A
+ * per-matrix choice (--init-query, ...) replaces the scheme's for that matrix alone.  The
+ * normal scheme is the model of docs/model.md §1.5–§1.9 exactly.
  */
 #ifndef ATTNSCOPE_INIT_H
 #define ATTNSCOPE_INIT_H
@@ -27,40 +29,52 @@ typedef enum {
 } Matrix;
 
 typedef struct {
-    double std;      /* of each entry (0: the zero matrix; NaN: not an i.i.d. draw) */
+    double std;      /* of each entry (0: none; NaN: a factor of an SVD, not an i.i.d. draw) */
     bool orthogonal; /* Haar: orthonormal columns of the stored (tall) shape */
     double gain;     /* an orthogonal matrix's factor after orthonormalising (1: none) */
+    double diagonal; /* added to the diagonal after the draw (the identity: std 0, diagonal 1) */
 } MatrixInit;
 
-/* How c's scheme draws matrix m. */
+/* How c draws matrix m: the per-matrix choice (--init-query, ...) where it is not `scheme`,
+   else c's scheme. */
 MatrixInit Init_matrix(const Config *c, Matrix m);
 
 /* Rows and columns of m as stored. */
 void Init_shape(const Config *c, Matrix m, int *rows, int *cols);
 
-/* Draws matrix m of (seed, layer) into out.  Returns 0 or LAPACK's status; -1 for the
-   query and key weights of a scheme that draws them together (Init_draw_query_key). */
+/* Draws matrix m of (seed, layer) into out.  Returns 0 or LAPACK's status; -1 for a matrix
+   that is the factor of an SVD (Init_draw_with_scratch, Init_draw_query_key). */
 int Init_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer, Matrix m,
               double *out);
 
-/* Doubles of scratch Init_draw_query_key needs under c's scheme (0: none). */
+/* Init_draw for every matrix, the factors of an SVD included: per head h, the d_h leading
+   singular triplets of αZ_h + βI = U S Vᵀ (Z_h the query stream's h-th d² numbers, entries
+   N(0, 1/d)) give W^Q_h = U_h √S_h, W^K_h = V_h √S_h, so that W^Q_h W^K_hᵀ is the best
+   rank-d_h approximation of αZ_h + βI; under the mimetic scheme with an output projection,
+   the SVD of the layer's α₂Z₂ − β₂I = U S Vᵀ (the value stream's first d² numbers) gives
+   W^V = U√S and W^O = √S Vᵀ, so that W^V W^O is α₂Z₂ − β₂I.  W^V and W^O are drawn apart:
+   each decomposes the target again.  scratch: Init_scratch_doubles(c). */
+int Init_draw_with_scratch(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
+                           int layer, Matrix m, double *out, double *scratch);
+
+/* Doubles of scratch the factorised schemes need (0: none under c's scheme). */
 size_t Init_scratch_doubles(const Config *c);
 
-/* W^Q and W^K of (seed, layer) into wq and wk (d×d each, head h in columns h·d_h..).  The
-   cutting-skip scheme draws, per head, Z_h (d×d, entries N(0, 1/d): the query stream's h-th
-   d² numbers), takes the SVD αZ_h + βI = U S Vᵀ and sets W^Q_h = U_h √S_h, W^K_h = V_h √S_h
-   with the d_h leading singular triplets: W^Q_h W^K_hᵀ is the best rank-d_h approximation of
-   αZ_h + βI (all of it for one head).  scratch: Init_scratch_doubles(c).  Returns 0 or
-   LAPACK's status. */
+/* W^Q and W^K of (seed, layer) into wq and wk (d×d each, head h in columns h·d_h..): both
+   factors of one SVD per head where c's scheme factorises αZ + βI (cutting-skip, mimetic)
+   and neither is chosen otherwise, else each as Init_draw_with_scratch draws it.
+   scratch: Init_scratch_doubles(c).  Returns 0 or LAPACK's status. */
 int Init_draw_query_key(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                         double *wq, double *wk, double *scratch);
 
 /* The factor of the logits X W^Q (X W^K)ᵀ: 1/√d_h or 1/d_h (--logit-scale), and 1 under the
-   cutting-skip scheme, whose W^Q W^Kᵀ = αZ + βI is the logits' matrix itself. */
+   cutting-skip scheme, whose W^Q W^Kᵀ = αZ + βI is the logits' matrix itself.  Mimetic
+   initialisation sets the weights of a standard layer and keeps its scale. */
 double Init_logit_scale(const Config *c);
 
-/* The logits' std per unit σ_qk²: sqrt(std(W^Q)·std(W^K)) for c's scheme, the σ_qk that
-   gives the same logits under the normal scheme. */
+/* The logits' std per unit σ_qk²: sqrt(std(W^Q)·std(W^K)) for c's choices, the σ_qk that
+   gives the same logits under the normal scheme (an orthogonal matrix or the identity:
+   entries of size 1/√d; a factor of an SVD: NaN). */
 double Init_effective_sigma_qk(const Config *c);
 
 #endif

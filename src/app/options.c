@@ -147,7 +147,8 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
     Setting_format(s, defaults, 0, fallback, sizeof fallback);
     if (s->kind == SETTING_DOUBLE && !strpbrk(fallback, ".e"))
         strcat(fallback, ".0"); /* a number, not a count */
-    fprintf(out, "  %-4s%-16s%s%s%s (%s)", letter, option, s->help ? s->help : "",
+    /* Sixteen columns, and a blank after an option that fills them. */
+    fprintf(out, "  %-4s%-15s %s%s%s (%s)", letter, option, s->help ? s->help : "",
             s->help ? ", " : "", range, fallback);
     if (bound && s->raises_bound)
         fprintf(out, "; needs %s <= %s", s->label, bound->label);

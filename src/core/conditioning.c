@@ -496,9 +496,11 @@ static int layer_weights(ConditioningRun *r, int layer)
     const Config *c = r->c;
     int d = r->d, dh = d / r->heads;
     size_t dd = (size_t)d * d;
-    int info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_VALUE, r->wv);
+    int info = Init_draw_with_scratch(r->random, r->la, c, c->seed, layer, MATRIX_VALUE, r->wv,
+                                      r->scratch);
     if (!info && c->output != OUTPUT_IDENTITY)
-        info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_OUTPUT, r->wo);
+        info = Init_draw_with_scratch(r->random, r->la, c, c->seed, layer, MATRIX_OUTPUT, r->wo,
+                                      r->scratch);
     if (!info && c->mlp != MLP_NONE &&
         !(info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_MLP_IN, r->w1)))
         info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_MLP_OUT, r->w2);

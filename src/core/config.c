@@ -20,8 +20,11 @@ static const char *const ln_place_names[] = {"post", "pre"};
 static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
 static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh"};
 static const char *const input_norm_names[] = {"unit", "sqrt-d"};
-static const char *const init_names[] = {"normal",     "xavier", "orthogonal", "gpt2",
-                                         "small-init", "mup",    "deepnorm",   "cutting-skip"};
+static const char *const init_names[] = {"normal",   "xavier",       "orthogonal",
+                                         "gpt2",     "small-init",   "mup",
+                                         "deepnorm", "cutting-skip", "mimetic"};
+static const char *const matrix_init_names[] = {"scheme",     "normal",   "xavier",
+                                                "orthogonal", "identity", "zero"};
 
 #define ENUM_NAMES(option, array)                                                                  \
     {                                                                                              \
@@ -39,6 +42,8 @@ const EnumNames LN_SCALE_NAMES = ENUM_NAMES("ln-scale", ln_scale_names);
 const EnumNames MLP_NAMES = ENUM_NAMES("mlp", mlp_names);
 const EnumNames INIT_NAMES = ENUM_NAMES("init", init_names);
 const EnumNames INPUT_NORM_NAMES = ENUM_NAMES("input-norm", input_norm_names);
+/* Shared by --init-query, --init-key, --init-value, --init-output and --init-mlp. */
+const EnumNames MATRIX_INIT_NAMES = ENUM_NAMES("init-query", matrix_init_names);
 
 int EnumNames_find(const EnumNames *e, const char *text)
 {
@@ -66,9 +71,16 @@ static bool window_in_use(const Config *c)
     return c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
 }
 
+/* Whether the normal scheme's σ_qk draws matrix choice `choice` under c's scheme. */
+static bool drawn_by_normal(const Config *c, MatrixInitChoice choice)
+{
+    return choice == MATRIX_INIT_NORMAL || (choice == MATRIX_INIT_SCHEME && c->init == INIT_NORMAL);
+}
+
 static bool sigma_qk_in_use(const Config *c)
 {
-    return c->init == INIT_NORMAL || c->attention == ATTENTION_MARKOV;
+    return drawn_by_normal(c, c->init_query) || drawn_by_normal(c, c->init_key) ||
+           c->attention == ATTENTION_MARKOV;
 }
 
 static bool head_in_use(const Config *c)
@@ -101,6 +113,22 @@ static bool logit_scale_in_use(const Config *c)
 static bool cutting_skip_in_use(const Config *c)
 {
     return c->init == INIT_CUTTING_SKIP;
+}
+
+/* Both factorised schemes draw W^Q W^Kᵀ = αZ + βI. */
+static bool query_key_factor_in_use(const Config *c)
+{
+    return c->init == INIT_CUTTING_SKIP || c->init == INIT_MIMETIC;
+}
+
+static bool mimetic_in_use(const Config *c)
+{
+    return c->init == INIT_MIMETIC;
+}
+
+static bool output_in_use(const Config *c)
+{
+    return c->output != OUTPUT_IDENTITY;
 }
 
 /* Table order is the order of --help, the presets, the help overlay and the status line. */
@@ -439,28 +467,28 @@ static const Setting SETTINGS[] = {
     {.name = "init-alpha",
      .json = "init_alpha",
      .argument = "X",
-     .help = "cutting-skip: alpha of W^Q W^K^T = alpha Z + beta I",
+     .help = "cutting-skip, mimetic: alpha of W^Q W^K^T = alpha Z + beta I",
      .kind = SETTING_DOUBLE,
      .min = 0,
      .max = 100,
      .fallback = 0.1,
      .offset = offsetof(Config, init_alpha),
-     .in_use = cutting_skip_in_use,
-     .unused_note = "α is used by --init cutting-skip",
+     .in_use = query_key_factor_in_use,
+     .unused_note = "α is used by --init cutting-skip and mimetic",
      .key_label = "α",
      .label = "α",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "init-beta",
      .json = "init_beta",
      .argument = "X",
-     .help = "cutting-skip: beta",
+     .help = "cutting-skip, mimetic: beta",
      .kind = SETTING_DOUBLE,
      .min = -50,
      .max = 50,
      .fallback = 5.0,
      .offset = offsetof(Config, init_beta),
-     .in_use = cutting_skip_in_use,
-     .unused_note = "β is used by --init cutting-skip",
+     .in_use = query_key_factor_in_use,
+     .unused_note = "β is used by --init cutting-skip and mimetic",
      .key_label = "β",
      .label = "β",
      .show = SHOW_UNLESS_DEFAULT},
@@ -477,6 +505,96 @@ static const Setting SETTINGS[] = {
      .unused_note = "c is used by --init cutting-skip",
      .key_label = "c",
      .label = "c",
+     .show = SHOW_UNLESS_DEFAULT},
+    /* Mimetic initialisation's value-output pair (docs/model.md §1.10). */
+    {.name = "init-vo-alpha",
+     .json = "init_vo_alpha",
+     .argument = "X",
+     .help = "mimetic: alpha2 of W^V W^O = alpha2 Z2 - beta2 I",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 100,
+     .min_included = true,
+     .fallback = 1.0,
+     .offset = offsetof(Config, init_vo_alpha),
+     .in_use = mimetic_in_use,
+     .unused_note = "α₂ is used by --init mimetic",
+     .key_label = "α₂",
+     .label = "α₂",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-vo-beta",
+     .json = "init_vo_beta",
+     .argument = "X",
+     .help = "mimetic: beta2",
+     .kind = SETTING_DOUBLE,
+     .min = -50,
+     .max = 50,
+     .fallback = 1.0,
+     .offset = offsetof(Config, init_vo_beta),
+     .in_use = mimetic_in_use,
+     .unused_note = "β₂ is used by --init mimetic",
+     .key_label = "β₂",
+     .label = "β₂",
+     .show = SHOW_UNLESS_DEFAULT},
+    /* Per-matrix choices over the scheme's (docs/model.md §1.10). */
+    {.name = "init-query",
+     .json = "init_query",
+     .argument = "M",
+     .help = "W^Q: the scheme's, or this one",
+     .kind = SETTING_ENUM,
+     .names = &MATRIX_INIT_NAMES,
+     .fallback = MATRIX_INIT_SCHEME,
+     .offset = offsetof(Config, init_query),
+     .key_label = "W^Q init",
+     .label = "W^Q",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-key",
+     .json = "init_key",
+     .argument = "M",
+     .help = "W^K: the scheme's, or this one",
+     .kind = SETTING_ENUM,
+     .names = &MATRIX_INIT_NAMES,
+     .fallback = MATRIX_INIT_SCHEME,
+     .offset = offsetof(Config, init_key),
+     .key_label = "W^K init",
+     .label = "W^K",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-value",
+     .json = "init_value",
+     .argument = "M",
+     .help = "W^V: the scheme's, or this one",
+     .kind = SETTING_ENUM,
+     .names = &MATRIX_INIT_NAMES,
+     .fallback = MATRIX_INIT_SCHEME,
+     .offset = offsetof(Config, init_value),
+     .key_label = "W^V init",
+     .label = "W^V",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-output",
+     .json = "init_output",
+     .argument = "M",
+     .help = "W^O: the scheme's, or this one",
+     .kind = SETTING_ENUM,
+     .names = &MATRIX_INIT_NAMES,
+     .fallback = MATRIX_INIT_SCHEME,
+     .offset = offsetof(Config, init_output),
+     .in_use = output_in_use,
+     .unused_note = "W^O's initialisation matters once there is one (--wo)",
+     .key_label = "W^O init",
+     .label = "W^O init",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-mlp",
+     .json = "init_mlp",
+     .argument = "M",
+     .help = "the MLP's W1, W2: the scheme's, or this one",
+     .kind = SETTING_ENUM,
+     .names = &MATRIX_INIT_NAMES,
+     .fallback = MATRIX_INIT_SCHEME,
+     .offset = offsetof(Config, init_mlp),
+     .in_use = mlp_in_use,
+     .unused_note = "the MLP's initialisation matters once there is one (X)",
+     .key_label = "MLP init",
+     .label = "MLP init",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "input-norm",
      .json = "input_norm",
@@ -747,6 +865,27 @@ int Config_validate(const Config *c, char *err, size_t size)
         snprintf(err, size,
                  "--wo gaussian: accepted identity or orthogonal with --init cutting-skip (its "
                  "W^O is c times a Haar-orthogonal matrix)");
+        return -1;
+    }
+    if (c->init == INIT_MIMETIC && c->output == OUTPUT_ORTHOGONAL) {
+        snprintf(err, size,
+                 "--wo orthogonal: accepted identity or gaussian with --init mimetic (its W^O is "
+                 "the factor sqrt(S) V^T of alpha2 Z2 - beta2 I, not orthogonal)");
+        return -1;
+    }
+    if (c->output == OUTPUT_ORTHOGONAL && c->init_output != MATRIX_INIT_SCHEME &&
+        c->init_output != MATRIX_INIT_ORTHOGONAL && c->init_output != MATRIX_INIT_IDENTITY) {
+        snprintf(err, size,
+                 "--init-output %s: accepted scheme, orthogonal or identity with --wo orthogonal "
+                 "(choose --wo gaussian for a W^O drawn otherwise)",
+                 MATRIX_INIT_NAMES.names[c->init_output]);
+        return -1;
+    }
+    if (c->mlp != MLP_NONE && c->init_mlp == MATRIX_INIT_IDENTITY && c->mlp_ratio != 1) {
+        snprintf(err, size,
+                 "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are %d·d×d, "
+                 "and only a square matrix is the identity)",
+                 c->mlp_ratio);
         return -1;
     }
     if (c->head < 1 || c->head > c->heads) {

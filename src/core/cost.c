@@ -1,6 +1,7 @@
 #include "attnscope/cost.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/init.h"
 #include "attnscope/measure.h"
 #include "attnscope/sweep.h"
 
@@ -104,15 +105,34 @@ static double other(const CostRates *r, double flop_equivalents)
     return flop_equivalents / (REFERENCE_FLOPS * r->scalar_speed);
 }
 
+/* The d×d SVDs of a layer's factorised weights (init.h): per head, one for W^Q and W^K
+   together (one each where the other is chosen otherwise); per layer, one for W^V and one
+   more for W^O (each factor decomposes its target again). */
+static double factor_svds(const Config *c)
+{
+    bool query = isnan(Init_matrix(c, MATRIX_QUERY).std),
+         key = isnan(Init_matrix(c, MATRIX_KEY).std);
+    double n = 0;
+    if (Attention_has_query_key(c->attention))
+        n += (query && key ? 1 : (int)query + (int)key) * (double)c->heads;
+    if (isnan(Init_matrix(c, MATRIX_VALUE).std))
+        n++;
+    if (c->output != OUTPUT_IDENTITY && isnan(Init_matrix(c, MATRIX_OUTPUT).std))
+        n++;
+    return n;
+}
+
 static double weights(const Config *c, const CostRates *r)
 {
-    double T = c->tokens, d = c->width;
+    double T = c->tokens, d = c->width, svds = factor_svds(c);
     double n = d * d; /* W^V */
     if (Attention_has_query_key(c->attention))
         n += 2 * d * d;
     if (c->attention == ATTENTION_MARKOV)
         n += T * T;
-    return other(r, GAUSSIAN * n);
+    /* Each SVD's d² normals and the pass that writes its factors. */
+    return other(r,
+                 GAUSSIAN * n + svds * (lapack(SVD_VECTORS, c->width) + (GAUSSIAN + PASS) * d * d));
 }
 
 /* The logits and the attention matrix built from them. */

@@ -1,6 +1,7 @@
 #include "attnscope/init.h"
 
 #include <math.h>
+#include <string.h>
 
 static const Role MATRIX_ROLES[MATRICES] = {ROLE_QUERY,  ROLE_KEY,    ROLE_VALUE,
                                             ROLE_OUTPUT, ROLE_MLP_IN, ROLE_MLP_OUT};
@@ -20,72 +21,218 @@ static double xavier(const Config *c, Matrix m)
     return sqrt(2.0 / (rows + cols));
 }
 
-MatrixInit Init_matrix(const Config *c, Matrix m)
+static bool factorised(InitScheme scheme)
+{
+    return scheme == INIT_CUTTING_SKIP || scheme == INIT_MIMETIC;
+}
+
+/* How `scheme` draws matrix m. */
+static MatrixInit scheme_matrix(const Config *c, InitScheme scheme, Matrix m)
 {
     double d = c->width, hidden = (double)c->mlp_ratio * c->width;
     bool output = m == MATRIX_OUTPUT || m == MATRIX_MLP_OUT;
-    switch (c->init) {
+    switch (scheme) {
     case INIT_NORMAL:
         break;
     case INIT_XAVIER:
-        return (MatrixInit){xavier(c, m), false, 1.0};
+        return (MatrixInit){xavier(c, m), false, 1.0, 0.0};
     case INIT_ORTHOGONAL:
-        return (MatrixInit){1.0, true, 1.0};
+        return (MatrixInit){1.0, true, 1.0, 0.0};
     case INIT_GPT2: /* residual projections scaled by 1/√(2L): two per block */
-        return (MatrixInit){output ? 0.02 / sqrt(2.0 * c->depth) : 0.02, false, 1.0};
+        return (MatrixInit){output ? 0.02 / sqrt(2.0 * c->depth) : 0.02, false, 1.0, 0.0};
     case INIT_SMALL_INIT:
-        return (MatrixInit){sqrt(2.0 / (5.0 * d)), false, 1.0};
+        return (MatrixInit){sqrt(2.0 / (5.0 * d)), false, 1.0, 0.0};
     case INIT_MUP: /* zero queries: uniform attention at initialisation */
         if (m == MATRIX_QUERY)
-            return (MatrixInit){0.0, false, 1.0};
-        return (MatrixInit){1.0 / sqrt(m == MATRIX_MLP_OUT ? hidden : d), false, 1.0};
+            return (MatrixInit){0.0, false, 1.0, 0.0};
+        return (MatrixInit){1.0 / sqrt(m == MATRIX_MLP_OUT ? hidden : d), false, 1.0, 0.0};
     case INIT_DEEPNORM: { /* encoder: β = (8N)^(−1/4) on values, projections and the MLP */
         double beta = pow(8.0 * c->depth, -0.25);
         bool scaled = m != MATRIX_QUERY && m != MATRIX_KEY;
-        return (MatrixInit){xavier(c, m) * (scaled ? beta : 1.0), false, 1.0};
+        return (MatrixInit){xavier(c, m) * (scaled ? beta : 1.0), false, 1.0, 0.0};
     }
     case INIT_CUTTING_SKIP:
         /* W^V = c·U, W^O = c·Vᵀ with U, V Haar, so W_VO = c²·(orthogonal); without an output
            projection W^V carries both factors.  The MLP is the normal scheme's. */
         if (m == MATRIX_QUERY || m == MATRIX_KEY)
-            return (MatrixInit){NAN, false, 1.0};
+            return (MatrixInit){NAN, false, 1.0, 0.0};
         if (m == MATRIX_VALUE)
-            return (MatrixInit){1.0, true,
-                                c->output == OUTPUT_IDENTITY ? c->init_c * c->init_c : c->init_c};
+            return (MatrixInit){
+                1.0, true, c->output == OUTPUT_IDENTITY ? c->init_c * c->init_c : c->init_c, 0.0};
         if (m == MATRIX_OUTPUT)
-            return (MatrixInit){1.0, true, c->init_c};
+            return (MatrixInit){1.0, true, c->init_c, 0.0};
+        break;
+    case INIT_MIMETIC:
+        /* Without an output projection W^V is the whole W_VO = α₂Z₂ − β₂I, drawn directly: no
+           factor to split it into.  The MLP is the normal scheme's (the paper initialises
+           the attention only). */
+        if (m == MATRIX_VALUE && c->output == OUTPUT_IDENTITY)
+            return (MatrixInit){c->init_vo_alpha / sqrt(d), false, 1.0, -c->init_vo_beta};
+        if (m != MATRIX_MLP_IN && m != MATRIX_MLP_OUT)
+            return (MatrixInit){NAN, false, 1.0, 0.0};
         break;
     }
     /* normal: today's model (σ_qk, N(0, 1) values, N(0, 1/fan-in) projections). */
     switch (m) {
     case MATRIX_QUERY:
     case MATRIX_KEY:
-        return (MatrixInit){c->sigma_qk, false, 1.0};
+        return (MatrixInit){c->sigma_qk, false, 1.0, 0.0};
     case MATRIX_VALUE:
-        return (MatrixInit){1.0, false, 1.0};
+        return (MatrixInit){1.0, false, 1.0, 0.0};
     case MATRIX_OUTPUT:
-        return (MatrixInit){1.0 / sqrt(d), c->output == OUTPUT_ORTHOGONAL, 1.0};
+        return (MatrixInit){1.0 / sqrt(d), c->output == OUTPUT_ORTHOGONAL, 1.0, 0.0};
     case MATRIX_MLP_IN:
-        return (MatrixInit){1.0 / sqrt(d), false, 1.0};
+        return (MatrixInit){1.0 / sqrt(d), false, 1.0, 0.0};
     case MATRIX_MLP_OUT:
     case MATRICES:
         break;
     }
-    return (MatrixInit){1.0 / sqrt(hidden), false, 1.0};
+    return (MatrixInit){1.0 / sqrt(hidden), false, 1.0, 0.0};
 }
 
-int Init_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer, Matrix m,
-              double *out)
+static MatrixInitChoice matrix_choice(const Config *c, Matrix m)
+{
+    switch (m) {
+    case MATRIX_QUERY:
+        return c->init_query;
+    case MATRIX_KEY:
+        return c->init_key;
+    case MATRIX_VALUE:
+        return c->init_value;
+    case MATRIX_OUTPUT:
+        return c->init_output;
+    case MATRIX_MLP_IN:
+    case MATRIX_MLP_OUT:
+    case MATRICES:
+        break;
+    }
+    return c->init_mlp;
+}
+
+MatrixInit Init_matrix(const Config *c, Matrix m)
+{
+    MatrixInit how;
+    switch (matrix_choice(c, m)) {
+    case MATRIX_INIT_NORMAL:
+        how = scheme_matrix(c, INIT_NORMAL, m);
+        break;
+    case MATRIX_INIT_XAVIER:
+        how = scheme_matrix(c, INIT_XAVIER, m);
+        break;
+    case MATRIX_INIT_ORTHOGONAL:
+        how = scheme_matrix(c, INIT_ORTHOGONAL, m);
+        break;
+    case MATRIX_INIT_IDENTITY: /* already orthogonal: nothing to orthonormalise */
+        return (MatrixInit){0.0, false, 1.0, 1.0};
+    case MATRIX_INIT_ZERO:
+        return (MatrixInit){0.0, false, 1.0, 0.0};
+    case MATRIX_INIT_SCHEME:
+    default:
+        how = scheme_matrix(c, c->init, m);
+        break;
+    }
+    /* An orthogonal W^O is orthogonal under every scheme that draws one i.i.d. */
+    if (m == MATRIX_OUTPUT && c->output == OUTPUT_ORTHOGONAL && !isnan(how.std))
+        how.orthogonal = true;
+    return how;
+}
+
+/* For each of `parts` blocks h, the SVD U S Vᵀ of M_h = (α/√d)·G_h + shift·I, G_h the h-th
+   d² normals of the role's stream (one stream per layer: block h continues where h − 1
+   stopped), and its `width` leading triplets: left's columns h·width.. = U_h √S_h, right's =
+   V_h √S_h (as columns) or √S_h V_hᵀ (as rows, right_as_rows).  Either may be NULL.  Returns
+   LAPACK's status. */
+static int factorise(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
+                     Role role, double alpha, double shift, int parts, int width, double *left,
+                     double *right, bool right_as_rows, double *scratch)
+{
+    int d = c->width;
+    size_t dd = (size_t)d * d;
+    double *z = scratch, *u = scratch + dd, *vt = scratch + 2 * dd, *sigma = scratch + 3 * dd;
+    for (int h = 0; h < parts; h++) {
+        if (h == 0)
+            RandomStream_gaussian(random, seed, layer, role, alpha / sqrt((double)d), z, dd);
+        else
+            RandomStream_gaussian_more(random, alpha / sqrt((double)d), z, dd);
+        for (int i = 0; i < d; i++)
+            z[i + (size_t)i * d] += shift;
+        int info = Linalg_svd(la, d, z, sigma, u, vt);
+        if (info)
+            return info;
+        for (int j = 0; j < width; j++) {
+            double root = sqrt(sigma[j]);
+            size_t column = (size_t)h * width + j;
+            for (int i = 0; i < d; i++) {
+                if (left)
+                    left[i + column * d] = u[i + (size_t)j * d] * root;
+                if (right && right_as_rows)
+                    right[column + (size_t)i * d] = vt[j + (size_t)i * d] * root;
+                else if (right)
+                    right[i + column * d] = vt[j + (size_t)i * d] * root;
+            }
+        }
+    }
+    return 0;
+}
+
+/* W^Q and W^K: per head, factors of its own α₁Z₁_h + β₁I. */
+static int factorise_query_key(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
+                               int layer, double *wq, double *wk, double *scratch)
+{
+    return factorise(random, la, c, seed, layer, ROLE_QUERY, c->init_alpha, c->init_beta, c->heads,
+                     Config_head_width(c), wq, wk, false, scratch);
+}
+
+/* W^V and W^O: the factors of one α₂Z₂ − β₂I for the whole layer (head h's W^V_h is the
+   h-th block of d_h columns of U√S, its W^O_h the same rows of √S Vᵀ), so that
+   W^V W^O = Σ_h W^V_h W^O_h is the target itself, as the paper's d×d value-projection
+   product is. */
+static int factorise_value_output(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
+                                  int layer, double *wv, double *wo, double *scratch)
+{
+    return factorise(random, la, c, seed, layer, ROLE_VALUE, c->init_vo_alpha, -c->init_vo_beta, 1,
+                     c->width, wv, wo, true, scratch);
+}
+
+/* Matrix m as a factor of its scheme's target product (Init_matrix's NaN std). */
+static int draw_factor(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
+                       Matrix m, double *out, double *scratch)
+{
+    switch (m) {
+    case MATRIX_QUERY:
+        return factorise_query_key(random, la, c, seed, layer, out, NULL, scratch);
+    case MATRIX_KEY:
+        return factorise_query_key(random, la, c, seed, layer, NULL, out, scratch);
+    case MATRIX_VALUE:
+        return factorise_value_output(random, la, c, seed, layer, out, NULL, scratch);
+    case MATRIX_OUTPUT:
+        return factorise_value_output(random, la, c, seed, layer, NULL, out, scratch);
+    case MATRIX_MLP_IN:
+    case MATRIX_MLP_OUT:
+    case MATRICES:
+        break;
+    }
+    return -1;
+}
+
+int Init_draw_with_scratch(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
+                           int layer, Matrix m, double *out, double *scratch)
 {
     int rows, cols;
     Init_shape(c, m, &rows, &cols);
     MatrixInit how = Init_matrix(c, m);
     if (isnan(how.std))
-        return -1;
+        return scratch ? draw_factor(random, la, c, seed, layer, m, out, scratch) : -1;
     size_t n = (size_t)rows * cols;
-    RandomStream_gaussian(random, seed, layer, MATRIX_ROLES[m], how.std, out, n);
-    /* An orthogonal W^O is orthogonal under every scheme that draws one. */
-    if (how.orthogonal || (m == MATRIX_OUTPUT && c->output == OUTPUT_ORTHOGONAL)) {
+    /* No draw for a zero std: 0·(a negative normal) would be −0, not the zero matrix. */
+    if (how.std == 0.0)
+        memset(out, 0, sizeof(double) * n);
+    else
+        RandomStream_gaussian(random, seed, layer, MATRIX_ROLES[m], how.std, out, n);
+    if (how.diagonal != 0.0)
+        for (int i = 0; i < rows && i < cols; i++)
+            out[i + (size_t)i * rows] += how.diagonal;
+    if (how.orthogonal) {
         int info = Linalg_orthonormalise(la, rows, cols, out);
         if (info || how.gain == 1.0)
             return info;
@@ -95,49 +242,27 @@ int Init_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, 
     return 0;
 }
 
-static bool factorised(const Config *c)
+int Init_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer, Matrix m,
+              double *out)
 {
-    return c->init == INIT_CUTTING_SKIP;
+    return Init_draw_with_scratch(random, la, c, seed, layer, m, out, NULL);
 }
 
 size_t Init_scratch_doubles(const Config *c)
 {
     size_t d = (size_t)c->width;
-    return factorised(c) ? 3 * d * d + d : 0;
+    return factorised(c->init) ? 3 * d * d + d : 0;
 }
 
 int Init_draw_query_key(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                         double *wq, double *wk, double *scratch)
 {
-    if (!factorised(c)) {
-        int info = Init_draw(random, la, c, seed, layer, MATRIX_QUERY, wq);
-        return info ? info : Init_draw(random, la, c, seed, layer, MATRIX_KEY, wk);
-    }
-    int d = c->width, dh = Config_head_width(c);
-    size_t dd = (size_t)d * d;
-    double *z = scratch, *u = scratch + dd, *vt = scratch + 2 * dd, *sigma = scratch + 3 * dd;
-    for (int h = 0; h < c->heads; h++) {
-        /* One stream per layer: head h continues where head h − 1 stopped. */
-        if (h == 0)
-            RandomStream_gaussian(random, seed, layer, ROLE_QUERY, c->init_alpha / sqrt((double)d),
-                                  z, dd);
-        else
-            RandomStream_gaussian_more(random, c->init_alpha / sqrt((double)d), z, dd);
-        for (int i = 0; i < d; i++)
-            z[i + (size_t)i * d] += c->init_beta;
-        int info = Linalg_svd(la, d, z, sigma, u, vt);
-        if (info)
-            return info;
-        for (int j = 0; j < dh; j++) {
-            double root = sqrt(sigma[j]);
-            double *q = wq + (size_t)(h * dh + j) * d, *k = wk + (size_t)(h * dh + j) * d;
-            for (int i = 0; i < d; i++) {
-                q[i] = u[i + (size_t)j * d] * root;
-                k[i] = vt[j + (size_t)i * d] * root;
-            }
-        }
-    }
-    return 0;
+    /* Both factors of one decomposition where both are the scheme's: half the SVDs. */
+    if (isnan(Init_matrix(c, MATRIX_QUERY).std) && isnan(Init_matrix(c, MATRIX_KEY).std))
+        return factorise_query_key(random, la, c, seed, layer, wq, wk, scratch);
+    int info = Init_draw_with_scratch(random, la, c, seed, layer, MATRIX_QUERY, wq, scratch);
+    return info ? info
+                : Init_draw_with_scratch(random, la, c, seed, layer, MATRIX_KEY, wk, scratch);
 }
 
 double Init_logit_scale(const Config *c)
@@ -148,9 +273,19 @@ double Init_logit_scale(const Config *c)
     return c->logit_scale == LOGIT_SCALE_LINEAR ? 1.0 / dh : 1.0 / sqrt((double)dh);
 }
 
+/* An entry's size as the logits see it: orthonormal columns and the identity have entries of
+   size 1/√d. */
+static double effective_entry_std(const Config *c, Matrix m)
+{
+    MatrixInit how = Init_matrix(c, m);
+    if (how.orthogonal)
+        return how.gain / sqrt((double)c->width);
+    if (how.diagonal != 0.0)
+        return hypot(how.std, how.diagonal / sqrt((double)c->width));
+    return how.std;
+}
+
 double Init_effective_sigma_qk(const Config *c)
 {
-    if (c->init == INIT_ORTHOGONAL) /* orthonormal columns: entries of size 1/√d */
-        return 1.0 / sqrt((double)c->width);
-    return sqrt(Init_matrix(c, MATRIX_QUERY).std * Init_matrix(c, MATRIX_KEY).std);
+    return sqrt(effective_entry_std(c, MATRIX_QUERY) * effective_entry_std(c, MATRIX_KEY));
 }

@@ -322,6 +322,9 @@ size_t Model_memory_estimate(const Config *c)
     /* LAPACK's kept workspaces: dgesdd with vectors (outliers mode) needs about 4T² + 4T,
        dgeev and dsyevd some tens of T per lane. */
     doubles += (c->gap == GAP_OUTLIERS ? 4 * T * T : 0) + 128 * T;
+    /* And for the factorised schemes' d×d SVDs with vectors, 4d² + 7d. */
+    size_t d = (size_t)c->width;
+    doubles += Init_scratch_doubles(c) ? 4 * d * d + 7 * d : 0;
     /* The result: per-layer curves of every seed, the spectra. */
     doubles += (size_t)(c->depth + 1) * 8 * (size_t)(c->seeds + 2) + 4 * T;
     return doubles * sizeof(double);
@@ -411,7 +414,8 @@ static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int 
     *out = wv;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
         return 0;
-    int info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_VALUE, wv);
+    int info = Init_draw_with_scratch(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer,
+                                      MATRIX_VALUE, wv, w->init_scratch);
     if (cached && !info) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
@@ -426,7 +430,8 @@ static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int 
    Returns LAPACK's status. */
 static int draw_output_projection(Workspace *w, const Config *c, uint64_t seed, int layer)
 {
-    return Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer, MATRIX_OUTPUT, w->wo);
+    return Init_draw_with_scratch(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer,
+                                  MATRIX_OUTPUT, w->wo, w->init_scratch);
 }
 
 /* Weights of one layer, shared by both networks (W^O apart); returns W^V. */
@@ -446,7 +451,8 @@ static int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int 
     if (first_seed)
         return draw_value_weights(w, c, seed, layer, wv);
     *wv = w->wv;
-    return Init_draw(w->random, la, c, seed, layer, MATRIX_VALUE, w->wv);
+    return Init_draw_with_scratch(w->random, la, c, seed, layer, MATRIX_VALUE, w->wv,
+                                  w->init_scratch);
 }
 
 /* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
@@ -508,7 +514,11 @@ static bool same_weights(const Config *a, const Config *b)
            a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
            a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
            a->mlp_ratio == b->mlp_ratio && a->init == b->init && a->input_norm == b->input_norm &&
-           a->init_alpha == b->init_alpha && a->init_beta == b->init_beta && a->init_c == b->init_c;
+           a->init_alpha == b->init_alpha && a->init_beta == b->init_beta &&
+           a->init_c == b->init_c && a->init_vo_alpha == b->init_vo_alpha &&
+           a->init_vo_beta == b->init_vo_beta && a->init_query == b->init_query &&
+           a->init_key == b->init_key && a->init_value == b->init_value &&
+           a->init_output == b->init_output && a->init_mlp == b->init_mlp;
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -1364,8 +1374,9 @@ static void fill_readouts(Result *r)
    scale, gains with a skip) say nothing. */
 static void block_warnings(const Config *c, Warnings *w)
 {
-    /* σ² = exp(v) − 1 for the logits' variance v: beyond v ≈ 709 it is not a double. */
-    if (c->init != INIT_CUTTING_SKIP && !isfinite(Config_sigma(c)))
+    /* σ² = exp(v) − 1 for the logits' variance v: beyond v ≈ 709 it is not a double (NaN
+       where σ names nothing: W^Q W^Kᵀ drawn as αZ + βI). */
+    if (isinf(Config_sigma(c)))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
                            "sigma overflows the double range: the first layer's logits have "
                            "variance above 709 (sigma^2 = exp(variance) - 1), so sigma is null");

@@ -119,11 +119,14 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
         return "theory covers networks without skips and LayerNorm";
     if (c->heads != 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
         return "theory covers one head without an output projection or MLP";
-    /* The stable rank is scale-free, so any Gaussian W^V (every scheme's std) has the normal
-       scheme's curve; orthogonal ones keep the tokens' Gram matrix, and values alone then
-       collapse nothing (docs/model.md §1.10). */
-    if (c->init == INIT_ORTHOGONAL)
+    /* The stable rank is scale-free, so a Gaussian W^V of any std has the normal scheme's
+       curve; orthogonal ones keep the tokens' Gram matrix, and values alone then collapse
+       nothing; an identity, zero or factorised W^V is no Gaussian (docs/model.md §1.10). */
+    MatrixInit value = Init_matrix(c, MATRIX_VALUE);
+    if (value.orthogonal)
         return "theory covers Gaussian value matrices (orthogonal ones keep the tokens' Gram)";
+    if (!(value.std > 0) || value.diagonal != 0.0)
+        return "theory covers Gaussian value matrices";
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
     case ATTENTION_MARKOV:

@@ -50,6 +50,15 @@ static int cycle(int value, int count, int step)
     return (value + step + count) % count;
 }
 
+/* Whether c with s at `to` is a configuration the program accepts. */
+static bool accepted_with(const Setting *s, const Config *c, double to)
+{
+    Config trial = *c;
+    char why[256];
+    Setting_put(s, &trial, to);
+    return Config_validate(&trial, why, sizeof why) == 0;
+}
+
 static int gcd(int a, int b)
 {
     while (b) {
@@ -176,18 +185,12 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     switch (s->step) {
     case STEP_NONE:
         return false;
-    case STEP_CYCLE: {
-        /* Past the names another setting rules out (cutting-skip with a Gaussian W^O). */
-        char unused[256];
+    case STEP_CYCLE:
+        /* Past the names the other settings refuse (--wo orthogonal under --init mimetic). */
         to = cycle((int)value, count, direction);
-        for (int tries = 1; tries < count; tries++) {
-            Setting_put(s, &next, to);
-            if (!Config_validate(&next, unused, sizeof unused))
-                break;
+        for (int tried = 1; tried < count && !accepted_with(s, &next, to); tried++)
             to = cycle((int)to, count, direction);
-        }
         break;
-    }
     case STEP_TOGGLE:
         /* Down turns off (the first name) and back on; up steps through the names that are on. */
         if (value != 0 && direction < 0) {
@@ -249,9 +252,12 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     }
     if (!settle(&next, note, size))
         return false;
-    char invalid[256];
-    if (Config_validate(&next, invalid, sizeof invalid)) {
-        note_add(note, size, "%s stays: %s", s->key_label, invalid);
+    /* A relation no key settles (--init-mlp identity needs --mlp-ratio 1): the key stops. */
+    char why[256];
+    if (Config_validate(&next, why, sizeof why)) {
+        char kept[64];
+        Setting_format(s, &c->config, 3, kept, sizeof kept);
+        note_add(note, size, "%s stays at %s: %s", s->key_label, kept, why);
         return false;
     }
     *c = after;

@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { FIELDS_MAX = 32, FIELD_SIZE = 96, MESSAGE_SIZE = 768 };
+/* Every setting, and the readouts after them. */
+enum { FIELDS_MAX = SETTINGS_MAX + 16, FIELD_SIZE = 96, MESSAGE_SIZE = 768 };
 
 typedef struct {
     char text[FIELDS_MAX][FIELD_SIZE];

@@ -47,6 +47,8 @@ numeric=(
     "--skip-gain|--skip-gain|accepted a number 0 <= X <= 64"
     "--branch-gain|--branch-gain|accepted a number 0 <= X <= 64"
     "--mlp-ratio|--mlp-ratio|accepted a whole number 1..16"
+    "--init-vo-alpha|--init-vo-alpha|accepted a number 0 <= X <= 100"
+    "--init-vo-beta|--init-vo-beta|accepted a number -50 < X <= 50"
     "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0"
 )
 values=("" 0 -1 1e400 99999999999999999999 abc 12x nan inf -inf " 5" "5 " 0x10)
@@ -58,6 +60,8 @@ for entry in "${numeric[@]}"; do
         [ "$option" = --seed ] && [ "$value" = 0 ] && continue
         # A gain of 0 is ReZero's.
         case "$option:$value" in --skip-gain:0 | --branch-gain:0) continue ;; esac
+        # α₂ = 0 is W^V W^O = −β₂I; β₂ has either sign.
+        case "$option:$value" in --init-vo-alpha:0 | --init-vo-beta:0 | --init-vo-beta:-1) continue ;; esac
         refused "$spelled '$value'" "$accepted" -- "$option" "$value" || bad=$((bad + 1))
     done
     tally "$bad" "$option: every bad value (${#values[@]}: empty, 0, negative, huge, garbage, nan, inf) exits 2 naming it" \
@@ -75,7 +79,12 @@ enums=(
     "--ln-place|--ln-place|post|pre"
     "--ln-scale|--ln-scale|unit|sqrt-d"
     "--mlp|--mlp|none|relu|gelu|tanh"
-    "--init|--init|normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm"
+    "--init|--init|normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm|cutting-skip|mimetic"
+    "--init-query|--init-query|scheme|normal|xavier|orthogonal|identity|zero"
+    "--init-key|--init-key|scheme|normal|xavier|orthogonal|identity|zero"
+    "--init-value|--init-value|scheme|normal|xavier|orthogonal|identity|zero"
+    "--init-output|--init-output|scheme|normal|xavier|orthogonal|identity|zero"
+    "--init-mlp|--init-mlp|scheme|normal|xavier|orthogonal|identity|zero"
     "--input-norm|--input-norm|unit|sqrt-d"
 )
 for entry in "${enums[@]}"; do
@@ -95,6 +104,16 @@ check "--heads not dividing d" refused "--heads 3: accepted a divisor of -d/--wi
 check "--heads above d" refused "--heads 128: accepted a divisor of -d/--width 64" -- -T 32 -d 64 --heads 128
 check "--head above --heads" refused "--head 5: accepted 1..4 (the heads)" -- -T 32 -d 64 --heads 4 --head 5
 check "preset: heads not dividing d" refused "--heads 3: accepted a divisor of -d/--width 64" -- --preset "$(printf 'tokens = 32\nwidth = 64\nheads = 3\n' >"$tmp/heads.preset"; echo "$tmp/heads.preset")"
+# The initialisation's relations: mimetic's W^O is a factor, not orthogonal; a W^O under
+# --wo orthogonal is orthogonal; only a square matrix is the identity.
+check "--init mimetic with --wo orthogonal" refused "--wo orthogonal: accepted identity or gaussian with --init mimetic" -- --init mimetic --wo orthogonal -T 16 -d 16
+for choice in normal xavier zero; do
+    check "--init-output $choice with --wo orthogonal" refused "--init-output $choice: accepted scheme, orthogonal or identity with --wo orthogonal" -- --wo orthogonal --init-output "$choice" -T 16 -d 16
+done
+check "--init-mlp identity with --mlp-ratio 4" refused "--init-mlp identity: accepted with --mlp-ratio 1 only" -- --mlp relu --init-mlp identity -T 16 -d 16
+check "preset: --init-mlp identity with --mlp-ratio 2" refused "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are 2·d×d" -- --preset "$(printf 'tokens = 16\nwidth = 16\nmlp = gelu\nmlp-ratio = 2\ninit-mlp = identity\n' >"$tmp/mlp.preset"; echo "$tmp/mlp.preset")"
+square_mlp() { "$BIN" --batch --mlp relu --mlp-ratio 1 --init-mlp identity -T 16 -d 16 -L 2 >/dev/null; }
+check "--init-mlp identity with --mlp-ratio 1 runs" square_mlp
 check "a value cut in the message still says what is accepted" \
     refused "-T/--tokens '$(printf '1%.0s' {1..40})...'" "accepted a whole number 2..4096" -- \
     --tokens "$(printf '1%.0s' {1..100})x"

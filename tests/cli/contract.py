@@ -23,9 +23,12 @@ def main():
     assert config["T"] == T and config["depth"] == depth, config
     assert config["d_qk"] == config["d"]
     numeric = (int, float)
-    # sigma is the log-normal theory's (docs/model.md §1.2): none for the cutting-skip scheme,
-    # whose logits are X(alpha Z + beta I)X^T; null with a warning where it overflows.
-    if config.get("init") == "cutting-skip":
+    # sigma is the log-normal theory's (docs/model.md §1.2): none where W^Q or W^K is a factor
+    # of alpha Z + beta I (cutting-skip, mimetic; markov draws its logits with sigma_qk); null
+    # with a warning where it overflows.
+    factor = config.get("init") in ("cutting-skip", "mimetic") and "scheme" in (
+        config.get("init_query", "scheme"), config.get("init_key", "scheme"))
+    if factor and config["attention"] != "markov":
         assert doc["sigma"] is None, doc["sigma"]
     elif doc["sigma"] is None:
         assert any("sigma overflows" in w for w in doc["warnings"]), doc["warnings"]
