@@ -508,7 +508,7 @@ static void test_forward_pass_agrees_with_the_model(void **state)
     (void)state;
     /* Each variant changes one thing the forward pass reads; without LayerNorm the tokens'
        norm moves with every weight, so a mismatch anywhere shows in it. */
-    enum { VARIANTS = 17 };
+    enum { VARIANTS = 19 };
     for (int v = 0; v < VARIANTS; v++) {
         Config c = Config_default();
         c.tokens = 8;
@@ -532,7 +532,9 @@ static void test_forward_pass_agrees_with_the_model(void **state)
                                       "pre-LN",
                                       "MLP gelu",
                                       "pre-LN, 2 heads, MLP relu, wo gaussian",
-                                      "markov, 2 heads, MLP tanh"};
+                                      "markov, 2 heads, MLP tanh",
+                                      "mimetic, 2 heads, wo gaussian (its factor)",
+                                      "mimetic, identity values"};
         switch (v) {
         case 2:
             c.init = INIT_CUTTING_SKIP;
@@ -596,6 +598,17 @@ static void test_forward_pass_agrees_with_the_model(void **state)
             c.heads = 2;
             c.mlp = MLP_TANH;
             c.mlp_ratio = 1;
+            break;
+        case 17:
+            c.init = INIT_MIMETIC;
+            c.heads = 2;
+            c.output = OUTPUT_GAUSSIAN;
+            c.layernorm = LAYERNORM_LN;
+            break;
+        case 18:
+            c.init = INIT_MIMETIC;
+            c.init_value = MATRIX_INIT_IDENTITY;
+            c.layernorm = LAYERNORM_LN;
             break;
         }
         char err[256];
