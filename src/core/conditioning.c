@@ -17,6 +17,7 @@ struct SaWork {
     size_t td_cap, tt_cap;
     SaBlock b;
     bool perturbation_only;      /* products with E = K − B instead of K */
+    const Linalg *stop;          /* whose stop hook the Lanczos steps poll, or NULL */
     double *xm, *xmt, *xw, *tmp; /* T×d: X·M, X·Mᵀ, X·W_VO, scratch */
     double *unit;                /* T×d: e_j for the Jacobian's columns */
     double *row;                 /* T: each row's Σ_j A_ij·g_ij */
@@ -150,6 +151,11 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
                 1.0, dx, T);
 }
 
+void SaWork_set_stop(SaWork *w, const Linalg *la)
+{
+    w->stop = la;
+}
+
 void SaWork_perturbation_only(SaWork *w, bool only)
 {
     w->perturbation_only = only;
@@ -223,7 +229,14 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
        (Courant–Fischer), and r = β_j·|last component of θ's eigenvector| puts an eigenvalue of
        KᵀK within r of θ. */
     start_vector(n, seed, basis);
+    int status = 0;
     for (int j = 0; j < steps; j++) {
+        /* A step at T·d = 65536 takes ~10 ms: polling each one keeps a stop prompt. */
+        if (w->stop && Linalg_stop_requested(w->stop)) {
+            status = LINALG_STOPPED;
+            out->value = out->error = NAN;
+            break;
+        }
         double *q = basis + (size_t)j * n, *next = basis + (size_t)(j + 1) * n;
         normal_product(w, q, spare, next);
         alpha[j] = cblas_ddot((int)n, q, 1, next, 1);
@@ -257,7 +270,7 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
     }
     free(basis);
     free(tri);
-    return 0;
+    return status;
 }
 
 /* ---- per layer, for the network and its counterpart ------------------------------------ */
@@ -322,8 +335,10 @@ enum { LANCZOS_STEPS_MAX = 240 };
 /* The buffers of one run. */
 typedef struct {
     const Config *c;
+    const Progress *progress; /* or NULL */
     int T, d;
-    size_t n; /* T·d */
+    size_t n;   /* T·d */
+    bool exact; /* K built in full */
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
@@ -376,10 +391,9 @@ static int run_alloc(ConditioningRun *r)
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)
         if (!(*plan[i].p = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1))))
             return -1;
-    if (r->n <= CONDITIONING_EXACT_MAX &&
-        (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
-         !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n)) ||
-         !(r->jacobian_sv = malloc(sizeof(double) * r->n))))
+    if (r->exact && (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
+                     !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n)) ||
+                     !(r->jacobian_sv = malloc(sizeof(double) * r->n))))
         return -1;
     r->random = RandomStream_new();
     r->la = Linalg_new();
@@ -468,6 +482,23 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
     return Linalg_singular_values(r->la, m, m, r->scratch, s);
 }
 
+/* K column by column, polling the stop hook every few columns (at T·d = 4096 building K
+   takes seconds). */
+static int build_jacobian(ConditioningRun *r)
+{
+    enum { COLUMNS_PER_POLL = 64 };
+    double *unit = r->q; /* free between the layers' logits */
+    memset(unit, 0, sizeof(double) * r->n);
+    for (size_t j = 0; j < r->n; j++) {
+        if (j % COLUMNS_PER_POLL == 0 && Linalg_stop_requested(r->la))
+            return LINALG_STOPPED;
+        unit[j] = 1.0;
+        SaWork_jvp(r->sa, unit, r->jacobian + j * r->n);
+        unit[j] = 0.0;
+    }
+    return 0;
+}
+
 /* The Jacobian's numbers at one layer; the SaWork is prepared. */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
                             bool has_perturbation, double **shown_sv)
@@ -475,7 +506,8 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     size_t n = r->n;
     int info = 0;
     if (r->jacobian) {
-        SaWork_jacobian(r->sa, r->jacobian);
+        if ((info = build_jacobian(r)))
+            return info;
         /* K's singular values from a copy, then K + I's from K itself. */
         memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
         info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, r->jacobian_sv);
@@ -501,9 +533,10 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
             Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
     } else {
         SingularValueEstimate top, smallest;
-        if (SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top) ||
-            SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, &smallest))
-            return -1;
+        if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
+            (info =
+                 SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, &smallest)))
+            return info;
         out->jacobian_norm[l] = top.value;
         out->jacobian_s_min[l] = smallest.value;
         out->jacobian_s_min_error[l] = smallest.error;
@@ -513,10 +546,10 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     if (has_perturbation) {
         SingularValueEstimate top;
         SaWork_perturbation_only(r->sa, true);
-        int failed = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
+        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
         SaWork_perturbation_only(r->sa, false);
-        if (failed)
-            return -1;
+        if (info)
+            return info;
         e_norm = top.value;
     }
     out->premise_ratio[l] = e_norm / s_min_b;
@@ -644,19 +677,27 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
             norm = 1.0;
         }
         out->log10_norm[l] = log10(norm) + log_scale / log(10.0);
+        const Progress *p = r->progress;
+        if (p && p->after_layer && !p->after_layer(p->context, shown_numbers ? 0 : 1, l, c->depth))
+            return LINALG_STOPPED;
     }
     return 0;
 }
 
 size_t Conditioning_memory_estimate(const Config *c)
 {
+    return Conditioning_memory_estimate_path(c, true);
+}
+
+size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
+{
     size_t T = (size_t)c->tokens, d = (size_t)c->width, n = T * d;
     size_t forward = sizeof(double) * (12 * n + 12 * d * d + 12 * T * T);
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
-    size_t exact = sizeof(double) * (2 * n * n + n);
-    return forward + (n <= CONDITIONING_EXACT_MAX ? exact : lanczos);
+    size_t exact_bytes = sizeof(double) * (2 * n * n + n);
+    return forward + (exact && n <= CONDITIONING_EXACT_MAX ? exact_bytes : lanczos);
 }
 
 const char *Conditioning_unsupported(const Config *c)
@@ -673,30 +714,61 @@ const char *Conditioning_unsupported(const Config *c)
     return NULL;
 }
 
+bool Conditioning_exact(const Config *c, const ConditioningControl *control)
+{
+    return (size_t)c->tokens * c->width <= CONDITIONING_EXACT_MAX && !control->lanczos_only;
+}
+
 int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size)
+{
+    return Conditioning_run_controlled(c, &(ConditioningControl){0}, out, err, size);
+}
+
+int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
+                                Conditioning *out, char *err, size_t size)
 {
     memset(out, 0, sizeof *out);
     out->config = *c;
     out->counterpart_gap = Gap_toggled(c->gap);
-    ConditioningRun r = {.c = c, .T = c->tokens, .d = c->width};
+    ConditioningRun r = {.c = c,
+                         .progress = control->progress,
+                         .T = c->tokens,
+                         .d = c->width,
+                         .exact = Conditioning_exact(c, control)};
     r.n = (size_t)r.T * r.d;
-    out->jacobian_exact = r.n <= CONDITIONING_EXACT_MAX;
+    out->jacobian_exact = r.exact;
     int info = -1;
     if (run_alloc(&r) || curves_alloc(&out->network, c->depth) ||
         curves_alloc(&out->counterpart, c->depth))
         goto done;
+    const Progress *p = control->progress;
+    Linalg_set_isolation(r.la, control->isolation);
+    if (p && p->stop_requested)
+        Linalg_set_stop(r.la, (LinalgStop){.requested = p->stop_requested, .context = p->context});
+    SaWork_set_stop(r.sa, r.la);
     if ((info = network_pass(&r, c->gap, &out->network, true, out, "the")) ||
         (info = network_pass(&r, out->counterpart_gap, &out->counterpart, false, out,
                              "the counterpart")))
         goto done;
-    if (!out->jacobian_exact)
+    if (!out->jacobian_exact && r.n > CONDITIONING_EXACT_MAX)
         Warnings_add(&out->warnings,
                      "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 and s_min(K) "
                      "by Lanczos on K^T K (null where not certified to 1e-6), "
                      "kappa_jacobian_skip null",
                      r.n, CONDITIONING_EXACT_MAX);
+    else if (!out->jacobian_exact)
+        Warnings_add(&out->warnings,
+                     "conditioning: building K (%zu x %zu) does not fit the time or memory "
+                     "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
+                     "certified to 1e-6), kappa_jacobian_skip null",
+                     r.n, r.n);
 done:
     run_free(&r);
+    if (info == LINALG_STOPPED) {
+        snprintf(err, size, "conditioning at T = %d, d = %d: stopped", c->tokens, c->width);
+        Conditioning_release(out);
+        return CONDITIONING_STOPPED;
+    }
     if (info) {
         snprintf(err, size, "conditioning at T = %d, d = %d: %s", c->tokens, c->width,
                  info < 0 ? "out of memory" : "a LAPACK call did not converge");
