@@ -240,6 +240,13 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     }
     if (!settle(&next, note, size))
         return false;
+    /* Settings that exclude each other (an output projection other than the initialisation
+       draws) are refused with the reason, the settings as they were. */
+    char invalid[KEYS_NOTE_SIZE];
+    if (Config_validate(&next, invalid, sizeof invalid)) {
+        note_add(note, size, "%s stays at its value: %s", s->key_label, invalid);
+        return false;
+    }
     *c = after;
     if (s->in_use && !s->in_use(&next))
         note_add(note, size, "%s", s->unused_note);
@@ -314,7 +321,7 @@ static bool zoom_next(Controls *c, char *note, size_t size)
 /* The keys that are not settings' (those come from the settings table). */
 static const KeyBinding OTHER_KEYS[] = {
     {'o', "o", "theory overlays on / off", ACTION_DISPLAY, NULL, 0, overlays_toggle},
-    {'v', "v", "view: rank/width/grad/sim/cond", ACTION_DISPLAY, NULL, 0, panel_next},
+    {'v', "v", "view: rank/width/…/cond", ACTION_DISPLAY, NULL, 0, panel_next},
     {'V', "V", "view previous", ACTION_DISPLAY, NULL, 0, panel_previous},
     {'c', "c", "compare: gap | init (cond)", ACTION_DISPLAY, NULL, 0, compare_toggle},
     {'Z', "Z", "presentation mode on / off", ACTION_DISPLAY, NULL, 0, present_toggle},
