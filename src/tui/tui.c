@@ -619,8 +619,9 @@ static void on_snapshot(Loop *l)
     if (s->done)
         l->busy = false;
     l->redraw = true;
-    Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d", s->generation,
-                s->result->layers_done, s->result->config.depth, s->result->spectra_ready, s->done);
+    Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d conditioning=%d",
+                s->generation, s->result->layers_done, s->result->config.depth,
+                s->result->spectra_ready, s->done, s->has_conditioning[0]);
 }
 
 static void on_signals(Loop *l)

@@ -71,8 +71,10 @@ struct Worker {
 };
 
 /* Above this many estimated seconds the exact path (K built in full) gives way to Lanczos,
-   unless Lanczos would take longer: the long-job question's threshold. */
-#define CONDITIONING_EXACT_SECONDS 30.0
+   unless Lanczos would take longer: twice the long-job question's threshold, so that the
+   shipped preset (~9 s) keeps its exact numbers on a machine several times slower or busier
+   (a job above 30 s asks first anyway). */
+#define CONDITIONING_EXACT_SECONDS 60.0
 
 /* True when the running job should stop: a newer job came, or the program quits. */
 static bool superseded(Worker *w)
