@@ -376,6 +376,10 @@ static const char *conditioning_missing(const Snapshot *s, int slot)
     return NULL;
 }
 
+/* Below this many rows a conditioning panel is compact (80×24): one title row, the network's
+   three curves with a one-row legend, no notes, so that the plot keeps its six rows. */
+enum { CONDITIONING_COMPACT_ROWS = 16 };
+
 /* κ against depth on a log axis: the network's κ(K_ℓ) (no skip), κ(K_ℓ + I) (what a skip
    adds) and κ(A_ℓ⋯A_1), and its counterpart's κ(K_ℓ), κ(K_ℓ + I); a null point is a gap,
    its reason in the warnings (!). */
@@ -383,6 +387,7 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
 {
     char title[192];
     const char *init = s ? INIT_NAMES.names[slot_init(s, slot)] : "";
+    bool compact = Canvas_rows(c) < CONDITIONING_COMPACT_ROWS;
     snprintf(title, sizeof title, "%s%s%sκ of the attention sub-block's Jacobian K, log axis",
              named ? "init " : "", named ? init : "", named ? ": " : "");
     const char *missing = conditioning_missing(s, slot);
@@ -420,6 +425,9 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
     snprintf(values, sizeof values, "ℓ=%d: κ(K)=%.4g κ(K+I)=%.4g κ(A⋯A)=%.4g", shown,
              k->network.kappa_jacobian[shown], k->network.kappa_jacobian_skip[shown],
              k->network.kappa_attention_product[shown]);
+    if (compact)
+        snprintf(title, sizeof title, "%s%sκ, log: K %s%s", named ? init : "", named ? ": " : "",
+                 k->jacobian_exact ? "exact" : "Lanczos", missing_points ? ", nulls (!)" : "");
     SeriesPlot p = {
         .title = title,
         .count = 5,
@@ -435,12 +443,20 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
                     INK_GHOST, STROKE_DOTTED, "◇"}},
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG,
-        .notes = nulls[0] ? 3 : 2,
+        .notes = compact    ? 0
+                 : nulls[0] ? 3
+                            : 2,
         .note = {path, values, nulls},
         .empty = "every κ is null here: beyond double precision or not certified (see !)",
         .x_name = "layer ℓ",
         .x_whole = true,
     };
+    if (compact) {
+        p.count = 3;
+        p.series[0].label = "K";
+        p.series[1].label = "K+I";
+        p.series[2].label = "A⋯A";
+    }
     Plot_series(c, &p);
 }
 
@@ -466,9 +482,13 @@ static void conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
     const Conditioning *k = &s->conditioning[slot];
     int T = k->config.tokens, d = k->config.width, layer = k->config.layer;
     char title[192];
+    bool compact = Canvas_rows(c) < CONDITIONING_COMPACT_ROWS;
     if (k->jacobian_singular_values) {
-        snprintf(title, sizeof title, "singular values s of K, ℓ=%d, %d×%d (exact)", layer, T * d,
-                 T * d);
+        if (compact)
+            snprintf(title, sizeof title, "s of K, ℓ=%d, %d×%d, exact", layer, T * d, T * d);
+        else
+            snprintf(title, sizeof title, "singular values s of K, ℓ=%d, %d×%d (exact)", layer,
+                     T * d, T * d);
         HistogramPlot h = {title, T * d, k->jacobian_singular_values, 1.0, NAN, "", "s"};
         Plot_histogram(c, &h);
         return;
@@ -490,8 +510,11 @@ static void conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
     char every[48] = "";
     if (stride_a > 1 || stride_w > 1)
         snprintf(every, sizeof every, ", every %d×%d-th", stride_a, stride_w);
-    snprintf(title, sizeof title, "singular values s of B = W_VOᵀ⊗A, ℓ=%d: s_i(A)·s_j(W_VO)%s",
-             layer, every);
+    if (compact)
+        snprintf(title, sizeof title, "s of B = W_VOᵀ⊗A, ℓ=%d%s", layer, every);
+    else
+        snprintf(title, sizeof title, "singular values s of B = W_VOᵀ⊗A, ℓ=%d: s_i(A)·s_j(W_VO)%s",
+                 layer, every);
     HistogramPlot h = {title, n, products, 1.0, NAN, "", "s"};
     Plot_histogram(c, &h);
     free(products);
@@ -876,7 +899,14 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     int count = v->display.compare ? 4 : 3;
     if (v->display.compare)
         compare_layout(cols, panel_rows, r);
-    else
+    /* The conditioning's κ panels need six plot rows under their title and legend; its
+       histograms fit in nine. */
+    if (v->display.compare && v->display.panel == PANEL_CONDITIONING && panel_rows < 30) {
+        int top = panel_rows - 9;
+        r[0].rows = r[2].rows = top;
+        r[1].row = r[3].row = top;
+        r[1].rows = r[3].rows = panel_rows - top;
+    } else
         layout(cols, panel_rows, &r[0], &r[1], &r[2]);
     /* Zoomed: every canvas is drawn at the whole area, one is shown. */
     int zoom = v->display.zoom >= 1 && v->display.zoom <= count ? v->display.zoom : 0;
