@@ -592,7 +592,7 @@ static const char *spelled_cut(const Screen *s, const char *utf8, int width, cha
    (status lines included): a line too wide for its column is cut, never wrapped. */
 static void help_overlay(Screen *s, int rows, int cols)
 {
-    enum { LINES_MAX = 64 };
+    enum { LINES_MAX = 96 };
     int n = Keys_count() < LINES_MAX ? Keys_count() : LINES_MAX;
     char lines[LINES_MAX][KEYS_HELP_SIZE * 2], buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
     int width = 0;
@@ -899,6 +899,8 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     int count = v->display.compare ? 4 : 3;
     if (v->display.compare)
         compare_layout(cols, panel_rows, r);
+    else
+        layout(cols, panel_rows, &r[0], &r[1], &r[2]);
     /* The conditioning's κ panels need six plot rows under their title and legend; its
        histograms fit in nine. */
     if (v->display.compare && v->display.panel == PANEL_CONDITIONING && panel_rows < 30) {
@@ -906,8 +908,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         r[0].rows = r[2].rows = top;
         r[1].row = r[3].row = top;
         r[1].rows = r[3].rows = panel_rows - top;
-    } else
-        layout(cols, panel_rows, &r[0], &r[1], &r[2]);
+    }
     /* Zoomed: every canvas is drawn at the whole area, one is shown. */
     int zoom = v->display.zoom >= 1 && v->display.zoom <= count ? v->display.zoom : 0;
     for (int i = 0; zoom && i < count; i++)
