@@ -14,10 +14,11 @@
 set -u
 BIN=${1:-build/attnscope}
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-SOCKET=attnscope-bench-$$
+SOCKET=attnscope-bench-$$-0
 TMP=$(mktemp -d)
 tm() { tmux -L "$SOCKET" -f /dev/null "$@"; }
 trap 'tm kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+sessions=0
 UTF8=$(locale -a 2>/dev/null | grep -iE '^(C|en_US)\.utf-?8$' | head -n 1)
 UTF8=${UTF8:-C.UTF-8}
 
@@ -36,7 +37,10 @@ scenario() { # name args...
     local name=$1
     shift
     local trace=$TMP/$name.trace
+    # A new server per scenario: one still shutting down loses the next session.
     tm kill-server 2>/dev/null
+    sessions=$((sessions + 1))
+    SOCKET=attnscope-bench-$$-$sessions
     tm new-session -d -x 120 -y 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $* --trace '$trace'"
     if ! wait_trace "$trace" "job-done gen=1 " 120; then
         echo "| $name | the first job did not finish | | |"
