@@ -466,9 +466,10 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
             if (!conditioning_wanted(extras, slot))
                 continue;
             Config c = conditioning_config(job, slot);
+            bool runs = !Conditioning_unsupported(&c) && !conditioning_done(w, &c, slot);
             if (!run_conditioning(w, job, slot, done_s))
                 return;
-            if (!Conditioning_unsupported(&c))
+            if (runs) /* as plan_job counted it */
                 done_s += Cost_conditioning(&c, w->rates, w->conditioning[slot].jacobian_exact);
             if (slot == 0 && conditioning_wanted(extras, 1))
                 publish(w, snapshot_with_extras(w, job, extras, Trace_clock_ms() - w->started_ms,
