@@ -734,6 +734,155 @@ static void test_kappa_jacobian_does_not_depend_on_c(void **state)
         fail_msg("kappa(K) at c = 1: %.17g, at c = 3: %.17g", kappa[0], kappa[1]);
 }
 
+/* A recorder of a controlled run's progress: the after_layer calls in order, and a stop
+   requested after `stop_after_polls` polls of the stop hook (0: never) or when after_layer
+   reaches (stop_network, stop_layer). */
+typedef struct {
+    int calls, network[2 * 8 + 2], layer[2 * 8 + 2];
+    int polls, stop_after_polls;
+    int stop_network, stop_layer;
+} Recorder;
+
+static bool recorded_after_layer(void *context, int network, int layer, int depth)
+{
+    Recorder *r = context;
+    (void)depth;
+    if (r->calls < (int)(sizeof r->network / sizeof r->network[0])) {
+        r->network[r->calls] = network;
+        r->layer[r->calls] = layer;
+    }
+    r->calls++;
+    return !(network == r->stop_network && layer == r->stop_layer);
+}
+
+static bool recorded_stop(void *context)
+{
+    Recorder *r = context;
+    r->polls++;
+    return r->stop_after_polls > 0 && r->polls >= r->stop_after_polls;
+}
+
+static Config small_cutting_skip(void)
+{
+    Config c = Config_default();
+    c.tokens = 6;
+    c.width = 10;
+    c.depth = 3;
+    c.layer = 2;
+    c.init = INIT_CUTTING_SKIP;
+    return c;
+}
+
+/* Every series of two runs equal bit for bit (NaN equal to NaN). */
+static void assert_same_curves(const Conditioning *a, const Conditioning *b)
+{
+    const ConditioningCurves *x[2] = {&a->network, &a->counterpart},
+                             *y[2] = {&b->network, &b->counterpart};
+    for (int n = 0; n < 2; n++)
+        for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++) {
+            const double *u = ConditioningSeries_values(&CONDITIONING_SERIES[i], x[n]),
+                         *v = ConditioningSeries_values(&CONDITIONING_SERIES[i], y[n]);
+            for (int l = 0; l <= a->config.depth; l++)
+                if (!(u[l] == v[l] || (isnan(u[l]) && isnan(v[l]))))
+                    fail_msg("%s network %d layer %d: %.17g vs %.17g", CONDITIONING_SERIES[i].name,
+                             n, l, u[l], v[l]);
+        }
+}
+
+/* Under control, after_layer follows every layer of the network and then of its
+   counterpart, and the numbers are Conditioning_run's bit for bit. */
+static void test_controlled_run_reports_each_layer(void **state)
+{
+    (void)state;
+    Config c = small_cutting_skip();
+    Recorder rec = {.stop_network = -1};
+    Progress progress = {
+        .after_layer = recorded_after_layer, .context = &rec, .stop_requested = recorded_stop};
+    ConditioningControl control = {.progress = &progress};
+    Conditioning plain, controlled;
+    char err[256];
+    assert_int_equal(Conditioning_run(&c, &plain, err, sizeof err), 0);
+    assert_int_equal(Conditioning_run_controlled(&c, &control, &controlled, err, sizeof err), 0);
+    assert_int_equal(rec.calls, 2 * c.depth);
+    for (int i = 0; i < rec.calls; i++) {
+        assert_int_equal(rec.network[i], i / c.depth);
+        assert_int_equal(rec.layer[i], 1 + i % c.depth);
+    }
+    /* The stop hook was asked (between the Jacobian's columns) and never said stop. */
+    assert_true(rec.polls > 0);
+    assert_same_curves(&plain, &controlled);
+    Conditioning_release(&plain);
+    Conditioning_release(&controlled);
+}
+
+/* A stop, from after_layer or from the hook inside the Jacobian's columns or a Lanczos
+   estimate, returns CONDITIONING_STOPPED and leaves no curves behind; the next run is
+   whole again. */
+static void test_stopped_run_keeps_nothing(void **state)
+{
+    (void)state;
+    Config c = small_cutting_skip();
+    char err[256];
+    for (int way = 0; way < 3; way++) {
+        Recorder rec = {.stop_network = way == 0 ? 0 : -1,
+                        .stop_layer = 2,
+                        .stop_after_polls = way == 0 ? 0 : 2};
+        Progress progress = {
+            .after_layer = recorded_after_layer, .context = &rec, .stop_requested = recorded_stop};
+        /* way 2 estimates by Lanczos, whose steps poll the hook. */
+        ConditioningControl control = {.progress = &progress, .lanczos_only = way == 2};
+        Conditioning cond;
+        int status = Conditioning_run_controlled(&c, &control, &cond, err, sizeof err);
+        if (status != CONDITIONING_STOPPED)
+            fail_msg("way %d: status %d (%s)", way, status, err);
+        assert_null(cond.network.kappa_jacobian);
+        assert_null(cond.counterpart.kappa_jacobian);
+        assert_null(cond.attention_singular_values);
+        assert_null(cond.jacobian_singular_values);
+        assert_non_null(strstr(err, "stopped"));
+        /* Stopped inside the first layer (hook) or after the second (after_layer). */
+        assert_int_equal(rec.calls, way == 0 ? 2 : 0);
+    }
+    Conditioning cond;
+    assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+    assert_false(isnan(cond.network.kappa_jacobian[c.depth]));
+    Conditioning_release(&cond);
+}
+
+/* The Lanczos path asked for where the exact one would fit: its s_min lies within its stated
+   error (plus rounding) of the exact path's, and it says it is not exact. */
+static void test_lanczos_only_agrees_with_the_exact_path(void **state)
+{
+    (void)state;
+    Config c = small_cutting_skip();
+    ConditioningControl lanczos = {.lanczos_only = true};
+    Conditioning exact, estimated;
+    char err[256];
+    assert_true(Conditioning_exact(&c, &(ConditioningControl){0}));
+    assert_false(Conditioning_exact(&c, &lanczos));
+    assert_int_equal(Conditioning_run(&c, &exact, err, sizeof err), 0);
+    assert_int_equal(Conditioning_run_controlled(&c, &lanczos, &estimated, err, sizeof err), 0);
+    assert_true(exact.jacobian_exact);
+    assert_false(estimated.jacobian_exact);
+    assert_null(estimated.jacobian_singular_values);
+    /* At the exact limit the Lanczos basis (242 vectors of T·d) is far below K and its copy. */
+    Config big = c;
+    big.tokens = big.width = 64;
+    assert_true(8 * Conditioning_memory_estimate_path(&big, false) <
+                Conditioning_memory_estimate_path(&big, true));
+    int n = c.tokens * c.width;
+    for (int l = 1; l <= c.depth; l++) {
+        double s = exact.network.jacobian_s_min[l], e = estimated.network.jacobian_s_min[l];
+        double bound = estimated.network.jacobian_s_min_error[l] +
+                       16.0 * n * DBL_EPSILON * exact.network.jacobian_norm[l];
+        if (!(fabs(s - e) <= bound))
+            fail_msg("layer %d: s_min exact %.17g, Lanczos %.17g, bound %g", l, s, e, bound);
+        assert_true(isnan(estimated.network.kappa_jacobian_skip[l]));
+    }
+    Conditioning_release(&exact);
+    Conditioning_release(&estimated);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -749,6 +898,9 @@ int main(void)
         cmocka_unit_test(test_forward_pass_agrees_with_the_model),
         cmocka_unit_test(test_multi_head_jacobian_matches_finite_differences),
         cmocka_unit_test(test_kappa_jacobian_does_not_depend_on_c),
+        cmocka_unit_test(test_controlled_run_reports_each_layer),
+        cmocka_unit_test(test_stopped_run_keeps_nothing),
+        cmocka_unit_test(test_lanczos_only_agrees_with_the_exact_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

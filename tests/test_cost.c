@@ -343,6 +343,41 @@ static void test_progress_moves_inside_a_stage(void **state)
     assert_close(p.fraction, 0, 0);
 }
 
+/* The conditioning's price: two networks of `depth` equal layers; the exact path (two SVDs of
+   T·d × T·d per layer) costs more than Lanczos from T·d = 4096 (the screen then estimates),
+   less at the shipped preset's 16×64, and is Lanczos's above the exact limit; the default
+   size's Lanczos run is priced above the long-job question's 30 s (it takes ~58 s). */
+static void test_conditioning_price(void **state)
+{
+    (void)state;
+    CostRates rates = Cost_reference_rates();
+    Config c = Config_default();
+    c.tokens = 16;
+    c.width = 64;
+    c.depth = 12;
+    c.init = INIT_CUTTING_SKIP;
+    double exact = Cost_conditioning(&c, rates, true),
+           lanczos = Cost_conditioning(&c, rates, false);
+    assert_true(exact > 0 && exact < 30 && lanczos > 0);
+    Config half = c;
+    half.depth = 6;
+    assert_close(Cost_conditioning(&half, rates, true), exact / 2, 1e-12 * exact);
+    Config wide = c;
+    wide.tokens = wide.width = 64;
+    assert_true(Cost_conditioning(&wide, rates, true) > 4 * Cost_conditioning(&wide, rates, false));
+    assert_true(Cost_conditioning(&wide, rates, true) > 30);
+    for (int T = 16; T < 256; T *= 2) {
+        Config small_T = c, big_T = c;
+        small_T.tokens = T;
+        big_T.tokens = 2 * T;
+        assert_true(Cost_conditioning(&big_T, rates, false) >
+                    Cost_conditioning(&small_T, rates, false));
+    }
+    Config big = Config_default();
+    assert_close(Cost_conditioning(&big, rates, true), Cost_conditioning(&big, rates, false), 0);
+    assert_true(Cost_conditioning(&big, rates, false) > 30);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_rates_scale_prices),
         cmocka_unit_test(test_price_counts_the_factor_svds),
         cmocka_unit_test(test_progress_moves_inside_a_stage),
+        cmocka_unit_test(test_conditioning_price),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

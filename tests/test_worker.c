@@ -316,6 +316,97 @@ static void test_progress_of_the_running_job(void **state)
     assert_true(Worker_stop(w, WAIT_MS));
 }
 
+/* The conditioning view's extras: the settings' and the other initialisation's, equal bit for
+   bit to Conditioning_run's; a second request reuses both (no conditioning-start), a block it
+   does not describe gets its reason, a memory budget too small a note instead of curves. */
+static void test_conditioning_extras(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/attnscope-worker-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    Trace *trace = Trace_open(path);
+    assert_non_null(trace);
+    Worker *w = Worker_new(trace);
+    Worker_set_memory_budget(w, 1ull << 30);
+    Config c = small(6, 3);
+    c.width = 10;
+    c.init = INIT_CUTTING_SKIP;
+    c.layernorm = LAYERNORM_RMS;
+    WorkerExtras both = {.conditioning = true, .conditioning_other = true};
+    unsigned long g = Worker_submit_extras(w, &c, both);
+    Snapshot *s = wait_done(w, g, NULL);
+    assert_true(s->has_conditioning[0] && s->has_conditioning[1]);
+    assert_int_equal(s->conditioning[0].config.init, INIT_CUTTING_SKIP);
+    assert_int_equal(s->conditioning[1].config.init, INIT_NORMAL);
+    for (int slot = 0; slot < 2; slot++) {
+        Config k = c;
+        k.init = slot ? INIT_NORMAL : INIT_CUTTING_SKIP;
+        Conditioning direct;
+        char err[256];
+        assert_int_equal(Conditioning_run(&k, &direct, err, sizeof err), 0);
+        assert_true(s->conditioning[slot].jacobian_exact);
+        for (int l = 1; l <= c.depth; l++) {
+            double a = direct.network.kappa_jacobian[l],
+                   b = s->conditioning[slot].network.kappa_jacobian[l];
+            assert_true(a == b || (isnan(a) && isnan(b)));
+            a = direct.counterpart.kappa_jacobian_skip[l];
+            b = s->conditioning[slot].counterpart.kappa_jacobian_skip[l];
+            assert_true(a == b || (isnan(a) && isnan(b)));
+        }
+        assert_memory_equal(direct.jacobian_singular_values,
+                            s->conditioning[slot].jacobian_singular_values,
+                            sizeof(double) * c.tokens * c.width);
+        Conditioning_release(&direct);
+    }
+    Snapshot_free(s);
+
+    g = Worker_submit_extras(w, &c, (WorkerExtras){.conditioning = true});
+    s = wait_done(w, g, NULL);
+    assert_true(s->has_conditioning[0]);
+    assert_false(s->has_conditioning[1]);
+    Snapshot_free(s);
+
+    /* Two heads: the block's own conditioning (K = the heads' sum), Conditioning_run's. */
+    Config heads = c;
+    heads.heads = 2;
+    g = Worker_submit_extras(w, &heads, (WorkerExtras){.conditioning = true});
+    s = wait_done(w, g, NULL);
+    assert_true(s->has_conditioning[0]);
+    Conditioning two;
+    char err[256];
+    assert_int_equal(Conditioning_run(&heads, &two, err, sizeof err), 0);
+    for (int l = 1; l <= heads.depth; l++) {
+        double a = two.network.kappa_jacobian[l], b = s->conditioning[0].network.kappa_jacobian[l];
+        assert_true(a == b || (isnan(a) && isnan(b)));
+    }
+    Conditioning_release(&two);
+    Snapshot_free(s);
+
+    Worker_set_memory_budget(w, 1024);
+    Config other_seed = c;
+    other_seed.seed = 2;
+    g = Worker_submit_extras(w, &other_seed, (WorkerExtras){.conditioning = true});
+    s = wait_done(w, g, NULL);
+    assert_false(s->has_conditioning[0]);
+    assert_non_null(strstr(s->conditioning_note[0], "memory budget"));
+    Snapshot_free(s);
+    assert_true(Worker_stop(w, WAIT_MS));
+    Trace_close(trace);
+    char *text = read_all(path);
+    unlink(path);
+    assert_non_null(strstr(text, "conditioning-start gen=1 slot=0 init=cutting-skip exact=1"));
+    assert_non_null(strstr(text, "conditioning-start gen=1 slot=1 init=normal exact=1"));
+    /* The second job reused both the model run and the conditioning. */
+    const char *second = strstr(text, "job-start gen=2");
+    assert_non_null(strstr(second, "reuse=1"));
+    const char *third = strstr(text, "job-start gen=3");
+    assert_true(third != NULL);
+    const char *again = strstr(second, "conditioning-start gen=2");
+    assert_true(again == NULL || again > third);
+}
+
 int main(void)
 {
     Linalg_set_blas_threads(1);
@@ -328,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_extras_and_reuse),
         cmocka_unit_test(test_estimate_reads_what_is_kept),
         cmocka_unit_test(test_progress_of_the_running_job),
+        cmocka_unit_test(test_conditioning_extras),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

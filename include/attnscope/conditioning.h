@@ -63,6 +63,10 @@ void SaWork_jacobian(SaWork *w, double *k);
    never reported as a huge finite κ. */
 double Conditioning_kappa(double s_max, double s_min, int n);
 
+/* The stop hook of la (Linalg_stop_requested) is polled between the Lanczos steps of
+   SaWork_extreme, which then returns LINALG_STOPPED; NULL: never stopped. */
+void SaWork_set_stop(SaWork *w, const Linalg *la);
+
 /* Products with E = K − B (the perturbation term: Ẋ ↦ Ȧ X W_VO) instead of K, until the
    next SaWork_prepare. */
 void SaWork_perturbation_only(SaWork *w, bool only);
@@ -83,6 +87,7 @@ typedef struct {
     int steps;
 } SingularValueEstimate;
 
+/* Returns 0, -1 (out of memory) or LINALG_STOPPED (SaWork_set_stop). */
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
                    SingularValueEstimate *out);
 
@@ -133,7 +138,7 @@ const double *ConditioningSeries_values(const ConditioningSeries *s, const Condi
 typedef struct {
     Config config;
     Gap counterpart_gap;
-    bool jacobian_exact; /* T·d ≤ CONDITIONING_EXACT_MAX: K built and decomposed in full */
+    bool jacobian_exact; /* K built and decomposed in full (T·d ≤ CONDITIONING_EXACT_MAX) */
     ConditioningCurves network, counterpart;
     /* The shown layer of the network: the singular values of A (T) and of W_VO (d), whose
        pairwise products are those of B, and K's (T·d, exact path only, else NULL). */
@@ -146,10 +151,38 @@ typedef struct {
 /* Runs the first seed of c (the weights and forward pass of Model_run) and fills out.
    Returns 0, or -1 (out of memory, a LAPACK failure) with the reason in err. */
 int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size);
+
+/* How a caller (the screen's worker) follows and steers a run; a zeroed struct is
+   Conditioning_run's. */
+typedef struct {
+    /* after_layer(context, network, layer, depth) after each layer of each network (network
+       0, then its counterpart 1): false stops the run.  stop_requested is polled between the
+       Jacobian's columns and the Lanczos steps, and inside the long LAPACK calls through
+       `isolation` (linalg.h), where a stop can end them: a superseded run stops within about
+       0.1 s wherever it is.  run_pair is not used (the networks run one after the other). */
+    const Progress *progress;
+    LinalgIsolation isolation;
+    /* Estimate by Lanczos even where T·d ≤ CONDITIONING_EXACT_MAX: the exact path's time or
+       memory does not fit the caller's budget. */
+    bool lanczos_only;
+} ConditioningControl;
+
+/* Conditioning_run's status when the progress stopped it: out then holds nothing (it is
+   released), never a part of the layers presented as the whole. */
+enum { CONDITIONING_STOPPED = 1 };
+
+/* Conditioning_run under control: 0, -1 (err says why) or CONDITIONING_STOPPED. */
+int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
+                                Conditioning *out, char *err, size_t size);
+
+/* Whether a run of c takes the exact path (K built in full) under control. */
+bool Conditioning_exact(const Config *c, const ConditioningControl *control);
 void Conditioning_release(Conditioning *out);
 
 /* Bytes Conditioning_run allocates at most for c (the Jacobian and its copy on the exact path,
-   the Lanczos basis otherwise, and the matrices of the forward pass). */
+   the Lanczos basis otherwise, and the matrices of the forward pass); _path: on the path
+   asked for (exact only where T·d allows it). */
 size_t Conditioning_memory_estimate(const Config *c);
+size_t Conditioning_memory_estimate_path(const Config *c, bool exact);
 
 #endif

@@ -65,6 +65,11 @@ double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes);
 double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes);
 double Cost_compare(const Config *c, CostRates rates, bool two_lanes);
 
+/* Seconds of Conditioning_run_controlled for c (docs/model.md §8), on the exact path (K built,
+   two SVDs of its T·d × T·d per layer) or by Lanczos; both networks, every layer alike, so
+   a layer of a network is 1/(2·depth) of it. */
+double Cost_conditioning(const Config *c, CostRates rates, bool exact);
+
 /* Where a running job is, from its schedule: done and next are the seconds of work at the
    last after_layer call and at the one to come (or the end), total the whole job's;
    clock_at_done the seconds of the clock from the job's start to that last call, since

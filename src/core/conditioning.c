@@ -21,6 +21,7 @@ struct SaWork {
     int heads_cap, heads;
     SaBlock *b;         /* one per head */
     Part part;          /* K, E = K − B or B */
+    const Linalg *stop; /* whose stop hook the Lanczos steps poll, or NULL */
     double *xm, *xmt;   /* T×d per head: X·M_h, X·M_hᵀ */
     double *xw;         /* T×d per head: X·W_VO,h */
     double *tmp, *unit; /* T×d: scratch, e_j for the Jacobian's columns */
@@ -173,6 +174,11 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
     }
 }
 
+void SaWork_set_stop(SaWork *w, const Linalg *la)
+{
+    w->stop = la;
+}
+
 void SaWork_perturbation_only(SaWork *w, bool only)
 {
     w->part = only ? PART_PERTURBATION : PART_WHOLE;
@@ -251,7 +257,14 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
        (Courant–Fischer), and r = β_j·|last component of θ's eigenvector| puts an eigenvalue of
        KᵀK within r of θ. */
     start_vector(n, seed, basis);
+    int status = 0;
     for (int j = 0; j < steps; j++) {
+        /* A step at T·d = 65536 takes ~10 ms: polling each one keeps a stop prompt. */
+        if (w->stop && Linalg_stop_requested(w->stop)) {
+            status = LINALG_STOPPED;
+            out->value = out->error = NAN;
+            break;
+        }
         double *q = basis + (size_t)j * n, *next = basis + (size_t)(j + 1) * n;
         normal_product(w, q, spare, next);
         alpha[j] = cblas_ddot((int)n, q, 1, next, 1);
@@ -285,7 +298,7 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
     }
     free(basis);
     free(tri);
-    return 0;
+    return status;
 }
 
 /* ---- per layer, for the network and its counterpart ------------------------------------ */
@@ -350,8 +363,10 @@ enum { LANCZOS_STEPS_MAX = 240 };
 /* The buffers of one run; H heads of width d_h = d/H, R the MLP's ratio. */
 typedef struct {
     const Config *c;
+    const Progress *progress; /* or NULL */
     int T, d, heads;
-    size_t n; /* T·d */
+    size_t n;   /* T·d */
+    bool exact; /* K built in full */
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
@@ -372,7 +387,7 @@ typedef struct {
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
    estimate); the Jacobian's are apart. */
 enum { RUN_BUFFERS = 29 };
-static int run_plan(ConditioningRun *r, const Config *c, double **slots[RUN_BUFFERS],
+static int run_plan(ConditioningRun *r, const Config *c, bool exact, double **slots[RUN_BUFFERS],
                     size_t sizes[RUN_BUFFERS])
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
@@ -413,7 +428,7 @@ static int run_plan(ConditioningRun *r, const Config *c, double **slots[RUN_BUFF
                            {&r->row_max, T},
                            {&r->sv_a, T},
                            {&r->sv_w, d},
-                           {&r->jacobian_sv, T * d <= CONDITIONING_EXACT_MAX ? T * d : 0},
+                           {&r->jacobian_sv, exact ? T * d : 0},
                            {NULL, 0}};
     int n = 0;
     for (; n < RUN_BUFFERS && plan[n].p; n++) {
@@ -427,7 +442,7 @@ static void run_free(ConditioningRun *r)
 {
     double **slots[RUN_BUFFERS];
     size_t sizes[RUN_BUFFERS];
-    int n = run_plan(r, r->c, slots, sizes);
+    int n = run_plan(r, r->c, r->exact, slots, sizes);
     for (int i = 0; i < n; i++)
         free(*slots[i]);
     free(r->jacobian);
@@ -442,13 +457,12 @@ static int run_alloc(ConditioningRun *r)
 {
     double **slots[RUN_BUFFERS];
     size_t sizes[RUN_BUFFERS];
-    int n = run_plan(r, r->c, slots, sizes);
+    int n = run_plan(r, r->c, r->exact, slots, sizes);
     for (int i = 0; i < n; i++)
         if (sizes[i] && !(*slots[i] = malloc(sizeof(double) * sizes[i])))
             return -1;
-    if (r->n <= CONDITIONING_EXACT_MAX &&
-        (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
-         !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
+    if (r->exact && (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
+                     !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
         return -1;
     r->blocks = calloc((size_t)r->heads, sizeof(SaBlock));
     r->random = RandomStream_new();
@@ -576,6 +590,23 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
     return Linalg_singular_values(r->la, m, m, r->scratch, s);
 }
 
+/* K (or the part the SaWork is set to) column by column into r->jacobian, polling the stop
+   hook every few columns (at T·d = 4096 building K takes seconds). */
+static int build_jacobian(ConditioningRun *r)
+{
+    enum { COLUMNS_PER_POLL = 64 };
+    double *unit = r->q; /* free once the layer's logits are formed */
+    memset(unit, 0, sizeof(double) * r->n);
+    for (size_t j = 0; j < r->n; j++) {
+        if (j % COLUMNS_PER_POLL == 0 && Linalg_stop_requested(r->la))
+            return LINALG_STOPPED;
+        unit[j] = 1.0;
+        SaWork_jvp(r->sa, unit, r->jacobian + j * r->n);
+        unit[j] = 0.0;
+    }
+    return 0;
+}
+
 /* The Jacobian's numbers at one layer; the SaWork is prepared. */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
                             bool has_perturbation, double **shown_sv)
@@ -583,7 +614,8 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     size_t n = r->n;
     int info = 0;
     if (r->jacobian) {
-        SaWork_jacobian(r->sa, r->jacobian);
+        if ((info = build_jacobian(r)))
+            return info;
         /* K's singular values from a copy, then K + I's from K itself. */
         memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
         info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, r->jacobian_sv);
@@ -609,9 +641,10 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
             Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
     } else {
         SingularValueEstimate top, smallest;
-        if (SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top) ||
-            SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, &smallest))
-            return -1;
+        if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
+            (info =
+                 SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, &smallest)))
+            return info;
         out->jacobian_norm[l] = top.value;
         out->jacobian_s_min[l] = smallest.value;
         out->jacobian_s_min_error[l] = smallest.error;
@@ -621,10 +654,10 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     if (has_perturbation) {
         SingularValueEstimate top;
         SaWork_perturbation_only(r->sa, true);
-        int failed = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
+        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
         SaWork_perturbation_only(r->sa, false);
-        if (failed)
-            return -1;
+        if (info)
+            return info;
         e_norm = top.value;
     }
     out->premise_ratio[l] = e_norm / s_min_b;
@@ -641,20 +674,21 @@ static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     double top, bottom;
     SaWork_dominant_only(r->sa, true);
     if (r->jacobian) {
-        SaWork_jacobian(r->sa, r->jacobian);
-        info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
+        if (!(info = build_jacobian(r)))
+            info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
         top = r->jacobian_sv[0];
         bottom = r->jacobian_sv[n - 1];
     } else {
         SingularValueEstimate largest, smallest;
-        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 4, &largest) ||
-               SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 5, &smallest);
+        if (!(info =
+                  SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 4, &largest)))
+            info = SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 5, &smallest);
         top = largest.value;
         bottom = smallest.value;
     }
     SaWork_dominant_only(r->sa, false);
     if (info)
-        return info < 0 ? -1 : info;
+        return info;
     out->kappa_dominant[l] = Conditioning_kappa(top, bottom, (int)n);
     *s_min = isnan(out->kappa_dominant[l]) ? NAN : bottom;
     return 0;
@@ -853,52 +887,93 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
             norm = 1.0;
         }
         out->log10_norm[l] = log10(norm) + log_scale / log(10.0);
+        const Progress *p = r->progress;
+        if (p && p->after_layer && !p->after_layer(p->context, shown_numbers ? 0 : 1, l, c->depth))
+            return LINALG_STOPPED;
     }
     return 0;
 }
 
 size_t Conditioning_memory_estimate(const Config *c)
 {
+    return Conditioning_memory_estimate_path(c, true);
+}
+
+size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
+{
+    size_t T = (size_t)c->tokens, d = (size_t)c->width, n = T * d, H = (size_t)c->heads;
+    exact = exact && n <= CONDITIONING_EXACT_MAX;
     ConditioningRun sizes = {.c = c};
     double **slots[RUN_BUFFERS];
     size_t buffers[RUN_BUFFERS], doubles = 0;
-    int count = run_plan(&sizes, c, slots, buffers);
+    int count = run_plan(&sizes, c, exact, slots, buffers);
     for (int i = 0; i < count; i++)
         doubles += buffers[i];
-    size_t T = (size_t)c->tokens, d = (size_t)c->width, n = T * d, H = (size_t)c->heads;
     /* The SaWork's products per head, and the Jacobian (exact path) or the Lanczos basis. */
     doubles += H * (3 * n + 2 * T * T) + 2 * n + T * T;
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
-    size_t exact = sizeof(double) * 2 * n * n;
-    return sizeof(double) * doubles + (n <= CONDITIONING_EXACT_MAX ? exact : lanczos);
+    size_t exact_bytes = sizeof(double) * 2 * n * n;
+    return sizeof(double) * doubles + (exact ? exact_bytes : lanczos);
+}
+
+bool Conditioning_exact(const Config *c, const ConditioningControl *control)
+{
+    return (size_t)c->tokens * c->width <= CONDITIONING_EXACT_MAX && !control->lanczos_only;
 }
 
 int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size)
 {
+    return Conditioning_run_controlled(c, &(ConditioningControl){0}, out, err, size);
+}
+
+int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
+                                Conditioning *out, char *err, size_t size)
+{
     memset(out, 0, sizeof *out);
     out->config = *c;
     out->counterpart_gap = Gap_toggled(c->gap);
-    ConditioningRun r = {.c = c, .T = c->tokens, .d = c->width, .heads = c->heads};
+    ConditioningRun r = {.c = c,
+                         .progress = control->progress,
+                         .T = c->tokens,
+                         .d = c->width,
+                         .heads = c->heads,
+                         .exact = Conditioning_exact(c, control)};
     r.n = (size_t)r.T * r.d;
-    out->jacobian_exact = r.n <= CONDITIONING_EXACT_MAX;
+    out->jacobian_exact = r.exact;
     int info = -1;
     if (run_alloc(&r) || curves_alloc(&out->network, c->depth) ||
         curves_alloc(&out->counterpart, c->depth))
         goto done;
+    const Progress *p = control->progress;
+    Linalg_set_isolation(r.la, control->isolation);
+    if (p && p->stop_requested)
+        Linalg_set_stop(r.la, (LinalgStop){.requested = p->stop_requested, .context = p->context});
+    SaWork_set_stop(r.sa, r.la);
     if ((info = network_pass(&r, c->gap, &out->network, true, out, "the")) ||
         (info = network_pass(&r, out->counterpart_gap, &out->counterpart, false, out,
                              "the counterpart")))
         goto done;
-    if (!out->jacobian_exact)
+    if (!out->jacobian_exact && r.n > CONDITIONING_EXACT_MAX)
         Warnings_add(&out->warnings,
                      "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 and s_min(K) "
                      "by Lanczos on K^T K (null where not certified to 1e-6), "
                      "kappa_jacobian_skip null",
                      r.n, CONDITIONING_EXACT_MAX);
+    else if (!out->jacobian_exact)
+        Warnings_add(&out->warnings,
+                     "conditioning: building K (%zu x %zu) does not fit the time or memory "
+                     "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
+                     "certified to 1e-6), kappa_jacobian_skip null",
+                     r.n, r.n);
 done:
     run_free(&r);
+    if (info == LINALG_STOPPED) {
+        snprintf(err, size, "conditioning at T = %d, d = %d: stopped", c->tokens, c->width);
+        Conditioning_release(out);
+        return CONDITIONING_STOPPED;
+    }
     if (info) {
         snprintf(err, size, "conditioning at T = %d, d = %d: %s", c->tokens, c->width,
                  info < 0 ? "out of memory" : "a LAPACK call did not converge");

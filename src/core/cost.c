@@ -1,6 +1,7 @@
 #include "attnscope/cost.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/conditioning.h"
 #include "attnscope/init.h"
 #include "attnscope/measure.h"
 #include "attnscope/sweep.h"
@@ -387,6 +388,35 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
     Gap toggled = Gap_toggled(c->gap);
     return weights(c, &rates) + lane_layer(c, toggled, c->layer, false, false, false, &rates) +
            spectra(c, two_lanes, &rates);
+}
+
+/* The Lanczos estimates of one layer of the conditioning (‖K‖₂, s_min(K), ‖E‖₂, docs/model.md
+   §8.2), fitted to runs at T·d = 8192, 32768 and 65536 on the reference machine: the
+   products with K and Kᵀ (thin, bound by memory: flop equivalents per flop of one JVP) and
+   the reorthogonalisation's passes over the basis (per element of vec X: about 2·S²·PASS
+   for S ≈ 150 steps in all). */
+#define CONDITIONING_LANCZOS_PRODUCTS 726.0
+#define CONDITIONING_LANCZOS_BASIS 1.32e6
+
+double Cost_conditioning(const Config *c, CostRates rates, bool exact)
+{
+    double T = c->tokens, d = c->width, n = T * d;
+    /* One JVP: Ẋ·W_VO, A·(Ẋ W_VO), the two halves of Ċ and Ȧ·(X W_VO). */
+    double jvp = 2 * T * d * d + 8 * T * T * d;
+    /* Per layer: the weights (cutting-skip's SVD of d×d), the SVDs of A, W_VO and the
+       product A_ℓ⋯A_1. */
+    double layer =
+        weights(c, &rates) + other(&rates, 2 * lapack(GESDD, c->tokens) + lapack(GESDD, c->width)) +
+        (c->init == INIT_CUTTING_SKIP ? other(&rates, lapack(SVD_VECTORS, c->width)) : 0);
+    double lanczos =
+        other(&rates, CONDITIONING_LANCZOS_PRODUCTS * jvp + CONDITIONING_LANCZOS_BASIS * n);
+    if (exact && n <= CONDITIONING_EXACT_MAX)
+        /* K column by column, the singular values of K and of K + I, and ‖E‖₂ by Lanczos
+           (one of the three estimates). */
+        layer += product(&rates, n * jvp) + other(&rates, 2 * lapack(GESDD, (int)n)) + lanczos / 3;
+    else
+        layer += lanczos;
+    return 2 * c->depth * layer;
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like

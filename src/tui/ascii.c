@@ -58,6 +58,11 @@ static const struct {
     {0x2013, "-"},      /* – */
     {0x2218, "o"},      /* ∘ */
     {0x03C0, "pi"},     /* π */
+    {0x03BA, "kappa"},  /* κ */
+    {0x03B1, "alpha"},  /* α */
+    {0x03B2, "beta"},   /* β */
+    {0x22EF, "..."},    /* ⋯ */
+    {0x2297, "(x)"},    /* ⊗ */
 };
 
 int Ascii_decode(const char *s, uint32_t *cp)

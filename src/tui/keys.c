@@ -275,7 +275,7 @@ static bool overlays_toggle(Controls *c, char *note, size_t size)
 }
 
 static const char *const PANEL_NAMES[PANEL_COUNT] = {"stable rank", "width sweep", "gradient norms",
-                                                     "token similarity"};
+                                                     "token similarity", "conditioning"};
 
 const char *Panel_name(Panel p)
 {
@@ -300,7 +300,10 @@ static bool compare_toggle(Controls *c, char *note, size_t size)
 {
     c->display.compare = !c->display.compare;
     c->display.zoom = 0; /* the panels are others now */
-    note_add(note, size, "compare view %s", c->display.compare ? "on" : "off");
+    note_add(note, size, "compare view %s%s", c->display.compare ? "on" : "off",
+             c->display.compare && c->display.panel == PANEL_CONDITIONING
+                 ? ": initialisation normal | cutting-skip"
+                 : "");
     return true;
 }
 
@@ -331,9 +334,9 @@ static bool zoom_next(Controls *c, char *note, size_t size)
 /* The keys that are not settings' (those come from the settings table). */
 static const KeyBinding OTHER_KEYS[] = {
     {'o', "o", "theory overlays on / off", ACTION_DISPLAY, NULL, 0, overlays_toggle},
-    {'v', "v", "view: rank/width/grad/sim", ACTION_DISPLAY, NULL, 0, panel_next},
+    {'v', "v", "view: rank/width/…/cond", ACTION_DISPLAY, NULL, 0, panel_next},
     {'V', "V", "view previous", ACTION_DISPLAY, NULL, 0, panel_previous},
-    {'c', "c", "compare: gap off | removed", ACTION_DISPLAY, NULL, 0, compare_toggle},
+    {'c', "c", "compare: gap | init (cond)", ACTION_DISPLAY, NULL, 0, compare_toggle},
     {'Z', "Z", "presentation mode on / off", ACTION_DISPLAY, NULL, 0, present_toggle},
     {'z', "z", "zoom: one panel, cycled", ACTION_DISPLAY, NULL, 0, zoom_next},
     {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL, 0, NULL},

@@ -18,6 +18,7 @@ typedef enum {
     PANEL_WIDTH_SWEEP,
     PANEL_GRADIENT,
     PANEL_SIMILARITY,
+    PANEL_CONDITIONING, /* κ of the sub-block's Jacobian against depth (docs/model.md §8) */
     PANEL_COUNT
 } Panel;
 
@@ -25,7 +26,9 @@ typedef enum {
 typedef struct {
     bool overlays; /* theory: predicted curves, densities, the predicted outlier */
     Panel panel;
-    bool compare; /* the network without and with gap removal side by side */
+    /* The network without and with gap removal side by side; in the conditioning view, the
+       normal and the cutting-skip initialisation. */
+    bool compare;
     /* Presentation mode (--present, b): whole-cell points, bold strokes and text, the tour's
        caption on screen. */
     bool present;

@@ -486,8 +486,9 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
 
     LegendItem items[3];
     int n = 0;
+    const char *name = p->value_name ? p->value_name : "√T·s";
     items[n] = (LegendItem){.sample = {{NULL, FULL_CELL}}, .cells = 1, .ink = INK_BULK};
-    snprintf(items[n++].text, sizeof items[0].text, "√T·s_i, i ≥ 2");
+    snprintf(items[n++].text, sizeof items[0].text, "%s_i, i ≥ 2", name);
     if (theory) {
         items[n] = (LegendItem){.sample = {{"─", 0}}, .cells = 1, .ink = INK_THEORY};
         snprintf(items[n++].text, sizeof items[0].text, "%s", p->theory_label);
@@ -498,8 +499,12 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
     }
     /* ▸ rather than ◆ says that s1 lies beyond the right edge. */
     items[n] = (LegendItem){.sample = {{pinned ? "▸" : "◆", 0}}, .cells = 1, .ink = INK_OUTLIER};
-    snprintf(items[n++].text, sizeof items[0].text, "√T·s1 = %.3g, gap √T·(s1−s2) = %.3g", s1,
-             s1 - s2);
+    if (p->value_name)
+        snprintf(items[n++].text, sizeof items[0].text, "%s1 = %.3g, %s2 = %.3g", name, s1, name,
+                 s2);
+    else
+        snprintf(items[n++].text, sizeof items[0].text, "√T·s1 = %.3g, gap √T·(s1−s2) = %.3g", s1,
+                 s1 - s2);
 
     int head = title(c, p->title);
     int rows = legend_rows(c, items, n);
@@ -510,7 +515,7 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
     }
     legend_draw(c, items, n, f.legend_row);
     frame_axes(c, &f);
-    frame_names(c, &f, "√T·s", "count");
+    frame_names(c, &f, name, "count");
 
     /* One bin per cell column; s1 is not counted (it is marked apart). */
     enum { BINS_MAX = 1024 };

@@ -38,6 +38,7 @@ typedef struct {
     double scale;             /* √T */
     double sigma;             /* quartercircle on [0, 2σ] (NaN: no overlay) */
     const char *theory_label; /* what the overlay is ("quartercircle law", ...) */
+    const char *value_name;   /* what scale·s is called on the axis; NULL: "√T·s" */
 } HistogramPlot;
 
 /* Stable rank against depth on a log axis, with the counterpart network as a ghost. */
@@ -75,7 +76,7 @@ typedef struct {
     const char *marker; /* drawn on the points, NULL: none */
 } Series;
 
-enum { SERIES_MAX = 4, SERIES_NOTES_MAX = 3 };
+enum { SERIES_MAX = 5, SERIES_NOTES_MAX = 3 };
 
 /* Curves on shared axes (the width sweep, gradient norms, token similarity). */
 typedef struct {

@@ -35,6 +35,62 @@ bool Snapshot_attach_compare(Snapshot *s, const Result *r)
     return true;
 }
 
+static double *copied(const double *values, size_t count)
+{
+    if (!values)
+        return NULL;
+    double *p = malloc(sizeof(double) * count);
+    if (p)
+        memcpy(p, values, sizeof(double) * count);
+    return p;
+}
+
+/* The series the screen shows (CONDITIONING_SERIES), each depth + 1 values. */
+static bool copy_curves(ConditioningCurves *to, const ConditioningCurves *from, int depth)
+{
+    bool made = true;
+    for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++) {
+        size_t at = CONDITIONING_SERIES[i].offset;
+        double *values =
+            copied(ConditioningSeries_values(&CONDITIONING_SERIES[i], from), (size_t)depth + 1);
+        *(double **)((char *)to + at) = values;
+        made = made && values;
+    }
+    return made;
+}
+
+bool Snapshot_attach_conditioning(Snapshot *s, int slot, const Conditioning *c)
+{
+    Conditioning *to = &s->conditioning[slot];
+    Conditioning_release(to);
+    memset(to, 0, sizeof *to);
+    to->config = c->config;
+    to->counterpart_gap = c->counterpart_gap;
+    to->jacobian_exact = c->jacobian_exact;
+    to->warnings = c->warnings;
+    int T = c->config.tokens, d = c->config.width;
+    bool made = copy_curves(&to->network, &c->network, c->config.depth) &&
+                copy_curves(&to->counterpart, &c->counterpart, c->config.depth);
+    to->attention_singular_values = copied(c->attention_singular_values, (size_t)T);
+    to->value_output_singular_values = copied(c->value_output_singular_values, (size_t)d);
+    to->jacobian_singular_values = copied(c->jacobian_singular_values, (size_t)T * d);
+    made = made && (to->attention_singular_values || !c->attention_singular_values) &&
+           (to->value_output_singular_values || !c->value_output_singular_values) &&
+           (to->jacobian_singular_values || !c->jacobian_singular_values);
+    if (!made) {
+        Conditioning_release(to);
+        return false;
+    }
+    for (int i = 0; i < c->warnings.count; i++)
+        if (slot)
+            Warnings_add(&s->result->warnings, "[init %s] %s", INIT_NAMES.names[c->config.init],
+                         c->warnings.text[i]);
+        else
+            Warnings_add(&s->result->warnings, "%s", c->warnings.text[i]);
+    s->has_conditioning[slot] = true;
+    return true;
+}
+
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error)
 {
     Snapshot *s = calloc(1, sizeof *s);
@@ -62,6 +118,8 @@ void Snapshot_free(Snapshot *s)
         return;
     Result_free(s->result);
     free(s->compare_eigenvalues);
+    Conditioning_release(&s->conditioning[0]);
+    Conditioning_release(&s->conditioning[1]);
     free(s);
 }
 

@@ -5,6 +5,7 @@
 #ifndef ATTNSCOPE_TUI_SNAPSHOT_H
 #define ATTNSCOPE_TUI_SNAPSHOT_H
 
+#include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 
@@ -37,6 +38,15 @@ typedef struct {
     Gap compare_gap;
     bool compare_exact;
     Complex *compare_eigenvalues;
+
+    /* The conditioning view's numbers (docs/model.md §8): [0] for the settings, [1] in the
+       compare view for the other initialisation (normal and cutting-skip side by side).
+       has_conditioning: complete (a stopped run leaves nothing); otherwise
+       conditioning_note says why there is none (the block it does not describe, memory, a
+       failure), or is empty while it computes. */
+    bool has_conditioning[2];
+    Conditioning conditioning[2];
+    char conditioning_note[2][SNAPSHOT_ERROR_SIZE];
 } Snapshot;
 
 /* A snapshot holding a copy of r.  Returns NULL when out of memory. */
@@ -44,6 +54,9 @@ Snapshot *Snapshot_of(const Result *r, unsigned long generation);
 /* Copies the eigenvalues of the toggled network r into s for the compare view (false when
    out of memory, or r's shown layer is not done yet). */
 bool Snapshot_attach_compare(Snapshot *s, const Result *r);
+/* Copies the conditioning c into s's slot (0 or 1) and its warnings into the result's, so
+   that `!` lists why a point is null (false when out of memory). */
+bool Snapshot_attach_conditioning(Snapshot *s, int slot, const Conditioning *c);
 /* A snapshot that only reports a failure (the config and the message). */
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error);
 void Snapshot_free(Snapshot *s);

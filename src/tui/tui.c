@@ -133,8 +133,11 @@ typedef struct {
 /* What the display needs beyond the model run. */
 static WorkerExtras extras_for(const Display *d)
 {
+    bool conditioning = d->panel == PANEL_CONDITIONING;
     return (WorkerExtras){.sweep = !d->compare && d->panel == PANEL_WIDTH_SWEEP,
-                          .compare = d->compare};
+                          .compare = d->compare && !conditioning,
+                          .conditioning = conditioning,
+                          .conditioning_other = conditioning && d->compare};
 }
 
 static void submit(Loop *l)
@@ -564,7 +567,9 @@ static void on_key(Loop *l, int key)
         /* A view redraws from the snapshot; only what it adds (the sweep, the compare
            view's second network) is a job, and the worker reuses the model run. */
         WorkerExtras want = extras_for(&next.display);
-        if ((want.sweep && !l->extras.sweep) || (want.compare && !l->extras.compare))
+        if ((want.sweep && !l->extras.sweep) || (want.compare && !l->extras.compare) ||
+            (want.conditioning && !l->extras.conditioning) ||
+            (want.conditioning_other && !l->extras.conditioning_other))
             submit_or_ask(l, &next, NULL);
         else
             l->controls = next;
@@ -614,8 +619,9 @@ static void on_snapshot(Loop *l)
     if (s->done)
         l->busy = false;
     l->redraw = true;
-    Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d", s->generation,
-                s->result->layers_done, s->result->config.depth, s->result->spectra_ready, s->done);
+    Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d conditioning=%d",
+                s->generation, s->result->layers_done, s->result->config.depth,
+                s->result->spectra_ready, s->done, s->has_conditioning[0]);
 }
 
 static void on_signals(Loop *l)

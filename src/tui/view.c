@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Per-layer arrays on the stack: the depth is at most CONFIG_DEPTH_MAX. */
@@ -100,6 +101,8 @@ static void removed_outlier(const Config *k, Gap applied, EigenvaluePlot *e)
         (applied == GAP_CENTER || applied == GAP_DEFLATE || applied == GAP_UNIFORM);
 }
 
+/* The eigenvalues, and the singular values unless histogram is NULL (the conditioning view
+   draws K's there). */
 static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
                            Canvas *histogram)
 {
@@ -117,7 +120,8 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
             why = wait;
         }
         Plot_message(eigen, "eigenvalues √T·λ", why);
-        Plot_message(histogram, "singular values √T·s", why);
+        if (histogram)
+            Plot_message(histogram, "singular values √T·s", why);
         return;
     }
     matrix_words(shown, words, sizeof words);
@@ -146,8 +150,10 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
                        scale,
                        d->overlays ? quartercircle_sigma : NAN,
                        shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
-                                                                           : "i.i.d. Markov limit"};
-    Plot_histogram(histogram, &h);
+                                                                           : "i.i.d. Markov limit",
+                       NULL};
+    if (histogram)
+        Plot_histogram(histogram, &h);
 }
 
 /* Which network a stable-rank panel puts first: the one asked for, or (compare view) the
@@ -343,6 +349,179 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
     Plot_series(c, &p);
 }
 
+/* ---- the conditioning view (docs/model.md §8) ------------------------------------------- */
+
+/* The conditioning slot whose initialisation is the paper's (cutting_skip) or not: the
+   compare view puts normal on the left, cutting-skip on the right. */
+static int conditioning_slot(const Snapshot *s, bool cutting_skip)
+{
+    bool first_is = s->result->config.init == INIT_CUTTING_SKIP;
+    return first_is == cutting_skip ? 0 : 1;
+}
+
+/* The settings of a conditioning slot, whether or not it is computed yet. */
+static InitScheme slot_init(const Snapshot *s, int slot)
+{
+    InitScheme own = s->result->config.init;
+    return slot == 0 ? own : own == INIT_CUTTING_SKIP ? INIT_NORMAL : INIT_CUTTING_SKIP;
+}
+
+/* Why a conditioning slot has no curves yet, or NULL when it has them. */
+static const char *conditioning_missing(const Snapshot *s, int slot)
+{
+    if (!s || s->failed)
+        return s ? "the computation failed (see the status line)" : "computing…";
+    if (s->conditioning_note[slot][0])
+        return s->conditioning_note[slot];
+    if (!s->has_conditioning[slot])
+        return "computing the Jacobians (the status line says how far)…";
+    return NULL;
+}
+
+/* Below this many rows a conditioning panel is compact (80×24): one title row, the network's
+   three curves with a one-row legend, no notes, so that the plot keeps its six rows. */
+enum { CONDITIONING_COMPACT_ROWS = 16 };
+
+/* κ against depth on a log axis: the network's κ(K_ℓ) (no skip), κ(K_ℓ + I) (what a skip
+   adds) and κ(A_ℓ⋯A_1), and its counterpart's κ(K_ℓ), κ(K_ℓ + I); a null point is a gap,
+   its reason in the warnings (!). */
+static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c)
+{
+    char title[192];
+    const char *init = s ? INIT_NAMES.names[slot_init(s, slot)] : "";
+    bool compact = Canvas_rows(c) < CONDITIONING_COMPACT_ROWS;
+    snprintf(title, sizeof title, "%s%s%sκ of the attention sub-block's Jacobian K, log axis",
+             named ? "init " : "", named ? init : "", named ? ": " : "");
+    const char *missing = conditioning_missing(s, slot);
+    if (missing) {
+        Plot_message(c, title, missing);
+        return;
+    }
+    const Conditioning *k = &s->conditioning[slot];
+    int depth = k->config.depth, shown = k->config.layer;
+    double x[LAYERS_MAX];
+    layers_axis(x, depth);
+    char network[48], network_skip[48], counterpart[64], counterpart_skip[64];
+    snprintf(network, sizeof network, "κ(K) (gap %s)", GAP_NAMES.names[k->config.gap]);
+    snprintf(network_skip, sizeof network_skip, "κ(K + I)");
+    snprintf(counterpart, sizeof counterpart, "κ(K) (gap %s)", GAP_NAMES.names[k->counterpart_gap]);
+    snprintf(counterpart_skip, sizeof counterpart_skip, "κ(K + I) (gap %s)",
+             GAP_NAMES.names[k->counterpart_gap]);
+    /* Which path ran, and how sure it is. */
+    char path[128], nulls[96] = "", values[128];
+    int n = k->config.tokens * k->config.width, missing_points = 0;
+    double worst = 0;
+    for (int l = 1; l <= depth; l++) {
+        missing_points += isnan(k->network.kappa_jacobian[l]);
+        double e = k->network.jacobian_s_min_error[l] / k->network.jacobian_s_min[l];
+        if (isfinite(e))
+            worst = fmax(worst, e);
+    }
+    if (k->jacobian_exact)
+        snprintf(path, sizeof path, "κ(K) exact (SVD of K, %d×%d)", n, n);
+    else
+        snprintf(path, sizeof path, "κ(K) estimated: Lanczos, s_min ± %.1g relative", worst);
+    if (missing_points)
+        snprintf(nulls, sizeof nulls, "not certified: null at %d of %d layers (!)", missing_points,
+                 depth);
+    snprintf(values, sizeof values, "ℓ=%d: κ(K)=%.4g κ(K+I)=%.4g κ(A⋯A)=%.4g", shown,
+             k->network.kappa_jacobian[shown], k->network.kappa_jacobian_skip[shown],
+             k->network.kappa_attention_product[shown]);
+    if (compact)
+        snprintf(title, sizeof title, "%s%sκ, log: K %s%s", named ? init : "", named ? ": " : "",
+                 k->jacobian_exact ? "exact" : "Lanczos", missing_points ? ", nulls (!)" : "");
+    SeriesPlot p = {
+        .title = title,
+        .count = 5,
+        .series = {{network, depth, x + 1, k->network.kappa_jacobian + 1, INK_BULK, STROKE_SOLID,
+                    "●"},
+                   {network_skip, depth, x + 1, k->network.kappa_jacobian_skip + 1, INK_OUTLIER,
+                    STROKE_DASHED, "◆"},
+                   {"κ(A_ℓ⋯A_1)", depth, x + 1, k->network.kappa_attention_product + 1, INK_THEORY,
+                    STROKE_DOTTED, "×"},
+                   {counterpart, depth, x + 1, k->counterpart.kappa_jacobian + 1, INK_GHOST,
+                    STROKE_DOTTED, "○"},
+                   {counterpart_skip, depth, x + 1, k->counterpart.kappa_jacobian_skip + 1,
+                    INK_GHOST, STROKE_DOTTED, "◇"}},
+        .x_scale = SCALE_LINEAR,
+        .y_scale = SCALE_LOG,
+        .notes = compact    ? 0
+                 : nulls[0] ? 3
+                            : 2,
+        .note = {path, values, nulls},
+        .empty = "every κ is null here: beyond double precision or not certified (see !)",
+        .x_name = "layer ℓ",
+        .x_whole = true,
+    };
+    if (compact) {
+        p.count = 3;
+        p.series[0].label = "K";
+        p.series[1].label = "K+I";
+        p.series[2].label = "A⋯A";
+    }
+    Plot_series(c, &p);
+}
+
+static int descending(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* At most this many products of the two SVDs in the dominant term's histogram: above, every
+   k-th singular value of each factor (said in the title). */
+enum { DOMINANT_FACTOR_MAX = 256 };
+
+/* The singular values of K at the shown layer (exact path), or of the dominant term
+   B = W_VOᵀ ⊗ A, the pairwise products of the two SVDs, above the exact size. */
+static void conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
+{
+    const char *missing = conditioning_missing(s, slot);
+    if (missing) {
+        Plot_message(c, "singular values of K", missing);
+        return;
+    }
+    const Conditioning *k = &s->conditioning[slot];
+    int T = k->config.tokens, d = k->config.width, layer = k->config.layer;
+    char title[192];
+    bool compact = Canvas_rows(c) < CONDITIONING_COMPACT_ROWS;
+    if (k->jacobian_singular_values) {
+        if (compact)
+            snprintf(title, sizeof title, "s of K, ℓ=%d, %d×%d, exact", layer, T * d, T * d);
+        else
+            snprintf(title, sizeof title, "singular values s of K, ℓ=%d, %d×%d (exact)", layer,
+                     T * d, T * d);
+        HistogramPlot h = {title, T * d, k->jacobian_singular_values, 1.0, NAN, "", "s"};
+        Plot_histogram(c, &h);
+        return;
+    }
+    int stride_a = (T + DOMINANT_FACTOR_MAX - 1) / DOMINANT_FACTOR_MAX,
+        stride_w = (d + DOMINANT_FACTOR_MAX - 1) / DOMINANT_FACTOR_MAX;
+    int count_a = (T + stride_a - 1) / stride_a, count_w = (d + stride_w - 1) / stride_w;
+    double *products = malloc(sizeof(double) * (size_t)count_a * count_w);
+    if (!products || !k->attention_singular_values || !k->value_output_singular_values) {
+        free(products);
+        Plot_message(c, "singular values of B = W_VOᵀ⊗A", "no singular values at this layer");
+        return;
+    }
+    int n = 0;
+    for (int i = 0; i < T; i += stride_a)
+        for (int j = 0; j < d; j += stride_w)
+            products[n++] = k->attention_singular_values[i] * k->value_output_singular_values[j];
+    qsort(products, (size_t)n, sizeof(double), descending);
+    char every[48] = "";
+    if (stride_a > 1 || stride_w > 1)
+        snprintf(every, sizeof every, ", every %d×%d-th", stride_a, stride_w);
+    if (compact)
+        snprintf(title, sizeof title, "s of B = W_VOᵀ⊗A, ℓ=%d%s", layer, every);
+    else
+        snprintf(title, sizeof title, "singular values s of B = W_VOᵀ⊗A, ℓ=%d: s_i(A)·s_j(W_VO)%s",
+                 layer, every);
+    HistogramPlot h = {title, n, products, 1.0, NAN, "", "s"};
+    Plot_histogram(c, &h);
+    free(products);
+}
+
 static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
 {
     if (d->panel == PANEL_STABLE_RANK || !shown || shown->failed) {
@@ -353,6 +532,8 @@ static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
         sweep_panel(shown, d, c);
     else if (d->panel == PANEL_GRADIENT)
         gradient_panel(shown, c);
+    else if (d->panel == PANEL_CONDITIONING)
+        conditioning_panel(shown, 0, false, c);
     else
         similarity_panel(shown, c);
 }
@@ -415,7 +596,7 @@ static const char *spelled_cut(const Screen *s, const char *utf8, int width, cha
    (status lines included): a line too wide for its column is cut, never wrapped. */
 static void help_overlay(Screen *s, int rows, int cols)
 {
-    enum { LINES_MAX = 64 };
+    enum { LINES_MAX = 96 };
     int n = Keys_count() < LINES_MAX ? Keys_count() : LINES_MAX;
     char lines[LINES_MAX][KEYS_HELP_SIZE * 2], buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
     int width = 0;
@@ -720,6 +901,20 @@ static void caption_box(Screen *s, const char *caption, int top, int box_rows, i
 void View_panels(const View *v, Canvas **canvas)
 {
     const Snapshot *shown = v->status.shown;
+    if (v->display.panel == PANEL_CONDITIONING && v->display.compare) {
+        int left = shown ? conditioning_slot(shown, false) : 0;
+        conditioning_panel(shown, left, true, canvas[0]);
+        conditioning_histogram(shown, left, canvas[1]);
+        conditioning_panel(shown, 1 - left, true, canvas[2]);
+        conditioning_histogram(shown, 1 - left, canvas[3]);
+        return;
+    }
+    if (v->display.panel == PANEL_CONDITIONING && shown && !shown->failed) {
+        spectra_panels(shown, &v->display, canvas[0], NULL);
+        conditioning_histogram(shown, 0, canvas[1]);
+        main_panel(shown, &v->display, canvas[2]);
+        return;
+    }
     if (v->display.compare) {
         compare_half(shown, &v->display, false, canvas[0], canvas[1]);
         compare_half(shown, &v->display, true, canvas[2], canvas[3]);
@@ -795,6 +990,14 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         compare_layout(cols, panel_rows, r);
     else
         layout(cols, panel_rows, &r[0], &r[1], &r[2]);
+    /* The conditioning's κ panels need six plot rows under their title and legend; its
+       histograms fit in nine. */
+    if (v->display.compare && v->display.panel == PANEL_CONDITIONING && panel_rows < 30) {
+        int top = panel_rows - 9;
+        r[0].rows = r[2].rows = top;
+        r[1].row = r[3].row = top;
+        r[1].rows = r[3].rows = panel_rows - top;
+    }
     /* Zoomed: every canvas is drawn at the whole area, one is shown. */
     int zoom = v->display.zoom >= 1 && v->display.zoom <= count ? v->display.zoom : 0;
     for (int i = 0; zoom && i < count; i++)
@@ -819,8 +1022,9 @@ bool View_draw(Screen *s, const View *v, bool repaint)
                 ViewPanels *d = v->drawn;
                 d->rect[d->count] = (ViewRect){r[i].row, r[i].col, r[i].rows, r[i].cols};
                 d->number[d->count] = i + 1;
+                bool conditioning = v->display.panel == PANEL_CONDITIONING;
                 d->stable_rank[d->count] = v->display.compare
-                                               ? i % 2 == 1
+                                               ? i % 2 == 1 && !conditioning
                                                : i == 2 && v->display.panel == PANEL_STABLE_RANK;
                 d->count++;
             }

@@ -1,5 +1,6 @@
 #include "worker.h"
 
+#include "attnscope/conditioning.h"
 #include "attnscope/cost.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
@@ -12,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +48,7 @@ struct Worker {
     ModelPlan plan;        /* what the running job's model run computes */
     CostSchedule schedule; /* its seconds (seed_start NULL: none) */
     double extras_s;       /* the estimated seconds of its extras, after the model run */
+    double extras_before_conditioning_s; /* of those, the ones that run before the conditioning */
 
     /* What a later job with the same settings can reuse (valid only when complete). */
     bool result_complete;
@@ -56,7 +59,22 @@ struct Worker {
     bool sweep_complete;
     Config sweep_config;
     WidthSweep sweep;
+    /* The conditioning view's runs: [0] for the job's settings, [1] for the other
+       initialisation (conditioning_config); a note instead where memory or LAPACK failed. */
+    bool conditioning_complete[2];
+    Config conditioning_config[2];
+    Conditioning conditioning[2];
+    char conditioning_note[2][SNAPSHOT_ERROR_SIZE];
+    /* The running conditioning's place in the job's schedule: seconds before it, per layer
+       of one network. */
+    double conditioning_base_s, conditioning_layer_s;
 };
+
+/* Above this many estimated seconds the exact path (K built in full) gives way to Lanczos,
+   unless Lanczos would take longer: twice the long-job question's threshold, so that the
+   shipped preset (~9 s) keeps its exact numbers on a machine several times slower or busier
+   (a job above 30 s asks first anyway). */
+#define CONDITIONING_EXACT_SECONDS 60.0
 
 /* True when the running job should stop: a newer job came, or the program quits. */
 static bool superseded(Worker *w)
@@ -153,6 +171,39 @@ static Progress worker_progress(Worker *w, bool (*after)(void *, int, int, int))
                       .pair_context = w->lanes};
 }
 
+/* The settings of conditioning slot 0 (the job's) or 1 (the other initialisation of the pair
+   normal | cutting-skip).  The seed count does not matter: the first seed's weights. */
+static Config conditioning_config(const Config *job, int slot)
+{
+    Config c = *job;
+    c.seeds = 1;
+    if (slot == 1)
+        c.init = job->init == INIT_CUTTING_SKIP ? INIT_NORMAL : INIT_CUTTING_SKIP;
+    return c;
+}
+
+static bool conditioning_wanted(WorkerExtras extras, int slot)
+{
+    return slot == 0 ? extras.conditioning : extras.conditioning && extras.conditioning_other;
+}
+
+static bool conditioning_done(const Worker *w, const Config *c, int slot)
+{
+    return w->conditioning_complete[slot] && Config_equal(&w->conditioning_config[slot], c);
+}
+
+/* The exact path where T·d allows it, its estimate stays within CONDITIONING_EXACT_SECONDS
+   (or below Lanczos's) and K and its copy fit the memory budget. */
+static bool conditioning_exact(const Worker *w, const Config *c, unsigned long long budget)
+{
+    if (!Conditioning_exact(c, &(ConditioningControl){0}))
+        return false;
+    double exact = Cost_conditioning(c, w->rates, true);
+    bool in_time =
+        exact <= CONDITIONING_EXACT_SECONDS || exact <= Cost_conditioning(c, w->rates, false);
+    return in_time && Conditioning_memory_estimate_path(c, true) <= budget;
+}
+
 /* The main result as a snapshot, with whatever extras are complete for this job. */
 static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras extras,
                                       double elapsed, bool done)
@@ -174,6 +225,19 @@ static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras
     if (extras.sweep && w->sweep_complete && Config_equal(&w->sweep_config, job)) {
         s->has_sweep = true;
         s->sweep = w->sweep;
+    }
+    for (int slot = 0; slot < 2; slot++) {
+        Config c = conditioning_config(job, slot);
+        if (!conditioning_wanted(extras, slot))
+            continue;
+        if (Config_equal(&w->conditioning_config[slot], &c) && w->conditioning_note[slot][0])
+            snprintf(s->conditioning_note[slot], SNAPSHOT_ERROR_SIZE, "%s",
+                     w->conditioning_note[slot]);
+        else if (conditioning_done(w, &c, slot) &&
+                 !Snapshot_attach_conditioning(s, slot, &w->conditioning[slot])) {
+            Snapshot_free(s);
+            return NULL;
+        }
     }
     return s;
 }
@@ -216,9 +280,80 @@ static bool run_sweep(Worker *w, const Config *job, char *err, size_t size)
     return true;
 }
 
+/* After each layer of a conditioning network: a checkpoint in the job's schedule, and a stop
+   when superseded. */
+static bool conditioning_after_layer(void *context, int network, int layer, int depth)
+{
+    Worker *w = context;
+    double k = (double)network * depth + layer;
+    checkpoint(w, w->conditioning_base_s + k * w->conditioning_layer_s,
+               w->conditioning_base_s + (k + 1) * w->conditioning_layer_s);
+    Trace_event(w->trace, "conditioning-layer gen=%lu network=%d layer=%d/%d ms=%.1f", w->running,
+                network, layer, depth, Trace_clock_ms() - w->started_ms);
+    if (superseded(w)) {
+        Trace_event(w->trace, "extra-cancel gen=%lu conditioning layer=%d/%d", w->running, layer,
+                    depth);
+        w->cancelled = true;
+        return false;
+    }
+    return true;
+}
+
+/* The conditioning of slot's settings, from done_s seconds of the job's schedule on.
+   Returns false only when stopped: a failure (memory, LAPACK) is the slot's note. */
+static bool run_conditioning(Worker *w, const Config *job, int slot, double done_s)
+{
+    Config c = conditioning_config(job, slot);
+    if (conditioning_done(w, &c, slot))
+        return true;
+    pthread_mutex_lock(&w->lock);
+    unsigned long long budget = w->memory_budget;
+    pthread_mutex_unlock(&w->lock);
+    bool exact = conditioning_exact(w, &c, budget);
+    Conditioning_release(&w->conditioning[slot]);
+    w->conditioning_complete[slot] = false;
+    w->conditioning_config[slot] = c;
+    w->conditioning_note[slot][0] = '\0';
+    size_t need = Conditioning_memory_estimate_path(&c, exact);
+    if (need > budget) {
+        snprintf(w->conditioning_note[slot], SNAPSHOT_ERROR_SIZE,
+                 "the conditioning needs %.0f MiB, above the memory budget of %.0f MiB",
+                 need / 1048576.0, budget / 1048576.0);
+        return true;
+    }
+    double seconds = Cost_conditioning(&c, w->rates, exact);
+    w->conditioning_base_s = done_s;
+    w->conditioning_layer_s = seconds / (2.0 * c.depth);
+    checkpoint(w, done_s, done_s + w->conditioning_layer_s);
+    Trace_event(w->trace, "conditioning-start gen=%lu slot=%d init=%s exact=%d s=%.3f", w->running,
+                slot, INIT_NAMES.names[c.init], exact, seconds);
+    Progress progress = {
+        .after_layer = conditioning_after_layer, .context = w, .stop_requested = stop_requested};
+    ConditioningControl control = {
+        .progress = &progress, .isolation = Isolate_linalg(), .lanczos_only = !exact};
+    char err[SNAPSHOT_ERROR_SIZE];
+    int status = Conditioning_run_controlled(&c, &control, &w->conditioning[slot], err, sizeof err);
+    if (status == CONDITIONING_STOPPED || w->cancelled || superseded(w)) {
+        if (!w->cancelled)
+            Trace_event(w->trace, "extra-cancel gen=%lu conditioning inside a layer", w->running);
+        w->cancelled = true;
+        return false;
+    }
+    if (status) {
+        snprintf(w->conditioning_note[slot], SNAPSHOT_ERROR_SIZE, "%s", err);
+        Trace_event(w->trace, "conditioning-failed gen=%lu %s", w->running, err);
+        return true;
+    }
+    w->conditioning_complete[slot] = true;
+    Trace_event(w->trace, "conditioning-done gen=%lu slot=%d ms=%.1f", w->running, slot,
+                Trace_clock_ms() - w->started_ms);
+    return true;
+}
+
 /* Seconds of the extras a job asks for, unless they are complete for it (known: the
    thread's record of them may be read). */
-static double extras_seconds(const Worker *w, const Config *job, WorkerExtras extras, bool known)
+static double extras_seconds(const Worker *w, const Config *job, WorkerExtras extras, bool known,
+                             unsigned long long budget)
 {
     Config toggled = *job;
     toggled.gap = Gap_toggled(job->gap);
@@ -230,6 +365,11 @@ static double extras_seconds(const Worker *w, const Config *job, WorkerExtras ex
         seconds += Cost_compare(job, w->rates, true);
     if (extras.sweep && !(known && w->sweep_complete && Config_equal(&w->sweep_config, job)))
         seconds += Cost_width_sweep(job, w->rates, true);
+    for (int slot = 0; slot < 2; slot++) {
+        Config c = conditioning_config(job, slot);
+        if (conditioning_wanted(extras, slot) && !(known && conditioning_done(w, &c, slot)))
+            seconds += Cost_conditioning(&c, w->rates, conditioning_exact(w, &c, budget));
+    }
     return seconds;
 }
 
@@ -240,7 +380,12 @@ static void plan_job(Worker *w, const Config *job, WorkerExtras extras, bool reu
 {
     CostSchedule_release(&w->schedule);
     ModelPlan_release(&w->plan);
-    w->extras_s = extras_seconds(w, job, extras, true);
+    pthread_mutex_lock(&w->lock);
+    unsigned long long budget = w->memory_budget;
+    pthread_mutex_unlock(&w->lock);
+    w->extras_s = extras_seconds(w, job, extras, true, budget);
+    w->extras_before_conditioning_s = extras_seconds(
+        w, job, (WorkerExtras){.sweep = extras.sweep, .compare = extras.compare}, true, budget);
     double run_s = 0, first = 0;
     bool known = reuse;
     if (!reuse && !Model_plan(job, w->workspace, &w->plan) &&
@@ -294,7 +439,7 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
         w->result_complete = true;
         w->result_config = *job;
     }
-    bool extra = extras.sweep || extras.compare;
+    bool extra = extras.sweep || extras.compare || extras.conditioning;
     if (extra) {
         /* The main result first, so the screen has it while the extras compute. */
         double elapsed = Trace_clock_ms() - w->started_ms;
@@ -309,6 +454,22 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
             Trace_event(w->trace, "job-failed gen=%lu %s", w->running, err);
             publish(w, Snapshot_failure(job, w->running, err));
             return;
+        }
+        /* Each conditioning run is published as it completes: the first κ curves need not
+           wait for the other initialisation's. */
+        double done_s = run_s + w->extras_before_conditioning_s;
+        for (int slot = 0; slot < 2; slot++) {
+            if (!conditioning_wanted(extras, slot))
+                continue;
+            Config c = conditioning_config(job, slot);
+            bool runs = !conditioning_done(w, &c, slot);
+            if (!run_conditioning(w, job, slot, done_s))
+                return;
+            if (runs) /* as plan_job counted it */
+                done_s += Cost_conditioning(&c, w->rates, w->conditioning[slot].jacobian_exact);
+            if (slot == 0 && conditioning_wanted(extras, 1))
+                publish(w, snapshot_with_extras(w, job, extras, Trace_clock_ms() - w->started_ms,
+                                                false));
         }
     }
     double elapsed = Trace_clock_ms() - w->started_ms;
@@ -352,6 +513,8 @@ static void release(Worker *w)
     Lanes_free(w->lanes);
     Result_free(w->result);
     Result_free(w->compare);
+    Conditioning_release(&w->conditioning[0]);
+    Conditioning_release(&w->conditioning[1]);
     Workspace_free(w->workspace);
     close(w->pipe[0]);
     close(w->pipe[1]);
@@ -459,7 +622,7 @@ double Worker_estimate(Worker *w, const Config *c, WorkerExtras extras)
             ModelPlan_release(&plan);
         }
     }
-    seconds += extras_seconds(w, c, extras, idle);
+    seconds += extras_seconds(w, c, extras, idle, w->memory_budget);
     pthread_mutex_unlock(&w->lock);
     return seconds;
 }

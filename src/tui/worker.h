@@ -13,11 +13,12 @@
  * interrupted from inside, and one dgeev at T = 4096 runs for half a minute).  That costs a
  * copy of each call's matrices through shared memory (bench/README.md measures it).
  *
- * A job may ask for extras after the model run: the width sweep, and the compare view's
- * second network (gap removal toggled, same weights).  They run after the main result is
- * published, stop like it when superseded, and are kept with the result: a job whose
- * settings equal the last finished one reuses its result (and its extras) instead of
- * recomputing, so asking for a view only computes what that view adds.
+ * A job may ask for extras after the model run: the width sweep, the compare view's
+ * second network (gap removal toggled, same weights), and the conditioning view's runs
+ * (exact only where the cost model and the memory budget allow it).  They run after the main result
+ * is published, stop like it when superseded, and are kept with the result: a job whose settings
+ * equal the last finished one reuses its result (and its extras) instead of recomputing, so asking
+ * for a view only computes what that view adds.
  */
 #ifndef ATTNSCOPE_TUI_WORKER_H
 #define ATTNSCOPE_TUI_WORKER_H
@@ -44,6 +45,9 @@ int Worker_fd(const Worker *w);
 typedef struct {
     bool sweep;   /* Sweep_width at the shown layer */
     bool compare; /* the network with gap removal toggled, up to the shown layer */
+    /* The conditioning of docs/model.md §8 (Conditioning_run_controlled) for the settings,
+       and with it for the other initialisation of the pair normal | cutting-skip. */
+    bool conditioning, conditioning_other;
 } WorkerExtras;
 
 /* Queues c (which must pass Config_validate) and returns its generation (1, 2, ...). */

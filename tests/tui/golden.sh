@@ -6,7 +6,8 @@
 #     tests/tui/golden.sh --update        (or: make golden-update)
 # then review `git diff tests/tui/golden/` and commit it.
 # Each terminal goes through steps: the default screen, then keys (presentation mode, a tour
-# step with its caption, one panel zoomed, the help), captured after each.  A capture waits
+# step with its caption, one panel zoomed, the help), captured after each; two more start on
+# a small cutting-skip stack and go to the conditioning view and its compare view.  A capture waits
 # for the job to be done and drawn (the trace's events), then for two equal captures; the
 # timing ("computed in N ms") is masked, and the attributes are written in a canonical form.
 cd "$(dirname "$0")/../.." || exit 1
@@ -20,6 +21,9 @@ mkdir -p "$dir"
 
 # name keys: the steps, in order, each after the ones before it.
 STEPS=("default:" "present:Z" "tour:>" "zoom:z" "help:?")
+CONDITIONING_STEPS=("conditioning:V" "conditioning-compare:c")
+# Small enough for the exact path in a second: T·d = 256.
+CONDITIONING_ARGS="-T 16 -d 16 -L 4 --init cutting-skip -n rms"
 # The full set of steps at 120×40 in UTF-8 with colour and at 80×24 in ASCII without; the
 # default screen and presentation mode at every size and mode.
 TERMINALS=(
@@ -27,6 +31,7 @@ TERMINALS=(
     "80x24 utf8 color 2" "80x24 utf8 nocolor 2" "80x24 ascii color 2"
     "120x40 utf8 nocolor 2" "120x40 ascii color 2" "120x40 ascii nocolor 2"
     "200x60 utf8 color 2" "200x60 utf8 nocolor 2" "200x60 ascii color 2" "200x60 ascii nocolor 2"
+    "120x40 utf8 color 2 conditioning" "80x24 ascii nocolor 2 conditioning"
 )
 
 exited_with() { wait_file "$TMP/status" && [ "$(cat "$TMP/status")" = "$1" ] && rm -f "$TMP/status"; }
@@ -130,16 +135,24 @@ for line in sys.stdin.read().split("\n"):
 }
 
 for t in "${TERMINALS[@]}"; do
-    read -r size charset colour steps <<<"$t"
+    read -r size charset colour steps set <<<"$t"
+    args="-T 32 -d 32 -L 3"
+    steps_of=("${STEPS[@]}")
+    if [ "${set:-}" = conditioning ]; then
+        args=$CONDITIONING_ARGS
+        steps_of=("${CONDITIONING_STEPS[@]}")
+    fi
     cols=${size%x*} rows=${size#*x}
     locale=$UTF8
     [ "$charset" = ascii ] && locale=C
     env="LANG=$locale LC_ALL=$locale ATTNSCOPE_PRESETS='$(pwd)/presets'"
     [ "$colour" = nocolor ] && env="$env NO_COLOR=1"
-    trace="$TMP/$size-$charset-$colour.trace"
-    start "$cols" "$rows" "env $env '$BIN' -T 32 -d 32 -L 3 --trace '$trace'; echo \$? >'$TMP/status'"
+    trace="$TMP/$size-$charset-$colour-${set:-}.trace"
+    start "$cols" "$rows" "env $env '$BIN' $args --trace '$trace'; echo \$? >'$TMP/status'"
+    # The first key waits for the first job to be drawn (a set without a default capture).
+    settled || not_ok "$size $charset $colour ${set:-}: the first screen did not settle"
     for ((i = 0; i < steps; i++)); do
-        step=${STEPS[i]} name=${STEPS[i]%%:*} key=${STEPS[i]#*:}
+        name=${steps_of[i]%%:*} key=${steps_of[i]#*:}
         if [ -n "$key" ]; then
             before=$(grep -c ' key ' "$trace")
             keys "$key"
@@ -168,7 +181,7 @@ for t in "${TERMINALS[@]}"; do
         fi
     done
     # q closes the help when it is open (the last step may be the help), then quits.
-    if [ "${STEPS[-1]%%:*}" = help ] && [ "$steps" -eq "${#STEPS[@]}" ]; then
+    if [ "${steps_of[-1]%%:*}" = help ] && [ "$steps" -eq "${#steps_of[@]}" ]; then
         keys q
         wait_gone "attnscope keys" || true
     fi

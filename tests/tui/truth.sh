@@ -31,8 +31,8 @@ check "the token-similarity warning is not on the line while its panel is hidden
 # panel does, and goes with it.
 press "v v v: the similarity panel brings its warning to the status line" "⚠ token similarity" v v v
 expect "the similarity panel is the one shown" "token similarity μ\(Xℓ\)/μ\(X0\)"
-keys v
-check "v: the stable ranks again, and the similarity warning is gone" wait_gone "⚠ token similarity"
+keys V V V
+check "V V V: the stable ranks again, and the similarity warning is gone" wait_gone "⚠ token similarity"
 expect "the stable-rank panel is back" "stable rank sr\(Σℓ\) against depth"
 expect "softmax: the outlier is marked" "λ1 = 1, √T·\|λ1\| = 8"
 expect "the unit circle's z is defined" "\|z\| = 1, z = √T·λ"

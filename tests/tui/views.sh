@@ -1,7 +1,7 @@
 #!/bin/bash
 # The views of issue 3 at 140×44: the overlay key changes the legends, the view key cycles
-# the main panel through stable rank, width sweep, gradient norms and token similarity
-# (the eigenvalue and histogram panels stay), the compare key shows the network without and
+# the main panel through stable rank, width sweep, gradient norms, token similarity and the
+# conditioning (the eigenvalue and histogram panels stay, but for the conditioning's histogram), the compare key shows the network without and
 # with gap removal side by side, and the ensemble keys draw a band.  A view change redraws
 # from the snapshot: the trace shows a frame after the key with no new job.  > and < step
 # through the classroom tour; x exports the shown result.
@@ -29,17 +29,23 @@ before=$(grep -c 'job-start' "$trace")
 press "v: gradient norms, by layer" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F², attention frozen, log axis" v
 expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
 press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
-press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
 after=$(grep -c 'job-start' "$trace")
-check "gradient, similarity and stable rank started no job" test "$before" -eq "$after"
+check "gradient and similarity started no job" test "$before" -eq "$after"
+press "v: the conditioning, its own job" "κ\(K\) estimated: Lanczos" v
+check "the conditioning was computed by the worker" grep -q "conditioning-done" "$trace"
+before=$(grep -c 'job-start' "$trace")
+press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
+press "V: the conditioning again, kept" "κ\(K\) estimated: Lanczos" V
 press "V: back to token similarity" "token similarity μ" V
+after=$(grep -c 'job-start' "$trace")
+check "stable rank, similarity and the kept conditioning started no job" test "$before" -eq "$after"
 press "V again: gradient norms" "gradient norm" V
 press "k with the gradient view: a skip has no gradient formula" "needs no skip and no LayerNorm" k
 press "K: back to no skip" "skip=none" K
 expect "and the gradient curves again" "at full depth L, attention frozen"
 press "V: width sweep, recomputed for the new settings" "width sweep: sr" V
 expect "sweep done" "fitted slopes"
-press "v v v: stable rank" "stable rank sr\(Σℓ\)" v v v
+press "v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v
 
 press "c: the compare view, left half" "WITHOUT gap removal \(gap off\): eigenvalues" c
 expect "c: right half, same weights with the gap removed" "WITH gap removal \(gap center\): eigenvalues"
@@ -155,11 +161,12 @@ no_high_bytes() { # file
 }
 start 140 44 "env LANG=C LC_ALL=C '$BIN' -a relu -T 32 -d 32 -L 3 --seeds 2"
 expect "LANG=C: computes" "computed in [0-9]+ ms"
-for view in "width sweep: sr" "gradient norm" "token similarity mu"; do
+for view in "width sweep: sr" "gradient norm" "token similarity mu" "kappa of the attention"; do
     press "LANG=C: v shows the $view view" "$view" v
     screen >"$TMP/ascii.txt"
     check "LANG=C: the $view view is ASCII" no_high_bytes "$TMP/ascii.txt"
 done
+press "LANG=C: v back to the stable rank" "stable rank sr" v
 press "LANG=C: the compare view" "WITHOUT gap removal" c
 screen >"$TMP/ascii.txt"
 check "LANG=C: the compare view is ASCII" no_high_bytes "$TMP/ascii.txt"

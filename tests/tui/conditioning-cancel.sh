@@ -1,0 +1,94 @@
+#!/bin/bash
+# Cancelling the conditioning view's job, read from --trace (issue 14).  A key while the
+# worker estimates κ by Lanczos (T = d = 256: each layer takes seconds) or while one of the
+# exact path's SVDs of K runs (T·d = 1536: a 1536 × 1536 dgesdd, ~0.6 s, which nothing can
+# interrupt from inside; small enough that the exact path stays within its 60 s limit on a
+# loaded machine) starts the next job within a generous bound, the superseded
+# conditioning never finishes, the killed SVD's process is gone, and the new settings'
+# conditioning then completes and is drawn.  The status line shows the progress with the
+# time left meanwhile.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+# Seconds from the key to the next job's start (measured: well below 0.1 s).
+BOUND=3
+
+event_ms() { awk -v p="$1" '$0 ~ p { print $1; exit }' "$trace"; }
+wait_trace() { # pattern
+    local deadline=$((SECONDS + TIMEOUT))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        grep -qE -- "$1" "$trace" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+within_bound() { # key-event next-event
+    local key next
+    key=$(event_ms "$1")
+    next=$(event_ms "$2")
+    echo "# $1 -> $2: $(awk -v a="$key" -v b="$next" 'BEGIN { printf "%.1f", b - a }') ms"
+    awk -v a="$key" -v b="$next" -v bound="$BOUND" 'BEGIN { exit !(a != "" && b != "" && b - a <= 1000 * bound) }'
+}
+pid_of_screen() { tm display-message -p -t 0 '#{pane_pid}'; }
+children() { [ -n "$1" ] && ps -o pid= --ppid "$1" | tr -d ' '; }
+cpu_seconds() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null; }
+wait_process_gone() {
+    local deadline=$((SECONDS + TIMEOUT))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# --- Lanczos: a key between the steps -------------------------------------------------------
+trace=$TMP/lanczos.trace
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 256 -d 256 -L 2 --trace '$trace'"
+check "the first job is done" wait_trace "job-done gen=1 "
+keys V
+check "V: the conditioning starts by Lanczos (T·d = 65536)" \
+    wait_trace "conditioning-start gen=2 slot=0 init=normal exact=0"
+expect "the status line shows its progress and the time left" "computing [0-9]+%, ~?[<0-9]+ s left"
+check "a layer of it is done" wait_trace "conditioning-layer gen=2 network=0 layer=1/2"
+keys r
+expect "r: the new seed is shown at once" "seed=2"
+check "the next job starts" wait_trace "job-start gen=3 "
+check "within $BOUND s of the key" within_bound "key r gen=3" "job-start gen=3 "
+check "the superseded conditioning stopped" wait_trace "extra-cancel gen=2 conditioning"
+check "the new seed's conditioning is done" wait_trace "conditioning-done gen=3 slot=0"
+expect "and drawn, saying it is estimated" "κ\(K\) estimated: Lanczos, s_min ± "
+check "the superseded conditioning never finished" bash -c "! grep -q 'conditioning-done gen=2 ' '$trace'"
+quits "q quits"
+
+# --- the exact path: a key inside an SVD of K -------------------------------------------
+trace=$TMP/exact.trace
+start 120 40 "exec env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --init cutting-skip -n rms -T 24 -d 64 -L 2 --trace '$trace'"
+check "the first job is done" wait_trace "job-done gen=1 "
+program=$(pid_of_screen)
+helper=$(children "$program")
+check "the screen has its helper process" test -n "$helper"
+keys V
+check "V: the exact path (T·d = 1536)" wait_trace "conditioning-start gen=2 slot=0 init=cutting-skip exact=1"
+# A worker of the helper with 0.3 s of CPU runs an SVD of K (the other isolated calls at
+# this size take milliseconds).
+long_call=""
+deadline=$((SECONDS + TIMEOUT))
+while [ -n "$helper" ] && [ -z "$long_call" ] && [ "$SECONDS" -lt "$deadline" ]; do
+    for pid in $(children "$helper"); do
+        if awk -v t="$(cpu_seconds "$pid")" 'BEGIN { exit !(t >= 0.3) }'; then
+            long_call=$pid
+        fi
+    done
+    sleep 0.05
+done
+check "an SVD of K runs in a worker process" test -n "$long_call"
+keys r
+check "the next job starts" wait_trace "job-start gen=3 "
+check "within $BOUND s of the key" within_bound "key r gen=3" "job-start gen=3 "
+check "the SVD's process is gone" wait_process_gone "$long_call"
+check "the superseded conditioning never finished" bash -c "! grep -q 'conditioning-done gen=2 ' '$trace'"
+check "the new seed's conditioning is done" wait_trace "conditioning-done gen=3 slot=0"
+expect "and drawn as exact" "κ\(K\) exact \(SVD of K, 1536×1536\)"
+keys q
+check "q quits" wait_process_gone "$program"
+finish

@@ -1,0 +1,83 @@
+#!/bin/bash
+# The conditioning view (issue 14, docs/model.md §8) on the real screen: the paper's
+# initialisation loaded as a preset, one key to the view, and the κ it prints equal to
+# `--batch --conditioning`'s for the same settings (an independent path through the same core,
+# which tests/test_conditioning.c checks against finite differences); C to the normal scheme
+# and κ(K) explodes, null where double precision ends, as many layers as the batch document
+# says; c puts both initialisations side by side; the block with two heads
+# gets its own curves; the α, β, c keys step the scheme's settings.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# The line the panel prints for the shown layer, from the batch document, as an extended
+# regular expression; and the count of null κ(K) of the network.
+expected_line() { # json-file layer
+    "$PY" - "$1" "$2" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+layer = int(sys.argv[2])
+k = doc["conditioning"]
+def g(name):
+    v = k[name][layer - 1]
+    return "nan" if v is None else "%.4g" % v
+line = "ℓ=%d: κ(K)=%s κ(K+I)=%s κ(A⋯A)=%s" % (
+    layer, g("kappa_jacobian"), g("kappa_jacobian_skip"), g("kappa_attention_product"))
+print("".join("[" + c + "]" if c in "().+*?{}|$" else c for c in line))
+PY
+}
+null_count() { # json-file
+    "$PY" -c 'import json, sys; print(sum(v is None for v in json.load(open(sys.argv[1]))["conditioning"]["kappa_jacobian"]))' "$1"
+}
+
+paper=$TMP/paper.json
+normal=$TMP/normal.json
+check "batch: the preset's conditioning" \
+    bash -c "'$BIN' --batch --conditioning --preset skipless-cutting-skip >'$paper'"
+check "batch: the same settings with the normal initialisation" \
+    bash -c "'$BIN' --batch --conditioning --preset skipless-cutting-skip --init normal >'$normal'"
+paper_line=$(expected_line "$paper" 1)
+normal_line=$(expected_line "$normal" 1)
+normal_nulls=$(null_count "$normal")
+echo "# cutting-skip: $paper_line"
+echo "# normal:       $normal_line ($normal_nulls null)"
+check "the normal initialisation's kappa(K) is null somewhere (beyond double precision)" \
+    test "$normal_nulls" -gt 0
+check "the paper's stays below 10 for eight layers, the normal's is above 1e6 at layer 1" \
+    "$PY" -c 'import json, sys
+p, n = (json.load(open(f))["conditioning"]["kappa_jacobian"] for f in sys.argv[1:3])
+sys.exit(not (all(v is not None and v < 10 for v in p[:8]) and n[0] > 1e6))' "$paper" "$normal"
+
+trace=$TMP/conditioning.trace
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --preset skipless-cutting-skip --trace '$trace'"
+expect "the preset is loaded" "init=cutting-skip"
+press "V: the conditioning view, its kappa at layer 1 as the batch document's" "$paper_line" V
+expect "it says the exact path ran" "κ\(K\) exact \(SVD of K, 1024×1024\)"
+expect "K's singular values are where the histogram goes" "singular values s of K, ℓ=1, 1024×1024 \(exact\)"
+check "the conditioning ran in the worker, once" \
+    awk '/conditioning-done gen=/ { n++ } END { exit !(n == 1) }' "$trace"
+
+keys C # mimetic comes after cutting-skip; the next C wraps to normal
+press "C C: the normal initialisation, kappa(K) as the batch document's" "$normal_line" C
+expect "its nulls are counted as the batch document's" "not certified: null at $normal_nulls of 12 layers"
+check "init= left the status line (normal is the default)" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'init=cutting-skip'"
+
+press "c: normal and cutting-skip side by side" "init cutting-skip: κ" c
+expect "the left half is the normal initialisation" "init normal: κ"
+expect "the right half shows the paper's numbers" "$paper_line"
+expect "and the left half the normal's" "$normal_line"
+
+# Back to cutting-skip, then its keys: α ×2^¼ says so and recomputes.
+press "c: the compare view off" "compare view off" c
+keys C C C C C C C
+expect "C cycles back to cutting-skip" "init=cutting-skip"
+press "+: α raised by 2^¼" "α=0\.119 " +
+press ".: β raised by one" "β=6" .
+press "/: c lowered by 2^¼" "c=0\.841 " /
+done_before=$(grep -c "conditioning-done gen=" "$trace")
+press ") : two heads" "H=2" ")"
+expect "the two-head block's kappa at layer 1 (K = the heads' sum)" "ℓ=1: κ\(K\)=[0-9]"
+check "  computed anew in the worker" bash -c "[ \$(grep -c 'conditioning-done gen=' '$trace') -gt $done_before ]"
+quits "q quits from the conditioning view"
+finish
