@@ -362,6 +362,11 @@ static void test_conditioning_price(void **state)
     Config half = c;
     half.depth = 6;
     assert_close(Cost_conditioning(&half, rates, true), exact / 2, 1e-12 * exact);
+    /* Two heads: twice the JVP's products, and B's own κ on top of K's. */
+    Config heads = c;
+    heads.heads = 2;
+    assert_true(Cost_conditioning(&heads, rates, true) > 1.5 * exact);
+    assert_true(Cost_conditioning(&heads, rates, false) > 1.5 * lanczos);
     Config wide = c;
     wide.tokens = wide.width = 64;
     assert_true(Cost_conditioning(&wide, rates, true) > 4 * Cost_conditioning(&wide, rates, false));

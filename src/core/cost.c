@@ -400,22 +400,26 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
 
 double Cost_conditioning(const Config *c, CostRates rates, bool exact)
 {
-    double T = c->tokens, d = c->width, n = T * d;
-    /* One JVP: Ẋ·W_VO, A·(Ẋ W_VO), the two halves of Ċ and Ȧ·(X W_VO). */
-    double jvp = 2 * T * d * d + 8 * T * T * d;
-    /* Per layer: the weights (cutting-skip's SVD of d×d), the SVDs of A, W_VO and the
-       product A_ℓ⋯A_1. */
+    double T = c->tokens, d = c->width, n = T * d, H = c->heads;
+    /* One JVP: per head Ẋ·W_VO,h, A_h·(Ẋ W_VO,h), the two halves of Ċ and Ȧ·(X W_VO,h). */
+    double jvp = H * (2 * T * d * d + 8 * T * T * d);
+    /* Per layer: the weights (the factorised schemes' SVDs among them), the SVDs of A, W_VO
+       and the product A_ℓ⋯A_1. */
     double layer =
-        weights(c, &rates) + other(&rates, 2 * lapack(GESDD, c->tokens) + lapack(GESDD, c->width)) +
-        (c->init == INIT_CUTTING_SKIP ? other(&rates, lapack(SVD_VECTORS, c->width)) : 0);
+        weights(c, &rates) + other(&rates, 2 * lapack(GESDD, c->tokens) + lapack(GESDD, c->width));
     double lanczos =
         other(&rates, CONDITIONING_LANCZOS_PRODUCTS * jvp + CONDITIONING_LANCZOS_BASIS * n);
-    if (exact && n <= CONDITIONING_EXACT_MAX)
+    bool built = exact && n <= CONDITIONING_EXACT_MAX;
+    if (built)
         /* K column by column, the singular values of K and of K + I, and ‖E‖₂ by Lanczos
            (one of the three estimates). */
         layer += product(&rates, n * jvp) + other(&rates, 2 * lapack(GESDD, (int)n)) + lanczos / 3;
     else
         layer += lanczos;
+    /* Several heads: κ(B) from B's own products, built and decomposed or by Lanczos. */
+    if (c->heads > 1)
+        layer += built ? product(&rates, n * jvp / 4) + other(&rates, lapack(GESDD, (int)n))
+                       : 2 * lanczos / 3;
     return 2 * c->depth * layer;
 }
 
