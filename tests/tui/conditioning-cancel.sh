@@ -6,7 +6,7 @@
 # loaded machine) starts the next job within a generous bound, the superseded
 # conditioning never finishes, the killed SVD's process is gone, and the new settings'
 # conditioning then completes and is drawn.  The status line shows the progress with the
-# time left meanwhile.
+# time left meanwhile, and a conditioning priced above 30 s asks first.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -43,7 +43,8 @@ wait_process_gone() {
 
 # --- Lanczos: a key between the steps -------------------------------------------------------
 trace=$TMP/lanczos.trace
-start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 256 -d 256 -L 2 --trace '$trace'"
+# --no-confirm: on a busy machine the cost model may price this above 30 s and ask first.
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 256 -d 256 -L 2 --no-confirm --trace '$trace'"
 check "the first job is done" wait_trace "job-done gen=1 "
 keys V
 check "V: the conditioning starts by Lanczos (T·d = 65536)" \
@@ -60,9 +61,19 @@ expect "and drawn, saying it is estimated" "κ\(K\) estimated: Lanczos, s_min ±
 check "the superseded conditioning never finished" bash -c "! grep -q 'conditioning-done gen=2 ' '$trace'"
 quits "q quits"
 
+# --- the long-job question: the default size's conditioning is priced above 30 s ----------
+trace=$TMP/question.trace
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --trace '$trace'"
+check "the first job is done" wait_trace "job-done gen=1 "
+press "V at T = d = 256, L = 8: the cost model asks first" "about .*min to compute T=256 d=256 L=8" V
+check "nothing started before the answer" bash -c "! grep -q 'conditioning-start' '$trace'"
+press "Esc keeps the previous view, nothing computed" "kept the previous settings: nothing computed" Escape
+check "the main panel is still the stable rank" bash -c "tmux -L '$SOCKET' capture-pane -p | grep -q 'stable rank sr(Σℓ) against depth'"
+quits "q quits"
+
 # --- the exact path: a key inside an SVD of K -------------------------------------------
 trace=$TMP/exact.trace
-start 120 40 "exec env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --init cutting-skip -n rms -T 24 -d 64 -L 2 --trace '$trace'"
+start 120 40 "exec env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --init cutting-skip -n rms -T 24 -d 64 -L 2 --no-confirm --trace '$trace'"
 check "the first job is done" wait_trace "job-done gen=1 "
 program=$(pid_of_screen)
 helper=$(children "$program")

@@ -50,7 +50,8 @@ p, n = (json.load(open(f))["conditioning"]["kappa_jacobian"] for f in sys.argv[1
 sys.exit(not (all(v is not None and v < 10 for v in p[:8]) and n[0] > 1e6))' "$paper" "$normal"
 
 trace=$TMP/conditioning.trace
-start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --preset skipless-cutting-skip --trace '$trace'"
+# --no-confirm: on a busy machine the conditioning (~9 s) may be priced above 30 s and ask.
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --preset skipless-cutting-skip --no-confirm --trace '$trace'"
 expect "the preset is loaded" "init=cutting-skip"
 press "V: the conditioning view, its kappa at layer 1 as the batch document's" "$paper_line" V
 expect "it says the exact path ran" "κ\(K\) exact \(SVD of K, 1024×1024\)"
