@@ -21,6 +21,7 @@
 #include "testing.h"
 
 #include "ascii.h"
+#include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 #include "canvas.h"
 #include "model_fixture.h"
@@ -450,11 +451,58 @@ static void test_sigma_only_where_the_logits_have_its_spread(void **state)
     assert_true(sigma_seen && silence_seen);
 }
 
+/* The conditioning view's histogram above the exact size names what it draws: B's singular
+   values as the factors' products for one head, and for several heads (where B is no
+   Kronecker product) a message instead of products that would not be B's. */
+static void test_conditioning_histogram_says_what_it_shows(void **state)
+{
+    (void)state;
+    for (int heads = 1; heads <= 2; heads++) {
+        Config c = Config_default();
+        c.tokens = 8;
+        c.width = 16;
+        c.depth = 1;
+        c.heads = heads;
+        Result *r = run(&c);
+        Snapshot *s = Snapshot_of(r, 1);
+        assert_non_null(s);
+        s->done = true;
+        Conditioning k;
+        char err[256];
+        ConditioningControl lanczos = {.lanczos_only = true};
+        assert_int_equal(Conditioning_run_controlled(&c, &lanczos, &k, err, sizeof err), 0);
+        assert_false(k.jacobian_exact);
+        assert_true(Snapshot_attach_conditioning(s, 0, &k));
+        Display display = {.panel = PANEL_CONDITIONING};
+        View v = {
+            .status = {.config = &c, .shown = s, .current = true, .note = "", .unicode = true},
+            .display = display,
+            .warnings_first = -1};
+        Canvas *canvas[3] = {Canvas_new(EIGEN_COLS, EIGEN_ROWS, true),
+                             Canvas_new(EIGEN_COLS, HISTOGRAM_ROWS, true),
+                             Canvas_new(EIGEN_COLS, MAIN_ROWS, true)};
+        View_panels(&v, canvas);
+        static char text[1 << 16];
+        canvas_text(canvas[1], text, sizeof text);
+        if (heads == 1)
+            assert_non_null(strstr(text, "B = W_VOᵀ⊗A"));
+        else if (!strstr(text, "no Kronecker product") || strstr(text, "s_i(A)·s_j(W_VO)"))
+            fail_msg("two heads, the histogram:\n%s", text);
+        for (int i = 0; i < 3; i++)
+            Canvas_free(canvas[i]);
+        Conditioning_release(&k);
+        Snapshot_free(s);
+        Result_free(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_every_kind_mask_and_gap_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigma_only_where_the_logits_have_its_spread, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_conditioning_histogram_says_what_it_shows, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

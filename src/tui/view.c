@@ -495,6 +495,12 @@ static void conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
         Plot_histogram(c, &h);
         return;
     }
+    /* With heads B = Σ_h W_VO,hᵀ ⊗ A_h is no Kronecker product: its singular values are not
+       the factors' products, and above the exact size they are not computed. */
+    if (k->config.heads > 1) {
+        Plot_message(c, "singular values of K", "K not built; heads: B is no Kronecker product");
+        return;
+    }
     int stride_a = (T + DOMINANT_FACTOR_MAX - 1) / DOMINANT_FACTOR_MAX,
         stride_w = (d + DOMINANT_FACTOR_MAX - 1) / DOMINANT_FACTOR_MAX;
     int count_a = (T + stride_a - 1) / stride_a, count_w = (d + stride_w - 1) / stride_w;
