@@ -883,6 +883,40 @@ static void test_lanczos_only_agrees_with_the_exact_path(void **state)
     Conditioning_release(&estimated);
 }
 
+/* One run serves every shown layer: showing layer l gives bit for bit what a run with
+   --layer l gives (exact path, so K's singular values too). */
+static void test_show_layer_equals_a_run_for_that_layer(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 4;
+    c.width = 8;
+    c.depth = 3;
+    c.layernorm = LAYERNORM_RMS;
+    char err[256];
+    Conditioning all;
+    assert_int_equal(Conditioning_run(&c, &all, err, sizeof err), 0);
+    assert_true(all.jacobian_exact);
+    for (int l = 1; l <= c.depth; l++) {
+        Config at = c;
+        at.layer = l;
+        Conditioning one;
+        assert_int_equal(Conditioning_run(&at, &one, err, sizeof err), 0);
+        Conditioning_show_layer(&all, l);
+        assert_int_equal(all.config.layer, l);
+        assert_memory_equal(all.attention_singular_values, one.attention_singular_values,
+                            sizeof(double) * c.tokens);
+        assert_memory_equal(all.value_output_singular_values, one.value_output_singular_values,
+                            sizeof(double) * c.width);
+        assert_memory_equal(all.jacobian_singular_values, one.jacobian_singular_values,
+                            sizeof(double) * c.tokens * c.width);
+        /* and they are that layer's: the largest of K's is the layer's ‖K‖₂ */
+        assert_true(one.jacobian_singular_values[0] == one.network.jacobian_norm[l]);
+        Conditioning_release(&one);
+    }
+    Conditioning_release(&all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -898,6 +932,7 @@ int main(void)
         cmocka_unit_test(test_forward_pass_agrees_with_the_model),
         cmocka_unit_test(test_multi_head_jacobian_matches_finite_differences),
         cmocka_unit_test(test_kappa_jacobian_does_not_depend_on_c),
+        cmocka_unit_test(test_show_layer_equals_a_run_for_that_layer),
         cmocka_unit_test(test_controlled_run_reports_each_layer),
         cmocka_unit_test(test_stopped_run_keeps_nothing),
         cmocka_unit_test(test_lanczos_only_agrees_with_the_exact_path),

@@ -140,13 +140,20 @@ typedef struct {
     Gap counterpart_gap;
     bool jacobian_exact; /* K built and decomposed in full (T·d ≤ CONDITIONING_EXACT_MAX) */
     ConditioningCurves network, counterpart;
-    /* The shown layer of the network: the singular values of A (T) and of W_VO (d), whose
-       pairwise products are those of B, and K's (T·d, exact path only, else NULL). */
-    double *attention_singular_values;
-    double *value_output_singular_values;
-    double *jacobian_singular_values;
+    /* Every layer ℓ of the network, at (ℓ − 1)·size: the singular values of A (T) and of
+       W_VO (d), whose pairwise products are those of B for one head, and K's (T·d, exact
+       path only, else NULL); NaN for a layer the run did not reach (an overflow). */
+    double *layers_attention_sv, *layers_value_output_sv, *layers_jacobian_sv;
+    /* The shown layer's (config.layer), pointing into the arrays above: Conditioning_show_layer
+       moves them without a new run. */
+    const double *attention_singular_values;
+    const double *value_output_singular_values;
+    const double *jacobian_singular_values;
     Warnings warnings;
 } Conditioning;
+
+/* Shows layer (1..depth): config.layer and the shown singular values follow. */
+void Conditioning_show_layer(Conditioning *k, int layer);
 
 /* Runs the first seed of c (the weights and forward pass of Model_run) and fills out.
    Returns 0, or -1 (out of memory, a LAPACK failure) with the reason in err. */

@@ -348,9 +348,10 @@ void Conditioning_release(Conditioning *out)
             *slots[i] = NULL;
         }
     }
-    free(out->attention_singular_values);
-    free(out->value_output_singular_values);
-    free(out->jacobian_singular_values);
+    free(out->layers_attention_sv);
+    free(out->layers_value_output_sv);
+    free(out->layers_jacobian_sv);
+    out->layers_attention_sv = out->layers_value_output_sv = out->layers_jacobian_sv = NULL;
     out->attention_singular_values = out->value_output_singular_values = NULL;
     out->jacobian_singular_values = NULL;
 }
@@ -609,7 +610,7 @@ static int build_jacobian(ConditioningRun *r)
 
 /* The Jacobian's numbers at one layer; the SaWork is prepared. */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
-                            bool has_perturbation, double **shown_sv)
+                            bool has_perturbation, double *layer_sv)
 {
     size_t n = r->n;
     int info = 0;
@@ -626,12 +627,8 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
         out->jacobian_s_min_error[l] = 0.0;
         out->kappa_jacobian[l] =
             Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
-        if (shown_sv) {
-            *shown_sv = malloc(sizeof(double) * n);
-            if (!*shown_sv)
-                return -1;
-            memcpy(*shown_sv, r->jacobian_sv, sizeof(double) * n);
-        }
+        if (layer_sv)
+            memcpy(layer_sv, r->jacobian_sv, sizeof(double) * n);
         for (size_t i = 0; i < n; i++)
             r->jacobian[i + i * n] += 1.0;
         info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
@@ -795,6 +792,16 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
                                      .applied = applied};
         }
         const double *shown_applied = r->applied + tt * (size_t)shown;
+        /* Linear attention squares the tokens' scale: its matrix overflows before they do, and
+           no SVD of a matrix with infinities exists. */
+        for (size_t i = 0; i < tt * (size_t)H; i++)
+            if (!isfinite(r->applied[i])) {
+                Warnings_add(&result->warnings,
+                             "conditioning of %s network: the attention matrix overflows the "
+                             "double range at layer %d, null from there on",
+                             role, l);
+                return 0;
+            }
 
         /* The dominant term's factors. */
         if ((info = singular_values(r, T, shown_applied, r->sv_a)) ||
@@ -808,13 +815,10 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
             out->kappa_dominant[l] = out->kappa_attention[l] * out->kappa_value_output[l];
             s_min_b = isnan(out->kappa_dominant[l]) ? NAN : r->sv_a[T - 1] * r->sv_w[d - 1];
         }
-        if (shown_numbers && l == c->layer) {
-            result->attention_singular_values = malloc(sizeof(double) * T);
-            result->value_output_singular_values = malloc(sizeof(double) * d);
-            if (!result->attention_singular_values || !result->value_output_singular_values)
-                return -1;
-            memcpy(result->attention_singular_values, r->sv_a, sizeof(double) * T);
-            memcpy(result->value_output_singular_values, r->sv_w, sizeof(double) * d);
+        if (shown_numbers) {
+            memcpy(result->layers_attention_sv + (size_t)(l - 1) * T, r->sv_a, sizeof(double) * T);
+            memcpy(result->layers_value_output_sv + (size_t)(l - 1) * d, r->sv_w,
+                   sizeof(double) * d);
         }
 
         /* A_ℓ⋯A_1, kept at unit Frobenius norm (κ does not see the scale); the buffer of
@@ -853,9 +857,10 @@ static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bo
         if (jacobian) {
             if (H == 1 && SaWork_prepare_heads(r->sa, r->blocks, H))
                 return -1;
-            info = jacobian_numbers(
-                r, out, l, s_min_b, !input_independent,
-                shown_numbers && l == c->layer ? &result->jacobian_singular_values : NULL);
+            info = jacobian_numbers(r, out, l, s_min_b, !input_independent,
+                                    shown_numbers && result->layers_jacobian_sv
+                                        ? result->layers_jacobian_sv + (size_t)(l - 1) * td
+                                        : NULL);
             if (info)
                 return info;
         } else if (!jacobian_noted) {
@@ -909,13 +914,50 @@ size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
     int count = run_plan(&sizes, c, exact, slots, buffers);
     for (int i = 0; i < count; i++)
         doubles += buffers[i];
-    /* The SaWork's products per head, and the Jacobian (exact path) or the Lanczos basis. */
-    doubles += H * (3 * n + 2 * T * T) + 2 * n + T * T;
+    /* The SaWork's products per head, every layer's singular values, and the Jacobian
+       (exact path) or the Lanczos basis. */
+    doubles +=
+        H * (3 * n + 2 * T * T) + 2 * n + T * T + (size_t)c->depth * (T + d + (exact ? n : 0));
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
     size_t exact_bytes = sizeof(double) * 2 * n * n;
     return sizeof(double) * doubles + (exact ? exact_bytes : lanczos);
+}
+
+/* Every layer's singular values of the network, NaN until its layer is computed. */
+static int layers_alloc(Conditioning *out, bool exact)
+{
+    size_t L = (size_t)out->config.depth, T = (size_t)out->config.tokens,
+           d = (size_t)out->config.width;
+    struct {
+        double **p;
+        size_t n;
+    } plan[] = {{&out->layers_attention_sv, L * T},
+                {&out->layers_value_output_sv, L * d},
+                {&out->layers_jacobian_sv, exact ? L * T * d : 0}};
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        if (!plan[i].n)
+            continue;
+        if (!(*plan[i].p = malloc(sizeof(double) * plan[i].n)))
+            return -1;
+        for (size_t j = 0; j < plan[i].n; j++)
+            (*plan[i].p)[j] = NAN;
+    }
+    return 0;
+}
+
+void Conditioning_show_layer(Conditioning *k, int layer)
+{
+    size_t T = (size_t)k->config.tokens, d = (size_t)k->config.width, at = (size_t)(layer - 1);
+    bool known = layer >= 1 && layer <= k->config.depth;
+    k->config.layer = layer;
+    k->attention_singular_values =
+        known && k->layers_attention_sv ? k->layers_attention_sv + at * T : NULL;
+    k->value_output_singular_values =
+        known && k->layers_value_output_sv ? k->layers_value_output_sv + at * d : NULL;
+    k->jacobian_singular_values =
+        known && k->layers_jacobian_sv ? k->layers_jacobian_sv + at * T * d : NULL;
 }
 
 bool Conditioning_exact(const Config *c, const ConditioningControl *control)
@@ -944,7 +986,7 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
     out->jacobian_exact = r.exact;
     int info = -1;
     if (run_alloc(&r) || curves_alloc(&out->network, c->depth) ||
-        curves_alloc(&out->counterpart, c->depth))
+        curves_alloc(&out->counterpart, c->depth) || layers_alloc(out, r.exact))
         goto done;
     const Progress *p = control->progress;
     Linalg_set_isolation(r.la, control->isolation);
@@ -967,6 +1009,7 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                      "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
                      "certified to 1e-6), kappa_jacobian_skip null",
                      r.n, r.n);
+    Conditioning_show_layer(out, c->layer);
 done:
     run_free(&r);
     if (info == LINALG_STOPPED) {
@@ -975,8 +1018,12 @@ done:
         return CONDITIONING_STOPPED;
     }
     if (info) {
-        snprintf(err, size, "conditioning at T = %d, d = %d: %s", c->tokens, c->width,
-                 info < 0 ? "out of memory" : "a LAPACK call did not converge");
+        if (info == -1)
+            snprintf(err, size, "conditioning at T = %d, d = %d: out of memory", c->tokens,
+                     c->width);
+        else
+            snprintf(err, size, "conditioning at T = %d, d = %d: LAPACK failed (info %d)",
+                     c->tokens, c->width, info);
         Conditioning_release(out);
         return -1;
     }

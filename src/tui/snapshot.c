@@ -68,19 +68,21 @@ bool Snapshot_attach_conditioning(Snapshot *s, int slot, const Conditioning *c)
     to->counterpart_gap = c->counterpart_gap;
     to->jacobian_exact = c->jacobian_exact;
     to->warnings = c->warnings;
-    int T = c->config.tokens, d = c->config.width;
+    size_t T = (size_t)c->config.tokens, d = (size_t)c->config.width, L = (size_t)c->config.depth;
     bool made = copy_curves(&to->network, &c->network, c->config.depth) &&
                 copy_curves(&to->counterpart, &c->counterpart, c->config.depth);
-    to->attention_singular_values = copied(c->attention_singular_values, (size_t)T);
-    to->value_output_singular_values = copied(c->value_output_singular_values, (size_t)d);
-    to->jacobian_singular_values = copied(c->jacobian_singular_values, (size_t)T * d);
-    made = made && (to->attention_singular_values || !c->attention_singular_values) &&
-           (to->value_output_singular_values || !c->value_output_singular_values) &&
-           (to->jacobian_singular_values || !c->jacobian_singular_values);
+    to->layers_attention_sv = copied(c->layers_attention_sv, L * T);
+    to->layers_value_output_sv = copied(c->layers_value_output_sv, L * d);
+    to->layers_jacobian_sv = copied(c->layers_jacobian_sv, L * T * d);
+    made = made && (to->layers_attention_sv || !c->layers_attention_sv) &&
+           (to->layers_value_output_sv || !c->layers_value_output_sv) &&
+           (to->layers_jacobian_sv || !c->layers_jacobian_sv);
     if (!made) {
         Conditioning_release(to);
         return false;
     }
+    /* One run serves every shown layer: the snapshot shows its own. */
+    Conditioning_show_layer(to, s->result->config.layer);
     for (int i = 0; i < c->warnings.count; i++)
         if (slot)
             Warnings_add(&s->result->warnings, "[init %s] %s", INIT_NAMES.names[c->config.init],

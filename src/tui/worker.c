@@ -177,6 +177,7 @@ static Config conditioning_config(const Config *job, int slot)
 {
     Config c = *job;
     c.seeds = 1;
+    c.layer = 1; /* the run keeps every layer's numbers: the shown layer needs no other run */
     if (slot == 1)
         c.init = job->init == INIT_CUTTING_SKIP ? INIT_NORMAL : INIT_CUTTING_SKIP;
     return c;

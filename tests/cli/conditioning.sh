@@ -98,6 +98,17 @@ for kj, norm, smin in zip(k["kappa_jacobian"], k["jacobian_norm"], k["jacobian_s
 sv = k["shown_layer"]["jacobian_singular_values"]
 assert len(sv) == 8 * 32 and sv[0] == k["jacobian_norm"][0]'
 
+# Linear attention overflows before its tokens do: nulls from that layer with a warning, and the
+# shown layer past it has null singular values (it was a LAPACK error before).
+check "linear attention past its overflow" run overflow -a linear -T 8 -d 16 -L 40 -l 40 -s 4 --conditioning
+py "the overflow: a warning naming its layer, every value from there null, the shown layer null" '
+k = doc("overflow")["conditioning"]
+w = [x for x in k["warnings"] if "attention matrix overflows" in x]
+assert w, k["warnings"]
+s = k["shown_layer"]
+assert all(v is None for v in s["attention_singular_values"] + s["value_output_singular_values"]), s
+assert all(v is None for v in k["kappa_attention"][-5:]), k["kappa_attention"]'
+
 # Above T*d = 4096: no K, Lanczos estimates with their error bounds.
 check "matrix-free run (T*d = 8192)" run large -T 32 -d 256 -L 1 --init cutting-skip --conditioning
 py "above T*d = 4096: jacobian_exact false, kappa_jacobian_skip null, estimates with error bounds, a warning" '

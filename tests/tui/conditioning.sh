@@ -58,6 +58,12 @@ expect "it says the exact path ran" "κ\(K\) exact \(SVD of K, 1024×1024\)"
 expect "K's singular values are where the histogram goes" "singular values s of K, ℓ=1, 1024×1024 \(exact\)"
 check "the conditioning ran in the worker, once" \
     awk '/conditioning-done gen=/ { n++ } END { exit !(n == 1) }' "$trace"
+paper_line2=$(expected_line "$paper" 2)
+press "]: layer 2, its kappa as the batch document's" "$paper_line2" "]"
+expect "  and K's singular values are layer 2's" "singular values s of K, ℓ=2, 1024×1024 \(exact\)"
+check "  from the same run: no second conditioning ran" \
+    awk '/conditioning-start gen=/ { n++ } END { exit !(n == 1) }' "$trace"
+press "[: back to layer 1" "$paper_line" "["
 
 keys C # mimetic comes after cutting-skip; the next C wraps to normal
 press "C C: the normal initialisation, kappa(K) as the batch document's" "$normal_line" C
