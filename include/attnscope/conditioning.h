@@ -55,16 +55,19 @@ int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads);
 void SaWork_jvp(SaWork *w, const double *dx, double *dy);
 /* dx = Kᵀ·dy, the transpose of SaWork_jvp. */
 void SaWork_vjp(SaWork *w, const double *dy, double *dx);
-/* The full K, (T·d)×(T·d) column-major, column k = K·e_k.  Needs T·d ≤ CONDITIONING_EXACT_MAX. */
-void SaWork_jacobian(SaWork *w, double *k);
+/* The full K (or the part the products are set to), (T·d)×(T·d) column-major, column
+   k = K·e_k.  Needs T·d ≤ CONDITIONING_EXACT_MAX.  Returns 0, or LINALG_STOPPED when the
+   stop hook of SaWork_set_stop asked (k is then partial). */
+int SaWork_jacobian(SaWork *w, double *k);
 
 /* κ from the largest and smallest singular values of an n×n matrix: NaN when s_min is below
    what double precision resolves in it (n·ε·s_max, ε = 2^-52), so that a singular matrix is
    never reported as a huge finite κ. */
 double Conditioning_kappa(double s_max, double s_min, int n);
 
-/* The stop hook of la (Linalg_stop_requested) is polled between the Lanczos steps of
-   SaWork_extreme, which then returns LINALG_STOPPED; NULL: never stopped. */
+/* The stop hook of la (Linalg_stop_requested) is polled between the columns of
+   SaWork_jacobian and the Lanczos steps of SaWork_extreme, which then return LINALG_STOPPED;
+   NULL: never stopped. */
 void SaWork_set_stop(SaWork *w, const Linalg *la);
 
 /* Products with E = K − B (the perturbation term: Ẋ ↦ Ȧ X W_VO) instead of K, until the

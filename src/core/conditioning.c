@@ -189,15 +189,20 @@ void SaWork_dominant_only(SaWork *w, bool only)
     w->part = only ? PART_DOMINANT : PART_WHOLE;
 }
 
-void SaWork_jacobian(SaWork *w, double *k)
+int SaWork_jacobian(SaWork *w, double *k)
 {
+    /* At T·d = 4096 building K takes seconds: the stop hook is polled every few columns. */
+    enum { COLUMNS_PER_POLL = 64 };
     size_t n = (size_t)w->b[0].T * w->b[0].d;
     memset(w->unit, 0, sizeof(double) * n);
     for (size_t j = 0; j < n; j++) {
+        if (j % COLUMNS_PER_POLL == 0 && w->stop && Linalg_stop_requested(w->stop))
+            return LINALG_STOPPED;
         w->unit[j] = 1.0;
         SaWork_jvp(w, w->unit, k + j * n);
         w->unit[j] = 0.0;
     }
+    return 0;
 }
 
 double Conditioning_kappa(double s_max, double s_min, int n)
@@ -591,23 +596,6 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
     return Linalg_singular_values(r->la, m, m, r->scratch, s);
 }
 
-/* K (or the part the SaWork is set to) column by column into r->jacobian, polling the stop
-   hook every few columns (at T·d = 4096 building K takes seconds). */
-static int build_jacobian(ConditioningRun *r)
-{
-    enum { COLUMNS_PER_POLL = 64 };
-    double *unit = r->q; /* free once the layer's logits are formed */
-    memset(unit, 0, sizeof(double) * r->n);
-    for (size_t j = 0; j < r->n; j++) {
-        if (j % COLUMNS_PER_POLL == 0 && Linalg_stop_requested(r->la))
-            return LINALG_STOPPED;
-        unit[j] = 1.0;
-        SaWork_jvp(r->sa, unit, r->jacobian + j * r->n);
-        unit[j] = 0.0;
-    }
-    return 0;
-}
-
 /* The Jacobian's numbers at one layer; the SaWork is prepared. */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
                             bool has_perturbation, double *layer_sv)
@@ -615,7 +603,7 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     size_t n = r->n;
     int info = 0;
     if (r->jacobian) {
-        if ((info = build_jacobian(r)))
+        if ((info = SaWork_jacobian(r->sa, r->jacobian)))
             return info;
         /* K's singular values from a copy, then K + I's from K itself. */
         memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
@@ -671,7 +659,7 @@ static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     double top, bottom;
     SaWork_dominant_only(r->sa, true);
     if (r->jacobian) {
-        if (!(info = build_jacobian(r)))
+        if (!(info = SaWork_jacobian(r->sa, r->jacobian)))
             info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
         top = r->jacobian_sv[0];
         bottom = r->jacobian_sv[n - 1];
