@@ -38,18 +38,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "timing.h"
 
-enum { STAGE_INPUT, STAGE_WEIGHTS, STAGE_ATTENTION, STAGE_FORWARD, STAGE_SPECTRA, STAGE_RANK,
-       STAGES };
+enum {
+    STAGE_INPUT,
+    STAGE_WEIGHTS,
+    STAGE_ATTENTION,
+    STAGE_FORWARD,
+    STAGE_SPECTRA,
+    STAGE_RANK,
+    STAGES
+};
 static const char *const STAGE_NAMES[STAGES] = {"input",   "weights", "attention",
                                                 "forward", "spectra", "stable_rank"};
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct {
     int T, d;
@@ -160,12 +161,12 @@ static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
             t0 = now();
             const double *logits = b->gauss;
             if (c->attention == ATTENTION_SOFTMAX) {
-                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wq,
-                            d, 0.0, b->q, T);
-                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wk,
-                            d, 0.0, b->k, T);
-                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d,
-                            1.0 / sqrt((double)d), b->k, T, b->q, T, 0.0, b->logits, T);
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wq, d,
+                            0.0, b->q, T);
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wk, d,
+                            0.0, b->k, T);
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d),
+                            b->k, T, b->q, T, 0.0, b->logits, T);
                 logits = b->logits;
             }
             Attention_build(c->attention, c->mask, c->window, T, logits, b->attn);
@@ -185,8 +186,8 @@ static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
 
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wv, d,
                         0.0, b->xw, T);
-            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, b->attn, T, b->xw,
-                        T, 0.0, x, T);
+            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, b->attn, T, b->xw, T,
+                        0.0, x, T);
             for (size_t i = 0; i < td && !dead[n]; i++)
                 if (!isfinite(x[i]))
                     dead[n] = true;
@@ -203,26 +204,14 @@ static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
         }
         if (layer == c->layer) {
             t0 = now();
-            if (Spectra_of_shown_layer(c, out->shown_gap, b->shown_before, b->shown_applied,
-                                       b->la, b->gram, out))
+            if (Spectra_of_shown_layer(c, out->shown_gap, b->shown_before, b->shown_applied, b->la,
+                                       b->gram, out))
                 return -1;
             t[STAGE_SPECTRA] += now() - t0;
         }
     }
     Result_free(out);
     return 0;
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static void print_array(const char *name, const double *v, int n)

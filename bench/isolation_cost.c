@@ -17,15 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "timing.h"
 
 enum { RUNS = 3 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void fill(double *p, size_t n, unsigned seed)
 {
@@ -34,12 +28,6 @@ static void fill(double *p, size_t n, unsigned seed)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         p[i] = (double)(x >> 11) / 9007199254740992.0 - 0.5;
     }
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* The routine on a fresh copy of the input (the calls destroy it). */
@@ -80,7 +68,7 @@ static double median_seconds(Linalg *la, LinalgRoutine routine, int n, const dou
             return -1;
         t[r] = now() - start;
     }
-    qsort(t, RUNS, sizeof t[0], compare);
+    qsort(t, RUNS, sizeof t[0], compare_doubles);
     return t[RUNS / 2];
 }
 

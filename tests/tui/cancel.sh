@@ -13,28 +13,6 @@ cd "$(dirname "$0")/../.." || exit 1
 # (dgeev at T = 2048: ~7 s of CPU here) would run for 5 s more at least.
 BOUND=3
 
-pid_of_screen() { tm display-message -p -t 0 '#{pane_pid}'; }
-children() { [ -n "$1" ] && ps -o pid= --ppid "$1" | tr -d ' '; }
-event_ms() { # pattern: the timestamp of its first line in the trace
-    awk -v p="$1" '$0 ~ p { print $1; exit }' "$trace"
-}
-wait_file_line() { # pattern: until a line of the trace matches
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        grep -qE -- "$1" "$trace" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
-wait_process_gone() { # pid
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        kill -0 "$1" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # --- a key during a long LAPACK call -----------------------------------------------------
 trace=$TMP/cancel.trace
 # exec: the pane's process is the program itself, whose one child is the helper.
@@ -52,7 +30,6 @@ check "the screen has its helper process" test -n "$helper"
 # A worker of the helper that has used 1.5 s of CPU runs one of the shown layer's spectra:
 # the other isolated calls at this size, the Gram matrices, need ~0.25 s each.  CPU time,
 # not age, so that a loaded machine cannot pass a Gram matrix off as one.
-cpu_seconds() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null; }
 long_call=""
 deadline=$((SECONDS + TIMEOUT))
 while [ -n "$helper" ] && [ -z "$long_call" ] && [ "$SECONDS" -lt "$deadline" ]; do
@@ -66,7 +43,7 @@ done
 check "a long call runs in a worker process" test -n "$long_call"
 keys r
 expect "r: the new seed is shown at once" "seed=2"
-check "the next job starts" wait_file_line "job-start gen=2"
+check "the next job starts" wait_trace "job-start gen=2"
 key=$(event_ms "key r gen=2")
 next=$(event_ms "job-start gen=2")
 echo "# key -> next job-start: $(awk -v a="$key" -v b="$next" 'BEGIN { printf "%.1f", b - a }') ms"
@@ -81,14 +58,14 @@ check "the helper ends with the screen" wait_process_gone "$helper"
 # --- keys that need no forward pass --------------------------------------------------------
 trace=$TMP/reuse.trace
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 256 -d 256 -L 4 --trace '$trace'"
-check "the first job is done" wait_file_line "job-done gen=1 "
+check "the first job is done" wait_trace "job-done gen=1 "
 press "]: layer 2 is shown" "layer=2/4" "]"
-check "]: its job is done" wait_file_line "job-done gen=2 "
-check "]: its spectra were shown" wait_file_line "frame gen=2 shown=2 spectra=1"
+check "]: its job is done" wait_trace "job-done gen=2 "
+check "]: its spectra were shown" wait_trace "frame gen=2 shown=2 spectra=1"
 check "]: no layer computed between the key and its result" \
     awk '/ key \] gen=2/ { on = 1 } on && / layer gen=/ { bad = 1 } / job-done gen=2 / { exit bad } END { exit bad }' "$trace"
 press "L: one more layer" "L=5" L
-check "L: its job is done" wait_file_line "job-done gen=3 "
+check "L: its job is done" wait_trace "job-done gen=3 "
 check "L: exactly one layer computed, the fifth" \
     awk '/ layer gen=3 / { n++ } END { exit !(n == 1) }' "$trace"
 check "L: the layer is the fifth" grep -q "layer gen=3 seed=1 layer=5/5" "$trace"

@@ -13,15 +13,6 @@ cd "$(dirname "$0")/../.." || exit 1
 # Seconds from the key to the next job's start (measured: well below 0.1 s).
 BOUND=3
 
-event_ms() { awk -v p="$1" '$0 ~ p { print $1; exit }' "$trace"; }
-wait_trace() { # pattern
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        grep -qE -- "$1" "$trace" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
 within_bound() { # key-event next-event
     local key next
     key=$(event_ms "$1")
@@ -29,18 +20,6 @@ within_bound() { # key-event next-event
     echo "# $1 -> $2: $(awk -v a="$key" -v b="$next" 'BEGIN { printf "%.1f", b - a }') ms"
     awk -v a="$key" -v b="$next" -v bound="$BOUND" 'BEGIN { exit !(a != "" && b != "" && b - a <= 1000 * bound) }'
 }
-pid_of_screen() { tm display-message -p -t 0 '#{pane_pid}'; }
-children() { [ -n "$1" ] && ps -o pid= --ppid "$1" | tr -d ' '; }
-cpu_seconds() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null; }
-wait_process_gone() {
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        kill -0 "$1" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # --- Lanczos: a key between the steps -------------------------------------------------------
 trace=$TMP/lanczos.trace
 # --no-confirm: on a busy machine the cost model may price this above 30 s and ask first.

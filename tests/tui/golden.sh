@@ -34,7 +34,6 @@ TERMINALS=(
     "120x40 utf8 color 2 conditioning" "80x24 ascii nocolor 2 conditioning"
 )
 
-exited_with() { wait_file "$TMP/status" && [ "$(cat "$TMP/status")" = "$1" ] && rm -f "$TMP/status"; }
 trace_lines() { wc -l <"$trace" 2>/dev/null || echo 0; }
 # The newest job is done and its last frame drawn: the last event is a frame of a generation
 # whose snapshot came complete (apply ... done=1), and nothing followed for half a second.
@@ -148,7 +147,7 @@ for t in "${TERMINALS[@]}"; do
     env="LANG=$locale LC_ALL=$locale ATTNSCOPE_PRESETS='$(pwd)/presets'"
     [ "$colour" = nocolor ] && env="$env NO_COLOR=1"
     trace="$TMP/$size-$charset-$colour-${set:-}.trace"
-    start "$cols" "$rows" "env $env '$BIN' $args --trace '$trace'; echo \$? >'$TMP/status'"
+    start "$cols" "$rows" "env $env '$BIN' $args --trace '$trace'"
     # The first key waits for the first job to be drawn (a set without a default capture).
     settled || not_ok "$size $charset $colour ${set:-}: the first screen did not settle"
     for ((i = 0; i < steps; i++)); do
@@ -185,7 +184,6 @@ for t in "${TERMINALS[@]}"; do
         keys q
         wait_gone "attnscope keys" || true
     fi
-    keys q
-    check "$size $charset $colour: q quits, exit status 0" exited_with 0
+    quits "$size $charset $colour: q quits, exit status 0"
 done
 finish

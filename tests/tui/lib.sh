@@ -68,6 +68,7 @@ quits() { # description
     fi
 }
 screen() { tm capture-pane -p -t 0 2>/dev/null; }
+absent() { ! screen | grep -qE -- "$1"; } # pattern: not on the screen now
 keys() { tm send-keys -t 0 "$@"; }
 
 # Polls the screen until the extended regular expression matches (0) or time runs out (1).
@@ -116,4 +117,26 @@ press() { # description pattern key...
     fi
     keys "$@"
     expect "$what" "$pattern"
+}
+
+# For the scripts that record a --trace in $trace, and follow the program's processes.
+event_ms() { awk -v p="$1" '$0 ~ p { print $1; exit }' "$trace"; } # pattern: its first line's time
+wait_trace() { # pattern: until a line of the trace matches
+    local deadline=$((SECONDS + TIMEOUT))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        grep -qE -- "$1" "$trace" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+pid_of_screen() { tm display-message -p -t 0 '#{pane_pid}'; }
+children() { [ -n "$1" ] && ps -o pid= --ppid "$1" | tr -d ' '; }
+cpu_seconds() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null; }
+wait_process_gone() { # pid
+    local deadline=$((SECONDS + TIMEOUT))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    return 1
 }

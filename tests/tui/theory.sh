@@ -7,13 +7,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
 run() { # args...
-    start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $*; echo EXIT=\$?; sleep 600"
+    start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $*"
 }
-quits() { # description
-    keys q
-    expect "$1: q quits with status 0" "^EXIT=0$"
-}
-absent() { ! screen | grep -qE -- "$1"; }
 
 run -T 32 -d 32 -L 2 -n ln --ln-scale sqrt-d --ln-place post
 expect "post-LN computes" "computed in [0-9]+ ms"

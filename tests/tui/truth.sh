@@ -12,14 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 run() { # cols rows args...
     local cols=$1 rows=$2
     shift 2
-    start "$cols" "$rows" "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $*; echo EXIT=\$?; sleep 600"
-}
-quits() { # description
-    keys q
-    expect "$1: q quits with status 0" "^EXIT=0$"
-}
-absent() { # pattern: not on the screen now
-    ! screen | grep -qE -- "$1"
+    start "$cols" "$rows" "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $*"
 }
 
 run 120 40 -T 64 -d 64 -L 8
@@ -92,7 +85,7 @@ quits "third session"
 mkdir -p "$TMP/config/attnscope/presets"
 printf '# broken on purpose\ntokens = 64\nwidth = sixty-four\n' \
     >"$TMP/config/attnscope/presets/zz-a-preset-with-a-rather-long-name-that-is-broken.preset"
-start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 2; echo EXIT=\$?; sleep 600"
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 2"
 expect "the prompt session computes" "computed in [0-9]+ ms"
 press "p opens the name prompt" "name: _" p
 keys m y
