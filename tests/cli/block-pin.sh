@@ -3,27 +3,22 @@
 # post-LN, unit skip and branch gains, no MLP, normal init), the --batch document of each
 # configuration in tests/cli/block-pin/configs is bit for bit the stored one.  Only the
 # "config" line may gain keys (new settings at their defaults); the keys stored there keep
-# their values.  BLAS runs on one thread: a threaded dgemm may sum in another order.  And on
-# one kernel: OpenBLAS picks its kernels by processor (an AVX-512 machine gets Cooperlake's or
-# SkylakeX's), and another kernel sums in another order, which moves the last bit.  The
-# documents were pinned with the Haswell kernel (AVX2 and FMA), which every x86-64 processor
-# since 2013 runs; a kernel the environment already chose is kept.
+# their values.  BLAS runs on one thread: a threaded dgemm may sum in another order; and on
+# one kernel (tests/blas-kernel.sh).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dir=tests/cli/block-pin
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-    if ! grep -qw avx2 /proc/cpuinfo 2>/dev/null || ! grep -qw fma /proc/cpuinfo 2>/dev/null; then
-        while read -r name args; do
-            case $name in '#'* | '') continue ;; esac
-            skip "$name: bit-identical to the pinned document" "no AVX2/FMA for the pinning kernel"
-        done <"$dir/configs"
-        finish
-        exit
-    fi
-    export OPENBLAS_CORETYPE=Haswell
+. tests/blas-kernel.sh
+if ! pin_blas_kernel; then
+    while read -r name args; do
+        case $name in '#'* | '') continue ;; esac
+        skip "$name: bit-identical to the pinned document" "$blas_kernel_missing"
+    done <"$dir/configs"
+    finish
+    exit
 fi
 
 same_as_pinned() { # name args...

@@ -12,6 +12,12 @@
 # timing ("computed in N ms") is masked, and the attributes are written in a canonical form.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
+. tests/blas-kernel.sh
+if ! pin_blas_kernel; then
+    skip "golden screens" "$blas_kernel_missing"
+    finish
+    exit
+fi
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 update=false
