@@ -21,8 +21,8 @@
 #include "attnscope/model.h"
 
 #include "attnscope/attention.h"
-#include "attnscope/block.h"
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
@@ -103,26 +103,17 @@ typedef struct {
    the lane's Linalg inside a long call (LAPACK's statuses are >= -1). */
 enum { LANE_STOPPED = LINALG_STOPPED };
 
-/* The buffers one network uses for itself. */
+/* The buffers one network uses for itself: its layer step's, and the run's own. */
 typedef struct {
-    Linalg *la;
-    double *x;             /* T×d: X_ℓ (normalised for input-independent kinds, see log_scale) */
-    double *frozen;        /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
-    double *xw, *y;        /* T×d scratch: Q and K, then X·W^V and the gradient's spare */
-    double *logits, *attn; /* T×T: the logits (then the Gram matrix), the attention */
-    double *gram_eig, *column; /* T, max(T, d) */
-    double *lanczos;           /* Measure_lanczos_size(T) */
-    double *gap_scratch;       /* main lane only: the counterpart's gap mode is off or center */
-    double *mixed;     /* T×d: the heads' outputs side by side, before W^O (see fused_heads) */
-    double *normed;    /* T×d: LN(X), the branch's input with pre-LayerNorm */
-    double *hidden;    /* T×R·d: the MLP's hidden layer */
-    double *keys;      /* T×d: every head's keys (several heads; their queries are in y) */
+    LayerBuffers step; /* x is X_ℓ (normalised for input-independent kinds, see log_scale) */
+    double *frozen;    /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
+    double *lanczos;   /* Measure_lanczos_size(T) */
     Warnings warnings; /* merged into the result after each layer, main lane first */
     int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = 14, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 10 };
+enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 10 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
@@ -131,11 +122,8 @@ struct Workspace {
     size_t planned[WORKSPACE_BUFFERS];
     RandomStream *random;
     Lane lane[NETWORKS];
-    double *wq, *wk, *wv;     /* d×d, the current layer's weights, shared by both lanes */
-    double *wo;               /* d×d, the output projection (unless it is the identity) */
-    double *init_scratch;     /* the factorised schemes' SVDs (Init_scratch_doubles) */
-    double *mlp_in, *mlp_out; /* d×R·d and R·d×d, the MLP's weights */
-    double *markov_gauss;     /* T×T per head */
+    LayerWeights weights; /* the current layer's, shared by both lanes (W^V: see Run.wv) */
+    double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;
@@ -159,57 +147,33 @@ typedef struct {
     size_t n;
 } BufferPlan;
 
-/* One head and no output projection: the head's output goes straight into X (skip and
-   branch gain in the same product), as the one-head layer of docs/model.md §1.5 does. */
-static bool fused_heads(const Config *c)
-{
-    return c->heads == 1 && c->output == OUTPUT_IDENTITY;
-}
-
-/* LayerNorm on the branch's input, X + F(LN X): the branch reads a normalised copy. */
-static bool pre_layernorm(const Config *c)
-{
-    return c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
-}
-
 /* The plan for c's sizes; c NULL lists the buffers only (sizes 0), for their release. */
 static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPACE_BUFFERS])
 {
     int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
-    bool block = c && !fused_heads(c);
     size_t mlp_ratio = c && c->mlp != MLP_NONE ? (size_t)c->mlp_ratio : 0;
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
     int n = 0;
     for (int l = 0; l < NETWORKS; l++) {
         Lane *lane = &w->lane[l];
-        const BufferPlan buffers[LANE_BUFFERS] = {
-            {&lane->x, td},
-            {&lane->frozen, td},
-            {&lane->xw, td},
-            {&lane->y, td},
-            {&lane->logits, tt},
-            {&lane->attn, tt},
-            {&lane->gram_eig, (size_t)T},
-            {&lane->column, (size_t)(T > d ? T : d)},
-            {&lane->lanczos, Measure_lanczos_size(T)},
-            {&lane->gap_scratch, l == NETWORK_MAIN ? Gap_scratch_size(T) : 0},
-            {&lane->mixed, block ? td : 0},
-            {&lane->normed, c && pre_layernorm(c) ? td : 0},
-            {&lane->hidden, td * mlp_ratio},
-            {&lane->keys, c && c->heads > 1 ? td : 0},
-        };
-        memcpy(plan + n, buffers, sizeof buffers);
-        n += LANE_BUFFERS;
+        /* The counterpart's gap mode is off or center, which need no scratch. */
+        LayerBuffer step[LAYER_BUFFERS];
+        Layer_buffers(c, &lane->step, l == NETWORK_MAIN, step);
+        for (int i = 0; i < LAYER_BUFFERS; i++)
+            plan[n++] = (BufferPlan){step[i].buffer, step[i].doubles};
+        plan[n++] = (BufferPlan){&lane->frozen, td};
+        plan[n++] = (BufferPlan){&lane->lanczos, Measure_lanczos_size(T)};
     }
+    LayerWeights *weights = &w->weights;
     const BufferPlan shared[] = {
-        {&w->wq, dd},
-        {&w->wk, dd},
-        {&w->wv, dd},
-        {&w->wo, c && c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&weights->query, dd},
+        {&weights->key, dd},
+        {&weights->value, dd},
+        {&weights->output, c && c->output != OUTPUT_IDENTITY ? dd : 0},
         {&w->init_scratch, c ? Init_scratch_doubles(c) : 0},
-        {&w->mlp_in, dd * mlp_ratio},
-        {&w->mlp_out, dd * mlp_ratio},
-        {&w->markov_gauss, tt * (size_t)heads},
+        {&weights->mlp_in, dd * mlp_ratio},
+        {&weights->mlp_out, dd * mlp_ratio},
+        {&weights->markov, tt * (size_t)heads},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
     };
@@ -238,8 +202,8 @@ Workspace *Workspace_new(void)
         return NULL;
     w->random = RandomStream_new();
     for (int l = 0; l < NETWORKS; l++)
-        w->lane[l].la = Linalg_new();
-    if (!w->random || !w->lane[0].la || !w->lane[1].la) {
+        w->lane[l].step.la = Linalg_new();
+    if (!w->random || !w->lane[0].step.la || !w->lane[1].step.la) {
         Workspace_free(w);
         return NULL;
     }
@@ -254,7 +218,7 @@ void Workspace_free(Workspace *w)
     kept_clear(&w->kept);
     free(w->value_cache);
     for (int l = 0; l < NETWORKS; l++)
-        Linalg_free(w->lane[l].la);
+        Linalg_free(w->lane[l].step.la);
     RandomStream_free(w->random);
     free(w);
 }
@@ -262,7 +226,7 @@ void Workspace_free(Workspace *w)
 void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation)
 {
     for (int l = 0; l < NETWORKS; l++)
-        Linalg_set_isolation(w->lane[l].la, isolation);
+        Linalg_set_isolation(w->lane[l].step.la, isolation);
 }
 
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all)
@@ -332,18 +296,6 @@ size_t Model_memory_estimate(const Config *c)
 
 /* ---- one network ---------------------------------------------------------------------- */
 
-/* The residual's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5, §1.8): the skip's
-   a (none: 0) and the branch's b, over √d for the scaled skip. */
-static double skip_gain(const Config *c)
-{
-    return c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
-}
-
-static double branch_gain(const Config *c)
-{
-    return c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)c->width) : c->branch_gain;
-}
-
 /* The frozen-attention gradient is the product formula of docs/model.md §2, which describes the
    network of one head without skips, LayerNorm or output projection. */
 static bool gradients_apply(const Config *c)
@@ -405,17 +357,17 @@ static void record(LayerState *state, const Measures *m, double log_similarity0)
 
 /* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
    for the same weights reads it instead of drawing it again. */
-static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
-                              const double **out)
+static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer, double **out)
 {
     size_t dd = (size_t)c->width * c->width;
     bool cached = value_cache_doubles(c) > 0;
-    double *wv = cached ? w->value_cache + (size_t)(layer - 1) * dd : w->wv;
-    *out = wv;
+    LayerWeights into = {.value =
+                             cached ? w->value_cache + (size_t)(layer - 1) * dd : w->weights.value};
+    *out = into.value;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
         return 0;
-    int info = Init_draw_with_scratch(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer,
-                                      MATRIX_VALUE, wv, w->init_scratch);
+    int info = Layer_draw(w->random, w->lane[NETWORK_MAIN].step.la, c, seed, layer,
+                          LAYER_DRAW_VALUE, &into, w->init_scratch);
     if (cached && !info) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
@@ -425,80 +377,21 @@ static int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int 
     return info;
 }
 
-/* W^O of docs/model.md §1.7: entries N(0, 1/d), which keep a token's expected norm, or the
-   Haar-orthogonal Q of their QR factorisation (signs by diag(R)), which keeps every norm.
-   Returns LAPACK's status. */
-static int draw_output_projection(Workspace *w, const Config *c, uint64_t seed, int layer)
-{
-    return Init_draw_with_scratch(w->random, w->lane[NETWORK_MAIN].la, c, seed, layer,
-                                  MATRIX_OUTPUT, w->wo, w->init_scratch);
-}
-
-/* Weights of one layer, shared by both networks (W^O apart); returns W^V. */
+/* Weights of one layer, shared by both networks: `parts` (LayerDraw bits) and W^V, which the
+   first seed reads from its cache; *wv is where W^V is. */
 static int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer,
-                              bool first_seed, const double **wv)
+                              bool first_seed, unsigned parts, double **wv)
 {
-    size_t tt = (size_t)c->tokens * c->tokens;
-    Linalg *la = w->lane[NETWORK_MAIN].la;
-    int info = 0;
-    if (Attention_has_query_key(c->attention))
-        info = Init_draw_query_key(w->random, la, c, seed, layer, w->wq, w->wk, w->init_scratch);
-    if (c->attention == ATTENTION_MARKOV)
-        RandomStream_gaussian(w->random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
-                              w->markov_gauss, tt * (size_t)c->heads);
+    Linalg *la = w->lane[NETWORK_MAIN].step.la;
+    int info = Layer_draw(w->random, la, c, seed, layer, parts & ~(unsigned)LAYER_DRAW_VALUE,
+                          &w->weights, w->init_scratch);
     if (info)
         return info;
     if (first_seed)
         return draw_value_weights(w, c, seed, layer, wv);
-    *wv = w->wv;
-    return Init_draw_with_scratch(w->random, la, c, seed, layer, MATRIX_VALUE, w->wv,
-                                  w->init_scratch);
-}
-
-/* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
-   Sᵀ = K Qᵀ·scale in column-major, scale 1/√d_h or 1/d_h; W^Q_h is the h-th block of d_h
-   columns of W^Q.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised.
-   *logits is NULL for kinds without logits.  Returns 0 or LANE_STOPPED. */
-static int layer_logits(Workspace *w, Lane *lane, const Config *c, int h, const double *source,
-                        const double **logits)
-{
-    int T = c->tokens, d = c->width, dh = Config_head_width(c);
-    *logits = NULL;
-    if (c->attention == ATTENTION_MARKOV) {
-        *logits = w->markov_gauss + (size_t)h * T * T;
-        return 0;
-    }
-    if (!Attention_has_query_key(c->attention))
-        return 0;
-    double scale = Init_logit_scale(c);
-    /* Several heads: every head's queries and keys were projected at once (project_heads),
-       head h's are their h-th block of columns.  One head: y and xw are free until the values
-       are applied. */
-    double *q = lane->y, *k = lane->xw;
-    int status = 0;
-    if (c->heads > 1) {
-        q = lane->y + (size_t)T * dh * h;
-        k = lane->keys + (size_t)T * dh * h;
-    } else {
-        status = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wq, d, 0.0, q, T);
-        if (!status)
-            status =
-                Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wk, d, 0.0, k, T);
-    }
-    if (!status)
-        status =
-            Linalg_gemm(lane->la, false, true, T, T, dh, scale, k, T, q, T, 0.0, lane->logits, T);
-    if (!status)
-        *logits = lane->logits;
-    return status;
-}
-
-static bool all_finite(const double *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]))
-            return false;
-    return true;
+    *wv = w->weights.value;
+    return Layer_draw(w->random, la, c, seed, layer, LAYER_DRAW_VALUE, &w->weights,
+                      w->init_scratch);
 }
 
 /* ---- what is kept between runs --------------------------------------------------------- */
@@ -685,7 +578,7 @@ typedef struct {
     int layer;                   /* the layer being computed */
     bool attention_ready;        /* layer 1: both lanes start from X0 and share A */
     const double *shared_logits; /* their logits */
-    const double *wv;            /* the layer's value weights */
+    LayerWeights weights;        /* the layer's (W^V from the first seed's cache) */
     bool active[NETWORKS];       /* the lanes that compute this layer */
     bool measure;                /* false: only the token matrices are wanted (a replay) */
     Track *track[NETWORKS];      /* lane n computes track[n] */
@@ -714,205 +607,71 @@ static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
    assembly names the first layer it happened at, and says it once. */
 #define LAYER_MARK "\x02"
 
-/* Several heads: every head's queries (into y), keys and values (into xw) in one product
-   each, as wide products run nearer the BLAS's peak than H narrow ones.  Returns 0 or
-   LANE_STOPPED. */
-static int project_heads(const Config *c, Workspace *w, Lane *lane, const double *source,
-                         const double *wv)
+/* What a lane's layer step shows the run: which lane it is. */
+typedef struct {
+    Run *run;
+    int which;
+} LaneWatch;
+
+static bool shown_head(const LaneWatch *watch, int head)
 {
-    int T = c->tokens, d = c->width, info = 0;
-    if (Attention_has_query_key(c->attention)) {
-        info =
-            Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wq, d, 0.0, lane->y, T);
-        if (!info)
-            info = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, w->wk, d, 0.0,
-                               lane->keys, T);
-    }
-    if (!info && wv)
-        info =
-            Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, wv, d, 0.0, lane->xw, T);
-    return info;
+    return watch->run->shown_lane == watch->which && head == watch->run->config->head - 1;
 }
 
-/* What the branch F reads: X, or LN(X) in the lane's `normed` with pre-LayerNorm. */
-static const double *branch_input(const Config *c, Lane *lane)
-{
-    if (!pre_layernorm(c))
-        return lane->x;
-    size_t td = (size_t)c->tokens * c->width;
-    memcpy(lane->normed, lane->x, sizeof(double) * td);
-    Block_layernorm(c, c->tokens, c->width, lane->normed, lane->column, lane->gram_eig);
-    return lane->normed;
-}
-
-/* Head h (from 0) of one layer: its attention from the lane's X (the shown head's captured),
-   gap removal, and its output A_h·X·W^V_h, written into X itself when the heads are fused
-   (X ← keep·X + branch·A X W^V) and into its block of columns of `mixed` otherwise. */
-static int network_head(Run *run, int which, int h, const double *source)
+/* The shown matrix as built (before gap removal) and its logits' std. */
+static void capture_built(Run *run, const double *logits, const double *attention)
 {
     const Config *c = run->config;
-    Workspace *w = run->w;
-    Lane *lane = &w->lane[which];
-    Network *net = &run->nets[which];
-    int T = c->tokens, d = c->width, dh = Config_head_width(c), layer = run->layer;
-    size_t tt = (size_t)T * T;
-    bool shown = run->shown_lane == which && h == c->head - 1;
-    bool gradients = run->first_seed && gradients_apply(c);
-
-    const double *logits = run->shared_logits;
-    if (!run->attention_ready) {
-        int status = layer_logits(w, lane, c, h, source, &logits);
-        if (status)
-            return status;
-        Attention_build(c->attention, c->mask, c->window, T, logits, lane->attn);
-    }
-    if (stop_requested(run))
-        return LANE_STOPPED;
-    /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before
-       the tokens do, and no spectrum of a matrix with infinities exists. */
-    if (!all_finite(lane->attn, tt)) {
-        net->dead = true;
-        Warnings_add(&lane->warnings,
-                     ROLE_MARK " network's attention matrix overflows the double range at layer "
-                               "%d (no LayerNorm: the tokens grow layer by layer); its values "
-                               "from there on are null",
-                     layer);
-        return 0;
-    }
-    if (shown) {
-        memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
-        run->shown_logit_std = logits ? Attention_logit_std(c->mask, c->window, T, logits) : NAN;
-    }
-    GapOutcome outcome;
-    Warnings gap_warnings = {.count = 0};
-    int info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, T, lane->attn,
-                         lane->la, lane->gap_scratch, &outcome, &gap_warnings);
-    if (info)
-        return info;
-    for (int i = 0; i < gap_warnings.count; i++)
-        Warnings_add_about(&lane->warnings, gap_warnings.subject[i], LAYER_MARK "%s",
-                           gap_warnings.text[i]);
-    if (shown) {
-        memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
-        run->shown_outcome = outcome;
-        run->shown_captured = true;
-    }
-    if (gradients) { /* frozen ← A_ℓ·frozen (the buffer is Aᵀ) */
-        double unused;
-        info = scaled_step(lane->la, T, d, &lane->frozen, &lane->y, lane->attn, NULL, true,
-                           &net->log_frozen, &unused);
-        if (info)
-            return info;
-    }
-    /* A_h X W^V_h; the attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several
-       heads: X W^V is in xw already (project_heads). */
-    size_t block = (size_t)T * dh * h;
-    if (c->heads == 1)
-        info = Linalg_gemm(lane->la, false, false, T, d, d, 1.0, source, T, run->wv, d, 0.0,
-                           lane->xw, T);
-    if (info)
-        return info;
-    if (fused_heads(c))
-        return Linalg_gemm(lane->la, true, false, T, d, T, branch_gain(c), lane->attn, T, lane->xw,
-                           T, skip_gain(c), lane->x, T);
-    return Linalg_gemm(lane->la, true, false, T, dh, T, 1.0, lane->attn, T, lane->xw + block, T,
-                       0.0, lane->mixed + block, T);
+    memcpy(run->w->shown_before_gap, attention, sizeof(double) * c->tokens * c->tokens);
+    run->shown_logit_std =
+        logits ? Attention_logit_std(c->mask, c->window, c->tokens, logits) : NAN;
 }
 
-/* X ← keep·X + branch·[head_1 … head_H]·W^O, once every head has read X.  Returns 0 or
-   LANE_STOPPED. */
-static int combine_heads(const Config *c, Workspace *w, Lane *lane)
+/* The shown matrix as applied, and what the gap mode did. */
+static void capture_applied(Run *run, const double *attention, GapOutcome outcome)
 {
-    int T = c->tokens, d = c->width;
-    double keep = skip_gain(c), branch = branch_gain(c);
-    if (c->output != OUTPUT_IDENTITY)
-        return Linalg_gemm(lane->la, false, false, T, d, d, branch, lane->mixed, T, w->wo, d, keep,
-                           lane->x, T);
-    size_t td = (size_t)T * d;
-    for (size_t i = 0; i < td; i++)
-        lane->x[i] = keep * lane->x[i] + branch * lane->mixed[i];
+    size_t tt = (size_t)run->config->tokens * run->config->tokens;
+    memcpy(run->w->shown_applied, attention, sizeof(double) * tt);
+    run->shown_outcome = outcome;
+    run->shown_captured = true;
+}
+
+static void lane_built(void *context, int head, const double *logits, const double *attention)
+{
+    LaneWatch *watch = context;
+    if (shown_head(watch, head))
+        capture_built(watch->run, logits, attention);
+}
+
+static int lane_applied(void *context, int head, const double *attention, GapOutcome outcome,
+                        const Warnings *gap_warnings)
+{
+    LaneWatch *watch = context;
+    Run *run = watch->run;
+    Lane *lane = &run->w->lane[watch->which];
+    for (int i = 0; i < gap_warnings->count; i++)
+        Warnings_add_about(&lane->warnings, gap_warnings->subject[i], LAYER_MARK "%s",
+                           gap_warnings->text[i]);
+    if (shown_head(watch, head))
+        capture_applied(run, attention, outcome);
+    const Progress *p = run->progress;
+    if (run->measure && p && p->attention_applied)
+        p->attention_applied(p->context, watch->which, run->layer, head, attention);
     return 0;
 }
 
-/* The MLP sub-block with its own skip and LayerNorm, placed as the attention's:
-   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre).  Returns 0 or
-   LANE_STOPPED. */
-static int mlp_sublayer(const Config *c, Workspace *w, Lane *lane)
-{
-    int T = c->tokens, d = c->width, hidden = c->mlp_ratio * c->width;
-    const double *source = branch_input(c, lane);
-    int info = Linalg_gemm(lane->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_in, hidden,
-                           0.0, lane->hidden, T);
-    if (info)
-        return info;
-    Block_activate(c->mlp, lane->hidden, (size_t)T * hidden);
-    info = Linalg_gemm(lane->la, false, false, T, d, hidden, branch_gain(c), lane->hidden, T,
-                       w->mlp_out, hidden, skip_gain(c), lane->x, T);
-    if (info)
-        return info;
-    if (!pre_layernorm(c))
-        Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
-    return 0;
-}
-
-/* One layer of one network: each head's attention from its own X, gap removal, values, the
-   output projection, skip, LN. */
-static int network_layer(Run *run, int which)
+/* The layer's numbers of lane `which` (docs/model.md §2), into its track. */
+static int measure_layer(Run *run, int which)
 {
     const Config *c = run->config;
-    Workspace *w = run->w;
-    Lane *lane = &w->lane[which];
+    Lane *lane = &run->w->lane[which];
     Network *net = &run->nets[which];
-    int T = c->tokens, d = c->width, layer = run->layer;
-    size_t td = (size_t)T * d;
-
-    const double *source = branch_input(c, lane);
-    int info = 0;
-    if (c->heads > 1)
-        info = project_heads(c, w, lane, source, run->wv);
-    for (int h = 0; h < c->heads && !info && !net->dead; h++)
-        info = network_head(run, which, h, source);
-    if (info)
-        return info;
-    if (net->dead) /* a head's attention overflowed: the layer has no finite output */
-        return 0;
-    if (!fused_heads(c))
-        info = combine_heads(c, w, lane);
-    if (info)
-        return info;
-    if (!pre_layernorm(c)) /* the Gram eigenvalues' buffer is free until the measures */
-        Block_layernorm(c, T, d, lane->x, lane->column, lane->gram_eig);
-    if (c->mlp != MLP_NONE)
-        info = mlp_sublayer(c, w, lane);
-    if (info)
-        return info;
-    if (stop_requested(run))
-        return LANE_STOPPED;
-
-    if (!all_finite(lane->x, td)) {
-        net->dead = true;
-        Warnings_add(&lane->warnings,
-                     ROLE_MARK " network overflows the double range at layer %d (no LayerNorm: "
-                               "the tokens grow layer by layer); its values from there on are "
-                               "null",
-                     layer);
-        return 0;
-    }
-    double norm = cblas_dnrm2((int)td, lane->x, 1);
-    if (Attention_is_input_independent(c->attention) && norm > 0 &&
-        c->layernorm == LAYERNORM_NONE && (c->mlp == MLP_NONE || c->mlp == MLP_RELU)) {
-        /* A does not depend on X and every step is homogeneous of degree 1 in X: carry the
-           scale apart so that deep networks never overflow. */
-        cblas_dscal((int)td, 1.0 / norm, lane->x, 1);
-        net->log_scale += log(norm);
-    }
-    if (!run->measure)
-        return 0;
-
+    int layer = run->layer;
     Measures m;
-    /* The logits are spent once the attention is built: their buffer takes the Gram matrix. */
-    info = Measure_tokens(lane->la, T, d, lane->x, net->log_scale, lane->xw, lane->logits,
-                          lane->gram_eig, w->measure_all_eigenvalues ? NULL : lane->lanczos, &m);
+    /* The step's buffers are free after it: the logits' takes the Gram matrix. */
+    int info = Measure_tokens(lane->step.la, c->tokens, c->width, lane->step.x, net->log_scale,
+                              lane->step.values, lane->step.logits, lane->step.row_max,
+                              run->w->measure_all_eigenvalues ? NULL : lane->lanczos, &m);
     if (info)
         return info;
     if (isnan(m.stable_rank)) {
@@ -935,6 +694,48 @@ static int network_layer(Run *run, int which)
     return 0;
 }
 
+/* One layer of one network: the layer step on its lane (the shown head's attention captured
+   on the way), the frozen product of the gradients, and the layer's numbers. */
+static int network_layer(Run *run, int which)
+{
+    const Config *c = run->config;
+    Lane *lane = &run->w->lane[which];
+    Network *net = &run->nets[which];
+    LaneWatch watch = {run, which};
+    LayerObserver observer = {.context = &watch, .built = lane_built, .applied = lane_applied};
+    LayerStep step = {.config = c,
+                      .weights = &run->weights,
+                      .gap = run->track[which]->gap,
+                      .observer = &observer,
+                      .attention_built = run->attention_ready,
+                      .built_logits = run->shared_logits};
+    LayerOutcome outcome;
+    int info = Layer_step(&step, &lane->step, &outcome, &net->log_scale);
+    if (!info && outcome != LAYER_ATTENTION_OVERFLOW && run->first_seed && gradients_apply(c)) {
+        /* frozen ← A_ℓ·frozen (the attention buffer holds the one head's applied matrix, as
+           Aᵀ); the queries are spent, so their buffer is the product's spare. */
+        double unused;
+        info = scaled_step(lane->step.la, c->tokens, c->width, &lane->frozen, &lane->step.queries,
+                           lane->step.attention, NULL, true, &net->log_frozen, &unused);
+    }
+    if (info)
+        return info;
+    if (outcome == LAYER_ATTENTION_OVERFLOW)
+        Warnings_add(&lane->warnings,
+                     ROLE_MARK " network's attention matrix overflows the double range at layer "
+                               "%d (no LayerNorm: the tokens grow layer by layer); its values "
+                               "from there on are null",
+                     run->layer);
+    if (outcome == LAYER_TOKENS_OVERFLOW)
+        Warnings_add(&lane->warnings,
+                     ROLE_MARK " network overflows the double range at layer %d (no LayerNorm: "
+                               "the tokens grow layer by layer); its values from there on are "
+                               "null",
+                     run->layer);
+    net->dead = outcome != LAYER_DONE;
+    return net->dead || !run->measure ? 0 : measure_layer(run, which);
+}
+
 static void layer_task(int which, void *context)
 {
     Run *run = context;
@@ -955,25 +756,14 @@ static void both_lanes(const Progress *progress, void (*task)(int which, void *c
     }
 }
 
-/* Orthonormal input X0 = Qᵀ into lane `which`, Q from the QR factorisation of G ∈ R^{d×T},
-   signs by diag(R). */
+/* The input X0 (Layer_input) into lane `which`, and the start of its frozen product. */
 static int input_tokens(Workspace *w, const Config *c, uint64_t seed, int which)
 {
-    int T = c->tokens, d = c->width;
-    size_t td = (size_t)T * d;
     Lane *lane = &w->lane[which];
-    double *g = lane->y; /* d×T fits in a T×d buffer */
-    RandomStream_gaussian(w->random, seed, 0, ROLE_INPUT, 1.0, g, td);
-    int info = Linalg_orthonormalise(lane->la, d, T, g);
-    if (info)
-        return info;
-    for (int j = 0; j < d; j++)
-        for (int i = 0; i < T; i++)
-            lane->x[i + (size_t)j * T] = g[j + (size_t)i * d];
-    if (c->input_norm == INPUT_NORM_SQRT_D) /* rows of norm √d, as after embedding + LN */
-        cblas_dscal((int)td, sqrt((double)d), lane->x, 1);
-    memcpy(lane->frozen, lane->x, sizeof(double) * td);
-    return 0;
+    int info = Layer_input(w->random, lane->step.la, c, seed, lane->step.x, lane->step.queries);
+    if (!info)
+        memcpy(lane->frozen, lane->step.x, sizeof(double) * c->tokens * c->width);
+    return info;
 }
 
 /* Keeps lane `which`'s token matrices as the state of its track's layer, within budget. */
@@ -993,7 +783,7 @@ static void keep_matrices(Run *run, int which, int layer)
         s->x = s->frozen = NULL;
         return;
     }
-    memcpy(s->x, w->lane[which].x, sizeof(double) * td);
+    memcpy(s->x, w->lane[which].step.x, sizeof(double) * td);
     run->kept->bytes += sizeof(double) * td;
     if (frozen) {
         memcpy(s->frozen, w->lane[which].frozen, sizeof(double) * td);
@@ -1038,7 +828,7 @@ static int lane_load(Run *run, int which, int layer)
         if (info)
             return info;
     } else {
-        memcpy(lane->x, t->state[from].x, sizeof(double) * td);
+        memcpy(lane->step.x, t->state[from].x, sizeof(double) * td);
         if (t->state[from].frozen)
             memcpy(lane->frozen, t->state[from].frozen, sizeof(double) * td);
     }
@@ -1073,31 +863,22 @@ static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    int layer = run->layer;
-    int info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, &run->wv);
-    if (!info && c->output != OUTPUT_IDENTITY)
-        info = draw_output_projection(w, c, run->seed, layer);
-    if (!info && c->mlp != MLP_NONE)
-        info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, run->seed, layer, MATRIX_MLP_IN,
-                         w->mlp_in);
-    if (!info && c->mlp != MLP_NONE)
-        info = Init_draw(w->random, w->lane[NETWORK_MAIN].la, c, run->seed, layer, MATRIX_MLP_OUT,
-                         w->mlp_out);
+    run->weights = w->weights;
+    int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, LAYER_DRAW_ALL,
+                                  &run->weights.value);
     if (info)
         return info;
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
        matrix per head would be as many T×T buffers). */
-    run->attention_ready = layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
+    run->attention_ready = run->layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
     run->shared_logits = NULL;
     if (run->attention_ready) {
-        Lane *main_lane = &w->lane[NETWORK_MAIN];
-        int status =
-            layer_logits(w, main_lane, c, 0, branch_input(c, main_lane), &run->shared_logits);
+        LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
+        LayerOutcome finite; /* the step itself checks it, on each lane */
+        int status = Layer_attention(c, &run->weights, main_step, 0, &run->shared_logits, &finite);
         if (status)
             return status;
-        Attention_build(c->attention, c->mask, c->window, c->tokens, run->shared_logits,
-                        main_lane->attn);
-        memcpy(w->lane[NETWORK_COUNTERPART].attn, main_lane->attn,
+        memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,
                sizeof(double) * c->tokens * c->tokens);
     }
     if (run->active[0] && run->active[1]) {
@@ -1128,9 +909,9 @@ static void shown_spectra_task(int which, void *context)
     Lane *lane = &w->lane[which];
     job->info[which] =
         which == NETWORK_MAIN
-            ? Spectra_shown_eigenvalues(job->T, job->brauer, w->shown_before_gap, lane->la,
-                                        lane->logits, job->into)
-            : Spectra_shown_singular_values(job->T, w->shown_applied, lane->la, job->into);
+            ? Spectra_shown_eigenvalues(job->T, job->brauer, w->shown_before_gap, lane->step.la,
+                                        lane->step.logits, job->into)
+            : Spectra_shown_singular_values(job->T, w->shown_applied, lane->step.la, job->into);
 }
 
 /* The spectra of the captured shown matrices (workspace's shown_before_gap and
@@ -1175,30 +956,22 @@ static int capture_shown_attention(Run *run, int which, int layer)
     int info = lane_load(run, which, layer - 1);
     if (info)
         return info;
-    const double *wv;
-    info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, &wv);
-    if (info)
-        return info;
-    const double *source = branch_input(c, lane);
-    if (c->heads > 1)
-        info = project_heads(c, w, lane, source, NULL);
+    LayerWeights weights = w->weights;
+    info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, LAYER_DRAW_ATTENTION,
+                              &weights.value);
     const double *logits = NULL;
+    LayerOutcome finite = LAYER_DONE;
     if (!info)
-        info = layer_logits(w, lane, c, c->head - 1, source, &logits);
-    if (info)
+        info = Layer_attention(c, &weights, &lane->step, c->head - 1, &logits, &finite);
+    if (info || finite != LAYER_DONE)
         return info;
-    Attention_build(c->attention, c->mask, c->window, c->tokens, logits, lane->attn);
-    size_t tt = (size_t)c->tokens * c->tokens;
-    if (!all_finite(lane->attn, tt))
-        return 0;
-    run->shown_captured = true;
-    memcpy(w->shown_before_gap, lane->attn, sizeof(double) * tt);
-    run->shown_logit_std =
-        logits ? Attention_logit_std(c->mask, c->window, c->tokens, logits) : NAN;
+    capture_built(run, logits, lane->step.attention);
+    GapOutcome outcome;
     info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, c->tokens,
-                     lane->attn, lane->la, lane->gap_scratch, &run->shown_outcome, &lane->warnings);
+                     lane->step.attention, lane->step.la, lane->step.gap_scratch, &outcome,
+                     &lane->warnings);
     lane->warnings.count = 0; /* raised when the layer was first computed, and kept */
-    memcpy(w->shown_applied, lane->attn, sizeof(double) * tt);
+    capture_applied(run, lane->step.attention, outcome);
     /* The lane's token matrices are still those of layer − 1: the attention did not touch
        them. */
     return info;
@@ -1219,9 +992,9 @@ static void gradient_task(int which, void *context)
     }
     Lane *lane = &run->w->lane[which];
     double log10_p1;
-    run->info[which] =
-        scaled_step(lane->la, run->config->tokens, run->config->width, &lane->frozen, &lane->y,
-                    NULL, run->wv, false, &run->nets[which].log_frozen, &log10_p1);
+    run->info[which] = scaled_step(lane->step.la, run->config->tokens, run->config->width,
+                                   &lane->frozen, &lane->step.queries, NULL, run->weights.value,
+                                   false, &run->nets[which].log_frozen, &log10_p1);
     if (run->info[which])
         return;
     t->log10_gradient_norm[l] += log10_p1;
@@ -1247,16 +1020,16 @@ static int frozen_attention_gradients(Run *run)
     for (int n = 0; n < NETWORKS; n++)
         run->track[n]->gradient_depth = 0;
     /* P2 = I, then W_ℓ·P2 from the top down; the logit weights' buffers are free now. */
-    memset(w->wq, 0, sizeof(double) * dd);
+    memset(w->weights.query, 0, sizeof(double) * dd);
     for (int i = 0; i < d; i++)
-        w->wq[i + (size_t)i * d] = 1.0;
+        w->weights.query[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
-        const double *wv;
+        double *wv;
         int status = draw_value_weights(w, c, run->seed, l, &wv);
         if (status)
             return status;
-        status = scaled_step(w->lane[NETWORK_MAIN].la, d, d, &w->wq, &w->wk, wv, NULL, false,
-                             &log_p2, &log10_p2[l]);
+        status = scaled_step(w->lane[NETWORK_MAIN].step.la, d, d, &w->weights.query,
+                             &w->weights.key, wv, NULL, false, &log_p2, &log10_p2[l]);
         if (status)
             return status;
     }
@@ -1267,7 +1040,7 @@ static int frozen_attention_gradients(Run *run)
     run->active[0] = run->active[1] = true;
     for (int l = 1; l <= L; l++) {
         run->layer = l;
-        int info = draw_value_weights(w, c, run->seed, l, &run->wv);
+        int info = draw_value_weights(w, c, run->seed, l, &run->weights.value);
         if (info)
             return info;
         both_lanes(run->progress, gradient_task, run);
@@ -1508,13 +1281,13 @@ static int input_layer(Run *run)
     if (info)
         return info;
     Measures m0;
-    info = Measure_tokens(main_lane->la, c->tokens, c->width, main_lane->x, 0.0, main_lane->xw,
-                          main_lane->logits, main_lane->gram_eig,
+    info = Measure_tokens(main_lane->step.la, c->tokens, c->width, main_lane->step.x, 0.0,
+                          main_lane->step.values, main_lane->step.logits, main_lane->step.row_max,
                           w->measure_all_eigenvalues ? NULL : main_lane->lanczos, &m0);
     if (info)
         return info;
     size_t td = (size_t)c->tokens * c->width;
-    memcpy(w->lane[NETWORK_COUNTERPART].x, main_lane->x, sizeof(double) * td);
+    memcpy(w->lane[NETWORK_COUNTERPART].step.x, main_lane->step.x, sizeof(double) * td);
     memcpy(w->lane[NETWORK_COUNTERPART].frozen, main_lane->frozen, sizeof(double) * td);
     for (int n = 0; n < NETWORKS; n++) {
         Track *t = run->track[n];
@@ -1727,7 +1500,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     if (progress && progress->stop_requested)
         stop = (LinalgStop){.requested = progress->stop_requested, .context = progress->context};
     for (int n = 0; n < NETWORKS; n++)
-        Linalg_set_stop(w->lane[n].la, stop);
+        Linalg_set_stop(w->lane[n].step.la, stop);
     bool stopped = false;
     int begun = 0;
     for (int s = 0; s < seeds && !stopped; s++, begun++) {
@@ -1757,7 +1530,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     assemble(&run, tracks, begun, true);
 done:
     for (int n = 0; n < NETWORKS; n++)
-        Linalg_set_stop(w->lane[n].la, (LinalgStop){0});
+        Linalg_set_stop(w->lane[n].step.la, (LinalgStop){0});
     free(tracks);
     if (k == &scratch)
         kept_clear(&scratch);
@@ -1867,7 +1640,7 @@ int Model_forward(const Config *c, Workspace *w, double *norm)
         run.layer = layer;
         info = run_layer(&run);
     }
-    *norm = cblas_dnrm2(c->tokens * c->width, w->lane[NETWORK_MAIN].x, 1);
+    *norm = cblas_dnrm2(c->tokens * c->width, w->lane[NETWORK_MAIN].step.x, 1);
     w->lane[NETWORK_MAIN].warnings.count = 0;
     return info;
 }
