@@ -1,8 +1,8 @@
 #include "attnscope/conditioning.h"
 
 #include "attnscope/attention.h"
-#include "attnscope/block.h"
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -366,7 +366,8 @@ void Conditioning_release(Conditioning *out)
 enum { LANCZOS_STEPS_MAX = 240 };
 #define LANCZOS_TOLERANCE 1e-6
 
-/* The buffers of one run; H heads of width d_h = d/H, R the MLP's ratio. */
+/* The buffers of one run; H heads of width d_h = d/H, R the MLP's ratio.  The forward pass is
+   the layer step's (layer.h), on the step's buffers: the run keeps what the Jacobian reads. */
 typedef struct {
     const Config *c;
     const Progress *progress; /* or NULL */
@@ -376,25 +377,23 @@ typedef struct {
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
-    SaBlock *blocks;                         /* one per head */
-    double *x, *normed, *xw, *q, *k, *mixed; /* T×d; normed: LN(X) before a pre-LN branch */
-    double *wq, *wk, *wv, *wo, *wvo;         /* d×d: the layer's, W_VO = W^V W^O */
-    double *m, *wvo_head;                    /* d×d per head: M_h, W_VO,h = W^V_h W^O_h */
-    double *w1, *w2, *hidden;                /* R·d×d, R·d×d, T×R·d: the MLP */
-    double *scratch;        /* Init_scratch_doubles, d×d (W^O), T×T (copies to decompose) */
-    double *logits;         /* T×T per head (markov draws every head's at once) */
-    double *soft, *applied; /* T×T per head */
+    SaBlock *blocks;                /* one per head */
+    LayerBuffers step;              /* the layer step's */
+    LayerWeights weights;           /* the layer's */
+    double *input;                  /* T×d: the attention sub-block's input, as the step read it */
+    double *wvo;                    /* d×d: W_VO = W^V W^O */
+    double *m, *wvo_head;           /* d×d per head: M_h, W_VO,h = W^V_h W^O_h */
+    double *scratch;                /* Init_scratch_doubles, d×d, T×T (copies to decompose) */
+    double *soft, *applied;         /* T×T per head: each head's attention as built, as applied */
     double *product, *product_next; /* T×T, A_ℓ⋯A_1 of the shown head, at unit norm */
-    double *gap_scratch, *row_stat, *row_max;
-    double *sv_a, *sv_w;                            /* T, d */
+    double *sv_a, *sv_w;            /* T, d */
     double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
 } ConditioningRun;
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
    estimate); the Jacobian's are apart. */
-enum { RUN_BUFFERS = 29 };
-static int run_plan(ConditioningRun *r, const Config *c, bool exact, double **slots[RUN_BUFFERS],
-                    size_t sizes[RUN_BUFFERS])
+enum { RUN_BUFFERS = LAYER_BUFFERS + 19 };
+static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer plan[RUN_BUFFERS])
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
     size_t H = (size_t)c->heads, hidden = c->mlp != MLP_NONE ? (size_t)c->mlp_ratio * d : 0;
@@ -403,54 +402,40 @@ static int run_plan(ConditioningRun *r, const Config *c, bool exact, double **sl
         scratch = dd;
     if (scratch < tt)
         scratch = tt;
-    bool pre = c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
-    struct {
-        double **p;
-        size_t n;
-    } plan[RUN_BUFFERS] = {{&r->x, td},
-                           {&r->normed, pre ? td : 0},
-                           {&r->xw, td},
-                           {&r->q, td},
-                           {&r->k, td},
-                           {&r->mixed, td},
-                           {&r->wq, dd},
-                           {&r->wk, dd},
-                           {&r->wv, dd},
-                           {&r->wo, c->output != OUTPUT_IDENTITY ? dd : 0},
-                           {&r->wvo, dd},
-                           {&r->m, H * dd},
-                           {&r->wvo_head, H > 1 ? H * dd : 0},
-                           {&r->w1, hidden * d},
-                           {&r->w2, hidden * d},
-                           {&r->hidden, hidden * T},
-                           {&r->scratch, scratch},
-                           {&r->logits, H * tt},
-                           {&r->soft, H * tt},
-                           {&r->applied, H * tt},
-                           {&r->product, tt},
-                           {&r->product_next, tt},
-                           {&r->gap_scratch, Gap_scratch_size(c->tokens)},
-                           {&r->row_stat, T},
-                           {&r->row_max, T},
-                           {&r->sv_a, T},
-                           {&r->sv_w, d},
-                           {&r->jacobian_sv, exact ? T * d : 0},
-                           {NULL, 0}};
-    int n = 0;
-    for (; n < RUN_BUFFERS && plan[n].p; n++) {
-        slots[n] = plan[n].p;
-        sizes[n] = plan[n].n;
-    }
-    return n;
+    /* One set of step buffers runs both networks, the gap-removing one too. */
+    Layer_buffers(c, &r->step, true, plan);
+    LayerWeights *w = &r->weights;
+    const LayerBuffer own[RUN_BUFFERS - LAYER_BUFFERS] = {
+        {&w->query, dd},
+        {&w->key, dd},
+        {&w->value, dd},
+        {&w->output, c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&w->mlp_in, hidden * d},
+        {&w->mlp_out, hidden * d},
+        {&w->markov, c->attention == ATTENTION_MARKOV ? H * tt : 0},
+        {&r->input, td},
+        {&r->wvo, dd},
+        {&r->m, H * dd},
+        {&r->wvo_head, H > 1 ? H * dd : 0},
+        {&r->scratch, scratch},
+        {&r->soft, H * tt},
+        {&r->applied, H * tt},
+        {&r->product, tt},
+        {&r->product_next, tt},
+        {&r->sv_a, T},
+        {&r->sv_w, d},
+        {&r->jacobian_sv, exact ? T * d : 0},
+    };
+    memcpy(plan + LAYER_BUFFERS, own, sizeof own);
+    return RUN_BUFFERS;
 }
 
 static void run_free(ConditioningRun *r)
 {
-    double **slots[RUN_BUFFERS];
-    size_t sizes[RUN_BUFFERS];
-    int n = run_plan(r, r->c, r->exact, slots, sizes);
+    LayerBuffer plan[RUN_BUFFERS];
+    int n = run_plan(r, r->c, r->exact, plan);
     for (int i = 0; i < n; i++)
-        free(*slots[i]);
+        free(*plan[i].buffer);
     free(r->jacobian);
     free(r->jacobian_copy);
     free(r->blocks);
@@ -461,18 +446,17 @@ static void run_free(ConditioningRun *r)
 
 static int run_alloc(ConditioningRun *r)
 {
-    double **slots[RUN_BUFFERS];
-    size_t sizes[RUN_BUFFERS];
-    int n = run_plan(r, r->c, r->exact, slots, sizes);
+    LayerBuffer plan[RUN_BUFFERS];
+    int n = run_plan(r, r->c, r->exact, plan);
     for (int i = 0; i < n; i++)
-        if (sizes[i] && !(*slots[i] = malloc(sizeof(double) * sizes[i])))
+        if (plan[i].doubles && !(*plan[i].buffer = malloc(sizeof(double) * plan[i].doubles)))
             return -1;
     if (r->exact && (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
                      !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
         return -1;
     r->blocks = calloc((size_t)r->heads, sizeof(SaBlock));
     r->random = RandomStream_new();
-    r->la = Linalg_new();
+    r->la = r->step.la = Linalg_new();
     r->sa = SaWork_new();
     return r->blocks && r->random && r->la && r->sa ? 0 : -1;
 }
@@ -492,101 +476,41 @@ static int curves_alloc(ConditioningCurves *c, int depth)
     return 0;
 }
 
-/* The orthonormal input X0 of docs/model.md §1.1, as Model_run draws it. */
-static int input_tokens(ConditioningRun *r)
-{
-    int T = r->T, d = r->d;
-    RandomStream_gaussian(r->random, r->c->seed, 0, ROLE_INPUT, 1.0, r->q, r->n);
-    int info = Linalg_orthonormalise(r->la, d, T, r->q);
-    if (info)
-        return info;
-    for (int j = 0; j < d; j++)
-        for (int i = 0; i < T; i++)
-            r->x[i + (size_t)j * T] = r->q[j + (size_t)i * d];
-    if (r->c->input_norm == INPUT_NORM_SQRT_D)
-        cblas_dscal((int)r->n, sqrt((double)d), r->x, 1);
-    return 0;
-}
-
-/* The weights of a layer, as Model_run draws them (init.h; each from its own stream, so
-   the order does not matter): W^Q, W^K, W^V, W^O, the MLP's, and the i.i.d. Markov logits;
-   then per head M_h = W^Q_h W^K_hᵀ and W_VO,h = W^V_h W^O_h, and the layer's W_VO = W^V W^O. */
+/* The weights of a layer, drawn by the layer step's Layer_draw as Model_run draws them, then
+   what the Jacobian reads of them: per head M_h = W^Q_h W^K_hᵀ and W_VO,h = W^V_h W^O_h, and
+   the layer's W_VO = W^V W^O. */
 static int layer_weights(ConditioningRun *r, int layer)
 {
     const Config *c = r->c;
+    const LayerWeights *w = &r->weights;
     int d = r->d, dh = d / r->heads;
     size_t dd = (size_t)d * d;
-    int info = Init_draw_with_scratch(r->random, r->la, c, c->seed, layer, MATRIX_VALUE, r->wv,
-                                      r->scratch);
-    if (!info && c->output != OUTPUT_IDENTITY)
-        info = Init_draw_with_scratch(r->random, r->la, c, c->seed, layer, MATRIX_OUTPUT, r->wo,
-                                      r->scratch);
-    if (!info && c->mlp != MLP_NONE &&
-        !(info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_MLP_IN, r->w1)))
-        info = Init_draw(r->random, r->la, c, c->seed, layer, MATRIX_MLP_OUT, r->w2);
-    if (!info && Attention_has_query_key(c->attention)) {
-        info = Init_draw_query_key(r->random, r->la, c, c->seed, layer, r->wq, r->wk, r->scratch);
-        for (int h = 0; !info && h < r->heads; h++)
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0,
-                        r->wq + (size_t)h * dh * d, d, r->wk + (size_t)h * dh * d, d, 0.0,
-                        r->m + dd * (size_t)h, d);
-    }
-    if (c->attention == ATTENTION_MARKOV)
-        RandomStream_gaussian(r->random, c->seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
-                              r->logits, (size_t)r->T * r->T * (size_t)r->heads);
+    int info = Layer_draw(r->random, r->la, c, c->seed, layer, LAYER_DRAW_ALL, w, r->scratch);
     if (info)
         return info;
+    for (int h = 0; Attention_has_query_key(c->attention) && h < r->heads; h++)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0,
+                    w->query + (size_t)h * dh * d, d, w->key + (size_t)h * dh * d, d, 0.0,
+                    r->m + dd * (size_t)h, d);
     if (c->output == OUTPUT_IDENTITY)
-        memcpy(r->wvo, r->wv, sizeof(double) * dd);
+        memcpy(r->wvo, w->value, sizeof(double) * dd);
     else
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, r->wv, d, r->wo, d,
-                    0.0, r->wvo, d);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->value, d, w->output,
+                    d, 0.0, r->wvo, d);
     /* Head h writes its d_h columns of the concatenation, which W^O's rows h·d_h.. map: without
        an output projection those are the identity's, so W_VO,h is W^V_h in its own columns. */
     for (int h = 0; r->heads > 1 && h < r->heads; h++) {
         double *vo = r->wvo_head + dd * (size_t)h;
-        const double *v = r->wv + (size_t)h * dh * d;
+        const double *v = w->value + (size_t)h * dh * d;
         if (c->output == OUTPUT_IDENTITY) {
             memset(vo, 0, sizeof(double) * dd);
             memcpy(vo + (size_t)h * dh * d, v, sizeof(double) * (size_t)dh * d);
         } else {
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, dh, 1.0, v, d,
-                        r->wo + (size_t)h * dh, d, 0.0, vo, d);
+                        w->output + (size_t)h * dh, d, 0.0, vo, d);
         }
     }
     return 0;
-}
-
-/* The sub-block's input: X, or LN(X) in its own buffer before a pre-LN branch. */
-static const double *branch_input(ConditioningRun *r)
-{
-    if (!r->normed)
-        return r->x;
-    memcpy(r->normed, r->x, sizeof(double) * r->n);
-    Block_layernorm(r->c, r->T, r->d, r->normed, r->row_stat, r->row_max);
-    return r->normed;
-}
-
-/* Head h's logits as Model_run forms them (row-major S, i.e. Sᵀ = K_h Q_hᵀ·s column-major,
-   from the queries and keys of every head projected at once), or its Markov draw. */
-static const double *head_logits(ConditioningRun *r, const double *source, int h)
-{
-    int T = r->T, d = r->d, dh = d / r->heads;
-    size_t tt = (size_t)T * T;
-    if (r->c->attention == ATTENTION_MARKOV)
-        return r->logits + tt * (size_t)h;
-    if (!Attention_has_query_key(r->c->attention))
-        return NULL;
-    if (h == 0) {
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, r->wq, d,
-                    0.0, r->q, T);
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, r->wk, d,
-                    0.0, r->k, T);
-    }
-    size_t block = (size_t)T * dh * h;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, Init_logit_scale(r->c),
-                r->k + block, T, r->q + block, T, 0.0, r->logits, T);
-    return r->logits;
 }
 
 /* Singular values of the m×m matrix a, descending, a left as it was (decomposed in scratch). */
@@ -679,209 +603,228 @@ static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     return 0;
 }
 
-/* Head outputs into X as Model_run combines them: X ← keep·X + branch·(A X W^V) for one head
-   without W^O, else the heads' A_h·(X W^V)_h side by side, then W^O, as the branch. */
-static void attention_sublayer(ConditioningRun *r, const double *source, double keep, double branch)
+/* One network's pass through the layers: what it writes, and what it noted so far. */
+typedef struct {
+    ConditioningRun *r;
+    Gap gap;
+    int network; /* 0: the network, 1: its counterpart */
+    ConditioningCurves *out;
+    Conditioning *result;
+    bool shown_numbers; /* the network's: every layer's singular values into result */
+    const char *role;   /* "the", "the counterpart" */
+    int layer;
+    double log_scale; /* the tokens' scale the step carries apart */
+    bool product_resolved, jacobian_noted;
+    /* Of the layer's heads, as the step applied them: */
+    bool own_derivative; /* every head's gap mode has the softmax's derivative (off, center) */
+    Gap shown_gap;       /* the shown head's gap mode as applied */
+} Pass;
+
+static void pass_branch_input(void *context, const double *input)
+{
+    Pass *p = context;
+    memcpy(p->r->input, input, sizeof(double) * p->r->n);
+}
+
+static void pass_built(void *context, int head, const double *logits, const double *attention)
+{
+    (void)logits;
+    Pass *p = context;
+    size_t tt = (size_t)p->r->T * p->r->T;
+    memcpy(p->r->soft + tt * (size_t)head, attention, sizeof(double) * tt);
+}
+
+static int pass_applied(void *context, int head, const double *attention, GapOutcome outcome,
+                        const Warnings *gap_warnings)
+{
+    Pass *p = context;
+    size_t tt = (size_t)p->r->T * p->r->T;
+    memcpy(p->r->applied + tt * (size_t)head, attention, sizeof(double) * tt);
+    p->own_derivative &= outcome.applied == GAP_OFF || outcome.applied == GAP_CENTER;
+    if (head == p->r->c->head - 1) {
+        p->shown_gap = outcome.applied;
+        for (int i = 0; i < gap_warnings->count; i++)
+            Warnings_add(&p->result->warnings, "%s", gap_warnings->text[i]);
+    }
+    const Progress *progress = p->r->progress;
+    if (progress && progress->attention_applied)
+        progress->attention_applied(progress->context, p->network, p->layer, head, attention);
+    return 0;
+}
+
+/* The Jacobian's view of the layer the step computed: one SaBlock per head, at the
+   sub-block's input, with its M_h, W_VO,h and attention as built and as applied. */
+static void layer_blocks(ConditioningRun *r)
 {
     const Config *c = r->c;
-    int T = r->T, d = r->d, dh = d / r->heads;
+    size_t tt = (size_t)r->T * r->T, dd = (size_t)r->d * r->d;
+    bool input_independent = Attention_is_input_independent(c->attention);
+    for (int h = 0; h < r->heads; h++)
+        r->blocks[h] = (SaBlock){.T = r->T,
+                                 .d = r->d,
+                                 .x = r->input,
+                                 .m = input_independent ? NULL : r->m + dd * (size_t)h,
+                                 .scale = Init_logit_scale(c),
+                                 .wvo = r->heads > 1 ? r->wvo_head + dd * (size_t)h : r->wvo,
+                                 .softmax = r->soft + tt * (size_t)h,
+                                 .applied = r->applied + tt * (size_t)h};
+}
+
+/* κ(A_ℓ) of the shown head, κ(W_VO), κ(B) for one head, the singular values of the shown
+   layer, and κ(A_ℓ⋯A_1).  *s_min_b: s_min(B) for one head where both are resolved. */
+static int attention_numbers(Pass *p, double *s_min_b)
+{
+    ConditioningRun *r = p->r;
+    ConditioningCurves *out = p->out;
+    int T = r->T, d = r->d, l = p->layer;
     size_t tt = (size_t)T * T;
-    /* The applied matrices are row-major: their buffers are Aᵀ to BLAS. */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, source, T, r->wv, d, 0.0,
-                r->xw, T);
-    if (r->heads == 1 && c->output == OUTPUT_IDENTITY) {
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, branch, r->applied, T, r->xw,
-                    T, keep, r->x, T);
-        return;
+    const double *shown_applied = r->applied + tt * (size_t)(r->c->head - 1);
+    int info;
+    if ((info = singular_values(r, T, shown_applied, r->sv_a)) ||
+        (info = singular_values(r, d, r->wvo, r->sv_w)))
+        return info;
+    out->kappa_attention[l] = Conditioning_kappa(r->sv_a[0], r->sv_a[T - 1], T);
+    out->kappa_value_output[l] = Conditioning_kappa(r->sv_w[0], r->sv_w[d - 1], d);
+    /* One head: κ(B) = κ(W_VO)·κ(A) exactly; s_min(B) only where both are resolved. */
+    *s_min_b = NAN;
+    if (r->heads == 1) {
+        out->kappa_dominant[l] = out->kappa_attention[l] * out->kappa_value_output[l];
+        *s_min_b = isnan(out->kappa_dominant[l]) ? NAN : r->sv_a[T - 1] * r->sv_w[d - 1];
     }
-    for (int h = 0; h < r->heads; h++) {
-        size_t block = (size_t)T * dh * h;
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, dh, T, 1.0,
-                    r->applied + tt * (size_t)h, T, r->xw + block, T, 0.0, r->mixed + block, T);
+    if (p->shown_numbers) {
+        memcpy(p->result->layers_attention_sv + (size_t)(l - 1) * T, r->sv_a, sizeof(double) * T);
+        memcpy(p->result->layers_value_output_sv + (size_t)(l - 1) * d, r->sv_w,
+               sizeof(double) * d);
     }
-    if (c->output != OUTPUT_IDENTITY) {
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, branch, r->mixed, T, r->wo,
-                    d, keep, r->x, T);
-        return;
+    /* A_ℓ⋯A_1, kept at unit Frobenius norm (κ does not see the scale); the buffer of the
+       applied matrix is its transpose to BLAS. */
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, T, T, 1.0, shown_applied, T, r->product,
+                T, 0.0, r->product_next, T);
+    double pnorm = cblas_dnrm2((int)tt, r->product_next, 1);
+    double *swap = r->product;
+    r->product = r->product_next;
+    r->product_next = swap;
+    if (pnorm > 0 && isfinite(pnorm)) {
+        cblas_dscal((int)tt, 1.0 / pnorm, r->product, 1);
+        if ((info = singular_values(r, T, r->product, r->sv_a)))
+            return info;
+        out->kappa_attention_product[l] = Conditioning_kappa(r->sv_a[0], r->sv_a[T - 1], T);
     }
-    for (size_t i = 0; i < r->n; i++)
-        r->x[i] = keep * r->x[i] + branch * r->mixed[i];
+    if (p->product_resolved && isnan(out->kappa_attention_product[l])) {
+        p->product_resolved = false;
+        Warnings_add(&p->result->warnings,
+                     "kappa_attention_product of %s network: beyond double precision "
+                     "(s_min below T*eps*s_max) from layer %d, null there",
+                     p->role, l);
+    }
+    return 0;
 }
 
-/* The MLP sub-block as Model_run has it: X ← keep·X + branch·act(X W1ᵀ) W2 (on LN(X) before a
-   pre-LN branch), LayerNorm after it when post. */
-static void mlp_sublayer(ConditioningRun *r, double keep, double branch)
+/* The Jacobian of the sub-block at its input (B alone where K is not taken). */
+static int jacobian_layer(Pass *p, double s_min_b)
 {
+    ConditioningRun *r = p->r;
     const Config *c = r->c;
-    int T = r->T, d = r->d, hidden = c->mlp_ratio * d;
-    const double *source = branch_input(r);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, hidden, d, 1.0, source, T, r->w1,
-                hidden, 0.0, r->hidden, T);
-    Block_activate(c->mlp, r->hidden, (size_t)T * hidden);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, hidden, branch, r->hidden, T,
-                r->w2, hidden, keep, r->x, T);
-    if (!r->normed)
-        Block_layernorm(c, T, d, r->x, r->row_stat, r->row_max);
-}
-
-/* One network of the run, layer by layer: the forward pass of Model_run (attention per head,
-   gap removal, values, W^O, skip, LayerNorm, MLP) with each layer's numbers at the input of
-   its self-attention sub-block (LN(X) before a pre-LN branch).  With several heads, κ(A),
-   its product over depth and the shown singular values are the shown head's. */
-static int network_pass(ConditioningRun *r, Gap gap, ConditioningCurves *out, bool shown_numbers,
-                        Conditioning *result, const char *role)
-{
-    const Config *c = r->c;
-    int T = r->T, d = r->d, H = r->heads, shown = c->head - 1;
-    size_t td = r->n, tt = (size_t)T * T, dd = (size_t)d * d;
+    int l = p->layer, H = r->heads;
     bool input_independent = Attention_is_input_independent(c->attention);
     bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
-    double keep = c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
-    double branch = c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)d) : c->branch_gain;
-    double log_scale = 0.0;
-    bool product_resolved = true, jacobian_noted = false;
-    int info = input_tokens(r);
+    bool jacobian = differentiable && p->own_derivative;
+    layer_blocks(r);
+    int info = 0;
+    if (H > 1) {
+        if (!jacobian)
+            for (int h = 0; h < H; h++)
+                r->blocks[h].m = NULL;
+        if (SaWork_prepare_heads(r->sa, r->blocks, H))
+            return -1;
+        if ((info = dominant_numbers(r, p->out, l, &s_min_b)))
+            return info;
+    }
+    if (jacobian) {
+        if (H == 1 && SaWork_prepare_heads(r->sa, r->blocks, H))
+            return -1;
+        return jacobian_numbers(r, p->out, l, s_min_b, !input_independent,
+                                p->shown_numbers && p->result->layers_jacobian_sv
+                                    ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
+                                    : NULL);
+    }
+    if (!p->jacobian_noted) {
+        p->jacobian_noted = true;
+        Warnings_add(&p->result->warnings,
+                     "the Jacobian of %s network is computed for softmax and the "
+                     "input-independent kinds with gap off or center: null for %s, gap %s",
+                     p->role, ATTENTION_NAMES.names[c->attention], GAP_NAMES.names[p->shown_gap]);
+    }
+    return 0;
+}
+
+/* Layer p->layer of the pass: its weights, the layer step (which the observer watches for
+   the sub-block's input and every head's attention), then the numbers at that input.
+   *stopped when the network overflowed (later layers are null). */
+static int pass_layer(Pass *p, bool *stopped)
+{
+    ConditioningRun *r = p->r;
+    int l = p->layer;
+    int info = layer_weights(r, l);
     if (info)
         return info;
-    out->log10_norm[0] = log10(cblas_dnrm2((int)td, r->x, 1));
-    memset(r->product, 0, sizeof(double) * tt);
+    LayerObserver observer = {.context = p,
+                              .branch_input = pass_branch_input,
+                              .built = pass_built,
+                              .applied = pass_applied};
+    LayerStep step = {.config = r->c, .weights = &r->weights, .gap = p->gap, .observer = &observer};
+    LayerOutcome outcome;
+    p->own_derivative = true;
+    p->shown_gap = GAP_OFF;
+    if ((info = Layer_step(&step, &r->step, &outcome, &p->log_scale)))
+        return info;
+    *stopped = outcome != LAYER_DONE;
+    if (outcome == LAYER_ATTENTION_OVERFLOW) {
+        /* Linear attention squares the tokens' scale: its matrix overflows before they do,
+           and no SVD of a matrix with infinities exists. */
+        Warnings_add(&p->result->warnings,
+                     "conditioning of %s network: the attention matrix overflows the "
+                     "double range at layer %d, null from there on",
+                     p->role, l);
+        return 0;
+    }
+    double s_min_b;
+    if ((info = attention_numbers(p, &s_min_b)) || (info = jacobian_layer(p, s_min_b)))
+        return info;
+    if (outcome == LAYER_TOKENS_OVERFLOW) {
+        Warnings_add(&p->result->warnings,
+                     "conditioning of %s network: the tokens overflow after layer %d, "
+                     "null from there on",
+                     p->role, l);
+        return 0;
+    }
+    /* As Measure_tokens reads it from the same X_ℓ and scale, so the two agree bit for bit. */
+    p->out->log10_norm[l] = log10(cblas_dnrm2((int)r->n, r->step.x, 1)) + p->log_scale / M_LN10;
+    return 0;
+}
+
+/* One network of the run, layer by layer: the layer step of Model_run with each layer's
+   numbers at the input of its self-attention sub-block (LN(X) before a pre-LN branch).  With
+   several heads, κ(A), its product over depth and the shown singular values are the shown
+   head's. */
+static int network_pass(ConditioningRun *r, Pass *p)
+{
+    const Config *c = r->c;
+    int T = r->T;
+    int info = Layer_input(r->random, r->la, c, c->seed, r->step.x, r->step.queries);
+    if (info)
+        return info;
+    p->out->log10_norm[0] = log10(cblas_dnrm2((int)r->n, r->step.x, 1));
+    memset(r->product, 0, sizeof(double) * (size_t)T * T);
     for (int i = 0; i < T; i++)
         r->product[i + (size_t)i * T] = 1.0;
-
-    for (int l = 1; l <= c->depth; l++) {
-        if ((info = layer_weights(r, l)))
+    for (p->layer = 1; p->layer <= c->depth; p->layer++) {
+        bool stopped = false;
+        if ((info = pass_layer(p, &stopped)) || stopped)
             return info;
-        const double *source = branch_input(r);
-        bool own_derivative = true;
-        Gap applied_gap = GAP_OFF;
-        for (int h = 0; h < H; h++) {
-            double *soft = r->soft + tt * (size_t)h, *applied = r->applied + tt * (size_t)h;
-            Attention_build(c->attention, c->mask, c->window, T, head_logits(r, source, h), soft);
-            memcpy(applied, soft, sizeof(double) * tt);
-            GapOutcome outcome;
-            Warnings gap_warnings = {.count = 0};
-            info = Gap_apply(gap, c->attention, c->mask, c->window, T, applied, r->la,
-                             r->gap_scratch, &outcome, &gap_warnings);
-            if (info)
-                return info;
-            if (h == shown) {
-                applied_gap = outcome.applied;
-                for (int i = 0; i < gap_warnings.count; i++)
-                    Warnings_add(&result->warnings, "%s", gap_warnings.text[i]);
-            }
-            own_derivative &= outcome.applied == GAP_OFF || outcome.applied == GAP_CENTER;
-            r->blocks[h] = (SaBlock){.T = T,
-                                     .d = d,
-                                     .x = source,
-                                     .m = input_independent ? NULL : r->m + dd * (size_t)h,
-                                     .scale = Init_logit_scale(c),
-                                     .wvo = H > 1 ? r->wvo_head + dd * (size_t)h : r->wvo,
-                                     .softmax = soft,
-                                     .applied = applied};
-        }
-        const double *shown_applied = r->applied + tt * (size_t)shown;
-        /* Linear attention squares the tokens' scale: its matrix overflows before they do, and
-           no SVD of a matrix with infinities exists. */
-        for (size_t i = 0; i < tt * (size_t)H; i++)
-            if (!isfinite(r->applied[i])) {
-                Warnings_add(&result->warnings,
-                             "conditioning of %s network: the attention matrix overflows the "
-                             "double range at layer %d, null from there on",
-                             role, l);
-                return 0;
-            }
-
-        /* The dominant term's factors. */
-        if ((info = singular_values(r, T, shown_applied, r->sv_a)) ||
-            (info = singular_values(r, d, r->wvo, r->sv_w)))
-            return info;
-        out->kappa_attention[l] = Conditioning_kappa(r->sv_a[0], r->sv_a[T - 1], T);
-        out->kappa_value_output[l] = Conditioning_kappa(r->sv_w[0], r->sv_w[d - 1], d);
-        /* One head: κ(B) = κ(W_VO)·κ(A) exactly; s_min(B) only where both are resolved. */
-        double s_min_b = NAN;
-        if (H == 1) {
-            out->kappa_dominant[l] = out->kappa_attention[l] * out->kappa_value_output[l];
-            s_min_b = isnan(out->kappa_dominant[l]) ? NAN : r->sv_a[T - 1] * r->sv_w[d - 1];
-        }
-        if (shown_numbers) {
-            memcpy(result->layers_attention_sv + (size_t)(l - 1) * T, r->sv_a, sizeof(double) * T);
-            memcpy(result->layers_value_output_sv + (size_t)(l - 1) * d, r->sv_w,
-                   sizeof(double) * d);
-        }
-
-        /* A_ℓ⋯A_1, kept at unit Frobenius norm (κ does not see the scale); the buffer of
-           the applied matrix is its transpose to BLAS. */
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, T, T, 1.0, shown_applied, T,
-                    r->product, T, 0.0, r->product_next, T);
-        double pnorm = cblas_dnrm2((int)tt, r->product_next, 1);
-        double *swap = r->product;
-        r->product = r->product_next;
-        r->product_next = swap;
-        if (pnorm > 0 && isfinite(pnorm)) {
-            cblas_dscal((int)tt, 1.0 / pnorm, r->product, 1);
-            if ((info = singular_values(r, T, r->product, r->sv_a)))
-                return info;
-            out->kappa_attention_product[l] = Conditioning_kappa(r->sv_a[0], r->sv_a[T - 1], T);
-        }
-        if (product_resolved && isnan(out->kappa_attention_product[l])) {
-            product_resolved = false;
-            Warnings_add(&result->warnings,
-                         "kappa_attention_product of %s network: beyond double precision "
-                         "(s_min below T*eps*s_max) from layer %d, null there",
-                         role, l);
-        }
-
-        /* The Jacobian of the sub-block at its input (B alone where K is not taken). */
-        bool jacobian = differentiable && own_derivative;
-        if (H > 1) {
-            if (!jacobian)
-                for (int h = 0; h < H; h++)
-                    r->blocks[h].m = NULL;
-            if (SaWork_prepare_heads(r->sa, r->blocks, H))
-                return -1;
-            if ((info = dominant_numbers(r, out, l, &s_min_b)))
-                return info;
-        }
-        if (jacobian) {
-            if (H == 1 && SaWork_prepare_heads(r->sa, r->blocks, H))
-                return -1;
-            info = jacobian_numbers(r, out, l, s_min_b, !input_independent,
-                                    shown_numbers && result->layers_jacobian_sv
-                                        ? result->layers_jacobian_sv + (size_t)(l - 1) * td
-                                        : NULL);
-            if (info)
-                return info;
-        } else if (!jacobian_noted) {
-            jacobian_noted = true;
-            Warnings_add(&result->warnings,
-                         "the Jacobian of %s network is computed for softmax and the "
-                         "input-independent kinds with gap off or center: null for %s, gap %s",
-                         role, ATTENTION_NAMES.names[c->attention], GAP_NAMES.names[applied_gap]);
-        }
-
-        /* X_ℓ = keep·X_{ℓ−1} + branch·(attention), LayerNorm when post, the MLP: Model_run's. */
-        attention_sublayer(r, source, keep, branch);
-        if (!r->normed)
-            Block_layernorm(c, T, d, r->x, r->row_stat, r->row_max);
-        if (c->mlp != MLP_NONE)
-            mlp_sublayer(r, keep, branch);
-        double norm = cblas_dnrm2((int)td, r->x, 1);
-        if (!isfinite(norm)) {
-            Warnings_add(&result->warnings,
-                         "conditioning of %s network: the tokens overflow after layer %d, "
-                         "null from there on",
-                         role, l);
-            return 0;
-        }
-        if (input_independent && norm > 0 && c->layernorm == LAYERNORM_NONE &&
-            (c->mlp == MLP_NONE || c->mlp == MLP_RELU)) {
-            cblas_dscal((int)td, 1.0 / norm, r->x, 1);
-            log_scale += log(norm);
-            norm = 1.0;
-        }
-        out->log10_norm[l] = log10(norm) + log_scale / log(10.0);
-        const Progress *p = r->progress;
-        if (p && p->after_layer && !p->after_layer(p->context, shown_numbers ? 0 : 1, l, c->depth))
+        const Progress *progress = r->progress;
+        if (progress && progress->after_layer &&
+            !progress->after_layer(progress->context, p->network, p->layer, c->depth))
             return LINALG_STOPPED;
     }
     return 0;
@@ -897,11 +840,11 @@ size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
     size_t T = (size_t)c->tokens, d = (size_t)c->width, n = T * d, H = (size_t)c->heads;
     exact = exact && n <= CONDITIONING_EXACT_MAX;
     ConditioningRun sizes = {.c = c};
-    double **slots[RUN_BUFFERS];
-    size_t buffers[RUN_BUFFERS], doubles = 0;
-    int count = run_plan(&sizes, c, exact, slots, buffers);
+    LayerBuffer plan[RUN_BUFFERS];
+    size_t doubles = 0;
+    int count = run_plan(&sizes, c, exact, plan);
     for (int i = 0; i < count; i++)
-        doubles += buffers[i];
+        doubles += plan[i].doubles;
     /* The SaWork's products per head, every layer's singular values, and the Jacobian
        (exact path) or the Lanczos basis. */
     doubles +=
@@ -981,9 +924,22 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
     if (p && p->stop_requested)
         Linalg_set_stop(r.la, (LinalgStop){.requested = p->stop_requested, .context = p->context});
     SaWork_set_stop(r.sa, r.la);
-    if ((info = network_pass(&r, c->gap, &out->network, true, out, "the")) ||
-        (info = network_pass(&r, out->counterpart_gap, &out->counterpart, false, out,
-                             "the counterpart")))
+    Pass passes[2] = {{.r = &r,
+                       .gap = c->gap,
+                       .network = 0,
+                       .out = &out->network,
+                       .result = out,
+                       .shown_numbers = true,
+                       .role = "the",
+                       .product_resolved = true},
+                      {.r = &r,
+                       .gap = out->counterpart_gap,
+                       .network = 1,
+                       .out = &out->counterpart,
+                       .result = out,
+                       .role = "the counterpart",
+                       .product_resolved = true}};
+    if ((info = network_pass(&r, &passes[0])) || (info = network_pass(&r, &passes[1])))
         goto done;
     if (!out->jacobian_exact && r.n > CONDITIONING_EXACT_MAX)
         Warnings_add(&out->warnings,
