@@ -355,133 +355,162 @@ static void layer_state_undefined(LayerState *s)
     s->route = MEASURE_ROUTE_NONE;
 }
 
-/* One seed: both tracks up to the depth (what is kept is not computed again), the shown
-   spectra and the gradients for the first seed.  *stopped when progress asked. */
-static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *stopped)
+/* The seed's two tracks (created empty when nothing is kept for them), and its input where
+   either lacks it. */
+static int seed_tracks(Run *run, Track *(*tracks)[NETWORKS], int seed_index)
 {
     const Config *c = run->config;
-    Kept *k = run->kept;
-    const Progress *progress = run->progress;
     const Gap gaps[NETWORKS] = {c->gap, Gap_toggled(c->gap)};
     for (int n = 0; n < NETWORKS; n++) {
-        Track *t = kept_track(k, run->seed, gaps[n], run->first_seed);
+        Track *t = kept_track(run->kept, run->seed, gaps[n], run->first_seed);
         if (!t || track_reserve(t, c->depth))
             return -1;
         run->track[n] = tracks[seed_index][n] = t;
         run->held[n] = -1;
     }
-    int info = 0;
     if (run->track[0]->layers < 0 || run->track[1]->layers < 0)
-        info = input_layer(run);
+        return input_layer(run);
+    return 0;
+}
+
+/* Another shown layer of a kept network: its attention matrix and spectra only. */
+static int shown_from_kept(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *stopped)
+{
+    run->measure = true;
+    int info = capture_shown_attention(run, NETWORK_MAIN, run->config->layer);
+    if (!info && stop_requested(run)) {
+        *stopped = true;
+        return 0;
+    }
+    if (!info && run->shown_captured)
+        info = keep_shown_spectra(run);
+    if (!info)
+        assemble(run, tracks, seed_index + 1, false);
+    return info;
+}
+
+/* Keeps what the active lanes computed of `layer` in their tracks.  Returns 0 or -1. */
+static int keep_layer(Run *run, int layer)
+{
+    for (int n = 0; n < NETWORKS; n++) {
+        if (!run->active[n])
+            continue;
+        Track *t = run->track[n];
+        t->state[layer].net = run->nets[n];
+        if (keep_warnings(run, n, &t->state[layer]))
+            return -1;
+        keep_matrices(run, n, layer);
+        t->layers = layer;
+        run->held[n] = layer;
+    }
+    kept_trim(run->kept, run->budget, run->track);
+    return 0;
+}
+
+/* `layer` of the seed on the lanes whose tracks lack it (none: nothing to do), the shown
+   spectra when it is the shown layer (*spectra then true), and the progress after it. */
+static int seed_layer(Run *run, Track *(*tracks)[NETWORKS], int seed_index, int layer,
+                      bool *spectra, bool *stopped)
+{
+    const Config *c = run->config;
+    const Progress *progress = run->progress;
+    bool any = false;
+    for (int n = 0; n < NETWORKS; n++) {
+        run->active[n] = run->track[n]->layers < layer;
+        any |= run->active[n];
+    }
+    int info = 0;
+    for (int n = 0; n < NETWORKS && !info; n++)
+        if (run->active[n])
+            info = lane_load(run, n, layer - 1);
+    if (!any || info)
+        return info;
+    run->layer = layer;
+    run->measure = true;
+    run->shown_lane = !*spectra && layer == c->layer && run->active[NETWORK_MAIN] ? 0 : -1;
+    run->shown_captured = false;
+    for (int n = 0; n < NETWORKS; n++)
+        if (run->active[n])
+            layer_state_undefined(&run->track[n]->state[layer]);
+    info = run_layer(run);
+    if (info == LANE_STOPPED) {
+        for (int n = 0; n < NETWORKS; n++)
+            run->w->lane[n].warnings.count = 0;
+        *stopped = true;
+        return 0;
+    }
+    if (info || (info = keep_layer(run, layer)))
+        return info;
+    if (run->shown_lane == 0 && !run->shown_captured)
+        run->shown_lane = -1; /* no finite attention matrix at the shown layer */
+    if (run->shown_lane == 0) {
+        /* Right away, so a screen shows the spectra before the deeper layers finish. */
+        if (stop_requested(run)) {
+            assemble(run, tracks, seed_index + 1, false);
+            *stopped = true;
+            return 0;
+        }
+        if ((info = keep_shown_spectra(run)))
+            return info;
+        *spectra = true;
+    }
+    assemble(run, tracks, seed_index + 1, false);
+    if (progress && progress->after_layer &&
+        !progress->after_layer(progress->context, seed_index, layer, c->depth))
+        *stopped = true;
+    return 0;
+}
+
+/* The first seed's gradients at the depth, unless its tracks have them. */
+static int seed_gradients(Run *run, bool *stopped)
+{
+    const Config *c = run->config;
+    bool gradients =
+        run->first_seed && gradients_apply(c) &&
+        (run->track[0]->gradient_depth != c->depth || run->track[1]->gradient_depth != c->depth);
+    int info = 0;
+    for (int n = 0; n < NETWORKS && gradients && !info; n++)
+        info = lane_load(run, n, c->depth);
+    if (!gradients || info)
+        return info;
+    info = frozen_attention_gradients(run);
+    run->held[0] = run->held[1] = -1; /* the frozen products were used up */
+    if (info == LANE_STOPPED) {
+        *stopped = true;
+        return 0;
+    }
+    return info;
+}
+
+/* One seed: both tracks up to the depth (what is kept is not computed again), the shown
+   spectra and the gradients for the first seed.  *stopped when progress asked. */
+static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *stopped)
+{
+    const Config *c = run->config;
+    int info = seed_tracks(run, tracks, seed_index);
     if (info)
         return info;
-
-    bool spectra = !run->first_seed || kept_spectra_find(k, run->seed, c);
+    bool spectra = !run->first_seed || kept_spectra_find(run->kept, run->seed, c);
     if (!spectra && run->track[NETWORK_MAIN]->layers >= c->layer) {
-        /* Another shown layer of a kept network: its attention matrix and spectra only. */
-        run->measure = true;
-        info = capture_shown_attention(run, NETWORK_MAIN, c->layer);
-        if (!info && stop_requested(run)) {
-            *stopped = true;
-            return 0;
-        }
-        if (!info && run->shown_captured)
-            info = keep_shown_spectra(run);
-        if (info)
+        if ((info = shown_from_kept(run, tracks, seed_index, stopped)) || *stopped)
             return info;
         spectra = true;
-        assemble(run, tracks, seed_index + 1, false);
     }
-
-    for (int layer = 1; layer <= c->depth; layer++) {
-        bool any = false;
-        for (int n = 0; n < NETWORKS; n++) {
-            run->active[n] = run->track[n]->layers < layer;
-            any |= run->active[n];
-        }
-        if (!any)
-            continue;
-        for (int n = 0; n < NETWORKS && !info; n++)
-            if (run->active[n])
-                info = lane_load(run, n, layer - 1);
-        if (info)
+    for (int layer = 1; layer <= c->depth; layer++)
+        if ((info = seed_layer(run, tracks, seed_index, layer, &spectra, stopped)) || *stopped)
             return info;
-        run->layer = layer;
-        run->measure = true;
-        run->shown_lane = !spectra && layer == c->layer && run->active[NETWORK_MAIN] ? 0 : -1;
-        run->shown_captured = false;
-        for (int n = 0; n < NETWORKS; n++)
-            if (run->active[n])
-                layer_state_undefined(&run->track[n]->state[layer]);
-        info = run_layer(run);
-        if (info == LANE_STOPPED) {
-            for (int n = 0; n < NETWORKS; n++)
-                run->w->lane[n].warnings.count = 0;
-            *stopped = true;
-            return 0;
-        }
-        if (info)
-            return info;
-        for (int n = 0; n < NETWORKS; n++) {
-            if (!run->active[n])
-                continue;
-            Track *t = run->track[n];
-            t->state[layer].net = run->nets[n];
-            if (keep_warnings(run, n, &t->state[layer]))
-                return -1;
-            keep_matrices(run, n, layer);
-            t->layers = layer;
-            run->held[n] = layer;
-        }
-        kept_trim(k, run->budget, run->track);
-        if (run->shown_lane == 0 && !run->shown_captured)
-            run->shown_lane = -1; /* no finite attention matrix at the shown layer */
-        if (run->shown_lane == 0) {
-            /* Right away, so a screen shows the spectra before the deeper layers finish. */
-            if (stop_requested(run)) {
-                assemble(run, tracks, seed_index + 1, false);
-                *stopped = true;
-                return 0;
-            }
-            info = keep_shown_spectra(run);
-            if (info)
-                return info;
-            spectra = true;
-        }
-        assemble(run, tracks, seed_index + 1, false);
-        if (progress && progress->after_layer &&
-            !progress->after_layer(progress->context, seed_index, layer, c->depth)) {
-            *stopped = true;
-            return 0;
-        }
-    }
     if (stop_requested(run)) {
         *stopped = true;
         return 0;
     }
-    bool gradients =
-        run->first_seed && gradients_apply(c) &&
-        (run->track[0]->gradient_depth != c->depth || run->track[1]->gradient_depth != c->depth);
-    if (gradients) {
-        for (int n = 0; n < NETWORKS && !info; n++)
-            info = lane_load(run, n, c->depth);
-        if (info)
-            return info;
-        info = frozen_attention_gradients(run);
-        run->held[0] = run->held[1] = -1; /* the frozen products were used up */
-        if (info == LANE_STOPPED) {
-            *stopped = true;
-            return 0;
-        }
-        if (info)
-            return info;
-    }
+    if ((info = seed_gradients(run, stopped)) || *stopped)
+        return info;
     assemble(run, tracks, seed_index + 1, false);
     return 0;
 }
 
-int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
-              size_t size)
+/* out emptied for a run of c: the settings, nothing computed yet. */
+static void result_begin(Result *out, const Config *c)
 {
     Result_release(out);
     out->config = *c;
@@ -491,12 +520,16 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     out->shown_gap = c->gap;
     out->readouts = (Readouts){NAN, NAN, NAN, NAN};
     out->outlier = -1;
-    int seeds = c->seeds < 1 ? 1 : c->seeds;
-    /* Without a budget nothing outlives the run, and what earlier runs kept stays as it is
-       (the width sweep runs other sizes on the screen's workspace). */
-    Kept scratch = {0};
+}
+
+/* What a run of c reads and keeps: the workspace's kept state, or (without a budget, or while
+   keeping is paused) `scratch`, so that nothing outlives the run and what earlier runs kept
+   stays as it is (the width sweep runs other sizes on the screen's workspace).  Either is
+   emptied when its weights are not c's, and so is the value cache. */
+static Kept *kept_for(Workspace *w, const Config *c, Kept *scratch)
+{
     bool keeping = w->keep_budget > 0 && !w->keeping_paused;
-    Kept *k = keeping ? &w->kept : &scratch;
+    Kept *k = keeping ? &w->kept : scratch;
     if (!k->valid || !same_weights(&k->key, c)) {
         kept_clear(k);
         k->valid = true;
@@ -506,6 +539,16 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
         memset(w->value_cached, 0, sizeof w->value_cached);
         w->value_key = *c;
     }
+    return k;
+}
+
+int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
+              size_t size)
+{
+    result_begin(out, c);
+    int seeds = c->seeds < 1 ? 1 : c->seeds;
+    Kept scratch = {0};
+    Kept *k = kept_for(w, c, &scratch);
     Track *(*tracks)[NETWORKS] = calloc((size_t)seeds, sizeof *tracks);
     int status = 0;
     if (!tracks || workspace_reserve(w, c) || Result_allocate(out, c->tokens, c->depth)) {
@@ -517,7 +560,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     Run run = {.config = c,
                .w = w,
                .kept = k,
-               .budget = keeping ? w->keep_budget : 0,
+               .budget = k == &scratch ? 0 : w->keep_budget,
                .out = out,
                .progress = progress};
     /* The lanes' products and long calls poll the stop request too, for the run only: the
