@@ -1,6 +1,6 @@
 /* Per-stage timings of one attnscope computation (issue 4), from the core's public API.
  *
- * Mirrors Model_run (src/core/model.c) for the benchmark's configurations: full mask, no
+ * Mirrors Model_run (src/core/run.c, its layers src/core/layer.c) for the benchmark's configurations: full mask, no
  * skip, no LayerNorm, softmax or markov attention, gap off or center, one seed, the shown
  * layer's spectra, the counterpart network with the same weights.  It runs the stages one
  * after the other on the calling thread (BLAS threads as OPENBLAS_NUM_THREADS says); it does
