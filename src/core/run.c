@@ -150,18 +150,14 @@ static int network_layer(Run *run, int which)
         info = frozen_attention_step(c, lane, net);
     if (info)
         return info;
-    if (outcome == LAYER_ATTENTION_OVERFLOW)
+    /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before
+       the tokens do. */
+    if (outcome != LAYER_DONE)
         Warnings_add(&lane->warnings,
-                     ROLE_MARK " network's attention matrix overflows the double range at layer "
-                               "%d (no LayerNorm: the tokens grow layer by layer); its values "
-                               "from there on are null",
-                     run->layer);
-    if (outcome == LAYER_TOKENS_OVERFLOW)
-        Warnings_add(&lane->warnings,
-                     ROLE_MARK " network overflows the double range at layer %d (no LayerNorm: "
+                     ROLE_MARK " network%s overflows the double range at layer %d (no LayerNorm: "
                                "the tokens grow layer by layer); its values from there on are "
                                "null",
-                     run->layer);
+                     outcome == LAYER_ATTENTION_OVERFLOW ? "'s attention matrix" : "", run->layer);
     net->dead = outcome != LAYER_DONE;
     return net->dead || !run->measure ? 0 : measure_layer(run, which);
 }
