@@ -93,17 +93,13 @@ typedef struct {
 void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
                    LayerBuffer out[LAYER_BUFFERS]);
 
-/* One head and no output projection: the head's output goes straight into X (skip and branch
-   gain in the same product), as the one-head layer of docs/model.md §1.5 does. */
+/* Which stages a layer of c runs (for its buffers here, and for whoever plans or prices it).
+   Fused: one head and no output projection, so the head's output goes straight into X (skip
+   and branch gain in the same product), as the one-head layer of docs/model.md §1.5 does, and
+   stage 4 is empty.  Pre-norm: LayerNorm on the branch's input, X + F(LN X), so the branch
+   reads a normalised copy and stage 5 is empty. */
 bool Layer_fused_heads(const Config *c);
-
-/* LayerNorm on the branch's input, X + F(LN X): the branch reads a normalised copy. */
 bool Layer_pre_norm(const Config *c);
-
-/* The residual's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5, §1.8): the skip's a
-   (none: 0) and the branch's b, over √d for the scaled skip. */
-double Layer_skip_gain(const Config *c);
-double Layer_branch_gain(const Config *c);
 
 /* What a driver sees of a step as it runs; any callback may be NULL.  The step calls them from
    the thread it runs on. */

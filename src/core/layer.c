@@ -59,12 +59,14 @@ bool Layer_pre_norm(const Config *c)
     return c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
 }
 
-double Layer_skip_gain(const Config *c)
+/* The residual's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5, §1.8): the skip's a
+   (none: 0) and the branch's b, over √d for the scaled skip. */
+static double skip_gain(const Config *c)
 {
     return c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
 }
 
-double Layer_branch_gain(const Config *c)
+static double branch_gain(const Config *c)
 {
     return c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)c->width) : c->branch_gain;
 }
@@ -223,8 +225,8 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
     if (info)
         return info;
     if (Layer_fused_heads(c))
-        return Linalg_gemm(b->la, true, false, T, d, T, Layer_branch_gain(c), b->attention, T,
-                           b->values, T, Layer_skip_gain(c), b->x, T);
+        return Linalg_gemm(b->la, true, false, T, d, T, branch_gain(c), b->attention, T, b->values,
+                           T, skip_gain(c), b->x, T);
     size_t block = (size_t)T * dh * h;
     return Linalg_gemm(b->la, true, false, T, dh, T, 1.0, b->attention, T, b->values + block, T,
                        0.0, b->mixed + block, T);
@@ -235,7 +237,7 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
 static int combine_heads(const Config *c, const LayerWeights *w, LayerBuffers *b)
 {
     int T = c->tokens, d = c->width;
-    double keep = Layer_skip_gain(c), branch = Layer_branch_gain(c);
+    double keep = skip_gain(c), branch = branch_gain(c);
     if (c->output != OUTPUT_IDENTITY)
         return Linalg_gemm(b->la, false, false, T, d, d, branch, b->mixed, T, w->output, d, keep,
                            b->x, T);
@@ -257,8 +259,8 @@ static int mlp_sublayer(const Config *c, const LayerWeights *w, LayerBuffers *b)
     if (info)
         return info;
     Block_activate(c->mlp, b->hidden, (size_t)T * hidden);
-    info = Linalg_gemm(b->la, false, false, T, d, hidden, Layer_branch_gain(c), b->hidden, T,
-                       w->mlp_out, hidden, Layer_skip_gain(c), b->x, T);
+    info = Linalg_gemm(b->la, false, false, T, d, hidden, branch_gain(c), b->hidden, T, w->mlp_out,
+                       hidden, skip_gain(c), b->x, T);
     if (info)
         return info;
     if (!Layer_pre_norm(c))

@@ -170,37 +170,51 @@ int workspace_reserve(Workspace *w, const Config *c);
 size_t value_cache_doubles(const Config *c);
 
 /* ---- model.c: what is kept between runs ---- */
+/* The settings that decide the weights and the forward pass (a track's gap mode, the depth,
+   the shown layer and the seeds apart). */
 bool same_weights(const Config *a, const Config *b);
 void kept_clear(Kept *k);
+/* The track of (seed, gap, first seed or not), created empty when missing; NULL: no memory. */
 Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first);
+/* Room for layers 0..depth in t.  Returns 0 or -1. */
 int track_reserve(Track *t, int depth);
+/* The kept spectra of c's shown (gap, layer, head) for seed, or NULL; a fresh entry for it. */
 KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, const Config *c);
 KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c);
 void kept_spectra_free(KeptSpectra *s);
+/* Drops token matrices until the kept ones fit budget, the run's own tracks (own) last. */
 void kept_trim(Kept *k, size_t budget, Track *const own[NETWORKS]);
 
 /* ---- run.c ---- */
-bool stop_requested(const Run *run);
+/* task for both lanes: on the caller's two threads when it offers them, else in turn. */
 void both_lanes(const Progress *progress, void (*task)(int which, void *context), void *context);
-int run_layer(Run *run);
+/* Brings lane `which` to its track's token matrices at `layer` (from the nearest kept ones). */
 int lane_load(Run *run, int which, int layer);
+/* The layer's weights for both lanes: `parts` (LayerDraw) and W^V (*wv: where it is). */
 int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, bool first_seed,
                        unsigned parts, double **wv);
-void record(LayerState *state, const Measures *m, double log_similarity0);
 
 /* ---- shown_layer.c ---- */
+/* The shown matrix as built (with its logits' std) and as applied (with the gap's outcome). */
 void capture_built(Run *run, const double *logits, const double *attention);
 void capture_applied(Run *run, const double *attention, GapOutcome outcome);
+/* The spectra of the captured shown matrices, kept for the run's (gap, layer, head). */
 int keep_shown_spectra(Run *run);
+/* The shown matrix of `layer` computed again on lane `which` from the kept layer below. */
 int capture_shown_attention(Run *run, int which, int layer);
 
 /* ---- gradients.c ---- */
+/* Whether the gradient formula of docs/model.md §2 describes c. */
 bool gradients_apply(const Config *c);
+/* The first seed's W^V of `layer`, from the cache or drawn into it (*out: where it is). */
 int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer, double **out);
+/* frozen ← A_ℓ·frozen after lane's layer step. */
 int frozen_attention_step(const Config *c, Lane *lane, Network *net);
+/* The gradients of every layer for both tracks of the first seed, at the depth. */
 int frozen_attention_gradients(Run *run);
 
 /* ---- assemble.c ---- */
+/* Rewrites run->out from the kept tracks of the first `seeds` seeds. */
 void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed);
 
 #endif

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void record(LayerState *state, const Measures *m, double log_similarity0)
+static void record(LayerState *state, const Measures *m, double log_similarity0)
 {
     state->stable_rank = m->stable_rank;
     state->stable_rank_minus_one = m->stable_rank_minus_one;
@@ -54,7 +54,7 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
                       w->init_scratch);
 }
 
-bool stop_requested(const Run *run)
+static bool stop_requested(const Run *run)
 {
     const Progress *p = run->progress;
     return p && p->stop_requested && p->stop_requested(p->context);
@@ -230,6 +230,8 @@ static int keep_warnings(Run *run, int which, LayerState *s)
     return 0;
 }
 
+static int run_layer(Run *run);
+
 /* Lane `which` holds its track's token matrices at `layer`: from the kept ones at or below
    it, then layer by layer (without measuring: the numbers are kept) up to it. */
 int lane_load(Run *run, int which, int layer)
@@ -282,7 +284,7 @@ int lane_load(Run *run, int which, int layer)
 }
 
 /* Draws the weights of run->layer and computes it on the active lanes. */
-int run_layer(Run *run)
+static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
