@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A layer's measures into its kept state, the token similarity relative to X0's. */
 static void record(LayerState *state, const Measures *m, double log_similarity0)
 {
     state->stable_rank = m->stable_rank;
