@@ -1,11 +1,11 @@
 /* Per-stage timings of one attnscope computation (issue 4), from the core's public API.
  *
- * Mirrors Model_run (src/core/model.c) for the benchmark's configurations: full mask, no
- * skip, no LayerNorm, softmax or markov attention, gap off or center, one seed, the shown
- * layer's spectra, the counterpart network with the same weights.  It runs the stages one
- * after the other on the calling thread (BLAS threads as OPENBLAS_NUM_THREADS says); it does
- * not reproduce Model_run's optimisations (two lanes, shared work), which --model-run and
- * the end-to-end time show.  Each stage is timed with
+ * Mirrors Model_run (src/core/run.c, its layers src/core/layer.c) for the benchmark's
+ * configurations: full mask, no skip, no LayerNorm, softmax or markov attention, gap off or
+ * center, one seed, the shown layer's spectra, the counterpart network with the same weights.
+ * It runs the stages one after the other on the calling thread (BLAS threads as
+ * OPENBLAS_NUM_THREADS says); it does not reproduce Model_run's optimisations (two lanes,
+ * shared work), which --model-run and the end-to-end time show.  Each stage is timed with
  * clock_gettime(CLOCK_MONOTONIC):
  *   input        X0: Gaussian d×T, QR (Linalg_orthonormalise), transpose
  *   weights      W^Q, W^K (softmax) or the Markov Gaussians, and W^V, per layer

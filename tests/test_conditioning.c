@@ -2,7 +2,8 @@
  * Jacobian against central finite differences, the VJP as its transpose, κ of the dominant
  * term against the SVD of the Kronecker product, the structure of causal Jacobians, the
  * singular K + I of a reflection, the initialisation "cutting-skip", the softmax demo's
- * closed form, and the conditioning pass's forward against Model_run's. */
+ * closed form, and the conditioning pass's forward (its token norms, every head's attention)
+ * against Model_run's. */
 #include "testing.h"
 
 #include "attnscope/attention.h"
@@ -501,8 +502,8 @@ static void test_softmax_demo_closed_form(void **state)
     assert_true(large > DRAWS * 9 / 10);
 }
 
-/* The conditioning pass draws the weights and runs the forward pass of Model_run: the norms
-   of the tokens agree layer by layer, for both initialisations. */
+/* The conditioning pass runs Model_run's layer step: the norms of the tokens agree layer by
+   layer bit for bit, for both networks and every variant. */
 static void test_forward_pass_agrees_with_the_model(void **state)
 {
     (void)state;
@@ -621,12 +622,12 @@ static void test_forward_pass_agrees_with_the_model(void **state)
         assert_true(cond.jacobian_exact);
         for (int l = 0; l <= c.depth; l++) {
             double a = r->network.log10_norm[l], b = cond.network.log10_norm[l];
-            if (!(fabs(a - b) <= 1e-12))
+            if (!(a == b))
                 fail_msg("%s, layer %d: model log10|X| %.17g, conditioning %.17g", what[v], l, a,
                          b);
             a = r->counterpart.log10_norm[l];
             b = cond.counterpart.log10_norm[l];
-            if (!(fabs(a - b) <= 1e-12))
+            if (!(a == b))
                 fail_msg("%s, layer %d counterpart: %.17g vs %.17g", what[v], l, a, b);
         }
         /* Without LayerNorm the tokens grow: the attention saturates within four layers, or
@@ -643,6 +644,115 @@ static void test_forward_pass_agrees_with_the_model(void **state)
                          what[v], l, cond.network.kappa_jacobian[l],
                          cond.network.kappa_jacobian_skip[l], cond.network.kappa_dominant[l],
                          cond.network.kappa_attention[l]);
+        Conditioning_release(&cond);
+        Result_free(r);
+        Workspace_free(w);
+    }
+}
+
+/* Every head's applied attention of every layer of both networks, as a Progress sees it. */
+enum { SEEN_LAYERS = 3, SEEN_HEADS = 3, SEEN_T = 8 };
+typedef struct {
+    double a[2][SEEN_LAYERS + 1][SEEN_HEADS][SEEN_T * SEEN_T];
+    int count[2][SEEN_LAYERS + 1][SEEN_HEADS];
+    int T;
+} Seen;
+
+static void seen_applied(void *context, int network, int layer, int head, const double *applied)
+{
+    Seen *s = context;
+    assert_true(network >= 0 && network < 2 && layer >= 1 && layer <= SEEN_LAYERS && head >= 0 &&
+                head < SEEN_HEADS);
+    memcpy(s->a[network][layer][head], applied, sizeof(double) * (size_t)s->T * s->T);
+    s->count[network][layer][head]++;
+}
+
+/* The conditioning pass applies Model_run's attention matrices: each head's of each layer of
+   both networks equal bit for bit, for heads, pre-LN, an MLP, W^O, mimetic and cutting-skip
+   weights, markov and a gap mode whose matrix differs from the softmax.  And that matrix is
+   the one both show: its singular values are the run's shown ones and the conditioning's
+   shown layer's, bit for bit. */
+static void test_conditioning_applies_the_runs_attention(void **state)
+{
+    (void)state;
+    enum { VARIANTS = 6 };
+    const char *what[VARIANTS] = {"3 heads, head 2 shown, ln",
+                                  "pre-LN, 2 heads, MLP gelu, wo gaussian",
+                                  "mimetic, 2 heads, wo gaussian, pre-LN",
+                                  "cutting-skip, gap center, causal",
+                                  "markov, 2 heads, MLP tanh, gap center",
+                                  "one head, rms, scaled skip, gains"};
+    for (int v = 0; v < VARIANTS; v++) {
+        Config c = Config_default();
+        c.tokens = SEEN_T;
+        c.width = 12;
+        c.depth = SEEN_LAYERS;
+        c.layer = 2;
+        c.skip = SKIP_PLAIN;
+        c.layernorm = LAYERNORM_LN;
+        if (v == 0) {
+            c.heads = 3;
+            c.head = 2;
+        } else if (v == 1 || v == 2) {
+            c.heads = 2;
+            c.ln_place = LN_PLACE_PRE;
+            c.output = OUTPUT_GAUSSIAN;
+            c.mlp = v == 1 ? MLP_GELU : MLP_NONE;
+            c.mlp_ratio = 2;
+            c.init = v == 2 ? INIT_MIMETIC : INIT_NORMAL;
+        } else if (v == 3) {
+            c.init = INIT_CUTTING_SKIP;
+            c.gap = GAP_CENTER;
+            c.mask = MASK_CAUSAL;
+            c.layer = 3;
+        } else if (v == 4) {
+            c.attention = ATTENTION_MARKOV;
+            c.heads = 2;
+            c.head = 2;
+            c.mlp = MLP_TANH;
+            c.mlp_ratio = 1;
+            c.gap = GAP_CENTER;
+        } else {
+            c.layernorm = LAYERNORM_RMS;
+            c.skip = SKIP_SCALED;
+            c.skip_gain = 0.5;
+            c.branch_gain = 2.0;
+            c.layer = 1;
+        }
+        char err[256];
+        assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+        static Seen model, conditioning;
+        memset(&model, 0, sizeof model);
+        memset(&conditioning, 0, sizeof conditioning);
+        model.T = conditioning.T = c.tokens;
+        Progress watch_model = {.context = &model, .attention_applied = seen_applied};
+        Progress watch_conditioning = {.context = &conditioning, .attention_applied = seen_applied};
+        Workspace *w = Workspace_new();
+        Result *r = Result_new();
+        assert_int_equal(Model_run(&c, w, r, &watch_model, err, sizeof err), 0);
+        Conditioning cond;
+        ConditioningControl control = {.progress = &watch_conditioning};
+        assert_int_equal(Conditioning_run_controlled(&c, &control, &cond, err, sizeof err), 0);
+        size_t tt = (size_t)c.tokens * c.tokens;
+        for (int n = 0; n < 2; n++)
+            for (int l = 1; l <= c.depth; l++)
+                for (int h = 0; h < c.heads; h++) {
+                    if (model.count[n][l][h] != 1 || conditioning.count[n][l][h] != 1)
+                        fail_msg("%s: network %d layer %d head %d seen %d and %d times", what[v], n,
+                                 l, h, model.count[n][l][h], conditioning.count[n][l][h]);
+                    if (memcmp(model.a[n][l][h], conditioning.a[n][l][h], sizeof(double) * tt))
+                        fail_msg("%s: network %d layer %d head %d: the attention differs", what[v],
+                                 n, l, h);
+                }
+        /* The shown matrix's singular values, computed here from what the hook saw. */
+        double shown[SEEN_T * SEEN_T], s[SEEN_T];
+        memcpy(shown, model.a[0][c.layer][c.head - 1], sizeof(double) * tt);
+        Linalg *la = Linalg_new();
+        assert_int_equal(Linalg_singular_values(la, c.tokens, c.tokens, shown, s), 0);
+        Linalg_free(la);
+        assert_true(r->spectra_ready);
+        assert_memory_equal(s, r->singular_values, sizeof(double) * c.tokens);
+        assert_memory_equal(s, cond.attention_singular_values, sizeof(double) * c.tokens);
         Conditioning_release(&cond);
         Result_free(r);
         Workspace_free(w);
@@ -930,6 +1040,7 @@ int main(void)
         cmocka_unit_test(test_cutting_skip_weights),
         cmocka_unit_test(test_softmax_demo_closed_form),
         cmocka_unit_test(test_forward_pass_agrees_with_the_model),
+        cmocka_unit_test(test_conditioning_applies_the_runs_attention),
         cmocka_unit_test(test_multi_head_jacobian_matches_finite_differences),
         cmocka_unit_test(test_kappa_jacobian_does_not_depend_on_c),
         cmocka_unit_test(test_show_layer_equals_a_run_for_that_layer),

@@ -90,6 +90,9 @@ typedef struct {
     int steps;
 } SingularValueEstimate;
 
+/* Bytes of Lanczos basis an estimate may hold: the step count is cut to fit. */
+#define CONDITIONING_LANCZOS_BASIS_BYTES ((size_t)256 << 20)
+
 /* Returns 0, -1 (out of memory) or LINALG_STOPPED (SaWork_set_stop). */
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
                    SingularValueEstimate *out);

@@ -132,6 +132,14 @@ typedef struct {
     bool (*stop_requested)(void *context);
     void (*run_pair)(void *pair_context, void (*task)(int which, void *context), void *context);
     void *pair_context;
+    /* When set, sees each head's attention matrix as a layer applies it (after gap removal,
+       T×T row by row): network 0 (the run's) or 1 (its counterpart), layer from 1, head from
+       0.  Model_run calls it for the layers it computes and measures (not those a kept run
+       already had, nor those computed again to reach one), from the lanes' threads;
+       Conditioning_run_controlled for every layer of both networks.  Both call it from the
+       one layer step, so the same settings show the same matrices. */
+    void (*attention_applied)(void *context, int network, int layer, int head,
+                              const double *applied);
 } Progress;
 
 typedef struct Workspace Workspace;

@@ -1,0 +1,149 @@
+/* One transformer layer (docs/model.md §1.5-§1.9): the step every driver of the network
+ * follows.  Model_run's layer loop, the conditioning pass and the benchmark's forward pass
+ * call Layer_step; none of them has a forward of its own.
+ *
+ * A layer is X ← a·X + b·F(X'), F(X') = [A_1 X' W^V_1 … A_H X' W^V_H]·W^O with X' = X, or LN(X)
+ * under pre-LN, a LayerNorm after it under post-LN, then the MLP sub-block placed the same
+ * way.  Layer_step takes it stage by stage, and each stage is the one place a block feature
+ * joins it:
+ *   1. the branch's input: X, or LN(X) under pre-LN                (norm placements, ε)
+ *   2. every head's queries, keys and values, one product each      (QK-norm, RoPE, grouped K/V)
+ *   3. per head: logits, the masked attention, gap removal, A_h·V_h (per-layer masks, sinks)
+ *   4. the heads through W^O, with the skip's and the branch's gains
+ *   5. LayerNorm after the sub-block (post-LN)
+ *   6. the MLP sub-block, with its own skip and LayerNorm           (gated MLPs)
+ *   7. the tokens' scale carried apart where A does not depend on X
+ * A driver that wants more than X_ℓ (a head's attention before and after gap removal, the
+ * branch's input) passes a LayerObserver, which the step calls as it goes: what it sees is
+ * what the step computes, never a second computation.
+ *
+ * Storage: token matrices T×d column-major; weights column-major; attention matrices row by
+ * row (attention.h).
+ */
+#ifndef ATTNSCOPE_LAYER_H
+#define ATTNSCOPE_LAYER_H
+
+#include "attnscope/attention.h"
+#include "attnscope/config.h"
+#include "attnscope/linalg.h"
+#include "attnscope/random.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The weights of one layer.  Head h reads the h-th block of d_h columns of W^Q, W^K, W^V
+   and the h-th T×T block of the Markov draws. */
+typedef struct {
+    double *query, *key, *value; /* d×d */
+    double *output;              /* d×d; unused when W^O is the identity */
+    double *mlp_in, *mlp_out;    /* R·d×d each (mlp_in stored transposed, see init.h) */
+    double *markov;              /* T×T per head: the Markov kind's σ_qk²·g */
+} LayerWeights;
+
+/* The parts of a layer's weights Layer_draw draws (a set of these bits). */
+typedef enum {
+    LAYER_DRAW_ATTENTION = 1 << 0, /* W^Q and W^K (kinds with logits), the Markov draws */
+    LAYER_DRAW_VALUE = 1 << 1,
+    LAYER_DRAW_OUTPUT = 1 << 2, /* W^O, unless it is the identity */
+    LAYER_DRAW_MLP = 1 << 3,    /* W1 and W2, when there is an MLP */
+    LAYER_DRAW_ALL = (1 << 4) - 1,
+} LayerDraw;
+
+/* Draws `parts` of the weights of (seed, layer) into w, each from its own stream (init.h),
+   so that what is drawn does not depend on what else is.  scratch: Init_scratch_doubles(c).
+   Returns 0 or LAPACK's status. */
+int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
+               unsigned parts, const LayerWeights *w, double *scratch);
+
+/* The network's input X_0 (docs/model.md §1.1) into x (T×d): the orthonormal Qᵀ of the QR
+   factorisation of G ∈ R^{d×T} (signs by diag(R)), times √d for --input-norm sqrt-d.
+   scratch: T×d.  Returns 0 or LAPACK's status. */
+int Layer_input(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, double *x,
+                double *scratch);
+
+/* The buffers of one network's layer.  After a step, x holds X_ℓ and the others are free
+   until the next (a driver may use them as scratch), except `attention`, which holds the
+   last head's applied matrix. */
+typedef struct {
+    Linalg *la; /* for the products and gap removal; its stop hook is polled between stages */
+    double *x;  /* T×d: X_{ℓ−1} in, X_ℓ out (normalised where the scale is carried apart) */
+    double *normed;    /* T×d: LN(X), the branch's input under pre-LN */
+    double *queries;   /* T×d: every head's queries */
+    double *keys;      /* T×d: every head's keys, with several heads (one head's: in values) */
+    double *values;    /* T×d: X'·W^V */
+    double *logits;    /* T×T: a head's logits */
+    double *attention; /* T×T: a head's attention, built, then as applied */
+    double *mixed;     /* T×d: the heads' outputs side by side, before W^O (not fused) */
+    double *hidden;    /* T×R·d: the MLP's hidden layer */
+    double *row_stat, *row_max; /* max(T, d) and T: LayerNorm's scratch */
+    double *gap_scratch;        /* Gap_scratch_size(T), for the gap modes that need it */
+} LayerBuffers;
+
+enum { LAYER_BUFFERS = 12 };
+
+typedef struct {
+    double **buffer;
+    size_t doubles;
+} LayerBuffer;
+
+/* Every buffer of b with its size in doubles for c (sizes 0 where c does not use it, all 0
+   for c NULL), gap_scratch only with `gap_scratch`: the one list that a driver's allocation,
+   release and memory estimate share.  Fills out[LAYER_BUFFERS]. */
+void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
+                   LayerBuffer out[LAYER_BUFFERS]);
+
+/* Which stages a layer of c runs (for its buffers here, and for whoever plans or prices it).
+   Fused: one head and no output projection, so the head's output goes straight into X (skip
+   and branch gain in the same product), as the one-head layer of docs/model.md §1.5 does, and
+   stage 4 is empty.  Pre-norm: LayerNorm on the branch's input, X + F(LN X), so the branch
+   reads a normalised copy and stage 5 is empty. */
+bool Layer_fused_heads(const Config *c);
+bool Layer_pre_norm(const Config *c);
+
+/* What a driver sees of a step as it runs; any callback may be NULL.  The step calls them from
+   the thread it runs on. */
+typedef struct {
+    void *context;
+    /* The attention sub-block's input (X, or LN(X) under pre-LN), T×d, before a head reads it. */
+    void (*branch_input)(void *context, const double *input);
+    /* Head h's attention as built (row-major T×T) and its logits (NULL for kinds without). */
+    void (*built)(void *context, int head, const double *logits, const double *attention);
+    /* Head h's attention as applied, after gap removal, with what the gap mode did and the
+       warnings it raised.  A nonzero return stops the step with that status. */
+    int (*applied)(void *context, int head, const double *attention, GapOutcome outcome,
+                   const Warnings *gap_warnings);
+} LayerObserver;
+
+typedef struct {
+    const Config *config;
+    const LayerWeights *weights;
+    Gap gap;                       /* this network's gap mode */
+    const LayerObserver *observer; /* or NULL */
+    /* One head whose attention the driver built already into the buffers' `attention`
+       (Layer_attention; the two networks of the first layer share it), from these logits
+       (NULL for kinds without); false: built here. */
+    bool attention_built;
+    const double *built_logits;
+} LayerStep;
+
+typedef enum {
+    LAYER_DONE,               /* x holds X_ℓ */
+    LAYER_ATTENTION_OVERFLOW, /* a head's attention is not finite: x is undefined */
+    LAYER_TOKENS_OVERFLOW,    /* X_ℓ is not finite */
+} LayerOutcome;
+
+/* Computes the layer on b->x.  Where A does not depend on X and every stage is homogeneous
+   of degree 1 in X, X_ℓ is normalised and its norm's log added to *log_scale, so that deep
+   networks never overflow.  Returns 0, LINALG_STOPPED (la's stop hook asked: b->x is then
+   undefined), LAPACK's status, or an observer's. */
+int Layer_step(const LayerStep *step, LayerBuffers *b, LayerOutcome *outcome, double *log_scale);
+
+/* Head h's attention alone, as the step builds it from b->x, into b->attention (not gap
+   removed), and its logits (NULL for kinds without), for a driver that needs one head's
+   matrix without the layer; *outcome says whether it is finite (LAYER_DONE) or not
+   (LAYER_ATTENTION_OVERFLOW).  Returns 0 or LINALG_STOPPED. */
+int Layer_attention(const Config *c, const LayerWeights *w, LayerBuffers *b, int head,
+                    const double **logits, LayerOutcome *outcome);
+
+#endif

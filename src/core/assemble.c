@@ -1,0 +1,226 @@
+/* The Result of a run, rewritten from what is kept (model_internal.h): the first seed's
+ * curves, the bands over the seeds, the shown spectra and the readouts of docs/model.md §2,
+ * the warnings (the block's, the spectra's, each layer's) and the measure routes. */
+#include "attnscope/attention.h"
+#include "attnscope/spectra.h"
+#include "attnscope/theory.h"
+#include "model_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
+
+static void add_track_warning(Warnings *w, const char *text, unsigned subject, const char *role,
+                              int layer)
+{
+    if (strncmp(text, LAYER_MARK, 1) == 0) {
+        /* Layers come in order: the first that warned is named, the later ones are not. */
+        size_t length = strlen(text + 1);
+        for (int i = 0; i < w->count; i++)
+            if (strncmp(w->text[i], text + 1, length) == 0)
+                return;
+        Warnings_add_about(w, subject, "%s (from layer %d)", text + 1, layer);
+        return;
+    }
+    const char *mark = strstr(text, ROLE_MARK);
+    if (mark)
+        Warnings_add_about(w, subject, "%.*s%s%s", (int)(mark - text), text, role, mark + 1);
+    else
+        Warnings_add_about(w, subject, "%s", text);
+}
+
+static void fill_curves(Curves *dest, const Track *t, int depth)
+{
+    for (int l = 0; l <= depth && l <= t->layers; l++) {
+        const LayerState *s = &t->state[l];
+        dest->stable_rank[l] = s->stable_rank;
+        dest->stable_rank_minus_one[l] = s->stable_rank_minus_one;
+        dest->log10_norm[l] = s->log10_norm;
+        dest->token_similarity[l] = s->token_similarity;
+    }
+    if (t->gradient_depth == depth) {
+        memcpy(dest->gradient_norm, t->gradient_norm, sizeof(double) * (depth + 1));
+        memcpy(dest->log10_gradient_norm, t->log10_gradient_norm, sizeof(double) * (depth + 1));
+    }
+}
+
+/* Mean, sample std and M2 of one per-layer value over the seeds; NaN if any seed lacks it. */
+static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int depth, int network)
+{
+    for (int l = 0; l <= depth; l++) {
+        double mean = 0, ss = 0;
+        for (int s = 0; s < seeds; s++)
+            mean += tracks[s][network]->state[l].stable_rank;
+        mean /= seeds;
+        for (int s = 0; s < seeds; s++) {
+            double dv = tracks[s][network]->state[l].stable_rank - mean;
+            ss += dv * dv;
+        }
+        band->mean[l] = mean;
+        band->std[l] = seeds > 1 ? sqrt(ss / (seeds - 1)) : NAN;
+        band->m2[l] = ss;
+    }
+}
+
+static double modulus(Complex z)
+{
+    return hypot(z.re, z.im);
+}
+
+/* The readouts of docs/model.md §2 for the shown matrix and layer (NaN where undefined), and
+   which eigenvalue stands apart. */
+static void fill_readouts(Result *r)
+{
+    Readouts *o = &r->readouts;
+    int T = r->config.tokens, layer = r->config.layer;
+    *o = (Readouts){NAN, NAN, NAN, NAN};
+    r->outlier = -1;
+    if (layer <= r->layers_done)
+        o->stable_rank_shown_layer = r->network.stable_rank[layer];
+    if (!r->spectra_ready)
+        return;
+    r->outlier = Spectra_outlier(T, r->eigenvalues);
+    /* The spectral gap and the count against 0.5 measure against λ1 = 1 and |λ| ≤ 1: they
+       mean nothing for a matrix that is not row-stochastic (relu, linear, a removed gap). */
+    bool stochastic = Attention_is_row_stochastic(r->config.attention) && r->shown_gap == GAP_OFF;
+    if (stochastic) {
+        int above = 0;
+        for (int i = 0; i < T; i++)
+            above += modulus(r->eigenvalues[i]) > 0.5;
+        o->count_abs_lambda_above_half = above;
+        double gap = 1.0 - modulus(r->eigenvalues[1]);
+        o->one_minus_abs_lambda2 = fabs(gap) < READOUT_ROUNDOFF ? 0.0 : gap;
+    }
+    /* s2 at round-off (uniform attention: A⊥ = 0) makes the ratio noise: undefined. */
+    if (r->singular_values[1] > 1e-12 * r->singular_values[0])
+        o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
+}
+
+/* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
+   of §3): each overlay or prediction they void is not drawn, and a warning about it says
+   why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
+   scale, gains with a skip) say nothing. */
+static void block_warnings(const Config *c, Warnings *w)
+{
+    /* σ² = exp(v) − 1 for the logits' variance v: beyond v ≈ 709 it is not a double (NaN
+       where σ names nothing: W^Q W^Kᵀ drawn as αZ + βI). */
+    if (isinf(Config_sigma(c)))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "sigma overflows the double range: the first layer's logits have "
+                           "variance above 709 (sigma^2 = exp(variance) - 1), so sigma is null");
+    int dh = Config_head_width(c);
+    bool input_dependent = !Attention_is_input_independent(c->attention);
+    if (c->heads > 1)
+        Warnings_add_about(
+            w, WARNING_ABOUT_SPECTRA_THEORY,
+            "head %d of %d shown: its logits have rank <= d_h = %d, so its gamma is "
+            "T/d_h = %g (T/d = %g): its bulk edge leaves the i.i.d. limit as T/d_h grows",
+            c->head, c->heads, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
+    if (input_dependent && !Theory_first_layer_unit_rows(c))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "pre-LN: the first layer's attention reads LN(X0), rows of norm %s, "
+                           "not the input's %s rows that sigma is computed for: no sigma, no "
+                           "circle or quartercircle law",
+                           c->ln_scale == LN_SCALE_SQRT_D ? "sqrt(d) (PyTorch)" : "1",
+                           c->input_norm == INPUT_NORM_SQRT_D ? "sqrt(d)" : "unit");
+    else if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
+        Warnings_add_about(
+            w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
+            "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
+            "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
+            "unit rows, as the first layer has",
+            c->width);
+    if (c->init == INIT_ORTHOGONAL) {
+        Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY,
+                           "orthogonal W^V keep the tokens' Gram matrix (X W W^T X^T = X X^T), "
+                           "so the values collapse nothing: the stable-rank theory, built on "
+                           "Gaussian values, has no curve");
+        if (input_dependent)
+            Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                               "orthogonal W^Q, W^K give logits of two orthonormal frames, not "
+                               "i.i.d. (at T = d all singular values of A-perp are equal): no "
+                               "quartercircle law; the circle is still the bulk's radius");
+    }
+    if (c->heads > 1 || c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE)
+        Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY | WARNING_ABOUT_GRADIENTS,
+                           "the stable-rank theory and the gradient formula describe one head "
+                           "without an output projection or MLP: no theory curve, gradients "
+                           "null");
+    else if (c->branch_gain != 1.0 && c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE)
+        Warnings_add_about(w, WARNING_ABOUT_GRADIENTS,
+                           "branch gain b = %g: the gradient formula of the frozen attention "
+                           "takes b = 1 (X_L = P1 W^V P2): gradients null",
+                           c->branch_gain);
+}
+
+/* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,
+   the bands over the leading seeds that are complete, the shown spectra, the readouts, the
+   warnings (spectra first, then layer by layer, the network before its counterpart, seed
+   by seed) and the measure routes.  The same order whatever was kept, so a result does not
+   depend on what earlier runs left.  After each layer (while a screen follows the run) the
+   warnings and routes are the first seed's alone: all seeds' would make every layer cost as
+   much as the whole ensemble so far; the end of the run gathers them all (every_seed). */
+void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
+{
+    const Config *c = run->config;
+    Result *out = run->out;
+    int depth = c->depth;
+    fill_curves(&out->network, tracks[0][NETWORK_MAIN], depth);
+    fill_curves(&out->counterpart, tracks[0][NETWORK_COUNTERPART], depth);
+    int layers = tracks[0][NETWORK_MAIN]->layers;
+    out->layers_done = layers < depth ? (layers < 0 ? 0 : layers) : depth;
+
+    int complete = 0;
+    while (complete < seeds && tracks[complete][0]->layers >= depth &&
+           tracks[complete][1]->layers >= depth)
+        complete++;
+    if (complete > out->seeds_done) {
+        fill_band(&out->stable_rank_band, tracks, complete, depth, NETWORK_MAIN);
+        fill_band(&out->counterpart_band, tracks, complete, depth, NETWORK_COUNTERPART);
+        out->seeds_done = complete;
+    }
+
+    out->warnings.count = 0;
+    const KeptSpectra *spectra = kept_spectra_find(run->kept, c->seed, c);
+    if (spectra) {
+        out->spectra_ready = true;
+        out->shown_gap = spectra->applied;
+        out->outliers_removed = spectra->outliers_removed;
+        out->eigenvalues_exact = spectra->exact;
+        out->logit_std = spectra->logit_std;
+        memcpy(out->eigenvalues, spectra->eigenvalues, sizeof(Complex) * c->tokens);
+        memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
+        for (int i = 0; i < spectra->warnings.count; i++)
+            Warnings_add_about(&out->warnings, spectra->warnings.subject[i], "%s",
+                               spectra->warnings.text[i]);
+    } else if (tracks[0][NETWORK_MAIN]->layers >= c->layer &&
+               tracks[0][NETWORK_MAIN]->state[c->layer].net.dead) {
+        out->spectra_ready = false;
+        Warnings_add_about(
+            &out->warnings, WARNING_ABOUT_SPECTRA,
+            "layer %d has no spectra: the network overflowed or vanished at or before "
+            "it, so there is no finite attention matrix to show",
+            c->layer);
+    }
+    fill_readouts(out);
+    block_warnings(c, &out->warnings);
+
+    memset(out->measure_routes, 0, sizeof out->measure_routes);
+    for (int s = 0; s < (every_seed ? seeds : 1); s++) {
+        if (tracks[s][0]->layers >= 0)
+            out->measure_routes[tracks[s][0]->state[0].route]++;
+        for (int l = 1; l <= depth; l++)
+            for (int n = 0; n < NETWORKS; n++) {
+                const Track *t = tracks[s][n];
+                if (l > t->layers)
+                    continue;
+                const LayerState *state = &t->state[l];
+                if (!isnan(state->stable_rank))
+                    out->measure_routes[state->route]++;
+                for (int i = 0; state->warnings && i < state->warnings->count; i++)
+                    add_track_warning(&out->warnings, state->warnings->text[i],
+                                      state->warnings->subject[i], ROLE_NAMES[n], l);
+            }
+    }
+}

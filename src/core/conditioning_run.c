@@ -1,0 +1,682 @@
+/* The conditioning of every layer of a network and its counterpart (docs/model.md §8): each
+ * network runs through the layer step of layer.h (the one Model_run runs), whose observer
+ * hands over the sub-block's input and every head's attention; at that input the layer's
+ * Jacobian, its dominant term and their κ are taken (conditioning.c). */
+#include "attnscope/conditioning.h"
+
+#include "attnscope/attention.h"
+#include "attnscope/init.h"
+#include "attnscope/layer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CURVES_PER_NETWORK = 11 };
+
+/* The one list of a network's curves, for allocation and release. */
+static void curve_slots(ConditioningCurves *c, double **slots[CURVES_PER_NETWORK])
+{
+    double **list[CURVES_PER_NETWORK] = {
+        &c->kappa_attention,         &c->kappa_value_output, &c->kappa_dominant,
+        &c->kappa_attention_product, &c->kappa_jacobian,     &c->kappa_jacobian_skip,
+        &c->jacobian_norm,           &c->jacobian_s_min,     &c->jacobian_s_min_error,
+        &c->premise_ratio,           &c->log10_norm};
+    memcpy(slots, list, sizeof list);
+}
+
+const ConditioningSeries CONDITIONING_SERIES[] = {
+    {"kappa_attention", offsetof(ConditioningCurves, kappa_attention), "κ(A_ℓ)"},
+    {"kappa_value_output", offsetof(ConditioningCurves, kappa_value_output), "κ(W_VO,ℓ)"},
+    {"kappa_dominant", offsetof(ConditioningCurves, kappa_dominant), "κ(B_ℓ) = κ(W_VO)κ(A)"},
+    {"kappa_attention_product", offsetof(ConditioningCurves, kappa_attention_product),
+     "κ(A_ℓ⋯A_1)"},
+    {"kappa_jacobian", offsetof(ConditioningCurves, kappa_jacobian), "κ(K_ℓ)"},
+    {"kappa_jacobian_skip", offsetof(ConditioningCurves, kappa_jacobian_skip), "κ(K_ℓ + I)"},
+    {"jacobian_norm", offsetof(ConditioningCurves, jacobian_norm), "‖K_ℓ‖₂"},
+    {"jacobian_s_min", offsetof(ConditioningCurves, jacobian_s_min), "s_min(K_ℓ)"},
+    {"jacobian_s_min_error", offsetof(ConditioningCurves, jacobian_s_min_error),
+     "bound on the error of s_min(K_ℓ)"},
+    {"premise_ratio", offsetof(ConditioningCurves, premise_ratio), "‖E_ℓ‖₂ / s_min(B_ℓ)"},
+};
+const int CONDITIONING_SERIES_COUNT = sizeof CONDITIONING_SERIES / sizeof CONDITIONING_SERIES[0];
+
+const double *ConditioningSeries_values(const ConditioningSeries *s, const ConditioningCurves *c)
+{
+    return *(double *const *)((const char *)c + s->offset);
+}
+
+void Conditioning_release(Conditioning *out)
+{
+    ConditioningCurves *nets[2] = {&out->network, &out->counterpart};
+    for (int n = 0; n < 2; n++) {
+        double **slots[CURVES_PER_NETWORK];
+        curve_slots(nets[n], slots);
+        for (int i = 0; i < CURVES_PER_NETWORK; i++) {
+            free(*slots[i]);
+            *slots[i] = NULL;
+        }
+    }
+    free(out->layers_attention_sv);
+    free(out->layers_value_output_sv);
+    free(out->layers_jacobian_sv);
+    out->layers_attention_sv = out->layers_value_output_sv = out->layers_jacobian_sv = NULL;
+    out->attention_singular_values = out->value_output_singular_values = NULL;
+    out->jacobian_singular_values = NULL;
+}
+
+/* The matrix-free estimates: Lanczos certifies the extreme eigenvalues of KᵀK to 1e-6
+   relative within this many steps, or reports NaN. */
+enum { LANCZOS_STEPS_MAX = 240 };
+#define LANCZOS_TOLERANCE 1e-6
+
+/* The buffers of one run; H heads of width d_h = d/H, R the MLP's ratio.  The forward pass is
+   the layer step's (layer.h), on the step's buffers: the run keeps what the Jacobian reads. */
+typedef struct {
+    const Config *c;
+    const Progress *progress; /* or NULL */
+    int T, d, heads;
+    size_t n;   /* T·d */
+    bool exact; /* K built in full */
+    RandomStream *random;
+    Linalg *la;
+    SaWork *sa;
+    SaBlock *blocks;                /* one per head */
+    LayerBuffers step;              /* the layer step's */
+    LayerWeights weights;           /* the layer's */
+    double *input;                  /* T×d: the attention sub-block's input, as the step read it */
+    double *wvo;                    /* d×d: W_VO = W^V W^O */
+    double *m, *wvo_head;           /* d×d per head: M_h, W_VO,h = W^V_h W^O_h */
+    double *scratch;                /* Init_scratch_doubles, d×d, T×T (copies to decompose) */
+    double *soft, *applied;         /* T×T per head: each head's attention as built, as applied */
+    double *product, *product_next; /* T×T, A_ℓ⋯A_1 of the shown head, at unit norm */
+    double *sv_a, *sv_w;            /* T, d */
+    double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
+} ConditioningRun;
+
+/* The doubles of each buffer of a run for c (one list for allocation, release and the memory
+   estimate); the Jacobian's are apart. */
+enum { RUN_BUFFERS = LAYER_BUFFERS + 19 };
+static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer plan[RUN_BUFFERS])
+{
+    size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
+    size_t H = (size_t)c->heads, hidden = c->mlp != MLP_NONE ? (size_t)c->mlp_ratio * d : 0;
+    size_t scratch = Init_scratch_doubles(c);
+    if (scratch < dd)
+        scratch = dd;
+    if (scratch < tt)
+        scratch = tt;
+    /* One set of step buffers runs both networks, the gap-removing one too. */
+    Layer_buffers(c, &r->step, true, plan);
+    LayerWeights *w = &r->weights;
+    const LayerBuffer own[RUN_BUFFERS - LAYER_BUFFERS] = {
+        {&w->query, dd},
+        {&w->key, dd},
+        {&w->value, dd},
+        {&w->output, c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&w->mlp_in, hidden * d},
+        {&w->mlp_out, hidden * d},
+        {&w->markov, c->attention == ATTENTION_MARKOV ? H * tt : 0},
+        {&r->input, td},
+        {&r->wvo, dd},
+        {&r->m, H * dd},
+        {&r->wvo_head, H > 1 ? H * dd : 0},
+        {&r->scratch, scratch},
+        {&r->soft, H * tt},
+        {&r->applied, H * tt},
+        {&r->product, tt},
+        {&r->product_next, tt},
+        {&r->sv_a, T},
+        {&r->sv_w, d},
+        {&r->jacobian_sv, exact ? T * d : 0},
+    };
+    memcpy(plan + LAYER_BUFFERS, own, sizeof own);
+    return RUN_BUFFERS;
+}
+
+static void run_free(ConditioningRun *r)
+{
+    LayerBuffer plan[RUN_BUFFERS];
+    int n = run_plan(r, r->c, r->exact, plan);
+    for (int i = 0; i < n; i++)
+        free(*plan[i].buffer);
+    free(r->jacobian);
+    free(r->jacobian_copy);
+    free(r->blocks);
+    SaWork_free(r->sa);
+    Linalg_free(r->la);
+    RandomStream_free(r->random);
+}
+
+static int run_alloc(ConditioningRun *r)
+{
+    LayerBuffer plan[RUN_BUFFERS];
+    int n = run_plan(r, r->c, r->exact, plan);
+    for (int i = 0; i < n; i++)
+        if (plan[i].doubles && !(*plan[i].buffer = malloc(sizeof(double) * plan[i].doubles)))
+            return -1;
+    if (r->exact && (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
+                     !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
+        return -1;
+    r->blocks = calloc((size_t)r->heads, sizeof(SaBlock));
+    r->random = RandomStream_new();
+    r->la = r->step.la = Linalg_new();
+    r->sa = SaWork_new();
+    return r->blocks && r->random && r->la && r->sa ? 0 : -1;
+}
+
+static int curves_alloc(ConditioningCurves *c, int depth)
+{
+    double **slots[CURVES_PER_NETWORK];
+    curve_slots(c, slots);
+    for (int i = 0; i < CURVES_PER_NETWORK; i++) {
+        double *v = malloc(sizeof(double) * (size_t)(depth + 1));
+        if (!v)
+            return -1;
+        for (int l = 0; l <= depth; l++)
+            v[l] = NAN;
+        *slots[i] = v;
+    }
+    return 0;
+}
+
+/* The weights of a layer, drawn by the layer step's Layer_draw as Model_run draws them, then
+   what the Jacobian reads of them: per head M_h = W^Q_h W^K_hᵀ and W_VO,h = W^V_h W^O_h, and
+   the layer's W_VO = W^V W^O. */
+static int layer_weights(ConditioningRun *r, int layer)
+{
+    const Config *c = r->c;
+    const LayerWeights *w = &r->weights;
+    int d = r->d, dh = d / r->heads;
+    size_t dd = (size_t)d * d;
+    int info = Layer_draw(r->random, r->la, c, c->seed, layer, LAYER_DRAW_ALL, w, r->scratch);
+    if (info)
+        return info;
+    for (int h = 0; Attention_has_query_key(c->attention) && h < r->heads; h++)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0,
+                    w->query + (size_t)h * dh * d, d, w->key + (size_t)h * dh * d, d, 0.0,
+                    r->m + dd * (size_t)h, d);
+    if (c->output == OUTPUT_IDENTITY)
+        memcpy(r->wvo, w->value, sizeof(double) * dd);
+    else
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->value, d, w->output,
+                    d, 0.0, r->wvo, d);
+    /* Head h writes its d_h columns of the concatenation, which W^O's rows h·d_h.. map: without
+       an output projection those are the identity's, so W_VO,h is W^V_h in its own columns. */
+    for (int h = 0; r->heads > 1 && h < r->heads; h++) {
+        double *vo = r->wvo_head + dd * (size_t)h;
+        const double *v = w->value + (size_t)h * dh * d;
+        if (c->output == OUTPUT_IDENTITY) {
+            memset(vo, 0, sizeof(double) * dd);
+            memcpy(vo + (size_t)h * dh * d, v, sizeof(double) * (size_t)dh * d);
+        } else {
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, dh, 1.0, v, d,
+                        w->output + (size_t)h * dh, d, 0.0, vo, d);
+        }
+    }
+    return 0;
+}
+
+/* Singular values of the m×m matrix a, descending, a left as it was (decomposed in scratch). */
+static int singular_values(ConditioningRun *r, int m, const double *a, double *s)
+{
+    memcpy(r->scratch, a, sizeof(double) * (size_t)m * m);
+    return Linalg_singular_values(r->la, m, m, r->scratch, s);
+}
+
+/* The Jacobian's numbers at one layer; the SaWork is prepared. */
+static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
+                            bool has_perturbation, double *layer_sv)
+{
+    size_t n = r->n;
+    int info = 0;
+    if (r->jacobian) {
+        if ((info = SaWork_jacobian(r->sa, r->jacobian)))
+            return info;
+        /* K's singular values from a copy, then K + I's from K itself. */
+        memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
+        info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, r->jacobian_sv);
+        if (info)
+            return info;
+        out->jacobian_norm[l] = r->jacobian_sv[0];
+        out->jacobian_s_min[l] = r->jacobian_sv[n - 1];
+        out->jacobian_s_min_error[l] = 0.0;
+        out->kappa_jacobian[l] =
+            Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
+        if (layer_sv)
+            memcpy(layer_sv, r->jacobian_sv, sizeof(double) * n);
+        for (size_t i = 0; i < n; i++)
+            r->jacobian[i + i * n] += 1.0;
+        info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
+        if (info)
+            return info;
+        out->kappa_jacobian_skip[l] =
+            Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
+    } else {
+        SingularValueEstimate top, smallest;
+        if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
+            (info =
+                 SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, &smallest)))
+            return info;
+        out->jacobian_norm[l] = top.value;
+        out->jacobian_s_min[l] = smallest.value;
+        out->jacobian_s_min_error[l] = smallest.error;
+        out->kappa_jacobian[l] = Conditioning_kappa(out->jacobian_norm[l], smallest.value, (int)n);
+    }
+    double e_norm = 0.0;
+    if (has_perturbation) {
+        SingularValueEstimate top;
+        SaWork_perturbation_only(r->sa, true);
+        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
+        SaWork_perturbation_only(r->sa, false);
+        if (info)
+            return info;
+        e_norm = top.value;
+    }
+    out->premise_ratio[l] = e_norm / s_min_b;
+    return 0;
+}
+
+/* κ(B) of several heads, B = Σ_h W_VO,hᵀ ⊗ A_h, from its own products (the SaWork is
+   prepared): exactly on the exact path, else by Lanczos.  Returns s_min(B) through s_min
+   (NaN where κ(B) is not resolved). */
+static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double *s_min)
+{
+    size_t n = r->n;
+    int info = 0;
+    double top, bottom;
+    SaWork_dominant_only(r->sa, true);
+    if (r->jacobian) {
+        if (!(info = SaWork_jacobian(r->sa, r->jacobian)))
+            info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
+        top = r->jacobian_sv[0];
+        bottom = r->jacobian_sv[n - 1];
+    } else {
+        SingularValueEstimate largest, smallest;
+        if (!(info =
+                  SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 4, &largest)))
+            info = SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 5, &smallest);
+        top = largest.value;
+        bottom = smallest.value;
+    }
+    SaWork_dominant_only(r->sa, false);
+    if (info)
+        return info;
+    out->kappa_dominant[l] = Conditioning_kappa(top, bottom, (int)n);
+    *s_min = isnan(out->kappa_dominant[l]) ? NAN : bottom;
+    return 0;
+}
+
+/* One network's pass through the layers: what it writes, and what it noted so far. */
+typedef struct {
+    ConditioningRun *r;
+    Gap gap;
+    int network; /* 0: the network, 1: its counterpart */
+    ConditioningCurves *out;
+    Conditioning *result;
+    bool shown_numbers; /* the network's: every layer's singular values into result */
+    const char *role;   /* "the", "the counterpart" */
+    int layer;
+    double log_scale; /* the tokens' scale the step carries apart */
+    bool product_resolved, jacobian_noted;
+    /* Of the layer's heads, as the step applied them: */
+    bool own_derivative; /* every head's gap mode has the softmax's derivative (off, center) */
+    Gap shown_gap;       /* the shown head's gap mode as applied */
+} Pass;
+
+static void pass_branch_input(void *context, const double *input)
+{
+    Pass *p = context;
+    memcpy(p->r->input, input, sizeof(double) * p->r->n);
+}
+
+static void pass_built(void *context, int head, const double *logits, const double *attention)
+{
+    (void)logits;
+    Pass *p = context;
+    size_t tt = (size_t)p->r->T * p->r->T;
+    memcpy(p->r->soft + tt * (size_t)head, attention, sizeof(double) * tt);
+}
+
+static int pass_applied(void *context, int head, const double *attention, GapOutcome outcome,
+                        const Warnings *gap_warnings)
+{
+    Pass *p = context;
+    size_t tt = (size_t)p->r->T * p->r->T;
+    memcpy(p->r->applied + tt * (size_t)head, attention, sizeof(double) * tt);
+    p->own_derivative &= outcome.applied == GAP_OFF || outcome.applied == GAP_CENTER;
+    if (head == p->r->c->head - 1) {
+        p->shown_gap = outcome.applied;
+        for (int i = 0; i < gap_warnings->count; i++)
+            Warnings_add(&p->result->warnings, "%s", gap_warnings->text[i]);
+    }
+    const Progress *progress = p->r->progress;
+    if (progress && progress->attention_applied)
+        progress->attention_applied(progress->context, p->network, p->layer, head, attention);
+    return 0;
+}
+
+/* The Jacobian's view of the layer the step computed: one SaBlock per head, at the
+   sub-block's input, with its M_h, W_VO,h and attention as built and as applied. */
+static void layer_blocks(ConditioningRun *r)
+{
+    const Config *c = r->c;
+    size_t tt = (size_t)r->T * r->T, dd = (size_t)r->d * r->d;
+    bool input_independent = Attention_is_input_independent(c->attention);
+    for (int h = 0; h < r->heads; h++)
+        r->blocks[h] = (SaBlock){.T = r->T,
+                                 .d = r->d,
+                                 .x = r->input,
+                                 .m = input_independent ? NULL : r->m + dd * (size_t)h,
+                                 .scale = Init_logit_scale(c),
+                                 .wvo = r->heads > 1 ? r->wvo_head + dd * (size_t)h : r->wvo,
+                                 .softmax = r->soft + tt * (size_t)h,
+                                 .applied = r->applied + tt * (size_t)h};
+}
+
+/* κ(A_ℓ) of the shown head, κ(W_VO), κ(B) for one head, the singular values of the shown
+   layer, and κ(A_ℓ⋯A_1).  *s_min_b: s_min(B) for one head where both are resolved. */
+static int attention_numbers(Pass *p, double *s_min_b)
+{
+    ConditioningRun *r = p->r;
+    ConditioningCurves *out = p->out;
+    int T = r->T, d = r->d, l = p->layer;
+    size_t tt = (size_t)T * T;
+    const double *shown_applied = r->applied + tt * (size_t)(r->c->head - 1);
+    int info;
+    if ((info = singular_values(r, T, shown_applied, r->sv_a)) ||
+        (info = singular_values(r, d, r->wvo, r->sv_w)))
+        return info;
+    out->kappa_attention[l] = Conditioning_kappa(r->sv_a[0], r->sv_a[T - 1], T);
+    out->kappa_value_output[l] = Conditioning_kappa(r->sv_w[0], r->sv_w[d - 1], d);
+    /* One head: κ(B) = κ(W_VO)·κ(A) exactly; s_min(B) only where both are resolved. */
+    *s_min_b = NAN;
+    if (r->heads == 1) {
+        out->kappa_dominant[l] = out->kappa_attention[l] * out->kappa_value_output[l];
+        *s_min_b = isnan(out->kappa_dominant[l]) ? NAN : r->sv_a[T - 1] * r->sv_w[d - 1];
+    }
+    if (p->shown_numbers) {
+        memcpy(p->result->layers_attention_sv + (size_t)(l - 1) * T, r->sv_a, sizeof(double) * T);
+        memcpy(p->result->layers_value_output_sv + (size_t)(l - 1) * d, r->sv_w,
+               sizeof(double) * d);
+    }
+    /* A_ℓ⋯A_1, kept at unit Frobenius norm (κ does not see the scale); the buffer of the
+       applied matrix is its transpose to BLAS. */
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, T, T, 1.0, shown_applied, T, r->product,
+                T, 0.0, r->product_next, T);
+    double pnorm = cblas_dnrm2((int)tt, r->product_next, 1);
+    double *swap = r->product;
+    r->product = r->product_next;
+    r->product_next = swap;
+    if (pnorm > 0 && isfinite(pnorm)) {
+        cblas_dscal((int)tt, 1.0 / pnorm, r->product, 1);
+        if ((info = singular_values(r, T, r->product, r->sv_a)))
+            return info;
+        out->kappa_attention_product[l] = Conditioning_kappa(r->sv_a[0], r->sv_a[T - 1], T);
+    }
+    if (p->product_resolved && isnan(out->kappa_attention_product[l])) {
+        p->product_resolved = false;
+        Warnings_add(&p->result->warnings,
+                     "kappa_attention_product of %s network: beyond double precision "
+                     "(s_min below T*eps*s_max) from layer %d, null there",
+                     p->role, l);
+    }
+    return 0;
+}
+
+/* The Jacobian of the sub-block at its input (B alone where K is not taken). */
+static int jacobian_layer(Pass *p, double s_min_b)
+{
+    ConditioningRun *r = p->r;
+    const Config *c = r->c;
+    int l = p->layer, H = r->heads;
+    bool input_independent = Attention_is_input_independent(c->attention);
+    bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
+    bool jacobian = differentiable && p->own_derivative;
+    layer_blocks(r);
+    int info = 0;
+    if (H > 1) {
+        if (!jacobian)
+            for (int h = 0; h < H; h++)
+                r->blocks[h].m = NULL;
+        if (SaWork_prepare_heads(r->sa, r->blocks, H))
+            return -1;
+        if ((info = dominant_numbers(r, p->out, l, &s_min_b)))
+            return info;
+    }
+    if (jacobian) {
+        if (H == 1 && SaWork_prepare_heads(r->sa, r->blocks, H))
+            return -1;
+        return jacobian_numbers(r, p->out, l, s_min_b, !input_independent,
+                                p->shown_numbers && p->result->layers_jacobian_sv
+                                    ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
+                                    : NULL);
+    }
+    if (!p->jacobian_noted) {
+        p->jacobian_noted = true;
+        Warnings_add(&p->result->warnings,
+                     "the Jacobian of %s network is computed for softmax and the "
+                     "input-independent kinds with gap off or center: null for %s, gap %s",
+                     p->role, ATTENTION_NAMES.names[c->attention], GAP_NAMES.names[p->shown_gap]);
+    }
+    return 0;
+}
+
+/* Layer p->layer of the pass: its weights, the layer step (which the observer watches for
+   the sub-block's input and every head's attention), then the numbers at that input.
+   *stopped when the network overflowed (later layers are null). */
+static int pass_layer(Pass *p, bool *stopped)
+{
+    ConditioningRun *r = p->r;
+    int l = p->layer;
+    int info = layer_weights(r, l);
+    if (info)
+        return info;
+    LayerObserver observer = {.context = p,
+                              .branch_input = pass_branch_input,
+                              .built = pass_built,
+                              .applied = pass_applied};
+    LayerStep step = {.config = r->c, .weights = &r->weights, .gap = p->gap, .observer = &observer};
+    LayerOutcome outcome;
+    p->own_derivative = true;
+    p->shown_gap = GAP_OFF;
+    if ((info = Layer_step(&step, &r->step, &outcome, &p->log_scale)))
+        return info;
+    *stopped = outcome != LAYER_DONE;
+    if (outcome == LAYER_ATTENTION_OVERFLOW) {
+        /* Linear attention squares the tokens' scale: its matrix overflows before they do,
+           and no SVD of a matrix with infinities exists. */
+        Warnings_add(&p->result->warnings,
+                     "conditioning of %s network: the attention matrix overflows the "
+                     "double range at layer %d, null from there on",
+                     p->role, l);
+        return 0;
+    }
+    double s_min_b;
+    if ((info = attention_numbers(p, &s_min_b)) || (info = jacobian_layer(p, s_min_b)))
+        return info;
+    if (outcome == LAYER_TOKENS_OVERFLOW) {
+        Warnings_add(&p->result->warnings,
+                     "conditioning of %s network: the tokens overflow after layer %d, "
+                     "null from there on",
+                     p->role, l);
+        return 0;
+    }
+    /* As Measure_tokens reads it from the same X_ℓ and scale, so the two agree bit for bit. */
+    p->out->log10_norm[l] = log10(cblas_dnrm2((int)r->n, r->step.x, 1)) + p->log_scale / M_LN10;
+    return 0;
+}
+
+/* One network of the run, layer by layer: the layer step of Model_run with each layer's
+   numbers at the input of its self-attention sub-block (LN(X) before a pre-LN branch).  With
+   several heads, κ(A), its product over depth and the shown singular values are the shown
+   head's. */
+static int network_pass(ConditioningRun *r, Pass *p)
+{
+    const Config *c = r->c;
+    int T = r->T;
+    int info = Layer_input(r->random, r->la, c, c->seed, r->step.x, r->step.queries);
+    if (info)
+        return info;
+    p->out->log10_norm[0] = log10(cblas_dnrm2((int)r->n, r->step.x, 1));
+    memset(r->product, 0, sizeof(double) * (size_t)T * T);
+    for (int i = 0; i < T; i++)
+        r->product[i + (size_t)i * T] = 1.0;
+    for (p->layer = 1; p->layer <= c->depth; p->layer++) {
+        bool stopped = false;
+        if ((info = pass_layer(p, &stopped)) || stopped)
+            return info;
+        const Progress *progress = r->progress;
+        if (progress && progress->after_layer &&
+            !progress->after_layer(progress->context, p->network, p->layer, c->depth))
+            return LINALG_STOPPED;
+    }
+    return 0;
+}
+
+size_t Conditioning_memory_estimate(const Config *c)
+{
+    return Conditioning_memory_estimate_path(c, true);
+}
+
+size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
+{
+    size_t T = (size_t)c->tokens, d = (size_t)c->width, n = T * d, H = (size_t)c->heads;
+    exact = exact && n <= CONDITIONING_EXACT_MAX;
+    ConditioningRun sizes = {.c = c};
+    LayerBuffer plan[RUN_BUFFERS];
+    size_t doubles = 0;
+    int count = run_plan(&sizes, c, exact, plan);
+    for (int i = 0; i < count; i++)
+        doubles += plan[i].doubles;
+    /* The SaWork's products per head, every layer's singular values, and the Jacobian
+       (exact path) or the Lanczos basis. */
+    doubles +=
+        H * (3 * n + 2 * T * T) + 2 * n + T * T + (size_t)c->depth * (T + d + (exact ? n : 0));
+    size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
+    if (lanczos > CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
+        lanczos = CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
+    size_t exact_bytes = sizeof(double) * 2 * n * n;
+    return sizeof(double) * doubles + (exact ? exact_bytes : lanczos);
+}
+
+/* Every layer's singular values of the network, NaN until its layer is computed. */
+static int layers_alloc(Conditioning *out, bool exact)
+{
+    size_t L = (size_t)out->config.depth, T = (size_t)out->config.tokens,
+           d = (size_t)out->config.width;
+    struct {
+        double **p;
+        size_t n;
+    } plan[] = {{&out->layers_attention_sv, L * T},
+                {&out->layers_value_output_sv, L * d},
+                {&out->layers_jacobian_sv, exact ? L * T * d : 0}};
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        if (!plan[i].n)
+            continue;
+        if (!(*plan[i].p = malloc(sizeof(double) * plan[i].n)))
+            return -1;
+        for (size_t j = 0; j < plan[i].n; j++)
+            (*plan[i].p)[j] = NAN;
+    }
+    return 0;
+}
+
+void Conditioning_show_layer(Conditioning *k, int layer)
+{
+    size_t T = (size_t)k->config.tokens, d = (size_t)k->config.width, at = (size_t)(layer - 1);
+    bool known = layer >= 1 && layer <= k->config.depth;
+    k->config.layer = layer;
+    k->attention_singular_values =
+        known && k->layers_attention_sv ? k->layers_attention_sv + at * T : NULL;
+    k->value_output_singular_values =
+        known && k->layers_value_output_sv ? k->layers_value_output_sv + at * d : NULL;
+    k->jacobian_singular_values =
+        known && k->layers_jacobian_sv ? k->layers_jacobian_sv + at * T * d : NULL;
+}
+
+bool Conditioning_exact(const Config *c, const ConditioningControl *control)
+{
+    return (size_t)c->tokens * c->width <= CONDITIONING_EXACT_MAX && !control->lanczos_only;
+}
+
+int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size)
+{
+    return Conditioning_run_controlled(c, &(ConditioningControl){0}, out, err, size);
+}
+
+int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
+                                Conditioning *out, char *err, size_t size)
+{
+    memset(out, 0, sizeof *out);
+    out->config = *c;
+    out->counterpart_gap = Gap_toggled(c->gap);
+    ConditioningRun r = {.c = c,
+                         .progress = control->progress,
+                         .T = c->tokens,
+                         .d = c->width,
+                         .heads = c->heads,
+                         .exact = Conditioning_exact(c, control)};
+    r.n = (size_t)r.T * r.d;
+    out->jacobian_exact = r.exact;
+    int info = -1;
+    if (run_alloc(&r) || curves_alloc(&out->network, c->depth) ||
+        curves_alloc(&out->counterpart, c->depth) || layers_alloc(out, r.exact))
+        goto done;
+    const Progress *p = control->progress;
+    Linalg_set_isolation(r.la, control->isolation);
+    if (p && p->stop_requested)
+        Linalg_set_stop(r.la, (LinalgStop){.requested = p->stop_requested, .context = p->context});
+    SaWork_set_stop(r.sa, r.la);
+    Pass passes[2] = {{.r = &r,
+                       .gap = c->gap,
+                       .network = 0,
+                       .out = &out->network,
+                       .result = out,
+                       .shown_numbers = true,
+                       .role = "the",
+                       .product_resolved = true},
+                      {.r = &r,
+                       .gap = out->counterpart_gap,
+                       .network = 1,
+                       .out = &out->counterpart,
+                       .result = out,
+                       .role = "the counterpart",
+                       .product_resolved = true}};
+    if ((info = network_pass(&r, &passes[0])) || (info = network_pass(&r, &passes[1])))
+        goto done;
+    if (!out->jacobian_exact && r.n > CONDITIONING_EXACT_MAX)
+        Warnings_add(&out->warnings,
+                     "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 and s_min(K) "
+                     "by Lanczos on K^T K (null where not certified to 1e-6), "
+                     "kappa_jacobian_skip null",
+                     r.n, CONDITIONING_EXACT_MAX);
+    else if (!out->jacobian_exact)
+        Warnings_add(&out->warnings,
+                     "conditioning: building K (%zu x %zu) does not fit the time or memory "
+                     "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
+                     "certified to 1e-6), kappa_jacobian_skip null",
+                     r.n, r.n);
+    Conditioning_show_layer(out, c->layer);
+done:
+    run_free(&r);
+    if (info == LINALG_STOPPED) {
+        snprintf(err, size, "conditioning at T = %d, d = %d: stopped", c->tokens, c->width);
+        Conditioning_release(out);
+        return CONDITIONING_STOPPED;
+    }
+    if (info) {
+        if (info == -1)
+            snprintf(err, size, "conditioning at T = %d, d = %d: out of memory", c->tokens,
+                     c->width);
+        else
+            snprintf(err, size, "conditioning at T = %d, d = %d: LAPACK failed (info %d)",
+                     c->tokens, c->width, info);
+        Conditioning_release(out);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,166 @@
+/* The frozen-attention gradients of docs/model.md §2: ‖∂X_L/∂W^V_ℓ‖_F² with the attention
+ * frozen, from the products A_ℓ⋯A_1 X0 the lanes carry along the layers and the value weights
+ * of every layer, kept while they fit. */
+#include "attnscope/layer.h"
+#include "model_internal.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+/* The frozen-attention gradient is the product formula of docs/model.md §2, which describes the
+   network of one head without skips, LayerNorm or output projection. */
+bool gradients_apply(const Config *c)
+{
+    return Model_gradients_unavailable(c) == NULL;
+}
+
+const char *Model_gradients_unavailable(const Config *c)
+{
+    if (c->skip != SKIP_NONE || c->layernorm != LAYERNORM_NONE)
+        return "needs no skip and no LayerNorm";
+    if (c->heads != 1)
+        return "needs one head (with H heads X_L is no product P1·W^V_ℓ·P2)";
+    if (c->output != OUTPUT_IDENTITY)
+        return "needs W^O = identity (the formula has no output projection)";
+    if (c->branch_gain != 1.0)
+        return "needs branch gain b = 1";
+    if (c->mlp != MLP_NONE)
+        return "needs no MLP (the formula has attention and values only)";
+    return NULL;
+}
+
+/* Replaces `*product` (exp(*log_scale) times the true value) by left·product (left is
+   rows×rows, transposed if asked) or product·right (right is cols×cols), renormalised to
+   unit Frobenius norm with the scale carried in *log_scale.  *log10_norm2 is log10 of the
+   squared true norm before the step (−inf for an exact 0, which then stays 0).  Returns 0, or
+   LANE_STOPPED with *product and *log_scale as they were. */
+static int scaled_step(Linalg *la, int rows, int cols, double **product, double **spare,
+                       const double *left, const double *right, bool transpose_left,
+                       double *log_scale, double *log10_norm2)
+{
+    double norm = cblas_dnrm2(rows * cols, *product, 1);
+    *log10_norm2 = -INFINITY;
+    if (!(norm > 0))
+        return 0;
+    int status = left ? Linalg_gemm(la, transpose_left, false, rows, cols, rows, 1.0 / norm, left,
+                                    rows, *product, rows, 0.0, *spare, rows)
+                      : Linalg_gemm(la, false, false, rows, cols, cols, 1.0 / norm, *product, rows,
+                                    right, cols, 0.0, *spare, rows);
+    if (status)
+        return status;
+    *log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
+    double *t = *product;
+    *product = *spare;
+    *spare = t;
+    *log_scale += log(norm);
+    return 0;
+}
+
+/* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
+   for the same weights reads it instead of drawing it again. */
+int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer, double **out)
+{
+    size_t dd = (size_t)c->width * c->width;
+    bool cached = value_cache_doubles(c) > 0;
+    LayerWeights into = {.value =
+                             cached ? w->value_cache + (size_t)(layer - 1) * dd : w->weights.value};
+    *out = into.value;
+    if (cached && w->value_cached[layer] && w->value_seed == seed)
+        return 0;
+    int info = Layer_draw(w->random, w->lane[NETWORK_MAIN].step.la, c, seed, layer,
+                          LAYER_DRAW_VALUE, &into, w->init_scratch);
+    if (cached && !info) {
+        if (w->value_seed != seed)
+            memset(w->value_cached, 0, sizeof w->value_cached);
+        w->value_seed = seed;
+        w->value_cached[layer] = true;
+    }
+    return info;
+}
+
+/* frozen ← A_ℓ·frozen after lane's layer step, whose attention buffer holds the one head's
+   applied matrix (as Aᵀ); the queries are spent, so their buffer is the product's spare.
+   Returns 0 or LANE_STOPPED. */
+int frozen_attention_step(const Config *c, Lane *lane, Network *net)
+{
+    double unused;
+    return scaled_step(lane->step.la, c->tokens, c->width, &lane->frozen, &lane->step.queries,
+                       lane->step.attention, NULL, true, &net->log_frozen, &unused);
+}
+
+static void gradient_task(int which, void *context)
+{
+    Run *run = context;
+    Track *t = run->track[which];
+    int l = run->layer;
+    run->info[which] = 0;
+    if (run->nets[which].dead) {
+        /* X_L is exactly 0, so is its derivative; the array is reused between runs, so the
+           value is written, never left as found. */
+        t->log10_gradient_norm[l] = NAN;
+        t->gradient_norm[l] = 0;
+        return;
+    }
+    Lane *lane = &run->w->lane[which];
+    double log10_p1;
+    run->info[which] = scaled_step(lane->step.la, run->config->tokens, run->config->width,
+                                   &lane->frozen, &lane->step.queries, NULL, run->weights.value,
+                                   false, &run->nets[which].log_frozen, &log10_p1);
+    if (run->info[which])
+        return;
+    t->log10_gradient_norm[l] += log10_p1;
+    double value = pow(10.0, t->log10_gradient_norm[l]);
+    t->gradient_norm[l] = isfinite(value) ? value : NAN;
+}
+
+/* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
+   P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
+   The lanes hold the frozen products of layer L.  The value weights come from the cache,
+   or are drawn again from their streams where L·d² doubles would not fit.  Returns 0 or
+   LANE_STOPPED (the tracks then have no gradients) or LAPACK's status (an orthogonal W^V is
+   drawn through a QR factorisation). */
+int frozen_attention_gradients(Run *run)
+{
+    Workspace *w = run->w;
+    const Config *c = run->config;
+    int d = c->width, L = c->depth;
+    size_t dd = (size_t)d * d;
+    double log_p2 = 0, *log10_p2 = run->track[NETWORK_COUNTERPART]->log10_gradient_norm;
+    /* The arrays are rewritten from here on: until they are complete they hold no depth's
+       gradients. */
+    for (int n = 0; n < NETWORKS; n++)
+        run->track[n]->gradient_depth = 0;
+    /* P2 = I, then W_ℓ·P2 from the top down; the logit weights' buffers are free now. */
+    memset(w->weights.query, 0, sizeof(double) * dd);
+    for (int i = 0; i < d; i++)
+        w->weights.query[i + (size_t)i * d] = 1.0;
+    for (int l = L; l >= 1; l--) {
+        double *wv;
+        int status = draw_value_weights(w, c, run->seed, l, &wv);
+        if (status)
+            return status;
+        status = scaled_step(w->lane[NETWORK_MAIN].step.la, d, d, &w->weights.query,
+                             &w->weights.key, wv, NULL, false, &log_p2, &log10_p2[l]);
+        if (status)
+            return status;
+    }
+    log10_p2[0] = NAN;
+    memcpy(run->track[NETWORK_MAIN]->log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
+    for (int n = 0; n < NETWORKS; n++)
+        run->track[n]->gradient_norm[0] = NAN;
+    run->active[0] = run->active[1] = true;
+    for (int l = 1; l <= L; l++) {
+        run->layer = l;
+        int info = draw_value_weights(w, c, run->seed, l, &run->weights.value);
+        if (info)
+            return info;
+        both_lanes(run->progress, gradient_task, run);
+        int status = run->info[0] ? run->info[0] : run->info[1];
+        if (status)
+            return status;
+    }
+    for (int n = 0; n < NETWORKS; n++)
+        run->track[n]->gradient_depth = L;
+    return 0;
+}

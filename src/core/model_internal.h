@@ -1,0 +1,220 @@
+/* What the files of Model_run share inside the core (not part of its interface): the
+ * workspace and its lanes, what is kept between runs, and the run in progress.
+ *
+ *   layer.c       one layer (include/attnscope/layer.h), which every driver below follows
+ *   workspace.c   the buffers of a run: their one list, allocation, the memory estimate
+ *   run.c         Model_run: seeds, the two lanes, the layer loop, replays of kept layers
+ *   shown_layer.c the shown layer's attention matrix, captured or computed again, and its spectra
+ *   gradients.c   the frozen-attention gradients and the value weights kept for them
+ *   assemble.c    the Result, written from what is kept: curves, bands, readouts, warnings
+ *   model.c       what is kept between runs (tracks, spectra, the sameness of weights) and
+ *                 the plan of a run read off it
+ */
+#ifndef ATTNSCOPE_MODEL_INTERNAL_H
+#define ATTNSCOPE_MODEL_INTERNAL_H
+
+#include "attnscope/layer.h"
+#include "attnscope/measure.h"
+#include "attnscope/model.h"
+#include "attnscope/random.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { NETWORK_MAIN, NETWORK_COUNTERPART, NETWORKS };
+
+/* The state of one network after a layer, apart from its token matrices. */
+typedef struct {
+    double log_scale; /* X_ℓ = exp(log_scale) · x (input-independent kinds are rescaled) */
+    double log_similarity0;
+    double log_frozen;    /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
+    bool similarity_lost; /* its token similarity became round-off (warned once) */
+    bool dead;            /* overflowed or vanished: later layers are undefined */
+} Network;
+
+/* One layer of a kept network: its numbers, the warnings it raised, and (while the budget
+   allows) its token matrices, from which the next layer or this layer's successor's
+   attention can be computed again. */
+typedef struct {
+    double stable_rank, stable_rank_minus_one, log10_norm, token_similarity;
+    MeasureRoute route;
+    Network net;        /* after the layer */
+    Warnings *warnings; /* NULL: none */
+    double *x, *frozen; /* T×d each, or NULL when not kept */
+} LayerState;
+
+/* One network (a seed and a gap mode) for the current weights: layers 0..layers.  A first
+   seed's track carries more (the frozen products, the similarity warning) than the same
+   seed's track in an ensemble, so the role is part of its name. */
+typedef struct {
+    uint64_t seed;
+    Gap gap;
+    bool first;
+    int layers;
+    int capacity;      /* of state[] and the gradient arrays, in layers after layer 0 */
+    LayerState *state; /* [capacity + 1] */
+    /* Frozen-attention gradients at depth gradient_depth (0: none), first seed only. */
+    int gradient_depth;
+    double *gradient_norm, *log10_gradient_norm; /* [capacity + 1] */
+} Track;
+
+/* The spectra of one shown matrix: (gap mode, layer, head) of the first seed. */
+typedef struct {
+    uint64_t seed;
+    Gap gap;
+    int layer, head;
+    Gap applied;
+    int outliers_removed;
+    bool exact;
+    double logit_std;
+    Complex *eigenvalues;
+    double *singular_values;
+    Warnings warnings;
+} KeptSpectra;
+
+enum { KEPT_SPECTRA_MAX = 8 };
+
+/* What earlier runs computed for the current weights: every network's track and the last
+   shown matrices' spectra. */
+typedef struct {
+    bool valid;
+    Config key; /* the settings that decide the weights (see same_weights) */
+    int track_count, track_capacity;
+    Track **tracks;
+    int spectra_count;
+    KeptSpectra spectra[KEPT_SPECTRA_MAX]; /* oldest first */
+    size_t bytes;                          /* of token matrices held */
+} Kept;
+
+/* A lane's status when Progress.stop_requested asked it to stop, whether polled here or by
+   the lane's Linalg inside a long call (LAPACK's statuses are >= -1). */
+enum { LANE_STOPPED = LINALG_STOPPED };
+
+/* The buffers one network uses for itself: its layer step's, and the run's own. */
+typedef struct {
+    LayerBuffers step; /* x is X_ℓ (normalised for input-independent kinds, see log_scale) */
+    double *frozen;    /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
+    double *lanczos;   /* Measure_lanczos_size(T) */
+    Warnings warnings; /* merged into the result after each layer, main lane first */
+    int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
+} Lane;
+
+/* The buffers of workspace_plan: a lane's, and the workspace's own. */
+enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 10 };
+
+struct Workspace {
+    int T, d; /* the sizes the buffers hold */
+    /* The sizes of the buffers held, in workspace_plan's order: a run whose plan differs
+       (other sizes, heads, output projection or LayerNorm place) allocates afresh. */
+    size_t planned[WORKSPACE_BUFFERS];
+    RandomStream *random;
+    Lane lane[NETWORKS];
+    LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
+    double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
+    double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
+    double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
+    size_t value_cache_size;
+    bool value_cached[CONFIG_DEPTH_MAX + 1]; /* which layers' W^V the cache holds, */
+    uint64_t value_seed;                     /* for this seed */
+    Config value_key;                        /* and these weights (see same_weights) */
+    bool measure_all_eigenvalues; /* skip the top-eigenpair route (the tests' reference) */
+    size_t keep_budget;           /* bytes of token matrices the kept tracks may hold */
+    bool keeping_paused;          /* runs neither read nor change what is kept */
+    Kept kept;                    /* what earlier runs computed for the current weights */
+};
+
+/* The value weights of all layers are kept for the gradient pass below this size, and drawn
+   again from their streams above it. */
+#define VALUE_CACHE_MAX ((size_t)16 << 20)
+
+/* What both lanes read during a run, and each lane's network. */
+typedef struct {
+    const Config *config;
+    Workspace *w;
+    Kept *kept;
+    size_t budget; /* for the kept token matrices: 0 when the run keeps nothing */
+    Result *out;
+    const Progress *progress;
+    uint64_t seed;
+    bool first_seed;
+    int layer;                   /* the layer being computed */
+    bool attention_ready;        /* layer 1: both lanes start from X0 and share A */
+    const double *shared_logits; /* their logits */
+    LayerWeights weights;        /* the layer's (W^V from the first seed's cache) */
+    bool active[NETWORKS];       /* the lanes that compute this layer */
+    bool measure;                /* false: only the token matrices are wanted (a replay) */
+    Track *track[NETWORKS];      /* lane n computes track[n] */
+    int held[NETWORKS];          /* the layer whose token matrices lane n holds, or -1 */
+    Network nets[NETWORKS];      /* lane n's network state at held[n] */
+    /* The shown layer's attention, captured while its layer is computed (shown_lane >= 0). */
+    int shown_lane;
+    bool shown_captured; /* the shown layer had a finite attention matrix to capture */
+    double shown_logit_std;
+    GapOutcome shown_outcome;
+    int info[NETWORKS]; /* LAPACK status of each lane */
+} Run;
+
+/* A kept warning about one network names it by its role in the run that shows it (the
+   network of one run is the counterpart of the next after `g`): it starts with this byte,
+   which the assembly replaces by ROLE_NAMES[role]. */
+#define ROLE_MARK "\x01"
+/* Starts a warning that is about one layer's attention (a gap mode's fallback): the
+   assembly names the first layer it happened at, and says it once. */
+#define LAYER_MARK "\x02"
+
+/* ---- workspace.c ---- */
+/* Buffers for c's sizes, kept when they already fit.  Returns 0 or -1. */
+int workspace_reserve(Workspace *w, const Config *c);
+/* Doubles of the first seed's W^V kept for the gradients (0: drawn again instead). */
+size_t value_cache_doubles(const Config *c);
+
+/* ---- model.c: what is kept between runs ---- */
+/* The settings that decide the weights and the forward pass (a track's gap mode, the depth,
+   the shown layer and the seeds apart). */
+bool same_weights(const Config *a, const Config *b);
+void kept_clear(Kept *k);
+/* The track of (seed, gap, first seed or not), created empty when missing; NULL: no memory. */
+Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first);
+/* Room for layers 0..depth in t.  Returns 0 or -1. */
+int track_reserve(Track *t, int depth);
+/* The kept spectra of c's shown (gap, layer, head) for seed, or NULL; a fresh entry for it. */
+KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, const Config *c);
+KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c);
+void kept_spectra_free(KeptSpectra *s);
+/* Drops token matrices until the kept ones fit budget, the run's own tracks (own) last. */
+void kept_trim(Kept *k, size_t budget, Track *const own[NETWORKS]);
+
+/* ---- run.c ---- */
+/* task for both lanes: on the caller's two threads when it offers them, else in turn. */
+void both_lanes(const Progress *progress, void (*task)(int which, void *context), void *context);
+/* Brings lane `which` to its track's token matrices at `layer` (from the nearest kept ones). */
+int lane_load(Run *run, int which, int layer);
+/* The layer's weights for both lanes: `parts` (LayerDraw) and W^V (*wv: where it is). */
+int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, bool first_seed,
+                       unsigned parts, double **wv);
+
+/* ---- shown_layer.c ---- */
+/* The shown matrix as built (with its logits' std) and as applied (with the gap's outcome). */
+void capture_built(Run *run, const double *logits, const double *attention);
+void capture_applied(Run *run, const double *attention, GapOutcome outcome);
+/* The spectra of the captured shown matrices, kept for the run's (gap, layer, head). */
+int keep_shown_spectra(Run *run);
+/* The shown matrix of `layer` computed again on lane `which` from the kept layer below. */
+int capture_shown_attention(Run *run, int which, int layer);
+
+/* ---- gradients.c ---- */
+/* Whether the gradient formula of docs/model.md §2 describes c. */
+bool gradients_apply(const Config *c);
+/* The first seed's W^V of `layer`, from the cache or drawn into it (*out: where it is). */
+int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer, double **out);
+/* frozen ← A_ℓ·frozen after lane's layer step. */
+int frozen_attention_step(const Config *c, Lane *lane, Network *net);
+/* The gradients of every layer for both tracks of the first seed, at the depth. */
+int frozen_attention_gradients(Run *run);
+
+/* ---- assemble.c ---- */
+/* Rewrites run->out from the kept tracks of the first `seeds` seeds. */
+void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed);
+
+#endif

@@ -1,0 +1,623 @@
+/* Model_run: the forward pass of docs/model.md §1.5 for a network and its counterpart (gap
+ * removal toggled), sharing every random weight, and the quantities of docs/model.md §2,
+ * seed by seed and layer by layer.
+ *
+ * Each layer is the layer step of layer.h.  The two networks of a layer are independent once
+ * its weights are drawn, so each runs in a lane of its own buffers, and a caller with a spare
+ * core may run both lanes at once (Progress.run_pair); the core itself starts no thread.
+ * What earlier runs kept (model.c) is not computed again: a layer whose token matrices were
+ * not kept is recomputed from the nearest kept one below, with the same code in the same
+ * order, so a result is bit for bit the one a fresh workspace gives.
+ *
+ * Storage: token matrices X are T×d column-major (leading dimension T); weights d×d
+ * column-major; attention matrices row by row (see attention.h).
+ */
+#include "attnscope/model.h"
+
+#include "attnscope/attention.h"
+#include "attnscope/layer.h"
+#include "attnscope/linalg.h"
+#include "attnscope/measure.h"
+#include "model_internal.h"
+#include "result_internal.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A layer's measures into its kept state, the token similarity relative to X0's. */
+static void record(LayerState *state, const Measures *m, double log_similarity0)
+{
+    state->stable_rank = m->stable_rank;
+    state->stable_rank_minus_one = m->stable_rank_minus_one;
+    state->log10_norm = m->log10_norm;
+    double ratio = exp(m->log_similarity - log_similarity0);
+    state->token_similarity = isfinite(ratio) ? ratio : NAN;
+    state->route = m->route;
+}
+
+/* Weights of one layer, shared by both networks: `parts` (LayerDraw bits) and W^V, which the
+   first seed reads from its cache; *wv is where W^V is. */
+int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, bool first_seed,
+                       unsigned parts, double **wv)
+{
+    Linalg *la = w->lane[NETWORK_MAIN].step.la;
+    int info = Layer_draw(w->random, la, c, seed, layer, parts & ~(unsigned)LAYER_DRAW_VALUE,
+                          &w->weights, w->init_scratch);
+    if (info)
+        return info;
+    if (first_seed)
+        return draw_value_weights(w, c, seed, layer, wv);
+    *wv = w->weights.value;
+    return Layer_draw(w->random, la, c, seed, layer, LAYER_DRAW_VALUE, &w->weights,
+                      w->init_scratch);
+}
+
+static bool stop_requested(const Run *run)
+{
+    const Progress *p = run->progress;
+    return p && p->stop_requested && p->stop_requested(p->context);
+}
+
+/* What a lane's layer step shows the run: which lane it is. */
+typedef struct {
+    Run *run;
+    int which;
+} LaneWatch;
+
+static bool shown_head(const LaneWatch *watch, int head)
+{
+    return watch->run->shown_lane == watch->which && head == watch->run->config->head - 1;
+}
+
+static void lane_built(void *context, int head, const double *logits, const double *attention)
+{
+    LaneWatch *watch = context;
+    if (shown_head(watch, head))
+        capture_built(watch->run, logits, attention);
+}
+
+static int lane_applied(void *context, int head, const double *attention, GapOutcome outcome,
+                        const Warnings *gap_warnings)
+{
+    LaneWatch *watch = context;
+    Run *run = watch->run;
+    Lane *lane = &run->w->lane[watch->which];
+    for (int i = 0; i < gap_warnings->count; i++)
+        Warnings_add_about(&lane->warnings, gap_warnings->subject[i], LAYER_MARK "%s",
+                           gap_warnings->text[i]);
+    if (shown_head(watch, head))
+        capture_applied(run, attention, outcome);
+    const Progress *p = run->progress;
+    if (run->measure && p && p->attention_applied)
+        p->attention_applied(p->context, watch->which, run->layer, head, attention);
+    return 0;
+}
+
+/* The layer's numbers of lane `which` (docs/model.md §2), into its track. */
+static int measure_layer(Run *run, int which)
+{
+    const Config *c = run->config;
+    Lane *lane = &run->w->lane[which];
+    Network *net = &run->nets[which];
+    int layer = run->layer;
+    Measures m;
+    /* The step's buffers are free after it: the logits' takes the Gram matrix. */
+    int info = Measure_tokens(lane->step.la, c->tokens, c->width, lane->step.x, net->log_scale,
+                              lane->step.values, lane->step.logits, lane->step.row_max,
+                              run->w->measure_all_eigenvalues ? NULL : lane->lanczos, &m);
+    if (info)
+        return info;
+    if (isnan(m.stable_rank)) {
+        net->dead = true;
+        Warnings_add(&lane->warnings,
+                     ROLE_MARK " network is exactly 0 after layer %d (%s): its stable rank is "
+                               "undefined from there on",
+                     layer, ATTENTION_NAMES.names[c->attention]);
+    }
+    if (run->first_seed && isnan(m.log_similarity) && !isnan(m.stable_rank) &&
+        !net->similarity_lost) {
+        net->similarity_lost = true;
+        Warnings_add_about(
+            &lane->warnings, WARNING_ABOUT_SIMILARITY,
+            "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
+            "are equal to within round-off (%.0e of ||X||), so it is not shown there",
+            layer, MEASURE_SIMILARITY_RESOLUTION);
+    }
+    record(&run->track[which]->state[layer], &m, net->log_similarity0);
+    return 0;
+}
+
+/* One layer of one network: the layer step on its lane (the shown head's attention captured
+   on the way), the frozen product of the gradients, and the layer's numbers. */
+static int network_layer(Run *run, int which)
+{
+    const Config *c = run->config;
+    Lane *lane = &run->w->lane[which];
+    Network *net = &run->nets[which];
+    LaneWatch watch = {run, which};
+    LayerObserver observer = {.context = &watch, .built = lane_built, .applied = lane_applied};
+    LayerStep step = {.config = c,
+                      .weights = &run->weights,
+                      .gap = run->track[which]->gap,
+                      .observer = &observer,
+                      .attention_built = run->attention_ready,
+                      .built_logits = run->shared_logits};
+    LayerOutcome outcome;
+    int info = Layer_step(&step, &lane->step, &outcome, &net->log_scale);
+    if (!info && outcome != LAYER_ATTENTION_OVERFLOW && run->first_seed && gradients_apply(c))
+        info = frozen_attention_step(c, lane, net);
+    if (info)
+        return info;
+    /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before
+       the tokens do. */
+    if (outcome != LAYER_DONE)
+        Warnings_add(&lane->warnings,
+                     ROLE_MARK " network%s overflows the double range at layer %d (no LayerNorm: "
+                               "the tokens grow layer by layer); its values from there on are "
+                               "null",
+                     outcome == LAYER_ATTENTION_OVERFLOW ? "'s attention matrix" : "", run->layer);
+    net->dead = outcome != LAYER_DONE;
+    return net->dead || !run->measure ? 0 : measure_layer(run, which);
+}
+
+static void layer_task(int which, void *context)
+{
+    Run *run = context;
+    run->info[which] = 0;
+    if (run->active[which] && !run->nets[which].dead)
+        run->info[which] = network_layer(run, which);
+}
+
+/* task for both lanes: on the caller's two threads when it offers them, else in turn. */
+void both_lanes(const Progress *progress, void (*task)(int which, void *context), void *context)
+{
+    if (progress && progress->run_pair) {
+        progress->run_pair(progress->pair_context, task, context);
+    } else {
+        task(NETWORK_MAIN, context);
+        task(NETWORK_COUNTERPART, context);
+    }
+}
+
+/* The input X0 (Layer_input) into lane `which`, and the start of its frozen product. */
+static int input_tokens(Workspace *w, const Config *c, uint64_t seed, int which)
+{
+    Lane *lane = &w->lane[which];
+    int info = Layer_input(w->random, lane->step.la, c, seed, lane->step.x, lane->step.queries);
+    if (!info)
+        memcpy(lane->frozen, lane->step.x, sizeof(double) * c->tokens * c->width);
+    return info;
+}
+
+/* Keeps lane `which`'s token matrices as the state of its track's layer, within budget. */
+static void keep_matrices(Run *run, int which, int layer)
+{
+    Workspace *w = run->w;
+    size_t td = (size_t)run->config->tokens * run->config->width;
+    LayerState *s = &run->track[which]->state[layer];
+    if (s->x || run->kept->bytes + 2 * sizeof(double) * td > run->budget)
+        return;
+    s->x = malloc(sizeof(double) * td);
+    bool frozen = run->first_seed && gradients_apply(run->config);
+    s->frozen = frozen ? malloc(sizeof(double) * td) : NULL;
+    if (!s->x || (frozen && !s->frozen)) {
+        free(s->x);
+        free(s->frozen);
+        s->x = s->frozen = NULL;
+        return;
+    }
+    memcpy(s->x, w->lane[which].step.x, sizeof(double) * td);
+    run->kept->bytes += sizeof(double) * td;
+    if (frozen) {
+        memcpy(s->frozen, w->lane[which].frozen, sizeof(double) * td);
+        run->kept->bytes += sizeof(double) * td;
+    }
+}
+
+/* Moves what lane `which` warned of into its track's layer. */
+static int keep_warnings(Run *run, int which, LayerState *s)
+{
+    Warnings *lane = &run->w->lane[which].warnings;
+    if (lane->count) {
+        s->warnings = malloc(sizeof *s->warnings);
+        if (!s->warnings)
+            return -1;
+        *s->warnings = *lane;
+    }
+    lane->count = 0;
+    return 0;
+}
+
+static int run_layer(Run *run);
+
+/* Lane `which` holds its track's token matrices at `layer`: from the kept ones at or below
+   it, then layer by layer (without measuring: the numbers are kept) up to it. */
+int lane_load(Run *run, int which, int layer)
+{
+    if (run->held[which] == layer)
+        return 0;
+    Workspace *w = run->w;
+    Track *t = run->track[which];
+    size_t td = (size_t)run->config->tokens * run->config->width;
+    bool frozen = run->first_seed && gradients_apply(run->config);
+    int from = layer;
+    while (from > 0 && (!t->state[from].x || (frozen && !t->state[from].frozen)))
+        from--;
+    Lane *lane = &w->lane[which];
+    if (run->held[which] > from && run->held[which] < layer) {
+        from = run->held[which]; /* the lane is nearer than anything kept: go on from it */
+    } else if (from == 0) {
+        int info = input_tokens(w, run->config, run->seed, which);
+        if (info)
+            return info;
+    } else {
+        memcpy(lane->step.x, t->state[from].x, sizeof(double) * td);
+        if (t->state[from].frozen)
+            memcpy(lane->frozen, t->state[from].frozen, sizeof(double) * td);
+    }
+    run->held[which] = from;
+    run->nets[which] = t->state[from].net;
+    if (from == layer)
+        return 0;
+    /* The replay runs this lane alone, on the caller's thread. */
+    bool active[NETWORKS] = {run->active[0], run->active[1]};
+    bool measure = run->measure;
+    int shown = run->shown_lane;
+    run->active[0] = run->active[1] = false;
+    run->active[which] = true;
+    run->measure = false;
+    run->shown_lane = -1;
+    int info = 0;
+    for (int l = from + 1; l <= layer && !info; l++) {
+        run->layer = l;
+        info = run_layer(run);
+        lane->warnings.count = 0; /* raised when the layer was first computed, and kept */
+        run->nets[which] = t->state[l].net;
+        run->held[which] = l;
+    }
+    memcpy(run->active, active, sizeof active);
+    run->measure = measure;
+    run->shown_lane = shown;
+    return info;
+}
+
+/* Draws the weights of run->layer and computes it on the active lanes. */
+static int run_layer(Run *run)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    run->weights = w->weights;
+    int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, LAYER_DRAW_ALL,
+                                  &run->weights.value);
+    if (info)
+        return info;
+    /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
+       matrix per head would be as many T×T buffers). */
+    run->attention_ready = run->layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
+    run->shared_logits = NULL;
+    if (run->attention_ready) {
+        LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
+        LayerOutcome finite; /* the step itself checks it, on each lane */
+        int status = Layer_attention(c, &run->weights, main_step, 0, &run->shared_logits, &finite);
+        if (status)
+            return status;
+        memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,
+               sizeof(double) * c->tokens * c->tokens);
+    }
+    if (run->active[0] && run->active[1]) {
+        both_lanes(run->progress, layer_task, run);
+    } else {
+        for (int n = 0; n < NETWORKS; n++)
+            if (run->active[n])
+                layer_task(n, run);
+    }
+    return run->info[0] ? run->info[0] : run->info[1];
+}
+
+/* Layer 0 of both tracks: X0 on both lanes, measured once. */
+static int input_layer(Run *run)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    Lane *main_lane = &w->lane[NETWORK_MAIN];
+    int info = input_tokens(w, c, run->seed, NETWORK_MAIN);
+    if (info)
+        return info;
+    Measures m0;
+    info = Measure_tokens(main_lane->step.la, c->tokens, c->width, main_lane->step.x, 0.0,
+                          main_lane->step.values, main_lane->step.logits, main_lane->step.row_max,
+                          w->measure_all_eigenvalues ? NULL : main_lane->lanczos, &m0);
+    if (info)
+        return info;
+    size_t td = (size_t)c->tokens * c->width;
+    memcpy(w->lane[NETWORK_COUNTERPART].step.x, main_lane->step.x, sizeof(double) * td);
+    memcpy(w->lane[NETWORK_COUNTERPART].frozen, main_lane->frozen, sizeof(double) * td);
+    for (int n = 0; n < NETWORKS; n++) {
+        Track *t = run->track[n];
+        run->held[n] = 0;
+        run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
+        if (t->layers >= 0)
+            continue;
+        record(&t->state[0], &m0, m0.log_similarity);
+        t->state[0].net = run->nets[n];
+        t->layers = 0;
+    }
+    return 0;
+}
+
+static void layer_state_undefined(LayerState *s)
+{
+    s->stable_rank = s->stable_rank_minus_one = s->log10_norm = s->token_similarity = NAN;
+    s->route = MEASURE_ROUTE_NONE;
+}
+
+/* The seed's two tracks (created empty when nothing is kept for them), and its input where
+   either lacks it. */
+static int seed_tracks(Run *run, Track *(*tracks)[NETWORKS], int seed_index)
+{
+    const Config *c = run->config;
+    const Gap gaps[NETWORKS] = {c->gap, Gap_toggled(c->gap)};
+    for (int n = 0; n < NETWORKS; n++) {
+        Track *t = kept_track(run->kept, run->seed, gaps[n], run->first_seed);
+        if (!t || track_reserve(t, c->depth))
+            return -1;
+        run->track[n] = tracks[seed_index][n] = t;
+        run->held[n] = -1;
+    }
+    if (run->track[0]->layers < 0 || run->track[1]->layers < 0)
+        return input_layer(run);
+    return 0;
+}
+
+/* Another shown layer of a kept network: its attention matrix and spectra only. */
+static int shown_from_kept(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *stopped)
+{
+    run->measure = true;
+    int info = capture_shown_attention(run, NETWORK_MAIN, run->config->layer);
+    if (!info && stop_requested(run)) {
+        *stopped = true;
+        return 0;
+    }
+    if (!info && run->shown_captured)
+        info = keep_shown_spectra(run);
+    if (!info)
+        assemble(run, tracks, seed_index + 1, false);
+    return info;
+}
+
+/* Keeps what the active lanes computed of `layer` in their tracks.  Returns 0 or -1. */
+static int keep_layer(Run *run, int layer)
+{
+    for (int n = 0; n < NETWORKS; n++) {
+        if (!run->active[n])
+            continue;
+        Track *t = run->track[n];
+        t->state[layer].net = run->nets[n];
+        if (keep_warnings(run, n, &t->state[layer]))
+            return -1;
+        keep_matrices(run, n, layer);
+        t->layers = layer;
+        run->held[n] = layer;
+    }
+    kept_trim(run->kept, run->budget, run->track);
+    return 0;
+}
+
+/* `layer` of the seed on the lanes whose tracks lack it (none: nothing to do), the shown
+   spectra when it is the shown layer (*spectra then true), and the progress after it. */
+static int seed_layer(Run *run, Track *(*tracks)[NETWORKS], int seed_index, int layer,
+                      bool *spectra, bool *stopped)
+{
+    const Config *c = run->config;
+    const Progress *progress = run->progress;
+    bool any = false;
+    for (int n = 0; n < NETWORKS; n++) {
+        run->active[n] = run->track[n]->layers < layer;
+        any |= run->active[n];
+    }
+    int info = 0;
+    for (int n = 0; n < NETWORKS && !info; n++)
+        if (run->active[n])
+            info = lane_load(run, n, layer - 1);
+    if (!any || info)
+        return info;
+    run->layer = layer;
+    run->measure = true;
+    run->shown_lane = !*spectra && layer == c->layer && run->active[NETWORK_MAIN] ? 0 : -1;
+    run->shown_captured = false;
+    for (int n = 0; n < NETWORKS; n++)
+        if (run->active[n])
+            layer_state_undefined(&run->track[n]->state[layer]);
+    info = run_layer(run);
+    if (info == LANE_STOPPED) {
+        for (int n = 0; n < NETWORKS; n++)
+            run->w->lane[n].warnings.count = 0;
+        *stopped = true;
+        return 0;
+    }
+    if (info || (info = keep_layer(run, layer)))
+        return info;
+    if (run->shown_lane == 0 && !run->shown_captured)
+        run->shown_lane = -1; /* no finite attention matrix at the shown layer */
+    if (run->shown_lane == 0) {
+        /* Right away, so a screen shows the spectra before the deeper layers finish. */
+        if (stop_requested(run)) {
+            assemble(run, tracks, seed_index + 1, false);
+            *stopped = true;
+            return 0;
+        }
+        if ((info = keep_shown_spectra(run)))
+            return info;
+        *spectra = true;
+    }
+    assemble(run, tracks, seed_index + 1, false);
+    if (progress && progress->after_layer &&
+        !progress->after_layer(progress->context, seed_index, layer, c->depth))
+        *stopped = true;
+    return 0;
+}
+
+/* The first seed's gradients at the depth, unless its tracks have them. */
+static int seed_gradients(Run *run, bool *stopped)
+{
+    const Config *c = run->config;
+    bool gradients =
+        run->first_seed && gradients_apply(c) &&
+        (run->track[0]->gradient_depth != c->depth || run->track[1]->gradient_depth != c->depth);
+    int info = 0;
+    for (int n = 0; n < NETWORKS && gradients && !info; n++)
+        info = lane_load(run, n, c->depth);
+    if (!gradients || info)
+        return info;
+    info = frozen_attention_gradients(run);
+    run->held[0] = run->held[1] = -1; /* the frozen products were used up */
+    if (info == LANE_STOPPED) {
+        *stopped = true;
+        return 0;
+    }
+    return info;
+}
+
+/* One seed: both tracks up to the depth (what is kept is not computed again), the shown
+   spectra and the gradients for the first seed.  *stopped when progress asked. */
+static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *stopped)
+{
+    const Config *c = run->config;
+    int info = seed_tracks(run, tracks, seed_index);
+    if (info)
+        return info;
+    bool spectra = !run->first_seed || kept_spectra_find(run->kept, run->seed, c);
+    if (!spectra && run->track[NETWORK_MAIN]->layers >= c->layer) {
+        if ((info = shown_from_kept(run, tracks, seed_index, stopped)) || *stopped)
+            return info;
+        spectra = true;
+    }
+    for (int layer = 1; layer <= c->depth; layer++)
+        if ((info = seed_layer(run, tracks, seed_index, layer, &spectra, stopped)) || *stopped)
+            return info;
+    if (stop_requested(run)) {
+        *stopped = true;
+        return 0;
+    }
+    if ((info = seed_gradients(run, stopped)) || *stopped)
+        return info;
+    assemble(run, tracks, seed_index + 1, false);
+    return 0;
+}
+
+/* out emptied for a run of c: the settings, nothing computed yet. */
+static void result_begin(Result *out, const Config *c)
+{
+    Result_release(out);
+    out->config = *c;
+    out->counterpart_gap = Gap_toggled(c->gap);
+    out->sigma = Config_sigma(c);
+    out->logit_std = NAN;
+    out->shown_gap = c->gap;
+    out->readouts = (Readouts){NAN, NAN, NAN, NAN};
+    out->outlier = -1;
+}
+
+/* What a run of c reads and keeps: the workspace's kept state, or (without a budget, or while
+   keeping is paused) `scratch`, so that nothing outlives the run and what earlier runs kept
+   stays as it is (the width sweep runs other sizes on the screen's workspace).  Either is
+   emptied when its weights are not c's, and so is the value cache. */
+static Kept *kept_for(Workspace *w, const Config *c, Kept *scratch)
+{
+    bool keeping = w->keep_budget > 0 && !w->keeping_paused;
+    Kept *k = keeping ? &w->kept : scratch;
+    if (!k->valid || !same_weights(&k->key, c)) {
+        kept_clear(k);
+        k->valid = true;
+        k->key = *c;
+    }
+    if (!same_weights(&w->value_key, c)) {
+        memset(w->value_cached, 0, sizeof w->value_cached);
+        w->value_key = *c;
+    }
+    return k;
+}
+
+int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progress, char *err,
+              size_t size)
+{
+    result_begin(out, c);
+    int seeds = c->seeds < 1 ? 1 : c->seeds;
+    Kept scratch = {0};
+    Kept *k = kept_for(w, c, &scratch);
+    Track *(*tracks)[NETWORKS] = calloc((size_t)seeds, sizeof *tracks);
+    int status = 0;
+    if (!tracks || workspace_reserve(w, c) || Result_allocate(out, c->tokens, c->depth)) {
+        snprintf(err, size, "out of memory for T = %d, d = %d, depth %d", c->tokens, c->width,
+                 c->depth);
+        status = -1;
+        goto done;
+    }
+    Run run = {.config = c,
+               .w = w,
+               .kept = k,
+               .budget = k == &scratch ? 0 : w->keep_budget,
+               .out = out,
+               .progress = progress};
+    /* The lanes' products and long calls poll the stop request too, for the run only: the
+       progress need not outlive it. */
+    LinalgStop stop = {0};
+    if (progress && progress->stop_requested)
+        stop = (LinalgStop){.requested = progress->stop_requested, .context = progress->context};
+    for (int n = 0; n < NETWORKS; n++)
+        Linalg_set_stop(w->lane[n].step.la, stop);
+    bool stopped = false;
+    int begun = 0;
+    for (int s = 0; s < seeds && !stopped; s++, begun++) {
+        run.first_seed = s == 0;
+        run.seed = c->seed + (uint64_t)s;
+        int info = run_seed(&run, tracks, s, &stopped);
+        if (info == LANE_STOPPED) {
+            /* Stopped inside a call of a step that is not a layer (a replay of kept layers,
+               the shown layer's spectra, the gradients): the same as a stop after it. */
+            for (int n = 0; n < NETWORKS; n++)
+                w->lane[n].warnings.count = 0;
+            stopped = true;
+            info = 0;
+        }
+        if (info == -1) {
+            snprintf(err, size, "out of memory for T = %d, d = %d, depth %d, %d seeds", c->tokens,
+                     c->width, c->depth, seeds);
+            status = -1;
+            goto done;
+        }
+        if (info) {
+            snprintf(err, size, "LAPACK failed (info %d) in seed %d", info, s + 1);
+            status = -1;
+            goto done;
+        }
+    }
+    assemble(&run, tracks, begun, true);
+done:
+    for (int n = 0; n < NETWORKS; n++)
+        Linalg_set_stop(w->lane[n].step.la, (LinalgStop){0});
+    free(tracks);
+    if (k == &scratch)
+        kept_clear(&scratch);
+    return status;
+}
+
+int Model_forward(const Config *c, Workspace *w, double *norm)
+{
+    if (workspace_reserve(w, c))
+        return -1;
+    Track track = {.seed = c->seed, .gap = c->gap};
+    Run run = {.config = c, .w = w, .seed = c->seed, .shown_lane = -1, .track = {&track, NULL}};
+    run.active[NETWORK_MAIN] = true;
+    int info = input_tokens(w, c, c->seed, NETWORK_MAIN);
+    for (int layer = 1; layer <= c->depth && !info; layer++) {
+        run.layer = layer;
+        info = run_layer(&run);
+    }
+    *norm = cblas_dnrm2(c->tokens * c->width, w->lane[NETWORK_MAIN].step.x, 1);
+    w->lane[NETWORK_MAIN].warnings.count = 0;
+    return info;
+}

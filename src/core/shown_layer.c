@@ -1,0 +1,114 @@
+/* The shown layer's attention matrix (config.layer and .head, first seed, the run's own
+ * network): captured as its layer is computed, or computed again from a kept network when
+ * only the shown layer changed, and its spectra, kept per (gap, layer, head). */
+#include "attnscope/attention.h"
+#include "attnscope/layer.h"
+#include "attnscope/spectra.h"
+#include "model_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The shown matrix as built (before gap removal) and its logits' std. */
+void capture_built(Run *run, const double *logits, const double *attention)
+{
+    const Config *c = run->config;
+    memcpy(run->w->shown_before_gap, attention, sizeof(double) * c->tokens * c->tokens);
+    run->shown_logit_std =
+        logits ? Attention_logit_std(c->mask, c->window, c->tokens, logits) : NAN;
+}
+
+/* The shown matrix as applied, and what the gap mode did. */
+void capture_applied(Run *run, const double *attention, GapOutcome outcome)
+{
+    size_t tt = (size_t)run->config->tokens * run->config->tokens;
+    memcpy(run->w->shown_applied, attention, sizeof(double) * tt);
+    run->shown_outcome = outcome;
+    run->shown_captured = true;
+}
+
+/* The shown layer's eigenvalues (dgeev, the larger part) and singular values (dgesdd) are
+   independent once their inputs are apart: each runs in a lane of its own, with that lane's
+   workspace, at once when the caller offers two threads. */
+typedef struct {
+    Workspace *w;
+    int T;
+    bool brauer;
+    Result *into;
+    int info[NETWORKS];
+} ShownSpectra;
+
+static void shown_spectra_task(int which, void *context)
+{
+    ShownSpectra *job = context;
+    Workspace *w = job->w;
+    Lane *lane = &w->lane[which];
+    job->info[which] =
+        which == NETWORK_MAIN
+            ? Spectra_shown_eigenvalues(job->T, job->brauer, w->shown_before_gap, lane->step.la,
+                                        lane->step.logits, job->into)
+            : Spectra_shown_singular_values(job->T, w->shown_applied, lane->step.la, job->into);
+}
+
+/* The spectra of the captured shown matrices (workspace's shown_before_gap and
+   shown_applied), kept as the entry (gap, layer, head) of the run's settings. */
+int keep_shown_spectra(Run *run)
+{
+    const Config *c = run->config;
+    KeptSpectra *s = kept_spectra_new(run->kept, run->seed, c);
+    if (!s)
+        return -1;
+    s->applied = run->shown_outcome.applied;
+    s->outliers_removed = run->shown_outcome.outliers_removed;
+    s->logit_std = run->shown_logit_std;
+    /* The spectra functions fill a Result's fields: one that points into the entry. */
+    Result into = {.eigenvalues = s->eigenvalues, .singular_values = s->singular_values};
+    ShownSpectra job = {.w = run->w, .T = c->tokens, .into = &into};
+    job.brauer = Spectra_prepare_shown_layer(c, s->applied, run->w->shown_before_gap,
+                                             run->w->shown_applied, &into);
+    both_lanes(run->progress, shown_spectra_task, &job);
+    int info = job.info[NETWORK_MAIN] ? job.info[NETWORK_MAIN] : job.info[NETWORK_COUNTERPART];
+    if (info) {
+        kept_spectra_free(s);
+        run->kept->spectra_count--;
+        return info;
+    }
+    s->exact = into.eigenvalues_exact;
+    s->warnings = into.warnings;
+    return 0;
+}
+
+/* The attention matrix of `layer` on lane `which` again, from the layer below, captured as
+   the shown one: for a shown layer whose network is kept but whose spectra are not.  Sets
+   run->shown_captured to whether that matrix exists (finite, from a live network). */
+int capture_shown_attention(Run *run, int which, int layer)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    Lane *lane = &w->lane[which];
+    run->shown_captured = false;
+    if (run->track[which]->state[layer - 1].net.dead)
+        return 0;
+    int info = lane_load(run, which, layer - 1);
+    if (info)
+        return info;
+    LayerWeights weights = w->weights;
+    info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, LAYER_DRAW_ATTENTION,
+                              &weights.value);
+    const double *logits = NULL;
+    LayerOutcome finite = LAYER_DONE;
+    if (!info)
+        info = Layer_attention(c, &weights, &lane->step, c->head - 1, &logits, &finite);
+    if (info || finite != LAYER_DONE)
+        return info;
+    capture_built(run, logits, lane->step.attention);
+    GapOutcome outcome;
+    info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, c->tokens,
+                     lane->step.attention, lane->step.la, lane->step.gap_scratch, &outcome,
+                     &lane->warnings);
+    lane->warnings.count = 0; /* raised when the layer was first computed, and kept */
+    capture_applied(run, lane->step.attention, outcome);
+    /* The lane's token matrices are still those of layer − 1: the attention did not touch
+       them. */
+    return info;
+}

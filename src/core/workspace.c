@@ -1,0 +1,161 @@
+/* The buffers of a run (docs/model.md §7): two lanes, each a layer step's buffers with the
+ * frozen product and the measures' scratch, the layer's weights both lanes read, and the
+ * shown layer's matrices; one list of them serves allocation, release and the memory
+ * estimate. */
+#include "attnscope/init.h"
+#include "attnscope/layer.h"
+#include "attnscope/measure.h"
+#include "model_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Every buffer and its size in doubles for T tokens and width d: the one list that
+   allocation, release and the memory estimate share. */
+typedef struct {
+    double **buf;
+    size_t n;
+} BufferPlan;
+
+/* The plan for c's sizes; c NULL lists the buffers only (sizes 0), for their release. */
+static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPACE_BUFFERS])
+{
+    int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
+    size_t mlp_ratio = c && c->mlp != MLP_NONE ? (size_t)c->mlp_ratio : 0;
+    size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
+    int n = 0;
+    for (int l = 0; l < NETWORKS; l++) {
+        Lane *lane = &w->lane[l];
+        /* The counterpart's gap mode is off or center, which need no scratch. */
+        LayerBuffer step[LAYER_BUFFERS];
+        Layer_buffers(c, &lane->step, l == NETWORK_MAIN, step);
+        for (int i = 0; i < LAYER_BUFFERS; i++)
+            plan[n++] = (BufferPlan){step[i].buffer, step[i].doubles};
+        plan[n++] = (BufferPlan){&lane->frozen, td};
+        plan[n++] = (BufferPlan){&lane->lanczos, Measure_lanczos_size(T)};
+    }
+    LayerWeights *weights = &w->weights;
+    const BufferPlan shared[] = {
+        {&weights->query, dd},
+        {&weights->key, dd},
+        {&weights->value, dd},
+        {&weights->output, c && c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&w->init_scratch, c ? Init_scratch_doubles(c) : 0},
+        {&weights->mlp_in, dd * mlp_ratio},
+        {&weights->mlp_out, dd * mlp_ratio},
+        {&weights->markov, tt * (size_t)heads},
+        {&w->shown_before_gap, tt},
+        {&w->shown_applied, tt},
+    };
+    memcpy(plan + n, shared, sizeof shared);
+    return n + (int)(sizeof shared / sizeof shared[0]);
+}
+
+static void workspace_release_buffers(Workspace *w)
+{
+    BufferPlan plan[WORKSPACE_BUFFERS];
+    int n = workspace_plan(w, NULL, plan);
+    for (int i = 0; i < n; i++) {
+        free(*plan[i].buf);
+        *plan[i].buf = NULL;
+    }
+    w->T = w->d = 0;
+    memset(w->planned, 0, sizeof w->planned);
+}
+
+Workspace *Workspace_new(void)
+{
+    Workspace *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->random = RandomStream_new();
+    for (int l = 0; l < NETWORKS; l++)
+        w->lane[l].step.la = Linalg_new();
+    if (!w->random || !w->lane[0].step.la || !w->lane[1].step.la) {
+        Workspace_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void Workspace_free(Workspace *w)
+{
+    if (!w)
+        return;
+    workspace_release_buffers(w);
+    kept_clear(&w->kept);
+    free(w->value_cache);
+    for (int l = 0; l < NETWORKS; l++)
+        Linalg_free(w->lane[l].step.la);
+    RandomStream_free(w->random);
+    free(w);
+}
+
+void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation)
+{
+    for (int l = 0; l < NETWORKS; l++)
+        Linalg_set_isolation(w->lane[l].step.la, isolation);
+}
+
+void Workspace_measure_all_eigenvalues(Workspace *w, bool all)
+{
+    w->measure_all_eigenvalues = all;
+}
+
+size_t value_cache_doubles(const Config *c)
+{
+    size_t n = (size_t)c->depth * c->width * c->width;
+    return gradients_apply(c) && n * sizeof(double) <= VALUE_CACHE_MAX ? n : 0;
+}
+
+int workspace_reserve(Workspace *w, const Config *c)
+{
+    /* Grown with its content: the layers' W^V stay where they are. */
+    size_t cache = value_cache_doubles(c);
+    if (cache > w->value_cache_size) {
+        double *grown = realloc(w->value_cache, sizeof(double) * cache);
+        if (!grown)
+            return -1;
+        w->value_cache = grown;
+        w->value_cache_size = cache;
+    }
+    BufferPlan plan[WORKSPACE_BUFFERS];
+    int n = workspace_plan(w, c, plan);
+    bool same = w->T > 0;
+    for (int i = 0; i < n && same; i++)
+        same = plan[i].n == w->planned[i];
+    if (same)
+        return 0;
+    workspace_release_buffers(w);
+    for (int i = 0; i < n; i++) {
+        *plan[i].buf = malloc(sizeof(double) * (plan[i].n ? plan[i].n : 1));
+        if (!*plan[i].buf) {
+            workspace_release_buffers(w);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        w->planned[i] = plan[i].n;
+    w->T = c->tokens;
+    w->d = c->width;
+    return 0;
+}
+
+size_t Model_memory_estimate(const Config *c)
+{
+    Workspace sizes = {0};
+    BufferPlan plan[WORKSPACE_BUFFERS];
+    int n = workspace_plan(&sizes, c, plan);
+    size_t doubles = value_cache_doubles(c), T = (size_t)c->tokens;
+    for (int i = 0; i < n; i++)
+        doubles += plan[i].n;
+    /* LAPACK's kept workspaces: dgesdd with vectors (outliers mode) needs about 4T² + 4T,
+       dgeev and dsyevd some tens of T per lane. */
+    doubles += (c->gap == GAP_OUTLIERS ? 4 * T * T : 0) + 128 * T;
+    /* And for the factorised schemes' d×d SVDs with vectors, 4d² + 7d. */
+    size_t d = (size_t)c->width;
+    doubles += Init_scratch_doubles(c) ? 4 * d * d + 7 * d : 0;
+    /* The result: per-layer curves of every seed, the spectra. */
+    doubles += (size_t)(c->depth + 1) * 8 * (size_t)(c->seeds + 2) + 4 * T;
+    return doubles * sizeof(double);
+}
