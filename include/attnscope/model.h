@@ -159,6 +159,11 @@ size_t Workspace_kept_bytes(const Workspace *w);
    with isolation a stop is prompt even inside one eigensolver call. */
 void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
 
+/* Adds the products and long calls both lanes ran since the last take (or since the workspace
+   was made) to *tally, and starts counting again: the tests check the work a plan declares
+   against it. */
+void Workspace_take_tally(Workspace *w, LinalgTally *tally);
+
 /* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:
    the reference the tests and the benchmark compare the top-eigenpair route with. */
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all);

@@ -73,11 +73,10 @@ typedef struct {
     double *gradient_norm, *log10_gradient_norm; /* [capacity + 1] */
 } Track;
 
-/* The spectra of one shown matrix: (gap mode, layer, head) of the first seed. */
+/* The spectra of one shown matrix, for the settings in key (the weights are the kept ones';
+   the seed is the first seed of the run that captured it). */
 typedef struct {
-    uint64_t seed;
-    Gap gap;
-    int layer, head;
+    Config key;
     Gap applied;
     int outliers_removed;
     bool exact;
@@ -263,6 +262,12 @@ void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation)
 {
     for (int l = 0; l < NETWORKS; l++)
         Linalg_set_isolation(w->lane[l].la, isolation);
+}
+
+void Workspace_take_tally(Workspace *w, LinalgTally *tally)
+{
+    for (int l = 0; l < NETWORKS; l++)
+        Linalg_tally_take(w->lane[l].la, tally, true);
 }
 
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all)
@@ -503,22 +508,12 @@ static bool all_finite(const double *x, size_t n)
 
 /* ---- what is kept between runs --------------------------------------------------------- */
 
-/* The settings that decide the weights and the forward pass, apart from the gap mode (a
-   track's own), the depth, the shown layer and the seeds (tracks are per seed). */
+/* The settings that decide the weights and the forward pass (the settings table's
+   REUSE_WEIGHTS class): the gap mode, the seed (a track's own), the depth, the shown matrix
+   and the seed count leave the kept tracks valid. */
 static bool same_weights(const Config *a, const Config *b)
 {
-    return a->tokens == b->tokens && a->width == b->width && a->sigma_qk == b->sigma_qk &&
-           a->attention == b->attention && a->mask == b->mask && a->window == b->window &&
-           a->layernorm == b->layernorm && a->skip == b->skip && a->heads == b->heads &&
-           a->output == b->output && a->logit_scale == b->logit_scale &&
-           a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
-           a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
-           a->mlp_ratio == b->mlp_ratio && a->init == b->init && a->input_norm == b->input_norm &&
-           a->init_alpha == b->init_alpha && a->init_beta == b->init_beta &&
-           a->init_c == b->init_c && a->init_vo_alpha == b->init_vo_alpha &&
-           a->init_vo_beta == b->init_vo_beta && a->init_query == b->init_query &&
-           a->init_key == b->init_key && a->init_value == b->init_value &&
-           a->init_output == b->init_output && a->init_mlp == b->init_mlp;
+    return Config_same_in(a, b, REUSE_WEIGHTS);
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -610,11 +605,16 @@ static int track_reserve(Track *t, int depth)
     return 0;
 }
 
-static KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, const Config *c)
+/* The kept spectra of the shown matrix of c's network of `seed`, or NULL: the one rule the
+   run and Model_plan both follow.  Within the kept weights, an entry serves the settings
+   that agree on the seed, the gap mode and the shown matrix (the depth and the seed count
+   do not change it). */
+static const KeptSpectra *kept_spectra_find(const Kept *k, uint64_t seed, const Config *c)
 {
+    Config wanted = *c;
+    wanted.seed = seed;
     for (int i = 0; i < k->spectra_count; i++)
-        if (k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
-            k->spectra[i].layer == c->layer && k->spectra[i].head == c->head)
+        if (Config_same_in(&k->spectra[i].key, &wanted, REUSE_SEED | REUSE_GAP | REUSE_SHOWN))
             return &k->spectra[i];
     return NULL;
 }
@@ -636,10 +636,8 @@ static KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c)
         kept_spectra_free(s);
         return NULL;
     }
-    s->seed = seed;
-    s->gap = c->gap;
-    s->layer = c->layer;
-    s->head = c->head;
+    s->key = *c;
+    s->key.seed = seed;
     k->spectra_count++;
     return s;
 }
@@ -1819,11 +1817,7 @@ int Model_plan(const Config *c, const Workspace *w, ModelPlan *plan)
         p->input = layers[0] < 0 || layers[1] < 0;
         if (p->input)
             held[0] = held[1] = 0;
-        bool kept_spectra = false;
-        for (int i = 0; k && i < k->spectra_count; i++)
-            kept_spectra |= k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
-                            k->spectra[i].layer == c->layer;
-        p->spectra = first && !kept_spectra;
+        p->spectra = first && !(k && kept_spectra_find(k, seed, c));
         p->capture_replay = -1;
         if (p->spectra && layers[0] >= c->layer) {
             p->capture_replay =
