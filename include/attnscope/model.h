@@ -236,6 +236,10 @@ int Model_forward(const Config *c, Workspace *w, double *norm);
    can refuse a configuration before it allocates. */
 size_t Model_memory_estimate(const Config *c);
 
+/* Whether a run of c keeps the first seed's W^V for its gradients (else the gradient pass
+   draws them again, twice): the plan's cost reads it. */
+bool Model_value_weights_cached(const Config *c);
+
 /* Why the frozen-attention gradient formula of docs/model.md §2 does not describe c (its
    values are then null), or NULL where it does. */
 const char *Model_gradients_unavailable(const Config *c);

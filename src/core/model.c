@@ -283,6 +283,11 @@ static size_t value_cache_doubles(const Config *c)
     return gradients_apply(c) && n * sizeof(double) <= VALUE_CACHE_MAX ? n : 0;
 }
 
+bool Model_value_weights_cached(const Config *c)
+{
+    return value_cache_doubles(c) > 0;
+}
+
 static int workspace_reserve(Workspace *w, const Config *c)
 {
     /* Grown with its content: the layers' W^V stay where they are. */
