@@ -307,7 +307,6 @@ static void test_kept_equals_fresh_no_matrix_fits(void **state)
     drive(1);
 }
 
-/* A run stopped inside its work keeps the layers it finished: the next run continues. */
 /* The run's dgeev calls and its plan agree for each key of the shown matrix: with two heads,
    `}` shows another head's matrix, whose eigenvalues the run computes (one dgeev) although
    the network is kept, and the plan must say so (it prices the spectra from it). */
@@ -457,6 +456,7 @@ static void test_each_setting_reuses_what_its_class_allows(void **state)
     Result_free(fresh_result);
 }
 
+/* A run stopped inside its work keeps the layers it finished: the next run continues. */
 static bool stop_after_three(void *context, int seed_index, int layer, int depth)
 {
     (void)seed_index, (void)depth;

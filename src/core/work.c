@@ -21,9 +21,17 @@
 
 static void add(WorkList *l, WorkKind kind, double m, double n, double k, double times)
 {
-    /* The longest list (a layer of a lane) holds about 20 items. */
+    /* The longest list, a replayed layer's weights and lane, holds under 50 items. */
     if (times > 0 && l->count < WORK_LIST_MAX)
         l->item[l->count++] = (Work){.kind = kind, .m = m, .n = n, .k = k, .times = times};
+}
+
+/* Every item of `from`, done `times` times (each head's, each layer's). */
+static void add_times(WorkList *out, const WorkList *from, double times)
+{
+    for (int i = 0; i < from->count; i++)
+        add(out, from->item[i].kind, from->item[i].m, from->item[i].n, from->item[i].k,
+            from->item[i].times * times);
 }
 
 static void product(WorkList *l, double m, double n, double k, double times)
@@ -214,9 +222,7 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
     if (c->heads == 1)
         product(&head, T, d, d, 1);
     product(&head, T, fused ? d : dh, T, 1);
-    for (int i = 0; i < head.count; i++)
-        add(out, head.item[i].kind, head.item[i].m, head.item[i].n, head.item[i].k,
-            head.item[i].times * H);
+    add_times(out, &head, H);
     if (c->output != OUTPUT_IDENTITY)
         product(out, T, d, d, 1);
     else if (!fused)
@@ -362,9 +368,11 @@ static void gradients(Walk *walk, const SeedPlan *p)
         replay(walk, gaps[n], c->depth, p->gradient_replay[n], false);
     WorkStep step = {0};
     product(&step.serial, d, d, d, L);
-    if (!Model_value_weights_cached(c))
-        for (int l = 0; l < 2 * c->depth; l++)
-            value_or_output(c, MATRIX_VALUE, &step.serial);
+    if (!Model_value_weights_cached(c)) {
+        WorkList value = {0};
+        value_or_output(c, MATRIX_VALUE, &value);
+        add_times(&step.serial, &value, 2 * L);
+    }
     visit(walk, &step);
     step = (WorkStep){0};
     for (int n = 0; n < 2; n++)
