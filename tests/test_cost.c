@@ -579,6 +579,42 @@ static void test_head_key_priced_as_its_dgeev(void **state)
     Workspace_free(w);
 }
 
+/* The compare view's price is the plan Model_plan makes for its network (gap removal
+   toggled, up to the shown layer, one seed) on the workspace the run of c kept. */
+static void test_compare_price_is_its_plan(void **state)
+{
+    (void)state;
+    char err[256];
+    const bool gradients[] = {true, false};
+    for (int i = 0; i < 2; i++) {
+        Workspace *w = Workspace_new();
+        Result *r = Result_new();
+        Workspace_keep_layers(w, (size_t)1 << 30);
+        Config c = Config_default();
+        c.tokens = c.width = 32;
+        c.depth = 4;
+        c.layer = 2;
+        c.seeds = 2;
+        if (!gradients[i])
+            c.heads = 2, c.head = 2, c.mlp = MLP_RELU;
+        assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+        Config toggled = Cost_compare_config(&c);
+        assert_int_equal(toggled.gap, Gap_toggled(c.gap));
+        assert_int_equal(toggled.depth, c.layer);
+        assert_int_equal(toggled.seeds, 1);
+        ModelPlan plan;
+        assert_int_equal(Model_plan(&toggled, w, &plan), 0);
+        CostSchedule schedule;
+        assert_int_equal(CostSchedule_build(&schedule, &plan, Cost_reference_rates(), true), 0);
+        assert_relative(Cost_compare(&c, Cost_reference_rates(), true),
+                        CostSchedule_total(&schedule), 1e-12);
+        CostSchedule_release(&schedule);
+        ModelPlan_release(&plan);
+        Result_free(r);
+        Workspace_free(w);
+    }
+}
+
 /* The factorised schemes' SVDs are declared: one per head for W^Q, W^K (cutting-skip,
    mimetic) and, under mimetic with an output projection, one per layer for each of W^V and
    W^O; none once the choices draw every matrix i.i.d. */
@@ -722,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),
         cmocka_unit_test(test_causal_outliers_priced_as_dgeev),
         cmocka_unit_test(test_head_key_priced_as_its_dgeev),
+        cmocka_unit_test(test_compare_price_is_its_plan),
         cmocka_unit_test(test_progress_moves_inside_a_stage),
         cmocka_unit_test(test_conditioning_price),
     };

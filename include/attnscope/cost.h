@@ -69,6 +69,10 @@ double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes);
 double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes);
 double Cost_compare(const Config *c, CostRates rates, bool two_lanes);
 
+/* The compare view's network after a run of c: the same weights with gap removal toggled, up
+   to the shown layer, one seed (the settings of the ensemble class at their defaults). */
+Config Cost_compare_config(const Config *c);
+
 /* Seconds of Conditioning_run_controlled for c (docs/model.md §8), on the exact path (K built,
    two SVDs of its T·d × T·d per layer) or by Lanczos; both networks, every layer alike, so
    a layer of a network is 1/(2·depth) of it. */

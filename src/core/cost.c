@@ -284,19 +284,24 @@ double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes)
     return seconds;
 }
 
-double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
+Config Cost_compare_config(const Config *c)
 {
-    /* After the run both networks are kept: the compare view's (gap removal toggled, up to
-       the shown layer) captures its shown attention again and computes its spectra, the
-       plan Model_plan makes for it on that workspace. */
     Config toggled = *c;
     toggled.gap = Gap_toggled(c->gap);
     toggled.depth = c->layer;
-    toggled.seeds = 1;
+    Config_reset(&toggled, REUSE_ENSEMBLE);
+    return toggled;
+}
+
+double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
+{
+    /* After the run both networks are kept: the compare view's captures its shown attention
+       again and computes its spectra (and its gradients, which are depth L's in the run),
+       the plan Model_plan makes for it on that workspace. */
+    Config toggled = Cost_compare_config(c);
     SeedPlan seed = {.capture_replay = 0,
                      .spectra = true,
                      .first_layer = {c->layer + 1, c->layer + 1},
-                     /* the kept gradients are depth L's, not the shown layer's */
                      .gradients = Model_gradients_unavailable(c) == NULL && c->layer != c->depth};
     ModelPlan plan = {.config = toggled, .seeds = 1, .seed = &seed};
     return seed_seconds(&plan, 0, toggled.depth + 1, two_lanes, &rates);

@@ -183,22 +183,10 @@ static Config conditioning_config(const Config *job, int slot)
     return c;
 }
 
-/* The compare view's network: the job's weights with gap removal toggled, up to the shown
-   layer, and one seed (the settings of the ensemble class at their defaults): the spectra
-   it adds are its shown layer's. */
-static Config compare_config(const Config *job)
-{
-    Config toggled = *job;
-    toggled.gap = Gap_toggled(job->gap);
-    toggled.depth = job->layer;
-    Config_reset(&toggled, REUSE_ENSEMBLE);
-    return toggled;
-}
-
 /* Whether the compare network of the job is complete already. */
 static bool compare_done(const Worker *w, const Config *job)
 {
-    Config toggled = compare_config(job);
+    Config toggled = Cost_compare_config(job);
     return w->compare_complete && Config_equal(&w->compare_config, &toggled);
 }
 
@@ -263,7 +251,7 @@ static bool run_compare(Worker *w, const Config *job, char *err, size_t size)
 {
     if (compare_done(w, job))
         return true;
-    Config toggled = compare_config(job);
+    Config toggled = Cost_compare_config(job);
     w->compare_complete = false;
     Progress progress = worker_progress(w, extra_after_layer);
     Trace_event(w->trace, "compare-start gen=%lu gap=%s", w->running, GAP_NAMES.names[toggled.gap]);
