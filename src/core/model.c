@@ -562,12 +562,33 @@ static void kept_clear(Kept *k)
     memset(k, 0, sizeof *k);
 }
 
-/* The track of (seed, gap), created empty when missing; NULL when out of memory. */
-static Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first)
+/* The kept track of (seed, gap) in its role, or NULL: the run and Model_plan both ask here. */
+static Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first)
 {
     for (int i = 0; i < k->track_count; i++)
         if (k->tracks[i]->seed == seed && k->tracks[i]->gap == gap && k->tracks[i]->first == first)
             return k->tracks[i];
+    return NULL;
+}
+
+/* The highest layer at or below `layer` whose token matrices (and frozen products, when the
+   gradients need them) track t keeps, or 0 (X0 is drawn again; t NULL: nothing kept): where
+   lane_load starts, and where Model_plan says it will. */
+static int track_nearest_kept(const Track *t, bool frozen, int layer)
+{
+    int from = layer;
+    while (from > 0 &&
+           (!t || from > t->layers || !t->state[from].x || (frozen && !t->state[from].frozen)))
+        from--;
+    return from;
+}
+
+/* The track of (seed, gap), created empty when missing; NULL when out of memory. */
+static Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first)
+{
+    Track *found = kept_track_find(k, seed, gap, first);
+    if (found)
+        return found;
     if (k->track_count == k->track_capacity) {
         int capacity = k->track_capacity ? 2 * k->track_capacity : 8;
         Track **grown = realloc(k->tracks, sizeof *grown * (size_t)capacity);
@@ -1030,9 +1051,7 @@ static int lane_load(Run *run, int which, int layer)
     Track *t = run->track[which];
     size_t td = (size_t)run->config->tokens * run->config->width;
     bool frozen = run->first_seed && gradients_apply(run->config);
-    int from = layer;
-    while (from > 0 && (!t->state[from].x || (frozen && !t->state[from].frozen)))
-        from--;
+    int from = track_nearest_kept(t, frozen, layer);
     Lane *lane = &w->lane[which];
     if (run->held[which] > from && run->held[which] < layer) {
         from = run->held[which]; /* the lane is nearer than anything kept: go on from it */
@@ -1769,14 +1788,6 @@ done:
 
 /* ---- the plan of a run ----------------------------------------------------------------- */
 
-static const Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first)
-{
-    for (int i = 0; i < k->track_count; i++)
-        if (k->tracks[i]->seed == seed && k->tracks[i]->gap == gap && k->tracks[i]->first == first)
-            return k->tracks[i];
-    return NULL;
-}
-
 /* The layers lane_load recomputes to bring a lane holding `held` to `layer` of track t (NULL:
    nothing kept), by the same rules; *from_input when it starts again from X0. */
 static int plan_load(const Track *t, bool frozen, int held, int layer, bool *from_input)
@@ -1784,10 +1795,7 @@ static int plan_load(const Track *t, bool frozen, int held, int layer, bool *fro
     *from_input = false;
     if (held == layer)
         return 0;
-    int from = layer;
-    while (from > 0 &&
-           (!t || from > t->layers || !t->state[from].x || (frozen && !t->state[from].frozen)))
-        from--;
+    int from = track_nearest_kept(t, frozen, layer);
     if (held > from && held < layer)
         from = held;
     else if (from == 0)
