@@ -161,7 +161,7 @@ void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
 
 /* Adds the products and long calls both lanes ran since the last take (or since the workspace
    was made) to *tally, and starts counting again: the tests check the work a plan declares
-   against it. */
+   against it.  Not while a run goes on (the lanes count unlocked). */
 void Workspace_take_tally(Workspace *w, LinalgTally *tally);
 
 /* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:
