@@ -507,16 +507,33 @@ static void test_gradients_priced_by_the_models_rule(void **state)
    stays triangular; gap `outliers` makes it dense, and the run calls dgeev, as for the full
    mask.  The head key (shown attention and spectra of a kept network) costs the same under
    both masks. */
+static double plan_seconds(const ModelPlan *plan, CostRates rates)
+{
+    CostSchedule schedule;
+    assert_int_equal(CostSchedule_build(&schedule, plan, rates, true), 0);
+    double seconds = CostSchedule_total(&schedule);
+    CostSchedule_release(&schedule);
+    return seconds;
+}
+
+/* A workspace that keeps everything, after a run of c. */
+static Workspace *kept_after_run(const Config *c)
+{
+    char err[256];
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    Workspace_keep_layers(w, (size_t)1 << 30);
+    assert_int_equal(Model_run(c, w, r, NULL, err, sizeof err), 0);
+    Result_free(r);
+    return w;
+}
+
 static double head_key_price(const Config *c, CostRates rates)
 {
     SeedPlan seed = {
         .capture_replay = 0, .spectra = true, .first_layer = {c->depth + 1, c->depth + 1}};
     ModelPlan plan = {.config = *c, .seeds = 1, .seed = &seed};
-    CostSchedule schedule;
-    assert_int_equal(CostSchedule_build(&schedule, &plan, rates, true), 0);
-    double seconds = CostSchedule_total(&schedule);
-    CostSchedule_release(&schedule);
-    return seconds;
+    return plan_seconds(&plan, rates);
 }
 
 static void test_causal_outliers_priced_as_dgeev(void **state)
@@ -543,15 +560,11 @@ static void test_causal_outliers_priced_as_dgeev(void **state)
 static void test_head_key_priced_as_its_dgeev(void **state)
 {
     (void)state;
-    char err[256];
-    Workspace *w = Workspace_new();
-    Result *r = Result_new();
-    Workspace_keep_layers(w, (size_t)1 << 30);
     Config c = Config_default();
     c.tokens = c.width = 16;
     c.depth = 4;
     c.heads = 2;
-    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    Workspace *w = kept_after_run(&c);
     c.head = 2;
     ModelPlan plan;
     assert_int_equal(Model_plan(&c, w, &plan), 0);
@@ -563,19 +576,13 @@ static void test_head_key_priced_as_its_dgeev(void **state)
     assert_int_equal(spectra.lane[0].item[0].kind, WORK_EIGENVALUES);
     assert_true(spectra.lane[0].item[0].n == 2048);
     CostRates rates = Cost_reference_rates();
-    CostSchedule schedule;
-    assert_int_equal(CostSchedule_build(&schedule, &plan, rates, true), 0);
-    double seconds = CostSchedule_total(&schedule);
-    CostSchedule_release(&schedule);
+    double seconds = plan_seconds(&plan, rates);
     if (!(seconds >= Cost_step(&spectra, rates, true)))
         fail_msg("the head key costs %.3g s, its spectra alone %.3g s", seconds,
                  Cost_step(&spectra, rates, true));
     CostRates slow = {rates.flops_per_second / 10, rates.scalar_speed / 10};
-    assert_int_equal(CostSchedule_build(&schedule, &plan, slow, true), 0);
-    assert_true(CostSchedule_total(&schedule) > 30);
-    CostSchedule_release(&schedule);
+    assert_true(plan_seconds(&plan, slow) > 30);
     ModelPlan_release(&plan);
-    Result_free(r);
     Workspace_free(w);
 }
 
@@ -584,12 +591,8 @@ static void test_head_key_priced_as_its_dgeev(void **state)
 static void test_compare_price_is_its_plan(void **state)
 {
     (void)state;
-    char err[256];
     const bool gradients[] = {true, false};
     for (int i = 0; i < 2; i++) {
-        Workspace *w = Workspace_new();
-        Result *r = Result_new();
-        Workspace_keep_layers(w, (size_t)1 << 30);
         Config c = Config_default();
         c.tokens = c.width = 32;
         c.depth = 4;
@@ -597,20 +600,16 @@ static void test_compare_price_is_its_plan(void **state)
         c.seeds = 2;
         if (!gradients[i])
             c.heads = 2, c.head = 2, c.mlp = MLP_RELU;
-        assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+        Workspace *w = kept_after_run(&c);
         Config toggled = Cost_compare_config(&c);
         assert_int_equal(toggled.gap, Gap_toggled(c.gap));
         assert_int_equal(toggled.depth, c.layer);
         assert_int_equal(toggled.seeds, 1);
         ModelPlan plan;
         assert_int_equal(Model_plan(&toggled, w, &plan), 0);
-        CostSchedule schedule;
-        assert_int_equal(CostSchedule_build(&schedule, &plan, Cost_reference_rates(), true), 0);
         assert_relative(Cost_compare(&c, Cost_reference_rates(), true),
-                        CostSchedule_total(&schedule), 1e-12);
-        CostSchedule_release(&schedule);
+                        plan_seconds(&plan, Cost_reference_rates()), 1e-12);
         ModelPlan_release(&plan);
-        Result_free(r);
         Workspace_free(w);
     }
 }

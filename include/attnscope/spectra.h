@@ -30,7 +30,9 @@ bool Spectra_brauer(const Config *c, Gap applied);
    of c builds under the gap mode `applied` (else it runs dgeev): the matrix it is given is
    triangular by construction.  What a run's matrices really are is checked on every call;
    the tests check this rule against the calls a run makes, for every kind, mask and gap mode,
-   so the cost model prices what the spectra code does. */
+   so the cost model prices what the spectra code does.  By chance a matrix may be triangular
+   where the rule expects none (a small sparse relu matrix in a narrow causal window whose
+   removed outlier is one entry): the run is then cheaper than priced. */
 bool Spectra_from_diagonal(const Config *c, Gap applied);
 
 /* Brauer: replaces the eigenvalue nearest 1 by 0 and re-sorts. */
