@@ -298,6 +298,35 @@ static LinalgTally performed_work(const Config *c, Result *r)
     return t;
 }
 
+/* The tally the declared work is checked against counts what Linalg ran: 2·m·n·k flops per
+   product (however its columns are blocked), m·m·n per Gram matrix, each long call with its
+   m·n·min(m, n); a take resets it. */
+static void test_tally_counts_what_linalg_runs(void **state)
+{
+    (void)state;
+    Linalg *la = Linalg_new();
+    double a[64] = {0}, b[64] = {0}, c[64], out[64], im[8];
+    for (int i = 0; i < 64; i++)
+        a[i] = b[i] = (i % 7) - 3.0;
+    assert_int_equal(Linalg_gemm(la, false, false, 3, 4, 5, 1.0, a, 3, b, 5, 0.0, c, 3), 0);
+    assert_int_equal(Linalg_gram(la, 6, 7, a, c), 0);
+    assert_int_equal(Linalg_eigenvalues(la, 5, a, out, im), 0);
+    assert_int_equal(Linalg_singular_values(la, 4, 6, b, out), 0);
+    LinalgTally t = {0};
+    Linalg_tally_take(la, &t, true);
+    assert_true(t.product_flops == 2 * 3 * 4 * 5);
+    assert_true(t.gram_flops == 6 * 6 * 7);
+    assert_int_equal(t.calls[LINALG_GRAM], 1);
+    assert_int_equal(t.calls[LINALG_EIGENVALUES], 1);
+    assert_true(t.size_cubed[LINALG_EIGENVALUES] == 125);
+    assert_int_equal(t.calls[LINALG_SINGULAR_VALUES], 1);
+    assert_true(t.size_cubed[LINALG_SINGULAR_VALUES] == 4 * 6 * 4);
+    LinalgTally after = {0};
+    Linalg_tally_take(la, &after, false);
+    assert_true(after.product_flops == 0 && after.calls[LINALG_EIGENVALUES] == 0);
+    Linalg_free(la);
+}
+
 /* The decompositions whose count the settings decide (the stable rank's route, dsyevd or
    the singular values of X, depends on the numbers: docs/model.md §3). */
 static const struct {
@@ -752,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_schedule_is_ordered),
         cmocka_unit_test(test_rates_scale_prices),
         cmocka_unit_test(test_price_counts_the_factor_svds),
+        cmocka_unit_test(test_tally_counts_what_linalg_runs),
         cmocka_unit_test(test_declared_work_is_what_the_run_does),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),
