@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """The cost model's estimates against the clock (issue 12).
 
-    /usr/bin/python3 bench/estimate.py --bin build/attnscope [--quick]
+    /usr/bin/python3 bench/estimate.py --bin build/attnscope [--quick] [--only block]
+        [--block-sizes "256 512 1024"]
 
 Runs `attnscope --batch --verbose` for the configurations the benchmark uses (bench.py's
 table: T = d in BENCH_SIZES, softmax and markov, gap off and center, L = BENCH_DEPTH; its
 thread comparison: OPENBLAS_NUM_THREADS=1 and 2, one lane; its cross-check: T = d = 256,
-seeds 1..3) and, apart, a few more shapes (ensembles, deep networks, masks, LayerNorm,
-skips, the width sweep, other kinds and gap modes).  --verbose prints the estimate before
+seeds 1..3), a few more shapes (ensembles, deep networks, masks, LayerNorm, skips, the
+width sweep, other kinds and gap modes) and every block feature (issue 21: heads 1 and 8,
+W^O, MLP relu and gelu at ratio 4, pre-LN, mimetic, cutting-skip, each mask and gap mode,
+an ensemble) at T = d in --block-sizes, L = BLOCK_DEPTH (4).  --only picks sections.  --verbose prints the estimate before
 computing and the time taken after, both from inside the process; the ratio time/estimate
 is within x2 when it lies in [0.5, 2].  Prints Markdown: one row per configuration, then the
 share within x2 (the target: at least 90% of the benchmark's configurations).
@@ -105,6 +108,40 @@ def other_configurations(quick):
     return [(name, args, {}) for name, args in rows]
 
 
+# Every block feature of issue 13 (each alone, over the default layer: softmax, one head,
+# identity W^O, no MLP, post-LN off, normal init, full mask, gap off, one seed), issue 21's
+# criterion: at least 90% of these within x2 at each size.
+BLOCK_FEATURES = [
+    ("heads 1", []),
+    ("heads 8", ["--heads", "8"]),
+    ("W^O gaussian", ["--wo", "gaussian"]),
+    ("MLP relu, ratio 4", ["--mlp", "relu", "--mlp-ratio", "4"]),
+    ("MLP gelu, ratio 4", ["--mlp", "gelu", "--mlp-ratio", "4"]),
+    ("pre-LN + skip", ["-n", "ln", "--ln-place", "pre", "-k", "plain"]),
+    ("mimetic, W^O gaussian", ["--init", "mimetic", "--wo", "gaussian"]),
+    ("cutting-skip", ["--init", "cutting-skip"]),
+    ("causal mask", ["-m", "causal"]),
+    ("window mask", ["-m", "window", "-w", "8"]),
+    ("window-causal mask", ["-m", "window-causal", "-w", "8"]),
+    ("gap center", ["-g", "center"]),
+    ("gap uniform", ["-g", "uniform"]),
+    ("gap deflate", ["-g", "deflate"]),
+    ("gap outliers", ["-g", "outliers"]),
+    ("causal mask, gap outliers", ["-m", "causal", "-g", "outliers"]),
+    ("ensemble, 4 seeds", ["--seeds", "4"]),
+]
+
+
+def block_configurations(sizes):
+    depth = os.environ.get("BLOCK_DEPTH", "4")
+    rows = []
+    for T in sizes:
+        for name, extra in BLOCK_FEATURES:
+            rows.append((f"T = d = {T}, {name}",
+                         ["-T", str(T), "-d", str(T), "-L", depth, "--seed", "1"] + extra, {}))
+    return rows
+
+
 def section(title, binary, rows):
     print(f"\n### {title}\n")
     print("| configuration | estimate s | actual s | actual/estimate | within x2 | "
@@ -133,7 +170,12 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--quick", action="store_true", help="T <= 512 only (about a minute)")
+    ap.add_argument("--only", choices=("bench", "other", "block"), action="append",
+                    help="run only these sections (repeatable; default: all)")
+    ap.add_argument("--block-sizes", default="256 512 1024",
+                    help="T = d of the block features' section (default: 256 512 1024)")
     args = ap.parse_args(argv)
+    sections = set(args.only or ("bench", "other", "block"))
     binary = os.path.abspath(args.bin)
     if not os.access(binary, os.X_OK):
         log(f"estimate: {binary} is not built; nothing measured")
@@ -141,10 +183,22 @@ def main(argv):
     started = time.time()
     print(f"## Cost model: estimate against the clock ({time.strftime('%Y-%m-%d %H:%M')}, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs)")
-    w1, t1 = section("The benchmark's configurations (bench.py: table, threads, cross-check)",
-                     binary, bench_configurations(args.quick))
-    w2, t2 = section("Other shapes", binary, other_configurations(args.quick))
-    print(f"\nAll: {w1 + w2} of {t1 + t2} within x2; load average at the end "
+    within = total = 0
+    if "bench" in sections:
+        w, t = section("The benchmark's configurations (bench.py: table, threads, cross-check)",
+                       binary, bench_configurations(args.quick))
+        within, total = within + w, total + t
+    if "other" in sections:
+        w, t = section("Other shapes", binary, other_configurations(args.quick))
+        within, total = within + w, total + t
+    if "block" in sections:
+        sizes = [int(x) for x in args.block_sizes.split()]
+        if args.quick:
+            sizes = [x for x in sizes if x <= 512]
+        w, t = section(f"Block features (issue 21), L = {os.environ.get('BLOCK_DEPTH', '4')}",
+                       binary, block_configurations(sizes))
+        within, total = within + w, total + t
+    print(f"\nAll: {within} of {total} within x2; load average at the end "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {time.time() - started:.0f} s")
     return 0
 

@@ -4,6 +4,7 @@
  * nearest kept layer. */
 #include "testing.h"
 
+#include "attnscope/config.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 
@@ -306,6 +307,155 @@ static void test_kept_equals_fresh_no_matrix_fits(void **state)
     drive(1);
 }
 
+/* The run's dgeev calls and its plan agree for each key of the shown matrix: with two heads,
+   `}` shows another head's matrix, whose eigenvalues the run computes (one dgeev) although
+   the network is kept, and the plan must say so (it prices the spectra from it). */
+static void test_plan_prices_the_spectra_the_run_computes(void **state)
+{
+    (void)state;
+    char err[256];
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    Workspace_keep_layers(w, (size_t)1 << 30);
+    Config c = Config_default();
+    c.tokens = 12;
+    c.width = 16;
+    c.depth = 3;
+    c.heads = 2;
+    const struct {
+        const char *key;
+        int head, layer;
+        Gap gap;
+        int dgeev; /* the run's */
+    } keys[] = {{"start", 1, 1, GAP_OFF, 1}, {"}", 2, 1, GAP_OFF, 1}, {"{", 1, 1, GAP_OFF, 0},
+                {"]", 1, 2, GAP_OFF, 1},     {"}", 2, 2, GAP_OFF, 1}, {"g", 2, 2, GAP_CENTER, 1},
+                {"g", 2, 2, GAP_OFF, 0}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        c.head = keys[i].head;
+        c.layer = keys[i].layer;
+        c.gap = keys[i].gap;
+        ModelPlan plan;
+        assert_int_equal(Model_plan(&c, w, &plan), 0);
+        bool planned = plan.seed[0].spectra;
+        ModelPlan_release(&plan);
+        LinalgTally tally = {0};
+        Workspace_take_tally(w, &tally);
+        memset(&tally, 0, sizeof tally);
+        assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+        Workspace_take_tally(w, &tally);
+        if (tally.calls[LINALG_EIGENVALUES] != keys[i].dgeev)
+            fail_msg("key %zu ('%s'): the run computed %d dgeev, expected %d", i, keys[i].key,
+                     tally.calls[LINALG_EIGENVALUES], keys[i].dgeev);
+        if (planned != (tally.calls[LINALG_EIGENVALUES] > 0))
+            fail_msg("key %zu ('%s'): the plan says spectra %d, the run computed %d dgeev", i,
+                     keys[i].key, planned, tally.calls[LINALG_EIGENVALUES]);
+    }
+    Result_free(r);
+    Workspace_free(w);
+}
+
+/* A valid value of setting s for c other than its own, or false when none of the nearby
+   ones validates (or the model does not use s there). */
+static bool changed_setting(const Setting *s, const Config *c, Config *out)
+{
+    char err[256];
+    if (s->in_use && !s->in_use(c))
+        return false;
+    double v = Setting_get(s, c);
+    double candidates[] = {v + 1, v - 1, 2 * v, v / 2, v + 0.5, 0};
+    int n = (int)(sizeof candidates / sizeof candidates[0]);
+    for (int i = 0; i < (s->kind == SETTING_ENUM ? s->names->count : n); i++) {
+        double x = s->kind == SETTING_ENUM ? i : candidates[i];
+        if (s->kind != SETTING_DOUBLE)
+            x = floor(x);
+        if (x == v || x < s->min || (s->kind != SETTING_ENUM && x > s->max))
+            continue;
+        *out = *c;
+        Setting_put(s, out, x);
+        if (Config_validate(out, err, sizeof err) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Settings that put every setting to use in one of them: heads, W^O, an MLP, pre-LN, a
+   windowed causal mask, a gap mode, an ensemble; then the factorised schemes' own. */
+static Config reuse_base(int which)
+{
+    Config c = Config_default();
+    c.tokens = 8;
+    c.width = 16;
+    c.depth = 3;
+    c.layer = 2;
+    c.seeds = 2;
+    c.heads = 2;
+    c.head = 2;
+    c.output = OUTPUT_GAUSSIAN;
+    c.mlp = MLP_GELU;
+    c.mlp_ratio = 2;
+    c.layernorm = LAYERNORM_LN;
+    c.ln_place = LN_PLACE_PRE;
+    c.skip = SKIP_SCALED;
+    c.mask = MASK_WINDOW_CAUSAL;
+    c.window = 3;
+    c.gap = GAP_CENTER;
+    if (which == 1) {
+        c.init = INIT_CUTTING_SKIP;
+        c.output = OUTPUT_ORTHOGONAL;
+    } else if (which == 2) {
+        c.init = INIT_MIMETIC;
+        c.mask = MASK_FULL;
+        c.attention = ATTENTION_MARKOV;
+    }
+    return c;
+}
+
+/* Each setting changed in turn, after a run on a keeping workspace: what the run reuses
+   under the setting's declared class (the settings table) gives the result a fresh
+   workspace gives, bit for bit.  A setting declared in too weak a class (a weight setting
+   as the shown matrix's, say) reuses stale layers and fails here. */
+static void test_each_setting_reuses_what_its_class_allows(void **state)
+{
+    (void)state;
+    char err[256];
+    Result *kept_result = Result_new(), *fresh_result = Result_new();
+    bool changed_once[SETTINGS_MAX] = {false};
+    for (int which = 0; which < 3; which++) {
+        Config base = reuse_base(which);
+        assert_int_equal(Config_validate(&base, err, sizeof err), 0);
+        for (int i = 0; i < Settings_count(); i++) {
+            const Setting *s = Settings_at(i);
+            Config changed;
+            if (!changed_setting(s, &base, &changed))
+                continue;
+            changed_once[i] = true;
+            Workspace *kept = Workspace_new(), *fresh = Workspace_new();
+            Workspace_keep_layers(kept, (size_t)1 << 30);
+            assert_int_equal(Model_run(&base, kept, kept_result, NULL, err, sizeof err), 0);
+            Count count = {0};
+            Progress counting = {.after_layer = count_layer, .context = &count};
+            assert_int_equal(Model_run(&changed, kept, kept_result, &counting, err, sizeof err), 0);
+            assert_int_equal(Model_run(&changed, fresh, fresh_result, NULL, err, sizeof err), 0);
+            assert_same_result(kept_result, fresh_result);
+            /* The weights' class computes every layer of every seed again; the shown
+               matrix's none. */
+            if (s->reuse == REUSE_WEIGHTS && count.layers != changed.depth * changed.seeds)
+                fail_msg("--%s: %d layers computed after a change of the weights", s->name,
+                         count.layers);
+            if (s->reuse == REUSE_SHOWN && count.layers != 0)
+                fail_msg("--%s: %d layers computed for another shown matrix", s->name,
+                         count.layers);
+            Workspace_free(kept);
+            Workspace_free(fresh);
+        }
+    }
+    for (int i = 0; i < Settings_count(); i++)
+        if (!changed_once[i])
+            fail_msg("--%s was changed in no base configuration", Settings_at(i)->name);
+    Result_free(kept_result);
+    Result_free(fresh_result);
+}
+
 /* A run stopped inside its work keeps the layers it finished: the next run continues. */
 static bool stop_after_three(void *context, int seed_index, int layer, int depth)
 {
@@ -371,6 +521,8 @@ int main(void)
         cmocka_unit_test(test_kept_equals_fresh_everything_fits),
         cmocka_unit_test(test_kept_equals_fresh_small_budget),
         cmocka_unit_test(test_kept_equals_fresh_no_matrix_fits),
+        cmocka_unit_test(test_plan_prices_the_spectra_the_run_computes),
+        cmocka_unit_test(test_each_setting_reuses_what_its_class_allows),
         cmocka_unit_test(test_stopped_run_is_continued),
         cmocka_unit_test(test_budget_is_respected),
     };

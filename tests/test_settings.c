@@ -75,6 +75,35 @@ static void test_entries_complete(void **state)
     }
 }
 
+/* Every setting says what a change to it invalidates (one class), and the sameness checks
+   read it: Config_same_in sees a setting in its class and nowhere else, Config_reset puts
+   exactly its class at the defaults. */
+static void test_every_setting_declares_what_it_invalidates(void **state)
+{
+    (void)state;
+    const unsigned every =
+        REUSE_WEIGHTS | REUSE_DEPTH | REUSE_GAP | REUSE_SEED | REUSE_ENSEMBLE | REUSE_SHOWN;
+    Config defaults = Config_default();
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        unsigned r = (unsigned)s->reuse;
+        if (r == REUSE_UNDECLARED || (r & ~every) || (r & (r - 1)))
+            fail_msg("--%s declares no single reuse class (%#x)", s->name, r);
+        Config c = defaults;
+        Setting_put(s, &c, other_value(s));
+        if (Config_same_in(&c, &defaults, r))
+            fail_msg("--%s: its class does not see it", s->name);
+        if (!Config_same_in(&c, &defaults, every & ~r))
+            fail_msg("--%s: another class sees it", s->name);
+        Config reset = c;
+        Config_reset(&reset, r);
+        assert_true(Config_equal(&reset, &defaults));
+        reset = c;
+        Config_reset(&reset, every & ~r);
+        assert_true(Config_equal(&reset, &c));
+    }
+}
+
 static void test_every_setting_in_help(void **state)
 {
     (void)state;
@@ -329,6 +358,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_entries_complete),
+        cmocka_unit_test(test_every_setting_declares_what_it_invalidates),
         cmocka_unit_test(test_every_setting_in_help),
         cmocka_unit_test(test_every_setting_round_trips_a_preset),
         cmocka_unit_test(test_every_keyed_setting_has_working_keys),

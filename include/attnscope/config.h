@@ -157,6 +157,21 @@ typedef enum {
     STEP_NEW,     /* raise only: the next value, the minimum after the maximum (a new seed) */
 } SettingStep;
 
+/* What a change to a setting leaves of what earlier runs computed (model.c keeps every
+   network it ran as a track, keyed by its seed and gap mode, and the spectra of the shown
+   matrices it captured).  One class per setting, as bits so that a check can name several;
+   the sameness checks (the kept networks', the kept spectra's, the merge's shards, the
+   screen's compare view) are read off these classes, never listed by hand. */
+typedef enum {
+    REUSE_UNDECLARED = 0,    /* a setting without a class: compared everywhere (and a test fails) */
+    REUSE_WEIGHTS = 1 << 0,  /* the weights or the forward pass: every layer from layer 1 */
+    REUSE_DEPTH = 1 << 1,    /* the layers beyond the kept ones, and the gradients at depth L */
+    REUSE_GAP = 1 << 2,      /* picks the network of that gap mode (a kept counterpart serves) */
+    REUSE_SEED = 1 << 3,     /* picks the networks of other seeds, the first seed's among them */
+    REUSE_ENSEMBLE = 1 << 4, /* the seed count: the added seeds' networks; the first one's stay */
+    REUSE_SHOWN = 1 << 5,    /* the shown matrix: its attention captured again, its spectra */
+} SettingReuse;
+
 /* How the status line shows a setting. */
 typedef enum {
     SHOW_VALUE,          /* "T=256" */
@@ -176,6 +191,7 @@ typedef struct {
     const EnumNames *names; /* SETTING_ENUM */
     double fallback;        /* the default */
     size_t offset;          /* of the Config field: int, double, uint64_t or an enumeration */
+    SettingReuse reuse;     /* what a change to it invalidates */
     /* An upper bound set by another setting, value <= that one + bound_offset (T <= d,
        w <= T - 1, layer <= depth): lowering the other takes this one down with it; raising
        this one stops there, or raises the other too (raises_bound). */
@@ -229,6 +245,13 @@ Config Config_default(void);
 
 /* Setting by setting (a struct's padding is not compared). */
 int Config_equal(const Config *a, const Config *b);
+
+/* Whether a and b agree on every setting whose reuse class is in `classes` (SettingReuse
+   bits); a setting without a class is always compared. */
+bool Config_same_in(const Config *a, const Config *b, unsigned classes);
+
+/* Puts every setting whose reuse class is in `classes` at its default. */
+void Config_reset(Config *c, unsigned classes);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
    window < T, H divides d, head <= H).  Returns 0, or -1 with a message naming the options in err.

@@ -1,6 +1,6 @@
-/* The cost model of a run (docs/model.md §7): how long the work that Model_plan lists will
- * take on this machine, stage by stage, so that a screen can show honest progress and the
- * time left, and ask before a long job.
+/* The cost model of a run (docs/model.md §7): how long the work that Model_plan lists (the
+ * steps work.h declares for it) will take on this machine, stage by stage, so that a screen can
+ * show honest progress and the time left, and ask before a long job.
  *
  * Products (dgemm, dsyrk) are priced by their floating-point operations (2mnk for an m×k by
  * k×n product) at the product rate; LAPACK's reductions (bound by memory in their level-2
@@ -18,6 +18,7 @@
 
 #include "attnscope/config.h"
 #include "attnscope/model.h"
+#include "attnscope/work.h"
 
 #include <stdbool.h>
 
@@ -32,6 +33,9 @@ CostRates Cost_reference_rates(void);
 /* Times 256×256 dgemm (with whatever BLAS threads are set) and exp over a buffer, ~30 ms,
    and returns the rates of this machine now. */
 CostRates Cost_calibrate(void);
+
+/* Seconds of one step of declared work (work.h): its serial part, then its two lanes. */
+double Cost_step(const WorkStep *step, CostRates rates, bool two_lanes);
 
 /* The seconds of a plan, and where each of Progress.after_layer's calls falls in them.
    two_lanes: the run gets Progress.run_pair (the two networks of a layer at once). */
@@ -64,6 +68,10 @@ double CostSchedule_first_stage(const CostSchedule *s);
 double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes);
 double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes);
 double Cost_compare(const Config *c, CostRates rates, bool two_lanes);
+
+/* The compare view's network after a run of c: the same weights with gap removal toggled, up
+   to the shown layer, one seed (the settings of the ensemble class at their defaults). */
+Config Cost_compare_config(const Config *c);
 
 /* Seconds of Conditioning_run_controlled for c (docs/model.md §8), on the exact path (K built,
    two SVDs of its T·d × T·d per layer) or by Lanczos; both networks, every layer alike, so

@@ -69,6 +69,16 @@ typedef struct {
     void *context;
 } LinalgIsolation;
 
+/* What a Linalg ran since it was made or reset: the tests compare it with the work a plan
+   declares (cost.c), so that the declaration cannot drift from the run. */
+typedef struct {
+    double product_flops; /* Linalg_gemm: 2·m·n·k per product */
+    double gram_flops;    /* Linalg_gram: m·m·n per call (dsyrk's lower triangle) */
+    int calls[LINALG_ROUTINES];
+    double
+        size_cubed[LINALG_ROUTINES]; /* Σ m·n·min(m, n) over the calls, which tells sizes apart */
+} LinalgTally;
+
 Linalg *Linalg_new(void);
 void Linalg_free(Linalg *la);
 
@@ -83,6 +93,9 @@ int Linalg_call_sizes(LinalgRoutine routine, int m, int n, size_t size[LINALG_CA
 /* Runs call here, with la's kept workspace: what an isolation hook's worker runs, after
    setting call->blas_threads. */
 int Linalg_execute(Linalg *la, const LinalgCall *call);
+
+/* Adds what la ran to *tally; then forgets it when reset is set. */
+void Linalg_tally_take(Linalg *la, LinalgTally *tally, bool reset);
 
 /* Sets the number of OpenBLAS threads (the process-wide BLAS setting).  One thread also
    stops OpenBLAS's idle thread pool, which would otherwise spin on a core for ~0.1 s after

@@ -167,6 +167,11 @@ size_t Workspace_kept_bytes(const Workspace *w);
    with isolation a stop is prompt even inside one eigensolver call. */
 void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
 
+/* Adds the products and long calls both lanes ran since the last take (or since the workspace
+   was made) to *tally, and starts counting again: the tests check the work a plan declares
+   against it.  Not while a run goes on (the lanes count unlocked). */
+void Workspace_take_tally(Workspace *w, LinalgTally *tally);
+
 /* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:
    the reference the tests and the benchmark compare the top-eigenpair route with. */
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all);
@@ -238,6 +243,10 @@ int Model_forward(const Config *c, Workspace *w, double *norm);
 /* Bytes a run of c allocates (the workspace, LAPACK's buffers and the result), so a caller
    can refuse a configuration before it allocates. */
 size_t Model_memory_estimate(const Config *c);
+
+/* Whether a run of c keeps the first seed's W^V for its gradients (else the gradient pass
+   draws them again, twice): the plan's cost reads it. */
+bool Model_value_weights_cached(const Config *c);
 
 /* Why the frozen-attention gradient formula of docs/model.md §2 does not describe c (its
    values are then null), or NULL where it does. */

@@ -18,6 +18,23 @@
    set when they were read off the diagonal.  re_im needs 2T doubles. */
 int Spectra_eigenvalues(int T, double *a, Linalg *la, double *re_im, Complex *out, bool *exact);
 
+/* Whether c's attention matrix, before any gap removal, is lower-triangular by construction
+   (a causal mask, or the identity). */
+bool Spectra_attention_triangular(const Config *c);
+
+/* Whether the shown eigenvalues come from the matrix before the gap removal (Brauer's
+   theorem: `applied` is uniform or deflate on rows that sum to one). */
+bool Spectra_brauer(const Config *c, Gap applied);
+
+/* Whether Spectra_eigenvalues reads the shown eigenvalues off a diagonal for the matrices a run
+   of c builds under the gap mode `applied` (else it runs dgeev): the matrix it is given is
+   triangular by construction.  What a run's matrices really are is checked on every call;
+   the tests check this rule against the calls a run makes, for every kind, mask and gap mode,
+   so the cost model prices what the spectra code does.  By chance a matrix may be triangular
+   where the rule expects none (a small sparse relu matrix in a narrow causal window whose
+   removed outlier is one entry): the run is then cheaper than priced. */
+bool Spectra_from_diagonal(const Config *c, Gap applied);
+
 /* Brauer: replaces the eigenvalue nearest 1 by 0 and re-sorts. */
 void Spectra_brauer_deflate(int T, Complex *eigenvalues);
 

@@ -1,9 +1,6 @@
 #include "attnscope/cost.h"
 
-#include "attnscope/attention.h"
 #include "attnscope/conditioning.h"
-#include "attnscope/init.h"
-#include "attnscope/measure.h"
 #include "attnscope/sweep.h"
 
 #include <cblas.h>
@@ -22,7 +19,8 @@
 #define REFERENCE_EXP_SECONDS 2.8e-9
 /* Per element of a pass over a matrix (a copy, a norm, a scaling, a finiteness check). */
 #define PASS 28.0
-/* Per element of an attention matrix built with exp (softmax, markov, sigmoid), else. */
+/* Per element of an attention matrix (or an activation) built with exp or erfc (softmax,
+   markov, sigmoid; gelu, tanh), else. */
 #define BUILD_EXP 220.0
 #define BUILD_PLAIN 55.0
 /* Per normal drawn (mt19937 + ziggurat). */
@@ -34,10 +32,7 @@ static const double GESDD[2] = {9.0, 800.0};
 static const double SYEVD[2] = {2.7, 800.0};
 static const double SVD_VECTORS[2] = {15.0, 3500.0};
 static const double SOLVE[2] = {2.0, 800.0};
-/* Products with the Gram matrix the top-eigenpair route takes (1 to 7 in practice, at most
-   MEASURE_LANCZOS_STEPS). */
-#define LANCZOS_PRODUCTS 8
-/* Householder QR of the d×T input and the explicit Q: about 4dT² product flops. */
+/* Householder QR of an m×n matrix and its explicit Q: about 4·m·n·min(m, n) product flops. */
 #define QR_FACTOR 4.0
 
 static double lapack(const double c[2], int n)
@@ -90,7 +85,7 @@ CostRates Cost_calibrate(void)
     return (CostRates){.flops_per_second = rate, .scalar_speed = speed};
 }
 
-/* ---- the stages, in seconds ----------------------------------------------------------- */
+/* ---- the declared work, in seconds ----------------------------------------------------- */
 
 /* Products (dgemm, dsyrk, the blocked QR) run at the calibrated product rate; everything
    else (LAPACK's reductions, bound by memory in their level-2 half, element-wise passes,
@@ -106,135 +101,83 @@ static double other(const CostRates *r, double flop_equivalents)
     return flop_equivalents / (REFERENCE_FLOPS * r->scalar_speed);
 }
 
-/* The d×d SVDs of a layer's factorised weights (init.h): per head, one for W^Q and W^K
-   together (one each where the other is chosen otherwise); per layer, one for W^V and one
-   more for W^O (each factor decomposes its target again). */
-static double factor_svds(const Config *c)
+static double work_seconds(const Work *w, const CostRates *r)
 {
-    bool query = isnan(Init_matrix(c, MATRIX_QUERY).std),
-         key = isnan(Init_matrix(c, MATRIX_KEY).std);
-    double n = 0;
-    if (Attention_has_query_key(c->attention))
-        n += (query && key ? 1 : (int)query + (int)key) * (double)c->heads;
-    if (isnan(Init_matrix(c, MATRIX_VALUE).std))
-        n++;
-    if (c->output != OUTPUT_IDENTITY && isnan(Init_matrix(c, MATRIX_OUTPUT).std))
-        n++;
-    return n;
-}
-
-static double weights(const Config *c, const CostRates *r)
-{
-    double T = c->tokens, d = c->width, svds = factor_svds(c);
-    double n = d * d; /* W^V */
-    if (Attention_has_query_key(c->attention))
-        n += 2 * d * d;
-    if (c->attention == ATTENTION_MARKOV)
-        n += T * T;
-    /* Each SVD's d² normals and the pass that writes its factors. */
-    return other(r,
-                 GAUSSIAN * n + svds * (lapack(SVD_VECTORS, c->width) + (GAUSSIAN + PASS) * d * d));
-}
-
-/* The logits and the attention matrix built from them. */
-static double attention(const Config *c, const CostRates *r)
-{
-    double T = c->tokens, d = c->width;
-    double f = Attention_has_query_key(c->attention) ? 4 * T * d * d + 2 * T * T * d : 0;
-    bool exp_kind = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
-                    c->attention == ATTENTION_SIGMOID;
-    return product(r, f) + other(r, (exp_kind ? BUILD_EXP : BUILD_PLAIN) * T * T);
-}
-
-static double gap_removal(const Config *c, Gap gap, const CostRates *r)
-{
-    int T = c->tokens;
-    double tt = (double)T * T;
-    switch (gap) {
-    case GAP_OFF:
-        return 0;
-    case GAP_DEFLATE:
-        return other(r, lapack(SOLVE, T) + 4 * PASS * tt);
-    case GAP_OUTLIERS:
-        return other(r, lapack(SVD_VECTORS, T) + 4 * PASS * tt);
-    default:
-        return other(r, 2 * PASS * tt);
+    double m = w->m, n = w->n, min = m < n ? m : n, seconds = 0;
+    switch (w->kind) {
+    case WORK_PRODUCT:
+        seconds = product(r, 2 * m * n * w->k);
+        break;
+    case WORK_GRAM:
+        seconds = product(r, m * n * w->k);
+        break;
+    case WORK_ORTHONORMAL:
+        seconds = product(r, QR_FACTOR * m * n * min);
+        break;
+    case WORK_EIGENVALUES:
+        seconds = other(r, lapack(GEEV, (int)n));
+        break;
+    case WORK_SINGULAR_VALUES: /* c3·n³ + c2·n² at m = n, in proportion to m·n·min else */
+        seconds = other(r, (GESDD[0] * min + GESDD[1]) * m * n);
+        break;
+    case WORK_SVD:
+        seconds = other(r, lapack(SVD_VECTORS, (int)n));
+        break;
+    case WORK_SYMMETRIC:
+        seconds = other(r, lapack(SYEVD, (int)n));
+        break;
+    case WORK_SOLVE:
+        seconds = other(r, lapack(SOLVE, (int)n));
+        break;
+    case WORK_NORMALS:
+        seconds = other(r, GAUSSIAN * m);
+        break;
+    case WORK_PASSES:
+        seconds = other(r, PASS * m);
+        break;
+    case WORK_BUILD_EXP:
+        seconds = other(r, BUILD_EXP * m);
+        break;
+    case WORK_BUILD_PLAIN:
+        seconds = other(r, BUILD_PLAIN * m);
+        break;
+    case WORK_KINDS:
+        break;
     }
+    return seconds * w->times;
 }
 
-/* The stable rank's route (docs/model.md §2): all eigenvalues of the Gram matrix for X0
-   (all equal: the top eigenpair is not certified) and while a network keeps its rank (gap
-   removed), the singular values of X once a collapsing network's sr − 1 is below the Gram
-   route's floor (the theory's T^(1 − 2ℓ), docs/model.md §3), the top eigenpair otherwise. */
-static double measure(const Config *c, Gap gap, int layer, const CostRates *r)
+static double list_seconds(const WorkList *l, const CostRates *r)
 {
-    int T = c->tokens;
-    double t = T, d = c->width, tt = t * t;
-    double f = 4 * PASS * t * d + (2 + LANCZOS_PRODUCTS) * PASS * tt;
-    bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
-                     (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
-                      c->attention == ATTENTION_UNIFORM);
-    if (layer == 0 || (gap != GAP_OFF && c->attention != ATTENTION_IDENTITY))
-        f += lapack(SYEVD, T);
-    else if (collapses && (1.0 - 2.0 * layer) * log10(t) < log10(MEASURE_GRAM_FLOOR))
-        f += lapack(GESDD, T) * d / t;
-    return product(r, tt * d) + other(r, f);
-}
-
-static bool gradients_apply(const Config *c)
-{
-    return c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE;
-}
-
-/* One layer of one network on its lane: attention (unless layer 1 shares it), gap removal,
-   the frozen product, values, skip, LayerNorm, and its stable rank when measured. */
-static double lane_layer(const Config *c, Gap gap, int layer, bool first_seed, bool shared,
-                         bool measured, const CostRates *r)
-{
-    double T = c->tokens, d = c->width, td = T * d;
-    double seconds = (shared ? 0 : attention(c, r)) + gap_removal(c, gap, r);
-    double flops = 2 * T * d * d + 2 * T * T * d, passes = 3 * PASS * td;
-    if (first_seed && gradients_apply(c)) {
-        flops += 2 * T * T * d;
-        passes += PASS * td;
-    }
-    if (c->layernorm != LAYERNORM_NONE)
-        passes += 6 * PASS * td;
-    seconds += product(r, flops) + other(r, passes);
-    return seconds + (measured ? measure(c, gap, layer, r) : 0);
-}
-
-static double input(const Config *c, const CostRates *r)
-{
-    double T = c->tokens, d = c->width;
-    return product(r, QR_FACTOR * d * T * T) + other(r, GAUSSIAN * T * d + 3 * PASS * T * d);
-}
-
-/* Layers from..to recomputed unmeasured on one lane alone (lane_load), from X0 if asked. */
-static double replay(const Config *c, Gap gap, int from, int count, bool first_seed,
-                     bool from_input, const CostRates *r)
-{
-    double seconds = from_input ? input(c, r) : other(r, PASS * c->tokens * c->width);
-    for (int l = from; l < from + count; l++)
-        seconds += weights(c, r) + lane_layer(c, gap, l, first_seed, false, false, r);
+    double seconds = 0;
+    for (int i = 0; i < l->count; i++)
+        seconds += work_seconds(&l->item[i], r);
     return seconds;
 }
 
-static double lanes(double a, double b, bool two_lanes)
+/* A step's serial part, then its two lanes: at once with two threads, in turn without. */
+static double step_seconds(const WorkStep *step, const CostRates *r, bool two_lanes)
 {
-    return two_lanes ? fmax(a, b) : a + b;
+    double a = list_seconds(&step->lane[0], r), b = list_seconds(&step->lane[1], r);
+    return list_seconds(&step->serial, r) + (two_lanes ? fmax(a, b) : a + b);
 }
 
-static double spectra(const Config *c, bool two_lanes, const CostRates *r)
+double Cost_step(const WorkStep *step, CostRates rates, bool two_lanes)
 {
-    int T = c->tokens;
-    double tt = (double)T * T;
-    /* Causal masks make the matrix triangular: its eigenvalues are its diagonal. */
-    bool triangular = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL ||
-                      c->attention == ATTENTION_IDENTITY;
-    double eigen = other(r, triangular ? PASS * tt : lapack(GEEV, T));
-    double singular = other(r, lapack(GESDD, T));
-    return other(r, 4 * PASS * tt) + lanes(eigen, singular, two_lanes);
+    return step_seconds(step, &rates, two_lanes);
+}
+
+typedef struct {
+    const CostRates *rates;
+    bool two_lanes;
+    double seconds;
+} Pricing;
+
+static bool price_step(void *context, const WorkStep *step)
+{
+    Pricing *p = context;
+    p->seconds += step_seconds(step, p->rates, p->two_lanes);
+    return true;
 }
 
 /* The seconds of seed s up to after_layer(s, through) (through = depth + 1: the whole seed,
@@ -242,49 +185,9 @@ static double spectra(const Config *c, bool two_lanes, const CostRates *r)
 static double seed_seconds(const ModelPlan *plan, int s, int through, bool two_lanes,
                            const CostRates *r)
 {
-    const Config *c = &plan->config;
-    const SeedPlan *p = &plan->seed[s];
-    const Gap gaps[2] = {c->gap, Gap_toggled(c->gap)};
-    bool first = s == 0;
-    double T = c->tokens, d = c->width;
-    double seconds = 0;
-    if (p->input)
-        seconds += input(c, r) + measure(c, GAP_OFF, 0, r) + other(r, 2 * PASS * T * d);
-    if (p->capture_replay >= 0) {
-        seconds += replay(c, gaps[0], c->layer - p->capture_replay, p->capture_replay, first,
-                          p->input_for_capture, r);
-        seconds +=
-            weights(c, r) + attention(c, r) + gap_removal(c, gaps[0], r) + spectra(c, two_lanes, r);
-    }
-    int last = through < c->depth ? through : c->depth;
-    for (int l = 1; l <= last; l++) {
-        bool active[2] = {l >= p->first_layer[0], l >= p->first_layer[1]};
-        if (!active[0] && !active[1])
-            continue;
-        double lane[2] = {0, 0};
-        bool shared = l == 1 && active[0] && active[1];
-        for (int n = 0; n < 2; n++) {
-            if (l == p->first_layer[n])
-                seconds += replay(c, gaps[n], l - p->replay[n], p->replay[n], first,
-                                  p->replay_input[n], r);
-            if (active[n])
-                lane[n] = lane_layer(c, gaps[n], l, first, shared, true, r);
-        }
-        seconds += weights(c, r) + (shared ? attention(c, r) : 0);
-        seconds += active[0] && active[1] ? lanes(lane[0], lane[1], two_lanes) : lane[0] + lane[1];
-        if (p->spectra && p->capture_replay < 0 && l == c->layer)
-            seconds += spectra(c, two_lanes, r);
-    }
-    if (through > c->depth && p->gradients) {
-        for (int n = 0; n < 2; n++)
-            seconds += replay(c, gaps[n], c->depth - p->gradient_replay[n] + 1,
-                              p->gradient_replay[n], first, false, r);
-        /* P2 = W_{ℓ+1}⋯W_L from the top, then each lane's P1 one product per layer. */
-        seconds += c->depth * (product(r, 2 * d * d * d) + other(r, GAUSSIAN * d * d));
-        double p1 = product(r, 2 * T * d * d);
-        seconds += c->depth * lanes(p1, p1, two_lanes);
-    }
-    return seconds;
+    Pricing pricing = {.rates = r, .two_lanes = two_lanes};
+    Work_seed_steps(plan, s, through, price_step, &pricing);
+    return pricing.seconds;
 }
 
 int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, bool two_lanes)
@@ -381,13 +284,27 @@ double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes)
     return seconds;
 }
 
+Config Cost_compare_config(const Config *c)
+{
+    Config toggled = *c;
+    toggled.gap = Gap_toggled(c->gap);
+    toggled.depth = c->layer;
+    Config_reset(&toggled, REUSE_ENSEMBLE);
+    return toggled;
+}
+
 double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
 {
-    /* After the run both networks are kept: the toggled one's shown attention again, and its
-       spectra. */
-    Gap toggled = Gap_toggled(c->gap);
-    return weights(c, &rates) + lane_layer(c, toggled, c->layer, false, false, false, &rates) +
-           spectra(c, two_lanes, &rates);
+    /* After the run both networks are kept: the compare view's captures its shown attention
+       again and computes its spectra (and its gradients, which are depth L's in the run),
+       the plan Model_plan makes for it on that workspace. */
+    Config toggled = Cost_compare_config(c);
+    SeedPlan seed = {.capture_replay = 0,
+                     .spectra = true,
+                     .first_layer = {c->layer + 1, c->layer + 1},
+                     .gradients = Model_gradients_unavailable(c) == NULL && c->layer != c->depth};
+    ModelPlan plan = {.config = toggled, .seeds = 1, .seed = &seed};
+    return seed_seconds(&plan, 0, toggled.depth + 1, two_lanes, &rates);
 }
 
 /* The Lanczos estimates of one layer of the conditioning (‖K‖₂, s_min(K), ‖E‖₂, docs/model.md
@@ -405,8 +322,10 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact)
     double jvp = H * (2 * T * d * d + 8 * T * T * d);
     /* Per layer: the weights (the factorised schemes' SVDs among them), the SVDs of A, W_VO
        and the product A_ℓ⋯A_1. */
-    double layer =
-        weights(c, &rates) + other(&rates, 2 * lapack(GESDD, c->tokens) + lapack(GESDD, c->width));
+    WorkList weights = {0};
+    Work_layer_weights(c, &weights);
+    double layer = list_seconds(&weights, &rates) +
+                   other(&rates, 2 * lapack(GESDD, c->tokens) + lapack(GESDD, c->width));
     double lanczos =
         other(&rates, CONDITIONING_LANCZOS_PRODUCTS * jvp + CONDITIONING_LANCZOS_BASIS * n);
     bool built = exact && n <= CONDITIONING_EXACT_MAX;

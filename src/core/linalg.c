@@ -16,6 +16,7 @@ struct Linalg {
     size_t iwork_size;
     double *scratch; /* n-vectors and n×n helpers the calls need besides LAPACK's work */
     size_t scratch_size;
+    LinalgTally tally;
 };
 
 Linalg *Linalg_new(void)
@@ -46,6 +47,18 @@ void Linalg_set_stop(Linalg *la, LinalgStop stop)
 bool Linalg_stop_requested(const Linalg *la)
 {
     return la->stop.requested && la->stop.requested(la->stop.context);
+}
+
+void Linalg_tally_take(Linalg *la, LinalgTally *tally, bool reset)
+{
+    tally->product_flops += la->tally.product_flops;
+    tally->gram_flops += la->tally.gram_flops;
+    for (int r = 0; r < LINALG_ROUTINES; r++) {
+        tally->calls[r] += la->tally.calls[r];
+        tally->size_cubed[r] += la->tally.size_cubed[r];
+    }
+    if (reset)
+        memset(&la->tally, 0, sizeof la->tally);
 }
 
 /* OpenBLAS starts its thread pool when it is loaded, and an idle pool thread spins for
@@ -115,6 +128,7 @@ int Linalg_gemm(Linalg *la, bool transpose_a, bool transpose_b, int m, int n, in
 {
     int columns = n;
     double flops_per_column = 2.0 * m * k;
+    la->tally.product_flops += flops_per_column * n;
     if (la->stop.requested && flops_per_column > 0 && Linalg_blas_threads() == 1) {
         double aligned = floor(GEMM_BLOCK_FLOPS / (flops_per_column * GEMM_BLOCK_ALIGN));
         double fit = fmax(aligned, 1.0) * GEMM_BLOCK_ALIGN;
@@ -287,6 +301,10 @@ static int long_call(Linalg *la, LinalgRoutine routine, int m, int n, double *a,
                        .inputs = routine == LINALG_SOLVE ? 2 : 1,
                        .array = {a, out1, out2, out3}};
     call.arrays = Linalg_call_sizes(routine, m, n, call.size);
+    la->tally.calls[routine]++;
+    la->tally.size_cubed[routine] += (double)m * n * (m < n ? m : n);
+    if (routine == LINALG_GRAM)
+        la->tally.gram_flops += (double)m * m * n;
     if (la->isolation.run && call.arrays) {
         call.blas_threads = Linalg_blas_threads();
         int status = la->isolation.run(la->isolation.context, &call, la->stop);

@@ -15,22 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The settings that decide the weights and the forward pass, apart from the gap mode (a
-   track's own), the depth, the shown layer and the seeds (tracks are per seed). */
+/* The settings that decide the weights and the forward pass (the settings table's
+   REUSE_WEIGHTS class): the gap mode, the seed (a track's own), the depth, the shown matrix
+   and the seed count leave the kept tracks valid. */
 bool same_weights(const Config *a, const Config *b)
 {
-    return a->tokens == b->tokens && a->width == b->width && a->sigma_qk == b->sigma_qk &&
-           a->attention == b->attention && a->mask == b->mask && a->window == b->window &&
-           a->layernorm == b->layernorm && a->skip == b->skip && a->heads == b->heads &&
-           a->output == b->output && a->logit_scale == b->logit_scale &&
-           a->ln_place == b->ln_place && a->ln_scale == b->ln_scale &&
-           a->skip_gain == b->skip_gain && a->branch_gain == b->branch_gain && a->mlp == b->mlp &&
-           a->mlp_ratio == b->mlp_ratio && a->init == b->init && a->input_norm == b->input_norm &&
-           a->init_alpha == b->init_alpha && a->init_beta == b->init_beta &&
-           a->init_c == b->init_c && a->init_vo_alpha == b->init_vo_alpha &&
-           a->init_vo_beta == b->init_vo_beta && a->init_query == b->init_query &&
-           a->init_key == b->init_key && a->init_value == b->init_value &&
-           a->init_output == b->init_output && a->init_mlp == b->init_mlp;
+    return Config_same_in(a, b, REUSE_WEIGHTS);
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)
@@ -74,12 +64,33 @@ void kept_clear(Kept *k)
     memset(k, 0, sizeof *k);
 }
 
-/* The track of (seed, gap), created empty when missing; NULL when out of memory. */
-Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first)
+/* The kept track of (seed, gap) in its role, or NULL: the run and Model_plan both ask here. */
+Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first)
 {
     for (int i = 0; i < k->track_count; i++)
         if (k->tracks[i]->seed == seed && k->tracks[i]->gap == gap && k->tracks[i]->first == first)
             return k->tracks[i];
+    return NULL;
+}
+
+/* The highest layer at or below `layer` whose token matrices (and frozen products, when the
+   gradients need them) track t keeps, or 0 (X0 is drawn again; t NULL: nothing kept): where
+   lane_load starts, and where Model_plan says it will. */
+int track_nearest_kept(const Track *t, bool frozen, int layer)
+{
+    int from = layer;
+    while (from > 0 &&
+           (!t || from > t->layers || !t->state[from].x || (frozen && !t->state[from].frozen)))
+        from--;
+    return from;
+}
+
+/* The track of (seed, gap), created empty when missing; NULL when out of memory. */
+Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first)
+{
+    Track *found = kept_track_find(k, seed, gap, first);
+    if (found)
+        return found;
     if (k->track_count == k->track_capacity) {
         int capacity = k->track_capacity ? 2 * k->track_capacity : 8;
         Track **grown = realloc(k->tracks, sizeof *grown * (size_t)capacity);
@@ -122,11 +133,16 @@ int track_reserve(Track *t, int depth)
     return 0;
 }
 
-KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, const Config *c)
+/* The kept spectra of the shown matrix of c's network of `seed`, or NULL: the one rule the
+   run and Model_plan both follow.  Within the kept weights, an entry serves the settings
+   that agree on the seed, the gap mode and the shown matrix (the depth and the seed count
+   do not change it). */
+const KeptSpectra *kept_spectra_find(const Kept *k, uint64_t seed, const Config *c)
 {
+    Config wanted = *c;
+    wanted.seed = seed;
     for (int i = 0; i < k->spectra_count; i++)
-        if (k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
-            k->spectra[i].layer == c->layer && k->spectra[i].head == c->head)
+        if (Config_same_in(&k->spectra[i].key, &wanted, REUSE_SEED | REUSE_GAP | REUSE_SHOWN))
             return &k->spectra[i];
     return NULL;
 }
@@ -148,10 +164,8 @@ KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c)
         kept_spectra_free(s);
         return NULL;
     }
-    s->seed = seed;
-    s->gap = c->gap;
-    s->layer = c->layer;
-    s->head = c->head;
+    s->key = *c;
+    s->key.seed = seed;
     k->spectra_count++;
     return s;
 }
@@ -203,14 +217,6 @@ size_t Workspace_kept_bytes(const Workspace *w)
     return w->kept.bytes;
 }
 
-static const Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first)
-{
-    for (int i = 0; i < k->track_count; i++)
-        if (k->tracks[i]->seed == seed && k->tracks[i]->gap == gap && k->tracks[i]->first == first)
-            return k->tracks[i];
-    return NULL;
-}
-
 /* The layers lane_load recomputes to bring a lane holding `held` to `layer` of track t (NULL:
    nothing kept), by the same rules; *from_input when it starts again from X0. */
 static int plan_load(const Track *t, bool frozen, int held, int layer, bool *from_input)
@@ -218,10 +224,7 @@ static int plan_load(const Track *t, bool frozen, int held, int layer, bool *fro
     *from_input = false;
     if (held == layer)
         return 0;
-    int from = layer;
-    while (from > 0 &&
-           (!t || from > t->layers || !t->state[from].x || (frozen && !t->state[from].frozen)))
-        from--;
+    int from = track_nearest_kept(t, frozen, layer);
     if (held > from && held < layer)
         from = held;
     else if (from == 0)
@@ -256,11 +259,7 @@ int Model_plan(const Config *c, const Workspace *w, ModelPlan *plan)
         p->input = layers[0] < 0 || layers[1] < 0;
         if (p->input)
             held[0] = held[1] = 0;
-        bool kept_spectra = false;
-        for (int i = 0; k && i < k->spectra_count; i++)
-            kept_spectra |= k->spectra[i].seed == seed && k->spectra[i].gap == c->gap &&
-                            k->spectra[i].layer == c->layer;
-        p->spectra = first && !kept_spectra;
+        p->spectra = first && !(k && kept_spectra_find(k, seed, c));
         p->capture_replay = -1;
         if (p->spectra && layers[0] >= c->layer) {
             p->capture_replay =

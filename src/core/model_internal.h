@@ -59,11 +59,10 @@ typedef struct {
     double *gradient_norm, *log10_gradient_norm; /* [capacity + 1] */
 } Track;
 
-/* The spectra of one shown matrix: (gap mode, layer, head) of the first seed. */
+/* The spectra of one shown matrix, for the settings in key (the weights are the kept ones';
+   the seed is the first seed of the run that captured it). */
 typedef struct {
-    uint64_t seed;
-    Gap gap;
-    int layer, head;
+    Config key;
     Gap applied;
     int outliers_removed;
     bool exact;
@@ -170,16 +169,21 @@ int workspace_reserve(Workspace *w, const Config *c);
 size_t value_cache_doubles(const Config *c);
 
 /* ---- model.c: what is kept between runs ---- */
-/* The settings that decide the weights and the forward pass (a track's gap mode, the depth,
-   the shown layer and the seeds apart). */
+/* The settings that decide the weights and the forward pass (the settings table's
+   REUSE_WEIGHTS class). */
 bool same_weights(const Config *a, const Config *b);
 void kept_clear(Kept *k);
 /* The track of (seed, gap, first seed or not), created empty when missing; NULL: no memory. */
 Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first);
+/* The kept track of (seed, gap, first seed or not), or NULL. */
+Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first);
+/* The highest layer at or below `layer` whose matrices t keeps (frozen products too when
+   frozen), or 0: where a lane and the plan start from. */
+int track_nearest_kept(const Track *t, bool frozen, int layer);
 /* Room for layers 0..depth in t.  Returns 0 or -1. */
 int track_reserve(Track *t, int depth);
 /* The kept spectra of c's shown (gap, layer, head) for seed, or NULL; a fresh entry for it. */
-KeptSpectra *kept_spectra_find(Kept *k, uint64_t seed, const Config *c);
+const KeptSpectra *kept_spectra_find(const Kept *k, uint64_t seed, const Config *c);
 KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c);
 void kept_spectra_free(KeptSpectra *s);
 /* Drops token matrices until the kept ones fit budget, the run's own tracks (own) last. */

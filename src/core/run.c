@@ -243,9 +243,7 @@ int lane_load(Run *run, int which, int layer)
     Track *t = run->track[which];
     size_t td = (size_t)run->config->tokens * run->config->width;
     bool frozen = run->first_seed && gradients_apply(run->config);
-    int from = layer;
-    while (from > 0 && (!t->state[from].x || (frozen && !t->state[from].frozen)))
-        from--;
+    int from = track_nearest_kept(t, frozen, layer);
     Lane *lane = &w->lane[which];
     if (run->held[which] > from && run->held[which] < layer) {
         from = run->held[which]; /* the lane is nearer than anything kept: go on from it */

@@ -50,6 +50,34 @@ int Spectra_eigenvalues(int T, double *a, Linalg *la, double *re_im, Complex *ou
     return 0;
 }
 
+bool Spectra_attention_triangular(const Config *c)
+{
+    return c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL ||
+           c->attention == ATTENTION_IDENTITY;
+}
+
+bool Spectra_brauer(const Config *c, Gap applied)
+{
+    return (applied == GAP_UNIFORM || applied == GAP_DEFLATE) &&
+           Attention_is_row_stochastic(c->attention);
+}
+
+bool Spectra_from_diagonal(const Config *c, Gap applied)
+{
+    /* Deflate is applied only to rows that sum to one: Brauer's theorem then. */
+    if (Spectra_brauer(c, applied) || applied == GAP_OFF || applied == GAP_DEFLATE)
+        return Spectra_attention_triangular(c);
+    if (applied == GAP_CENTER)
+        /* Centring keeps the mask's zeros; uniform attention's rows centre to exact zeros. */
+        return c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL ||
+               c->attention == ATTENTION_UNIFORM;
+    /* The identity's singular vectors are unit vectors: removing its top ones leaves it
+       diagonal. */
+    if (applied == GAP_OUTLIERS)
+        return c->attention == ATTENTION_IDENTITY;
+    return false; /* uniform on rows that do not sum to one: a dense matrix */
+}
+
 void Spectra_brauer_deflate(int T, Complex *eigenvalues)
 {
     int nearest = 0;
@@ -69,9 +97,7 @@ bool Spectra_prepare_shown_layer(const Config *c, Gap applied_gap, double *befor
                                  const double *applied, Result *out)
 {
     int T = c->tokens;
-    bool brauer = (applied_gap == GAP_UNIFORM || applied_gap == GAP_DEFLATE) &&
-                  Attention_is_row_stochastic(c->attention);
-    if (brauer)
+    if (Spectra_brauer(c, applied_gap))
         return true;
     if (applied_gap == GAP_UNIFORM && c->mask != MASK_FULL)
         Warnings_add_about(&out->warnings, WARNING_ABOUT_EIGENVALUES,

@@ -97,6 +97,12 @@ void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation)
         Linalg_set_isolation(w->lane[l].step.la, isolation);
 }
 
+void Workspace_take_tally(Workspace *w, LinalgTally *tally)
+{
+    for (int l = 0; l < NETWORKS; l++)
+        Linalg_tally_take(w->lane[l].step.la, tally, true);
+}
+
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all)
 {
     w->measure_all_eigenvalues = all;
@@ -106,6 +112,11 @@ size_t value_cache_doubles(const Config *c)
 {
     size_t n = (size_t)c->depth * c->width * c->width;
     return gradients_apply(c) && n * sizeof(double) <= VALUE_CACHE_MAX ? n : 0;
+}
+
+bool Model_value_weights_cached(const Config *c)
+{
+    return value_cache_doubles(c) > 0;
 }
 
 int workspace_reserve(Workspace *w, const Config *c)

@@ -183,6 +183,13 @@ static Config conditioning_config(const Config *job, int slot)
     return c;
 }
 
+/* Whether the compare network of the job is complete already. */
+static bool compare_done(const Worker *w, const Config *job)
+{
+    Config toggled = Cost_compare_config(job);
+    return w->compare_complete && Config_equal(&w->compare_config, &toggled);
+}
+
 static bool conditioning_wanted(WorkerExtras extras, int slot)
 {
     return slot == 0 ? extras.conditioning : extras.conditioning && extras.conditioning_other;
@@ -214,12 +221,7 @@ static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras
         return NULL;
     s->done = done;
     s->elapsed_ms = elapsed;
-    Config toggled = *job;
-    toggled.gap = Gap_toggled(job->gap);
-    toggled.depth = job->layer;
-    toggled.seeds = 1;
-    if (extras.compare && w->compare_complete && Config_equal(&w->compare_config, &toggled) &&
-        !Snapshot_attach_compare(s, w->compare)) {
+    if (extras.compare && compare_done(w, job) && !Snapshot_attach_compare(s, w->compare)) {
         Snapshot_free(s);
         return NULL;
     }
@@ -247,12 +249,9 @@ static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras
    layer (its eigenvalues are what the main run lacks).  Returns false when stopped. */
 static bool run_compare(Worker *w, const Config *job, char *err, size_t size)
 {
-    Config toggled = *job;
-    toggled.gap = Gap_toggled(job->gap);
-    toggled.depth = job->layer;
-    toggled.seeds = 1;
-    if (w->compare_complete && Config_equal(&w->compare_config, &toggled))
+    if (compare_done(w, job))
         return true;
+    Config toggled = Cost_compare_config(job);
     w->compare_complete = false;
     Progress progress = worker_progress(w, extra_after_layer);
     Trace_event(w->trace, "compare-start gen=%lu gap=%s", w->running, GAP_NAMES.names[toggled.gap]);
@@ -356,13 +355,8 @@ static bool run_conditioning(Worker *w, const Config *job, int slot, double done
 static double extras_seconds(const Worker *w, const Config *job, WorkerExtras extras, bool known,
                              unsigned long long budget)
 {
-    Config toggled = *job;
-    toggled.gap = Gap_toggled(job->gap);
-    toggled.depth = job->layer;
-    toggled.seeds = 1;
     double seconds = 0;
-    if (extras.compare &&
-        !(known && w->compare_complete && Config_equal(&w->compare_config, &toggled)))
+    if (extras.compare && !(known && compare_done(w, job)))
         seconds += Cost_compare(job, w->rates, true);
     if (extras.sweep && !(known && w->sweep_complete && Config_equal(&w->sweep_config, job)))
         seconds += Cost_width_sweep(job, w->rates, true);

@@ -1,0 +1,81 @@
+/* The work of a run, declared once: what each stage of a layer computes (products with their
+ * sizes, decompositions, normals drawn, passes over matrices) as a function of the settings,
+ * and the steps a run takes for a plan (Model_plan: what is kept, what is computed).  The
+ * cost model prices these steps; test_cost counts what a run really did (LinalgTally) and
+ * compares it with them, so the declaration cannot drift from the layer step.
+ *
+ * A step is what runs between two points of a run: a part on the caller's thread, and a part
+ * on each of the two lanes (the network and its counterpart, or the shown matrix's
+ * eigenvalues and singular values), which a caller with two threads runs at once.
+ */
+#ifndef ATTNSCOPE_WORK_H
+#define ATTNSCOPE_WORK_H
+
+#include "attnscope/config.h"
+#include "attnscope/model.h"
+
+#include <stdbool.h>
+
+typedef enum {
+    WORK_PRODUCT,         /* dgemm of m×k by k×n: 2·m·n·k flops */
+    WORK_GRAM,            /* dsyrk, the m×m Gram matrix of an m×k matrix: m·m·k flops */
+    WORK_EIGENVALUES,     /* dgeev of n×n, no vectors */
+    WORK_SINGULAR_VALUES, /* dgesdd of m×n, no vectors */
+    WORK_SVD,             /* dgesdd of n×n with vectors */
+    WORK_SYMMETRIC,       /* dsyevd of n×n, no vectors */
+    WORK_ORTHONORMAL,     /* dgeqrf + dorgqr of m×n */
+    WORK_SOLVE,           /* dgetrf + dgecon + dgetrs of n×n */
+    WORK_NORMALS,         /* m normals drawn (mt19937 + ziggurat) */
+    WORK_PASSES,          /* m elements read and written once (copy, norm, scaling, LayerNorm) */
+    WORK_BUILD_EXP,       /* m attention entries (or activations) computed with exp or erfc */
+    WORK_BUILD_PLAIN,     /* m attention entries computed without */
+    WORK_KINDS
+} WorkKind;
+
+typedef struct {
+    WorkKind kind;
+    double m, n, k; /* sizes as the kind says (unused ones 0) */
+    double times;
+} Work;
+
+enum { WORK_LIST_MAX = 64 };
+
+typedef struct {
+    int count;
+    Work item[WORK_LIST_MAX];
+} WorkList;
+
+/* One step of a run: `serial` on the caller's thread, then lane[0] and lane[1] (at once when
+   the caller offers two threads). */
+typedef struct {
+    WorkList serial, lane[2];
+} WorkStep;
+
+/* Visits the steps seed s of plan takes up to Progress.after_layer(s, through) (through =
+   depth + 1: the whole seed, gradients included); visit returns false to stop the walk. */
+void Work_seed_steps(const ModelPlan *plan, int s, int through,
+                     bool (*visit)(void *context, const WorkStep *step), void *context);
+
+/* The work of the layer weights' draws (both networks share them): W^Q, W^K (or Markov's
+   normals), W^V, W^O and the MLP's, each by its initialisation. */
+void Work_layer_weights(const Config *c, WorkList *out);
+
+/* The shown matrix's spectra: whether the eigenvalues are read off a diagonal or come from
+   dgeev, as spectra.c decides for the gap mode a run applies. */
+void Work_spectra(const Config *c, WorkStep *out);
+
+/* The gap mode a run of c applies (deflate falls back to center where eigenvalue 1 is not
+   simple, for the identity, or where rows do not sum to 1). */
+Gap Work_applied_gap(const Config *c, Gap gap);
+
+/* What a run really did, in the same units: a step's lists summed (the tests compare it with
+   LinalgTally). */
+typedef struct {
+    double product_flops, gram_flops;
+    double calls[WORK_KINDS];      /* the decompositions' count */
+    double size_cubed[WORK_KINDS]; /* Σ m·n·min(m, n) of each */
+} WorkTotals;
+
+void WorkTotals_add(WorkTotals *t, const WorkStep *step);
+
+#endif
