@@ -185,4 +185,39 @@ dot() {
 }
 check "--export DIR/. is refused (an export replaces its directory)" dot
 
+# The SVGs mark what the screen marks (issue 21): λ1 is drawn as the outlier exactly when
+# |λ1| >= 2|λ2| (the screen's rule, and the document's "outlier"), s1 exactly when s1 >= 2 s2;
+# linear attention and window masks have none.  Their subtitle lists every setting given.
+outliers_as_the_screen() { # settings...
+    rm -rf "$tmp/rule"
+    "$BIN" --batch "$@" --export "$tmp/rule" >"$tmp/rule.json" 2>/dev/null || { echo "  $*: failed"; return 1; }
+    "$PY" - "$tmp/rule" "$tmp/rule.json" "$*" <<'PY'
+import json, re, sys
+out, doc, given = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3].split()
+ev = sorted((complex(*z) for z in doc["eigenvalues"]), key=abs, reverse=True)
+sv = sorted(doc["singular_values"], reverse=True)
+apart = abs(ev[0]) > 0 and abs(ev[0]) >= 2 * abs(ev[1])
+assert (doc["outlier"] is not None) == apart, (doc["outlier"], abs(ev[0]), abs(ev[1]))
+for name, expected in (("eigenvalues.svg", apart), ("singular_values.svg", sv[0] >= 2 * sv[1])):
+    text = open(out + "/" + name).read()
+    marks = len(re.findall(r'class="point outlier', text))
+    assert marks == int(expected), f"{name}: {marks} outlier marks, the screen's rule gives {int(expected)}"
+    subtitle = re.search(r'<text class="subtitle"[^>]*>(.*?)</text>', text, re.S)
+    assert subtitle, f"{name}: no subtitle"
+    subtitle = " ".join(re.findall(r">([^<]+)<", "<x>" + subtitle.group(1) + "</x>"))
+    options = [(given[i], given[i + 1]) for i in range(len(given) - 1) if given[i].startswith("--")]
+    for option, value in options:
+        assert f"{option} {value}" in subtitle, f"{name}: the subtitle lacks {option} {value}: {subtitle}"
+PY
+}
+check "linear attention: no outlier marked, as on the screen" outliers_as_the_screen \
+    --tokens 32 --width 64 --depth 2 --attention linear
+check "a window mask: no outlier marked" outliers_as_the_screen --tokens 32 --width 64 --depth 2 --mask window --window 2
+check "a causal window mask: no outlier marked" outliers_as_the_screen \
+    --tokens 32 --width 64 --depth 2 --mask window-causal --window 2
+check "softmax at T = 256: λ1 and s1 marked, as on the screen" outliers_as_the_screen --tokens 256 --width 256 --depth 1
+check "the block's settings in the subtitle" outliers_as_the_screen --tokens 16 --width 32 --depth 2 \
+    --heads 2 --wo gaussian --mlp relu --init xavier --ln-place pre --layernorm ln --skip plain \
+    --skip-gain 0.5 --seeds 2
+
 finish
