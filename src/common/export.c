@@ -246,11 +246,12 @@ static int check_replaceable(const char *dir, char *err, size_t size)
     return status;
 }
 
-/* Removes an export's files and then the directory (left in place when it holds more). */
+/* Removes an export's files, conditioning.csv too, and then the directory (left in place
+   when it holds more). */
 static void remove_export(const char *dir)
 {
     char path[PATH_SIZE + NAME_ROOM];
-    for (int i = 0; i < FILES; i++) {
+    for (int i = 0; i < NAMES; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
         unlink(path);
     }

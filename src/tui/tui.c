@@ -226,11 +226,26 @@ static void long_job_key(Loop *l, int key)
     }
 }
 
-/* Whether the shown result is the settings' and complete, so that x can export it. */
-static bool exportable(const Loop *l)
+/* Why x cannot export now (NULL: it can): the shown result must be the settings' and
+   complete and, in the conditioning view, its conditioning in or known to be absent, so
+   that the export holds the job whole. */
+static const char *export_refusal(const Loop *l)
 {
     const Snapshot *s = l->shown;
-    return s && !s->failed && s->done && Config_equal(&s->result->config, &l->controls.config);
+    if (!s || s->failed || !s->done || !Config_equal(&s->result->config, &l->controls.config))
+        return "nothing to export yet: wait for the result";
+    if (l->controls.display.panel == PANEL_CONDITIONING && !s->has_conditioning[0] &&
+        !s->conditioning_note[0][0])
+        return "nothing to export yet: wait for the conditioning";
+    return NULL;
+}
+
+/* The shown job's conditioning, which x exports as --batch --conditioning --export does (NULL:
+   the view computes none, or the block has none: its note says why). */
+static const Conditioning *shown_conditioning(const Loop *l)
+{
+    const Snapshot *s = l->shown;
+    return s->has_conditioning[0] ? &s->conditioning[0] : NULL;
 }
 
 /* Writes the shown result into the directory typed at the prompt (~/ is the home
@@ -238,8 +253,9 @@ static bool exportable(const Loop *l)
    or why not, in the note.  Returns 0 when written. */
 static int export_shown(Loop *l)
 {
-    if (!exportable(l)) {
-        snprintf(l->note, sizeof l->note, "nothing to export yet: wait for the result");
+    const char *refusal = export_refusal(l);
+    if (refusal) {
+        snprintf(l->note, sizeof l->note, "%s", refusal);
         return -1;
     }
     char dir[PROMPT_SIZE + 512], err[KEYS_NOTE_SIZE];
@@ -250,7 +266,7 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    int files = Export_write(l->shown->result, NULL, dir, err, sizeof err);
+    int files = Export_write(l->shown->result, shown_conditioning(l), dir, err, sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
     else
@@ -576,10 +592,10 @@ static void on_key(Loop *l, int key)
         break;
     }
     case ACTION_EXPORT:
-        if (exportable(l))
+        if (!export_refusal(l))
             prompt_open(l, PROMPT_EXPORT_DIRECTORY);
         else
-            snprintf(l->note, sizeof l->note, "nothing to export yet: wait for the result");
+            snprintf(l->note, sizeof l->note, "%s", export_refusal(l));
         break;
     case ACTION_SAVE_PRESET:
         prompt_open(l, PROMPT_PRESET_NAME);

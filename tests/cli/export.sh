@@ -179,6 +179,17 @@ foreign_file() { # a file the user put there: refused, nothing moved or deleted
         same_as_first "${all[@]}" && [ "$(cat "$tmp/re/notes.txt")" = mine ]
 }
 check "a directory holding other files is refused, every file left as it was" foreign_file
+# A set with conditioning.csv replaced by one without: the old set leaves whole, nothing of it
+# is left beside the directory.
+conditioning_replaced() {
+    rm -rf "$tmp/cond" && mkdir "$tmp/cond" &&
+        "$BIN" --batch -T 8 -d 8 -L 2 --conditioning --export "$tmp/cond/out" >/dev/null 2>&1 &&
+        [ -f "$tmp/cond/out/conditioning.csv" ] &&
+        "$BIN" --batch -T 8 -d 8 -L 2 --export "$tmp/cond/out" >/dev/null 2>&1 &&
+        [ "$(ls "$tmp/cond/out" | wc -l)" -eq 6 ] &&
+        [ "$(ls -A "$tmp/cond")" = out ] || { echo "  left: $(ls -A "$tmp/cond" | paste -sd' ')"; return 1; }
+}
+check "an export over one with conditioning.csv leaves nothing of the old set" conditioning_replaced
 dot() {
     mkdir -p "$tmp/empty" && "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/empty/." >/dev/null 2>"$tmp/e"
     [ $? -eq 1 ] && [ -z "$(ls -A "$tmp/empty")" ] && grep -q "name a directory" "$tmp/e"
