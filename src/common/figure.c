@@ -281,6 +281,126 @@ void Figure_spectra(const Result *r, bool overlays, char *t1, char *t2, Eigenval
     };
 }
 
+static bool any_finite(const double *v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        if (isfinite(v[i]))
+            return true;
+    return false;
+}
+
+/* Swaps two pointers: the compare view's halves put either network first. */
+static void swap(const double **a, const double **b)
+{
+    const double *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst first,
+                             StableRankText *text, StableRankPlot *p)
+{
+    const char *heading = "stable rank sr(Σℓ) against depth, log axis";
+    const Config *k = &r->config;
+    bool ensemble = k->seeds > 1 && r->seeds_done > 1;
+    const double *network = ensemble ? r->stable_rank_band.mean : r->network.stable_rank;
+    const double *counterpart = ensemble ? r->counterpart_band.mean : r->counterpart.stable_rank;
+    const double *std = r->stable_rank_band.std, *counterpart_std = r->counterpart_band.std;
+    Gap gap = k->gap, other_gap = r->counterpart_gap;
+    TheoryPrediction t = {.stable_rank = text->theory,
+                          .counterpart_stable_rank = text->theory_other};
+    Theory_predict(k, &t);
+    const double *curve = text->theory, *curve_other = text->theory_other;
+    if ((first == FIRST_GAP_OFF && gap != GAP_OFF) ||
+        (first == FIRST_GAP_REMOVED && gap == GAP_OFF)) {
+        swap(&network, &counterpart);
+        swap(&std, &counterpart_std);
+        swap(&curve, &curve_other);
+        Gap g = gap;
+        gap = other_gap;
+        other_gap = g;
+    }
+    if (k->seeds > 1 && r->seeds_done >= k->seeds)
+        snprintf(text->title, sizeof text->title, "%s (mean ± 1 std)", heading);
+    else if (ensemble)
+        snprintf(text->title, sizeof text->title, "%s (mean ± 1 std, %d/%d seeds)", heading,
+                 r->seeds_done, k->seeds);
+    else if (k->seeds > 1)
+        snprintf(text->title, sizeof text->title, "%s (seed 1, ensemble computing)", heading);
+    else
+        snprintf(text->title, sizeof text->title, "%s", heading);
+    bool named = first == FIRST_NETWORK;
+    snprintf(text->label, sizeof text->label, "%s (gap %s)", named ? "network" : "this network",
+             GAP_NAMES.names[gap]);
+    snprintf(text->other, sizeof text->other, "%s (gap %s)", named ? "counterpart" : "the other",
+             GAP_NAMES.names[other_gap]);
+    *p = (StableRankPlot){
+        .title = text->title,
+        .depth = k->depth,
+        .network = network,
+        .counterpart = counterpart,
+        .network_label = text->label,
+        .counterpart_label = text->other,
+        .top = k->tokens,
+        .shown_layer = k->layer,
+        .theory = overlays ? curve : NULL,
+        .counterpart_theory = overlays ? curve_other : NULL,
+        .theory_note = t.stable_rank_note,
+        .band_std = ensemble ? std : NULL,
+        .counterpart_band_std = ensemble ? counterpart_std : NULL,
+        .seeds = ensemble ? r->seeds_done : 1,
+    };
+}
+
+void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f)
+{
+    int L = p->depth + 1;
+    *f = (StableRankFigure){.network = any_finite(p->network, L),
+                            .counterpart = any_finite(p->counterpart, L),
+                            .ensemble = p->seeds > 1 && p->band_std,
+                            .theory = any_finite(p->theory, L),
+                            .counterpart_theory = any_finite(p->counterpart_theory, L),
+                            .note = -1};
+    int n = 0;
+    LegendItem *item = legend_add(f->legend, &n, INK_BULK, 3);
+    sample(item, 0, NULL, SAMPLE_STROKE);
+    sample(item, 1, "●", 0);
+    sample(item, 2, NULL, SAMPLE_STROKE);
+    snprintf(item->text, sizeof item->text, "%s%s%s", p->network_label, f->ensemble ? ", mean" : "",
+             f->network ? "" : " (n/a)");
+    item = legend_add(f->legend, &n, INK_GHOST, 3);
+    sample(item, 0, NULL, SAMPLE_DOT);
+    sample(item, 1, "○", 0);
+    sample(item, 2, NULL, SAMPLE_DOT);
+    snprintf(item->text, sizeof item->text, "%s%s%s", p->counterpart_label,
+             f->ensemble ? ", mean" : "", f->counterpart ? "" : " (n/a)");
+    if (f->ensemble) {
+        item = legend_add(f->legend, &n, INK_BULK, 2);
+        sample(item, 0, NULL, SAMPLE_VERTICAL_DOTS);
+        sample(item, 1, NULL, SAMPLE_VERTICAL_DOTS);
+        snprintf(item->text, sizeof item->text, "±1 std over %d seeds", p->seeds);
+    }
+    if (f->theory || f->counterpart_theory) {
+        item = legend_add(f->legend, &n, INK_THEORY, 3);
+        sample(item, 0, NULL, SAMPLE_STROKE);
+        sample(item, 1, "×", 0);
+        sample(item, 2, NULL, SAMPLE_STROKE);
+        snprintf(item->text, sizeof item->text, "theory (docs/model.md §3)%s",
+                 f->theory && f->counterpart_theory ? ", both networks"
+                 : f->theory                        ? ", network"
+                                                    : ", counterpart");
+    } else if (p->theory && p->theory_note) {
+        f->note = n;
+        item = legend_add(f->legend, &n, INK_THEORY, 0);
+        snprintf(item->text, sizeof item->text, "no theory curve: %s", p->theory_note);
+    }
+    item = legend_add(f->legend, &n, INK_HIGHLIGHT, 2);
+    sample(item, 0, "┆", 0);
+    sample(item, 1, "▴", 0);
+    snprintf(item->text, sizeof item->text, "shown layer %d", p->shown_layer);
+    f->legend_count = n;
+}
+
 double Figure_nice_step(double raw)
 {
     if (!(raw > 0) || !isfinite(raw))

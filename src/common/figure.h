@@ -34,7 +34,7 @@ typedef struct {
     char text[160];
 } LegendItem;
 
-enum { FIGURE_LEGEND_MAX = 8 };
+enum { FIGURE_LEGEND_MAX = 8, FIGURE_TITLE_SIZE = 160 };
 
 /* Eigenvalues λ of one attention matrix in the complex plane, drawn as √T·λ. */
 typedef struct {
@@ -114,12 +114,57 @@ double Figure_histogram_bins(const HistogramPlot *p, const HistogramFigure *f, i
 
 /* The plots of the shown matrix as the screen builds them from a result: titles into t1, t2
    (FIGURE_TITLE_SIZE), overlays as the screen's o key has them. */
-enum { FIGURE_TITLE_SIZE = 160 };
 void Figure_spectra(const Result *r, bool overlays, char *t1, char *t2, EigenvaluePlot *e,
                     HistogramPlot *h);
 /* An eigenvalue panel of the matrix of config k with gap `applied` (the compare view's two). */
 void Figure_eigenvalue_plot(const Config *k, const Complex *values, Gap applied, bool exact,
                             bool overlays, const char *title, EigenvaluePlot *e);
+
+/* Stable rank against depth on a log axis, with the counterpart network as a ghost. */
+typedef struct {
+    const char *title;
+    int depth;
+    const double *network;     /* ℓ = 0..depth, NaN where not known */
+    const double *counterpart; /* same, gap removal toggled */
+    const char *network_label;
+    const char *counterpart_label;
+    double top;      /* the largest stable rank possible (T) */
+    int shown_layer; /* highlighted */
+    /* Theory overlay (NULL: off): the predicted curves, NaN where none applies; when both
+       are all NaN the note says why instead. */
+    const double *theory, *counterpart_theory;
+    const char *theory_note;
+    /* Ensemble (NULL or seeds < 2: none): the curves above are then the means, and the
+       network's ±1 std band is drawn around its mean. */
+    const double *band_std, *counterpart_band_std;
+    int seeds;
+} StableRankPlot;
+
+/* Which network a stable-rank panel puts first: the settings' (the counterpart is the other),
+   or (the compare view's halves) the one without or with gap removal. */
+typedef enum { FIRST_NETWORK, FIRST_GAP_OFF, FIRST_GAP_REMOVED } StableRankFirst;
+
+/* What a stable-rank plot points into: the theory's curves and the texts. */
+typedef struct {
+    double theory[CONFIG_DEPTH_MAX + 1], theory_other[CONFIG_DEPTH_MAX + 1];
+    char title[FIGURE_TITLE_SIZE], label[64], other[64];
+} StableRankText;
+
+/* The stable-rank plot of a result as the screen builds it: seed 1 alone until a second seed
+   is done, then the mean and band of the seeds done so far; the theory when overlays. */
+void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst first,
+                             StableRankText *text, StableRankPlot *p);
+
+/* What a stable-rank panel shows besides its curves: which are drawn, and the legend (the
+   theory's note at legend[note], -1: none; the shown layer's entry last). */
+typedef struct {
+    bool network, counterpart, ensemble, theory, counterpart_theory;
+    int note;
+    int legend_count;
+    LegendItem legend[FIGURE_LEGEND_MAX];
+} StableRankFigure;
+
+void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f);
 
 /* 1, 2 or 5 times a power of ten, at least `raw`. */
 double Figure_nice_step(double raw);

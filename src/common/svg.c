@@ -8,7 +8,7 @@
 
 /* A 640-pixel-wide picture: the title, the settings wrapped under it, the plot area with
    its ticks and axes' names, and the legend below. */
-enum { SVG_W = 640, SIDE = 60, SUBTITLE_CHARS = 88, LINE = 15, LEGEND_ROWS_MAX = 4 };
+enum { SVG_W = 640, SIDE = 60, SUBTITLE_CHARS = 88, LINE = 15 };
 
 /* Data ranges onto pixels: x to the right from left, y upwards from bottom. */
 typedef struct {
@@ -19,7 +19,7 @@ typedef struct {
 
 static const char *const INK_COLOUR[INK_COUNT] = {
     [INK_DEFAULT] = "#333", [INK_AXIS] = "#999",  [INK_BULK] = "#137",     [INK_OUTLIER] = "#d22",
-    [INK_THEORY] = "#c60",  [INK_GHOST] = "#c60", [INK_HIGHLIGHT] = "#393"};
+    [INK_THEORY] = "#c60",  [INK_GHOST] = "#888", [INK_HIGHLIGHT] = "#393"};
 
 static double px(const Frame *fr, double x)
 {
@@ -48,14 +48,7 @@ static void escaped(FILE *f, const char *text)
     }
 }
 
-/* Characters, not bytes, of UTF-8 text: the legend's layout estimates widths from them. */
-static int characters(const char *utf8)
-{
-    int n = 0;
-    for (; *utf8; utf8++)
-        n += ((unsigned char)*utf8 & 0xC0) != 0x80;
-    return n;
-}
+static int svg_legend(FILE *f, const LegendItem *items, int n, int y);
 
 enum { SUBTITLE_LINES_MAX = 16 };
 
@@ -80,14 +73,15 @@ static int subtitle_lines(const char *settings, char lines[][SUBTITLE_CHARS + 64
 
 /* The header with the settings that reproduce the run (its desc, read back by scripts), the
    title, and every setting away from its default as the subtitle, over a plot area of `rows`
-   pixel rows and the legend.  Returns the plot area's first pixel row. */
-static int svg_open(FILE *f, const char *title, const Config *c, int rows)
+   pixel rows and the rows the legend takes.  Returns the plot area's first pixel row. */
+static int svg_open(FILE *f, const char *title, const Config *c, int rows, const LegendItem *legend,
+                    int legend_count)
 {
     char settings[1024], lines[SUBTITLE_LINES_MAX][SUBTITLE_CHARS + 64];
     Figure_settings(c, settings, sizeof settings);
     int count = subtitle_lines(settings, lines);
     int top = 42 + LINE * (count - 1) + 18;
-    int height = top + rows + 50 + LEGEND_ROWS_MAX * LINE;
+    int height = top + rows + 50 + svg_legend(NULL, legend, legend_count, 0) * LINE;
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -185,27 +179,75 @@ static void legend_sample(FILE *f, const char *glyph, uint8_t dots, const char *
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%d\" r=\"1.5\" fill=\"%s\"/>", x + 4, y - 4, colour);
 }
 
-/* The legend's items flow left to right from row y and wrap, as on the screen. */
-static void svg_legend(FILE *f, const LegendItem *items, int n, int y)
+enum { LEGEND_RIGHT = SVG_W - 10 };
+
+/* The width a text of n bytes is given: sans-serif at 12 px averages about 6.5 px a
+   character (no renderer measures it for us). */
+static double text_width(const char *utf8, size_t n)
+{
+    double width = 0;
+    for (size_t i = 0; i < n; i++)
+        width += ((unsigned char)utf8[i] & 0xC0) != 0x80 ? 6.5 : 0;
+    return width;
+}
+
+static void legend_segment(FILE *f, double x, int y, const char *text, size_t n)
+{
+    if (!f || n == 0)
+        return;
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#333\">", x, y);
+    for (size_t i = 0; i < n; i++) {
+        char one[2] = {text[i], '\0'};
+        escaped(f, one);
+    }
+    fputs("</text>\n", f);
+}
+
+/* The legend from row y, as on the screen: items flow left to right and wrap, and a text
+   longer than a row breaks at spaces.  f NULL only counts.  Returns the rows. */
+static int svg_legend(FILE *f, const LegendItem *items, int n, int y)
 {
     double x = SIDE;
-    fputs("<g class=\"legend\">\n", f);
+    int rows = 1;
+    if (f)
+        fputs("<g class=\"legend\">\n", f);
     for (int i = 0; i < n; i++) {
         const LegendItem *item = &items[i];
-        double width = 12 * item->cells + 6.5 * characters(item->text);
-        if (x > SIDE && x + width > SVG_W - 10) {
+        const char *text = item->text;
+        /* A new row for an item that does not fit whole, as on the screen; only one wider
+           than a row breaks. */
+        if (x > SIDE && x + 12 * item->cells + 2 + text_width(text, strlen(text)) > LEGEND_RIGHT) {
             x = SIDE;
             y += LINE;
+            rows++;
         }
         for (int k = 0; k < item->cells; k++, x += 12)
-            legend_sample(f, item->sample[k].glyph, item->sample[k].dots, INK_COLOUR[item->ink], x,
-                          y);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#333\">", x + (item->cells ? 2 : 0), y);
-        escaped(f, item->text);
-        fputs("</text>\n", f);
-        x += width - 12 * item->cells + 18;
+            if (f)
+                legend_sample(f, item->sample[k].glyph, item->sample[k].dots, INK_COLOUR[item->ink],
+                              x, y);
+        x += item->cells ? 2 : 0;
+        const char *start = text;
+        double start_x = x;
+        for (const char *word = text; *word;) {
+            const char *end = strchr(word, ' ');
+            size_t length = end ? (size_t)(end - word) : strlen(word);
+            double width = text_width(word, length);
+            if (x + width > LEGEND_RIGHT && word > start) {
+                legend_segment(f, start_x, y, start, (size_t)(word - start - 1));
+                x = start_x = SIDE;
+                y += LINE;
+                rows++;
+                start = word;
+            }
+            x += width + (end ? 6.5 : 0);
+            word += length + (end ? 1 : 0);
+        }
+        legend_segment(f, start_x, y, start, strlen(start));
+        x += 18;
     }
-    fputs("</g>\n", f);
+    if (f)
+        fputs("</g>\n", f);
+    return rows;
 }
 
 static void svg_close(FILE *f, const LegendItem *items, int n, const Frame *fr)
@@ -234,7 +276,7 @@ void Svg_eigenvalues(FILE *f, const Result *r)
     Figure_eigenvalues(&p, &fig);
     /* Equal units on both axes: the view's square is the height; x shows more. */
     double y_half = fig.range, x_half = fig.range * (SVG_W - 2 * SIDE) / EIGEN_ROWS;
-    int top = svg_open(f, p.title, &r->config, EIGEN_ROWS);
+    int top = svg_open(f, p.title, &r->config, EIGEN_ROWS, fig.legend, fig.legend_count);
     Frame fr = {-x_half, x_half, -y_half, y_half, false, top, top + EIGEN_ROWS};
     svg_axes(f, &fr, "Re z, z = √T·λ", "Im z", 8, 6);
     double unit = EIGEN_ROWS / (2 * y_half);
@@ -286,7 +328,7 @@ void Svg_singular_values(FILE *f, const Result *r)
     double expected[BINS];
     double top = Figure_histogram_bins(&p, &fig, BINS, counts, expected);
     double range = fig.range > 0 ? fig.range : 1;
-    int start = svg_open(f, p.title, &r->config, HISTOGRAM_ROWS);
+    int start = svg_open(f, p.title, &r->config, HISTOGRAM_ROWS, fig.legend, fig.legend_count);
     Frame fr = {0, range, 0, 1.1 * top, false, start, start + HISTOGRAM_ROWS};
     svg_axes(f, &fr, fig.name, "count", 6, 4);
     double width = range / BINS;
@@ -326,51 +368,62 @@ void Svg_singular_values(FILE *f, const Result *r)
     svg_close(f, fig.legend, fig.legend_count, &fr);
 }
 
-/* Both networks' curves, the gap modes named in the legend as on the screen. */
+/* A curve of stable ranks (at least 1: the log axis starts there) as a polyline, with a
+   marker on every layer whose class is `marks` (NULL: no markers). */
+static void svg_curve(FILE *f, const Frame *fr, const double *v, int depth, Ink ink,
+                      const char *dash, const char *marks, const char *glyph)
+{
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", INK_COLOUR[ink], dash);
+    for (int l = 0; l <= depth; l++)
+        if (isfinite(v[l]) && v[l] > 0)
+            fprintf(f, "%.2f,%.2f ", px(fr, l), py(fr, fmax(v[l], 1.0)));
+    fputs("\"/>\n", f);
+    for (int l = 0; marks && l <= depth; l++)
+        if (isfinite(v[l]) && v[l] > 0)
+            fprintf(f,
+                    "<text class=\"%s\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                    "text-anchor=\"middle\">%s</text>\n",
+                    marks, px(fr, l), py(fr, fmax(v[l], 1.0)) + 4, INK_COLOUR[ink], glyph);
+}
+
+/* The ±1 std band around the mean, as one closed shape between mean − std and mean + std. */
+static void svg_band(FILE *f, const Frame *fr, const double *mean, const double *std, int depth)
+{
+    fprintf(f, "<polygon class=\"band\" fill=\"%s\" fill-opacity=\"0.2\" points=\"",
+            INK_COLOUR[INK_BULK]);
+    for (int l = 0; l <= depth; l++)
+        if (isfinite(mean[l]) && isfinite(std[l]))
+            fprintf(f, "%.2f,%.2f ", px(fr, l), py(fr, fmax(mean[l] + std[l], 1.0)));
+    for (int l = depth; l >= 0; l--)
+        if (isfinite(mean[l]) && isfinite(std[l]))
+            fprintf(f, "%.2f,%.2f ", px(fr, l), py(fr, fmax(mean[l] - std[l], 1.0)));
+    fputs("\"/>\n", f);
+}
+
+/* The screen's stable-rank panel: both networks (the ensemble's means and band once a second
+   seed is in), the theory's curves, the shown layer, on the log axis from 1 to T. */
 void Svg_stable_rank(FILE *f, const Result *r)
 {
-    int L = r->config.depth;
-    double lo = INFINITY, hi = -INFINITY;
-    const double *curves[2] = {r->network.stable_rank, r->counterpart.stable_rank};
-    for (int k = 0; k < 2; k++)
-        for (int l = 0; l <= L; l++) {
-            double v = curves[k][l];
-            if (isfinite(v) && v > 0) {
-                lo = fmin(lo, v);
-                hi = fmax(hi, v);
-            }
-        }
-    if (!(lo <= hi)) {
-        lo = 1;
-        hi = 10;
-    }
-    int start = svg_open(f, "stable rank sr(Σℓ) against depth, log axis", &r->config, STABLE_ROWS);
-    Frame fr = {0, L > 0 ? L : 1, lo / 1.5, hi * 1.5, true, start, start + STABLE_ROWS};
+    StableRankText text;
+    StableRankPlot p;
+    Figure_stable_rank_plot(r, true, FIRST_NETWORK, &text, &p);
+    StableRankFigure fig;
+    Figure_stable_rank(&p, &fig);
+    int start = svg_open(f, p.title, &r->config, STABLE_ROWS, fig.legend, fig.legend_count);
+    Frame fr = {0, p.depth > 0 ? p.depth : 1, 1, fmax(p.top, 2), true, start, start + STABLE_ROWS};
     svg_axes(f, &fr, "layer ℓ", "sr(Σℓ)", 6, 4);
-    const Ink ink[2] = {INK_BULK, INK_GHOST};
-    const char *dash[2] = {"", " stroke-dasharray=\"6 4\""};
-    LegendItem legend[2];
-    for (int k = 0; k < 2; k++) {
-        const double *v = curves[k];
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", INK_COLOUR[ink[k]],
-                dash[k]);
-        for (int l = 0; l <= L; l++)
-            if (isfinite(v[l]) && v[l] > 0)
-                fprintf(f, "%.2f,%.2f ", px(&fr, l), py(&fr, v[l]));
-        fputs("\"/>\n", f);
-        for (int l = 0; l <= L; l++)
-            if (isfinite(v[l]) && v[l] > 0)
-                fprintf(f,
-                        "<circle class=\"point %s\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\" "
-                        "fill=\"%s\"/>\n",
-                        k ? "counterpart" : "network", px(&fr, l), py(&fr, v[l]),
-                        INK_COLOUR[ink[k]]);
-        legend[k] = (LegendItem){.cells = 1, .ink = ink[k]};
-        legend[k].sample[0].dots = k ? SAMPLE_DOT : SAMPLE_STROKE;
-        snprintf(legend[k].text, sizeof legend[k].text, "%s (gap %s)%s",
-                 k ? "counterpart, same weights" : "network",
-                 GAP_NAMES.names[k ? r->counterpart_gap : r->config.gap],
-                 k ? ", dashed" : ", solid");
-    }
-    svg_close(f, legend, 2, &fr);
+    if (fig.ensemble)
+        svg_band(f, &fr, p.network, p.band_std, p.depth);
+    const char *dashed = " stroke-dasharray=\"6 4\"", *dotted = " stroke-dasharray=\"2 3\"";
+    if (fig.counterpart_theory)
+        svg_curve(f, &fr, p.counterpart_theory, p.depth, INK_THEORY, dashed, "theory", "×");
+    if (fig.theory)
+        svg_curve(f, &fr, p.theory, p.depth, INK_THEORY, dashed, "theory", "×");
+    svg_curve(f, &fr, p.counterpart, p.depth, INK_GHOST, dotted, "point counterpart", "○");
+    svg_curve(f, &fr, p.network, p.depth, INK_BULK, "", "point network", "●");
+    double x = px(&fr, p.shown_layer);
+    fprintf(f,
+            "<line class=\"shown\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" stroke=\"%s\"%s/>\n",
+            x, x, fr.top, fr.bottom, INK_COLOUR[INK_HIGHLIGHT], dotted);
+    svg_close(f, fig.legend, fig.legend_count, &fr);
 }

@@ -424,14 +424,6 @@ static void curve(Canvas *c, const Axis *x, const Axis *y, const double *values,
                         ink);
 }
 
-static bool any_finite(const double *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i]))
-            return true;
-    return false;
-}
-
 /* The ±1 std band around the mean as dotted vertical strokes in every dot column, the
    edges interpolated between layers in plotted (log) units. */
 static void band(Canvas *c, const Axis *x, const Axis *y, const double *mean, const double *std,
@@ -455,48 +447,11 @@ static void band(Canvas *c, const Axis *x, const Axis *y, const double *mean, co
 
 void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
 {
-    LegendItem items[6];
-    int n = 0;
-    bool network = any_finite(p->network, p->depth + 1);
-    bool counterpart = any_finite(p->counterpart, p->depth + 1);
-    bool ensemble = p->seeds > 1 && p->band_std;
-    items[n] = (LegendItem){.sample = {{NULL, SAMPLE_STROKE}, {"●", 0}, {NULL, SAMPLE_STROKE}},
-                            .cells = 3,
-                            .ink = INK_BULK};
-    snprintf(items[n++].text, sizeof items[0].text, "%s%s%s", p->network_label,
-             ensemble ? ", mean" : "", network ? "" : " (n/a)");
-    items[n] = (LegendItem){
-        .sample = {{NULL, SAMPLE_DOT}, {"○", 0}, {NULL, SAMPLE_DOT}}, .cells = 3, .ink = INK_GHOST};
-    snprintf(items[n++].text, sizeof items[0].text, "%s%s%s", p->counterpart_label,
-             ensemble ? ", mean" : "", counterpart ? "" : " (n/a)");
-    if (ensemble) {
-        items[n] =
-            (LegendItem){.sample = {{NULL, SAMPLE_VERTICAL_DOTS}, {NULL, SAMPLE_VERTICAL_DOTS}},
-                         .cells = 2,
-                         .ink = INK_BULK};
-        snprintf(items[n++].text, sizeof items[0].text, "±1 std over %d seeds", p->seeds);
-    }
-    bool theory = p->theory && any_finite(p->theory, p->depth + 1);
-    bool counterpart_theory =
-        p->counterpart_theory && any_finite(p->counterpart_theory, p->depth + 1);
-    if (theory || counterpart_theory) {
-        items[n] = (LegendItem){.sample = {{NULL, SAMPLE_STROKE}, {"×", 0}, {NULL, SAMPLE_STROKE}},
-                                .cells = 3,
-                                .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "theory (docs/model.md §3)%s",
-                 theory && counterpart_theory ? ", both networks"
-                 : theory                     ? ", network"
-                                              : ", counterpart");
-    }
-    int note = -1;
-    if (!theory && !counterpart_theory && p->theory && p->theory_note) {
-        note = n;
-        items[n] = (LegendItem){.cells = 0, .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "no theory curve: %s", p->theory_note);
-    }
-    items[n] = (LegendItem){.sample = {{"┆", 0}, {"▴", 0}}, .cells = 2, .ink = INK_HIGHLIGHT};
-    snprintf(items[n++].text, sizeof items[0].text, "shown layer %d", p->shown_layer);
-
+    StableRankFigure fig;
+    Figure_stable_rank(p, &fig);
+    LegendItem *items = fig.legend;
+    int n = fig.legend_count, note = fig.note;
+    bool ensemble = fig.ensemble, theory = fig.theory, counterpart_theory = fig.counterpart_theory;
     int head = title(c, p->title);
     Frame f;
     /* A small panel keeps its plot: the note shrinks first, then the shown layer's entry

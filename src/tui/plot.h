@@ -13,26 +13,6 @@
 
 #include <stdbool.h>
 
-/* Stable rank against depth on a log axis, with the counterpart network as a ghost. */
-typedef struct {
-    const char *title;
-    int depth;
-    const double *network;     /* ℓ = 0..depth, NaN where not known */
-    const double *counterpart; /* same, gap removal toggled */
-    const char *network_label;
-    const char *counterpart_label;
-    double top;      /* the largest stable rank possible (T) */
-    int shown_layer; /* highlighted */
-    /* Theory overlay (NULL: off): the predicted curves, NaN where none applies; when both
-       are all NaN the note says why instead. */
-    const double *theory, *counterpart_theory;
-    const char *theory_note;
-    /* Ensemble (NULL or seeds < 2: none): the curves above are then the means, and the
-       network's ±1 std band is drawn around its mean. */
-    const double *band_std, *counterpart_band_std;
-    int seeds;
-} StableRankPlot;
-
 /* How an axis maps values: as they are, log10 of positive values, or values that are
    already log10 (a curve whose values overflow a double). */
 typedef enum { SCALE_LINEAR, SCALE_LOG, SCALE_LOG10_GIVEN } Scale;

@@ -90,81 +90,17 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
         Plot_histogram(histogram, &h);
 }
 
-/* Which network a stable-rank panel puts first: the one asked for, or (compare view) the
-   one without or with gap removal. */
-typedef enum { FIRST_NETWORK, FIRST_GAP_OFF, FIRST_GAP_REMOVED } First;
-
-static void stable_rank_panel(const Snapshot *shown, const Display *d, First first, Canvas *c)
+static void stable_rank_panel(const Snapshot *shown, const Display *d, StableRankFirst first,
+                              Canvas *c)
 {
-    const char *heading = "stable rank sr(Σℓ) against depth, log axis";
     if (!shown || shown->failed) {
-        Plot_message(c, heading, shown ? "the computation failed" : "computing…");
+        Plot_message(c, "stable rank sr(Σℓ) against depth, log axis",
+                     shown ? "the computation failed" : "computing…");
         return;
     }
-    const Config *k = &shown->result->config;
-    /* Seed 1 alone until a second seed is done; then the mean and band of the seeds done
-       so far, which grow until every seed is in. */
-    bool ensemble = k->seeds > 1 && shown->result->seeds_done > 1;
-    const double *network =
-        ensemble ? shown->result->stable_rank_band.mean : shown->result->network.stable_rank;
-    const double *counterpart =
-        ensemble ? shown->result->counterpart_band.mean : shown->result->counterpart.stable_rank;
-    const double *std = shown->result->stable_rank_band.std,
-                 *counterpart_std = shown->result->counterpart_band.std;
-    Gap gap = k->gap, other_gap = shown->result->counterpart_gap;
-    double theory[LAYERS_MAX], theory_other[LAYERS_MAX];
-    TheoryPrediction t = {.stable_rank = theory, .counterpart_stable_rank = theory_other};
-    Theory_predict(k, &t);
-    const double *curve = theory, *curve_other = theory_other;
-    bool swap = (first == FIRST_GAP_OFF && gap != GAP_OFF) ||
-                (first == FIRST_GAP_REMOVED && gap == GAP_OFF);
-    if (swap) {
-        const double *p = network;
-        network = counterpart;
-        counterpart = p;
-        p = std;
-        std = counterpart_std;
-        counterpart_std = p;
-        p = curve;
-        curve = curve_other;
-        curve_other = p;
-        Gap g = gap;
-        gap = other_gap;
-        other_gap = g;
-    }
-    char label[64], other[64], title[160];
-    if (k->seeds > 1 && shown->result->seeds_done >= k->seeds)
-        snprintf(title, sizeof title, "%s (mean ± 1 std)", heading);
-    else if (ensemble)
-        snprintf(title, sizeof title, "%s (mean ± 1 std, %d/%d seeds)", heading,
-                 shown->result->seeds_done, k->seeds);
-    else if (k->seeds > 1)
-        snprintf(title, sizeof title, "%s (seed 1, ensemble computing)", heading);
-    else
-        snprintf(title, sizeof title, "%s", heading);
-    if (first == FIRST_NETWORK) {
-        snprintf(label, sizeof label, "network (gap %s)", GAP_NAMES.names[gap]);
-        snprintf(other, sizeof other, "counterpart (gap %s)", GAP_NAMES.names[other_gap]);
-    } else {
-        snprintf(label, sizeof label, "this network (gap %s)", GAP_NAMES.names[gap]);
-        snprintf(other, sizeof other, "the other (gap %s)", GAP_NAMES.names[other_gap]);
-    }
-    StableRankPlot p = {
-        .title = title,
-        .depth = shown->result->config.depth,
-        .network = network,
-        .counterpart = counterpart,
-        .network_label = label,
-        .counterpart_label = other,
-        .top = k->tokens,
-        .shown_layer = k->layer,
-        .theory = d->overlays ? curve : NULL,
-        .counterpart_theory = d->overlays ? curve_other : NULL,
-        .theory_note = t.stable_rank_note,
-        .band_std = ensemble ? std : NULL,
-        .counterpart_band_std = ensemble ? counterpart_std : NULL,
-        .seeds = ensemble ? shown->result->seeds_done : 1,
-    };
+    StableRankText text;
+    StableRankPlot p;
+    Figure_stable_rank_plot(shown->result, d->overlays, first, &text, &p);
     Plot_stable_rank(c, &p);
 }
 

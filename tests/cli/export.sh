@@ -102,6 +102,26 @@ for f in eigenvalues.svg singular_values.svg stable_rank.svg; do
     check "$f: every axis has labelled, ordered ticks" svg_readable "$tmp/out/$f"
 done
 check "eigenvalues.svg draws the screen's circle |√T·λ| = 1" grep -q 'class="theory unit"' "$tmp/out/eigenvalues.svg"
+# With two seeds the screen draws the ensemble's means and its band: so does stable_rank.svg.
+# Each network marker sits where the log axis, read off its labelled ticks, puts the
+# document's mean (within a pixel).
+ensemble_drawn() {
+    "$PY" - "$tmp/out/stable_rank.svg" "$tmp/doc.json" <<'PY'
+import json, math, re, sys
+text, doc = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+ticks = re.findall(r'<line class="tick" x1="[-0-9.]+" x2="[-0-9.]+" y1="([-0-9.]+)" y2="[-0-9.]+" '
+                   r'stroke="#333"/><text x="[-0-9.]+" y="[-0-9.]+" text-anchor="end">([^<]+)</text>', text)
+(p0, v0), (p1, v1) = [(float(p), math.log10(float(v))) for p, v in (ticks[0], ticks[-1])]
+marks = [float(y) - 4 for y in re.findall(r'<text class="point network" x="[-0-9.]+" y="([-0-9.]+)"', text)]
+mean = doc["stable_rank_mean"]
+assert len(marks) == len(mean), (len(marks), len(mean))
+for l, (y, m) in enumerate(zip(marks, mean)):
+    expected = p0 + (math.log10(max(m, 1)) - v0) / (v1 - v0) * (p1 - p0)
+    assert abs(y - expected) < 1, f"layer {l}: marker at {y}, the mean {m} at {expected}"
+assert 'class="band"' in text and "±1 std over 2 seeds" in text and "network (gap off), mean" in text
+PY
+}
+check "stable_rank.svg: the ensemble's means, band and legend, as on the screen" ensemble_drawn
 check "no temporary files left" bash -c "! ls -A '$tmp/out' | grep -q '^\.'"
 
 failed_export() {
