@@ -422,6 +422,30 @@ static void test_no_outlier_unmarked(void **state)
     Canvas_free(c);
 }
 
+/* s1 is marked apart in every histogram, but drawn as the outlier only where it stands apart
+   by the eigenvalues' rule (s1 >= 2 s2), as the SVG export marks it. */
+static void test_histogram_first_not_apart(void **state)
+{
+    (void)state;
+    double s[16];
+    for (int i = 0; i < 16; i++)
+        s[i] = 1.0 - 0.05 * i; /* s1/s2 = 1.05 */
+    Canvas *c = Canvas_new(50, 16, true);
+    HistogramPlot p = {"singular values", 16, s, 1.0, NAN, "", "s"};
+    Plot_histogram(c, &p);
+    const char *t = text(c);
+    assert_non_null(strstr(t, "◆"));
+    assert_non_null(strstr(t, "s1 = 1, s2 = 0.95"));
+    assert_false(has_ink(c, INK_OUTLIER));
+    Canvas_free(c);
+    for (int i = 1; i < 16; i++)
+        s[i] = 0.5 - 0.01 * (i - 1); /* s1 = 2 s2 exactly: apart */
+    c = Canvas_new(50, 16, true);
+    Plot_histogram(c, &p);
+    assert_true(has_ink(c, INK_OUTLIER));
+    Canvas_free(c);
+}
+
 /* After gap removal the eigenvalue that was 1 is at 0, marked and named. */
 static void test_removed_outlier_marked(void **state)
 {
@@ -564,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_stable_rank_theory_and_band),
         cmocka_unit_test(test_series),
         cmocka_unit_test(test_no_outlier_unmarked),
+        cmocka_unit_test(test_histogram_first_not_apart),
         cmocka_unit_test(test_removed_outlier_marked),
         cmocka_unit_test(test_axes_follow_the_data),
         cmocka_unit_test(test_unit_circle_shape),

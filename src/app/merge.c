@@ -734,12 +734,6 @@ int Merge_main(int argc, char **argv, FILE *out)
             files++;
         }
     }
-    if (status == 0 && files == 0) {
-        snprintf(in.err, sizeof in.err,
-                 "merge: no FILE given; accepted: merge FILE... [--csv] [--uneven] [--grid "
-                 "FILE] (- for standard input)");
-        status = 2;
-    }
     if (status == 0 && options.grid)
         status = read_grid(&options, in.err, sizeof in.err);
     for (int i = 1; i < argc && status == 0; i++) {
@@ -748,6 +742,9 @@ int Merge_main(int argc, char **argv, FILE *out)
         else if (strcmp(argv[i], "--csv") != 0 && strcmp(argv[i], "--uneven") != 0)
             status = read_file(&in, argv[i]);
     }
+    /* No FILE: standard input, as cat, sort and jq read it (a pipe from --batch --jsonl). */
+    if (status == 0 && files == 0)
+        status = read_file(&in, "-");
     if (status == 0)
         status = merge_all(&in, &options, &text);
     if (status) {

@@ -164,7 +164,7 @@ void Options_usage(FILE *out)
           "       attnscope grid 'KEY=V1,V2 ...' [--shards N] [options]\n"
           "                                      a grid of configurations as JSON Lines, each\n"
           "                                      in N seed ranges\n"
-          "       attnscope merge FILE... [--csv] [--uneven] [--grid FILE]\n"
+          "       attnscope merge [FILE...] [--csv] [--uneven] [--grid FILE]\n"
           "                                      results of seed ranges combined exactly into\n"
           "                                      one per configuration (--csv: a table)\n"
           "\n",

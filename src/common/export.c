@@ -3,6 +3,8 @@
 #include "export.h"
 
 #include "attnscope/format.h"
+#include "figure.h"
+#include "svg.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -54,31 +56,6 @@ static void csv_number(FILE *f, double x)
     fputs(Format_shortest(x, buf), f);
 }
 
-/* The settings as command-line options that reproduce the run (every file records them),
-   from the settings table: those away from their defaults, after T, d and the depth. */
-static void settings_options(const Config *c, char *buf, size_t size)
-{
-    Config defaults = Config_default();
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < Settings_count() && used < size; i++) {
-        const Setting *setting = Settings_at(i);
-        bool always = i < 3;
-        if (!always && Setting_get(setting, c) == Setting_get(setting, &defaults))
-            continue;
-        char value[FORMAT_NUMBER_SIZE];
-        if (setting->kind == SETTING_DOUBLE)
-            Format_shortest(Setting_get(setting, c), value);
-        else
-            Setting_format(setting, c, 0, value, sizeof value);
-        int n =
-            snprintf(buf + used, size - used, "%s--%s %s", used ? " " : "", setting->name, value);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-}
-
 enum { SETTINGS_SIZE = 1024 };
 
 /* Two comment lines that make a CSV file stand alone: the version and what the file holds,
@@ -86,7 +63,7 @@ enum { SETTINGS_SIZE = 1024 };
 static void csv_header(FILE *f, const Config *c, const char *what)
 {
     char settings[SETTINGS_SIZE];
-    settings_options(c, settings, sizeof settings);
+    Figure_settings(c, settings, sizeof settings);
     fprintf(f, "# attnscope %s, %s\n# %s\n", ATTNSCOPE_VERSION, what, settings);
 }
 
@@ -175,237 +152,11 @@ void Export_conditioning_csv(FILE *f, const Conditioning *k)
     }
 }
 
-/* ---- SVG: 640×480, a plot area with a frame, axes labels and a title ----------------- */
-
-enum { SVG_W = 640, SVG_H = 480, MARGIN = 60 };
-
-typedef struct {
-    double x0, x1, y0, y1; /* data ranges */
-    bool log_y;
-} Frame;
-
-static double px(const Frame *fr, double x)
-{
-    return MARGIN + (x - fr->x0) / (fr->x1 - fr->x0) * (SVG_W - 2 * MARGIN);
-}
-
-static double py(const Frame *fr, double y)
-{
-    double lo = fr->log_y ? log10(fr->y0) : fr->y0, hi = fr->log_y ? log10(fr->y1) : fr->y1;
-    double v = fr->log_y ? log10(y) : y;
-    return SVG_H - MARGIN - (v - lo) / (hi - lo) * (SVG_H - 2 * MARGIN);
-}
-
-static void svg_open(FILE *f, const char *title, const Config *c)
-{
-    char settings[SETTINGS_SIZE];
-    settings_options(c, settings, sizeof settings);
-    fprintf(f,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
-            "<desc>attnscope %s %s</desc>\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-            "<text x=\"%d\" y=\"24\" font-size=\"15\">%s</text>\n"
-            "<text x=\"%d\" y=\"42\" fill=\"#555\">attnscope %s: T=%d d=%d L=%d σ_qk=%g %s, %s "
-            "mask, gap %s, LN %s, skip %s, seed %llu</text>\n",
-            SVG_W, SVG_H, SVG_W, SVG_H, ATTNSCOPE_VERSION, settings, MARGIN, title, MARGIN,
-            ATTNSCOPE_VERSION, c->tokens, c->width, c->depth, c->sigma_qk,
-            ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask], GAP_NAMES.names[c->gap],
-            LAYERNORM_NAMES.names[c->layernorm], SKIP_NAMES.names[c->skip],
-            (unsigned long long)c->seed);
-}
-
-/* The ticks of one axis: on a linear axis every multiple of a round step (1, 2 or 5 × 10^k)
-   that gives 4 to 10 ticks; on a log axis every decade, with 2 and 5 between when there are
-   fewer than three decades. */
-static void svg_ticks(FILE *f, const Frame *fr, bool x_axis)
-{
-    double lo = x_axis ? fr->x0 : fr->y0, hi = x_axis ? fr->x1 : fr->y1;
-    bool log_axis = !x_axis && fr->log_y;
-    double values[64];
-    int n = 0;
-    if (log_axis) {
-        bool fine = log10(hi) - log10(lo) < 3;
-        for (double decade = pow(10, floor(log10(lo))); decade <= hi && n < 60; decade *= 10)
-            for (int m = 0; m < (fine ? 3 : 1); m++) {
-                double v = decade * (m == 0 ? 1 : m == 1 ? 2 : 5);
-                if (v >= lo && v <= hi)
-                    values[n++] = v;
-            }
-    } else {
-        double span = hi - lo, step = pow(10, floor(log10(span / 4)));
-        if (span / step > 20)
-            step *= 5;
-        else if (span / step > 10)
-            step *= 2;
-        for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < 60; v += step)
-            values[n++] = fabs(v) < step * 1e-9 ? 0 : v;
-    }
-    for (int i = 0; i < n; i++) {
-        if (x_axis) {
-            double x = px(fr, values[i]);
-            fprintf(f,
-                    "<line class=\"tick\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" "
-                    "stroke=\"#333\"/><text x=\"%.2f\" y=\"%d\" "
-                    "text-anchor=\"middle\">%.4g</text>\n",
-                    x, x, SVG_H - MARGIN, SVG_H - MARGIN + 5, x, SVG_H - MARGIN + 18, values[i]);
-        } else {
-            double y = py(fr, values[i]);
-            fprintf(f,
-                    "<line class=\"tick\" x1=\"%d\" x2=\"%d\" y1=\"%.2f\" y2=\"%.2f\" "
-                    "stroke=\"#333\"/><text x=\"%d\" y=\"%.2f\" "
-                    "text-anchor=\"end\">%.4g</text>\n",
-                    MARGIN - 5, MARGIN, y, y, MARGIN - 7, y + 4, values[i]);
-        }
-    }
-}
-
-static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *ylabel)
-{
-    fprintf(f,
-            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>\n",
-            MARGIN, MARGIN, SVG_W - 2 * MARGIN, SVG_H - 2 * MARGIN);
-    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", SVG_W / 2, SVG_H - 20,
-            xlabel);
-    fprintf(f,
-            "<text x=\"16\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 16 %d)\">%s"
-            "</text>\n",
-            SVG_H / 2, SVG_H / 2, ylabel);
-    svg_ticks(f, fr, true);
-    svg_ticks(f, fr, false);
-}
-
-static void write_eigenvalues_svg(FILE *f, const Result *r)
-{
-    const Complex *eigenvalues = shown_eigenvalues(r);
-    int T = r->config.tokens;
-    double root_t = sqrt((double)T), extent = 1.2 * fmax(r->sigma, 1);
-    for (int i = 0; eigenvalues && i < T; i++)
-        extent = fmax(extent, 1.1 * root_t * hypot(eigenvalues[i].re, eigenvalues[i].im));
-    if (!isfinite(extent))
-        extent = 1.1 * root_t;
-    Frame fr = {-extent, extent, -extent * 0.75, extent * 0.75, false};
-    svg_open(f, "Eigenvalues of the shown attention matrix, scaled by √T", &r->config);
-    svg_axes(f, &fr, "Re √T·λ", "Im √T·λ");
-    double unit = (SVG_W - 2 * MARGIN) / (2 * extent);
-    /* |z| = 1 with z = √T·λ, the screen's dashed circle: the scale of the bulk. */
-    fprintf(f,
-            "<circle class=\"theory unit\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
-            "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
-            px(&fr, 0), py(&fr, 0), unit);
-    if (isfinite(r->sigma) && r->sigma * unit < 4 * SVG_W)
-        fprintf(f,
-                "<circle class=\"theory\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
-                "stroke=\"#c60\" stroke-dasharray=\"2 2\"/>\n",
-                px(&fr, 0), py(&fr, 0), r->sigma * unit);
-    for (int i = 0; eigenvalues && i < T; i++) {
-        double x = root_t * eigenvalues[i].re, y = root_t * eigenvalues[i].im;
-        if (i == 0)
-            fprintf(f,
-                    "<rect class=\"point outlier\" x=\"%.2f\" y=\"%.2f\" width=\"7\" "
-                    "height=\"7\" fill=\"#d22\"/>\n",
-                    px(&fr, x) - 3.5, py(&fr, y) - 3.5);
-        else
-            fprintf(f, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"2\" fill=\"#137\"/>\n",
-                    px(&fr, x), py(&fr, y));
-    }
-    fprintf(f,
-            "<text x=\"%d\" y=\"%d\" fill=\"#555\">square: largest |λ|; dashed grey: "
-            "|√T·λ| = 1; dotted orange: radius σ = %.4g</text>\n</svg>\n",
-            MARGIN, SVG_H - 4, r->sigma);
-}
-
-static void write_singular_values_svg(FILE *f, const Result *r)
-{
-    const double *singular_values = shown_singular_values(r);
-    int T = r->config.tokens;
-    double root_t = sqrt((double)T), top = 1e-300;
-    for (int i = 0; singular_values && i < T; i++)
-        if (isfinite(singular_values[i]))
-            top = fmax(top, root_t * singular_values[i]);
-    enum { BINS = 40 };
-    int counts[BINS] = {0}, highest = 1;
-    double bulk_top = T > 1 && singular_values ? root_t * singular_values[1] : top;
-    if (!(bulk_top > 0) || !isfinite(bulk_top))
-        bulk_top = top;
-    for (int i = 1; singular_values && i < T; i++) {
-        int b = (int)(root_t * singular_values[i] / bulk_top * (BINS - 1e-9));
-        if (b >= 0 && b < BINS && ++counts[b] > highest)
-            highest = counts[b];
-    }
-    Frame fr = {0, 1.05 * top, 0, 1.1 * highest, false};
-    svg_open(f, "Singular values of the shown attention matrix, scaled by √T", &r->config);
-    svg_axes(f, &fr, "√T·s", "count");
-    double width = bulk_top / BINS;
-    for (int b = 0; b < BINS; b++)
-        if (counts[b])
-            fprintf(f,
-                    "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                    "fill=\"#9bd\"/>\n",
-                    px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
-                    py(&fr, 0) - py(&fr, counts[b]));
-    for (int i = 0; singular_values && i < T; i++) { /* one mark per singular value */
-        double x = px(&fr, root_t * singular_values[i]);
-        fprintf(f,
-                "<line class=\"point%s\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
-                "stroke=\"%s\"/>\n",
-                i == 0 ? " outlier" : "", x, x, py(&fr, 0), py(&fr, 0) + (i == 0 ? -30 : 6),
-                i == 0 ? "#d22" : "#137");
-    }
-    fprintf(f,
-            "<text x=\"%d\" y=\"%d\" fill=\"#555\">bars: bulk s_2..s_T; ticks: every value; "
-            "red: s_1 (the gap)</text>\n</svg>\n",
-            MARGIN, SVG_H - 4);
-}
-
-static void write_stable_rank_svg(FILE *f, const Result *r)
-{
-    int L = r->config.depth;
-    double lo = INFINITY, hi = -INFINITY;
-    const double *curves[2] = {r->network.stable_rank, r->counterpart.stable_rank};
-    for (int k = 0; k < 2; k++)
-        for (int l = 0; l <= L; l++) {
-            double v = curves[k][l];
-            if (isfinite(v) && v > 0) {
-                lo = fmin(lo, v);
-                hi = fmax(hi, v);
-            }
-        }
-    if (!(lo <= hi)) {
-        lo = 1;
-        hi = 10;
-    }
-    Frame fr = {0, L > 0 ? L : 1, lo / 1.5, hi * 1.5, true};
-    svg_open(f, "Stable rank of the token covariance against depth (log scale)", &r->config);
-    svg_axes(f, &fr, "layer ℓ", "sr(Σ_ℓ)");
-    const char *colour[2] = {"#137", "#c60"}, *dash[2] = {"", " stroke-dasharray=\"6 4\""};
-    for (int k = 0; k < 2; k++) {
-        const double *v = curves[k];
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", colour[k], dash[k]);
-        for (int l = 0; l <= L; l++)
-            if (isfinite(v[l]) && v[l] > 0)
-                fprintf(f, "%.2f,%.2f ", px(&fr, l), py(&fr, v[l]));
-        fputs("\"/>\n", f);
-        for (int l = 0; l <= L; l++)
-            if (isfinite(v[l]) && v[l] > 0)
-                fprintf(f,
-                        "<circle class=\"point %s\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\" "
-                        "fill=\"%s\"/>\n",
-                        k ? "counterpart" : "network", px(&fr, l), py(&fr, v[l]), colour[k]);
-    }
-    fprintf(f,
-            "<text x=\"%d\" y=\"%d\" fill=\"#555\">solid: gap %s; dashed: gap %s (same "
-            "weights)</text>\n</svg>\n",
-            MARGIN, SVG_H - 4, GAP_NAMES.names[r->config.gap],
-            GAP_NAMES.names[Gap_toggled(r->config.gap)]);
-}
-
 typedef void (*Writer)(FILE *f, const Result *r);
 
-static const Writer WRITERS[FILES] = {write_eigenvalues_csv,     write_singular_values_csv,
-                                      Export_layers_csv,         write_eigenvalues_svg,
-                                      write_singular_values_svg, write_stable_rank_svg};
+static const Writer WRITERS[FILES] = {write_eigenvalues_csv, write_singular_values_csv,
+                                      Export_layers_csv,     Svg_eigenvalues,
+                                      Svg_singular_values,   Svg_stable_rank};
 
 /* ---- Files and directories -------------------------------------------------------------- */
 
@@ -495,11 +246,12 @@ static int check_replaceable(const char *dir, char *err, size_t size)
     return status;
 }
 
-/* Removes an export's files and then the directory (left in place when it holds more). */
+/* Removes an export's files, conditioning.csv too, and then the directory (left in place
+   when it holds more). */
 static void remove_export(const char *dir)
 {
     char path[PATH_SIZE + NAME_ROOM];
-    for (int i = 0; i < FILES; i++) {
+    for (int i = 0; i < NAMES; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
         unlink(path);
     }

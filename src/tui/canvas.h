@@ -10,23 +10,10 @@
 #ifndef ATTNSCOPE_TUI_CANVAS_H
 #define ATTNSCOPE_TUI_CANVAS_H
 
+#include "ink.h"
+
 #include <stdbool.h>
 #include <stdint.h>
-
-/* What a cell shows, by meaning: the screen picks a colour (or none) for each. */
-typedef enum {
-    INK_DEFAULT,
-    INK_AXIS,
-    INK_BULK,
-    INK_OUTLIER,
-    INK_THEORY,
-    INK_GHOST,
-    INK_HIGHLIGHT,
-    INK_COUNT
-} Ink;
-
-/* How a line or circle is stroked; the styles differ in shape, not only in colour. */
-typedef enum { STROKE_SOLID, STROKE_DASHED, STROKE_DOTTED } Stroke;
 
 typedef struct Canvas Canvas;
 

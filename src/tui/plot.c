@@ -5,17 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A point farther out than this times the rest of the picture is pinned to the border
-   (with its value printed) instead of squeezing everything else into a corner. */
-#define PIN_RATIO 1.25
-/* Below this fraction of the largest value, a spread is round-off. */
-#define NEGLIGIBLE 1e-3
 /* Room around the data, so nothing sits on the frame. */
 #define MARGIN 1.1
-
-/* Braille bits of legend samples: a horizontal stroke through the third dot row, one dot,
-   a full cell, a dotted vertical line. */
-enum { STROKE_CELL = 0x04 | 0x20, DOT_CELL = 0x04, FULL_CELL = 0xFF, VERTICAL_DOTS = 0x01 | 0x04 };
 
 /* Maps data values onto a run of dots; `down` counts from the high end (screen y). */
 typedef struct {
@@ -122,61 +113,31 @@ static void frame_names(Canvas *c, Frame *f, const char *x_name, const char *y_n
     }
 }
 
-/* 1, 2 or 5 times a power of ten, at least `raw`. */
-static double nice_step(double raw)
-{
-    if (!(raw > 0) || !isfinite(raw))
-        return 1.0;
-    double magnitude = pow(10.0, floor(log10(raw)));
-    const double steps[] = {1, 2, 5, 10};
-    for (int i = 0; i < 4; i++)
-        if (steps[i] * magnitude >= raw * (1 - 1e-12))
-            return steps[i] * magnitude;
-    return 10 * magnitude;
-}
-
-/* A tick at a multiple of step; what is left of 0 after stepping there prints as 0. */
-static void format_tick(double v, double step, char *out, size_t size)
-{
-    snprintf(out, size, "%g", fabs(v) < 1e-9 * step ? 0.0 : v);
-}
-
-/* Ticks at the multiples of a nice step inside the axis; whole numbers only on an axis of
-   counts (layers), which has no layer 0.2. */
+/* Ticks at the multiples of a nice step inside the axis (Figure_ticks). */
 static void ticks_x(Canvas *c, const Frame *f, const Axis *a, int wanted, bool whole)
 {
-    double step = nice_step((a->hi - a->lo) / wanted);
-    if (whole)
-        step = fmax(step, 1.0);
+    double values[64], step;
+    int n = Figure_ticks(a->lo, a->hi, wanted, whole, values, 64, &step);
     int last_end = -1;
-    for (double v = ceil(a->lo / step) * step; v <= a->hi + 1e-9 * step; v += step) {
+    for (int i = 0; i < n; i++) {
         char label[32];
-        format_tick(v, step, label, sizeof label);
-        frame_xtick(c, f, axis_dot(a, v), label, INK_AXIS, &last_end);
+        Figure_tick_label(values[i], step, label, sizeof label);
+        frame_xtick(c, f, axis_dot(a, values[i]), label, INK_AXIS, &last_end);
     }
 }
 
+/* From the top down: a label that would touch the one above gives way. */
 static void ticks_y(Canvas *c, const Frame *f, const Axis *a, int wanted)
 {
-    double step = nice_step((a->hi - a->lo) / wanted);
+    double values[64], step;
+    int n = Figure_ticks(a->lo, a->hi, wanted, false, values, 64, &step);
     int last_row = -1;
-    for (double v = floor(a->hi / step) * step; v >= a->lo - 1e-9 * step; v -= step) {
+    for (int i = n - 1; i >= 0; i--) {
         char label[32];
-        format_tick(v, step, label, sizeof label);
-        frame_ytick(c, f, axis_dot(a, v), label, &last_row);
+        Figure_tick_label(values[i], step, label, sizeof label);
+        frame_ytick(c, f, axis_dot(a, values[i]), label, &last_row);
     }
 }
-
-/* One legend entry: a sample of up to three cells (each a glyph or dots) and a text. */
-typedef struct {
-    struct {
-        const char *glyph;
-        uint8_t dots;
-    } sample[3];
-    int cells;
-    Ink ink;
-    char text[160];
-} LegendItem;
 
 enum { LEGEND_GAP = 2 };
 
@@ -323,99 +284,23 @@ static void unit_circle(Canvas *c, const Frame *f, const Axis *x, const Axis *y)
     }
 }
 
-/* The glyph pointing from the centre towards direction (dx, dy) (screen y down). */
-static const char *arrow(double dx, double dy)
-{
-    if (fabs(dx) >= fabs(dy))
-        return dx >= 0 ? "▸" : "◂";
-    return dy >= 0 ? "▾" : "▴";
-}
-
-static void complex_words(Complex z, char *out, size_t size)
-{
-    if (z.im == 0)
-        snprintf(out, size, "%.3g", z.re);
-    else
-        snprintf(out, size, "%.3g%+.3gi", z.re, z.im);
-}
-
 void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
 {
-    bool marked = p->outlier >= 0 && p->outlier < p->count;
-    /* The axes follow the data: the bulk (every value but the marked outlier) and the unit
-       circle.  A theory circle far outside them is named off scale rather than squeezing
-       the bulk into a spot; the outlier, when far, is pinned to the border. */
-    double bulk = 0, outlier = 0;
-    for (int i = 0; i < p->count; i++) {
-        double r = p->scale * hypot(p->values[i].re, p->values[i].im);
-        if (marked && i == p->outlier)
-            outlier = r;
-        else if (isfinite(r))
-            bulk = fmax(bulk, r);
-    }
-    double base = fmax(bulk, 1.0);
-    bool sigma_known = isfinite(p->sigma) && p->sigma > 0;
-    bool sigma_fits = sigma_known && p->sigma <= PIN_RATIO * base;
-    if (sigma_fits)
-        base = fmax(base, p->sigma);
-    bool pinned = marked && outlier > PIN_RATIO * base;
-    double range = MARGIN * (pinned || !marked ? base : fmax(base, outlier));
-    double re = 0, im = 0;
-    if (marked) {
-        re = p->scale * p->values[p->outlier].re;
-        im = p->scale * p->values[p->outlier].im;
-    }
-    /* Off scale, an arrow on the border points the way to the outlier. */
-    const char *glyph = pinned ? arrow(re, -im) : "◆";
-
-    LegendItem items[6];
-    int n = 0;
-    items[n] = (LegendItem){.sample = {{NULL, DOT_CELL}}, .cells = 1, .ink = INK_BULK};
-    snprintf(items[n++].text, sizeof items[0].text, "√T·λ (%d)", marked ? p->count - 1 : p->count);
-    bool predicted = p->show_predicted && isfinite(p->predicted_outlier);
-    if (predicted) {
-        items[n] = (LegendItem){.sample = {{"◇", 0}}, .cells = 1, .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "predicted λ1 = %.3g",
-                 p->predicted_outlier);
-    }
-    if (marked) {
-        char value[48];
-        complex_words(p->values[p->outlier], value, sizeof value);
-        items[n] = (LegendItem){.sample = {{glyph, 0}}, .cells = 1, .ink = INK_OUTLIER};
-        snprintf(items[n++].text, sizeof items[0].text, "λ1 = %s, √T·|λ1| = %.3g%s", value, outlier,
-                 pinned ? " off scale" : "");
-    } else if (p->removed_to_zero) {
-        items[n] = (LegendItem){.sample = {{"○", 0}}, .cells = 1, .ink = INK_OUTLIER};
-        snprintf(items[n++].text, sizeof items[0].text, "λ1: 1 → 0 (gap removed)");
-    } else if (p->count > 1) {
-        items[n] = (LegendItem){.cells = 0, .ink = INK_DEFAULT};
-        snprintf(items[n++].text, sizeof items[0].text, "no outlier: |λ1| < 2|λ2|");
-    }
-    if (sigma_known) {
-        items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {NULL, STROKE_CELL}},
-                                .cells = sigma_fits ? 2 : 0,
-                                .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "|z| = σ = %.3g%s", p->sigma,
-                 sigma_fits ? "" : " off scale");
-    }
-    /* The unit circle is drawn in cells of its own glyph (not dots), so that without colour
-       it is still not taken for eigenvalues. */
-    items[n] = (LegendItem){.sample = {{"∘", 0}}, .cells = 1, .ink = INK_AXIS};
-    snprintf(items[n++].text, sizeof items[0].text, "|z| = 1, z = √T·λ");
-
+    EigenvalueFigure fig;
+    Figure_eigenvalues(p, &fig);
     int head = title(c, p->title);
-    int rows = legend_rows(c, items, n);
+    int rows = legend_rows(c, fig.legend, fig.legend_count);
     Frame f;
     if (!frame_make(c, head, 6, rows, &f)) {
         Plot_message(c, p->title, "(panel too small)");
         return;
     }
-    legend_draw(c, items, n, f.legend_row);
+    legend_draw(c, fig.legend, fig.legend_count, f.legend_row);
     frame_axes(c, &f);
     frame_names(c, &f, "Re z", "Im z");
 
     /* Equal units on both axes: a circle stays a circle (a dot is about square). */
-    double per_unit = fmin(2.0 * f.cols, 4.0 * f.rows) / (2 * range);
+    double per_unit = fmin(2.0 * f.cols, 4.0 * f.rows) / (2 * fig.range);
     Axis x = {-f.cols / per_unit, f.cols / per_unit, 2 * f.left, 2 * f.cols, false};
     Axis y = {-2.0 * f.rows / per_unit, 2.0 * f.rows / per_unit, 4 * f.top, 4 * f.rows, true};
     ticks_x(c, &f, &x, 4, false);
@@ -423,117 +308,57 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
 
     frame_clip(c, &f);
     int cx = axis_dot(&x, 0), cy = axis_dot(&y, 0);
-    if (sigma_fits)
+    if (fig.sigma_fits)
         Canvas_circle(c, cx, cy, (int)lround(p->sigma * per_unit), INK_THEORY, STROKE_SOLID);
     for (int i = 0; i < p->count; i++)
-        if (!(marked && i == p->outlier))
+        if (!(fig.marked && i == p->outlier))
             Canvas_point(c, axis_dot(&x, p->scale * p->values[i].re),
                          axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
     Canvas_unclip(c);
     unit_circle(c, &f, &x, &y);
-    if (predicted) {
-        /* On the real axis, kept inside the border when it lies beyond it; drawn before the
-           measured outlier, which wins a shared cell. */
-        double at = p->scale * p->predicted_outlier;
-        at = fmax(fmin(at, 0.97 * x.hi), 0.97 * x.lo);
-        Canvas_text(c, axis_dot(&x, at) / 2, axis_dot(&y, 0) / 4, "◇", INK_THEORY);
-    }
-    if (!marked && p->removed_to_zero) {
+    double re, im, predicted;
+    Figure_place(&fig, x.hi, y.hi, &re, &im, &predicted);
+    /* Drawn before the measured outlier, which wins a shared cell. */
+    if (fig.predicted)
+        Canvas_text(c, axis_dot(&x, predicted) / 2, axis_dot(&y, 0) / 4, "◇", INK_THEORY);
+    if (!fig.marked && p->removed_to_zero) {
         int col = cx / 2, row = cy / 4, width = Canvas_text_width(c, "λ1→0");
         Canvas_text(c, col, row, "○", INK_OUTLIER);
         Canvas_text(c, col + 1 + width <= f.left + f.cols ? col + 1 : col - width, row, "λ1→0",
                     INK_OUTLIER);
     }
-    if (!marked)
+    if (!fig.marked)
         return;
-
-    if (pinned) {
-        /* On the border, in the outlier's direction. */
-        double t = fmin(x.hi / fmax(fabs(re), 1e-300), y.hi / fmax(fabs(im), 1e-300)) * 0.97;
-        re *= t;
-        im *= t;
-    }
     int col = axis_dot(&x, re) / 2, row = axis_dot(&y, im) / 4;
-    Canvas_text(c, col, row, glyph, INK_OUTLIER);
+    Canvas_text(c, col, row, fig.glyph, INK_OUTLIER);
     /* The label beside the glyph, on the side with room. */
     int width = Canvas_text_width(c, "λ1");
     int at = col + 1 + width <= f.left + f.cols ? col + 1 : col - width;
     Canvas_text(c, at, row, "λ1", INK_OUTLIER);
 }
 
-/* Density of the quartercircle law of radius 2σ. */
-static double quartercircle(double x, double sigma)
-{
-    double r2 = 4 * sigma * sigma - x * x;
-    return r2 > 0 ? sqrt(r2) / (M_PI * sigma * sigma) : 0;
-}
-
 void Plot_histogram(Canvas *c, const HistogramPlot *p)
 {
-    double s1 = p->count > 0 ? p->scale * p->values[0] : 0;
-    double s2 = p->count > 1 ? p->scale * p->values[1] : 0;
-    bool law = isfinite(p->sigma) && p->sigma > 0 && p->count > 1;
-    /* The axis follows the bulk; the law's edge 2σ widens it only when it is near, else the
-       law is named off scale (σ = 55 would flatten a bulk of width 2 into one bar). */
-    bool theory = law && 2 * p->sigma <= PIN_RATIO * s2;
-    double base = s2;
-    if (theory)
-        base = fmax(base, 2 * p->sigma);
-    /* A bulk that is round-off next to s1 (uniform attention) is drawn at 0, on s1's
-       scale, rather than blown up. */
-    bool pinned = s1 > PIN_RATIO * base && base > NEGLIGIBLE * s1;
-    double range = MARGIN * (pinned ? base : fmax(base, s1));
-
-    LegendItem items[3];
-    int n = 0;
-    const char *name = p->value_name ? p->value_name : "√T·s";
-    items[n] = (LegendItem){.sample = {{NULL, FULL_CELL}}, .cells = 1, .ink = INK_BULK};
-    snprintf(items[n++].text, sizeof items[0].text, "%s_i, i ≥ 2", name);
-    if (theory) {
-        items[n] = (LegendItem){.sample = {{"─", 0}}, .cells = 1, .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "%s", p->theory_label);
-    } else if (law) {
-        items[n] = (LegendItem){.cells = 0, .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "%s off scale (edge 2σ = %.3g)",
-                 p->theory_label, 2 * p->sigma);
-    }
-    /* ▸ rather than ◆ says that s1 lies beyond the right edge. */
-    items[n] = (LegendItem){.sample = {{pinned ? "▸" : "◆", 0}}, .cells = 1, .ink = INK_OUTLIER};
-    if (p->value_name)
-        snprintf(items[n++].text, sizeof items[0].text, "%s1 = %.3g, %s2 = %.3g", name, s1, name,
-                 s2);
-    else
-        snprintf(items[n++].text, sizeof items[0].text, "√T·s1 = %.3g, gap √T·(s1−s2) = %.3g", s1,
-                 s1 - s2);
-
+    HistogramFigure fig;
+    Figure_histogram(p, &fig);
     int head = title(c, p->title);
-    int rows = legend_rows(c, items, n);
+    int rows = legend_rows(c, fig.legend, fig.legend_count);
     Frame f;
     if (!frame_make(c, head, 5, rows, &f)) {
         Plot_message(c, p->title, "(panel too small)");
         return;
     }
-    legend_draw(c, items, n, f.legend_row);
+    legend_draw(c, fig.legend, fig.legend_count, f.legend_row);
     frame_axes(c, &f);
-    frame_names(c, &f, name, "count");
+    frame_names(c, &f, fig.name, "count");
 
-    /* One bin per cell column; s1 is not counted (it is marked apart). */
+    /* One bin per cell column. */
     enum { BINS_MAX = 1024 };
     int bins = f.cols < BINS_MAX ? f.cols : BINS_MAX;
-    int counts[BINS_MAX] = {0};
-    double width = range / bins, top = 1;
-    for (int i = 1; i < p->count; i++) {
-        int b = (int)(p->scale * p->values[i] / width);
-        b = b < 0 ? 0 : b >= bins ? bins - 1 : b;
-        counts[b]++;
-    }
-    double expected[BINS_MAX] = {0};
-    for (int b = 0; b < bins; b++) {
-        if (theory)
-            expected[b] = (p->count - 1) * quartercircle((b + 0.5) * width, p->sigma) * width;
-        top = fmax(top, fmax(counts[b], expected[b]));
-    }
-    Axis x = {0, range, 2 * f.left, 2 * f.cols, false};
+    int counts[BINS_MAX];
+    double expected[BINS_MAX];
+    double top = Figure_histogram_bins(p, &fig, bins, counts, expected);
+    Axis x = {0, fig.range, 2 * f.left, 2 * f.cols, false};
     Axis y = {0, top * MARGIN, 4 * f.top, 4 * f.rows, true};
     ticks_x(c, &f, &x, 5, false);
     ticks_y(c, &f, &y, 3);
@@ -551,19 +376,20 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
         Canvas_line(c, x0 + 1, bottom, x0 + 1, y_top, INK_BULK, STROKE_SOLID);
     }
     Canvas_unclip(c);
-    for (int b = 0; theory && b < bins; b++)
+    for (int b = 0; fig.theory && b < bins; b++)
         if (expected[b] > 0)
             Canvas_text(c, f.left + b, axis_dot(&y, expected[b]) / 4, "─", INK_THEORY);
     if (p->count == 0)
         return;
-    int col = pinned ? f.left + f.cols - 1 : axis_dot(&x, s1) / 2;
+    int col = fig.pinned ? f.left + f.cols - 1 : axis_dot(&x, fig.s1) / 2;
     if (col >= f.left + f.cols)
         col = f.left + f.cols - 1;
     int row = f.axis_row - 1;
-    Canvas_text(c, col, row, pinned ? "▸" : "◆", INK_OUTLIER);
+    Ink ink = fig.outlier ? INK_OUTLIER : INK_BULK;
+    Canvas_text(c, col, row, fig.glyph, ink);
     const char *label = "s1";
     int at = col - Canvas_text_width(c, label);
-    Canvas_text(c, at, row - 1, label, INK_OUTLIER);
+    Canvas_text(c, at, row - 1, label, ink);
 }
 
 /* Markers on every layer when there is room, otherwise on every k-th and the last. */
@@ -598,14 +424,6 @@ static void curve(Canvas *c, const Axis *x, const Axis *y, const double *values,
                         ink);
 }
 
-static bool any_finite(const double *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i]))
-            return true;
-    return false;
-}
-
 /* The ±1 std band around the mean as dotted vertical strokes in every dot column, the
    edges interpolated between layers in plotted (log) units. */
 static void band(Canvas *c, const Axis *x, const Axis *y, const double *mean, const double *std,
@@ -629,46 +447,11 @@ static void band(Canvas *c, const Axis *x, const Axis *y, const double *mean, co
 
 void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
 {
-    LegendItem items[6];
-    int n = 0;
-    bool network = any_finite(p->network, p->depth + 1);
-    bool counterpart = any_finite(p->counterpart, p->depth + 1);
-    bool ensemble = p->seeds > 1 && p->band_std;
-    items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {"●", 0}, {NULL, STROKE_CELL}},
-                            .cells = 3,
-                            .ink = INK_BULK};
-    snprintf(items[n++].text, sizeof items[0].text, "%s%s%s", p->network_label,
-             ensemble ? ", mean" : "", network ? "" : " (n/a)");
-    items[n] = (LegendItem){
-        .sample = {{NULL, DOT_CELL}, {"○", 0}, {NULL, DOT_CELL}}, .cells = 3, .ink = INK_GHOST};
-    snprintf(items[n++].text, sizeof items[0].text, "%s%s%s", p->counterpart_label,
-             ensemble ? ", mean" : "", counterpart ? "" : " (n/a)");
-    if (ensemble) {
-        items[n] = (LegendItem){
-            .sample = {{NULL, VERTICAL_DOTS}, {NULL, VERTICAL_DOTS}}, .cells = 2, .ink = INK_BULK};
-        snprintf(items[n++].text, sizeof items[0].text, "±1 std over %d seeds", p->seeds);
-    }
-    bool theory = p->theory && any_finite(p->theory, p->depth + 1);
-    bool counterpart_theory =
-        p->counterpart_theory && any_finite(p->counterpart_theory, p->depth + 1);
-    if (theory || counterpart_theory) {
-        items[n] = (LegendItem){.sample = {{NULL, STROKE_CELL}, {"×", 0}, {NULL, STROKE_CELL}},
-                                .cells = 3,
-                                .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "theory (docs/model.md §3)%s",
-                 theory && counterpart_theory ? ", both networks"
-                 : theory                     ? ", network"
-                                              : ", counterpart");
-    }
-    int note = -1;
-    if (!theory && !counterpart_theory && p->theory && p->theory_note) {
-        note = n;
-        items[n] = (LegendItem){.cells = 0, .ink = INK_THEORY};
-        snprintf(items[n++].text, sizeof items[0].text, "no theory curve: %s", p->theory_note);
-    }
-    items[n] = (LegendItem){.sample = {{"┆", 0}, {"▴", 0}}, .cells = 2, .ink = INK_HIGHLIGHT};
-    snprintf(items[n++].text, sizeof items[0].text, "shown layer %d", p->shown_layer);
-
+    StableRankFigure fig;
+    Figure_stable_rank(p, &fig);
+    LegendItem *items = fig.legend;
+    int n = fig.legend_count, note = fig.note;
+    bool ensemble = fig.ensemble, theory = fig.theory, counterpart_theory = fig.counterpart_theory;
     int head = title(c, p->title);
     Frame f;
     /* A small panel keeps its plot: the note shrinks first, then the shown layer's entry
@@ -753,7 +536,7 @@ static void log_label(double v, char *out, size_t size)
    less than two decades also 2 and 5 times them, so a short axis still has labels. */
 static void ticks_log(Canvas *c, const Frame *f, const Axis *a, int wanted, bool vertical)
 {
-    double step = ceil(nice_step((a->hi - a->lo) / wanted));
+    double step = ceil(Figure_nice_step((a->hi - a->lo) / wanted));
     bool fine = a->hi - a->lo < 2;
     const double mantissas[] = {1, 2, 5};
     int last = -1;
@@ -812,7 +595,7 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
         const Series *s = &p->series[k];
         bool has = series_has_points(p, s);
         any = any || has;
-        uint8_t dots = s->stroke == STROKE_SOLID ? STROKE_CELL : DOT_CELL;
+        uint8_t dots = s->stroke == STROKE_SOLID ? SAMPLE_STROKE : SAMPLE_DOT;
         items[n] = (LegendItem){
             .sample = {{NULL, dots}, {s->marker, dots}, {NULL, dots}}, .cells = 3, .ink = s->ink};
         snprintf(items[n++].text, sizeof items[0].text, "%s%s", s->label, has ? "" : " (n/a)");

@@ -1,65 +1,17 @@
-/* The three plots of the screen, drawn onto a canvas from plain data (nvtop's plot.c): they
+/* The plots of the screen, drawn onto a canvas from plain data (nvtop's plot.c): they
  * know nothing of snapshots, threads or terminals.  Each fills its whole canvas: a title
  * on the first row, the plot with tick labels, and a legend on the last rows.  Nothing is
- * told by colour alone: every series has its own glyph or stroke, shown in the legend.
+ * told by colour alone: every series has its own glyph or stroke, shown in the legend.  The
+ * eigenvalue and histogram panels draw the descriptions of figure.h, as the SVG export does.
  */
 #ifndef ATTNSCOPE_TUI_PLOT_H
 #define ATTNSCOPE_TUI_PLOT_H
 
 #include "attnscope/model.h"
 #include "canvas.h"
+#include "figure.h"
 
 #include <stdbool.h>
-
-/* Eigenvalues λ of one attention matrix in the complex plane, drawn as √T·λ. */
-typedef struct {
-    const char *title;
-    int count;
-    const Complex *values; /* by descending modulus */
-    double scale;          /* √T */
-    double sigma;          /* radius of the circle of the bulk (NaN: not drawn) */
-    bool exact;            /* read off a triangular matrix's diagonal */
-    /* The theory overlay's predicted outlier λ1 of A (docs/model.md §3), drawn as its own glyph. */
-    bool show_predicted;
-    double predicted_outlier;
-    /* The index of the eigenvalue that stands apart (Result.outlier), marked with its own
-       glyph; -1: none, every value is drawn as the bulk. */
-    int outlier;
-    /* Gap removal sent a row-stochastic A's eigenvalue 1 to 0 (A − U annihilates 1): that
-       eigenvalue is marked at 0 and named. */
-    bool removed_to_zero;
-} EigenvaluePlot;
-
-/* Histogram of √T·s_i, i ≥ 2, with s1 marked apart and the quartercircle overlay. */
-typedef struct {
-    const char *title;
-    int count;
-    const double *values;     /* singular values, descending, not scaled */
-    double scale;             /* √T */
-    double sigma;             /* quartercircle on [0, 2σ] (NaN: no overlay) */
-    const char *theory_label; /* what the overlay is ("quartercircle law", ...) */
-    const char *value_name;   /* what scale·s is called on the axis; NULL: "√T·s" */
-} HistogramPlot;
-
-/* Stable rank against depth on a log axis, with the counterpart network as a ghost. */
-typedef struct {
-    const char *title;
-    int depth;
-    const double *network;     /* ℓ = 0..depth, NaN where not known */
-    const double *counterpart; /* same, gap removal toggled */
-    const char *network_label;
-    const char *counterpart_label;
-    double top;      /* the largest stable rank possible (T) */
-    int shown_layer; /* highlighted */
-    /* Theory overlay (NULL: off): the predicted curves, NaN where none applies; when both
-       are all NaN the note says why instead. */
-    const double *theory, *counterpart_theory;
-    const char *theory_note;
-    /* Ensemble (NULL or seeds < 2: none): the curves above are then the means, and the
-       network's ±1 std band is drawn around its mean. */
-    const double *band_std, *counterpart_band_std;
-    int seeds;
-} StableRankPlot;
 
 /* How an axis maps values: as they are, log10 of positive values, or values that are
    already log10 (a curve whose values overflow a double). */

@@ -198,8 +198,40 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
     return false;
 }
 
+/* Whether next needs a job: other settings than the ones on, or a view that adds what the
+   last job did not compute (the sweep, the compare view's second network, the conditioning). */
+static bool needs_job(const Loop *l, const Controls *next)
+{
+    WorkerExtras want = extras_for(&next->display);
+    return !Config_equal(&next->config, &l->controls.config) || (want.sweep && !l->extras.sweep) ||
+           (want.compare && !l->extras.compare) || (want.conditioning && !l->extras.conditioning) ||
+           (want.conditioning_other && !l->extras.conditioning_other);
+}
+
+/* A setting key while the question is open steps the settings asked about, which are priced
+   again: back at the settings on, nothing is asked or computed; still long, the question
+   asks about the new ones; short enough, they are put on and computed. */
+static void long_job_setting(Loop *l, const KeyBinding *b)
+{
+    Controls next = l->pending;
+    if (!Keys_apply(b, &next, l->note, sizeof l->note) ||
+        Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
+        return; /* the question stays, about the settings it named */
+    char preset[TOUR_PATH_SIZE];
+    snprintf(preset, sizeof preset, "%s", l->pending_preset);
+    l->prompting = PROMPT_NONE;
+    if (!needs_job(l, &next)) {
+        l->controls = next;
+        snprintf(l->note, sizeof l->note, "back to the settings on: nothing to compute");
+        Trace_event(l->trace, "confirm-back");
+        return;
+    }
+    submit_or_ask(l, &next, preset[0] ? preset : NULL);
+}
+
 /* The answer to the long-job question: Enter puts the settings on and starts the job, Esc
-   keeps the previous ones, with no job started; other keys leave the question open. */
+   keeps the previous ones, with no job started; a setting key changes the settings asked
+   about (long_job_setting); other keys leave the question open. */
 static void long_job_key(Loop *l, int key)
 {
     switch (Prompt_key(&l->prompt, key)) {
@@ -220,17 +252,39 @@ static void long_job_key(Loop *l, int key)
         snprintf(l->note, sizeof l->note, "kept the previous settings: nothing computed");
         Trace_event(l->trace, "confirm-stay");
         break;
-    default:
-        snprintf(l->note, sizeof l->note, "answer with Enter (compute) or Esc (keep)");
+    default: {
+        const KeyBinding *b = Keys_find(key);
+        if (b && b->kind == ACTION_SETTING)
+            long_job_setting(l, b);
+        else
+            snprintf(l->note, sizeof l->note,
+                     "answer with Enter (compute) or Esc (keep), or change the settings asked "
+                     "about with their keys");
         break;
+    }
     }
 }
 
-/* Whether the shown result is the settings' and complete, so that x can export it. */
-static bool exportable(const Loop *l)
+/* Why x cannot export now (NULL: it can): the shown result must be the settings' and
+   complete and, in the conditioning view, its conditioning in or known to be absent, so
+   that the export holds the job whole. */
+static const char *export_refusal(const Loop *l)
 {
     const Snapshot *s = l->shown;
-    return s && !s->failed && s->done && Config_equal(&s->result->config, &l->controls.config);
+    if (!s || s->failed || !s->done || !Config_equal(&s->result->config, &l->controls.config))
+        return "nothing to export yet: wait for the result";
+    if (l->controls.display.panel == PANEL_CONDITIONING && !s->has_conditioning[0] &&
+        !s->conditioning_note[0][0])
+        return "nothing to export yet: wait for the conditioning";
+    return NULL;
+}
+
+/* The shown job's conditioning, which x exports as --batch --conditioning --export does (NULL:
+   the view computes none, or the block has none: its note says why). */
+static const Conditioning *shown_conditioning(const Loop *l)
+{
+    const Snapshot *s = l->shown;
+    return s->has_conditioning[0] ? &s->conditioning[0] : NULL;
 }
 
 /* Writes the shown result into the directory typed at the prompt (~/ is the home
@@ -238,8 +292,9 @@ static bool exportable(const Loop *l)
    or why not, in the note.  Returns 0 when written. */
 static int export_shown(Loop *l)
 {
-    if (!exportable(l)) {
-        snprintf(l->note, sizeof l->note, "nothing to export yet: wait for the result");
+    const char *refusal = export_refusal(l);
+    if (refusal) {
+        snprintf(l->note, sizeof l->note, "%s", refusal);
         return -1;
     }
     char dir[PROMPT_SIZE + 512], err[KEYS_NOTE_SIZE];
@@ -250,7 +305,7 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    int files = Export_write(l->shown->result, NULL, dir, err, sizeof err);
+    int files = Export_write(l->shown->result, shown_conditioning(l), dir, err, sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
     else
@@ -566,20 +621,17 @@ static void on_key(Loop *l, int key)
         Keys_apply(b, &next, l->note, sizeof l->note);
         /* A view redraws from the snapshot; only what it adds (the sweep, the compare
            view's second network) is a job, and the worker reuses the model run. */
-        WorkerExtras want = extras_for(&next.display);
-        if ((want.sweep && !l->extras.sweep) || (want.compare && !l->extras.compare) ||
-            (want.conditioning && !l->extras.conditioning) ||
-            (want.conditioning_other && !l->extras.conditioning_other))
+        if (needs_job(l, &next))
             submit_or_ask(l, &next, NULL);
         else
             l->controls = next;
         break;
     }
     case ACTION_EXPORT:
-        if (exportable(l))
+        if (!export_refusal(l))
             prompt_open(l, PROMPT_EXPORT_DIRECTORY);
         else
-            snprintf(l->note, sizeof l->note, "nothing to export yet: wait for the result");
+            snprintf(l->note, sizeof l->note, "%s", export_refusal(l));
         break;
     case ACTION_SAVE_PRESET:
         prompt_open(l, PROMPT_PRESET_NAME);

@@ -58,55 +58,12 @@ static void size_message(Screen *s)
     centred(s, rows / 2 + 1, "enlarge it, or press q to quit", false);
 }
 
-/* The σ of the circular law, and of the quartercircle law, where they apply (docs/model.md §3):
-   markov, and softmax on orthonormal input, with every key allowed, as the theory says. */
-static void theory_sigmas(const Snapshot *s, double *circle, double *quartercircle)
-{
-    const Config *c = &s->result->config;
-    TheoryPrediction t = {.stable_rank = NULL};
-    Theory_predict(c, &t);
-    *circle = Theory_shown_sigma(c);
-    *quartercircle = isfinite(*circle) ? t.singular_edge / 2 : NAN;
-}
-
-/* "of A, ℓ=1, T=256", naming the gap mode actually applied at the shown layer. */
-static void matrix_words(const Snapshot *s, char *out, size_t size)
-{
-    snprintf(out, size, "of A%s%s, ℓ=%d, T=%d", s->result->shown_gap == GAP_OFF ? "" : ", gap ",
-             s->result->shown_gap == GAP_OFF ? "" : GAP_NAMES.names[s->result->shown_gap],
-             s->result->config.layer, s->result->config.tokens);
-}
-
-/* The outlier theory predicts for relu and sigmoid (docs/model.md §3), NaN elsewhere (softmax and
-   markov have λ1 = 1 exactly, which the legend prints already). */
-static double predicted_outlier(const Config *c)
-{
-    if ((c->attention != ATTENTION_RELU && c->attention != ATTENTION_SIGMOID) ||
-        !Theory_describes_shown_layer(c))
-        return NAN;
-    TheoryPrediction t = {.stable_rank = NULL};
-    Theory_predict(c, &t);
-    return t.outlier;
-}
-
-/* Where gap removal sent the outlier: A − U annihilates 1 (each row of A − U sums to 0), so
-   one eigenvalue is 0, and for a row-stochastic A it was λ1 = 1.  Only then is it known
-   that the 1 went to 0: relu's and sigmoid's λ1 need not have stood apart before (at small
-   T it does not), and their rows' new eigenvalue 0 says nothing of it; linear attention had
-   no outlier to send. */
-static void removed_outlier(const Config *k, Gap applied, EigenvaluePlot *e)
-{
-    e->removed_to_zero =
-        Attention_is_row_stochastic(k->attention) &&
-        (applied == GAP_CENTER || applied == GAP_DEFLATE || applied == GAP_UNIFORM);
-}
-
 /* The eigenvalues, and the singular values unless histogram is NULL (the conditioning view
    draws K's there). */
 static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
                            Canvas *histogram)
 {
-    char t1[160], t2[160], words[96], wait[96];
+    char wait[96];
     if (!shown || shown->failed || !shown->result->spectra_ready) {
         const char *why = "computing…";
         if (shown && shown->failed)
@@ -124,113 +81,26 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
             Plot_message(histogram, "singular values √T·s", why);
         return;
     }
-    matrix_words(shown, words, sizeof words);
-    snprintf(t1, sizeof t1, "eigenvalues √T·λ %s%s", words,
-             shown->result->eigenvalues_exact ? ", exact" : "");
-    snprintf(t2, sizeof t2, "singular values √T·s %s", words);
-    double scale = sqrt((double)shown->result->config.tokens), sigma, quartercircle_sigma;
-    theory_sigmas(shown, &sigma, &quartercircle_sigma);
-    /* The circles are always drawn; the overlay key governs the predictions. */
-    EigenvaluePlot e = {
-        .title = t1,
-        .count = shown->result->config.tokens,
-        .values = shown->result->eigenvalues,
-        .scale = scale,
-        .sigma = sigma,
-        .exact = shown->result->eigenvalues_exact,
-        .show_predicted = d->overlays && shown->result->shown_gap == GAP_OFF,
-        .predicted_outlier = predicted_outlier(&shown->result->config),
-        .outlier = shown->result->outlier,
-    };
-    removed_outlier(&shown->result->config, shown->result->shown_gap, &e);
+    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE];
+    EigenvaluePlot e;
+    HistogramPlot h;
+    Figure_spectra(shown->result, d->overlays, t1, t2, &e, &h);
     Plot_eigenvalues(eigen, &e);
-    HistogramPlot h = {t2,
-                       shown->result->config.tokens,
-                       shown->result->singular_values,
-                       scale,
-                       d->overlays ? quartercircle_sigma : NAN,
-                       shown->result->config.attention == ATTENTION_MARKOV ? "quartercircle law"
-                                                                           : "i.i.d. Markov limit",
-                       NULL};
     if (histogram)
         Plot_histogram(histogram, &h);
 }
 
-/* Which network a stable-rank panel puts first: the one asked for, or (compare view) the
-   one without or with gap removal. */
-typedef enum { FIRST_NETWORK, FIRST_GAP_OFF, FIRST_GAP_REMOVED } First;
-
-static void stable_rank_panel(const Snapshot *shown, const Display *d, First first, Canvas *c)
+static void stable_rank_panel(const Snapshot *shown, const Display *d, StableRankFirst first,
+                              Canvas *c)
 {
-    const char *heading = "stable rank sr(Σℓ) against depth, log axis";
     if (!shown || shown->failed) {
-        Plot_message(c, heading, shown ? "the computation failed" : "computing…");
+        Plot_message(c, "stable rank sr(Σℓ) against depth, log axis",
+                     shown ? "the computation failed" : "computing…");
         return;
     }
-    const Config *k = &shown->result->config;
-    /* Seed 1 alone until a second seed is done; then the mean and band of the seeds done
-       so far, which grow until every seed is in. */
-    bool ensemble = k->seeds > 1 && shown->result->seeds_done > 1;
-    const double *network =
-        ensemble ? shown->result->stable_rank_band.mean : shown->result->network.stable_rank;
-    const double *counterpart =
-        ensemble ? shown->result->counterpart_band.mean : shown->result->counterpart.stable_rank;
-    const double *std = shown->result->stable_rank_band.std,
-                 *counterpart_std = shown->result->counterpart_band.std;
-    Gap gap = k->gap, other_gap = shown->result->counterpart_gap;
-    double theory[LAYERS_MAX], theory_other[LAYERS_MAX];
-    TheoryPrediction t = {.stable_rank = theory, .counterpart_stable_rank = theory_other};
-    Theory_predict(k, &t);
-    const double *curve = theory, *curve_other = theory_other;
-    bool swap = (first == FIRST_GAP_OFF && gap != GAP_OFF) ||
-                (first == FIRST_GAP_REMOVED && gap == GAP_OFF);
-    if (swap) {
-        const double *p = network;
-        network = counterpart;
-        counterpart = p;
-        p = std;
-        std = counterpart_std;
-        counterpart_std = p;
-        p = curve;
-        curve = curve_other;
-        curve_other = p;
-        Gap g = gap;
-        gap = other_gap;
-        other_gap = g;
-    }
-    char label[64], other[64], title[160];
-    if (k->seeds > 1 && shown->result->seeds_done >= k->seeds)
-        snprintf(title, sizeof title, "%s (mean ± 1 std)", heading);
-    else if (ensemble)
-        snprintf(title, sizeof title, "%s (mean ± 1 std, %d/%d seeds)", heading,
-                 shown->result->seeds_done, k->seeds);
-    else if (k->seeds > 1)
-        snprintf(title, sizeof title, "%s (seed 1, ensemble computing)", heading);
-    else
-        snprintf(title, sizeof title, "%s", heading);
-    if (first == FIRST_NETWORK) {
-        snprintf(label, sizeof label, "network (gap %s)", GAP_NAMES.names[gap]);
-        snprintf(other, sizeof other, "counterpart (gap %s)", GAP_NAMES.names[other_gap]);
-    } else {
-        snprintf(label, sizeof label, "this network (gap %s)", GAP_NAMES.names[gap]);
-        snprintf(other, sizeof other, "the other (gap %s)", GAP_NAMES.names[other_gap]);
-    }
-    StableRankPlot p = {
-        .title = title,
-        .depth = shown->result->config.depth,
-        .network = network,
-        .counterpart = counterpart,
-        .network_label = label,
-        .counterpart_label = other,
-        .top = k->tokens,
-        .shown_layer = k->layer,
-        .theory = d->overlays ? curve : NULL,
-        .counterpart_theory = d->overlays ? curve_other : NULL,
-        .theory_note = t.stable_rank_note,
-        .band_std = ensemble ? std : NULL,
-        .counterpart_band_std = ensemble ? counterpart_std : NULL,
-        .seeds = ensemble ? shown->result->seeds_done : 1,
-    };
+    StableRankText text;
+    StableRankPlot p;
+    Figure_stable_rank_plot(shown->result, d->overlays, first, &text, &p);
     Plot_stable_rank(c, &p);
 }
 
@@ -569,20 +439,8 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
     if (!main_is_this && !shown->has_compare) {
         Plot_message(eigen, title, "computing the same weights with the gap toggled…");
     } else {
-        double sigma, quartercircle_sigma;
-        theory_sigmas(shown, &sigma, &quartercircle_sigma);
-        EigenvaluePlot e = {
-            .title = title,
-            .count = shown->result->config.tokens,
-            .values = values,
-            .scale = sqrt((double)shown->result->config.tokens),
-            .sigma = sigma,
-            .exact = exact,
-            .show_predicted = d->overlays && gap == GAP_OFF,
-            .predicted_outlier = predicted_outlier(k),
-            .outlier = Spectra_outlier(k->tokens, values),
-        };
-        removed_outlier(k, gap, &e);
+        EigenvaluePlot e;
+        Figure_eigenvalue_plot(k, values, gap, exact, d->overlays, title, &e);
         Plot_eigenvalues(eigen, &e);
     }
     stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);

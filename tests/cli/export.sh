@@ -102,6 +102,26 @@ for f in eigenvalues.svg singular_values.svg stable_rank.svg; do
     check "$f: every axis has labelled, ordered ticks" svg_readable "$tmp/out/$f"
 done
 check "eigenvalues.svg draws the screen's circle |√T·λ| = 1" grep -q 'class="theory unit"' "$tmp/out/eigenvalues.svg"
+# With two seeds the screen draws the ensemble's means and its band: so does stable_rank.svg.
+# Each network marker sits where the log axis, read off its labelled ticks, puts the
+# document's mean (within a pixel).
+ensemble_drawn() {
+    "$PY" - "$tmp/out/stable_rank.svg" "$tmp/doc.json" <<'PY'
+import json, math, re, sys
+text, doc = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+ticks = re.findall(r'<line class="tick" x1="[-0-9.]+" x2="[-0-9.]+" y1="([-0-9.]+)" y2="[-0-9.]+" '
+                   r'stroke="#333"/><text x="[-0-9.]+" y="[-0-9.]+" text-anchor="end">([^<]+)</text>', text)
+(p0, v0), (p1, v1) = [(float(p), math.log10(float(v))) for p, v in (ticks[0], ticks[-1])]
+marks = [float(y) - 4 for y in re.findall(r'<text class="point network" x="[-0-9.]+" y="([-0-9.]+)"', text)]
+mean = doc["stable_rank_mean"]
+assert len(marks) == len(mean), (len(marks), len(mean))
+for l, (y, m) in enumerate(zip(marks, mean)):
+    expected = p0 + (math.log10(max(m, 1)) - v0) / (v1 - v0) * (p1 - p0)
+    assert abs(y - expected) < 1, f"layer {l}: marker at {y}, the mean {m} at {expected}"
+assert 'class="band"' in text and "±1 std over 2 seeds" in text and "network (gap off), mean" in text
+PY
+}
+check "stable_rank.svg: the ensemble's means, band and legend, as on the screen" ensemble_drawn
 check "no temporary files left" bash -c "! ls -A '$tmp/out' | grep -q '^\.'"
 
 failed_export() {
@@ -179,10 +199,56 @@ foreign_file() { # a file the user put there: refused, nothing moved or deleted
         same_as_first "${all[@]}" && [ "$(cat "$tmp/re/notes.txt")" = mine ]
 }
 check "a directory holding other files is refused, every file left as it was" foreign_file
+# A set with conditioning.csv replaced by one without: the old set leaves whole, nothing of it
+# is left beside the directory.
+conditioning_replaced() {
+    rm -rf "$tmp/cond" && mkdir "$tmp/cond" &&
+        "$BIN" --batch -T 8 -d 8 -L 2 --conditioning --export "$tmp/cond/out" >/dev/null 2>&1 &&
+        [ -f "$tmp/cond/out/conditioning.csv" ] &&
+        "$BIN" --batch -T 8 -d 8 -L 2 --export "$tmp/cond/out" >/dev/null 2>&1 &&
+        [ "$(ls "$tmp/cond/out" | wc -l)" -eq 6 ] &&
+        [ "$(ls -A "$tmp/cond")" = out ] || { echo "  left: $(ls -A "$tmp/cond" | paste -sd' ')"; return 1; }
+}
+check "an export over one with conditioning.csv leaves nothing of the old set" conditioning_replaced
 dot() {
     mkdir -p "$tmp/empty" && "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/empty/." >/dev/null 2>"$tmp/e"
     [ $? -eq 1 ] && [ -z "$(ls -A "$tmp/empty")" ] && grep -q "name a directory" "$tmp/e"
 }
 check "--export DIR/. is refused (an export replaces its directory)" dot
+
+# The SVGs mark what the screen marks (issue 21): λ1 is drawn as the outlier exactly when
+# |λ1| >= 2|λ2| (the screen's rule, and the document's "outlier"), s1 exactly when s1 >= 2 s2;
+# linear attention and window masks have none.  Their subtitle lists every setting given.
+outliers_as_the_screen() { # settings...
+    rm -rf "$tmp/rule"
+    "$BIN" --batch "$@" --export "$tmp/rule" >"$tmp/rule.json" 2>/dev/null || { echo "  $*: failed"; return 1; }
+    "$PY" - "$tmp/rule" "$tmp/rule.json" "$*" <<'PY'
+import json, re, sys
+out, doc, given = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3].split()
+ev = sorted((complex(*z) for z in doc["eigenvalues"]), key=abs, reverse=True)
+sv = sorted(doc["singular_values"], reverse=True)
+apart = abs(ev[0]) > 0 and abs(ev[0]) >= 2 * abs(ev[1])
+assert (doc["outlier"] is not None) == apart, (doc["outlier"], abs(ev[0]), abs(ev[1]))
+for name, expected in (("eigenvalues.svg", apart), ("singular_values.svg", sv[0] >= 2 * sv[1])):
+    text = open(out + "/" + name).read()
+    marks = len(re.findall(r'class="point outlier', text))
+    assert marks == int(expected), f"{name}: {marks} outlier marks, the screen's rule gives {int(expected)}"
+    subtitle = re.search(r'<text class="subtitle"[^>]*>(.*?)</text>', text, re.S)
+    assert subtitle, f"{name}: no subtitle"
+    subtitle = " ".join(re.findall(r">([^<]+)<", "<x>" + subtitle.group(1) + "</x>"))
+    options = [(given[i], given[i + 1]) for i in range(len(given) - 1) if given[i].startswith("--")]
+    for option, value in options:
+        assert f"{option} {value}" in subtitle, f"{name}: the subtitle lacks {option} {value}: {subtitle}"
+PY
+}
+check "linear attention: no outlier marked, as on the screen" outliers_as_the_screen \
+    --tokens 32 --width 64 --depth 2 --attention linear
+check "a window mask: no outlier marked" outliers_as_the_screen --tokens 32 --width 64 --depth 2 --mask window --window 2
+check "a causal window mask: no outlier marked" outliers_as_the_screen \
+    --tokens 32 --width 64 --depth 2 --mask window-causal --window 2
+check "softmax at T = 256: λ1 and s1 marked, as on the screen" outliers_as_the_screen --tokens 256 --width 256 --depth 1
+check "the block's settings in the subtitle" outliers_as_the_screen --tokens 16 --width 32 --depth 2 \
+    --heads 2 --wo gaussian --mlp relu --init xavier --ln-place pre --layernorm ln --skip plain \
+    --skip-gain 0.5 --seeds 2
 
 finish

@@ -95,7 +95,6 @@ check "--grid: a bad line of the grid" refused "$tmp/bad-grid.jsonl:1: \"T\": -T
     -- --grid "$tmp/bad-grid.jsonl" "$tmp/two.jsonl"
 check "a missing file" refused "merge: '$tmp/none.jsonl': No such file or directory" -- "$tmp/none.jsonl"
 check "a directory" refused "merge: '$tmp': Is a directory" -- "$tmp"
-check "no file" refused "merge: no FILE given; accepted: merge FILE... [--csv]" -- --csv
 check "an unknown option" refused "merge: unknown option '--tsv'; accepted: FILE... (- for standard input), --csv, --uneven and --grid FILE" -- --tsv "$tmp/first.jsonl"
 
 finish

@@ -124,4 +124,16 @@ if failures:
 PY
 check "--csv: one row per configuration and layer, the merged numbers $(head -c 300 "$tmp/why")" test ! -s "$tmp/why"
 
+# No FILE: standard input, as cat reads it; the records are those of `-` (which names its
+# parts "-") and of the file itself once the name is the same.
+"$BIN" merge <"$tmp/parts.jsonl" >"$tmp/piped.jsonl" 2>"$tmp/err"
+check "merge with no FILE reads standard input: exit 0, nothing on stderr" \
+    test $? -eq 0 -a -s "$tmp/piped.jsonl" -a ! -s "$tmp/err"
+check "... the records 'merge -' writes" cmp -s "$tmp/piped.jsonl" <("$BIN" merge - <"$tmp/parts.jsonl")
+check "... the records of the file, its name aside" cmp -s "$tmp/piped.jsonl" \
+    <("$BIN" merge "$tmp/parts.jsonl" | sed "s|\"file\":\"$tmp/parts.jsonl\"|\"file\":\"-\"|g")
+"$BIN" grid "${grid[@]}" --shards 4 | "$BIN" --batch --jsonl | "$BIN" merge --csv >"$tmp/pipe.csv"
+check "a pipe from --batch --jsonl into merge --csv: the table of the file" \
+    cmp -s "$tmp/pipe.csv" <("$BIN" merge --csv "$tmp/parts.jsonl")
+
 finish

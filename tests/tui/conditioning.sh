@@ -5,7 +5,7 @@
 # which tests/test_conditioning.c checks against finite differences); C to the normal scheme
 # and κ(K) explodes, null where double precision ends, as many layers as the batch document
 # says; c puts both initialisations side by side; the block with two heads
-# gets its own curves; the α, β, c keys step the scheme's settings.
+# gets its own curves; the α, β, c keys step the scheme's settings; x exports the job whole.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 PY=/usr/bin/python3
@@ -87,4 +87,26 @@ press ") : two heads" "H=2" ")"
 expect "the two-head block's kappa at layer 1 (K = the heads' sum)" "ℓ=1: κ\(K\)=[0-9]"
 check "  computed anew in the worker" bash -c "[ \$(grep -c 'conditioning-done gen=' '$trace') -gt $done_before ]"
 quits "q quits from the conditioning view"
+
+# x in the conditioning view exports the job whole: the files --batch --conditioning --export
+# writes for the same settings, byte for byte, conditioning.csv among them.
+small=(-T 16 -d 16 -L 4 --init cutting-skip -n rms)
+mkdir -p "$TMP/x"
+trace=$TMP/export.trace
+start 120 40 "cd '$TMP/x' && env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' ${small[*]} --no-confirm --trace '$trace'"
+expect "a small cutting-skip stack computes" "computed in [0-9]+ ms"
+press "V: the conditioning view" "κ\(K\) exact" V
+press "x asks for a directory" "directory: _" x
+keys -l "$TMP/x/screen"
+press "Enter: seven files, conditioning.csv among them" "exported 7 files to .*/screen/" Enter
+same_export() {
+    "$BIN" --batch --conditioning "${small[@]}" --export "$TMP/x/batch" >/dev/null 2>&1 || return 1
+    local f status=0
+    for f in $(ls "$TMP/x/batch"); do
+        cmp "$TMP/x/batch/$f" "$TMP/x/screen/$f" || status=1
+    done
+    [ "$(ls "$TMP/x/screen" | wc -l)" -eq 7 ] && [ "$(ls "$TMP/x/batch" | wc -l)" -eq 7 ] && return $status
+}
+check "x writes what --batch --conditioning --export writes, file for file" same_export
+quits "q quits after the export"
 finish

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Before a job the cost model puts above 30 s, from a key or a preset, the screen asks:
 # Esc keeps the previous settings and starts no job (the trace's job-start events), Enter
-# puts the new settings on and starts it.  The estimates are far above 30 s on any machine
+# puts the new settings on and starts it, a setting key changes the settings asked about and
+# prices them again (back at the settings on, nothing is asked).  The estimates are far above 30 s on any machine
 # (minutes at the calibrated rate), so no timing decides the outcome.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
@@ -57,6 +58,21 @@ press "Esc: the previous settings are kept" "kept the previous settings: nothing
 check "Esc: the question is gone" wait_gone "a long computation"
 check "Esc: the status line still shows 16 seeds" eval 'screen | grep -q "seeds=16"'
 check "Esc: no job started" no_new_job "$before"
+
+# A setting key while the question is open changes the settings asked about and prices them
+# again (no timing decides: 64 seeds cost more than 32, and 16 are the settings on).
+asks() { grep -c 'confirm-ask' "$trace"; }
+press "E: asked about 32 seeds" "a long computation" E
+asked=$(asks)
+press "E while it is open: asked again, about 64 seeds" "to compute T=256 d=256 L=256 seeds=64" E
+check "  priced again: the trace has one more question" eval '[ "$(asks)" -eq $((asked + 1)) ]'
+check "  the status line still shows 16 seeds" eval 'screen | grep -qE "^T=256 .*seeds=16"'
+press "e: back to 32 seeds, still asked" "to compute T=256 d=256 L=256 seeds=32" e
+press "e again: the settings on, so nothing is asked or computed" \
+    "back to the settings on: nothing to compute" e
+check "  the question is gone" wait_gone "a long computation"
+check "  still 16 seeds" eval 'screen | grep -qE "^T=256 .*seeds=16"'
+check "  no job started" no_new_job "$before"
 
 press "E again: the question again" "a long computation" E
 press "Enter: the new settings are on (the status line, not the question)" "^T=256 .*seeds=32" Enter

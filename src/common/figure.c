@@ -1,0 +1,453 @@
+#include "figure.h"
+
+#include "attnscope/format.h"
+#include "attnscope/spectra.h"
+#include "attnscope/theory.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A point farther out than this times the rest of the picture is pinned to the border
+   (with its value printed) instead of squeezing everything else into a corner. */
+#define PIN_RATIO 1.25
+/* Room around the data, so nothing sits on the frame. */
+#define MARGIN 1.1
+
+static LegendItem *legend_add(LegendItem *items, int *n, Ink ink, int cells)
+{
+    LegendItem *item = &items[(*n)++];
+    *item = (LegendItem){.cells = cells, .ink = ink};
+    return item;
+}
+
+static void sample(LegendItem *item, int k, const char *glyph, uint8_t dots)
+{
+    item->sample[k].glyph = glyph;
+    item->sample[k].dots = dots;
+}
+
+/* The glyph pointing from the centre towards direction (dx, dy) (screen y down). */
+static const char *arrow(double dx, double dy)
+{
+    if (fabs(dx) >= fabs(dy))
+        return dx >= 0 ? "▸" : "◂";
+    return dy >= 0 ? "▾" : "▴";
+}
+
+static void complex_words(Complex z, char *out, size_t size)
+{
+    if (z.im == 0)
+        snprintf(out, size, "%.3g", z.re);
+    else
+        snprintf(out, size, "%.3g%+.3gi", z.re, z.im);
+}
+
+static void eigenvalue_legend(const EigenvaluePlot *p, EigenvalueFigure *f)
+{
+    int n = 0;
+    LegendItem *item = legend_add(f->legend, &n, INK_BULK, 1);
+    sample(item, 0, NULL, SAMPLE_DOT);
+    snprintf(item->text, sizeof item->text, "√T·λ (%d)", f->marked ? p->count - 1 : p->count);
+    if (f->predicted) {
+        item = legend_add(f->legend, &n, INK_THEORY, 1);
+        sample(item, 0, "◇", 0);
+        snprintf(item->text, sizeof item->text, "predicted λ1 = %.3g", p->predicted_outlier);
+    }
+    if (f->marked) {
+        char value[48];
+        complex_words(p->values[p->outlier], value, sizeof value);
+        item = legend_add(f->legend, &n, INK_OUTLIER, 1);
+        sample(item, 0, f->glyph, 0);
+        snprintf(item->text, sizeof item->text, "λ1 = %s, √T·|λ1| = %.3g%s", value, f->radius,
+                 f->pinned ? " off scale" : "");
+    } else if (p->removed_to_zero) {
+        item = legend_add(f->legend, &n, INK_OUTLIER, 1);
+        sample(item, 0, "○", 0);
+        snprintf(item->text, sizeof item->text, "λ1: 1 → 0 (gap removed)");
+    } else if (p->count > 1) {
+        item = legend_add(f->legend, &n, INK_DEFAULT, 0);
+        snprintf(item->text, sizeof item->text, "no outlier: |λ1| < 2|λ2|");
+    }
+    if (f->sigma_known) {
+        item = legend_add(f->legend, &n, INK_THEORY, f->sigma_fits ? 2 : 0);
+        sample(item, 0, NULL, SAMPLE_STROKE);
+        sample(item, 1, NULL, SAMPLE_STROKE);
+        snprintf(item->text, sizeof item->text, "|z| = σ = %.3g%s", p->sigma,
+                 f->sigma_fits ? "" : " off scale");
+    }
+    /* The unit circle is drawn in its own glyph (not dots), so that without colour it is
+       still not taken for eigenvalues. */
+    item = legend_add(f->legend, &n, INK_AXIS, 1);
+    sample(item, 0, "∘", 0);
+    snprintf(item->text, sizeof item->text, "|z| = 1, z = √T·λ");
+    f->legend_count = n;
+}
+
+void Figure_eigenvalues(const EigenvaluePlot *p, EigenvalueFigure *f)
+{
+    *f = (EigenvalueFigure){.marked = p->outlier >= 0 && p->outlier < p->count};
+    /* The view follows the data: the bulk (every value but the marked outlier) and the unit
+       circle.  A theory circle far outside them is named off scale rather than squeezing the
+       bulk into a spot; the outlier, when far, is pinned to the border. */
+    double bulk = 0;
+    for (int i = 0; i < p->count; i++) {
+        double r = p->scale * hypot(p->values[i].re, p->values[i].im);
+        if (f->marked && i == p->outlier)
+            f->radius = r;
+        else if (isfinite(r))
+            bulk = fmax(bulk, r);
+    }
+    double base = fmax(bulk, 1.0);
+    f->sigma_known = isfinite(p->sigma) && p->sigma > 0;
+    f->sigma_fits = f->sigma_known && p->sigma <= PIN_RATIO * base;
+    if (f->sigma_fits)
+        base = fmax(base, p->sigma);
+    f->pinned = f->marked && f->radius > PIN_RATIO * base;
+    f->range = MARGIN * (f->pinned || !f->marked ? base : fmax(base, f->radius));
+    if (f->marked) {
+        f->re = p->scale * p->values[p->outlier].re;
+        f->im = p->scale * p->values[p->outlier].im;
+    }
+    /* Off scale, an arrow on the border points the way to the outlier. */
+    f->glyph = f->pinned ? arrow(f->re, -f->im) : "◆";
+    f->predicted = p->show_predicted && isfinite(p->predicted_outlier);
+    f->predicted_at = p->scale * p->predicted_outlier;
+    eigenvalue_legend(p, f);
+}
+
+void Figure_place(const EigenvalueFigure *f, double x_half, double y_half, double *re, double *im,
+                  double *predicted)
+{
+    double t = 1;
+    if (f->pinned)
+        t = 0.97 * fmin(x_half / fmax(fabs(f->re), 1e-300), y_half / fmax(fabs(f->im), 1e-300));
+    *re = t * f->re;
+    *im = t * f->im;
+    *predicted = fmax(fmin(f->predicted_at, 0.97 * x_half), -0.97 * x_half);
+}
+
+static void histogram_legend(const HistogramPlot *p, bool law, HistogramFigure *f)
+{
+    int n = 0;
+    LegendItem *item = legend_add(f->legend, &n, INK_BULK, 1);
+    sample(item, 0, NULL, SAMPLE_FULL);
+    snprintf(item->text, sizeof item->text, "%s_i, i ≥ 2", f->name);
+    if (f->theory) {
+        item = legend_add(f->legend, &n, INK_THEORY, 1);
+        sample(item, 0, "─", 0);
+        snprintf(item->text, sizeof item->text, "%s", p->theory_label);
+    } else if (law) {
+        item = legend_add(f->legend, &n, INK_THEORY, 0);
+        snprintf(item->text, sizeof item->text, "%s off scale (edge 2σ = %.3g)", p->theory_label,
+                 2 * p->sigma);
+    }
+    item = legend_add(f->legend, &n, f->outlier ? INK_OUTLIER : INK_BULK, 1);
+    sample(item, 0, f->glyph, 0);
+    if (p->value_name)
+        snprintf(item->text, sizeof item->text, "%s1 = %.3g, %s2 = %.3g", f->name, f->s1, f->name,
+                 f->s2);
+    else
+        snprintf(item->text, sizeof item->text, "√T·s1 = %.3g, gap √T·(s1−s2) = %.3g", f->s1,
+                 f->s1 - f->s2);
+    f->legend_count = n;
+}
+
+void Figure_histogram(const HistogramPlot *p, HistogramFigure *f)
+{
+    *f = (HistogramFigure){.name = p->value_name ? p->value_name : "√T·s"};
+    f->s1 = p->count > 0 ? p->scale * p->values[0] : 0;
+    f->s2 = p->count > 1 ? p->scale * p->values[1] : 0;
+    /* The eigenvalues' rule on the two largest: one outlier rule for every panel. */
+    Complex top[2] = {{f->s1, 0}, {f->s2, 0}};
+    f->outlier = p->count > 1 && Spectra_outlier(2, top) == 0;
+    bool law = isfinite(p->sigma) && p->sigma > 0 && p->count > 1;
+    /* The axis follows the bulk; the law's edge 2σ widens it only when it is near, else the
+       law is named off scale (σ = 55 would flatten a bulk of width 2 into one bar). */
+    f->theory = law && 2 * p->sigma <= PIN_RATIO * f->s2;
+    double base = f->s2;
+    if (f->theory)
+        base = fmax(base, 2 * p->sigma);
+    /* A bulk that is round-off next to s1 (uniform attention) is drawn at 0, on s1's
+       scale, rather than blown up. */
+    f->pinned = f->s1 > PIN_RATIO * base && base > FIGURE_NEGLIGIBLE * f->s1;
+    f->range = MARGIN * (f->pinned ? base : fmax(base, f->s1));
+    /* ▸ rather than ◆ says that s1 lies beyond the right edge. */
+    f->glyph = f->pinned ? "▸" : "◆";
+    histogram_legend(p, law, f);
+}
+
+/* Density of the quartercircle law of radius 2σ. */
+static double quartercircle(double x, double sigma)
+{
+    double r2 = 4 * sigma * sigma - x * x;
+    return r2 > 0 ? sqrt(r2) / (M_PI * sigma * sigma) : 0;
+}
+
+double Figure_histogram_bins(const HistogramPlot *p, const HistogramFigure *f, int bins,
+                             int *counts, double *expected)
+{
+    double width = f->range / bins, top = 1;
+    for (int b = 0; b < bins; b++)
+        counts[b] = 0;
+    for (int i = 1; i < p->count; i++) {
+        int b = (int)(p->scale * p->values[i] / width);
+        b = b < 0 ? 0 : b >= bins ? bins - 1 : b;
+        counts[b]++;
+    }
+    for (int b = 0; b < bins; b++) {
+        double e =
+            f->theory ? (p->count - 1) * quartercircle((b + 0.5) * width, p->sigma) * width : 0;
+        if (expected)
+            expected[b] = e;
+        top = fmax(top, fmax(counts[b], expected ? e : 0));
+    }
+    return top;
+}
+
+/* The σ of the circular law, and of the quartercircle law, where they apply (docs/model.md §3):
+   markov, and softmax on orthonormal input, with every key allowed, as the theory says. */
+static void theory_sigmas(const Config *c, double *circle, double *quartercircle_sigma)
+{
+    TheoryPrediction t = {.stable_rank = NULL};
+    Theory_predict(c, &t);
+    *circle = Theory_shown_sigma(c);
+    *quartercircle_sigma = isfinite(*circle) ? t.singular_edge / 2 : NAN;
+}
+
+/* The outlier theory predicts for relu and sigmoid (docs/model.md §3), NaN elsewhere (softmax and
+   markov have λ1 = 1 exactly, which the legend prints already). */
+static double predicted_outlier(const Config *c)
+{
+    if ((c->attention != ATTENTION_RELU && c->attention != ATTENTION_SIGMOID) ||
+        !Theory_describes_shown_layer(c))
+        return NAN;
+    TheoryPrediction t = {.stable_rank = NULL};
+    Theory_predict(c, &t);
+    return t.outlier;
+}
+
+void Figure_eigenvalue_plot(const Config *k, const Complex *values, Gap applied, bool exact,
+                            bool overlays, const char *title, EigenvaluePlot *e)
+{
+    double sigma, quartercircle_sigma;
+    theory_sigmas(k, &sigma, &quartercircle_sigma);
+    /* The circles are always drawn; the overlays govern the predictions. */
+    *e = (EigenvaluePlot){
+        .title = title,
+        .count = k->tokens,
+        .values = values,
+        .scale = sqrt((double)k->tokens),
+        .sigma = sigma,
+        .exact = exact,
+        .show_predicted = overlays && applied == GAP_OFF,
+        .predicted_outlier = predicted_outlier(k),
+        .outlier = Spectra_outlier(k->tokens, values),
+        /* Where gap removal sent the outlier: A − U annihilates 1 (each row of A − U sums to
+           0), so one eigenvalue is 0, and for a row-stochastic A it was λ1 = 1.  Only then is
+           it known that the 1 went to 0: relu's and sigmoid's λ1 need not have stood apart
+           before (at small T it does not), and their rows' new eigenvalue 0 says nothing of
+           it; linear attention had no outlier to send. */
+        .removed_to_zero =
+            Attention_is_row_stochastic(k->attention) &&
+            (applied == GAP_CENTER || applied == GAP_DEFLATE || applied == GAP_UNIFORM),
+    };
+}
+
+void Figure_spectra(const Result *r, bool overlays, char *t1, char *t2, EigenvaluePlot *e,
+                    HistogramPlot *h)
+{
+    const Config *c = &r->config;
+    /* "of A, ℓ=1, T=256", naming the gap mode actually applied at the shown layer. */
+    char words[96];
+    snprintf(words, sizeof words, "of A%s%s, ℓ=%d, T=%d", r->shown_gap == GAP_OFF ? "" : ", gap ",
+             r->shown_gap == GAP_OFF ? "" : GAP_NAMES.names[r->shown_gap], c->layer, c->tokens);
+    snprintf(t1, FIGURE_TITLE_SIZE, "eigenvalues √T·λ %s%s", words,
+             r->eigenvalues_exact ? ", exact" : "");
+    snprintf(t2, FIGURE_TITLE_SIZE, "singular values √T·s %s", words);
+    Figure_eigenvalue_plot(c, r->eigenvalues, r->shown_gap, r->eigenvalues_exact, overlays, t1, e);
+    e->outlier = r->outlier; /* the same rule, applied when the layer was done */
+    double sigma, quartercircle_sigma;
+    theory_sigmas(c, &sigma, &quartercircle_sigma);
+    *h = (HistogramPlot){
+        .title = t2,
+        .count = c->tokens,
+        .values = r->singular_values,
+        .scale = e->scale,
+        .sigma = overlays ? quartercircle_sigma : NAN,
+        .theory_label =
+            c->attention == ATTENTION_MARKOV ? "quartercircle law" : "i.i.d. Markov limit",
+        .value_name = NULL,
+    };
+}
+
+static bool any_finite(const double *v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        if (isfinite(v[i]))
+            return true;
+    return false;
+}
+
+/* Swaps two pointers: the compare view's halves put either network first. */
+static void swap(const double **a, const double **b)
+{
+    const double *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst first,
+                             StableRankText *text, StableRankPlot *p)
+{
+    const char *heading = "stable rank sr(Σℓ) against depth, log axis";
+    const Config *k = &r->config;
+    bool ensemble = k->seeds > 1 && r->seeds_done > 1;
+    const double *network = ensemble ? r->stable_rank_band.mean : r->network.stable_rank;
+    const double *counterpart = ensemble ? r->counterpart_band.mean : r->counterpart.stable_rank;
+    const double *std = r->stable_rank_band.std, *counterpart_std = r->counterpart_band.std;
+    Gap gap = k->gap, other_gap = r->counterpart_gap;
+    TheoryPrediction t = {.stable_rank = text->theory,
+                          .counterpart_stable_rank = text->theory_other};
+    Theory_predict(k, &t);
+    const double *curve = text->theory, *curve_other = text->theory_other;
+    if ((first == FIRST_GAP_OFF && gap != GAP_OFF) ||
+        (first == FIRST_GAP_REMOVED && gap == GAP_OFF)) {
+        swap(&network, &counterpart);
+        swap(&std, &counterpart_std);
+        swap(&curve, &curve_other);
+        Gap g = gap;
+        gap = other_gap;
+        other_gap = g;
+    }
+    if (k->seeds > 1 && r->seeds_done >= k->seeds)
+        snprintf(text->title, sizeof text->title, "%s (mean ± 1 std)", heading);
+    else if (ensemble)
+        snprintf(text->title, sizeof text->title, "%s (mean ± 1 std, %d/%d seeds)", heading,
+                 r->seeds_done, k->seeds);
+    else if (k->seeds > 1)
+        snprintf(text->title, sizeof text->title, "%s (seed 1, ensemble computing)", heading);
+    else
+        snprintf(text->title, sizeof text->title, "%s", heading);
+    bool named = first == FIRST_NETWORK;
+    snprintf(text->label, sizeof text->label, "%s (gap %s)", named ? "network" : "this network",
+             GAP_NAMES.names[gap]);
+    snprintf(text->other, sizeof text->other, "%s (gap %s)", named ? "counterpart" : "the other",
+             GAP_NAMES.names[other_gap]);
+    *p = (StableRankPlot){
+        .title = text->title,
+        .depth = k->depth,
+        .network = network,
+        .counterpart = counterpart,
+        .network_label = text->label,
+        .counterpart_label = text->other,
+        .top = k->tokens,
+        .shown_layer = k->layer,
+        .theory = overlays ? curve : NULL,
+        .counterpart_theory = overlays ? curve_other : NULL,
+        .theory_note = t.stable_rank_note,
+        .band_std = ensemble ? std : NULL,
+        .counterpart_band_std = ensemble ? counterpart_std : NULL,
+        .seeds = ensemble ? r->seeds_done : 1,
+    };
+}
+
+void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f)
+{
+    int L = p->depth + 1;
+    *f = (StableRankFigure){.network = any_finite(p->network, L),
+                            .counterpart = any_finite(p->counterpart, L),
+                            .ensemble = p->seeds > 1 && p->band_std,
+                            .theory = any_finite(p->theory, L),
+                            .counterpart_theory = any_finite(p->counterpart_theory, L),
+                            .note = -1};
+    int n = 0;
+    LegendItem *item = legend_add(f->legend, &n, INK_BULK, 3);
+    sample(item, 0, NULL, SAMPLE_STROKE);
+    sample(item, 1, "●", 0);
+    sample(item, 2, NULL, SAMPLE_STROKE);
+    snprintf(item->text, sizeof item->text, "%s%s%s", p->network_label, f->ensemble ? ", mean" : "",
+             f->network ? "" : " (n/a)");
+    item = legend_add(f->legend, &n, INK_GHOST, 3);
+    sample(item, 0, NULL, SAMPLE_DOT);
+    sample(item, 1, "○", 0);
+    sample(item, 2, NULL, SAMPLE_DOT);
+    snprintf(item->text, sizeof item->text, "%s%s%s", p->counterpart_label,
+             f->ensemble ? ", mean" : "", f->counterpart ? "" : " (n/a)");
+    if (f->ensemble) {
+        item = legend_add(f->legend, &n, INK_BULK, 2);
+        sample(item, 0, NULL, SAMPLE_VERTICAL_DOTS);
+        sample(item, 1, NULL, SAMPLE_VERTICAL_DOTS);
+        snprintf(item->text, sizeof item->text, "±1 std over %d seeds", p->seeds);
+    }
+    if (f->theory || f->counterpart_theory) {
+        item = legend_add(f->legend, &n, INK_THEORY, 3);
+        sample(item, 0, NULL, SAMPLE_STROKE);
+        sample(item, 1, "×", 0);
+        sample(item, 2, NULL, SAMPLE_STROKE);
+        snprintf(item->text, sizeof item->text, "theory (docs/model.md §3)%s",
+                 f->theory && f->counterpart_theory ? ", both networks"
+                 : f->theory                        ? ", network"
+                                                    : ", counterpart");
+    } else if (p->theory && p->theory_note) {
+        f->note = n;
+        item = legend_add(f->legend, &n, INK_THEORY, 0);
+        snprintf(item->text, sizeof item->text, "no theory curve: %s", p->theory_note);
+    }
+    item = legend_add(f->legend, &n, INK_HIGHLIGHT, 2);
+    sample(item, 0, "┆", 0);
+    sample(item, 1, "▴", 0);
+    snprintf(item->text, sizeof item->text, "shown layer %d", p->shown_layer);
+    f->legend_count = n;
+}
+
+double Figure_nice_step(double raw)
+{
+    if (!(raw > 0) || !isfinite(raw))
+        return 1.0;
+    double magnitude = pow(10.0, floor(log10(raw)));
+    const double steps[] = {1, 2, 5, 10};
+    for (int i = 0; i < 4; i++)
+        if (steps[i] * magnitude >= raw * (1 - 1e-12))
+            return steps[i] * magnitude;
+    return 10 * magnitude;
+}
+
+int Figure_ticks(double lo, double hi, int wanted, bool whole, double *out, int max, double *step)
+{
+    *step = Figure_nice_step((hi - lo) / wanted);
+    if (whole)
+        *step = fmax(*step, 1.0);
+    int n = 0;
+    for (double v = ceil(lo / *step) * *step; v <= hi + 1e-9 * *step && n < max; v += *step)
+        out[n++] = v;
+    return n;
+}
+
+void Figure_tick_label(double v, double step, char *out, size_t size)
+{
+    snprintf(out, size, "%g", fabs(v) < 1e-9 * step ? 0.0 : v);
+}
+
+void Figure_settings(const Config *c, char *buf, size_t size)
+{
+    Config defaults = Config_default();
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < Settings_count() && used < size; i++) {
+        const Setting *setting = Settings_at(i);
+        bool always = i < 3;
+        if (!always && Setting_get(setting, c) == Setting_get(setting, &defaults))
+            continue;
+        char value[FORMAT_NUMBER_SIZE];
+        if (setting->kind == SETTING_DOUBLE)
+            Format_shortest(Setting_get(setting, c), value);
+        else
+            Setting_format(setting, c, 0, value, sizeof value);
+        int n =
+            snprintf(buf + used, size - used, "%s--%s %s", used ? " " : "", setting->name, value);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}

@@ -1,0 +1,183 @@
+/* What a panel shows, decided once (htop's Meter: one set of values, several renderings): the
+ * points, which of them is marked apart and how, the outlier rule, the ticks, the legend and
+ * the settings line.  The screen's canvas (src/tui/plot.c) and the SVG writer
+ * (src/common/export.c) both draw these descriptions, so an export cannot disagree with the
+ * screen.  Nothing here knows a terminal, a cell or a pixel.
+ */
+#ifndef ATTNSCOPE_COMMON_FIGURE_H
+#define ATTNSCOPE_COMMON_FIGURE_H
+
+#include "attnscope/model.h"
+#include "ink.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Legend samples drawn as dots are braille bits (bit 0..7 = dots 1..8): a horizontal stroke
+   through the third dot row, one dot, a full cell, a dotted vertical line. */
+enum {
+    SAMPLE_STROKE = 0x04 | 0x20,
+    SAMPLE_DOT = 0x04,
+    SAMPLE_FULL = 0xFF,
+    SAMPLE_VERTICAL_DOTS = 0x01 | 0x04
+};
+
+/* One legend entry: a sample of up to three cells (each a glyph or dots) and a text. */
+typedef struct {
+    struct {
+        const char *glyph;
+        uint8_t dots;
+    } sample[3];
+    int cells;
+    Ink ink;
+    char text[160];
+} LegendItem;
+
+enum { FIGURE_LEGEND_MAX = 8, FIGURE_TITLE_SIZE = 160 };
+
+/* Eigenvalues λ of one attention matrix in the complex plane, drawn as √T·λ. */
+typedef struct {
+    const char *title;
+    int count;
+    const Complex *values; /* by descending modulus */
+    double scale;          /* √T */
+    double sigma;          /* radius of the circle of the bulk (NaN: not drawn) */
+    bool exact;            /* read off a triangular matrix's diagonal */
+    /* The theory overlay's predicted outlier λ1 of A (docs/model.md §3), drawn as its own glyph. */
+    bool show_predicted;
+    double predicted_outlier;
+    /* The index of the eigenvalue that stands apart (Spectra_outlier), marked with its own
+       glyph; -1: none, every value is drawn as the bulk. */
+    int outlier;
+    /* Gap removal sent a row-stochastic A's eigenvalue 1 to 0 (A − U annihilates 1): that
+       eigenvalue is marked at 0 and named. */
+    bool removed_to_zero;
+} EigenvaluePlot;
+
+/* Histogram of scale·s_i, i ≥ 2, with s1 marked apart and the quartercircle overlay. */
+typedef struct {
+    const char *title;
+    int count;
+    const double *values;     /* singular values, descending, not scaled */
+    double scale;             /* √T */
+    double sigma;             /* quartercircle on [0, 2σ] (NaN: no overlay) */
+    const char *theory_label; /* what the overlay is ("quartercircle law", ...) */
+    const char *value_name;   /* what scale·s is called on the axis; NULL: "√T·s" */
+} HistogramPlot;
+
+/* Below this fraction of the largest value, a spread is round-off. */
+#define FIGURE_NEGLIGIBLE 1e-3
+
+/* What an eigenvalue panel shows, in units of √T·λ: the view is the square
+   [−range, range]² (each renderer may show more along its longer side). */
+typedef struct {
+    bool marked;                  /* values[outlier] is drawn apart, with glyph */
+    bool pinned;                  /* ... on the border, far beyond the view, in its direction */
+    double re, im;                /* the marked outlier, √T·λ1 */
+    double radius;                /* its |√T·λ| */
+    const char *glyph;            /* ◆, or an arrow towards it when pinned */
+    bool sigma_known, sigma_fits; /* the circle |z| = σ: named, and drawn */
+    bool predicted;               /* the predicted λ1 drawn as ◇ on the real axis */
+    double predicted_at;          /* its √T·λ1 */
+    double range;
+    int legend_count;
+    LegendItem legend[FIGURE_LEGEND_MAX];
+} EigenvalueFigure;
+
+void Figure_eigenvalues(const EigenvaluePlot *p, EigenvalueFigure *f);
+/* Where a renderer whose view reaches ±x_half along Re and ±y_half along Im draws the marked
+   outlier (on the border in its direction when pinned) and the predicted λ1 (kept inside the
+   border when it lies beyond it). */
+void Figure_place(const EigenvalueFigure *f, double x_half, double y_half, double *re, double *im,
+                  double *predicted);
+
+/* What a histogram panel shows, in units of scale·s: bins over [0, range), s1 marked apart. */
+typedef struct {
+    double s1, s2;
+    bool outlier; /* s1 stands apart (the outlier rule of the eigenvalues, on s1 and s2) */
+    bool theory;  /* the quartercircle's expected counts drawn */
+    bool pinned;  /* s1 far beyond the bulk: drawn on the right border as ▸ */
+    const char *glyph;
+    double range;
+    const char *name; /* the axis: "√T·s" or the plot's value_name */
+    int legend_count;
+    LegendItem legend[FIGURE_LEGEND_MAX];
+} HistogramFigure;
+
+void Figure_histogram(const HistogramPlot *p, HistogramFigure *f);
+/* The bins of scale·s_i, i ≥ 2 (s1 is marked apart) over [0, f->range): values beyond fall
+   into the last bin.  expected (NULL: not wanted) gets the quartercircle's count per bin when
+   f->theory, else 0.  Returns the largest count or expectation, at least 1. */
+double Figure_histogram_bins(const HistogramPlot *p, const HistogramFigure *f, int bins,
+                             int *counts, double *expected);
+
+/* The plots of the shown matrix as the screen builds them from a result: titles into t1, t2
+   (FIGURE_TITLE_SIZE), overlays as the screen's o key has them. */
+void Figure_spectra(const Result *r, bool overlays, char *t1, char *t2, EigenvaluePlot *e,
+                    HistogramPlot *h);
+/* An eigenvalue panel of the matrix of config k with gap `applied` (the compare view's two). */
+void Figure_eigenvalue_plot(const Config *k, const Complex *values, Gap applied, bool exact,
+                            bool overlays, const char *title, EigenvaluePlot *e);
+
+/* Stable rank against depth on a log axis, with the counterpart network as a ghost. */
+typedef struct {
+    const char *title;
+    int depth;
+    const double *network;     /* ℓ = 0..depth, NaN where not known */
+    const double *counterpart; /* same, gap removal toggled */
+    const char *network_label;
+    const char *counterpart_label;
+    double top;      /* the largest stable rank possible (T) */
+    int shown_layer; /* highlighted */
+    /* Theory overlay (NULL: off): the predicted curves, NaN where none applies; when both
+       are all NaN the note says why instead. */
+    const double *theory, *counterpart_theory;
+    const char *theory_note;
+    /* Ensemble (NULL or seeds < 2: none): the curves above are then the means, and the
+       network's ±1 std band is drawn around its mean. */
+    const double *band_std, *counterpart_band_std;
+    int seeds;
+} StableRankPlot;
+
+/* Which network a stable-rank panel puts first: the settings' (the counterpart is the other),
+   or (the compare view's halves) the one without or with gap removal. */
+typedef enum { FIRST_NETWORK, FIRST_GAP_OFF, FIRST_GAP_REMOVED } StableRankFirst;
+
+/* What a stable-rank plot points into: the theory's curves and the texts. */
+typedef struct {
+    double theory[CONFIG_DEPTH_MAX + 1], theory_other[CONFIG_DEPTH_MAX + 1];
+    char title[FIGURE_TITLE_SIZE], label[64], other[64];
+} StableRankText;
+
+/* The stable-rank plot of a result as the screen builds it: seed 1 alone until a second seed
+   is done, then the mean and band of the seeds done so far; the theory when overlays. */
+void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst first,
+                             StableRankText *text, StableRankPlot *p);
+
+/* What a stable-rank panel shows besides its curves: which are drawn, and the legend (the
+   theory's note at legend[note], -1: none; the shown layer's entry last). */
+typedef struct {
+    bool network, counterpart, ensemble, theory, counterpart_theory;
+    int note;
+    int legend_count;
+    LegendItem legend[FIGURE_LEGEND_MAX];
+} StableRankFigure;
+
+void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f);
+
+/* 1, 2 or 5 times a power of ten, at least `raw`. */
+double Figure_nice_step(double raw);
+/* Ticks at the multiples of a nice step of about (hi − lo)/wanted inside [lo, hi], ascending,
+   at most max; whole numbers only when `whole` (an axis of layers has no layer 0.2).
+   Returns how many, and the step in *step. */
+int Figure_ticks(double lo, double hi, int wanted, bool whole, double *out, int max, double *step);
+/* A tick's label; what is left of 0 after stepping there prints as 0. */
+void Figure_tick_label(double v, double step, char *out, size_t size);
+
+/* Every setting as the command line spells it, those away from their defaults after T, d and
+   the depth, from the settings table: the line that reproduces the run, in every exported
+   file's header and every SVG's subtitle. */
+void Figure_settings(const Config *c, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,429 @@
+#include "svg.h"
+
+#include "figure.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* A 640-pixel-wide picture: the title, the settings wrapped under it, the plot area with
+   its ticks and axes' names, and the legend below. */
+enum { SVG_W = 640, SIDE = 60, SUBTITLE_CHARS = 88, LINE = 15 };
+
+/* Data ranges onto pixels: x to the right from left, y upwards from bottom. */
+typedef struct {
+    double x0, x1, y0, y1;
+    bool log_y;
+    int top, bottom; /* the plot area's first and last pixel rows */
+} Frame;
+
+static const char *const INK_COLOUR[INK_COUNT] = {
+    [INK_DEFAULT] = "#333", [INK_AXIS] = "#999",  [INK_BULK] = "#137",     [INK_OUTLIER] = "#d22",
+    [INK_THEORY] = "#c60",  [INK_GHOST] = "#888", [INK_HIGHLIGHT] = "#393"};
+
+static double px(const Frame *fr, double x)
+{
+    return SIDE + (x - fr->x0) / (fr->x1 - fr->x0) * (SVG_W - 2 * SIDE);
+}
+
+static double py(const Frame *fr, double y)
+{
+    double lo = fr->log_y ? log10(fr->y0) : fr->y0, hi = fr->log_y ? log10(fr->y1) : fr->y1;
+    double v = fr->log_y ? log10(y) : y;
+    return fr->bottom - (v - lo) / (hi - lo) * (fr->bottom - fr->top);
+}
+
+/* Text as XML character data ("|λ1| < 2|λ2|" holds a <). */
+static void escaped(FILE *f, const char *text)
+{
+    for (; *text; text++) {
+        if (*text == '<')
+            fputs("&lt;", f);
+        else if (*text == '>')
+            fputs("&gt;", f);
+        else if (*text == '&')
+            fputs("&amp;", f);
+        else
+            fputc(*text, f);
+    }
+}
+
+static int svg_legend(FILE *f, const LegendItem *items, int n, int y);
+
+enum { SUBTITLE_LINES_MAX = 16 };
+
+/* The settings after the version, broken before an option where a line would pass
+   SUBTITLE_CHARS; returns the number of lines. */
+static int subtitle_lines(const char *settings, char lines[][SUBTITLE_CHARS + 64])
+{
+    int count = 0, used = snprintf(lines[0], sizeof lines[0], "attnscope %s:", ATTNSCOPE_VERSION);
+    for (const char *option = settings; *option;) {
+        const char *end = strstr(option + 1, " --");
+        int length = end ? (int)(end - option) : (int)strlen(option);
+        if (used + 1 + length > SUBTITLE_CHARS && count + 1 < SUBTITLE_LINES_MAX) {
+            count++;
+            used = 0;
+        }
+        used += snprintf(lines[count] + used, sizeof lines[0] - used, "%s%.*s", used ? " " : "",
+                         length < SUBTITLE_CHARS ? length : SUBTITLE_CHARS, option);
+        option += length + (end ? 1 : 0);
+    }
+    return count + 1;
+}
+
+/* The header with the settings that reproduce the run (its desc, read back by scripts), the
+   title, and every setting away from its default as the subtitle, over a plot area of `rows`
+   pixel rows and the rows the legend takes.  Returns the plot area's first pixel row. */
+static int svg_open(FILE *f, const char *title, const Config *c, int rows, const LegendItem *legend,
+                    int legend_count)
+{
+    char settings[1024], lines[SUBTITLE_LINES_MAX][SUBTITLE_CHARS + 64];
+    Figure_settings(c, settings, sizeof settings);
+    int count = subtitle_lines(settings, lines);
+    int top = 42 + LINE * (count - 1) + 18;
+    int height = top + rows + 50 + svg_legend(NULL, legend, legend_count, 0) * LINE;
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+            "<desc>attnscope %s %s</desc>\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            "<text class=\"title\" x=\"%d\" y=\"24\" font-size=\"15\">",
+            SVG_W, height, SVG_W, height, ATTNSCOPE_VERSION, settings, SIDE);
+    escaped(f, title);
+    fputs("</text>\n<text class=\"subtitle\" fill=\"#555\">", f);
+    for (int i = 0; i < count; i++)
+        fprintf(f, "<tspan x=\"%d\" y=\"%d\">%s</tspan>", SIDE, 42 + LINE * i, lines[i]);
+    fputs("</text>\n", f);
+    return top;
+}
+
+/* Tick values: on a linear axis the screen's (Figure_ticks, about `wanted`); on a log axis
+   every decade, with 2 and 5 between when there are fewer than three decades. */
+static int tick_values(double lo, double hi, bool log_axis, int wanted, double *values,
+                       double *step)
+{
+    if (!log_axis)
+        return Figure_ticks(lo, hi, wanted, false, values, 64, step);
+    int n = 0;
+    bool fine = log10(hi) - log10(lo) < 3;
+    for (double decade = pow(10, floor(log10(lo))); decade <= hi && n < 60; decade *= 10)
+        for (int m = 0; m < (fine ? 3 : 1); m++) {
+            double v = decade * (m == 0 ? 1 : m == 1 ? 2 : 5);
+            if (v >= lo && v <= hi)
+                values[n++] = v;
+        }
+    *step = lo;
+    return n;
+}
+
+static void svg_ticks(FILE *f, const Frame *fr, bool x_axis, int wanted)
+{
+    double values[64], step;
+    int n = x_axis ? tick_values(fr->x0, fr->x1, false, wanted, values, &step)
+                   : tick_values(fr->y0, fr->y1, fr->log_y, wanted, values, &step);
+    for (int i = 0; i < n; i++) {
+        char label[32];
+        Figure_tick_label(values[i], step, label, sizeof label);
+        if (x_axis) {
+            double x = px(fr, values[i]);
+            fprintf(f,
+                    "<line class=\"tick\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" "
+                    "stroke=\"#333\"/><text x=\"%.2f\" y=\"%d\" "
+                    "text-anchor=\"middle\">%s</text>\n",
+                    x, x, fr->bottom, fr->bottom + 5, x, fr->bottom + 18, label);
+        } else {
+            double y = py(fr, values[i]);
+            fprintf(f,
+                    "<line class=\"tick\" x1=\"%d\" x2=\"%d\" y1=\"%.2f\" y2=\"%.2f\" "
+                    "stroke=\"#333\"/><text x=\"%d\" y=\"%.2f\" "
+                    "text-anchor=\"end\">%s</text>\n",
+                    SIDE - 5, SIDE, y, y, SIDE - 7, y + 4, label);
+        }
+    }
+}
+
+static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *ylabel, int x_ticks,
+                     int y_ticks)
+{
+    int middle = (fr->top + fr->bottom) / 2;
+    fprintf(f,
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>\n"
+            "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n"
+            "<text x=\"16\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 16 %d)\">%s"
+            "</text>\n",
+            SIDE, fr->top, SVG_W - 2 * SIDE, fr->bottom - fr->top, SVG_W / 2, fr->bottom + 34,
+            xlabel, middle, middle, ylabel);
+    svg_ticks(f, fr, true, x_ticks);
+    svg_ticks(f, fr, false, y_ticks);
+}
+
+/* One cell of a legend's sample at (x, y), the baseline of its row. */
+static void legend_sample(FILE *f, const char *glyph, uint8_t dots, const char *colour, double x,
+                          int y)
+{
+    if (glyph)
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"%s\">%s</text>", x, y, colour, glyph);
+    else if (dots == SAMPLE_FULL)
+        fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"8\" height=\"10\" fill=\"%s\"/>", x, y - 9,
+                colour);
+    else if (dots == SAMPLE_STROKE)
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"%s\"/>", x, x + 10,
+                y - 4, y - 4, colour);
+    else if (dots == SAMPLE_VERTICAL_DOTS)
+        fprintf(f,
+                "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" "
+                "stroke-dasharray=\"1 2\"/>",
+                x + 4, x + 4, y - 10, y, colour);
+    else
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%d\" r=\"1.5\" fill=\"%s\"/>", x + 4, y - 4, colour);
+}
+
+enum { LEGEND_RIGHT = SVG_W - 10 };
+
+/* The width a text of n bytes is given: sans-serif at 12 px averages about 6.5 px a
+   character (no renderer measures it for us). */
+static double text_width(const char *utf8, size_t n)
+{
+    double width = 0;
+    for (size_t i = 0; i < n; i++)
+        width += ((unsigned char)utf8[i] & 0xC0) != 0x80 ? 6.5 : 0;
+    return width;
+}
+
+static void legend_segment(FILE *f, double x, int y, const char *text, size_t n)
+{
+    if (!f || n == 0)
+        return;
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#333\">", x, y);
+    for (size_t i = 0; i < n; i++) {
+        char one[2] = {text[i], '\0'};
+        escaped(f, one);
+    }
+    fputs("</text>\n", f);
+}
+
+/* The legend from row y, as on the screen: items flow left to right and wrap, and a text
+   longer than a row breaks at spaces.  f NULL only counts.  Returns the rows. */
+static int svg_legend(FILE *f, const LegendItem *items, int n, int y)
+{
+    double x = SIDE;
+    int rows = 1;
+    if (f)
+        fputs("<g class=\"legend\">\n", f);
+    for (int i = 0; i < n; i++) {
+        const LegendItem *item = &items[i];
+        const char *text = item->text;
+        /* A new row for an item that does not fit whole, as on the screen; only one wider
+           than a row breaks. */
+        if (x > SIDE && x + 12 * item->cells + 2 + text_width(text, strlen(text)) > LEGEND_RIGHT) {
+            x = SIDE;
+            y += LINE;
+            rows++;
+        }
+        for (int k = 0; k < item->cells; k++, x += 12)
+            if (f)
+                legend_sample(f, item->sample[k].glyph, item->sample[k].dots, INK_COLOUR[item->ink],
+                              x, y);
+        x += item->cells ? 2 : 0;
+        const char *start = text;
+        double start_x = x;
+        for (const char *word = text; *word;) {
+            const char *end = strchr(word, ' ');
+            size_t length = end ? (size_t)(end - word) : strlen(word);
+            double width = text_width(word, length);
+            if (x + width > LEGEND_RIGHT && word > start) {
+                legend_segment(f, start_x, y, start, (size_t)(word - start - 1));
+                x = start_x = SIDE;
+                y += LINE;
+                rows++;
+                start = word;
+            }
+            x += width + (end ? 6.5 : 0);
+            word += length + (end ? 1 : 0);
+        }
+        legend_segment(f, start_x, y, start, strlen(start));
+        x += 18;
+    }
+    if (f)
+        fputs("</g>\n", f);
+    return rows;
+}
+
+static void svg_close(FILE *f, const LegendItem *items, int n, const Frame *fr)
+{
+    svg_legend(f, items, n, fr->bottom + 56);
+    fputs("</svg>\n", f);
+}
+
+/* The spectra of the shown matrix, or (its layer not done) plots with no points. */
+static void spectra(const Result *r, EigenvaluePlot *e, HistogramPlot *h, char *t1, char *t2)
+{
+    Figure_spectra(r, true, t1, t2, e, h);
+    if (!r->spectra_ready)
+        e->count = h->count = 0;
+}
+
+enum { EIGEN_ROWS = 360, HISTOGRAM_ROWS = 300, STABLE_ROWS = 300 };
+
+void Svg_eigenvalues(FILE *f, const Result *r)
+{
+    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE];
+    EigenvaluePlot p;
+    HistogramPlot unused;
+    spectra(r, &p, &unused, t1, t2);
+    EigenvalueFigure fig;
+    Figure_eigenvalues(&p, &fig);
+    /* Equal units on both axes: the view's square is the height; x shows more. */
+    double y_half = fig.range, x_half = fig.range * (SVG_W - 2 * SIDE) / EIGEN_ROWS;
+    int top = svg_open(f, p.title, &r->config, EIGEN_ROWS, fig.legend, fig.legend_count);
+    Frame fr = {-x_half, x_half, -y_half, y_half, false, top, top + EIGEN_ROWS};
+    svg_axes(f, &fr, "Re z, z = √T·λ", "Im z", 8, 6);
+    double unit = EIGEN_ROWS / (2 * y_half);
+    fprintf(f,
+            "<circle class=\"theory unit\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
+            "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
+            px(&fr, 0), py(&fr, 0), unit);
+    if (fig.sigma_fits)
+        fprintf(f,
+                "<circle class=\"theory sigma\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
+                "stroke=\"%s\"/>\n",
+                px(&fr, 0), py(&fr, 0), p.sigma * unit, INK_COLOUR[INK_THEORY]);
+    for (int i = 0; i < p.count; i++)
+        if (!(fig.marked && i == p.outlier))
+            fprintf(f, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"2\" fill=\"%s\"/>\n",
+                    px(&fr, fmax(fmin(p.scale * p.values[i].re, x_half), -x_half)),
+                    py(&fr, fmax(fmin(p.scale * p.values[i].im, y_half), -y_half)),
+                    INK_COLOUR[INK_BULK]);
+    double re, im, predicted;
+    Figure_place(&fig, x_half, y_half, &re, &im, &predicted);
+    if (fig.predicted)
+        fprintf(f,
+                "<text class=\"theory predicted\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                "text-anchor=\"middle\">◇</text>\n",
+                px(&fr, predicted), py(&fr, 0) + 4, INK_COLOUR[INK_THEORY]);
+    if (!fig.marked && p.removed_to_zero)
+        fprintf(f, "<text class=\"removed\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\">○ λ1→0</text>\n",
+                px(&fr, 0) - 4, py(&fr, 0) + 4, INK_COLOUR[INK_OUTLIER]);
+    if (fig.marked)
+        fprintf(
+            f,
+            "<text class=\"point outlier\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+            "text-anchor=\"middle\">%s</text><text x=\"%.2f\" y=\"%.2f\" fill=\"%s\">λ1</text>\n",
+            px(&fr, re), py(&fr, im) + 4, INK_COLOUR[INK_OUTLIER], fig.glyph, px(&fr, re) + 7,
+            py(&fr, im) + 4, INK_COLOUR[INK_OUTLIER]);
+    svg_close(f, fig.legend, fig.legend_count, &fr);
+}
+
+void Svg_singular_values(FILE *f, const Result *r)
+{
+    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE];
+    EigenvaluePlot unused;
+    HistogramPlot p;
+    spectra(r, &unused, &p, t1, t2);
+    HistogramFigure fig;
+    Figure_histogram(&p, &fig);
+    enum { BINS = 40 };
+    int counts[BINS];
+    double expected[BINS];
+    double top = Figure_histogram_bins(&p, &fig, BINS, counts, expected);
+    double range = fig.range > 0 ? fig.range : 1;
+    int start = svg_open(f, p.title, &r->config, HISTOGRAM_ROWS, fig.legend, fig.legend_count);
+    Frame fr = {0, range, 0, 1.1 * top, false, start, start + HISTOGRAM_ROWS};
+    svg_axes(f, &fr, fig.name, "count", 6, 4);
+    double width = range / BINS;
+    for (int b = 0; b < BINS; b++) {
+        if (counts[b])
+            fprintf(f,
+                    "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                    "fill=\"#9bd\"/>\n",
+                    px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
+                    py(&fr, 0) - py(&fr, counts[b]));
+        if (fig.theory && expected[b] > 0)
+            fprintf(f,
+                    "<line class=\"theory\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
+                    "stroke=\"%s\"/>\n",
+                    px(&fr, b * width), px(&fr, (b + 1) * width), py(&fr, expected[b]),
+                    py(&fr, expected[b]), INK_COLOUR[INK_THEORY]);
+    }
+    /* One tick per singular value under the axis; s1 is marked apart, as the outlier only
+       when it stands apart, and on the right border when the view stops short of it. */
+    for (int i = 1; i < p.count; i++) {
+        double x = px(&fr, fmin(p.scale * p.values[i], range));
+        fprintf(f,
+                "<line class=\"point\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
+                "stroke=\"%s\"/>\n",
+                x, x, py(&fr, 0), py(&fr, 0) + 6, INK_COLOUR[INK_BULK]);
+    }
+    if (p.count > 0) {
+        const char *colour = INK_COLOUR[fig.outlier ? INK_OUTLIER : INK_BULK];
+        double x = px(&fr, fig.pinned ? 0.99 * range : fig.s1);
+        fprintf(f,
+                "<text class=\"point %s\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                "text-anchor=\"middle\">%s</text><text x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                "text-anchor=\"end\">s1</text>\n",
+                fig.outlier ? "outlier" : "first", x, py(&fr, 0) - 3, colour, fig.glyph, x - 6,
+                py(&fr, 0) - 14, colour);
+    }
+    svg_close(f, fig.legend, fig.legend_count, &fr);
+}
+
+/* A curve of stable ranks (at least 1: the log axis starts there) as a polyline, with a
+   marker on every layer whose class is `marks` (NULL: no markers). */
+static void svg_curve(FILE *f, const Frame *fr, const double *v, int depth, Ink ink,
+                      const char *dash, const char *marks, const char *glyph)
+{
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\"%s points=\"", INK_COLOUR[ink], dash);
+    for (int l = 0; l <= depth; l++)
+        if (isfinite(v[l]) && v[l] > 0)
+            fprintf(f, "%.2f,%.2f ", px(fr, l), py(fr, fmax(v[l], 1.0)));
+    fputs("\"/>\n", f);
+    for (int l = 0; marks && l <= depth; l++)
+        if (isfinite(v[l]) && v[l] > 0)
+            fprintf(f,
+                    "<text class=\"%s\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                    "text-anchor=\"middle\">%s</text>\n",
+                    marks, px(fr, l), py(fr, fmax(v[l], 1.0)) + 4, INK_COLOUR[ink], glyph);
+}
+
+/* The ±1 std band around the mean, as one closed shape between mean − std and mean + std. */
+static void svg_band(FILE *f, const Frame *fr, const double *mean, const double *std, int depth)
+{
+    fprintf(f, "<polygon class=\"band\" fill=\"%s\" fill-opacity=\"0.2\" points=\"",
+            INK_COLOUR[INK_BULK]);
+    for (int l = 0; l <= depth; l++)
+        if (isfinite(mean[l]) && isfinite(std[l]))
+            fprintf(f, "%.2f,%.2f ", px(fr, l), py(fr, fmax(mean[l] + std[l], 1.0)));
+    for (int l = depth; l >= 0; l--)
+        if (isfinite(mean[l]) && isfinite(std[l]))
+            fprintf(f, "%.2f,%.2f ", px(fr, l), py(fr, fmax(mean[l] - std[l], 1.0)));
+    fputs("\"/>\n", f);
+}
+
+/* The screen's stable-rank panel: both networks (the ensemble's means and band once a second
+   seed is in), the theory's curves, the shown layer, on the log axis from 1 to T. */
+void Svg_stable_rank(FILE *f, const Result *r)
+{
+    StableRankText text;
+    StableRankPlot p;
+    Figure_stable_rank_plot(r, true, FIRST_NETWORK, &text, &p);
+    StableRankFigure fig;
+    Figure_stable_rank(&p, &fig);
+    int start = svg_open(f, p.title, &r->config, STABLE_ROWS, fig.legend, fig.legend_count);
+    Frame fr = {0, p.depth > 0 ? p.depth : 1, 1, fmax(p.top, 2), true, start, start + STABLE_ROWS};
+    svg_axes(f, &fr, "layer ℓ", "sr(Σℓ)", 6, 4);
+    if (fig.ensemble)
+        svg_band(f, &fr, p.network, p.band_std, p.depth);
+    const char *dashed = " stroke-dasharray=\"6 4\"", *dotted = " stroke-dasharray=\"2 3\"";
+    if (fig.counterpart_theory)
+        svg_curve(f, &fr, p.counterpart_theory, p.depth, INK_THEORY, dashed, "theory", "×");
+    if (fig.theory)
+        svg_curve(f, &fr, p.theory, p.depth, INK_THEORY, dashed, "theory", "×");
+    svg_curve(f, &fr, p.counterpart, p.depth, INK_GHOST, dotted, "point counterpart", "○");
+    svg_curve(f, &fr, p.network, p.depth, INK_BULK, "", "point network", "●");
+    double x = px(&fr, p.shown_layer);
+    fprintf(f,
+            "<line class=\"shown\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" stroke=\"%s\"%s/>\n",
+            x, x, fr.top, fr.bottom, INK_COLOUR[INK_HIGHLIGHT], dotted);
+    svg_close(f, fig.legend, fig.legend_count, &fr);
+}
