@@ -20,6 +20,13 @@ typedef struct {
     double re, im;
 } Complex;
 
+/* The row entropies of one network's attention (entropy.h) against depth, index ℓ = 0..depth
+   as the other curves (ℓ = 0, the input, has no attention: NaN), first seed: of the shown
+   head's matrix, or the mean over the heads of each head's value. */
+typedef struct {
+    double *mean, *min, *max, *normalised_mean, *max_weight_mean;
+} EntropyCurves;
+
 /* Per-layer curves of one network, index ℓ = 0..depth. */
 typedef struct {
     double *stable_rank;           /* sr(Σ_ℓ) = Σ s_i(X_ℓ)^4 / s_1(X_ℓ)^4 */
@@ -30,6 +37,10 @@ typedef struct {
        NaN with skips or LayerNorm (the product formula describes neither) */
     double *gradient_norm;
     double *log10_gradient_norm; /* the same in log10, finite where the value overflows */
+    /* Of A before gap removal; NaN for kinds whose rows are not distributions (a warning
+       says so) and past an overflow. */
+    EntropyCurves entropy;              /* the shown head's */
+    EntropyCurves entropy_head_average; /* each statistic averaged over the heads */
 } Curves;
 
 /* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum
@@ -58,6 +69,7 @@ typedef enum {
        outlier) and over the stable ranks (the predicted curves, the width sweep's slope). */
     WARNING_ABOUT_SPECTRA_THEORY = 1 << 6,
     WARNING_ABOUT_STABLE_RANK_THEORY = 1 << 7,
+    WARNING_ABOUT_ENTROPY = 1 << 8, /* the attention rows' entropies (no view shows them yet) */
 } WarningSubject;
 
 #define WARNING_ABOUT_SPECTRA (WARNING_ABOUT_EIGENVALUES | WARNING_ABOUT_SINGULAR_VALUES)
@@ -185,7 +197,11 @@ Result *Result_copy(const Result *r);
 /* The per-layer series of a Result: the one list that the JSON document, layers.csv and the
    screen's export read, so that every writer has the same columns under the same names. */
 typedef struct {
-    const char *name; /* JSON key and CSV column */
+    const char *name; /* CSV column, and the JSON key of an ungrouped series */
+    /* NULL, or the JSON object the series is a member of, under the rest of its name (after
+       the group's and an underscore): "attention_entropy_mean" is "mean" of
+       "attention_entropy".  A group's series are consecutive in the list. */
+    const char *group;
     const char *unit; /* what a value is, for docs and the CSV header */
     /* The gradients exist for ℓ = 1..L only: JSON lists those, CSV leaves layer 0 empty. */
     bool from_layer_one;

@@ -16,6 +16,26 @@ static void field_numbers(Text *t, const char *name, const double *x, int n)
     Json_numbers(t, x, n);
 }
 
+/* The series of RESULT_SERIES from `start` on that share its group, as one object on one line
+   under the group's name, each under the rest of its name.  Returns the index after them. */
+static int group_object(Text *t, const Result *r, int start)
+{
+    const char *group = RESULT_SERIES[start].group;
+    size_t prefix = strlen(group) + 1; /* the group's name and an underscore */
+    int layers = r->config.depth + 1, i = start;
+    Text_printf(t, ",\n \"%s\": {", group);
+    for (; i < RESULT_SERIES_COUNT && RESULT_SERIES[i].group &&
+           strcmp(RESULT_SERIES[i].group, group) == 0;
+         i++) {
+        const ResultSeries *series = &RESULT_SERIES[i];
+        int first = series->from_layer_one ? 1 : 0;
+        Text_printf(t, "%s\"%s\": ", i > start ? ", " : "", series->name + prefix);
+        Json_numbers(t, series->values(r) + first, layers - first);
+    }
+    Text_printf(t, "}");
+    return i;
+}
+
 static void field_number(Text *t, const char *name, double x)
 {
     Text_printf(t, "\"%s\": ", name);
@@ -228,7 +248,10 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
         const ResultSeries *series = &RESULT_SERIES[i];
         int first = series->from_layer_one ? 1 : 0;
-        field_numbers(t, series->name, series->values(r) + first, layers - first);
+        if (series->group)
+            i = group_object(t, r, i) - 1;
+        else
+            field_numbers(t, series->name, series->values(r) + first, layers - first);
     }
     Text_printf(t,
                 ",\n \"shown_gap\": \"%s\",\n \"outliers_removed\": %d,"

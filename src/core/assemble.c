@@ -2,6 +2,7 @@
  * curves, the bands over the seeds, the shown spectra and the readouts of docs/model.md §2,
  * the warnings (the block's, the spectra's, each layer's) and the measure routes. */
 #include "attnscope/attention.h"
+#include "attnscope/entropy.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
 #include "model_internal.h"
@@ -30,14 +31,46 @@ static void add_track_warning(Warnings *w, const char *text, unsigned subject, c
         Warnings_add_about(w, subject, "%s", text);
 }
 
-static void fill_curves(Curves *dest, const Track *t, int depth)
+static void set_entropy(EntropyCurves *curves, int layer, const EntropyRows *rows)
 {
+    curves->mean[layer] = rows->mean;
+    curves->min[layer] = rows->min;
+    curves->max[layer] = rows->max;
+    curves->normalised_mean[layer] = rows->normalised_mean;
+    curves->max_weight_mean[layer] = rows->max_weight_mean;
+}
+
+/* A layer's row entropies: the shown head's, and each value averaged over the heads (NaN
+   where the layer has none). */
+static void fill_entropy(Curves *dest, const LayerState *s, const Config *c, int layer)
+{
+    EntropyRows average = Entropy_undefined();
+    EntropyRows shown = Entropy_undefined();
+    if (s->entropy) {
+        shown = s->entropy[c->head - 1];
+        average = (EntropyRows){0};
+        for (int h = 0; h < c->heads; h++) {
+            average.mean += s->entropy[h].mean / c->heads;
+            average.min += s->entropy[h].min / c->heads;
+            average.max += s->entropy[h].max / c->heads;
+            average.normalised_mean += s->entropy[h].normalised_mean / c->heads;
+            average.max_weight_mean += s->entropy[h].max_weight_mean / c->heads;
+        }
+    }
+    set_entropy(&dest->entropy, layer, &shown);
+    set_entropy(&dest->entropy_head_average, layer, &average);
+}
+
+static void fill_curves(Curves *dest, const Track *t, const Config *c)
+{
+    int depth = c->depth;
     for (int l = 0; l <= depth && l <= t->layers; l++) {
         const LayerState *s = &t->state[l];
         dest->stable_rank[l] = s->stable_rank;
         dest->stable_rank_minus_one[l] = s->stable_rank_minus_one;
         dest->log10_norm[l] = s->log10_norm;
         dest->token_similarity[l] = s->token_similarity;
+        fill_entropy(dest, s, c, l);
     }
     if (t->gradient_depth == depth) {
         memcpy(dest->gradient_norm, t->gradient_norm, sizeof(double) * (depth + 1));
@@ -131,6 +164,9 @@ static void block_warnings(const Config *c, Warnings *w)
             "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
             "unit rows, as the first layer has",
             c->width);
+    const char *no_entropy = Entropy_undefined_reason(c->attention);
+    if (no_entropy)
+        Warnings_add_about(w, WARNING_ABOUT_ENTROPY, "attention entropy is null: %s", no_entropy);
     if (c->init == INIT_ORTHOGONAL) {
         Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY,
                            "orthogonal W^V keep the tokens' Gram matrix (X W W^T X^T = X X^T), "
@@ -166,8 +202,8 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
     const Config *c = run->config;
     Result *out = run->out;
     int depth = c->depth;
-    fill_curves(&out->network, tracks[0][NETWORK_MAIN], depth);
-    fill_curves(&out->counterpart, tracks[0][NETWORK_COUNTERPART], depth);
+    fill_curves(&out->network, tracks[0][NETWORK_MAIN], c);
+    fill_curves(&out->counterpart, tracks[0][NETWORK_COUNTERPART], c);
     int layers = tracks[0][NETWORK_MAIN]->layers;
     out->layers_done = layers < depth ? (layers < 0 ? 0 : layers) : depth;
 

@@ -40,6 +40,9 @@ static void track_free(Kept *k, Track *t, size_t td)
         state_forget_matrices(k, &t->state[l], td);
         free(t->state[l].warnings);
     }
+    /* A layer stopped halfway may hold its entropies above t->layers. */
+    for (int l = 0; t->state && l <= t->capacity; l++)
+        free(t->state[l].entropy);
     free(t->state);
     free(t->gradient_norm);
     free(t->log10_gradient_norm);

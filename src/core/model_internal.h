@@ -13,6 +13,7 @@
 #ifndef ATTNSCOPE_MODEL_INTERNAL_H
 #define ATTNSCOPE_MODEL_INTERNAL_H
 
+#include "attnscope/entropy.h"
 #include "attnscope/layer.h"
 #include "attnscope/measure.h"
 #include "attnscope/model.h"
@@ -42,6 +43,10 @@ typedef struct {
     Network net;        /* after the layer */
     Warnings *warnings; /* NULL: none */
     double *x, *frozen; /* T×d each, or NULL when not kept */
+    /* Each head's row entropies, of its attention before gap removal (the shown head may
+       change without the layer being computed again); NULL where entropy is undefined or
+       the layer overflowed. */
+    EntropyRows *entropy;
 } LayerState;
 
 /* One network (a seed and a gap mode) for the current weights: layers 0..layers.  A first

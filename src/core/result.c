@@ -11,7 +11,7 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 18 };
+enum { LAYER_ARRAYS = 38 };
 
 /* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
    release and copying share. */
@@ -26,6 +26,14 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
                                 &c->gradient_norm, &c->log10_gradient_norm};
         for (size_t i = 0; i < sizeof of_curves / sizeof of_curves[0]; i++)
             arrays[n++] = of_curves[i];
+        EntropyCurves *entropy[] = {&c->entropy, &c->entropy_head_average};
+        for (int e = 0; e < 2; e++) {
+            arrays[n++] = &entropy[e]->mean;
+            arrays[n++] = &entropy[e]->min;
+            arrays[n++] = &entropy[e]->max;
+            arrays[n++] = &entropy[e]->normalised_mean;
+            arrays[n++] = &entropy[e]->max_weight_mean;
+        }
     }
     Band *bands[] = {&r->stable_rank_band, &r->counterpart_band};
     for (int k = 0; k < 2; k++) {
@@ -166,32 +174,103 @@ SERIES_OF(stable_rank_m2, r->stable_rank_band.m2)
 SERIES_OF(counterpart_stable_rank_m2, r->counterpart_band.m2)
 SERIES_OF(log10_norm, r->network.log10_norm)
 SERIES_OF(counterpart_log10_norm, r->counterpart.log10_norm)
+#define ENTROPY_SERIES_OF(prefix, curves)                                                          \
+    SERIES_OF(prefix##_mean, curves.entropy.mean)                                                  \
+    SERIES_OF(prefix##_min, curves.entropy.min)                                                    \
+    SERIES_OF(prefix##_max, curves.entropy.max)                                                    \
+    SERIES_OF(prefix##_normalised_mean, curves.entropy.normalised_mean)                            \
+    SERIES_OF(prefix##_mean_head_average, curves.entropy_head_average.mean)                        \
+    SERIES_OF(prefix##_min_head_average, curves.entropy_head_average.min)                          \
+    SERIES_OF(prefix##_max_head_average, curves.entropy_head_average.max)                          \
+    SERIES_OF(prefix##_normalised_mean_head_average, curves.entropy_head_average.normalised_mean)
+ENTROPY_SERIES_OF(attention_entropy, r->network)
+ENTROPY_SERIES_OF(counterpart_attention_entropy, r->counterpart)
+#undef ENTROPY_SERIES_OF
+SERIES_OF(max_attention_mean, r->network.entropy.max_weight_mean)
+SERIES_OF(max_attention_mean_head_average, r->network.entropy_head_average.max_weight_mean)
+SERIES_OF(counterpart_max_attention_mean, r->counterpart.entropy.max_weight_mean)
+SERIES_OF(counterpart_max_attention_mean_head_average,
+          r->counterpart.entropy_head_average.max_weight_mean)
 #undef SERIES_OF
 
 const ResultSeries RESULT_SERIES[] = {
-    {"stable_rank", "sr(Σ_ℓ) = Σ s_i(X_ℓ)⁴ / s_1(X_ℓ)⁴, first seed", false, stable_rank},
-    {"stable_rank_minus_one", "sr(Σ_ℓ) − 1, summed directly", false, stable_rank_minus_one},
-    {"stable_rank_mean", "mean of sr(Σ_ℓ) over the seeds", false, stable_rank_mean},
-    {"stable_rank_std", "sample std of sr(Σ_ℓ) over the seeds", false, stable_rank_std},
-    {"counterpart_stable_rank", "sr(Σ_ℓ) of the gap-toggled network", false,
+    {"stable_rank", NULL, "sr(Σ_ℓ) = Σ s_i(X_ℓ)⁴ / s_1(X_ℓ)⁴, first seed", false, stable_rank},
+    {"stable_rank_minus_one", NULL, "sr(Σ_ℓ) − 1, summed directly", false, stable_rank_minus_one},
+    {"stable_rank_mean", NULL, "mean of sr(Σ_ℓ) over the seeds", false, stable_rank_mean},
+    {"stable_rank_std", NULL, "sample std of sr(Σ_ℓ) over the seeds", false, stable_rank_std},
+    {"counterpart_stable_rank", NULL, "sr(Σ_ℓ) of the gap-toggled network", false,
      counterpart_stable_rank},
-    {"counterpart_stable_rank_minus_one", "its sr − 1", false, counterpart_stable_rank_minus_one},
-    {"counterpart_stable_rank_mean", "its mean over the seeds", false,
+    {"counterpart_stable_rank_minus_one", NULL, "its sr − 1", false,
+     counterpart_stable_rank_minus_one},
+    {"counterpart_stable_rank_mean", NULL, "its mean over the seeds", false,
      counterpart_stable_rank_mean},
-    {"counterpart_stable_rank_std", "its sample std over the seeds", false,
+    {"counterpart_stable_rank_std", NULL, "its sample std over the seeds", false,
      counterpart_stable_rank_std},
-    {"token_similarity", "μ(X_ℓ)/μ(X_0), μ(X) = ‖X − 1x̄ᵀ‖_F", false, token_similarity},
-    {"counterpart_token_similarity", "the same, gap-toggled network", false,
+    {"token_similarity", NULL, "μ(X_ℓ)/μ(X_0), μ(X) = ‖X − 1x̄ᵀ‖_F", false, token_similarity},
+    {"counterpart_token_similarity", NULL, "the same, gap-toggled network", false,
      counterpart_token_similarity},
-    {"gradient_norm", "‖∂X_L/∂W^V_ℓ‖_F², attention frozen", true, gradient_norm},
-    {"log10_gradient_norm", "log10 of it (finite where it overflows)", true, log10_gradient_norm},
-    {"counterpart_gradient_norm", "the same, gap-toggled network", true, counterpart_gradient_norm},
-    {"counterpart_log10_gradient_norm", "log10 of it", true, counterpart_log10_gradient_norm},
-    {"log10_norm", "log10 ‖X_ℓ‖_F", false, log10_norm},
-    {"counterpart_log10_norm", "the same, gap-toggled network", false, counterpart_log10_norm},
-    {"stable_rank_m2", "sum over the seeds of (sr(Σ_ℓ) − mean)², for merging seed ranges", false,
-     stable_rank_m2},
-    {"counterpart_stable_rank_m2", "the same, gap-toggled network", false,
+    {"gradient_norm", NULL, "‖∂X_L/∂W^V_ℓ‖_F², attention frozen", true, gradient_norm},
+    {"log10_gradient_norm", NULL, "log10 of it (finite where it overflows)", true,
+     log10_gradient_norm},
+    {"counterpart_gradient_norm", NULL, "the same, gap-toggled network", true,
+     counterpart_gradient_norm},
+    {"counterpart_log10_gradient_norm", NULL, "log10 of it", true, counterpart_log10_gradient_norm},
+    {"log10_norm", NULL, "log10 ‖X_ℓ‖_F", false, log10_norm},
+    {"counterpart_log10_norm", NULL, "the same, gap-toggled network", false,
+     counterpart_log10_norm},
+    {"stable_rank_m2", NULL, "sum over the seeds of (sr(Σ_ℓ) − mean)², for merging seed ranges",
+     false, stable_rank_m2},
+    {"counterpart_stable_rank_m2", NULL, "the same, gap-toggled network", false,
      counterpart_stable_rank_m2},
+    /* The row entropies H_i = −Σ_j A_ij ln A_ij of A before gap removal (null at ℓ = 0: no
+       attention), of the shown head and averaged over the heads. */
+    {"attention_entropy_mean", "attention_entropy", "mean of H_i over the rows, nats, shown head",
+     false, attention_entropy_mean},
+    {"attention_entropy_min", "attention_entropy", "min of H_i over the rows, shown head", false,
+     attention_entropy_min},
+    {"attention_entropy_max", "attention_entropy", "max of H_i over the rows, shown head", false,
+     attention_entropy_max},
+    {"attention_entropy_normalised_mean", "attention_entropy",
+     "mean of H_i / ln n_i over the rows with n_i >= 2, shown head", false,
+     attention_entropy_normalised_mean},
+    {"attention_entropy_mean_head_average", "attention_entropy",
+     "mean of H_i, averaged over the heads", false, attention_entropy_mean_head_average},
+    {"attention_entropy_min_head_average", "attention_entropy",
+     "min of H_i, averaged over the heads", false, attention_entropy_min_head_average},
+    {"attention_entropy_max_head_average", "attention_entropy",
+     "max of H_i, averaged over the heads", false, attention_entropy_max_head_average},
+    {"attention_entropy_normalised_mean_head_average", "attention_entropy",
+     "mean of H_i / ln n_i, averaged over the heads", false,
+     attention_entropy_normalised_mean_head_average},
+    {"counterpart_attention_entropy_mean", "counterpart_attention_entropy",
+     "mean of H_i over the rows, nats, gap-toggled network", false,
+     counterpart_attention_entropy_mean},
+    {"counterpart_attention_entropy_min", "counterpart_attention_entropy",
+     "min of H_i over the rows, gap-toggled network", false, counterpart_attention_entropy_min},
+    {"counterpart_attention_entropy_max", "counterpart_attention_entropy",
+     "max of H_i over the rows, gap-toggled network", false, counterpart_attention_entropy_max},
+    {"counterpart_attention_entropy_normalised_mean", "counterpart_attention_entropy",
+     "mean of H_i / ln n_i over the rows with n_i >= 2, gap-toggled network", false,
+     counterpart_attention_entropy_normalised_mean},
+    {"counterpart_attention_entropy_mean_head_average", "counterpart_attention_entropy",
+     "mean of H_i, averaged over the heads, gap-toggled network", false,
+     counterpart_attention_entropy_mean_head_average},
+    {"counterpart_attention_entropy_min_head_average", "counterpart_attention_entropy",
+     "min of H_i, averaged over the heads, gap-toggled network", false,
+     counterpart_attention_entropy_min_head_average},
+    {"counterpart_attention_entropy_max_head_average", "counterpart_attention_entropy",
+     "max of H_i, averaged over the heads, gap-toggled network", false,
+     counterpart_attention_entropy_max_head_average},
+    {"counterpart_attention_entropy_normalised_mean_head_average", "counterpart_attention_entropy",
+     "mean of H_i / ln n_i, averaged over the heads, gap-toggled network", false,
+     counterpart_attention_entropy_normalised_mean_head_average},
+    {"max_attention_mean", NULL, "mean over the rows of max_j A_ij, shown head", false,
+     max_attention_mean},
+    {"max_attention_mean_head_average", NULL, "the same, averaged over the heads", false,
+     max_attention_mean_head_average},
+    {"counterpart_max_attention_mean", NULL, "the same, gap-toggled network", false,
+     counterpart_max_attention_mean},
+    {"counterpart_max_attention_mean_head_average", NULL, "its average over the heads", false,
+     counterpart_max_attention_mean_head_average},
 };
 const int RESULT_SERIES_COUNT = (int)(sizeof RESULT_SERIES / sizeof RESULT_SERIES[0]);

@@ -15,6 +15,7 @@
 #include "attnscope/model.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/entropy.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
@@ -75,8 +76,16 @@ static bool shown_head(const LaneWatch *watch, int head)
 static void lane_built(void *context, int head, const double *logits, const double *attention)
 {
     LaneWatch *watch = context;
+    Run *run = watch->run;
     if (shown_head(watch, head))
-        capture_built(watch->run, logits, attention);
+        capture_built(run, logits, attention);
+    /* Entropy is of A as built: gap removal, next, leaves no distribution. */
+    if (!run->measure)
+        return;
+    EntropyRows *entropy = run->track[watch->which]->state[run->layer].entropy;
+    const Config *c = run->config;
+    if (entropy)
+        Entropy_rows(c->mask, c->window, c->tokens, attention, &entropy[head]);
 }
 
 static int lane_applied(void *context, int head, const double *attention, GapOutcome outcome,
@@ -130,13 +139,37 @@ static int measure_layer(Run *run, int which)
     return 0;
 }
 
+/* Room in the layer's state for each head's row entropies, which the layer step's observer
+   fills (none where they are undefined).  A replay measures nothing and keeps what the layer's
+   first computation measured.  Returns 0 or -1. */
+static int entropy_begin(Run *run, int which)
+{
+    const Config *c = run->config;
+    if (!run->measure)
+        return 0;
+    LayerState *state = &run->track[which]->state[run->layer];
+    free(state->entropy);
+    state->entropy = NULL;
+    if (!Entropy_defined(c->attention))
+        return 0;
+    state->entropy = malloc(sizeof *state->entropy * (size_t)c->heads);
+    if (!state->entropy)
+        return -1;
+    for (int h = 0; h < c->heads; h++)
+        state->entropy[h] = Entropy_undefined();
+    return 0;
+}
+
 /* One layer of one network: the layer step on its lane (the shown head's attention captured
-   on the way), the frozen product of the gradients, and the layer's numbers. */
+   and every head's row entropies measured on the way), the frozen product of the gradients,
+   and the layer's numbers. */
 static int network_layer(Run *run, int which)
 {
     const Config *c = run->config;
     Lane *lane = &run->w->lane[which];
     Network *net = &run->nets[which];
+    if (entropy_begin(run, which))
+        return -1;
     LaneWatch watch = {run, which};
     LayerObserver observer = {.context = &watch, .built = lane_built, .applied = lane_applied};
     LayerStep step = {.config = c,
@@ -160,6 +193,11 @@ static int network_layer(Run *run, int which)
                                "null",
                      outcome == LAYER_ATTENTION_OVERFLOW ? "'s attention matrix" : "", run->layer);
     net->dead = outcome != LAYER_DONE;
+    if (net->dead && run->measure) { /* a head may have been measured before the overflow */
+        LayerState *state = &run->track[which]->state[run->layer];
+        free(state->entropy);
+        state->entropy = NULL;
+    }
     return net->dead || !run->measure ? 0 : measure_layer(run, which);
 }
 
@@ -348,6 +386,8 @@ static int input_layer(Run *run)
 
 static void layer_state_undefined(LayerState *s)
 {
+    free(s->entropy);
+    s->entropy = NULL;
     s->stable_rank = s->stable_rank_minus_one = s->log10_norm = s->token_similarity = NAN;
     s->route = MEASURE_ROUTE_NONE;
 }

@@ -59,6 +59,7 @@ def main():
     assert all(a >= b for a, b in zip(known, known[1:])), "singular values descending"
     assert isinstance(doc["warnings"], list) and all(isinstance(w, str) for w in doc["warnings"])
     check_readouts(doc, config, moduli, known, sr)
+    check_entropy(doc, config, depth)
 
 
 def check_readouts(doc, config, moduli, singular, sr):
@@ -90,6 +91,41 @@ def check_readouts(doc, config, moduli, singular, sr):
         assert ratio is None, f"s1/s2 = {ratio} where s2 is round-off"
     shown = readouts["stable_rank_shown_layer"]
     assert shown == sr[layer], f"stable_rank_shown_layer {shown}, stable_rank[{layer}] {sr[layer]}"
+
+
+ENTROPY_MEMBERS = ("mean", "min", "max", "normalised_mean", "mean_head_average",
+                   "min_head_average", "max_head_average", "normalised_mean_head_average")
+MAX_WEIGHT_KEYS = ("max_attention_mean", "max_attention_mean_head_average",
+                   "counterpart_max_attention_mean", "counterpart_max_attention_mean_head_average")
+
+
+def check_entropy(doc, config, depth):
+    """docs/model.md §2: row entropies per layer, index = layer (0: the input, null), null
+    throughout (with a warning) where the rows are not distributions, within [0, ln T]."""
+    T = config["T"]
+    defined = config["attention"] in ("softmax", "markov", "uniform", "identity")
+    said = any(w.startswith("attention entropy is null: ") for w in doc["warnings"])
+    assert said == (not defined), (config["attention"], doc["warnings"])
+    for group in ("attention_entropy", "counterpart_attention_entropy"):
+        entropy = doc[group]
+        assert tuple(entropy) == ENTROPY_MEMBERS, f"{group}: {list(entropy)}"
+        for member, values in entropy.items():
+            assert len(values) == depth + 1 and values[0] is None, f"{group}.{member}: {values}"
+            if not defined:
+                assert all(v is None for v in values), f"{group}.{member} defined: {values}"
+            top = 1 if member.startswith("normalised") else math.log(T)
+            assert all(v is None or -1e-15 <= v <= top * (1 + 1e-12) for v in values), (
+                f"{group}.{member} outside [0, {top}]: {values}")
+        for suffix in ("", "_head_average"):
+            rows = zip(entropy["min" + suffix], entropy["mean" + suffix], entropy["max" + suffix])
+            assert all(lo is None or lo <= m * (1 + 1e-12) and m <= hi * (1 + 1e-12)
+                       for lo, m, hi in rows), f"{group}: min <= mean <= max"
+    for key in MAX_WEIGHT_KEYS:
+        values = doc[key]
+        assert len(values) == depth + 1 and values[0] is None, f"{key}: {values}"
+        if not defined:
+            assert all(v is None for v in values), f"{key} defined: {values}"
+        assert all(v is None or 1 / T * (1 - 1e-12) <= v <= 1 + 1e-12 for v in values), key
 
 
 try:

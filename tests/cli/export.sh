@@ -45,7 +45,11 @@ import csv, json, sys
 out, doc = sys.argv[1], json.load(open(sys.argv[2]))
 layers = list(csv.DictReader(line for line in open(out + "/layers.csv") if not line.startswith("#")))
 columns = [c for c in layers[0] if c != "layer"]
-# One schema: every per-layer series of the JSON document is a column, and no other.
+# One schema: every per-layer series of the JSON document is a column, and no other; a group
+# of series (an object of arrays only, as "attention_entropy") is a column per member,
+# named GROUP_MEMBER.
+for group in [k for k, v in doc.items() if isinstance(v, dict) and v and all(isinstance(m, list) for m in v.values())]:
+    doc.update({group + "_" + k: v for k, v in doc.pop(group).items()})
 series = [k for k, v in doc.items() if isinstance(v, list) and k not in ("eigenvalues", "singular_values", "warnings")]
 assert sorted(columns) == sorted(series), (columns, series)
 value = lambda text: None if text == "" else float(text)

@@ -1,0 +1,414 @@
+/* The entropy of attention rows (docs/model.md §2, entropy.h), exactly:
+ *   - uniform attention gives H_i = ln n_i to 1e-12 (full: ln T; causal row i, 1-based: ln i;
+ *     windows: the window's count), identity gives 0, rows with one key are left out of the
+ *     normalised mean;
+ *   - softmax with σ_qk → 0 gives ln n_i;
+ *   - a run's per-layer numbers, of both networks, the shown head and the average over the
+ *     heads, are those of A before gap removal: a reference forward here runs the layer step
+ *     from the same weights, watches each head's attention as built, and sums −A ln A in its
+ *     own loops over its own mask;
+ *   - kinds whose rows are not distributions report null and say why;
+ *   - a kept run, asked for another head, reports that head's entropies, not the first's.
+ */
+#include "testing.h"
+
+#include "model_fixture.h"
+
+#include "attnscope/attention.h"
+#include "attnscope/entropy.h"
+#include "attnscope/init.h"
+#include "attnscope/layer.h"
+#include "attnscope/model.h"
+#include "attnscope/random.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static Config small(int T, int d, int depth)
+{
+    Config c = Config_default();
+    c.tokens = T;
+    c.width = d;
+    c.depth = depth;
+    return c;
+}
+
+static Result *run(const Config *c)
+{
+    char err[256];
+    if (Config_validate(c, err, sizeof err))
+        fail_msg("invalid test configuration: %s", err);
+    Result *r = Result_new();
+    if (Model_run(c, workspace, r, NULL, err, sizeof err))
+        fail_msg("Model_run: %s", err);
+    return r;
+}
+
+/* Whether the mask lets query i (0-based) read key j: written out here, not Mask_row_range. */
+static bool allowed(Mask mask, int window, int i, int j)
+{
+    switch (mask) {
+    case MASK_CAUSAL:
+        return j <= i;
+    case MASK_WINDOW:
+        return abs(i - j) <= window;
+    case MASK_WINDOW_CAUSAL:
+        return j <= i && i - j <= window;
+    default:
+        return true;
+    }
+}
+
+static int allowed_keys(Mask mask, int window, int T, int i)
+{
+    int n = 0;
+    for (int j = 0; j < T; j++)
+        n += allowed(mask, window, i, j);
+    return n;
+}
+
+/* The reference summary of one matrix: long double sums over every entry. */
+static EntropyRows reference_rows(Mask mask, int window, int T, const double *a)
+{
+    long double sum = 0, normalised = 0, top_sum = 0;
+    double min = INFINITY, max = -INFINITY;
+    int counted = 0;
+    for (int i = 0; i < T; i++) {
+        long double h = 0;
+        double top = 0;
+        for (int j = 0; j < T; j++) {
+            double v = a[(size_t)i * T + j];
+            if (!allowed(mask, window, i, j))
+                assert_true(v == 0.0);
+            else if (v > 0)
+                h -= (long double)v * logl((long double)v);
+            top = v > top ? v : top;
+        }
+        sum += h;
+        top_sum += top;
+        min = (double)h < min ? (double)h : min;
+        max = (double)h > max ? (double)h : max;
+        int n = allowed_keys(mask, window, T, i);
+        if (n > 1) {
+            normalised += h / logl((long double)n);
+            counted++;
+        }
+    }
+    return (EntropyRows){(double)(sum / T), min, max,
+                         counted ? (double)(normalised / counted) : NAN, (double)(top_sum / T)};
+}
+
+static void assert_rows_close(const EntropyRows *got, const EntropyRows *want, double tolerance)
+{
+    assert_close(got->mean, want->mean, tolerance);
+    assert_close(got->min, want->min, tolerance);
+    assert_close(got->max, want->max, tolerance);
+    if (isnan(want->normalised_mean))
+        assert_true(isnan(got->normalised_mean));
+    else
+        assert_close(got->normalised_mean, want->normalised_mean, tolerance);
+    assert_close(got->max_weight_mean, want->max_weight_mean, tolerance);
+}
+
+static EntropyRows rows_of(Attention kind, Mask mask, int window, int T)
+{
+    double *a = malloc(sizeof(double) * (size_t)T * T);
+    assert_non_null(a);
+    Attention_build(kind, mask, window, T, NULL, a);
+    EntropyRows rows;
+    Entropy_rows(mask, window, T, a, &rows);
+    free(a);
+    return rows;
+}
+
+/* Uniform attention: every row's entropy is ln n_i, its normalised entropy 1. */
+static void test_uniform_rows_are_log_n(void **state)
+{
+    (void)state;
+    const int sizes[] = {2, 7, 64, 256};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int T = sizes[k];
+        EntropyRows full = rows_of(ATTENTION_UNIFORM, MASK_FULL, 0, T);
+        assert_close(full.mean, log((double)T), 1e-12);
+        assert_close(full.min, log((double)T), 1e-12);
+        assert_close(full.max, log((double)T), 1e-12);
+        assert_close(full.normalised_mean, 1.0, 1e-12);
+        assert_close(full.max_weight_mean, 1.0 / T, 1e-15);
+        /* Causal: row i (1-based) has i keys, so H_i = ln i; the mean is ln(T!)/T; row 1 has
+           one key and is left out of the normalised mean. */
+        EntropyRows causal = rows_of(ATTENTION_UNIFORM, MASK_CAUSAL, 0, T);
+        assert_close(causal.mean, lgamma(T + 1.0) / T, 1e-12);
+        assert_close(causal.min, 0.0, 0.0);
+        assert_close(causal.max, log((double)T), 1e-12);
+        assert_close(causal.normalised_mean, 1.0, 1e-12);
+        double top = 0;
+        for (int i = 1; i <= T; i++)
+            top += 1.0 / i;
+        assert_close(causal.max_weight_mean, top / T, 1e-14);
+    }
+    /* Windows: row i's keys are the window's, counted here. */
+    const Mask windows[] = {MASK_WINDOW, MASK_WINDOW_CAUSAL};
+    for (int m = 0; m < 2; m++) {
+        int T = 40, w = 5;
+        double *a = malloc(sizeof(double) * T * T);
+        assert_non_null(a);
+        Attention_build(ATTENTION_UNIFORM, windows[m], w, T, NULL, a);
+        EntropyRows rows;
+        Entropy_rows(windows[m], w, T, a, &rows);
+        double sum = 0;
+        for (int i = 0; i < T; i++) {
+            double h = 0; /* this row's entropy from its own entries */
+            for (int j = 0; j < T; j++)
+                h -= a[i * T + j] > 0 ? a[i * T + j] * log(a[i * T + j]) : 0.0;
+            assert_close(h, log((double)allowed_keys(windows[m], w, T, i)), 1e-12);
+            sum += log((double)allowed_keys(windows[m], w, T, i));
+        }
+        assert_close(rows.mean, sum / T, 1e-12);
+        assert_close(rows.normalised_mean, 1.0, 1e-12);
+        free(a);
+    }
+}
+
+/* Identity: one-hot rows, entropy exactly 0, the largest weight 1. */
+static void test_identity_rows_are_zero(void **state)
+{
+    (void)state;
+    const Mask masks[] = {MASK_FULL, MASK_CAUSAL, MASK_WINDOW, MASK_WINDOW_CAUSAL};
+    for (int m = 0; m < 4; m++) {
+        EntropyRows rows = rows_of(ATTENTION_IDENTITY, masks[m], 3, 33);
+        assert_true(rows.mean == 0.0 && rows.min == 0.0 && rows.max == 0.0);
+        assert_true(rows.normalised_mean == 0.0);
+        assert_true(rows.max_weight_mean == 1.0);
+    }
+}
+
+/* A matrix whose every row has one key: H_i / ln n_i is 0/0 for each, so no normalised mean,
+   while the entropy itself (0) is defined. */
+static void test_one_key_rows(void **state)
+{
+    (void)state;
+    EntropyRows one = rows_of(ATTENTION_UNIFORM, MASK_FULL, 0, 1);
+    assert_true(one.mean == 0.0 && one.min == 0.0 && one.max == 0.0);
+    assert_true(isnan(one.normalised_mean));
+    assert_true(one.max_weight_mean == 1.0);
+}
+
+/* Softmax with σ_qk → 0: logits of std σ_qk² ≈ 1e-8, rows uniform to ~1e-16, entropy ln n_i. */
+static void test_softmax_tiny_sigma_is_log_n(void **state)
+{
+    (void)state;
+    Config c = small(48, 48, 2);
+    c.sigma_qk = 1e-4;
+    Result *r = run(&c);
+    for (int l = 1; l <= c.depth; l++) {
+        assert_close(r->network.entropy.mean[l], log(48.0), 1e-12);
+        assert_close(r->network.entropy.min[l], log(48.0), 1e-12);
+        assert_close(r->network.entropy.normalised_mean[l], 1.0, 1e-12);
+        assert_close(r->counterpart.entropy.mean[l], log(48.0), 1e-12);
+    }
+    assert_true(isnan(r->network.entropy.mean[0])); /* the input has no attention */
+    Result_free(r);
+    c.mask = MASK_CAUSAL;
+    r = run(&c);
+    assert_close(r->network.entropy.mean[1], lgamma(49.0) / 48, 1e-12);
+    assert_close(r->network.entropy.max[1], log(48.0), 1e-12);
+    Result_free(r);
+}
+
+/* The reference forward: the layer step from X0 with the run's weights, each head's attention
+   as built summarised by reference_rows into rows[layer][head]. */
+typedef struct {
+    const Config *c;
+    EntropyRows *rows; /* the current layer's, one per head */
+} Watch;
+
+static void watch_built(void *context, int head, const double *logits, const double *attention)
+{
+    (void)logits;
+    Watch *w = context;
+    w->rows[head] = reference_rows(w->c->mask, w->c->window, w->c->tokens, attention);
+}
+
+/* rows: (depth + 1) × heads, layer 0 untouched. */
+static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
+{
+    RandomStream *random = RandomStream_new();
+    Linalg *own = Linalg_new();
+    LayerBuffers b;
+    LayerBuffer list[LAYER_BUFFERS];
+    Layer_buffers(c, &b, true, list);
+    b.la = own;
+    for (int i = 0; i < LAYER_BUFFERS; i++)
+        assert_non_null(*list[i].buffer = calloc(list[i].doubles ? list[i].doubles : 1, 8));
+    size_t dd = (size_t)c->width * c->width, hidden = (size_t)c->mlp_ratio * c->width;
+    LayerWeights w = {calloc(dd, 8),
+                      calloc(dd, 8),
+                      calloc(dd, 8),
+                      calloc(dd, 8),
+                      calloc(hidden * c->width + 1, 8),
+                      calloc(hidden * c->width + 1, 8),
+                      calloc((size_t)c->heads * c->tokens * c->tokens, 8)};
+    size_t scratch_size = Init_scratch_doubles(c);
+    double *scratch = calloc(scratch_size > dd ? scratch_size : dd, 8);
+    assert_int_equal(Layer_input(random, own, c, c->seed, b.x, scratch), 0);
+    double log_scale = 0;
+    for (int l = 1; l <= c->depth; l++) {
+        assert_int_equal(Layer_draw(random, own, c, c->seed, l, LAYER_DRAW_ALL, &w, scratch), 0);
+        Watch watch = {c, rows + (size_t)l * c->heads};
+        LayerObserver observer = {.context = &watch, .built = watch_built};
+        LayerStep step = {.config = c, .weights = &w, .gap = gap, .observer = &observer};
+        LayerOutcome outcome;
+        assert_int_equal(Layer_step(&step, &b, &outcome, &log_scale), 0);
+        assert_int_equal(outcome, LAYER_DONE);
+    }
+    for (int i = 0; i < LAYER_BUFFERS; i++)
+        free(*list[i].buffer);
+    double *weights[] = {w.query, w.key, w.value, w.output, w.mlp_in, w.mlp_out, w.markov};
+    for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
+        free(weights[i]);
+    free(scratch);
+    Linalg_free(own);
+    RandomStream_free(random);
+}
+
+/* The run's curves of one network against the reference forward with its gap mode. */
+static void assert_network_matches(const Config *c, const Curves *curves, Gap gap)
+{
+    EntropyRows *rows = calloc((size_t)(c->depth + 1) * c->heads, sizeof *rows);
+    assert_non_null(rows);
+    reference_forward(c, gap, rows);
+    for (int l = 1; l <= c->depth; l++) {
+        /* A network that vanished (uniform attention, gap removed: X_1 = 0) stops there. */
+        if (l > 1 && isnan(curves->stable_rank[l - 1])) {
+            assert_true(isnan(curves->entropy.mean[l]) && isnan(curves->entropy.max[l]));
+            continue;
+        }
+        const EntropyRows *layer = rows + (size_t)l * c->heads;
+        EntropyRows average = {0};
+        for (int h = 0; h < c->heads; h++) {
+            average.mean += layer[h].mean / c->heads;
+            average.min += layer[h].min / c->heads;
+            average.max += layer[h].max / c->heads;
+            average.normalised_mean += layer[h].normalised_mean / c->heads;
+            average.max_weight_mean += layer[h].max_weight_mean / c->heads;
+        }
+        const EntropyCurves *shown = &curves->entropy, *all = &curves->entropy_head_average;
+        EntropyRows got = {shown->mean[l], shown->min[l], shown->max[l], shown->normalised_mean[l],
+                           shown->max_weight_mean[l]};
+        EntropyRows got_all = {all->mean[l], all->min[l], all->max[l], all->normalised_mean[l],
+                               all->max_weight_mean[l]};
+        assert_rows_close(&got, &layer[c->head - 1], 1e-12);
+        assert_rows_close(&got_all, &average, 1e-12);
+    }
+    free(rows);
+}
+
+/* Both networks of a run, gap removed in one of them, several heads, masks, LayerNorm places,
+   skips and MLPs: every layer's numbers are the reference's, of A before gap removal. */
+static void test_run_matches_reference_forward(void **state)
+{
+    (void)state;
+    Config configs[6];
+    configs[0] = small(16, 32, 3);
+    configs[0].gap = GAP_CENTER;
+    configs[1] = small(16, 32, 3);
+    configs[1].mask = MASK_CAUSAL;
+    configs[1].heads = 4;
+    configs[1].head = 3;
+    configs[1].output = OUTPUT_GAUSSIAN;
+    configs[1].sigma_qk = 1.6;
+    configs[2] = small(20, 20, 3);
+    configs[2].attention = ATTENTION_MARKOV;
+    configs[2].mask = MASK_WINDOW;
+    configs[2].window = 3;
+    configs[2].gap = GAP_DEFLATE;
+    configs[3] = small(16, 32, 4);
+    configs[3].layernorm = LAYERNORM_LN;
+    configs[3].ln_place = LN_PLACE_PRE;
+    configs[3].skip = SKIP_PLAIN;
+    configs[3].mlp = MLP_RELU;
+    configs[3].gap = GAP_CENTER;
+    configs[4] = small(12, 12, 2);
+    configs[4].attention = ATTENTION_UNIFORM;
+    configs[4].mask = MASK_WINDOW_CAUSAL;
+    configs[4].window = 2;
+    configs[5] = small(12, 12, 2);
+    configs[5].attention = ATTENTION_IDENTITY;
+    configs[5].gap = GAP_CENTER;
+    for (int k = 0; k < 6; k++) {
+        Result *r = run(&configs[k]);
+        assert_network_matches(&configs[k], &r->network, configs[k].gap);
+        assert_network_matches(&configs[k], &r->counterpart, Gap_toggled(configs[k].gap));
+        /* Layer 1: both networks read X0 and build the same A, whatever removes its gap. */
+        assert_true(r->network.entropy.mean[1] == r->counterpart.entropy.mean[1]);
+        Result_free(r);
+    }
+}
+
+/* Relu, sigmoid and linear rows are not distributions: every value null, and a warning. */
+static void test_undefined_kinds_are_null(void **state)
+{
+    (void)state;
+    const Attention kinds[] = {ATTENTION_RELU, ATTENTION_SIGMOID, ATTENTION_LINEAR};
+    for (int k = 0; k < 3; k++) {
+        Config c = small(12, 12, 2);
+        c.attention = kinds[k];
+        Result *r = run(&c);
+        for (int l = 0; l <= c.depth; l++) {
+            assert_true(isnan(r->network.entropy.mean[l]));
+            assert_true(isnan(r->counterpart.entropy_head_average.max[l]));
+            assert_true(isnan(r->network.entropy.max_weight_mean[l]));
+        }
+        bool said = false;
+        for (int i = 0; i < r->warnings.count; i++)
+            said |= strstr(r->warnings.text[i], "attention entropy is null") != NULL &&
+                    strstr(r->warnings.text[i], ATTENTION_NAMES.names[kinds[k]]) != NULL;
+        assert_true(said);
+        assert_true(!Entropy_defined(kinds[k]));
+        Result_free(r);
+    }
+}
+
+/* The shown head may change without the layers being computed again: a kept run then reports
+   the new head's entropies, bit for bit those of a run from scratch. */
+static void test_kept_run_reports_the_shown_head(void **state)
+{
+    (void)state;
+    Config c = small(16, 32, 3);
+    c.heads = 4;
+    c.sigma_qk = 1.4;
+    Workspace *kept = Workspace_new();
+    Workspace_keep_layers(kept, (size_t)64 << 20);
+    Result *first = Result_new(), *second = Result_new();
+    char err[256];
+    assert_int_equal(Model_run(&c, kept, first, NULL, err, sizeof err), 0);
+    c.head = 2;
+    assert_int_equal(Model_run(&c, kept, second, NULL, err, sizeof err), 0);
+    Result *fresh = run(&c);
+    for (int l = 1; l <= c.depth; l++) {
+        assert_true(second->network.entropy.mean[l] == fresh->network.entropy.mean[l]);
+        assert_true(second->counterpart.entropy.min[l] == fresh->counterpart.entropy.min[l]);
+        assert_true(second->network.entropy.mean[l] != first->network.entropy.mean[l]);
+        assert_true(second->network.entropy_head_average.mean[l] ==
+                    first->network.entropy_head_average.mean[l]);
+    }
+    Result_free(first);
+    Result_free(second);
+    Result_free(fresh);
+    Workspace_free(kept);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uniform_rows_are_log_n),
+        cmocka_unit_test(test_identity_rows_are_zero),
+        cmocka_unit_test(test_one_key_rows),
+        cmocka_unit_test(test_softmax_tiny_sigma_is_log_n),
+        cmocka_unit_test(test_run_matches_reference_forward),
+        cmocka_unit_test(test_undefined_kinds_are_null),
+        cmocka_unit_test(test_kept_run_reports_the_shown_head),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
