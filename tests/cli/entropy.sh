@@ -1,0 +1,80 @@
+#!/bin/bash
+# Attention entropy in the --batch document (docs/model.md §2), exactly: uniform attention
+# gives H_i = ln n_i (full: ln T; causal row i, 1-based: ln i, a mean of ln(T!)/T) to 1e-12,
+# identity 0, softmax with sigma_qk near 0 ln T; a gap-removed network reports the entropy of
+# the A it removes the gap from (layer 1: the counterpart's, bit for bit); relu, sigmoid and
+# linear rows are no distributions: null, exit 0, and a warning that names the kind.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+runs() { # name T depth args...: exit 0 and a valid document
+    local name=$1 T=$2 depth=$3
+    shift 3
+    "$BIN" --batch -T "$T" -d "$T" -L "$depth" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" || {
+        echo "  exit $?: $(head -c 300 "$tmp/$name.err")"
+        return 1
+    }
+    "$PY" tests/cli/contract.py "$T" "$depth" <"$tmp/$name.json"
+}
+
+says() { # name script: Python over the document (doc, e = doc["attention_entropy"]), asserting
+    "$PY" - "$tmp/$1.json" <<PY
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+e, ce = doc["attention_entropy"], doc["counterpart_attention_entropy"]
+T, L = doc["config"]["T"], doc["config"]["depth"]
+def close(got, want, tol):
+    assert got is not None and abs(got - want) <= tol, (got, want, tol)
+$2
+PY
+}
+
+check "uniform, full mask: runs" runs uniform 32 3 -a uniform
+check "uniform, full mask: every row's entropy is ln T, normalised 1, max weight 1/T" says uniform '
+for l in range(1, L + 1):
+    for k in ("mean", "min", "max"):
+        close(e[k][l], math.log(T), 1e-12)
+    close(e["normalised_mean"][l], 1.0, 1e-12)
+    close(doc["max_attention_mean"][l], 1 / T, 1e-15)'
+
+check "uniform, causal: runs" runs causal 24 2 -a uniform -m causal
+check "uniform, causal: row i has entropy ln i: min 0, max ln T, mean ln(T!)/T" says causal '
+for l in range(1, L + 1):
+    close(e["min"][l], 0.0, 0.0)
+    close(e["max"][l], math.log(T), 1e-12)
+    close(e["mean"][l], sum(math.log(i) for i in range(1, T + 1)) / T, 1e-12)
+    close(e["normalised_mean"][l], 1.0, 1e-12)
+    close(doc["max_attention_mean"][l], sum(1 / i for i in range(1, T + 1)) / T, 1e-14)'
+
+check "identity: runs" runs identity 16 2 -a identity
+check "identity: entropy 0, max weight 1" says identity '
+for l in range(1, L + 1):
+    assert e["mean"][l] == e["max"][l] == e["normalised_mean"][l] == 0, e
+    assert doc["max_attention_mean"][l] == 1'
+
+check "softmax, sigma_qk = 1e-4: runs" runs tiny 48 2 -s 0.0001
+check "softmax, sigma_qk = 1e-4: logits of std 1e-8, entropy ln T" says tiny '
+for l in range(1, L + 1):
+    close(e["mean"][l], math.log(T), 1e-12)
+    close(e["min"][l], math.log(T), 1e-12)'
+
+check "gap removed (center): runs" runs center 32 3 -g center -s 1.5
+check "gap removed: layer 1 reports the A both networks share, not A - U" says center '
+for k in e:
+    assert e[k][1] == ce[k][1], (k, e[k][1], ce[k][1])
+assert 0 < e["min"][1] <= e["mean"][1] < math.log(T)
+assert doc["max_attention_mean"][1] == doc["counterpart_max_attention_mean"][1]'
+
+for kind in relu sigmoid linear; do
+    check "$kind: runs" runs "$kind" 16 2 -a "$kind"
+    check "$kind: entropy null throughout, a warning names why" says "$kind" "
+for group in (e, ce):
+    assert all(v is None for values in group.values() for v in values), group
+assert doc['max_attention_mean'] == [None] * (L + 1)
+assert any(w.startswith('attention entropy is null: $kind rows are not distributions')
+           for w in doc['warnings']), doc['warnings']"
+done
+finish
