@@ -8,7 +8,8 @@
  *     from the same weights, watches each head's attention as built, and sums −A ln A in its
  *     own loops over its own mask;
  *   - kinds whose rows are not distributions report null and say why;
- *   - a kept run, asked for another head, reports that head's entropies, not the first's.
+ *   - a kept run, asked for another head, reports that head's entropies, not the first's;
+ * and statistically, the random-energy prediction of the first layer's mean entropy.
  */
 #include "testing.h"
 
@@ -20,6 +21,7 @@
 #include "attnscope/layer.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
+#include "attnscope/theory.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -399,6 +401,89 @@ static void test_kept_run_reports_the_shown_head(void **state)
     Workspace_free(kept);
 }
 
+/* The random-energy prediction (docs/model.md §3, THEORY.md §entropy) against the measured
+   first-layer mean row entropy over 8 seeds, softmax, full mask, orthonormal input, d = T,
+   s = σ_qk² ≤ 1.5, where it holds.  The tolerance is 4 standard errors of the seeds' mean
+   (from their sample spread) plus the finite-n excess THEORY.md measured over 2000 rows of
+   numpy: the limit ln n − s²/2 is approached from above, slowly (at n = 256, s = 1.5 the
+   mean is 4.469 against 4.420).  T = 256 reads the run's numbers; T = 1024 reads the layer
+   step's (reference_forward, depth 1): a run there spends 4 s a seed on the shown layer's
+   spectra, and test_run_matches_reference_forward shows the run's entropies are the step's. */
+typedef struct {
+    int T;
+    double s;
+    double quoted, rounding; /* THEORY.md's measured mean there, and half its last digit */
+    bool from_run;
+} EnergyCase;
+
+static void test_random_energy_prediction(void **state)
+{
+    (void)state;
+    const EnergyCase cases[] = {{256, 1.0, 5.052, 5e-4, true},
+                                {256, 1.5, 4.469, 5e-4, true},
+                                {1024, 1.5, 5.82, 5e-3, false}};
+    enum { SEEDS = 8 };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const EnergyCase *e = &cases[k];
+        Config c = small(e->T, e->T, 1);
+        c.sigma_qk = sqrt(e->s);
+        EntropyTheory theory;
+        Theory_entropy_first_layer(&c, &theory);
+        assert_null(theory.note);
+        assert_close(theory.logit_std, e->s, 1e-15);
+        double measured[SEEDS], sum = 0;
+        for (int seed = 0; seed < SEEDS; seed++) {
+            c.seed = 1 + (uint64_t)seed;
+            if (e->from_run) {
+                Result *r = run(&c);
+                measured[seed] = r->network.entropy.mean[1];
+                Result_free(r);
+            } else {
+                EntropyRows rows[2];
+                reference_forward(&c, GAP_OFF, rows);
+                measured[seed] = rows[1].mean;
+            }
+            sum += measured[seed];
+        }
+        double mean = sum / SEEDS, squares = 0;
+        for (int seed = 0; seed < SEEDS; seed++)
+            squares += (measured[seed] - mean) * (measured[seed] - mean);
+        double standard_error = sqrt(squares / (SEEDS - 1) / SEEDS);
+        print_message("T = %d, s = %.2f: measured %.4f +- %.4f (8 seeds), predicted %.4f\n", e->T,
+                      e->s, mean, standard_error, theory.mean);
+        assert_close(theory.mean, log((double)e->T) - e->s * e->s / 2, 1e-14);
+        double excess = fabs(e->quoted - theory.mean) + e->rounding;
+        assert_close(mean, theory.mean, 4 * standard_error + excess);
+    }
+}
+
+/* Where the prediction does not hold, no number: the logit std at or above s_c, another kind,
+   mask or scheme, pre-LN on rows of another norm. */
+static void test_random_energy_prediction_domain(void **state)
+{
+    (void)state;
+    Config c = small(256, 256, 1);
+    c.sigma_qk = sqrt(sqrt(2 * log(256.0))) * 1.0001; /* s just above s_c */
+    EntropyTheory e;
+    Theory_entropy_first_layer(&c, &e);
+    assert_true(isnan(e.mean) && e.note && e.logit_std > e.critical_logit_std);
+    c.sigma_qk = sqrt(sqrt(2 * log(256.0))) * 0.9999;
+    Theory_entropy_first_layer(&c, &e);
+    assert_null(e.note);
+    assert_true(isfinite(e.mean));
+    Config voids[4] = {c, c, c, c};
+    voids[0].attention = ATTENTION_MARKOV;
+    voids[1].mask = MASK_CAUSAL;
+    voids[2].init = INIT_ORTHOGONAL;
+    voids[3].layernorm = LAYERNORM_LN;
+    voids[3].ln_place = LN_PLACE_PRE;
+    voids[3].ln_scale = LN_SCALE_SQRT_D;
+    for (int k = 0; k < 4; k++) {
+        Theory_entropy_first_layer(&voids[k], &e);
+        assert_true(isnan(e.mean) && e.note != NULL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_run_matches_reference_forward),
         cmocka_unit_test(test_undefined_kinds_are_null),
         cmocka_unit_test(test_kept_run_reports_the_shown_head),
+        cmocka_unit_test(test_random_energy_prediction),
+        cmocka_unit_test(test_random_energy_prediction_domain),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -66,6 +66,23 @@ bool Theory_describes_shown_layer(const Config *c);
    or, when p->stable_rank is NULL, the spectra's predictions alone. */
 void Theory_predict(const Config *c, TheoryPrediction *p);
 
+/* The random-energy prediction for the first layer's mean row entropy (docs/model.md §3,
+   THEORY.md §entropy): one softmax row of n = T i.i.d. N(0, s²) logits has
+   H ≈ ln n − s²/2 below s_c = √(2 ln n) and condenses (H = O(1)) above; on orthonormal input
+   the first layer's logits are such a row, given its query, with s = σ_qk² (the logit std
+   at the 1/√d_h scale).  Defined for softmax, the full mask, Gaussian W^Q and W^K, rows of
+   the input's norm, s < s_c; elsewhere mean and (but for the first three) logit_std are NaN
+   and note says why.  The limit is approached slowly: at n = 256 the mean lies 0.007 above
+   it at s = 1, 0.049 at s = 1.5, 0.23 at s = 2. */
+typedef struct {
+    double logit_std;          /* s */
+    double critical_logit_std; /* s_c = √(2 ln T) */
+    double mean;               /* ln T − s²/2 */
+    const char *note;          /* NULL where the prediction holds */
+} EntropyTheory;
+
+void Theory_entropy_first_layer(const Config *c, EntropyTheory *out);
+
 /* σ where it describes the shown matrix, the radius of its circle: softmax and markov
    attention with every key allowed, softmax at the first layer only (NaN elsewhere; +inf
    where e^{v} overflows). */

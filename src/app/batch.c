@@ -94,6 +94,23 @@ static void theory_object(Text *t, const Config *c)
     free(curves);
 }
 
+/* The random-energy prediction of the first layer's mean row entropy, null with a note where
+   it does not hold. */
+static void entropy_theory_object(Text *t, const Config *c)
+{
+    EntropyTheory e;
+    Theory_entropy_first_layer(c, &e);
+    Text_printf(t, ",\n \"attention_entropy_theory\": {\"layer\": 1, ");
+    field_number(t, "mean", e.mean);
+    Text_printf(t, ", ");
+    field_number(t, "logit_std", e.logit_std);
+    Text_printf(t, ", ");
+    field_number(t, "critical_logit_std", e.critical_logit_std);
+    Text_printf(t, ", ");
+    field_string_or_null(t, "note", e.note);
+    Text_printf(t, "}");
+}
+
 static void sweep_object(Text *t, const WidthSweep *w)
 {
     double tokens[SWEEP_POINTS_MAX];
@@ -279,6 +296,7 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
         Text_printf(t, ",\n \"outlier\": null");
     readouts_object(t, &r->readouts);
     theory_object(t, c);
+    entropy_theory_object(t, c);
     if (sweep)
         sweep_object(t, sweep);
     if (conditioning)

@@ -175,14 +175,58 @@ bool Theory_describes_shown_layer(const Config *c)
     return Attention_is_input_independent(c->attention) || c->layer == 1;
 }
 
-void Theory_predict(const Config *c, TheoryPrediction *p)
+/* The first layer's logits' std on orthonormal tokens: σ_qk² at the 1/√d_h scale. */
+static double first_layer_logit_std(const Config *c)
 {
-    /* The logits' std on orthonormal tokens: σ_qk² at the 1/√d_h scale. */
     double s2 = Init_effective_sigma_qk(c) * Init_effective_sigma_qk(c);
     if (c->input_norm == INPUT_NORM_SQRT_D) /* first-layer logits d times larger */
         s2 *= c->width;
     if (c->logit_scale == LOGIT_SCALE_LINEAR)
         s2 /= sqrt((double)Config_head_width(c));
+    return s2;
+}
+
+/* Whether matrix m is an i.i.d. Gaussian draw (any std, 0 included). */
+static bool gaussian(const Config *c, Matrix m)
+{
+    MatrixInit how = Init_matrix(c, m);
+    return !how.orthogonal && how.diagonal == 0.0 && isfinite(how.std);
+}
+
+/* Why the random-energy prediction does not describe c's first layer, or NULL. */
+static const char *entropy_theory_void(const Config *c)
+{
+    if (c->attention != ATTENTION_SOFTMAX)
+        return "the random-energy prediction is for softmax rows of i.i.d. Gaussian logits";
+    if (c->mask != MASK_FULL)
+        return "the random-energy prediction is for the full mask (n = T keys per row)";
+    if (!gaussian(c, MATRIX_QUERY) || !gaussian(c, MATRIX_KEY))
+        return "W^Q, W^K are not i.i.d. Gaussian: the logits of a row are not i.i.d. Gaussian";
+    if (!Theory_first_layer_unit_rows(c))
+        return "pre-LN: the first layer reads LN(X0), not the orthonormal input the logit std "
+               "is computed for";
+    return NULL;
+}
+
+void Theory_entropy_first_layer(const Config *c, EntropyTheory *out)
+{
+    double n = c->tokens;
+    out->critical_logit_std = sqrt(2 * log(n));
+    out->mean = NAN;
+    out->note = entropy_theory_void(c);
+    out->logit_std = out->note ? NAN : first_layer_logit_std(c);
+    if (out->note)
+        return;
+    if (out->logit_std >= out->critical_logit_std)
+        out->note = "the logit std is at or above s_c = sqrt(2 ln T): the rows condense onto a "
+                    "few keys (entropy O(1)), beyond the random-energy prediction";
+    else
+        out->mean = log(n) - out->logit_std * out->logit_std / 2;
+}
+
+void Theory_predict(const Config *c, TheoryPrediction *p)
+{
+    double s2 = first_layer_logit_std(c);
     p->sigma = Config_sigma(c);
     p->bulk_radius = p->outlier = p->singular_edge = NAN;
     p->singular_law = NULL;

@@ -120,6 +120,16 @@ def check_entropy(doc, config, depth):
             rows = zip(entropy["min" + suffix], entropy["mean" + suffix], entropy["max" + suffix])
             assert all(lo is None or lo <= m * (1 + 1e-12) and m <= hi * (1 + 1e-12)
                        for lo, m, hi in rows), f"{group}: min <= mean <= max"
+    theory = doc["attention_entropy_theory"]
+    assert set(theory) == {"layer", "mean", "logit_std", "critical_logit_std", "note"}, theory
+    assert theory["layer"] == 1 and abs(theory["critical_logit_std"] - math.sqrt(2 * math.log(T))) <= 1e-15 * T
+    if theory["mean"] is None:
+        assert isinstance(theory["note"], str) and theory["note"], theory
+    else:
+        s = theory["logit_std"]
+        assert theory["note"] is None and config["attention"] == "softmax", theory
+        assert s < theory["critical_logit_std"], theory
+        assert abs(theory["mean"] - (math.log(T) - s * s / 2)) <= 1e-14 * math.log(T), theory
     for key in MAX_WEIGHT_KEYS:
         values = doc[key]
         assert len(values) == depth + 1 and values[0] is None, f"{key}: {values}"
