@@ -325,6 +325,7 @@ static void test_run_matches_reference_forward(void **state)
     configs[2].mask = MASK_WINDOW;
     configs[2].window = 3;
     configs[2].gap = GAP_DEFLATE;
+    configs[2].seeds = 3; /* the first seed's numbers, whatever the other seeds do */
     configs[3] = small(16, 32, 4);
     configs[3].layernorm = LAYERNORM_LN;
     configs[3].ln_place = LN_PLACE_PRE;

@@ -141,11 +141,13 @@ static int measure_layer(Run *run, int which)
 
 /* Room in the layer's state for each head's row entropies, which the layer step's observer
    fills (none where they are undefined).  A replay measures nothing and keeps what the layer's
-   first computation measured.  Returns 0 or -1. */
+   first computation measured; the result reports the first seed's alone, so the other seeds'
+   tracks (never a first seed's: the role is part of a track's name) have none.  Returns 0
+   or -1. */
 static int entropy_begin(Run *run, int which)
 {
     const Config *c = run->config;
-    if (!run->measure)
+    if (!run->measure || !run->first_seed)
         return 0;
     LayerState *state = &run->track[which]->state[run->layer];
     free(state->entropy);
