@@ -399,6 +399,7 @@ static Config reuse_base(int which)
     c.mask = MASK_WINDOW_CAUSAL;
     c.window = 3;
     c.gap = GAP_CENTER;
+    c.ln_scale = LN_SCALE_SQRT_D; /* so that --ln-eps is in use */
     if (which == 1) {
         c.init = INIT_CUTTING_SKIP;
         c.output = OUTPUT_ORTHOGONAL;

@@ -67,7 +67,8 @@ typedef enum {
 /* The input tokens' rows: unit norm (today's), or √d as after an embedding and LayerNorm. */
 typedef enum { INPUT_NORM_UNIT, INPUT_NORM_SQRT_D } InputNorm;
 
-/* Rows after LayerNorm: unit norm (today's) or PyTorch's nn.LayerNorm, norm ≈ √d (ε = 1e-5). */
+/* Rows after LayerNorm: unit norm (today's, exact) or PyTorch's nn.LayerNorm, norm ≈ √d with
+   ε (--ln-eps) inside the root. */
 typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
 
 /* The names of one enumeration, as the command line, presets and JSON spell them. */
@@ -103,6 +104,7 @@ typedef struct {
     LogitScale logit_scale;
     LnPlace ln_place;
     LnScale ln_scale;
+    double ln_eps;      /* ε inside the root of PyTorch's rows (--ln-scale sqrt-d) */
     double skip_gain;   /* a in X ← a·X + b·F(X), with a skip */
     double branch_gain; /* b */
     Mlp mlp;
@@ -136,6 +138,8 @@ enum {
 };
 #define CONFIG_SIGMA_QK_MAX 4.0
 #define CONFIG_GAIN_MAX 64.0
+/* PyTorch's nn.LayerNorm default ε, the default of --ln-eps. */
+#define CONFIG_LN_EPS_DEFAULT 1e-5
 /* Seeds travel through JSON, whose numbers are doubles: 2^53 - 1 keeps them exact. */
 #define CONFIG_SEED_MAX 9007199254740991ull
 
@@ -216,7 +220,7 @@ typedef struct {
 } Setting;
 
 /* Room for the table (config.c checks it), for arrays with one element per setting. */
-enum { SETTINGS_MAX = 48 };
+enum { SETTINGS_MAX = 56 };
 
 int Settings_count(void);
 /* The setting at index (table order), or NULL. */

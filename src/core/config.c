@@ -93,6 +93,11 @@ static bool layernorm_in_use(const Config *c)
     return c->layernorm != LAYERNORM_NONE;
 }
 
+static bool ln_eps_in_use(const Config *c)
+{
+    return c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D;
+}
+
 static bool mlp_in_use(const Config *c)
 {
     return c->mlp != MLP_NONE;
@@ -400,6 +405,23 @@ static const Setting SETTINGS[] = {
      .step = STEP_CYCLE,
      .key_label = "LN row scale",
      .label = "LN rows",
+     .show = SHOW_UNLESS_DEFAULT},
+    /* ε in PyTorch's place, √(mean(x²) + ε); unit rows are exact x/‖x‖ and take none. */
+    {.name = "ln-eps",
+     .json = "ln_eps",
+     .argument = "E",
+     .help = "epsilon inside the root of PyTorch's LN rows; 0: exact",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1,
+     .min_included = true,
+     .fallback = CONFIG_LN_EPS_DEFAULT,
+     .offset = offsetof(Config, ln_eps),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = ln_eps_in_use,
+     .unused_note = "ε acts in PyTorch's rows (--ln-scale sqrt-d, I); unit rows are exact",
+     .key_label = "LN ε",
+     .label = "ε",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "skip-gain",
      .json = "skip_gain",
