@@ -272,6 +272,13 @@ static void test_every_setting_on_the_status_line(void **state)
     c.mlp_ratio = 2;
     c.init = INIT_GPT2;
     c.input_norm = INPUT_NORM_SQRT_D;
+    c.ln_eps = 1e-6; /* in use through QK-norm */
+    c.qk_norm = QK_NORM_FULL;
+    c.qk_norm_place = QK_NORM_AFTER_ROPE;
+    c.rope = ROPE_PAIRS;
+    c.rope_theta = 500000;
+    c.rope_fraction = 0.5;
+    c.nope_every = 4;
     /* Per-matrix choices (W^O under --wo orthogonal: orthogonal or the identity). */
     c.init_query = MATRIX_INIT_XAVIER;
     c.init_key = MATRIX_INIT_ORTHOGONAL;

@@ -71,6 +71,18 @@ typedef enum { INPUT_NORM_UNIT, INPUT_NORM_SQRT_D } InputNorm;
    ε (--ln-eps) inside the root. */
 typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
 
+/* QK-norm (BLOCKS.md §QK-norm): an RMSNorm with unit gain on the queries and keys, over each
+   head's d_h (Qwen3, Gemma 3) or over the full projected width H·d_h (OLMo 2). */
+typedef enum { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_FULL } QkNorm;
+
+/* Where QK-norm sits relative to the rotary positions: before (Qwen3, Gemma 3, OLMo 2) or
+   after (Llama 4). */
+typedef enum { QK_NORM_BEFORE_ROPE, QK_NORM_AFTER_ROPE } QkNormPlace;
+
+/* Rotary positions (BLOCKS.md §Rotary positions): none, HF's rotate_half on the split halves
+   of a head's rotated part, or Meta's adjacent pairs. */
+typedef enum { ROPE_NONE, ROPE_HALF, ROPE_PAIRS } Rope;
+
 /* The names of one enumeration, as the command line, presets and JSON spell them. */
 typedef struct {
     const char *option; /* long option name, e.g. "attention" */
@@ -80,7 +92,7 @@ typedef struct {
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
 extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
-    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES;
+    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES, QK_NORM_NAMES, QK_NORM_PLACE_NAMES, ROPE_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -104,9 +116,15 @@ typedef struct {
     LogitScale logit_scale;
     LnPlace ln_place;
     LnScale ln_scale;
-    double ln_eps;      /* ε inside the root of PyTorch's rows (--ln-scale sqrt-d) */
-    double skip_gain;   /* a in X ← a·X + b·F(X), with a skip */
-    double branch_gain; /* b */
+    double ln_eps; /* ε inside the root of PyTorch's rows (--ln-scale sqrt-d) and QK-norm */
+    QkNorm qk_norm;
+    QkNormPlace qk_norm_place;
+    Rope rope;
+    double rope_theta;    /* θ of the frequencies θ^(−2k/d_r) */
+    double rope_fraction; /* the rotated share of each head's d_h (partial rotary) */
+    int nope_every;       /* every K-th layer has no rotation (0: every layer rotates) */
+    double skip_gain;     /* a in X ← a·X + b·F(X), with a skip */
+    double branch_gain;   /* b */
     Mlp mlp;
     int mlp_ratio; /* the MLP's hidden width is mlp_ratio·d */
     InitScheme init;
@@ -263,7 +281,8 @@ void Config_reset(Config *c, unsigned classes);
 int Config_validate(const Config *c, char *err, size_t size);
 
 /* The normalised entry spread of softmax/markov attention: sqrt(exp(v) - 1), v the logits'
-   variance: σ_qk^4 (markov, or the 1/√d_h logit scale), σ_qk^4/d_h with the 1/d_h scale. */
+   variance: σ_qk^4 (markov, or the 1/√d_h logit scale), σ_qk^4/d_h with the 1/d_h scale;
+   NaN with QK-norm, whose logits σ_qk does not scale. */
 double Config_sigma(const Config *c);
 
 /* True for the kinds whose rows sum to one (softmax, markov, uniform, identity). */

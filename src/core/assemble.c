@@ -2,6 +2,7 @@
  * curves, the bands over the seeds, the shown spectra and the readouts of docs/model.md §2,
  * the warnings (the block's, the spectra's, each layer's) and the measure routes. */
 #include "attnscope/attention.h"
+#include "attnscope/qk.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
 #include "model_internal.h"
@@ -97,6 +98,15 @@ static void fill_readouts(Result *r)
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
 }
 
+/* Whether some layer of c turns its queries and keys. */
+static bool rope_at_some_layer(const Config *c)
+{
+    for (int l = 1; l <= c->depth; l++)
+        if (Qk_rotates(c, l))
+            return true;
+    return false;
+}
+
 /* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
    of §3): each overlay or prediction they void is not drawn, and a warning about it says
    why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
@@ -131,6 +141,17 @@ static void block_warnings(const Config *c, Warnings *w)
             "times those of unit rows (std sigma_qk^2*d); sigma and the overlays assume "
             "unit rows, as the first layer has",
             c->width);
+    if (Qk_normalised(c))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "QK-norm (%s): every logit is sqrt(d_h)*cos(angle) of normalised q and "
+                           "k, std about 1 whatever sigma_qk = %g, so sigma, its circle and the "
+                           "quartercircle law are withdrawn; the logit std is measured",
+                           QK_NORM_NAMES.names[c->qk_norm], c->sigma_qk);
+    if (rope_at_some_layer(c))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
+                           "RoPE: on identical (collapsed) tokens the logits depend on j - i, so "
+                           "attention is Toeplitz, not uniform: the uniform fixed point (rank 1, "
+                           "eigenvalues 1 then 0) does not hold at depth");
     if (c->init == INIT_ORTHOGONAL) {
         Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY,
                            "orthogonal W^V keep the tokens' Gram matrix (X W W^T X^T = X X^T), "

@@ -1,6 +1,7 @@
 #include "attnscope/theory.h"
 
 #include "attnscope/init.h"
+#include "attnscope/qk.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -221,6 +222,15 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     if (!Attention_is_input_independent(c->attention) && !Theory_first_layer_unit_rows(c)) {
         /* The logits' scale is not the one σ was computed for: only the exact λ1 = 1 of a
            row-stochastic matrix stays. */
+        p->sigma = p->bulk_radius = p->singular_edge = NAN;
+        p->singular_law = NULL;
+        if (!Attention_is_row_stochastic(c->attention))
+            p->outlier = NAN;
+    }
+    if (Qk_normalised(c)) {
+        /* QK-norm: every logit is √d_h·cos θ whatever σ_qk or the rows' norm (BLOCKS.md
+           §QK-norm), so σ, computed from σ_qk, names nothing; only the exact λ1 = 1 of a
+           row-stochastic matrix stays, and the measured logit std says the spread. */
         p->sigma = p->bulk_radius = p->singular_edge = NAN;
         p->singular_law = NULL;
         if (!Attention_is_row_stochastic(c->attention))
