@@ -265,7 +265,16 @@ static void test_qk_norm_and_rope_claims(void **state)
     assert_true(fabs(r->logit_std - 1) < 0.1); /* 32² logits: a few percent at most */
     assert_true(warned(r, "QK-norm (head)"));
     assert_false(warned(r, "Toeplitz"));
+    /* PyTorch's √d rows make plain logits d times larger, not normalised ones: not said. */
+    c.layernorm = LAYERNORM_LN;
+    c.ln_scale = LN_SCALE_SQRT_D;
+    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    assert_false(warned(r, "LayerNorm rows of norm sqrt(d)"));
     c.qk_norm = QK_NORM_NONE;
+    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    assert_true(warned(r, "LayerNorm rows of norm sqrt(d)"));
+    c.layernorm = LAYERNORM_NONE;
+    c.ln_scale = LN_SCALE_UNIT;
     c.rope = ROPE_HALF;
     Theory_predict(&c, &p);
     assert_true(isfinite(p.sigma) && isfinite(Theory_shown_sigma(&c)));

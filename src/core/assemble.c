@@ -134,7 +134,8 @@ static void block_warnings(const Config *c, Warnings *w)
                            "circle or quartercircle law",
                            c->ln_scale == LN_SCALE_SQRT_D ? "sqrt(d) (PyTorch)" : "1",
                            c->input_norm == INPUT_NORM_SQRT_D ? "sqrt(d)" : "unit");
-    else if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
+    else if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D &&
+             !Qk_normalised(c)) /* QK-norm's logits do not grow with the rows */
         Warnings_add_about(
             w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
             "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
