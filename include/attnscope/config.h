@@ -256,8 +256,9 @@ const char *Setting_spelled(const Setting *s, char *buf, size_t size);
    naming the option, the value and what is accepted. */
 int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size_t size);
 /* The value as the command line spells it, doubles with `digits` significant digits, or
-   (digits 0) the fewest that read back exactly: 0.1, not 0.10000000000000001.  Returns the
-   length, as snprintf does. */
+   (digits 0) the fewest that read back exactly: 0.1, not 0.10000000000000001, and a whole
+   number in full (10000, not 1e+04), as the JSON and Python spell it.  Returns the length, as
+   snprintf does. */
 int Setting_format(const Setting *s, const Config *c, int digits, char *buf, size_t size);
 /* "T=256" as the status line shows it, or "" where it shows nothing.  Returns the length. */
 int Setting_show(const Setting *s, const Config *c, char *buf, size_t size);

@@ -990,6 +990,9 @@ int Setting_format(const Setting *s, const Config *c, int digits, char *buf, siz
     case SETTING_DOUBLE:
         if (digits > 0)
             return snprintf(buf, size, "%.*g", digits, v);
+        /* A whole number as JSON and Python write it: 10000, not 1e+04. */
+        if (v == floor(v) && fabs(v) < 1e15)
+            return snprintf(buf, size, "%.0f", v);
         for (digits = 1; digits < 17; digits++) {
             char shortest[32];
             snprintf(shortest, sizeof shortest, "%.*g", digits, v);
