@@ -312,6 +312,66 @@ static void test_pytorch_layernorm_rows(void **state)
     }
 }
 
+/* --ln-eps puts ε inside PyTorch's root: RMSNorm rows x/√(mean(x²) + ε) against a loop here
+   for each ε, rows of norm exactly √d at ε = 0, a zero row staying zero, and unit rows
+   taking no ε at all. */
+static void test_ln_eps_in_pytorch_place(void **state)
+{
+    (void)state;
+    enum { T = 4, D = 6 };
+    const double epsilons[] = {0.0, 1e-6, 1e-5, 0.25};
+    const double row_scale[T] = {1.0, 1e-3, 0.0, 3.0};
+    double row_stat[T], row_max[T];
+    for (size_t e = 0; e < sizeof epsilons / sizeof epsilons[0]; e++) {
+        double x[T * D], expected[T * D];
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < D; j++)
+                x[i + j * T] = row_scale[i] * sin(1.0 + i + 7.0 * j);
+        for (int i = 0; i < T; i++) {
+            double mean_square = 0;
+            for (int j = 0; j < D; j++)
+                mean_square += x[i + j * T] * x[i + j * T] / D;
+            for (int j = 0; j < D; j++)
+                expected[i + j * T] =
+                    row_scale[i] == 0 ? 0.0 : x[i + j * T] / sqrt(mean_square + epsilons[e]);
+        }
+        Config c = Config_default();
+        c.layernorm = LAYERNORM_RMS;
+        c.ln_scale = LN_SCALE_SQRT_D;
+        c.ln_eps = epsilons[e];
+        Block_layernorm(&c, T, D, x, row_stat, row_max);
+        for (int i = 0; i < T; i++) {
+            double norm2 = 0;
+            for (int j = 0; j < D; j++) {
+                norm2 += x[i + j * T] * x[i + j * T];
+                if (row_scale[i] == 0)
+                    assert_true(x[i + j * T] == 0.0);
+                else
+                    assert_relative(x[i + j * T], expected[i + j * T], 1e-14);
+            }
+            if (epsilons[e] == 0 && row_scale[i] != 0)
+                assert_relative(sqrt(norm2), sqrt((double)D), 1e-15);
+        }
+        /* A row of mean square 1e-6 is visibly shrunk by ε = 1e-5: ε is really inside. */
+        if (epsilons[e] == 1e-5) {
+            double norm2 = 0;
+            for (int j = 0; j < D; j++)
+                norm2 += x[1 + j * T] * x[1 + j * T];
+            assert_true(sqrt(norm2) < 0.5 * sqrt((double)D));
+        }
+    }
+    /* Unit rows: the same bits whatever ε. */
+    double a[T * D], b[T * D];
+    for (int k = 0; k < T * D; k++)
+        a[k] = b[k] = cos(0.3 * k);
+    Config c = Config_default();
+    c.layernorm = LAYERNORM_RMS;
+    Block_layernorm(&c, T, D, a, row_stat, row_max);
+    c.ln_eps = 0.5;
+    Block_layernorm(&c, T, D, b, row_stat, row_max);
+    assert_memory_equal(a, b, sizeof a);
+}
+
 /* Without skips, pre-LN (X_ℓ = F(LN X_{ℓ−1})) and post-LN (X_ℓ = LN F(X_{ℓ−1})) differ only by
    the LayerNorm the next layer applies anyway: with rms (which leaves the unit-row input as
    it is) every layer's attention matrix is the same, so the shown spectra agree. */
@@ -668,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_orthogonal_singular_values),
         cmocka_unit_test(test_scheme_standard_deviations),
         cmocka_unit_test(test_input_rows_of_norm_root_d),
+        cmocka_unit_test(test_ln_eps_in_pytorch_place),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

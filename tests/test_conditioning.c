@@ -844,6 +844,39 @@ static void test_kappa_jacobian_does_not_depend_on_c(void **state)
         fail_msg("kappa(K) at c = 1: %.17g, at c = 3: %.17g", kappa[0], kappa[1]);
 }
 
+/* QK-norm and RoPE change the logits K's formula differentiates: the conditioning refuses K
+   where they act (null, with the reason), keeps it where they do not (a --nope-every layer),
+   and still gives κ(A), which reads the attention the layer step applied. */
+static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 6;
+    c.width = 10;
+    c.depth = 3;
+    char err[256];
+    for (int which = 0; which < 2; which++) {
+        c.qk_norm = which == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
+        c.rope = which == 1 ? ROPE_PAIRS : ROPE_NONE;
+        c.nope_every = which == 1 ? 2 : 0;
+        Conditioning cond;
+        assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+        for (int l = 1; l <= 3; l++) {
+            bool acts = which == 0 || l != 2;
+            assert_true(isnan(cond.network.kappa_jacobian[l]) == acts);
+            if (acts) /* the counterpart's K may also be beyond double precision elsewhere */
+                assert_true(isnan(cond.counterpart.kappa_jacobian[l]));
+            assert_true(isfinite(cond.network.kappa_attention[l]));
+        }
+        bool said = false;
+        for (int i = 0; i < cond.warnings.count; i++)
+            said = said || strstr(cond.warnings.text[i],
+                                  which == 0 ? "which QK-norm changes" : "which RoPE changes");
+        assert_true(said);
+        Conditioning_release(&cond);
+    }
+}
+
 /* A recorder of a controlled run's progress: the after_layer calls in order, and a stop
    requested after `stop_after_polls` polls of the stop hook (0: never) or when after_layer
    reaches (stop_network, stop_layer). */
@@ -1043,6 +1076,7 @@ int main(void)
         cmocka_unit_test(test_conditioning_applies_the_runs_attention),
         cmocka_unit_test(test_multi_head_jacobian_matches_finite_differences),
         cmocka_unit_test(test_kappa_jacobian_does_not_depend_on_c),
+        cmocka_unit_test(test_jacobian_refused_with_qk_norm_and_rope),
         cmocka_unit_test(test_show_layer_equals_a_run_for_that_layer),
         cmocka_unit_test(test_controlled_run_reports_each_layer),
         cmocka_unit_test(test_stopped_run_keeps_nothing),

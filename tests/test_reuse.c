@@ -379,7 +379,8 @@ static bool changed_setting(const Setting *s, const Config *c, Config *out)
 }
 
 /* Settings that put every setting to use in one of them: heads, W^O, an MLP, pre-LN, a
-   windowed causal mask, a gap mode, an ensemble; then the factorised schemes' own. */
+   windowed causal mask, a gap mode, an ensemble; then the factorised schemes' own, then
+   QK-norm and RoPE's. */
 static Config reuse_base(int which)
 {
     Config c = Config_default();
@@ -399,6 +400,7 @@ static Config reuse_base(int which)
     c.mask = MASK_WINDOW_CAUSAL;
     c.window = 3;
     c.gap = GAP_CENTER;
+    c.ln_scale = LN_SCALE_SQRT_D; /* so that --ln-eps is in use */
     if (which == 1) {
         c.init = INIT_CUTTING_SKIP;
         c.output = OUTPUT_ORTHOGONAL;
@@ -406,6 +408,10 @@ static Config reuse_base(int which)
         c.init = INIT_MIMETIC;
         c.mask = MASK_FULL;
         c.attention = ATTENTION_MARKOV;
+    } else if (which == 3) { /* the 2026 block's queries and keys */
+        c.qk_norm = QK_NORM_HEAD;
+        c.rope = ROPE_HALF;
+        c.nope_every = 2;
     }
     return c;
 }
@@ -420,7 +426,7 @@ static void test_each_setting_reuses_what_its_class_allows(void **state)
     char err[256];
     Result *kept_result = Result_new(), *fresh_result = Result_new();
     bool changed_once[SETTINGS_MAX] = {false};
-    for (int which = 0; which < 3; which++) {
+    for (int which = 0; which < 4; which++) {
         Config base = reuse_base(which);
         assert_int_equal(Config_validate(&base, err, sizeof err), 0);
         for (int i = 0; i < Settings_count(); i++) {

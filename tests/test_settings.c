@@ -272,6 +272,13 @@ static void test_every_setting_on_the_status_line(void **state)
     c.mlp_ratio = 2;
     c.init = INIT_GPT2;
     c.input_norm = INPUT_NORM_SQRT_D;
+    c.ln_eps = 1e-6; /* in use through QK-norm */
+    c.qk_norm = QK_NORM_FULL;
+    c.qk_norm_place = QK_NORM_AFTER_ROPE;
+    c.rope = ROPE_PAIRS;
+    c.rope_theta = 500000;
+    c.rope_fraction = 0.5;
+    c.nope_every = 4;
     /* Per-matrix choices (W^O under --wo orthogonal: orthogonal or the identity). */
     c.init_query = MATRIX_INIT_XAVIER;
     c.init_key = MATRIX_INIT_ORTHOGONAL;
@@ -316,6 +323,30 @@ static void test_every_setting_on_the_status_line(void **state)
     c.seeds = 1;
     char shown[96];
     assert_int_equal(Setting_show(Settings_find("seeds"), &c, shown, sizeof shown), 0);
+}
+
+/* Doubles read back exactly in their shortest form, whole numbers in full as the JSON writes
+   them (merge's CSV compares the two): 10000 and 50, not 1e+04 and 5e+01. */
+static void test_doubles_formatted_as_json_writes_them(void **state)
+{
+    (void)state;
+    const struct {
+        const char *name;
+        double value;
+        const char *text;
+    } cases[] = {{"rope-theta", 10000, "10000"}, {"rope-theta", 500000, "500000"},
+                 {"init-beta", 50, "50"},        {"init-beta", -3, "-3"},
+                 {"ln-eps", 1e-5, "1e-05"},      {"sigma-qk", 0.1, "0.1"},
+                 {"rope-fraction", 0.75, "0.75"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const Setting *s = Settings_find(cases[i].name);
+        assert_non_null(s);
+        Config c = Config_default();
+        Setting_put(s, &c, cases[i].value);
+        char text[64];
+        Setting_format(s, &c, 0, text, sizeof text);
+        assert_string_equal(text, cases[i].text);
+    }
 }
 
 /* One seed limit: the parser's, and where the new-seed key wraps. */
@@ -364,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_every_keyed_setting_has_working_keys),
         cmocka_unit_test(test_every_setting_on_the_status_line),
         cmocka_unit_test(test_seed_limit),
+        cmocka_unit_test(test_doubles_formatted_as_json_writes_them),
         cmocka_unit_test(test_budget),
     };
     return cmocka_run_group_tests_name("settings", tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include "attnscope/theory.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Measured at T = 1000 over seeds 1..5: quartercircle 0.0057–0.0067 (0.063 with σ off by
    10%), circular law 0.0177–0.0188 (0.17 with σ off by 10%). */
@@ -225,6 +226,67 @@ static void test_width_sweep_slope(void **state)
     assert_close(Sweep_loglog_slope(x, y, 3), -1.0, 1e-12);
 }
 
+static bool warned(const Result *r, const char *text)
+{
+    for (int i = 0; i < r->warnings.count; i++)
+        if (strstr(r->warnings.text[i], text))
+            return true;
+    return false;
+}
+
+/* QK-norm: σ_qk no longer sets the logits' spread, so σ and the laws built on it are withdrawn
+   with the reason (the outlier 1 of a row-stochastic matrix stays), and the run measures the
+   logit std, ≈ 1 whatever σ_qk.  RoPE: the uniform fixed point is not claimed (a warning says
+   attention on collapsed tokens is Toeplitz); σ at the first layer stays, as the logits of
+   distinct tokens keep their law (BLOCKS.md). */
+static void test_qk_norm_and_rope_claims(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 32;
+    c.width = 64;
+    c.depth = 2;
+    c.sigma_qk = 3;
+    TheoryPrediction p = {.stable_rank = NULL};
+    Theory_predict(&c, &p);
+    assert_true(isfinite(p.sigma) && isfinite(p.bulk_radius) && isfinite(Config_sigma(&c)));
+    assert_true(isfinite(Theory_shown_sigma(&c)));
+    c.qk_norm = QK_NORM_HEAD;
+    Theory_predict(&c, &p);
+    assert_true(isnan(p.sigma) && isnan(p.bulk_radius) && isnan(p.singular_edge));
+    assert_null(p.singular_law);
+    assert_close(p.outlier, 1.0, 0);
+    assert_true(isnan(Theory_shown_sigma(&c)) && isnan(Config_sigma(&c)));
+    char err[256];
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    assert_true(isnan(r->sigma));
+    assert_true(fabs(r->logit_std - 1) < 0.1); /* 32² logits: a few percent at most */
+    assert_true(warned(r, "QK-norm (head)"));
+    assert_false(warned(r, "Toeplitz"));
+    /* PyTorch's √d rows make plain logits d times larger, not normalised ones: not said. */
+    c.layernorm = LAYERNORM_LN;
+    c.ln_scale = LN_SCALE_SQRT_D;
+    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    assert_false(warned(r, "LayerNorm rows of norm sqrt(d)"));
+    c.qk_norm = QK_NORM_NONE;
+    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    assert_true(warned(r, "LayerNorm rows of norm sqrt(d)"));
+    c.layernorm = LAYERNORM_NONE;
+    c.ln_scale = LN_SCALE_UNIT;
+    c.rope = ROPE_HALF;
+    Theory_predict(&c, &p);
+    assert_true(isfinite(p.sigma) && isfinite(Theory_shown_sigma(&c)));
+    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    assert_true(warned(r, "Toeplitz, not uniform"));
+    c.rope_fraction = 0; /* no dimension turns: nothing to say */
+    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    assert_false(warned(r, "Toeplitz"));
+    Result_free(r);
+    Workspace_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_laws_fit_sampled_spectra),
         cmocka_unit_test(test_prediction_applies_only_where_theory_exists),
         cmocka_unit_test(test_width_sweep_slope),
+        cmocka_unit_test(test_qk_norm_and_rope_claims),
     };
     return cmocka_run_group_tests_name("theory", tests, NULL, NULL);
 }

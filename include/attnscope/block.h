@@ -6,13 +6,16 @@
 
 #include "attnscope/config.h"
 
-/* PyTorch's nn.LayerNorm default ε, which the √d convention uses. */
-#define BLOCK_LAYERNORM_EPSILON 1e-5
-
 /* c's LayerNorm (mode and row scale) on every token of x, in place.  unit: x/‖x‖ (ln centres
-   first); sqrt-d: PyTorch's (x − μ)/√(var + ε) for ln, x/√(mean(x²) + ε) for rms, rows of norm
-   ≈ √d.  A zero row stays zero.  row_stat and row_max hold T doubles each (scratch). */
+   first), exact; sqrt-d: PyTorch's (x − μ)/√(var + ε) for ln, x/√(mean(x²) + ε) for rms, rows
+   of norm ≈ √d, ε = c->ln_eps (PyTorch's default 1e-5; 0: exactly √d).  A zero row stays zero.
+   row_stat and row_max hold T doubles each (scratch). */
 void Block_layernorm(const Config *c, int T, int d, double *x, double *row_stat, double *row_max);
+
+/* RMSNorm with unit gain on the T rows of the T×d column-major block x, in place:
+   x/√(mean(x²) + ε) (HF's LlamaRMSNorm, in double).  A zero row stays zero.  row_stat and
+   row_max hold T doubles each (scratch). */
+void Block_rms_rows(int T, int d, double epsilon, double *x, double *row_stat, double *row_max);
 
 /* The MLP's activation, elementwise in place: relu max(x, 0), gelu x·Φ(x) with the exact
    normal CDF (PyTorch's default), tanh. */

@@ -67,8 +67,21 @@ typedef enum {
 /* The input tokens' rows: unit norm (today's), or √d as after an embedding and LayerNorm. */
 typedef enum { INPUT_NORM_UNIT, INPUT_NORM_SQRT_D } InputNorm;
 
-/* Rows after LayerNorm: unit norm (today's) or PyTorch's nn.LayerNorm, norm ≈ √d (ε = 1e-5). */
+/* Rows after LayerNorm: unit norm (today's, exact) or PyTorch's nn.LayerNorm, norm ≈ √d with
+   ε (--ln-eps) inside the root. */
 typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
+
+/* QK-norm (BLOCKS.md §QK-norm): an RMSNorm with unit gain on the queries and keys, over each
+   head's d_h (Qwen3, Gemma 3) or over the full projected width H·d_h (OLMo 2). */
+typedef enum { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_FULL } QkNorm;
+
+/* Where QK-norm sits relative to the rotary positions: before (Qwen3, Gemma 3, OLMo 2) or
+   after (Llama 4). */
+typedef enum { QK_NORM_BEFORE_ROPE, QK_NORM_AFTER_ROPE } QkNormPlace;
+
+/* Rotary positions (BLOCKS.md §Rotary positions): none, HF's rotate_half on the split halves
+   of a head's rotated part, or Meta's adjacent pairs. */
+typedef enum { ROPE_NONE, ROPE_HALF, ROPE_PAIRS } Rope;
 
 /* The names of one enumeration, as the command line, presets and JSON spell them. */
 typedef struct {
@@ -79,7 +92,7 @@ typedef struct {
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
 extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
-    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES;
+    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES, QK_NORM_NAMES, QK_NORM_PLACE_NAMES, ROPE_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -103,8 +116,15 @@ typedef struct {
     LogitScale logit_scale;
     LnPlace ln_place;
     LnScale ln_scale;
-    double skip_gain;   /* a in X ← a·X + b·F(X), with a skip */
-    double branch_gain; /* b */
+    double ln_eps; /* ε inside the root of PyTorch's rows (--ln-scale sqrt-d) and QK-norm */
+    QkNorm qk_norm;
+    QkNormPlace qk_norm_place;
+    Rope rope;
+    double rope_theta;    /* θ of the frequencies θ^(−2k/d_r) */
+    double rope_fraction; /* the rotated share of each head's d_h (partial rotary) */
+    int nope_every;       /* every K-th layer has no rotation (0: every layer rotates) */
+    double skip_gain;     /* a in X ← a·X + b·F(X), with a skip */
+    double branch_gain;   /* b */
     Mlp mlp;
     int mlp_ratio; /* the MLP's hidden width is mlp_ratio·d */
     InitScheme init;
@@ -136,6 +156,8 @@ enum {
 };
 #define CONFIG_SIGMA_QK_MAX 4.0
 #define CONFIG_GAIN_MAX 64.0
+/* PyTorch's nn.LayerNorm default ε, the default of --ln-eps. */
+#define CONFIG_LN_EPS_DEFAULT 1e-5
 /* Seeds travel through JSON, whose numbers are doubles: 2^53 - 1 keeps them exact. */
 #define CONFIG_SEED_MAX 9007199254740991ull
 
@@ -216,7 +238,7 @@ typedef struct {
 } Setting;
 
 /* Room for the table (config.c checks it), for arrays with one element per setting. */
-enum { SETTINGS_MAX = 48 };
+enum { SETTINGS_MAX = 56 };
 
 int Settings_count(void);
 /* The setting at index (table order), or NULL. */
@@ -234,8 +256,9 @@ const char *Setting_spelled(const Setting *s, char *buf, size_t size);
    naming the option, the value and what is accepted. */
 int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size_t size);
 /* The value as the command line spells it, doubles with `digits` significant digits, or
-   (digits 0) the fewest that read back exactly: 0.1, not 0.10000000000000001.  Returns the
-   length, as snprintf does. */
+   (digits 0) the fewest that read back exactly: 0.1, not 0.10000000000000001, and a whole
+   number in full (10000, not 1e+04), as the JSON and Python spell it.  Returns the length, as
+   snprintf does. */
 int Setting_format(const Setting *s, const Config *c, int digits, char *buf, size_t size);
 /* "T=256" as the status line shows it, or "" where it shows nothing.  Returns the length. */
 int Setting_show(const Setting *s, const Config *c, char *buf, size_t size);
@@ -259,7 +282,8 @@ void Config_reset(Config *c, unsigned classes);
 int Config_validate(const Config *c, char *err, size_t size);
 
 /* The normalised entry spread of softmax/markov attention: sqrt(exp(v) - 1), v the logits'
-   variance: σ_qk^4 (markov, or the 1/√d_h logit scale), σ_qk^4/d_h with the 1/d_h scale. */
+   variance: σ_qk^4 (markov, or the 1/√d_h logit scale), σ_qk^4/d_h with the 1/d_h scale;
+   NaN with QK-norm, whose logits σ_qk does not scale. */
 double Config_sigma(const Config *c);
 
 /* True for the kinds whose rows sum to one (softmax, markov, uniform, identity). */

@@ -7,7 +7,8 @@
  * way.  Layer_step takes it stage by stage, and each stage is the one place a block feature
  * joins it:
  *   1. the branch's input: X, or LN(X) under pre-LN                (norm placements, ε)
- *   2. every head's queries, keys and values, one product each      (QK-norm, RoPE, grouped K/V)
+ *   2. every head's queries, keys and values, one product each, then QK-norm and RoPE on the
+ *      queries and keys (qk.h)                                      (grouped K/V)
  *   3. per head: logits, the masked attention, gap removal, A_h·V_h (per-layer masks, sinks)
  *   4. the heads through W^O, with the skip's and the branch's gains
  *   5. LayerNorm after the sub-block (post-LN)
@@ -117,6 +118,7 @@ typedef struct {
 
 typedef struct {
     const Config *config;
+    int layer; /* ℓ from 1: RoPE skips every --nope-every-th layer */
     const LayerWeights *weights;
     Gap gap;                       /* this network's gap mode */
     const LayerObserver *observer; /* or NULL */
@@ -139,11 +141,11 @@ typedef enum {
    undefined), LAPACK's status, or an observer's. */
 int Layer_step(const LayerStep *step, LayerBuffers *b, LayerOutcome *outcome, double *log_scale);
 
-/* Head h's attention alone, as the step builds it from b->x, into b->attention (not gap
-   removed), and its logits (NULL for kinds without), for a driver that needs one head's
-   matrix without the layer; *outcome says whether it is finite (LAYER_DONE) or not
+/* Head h's attention alone at layer `layer` (from 1), as the step builds it from b->x, into
+   b->attention (not gap removed), and its logits (NULL for kinds without), for a driver that needs
+   one head's matrix without the layer; *outcome says whether it is finite (LAYER_DONE) or not
    (LAYER_ATTENTION_OVERFLOW).  Returns 0 or LINALG_STOPPED. */
-int Layer_attention(const Config *c, const LayerWeights *w, LayerBuffers *b, int head,
+int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,
                     const double **logits, LayerOutcome *outcome);
 
 #endif

@@ -3,6 +3,7 @@
  * the warnings (the block's, the spectra's, each layer's) and the measure routes. */
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
+#include "attnscope/qk.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
 #include "model_internal.h"
@@ -130,6 +131,15 @@ static void fill_readouts(Result *r)
         o->s1_over_s2 = r->singular_values[0] / r->singular_values[1];
 }
 
+/* Whether some layer of c turns its queries and keys. */
+static bool rope_at_some_layer(const Config *c)
+{
+    for (int l = 1; l <= c->depth; l++)
+        if (Qk_rotates(c, l))
+            return true;
+    return false;
+}
+
 /* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
    of §3): each overlay or prediction they void is not drawn, and a warning about it says
    why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
@@ -157,7 +167,8 @@ static void block_warnings(const Config *c, Warnings *w)
                            "circle or quartercircle law",
                            c->ln_scale == LN_SCALE_SQRT_D ? "sqrt(d) (PyTorch)" : "1",
                            c->input_norm == INPUT_NORM_SQRT_D ? "sqrt(d)" : "unit");
-    else if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D)
+    else if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D &&
+             !Qk_normalised(c)) /* QK-norm's logits do not grow with the rows */
         Warnings_add_about(
             w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
             "LayerNorm rows of norm sqrt(d) (PyTorch): the logits after it are d = %d "
@@ -167,6 +178,17 @@ static void block_warnings(const Config *c, Warnings *w)
     const char *no_entropy = Entropy_undefined_reason(c->attention);
     if (no_entropy)
         Warnings_add_about(w, WARNING_ABOUT_ENTROPY, "attention entropy is null: %s", no_entropy);
+    if (Qk_normalised(c))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "QK-norm (%s): every logit is sqrt(d_h)*cos(angle) of normalised q and "
+                           "k, std about 1 whatever sigma_qk = %g, so sigma, its circle and the "
+                           "quartercircle law are withdrawn; the logit std is measured",
+                           QK_NORM_NAMES.names[c->qk_norm], c->sigma_qk);
+    if (rope_at_some_layer(c))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
+                           "RoPE: on identical (collapsed) tokens the logits depend on j - i, so "
+                           "attention is Toeplitz, not uniform: the uniform fixed point (rank 1, "
+                           "eigenvalues 1 then 0) does not hold at depth");
     if (c->init == INIT_ORTHOGONAL) {
         Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY,
                            "orthogonal W^V keep the tokens' Gram matrix (X W W^T X^T = X X^T), "

@@ -51,7 +51,7 @@ static void unit_rows(int T, int d, double *x, double *row_stat)
 
 /* PyTorch's rows: x/√(mean(x²) + ε), computed as (x/m)/√(s/d + ε/m²) with m the row's
    largest |entry| and s = Σ(x/m)², which neither overflows nor divides by zero. */
-static void pytorch_rows(int T, int d, double *x, double *row_stat, double *row_max)
+void Block_rms_rows(int T, int d, double epsilon, double *x, double *row_stat, double *row_max)
 {
     row_maxima(T, d, x, row_max);
     memset(row_stat, 0, sizeof(double) * T);
@@ -63,8 +63,7 @@ static void pytorch_rows(int T, int d, double *x, double *row_stat, double *row_
             }
     for (int i = 0; i < T; i++) {
         double m = row_max[i];
-        row_stat[i] =
-            m > 0 ? 1.0 / (m * sqrt(row_stat[i] / d + BLOCK_LAYERNORM_EPSILON / (m * m))) : 0.0;
+        row_stat[i] = m > 0 ? 1.0 / (m * sqrt(row_stat[i] / d + epsilon / (m * m))) : 0.0;
     }
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
@@ -98,7 +97,7 @@ void Block_layernorm(const Config *c, int T, int d, double *x, double *row_stat,
     if (c->layernorm == LAYERNORM_LN)
         centre_rows(T, d, x, row_stat);
     if (c->ln_scale == LN_SCALE_SQRT_D)
-        pytorch_rows(T, d, x, row_stat, row_max);
+        Block_rms_rows(T, d, c->ln_eps, x, row_stat, row_max);
     else
         unit_rows(T, d, x, row_stat);
 }

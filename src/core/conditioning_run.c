@@ -7,6 +7,7 @@
 #include "attnscope/attention.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
+#include "attnscope/qk.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -435,7 +436,9 @@ static int jacobian_layer(Pass *p, double s_min_b)
     int l = p->layer, H = r->heads;
     bool input_independent = Attention_is_input_independent(c->attention);
     bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
-    bool jacobian = differentiable && p->own_derivative;
+    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm and RoPE change it. */
+    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l);
+    bool jacobian = differentiable && p->own_derivative && !reshaped;
     layer_blocks(r);
     int info = 0;
     if (H > 1) {
@@ -455,7 +458,16 @@ static int jacobian_layer(Pass *p, double s_min_b)
                                     ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
                                     : NULL);
     }
-    if (!p->jacobian_noted) {
+    if (!p->jacobian_noted && reshaped && differentiable && p->own_derivative) {
+        p->jacobian_noted = true;
+        Warnings_add(&p->result->warnings,
+                     "the Jacobian of %s network takes logits x_i W^Q W^K^T x_j^T, which %s%s%s "
+                     "changes: kappa_jacobian and what needs K are null where it acts, from "
+                     "layer %d (never a wrong kappa)",
+                     p->role, Qk_normalised(c) ? "QK-norm" : "",
+                     Qk_normalised(c) && Qk_rotates(c, l) ? " and " : "",
+                     Qk_rotates(c, l) ? "RoPE" : "", l);
+    } else if (!p->jacobian_noted) {
         p->jacobian_noted = true;
         Warnings_add(&p->result->warnings,
                      "the Jacobian of %s network is computed for softmax and the "
@@ -479,7 +491,8 @@ static int pass_layer(Pass *p, bool *stopped)
                               .branch_input = pass_branch_input,
                               .built = pass_built,
                               .applied = pass_applied};
-    LayerStep step = {.config = r->c, .weights = &r->weights, .gap = p->gap, .observer = &observer};
+    LayerStep step = {
+        .config = r->c, .layer = l, .weights = &r->weights, .gap = p->gap, .observer = &observer};
     LayerOutcome outcome;
     p->own_derivative = true;
     p->shown_gap = GAP_OFF;

@@ -1,6 +1,8 @@
 #include "attnscope/config.h"
 
+#include "attnscope/attention.h"
 #include "attnscope/init.h"
+#include "attnscope/qk.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,6 +21,9 @@ static const char *const logit_scale_names[] = {"sqrt", "linear"};
 static const char *const ln_place_names[] = {"post", "pre"};
 static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
 static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh"};
+static const char *const qk_norm_names[] = {"none", "head", "full"};
+static const char *const qk_norm_place_names[] = {"before-rope", "after-rope"};
+static const char *const rope_names[] = {"none", "half", "pairs"};
 static const char *const input_norm_names[] = {"unit", "sqrt-d"};
 static const char *const init_names[] = {"normal",   "xavier",       "orthogonal",
                                          "gpt2",     "small-init",   "mup",
@@ -42,6 +47,9 @@ const EnumNames LN_SCALE_NAMES = ENUM_NAMES("ln-scale", ln_scale_names);
 const EnumNames MLP_NAMES = ENUM_NAMES("mlp", mlp_names);
 const EnumNames INIT_NAMES = ENUM_NAMES("init", init_names);
 const EnumNames INPUT_NORM_NAMES = ENUM_NAMES("input-norm", input_norm_names);
+const EnumNames QK_NORM_NAMES = ENUM_NAMES("qk-norm", qk_norm_names);
+const EnumNames QK_NORM_PLACE_NAMES = ENUM_NAMES("qk-norm-place", qk_norm_place_names);
+const EnumNames ROPE_NAMES = ENUM_NAMES("rope", rope_names);
 /* Shared by --init-query, --init-key, --init-value, --init-output and --init-mlp. */
 const EnumNames MATRIX_INIT_NAMES = ENUM_NAMES("init-query", matrix_init_names);
 
@@ -91,6 +99,28 @@ static bool head_in_use(const Config *c)
 static bool layernorm_in_use(const Config *c)
 {
     return c->layernorm != LAYERNORM_NONE;
+}
+
+static bool ln_eps_in_use(const Config *c)
+{
+    return (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D) || Qk_normalised(c);
+}
+
+static bool query_key_in_use(const Config *c)
+{
+    return Attention_has_query_key(c->attention);
+}
+
+/* RoPE turns a vector by an orthogonal map and a unit-gain RMSNorm only scales it, so the two
+   orders differ only with both on (and then by rounding alone at initialisation). */
+static bool qk_norm_place_in_use(const Config *c)
+{
+    return Qk_normalised(c) && c->rope != ROPE_NONE;
+}
+
+static bool rope_in_use(const Config *c)
+{
+    return c->rope != ROPE_NONE && Attention_has_query_key(c->attention);
 }
 
 static bool mlp_in_use(const Config *c)
@@ -400,6 +430,118 @@ static const Setting SETTINGS[] = {
      .step = STEP_CYCLE,
      .key_label = "LN row scale",
      .label = "LN rows",
+     .show = SHOW_UNLESS_DEFAULT},
+    /* ε in PyTorch's place, √(mean(x²) + ε); unit rows are exact x/‖x‖ and take none. */
+    {.name = "ln-eps",
+     .json = "ln_eps",
+     .argument = "E",
+     .help = "epsilon inside the root of PyTorch's LN rows; 0: exact",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1,
+     .min_included = true,
+     .fallback = CONFIG_LN_EPS_DEFAULT,
+     .offset = offsetof(Config, ln_eps),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = ln_eps_in_use,
+     .unused_note = "ε acts in PyTorch's rows (--ln-scale sqrt-d, I) and in QK-norm (H); unit rows "
+                    "are exact",
+     .key_label = "LN ε",
+     .label = "ε",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "qk-norm",
+     .json = "qk_norm",
+     .argument = "Q",
+     .help = "RMSNorm on q, k over each head's d_h or the full width",
+     .kind = SETTING_ENUM,
+     .names = &QK_NORM_NAMES,
+     .fallback = QK_NORM_NONE,
+     .offset = offsetof(Config, qk_norm),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = query_key_in_use,
+     .unused_note = "QK-norm acts on queries and keys: softmax, relu, sigmoid, linear attention",
+     .raise_key = 'H',
+     .step = STEP_CYCLE,
+     .key_label = "QK-norm",
+     .label = "QK-norm",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "qk-norm-place",
+     .json = "qk_norm_place",
+     .argument = "P",
+     .help = "QK-norm before RoPE (Qwen3, OLMo 2) or after (Llama 4)",
+     .kind = SETTING_ENUM,
+     .names = &QK_NORM_PLACE_NAMES,
+     .fallback = QK_NORM_BEFORE_ROPE,
+     .offset = offsetof(Config, qk_norm_place),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = qk_norm_place_in_use,
+     .unused_note = "the place orders QK-norm (H) and RoPE (@): it matters with both on",
+     .raise_key = '^',
+     .step = STEP_CYCLE,
+     .key_label = "QK-norm place",
+     .label = "QK-norm@",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "rope",
+     .json = "rope",
+     .argument = "R",
+     .help = "rotary positions: HF's rotate_half or Meta's adjacent pairs",
+     .kind = SETTING_ENUM,
+     .names = &ROPE_NAMES,
+     .fallback = ROPE_NONE,
+     .offset = offsetof(Config, rope),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = query_key_in_use,
+     .unused_note = "RoPE turns queries and keys: softmax, relu, sigmoid, linear attention",
+     .raise_key = '@',
+     .step = STEP_CYCLE,
+     .key_label = "RoPE",
+     .label = "RoPE",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "rope-theta",
+     .json = "rope_theta",
+     .argument = "X",
+     .help = "RoPE base theta (Llama 3, OLMo 2: 500000)",
+     .kind = SETTING_DOUBLE,
+     .min = 1,
+     .max = 1e9,
+     .fallback = 10000,
+     .offset = offsetof(Config, rope_theta),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = rope_in_use,
+     .unused_note = "θ is RoPE's (@ turns it on)",
+     .key_label = "RoPE θ",
+     .label = "θ",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "rope-fraction",
+     .json = "rope_fraction",
+     .argument = "F",
+     .help = "rotate the first F·d_h dims of each head, down to an even count",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1,
+     .min_included = true,
+     .fallback = 1,
+     .offset = offsetof(Config, rope_fraction),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = rope_in_use,
+     .unused_note = "the rotated fraction is RoPE's (@ turns it on)",
+     .key_label = "RoPE fraction",
+     .label = "RoPE F",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "nope-every",
+     .json = "nope_every",
+     .argument = "K",
+     .help = "every K-th layer has no RoPE (Llama 4: 4); 0: none",
+     .kind = SETTING_INT,
+     .min = 0,
+     .max = CONFIG_DEPTH_MAX,
+     .fallback = 0,
+     .offset = offsetof(Config, nope_every),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = rope_in_use,
+     .unused_note = "layers without RoPE need RoPE on (@)",
+     .key_label = "NoPE every",
+     .label = "NoPE every",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "skip-gain",
      .json = "skip_gain",
@@ -848,6 +990,9 @@ int Setting_format(const Setting *s, const Config *c, int digits, char *buf, siz
     case SETTING_DOUBLE:
         if (digits > 0)
             return snprintf(buf, size, "%.*g", digits, v);
+        /* A whole number as JSON and Python write it: 10000, not 1e+04. */
+        if (v == floor(v) && fabs(v) < 1e15)
+            return snprintf(buf, size, "%.0f", v);
         for (digits = 1; digits < 17; digits++) {
             char shortest[32];
             snprintf(shortest, sizeof shortest, "%.*g", digits, v);
@@ -976,6 +1121,8 @@ int Config_validate(const Config *c, char *err, size_t size)
 
 double Config_sigma(const Config *c)
 {
+    if (Qk_normalised(c)) /* the logits' spread is √d_h·cos θ's, not σ_qk's */
+        return NAN;
     /* Markov attention draws its matrix from σ_qk whatever the scheme draws W^Q, W^K from. */
     double sigma_qk = c->attention == ATTENTION_MARKOV ? c->sigma_qk : Init_effective_sigma_qk(c);
     double s2 = sigma_qk * sigma_qk, variance = s2 * s2;

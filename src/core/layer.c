@@ -3,6 +3,7 @@
 
 #include "attnscope/block.h"
 #include "attnscope/init.h"
+#include "attnscope/qk.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -113,20 +114,29 @@ static const double *branch_input(const Config *c, LayerBuffers *b)
     return b->normed;
 }
 
+/* Stage 2's queries q and keys k (T×d each) of layer `layer`: the projections, then QK-norm and
+   RoPE on them (qk.h).  Returns 0 or LINALG_STOPPED. */
+static int project_query_key(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b,
+                             const double *source, double *q, double *k)
+{
+    int T = c->tokens, d = c->width;
+    int info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0, q, T);
+    if (!info)
+        info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->key, d, 0.0, k, T);
+    if (!info)
+        Qk_shape(c, layer, T, q, k, b->row_stat, b->row_max);
+    return info;
+}
+
 /* Stage 2 with several heads: every head's queries, keys and (with values) values in one
    product each, as wide products run nearer the BLAS's peak than H narrow ones.  One head
    projects its queries and keys in head_logits.  Returns 0 or LINALG_STOPPED. */
-static int project_heads(const Config *c, const LayerWeights *w, LayerBuffers *b,
+static int project_heads(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b,
                          const double *source, bool values)
 {
     int T = c->tokens, d = c->width, info = 0;
-    if (Attention_has_query_key(c->attention)) {
-        info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0,
-                           b->queries, T);
-        if (!info)
-            info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->key, d, 0.0,
-                               b->keys, T);
-    }
+    if (Attention_has_query_key(c->attention))
+        info = project_query_key(c, layer, w, b, source, b->queries, b->keys);
     if (!info && values)
         info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->value, d, 0.0,
                            b->values, T);
@@ -137,10 +147,10 @@ static int project_heads(const Config *c, const LayerWeights *w, LayerBuffers *b
    Sᵀ = K Qᵀ·scale in column-major, scale Init_logit_scale; W^Q_h is the h-th block of d_h
    columns of W^Q.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised.
    *logits is NULL for kinds without logits.  Returns 0 or LINALG_STOPPED. */
-static int head_logits(const Config *c, const LayerWeights *w, LayerBuffers *b, int h,
+static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int h,
                        const double *source, const double **logits)
 {
-    int T = c->tokens, d = c->width, dh = Config_head_width(c);
+    int T = c->tokens, dh = Config_head_width(c);
     *logits = NULL;
     if (c->attention == ATTENTION_MARKOV) {
         *logits = w->markov + (size_t)h * T * T;
@@ -157,10 +167,7 @@ static int head_logits(const Config *c, const LayerWeights *w, LayerBuffers *b, 
         q = b->queries + (size_t)T * dh * h;
         k = b->keys + (size_t)T * dh * h;
     } else {
-        status = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0, q, T);
-        if (!status)
-            status =
-                Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->key, d, 0.0, k, T);
+        status = project_query_key(c, layer, w, b, source, q, k);
     }
     if (!status)
         status = Linalg_gemm(b->la, false, true, T, T, dh, Init_logit_scale(c), k, T, q, T, 0.0,
@@ -170,13 +177,13 @@ static int head_logits(const Config *c, const LayerWeights *w, LayerBuffers *b, 
     return status;
 }
 
-int Layer_attention(const Config *c, const LayerWeights *w, LayerBuffers *b, int head,
+int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,
                     const double **logits, LayerOutcome *outcome)
 {
     const double *source = branch_input(c, b);
-    int info = c->heads > 1 ? project_heads(c, w, b, source, false) : 0;
+    int info = c->heads > 1 ? project_heads(c, layer, w, b, source, false) : 0;
     if (!info)
-        info = head_logits(c, w, b, head, source, logits);
+        info = head_logits(c, layer, w, b, head, source, logits);
     if (info)
         return info;
     Attention_build(c->attention, c->mask, c->window, c->tokens, *logits, b->attention);
@@ -196,7 +203,7 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
     int T = c->tokens, d = c->width, dh = Config_head_width(c);
     const double *logits = s->built_logits;
     if (!s->attention_built) {
-        int status = head_logits(c, s->weights, b, h, source, &logits);
+        int status = head_logits(c, s->layer, s->weights, b, h, source, &logits);
         if (status)
             return status;
         Attention_build(c->attention, c->mask, c->window, T, logits, b->attention);
@@ -289,7 +296,7 @@ int Layer_step(const LayerStep *step, LayerBuffers *b, LayerOutcome *outcome, do
     const double *source = branch_input(c, b);
     if (o && o->branch_input)
         o->branch_input(o->context, source);
-    int info = c->heads > 1 ? project_heads(c, step->weights, b, source, true) : 0;
+    int info = c->heads > 1 ? project_heads(c, step->layer, step->weights, b, source, true) : 0;
     for (int h = 0; h < c->heads && !info && *outcome == LAYER_DONE; h++)
         info = step_head(step, b, h, source, outcome);
     if (info || *outcome != LAYER_DONE) /* an overflowed head leaves no finite output */

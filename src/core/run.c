@@ -175,6 +175,7 @@ static int network_layer(Run *run, int which)
     LaneWatch watch = {run, which};
     LayerObserver observer = {.context = &watch, .built = lane_built, .applied = lane_applied};
     LayerStep step = {.config = c,
+                      .layer = run->layer,
                       .weights = &run->weights,
                       .gap = run->track[which]->gap,
                       .observer = &observer,
@@ -339,7 +340,8 @@ static int run_layer(Run *run)
     if (run->attention_ready) {
         LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
         LayerOutcome finite; /* the step itself checks it, on each lane */
-        int status = Layer_attention(c, &run->weights, main_step, 0, &run->shared_logits, &finite);
+        int status = Layer_attention(c, run->layer, &run->weights, main_step, 0,
+                                     &run->shared_logits, &finite);
         if (status)
             return status;
         memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,

@@ -98,7 +98,7 @@ int capture_shown_attention(Run *run, int which, int layer)
     const double *logits = NULL;
     LayerOutcome finite = LAYER_DONE;
     if (!info)
-        info = Layer_attention(c, &weights, &lane->step, c->head - 1, &logits, &finite);
+        info = Layer_attention(c, layer, &weights, &lane->step, c->head - 1, &logits, &finite);
     if (info || finite != LAYER_DONE)
         return info;
     capture_built(run, logits, lane->step.attention);

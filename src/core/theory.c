@@ -1,6 +1,7 @@
 #include "attnscope/theory.h"
 
 #include "attnscope/init.h"
+#include "attnscope/qk.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -202,6 +203,8 @@ static const char *entropy_theory_void(const Config *c)
         return "the random-energy prediction is for the full mask (n = T keys per row)";
     if (!gaussian(c, MATRIX_QUERY) || !gaussian(c, MATRIX_KEY))
         return "W^Q, W^K are not i.i.d. Gaussian: the logits of a row are not i.i.d. Gaussian";
+    if (Qk_normalised(c))
+        return "QK-norm: the logits are sqrt(d_h)*cos(angle), not sigma_qk-scaled Gaussians";
     if (!Theory_first_layer_unit_rows(c))
         return "pre-LN: the first layer reads LN(X0), not the orthonormal input the logit std "
                "is computed for";
@@ -265,6 +268,15 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     if (!Attention_is_input_independent(c->attention) && !Theory_first_layer_unit_rows(c)) {
         /* The logits' scale is not the one σ was computed for: only the exact λ1 = 1 of a
            row-stochastic matrix stays. */
+        p->sigma = p->bulk_radius = p->singular_edge = NAN;
+        p->singular_law = NULL;
+        if (!Attention_is_row_stochastic(c->attention))
+            p->outlier = NAN;
+    }
+    if (Qk_normalised(c)) {
+        /* QK-norm: every logit is √d_h·cos θ whatever σ_qk or the rows' norm (BLOCKS.md
+           §QK-norm), so σ, computed from σ_qk, names nothing; only the exact λ1 = 1 of a
+           row-stochastic matrix stays, and the measured logit std says the spread. */
         p->sigma = p->bulk_radius = p->singular_edge = NAN;
         p->singular_law = NULL;
         if (!Attention_is_row_stochastic(c->attention))

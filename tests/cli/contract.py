@@ -24,12 +24,16 @@ def main():
     assert config["d_qk"] == config["d"]
     numeric = (int, float)
     # sigma is the log-normal theory's (docs/model.md §1.2): none where W^Q or W^K is a factor
-    # of alpha Z + beta I (cutting-skip, mimetic; markov draws its logits with sigma_qk); null
+    # of alpha Z + beta I (cutting-skip, mimetic; markov draws its logits with sigma_qk) or
+    # where QK-norm makes every logit sqrt(d_h) cos(angle), with a warning that says so; null
     # with a warning where it overflows.
     factor = config.get("init") in ("cutting-skip", "mimetic") and "scheme" in (
         config.get("init_query", "scheme"), config.get("init_key", "scheme"))
     if factor and config["attention"] != "markov":
         assert doc["sigma"] is None, doc["sigma"]
+    elif config.get("qk_norm", "none") != "none" and config["attention"] != "markov":
+        assert doc["sigma"] is None, doc["sigma"]
+        assert any(w.startswith("QK-norm") for w in doc["warnings"]), doc["warnings"]
     elif doc["sigma"] is None:
         assert any("sigma overflows" in w for w in doc["warnings"]), doc["warnings"]
     else:

@@ -108,4 +108,8 @@ check "softmax, causal: runs" runs softmax_causal 32 1 -m causal
 check "softmax, causal: no prediction, a note names the mask" says softmax_causal '
 t = doc["attention_entropy_theory"]
 assert t["mean"] is None and "full mask" in t["note"], t'
+check "QK-norm per head: runs" runs qk_norm 64 1 --qk-norm head
+check "QK-norm: no prediction from sigma_qk, a note names QK-norm" says qk_norm '
+t = doc["attention_entropy_theory"]
+assert t["mean"] is None and "QK-norm" in t["note"], t'
 finish

@@ -1,0 +1,42 @@
+/* What stage 2 of a layer (layer.h) does to the projected queries and keys before the logits
+ * (BLOCKS.md §QK-norm, §Rotary positions): QK-norm, an RMSNorm with unit gain over each head's
+ * d_h (Qwen3, Gemma 3) or over the full projected width H·d_h (OLMo 2), and rotary positions,
+ * each head's rotated part turned by its token's position, in the order --qk-norm-place says.
+ *
+ * Storage: the T×d column-major projections of every head, head h in its block of d_h columns
+ * (a row is one token's query or key).
+ */
+#ifndef ATTNSCOPE_QK_H
+#define ATTNSCOPE_QK_H
+
+#include "attnscope/config.h"
+
+#include <stdbool.h>
+
+/* Whether c normalises queries and keys: a QK-norm and an attention kind that has them. */
+bool Qk_normalised(const Config *c);
+
+/* Whether layer `layer` (from 1) of c rotates: RoPE on, an attention kind with queries and keys,
+   a rotated width above 0, and not a --nope-every layer. */
+bool Qk_rotates(const Config *c, int layer);
+
+/* The rotated width d_r of each head: the first --rope-fraction·d_h dimensions rounded down to
+   an even count (HF's int(d_h·F), made even: a rotation turns pairs). */
+int Qk_rotated_width(const Config *c);
+
+/* QK-norm on x (T×d) in place: x/√(mean(x²) + ε) over each head's d_h or over the full width,
+   ε = c->ln_eps.  row_stat: max(T, d) doubles, row_max: T (scratch). */
+void Qk_norm(const Config *c, int T, double *x, double *row_stat, double *row_max);
+
+/* RoPE on x (T×d) in place: row i at position first_position + i, each head's first d_r
+   dimensions turned by the angles p·θ^(−2k/d_r), k = 0 … d_r/2 − 1: HF's rotate_half pairs
+   dimension k with k + d_r/2, Meta's pairs 2k with 2k + 1.  The layer's positions are 0 … T−1
+   (first_position 0); another start is for the tests of the invariants. */
+void Qk_rotate(const Config *c, int T, int first_position, double *x);
+
+/* Stage 2's features on the projected queries q and keys k of layer `layer` (from 1), in
+   c's order: QK-norm then RoPE (before-rope), or RoPE then QK-norm (after-rope). */
+void Qk_shape(const Config *c, int layer, int T, double *q, double *k, double *row_stat,
+              double *row_max);
+
+#endif

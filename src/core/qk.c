@@ -1,0 +1,89 @@
+/* QK-norm and rotary positions on the projected queries and keys (see qk.h). */
+#include "attnscope/qk.h"
+
+#include "attnscope/attention.h"
+#include "attnscope/block.h"
+
+#include <math.h>
+
+bool Qk_normalised(const Config *c)
+{
+    return c->qk_norm != QK_NORM_NONE && Attention_has_query_key(c->attention);
+}
+
+int Qk_rotated_width(const Config *c)
+{
+    int dh = Config_head_width(c);
+    int width = (int)floor(c->rope_fraction * dh);
+    return width - width % 2;
+}
+
+bool Qk_rotates(const Config *c, int layer)
+{
+    bool nope_layer = c->nope_every > 0 && layer % c->nope_every == 0;
+    return c->rope != ROPE_NONE && Attention_has_query_key(c->attention) &&
+           Qk_rotated_width(c) > 0 && !nope_layer;
+}
+
+void Qk_norm(const Config *c, int T, double *x, double *row_stat, double *row_max)
+{
+    if (c->qk_norm == QK_NORM_FULL) {
+        Block_rms_rows(T, c->width, c->ln_eps, x, row_stat, row_max);
+        return;
+    }
+    int dh = Config_head_width(c);
+    for (int h = 0; h < c->heads; h++)
+        Block_rms_rows(T, dh, c->ln_eps, x + (size_t)T * dh * h, row_stat, row_max);
+}
+
+/* The two dimensions (columns of a head's block) that frequency k turns together. */
+static void rotated_pair(Rope rope, int rotated, int k, int *first, int *second)
+{
+    if (rope == ROPE_PAIRS) {
+        *first = 2 * k;
+        *second = 2 * k + 1;
+    } else {
+        *first = k;
+        *second = k + rotated / 2;
+    }
+}
+
+void Qk_rotate(const Config *c, int T, int first_position, double *x)
+{
+    int dh = Config_head_width(c), rotated = Qk_rotated_width(c);
+    for (int k = 0; k < rotated / 2; k++) {
+        double frequency = pow(c->rope_theta, -2.0 * k / rotated);
+        int first, second;
+        rotated_pair(c->rope, rotated, k, &first, &second);
+        for (int i = 0; i < T; i++) {
+            double angle = (first_position + i) * frequency;
+            double cosine = cos(angle), sine = sin(angle);
+            for (int h = 0; h < c->heads; h++) {
+                double *a = x + (size_t)T * (h * dh + first) + i;
+                double *b = x + (size_t)T * (h * dh + second) + i;
+                double turned_a = *a * cosine - *b * sine;
+                *b = *b * cosine + *a * sine;
+                *a = turned_a;
+            }
+        }
+    }
+}
+
+void Qk_shape(const Config *c, int layer, int T, double *q, double *k, double *row_stat,
+              double *row_max)
+{
+    bool normalised = Qk_normalised(c), rotates = Qk_rotates(c, layer);
+    bool norm_first = c->qk_norm_place == QK_NORM_BEFORE_ROPE;
+    if (normalised && norm_first) {
+        Qk_norm(c, T, q, row_stat, row_max);
+        Qk_norm(c, T, k, row_stat, row_max);
+    }
+    if (rotates) {
+        Qk_rotate(c, T, 0, q);
+        Qk_rotate(c, T, 0, k);
+    }
+    if (normalised && !norm_first) {
+        Qk_norm(c, T, q, row_stat, row_max);
+        Qk_norm(c, T, k, row_stat, row_max);
+    }
+}
