@@ -198,13 +198,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "attnscope: %s\n", err);
         return 2;
     }
-    if (o.help) {
-        Options_usage(stdout);
-        return 0;
-    }
-    if (o.version) {
-        printf("attnscope %s\n", ATTNSCOPE_VERSION);
-        return 0;
+    if (o.help || o.version) {
+        if (o.help)
+            Options_usage(stdout);
+        else
+            printf("attnscope %s\n", ATTNSCOPE_VERSION);
+        return Options_flush_stdout();
     }
     if (Options_check_memory(&o, &o.config, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);

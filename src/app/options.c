@@ -2,6 +2,7 @@
 
 #include "attnscope/budget.h"
 #include "attnscope/format.h"
+#include "line_reader.h"
 #include "presets.h"
 
 #include <errno.h>
@@ -94,31 +95,27 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[], char *
 
 int Options_load_preset(Config *c, const char *path, char *err, size_t size)
 {
-    FILE *f = fopen(path, "r");
+    char msg[OPTIONS_ERROR_SIZE];
+    FILE *f = File_open_regular(path, msg, sizeof msg);
     if (!f) {
-        snprintf(err, size, "--preset '%s': %s", path, strerror(errno));
+        snprintf(err, size, "--preset %s", msg);
         return -1;
     }
     Config trial = *c;
     bool seen[SETTINGS_MAX] = {false};
-    char *line = NULL, msg[OPTIONS_ERROR_SIZE];
-    size_t cap = 0;
-    ssize_t got;
-    int number = 0, status = 0;
-    errno = 0;
-    while ((got = getline(&line, &cap, f)) >= 0) {
-        number++;
-        if (preset_line(&trial, line, (size_t)got, seen, msg, sizeof msg)) {
-            snprintf(err, size, "%s:%d: %s", path, number, msg);
+    LineReader lines = LineReader_start(f, path);
+    LineStatus got = LINE_END;
+    int status = 0;
+    while (status == 0 && (got = LineReader_next(&lines, msg, sizeof msg)) == LINE_READ)
+        if (preset_line(&trial, lines.text, lines.length, seen, msg, sizeof msg)) {
+            snprintf(err, size, "%s:%ld: %s", path, lines.number, msg);
             status = -1;
-            break;
         }
-    }
-    if (status == 0 && ferror(f)) {
-        snprintf(err, size, "%s: %s", path, strerror(errno ? errno : EIO));
+    if (status == 0 && got != LINE_END) {
+        snprintf(err, size, "%s", msg);
         status = -1;
     }
-    free(line);
+    LineReader_release(&lines);
     fclose(f);
     if (status == 0)
         *c = trial;
@@ -443,4 +440,12 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
     if (status || o->help || o->version)
         return status;
     return Config_validate(&o->config, err, size) ? 2 : 0;
+}
+
+int Options_flush_stdout(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    perror("attnscope: stdout");
+    return 1;
 }

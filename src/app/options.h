@@ -46,6 +46,10 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size);
    the length it needed, as snprintf does. */
 int Options_write_preset(const Config *c, char *buf, size_t size);
 
+/* Flushes what --help or --version wrote: 0, or 1 with the reason on stderr (a full disk,
+   a closed pipe), so that nothing written is never a success. */
+int Options_flush_stdout(void);
+
 void Options_usage(FILE *out);
 
 /* The memory budget in bytes (--max-memory, or half of the physical memory). */
