@@ -126,6 +126,12 @@ static int run_batch(const Options *o)
         status = 2;
         goto done;
     }
+    /* A target that can never work is bad input, said before the computation, not after. */
+    if (o->export_dir && Export_check(o->export_dir, err, sizeof err)) {
+        fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
+        status = 2;
+        goto done;
+    }
     double estimate = o->verbose ? print_estimate(o, parallel) : NAN;
     double started = monotonic_seconds();
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
