@@ -62,21 +62,63 @@ static double monotonic_seconds(void)
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 
-/* --verbose: the cost model's estimate of the computation about to run (a fresh workspace,
-   the lanes batch uses), on stderr.  Returns the seconds, NaN when out of memory. */
-static double print_estimate(const Options *o, bool two_lanes)
+/* The cost model's estimate of the computation about to run (a fresh workspace, the lanes
+   batch uses), in seconds. */
+static double estimate_seconds(const Options *o, CostRates rates, bool two_lanes)
 {
-    CostRates rates = Cost_calibrate();
     double seconds = Cost_fresh_run(&o->config, rates, two_lanes);
     if (o->sweep_tokens)
         seconds += Cost_width_sweep(&o->config, rates, two_lanes);
-    fprintf(stderr,
-            "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at %.1f "
-            "GFLOP/s per core, %s)\n",
-            seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
-            o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
-            rates.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
     return seconds;
+}
+
+/* "266 days", "3.2 h", "41 min", "12 s": an estimate as a reader weighs it. */
+static void duration(double seconds, char *out, size_t size)
+{
+    if (seconds >= 2 * 86400)
+        snprintf(out, size, "%.3g days", seconds / 86400);
+    else if (seconds >= 2 * 3600)
+        snprintf(out, size, "%.2g h", seconds / 3600);
+    else if (seconds >= 120)
+        snprintf(out, size, "%.0f min", seconds / 60);
+    else
+        snprintf(out, size, "%.3g s", seconds);
+}
+
+/* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
+   starts without asking (--max-time, BATCH_MAX_SECONDS by default; --no-confirm lifts it).
+   Calibration (~0.1 s) is skipped when even a machine 100 times slower than the reference,
+   the slowest the calibration admits, would stay under the bound.  Returns 0 (the estimate,
+   or NaN when not made, in *seconds), or 2 with the refusal said. */
+static int check_estimate(const Options *o, bool two_lanes, double *seconds)
+{
+    double bound = o->max_time > 0 ? o->max_time : BATCH_MAX_SECONDS;
+    bool bounded = !o->no_confirm;
+    *seconds = NAN;
+    if (!o->verbose &&
+        (!bounded || 100 * estimate_seconds(o, Cost_reference_rates(), two_lanes) <= bound))
+        return 0;
+    CostRates rates = Cost_calibrate();
+    *seconds = estimate_seconds(o, rates, two_lanes);
+    if (o->verbose)
+        fprintf(stderr,
+                "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at "
+                "%.1f GFLOP/s per core, %s)\n",
+                *seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
+                o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
+                rates.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
+    if (!bounded || *seconds <= bound)
+        return 0;
+    char took[32], most[32];
+    duration(*seconds, took, sizeof took);
+    duration(bound, most, sizeof most);
+    fprintf(stderr,
+            "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above "
+            "%s (%s): to go ahead, give --max-time %.0f or more, or --no-confirm\n",
+            o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
+            o->config.seeds == 1 ? "" : "s", took, *seconds, most,
+            o->max_time > 0 ? "--max-time" : "the bound without --max-time", ceil(*seconds));
+    return 2;
 }
 
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
@@ -132,7 +174,10 @@ static int run_batch(const Options *o)
         status = 2;
         goto done;
     }
-    double estimate = o->verbose ? print_estimate(o, parallel) : NAN;
+    double estimate;
+    if ((status = check_estimate(o, parallel, &estimate)))
+        goto done;
+    status = 1;
     double started = monotonic_seconds();
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
                       sizeof err)) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -186,13 +187,16 @@ void Options_usage(FILE *out)
           "                      computing, and the actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
           "                      half of the physical memory)\n"
+          "      --max-time S    with --batch: start a computation estimated at up to S seconds\n"
+          "                      (default 3600; above it batch says the estimate and exits 2)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
           "      --present       presentation mode (key Z): bold points and curves, the\n"
           "                      tour's notes on screen; z shows one panel full screen\n"
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
           "      --no-confirm    start every job at once: the screen asks before a job it\n"
-          "                      estimates above 30 s otherwise\n"
+          "                      estimates above 30 s otherwise, batch refuses one above\n"
+          "                      --max-time\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -216,6 +220,7 @@ enum {
     OPT_SOFTMAX_DEMO,
     OPT_VERBOSE,
     OPT_NO_CONFIRM,
+    OPT_MAX_TIME,
     OPT_SETTING = 512
 };
 
@@ -234,6 +239,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
+    {"max-time", required_argument, NULL, OPT_MAX_TIME},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -357,6 +363,17 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         case OPT_NO_CONFIRM:
             o->no_confirm = true;
             continue;
+        case OPT_MAX_TIME: {
+            char *end;
+            errno = 0;
+            o->max_time = strtod(optarg, &end);
+            if (end == optarg || *end || errno || !(o->max_time > 0) || !isfinite(o->max_time)) {
+                snprintf(err, size, "--max-time '%s': accepted a number of seconds above 0",
+                         optarg);
+                return 2;
+            }
+            continue;
+        }
         case 'h':
             o->help = true;
             continue;

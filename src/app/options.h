@@ -26,7 +26,11 @@ typedef struct {
     const char *trace_path; /* --trace FILE: the screen's timestamped events */
     bool verbose;           /* --verbose: batch prints its estimated and actual time */
     bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
+    double max_time; /* --max-time SECONDS: the longest estimate batch starts; 0: none given */
 } Options;
+
+/* The longest estimated compute time --batch starts without --max-time or --no-confirm. */
+#define BATCH_MAX_SECONDS 3600.0
 
 enum { OPTIONS_ERROR_SIZE = 512 };
 
