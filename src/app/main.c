@@ -4,6 +4,7 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
+#include "blas_buffers.h"
 #include "compute.h"
 #include "export.h"
 #include "grid.h"
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -121,6 +123,39 @@ static int check_estimate(const Options *o, bool two_lanes, double *seconds)
     return 2;
 }
 
+/* Reserves OpenBLAS's buffers for `callers` threads, or says why not. */
+static bool blas_buffers_reserved(int callers)
+{
+    if (BlasBuffers_reserve(callers) == 0)
+        return true;
+    fprintf(stderr,
+            "attnscope: out of memory: the address-space limit (ulimit -v) leaves no room for "
+            "OpenBLAS's buffers, %zu MiB for each of %d\n",
+            BLAS_BUFFER_BYTES >> 20, callers);
+    return false;
+}
+
+/* OpenBLAS starts its thread pool as it loads, each pool thread taking a buffer of 128 MiB;
+   under an address-space limit a thread that cannot have one retries for ever, and shutting
+   the pool down (Linalg_set_blas_threads) waits for it.  The pool's size is read from the
+   environment at load, so under a limit the program runs itself again with the pool off:
+   batch's lanes and the screen use one BLAS thread each anyway.  A user's
+   OPENBLAS_NUM_THREADS is left as it is.  ATTNSCOPE_NO_BLAS_POOL marks the second run. */
+static void restart_without_blas_pool(char **argv)
+{
+    struct rlimit limit;
+    const char *threads = getenv("OPENBLAS_NUM_THREADS");
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+        (threads && *threads))
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0 &&
+        setenv("ATTNSCOPE_NO_BLAS_POOL", "1", 1) == 0)
+        execv("/proc/self/exe", argv);
+    /* Not restarted: go on with the pool (it spins only where its buffers do not fit). */
+    unsetenv("OPENBLAS_NUM_THREADS");
+    unsetenv("ATTNSCOPE_NO_BLAS_POOL");
+}
+
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
 static int run_batch(const Options *o)
@@ -143,11 +178,16 @@ static int run_batch(const Options *o)
     /* Two cores: the network and its counterpart run on a thread each, with single-threaded
        BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time). */
     const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
-    bool parallel = !blas_threads || !*blas_threads;
-    if (parallel) {
+    bool parallel = !blas_threads || !*blas_threads || getenv("ATTNSCOPE_NO_BLAS_POOL");
+    if (parallel)
         Linalg_set_blas_threads(1);
+    /* Two lanes need two of OpenBLAS's buffers; where only one fits, one lane at a time. */
+    if (parallel && BlasBuffers_reserve(2) != 0)
+        parallel = false;
+    if (!parallel && !blas_buffers_reserved(1))
+        goto done;
+    if (parallel)
         lanes = Lanes_new(NULL, NULL);
-    }
     Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
     if (o->jsonl) {
         status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);
@@ -233,6 +273,7 @@ static const char *tour_directory(const char *presets, char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
+    restart_without_blas_pool(argv);
     /* The subcommands print JSON Lines for a pipe: a reader that stops early ends them
        quietly too (see run_batch). */
     if (argc > 1 && strcmp(argv[1], "grid") == 0) {
@@ -268,6 +309,11 @@ int main(int argc, char **argv)
        OpenBLAS's pool, started when the library loaded, is shut down by OpenBLAS's own fork
        handler first.  Without the helper the calls run in process: slower to stop, the
        same results. */
+    /* The worker and its lane call BLAS, one thread each; the helper's calls, forked from
+       here, find the buffers reserved too. */
+    Linalg_set_blas_threads(1);
+    if (!blas_buffers_reserved(2))
+        return 1;
     Isolate_start();
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
     const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
