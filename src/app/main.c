@@ -273,6 +273,9 @@ static const char *tour_directory(const char *presets, char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
+    /* A LAPACK helper started again after the first one died (isolate.h). */
+    if (argc == 3 && strcmp(argv[1], ISOLATE_HELPER_OPTION) == 0)
+        Isolate_serve(atoi(argv[2]));
     restart_without_blas_pool(argv);
     /* The subcommands print JSON Lines for a pipe: a reader that stops early ends them
        quietly too (see run_batch). */
@@ -315,6 +318,7 @@ int main(int argc, char **argv)
     if (!blas_buffers_reserved(2))
         return 1;
     Isolate_start();
+    Isolate_restart_with("/proc/self/exe");
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
     const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
     TuiSettings tui = {.config = o.config,
