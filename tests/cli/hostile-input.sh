@@ -86,7 +86,7 @@ check "200 000 keys and a duplicate at the end: found within 20 CPU seconds" man
 check "--jsonl: 10^7 values refused at the bound" refused 2 "more than 1048576 values" -- \
     "$BIN" merge "$tmp/zeros.jsonl"
 if $asan; then
-    skip "... within 200 MB of address space" "AddressSanitizer cannot run under ulimit -v"
+    skip "... within 400 MB of address space" "AddressSanitizer cannot run under ulimit -v"
 else
     zeros_bounded() {
         (ulimit -v 400000; exec "$BIN" merge "$tmp/zeros.jsonl") >"$tmp/out" 2>"$tmp/err"
