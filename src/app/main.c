@@ -123,6 +123,28 @@ static int check_estimate(const Options *o, bool two_lanes, double *seconds)
     return 2;
 }
 
+/* What batch refuses before it computes, each said: --conditioning above the memory budget,
+   an --export target that can never work, an estimate above --max-time.  0 (with the
+   estimate, or NaN), or 2. */
+static int refused_before_computing(const Options *o, bool two_lanes, double *estimate)
+{
+    unsigned long long need = Conditioning_memory_estimate(&o->config);
+    if (o->conditioning && need > Options_memory_budget(o)) {
+        fprintf(stderr,
+                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
+                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
+                o->config.tokens, o->config.width, (need + (1ull << 20) - 1) >> 20,
+                Options_memory_budget(o) >> 20);
+        return 2;
+    }
+    char err[OPTIONS_ERROR_SIZE];
+    if (o->export_dir && Export_check(o->export_dir, err, sizeof err)) {
+        fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
+        return 2;
+    }
+    return check_estimate(o, two_lanes, estimate);
+}
+
 /* Reserves OpenBLAS's buffers for `callers` threads, or says why not. */
 static bool blas_buffers_reserved(int callers)
 {
@@ -198,24 +220,8 @@ static int run_batch(const Options *o)
         status = softmax_demo(o, &doc);
         goto done;
     }
-    unsigned long long need = Conditioning_memory_estimate(&o->config);
-    if (o->conditioning && need > Options_memory_budget(o)) {
-        fprintf(stderr,
-                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
-                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
-                o->config.tokens, o->config.width, (need + (1ull << 20) - 1) >> 20,
-                Options_memory_budget(o) >> 20);
-        status = 2;
-        goto done;
-    }
-    /* A target that can never work is bad input, said before the computation, not after. */
-    if (o->export_dir && Export_check(o->export_dir, err, sizeof err)) {
-        fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
-        status = 2;
-        goto done;
-    }
     double estimate;
-    if ((status = check_estimate(o, parallel, &estimate)))
+    if ((status = refused_before_computing(o, parallel, &estimate)))
         goto done;
     status = 1;
     double started = monotonic_seconds();
