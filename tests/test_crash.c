@@ -34,7 +34,11 @@ static void *overflow_thread(void *arg)
     return NULL;
 }
 
-typedef enum { OVERFLOW_MAIN, OVERFLOW_THREAD, ABORT } Crash;
+typedef enum { OVERFLOW_MAIN, OVERFLOW_THREAD, ABORT, RAISE } Crash;
+
+/* What RAISE raises (a signal that ends the process by default), and one the child ignores
+   before arming (it must stay ignored). */
+static int raised, ignored;
 
 /* Runs a child that arms the handler for the pty's terminal side in its saved modes,
    switches to raw mode, and crashes as told.  Returns how it ended; the bytes the terminal
@@ -57,6 +61,8 @@ static int crash_child(Crash how, struct termios *saved, struct termios *after, 
         struct termios raw = *saved;
         cfmakeraw(&raw);
         tcsetattr(tty, TCSANOW, &raw);
+        if (ignored)
+            signal(ignored, SIG_IGN);
         if (Crash_arm(tty, saved, RESET))
             _exit(3);
         if (how == OVERFLOW_MAIN) {
@@ -65,6 +71,8 @@ static int crash_child(Crash how, struct termios *saved, struct termios *after, 
             pthread_t t;
             pthread_create(&t, NULL, overflow_thread, NULL);
             pthread_join(t, NULL);
+        } else if (how == RAISE) {
+            raise(raised);
         } else {
             abort();
         }
@@ -121,12 +129,41 @@ static void test_abort(void **state)
     expect_restored(ABORT, SIGABRT);
 }
 
+/* Every signal that ends the process gives the terminal back too (QUIT, USR1, ALRM, PIPE and
+   XCPU left it in raw mode, on the alternate screen, with the mouse reported). */
+static void test_ending_signals(void **state)
+{
+    (void)state;
+    const int ending[] = {SIGQUIT, SIGUSR1,   SIGUSR2, SIGALRM, SIGPIPE, SIGXCPU,
+                          SIGXFSZ, SIGVTALRM, SIGPROF, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof ending / sizeof ending[0]; i++) {
+        raised = ending[i];
+        expect_restored(RAISE, ending[i]);
+    }
+}
+
+/* A signal ignored when the screen starts stays ignored: the child lives on past it. */
+static void test_ignored_stays_ignored(void **state)
+{
+    (void)state;
+    struct termios saved, after;
+    char out[256];
+    raised = ignored = SIGPIPE;
+    int status = crash_child(RAISE, &saved, &after, out, sizeof out);
+    ignored = 0;
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 4);
+    assert_null(strstr(out, RESET));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stack_overflow_on_the_main_thread),
         cmocka_unit_test(test_stack_overflow_on_another_thread),
         cmocka_unit_test(test_abort),
+        cmocka_unit_test(test_ending_signals),
+        cmocka_unit_test(test_ignored_stays_ignored),
     };
     return cmocka_run_group_tests_name("crash", tests, NULL, NULL);
 }

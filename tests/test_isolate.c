@@ -313,9 +313,88 @@ static void test_a_worker_that_dies_leaves_the_call_in_process(void **state)
     assert_int_equal(run_routine(here, LINALG_EIGENVALUES, n, n, a, &expected), 0);
     assert_memory_equal(got.array[1], expected.array[1], n * sizeof(double));
     assert_memory_equal(got.array[2], expected.array[2], n * sizeof(double));
+    /* ... and it is said, once (issue 26: it was silent). */
+    char note[256];
+    assert_true(Isolate_notice(note, sizeof note));
+    assert_non_null(strstr(note, "a LAPACK worker process died before answering"));
+    assert_false(Isolate_notice(note, sizeof note));
     buffers_free(&expected);
     buffers_free(&got);
     Linalg_free(here);
+    Linalg_free(la);
+    free(a);
+}
+
+/* A process that is a zombie (ended, not reaped) or gone. */
+static bool process_ended(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    bool zombie = false;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "State:", 6) == 0)
+            zombie = strchr(line, 'Z') != NULL;
+    fclose(f);
+    return zombie;
+}
+
+/* Kills the helper and waits until it has ended; its pid. */
+static pid_t kill_helper(void)
+{
+    pid_t old = Isolate_helper_pid();
+    assert_true(old > 0);
+    assert_int_equal(kill(old, SIGKILL), 0);
+    for (int tries = 0; tries < 2000 && !process_ended(old); tries++)
+        usleep(1000);
+    assert_true(process_ended(old));
+    return old;
+}
+
+/* A helper killed from outside (issue 26: never noticed, a zombie until exit, every later
+   call in process and slow to stop): noticed, reaped, and a fresh one (this test binary run
+   with ISOLATE_HELPER_OPTION) serves the next isolated call. */
+static void test_a_killed_helper_is_reaped_and_restarted(void **state)
+{
+    (void)state;
+    Isolate_restart_with("/proc/self/exe");
+    pid_t old = kill_helper();
+    char note[256], expected[128];
+    assert_true(Isolate_notice(note, sizeof note));
+    snprintf(expected, sizeof expected,
+             "the LAPACK helper process %d ended (killed by signal 9): "
+             "restarted as %d",
+             (int)old, (int)Isolate_helper_pid());
+    assert_string_equal(note, expected);
+    assert_false(process_exists(old)); /* reaped: no zombie */
+    assert_true(Isolate_helper_pid() > 0 && Isolate_helper_pid() != old);
+    check_isolated_matches(LINALG_SVD, 700, 700, 12); /* in the new helper, the same bits */
+}
+
+/* Without a program to restart with, the next call notices the dead helper, reaps it and runs
+   in process; the note says isolation is off. */
+static void test_a_killed_helper_without_restart_turns_isolation_off(void **state)
+{
+    (void)state;
+    Isolate_restart_with(NULL);
+    pid_t old = kill_helper();
+    int n = 700;
+    double *a = random_doubles((size_t)n * n, 13);
+    Buffers got = buffers_new(LINALG_SVD, n, n);
+    Linalg *la = isolated_linalg();
+    int before = isolated_calls;
+    assert_int_equal(run_routine(la, LINALG_SVD, n, n, a, &got), 0);
+    assert_int_equal(isolated_calls, before);
+    assert_false(process_exists(old));
+    assert_int_equal(Isolate_helper_pid(), -1);
+    char note[256];
+    assert_true(Isolate_notice(note, sizeof note));
+    assert_non_null(
+        strstr(note, "ended (killed by signal 9): long LAPACK calls now run in process"));
+    assert_int_equal(Isolate_start(), 0); /* for the tests after this one */
+    buffers_free(&got);
     Linalg_free(la);
     free(a);
 }
@@ -577,8 +656,11 @@ static void test_a_stop_inside_an_isolated_call_stops_the_run(void **state)
     Workspace_free(w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* A helper restarted by test_a_killed_helper_is_reaped_and_restarted. */
+    if (argc == 3 && strcmp(argv[1], ISOLATE_HELPER_OPTION) == 0)
+        Isolate_serve(atoi(argv[2]));
     /* First, while this process has no thread of its own (see isolate.c). */
     if (Isolate_start()) {
         fprintf(stderr, "test_isolate: no helper: %s\n", strerror(errno));
@@ -592,6 +674,8 @@ int main(void)
         cmocka_unit_test(test_a_stop_ends_a_long_dgeev_within_the_bound),
         cmocka_unit_test(test_a_stop_before_the_call_starts_no_worker),
         cmocka_unit_test(test_a_worker_that_dies_leaves_the_call_in_process),
+        cmocka_unit_test(test_a_killed_helper_is_reaped_and_restarted),
+        cmocka_unit_test(test_a_killed_helper_without_restart_turns_isolation_off),
         cmocka_unit_test(test_without_the_helper_calls_run_in_process),
         cmocka_unit_test(test_two_lanes_call_at_once),
         cmocka_unit_test(test_gemm_in_blocks_gives_the_bits_of_one_call),

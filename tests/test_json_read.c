@@ -149,6 +149,71 @@ static void test_depth_bound(void **state)
     }
 }
 
+/* The bounds of Json_parse_within, each at its edge: the bytes, the depth, the values. */
+static void test_limits(void **state)
+{
+    (void)state;
+    char err[256];
+    JsonLimits limits = {.max_bytes = 9, .max_depth = 2, .max_values = 4};
+    JsonValue *v = Json_parse_within("[[1],2]", 7, &limits, err, sizeof err);
+    assert_non_null(v); /* 4 values, depth 2 */
+    JsonValue_free(v);
+    assert_null(Json_parse_within("[[1],2,3]", 9, &limits, err, sizeof err));
+    assert_non_null(strstr(err, "more than 4 values"));
+    assert_null(Json_parse_within("[[[]]]", 6, &limits, err, sizeof err));
+    assert_non_null(strstr(err, "nested deeper than 2"));
+    assert_null(Json_parse_within("[1,2,30]  ", 10, &limits, err, sizeof err));
+    assert_non_null(strstr(err, "JSON of 10 bytes, above the 9 accepted"));
+    /* The defaults: 2^20 values pass, one more does not. */
+    size_t n = (size_t)1 << 20;
+    char *text = malloc(2 * n + 2);
+    assert_non_null(text);
+    text[0] = '[';
+    for (size_t i = 0; i < n - 1; i++)
+        memcpy(text + 1 + 2 * i, "0,", 2);
+    text[2 * n - 2] = ']'; /* 2^20 - 1 zeros and the array */
+    v = Json_parse(text, 2 * n - 1, err, sizeof err);
+    assert_non_null(v);
+    assert_int_equal(v->count, n - 1);
+    JsonValue_free(v);
+    memcpy(text + 2 * n - 2, ",0]", 3);
+    assert_null(Json_parse(text, 2 * n + 1, err, sizeof err));
+    assert_non_null(strstr(err, "more than 1048576 values"));
+    free(text);
+}
+
+/* Every duplicate is found wherever it is among many keys (the hash grows as keys come), and
+   keys differing only past a common prefix are not taken for one another. */
+static void test_duplicates_among_many(void **state)
+{
+    (void)state;
+    enum { KEYS = 5000 };
+    char *text = malloc(KEYS * 16 + 32), err[256];
+    assert_non_null(text);
+    for (int duplicate = 0; duplicate <= KEYS; duplicate += KEYS / 5) {
+        size_t n = 0;
+        text[n++] = '{';
+        for (int i = 0; i < KEYS; i++)
+            n += (size_t)sprintf(text + n, "%s\"key%d\":%d", i ? "," : "", i, i);
+        if (duplicate < KEYS)
+            n += (size_t)sprintf(text + n, ",\"key%d\":0", duplicate);
+        text[n++] = '}';
+        JsonValue *v = Json_parse(text, n, err, sizeof err);
+        if (duplicate == KEYS) {
+            assert_non_null(v);
+            assert_int_equal(v->count, KEYS);
+            assert_true(JsonValue_member(v, "key4321")->number == 4321);
+        } else {
+            char says[64];
+            snprintf(says, sizeof says, "duplicate key \"key%d\"", duplicate);
+            assert_null(v);
+            assert_non_null(strstr(err, says));
+        }
+        JsonValue_free(v);
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +223,8 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_length_not_nul),
         cmocka_unit_test(test_depth_bound),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_duplicates_among_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

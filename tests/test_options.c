@@ -292,7 +292,7 @@ static void test_preset_long_line_and_directory(void **state)
     free(text);
 
     assert_int_equal(Options_load_preset(&c, "/tmp", err, sizeof err), -1);
-    assert_non_null(strstr(err, "/tmp: Is a directory"));
+    assert_non_null(strstr(err, "'/tmp': Is a directory"));
 
     path = write_temp("tokens = 8\n", 11);
     chmod(path, 0);

@@ -328,6 +328,26 @@ static void test_save_into_unwritable_directory(void **state)
     setenv("XDG_CONFIG_HOME", config, 1);
 }
 
+/* A FIFO named like a preset in the user's folder (issue 26): listed, its header empty, and
+   reaching it never waits for a writer (a blocking open hung the screen there).  The alarm
+   turns a hang into a failure. */
+static void test_fifo_never_waited_on(void **state)
+{
+    (void)state;
+    char dir[128], fifo[160];
+    snprintf(dir, sizeof dir, "%s/fifo-user", root);
+    mkdir(dir, 0777);
+    snprintf(fifo, sizeof fifo, "%s/a-pipe.preset", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    Picker *p = Picker_new();
+    alarm(20);
+    assert_int_equal(Picker_list(p, NULL, NULL, dir), 1);
+    alarm(0);
+    assert_string_equal(p->entry[0].name, "a-pipe");
+    assert_string_equal(p->header, "");
+    Picker_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_prompt_editing),
         cmocka_unit_test(test_named_save_never_replaces),
         cmocka_unit_test(test_save_into_unwritable_directory),
+        cmocka_unit_test(test_fifo_never_waited_on),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -257,7 +257,7 @@ int Grid_main(int argc, char **argv, FILE *out)
         goto refused;
     if (o.help || o.version) {
         Options_usage(stdout);
-        status = 0;
+        status = Options_flush_stdout();
         goto done;
     }
     status = expand(g, &o, NULL, err, sizeof err);

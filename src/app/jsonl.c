@@ -3,6 +3,7 @@
 #include "attnscope/linalg.h"
 #include "batch.h"
 #include "compute.h"
+#include "line_reader.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -61,13 +62,26 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
                      s->kind == SETTING_ENUM ? "a string " : "", list, JsonKind_name(v->kind));
             return -1;
         }
+        if (v->kind == JSON_STRING && strlen(v->text) != v->length) {
+            snprintf(err, size, "\"%s\": a string holding \\u0000 (a setting's name has none)",
+                     key);
+            return -1;
+        }
         char message[400];
         if (Setting_parse(s, c, v->text, message, sizeof message)) {
             snprintf(err, size, "\"%s\": %s", key, message);
             return -1;
         }
     }
-    if (alias && (alias->kind != JSON_NUMBER || alias->number != c->width)) {
+    /* The alias is read as "d" is ("8.0" is refused for both), then compared. */
+    Config as_width = *c;
+    char message[400];
+    if (alias && alias->kind == JSON_NUMBER &&
+        Setting_parse(setting_of_key("d"), &as_width, alias->text, message, sizeof message)) {
+        snprintf(err, size, "\"%s\": %s", WIDTH_ALIAS, message);
+        return -1;
+    }
+    if (alias && (alias->kind != JSON_NUMBER || as_width.width != c->width)) {
         snprintf(err, size, "\"%s\": accepted only the width d = %d (d_qk = d in this model)",
                  WIDTH_ALIAS, c->width);
         return -1;
@@ -194,21 +208,20 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
        count) then compute only what is missing; the results are bit for bit those of a
        fresh workspace.  A quarter of the budget bounds what is kept. */
     Workspace_keep_layers(w, (size_t)(Options_memory_budget(o) / 4));
-    char *text = NULL;
-    size_t capacity = 0;
-    ssize_t got;
-    long line = 0;
+    LineReader lines = LineReader_start(in, "standard input");
+    LineStatus got = LINE_END;
     int status = 0;
     Text record = {0};
     WidthSweep sweep;
-    while ((got = getline(&text, &capacity, in)) >= 0) {
-        line++;
-        if (blank(text, (size_t)got))
+    char err[OPTIONS_ERROR_SIZE];
+    while ((got = LineReader_next(&lines, err, sizeof err)) == LINE_READ) {
+        long line = lines.number;
+        const char *text = lines.text;
+        if (blank(text, lines.length))
             continue; /* a trailing empty line is common and says nothing */
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
-        char err[OPTIONS_ERROR_SIZE];
-        int outcome = run_line(o, text, (size_t)got, lanes, w, r, &sweep, err, sizeof err);
+        int outcome = run_line(o, text, lines.length, lanes, w, r, &sweep, err, sizeof err);
         record.length = 0;
         if (outcome) {
             fprintf(stderr, "attnscope: line %ld: %s\n", line, err);
@@ -231,11 +244,14 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
             break;
         }
     }
-    if (ferror(in)) {
-        perror("attnscope: stdin");
-        status = 1;
+    /* A line that cannot be read ends the run with its reason, never as the input's end:
+       what follows it is unknown. */
+    if (got != LINE_READ && got != LINE_END) {
+        fprintf(stderr, "attnscope: %s\n", err);
+        if (status != 1)
+            status = LineStatus_exit_status(got);
     }
-    free(text);
+    LineReader_release(&lines);
     Text_free(&record);
     return status;
 }

@@ -4,6 +4,7 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
+#include "blas_buffers.h"
 #include "compute.h"
 #include "export.h"
 #include "grid.h"
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,21 +64,118 @@ static double monotonic_seconds(void)
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 
-/* --verbose: the cost model's estimate of the computation about to run (a fresh workspace,
-   the lanes batch uses), on stderr.  Returns the seconds, NaN when out of memory. */
-static double print_estimate(const Options *o, bool two_lanes)
+/* The cost model's estimate of the computation about to run (a fresh workspace, the lanes
+   batch uses), in seconds. */
+static double estimate_seconds(const Options *o, CostRates rates, bool two_lanes)
 {
-    CostRates rates = Cost_calibrate();
     double seconds = Cost_fresh_run(&o->config, rates, two_lanes);
     if (o->sweep_tokens)
         seconds += Cost_width_sweep(&o->config, rates, two_lanes);
-    fprintf(stderr,
-            "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at %.1f "
-            "GFLOP/s per core, %s)\n",
-            seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
-            o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
-            rates.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
     return seconds;
+}
+
+/* "266 days", "3.2 h", "41 min", "12 s": an estimate as a reader weighs it. */
+static void duration(double seconds, char *out, size_t size)
+{
+    if (seconds >= 2 * 86400)
+        snprintf(out, size, "%.3g days", seconds / 86400);
+    else if (seconds >= 2 * 3600)
+        snprintf(out, size, "%.2g h", seconds / 3600);
+    else if (seconds >= 120)
+        snprintf(out, size, "%.0f min", seconds / 60);
+    else
+        snprintf(out, size, "%.3g s", seconds);
+}
+
+/* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
+   starts without asking (--max-time, BATCH_MAX_SECONDS by default; --no-confirm lifts it).
+   Calibration (~0.1 s) is skipped when even a machine 100 times slower than the reference,
+   the slowest the calibration admits, would stay under the bound.  Returns 0 (the estimate,
+   or NaN when not made, in *seconds), or 2 with the refusal said. */
+static int check_estimate(const Options *o, bool two_lanes, double *seconds)
+{
+    double bound = o->max_time > 0 ? o->max_time : BATCH_MAX_SECONDS;
+    bool bounded = !o->no_confirm;
+    *seconds = NAN;
+    if (!o->verbose &&
+        (!bounded || 100 * estimate_seconds(o, Cost_reference_rates(), two_lanes) <= bound))
+        return 0;
+    CostRates rates = Cost_calibrate();
+    *seconds = estimate_seconds(o, rates, two_lanes);
+    if (o->verbose)
+        fprintf(stderr,
+                "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at "
+                "%.1f GFLOP/s per core, %s)\n",
+                *seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
+                o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
+                rates.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
+    if (!bounded || *seconds <= bound)
+        return 0;
+    char took[32], most[32];
+    duration(*seconds, took, sizeof took);
+    duration(bound, most, sizeof most);
+    fprintf(stderr,
+            "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above "
+            "%s (%s): to go ahead, give --max-time %.0f or more, or --no-confirm\n",
+            o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
+            o->config.seeds == 1 ? "" : "s", took, *seconds, most,
+            o->max_time > 0 ? "--max-time" : "the bound without --max-time", ceil(*seconds));
+    return 2;
+}
+
+/* What batch refuses before it computes, each said: --conditioning above the memory budget,
+   an --export target that can never work, an estimate above --max-time.  0 (with the
+   estimate, or NaN), or 2. */
+static int refused_before_computing(const Options *o, bool two_lanes, double *estimate)
+{
+    unsigned long long need = Conditioning_memory_estimate(&o->config);
+    if (o->conditioning && need > Options_memory_budget(o)) {
+        fprintf(stderr,
+                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
+                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
+                o->config.tokens, o->config.width, (need + (1ull << 20) - 1) >> 20,
+                Options_memory_budget(o) >> 20);
+        return 2;
+    }
+    char err[OPTIONS_ERROR_SIZE];
+    if (o->export_dir && Export_check(o->export_dir, err, sizeof err)) {
+        fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
+        return 2;
+    }
+    return check_estimate(o, two_lanes, estimate);
+}
+
+/* Reserves OpenBLAS's buffers for `callers` threads, or says why not. */
+static bool blas_buffers_reserved(int callers)
+{
+    if (BlasBuffers_reserve(callers) == 0)
+        return true;
+    fprintf(stderr,
+            "attnscope: out of memory: the address-space limit (ulimit -v) leaves no room for "
+            "OpenBLAS's buffers, %zu MiB for each of %d\n",
+            BLAS_BUFFER_BYTES >> 20, callers);
+    return false;
+}
+
+/* OpenBLAS starts its thread pool as it loads, each pool thread taking a buffer of 128 MiB;
+   under an address-space limit a thread that cannot have one retries for ever, and shutting
+   the pool down (Linalg_set_blas_threads) waits for it.  The pool's size is read from the
+   environment at load, so under a limit the program runs itself again with the pool off:
+   batch's lanes and the screen use one BLAS thread each anyway.  A user's
+   OPENBLAS_NUM_THREADS is left as it is.  ATTNSCOPE_NO_BLAS_POOL marks the second run. */
+static void restart_without_blas_pool(char **argv)
+{
+    struct rlimit limit;
+    const char *threads = getenv("OPENBLAS_NUM_THREADS");
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+        (threads && *threads))
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0 &&
+        setenv("ATTNSCOPE_NO_BLAS_POOL", "1", 1) == 0)
+        execv("/proc/self/exe", argv);
+    /* Not restarted: go on with the pool (it spins only where its buffers do not fit). */
+    unsetenv("OPENBLAS_NUM_THREADS");
+    unsetenv("ATTNSCOPE_NO_BLAS_POOL");
 }
 
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
@@ -101,11 +200,16 @@ static int run_batch(const Options *o)
     /* Two cores: the network and its counterpart run on a thread each, with single-threaded
        BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time). */
     const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
-    bool parallel = !blas_threads || !*blas_threads;
-    if (parallel) {
+    bool parallel = !blas_threads || !*blas_threads || getenv("ATTNSCOPE_NO_BLAS_POOL");
+    if (parallel)
         Linalg_set_blas_threads(1);
+    /* Two lanes need two of OpenBLAS's buffers; where only one fits, one lane at a time. */
+    if (parallel && BlasBuffers_reserve(2) != 0)
+        parallel = false;
+    if (!parallel && !blas_buffers_reserved(1))
+        goto done;
+    if (parallel)
         lanes = Lanes_new(NULL, NULL);
-    }
     Progress two_lanes = {.run_pair = Lanes_run, .pair_context = lanes};
     if (o->jsonl) {
         status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);
@@ -116,17 +220,10 @@ static int run_batch(const Options *o)
         status = softmax_demo(o, &doc);
         goto done;
     }
-    unsigned long long need = Conditioning_memory_estimate(&o->config);
-    if (o->conditioning && need > Options_memory_budget(o)) {
-        fprintf(stderr,
-                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
-                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
-                o->config.tokens, o->config.width, (need + (1ull << 20) - 1) >> 20,
-                Options_memory_budget(o) >> 20);
-        status = 2;
+    double estimate;
+    if ((status = refused_before_computing(o, parallel, &estimate)))
         goto done;
-    }
-    double estimate = o->verbose ? print_estimate(o, parallel) : NAN;
+    status = 1;
     double started = monotonic_seconds();
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
                       sizeof err)) {
@@ -182,6 +279,10 @@ static const char *tour_directory(const char *presets, char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
+    /* A LAPACK helper started again after the first one died (isolate.h). */
+    if (argc == 3 && strcmp(argv[1], ISOLATE_HELPER_OPTION) == 0)
+        Isolate_serve(atoi(argv[2]));
+    restart_without_blas_pool(argv);
     /* The subcommands print JSON Lines for a pipe: a reader that stops early ends them
        quietly too (see run_batch). */
     if (argc > 1 && strcmp(argv[1], "grid") == 0) {
@@ -198,13 +299,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "attnscope: %s\n", err);
         return 2;
     }
-    if (o.help) {
-        Options_usage(stdout);
-        return 0;
-    }
-    if (o.version) {
-        printf("attnscope %s\n", ATTNSCOPE_VERSION);
-        return 0;
+    if (o.help || o.version) {
+        if (o.help)
+            Options_usage(stdout);
+        else
+            printf("attnscope %s\n", ATTNSCOPE_VERSION);
+        return Options_flush_stdout();
     }
     if (Options_check_memory(&o, &o.config, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
@@ -218,7 +318,13 @@ int main(int argc, char **argv)
        OpenBLAS's pool, started when the library loaded, is shut down by OpenBLAS's own fork
        handler first.  Without the helper the calls run in process: slower to stop, the
        same results. */
+    /* The worker and its lane call BLAS, one thread each; the helper's calls, forked from
+       here, find the buffers reserved too. */
+    Linalg_set_blas_threads(1);
+    if (!blas_buffers_reserved(2))
+        return 1;
     Isolate_start();
+    Isolate_restart_with("/proc/self/exe");
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
     const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
     TuiSettings tui = {.config = o.config,

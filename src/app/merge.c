@@ -4,6 +4,7 @@
 #include "json.h"
 #include "json_read.h"
 #include "jsonl.h"
+#include "line_reader.h"
 #include "options.h"
 
 #include <errno.h>
@@ -79,6 +80,53 @@ static const JsonValue *layer_array(const JsonValue *doc, const char *key, int l
     return v;
 }
 
+/* Refuses statistics no run can give: a stable rank lies in [1, min(T, d)] (1 + a sum of
+   non-negative terms, at most the rank), so a mean lies there too and the M2 of n such
+   values in [0, floor(n/2) ceil(n/2) / n (max - min)^2] (half the seeds at each end); the
+   upper bounds with a relative 1e-9 for rounding.  0 or -1 with the message. */
+static int check_statistics(const Record *r, int band, char *err, size_t size)
+{
+    double top = r->config.tokens < r->config.width ? r->config.tokens : r->config.width;
+    double n = r->config.seeds, half = floor(n / 2);
+    double m2_top = half * (n - half) / n * (top - 1) * (top - 1);
+    for (int l = 0; l < r->mean[band]->count; l++) {
+        const JsonValue *mean = &r->mean[band]->items[l], *m2 = &r->m2[band]->items[l];
+        if (mean->kind == JSON_NUMBER && !(mean->number >= 1 && mean->number <= top * (1 + 1e-9))) {
+            snprintf(err, size,
+                     "\"%s\"[%d] = %.40s: a mean stable rank lies in [1, min(T, d) = %g]",
+                     MEAN_KEY[band], l, mean->text, top);
+            return -1;
+        }
+        if (m2->kind == JSON_NUMBER && !(m2->number >= 0 && m2->number <= m2_top * (1 + 1e-9))) {
+            snprintf(err, size,
+                     "\"%s\"[%d] = %.40s: the M2 of %g stable ranks in [1, %g] lies in [0, %g]",
+                     M2_KEY[band], l, m2->text, n, top, m2_top);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* "warnings", when there, is a list of texts: merge writes each once. */
+static int check_warnings(const JsonValue *doc, char *err, size_t size)
+{
+    const JsonValue *w = JsonValue_member(doc, "warnings");
+    if (!w)
+        return 0;
+    if (w->kind != JSON_ARRAY) {
+        snprintf(err, size, "\"warnings\": expected an array of strings, found %s",
+                 JsonKind_name(w->kind));
+        return -1;
+    }
+    for (int k = 0; k < w->count; k++)
+        if (w->items[k].kind != JSON_STRING) {
+            snprintf(err, size, "\"warnings\"[%d]: expected a string, found %s", k,
+                     JsonKind_name(w->items[k].kind));
+            return -1;
+        }
+    return 0;
+}
+
 /* Checks r->doc and fills r's config and ensemble from it, and *version and *rng; 0 or -1
    with the message. */
 static int read_record(Record *r, const JsonValue **version_out, const JsonValue **rng_out,
@@ -127,10 +175,10 @@ static int read_record(Record *r, const JsonValue **version_out, const JsonValue
     for (int b = 0; b < BANDS; b++) {
         r->mean[b] = layer_array(doc, MEAN_KEY[b], r->config.depth + 1, err, size);
         r->m2[b] = r->mean[b] ? layer_array(doc, M2_KEY[b], r->config.depth + 1, err, size) : NULL;
-        if (!r->m2[b])
+        if (!r->m2[b] || check_statistics(r, b, err, size))
             return -1;
     }
-    return 0;
+    return check_warnings(doc, err, size);
 }
 
 static bool blank(const char *text, size_t length)
@@ -141,67 +189,73 @@ static bool blank(const char *text, size_t length)
     return true;
 }
 
+/* The record on the line just read, checked and kept; 0, or 2 / 1 with in->err set. */
+static int add_record(Input *in, const char *path, const LineReader *lines)
+{
+    if (in->count == in->capacity) {
+        int want = in->capacity ? 2 * in->capacity : 64;
+        Record *grown = realloc(in->records, sizeof *grown * (size_t)want);
+        if (!grown) {
+            snprintf(in->err, sizeof in->err, "merge: out of memory");
+            return 1;
+        }
+        in->records = grown;
+        in->capacity = want;
+    }
+    Record *r = &in->records[in->count];
+    memset(r, 0, sizeof *r);
+    r->file = path;
+    r->line = lines->number;
+    char message[OPTIONS_ERROR_SIZE];
+    r->doc = Json_parse(lines->text, lines->length, message, sizeof message);
+    const JsonValue *version, *rng;
+    if (!r->doc || read_record(r, &version, &rng, message, sizeof message)) {
+        JsonValue_free(r->doc);
+        snprintf(in->err, sizeof in->err, "%s:%ld: %.400s", lines->name, lines->number, message);
+        return 2;
+    }
+    r->version = strdup(version->text);
+    r->rng = strdup(rng->text);
+    r->text = malloc(lines->length);
+    r->length = lines->length;
+    JsonValue_free(r->doc);
+    r->doc = NULL;
+    in->count++;
+    if (!r->version || !r->rng || !r->text) {
+        snprintf(in->err, sizeof in->err, "merge: out of memory");
+        return 1;
+    }
+    memcpy(r->text, lines->text, lines->length);
+    return 0;
+}
+
 /* Every record of one file; 0, or 2 (bad input) / 1 (out of memory) with in->err set. */
 static int read_file(Input *in, const char *path)
 {
     bool standard = strcmp(path, "-") == 0;
-    FILE *f = standard ? stdin : fopen(path, "r");
+    char message[OPTIONS_ERROR_SIZE];
+    FILE *f = standard ? stdin : File_open_regular(path, message, sizeof message);
     if (!f) {
-        snprintf(in->err, sizeof in->err, "merge: '%s': %s", path, strerror(errno));
+        snprintf(in->err, sizeof in->err, "merge: %.400s", message);
         return 2;
     }
-    char *text = NULL;
-    size_t capacity = 0;
-    ssize_t got;
-    long line = 0;
-    int status = 0;
-    while (status == 0 && (got = getline(&text, &capacity, f)) >= 0) {
-        line++;
-        if (blank(text, (size_t)got))
-            continue;
-        if (in->count == in->capacity) {
-            int want = in->capacity ? 2 * in->capacity : 64;
-            Record *grown = realloc(in->records, sizeof *grown * (size_t)want);
-            if (!grown) {
-                snprintf(in->err, sizeof in->err, "merge: out of memory");
-                status = 1;
-                break;
-            }
-            in->records = grown;
-            in->capacity = want;
-        }
-        Record *r = &in->records[in->count];
-        memset(r, 0, sizeof *r);
-        r->file = path;
-        r->line = line;
-        char message[OPTIONS_ERROR_SIZE];
-        r->doc = Json_parse(text, (size_t)got, message, sizeof message);
-        const JsonValue *version, *rng;
-        if (!r->doc || read_record(r, &version, &rng, message, sizeof message)) {
-            JsonValue_free(r->doc);
-            snprintf(in->err, sizeof in->err, "%s:%ld: %.400s", path, line, message);
-            status = 2;
-            break;
-        }
-        r->version = strdup(version->text);
-        r->rng = strdup(rng->text);
-        r->text = malloc((size_t)got);
-        r->length = (size_t)got;
-        JsonValue_free(r->doc);
-        r->doc = NULL;
-        in->count++;
-        if (!r->version || !r->rng || !r->text) {
-            snprintf(in->err, sizeof in->err, "merge: out of memory");
-            status = 1;
-            break;
-        }
-        memcpy(r->text, text, (size_t)got);
+    LineReader lines = LineReader_start(f, standard ? "standard input" : path);
+    LineStatus got = LINE_END;
+    int status = 0, before = in->count;
+    while (status == 0 && (got = LineReader_next(&lines, message, sizeof message)) == LINE_READ) {
+        if (!blank(lines.text, lines.length))
+            status = add_record(in, path, &lines);
     }
-    if (status == 0 && ferror(f)) {
-        snprintf(in->err, sizeof in->err, "merge: '%s': %s", path, strerror(errno ? errno : EIO));
+    if (status == 0 && got != LINE_END) {
+        snprintf(in->err, sizeof in->err, "merge: %.400s", message);
+        status = LineStatus_exit_status(got);
+    }
+    if (status == 0 && in->count == before) {
+        snprintf(in->err, sizeof in->err, "merge: %s holds no records (it is empty or blank)",
+                 lines.name);
         status = 2;
     }
-    free(text);
+    LineReader_release(&lines);
     if (!standard)
         fclose(f);
     return status;
@@ -511,22 +565,21 @@ typedef struct {
    consecutive lines).  0, or 2 / 1 with the message. */
 static int read_grid(MergeOptions *o, char *err, size_t size)
 {
-    FILE *f = fopen(o->grid, "r");
+    char message[OPTIONS_ERROR_SIZE];
+    FILE *f = File_open_regular(o->grid, message, sizeof message);
     if (!f) {
-        snprintf(err, size, "merge: --grid '%s': %s", o->grid, strerror(errno));
+        snprintf(err, size, "merge: --grid %.400s", message);
         return 2;
     }
-    char *text = NULL, message[OPTIONS_ERROR_SIZE];
-    size_t capacity = 0;
-    ssize_t got;
-    long line = 0;
+    LineReader lines = LineReader_start(f, o->grid);
+    LineStatus got = LINE_END;
     int status = 0, room = 0;
-    while (status == 0 && (got = getline(&text, &capacity, f)) >= 0) {
-        line++;
-        if (blank(text, (size_t)got))
+    while (status == 0 && (got = LineReader_next(&lines, message, sizeof message)) == LINE_READ) {
+        long line = lines.number;
+        if (blank(lines.text, lines.length))
             continue;
         Config c = Config_default();
-        JsonValue *v = Json_parse(text, (size_t)got, message, sizeof message);
+        JsonValue *v = Json_parse(lines.text, lines.length, message, sizeof message);
         if (!v || Jsonl_apply_config(v, &c, message, sizeof message) ||
             Config_validate(&c, message, sizeof message)) {
             snprintf(err, size, "%s:%ld: %.400s", o->grid, line, message);
@@ -552,11 +605,11 @@ static int read_grid(MergeOptions *o, char *err, size_t size)
         if (status == 0)
             o->expected[o->expected_count++] = (Expected){.config = c, .line = line};
     }
-    if (status == 0 && ferror(f)) {
-        snprintf(err, size, "merge: --grid '%s': %s", o->grid, strerror(errno ? errno : EIO));
-        status = 2;
+    if (status == 0 && got != LINE_END) {
+        snprintf(err, size, "merge: --grid %.400s", message);
+        status = LineStatus_exit_status(got);
     }
-    free(text);
+    LineReader_release(&lines);
     fclose(f);
     return status;
 }
@@ -723,7 +776,7 @@ int Merge_main(int argc, char **argv, FILE *out)
             options.grid = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             Options_usage(stdout);
-            return 0;
+            return Options_flush_stdout();
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             snprintf(in.err, sizeof in.err,
                      "merge: unknown option '%.40s'; accepted: FILE... (- for standard input), "

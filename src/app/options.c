@@ -2,11 +2,13 @@
 
 #include "attnscope/budget.h"
 #include "attnscope/format.h"
+#include "line_reader.h"
 #include "presets.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,31 +96,27 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[], char *
 
 int Options_load_preset(Config *c, const char *path, char *err, size_t size)
 {
-    FILE *f = fopen(path, "r");
+    char msg[OPTIONS_ERROR_SIZE];
+    FILE *f = File_open_regular(path, msg, sizeof msg);
     if (!f) {
-        snprintf(err, size, "--preset '%s': %s", path, strerror(errno));
+        snprintf(err, size, "--preset %s", msg);
         return -1;
     }
     Config trial = *c;
     bool seen[SETTINGS_MAX] = {false};
-    char *line = NULL, msg[OPTIONS_ERROR_SIZE];
-    size_t cap = 0;
-    ssize_t got;
-    int number = 0, status = 0;
-    errno = 0;
-    while ((got = getline(&line, &cap, f)) >= 0) {
-        number++;
-        if (preset_line(&trial, line, (size_t)got, seen, msg, sizeof msg)) {
-            snprintf(err, size, "%s:%d: %s", path, number, msg);
+    LineReader lines = LineReader_start(f, path);
+    LineStatus got = LINE_END;
+    int status = 0;
+    while (status == 0 && (got = LineReader_next(&lines, msg, sizeof msg)) == LINE_READ)
+        if (preset_line(&trial, lines.text, lines.length, seen, msg, sizeof msg)) {
+            snprintf(err, size, "%s:%ld: %s", path, lines.number, msg);
             status = -1;
-            break;
         }
-    }
-    if (status == 0 && ferror(f)) {
-        snprintf(err, size, "%s: %s", path, strerror(errno ? errno : EIO));
+    if (status == 0 && got != LINE_END) {
+        snprintf(err, size, "%s", msg);
         status = -1;
     }
-    free(line);
+    LineReader_release(&lines);
     fclose(f);
     if (status == 0)
         *c = trial;
@@ -189,13 +187,16 @@ void Options_usage(FILE *out)
           "                      computing, and the actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
           "                      half of the physical memory)\n"
+          "      --max-time S    with --batch: start a computation estimated at up to S seconds\n"
+          "                      (default 3600; above it batch says the estimate and exits 2)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
           "      --present       presentation mode (key Z): bold points and curves, the\n"
           "                      tour's notes on screen; z shows one panel full screen\n"
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
           "      --no-confirm    start every job at once: the screen asks before a job it\n"
-          "                      estimates above 30 s otherwise\n"
+          "                      estimates above 30 s otherwise, batch refuses one above\n"
+          "                      --max-time\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -219,6 +220,7 @@ enum {
     OPT_SOFTMAX_DEMO,
     OPT_VERBOSE,
     OPT_NO_CONFIRM,
+    OPT_MAX_TIME,
     OPT_SETTING = 512
 };
 
@@ -237,6 +239,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
+    {"max-time", required_argument, NULL, OPT_MAX_TIME},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -360,6 +363,17 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         case OPT_NO_CONFIRM:
             o->no_confirm = true;
             continue;
+        case OPT_MAX_TIME: {
+            char *end;
+            errno = 0;
+            o->max_time = strtod(optarg, &end);
+            if (end == optarg || *end || errno || !(o->max_time > 0) || !isfinite(o->max_time)) {
+                snprintf(err, size, "--max-time '%s': accepted a number of seconds above 0",
+                         optarg);
+                return 2;
+            }
+            continue;
+        }
         case 'h':
             o->help = true;
             continue;
@@ -443,4 +457,12 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
     if (status || o->help || o->version)
         return status;
     return Config_validate(&o->config, err, size) ? 2 : 0;
+}
+
+int Options_flush_stdout(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    perror("attnscope: stdout");
+    return 1;
 }

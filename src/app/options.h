@@ -26,7 +26,11 @@ typedef struct {
     const char *trace_path; /* --trace FILE: the screen's timestamped events */
     bool verbose;           /* --verbose: batch prints its estimated and actual time */
     bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
+    double max_time; /* --max-time SECONDS: the longest estimate batch starts; 0: none given */
 } Options;
+
+/* The longest estimated compute time --batch starts without --max-time or --no-confirm. */
+#define BATCH_MAX_SECONDS 3600.0
 
 enum { OPTIONS_ERROR_SIZE = 512 };
 
@@ -45,6 +49,10 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size);
 /* Writes the preset lines describing c, one per setting (the keys the reader takes); returns
    the length it needed, as snprintf does. */
 int Options_write_preset(const Config *c, char *buf, size_t size);
+
+/* Flushes what --help or --version wrote: 0, or 1 with the reason on stderr (a full disk,
+   a closed pipe), so that nothing written is never a success. */
+int Options_flush_stdout(void);
 
 void Options_usage(FILE *out);
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,7 +247,7 @@ static int check_replaceable(const char *dir, char *err, size_t size)
     return status;
 }
 
-/* Removes an export's files, conditioning.csv too, and then the directory (left in place
+/* Removes an export's files (conditioning.csv too) and then the directory (left in place
    when it holds more). */
 static void remove_export(const char *dir)
 {
@@ -256,6 +257,31 @@ static void remove_export(const char *dir)
         unlink(path);
     }
     rmdir(dir);
+}
+
+/* Removes the staging directories a killed export left beside the target (.BASE.export-PID-N,
+   and its .old where the file system could not exchange names): those of a process that no
+   longer exists, and only the export files in them. */
+static void remove_abandoned_staging(const char *parent, const char *base)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    char prefix[NAME_MAX + 16], path[PATH_SIZE];
+    int n = snprintf(prefix, sizeof prefix, ".%s.export-", base);
+    struct dirent *e;
+    while (n > 0 && (size_t)n < sizeof prefix && (e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0)
+            continue;
+        long pid = strtol(e->d_name + n, &end, 10);
+        if (end == e->d_name + n || *end != '-' || pid <= 0 || pid == (long)getpid() ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* not one of ours, or its export may still run */
+        if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < PATH_SIZE - NAME_ROOM)
+            remove_export(path);
+    }
+    closedir(d);
 }
 
 /* A new directory beside the target, named after it and hidden: .BASE.export-PID-N. */
@@ -336,11 +362,58 @@ static int exchange(const char *fresh, const char *target)
     return 0;
 }
 
-int Export_write(const Result *r, const Conditioning *conditioning, const char *dir, char *err,
-                 size_t size)
+/* A directory that does not exist yet can be made: its nearest existing ancestor is a
+   directory we may create entries in.  0 or -1 with err. */
+static int check_creatable(const char *target, char *err, size_t size)
 {
-    char target[PATH_SIZE], resolved[PATH_MAX], staging[PATH_SIZE];
-    int n = snprintf(target, sizeof target, "%s", dir);
+    char above[PATH_SIZE], below[PATH_SIZE];
+    /* A name too long for any file system: lookups below a missing directory stop at it. */
+    for (const char *name = target; *name;) {
+        size_t n = strcspn(name, "/");
+        if (n > NAME_MAX) {
+            snprintf(err, size, "cannot create the directory %.*s: %s", (int)(name + n - target),
+                     target, strerror(ENAMETOOLONG));
+            return -1;
+        }
+        name += n + (name[n] == '/');
+    }
+    snprintf(above, sizeof above, "%s", target);
+    struct stat st;
+    for (;;) {
+        memcpy(below, above, sizeof below);
+        char *slash = strrchr(above, '/');
+        if (!slash)
+            snprintf(above, sizeof above, ".");
+        else if (slash == above)
+            above[1] = '\0';
+        else
+            *slash = '\0';
+        if (stat(above, &st) == 0)
+            break;
+        if (errno != ENOENT) {
+            snprintf(err, size, "cannot create the directory %s: %s", above, strerror(errno));
+            return -1;
+        }
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, size, "cannot create the directory %s: %s", below, strerror(ENOTDIR));
+        return -1;
+    }
+    if (access(above, W_OK | X_OK) != 0) {
+        snprintf(err, size, "cannot create the directory %s: %s", below, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Where an export to dir would go, and whether it can: dir named (not ., .., /), an existing
+   one a directory we may write that holds only an earlier export's files (target is then
+   its resolved path), a new one under a directory we may create it in.  0 or -1 with err. */
+static int resolve_target(const char *dir, char target[PATH_SIZE], bool *exists, struct stat *old,
+                          char *err, size_t size)
+{
+    char resolved[PATH_MAX];
+    int n = snprintf(target, PATH_SIZE, "%s", dir);
     if (n <= 0 || n >= PATH_SIZE) {
         snprintf(err, size, "%s", n <= 0 ? "no directory named" : "the path is too long");
         return -1;
@@ -354,43 +427,62 @@ int Export_write(const Result *r, const Conditioning *conditioning, const char *
                  "directory as a whole");
         return -1;
     }
-    Parents made = {0};
-    struct stat old;
-    bool exists = stat(target, &old) == 0;
-    if (!exists && errno != ENOENT && errno != ENOTDIR) { /* ENOTDIR: see make_parents */
+    *exists = stat(target, old) == 0;
+    if (!*exists && errno != ENOENT && errno != ENOTDIR) { /* ENOTDIR: see make_parents */
         snprintf(err, size, "cannot reach it: %s", strerror(errno));
         return -1;
     }
-    if (exists) {
-        if (!S_ISDIR(old.st_mode)) {
-            snprintf(err, size, "it exists and is not a directory");
-            return -1;
-        }
-        /* A symbolic link stays; the directory it names is replaced. */
-        if (!realpath(target, resolved)) {
-            snprintf(err, size, "cannot resolve the path: %s", strerror(errno));
-            return -1;
-        }
-        if (access(resolved, W_OK) != 0) {
-            snprintf(err, size, "cannot write into the directory: %s", strerror(errno));
-            return -1;
-        }
-        if (check_replaceable(resolved, err, size))
-            return -1;
-        snprintf(target, sizeof target, "%s", resolved);
-    } else if (make_parents(target, &made, err, size)) {
+    if (!*exists)
+        return check_creatable(target, err, size);
+    if (!S_ISDIR(old->st_mode)) {
+        snprintf(err, size, "it exists and is not a directory");
         return -1;
     }
+    /* A symbolic link stays; the directory it names is replaced. */
+    if (!realpath(target, resolved)) {
+        snprintf(err, size, "cannot resolve the path: %s", strerror(errno));
+        return -1;
+    }
+    if (access(resolved, W_OK) != 0) {
+        snprintf(err, size, "cannot write into the directory: %s", strerror(errno));
+        return -1;
+    }
+    if (check_replaceable(resolved, err, size))
+        return -1;
+    snprintf(target, PATH_SIZE, "%s", resolved);
+    return 0;
+}
+
+int Export_check(const char *dir, char *err, size_t size)
+{
+    char target[PATH_SIZE];
+    bool exists;
+    struct stat old;
+    return resolve_target(dir, target, &exists, &old, err, size);
+}
+
+int Export_write(const Result *r, const Conditioning *conditioning, const char *dir, char *err,
+                 size_t size)
+{
+    char target[PATH_SIZE], staging[PATH_SIZE];
+    bool exists;
+    struct stat old;
+    if (resolve_target(dir, target, &exists, &old, err, size))
+        return -1;
+    Parents made = {0};
+    if (!exists && make_parents(target, &made, err, size))
+        return -1;
 
     /* The new set goes into a fresh directory beside the target, which one rename then puts
        in its place: the target holds the whole old set or the whole new set at every moment,
        and whatever fails before that rename leaves it as it was. */
     char parent[PATH_SIZE] = ".";
-    slash = strrchr(target, '/');
+    const char *slash = strrchr(target, '/');
     if (slash)
         snprintf(parent, sizeof parent, "%.*s", slash == target ? 1 : (int)(slash - target),
                  target);
-    base = slash ? slash + 1 : target;
+    const char *base = slash ? slash + 1 : target;
+    remove_abandoned_staging(parent, base);
     if (make_staging(parent, base, staging, err, size)) {
         remove_parents(target, &made);
         return -1;

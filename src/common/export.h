@@ -32,8 +32,13 @@ const char *Export_default_directory(char *buf, size_t size);
    can exchange two names), so it must be empty or hold only an earlier export's files:
    anything else in it is refused, never moved or deleted.  conditioning.csv is added when
    conditioning is not NULL.  Returns the number of files written, or -1 with the reason in
-   err (not naming dir) and nothing changed. */
+   err (not naming dir) and nothing changed.  The hidden staging directory beside dir is
+   removed whatever happens, and so are those a killed export left there. */
 int Export_write(const Result *r, const Conditioning *conditioning, const char *dir, char *err,
                  size_t size);
+
+/* The checks Export_write makes of dir before it writes anything, for a caller that is about
+   to compute what it will export: 0, or -1 with the reason in err (not naming dir). */
+int Export_check(const char *dir, char *err, size_t size);
 
 #endif

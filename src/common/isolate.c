@@ -48,8 +48,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/pidfd.h>
@@ -65,10 +68,18 @@ enum { POLL_MS = 20 };
 /* Arrays in the shared mapping start on cache lines. */
 enum { ARRAY_ALIGN = 64 };
 
-/* The caller's end of the helper's socket, and the helper; -1 when not running.  Written only
-   by Isolate_start and Isolate_end, before and after the threads that call. */
+/* The caller's end of the helper's socket, and the helper; -1 when not running.  Written by
+   Isolate_start and Isolate_end, before and after the threads that call, and under lock by
+   a restart; read under lock by the callers. */
 static int requests = -1;
 static pid_t helper = -1;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Under lock: the program to run a new helper with (Isolate_restart_with; NULL: no restart),
+   the restarts left, and a note for Isolate_notice not yet taken. */
+static const char *helper_program;
+static int restarts_left = 3;
+static char note[256];
 
 typedef struct {
     int routine, m, n, blas_threads;
@@ -195,7 +206,7 @@ static _Noreturn void worker_main(const Request *rq, int memory, int reply, pid_
     _exit(0);
 }
 
-static _Noreturn void helper_main(int socket)
+void Isolate_serve(int socket)
 {
     setpgid(0, 0);
     signal(SIGCHLD, SIG_IGN);
@@ -231,7 +242,7 @@ int Isolate_start(void)
     }
     if (pid == 0) {
         close(pair[0]);
-        helper_main(pair[1]);
+        Isolate_serve(pair[1]);
     }
     close(pair[1]);
     requests = pair[0];
@@ -241,18 +252,98 @@ int Isolate_start(void)
 
 void Isolate_end(void)
 {
-    if (requests < 0)
+    pthread_mutex_lock(&lock);
+    if (requests >= 0) {
+        close(requests);
+        requests = -1;
+        while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+            ;
+        helper = -1;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void Isolate_restart_with(const char *program)
+{
+    pthread_mutex_lock(&lock);
+    helper_program = program;
+    pthread_mutex_unlock(&lock);
+}
+
+/* Under lock: a new helper, program ISOLATE_HELPER_OPTION FD, forked and at once replaced by
+   a fresh image (only async-signal-safe calls between: the program has threads now, whose
+   locks a plain fork would copy held).  0, or -1 with the helper still absent. */
+static int spawn_helper(void)
+{
+    int pair[2];
+    char fd_text[16];
+    if (!helper_program || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair))
+        return -1;
+    snprintf(fd_text, sizeof fd_text, "%d", pair[1]);
+    char *argv[] = {(char *)helper_program, ISOLATE_HELPER_OPTION, fd_text, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (fcntl(pair[1], F_SETFD, 0) == 0)
+            execv(helper_program, argv);
+        _exit(127);
+    }
+    close(pair[1]);
+    if (pid < 0) {
+        close(pair[0]);
+        return -1;
+    }
+    requests = pair[0];
+    helper = pid;
+    return 0;
+}
+
+/* Under lock: when the helper has ended (killed, or gone with its socket), reaps it (no
+   zombie), starts another where it can (a few times at most) and leaves the note of it. */
+static void check_helper(void)
+{
+    int status;
+    if (helper < 0 || waitpid(helper, &status, WNOHANG) != helper)
         return;
+    char how[64];
+    if (WIFSIGNALED(status))
+        snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
+    pid_t old = helper;
     close(requests);
     requests = -1;
-    while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
-        ;
     helper = -1;
+    if (restarts_left > 0 && spawn_helper() == 0) {
+        restarts_left--;
+        snprintf(note, sizeof note, "the LAPACK helper process %d ended (%s): restarted as %d",
+                 (int)old, how, (int)helper);
+    } else {
+        snprintf(note, sizeof note,
+                 "the LAPACK helper process %d ended (%s): long LAPACK calls now run in "
+                 "process, and a stop waits for the one running",
+                 (int)old, how);
+    }
+}
+
+bool Isolate_notice(char *out, size_t size)
+{
+    pthread_mutex_lock(&lock);
+    check_helper();
+    bool any = note[0] != '\0';
+    if (any) {
+        snprintf(out, size, "%s", note);
+        note[0] = '\0';
+    }
+    pthread_mutex_unlock(&lock);
+    return any;
 }
 
 pid_t Isolate_helper_pid(void)
 {
-    return helper;
+    pthread_mutex_lock(&lock);
+    pid_t pid = helper;
+    pthread_mutex_unlock(&lock);
+    return pid;
 }
 
 /* A call goes to a worker from the size where it takes about 0.1 s on one core (measured
@@ -340,6 +431,13 @@ static int await_worker(int reply, LinalgStop stop)
             int fd;
             if (receive_message(reply, &r, sizeof r, &fd, 1) != sizeof r) {
                 close_all(&fd, 1); /* the worker died, or was never born */
+                if (worker >= 0 && !stopping) {
+                    pthread_mutex_lock(&lock);
+                    snprintf(note, sizeof note,
+                             "a LAPACK worker process died before answering: its call ran "
+                             "again in process");
+                    pthread_mutex_unlock(&lock);
+                }
                 break;
             }
             if (r.kind == REPLY_DONE) {
@@ -369,7 +467,7 @@ static int await_worker(int reply, LinalgStop stop)
 static int isolate_run(void *context, const LinalgCall *call, LinalgStop stop)
 {
     (void)context;
-    if (requests < 0 || !isolation_pays(call))
+    if (!isolation_pays(call))
         return LINALG_NOT_ISOLATED;
     if (stop_requested(stop))
         return LINALG_STOPPED;
@@ -388,7 +486,10 @@ static int isolate_run(void *context, const LinalgCall *call, LinalgStop stop)
     int reply[2];
     if (!socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, reply)) {
         int fds[2] = {sh.fd, reply[1]};
-        int sent = send_message(requests, &rq, sizeof rq, fds, 2);
+        pthread_mutex_lock(&lock);
+        check_helper();
+        int sent = requests >= 0 ? send_message(requests, &rq, sizeof rq, fds, 2) : -1;
+        pthread_mutex_unlock(&lock);
         close(reply[1]);
         if (!sent)
             status = await_worker(reply[0], stop);

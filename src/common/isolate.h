@@ -13,6 +13,8 @@
 
 #include "attnscope/linalg.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Forks the helper process.  Must come before the program starts any thread, since a fork
@@ -29,5 +31,19 @@ LinalgIsolation Isolate_linalg(void);
 
 /* The helper's process id (its workers are its children), or -1 when it is not running. */
 pid_t Isolate_helper_pid(void);
+
+/* A helper that dies (killed, or out of memory) is noticed at the next isolated call or
+   Isolate_notice: it is reaped and, when the program said how (Isolate_restart_with), a new
+   one runs PROGRAM ISOLATE_HELPER_OPTION FD, a fresh image (a fork of a program with threads
+   could copy a lock held); PROGRAM's main hands FD to Isolate_serve first thing.  At most
+   three restarts; then, or without a program, calls run in process. */
+#define ISOLATE_HELPER_OPTION "--isolate-helper"
+void Isolate_restart_with(const char *program);
+_Noreturn void Isolate_serve(int socket);
+
+/* What happened to isolation since the last call, for the screen to show: a dead helper
+   (reaped and restarted, or isolation off) or a worker that died before answering (its call
+   ran in process).  Checks the helper first.  True with the note in out. */
+bool Isolate_notice(char *out, size_t size);
 
 #endif

@@ -39,10 +39,27 @@ struct JsonValue {
 /* Deepest nesting accepted: a bound on the reader's recursion. */
 enum { JSON_DEPTH_MAX = 64 };
 
-/* Parses exactly one JSON value (surrounding whitespace allowed) from text[0..length).
-   Returns the value (free with JsonValue_free), or NULL with a message giving the byte
-   offset and what was expected in err. */
+/* What one document may hold.  A parsed value takes about 60 bytes, so the bound on values
+   bounds the memory a document can make us take (a line of "[0,0,..." takes 30 times its
+   size) whatever the bytes say; checking duplicate keys costs one hash lookup a key. */
+typedef struct {
+    size_t max_bytes;  /* of the text */
+    int max_depth;     /* of nesting, at most JSON_DEPTH_MAX */
+    size_t max_values; /* in the whole document, containers and keys' values included */
+} JsonLimits;
+
+/* What a record or a configuration line may hold: 64 MiB (the line reader's bound), depth
+   64, 2^20 values (a batch document at T = 4096 holds about 25 000). */
+JsonLimits Json_default_limits(void);
+
+/* Parses exactly one JSON value (surrounding whitespace allowed) from text[0..length) within
+   Json_default_limits().  Returns the value (free with JsonValue_free), or NULL with a
+   message giving the byte offset and what was expected (or which bound was passed) in err. */
 JsonValue *Json_parse(const char *text, size_t length, char *err, size_t size);
+
+/* The same within the given limits (a reader of another format chooses its own). */
+JsonValue *Json_parse_within(const char *text, size_t length, const JsonLimits *limits, char *err,
+                             size_t size);
 
 void JsonValue_free(JsonValue *v);
 

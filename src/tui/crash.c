@@ -9,8 +9,13 @@
    MINSIGSTKSZ is not a constant in newer glibc. */
 #define CRASH_STACK_SIZE (64 * 1024)
 
-static const int CRASH_SIGNALS[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-enum { CRASH_SIGNAL_COUNT = sizeof CRASH_SIGNALS / sizeof CRASH_SIGNALS[0] };
+/* The faults (raised in the thread that caused them, so every thread must let them in)
+   first, then every other signal whose default action ends the process (SIGINT, SIGTERM
+   and SIGHUP excepted: the screen's loop reads those and quits in order). */
+static const int CRASH_SIGNALS[] = {SIGSEGV,   SIGBUS,  SIGFPE,  SIGILL,  SIGABRT, SIGQUIT,
+                                    SIGUSR1,   SIGUSR2, SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ,
+                                    SIGVTALRM, SIGPROF, SIGTRAP, SIGSYS};
+enum { CRASH_SIGNAL_COUNT = sizeof CRASH_SIGNALS / sizeof CRASH_SIGNALS[0], CRASH_FAULTS = 5 };
 
 /* Written once before the handlers are armed, only read by them. */
 static struct {
@@ -61,7 +66,7 @@ void Crash_thread_end(void *stack)
 
 void Crash_unblock(sigset_t *mask)
 {
-    for (int i = 0; i < CRASH_SIGNAL_COUNT; i++)
+    for (int i = 0; i < CRASH_FAULTS; i++)
         sigdelset(mask, CRASH_SIGNALS[i]);
 }
 
@@ -81,8 +86,13 @@ int Crash_arm(int fd, const struct termios *modes, const char *reset)
     sa.sa_handler = on_crash;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_ONSTACK;
-    for (int i = 0; i < CRASH_SIGNAL_COUNT; i++)
-        sigaction(CRASH_SIGNALS[i], &sa, &crash.old[i]);
+    /* A signal the parent made us ignore stays ignored (nohup, a SIGPIPE-ignoring shell):
+       catching it would turn what was harmless into an end. */
+    for (int i = 0; i < CRASH_SIGNAL_COUNT; i++) {
+        sigaction(CRASH_SIGNALS[i], NULL, &crash.old[i]);
+        if (crash.old[i].sa_handler != SIG_IGN)
+            sigaction(CRASH_SIGNALS[i], &sa, NULL);
+    }
     crash.armed = true;
     return 0;
 }

@@ -137,6 +137,13 @@ static void arm_crash_reset(const struct termios *modes)
         if (cap && cap != (const char *)-1)
             tputs(cap, 1, collect);
     }
+    /* Mouse reporting off, as endwin does: ncurses' XM with 0, or xterm's sequence where
+       the terminal reports a mouse without saying how. */
+    const char *xm = tigetstr("XM"), *kmous = tigetstr("kmous");
+    if (xm && xm != (const char *)-1)
+        tputs(tiparm(xm, 0), 1, collect);
+    else if (kmous && kmous != (const char *)-1)
+        tputs("\033[?1000l", 1, collect);
     reset_bytes[reset_length] = '\0';
     /* Without an alternate stack the screen still works; only a crash would leave the
        terminal as it is, as it did before. */

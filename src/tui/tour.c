@@ -1,5 +1,7 @@
 #include "tour.h"
 
+#include "line_reader.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +55,9 @@ void Tour_free(Tour *t)
 int Tour_header(const char *path, char *out, size_t size, int max_lines)
 {
     out[0] = '\0';
-    FILE *f = fopen(path, "r");
+    /* Never blocks: a FIFO named like a preset has no header (loading it says why). */
+    char err[256];
+    FILE *f = File_open_regular(path, err, sizeof err);
     if (!f)
         return 0;
     char line[TOUR_TITLE_SIZE * 4];

@@ -467,6 +467,12 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
                                                 false));
         }
     }
+    /* A LAPACK helper or worker that died is said where the job's warnings are. */
+    char isolation[256];
+    if (Isolate_notice(isolation, sizeof isolation)) {
+        Trace_event(w->trace, "isolation %s", isolation);
+        Warnings_add(&w->result->warnings, "%s", isolation);
+    }
     double elapsed = Trace_clock_ms() - w->started_ms;
     Snapshot *s = snapshot_with_extras(w, job, extras, elapsed, true);
     Trace_event(w->trace, "job-done gen=%lu ms=%.1f", w->running, elapsed);

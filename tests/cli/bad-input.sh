@@ -144,7 +144,7 @@ long_line() {
 }
 check "preset: a 10 MB line, refused with the accepted range in the message" long_line
 mkdir "$tmp/dir.preset"
-check "preset: a directory" refused "$tmp/dir.preset: Is a directory" -- --preset "$tmp/dir.preset"
+check "preset: a directory" refused "'$tmp/dir.preset': Is a directory" -- --preset "$tmp/dir.preset"
 check "preset: missing" refused "--preset '$tmp/none.preset': No such file or directory" -- --preset "$tmp/none.preset"
 preset unreadable 'tokens = 64\n' >/dev/null
 chmod 000 "$tmp/unreadable.preset"

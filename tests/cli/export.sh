@@ -132,10 +132,10 @@ failed_export() {
     touch "$tmp/plainfile"
     "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/plainfile/sub" >"$tmp/o" 2>"$tmp/e"
     local status=$?
-    [ $status -eq 1 ] && [ ! -s "$tmp/o" ] &&
+    [ $status -eq 2 ] && [ ! -s "$tmp/o" ] &&
         grep -q "^attnscope: --export '$tmp/plainfile/sub': cannot create the directory $tmp/plainfile/sub: Not a directory" "$tmp/e"
 }
-check "a failed export names the option and the path, says why, exits 1, prints no JSON" failed_export
+check "an export that cannot work names the option and the path, says why, exits 2, prints no JSON" failed_export
 
 # Missing parents are created (as the screen's preset save does), with the user's umask.
 with_parents() {
@@ -149,10 +149,10 @@ parent_refused() {
     local long
     long=$(printf 'x%.0s' $(seq 300)) # longer than a file name may be
     "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/made/$long/out" >"$tmp/o" 2>"$tmp/e"
-    [ $? -eq 1 ] && [ ! -s "$tmp/o" ] && [ ! -e "$tmp/made" ] &&
+    [ $? -eq 2 ] && [ ! -s "$tmp/o" ] && [ ! -e "$tmp/made" ] &&
         grep -q "^attnscope: --export '$tmp/made/$long/out': cannot create the directory $tmp/made/$long: File name too long" "$tmp/e"
 }
-check "a parent that cannot be created: exit 1, the parents made before it removed" parent_refused
+check "a parent that cannot be created: exit 2, no parent made" parent_refused
 
 # Files and directories get 0666 and 0777 less the umask, as any program's would (mkstemp's
 # 0600 is for secrets).
@@ -191,7 +191,7 @@ check "a re-export whose write fails leaves the earlier set byte for byte" write
 entry_in_the_way() { # one of the names is a directory: the old code renamed five, then deleted them
     rm "$tmp/re/stable_rank.svg" && mkdir "$tmp/re/stable_rank.svg"
     "$BIN" --batch -T 12 -d 12 -L 2 --export "$tmp/re" >/dev/null 2>"$tmp/e"
-    [ $? -eq 1 ] && grep -q "holds stable_rank.svg, which is not a file of an export" "$tmp/e" &&
+    [ $? -eq 2 ] && grep -q "holds stable_rank.svg, which is not a file of an export" "$tmp/e" &&
         same_as_first "${all[@]:0:5}" && [ -d "$tmp/re/stable_rank.svg" ]
 }
 check "a re-export that cannot complete leaves the earlier files byte for byte" entry_in_the_way
@@ -199,7 +199,7 @@ rm -rf "$tmp/re" && cp -r "$tmp/re.first" "$tmp/re"
 foreign_file() { # a file the user put there: refused, nothing moved or deleted
     echo mine >"$tmp/re/notes.txt"
     "$BIN" --batch -T 12 -d 12 -L 2 --export "$tmp/re" >/dev/null 2>"$tmp/e"
-    [ $? -eq 1 ] && grep -q "holds notes.txt, which is not a file of an export" "$tmp/e" &&
+    [ $? -eq 2 ] && grep -q "holds notes.txt, which is not a file of an export" "$tmp/e" &&
         same_as_first "${all[@]}" && [ "$(cat "$tmp/re/notes.txt")" = mine ]
 }
 check "a directory holding other files is refused, every file left as it was" foreign_file
@@ -216,7 +216,7 @@ conditioning_replaced() {
 check "an export over one with conditioning.csv leaves nothing of the old set" conditioning_replaced
 dot() {
     mkdir -p "$tmp/empty" && "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/empty/." >/dev/null 2>"$tmp/e"
-    [ $? -eq 1 ] && [ -z "$(ls -A "$tmp/empty")" ] && grep -q "name a directory" "$tmp/e"
+    [ $? -eq 2 ] && [ -z "$(ls -A "$tmp/empty")" ] && grep -q "name a directory" "$tmp/e"
 }
 check "--export DIR/. is refused (an export replaces its directory)" dot
 

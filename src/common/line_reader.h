@@ -1,0 +1,52 @@
+/* Reading text inputs line by line, bounded: presets, --jsonl, merge and merge --grid read
+ * through here, and so will every later reader of a file a user hands us.  A line longer
+ * than LINE_MAX_BYTES is refused, not read: one line of a sweep's input or of a result file
+ * holds one configuration or one record (a record at T = 4096 is well under 1 MiB), so a
+ * longer one is a wrong file (a device, a binary) that would otherwise take all memory.
+ * Memory running out mid-line is an error naming the file and the line, never an end.
+ */
+#ifndef ATTNSCOPE_COMMON_LINE_READER_H
+#define ATTNSCOPE_COMMON_LINE_READER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* The longest line accepted, in bytes, its newline included (64 MiB). */
+#define LINE_MAX_BYTES ((size_t)64 << 20)
+
+typedef enum {
+    LINE_READ,      /* a line is in text[0..length) */
+    LINE_END,       /* the input ended */
+    LINE_TOO_LONG,  /* bad input: a line above the bound (exit 2) */
+    LINE_NO_MEMORY, /* a failure: memory ran out mid-line (exit 1) */
+    LINE_IO_ERROR,  /* a failure: the read failed (exit 1) */
+} LineStatus;
+
+typedef struct {
+    FILE *in;
+    const char *name; /* for messages: the file, or "standard input" */
+    size_t max;       /* LINE_MAX_BYTES unless a test lowers it */
+    long number;      /* of the line last read, from 1 */
+    char *text;       /* the line last read, NUL-terminated (it may hold NUL bytes) */
+    size_t length;
+    size_t capacity;
+} LineReader;
+
+LineReader LineReader_start(FILE *in, const char *name);
+
+/* The next line, its newline kept.  On LINE_TOO_LONG, LINE_NO_MEMORY and LINE_IO_ERROR err
+   holds "NAME:LINE: what happened". */
+LineStatus LineReader_next(LineReader *r, char *err, size_t size);
+
+void LineReader_release(LineReader *r);
+
+/* The exit status a reading failure asks for: 2 for bad input, 1 otherwise. */
+int LineStatus_exit_status(LineStatus status);
+
+/* Opens path for reading, refusing what is not a regular file (a FIFO, a device, a folder)
+   with what it is: the open never blocks (O_NONBLOCK, cleared once the file is known to be
+   regular), so a FIFO where a preset should be cannot hang the screen.  NULL with
+   "'PATH': why" in err. */
+FILE *File_open_regular(const char *path, char *err, size_t size);
+
+#endif

@@ -1,0 +1,43 @@
+#!/bin/bash
+# --batch says the estimate of a computation above its bound on time and refuses it, exit 2,
+# unless --max-time allows it or --no-confirm lifts the bound (issue 26: a job estimated at
+# 266 days started without a word).  No check depends on this machine's speed: the
+# calibration admits rates from 1/100 to 100 times the reference machine's, so a job of
+# 2.4e7 reference seconds is above an hour on any machine, and one of a few milliseconds
+# above 1e-9 s; the job --no-confirm lets start is one no machine ends within the 3 s it runs.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+refused() { # expected-message args...
+    local says=$1
+    shift
+    # timeout: a binary that does not refuse must not compute for days
+    timeout 20 "$BIN" --batch "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    [ $status -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qE -- "$says" "$tmp/err" ||
+        { echo "  status $status, stderr: $(head -c 400 "$tmp/err")"; return 1; }
+}
+huge=(-T 4096 -d 4096 -L 256 --seeds 1024 --max-memory 1000G)
+check "T = d = 4096, L = 256, 1024 seeds: the estimate said, exit 2" refused \
+    "T = 4096, d = 4096, depth 256, 1024 seeds is estimated at [0-9.]+ days \([0-9.e+]+ s\), above 60 min" "${huge[@]}"
+check "... and how to go ahead" refused "to go ahead, give --max-time [0-9]+ or more, or --no-confirm" "${huge[@]}"
+check "a --max-time below the estimate refuses too, naming it" refused \
+    "above 100 s \(--max-time\)" "${huge[@]}" --max-time 100
+check "a small job above --max-time 1e-9 is refused" refused "is estimated at .* above 1e-09 s" \
+    -T 64 -d 64 -L 2 --max-time 1e-9
+check "a small job runs without --max-time" bash -c '"$1" --batch -T 64 -d 64 -L 2 >/dev/null' _ "$BIN"
+check "... and with --max-time 1e-9 and --no-confirm" \
+    bash -c '"$1" --batch -T 64 -d 64 -L 2 --max-time 1e-9 --no-confirm >/dev/null' _ "$BIN"
+check "--max-time -1 is bad usage" refused "--max-time '-1': accepted a number of seconds above 0" --max-time -1
+check "--max-time 1e999 is bad usage" refused "--max-time '1e999': accepted a number of seconds above 0" --max-time 1e999
+started() { # a job above any bound, with --no-confirm: it computes (still running after 3 s)
+    timeout 3 "$BIN" --batch -T 2048 -d 2048 -L 256 --seeds 1024 --no-confirm >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    [ $status -eq 124 ] && [ ! -s "$tmp/err" ] ||
+        { echo "  status $status, stderr: $(head -c 300 "$tmp/err")"; return 1; }
+}
+check "--no-confirm starts a job above the bound" started
+finish

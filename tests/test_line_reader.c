@@ -1,0 +1,150 @@
+/* The bounded line reader: lines as getline gives them, a line above the bound and memory
+ * running out mid-line reported with the file and the line (never taken as the end), and
+ * File_open_regular refusing what is not a regular file without blocking. */
+#include "testing.h"
+
+#include "line_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static FILE *holding(const char *text, size_t length)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, length, f), length);
+    rewind(f);
+    return f;
+}
+
+static void test_lines(void **state)
+{
+    (void)state;
+    char err[256];
+    FILE *f = holding("one\n\ntw\0o\nlast", 14);
+    LineReader r = LineReader_start(f, "f");
+    const char *want[] = {"one\n", "\n", "tw\0o\n", "last"};
+    const size_t length[] = {4, 1, 5, 4};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(LineReader_next(&r, err, sizeof err), LINE_READ);
+        assert_int_equal(r.length, length[i]);
+        assert_memory_equal(r.text, want[i], length[i]);
+        assert_int_equal(r.text[r.length], '\0');
+        assert_int_equal(r.number, i + 1);
+    }
+    assert_int_equal(LineReader_next(&r, err, sizeof err), LINE_END);
+    LineReader_release(&r);
+    fclose(f);
+}
+
+/* At the bound a line is read; one byte more is refused, naming the file and the line. */
+static void test_bound(void **state)
+{
+    (void)state;
+    char err[256];
+    FILE *f = holding("12345678\n123456789\n", 19);
+    LineReader r = LineReader_start(f, "small.txt");
+    r.max = 9;
+    assert_int_equal(LineReader_next(&r, err, sizeof err), LINE_READ);
+    assert_int_equal(r.length, 9);
+    assert_int_equal(LineReader_next(&r, err, sizeof err), LINE_TOO_LONG);
+    assert_non_null(strstr(err, "small.txt:2: a line longer than"));
+    assert_int_equal(LineStatus_exit_status(LINE_TOO_LONG), 2);
+    LineReader_release(&r);
+    fclose(f);
+}
+
+static long address_space_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %ld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* A 48 MiB line under an address-space limit 16 MiB above what the process holds: memory
+   runs out mid-line, and that is LINE_NO_MEMORY with the line's number (getline's ENOMEM
+   looked like the end).  In a child, whose limit dies with it. */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* AddressSanitizer reserves terabytes of address space: no limit can hold */
+#endif
+    size_t big = (size_t)48 << 20;
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    fputs("first\n", f);
+    for (size_t i = 0; i < big; i++)
+        putc('x', f);
+    putc('\n', f);
+    rewind(f);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        char err[256];
+        LineReader r = LineReader_start(f, "big.txt");
+        int first = LineReader_next(&r, err, sizeof err);
+        struct rlimit limit;
+        limit.rlim_cur = limit.rlim_max = (rlim_t)(address_space_kib() + 16 * 1024) * 1024;
+        if (setrlimit(RLIMIT_AS, &limit) != 0)
+            _exit(3);
+        int second = LineReader_next(&r, err, sizeof err);
+        _exit(first == LINE_READ && second == LINE_NO_MEMORY &&
+                      strstr(err, "big.txt:2: out of memory reading a line")
+                  ? 0
+                  : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    fclose(f);
+}
+
+static void test_only_regular_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/line-reader-XXXXXX", fifo[64], err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    /* A FIFO with no writer: a blocking open would wait here for ever. */
+    assert_null(File_open_regular(fifo, err, sizeof err));
+    assert_non_null(strstr(err, "fifo': a FIFO, not a regular file"));
+    assert_null(File_open_regular(dir, err, sizeof err));
+    assert_non_null(strstr(err, "': Is a directory"));
+    assert_null(File_open_regular("/dev/null", err, sizeof err));
+    assert_string_equal(err, "'/dev/null': a character device, not a regular file");
+    assert_null(File_open_regular("/nonexistent/x", err, sizeof err));
+    assert_string_equal(err, "'/nonexistent/x': No such file or directory");
+    unlink(fifo);
+    rmdir(dir);
+    FILE *f = File_open_regular("Makefile", err, sizeof err);
+    assert_non_null(f);
+    int flags = fcntl(fileno(f), F_GETFL);
+    assert_int_equal(flags & O_NONBLOCK, 0); /* reads block as usual once it is a file */
+    fclose(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_bound),
+        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_only_regular_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
