@@ -4,12 +4,14 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "batch.h"
+#include "conditioning_path.h"
 #include "compute.h"
 #include "export.h"
 #include "grid.h"
 #include "jsonl.h"
 #include "isolate.h"
 #include "lanes.h"
+#include "rates.h"
 #include "merge.h"
 #include "options.h"
 #include "presets.h"
@@ -63,20 +65,70 @@ static double monotonic_seconds(void)
 }
 
 /* --verbose: the cost model's estimate of the computation about to run (a fresh workspace,
-   the lanes batch uses), on stderr.  Returns the seconds, NaN when out of memory. */
-static double print_estimate(const Options *o, bool two_lanes)
+   the lanes batch uses, the conditioning on its path), on stderr.  Returns the seconds, NaN
+   when out of memory. */
+static double print_estimate(const Options *o, CostRates rates, bool two_lanes,
+                             bool conditioning_exact)
 {
-    CostRates rates = Cost_calibrate();
     double seconds = Cost_fresh_run(&o->config, rates, two_lanes);
     if (o->sweep_tokens)
         seconds += Cost_width_sweep(&o->config, rates, two_lanes);
+    if (o->conditioning)
+        seconds += Cost_conditioning(&o->config, rates, conditioning_exact);
     fprintf(stderr,
-            "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at %.1f "
-            "GFLOP/s per core, %s)\n",
+            "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s%s (dgemm at "
+            "%.1f GFLOP/s per core, %s)\n",
             seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
             o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
+            !o->conditioning     ? ""
+            : conditioning_exact ? ", conditioning (exact)"
+                                 : ", conditioning (Lanczos)",
             rates.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
     return seconds;
+}
+
+/* Above this estimate --conditioning on the automatic path refuses to start. */
+#define CONDITIONING_REFUSE_SECONDS 3600.0
+
+/* --conditioning's path, chosen by the rule the screen uses (conditioning_path.h) at rates:
+   0, or 2 with a message on stderr when the path's memory is above the budget or, on the
+   automatic path, its estimate is above an hour. */
+static int choose_conditioning_path(const Options *o, CostRates rates, bool *exact)
+{
+    const Config *c = &o->config;
+    /* Memory is not part of the choice here: a budget that the exact path needs and the
+       user did not give is refused, as it always was, rather than answered with an
+       estimate of another kind. */
+    *exact = ConditioningPath_exact((ConditioningPath)o->conditioning_path, c, rates, ULLONG_MAX);
+    unsigned long long need = Conditioning_memory_estimate_path(c, *exact),
+                       budget = Options_memory_budget(o);
+    if (need > budget) {
+        fprintf(stderr,
+                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
+                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
+                c->tokens, c->width, (need + (1ull << 20) - 1) >> 20, budget >> 20);
+        return 2;
+    }
+    if (o->conditioning_path != CONDITIONING_PATH_AUTO)
+        return 0;
+    double seconds = Cost_conditioning(c, rates, *exact);
+    if (!*exact && Conditioning_exact(c, &(ConditioningControl){0}))
+        fprintf(stderr,
+                "attnscope: --conditioning: building K (%d x %d) is priced at %.3g s here, above "
+                "%g s: kappa(K) is estimated by Lanczos instead (--conditioning-path exact "
+                "builds it)\n",
+                c->tokens * c->width, c->tokens * c->width, Cost_conditioning(c, rates, true),
+                CONDITIONING_PATH_EXACT_SECONDS);
+    if (seconds > CONDITIONING_REFUSE_SECONDS) {
+        fprintf(stderr,
+                "attnscope: --conditioning at T = %d, d = %d, depth %d is estimated at %.1f h "
+                "(%s path, dgemm at %.1f GFLOP/s per core): refused; --conditioning-path %s "
+                "runs it anyway\n",
+                c->tokens, c->width, c->depth, seconds / 3600, *exact ? "exact" : "Lanczos",
+                rates.flops_per_second / 1e9, *exact ? "exact" : "lanczos");
+        return 2;
+    }
+    return 0;
 }
 
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
@@ -116,31 +168,30 @@ static int run_batch(const Options *o)
         status = softmax_demo(o, &doc);
         goto done;
     }
-    unsigned long long need = Conditioning_memory_estimate(&o->config);
-    if (o->conditioning && need > Options_memory_budget(o)) {
-        fprintf(stderr,
-                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
-                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
-                o->config.tokens, o->config.width, (need + (1ull << 20) - 1) >> 20,
-                Options_memory_budget(o) >> 20);
+    CostRates rates = {0};
+    if (o->verbose || o->conditioning)
+        rates = Rates_measure();
+    bool exact = false;
+    if (o->conditioning && choose_conditioning_path(o, rates, &exact)) {
         status = 2;
         goto done;
     }
-    double estimate = o->verbose ? print_estimate(o, parallel) : NAN;
+    double estimate = o->verbose ? print_estimate(o, rates, parallel, exact) : NAN;
     double started = monotonic_seconds();
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
                       sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
-    if (o->conditioning && Conditioning_run(&o->config, &conditioning, err, sizeof err)) {
+    if (o->conditioning &&
+        Conditioning_run_controlled(&o->config, &(ConditioningControl){.lanczos_only = !exact},
+                                    &conditioning, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
     if (o->verbose)
-        fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s%s)\n",
-                monotonic_seconds() - started, estimate,
-                o->conditioning ? ", without the conditioning" : "");
+        fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s)\n",
+                monotonic_seconds() - started, estimate);
     Batch_document(r, o->sweep_tokens ? &sweep : NULL, o->conditioning ? &conditioning : NULL,
                    &doc);
     if (doc.failed) {
@@ -206,7 +257,8 @@ int main(int argc, char **argv)
         printf("attnscope %s\n", ATTNSCOPE_VERSION);
         return 0;
     }
-    if (Options_check_memory(&o, &o.config, err, sizeof err)) {
+    if (Options_check_memory(&o, &o.config, err, sizeof err) ||
+        Rates_check_environment(err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         return 2;
     }
@@ -225,6 +277,7 @@ int main(int argc, char **argv)
                        .ascii = o.ascii,
                        .no_color = o.no_color,
                        .no_confirm = o.no_confirm,
+                       .conditioning_path = o.conditioning_path,
                        .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),

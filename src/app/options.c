@@ -2,6 +2,7 @@
 
 #include "attnscope/budget.h"
 #include "attnscope/format.h"
+#include "conditioning_path.h"
 #include "presets.h"
 
 #include <errno.h>
@@ -196,6 +197,11 @@ void Options_usage(FILE *out)
           "      --trace FILE    write the screen's events with monotonic ms (latency)\n"
           "      --no-confirm    start every job at once: the screen asks before a job it\n"
           "                      estimates above 30 s otherwise\n"
+          "      --conditioning-path auto|exact|lanczos\n"
+          "                      how the conditioning (the screen's V, --conditioning) gets\n"
+          "                      kappa(K): auto builds K in full (T*d <= 4096) unless that is\n"
+          "                      priced above 60 s at this machine's rate; exact and lanczos\n"
+          "                      pin the path, whatever the machine's speed or load\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -219,6 +225,7 @@ enum {
     OPT_SOFTMAX_DEMO,
     OPT_VERBOSE,
     OPT_NO_CONFIRM,
+    OPT_CONDITIONING_PATH,
     OPT_SETTING = 512
 };
 
@@ -237,6 +244,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
+    {"conditioning-path", required_argument, NULL, OPT_CONDITIONING_PATH},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -359,6 +367,14 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
             continue;
         case OPT_NO_CONFIRM:
             o->no_confirm = true;
+            continue;
+        case OPT_CONDITIONING_PATH:
+            o->conditioning_path = ConditioningPath_parse(optarg);
+            if (o->conditioning_path < 0) {
+                snprintf(err, size,
+                         "--conditioning-path '%s': accepted " CONDITIONING_PATH_ACCEPTED, optarg);
+                return 2;
+            }
             continue;
         case 'h':
             o->help = true;

@@ -26,6 +26,7 @@ typedef struct {
     const char *trace_path; /* --trace FILE: the screen's timestamped events */
     bool verbose;           /* --verbose: batch prints its estimated and actual time */
     bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
+    int conditioning_path;  /* --conditioning-path: a ConditioningPath, auto by default */
 } Options;
 
 enum { OPTIONS_ERROR_SIZE = 512 };

@@ -185,9 +185,10 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
     char left[32];
     Status_duration(left, sizeof left, seconds);
     const Config *c = &next->config;
+    /* "about", not "about ~": the duration's own tilde says it twice. */
     snprintf(l->question, sizeof l->question,
-             "about %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ", left, c->tokens, c->width,
-             c->depth, c->seeds);
+             "about %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ", left + (left[0] == '~'),
+             c->tokens, c->width, c->depth, c->seeds);
     l->prompting = PROMPT_LONG_JOB;
     l->prompt = (Prompt){.title = " a long computation ",
                          .label = l->question,
@@ -772,6 +773,7 @@ int Tui_run(const TuiSettings *s)
         goto done;
     }
     Worker_set_memory_budget(l.worker, l.memory_budget);
+    Worker_set_conditioning_path(l.worker, (ConditioningPath)s->conditioning_path);
     status = Screen_open(&l.screen, unicode, color, err, sizeof err);
     if (status) {
         fprintf(stderr, "attnscope: %s\n", err);

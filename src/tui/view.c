@@ -382,6 +382,52 @@ static const char *conditioning_missing(const Snapshot *s, int slot)
    three curves with a one-row legend, no notes, so that the plot keeps its six rows. */
 enum { CONDITIONING_COMPACT_ROWS = 16 };
 
+/* A κ as the panel prints it: "null" where it is not computed (the reason is on the path and
+   the nulls lines), never "nan". */
+static const char *kappa_text(char *out, size_t size, double kappa)
+{
+    if (isnan(kappa))
+        snprintf(out, size, "null");
+    else
+        snprintf(out, size, "%.4g", kappa);
+    return out;
+}
+
+/* The conditioning panel's notes: which path ran and how sure it is (a relative error is
+   claimed only where a layer is certified), the layers left null and why, and the numbers
+   at the shown layer. */
+static int conditioning_notes(const Conditioning *k, char *path, char *nulls, char *values,
+                              size_t size)
+{
+    int depth = k->config.depth, shown = k->config.layer;
+    int n = k->config.tokens * k->config.width, missing = 0, certified = 0;
+    double worst = 0;
+    for (int l = 1; l <= depth; l++) {
+        missing += isnan(k->network.kappa_jacobian[l]);
+        double e = k->network.jacobian_s_min_error[l] / k->network.jacobian_s_min[l];
+        if (isfinite(e)) {
+            worst = fmax(worst, e);
+            certified++;
+        }
+    }
+    if (k->jacobian_exact)
+        snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
+    else if (certified)
+        snprintf(path, size, "κ(K) estimated: Lanczos, s_min ± %.1g relative", worst);
+    else
+        snprintf(path, size, "κ(K) estimated: Lanczos, certified at no layer");
+    nulls[0] = '\0';
+    if (missing)
+        snprintf(nulls, size, "%s: null at %d of %d layers (!)",
+                 k->jacobian_exact ? "beyond double precision" : "not certified", missing, depth);
+    char kj[24], ks[24], ka[24];
+    snprintf(values, size, "ℓ=%d: κ(K)=%s κ(K+I)=%s κ(A⋯A)=%s", shown,
+             kappa_text(kj, sizeof kj, k->network.kappa_jacobian[shown]),
+             kappa_text(ks, sizeof ks, k->network.kappa_jacobian_skip[shown]),
+             kappa_text(ka, sizeof ka, k->network.kappa_attention_product[shown]));
+    return missing;
+}
+
 /* κ against depth on a log axis: the network's κ(K_ℓ) (no skip), κ(K_ℓ + I) (what a skip
    adds) and κ(A_ℓ⋯A_1), and its counterpart's κ(K_ℓ), κ(K_ℓ + I); a null point is a gap,
    its reason in the warnings (!). */
@@ -398,7 +444,7 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
         return;
     }
     const Conditioning *k = &s->conditioning[slot];
-    int depth = k->config.depth, shown = k->config.layer;
+    int depth = k->config.depth;
     double x[LAYERS_MAX];
     layers_axis(x, depth);
     char network[48], network_skip[48], counterpart[64], counterpart_skip[64];
@@ -407,26 +453,8 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
     snprintf(counterpart, sizeof counterpart, "κ(K) (gap %s)", GAP_NAMES.names[k->counterpart_gap]);
     snprintf(counterpart_skip, sizeof counterpart_skip, "κ(K + I) (gap %s)",
              GAP_NAMES.names[k->counterpart_gap]);
-    /* Which path ran, and how sure it is. */
-    char path[128], nulls[96] = "", values[128];
-    int n = k->config.tokens * k->config.width, missing_points = 0;
-    double worst = 0;
-    for (int l = 1; l <= depth; l++) {
-        missing_points += isnan(k->network.kappa_jacobian[l]);
-        double e = k->network.jacobian_s_min_error[l] / k->network.jacobian_s_min[l];
-        if (isfinite(e))
-            worst = fmax(worst, e);
-    }
-    if (k->jacobian_exact)
-        snprintf(path, sizeof path, "κ(K) exact (SVD of K, %d×%d)", n, n);
-    else
-        snprintf(path, sizeof path, "κ(K) estimated: Lanczos, s_min ± %.1g relative", worst);
-    if (missing_points)
-        snprintf(nulls, sizeof nulls, "not certified: null at %d of %d layers (!)", missing_points,
-                 depth);
-    snprintf(values, sizeof values, "ℓ=%d: κ(K)=%.4g κ(K+I)=%.4g κ(A⋯A)=%.4g", shown,
-             k->network.kappa_jacobian[shown], k->network.kappa_jacobian_skip[shown],
-             k->network.kappa_attention_product[shown]);
+    char path[128], nulls[128], values[128];
+    int missing_points = conditioning_notes(k, path, nulls, values, sizeof path);
     if (compact)
         snprintf(title, sizeof title, "%s%sκ, log: K %s%s", named ? init : "", named ? ": " : "",
                  k->jacobian_exact ? "exact" : "Lanczos", missing_points ? ", nulls (!)" : "");
