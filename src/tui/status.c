@@ -58,6 +58,10 @@ static void parameters(Fields *f, const StatusView *v)
         char text[FIELD_SIZE];
         if (!Setting_show(setting, c, text, sizeof text))
             continue;
+        /* σ_qk only where it acts: a scheme that draws W^Q and W^K itself (--init gpt2)
+           ignores it, and "σ_qk=1" there would claim a setting the network does not have. */
+        if (setting->offset == offsetof(Config, sigma_qk) && !setting->in_use(c))
+            continue;
         size_t used = strlen(text);
         if (setting->offset == offsetof(Config, gap) && s && s->result->spectra_ready) {
             if (s->result->shown_gap != c->gap)
@@ -212,9 +216,13 @@ static const char *explanation(const StatusView *v)
     if (!s || !s->result->spectra_ready)
         return NULL;
     const Result *r = s->result;
-    if (r->eigenvalues_exact)
+    /* A lower-triangular A without a causal mask is a diagonal one (identity attention). */
+    bool causal = r->config.mask == MASK_CAUSAL || r->config.mask == MASK_WINDOW_CAUSAL;
+    if (r->eigenvalues_exact && causal)
         return "eigenvalues exact: the diagonal of the triangular A (token i sees only j ≤ i), "
                "so all real";
+    if (r->eigenvalues_exact)
+        return "eigenvalues exact: A is diagonal (each token attends only to itself), so all real";
     if (r->config.mask == MASK_WINDOW && r->shown_gap == GAP_OFF && r->outlier < 0 &&
         Attention_is_row_stochastic(r->config.attention))
         return "window mask: |λ2| ≈ 1 − π²/(3T²), so no eigenvalue stands apart: there is no "

@@ -102,6 +102,9 @@ typedef struct {
     double busy_since;
     unsigned spinner;
     char note[KEYS_NOTE_SIZE];
+    /* The characters the name prompt refused since it opened ("' ' '$'"): the saved note says
+       them again, so that `my first` saved as myfirst.preset is not a surprise. */
+    char name_left_out[40];
     bool help;
     int warnings_first; /* the warnings list, while it is open: its first warning shown; -1 closed
                          */
@@ -284,7 +287,8 @@ static int save_settings(Loop *l)
     else if (Save_preset(text, l->prompt.text, path, sizeof path, err, sizeof err))
         snprintf(l->note, sizeof l->note, "save failed: %.140s", err);
     else {
-        snprintf(l->note, sizeof l->note, "saved %.140s", path);
+        snprintf(l->note, sizeof l->note, "saved %.140s%s%s", path,
+                 l->name_left_out[0] ? "; left out of the name: " : "", l->name_left_out);
         status = 0;
     }
     Trace_event(l->trace, "save-preset %s", l->note);
@@ -392,6 +396,7 @@ static void prompt_open(Loop *l, int purpose)
 {
     bool name = purpose == PROMPT_PRESET_NAME;
     l->prompting = purpose;
+    l->name_left_out[0] = '\0';
     l->prompt = (Prompt){
         .title = name ? " save the settings as a preset " : " export the shown result ",
         .label = name ? "name: " : "directory: ",
@@ -421,6 +426,10 @@ static void prompt_key(Loop *l, int key)
     case PROMPT_REFUSED: {
         char typed[32];
         Keys_name(key, typed, sizeof typed);
+        size_t used = strlen(l->name_left_out);
+        if (name && key >= 0x20 && key < 0x7f && used + 5 < sizeof l->name_left_out)
+            snprintf(l->name_left_out + used, sizeof l->name_left_out - used, "%s'%c'",
+                     used ? " " : "", key);
         snprintf(l->note, sizeof l->note,
                  name ? "%s refused: a preset's name is its file name, which the command line "
                         "reads unquoted: letters, digits, '-', '_' and '.'"
@@ -731,6 +740,18 @@ static void run(Loop *l)
     }
 }
 
+/* Whether a terminal of this type draws braille and the other glyphs of the Unicode mode: the
+   Linux and BSD consoles (TERM=linux, cons25 ...) have a font of 256 or 512 glyphs and show
+   braille as blanks or diamonds, whatever the locale says. */
+static bool draws_unicode_glyphs(const char *term)
+{
+    static const char *const consoles[] = {"linux", "cons"};
+    for (size_t i = 0; term && i < sizeof consoles / sizeof consoles[0]; i++)
+        if (strncmp(term, consoles[i], strlen(consoles[i])) == 0)
+            return false;
+    return true;
+}
+
 int Tui_run(const TuiSettings *s)
 {
     setlocale(LC_ALL, "");
@@ -741,7 +762,7 @@ int Tui_run(const TuiSettings *s)
     }
     const char *no_color = getenv("NO_COLOR");
     bool color = !s->no_color && !(no_color && no_color[0]);
-    bool unicode = !s->ascii && MB_CUR_MAX > 1;
+    bool unicode = !s->ascii && MB_CUR_MAX > 1 && draws_unicode_glyphs(getenv("TERM"));
     Loop l = {.controls = Controls_from(&s->config),
               .memory_budget = s->memory_budget,
               .tour_step = -1,

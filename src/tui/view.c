@@ -626,29 +626,57 @@ static const char *spelled_cut(const Screen *s, const char *utf8, int width, cha
     return Ascii_cut(buf, width, NULL);
 }
 
-/* Every key in as many columns as the screen needs (two at 80×24), over the whole screen
-   (status lines included): a line too wide for its column is cut, never wrapped. */
+enum { HELP_LINES_MAX = 96 };
+
+/* The help's lines (spelled for the screen): one per key or, paired, one per setting's
+   raise and lower keys; returns the count and the widest line's columns in *width. */
+static int help_lines(const Screen *s, bool paired, char lines[][KEYS_HELP_SIZE * 2], int *width)
+{
+    char buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
+    int n = 0;
+    *width = 0;
+    for (int i = 0; i < Keys_count() && n < HELP_LINES_MAX; i++) {
+        if (paired)
+            i += Keys_help_compact(Keys_at(i), Keys_at(i + 1), buf, sizeof buf) - 1;
+        else
+            Keys_help_line(Keys_at(i), buf, sizeof buf);
+        snprintf(lines[n], sizeof lines[n], "%s", spelled(s, buf, ascii, sizeof ascii));
+        int w = Ascii_columns(lines[n++]);
+        *width = w > *width ? w : *width;
+    }
+    return n;
+}
+
+/* Columns of at most `width` for n lines in the screen's rows − 2 (3 columns apart): the
+   lines per column, and the columns each column gets. */
+static int help_columns(int n, int width, int rows, int cols, int *per_column, int *column_cols)
+{
+    *per_column = rows - 2;
+    int columns = (n + *per_column - 1) / *per_column;
+    if (columns < 2)
+        columns = 2, *per_column = (n + 1) / 2; /* two columns read better than one tall one */
+    else
+        *per_column = (n + columns - 1) / columns;
+    *column_cols = (cols - 4 - 3 * (columns - 1)) / columns;
+    if (*column_cols > width)
+        *column_cols = width;
+    return columns;
+}
+
+/* Every key in as many columns as the screen needs, over the whole screen (status lines
+   included).  Where one line per key would be cut (80×24: eight columns for the words, × and
+   ÷ cut off), a setting's two keys share a line; a line still too wide is cut, never
+   wrapped. */
 static void help_overlay(Screen *s, int rows, int cols)
 {
-    enum { LINES_MAX = 96 };
-    int n = Keys_count() < LINES_MAX ? Keys_count() : LINES_MAX;
-    char lines[LINES_MAX][KEYS_HELP_SIZE * 2], buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
-    int width = 0;
-    for (int i = 0; i < n; i++) {
-        Keys_help_line(Keys_at(i), buf, sizeof buf);
-        snprintf(lines[i], sizeof lines[i], "%s", spelled(s, buf, ascii, sizeof ascii));
-        int w = Ascii_columns(lines[i]);
-        width = w > width ? w : width;
+    char lines[HELP_LINES_MAX][KEYS_HELP_SIZE * 2];
+    int width, per_column, column_cols;
+    int n = help_lines(s, false, lines, &width);
+    int columns = help_columns(n, width, rows, cols, &per_column, &column_cols);
+    if (column_cols < width) {
+        n = help_lines(s, true, lines, &width);
+        columns = help_columns(n, width, rows, cols, &per_column, &column_cols);
     }
-    /* Inside the frame: rows − 2 lines; columns of `width` with 3 between them. */
-    int per_column = rows - 2, columns = (n + per_column - 1) / per_column;
-    if (columns < 2)
-        columns = 2, per_column = (n + 1) / 2; /* two columns read better than one tall one */
-    else
-        per_column = (n + columns - 1) / columns;
-    int column_cols = (cols - 4 - 3 * (columns - 1)) / columns;
-    if (column_cols > width)
-        column_cols = width;
     int box_cols = columns * column_cols + 3 * (columns - 1) + 4, box_rows = per_column + 2;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);

@@ -80,6 +80,21 @@ expect "linear: 1−|λ2| and the count are n/a, σ is not shown" "logit std=[0-
 check "linear: no σ on the status line" absent "σ=[0-9]"
 quits "third session"
 
+# Identity attention with the full mask: A = I, whose eigenvalues are exact because it is
+# diagonal, not because a causal mask made it triangular.
+run 120 40 -T 32 -d 32 -L 2 -a identity
+expect "identity attention computes" "computed in [0-9]+ ms"
+expect "identity, full mask: the exact eigenvalues said to be a diagonal A's" "eigenvalues exact: A is diagonal"
+check "identity, full mask: no triangular A described" absent "triangular"
+quits "identity session"
+
+# σ_qk is on the status line only where it acts: --init gpt2 draws W^Q, W^K itself.
+run 120 40 -T 32 -d 32 -L 2 --init gpt2
+expect "--init gpt2 computes" "computed in [0-9]+ ms"
+expect "the status line names the scheme" "init=gpt2"
+check "and shows no σ_qk" absent "σ_qk="
+quits "gpt2 session"
+
 # The save prompt says why a space is refused, inside the prompt; the picker shows why a
 # preset is refused, in full, and stays open.
 mkdir -p "$TMP/config/attnscope/presets"
