@@ -55,7 +55,7 @@ expect "the wheel up over the stable-rank panel: the next layer" "layer=2/8"
 mouse "a" 100 25
 expect "the wheel down: back to layer 1" "layer=1/8"
 mouse "\`" 100 5
-check "the wheel over the histogram changes no layer" bash -c "sleep 1; grep -q 'mouse wheel-up row=5 col=100 panel=1' '$trace'"
+check "the wheel over the histogram changes no layer" wait_trace "mouse wheel-up row=5 col=100 panel=1"
 check "  (the layer is still 1)" test "$(screen | grep -o 'layer=[0-9]*/[0-9]*')" = "layer=1/8"
 check "  (and was 1 before the wheel)" test "$before" = "layer=1/8"
 
