@@ -197,12 +197,15 @@ static void message(char *m, const StatusView *v)
         }
 }
 
-/* What stays at the right end of the message line at any width: the way to every warning
-   and to the help. */
+/* What stays at the right end of the message line at any width: the way to the warnings
+   about what is on screen (those about a panel not shown would alarm for nothing; the list
+   ! opens has them all) and to the help. */
 static void keys_hint(const StatusView *v, char *out, size_t size)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
-    int n = s ? s->result->warnings.count : 0;
+    int n = 0;
+    for (int i = 0; s && i < s->result->warnings.count; i++)
+        n += on_screen(v, s->result->warnings.subject[i]);
     if (n > 0)
         snprintf(out, size, "! %d warning%s  ? help", n, n > 1 ? "s" : "");
     else
