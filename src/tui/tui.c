@@ -118,6 +118,7 @@ typedef struct {
     Picker *picker;                     /* the preset picker, while it is open */
     char loaded_preset[TOUR_PATH_SIZE]; /* the preset loaded last: where the picker opens */
     char caption[TOUR_CAPTION_SIZE];    /* its "Point at:" note, for presentation mode */
+    Config caption_config;              /* the settings the note describes */
     ViewPanels panels;                  /* where the last frame put its panels (the mouse) */
     /* The prompt of p (a preset's name) or x (the export directory), or the question before
        a long job, while it is open. */
@@ -157,6 +158,7 @@ static void preset_applied(Loop *l, const char *path)
 {
     snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
     Tour_point_at(path, l->caption, sizeof l->caption);
+    l->caption_config = l->controls.config;
     for (int i = 0; i < l->tour.count; i++)
         if (strcmp(l->tour.path[i], path) == 0)
             l->tour_step = i;
@@ -685,7 +687,11 @@ static void draw(Loop *l)
                 .unicode = Screen_unicode(l->screen),
             },
         .display = l->controls.display,
-        .caption = l->caption[0] ? l->caption : NULL,
+        /* The note describes its step's settings: a key that changes them takes it away
+           (the key that changes them back brings it back). */
+        .caption = l->caption[0] && Config_equal(&l->caption_config, &l->controls.config)
+                       ? l->caption
+                       : NULL,
         .drawn = &l->panels,
         .help = l->help,
         .warnings_first = l->warnings_first,
@@ -740,6 +746,20 @@ static void run(Loop *l)
     }
 }
 
+/* Settings that start the screen as a tour step's preset does (--preset tour/02-...) are
+   that step: its note is shown, and > goes on to the next step instead of the first. */
+static void tour_step_of_start(Loop *l, const TuiSettings *s)
+{
+    char err[256];
+    for (int i = 0; s->load_preset && i < l->tour.count; i++) {
+        Config c = Config_default();
+        if (!s->load_preset(&c, l->tour.path[i], err, sizeof err) && Config_equal(&c, &s->config)) {
+            preset_applied(l, l->tour.path[i]);
+            return;
+        }
+    }
+}
+
 /* Whether a terminal of this type draws braille and the other glyphs of the Unicode mode: the
    Linux and BSD consoles (TERM=linux, cons25 ...) have a font of 256 or 512 glyphs and show
    braille as blanks or diamonds, whatever the locale says. */
@@ -788,6 +808,7 @@ int Tui_run(const TuiSettings *s)
         return 1;
     }
     Tour_list(&l.tour, s->tour_dir);
+    tour_step_of_start(&l, s);
     l.worker = Worker_new(l.trace);
     if (!l.worker) {
         fprintf(stderr, "attnscope: cannot start the worker thread\n");

@@ -64,4 +64,15 @@ expect "and z" "z +zoom: one panel, cycled"
 keys Escape
 check "the help closes" wait_gone "attnscope keys"
 quits "q quits, exit status 0"
+
+# Started on a tour step's preset: its note is on screen at once, and > goes on to the next
+# step.  The note describes its settings: a key that changes them takes it away, the key
+# that changes them back brings it back.
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(pwd)/presets' '$BIN' --preset '$(pwd)/presets/tour/02-remove-the-gap.preset' --present --no-confirm"
+expect "--preset of tour step 2: its note at once" "Point at: \(1\) the outlier is gone"
+press "g: the gap removal off, the note that describes it goes" "gap=off" g
+check "  the note is gone" wait_gone "the outlier is gone"
+press "g again: the gap removal back on, and its note" "the outlier is gone" g
+press "> goes on to step 3, not back to step 1" "Tour 3/9" ">"
+quits "q quits"
 finish
