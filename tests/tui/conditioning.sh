@@ -83,7 +83,7 @@ keys C C C C C C C
 expect "C cycles back to cutting-skip" "init=cutting-skip"
 press "+: α raised by 2^¼" "α=0\.119 " +
 press ".: β raised by one" "β=6" .
-press "/: c lowered by 2^¼" "c=0\.841 " /
+press "/: c lowered by 2^¼" "c=0\.841( |$)" /
 done_before=$(grep -c "conditioning-done gen=" "$trace")
 press ") : two heads" "H=2" ")"
 expect "the two-head block's kappa at layer 1 (K = the heads' sum)" "ℓ=1: κ\(K\)=[0-9]"
