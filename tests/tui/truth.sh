@@ -17,13 +17,14 @@ run() { # cols rows args...
 
 run 120 40 -T 64 -d 64 -L 8
 expect "the default computes" "computed in [0-9]+ ms"
-expect "? help ends the message line at 120 columns" "\? help$"
-expect "the warnings are counted, ! reads them" "! [0-9]+ warnings?  \? help$"
+expect "? help ends the message line at 120 columns" "\? help(  q quit)?$"
+check "the warnings about the hidden similarity panel are not counted on the line" absent "! [0-9]+ warning"
 check "the token-similarity warning is not on the line while its panel is hidden" absent "⚠ token similarity"
 # The status line picks a warning by what it is about: the similarity warning shows while its
 # panel does, and goes with it.
 press "v v v: the similarity panel brings its warning to the status line" "⚠ token similarity" v v v
 expect "the similarity panel is the one shown" "token similarity μ\(Xℓ\)/μ\(X0\)"
+expect "its warnings are counted now, ! reads them" "! 2 warnings  \? help$"
 keys V V V
 check "V V V: the stable ranks again, and the similarity warning is gone" wait_gone "⚠ token similarity"
 expect "the stable-rank panel is back" "stable rank sr\(Σℓ\) against depth"
@@ -131,7 +132,7 @@ quits "prompt session"
 
 run 80 24 -T 64 -d 64 -L 8
 expect "80×24 computes" "computed in [0-9]+ ms"
-expect "? help ends the message line at 80 columns" "\? help$"
-press "a long note does not push it off" "layer 1 is the first.*\? help$" "["
+expect "? help ends the message line at 80 columns" "\? help(  q quit)?$"
+press "a long note does not push it off" "layer 1 is the first.*\? help(  q quit)?$" "["
 quits "fourth session"
 finish
