@@ -143,7 +143,7 @@ check-layers:
 # `make check` replays the committed corpus and regressions only, so it is deterministic.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
-FUZZ_SRC := src/app/options.c src/common/presets.c src/common/line_reader.c $(CORE_SRC)
+FUZZ_SRC := src/app/options.c src/common/presets.c src/common/line_reader.c src/common/conditioning_path.c $(CORE_SRC)
 FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -Isrc/common -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
                -DATTNSCOPE_VERSION='"$(VERSION)"' $(PRESETS_DIR_FLAG) $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

@@ -87,6 +87,9 @@ static void test_transliteration(void **state)
     char out[64];
     assert_string_equal(Ascii_transliterate("1−|λ2| ≈ ½", out, sizeof out), "1-|lambda2| ~ ?");
     assert_string_equal(Ascii_transliterate("abc", out, 3), "ab");
+    /* Two spelled letters keep apart; a spelled operator before a plain letter does not. */
+    assert_string_equal(Ascii_transliterate("sr(Σℓ) √T κ(K)", out, sizeof out),
+                        "sr(Sigma_l) sqrtT kappa(K)");
     assert_int_equal(Ascii_columns("σ_qk=1"), 6);
     uint32_t cp;
     assert_int_equal(Ascii_decode("\xff", &cp), 1);

@@ -73,6 +73,30 @@ static void test_help_from_table(void **state)
     assert_string_equal(line, "T       tokens T ×2");
 }
 
+/* At 80×24 the help has 22 rows inside its frame and two columns of (80 − 4 − 3)/2 = 36:
+   the compact lines (a setting's two keys on one) fit both ways, in UTF-8 and in ASCII, so
+   that no description is cut (× from ÷, next from previous). */
+static void test_compact_help_fits_80x24(void **state)
+{
+    (void)state;
+    int lines = 0;
+    for (int i = 0; i < Keys_count(); lines++) {
+        char line[KEYS_HELP_SIZE], ascii[2 * KEYS_HELP_SIZE];
+        int took = Keys_help_compact(Keys_at(i), Keys_at(i + 1), line, sizeof line);
+        assert_true(took == 1 || took == 2);
+        Ascii_transliterate(line, ascii, sizeof ascii);
+        if (Ascii_columns(line) > 36 || Ascii_columns(ascii) > 36)
+            fail_msg("compact help line '%s' ('%s') is wider than 36 columns", line, ascii);
+        i += took;
+    }
+    assert_true(lines <= 2 * 22);
+    char line[KEYS_HELP_SIZE];
+    assert_int_equal(Keys_help_compact(Keys_find('T'), Keys_find('t'), line, sizeof line), 2);
+    assert_string_equal(line, "T t   tokens T ×2|÷2");
+    assert_int_equal(Keys_help_compact(Keys_find('T'), Keys_find('D'), line, sizeof line), 1);
+    assert_string_equal(line, "T     tokens T ×2");
+}
+
 /* Applies key to c; returns whether it changed anything, the note in note. */
 static bool press(Controls *c, int key, char *note)
 {
@@ -508,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_every_key_in_the_man_page),
         cmocka_unit_test(test_no_duplicates_and_complete_entries),
         cmocka_unit_test(test_help_from_table),
+        cmocka_unit_test(test_compact_help_fits_80x24),
         cmocka_unit_test(test_tokens_and_width),
         cmocka_unit_test(test_cycles_skip_what_others_rule_out),
         cmocka_unit_test(test_window_and_layer_clamps),

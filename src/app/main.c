@@ -6,11 +6,13 @@
 #include "batch.h"
 #include "blas_buffers.h"
 #include "compute.h"
+#include "conditioning_path.h"
 #include "export.h"
 #include "grid.h"
 #include "jsonl.h"
 #include "isolate.h"
 #include "lanes.h"
+#include "rates.h"
 #include "merge.h"
 #include "options.h"
 #include "presets.h"
@@ -65,12 +67,15 @@ static double monotonic_seconds(void)
 }
 
 /* The cost model's estimate of the computation about to run (a fresh workspace, the lanes
-   batch uses), in seconds. */
-static double estimate_seconds(const Options *o, CostRates rates, bool two_lanes)
+   batch uses, the conditioning on its path), in seconds. */
+static double estimate_seconds(const Options *o, CostRates rates, bool two_lanes,
+                               bool conditioning_exact)
 {
     double seconds = Cost_fresh_run(&o->config, rates, two_lanes);
     if (o->sweep_tokens)
         seconds += Cost_width_sweep(&o->config, rates, two_lanes);
+    if (o->conditioning)
+        seconds += Cost_conditioning(&o->config, rates, conditioning_exact);
     return seconds;
 }
 
@@ -87,28 +92,64 @@ static void duration(double seconds, char *out, size_t size)
         snprintf(out, size, "%.3g s", seconds);
 }
 
+/* --conditioning's path, chosen by the rule the screen uses (conditioning_path.h) at rates:
+   0, or 2 with a message on stderr when the path's memory is above the budget.  Its time
+   joins the estimate that check_estimate bounds, the one rule for every batch job. */
+static int choose_conditioning_path(const Options *o, CostRates rates, bool *exact)
+{
+    const Config *c = &o->config;
+    /* Memory is not part of the choice here: a budget that the exact path needs and the
+       user did not give is refused, as it always was, rather than answered with an
+       estimate of another kind. */
+    *exact = ConditioningPath_exact((ConditioningPath)o->conditioning_path, c, rates, ULLONG_MAX);
+    unsigned long long need = Conditioning_memory_estimate_path(c, *exact),
+                       budget = Options_memory_budget(o);
+    if (need > budget) {
+        fprintf(stderr,
+                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
+                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
+                c->tokens, c->width, (need + (1ull << 20) - 1) >> 20, budget >> 20);
+        return 2;
+    }
+    if (o->conditioning_path == CONDITIONING_PATH_AUTO && !*exact &&
+        Conditioning_exact(c, &(ConditioningControl){0}))
+        fprintf(stderr,
+                "attnscope: --conditioning: building K (%d x %d) is priced at %.3g s here, above "
+                "%g s: kappa(K) is estimated by Lanczos instead (--conditioning-path exact "
+                "builds it)\n",
+                c->tokens * c->width, c->tokens * c->width, Cost_conditioning(c, rates, true),
+                CONDITIONING_PATH_EXACT_SECONDS);
+    return 0;
+}
+
 /* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
-   starts without asking (--max-time, BATCH_MAX_SECONDS by default; --no-confirm lifts it).
-   Calibration (~0.1 s) is skipped when even a machine 100 times slower than the reference,
-   the slowest the calibration admits, would stay under the bound.  Returns 0 (the estimate,
-   or NaN when not made, in *seconds), or 2 with the refusal said. */
-static int check_estimate(const Options *o, bool two_lanes, double *seconds)
+   starts without asking (--max-time, BATCH_MAX_SECONDS by default; --no-confirm lifts it),
+   at *rates, measured here where the caller had no need of them (NULL).  Measuring (~0.1 s)
+   is skipped when even a machine 100 times slower than the reference, the slowest the
+   calibration admits, would stay under the bound.  Returns 0 (the estimate, or NaN when not
+   made, in *seconds), or 2 with the refusal said. */
+static int check_estimate(const Options *o, const CostRates *rates, bool two_lanes,
+                          bool conditioning_exact, double *seconds)
 {
     double bound = o->max_time > 0 ? o->max_time : BATCH_MAX_SECONDS;
     bool bounded = !o->no_confirm;
     *seconds = NAN;
-    if (!o->verbose &&
-        (!bounded || 100 * estimate_seconds(o, Cost_reference_rates(), two_lanes) <= bound))
+    CostRates reference = Cost_reference_rates();
+    if (!rates && !o->verbose &&
+        (!bounded || 100 * estimate_seconds(o, reference, two_lanes, conditioning_exact) <= bound))
         return 0;
-    CostRates rates = Cost_calibrate();
-    *seconds = estimate_seconds(o, rates, two_lanes);
+    CostRates measured = rates ? *rates : Rates_measure();
+    *seconds = estimate_seconds(o, measured, two_lanes, conditioning_exact);
     if (o->verbose)
         fprintf(stderr,
-                "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at "
+                "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s%s (dgemm at "
                 "%.1f GFLOP/s per core, %s)\n",
                 *seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
                 o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
-                rates.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
+                !o->conditioning     ? ""
+                : conditioning_exact ? ", conditioning (exact)"
+                                     : ", conditioning (Lanczos)",
+                measured.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
     if (!bounded || *seconds <= bound)
         return 0;
     char took[32], most[32];
@@ -123,26 +164,26 @@ static int check_estimate(const Options *o, bool two_lanes, double *seconds)
     return 2;
 }
 
-/* What batch refuses before it computes, each said: --conditioning above the memory budget,
-   an --export target that can never work, an estimate above --max-time.  0 (with the
-   estimate, or NaN), or 2. */
-static int refused_before_computing(const Options *o, bool two_lanes, double *estimate)
+/* What batch refuses before it computes, each said: --conditioning above the memory budget
+   or, on the automatic path, above an hour (choose_conditioning_path, which also sets
+   *conditioning_exact), an --export target that can never work, an estimate above
+   --max-time.  0 (with the estimate, or NaN), or 2. */
+static int refused_before_computing(const Options *o, bool two_lanes, bool *conditioning_exact,
+                                    double *estimate)
 {
-    unsigned long long need = Conditioning_memory_estimate(&o->config);
-    if (o->conditioning && need > Options_memory_budget(o)) {
-        fprintf(stderr,
-                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
-                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
-                o->config.tokens, o->config.width, (need + (1ull << 20) - 1) >> 20,
-                Options_memory_budget(o) >> 20);
+    CostRates rates = {0};
+    bool measured = o->verbose || o->conditioning;
+    if (measured)
+        rates = Rates_measure();
+    *conditioning_exact = false;
+    if (o->conditioning && choose_conditioning_path(o, rates, conditioning_exact))
         return 2;
-    }
     char err[OPTIONS_ERROR_SIZE];
     if (o->export_dir && Export_check(o->export_dir, err, sizeof err)) {
         fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
         return 2;
     }
-    return check_estimate(o, two_lanes, estimate);
+    return check_estimate(o, measured ? &rates : NULL, two_lanes, *conditioning_exact, estimate);
 }
 
 /* Reserves OpenBLAS's buffers for `callers` threads, or says why not. */
@@ -221,7 +262,8 @@ static int run_batch(const Options *o)
         goto done;
     }
     double estimate;
-    if ((status = refused_before_computing(o, parallel, &estimate)))
+    bool exact;
+    if ((status = refused_before_computing(o, parallel, &exact, &estimate)))
         goto done;
     status = 1;
     double started = monotonic_seconds();
@@ -230,14 +272,15 @@ static int run_batch(const Options *o)
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
-    if (o->conditioning && Conditioning_run(&o->config, &conditioning, err, sizeof err)) {
+    if (o->conditioning &&
+        Conditioning_run_controlled(&o->config, &(ConditioningControl){.lanczos_only = !exact},
+                                    &conditioning, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
     if (o->verbose)
-        fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s%s)\n",
-                monotonic_seconds() - started, estimate,
-                o->conditioning ? ", without the conditioning" : "");
+        fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s)\n",
+                monotonic_seconds() - started, estimate);
     Batch_document(r, o->sweep_tokens ? &sweep : NULL, o->conditioning ? &conditioning : NULL,
                    &doc);
     if (doc.failed) {
@@ -306,7 +349,8 @@ int main(int argc, char **argv)
             printf("attnscope %s\n", ATTNSCOPE_VERSION);
         return Options_flush_stdout();
     }
-    if (Options_check_memory(&o, &o.config, err, sizeof err)) {
+    if (Options_check_memory(&o, &o.config, err, sizeof err) ||
+        Rates_check_environment(err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         return 2;
     }
@@ -331,6 +375,7 @@ int main(int argc, char **argv)
                        .ascii = o.ascii,
                        .no_color = o.no_color,
                        .no_confirm = o.no_confirm,
+                       .conditioning_path = o.conditioning_path,
                        .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),

@@ -3,6 +3,7 @@
 #include "attnscope/budget.h"
 #include "attnscope/format.h"
 #include "line_reader.h"
+#include "conditioning_path.h"
 #include "presets.h"
 
 #include <errno.h>
@@ -197,6 +198,11 @@ void Options_usage(FILE *out)
           "      --no-confirm    start every job at once: the screen asks before a job it\n"
           "                      estimates above 30 s otherwise, batch refuses one above\n"
           "                      --max-time\n"
+          "      --conditioning-path auto|exact|lanczos\n"
+          "                      how the conditioning (the screen's V, --conditioning) gets\n"
+          "                      kappa(K): auto builds K in full (T*d <= 4096) unless that is\n"
+          "                      priced above 60 s at this machine's rate; exact and lanczos\n"
+          "                      pin the path, whatever the machine's speed or load\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -221,6 +227,7 @@ enum {
     OPT_VERBOSE,
     OPT_NO_CONFIRM,
     OPT_MAX_TIME,
+    OPT_CONDITIONING_PATH,
     OPT_SETTING = 512
 };
 
@@ -240,6 +247,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
     {"max-time", required_argument, NULL, OPT_MAX_TIME},
+    {"conditioning-path", required_argument, NULL, OPT_CONDITIONING_PATH},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -374,6 +382,14 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
             }
             continue;
         }
+        case OPT_CONDITIONING_PATH:
+            o->conditioning_path = ConditioningPath_parse(optarg);
+            if (o->conditioning_path < 0) {
+                snprintf(err, size,
+                         "--conditioning-path '%s': accepted " CONDITIONING_PATH_ACCEPTED, optarg);
+                return 2;
+            }
+            continue;
         case 'h':
             o->help = true;
             continue;

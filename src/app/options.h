@@ -27,6 +27,7 @@ typedef struct {
     bool verbose;           /* --verbose: batch prints its estimated and actual time */
     bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
     double max_time; /* --max-time SECONDS: the longest estimate batch starts; 0: none given */
+    int conditioning_path; /* --conditioning-path: a ConditioningPath, auto by default */
 } Options;
 
 /* The longest estimated compute time --batch starts without --max-time or --no-confirm. */

@@ -1,5 +1,7 @@
 #include "ascii.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* The symbols of the labels, the status line and the help, with their ASCII spellings. */
@@ -126,6 +128,7 @@ char *Ascii_transliterate(const char *utf8, char *out, size_t size)
     int n;
     if (size == 0)
         return out;
+    bool after_word = false; /* the last symbol was spelled as a word (Sigma) */
     while ((n = Ascii_decode(utf8, &cp)) > 0) {
         utf8 += n;
         char one[2] = {(char)cp, '\0'};
@@ -133,11 +136,16 @@ char *Ascii_transliterate(const char *utf8, char *out, size_t size)
         for (size_t i = 0; cp >= 0x80 && i < sizeof SPELLINGS / sizeof SPELLINGS[0]; i++)
             if (SPELLINGS[i].cp == cp)
                 spelling = SPELLINGS[i].ascii;
-        size_t length = strlen(spelling);
-        if (used + length >= size)
+        /* Two spelled letters in a row keep apart: Σℓ is Sigma_l, not Sigmal. */
+        bool word = cp >= 0x80 && isalpha((unsigned char)spelling[0]);
+        const char *joint = after_word && word ? "_" : "";
+        after_word = word;
+        size_t length = strlen(spelling), joint_length = strlen(joint);
+        if (used + joint_length + length >= size)
             break;
-        memcpy(out + used, spelling, length);
-        used += length;
+        memcpy(out + used, joint, joint_length);
+        memcpy(out + used + joint_length, spelling, length);
+        used += joint_length + length;
     }
     out[used] = '\0';
     return out;

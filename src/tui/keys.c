@@ -508,3 +508,33 @@ void Keys_help_line(const KeyBinding *b, char *out, size_t size)
 {
     snprintf(out, size, "%-7s %s", b->name, b->help);
 }
+
+/* The keys that are not a setting's but come in pairs all the same, as the compact help
+   words them. */
+static const struct {
+    int first, second;
+    const char *help;
+} OTHER_PAIRS[] = {{'v', 'V', "view: next|previous"},
+                   {'>', '<', "tour step: next|previous"},
+                   {'h', KEY_F(1), "help, as ? does"}};
+
+int Keys_help_compact(const KeyBinding *a, const KeyBinding *b, char *out, size_t size)
+{
+    char names[24];
+    snprintf(names, sizeof names, "%s %s", a->name, b ? b->name : "");
+    if (b && a->kind == ACTION_SETTING && b->kind == ACTION_SETTING && a->setting == b->setting &&
+        a->direction > 0 && b->direction < 0) {
+        const Setting *s = a->setting;
+        const char *const(*words)[2] = STEP_WORDS[s->step];
+        snprintf(out, size, "%-5s %s%s%s|%s", names, words[1][0], s->key_label, words[1][1],
+                 words[0][1] + (words[0][1][0] == ' '));
+        return 2;
+    }
+    for (size_t i = 0; b && i < sizeof OTHER_PAIRS / sizeof OTHER_PAIRS[0]; i++)
+        if (a->key == OTHER_PAIRS[i].first && b->key == OTHER_PAIRS[i].second) {
+            snprintf(out, size, "%-5s %s", names, OTHER_PAIRS[i].help);
+            return 2;
+        }
+    snprintf(out, size, "%-5s %s", a->name, a->help);
+    return 1;
+}

@@ -102,4 +102,10 @@ const KeyBinding *Keys_at(int index);
 /* "T       tokens T ×2" for the help overlay. */
 void Keys_help_line(const KeyBinding *b, char *out, size_t size);
 
+/* The compact help line of a small screen, which needs half the lines and so has room for
+   the words: "T t   tokens T ×2|÷2" for a setting's raise key a and its lower key b (and for
+   the other keys that come in pairs: v V, > <, h F1), else a's line alone.  Returns the keys
+   it took: 2 (a and b) or 1 (a). */
+int Keys_help_compact(const KeyBinding *a, const KeyBinding *b, char *out, size_t size);
+
 #endif

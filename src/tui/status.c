@@ -58,6 +58,10 @@ static void parameters(Fields *f, const StatusView *v)
         char text[FIELD_SIZE];
         if (!Setting_show(setting, c, text, sizeof text))
             continue;
+        /* σ_qk only where it acts: a scheme that draws W^Q and W^K itself (--init gpt2)
+           ignores it, and "σ_qk=1" there would claim a setting the network does not have. */
+        if (setting->offset == offsetof(Config, sigma_qk) && !setting->in_use(c))
+            continue;
         size_t used = strlen(text);
         if (setting->offset == offsetof(Config, gap) && s && s->result->spectra_ready) {
             if (s->result->shown_gap != c->gap)
@@ -193,12 +197,15 @@ static void message(char *m, const StatusView *v)
         }
 }
 
-/* What stays at the right end of the message line at any width: the way to every warning
-   and to the help. */
+/* What stays at the right end of the message line at any width: the way to the warnings
+   about what is on screen (those about a panel not shown would alarm for nothing; the list
+   ! opens has them all) and to the help. */
 static void keys_hint(const StatusView *v, char *out, size_t size)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
-    int n = s ? s->result->warnings.count : 0;
+    int n = 0;
+    for (int i = 0; s && i < s->result->warnings.count; i++)
+        n += on_screen(v, s->result->warnings.subject[i]);
     if (n > 0)
         snprintf(out, size, "! %d warning%s  ? help", n, n > 1 ? "s" : "");
     else
@@ -212,9 +219,13 @@ static const char *explanation(const StatusView *v)
     if (!s || !s->result->spectra_ready)
         return NULL;
     const Result *r = s->result;
-    if (r->eigenvalues_exact)
+    /* A lower-triangular A without a causal mask is a diagonal one (identity attention). */
+    bool causal = r->config.mask == MASK_CAUSAL || r->config.mask == MASK_WINDOW_CAUSAL;
+    if (r->eigenvalues_exact && causal)
         return "eigenvalues exact: the diagonal of the triangular A (token i sees only j ≤ i), "
                "so all real";
+    if (r->eigenvalues_exact)
+        return "eigenvalues exact: A is diagonal (each token attends only to itself), so all real";
     if (r->config.mask == MASK_WINDOW && r->shown_gap == GAP_OFF && r->outlier < 0 &&
         Attention_is_row_stochastic(r->config.attention))
         return "window mask: |λ2| ≈ 1 − π²/(3T²), so no eigenvalue stands apart: there is no "

@@ -102,6 +102,9 @@ typedef struct {
     double busy_since;
     unsigned spinner;
     char note[KEYS_NOTE_SIZE];
+    /* The characters the name prompt refused since it opened ("' ' '$'"): the saved note says
+       them again, so that `my first` saved as myfirst.preset is not a surprise. */
+    char name_left_out[40];
     bool help;
     int warnings_first; /* the warnings list, while it is open: its first warning shown; -1 closed
                          */
@@ -115,6 +118,7 @@ typedef struct {
     Picker *picker;                     /* the preset picker, while it is open */
     char loaded_preset[TOUR_PATH_SIZE]; /* the preset loaded last: where the picker opens */
     char caption[TOUR_CAPTION_SIZE];    /* its "Point at:" note, for presentation mode */
+    Config caption_config;              /* the settings the note describes */
     ViewPanels panels;                  /* where the last frame put its panels (the mouse) */
     /* The prompt of p (a preset's name) or x (the export directory), or the question before
        a long job, while it is open. */
@@ -154,6 +158,7 @@ static void preset_applied(Loop *l, const char *path)
 {
     snprintf(l->loaded_preset, sizeof l->loaded_preset, "%s", path);
     Tour_point_at(path, l->caption, sizeof l->caption);
+    l->caption_config = l->controls.config;
     for (int i = 0; i < l->tour.count; i++)
         if (strcmp(l->tour.path[i], path) == 0)
             l->tour_step = i;
@@ -185,9 +190,10 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
     char left[32];
     Status_duration(left, sizeof left, seconds);
     const Config *c = &next->config;
+    /* "about", not "about ~": the duration's own tilde says it twice. */
     snprintf(l->question, sizeof l->question,
-             "about %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ", left, c->tokens, c->width,
-             c->depth, c->seeds);
+             "about %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ", left + (left[0] == '~'),
+             c->tokens, c->width, c->depth, c->seeds);
     l->prompting = PROMPT_LONG_JOB;
     l->prompt = (Prompt){.title = " a long computation ",
                          .label = l->question,
@@ -338,7 +344,8 @@ static int save_settings(Loop *l)
     else if (Save_preset(text, l->prompt.text, path, sizeof path, err, sizeof err))
         snprintf(l->note, sizeof l->note, "save failed: %.140s", err);
     else {
-        snprintf(l->note, sizeof l->note, "saved %.140s", path);
+        snprintf(l->note, sizeof l->note, "saved %.140s%s%s", path,
+                 l->name_left_out[0] ? "; left out of the name: " : "", l->name_left_out);
         status = 0;
     }
     Trace_event(l->trace, "save-preset %s", l->note);
@@ -446,6 +453,7 @@ static void prompt_open(Loop *l, int purpose)
 {
     bool name = purpose == PROMPT_PRESET_NAME;
     l->prompting = purpose;
+    l->name_left_out[0] = '\0';
     l->prompt = (Prompt){
         .title = name ? " save the settings as a preset " : " export the shown result ",
         .label = name ? "name: " : "directory: ",
@@ -475,6 +483,10 @@ static void prompt_key(Loop *l, int key)
     case PROMPT_REFUSED: {
         char typed[32];
         Keys_name(key, typed, sizeof typed);
+        size_t used = strlen(l->name_left_out);
+        if (name && key >= 0x20 && key < 0x7f && used + 5 < sizeof l->name_left_out)
+            snprintf(l->name_left_out + used, sizeof l->name_left_out - used, "%s'%c'",
+                     used ? " " : "", key);
         snprintf(l->note, sizeof l->note,
                  name ? "%s refused: a preset's name is its file name, which the command line "
                         "reads unquoted: letters, digits, '-', '_' and '.'"
@@ -727,7 +739,11 @@ static void draw(Loop *l)
                 .unicode = Screen_unicode(l->screen),
             },
         .display = l->controls.display,
-        .caption = l->caption[0] ? l->caption : NULL,
+        /* The note describes its step's settings: a key that changes them takes it away
+           (the key that changes them back brings it back). */
+        .caption = l->caption[0] && Config_equal(&l->caption_config, &l->controls.config)
+                       ? l->caption
+                       : NULL,
         .drawn = &l->panels,
         .help = l->help,
         .warnings_first = l->warnings_first,
@@ -782,6 +798,32 @@ static void run(Loop *l)
     }
 }
 
+/* Settings that start the screen as a tour step's preset does (--preset tour/02-...) are
+   that step: its note is shown, and > goes on to the next step instead of the first. */
+static void tour_step_of_start(Loop *l, const TuiSettings *s)
+{
+    char err[256];
+    for (int i = 0; s->load_preset && i < l->tour.count; i++) {
+        Config c = Config_default();
+        if (!s->load_preset(&c, l->tour.path[i], err, sizeof err) && Config_equal(&c, &s->config)) {
+            preset_applied(l, l->tour.path[i]);
+            return;
+        }
+    }
+}
+
+/* Whether a terminal of this type draws braille and the other glyphs of the Unicode mode: the
+   Linux and BSD consoles (TERM=linux, cons25 ...) have a font of 256 or 512 glyphs and show
+   braille as blanks or diamonds, whatever the locale says. */
+static bool draws_unicode_glyphs(const char *term)
+{
+    static const char *const consoles[] = {"linux", "cons"};
+    for (size_t i = 0; term && i < sizeof consoles / sizeof consoles[0]; i++)
+        if (strncmp(term, consoles[i], strlen(consoles[i])) == 0)
+            return false;
+    return true;
+}
+
 int Tui_run(const TuiSettings *s)
 {
     setlocale(LC_ALL, "");
@@ -792,7 +834,7 @@ int Tui_run(const TuiSettings *s)
     }
     const char *no_color = getenv("NO_COLOR");
     bool color = !s->no_color && !(no_color && no_color[0]);
-    bool unicode = !s->ascii && MB_CUR_MAX > 1;
+    bool unicode = !s->ascii && MB_CUR_MAX > 1 && draws_unicode_glyphs(getenv("TERM"));
     Loop l = {.controls = Controls_from(&s->config),
               .memory_budget = s->memory_budget,
               .tour_step = -1,
@@ -818,12 +860,14 @@ int Tui_run(const TuiSettings *s)
         return 1;
     }
     Tour_list(&l.tour, s->tour_dir);
+    tour_step_of_start(&l, s);
     l.worker = Worker_new(l.trace);
     if (!l.worker) {
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
         goto done;
     }
     Worker_set_memory_budget(l.worker, l.memory_budget);
+    Worker_set_conditioning_path(l.worker, (ConditioningPath)s->conditioning_path);
     status = Screen_open(&l.screen, unicode, color, err, sizeof err);
     if (status) {
         fprintf(stderr, "attnscope: %s\n", err);

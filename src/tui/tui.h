@@ -12,6 +12,7 @@ typedef struct {
     bool ascii;                       /* --ascii: no Unicode even in a UTF-8 locale */
     bool no_color;                    /* --no-color (NO_COLOR is read here too) */
     bool no_confirm;                  /* --no-confirm: never ask before a long job */
+    int conditioning_path;            /* --conditioning-path (ConditioningPath) */
     bool present;                     /* --present: start in presentation mode */
     const char *trace_path;           /* --trace FILE, or NULL */
     unsigned long long memory_budget; /* bytes a job may take (keys beyond it are refused) */

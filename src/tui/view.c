@@ -252,6 +252,52 @@ static const char *conditioning_missing(const Snapshot *s, int slot)
    three curves with a one-row legend, no notes, so that the plot keeps its six rows. */
 enum { CONDITIONING_COMPACT_ROWS = 16 };
 
+/* A κ as the panel prints it: "null" where it is not computed (the reason is on the path and
+   the nulls lines), never "nan". */
+static const char *kappa_text(char *out, size_t size, double kappa)
+{
+    if (isnan(kappa))
+        snprintf(out, size, "null");
+    else
+        snprintf(out, size, "%.4g", kappa);
+    return out;
+}
+
+/* The conditioning panel's notes: which path ran and how sure it is (a relative error is
+   claimed only where a layer is certified), the layers left null and why, and the numbers
+   at the shown layer. */
+static int conditioning_notes(const Conditioning *k, char *path, char *nulls, char *values,
+                              size_t size)
+{
+    int depth = k->config.depth, shown = k->config.layer;
+    int n = k->config.tokens * k->config.width, missing = 0, certified = 0;
+    double worst = 0;
+    for (int l = 1; l <= depth; l++) {
+        missing += isnan(k->network.kappa_jacobian[l]);
+        double e = k->network.jacobian_s_min_error[l] / k->network.jacobian_s_min[l];
+        if (isfinite(e)) {
+            worst = fmax(worst, e);
+            certified++;
+        }
+    }
+    if (k->jacobian_exact)
+        snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
+    else if (certified)
+        snprintf(path, size, "κ(K) estimated: Lanczos, s_min ± %.1g relative", worst);
+    else
+        snprintf(path, size, "κ(K) estimated: Lanczos, certified at no layer");
+    nulls[0] = '\0';
+    if (missing)
+        snprintf(nulls, size, "%s: null at %d of %d layers (!)",
+                 k->jacobian_exact ? "beyond double precision" : "not certified", missing, depth);
+    char kj[24], ks[24], ka[24];
+    snprintf(values, size, "ℓ=%d: κ(K)=%s κ(K+I)=%s κ(A⋯A)=%s", shown,
+             kappa_text(kj, sizeof kj, k->network.kappa_jacobian[shown]),
+             kappa_text(ks, sizeof ks, k->network.kappa_jacobian_skip[shown]),
+             kappa_text(ka, sizeof ka, k->network.kappa_attention_product[shown]));
+    return missing;
+}
+
 /* κ against depth on a log axis: the network's κ(K_ℓ) (no skip), κ(K_ℓ + I) (what a skip
    adds) and κ(A_ℓ⋯A_1), and its counterpart's κ(K_ℓ), κ(K_ℓ + I); a null point is a gap,
    its reason in the warnings (!). */
@@ -268,7 +314,7 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
         return;
     }
     const Conditioning *k = &s->conditioning[slot];
-    int depth = k->config.depth, shown = k->config.layer;
+    int depth = k->config.depth;
     double x[LAYERS_MAX];
     layers_axis(x, depth);
     char network[48], network_skip[48], counterpart[64], counterpart_skip[64];
@@ -277,26 +323,8 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
     snprintf(counterpart, sizeof counterpart, "κ(K) (gap %s)", GAP_NAMES.names[k->counterpart_gap]);
     snprintf(counterpart_skip, sizeof counterpart_skip, "κ(K + I) (gap %s)",
              GAP_NAMES.names[k->counterpart_gap]);
-    /* Which path ran, and how sure it is. */
-    char path[128], nulls[96] = "", values[128];
-    int n = k->config.tokens * k->config.width, missing_points = 0;
-    double worst = 0;
-    for (int l = 1; l <= depth; l++) {
-        missing_points += isnan(k->network.kappa_jacobian[l]);
-        double e = k->network.jacobian_s_min_error[l] / k->network.jacobian_s_min[l];
-        if (isfinite(e))
-            worst = fmax(worst, e);
-    }
-    if (k->jacobian_exact)
-        snprintf(path, sizeof path, "κ(K) exact (SVD of K, %d×%d)", n, n);
-    else
-        snprintf(path, sizeof path, "κ(K) estimated: Lanczos, s_min ± %.1g relative", worst);
-    if (missing_points)
-        snprintf(nulls, sizeof nulls, "not certified: null at %d of %d layers (!)", missing_points,
-                 depth);
-    snprintf(values, sizeof values, "ℓ=%d: κ(K)=%.4g κ(K+I)=%.4g κ(A⋯A)=%.4g", shown,
-             k->network.kappa_jacobian[shown], k->network.kappa_jacobian_skip[shown],
-             k->network.kappa_attention_product[shown]);
+    char path[128], nulls[128], values[128];
+    int missing_points = conditioning_notes(k, path, nulls, values, sizeof path);
     if (compact)
         snprintf(title, sizeof title, "%s%sκ, log: K %s%s", named ? init : "", named ? ": " : "",
                  k->jacobian_exact ? "exact" : "Lanczos", missing_points ? ", nulls (!)" : "");
@@ -456,29 +484,57 @@ static const char *spelled_cut(const Screen *s, const char *utf8, int width, cha
     return Ascii_cut(buf, width, NULL);
 }
 
-/* Every key in as many columns as the screen needs (two at 80×24), over the whole screen
-   (status lines included): a line too wide for its column is cut, never wrapped. */
+enum { HELP_LINES_MAX = 96 };
+
+/* The help's lines (spelled for the screen): one per key or, paired, one per setting's
+   raise and lower keys; returns the count and the widest line's columns in *width. */
+static int help_lines(const Screen *s, bool paired, char lines[][KEYS_HELP_SIZE * 2], int *width)
+{
+    char buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
+    int n = 0;
+    *width = 0;
+    for (int i = 0; i < Keys_count() && n < HELP_LINES_MAX; i++) {
+        if (paired)
+            i += Keys_help_compact(Keys_at(i), Keys_at(i + 1), buf, sizeof buf) - 1;
+        else
+            Keys_help_line(Keys_at(i), buf, sizeof buf);
+        snprintf(lines[n], sizeof lines[n], "%s", spelled(s, buf, ascii, sizeof ascii));
+        int w = Ascii_columns(lines[n++]);
+        *width = w > *width ? w : *width;
+    }
+    return n;
+}
+
+/* Columns of at most `width` for n lines in the screen's rows − 2 (3 columns apart): the
+   lines per column, and the columns each column gets. */
+static int help_columns(int n, int width, int rows, int cols, int *per_column, int *column_cols)
+{
+    *per_column = rows - 2;
+    int columns = (n + *per_column - 1) / *per_column;
+    if (columns < 2)
+        columns = 2, *per_column = (n + 1) / 2; /* two columns read better than one tall one */
+    else
+        *per_column = (n + columns - 1) / columns;
+    *column_cols = (cols - 4 - 3 * (columns - 1)) / columns;
+    if (*column_cols > width)
+        *column_cols = width;
+    return columns;
+}
+
+/* Every key in as many columns as the screen needs, over the whole screen (status lines
+   included).  Where one line per key would be cut (80×24: eight columns for the words, × and
+   ÷ cut off), a setting's two keys share a line; a line still too wide is cut, never
+   wrapped. */
 static void help_overlay(Screen *s, int rows, int cols)
 {
-    enum { LINES_MAX = 96 };
-    int n = Keys_count() < LINES_MAX ? Keys_count() : LINES_MAX;
-    char lines[LINES_MAX][KEYS_HELP_SIZE * 2], buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
-    int width = 0;
-    for (int i = 0; i < n; i++) {
-        Keys_help_line(Keys_at(i), buf, sizeof buf);
-        snprintf(lines[i], sizeof lines[i], "%s", spelled(s, buf, ascii, sizeof ascii));
-        int w = Ascii_columns(lines[i]);
-        width = w > width ? w : width;
+    char lines[HELP_LINES_MAX][KEYS_HELP_SIZE * 2];
+    int width, per_column, column_cols;
+    int n = help_lines(s, false, lines, &width);
+    int columns = help_columns(n, width, rows, cols, &per_column, &column_cols);
+    if (column_cols < width) {
+        n = help_lines(s, true, lines, &width);
+        columns = help_columns(n, width, rows, cols, &per_column, &column_cols);
     }
-    /* Inside the frame: rows − 2 lines; columns of `width` with 3 between them. */
-    int per_column = rows - 2, columns = (n + per_column - 1) / per_column;
-    if (columns < 2)
-        columns = 2, per_column = (n + 1) / 2; /* two columns read better than one tall one */
-    else
-        per_column = (n + columns - 1) / columns;
-    int column_cols = (cols - 4 - 3 * (columns - 1)) / columns;
-    if (column_cols > width)
-        column_cols = width;
     int box_cols = columns * column_cols + 3 * (columns - 1) + 4, box_rows = per_column + 2;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);

@@ -7,6 +7,7 @@
 #include "crash.h"
 #include "isolate.h"
 #include "lanes.h"
+#include "rates.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,10 +35,11 @@ struct Worker {
     WorkerExtras extras;
     unsigned long latest;             /* generation of the newest submission */
     unsigned long long memory_budget; /* bytes a job and what is kept may use together */
-    Snapshot *ready;                  /* newest published snapshot, not yet taken */
-    bool computing;                   /* the thread is inside run_job (it owns the workspace) */
-    WorkerProgress progress;          /* of the job `running`, in its schedule's seconds */
-    CostRates rates;                  /* this machine's, timed at start */
+    ConditioningPath conditioning_path;
+    Snapshot *ready;         /* newest published snapshot, not yet taken */
+    bool computing;          /* the thread is inside run_job (it owns the workspace) */
+    WorkerProgress progress; /* of the job `running`, in its schedule's seconds */
+    CostRates rates;         /* this machine's, timed at start */
 
     /* Owned by the thread. */
     Workspace *workspace;
@@ -69,12 +71,6 @@ struct Worker {
        of one network. */
     double conditioning_base_s, conditioning_layer_s;
 };
-
-/* Above this many estimated seconds the exact path (K built in full) gives way to Lanczos,
-   unless Lanczos would take longer: twice the long-job question's threshold, so that the
-   shipped preset (~9 s) keeps its exact numbers on a machine several times slower or busier
-   (a job above 30 s asks first anyway). */
-#define CONDITIONING_EXACT_SECONDS 60.0
 
 /* True when the running job should stop: a newer job came, or the program quits. */
 static bool superseded(Worker *w)
@@ -200,16 +196,10 @@ static bool conditioning_done(const Worker *w, const Config *c, int slot)
     return w->conditioning_complete[slot] && Config_equal(&w->conditioning_config[slot], c);
 }
 
-/* The exact path where T·d allows it, its estimate stays within CONDITIONING_EXACT_SECONDS
-   (or below Lanczos's) and K and its copy fit the memory budget. */
+/* The path the shared rule (conditioning_path.h) takes for c at this thread's rates. */
 static bool conditioning_exact(const Worker *w, const Config *c, unsigned long long budget)
 {
-    if (!Conditioning_exact(c, &(ConditioningControl){0}))
-        return false;
-    double exact = Cost_conditioning(c, w->rates, true);
-    bool in_time =
-        exact <= CONDITIONING_EXACT_SECONDS || exact <= Cost_conditioning(c, w->rates, false);
-    return in_time && Conditioning_memory_estimate_path(c, true) <= budget;
+    return ConditioningPath_exact(w->conditioning_path, c, w->rates, budget);
 }
 
 /* The main result as a snapshot, with whatever extras are complete for this job. */
@@ -400,6 +390,21 @@ static void plan_job(Worker *w, const Config *job, WorkerExtras extras, bool reu
     pthread_mutex_unlock(&w->lock);
 }
 
+/* The rates follow the machine: a finished job's measured pace re-rates them (rates.h), so
+   that the next estimates, the long-job question and the conditioning's path see the load of
+   now, not that of the start. */
+static void rerate(Worker *w, double elapsed_s)
+{
+    pthread_mutex_lock(&w->lock);
+    double estimated = w->progress.total_s;
+    CostRates before = w->rates;
+    w->rates = Rates_rerated(before, estimated, elapsed_s);
+    pthread_mutex_unlock(&w->lock);
+    if (w->rates.flops_per_second != before.flops_per_second)
+        Trace_event(w->trace, "rerate gen=%lu estimated=%.3f elapsed=%.3f factor=%.6f", w->running,
+                    estimated, elapsed_s, w->rates.flops_per_second / before.flops_per_second);
+}
+
 static void run_job(Worker *w, const Config *job, WorkerExtras extras)
 {
     char err[SNAPSHOT_ERROR_SIZE];
@@ -476,6 +481,7 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
     double elapsed = Trace_clock_ms() - w->started_ms;
     Snapshot *s = snapshot_with_extras(w, job, extras, elapsed, true);
     Trace_event(w->trace, "job-done gen=%lu ms=%.1f", w->running, elapsed);
+    rerate(w, elapsed / 1e3);
     publish(w, s ? s : Snapshot_failure(job, w->running, "out of memory copying the result"));
 }
 
@@ -546,7 +552,7 @@ Worker *Worker_new(Trace *trace)
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->stopped, &attr);
     pthread_condattr_destroy(&attr);
-    w->rates = Cost_calibrate();
+    w->rates = Rates_measure();
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();
@@ -578,6 +584,13 @@ void Worker_set_memory_budget(Worker *w, unsigned long long bytes)
 {
     pthread_mutex_lock(&w->lock);
     w->memory_budget = bytes;
+    pthread_mutex_unlock(&w->lock);
+}
+
+void Worker_set_conditioning_path(Worker *w, ConditioningPath path)
+{
+    pthread_mutex_lock(&w->lock);
+    w->conditioning_path = path;
     pthread_mutex_unlock(&w->lock);
 }
 

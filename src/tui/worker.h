@@ -24,6 +24,7 @@
 #define ATTNSCOPE_TUI_WORKER_H
 
 #include "attnscope/config.h"
+#include "conditioning_path.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -38,6 +39,9 @@ Worker *Worker_new(Trace *trace);
    keeps every layer it computed for the current weights, so that another shown layer, one
    more layer or the gap-toggled network costs only what is new).  0 keeps nothing. */
 void Worker_set_memory_budget(Worker *w, unsigned long long bytes);
+
+/* How the conditioning chooses its path (--conditioning-path; auto at start). */
+void Worker_set_conditioning_path(Worker *w, ConditioningPath path);
 
 /* Readable when a snapshot may be waiting (poll it with POLLIN). */
 int Worker_fd(const Worker *w);

@@ -33,7 +33,9 @@ except Exception as e:
 PY
 }
 
-small=(-T 8 -d 16 -L 3 -m causal)
+# The runs that check the exact path pin it: the automatic choice is priced at this
+# machine's rate, and a test must not depend on the machine's speed or load.
+small=(-T 8 -d 16 -L 3 -m causal --conditioning-path exact)
 check "plain run" run plain "${small[@]}"
 check "--conditioning run" run cond "${small[@]}" --conditioning
 py "--conditioning adds the conditioning object and changes nothing else" '
@@ -74,8 +76,10 @@ sa, sw = s["attention_singular_values"], s["value_output_singular_values"]
 assert abs(k["kappa_dominant"][c["layer"] - 1] - (sa[0] / sa[-1]) * (sw[0] / sw[-1])) <= 1e-12 * k["kappa_dominant"][0]'
 
 # The cutting-skip initialisation: W_VO = c^2 orthogonal, and the paper's point.
-check "cutting-skip preset" run cs --conditioning --preset presets/skipless-cutting-skip.preset
-check "gaussian preset" run gauss --conditioning --preset presets/skipless-gaussian.preset
+check "cutting-skip preset" run cs --conditioning --conditioning-path exact \
+    --preset presets/skipless-cutting-skip.preset
+check "gaussian preset" run gauss --conditioning --conditioning-path exact \
+    --preset presets/skipless-gaussian.preset
 py "cutting-skip: kappa(W_VO) = 1; kappa(K) < 10 for 8 layers where the Gaussian one is beyond double precision by layer 4" '
 cs, g = doc("cs")["conditioning"], doc("gauss")["conditioning"]
 assert doc("cs")["config"]["init"] == "cutting-skip" and doc("gauss")["config"]["init"] == "normal"
@@ -87,7 +91,8 @@ assert any("beyond double precision" in w for w in g["warnings"])'
 
 # The block people train: heads, an orthogonal W^O, pre-LN and an MLP.
 check "the full block (4 heads, W^O, pre-LN, MLP)" run block -T 8 -d 32 -L 3 --heads 4 --head 2 \
-    --wo orthogonal --ln-place pre -n ln --mlp gelu --init cutting-skip --init-c 1.5 --conditioning
+    --wo orthogonal --ln-place pre -n ln --mlp gelu --init cutting-skip --init-c 1.5 --conditioning \
+    --conditioning-path exact
 py "heads: kappa(W_VO) = 1 under cutting-skip with W^O, kappa(B) from B itself (not kappa(W_VO) kappa(A)), kappa(K) = |K|/s_min(K)" '
 k = doc("block")["conditioning"]
 assert all(abs(v - 1) < 1e-12 for v in k["kappa_value_output"]), k["kappa_value_output"]
@@ -160,6 +165,40 @@ settings=$(sed -n 2p "$tmp/export/layers.csv" | sed 's/^# //')
 check "layers.csv's settings line (with --init) reproduces the run" run again $settings --conditioning
 py "the same document from the settings line" 'assert doc("again") == doc("exported")'
 
+# The path: pinned by --conditioning-path; on auto, priced at the rate ATTNSCOPE_GFLOPS pins
+# (the screen uses the same rule: tests/tui/conditioning.sh).  At 1e5 GFLOP/s building K
+# is priced in milliseconds, at 0.01 in days, whatever this machine does.
+path=(-T 8 -d 16 -L 2 --init cutting-skip --conditioning)
+exact_of() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["conditioning"]["jacobian_exact"])' "$tmp/$1.json"; }
+check "--conditioning-path lanczos: kappa(K) by Lanczos at T*d = 128" run lanczos "${path[@]}" --conditioning-path lanczos
+check "  jacobian_exact false" test "$(exact_of lanczos)" = False
+check "--conditioning-path exact: K built" run exact "${path[@]}" --conditioning-path exact
+check "  jacobian_exact true" test "$(exact_of exact)" = True
+check "auto on a fast machine (ATTNSCOPE_GFLOPS=1e5): K built, nothing said" \
+    env ATTNSCOPE_GFLOPS=1e5 bash -c "'$BIN' --batch ${path[*]} >'$tmp/fast.json' 2>'$tmp/fast.err'"
+check "  jacobian_exact true, stderr empty" test "$(exact_of fast)" = True -a ! -s "$tmp/fast.err"
+# At T*d = 4096 building K (a 4096 x 4096 SVD) is priced above Lanczos at any rate: the rate
+# decides whether it is still within 60 s.
+check "auto on a slow machine (ATTNSCOPE_GFLOPS=0.01), T*d = 4096: Lanczos, and stderr says why and how to force it" \
+    env ATTNSCOPE_GFLOPS=0.01 bash -c "'$BIN' --batch ${path[*]} -T 64 -d 64 -L 1 >'$tmp/slow.json' 2>'$tmp/slow.err'"
+check "  jacobian_exact false" test "$(exact_of slow)" = False
+check "  the message names the price and --conditioning-path exact" \
+    grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated by Lanczos instead \(--conditioning-path exact builds it\)" "$tmp/slow.err"
+refused_slow() { # args...: exit 2 at 1e-4 GFLOP/s, the estimate (the conditioning's with the
+    # rest: one bound for every batch job) and the ways to go ahead named
+    ATTNSCOPE_GFLOPS=1e-4 "$BIN" --batch "$@" >"$tmp/refused.out" 2>"$tmp/refused.err"
+    local status=$?
+    [ $status -eq 2 ] && [ ! -s "$tmp/refused.out" ] &&
+        grep -qE "is estimated at [0-9.]+ (h|days) \([0-9.e+]+ s\), above 60 min \(the bound without --max-time\): to go ahead, give --max-time [0-9]+ or more, or --no-confirm" "$tmp/refused.err" ||
+        { echo "  status $status: $(head -c 300 "$tmp/refused.err")"; return 1; }
+}
+check "auto priced above an hour: refused (exit 2), naming the estimate and how to go ahead" \
+    refused_slow "${path[@]}" -L 8
+check "  a pinned path is bounded alike" refused_slow "${path[@]}" -L 8 --conditioning-path lanczos
+check "  --no-confirm runs it" env ATTNSCOPE_GFLOPS=1e-4 bash -c "'$BIN' --batch ${path[*]} -L 8 --conditioning-path lanczos --no-confirm >/dev/null"
+check "--verbose prices the conditioning too" \
+    bash -c "'$BIN' --batch ${path[*]} --conditioning-path exact --verbose 2>&1 >/dev/null | grep -q '1 seed, conditioning (exact) (dgemm at'"
+
 refused() { # expected-stderr-fragment -- args...
     local says=$1
     shift 2
@@ -180,6 +219,10 @@ for v in -50 50.5 x ""; do
     refused "--init-beta '$v': accepted a number -50 < X <= 50" -- --batch --init-beta "$v" || bad=$((bad + 1))
 done
 refused "--conditioning: accepted only with --batch" -- --conditioning || bad=$((bad + 1))
+refused "--conditioning-path 'fast': accepted auto|exact|lanczos" -- --batch --conditioning --conditioning-path fast ||
+    bad=$((bad + 1))
+ATTNSCOPE_GFLOPS=abc refused "ATTNSCOPE_GFLOPS='abc': accepted a number of GFLOP/s, 0 < N <= 1e6" -- --batch ||
+    bad=$((bad + 1))
 refused "--softmax-demo: accepted only with --batch" -- --softmax-demo || bad=$((bad + 1))
 refused "--softmax-demo: accepted without --conditioning" -- --batch --softmax-demo --conditioning ||
     bad=$((bad + 1))
@@ -190,7 +233,7 @@ refused "--wo gaussian: accepted identity or orthogonal with --init cutting-skip
     --init cutting-skip --wo gaussian || bad=$((bad + 1))
 refused "--jsonl: accepted without --conditioning and --softmax-demo" -- --batch --jsonl \
     --conditioning || bad=$((bad + 1))
-refused "--conditioning at T = 64, d = 64 needs about" -- --batch -T 64 -d 64 --conditioning \
+refused "--conditioning at T = 64, d = 64 needs about" -- --batch -T 64 -d 64 --conditioning --conditioning-path exact \
     --max-memory 100M || bad=$((bad + 1))
 check "bad values of the new options exit 2 naming the option, the value and what is accepted" test $bad -eq 0
 

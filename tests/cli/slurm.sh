@@ -21,10 +21,16 @@ done
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # munged wants its socket's directory searchable by all
 pids=()
+# Every wait on an outside service has a deadline of its own, whatever the service does: a
+# daemon that ignores SIGTERM for 10 s gets SIGKILL.
 cleanup() {
-    local pid
+    local pid deadline=$((SECONDS + 10))
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+    for pid in "${pids[@]}"; do
+        while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -68,14 +74,18 @@ NodeName=$node CPUs=$(nproc) State=UNKNOWN
 PartitionName=attnscope Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF=$tmp/slurm.conf
-for _ in $(seq 50); do [ -S "$tmp/munge.sock" ] && break; sleep 0.1; done
+deadline=$((SECONDS + 10))
+while [ ! -S "$tmp/munge.sock" ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
 slurmctld -D -i -f "$SLURM_CONF" >"$tmp/slurmctld.out" 2>&1 &
 pids+=($!)
 slurmd -D -f "$SLURM_CONF" >"$tmp/slurmd.out" 2>&1 &
 pids+=($!)
+# 30 s in all, each sinfo at most 5 of them: sinfo waits for slurmctld's message timeout
+# (10 s by default, times its retries) when the controller is not answering.
 up=
-for _ in $(seq 60); do
-    if sinfo -h -o %T 2>/dev/null | grep -q idle; then up=1; break; fi
+deadline=$((SECONDS + 30))
+while [ "$SECONDS" -lt "$deadline" ]; do
+    if timeout 5 sinfo -h -o %T 2>/dev/null | grep -q idle; then up=1; break; fi
     sleep 0.5
 done
 if [ -z "$up" ]; then

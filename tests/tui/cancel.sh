@@ -6,6 +6,9 @@
 # Without that, the call would run to its end first.  Then the keys that need no forward
 # pass run none: ] computes only the new shown layer's spectra (no `layer` event between the
 # key and its job-done), and L computes exactly one more layer.
+# --no-confirm: r's job is priced near the long-job question's 30 s here (~26 s on a quiet
+# machine), above it on a busy one, where the screen would ask instead of starting it; which
+# way the key goes must not depend on the machine's load.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -16,7 +19,7 @@ BOUND=3
 # --- a key during a long LAPACK call -----------------------------------------------------
 trace=$TMP/cancel.trace
 # exec: the pane's process is the program itself, whose one child is the helper.
-start 120 40 "exec env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 2048 -d 2048 -L 2 --trace '$trace'"
+start 120 40 "exec env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 2048 -d 2048 -L 2 --no-confirm --trace '$trace'"
 expect "T=2048: the job runs" "computing [0-9]+%"
 program=$(pid_of_screen)
 helper=""
@@ -44,6 +47,7 @@ check "a long call runs in a worker process" test -n "$long_call"
 keys r
 expect "r: the new seed is shown at once" "seed=2"
 check "the next job starts" wait_trace "job-start gen=2"
+check "no question asked (--no-confirm)" bash -c "! grep -q 'confirm-ask' '$trace'"
 key=$(event_ms "key r gen=2")
 next=$(event_ms "job-start gen=2")
 echo "# key -> next job-start: $(awk -v a="$key" -v b="$next" 'BEGIN { printf "%.1f", b - a }') ms"
@@ -57,7 +61,7 @@ check "the helper ends with the screen" wait_process_gone "$helper"
 
 # --- keys that need no forward pass --------------------------------------------------------
 trace=$TMP/reuse.trace
-start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 256 -d 256 -L 4 --trace '$trace'"
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 256 -d 256 -L 4 --no-confirm --trace '$trace'"
 check "the first job is done" wait_trace "job-done gen=1 "
 press "]: layer 2 is shown" "layer=2/4" "]"
 check "]: its job is done" wait_trace "job-done gen=2 "

@@ -28,8 +28,10 @@ mkdir -p "$dir"
 # name keys: the steps, in order, each after the ones before it.
 STEPS=("default:" "present:Z" "tour:>" "zoom:z" "help:?")
 CONDITIONING_STEPS=("conditioning:V" "conditioning-compare:c")
+# The help alone, where its layout is tightest (80×24: a setting's two keys share a line).
+HELP_STEPS=("help:?")
 # Small enough for the exact path in a second: T·d = 256.
-CONDITIONING_ARGS="-T 16 -d 16 -L 4 --init cutting-skip -n rms"
+CONDITIONING_ARGS="-T 16 -d 16 -L 4 --init cutting-skip -n rms --conditioning-path exact"
 # The full set of steps at 120×40 in UTF-8 with colour and at 80×24 in ASCII without; the
 # default screen and presentation mode at every size and mode.
 TERMINALS=(
@@ -38,6 +40,7 @@ TERMINALS=(
     "120x40 utf8 nocolor 2" "120x40 ascii color 2" "120x40 ascii nocolor 2"
     "200x60 utf8 color 2" "200x60 utf8 nocolor 2" "200x60 ascii color 2" "200x60 ascii nocolor 2"
     "120x40 utf8 color 2 conditioning" "80x24 ascii nocolor 2 conditioning"
+    "80x24 utf8 color 1 help"
 )
 
 trace_lines() { wc -l <"$trace" 2>/dev/null || echo 0; }
@@ -146,6 +149,8 @@ for t in "${TERMINALS[@]}"; do
     if [ "${set:-}" = conditioning ]; then
         args=$CONDITIONING_ARGS
         steps_of=("${CONDITIONING_STEPS[@]}")
+    elif [ "${set:-}" = help ]; then
+        steps_of=("${HELP_STEPS[@]}")
     fi
     cols=${size%x*} rows=${size#*x}
     locale=$UTF8

@@ -7,12 +7,12 @@ source tests/tui/lib.sh
 # Runs one check of lib.sh in a subshell and reports whether it said "not ok".
 says_not_ok() { # function args...
     local out
-    out=$(TIMEOUT=10 "$@")
+    out=$(TIMEOUT=30 "$@")
     grep -q '^not ok' <<<"$out"
 }
 says_ok() { # function args...
     local out
-    out=$(TIMEOUT=10 "$@")
+    out=$(TIMEOUT=30 "$@")
     grep -q '^ok' <<<"$out" && ! grep -q '^not ok' <<<"$out"
 }
 raw_key_then() { # shell command run after one key

@@ -55,7 +55,7 @@ expect "the wheel up over the stable-rank panel: the next layer" "layer=2/8"
 mouse "a" 100 25
 expect "the wheel down: back to layer 1" "layer=1/8"
 mouse "\`" 100 5
-check "the wheel over the histogram changes no layer" bash -c "sleep 1; grep -q 'mouse wheel-up row=5 col=100 panel=1' '$trace'"
+check "the wheel over the histogram changes no layer" wait_trace "mouse wheel-up row=5 col=100 panel=1"
 check "  (the layer is still 1)" test "$(screen | grep -o 'layer=[0-9]*/[0-9]*')" = "layer=1/8"
 check "  (and was 1 before the wheel)" test "$before" = "layer=1/8"
 
@@ -64,4 +64,15 @@ expect "and z" "z +zoom: one panel, cycled"
 keys Escape
 check "the help closes" wait_gone "attnscope keys"
 quits "q quits, exit status 0"
+
+# Started on a tour step's preset: its note is on screen at once, and > goes on to the next
+# step.  The note describes its settings: a key that changes them takes it away, the key
+# that changes them back brings it back.
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(pwd)/presets' '$BIN' --preset '$(pwd)/presets/tour/02-remove-the-gap.preset' --present --no-confirm"
+expect "--preset of tour step 2: its note at once" "Point at: \(1\) the outlier is gone"
+press "g: the gap removal off, the note that describes it goes" "gap=off" g
+check "  the note is gone" wait_gone "the outlier is gone"
+press "g again: the gap removal back on, and its note" "the outlier is gone" g
+press "> goes on to step 3, not back to step 1" "Tour 3/9" ">"
+quits "q quits"
 finish

@@ -59,6 +59,15 @@ screen >"$TMP/a.txt"
 check "--ascii in a UTF-8 locale: no byte above 0x7F" no_high_bytes "$TMP/a.txt"
 keys q
 
+# The Linux console has no braille glyphs (a font of 512 at most): ASCII there, in a UTF-8
+# locale too.
+start 120 40 "env TERM=linux LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 3"
+expect "TERM=linux: computes" "computed in [0-9]+ ms"
+expect "TERM=linux: ASCII spellings" "sqrtT\*lambda"
+screen >"$TMP/linux.txt"
+check "TERM=linux in a UTF-8 locale: no byte above 0x7F (no braille)" no_high_bytes "$TMP/linux.txt"
+keys q
+
 start 120 40 "env NO_COLOR=1 LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 3"
 expect "NO_COLOR: runs" "computed in [0-9]+ ms"
 check "NO_COLOR: no colours" no_colours

@@ -17,13 +17,14 @@ run() { # cols rows args...
 
 run 120 40 -T 64 -d 64 -L 8
 expect "the default computes" "computed in [0-9]+ ms"
-expect "? help ends the message line at 120 columns" "\? help$"
-expect "the warnings are counted, ! reads them" "! [0-9]+ warnings?  \? help$"
+expect "? help ends the message line at 120 columns" "\? help(  q quit)?$"
+check "the warnings about the hidden similarity panel are not counted on the line" absent "! [0-9]+ warning"
 check "the token-similarity warning is not on the line while its panel is hidden" absent "⚠ token similarity"
 # The status line picks a warning by what it is about: the similarity warning shows while its
 # panel does, and goes with it.
 press "v v v: the similarity panel brings its warning to the status line" "⚠ token similarity" v v v
 expect "the similarity panel is the one shown" "token similarity μ\(Xℓ\)/μ\(X0\)"
+expect "its warnings are counted now, ! reads them" "! 2 warnings  \? help$"
 keys V V V
 check "V V V: the stable ranks again, and the similarity warning is gone" wait_gone "⚠ token similarity"
 expect "the stable-rank panel is back" "stable rank sr\(Σℓ\) against depth"
@@ -80,6 +81,21 @@ expect "linear: 1−|λ2| and the count are n/a, σ is not shown" "logit std=[0-
 check "linear: no σ on the status line" absent "σ=[0-9]"
 quits "third session"
 
+# Identity attention with the full mask: A = I, whose eigenvalues are exact because it is
+# diagonal, not because a causal mask made it triangular.
+run 120 40 -T 32 -d 32 -L 2 -a identity
+expect "identity attention computes" "computed in [0-9]+ ms"
+expect "identity, full mask: the exact eigenvalues said to be a diagonal A's" "eigenvalues exact: A is diagonal"
+check "identity, full mask: no triangular A described" absent "triangular"
+quits "identity session"
+
+# σ_qk is on the status line only where it acts: --init gpt2 draws W^Q, W^K itself.
+run 120 40 -T 32 -d 32 -L 2 --init gpt2
+expect "--init gpt2 computes" "computed in [0-9]+ ms"
+expect "the status line names the scheme" "init=gpt2"
+check "and shows no σ_qk" absent "σ_qk="
+quits "gpt2 session"
+
 # The save prompt says why a space is refused, inside the prompt; the picker shows why a
 # preset is refused, in full, and stays open.
 mkdir -p "$TMP/config/attnscope/presets"
@@ -116,7 +132,7 @@ quits "prompt session"
 
 run 80 24 -T 64 -d 64 -L 8
 expect "80×24 computes" "computed in [0-9]+ ms"
-expect "? help ends the message line at 80 columns" "\? help$"
-press "a long note does not push it off" "layer 1 is the first.*\? help$" "["
+expect "? help ends the message line at 80 columns" "\? help(  q quit)?$"
+press "a long note does not push it off" "layer 1 is the first.*\? help(  q quit)?$" "["
 quits "fourth session"
 finish

@@ -88,7 +88,8 @@ done
 # status line says why and for which configuration, keys still work, q leaves the tty as
 # it was (one BLAS thread: see tests/cli/limits.sh).  Not checked: that a smaller job then
 # completes; near the limit OpenBLAS may wait forever for a buffer inside the library.
-start 140 40 "ulimit -v 400000; OPENBLAS_NUM_THREADS=1 bash '$TMP/wrap.sh' '$TMP/oom' env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 2048 -d 2048 -L 2 --max-memory 100G"
+# (--no-confirm: t's job may be priced above 30 s on a busy machine, and would ask.)
+start 140 40 "ulimit -v 400000; OPENBLAS_NUM_THREADS=1 bash '$TMP/wrap.sh' '$TMP/oom' env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 2048 -d 2048 -L 2 --max-memory 100G --no-confirm"
 expect "out of memory: the status line names the configuration" "error: out of memory for T = 2048, d = 2048, depth 2"
 press "out of memory: keys still work" "T=1024 +d=2048" t
 keys q

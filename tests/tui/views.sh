@@ -133,7 +133,7 @@ keys c l a s s
 press "refused characters say what a name may hold, and why" "\\\$ refused: a preset's name is its file name" '$'
 press "the name so far stays, and - is allowed" "name: class-_" -
 keys d e m o
-press "Enter saves under the name" "saved .*/attnscope/presets/class-demo\.preset" Enter
+press "Enter saves under the name, saying what was left out of it" "saved .*/attnscope/presets/class-demo\.preset; left out of the name: '\\\$'" Enter
 named=$TMP/picker/attnscope/presets/class-demo.preset
 check "its header names it and what it shows" grep -q "^# class-demo: saved from the attnscope screen" "$named"
 check "the named preset loads in batch mode with the same settings" bash -c \
@@ -153,6 +153,10 @@ expect "with its header" "class-demo: saved from the attnscope screen"
 keys Escape
 check "Esc closes the picker" wait_gone "presets \([0-9]+\): "
 expect "and the panels are back" "computed in"
+press "p: a name typed with a space" "name: _" p
+keys m y Space f i r s t Enter
+expect "saved as written to disk, the space said to be left out" "saved .*/attnscope/presets/myfirst\.preset; left out of the name: ' '"
+check "  and that is the file" test -s "$TMP/picker/attnscope/presets/myfirst.preset"
 quits "q quits"
 
 # Every view in ASCII (LANG=C): no byte above 0x7F.

@@ -1,0 +1,27 @@
+#include "conditioning_path.h"
+
+#include "attnscope/conditioning.h"
+
+#include <string.h>
+
+const char *const CONDITIONING_PATH_NAMES[3] = {"auto", "exact", "lanczos"};
+
+int ConditioningPath_parse(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, CONDITIONING_PATH_NAMES[i]) == 0)
+            return i;
+    return -1;
+}
+
+bool ConditioningPath_exact(ConditioningPath path, const Config *c, CostRates rates,
+                            unsigned long long budget)
+{
+    if (path == CONDITIONING_PATH_LANCZOS || !Conditioning_exact(c, &(ConditioningControl){0}) ||
+        Conditioning_memory_estimate_path(c, true) > budget)
+        return false;
+    if (path == CONDITIONING_PATH_EXACT)
+        return true;
+    double exact = Cost_conditioning(c, rates, true);
+    return exact <= CONDITIONING_PATH_EXACT_SECONDS || exact <= Cost_conditioning(c, rates, false);
+}
