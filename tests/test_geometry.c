@@ -93,7 +93,10 @@ static TokenGeometry reference(int T, int d, const double *x)
     reference_rank(T, d, x, &sr, &g.energy_off_top);
     reference_rank(T, d, centred, &g.centred_stable_rank, &(double){0});
     g.relative_spread = sqrt(spread2 / norm2);
-    g.token_rms = sqrt(norm2 / (T * d));
+    double rows2 = 0;
+    for (int i = 0; i < T; i++)
+        rows2 += row2[i];
+    g.token_rms = sqrt(rows2 / T);
     double cosines = 0;
     int pairs = 0;
     for (int i = 0; i < T; i++)
@@ -189,7 +192,7 @@ static void test_identical_tokens(void **state)
 }
 
 /* Orthonormal rows (X0): cosine 0, energy off the top 1 − 1/T, relative spread
-   √((T − 1)/T), and X − 1x̄ᵀ = (I − 11ᵀ/T)X has T − 1 unit singular values: sr T − 1. */
+   √((T − 1)/T), RMS norm 1, and X − 1x̄ᵀ = (I − 11ᵀ/T)X has T − 1 unit singular values: sr T − 1. */
 static void test_orthonormal_tokens(void **state)
 {
     (void)state;
@@ -210,7 +213,7 @@ static void test_orthonormal_tokens(void **state)
     assert_close(g.energy_off_top, 1.0 - 1.0 / T, 1e-12);
     assert_close(g.centred_stable_rank, T - 1, 1e-12 * T);
     assert_close(g.relative_spread, sqrt((T - 1.0) / T), 1e-12);
-    assert_close(g.token_rms, 1 / sqrt(D), 1e-15);
+    assert_close(g.token_rms, 1.0, 1e-15);
 }
 
 /* Scaling X: by a power of 2 every quantity but the RMS is the same bit for bit (X/‖X‖_F is),

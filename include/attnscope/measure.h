@@ -18,7 +18,7 @@ typedef enum {
 /* What the stable rank hides (docs/model.md §2): sr of the centred Gram matrix
    (X − 1x̄ᵀ)(X − 1x̄ᵀ)ᵀ, NaN when μ(X)/‖X‖_F is below the resolution (0/0); 1 − s_1²/‖X‖_F²;
    μ(X)/‖X‖_F; the mean cosine over pairs of distinct nonzero tokens (NaN with fewer than
-   two); the RMS entry ‖X‖_F/√(Td) (with log_scale; NaN where it overflows). */
+   two); the RMS of the rows' norms ‖X‖_F/√T (with log_scale; NaN where it overflows). */
 typedef struct {
     double centred_stable_rank, energy_off_top, relative_spread;
     double token_cosine_mean, token_rms;

@@ -46,7 +46,7 @@ typedef struct {
     double *energy_off_top;      /* 1 − s_1²/‖X_ℓ‖_F² */
     double *relative_spread;     /* μ(X_ℓ)/‖X_ℓ‖_F */
     double *token_cosine_mean; /* mean cosine over pairs of distinct nonzero tokens */
-    double *token_rms;         /* ‖X_ℓ‖_F/√(Td), the RMS entry */
+    double *token_rms;         /* ‖X_ℓ‖_F/√T, the RMS of the rows' norms */
 } Curves;
 
 /* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum

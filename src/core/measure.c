@@ -358,7 +358,7 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     if (!(norm > 0) || !isfinite(norm))
         return 0;
     m->log10_norm = log10(norm) + log_scale / M_LN10;
-    double rms = exp(log(norm) + log_scale - 0.5 * log((double)td));
+    double rms = exp(log(norm) + log_scale - 0.5 * log((double)T));
     g->token_rms = isfinite(rms) ? rms : NAN;
     for (size_t i = 0; i < td; i++)
         unit[i] = x[i] / norm;

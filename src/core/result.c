@@ -304,7 +304,7 @@ const ResultSeries RESULT_SERIES[] = {
      token_cosine_mean},
     {"counterpart_token_cosine_mean", NULL, "the same, gap-toggled network", false,
      counterpart_token_cosine_mean},
-    {"token_rms", NULL, "‖X_ℓ‖_F/√(Td), the RMS entry of the tokens", false, token_rms},
+    {"token_rms", NULL, "‖X_ℓ‖_F/√T, the RMS of the tokens' norms", false, token_rms},
     {"counterpart_token_rms", NULL, "the same, gap-toggled network", false, counterpart_token_rms},
 };
 const int RESULT_SERIES_COUNT = (int)(sizeof RESULT_SERIES / sizeof RESULT_SERIES[0]);

@@ -152,7 +152,8 @@ static int measure_layer(Run *run, int which)
         Warnings_add_about(
             &lane->warnings, WARNING_ABOUT_SIMILARITY,
             "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
-            "are equal to within round-off (%.0e of ||X||), so it is not shown there",
+            "are equal to within round-off (%.0e of ||X||), so it is not shown there, and "
+            "centred_stable_rank is null (0/0)",
             layer, MEASURE_SIMILARITY_RESOLUTION);
     }
     if (run->first_seed && !net->mean_dominates && mean_dominates(&m)) {
