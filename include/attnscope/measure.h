@@ -15,12 +15,22 @@ typedef enum {
     MEASURE_ROUTES
 } MeasureRoute;
 
+/* What the stable rank hides (docs/model.md §2): sr of the centred Gram matrix
+   (X − 1x̄ᵀ)(X − 1x̄ᵀ)ᵀ, NaN when μ(X)/‖X‖_F is below the resolution (0/0); 1 − s_1²/‖X‖_F²;
+   μ(X)/‖X‖_F; the mean cosine over pairs of distinct nonzero tokens (NaN with fewer than
+   two); the RMS of the rows' norms ‖X‖_F/√T (with log_scale; NaN where it overflows). */
+typedef struct {
+    double centred_stable_rank, energy_off_top, relative_spread;
+    double token_cosine_mean, token_rms;
+} TokenGeometry;
+
 typedef struct {
     double stable_rank;           /* sr(XXᵀ) = Σ s_i⁴ / s_1⁴ */
     double stable_rank_minus_one; /* Σ_{i≥2} (s_i/s_1)⁴, summed directly (no cancellation) */
     double log10_norm;            /* log10 ‖X‖_F (+ log_scale) */
     double log_similarity;        /* ln μ(X), μ(X) = ‖X − 1·x̄ᵀ‖_F (+ log_scale) */
     MeasureRoute route;           /* which computation gave the stable rank */
+    TokenGeometry geometry;
 } Measures;
 
 /* μ(X)/‖X‖_F below which the token similarity is round-off (log_similarity is then NaN). */
@@ -40,7 +50,8 @@ size_t Measure_lanczos_size(int T);
    not finite; log_similarity alone is NaN when μ(X) is below the resolution.
    The stable rank comes from the top eigenpair of the Gram matrix when a certificate
    guarantees it, else from all its eigenvalues, and from the singular values of X when
-   sr − 1 is below MEASURE_GRAM_FLOOR.  lanczos = NULL skips the top-eigenpair route (the
+   sr − 1 is below MEASURE_GRAM_FLOOR; the centred stable rank by the same routes on
+   X − 1x̄ᵀ, with a Gram matrix of its own.  lanczos = NULL skips the top-eigenpair route (the
    reference the tests compare it with).
    Scratch: unit (T×d), gram (T×T), eig (T), lanczos (Measure_lanczos_size(T)).
    Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop hook asked. */

@@ -41,6 +41,12 @@ typedef struct {
        says so) and past an overflow. */
     EntropyCurves entropy;              /* the shown head's */
     EntropyCurves entropy_head_average; /* each statistic averaged over the heads */
+    /* What the stable rank hides (measure.h's TokenGeometry), first seed. */
+    double *centred_stable_rank; /* sr of (X − 1x̄ᵀ)(X − 1x̄ᵀ)ᵀ; NaN: tokens equal (0/0) */
+    double *energy_off_top;      /* 1 − s_1²/‖X_ℓ‖_F² */
+    double *relative_spread;     /* μ(X_ℓ)/‖X_ℓ‖_F */
+    double *token_cosine_mean; /* mean cosine over pairs of distinct nonzero tokens */
+    double *token_rms;         /* ‖X_ℓ‖_F/√T, the RMS of the rows' norms */
 } Curves;
 
 /* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum

@@ -71,6 +71,11 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
         dest->stable_rank_minus_one[l] = s->stable_rank_minus_one;
         dest->log10_norm[l] = s->log10_norm;
         dest->token_similarity[l] = s->token_similarity;
+        dest->centred_stable_rank[l] = s->geometry.centred_stable_rank;
+        dest->energy_off_top[l] = s->geometry.energy_off_top;
+        dest->relative_spread[l] = s->geometry.relative_spread;
+        dest->token_cosine_mean[l] = s->geometry.token_cosine_mean;
+        dest->token_rms[l] = s->geometry.token_rms;
         fill_entropy(dest, s, c, l);
     }
     if (t->gradient_depth == depth) {

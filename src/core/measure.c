@@ -178,10 +178,10 @@ static int lanczos_top_vector(Linalg *la, int T, const double *gram, const Lancz
     return 1;
 }
 
-/* sr − 1 by the top eigenpair, or NaN when the certificate above does not hold (*status:
-   0, or a failure to report). */
+/* sr − 1 by the top eigenpair (*top: θ, within the certificate's η of λ1), or NaN when the
+   certificate above does not hold (*status: 0, or a failure to report). */
 static double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *lanczos,
-                                 int *status)
+                                 double *top, int *status)
 {
     Lanczos l = lanczos_carve(lanczos, T);
     *status = 0;
@@ -202,6 +202,7 @@ static double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *
     residual2 /= vv;
     double deflated2 = deflated_norm2(T, gram, theta / vv, v); /* F */
     double rest = deflated2 / theta / theta;
+    *top = theta;
     /* θ ≤ λ1 and F ≥ F_exact make F/θ² an upper bound of sr − 1 without any certificate:
        below the floor, where the singular values of X decide, that is all it takes. */
     if (rest < MEASURE_GRAM_FLOOR)
@@ -219,16 +220,146 @@ static double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *
     return bound <= MEASURE_TOP_EIGENPAIR_TOLERANCE ? rest : NAN;
 }
 
+/* Σ_j G_jj: the trace of the Gram matrix, ‖unit‖_F² (1 up to rounding, or less for the
+   centred matrix when it is not rescaled). */
+static double gram_trace(int T, const double *gram)
+{
+    double trace = 0;
+    for (int j = 0; j < T; j++)
+        trace += gram[j + (size_t)j * T];
+    return trace;
+}
+
+/* What the Gram matrix of one unit matrix gives: sr − 1, the fraction of its energy off the
+   top direction, and the route that gave them. */
+typedef struct {
+    double rest, off_top;
+    MeasureRoute route;
+} GramRank;
+
+/* sr − 1 and the energy off the top direction of `unit` (T×d, ‖unit‖_F = 1; destroyed by the
+   singular-value route), whose Gram matrix is `gram` (destroyed by the all-eigenvalue route),
+   by the routes Measure_tokens describes.  The energy off the top,
+   1 − s_1²/Σ s_i², is summed from the small terms where the route gives them (no
+   cancellation), and is trace − θ on the top-eigenpair route (θ within η ≤ tol·F/(2θ) of λ1,
+   far below the rounding of the trace). */
+static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double *eig,
+                     double *lanczos, GramRank *out)
+{
+    double trace = gram_trace(T, gram);
+    double rest = NAN, top = NAN;
+    if (lanczos) {
+        int status;
+        rest = top_eigenpair_rest(la, T, gram, lanczos, &top, &status);
+        if (status)
+            return status;
+        if (!isnan(rest)) {
+            out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
+            out->off_top = fmax(trace - top, 0) / trace;
+        }
+    }
+    if (isnan(rest)) {
+        int info = Linalg_symmetric_eigenvalues(la, T, gram, eig);
+        if (info)
+            return info;
+        top = eig[T - 1];
+        if (!(top > 0))
+            return 0;
+        rest = 0; /* ascending order: the small terms are added first */
+        double off = 0, total = 0;
+        for (int i = 0; i < T - 1; i++) {
+            double ratio = eig[i] / top;
+            rest += ratio * ratio;
+            off += fmax(eig[i], 0);
+        }
+        total = off + top;
+        out->off_top = off / total;
+        out->route = MEASURE_ROUTE_ALL_EIGENVALUES;
+    }
+    if (rest < MEASURE_GRAM_FLOOR) {
+        /* Deep in the collapse the Gram route's floor (~T·eps²) is near: the singular values
+           of X itself resolve (s_i/s_1)⁴ down to ~T·eps⁴. */
+        int info = Linalg_singular_values(la, T, d, unit, eig);
+        if (info)
+            return info;
+        rest = 0;
+        double off = 0;
+        for (int i = T - 1; i >= 1; i--) {
+            double ratio = eig[i] / eig[0];
+            rest += (ratio * ratio) * (ratio * ratio);
+            off += ratio * ratio;
+        }
+        out->off_top = off / (1 + off);
+        out->route = MEASURE_ROUTE_SINGULAR_VALUES;
+    }
+    out->rest = rest;
+    return 0;
+}
+
+/* The tokens' directions and size, from unit = X/‖X‖_F (docs/model.md §2): the mean cosine
+   over pairs of distinct nonzero rows, as (‖Σ_i c_i‖² − Σ_i ‖c_i‖²) / (n(n − 1)) with
+   c_i = x_i/‖x_i‖ (O(Td) instead of the T² pairs; the subtracted Σ‖c_i‖² is summed from the
+   same c_i, so it cancels their rounding); NaN with fewer than two nonzero rows.
+   row_norm2: T doubles of scratch. */
+static double cosine_mean(int T, int d, const double *unit, double *row_norm2)
+{
+    for (int i = 0; i < T; i++)
+        row_norm2[i] = 0;
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++)
+            row_norm2[i] += unit[i + (size_t)j * T] * unit[i + (size_t)j * T];
+    int nonzero = 0;
+    for (int i = 0; i < T; i++) {
+        row_norm2[i] = row_norm2[i] > 0 ? 1.0 / sqrt(row_norm2[i]) : 0; /* now 1/‖x_i‖ */
+        nonzero += row_norm2[i] > 0;
+    }
+    if (nonzero < 2)
+        return NAN;
+    double sum2 = 0, own2 = 0;
+    for (int j = 0; j < d; j++) {
+        const double *col = unit + (size_t)j * T;
+        double column_sum = 0;
+        for (int i = 0; i < T; i++) {
+            double c = col[i] * row_norm2[i];
+            column_sum += c;
+            own2 += c * c;
+        }
+        sum2 += column_sum * column_sum;
+    }
+    return (sum2 - own2) / ((double)nonzero * (nonzero - 1));
+}
+
+/* unit ← (x/norm − 1x̄ᵀ)/spread, the centred tokens at unit Frobenius norm, from x itself
+   (unit may have been destroyed), with the column means computed as for μ. */
+static void centre_tokens(int T, int d, const double *x, double norm, double spread, double *unit)
+{
+    for (int j = 0; j < d; j++) {
+        double *col = unit + (size_t)j * T;
+        double mean = 0;
+        for (int i = 0; i < T; i++) {
+            col[i] = x[i + (size_t)j * T] / norm;
+            mean += col[i];
+        }
+        mean /= T;
+        for (int i = 0; i < T; i++)
+            col[i] = (col[i] - mean) / spread;
+    }
+}
+
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
                    double *gram, double *eig, double *lanczos, Measures *m)
 {
     size_t td = (size_t)T * d;
     double norm = cblas_dnrm2((int)td, x, 1);
     m->stable_rank = m->stable_rank_minus_one = m->log10_norm = m->log_similarity = NAN;
+    TokenGeometry *g = &m->geometry;
+    *g = (TokenGeometry){NAN, NAN, NAN, NAN, NAN};
     m->route = MEASURE_ROUTE_NONE;
     if (!(norm > 0) || !isfinite(norm))
         return 0;
     m->log10_norm = log10(norm) + log_scale / M_LN10;
+    double rms = exp(log(norm) + log_scale - 0.5 * log((double)T));
+    g->token_rms = isfinite(rms) ? rms : NAN;
     for (size_t i = 0; i < td; i++)
         unit[i] = x[i] / norm;
 
@@ -243,53 +374,38 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
         for (int i = 0; i < T; i++)
             similarity2 += (col[i] - mean) * (col[i] - mean);
     }
+    double spread = sqrt(similarity2);
+    g->relative_spread = spread;
     /* Below this, μ/‖X‖_F is round-off (the tokens agree to ~1e-12 of their size), and
        μ(X_ℓ)/μ(X_0) would only measure the growth of ‖X‖: undefined instead. */
-    if (sqrt(similarity2) >= MEASURE_SIMILARITY_RESOLUTION)
+    bool spread_resolved = spread >= MEASURE_SIMILARITY_RESOLUTION;
+    if (spread_resolved)
         m->log_similarity = 0.5 * log(similarity2) + log(norm) + log_scale;
+    g->token_cosine_mean = cosine_mean(T, d, unit, eig);
 
     /* The eigenvalues of the Gram matrix XXᵀ are s_i(X)², so sr = Σ λ_i² / λ_max².  Their
        absolute error is ~eps·λ_max, so sr − 1 stays accurate far below 1e-13. */
-    int gram_status = Linalg_gram(la, T, d, unit, gram);
-    if (gram_status)
-        return gram_status;
-    double rest = NAN;
-    if (lanczos) {
-        int status;
-        rest = top_eigenpair_rest(la, T, gram, lanczos, &status);
-        if (status)
-            return status;
-        if (!isnan(rest))
-            m->route = MEASURE_ROUTE_TOP_EIGENPAIR;
-    }
-    if (isnan(rest)) {
-        int info = Linalg_symmetric_eigenvalues(la, T, gram, eig);
-        if (info)
-            return info;
-        double top = eig[T - 1];
-        if (!(top > 0))
-            return 0;
-        rest = 0; /* ascending order: the small terms are added first */
-        for (int i = 0; i < T - 1; i++) {
-            double ratio = eig[i] / top;
-            rest += ratio * ratio;
-        }
-        m->route = MEASURE_ROUTE_ALL_EIGENVALUES;
-    }
-    if (rest < MEASURE_GRAM_FLOOR) {
-        /* Deep in the collapse the Gram route's floor (~T·eps²) is near: the singular values
-           of X itself resolve (s_i/s_1)⁴ down to ~T·eps⁴. */
-        int info = Linalg_singular_values(la, T, d, unit, eig);
-        if (info)
-            return info;
-        rest = 0;
-        for (int i = T - 1; i >= 1; i--) {
-            double ratio = eig[i] / eig[0];
-            rest += (ratio * ratio) * (ratio * ratio);
-        }
-        m->route = MEASURE_ROUTE_SINGULAR_VALUES;
-    }
-    m->stable_rank_minus_one = rest;
-    m->stable_rank = 1.0 + rest;
-    return 0;
+    GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
+    int info = Linalg_gram(la, T, d, unit, gram);
+    if (!info)
+        info = gram_rank(la, T, d, unit, gram, eig, lanczos, &rank);
+    if (info || isnan(rank.rest))
+        return info;
+    m->route = rank.route;
+    m->stable_rank_minus_one = rank.rest;
+    m->stable_rank = 1.0 + rank.rest;
+    g->energy_off_top = rank.off_top;
+
+    /* The same of X − 1x̄ᵀ; undefined (0/0) where the tokens agree to within round-off.  Its
+       Gram matrix is formed even then, so that the work of a run is known before it runs
+       (work.c declares it; tests/test_cost.c counts it). */
+    centre_tokens(T, d, x, norm, spread > 0 ? spread : 1.0, unit);
+    info = Linalg_gram(la, T, d, unit, gram);
+    if (info || !spread_resolved)
+        return info;
+    GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
+    info = gram_rank(la, T, d, unit, gram, eig, lanczos, &centred);
+    if (!info)
+        g->centred_stable_rank = 1.0 + centred.rest;
+    return info;
 }

@@ -31,6 +31,7 @@ typedef struct {
     double log_similarity0;
     double log_frozen;    /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
     bool similarity_lost; /* its token similarity became round-off (warned once) */
+    bool mean_dominates;  /* its stable rank read collapsed beside a spread (warned once) */
     bool dead;            /* overflowed or vanished: later layers are undefined */
 } Network;
 
@@ -40,9 +41,10 @@ typedef struct {
 typedef struct {
     double stable_rank, stable_rank_minus_one, log10_norm, token_similarity;
     MeasureRoute route;
-    Network net;        /* after the layer */
-    Warnings *warnings; /* NULL: none */
-    double *x, *frozen; /* T×d each, or NULL when not kept */
+    TokenGeometry geometry; /* what the stable rank hides */
+    Network net;            /* after the layer */
+    Warnings *warnings;     /* NULL: none */
+    double *x, *frozen;     /* T×d each, or NULL when not kept */
     /* Each head's row entropies, of its attention before gap removal (the shown head may
        change without the layer being computed again); NULL where entropy is undefined or
        the layer overflowed. */

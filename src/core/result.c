@@ -11,7 +11,7 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 38 };
+enum { LAYER_ARRAYS = 48 };
 
 /* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
    release and copying share. */
@@ -21,9 +21,17 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
     Curves *curves[] = {&r->network, &r->counterpart};
     for (int k = 0; k < 2; k++) {
         Curves *c = curves[k];
-        double **of_curves[] = {&c->stable_rank,   &c->stable_rank_minus_one,
-                                &c->log10_norm,    &c->token_similarity,
-                                &c->gradient_norm, &c->log10_gradient_norm};
+        double **of_curves[] = {&c->stable_rank,
+                                &c->stable_rank_minus_one,
+                                &c->log10_norm,
+                                &c->token_similarity,
+                                &c->gradient_norm,
+                                &c->log10_gradient_norm,
+                                &c->centred_stable_rank,
+                                &c->energy_off_top,
+                                &c->relative_spread,
+                                &c->token_cosine_mean,
+                                &c->token_rms};
         for (size_t i = 0; i < sizeof of_curves / sizeof of_curves[0]; i++)
             arrays[n++] = of_curves[i];
         EntropyCurves *entropy[] = {&c->entropy, &c->entropy_head_average};
@@ -191,6 +199,15 @@ SERIES_OF(max_attention_mean_head_average, r->network.entropy_head_average.max_w
 SERIES_OF(counterpart_max_attention_mean, r->counterpart.entropy.max_weight_mean)
 SERIES_OF(counterpart_max_attention_mean_head_average,
           r->counterpart.entropy_head_average.max_weight_mean)
+#define GEOMETRY_SERIES_OF(name)                                                                   \
+    SERIES_OF(name, r->network.name)                                                               \
+    SERIES_OF(counterpart_##name, r->counterpart.name)
+GEOMETRY_SERIES_OF(centred_stable_rank)
+GEOMETRY_SERIES_OF(energy_off_top)
+GEOMETRY_SERIES_OF(relative_spread)
+GEOMETRY_SERIES_OF(token_cosine_mean)
+GEOMETRY_SERIES_OF(token_rms)
+#undef GEOMETRY_SERIES_OF
 #undef SERIES_OF
 
 const ResultSeries RESULT_SERIES[] = {
@@ -272,5 +289,22 @@ const ResultSeries RESULT_SERIES[] = {
      counterpart_max_attention_mean},
     {"counterpart_max_attention_mean_head_average", NULL, "its average over the heads", false,
      counterpart_max_attention_mean_head_average},
+    /* What the stable rank hides (docs/model.md §2), first seed. */
+    {"centred_stable_rank", NULL, "sr of (X_ℓ − 1x̄ᵀ)(X_ℓ − 1x̄ᵀ)ᵀ, null where the tokens are equal",
+     false, centred_stable_rank},
+    {"counterpart_centred_stable_rank", NULL, "the same, gap-toggled network", false,
+     counterpart_centred_stable_rank},
+    {"energy_off_top", NULL, "1 − s_1(X_ℓ)²/‖X_ℓ‖_F²", false, energy_off_top},
+    {"counterpart_energy_off_top", NULL, "the same, gap-toggled network", false,
+     counterpart_energy_off_top},
+    {"relative_spread", NULL, "μ(X_ℓ)/‖X_ℓ‖_F, μ(X) = ‖X − 1x̄ᵀ‖_F", false, relative_spread},
+    {"counterpart_relative_spread", NULL, "the same, gap-toggled network", false,
+     counterpart_relative_spread},
+    {"token_cosine_mean", NULL, "mean cosine over pairs of distinct nonzero tokens", false,
+     token_cosine_mean},
+    {"counterpart_token_cosine_mean", NULL, "the same, gap-toggled network", false,
+     counterpart_token_cosine_mean},
+    {"token_rms", NULL, "‖X_ℓ‖_F/√T, the RMS of the tokens' norms", false, token_rms},
+    {"counterpart_token_rms", NULL, "the same, gap-toggled network", false, counterpart_token_rms},
 };
 const int RESULT_SERIES_COUNT = (int)(sizeof RESULT_SERIES / sizeof RESULT_SERIES[0]);

@@ -37,6 +37,7 @@ static void record(LayerState *state, const Measures *m, double log_similarity0)
     double ratio = exp(m->log_similarity - log_similarity0);
     state->token_similarity = isfinite(ratio) ? ratio : NAN;
     state->route = m->route;
+    state->geometry = m->geometry;
 }
 
 /* Weights of one layer, shared by both networks: `parts` (LayerDraw bits) and W^V, which the
@@ -105,6 +106,25 @@ static int lane_applied(void *context, int head, const double *attention, GapOut
     return 0;
 }
 
+/* Whether sr(Σ) reads collapsed while the energy is not, because the mean token dominates s_1
+   (docs/model.md §2).  sr − 1 < MEAN_DOMINATES_RANK is "1.00" on the panel.  With a fraction
+   e of the energy off the top direction, sr − 1 ≤ (e/(1 − e))², reached when all of it lies
+   in one direction, so e ≥ MEAN_DOMINATES_ENERGY = 0.1 beside sr − 1 < 0.01 < (0.1/0.9)²
+   means a spread over more than one direction that s_1⁴ hides.  And the mean token's energy
+   T‖x̄‖² = (1 − (μ/‖X‖_F)²)‖X‖_F² is at least half of s_1² = (1 − e)‖X‖_F²: the top direction
+   is mostly the mean, not tokens collapsed onto one direction of their own (±v, where the
+   centred stable rank is ≈ 1 too). */
+#define MEAN_DOMINATES_RANK 0.01
+#define MEAN_DOMINATES_ENERGY 0.1
+static bool mean_dominates(const Measures *m)
+{
+    const TokenGeometry *g = &m->geometry;
+    double mean_energy = 1 - g->relative_spread * g->relative_spread;
+    return m->stable_rank_minus_one < MEAN_DOMINATES_RANK &&
+           g->energy_off_top >= MEAN_DOMINATES_ENERGY &&
+           mean_energy >= 0.5 * (1 - g->energy_off_top);
+}
+
 /* The layer's numbers of lane `which` (docs/model.md §2), into its track. */
 static int measure_layer(Run *run, int which)
 {
@@ -132,8 +152,20 @@ static int measure_layer(Run *run, int which)
         Warnings_add_about(
             &lane->warnings, WARNING_ABOUT_SIMILARITY,
             "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
-            "are equal to within round-off (%.0e of ||X||), so it is not shown there",
+            "are equal to within round-off (%.0e of ||X||), so it is not shown there, and "
+            "centred_stable_rank is null (0/0)",
             layer, MEASURE_SIMILARITY_RESOLUTION);
+    }
+    if (run->first_seed && !net->mean_dominates && mean_dominates(&m)) {
+        net->mean_dominates = true;
+        Warnings_add_about(
+            &lane->warnings, WARNING_ABOUT_STABLE_RANK,
+            "stable rank of " ROLE_MARK " network: from layer %d sr(Σℓ) of the uncentred X_ℓ "
+            "reads %.4g (collapsed), yet %.0f%% of the energy is off the top direction, %.0f%% "
+            "off the mean token; centred sr %.4g",
+            layer, m.stable_rank, 100 * m.geometry.energy_off_top,
+            100 * m.geometry.relative_spread * m.geometry.relative_spread,
+            m.geometry.centred_stable_rank);
     }
     record(&run->track[which]->state[layer], &m, net->log_similarity0);
     return 0;
@@ -394,6 +426,7 @@ static void layer_state_undefined(LayerState *s)
     s->entropy = NULL;
     s->stable_rank = s->stable_rank_minus_one = s->log10_norm = s->token_similarity = NAN;
     s->route = MEASURE_ROUTE_NONE;
+    s->geometry = (TokenGeometry){NAN, NAN, NAN, NAN, NAN};
 }
 
 /* The seed's two tracks (created empty when nothing is kept for them), and its input where

@@ -185,6 +185,12 @@ static void measure(const Config *c, Gap gap, int layer, WorkList *out)
     double T = c->tokens, d = c->width;
     passes(out, 4 * T * d + LANCZOS_PASSES * T * T);
     add(out, WORK_GRAM, T, T, d, 1);
+    /* The centred stable rank: X − 1x̄ᵀ's own Gram matrix and route (at X0 all but one of
+       its eigenvalues are equal, like X0's). */
+    passes(out, 3 * T * d + LANCZOS_PASSES * T * T);
+    add(out, WORK_GRAM, T, T, d, 1);
+    if (layer == 0)
+        add(out, WORK_SYMMETRIC, T, T, 0, 1);
     bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
                      (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
                       c->attention == ATTENTION_UNIFORM);

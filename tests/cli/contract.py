@@ -142,6 +142,32 @@ def check_entropy(doc, config, depth):
         assert all(v is None or 1 / T * (1 - 1e-12) <= v <= 1 + 1e-12 for v in values), key
 
 
+def check_geometry(doc, config, depth):
+    """docs/model.md §2, what the stable rank hides: per layer, both networks; the centred
+    stable rank null only where the tokens are equal (a warning says 0/0) or the network
+    is dead, and in [1, T - 1]; energy off the top and the relative spread in [0, 1] with the
+    spread's square at least the energy (the mean direction holds at most s1^2); the mean
+    cosine in [-1/(T - 1), 1]; the RMS norm positive."""
+    T = config["T"]
+    zero_zero = any("centred_stable_rank is null (0/0)" in w for w in doc["warnings"])
+    tol = 1e-12
+    for p in ("", "counterpart_"):
+        arrays = {k: doc[p + k] for k in ("centred_stable_rank", "energy_off_top",
+                                          "relative_spread", "token_cosine_mean", "token_rms")}
+        for k, values in arrays.items():
+            assert len(values) == depth + 1, f"{p}{k}: {len(values)} values for depth {depth}"
+        for l in range(depth + 1):
+            c, e, s, cos, rms = (arrays[k][l] for k in arrays)
+            if doc[p + "stable_rank"][l] is None:
+                continue
+            assert c is not None or zero_zero, f"{p}centred_stable_rank[{l}] null, no warning"
+            assert c is None or 1 - tol <= c <= (T - 1) * (1 + tol), f"{p}centred {l}: {c}"
+            assert -tol <= e <= 1 - 1 / T + tol, f"{p}energy_off_top {l}: {e}"
+            assert -tol <= s <= 1 + tol and s * s >= e - 1e-9, f"{p}spread {l}: {s}, {e}"
+            assert cos is None or -1 / (T - 1) - tol <= cos <= 1 + tol, f"{p}cosine {l}: {cos}"
+            assert rms is None or rms > 0, f"{p}token_rms {l}: {rms}"
+
+
 try:
     main()
 except (AssertionError, KeyError, ValueError, TypeError) as e:
