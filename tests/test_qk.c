@@ -208,7 +208,7 @@ static void test_rotation_keeps_norms(void **state)
         double x[T * D], before[T * D];
         for (int i = 0; i < T * D; i++)
             x[i] = before[i] = sin(0.37 * i + 1);
-        Qk_rotate(&c, T, 123456, x);
+        Qk_rotate(&c, T, c.heads, 123456, x);
         double moved = 0;
         for (int h = 0; h < 3; h++)
             for (int i = 0; i < T; i++) {
@@ -240,10 +240,10 @@ static void test_logits_depend_on_position_differences(void **state)
             q[i] = q2[i] = cos(0.91 * i);
             k[i] = k2[i] = sin(1.7 * i + 0.2);
         }
-        Qk_rotate(&c, T, 0, q);
-        Qk_rotate(&c, T, 0, k);
-        Qk_rotate(&c, T, 37, q2);
-        Qk_rotate(&c, T, 37, k2);
+        Qk_rotate(&c, T, c.heads, 0, q);
+        Qk_rotate(&c, T, c.heads, 0, k);
+        Qk_rotate(&c, T, c.heads, 37, q2);
+        Qk_rotate(&c, T, c.heads, 37, k2);
         for (int h = 0; h < 2; h++)
             for (int i = 0; i < T; i++)
                 for (int j = 0; j < T; j++) {

@@ -112,6 +112,9 @@ typedef struct {
     Skip skip;
     int heads; /* H, dividing d: each head has width d_h = d/H */
     int head;  /* head whose attention matrix is shown, 1..heads */
+    /* G key/value heads (grouped-query attention, HF's num_key_value_heads): heads of one group
+       share W^K and W^V; 0 means one per head (G = H), as HF's absent key does. */
+    int kv_heads;
     OutputProjection output;
     LogitScale logit_scale;
     LnPlace ln_place;
@@ -293,6 +296,13 @@ int Attention_is_input_independent(Attention a);
 
 /* d_h = d/H, the width of one head. */
 int Config_head_width(const Config *c);
+
+/* G, the key/value heads: --kv-heads, or H where it is 0. */
+int Config_kv_heads(const Config *c);
+
+/* The key/value head (from 0) that query head h (from 0) reads: h / (H/G), as HF's repeat_kv
+   repeats each of the G heads H/G times in a row. */
+int Config_kv_head_of(const Config *c, int h);
 
 /* The gap mode of the counterpart network: gap removal toggled (off <-> center). */
 Gap Gap_toggled(Gap g);

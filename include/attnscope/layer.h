@@ -7,8 +7,9 @@
  * way.  Layer_step takes it stage by stage, and each stage is the one place a block feature
  * joins it:
  *   1. the branch's input: X, or LN(X) under pre-LN                (norm placements, ε)
- *   2. every head's queries, keys and values, one product each, then QK-norm and RoPE on the
- *      queries and keys (qk.h)                                      (grouped K/V)
+ *   2. every head's queries, every key/value head's keys and values (--kv-heads: G of them,
+ *      each shared by H/G query heads), one product each, then QK-norm and RoPE on the
+ *      queries and keys (qk.h)
  *   3. per head: logits, the masked attention, gap removal, A_h·V_h (per-layer masks, sinks)
  *   4. the heads through W^O, with the skip's and the branch's gains
  *   5. LayerNorm after the sub-block (post-LN)
@@ -33,8 +34,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The weights of one layer.  Head h reads the h-th block of d_h columns of W^Q, W^K, W^V
-   and the h-th T×T block of the Markov draws. */
+/* The weights of one layer.  Head h reads the h-th block of d_h columns of W^Q and the h-th
+   T×T block of the Markov draws, and the g-th block of W^K and W^V, g = Config_kv_head_of(h)
+   (= h unless --kv-heads groups them).  W^K and W^V are drawn d×d whatever G: the G shared
+   blocks are the first G·d_h columns of the same draw, so G = H is today's layer bit for bit
+   and the blocks keep the square draw's entry scale. */
 typedef struct {
     double *query, *key, *value; /* d×d */
     double *output;              /* d×d; unused when W^O is the identity */
@@ -101,6 +105,9 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
    reads a normalised copy and stage 5 is empty. */
 bool Layer_fused_heads(const Config *c);
 bool Layer_pre_norm(const Config *c);
+
+/* G·d_h: the columns of W^K and W^V (and of the projected keys and values) the heads read. */
+int Layer_kv_width(const Config *c);
 
 /* What a driver sees of a step as it runs; any callback may be NULL.  The step calls them from
    the thread it runs on. */

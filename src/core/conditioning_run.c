@@ -196,20 +196,23 @@ static int layer_weights(ConditioningRun *r, int layer)
     int info = Layer_draw(r->random, r->la, c, c->seed, layer, LAYER_DRAW_ALL, w, r->scratch);
     if (info)
         return info;
+    /* Grouped keys and values: head h reads its key/value head g's blocks W^K_g, W^V_g, and
+       each head's term of the Jacobian is the one-head term with those (the heads only add). */
     for (int h = 0; Attention_has_query_key(c->attention) && h < r->heads; h++)
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0,
-                    w->query + (size_t)h * dh * d, d, w->key + (size_t)h * dh * d, d, 0.0,
-                    r->m + dd * (size_t)h, d);
-    if (c->output == OUTPUT_IDENTITY)
+        cblas_dgemm(
+            CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0, w->query + (size_t)h * dh * d,
+            d, w->key + (size_t)Config_kv_head_of(c, h) * dh * d, d, 0.0, r->m + dd * (size_t)h, d);
+    bool grouped = Config_kv_heads(c) < r->heads;
+    if (c->output == OUTPUT_IDENTITY && !grouped)
         memcpy(r->wvo, w->value, sizeof(double) * dd);
-    else
+    else if (!grouped)
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->value, d, w->output,
                     d, 0.0, r->wvo, d);
     /* Head h writes its d_h columns of the concatenation, which W^O's rows h·d_h.. map: without
        an output projection those are the identity's, so W_VO,h is W^V_h in its own columns. */
     for (int h = 0; r->heads > 1 && h < r->heads; h++) {
         double *vo = r->wvo_head + dd * (size_t)h;
-        const double *v = w->value + (size_t)h * dh * d;
+        const double *v = w->value + (size_t)Config_kv_head_of(c, h) * dh * d;
         if (c->output == OUTPUT_IDENTITY) {
             memset(vo, 0, sizeof(double) * dd);
             memcpy(vo + (size_t)h * dh * d, v, sizeof(double) * (size_t)dh * d);
@@ -218,6 +221,10 @@ static int layer_weights(ConditioningRun *r, int layer)
                         w->output + (size_t)h * dh, d, 0.0, vo, d);
         }
     }
+    /* With shared W^V the layer's W_VO is no longer W^V W^O but the heads' sum. */
+    for (int h = 0; grouped && h < r->heads; h++)
+        for (size_t i = 0; i < dd; i++)
+            r->wvo[i] = (h ? r->wvo[i] : 0.0) + r->wvo_head[dd * (size_t)h + i];
     return 0;
 }
 

@@ -366,6 +366,23 @@ static const Setting SETTINGS[] = {
      .min_note = "head 1 is the first",
      .label = "head",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "kv-heads",
+     .json = "kv_heads",
+     .argument = "G",
+     .help = "key/value heads G, G divides H (1: multi-query); 0: one per head",
+     .kind = SETTING_INT,
+     .min = 0,
+     .max = CONFIG_WIDTH_MAX,
+     .fallback = 0,
+     .offset = offsetof(Config, kv_heads),
+     .reuse = REUSE_WEIGHTS,
+     .bound = "heads",
+     .bound_reason = "G ≤ H",
+     .in_use = head_in_use,
+     .unused_note = "one head has its own keys and values: raise H (H) to group them",
+     .key_label = "K/V heads G",
+     .label = "G",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "wo",
      .json = "wo",
      .argument = "P",
@@ -1060,6 +1077,13 @@ void Config_reset(Config *c, unsigned classes)
             Setting_put(&SETTINGS[i], c, SETTINGS[i].fallback);
 }
 
+/* Whether c draws m as the factor of a product's SVD (per head for W^K, per layer for W^V),
+   which one block shared by several heads cannot be. */
+static bool drawn_as_factor(const Config *c, Matrix m)
+{
+    return isnan(Init_matrix(c, m).std);
+}
+
 int Config_validate(const Config *c, char *err, size_t size)
 {
     if (c->tokens > c->width) {
@@ -1077,6 +1101,22 @@ int Config_validate(const Config *c, char *err, size_t size)
         snprintf(err, size,
                  "--heads %d: accepted a divisor of -d/--width %d (each head has width d/H)",
                  c->heads, c->width);
+        return -1;
+    }
+    if (c->kv_heads > 0 && c->heads % c->kv_heads != 0) {
+        snprintf(err, size,
+                 "--kv-heads %d: accepted a divisor of --heads %d (each key/value head serves H/G "
+                 "query heads), or 0 for one per head",
+                 c->kv_heads, c->heads);
+        return -1;
+    }
+    if (Config_kv_heads(c) < c->heads &&
+        (drawn_as_factor(c, MATRIX_KEY) || drawn_as_factor(c, MATRIX_VALUE))) {
+        snprintf(err, size,
+                 "--kv-heads %d: accepted only with W^K and W^V drawn on their own (--init %s "
+                 "draws each head's W^K or W^V as a factor of its own product, which a shared "
+                 "one is not); use --kv-heads 0",
+                 c->kv_heads, INIT_NAMES.names[c->init]);
         return -1;
     }
     if (c->init == INIT_CUTTING_SKIP && c->output == OUTPUT_GAUSSIAN) {
@@ -1138,6 +1178,16 @@ double Config_sigma(const Config *c)
 int Config_head_width(const Config *c)
 {
     return c->heads > 0 ? c->width / c->heads : c->width;
+}
+
+int Config_kv_heads(const Config *c)
+{
+    return c->kv_heads > 0 ? c->kv_heads : c->heads;
+}
+
+int Config_kv_head_of(const Config *c, int h)
+{
+    return h / (c->heads / Config_kv_heads(c));
 }
 
 int Attention_is_row_stochastic(Attention a)

@@ -55,6 +55,11 @@ bool Layer_fused_heads(const Config *c)
     return c->heads == 1 && c->output == OUTPUT_IDENTITY;
 }
 
+int Layer_kv_width(const Config *c)
+{
+    return Config_kv_heads(c) * Config_head_width(c);
+}
+
 bool Layer_pre_norm(const Config *c)
 {
     return c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
@@ -119,18 +124,19 @@ static const double *branch_input(const Config *c, LayerBuffers *b)
 static int project_query_key(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b,
                              const double *source, double *q, double *k)
 {
-    int T = c->tokens, d = c->width;
+    int T = c->tokens, d = c->width, kv = Layer_kv_width(c);
     int info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0, q, T);
     if (!info)
-        info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->key, d, 0.0, k, T);
+        info = Linalg_gemm(b->la, false, false, T, kv, d, 1.0, source, T, w->key, d, 0.0, k, T);
     if (!info)
         Qk_shape(c, layer, T, q, k, b->row_stat, b->row_max);
     return info;
 }
 
-/* Stage 2 with several heads: every head's queries, keys and (with values) values in one
-   product each, as wide products run nearer the BLAS's peak than H narrow ones.  One head
-   projects its queries and keys in head_logits.  Returns 0 or LINALG_STOPPED. */
+/* Stage 2 with several heads: every head's queries, every key/value head's keys and (with
+   values) values in one product each, as wide products run nearer the BLAS's peak than H
+   narrow ones.  One head projects its queries and keys in head_logits.  Returns 0 or
+   LINALG_STOPPED. */
 static int project_heads(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b,
                          const double *source, bool values)
 {
@@ -138,8 +144,8 @@ static int project_heads(const Config *c, int layer, const LayerWeights *w, Laye
     if (Attention_has_query_key(c->attention))
         info = project_query_key(c, layer, w, b, source, b->queries, b->keys);
     if (!info && values)
-        info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->value, d, 0.0,
-                           b->values, T);
+        info = Linalg_gemm(b->la, false, false, T, Layer_kv_width(c), d, 1.0, source, T, w->value,
+                           d, 0.0, b->values, T);
     return info;
 }
 
@@ -159,13 +165,13 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerB
     if (!Attention_has_query_key(c->attention))
         return 0;
     /* Several heads: their queries and keys were projected at once (project_heads), head h's
-       are their h-th block of columns.  One head: the values' buffer is free until the
-       values are applied. */
+       queries are their h-th block of columns, its keys its key/value head's block.  One
+       head: the values' buffer is free until the values are applied. */
     double *q = b->queries, *k = b->values;
     int status = 0;
     if (c->heads > 1) {
         q = b->queries + (size_t)T * dh * h;
-        k = b->keys + (size_t)T * dh * h;
+        k = b->keys + (size_t)T * dh * Config_kv_head_of(c, h);
     } else {
         status = project_query_key(c, layer, w, b, source, q, k);
     }
@@ -234,8 +240,8 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
     if (Layer_fused_heads(c))
         return Linalg_gemm(b->la, true, false, T, d, T, branch_gain(c), b->attention, T, b->values,
                            T, skip_gain(c), b->x, T);
-    size_t block = (size_t)T * dh * h;
-    return Linalg_gemm(b->la, true, false, T, dh, T, 1.0, b->attention, T, b->values + block, T,
+    size_t block = (size_t)T * dh * h, shared = (size_t)T * dh * Config_kv_head_of(c, h);
+    return Linalg_gemm(b->la, true, false, T, dh, T, 1.0, b->attention, T, b->values + shared, T,
                        0.0, b->mixed + block, T);
 }
 

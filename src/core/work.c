@@ -9,6 +9,7 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/measure.h"
 #include "attnscope/spectra.h"
 
@@ -160,6 +161,20 @@ static void gap_removal(const Config *c, Gap gap, WorkList *out)
     }
 }
 
+/* Stage 2 with several heads (layer.c's project_heads): the H queries and the G key/value
+   heads' keys (with queries and keys) and values (when asked). */
+static void project_heads(const Config *c, bool query_key, bool values, WorkList *out)
+{
+    double T = c->tokens, d = c->width, kv = Layer_kv_width(c);
+    double shared = (query_key ? 1 : 0) + (values ? 1 : 0); /* products of width G·d_h */
+    if (kv == d) {                                          /* one item, as the cost sums it */
+        product(out, T, d, d, shared + (query_key ? 1 : 0));
+        return;
+    }
+    product(out, T, d, d, query_key ? 1 : 0);
+    product(out, T, kv, d, shared);
+}
+
 /* A head's logits from X (its queries and keys projected first with one head) and its
    attention matrix built from them. */
 static void attention(const Config *c, bool project, WorkList *out)
@@ -210,8 +225,8 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
     bool fused = c->heads == 1 && c->output == OUTPUT_IDENTITY;
     if (layernorm && pre)
         passes(out, 3 * td);
-    if (c->heads > 1) /* every head's queries, keys and values at once */
-        product(out, T, d, d, qk ? 3 : 1);
+    if (c->heads > 1) /* every head's queries, every key/value head's keys and values at once */
+        project_heads(c, qk, true, out);
     WorkList head = {0};
     if (!how.shared)
         attention(c, c->heads == 1, &head);
@@ -311,12 +326,12 @@ void Work_spectra(const Config *c, WorkStep *out)
 static void capture(Walk *walk, const SeedPlan *p)
 {
     const Config *c = walk->c;
-    double T = c->tokens, d = c->width;
+    double T = c->tokens;
     replay(walk, c->gap, c->layer - 1, p->capture_replay, p->input_for_capture);
     WorkStep step = {0};
     weights(c, false, value_drawn(walk, true), &step.serial);
-    if (c->heads > 1 && Attention_has_query_key(c->attention))
-        product(&step.serial, T, d, d, 2);
+    if (c->heads > 1)
+        project_heads(c, Attention_has_query_key(c->attention), false, &step.serial);
     attention(c, c->heads == 1, &step.serial);
     passes(&step.serial, 2 * T * T);
     gap_removal(c, c->gap, &step.serial);
