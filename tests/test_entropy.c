@@ -250,6 +250,7 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
                       calloc(dd, 8),
                       calloc(hidden * c->width + 1, 8),
                       calloc(hidden * c->width + 1, 8),
+                      calloc(hidden * c->width + 1, 8),
                       calloc((size_t)c->heads * c->tokens * c->tokens, 8)};
     size_t scratch_size = Init_scratch_doubles(c);
     double *scratch = calloc(scratch_size > dd ? scratch_size : dd, 8);
@@ -266,7 +267,7 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
     }
     for (int i = 0; i < LAYER_BUFFERS; i++)
         free(*list[i].buffer);
-    double *weights[] = {w.query, w.key, w.value, w.output, w.mlp_in, w.mlp_out, w.markov};
+    double *weights[] = {w.query, w.key, w.value, w.output, w.mlp_in, w.mlp_out, w.mlp_up, w.markov};
     for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
         free(weights[i]);
     free(scratch);

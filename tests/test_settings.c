@@ -292,6 +292,7 @@ static void test_every_setting_on_the_status_line(void **state)
     /* The cutting-skip scheme's own settings, away from their defaults (its W^K are factors,
        which key/value heads cannot share: one per head). */
     c.kv_heads = c.heads;
+    c.mlp_hidden = 384; /* the ratio is then unused, the hidden width shown */
     c.init = INIT_CUTTING_SKIP;
     c.init_alpha = 2.0;
     c.init_beta = 0.6;

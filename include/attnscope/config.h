@@ -34,8 +34,9 @@ typedef enum { LOGIT_SCALE_SQRT, LOGIT_SCALE_LINEAR } LogitScale;
    branch's input (pre: X + F(LN X), as GPT-2 and ViT). */
 typedef enum { LN_PLACE_POST, LN_PLACE_PRE } LnPlace;
 
-/* The MLP sub-block's activation (docs/model.md §1.9); none: attention only. */
-typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH } Mlp;
+/* The MLP sub-block's activation (docs/model.md §1.9); none: attention only.  swiglu and geglu
+   are gated (BLOCKS.md §Gated MLPs): down(act(gate x) ⊙ up x), act silu or tanh-GELU. */
+typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH, MLP_SWIGLU, MLP_GEGLU } Mlp;
 
 /* Initialisation schemes (docs/model.md §1.10); cutting-skip is the skipless transformer
    paper's W^Q W^Kᵀ = αZ + βI with W_VO = c²·(Haar orthogonal) (--init-alpha, --init-beta,
@@ -129,7 +130,8 @@ typedef struct {
     double skip_gain;     /* a in X ← a·X + b·F(X), with a skip */
     double branch_gain;   /* b */
     Mlp mlp;
-    int mlp_ratio; /* the MLP's hidden width is mlp_ratio·d */
+    int mlp_ratio;  /* the MLP's hidden width is mlp_ratio·d, unless mlp_hidden says it */
+    int mlp_hidden; /* the MLP's hidden width itself (Llama's intermediate_size); 0: R·d */
     InitScheme init;
     InputNorm input_norm;
     double init_alpha; /* cutting-skip: W^Q W^Kᵀ = αZ + βI, Z_ij ~ N(0, 1/d) */
@@ -296,6 +298,12 @@ int Attention_is_input_independent(Attention a);
 
 /* d_h = d/H, the width of one head. */
 int Config_head_width(const Config *c);
+
+/* The MLP's hidden width: --mlp-hidden where set, else --mlp-ratio times d. */
+int Config_mlp_hidden(const Config *c);
+
+/* Whether c's MLP is gated (swiglu, geglu): a gate and an up projection, multiplied. */
+bool Config_mlp_gated(const Config *c);
 
 /* G, the key/value heads: --kv-heads, or H where it is 0. */
 int Config_kv_heads(const Config *c);

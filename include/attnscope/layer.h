@@ -13,7 +13,8 @@
  *   3. per head: logits, the masked attention, gap removal, A_h·V_h (per-layer masks, sinks)
  *   4. the heads through W^O, with the skip's and the branch's gains
  *   5. LayerNorm after the sub-block (post-LN)
- *   6. the MLP sub-block, with its own skip and LayerNorm           (gated MLPs)
+ *   6. the MLP sub-block, with its own skip and LayerNorm, gated (down(act(gate x) ⊙ up x))
+ *      or not
  *   7. the tokens' scale carried apart where A does not depend on X
  * A driver that wants more than X_ℓ (a head's attention before and after gap removal, the
  * branch's input) passes a LayerObserver, which the step calls as it goes: what it sees is
@@ -42,7 +43,9 @@
 typedef struct {
     double *query, *key, *value; /* d×d */
     double *output;              /* d×d; unused when W^O is the identity */
-    double *mlp_in, *mlp_out;    /* R·d×d each (mlp_in stored transposed, see init.h) */
+    double *mlp_in, *mlp_out;    /* N×d each, N the hidden width (mlp_in stored transposed,
+                                    see init.h); a gated MLP's gate and down projections */
+    double *mlp_up;              /* N×d, stored transposed: a gated MLP's up projection */
     double *markov;              /* T×T per head: the Markov kind's σ_qk²·g */
 } LayerWeights;
 
@@ -51,7 +54,7 @@ typedef enum {
     LAYER_DRAW_ATTENTION = 1 << 0, /* W^Q and W^K (kinds with logits), the Markov draws */
     LAYER_DRAW_VALUE = 1 << 1,
     LAYER_DRAW_OUTPUT = 1 << 2, /* W^O, unless it is the identity */
-    LAYER_DRAW_MLP = 1 << 3,    /* W1 and W2, when there is an MLP */
+    LAYER_DRAW_MLP = 1 << 3,    /* W1 and W2 (and the up projection when gated), with an MLP */
     LAYER_DRAW_ALL = (1 << 4) - 1,
 } LayerDraw;
 
@@ -80,12 +83,13 @@ typedef struct {
     double *logits;    /* T×T: a head's logits */
     double *attention; /* T×T: a head's attention, built, then as applied */
     double *mixed;     /* T×d: the heads' outputs side by side, before W^O (not fused) */
-    double *hidden;    /* T×R·d: the MLP's hidden layer */
+    double *hidden;    /* T×N: the MLP's hidden layer (a gated MLP's gate, then the product) */
+    double *up;        /* T×N: a gated MLP's up projection */
     double *row_stat, *row_max; /* max(T, d) and T: LayerNorm's scratch */
     double *gap_scratch;        /* Gap_scratch_size(T), for the gap modes that need it */
 } LayerBuffers;
 
-enum { LAYER_BUFFERS = 12 };
+enum { LAYER_BUFFERS = 13 };
 
 typedef struct {
     double **buffer;

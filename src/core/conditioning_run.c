@@ -100,11 +100,11 @@ typedef struct {
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
    estimate); the Jacobian's are apart. */
-enum { RUN_BUFFERS = LAYER_BUFFERS + 19 };
+enum { RUN_BUFFERS = LAYER_BUFFERS + 20 };
 static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer plan[RUN_BUFFERS])
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
-    size_t H = (size_t)c->heads, hidden = c->mlp != MLP_NONE ? (size_t)c->mlp_ratio * d : 0;
+    size_t H = (size_t)c->heads, hidden = c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
     size_t scratch = Init_scratch_doubles(c);
     if (scratch < dd)
         scratch = dd;
@@ -120,6 +120,7 @@ static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer
         {&w->output, c->output != OUTPUT_IDENTITY ? dd : 0},
         {&w->mlp_in, hidden * d},
         {&w->mlp_out, hidden * d},
+        {&w->mlp_up, Config_mlp_gated(c) ? hidden * d : 0},
         {&w->markov, c->attention == ATTENTION_MARKOV ? H * tt : 0},
         {&r->input, td},
         {&r->wvo, dd},
@@ -680,6 +681,12 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                      "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
                      "certified to 1e-6), kappa_jacobian_skip null",
                      r.n, r.n);
+    if (Config_kv_heads(c) < c->heads) /* not a failure: the exact value is infinite */
+        Warnings_add(&out->warnings,
+                     "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "
+                     "only through its G*d_h = %d value columns, fewer than d = %d, so W_VO and "
+                     "B are singular: kappa_value_output and kappa_dominant are null",
+                     Config_kv_heads(c), Layer_kv_width(c), c->width);
     Conditioning_show_layer(out, c->layer);
 done:
     run_free(&r);

@@ -20,7 +20,7 @@ static const char *const output_names[] = {"identity", "gaussian", "orthogonal"}
 static const char *const logit_scale_names[] = {"sqrt", "linear"};
 static const char *const ln_place_names[] = {"post", "pre"};
 static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
-static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh"};
+static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh", "swiglu", "geglu"};
 static const char *const qk_norm_names[] = {"none", "head", "full"};
 static const char *const qk_norm_place_names[] = {"before-rope", "after-rope"};
 static const char *const rope_names[] = {"none", "half", "pairs"};
@@ -126,6 +126,17 @@ static bool rope_in_use(const Config *c)
 static bool mlp_in_use(const Config *c)
 {
     return c->mlp != MLP_NONE;
+}
+
+static bool mlp_ratio_in_use(const Config *c)
+{
+    return c->mlp != MLP_NONE && c->mlp_hidden == 0;
+}
+
+/* 0 leaves the width to the ratio, the one in use then. */
+static bool mlp_hidden_in_use(const Config *c)
+{
+    return c->mlp != MLP_NONE && c->mlp_hidden > 0;
 }
 
 static bool skip_in_use(const Config *c)
@@ -622,13 +633,28 @@ static const Setting SETTINGS[] = {
      .fallback = 4,
      .offset = offsetof(Config, mlp_ratio),
      .reuse = REUSE_WEIGHTS,
-     .in_use = mlp_in_use,
-     .unused_note = "the ratio is the MLP's (X turns one on)",
+     .in_use = mlp_ratio_in_use,
+     .unused_note = "the ratio is the MLP's (X turns one on), unless --mlp-hidden sets the width",
      .raise_key = 'R',
      .lower_key = 'u',
      .step = STEP_DOUBLE,
      .key_label = "MLP ratio",
      .label = "R",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "mlp-hidden",
+     .json = "mlp_hidden",
+     .argument = "N",
+     .help = "MLP hidden width N (Llama 3 8B: 14336), before --mlp-ratio; 0: R·d",
+     .kind = SETTING_INT,
+     .min = 0,
+     .max = CONFIG_WIDTH_MAX * CONFIG_MLP_RATIO_MAX,
+     .fallback = 0,
+     .offset = offsetof(Config, mlp_hidden),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = mlp_hidden_in_use,
+     .unused_note = "the hidden width is the MLP's (X turns one on); 0: R·d",
+     .key_label = "MLP hidden width",
+     .label = "MLP N",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "init",
      .json = "init",
@@ -1139,11 +1165,18 @@ int Config_validate(const Config *c, char *err, size_t size)
                  MATRIX_INIT_NAMES.names[c->init_output]);
         return -1;
     }
-    if (c->mlp != MLP_NONE && c->init_mlp == MATRIX_INIT_IDENTITY && c->mlp_ratio != 1) {
-        snprintf(err, size,
-                 "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are %d·d×d, "
-                 "and only a square matrix is the identity)",
-                 c->mlp_ratio);
+    if (c->mlp != MLP_NONE && c->init_mlp == MATRIX_INIT_IDENTITY &&
+        Config_mlp_hidden(c) != c->width) {
+        if (c->mlp_hidden == 0)
+            snprintf(err, size,
+                     "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are %d·d×d, "
+                     "and only a square matrix is the identity)",
+                     c->mlp_ratio);
+        else
+            snprintf(err, size,
+                     "--init-mlp identity: accepted with --mlp-hidden %d (= d) only (W1 and W2 are "
+                     "%d×d, and only a square matrix is the identity)",
+                     c->width, c->mlp_hidden);
         return -1;
     }
     if (c->head < 1 || c->head > c->heads) {
@@ -1178,6 +1211,16 @@ double Config_sigma(const Config *c)
 int Config_head_width(const Config *c)
 {
     return c->heads > 0 ? c->width / c->heads : c->width;
+}
+
+int Config_mlp_hidden(const Config *c)
+{
+    return c->mlp_hidden > 0 ? c->mlp_hidden : c->mlp_ratio * c->width;
+}
+
+bool Config_mlp_gated(const Config *c)
+{
+    return c->mlp == MLP_SWIGLU || c->mlp == MLP_GEGLU;
 }
 
 int Config_kv_heads(const Config *c)

@@ -29,6 +29,8 @@ int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
         info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_IN, w->mlp_in);
     if (!info && (parts & LAYER_DRAW_MLP) && c->mlp != MLP_NONE)
         info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_OUT, w->mlp_out);
+    if (!info && (parts & LAYER_DRAW_MLP) && Config_mlp_gated(c))
+        info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_UP, w->mlp_up);
     return info;
 }
 
@@ -82,7 +84,7 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
 {
     size_t T = c ? (size_t)c->tokens : 0, d = c ? (size_t)c->width : 0;
     size_t td = T * d, tt = T * T;
-    size_t mlp_ratio = c && c->mlp != MLP_NONE ? (size_t)c->mlp_ratio : 0;
+    size_t hidden = c && c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
     const LayerBuffer list[LAYER_BUFFERS] = {
         {&b->x, td},
         {&b->normed, c && Layer_pre_norm(c) ? td : 0},
@@ -92,7 +94,8 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
         {&b->logits, tt},
         {&b->attention, tt},
         {&b->mixed, c && !Layer_fused_heads(c) ? td : 0},
-        {&b->hidden, td * mlp_ratio},
+        {&b->hidden, T * hidden},
+        {&b->up, c && Config_mlp_gated(c) ? T * hidden : 0},
         {&b->row_stat, T > d ? T : d},
         {&b->row_max, T},
         {&b->gap_scratch, c && gap_scratch ? Gap_scratch_size(c->tokens) : 0},
@@ -261,17 +264,25 @@ static int combine_heads(const Config *c, const LayerWeights *w, LayerBuffers *b
 }
 
 /* Stage 6: the MLP sub-block with its own skip and LayerNorm, placed as the attention's:
-   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre).  Returns 0 or
+   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre); gated,
+   X ← a·X + b·(φ(X' W1) ⊙ X' W_up) W2 (W1 the gate, W2 the down projection).  Returns 0 or
    LINALG_STOPPED. */
 static int mlp_sublayer(const Config *c, const LayerWeights *w, LayerBuffers *b)
 {
-    int T = c->tokens, d = c->width, hidden = c->mlp_ratio * c->width;
+    int T = c->tokens, d = c->width, hidden = Config_mlp_hidden(c);
+    size_t n = (size_t)T * hidden;
     const double *source = branch_input(c, b);
     int info = Linalg_gemm(b->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_in, hidden, 0.0,
                            b->hidden, T);
+    if (!info && Config_mlp_gated(c))
+        info = Linalg_gemm(b->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_up, hidden, 0.0,
+                           b->up, T);
     if (info)
         return info;
-    Block_activate(c->mlp, b->hidden, (size_t)T * hidden);
+    Block_activate(c->mlp, b->hidden, n);
+    if (Config_mlp_gated(c))
+        for (size_t i = 0; i < n; i++)
+            b->hidden[i] *= b->up[i];
     info = Linalg_gemm(b->la, false, false, T, d, hidden, branch_gain(c), b->hidden, T, w->mlp_out,
                        hidden, skip_gain(c), b->x, T);
     if (info)

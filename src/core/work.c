@@ -116,6 +116,8 @@ static void weights(const Config *c, bool whole_layer, bool value, WorkList *out
     if (whole_layer && c->mlp != MLP_NONE) {
         iid_matrix(c, MATRIX_MLP_IN, out);
         iid_matrix(c, MATRIX_MLP_OUT, out);
+        if (Config_mlp_gated(c))
+            iid_matrix(c, MATRIX_MLP_UP, out);
     }
 }
 
@@ -245,11 +247,14 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
     if (layernorm)
         passes(out, 3 * td);
     if (c->mlp != MLP_NONE) {
-        double hidden = (double)c->mlp_ratio * c->width;
+        double hidden = Config_mlp_hidden(c);
+        bool gated = Config_mlp_gated(c);
         if (layernorm)
             passes(out, 3 * td);
-        product(out, T, hidden, d, 1);
+        product(out, T, hidden, d, gated ? 2 : 1); /* gated: the gate and the up projection */
         add(out, c->mlp == MLP_RELU ? WORK_PASSES : WORK_BUILD_EXP, T * hidden, 0, 0, 1);
+        if (gated) /* act(gate) ⊙ up */
+            passes(out, T * hidden);
         product(out, T, d, hidden, 1);
     }
     passes(out, 3 * td);
