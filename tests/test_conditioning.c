@@ -870,9 +870,9 @@ static void test_kappa_jacobian_does_not_depend_on_c(void **state)
         fail_msg("kappa(K) at c = 1: %.17g, at c = 3: %.17g", kappa[0], kappa[1]);
 }
 
-/* QK-norm and RoPE change the logits K's formula differentiates: the conditioning refuses K
-   where they act (null, with the reason), keeps it where they do not (a --nope-every layer),
-   and still gives κ(A), which reads the attention the layer step applied. */
+/* QK-norm, RoPE and the soft-cap change the logits K's formula differentiates: the conditioning
+   refuses K where they act (null, with the reason), keeps it where they do not (a --nope-every
+   layer), and still gives κ(A), which reads the attention the layer step applied. */
 static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
 {
     (void)state;
@@ -881,14 +881,15 @@ static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
     c.width = 10;
     c.depth = 3;
     char err[256];
-    for (int which = 0; which < 2; which++) {
+    for (int which = 0; which < 3; which++) {
         c.qk_norm = which == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
         c.rope = which == 1 ? ROPE_PAIRS : ROPE_NONE;
         c.nope_every = which == 1 ? 2 : 0;
+        c.logit_softcap = which == 2 ? 5.0 : 0.0;
         Conditioning cond;
         assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
         for (int l = 1; l <= 3; l++) {
-            bool acts = which == 0 || l != 2;
+            bool acts = which != 1 || l != 2; /* RoPE skips layer 2 (--nope-every 2) */
             assert_true(isnan(cond.network.kappa_jacobian[l]) == acts);
             if (acts) /* the counterpart's K may also be beyond double precision elsewhere */
                 assert_true(isnan(cond.counterpart.kappa_jacobian[l]));
@@ -896,8 +897,10 @@ static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
         }
         bool said = false;
         for (int i = 0; i < cond.warnings.count; i++)
-            said = said || strstr(cond.warnings.text[i],
-                                  which == 0 ? "which QK-norm changes" : "which RoPE changes");
+            said =
+                said || strstr(cond.warnings.text[i], which == 0   ? "which QK-norm changes"
+                                                      : which == 1 ? "which RoPE changes"
+                                                                   : "which the soft-cap changes");
         assert_true(said);
         Conditioning_release(&cond);
     }

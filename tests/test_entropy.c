@@ -460,7 +460,7 @@ static void test_random_energy_prediction(void **state)
 }
 
 /* Where the prediction does not hold, no number: the logit std at or above s_c, another kind,
-   mask or scheme, pre-LN on rows of another norm. */
+   mask or scheme, pre-LN on rows of another norm, soft-capped logits. */
 static void test_random_energy_prediction_domain(void **state)
 {
     (void)state;
@@ -473,14 +473,15 @@ static void test_random_energy_prediction_domain(void **state)
     Theory_entropy_first_layer(&c, &e);
     assert_null(e.note);
     assert_true(isfinite(e.mean));
-    Config voids[4] = {c, c, c, c};
+    Config voids[5] = {c, c, c, c, c};
     voids[0].attention = ATTENTION_MARKOV;
     voids[1].mask = MASK_CAUSAL;
     voids[2].init = INIT_ORTHOGONAL;
     voids[3].layernorm = LAYERNORM_LN;
     voids[3].ln_place = LN_PLACE_PRE;
     voids[3].ln_scale = LN_SCALE_SQRT_D;
-    for (int k = 0; k < 4; k++) {
+    voids[4].logit_softcap = 50; /* bounded logits, not Gaussians */
+    for (int k = 0; k < 5; k++) {
         Theory_entropy_first_layer(&voids[k], &e);
         assert_true(isnan(e.mean) && e.note != NULL);
     }

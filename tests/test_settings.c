@@ -280,6 +280,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.rope_theta = 500000;
     c.rope_fraction = 0.5;
     c.nope_every = 4;
+    c.logit_softcap = 50;
     /* Per-matrix choices (W^O under --wo orthogonal: orthogonal or the identity). */
     c.init_query = MATRIX_INIT_XAVIER;
     c.init_key = MATRIX_INIT_ORTHOGONAL;

@@ -127,6 +127,7 @@ typedef struct {
     double rope_theta;    /* θ of the frequencies θ^(−2k/d_r) */
     double rope_fraction; /* the rotated share of each head's d_h (partial rotary) */
     int nope_every;       /* every K-th layer has no rotation (0: every layer rotates) */
+    double logit_softcap; /* C: attention logits C·tanh(S/C) (Gemma 2); 0: off */
     double skip_gain;     /* a in X ← a·X + b·F(X), with a skip */
     double branch_gain;   /* b */
     Mlp mlp;

@@ -193,6 +193,12 @@ static void block_warnings(const Config *c, Warnings *w)
                            "k, std about 1 whatever sigma_qk = %g, so sigma, its circle and the "
                            "quartercircle law are withdrawn; the logit std is measured",
                            QK_NORM_NAMES.names[c->qk_norm], c->sigma_qk);
+    if (c->logit_softcap > 0 && Attention_has_query_key(c->attention))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "logit soft-cap C = %g: the logits are C*tanh(S/C); sigma, its circle "
+                           "and the quartercircle law assume uncapped Gaussian logits and hold "
+                           "only while their std is well below C",
+                           c->logit_softcap);
     if (rope_at_some_layer(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
                            "RoPE: on identical (collapsed) tokens the logits depend on j - i, so "

@@ -444,8 +444,10 @@ static int jacobian_layer(Pass *p, double s_min_b)
     int l = p->layer, H = r->heads;
     bool input_independent = Attention_is_input_independent(c->attention);
     bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
-    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm and RoPE change it. */
-    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l);
+    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm, RoPE and the soft-cap change
+       it. */
+    bool capped = c->logit_softcap > 0 && Attention_has_query_key(c->attention);
+    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l) || capped;
     bool jacobian = differentiable && p->own_derivative && !reshaped;
     layer_blocks(r);
     int info = 0;
@@ -468,13 +470,18 @@ static int jacobian_layer(Pass *p, double s_min_b)
     }
     if (!p->jacobian_noted && reshaped && differentiable && p->own_derivative) {
         p->jacobian_noted = true;
+        const char *what[3] = {Qk_normalised(c) ? "QK-norm" : NULL,
+                               Qk_rotates(c, l) ? "RoPE" : NULL, capped ? "the soft-cap" : NULL};
+        char names[64] = "";
+        for (int i = 0; i < 3; i++)
+            if (what[i])
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         names[0] ? " and " : "", what[i]);
         Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network takes logits x_i W^Q W^K^T x_j^T, which %s%s%s "
+                     "the Jacobian of %s network takes logits x_i W^Q W^K^T x_j^T, which %s "
                      "changes: kappa_jacobian and what needs K are null where it acts, from "
                      "layer %d (never a wrong kappa)",
-                     p->role, Qk_normalised(c) ? "QK-norm" : "",
-                     Qk_normalised(c) && Qk_rotates(c, l) ? " and " : "",
-                     Qk_rotates(c, l) ? "RoPE" : "", l);
+                     p->role, names, l);
     } else if (!p->jacobian_noted) {
         p->jacobian_noted = true;
         Warnings_add(&p->result->warnings,

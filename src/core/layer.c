@@ -181,6 +181,8 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerB
     if (!status)
         status = Linalg_gemm(b->la, false, true, T, T, dh, Init_logit_scale(c), k, T, q, T, 0.0,
                              b->logits, T);
+    if (!status && c->logit_softcap > 0)
+        Attention_softcap(c->logit_softcap, b->logits, (size_t)T * T);
     if (!status)
         *logits = b->logits;
     return status;

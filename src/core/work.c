@@ -188,6 +188,8 @@ static void attention(const Config *c, bool project, WorkList *out)
         if (project)
             product(out, T, d, d, 2);
         product(out, T, T, dh, 1);
+        if (c->logit_softcap > 0) /* C·tanh(S/C) on every logit */
+            add(out, WORK_BUILD_EXP, T * T, 0, 0, 1);
     }
     add(out, exp_kind ? WORK_BUILD_EXP : WORK_BUILD_PLAIN, T * T, 0, 0, 1);
 }
