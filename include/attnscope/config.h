@@ -297,6 +297,10 @@ int Attention_is_row_stochastic(Attention a);
 /* True for the kinds whose matrix does not depend on the tokens (markov, uniform, identity). */
 int Attention_is_input_independent(Attention a);
 
+/* Every setting's name, comma-separated: the long options', or with `json` the JSON keys', for
+   the errors that list what is accepted.  Truncated to `size` (1024 holds them all). */
+void Settings_names(bool json, char *out, size_t size);
+
 /* d_h = d/H, the width of one head. */
 int Config_head_width(const Config *c);
 

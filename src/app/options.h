@@ -28,7 +28,7 @@ typedef struct {
     bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
 } Options;
 
-enum { OPTIONS_ERROR_SIZE = 512 };
+enum { OPTIONS_ERROR_SIZE = 1280 }; /* an unknown key's error lists every setting */
 
 /* Parses argv into o (defaults first, then each option and preset in order).  Returns 0,
    or 2 with a message in err that names the option, the value and what is accepted. */

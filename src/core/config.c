@@ -1229,6 +1229,15 @@ int Config_head_width(const Config *c)
     return c->heads > 0 ? c->width / c->heads : c->width;
 }
 
+void Settings_names(bool json, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < SETTINGS_COUNT && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "",
+                                 json ? SETTINGS[i].json : SETTINGS[i].name);
+}
+
 int Config_mlp_hidden(const Config *c)
 {
     return c->mlp_hidden > 0 ? c->mlp_hidden : c->mlp_ratio * c->width;
