@@ -509,7 +509,7 @@ static void test_forward_pass_agrees_with_the_model(void **state)
     (void)state;
     /* Each variant changes one thing the forward pass reads; without LayerNorm the tokens'
        norm moves with every weight, so a mismatch anywhere shows in it. */
-    enum { VARIANTS = 19 };
+    enum { VARIANTS = 21 };
     for (int v = 0; v < VARIANTS; v++) {
         Config c = Config_default();
         c.tokens = 8;
@@ -535,7 +535,9 @@ static void test_forward_pass_agrees_with_the_model(void **state)
                                       "pre-LN, 2 heads, MLP relu, wo gaussian",
                                       "markov, 2 heads, MLP tanh",
                                       "mimetic, 2 heads, wo gaussian (its factor)",
-                                      "mimetic, identity values"};
+                                      "mimetic, identity values",
+                                      "MLP swiglu, hidden 20",
+                                      "pre-LN, 4 heads, 2 key/value heads, MLP geglu"};
         switch (v) {
         case 2:
             c.init = INIT_CUTTING_SKIP;
@@ -611,6 +613,19 @@ static void test_forward_pass_agrees_with_the_model(void **state)
             c.init_value = MATRIX_INIT_IDENTITY;
             c.layernorm = LAYERNORM_LN;
             break;
+        case 19:
+            c.layernorm = LAYERNORM_LN;
+            c.mlp = MLP_SWIGLU;
+            c.mlp_hidden = 20;
+            break;
+        case 20:
+            c.layernorm = LAYERNORM_RMS;
+            c.ln_place = LN_PLACE_PRE;
+            c.heads = 4;
+            c.kv_heads = 2;
+            c.mlp = MLP_GEGLU;
+            c.output = OUTPUT_GAUSSIAN;
+            break;
         }
         char err[256];
         assert_int_equal(Config_validate(&c, err, sizeof err), 0);
@@ -632,8 +647,19 @@ static void test_forward_pass_agrees_with_the_model(void **state)
         }
         /* Without LayerNorm the tokens grow: the attention saturates within four layers, or
            K + I turns singular (κ beyond double precision, null); the κ are checked where
-           LayerNorm keeps the tokens' scale. */
+           LayerNorm keeps the tokens' scale.  Grouped values make B singular (null, said). */
         bool settled = c.layernorm != LAYERNORM_NONE;
+        if (c.kv_heads) {
+            settled = false;
+            for (int l = 1; l <= c.depth; l++)
+                assert_true(isnan(cond.network.kappa_dominant[l]) &&
+                            isnan(cond.network.kappa_value_output[l]) &&
+                            isfinite(cond.network.kappa_jacobian[l]));
+            bool said = false;
+            for (int i = 0; i < cond.warnings.count; i++)
+                said = said || strstr(cond.warnings.text[i], "B are singular");
+            assert_true(said);
+        }
         for (int l = 1; settled && l <= c.depth; l++)
             if (isnan(cond.network.kappa_jacobian[l]) ||
                 isnan(cond.network.kappa_jacobian_skip[l]) ||
@@ -844,9 +870,9 @@ static void test_kappa_jacobian_does_not_depend_on_c(void **state)
         fail_msg("kappa(K) at c = 1: %.17g, at c = 3: %.17g", kappa[0], kappa[1]);
 }
 
-/* QK-norm and RoPE change the logits K's formula differentiates: the conditioning refuses K
-   where they act (null, with the reason), keeps it where they do not (a --nope-every layer),
-   and still gives κ(A), which reads the attention the layer step applied. */
+/* QK-norm, RoPE and the soft-cap change the logits K's formula differentiates: the conditioning
+   refuses K where they act (null, with the reason), keeps it where they do not (a --nope-every
+   layer), and still gives κ(A), which reads the attention the layer step applied. */
 static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
 {
     (void)state;
@@ -855,14 +881,15 @@ static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
     c.width = 10;
     c.depth = 3;
     char err[256];
-    for (int which = 0; which < 2; which++) {
+    for (int which = 0; which < 3; which++) {
         c.qk_norm = which == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
         c.rope = which == 1 ? ROPE_PAIRS : ROPE_NONE;
         c.nope_every = which == 1 ? 2 : 0;
+        c.logit_softcap = which == 2 ? 5.0 : 0.0;
         Conditioning cond;
         assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
         for (int l = 1; l <= 3; l++) {
-            bool acts = which == 0 || l != 2;
+            bool acts = which != 1 || l != 2; /* RoPE skips layer 2 (--nope-every 2) */
             assert_true(isnan(cond.network.kappa_jacobian[l]) == acts);
             if (acts) /* the counterpart's K may also be beyond double precision elsewhere */
                 assert_true(isnan(cond.counterpart.kappa_jacobian[l]));
@@ -870,8 +897,10 @@ static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
         }
         bool said = false;
         for (int i = 0; i < cond.warnings.count; i++)
-            said = said || strstr(cond.warnings.text[i],
-                                  which == 0 ? "which QK-norm changes" : "which RoPE changes");
+            said =
+                said || strstr(cond.warnings.text[i], which == 0   ? "which QK-norm changes"
+                                                      : which == 1 ? "which RoPE changes"
+                                                                   : "which the soft-cap changes");
         assert_true(said);
         Conditioning_release(&cond);
     }

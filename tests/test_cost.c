@@ -415,6 +415,12 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_declared_work_compared(&v, "two heads");
     v = c, v.heads = 3, v.output = OUTPUT_GAUSSIAN;
     assert_declared_work_compared(&v, "three heads, W^O gaussian");
+    v = c, v.mlp = MLP_SWIGLU, v.mlp_hidden = 40;
+    assert_declared_work_compared(&v, "swiglu, hidden 40");
+    v = c, v.heads = 4, v.kv_heads = 2, v.head = 3;
+    assert_declared_work_compared(&v, "four heads, two key/value heads");
+    v = c, v.heads = 3, v.kv_heads = 1, v.attention = ATTENTION_MARKOV;
+    assert_declared_work_compared(&v, "multi-query values, markov");
     v = c, v.output = OUTPUT_ORTHOGONAL;
     assert_declared_work_compared(&v, "W^O orthogonal");
     v = c, v.output = OUTPUT_GAUSSIAN;

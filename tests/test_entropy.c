@@ -250,6 +250,7 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
                       calloc(dd, 8),
                       calloc(hidden * c->width + 1, 8),
                       calloc(hidden * c->width + 1, 8),
+                      calloc(hidden * c->width + 1, 8),
                       calloc((size_t)c->heads * c->tokens * c->tokens, 8)};
     size_t scratch_size = Init_scratch_doubles(c);
     double *scratch = calloc(scratch_size > dd ? scratch_size : dd, 8);
@@ -266,7 +267,7 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
     }
     for (int i = 0; i < LAYER_BUFFERS; i++)
         free(*list[i].buffer);
-    double *weights[] = {w.query, w.key, w.value, w.output, w.mlp_in, w.mlp_out, w.markov};
+    double *weights[] = {w.query, w.key, w.value, w.output, w.mlp_in, w.mlp_out, w.mlp_up, w.markov};
     for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
         free(weights[i]);
     free(scratch);
@@ -459,7 +460,7 @@ static void test_random_energy_prediction(void **state)
 }
 
 /* Where the prediction does not hold, no number: the logit std at or above s_c, another kind,
-   mask or scheme, pre-LN on rows of another norm. */
+   mask or scheme, pre-LN on rows of another norm, soft-capped logits. */
 static void test_random_energy_prediction_domain(void **state)
 {
     (void)state;
@@ -472,14 +473,15 @@ static void test_random_energy_prediction_domain(void **state)
     Theory_entropy_first_layer(&c, &e);
     assert_null(e.note);
     assert_true(isfinite(e.mean));
-    Config voids[4] = {c, c, c, c};
+    Config voids[5] = {c, c, c, c, c};
     voids[0].attention = ATTENTION_MARKOV;
     voids[1].mask = MASK_CAUSAL;
     voids[2].init = INIT_ORTHOGONAL;
     voids[3].layernorm = LAYERNORM_LN;
     voids[3].ln_place = LN_PLACE_PRE;
     voids[3].ln_scale = LN_SCALE_SQRT_D;
-    for (int k = 0; k < 4; k++) {
+    voids[4].logit_softcap = 50; /* bounded logits, not Gaussians */
+    for (int k = 0; k < 5; k++) {
         Theory_entropy_first_layer(&voids[k], &e);
         assert_true(isnan(e.mean) && e.note != NULL);
     }

@@ -391,6 +391,15 @@ static void test_keys_keep_the_relations(void **state)
     assert_false(press(&c, 'R', note));
     assert_int_equal(c.config.mlp_ratio, 1);
     assert_non_null(strstr(note, "MLP ratio stays at 1: --init-mlp identity"));
+    /* Fewer heads take the key/value heads down with them (G ≤ H), which then divide H. */
+    start = Config_default();
+    start.heads = 4;
+    start.kv_heads = 4;
+    c = Controls_from(&start);
+    assert_true(press(&c, '(', note));
+    assert_int_equal(c.config.heads, 2);
+    assert_int_equal(c.config.kv_heads, 2);
+    assert_non_null(strstr(note, "K/V heads G lowered to 2 with H (G ≤ H)"));
 }
 
 /* Random key sequences from random valid starts never produce an invalid Config. */
@@ -415,6 +424,12 @@ static void test_settings_stay_valid(void **state)
             if (start.width % h == 0)
                 start.heads = h;
         start.head = 1 + rand() % start.heads;
+        /* Grouped keys and values (a divisor of H, or 0), a gated MLP of its own width. */
+        start.kv_heads = rand() % 2 ? start.heads >> (rand() % 3) : 0;
+        if (start.kv_heads == 0 || start.heads % start.kv_heads)
+            start.kv_heads = 0;
+        start.mlp = (Mlp)(rand() % MLP_NAMES.count);
+        start.mlp_hidden = rand() % 2 ? 1 + rand() % 48 : 0;
         char err[256];
         assert_int_equal(Config_validate(&start, err, sizeof err), 0);
         Controls c = Controls_from(&start);

@@ -195,6 +195,54 @@ static void test_logits_match_the_reference(void **state)
                 }
 }
 
+/* Gemma 2's soft-cap on the loop-by-loop logits: the model's capped logits are C·tanh(S/C) of the
+   reference's, and its attention their row softmax, for logits of std σ_qk² = 4 near a cap of 3
+   (with RoPE too: the cap acts after it). */
+static void test_softcap_matches_the_reference(void **state)
+{
+    (void)state;
+    enum { T = 12 };
+    for (int rope = 0; rope < 2; rope++) {
+        Config c = small(2);
+        c.sigma_qk = 2.0;
+        c.logit_softcap = 3.0;
+        c.rope = rope ? ROPE_HALF : ROPE_NONE;
+        double model[T * T], reference[T * T];
+        model_logits(&c, 1, 1, model);
+        reference_logits(&c, 1, reference);
+        double beyond = 0;
+        for (int i = 0; i < T * T; i++) {
+            beyond = fmax(beyond, fabs(reference[i]));
+            double capped = 3.0 * tanh(reference[i] / 3.0);
+            if (fabs(model[i] - capped) > 1e-12 * 3.0)
+                fail_msg("rope %d: capped logit %d %.17g, reference %.17g", rope, i, model[i],
+                         capped);
+        }
+        assert_true(beyond > 3.0); /* the cap bit: some logit was beyond C */
+        /* The attention the layer builds is the softmax of the capped logits. */
+        Layer l;
+        layer_new(&l, &c);
+        assert_int_equal(Layer_input(l.random, la, &c, c.seed, l.b.x, l.scratch), 0);
+        assert_int_equal(
+            Layer_draw(l.random, la, &c, c.seed, 1, LAYER_DRAW_ATTENTION, &l.w, l.scratch), 0);
+        const double *logits;
+        LayerOutcome outcome;
+        assert_int_equal(Layer_attention(&c, 1, &l.w, &l.b, 1, &logits, &outcome), 0);
+        for (int i = 0; i < T; i++) {
+            double sum = 0;
+            for (int j = 0; j < T; j++)
+                sum += exp(3.0 * tanh(reference[i * T + j] / 3.0));
+            for (int j = 0; j < T; j++) {
+                double want = exp(3.0 * tanh(reference[i * T + j] / 3.0)) / sum;
+                if (fabs(l.b.attention[i * T + j] - want) > 1e-12)
+                    fail_msg("rope %d: A[%d][%d] %.17g, reference %.17g", rope, i, j,
+                             l.b.attention[i * T + j], want);
+            }
+        }
+        layer_free(&l, &c);
+    }
+}
+
 /* The rotation is orthogonal: every head's row keeps its norm, at any position. */
 static void test_rotation_keeps_norms(void **state)
 {
@@ -208,7 +256,7 @@ static void test_rotation_keeps_norms(void **state)
         double x[T * D], before[T * D];
         for (int i = 0; i < T * D; i++)
             x[i] = before[i] = sin(0.37 * i + 1);
-        Qk_rotate(&c, T, 123456, x);
+        Qk_rotate(&c, T, c.heads, 123456, x);
         double moved = 0;
         for (int h = 0; h < 3; h++)
             for (int i = 0; i < T; i++) {
@@ -240,10 +288,10 @@ static void test_logits_depend_on_position_differences(void **state)
             q[i] = q2[i] = cos(0.91 * i);
             k[i] = k2[i] = sin(1.7 * i + 0.2);
         }
-        Qk_rotate(&c, T, 0, q);
-        Qk_rotate(&c, T, 0, k);
-        Qk_rotate(&c, T, 37, q2);
-        Qk_rotate(&c, T, 37, k2);
+        Qk_rotate(&c, T, c.heads, 0, q);
+        Qk_rotate(&c, T, c.heads, 0, k);
+        Qk_rotate(&c, T, c.heads, 37, q2);
+        Qk_rotate(&c, T, c.heads, 37, k2);
         for (int h = 0; h < 2; h++)
             for (int i = 0; i < T; i++)
                 for (int j = 0; j < T; j++) {
@@ -351,6 +399,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_logits_match_the_reference),
+        cmocka_unit_test(test_softcap_matches_the_reference),
         cmocka_unit_test(test_rotation_keeps_norms),
         cmocka_unit_test(test_logits_depend_on_position_differences),
         cmocka_unit_test(test_no_rotation_is_bit_identical),

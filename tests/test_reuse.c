@@ -380,7 +380,7 @@ static bool changed_setting(const Setting *s, const Config *c, Config *out)
 
 /* Settings that put every setting to use in one of them: heads, W^O, an MLP, pre-LN, a
    windowed causal mask, a gap mode, an ensemble; then the factorised schemes' own, then
-   QK-norm and RoPE's. */
+   QK-norm and RoPE's with a gated MLP of its own hidden width. */
 static Config reuse_base(int which)
 {
     Config c = Config_default();
@@ -408,10 +408,12 @@ static Config reuse_base(int which)
         c.init = INIT_MIMETIC;
         c.mask = MASK_FULL;
         c.attention = ATTENTION_MARKOV;
-    } else if (which == 3) { /* the 2026 block's queries and keys */
+    } else if (which == 3) { /* the 2026 block's queries and keys, its gated MLP */
         c.qk_norm = QK_NORM_HEAD;
         c.rope = ROPE_HALF;
         c.nope_every = 2;
+        c.mlp = MLP_SWIGLU;
+        c.mlp_hidden = 24;
     }
     return c;
 }

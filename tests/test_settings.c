@@ -262,6 +262,7 @@ static void test_every_setting_on_the_status_line(void **state)
     /* The block's settings show where they differ from today's layer. */
     c.heads = 4;
     c.head = 2;
+    c.kv_heads = 2;
     c.output = OUTPUT_ORTHOGONAL;
     c.logit_scale = LOGIT_SCALE_LINEAR;
     c.ln_place = LN_PLACE_PRE;
@@ -279,6 +280,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.rope_theta = 500000;
     c.rope_fraction = 0.5;
     c.nope_every = 4;
+    c.logit_softcap = 50;
     /* Per-matrix choices (W^O under --wo orthogonal: orthogonal or the identity). */
     c.init_query = MATRIX_INIT_XAVIER;
     c.init_key = MATRIX_INIT_ORTHOGONAL;
@@ -288,7 +290,10 @@ static void test_every_setting_on_the_status_line(void **state)
     assert_settings_shown(&c);
     const Setting *alpha = Settings_find("init-alpha");
     assert_false(alpha->in_use(&c));
-    /* The cutting-skip scheme's own settings, away from their defaults. */
+    /* The cutting-skip scheme's own settings, away from their defaults (its W^K are factors,
+       which key/value heads cannot share: one per head). */
+    c.kv_heads = c.heads;
+    c.mlp_hidden = 384; /* the ratio is then unused, the hidden width shown */
     c.init = INIT_CUTTING_SKIP;
     c.init_alpha = 2.0;
     c.init_beta = 0.6;

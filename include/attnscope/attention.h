@@ -20,6 +20,10 @@ void Mask_row_range(Mask m, int window, int T, int i, int *first, int *last);
 /* True when the kind computes logits S = X W^Q (X W^K)ᵀ / √d from the tokens. */
 bool Attention_has_query_key(Attention kind);
 
+/* Gemma 2's soft-cap on n logits in place: S ← C·tanh(S/C) (C = cap > 0), which bounds them by C
+   and leaves |S| ≪ C nearly unchanged. */
+void Attention_softcap(double cap, double *logits, size_t n);
+
 /* Builds A from row-major logits (softmax, relu, sigmoid, linear: S; markov: σ_qk²·g, whose
    row-softmax is the i.i.d. Markov matrix).  Uniform and identity ignore `logits`.
    Masked entries are exactly 0. */

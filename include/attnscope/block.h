@@ -18,7 +18,8 @@ void Block_layernorm(const Config *c, int T, int d, double *x, double *row_stat,
 void Block_rms_rows(int T, int d, double epsilon, double *x, double *row_stat, double *row_max);
 
 /* The MLP's activation, elementwise in place: relu max(x, 0), gelu x·Φ(x) with the exact
-   normal CDF (PyTorch's default), tanh. */
+   normal CDF (PyTorch's default), tanh; for the gated ones the gate's: swiglu silu
+   x·sigmoid(x), geglu the tanh approximation of GELU (Gemma's gelu_pytorch_tanh). */
 void Block_activate(Mlp mlp, double *x, size_t n);
 
 #endif

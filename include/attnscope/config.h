@@ -34,8 +34,9 @@ typedef enum { LOGIT_SCALE_SQRT, LOGIT_SCALE_LINEAR } LogitScale;
    branch's input (pre: X + F(LN X), as GPT-2 and ViT). */
 typedef enum { LN_PLACE_POST, LN_PLACE_PRE } LnPlace;
 
-/* The MLP sub-block's activation (docs/model.md §1.9); none: attention only. */
-typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH } Mlp;
+/* The MLP sub-block's activation (docs/model.md §1.9); none: attention only.  swiglu and geglu
+   are gated (BLOCKS.md §Gated MLPs): down(act(gate x) ⊙ up x), act silu or tanh-GELU. */
+typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH, MLP_SWIGLU, MLP_GEGLU } Mlp;
 
 /* Initialisation schemes (docs/model.md §1.10); cutting-skip is the skipless transformer
    paper's W^Q W^Kᵀ = αZ + βI with W_VO = c²·(Haar orthogonal) (--init-alpha, --init-beta,
@@ -112,6 +113,9 @@ typedef struct {
     Skip skip;
     int heads; /* H, dividing d: each head has width d_h = d/H */
     int head;  /* head whose attention matrix is shown, 1..heads */
+    /* G key/value heads (grouped-query attention, HF's num_key_value_heads): heads of one group
+       share W^K and W^V; 0 means one per head (G = H), as HF's absent key does. */
+    int kv_heads;
     OutputProjection output;
     LogitScale logit_scale;
     LnPlace ln_place;
@@ -123,10 +127,12 @@ typedef struct {
     double rope_theta;    /* θ of the frequencies θ^(−2k/d_r) */
     double rope_fraction; /* the rotated share of each head's d_h (partial rotary) */
     int nope_every;       /* every K-th layer has no rotation (0: every layer rotates) */
+    double logit_softcap; /* C: attention logits C·tanh(S/C) (Gemma 2); 0: off */
     double skip_gain;     /* a in X ← a·X + b·F(X), with a skip */
     double branch_gain;   /* b */
     Mlp mlp;
-    int mlp_ratio; /* the MLP's hidden width is mlp_ratio·d */
+    int mlp_ratio;  /* the MLP's hidden width is mlp_ratio·d, unless mlp_hidden says it */
+    int mlp_hidden; /* the MLP's hidden width itself (Llama's intermediate_size); 0: R·d */
     InitScheme init;
     InputNorm input_norm;
     double init_alpha; /* cutting-skip: W^Q W^Kᵀ = αZ + βI, Z_ij ~ N(0, 1/d) */
@@ -291,8 +297,25 @@ int Attention_is_row_stochastic(Attention a);
 /* True for the kinds whose matrix does not depend on the tokens (markov, uniform, identity). */
 int Attention_is_input_independent(Attention a);
 
+/* Every setting's name, comma-separated: the long options', or with `json` the JSON keys', for
+   the errors that list what is accepted.  Truncated to `size` (1024 holds them all). */
+void Settings_names(bool json, char *out, size_t size);
+
 /* d_h = d/H, the width of one head. */
 int Config_head_width(const Config *c);
+
+/* The MLP's hidden width: --mlp-hidden where set, else --mlp-ratio times d. */
+int Config_mlp_hidden(const Config *c);
+
+/* Whether c's MLP is gated (swiglu, geglu): a gate and an up projection, multiplied. */
+bool Config_mlp_gated(const Config *c);
+
+/* G, the key/value heads: --kv-heads, or H where it is 0. */
+int Config_kv_heads(const Config *c);
+
+/* The key/value head (from 0) that query head h (from 0) reads: h / (H/G), as HF's repeat_kv
+   repeats each of the G heads H/G times in a row. */
+int Config_kv_head_of(const Config *c, int h);
 
 /* The gap mode of the counterpart network: gap removal toggled (off <-> center). */
 Gap Gap_toggled(Gap g);

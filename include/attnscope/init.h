@@ -17,7 +17,8 @@
 #include <stdint.h>
 
 /* The matrices of one layer.  Shapes (column-major): query, key, value, output d×d; mlp-in
-   stored transposed, R·d×d (the MLP multiplies by its transpose); mlp-out R·d×d. */
+   (a gated MLP's gate) and mlp-up stored transposed, N×d with N the hidden width
+   (Config_mlp_hidden; the MLP multiplies by their transposes); mlp-out N×d. */
 typedef enum {
     MATRIX_QUERY,
     MATRIX_KEY,
@@ -25,6 +26,7 @@ typedef enum {
     MATRIX_OUTPUT,
     MATRIX_MLP_IN,
     MATRIX_MLP_OUT,
+    MATRIX_MLP_UP, /* a gated MLP's up projection, stored as W1 (its gate) */
     MATRICES,
 } Matrix;
 

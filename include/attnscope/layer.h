@@ -7,12 +7,14 @@
  * way.  Layer_step takes it stage by stage, and each stage is the one place a block feature
  * joins it:
  *   1. the branch's input: X, or LN(X) under pre-LN                (norm placements, ε)
- *   2. every head's queries, keys and values, one product each, then QK-norm and RoPE on the
- *      queries and keys (qk.h)                                      (grouped K/V)
+ *   2. every head's queries, every key/value head's keys and values (--kv-heads: G of them,
+ *      each shared by H/G query heads), one product each, then QK-norm and RoPE on the
+ *      queries and keys (qk.h)
  *   3. per head: logits, the masked attention, gap removal, A_h·V_h (per-layer masks, sinks)
  *   4. the heads through W^O, with the skip's and the branch's gains
  *   5. LayerNorm after the sub-block (post-LN)
- *   6. the MLP sub-block, with its own skip and LayerNorm           (gated MLPs)
+ *   6. the MLP sub-block, with its own skip and LayerNorm, gated (down(act(gate x) ⊙ up x))
+ *      or not
  *   7. the tokens' scale carried apart where A does not depend on X
  * A driver that wants more than X_ℓ (a head's attention before and after gap removal, the
  * branch's input) passes a LayerObserver, which the step calls as it goes: what it sees is
@@ -33,12 +35,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The weights of one layer.  Head h reads the h-th block of d_h columns of W^Q, W^K, W^V
-   and the h-th T×T block of the Markov draws. */
+/* The weights of one layer.  Head h reads the h-th block of d_h columns of W^Q and the h-th
+   T×T block of the Markov draws, and the g-th block of W^K and W^V, g = Config_kv_head_of(h)
+   (= h unless --kv-heads groups them).  W^K and W^V are drawn d×d whatever G: the G shared
+   blocks are the first G·d_h columns of the same draw, so G = H is today's layer bit for bit
+   and the blocks keep the square draw's entry scale. */
 typedef struct {
     double *query, *key, *value; /* d×d */
     double *output;              /* d×d; unused when W^O is the identity */
-    double *mlp_in, *mlp_out;    /* R·d×d each (mlp_in stored transposed, see init.h) */
+    double *mlp_in, *mlp_out;    /* N×d each, N the hidden width (mlp_in stored transposed,
+                                    see init.h); a gated MLP's gate and down projections */
+    double *mlp_up;              /* N×d, stored transposed: a gated MLP's up projection */
     double *markov;              /* T×T per head: the Markov kind's σ_qk²·g */
 } LayerWeights;
 
@@ -47,7 +54,7 @@ typedef enum {
     LAYER_DRAW_ATTENTION = 1 << 0, /* W^Q and W^K (kinds with logits), the Markov draws */
     LAYER_DRAW_VALUE = 1 << 1,
     LAYER_DRAW_OUTPUT = 1 << 2, /* W^O, unless it is the identity */
-    LAYER_DRAW_MLP = 1 << 3,    /* W1 and W2, when there is an MLP */
+    LAYER_DRAW_MLP = 1 << 3,    /* W1 and W2 (and the up projection when gated), with an MLP */
     LAYER_DRAW_ALL = (1 << 4) - 1,
 } LayerDraw;
 
@@ -76,12 +83,13 @@ typedef struct {
     double *logits;    /* T×T: a head's logits */
     double *attention; /* T×T: a head's attention, built, then as applied */
     double *mixed;     /* T×d: the heads' outputs side by side, before W^O (not fused) */
-    double *hidden;    /* T×R·d: the MLP's hidden layer */
+    double *hidden;    /* T×N: the MLP's hidden layer (a gated MLP's gate, then the product) */
+    double *up;        /* T×N: a gated MLP's up projection */
     double *row_stat, *row_max; /* max(T, d) and T: LayerNorm's scratch */
     double *gap_scratch;        /* Gap_scratch_size(T), for the gap modes that need it */
 } LayerBuffers;
 
-enum { LAYER_BUFFERS = 12 };
+enum { LAYER_BUFFERS = 13 };
 
 typedef struct {
     double **buffer;
@@ -101,6 +109,9 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
    reads a normalised copy and stage 5 is empty. */
 bool Layer_fused_heads(const Config *c);
 bool Layer_pre_norm(const Config *c);
+
+/* G·d_h: the columns of W^K and W^V (and of the projected keys and values) the heads read. */
+int Layer_kv_width(const Config *c);
 
 /* What a driver sees of a step as it runs; any callback may be NULL.  The step calls them from
    the thread it runs on. */

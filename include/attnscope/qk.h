@@ -3,8 +3,8 @@
  * d_h (Qwen3, Gemma 3) or over the full projected width H·d_h (OLMo 2), and rotary positions,
  * each head's rotated part turned by its token's position, in the order --qk-norm-place says.
  *
- * Storage: the T×d column-major projections of every head, head h in its block of d_h columns
- * (a row is one token's query or key).
+ * Storage: the T×(n·d_h) column-major projections of n heads (H queries, G keys), head h in its
+ * block of d_h columns (a row is one token's query or key).
  */
 #ifndef ATTNSCOPE_QK_H
 #define ATTNSCOPE_QK_H
@@ -24,15 +24,16 @@ bool Qk_rotates(const Config *c, int layer);
    an even count (HF's int(d_h·F), made even: a rotation turns pairs). */
 int Qk_rotated_width(const Config *c);
 
-/* QK-norm on x (T×d) in place: x/√(mean(x²) + ε) over each head's d_h or over the full width,
-   ε = c->ln_eps.  row_stat: max(T, d) doubles, row_max: T (scratch). */
-void Qk_norm(const Config *c, int T, double *x, double *row_stat, double *row_max);
+/* QK-norm on x (T×heads·d_h) in place: x/√(mean(x²) + ε) over each head's d_h or over the full
+   projected width heads·d_h (OLMo 2 normalises the G·d_h keys as one), ε = c->ln_eps.
+   row_stat: max(T, d) doubles, row_max: T (scratch). */
+void Qk_norm(const Config *c, int T, int heads, double *x, double *row_stat, double *row_max);
 
-/* RoPE on x (T×d) in place: row i at position first_position + i, each head's first d_r
+/* RoPE on x (T×heads·d_h) in place: row i at position first_position + i, each head's first d_r
    dimensions turned by the angles p·θ^(−2k/d_r), k = 0 … d_r/2 − 1: HF's rotate_half pairs
    dimension k with k + d_r/2, Meta's pairs 2k with 2k + 1.  The layer's positions are 0 … T−1
    (first_position 0); another start is for the tests of the invariants. */
-void Qk_rotate(const Config *c, int T, int first_position, double *x);
+void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x);
 
 /* Stage 2's features on the projected queries q and keys k of layer `layer` (from 1), in
    c's order: QK-norm then RoPE (before-rope), or RoPE then QK-norm (after-rope). */

@@ -25,6 +25,7 @@ typedef enum {
     ROLE_OUTPUT,
     ROLE_MLP_IN,
     ROLE_MLP_OUT,
+    ROLE_MLP_UP, /* a gated MLP's up projection (its gate is ROLE_MLP_IN's W1) */
 } Role;
 
 /* Names the generator and sampler that a seed means, for the JSON document. */

@@ -41,11 +41,8 @@ static int parse_term(Grid *g, char *text, char *err, size_t size)
     *eq = '\0';
     const Setting *s = setting_named(text);
     if (!s) {
-        char names[400];
-        size_t used = 0;
-        for (int i = 0; i < Settings_count() && used < sizeof names; i++)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                                     Settings_at(i)->json);
+        char names[1024];
+        Settings_names(true, names, sizeof names);
         snprintf(err, size,
                  "grid term '%.40s=...': unknown key; accepted: %s (or the long option names)",
                  text, names);

@@ -24,11 +24,8 @@ static const Setting *setting_of_key(const char *key)
 
 static void unknown_key(const char *key, char *err, size_t size)
 {
-    char names[400];
-    size_t used = 0;
-    for (int i = 0; i < Settings_count() && used < sizeof names; i++)
-        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                                 Settings_at(i)->json);
+    char names[1024];
+    Settings_names(true, names, sizeof names);
     snprintf(err, size, "unknown key \"%.40s\"; accepted: %s (and %s, equal to d)", key, names,
              WIDTH_ALIAS);
 }

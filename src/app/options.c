@@ -79,11 +79,8 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[], char *
     while (index < Settings_count() && strcmp(Settings_at(index)->name, key) != 0)
         index++;
     if (index == Settings_count()) {
-        char names[400];
-        size_t used = 0;
-        for (int i = 0; i < Settings_count() && used < sizeof names; i++)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                                     Settings_at(i)->name);
+        char names[1024];
+        Settings_names(false, names, sizeof names);
         snprintf(err, size, "unknown key '%.40s'; accepted: %s", key, names);
         return -1;
     }

@@ -33,7 +33,7 @@ typedef struct {
 /* The longest estimated compute time --batch starts without --max-time or --no-confirm. */
 #define BATCH_MAX_SECONDS 3600.0
 
-enum { OPTIONS_ERROR_SIZE = 512 };
+enum { OPTIONS_ERROR_SIZE = 1280 }; /* an unknown key's error lists every setting */
 
 /* Parses argv into o (defaults first, then each option and preset in order).  Returns 0,
    or 2 with a message in err that names the option, the value and what is accepted. */

@@ -165,6 +165,15 @@ static void block_warnings(const Config *c, Warnings *w)
             "head %d of %d shown: its logits have rank <= d_h = %d, so its gamma is "
             "T/d_h = %g (T/d = %g): its bulk edge leaves the i.i.d. limit as T/d_h grows",
             c->head, c->heads, dh, (double)c->tokens / dh, (double)c->tokens / c->width);
+    int kv_heads = Config_kv_heads(c), group = c->heads / kv_heads;
+    if (kv_heads < c->heads) {
+        int first = (c->head - 1) / group * group + 1;
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "grouped K/V (G = %d of H = %d): head %d shares W^K and W^V with heads "
+                           "%d-%d; its spectra are its own, but a group's heads attend with the "
+                           "same keys: their matrices are correlated, not independent draws",
+                           kv_heads, c->heads, c->head, first, first + group - 1);
+    }
     if (input_dependent && !Theory_first_layer_unit_rows(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
                            "pre-LN: the first layer's attention reads LN(X0), rows of norm %s, "
@@ -189,6 +198,12 @@ static void block_warnings(const Config *c, Warnings *w)
                            "k, std about 1 whatever sigma_qk = %g, so sigma, its circle and the "
                            "quartercircle law are withdrawn; the logit std is measured",
                            QK_NORM_NAMES.names[c->qk_norm], c->sigma_qk);
+    if (c->logit_softcap > 0 && Attention_has_query_key(c->attention))
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
+                           "logit soft-cap C = %g: the logits are C*tanh(S/C); sigma, its circle "
+                           "and the quartercircle law assume uncapped Gaussian logits and hold "
+                           "only while their std is well below C",
+                           c->logit_softcap);
     if (rope_at_some_layer(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
                            "RoPE: on identical (collapsed) tokens the logits depend on j - i, so "

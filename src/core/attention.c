@@ -59,6 +59,12 @@ static double sigmoid(double x)
     return e / (1.0 + e);
 }
 
+void Attention_softcap(double cap, double *logits, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        logits[i] = cap * tanh(logits[i] / cap);
+}
+
 void Attention_build(Attention kind, Mask mask, int window, int T, const double *logits, double *a)
 {
     const double log_T = log((double)T);

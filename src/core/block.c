@@ -87,6 +87,15 @@ void Block_activate(Mlp mlp, double *x, size_t n)
         for (size_t i = 0; i < n; i++)
             x[i] = tanh(x[i]);
         return;
+    case MLP_SWIGLU: /* the gate's silu, x·sigmoid(x) */
+        for (size_t i = 0; i < n; i++)
+            x[i] = x[i] / (1.0 + exp(-x[i]));
+        return;
+    case MLP_GEGLU: /* the gate's tanh-GELU (Gemma's gelu_pytorch_tanh) */
+        for (size_t i = 0; i < n; i++)
+            x[i] = 0.5 * x[i] *
+                   (1.0 + tanh(M_2_SQRTPI * M_SQRT1_2 * (x[i] + 0.044715 * x[i] * x[i] * x[i])));
+        return;
     }
 }
 

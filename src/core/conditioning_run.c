@@ -100,11 +100,11 @@ typedef struct {
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
    estimate); the Jacobian's are apart. */
-enum { RUN_BUFFERS = LAYER_BUFFERS + 19 };
+enum { RUN_BUFFERS = LAYER_BUFFERS + 20 };
 static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer plan[RUN_BUFFERS])
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
-    size_t H = (size_t)c->heads, hidden = c->mlp != MLP_NONE ? (size_t)c->mlp_ratio * d : 0;
+    size_t H = (size_t)c->heads, hidden = c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
     size_t scratch = Init_scratch_doubles(c);
     if (scratch < dd)
         scratch = dd;
@@ -120,6 +120,7 @@ static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer
         {&w->output, c->output != OUTPUT_IDENTITY ? dd : 0},
         {&w->mlp_in, hidden * d},
         {&w->mlp_out, hidden * d},
+        {&w->mlp_up, Config_mlp_gated(c) ? hidden * d : 0},
         {&w->markov, c->attention == ATTENTION_MARKOV ? H * tt : 0},
         {&r->input, td},
         {&r->wvo, dd},
@@ -196,20 +197,23 @@ static int layer_weights(ConditioningRun *r, int layer)
     int info = Layer_draw(r->random, r->la, c, c->seed, layer, LAYER_DRAW_ALL, w, r->scratch);
     if (info)
         return info;
+    /* Grouped keys and values: head h reads its key/value head g's blocks W^K_g, W^V_g, and
+       each head's term of the Jacobian is the one-head term with those (the heads only add). */
     for (int h = 0; Attention_has_query_key(c->attention) && h < r->heads; h++)
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0,
-                    w->query + (size_t)h * dh * d, d, w->key + (size_t)h * dh * d, d, 0.0,
-                    r->m + dd * (size_t)h, d);
-    if (c->output == OUTPUT_IDENTITY)
+        cblas_dgemm(
+            CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0, w->query + (size_t)h * dh * d,
+            d, w->key + (size_t)Config_kv_head_of(c, h) * dh * d, d, 0.0, r->m + dd * (size_t)h, d);
+    bool grouped = Config_kv_heads(c) < r->heads;
+    if (c->output == OUTPUT_IDENTITY && !grouped)
         memcpy(r->wvo, w->value, sizeof(double) * dd);
-    else
+    else if (!grouped)
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->value, d, w->output,
                     d, 0.0, r->wvo, d);
     /* Head h writes its d_h columns of the concatenation, which W^O's rows h·d_h.. map: without
        an output projection those are the identity's, so W_VO,h is W^V_h in its own columns. */
     for (int h = 0; r->heads > 1 && h < r->heads; h++) {
         double *vo = r->wvo_head + dd * (size_t)h;
-        const double *v = w->value + (size_t)h * dh * d;
+        const double *v = w->value + (size_t)Config_kv_head_of(c, h) * dh * d;
         if (c->output == OUTPUT_IDENTITY) {
             memset(vo, 0, sizeof(double) * dd);
             memcpy(vo + (size_t)h * dh * d, v, sizeof(double) * (size_t)dh * d);
@@ -218,6 +222,10 @@ static int layer_weights(ConditioningRun *r, int layer)
                         w->output + (size_t)h * dh, d, 0.0, vo, d);
         }
     }
+    /* With shared W^V the layer's W_VO is no longer W^V W^O but the heads' sum. */
+    for (int h = 0; grouped && h < r->heads; h++)
+        for (size_t i = 0; i < dd; i++)
+            r->wvo[i] = (h ? r->wvo[i] : 0.0) + r->wvo_head[dd * (size_t)h + i];
     return 0;
 }
 
@@ -436,8 +444,10 @@ static int jacobian_layer(Pass *p, double s_min_b)
     int l = p->layer, H = r->heads;
     bool input_independent = Attention_is_input_independent(c->attention);
     bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
-    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm and RoPE change it. */
-    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l);
+    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm, RoPE and the soft-cap change
+       it. */
+    bool capped = c->logit_softcap > 0 && Attention_has_query_key(c->attention);
+    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l) || capped;
     bool jacobian = differentiable && p->own_derivative && !reshaped;
     layer_blocks(r);
     int info = 0;
@@ -460,13 +470,18 @@ static int jacobian_layer(Pass *p, double s_min_b)
     }
     if (!p->jacobian_noted && reshaped && differentiable && p->own_derivative) {
         p->jacobian_noted = true;
+        const char *what[3] = {Qk_normalised(c) ? "QK-norm" : NULL,
+                               Qk_rotates(c, l) ? "RoPE" : NULL, capped ? "the soft-cap" : NULL};
+        char names[64] = "";
+        for (int i = 0; i < 3; i++)
+            if (what[i])
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         names[0] ? " and " : "", what[i]);
         Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network takes logits x_i W^Q W^K^T x_j^T, which %s%s%s "
+                     "the Jacobian of %s network takes logits x_i W^Q W^K^T x_j^T, which %s "
                      "changes: kappa_jacobian and what needs K are null where it acts, from "
                      "layer %d (never a wrong kappa)",
-                     p->role, Qk_normalised(c) ? "QK-norm" : "",
-                     Qk_normalised(c) && Qk_rotates(c, l) ? " and " : "",
-                     Qk_rotates(c, l) ? "RoPE" : "", l);
+                     p->role, names, l);
     } else if (!p->jacobian_noted) {
         p->jacobian_noted = true;
         Warnings_add(&p->result->warnings,
@@ -673,6 +688,12 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                      "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
                      "certified to 1e-6), kappa_jacobian_skip null",
                      r.n, r.n);
+    if (Config_kv_heads(c) < c->heads) /* not a failure: the exact value is infinite */
+        Warnings_add(&out->warnings,
+                     "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "
+                     "only through its G*d_h = %d value columns, fewer than d = %d, so W_VO and "
+                     "B are singular: kappa_value_output and kappa_dominant are null",
+                     Config_kv_heads(c), Layer_kv_width(c), c->width);
     Conditioning_show_layer(out, c->layer);
 done:
     run_free(&r);

@@ -20,7 +20,7 @@ static const char *const output_names[] = {"identity", "gaussian", "orthogonal"}
 static const char *const logit_scale_names[] = {"sqrt", "linear"};
 static const char *const ln_place_names[] = {"post", "pre"};
 static const char *const ln_scale_names[] = {"unit", "sqrt-d"};
-static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh"};
+static const char *const mlp_names[] = {"none", "relu", "gelu", "tanh", "swiglu", "geglu"};
 static const char *const qk_norm_names[] = {"none", "head", "full"};
 static const char *const qk_norm_place_names[] = {"before-rope", "after-rope"};
 static const char *const rope_names[] = {"none", "half", "pairs"};
@@ -126,6 +126,17 @@ static bool rope_in_use(const Config *c)
 static bool mlp_in_use(const Config *c)
 {
     return c->mlp != MLP_NONE;
+}
+
+static bool mlp_ratio_in_use(const Config *c)
+{
+    return c->mlp != MLP_NONE && c->mlp_hidden == 0;
+}
+
+/* 0 leaves the width to the ratio, the one in use then. */
+static bool mlp_hidden_in_use(const Config *c)
+{
+    return c->mlp != MLP_NONE && c->mlp_hidden > 0;
 }
 
 static bool skip_in_use(const Config *c)
@@ -366,6 +377,23 @@ static const Setting SETTINGS[] = {
      .min_note = "head 1 is the first",
      .label = "head",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "kv-heads",
+     .json = "kv_heads",
+     .argument = "G",
+     .help = "key/value heads G, G divides H (1: multi-query); 0: one per head",
+     .kind = SETTING_INT,
+     .min = 0,
+     .max = CONFIG_WIDTH_MAX,
+     .fallback = 0,
+     .offset = offsetof(Config, kv_heads),
+     .reuse = REUSE_WEIGHTS,
+     .bound = "heads",
+     .bound_reason = "G ≤ H",
+     .in_use = head_in_use,
+     .unused_note = "one head has its own keys and values: raise H (H) to group them",
+     .key_label = "K/V heads G",
+     .label = "G",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "wo",
      .json = "wo",
      .argument = "P",
@@ -543,6 +571,22 @@ static const Setting SETTINGS[] = {
      .key_label = "NoPE every",
      .label = "NoPE every",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "logit-softcap",
+     .json = "logit_softcap",
+     .argument = "C",
+     .help = "attention logits C·tanh(S/C) (Gemma 2: 50); 0: off",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1e6,
+     .min_included = true,
+     .fallback = 0,
+     .offset = offsetof(Config, logit_softcap),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = query_key_in_use,
+     .unused_note = "the cap acts on logits: softmax, relu, sigmoid, linear attention",
+     .key_label = "logit soft-cap",
+     .label = "cap",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "skip-gain",
      .json = "skip_gain",
      .argument = "A",
@@ -605,13 +649,28 @@ static const Setting SETTINGS[] = {
      .fallback = 4,
      .offset = offsetof(Config, mlp_ratio),
      .reuse = REUSE_WEIGHTS,
-     .in_use = mlp_in_use,
-     .unused_note = "the ratio is the MLP's (X turns one on)",
+     .in_use = mlp_ratio_in_use,
+     .unused_note = "the ratio is the MLP's (X turns one on), unless --mlp-hidden sets the width",
      .raise_key = 'R',
      .lower_key = 'u',
      .step = STEP_DOUBLE,
      .key_label = "MLP ratio",
      .label = "R",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "mlp-hidden",
+     .json = "mlp_hidden",
+     .argument = "N",
+     .help = "MLP hidden width N (Llama 3 8B: 14336), before --mlp-ratio; 0: R·d",
+     .kind = SETTING_INT,
+     .min = 0,
+     .max = CONFIG_WIDTH_MAX * CONFIG_MLP_RATIO_MAX,
+     .fallback = 0,
+     .offset = offsetof(Config, mlp_hidden),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = mlp_hidden_in_use,
+     .unused_note = "the hidden width is the MLP's (X turns one on); 0: R·d",
+     .key_label = "MLP hidden width",
+     .label = "MLP N",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "init",
      .json = "init",
@@ -1060,6 +1119,13 @@ void Config_reset(Config *c, unsigned classes)
             Setting_put(&SETTINGS[i], c, SETTINGS[i].fallback);
 }
 
+/* Whether c draws m as the factor of a product's SVD (per head for W^K, per layer for W^V),
+   which one block shared by several heads cannot be. */
+static bool drawn_as_factor(const Config *c, Matrix m)
+{
+    return isnan(Init_matrix(c, m).std);
+}
+
 int Config_validate(const Config *c, char *err, size_t size)
 {
     if (c->tokens > c->width) {
@@ -1077,6 +1143,22 @@ int Config_validate(const Config *c, char *err, size_t size)
         snprintf(err, size,
                  "--heads %d: accepted a divisor of -d/--width %d (each head has width d/H)",
                  c->heads, c->width);
+        return -1;
+    }
+    if (c->kv_heads > 0 && c->heads % c->kv_heads != 0) {
+        snprintf(err, size,
+                 "--kv-heads %d: accepted a divisor of --heads %d (each key/value head serves H/G "
+                 "query heads), or 0 for one per head",
+                 c->kv_heads, c->heads);
+        return -1;
+    }
+    if (Config_kv_heads(c) < c->heads &&
+        (drawn_as_factor(c, MATRIX_KEY) || drawn_as_factor(c, MATRIX_VALUE))) {
+        snprintf(err, size,
+                 "--kv-heads %d: accepted only with W^K and W^V drawn on their own (--init %s "
+                 "draws each head's W^K or W^V as a factor of its own product, which a shared "
+                 "one is not); use --kv-heads 0",
+                 c->kv_heads, INIT_NAMES.names[c->init]);
         return -1;
     }
     if (c->init == INIT_CUTTING_SKIP && c->output == OUTPUT_GAUSSIAN) {
@@ -1099,11 +1181,18 @@ int Config_validate(const Config *c, char *err, size_t size)
                  MATRIX_INIT_NAMES.names[c->init_output]);
         return -1;
     }
-    if (c->mlp != MLP_NONE && c->init_mlp == MATRIX_INIT_IDENTITY && c->mlp_ratio != 1) {
-        snprintf(err, size,
-                 "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are %d·d×d, "
-                 "and only a square matrix is the identity)",
-                 c->mlp_ratio);
+    if (c->mlp != MLP_NONE && c->init_mlp == MATRIX_INIT_IDENTITY &&
+        Config_mlp_hidden(c) != c->width) {
+        if (c->mlp_hidden == 0)
+            snprintf(err, size,
+                     "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are %d·d×d, "
+                     "and only a square matrix is the identity)",
+                     c->mlp_ratio);
+        else
+            snprintf(err, size,
+                     "--init-mlp identity: accepted with --mlp-hidden %d (= d) only (W1 and W2 are "
+                     "%d×d, and only a square matrix is the identity)",
+                     c->width, c->mlp_hidden);
         return -1;
     }
     if (c->head < 1 || c->head > c->heads) {
@@ -1138,6 +1227,35 @@ double Config_sigma(const Config *c)
 int Config_head_width(const Config *c)
 {
     return c->heads > 0 ? c->width / c->heads : c->width;
+}
+
+void Settings_names(bool json, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < SETTINGS_COUNT && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "",
+                                 json ? SETTINGS[i].json : SETTINGS[i].name);
+}
+
+int Config_mlp_hidden(const Config *c)
+{
+    return c->mlp_hidden > 0 ? c->mlp_hidden : c->mlp_ratio * c->width;
+}
+
+bool Config_mlp_gated(const Config *c)
+{
+    return c->mlp == MLP_SWIGLU || c->mlp == MLP_GEGLU;
+}
+
+int Config_kv_heads(const Config *c)
+{
+    return c->kv_heads > 0 ? c->kv_heads : c->heads;
+}
+
+int Config_kv_head_of(const Config *c, int h)
+{
+    return h / (c->heads / Config_kv_heads(c));
 }
 
 int Attention_is_row_stochastic(Attention a)

@@ -3,13 +3,13 @@
 #include <math.h>
 #include <string.h>
 
-static const Role MATRIX_ROLES[MATRICES] = {ROLE_QUERY,  ROLE_KEY,    ROLE_VALUE,
-                                            ROLE_OUTPUT, ROLE_MLP_IN, ROLE_MLP_OUT};
+static const Role MATRIX_ROLES[MATRICES] = {ROLE_QUERY,  ROLE_KEY,     ROLE_VALUE, ROLE_OUTPUT,
+                                            ROLE_MLP_IN, ROLE_MLP_OUT, ROLE_MLP_UP};
 
 void Init_shape(const Config *c, Matrix m, int *rows, int *cols)
 {
-    bool mlp = m == MATRIX_MLP_IN || m == MATRIX_MLP_OUT;
-    *rows = mlp ? c->mlp_ratio * c->width : c->width;
+    bool mlp = m == MATRIX_MLP_IN || m == MATRIX_MLP_OUT || m == MATRIX_MLP_UP;
+    *rows = mlp ? Config_mlp_hidden(c) : c->width;
     *cols = c->width;
 }
 
@@ -29,7 +29,7 @@ static bool factorised(InitScheme scheme)
 /* How `scheme` draws matrix m. */
 static MatrixInit scheme_matrix(const Config *c, InitScheme scheme, Matrix m)
 {
-    double d = c->width, hidden = (double)c->mlp_ratio * c->width;
+    double d = c->width, hidden = Config_mlp_hidden(c);
     bool output = m == MATRIX_OUTPUT || m == MATRIX_MLP_OUT;
     switch (scheme) {
     case INIT_NORMAL:
@@ -68,7 +68,7 @@ static MatrixInit scheme_matrix(const Config *c, InitScheme scheme, Matrix m)
            the attention only). */
         if (m == MATRIX_VALUE && c->output == OUTPUT_IDENTITY)
             return (MatrixInit){c->init_vo_alpha / sqrt(d), false, 1.0, -c->init_vo_beta};
-        if (m != MATRIX_MLP_IN && m != MATRIX_MLP_OUT)
+        if (m != MATRIX_MLP_IN && m != MATRIX_MLP_OUT && m != MATRIX_MLP_UP)
             return (MatrixInit){NAN, false, 1.0, 0.0};
         break;
     }
@@ -82,6 +82,7 @@ static MatrixInit scheme_matrix(const Config *c, InitScheme scheme, Matrix m)
     case MATRIX_OUTPUT:
         return (MatrixInit){1.0 / sqrt(d), c->output == OUTPUT_ORTHOGONAL, 1.0, 0.0};
     case MATRIX_MLP_IN:
+    case MATRIX_MLP_UP: /* LeCun normal on the fan-in d, as W1 */
         return (MatrixInit){1.0 / sqrt(d), false, 1.0, 0.0};
     case MATRIX_MLP_OUT:
     case MATRICES:
@@ -103,6 +104,7 @@ static MatrixInitChoice matrix_choice(const Config *c, Matrix m)
         return c->init_output;
     case MATRIX_MLP_IN:
     case MATRIX_MLP_OUT:
+    case MATRIX_MLP_UP:
     case MATRICES:
         break;
     }
@@ -209,6 +211,7 @@ static int draw_factor(RandomStream *random, Linalg *la, const Config *c, uint64
         return factorise_value_output(random, la, c, seed, layer, NULL, out, scratch);
     case MATRIX_MLP_IN:
     case MATRIX_MLP_OUT:
+    case MATRIX_MLP_UP:
     case MATRICES:
         break;
     }

@@ -29,6 +29,8 @@ int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
         info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_IN, w->mlp_in);
     if (!info && (parts & LAYER_DRAW_MLP) && c->mlp != MLP_NONE)
         info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_OUT, w->mlp_out);
+    if (!info && (parts & LAYER_DRAW_MLP) && Config_mlp_gated(c))
+        info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_UP, w->mlp_up);
     return info;
 }
 
@@ -55,6 +57,11 @@ bool Layer_fused_heads(const Config *c)
     return c->heads == 1 && c->output == OUTPUT_IDENTITY;
 }
 
+int Layer_kv_width(const Config *c)
+{
+    return Config_kv_heads(c) * Config_head_width(c);
+}
+
 bool Layer_pre_norm(const Config *c)
 {
     return c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
@@ -77,7 +84,7 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
 {
     size_t T = c ? (size_t)c->tokens : 0, d = c ? (size_t)c->width : 0;
     size_t td = T * d, tt = T * T;
-    size_t mlp_ratio = c && c->mlp != MLP_NONE ? (size_t)c->mlp_ratio : 0;
+    size_t hidden = c && c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
     const LayerBuffer list[LAYER_BUFFERS] = {
         {&b->x, td},
         {&b->normed, c && Layer_pre_norm(c) ? td : 0},
@@ -87,7 +94,8 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
         {&b->logits, tt},
         {&b->attention, tt},
         {&b->mixed, c && !Layer_fused_heads(c) ? td : 0},
-        {&b->hidden, td * mlp_ratio},
+        {&b->hidden, T * hidden},
+        {&b->up, c && Config_mlp_gated(c) ? T * hidden : 0},
         {&b->row_stat, T > d ? T : d},
         {&b->row_max, T},
         {&b->gap_scratch, c && gap_scratch ? Gap_scratch_size(c->tokens) : 0},
@@ -119,18 +127,19 @@ static const double *branch_input(const Config *c, LayerBuffers *b)
 static int project_query_key(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b,
                              const double *source, double *q, double *k)
 {
-    int T = c->tokens, d = c->width;
+    int T = c->tokens, d = c->width, kv = Layer_kv_width(c);
     int info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0, q, T);
     if (!info)
-        info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->key, d, 0.0, k, T);
+        info = Linalg_gemm(b->la, false, false, T, kv, d, 1.0, source, T, w->key, d, 0.0, k, T);
     if (!info)
         Qk_shape(c, layer, T, q, k, b->row_stat, b->row_max);
     return info;
 }
 
-/* Stage 2 with several heads: every head's queries, keys and (with values) values in one
-   product each, as wide products run nearer the BLAS's peak than H narrow ones.  One head
-   projects its queries and keys in head_logits.  Returns 0 or LINALG_STOPPED. */
+/* Stage 2 with several heads: every head's queries, every key/value head's keys and (with
+   values) values in one product each, as wide products run nearer the BLAS's peak than H
+   narrow ones.  One head projects its queries and keys in head_logits.  Returns 0 or
+   LINALG_STOPPED. */
 static int project_heads(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b,
                          const double *source, bool values)
 {
@@ -138,8 +147,8 @@ static int project_heads(const Config *c, int layer, const LayerWeights *w, Laye
     if (Attention_has_query_key(c->attention))
         info = project_query_key(c, layer, w, b, source, b->queries, b->keys);
     if (!info && values)
-        info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->value, d, 0.0,
-                           b->values, T);
+        info = Linalg_gemm(b->la, false, false, T, Layer_kv_width(c), d, 1.0, source, T, w->value,
+                           d, 0.0, b->values, T);
     return info;
 }
 
@@ -159,19 +168,21 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerB
     if (!Attention_has_query_key(c->attention))
         return 0;
     /* Several heads: their queries and keys were projected at once (project_heads), head h's
-       are their h-th block of columns.  One head: the values' buffer is free until the
-       values are applied. */
+       queries are their h-th block of columns, its keys its key/value head's block.  One
+       head: the values' buffer is free until the values are applied. */
     double *q = b->queries, *k = b->values;
     int status = 0;
     if (c->heads > 1) {
         q = b->queries + (size_t)T * dh * h;
-        k = b->keys + (size_t)T * dh * h;
+        k = b->keys + (size_t)T * dh * Config_kv_head_of(c, h);
     } else {
         status = project_query_key(c, layer, w, b, source, q, k);
     }
     if (!status)
         status = Linalg_gemm(b->la, false, true, T, T, dh, Init_logit_scale(c), k, T, q, T, 0.0,
                              b->logits, T);
+    if (!status && c->logit_softcap > 0)
+        Attention_softcap(c->logit_softcap, b->logits, (size_t)T * T);
     if (!status)
         *logits = b->logits;
     return status;
@@ -234,8 +245,8 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
     if (Layer_fused_heads(c))
         return Linalg_gemm(b->la, true, false, T, d, T, branch_gain(c), b->attention, T, b->values,
                            T, skip_gain(c), b->x, T);
-    size_t block = (size_t)T * dh * h;
-    return Linalg_gemm(b->la, true, false, T, dh, T, 1.0, b->attention, T, b->values + block, T,
+    size_t block = (size_t)T * dh * h, shared = (size_t)T * dh * Config_kv_head_of(c, h);
+    return Linalg_gemm(b->la, true, false, T, dh, T, 1.0, b->attention, T, b->values + shared, T,
                        0.0, b->mixed + block, T);
 }
 
@@ -255,17 +266,25 @@ static int combine_heads(const Config *c, const LayerWeights *w, LayerBuffers *b
 }
 
 /* Stage 6: the MLP sub-block with its own skip and LayerNorm, placed as the attention's:
-   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre).  Returns 0 or
+   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre); gated,
+   X ← a·X + b·(φ(X' W1) ⊙ X' W_up) W2 (W1 the gate, W2 the down projection).  Returns 0 or
    LINALG_STOPPED. */
 static int mlp_sublayer(const Config *c, const LayerWeights *w, LayerBuffers *b)
 {
-    int T = c->tokens, d = c->width, hidden = c->mlp_ratio * c->width;
+    int T = c->tokens, d = c->width, hidden = Config_mlp_hidden(c);
+    size_t n = (size_t)T * hidden;
     const double *source = branch_input(c, b);
     int info = Linalg_gemm(b->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_in, hidden, 0.0,
                            b->hidden, T);
+    if (!info && Config_mlp_gated(c))
+        info = Linalg_gemm(b->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_up, hidden, 0.0,
+                           b->up, T);
     if (info)
         return info;
-    Block_activate(c->mlp, b->hidden, (size_t)T * hidden);
+    Block_activate(c->mlp, b->hidden, n);
+    if (Config_mlp_gated(c))
+        for (size_t i = 0; i < n; i++)
+            b->hidden[i] *= b->up[i];
     info = Linalg_gemm(b->la, false, false, T, d, hidden, branch_gain(c), b->hidden, T, w->mlp_out,
                        hidden, skip_gain(c), b->x, T);
     if (info)

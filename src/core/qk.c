@@ -25,14 +25,14 @@ bool Qk_rotates(const Config *c, int layer)
            Qk_rotated_width(c) > 0 && !nope_layer;
 }
 
-void Qk_norm(const Config *c, int T, double *x, double *row_stat, double *row_max)
+void Qk_norm(const Config *c, int T, int heads, double *x, double *row_stat, double *row_max)
 {
+    int dh = Config_head_width(c);
     if (c->qk_norm == QK_NORM_FULL) {
-        Block_rms_rows(T, c->width, c->ln_eps, x, row_stat, row_max);
+        Block_rms_rows(T, heads * dh, c->ln_eps, x, row_stat, row_max);
         return;
     }
-    int dh = Config_head_width(c);
-    for (int h = 0; h < c->heads; h++)
+    for (int h = 0; h < heads; h++)
         Block_rms_rows(T, dh, c->ln_eps, x + (size_t)T * dh * h, row_stat, row_max);
 }
 
@@ -48,7 +48,7 @@ static void rotated_pair(Rope rope, int rotated, int k, int *first, int *second)
     }
 }
 
-void Qk_rotate(const Config *c, int T, int first_position, double *x)
+void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
 {
     int dh = Config_head_width(c), rotated = Qk_rotated_width(c);
     for (int k = 0; k < rotated / 2; k++) {
@@ -58,7 +58,7 @@ void Qk_rotate(const Config *c, int T, int first_position, double *x)
         for (int i = 0; i < T; i++) {
             double angle = (first_position + i) * frequency;
             double cosine = cos(angle), sine = sin(angle);
-            for (int h = 0; h < c->heads; h++) {
+            for (int h = 0; h < heads; h++) {
                 double *a = x + (size_t)T * (h * dh + first) + i;
                 double *b = x + (size_t)T * (h * dh + second) + i;
                 double turned_a = *a * cosine - *b * sine;
@@ -74,16 +74,17 @@ void Qk_shape(const Config *c, int layer, int T, double *q, double *k, double *r
 {
     bool normalised = Qk_normalised(c), rotates = Qk_rotates(c, layer);
     bool norm_first = c->qk_norm_place == QK_NORM_BEFORE_ROPE;
+    int kv_heads = Config_kv_heads(c);
     if (normalised && norm_first) {
-        Qk_norm(c, T, q, row_stat, row_max);
-        Qk_norm(c, T, k, row_stat, row_max);
+        Qk_norm(c, T, c->heads, q, row_stat, row_max);
+        Qk_norm(c, T, kv_heads, k, row_stat, row_max);
     }
     if (rotates) {
-        Qk_rotate(c, T, 0, q);
-        Qk_rotate(c, T, 0, k);
+        Qk_rotate(c, T, c->heads, 0, q);
+        Qk_rotate(c, T, kv_heads, 0, k);
     }
     if (normalised && !norm_first) {
-        Qk_norm(c, T, q, row_stat, row_max);
-        Qk_norm(c, T, k, row_stat, row_max);
+        Qk_norm(c, T, c->heads, q, row_stat, row_max);
+        Qk_norm(c, T, kv_heads, k, row_stat, row_max);
     }
 }

@@ -205,6 +205,8 @@ static const char *entropy_theory_void(const Config *c)
         return "W^Q, W^K are not i.i.d. Gaussian: the logits of a row are not i.i.d. Gaussian";
     if (Qk_normalised(c))
         return "QK-norm: the logits are sqrt(d_h)*cos(angle), not sigma_qk-scaled Gaussians";
+    if (c->logit_softcap > 0)
+        return "soft-cap: the logits are C*tanh(S/C), bounded by C, not Gaussians";
     if (!Theory_first_layer_unit_rows(c))
         return "pre-LN: the first layer reads LN(X0), not the orthonormal input the logit std "
                "is computed for";

@@ -9,6 +9,7 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/measure.h"
 #include "attnscope/spectra.h"
 
@@ -115,6 +116,8 @@ static void weights(const Config *c, bool whole_layer, bool value, WorkList *out
     if (whole_layer && c->mlp != MLP_NONE) {
         iid_matrix(c, MATRIX_MLP_IN, out);
         iid_matrix(c, MATRIX_MLP_OUT, out);
+        if (Config_mlp_gated(c))
+            iid_matrix(c, MATRIX_MLP_UP, out);
     }
 }
 
@@ -160,6 +163,20 @@ static void gap_removal(const Config *c, Gap gap, WorkList *out)
     }
 }
 
+/* Stage 2 with several heads (layer.c's project_heads): the H queries and the G key/value
+   heads' keys (with queries and keys) and values (when asked). */
+static void project_heads(const Config *c, bool query_key, bool values, WorkList *out)
+{
+    double T = c->tokens, d = c->width, kv = Layer_kv_width(c);
+    double shared = (query_key ? 1 : 0) + (values ? 1 : 0); /* products of width G·d_h */
+    if (kv == d) {                                          /* one item, as the cost sums it */
+        product(out, T, d, d, shared + (query_key ? 1 : 0));
+        return;
+    }
+    product(out, T, d, d, query_key ? 1 : 0);
+    product(out, T, kv, d, shared);
+}
+
 /* A head's logits from X (its queries and keys projected first with one head) and its
    attention matrix built from them. */
 static void attention(const Config *c, bool project, WorkList *out)
@@ -171,6 +188,8 @@ static void attention(const Config *c, bool project, WorkList *out)
         if (project)
             product(out, T, d, d, 2);
         product(out, T, T, dh, 1);
+        if (c->logit_softcap > 0) /* C·tanh(S/C) on every logit */
+            add(out, WORK_BUILD_EXP, T * T, 0, 0, 1);
     }
     add(out, exp_kind ? WORK_BUILD_EXP : WORK_BUILD_PLAIN, T * T, 0, 0, 1);
 }
@@ -216,8 +235,8 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
     bool fused = c->heads == 1 && c->output == OUTPUT_IDENTITY;
     if (layernorm && pre)
         passes(out, 3 * td);
-    if (c->heads > 1) /* every head's queries, keys and values at once */
-        product(out, T, d, d, qk ? 3 : 1);
+    if (c->heads > 1) /* every head's queries, every key/value head's keys and values at once */
+        project_heads(c, qk, true, out);
     WorkList head = {0};
     if (!how.shared)
         attention(c, c->heads == 1, &head);
@@ -236,11 +255,14 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
     if (layernorm)
         passes(out, 3 * td);
     if (c->mlp != MLP_NONE) {
-        double hidden = (double)c->mlp_ratio * c->width;
+        double hidden = Config_mlp_hidden(c);
+        bool gated = Config_mlp_gated(c);
         if (layernorm)
             passes(out, 3 * td);
-        product(out, T, hidden, d, 1);
+        product(out, T, hidden, d, gated ? 2 : 1); /* gated: the gate and the up projection */
         add(out, c->mlp == MLP_RELU ? WORK_PASSES : WORK_BUILD_EXP, T * hidden, 0, 0, 1);
+        if (gated) /* act(gate) ⊙ up */
+            passes(out, T * hidden);
         product(out, T, d, hidden, 1);
     }
     passes(out, 3 * td);
@@ -317,12 +339,12 @@ void Work_spectra(const Config *c, WorkStep *out)
 static void capture(Walk *walk, const SeedPlan *p)
 {
     const Config *c = walk->c;
-    double T = c->tokens, d = c->width;
+    double T = c->tokens;
     replay(walk, c->gap, c->layer - 1, p->capture_replay, p->input_for_capture);
     WorkStep step = {0};
     weights(c, false, value_drawn(walk, true), &step.serial);
-    if (c->heads > 1 && Attention_has_query_key(c->attention))
-        product(&step.serial, T, d, d, 2);
+    if (c->heads > 1)
+        project_heads(c, Attention_has_query_key(c->attention), false, &step.serial);
     attention(c, c->heads == 1, &step.serial);
     passes(&step.serial, 2 * T * T);
     gap_removal(c, c->gap, &step.serial);

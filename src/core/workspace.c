@@ -21,7 +21,7 @@ typedef struct {
 static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPACE_BUFFERS])
 {
     int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
-    size_t mlp_ratio = c && c->mlp != MLP_NONE ? (size_t)c->mlp_ratio : 0;
+    size_t hidden = c && c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
     int n = 0;
     for (int l = 0; l < NETWORKS; l++) {
@@ -41,8 +41,9 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         {&weights->value, dd},
         {&weights->output, c && c->output != OUTPUT_IDENTITY ? dd : 0},
         {&w->init_scratch, c ? Init_scratch_doubles(c) : 0},
-        {&weights->mlp_in, dd * mlp_ratio},
-        {&weights->mlp_out, dd * mlp_ratio},
+        {&weights->mlp_in, hidden * d},
+        {&weights->mlp_out, hidden * d},
+        {&weights->mlp_up, c && Config_mlp_gated(c) ? hidden * d : 0},
         {&weights->markov, tt * (size_t)heads},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},

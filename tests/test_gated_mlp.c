@@ -1,0 +1,225 @@
+/* Gated MLPs (--mlp swiglu|geglu, --mlp-hidden; BLOCKS.md §Gated MLPs): the layer against a
+ * reference written here loop by loop, the gate drawn from the ungated MLP's W1 stream and the
+ * up projection from its own, and --mlp-hidden R·d equal to --mlp-ratio R bit for bit. */
+#include "testing.h"
+
+#include "attnscope/init.h"
+#include "attnscope/layer.h"
+#include "attnscope/random.h"
+#include "model_fixture.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    LayerBuffers b;
+    LayerWeights w;
+    double *scratch;
+    RandomStream *random;
+} Layer;
+
+static void layer_new(Layer *l, const Config *c)
+{
+    memset(l, 0, sizeof *l);
+    LayerBuffer list[LAYER_BUFFERS];
+    Layer_buffers(c, &l->b, false, list);
+    for (int i = 0; i < LAYER_BUFFERS; i++)
+        *list[i].buffer = list[i].doubles ? calloc(list[i].doubles, sizeof(double)) : NULL;
+    l->b.la = la;
+    size_t dd = (size_t)c->width * c->width, nd = (size_t)Config_mlp_hidden(c) * c->width;
+    l->w.query = calloc(dd, sizeof(double));
+    l->w.key = calloc(dd, sizeof(double));
+    l->w.value = calloc(dd, sizeof(double));
+    l->w.mlp_in = calloc(nd, sizeof(double));
+    l->w.mlp_out = calloc(nd, sizeof(double));
+    l->w.mlp_up = calloc(nd, sizeof(double));
+    l->scratch = calloc(Init_scratch_doubles(c) + dd, sizeof(double));
+    l->random = RandomStream_new();
+    assert_true(l->w.query && l->w.key && l->w.value && l->w.mlp_in && l->w.mlp_out &&
+                l->w.mlp_up && l->scratch && l->random);
+    assert_int_equal(Layer_input(l->random, la, c, c->seed, l->b.x, l->scratch), 0);
+    assert_int_equal(Layer_draw(l->random, la, c, c->seed, 1, LAYER_DRAW_ALL, &l->w, l->scratch),
+                     0);
+}
+
+static void layer_free(Layer *l, const Config *c)
+{
+    LayerBuffer list[LAYER_BUFFERS];
+    Layer_buffers(c, &l->b, false, list);
+    for (int i = 0; i < LAYER_BUFFERS; i++)
+        free(*list[i].buffer);
+    double *weights[] = {l->w.query, l->w.key, l->w.value, l->w.mlp_in, l->w.mlp_out, l->w.mlp_up};
+    for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
+        free(weights[i]);
+    free(l->scratch);
+    RandomStream_free(l->random);
+}
+
+/* The gate's activation as the papers write it: silu(x) = x·σ(x) with σ(x) = ½(1 + tanh(x/2)),
+   and GELU's tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
+static double gate_activation(Mlp mlp, double x)
+{
+    if (mlp == MLP_SWIGLU)
+        return x * 0.5 * (1.0 + tanh(0.5 * x));
+    return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+/* One layer of identity attention with plain skips: Y = X + X W^V, then
+   Z = Y + (act(Y W_gate) ⊙ Y W_up) W_down, loop by loop.  W_gate and W_up are stored N×d
+   (transposed), W_down N×d. */
+static void reference_layer(const Config *c, const Layer *l, const double *x, double *z)
+{
+    int T = c->tokens, d = c->width, n = Config_mlp_hidden(c);
+    double *y = malloc(sizeof(double) * T * d), *h = malloc(sizeof(double) * T * n);
+    assert_true(y && h);
+    for (int i = 0; i < T; i++)
+        for (int p = 0; p < d; p++) {
+            double s = x[i + p * T];
+            for (int m = 0; m < d; m++)
+                s += x[i + m * T] * l->w.value[m + p * d];
+            y[i + p * T] = s;
+        }
+    for (int i = 0; i < T; i++)
+        for (int k = 0; k < n; k++) {
+            double gate = 0, up = 0;
+            for (int m = 0; m < d; m++) {
+                gate += y[i + m * T] * l->w.mlp_in[k + m * n];
+                up += y[i + m * T] * l->w.mlp_up[k + m * n];
+            }
+            h[i + k * T] = gate_activation(c->mlp, gate) * up;
+        }
+    for (int i = 0; i < T; i++)
+        for (int p = 0; p < d; p++) {
+            double s = y[i + p * T];
+            for (int k = 0; k < n; k++)
+                s += h[i + k * T] * l->w.mlp_out[k + p * n];
+            z[i + p * T] = s;
+        }
+    free(y);
+    free(h);
+}
+
+static Config gated(Mlp mlp, int hidden)
+{
+    Config c = Config_default();
+    c.tokens = 6;
+    c.width = 8;
+    c.depth = 2;
+    c.attention = ATTENTION_IDENTITY;
+    c.skip = SKIP_PLAIN;
+    c.mlp = mlp;
+    c.mlp_hidden = hidden;
+    char err[256];
+    assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+    return c;
+}
+
+/* SwiGLU and GeGLU, at a hidden width that is no multiple of d, are the loop-by-loop layer. */
+static void test_gated_layer_matches_the_reference(void **state)
+{
+    (void)state;
+    const Mlp kinds[] = {MLP_SWIGLU, MLP_GEGLU};
+    for (size_t k = 0; k < 2; k++) {
+        Config c = gated(kinds[k], 13);
+        Layer l;
+        layer_new(&l, &c);
+        size_t td = (size_t)c.tokens * c.width;
+        double *x0 = malloc(sizeof(double) * td), *want = malloc(sizeof(double) * td);
+        assert_true(x0 && want);
+        memcpy(x0, l.b.x, sizeof(double) * td);
+        reference_layer(&c, &l, x0, want);
+        LayerStep s = {.config = &c, .layer = 1, .weights = &l.w, .gap = GAP_OFF};
+        LayerOutcome outcome;
+        double log_scale = 0;
+        assert_int_equal(Layer_step(&s, &l.b, &outcome, &log_scale), 0);
+        assert_int_equal(outcome, LAYER_DONE);
+        double scale = 0;
+        for (size_t i = 0; i < td; i++)
+            scale = fmax(scale, fabs(want[i]));
+        for (size_t i = 0; i < td; i++)
+            if (fabs(l.b.x[i] - want[i]) > 1e-13 * scale)
+                fail_msg("%s: X1[%zu] = %.17g, reference %.17g", MLP_NAMES.names[c.mlp], i,
+                         l.b.x[i], want[i]);
+        free(x0);
+        free(want);
+        layer_free(&l, &c);
+    }
+}
+
+/* The gate is the ungated MLP's W1 (its stream, its LeCun std 1/√d), the down projection its
+   W2; the up projection is a third stream of the same law, not a copy of the gate. */
+static void test_gate_and_up_streams(void **state)
+{
+    (void)state;
+    Config swiglu = gated(MLP_SWIGLU, 0), relu = gated(MLP_RELU, 0);
+    Layer a, b;
+    layer_new(&a, &swiglu);
+    layer_new(&b, &relu);
+    size_t nd = (size_t)Config_mlp_hidden(&swiglu) * swiglu.width;
+    assert_memory_equal(a.w.mlp_in, b.w.mlp_in, sizeof(double) * nd);
+    assert_memory_equal(a.w.mlp_out, b.w.mlp_out, sizeof(double) * nd);
+    assert_memory_not_equal(a.w.mlp_up, a.w.mlp_in, sizeof(double) * nd);
+    /* Its std: 1/√d within 4 standard errors of a sample variance (n = 4·d² = 256 entries). */
+    double sum2 = 0;
+    for (size_t i = 0; i < nd; i++)
+        sum2 += a.w.mlp_up[i] * a.w.mlp_up[i];
+    double variance = sum2 / nd, want = 1.0 / swiglu.width;
+    assert_true(fabs(variance - want) < 4.0 * want * sqrt(2.0 / nd));
+    layer_free(&a, &swiglu);
+    layer_free(&b, &relu);
+}
+
+/* --mlp-hidden R·d is --mlp-ratio R bit for bit (gated or not), and --mlp-hidden wins over the
+   ratio. */
+static void test_hidden_width_precedes_the_ratio(void **state)
+{
+    (void)state;
+    char err[256];
+    const Mlp kinds[] = {MLP_GELU, MLP_GEGLU};
+    for (size_t k = 0; k < 2; k++) {
+        Config c = gated(kinds[k], 0);
+        c.attention = ATTENTION_SOFTMAX;
+        c.mlp_ratio = 2;
+        Result *ratio = Result_new(), *hidden = Result_new();
+        assert_int_equal(Model_run(&c, workspace, ratio, NULL, err, sizeof err), 0);
+        c.mlp_ratio = 3; /* ignored: the hidden width says 2·d */
+        c.mlp_hidden = 2 * c.width;
+        assert_int_equal(Config_mlp_hidden(&c), 16);
+        Workspace *fresh = Workspace_new();
+        assert_int_equal(Model_run(&c, fresh, hidden, NULL, err, sizeof err), 0);
+        assert_memory_equal(ratio->network.stable_rank, hidden->network.stable_rank,
+                            sizeof(double) * (c.depth + 1));
+        assert_memory_equal(ratio->network.log10_norm, hidden->network.log10_norm,
+                            sizeof(double) * (c.depth + 1));
+        Workspace_free(fresh);
+        Result_free(ratio);
+        Result_free(hidden);
+    }
+}
+
+/* --init-mlp identity needs square MLP matrices: a hidden width of d, said in the option's
+   terms. */
+static void test_identity_mlp_needs_width_d(void **state)
+{
+    (void)state;
+    char err[256];
+    Config c = gated(MLP_SWIGLU, 12);
+    c.init_mlp = MATRIX_INIT_IDENTITY;
+    assert_int_equal(Config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--init-mlp identity: accepted with --mlp-hidden 8 (= d) only"));
+    c.mlp_hidden = 8;
+    c.mlp_ratio = 4; /* the hidden width decides */
+    assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gated_layer_matches_the_reference),
+        cmocka_unit_test(test_gate_and_up_streams),
+        cmocka_unit_test(test_hidden_width_precedes_the_ratio),
+        cmocka_unit_test(test_identity_mlp_needs_width_d),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
