@@ -106,6 +106,7 @@ typedef struct {
        them again, so that `my first` saved as myfirst.preset is not a surprise. */
     char name_left_out[40];
     bool help;
+    int help_page;
     int warnings_first; /* the warnings list, while it is open: its first warning shown; -1 closed
                          */
     bool redraw, repaint;
@@ -597,10 +598,15 @@ static void on_key(Loop *l, int key)
     }
     const KeyBinding *b = Keys_find(key);
     if (l->help) {
-        /* Esc, q and the help keys close it; the others do nothing while it is read, so
-           reading it changes nothing. */
+        /* Esc, q and the help keys close it, Space and the page keys turn its pages (where it
+           has more than one); the others do nothing while it is read, so reading it changes
+           nothing. */
         if (key == 27 || key == 'q' || (b && b->kind == ACTION_HELP))
             l->help = false;
+        else if (key == ' ' || key == KEY_NPAGE)
+            l->help_page++;
+        else if (key == KEY_PPAGE)
+            l->help_page--;
         Trace_event(l->trace, "key %s help-%s gen=%lu", name, l->help ? "open" : "closed",
                     l->generation);
         return;
@@ -659,6 +665,7 @@ static void on_key(Loop *l, int key)
         break;
     case ACTION_HELP:
         l->help = true;
+        l->help_page = 0;
         break;
     case ACTION_WARNINGS:
         l->warnings_first = 0;
@@ -746,6 +753,7 @@ static void draw(Loop *l)
                        : NULL,
         .drawn = &l->panels,
         .help = l->help,
+        .help_page = l->help_page,
         .warnings_first = l->warnings_first,
         .picker = l->picker,
         .prompt = l->prompting ? &l->prompt : NULL,

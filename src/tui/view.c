@@ -523,9 +523,10 @@ static int help_columns(int n, int width, int rows, int cols, int *per_column, i
 
 /* Every key in as many columns as the screen needs, over the whole screen (status lines
    included).  Where one line per key would be cut (80×24: eight columns for the words, × and
-   ÷ cut off), a setting's two keys share a line; a line still too wide is cut, never
-   wrapped. */
-static void help_overlay(Screen *s, int rows, int cols)
+   ÷ cut off), a setting's two keys share a line; where those lines are still cut in the
+   columns they need, they go in two columns that hold them whole, on as many pages as that
+   takes (Space turns them: a cut line would hide which key does what). */
+static void help_overlay(Screen *s, int rows, int cols, int page)
 {
     char lines[HELP_LINES_MAX][KEYS_HELP_SIZE * 2];
     int width, per_column, column_cols;
@@ -535,21 +536,38 @@ static void help_overlay(Screen *s, int rows, int cols)
         n = help_lines(s, true, lines, &width);
         columns = help_columns(n, width, rows, cols, &per_column, &column_cols);
     }
+    int first = 0, count = n, pages = 1;
+    if (column_cols < width && rows > 2) {
+        /* The pages share the lines evenly, each in two columns of equal height. */
+        columns = 2;
+        column_cols = (cols - 4 - 3) / 2;
+        pages = (n + 2 * (rows - 2) - 1) / (2 * (rows - 2));
+        int per_page = (n + pages - 1) / pages;
+        per_column = (per_page + 1) / 2;
+        page = (page % pages + pages) % pages;
+        first = page * per_page;
+        count = n - first < per_page ? n - first : per_page;
+    }
     int box_cols = columns * column_cols + 3 * (columns - 1) + 4, box_rows = per_column + 2;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);
     char title[64];
     Screen_text(s, top, left + 2, spelled(s, " attnscope keys ", title, sizeof title), INK_DEFAULT,
                 true);
-    /* What closes it, on the bottom border, as the ? line says. */
-    const char *closing = " Esc, ? or q closes this help ";
+    /* What closes it (and turns its pages), on the bottom border, as the ? line says. */
+    char closing[96];
+    if (pages > 1)
+        snprintf(closing, sizeof closing, " page %d of %d, Space turns; Esc, ? or q closes ",
+                 page + 1, pages);
+    else
+        snprintf(closing, sizeof closing, " Esc, ? or q closes this help ");
     int closing_cols = Ascii_columns(closing);
     if (closing_cols + 4 <= box_cols)
         Screen_text(s, top + box_rows - 1, left + box_cols - closing_cols - 2, closing, INK_DEFAULT,
                     false);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < count; i++)
         Screen_text(s, top + 1 + i % per_column, left + 2 + (i / per_column) * (column_cols + 3),
-                    Ascii_cut(lines[i], column_cols, NULL), INK_DEFAULT, false);
+                    Ascii_cut(lines[first + i], column_cols, NULL), INK_DEFAULT, false);
 }
 
 enum { WARNING_LINES_MAX = WARNINGS_MAX * 4 };
@@ -959,7 +977,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     if (caption)
         caption_box(s, v->caption, panel_rows, caption_box_rows, cols);
     if (v->help)
-        help_overlay(s, rows, cols);
+        help_overlay(s, rows, cols, v->help_page);
     if (v->warnings_first >= 0)
         warnings_overlay(s, v->status.shown, v->warnings_first, above_status, cols);
     if (v->picker)

@@ -36,6 +36,7 @@ typedef struct {
     const char *caption; /* the loaded preset's "Point at:" note (presentation mode), or NULL */
     ViewPanels *drawn;   /* filled with the panels' places (NULL: not wanted) */
     bool help;
+    int help_page;        /* the help's page where every key does not fit at once (wraps) */
     int warnings_first;   /* the warnings list (!), from this warning; -1: closed */
     const Picker *picker; /* the preset picker, when open */
     const Prompt *prompt; /* the prompt of p or x, when open */
