@@ -75,7 +75,8 @@ static void test_help_from_table(void **state)
 
 /* At 80×24 the help has 22 rows inside its frame and two columns of (80 − 4 − 3)/2 = 36:
    the compact lines (a setting's two keys on one) fit both ways, in UTF-8 and in ASCII, so
-   that no description is cut (× from ÷, next from previous). */
+   that no description is cut (× from ÷, next from previous); more than 2 × 22 of them go on
+   pages (tests/tui/help.sh), never into columns that would cut them. */
 static void test_compact_help_fits_80x24(void **state)
 {
     (void)state;
@@ -89,7 +90,7 @@ static void test_compact_help_fits_80x24(void **state)
             fail_msg("compact help line '%s' ('%s') is wider than 36 columns", line, ascii);
         i += took;
     }
-    assert_true(lines <= 2 * 22);
+    assert_true(lines > 0);
     char line[KEYS_HELP_SIZE];
     assert_int_equal(Keys_help_compact(Keys_find('T'), Keys_find('t'), line, sizeof line), 2);
     assert_string_equal(line, "T t   tokens T ×2|÷2");
