@@ -6,55 +6,11 @@
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/random.h"
-#include "model_fixture.h"
+#include "layer_fixture.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    LayerBuffers b;
-    LayerWeights w;
-    double *scratch;
-    RandomStream *random;
-} Layer;
-
-static void layer_new(Layer *l, const Config *c)
-{
-    memset(l, 0, sizeof *l);
-    LayerBuffer list[LAYER_BUFFERS];
-    Layer_buffers(c, &l->b, false, list);
-    for (int i = 0; i < LAYER_BUFFERS; i++)
-        *list[i].buffer = list[i].doubles ? calloc(list[i].doubles, sizeof(double)) : NULL;
-    l->b.la = la;
-    size_t dd = (size_t)c->width * c->width, nd = (size_t)Config_mlp_hidden(c) * c->width;
-    l->w.query = calloc(dd, sizeof(double));
-    l->w.key = calloc(dd, sizeof(double));
-    l->w.value = calloc(dd, sizeof(double));
-    l->w.mlp_in = calloc(nd, sizeof(double));
-    l->w.mlp_out = calloc(nd, sizeof(double));
-    l->w.mlp_up = calloc(nd, sizeof(double));
-    l->scratch = calloc(Init_scratch_doubles(c) + dd, sizeof(double));
-    l->random = RandomStream_new();
-    assert_true(l->w.query && l->w.key && l->w.value && l->w.mlp_in && l->w.mlp_out &&
-                l->w.mlp_up && l->scratch && l->random);
-    assert_int_equal(Layer_input(l->random, la, c, c->seed, l->b.x, l->scratch), 0);
-    assert_int_equal(Layer_draw(l->random, la, c, c->seed, 1, LAYER_DRAW_ALL, &l->w, l->scratch),
-                     0);
-}
-
-static void layer_free(Layer *l, const Config *c)
-{
-    LayerBuffer list[LAYER_BUFFERS];
-    Layer_buffers(c, &l->b, false, list);
-    for (int i = 0; i < LAYER_BUFFERS; i++)
-        free(*list[i].buffer);
-    double *weights[] = {l->w.query, l->w.key, l->w.value, l->w.mlp_in, l->w.mlp_out, l->w.mlp_up};
-    for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
-        free(weights[i]);
-    free(l->scratch);
-    RandomStream_free(l->random);
-}
 
 /* The gate's activation as the papers write it: silu(x) = x·σ(x) with σ(x) = ½(1 + tanh(x/2)),
    and GELU's tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
@@ -124,6 +80,7 @@ static void test_gated_layer_matches_the_reference(void **state)
         Config c = gated(kinds[k], 13);
         Layer l;
         layer_new(&l, &c);
+        layer_draw_all(&l, &c);
         size_t td = (size_t)c.tokens * c.width;
         double *x0 = malloc(sizeof(double) * td), *want = malloc(sizeof(double) * td);
         assert_true(x0 && want);
@@ -155,7 +112,9 @@ static void test_gate_and_up_streams(void **state)
     Config swiglu = gated(MLP_SWIGLU, 0), relu = gated(MLP_RELU, 0);
     Layer a, b;
     layer_new(&a, &swiglu);
+    layer_draw_all(&a, &swiglu);
     layer_new(&b, &relu);
+    layer_draw_all(&b, &relu);
     size_t nd = (size_t)Config_mlp_hidden(&swiglu) * swiglu.width;
     assert_memory_equal(a.w.mlp_in, b.w.mlp_in, sizeof(double) * nd);
     assert_memory_equal(a.w.mlp_out, b.w.mlp_out, sizeof(double) * nd);

@@ -8,56 +8,12 @@
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/random.h"
-#include "model_fixture.h"
+#include "layer_fixture.h"
 
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The buffers and weights of one layer of c. */
-typedef struct {
-    LayerBuffers b;
-    LayerWeights w;
-    double *scratch;
-    RandomStream *random;
-} Layer;
-
-static void layer_new(Layer *l, const Config *c)
-{
-    memset(l, 0, sizeof *l);
-    LayerBuffer list[LAYER_BUFFERS];
-    Layer_buffers(c, &l->b, false, list);
-    for (int i = 0; i < LAYER_BUFFERS; i++)
-        *list[i].buffer = list[i].doubles ? calloc(list[i].doubles, sizeof(double)) : NULL;
-    l->b.la = la;
-    size_t dd = (size_t)c->width * c->width;
-    double **weights[] = {&l->w.query, &l->w.key, &l->w.value, &l->w.output};
-    for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++) {
-        *weights[i] = calloc(dd, sizeof(double));
-        assert_non_null(*weights[i]);
-    }
-    l->scratch = calloc(Init_scratch_doubles(c) + dd, sizeof(double));
-    l->random = RandomStream_new();
-    assert_non_null(l->scratch && l->random);
-    assert_int_equal(Layer_input(l->random, la, c, c->seed, l->b.x, l->scratch), 0);
-    assert_int_equal(Layer_draw(l->random, la, c, c->seed, 1, LAYER_DRAW_ALL, &l->w, l->scratch),
-                     0);
-}
-
-static void layer_free(Layer *l, const Config *c)
-{
-    LayerBuffer list[LAYER_BUFFERS];
-    Layer_buffers(c, &l->b, false, list);
-    for (int i = 0; i < LAYER_BUFFERS; i++)
-        free(*list[i].buffer);
-    free(l->w.query);
-    free(l->w.key);
-    free(l->w.value);
-    free(l->w.output);
-    free(l->scratch);
-    RandomStream_free(l->random);
-}
 
 /* X ← F(X) by the layer step (no skip, no LayerNorm, no MLP: the sub-block itself). */
 static void step(const Config *c, Layer *l)
@@ -171,6 +127,7 @@ static void test_grouped_layer_matches_the_reference(void **state)
         c.qk_norm = cases[n][2] ? QK_NORM_FULL : QK_NORM_NONE;
         Layer l;
         layer_new(&l, &c);
+        layer_draw_all(&l, &c);
         size_t td = (size_t)c.tokens * c.width;
         double *x0 = malloc(sizeof(double) * td), *want = malloc(sizeof(double) * td);
         assert_true(x0 && want);
@@ -198,6 +155,7 @@ static void test_heads_of_a_group_share_their_keys(void **state)
     Config c = grouped(4, 2);
     Layer l;
     layer_new(&l, &c);
+    layer_draw_all(&l, &c);
     int d = c.width, dh = d / c.heads, T = c.tokens;
     for (int h = 1; h < c.heads; h++)
         memcpy(l.w.query + (size_t)h * dh * d, l.w.query, sizeof(double) * dh * d);
@@ -296,6 +254,7 @@ static void test_grouped_jacobian_matches_finite_differences(void **state)
     int T = c.tokens, d = c.width, n = T * d;
     Layer l;
     layer_new(&l, &c);
+    layer_draw_all(&l, &c);
     double *x0 = malloc(sizeof(double) * n), *k = malloc(sizeof(double) * n * n);
     double *plus = malloc(sizeof(double) * n), *s = malloc(sizeof(double) * n);
     assert_true(x0 && k && plus && s);

@@ -7,48 +7,11 @@
 #include "attnscope/layer.h"
 #include "attnscope/qk.h"
 #include "attnscope/random.h"
-#include "model_fixture.h"
+#include "layer_fixture.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The buffers and weights of one layer of c, and the orthonormal input X0 of c's seed. */
-typedef struct {
-    LayerBuffers b;
-    LayerWeights w;
-    double *scratch;
-    RandomStream *random;
-} Layer;
-
-static void layer_new(Layer *l, const Config *c)
-{
-    memset(l, 0, sizeof *l);
-    LayerBuffer list[LAYER_BUFFERS];
-    Layer_buffers(c, &l->b, false, list);
-    for (int i = 0; i < LAYER_BUFFERS; i++)
-        *list[i].buffer = list[i].doubles ? calloc(list[i].doubles, sizeof(double)) : NULL;
-    l->b.la = la;
-    size_t dd = (size_t)c->width * c->width;
-    l->w.query = calloc(dd, sizeof(double));
-    l->w.key = calloc(dd, sizeof(double));
-    /* Layer_input's scratch is T×d, Layer_draw's Init_scratch_doubles. */
-    l->scratch = calloc(Init_scratch_doubles(c) + dd, sizeof(double));
-    l->random = RandomStream_new();
-    assert_non_null(l->w.query && l->w.key && l->scratch && l->random);
-}
-
-static void layer_free(Layer *l, const Config *c)
-{
-    LayerBuffer list[LAYER_BUFFERS];
-    Layer_buffers(c, &l->b, false, list);
-    for (int i = 0; i < LAYER_BUFFERS; i++)
-        free(*list[i].buffer);
-    free(l->w.query);
-    free(l->w.key);
-    free(l->scratch);
-    RandomStream_free(l->random);
-}
 
 /* Head `head`'s logits (row-major T×T) at layer `layer` of c, from the weights of layer 1 of
    c's seed on X0, as the model computes them. */

@@ -1,0 +1,76 @@
+/* One layer's buffers and weights for the tests that drive the layer step themselves
+ * (test_qk, test_gqa, test_gated_mlp): every weight the step may read, allocated for c,
+ * drawn on request from c's seed as Model_run draws layer 1.  Needs model_fixture.h's la. */
+#ifndef ATTNSCOPE_TESTS_LAYER_FIXTURE_H
+#define ATTNSCOPE_TESTS_LAYER_FIXTURE_H
+
+#include "attnscope/init.h"
+#include "attnscope/layer.h"
+#include "attnscope/random.h"
+#include "model_fixture.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    LayerBuffers b;
+    LayerWeights w;
+    double *scratch; /* Layer_input's T×d, then Layer_draw's Init_scratch_doubles */
+    RandomStream *random;
+} Layer;
+
+enum { LAYER_WEIGHTS = 7 };
+
+/* Where each weight of l lives, one list for allocation and release. */
+static void layer_weight_slots(Layer *l, double **slots[LAYER_WEIGHTS])
+{
+    double **all[LAYER_WEIGHTS] = {&l->w.query,  &l->w.key,     &l->w.value, &l->w.output,
+                                   &l->w.mlp_in, &l->w.mlp_out, &l->w.mlp_up};
+    memcpy(slots, all, sizeof all);
+}
+
+static void layer_new(Layer *l, const Config *c)
+{
+    memset(l, 0, sizeof *l);
+    LayerBuffer list[LAYER_BUFFERS];
+    Layer_buffers(c, &l->b, false, list);
+    for (int i = 0; i < LAYER_BUFFERS; i++)
+        *list[i].buffer = list[i].doubles ? calloc(list[i].doubles, sizeof(double)) : NULL;
+    l->b.la = la;
+    size_t dd = (size_t)c->width * c->width, nd = (size_t)Config_mlp_hidden(c) * c->width;
+    size_t sizes[LAYER_WEIGHTS] = {dd, dd, dd, dd, nd, nd, nd};
+    double **slots[LAYER_WEIGHTS];
+    layer_weight_slots(l, slots);
+    for (int i = 0; i < LAYER_WEIGHTS; i++) {
+        *slots[i] = calloc(sizes[i] ? sizes[i] : 1, sizeof(double));
+        assert_non_null(*slots[i]);
+    }
+    l->scratch = calloc(Init_scratch_doubles(c) + dd, sizeof(double));
+    l->random = RandomStream_new();
+    assert_non_null(l->scratch);
+    assert_non_null(l->random);
+}
+
+/* X0 and every weight of layer 1 of c's seed. */
+static inline void layer_draw_all(Layer *l, const Config *c)
+{
+    assert_int_equal(Layer_input(l->random, la, c, c->seed, l->b.x, l->scratch), 0);
+    assert_int_equal(Layer_draw(l->random, la, c, c->seed, 1, LAYER_DRAW_ALL, &l->w, l->scratch),
+                     0);
+}
+
+static void layer_free(Layer *l, const Config *c)
+{
+    LayerBuffer list[LAYER_BUFFERS];
+    Layer_buffers(c, &l->b, false, list);
+    for (int i = 0; i < LAYER_BUFFERS; i++)
+        free(*list[i].buffer);
+    double **slots[LAYER_WEIGHTS];
+    layer_weight_slots(l, slots);
+    for (int i = 0; i < LAYER_WEIGHTS; i++)
+        free(*slots[i]);
+    free(l->scratch);
+    RandomStream_free(l->random);
+}
+
+#endif
