@@ -61,6 +61,10 @@ static int crash_child(Crash how, struct termios *saved, struct termios *after, 
         struct termios raw = *saved;
         cfmakeraw(&raw);
         tcsetattr(tty, TCSANOW, &raw);
+        /* A shell starts a background job with QUIT and INT ignored (POSIX): the signal
+           under test must start at its default, whatever the test inherited. */
+        if (how == RAISE)
+            signal(raised, SIG_DFL);
         if (ignored)
             signal(ignored, SIG_IGN);
         if (Crash_arm(tty, saved, RESET))
