@@ -6,6 +6,7 @@
 #include "testing.h"
 
 #include "attnscope/cost.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/work.h"
@@ -655,7 +656,7 @@ static void test_compare_price_is_its_plan(void **state)
 static double svds_per_layer(const Config *c)
 {
     WorkList weights = {0};
-    Work_layer_weights(c, &weights);
+    Layer_declare_draw(c, LAYER_DRAW_ALL, &weights);
     double n = 0;
     for (int i = 0; i < weights.count; i++)
         if (weights.item[i].kind == WORK_SVD)
