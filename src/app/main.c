@@ -219,6 +219,47 @@ static void restart_without_blas_pool(char **argv)
     unsetenv("ATTNSCOPE_NO_BLAS_POOL");
 }
 
+/* Batch's lanes.  Two cores: the network and its counterpart run on a thread each, with
+   single-threaded BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time).
+   Two lanes need two of OpenBLAS's buffers; where only one fits, one lane at a time.  False
+   (said on stderr) where not even one fits. */
+static bool batch_lanes(bool *parallel)
+{
+    const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
+    *parallel = !blas_threads || !*blas_threads || getenv("ATTNSCOPE_NO_BLAS_POOL");
+    if (*parallel)
+        Linalg_set_blas_threads(1);
+    if (*parallel && BlasBuffers_reserve(2) != 0)
+        *parallel = false;
+    return *parallel || blas_buffers_reserved(1);
+}
+
+/* The batch document of r (with the sweep and the conditioning where asked) on stdout, and
+   the exported files where asked: 0, or 1 (said on stderr). */
+static int batch_write(const Options *o, const Result *r, const WidthSweep *sweep,
+                       const Conditioning *conditioning, Text *doc)
+{
+    char err[OPTIONS_ERROR_SIZE];
+    Batch_document(r, sweep, conditioning, doc);
+    if (doc->failed) {
+        fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
+        return 1;
+    }
+    if (o->export_dir) {
+        int files = Export_write(r, conditioning, o->export_dir, err, sizeof err);
+        if (files < 0) {
+            fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
+            return 1;
+        }
+        fprintf(stderr, "attnscope: wrote %d files to %s\n", files, o->export_dir);
+    }
+    if (fwrite(doc->data, 1, doc->length, stdout) != doc->length || fflush(stdout) != 0) {
+        perror("attnscope: stdout");
+        return 1;
+    }
+    return 0;
+}
+
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
 static int run_batch(const Options *o)
@@ -238,16 +279,8 @@ static int run_batch(const Options *o)
         fprintf(stderr, "attnscope: out of memory\n");
         goto done;
     }
-    /* Two cores: the network and its counterpart run on a thread each, with single-threaded
-       BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time). */
-    const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
-    bool parallel = !blas_threads || !*blas_threads || getenv("ATTNSCOPE_NO_BLAS_POOL");
-    if (parallel)
-        Linalg_set_blas_threads(1);
-    /* Two lanes need two of OpenBLAS's buffers; where only one fits, one lane at a time. */
-    if (parallel && BlasBuffers_reserve(2) != 0)
-        parallel = false;
-    if (!parallel && !blas_buffers_reserved(1))
+    bool parallel;
+    if (!batch_lanes(&parallel))
         goto done;
     if (parallel)
         lanes = Lanes_new(NULL, NULL);
@@ -281,26 +314,8 @@ static int run_batch(const Options *o)
     if (o->verbose)
         fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s)\n",
                 monotonic_seconds() - started, estimate);
-    Batch_document(r, o->sweep_tokens ? &sweep : NULL, o->conditioning ? &conditioning : NULL,
-                   &doc);
-    if (doc.failed) {
-        fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
-        goto done;
-    }
-    if (o->export_dir) {
-        int files =
-            Export_write(r, o->conditioning ? &conditioning : NULL, o->export_dir, err, sizeof err);
-        if (files < 0) {
-            fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
-            goto done;
-        }
-        fprintf(stderr, "attnscope: wrote %d files to %s\n", files, o->export_dir);
-    }
-    if (fwrite(doc.data, 1, doc.length, stdout) != doc.length || fflush(stdout) != 0) {
-        perror("attnscope: stdout");
-        goto done;
-    }
-    status = 0;
+    status = batch_write(o, r, o->sweep_tokens ? &sweep : NULL,
+                         o->conditioning ? &conditioning : NULL, &doc);
 done:
     Conditioning_release(&conditioning);
     Lanes_free(lanes);
