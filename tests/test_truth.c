@@ -34,16 +34,6 @@
 
 enum { T = 16, EIGEN_COLS = 70, EIGEN_ROWS = 30, HISTOGRAM_ROWS = 16, MAIN_ROWS = 20 };
 
-static Result *run(const Config *c)
-{
-    Result *r = Result_new();
-    char err[256];
-    assert_non_null(r);
-    if (Model_run(c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    return r;
-}
-
 /* The canvas as text, rows separated by newlines. */
 static void canvas_text(const Canvas *c, char *out, size_t size)
 {
