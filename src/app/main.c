@@ -71,25 +71,8 @@ static double monotonic_seconds(void)
 static double estimate_seconds(const Options *o, CostRates rates, bool two_lanes,
                                bool conditioning_exact)
 {
-    double seconds = Cost_fresh_run(&o->config, rates, two_lanes);
-    if (o->sweep_tokens)
-        seconds += Cost_width_sweep(&o->config, rates, two_lanes);
-    if (o->conditioning)
-        seconds += Cost_conditioning(&o->config, rates, conditioning_exact);
-    return seconds;
-}
-
-/* "266 days", "3.2 h", "41 min", "12 s": an estimate as a reader weighs it. */
-static void duration(double seconds, char *out, size_t size)
-{
-    if (seconds >= 2 * 86400)
-        snprintf(out, size, "%.3g days", seconds / 86400);
-    else if (seconds >= 2 * 3600)
-        snprintf(out, size, "%.2g h", seconds / 3600);
-    else if (seconds >= 120)
-        snprintf(out, size, "%.0f min", seconds / 60);
-    else
-        snprintf(out, size, "%.3g s", seconds);
+    return Compute_estimate_seconds(&o->config, o->sweep_tokens, o->conditioning,
+                                    conditioning_exact, rates, two_lanes);
 }
 
 /* --conditioning's path, chosen by the rule the screen uses (conditioning_path.h) at rates:
@@ -153,8 +136,8 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
     if (!bounded || *seconds <= bound)
         return 0;
     char took[32], most[32];
-    duration(*seconds, took, sizeof took);
-    duration(bound, most, sizeof most);
+    Compute_duration(*seconds, took, sizeof took);
+    Compute_duration(bound, most, sizeof most);
     fprintf(stderr,
             "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above "
             "%s (%s): to go ahead, give --max-time %.0f or more, or --no-confirm\n",
