@@ -363,8 +363,16 @@ int main(int argc, char **argv)
     /* The worker and its lane call BLAS, one thread each; the helper's calls, forked from
        here, find the buffers reserved too. */
     Linalg_set_blas_threads(1);
-    if (!blas_buffers_reserved(2))
+    /* Where two of OpenBLAS's buffers do not fit, one lane at a time, as batch runs. */
+    bool one_lane = BlasBuffers_reserve(2) != 0;
+    if (one_lane && !blas_buffers_reserved(1))
         return 1;
+    if (one_lane)
+        fprintf(stderr,
+                "attnscope: %s: the address-space limit leaves room for one of OpenBLAS's "
+                "buffers (%zu MiB), not two, so the network and its counterpart run in turn "
+                "(slower)\n",
+                TUI_ONE_LANE_NOTE, BLAS_BUFFER_BYTES >> 20);
     Isolate_start();
     Isolate_restart_with("/proc/self/exe");
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
@@ -377,6 +385,7 @@ int main(int argc, char **argv)
                        .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
+                       .one_lane = one_lane,
                        .tour_dir = tour_directory(presets, tour, sizeof tour),
                        .presets_dir = presets,
                        .load_preset = Options_load_preset,

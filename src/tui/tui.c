@@ -884,7 +884,9 @@ int Tui_run(const TuiSettings *s)
     }
     Tour_list(&l.tour, s->tour_dir);
     tour_step_of_start(&l, s);
-    l.worker = Worker_new(l.trace);
+    l.worker = Worker_new_with_lanes(l.trace, !s->one_lane);
+    if (s->one_lane && !l.note[0])
+        snprintf(l.note, sizeof l.note, "%s", TUI_ONE_LANE_NOTE);
     if (!l.worker) {
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
         goto done;
