@@ -10,6 +10,7 @@
 #include "attnscope/work.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/entropy.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/measure.h"
@@ -184,13 +185,17 @@ typedef struct {
 } LaneLayer;
 
 /* network_layer on one lane: the layer step, the frozen product of the gradients (on the
-   first seed, by the gradients' own rule) and the measures. */
+   first seed, by the gradients' own rule), the heads' entropies and the measures. */
 static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out)
 {
     LayerStep step = {.config = c, .layer = layer, .gap = gap, .attention_built = how.shared};
     Layer_declare(&step, out);
     if (how.first_seed && Model_gradients_unavailable(c) == NULL)
         product(out, c->tokens, c->width, c->tokens, 1);
+    /* Each head's row entropies of A as built (run.c's observer, on the first seed's measured
+       layers): a log per entry the mask allows, at most T². */
+    if (how.measured && how.first_seed && Entropy_defined(c->attention))
+        add(out, WORK_BUILD_EXP, (double)c->tokens * c->tokens, 0, 0, c->heads);
     if (how.measured)
         measure(c, gap, layer, out);
 }
