@@ -319,6 +319,35 @@ static void test_progress_of_the_running_job(void **state)
 /* The conditioning view's extras: the settings' and the other initialisation's, equal bit for
    bit to Conditioning_run's; a second request reuses both (no conditioning-start), a block it
    does not describe gets its reason, a memory budget too small a note instead of curves. */
+/* The same number, or both null. */
+static void assert_same_or_both_null(double a, double b)
+{
+    assert_true(a == b || (isnan(a) && isnan(b)));
+}
+
+/* The snapshot's conditioning in `slot` is Conditioning_run's of c under `init`: κ(K) of the
+   network, κ(K + I) of the counterpart at every layer, and the shown layer's singular values of
+   K, bit for bit. */
+static void assert_slot_is_direct(const Config *c, const Snapshot *s, int slot, InitScheme init)
+{
+    Config k = *c;
+    k.init = init;
+    Conditioning direct;
+    char err[256];
+    assert_int_equal(Conditioning_run(&k, &direct, err, sizeof err), 0);
+    assert_true(s->conditioning[slot].jacobian_exact);
+    for (int l = 1; l <= c->depth; l++) {
+        assert_same_or_both_null(direct.network.kappa_jacobian[l],
+                                 s->conditioning[slot].network.kappa_jacobian[l]);
+        assert_same_or_both_null(direct.counterpart.kappa_jacobian_skip[l],
+                                 s->conditioning[slot].counterpart.kappa_jacobian_skip[l]);
+    }
+    assert_memory_equal(direct.jacobian_singular_values,
+                        s->conditioning[slot].jacobian_singular_values,
+                        sizeof(double) * c->tokens * c->width);
+    Conditioning_release(&direct);
+}
+
 static void test_conditioning_extras(void **state)
 {
     (void)state;
@@ -340,26 +369,8 @@ static void test_conditioning_extras(void **state)
     assert_true(s->has_conditioning[0] && s->has_conditioning[1]);
     assert_int_equal(s->conditioning[0].config.init, INIT_CUTTING_SKIP);
     assert_int_equal(s->conditioning[1].config.init, INIT_NORMAL);
-    for (int slot = 0; slot < 2; slot++) {
-        Config k = c;
-        k.init = slot ? INIT_NORMAL : INIT_CUTTING_SKIP;
-        Conditioning direct;
-        char err[256];
-        assert_int_equal(Conditioning_run(&k, &direct, err, sizeof err), 0);
-        assert_true(s->conditioning[slot].jacobian_exact);
-        for (int l = 1; l <= c.depth; l++) {
-            double a = direct.network.kappa_jacobian[l],
-                   b = s->conditioning[slot].network.kappa_jacobian[l];
-            assert_true(a == b || (isnan(a) && isnan(b)));
-            a = direct.counterpart.kappa_jacobian_skip[l];
-            b = s->conditioning[slot].counterpart.kappa_jacobian_skip[l];
-            assert_true(a == b || (isnan(a) && isnan(b)));
-        }
-        assert_memory_equal(direct.jacobian_singular_values,
-                            s->conditioning[slot].jacobian_singular_values,
-                            sizeof(double) * c.tokens * c.width);
-        Conditioning_release(&direct);
-    }
+    for (int slot = 0; slot < 2; slot++)
+        assert_slot_is_direct(&c, s, slot, slot ? INIT_NORMAL : INIT_CUTTING_SKIP);
     Snapshot_free(s);
 
     g = Worker_submit_extras(w, &c, (WorkerExtras){.conditioning = true});
@@ -374,14 +385,7 @@ static void test_conditioning_extras(void **state)
     g = Worker_submit_extras(w, &heads, (WorkerExtras){.conditioning = true});
     s = wait_done(w, g, NULL);
     assert_true(s->has_conditioning[0]);
-    Conditioning two;
-    char err[256];
-    assert_int_equal(Conditioning_run(&heads, &two, err, sizeof err), 0);
-    for (int l = 1; l <= heads.depth; l++) {
-        double a = two.network.kappa_jacobian[l], b = s->conditioning[0].network.kappa_jacobian[l];
-        assert_true(a == b || (isnan(a) && isnan(b)));
-    }
-    Conditioning_release(&two);
+    assert_slot_is_direct(&heads, s, 0, heads.init);
     Snapshot_free(s);
 
     Worker_set_memory_budget(w, 1024);
