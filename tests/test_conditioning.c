@@ -718,6 +718,66 @@ static void seen_applied(void *context, int network, int layer, int head, const 
    weights, markov and a gap mode whose matrix differs from the softmax.  And that matrix is
    the one both show: its singular values are the run's shown ones and the conditioning's
    shown layer's, bit for bit. */
+/* Variant v of the applied-attention test. */
+static Config applied_variant(int v)
+{
+    Config c = Config_default();
+    c.tokens = SEEN_T;
+    c.width = 12;
+    c.depth = SEEN_LAYERS;
+    c.layer = 2;
+    c.skip = SKIP_PLAIN;
+    c.layernorm = LAYERNORM_LN;
+    if (v == 0) {
+        c.heads = 3;
+        c.head = 2;
+    } else if (v == 1 || v == 2) {
+        c.heads = 2;
+        c.ln_place = LN_PLACE_PRE;
+        c.output = OUTPUT_GAUSSIAN;
+        c.mlp = v == 1 ? MLP_GELU : MLP_NONE;
+        c.mlp_ratio = 2;
+        c.init = v == 2 ? INIT_MIMETIC : INIT_NORMAL;
+    } else if (v == 3) {
+        c.init = INIT_CUTTING_SKIP;
+        c.gap = GAP_CENTER;
+        c.mask = MASK_CAUSAL;
+        c.layer = 3;
+    } else if (v == 4) {
+        c.attention = ATTENTION_MARKOV;
+        c.heads = 2;
+        c.head = 2;
+        c.mlp = MLP_TANH;
+        c.mlp_ratio = 1;
+        c.gap = GAP_CENTER;
+    } else {
+        c.layernorm = LAYERNORM_RMS;
+        c.skip = SKIP_SCALED;
+        c.skip_gain = 0.5;
+        c.branch_gain = 2.0;
+        c.layer = 1;
+    }
+    return c;
+}
+
+/* The model and the conditioning saw every head's applied attention of every layer of both
+   networks once, the same bit for bit. */
+static void assert_seen_alike(const Config *c, const Seen *model, const Seen *conditioning,
+                              const char *what)
+{
+    size_t tt = (size_t)c->tokens * c->tokens;
+    for (int n = 0; n < 2; n++)
+        for (int l = 1; l <= c->depth; l++)
+            for (int h = 0; h < c->heads; h++) {
+                if (model->count[n][l][h] != 1 || conditioning->count[n][l][h] != 1)
+                    fail_msg("%s: network %d layer %d head %d seen %d and %d times", what, n, l, h,
+                             model->count[n][l][h], conditioning->count[n][l][h]);
+                if (memcmp(model->a[n][l][h], conditioning->a[n][l][h], sizeof(double) * tt))
+                    fail_msg("%s: network %d layer %d head %d: the attention differs", what, n, l,
+                             h);
+            }
+}
+
 static void test_conditioning_applies_the_runs_attention(void **state)
 {
     (void)state;
@@ -729,42 +789,7 @@ static void test_conditioning_applies_the_runs_attention(void **state)
                                   "markov, 2 heads, MLP tanh, gap center",
                                   "one head, rms, scaled skip, gains"};
     for (int v = 0; v < VARIANTS; v++) {
-        Config c = Config_default();
-        c.tokens = SEEN_T;
-        c.width = 12;
-        c.depth = SEEN_LAYERS;
-        c.layer = 2;
-        c.skip = SKIP_PLAIN;
-        c.layernorm = LAYERNORM_LN;
-        if (v == 0) {
-            c.heads = 3;
-            c.head = 2;
-        } else if (v == 1 || v == 2) {
-            c.heads = 2;
-            c.ln_place = LN_PLACE_PRE;
-            c.output = OUTPUT_GAUSSIAN;
-            c.mlp = v == 1 ? MLP_GELU : MLP_NONE;
-            c.mlp_ratio = 2;
-            c.init = v == 2 ? INIT_MIMETIC : INIT_NORMAL;
-        } else if (v == 3) {
-            c.init = INIT_CUTTING_SKIP;
-            c.gap = GAP_CENTER;
-            c.mask = MASK_CAUSAL;
-            c.layer = 3;
-        } else if (v == 4) {
-            c.attention = ATTENTION_MARKOV;
-            c.heads = 2;
-            c.head = 2;
-            c.mlp = MLP_TANH;
-            c.mlp_ratio = 1;
-            c.gap = GAP_CENTER;
-        } else {
-            c.layernorm = LAYERNORM_RMS;
-            c.skip = SKIP_SCALED;
-            c.skip_gain = 0.5;
-            c.branch_gain = 2.0;
-            c.layer = 1;
-        }
+        Config c = applied_variant(v);
         char err[256];
         assert_int_equal(Config_validate(&c, err, sizeof err), 0);
         static Seen model, conditioning;
@@ -779,17 +804,8 @@ static void test_conditioning_applies_the_runs_attention(void **state)
         Conditioning cond;
         ConditioningControl control = {.progress = &watch_conditioning};
         assert_int_equal(Conditioning_run_controlled(&c, &control, &cond, err, sizeof err), 0);
+        assert_seen_alike(&c, &model, &conditioning, what[v]);
         size_t tt = (size_t)c.tokens * c.tokens;
-        for (int n = 0; n < 2; n++)
-            for (int l = 1; l <= c.depth; l++)
-                for (int h = 0; h < c.heads; h++) {
-                    if (model.count[n][l][h] != 1 || conditioning.count[n][l][h] != 1)
-                        fail_msg("%s: network %d layer %d head %d seen %d and %d times", what[v], n,
-                                 l, h, model.count[n][l][h], conditioning.count[n][l][h]);
-                    if (memcmp(model.a[n][l][h], conditioning.a[n][l][h], sizeof(double) * tt))
-                        fail_msg("%s: network %d layer %d head %d: the attention differs", what[v],
-                                 n, l, h);
-                }
         /* The shown matrix's singular values, computed here from what the hook saw. */
         double shown[SEEN_T * SEEN_T], s[SEEN_T];
         memcpy(shown, model.a[0][c.layer][c.head - 1], sizeof(double) * tt);
