@@ -78,6 +78,36 @@ static void test_one_job(void **state)
     assert_true(Worker_stop(w, WAIT_MS));
 }
 
+/* A worker on one lane (the screen where only one of OpenBLAS's buffers fits) starts no lane
+   thread, computes what a worker on two lanes computes, bit for bit, and prices a job as one
+   lane: above two lanes' price at the same (pinned) rate. */
+static void test_one_lane(void **state)
+{
+    (void)state;
+    setenv("ATTNSCOPE_GFLOPS", "10", 1); /* both workers' rates the same */
+    int before = process_threads();
+    Worker *one = Worker_new_with_lanes(NULL, false);
+    assert_non_null(one);
+    assert_int_equal(process_threads_settled(before + 1), before + 1);
+    Worker *two = Worker_new(NULL);
+    assert_int_equal(process_threads_settled(before + 3), before + 3);
+    unsetenv("ATTNSCOPE_GFLOPS");
+    Config c = small(16, 3);
+    assert_true(Worker_estimate(one, &c, (WorkerExtras){0}) >
+                Worker_estimate(two, &c, (WorkerExtras){0}));
+    Snapshot *a = wait_done(one, Worker_submit(one, &c), NULL);
+    Snapshot *b = wait_done(two, Worker_submit(two, &c), NULL);
+    size_t n = sizeof(double) * (size_t)(c.depth + 1);
+    assert_memory_equal(a->result->network.stable_rank, b->result->network.stable_rank, n);
+    assert_memory_equal(a->result->counterpart.stable_rank, b->result->counterpart.stable_rank, n);
+    assert_memory_equal(a->result->eigenvalues, b->result->eigenvalues,
+                        sizeof(Complex) * (size_t)c.tokens);
+    Snapshot_free(a);
+    Snapshot_free(b);
+    assert_true(Worker_stop(one, WAIT_MS));
+    assert_true(Worker_stop(two, WAIT_MS));
+}
+
 /* A newer job supersedes the queued and the running ones: only its snapshots arrive. */
 static void test_supersede(void **state)
 {
@@ -416,6 +446,7 @@ int main(void)
     Linalg_set_blas_threads(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_job),
+        cmocka_unit_test(test_one_lane),
         cmocka_unit_test(test_supersede),
         cmocka_unit_test(test_cancel_between_layers),
         cmocka_unit_test(test_stale_generation_discarded),
