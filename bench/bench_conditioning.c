@@ -33,6 +33,59 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* K built column by column, and the singular values of K and of K + I, timed (n = T·d at most
+   CONDITIONING_EXACT_MAX).  Returns 0, or 1 out of memory. */
+static int time_exact_jacobian(SaWork *w, Linalg *la, size_t n, double *s)
+{
+    double t0;
+    double *kk = malloc(sizeof(double) * n * n);
+    if (!kk)
+        return 1;
+    t0 = now_ms();
+    SaWork_jacobian(w, kk);
+    printf(", \"jacobian_build\": %.3f", now_ms() - t0);
+    double *copy = malloc(sizeof(double) * n * n);
+    if (!copy)
+        return 1;
+    memcpy(copy, kk, sizeof(double) * n * n);
+    t0 = now_ms();
+    Linalg_singular_values(la, (int)n, (int)n, copy, s);
+    printf(", \"svd_jacobian\": %.3f, \"kappa_jacobian\": %.6g", now_ms() - t0,
+           Conditioning_kappa(s[0], s[n - 1], (int)n));
+    for (size_t i = 0; i < n; i++)
+        kk[i + i * n] += 1.0;
+    t0 = now_ms();
+    Linalg_singular_values(la, (int)n, (int)n, kk, s);
+    printf(", \"svd_jacobian_skip\": %.3f", now_ms() - t0);
+    free(copy);
+    free(kk);
+    return 0;
+}
+
+/* ‖K‖₂, s_min(K) and ‖E‖₂ by Lanczos, timed. */
+static void time_lanczos(SaWork *w, size_t n)
+{
+    double t0;
+    SingularValueEstimate e;
+    t0 = now_ms();
+    SaWork_extreme(w, true, 240, 1e-6, 1, &e);
+    printf(", \"lanczos_norm\": %.3f, \"lanczos_norm_steps\": %d", now_ms() - t0, e.steps);
+    double norm = e.value;
+    t0 = now_ms();
+    SaWork_extreme(w, false, 240, 1e-6, 2, &e);
+    printf(", \"lanczos_s_min\": %.3f, \"lanczos_s_min_steps\": %d, \"lanczos_kappa\": ",
+           now_ms() - t0, e.steps);
+    double kappa = Conditioning_kappa(norm, e.value, (int)n);
+    if (isnan(kappa))
+        printf("null");
+    else
+        printf("%.6g", kappa);
+    SaWork_perturbation_only(w, true);
+    t0 = now_ms();
+    SaWork_extreme(w, true, 240, 1e-6, 3, &e);
+    printf(", \"lanczos_e_norm\": %.3f, \"lanczos_e_norm_steps\": %d}\n", now_ms() - t0, e.steps);
+}
+
 int main(int argc, char **argv)
 {
     int T = 16, d = 64;
@@ -92,46 +145,8 @@ int main(int argc, char **argv)
         .T = T, .d = d, .x = x, .m = m, .scale = scale, .wvo = wvo, .softmax = a, .applied = a};
     if (SaWork_prepare(w, &b))
         return 1;
-    if (n <= CONDITIONING_EXACT_MAX) {
-        double *kk = malloc(sizeof(double) * n * n);
-        if (!kk)
-            return 1;
-        t0 = now_ms();
-        SaWork_jacobian(w, kk);
-        printf(", \"jacobian_build\": %.3f", now_ms() - t0);
-        double *copy = malloc(sizeof(double) * n * n);
-        if (!copy)
-            return 1;
-        memcpy(copy, kk, sizeof(double) * n * n);
-        t0 = now_ms();
-        Linalg_singular_values(la, (int)n, (int)n, copy, s);
-        printf(", \"svd_jacobian\": %.3f, \"kappa_jacobian\": %.6g", now_ms() - t0,
-               Conditioning_kappa(s[0], s[n - 1], (int)n));
-        for (size_t i = 0; i < n; i++)
-            kk[i + i * n] += 1.0;
-        t0 = now_ms();
-        Linalg_singular_values(la, (int)n, (int)n, kk, s);
-        printf(", \"svd_jacobian_skip\": %.3f", now_ms() - t0);
-        free(copy);
-        free(kk);
-    }
-    SingularValueEstimate e;
-    t0 = now_ms();
-    SaWork_extreme(w, true, 240, 1e-6, 1, &e);
-    printf(", \"lanczos_norm\": %.3f, \"lanczos_norm_steps\": %d", now_ms() - t0, e.steps);
-    double norm = e.value;
-    t0 = now_ms();
-    SaWork_extreme(w, false, 240, 1e-6, 2, &e);
-    printf(", \"lanczos_s_min\": %.3f, \"lanczos_s_min_steps\": %d, \"lanczos_kappa\": ",
-           now_ms() - t0, e.steps);
-    double kappa = Conditioning_kappa(norm, e.value, (int)n);
-    if (isnan(kappa))
-        printf("null");
-    else
-        printf("%.6g", kappa);
-    SaWork_perturbation_only(w, true);
-    t0 = now_ms();
-    SaWork_extreme(w, true, 240, 1e-6, 3, &e);
-    printf(", \"lanczos_e_norm\": %.3f, \"lanczos_e_norm_steps\": %d}\n", now_ms() - t0, e.steps);
+    if (n <= CONDITIONING_EXACT_MAX && time_exact_jacobian(w, la, n, s))
+        return 1;
+    time_lanczos(w, n);
     return 0;
 }

@@ -109,22 +109,12 @@ static double stable_rank(Bufs *b, const double *x)
     return m.stable_rank;
 }
 
-/* One computation; adds each stage's seconds to t[], stable ranks of both networks to sr. */
-static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main, double *sr_cp)
+/* X0 on both networks (orthonormal, from the input's stream) and its stable rank. */
+static int pipeline_input(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
+                          double *sr_cp)
 {
-    int T = c->tokens, d = c->width, L = c->depth;
-    size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
-    Gap gaps[2] = {c->gap, Gap_toggled(c->gap)};
-    bool dead[2] = {false, false};
-    Result *out = Result_new();
-    if (!out)
-        return -1;
-    out->eigenvalues = calloc((size_t)T, sizeof(Complex));
-    out->singular_values = alloc((size_t)T);
-    if (!out->eigenvalues)
-        return -1;
-    Warnings *warnings = &out->warnings;
-
+    int T = c->tokens, d = c->width;
+    size_t td = (size_t)T * d;
     double t0 = now();
     double *g = b->xw; /* d×T */
     RandomStream_gaussian(b->rs, c->seed, 0, ROLE_INPUT, 1.0, g, td);
@@ -138,72 +128,114 @@ static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
     t[STAGE_INPUT] += t1 - t0;
     sr_main[0] = sr_cp[0] = stable_rank(b, b->x[0]);
     t[STAGE_RANK] += now() - t1;
+    return 0;
+}
 
-    for (int layer = 1; layer <= L; layer++) {
-        t0 = now();
-        if (c->attention == ATTENTION_SOFTMAX) {
-            RandomStream_gaussian(b->rs, c->seed, layer, ROLE_QUERY, c->sigma_qk, b->wq, dd);
-            RandomStream_gaussian(b->rs, c->seed, layer, ROLE_KEY, c->sigma_qk, b->wk, dd);
-        } else {
-            RandomStream_gaussian(b->rs, c->seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
-                                  b->gauss, tt);
-        }
-        RandomStream_gaussian(b->rs, c->seed, layer, ROLE_VALUE, 1.0, b->wv, dd);
-        t[STAGE_WEIGHTS] += now() - t0;
+/* The layer's weights, drawn once for both networks. */
+static void pipeline_weights(Bufs *b, const Config *c, int layer, double t[STAGES])
+{
+    size_t dd = (size_t)c->width * c->width, tt = (size_t)c->tokens * c->tokens;
+    double t0 = now();
+    if (c->attention == ATTENTION_SOFTMAX) {
+        RandomStream_gaussian(b->rs, c->seed, layer, ROLE_QUERY, c->sigma_qk, b->wq, dd);
+        RandomStream_gaussian(b->rs, c->seed, layer, ROLE_KEY, c->sigma_qk, b->wk, dd);
+    } else {
+        RandomStream_gaussian(b->rs, c->seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
+                              b->gauss, tt);
+    }
+    RandomStream_gaussian(b->rs, c->seed, layer, ROLE_VALUE, 1.0, b->wv, dd);
+    t[STAGE_WEIGHTS] += now() - t0;
+}
 
+/* Network n's attention at `layer` with its gap removed (the shown one kept in b and out). */
+static int pipeline_attention(Bufs *b, const Config *c, int n, int layer, Gap gap, Result *out,
+                              double t[STAGES])
+{
+    int T = c->tokens, d = c->width;
+    size_t tt = (size_t)T * T;
+    double *x = b->x[n];
+    double t0 = now();
+    const double *logits = b->gauss;
+    if (c->attention == ATTENTION_SOFTMAX) {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wq, d, 0.0,
+                    b->q, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wk, d, 0.0,
+                    b->k, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d), b->k,
+                    T, b->q, T, 0.0, b->logits, T);
+        logits = b->logits;
+    }
+    Attention_build(c->attention, c->mask, c->window, T, logits, b->attn);
+    bool shown = n == 0 && layer == c->layer;
+    if (shown)
+        memcpy(b->shown_before, b->attn, sizeof(double) * tt);
+    GapOutcome outcome;
+    if (Gap_apply(gap, c->attention, c->mask, c->window, T, b->attn, b->la, b->gap_scratch,
+                  &outcome, &out->warnings))
+        return -1;
+    if (shown) {
+        memcpy(b->shown_applied, b->attn, sizeof(double) * tt);
+        out->shown_gap = outcome.applied;
+    }
+    t[STAGE_ATTENTION] += now() - t0;
+    return 0;
+}
+
+/* Network n's tokens through its attention and values, then their stable rank; *dead once
+   they are not finite. */
+static void pipeline_forward(Bufs *b, const Config *c, int n, bool *dead, double t[STAGES],
+                             double *sr)
+{
+    int T = c->tokens, d = c->width;
+    size_t td = (size_t)T * d;
+    double *x = b->x[n];
+    double t1 = now();
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wv, d, 0.0, b->xw,
+                T);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, b->attn, T, b->xw, T, 0.0, x,
+                T);
+    for (size_t i = 0; i < td && !*dead; i++)
+        if (!isfinite(x[i]))
+            *dead = true;
+    if (!*dead && Attention_is_input_independent(c->attention)) {
+        /* Model_run carries the scale apart for input-independent attention. */
+        double norm = cblas_dnrm2((int)td, x, 1);
+        if (norm > 0)
+            cblas_dscal((int)td, 1.0 / norm, x, 1);
+    }
+    double t2 = now();
+    t[STAGE_FORWARD] += t2 - t1;
+    *sr = *dead ? NAN : stable_rank(b, x);
+    t[STAGE_RANK] += now() - t2;
+}
+
+/* One computation; adds each stage's seconds to t[], stable ranks of both networks to sr. */
+static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main, double *sr_cp)
+{
+    int T = c->tokens;
+    Gap gaps[2] = {c->gap, Gap_toggled(c->gap)};
+    bool dead[2] = {false, false};
+    Result *out = Result_new();
+    if (!out)
+        return -1;
+    out->eigenvalues = calloc((size_t)T, sizeof(Complex));
+    out->singular_values = alloc((size_t)T);
+    if (!out->eigenvalues || pipeline_input(b, c, t, sr_main, sr_cp))
+        return -1;
+    for (int layer = 1; layer <= c->depth; layer++) {
+        pipeline_weights(b, c, layer, t);
         for (int n = 0; n < 2; n++) {
-            double *x = b->x[n];
             double *sr = n == 0 ? sr_main : sr_cp;
             if (dead[n]) {
                 sr[layer] = NAN;
                 continue;
             }
-            t0 = now();
-            const double *logits = b->gauss;
-            if (c->attention == ATTENTION_SOFTMAX) {
-                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wq, d,
-                            0.0, b->q, T);
-                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wk, d,
-                            0.0, b->k, T);
-                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0 / sqrt((double)d),
-                            b->k, T, b->q, T, 0.0, b->logits, T);
-                logits = b->logits;
-            }
-            Attention_build(c->attention, c->mask, c->window, T, logits, b->attn);
-            bool shown = n == 0 && layer == c->layer;
-            if (shown)
-                memcpy(b->shown_before, b->attn, sizeof(double) * tt);
-            GapOutcome outcome;
-            if (Gap_apply(gaps[n], c->attention, c->mask, c->window, T, b->attn, b->la,
-                          b->gap_scratch, &outcome, warnings))
+            if (pipeline_attention(b, c, n, layer, gaps[n], out, t))
                 return -1;
-            if (shown) {
-                memcpy(b->shown_applied, b->attn, sizeof(double) * tt);
-                out->shown_gap = outcome.applied;
-            }
-            t1 = now();
-            t[STAGE_ATTENTION] += t1 - t0;
-
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, b->wv, d,
-                        0.0, b->xw, T);
-            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, b->attn, T, b->xw, T,
-                        0.0, x, T);
-            for (size_t i = 0; i < td && !dead[n]; i++)
-                if (!isfinite(x[i]))
-                    dead[n] = true;
-            if (!dead[n] && Attention_is_input_independent(c->attention)) {
-                /* Model_run carries the scale apart for input-independent attention. */
-                double norm = cblas_dnrm2((int)td, x, 1);
-                if (norm > 0)
-                    cblas_dscal((int)td, 1.0 / norm, x, 1);
-            }
-            double t2 = now();
-            t[STAGE_FORWARD] += t2 - t1;
-            sr[layer] = dead[n] ? NAN : stable_rank(b, x);
-            t[STAGE_RANK] += now() - t2;
+            pipeline_forward(b, c, n, &dead[n], t, &sr[layer]);
         }
         if (layer == c->layer) {
-            t0 = now();
+            double t0 = now();
             if (Spectra_of_shown_layer(c, out->shown_gap, b->shown_before, b->shown_applied, b->la,
                                        b->gram, out))
                 return -1;
@@ -233,47 +265,54 @@ static int usage(void)
     return 2;
 }
 
+/* The command line into c, *reps and *model_run: 0, or -1 for usage(). */
+static int parse_arguments(int argc, char **argv, Config *c, int *reps, bool *model_run)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (strcmp(o, "--model-run") == 0) {
+            *model_run = true;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return -1;
+        const char *v = argv[++i];
+        if (strcmp(o, "-T") == 0)
+            c->tokens = atoi(v);
+        else if (strcmp(o, "-d") == 0)
+            c->width = atoi(v);
+        else if (strcmp(o, "-L") == 0)
+            c->depth = atoi(v);
+        else if (strcmp(o, "-s") == 0)
+            c->sigma_qk = atof(v);
+        else if (strcmp(o, "--seed") == 0)
+            c->seed = strtoull(v, NULL, 10);
+        else if (strcmp(o, "--reps") == 0)
+            *reps = atoi(v);
+        else if (strcmp(o, "-a") == 0 && strcmp(v, "softmax") == 0)
+            c->attention = ATTENTION_SOFTMAX;
+        else if (strcmp(o, "-a") == 0 && strcmp(v, "markov") == 0)
+            c->attention = ATTENTION_MARKOV;
+        else if (strcmp(o, "-g") == 0 && strcmp(v, "off") == 0)
+            c->gap = GAP_OFF;
+        else if (strcmp(o, "-g") == 0 && strcmp(v, "center") == 0)
+            c->gap = GAP_CENTER;
+        else
+            return -1;
+    }
+    char err[256];
+    return *reps < 1 || c->tokens < 2 || c->depth < 1 || Config_validate(c, err, sizeof err) ? -1
+                                                                                             : 0;
+}
+
 int main(int argc, char **argv)
 {
     Config c = Config_default();
     int reps = 5;
     bool model_run = false;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (strcmp(o, "--model-run") == 0) {
-            model_run = true;
-            continue;
-        }
-        if (i + 1 >= argc)
-            return usage();
-        const char *v = argv[++i];
-        if (strcmp(o, "-T") == 0)
-            c.tokens = atoi(v);
-        else if (strcmp(o, "-d") == 0)
-            c.width = atoi(v);
-        else if (strcmp(o, "-L") == 0)
-            c.depth = atoi(v);
-        else if (strcmp(o, "-s") == 0)
-            c.sigma_qk = atof(v);
-        else if (strcmp(o, "--seed") == 0)
-            c.seed = strtoull(v, NULL, 10);
-        else if (strcmp(o, "--reps") == 0)
-            reps = atoi(v);
-        else if (strcmp(o, "-a") == 0 && strcmp(v, "softmax") == 0)
-            c.attention = ATTENTION_SOFTMAX;
-        else if (strcmp(o, "-a") == 0 && strcmp(v, "markov") == 0)
-            c.attention = ATTENTION_MARKOV;
-        else if (strcmp(o, "-g") == 0 && strcmp(v, "off") == 0)
-            c.gap = GAP_OFF;
-        else if (strcmp(o, "-g") == 0 && strcmp(v, "center") == 0)
-            c.gap = GAP_CENTER;
-        else
-            return usage();
-    }
-    char err[256];
-    if (reps < 1 || c.tokens < 2 || c.depth < 1 || Config_validate(&c, err, sizeof err))
+    if (parse_arguments(argc, argv, &c, &reps, &model_run))
         return usage();
-
+    char err[256];
     Bufs b;
     bufs_init(&b, c.tokens, c.width);
     int L = c.depth, runs = reps > 1 ? reps + 1 : 1; /* one warm-up when repeating */

@@ -9,6 +9,8 @@
 #include "attnscope/random.h"
 #include "model_fixture.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +73,52 @@ static void layer_free(Layer *l, const Config *c)
         free(*slots[i]);
     free(l->scratch);
     RandomStream_free(l->random);
+}
+
+/* X ← the layer step's X_1 (layer 1 of c on l's buffers), which must be finite. */
+static inline void layer_step_once(const Config *c, Layer *l)
+{
+    LayerStep s = {.config = c, .layer = 1, .weights = &l->w, .gap = GAP_OFF};
+    LayerOutcome outcome;
+    double log_scale = 0;
+    assert_int_equal(Layer_step(&s, &l->b, &outcome, &log_scale), 0);
+    assert_int_equal(outcome, LAYER_DONE);
+}
+
+/* The layer written loop by loop in a test: out (T×d) from x (T×d) and l's weights. */
+typedef void ReferenceLayer(const Config *c, const Layer *l, const double *x, double *out);
+
+/* The layer step's X_1 from l's X0 against reference's from the same X0 and weights, entry by
+   entry within `tolerance` of the largest entry; `what` names the case in a failure. */
+static inline void assert_step_matches(const Config *c, Layer *l, ReferenceLayer *reference,
+                                       double tolerance, const char *what)
+{
+    size_t td = (size_t)c->tokens * c->width;
+    double *x0 = malloc(sizeof(double) * td), *want = malloc(sizeof(double) * td);
+    assert_true(x0 && want);
+    memcpy(x0, l->b.x, sizeof(double) * td);
+    reference(c, l, x0, want);
+    layer_step_once(c, l);
+    double scale = 0;
+    for (size_t i = 0; i < td; i++)
+        scale = fmax(scale, fabs(want[i]));
+    for (size_t i = 0; i < td; i++)
+        if (fabs(l->b.x[i] - want[i]) > tolerance * scale)
+            fail_msg("%s: X1[%zu] = %.17g, reference %.17g", what, i, l->b.x[i], want[i]);
+    free(x0);
+    free(want);
+}
+
+/* out (T×n) += x (T×k) · W (k×n), loop by loop, column-major; W's entry (m, e) is
+   w[m·row + e·col]: a matrix as drawn (row 1, col its rows) or one stored transposed (row its
+   columns, col 1). */
+static inline void reference_product(int T, int k, int n, const double *x, const double *w,
+                                     size_t row, size_t col, double *out)
+{
+    for (int i = 0; i < T; i++)
+        for (int e = 0; e < n; e++)
+            for (int m = 0; m < k; m++)
+                out[i + (size_t)e * T] += x[i + (size_t)m * T] * w[m * row + e * col];
 }
 
 #endif

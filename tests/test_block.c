@@ -15,17 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static Result *run(const Config *c)
-{
-    char err[256];
-    Result *r = Result_new();
-    assert_non_null(r);
-    assert_int_equal(Config_validate(c, err, sizeof err), 0);
-    if (Model_run(c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    return r;
-}
-
 enum { RT = 6, RD = 8, RL = 2 };
 
 /* sr(X Xᵀ) = ‖G‖_F² / ‖G‖₂², G = X Xᵀ, from all eigenvalues of G (LAPACK's dsyev, not the

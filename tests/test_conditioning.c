@@ -502,131 +502,184 @@ static void test_softmax_demo_closed_form(void **state)
     assert_true(large > DRAWS * 9 / 10);
 }
 
+/* Each variant of the forward pass's test changes one thing the forward pass reads; without
+   LayerNorm the tokens' norm moves with every weight, so a mismatch anywhere shows in it. */
+enum { FORWARD_VARIANTS = 21 };
+
+/* Variant v of the forward pass's test into c; returns its name.  (Over 80 lines: a table of
+   the 21 variants, one case each, read top to bottom.) */
+static const char *forward_variant(int v, Config *c)
+{
+    *c = Config_default();
+    c->tokens = 8;
+    c->width = 12;
+    c->depth = 4;
+    c->skip = SKIP_PLAIN;
+    c->layernorm = v == 0 ? LAYERNORM_RMS : LAYERNORM_NONE;
+    static const char *const what[FORWARD_VARIANTS] = {
+        "normal, rms",
+        "normal",
+        "cutting-skip",
+        "xavier",
+        "wo gaussian",
+        "cutting-skip, wo orthogonal",
+        "logit-scale linear",
+        "ln sqrt-d",
+        "gains 0.5, 2",
+        "input sqrt-d, scaled skip",
+        "3 heads",
+        "3 heads, wo orthogonal",
+        "2 heads, cutting-skip",
+        "pre-LN",
+        "MLP gelu",
+        "pre-LN, 2 heads, MLP relu, wo gaussian",
+        "markov, 2 heads, MLP tanh",
+        "mimetic, 2 heads, wo gaussian (its factor)",
+        "mimetic, identity values",
+        "MLP swiglu, hidden 20",
+        "pre-LN, 4 heads, 2 key/value heads, MLP geglu"};
+    switch (v) {
+    case 2:
+        c->init = INIT_CUTTING_SKIP;
+        break;
+    case 3:
+        c->init = INIT_XAVIER;
+        break;
+    case 4:
+        c->output = OUTPUT_GAUSSIAN;
+        break;
+    case 5:
+        c->init = INIT_CUTTING_SKIP;
+        c->output = OUTPUT_ORTHOGONAL;
+        break;
+    case 6:
+        c->logit_scale = LOGIT_SCALE_LINEAR;
+        break;
+    case 7:
+        c->layernorm = LAYERNORM_LN;
+        c->ln_scale = LN_SCALE_SQRT_D;
+        break;
+    case 8:
+        c->skip_gain = 0.5;
+        c->branch_gain = 2.0;
+        break;
+    case 9:
+        c->input_norm = INPUT_NORM_SQRT_D;
+        c->skip = SKIP_SCALED;
+        break;
+    case 10:
+        c->heads = 3;
+        c->head = 2;
+        break;
+    case 11:
+        c->heads = 3;
+        c->output = OUTPUT_ORTHOGONAL;
+        break;
+    case 12:
+        c->heads = 2;
+        c->init = INIT_CUTTING_SKIP;
+        c->layernorm = LAYERNORM_LN;
+        break;
+    case 13:
+        c->layernorm = LAYERNORM_RMS;
+        c->ln_place = LN_PLACE_PRE;
+        break;
+    case 14:
+        c->layernorm = LAYERNORM_LN;
+        c->mlp = MLP_GELU;
+        c->mlp_ratio = 2;
+        break;
+    case 15:
+        c->layernorm = LAYERNORM_LN;
+        c->ln_place = LN_PLACE_PRE;
+        c->heads = 2;
+        c->mlp = MLP_RELU;
+        c->output = OUTPUT_GAUSSIAN;
+        break;
+    case 16:
+        c->attention = ATTENTION_MARKOV;
+        c->heads = 2;
+        c->mlp = MLP_TANH;
+        c->mlp_ratio = 1;
+        break;
+    case 17:
+        c->init = INIT_MIMETIC;
+        c->heads = 2;
+        c->output = OUTPUT_GAUSSIAN;
+        c->layernorm = LAYERNORM_LN;
+        break;
+    case 18:
+        c->init = INIT_MIMETIC;
+        c->init_value = MATRIX_INIT_IDENTITY;
+        c->layernorm = LAYERNORM_LN;
+        break;
+    case 19:
+        c->layernorm = LAYERNORM_LN;
+        c->mlp = MLP_SWIGLU;
+        c->mlp_hidden = 20;
+        break;
+    case 20:
+        c->layernorm = LAYERNORM_RMS;
+        c->ln_place = LN_PLACE_PRE;
+        c->heads = 4;
+        c->kv_heads = 2;
+        c->mlp = MLP_GEGLU;
+        c->output = OUTPUT_GAUSSIAN;
+        break;
+    }
+    return what[v];
+}
+
+/* The model's and the conditioning's token norms, layer by layer, bit for bit. */
+static void assert_norms_agree(const Config *c, const Result *r, const Conditioning *cond,
+                               const char *what)
+{
+    for (int l = 0; l <= c->depth; l++) {
+        double a = r->network.log10_norm[l], b = cond->network.log10_norm[l];
+        if (!(a == b))
+            fail_msg("%s, layer %d: model log10|X| %.17g, conditioning %.17g", what, l, a, b);
+        a = r->counterpart.log10_norm[l];
+        b = cond->counterpart.log10_norm[l];
+        if (!(a == b))
+            fail_msg("%s, layer %d counterpart: %.17g vs %.17g", what, l, a, b);
+    }
+}
+
+/* Without LayerNorm the tokens grow: the attention saturates within four layers, or K + I
+   turns singular (κ beyond double precision, null); the κ are checked where LayerNorm keeps
+   the tokens' scale.  Grouped values make B singular (null, said). */
+static void assert_kappas(const Config *c, const Conditioning *cond, const char *what)
+{
+    bool settled = c->layernorm != LAYERNORM_NONE;
+    if (c->kv_heads) {
+        settled = false;
+        for (int l = 1; l <= c->depth; l++)
+            assert_true(isnan(cond->network.kappa_dominant[l]) &&
+                        isnan(cond->network.kappa_value_output[l]) &&
+                        isfinite(cond->network.kappa_jacobian[l]));
+        bool said = false;
+        for (int i = 0; i < cond->warnings.count; i++)
+            said = said || strstr(cond->warnings.text[i], "B are singular");
+        assert_true(said);
+    }
+    for (int l = 1; settled && l <= c->depth; l++)
+        if (isnan(cond->network.kappa_jacobian[l]) || isnan(cond->network.kappa_jacobian_skip[l]) ||
+            (c->heads == 1 &&
+             !(cond->network.kappa_dominant[l] >= cond->network.kappa_attention[l])) ||
+            isnan(cond->network.kappa_dominant[l]))
+            fail_msg("%s, layer %d: kappa(K) %g, kappa(K + I) %g, kappa(B) %g, kappa(A) %g", what,
+                     l, cond->network.kappa_jacobian[l], cond->network.kappa_jacobian_skip[l],
+                     cond->network.kappa_dominant[l], cond->network.kappa_attention[l]);
+}
+
 /* The conditioning pass runs Model_run's layer step: the norms of the tokens agree layer by
    layer bit for bit, for both networks and every variant. */
 static void test_forward_pass_agrees_with_the_model(void **state)
 {
     (void)state;
-    /* Each variant changes one thing the forward pass reads; without LayerNorm the tokens'
-       norm moves with every weight, so a mismatch anywhere shows in it. */
-    enum { VARIANTS = 21 };
-    for (int v = 0; v < VARIANTS; v++) {
-        Config c = Config_default();
-        c.tokens = 8;
-        c.width = 12;
-        c.depth = 4;
-        c.skip = SKIP_PLAIN;
-        c.layernorm = v == 0 ? LAYERNORM_RMS : LAYERNORM_NONE;
-        const char *what[VARIANTS] = {"normal, rms",
-                                      "normal",
-                                      "cutting-skip",
-                                      "xavier",
-                                      "wo gaussian",
-                                      "cutting-skip, wo orthogonal",
-                                      "logit-scale linear",
-                                      "ln sqrt-d",
-                                      "gains 0.5, 2",
-                                      "input sqrt-d, scaled skip",
-                                      "3 heads",
-                                      "3 heads, wo orthogonal",
-                                      "2 heads, cutting-skip",
-                                      "pre-LN",
-                                      "MLP gelu",
-                                      "pre-LN, 2 heads, MLP relu, wo gaussian",
-                                      "markov, 2 heads, MLP tanh",
-                                      "mimetic, 2 heads, wo gaussian (its factor)",
-                                      "mimetic, identity values",
-                                      "MLP swiglu, hidden 20",
-                                      "pre-LN, 4 heads, 2 key/value heads, MLP geglu"};
-        switch (v) {
-        case 2:
-            c.init = INIT_CUTTING_SKIP;
-            break;
-        case 3:
-            c.init = INIT_XAVIER;
-            break;
-        case 4:
-            c.output = OUTPUT_GAUSSIAN;
-            break;
-        case 5:
-            c.init = INIT_CUTTING_SKIP;
-            c.output = OUTPUT_ORTHOGONAL;
-            break;
-        case 6:
-            c.logit_scale = LOGIT_SCALE_LINEAR;
-            break;
-        case 7:
-            c.layernorm = LAYERNORM_LN;
-            c.ln_scale = LN_SCALE_SQRT_D;
-            break;
-        case 8:
-            c.skip_gain = 0.5;
-            c.branch_gain = 2.0;
-            break;
-        case 9:
-            c.input_norm = INPUT_NORM_SQRT_D;
-            c.skip = SKIP_SCALED;
-            break;
-        case 10:
-            c.heads = 3;
-            c.head = 2;
-            break;
-        case 11:
-            c.heads = 3;
-            c.output = OUTPUT_ORTHOGONAL;
-            break;
-        case 12:
-            c.heads = 2;
-            c.init = INIT_CUTTING_SKIP;
-            c.layernorm = LAYERNORM_LN;
-            break;
-        case 13:
-            c.layernorm = LAYERNORM_RMS;
-            c.ln_place = LN_PLACE_PRE;
-            break;
-        case 14:
-            c.layernorm = LAYERNORM_LN;
-            c.mlp = MLP_GELU;
-            c.mlp_ratio = 2;
-            break;
-        case 15:
-            c.layernorm = LAYERNORM_LN;
-            c.ln_place = LN_PLACE_PRE;
-            c.heads = 2;
-            c.mlp = MLP_RELU;
-            c.output = OUTPUT_GAUSSIAN;
-            break;
-        case 16:
-            c.attention = ATTENTION_MARKOV;
-            c.heads = 2;
-            c.mlp = MLP_TANH;
-            c.mlp_ratio = 1;
-            break;
-        case 17:
-            c.init = INIT_MIMETIC;
-            c.heads = 2;
-            c.output = OUTPUT_GAUSSIAN;
-            c.layernorm = LAYERNORM_LN;
-            break;
-        case 18:
-            c.init = INIT_MIMETIC;
-            c.init_value = MATRIX_INIT_IDENTITY;
-            c.layernorm = LAYERNORM_LN;
-            break;
-        case 19:
-            c.layernorm = LAYERNORM_LN;
-            c.mlp = MLP_SWIGLU;
-            c.mlp_hidden = 20;
-            break;
-        case 20:
-            c.layernorm = LAYERNORM_RMS;
-            c.ln_place = LN_PLACE_PRE;
-            c.heads = 4;
-            c.kv_heads = 2;
-            c.mlp = MLP_GEGLU;
-            c.output = OUTPUT_GAUSSIAN;
-            break;
-        }
+    for (int v = 0; v < FORWARD_VARIANTS; v++) {
+        Config c;
+        const char *what = forward_variant(v, &c);
         char err[256];
         assert_int_equal(Config_validate(&c, err, sizeof err), 0);
         Workspace *w = Workspace_new();
@@ -635,41 +688,8 @@ static void test_forward_pass_agrees_with_the_model(void **state)
         Conditioning cond;
         assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
         assert_true(cond.jacobian_exact);
-        for (int l = 0; l <= c.depth; l++) {
-            double a = r->network.log10_norm[l], b = cond.network.log10_norm[l];
-            if (!(a == b))
-                fail_msg("%s, layer %d: model log10|X| %.17g, conditioning %.17g", what[v], l, a,
-                         b);
-            a = r->counterpart.log10_norm[l];
-            b = cond.counterpart.log10_norm[l];
-            if (!(a == b))
-                fail_msg("%s, layer %d counterpart: %.17g vs %.17g", what[v], l, a, b);
-        }
-        /* Without LayerNorm the tokens grow: the attention saturates within four layers, or
-           K + I turns singular (κ beyond double precision, null); the κ are checked where
-           LayerNorm keeps the tokens' scale.  Grouped values make B singular (null, said). */
-        bool settled = c.layernorm != LAYERNORM_NONE;
-        if (c.kv_heads) {
-            settled = false;
-            for (int l = 1; l <= c.depth; l++)
-                assert_true(isnan(cond.network.kappa_dominant[l]) &&
-                            isnan(cond.network.kappa_value_output[l]) &&
-                            isfinite(cond.network.kappa_jacobian[l]));
-            bool said = false;
-            for (int i = 0; i < cond.warnings.count; i++)
-                said = said || strstr(cond.warnings.text[i], "B are singular");
-            assert_true(said);
-        }
-        for (int l = 1; settled && l <= c.depth; l++)
-            if (isnan(cond.network.kappa_jacobian[l]) ||
-                isnan(cond.network.kappa_jacobian_skip[l]) ||
-                (c.heads == 1 &&
-                 !(cond.network.kappa_dominant[l] >= cond.network.kappa_attention[l])) ||
-                isnan(cond.network.kappa_dominant[l]))
-                fail_msg("%s, layer %d: kappa(K) %g, kappa(K + I) %g, kappa(B) %g, kappa(A) %g",
-                         what[v], l, cond.network.kappa_jacobian[l],
-                         cond.network.kappa_jacobian_skip[l], cond.network.kappa_dominant[l],
-                         cond.network.kappa_attention[l]);
+        assert_norms_agree(&c, r, &cond, what);
+        assert_kappas(&c, &cond, what);
         Conditioning_release(&cond);
         Result_free(r);
         Workspace_free(w);
@@ -698,6 +718,66 @@ static void seen_applied(void *context, int network, int layer, int head, const 
    weights, markov and a gap mode whose matrix differs from the softmax.  And that matrix is
    the one both show: its singular values are the run's shown ones and the conditioning's
    shown layer's, bit for bit. */
+/* Variant v of the applied-attention test. */
+static Config applied_variant(int v)
+{
+    Config c = Config_default();
+    c.tokens = SEEN_T;
+    c.width = 12;
+    c.depth = SEEN_LAYERS;
+    c.layer = 2;
+    c.skip = SKIP_PLAIN;
+    c.layernorm = LAYERNORM_LN;
+    if (v == 0) {
+        c.heads = 3;
+        c.head = 2;
+    } else if (v == 1 || v == 2) {
+        c.heads = 2;
+        c.ln_place = LN_PLACE_PRE;
+        c.output = OUTPUT_GAUSSIAN;
+        c.mlp = v == 1 ? MLP_GELU : MLP_NONE;
+        c.mlp_ratio = 2;
+        c.init = v == 2 ? INIT_MIMETIC : INIT_NORMAL;
+    } else if (v == 3) {
+        c.init = INIT_CUTTING_SKIP;
+        c.gap = GAP_CENTER;
+        c.mask = MASK_CAUSAL;
+        c.layer = 3;
+    } else if (v == 4) {
+        c.attention = ATTENTION_MARKOV;
+        c.heads = 2;
+        c.head = 2;
+        c.mlp = MLP_TANH;
+        c.mlp_ratio = 1;
+        c.gap = GAP_CENTER;
+    } else {
+        c.layernorm = LAYERNORM_RMS;
+        c.skip = SKIP_SCALED;
+        c.skip_gain = 0.5;
+        c.branch_gain = 2.0;
+        c.layer = 1;
+    }
+    return c;
+}
+
+/* The model and the conditioning saw every head's applied attention of every layer of both
+   networks once, the same bit for bit. */
+static void assert_seen_alike(const Config *c, const Seen *model, const Seen *conditioning,
+                              const char *what)
+{
+    size_t tt = (size_t)c->tokens * c->tokens;
+    for (int n = 0; n < 2; n++)
+        for (int l = 1; l <= c->depth; l++)
+            for (int h = 0; h < c->heads; h++) {
+                if (model->count[n][l][h] != 1 || conditioning->count[n][l][h] != 1)
+                    fail_msg("%s: network %d layer %d head %d seen %d and %d times", what, n, l, h,
+                             model->count[n][l][h], conditioning->count[n][l][h]);
+                if (memcmp(model->a[n][l][h], conditioning->a[n][l][h], sizeof(double) * tt))
+                    fail_msg("%s: network %d layer %d head %d: the attention differs", what, n, l,
+                             h);
+            }
+}
+
 static void test_conditioning_applies_the_runs_attention(void **state)
 {
     (void)state;
@@ -709,42 +789,7 @@ static void test_conditioning_applies_the_runs_attention(void **state)
                                   "markov, 2 heads, MLP tanh, gap center",
                                   "one head, rms, scaled skip, gains"};
     for (int v = 0; v < VARIANTS; v++) {
-        Config c = Config_default();
-        c.tokens = SEEN_T;
-        c.width = 12;
-        c.depth = SEEN_LAYERS;
-        c.layer = 2;
-        c.skip = SKIP_PLAIN;
-        c.layernorm = LAYERNORM_LN;
-        if (v == 0) {
-            c.heads = 3;
-            c.head = 2;
-        } else if (v == 1 || v == 2) {
-            c.heads = 2;
-            c.ln_place = LN_PLACE_PRE;
-            c.output = OUTPUT_GAUSSIAN;
-            c.mlp = v == 1 ? MLP_GELU : MLP_NONE;
-            c.mlp_ratio = 2;
-            c.init = v == 2 ? INIT_MIMETIC : INIT_NORMAL;
-        } else if (v == 3) {
-            c.init = INIT_CUTTING_SKIP;
-            c.gap = GAP_CENTER;
-            c.mask = MASK_CAUSAL;
-            c.layer = 3;
-        } else if (v == 4) {
-            c.attention = ATTENTION_MARKOV;
-            c.heads = 2;
-            c.head = 2;
-            c.mlp = MLP_TANH;
-            c.mlp_ratio = 1;
-            c.gap = GAP_CENTER;
-        } else {
-            c.layernorm = LAYERNORM_RMS;
-            c.skip = SKIP_SCALED;
-            c.skip_gain = 0.5;
-            c.branch_gain = 2.0;
-            c.layer = 1;
-        }
+        Config c = applied_variant(v);
         char err[256];
         assert_int_equal(Config_validate(&c, err, sizeof err), 0);
         static Seen model, conditioning;
@@ -759,17 +804,8 @@ static void test_conditioning_applies_the_runs_attention(void **state)
         Conditioning cond;
         ConditioningControl control = {.progress = &watch_conditioning};
         assert_int_equal(Conditioning_run_controlled(&c, &control, &cond, err, sizeof err), 0);
+        assert_seen_alike(&c, &model, &conditioning, what[v]);
         size_t tt = (size_t)c.tokens * c.tokens;
-        for (int n = 0; n < 2; n++)
-            for (int l = 1; l <= c.depth; l++)
-                for (int h = 0; h < c.heads; h++) {
-                    if (model.count[n][l][h] != 1 || conditioning.count[n][l][h] != 1)
-                        fail_msg("%s: network %d layer %d head %d seen %d and %d times", what[v], n,
-                                 l, h, model.count[n][l][h], conditioning.count[n][l][h]);
-                    if (memcmp(model.a[n][l][h], conditioning.a[n][l][h], sizeof(double) * tt))
-                        fail_msg("%s: network %d layer %d head %d: the attention differs", what[v],
-                                 n, l, h);
-                }
         /* The shown matrix's singular values, computed here from what the hook saw. */
         double shown[SEEN_T * SEEN_T], s[SEEN_T];
         memcpy(shown, model.a[0][c.layer][c.head - 1], sizeof(double) * tt);

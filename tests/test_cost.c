@@ -6,6 +6,7 @@
 #include "testing.h"
 
 #include "attnscope/cost.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/work.h"
@@ -489,6 +490,23 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_true(compared >= runs * 3 / 4);
 }
 
+/* The heads' row entropies (a log per attention entry, taken by run.c's observer on the first
+   seed's layers of both networks) are priced: softmax, whose rows are distributions, declares
+   L·2·H more T² entries computed with exp or log than sigmoid, whose rows are not and which
+   builds its attention with exp too; the second seed adds none. */
+static void test_entropies_are_priced(void **state)
+{
+    (void)state;
+    Config softmax = work_base();
+    softmax.heads = 2;
+    softmax.seeds = 2;
+    Config sigmoid = softmax;
+    sigmoid.attention = ATTENTION_SIGMOID;
+    WorkTotals with = declared_work(&softmax), without = declared_work(&sigmoid);
+    assert_true(with.calls[WORK_BUILD_EXP] - without.calls[WORK_BUILD_EXP] ==
+                softmax.depth * 2 * softmax.heads);
+}
+
 /* Defect 2 of issue 21: the MLP's two products (the largest term at ratio 4) and W^O's, and
    their draws, are priced: at least their products' flops at the product rate, per layer
    and network. */
@@ -655,7 +673,7 @@ static void test_compare_price_is_its_plan(void **state)
 static double svds_per_layer(const Config *c)
 {
     WorkList weights = {0};
-    Work_layer_weights(c, &weights);
+    Layer_declare_draw(c, LAYER_DRAW_ALL, &weights);
     double n = 0;
     for (int i = 0; i < weights.count; i++)
         if (weights.item[i].kind == WORK_SVD)
@@ -789,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_price_counts_the_factor_svds),
         cmocka_unit_test(test_tally_counts_what_linalg_runs),
         cmocka_unit_test(test_declared_work_is_what_the_run_does),
+        cmocka_unit_test(test_entropies_are_priced),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),
         cmocka_unit_test(test_causal_outliers_priced_as_dgeev),

@@ -27,26 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static Config small(int T, int d, int depth)
-{
-    Config c = Config_default();
-    c.tokens = T;
-    c.width = d;
-    c.depth = depth;
-    return c;
-}
-
-static Result *run(const Config *c)
-{
-    char err[256];
-    if (Config_validate(c, err, sizeof err))
-        fail_msg("invalid test configuration: %s", err);
-    Result *r = Result_new();
-    if (Model_run(c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    return r;
-}
-
 /* Whether the mask lets query i (0-based) read key j: written out here, not Mask_row_range. */
 static bool allowed(Mask mask, int window, int i, int j)
 {
@@ -267,7 +247,8 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
     }
     for (int i = 0; i < LAYER_BUFFERS; i++)
         free(*list[i].buffer);
-    double *weights[] = {w.query, w.key, w.value, w.output, w.mlp_in, w.mlp_out, w.mlp_up, w.markov};
+    double *weights[] = {w.query,  w.key,     w.value,  w.output,
+                         w.mlp_in, w.mlp_out, w.mlp_up, w.markov};
     for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
         free(weights[i]);
     free(scratch);

@@ -113,22 +113,6 @@ static TokenGeometry reference(int T, int d, const double *x)
     return g;
 }
 
-static Measures measure_by(int T, int d, const double *x, bool top_eigenpair_first)
-{
-    double *unit = malloc(sizeof(double) * T * d), *gram = malloc(sizeof(double) * T * T);
-    double *eig = malloc(sizeof(double) * T);
-    double *lanczos = malloc(sizeof(double) * Measure_lanczos_size(T));
-    Measures m;
-    assert_int_equal(
-        Measure_tokens(la, T, d, x, 0.0, unit, gram, eig, top_eigenpair_first ? lanczos : NULL, &m),
-        0);
-    free(unit);
-    free(gram);
-    free(eig);
-    free(lanczos);
-    return m;
-}
-
 static void assert_matches_reference(int T, int d, const double *x, double tolerance)
 {
     TokenGeometry want = reference(T, d, x);

@@ -15,26 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* X ← F(X) by the layer step (no skip, no LayerNorm, no MLP: the sub-block itself). */
-static void step(const Config *c, Layer *l)
-{
-    LayerStep s = {.config = c, .layer = 1, .weights = &l->w, .gap = GAP_OFF};
-    LayerOutcome outcome;
-    double log_scale = 0;
-    assert_int_equal(Layer_step(&s, &l->b, &outcome, &log_scale), 0);
-    assert_int_equal(outcome, LAYER_DONE);
-}
-
 /* x·w's first n columns (T×n, column-major; w is d×d). */
 static double *project(const Config *c, const double *x, const double *w, int n)
 {
     int T = c->tokens, d = c->width;
     double *out = calloc((size_t)T * n, sizeof(double));
     assert_non_null(out);
-    for (int i = 0; i < T; i++)
-        for (int e = 0; e < n; e++)
-            for (int m = 0; m < d; m++)
-                out[i + e * T] += x[i + m * T] * w[m + e * d];
+    reference_product(T, d, n, x, w, 1, (size_t)d, out);
     return out;
 }
 
@@ -86,13 +73,8 @@ static void reference_layer(const Config *c, const Layer *l, const double *x, do
                     mixed[i + (h * dh + e) * T] += logit[j] / sum * v[j + (g * dh + e) * T];
         }
     }
-    for (int i = 0; i < T; i++)
-        for (int p = 0; p < d; p++) {
-            double sum = 0;
-            for (int m = 0; m < d; m++)
-                sum += mixed[i + m * T] * l->w.output[m + p * d];
-            out[i + p * T] = sum;
-        }
+    memset(out, 0, sizeof(double) * T * d);
+    reference_product(T, d, d, mixed, l->w.output, 1, (size_t)d, out);
     free(q);
     free(k);
     free(v);
@@ -128,21 +110,9 @@ static void test_grouped_layer_matches_the_reference(void **state)
         Layer l;
         layer_new(&l, &c);
         layer_draw_all(&l, &c);
-        size_t td = (size_t)c.tokens * c.width;
-        double *x0 = malloc(sizeof(double) * td), *want = malloc(sizeof(double) * td);
-        assert_true(x0 && want);
-        memcpy(x0, l.b.x, sizeof(double) * td);
-        reference_layer(&c, &l, x0, want);
-        step(&c, &l);
-        double scale = 0;
-        for (size_t i = 0; i < td; i++)
-            scale = fmax(scale, fabs(want[i]));
-        for (size_t i = 0; i < td; i++)
-            if (fabs(l.b.x[i] - want[i]) > 1e-12 * scale)
-                fail_msg("H %d G %d: X1[%zu] = %.17g, reference %.17g", c.heads, c.kv_heads, i,
-                         l.b.x[i], want[i]);
-        free(x0);
-        free(want);
+        char what[64];
+        snprintf(what, sizeof what, "H %d G %d", c.heads, c.kv_heads);
+        assert_step_matches(&c, &l, reference_layer, 1e-12, what);
         layer_free(&l, &c);
     }
 }
@@ -263,11 +233,11 @@ static void test_grouped_jacobian_matches_finite_differences(void **state)
     for (int j = 0; j < n; j++) {
         memcpy(l.b.x, x0, sizeof(double) * n);
         l.b.x[j] += h;
-        step(&c, &l);
+        layer_step_once(&c, &l);
         memcpy(plus, l.b.x, sizeof(double) * n);
         memcpy(l.b.x, x0, sizeof(double) * n);
         l.b.x[j] -= h;
-        step(&c, &l);
+        layer_step_once(&c, &l);
         for (int i = 0; i < n; i++)
             k[i + (size_t)j * n] = (plus[i] - l.b.x[i]) / (2 * h);
     }

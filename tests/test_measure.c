@@ -35,24 +35,6 @@ static double *with_singular_values(int T, int d, const double *s, uint64_t seed
     return x;
 }
 
-/* Measure_tokens on X by the default routes, or by the reference (lanczos = NULL: all
-   eigenvalues of the Gram matrix, the singular values of X below the floor). */
-static Measures measure_by(int T, int d, const double *x, bool top_eigenpair_first)
-{
-    double *unit = malloc(sizeof(double) * T * d), *gram = malloc(sizeof(double) * T * T);
-    double *eig = malloc(sizeof(double) * T);
-    double *lanczos = malloc(sizeof(double) * Measure_lanczos_size(T));
-    Measures m;
-    assert_int_equal(
-        Measure_tokens(la, T, d, x, 0.0, unit, gram, eig, top_eigenpair_first ? lanczos : NULL, &m),
-        0);
-    free(unit);
-    free(gram);
-    free(eig);
-    free(lanczos);
-    return m;
-}
-
 static Measures measure(int T, int d, const double *x)
 {
     return measure_by(T, d, x, true);

@@ -12,25 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static Config small(int T, int d, int depth)
-{
-    Config c = Config_default();
-    c.tokens = T;
-    c.width = d;
-    c.depth = depth;
-    return c;
-}
-
-static Result *run(const Config *c)
-{
-    char err[256];
-    assert_int_equal(Config_validate(c, err, sizeof err), 0);
-    Result *r = Result_new();
-    if (Model_run(c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    return r;
-}
-
 /* σ_A = 1 for markov attention: σ_qk⁴ = ln 2. */
 static double sigma_qk_for_unit_markov(void)
 {

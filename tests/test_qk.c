@@ -109,7 +109,8 @@ static void reference_logits(const Config *c, int head, double *out)
     RandomStream_free(random);
 }
 
-static Config small(int heads)
+/* T = 12, d = 16, `heads` heads, σ_qk = 0.7, seed 5. */
+static Config with_heads(int heads)
 {
     Config c = Config_default();
     c.tokens = 12;
@@ -138,7 +139,7 @@ static void test_logits_match_the_reference(void **state)
         for (int norm = 0; norm < 3; norm++)
             for (int rope = 0; rope < 3; rope++)
                 for (int place = 0; place < 2; place++) {
-                    Config c = small(heads);
+                    Config c = with_heads(heads);
                     c.qk_norm = (QkNorm)norm;
                     c.rope = (Rope)rope;
                     c.qk_norm_place = (QkNormPlace)place;
@@ -166,7 +167,7 @@ static void test_softcap_matches_the_reference(void **state)
     (void)state;
     enum { T = 12 };
     for (int rope = 0; rope < 2; rope++) {
-        Config c = small(2);
+        Config c = with_heads(2);
         c.sigma_qk = 2.0;
         c.logit_softcap = 3.0;
         c.rope = rope ? ROPE_HALF : ROPE_NONE;
@@ -211,7 +212,7 @@ static void test_rotation_keeps_norms(void **state)
 {
     (void)state;
     enum { T = 9, D = 24 };
-    Config c = small(3);
+    Config c = with_heads(3);
     c.tokens = T;
     c.width = D;
     for (int rope = ROPE_HALF; rope <= ROPE_PAIRS; rope++) {
@@ -241,7 +242,7 @@ static void test_logits_depend_on_position_differences(void **state)
 {
     (void)state;
     enum { T = 10, D = 16 };
-    Config c = small(2);
+    Config c = with_heads(2);
     c.tokens = T;
     c.width = D;
     for (int rope = ROPE_HALF; rope <= ROPE_PAIRS; rope++) {
@@ -275,7 +276,7 @@ static void test_no_rotation_is_bit_identical(void **state)
 {
     (void)state;
     enum { T = 12 };
-    Config none = small(2), zero = small(2);
+    Config none = with_heads(2), zero = with_heads(2);
     none.depth = zero.depth = 3;
     zero.rope = ROPE_HALF;
     zero.rope_fraction = 0.05; /* 0.05·8 = 0.4 dimensions: down to 0 */
@@ -291,7 +292,7 @@ static void test_no_rotation_is_bit_identical(void **state)
     Result_free(a);
     Result_free(b);
 
-    Config nope = small(2);
+    Config nope = with_heads(2);
     nope.rope = ROPE_PAIRS;
     nope.nope_every = 2;
     double plain[T * T], skipped[T * T], turned[T * T];
@@ -309,7 +310,7 @@ static void test_placements_agree_to_rounding(void **state)
     (void)state;
     enum { T = 12 };
     for (int norm = QK_NORM_HEAD; norm <= QK_NORM_FULL; norm++) {
-        Config c = small(2);
+        Config c = with_heads(2);
         c.qk_norm = (QkNorm)norm;
         c.rope = ROPE_HALF;
         double before[T * T], after[T * T];

@@ -7,18 +7,15 @@
 #include "attnscope/spectra.h"
 #include "model_fixture.h"
 
-static Result *run(Config c)
+static Result *run_with_spectra(Config c)
 {
-    Result *r = Result_new();
-    char err[256];
-    assert_non_null(r);
-    if (Model_run(&c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
+    Result *r = run(&c);
     assert_true(r->spectra_ready);
     return r;
 }
 
-static Config small(Attention kind, Mask mask, Gap gap)
+/* T = d = 64, two layers, of the kind, mask and gap mode given. */
+static Config square(Attention kind, Mask mask, Gap gap)
 {
     Config c = Config_default();
     c.tokens = c.width = 64;
@@ -69,9 +66,9 @@ static void test_outlier_where_one_stands_apart(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (uint64_t seed = 1; seed <= 3; seed++) {
-            Config c = small(cases[i].kind, cases[i].mask, cases[i].gap);
+            Config c = square(cases[i].kind, cases[i].mask, cases[i].gap);
             c.seed = seed;
-            Result *r = run(c);
+            Result *r = run_with_spectra(c);
             if (r->outlier != cases[i].outlier)
                 fail_msg("%s/%s/%s seed %llu: outlier %d, expected %d (|λ1| %g, |λ2| %g)",
                          ATTENTION_NAMES.names[c.attention], MASK_NAMES.names[c.mask],
@@ -86,18 +83,18 @@ static void test_outlier_where_one_stands_apart(void **state)
 static void test_undefined_readouts(void **state)
 {
     (void)state;
-    Config cases[] = {small(ATTENTION_RELU, MASK_FULL, GAP_OFF),
-                      small(ATTENTION_LINEAR, MASK_FULL, GAP_OFF),
-                      small(ATTENTION_SIGMOID, MASK_CAUSAL, GAP_OFF),
-                      small(ATTENTION_SOFTMAX, MASK_FULL, GAP_CENTER)};
+    Config cases[] = {square(ATTENTION_RELU, MASK_FULL, GAP_OFF),
+                      square(ATTENTION_LINEAR, MASK_FULL, GAP_OFF),
+                      square(ATTENTION_SIGMOID, MASK_CAUSAL, GAP_OFF),
+                      square(ATTENTION_SOFTMAX, MASK_FULL, GAP_CENTER)};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        Result *r = run(cases[i]);
+        Result *r = run_with_spectra(cases[i]);
         assert_true(isnan(r->readouts.one_minus_abs_lambda2));
         assert_true(isnan(r->readouts.count_abs_lambda_above_half));
         assert_true(isfinite(r->readouts.s1_over_s2));
         Result_free(r);
     }
-    Result *r = run(small(ATTENTION_SOFTMAX, MASK_FULL, GAP_OFF));
+    Result *r = run_with_spectra(square(ATTENTION_SOFTMAX, MASK_FULL, GAP_OFF));
     assert_true(r->readouts.one_minus_abs_lambda2 > 0.5);
     assert_true(r->readouts.count_abs_lambda_above_half >= 1);
     Result_free(r);
@@ -110,7 +107,7 @@ static void test_roundoff_reads_zero(void **state)
     (void)state;
     Config c = Config_default();
     c.layer = 3;
-    Result *r = run(c);
+    Result *r = run_with_spectra(c);
     double modulus = hypot(r->eigenvalues[1].re, r->eigenvalues[1].im);
     /* The precondition: λ2 is within round-off of the unit circle, but not exactly on it. */
     assert_true(fabs(1 - modulus) < READOUT_ROUNDOFF);

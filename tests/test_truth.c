@@ -34,16 +34,6 @@
 
 enum { T = 16, EIGEN_COLS = 70, EIGEN_ROWS = 30, HISTOGRAM_ROWS = 16, MAIN_ROWS = 20 };
 
-static Result *run(const Config *c)
-{
-    Result *r = Result_new();
-    char err[256];
-    assert_non_null(r);
-    if (Model_run(c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    return r;
-}
-
 /* The canvas as text, rows separated by newlines. */
 static void canvas_text(const Canvas *c, char *out, size_t size)
 {
@@ -193,39 +183,49 @@ enum {
 };
 static int seen[SEEN_COUNT];
 
-static void check_one(const Config *c, Screenful *s)
+/* Gap removal moved something to 0: the same weights with the gap off had it. */
+static void check_gap_removed(const Config *c, const Result *r, const Screenful *s,
+                              const char *where)
 {
-    char where[160];
-    snprintf(where, sizeof where, "%s/%s/%s layer %d seed %llu",
-             ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask],
-             GAP_NAMES.names[c->gap], c->layer, (unsigned long long)c->seed);
-    Result *r = run(c);
-    screenful(r, s);
-    no_undefined_number(s->status, where, "status lines");
-    no_undefined_number(s->eigen, where, "eigenvalue panel");
-    no_undefined_number(s->histogram, where, "singular-value panel");
-    if (!r->spectra_ready) {
-        /* A network that vanished before the shown layer (uniform attention with its gap
-           removed is 0 after one layer): the panel says so and no readout pretends. */
-        bool found;
-        if (!strstr(s->eigen, "no spectra") || isfinite(printed(s->status, "1−|λ2|", &found)) ||
-            isfinite(printed(s->status, "s1/s2", &found)))
-            fail_msg("%s: no spectra, yet\n%s\n%s", where, s->eigen, s->status);
-        seen[SEEN_NO_SPECTRA]++;
-        Result_free(r);
-        return;
+    Config off = *c;
+    off.gap = GAP_OFF;
+    Result *before = run(&off);
+    double before_first, before_second;
+    two_largest(before, &before_first, &before_second);
+    if (!has_eigenvalue(r, 0.0, 1e-9 * fmax(1.0, before_first)) || r->shown_gap == GAP_OFF)
+        fail_msg("%s: 'gap removed' named without an eigenvalue 0\n%s", where, s->eigen);
+    if (strstr(s->eigen, "λ1: 1 → 0")) {
+        if (!has_eigenvalue(before, 1.0, 1e-9))
+            fail_msg("%s: 'λ1: 1 → 0' but the gap-off matrix has no eigenvalue 1", where);
+        /* A 1 has gone (a triangular mask's centering moves the other diagonal entries
+           too, by −1/i). */
+        int ones = 0, ones_after = 0;
+        for (int i = 0; i < T; i++) {
+            ones += hypot(before->eigenvalues[i].re - 1, before->eigenvalues[i].im) < 1e-9;
+            ones_after += hypot(r->eigenvalues[i].re - 1, r->eigenvalues[i].im) < 1e-9;
+        }
+        if (ones_after >= ones)
+            fail_msg("%s: 'λ1: 1 → 0' but %d eigenvalues at 1 became %d", where, ones, ones_after);
+    } else if (!(before_first >= 2 * before_second)) {
+        fail_msg("%s: 'λ1 → 0' but the gap-off matrix had no outlier (%.3g, %.3g)", where,
+                 before_first, before_second);
     }
+    Result_free(before);
+}
 
-    /* The outlier: marked exactly when it stands apart on the eigenvalues themselves. */
-    double first, second;
-    two_largest(r, &first, &second);
-    bool apart = first > 0 && first >= 2 * second;
+/* The outlier: marked exactly when it stands apart on the eigenvalues themselves.  Sets the two
+   largest moduli and whether the first stands apart. */
+static void check_outlier(const Config *c, const Result *r, const Screenful *s, const char *where,
+                          double *first, double *second, bool *apart)
+{
+    two_largest(r, first, second);
+    *apart = *first > 0 && *first >= 2 * *second;
     bool marked = false; /* "λ1 = ...", not the theory's "predicted λ1 = ..." */
     for (const char *at = strstr(s->eigen, "λ1 = "); at; at = strstr(at + 1, "λ1 = "))
         marked |= at - s->eigen < 10 || strncmp(at - 10, "predicted ", 10) != 0;
-    if (marked != apart)
+    if (marked != *apart)
         fail_msg("%s: λ1 %s but |λ1| = %.6g, |λ2| = %.6g\n%s", where,
-                 marked ? "marked" : "not marked", first, second, s->eigen);
+                 marked ? "marked" : "not marked", *first, *second, s->eigen);
     bool removed = strstr(s->eigen, "→ 0 (gap removed)") != NULL;
     bool none = strstr(s->eigen, "no outlier: |λ1| < 2|λ2|") != NULL;
     seen[SEEN_MARKED] += marked;
@@ -234,37 +234,15 @@ static void check_one(const Config *c, Screenful *s)
     if (marked + removed + none != 1)
         fail_msg("%s: the legend says %d of: marked, removed, no outlier\n%s", where,
                  marked + removed + none, s->eigen);
-    if (removed) {
-        /* Gap removal moved something to 0: the same weights with the gap off had it. */
-        Config off = *c;
-        off.gap = GAP_OFF;
-        Result *before = run(&off);
-        double before_first, before_second;
-        two_largest(before, &before_first, &before_second);
-        if (!has_eigenvalue(r, 0.0, 1e-9 * fmax(1.0, before_first)) || r->shown_gap == GAP_OFF)
-            fail_msg("%s: 'gap removed' named without an eigenvalue 0\n%s", where, s->eigen);
-        if (strstr(s->eigen, "λ1: 1 → 0")) {
-            if (!has_eigenvalue(before, 1.0, 1e-9))
-                fail_msg("%s: 'λ1: 1 → 0' but the gap-off matrix has no eigenvalue 1", where);
-            /* A 1 has gone (a triangular mask's centering moves the other diagonal entries
-               too, by −1/i). */
-            int ones = 0, ones_after = 0;
-            for (int i = 0; i < T; i++) {
-                ones += hypot(before->eigenvalues[i].re - 1, before->eigenvalues[i].im) < 1e-9;
-                ones_after += hypot(r->eigenvalues[i].re - 1, r->eigenvalues[i].im) < 1e-9;
-            }
-            if (ones_after >= ones)
-                fail_msg("%s: 'λ1: 1 → 0' but %d eigenvalues at 1 became %d", where, ones,
-                         ones_after);
-        } else if (!(before_first >= 2 * before_second)) {
-            fail_msg("%s: 'λ1 → 0' but the gap-off matrix had no outlier (%.3g, %.3g)", where,
-                     before_first, before_second);
-        }
-        Result_free(before);
-    }
+    if (removed)
+        check_gap_removed(c, r, s, where);
+}
 
-    /* The spectral gap and the count against 0.5: numbers only for a row-stochastic
-       spectrum, and then the eigenvalues' own. */
+/* The spectral gap and the count against 0.5: numbers only for a row-stochastic
+   spectrum, and then the eigenvalues' own. */
+static void check_gap_readouts(const Result *r, const Screenful *s, const char *where, double first,
+                               double second)
+{
     bool found;
     double gap = printed(s->status, "1−|λ2|", &found);
     assert_true(found);
@@ -289,8 +267,12 @@ static void check_one(const Config *c, Screenful *s)
         if (count != above)
             fail_msg("%s: |λ|>0.5 = %g shown, %d counted", where, count, above);
     }
+}
 
-    /* s1/s2: the singular values' ratio, n/a exactly where s2 is round-off. */
+/* s1/s2: the singular values' ratio, n/a exactly where s2 is round-off. */
+static void check_ratio(const Result *r, const Screenful *s, const char *where)
+{
+    bool found;
     double ratio = printed(s->status, "s1/s2", &found);
     assert_true(found);
     double s1 = 0, s2 = 0;
@@ -307,9 +289,13 @@ static void check_one(const Config *c, Screenful *s)
     seen[SEEN_RATIO_NA] += !defined;
     if (isfinite(ratio) != defined || (defined && !agrees(ratio, s1 / s2)))
         fail_msg("%s: s1/s2 = %g shown, singular values %.6g, %.6g", where, ratio, s1, s2);
+}
 
-    /* σ: the entry spread of markov attention, and of softmax attention on the first
-       layer's orthonormal tokens, where the measured logits have the spread it stands for. */
+/* σ: the entry spread of markov attention, and of softmax attention on the first
+   layer's orthonormal tokens, where the measured logits have the spread it stands for. */
+static void check_sigma(const Config *c, const Result *r, const Screenful *s, const char *where)
+{
+    bool found;
     double sigma = printed(s->status, "σ", &found);
     bool spread = c->mask == MASK_FULL && (c->attention == ATTENTION_MARKOV ||
                                            (c->attention == ATTENTION_SOFTMAX && c->layer == 1));
@@ -327,8 +313,12 @@ static void check_one(const Config *c, Screenful *s)
             fail_msg("%s: σ = %g stands for logits of std %.3g, measured %.3g", where, sigma,
                      sqrt(variance), r->logit_std);
     }
+}
 
-    /* The explanation lines say what the eigenvalues show. */
+/* The explanation lines say what the eigenvalues show. */
+static void check_explanations(const Result *r, const Screenful *s, const char *where, bool apart,
+                               double first, double second)
+{
     seen[SEEN_EXACT] += strstr(s->status, "eigenvalues exact") != NULL;
     seen[SEEN_WINDOW] += strstr(s->status, "no eigenvalue stands apart") != NULL;
     if (strstr(s->status, "eigenvalues exact"))
@@ -339,8 +329,13 @@ static void check_one(const Config *c, Screenful *s)
     if (strstr(s->status, "no eigenvalue stands apart") && apart)
         fail_msg("%s: 'no eigenvalue stands apart' over |λ1| = %g, |λ2| = %g", where, first,
                  second);
+}
 
-    /* The stable ranks shown are the network's, and a stable rank lies in [1, T]. */
+/* The stable ranks shown are the network's, and a stable rank lies in [1, T]. */
+static void check_stable_ranks(const Config *c, const Result *r, const Screenful *s,
+                               const char *where)
+{
+    bool found;
     for (int layer = 1; layer <= c->depth; layer++) {
         char label[32];
         snprintf(label, sizeof label, "sr(ℓ=%d)", layer);
@@ -352,6 +347,39 @@ static void check_one(const Config *c, Screenful *s)
             (isfinite(sr) && (!agrees(sr, expected) || sr < 1 - 1e-9 || sr > T + 1e-9)))
             fail_msg("%s: %s = %g shown, the network's is %.6g", where, label, sr, expected);
     }
+}
+
+static void check_one(const Config *c, Screenful *s)
+{
+    char where[160];
+    snprintf(where, sizeof where, "%s/%s/%s layer %d seed %llu",
+             ATTENTION_NAMES.names[c->attention], MASK_NAMES.names[c->mask],
+             GAP_NAMES.names[c->gap], c->layer, (unsigned long long)c->seed);
+    Result *r = run(c);
+    screenful(r, s);
+    no_undefined_number(s->status, where, "status lines");
+    no_undefined_number(s->eigen, where, "eigenvalue panel");
+    no_undefined_number(s->histogram, where, "singular-value panel");
+    if (!r->spectra_ready) {
+        /* A network that vanished before the shown layer (uniform attention with its gap
+           removed is 0 after one layer): the panel says so and no readout pretends. */
+        bool found;
+        if (!strstr(s->eigen, "no spectra") || isfinite(printed(s->status, "1−|λ2|", &found)) ||
+            isfinite(printed(s->status, "s1/s2", &found)))
+            fail_msg("%s: no spectra, yet\n%s\n%s", where, s->eigen, s->status);
+        seen[SEEN_NO_SPECTRA]++;
+        Result_free(r);
+        return;
+    }
+
+    double first, second;
+    bool apart;
+    check_outlier(c, r, s, where, &first, &second, &apart);
+    check_gap_readouts(r, s, where, first, second);
+    check_ratio(r, s, where);
+    check_sigma(c, r, s, where);
+    check_explanations(r, s, where, apart, first, second);
+    check_stable_ranks(c, r, s, where);
     Result_free(r);
 }
 

@@ -78,6 +78,36 @@ static void test_one_job(void **state)
     assert_true(Worker_stop(w, WAIT_MS));
 }
 
+/* A worker on one lane (the screen where only one of OpenBLAS's buffers fits) starts no lane
+   thread, computes what a worker on two lanes computes, bit for bit, and prices a job as one
+   lane: above two lanes' price at the same (pinned) rate. */
+static void test_one_lane(void **state)
+{
+    (void)state;
+    setenv("ATTNSCOPE_GFLOPS", "10", 1); /* both workers' rates the same */
+    int before = process_threads();
+    Worker *one = Worker_new_with_lanes(NULL, false);
+    assert_non_null(one);
+    assert_int_equal(process_threads_settled(before + 1), before + 1);
+    Worker *two = Worker_new(NULL);
+    assert_int_equal(process_threads_settled(before + 3), before + 3);
+    Config c = small(16, 3);
+    assert_true(Worker_estimate(one, &c, (WorkerExtras){0}) >
+                Worker_estimate(two, &c, (WorkerExtras){0}));
+    Snapshot *a = wait_done(one, Worker_submit(one, &c), NULL);
+    Snapshot *b = wait_done(two, Worker_submit(two, &c), NULL);
+    size_t n = sizeof(double) * (size_t)(c.depth + 1);
+    assert_memory_equal(a->result->network.stable_rank, b->result->network.stable_rank, n);
+    assert_memory_equal(a->result->counterpart.stable_rank, b->result->counterpart.stable_rank, n);
+    assert_memory_equal(a->result->eigenvalues, b->result->eigenvalues,
+                        sizeof(Complex) * (size_t)c.tokens);
+    Snapshot_free(a);
+    Snapshot_free(b);
+    assert_true(Worker_stop(one, WAIT_MS));
+    assert_true(Worker_stop(two, WAIT_MS));
+    unsetenv("ATTNSCOPE_GFLOPS"); /* once no thread of the test reads the environment */
+}
+
 /* A newer job supersedes the queued and the running ones: only its snapshots arrive. */
 static void test_supersede(void **state)
 {
@@ -319,6 +349,35 @@ static void test_progress_of_the_running_job(void **state)
 /* The conditioning view's extras: the settings' and the other initialisation's, equal bit for
    bit to Conditioning_run's; a second request reuses both (no conditioning-start), a block it
    does not describe gets its reason, a memory budget too small a note instead of curves. */
+/* The same number, or both null. */
+static void assert_same_or_both_null(double a, double b)
+{
+    assert_true(a == b || (isnan(a) && isnan(b)));
+}
+
+/* The snapshot's conditioning in `slot` is Conditioning_run's of c under `init`: κ(K) of the
+   network, κ(K + I) of the counterpart at every layer, and the shown layer's singular values of
+   K, bit for bit. */
+static void assert_slot_is_direct(const Config *c, const Snapshot *s, int slot, InitScheme init)
+{
+    Config k = *c;
+    k.init = init;
+    Conditioning direct;
+    char err[256];
+    assert_int_equal(Conditioning_run(&k, &direct, err, sizeof err), 0);
+    assert_true(s->conditioning[slot].jacobian_exact);
+    for (int l = 1; l <= c->depth; l++) {
+        assert_same_or_both_null(direct.network.kappa_jacobian[l],
+                                 s->conditioning[slot].network.kappa_jacobian[l]);
+        assert_same_or_both_null(direct.counterpart.kappa_jacobian_skip[l],
+                                 s->conditioning[slot].counterpart.kappa_jacobian_skip[l]);
+    }
+    assert_memory_equal(direct.jacobian_singular_values,
+                        s->conditioning[slot].jacobian_singular_values,
+                        sizeof(double) * c->tokens * c->width);
+    Conditioning_release(&direct);
+}
+
 static void test_conditioning_extras(void **state)
 {
     (void)state;
@@ -340,26 +399,8 @@ static void test_conditioning_extras(void **state)
     assert_true(s->has_conditioning[0] && s->has_conditioning[1]);
     assert_int_equal(s->conditioning[0].config.init, INIT_CUTTING_SKIP);
     assert_int_equal(s->conditioning[1].config.init, INIT_NORMAL);
-    for (int slot = 0; slot < 2; slot++) {
-        Config k = c;
-        k.init = slot ? INIT_NORMAL : INIT_CUTTING_SKIP;
-        Conditioning direct;
-        char err[256];
-        assert_int_equal(Conditioning_run(&k, &direct, err, sizeof err), 0);
-        assert_true(s->conditioning[slot].jacobian_exact);
-        for (int l = 1; l <= c.depth; l++) {
-            double a = direct.network.kappa_jacobian[l],
-                   b = s->conditioning[slot].network.kappa_jacobian[l];
-            assert_true(a == b || (isnan(a) && isnan(b)));
-            a = direct.counterpart.kappa_jacobian_skip[l];
-            b = s->conditioning[slot].counterpart.kappa_jacobian_skip[l];
-            assert_true(a == b || (isnan(a) && isnan(b)));
-        }
-        assert_memory_equal(direct.jacobian_singular_values,
-                            s->conditioning[slot].jacobian_singular_values,
-                            sizeof(double) * c.tokens * c.width);
-        Conditioning_release(&direct);
-    }
+    for (int slot = 0; slot < 2; slot++)
+        assert_slot_is_direct(&c, s, slot, slot ? INIT_NORMAL : INIT_CUTTING_SKIP);
     Snapshot_free(s);
 
     g = Worker_submit_extras(w, &c, (WorkerExtras){.conditioning = true});
@@ -374,14 +415,7 @@ static void test_conditioning_extras(void **state)
     g = Worker_submit_extras(w, &heads, (WorkerExtras){.conditioning = true});
     s = wait_done(w, g, NULL);
     assert_true(s->has_conditioning[0]);
-    Conditioning two;
-    char err[256];
-    assert_int_equal(Conditioning_run(&heads, &two, err, sizeof err), 0);
-    for (int l = 1; l <= heads.depth; l++) {
-        double a = two.network.kappa_jacobian[l], b = s->conditioning[0].network.kappa_jacobian[l];
-        assert_true(a == b || (isnan(a) && isnan(b)));
-    }
-    Conditioning_release(&two);
+    assert_slot_is_direct(&heads, s, 0, heads.init);
     Snapshot_free(s);
 
     Worker_set_memory_budget(w, 1024);
@@ -412,6 +446,7 @@ int main(void)
     Linalg_set_blas_threads(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_job),
+        cmocka_unit_test(test_one_lane),
         cmocka_unit_test(test_supersede),
         cmocka_unit_test(test_cancel_between_layers),
         cmocka_unit_test(test_stale_generation_discarded),

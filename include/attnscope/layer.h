@@ -30,6 +30,7 @@
 #include "attnscope/config.h"
 #include "attnscope/linalg.h"
 #include "attnscope/random.h"
+#include "attnscope/work.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,11 +65,17 @@ typedef enum {
 int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                unsigned parts, const LayerWeights *w, double *scratch);
 
+/* The work Layer_draw(…, parts, …) does, added to out: the same walk, nothing drawn. */
+void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out);
+
 /* The network's input X_0 (docs/model.md §1.1) into x (T×d): the orthonormal Qᵀ of the QR
    factorisation of G ∈ R^{d×T} (signs by diag(R)), times √d for --input-norm sqrt-d.
    scratch: T×d.  Returns 0 or LAPACK's status. */
 int Layer_input(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, double *x,
                 double *scratch);
+
+/* The work Layer_input does, added to out. */
+void Layer_declare_input(const Config *c, WorkList *out);
 
 /* The buffers of one network's layer.  After a step, x holds X_ℓ and the others are free
    until the next (a driver may use them as scratch), except `attention`, which holds the
@@ -87,6 +94,7 @@ typedef struct {
     double *up;        /* T×N: a gated MLP's up projection */
     double *row_stat, *row_max; /* max(T, d) and T: LayerNorm's scratch */
     double *gap_scratch;        /* Gap_scratch_size(T), for the gap modes that need it */
+    WorkList *declared; /* Layer_declare's: each stage adds its work here, computing nothing */
 } LayerBuffers;
 
 enum { LAYER_BUFFERS = 13 };
@@ -98,7 +106,7 @@ typedef struct {
 
 /* Every buffer of b with its size in doubles for c (sizes 0 where c does not use it, all 0
    for c NULL), gap_scratch only with `gap_scratch`: the one list that a driver's allocation,
-   release and memory estimate share.  Fills out[LAYER_BUFFERS]. */
+   release and memory estimate share.  Fills out[LAYER_BUFFERS], and sets b->declared to NULL. */
 void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
                    LayerBuffer out[LAYER_BUFFERS]);
 
@@ -158,5 +166,14 @@ int Layer_step(const LayerStep *step, LayerBuffers *b, LayerOutcome *outcome, do
    (LAYER_ATTENTION_OVERFLOW).  Returns 0 or LINALG_STOPPED. */
 int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,
                     const double **logits, LayerOutcome *outcome);
+
+/* The work of Layer_step(step) and of Layer_attention(c, layer, …, head), added to out: the
+   same stages run without buffers, each declaring its products (with their sizes), the
+   attention entries built, gap removal and its passes instead of computing them, so that the
+   plan and the cost model (work.c) read the list of what the step executes, and test_cost
+   compares it with what Linalg counted.  Nothing that depends on the numbers is foreseen: every
+   head is finite, no stop is asked; step->observer and step->weights are not read. */
+void Layer_declare(const LayerStep *step, WorkList *out);
+void Layer_declare_attention(const Config *c, int layer, int head, WorkList *out);
 
 #endif

@@ -1,8 +1,9 @@
 /* The work of a run, declared once: what each stage of a layer computes (products with their
- * sizes, decompositions, normals drawn, passes over matrices) as a function of the settings,
- * and the steps a run takes for a plan (Model_plan: what is kept, what is computed).  The
- * cost model prices these steps; test_cost counts what a run really did (LinalgTally) and
- * compares it with them, so the declaration cannot drift from the layer step.
+ * sizes, decompositions, normals drawn, passes over matrices), which the layer step's stages
+ * state themselves (layer.h: Layer_declare runs them without buffers), and the steps a run
+ * takes for a plan (Model_plan: what is kept, what is computed).  The cost model prices
+ * these steps; test_cost counts what a run really did (LinalgTally) and compares it with
+ * them.
  *
  * A step is what runs between two points of a run: a part on the caller's thread, and a part
  * on each of the two lanes (the network and its counterpart, or the shown matrix's
@@ -12,6 +13,7 @@
 #define ATTNSCOPE_WORK_H
 
 #include "attnscope/config.h"
+#include "attnscope/init.h"
 #include "attnscope/model.h"
 
 #include <stdbool.h>
@@ -51,14 +53,22 @@ typedef struct {
     WorkList serial, lane[2];
 } WorkStep;
 
+/* Adds `times` items of work to l, counted with an item of the same kind and sizes if l has
+   one (the list prices and sums the same either way). */
+void WorkList_add(WorkList *l, WorkKind kind, double m, double n, double k, double times);
+
 /* Visits the steps seed s of plan takes up to Progress.after_layer(s, through) (through =
    depth + 1: the whole seed, gradients included); visit returns false to stop the walk. */
 void Work_seed_steps(const ModelPlan *plan, int s, int through,
                      bool (*visit)(void *context, const WorkStep *step), void *context);
 
-/* The work of the layer weights' draws (both networks share them): W^Q, W^K (or Markov's
-   normals), W^V, W^O and the MLP's, each by its initialisation. */
-void Work_layer_weights(const Config *c, WorkList *out);
+/* The work of drawing matrix m (Init_draw), and W^Q with W^K (Init_draw_query_key), by the
+   initialisation's rule (Init_matrix), added to out: what Layer_declare_draw lists. */
+void Work_matrix_draw(const Config *c, Matrix m, WorkList *out);
+void Work_query_key_draw(const Config *c, WorkList *out);
+
+/* The work of Gap_apply(gap) on one T×T attention matrix of c, added to out. */
+void Work_gap_removal(const Config *c, Gap gap, WorkList *out);
 
 /* The shown matrix's spectra: whether the eigenvalues are read off a diagonal or come from
    dgeev, as spectra.c decides for the gap mode a run applies. */

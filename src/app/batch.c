@@ -64,6 +64,53 @@ static void field_curve(Text *t, const char *name, const double *x, int n)
         Text_printf(t, "null");
 }
 
+/* One field of an object of named numbers: a number (null where not finite), a string (null
+   where NULL: the reason the numbers are null, or none), or a curve (null where theory has
+   none). */
+typedef enum { FIELD_NUMBER, FIELD_STRING, FIELD_CURVE } FieldKind;
+
+typedef struct {
+    FieldKind kind;
+    const char *name;
+    double number;
+    const char *string;
+    const double *curve;
+    int length;
+    bool own_line; /* on a line of its own, as the curves are */
+} Field;
+
+static Field number(const char *name, double x)
+{
+    return (Field){.kind = FIELD_NUMBER, .name = name, .number = x};
+}
+
+static Field string_or_null(const char *name, const char *value, bool own_line)
+{
+    return (Field){.kind = FIELD_STRING, .name = name, .string = value, .own_line = own_line};
+}
+
+static Field curve(const char *name, const double *x, int n)
+{
+    return (Field){.kind = FIELD_CURVE, .name = name, .curve = x, .length = n, .own_line = true};
+}
+
+/* `,\n "name": {` the fields `}`, ", " between them (",\n  " before one on its own line). */
+static void fields_object(Text *t, const char *name, const Field *f, int count)
+{
+    Text_printf(t, ",\n \"%s\": {", name);
+    for (int i = 0; i < count; i++) {
+        if (i)
+            Text_printf(t, f[i].own_line ? ",\n  " : ", ");
+        if (f[i].kind == FIELD_NUMBER)
+            field_number(t, f[i].name, f[i].number);
+        else if (f[i].kind == FIELD_STRING)
+            field_string_or_null(t, f[i].name, f[i].string);
+        else
+            field_curve(t, f[i].name, f[i].curve, f[i].length);
+    }
+    Text_printf(t, "}");
+}
+
 static void theory_object(Text *t, const Config *c)
 {
     int layers = c->depth + 1;
@@ -74,23 +121,17 @@ static void theory_object(Text *t, const Config *c)
     }
     TheoryPrediction p = {.stable_rank = curves, .counterpart_stable_rank = curves + layers};
     Theory_predict(c, &p);
-    Text_printf(t, ",\n \"theory\": {");
-    field_number(t, "sigma", p.sigma);
-    Text_printf(t, ", ");
-    field_number(t, "circle_radius", p.bulk_radius);
-    Text_printf(t, ", ");
-    field_number(t, "outlier", p.outlier);
-    Text_printf(t, ", ");
-    field_string_or_null(t, "singular_law", p.singular_law);
-    Text_printf(t, ", ");
-    field_number(t, "singular_edge", p.singular_edge);
-    Text_printf(t, ",\n  ");
-    field_curve(t, "stable_rank", p.stable_rank, layers);
-    Text_printf(t, ",\n  ");
-    field_curve(t, "counterpart_stable_rank", p.counterpart_stable_rank, layers);
-    Text_printf(t, ",\n  ");
-    field_string_or_null(t, "note", p.stable_rank_note);
-    Text_printf(t, "}");
+    const Field fields[] = {
+        number("sigma", p.sigma),
+        number("circle_radius", p.bulk_radius),
+        number("outlier", p.outlier),
+        string_or_null("singular_law", p.singular_law, false),
+        number("singular_edge", p.singular_edge),
+        curve("stable_rank", p.stable_rank, layers),
+        curve("counterpart_stable_rank", p.counterpart_stable_rank, layers),
+        string_or_null("note", p.stable_rank_note, true),
+    };
+    fields_object(t, "theory", fields, sizeof fields / sizeof fields[0]);
     free(curves);
 }
 
@@ -100,15 +141,14 @@ static void entropy_theory_object(Text *t, const Config *c)
 {
     EntropyTheory e;
     Theory_entropy_first_layer(c, &e);
-    Text_printf(t, ",\n \"attention_entropy_theory\": {\"layer\": 1, ");
-    field_number(t, "mean", e.mean);
-    Text_printf(t, ", ");
-    field_number(t, "logit_std", e.logit_std);
-    Text_printf(t, ", ");
-    field_number(t, "critical_logit_std", e.critical_logit_std);
-    Text_printf(t, ", ");
-    field_string_or_null(t, "note", e.note);
-    Text_printf(t, "}");
+    const Field fields[] = {
+        number("layer", 1),
+        number("mean", e.mean),
+        number("logit_std", e.logit_std),
+        number("critical_logit_std", e.critical_logit_std),
+        string_or_null("note", e.note, false),
+    };
+    fields_object(t, "attention_entropy_theory", fields, sizeof fields / sizeof fields[0]);
 }
 
 static void sweep_object(Text *t, const WidthSweep *w)
@@ -134,15 +174,13 @@ static void sweep_object(Text *t, const WidthSweep *w)
 /* The readouts of docs/model.md §2 for the shown layer, null where undefined. */
 static void readouts_object(Text *t, const Readouts *o)
 {
-    Text_printf(t, ",\n \"readouts\": {");
-    field_number(t, "one_minus_abs_lambda2", o->one_minus_abs_lambda2);
-    Text_printf(t, ", ");
-    field_number(t, "s1_over_s2", o->s1_over_s2);
-    Text_printf(t, ", ");
-    field_number(t, "count_abs_lambda_above_half", o->count_abs_lambda_above_half);
-    Text_printf(t, ", ");
-    field_number(t, "stable_rank_shown_layer", o->stable_rank_shown_layer);
-    Text_printf(t, "}");
+    const Field fields[] = {
+        number("one_minus_abs_lambda2", o->one_minus_abs_lambda2),
+        number("s1_over_s2", o->s1_over_s2),
+        number("count_abs_lambda_above_half", o->count_abs_lambda_above_half),
+        number("stable_rank_shown_layer", o->stable_rank_shown_layer),
+    };
+    fields_object(t, "readouts", fields, sizeof fields / sizeof fields[0]);
 }
 
 static void warnings_array(Text *t, const Warnings *w)

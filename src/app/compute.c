@@ -1,9 +1,34 @@
 #include "compute.h"
 
+#include <stdio.h>
+
 int Compute_batch(const Config *c, bool sweep, const Progress *lanes, Workspace *w, Result *r,
                   WidthSweep *out, char *err, size_t size)
 {
     if (Model_run(c, w, r, lanes, err, size))
         return -1;
     return sweep ? Sweep_width(c, w, out, lanes, err, size) : 0;
+}
+
+double Compute_estimate_seconds(const Config *c, bool sweep, bool conditioning,
+                                bool conditioning_exact, CostRates rates, bool two_lanes)
+{
+    double seconds = Cost_fresh_run(c, rates, two_lanes);
+    if (sweep)
+        seconds += Cost_width_sweep(c, rates, two_lanes);
+    if (conditioning)
+        seconds += Cost_conditioning(c, rates, conditioning_exact);
+    return seconds;
+}
+
+void Compute_duration(double seconds, char *out, size_t size)
+{
+    if (seconds >= 2 * 86400)
+        snprintf(out, size, "%.3g days", seconds / 86400);
+    else if (seconds >= 2 * 3600)
+        snprintf(out, size, "%.2g h", seconds / 3600);
+    else if (seconds >= 120)
+        snprintf(out, size, "%.0f min", seconds / 60);
+    else
+        snprintf(out, size, "%.3g s", seconds);
 }

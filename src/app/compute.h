@@ -5,14 +5,24 @@
 #ifndef ATTNSCOPE_COMPUTE_H
 #define ATTNSCOPE_COMPUTE_H
 
+#include "attnscope/cost.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Runs c into r and, when sweep is set, the width sweep into out; lanes may be NULL (one
    lane after the other).  Returns 0, or -1 with the reason in err. */
 int Compute_batch(const Config *c, bool sweep, const Progress *lanes, Workspace *w, Result *r,
                   WidthSweep *out, char *err, size_t size);
+
+/* The cost model's estimate of a batch computation of c (a fresh workspace, two lanes or one,
+   the width sweep and the conditioning on its path where asked), in seconds. */
+double Compute_estimate_seconds(const Config *c, bool sweep, bool conditioning,
+                                bool conditioning_exact, CostRates rates, bool two_lanes);
+
+/* "266 days", "3.2 h", "41 min", "12 s": an estimate as a reader weighs it. */
+void Compute_duration(double seconds, char *out, size_t size);
 
 #endif

@@ -137,6 +137,18 @@ static void describe(const Grid *g, const Config *c, char *buf, size_t size)
     }
 }
 
+/* --max-time passed on to the line's run (--batch --jsonl bounds its estimate by it), as a
+   last member of the configuration's object. */
+static void max_time_member(const Options *o, Text *line)
+{
+    if (!(o->max_time > 0) || line->failed || !line->length)
+        return;
+    line->length--; /* the object's closing brace */
+    Text_printf(line, ",\"max_time\":");
+    Json_number(line, o->max_time);
+    Text_printf(line, "}");
+}
+
 /* Every configuration of the grid (the last term varying fastest), each as its shards, to out;
    with out NULL, only the checks, so that a grid with a bad configuration writes nothing. */
 static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t size)
@@ -187,6 +199,7 @@ static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t 
             shard.seeds = c.seeds / (int)g->shards + (k < c.seeds % g->shards ? 1 : 0);
             line.length = 0;
             Jsonl_write_config(&shard, &line);
+            max_time_member(o, &line);
             Text_printf(&line, "\n");
             if (line.failed || fwrite(line.data, 1, line.length, out) != line.length) {
                 snprintf(err, size, "grid: writing the output failed");

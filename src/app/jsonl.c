@@ -4,7 +4,9 @@
 #include "batch.h"
 #include "compute.h"
 #include "line_reader.h"
+#include "rates.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,10 +178,113 @@ static bool blank(const char *text, size_t length)
     return true;
 }
 
-/* One line into r: the configuration it describes, checked, then run.  Returns 0, 2 (bad
-   input) or 1 (the computation failed), with the message in err. */
+/* A line's key that bounds its computation's estimated seconds, as --max-time bounds a
+   batch run's (grid writes it from its own --max-time); no setting. */
+static const char MAX_TIME_KEY[] = "max_time";
+
+/* The lines' pricing: the two lanes or one, and this machine's rates, measured once, for the
+   first line that needs them. */
+typedef struct {
+    bool two_lanes;
+    bool measured;
+    CostRates rates;
+} Pricing;
+
+/* The object's members but "max_time", the settings (shallow: they point into object). */
+static int settings_of(const JsonValue *object, JsonValue *settings)
+{
+    *settings = *object;
+    settings->count = 0;
+    settings->items = malloc(sizeof *settings->items * (size_t)(object->count + 1));
+    settings->keys = malloc(sizeof *settings->keys * (size_t)(object->count + 1));
+    if (!settings->items || !settings->keys)
+        return -1;
+    for (int i = 0; i < object->count; i++)
+        if (strcmp(object->keys[i], MAX_TIME_KEY) != 0) {
+            settings->keys[settings->count] = object->keys[i];
+            settings->items[settings->count++] = object->items[i];
+        }
+    return 0;
+}
+
+int Jsonl_apply_line(const JsonValue *object, Config *c, double *max_time, char *err, size_t size)
+{
+    *max_time = 0;
+    if (!object || object->kind != JSON_OBJECT) /* refused, saying what was expected */
+        return Jsonl_apply_config(object, c, err, size);
+    const JsonValue *given = JsonValue_member(object, MAX_TIME_KEY);
+    if (given && !(given->kind == JSON_NUMBER && given->number > 0 && isfinite(given->number))) {
+        snprintf(err, size, "\"%s\": accepted a number of seconds above 0, found %s", MAX_TIME_KEY,
+                 given->kind == JSON_NUMBER ? given->text : JsonKind_name(given->kind));
+        return -1;
+    }
+    if (given)
+        *max_time = given->number;
+    JsonValue settings;
+    int bad = settings_of(object, &settings);
+    if (bad)
+        snprintf(err, size, "out of memory reading the line");
+    else
+        bad = Jsonl_apply_config(&settings, c, err, size);
+    free(settings.items);
+    free(settings.keys);
+    return bad ? -1 : 0;
+}
+
+/* The configuration c of a line, its settings applied to o->config, checked, with its bound on
+   the estimate: its "max_time", else --max-time, else none (0); none with --no-confirm.
+   Returns 0, or -1 with err written. */
+static int line_config(const JsonValue *object, const Options *o, Config *c, double *bound,
+                       char *err, size_t size)
+{
+    *c = o->config;
+    if (Jsonl_apply_line(object, c, bound, err, size) || Config_validate(c, err, size) ||
+        Options_check_memory(o, c, err, size))
+        return -1;
+    if (!(*bound > 0))
+        *bound = o->max_time > 0 ? o->max_time : 0;
+    if (o->no_confirm)
+        *bound = 0;
+    return 0;
+}
+
+/* Whether c's estimate passes the line's bound (0: none): 0, or -1 with err saying so. */
+static int within_bound(const Config *c, const Options *o, double bound, Pricing *pricing,
+                        char *err, size_t size)
+{
+    if (!(bound > 0))
+        return 0;
+    /* Measuring (~0.1 s) is skipped when a machine 100 times slower than the reference, the
+       slowest the calibration admits, would stay under the bound, as batch does. */
+    if (100 * Compute_estimate_seconds(c, o->sweep_tokens, false, false, Cost_reference_rates(),
+                                       pricing->two_lanes) <=
+        bound)
+        return 0;
+    if (!pricing->measured)
+        pricing->rates = Rates_measure();
+    pricing->measured = true;
+    double seconds = Compute_estimate_seconds(c, o->sweep_tokens, false, false, pricing->rates,
+                                              pricing->two_lanes);
+    if (seconds <= bound)
+        return 0;
+    char took[32], most[32];
+    Compute_duration(seconds, took, sizeof took);
+    Compute_duration(bound, most, sizeof most);
+    snprintf(err, size,
+             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above the "
+             "line's bound of %s (\"%s\", or --max-time): to go ahead, give %.0f or more, or "
+             "--no-confirm",
+             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took, seconds, most,
+             MAX_TIME_KEY, ceil(seconds));
+    return -1;
+}
+
+/* One line into r: the configuration it describes, checked, priced against its bound, then
+   run.  Returns 0, 2 (bad input or above its bound) or 1 (the computation failed), with the
+   message in err. */
 static int run_line(const Options *o, const char *text, size_t length, const Progress *lanes,
-                    Workspace *w, Result *r, WidthSweep *sweep, char *err, size_t size)
+                    Pricing *pricing, Workspace *w, Result *r, WidthSweep *sweep, char *err,
+                    size_t size)
 {
     char message[OPTIONS_ERROR_SIZE];
     JsonValue *object = Json_parse(text, length, message, sizeof message);
@@ -187,10 +292,10 @@ static int run_line(const Options *o, const char *text, size_t length, const Pro
         snprintf(err, size, "%s", message);
         return 2;
     }
-    Config c = o->config;
-    int bad = Jsonl_apply_config(object, &c, message, sizeof message) ||
-              Config_validate(&c, message, sizeof message) ||
-              Options_check_memory(o, &c, message, sizeof message);
+    Config c;
+    double bound = 0;
+    int bad = line_config(object, o, &c, &bound, message, sizeof message) ||
+              within_bound(&c, o, bound, pricing, message, sizeof message);
     JsonValue_free(object);
     if (bad) {
         snprintf(err, size, "%s", message);
@@ -211,6 +316,7 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
     Text record = {0};
     WidthSweep sweep;
     char err[OPTIONS_ERROR_SIZE];
+    Pricing pricing = {.two_lanes = lanes != NULL};
     while ((got = LineReader_next(&lines, err, sizeof err)) == LINE_READ) {
         long line = lines.number;
         const char *text = lines.text;
@@ -218,7 +324,8 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
             continue; /* a trailing empty line is common and says nothing */
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
-        int outcome = run_line(o, text, lines.length, lanes, w, r, &sweep, err, sizeof err);
+        int outcome =
+            run_line(o, text, lines.length, lanes, &pricing, w, r, &sweep, err, sizeof err);
         record.length = 0;
         if (outcome) {
             fprintf(stderr, "attnscope: line %ld: %s\n", line, err);

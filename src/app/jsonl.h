@@ -19,6 +19,12 @@
    (c may then be partly changed). */
 int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t size);
 
+/* Applies a configuration line (grid's output, --jsonl's input) to c: its settings as
+   Jsonl_apply_config does, and its job key "max_time", the bound on the line's estimated
+   seconds (a number above 0), into *max_time (0 where not given).  Returns 0, or -1 with a
+   message naming the key, the value and what is accepted. */
+int Jsonl_apply_line(const JsonValue *object, Config *c, double *max_time, char *err, size_t size);
+
 /* c as a JSON object with every setting, in table order: {"T":256,"d":256,...}. */
 void Jsonl_write_config(const Config *c, Text *t);
 

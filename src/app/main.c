@@ -71,25 +71,8 @@ static double monotonic_seconds(void)
 static double estimate_seconds(const Options *o, CostRates rates, bool two_lanes,
                                bool conditioning_exact)
 {
-    double seconds = Cost_fresh_run(&o->config, rates, two_lanes);
-    if (o->sweep_tokens)
-        seconds += Cost_width_sweep(&o->config, rates, two_lanes);
-    if (o->conditioning)
-        seconds += Cost_conditioning(&o->config, rates, conditioning_exact);
-    return seconds;
-}
-
-/* "266 days", "3.2 h", "41 min", "12 s": an estimate as a reader weighs it. */
-static void duration(double seconds, char *out, size_t size)
-{
-    if (seconds >= 2 * 86400)
-        snprintf(out, size, "%.3g days", seconds / 86400);
-    else if (seconds >= 2 * 3600)
-        snprintf(out, size, "%.2g h", seconds / 3600);
-    else if (seconds >= 120)
-        snprintf(out, size, "%.0f min", seconds / 60);
-    else
-        snprintf(out, size, "%.3g s", seconds);
+    return Compute_estimate_seconds(&o->config, o->sweep_tokens, o->conditioning,
+                                    conditioning_exact, rates, two_lanes);
 }
 
 /* --conditioning's path, chosen by the rule the screen uses (conditioning_path.h) at rates:
@@ -153,8 +136,8 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
     if (!bounded || *seconds <= bound)
         return 0;
     char took[32], most[32];
-    duration(*seconds, took, sizeof took);
-    duration(bound, most, sizeof most);
+    Compute_duration(*seconds, took, sizeof took);
+    Compute_duration(bound, most, sizeof most);
     fprintf(stderr,
             "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above "
             "%s (%s): to go ahead, give --max-time %.0f or more, or --no-confirm\n",
@@ -219,6 +202,47 @@ static void restart_without_blas_pool(char **argv)
     unsetenv("ATTNSCOPE_NO_BLAS_POOL");
 }
 
+/* Batch's lanes.  Two cores: the network and its counterpart run on a thread each, with
+   single-threaded BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time).
+   Two lanes need two of OpenBLAS's buffers; where only one fits, one lane at a time.  False
+   (said on stderr) where not even one fits. */
+static bool batch_lanes(bool *parallel)
+{
+    const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
+    *parallel = !blas_threads || !*blas_threads || getenv("ATTNSCOPE_NO_BLAS_POOL");
+    if (*parallel)
+        Linalg_set_blas_threads(1);
+    if (*parallel && BlasBuffers_reserve(2) != 0)
+        *parallel = false;
+    return *parallel || blas_buffers_reserved(1);
+}
+
+/* The batch document of r (with the sweep and the conditioning where asked) on stdout, and
+   the exported files where asked: 0, or 1 (said on stderr). */
+static int batch_write(const Options *o, const Result *r, const WidthSweep *sweep,
+                       const Conditioning *conditioning, Text *doc)
+{
+    char err[OPTIONS_ERROR_SIZE];
+    Batch_document(r, sweep, conditioning, doc);
+    if (doc->failed) {
+        fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
+        return 1;
+    }
+    if (o->export_dir) {
+        int files = Export_write(r, conditioning, o->export_dir, err, sizeof err);
+        if (files < 0) {
+            fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
+            return 1;
+        }
+        fprintf(stderr, "attnscope: wrote %d files to %s\n", files, o->export_dir);
+    }
+    if (fwrite(doc->data, 1, doc->length, stdout) != doc->length || fflush(stdout) != 0) {
+        perror("attnscope: stdout");
+        return 1;
+    }
+    return 0;
+}
+
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
 static int run_batch(const Options *o)
@@ -238,16 +262,8 @@ static int run_batch(const Options *o)
         fprintf(stderr, "attnscope: out of memory\n");
         goto done;
     }
-    /* Two cores: the network and its counterpart run on a thread each, with single-threaded
-       BLAS, unless the user set OPENBLAS_NUM_THREADS (then one lane at a time). */
-    const char *blas_threads = getenv("OPENBLAS_NUM_THREADS");
-    bool parallel = !blas_threads || !*blas_threads || getenv("ATTNSCOPE_NO_BLAS_POOL");
-    if (parallel)
-        Linalg_set_blas_threads(1);
-    /* Two lanes need two of OpenBLAS's buffers; where only one fits, one lane at a time. */
-    if (parallel && BlasBuffers_reserve(2) != 0)
-        parallel = false;
-    if (!parallel && !blas_buffers_reserved(1))
+    bool parallel;
+    if (!batch_lanes(&parallel))
         goto done;
     if (parallel)
         lanes = Lanes_new(NULL, NULL);
@@ -281,26 +297,8 @@ static int run_batch(const Options *o)
     if (o->verbose)
         fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s)\n",
                 monotonic_seconds() - started, estimate);
-    Batch_document(r, o->sweep_tokens ? &sweep : NULL, o->conditioning ? &conditioning : NULL,
-                   &doc);
-    if (doc.failed) {
-        fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
-        goto done;
-    }
-    if (o->export_dir) {
-        int files =
-            Export_write(r, o->conditioning ? &conditioning : NULL, o->export_dir, err, sizeof err);
-        if (files < 0) {
-            fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
-            goto done;
-        }
-        fprintf(stderr, "attnscope: wrote %d files to %s\n", files, o->export_dir);
-    }
-    if (fwrite(doc.data, 1, doc.length, stdout) != doc.length || fflush(stdout) != 0) {
-        perror("attnscope: stdout");
-        goto done;
-    }
-    status = 0;
+    status = batch_write(o, r, o->sweep_tokens ? &sweep : NULL,
+                         o->conditioning ? &conditioning : NULL, &doc);
 done:
     Conditioning_release(&conditioning);
     Lanes_free(lanes);
@@ -365,8 +363,16 @@ int main(int argc, char **argv)
     /* The worker and its lane call BLAS, one thread each; the helper's calls, forked from
        here, find the buffers reserved too. */
     Linalg_set_blas_threads(1);
-    if (!blas_buffers_reserved(2))
+    /* Where two of OpenBLAS's buffers do not fit, one lane at a time, as batch runs. */
+    bool one_lane = BlasBuffers_reserve(2) != 0;
+    if (one_lane && !blas_buffers_reserved(1))
         return 1;
+    if (one_lane)
+        fprintf(stderr,
+                "attnscope: %s: the address-space limit leaves room for one of OpenBLAS's "
+                "buffers (%zu MiB), not two, so the network and its counterpart run in turn "
+                "(slower)\n",
+                TUI_ONE_LANE_NOTE, BLAS_BUFFER_BYTES >> 20);
     Isolate_start();
     Isolate_restart_with("/proc/self/exe");
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
@@ -379,6 +385,7 @@ int main(int argc, char **argv)
                        .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
+                       .one_lane = one_lane,
                        .tour_dir = tour_directory(presets, tour, sizeof tour),
                        .presets_dir = presets,
                        .load_preset = Options_load_preset,

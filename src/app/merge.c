@@ -580,7 +580,8 @@ static int read_grid(MergeOptions *o, char *err, size_t size)
             continue;
         Config c = Config_default();
         JsonValue *v = Json_parse(lines.text, lines.length, message, sizeof message);
-        if (!v || Jsonl_apply_config(v, &c, message, sizeof message) ||
+        double max_time; /* the lines' runs' bound: no part of the grid's configurations */
+        if (!v || Jsonl_apply_line(v, &c, &max_time, message, sizeof message) ||
             Config_validate(&c, message, sizeof message)) {
             snprintf(err, size, "%s:%ld: %.400s", o->grid, line, message);
             status = 2;

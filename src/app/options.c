@@ -285,11 +285,10 @@ int Options_check_memory(const Options *o, const Config *c, char *err, size_t si
     return Budget_check(c, Options_memory_budget(o), err, size);
 }
 
-int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size)
+/* getopt_long's tables: the settings' options from the table, then the others. */
+static void option_tables(struct option longs[SETTINGS_MAX + OTHER_COUNT + 1],
+                          char shorts[2 * SETTINGS_MAX + 8])
 {
-    /* The settings' options from the table, then the others. */
-    struct option longs[SETTINGS_MAX + OTHER_COUNT + 1];
-    char shorts[2 * SETTINGS_MAX + 8] = ":";
     int n = 0;
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
@@ -305,119 +304,132 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
     for (int i = 0; i < OTHER_COUNT; i++)
         longs[n++] = OTHER_OPTIONS[i];
     longs[n] = (struct option){NULL, 0, NULL, 0};
-    *o = (Options){.config = Config_default()};
-    opterr = 0;
-    optind = 0; /* GNU: 0 re-initialises, so the parser can run more than once */
-    int ch;
-    while ((ch = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-        const Setting *setting = NULL;
-        switch (ch) {
-        case OPT_PRESET: {
-            char path[PATH_MAX];
-            if (Presets_resolve(optarg, path, sizeof path, err, size) ||
-                Options_load_preset(&o->config, path, err, size))
-                return 2;
-            continue;
-        }
-        case OPT_BATCH:
-            o->batch = true;
-            continue;
-        case OPT_JSONL:
-            o->jsonl = true;
-            continue;
-        case OPT_MAX_MEMORY:
-            o->max_memory = parse_size(optarg);
-            if (!o->max_memory) {
-                snprintf(err, size,
-                         "--max-memory '%s': accepted a size like 512M, 2G or 300 (MiB), above 0",
-                         optarg);
-                return 2;
-            }
-            continue;
-        case OPT_EXPORT:
-            if (!*optarg) {
-                snprintf(err, size, "--export '': accepted a directory name");
-                return 2;
-            }
-            o->export_dir = optarg;
-            continue;
-        case OPT_SWEEP_T:
-            o->sweep_tokens = true;
-            continue;
-        case OPT_CONDITIONING:
-            o->conditioning = true;
-            continue;
-        case OPT_SOFTMAX_DEMO:
-            o->softmax_demo = true;
-            continue;
-        case OPT_ASCII:
-            o->ascii = true;
-            continue;
-        case OPT_NO_COLOR:
-            o->no_color = true;
-            continue;
-        case OPT_PRESENT:
-            o->present = true;
-            continue;
-        case OPT_TRACE:
-            o->trace_path = optarg;
-            continue;
-        case OPT_VERBOSE:
-            o->verbose = true;
-            continue;
-        case OPT_NO_CONFIRM:
-            o->no_confirm = true;
-            continue;
-        case OPT_MAX_TIME: {
-            char *end;
-            errno = 0;
-            o->max_time = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(o->max_time > 0) || !isfinite(o->max_time)) {
-                snprintf(err, size, "--max-time '%s': accepted a number of seconds above 0",
-                         optarg);
-                return 2;
-            }
-            continue;
-        }
-        case OPT_CONDITIONING_PATH:
-            o->conditioning_path = ConditioningPath_parse(optarg);
-            if (o->conditioning_path < 0) {
-                snprintf(err, size,
-                         "--conditioning-path '%s': accepted " CONDITIONING_PATH_ACCEPTED, optarg);
-                return 2;
-            }
-            continue;
-        case 'h':
-            o->help = true;
-            continue;
-        case 'V':
-            o->version = true;
-            continue;
-        case ':':
-            snprintf(err, size, "%s: needs a value (see --help)", argv[optind - 1]);
-            return 2;
-        case '?':
-            if (optopt)
-                snprintf(err, size, "unknown option '-%c' (see --help)", optopt);
-            else
-                snprintf(err, size, "unknown option '%s' (see --help)", argv[optind - 1]);
-            return 2;
-        default:
-            setting = Settings_at(ch - OPT_SETTING);
-            for (int i = 0; !setting && i < Settings_count(); i++)
-                if (Settings_at(i)->letter == ch)
-                    setting = Settings_at(i);
-            break;
-        }
-        if (Setting_parse(setting, &o->config, optarg, err, size))
-            return 2;
+}
+
+/* The other options that set a flag or keep their argument as given: true when ch is one. */
+static bool other_flag(int ch, Options *o)
+{
+    switch (ch) {
+    case OPT_BATCH:
+        o->batch = true;
+        return true;
+    case OPT_JSONL:
+        o->jsonl = true;
+        return true;
+    case OPT_SWEEP_T:
+        o->sweep_tokens = true;
+        return true;
+    case OPT_CONDITIONING:
+        o->conditioning = true;
+        return true;
+    case OPT_SOFTMAX_DEMO:
+        o->softmax_demo = true;
+        return true;
+    case OPT_ASCII:
+        o->ascii = true;
+        return true;
+    case OPT_NO_COLOR:
+        o->no_color = true;
+        return true;
+    case OPT_PRESENT:
+        o->present = true;
+        return true;
+    case OPT_TRACE:
+        o->trace_path = optarg;
+        return true;
+    case OPT_VERBOSE:
+        o->verbose = true;
+        return true;
+    case OPT_NO_CONFIRM:
+        o->no_confirm = true;
+        return true;
+    case 'h':
+        o->help = true;
+        return true;
+    case 'V':
+        o->version = true;
+        return true;
+    default:
+        return false;
     }
-    if (optind < argc) {
-        snprintf(err, size, "unexpected argument '%s' (see --help)", argv[optind]);
-        return 2;
-    }
-    if (o->help || o->version)
+}
+
+/* The other options whose argument is checked: 0, 2 with err written, or -1 when ch is none
+   of them. */
+static int other_value(int ch, Options *o, char *err, size_t size)
+{
+    switch (ch) {
+    case OPT_PRESET: {
+        char path[PATH_MAX];
+        if (Presets_resolve(optarg, path, sizeof path, err, size) ||
+            Options_load_preset(&o->config, path, err, size))
+            return 2;
         return 0;
+    }
+    case OPT_MAX_MEMORY:
+        o->max_memory = parse_size(optarg);
+        if (!o->max_memory) {
+            snprintf(err, size,
+                     "--max-memory '%s': accepted a size like 512M, 2G or 300 (MiB), above 0",
+                     optarg);
+            return 2;
+        }
+        return 0;
+    case OPT_EXPORT:
+        if (!*optarg) {
+            snprintf(err, size, "--export '': accepted a directory name");
+            return 2;
+        }
+        o->export_dir = optarg;
+        return 0;
+    case OPT_MAX_TIME: {
+        char *end;
+        errno = 0;
+        o->max_time = strtod(optarg, &end);
+        if (end == optarg || *end || errno || !(o->max_time > 0) || !isfinite(o->max_time)) {
+            snprintf(err, size, "--max-time '%s': accepted a number of seconds above 0", optarg);
+            return 2;
+        }
+        return 0;
+    }
+    case OPT_CONDITIONING_PATH:
+        o->conditioning_path = ConditioningPath_parse(optarg);
+        if (o->conditioning_path < 0) {
+            snprintf(err, size, "--conditioning-path '%s': accepted " CONDITIONING_PATH_ACCEPTED,
+                     optarg);
+            return 2;
+        }
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* getopt's reports of a missing value (':') and an unknown option ('?'): 2, err written. */
+static int getopt_error(int ch, char **argv, char *err, size_t size)
+{
+    if (ch == ':')
+        snprintf(err, size, "%s: needs a value (see --help)", argv[optind - 1]);
+    else if (optopt)
+        snprintf(err, size, "unknown option '-%c' (see --help)", optopt);
+    else
+        snprintf(err, size, "unknown option '%s' (see --help)", argv[optind - 1]);
+    return 2;
+}
+
+/* The setting of a long option's code or of a letter. */
+static const Setting *setting_of(int ch)
+{
+    const Setting *setting = Settings_at(ch - OPT_SETTING);
+    for (int i = 0; !setting && i < Settings_count(); i++)
+        if (Settings_at(i)->letter == ch)
+            setting = Settings_at(i);
+    return setting;
+}
+
+/* The options accepted only with (or without) others: 0, or 2 with err written. */
+static int check_combinations(const Options *o, char *err, size_t size)
+{
     if (!o->batch && (o->conditioning || o->softmax_demo)) {
         snprintf(err, size, "%s: accepted only with --batch (it adds to the JSON document)",
                  o->conditioning ? "--conditioning" : "--softmax-demo");
@@ -462,6 +474,38 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         return 2;
     }
     return 0;
+}
+
+int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size)
+{
+    struct option longs[SETTINGS_MAX + OTHER_COUNT + 1];
+    char shorts[2 * SETTINGS_MAX + 8] = ":";
+    option_tables(longs, shorts);
+    *o = (Options){.config = Config_default()};
+    opterr = 0;
+    optind = 0; /* GNU: 0 re-initialises, so the parser can run more than once */
+    int ch;
+    while ((ch = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        if (other_flag(ch, o))
+            continue;
+        int status = other_value(ch, o, err, size);
+        if (status >= 0) {
+            if (status)
+                return status;
+            continue;
+        }
+        if (ch == ':' || ch == '?')
+            return getopt_error(ch, argv, err, size);
+        if (Setting_parse(setting_of(ch), &o->config, optarg, err, size))
+            return 2;
+    }
+    if (optind < argc) {
+        snprintf(err, size, "unexpected argument '%s' (see --help)", argv[optind]);
+        return 2;
+    }
+    if (o->help || o->version)
+        return 0;
+    return check_combinations(o, err, size);
 }
 
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)

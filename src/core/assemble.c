@@ -145,11 +145,8 @@ static bool rope_at_some_layer(const Config *c)
     return false;
 }
 
-/* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
-   of §3): each overlay or prediction they void is not drawn, and a warning about it says
-   why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
-   scale, gains with a skip) say nothing. */
-static void block_warnings(const Config *c, Warnings *w)
+/* block_warnings' part for sigma, the heads and the norms' placement, and the entropy. */
+static void heads_and_norms_warnings(const Config *c, Warnings *w)
 {
     /* σ² = exp(v) − 1 for the logits' variance v: beyond v ≈ 709 it is not a double (NaN
        where σ names nothing: W^Q W^Kᵀ drawn as αZ + βI). */
@@ -192,6 +189,11 @@ static void block_warnings(const Config *c, Warnings *w)
     const char *no_entropy = Entropy_undefined_reason(c->attention);
     if (no_entropy)
         Warnings_add_about(w, WARNING_ABOUT_ENTROPY, "attention entropy is null: %s", no_entropy);
+}
+
+/* block_warnings' part for the queries' and keys' features: QK-norm, the soft-cap, RoPE. */
+static void query_key_warnings(const Config *c, Warnings *w)
+{
     if (Qk_normalised(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
                            "QK-norm (%s): every logit is sqrt(d_h)*cos(angle) of normalised q and "
@@ -209,6 +211,13 @@ static void block_warnings(const Config *c, Warnings *w)
                            "RoPE: on identical (collapsed) tokens the logits depend on j - i, so "
                            "attention is Toeplitz, not uniform: the uniform fixed point (rank 1, "
                            "eigenvalues 1 then 0) does not hold at depth");
+}
+
+/* block_warnings' part for what the theory's curves assume of the weights and the block:
+   Gaussian values, one head, no W^O, no MLP, b = 1. */
+static void weights_warnings(const Config *c, Warnings *w)
+{
+    bool input_dependent = !Attention_is_input_independent(c->attention);
     if (c->init == INIT_ORTHOGONAL) {
         Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY,
                            "orthogonal W^V keep the tokens' Gram matrix (X W W^T X^T = X X^T), "
@@ -230,6 +239,17 @@ static void block_warnings(const Config *c, Warnings *w)
                            "branch gain b = %g: the gradient formula of the frozen attention "
                            "takes b = 1 (X_L = P1 W^V P2): gradients null",
                            c->branch_gain);
+}
+
+/* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
+   of §3): each overlay or prediction they void is not drawn, and a warning about it says
+   why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
+   scale, gains with a skip) say nothing. */
+static void block_warnings(const Config *c, Warnings *w)
+{
+    heads_and_norms_warnings(c, w);
+    query_key_warnings(c, w);
+    weights_warnings(c, w);
 }
 
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,

@@ -1,6 +1,7 @@
 #include "attnscope/cost.h"
 
 #include "attnscope/conditioning.h"
+#include "attnscope/layer.h"
 #include "attnscope/sweep.h"
 
 #include <cblas.h>
@@ -323,7 +324,7 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact)
     /* Per layer: the weights (the factorised schemes' SVDs among them), the SVDs of A, W_VO
        and the product A_ℓ⋯A_1. */
     WorkList weights = {0};
-    Work_layer_weights(c, &weights);
+    Layer_declare_draw(c, LAYER_DRAW_ALL, &weights);
     double layer = list_seconds(&weights, &rates) +
                    other(&rates, 2 * lapack(GESDD, c->tokens) + lapack(GESDD, c->width));
     double lanczos =

@@ -4,52 +4,129 @@
 #include "attnscope/block.h"
 #include "attnscope/init.h"
 #include "attnscope/qk.h"
+#include "attnscope/work.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
 
-int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
-               unsigned parts, const LayerWeights *w, double *scratch)
+/* Where the draws of a layer go: into weights, or (declared non-NULL) into a list of the
+   work they would take, nothing drawn, so that the plan prices the walk the run takes. */
+typedef struct {
+    RandomStream *random;
+    Linalg *la;
+    const Config *c;
+    uint64_t seed;
+    int layer;
+    double *scratch;
+    WorkList *declared;
+} Drawing;
+
+static int draw_query_key(const Drawing *d, const LayerWeights *w)
 {
+    if (d->declared) {
+        Work_query_key_draw(d->c, d->declared);
+        return 0;
+    }
+    return Init_draw_query_key(d->random, d->la, d->c, d->seed, d->layer, w->query, w->key,
+                               d->scratch);
+}
+
+static void draw_markov(const Drawing *d, const LayerWeights *w)
+{
+    const Config *c = d->c;
+    size_t n = (size_t)c->tokens * c->tokens * (size_t)c->heads;
+    if (d->declared)
+        WorkList_add(d->declared, WORK_NORMALS, (double)n, 0, 0, 1);
+    else
+        RandomStream_gaussian(d->random, d->seed, d->layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
+                              w->markov, n);
+}
+
+static int draw_matrix(const Drawing *d, Matrix m, double *out)
+{
+    if (d->declared) {
+        Work_matrix_draw(d->c, m, d->declared);
+        return 0;
+    }
+    if (m == MATRIX_VALUE || m == MATRIX_OUTPUT)
+        return Init_draw_with_scratch(d->random, d->la, d->c, d->seed, d->layer, m, out,
+                                      d->scratch);
+    return Init_draw(d->random, d->la, d->c, d->seed, d->layer, m, out);
+}
+
+static int draw_parts(const Drawing *d, unsigned parts, const LayerWeights *w)
+{
+    const Config *c = d->c;
     int info = 0;
     if ((parts & LAYER_DRAW_ATTENTION) && Attention_has_query_key(c->attention))
-        info = Init_draw_query_key(random, la, c, seed, layer, w->query, w->key, scratch);
+        info = draw_query_key(d, w);
     if ((parts & LAYER_DRAW_ATTENTION) && c->attention == ATTENTION_MARKOV)
-        RandomStream_gaussian(random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
-                              w->markov, (size_t)c->tokens * c->tokens * (size_t)c->heads);
+        draw_markov(d, w);
     if (!info && (parts & LAYER_DRAW_VALUE))
-        info = Init_draw_with_scratch(random, la, c, seed, layer, MATRIX_VALUE, w->value, scratch);
+        info = draw_matrix(d, MATRIX_VALUE, w->value);
     /* W^O of docs/model.md §1.7: entries N(0, 1/d), which keep a token's expected norm, or
        the Haar-orthogonal Q of their QR factorisation, which keeps every norm. */
     if (!info && (parts & LAYER_DRAW_OUTPUT) && c->output != OUTPUT_IDENTITY)
-        info =
-            Init_draw_with_scratch(random, la, c, seed, layer, MATRIX_OUTPUT, w->output, scratch);
+        info = draw_matrix(d, MATRIX_OUTPUT, w->output);
     if (!info && (parts & LAYER_DRAW_MLP) && c->mlp != MLP_NONE)
-        info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_IN, w->mlp_in);
+        info = draw_matrix(d, MATRIX_MLP_IN, w->mlp_in);
     if (!info && (parts & LAYER_DRAW_MLP) && c->mlp != MLP_NONE)
-        info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_OUT, w->mlp_out);
+        info = draw_matrix(d, MATRIX_MLP_OUT, w->mlp_out);
     if (!info && (parts & LAYER_DRAW_MLP) && Config_mlp_gated(c))
-        info = Init_draw(random, la, c, seed, layer, MATRIX_MLP_UP, w->mlp_up);
+        info = draw_matrix(d, MATRIX_MLP_UP, w->mlp_up);
     return info;
+}
+
+int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
+               unsigned parts, const LayerWeights *w, double *scratch)
+{
+    Drawing d = {random, la, c, seed, layer, scratch, NULL};
+    return draw_parts(&d, parts, w);
+}
+
+void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out)
+{
+    Drawing d = {.c = c, .declared = out};
+    draw_parts(&d, parts, &(LayerWeights){0});
+}
+
+static int input(const Drawing *d, double *x)
+{
+    const Config *c = d->c;
+    int T = c->tokens, width = c->width;
+    size_t td = (size_t)T * width;
+    bool scaled = c->input_norm == INPUT_NORM_SQRT_D; /* rows of norm √d, as after embedding + LN */
+    if (d->declared) {
+        WorkList_add(d->declared, WORK_NORMALS, (double)td, 0, 0, 1);
+        WorkList_add(d->declared, WORK_ORTHONORMAL, width, T, 0, 1);
+        WorkList_add(d->declared, WORK_PASSES, (double)td * (scaled ? 2 : 1), 0, 0, 1);
+        return 0;
+    }
+    double *g = d->scratch; /* d×T */
+    RandomStream_gaussian(d->random, d->seed, 0, ROLE_INPUT, 1.0, g, td);
+    int info = Linalg_orthonormalise(d->la, width, T, g);
+    if (info)
+        return info;
+    for (int j = 0; j < width; j++)
+        for (int i = 0; i < T; i++)
+            x[i + (size_t)j * T] = g[j + (size_t)i * width];
+    if (scaled)
+        cblas_dscal((int)td, sqrt((double)width), x, 1);
+    return 0;
 }
 
 int Layer_input(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, double *x,
                 double *scratch)
 {
-    int T = c->tokens, d = c->width;
-    size_t td = (size_t)T * d;
-    double *g = scratch; /* d×T */
-    RandomStream_gaussian(random, seed, 0, ROLE_INPUT, 1.0, g, td);
-    int info = Linalg_orthonormalise(la, d, T, g);
-    if (info)
-        return info;
-    for (int j = 0; j < d; j++)
-        for (int i = 0; i < T; i++)
-            x[i + (size_t)j * T] = g[j + (size_t)i * d];
-    if (c->input_norm == INPUT_NORM_SQRT_D) /* rows of norm √d, as after embedding + LN */
-        cblas_dscal((int)td, sqrt((double)d), x, 1);
-    return 0;
+    Drawing d = {random, la, c, seed, 0, scratch, NULL};
+    return input(&d, x);
+}
+
+void Layer_declare_input(const Config *c, WorkList *out)
+{
+    Drawing d = {.c = c, .declared = out};
+    input(&d, NULL);
 }
 
 bool Layer_fused_heads(const Config *c)
@@ -101,15 +178,144 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
         {&b->gap_scratch, c && gap_scratch ? Gap_scratch_size(c->tokens) : 0},
     };
     memcpy(out, list, sizeof list);
+    b->declared = NULL; /* buffers a driver sets up are run on, never declared */
 }
 
-static bool all_finite(const double *x, size_t n)
+/* ---- what a stage does: run on the buffers, or declared (Layer_declare) ----------------
+   Each primitive below either computes on b or, when b->declared is set, adds the work it
+   would do to that list and computes nothing: the stages call only these, so the work the
+   plan and the cost read is the list of what the step executes, stage by stage. */
+
+static void declare(LayerBuffers *b, WorkKind kind, double m, double n, double k)
 {
+    WorkList_add(b->declared, kind, m, n, k, 1);
+}
+
+/* A block of a buffer from `offset` (none while declaring: the buffers are not there). */
+static double *block(double *base, size_t offset)
+{
+    return base ? base + offset : NULL;
+}
+
+static int gemm(LayerBuffers *b, bool ta, bool tb, int m, int n, int k, double alpha,
+                const double *a, int lda, const double *x, int ldx, double beta, double *y, int ldy)
+{
+    if (b->declared) {
+        declare(b, WORK_PRODUCT, m, n, k);
+        return 0;
+    }
+    return Linalg_gemm(b->la, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, y, ldy);
+}
+
+/* Whether x (n entries) is finite: a pass over it. */
+static bool all_finite(LayerBuffers *b, const double *x, size_t n)
+{
+    if (b->declared) {
+        declare(b, WORK_PASSES, (double)n, 0, 0);
+        return true;
+    }
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
             return false;
     return true;
 }
+
+static bool stop_requested(const LayerBuffers *b)
+{
+    return !b->declared && Linalg_stop_requested(b->la);
+}
+
+/* LayerNorm (or RMSNorm) of the T×d rows of x: a pass to sum, one to scale, one to write. */
+static void layernorm(const Config *c, LayerBuffers *b, double *x)
+{
+    if (!b->declared)
+        Block_layernorm(c, c->tokens, c->width, x, b->row_stat, b->row_max);
+    else if (c->layernorm != LAYERNORM_NONE)
+        declare(b, WORK_PASSES, 3.0 * c->tokens * c->width, 0, 0);
+}
+
+/* QK-norm and RoPE on the T×d queries and T×G·d_h keys (a pass for each norm's sums, its
+   scaling, and each rotation). */
+static void shape_query_key(const Config *c, int layer, LayerBuffers *b, double *q, double *k)
+{
+    if (!b->declared) {
+        Qk_shape(c, layer, c->tokens, q, k, b->row_stat, b->row_max);
+        return;
+    }
+    double entries = (double)c->tokens * (c->width + Layer_kv_width(c));
+    if (Qk_normalised(c))
+        declare(b, WORK_PASSES, 3 * entries, 0, 0);
+    if (Qk_rotates(c, layer))
+        declare(b, WORK_PASSES, 2 * entries, 0, 0);
+}
+
+/* A head's attention matrix from its logits (docs/model.md §1.2), the kinds with exp (or
+   erfc) priced as such. */
+static void build_attention(const Config *c, LayerBuffers *b, const double *logits)
+{
+    bool exp_kind = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
+                    c->attention == ATTENTION_SIGMOID;
+    if (b->declared)
+        declare(b, exp_kind ? WORK_BUILD_EXP : WORK_BUILD_PLAIN, (double)c->tokens * c->tokens, 0,
+                0);
+    else
+        Attention_build(c->attention, c->mask, c->window, c->tokens, logits, b->attention);
+}
+
+static void softcap(const Config *c, LayerBuffers *b)
+{
+    size_t tt = (size_t)c->tokens * c->tokens;
+    if (b->declared) /* C·tanh(S/C) on every logit */
+        declare(b, WORK_BUILD_EXP, (double)tt, 0, 0);
+    else
+        Attention_softcap(c->logit_softcap, b->logits, tt);
+}
+
+static int remove_gap(const Config *c, LayerBuffers *b, Gap mode, GapOutcome *outcome,
+                      Warnings *warnings)
+{
+    if (b->declared) {
+        Work_gap_removal(c, mode, b->declared);
+        *outcome = (GapOutcome){0};
+        return 0;
+    }
+    return Gap_apply(mode, c->attention, c->mask, c->window, c->tokens, b->attention, b->la,
+                     b->gap_scratch, outcome, warnings);
+}
+
+/* The MLP's activation on its n hidden entries (relu a pass, the others with exp or erf). */
+static void activate(const Config *c, LayerBuffers *b, size_t n)
+{
+    if (b->declared)
+        declare(b, c->mlp == MLP_RELU ? WORK_PASSES : WORK_BUILD_EXP, (double)n, 0, 0);
+    else
+        Block_activate(c->mlp, b->hidden, n);
+}
+
+/* y ← keep·y + branch·x over n entries: a pass. */
+static void residual_sum(LayerBuffers *b, double keep, double branch, double *y, const double *x,
+                         size_t n)
+{
+    if (b->declared) {
+        declare(b, WORK_PASSES, (double)n, 0, 0);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        y[i] = keep * y[i] + branch * x[i];
+}
+
+/* y ← y ⊙ x over n entries: a pass. */
+static void entrywise_product(LayerBuffers *b, double *y, const double *x, size_t n)
+{
+    if (b->declared) {
+        declare(b, WORK_PASSES, (double)n, 0, 0);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        y[i] *= x[i];
+}
+
+/* ---- the stages ------------------------------------------------------------------------ */
 
 /* Stage 1: what the branch F reads, X or LN(X) in `normed` under pre-LN. */
 static const double *branch_input(const Config *c, LayerBuffers *b)
@@ -117,8 +323,11 @@ static const double *branch_input(const Config *c, LayerBuffers *b)
     if (!Layer_pre_norm(c))
         return b->x;
     size_t td = (size_t)c->tokens * c->width;
-    memcpy(b->normed, b->x, sizeof(double) * td);
-    Block_layernorm(c, c->tokens, c->width, b->normed, b->row_stat, b->row_max);
+    if (b->declared)
+        declare(b, WORK_PASSES, (double)td, 0, 0);
+    else
+        memcpy(b->normed, b->x, sizeof(double) * td);
+    layernorm(c, b, b->normed);
     return b->normed;
 }
 
@@ -128,11 +337,11 @@ static int project_query_key(const Config *c, int layer, const LayerWeights *w, 
                              const double *source, double *q, double *k)
 {
     int T = c->tokens, d = c->width, kv = Layer_kv_width(c);
-    int info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0, q, T);
+    int info = gemm(b, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0, q, T);
     if (!info)
-        info = Linalg_gemm(b->la, false, false, T, kv, d, 1.0, source, T, w->key, d, 0.0, k, T);
+        info = gemm(b, false, false, T, kv, d, 1.0, source, T, w->key, d, 0.0, k, T);
     if (!info)
-        Qk_shape(c, layer, T, q, k, b->row_stat, b->row_max);
+        shape_query_key(c, layer, b, q, k);
     return info;
 }
 
@@ -147,8 +356,8 @@ static int project_heads(const Config *c, int layer, const LayerWeights *w, Laye
     if (Attention_has_query_key(c->attention))
         info = project_query_key(c, layer, w, b, source, b->queries, b->keys);
     if (!info && values)
-        info = Linalg_gemm(b->la, false, false, T, Layer_kv_width(c), d, 1.0, source, T, w->value,
-                           d, 0.0, b->values, T);
+        info = gemm(b, false, false, T, Layer_kv_width(c), d, 1.0, source, T, w->value, d, 0.0,
+                    b->values, T);
     return info;
 }
 
@@ -162,7 +371,7 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerB
     int T = c->tokens, dh = Config_head_width(c);
     *logits = NULL;
     if (c->attention == ATTENTION_MARKOV) {
-        *logits = w->markov + (size_t)h * T * T;
+        *logits = block(w->markov, (size_t)h * T * T);
         return 0;
     }
     if (!Attention_has_query_key(c->attention))
@@ -173,23 +382,22 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerB
     double *q = b->queries, *k = b->values;
     int status = 0;
     if (c->heads > 1) {
-        q = b->queries + (size_t)T * dh * h;
-        k = b->keys + (size_t)T * dh * Config_kv_head_of(c, h);
+        q = block(b->queries, (size_t)T * dh * h);
+        k = block(b->keys, (size_t)T * dh * Config_kv_head_of(c, h));
     } else {
         status = project_query_key(c, layer, w, b, source, q, k);
     }
     if (!status)
-        status = Linalg_gemm(b->la, false, true, T, T, dh, Init_logit_scale(c), k, T, q, T, 0.0,
-                             b->logits, T);
+        status = gemm(b, false, true, T, T, dh, Init_logit_scale(c), k, T, q, T, 0.0, b->logits, T);
     if (!status && c->logit_softcap > 0)
-        Attention_softcap(c->logit_softcap, b->logits, (size_t)T * T);
+        softcap(c, b);
     if (!status)
         *logits = b->logits;
     return status;
 }
 
-int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,
-                    const double **logits, LayerOutcome *outcome)
+static int attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,
+                     const double **logits, LayerOutcome *outcome)
 {
     const double *source = branch_input(c, b);
     int info = c->heads > 1 ? project_heads(c, layer, w, b, source, false) : 0;
@@ -197,10 +405,24 @@ int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuff
         info = head_logits(c, layer, w, b, head, source, logits);
     if (info)
         return info;
-    Attention_build(c->attention, c->mask, c->window, c->tokens, *logits, b->attention);
+    build_attention(c, b, *logits);
     size_t tt = (size_t)c->tokens * c->tokens;
-    *outcome = all_finite(b->attention, tt) ? LAYER_DONE : LAYER_ATTENTION_OVERFLOW;
+    *outcome = all_finite(b, b->attention, tt) ? LAYER_DONE : LAYER_ATTENTION_OVERFLOW;
     return 0;
+}
+
+int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,
+                    const double **logits, LayerOutcome *outcome)
+{
+    return attention(c, layer, w, b, head, logits, outcome);
+}
+
+void Layer_declare_attention(const Config *c, int layer, int head, WorkList *out)
+{
+    LayerBuffers b = {.declared = out};
+    const double *logits;
+    LayerOutcome outcome;
+    attention(c, layer, &(LayerWeights){0}, &b, head, &logits, &outcome);
 }
 
 /* Stage 3, head h: its attention (unless the driver built it), gap removal, and its output
@@ -217,13 +439,13 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
         int status = head_logits(c, s->layer, s->weights, b, h, source, &logits);
         if (status)
             return status;
-        Attention_build(c->attention, c->mask, c->window, T, logits, b->attention);
+        build_attention(c, b, logits);
     }
-    if (Linalg_stop_requested(b->la))
+    if (stop_requested(b))
         return LINALG_STOPPED;
     /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before
        the tokens do, and no spectrum of a matrix with infinities exists. */
-    if (!all_finite(b->attention, (size_t)T * T)) {
+    if (!all_finite(b, b->attention, (size_t)T * T)) {
         *outcome = LAYER_ATTENTION_OVERFLOW;
         return 0;
     }
@@ -231,23 +453,22 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
         o->built(o->context, h, logits, b->attention);
     GapOutcome gap;
     Warnings gap_warnings = {.count = 0};
-    int info = Gap_apply(s->gap, c->attention, c->mask, c->window, T, b->attention, b->la,
-                         b->gap_scratch, &gap, &gap_warnings);
+    int info = remove_gap(c, b, s->gap, &gap, &gap_warnings);
     if (!info && o && o->applied)
         info = o->applied(o->context, h, b->attention, gap, &gap_warnings);
     /* The attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several heads: X' W^V
        is in `values` already (project_heads). */
     if (!info && c->heads == 1)
-        info = Linalg_gemm(b->la, false, false, T, d, d, 1.0, source, T, s->weights->value, d, 0.0,
-                           b->values, T);
+        info =
+            gemm(b, false, false, T, d, d, 1.0, source, T, s->weights->value, d, 0.0, b->values, T);
     if (info)
         return info;
     if (Layer_fused_heads(c))
-        return Linalg_gemm(b->la, true, false, T, d, T, branch_gain(c), b->attention, T, b->values,
-                           T, skip_gain(c), b->x, T);
-    size_t block = (size_t)T * dh * h, shared = (size_t)T * dh * Config_kv_head_of(c, h);
-    return Linalg_gemm(b->la, true, false, T, dh, T, 1.0, b->attention, T, b->values + shared, T,
-                       0.0, b->mixed + block, T);
+        return gemm(b, true, false, T, d, T, branch_gain(c), b->attention, T, b->values, T,
+                    skip_gain(c), b->x, T);
+    size_t at = (size_t)T * dh * h, shared = (size_t)T * dh * Config_kv_head_of(c, h);
+    return gemm(b, true, false, T, dh, T, 1.0, b->attention, T, block(b->values, shared), T, 0.0,
+                block(b->mixed, at), T);
 }
 
 /* Stage 4: X ← keep·X + branch·[head_1 … head_H]·W^O, once every head has read X.  Returns 0
@@ -257,11 +478,8 @@ static int combine_heads(const Config *c, const LayerWeights *w, LayerBuffers *b
     int T = c->tokens, d = c->width;
     double keep = skip_gain(c), branch = branch_gain(c);
     if (c->output != OUTPUT_IDENTITY)
-        return Linalg_gemm(b->la, false, false, T, d, d, branch, b->mixed, T, w->output, d, keep,
-                           b->x, T);
-    size_t td = (size_t)T * d;
-    for (size_t i = 0; i < td; i++)
-        b->x[i] = keep * b->x[i] + branch * b->mixed[i];
+        return gemm(b, false, false, T, d, d, branch, b->mixed, T, w->output, d, keep, b->x, T);
+    residual_sum(b, keep, branch, b->x, b->mixed, (size_t)T * d);
     return 0;
 }
 
@@ -274,35 +492,38 @@ static int mlp_sublayer(const Config *c, const LayerWeights *w, LayerBuffers *b)
     int T = c->tokens, d = c->width, hidden = Config_mlp_hidden(c);
     size_t n = (size_t)T * hidden;
     const double *source = branch_input(c, b);
-    int info = Linalg_gemm(b->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_in, hidden, 0.0,
-                           b->hidden, T);
+    int info =
+        gemm(b, false, true, T, hidden, d, 1.0, source, T, w->mlp_in, hidden, 0.0, b->hidden, T);
     if (!info && Config_mlp_gated(c))
-        info = Linalg_gemm(b->la, false, true, T, hidden, d, 1.0, source, T, w->mlp_up, hidden, 0.0,
-                           b->up, T);
+        info = gemm(b, false, true, T, hidden, d, 1.0, source, T, w->mlp_up, hidden, 0.0, b->up, T);
     if (info)
         return info;
-    Block_activate(c->mlp, b->hidden, n);
+    activate(c, b, n);
     if (Config_mlp_gated(c))
-        for (size_t i = 0; i < n; i++)
-            b->hidden[i] *= b->up[i];
-    info = Linalg_gemm(b->la, false, false, T, d, hidden, branch_gain(c), b->hidden, T, w->mlp_out,
-                       hidden, skip_gain(c), b->x, T);
+        entrywise_product(b, b->hidden, b->up, n);
+    info = gemm(b, false, false, T, d, hidden, branch_gain(c), b->hidden, T, w->mlp_out, hidden,
+                skip_gain(c), b->x, T);
     if (info)
         return info;
     if (!Layer_pre_norm(c))
-        Block_layernorm(c, T, d, b->x, b->row_stat, b->row_max);
+        layernorm(c, b, b->x);
     return 0;
 }
 
 /* Stage 7: where A does not depend on X and every stage is homogeneous of degree 1 in X
    (no LayerNorm; no MLP, or a relu one), X is carried at unit norm with its scale apart. */
-static void carry_scale(const Config *c, double *x, double *log_scale)
+static void carry_scale(const Config *c, LayerBuffers *b, double *log_scale)
 {
     size_t td = (size_t)c->tokens * c->width;
-    double norm = cblas_dnrm2((int)td, x, 1);
-    if (Attention_is_input_independent(c->attention) && norm > 0 &&
-        c->layernorm == LAYERNORM_NONE && (c->mlp == MLP_NONE || c->mlp == MLP_RELU)) {
-        cblas_dscal((int)td, 1.0 / norm, x, 1);
+    bool homogeneous = Attention_is_input_independent(c->attention) &&
+                       c->layernorm == LAYERNORM_NONE && (c->mlp == MLP_NONE || c->mlp == MLP_RELU);
+    if (b->declared) { /* the norm, and the scaling where it applies */
+        declare(b, WORK_PASSES, (double)td * (homogeneous ? 2 : 1), 0, 0);
+        return;
+    }
+    double norm = cblas_dnrm2((int)td, b->x, 1);
+    if (homogeneous && norm > 0) {
+        cblas_dscal((int)td, 1.0 / norm, b->x, 1);
         *log_scale += log(norm);
     }
 }
@@ -325,17 +546,28 @@ int Layer_step(const LayerStep *step, LayerBuffers *b, LayerOutcome *outcome, do
     if (info)
         return info;
     if (!Layer_pre_norm(c))
-        Block_layernorm(c, c->tokens, c->width, b->x, b->row_stat, b->row_max);
+        layernorm(c, b, b->x);
     if (c->mlp != MLP_NONE)
         info = mlp_sublayer(c, step->weights, b);
     if (info)
         return info;
-    if (Linalg_stop_requested(b->la))
+    if (stop_requested(b))
         return LINALG_STOPPED;
-    if (!all_finite(b->x, (size_t)c->tokens * c->width)) {
+    if (!all_finite(b, b->x, (size_t)c->tokens * c->width)) {
         *outcome = LAYER_TOKENS_OVERFLOW;
         return 0;
     }
-    carry_scale(c, b->x, log_scale);
+    carry_scale(c, b, log_scale);
     return 0;
+}
+
+void Layer_declare(const LayerStep *step, WorkList *out)
+{
+    LayerStep declared = *step;
+    declared.observer = NULL;
+    declared.weights = &(LayerWeights){0};
+    LayerBuffers b = {.declared = out};
+    LayerOutcome outcome;
+    double log_scale = 0;
+    Layer_step(&declared, &b, &outcome, &log_scale);
 }

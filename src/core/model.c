@@ -77,15 +77,23 @@ Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first)
 }
 
 /* The highest layer at or below `layer` whose token matrices (and frozen products, when the
-   gradients need them) track t keeps, or 0 (X0 is drawn again; t NULL: nothing kept): where
-   lane_load starts, and where Model_plan says it will. */
-int track_nearest_kept(const Track *t, bool frozen, int layer)
+   gradients need them) track t keeps, or 0 (X0 is drawn again; t NULL: nothing kept). */
+static int track_nearest_kept(const Track *t, bool frozen, int layer)
 {
     int from = layer;
     while (from > 0 &&
            (!t || from > t->layers || !t->state[from].x || (frozen && !t->state[from].frozen)))
         from--;
     return from;
+}
+
+int track_load_start(const Track *t, bool frozen, int held, int layer, LoadSource *source)
+{
+    int from = track_nearest_kept(t, frozen, layer);
+    *source = held > from && held < layer ? LOAD_FROM_LANE
+              : from == 0                 ? LOAD_FROM_INPUT
+                                          : LOAD_FROM_KEPT;
+    return *source == LOAD_FROM_LANE ? held : from;
 }
 
 /* The track of (seed, gap), created empty when missing; NULL when out of memory. */
@@ -227,11 +235,9 @@ static int plan_load(const Track *t, bool frozen, int held, int layer, bool *fro
     *from_input = false;
     if (held == layer)
         return 0;
-    int from = track_nearest_kept(t, frozen, layer);
-    if (held > from && held < layer)
-        from = held;
-    else if (from == 0)
-        *from_input = true;
+    LoadSource source;
+    int from = track_load_start(t, frozen, held, layer, &source);
+    *from_input = source == LOAD_FROM_INPUT;
     return layer - from;
 }
 

@@ -184,9 +184,12 @@ void kept_clear(Kept *k);
 Track *kept_track(Kept *k, uint64_t seed, Gap gap, bool first);
 /* The kept track of (seed, gap, first seed or not), or NULL. */
 Track *kept_track_find(const Kept *k, uint64_t seed, Gap gap, bool first);
-/* The highest layer at or below `layer` whose matrices t keeps (frozen products too when
-   frozen), or 0: where a lane and the plan start from. */
-int track_nearest_kept(const Track *t, bool frozen, int layer);
+/* Where a lane holding layer `held` starts to reach `layer` of track t (t NULL: nothing kept):
+   from itself where it is nearer than anything kept, else from the nearest kept layer, or
+   from X0 drawn again.  Returns that layer and says which in *source: the one rule lane_load
+   follows and Model_plan prices. */
+typedef enum { LOAD_FROM_LANE, LOAD_FROM_INPUT, LOAD_FROM_KEPT } LoadSource;
+int track_load_start(const Track *t, bool frozen, int held, int layer, LoadSource *source);
 /* Room for layers 0..depth in t.  Returns 0 or -1. */
 int track_reserve(Track *t, int depth);
 /* The kept spectra of c's shown (gap, layer, head) for seed, or NULL; a fresh entry for it. */

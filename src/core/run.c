@@ -316,19 +316,18 @@ int lane_load(Run *run, int which, int layer)
     Track *t = run->track[which];
     size_t td = (size_t)run->config->tokens * run->config->width;
     bool frozen = run->first_seed && gradients_apply(run->config);
-    int from = track_nearest_kept(t, frozen, layer);
+    LoadSource source;
+    int from = track_load_start(t, frozen, run->held[which], layer, &source);
     Lane *lane = &w->lane[which];
-    if (run->held[which] > from && run->held[which] < layer) {
-        from = run->held[which]; /* the lane is nearer than anything kept: go on from it */
-    } else if (from == 0) {
+    if (source == LOAD_FROM_INPUT) {
         int info = input_tokens(w, run->config, run->seed, which);
         if (info)
             return info;
-    } else {
+    } else if (source == LOAD_FROM_KEPT) {
         memcpy(lane->step.x, t->state[from].x, sizeof(double) * td);
         if (t->state[from].frozen)
             memcpy(lane->frozen, t->state[from].frozen, sizeof(double) * td);
-    }
+    } /* LOAD_FROM_LANE: the lane is nearer than anything kept, and goes on from itself */
     run->held[which] = from;
     run->nets[which] = t->state[from].net;
     if (from == layer)

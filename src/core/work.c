@@ -1,13 +1,16 @@
-/* The work of each stage of a run (work.h), read off the same rules the layer step follows:
- * the initialisation's (Init_matrix), the gradients' (Model_gradients_unavailable), the
- * value cache's (Model_value_weights_cached), the spectra's (Spectra_from_diagonal) and the
- * plan's (Model_plan).  Sizes are those of the Linalg calls the run makes, so test_cost can
- * compare them with a LinalgTally exactly; what depends on the numbers (the stable rank's
- * route, the outliers removed) is the expectation of docs/model.md §3.
+/* The steps of a run (work.h): the plan's (Model_plan) walk over its seeds and layers, each
+ * layer's work declared by the layer step itself (Layer_declare, Layer_declare_draw: the same
+ * stages, run without buffers), around it what the drivers add (the gradients' frozen
+ * product, the measures, the shown matrix's spectra) by the rules they follow: the
+ * gradients' (Model_gradients_unavailable), the value cache's (Model_value_weights_cached),
+ * the spectra's (Spectra_from_diagonal).  Sizes are those of the Linalg calls the run makes,
+ * so test_cost can compare them with a LinalgTally exactly; what depends on the numbers (the
+ * stable rank's route, the outliers removed) is the expectation of docs/model.md §3.
  */
 #include "attnscope/work.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/entropy.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/measure.h"
@@ -20,11 +23,26 @@
    pass over it, and the passes around them. */
 #define LANCZOS_PASSES 10
 
+void WorkList_add(WorkList *l, WorkKind kind, double m, double n, double k, double times)
+{
+    if (!(times > 0))
+        return;
+    /* Work of one kind and size is counted together (each head's, each pass over T×d): the
+       longest list, a replayed layer's weights and lane, then holds under 30 items. */
+    for (int i = 0; i < l->count; i++) {
+        Work *w = &l->item[i];
+        if (w->kind == kind && w->m == m && w->n == n && w->k == k) {
+            w->times += times;
+            return;
+        }
+    }
+    if (l->count < WORK_LIST_MAX)
+        l->item[l->count++] = (Work){.kind = kind, .m = m, .n = n, .k = k, .times = times};
+}
+
 static void add(WorkList *l, WorkKind kind, double m, double n, double k, double times)
 {
-    /* The longest list, a replayed layer's weights and lane, holds under 50 items. */
-    if (times > 0 && l->count < WORK_LIST_MAX)
-        l->item[l->count++] = (Work){.kind = kind, .m = m, .n = n, .k = k, .times = times};
+    WorkList_add(l, kind, m, n, k, times);
 }
 
 /* Every item of `from`, done `times` times (each head's, each layer's). */
@@ -72,23 +90,18 @@ static void iid_matrix(const Config *c, Matrix m, WorkList *out)
         add(out, WORK_ORTHONORMAL, rows, cols, 0, 1);
 }
 
-/* Matrix m of the value-output pair: a factor decomposes its target again. */
-static void value_or_output(const Config *c, Matrix m, WorkList *out)
+void Work_matrix_draw(const Config *c, Matrix m, WorkList *out)
 {
+    /* A factor (value-output pair) decomposes its target again. */
     if (isnan(Init_matrix(c, m).std))
         factorisation(c, 1, out);
     else
         iid_matrix(c, m, out);
 }
 
-/* W^Q and W^K (Init_draw_query_key: one factorisation per head serves both where both are
-   factors), or Markov attention's normals. */
-static void query_key(const Config *c, WorkList *out)
+void Work_query_key_draw(const Config *c, WorkList *out)
 {
-    if (c->attention == ATTENTION_MARKOV)
-        add(out, WORK_NORMALS, (double)c->tokens * c->tokens * c->heads, 0, 0, 1);
-    if (!Attention_has_query_key(c->attention))
-        return;
+    /* One factorisation per head serves both where both are factors. */
     bool query = isnan(Init_matrix(c, MATRIX_QUERY).std),
          key = isnan(Init_matrix(c, MATRIX_KEY).std);
     if (query && key) {
@@ -104,28 +117,6 @@ static void query_key(const Config *c, WorkList *out)
     }
 }
 
-/* The weights run_layer draws (all of them) or capture_shown_attention draws (the logits'
-   and W^V); W^V not when the first seed's cache holds it. */
-static void weights(const Config *c, bool whole_layer, bool value, WorkList *out)
-{
-    query_key(c, out);
-    if (value)
-        value_or_output(c, MATRIX_VALUE, out);
-    if (whole_layer && c->output != OUTPUT_IDENTITY)
-        value_or_output(c, MATRIX_OUTPUT, out);
-    if (whole_layer && c->mlp != MLP_NONE) {
-        iid_matrix(c, MATRIX_MLP_IN, out);
-        iid_matrix(c, MATRIX_MLP_OUT, out);
-        if (Config_mlp_gated(c))
-            iid_matrix(c, MATRIX_MLP_UP, out);
-    }
-}
-
-void Work_layer_weights(const Config *c, WorkList *out)
-{
-    weights(c, true, true, out);
-}
-
 /* ---- one layer of one network -------------------------------------------------------- */
 
 Gap Work_applied_gap(const Config *c, Gap gap)
@@ -135,8 +126,7 @@ Gap Work_applied_gap(const Config *c, Gap gap)
     return gap == GAP_DEFLATE && !deflates ? GAP_CENTER : gap;
 }
 
-/* Gap_apply on one T×T matrix. */
-static void gap_removal(const Config *c, Gap gap, WorkList *out)
+void Work_gap_removal(const Config *c, Gap gap, WorkList *out)
 {
     double T = c->tokens, tt = T * T;
     switch (gap) {
@@ -161,37 +151,6 @@ static void gap_removal(const Config *c, Gap gap, WorkList *out)
         product(out, T, T, 1, 1);
         return;
     }
-}
-
-/* Stage 2 with several heads (layer.c's project_heads): the H queries and the G key/value
-   heads' keys (with queries and keys) and values (when asked). */
-static void project_heads(const Config *c, bool query_key, bool values, WorkList *out)
-{
-    double T = c->tokens, d = c->width, kv = Layer_kv_width(c);
-    double shared = (query_key ? 1 : 0) + (values ? 1 : 0); /* products of width G·d_h */
-    if (kv == d) {                                          /* one item, as the cost sums it */
-        product(out, T, d, d, shared + (query_key ? 1 : 0));
-        return;
-    }
-    product(out, T, d, d, query_key ? 1 : 0);
-    product(out, T, kv, d, shared);
-}
-
-/* A head's logits from X (its queries and keys projected first with one head) and its
-   attention matrix built from them. */
-static void attention(const Config *c, bool project, WorkList *out)
-{
-    double T = c->tokens, d = c->width, dh = Config_head_width(c);
-    bool exp_kind = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
-                    c->attention == ATTENTION_SIGMOID;
-    if (Attention_has_query_key(c->attention)) {
-        if (project)
-            product(out, T, d, d, 2);
-        product(out, T, T, dh, 1);
-        if (c->logit_softcap > 0) /* C·tanh(S/C) on every logit */
-            add(out, WORK_BUILD_EXP, T * T, 0, 0, 1);
-    }
-    add(out, exp_kind ? WORK_BUILD_EXP : WORK_BUILD_PLAIN, T * T, 0, 0, 1);
 }
 
 /* The stable rank and the other measures of X (Measure_tokens): the Gram matrix, then the
@@ -225,47 +184,18 @@ typedef struct {
     bool measured;
 } LaneLayer;
 
-/* network_layer on one lane: each head's attention, gap removal and values, W^O, LayerNorm,
-   the MLP, and the measures. */
+/* network_layer on one lane: the layer step, the frozen product of the gradients (on the
+   first seed, by the gradients' own rule), the heads' entropies and the measures. */
 static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out)
 {
-    double T = c->tokens, d = c->width, dh = Config_head_width(c), H = c->heads, td = T * d;
-    bool qk = Attention_has_query_key(c->attention), pre = c->ln_place == LN_PLACE_PRE;
-    bool layernorm = c->layernorm != LAYERNORM_NONE;
-    bool fused = c->heads == 1 && c->output == OUTPUT_IDENTITY;
-    if (layernorm && pre)
-        passes(out, 3 * td);
-    if (c->heads > 1) /* every head's queries, every key/value head's keys and values at once */
-        project_heads(c, qk, true, out);
-    WorkList head = {0};
-    if (!how.shared)
-        attention(c, c->heads == 1, &head);
-    passes(&head, T * T);
-    gap_removal(c, gap, &head);
+    LayerStep step = {.config = c, .layer = layer, .gap = gap, .attention_built = how.shared};
+    Layer_declare(&step, out);
     if (how.first_seed && Model_gradients_unavailable(c) == NULL)
-        product(&head, T, d, T, 1);
-    if (c->heads == 1)
-        product(&head, T, d, d, 1);
-    product(&head, T, fused ? d : dh, T, 1);
-    add_times(out, &head, H);
-    if (c->output != OUTPUT_IDENTITY)
-        product(out, T, d, d, 1);
-    else if (!fused)
-        passes(out, td);
-    if (layernorm)
-        passes(out, 3 * td);
-    if (c->mlp != MLP_NONE) {
-        double hidden = Config_mlp_hidden(c);
-        bool gated = Config_mlp_gated(c);
-        if (layernorm)
-            passes(out, 3 * td);
-        product(out, T, hidden, d, gated ? 2 : 1); /* gated: the gate and the up projection */
-        add(out, c->mlp == MLP_RELU ? WORK_PASSES : WORK_BUILD_EXP, T * hidden, 0, 0, 1);
-        if (gated) /* act(gate) ⊙ up */
-            passes(out, T * hidden);
-        product(out, T, d, hidden, 1);
-    }
-    passes(out, 3 * td);
+        product(out, c->tokens, c->width, c->tokens, 1);
+    /* Each head's row entropies of A as built (run.c's observer, on the first seed's measured
+       layers): a log per entry the mask allows, at most T². */
+    if (how.measured && how.first_seed && Entropy_defined(c->attention))
+        add(out, WORK_BUILD_EXP, (double)c->tokens * c->tokens, 0, 0, c->heads);
     if (how.measured)
         measure(c, gap, layer, out);
 }
@@ -286,19 +216,12 @@ static void visit(Walk *walk, const WorkStep *step)
         walk->stopped = !walk->visit(walk->context, step);
 }
 
-/* The first seed's W^V comes from the cache for a layer computed before. */
-static bool value_drawn(const Walk *walk, bool computed_before)
+/* The weights a layer draws (draw_layer_weights): `parts` but W^V for the first seed, whose
+   cache holds it for a layer computed before. */
+static unsigned weight_parts(const Walk *walk, unsigned parts, bool computed_before)
 {
-    return !(walk->first && computed_before && Model_value_weights_cached(walk->c));
-}
-
-/* X0: normals orthonormalised (QR of the d×T draw), transposed in. */
-static void input(const Config *c, WorkList *out)
-{
-    double T = c->tokens, d = c->width;
-    add(out, WORK_NORMALS, T * d, 0, 0, 1);
-    add(out, WORK_ORTHONORMAL, d, T, 0, 1);
-    passes(out, 3 * T * d);
+    bool cached = walk->first && computed_before && Model_value_weights_cached(walk->c);
+    return cached ? parts & ~(unsigned)LAYER_DRAW_VALUE : parts | LAYER_DRAW_VALUE;
 }
 
 /* lane_load: `count` layers up to `to` recomputed unmeasured on one lane alone, from X0 if
@@ -310,13 +233,13 @@ static void replay(Walk *walk, Gap gap, int to, int count, bool from_input)
         return;
     WorkStep step = {0};
     if (from_input)
-        input(c, &step.serial);
+        Layer_declare_input(c, &step.serial);
     else
         passes(&step.serial, (double)c->tokens * c->width);
     visit(walk, &step);
     for (int l = to - count + 1; l <= to; l++) {
         step = (WorkStep){0};
-        weights(c, true, value_drawn(walk, true), &step.serial);
+        Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, true), &step.serial);
         lane_layer(c, gap, l, (LaneLayer){.first_seed = walk->first}, &step.serial);
         visit(walk, &step);
     }
@@ -342,12 +265,10 @@ static void capture(Walk *walk, const SeedPlan *p)
     double T = c->tokens;
     replay(walk, c->gap, c->layer - 1, p->capture_replay, p->input_for_capture);
     WorkStep step = {0};
-    weights(c, false, value_drawn(walk, true), &step.serial);
-    if (c->heads > 1)
-        project_heads(c, Attention_has_query_key(c->attention), false, &step.serial);
-    attention(c, c->heads == 1, &step.serial);
-    passes(&step.serial, 2 * T * T);
-    gap_removal(c, c->gap, &step.serial);
+    Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ATTENTION, true), &step.serial);
+    Layer_declare_attention(c, c->layer, c->head - 1, &step.serial);
+    passes(&step.serial, T * T); /* the copy capture_built keeps, before gap removal */
+    Work_gap_removal(c, c->gap, &step.serial);
     visit(walk, &step);
     step = (WorkStep){0};
     Work_spectra(c, &step);
@@ -366,11 +287,9 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     bool shared = l == 1 && active[0] && active[1] && c->heads == 1;
     WorkStep step = {0};
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
-    weights(c, true, value_drawn(walk, before), &step.serial);
-    if (shared) {
-        if (c->layernorm != LAYERNORM_NONE && c->ln_place == LN_PLACE_PRE)
-            passes(&step.serial, 3.0 * c->tokens * c->width);
-        attention(c, true, &step.serial);
+    Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, before), &step.serial);
+    if (shared) { /* then copied to the counterpart's lane */
+        Layer_declare_attention(c, l, 0, &step.serial);
         passes(&step.serial, (double)c->tokens * c->tokens);
     }
     LaneLayer how = {.first_seed = walk->first, .shared = shared, .measured = true};
@@ -398,7 +317,7 @@ static void gradients(Walk *walk, const SeedPlan *p)
     product(&step.serial, d, d, d, L);
     if (!Model_value_weights_cached(c)) {
         WorkList value = {0};
-        value_or_output(c, MATRIX_VALUE, &value);
+        Layer_declare_draw(c, LAYER_DRAW_VALUE, &value);
         add_times(&step.serial, &value, 2 * L);
     }
     visit(walk, &step);
@@ -416,7 +335,7 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
     Walk walk = {.c = c, .first = s == 0, .visit = visit_step, .context = context};
     if (p->input) {
         WorkStep step = {0};
-        input(c, &step.serial);
+        Layer_declare_input(c, &step.serial);
         measure(c, GAP_OFF, 0, &step.serial);
         passes(&step.serial, 2.0 * c->tokens * c->width);
         visit(&walk, &step);

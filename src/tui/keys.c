@@ -172,42 +172,42 @@ static void lower_bound_back(const Setting *s, double to, Controls *c, Config *n
         c->bound_after[i] = back;
 }
 
-/* Steps s up or down by its rule; the setting it raises with it, and those bounded by it,
-   follow. */
-static bool step(const Setting *s, int direction, Controls *c, char *note, size_t size)
+/* The value s steps to from `value` (its value in next) by its rule, into *to: false (a note
+   written at an end) where it does not move. */
+static bool stepped_value(const Setting *s, int direction, Controls *c, const Config *next,
+                          double value, char *note, size_t size, double *to)
 {
-    Config next = c->config;
-    double value = Setting_get(s, &next), to = value;
     /* A bound this setting does not push stops it (w < T, layer ≤ depth). */
     double top =
-        s->bound && !s->raises_bound ? fmin(key_max(s), Setting_limit(s, &next)) : key_max(s);
+        s->bound && !s->raises_bound ? fmin(key_max(s), Setting_limit(s, next)) : key_max(s);
     int count = s->names ? s->names->count : 0;
+    *to = value;
     switch (s->step) {
     case STEP_NONE:
         return false;
     case STEP_CYCLE:
         /* Past the names the other settings refuse (--wo orthogonal under --init mimetic). */
-        to = cycle((int)value, count, direction);
-        for (int tried = 1; tried < count && !accepted_with(s, &next, to); tried++)
-            to = cycle((int)to, count, direction);
+        *to = cycle((int)value, count, direction);
+        for (int tried = 1; tried < count && !accepted_with(s, next, *to); tried++)
+            *to = cycle((int)*to, count, direction);
         break;
     case STEP_TOGGLE:
         /* Down turns off (the first name) and back on; up steps through the names that are on. */
         if (value != 0 && direction < 0) {
             Setting_put(s, &c->on_values, value);
-            to = 0;
+            *to = 0;
         } else if (value == 0) {
-            to = Setting_get(s, &c->on_values);
+            *to = Setting_get(s, &c->on_values);
             if (direction > 0)
                 note_add(note, size, "%s on", s->key_label);
         } else {
-            to = 1 + cycle((int)value - 1, count - 1, 1);
+            *to = 1 + cycle((int)value - 1, count - 1, 1);
         }
-        if (to != 0)
-            Setting_put(s, &c->on_values, to);
+        if (*to != 0)
+            Setting_put(s, &c->on_values, *to);
         break;
     case STEP_NEW:
-        to = value >= key_max(s) ? key_min(s) : value + 1;
+        *to = value >= key_max(s) ? key_min(s) : value + 1;
         break;
     case STEP_DOUBLE:
     case STEP_ONE:
@@ -217,14 +217,46 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
             return false;
         }
         if (s->step == STEP_DOUBLE)
-            to = direction > 0 ? 2 * value : floor(value / 2);
+            *to = direction > 0 ? 2 * value : floor(value / 2);
         else if (s->step == STEP_ONE)
-            to = value + direction;
+            *to = value + direction;
         else
-            to = quarter_step(value, direction);
-        to = fmin(fmax(to, key_min(s)), top);
+            *to = quarter_step(value, direction);
+        *to = fmin(fmax(*to, key_min(s)), top);
         break;
     }
+    return true;
+}
+
+/* The setting s raises with it (s = to now) follows it up, and back down when s goes down. */
+static void follow_bound(const Setting *s, int direction, double to, Controls *after, Config *next,
+                         char *note, size_t size)
+{
+    const Setting *b = Settings_find(s->bound);
+    double need = to - s->bound_offset, had = Setting_get(b, next);
+    int i = setting_index(s);
+    if (had < need) {
+        Setting_put(b, next, need);
+        note_add(note, size, "%s raised to %g with %s (%s; %c lowers it back)", b->key_label, need,
+                 s->label, s->bound_reason, s->lower_key);
+        /* A chain of raises remembers where the bound started. */
+        if (i >= 0 && (isnan(after->bound_after[i]) || after->bound_after[i] != had))
+            after->bound_before[i] = had;
+        if (i >= 0)
+            after->bound_after[i] = need;
+    } else if (direction < 0) {
+        lower_bound_back(s, to, after, next, note, size);
+    }
+}
+
+/* Steps s up or down by its rule; the setting it raises with it, and those bounded by it,
+   follow. */
+static bool step(const Setting *s, int direction, Controls *c, char *note, size_t size)
+{
+    Config next = c->config;
+    double value = Setting_get(s, &next), to;
+    if (!stepped_value(s, direction, c, &next, value, note, size, &to))
+        return false;
     Setting_put(s, &next, to);
     if (!divides(s, &next)) {
         const Setting *of = Settings_find(s->divides);
@@ -233,23 +265,8 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
         return false;
     }
     Controls after = *c;
-    if (s->bound && s->raises_bound) {
-        const Setting *b = Settings_find(s->bound);
-        double need = to - s->bound_offset, had = Setting_get(b, &next);
-        int i = setting_index(s);
-        if (had < need) {
-            Setting_put(b, &next, need);
-            note_add(note, size, "%s raised to %g with %s (%s; %c lowers it back)", b->key_label,
-                     need, s->label, s->bound_reason, s->lower_key);
-            /* A chain of raises remembers where the bound started. */
-            if (i >= 0 && (isnan(after.bound_after[i]) || after.bound_after[i] != had))
-                after.bound_before[i] = had;
-            if (i >= 0)
-                after.bound_after[i] = need;
-        } else if (direction < 0) {
-            lower_bound_back(s, to, &after, &next, note, size);
-        }
-    }
+    if (s->bound && s->raises_bound)
+        follow_bound(s, direction, to, &after, &next, note, size);
     if (!settle(&next, note, size))
         return false;
     /* A relation no key settles (--init-mlp identity needs --mlp-ratio 1): the key stops. */

@@ -586,15 +586,17 @@ static bool series_has_points(const SeriesPlot *p, const Series *s)
     return false;
 }
 
-void Plot_series(Canvas *c, const SeriesPlot *p)
+/* The legend of a series plot: each series' sample and label ("(n/a)" without a point),
+   then the notes.  Returns the items' count; *any says whether some series has a point. */
+static int series_legend(const SeriesPlot *p, LegendItem items[SERIES_MAX + SERIES_NOTES_MAX],
+                         bool *any)
 {
-    LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
     int n = 0;
-    bool any = false;
+    *any = false;
     for (int k = 0; k < p->count && k < SERIES_MAX; k++) {
         const Series *s = &p->series[k];
         bool has = series_has_points(p, s);
-        any = any || has;
+        *any = *any || has;
         uint8_t dots = s->stroke == STROKE_SOLID ? SAMPLE_STROKE : SAMPLE_DOT;
         items[n] = (LegendItem){
             .sample = {{NULL, dots}, {s->marker, dots}, {NULL, dots}}, .cells = 3, .ink = s->ink};
@@ -604,6 +606,83 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
         items[n] = (LegendItem){.cells = 0, .ink = INK_DEFAULT};
         snprintf(items[n++].text, sizeof items[0].text, "%s", p->note[k]);
     }
+    return n;
+}
+
+/* The axes of a series plot over its points' range, their ticks drawn. */
+static void series_axes(Canvas *c, const SeriesPlot *p, const Frame *f, Axis *x, Axis *y)
+{
+    double xlo, xhi, ylo, yhi;
+    series_range(p, true, &xlo, &xhi);
+    series_range(p, false, &ylo, &yhi);
+    /* A single value still gets an axis around it; a little room above and below. */
+    if (xhi - xlo < 1e-12) {
+        xlo -= 0.5;
+        xhi += 0.5;
+    }
+    if (yhi - ylo < 1e-12) {
+        ylo -= 0.5;
+        yhi += 0.5;
+    }
+    double pad = 0.05 * (yhi - ylo);
+    bool log_x = p->x_scale != SCALE_LINEAR, log_y = p->y_scale != SCALE_LINEAR;
+    *x = (Axis){xlo, xhi, 2 * f->left, 2 * f->cols, false};
+    *y = (Axis){ylo - pad, yhi + pad, 4 * f->top, 4 * f->rows, true};
+    if (log_x)
+        ticks_log(c, f, x, 5, false);
+    else
+        ticks_x(c, f, x, 6, p->x_whole);
+    if (log_y)
+        ticks_log(c, f, y, 4, true);
+    else
+        ticks_y(c, f, y, 4);
+}
+
+/* Each series' line through its finite points (broken at the others), the last series
+   first; then the markers, the first series on top, on every point when there is room. */
+static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const Axis *x,
+                         const Axis *y)
+{
+    frame_clip(c, f);
+    for (int k = p->count - 1; k >= 0; k--) {
+        const Series *s = &p->series[k];
+        int px = 0, py = 0;
+        bool have = false;
+        for (int i = 0; i < s->count; i++) {
+            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
+            if (!isfinite(u) || !isfinite(v)) {
+                have = false;
+                continue;
+            }
+            int dx = axis_dot(x, u), dy = axis_dot(y, v);
+            if (have)
+                Canvas_line(c, px, py, dx, dy, s->ink, s->stroke);
+            else
+                Canvas_dot(c, dx, dy, s->ink);
+            px = dx;
+            py = dy;
+            have = true;
+        }
+    }
+    Canvas_unclip(c);
+    for (int k = p->count - 1; k >= 0; k--) {
+        const Series *s = &p->series[k];
+        if (!s->marker)
+            continue;
+        int every = marker_every(s->count > 1 ? s->count - 1 : 1, f->cols);
+        for (int i = 0; i < s->count; i++) {
+            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
+            if (isfinite(u) && isfinite(v) && (i % every == 0 || i == s->count - 1))
+                Canvas_text(c, axis_dot(x, u) / 2, axis_dot(y, v) / 4, s->marker, s->ink);
+        }
+    }
+}
+
+void Plot_series(Canvas *c, const SeriesPlot *p)
+{
+    LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
+    bool any;
+    int n = series_legend(p, items, &any);
     if (!any) {
         Plot_message(c, p->title, p->empty ? p->empty : "no data");
         legend_draw(c, items, n, Canvas_rows(c) - legend_rows(c, items, n));
@@ -619,64 +698,7 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
     legend_draw(c, items, n, f.legend_row);
     frame_axes(c, &f);
     frame_names(c, &f, p->x_name, NULL);
-
-    double xlo, xhi, ylo, yhi;
-    series_range(p, true, &xlo, &xhi);
-    series_range(p, false, &ylo, &yhi);
-    /* A single value still gets an axis around it; a little room above and below. */
-    if (xhi - xlo < 1e-12) {
-        xlo -= 0.5;
-        xhi += 0.5;
-    }
-    if (yhi - ylo < 1e-12) {
-        ylo -= 0.5;
-        yhi += 0.5;
-    }
-    double pad = 0.05 * (yhi - ylo);
-    bool log_x = p->x_scale != SCALE_LINEAR, log_y = p->y_scale != SCALE_LINEAR;
-    Axis x = {xlo, xhi, 2 * f.left, 2 * f.cols, false};
-    Axis y = {ylo - pad, yhi + pad, 4 * f.top, 4 * f.rows, true};
-    if (log_x)
-        ticks_log(c, &f, &x, 5, false);
-    else
-        ticks_x(c, &f, &x, 6, p->x_whole);
-    if (log_y)
-        ticks_log(c, &f, &y, 4, true);
-    else
-        ticks_y(c, &f, &y, 4);
-
-    frame_clip(c, &f);
-    for (int k = p->count - 1; k >= 0; k--) {
-        const Series *s = &p->series[k];
-        int px = 0, py = 0;
-        bool have = false;
-        for (int i = 0; i < s->count; i++) {
-            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
-            if (!isfinite(u) || !isfinite(v)) {
-                have = false;
-                continue;
-            }
-            int dx = axis_dot(&x, u), dy = axis_dot(&y, v);
-            if (have)
-                Canvas_line(c, px, py, dx, dy, s->ink, s->stroke);
-            else
-                Canvas_dot(c, dx, dy, s->ink);
-            px = dx;
-            py = dy;
-            have = true;
-        }
-    }
-    Canvas_unclip(c);
-    /* Markers last, the first series on top; on every point when there is room. */
-    for (int k = p->count - 1; k >= 0; k--) {
-        const Series *s = &p->series[k];
-        if (!s->marker)
-            continue;
-        int every = marker_every(s->count > 1 ? s->count - 1 : 1, f.cols);
-        for (int i = 0; i < s->count; i++) {
-            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
-            if (isfinite(u) && isfinite(v) && (i % every == 0 || i == s->count - 1))
-                Canvas_text(c, axis_dot(&x, u) / 2, axis_dot(&y, v) / 4, s->marker, s->ink);
-        }
-    }
+    Axis x, y;
+    series_axes(c, p, &f, &x, &y);
+    series_lines(c, p, &f, &x, &y);
 }

@@ -570,59 +570,37 @@ static void on_mouse(Loop *l)
     }
 }
 
-static void on_key(Loop *l, int key)
+/* A key while the picker or a prompt is open: modal, they take every key until they close. */
+static void modal_key(Loop *l, int key, const char *name)
 {
-    if (key == SCREEN_MOUSE) {
-        on_mouse(l);
-        return;
-    }
-    char name[32];
-    Keys_name(key, name, sizeof name);
-    l->redraw = true;
-    if (key == SCREEN_RESIZED) {
-        Trace_event(l->trace, "resize %dx%d", Screen_cols(l->screen), Screen_rows(l->screen));
-        return;
-    }
-    if (l->picker || l->prompting) {
-        /* Modal: the picker and the prompts take every key until they close. */
-        l->note[0] = '\0';
-        if (l->picker)
-            picker_key(l, key);
-        else if (l->prompting == PROMPT_LONG_JOB)
-            long_job_key(l, key);
-        else
-            prompt_key(l, key);
-        Trace_event(l->trace, "key %s %s gen=%lu", name, l->picker ? "picker" : "modal",
-                    l->generation);
-        return;
-    }
-    const KeyBinding *b = Keys_find(key);
-    if (l->help) {
-        /* Esc, q and the help keys close it, Space and the page keys turn its pages (where it
-           has more than one); the others do nothing while it is read, so reading it changes
-           nothing. */
-        if (key == 27 || key == 'q' || (b && b->kind == ACTION_HELP))
-            l->help = false;
-        else if (key == ' ' || key == KEY_NPAGE)
-            l->help_page++;
-        else if (key == KEY_PPAGE)
-            l->help_page--;
-        Trace_event(l->trace, "key %s help-%s gen=%lu", name, l->help ? "open" : "closed",
-                    l->generation);
-        return;
-    }
-    if (l->warnings_first >= 0) {
-        warnings_key(l, key, b);
-        Trace_event(l->trace, "key %s warnings first=%d gen=%lu", name, l->warnings_first,
-                    l->generation);
-        return;
-    }
     l->note[0] = '\0';
-    if (!b) {
-        snprintf(l->note, sizeof l->note, "key %s does nothing; ? lists the keys", name);
-        Trace_event(l->trace, "key %s unbound gen=%lu", name, l->generation);
-        return;
-    }
+    if (l->picker)
+        picker_key(l, key);
+    else if (l->prompting == PROMPT_LONG_JOB)
+        long_job_key(l, key);
+    else
+        prompt_key(l, key);
+    Trace_event(l->trace, "key %s %s gen=%lu", name, l->picker ? "picker" : "modal", l->generation);
+}
+
+/* A key while the help is open: Esc, q and the help keys close it, Space and the page keys
+   turn its pages (where it has more than one); the others do nothing while it is read, so
+   reading it changes nothing. */
+static void help_key(Loop *l, int key, const KeyBinding *b, const char *name)
+{
+    if (key == 27 || key == 'q' || (b && b->kind == ACTION_HELP))
+        l->help = false;
+    else if (key == ' ' || key == KEY_NPAGE)
+        l->help_page++;
+    else if (key == KEY_PPAGE)
+        l->help_page--;
+    Trace_event(l->trace, "key %s help-%s gen=%lu", name, l->help ? "open" : "closed",
+                l->generation);
+}
+
+/* A bound key's action on the main screen. */
+static void bound_key(Loop *l, const KeyBinding *b)
+{
     switch (b->kind) {
     case ACTION_SETTING: {
         Controls next = l->controls;
@@ -677,6 +655,43 @@ static void on_key(Loop *l, int key)
         l->quit = true;
         break;
     }
+}
+
+static void on_key(Loop *l, int key)
+{
+    if (key == SCREEN_MOUSE) {
+        on_mouse(l);
+        return;
+    }
+    char name[32];
+    Keys_name(key, name, sizeof name);
+    l->redraw = true;
+    if (key == SCREEN_RESIZED) {
+        Trace_event(l->trace, "resize %dx%d", Screen_cols(l->screen), Screen_rows(l->screen));
+        return;
+    }
+    if (l->picker || l->prompting) {
+        modal_key(l, key, name);
+        return;
+    }
+    const KeyBinding *b = Keys_find(key);
+    if (l->help) {
+        help_key(l, key, b, name);
+        return;
+    }
+    if (l->warnings_first >= 0) {
+        warnings_key(l, key, b);
+        Trace_event(l->trace, "key %s warnings first=%d gen=%lu", name, l->warnings_first,
+                    l->generation);
+        return;
+    }
+    l->note[0] = '\0';
+    if (!b) {
+        snprintf(l->note, sizeof l->note, "key %s does nothing; ? lists the keys", name);
+        Trace_event(l->trace, "key %s unbound gen=%lu", name, l->generation);
+        return;
+    }
+    bound_key(l, b);
     Trace_event(l->trace, "key %s gen=%lu", name, l->generation);
 }
 
@@ -869,7 +884,9 @@ int Tui_run(const TuiSettings *s)
     }
     Tour_list(&l.tour, s->tour_dir);
     tour_step_of_start(&l, s);
-    l.worker = Worker_new(l.trace);
+    l.worker = Worker_new_with_lanes(l.trace, !s->one_lane);
+    if (s->one_lane && !l.note[0])
+        snprintf(l.note, sizeof l.note, "%s", TUI_ONE_LANE_NOTE);
     if (!l.worker) {
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
         goto done;

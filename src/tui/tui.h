@@ -7,6 +7,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* What the screen's status line says at start when only one of OpenBLAS's buffers fits
+   (one_lane); main says why in full on stderr. */
+#define TUI_ONE_LANE_NOTE "one lane: ulimit -v fits one BLAS buffer"
+
 typedef struct {
     Config config;                    /* first settings (valid: Config_validate passed) */
     bool ascii;                       /* --ascii: no Unicode even in a UTF-8 locale */
@@ -16,6 +20,9 @@ typedef struct {
     bool present;                     /* --present: start in presentation mode */
     const char *trace_path;           /* --trace FILE, or NULL */
     unsigned long long memory_budget; /* bytes a job may take (keys beyond it are refused) */
+    /* Only one of OpenBLAS's buffers fits the address space (ulimit -v): the network and its
+       counterpart run in turn, and the status line says why at start. */
+    bool one_lane;
     /* The classroom tour stepped with > and <: its directory (NULL: none) and the preset
        parser the command line uses (all of the file or nothing, "FILE:LINE: ..." in err). */
     const char *tour_dir;

@@ -903,6 +903,73 @@ unsigned View_subjects(const Display *d)
     return shown;
 }
 
+/* The panels' rectangles in the panel_rows × cols above the caption and status lines: 4 in
+   the compare view, 3 otherwise, each the whole area when zoomed (*zoom: the panel shown, from
+   1, or 0).  Returns their count. */
+static int panel_rects(const View *v, int panel_rows, int cols, Rect r[4], int *zoom)
+{
+    int count = v->display.compare ? 4 : 3;
+    if (v->display.compare)
+        compare_layout(cols, panel_rows, r);
+    else
+        layout(cols, panel_rows, &r[0], &r[1], &r[2]);
+    /* The conditioning's κ panels need six plot rows under their title and legend; its
+       histograms fit in nine. */
+    if (v->display.compare && v->display.panel == PANEL_CONDITIONING && panel_rows < 30) {
+        int top = panel_rows - 9;
+        r[0].rows = r[2].rows = top;
+        r[1].row = r[3].row = top;
+        r[1].rows = r[3].rows = panel_rows - top;
+    }
+    /* Zoomed: every canvas is drawn at the whole area, one is shown. */
+    *zoom = v->display.zoom >= 1 && v->display.zoom <= count ? v->display.zoom : 0;
+    for (int i = 0; *zoom && i < count; i++)
+        r[i] = (Rect){0, 0, panel_rows, cols};
+    return count;
+}
+
+/* Records panel i's place in v->drawn (for the mouse). */
+static void record_drawn(const View *v, int i, Rect r)
+{
+    ViewPanels *d = v->drawn;
+    d->rect[d->count] = (ViewRect){r.row, r.col, r.rows, r.cols};
+    d->number[d->count] = i + 1;
+    bool conditioning = v->display.panel == PANEL_CONDITIONING;
+    d->stable_rank[d->count] = v->display.compare ? i % 2 == 1 && !conditioning
+                                                  : i == 2 && v->display.panel == PANEL_STABLE_RANK;
+    d->count++;
+}
+
+/* The panels drawn on their canvases and copied to the screen (the zoomed one alone). */
+static void show_panels(Screen *s, const View *v, const Rect r[4], int count, int zoom,
+                        int panel_rows)
+{
+    Canvas *canvas[4] = {NULL, NULL, NULL, NULL};
+    bool unicode = Screen_unicode(s), made = true;
+    for (int i = 0; i < count; i++) {
+        canvas[i] = Canvas_new(r[i].cols, r[i].rows, unicode);
+        made = made && canvas[i];
+        if (canvas[i])
+            Canvas_set_bold(canvas[i], v->display.present);
+    }
+    if (v->drawn)
+        v->drawn->count = 0;
+    if (made) {
+        View_panels(v, canvas);
+        for (int i = 0; i < count; i++) {
+            if (zoom && i != zoom - 1)
+                continue;
+            Screen_canvas(s, canvas[i], r[i].row, r[i].col);
+            if (v->drawn)
+                record_drawn(v, i, r[i]);
+        }
+    } else {
+        centred(s, panel_rows / 2, "out of memory for the plots", true);
+    }
+    for (int i = 0; i < count; i++)
+        Canvas_free(canvas[i]);
+}
+
 bool View_draw(Screen *s, const View *v, bool repaint)
 {
     int cols = Screen_cols(s), rows = Screen_rows(s);
@@ -923,55 +990,8 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         caption ? caption_rows(s, v->caption, above_status, cols, &v->display) : 0;
     int panel_rows = above_status - caption_box_rows;
     Rect r[4];
-    int count = v->display.compare ? 4 : 3;
-    if (v->display.compare)
-        compare_layout(cols, panel_rows, r);
-    else
-        layout(cols, panel_rows, &r[0], &r[1], &r[2]);
-    /* The conditioning's κ panels need six plot rows under their title and legend; its
-       histograms fit in nine. */
-    if (v->display.compare && v->display.panel == PANEL_CONDITIONING && panel_rows < 30) {
-        int top = panel_rows - 9;
-        r[0].rows = r[2].rows = top;
-        r[1].row = r[3].row = top;
-        r[1].rows = r[3].rows = panel_rows - top;
-    }
-    /* Zoomed: every canvas is drawn at the whole area, one is shown. */
-    int zoom = v->display.zoom >= 1 && v->display.zoom <= count ? v->display.zoom : 0;
-    for (int i = 0; zoom && i < count; i++)
-        r[i] = (Rect){0, 0, panel_rows, cols};
-    Canvas *canvas[4] = {NULL, NULL, NULL, NULL};
-    bool unicode = Screen_unicode(s), made = true;
-    for (int i = 0; i < count; i++) {
-        canvas[i] = Canvas_new(r[i].cols, r[i].rows, unicode);
-        made = made && canvas[i];
-        if (canvas[i])
-            Canvas_set_bold(canvas[i], v->display.present);
-    }
-    if (v->drawn)
-        v->drawn->count = 0;
-    if (made) {
-        View_panels(v, canvas);
-        for (int i = 0; i < count; i++) {
-            if (zoom && i != zoom - 1)
-                continue;
-            Screen_canvas(s, canvas[i], r[i].row, r[i].col);
-            if (v->drawn) {
-                ViewPanels *d = v->drawn;
-                d->rect[d->count] = (ViewRect){r[i].row, r[i].col, r[i].rows, r[i].cols};
-                d->number[d->count] = i + 1;
-                bool conditioning = v->display.panel == PANEL_CONDITIONING;
-                d->stable_rank[d->count] = v->display.compare
-                                               ? i % 2 == 1 && !conditioning
-                                               : i == 2 && v->display.panel == PANEL_STABLE_RANK;
-                d->count++;
-            }
-        }
-    } else {
-        centred(s, panel_rows / 2, "out of memory for the plots", true);
-    }
-    for (int i = 0; i < count; i++)
-        Canvas_free(canvas[i]);
+    int zoom, count = panel_rects(v, panel_rows, cols, r, &zoom);
+    show_panels(s, v, r, count, zoom, panel_rows);
     for (int i = 0; i < n; i++)
         Screen_text(s, above_status + i, 0, status[i], INK_DEFAULT, i == 0);
     if (caption)

@@ -26,7 +26,8 @@ struct Worker {
     pthread_cond_t stopped; /* the thread left its loop */
     int pipe[2];            /* [0] polled by the UI, [1] written after each snapshot */
     Trace *trace;
-    Lanes *lanes; /* the layers' second lane, for every run of the worker */
+    Lanes *lanes;   /* the layers' second lane, for every run of the worker (NULL: one lane) */
+    bool two_lanes; /* the network and its counterpart at once, and priced so */
 
     /* Guarded by lock. */
     bool quit, has_stopped;
@@ -347,9 +348,9 @@ static double extras_seconds(const Worker *w, const Config *job, WorkerExtras ex
 {
     double seconds = 0;
     if (extras.compare && !(known && compare_done(w, job)))
-        seconds += Cost_compare(job, w->rates, true);
+        seconds += Cost_compare(job, w->rates, w->two_lanes);
     if (extras.sweep && !(known && w->sweep_complete && Config_equal(&w->sweep_config, job)))
-        seconds += Cost_width_sweep(job, w->rates, true);
+        seconds += Cost_width_sweep(job, w->rates, w->two_lanes);
     for (int slot = 0; slot < 2; slot++) {
         Config c = conditioning_config(job, slot);
         if (conditioning_wanted(extras, slot) && !(known && conditioning_done(w, &c, slot)))
@@ -374,7 +375,7 @@ static void plan_job(Worker *w, const Config *job, WorkerExtras extras, bool reu
     double run_s = 0, first = 0;
     bool known = reuse;
     if (!reuse && !Model_plan(job, w->workspace, &w->plan) &&
-        !CostSchedule_build(&w->schedule, &w->plan, w->rates, true)) {
+        !CostSchedule_build(&w->schedule, &w->plan, w->rates, w->two_lanes)) {
         run_s = CostSchedule_total(&w->schedule);
         first = CostSchedule_first_stage(&w->schedule);
         known = true;
@@ -533,10 +534,16 @@ static void release(Worker *w)
 
 Worker *Worker_new(Trace *trace)
 {
+    return Worker_new_with_lanes(trace, true);
+}
+
+Worker *Worker_new_with_lanes(Trace *trace, bool two_lanes)
+{
     Worker *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->trace = trace;
+    w->two_lanes = two_lanes;
     if (pipe(w->pipe)) {
         free(w);
         return NULL;
@@ -569,8 +576,8 @@ Worker *Worker_new(Trace *trace)
     Crash_unblock(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     /* Created here so that the lane thread, too, leaves the signals to the UI thread. */
-    w->lanes = Lanes_new(Crash_thread_begin, Crash_thread_end);
-    bool started = w->workspace && w->result && w->compare && w->lanes &&
+    w->lanes = two_lanes ? Lanes_new(Crash_thread_begin, Crash_thread_end) : NULL;
+    bool started = w->workspace && w->result && w->compare && (w->lanes || !two_lanes) &&
                    pthread_create(&w->thread, NULL, worker_main, w) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started) {
@@ -629,7 +636,7 @@ double Worker_estimate(Worker *w, const Config *c, WorkerExtras extras)
         CostSchedule schedule;
         seconds = NAN;
         if (!Model_plan(c, idle ? w->workspace : NULL, &plan)) {
-            if (!CostSchedule_build(&schedule, &plan, w->rates, true)) {
+            if (!CostSchedule_build(&schedule, &plan, w->rates, w->two_lanes)) {
                 seconds = CostSchedule_total(&schedule);
                 CostSchedule_release(&schedule);
             }

@@ -35,6 +35,11 @@ typedef struct Worker Worker;
 /* Starts the thread (trace may be NULL).  NULL when memory or threads ran out. */
 Worker *Worker_new(Trace *trace);
 
+/* The same, its runs' two networks at once on a lane thread of their own (two_lanes), or in
+   turn on the worker's thread alone (where only one of OpenBLAS's buffers fits), and priced
+   accordingly.  Worker_new is two lanes. */
+Worker *Worker_new_with_lanes(Trace *trace, bool two_lanes);
+
 /* The memory a job and what the worker keeps of earlier jobs may use together (the worker
    keeps every layer it computed for the current weights, so that another shown layer, one
    more layer or the gap-toggled network costs only what is new).  0 keeps nothing. */

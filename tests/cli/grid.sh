@@ -55,6 +55,42 @@ check "no term: the base configuration, one line" test "$(wc -l <"$tmp/none.json
 "$BIN" grid --help >"$tmp/help"
 check "grid --help: exit 0, the usage names grid" grep -q "attnscope grid" "$tmp/help"
 
+# --max-time passes on to the lines' runs: each line carries "max_time", and --batch --jsonl
+# refuses a line estimated above it (an error record, exit 2), as --batch refuses a run.
+"$BIN" grid 'T=8,16' -d 16 -L 2 --max-time 90 >"$tmp/bounded.jsonl"
+every_line_bounded() {
+    "$PY" - "$tmp/bounded.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if len(lines) == 2 and all(l.get("max_time") == 90 for l in lines) else 1)
+PY
+}
+check "grid --max-time 90: every line carries \"max_time\": 90" every_line_bounded
+"$BIN" grid 'T=8 depth=2' -d 8 >"$tmp/unbounded.jsonl"
+check "without --max-time: no \"max_time\" member" test "$(grep -c max_time "$tmp/unbounded.jsonl")" -eq 0
+"$BIN" grid 'T=8 depth=2' -d 8 --max-time 1e-9 >"$tmp/tiny.jsonl"
+"$BIN" --batch --jsonl <"$tmp/tiny.jsonl" >"$tmp/refused.jsonl" 2>"$tmp/refused.err"
+status=$?
+refused_line() {
+    [ "$status" -eq 2 ] && "$PY" - "$tmp/refused.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if len(lines) == 1 and "above the line's bound of 1e-09 s" in lines[0]["error"] else 1)
+PY
+}
+check "a line above its max_time: an error record naming the bound, exit 2" refused_line
+"$BIN" --batch --jsonl --no-confirm <"$tmp/tiny.jsonl" >"$tmp/lifted.jsonl"
+check "--no-confirm lifts a line's bound: the record is computed" \
+    "$PY" -c 'import json,sys; l=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if "error" not in l and l["config"]["depth"]==2 else 1)' "$tmp/lifted.jsonl"
+"$BIN" grid 'T=8 depth=2' -d 8 --max-time 600 | "$BIN" --batch --jsonl >"$tmp/within.jsonl"
+check "a line within its max_time runs" test $? -eq 0 -a "$(grep -c '"error"' "$tmp/within.jsonl")" -eq 0
+"$BIN" --batch --jsonl <"$tmp/bounded.jsonl" >"$tmp/bounded-results.jsonl"
+check "merge --grid reads a grid with max_time (a job's bound, no setting)" \
+    "$BIN" merge --csv --grid "$tmp/bounded.jsonl" "$tmp/bounded-results.jsonl" >/dev/null
+echo '{"T": 8, "d": 8, "max_time": "soon"}' | "$BIN" --batch --jsonl >/dev/null 2>"$tmp/bad.err"
+check "a bad max_time: exit 2, the key and what is accepted named" \
+    grep -q '"max_time": accepted a number of seconds above 0, found a string' "$tmp/bad.err"
+
 refused() { # expected-message -- args...
     local says=$1
     shift 2
