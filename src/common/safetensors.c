@@ -1,0 +1,667 @@
+/* The safetensors reader (safetensors.h): the checks of one file's bytes, the conversions to
+ * double, then the files themselves (memory maps, the sharded index). */
+#include "safetensors.h"
+
+#include "json_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+    void *address;
+    size_t length;
+} Mapping;
+
+struct Safetensors {
+    char *path;
+    int count;
+    SafetensorsTensor *tensors; /* names and files owned (strdup) */
+    int metadata_count;
+    char **metadata_keys, **metadata_values;
+    int mapping_count;
+    Mapping *mappings;
+};
+
+/* The format's dtypes that are not floating point, or too narrow to be a weight we read:
+   refused by name, so a user learns the file is valid but holds what attnscope cannot use. */
+static const char *const OTHER_DTYPES[] = {
+    "BOOL", "U8",  "I8",      "I16",     "U16",     "I32",     "U32",     "I64",
+    "U64",  "C64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",
+};
+static const char *const DTYPE_NAMES[] = {"F64", "F32", "F16", "BF16"};
+static const size_t DTYPE_SIZES[] = {8, 4, 2, 2};
+
+const char *SafetensorsDtype_name(SafetensorsDtype dtype)
+{
+    return DTYPE_NAMES[dtype];
+}
+
+size_t SafetensorsDtype_size(SafetensorsDtype dtype)
+{
+    return DTYPE_SIZES[dtype];
+}
+
+static Safetensors *new_checkpoint(const char *path)
+{
+    Safetensors *s = calloc(1, sizeof *s);
+    if (s && !(s->path = strdup(path))) {
+        free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+void Safetensors_close(Safetensors *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->count; i++) {
+        free((char *)s->tensors[i].name);
+        free((char *)s->tensors[i].file);
+    }
+    for (int i = 0; i < s->metadata_count; i++) {
+        free(s->metadata_keys[i]);
+        free(s->metadata_values[i]);
+    }
+    for (int i = 0; i < s->mapping_count; i++)
+        munmap(s->mappings[i].address, s->mappings[i].length);
+    free(s->metadata_keys);
+    free(s->metadata_values);
+    free(s->tensors);
+    free(s->mappings);
+    free(s->path);
+    free(s);
+}
+
+/* A JSON number written as a plain non-negative integer that fits 64 bits (what the
+   reference's usize accepts: no sign, fraction or exponent).  false if it is not one. */
+static bool whole_number(const JsonValue *v, uint64_t *out)
+{
+    if (!v || v->kind != JSON_NUMBER || v->length == 0)
+        return false;
+    uint64_t n = 0;
+    for (size_t i = 0; i < v->length; i++) {
+        char c = v->text[i];
+        if (c < '0' || c > '9' || n > (UINT64_MAX - (uint64_t)(c - '0')) / 10)
+            return false;
+        n = n * 10 + (uint64_t)(c - '0');
+    }
+    *out = n;
+    return true;
+}
+
+static int parse_dtype(const JsonValue *v, const char *file, const char *name,
+                       SafetensorsDtype *out, char *err, size_t size)
+{
+    if (!v || v->kind != JSON_STRING) {
+        snprintf(err, size, "%s: tensor '%s': expected \"dtype\" as a string", file, name);
+        return -1;
+    }
+    for (int i = 0; i < 4; i++)
+        if (strcmp(v->text, DTYPE_NAMES[i]) == 0) {
+            *out = (SafetensorsDtype)i;
+            return 0;
+        }
+    for (size_t i = 0; i < sizeof OTHER_DTYPES / sizeof *OTHER_DTYPES; i++)
+        if (strcmp(v->text, OTHER_DTYPES[i]) == 0) {
+            snprintf(err, size,
+                     "%s: tensor '%s': dtype %s is not one attnscope reads (F64, F32, F16, BF16)",
+                     file, name, v->text);
+            return -1;
+        }
+    snprintf(err, size, "%s: tensor '%s': unknown dtype \"%.40s\" (expected F64, F32, F16 or BF16)",
+             file, name, v->text);
+    return -1;
+}
+
+/* The shape, its element count and its byte count, each product checked for overflow. */
+static int parse_shape(const JsonValue *v, const char *file, SafetensorsTensor *t, uint64_t *bytes,
+                       char *err, size_t size)
+{
+    if (!v || v->kind != JSON_ARRAY || v->count > SAFETENSORS_RANK_MAX) {
+        snprintf(err, size, "%s: tensor '%s': expected \"shape\" as an array of at most %d sizes",
+                 file, t->name, SAFETENSORS_RANK_MAX);
+        return -1;
+    }
+    t->rank = v->count;
+    t->elements = 1;
+    for (int i = 0; i < v->count; i++) {
+        if (!whole_number(&v->items[i], &t->shape[i])) {
+            snprintf(err, size, "%s: tensor '%s': shape entry %d is not a size (a whole number)",
+                     file, t->name, i);
+            return -1;
+        }
+        if (t->shape[i] && t->elements > UINT64_MAX / t->shape[i]) {
+            snprintf(err, size, "%s: tensor '%s': the shape's product overflows 64 bits", file,
+                     t->name);
+            return -1;
+        }
+        t->elements *= t->shape[i];
+    }
+    size_t unit = DTYPE_SIZES[t->dtype];
+    if (t->elements > UINT64_MAX / unit) {
+        snprintf(err, size, "%s: tensor '%s': the byte count overflows 64 bits", file, t->name);
+        return -1;
+    }
+    *bytes = t->elements * unit;
+    return 0;
+}
+
+/* One tensor's entry: dtype, shape, data_offsets [begin, end) with end − begin its bytes.
+   Other members are ignored, as the reference does. */
+static int parse_tensor(const JsonValue *v, const char *file, SafetensorsTensor *t,
+                        uint64_t offsets[2], char *err, size_t size)
+{
+    if (v->kind != JSON_OBJECT) {
+        snprintf(err, size, "%s: tensor '%s': expected an object, found %s", file, t->name,
+                 JsonKind_name(v->kind));
+        return -1;
+    }
+    uint64_t bytes;
+    if (parse_dtype(JsonValue_member(v, "dtype"), file, t->name, &t->dtype, err, size) ||
+        parse_shape(JsonValue_member(v, "shape"), file, t, &bytes, err, size))
+        return -1;
+    const JsonValue *o = JsonValue_member(v, "data_offsets");
+    if (!o || o->kind != JSON_ARRAY || o->count != 2 || !whole_number(&o->items[0], &offsets[0]) ||
+        !whole_number(&o->items[1], &offsets[1])) {
+        snprintf(err, size, "%s: tensor '%s': expected \"data_offsets\" as [begin, end]", file,
+                 t->name);
+        return -1;
+    }
+    if (offsets[1] < offsets[0] || offsets[1] - offsets[0] != bytes) {
+        snprintf(err, size,
+                 "%s: tensor '%s': data_offsets [%llu, %llu] hold %s bytes, but %s × shape "
+                 "needs %llu",
+                 file, t->name, (unsigned long long)offsets[0], (unsigned long long)offsets[1],
+                 offsets[1] < offsets[0] ? "a negative count of" : "a different count of",
+                 DTYPE_NAMES[t->dtype], (unsigned long long)bytes);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_metadata(Safetensors *s, const JsonValue *v, const char *file, char *err,
+                          size_t size)
+{
+    if (v->kind != JSON_OBJECT) {
+        snprintf(err, size, "%s: __metadata__ must be an object of strings", file);
+        return -1;
+    }
+    s->metadata_keys = calloc((size_t)v->count + 1, sizeof *s->metadata_keys);
+    s->metadata_values = calloc((size_t)v->count + 1, sizeof *s->metadata_values);
+    if (!s->metadata_keys || !s->metadata_values) {
+        snprintf(err, size, "%s: out of memory", file);
+        return -1;
+    }
+    for (int i = 0; i < v->count; i++) {
+        if (v->items[i].kind != JSON_STRING) {
+            snprintf(err, size, "%s: __metadata__ '%s' must be a string, found %s", file,
+                     v->keys[i], JsonKind_name(v->items[i].kind));
+            return -1;
+        }
+        s->metadata_keys[i] = strdup(v->keys[i]);
+        s->metadata_values[i] = strdup(v->items[i].text);
+        s->metadata_count++;
+        if (!s->metadata_keys[i] || !s->metadata_values[i]) {
+            snprintf(err, size, "%s: out of memory", file);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    uint64_t begin, end;
+    int index;
+} Extent;
+
+static int by_extent(const void *a, const void *b)
+{
+    const Extent *x = a, *y = b;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* The tensors tile the data exactly: sorted by offset, the first begins at 0, each where the
+   one before ended, and the last ends where the file does. */
+static int check_tiling(const Safetensors *s, Extent *extents, uint64_t data_bytes,
+                        const char *file, char *err, size_t size)
+{
+    qsort(extents, (size_t)s->count, sizeof *extents, by_extent);
+    uint64_t at = 0;
+    for (int i = 0; i < s->count; i++) {
+        if (extents[i].begin != at) {
+            snprintf(err, size,
+                     "%s: tensor '%s' begins at data byte %llu, expected %llu (the tensors must "
+                     "tile the data with no gap or overlap)",
+                     file, s->tensors[extents[i].index].name, (unsigned long long)extents[i].begin,
+                     (unsigned long long)at);
+            return -1;
+        }
+        at = extents[i].end;
+    }
+    if (at != data_bytes) {
+        snprintf(err, size, "%s: the tensors cover %llu bytes of data, but %llu follow the header",
+                 file, (unsigned long long)at, (unsigned long long)data_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+/* The header's members: __metadata__ and the tensors, which then get their data pointers in
+   the order of their offsets. */
+static int read_header(Safetensors *s, const JsonValue *h, const unsigned char *data,
+                       uint64_t data_bytes, const char *file, char *err, size_t size)
+{
+    s->tensors = calloc((size_t)h->count + 1, sizeof *s->tensors);
+    Extent *extents = calloc((size_t)h->count + 1, sizeof *extents);
+    int status = s->tensors && extents ? 0 : -1;
+    if (status)
+        snprintf(err, size, "%s: out of memory", file);
+    for (int i = 0; i < h->count && status == 0; i++) {
+        if (strcmp(h->keys[i], "__metadata__") == 0) {
+            status = parse_metadata(s, &h->items[i], file, err, size);
+            continue;
+        }
+        SafetensorsTensor *t = &s->tensors[s->count];
+        t->name = strdup(h->keys[i]);
+        t->file = strdup(file);
+        s->count++;
+        uint64_t offsets[2] = {0, 0};
+        status = t->name && t->file ? parse_tensor(&h->items[i], file, t, offsets, err, size) : -1;
+        extents[s->count - 1] = (Extent){offsets[0], offsets[1], s->count - 1};
+    }
+    if (status == 0)
+        status = check_tiling(s, extents, data_bytes, file, err, size);
+    for (int i = 0; status == 0 && i < s->count; i++)
+        s->tensors[extents[i].index].data = data + extents[i].begin;
+    free(extents);
+    return status;
+}
+
+static uint64_t little_endian(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+Safetensors *Safetensors_parse(const unsigned char *bytes, size_t length, const char *file,
+                               char *err, size_t size)
+{
+    if (length < 8) {
+        snprintf(err, size, "%s: %zu bytes, too short for the 8-byte header length", file, length);
+        return NULL;
+    }
+    uint64_t n = little_endian(bytes, 8);
+    if (n > SAFETENSORS_HEADER_MAX || n > length - 8) {
+        snprintf(err, size, "%s: header length %llu, expected at most %llu%s", file,
+                 (unsigned long long)n,
+                 (unsigned long long)(length - 8 < SAFETENSORS_HEADER_MAX ? length - 8
+                                                                          : SAFETENSORS_HEADER_MAX),
+                 n > SAFETENSORS_HEADER_MAX ? " (the format's bound)" : " (the bytes that follow)");
+        return NULL;
+    }
+    /* A header of a million tensors is far beyond any model; the bound keeps the memory a
+       hostile header can make us take near its own size. */
+    JsonLimits limits = {.max_bytes = SAFETENSORS_HEADER_MAX,
+                         .max_depth = JSON_DEPTH_MAX,
+                         .max_values = (size_t)1 << 22};
+    char json_err[256];
+    JsonValue *h =
+        Json_parse_within((const char *)bytes + 8, (size_t)n, &limits, json_err, sizeof json_err);
+    if (!h || h->kind != JSON_OBJECT) {
+        snprintf(err, size, "%s: the header is not a JSON object: %s", file,
+                 h ? JsonKind_name(h->kind) : json_err);
+        JsonValue_free(h);
+        return NULL;
+    }
+    Safetensors *s = new_checkpoint(file);
+    int status = s ? read_header(s, h, bytes + 8 + n, length - 8 - n, file, err, size) : -1;
+    if (!s)
+        snprintf(err, size, "%s: out of memory", file);
+    JsonValue_free(h);
+    if (status) {
+        Safetensors_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+const char *Safetensors_path(const Safetensors *s)
+{
+    return s->path;
+}
+
+int Safetensors_count(const Safetensors *s)
+{
+    return s->count;
+}
+
+const SafetensorsTensor *Safetensors_at(const Safetensors *s, int i)
+{
+    return i >= 0 && i < s->count ? &s->tensors[i] : NULL;
+}
+
+const SafetensorsTensor *Safetensors_find(const Safetensors *s, const char *name)
+{
+    for (int i = 0; i < s->count; i++)
+        if (strcmp(s->tensors[i].name, name) == 0)
+            return &s->tensors[i];
+    return NULL;
+}
+
+const char *Safetensors_metadata(const Safetensors *s, const char *key)
+{
+    for (int i = 0; i < s->metadata_count; i++)
+        if (strcmp(s->metadata_keys[i], key) == 0)
+            return s->metadata_values[i];
+    return NULL;
+}
+
+/* binary16: sign, 5 exponent bits (bias 15), 10 fraction bits.  The double is built from its
+   bits, not by arithmetic, so the test's ldexp formula is an independent check. */
+double Safetensors_f16_to_double(uint16_t bits)
+{
+    uint64_t sign = (uint64_t)(bits >> 15) << 63;
+    int exponent = bits >> 10 & 0x1f;
+    uint64_t fraction = bits & 0x3ff;
+    uint64_t out;
+    if (exponent == 0x1f) { /* infinity, or NaN with its payload */
+        out = sign | (uint64_t)0x7ff << 52 | fraction << 42;
+    } else if (exponent == 0 && fraction == 0) {
+        out = sign;
+    } else {
+        int e = exponent - 15;
+        if (exponent == 0) { /* subnormal: 0.f × 2^-14, normalised */
+            e = -14;
+            while (!(fraction & 0x400)) {
+                fraction <<= 1;
+                e--;
+            }
+            fraction &= 0x3ff;
+        }
+        out = sign | (uint64_t)(e + 1023) << 52 | fraction << 42;
+    }
+    double d;
+    memcpy(&d, &out, sizeof d);
+    return d;
+}
+
+/* bfloat16 is the top half of a binary32. */
+double Safetensors_bf16_to_double(uint16_t bits)
+{
+    uint32_t wide = (uint32_t)bits << 16;
+    float f;
+    memcpy(&f, &wide, sizeof f);
+    return f;
+}
+
+/* x rounded to `digits` significant bits (ties to even), with the least unit 2^min_unit below
+   which a format's numbers are subnormal; ±∞ past 2^128, the binary32 range both share. */
+static float round_to(double x, int digits, int min_unit)
+{
+    if (isnan(x) || isinf(x))
+        return (float)x;
+    int e;
+    frexp(x, &e); /* |x| in [2^(e−1), 2^e) */
+    int unit = e - digits > min_unit ? e - digits : min_unit;
+    double r = ldexp(rint(ldexp(x, -unit)), unit);
+    if (fabs(r) >= 0x1p128)
+        return signbit(r) ? -INFINITY : INFINITY;
+    return (float)r; /* exact: r has at most 24 significant bits in binary32's range */
+}
+
+uint32_t Safetensors_double_to_f32(double x)
+{
+    float f = round_to(x, 24, -149);
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+uint16_t Safetensors_double_to_bf16(double x)
+{
+    if (isnan(x)) /* a quiet NaN: rounding could otherwise carry the payload into ±∞ */
+        return signbit(x) ? 0xffc0 : 0x7fc0;
+    return (uint16_t)(Safetensors_double_to_f32(round_to(x, 8, -133)) >> 16);
+}
+
+static double element(const SafetensorsTensor *t, uint64_t i)
+{
+    const unsigned char *p = t->data + i * DTYPE_SIZES[t->dtype];
+    switch (t->dtype) {
+    case SAFETENSORS_F64: {
+        uint64_t bits = little_endian(p, 8);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        return d;
+    }
+    case SAFETENSORS_F32: {
+        uint32_t bits = (uint32_t)little_endian(p, 4);
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        return f;
+    }
+    case SAFETENSORS_F16:
+        return Safetensors_f16_to_double((uint16_t)little_endian(p, 2));
+    case SAFETENSORS_BF16:
+        return Safetensors_bf16_to_double((uint16_t)little_endian(p, 2));
+    }
+    return NAN;
+}
+
+void Safetensors_to_double(const SafetensorsTensor *t, double *out)
+{
+    for (uint64_t i = 0; i < t->elements; i++)
+        out[i] = element(t, i);
+}
+
+uint64_t Safetensors_count_nonfinite(const SafetensorsTensor *t)
+{
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < t->elements; i++)
+        n += !isfinite(element(t, i));
+    return n;
+}
+
+/* Maps the file at path read-only and checks it; the mapping joins s's. */
+static Safetensors *map_file(const char *path, Mapping *mapping, char *err, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size < 8) {
+        snprintf(err, size, "%s: %s", path,
+                 S_ISREG(st.st_mode) ? "too short for the 8-byte header length"
+                                     : "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    void *address = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int reason = errno;
+    close(fd);
+    if (address == MAP_FAILED) {
+        snprintf(err, size, "%s: cannot map it: %s", path, strerror(reason));
+        return NULL;
+    }
+    *mapping = (Mapping){address, (size_t)st.st_size};
+    Safetensors *s = Safetensors_parse(address, (size_t)st.st_size, path, err, size);
+    if (!s)
+        munmap(address, (size_t)st.st_size);
+    return s;
+}
+
+static Safetensors *open_file(const char *path, char *err, size_t size)
+{
+    Mapping m;
+    Safetensors *s = map_file(path, &m, err, size);
+    if (s && !(s->mappings = malloc(sizeof m))) {
+        munmap(m.address, m.length);
+        Safetensors_close(s);
+        snprintf(err, size, "%s: out of memory", path);
+        return NULL;
+    }
+    if (s)
+        s->mappings[s->mapping_count++] = m;
+    return s;
+}
+
+/* Reads a small file whole (the index), NUL-terminated; NULL with err. */
+static char *read_small_file(const char *path, size_t limit, size_t *length, char *err, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = malloc(limit + 1);
+    size_t n = text ? fread(text, 1, limit + 1, f) : 0;
+    bool failed = !text || ferror(f) || n > limit;
+    fclose(f);
+    if (failed) {
+        snprintf(err, size, "%s: %s", path,
+                 !text       ? "out of memory"
+                 : n > limit ? "larger than an index can be"
+                             : "read error");
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    *length = n;
+    return text;
+}
+
+/* Moves shard's tensors, metadata and mapping into s. */
+static int adopt_shard(Safetensors *s, Safetensors *shard, char *err, size_t size)
+{
+    SafetensorsTensor *tensors =
+        realloc(s->tensors, sizeof *tensors * (size_t)(s->count + shard->count + 1));
+    Mapping *mappings = realloc(s->mappings, sizeof *mappings * (size_t)(s->mapping_count + 1));
+    if (tensors)
+        s->tensors = tensors;
+    if (mappings)
+        s->mappings = mappings;
+    if (!tensors || !mappings) {
+        snprintf(err, size, "%s: out of memory", shard->path);
+        return -1;
+    }
+    memcpy(s->tensors + s->count, shard->tensors, sizeof *tensors * (size_t)shard->count);
+    s->count += shard->count;
+    s->mappings[s->mapping_count++] = shard->mappings[0];
+    shard->count = 0;
+    shard->mapping_count = 0;
+    return 0;
+}
+
+/* Every shard named by the weight map, opened once each, in order of first mention; then
+   each tensor must be in the shard the map names (so a name in two shards is refused), and
+   each name of the map in its shard. */
+static int open_shards(Safetensors *s, const char *dir, const JsonValue *map, char *err,
+                       size_t size)
+{
+    char path[4096];
+    for (int i = 0; i < map->count; i++) {
+        const char *shard = map->items[i].text;
+        if (map->items[i].kind != JSON_STRING || !shard[0] || strchr(shard, '/') ||
+            strcmp(shard, "..") == 0 || strcmp(shard, ".") == 0) {
+            snprintf(err, size, "%s: weight_map '%s': expected a file name in the directory", dir,
+                     map->keys[i]);
+            return -1;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, shard);
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(map->items[j].text, shard) == 0;
+        if (seen)
+            continue;
+        Safetensors *one = open_file(path, err, size);
+        if (!one || adopt_shard(s, one, err, size)) {
+            Safetensors_close(one);
+            return -1;
+        }
+        Safetensors_close(one);
+    }
+    for (int i = 0; i < s->count; i++) {
+        const JsonValue *where = JsonValue_member(map, s->tensors[i].name);
+        const char *slash = strrchr(s->tensors[i].file, '/');
+        if (!where || strcmp(where->text, slash + 1) != 0) {
+            snprintf(err, size, "%s: tensor '%s' is in %s, but the index %s", dir,
+                     s->tensors[i].name, s->tensors[i].file,
+                     where ? "names another shard for it" : "does not name it");
+            return -1;
+        }
+    }
+    /* Each tensor is named once by the map (a name in two shards fails above for one of
+       them), so the counts agree exactly when the map names nothing more. */
+    for (int i = 0; s->count != map->count && i < map->count; i++)
+        if (!Safetensors_find(s, map->keys[i])) {
+            snprintf(err, size, "%s: the index names tensor '%s' in %s, which does not hold it",
+                     dir, map->keys[i], map->items[i].text);
+            return -1;
+        }
+    return 0;
+}
+
+/* A directory's index: {"metadata": {...}, "weight_map": {tensor: shard file}}. */
+static Safetensors *open_index(const char *dir, const char *index, char *err, size_t size)
+{
+    size_t length;
+    char *text = read_small_file(index, 64u << 20, &length, err, size);
+    if (!text)
+        return NULL;
+    char json_err[256];
+    JsonValue *v = Json_parse(text, length, json_err, sizeof json_err);
+    free(text);
+    const JsonValue *map = JsonValue_member(v, "weight_map");
+    if (!map || map->kind != JSON_OBJECT) {
+        snprintf(err, size, "%s: expected an object with \"weight_map\" {tensor: shard file}%s%s",
+                 index, v ? "" : ": ", v ? "" : json_err);
+        JsonValue_free(v);
+        return NULL;
+    }
+    Safetensors *s = new_checkpoint(dir);
+    if (!s)
+        snprintf(err, size, "%s: out of memory", index);
+    if (s && open_shards(s, dir, map, err, size)) {
+        Safetensors_close(s);
+        s = NULL;
+    }
+    JsonValue_free(v);
+    return s;
+}
+
+Safetensors *Safetensors_open(const char *path, char *err, size_t size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return open_file(path, err, size);
+    char index[4096], single[4096];
+    snprintf(index, sizeof index, "%s/model.safetensors.index.json", path);
+    snprintf(single, sizeof single, "%s/model.safetensors", path);
+    if (access(index, F_OK) == 0)
+        return open_index(path, index, err, size);
+    if (access(single, F_OK) == 0)
+        return open_file(single, err, size);
+    snprintf(err, size, "%s: a directory without model.safetensors.index.json or model.safetensors",
+             path);
+    return NULL;
+}
