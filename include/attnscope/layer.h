@@ -58,9 +58,24 @@ typedef enum {
     LAYER_DRAW_ALL = (1 << 4) - 1,
 } LayerDraw;
 
+/* Where the weights come from when they are not drawn: a checkpoint (--weights), which the
+   app layer maps and converts; the core sees only this.  fill writes `parts` (LayerDraw bits)
+   of layer's weights (from 1) into w in the layouts above, whatever the seed: the weights are
+   fixed, and the seed draws the input alone.  Returns 0, or nonzero to stop the run.  It is
+   called from the thread a layer runs on, so it must not write shared state. */
+typedef struct {
+    int (*fill)(void *context, const Config *c, int layer, unsigned parts, const LayerWeights *w);
+    void *context;
+} WeightSource;
+
+/* Makes every Layer_draw of the process fill from source (NULL: draw again), before any run
+   starts; the source must outlive the runs. */
+void Layer_use_weights(const WeightSource *source);
+
 /* Draws `parts` of the weights of (seed, layer) into w, each from its own stream (init.h),
-   so that what is drawn does not depend on what else is.  scratch: Init_scratch_doubles(c).
-   Returns 0 or LAPACK's status. */
+   so that what is drawn does not depend on what else is, or fills them from the weight
+   source where one is set.  scratch: Init_scratch_doubles(c).  Returns 0 or LAPACK's (or the
+   source's) status. */
 int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                unsigned parts, const LayerWeights *w, double *scratch);
 

@@ -76,6 +76,10 @@ const char *Safetensors_metadata(const Safetensors *s, const char *key);
    and BF16 value is a double. */
 void Safetensors_to_double(const SafetensorsTensor *t, double *out);
 
+/* A (rows, columns) tensor's elements as the column-major rows × columns matrix, into out:
+   element (r, c) at out[r + c·rows]. */
+void Safetensors_to_double_column_major(const SafetensorsTensor *t, double *out);
+
 /* How many elements are NaN or infinite (the format allows them; a reader warns). */
 uint64_t Safetensors_count_nonfinite(const SafetensorsTensor *t);
 

@@ -9,9 +9,19 @@
 #include <math.h>
 #include <string.h>
 
+/* Set once by the app before any run, then only read (layer.h). */
+static const WeightSource *weight_source;
+
+void Layer_use_weights(const WeightSource *source)
+{
+    weight_source = source;
+}
+
 int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                unsigned parts, const LayerWeights *w, double *scratch)
 {
+    if (weight_source)
+        return weight_source->fill(weight_source->context, c, layer, parts, w);
     int info = 0;
     if ((parts & LAYER_DRAW_ATTENTION) && Attention_has_query_key(c->attention))
         info = Init_draw_query_key(random, la, c, seed, layer, w->query, w->key, scratch);
