@@ -175,13 +175,18 @@ static int parse_tensor(const JsonValue *v, const char *file, SafetensorsTensor 
                  t->name);
         return -1;
     }
-    if (offsets[1] < offsets[0] || offsets[1] - offsets[0] != bytes) {
+    if (offsets[1] < offsets[0]) {
+        snprintf(err, size, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin",
+                 file, t->name, (unsigned long long)offsets[0], (unsigned long long)offsets[1]);
+        return -1;
+    }
+    if (offsets[1] - offsets[0] != bytes) {
         snprintf(err, size,
-                 "%s: tensor '%s': data_offsets [%llu, %llu] hold %s bytes, but %s × shape "
-                 "needs %llu",
+                 "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, but %s × its "
+                 "shape needs %llu",
                  file, t->name, (unsigned long long)offsets[0], (unsigned long long)offsets[1],
-                 offsets[1] < offsets[0] ? "a negative count of" : "a different count of",
-                 DTYPE_NAMES[t->dtype], (unsigned long long)bytes);
+                 (unsigned long long)(offsets[1] - offsets[0]), DTYPE_NAMES[t->dtype],
+                 (unsigned long long)bytes);
         return -1;
     }
     return 0;
@@ -303,12 +308,14 @@ Safetensors *Safetensors_parse(const unsigned char *bytes, size_t length, const 
         return NULL;
     }
     uint64_t n = little_endian(bytes, 8);
-    if (n > SAFETENSORS_HEADER_MAX || n > length - 8) {
-        snprintf(err, size, "%s: header length %llu, expected at most %llu%s", file,
-                 (unsigned long long)n,
-                 (unsigned long long)(length - 8 < SAFETENSORS_HEADER_MAX ? length - 8
-                                                                          : SAFETENSORS_HEADER_MAX),
-                 n > SAFETENSORS_HEADER_MAX ? " (the format's bound)" : " (the bytes that follow)");
+    if (n > SAFETENSORS_HEADER_MAX) {
+        snprintf(err, size, "%s: header length %llu, expected at most %llu (the format's bound)",
+                 file, (unsigned long long)n, SAFETENSORS_HEADER_MAX);
+        return NULL;
+    }
+    if (n > length - 8) {
+        snprintf(err, size, "%s: header length %llu, but only %zu bytes follow", file,
+                 (unsigned long long)n, length - 8);
         return NULL;
     }
     /* A header of a million tensors is far beyond any model; the bound keeps the memory a
@@ -320,8 +327,11 @@ Safetensors *Safetensors_parse(const unsigned char *bytes, size_t length, const 
     JsonValue *h =
         Json_parse_within((const char *)bytes + 8, (size_t)n, &limits, json_err, sizeof json_err);
     if (!h || h->kind != JSON_OBJECT) {
-        snprintf(err, size, "%s: the header is not a JSON object: %s", file,
-                 h ? JsonKind_name(h->kind) : json_err);
+        if (h)
+            snprintf(err, size, "%s: the header is %s, expected a JSON object", file,
+                     JsonKind_name(h->kind));
+        else
+            snprintf(err, size, "%s: the header is not valid JSON: %s", file, json_err);
         JsonValue_free(h);
         return NULL;
     }
