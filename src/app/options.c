@@ -496,6 +496,13 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         snprintf(err, size, "--export-dtype: accepted only with --export-weights DIR");
         return 2;
     }
+    if (o->weights_path && o->sweep_tokens) {
+        snprintf(err, size,
+                 "--weights '%s': accepted only without --sweep-T (the sweep runs other widths, "
+                 "which the checkpoint's shapes do not fit)",
+                 o->weights_path);
+        return 2;
+    }
     if (o->weights_path && o->jsonl) {
         snprintf(err, size,
                  "--weights '%s': accepted only without --jsonl (a line could change the "

@@ -125,4 +125,8 @@ check "--export-dtype f8" refused "--export-dtype 'f8': accepted f64, f32 or bf1
     "$BIN" --batch --export-dtype f8 --export-weights "$tmp/x"
 check "--weights with --jsonl" refused "--weights '$tmp/w': accepted only without --jsonl" -- \
     "$BIN" --batch --jsonl --weights "$tmp/w"
+check "--weights with --sweep-T" refused "--weights '$tmp/w': accepted only without --sweep-T" -- \
+    "$BIN" --batch --sweep-T --weights "$tmp/w"
+check "--weights with grid" refused "grid: --weights is not accepted" -- \
+    "$BIN" grid 'T=8,16' --weights "$tmp/w"
 finish
