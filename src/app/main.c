@@ -420,5 +420,7 @@ int main(int argc, char **argv)
                        .presets_dir = presets,
                        .load_preset = Options_load_preset,
                        .format_preset = Options_write_preset};
-    return Tui_run(&tui);
+    status = Tui_run(&tui);
+    Checkpoint_close(checkpoint);
+    return status;
 }

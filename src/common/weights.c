@@ -139,21 +139,74 @@ static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, co
     Safetensors_to_double_column_major(t, out);
 }
 
+/* The first tensor of c whose name or shape differs from the checkpoint's, described in why;
+   false where none does. */
+static bool shapes_differ(const Checkpoint *k, const Config *c, int layer, char *why, size_t size)
+{
+    WeightTensor want[LAYER_TENSORS_MAX], opened[LAYER_TENSORS_MAX];
+    int n = layer_tensors(c, layer, want), m = layer_tensors(&k->config, layer, opened);
+    for (int i = 0; i < n || i < m; i++) {
+        if (i < n && i < m && strcmp(want[i].name, opened[i].name) == 0 &&
+            want[i].rank == opened[i].rank &&
+            memcmp(want[i].shape, opened[i].shape, sizeof want[i].shape) == 0)
+            continue;
+        char need[64], has[64];
+        if (i < n)
+            snprintf(why, size, "the checkpoint's tensors fix it (the settings need %s %s, %s)",
+                     want[i].name, shape_text(want[i].rank, want[i].shape, need, sizeof need),
+                     i < m && strcmp(want[i].name, opened[i].name) == 0
+                         ? shape_text(opened[i].rank, opened[i].shape, has, sizeof has)
+                         : "not in it");
+        else
+            snprintf(why, size, "the checkpoint's tensors fix it (%s would be left out)",
+                     opened[i].name);
+        return true;
+    }
+    return false;
+}
+
+/* Settings that only say how weights are drawn: with a checkpoint they would change nothing
+   the screen says they change (and cutting-skip's logit scale would not match the weights). */
+static bool draws_only(const Setting *s)
+{
+    return strcmp(s->name, "sigma-qk") == 0 || strncmp(s->name, "init", 4) == 0;
+}
+
+static bool fits(void *context, const Config *c, char *why, size_t size)
+{
+    const Checkpoint *k = context;
+    if (c->depth != k->config.depth) {
+        snprintf(why, size, "the checkpoint's tensors fix it (it holds L = %d layers)",
+                 k->config.depth);
+        return false;
+    }
+    for (int layer = 1; layer <= c->depth; layer++)
+        if (shapes_differ(k, c, layer, why, size))
+            return false;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (draws_only(s) && Setting_get(s, c) != Setting_get(s, &k->config)) {
+            snprintf(why, size, "the weights are the checkpoint's, not drawn, so %s does not apply",
+                     s->label ? s->label : s->name);
+            return false;
+        }
+    }
+    return true;
+}
+
 static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
                       const LayerWeights *w)
 {
     const Checkpoint *k = context;
-    WeightTensor want[LAYER_TENSORS_MAX], opened[LAYER_TENSORS_MAX];
+    char why[8];
+    if (layer < 1 || layer > k->config.depth || c->depth != k->config.depth ||
+        shapes_differ(k, c, layer, why, sizeof why))
+        return -1; /* settings that change the shapes: refused before a run gets here */
+    WeightTensor want[LAYER_TENSORS_MAX];
     int n = layer_tensors(c, layer, want);
-    if (layer < 1 || layer > k->config.depth || n != layer_tensors(&k->config, layer, opened))
-        return -1;
-    for (int i = 0; i < n; i++) {
-        if (strcmp(want[i].name, opened[i].name) != 0 || want[i].rank != opened[i].rank ||
-            memcmp(want[i].shape, opened[i].shape, sizeof want[i].shape) != 0)
-            return -1; /* settings that change the shapes: refused before a run gets here */
+    for (int i = 0; i < n; i++)
         if ((want[i].part & parts) && want[i].layout != UNIT_GAIN)
             fill_tensor(k->found[layer - 1][i], &want[i], w, c);
-    }
     return 0;
 }
 
@@ -249,8 +302,10 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         return NULL;
     }
     k->config = *c;
-    k->source = (WeightSource){.fill = fill_layer, .context = k};
     k->tensors = Safetensors_open(path, err, size);
+    if (k->tensors)
+        k->source = (WeightSource){
+            .fill = fill_layer, .fits = fits, .name = Safetensors_path(k->tensors), .context = k};
     if (!k->tensors || find_all(k, warnings, err, size)) {
         Checkpoint_close(k);
         return NULL;

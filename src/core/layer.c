@@ -17,6 +17,17 @@ void Layer_use_weights(const WeightSource *source)
     weight_source = source;
 }
 
+const WeightSource *Layer_weights_in_use(void)
+{
+    return weight_source;
+}
+
+bool Layer_weights_fit(const Config *c, char *why, size_t size)
+{
+    return !weight_source || !weight_source->fits ||
+           weight_source->fits(weight_source->context, c, why, size);
+}
+
 int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                unsigned parts, const LayerWeights *w, double *scratch)
 {

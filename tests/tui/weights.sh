@@ -1,0 +1,21 @@
+#!/bin/bash
+# The screen on a checkpoint's weights (--weights): the status line names it; the keys that
+# would change what the weights fix (d, L; the initialisation) stay and say why; a key that
+# changes the input (r, a new seed) works.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+settings="-T 16 -d 16 -L 3 --heads 2 --mlp gelu --wo gaussian"
+# shellcheck disable=SC2086
+"$BIN" $settings --export-weights "$TMP/w" 2>/dev/null
+start 140 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $settings --weights '$TMP/w'"
+expect "the status line names the checkpoint" "weights=$TMP/w/model\.safetensors"
+expect "and shows no σ_qk, which the weights do not have" "d=16"
+check "... no σ_qk on it" absent "σ_qk="
+press "D: d stays, the checkpoint's tensors fix it" "d stays at 16: the checkpoint's tensors fix it" D
+press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the checkpoint's tensors fix it \(it holds L = 3 layers\)" L
+press "C: the initialisation stays, the weights are not drawn" "stays at normal: the weights are the checkpoint's, not drawn" C
+press "r: a new seed draws a new input" "seed=2" r
+check "... and no refusal with it" absent "seed stays"
+quits "q quits"
+finish
