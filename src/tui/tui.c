@@ -140,13 +140,12 @@ typedef struct {
 static WorkerExtras extras_for(const Display *d)
 {
     bool conditioning = d->panel == PANEL_CONDITIONING;
-    /* A checkpoint's weights (--weights) fix the width and the initialisation: the sweep's
-       other widths and the other initialisation have no weights. */
+    /* A checkpoint's weights (--weights) fix the width: the sweep's other widths have none. */
     bool drawn = !Layer_weights_in_use();
     return (WorkerExtras){.sweep = drawn && !d->compare && d->panel == PANEL_WIDTH_SWEEP,
                           .compare = d->compare && !conditioning,
                           .conditioning = conditioning,
-                          .conditioning_other = drawn && conditioning && d->compare};
+                          .conditioning_other = conditioning && d->compare};
 }
 
 static void submit(Loop *l)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The screen on a checkpoint's weights (--weights): the status line names it; the keys that
 # would change what the weights fix (d, L; the initialisation) stay and say why; a key that
-# changes the input (r, a new seed) works.
+# changes the input (r, a new seed) works; the width sweep and the conditioning's other
+# initialisation, which would need other weights, say so instead of computing.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -17,5 +18,8 @@ press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the check
 press "C: the initialisation stays, the weights are not drawn" "stays at normal: the weights are the checkpoint's, not drawn" C
 press "r: a new seed draws a new input" "seed=2" r
 check "... and no refusal with it" absent "seed stays"
+press "v: the width sweep panel says the checkpoint fixes d" "no width sweep: the checkpoint's weights \(--weights\) fix d" v
+keys v v v
+press "c in the conditioning view: no cutting-skip side, the weights are not drawn" "no cutting-skip side: the weights are the checkpoint's, not drawn" c
 quits "q quits"
 finish
