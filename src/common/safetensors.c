@@ -22,7 +22,8 @@ typedef struct {
 struct Safetensors {
     char *path;
     int count;
-    SafetensorsTensor *tensors; /* names and files owned (strdup) */
+    SafetensorsTensor *tensors;        /* names and files owned (strdup) */
+    const SafetensorsTensor **by_name; /* the tensors sorted by name, for lookups */
     int metadata_count;
     char **metadata_keys, **metadata_values;
     int mapping_count;
@@ -75,6 +76,7 @@ void Safetensors_close(Safetensors *s)
     free(s->metadata_keys);
     free(s->metadata_values);
     free(s->tensors);
+    free(s->by_name);
     free(s->mappings);
     free(s->path);
     free(s);
@@ -222,6 +224,33 @@ static int parse_metadata(Safetensors *s, const JsonValue *v, const char *file, 
     return 0;
 }
 
+static int by_tensor_name(const void *a, const void *b)
+{
+    const SafetensorsTensor *const *x = a, *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+static int name_to_tensor(const void *key, const void *element)
+{
+    const SafetensorsTensor *const *t = element;
+    return strcmp(key, (*t)->name);
+}
+
+/* Sorts the tensors' names for lookups in log time: a header may hold hundreds of thousands. */
+static int index_names(Safetensors *s, char *err, size_t size)
+{
+    free(s->by_name);
+    s->by_name = malloc(sizeof *s->by_name * ((size_t)s->count + 1));
+    if (!s->by_name) {
+        snprintf(err, size, "%s: out of memory", s->path);
+        return -1;
+    }
+    for (int i = 0; i < s->count; i++)
+        s->by_name[i] = &s->tensors[i];
+    qsort(s->by_name, (size_t)s->count, sizeof *s->by_name, by_tensor_name);
+    return 0;
+}
+
 typedef struct {
     uint64_t begin, end;
     int index;
@@ -286,6 +315,8 @@ static int read_header(Safetensors *s, const JsonValue *h, const unsigned char *
     }
     if (status == 0)
         status = check_tiling(s, extents, data_bytes, file, err, size);
+    if (status == 0)
+        status = index_names(s, err, size);
     for (int i = 0; status == 0 && i < s->count; i++)
         s->tensors[extents[i].index].data = data + extents[i].begin;
     free(extents);
@@ -364,10 +395,9 @@ const SafetensorsTensor *Safetensors_at(const Safetensors *s, int i)
 
 const SafetensorsTensor *Safetensors_find(const Safetensors *s, const char *name)
 {
-    for (int i = 0; i < s->count; i++)
-        if (strcmp(s->tensors[i].name, name) == 0)
-            return &s->tensors[i];
-    return NULL;
+    const SafetensorsTensor *const *t =
+        bsearch(name, s->by_name, (size_t)s->count, sizeof *s->by_name, name_to_tensor);
+    return t ? *t : NULL;
 }
 
 const char *Safetensors_metadata(const Safetensors *s, const char *key)
@@ -586,38 +616,73 @@ static int adopt_shard(Safetensors *s, Safetensors *shard, char *err, size_t siz
     return 0;
 }
 
-/* Every shard named by the weight map, opened once each, in order of first mention; then
-   each tensor must be in the shard the map names (so a name in two shards is refused), and
-   each name of the map in its shard. */
-static int open_shards(Safetensors *s, const char *dir, const JsonValue *map, char *err,
-                       size_t size)
+typedef struct {
+    const char *name, *shard;
+} MapEntry;
+
+static int by_entry_name(const void *a, const void *b)
 {
-    char path[4096];
+    return strcmp(((const MapEntry *)a)->name, ((const MapEntry *)b)->name);
+}
+
+static int by_entry_shard(const void *a, const void *b)
+{
+    return strcmp(((const MapEntry *)a)->shard, ((const MapEntry *)b)->shard);
+}
+
+/* The weight map's entries, each shard a plain file name in the directory. */
+static MapEntry *map_entries(const char *index, const JsonValue *map, char *err, size_t size)
+{
+    MapEntry *entries = malloc(sizeof *entries * ((size_t)map->count + 1));
+    if (!entries) {
+        snprintf(err, size, "%s: out of memory", index);
+        return NULL;
+    }
     for (int i = 0; i < map->count; i++) {
         const char *shard = map->items[i].text;
         if (map->items[i].kind != JSON_STRING || !shard[0] || strchr(shard, '/') ||
             strcmp(shard, "..") == 0 || strcmp(shard, ".") == 0) {
-            snprintf(err, size, "%s: weight_map '%s': expected a file name in the directory", dir,
+            snprintf(err, size, "%s: weight_map '%s': expected a file name in the directory", index,
                      map->keys[i]);
-            return -1;
+            free(entries);
+            return NULL;
         }
-        snprintf(path, sizeof path, "%s/%s", dir, shard);
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++)
-            seen = strcmp(map->items[j].text, shard) == 0;
-        if (seen)
-            continue;
-        Safetensors *one = open_file(path, err, size);
-        if (!one || adopt_shard(s, one, err, size)) {
-            Safetensors_close(one);
-            return -1;
-        }
-        Safetensors_close(one);
+        entries[i] = (MapEntry){map->keys[i], shard};
     }
+    return entries;
+}
+
+/* Every shard the map names, once each (in the order of their names). */
+static int open_each_shard(Safetensors *s, const char *dir, MapEntry *entries, int count, char *err,
+                           size_t size)
+{
+    char path[4096];
+    qsort(entries, (size_t)count, sizeof *entries, by_entry_shard);
+    for (int i = 0; i < count; i++) {
+        if (i > 0 && strcmp(entries[i].shard, entries[i - 1].shard) == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, entries[i].shard);
+        Safetensors *one = open_file(path, err, size);
+        int status = one ? adopt_shard(s, one, err, size) : -1;
+        Safetensors_close(one);
+        if (status)
+            return -1;
+    }
+    return index_names(s, err, size);
+}
+
+/* Each tensor must be in the shard the map names (so a name in two shards is refused), and
+   each name of the map in its shard. */
+static int check_map(const Safetensors *s, const char *dir, MapEntry *entries, int count, char *err,
+                     size_t size)
+{
+    qsort(entries, (size_t)count, sizeof *entries, by_entry_name);
     for (int i = 0; i < s->count; i++) {
-        const JsonValue *where = JsonValue_member(map, s->tensors[i].name);
+        MapEntry key = {s->tensors[i].name, NULL};
+        const MapEntry *where =
+            bsearch(&key, entries, (size_t)count, sizeof *entries, by_entry_name);
         const char *slash = strrchr(s->tensors[i].file, '/');
-        if (!where || strcmp(where->text, slash + 1) != 0) {
+        if (!where || strcmp(where->shard, slash + 1) != 0) {
             snprintf(err, size, "%s: tensor '%s' is in %s, but the index %s", dir,
                      s->tensors[i].name, s->tensors[i].file,
                      where ? "names another shard for it" : "does not name it");
@@ -626,13 +691,24 @@ static int open_shards(Safetensors *s, const char *dir, const JsonValue *map, ch
     }
     /* Each tensor is named once by the map (a name in two shards fails above for one of
        them), so the counts agree exactly when the map names nothing more. */
-    for (int i = 0; s->count != map->count && i < map->count; i++)
-        if (!Safetensors_find(s, map->keys[i])) {
+    for (int i = 0; s->count != count && i < count; i++)
+        if (!Safetensors_find(s, entries[i].name)) {
             snprintf(err, size, "%s: the index names tensor '%s' in %s, which does not hold it",
-                     dir, map->keys[i], map->items[i].text);
+                     dir, entries[i].name, entries[i].shard);
             return -1;
         }
     return 0;
+}
+
+static int open_shards(Safetensors *s, const char *dir, const char *index, const JsonValue *map,
+                       char *err, size_t size)
+{
+    MapEntry *entries = map_entries(index, map, err, size);
+    int status = entries ? open_each_shard(s, dir, entries, map->count, err, size) : -1;
+    if (status == 0)
+        status = check_map(s, dir, entries, map->count, err, size);
+    free(entries);
+    return status;
 }
 
 /* A directory's index: {"metadata": {...}, "weight_map": {tensor: shard file}}. */
@@ -655,7 +731,7 @@ static Safetensors *open_index(const char *dir, const char *index, char *err, si
     Safetensors *s = new_checkpoint(dir);
     if (!s)
         snprintf(err, size, "%s: out of memory", index);
-    if (s && open_shards(s, dir, map, err, size)) {
+    if (s && open_shards(s, dir, index, map, err, size)) {
         Safetensors_close(s);
         s = NULL;
     }
