@@ -1,37 +1,13 @@
-/* A configuration's weights as a checkpoint (weights.h): the tensors' names and shapes, the
- * checkpoint read back as the layer step's weight source, and the export. */
+/* A configuration's weights as a checkpoint (weights.h): the tensors' names and shapes, and
+ * the checkpoint read back as the layer step's weight source; weights_export.c writes them. */
 #include "weights.h"
 
-#include "attnscope/attention.h"
-#include "attnscope/init.h"
-#include "attnscope/random.h"
-#include "json.h"
+#include "weights_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
+#include "attnscope/attention.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-/* How a tensor's row-major elements lie in the layer's column-major buffer.  nn.Linear's
-   (out, in) row-major is the (in × out) column-major matrix X·W multiplies by, so W^Q, W^K,
-   W^V, W^O and the MLP's down projection are copied as they are; the MLP's input projections
-   are kept transposed (N×d, init.h), so their (N, d) rows become columns.  A unit gain has
-   no buffer: it must be 1 (the block's norms have no gains to set). */
-typedef enum { AS_STORED, TRANSPOSED, UNIT_GAIN } Layout;
-
-enum { LAYER_TENSORS_MAX = 9, NAME_SIZE = 96, NO_FIELD = (size_t)-1 };
-
-typedef struct {
-    char name[NAME_SIZE];
-    int rank;
-    uint64_t shape[3];
-    unsigned part; /* the LayerDraw bit it belongs to */
-    size_t field;  /* offsetof(LayerWeights, ...), NO_FIELD for a unit gain */
-    Layout layout;
-} WeightTensor;
 
 static void add(WeightTensor *list, int *n, int layer, const char *suffix, uint64_t rows,
                 uint64_t columns, unsigned part, size_t field, Layout layout)
@@ -47,8 +23,7 @@ static void add(WeightTensor *list, int *n, int layer, const char *suffix, uint6
     t->layout = layout;
 }
 
-/* The tensors of layer `layer` (from 1) of c, in the order an export writes them. */
-static int layer_tensors(const Config *c, int layer, WeightTensor out[LAYER_TENSORS_MAX])
+int Weights_layer_tensors(const Config *c, int layer, WeightTensor out[LAYER_TENSORS_MAX])
 {
     int n = 0;
     uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
@@ -91,7 +66,7 @@ static int layer_tensors(const Config *c, int layer, WeightTensor out[LAYER_TENS
     return n;
 }
 
-static uint64_t elements(const WeightTensor *t)
+uint64_t WeightTensor_elements(const WeightTensor *t)
 {
     uint64_t n = 1;
     for (int i = 0; i < t->rank; i++)
@@ -99,14 +74,13 @@ static uint64_t elements(const WeightTensor *t)
     return n;
 }
 
-static double *buffer_of(const LayerWeights *w, const WeightTensor *t)
+double *WeightTensor_buffer(const LayerWeights *w, const WeightTensor *t)
 {
     double *const *field = (double *const *)(const void *)((const char *)w + t->field);
     return *field;
 }
 
-/* "[a, b]" into buf. */
-static const char *shape_text(int rank, const uint64_t *shape, char *buf, size_t size)
+const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_t size)
 {
     int n = snprintf(buf, size, "[");
     for (int i = 0; i < rank && n > 0 && (size_t)n < size; i++)
@@ -129,7 +103,7 @@ struct Checkpoint {
 static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, const LayerWeights *w,
                         const Config *c)
 {
-    double *out = buffer_of(w, want);
+    double *out = WeightTensor_buffer(w, want);
     if (want->field == offsetof(LayerWeights, key) || want->field == offsetof(LayerWeights, value))
         memset(out, 0, sizeof(double) * (size_t)c->width * c->width); /* columns past G·d_h */
     if (want->layout == AS_STORED) {
@@ -144,7 +118,8 @@ static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, co
 static bool shapes_differ(const Checkpoint *k, const Config *c, int layer, char *why, size_t size)
 {
     WeightTensor want[LAYER_TENSORS_MAX], opened[LAYER_TENSORS_MAX];
-    int n = layer_tensors(c, layer, want), m = layer_tensors(&k->config, layer, opened);
+    int n = Weights_layer_tensors(c, layer, want),
+        m = Weights_layer_tensors(&k->config, layer, opened);
     for (int i = 0; i < n || i < m; i++) {
         if (i < n && i < m && strcmp(want[i].name, opened[i].name) == 0 &&
             want[i].rank == opened[i].rank &&
@@ -153,9 +128,10 @@ static bool shapes_differ(const Checkpoint *k, const Config *c, int layer, char 
         char need[64], has[64];
         if (i < n)
             snprintf(why, size, "the checkpoint's tensors fix it (the settings need %s %s, %s)",
-                     want[i].name, shape_text(want[i].rank, want[i].shape, need, sizeof need),
+                     want[i].name,
+                     Weights_shape_text(want[i].rank, want[i].shape, need, sizeof need),
                      i < m && strcmp(want[i].name, opened[i].name) == 0
-                         ? shape_text(opened[i].rank, opened[i].shape, has, sizeof has)
+                         ? Weights_shape_text(opened[i].rank, opened[i].shape, has, sizeof has)
                          : "not in it");
         else
             snprintf(why, size, "the checkpoint's tensors fix it (%s would be left out)",
@@ -203,7 +179,7 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
         shapes_differ(k, c, layer, why, sizeof why))
         return -1; /* settings that change the shapes: refused before a run gets here */
     WeightTensor want[LAYER_TENSORS_MAX];
-    int n = layer_tensors(c, layer, want);
+    int n = Weights_layer_tensors(c, layer, want);
     for (int i = 0; i < n; i++)
         if ((want[i].part & parts) && want[i].layout != UNIT_GAIN)
             fill_tensor(k->found[layer - 1][i], &want[i], w, c);
@@ -219,14 +195,14 @@ static int find_tensor(const Checkpoint *k, const WeightTensor *want, const Safe
     if (!t) {
         snprintf(err, size, "%s: no tensor '%s' (shape %s), which this configuration needs",
                  Safetensors_path(k->tensors), want->name,
-                 shape_text(want->rank, want->shape, expected, sizeof expected));
+                 Weights_shape_text(want->rank, want->shape, expected, sizeof expected));
         return -1;
     }
     if (t->rank != want->rank ||
         memcmp(t->shape, want->shape, sizeof(uint64_t) * (size_t)t->rank)) {
         snprintf(err, size, "%s: tensor '%s' has shape %s, expected %s for this configuration",
-                 t->file, t->name, shape_text(t->rank, t->shape, found, sizeof found),
-                 shape_text(want->rank, want->shape, expected, sizeof expected));
+                 t->file, t->name, Weights_shape_text(t->rank, t->shape, found, sizeof found),
+                 Weights_shape_text(want->rank, want->shape, expected, sizeof expected));
         return -1;
     }
     double gain[4096];
@@ -271,7 +247,7 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
     int status = 0;
     for (int layer = 1; layer <= k->config.depth && status == 0; layer++) {
         WeightTensor want[LAYER_TENSORS_MAX];
-        int n = layer_tensors(&k->config, layer, want);
+        int n = Weights_layer_tensors(&k->config, layer, want);
         for (int i = 0; i < n && status == 0; i++) {
             const SafetensorsTensor **t = &k->found[layer - 1][i];
             status = find_tensor(k, &want[i], t, err, size);
@@ -330,253 +306,4 @@ void Checkpoint_close(Checkpoint *k)
     Safetensors_close(k->tensors);
     free(k->found);
     free(k);
-}
-
-/* The header: every layer's tensors in order, back to back, then the metadata; padded with
-   spaces to a multiple of 8 bytes, as the reference writer does, so the data is aligned. */
-static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
-{
-    uint64_t at = 0;
-    Text_printf(t, "{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"attnscope %s\"}",
-                ATTNSCOPE_VERSION);
-    for (int layer = 1; layer <= c->depth; layer++) {
-        WeightTensor list[LAYER_TENSORS_MAX];
-        int n = layer_tensors(c, layer, list);
-        for (int i = 0; i < n; i++) {
-            char shape[96];
-            uint64_t bytes = elements(&list[i]) * SafetensorsDtype_size(dtype);
-            Text_printf(t, ",\"%s\":{\"dtype\":\"%s\",\"shape\":%s,\"data_offsets\":[%llu,%llu]}",
-                        list[i].name, SafetensorsDtype_name(dtype),
-                        shape_text(list[i].rank, list[i].shape, shape, sizeof shape),
-                        (unsigned long long)at, (unsigned long long)(at + bytes));
-            at += bytes;
-        }
-    }
-    Text_printf(t, "}");
-    while (t->length % 8)
-        Text_printf(t, " ");
-}
-
-/* Element i of the tensor in its row-major order, from the layer's buffer. */
-static double tensor_element(const LayerWeights *w, const WeightTensor *t, uint64_t i)
-{
-    if (t->layout == UNIT_GAIN)
-        return 1.0;
-    const double *buffer = buffer_of(w, t);
-    if (t->layout == AS_STORED)
-        return buffer[i];
-    uint64_t columns = t->shape[1], r = i / columns, column = i % columns;
-    return buffer[r + column * t->shape[0]];
-}
-
-static int write_tensor(FILE *f, const LayerWeights *w, const WeightTensor *t,
-                        SafetensorsDtype dtype)
-{
-    unsigned char chunk[1 << 16];
-    size_t unit = SafetensorsDtype_size(dtype), used = 0;
-    uint64_t n = elements(t);
-    for (uint64_t i = 0; i < n; i++) {
-        double x = tensor_element(w, t, i);
-        uint64_t bits;
-        if (dtype == SAFETENSORS_F64)
-            memcpy(&bits, &x, sizeof bits);
-        else
-            bits = dtype == SAFETENSORS_F32 ? Safetensors_double_to_f32(x)
-                                            : Safetensors_double_to_bf16(x);
-        for (size_t b = 0; b < unit; b++)
-            chunk[used++] = (unsigned char)(bits >> (8 * b));
-        if (used == sizeof chunk || i + 1 == n) {
-            if (fwrite(chunk, 1, used, f) != used)
-                return -1;
-            used = 0;
-        }
-    }
-    return 0;
-}
-
-/* The buffers of one layer's weights, as the run's workspace holds them. */
-typedef struct {
-    LayerWeights w;
-    double *scratch;
-    RandomStream *random;
-    Linalg *la;
-} Drawing;
-
-static void drawing_free(Drawing *d)
-{
-    double **all[] = {&d->w.query,   &d->w.key,    &d->w.value,  &d->w.output, &d->w.mlp_in,
-                      &d->w.mlp_out, &d->w.mlp_up, &d->w.markov, &d->scratch};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        free(*all[i]);
-    RandomStream_free(d->random);
-    Linalg_free(d->la);
-}
-
-static int drawing_new(const Config *c, Drawing *d)
-{
-    size_t dd = (size_t)c->width * c->width, nd = (size_t)Config_mlp_hidden(c) * c->width;
-    size_t markov = (size_t)c->tokens * c->tokens * c->heads;
-    memset(d, 0, sizeof *d);
-    d->w.query = calloc(dd, sizeof(double));
-    d->w.key = calloc(dd, sizeof(double));
-    d->w.value = calloc(dd, sizeof(double));
-    d->w.output = calloc(dd, sizeof(double));
-    d->w.mlp_in = calloc(nd + 1, sizeof(double));
-    d->w.mlp_out = calloc(nd + 1, sizeof(double));
-    d->w.mlp_up = calloc(nd + 1, sizeof(double));
-    d->w.markov = calloc(c->attention == ATTENTION_MARKOV ? markov : 1, sizeof(double));
-    d->scratch = calloc(Init_scratch_doubles(c) + 1, sizeof(double));
-    d->random = RandomStream_new();
-    d->la = Linalg_new();
-    bool ok = d->w.query && d->w.key && d->w.value && d->w.output && d->w.mlp_in && d->w.mlp_out &&
-              d->w.mlp_up && d->w.markov && d->scratch && d->random && d->la;
-    if (!ok)
-        drawing_free(d);
-    return ok ? 0 : -1;
-}
-
-/* model.safetensors into f: the length, the header, then layer by layer, drawn and written. */
-static int write_model(FILE *f, const Config *c, SafetensorsDtype dtype, char *err, size_t size)
-{
-    Text header = {0};
-    export_header(c, dtype, &header);
-    Drawing d;
-    if (header.failed || drawing_new(c, &d)) {
-        Text_free(&header);
-        snprintf(err, size, "out of memory");
-        return -1;
-    }
-    unsigned char length[8];
-    for (int i = 0; i < 8; i++)
-        length[i] = (unsigned char)((uint64_t)header.length >> (8 * i));
-    int status =
-        fwrite(length, 1, 8, f) == 8 && fwrite(header.data, 1, header.length, f) == header.length
-            ? 0
-            : -1;
-    Text_free(&header);
-    for (int layer = 1; layer <= c->depth && status == 0; layer++) {
-        if (Layer_draw(d.random, d.la, c, c->seed, layer, LAYER_DRAW_ALL, &d.w, d.scratch)) {
-            snprintf(err, size, "drawing the weights of layer %d failed", layer);
-            status = -2;
-            break;
-        }
-        WeightTensor list[LAYER_TENSORS_MAX];
-        int n = layer_tensors(c, layer, list);
-        for (int i = 0; i < n && status == 0; i++)
-            status = write_tensor(f, &d.w, &list[i], dtype);
-    }
-    drawing_free(&d);
-    return status;
-}
-
-/* config.json: Hugging Face's names for what they describe, then every attnscope setting,
-   with which the weights were drawn. */
-static void config_json(const Config *c, SafetensorsDtype dtype, Text *t)
-{
-    static const char *const ACTIVATIONS[] = {[MLP_RELU] = "relu",
-                                              [MLP_GELU] = "gelu",
-                                              [MLP_TANH] = "tanh",
-                                              [MLP_SWIGLU] = "silu",
-                                              [MLP_GEGLU] = "gelu_pytorch_tanh"};
-    static const char *const DTYPES[] = {[SAFETENSORS_F64] = "float64",
-                                         [SAFETENSORS_F32] = "float32",
-                                         [SAFETENSORS_BF16] = "bfloat16"};
-    Text_printf(t,
-                "{\n  \"hidden_size\": %d,\n  \"num_attention_heads\": %d,\n"
-                "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
-                "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
-                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, c->tokens);
-    if (c->mlp != MLP_NONE)
-        Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
-                    Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
-    if (c->rope != ROPE_NONE) {
-        Text_printf(t, "  \"rope_theta\": ");
-        Json_number(t, c->rope_theta);
-        Text_printf(t, ",\n");
-    }
-    Text_printf(t, "  \"rms_norm_eps\": ");
-    Json_number(t, c->ln_eps);
-    Text_printf(t, ",\n  \"torch_dtype\": \"%s\",\n  \"attnscope_version\": \"%s\",\n",
-                DTYPES[dtype], ATTNSCOPE_VERSION);
-    Text_printf(t, "  \"attnscope\": {");
-    Json_config_members(t, c);
-    Text_printf(t, "}\n}\n");
-}
-
-/* A new file beside its final name (.NAME.PID.tmp in dir), O_EXCL: 0666 less the umask. */
-static FILE *staged_file(const char *dir, const char *name, char *path, size_t path_size)
-{
-    snprintf(path, path_size, "%s/.%s.%ld.tmp", dir, name, (long)getpid());
-    unlink(path); /* a killed export of an earlier process with our pid */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!f && fd >= 0)
-        close(fd);
-    return f;
-}
-
-/* Closes f after fsync: 0, or -1 with errno. */
-static int finish_file(FILE *f)
-{
-    int failed = ferror(f) != 0 || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int reason = errno ? errno : EIO;
-    failed |= fclose(f) != 0;
-    if (failed)
-        errno = reason;
-    return failed ? -1 : 0;
-}
-
-static int make_directory(const char *dir, char *err, size_t size)
-{
-    struct stat st;
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        snprintf(err, size, "it exists and is not a directory");
-        return -1;
-    }
-    if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
-        snprintf(err, size, "cannot create the directory: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtype, char *err,
-                         size_t size)
-{
-    if (make_directory(dir, err, size))
-        return -1;
-    char model[4200], config[4200], final_model[4200], final_config[4200];
-    snprintf(final_model, sizeof final_model, "%s/model.safetensors", dir);
-    snprintf(final_config, sizeof final_config, "%s/config.json", dir);
-    FILE *f = staged_file(dir, "model.safetensors", model, sizeof model);
-    FILE *g = f ? staged_file(dir, "config.json", config, sizeof config) : NULL;
-    if (!f || !g) {
-        snprintf(err, size, "cannot write into the directory: %s", strerror(errno));
-        if (f) {
-            fclose(f);
-            unlink(model);
-        }
-        return -1;
-    }
-    int status = write_model(f, c, dtype, err, size);
-    long long bytes = status == 0 ? (long long)ftello(f) : -1;
-    Text text = {0};
-    config_json(c, dtype, &text);
-    if (fwrite(text.data, 1, text.length, g) != text.length || text.failed)
-        status = status ? status : -1;
-    Text_free(&text);
-    int reason = errno;
-    if ((finish_file(f) | finish_file(g)) && status == 0) {
-        status = -1;
-        reason = errno;
-    }
-    if (status == -1)
-        snprintf(err, size, "writing failed: %s", strerror(reason ? reason : EIO));
-    if (status == 0 && (rename(model, final_model) != 0 || rename(config, final_config) != 0)) {
-        snprintf(err, size, "cannot put the files in place: %s", strerror(errno));
-        status = -1;
-    }
-    unlink(model);
-    unlink(config);
-    return status == 0 ? bytes : -1;
 }
