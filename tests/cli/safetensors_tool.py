@@ -7,11 +7,14 @@ an independent writer and reader of the format attnscope reads and writes.
   safetensors_tool.py scale SRC DST NAME X   NAME's F64 values times X
   safetensors_tool.py set SRC DST NAME I X   NAME's F64 element I set to X (nan, inf allowed)
   safetensors_tool.py convert SRC DST DTYPE  every tensor in F32 or F16 (struct's rounding)
+  safetensors_tool.py round SRC DST DTYPE    every tensor's values rounded to F32 or BF16
+                                             (nearest, ties to even), written as F64
   safetensors_tool.py values FILE NAME       NAME's values, one float.hex per line
   safetensors_tool.py hostile DIR            the hostile corpus: DIR/NAME.safetensors, and
                                              DIR/manifest (NAME, tab, what the error says)
 """
 import json
+import math
 import os
 import struct
 import sys
@@ -48,8 +51,24 @@ def write(path, tensors, meta=None, pad=8, lead=""):
 
 
 def values(dtype, raw):
+    if dtype == "BF16":  # the top half of a binary32
+        halves = struct.unpack("<%dH" % (len(raw) // 2), raw)
+        return [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in halves]
     code, size = FORMATS[dtype]
     return list(struct.unpack("<%d%s" % (len(raw) // size, code), raw))
+
+
+def rounded(x, dtype):
+    """x to the nearest F32 (struct) or BF16 (8 significant bits, round() ties to even: the
+    scaling by powers of two is exact), once, from the double."""
+    if dtype == "F32":
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    if x == 0 or x != x or abs(x) == float("inf"):
+        return x
+    m, e = math.frexp(x)  # |m| in [0.5, 1)
+    unit = max(e - 8, -133)
+    r = math.ldexp(round(math.ldexp(x, -unit)), unit)
+    return r if abs(r) < 2.0**128 else math.copysign(float("inf"), x)
 
 
 def pack(dtype, xs):
@@ -169,6 +188,10 @@ def main(argv):
         tensors, meta = read(argv[2])
         write(argv[3], [(n, argv[4], s, pack(argv[4], values(d, raw))) for n, d, s, raw in tensors],
               meta)
+    elif command == "round":
+        tensors, meta = read(argv[2])
+        write(argv[3], [(n, "F64", s, pack("F64", [rounded(x, argv[4]) for x in values(d, raw)]))
+                        for n, d, s, raw in tensors], meta)
     elif command == "values":
         tensors, _ = read(argv[2])
         for n, d, s, raw in tensors:
