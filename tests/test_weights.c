@@ -133,6 +133,20 @@ static void check_reads(const char *path)
     Config wider = c;
     wider.width = 8;
     assert_int_not_equal(source->fill(source->context, &wider, 1, LAYER_DRAW_ALL, &w), 0);
+    /* H = 4 with G = 2: every tensor keeps its shape (G·d_h = 2), but the heads split W^Q
+       otherwise: another model, refused too, with the reason. */
+    Config split = c;
+    split.heads = 4;
+    split.kv_heads = 2;
+    char why[256];
+    assert_int_not_equal(source->fill(source->context, &split, 1, LAYER_DRAW_ALL, &w), 0);
+    assert_false(source->fits(source->context, &split, why, sizeof why));
+    assert_non_null(strstr(why, "L = 2 layers of H = 2 heads, G = 1"));
+    assert_true(source->fits(source->context, &c, why, sizeof why));
+    Config drawn_otherwise = c;
+    drawn_otherwise.sigma_qk = 0.5;
+    assert_false(source->fits(source->context, &drawn_otherwise, why, sizeof why));
+    assert_non_null(strstr(why, "not drawn"));
     Checkpoint_close(k);
 }
 

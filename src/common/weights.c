@@ -94,7 +94,7 @@ const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_
 struct Checkpoint {
     Safetensors *tensors;
     Config config; /* as opened: what the shapes were checked against */
-    /* Per layer (index layer − 1), the tensors of layer_tensors' list, in its order. */
+    /* Per layer (index layer − 1), the tensors of Weights_layer_tensors' list, in its order. */
     const SafetensorsTensor *(*found)[LAYER_TENSORS_MAX];
     WeightSource source;
 };
@@ -148,17 +148,30 @@ static bool draws_only(const Setting *s)
     return strcmp(s->name, "sigma-qk") == 0 || strncmp(s->name, "init", 4) == 0;
 }
 
+/* Whether c differs from the checkpoint in what its tensors fix, layers `first`..`last` (the
+   heads too: the same (d, d) W^Q split into other heads is another model), described in why. */
+static bool fixed_differ(const Checkpoint *k, const Config *c, int first, int last, char *why,
+                         size_t size)
+{
+    const Config *o = &k->config;
+    if (c->depth != o->depth || c->heads != o->heads || Config_kv_heads(c) != Config_kv_heads(o)) {
+        snprintf(why, size,
+                 "the checkpoint's tensors fix it (it holds L = %d layers of H = %d heads, G = %d "
+                 "key/value heads)",
+                 o->depth, o->heads, Config_kv_heads(o));
+        return true;
+    }
+    for (int layer = first; layer <= last; layer++)
+        if (shapes_differ(k, c, layer, why, size))
+            return true;
+    return false;
+}
+
 static bool fits(void *context, const Config *c, char *why, size_t size)
 {
     const Checkpoint *k = context;
-    if (c->depth != k->config.depth) {
-        snprintf(why, size, "the checkpoint's tensors fix it (it holds L = %d layers)",
-                 k->config.depth);
+    if (fixed_differ(k, c, 1, c->depth, why, size))
         return false;
-    }
-    for (int layer = 1; layer <= c->depth; layer++)
-        if (shapes_differ(k, c, layer, why, size))
-            return false;
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
         if (draws_only(s) && Setting_get(s, c) != Setting_get(s, &k->config)) {
@@ -175,9 +188,8 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
 {
     const Checkpoint *k = context;
     char why[8];
-    if (layer < 1 || layer > k->config.depth || c->depth != k->config.depth ||
-        shapes_differ(k, c, layer, why, sizeof why))
-        return -1; /* settings that change the shapes: refused before a run gets here */
+    if (layer < 1 || layer > k->config.depth || fixed_differ(k, c, layer, layer, why, sizeof why))
+        return -1; /* settings the checkpoint fixes: refused before a run gets here */
     WeightTensor want[LAYER_TENSORS_MAX];
     int n = Weights_layer_tensors(c, layer, want);
     for (int i = 0; i < n; i++)

@@ -14,7 +14,8 @@ expect "the status line names the checkpoint" "weights=$TMP/w/model\.safetensors
 expect "and shows no σ_qk, which the weights do not have" "d=16"
 check "... no σ_qk on it" absent "σ_qk="
 press "D: d stays, the checkpoint's tensors fix it" "d stays at 16: the checkpoint's tensors fix it" D
-press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the checkpoint's tensors fix it \(it holds L = 3 layers\)" L
+press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the checkpoint's tensors fix it \(it holds L = 3 layers of H = 2 heads" L
+press "): the heads stay, the checkpoint's W^Q is split into 2" "H stays at 2: the checkpoint's tensors fix it" ')'
 press "C: the initialisation stays, the weights are not drawn" "stays at normal: the weights are the checkpoint's, not drawn" C
 press "r: a new seed draws a new input" "seed=2" r
 check "... and no refusal with it" absent "seed stays"
