@@ -13,6 +13,8 @@
 #ifndef ATTNSCOPE_COMMON_SAFETENSORS_H
 #define ATTNSCOPE_COMMON_SAFETENSORS_H
 
+#include "json_read.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +61,10 @@ Safetensors *Safetensors_parse(const unsigned char *bytes, size_t length, const 
 Safetensors *Safetensors_open(const char *path, char *err, size_t size);
 
 void Safetensors_close(Safetensors *s);
+
+/* A JSON file beside a checkpoint (the index, config.json), at most 64 MiB, read whole: the
+   value (free with JsonValue_free), or NULL with the reason, naming the file, in err. */
+JsonValue *Safetensors_read_json(const char *path, char *err, size_t size);
 
 /* What was opened (the path given), for the status line and messages. */
 const char *Safetensors_path(const Safetensors *s);

@@ -61,7 +61,7 @@ static Safetensors *open_file(const char *path, char *err, size_t size)
     return s;
 }
 
-/* Reads a small file whole (the index), NUL-terminated; NULL with err. */
+/* Reads a small file whole, NUL-terminated; NULL with err. */
 static char *read_small_file(const char *path, size_t limit, size_t *length, char *err, size_t size)
 {
     FILE *f = fopen(path, "rb");
@@ -203,20 +203,30 @@ static int open_shards(Safetensors *s, const char *dir, const char *index, const
     return status;
 }
 
-/* A directory's index: {"metadata": {...}, "weight_map": {tensor: shard file}}. */
-static Safetensors *open_index(const char *dir, const char *index, char *err, size_t size)
+JsonValue *Safetensors_read_json(const char *path, char *err, size_t size)
 {
     size_t length;
-    char *text = read_small_file(index, 64u << 20, &length, err, size);
+    char *text = read_small_file(path, 64u << 20, &length, err, size);
     if (!text)
         return NULL;
     char json_err[256];
     JsonValue *v = Json_parse(text, length, json_err, sizeof json_err);
     free(text);
+    if (!v)
+        snprintf(err, size, "%s: %s", path, json_err);
+    return v;
+}
+
+/* A directory's index: {"metadata": {...}, "weight_map": {tensor: shard file}}. */
+static Safetensors *open_index(const char *dir, const char *index, char *err, size_t size)
+{
+    JsonValue *v = Safetensors_read_json(index, err, size);
+    if (!v)
+        return NULL;
     const JsonValue *map = JsonValue_member(v, "weight_map");
     if (!map || map->kind != JSON_OBJECT) {
-        snprintf(err, size, "%s: expected an object with \"weight_map\" {tensor: shard file}%s%s",
-                 index, v ? "" : ": ", v ? "" : json_err);
+        snprintf(err, size, "%s: expected an object with \"weight_map\" {tensor: shard file}",
+                 index);
         JsonValue_free(v);
         return NULL;
     }

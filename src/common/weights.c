@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void add(WeightTensor *list, int *n, int layer, const char *suffix, uint64_t rows,
                 uint64_t columns, unsigned part, size_t field, Layout layout)
@@ -280,6 +282,52 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
     return status;
 }
 
+/* A config.json size beside the checkpoint: its keys (the Llama family's, then GPT-2's), the
+   value the settings give it, and the option that sets it. */
+typedef struct {
+    const char *keys[2];
+    int value;
+    const char *option;
+} ConfigSize;
+
+/* The sizes a directory's config.json states must be the settings': the same tensors split
+   into other heads, or read as another depth, would be another model. */
+static int check_config_json(const char *dir, const Config *c, char *err, size_t size)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, F_OK) != 0)
+        return 0;
+    JsonValue *v = Safetensors_read_json(path, err, size);
+    if (!v)
+        return -1;
+    const ConfigSize sizes[] = {
+        {{"hidden_size", "n_embd"}, c->width, "--width"},
+        {{"num_attention_heads", "n_head"}, c->heads, "--heads"},
+        {{"num_key_value_heads", NULL}, Config_kv_heads(c), "--kv-heads"},
+        {{"head_dim", NULL}, Config_head_width(c), "--heads"},
+        {{"num_hidden_layers", "n_layer"}, c->depth, "--depth"},
+        {{"intermediate_size", "n_inner"},
+         c->mlp == MLP_NONE ? -1 : Config_mlp_hidden(c),
+         "--mlp-hidden"},
+    };
+    int status = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && status == 0; i++)
+        for (int k = 0; k < 2 && sizes[i].keys[k] && status == 0; k++) {
+            const JsonValue *n = JsonValue_member(v, sizes[i].keys[k]);
+            if (!n || n->kind != JSON_NUMBER || sizes[i].value < 0 || n->number == sizes[i].value)
+                continue;
+            snprintf(err, size,
+                     "%s: %s is %.17g, but the settings give %d (%s): the checkpoint is the model "
+                     "its config.json describes",
+                     path, sizes[i].keys[k], n->number, sizes[i].value, sizes[i].option);
+            status = -1;
+        }
+    JsonValue_free(v);
+    return status;
+}
+
 Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, char *err,
                             size_t size)
 {
@@ -290,6 +338,10 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         return NULL;
     }
     k->config = *c;
+    if (check_config_json(path, c, err, size)) {
+        Checkpoint_close(k);
+        return NULL;
+    }
     k->tensors = Safetensors_open(path, err, size);
     if (k->tensors)
         k->source = (WeightSource){

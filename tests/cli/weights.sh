@@ -85,6 +85,7 @@ else
     skip "the checks with an independent writer" "python3 cannot run here"
 fi
 
+# The shapes' checks, on the file alone (a directory's config.json is checked first, below).
 refused() { # expected-message -- command args...
     local says=$1
     shift 2
@@ -98,21 +99,39 @@ refused() { # expected-message -- command args...
 # shellcheck disable=SC2086
 check "a wider configuration: the tensor, its shape and the one expected" refused \
     "tensor 'model.layers.0.self_attn.q_proj.weight' has shape [16, 16], expected [32, 32]" -- \
-    "$BIN" --batch -T 12 -d 32 -L 3 $A --weights "$tmp/w"
+    "$BIN" --batch -T 12 -d 32 -L 3 $A --weights "$tmp/w/model.safetensors"
 # shellcheck disable=SC2086
 check "no MLP: its tensors are not weights of the configuration" refused \
     "tensor 'model.layers.0.mlp.up_proj.weight' is not a weight of this configuration" -- \
-    "$BIN" $base --heads 2 --wo gaussian --weights "$tmp/w"
+    "$BIN" $base --heads 2 --wo gaussian --weights "$tmp/w/model.safetensors"
 # shellcheck disable=SC2086
 check "a deeper configuration: the missing tensor named" refused \
     "no tensor 'model.layers.3.self_attn.q_proj.weight' (shape [16, 16])" -- \
-    "$BIN" --batch -T 12 -d 16 -L 4 $A --weights "$tmp/w"
+    "$BIN" --batch -T 12 -d 16 -L 4 $A --weights "$tmp/w/model.safetensors"
 "$BIN" $base --qk-norm head --export-weights "$tmp/qk" >/dev/null 2>&1
 if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.layers.1.self_attn.k_norm.weight 2 0.5 2>/dev/null; then
     check "a QK-norm gain other than 1 is refused" refused \
         "tensor 'model.layers.1.self_attn.k_norm.weight' entry 2 is 0.5: attnscope's norms have unit gains" -- \
         "$BIN" $base --qk-norm head --weights "$tmp/gain.safetensors"
 fi
+
+# A directory's config.json states the model: the same tensors read with other heads or
+# another width are refused, naming the key and the option (either spelling of the key).
+# shellcheck disable=SC2086
+check "config.json's heads: --heads 4 on the same shapes is refused" refused \
+    "$tmp/w/config.json: num_attention_heads is 2, but the settings give 4 (--heads)" -- \
+    "$BIN" $base --heads 4 --mlp gelu --wo gaussian --weights "$tmp/w"
+mkdir "$tmp/gpt2"
+cp "$tmp/w/model.safetensors" "$tmp/gpt2/"
+printf '{"n_embd": 32, "n_head": 2}' >"$tmp/gpt2/config.json"
+# shellcheck disable=SC2086
+check "config.json's n_embd (GPT-2's spelling) names the width" refused \
+    "$tmp/gpt2/config.json: n_embd is 32, but the settings give 16 (--width)" -- \
+    "$BIN" $base $A --weights "$tmp/gpt2"
+printf '{"n_embd": 16,' >"$tmp/gpt2/config.json"
+# shellcheck disable=SC2086
+check "a malformed config.json is named" refused "$tmp/gpt2/config.json: JSON byte 15" -- \
+    "$BIN" $base $A --weights "$tmp/gpt2"
 
 # The export: into a directory that is not one, nothing is written; over an earlier export,
 # the new files replace the old and other files stay; no staging file is left.
