@@ -86,6 +86,11 @@ void Safetensors_to_double(const SafetensorsTensor *t, double *out);
    element (r, c) at out[r + c·rows]. */
 void Safetensors_to_double_column_major(const SafetensorsTensor *t, double *out);
 
+/* Lets the pages of a tensor of a memory-mapped checkpoint go (they are read from the file
+   again when needed), so that reading a checkpoint layer by layer keeps about one layer in
+   memory; nothing for a checkpoint made by Safetensors_parse on bytes of the caller's. */
+void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t);
+
 /* How many elements are NaN or infinite (the format allows them; a reader warns). */
 uint64_t Safetensors_count_nonfinite(const SafetensorsTensor *t);
 

@@ -7,12 +7,26 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t)
+{
+    if (s->mapping_count == 0)
+        return; /* bytes of the caller's: dropping pages would zero them */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t begin = (uintptr_t)t->data,
+              end = begin + t->elements * SafetensorsDtype_size(t->dtype);
+    begin = (begin + page - 1) / page * page; /* the pages wholly inside the tensor */
+    end = end / page * page;
+    if (end > begin) /* a private read-only file mapping: the pages come back from the file */
+        madvise((void *)begin, end - begin, MADV_DONTNEED);
+}
 
 /* Maps the file at path read-only and checks it; the mapping joins s's. */
 static Safetensors *map_file(const char *path, Mapping *mapping, char *err, size_t size)

@@ -195,8 +195,10 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
     WeightTensor want[LAYER_TENSORS_MAX];
     int n = Weights_layer_tensors(c, layer, want);
     for (int i = 0; i < n; i++)
-        if ((want[i].part & parts) && want[i].layout != UNIT_GAIN)
+        if ((want[i].part & parts) && want[i].layout != UNIT_GAIN) {
             fill_tensor(k->found[layer - 1][i], &want[i], w, c);
+            Safetensors_release(k->tensors, k->found[layer - 1][i]);
+        }
     return 0;
 }
 
@@ -269,6 +271,7 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
                 break;
             used[*t - Safetensors_at(k->tensors, 0)] = true;
             uint64_t bad = Safetensors_count_nonfinite(*t);
+            Safetensors_release(k->tensors, *t);
             if (bad && warnings)
                 fprintf(warnings,
                         "attnscope: warning: %s: tensor '%s' holds %llu NaN or infinite "
