@@ -486,12 +486,13 @@ void Safetensors_to_double(const SafetensorsTensor *t, double *out)
         out[i] = element(t, i);
 }
 
-void Safetensors_to_double_column_major(const SafetensorsTensor *t, double *out)
+void Safetensors_columns_to_double(const SafetensorsTensor *t, uint64_t first, uint64_t count,
+                                   double *out)
 {
     uint64_t rows = t->shape[0], columns = t->rank > 1 ? t->shape[1] : 1;
     for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < columns; c++)
-            out[r + c * rows] = element(t, r * columns + c);
+        for (uint64_t c = 0; c < count; c++)
+            out[r + c * rows] = element(t, r * columns + first + c);
 }
 
 uint64_t Safetensors_count_nonfinite(const SafetensorsTensor *t)

@@ -82,9 +82,11 @@ const char *Safetensors_metadata(const Safetensors *s, const char *key);
    and BF16 value is a double. */
 void Safetensors_to_double(const SafetensorsTensor *t, double *out);
 
-/* A (rows, columns) tensor's elements as the column-major rows × columns matrix, into out:
-   element (r, c) at out[r + c·rows]. */
-void Safetensors_to_double_column_major(const SafetensorsTensor *t, double *out);
+/* Columns [first, first + count) of a (rows, columns) tensor as the column-major rows × count
+   matrix, into out: element (r, first + c) at out[r + c·rows].  first + count must not pass
+   the tensor's columns. */
+void Safetensors_columns_to_double(const SafetensorsTensor *t, uint64_t first, uint64_t count,
+                                   double *out);
 
 /* Lets the pages of a tensor of a memory-mapped checkpoint go (they are read from the file
    again when needed), so that reading a checkpoint layer by layer keeps about one layer in

@@ -11,61 +11,144 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void add(WeightTensor *list, int *n, int layer, const char *suffix, uint64_t rows,
-                uint64_t columns, unsigned part, size_t field, Layout layout)
+const Names LLAMA_NAMES = {NAMES_LLAMA, ""};
+
+/* Appends layer's tensor `suffix` under names, (rows, columns) or (rows) for columns 0. */
+static WeightTensor *add(WeightTensor *list, int *n, const Names *names, int layer,
+                         const char *suffix, uint64_t rows, uint64_t columns, unsigned part,
+                         size_t field, Layout layout)
 {
     WeightTensor *t = &list[(*n)++];
-    snprintf(t->name, sizeof t->name, "model.layers.%d.%s", layer - 1, suffix);
-    t->rank = columns ? 2 : 1;
-    t->shape[0] = rows;
-    t->shape[1] = columns;
-    t->shape[2] = 0;
-    t->part = part;
-    t->field = field;
-    t->layout = layout;
+    *t = (WeightTensor){.rank = columns ? 2 : 1,
+                        .shape = {rows, columns, 0},
+                        .part = part,
+                        .field = field,
+                        .layout = layout,
+                        .columns = columns};
+    snprintf(t->name, sizeof t->name,
+             names->family == NAMES_GPT2 ? "%sh.%d.%s" : "%smodel.layers.%d.%s", names->prefix,
+             layer - 1, suffix);
+    return t;
 }
 
-int Weights_layer_tensors(const Config *c, int layer, WeightTensor out[LAYER_TENSORS_MAX])
+static void add_constant(WeightTensor *list, int *n, const Names *names, int layer,
+                         const char *suffix, uint64_t length, double value)
+{
+    add(list, n, names, layer, suffix, length, 0, LAYER_DRAW_VALUE, NO_FIELD, CONSTANT)->constant =
+        value;
+}
+
+/* Llama's names: nn.Linear (out, in) weights, W1 as up_proj (down(act(up x))) or, gated,
+   gate_proj with up_proj; QK-norm's gains; attnscope's own Markov logits. */
+static int llama_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
 {
     int n = 0;
     uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
     uint64_t dh = (uint64_t)Config_head_width(c), hidden = (uint64_t)Config_mlp_hidden(c);
     if (Attention_has_query_key(c->attention)) {
-        add(out, &n, layer, "self_attn.q_proj.weight", d, d, LAYER_DRAW_ATTENTION,
+        add(out, &n, names, layer, "self_attn.q_proj.weight", d, d, LAYER_DRAW_ATTENTION,
             offsetof(LayerWeights, query), AS_STORED);
-        add(out, &n, layer, "self_attn.k_proj.weight", kv, d, LAYER_DRAW_ATTENTION,
+        add(out, &n, names, layer, "self_attn.k_proj.weight", kv, d, LAYER_DRAW_ATTENTION,
             offsetof(LayerWeights, key), AS_STORED);
     }
     if (Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE) {
         bool full = c->qk_norm == QK_NORM_FULL;
-        add(out, &n, layer, "self_attn.q_norm.weight", full ? d : dh, 0, LAYER_DRAW_ATTENTION,
-            NO_FIELD, UNIT_GAIN);
-        add(out, &n, layer, "self_attn.k_norm.weight", full ? kv : dh, 0, LAYER_DRAW_ATTENTION,
-            NO_FIELD, UNIT_GAIN);
+        add_constant(out, &n, names, layer, "self_attn.q_norm.weight", full ? d : dh, 1.0);
+        add_constant(out, &n, names, layer, "self_attn.k_norm.weight", full ? kv : dh, 1.0);
     }
     if (c->attention == ATTENTION_MARKOV) {
-        WeightTensor *t = &out[n];
-        add(out, &n, layer, "self_attn.markov_logits", (uint64_t)c->heads, 0, LAYER_DRAW_ATTENTION,
-            offsetof(LayerWeights, markov), AS_STORED);
+        WeightTensor *t = add(out, &n, names, layer, "self_attn.markov_logits", (uint64_t)c->heads,
+                              0, LAYER_DRAW_ATTENTION, offsetof(LayerWeights, markov), AS_STORED);
         t->rank = 3;
         t->shape[1] = t->shape[2] = (uint64_t)c->tokens;
     }
-    add(out, &n, layer, "self_attn.v_proj.weight", kv, d, LAYER_DRAW_VALUE,
+    add(out, &n, names, layer, "self_attn.v_proj.weight", kv, d, LAYER_DRAW_VALUE,
         offsetof(LayerWeights, value), AS_STORED);
     if (c->output != OUTPUT_IDENTITY)
-        add(out, &n, layer, "self_attn.o_proj.weight", d, d, LAYER_DRAW_OUTPUT,
+        add(out, &n, names, layer, "self_attn.o_proj.weight", d, d, LAYER_DRAW_OUTPUT,
             offsetof(LayerWeights, output), AS_STORED);
     bool gated = Config_mlp_gated(c);
     if (c->mlp != MLP_NONE)
-        add(out, &n, layer, gated ? "mlp.gate_proj.weight" : "mlp.up_proj.weight", hidden, d,
-            LAYER_DRAW_MLP, offsetof(LayerWeights, mlp_in), TRANSPOSED);
+        add(out, &n, names, layer, gated ? "mlp.gate_proj.weight" : "mlp.up_proj.weight", hidden, d,
+            LAYER_DRAW_MLP, offsetof(LayerWeights, mlp_in), COLUMNS);
     if (gated)
-        add(out, &n, layer, "mlp.up_proj.weight", hidden, d, LAYER_DRAW_MLP,
-            offsetof(LayerWeights, mlp_up), TRANSPOSED);
+        add(out, &n, names, layer, "mlp.up_proj.weight", hidden, d, LAYER_DRAW_MLP,
+            offsetof(LayerWeights, mlp_up), COLUMNS);
     if (c->mlp != MLP_NONE)
-        add(out, &n, layer, "mlp.down_proj.weight", d, hidden, LAYER_DRAW_MLP,
+        add(out, &n, names, layer, "mlp.down_proj.weight", d, hidden, LAYER_DRAW_MLP,
             offsetof(LayerWeights, mlp_out), AS_STORED);
     return n;
+}
+
+/* GPT-2's names: Conv1D (in, out) weights, q | k | v fused by columns in c_attn, zero biases,
+   LayerNorm's unit gains and zero biases (RMSNorm: gains only). */
+static int gpt2_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
+{
+    int n = 0;
+    uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
+    uint64_t hidden = (uint64_t)Config_mlp_hidden(c);
+    bool norms = c->layernorm != LAYERNORM_NONE, biases = c->layernorm == LAYERNORM_LN;
+    if (norms)
+        add_constant(out, &n, names, layer, "ln_1.weight", d, 1.0);
+    if (biases)
+        add_constant(out, &n, names, layer, "ln_1.bias", d, 0.0);
+    const struct {
+        bool used;
+        uint64_t first, columns;
+        unsigned part;
+        size_t field;
+    } fused[] = {
+        {Attention_has_query_key(c->attention), 0, d, LAYER_DRAW_ATTENTION,
+         offsetof(LayerWeights, query)},
+        {Attention_has_query_key(c->attention), d, kv, LAYER_DRAW_ATTENTION,
+         offsetof(LayerWeights, key)},
+        {true, d + kv, kv, LAYER_DRAW_VALUE, offsetof(LayerWeights, value)},
+    };
+    for (int i = 0; i < 3; i++)
+        if (fused[i].used) {
+            WeightTensor *t = add(out, &n, names, layer, "attn.c_attn.weight", d, d + 2 * kv,
+                                  fused[i].part, fused[i].field, COLUMNS);
+            t->first_column = fused[i].first;
+            t->columns = fused[i].columns;
+        }
+    add_constant(out, &n, names, layer, "attn.c_attn.bias", d + 2 * kv, 0.0);
+    if (c->output != OUTPUT_IDENTITY) {
+        add(out, &n, names, layer, "attn.c_proj.weight", d, d, LAYER_DRAW_OUTPUT,
+            offsetof(LayerWeights, output), COLUMNS);
+        add_constant(out, &n, names, layer, "attn.c_proj.bias", d, 0.0);
+    }
+    if (c->mlp == MLP_NONE)
+        return n;
+    if (norms)
+        add_constant(out, &n, names, layer, "ln_2.weight", d, 1.0);
+    if (biases)
+        add_constant(out, &n, names, layer, "ln_2.bias", d, 0.0);
+    add(out, &n, names, layer, "mlp.c_fc.weight", d, hidden, LAYER_DRAW_MLP,
+        offsetof(LayerWeights, mlp_in), AS_STORED);
+    add_constant(out, &n, names, layer, "mlp.c_fc.bias", hidden, 0.0);
+    add(out, &n, names, layer, "mlp.c_proj.weight", hidden, d, LAYER_DRAW_MLP,
+        offsetof(LayerWeights, mlp_out), COLUMNS);
+    add_constant(out, &n, names, layer, "mlp.c_proj.bias", d, 0.0);
+    return n;
+}
+
+int Weights_layer_tensors(const Config *c, const Names *names, int layer,
+                          WeightTensor out[LAYER_TENSORS_MAX])
+{
+    return names->family == NAMES_GPT2 ? gpt2_tensors(c, names, layer, out)
+                                       : llama_tensors(c, names, layer, out);
+}
+
+bool Weights_gpt2_names_fit(const Config *c, char *why, size_t size)
+{
+    const char *missing = Config_mlp_gated(c)                ? "a gated MLP's up projection"
+                          : c->attention == ATTENTION_MARKOV ? "Markov logits"
+                          : Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE
+                              ? "QK-norm's gains"
+                              : NULL;
+    if (missing)
+        snprintf(why, size, "GPT-2's names have no tensor for %s (the Llama names do)", missing);
+    return !missing;
 }
 
 uint64_t WeightTensor_elements(const WeightTensor *t)
@@ -95,6 +178,7 @@ const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_
 
 struct Checkpoint {
     Safetensors *tensors;
+    Names names;   /* the names its tensors have */
     Config config; /* as opened: what the shapes were checked against */
     /* Per layer (index layer − 1), the tensors of Weights_layer_tensors' list, in its order. */
     const SafetensorsTensor *(*found)[LAYER_TENSORS_MAX];
@@ -108,11 +192,10 @@ static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, co
     double *out = WeightTensor_buffer(w, want);
     if (want->field == offsetof(LayerWeights, key) || want->field == offsetof(LayerWeights, value))
         memset(out, 0, sizeof(double) * (size_t)c->width * c->width); /* columns past G·d_h */
-    if (want->layout == AS_STORED) {
+    if (want->layout == AS_STORED)
         Safetensors_to_double(t, out);
-        return;
-    }
-    Safetensors_to_double_column_major(t, out);
+    else
+        Safetensors_columns_to_double(t, want->first_column, want->columns, out);
 }
 
 /* The first tensor of c whose name or shape differs from the checkpoint's, described in why;
@@ -120,8 +203,8 @@ static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, co
 static bool shapes_differ(const Checkpoint *k, const Config *c, int layer, char *why, size_t size)
 {
     WeightTensor want[LAYER_TENSORS_MAX], opened[LAYER_TENSORS_MAX];
-    int n = Weights_layer_tensors(c, layer, want),
-        m = Weights_layer_tensors(&k->config, layer, opened);
+    int n = Weights_layer_tensors(c, &k->names, layer, want),
+        m = Weights_layer_tensors(&k->config, &k->names, layer, opened);
     for (int i = 0; i < n || i < m; i++) {
         if (i < n && i < m && strcmp(want[i].name, opened[i].name) == 0 &&
             want[i].rank == opened[i].rank &&
@@ -156,6 +239,8 @@ static bool fixed_differ(const Checkpoint *k, const Config *c, int first, int la
                          size_t size)
 {
     const Config *o = &k->config;
+    if (k->names.family == NAMES_GPT2 && !Weights_gpt2_names_fit(c, why, size))
+        return true;
     if (c->depth != o->depth || c->heads != o->heads || Config_kv_heads(c) != Config_kv_heads(o)) {
         snprintf(why, size,
                  "the checkpoint's tensors fix it (it holds L = %d layers of H = %d heads, G = %d "
@@ -193,16 +278,38 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
     if (layer < 1 || layer > k->config.depth || fixed_differ(k, c, layer, layer, why, sizeof why))
         return -1; /* settings the checkpoint fixes: refused before a run gets here */
     WeightTensor want[LAYER_TENSORS_MAX];
-    int n = Weights_layer_tensors(c, layer, want);
+    int n = Weights_layer_tensors(c, &k->names, layer, want);
     for (int i = 0; i < n; i++)
-        if ((want[i].part & parts) && want[i].layout != UNIT_GAIN) {
+        if ((want[i].part & parts) && want[i].layout != CONSTANT) {
             fill_tensor(k->found[layer - 1][i], &want[i], w, c);
             Safetensors_release(k->tensors, k->found[layer - 1][i]);
         }
     return 0;
 }
 
-/* The tensor of the checkpoint that want names, with want's shape; unit gains all 1. */
+/* Every entry of t is `value`: a norm's gain or a bias the block does not have. */
+static int check_constant(const SafetensorsTensor *t, double value, char *err, size_t size)
+{
+    double *x = malloc(sizeof(double) * (t->elements + 1));
+    if (!x) {
+        snprintf(err, size, "out of memory");
+        return -1;
+    }
+    Safetensors_to_double(t, x);
+    int status = 0;
+    for (uint64_t i = 0; i < t->elements && status == 0; i++)
+        if (x[i] != value) {
+            snprintf(err, size,
+                     "%s: tensor '%s' entry %llu is %.17g: attnscope's norms have unit gains and "
+                     "its block no biases, so it reads only %g there",
+                     t->file, t->name, (unsigned long long)i, x[i], value);
+            status = -1;
+        }
+    free(x);
+    return status;
+}
+
+/* The tensor of the checkpoint that want names, with want's shape; constants all theirs. */
 static int find_tensor(const Checkpoint *k, const WeightTensor *want, const SafetensorsTensor **out,
                        char *err, size_t size)
 {
@@ -221,35 +328,69 @@ static int find_tensor(const Checkpoint *k, const WeightTensor *want, const Safe
                  Weights_shape_text(want->rank, want->shape, expected, sizeof expected));
         return -1;
     }
-    double gain[4096];
-    if (want->layout == UNIT_GAIN && want->shape[0] <= 4096) {
-        Safetensors_to_double(t, gain);
-        for (uint64_t i = 0; i < want->shape[0]; i++)
-            if (gain[i] != 1.0) {
-                snprintf(err, size,
-                         "%s: tensor '%s' entry %llu is %.17g: attnscope's norms have unit "
-                         "gains, so it reads only gains of 1",
-                         t->file, t->name, (unsigned long long)i, gain[i]);
-                return -1;
-            }
-    }
     *out = t;
-    return 0;
+    return want->layout == CONSTANT ? check_constant(t, want->constant, err, size) : 0;
 }
 
-/* Every tensor of the checkpoint is one of c's: anything else would be silently left out. */
-static int check_nothing_else(const Checkpoint *k, const bool *used, char *err, size_t size)
+/* A whole model's tensors outside the block: the embeddings and positions (the input is
+   drawn), the final norm, the output head. */
+static bool outside_block(const Checkpoint *k, const char *name)
 {
-    for (int i = 0; i < Safetensors_count(k->tensors); i++)
-        if (!used[i]) {
-            const SafetensorsTensor *t = Safetensors_at(k->tensors, i);
-            snprintf(err, size,
-                     "%s: tensor '%s' is not a weight of this configuration (d=%d, H=%d, L=%d, "
-                     "attention, output, MLP and QK-norm as set; docs/weights.md lists the "
-                     "names)",
-                     t->file, t->name, k->config.width, k->config.heads, k->config.depth);
-            return -1;
+    static const char *const LLAMA[] = {"model.embed_tokens.weight", "model.norm.weight",
+                                        "lm_head.weight"};
+    static const char *const GPT2[] = {"wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias",
+                                       "lm_head.weight"};
+    bool gpt2 = k->names.family == NAMES_GPT2;
+    size_t count = gpt2 ? sizeof GPT2 / sizeof *GPT2 : sizeof LLAMA / sizeof *LLAMA;
+    size_t prefix = strlen(k->names.prefix);
+    for (size_t i = 0; i < count; i++) {
+        const char *known = gpt2 ? GPT2[i] : LLAMA[i];
+        if (strcmp(name, known) == 0 ||
+            (strncmp(name, k->names.prefix, prefix) == 0 && strcmp(name + prefix, known) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* GPT-2's causal-mask buffers, h.N.attn.bias and h.N.attn.masked_bias: not weights. */
+static bool mask_buffer(const Checkpoint *k, const char *name)
+{
+    size_t prefix = strlen(k->names.prefix);
+    if (k->names.family != NAMES_GPT2 || strncmp(name, k->names.prefix, prefix) != 0 ||
+        strncmp(name + prefix, "h.", 2) != 0)
+        return false;
+    const char *rest = name + prefix + 2;
+    if (*rest < '0' || *rest > '9')
+        return false;
+    while (*rest >= '0' && *rest <= '9')
+        rest++;
+    return strcmp(rest, ".attn.bias") == 0 || strcmp(rest, ".attn.masked_bias") == 0;
+}
+
+/* Every tensor of the checkpoint is one of c's, a mask buffer, or a tensor outside the block
+   (named on `warnings`): anything else would be silently left out. */
+static int check_nothing_else(const Checkpoint *k, const bool *used, FILE *warnings, char *err,
+                              size_t size)
+{
+    for (int i = 0; i < Safetensors_count(k->tensors); i++) {
+        const SafetensorsTensor *t = Safetensors_at(k->tensors, i);
+        if (used[i] || mask_buffer(k, t->name))
+            continue;
+        if (outside_block(k, t->name)) {
+            if (warnings)
+                fprintf(warnings,
+                        "attnscope: warning: %s: tensor '%s' is outside the block attnscope runs "
+                        "(the input tokens are drawn), so it is not used\n",
+                        t->file, t->name);
+            continue;
         }
+        snprintf(err, size,
+                 "%s: tensor '%s' is not a weight of this configuration (d=%d, H=%d, L=%d, "
+                 "attention, output, norms, MLP and QK-norm as set; docs/weights.md lists the "
+                 "names)",
+                 t->file, t->name, k->config.width, k->config.heads, k->config.depth);
+        return -1;
+    }
     return 0;
 }
 
@@ -263,7 +404,7 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
     int status = 0;
     for (int layer = 1; layer <= k->config.depth && status == 0; layer++) {
         WeightTensor want[LAYER_TENSORS_MAX];
-        int n = Weights_layer_tensors(&k->config, layer, want);
+        int n = Weights_layer_tensors(&k->config, &k->names, layer, want);
         for (int i = 0; i < n && status == 0; i++) {
             const SafetensorsTensor **t = &k->found[layer - 1][i];
             status = find_tensor(k, &want[i], t, err, size);
@@ -280,7 +421,7 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
         }
     }
     if (status == 0)
-        status = check_nothing_else(k, used, err, size);
+        status = check_nothing_else(k, used, warnings, err, size);
     free(used);
     return status;
 }
@@ -331,6 +472,23 @@ static int check_config_json(const char *dir, const Config *c, char *err, size_t
     return status;
 }
 
+/* The names the checkpoint's tensors have: GPT-2's where its first layer's c_attn is there
+   (under transformer. or not), Llama's otherwise.  GPT-2's must describe the block. */
+static int detect_names(Checkpoint *k, char *err, size_t size)
+{
+    k->names = LLAMA_NAMES;
+    if (Safetensors_find(k->tensors, "h.0.attn.c_attn.weight"))
+        k->names = (Names){NAMES_GPT2, ""};
+    else if (Safetensors_find(k->tensors, "transformer.h.0.attn.c_attn.weight"))
+        k->names = (Names){NAMES_GPT2, "transformer."};
+    char why[256];
+    if (k->names.family == NAMES_GPT2 && !Weights_gpt2_names_fit(&k->config, why, sizeof why)) {
+        snprintf(err, size, "%s: %s", Safetensors_path(k->tensors), why);
+        return -1;
+    }
+    return 0;
+}
+
 Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, char *err,
                             size_t size)
 {
@@ -346,6 +504,10 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         return NULL;
     }
     k->tensors = Safetensors_open(path, err, size);
+    if (k->tensors && detect_names(k, err, size)) {
+        Checkpoint_close(k);
+        return NULL;
+    }
     if (k->tensors)
         k->source = (WeightSource){
             .fill = fill_layer, .fits = fits, .name = Safetensors_path(k->tensors), .context = k};

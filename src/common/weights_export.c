@@ -23,7 +23,7 @@ static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
                 ATTNSCOPE_VERSION);
     for (int layer = 1; layer <= c->depth; layer++) {
         WeightTensor list[LAYER_TENSORS_MAX];
-        int n = Weights_layer_tensors(c, layer, list);
+        int n = Weights_layer_tensors(c, &LLAMA_NAMES, layer, list);
         for (int i = 0; i < n; i++) {
             char shape[96];
             uint64_t bytes = WeightTensor_elements(&list[i]) * SafetensorsDtype_size(dtype);
@@ -39,16 +39,17 @@ static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
         Text_printf(t, " ");
 }
 
-/* Element i of the tensor in its row-major order, from the layer's buffer. */
+/* Element i of the tensor in its row-major order, from the layer's buffer (the Llama names
+   the export writes take whole tensors: no column is another buffer's). */
 static double tensor_element(const LayerWeights *w, const WeightTensor *t, uint64_t i)
 {
-    if (t->layout == UNIT_GAIN)
-        return 1.0;
+    if (t->layout == CONSTANT)
+        return t->constant;
     const double *buffer = WeightTensor_buffer(w, t);
     if (t->layout == AS_STORED)
         return buffer[i];
     uint64_t columns = t->shape[1], r = i / columns, column = i % columns;
-    return buffer[r + column * t->shape[0]];
+    return buffer[r + (column - t->first_column) * t->shape[0]];
 }
 
 static int write_tensor(FILE *f, const LayerWeights *w, const WeightTensor *t,
@@ -143,7 +144,7 @@ static int write_model(FILE *f, const Config *c, SafetensorsDtype dtype, char *e
             break;
         }
         WeightTensor list[LAYER_TENSORS_MAX];
-        int n = Weights_layer_tensors(c, layer, list);
+        int n = Weights_layer_tensors(c, &LLAMA_NAMES, layer, list);
         for (int i = 0; i < n && status == 0; i++)
             status = write_tensor(f, &d.w, &list[i], dtype);
     }

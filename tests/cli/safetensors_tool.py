@@ -9,6 +9,11 @@ an independent writer and reader of the format attnscope reads and writes.
   safetensors_tool.py convert SRC DST DTYPE  every tensor in F32 or F16 (struct's rounding)
   safetensors_tool.py round SRC DST DTYPE    every tensor's values rounded to F32 or BF16
                                              (nearest, ties to even), written as F64
+  safetensors_tool.py gpt2 SRC DST LN        SRC (attnscope's Llama names, F64) in GPT-2's
+                                             names and layouts: Conv1D (in, out), q | k | v
+                                             fused, zero biases, LN gains (LN = ln: and
+                                             biases; rms: gains only), a mask buffer, wte,
+                                             wpe, ln_f, all under transformer.
   safetensors_tool.py values FILE NAME       NAME's values, one float.hex per line
   safetensors_tool.py hostile DIR            the hostile corpus: DIR/NAME.safetensors, and
                                              DIR/manifest (NAME, tab, what the error says)
@@ -97,6 +102,54 @@ def edit(src, dst, name, change):
             raw = pack(dtype, change(values(dtype, raw)))
         out.append((n, dtype, shape, raw))
     write(dst, out, meta)
+
+
+def gpt2(src, dst, norm):
+    """The same weights under GPT-2's names: each nn.Linear (out, in) W becomes the Conv1D
+    (in, out) W^T, the queries, keys and values side by side by columns."""
+    tensors = dict((n, (s, values(d, raw))) for n, d, s, raw in read(src)[0])
+    out, layer = [], 0
+
+    def add(name, shape, xs):
+        out.append(("transformer." + name, "F64", shape, pack("F64", xs)))
+
+    def conv1d(name):  # (out, in) rows -> (in, out) rows
+        (rows, cols), xs = tensors[name]
+        return [xs[o * cols + i] for i in range(cols) for o in range(rows)], rows, cols
+
+    while "model.layers.%d.self_attn.v_proj.weight" % layer in tensors:
+        p = "model.layers.%d." % layer
+        q, d, _ = conv1d(p + "self_attn.q_proj.weight")
+        k, kv, _ = conv1d(p + "self_attn.k_proj.weight")
+        v, _, _ = conv1d(p + "self_attn.v_proj.weight")
+        fused = []
+        for i in range(d):
+            fused += q[i * d:(i + 1) * d] + k[i * kv:(i + 1) * kv] + v[i * kv:(i + 1) * kv]
+        h = "h.%d." % layer
+        add(h + "ln_1.weight", [d], [1.0] * d)
+        if norm == "ln":
+            add(h + "ln_1.bias", [d], [0.0] * d)
+        add(h + "attn.c_attn.weight", [d, d + 2 * kv], fused)
+        add(h + "attn.c_attn.bias", [d + 2 * kv], [0.0] * (d + 2 * kv))
+        o, _, _ = conv1d(p + "self_attn.o_proj.weight")
+        add(h + "attn.c_proj.weight", [d, d], o)
+        add(h + "attn.c_proj.bias", [d], [0.0] * d)
+        add(h + "ln_2.weight", [d], [1.0] * d)
+        if norm == "ln":
+            add(h + "ln_2.bias", [d], [0.0] * d)
+        up, hidden, _ = conv1d(p + "mlp.up_proj.weight")
+        add(h + "mlp.c_fc.weight", [d, hidden], up)
+        add(h + "mlp.c_fc.bias", [hidden], [0.0] * hidden)
+        down, _, _ = conv1d(p + "mlp.down_proj.weight")
+        add(h + "mlp.c_proj.weight", [hidden, d], down)
+        add(h + "mlp.c_proj.bias", [d], [0.0] * d)
+        add(h + "attn.bias", [1, 1, 4, 4], [1.0 if c <= r else 0.0 for r in range(4) for c in range(4)])
+        layer += 1
+    add("wte.weight", [7, d], [0.01 * i for i in range(7 * d)])
+    add("wpe.weight", [4, d], [0.02 * i for i in range(4 * d)])
+    add("ln_f.weight", [d], [1.0] * d)
+    add("ln_f.bias", [d], [0.0] * d)
+    write(dst, out, {"format": "pt"})
 
 
 def hostile(out):
@@ -192,6 +245,8 @@ def main(argv):
         tensors, meta = read(argv[2])
         write(argv[3], [(n, "F64", s, pack("F64", [rounded(x, argv[4]) for x in values(d, raw)]))
                         for n, d, s, raw in tensors], meta)
+    elif command == "gpt2":
+        gpt2(argv[2], argv[3], argv[4])
     elif command == "values":
         tensors, _ = read(argv[2])
         for n, d, s, raw in tensors:

@@ -115,6 +115,33 @@ if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.lay
         "$BIN" $base --qk-norm head --weights "$tmp/gain.safetensors"
 fi
 
+# GPT-2's names and layouts (Conv1D, q | k | v fused by columns, zero biases, unit LN gains, a
+# mask buffer, embeddings outside the block) hold the same weights: the same document.
+gpt2_same() { # norm settings
+    local dir=$tmp/g
+    rm -rf "$dir"
+    # shellcheck disable=SC2086
+    "$BIN" $base $2 --export-weights "$dir" >"$tmp/g.json" 2>/dev/null &&
+        "$PY" $tool gpt2 "$dir/model.safetensors" "$tmp/gpt2.safetensors" "$1" &&
+        "$BIN" $base $2 --weights "$tmp/gpt2.safetensors" >"$tmp/g2.json" 2>"$tmp/g.err" &&
+        cmp "$tmp/g.json" "$tmp/g2.json" &&
+        grep -q "tensor 'transformer.wte.weight' is outside the block" "$tmp/g.err" &&
+        ! grep -q "attn.bias'" "$tmp/g.err"
+}
+if "$PY" -c 'import struct, json' 2>/dev/null; then
+    check "GPT-2 names, LayerNorm: the same document" gpt2_same ln "--heads 2 --mlp gelu --wo gaussian -n ln --ln-place pre"
+    check "GPT-2 names, grouped keys and values, RMSNorm: the same document" gpt2_same rms "--heads 4 --kv-heads 2 --mlp relu --wo orthogonal -n rms"
+    # shellcheck disable=SC2086
+    check "GPT-2 names with a gated MLP: refused, naming what GPT-2 has no tensor for" refused \
+        "GPT-2's names have no tensor for a gated MLP's up projection" -- \
+        "$BIN" $base --heads 4 --kv-heads 2 --mlp swiglu --wo orthogonal -n rms --weights "$tmp/gpt2.safetensors"
+    "$PY" $tool set "$tmp/gpt2.safetensors" "$tmp/bias.safetensors" transformer.h.1.mlp.c_fc.bias 3 0.25
+    # shellcheck disable=SC2086
+    check "a nonzero bias is refused, naming the tensor and the entry" refused \
+        "tensor 'transformer.h.1.mlp.c_fc.bias' entry 3 is 0.25: attnscope's norms have unit gains and its block no biases, so it reads only 0 there" -- \
+        "$BIN" $base --heads 4 --kv-heads 2 --mlp relu --wo orthogonal -n rms --weights "$tmp/bias.safetensors"
+fi
+
 # A directory's config.json states the model: the same tensors read with other heads or
 # another width are refused, naming the key and the option (either spelling of the key).
 # shellcheck disable=SC2086
