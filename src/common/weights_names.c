@@ -35,13 +35,30 @@ static void add_constant(WeightTensor *list, int *n, const Names *names, int lay
         value;
 }
 
+/* A sub-block's norm under Llama-family names: its unit gain, and LayerNorm's zero bias. */
+static void add_norm(WeightTensor *list, int *n, const Config *c, const Names *names, int layer,
+                     const char *norm)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.weight", norm);
+    add_constant(list, n, names, layer, name, (uint64_t)c->width, 1.0);
+    snprintf(name, sizeof name, "%s.bias", norm);
+    if (c->layernorm == LAYERNORM_LN)
+        add_constant(list, n, names, layer, name, (uint64_t)c->width, 0.0);
+}
+
 /* Llama's names: nn.Linear (out, in) weights, W1 as up_proj (down(act(up x))) or, gated,
-   gate_proj with up_proj; QK-norm's gains; attnscope's own Markov logits. */
+   gate_proj with up_proj; the norms' gains, pre-LN as Llama names them (input_layernorm,
+   post_attention_layernorm before the MLP), post-LN as OLMo 2 does (post_attention_layernorm,
+   post_feedforward_layernorm); QK-norm's gains; attnscope's own Markov logits. */
 static int llama_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
 {
     int n = 0;
     uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
     uint64_t dh = (uint64_t)Config_head_width(c), hidden = (uint64_t)Config_mlp_hidden(c);
+    bool norms = c->layernorm != LAYERNORM_NONE, pre = c->ln_place == LN_PLACE_PRE;
+    if (norms)
+        add_norm(out, &n, c, names, layer, pre ? "input_layernorm" : "post_attention_layernorm");
     if (Attention_has_query_key(c->attention)) {
         add(out, &n, names, layer, "self_attn.q_proj.weight", d, d, LAYER_DRAW_ATTENTION,
             offsetof(LayerWeights, query), AS_STORED);
@@ -65,6 +82,9 @@ static int llama_tensors(const Config *c, const Names *names, int layer, WeightT
         add(out, &n, names, layer, "self_attn.o_proj.weight", d, d, LAYER_DRAW_OUTPUT,
             offsetof(LayerWeights, output), AS_STORED);
     bool gated = Config_mlp_gated(c);
+    if (norms && c->mlp != MLP_NONE)
+        add_norm(out, &n, c, names, layer,
+                 pre ? "post_attention_layernorm" : "post_feedforward_layernorm");
     if (c->mlp != MLP_NONE)
         add(out, &n, names, layer, gated ? "mlp.gate_proj.weight" : "mlp.up_proj.weight", hidden, d,
             LAYER_DRAW_MLP, offsetof(LayerWeights, mlp_in), COLUMNS);

@@ -14,6 +14,8 @@ an independent writer and reader of the format attnscope reads and writes.
                                              fused, zero biases, LN gains (LN = ln: and
                                              biases; rms: gains only), a mask buffer, wte,
                                              wpe, ln_f, all under transformer.
+  safetensors_tool.py whole-model SRC DST    SRC with a Llama model's tensors outside the
+                                             block: model.embed_tokens, model.norm, lm_head
   safetensors_tool.py values FILE NAME       NAME's values, one float.hex per line
   safetensors_tool.py hostile DIR            the hostile corpus: DIR/NAME.safetensors, and
                                              DIR/manifest (NAME, tab, what the error says)
@@ -245,6 +247,13 @@ def main(argv):
         tensors, meta = read(argv[2])
         write(argv[3], [(n, "F64", s, pack("F64", [rounded(x, argv[4]) for x in values(d, raw)]))
                         for n, d, s, raw in tensors], meta)
+    elif command == "whole-model":
+        tensors, meta = read(argv[2])
+        d = [s for n, _, s, _ in tensors if n.endswith("v_proj.weight")][0][1]
+        extra = [("model.embed_tokens.weight", [7, d], [0.01 * i for i in range(7 * d)]),
+                 ("model.norm.weight", [d], [1.0] * d),
+                 ("lm_head.weight", [7, d], [0.02 * i for i in range(7 * d)])]
+        write(argv[3], [(n, "F64", s, pack("F64", xs)) for n, s, xs in extra] + tensors, meta)
     elif command == "gpt2":
         gpt2(argv[2], argv[3], argv[4])
     elif command == "values":

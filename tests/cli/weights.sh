@@ -142,6 +142,25 @@ if "$PY" -c 'import struct, json' 2>/dev/null; then
         "$BIN" $base --heads 4 --kv-heads 2 --mlp relu --wo orthogonal -n rms --weights "$tmp/bias.safetensors"
 fi
 
+# A Llama model's whole checkpoint: its norms' unit gains are read and checked, the tensors
+# outside the block (embeddings, final norm, output head) named as unused.
+llama_whole() {
+    local dir=$tmp/l settings="--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half"
+    rm -rf "$dir"
+    # shellcheck disable=SC2086
+    "$BIN" $base $settings --export-weights "$dir" >"$tmp/l.json" 2>/dev/null &&
+        grep -aq '"model.layers.2.post_attention_layernorm.weight"' "$dir/model.safetensors" &&
+        "$PY" $tool whole-model "$dir/model.safetensors" "$tmp/whole.safetensors" &&
+        "$BIN" $base $settings --weights "$tmp/whole.safetensors" >"$tmp/l2.json" 2>"$tmp/l.err" &&
+        cmp "$tmp/l.json" "$tmp/l2.json" &&
+        [ "$(grep -c 'is outside the block' "$tmp/l.err")" -eq 3 ] &&
+        "$PY" $tool set "$dir/model.safetensors" "$tmp/gain2.safetensors" model.layers.1.input_layernorm.weight 0 1.5 &&
+        # shellcheck disable=SC2086
+        ! "$BIN" $base $settings --weights "$tmp/gain2.safetensors" >/dev/null 2>"$tmp/l.err" &&
+        grep -q "tensor 'model.layers.1.input_layernorm.weight' entry 0 is 1.5" "$tmp/l.err"
+}
+check "a whole Llama checkpoint: norms' gains checked, the rest named unused, the same document" llama_whole
+
 # A directory's config.json states the model: the same tensors read with other heads or
 # another width are refused, naming the key and the option (either spelling of the key).
 # shellcheck disable=SC2086
