@@ -57,7 +57,7 @@ if "$PY" $tool scale "$tmp/w/model.safetensors" "$tmp/scaled.safetensors" \
     "$BIN" $base $A --export-weights "$tmp/w32" --export-dtype f32 >/dev/null 2>&1
     f32_rounded() {
         local name=model.layers.0.mlp.down_proj.weight
-        "$PY" - "$tmp/w/model.safetensors" "$tmp/w32/model.safetensors" "$name" <<'PYEOF'
+        "$PY" -B - "$tmp/w/model.safetensors" "$tmp/w32/model.safetensors" "$name" <<'PYEOF'
 import struct, sys
 sys.path.insert(0, "tests/cli")
 import safetensors_tool as st
