@@ -59,9 +59,33 @@ typedef enum {
     LAYER_DRAW_ALL = (1 << 4) - 1,
 } LayerDraw;
 
+/* Where the weights come from when they are not drawn: a checkpoint (--weights), which the
+   app layer maps and converts; the core sees only this.  fill writes `parts` (LayerDraw bits)
+   of layer's weights (from 1) into w in the layouts above, whatever the seed: the weights are
+   fixed, and the seed draws the input alone.  Returns 0, or nonzero to stop the run.  It is
+   called from the thread a layer runs on, so it must not write shared state. */
+typedef struct {
+    int (*fill)(void *context, const Config *c, int layer, unsigned parts, const LayerWeights *w);
+    /* Whether fill can serve c (the shapes it fixes, the settings that only draw weights):
+       true, or false with the reason in why (for a screen's key, a preset). */
+    bool (*fits)(void *context, const Config *c, char *why, size_t size);
+    const char *name; /* where the weights come from, for the status line */
+    void *context;
+} WeightSource;
+
+/* Makes every Layer_draw of the process fill from source (NULL: draw again), before any run
+   starts; the source must outlive the runs. */
+void Layer_use_weights(const WeightSource *source);
+/* The source set, or NULL while weights are drawn. */
+const WeightSource *Layer_weights_in_use(void);
+/* Whether c's weights can be had: drawn, or from a source that fits c; false with the
+   reason in why. */
+bool Layer_weights_fit(const Config *c, char *why, size_t size);
+
 /* Draws `parts` of the weights of (seed, layer) into w, each from its own stream (init.h),
-   so that what is drawn does not depend on what else is.  scratch: Init_scratch_doubles(c).
-   Returns 0 or LAPACK's status. */
+   so that what is drawn does not depend on what else is, or fills them from the weight
+   source where one is set.  scratch: Init_scratch_doubles(c).  Returns 0 or LAPACK's (or the
+   source's) status. */
 int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                unsigned parts, const LayerWeights *w, double *scratch);
 

@@ -265,32 +265,13 @@ void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t
     Text_printf(t, "]}\n");
 }
 
-/* The settings from the settings table, under their JSON keys; d_qk = d is said after d for
-   readers that know the papers' notation. */
-static void config_object(Text *t, const Config *c)
-{
-    for (int i = 0; i < Settings_count(); i++) {
-        const Setting *s = Settings_at(i);
-        char value[64];
-        Text_printf(t, "%s\"%s\":", i ? "," : "", s->json);
-        if (s->kind == SETTING_DOUBLE) {
-            Json_number(t, Setting_get(s, c));
-        } else {
-            Setting_format(s, c, 17, value, sizeof value);
-            Text_printf(t, s->kind == SETTING_ENUM ? "\"%s\"" : "%s", value);
-        }
-        if (strcmp(s->name, "width") == 0)
-            Text_printf(t, ",\"d_qk\":%d", c->width);
-    }
-}
-
 void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,
                     Text *t)
 {
     const Config *c = &r->config;
     int layers = c->depth + 1, T = c->tokens;
     Text_printf(t, "{\"attnscope\": \"%s\",\n \"config\": {", ATTNSCOPE_VERSION);
-    config_object(t, c);
+    Json_config_members(t, c);
     Text_printf(t, "},");
     Text_printf(t, "\n \"rng\": ");
     Json_string(t, RANDOM_ALGORITHM);

@@ -109,12 +109,14 @@ static int parse_shards(Grid *g, const char *text, char *err, size_t size)
 /* The options that make no sense for a grid, which prints configurations and runs nothing. */
 static int refuse_run_options(const Options *o, char *err, size_t size)
 {
-    const char *which = o->batch          ? "--batch"
-                        : o->jsonl        ? "--jsonl"
-                        : o->export_dir   ? "--export"
-                        : o->sweep_tokens ? "--sweep-T"
-                        : o->trace_path   ? "--trace"
-                                          : NULL;
+    const char *which = o->batch                ? "--batch"
+                        : o->jsonl              ? "--jsonl"
+                        : o->export_dir         ? "--export"
+                        : o->sweep_tokens       ? "--sweep-T"
+                        : o->trace_path         ? "--trace"
+                        : o->weights_path       ? "--weights"
+                        : o->export_weights_dir ? "--export-weights"
+                                                : NULL;
     if (!which)
         return 0;
     snprintf(err, size,

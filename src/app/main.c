@@ -15,6 +15,7 @@
 #include "rates.h"
 #include "merge.h"
 #include "options.h"
+#include "weights.h"
 #include "presets.h"
 #include "tui.h"
 
@@ -318,6 +319,33 @@ static const char *tour_directory(const char *presets, char *buf, size_t size)
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
+/* --weights: the checkpoint opened for o's settings becomes the layers' weight source;
+   --export-weights then writes them (drawn or read).  -1 to go on (*checkpoint open or NULL),
+   or the exit status: 2 when either fails, 0 after an export without --batch. */
+static int use_weights(const Options *o, Checkpoint **checkpoint)
+{
+    char err[OPTIONS_ERROR_SIZE];
+    if (o->weights_path) {
+        *checkpoint = Checkpoint_open(o->weights_path, &o->config, stderr, err, sizeof err);
+        if (!*checkpoint) {
+            fprintf(stderr, "attnscope: --weights '%s': %s\n", o->weights_path, err);
+            return 2;
+        }
+        Layer_use_weights(Checkpoint_source(*checkpoint));
+    }
+    if (!o->export_weights_dir)
+        return -1;
+    long long bytes = Weights_export(&o->config, o->export_weights_dir,
+                                     (SafetensorsDtype)o->export_dtype, err, sizeof err);
+    if (bytes < 0) {
+        fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);
+        return 2;
+    }
+    fprintf(stderr, "attnscope: wrote %s/model.safetensors (%lld bytes) and config.json\n",
+            o->export_weights_dir, bytes);
+    return o->batch ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     /* A LAPACK helper started again after the first one died (isolate.h). */
@@ -352,8 +380,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "attnscope: %s\n", err);
         return 2;
     }
-    if (o.batch)
-        return run_batch(&o);
+    Checkpoint *checkpoint = NULL;
+    int status = use_weights(&o, &checkpoint);
+    if (status >= 0) {
+        Checkpoint_close(checkpoint);
+        return status;
+    }
+    if (o.batch) {
+        status = run_batch(&o);
+        Checkpoint_close(checkpoint);
+        return status;
+    }
     /* The screen's long LAPACK calls run in processes a stop can kill (isolate.h).  Their
        helper is forked here, before the screen starts its threads: a fork copies only the
        calling thread, and a lock another thread held would stay locked in the copy.
@@ -390,5 +427,7 @@ int main(int argc, char **argv)
                        .presets_dir = presets,
                        .load_preset = Options_load_preset,
                        .format_preset = Options_write_preset};
-    return Tui_run(&tui);
+    status = Tui_run(&tui);
+    Checkpoint_close(checkpoint);
+    return status;
 }

@@ -5,6 +5,7 @@
 #include "line_reader.h"
 #include "conditioning_path.h"
 #include "presets.h"
+#include "safetensors.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -200,6 +201,15 @@ void Options_usage(FILE *out)
           "                      kappa(K): auto builds K in full (T*d <= 4096) unless that is\n"
           "                      priced above 60 s at this machine's rate; exact and lanczos\n"
           "                      pin the path, whatever the machine's speed or load\n"
+          "      --weights FILE|DIR\n"
+          "                      the weights of a safetensors checkpoint (a file, or a\n"
+          "                      directory with model.safetensors or its sharded index)\n"
+          "                      instead of drawn ones; the seed draws the input alone\n"
+          "      --export-weights DIR\n"
+          "                      write the weights as DIR/model.safetensors (Hugging Face\n"
+          "                      Llama names) and DIR/config.json, then run --batch or exit\n"
+          "      --export-dtype f64|f32|bf16\n"
+          "                      the dtype --export-weights writes (default f64, exact)\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -225,6 +235,9 @@ enum {
     OPT_NO_CONFIRM,
     OPT_MAX_TIME,
     OPT_CONDITIONING_PATH,
+    OPT_WEIGHTS,
+    OPT_EXPORT_WEIGHTS,
+    OPT_EXPORT_DTYPE,
     OPT_SETTING = 512
 };
 
@@ -245,6 +258,9 @@ static const struct option OTHER_OPTIONS[] = {
     {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
     {"max-time", required_argument, NULL, OPT_MAX_TIME},
     {"conditioning-path", required_argument, NULL, OPT_CONDITIONING_PATH},
+    {"weights", required_argument, NULL, OPT_WEIGHTS},
+    {"export-weights", required_argument, NULL, OPT_EXPORT_WEIGHTS},
+    {"export-dtype", required_argument, NULL, OPT_EXPORT_DTYPE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -400,6 +416,28 @@ static int other_value(int ch, Options *o, char *err, size_t size)
             return 2;
         }
         return 0;
+    case OPT_WEIGHTS:
+    case OPT_EXPORT_WEIGHTS:
+        if (!*optarg) {
+            snprintf(err, size, "%s '': accepted a %s",
+                     ch == OPT_WEIGHTS ? "--weights" : "--export-weights",
+                     ch == OPT_WEIGHTS ? "safetensors file or a directory holding one"
+                                       : "directory name");
+            return 2;
+        }
+        *(ch == OPT_WEIGHTS ? &o->weights_path : &o->export_weights_dir) = optarg;
+        return 0;
+    case OPT_EXPORT_DTYPE:
+        o->export_dtype = strcmp(optarg, "f64") == 0    ? SAFETENSORS_F64
+                          : strcmp(optarg, "f32") == 0  ? SAFETENSORS_F32
+                          : strcmp(optarg, "bf16") == 0 ? SAFETENSORS_BF16
+                                                        : -1;
+        if (o->export_dtype < 0) {
+            snprintf(err, size, "--export-dtype '%s': accepted f64, f32 or bf16", optarg);
+            return 2;
+        }
+        o->export_dtype_given = true;
+        return 0;
     default:
         return -1;
     }
@@ -465,6 +503,24 @@ static int check_combinations(const Options *o, char *err, size_t size)
                  "--export '%s': accepted only without --jsonl (every line would overwrite "
                  "the same files)",
                  o->export_dir);
+        return 2;
+    }
+    if (o->export_dtype_given && !o->export_weights_dir) {
+        snprintf(err, size, "--export-dtype: accepted only with --export-weights DIR");
+        return 2;
+    }
+    if (o->weights_path && o->sweep_tokens) {
+        snprintf(err, size,
+                 "--weights '%s': accepted only without --sweep-T (the sweep runs other widths, "
+                 "which the checkpoint's shapes do not fit)",
+                 o->weights_path);
+        return 2;
+    }
+    if (o->weights_path && o->jsonl) {
+        snprintf(err, size,
+                 "--weights '%s': accepted only without --jsonl (a line could change the "
+                 "shapes the checkpoint fixes)",
+                 o->weights_path);
         return 2;
     }
     if (o->verbose && !o->batch) {

@@ -12,12 +12,16 @@
 typedef struct {
     Config config;
     bool batch;
-    bool jsonl;                    /* --jsonl: with --batch, one configuration per stdin line */
-    bool sweep_tokens;             /* --sweep-T: add the width sweep to the batch document */
-    bool conditioning;             /* --conditioning: add the conditioning object */
-    bool softmax_demo;             /* --softmax-demo: the softmax conditioning demo instead */
-    unsigned long long max_memory; /* bytes; 0: half of the physical memory */
-    const char *export_dir;        /* --export DIR: CSV and SVG files of the result */
+    bool jsonl;                     /* --jsonl: with --batch, one configuration per stdin line */
+    bool sweep_tokens;              /* --sweep-T: add the width sweep to the batch document */
+    bool conditioning;              /* --conditioning: add the conditioning object */
+    bool softmax_demo;              /* --softmax-demo: the softmax conditioning demo instead */
+    unsigned long long max_memory;  /* bytes; 0: half of the physical memory */
+    const char *export_dir;         /* --export DIR: CSV and SVG files of the result */
+    const char *weights_path;       /* --weights FILE|DIR: a checkpoint's weights, not drawn */
+    const char *export_weights_dir; /* --export-weights DIR: the weights as a checkpoint */
+    int export_dtype;               /* --export-dtype: a SafetensorsDtype, F64 by default */
+    bool export_dtype_given;
     bool ascii;
     bool no_color;
     bool present; /* --present: the screen starts in presentation mode */

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void Text_free(Text *t)
 {
@@ -75,4 +76,23 @@ void Json_numbers(Text *t, const double *x, int n)
         Json_number(t, x[i]);
     }
     Text_printf(t, "]");
+}
+
+/* The settings from the settings table, under their JSON keys; d_qk = d is said after d for
+   readers that know the papers' notation. */
+void Json_config_members(Text *t, const Config *c)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char value[64];
+        Text_printf(t, "%s\"%s\":", i ? "," : "", s->json);
+        if (s->kind == SETTING_DOUBLE) {
+            Json_number(t, Setting_get(s, c));
+        } else {
+            Setting_format(s, c, 17, value, sizeof value);
+            Text_printf(t, s->kind == SETTING_ENUM ? "\"%s\"" : "%s", value);
+        }
+        if (strcmp(s->name, "width") == 0)
+            Text_printf(t, ",\"d_qk\":%d", c->width);
+    }
 }

@@ -3,6 +3,8 @@
 #ifndef ATTNSCOPE_JSON_H
 #define ATTNSCOPE_JSON_H
 
+#include "attnscope/config.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -21,5 +23,9 @@ void Json_number(Text *t, double x);
 void Json_string(Text *t, const char *s);
 /* [x0, x1, ...] with Json_number. */
 void Json_numbers(Text *t, const double *x, int n);
+
+/* Every setting of c under its JSON key ("T":256,"d":256,...), without the braces: the
+   batch document's "config" and an exported checkpoint's config.json. */
+void Json_config_members(Text *t, const Config *c);
 
 #endif

@@ -78,9 +78,30 @@ static int draw_parts(const Drawing *d, unsigned parts, const LayerWeights *w)
     return info;
 }
 
+/* Set once by the app before any run, then only read (layer.h). */
+static const WeightSource *weight_source;
+
+void Layer_use_weights(const WeightSource *source)
+{
+    weight_source = source;
+}
+
+const WeightSource *Layer_weights_in_use(void)
+{
+    return weight_source;
+}
+
+bool Layer_weights_fit(const Config *c, char *why, size_t size)
+{
+    return !weight_source || !weight_source->fits ||
+           weight_source->fits(weight_source->context, c, why, size);
+}
+
 int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                unsigned parts, const LayerWeights *w, double *scratch)
 {
+    if (weight_source)
+        return weight_source->fill(weight_source->context, c, layer, parts, w);
     Drawing d = {random, la, c, seed, layer, scratch, NULL};
     return draw_parts(&d, parts, w);
 }

@@ -1,5 +1,7 @@
 #include "keys.h"
 
+#include "attnscope/layer.h"
+
 #include <curses.h>
 #include <math.h>
 #include <stdarg.h>
@@ -269,9 +271,10 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
         follow_bound(s, direction, to, &after, &next, note, size);
     if (!settle(&next, note, size))
         return false;
-    /* A relation no key settles (--init-mlp identity needs --mlp-ratio 1): the key stops. */
+    /* A relation no key settles (--init-mlp identity needs --mlp-ratio 1), or a setting a
+       checkpoint's weights fix (--weights): the key stops. */
     char why[256];
-    if (Config_validate(&next, why, sizeof why)) {
+    if (Config_validate(&next, why, sizeof why) || !Layer_weights_fit(&next, why, sizeof why)) {
         char kept[64];
         Setting_format(s, &c->config, 3, kept, sizeof kept);
         note_add(note, size, "%s stays at %s: %s", s->key_label, kept, why);

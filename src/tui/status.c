@@ -53,14 +53,19 @@ static void parameters(Fields *f, const StatusView *v)
     const Config *c = v->config;
     const Snapshot *s = v->current ? v->shown : NULL;
     bool first = true;
+    if (v->weights) { /* the weights are the checkpoint's: it says what the network is */
+        field(f, true, "weights=%s", v->weights);
+        first = false;
+    }
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *setting = Settings_at(i);
         char text[FIELD_SIZE];
         if (!Setting_show(setting, c, text, sizeof text))
             continue;
-        /* σ_qk only where it acts: a scheme that draws W^Q and W^K itself (--init gpt2)
-           ignores it, and "σ_qk=1" there would claim a setting the network does not have. */
-        if (setting->offset == offsetof(Config, sigma_qk) && !setting->in_use(c))
+        /* σ_qk only where it acts: a scheme that draws W^Q and W^K itself (--init gpt2), or a
+           checkpoint's weights, ignore it, and "σ_qk=1" there would claim a setting the
+           network does not have. */
+        if (setting->offset == offsetof(Config, sigma_qk) && (!setting->in_use(c) || v->weights))
             continue;
         size_t used = strlen(text);
         if (setting->offset == offsetof(Config, gap) && s && s->result->spectra_ready) {

@@ -30,6 +30,7 @@ typedef struct {
     const char *note;        /* what the last key adjusted or refused ("" for none) */
     bool unicode;            /* otherwise every line is plain ASCII */
     unsigned shown_subjects; /* what the frame shows, as WarningSubject bits (View_subjects) */
+    const char *weights;     /* the checkpoint whose weights run (--weights), or NULL */
 } StatusView;
 
 /* Lays the status out in lines of at most `width` columns; returns the number of lines

@@ -2,6 +2,7 @@
 
 #include "attnscope/budget.h"
 #include "attnscope/cost.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "export.h"
 #include "keys.h"
@@ -139,7 +140,9 @@ typedef struct {
 static WorkerExtras extras_for(const Display *d)
 {
     bool conditioning = d->panel == PANEL_CONDITIONING;
-    return (WorkerExtras){.sweep = !d->compare && d->panel == PANEL_WIDTH_SWEEP,
+    /* A checkpoint's weights (--weights) fix the width: the sweep's other widths have none. */
+    bool drawn = !Layer_weights_in_use();
+    return (WorkerExtras){.sweep = drawn && !d->compare && d->panel == PANEL_WIDTH_SWEEP,
                           .compare = d->compare && !conditioning,
                           .conditioning = conditioning,
                           .conditioning_other = conditioning && d->compare};
@@ -366,6 +369,10 @@ static int load_preset_file(Loop *l, const char *path)
     }
     if (l->load_preset(&c, path, err, sizeof err) || Config_validate(&c, err, sizeof err)) {
         snprintf(l->note, sizeof l->note, "%.500s", err);
+        return -1;
+    }
+    if (!Layer_weights_fit(&c, err, sizeof err)) {
+        snprintf(l->note, sizeof l->note, "%.40s is not loaded: %.400s", path, err);
         return -1;
     }
     if (Budget_check(&c, l->memory_budget, err, sizeof err)) {
@@ -759,6 +766,7 @@ static void draw(Loop *l)
                 .spinner = l->spinner,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
+                .weights = Layer_weights_in_use() ? Layer_weights_in_use()->name : NULL,
             },
         .display = l->controls.display,
         /* The note describes its step's settings: a key that changes them takes it away

@@ -1,6 +1,7 @@
 #include "view.h"
 
 #include "ascii.h"
+#include "attnscope/layer.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
 #include "keys.h"
@@ -178,8 +179,10 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
              k->layer);
     if (!s->has_sweep || s->sweep.count == 0) {
         Plot_message(c, title,
-                     s->done ? "no sweep (see the status line)"
-                             : "computing the width sweep (T = 16 … T)…");
+                     s->done && Layer_weights_in_use()
+                         ? "no width sweep: the checkpoint's weights (--weights) fix d"
+                     : s->done ? "no sweep (see the status line)"
+                               : "computing the width sweep (T = 16 … T)…");
         return;
     }
     const WidthSweep *w = &s->sweep;

@@ -3,6 +3,7 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/cost.h"
 #include "attnscope/model.h"
+#include "attnscope/layer.h"
 #include "attnscope/sweep.h"
 #include "crash.h"
 #include "isolate.h"
@@ -306,6 +307,12 @@ static bool run_conditioning(Worker *w, const Config *job, int slot, double done
     w->conditioning_config[slot] = c;
     w->conditioning_note[slot][0] = '\0';
     size_t need = Conditioning_memory_estimate_path(&c, exact);
+    char why[SNAPSHOT_ERROR_SIZE - 64];
+    if (!Layer_weights_fit(&c, why, sizeof why)) { /* the other initialisation, --weights */
+        snprintf(w->conditioning_note[slot], SNAPSHOT_ERROR_SIZE, "no %s side: %s",
+                 INIT_NAMES.names[c.init], why);
+        return true;
+    }
     if (need > budget) {
         snprintf(w->conditioning_note[slot], SNAPSHOT_ERROR_SIZE,
                  "the conditioning needs %.0f MiB, above the memory budget of %.0f MiB",

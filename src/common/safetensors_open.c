@@ -1,0 +1,277 @@
+/* The files of a safetensors checkpoint (safetensors.h): one memory-mapped file, or a
+ * directory's model.safetensors or sharded index, each shard checked by Safetensors_parse. */
+#include "safetensors.h"
+
+#include "json_read.h"
+#include "safetensors_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t)
+{
+    if (s->mapping_count == 0)
+        return; /* bytes of the caller's: dropping pages would zero them */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t begin = (uintptr_t)t->data,
+              end = begin + t->elements * SafetensorsDtype_size(t->dtype);
+    begin = (begin + page - 1) / page * page; /* the pages wholly inside the tensor */
+    end = end / page * page;
+    if (end > begin) /* a private read-only file mapping: the pages come back from the file */
+        madvise((void *)begin, end - begin, MADV_DONTNEED);
+}
+
+/* Maps the file at path read-only and checks it; the mapping joins s's. */
+static Safetensors *map_file(const char *path, Mapping *mapping, char *err, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size < 8) {
+        snprintf(err, size, "%s: %s", path,
+                 S_ISREG(st.st_mode) ? "too short for the 8-byte header length"
+                                     : "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    void *address = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int reason = errno;
+    close(fd);
+    if (address == MAP_FAILED) {
+        snprintf(err, size, "%s: cannot map it: %s", path, strerror(reason));
+        return NULL;
+    }
+    *mapping = (Mapping){address, (size_t)st.st_size};
+    Safetensors *s = Safetensors_parse(address, (size_t)st.st_size, path, err, size);
+    if (!s)
+        munmap(address, (size_t)st.st_size);
+    return s;
+}
+
+static Safetensors *open_file(const char *path, char *err, size_t size)
+{
+    Mapping m;
+    Safetensors *s = map_file(path, &m, err, size);
+    if (s && !(s->mappings = malloc(sizeof m))) {
+        munmap(m.address, m.length);
+        Safetensors_close(s);
+        snprintf(err, size, "%s: out of memory", path);
+        return NULL;
+    }
+    if (s)
+        s->mappings[s->mapping_count++] = m;
+    return s;
+}
+
+/* Reads a small file whole, NUL-terminated; NULL with err. */
+static char *read_small_file(const char *path, size_t limit, size_t *length, char *err, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = malloc(limit + 1);
+    size_t n = text ? fread(text, 1, limit + 1, f) : 0;
+    bool failed = !text || ferror(f) || n > limit;
+    fclose(f);
+    if (failed) {
+        snprintf(err, size, "%s: %s", path,
+                 !text       ? "out of memory"
+                 : n > limit ? "larger than an index can be"
+                             : "read error");
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    *length = n;
+    return text;
+}
+
+/* Moves shard's tensors, metadata and mapping into s. */
+static int adopt_shard(Safetensors *s, Safetensors *shard, char *err, size_t size)
+{
+    SafetensorsTensor *tensors =
+        realloc(s->tensors, sizeof *tensors * (size_t)(s->count + shard->count + 1));
+    Mapping *mappings = realloc(s->mappings, sizeof *mappings * (size_t)(s->mapping_count + 1));
+    if (tensors)
+        s->tensors = tensors;
+    if (mappings)
+        s->mappings = mappings;
+    if (!tensors || !mappings) {
+        snprintf(err, size, "%s: out of memory", shard->path);
+        return -1;
+    }
+    memcpy(s->tensors + s->count, shard->tensors, sizeof *tensors * (size_t)shard->count);
+    s->count += shard->count;
+    s->mappings[s->mapping_count++] = shard->mappings[0];
+    shard->count = 0;
+    shard->mapping_count = 0;
+    return 0;
+}
+
+typedef struct {
+    const char *name, *shard;
+} MapEntry;
+
+static int by_entry_name(const void *a, const void *b)
+{
+    return strcmp(((const MapEntry *)a)->name, ((const MapEntry *)b)->name);
+}
+
+static int by_entry_shard(const void *a, const void *b)
+{
+    return strcmp(((const MapEntry *)a)->shard, ((const MapEntry *)b)->shard);
+}
+
+/* The weight map's entries, each shard a plain file name in the directory. */
+static MapEntry *map_entries(const char *index, const JsonValue *map, char *err, size_t size)
+{
+    MapEntry *entries = malloc(sizeof *entries * ((size_t)map->count + 1));
+    if (!entries) {
+        snprintf(err, size, "%s: out of memory", index);
+        return NULL;
+    }
+    for (int i = 0; i < map->count; i++) {
+        const char *shard = map->items[i].text;
+        if (map->items[i].kind != JSON_STRING || !shard[0] || strchr(shard, '/') ||
+            strcmp(shard, "..") == 0 || strcmp(shard, ".") == 0) {
+            snprintf(err, size, "%s: weight_map '%s': expected a file name in the directory", index,
+                     map->keys[i]);
+            free(entries);
+            return NULL;
+        }
+        entries[i] = (MapEntry){map->keys[i], shard};
+    }
+    return entries;
+}
+
+/* Every shard the map names, once each (in the order of their names). */
+static int open_each_shard(Safetensors *s, const char *dir, MapEntry *entries, int count, char *err,
+                           size_t size)
+{
+    char path[4096];
+    qsort(entries, (size_t)count, sizeof *entries, by_entry_shard);
+    for (int i = 0; i < count; i++) {
+        if (i > 0 && strcmp(entries[i].shard, entries[i - 1].shard) == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, entries[i].shard);
+        Safetensors *one = open_file(path, err, size);
+        int status = one ? adopt_shard(s, one, err, size) : -1;
+        Safetensors_close(one);
+        if (status)
+            return -1;
+    }
+    return Safetensors_index_names(s, err, size);
+}
+
+/* Each tensor must be in the shard the map names (so a name in two shards is refused), and
+   each name of the map in its shard. */
+static int check_map(const Safetensors *s, const char *dir, MapEntry *entries, int count, char *err,
+                     size_t size)
+{
+    qsort(entries, (size_t)count, sizeof *entries, by_entry_name);
+    for (int i = 0; i < s->count; i++) {
+        MapEntry key = {s->tensors[i].name, NULL};
+        const MapEntry *where =
+            bsearch(&key, entries, (size_t)count, sizeof *entries, by_entry_name);
+        const char *slash = strrchr(s->tensors[i].file, '/');
+        if (!where || strcmp(where->shard, slash + 1) != 0) {
+            snprintf(err, size, "%s: tensor '%s' is in %s, but the index %s", dir,
+                     s->tensors[i].name, s->tensors[i].file,
+                     where ? "names another shard for it" : "does not name it");
+            return -1;
+        }
+    }
+    /* Each tensor is named once by the map (a name in two shards fails above for one of
+       them), so the counts agree exactly when the map names nothing more. */
+    for (int i = 0; s->count != count && i < count; i++)
+        if (!Safetensors_find(s, entries[i].name)) {
+            snprintf(err, size, "%s: the index names tensor '%s' in %s, which does not hold it",
+                     dir, entries[i].name, entries[i].shard);
+            return -1;
+        }
+    return 0;
+}
+
+static int open_shards(Safetensors *s, const char *dir, const char *index, const JsonValue *map,
+                       char *err, size_t size)
+{
+    MapEntry *entries = map_entries(index, map, err, size);
+    int status = entries ? open_each_shard(s, dir, entries, map->count, err, size) : -1;
+    if (status == 0)
+        status = check_map(s, dir, entries, map->count, err, size);
+    free(entries);
+    return status;
+}
+
+JsonValue *Safetensors_read_json(const char *path, char *err, size_t size)
+{
+    size_t length;
+    char *text = read_small_file(path, 64u << 20, &length, err, size);
+    if (!text)
+        return NULL;
+    char json_err[256];
+    JsonValue *v = Json_parse(text, length, json_err, sizeof json_err);
+    free(text);
+    if (!v)
+        snprintf(err, size, "%s: %s", path, json_err);
+    return v;
+}
+
+/* A directory's index: {"metadata": {...}, "weight_map": {tensor: shard file}}. */
+static Safetensors *open_index(const char *dir, const char *index, char *err, size_t size)
+{
+    JsonValue *v = Safetensors_read_json(index, err, size);
+    if (!v)
+        return NULL;
+    const JsonValue *map = JsonValue_member(v, "weight_map");
+    if (!map || map->kind != JSON_OBJECT) {
+        snprintf(err, size, "%s: expected an object with \"weight_map\" {tensor: shard file}",
+                 index);
+        JsonValue_free(v);
+        return NULL;
+    }
+    Safetensors *s = Safetensors_new(dir);
+    if (!s)
+        snprintf(err, size, "%s: out of memory", index);
+    if (s && open_shards(s, dir, index, map, err, size)) {
+        Safetensors_close(s);
+        s = NULL;
+    }
+    JsonValue_free(v);
+    return s;
+}
+
+Safetensors *Safetensors_open(const char *path, char *err, size_t size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return open_file(path, err, size);
+    char index[4096], single[4096];
+    snprintf(index, sizeof index, "%s/model.safetensors.index.json", path);
+    snprintf(single, sizeof single, "%s/model.safetensors", path);
+    if (access(index, F_OK) == 0)
+        return open_index(path, index, err, size);
+    if (access(single, F_OK) == 0)
+        return open_file(single, err, size);
+    snprintf(err, size, "%s: a directory without model.safetensors.index.json or model.safetensors",
+             path);
+    return NULL;
+}

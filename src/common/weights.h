@@ -1,0 +1,44 @@
+/* A configuration's weights as a safetensors checkpoint (docs/weights.md): the names and shapes
+ * of its tensors (Hugging Face's Llama names where the block has the same matrix), the export
+ * of the weights attnscope draws (--export-weights), and a checkpoint read back as the layer
+ * step's weight source (--weights), converted to double layer by layer as the layers run.
+ */
+#ifndef ATTNSCOPE_COMMON_WEIGHTS_H
+#define ATTNSCOPE_COMMON_WEIGHTS_H
+
+#include "attnscope/config.h"
+#include "attnscope/layer.h"
+
+#include "safetensors.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Writes the weights of c (as Layer_draw makes them for c's seed, or as the weight source in
+   use gives them) into dir as model.safetensors in dtype (F64, F32 or BF16, rounded to
+   nearest) and config.json, creating dir if it is missing (not its parents).  Each file is
+   written beside its final name and renamed into place once both are whole: a failure
+   leaves what dir held as it was, and other files in dir are never touched.  Returns the
+   bytes of model.safetensors, or -1 with the reason in err. */
+long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtype, char *err,
+                         size_t size);
+
+typedef struct Checkpoint Checkpoint;
+
+/* Opens path (safetensors.h) for c: every tensor c's weights need must be there with its
+   shape, and nothing else; unit gains (QK-norm's) must be 1.  NaN and infinite entries are
+   allowed: each tensor holding some is named on `warnings`.  Returns the checkpoint, or NULL
+   with the reason (the file, the tensor, what was expected) in err. */
+Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, char *err,
+                            size_t size);
+
+/* The weight source to give Layer_use_weights: it fills a layer of any configuration whose
+   tensors have the shapes this one was opened for, and refuses others. */
+const WeightSource *Checkpoint_source(const Checkpoint *k);
+
+/* The path opened, for the status line. */
+const char *Checkpoint_path(const Checkpoint *k);
+
+void Checkpoint_close(Checkpoint *k);
+
+#endif

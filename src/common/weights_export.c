@@ -1,0 +1,265 @@
+/* The export of a configuration's weights (weights.h): model.safetensors drawn layer by layer
+ * and config.json, each written beside its name and renamed into place. */
+#include "weights.h"
+
+#include "attnscope/init.h"
+#include "attnscope/random.h"
+#include "json.h"
+#include "weights_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The header: every layer's tensors in order, back to back, then the metadata; padded with
+   spaces to a multiple of 8 bytes, as the reference writer does, so the data is aligned. */
+static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
+{
+    uint64_t at = 0;
+    Text_printf(t, "{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"attnscope %s\"}",
+                ATTNSCOPE_VERSION);
+    for (int layer = 1; layer <= c->depth; layer++) {
+        WeightTensor list[LAYER_TENSORS_MAX];
+        int n = Weights_layer_tensors(c, &LLAMA_NAMES, layer, list);
+        for (int i = 0; i < n; i++) {
+            char shape[96];
+            uint64_t bytes = WeightTensor_elements(&list[i]) * SafetensorsDtype_size(dtype);
+            Text_printf(t, ",\"%s\":{\"dtype\":\"%s\",\"shape\":%s,\"data_offsets\":[%llu,%llu]}",
+                        list[i].name, SafetensorsDtype_name(dtype),
+                        Weights_shape_text(list[i].rank, list[i].shape, shape, sizeof shape),
+                        (unsigned long long)at, (unsigned long long)(at + bytes));
+            at += bytes;
+        }
+    }
+    Text_printf(t, "}");
+    while (t->length % 8)
+        Text_printf(t, " ");
+}
+
+/* Element i of the tensor in its row-major order, from the layer's buffer (the Llama names
+   the export writes take whole tensors: no column is another buffer's). */
+static double tensor_element(const LayerWeights *w, const WeightTensor *t, uint64_t i)
+{
+    if (t->layout == CONSTANT)
+        return t->constant;
+    const double *buffer = WeightTensor_buffer(w, t);
+    if (t->layout == AS_STORED)
+        return buffer[i];
+    uint64_t columns = t->shape[1], r = i / columns, column = i % columns;
+    return buffer[r + (column - t->first_column) * t->shape[0]];
+}
+
+static int write_tensor(FILE *f, const LayerWeights *w, const WeightTensor *t,
+                        SafetensorsDtype dtype)
+{
+    unsigned char chunk[1 << 16];
+    size_t unit = SafetensorsDtype_size(dtype), used = 0;
+    uint64_t n = WeightTensor_elements(t);
+    for (uint64_t i = 0; i < n; i++) {
+        double x = tensor_element(w, t, i);
+        uint64_t bits;
+        if (dtype == SAFETENSORS_F64)
+            memcpy(&bits, &x, sizeof bits);
+        else
+            bits = dtype == SAFETENSORS_F32 ? Safetensors_double_to_f32(x)
+                                            : Safetensors_double_to_bf16(x);
+        for (size_t b = 0; b < unit; b++)
+            chunk[used++] = (unsigned char)(bits >> (8 * b));
+        if (used == sizeof chunk || i + 1 == n) {
+            if (fwrite(chunk, 1, used, f) != used)
+                return -1;
+            used = 0;
+        }
+    }
+    return 0;
+}
+
+/* The buffers of one layer's weights, as the run's workspace holds them. */
+typedef struct {
+    LayerWeights w;
+    double *scratch;
+    RandomStream *random;
+    Linalg *la;
+} Drawing;
+
+static void drawing_free(Drawing *d)
+{
+    double **all[] = {&d->w.query,   &d->w.key,    &d->w.value,  &d->w.output, &d->w.mlp_in,
+                      &d->w.mlp_out, &d->w.mlp_up, &d->w.markov, &d->scratch};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        free(*all[i]);
+    RandomStream_free(d->random);
+    Linalg_free(d->la);
+}
+
+static int drawing_new(const Config *c, Drawing *d)
+{
+    size_t dd = (size_t)c->width * c->width, nd = (size_t)Config_mlp_hidden(c) * c->width;
+    size_t markov = (size_t)c->tokens * c->tokens * c->heads;
+    memset(d, 0, sizeof *d);
+    d->w.query = calloc(dd, sizeof(double));
+    d->w.key = calloc(dd, sizeof(double));
+    d->w.value = calloc(dd, sizeof(double));
+    d->w.output = calloc(dd, sizeof(double));
+    d->w.mlp_in = calloc(nd + 1, sizeof(double));
+    d->w.mlp_out = calloc(nd + 1, sizeof(double));
+    d->w.mlp_up = calloc(nd + 1, sizeof(double));
+    d->w.markov = calloc(c->attention == ATTENTION_MARKOV ? markov : 1, sizeof(double));
+    d->scratch = calloc(Init_scratch_doubles(c) + 1, sizeof(double));
+    d->random = RandomStream_new();
+    d->la = Linalg_new();
+    bool ok = d->w.query && d->w.key && d->w.value && d->w.output && d->w.mlp_in && d->w.mlp_out &&
+              d->w.mlp_up && d->w.markov && d->scratch && d->random && d->la;
+    if (!ok)
+        drawing_free(d);
+    return ok ? 0 : -1;
+}
+
+/* model.safetensors into f: the length, the header, then layer by layer, drawn and written. */
+static int write_model(FILE *f, const Config *c, SafetensorsDtype dtype, char *err, size_t size)
+{
+    Text header = {0};
+    export_header(c, dtype, &header);
+    Drawing d;
+    if (header.failed || drawing_new(c, &d)) {
+        Text_free(&header);
+        snprintf(err, size, "out of memory");
+        return -1;
+    }
+    unsigned char length[8];
+    for (int i = 0; i < 8; i++)
+        length[i] = (unsigned char)((uint64_t)header.length >> (8 * i));
+    int status =
+        fwrite(length, 1, 8, f) == 8 && fwrite(header.data, 1, header.length, f) == header.length
+            ? 0
+            : -1;
+    Text_free(&header);
+    for (int layer = 1; layer <= c->depth && status == 0; layer++) {
+        if (Layer_draw(d.random, d.la, c, c->seed, layer, LAYER_DRAW_ALL, &d.w, d.scratch)) {
+            snprintf(err, size, "drawing the weights of layer %d failed", layer);
+            status = -2;
+            break;
+        }
+        WeightTensor list[LAYER_TENSORS_MAX];
+        int n = Weights_layer_tensors(c, &LLAMA_NAMES, layer, list);
+        for (int i = 0; i < n && status == 0; i++)
+            status = write_tensor(f, &d.w, &list[i], dtype);
+    }
+    drawing_free(&d);
+    return status;
+}
+
+/* config.json: Hugging Face's names for what they describe, then every attnscope setting,
+   with which the weights were drawn. */
+static void config_json(const Config *c, SafetensorsDtype dtype, Text *t)
+{
+    static const char *const ACTIVATIONS[] = {[MLP_RELU] = "relu",
+                                              [MLP_GELU] = "gelu",
+                                              [MLP_TANH] = "tanh",
+                                              [MLP_SWIGLU] = "silu",
+                                              [MLP_GEGLU] = "gelu_pytorch_tanh"};
+    static const char *const DTYPES[] = {[SAFETENSORS_F64] = "float64",
+                                         [SAFETENSORS_F32] = "float32",
+                                         [SAFETENSORS_BF16] = "bfloat16"};
+    Text_printf(t,
+                "{\n  \"hidden_size\": %d,\n  \"num_attention_heads\": %d,\n"
+                "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
+                "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
+                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, c->tokens);
+    if (c->mlp != MLP_NONE)
+        Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
+                    Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
+    if (c->rope != ROPE_NONE) {
+        Text_printf(t, "  \"rope_theta\": ");
+        Json_number(t, c->rope_theta);
+        Text_printf(t, ",\n");
+    }
+    Text_printf(t, "  \"rms_norm_eps\": ");
+    Json_number(t, c->ln_eps);
+    Text_printf(t, ",\n  \"torch_dtype\": \"%s\",\n  \"attnscope_version\": \"%s\",\n",
+                DTYPES[dtype], ATTNSCOPE_VERSION);
+    Text_printf(t, "  \"attnscope\": {");
+    Json_config_members(t, c);
+    Text_printf(t, "}\n}\n");
+}
+
+/* A new file beside its final name (.NAME.PID.tmp in dir), O_EXCL: 0666 less the umask. */
+static FILE *staged_file(const char *dir, const char *name, char *path, size_t path_size)
+{
+    snprintf(path, path_size, "%s/.%s.%ld.tmp", dir, name, (long)getpid());
+    unlink(path); /* a killed export of an earlier process with our pid */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    return f;
+}
+
+/* Closes f after fsync: 0, or -1 with errno. */
+static int finish_file(FILE *f)
+{
+    int failed = ferror(f) != 0 || fflush(f) != 0 || fsync(fileno(f)) != 0;
+    int reason = errno ? errno : EIO;
+    failed |= fclose(f) != 0;
+    if (failed)
+        errno = reason;
+    return failed ? -1 : 0;
+}
+
+static int make_directory(const char *dir, char *err, size_t size)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        snprintf(err, size, "it exists and is not a directory");
+        return -1;
+    }
+    if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
+        snprintf(err, size, "cannot create the directory: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtype, char *err,
+                         size_t size)
+{
+    if (make_directory(dir, err, size))
+        return -1;
+    char model[4200], config[4200], final_model[4200], final_config[4200];
+    snprintf(final_model, sizeof final_model, "%s/model.safetensors", dir);
+    snprintf(final_config, sizeof final_config, "%s/config.json", dir);
+    FILE *f = staged_file(dir, "model.safetensors", model, sizeof model);
+    FILE *g = f ? staged_file(dir, "config.json", config, sizeof config) : NULL;
+    if (!f || !g) {
+        snprintf(err, size, "cannot write into the directory: %s", strerror(errno));
+        if (f) {
+            fclose(f);
+            unlink(model);
+        }
+        return -1;
+    }
+    int status = write_model(f, c, dtype, err, size);
+    long long bytes = status == 0 ? (long long)ftello(f) : -1;
+    Text text = {0};
+    config_json(c, dtype, &text);
+    if (fwrite(text.data, 1, text.length, g) != text.length || text.failed)
+        status = status ? status : -1;
+    Text_free(&text);
+    int reason = errno;
+    if ((finish_file(f) | finish_file(g)) && status == 0) {
+        status = -1;
+        reason = errno;
+    }
+    if (status == -1)
+        snprintf(err, size, "writing failed: %s", strerror(reason ? reason : EIO));
+    if (status == 0 && (rename(model, final_model) != 0 || rename(config, final_config) != 0)) {
+        snprintf(err, size, "cannot put the files in place: %s", strerror(errno));
+        status = -1;
+    }
+    unlink(model);
+    unlink(config);
+    return status == 0 ? bytes : -1;
+}

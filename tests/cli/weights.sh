@@ -1,0 +1,206 @@
+#!/bin/bash
+# --export-weights DIR then --weights DIR: the batch document again, bit for bit (F64), for
+# configurations that use every tensor kind; a checkpoint changed by an independent writer
+# (tests/cli/safetensors_tool.py) changes it, a resharded one does not; F32 and BF16 exports
+# hold python's own rounding of the F64 values and give the document of those values, bit for
+# bit; shapes that do not fit, NaN weights, the export's atomic writes and the options' misuse
+# are each said.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tool=tests/cli/safetensors_tool.py
+base="--batch -T 12 -d 16 -L 3"
+
+configs=(
+    "--heads 2 --mlp gelu --wo gaussian"
+    "--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head --rope half -n rms --ln-place pre"
+    "--qk-norm full --heads 2 --kv-heads 1 --wo orthogonal -g center"
+    "-a markov --heads 2 --mlp relu"
+    "--init mimetic --heads 2 --wo gaussian --mlp geglu --mlp-hidden 24"
+    "--init cutting-skip -L 4 --conditioning"
+)
+round_trip() { # settings
+    local dir=$tmp/rt
+    rm -rf "$dir"
+    # shellcheck disable=SC2086
+    "$BIN" $base $1 --export-weights "$dir" >"$tmp/drawn.json" 2>"$tmp/err" &&
+        grep -q "wrote $dir/model.safetensors" "$tmp/err" &&
+        "$BIN" $base $1 --weights "$dir" >"$tmp/read.json" &&
+        [ -s "$tmp/read.json" ] && cmp "$tmp/drawn.json" "$tmp/read.json"
+}
+for settings in "${configs[@]}"; do
+    check "round trip, bit for bit: $settings" round_trip "$settings"
+done
+
+# The weights come from the file: a tensor scaled by an independent writer changes the
+# document, the same tensors in two shards (reverse order, other padding) do not.
+A="--heads 2 --mlp gelu --wo gaussian"
+# shellcheck disable=SC2086
+"$BIN" $base $A --export-weights "$tmp/w" >"$tmp/w.json" 2>/dev/null
+if "$PY" $tool scale "$tmp/w/model.safetensors" "$tmp/scaled.safetensors" \
+    model.layers.1.self_attn.v_proj.weight 2 2>/dev/null; then
+    # shellcheck disable=SC2086
+    check "a scaled W^V changes the document" bash -c "'$BIN' $base $A --weights '$tmp/scaled.safetensors' >'$tmp/s.json' && ! cmp -s '$tmp/s.json' '$tmp/w.json'"
+    "$PY" $tool shard "$tmp/w/model.safetensors" "$tmp/sharded"
+    # shellcheck disable=SC2086
+    check "two shards and the index: the same document" bash -c "'$BIN' $base $A --weights '$tmp/sharded' | cmp -s - '$tmp/w.json'"
+    "$PY" $tool set "$tmp/w/model.safetensors" "$tmp/nan.safetensors" model.layers.2.mlp.up_proj.weight 3 nan
+    # shellcheck disable=SC2086
+    "$BIN" $base $A --weights "$tmp/nan.safetensors" >"$tmp/nan.json" 2>"$tmp/err"
+    status=$?
+    check "NaN weights: exit 0, a warning names the tensor" bash -c "[ $status -eq 0 ] && grep -q \"warning: $tmp/nan.safetensors: tensor 'model.layers.2.mlp.up_proj.weight' holds 1 NaN or infinite entries\" '$tmp/err'"
+    check "... and the document is JSON" "$PY" -c "import json; json.load(open('$tmp/nan.json'))"
+    # F32: each value python's struct rounding of the F64 one (to nearest, ties to even).
+    # shellcheck disable=SC2086
+    "$BIN" $base $A --export-weights "$tmp/w32" --export-dtype f32 >/dev/null 2>&1
+    f32_rounded() {
+        local name=model.layers.0.mlp.down_proj.weight
+        "$PY" -B - "$tmp/w/model.safetensors" "$tmp/w32/model.safetensors" "$name" <<'PYEOF'
+import struct, sys
+sys.path.insert(0, "tests/cli")
+import safetensors_tool as st
+wide = dict((n, st.values(d, r)) for n, d, s, r in st.read(sys.argv[1])[0])[sys.argv[3]]
+narrow = [(d, st.values(d, r)) for n, d, s, r in st.read(sys.argv[2])[0] if n == sys.argv[3]][0]
+rounded = [struct.unpack("<f", struct.pack("<f", x))[0] for x in wide]
+sys.exit(0 if narrow[0] == "F32" and narrow[1] == rounded and rounded != wide else 1)
+PYEOF
+    }
+    check "--export-dtype f32: python's rounding of every F64 value" f32_rounded
+    # shellcheck disable=SC2086
+    "$BIN" $base $A --export-weights "$tmp/w16" --export-dtype bf16 >/dev/null 2>&1
+    # An F32 or BF16 checkpoint runs exactly its rounded values: the same document as an F64
+    # checkpoint of python's rounding of the drawn weights (so the export rounded as python
+    # does, and the reader widened exactly).
+    same_as_rounded() { # dtype directory
+        "$PY" $tool round "$tmp/w/model.safetensors" "$tmp/rounded-$1.safetensors" "$1" &&
+            "$BIN" $base $A --weights "$2" >"$tmp/narrow.json" &&
+            "$BIN" $base $A --weights "$tmp/rounded-$1.safetensors" >"$tmp/rounded.json" &&
+            cmp "$tmp/narrow.json" "$tmp/rounded.json" && ! cmp -s "$tmp/narrow.json" "$tmp/w.json"
+    }
+    check "--export-dtype f32: the document of the F32-rounded weights, bit for bit" same_as_rounded F32 "$tmp/w32"
+    check "--export-dtype bf16: the document of the BF16-rounded weights, bit for bit" same_as_rounded BF16 "$tmp/w16"
+else
+    skip "the checks with an independent writer" "python3 cannot run here"
+fi
+
+# The shapes' checks, on the file alone (a directory's config.json is checked first, below).
+refused() { # expected-message -- command args...
+    local says=$1
+    shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    local status=$?
+    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
+        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes out, stderr: $(head -c 300 "$tmp/err")"
+        return 1
+    fi
+}
+# shellcheck disable=SC2086
+check "a wider configuration: the tensor, its shape and the one expected" refused \
+    "tensor 'model.layers.0.self_attn.q_proj.weight' has shape [16, 16], expected [32, 32]" -- \
+    "$BIN" --batch -T 12 -d 32 -L 3 $A --weights "$tmp/w/model.safetensors"
+# shellcheck disable=SC2086
+check "no MLP: its tensors are not weights of the configuration" refused \
+    "tensor 'model.layers.0.mlp.up_proj.weight' is not a weight of this configuration" -- \
+    "$BIN" $base --heads 2 --wo gaussian --weights "$tmp/w/model.safetensors"
+# shellcheck disable=SC2086
+check "a deeper configuration: the missing tensor named" refused \
+    "no tensor 'model.layers.3.self_attn.q_proj.weight' (shape [16, 16])" -- \
+    "$BIN" --batch -T 12 -d 16 -L 4 $A --weights "$tmp/w/model.safetensors"
+"$BIN" $base --qk-norm head --export-weights "$tmp/qk" >/dev/null 2>&1
+if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.layers.1.self_attn.k_norm.weight 2 0.5 2>/dev/null; then
+    check "a QK-norm gain other than 1 is refused" refused \
+        "tensor 'model.layers.1.self_attn.k_norm.weight' entry 2 is 0.5: attnscope's norms have unit gains" -- \
+        "$BIN" $base --qk-norm head --weights "$tmp/gain.safetensors"
+fi
+
+# GPT-2's names and layouts (Conv1D, q | k | v fused by columns, zero biases, unit LN gains, a
+# mask buffer, embeddings outside the block) hold the same weights: the same document.
+gpt2_same() { # norm settings
+    local dir=$tmp/g
+    rm -rf "$dir"
+    # shellcheck disable=SC2086
+    "$BIN" $base $2 --export-weights "$dir" >"$tmp/g.json" 2>/dev/null &&
+        "$PY" $tool gpt2 "$dir/model.safetensors" "$tmp/gpt2.safetensors" "$1" &&
+        "$BIN" $base $2 --weights "$tmp/gpt2.safetensors" >"$tmp/g2.json" 2>"$tmp/g.err" &&
+        cmp "$tmp/g.json" "$tmp/g2.json" &&
+        grep -q "tensor 'transformer.wte.weight' is outside the block" "$tmp/g.err" &&
+        ! grep -q "attn.bias'" "$tmp/g.err"
+}
+if "$PY" -c 'import struct, json' 2>/dev/null; then
+    check "GPT-2 names, LayerNorm: the same document" gpt2_same ln "--heads 2 --mlp gelu --wo gaussian -n ln --ln-place pre"
+    check "GPT-2 names, grouped keys and values, RMSNorm: the same document" gpt2_same rms "--heads 4 --kv-heads 2 --mlp relu --wo orthogonal -n rms"
+    # shellcheck disable=SC2086
+    check "GPT-2 names with a gated MLP: refused, naming what GPT-2 has no tensor for" refused \
+        "GPT-2's names have no tensor for a gated MLP's up projection" -- \
+        "$BIN" $base --heads 4 --kv-heads 2 --mlp swiglu --wo orthogonal -n rms --weights "$tmp/gpt2.safetensors"
+    "$PY" $tool set "$tmp/gpt2.safetensors" "$tmp/bias.safetensors" transformer.h.1.mlp.c_fc.bias 3 0.25
+    # shellcheck disable=SC2086
+    check "a nonzero bias is refused, naming the tensor and the entry" refused \
+        "tensor 'transformer.h.1.mlp.c_fc.bias' entry 3 is 0.25: attnscope's norms have unit gains and its block no biases, so it reads only 0 there" -- \
+        "$BIN" $base --heads 4 --kv-heads 2 --mlp relu --wo orthogonal -n rms --weights "$tmp/bias.safetensors"
+fi
+
+# A Llama model's whole checkpoint: its norms' unit gains are read and checked, the tensors
+# outside the block (embeddings, final norm, output head) named as unused.
+llama_whole() {
+    local dir=$tmp/l settings="--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half"
+    rm -rf "$dir"
+    # shellcheck disable=SC2086
+    "$BIN" $base $settings --export-weights "$dir" >"$tmp/l.json" 2>/dev/null &&
+        grep -aq '"model.layers.2.post_attention_layernorm.weight"' "$dir/model.safetensors" &&
+        "$PY" $tool whole-model "$dir/model.safetensors" "$tmp/whole.safetensors" &&
+        "$BIN" $base $settings --weights "$tmp/whole.safetensors" >"$tmp/l2.json" 2>"$tmp/l.err" &&
+        cmp "$tmp/l.json" "$tmp/l2.json" &&
+        [ "$(grep -c 'is outside the block' "$tmp/l.err")" -eq 3 ] &&
+        "$PY" $tool set "$dir/model.safetensors" "$tmp/gain2.safetensors" model.layers.1.input_layernorm.weight 0 1.5 &&
+        # shellcheck disable=SC2086
+        ! "$BIN" $base $settings --weights "$tmp/gain2.safetensors" >/dev/null 2>"$tmp/l.err" &&
+        grep -q "tensor 'model.layers.1.input_layernorm.weight' entry 0 is 1.5" "$tmp/l.err"
+}
+check "a whole Llama checkpoint: norms' gains checked, the rest named unused, the same document" llama_whole
+
+# A directory's config.json states the model: the same tensors read with other heads or
+# another width are refused, naming the key and the option (either spelling of the key).
+# shellcheck disable=SC2086
+check "config.json's heads: --heads 4 on the same shapes is refused" refused \
+    "$tmp/w/config.json: num_attention_heads is 2, but the settings give 4 (--heads)" -- \
+    "$BIN" $base --heads 4 --mlp gelu --wo gaussian --weights "$tmp/w"
+mkdir "$tmp/gpt2"
+cp "$tmp/w/model.safetensors" "$tmp/gpt2/"
+printf '{"n_embd": 32, "n_head": 2}' >"$tmp/gpt2/config.json"
+# shellcheck disable=SC2086
+check "config.json's n_embd (GPT-2's spelling) names the width" refused \
+    "$tmp/gpt2/config.json: n_embd is 32, but the settings give 16 (--width)" -- \
+    "$BIN" $base $A --weights "$tmp/gpt2"
+printf '{"n_embd": 16,' >"$tmp/gpt2/config.json"
+# shellcheck disable=SC2086
+check "a malformed config.json is named" refused "$tmp/gpt2/config.json: JSON byte 15" -- \
+    "$BIN" $base $A --weights "$tmp/gpt2"
+
+# The export: into a directory that is not one, nothing is written; over an earlier export,
+# the new files replace the old and other files stay; no staging file is left.
+touch "$tmp/file"
+check "--export-weights into a file: refused" refused "--export-weights '$tmp/file': it exists and is not a directory" -- \
+    "$BIN" $base --export-weights "$tmp/file"
+echo keep >"$tmp/w/notes.txt"
+# shellcheck disable=SC2086
+"$BIN" $base $A --seed 9 --export-weights "$tmp/w" >/dev/null 2>&1
+check "re-export: replaced, other files kept, no staging left" bash -c "[ \"\$(cat '$tmp/w/notes.txt')\" = keep ] && [ -z \"\$(ls -A '$tmp/w' | grep -v -x -e model.safetensors -e config.json -e notes.txt)\" ] && grep -q '\"seed\":9' '$tmp/w/config.json'"
+check "config.json: HF's names and attnscope's settings" "$PY" -c "
+import json; c = json.load(open('$tmp/w/config.json'))
+assert (c['hidden_size'], c['num_attention_heads'], c['num_hidden_layers'], c['intermediate_size'], c['hidden_act']) == (16, 2, 3, 64, 'gelu'), c
+assert c['attnscope']['T'] == 12 and c['attnscope']['seed'] == 9"
+check "without --batch: exit 0 after the export, nothing on stdout" bash -c "'$BIN' -T 12 -d 16 --export-weights '$tmp/only' >'$tmp/out' 2>/dev/null && [ ! -s '$tmp/out' ] && [ -s '$tmp/only/model.safetensors' ]"
+check "--export-dtype without --export-weights" refused "--export-dtype: accepted only with --export-weights DIR" -- \
+    "$BIN" --batch --export-dtype f32
+check "--export-dtype f8" refused "--export-dtype 'f8': accepted f64, f32 or bf16" -- \
+    "$BIN" --batch --export-dtype f8 --export-weights "$tmp/x"
+check "--weights with --jsonl" refused "--weights '$tmp/w': accepted only without --jsonl" -- \
+    "$BIN" --batch --jsonl --weights "$tmp/w"
+check "--weights with --sweep-T" refused "--weights '$tmp/w': accepted only without --sweep-T" -- \
+    "$BIN" --batch --sweep-T --weights "$tmp/w"
+check "--weights with grid" refused "grid: --weights is not accepted" -- \
+    "$BIN" grid 'T=8,16' --weights "$tmp/w"
+finish

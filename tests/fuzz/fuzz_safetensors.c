@@ -1,0 +1,39 @@
+/* libFuzzer harness: arbitrary bytes as one safetensors file.  The reader must either list
+ * tensors that lie inside the bytes (each is converted to doubles here, so ASan catches a
+ * read past the end) or refuse with a message that names the file, never crash, and free
+ * what it built either way (ASan's leak check). */
+#include "safetensors.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* A copy of exactly size bytes, so that ASan catches a read one past the end. */
+    unsigned char *bytes = malloc(size ? size : 1);
+    if (!bytes)
+        return 0;
+    memcpy(bytes, data, size);
+    char err[512] = "";
+    Safetensors *s = Safetensors_parse(bytes, size, "fuzz.safetensors", err, sizeof err);
+    if (!s && strncmp(err, "fuzz.safetensors: ", 18) != 0)
+        abort();
+    for (int i = 0; s && i < Safetensors_count(s); i++) {
+        const SafetensorsTensor *t = Safetensors_at(s, i);
+        /* The bytes bound the elements: size / 2 at most, so the buffer below is bounded. */
+        double *values = malloc(sizeof(double) * (t->elements ? t->elements : 1));
+        if (!values)
+            abort();
+        Safetensors_to_double(t, values);
+        if (t->rank == 2)
+            Safetensors_columns_to_double(t, 0, t->shape[1], values);
+        (void)Safetensors_count_nonfinite(t);
+        free(values);
+    }
+    Safetensors_close(s);
+    free(bytes);
+    return 0;
+}

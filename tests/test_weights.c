@@ -1,0 +1,215 @@
+/* A checkpoint written by Python (struct and json, HF's nn.Linear (out, in) convention) read
+ * back as the layer step's weights: each tensor lands in the buffer the layer multiplies by,
+ * in its layout (W^Q(i, o) = q_proj[o][i], the MLP's input projections transposed), from F32,
+ * F16 and a sharded directory; shapes that do not fit are refused naming the tensor. */
+#include "testing.h"
+
+#include "weights.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* d = 4, H = 2, G = 1 (kv width 2), swiglu with N = 8, L = 2, W^O gaussian. */
+static Config small_config(void)
+{
+    Config c = Config_default();
+    c.tokens = 4;
+    c.width = 4;
+    c.depth = 2;
+    c.heads = 2;
+    c.kv_heads = 1;
+    c.output = OUTPUT_GAUSSIAN;
+    c.mlp = MLP_SWIGLU;
+    c.mlp_hidden = 8;
+    return c;
+}
+
+/* Tensor t's element [r][c] as the Python writer makes it, for layer l (from 0): exact in
+   binary16 (at most 11 significant bits). */
+static double value(int l, int t, int r, int c)
+{
+    return (double)(l * 512 + t * 64 + r * 8 + c) / 4.0;
+}
+
+/* The tensors: (suffix, rows, columns) in the order of value()'s t. */
+static const struct {
+    const char *suffix;
+    int rows, columns;
+} TENSORS[] = {{"self_attn.q_proj.weight", 4, 4}, {"self_attn.k_proj.weight", 2, 4},
+               {"self_attn.v_proj.weight", 2, 4}, {"self_attn.o_proj.weight", 4, 4},
+               {"mlp.gate_proj.weight", 8, 4},    {"mlp.up_proj.weight", 8, 4},
+               {"mlp.down_proj.weight", 4, 8}};
+
+/* Writes the checkpoint with python3 into path (a file, or with `sharded` a directory of two
+   shards and the index); false where python3 cannot. */
+static bool python_writes(const char *path, const char *dtype, bool sharded, int skip_tensor)
+{
+    char script[4096];
+    snprintf(
+        script, sizeof script,
+        "python3 - <<'EOF'\n"
+        "import json, os, struct\n"
+        "names = ['self_attn.q_proj.weight', 'self_attn.k_proj.weight',\n"
+        "         'self_attn.v_proj.weight', 'self_attn.o_proj.weight',\n"
+        "         'mlp.gate_proj.weight', 'mlp.up_proj.weight', 'mlp.down_proj.weight']\n"
+        "shapes = [(4, 4), (2, 4), (2, 4), (4, 4), (8, 4), (8, 4), (4, 8)]\n"
+        "code, size = {'F32': ('f', 4), 'F16': ('e', 2)}['%s']\n"
+        "tensors = []\n"
+        "for l in range(2):\n"
+        "    for t, (name, (rows, cols)) in enumerate(zip(names, shapes)):\n"
+        "        if t == %d: continue\n"
+        "        xs = [(l * 512 + t * 64 + r * 8 + c) / 4 for r in range(rows) for c in "
+        "range(cols)]\n"
+        "        tensors.append(('model.layers.%%d.%%s' %% (l, name), [rows, cols],\n"
+        "                        struct.pack('<%%d%%s' %% (len(xs), code), *xs)))\n"
+        "def write(path, part):\n"
+        "    header, at = {}, 0\n"
+        "    for name, shape, raw in part:\n"
+        "        header[name] = {'dtype': '%s', 'shape': shape, 'data_offsets': [at, at + "
+        "len(raw)]}\n"
+        "        at += len(raw)\n"
+        "    text = json.dumps(header).encode()\n"
+        "    open(path, 'wb').write(struct.pack('<Q', len(text)) + text + b''.join(r for _, _, r "
+        "in part))\n"
+        "path = '%s'\n"
+        "if %d:\n"
+        "    os.mkdir(path)\n"
+        "    shards = {'a.safetensors': tensors[::2], 'b.safetensors': tensors[1::2]}\n"
+        "    for f, part in shards.items(): write(os.path.join(path, f), part)\n"
+        "    index = {'weight_map': {n: f for f, part in shards.items() for n, _, _ in part}}\n"
+        "    json.dump(index, open(os.path.join(path, 'model.safetensors.index.json'), 'w'))\n"
+        "else:\n"
+        "    write(path, tensors)\n"
+        "EOF\n",
+        dtype, skip_tensor, dtype, path, sharded);
+    return system(script) == 0;
+}
+
+static const double *buffer(const LayerWeights *w, int t)
+{
+    const double *list[] = {w->query,  w->key,    w->value,  w->output,
+                            w->mlp_in, w->mlp_up, w->mlp_out};
+    return list[t];
+}
+
+/* The column-major index of HF's element [r][c] in tensor t's buffer: nn.Linear's (out, in)
+   is X·W's (in × out) matrix as stored; the MLP's input projections are kept N×d. */
+static size_t index_of(int t, int r, int c)
+{
+    int rows = TENSORS[t].rows, columns = TENSORS[t].columns;
+    bool transposed = t == 4 || t == 5;
+    return transposed ? (size_t)r + (size_t)c * rows : (size_t)c + (size_t)r * columns;
+}
+
+static void check_reads(const char *path)
+{
+    Config c = small_config();
+    char err[512] = "";
+    Checkpoint *k = Checkpoint_open(path, &c, NULL, err, sizeof err);
+    if (!k)
+        fail_msg("%s", err);
+    double storage[7][64];
+    LayerWeights w = {.query = storage[0],
+                      .key = storage[1],
+                      .value = storage[2],
+                      .output = storage[3],
+                      .mlp_in = storage[4],
+                      .mlp_up = storage[5],
+                      .mlp_out = storage[6]};
+    const WeightSource *source = Checkpoint_source(k);
+    for (int layer = 1; layer <= 2; layer++) {
+        memset(storage, 0, sizeof storage);
+        assert_int_equal(source->fill(source->context, &c, layer, LAYER_DRAW_ALL, &w), 0);
+        for (int t = 0; t < 7; t++)
+            for (int r = 0; r < TENSORS[t].rows; r++)
+                for (int col = 0; col < TENSORS[t].columns; col++)
+                    if (buffer(&w, t)[index_of(t, r, col)] != value(layer - 1, t, r, col))
+                        fail_msg("layer %d %s [%d][%d]: %g, expected %g", layer, TENSORS[t].suffix,
+                                 r, col, buffer(&w, t)[index_of(t, r, col)],
+                                 value(layer - 1, t, r, col));
+    }
+    /* A configuration whose shapes differ is refused by the source too. */
+    Config wider = c;
+    wider.width = 8;
+    assert_int_not_equal(source->fill(source->context, &wider, 1, LAYER_DRAW_ALL, &w), 0);
+    /* H = 4 with G = 2: every tensor keeps its shape (G·d_h = 2), but the heads split W^Q
+       otherwise: another model, refused too, with the reason. */
+    Config split = c;
+    split.heads = 4;
+    split.kv_heads = 2;
+    char why[256];
+    assert_int_not_equal(source->fill(source->context, &split, 1, LAYER_DRAW_ALL, &w), 0);
+    assert_false(source->fits(source->context, &split, why, sizeof why));
+    assert_non_null(strstr(why, "L = 2 layers of H = 2 heads, G = 1"));
+    assert_true(source->fits(source->context, &c, why, sizeof why));
+    Config drawn_otherwise = c;
+    drawn_otherwise.sigma_qk = 0.5;
+    assert_false(source->fits(source->context, &drawn_otherwise, why, sizeof why));
+    assert_non_null(strstr(why, "not drawn"));
+    Checkpoint_close(k);
+}
+
+static char directory[] = "/tmp/attnscope-test-weights-XXXXXX";
+
+static void test_python_checkpoints(void **state)
+{
+    (void)state;
+    char f32[128], f16[128], sharded[128];
+    snprintf(f32, sizeof f32, "%s/f32.safetensors", directory);
+    snprintf(f16, sizeof f16, "%s/f16.safetensors", directory);
+    snprintf(sharded, sizeof sharded, "%s/sharded", directory);
+    if (!python_writes(f32, "F32", false, -1))
+        skip(); /* no python3 here */
+    check_reads(f32);
+    assert_true(python_writes(f16, "F16", false, -1));
+    check_reads(f16);
+    assert_true(python_writes(sharded, "F32", true, -1));
+    check_reads(sharded);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    char missing[128], err[512];
+    snprintf(missing, sizeof missing, "%s/missing.safetensors", directory);
+    if (!python_writes(missing, "F32", false, 5))
+        skip();
+    Config c = small_config();
+    assert_null(Checkpoint_open(missing, &c, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "no tensor 'model.layers.0.mlp.up_proj.weight' (shape [8, 4])"));
+    c.mlp_hidden = 16;
+    char f32[128];
+    snprintf(f32, sizeof f32, "%s/f32.safetensors", directory);
+    assert_null(Checkpoint_open(f32, &c, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [8, 4], "
+                                "expected [16, 4]"));
+    c = small_config();
+    c.depth = 1;
+    assert_null(Checkpoint_open(f32, &c, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "tensor 'model.layers.1.self_attn.q_proj.weight' is not a weight "
+                                "of this configuration"));
+}
+
+static int make_directory(void **state)
+{
+    (void)state;
+    return mkdtemp(directory) ? 0 : -1;
+}
+
+static int remove_directory(void **state)
+{
+    (void)state;
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf '%s'", directory);
+    return system(command) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_python_checkpoints),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, make_directory, remove_directory);
+}
