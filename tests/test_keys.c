@@ -414,8 +414,11 @@ static void test_settings_stay_valid(void **state)
             settings[n++] = Keys_at(i)->key;
     for (int run = 0; run < 50; run++) {
         Config start = Config_default();
+        /* The embedding input takes any T, so d may be below it. */
+        start.input = (InputKind)(rand() % INPUT_NAMES.count);
+        start.vocab = 1 + rand() % 100;
         start.tokens = 2 + rand() % 60;
-        start.width = start.tokens + rand() % 40;
+        start.width = start.input == INPUT_EMBEDDING ? 1 + rand() % 64 : start.tokens + rand() % 40;
         start.depth = 1 + rand() % 5;
         start.layer = 1 + rand() % start.depth;
         start.mask = (Mask)(rand() % MASK_NAMES.count);
@@ -431,7 +434,14 @@ static void test_settings_stay_valid(void **state)
             start.kv_heads = 0;
         start.mlp = (Mlp)(rand() % MLP_NAMES.count);
         start.mlp_hidden = rand() % 2 ? 1 + rand() % 48 : 0;
+        /* Any scheme (a factorised one cannot share K/V heads: then the normal one), and
+           any depth scale. */
+        start.init = (InitScheme)(rand() % INIT_NAMES.count);
+        start.init_std = 0.005 * (1 + rand() % 8);
+        start.depth_scale = (DepthScale)(rand() % DEPTH_SCALE_NAMES.count);
         char err[256];
+        if (Config_validate(&start, err, sizeof err))
+            start.init = INIT_NORMAL;
         assert_int_equal(Config_validate(&start, err, sizeof err), 0);
         Controls c = Controls_from(&start);
         for (int step = 0; step < 2000; step++) {

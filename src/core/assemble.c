@@ -3,6 +3,7 @@
  * the warnings (the block's, the spectra's, each layer's) and the measure routes. */
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
+#include "attnscope/init.h"
 #include "attnscope/qk.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
@@ -174,7 +175,12 @@ static void block_warnings(const Config *c, Warnings *w)
                            "same keys: their matrices are correlated, not independent draws",
                            kv_heads, c->heads, c->head, first, first + group - 1);
     }
-    if (input_dependent && !Theory_first_layer_unit_rows(c))
+    if (c->input == INPUT_EMBEDDING)
+        Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
+                           "embedding input (V = %d, S = %g): %s: no sigma, circle laws or "
+                           "stable-rank curve",
+                           c->vocab, Init_embedding_std(c), THEORY_EMBEDDING_NOTE);
+    else if (input_dependent && !Theory_first_layer_unit_rows(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
                            "pre-LN: the first layer's attention reads LN(X0), rows of norm %s, "
                            "not the input's %s rows that sigma is computed for: no sigma, no "

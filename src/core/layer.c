@@ -34,20 +34,47 @@ int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
     return info;
 }
 
+/* The embedding input's rows into g (d×T, row i its column i): T token ids uniform on
+   0..V−1, drawn into x (free until the rows are transposed in), and row k of the table from
+   its own stream (seed, k), so that a repeated id gives the same row bit for bit and the V×d
+   table is never stored.  The trunc-normal scheme cuts them as its matrices. */
+static void embedding_rows(RandomStream *random, const Config *c, uint64_t seed, double *x,
+                           double *g)
+{
+    int T = c->tokens, d = c->width;
+    double std = Init_embedding_std(c);
+    RandomStream_uniform_integers(random, seed, 0, ROLE_TOKEN_IDS, (unsigned long)c->vocab, x,
+                                  (size_t)T);
+    for (int i = 0; i < T; i++) {
+        int id = (int)x[i];
+        double *row = g + (size_t)i * d;
+        if (c->init == INIT_TRUNC_NORMAL)
+            RandomStream_truncated_gaussian(random, seed, id, ROLE_EMBEDDING, std, INIT_TRUNCATION,
+                                            row, (size_t)d);
+        else
+            RandomStream_gaussian(random, seed, id, ROLE_EMBEDDING, std, row, (size_t)d);
+    }
+}
+
 int Layer_input(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, double *x,
                 double *scratch)
 {
     int T = c->tokens, d = c->width;
     size_t td = (size_t)T * d;
     double *g = scratch; /* d×T */
-    RandomStream_gaussian(random, seed, 0, ROLE_INPUT, 1.0, g, td);
-    int info = Linalg_orthonormalise(la, d, T, g);
-    if (info)
-        return info;
+    if (c->input == INPUT_EMBEDDING) {
+        embedding_rows(random, c, seed, x, g);
+    } else {
+        RandomStream_gaussian(random, seed, 0, ROLE_INPUT, 1.0, g, td);
+        int info = Linalg_orthonormalise(la, d, T, g);
+        if (info)
+            return info;
+    }
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
             x[i + (size_t)j * T] = g[j + (size_t)i * d];
-    if (c->input_norm == INPUT_NORM_SQRT_D) /* rows of norm √d, as after embedding + LN */
+    /* Rows of norm √d, as after embedding + LN (the embedding's std says its rows' norm). */
+    if (c->input == INPUT_ORTHONORMAL && c->input_norm == INPUT_NORM_SQRT_D)
         cblas_dscal((int)td, sqrt((double)d), x, 1);
     return 0;
 }

@@ -89,9 +89,9 @@ static bool settle(Config *c, char *note, size_t size)
         for (int i = 0; i < Settings_count(); i++) {
             const Setting *t = Settings_at(i);
             double limit = Setting_limit(t, &trial);
-            if (!t->bound || Setting_get(t, &trial) <= limit)
+            const Setting *b = Setting_bound(t, &trial);
+            if (!b || Setting_get(t, &trial) <= limit)
                 continue;
-            const Setting *b = Settings_find(t->bound);
             if (limit < key_min(t)) {
                 note_add(note, size, "%s cannot go below %g (%s ≥ %g and %s)", b->key_label,
                          key_min(t) - t->bound_offset, t->label, key_min(t), t->bound_reason);
@@ -233,8 +233,8 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
         return false;
     }
     Controls after = *c;
-    if (s->bound && s->raises_bound) {
-        const Setting *b = Settings_find(s->bound);
+    const Setting *b = Setting_bound(s, &next);
+    if (b && s->raises_bound) {
         double need = to - s->bound_offset, had = Setting_get(b, &next);
         int i = setting_index(s);
         if (had < need) {
