@@ -401,6 +401,22 @@ static void test_keys_keep_the_relations(void **state)
     assert_int_equal(c.config.heads, 2);
     assert_int_equal(c.config.kv_heads, 2);
     assert_non_null(strstr(note, "K/V heads G lowered to 2 with H (G ≤ H)"));
+    /* The embedding input takes T > d; = back to orthonormal rows takes T down to d, and T
+       then raises d again as the bound says. */
+    start = Config_default();
+    start.input = INPUT_EMBEDDING;
+    start.tokens = 64;
+    start.width = 16;
+    c = Controls_from(&start);
+    assert_true(press(&c, 'T', note));
+    assert_int_equal(c.config.tokens, 128);
+    assert_int_equal(c.config.width, 16);
+    assert_true(press(&c, '=', note));
+    assert_int_equal(c.config.input, INPUT_ORTHONORMAL);
+    assert_int_equal(c.config.tokens, 16);
+    assert_non_null(strstr(note, "tokens T lowered to 16 with d (the input needs T ≤ d)"));
+    assert_true(press(&c, 'T', note));
+    assert_int_equal(c.config.width, 32);
 }
 
 /* Random key sequences from random valid starts never produce an invalid Config. */

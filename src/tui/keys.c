@@ -50,15 +50,6 @@ static int cycle(int value, int count, int step)
     return (value + step + count) % count;
 }
 
-/* Whether c with s at `to` is a configuration the program accepts. */
-static bool accepted_with(const Setting *s, const Config *c, double to)
-{
-    Config trial = *c;
-    char why[256];
-    Setting_put(s, &trial, to);
-    return Config_validate(&trial, why, sizeof why) == 0;
-}
-
 static int gcd(int a, int b)
 {
     while (b) {
@@ -119,6 +110,16 @@ static bool settle(Config *c, char *note, size_t size)
     if (said[0])
         note_add(note, size, "%s", said);
     return true;
+}
+
+/* Whether c with s at `to` is a configuration the program accepts, once the settings it
+   bounds follow (the orthonormal input takes T down to d). */
+static bool accepted_with(const Setting *s, const Config *c, double to)
+{
+    Config trial = *c;
+    char why[KEYS_NOTE_SIZE] = "";
+    Setting_put(s, &trial, to);
+    return settle(&trial, why, sizeof why) && Config_validate(&trial, why, sizeof why) == 0;
 }
 
 /* Why a numeric setting cannot go further: at its maximum, at its bound, or at its minimum. */
