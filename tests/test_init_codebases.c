@@ -107,10 +107,11 @@ static double *drawn(const Config *c, Matrix m, int layer)
     return w;
 }
 
-/* W^O and W2 under --depth-scale total are the unscaled draws times 1/√(2L) at every layer,
-   under per-layer times 1/√(2ℓ) (each entry to within the two roundings of the products), and
-   bit for bit the draw of a scheme whose std is S/√(2L) (S/√(2ℓ)) unscaled; W^Q, W^V are
-   untouched; gpt2's own scaling is total. */
+/* W^O, W2 and a gated MLP's up projection (OLMo-core scales its w3 with w2) under
+   --depth-scale total are the unscaled draws times 1/√(2L) at every layer, under per-layer
+   times 1/√(2ℓ) (each entry to within the two roundings of the products), and bit for bit the
+   draw of a scheme whose std is S/√(2ℓ) unscaled; W^Q, W^V and the gate are untouched;
+   gpt2's own scaling is total on W^O and W2 alone (HF's c_proj). */
 static void test_depth_scale_factors(void **state)
 {
     (void)state;
@@ -120,14 +121,17 @@ static void test_depth_scale_factors(void **state)
         c.init = schemes[k];
         c.width = c.tokens = 32;
         c.depth = 5;
-        const Matrix matrices[] = {MATRIX_OUTPUT, MATRIX_MLP_OUT, MATRIX_QUERY, MATRIX_VALUE};
+        c.mlp = MLP_SWIGLU;
+        const Matrix matrices[] = {MATRIX_OUTPUT, MATRIX_MLP_OUT, MATRIX_MLP_UP,
+                                   MATRIX_QUERY,  MATRIX_VALUE,   MATRIX_MLP_IN};
         for (int layer = 1; layer <= c.depth; layer++)
             for (size_t m = 0; m < sizeof matrices / sizeof matrices[0]; m++) {
                 Config none = c, total = c, per_layer = c;
                 none.depth_scale = DEPTH_SCALE_NONE;
                 total.depth_scale = DEPTH_SCALE_TOTAL;
                 per_layer.depth_scale = DEPTH_SCALE_PER_LAYER;
-                bool scaled = matrices[m] == MATRIX_OUTPUT || matrices[m] == MATRIX_MLP_OUT;
+                bool output = matrices[m] == MATRIX_OUTPUT || matrices[m] == MATRIX_MLP_OUT;
+                bool scaled = output || matrices[m] == MATRIX_MLP_UP;
                 double by_total = scaled ? 1 / sqrt(2.0 * c.depth) : 1,
                        by_layer = scaled ? 1 / sqrt(2.0 * layer) : 1;
                 double *plain = drawn(&none, matrices[m], layer),
@@ -145,11 +149,11 @@ static void test_depth_scale_factors(void **state)
                     assert_memory_equal(r, b, sizeof(double) * dd);
                     free(r);
                 }
-                if (c.init == INIT_GPT2) {
+                if (c.init == INIT_GPT2) { /* HF's c_proj: W^O and W2 alone */
                     Config scheme = c;
                     scheme.depth_scale = DEPTH_SCALE_SCHEME;
                     double *g = drawn(&scheme, matrices[m], layer);
-                    assert_memory_equal(g, a, sizeof(double) * dd);
+                    assert_memory_equal(g, output ? a : plain, sizeof(double) * dd);
                     free(g);
                 }
                 free(plain);

@@ -49,8 +49,9 @@ double Init_truncated_std(double cut);
 bool Init_uses_one_std(const Config *c);
 
 /* The divisor of matrix m's std at layer `layer` (from 1) under c's depth scale: √(2L) or
-   √(2ℓ) for W^O and the MLP's down projection, else 1.  A Haar W^O keeps its norm (the
-   divisor scales only the draw it orthonormalises); the factorised schemes take none. */
+   √(2ℓ) for W^O and the MLP's down projection, and (total, per-layer: OLMo-core's llama,
+   llama_depth) a gated MLP's up projection; else 1.  A Haar W^O keeps its norm (the divisor
+   scales only the draw it orthonormalises); the factorised schemes take none. */
 double Init_depth_divisor(const Config *c, Matrix m, int layer);
 
 /* Whether every layer's weights depend on the depth L (÷√(2L), deepnorm's β(L)), so that a

@@ -307,23 +307,28 @@ bool Init_uses_one_std(const Config *c)
     return c->init == INIT_GPT2 || c->init == INIT_TRUNC_NORMAL;
 }
 
-/* The depth scale matrix m takes under c. */
+/* The depth scale matrix m takes under c.  gpt2's own is HF's c_proj rule: W^O and W2.  The
+   explicit ones are OLMo-core's llama and llama_depth, whose init_feed_forward scales a gated
+   MLP's up projection (its w3) with the down projection (w2). */
 static DepthScale depth_scale_of(const Config *c, Matrix m)
 {
-    if ((m != MATRIX_OUTPUT && m != MATRIX_MLP_OUT) || factorised(c->init))
+    bool output = m == MATRIX_OUTPUT || m == MATRIX_MLP_OUT;
+    if (factorised(c->init))
         return DEPTH_SCALE_NONE;
-    /* The scheme's own scaling (gpt2's) is of the matrices it draws, not of a per-matrix
-       choice over it (--init-output normal keeps the normal scheme's W^O). */
+    /* The scheme's scaling is of the matrices it draws, not of a per-matrix choice over it
+       (--init-output normal keeps the normal scheme's W^O). */
     if (c->depth_scale == DEPTH_SCALE_SCHEME)
-        return c->init == INIT_GPT2 && matrix_choice(c, m) == MATRIX_INIT_SCHEME ? DEPTH_SCALE_TOTAL
-                                                                                 : DEPTH_SCALE_NONE;
-    return c->depth_scale;
+        return output && c->init == INIT_GPT2 && matrix_choice(c, m) == MATRIX_INIT_SCHEME
+                   ? DEPTH_SCALE_TOTAL
+                   : DEPTH_SCALE_NONE;
+    return output || m == MATRIX_MLP_UP ? c->depth_scale : DEPTH_SCALE_NONE;
 }
 
 bool Init_depends_on_depth(const Config *c)
 {
     return c->init == INIT_DEEPNORM || depth_scale_of(c, MATRIX_OUTPUT) == DEPTH_SCALE_TOTAL ||
-           depth_scale_of(c, MATRIX_MLP_OUT) == DEPTH_SCALE_TOTAL;
+           depth_scale_of(c, MATRIX_MLP_OUT) == DEPTH_SCALE_TOTAL ||
+           depth_scale_of(c, MATRIX_MLP_UP) == DEPTH_SCALE_TOTAL;
 }
 
 double Init_depth_divisor(const Config *c, Matrix m, int layer)
