@@ -97,9 +97,22 @@ sweep_and_export() {
         "$PY" -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
-assert doc["width_sweep"], doc.get("width_sweep")' "$tmp/sweep.json"
+sweep, layer = doc["width_sweep"], doc["config"]["layer"]
+# Its last point is this very configuration (T = 64 at d = 16, not d = T), and the markov law
+# of the slope, derived from orthonormal rows, is not claimed.
+assert sweep["T"][-1] == 64, sweep
+want = doc["stable_rank_minus_one"][layer]
+assert abs(sweep["stable_rank_minus_one"][-1] - want) <= 1e-12 * want, (sweep, want)
+assert sweep["theory_slope"] is None' "$tmp/sweep.json"
 }
-check "the T sweep and the export at T = 64 > d = 16" sweep_and_export
+check "the T sweep (at the same T/d = 4) and the export at T = 64 > d = 16" sweep_and_export
+markov_sweep() {
+    "$BIN" --batch --sweep-T -a markov -T 64 -d 16 -L 2 --input embedding >"$tmp/msweep.json" 2>"$tmp/err" &&
+        "$PY" -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["width_sweep"]["theory_slope"] is None' "$tmp/msweep.json"
+}
+check "markov's sweep on embedding rows claims no slope (its law starts from orthonormal rows)" markov_sweep
 
 jsonl() {
     printf '%s\n' '{"input": "embedding", "T": 40, "d": 8, "vocab": 3, "init": "trunc-normal", "init_std": 0.05, "depth_scale": "total"}' |
