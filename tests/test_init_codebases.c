@@ -10,6 +10,7 @@
 #include "attnscope/random.h"
 #include "model_fixture.h"
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
@@ -306,6 +307,60 @@ static void test_row_norms_match_s_sqrt_d(void **state)
     free(seen);
 }
 
+/* d normals of stream (seed, k, role) times std, drawn here with GSL itself. */
+static void gsl_row(uint64_t seed, int k, Role role, double std, int d, double *row)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    assert_non_null(rng);
+    gsl_rng_set(rng, Random_stream_seed(seed, k, role));
+    for (int j = 0; j < d; j++)
+        row[j] = std * gsl_ran_gaussian_ziggurat(rng, 1.0);
+    gsl_rng_free(rng);
+}
+
+/* GPT-2's learned positions: row i is, loop by loop from GSL's own draws, token row k_i
+   (std S) plus position row i (std S/2), bit for bit; repeated ids no longer give equal rows;
+   and the mean squared norm over T = 2048 rows is d·(S² + S²/4) within 5 of its standard
+   errors (‖x‖²/σ² is χ²_d: variance 2d·σ⁴ per row, rows of distinct ids and positions
+   independent, repeated ids' token rows only correlate them: n = distinct ids). */
+static void test_learned_positions(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.input = INPUT_EMBEDDING;
+    c.positions = POSITIONS_LEARNED;
+    c.init = INIT_GPT2;
+    c.tokens = 2048;
+    c.width = 32;
+    c.vocab = 50257;
+    int T = c.tokens, d = c.width;
+    double S = c.init_std, *x = input_of(&c), token[32], position[32], total = 0;
+    int *ids = malloc(sizeof(int) * T);
+    assert_non_null(ids);
+    token_ids(&c, ids);
+    for (int i = 0; i < T; i++) {
+        gsl_row(SEED, ids[i], ROLE_EMBEDDING, S, d, token);
+        gsl_row(SEED, i, ROLE_POSITION, S / 2, d, position);
+        for (int j = 0; j < d; j++) {
+            double want = token[j] + position[j], got = x[i + (size_t)j * T];
+            if (memcmp(&want, &got, sizeof want))
+                fail_msg("row %d, column %d: %.17g, loop by loop %.17g", i, j, got, want);
+            total += got * got;
+        }
+    }
+    double variance = S * S * 1.25, mean = total / T;
+    assert_close(mean, d * variance, 5 * sqrt(2.0 * d) * variance / sqrt(T * 0.9));
+    free(ids);
+    free(x);
+    /* V = 1: every id the same, the rows differ by their positions alone. */
+    c.vocab = 1;
+    c.tokens = 8;
+    x = input_of(&c);
+    for (int b = 1; b < c.tokens; b++)
+        assert_false(rows_equal(&c, x, 0, b));
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_orthogonal_output_keeps_its_norm),
         cmocka_unit_test(test_repeated_ids_give_identical_rows),
         cmocka_unit_test(test_row_norms_match_s_sqrt_d),
+        cmocka_unit_test(test_learned_positions),
     };
     return cmocka_run_group_tests_name("init_codebases", tests, setup, teardown);
 }

@@ -433,6 +433,7 @@ static void test_settings_stay_valid(void **state)
         /* The embedding input takes any T, so d may be below it. */
         start.input = (InputKind)(rand() % INPUT_NAMES.count);
         start.vocab = 1 + rand() % 100;
+        start.positions = (Positions)(rand() % POSITIONS_NAMES.count);
         start.tokens = 2 + rand() % 60;
         start.width = start.input == INPUT_EMBEDDING ? 1 + rand() % 64 : start.tokens + rand() % 40;
         start.depth = 1 + rand() % 5;

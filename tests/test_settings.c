@@ -293,6 +293,7 @@ static void test_every_setting_on_the_status_line(void **state)
        cutting-skip scheme below uses again). */
     c.input = INPUT_EMBEDDING;
     c.vocab = 32000;
+    c.positions = POSITIONS_LEARNED;
     assert_settings_shown(&c);
     assert_false(Settings_find("input-norm")->in_use(&c));
     const Setting *alpha = Settings_find("init-alpha");

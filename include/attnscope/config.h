@@ -69,6 +69,10 @@ typedef enum {
    table N(0, S²) indexed by T uniformly drawn token ids (BLOCKS.md §Initialisation). */
 typedef enum { INPUT_ORTHONORMAL, INPUT_EMBEDDING } InputKind;
 
+/* Positions added to the embedding input's rows: none, or GPT-2's learned ones (wpe), a T-row
+   table N(0, (S/2)²): OpenAI's GPT-2 draws wpe with std 0.01 beside wte's 0.02. */
+typedef enum { POSITIONS_NONE, POSITIONS_LEARNED } Positions;
+
 /* One matrix's initialisation away from the scheme's (--init-query, ...): the named scheme's
    choice for that matrix (normal, xavier, orthogonal), the identity or zero. */
 typedef enum {
@@ -108,8 +112,8 @@ typedef struct {
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
 extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
-    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES, DEPTH_SCALE_NAMES, INPUT_NAMES, QK_NORM_NAMES,
-    QK_NORM_PLACE_NAMES, ROPE_NAMES;
+    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES, DEPTH_SCALE_NAMES, INPUT_NAMES,
+    POSITIONS_NAMES, QK_NORM_NAMES, QK_NORM_PLACE_NAMES, ROPE_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -156,6 +160,7 @@ typedef struct {
     DepthScale depth_scale;
     InputKind input;
     int vocab; /* V, the embedding table's rows */
+    Positions positions;
     InputNorm input_norm;
     double init_alpha; /* cutting-skip: W^Q W^Kᵀ = αZ + βI, Z_ij ~ N(0, 1/d) */
     double init_beta;

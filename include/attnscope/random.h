@@ -28,6 +28,7 @@ typedef enum {
     ROLE_MLP_UP,    /* a gated MLP's up projection (its gate is ROLE_MLP_IN's W1) */
     ROLE_TOKEN_IDS, /* the embedding input's T token ids (layer 0) */
     ROLE_EMBEDDING, /* the embedding table's row k, drawn from stream (seed, k, role) */
+    ROLE_POSITION,  /* the learned positions' row p, drawn from stream (seed, p, role) */
 } Role;
 
 /* Names the generator and sampler that a seed means, for the JSON document. */

@@ -30,6 +30,7 @@ static const char *const init_names[] = {"normal",     "xavier",      "orthogona
                                          "mimetic",    "trunc-normal"};
 static const char *const depth_scale_names[] = {"scheme", "none", "total", "per-layer"};
 static const char *const input_names[] = {"orthonormal", "embedding"};
+static const char *const positions_names[] = {"none", "learned"};
 static const char *const matrix_init_names[] = {"scheme",     "normal",   "xavier",
                                                 "orthogonal", "identity", "zero"};
 
@@ -51,6 +52,7 @@ const EnumNames INIT_NAMES = ENUM_NAMES("init", init_names);
 const EnumNames INPUT_NORM_NAMES = ENUM_NAMES("input-norm", input_norm_names);
 const EnumNames DEPTH_SCALE_NAMES = ENUM_NAMES("depth-scale", depth_scale_names);
 const EnumNames INPUT_NAMES = ENUM_NAMES("input", input_names);
+const EnumNames POSITIONS_NAMES = ENUM_NAMES("positions", positions_names);
 const EnumNames QK_NORM_NAMES = ENUM_NAMES("qk-norm", qk_norm_names);
 const EnumNames QK_NORM_PLACE_NAMES = ENUM_NAMES("qk-norm-place", qk_norm_place_names);
 const EnumNames ROPE_NAMES = ENUM_NAMES("rope", rope_names);
@@ -938,6 +940,20 @@ static const Setting SETTINGS[] = {
      .unused_note = "V is the embedding input's (= turns it on)",
      .key_label = "vocabulary V",
      .label = "V",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "positions",
+     .json = "positions",
+     .argument = "P",
+     .help = "embedding rows plus learned positions N(0, (S/2)^2), GPT-2's wpe",
+     .kind = SETTING_ENUM,
+     .names = &POSITIONS_NAMES,
+     .fallback = POSITIONS_NONE,
+     .offset = offsetof(Config, positions),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = vocab_in_use,
+     .unused_note = "positions are added to the embedding input's rows (= turns it on)",
+     .key_label = "positions",
+     .label = "positions",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "input-norm",
      .json = "input_norm",

@@ -56,6 +56,22 @@ static void embedding_rows(RandomStream *random, const Config *c, uint64_t seed,
     }
 }
 
+/* GPT-2's learned positions added to the rows of x (T×d): row p of N(0, (S/2)²) from its
+   own stream (seed, p), drawn into g (d×T, free once the rows are in x), so that a longer
+   input keeps the first positions' rows. */
+static void add_positions(RandomStream *random, const Config *c, uint64_t seed, double *x,
+                          double *g)
+{
+    int T = c->tokens, d = c->width;
+    double std = Init_embedding_std(c) / 2;
+    for (int p = 0; p < T; p++) {
+        double *row = g + (size_t)p * d;
+        RandomStream_gaussian(random, seed, p, ROLE_POSITION, std, row, (size_t)d);
+        for (int j = 0; j < d; j++)
+            x[p + (size_t)j * T] += row[j];
+    }
+}
+
 int Layer_input(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, double *x,
                 double *scratch)
 {
@@ -73,6 +89,8 @@ int Layer_input(RandomStream *random, Linalg *la, const Config *c, uint64_t seed
     for (int j = 0; j < d; j++)
         for (int i = 0; i < T; i++)
             x[i + (size_t)j * T] = g[j + (size_t)i * d];
+    if (c->input == INPUT_EMBEDDING && c->positions == POSITIONS_LEARNED)
+        add_positions(random, c, seed, x, g);
     /* Rows of norm √d, as after embedding + LN (the embedding's std says its rows' norm). */
     if (c->input == INPUT_ORTHONORMAL && c->input_norm == INPUT_NORM_SQRT_D)
         cblas_dscal((int)td, sqrt((double)d), x, 1);

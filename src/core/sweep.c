@@ -52,8 +52,8 @@ int Sweep_width(const Config *c, Workspace *w, WidthSweep *out, const Progress *
         Config point = *c;
         point.tokens = counts[k];
         /* The orthonormal input needs T <= d; the embedding input keeps γ > 1 too. */
-        point.width = (int)fmax(c->input == INPUT_ORTHONORMAL ? counts[k] : 1,
-                                lround(counts[k] / gamma));
+        point.width =
+            (int)fmax(c->input == INPUT_ORTHONORMAL ? counts[k] : 1, lround(counts[k] / gamma));
         point.depth = layer;
         point.seeds = 1;
         if (point.window >= point.tokens)

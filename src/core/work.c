@@ -296,13 +296,18 @@ static bool value_drawn(const Walk *walk, bool computed_before)
 #define STREAM_STATE_WORDS 624
 
 /* X0: normals orthonormalised (QR of the d×T draw), transposed in; or the embedding's T
-   rows, each a stream seeded and d normals drawn (and T ids), no QR. */
+   rows, each a stream seeded and d normals drawn (and T ids), no QR, and as many again for
+   learned positions. */
 static void input(const Config *c, WorkList *out)
 {
     double T = c->tokens, d = c->width;
     add(out, WORK_NORMALS, T * d, 0, 0, 1);
     if (c->input == INPUT_EMBEDDING) {
         passes(out, T * (STREAM_STATE_WORDS + 1) + 2 * T * d);
+        if (c->positions == POSITIONS_LEARNED) { /* T more streams and rows, added in */
+            add(out, WORK_NORMALS, T * d, 0, 0, 1);
+            passes(out, T * STREAM_STATE_WORDS + 2 * T * d);
+        }
         return;
     }
     add(out, WORK_ORTHONORMAL, d, T, 0, 1);

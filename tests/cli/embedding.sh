@@ -115,7 +115,7 @@ assert json.load(open(sys.argv[1]))["width_sweep"]["theory_slope"] is None' "$tm
 check "markov's sweep on embedding rows claims no slope (its law starts from orthonormal rows)" markov_sweep
 
 jsonl() {
-    printf '%s\n' '{"input": "embedding", "T": 40, "d": 8, "vocab": 3, "init": "trunc-normal", "init_std": 0.05, "depth_scale": "total"}' |
+    printf '%s\n' '{"input": "embedding", "T": 40, "d": 8, "vocab": 3, "init": "trunc-normal", "init_std": 0.05, "depth_scale": "total", "positions": "learned"}' |
         "$BIN" --batch --jsonl -L 2 >"$tmp/jsonl.out" 2>"$tmp/err" || {
         echo "  exit $?: $(head -c 300 "$tmp/err")"
         return 1
@@ -125,8 +125,8 @@ import json, sys
 doc = json.loads(open(sys.argv[1]).readline())
 doc = doc.get("result", doc)
 c = doc["config"]
-assert (c["input"], c["vocab"], c["init"], c["init_std"], c["depth_scale"]) == (
-    "embedding", 3, "trunc-normal", 0.05, "total"), c' "$tmp/jsonl.out"
+assert (c["input"], c["vocab"], c["init"], c["init_std"], c["depth_scale"], c["positions"]) == (
+    "embedding", 3, "trunc-normal", 0.05, "total", "learned"), c' "$tmp/jsonl.out"
 }
-check "--jsonl takes input, vocab, init_std, depth_scale" jsonl
+check "--jsonl takes input, vocab, init_std, depth_scale, positions" jsonl
 finish
