@@ -189,6 +189,17 @@ static void test_orthogonal_output_keeps_its_norm(void **state)
     free(w);
 }
 
+/* The embedding input of T tokens in d from V ids, every other setting at its default. */
+static Config embedding_config(int T, int d, int V)
+{
+    Config c = Config_default();
+    c.input = INPUT_EMBEDDING;
+    c.tokens = T;
+    c.width = d;
+    c.vocab = V;
+    return c;
+}
+
 /* X0 of c (T×d) from Layer_input. */
 static double *input_of(const Config *c)
 {
@@ -227,11 +238,7 @@ static bool rows_equal(const Config *c, const double *x, int a, int b)
 static void test_repeated_ids_give_identical_rows(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.input = INPUT_EMBEDDING;
-    c.tokens = 200;
-    c.width = 16;
-    c.vocab = 7;
+    Config c = embedding_config(200, 16, 7);
     const InitScheme schemes[] = {INIT_GPT2, INIT_TRUNC_NORMAL, INIT_NORMAL};
     for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
         c.init = schemes[k];
@@ -262,10 +269,7 @@ static void test_repeated_ids_give_identical_rows(void **state)
 static void test_row_norms_match_s_sqrt_d(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.input = INPUT_EMBEDDING;
-    c.tokens = 4096;
-    c.width = 64;
+    Config c = embedding_config(4096, 64, 50257);
     const struct {
         InitScheme init;
         InputNorm norm;
@@ -326,13 +330,9 @@ static void gsl_row(uint64_t seed, int k, Role role, double std, int d, double *
 static void test_learned_positions(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.input = INPUT_EMBEDDING;
+    Config c = embedding_config(2048, 32, 50257);
     c.positions = POSITIONS_LEARNED;
     c.init = INIT_GPT2;
-    c.tokens = 2048;
-    c.width = 32;
-    c.vocab = 50257;
     int T = c.tokens, d = c.width;
     double S = c.init_std, *x = input_of(&c), token[32], position[32], total = 0;
     int *ids = malloc(sizeof(int) * T);
