@@ -451,6 +451,13 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_declared_work_compared(&v, "three seeds");
     v = c, v.input_norm = INPUT_NORM_SQRT_D, v.layer = 3;
     assert_declared_work_compared(&v, "input sqrt-d, last layer shown");
+    /* No QR for embedding rows; T > d. */
+    v = c, v.input = INPUT_EMBEDDING, v.tokens = 20, v.vocab = 6;
+    assert_declared_work_compared(&v, "embedding input, T > d, repeated ids");
+    v = c, v.input = INPUT_EMBEDDING, v.positions = POSITIONS_LEARNED, v.init = INIT_TRUNC_NORMAL;
+    v.depth_scale = DEPTH_SCALE_PER_LAYER, v.output = OUTPUT_GAUSSIAN, v.mlp = MLP_SWIGLU;
+    v.skip = SKIP_PLAIN; /* (std 0.02 branches alone would vanish) */
+    assert_declared_work_compared(&v, "embedding with positions, trunc-normal, per-layer");
     /* W^V drawn again (orthogonal: a QR each) for the gradients: L·d² doubles above the
        cache. */
     v = c, v.width = 512, v.depth = 9, v.layer = 9, v.init_value = MATRIX_INIT_ORTHOGONAL;

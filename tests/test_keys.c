@@ -401,6 +401,22 @@ static void test_keys_keep_the_relations(void **state)
     assert_int_equal(c.config.heads, 2);
     assert_int_equal(c.config.kv_heads, 2);
     assert_non_null(strstr(note, "K/V heads G lowered to 2 with H (G ≤ H)"));
+    /* The embedding input takes T > d; = back to orthonormal rows takes T down to d, and T
+       then raises d again as the bound says. */
+    start = Config_default();
+    start.input = INPUT_EMBEDDING;
+    start.tokens = 64;
+    start.width = 16;
+    c = Controls_from(&start);
+    assert_true(press(&c, 'T', note));
+    assert_int_equal(c.config.tokens, 128);
+    assert_int_equal(c.config.width, 16);
+    assert_true(press(&c, '=', note));
+    assert_int_equal(c.config.input, INPUT_ORTHONORMAL);
+    assert_int_equal(c.config.tokens, 16);
+    assert_non_null(strstr(note, "tokens T lowered to 16 with d (the input needs T ≤ d)"));
+    assert_true(press(&c, 'T', note));
+    assert_int_equal(c.config.width, 32);
 }
 
 /* Random key sequences from random valid starts never produce an invalid Config. */
@@ -414,8 +430,12 @@ static void test_settings_stay_valid(void **state)
             settings[n++] = Keys_at(i)->key;
     for (int run = 0; run < 50; run++) {
         Config start = Config_default();
+        /* The embedding input takes any T, so d may be below it. */
+        start.input = (InputKind)(rand() % INPUT_NAMES.count);
+        start.vocab = 1 + rand() % 100;
+        start.positions = (Positions)(rand() % POSITIONS_NAMES.count);
         start.tokens = 2 + rand() % 60;
-        start.width = start.tokens + rand() % 40;
+        start.width = start.input == INPUT_EMBEDDING ? 1 + rand() % 64 : start.tokens + rand() % 40;
         start.depth = 1 + rand() % 5;
         start.layer = 1 + rand() % start.depth;
         start.mask = (Mask)(rand() % MASK_NAMES.count);
@@ -431,7 +451,14 @@ static void test_settings_stay_valid(void **state)
             start.kv_heads = 0;
         start.mlp = (Mlp)(rand() % MLP_NAMES.count);
         start.mlp_hidden = rand() % 2 ? 1 + rand() % 48 : 0;
+        /* Any scheme (a factorised one cannot share K/V heads: then the normal one), and
+           any depth scale. */
+        start.init = (InitScheme)(rand() % INIT_NAMES.count);
+        start.init_std = 0.005 * (1 + rand() % 8);
+        start.depth_scale = (DepthScale)(rand() % DEPTH_SCALE_NAMES.count);
         char err[256];
+        if (Config_validate(&start, err, sizeof err))
+            start.init = INIT_NORMAL;
         assert_int_equal(Config_validate(&start, err, sizeof err), 0);
         Controls c = Controls_from(&start);
         for (int step = 0; step < 2000; step++) {

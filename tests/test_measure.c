@@ -15,17 +15,19 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-/* A token matrix with prescribed singular values: X = U diag(s) Vᵀ, U, V orthonormal. */
+/* A token matrix with prescribed singular values s[0..min(T, d)): X = U diag(s) Vᵀ, U (T×k)
+   and V (d×k) with orthonormal columns, k = min(T, d). */
 static double *with_singular_values(int T, int d, const double *s, uint64_t seed)
 {
     RandomStream *random = RandomStream_new();
-    double *u = malloc(sizeof(double) * T * T), *v = malloc(sizeof(double) * d * T);
+    int rank = T < d ? T : d;
+    double *u = malloc(sizeof(double) * T * rank), *v = malloc(sizeof(double) * d * rank);
     double *x = calloc((size_t)T * d, sizeof(double));
-    RandomStream_gaussian(random, seed, 1, ROLE_QUERY, 1.0, u, (size_t)T * T);
-    RandomStream_gaussian(random, seed, 1, ROLE_KEY, 1.0, v, (size_t)d * T);
-    assert_int_equal(Linalg_orthonormalise(la, T, T, u), 0);
-    assert_int_equal(Linalg_orthonormalise(la, d, T, v), 0);
-    for (int k = 0; k < T; k++)
+    RandomStream_gaussian(random, seed, 1, ROLE_QUERY, 1.0, u, (size_t)T * rank);
+    RandomStream_gaussian(random, seed, 1, ROLE_KEY, 1.0, v, (size_t)d * rank);
+    assert_int_equal(Linalg_orthonormalise(la, T, rank, u), 0);
+    assert_int_equal(Linalg_orthonormalise(la, d, rank, v), 0);
+    for (int k = 0; k < rank; k++)
         for (int j = 0; j < d; j++)
             for (int i = 0; i < T; i++)
                 x[i + (size_t)j * T] += u[i + (size_t)k * T] * s[k] * v[j + (size_t)k * d];
@@ -82,6 +84,32 @@ static void test_stable_rank_minus_one_accuracy(void **state)
         for (int i = 0; i < T * D; i++)
             x[i] /= scale;
     }
+    free(x);
+}
+
+/* More tokens than dimensions (the embedding input, T > d): X has d singular values, and
+   the deep route sums exactly those, whatever its scratch held before. */
+static void test_more_tokens_than_width(void **state)
+{
+    (void)state;
+    enum { T = 40, D = 8 };
+    double s[D], deep = 0, shallow[D], moderate = 0;
+    s[0] = shallow[0] = 1.0;
+    for (int i = 1; i < D; i++) {
+        s[i] = 1e-10 / i;
+        deep += pow(s[i], 4);
+        shallow[i] = 0.5 / i;
+        moderate += pow(shallow[i], 4);
+    }
+    double *x = with_singular_values(T, D, s, 5);
+    Measures m = measure(T, D, x);
+    assert_int_equal(m.route, MEASURE_ROUTE_SINGULAR_VALUES);
+    assert_relative(m.stable_rank_minus_one, deep, 1e-6);
+    free(x);
+    x = with_singular_values(T, D, shallow, 6);
+    m = measure(T, D, x);
+    assert_relative(m.stable_rank_minus_one, moderate, 1e-9);
+    assert_relative(measure_by(T, D, x, false).stable_rank_minus_one, moderate, 1e-9);
     free(x);
 }
 
@@ -209,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_stable_rank_minus_one_accuracy),
         cmocka_unit_test(test_top_eigenpair_route_is_taken),
         cmocka_unit_test(test_no_gap_falls_back),
+        cmocka_unit_test(test_more_tokens_than_width),
         cmocka_unit_test(test_routes_agree_over_model_runs),
     };
     return cmocka_run_group_tests_name("measure", tests, setup, teardown);

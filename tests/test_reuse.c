@@ -380,7 +380,8 @@ static bool changed_setting(const Setting *s, const Config *c, Config *out)
 
 /* Settings that put every setting to use in one of them: heads, W^O, an MLP, pre-LN, a
    windowed causal mask, a gap mode, an ensemble; then the factorised schemes' own, then
-   QK-norm and RoPE's with a gated MLP of its own hidden width. */
+   QK-norm and RoPE's with a gated MLP of its own hidden width, then gpt2's and the embedding
+   input's. */
 static Config reuse_base(int which)
 {
     Config c = Config_default();
@@ -414,6 +415,15 @@ static Config reuse_base(int which)
         c.nope_every = 2;
         c.mlp = MLP_SWIGLU;
         c.mlp_hidden = 24;
+    } else if (which == 4) { /* GPT-2's scheme: W^O and W2 ÷√(2L), so the depth is a weight */
+        c.init = INIT_GPT2;
+    } else if (which == 5) { /* embedding rows, more tokens than d, OLMo-core's init */
+        c.init = INIT_TRUNC_NORMAL;
+        c.depth_scale = DEPTH_SCALE_PER_LAYER;
+        c.input = INPUT_EMBEDDING;
+        c.vocab = 6; /* repeated ids */
+        c.tokens = 24;
+        c.mask = MASK_CAUSAL;
     }
     return c;
 }
@@ -428,7 +438,7 @@ static void test_each_setting_reuses_what_its_class_allows(void **state)
     char err[256];
     Result *kept_result = Result_new(), *fresh_result = Result_new();
     bool changed_once[SETTINGS_MAX] = {false};
-    for (int which = 0; which < 4; which++) {
+    for (int which = 0; which < 6; which++) {
         Config base = reuse_base(which);
         assert_int_equal(Config_validate(&base, err, sizeof err), 0);
         for (int i = 0; i < Settings_count(); i++) {

@@ -287,7 +287,15 @@ static void test_every_setting_on_the_status_line(void **state)
     c.init_value = MATRIX_INIT_NORMAL;
     c.init_output = MATRIX_INIT_IDENTITY;
     c.init_mlp = MATRIX_INIT_ZERO;
+    c.init_std = 0.01;
+    c.depth_scale = DEPTH_SCALE_PER_LAYER;
+    /* The embedding input: under gpt2 its rows take S, not the input norm (which the
+       cutting-skip scheme below uses again). */
+    c.input = INPUT_EMBEDDING;
+    c.vocab = 32000;
+    c.positions = POSITIONS_LEARNED;
     assert_settings_shown(&c);
+    assert_false(Settings_find("input-norm")->in_use(&c));
     const Setting *alpha = Settings_find("init-alpha");
     assert_false(alpha->in_use(&c));
     /* The cutting-skip scheme's own settings, away from their defaults (its W^K are factors,
@@ -300,6 +308,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.init_c = 3.0;
     assert_settings_shown(&c);
     assert_true(alpha->in_use(&c));
+    assert_true(Settings_find("input-norm")->in_use(&c));
     /* Mimetic's value-output constants (its W^O is a factor: --wo gaussian). */
     c.init = INIT_MIMETIC;
     c.output = OUTPUT_GAUSSIAN;

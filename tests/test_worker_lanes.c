@@ -90,6 +90,20 @@ static void test_two_threads_equal_one(void **state)
     c.tokens = c.width = 16;
     c.sigma_qk = 3;
     compare(&c);
+    /* The embedding input at T > d, OLMo-core's truncated normal and per-layer scaling. */
+    c = Config_default();
+    c.input = INPUT_EMBEDDING;
+    c.vocab = 40;
+    c.tokens = 48;
+    c.width = 16;
+    c.depth = 3;
+    c.init = INIT_TRUNC_NORMAL;
+    c.depth_scale = DEPTH_SCALE_PER_LAYER;
+    c.output = OUTPUT_GAUSSIAN;
+    c.mlp = MLP_SWIGLU;
+    c.skip = SKIP_PLAIN;
+    c.seeds = 2;
+    compare(&c);
 }
 
 /* A hundred runs hand lane 1 to the same thread, started by Lanes_new and ended by

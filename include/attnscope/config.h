@@ -52,7 +52,26 @@ typedef enum {
     INIT_DEEPNORM,
     INIT_CUTTING_SKIP,
     INIT_MIMETIC,
+    INIT_TRUNC_NORMAL, /* OLMo-core's normal: N(0, S²) cut at ±3S, S = --init-std */
 } InitScheme;
+
+/* The depth scaling of the residual's output projections, W^O and the MLP's down projection
+   (docs/model.md §1.10): the scheme's (gpt2: total, the others none), none, ÷√(2L) (GPT-2,
+   OLMo-core's llama) or ÷√(2ℓ) at layer ℓ from 1 (OLMo-core's llama_depth). */
+typedef enum {
+    DEPTH_SCALE_SCHEME,
+    DEPTH_SCALE_NONE,
+    DEPTH_SCALE_TOTAL,
+    DEPTH_SCALE_PER_LAYER
+} DepthScale;
+
+/* The network's input X0: T orthonormal rows (today's, T <= d), or rows of a V-row embedding
+   table N(0, S²) indexed by T uniformly drawn token ids (BLOCKS.md §Initialisation). */
+typedef enum { INPUT_ORTHONORMAL, INPUT_EMBEDDING } InputKind;
+
+/* Positions added to the embedding input's rows: none, or GPT-2's learned ones (wpe), a T-row
+   table N(0, (S/2)²): OpenAI's GPT-2 draws wpe with std 0.01 beside wte's 0.02. */
+typedef enum { POSITIONS_NONE, POSITIONS_LEARNED } Positions;
 
 /* One matrix's initialisation away from the scheme's (--init-query, ...): the named scheme's
    choice for that matrix (normal, xavier, orthogonal), the identity or zero. */
@@ -93,7 +112,8 @@ typedef struct {
 
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
 extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
-    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES, QK_NORM_NAMES, QK_NORM_PLACE_NAMES, ROPE_NAMES;
+    INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES, DEPTH_SCALE_NAMES, INPUT_NAMES,
+    POSITIONS_NAMES, QK_NORM_NAMES, QK_NORM_PLACE_NAMES, ROPE_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -134,6 +154,13 @@ typedef struct {
     int mlp_ratio;  /* the MLP's hidden width is mlp_ratio·d, unless mlp_hidden says it */
     int mlp_hidden; /* the MLP's hidden width itself (Llama's intermediate_size); 0: R·d */
     InitScheme init;
+    /* S of the schemes that draw every matrix with one std (gpt2, trunc-normal) and of the
+       embedding input under them: HF's initializer_range */
+    double init_std;
+    DepthScale depth_scale;
+    InputKind input;
+    int vocab; /* V, the embedding table's rows */
+    Positions positions;
     InputNorm input_norm;
     double init_alpha; /* cutting-skip: W^Q W^Kᵀ = αZ + βI, Z_ij ~ N(0, 1/d) */
     double init_beta;
@@ -162,6 +189,8 @@ enum {
 };
 #define CONFIG_SIGMA_QK_MAX 4.0
 #define CONFIG_GAIN_MAX 64.0
+/* HF's initializer_range, GPT-2's and OLMo-core's std: the default of --init-std. */
+#define CONFIG_INIT_STD_DEFAULT 0.02
 /* PyTorch's nn.LayerNorm default ε, the default of --ln-eps. */
 #define CONFIG_LN_EPS_DEFAULT 1e-5
 /* Seeds travel through JSON, whose numbers are doubles: 2^53 - 1 keeps them exact. */
@@ -227,6 +256,8 @@ typedef struct {
     int bound_offset;
     bool raises_bound;
     const char *bound_reason;
+    /* Whether the bound holds for c (NULL: always; T <= d holds for the orthonormal input). */
+    bool (*bound_in_use)(const Config *c);
     /* Another setting this one must divide (H divides d): lowering that one lowers this to
        their greatest common divisor, and this one's keys stop where it would not divide. */
     const char *divides;
@@ -244,7 +275,7 @@ typedef struct {
 } Setting;
 
 /* Room for the table (config.c checks it), for arrays with one element per setting. */
-enum { SETTINGS_MAX = 56 };
+enum { SETTINGS_MAX = 64 };
 
 int Settings_count(void);
 /* The setting at index (table order), or NULL. */
@@ -254,6 +285,8 @@ const Setting *Settings_find(const char *name);
 
 double Setting_get(const Setting *s, const Config *c);
 void Setting_put(const Setting *s, Config *c, double value);
+/* The setting that bounds s in c, or NULL where none does (see Setting.bound_in_use). */
+const Setting *Setting_bound(const Setting *s, const Config *c);
 /* The upper limit of s in c: max, or lower when another setting bounds it. */
 double Setting_limit(const Setting *s, const Config *c);
 /* "-T/--tokens" or "--seed", for messages. */

@@ -35,7 +35,32 @@ typedef struct {
     bool orthogonal; /* Haar: orthonormal columns of the stored (tall) shape */
     double gain;     /* an orthogonal matrix's factor after orthonormalising (1: none) */
     double diagonal; /* added to the diagonal after the draw (the identity: std 0, diagonal 1) */
+    double cut;      /* entries cut at ±cut·std (drawn again beyond it); 0: a plain normal */
 } MatrixInit;
+
+/* Where --init trunc-normal cuts, in stds (OLMo-core's ±3σ). */
+#define INIT_TRUNCATION 3.0
+
+/* The std of N(0, 1) truncated to [−cut, cut]: √(1 − 2·cut·φ(cut)/(2Φ(cut) − 1)), 0.98658 at
+   3 (torch's trunc_normal_ does not rescale: its entries' std is this times S). */
+double Init_truncated_std(double cut);
+
+/* Whether c's scheme draws every matrix with one std, --init-std (gpt2, trunc-normal). */
+bool Init_uses_one_std(const Config *c);
+
+/* The divisor of matrix m's std at layer `layer` (from 1) under c's depth scale: √(2L) or
+   √(2ℓ) for W^O and the MLP's down projection, and (total, per-layer: OLMo-core's llama,
+   llama_depth) a gated MLP's up projection; else 1.  A Haar W^O keeps its norm (the divisor
+   scales only the draw it orthonormalises); the factorised schemes take none. */
+double Init_depth_divisor(const Config *c, Matrix m, int layer);
+
+/* Whether every layer's weights depend on the depth L (÷√(2L), deepnorm's β(L)), so that a
+   network of another depth shares none of them. */
+bool Init_depends_on_depth(const Config *c);
+
+/* The std of the embedding input's entries: --init-std under the schemes that use one std,
+   else that of rows whose expected norm is the input norm's (1/√d for unit rows, 1 for √d). */
+double Init_embedding_std(const Config *c);
 
 /* How c draws matrix m: the per-matrix choice (--init-query, ...) where it is not `scheme`,
    else c's scheme. */
@@ -76,7 +101,8 @@ double Init_logit_scale(const Config *c);
 
 /* The logits' std per unit σ_qk²: sqrt(std(W^Q)·std(W^K)) for c's choices, the σ_qk that
    gives the same logits under the normal scheme (an orthogonal matrix or the identity:
-   entries of size 1/√d; a factor of an SVD: NaN). */
+   entries of size 1/√d; a truncated normal: its entries' own std, Init_truncated_std times
+   S; a factor of an SVD: NaN). */
 double Init_effective_sigma_qk(const Config *c);
 
 #endif

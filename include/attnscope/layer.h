@@ -93,8 +93,9 @@ int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
 void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out);
 
 /* The network's input X_0 (docs/model.md §1.1) into x (T×d): the orthonormal Qᵀ of the QR
-   factorisation of G ∈ R^{d×T} (signs by diag(R)), times √d for --input-norm sqrt-d.
-   scratch: T×d.  Returns 0 or LAPACK's status. */
+   factorisation of G ∈ R^{d×T} (signs by diag(R)), times √d for --input-norm sqrt-d; or
+   (--input embedding) the rows of T uniform token ids of a V-row table N(0, S²), S
+   Init_embedding_std.  scratch: T×d.  Returns 0 or LAPACK's status. */
 int Layer_input(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, double *x,
                 double *scratch);
 

@@ -1,4 +1,4 @@
-/* Measurements of a token matrix X (T×d, column-major, T <= d) for the depth curves. */
+/* Measurements of a token matrix X (T×d, column-major; T > d too) for the depth curves. */
 #ifndef ATTNSCOPE_MEASURE_H
 #define ATTNSCOPE_MEASURE_H
 

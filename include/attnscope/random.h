@@ -25,7 +25,10 @@ typedef enum {
     ROLE_OUTPUT,
     ROLE_MLP_IN,
     ROLE_MLP_OUT,
-    ROLE_MLP_UP, /* a gated MLP's up projection (its gate is ROLE_MLP_IN's W1) */
+    ROLE_MLP_UP,    /* a gated MLP's up projection (its gate is ROLE_MLP_IN's W1) */
+    ROLE_TOKEN_IDS, /* the embedding input's T token ids (layer 0) */
+    ROLE_EMBEDDING, /* the embedding table's row k, drawn from stream (seed, k, role) */
+    ROLE_POSITION,  /* the learned positions' row p, drawn from stream (seed, p, role) */
 } Role;
 
 /* Names the generator and sampler that a seed means, for the JSON document. */
@@ -42,6 +45,16 @@ uint32_t Random_stream_seed(uint64_t seed, int layer, Role role);
 /* Fills out[0..n) with i.i.d. N(0, scale²) from the start of stream (seed, layer, role). */
 void RandomStream_gaussian(RandomStream *s, uint64_t seed, int layer, Role role, double scale,
                            double *out, size_t n);
+
+/* Fills out[0..n) with i.i.d. N(0, scale²) cut at ±cut·scale from the start of stream
+   (seed, layer, role): the stream's normals beyond the cut are drawn again (rejection). */
+void RandomStream_truncated_gaussian(RandomStream *s, uint64_t seed, int layer, Role role,
+                                     double scale, double cut, double *out, size_t n);
+
+/* Fills out[0..n) with i.i.d. integers uniform on 0..below−1 (gsl_rng_uniform_int, exact),
+   as doubles, from the start of stream (seed, layer, role); below <= 2^32. */
+void RandomStream_uniform_integers(RandomStream *s, uint64_t seed, int layer, Role role,
+                                   unsigned long below, double *out, size_t n);
 
 /* Fills out[0..n) with the next n numbers of the stream the last call filled from. */
 void RandomStream_gaussian_more(RandomStream *s, double scale, double *out, size_t n);

@@ -53,8 +53,14 @@ typedef struct {
 
 /* Whether the first layer's attention reads rows of the norm σ is computed for (X0's): false
    with pre-LN when its LayerNorm rescales them (PyTorch's √d rows, or unit rows of a √d
-   input). */
+   input), and for the embedding input, whose rows are not orthonormal. */
 bool Theory_first_layer_unit_rows(const Config *c);
+
+/* Why the theory built on orthonormal input (σ, the circle laws, the stable-rank curves from
+   sr(Σ_0) = T, the entropy prediction) says nothing of the embedding input. */
+#define THEORY_EMBEDDING_NOTE                                                                      \
+    "the theory starts from orthonormal rows (sr = T); embedding rows have random norms and "      \
+    "overlaps, repeat with their ids, span at most d dimensions"
 
 /* Whether the spectra's theory (σ, the circle and quartercircle laws, relu's and sigmoid's
    outlier) describes the shown layer's attention: for attention that reads the tokens it is

@@ -3,6 +3,7 @@
  * the warnings (the block's, the spectra's, each layer's) and the measure routes. */
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
+#include "attnscope/init.h"
 #include "attnscope/qk.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
@@ -171,7 +172,14 @@ static void heads_and_norms_warnings(const Config *c, Warnings *w)
                            "same keys: their matrices are correlated, not independent draws",
                            kv_heads, c->heads, c->head, first, first + group - 1);
     }
-    if (input_dependent && !Theory_first_layer_unit_rows(c))
+    if (c->input == INPUT_EMBEDDING) /* markov, uniform, identity: A ignores the rows */
+        Warnings_add_about(
+            w,
+            WARNING_ABOUT_STABLE_RANK_THEORY | (input_dependent ? WARNING_ABOUT_SPECTRA_THEORY : 0),
+            "embedding input (V = %d, S = %g): %s: no %s", c->vocab, Init_embedding_std(c),
+            THEORY_EMBEDDING_NOTE,
+            input_dependent ? "sigma, circle laws or stable-rank curve" : "stable-rank curve");
+    else if (input_dependent && !Theory_first_layer_unit_rows(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
                            "pre-LN: the first layer's attention reads LN(X0), rows of norm %s, "
                            "not the input's %s rows that sigma is computed for: no sigma, no "

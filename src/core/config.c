@@ -25,9 +25,12 @@ static const char *const qk_norm_names[] = {"none", "head", "full"};
 static const char *const qk_norm_place_names[] = {"before-rope", "after-rope"};
 static const char *const rope_names[] = {"none", "half", "pairs"};
 static const char *const input_norm_names[] = {"unit", "sqrt-d"};
-static const char *const init_names[] = {"normal",   "xavier",       "orthogonal",
-                                         "gpt2",     "small-init",   "mup",
-                                         "deepnorm", "cutting-skip", "mimetic"};
+static const char *const init_names[] = {"normal",     "xavier",      "orthogonal", "gpt2",
+                                         "small-init", "mup",         "deepnorm",   "cutting-skip",
+                                         "mimetic",    "trunc-normal"};
+static const char *const depth_scale_names[] = {"scheme", "none", "total", "per-layer"};
+static const char *const input_names[] = {"orthonormal", "embedding"};
+static const char *const positions_names[] = {"none", "learned"};
 static const char *const matrix_init_names[] = {"scheme",     "normal",   "xavier",
                                                 "orthogonal", "identity", "zero"};
 
@@ -47,6 +50,9 @@ const EnumNames LN_SCALE_NAMES = ENUM_NAMES("ln-scale", ln_scale_names);
 const EnumNames MLP_NAMES = ENUM_NAMES("mlp", mlp_names);
 const EnumNames INIT_NAMES = ENUM_NAMES("init", init_names);
 const EnumNames INPUT_NORM_NAMES = ENUM_NAMES("input-norm", input_norm_names);
+const EnumNames DEPTH_SCALE_NAMES = ENUM_NAMES("depth-scale", depth_scale_names);
+const EnumNames INPUT_NAMES = ENUM_NAMES("input", input_names);
+const EnumNames POSITIONS_NAMES = ENUM_NAMES("positions", positions_names);
 const EnumNames QK_NORM_NAMES = ENUM_NAMES("qk-norm", qk_norm_names);
 const EnumNames QK_NORM_PLACE_NAMES = ENUM_NAMES("qk-norm-place", qk_norm_place_names);
 const EnumNames ROPE_NAMES = ENUM_NAMES("rope", rope_names);
@@ -172,13 +178,42 @@ static bool output_in_use(const Config *c)
     return c->output != OUTPUT_IDENTITY;
 }
 
+static bool init_std_in_use(const Config *c)
+{
+    return Init_uses_one_std(c);
+}
+
+/* The factorised schemes draw W^O as a factor, which no std scales. */
+static bool depth_scale_in_use(const Config *c)
+{
+    return (c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE) && !query_key_factor_in_use(c);
+}
+
+static bool vocab_in_use(const Config *c)
+{
+    return c->input == INPUT_EMBEDDING;
+}
+
+/* The embedding's rows take --init-std under the schemes that have one std, the input norm
+   otherwise (Layer_input). */
+static bool input_norm_in_use(const Config *c)
+{
+    return c->input == INPUT_ORTHONORMAL || !Init_uses_one_std(c);
+}
+
+/* Only orthonormal rows need T <= d. */
+static bool orthonormal_input(const Config *c)
+{
+    return c->input == INPUT_ORTHONORMAL;
+}
+
 /* Table order is the order of --help, the presets, the help overlay and the status line. */
 static const Setting SETTINGS[] = {
     {.name = "tokens",
      .json = "T",
      .letter = 'T',
      .argument = "N",
-     .help = "tokens",
+     .help = "tokens (T > d with --input embedding)",
      .kind = SETTING_INT,
      .min = CONFIG_TOKENS_MIN,
      .max = CONFIG_TOKENS_MAX,
@@ -188,6 +223,7 @@ static const Setting SETTINGS[] = {
      .bound = "width",
      .raises_bound = true,
      .bound_reason = "the input needs T ≤ d",
+     .bound_in_use = orthonormal_input,
      .raise_key = 'T',
      .lower_key = 't',
      .step = STEP_DOUBLE,
@@ -685,6 +721,37 @@ static const Setting SETTINGS[] = {
      .key_label = "init scheme",
      .label = "init",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "init-std",
+     .json = "init_std",
+     .argument = "S",
+     .help = "std of gpt2, trunc-normal and their embedding input (HF's initializer_range)",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 4,
+     .fallback = CONFIG_INIT_STD_DEFAULT,
+     .offset = offsetof(Config, init_std),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = init_std_in_use,
+     .unused_note = "S is the std of --init gpt2 and trunc-normal",
+     .key_label = "init std S",
+     .label = "S",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "depth-scale",
+     .json = "depth_scale",
+     .argument = "D",
+     .help = "W^O, W2, gated up: std ÷√(2L) or ÷√(2ℓ) at layer ℓ; scheme: gpt2's",
+     .kind = SETTING_ENUM,
+     .names = &DEPTH_SCALE_NAMES,
+     .fallback = DEPTH_SCALE_SCHEME,
+     .offset = offsetof(Config, depth_scale),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = depth_scale_in_use,
+     .unused_note = "the depth scale acts on a drawn W^O (--wo) or MLP (X), not on factors",
+     .raise_key = '&',
+     .step = STEP_CYCLE,
+     .key_label = "depth scale",
+     .label = "depth scale",
+     .show = SHOW_UNLESS_DEFAULT},
     /* The initialisation of "Cutting the skip" (docs/model.md §1.10). */
     {.name = "init-alpha",
      .json = "init_alpha",
@@ -844,6 +911,50 @@ static const Setting SETTINGS[] = {
      .key_label = "MLP init",
      .label = "MLP init",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "input",
+     .json = "input",
+     .argument = "K",
+     .help = "X0: orthonormal rows (T <= d), or embedding rows of random token ids",
+     .kind = SETTING_ENUM,
+     .names = &INPUT_NAMES,
+     .fallback = INPUT_ORTHONORMAL,
+     .offset = offsetof(Config, input),
+     .reuse = REUSE_WEIGHTS,
+     .raise_key = '=',
+     .step = STEP_CYCLE,
+     .key_label = "input kind",
+     .label = "X0",
+     .show = SHOW_UNLESS_DEFAULT},
+    /* GPT-2's vocabulary: the block attnscope models first is GPT-2's. */
+    {.name = "vocab",
+     .json = "vocab",
+     .argument = "V",
+     .help = "embedding rows V the uniform token ids index (GPT-2's 50257)",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = 1 << 24,
+     .fallback = 50257,
+     .offset = offsetof(Config, vocab),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = vocab_in_use,
+     .unused_note = "V is the embedding input's (= turns it on)",
+     .key_label = "vocabulary V",
+     .label = "V",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "positions",
+     .json = "positions",
+     .argument = "P",
+     .help = "embedding rows plus learned positions N(0, (S/2)^2), GPT-2's wpe",
+     .kind = SETTING_ENUM,
+     .names = &POSITIONS_NAMES,
+     .fallback = POSITIONS_NONE,
+     .offset = offsetof(Config, positions),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = vocab_in_use,
+     .unused_note = "positions are added to the embedding input's rows (= turns it on)",
+     .key_label = "positions",
+     .label = "positions",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "input-norm",
      .json = "input_norm",
      .argument = "N",
@@ -853,6 +964,8 @@ static const Setting SETTINGS[] = {
      .fallback = INPUT_NORM_UNIT,
      .offset = offsetof(Config, input_norm),
      .reuse = REUSE_WEIGHTS,
+     .in_use = input_norm_in_use,
+     .unused_note = "the embedding's rows take --init-std under gpt2 and trunc-normal",
      .raise_key = 'Q',
      .step = STEP_CYCLE,
      .key_label = "input norm",
@@ -966,9 +1079,16 @@ void Setting_put(const Setting *s, Config *c, double value)
     *(int *)field = (int)value;
 }
 
+const Setting *Setting_bound(const Setting *s, const Config *c)
+{
+    if (!s->bound || (s->bound_in_use && !s->bound_in_use(c)))
+        return NULL;
+    return Settings_find(s->bound);
+}
+
 double Setting_limit(const Setting *s, const Config *c)
 {
-    const Setting *b = s->bound ? Settings_find(s->bound) : NULL;
+    const Setting *b = Setting_bound(s, c);
     double bound = b ? Setting_get(b, c) + s->bound_offset : s->max;
     return bound < s->max ? bound : s->max;
 }
@@ -1128,10 +1248,10 @@ static bool drawn_as_factor(const Config *c, Matrix m)
 
 int Config_validate(const Config *c, char *err, size_t size)
 {
-    if (c->tokens > c->width) {
+    if (c->tokens > c->width && c->input == INPUT_ORTHONORMAL) {
         snprintf(err, size,
                  "-T/--tokens %d exceeds -d/--width %d: the orthonormal input needs T <= d "
-                 "(raise --width to at least %d)",
+                 "(raise --width to at least %d, or choose --input embedding)",
                  c->tokens, c->width, c->tokens);
         return -1;
     }
@@ -1211,6 +1331,10 @@ int Config_validate(const Config *c, char *err, size_t size)
 double Config_sigma(const Config *c)
 {
     if (Qk_normalised(c)) /* the logits' spread is √d_h·cos θ's, not σ_qk's */
+        return NAN;
+    /* Embedding rows are not orthonormal: the logits of a row share its norm and the rows'
+       overlaps, so they are not the i.i.d. law σ describes. */
+    if (c->input == INPUT_EMBEDDING && !Attention_is_input_independent(c->attention))
         return NAN;
     /* Markov attention draws its matrix from σ_qk whatever the scheme draws W^Q, W^K from. */
     double sigma_qk = c->attention == ATTENTION_MARKOV ? c->sigma_qk : Init_effective_sigma_qk(c);

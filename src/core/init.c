@@ -30,65 +30,67 @@ static bool factorised(InitScheme scheme)
 static MatrixInit scheme_matrix(const Config *c, InitScheme scheme, Matrix m)
 {
     double d = c->width, hidden = Config_mlp_hidden(c);
-    bool output = m == MATRIX_OUTPUT || m == MATRIX_MLP_OUT;
     switch (scheme) {
     case INIT_NORMAL:
         break;
     case INIT_XAVIER:
-        return (MatrixInit){xavier(c, m), false, 1.0, 0.0};
+        return (MatrixInit){xavier(c, m), false, 1.0, 0.0, 0.0};
     case INIT_ORTHOGONAL:
-        return (MatrixInit){1.0, true, 1.0, 0.0};
-    case INIT_GPT2: /* residual projections scaled by 1/√(2L): two per block */
-        return (MatrixInit){output ? 0.02 / sqrt(2.0 * c->depth) : 0.02, false, 1.0, 0.0};
+        return (MatrixInit){1.0, true, 1.0, 0.0, 0.0};
+    case INIT_GPT2: /* residual projections ÷√(2L) (Init_depth_divisor): two per block */
+        return (MatrixInit){c->init_std, false, 1.0, 0.0, 0.0};
+    case INIT_TRUNC_NORMAL: /* OLMo-core: trunc_normal_(std=S, a=−3S, b=3S) */
+        return (MatrixInit){c->init_std, false, 1.0, 0.0, INIT_TRUNCATION};
     case INIT_SMALL_INIT:
-        return (MatrixInit){sqrt(2.0 / (5.0 * d)), false, 1.0, 0.0};
+        return (MatrixInit){sqrt(2.0 / (5.0 * d)), false, 1.0, 0.0, 0.0};
     case INIT_MUP: /* zero queries: uniform attention at initialisation */
         if (m == MATRIX_QUERY)
-            return (MatrixInit){0.0, false, 1.0, 0.0};
-        return (MatrixInit){1.0 / sqrt(m == MATRIX_MLP_OUT ? hidden : d), false, 1.0, 0.0};
+            return (MatrixInit){0.0, false, 1.0, 0.0, 0.0};
+        return (MatrixInit){1.0 / sqrt(m == MATRIX_MLP_OUT ? hidden : d), false, 1.0, 0.0, 0.0};
     case INIT_DEEPNORM: { /* encoder: β = (8N)^(−1/4) on values, projections and the MLP */
         double beta = pow(8.0 * c->depth, -0.25);
         bool scaled = m != MATRIX_QUERY && m != MATRIX_KEY;
-        return (MatrixInit){xavier(c, m) * (scaled ? beta : 1.0), false, 1.0, 0.0};
+        return (MatrixInit){xavier(c, m) * (scaled ? beta : 1.0), false, 1.0, 0.0, 0.0};
     }
     case INIT_CUTTING_SKIP:
         /* W^V = c·U, W^O = c·Vᵀ with U, V Haar, so W_VO = c²·(orthogonal); without an output
            projection W^V carries both factors.  The MLP is the normal scheme's. */
         if (m == MATRIX_QUERY || m == MATRIX_KEY)
-            return (MatrixInit){NAN, false, 1.0, 0.0};
+            return (MatrixInit){NAN, false, 1.0, 0.0, 0.0};
         if (m == MATRIX_VALUE)
-            return (MatrixInit){
-                1.0, true, c->output == OUTPUT_IDENTITY ? c->init_c * c->init_c : c->init_c, 0.0};
+            return (MatrixInit){1.0, true,
+                                c->output == OUTPUT_IDENTITY ? c->init_c * c->init_c : c->init_c,
+                                0.0, 0.0};
         if (m == MATRIX_OUTPUT)
-            return (MatrixInit){1.0, true, c->init_c, 0.0};
+            return (MatrixInit){1.0, true, c->init_c, 0.0, 0.0};
         break;
     case INIT_MIMETIC:
         /* Without an output projection W^V is the whole W_VO = α₂Z₂ − β₂I, drawn directly: no
            factor to split it into.  The MLP is the normal scheme's (the paper initialises
            the attention only). */
         if (m == MATRIX_VALUE && c->output == OUTPUT_IDENTITY)
-            return (MatrixInit){c->init_vo_alpha / sqrt(d), false, 1.0, -c->init_vo_beta};
+            return (MatrixInit){c->init_vo_alpha / sqrt(d), false, 1.0, -c->init_vo_beta, 0.0};
         if (m != MATRIX_MLP_IN && m != MATRIX_MLP_OUT && m != MATRIX_MLP_UP)
-            return (MatrixInit){NAN, false, 1.0, 0.0};
+            return (MatrixInit){NAN, false, 1.0, 0.0, 0.0};
         break;
     }
     /* normal: today's model (σ_qk, N(0, 1) values, N(0, 1/fan-in) projections). */
     switch (m) {
     case MATRIX_QUERY:
     case MATRIX_KEY:
-        return (MatrixInit){c->sigma_qk, false, 1.0, 0.0};
+        return (MatrixInit){c->sigma_qk, false, 1.0, 0.0, 0.0};
     case MATRIX_VALUE:
-        return (MatrixInit){1.0, false, 1.0, 0.0};
+        return (MatrixInit){1.0, false, 1.0, 0.0, 0.0};
     case MATRIX_OUTPUT:
-        return (MatrixInit){1.0 / sqrt(d), c->output == OUTPUT_ORTHOGONAL, 1.0, 0.0};
+        return (MatrixInit){1.0 / sqrt(d), c->output == OUTPUT_ORTHOGONAL, 1.0, 0.0, 0.0};
     case MATRIX_MLP_IN:
     case MATRIX_MLP_UP: /* LeCun normal on the fan-in d, as W1 */
-        return (MatrixInit){1.0 / sqrt(d), false, 1.0, 0.0};
+        return (MatrixInit){1.0 / sqrt(d), false, 1.0, 0.0, 0.0};
     case MATRIX_MLP_OUT:
     case MATRICES:
         break;
     }
-    return (MatrixInit){1.0 / sqrt(hidden), false, 1.0, 0.0};
+    return (MatrixInit){1.0 / sqrt(hidden), false, 1.0, 0.0, 0.0};
 }
 
 static MatrixInitChoice matrix_choice(const Config *c, Matrix m)
@@ -125,9 +127,9 @@ MatrixInit Init_matrix(const Config *c, Matrix m)
         how = scheme_matrix(c, INIT_ORTHOGONAL, m);
         break;
     case MATRIX_INIT_IDENTITY: /* already orthogonal: nothing to orthonormalise */
-        return (MatrixInit){0.0, false, 1.0, 1.0};
+        return (MatrixInit){0.0, false, 1.0, 1.0, 0.0};
     case MATRIX_INIT_ZERO:
-        return (MatrixInit){0.0, false, 1.0, 0.0};
+        return (MatrixInit){0.0, false, 1.0, 0.0, 0.0};
     case MATRIX_INIT_SCHEME:
     default:
         how = scheme_matrix(c, c->init, m);
@@ -227,9 +229,15 @@ int Init_draw_with_scratch(RandomStream *random, Linalg *la, const Config *c, ui
     if (isnan(how.std))
         return scratch ? draw_factor(random, la, c, seed, layer, m, out, scratch) : -1;
     size_t n = (size_t)rows * cols;
+    /* An orthogonal matrix's std only scales the draw it orthonormalises (its norm is the
+       gain's): the divisor changes its rounding alone, as gpt2's W^O always had. */
+    how.std /= Init_depth_divisor(c, m, layer);
     /* No draw for a zero std: 0·(a negative normal) would be −0, not the zero matrix. */
     if (how.std == 0.0)
         memset(out, 0, sizeof(double) * n);
+    else if (how.cut > 0)
+        RandomStream_truncated_gaussian(random, seed, layer, MATRIX_ROLES[m], how.std, how.cut, out,
+                                        n);
     else
         RandomStream_gaussian(random, seed, layer, MATRIX_ROLES[m], how.std, out, n);
     if (how.diagonal != 0.0)
@@ -277,7 +285,7 @@ double Init_logit_scale(const Config *c)
 }
 
 /* An entry's size as the logits see it: orthonormal columns and the identity have entries of
-   size 1/√d. */
+   size 1/√d, a truncated normal's are below its S. */
 static double effective_entry_std(const Config *c, Matrix m)
 {
     MatrixInit how = Init_matrix(c, m);
@@ -285,7 +293,63 @@ static double effective_entry_std(const Config *c, Matrix m)
         return how.gain / sqrt((double)c->width);
     if (how.diagonal != 0.0)
         return hypot(how.std, how.diagonal / sqrt((double)c->width));
-    return how.std;
+    return how.cut > 0 ? how.std * Init_truncated_std(how.cut) : how.std;
+}
+
+double Init_truncated_std(double cut)
+{
+    double density = exp(-0.5 * cut * cut) / sqrt(2 * M_PI), mass = erf(cut / M_SQRT2);
+    return sqrt(1 - 2 * cut * density / mass);
+}
+
+bool Init_uses_one_std(const Config *c)
+{
+    return c->init == INIT_GPT2 || c->init == INIT_TRUNC_NORMAL;
+}
+
+/* The depth scale matrix m takes under c.  gpt2's own is HF's c_proj rule: W^O and W2.  The
+   explicit ones are OLMo-core's llama and llama_depth, whose init_feed_forward scales a gated
+   MLP's up projection (its w3) with the down projection (w2). */
+static DepthScale depth_scale_of(const Config *c, Matrix m)
+{
+    bool output = m == MATRIX_OUTPUT || m == MATRIX_MLP_OUT;
+    if (factorised(c->init))
+        return DEPTH_SCALE_NONE;
+    /* The scheme's scaling is of the matrices it draws, not of a per-matrix choice over it
+       (--init-output normal keeps the normal scheme's W^O). */
+    if (c->depth_scale == DEPTH_SCALE_SCHEME)
+        return output && c->init == INIT_GPT2 && matrix_choice(c, m) == MATRIX_INIT_SCHEME
+                   ? DEPTH_SCALE_TOTAL
+                   : DEPTH_SCALE_NONE;
+    return output || m == MATRIX_MLP_UP ? c->depth_scale : DEPTH_SCALE_NONE;
+}
+
+bool Init_depends_on_depth(const Config *c)
+{
+    return c->init == INIT_DEEPNORM || depth_scale_of(c, MATRIX_OUTPUT) == DEPTH_SCALE_TOTAL ||
+           depth_scale_of(c, MATRIX_MLP_OUT) == DEPTH_SCALE_TOTAL ||
+           depth_scale_of(c, MATRIX_MLP_UP) == DEPTH_SCALE_TOTAL;
+}
+
+double Init_depth_divisor(const Config *c, Matrix m, int layer)
+{
+    switch (depth_scale_of(c, m)) {
+    case DEPTH_SCALE_TOTAL:
+        return sqrt(2.0 * c->depth);
+    case DEPTH_SCALE_PER_LAYER:
+        return sqrt(2.0 * layer);
+    case DEPTH_SCALE_SCHEME:
+    case DEPTH_SCALE_NONE:
+        break;
+    }
+    return 1.0;
+}
+
+double Init_embedding_std(const Config *c)
+{
+    if (Init_uses_one_std(c))
+        return c->init_std;
+    return c->input_norm == INPUT_NORM_SQRT_D ? 1.0 : 1.0 / sqrt((double)c->width);
 }
 
 double Init_effective_sigma_qk(const Config *c)

@@ -112,27 +112,91 @@ void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out)
     draw_parts(&d, parts, &(LayerWeights){0});
 }
 
+/* The embedding input's rows into g (d×T, row i its column i): T token ids uniform on
+   0..V−1, drawn into x (free until the rows are transposed in), and row k of the table from
+   its own stream (seed, k), so that a repeated id gives the same row bit for bit and the V×d
+   table is never stored.  The trunc-normal scheme cuts them as its matrices. */
+static void embedding_rows(RandomStream *random, const Config *c, uint64_t seed, double *x,
+                           double *g)
+{
+    int T = c->tokens, d = c->width;
+    double std = Init_embedding_std(c);
+    RandomStream_uniform_integers(random, seed, 0, ROLE_TOKEN_IDS, (unsigned long)c->vocab, x,
+                                  (size_t)T);
+    for (int i = 0; i < T; i++) {
+        int id = (int)x[i];
+        double *row = g + (size_t)i * d;
+        if (c->init == INIT_TRUNC_NORMAL)
+            RandomStream_truncated_gaussian(random, seed, id, ROLE_EMBEDDING, std, INIT_TRUNCATION,
+                                            row, (size_t)d);
+        else
+            RandomStream_gaussian(random, seed, id, ROLE_EMBEDDING, std, row, (size_t)d);
+    }
+}
+
+/* GPT-2's learned positions added to the rows of x (T×d): row p of N(0, (S/2)²) from its
+   own stream (seed, p), drawn into g (d×T, free once the rows are in x), so that a longer
+   input keeps the first positions' rows. */
+static void add_positions(RandomStream *random, const Config *c, uint64_t seed, double *x,
+                          double *g)
+{
+    int T = c->tokens, d = c->width;
+    double std = Init_embedding_std(c) / 2;
+    for (int p = 0; p < T; p++) {
+        double *row = g + (size_t)p * d;
+        RandomStream_gaussian(random, seed, p, ROLE_POSITION, std, row, (size_t)d);
+        for (int j = 0; j < d; j++)
+            x[p + (size_t)j * T] += row[j];
+    }
+}
+
+/* mt19937's state, which seeding a stream writes: 624 words. */
+#define STREAM_STATE_WORDS 624
+
+/* X0: orthonormal rows (QR of a d×T draw), or the embedding's rows (each a stream seeded and
+   d normals drawn, no QR), with learned positions added as many again. */
+static void declare_input(const Config *c, WorkList *out)
+{
+    double T = c->tokens, td = T * c->width;
+    WorkList_add(out, WORK_NORMALS, td, 0, 0, 1);
+    if (c->input == INPUT_EMBEDDING) {
+        WorkList_add(out, WORK_PASSES, T * (STREAM_STATE_WORDS + 1) + 2 * td, 0, 0, 1);
+        if (c->positions == POSITIONS_LEARNED) {
+            WorkList_add(out, WORK_NORMALS, td, 0, 0, 1);
+            WorkList_add(out, WORK_PASSES, T * STREAM_STATE_WORDS + 2 * td, 0, 0, 1);
+        }
+        return;
+    }
+    bool scaled = c->input_norm == INPUT_NORM_SQRT_D;
+    WorkList_add(out, WORK_ORTHONORMAL, c->width, T, 0, 1);
+    WorkList_add(out, WORK_PASSES, td * (scaled ? 2 : 1), 0, 0, 1);
+}
+
 static int input(const Drawing *d, double *x)
 {
     const Config *c = d->c;
-    int T = c->tokens, width = c->width;
-    size_t td = (size_t)T * width;
-    bool scaled = c->input_norm == INPUT_NORM_SQRT_D; /* rows of norm √d, as after embedding + LN */
     if (d->declared) {
-        WorkList_add(d->declared, WORK_NORMALS, (double)td, 0, 0, 1);
-        WorkList_add(d->declared, WORK_ORTHONORMAL, width, T, 0, 1);
-        WorkList_add(d->declared, WORK_PASSES, (double)td * (scaled ? 2 : 1), 0, 0, 1);
+        declare_input(c, d->declared);
         return 0;
     }
+    int T = c->tokens, width = c->width;
+    size_t td = (size_t)T * width;
     double *g = d->scratch; /* d×T */
-    RandomStream_gaussian(d->random, d->seed, 0, ROLE_INPUT, 1.0, g, td);
-    int info = Linalg_orthonormalise(d->la, width, T, g);
-    if (info)
-        return info;
+    if (c->input == INPUT_EMBEDDING) {
+        embedding_rows(d->random, c, d->seed, x, g);
+    } else {
+        RandomStream_gaussian(d->random, d->seed, 0, ROLE_INPUT, 1.0, g, td);
+        int info = Linalg_orthonormalise(d->la, width, T, g);
+        if (info)
+            return info;
+    }
     for (int j = 0; j < width; j++)
         for (int i = 0; i < T; i++)
             x[i + (size_t)j * T] = g[j + (size_t)i * width];
-    if (scaled)
+    if (c->input == INPUT_EMBEDDING && c->positions == POSITIONS_LEARNED)
+        add_positions(d->random, c, d->seed, x, g);
+    /* Rows of norm √d, as after embedding + LN (the embedding's std says its rows' norm). */
+    if (c->input == INPUT_ORTHONORMAL && c->input_norm == INPUT_NORM_SQRT_D)
         cblas_dscal((int)td, sqrt((double)width), x, 1);
     return 0;
 }

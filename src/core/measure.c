@@ -284,7 +284,8 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
             return info;
         rest = 0;
         double off = 0;
-        for (int i = T - 1; i >= 1; i--) {
+        /* min(T, d) of them: more tokens than dimensions (the embedding input) have d. */
+        for (int i = (T < d ? T : d) - 1; i >= 1; i--) {
             double ratio = eig[i] / eig[0];
             rest += (ratio * ratio) * (ratio * ratio);
             off += ratio * ratio;

@@ -12,15 +12,19 @@
 
 #include "model_internal.h"
 
+#include "attnscope/init.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 /* The settings that decide the weights and the forward pass (the settings table's
    REUSE_WEIGHTS class): the gap mode, the seed (a track's own), the depth, the shown matrix
-   and the seed count leave the kept tracks valid. */
+   and the seed count leave the kept tracks valid; the depth does not where the weights of
+   every layer depend on L (÷√(2L), deepnorm's β). */
 bool same_weights(const Config *a, const Config *b)
 {
-    return Config_same_in(a, b, REUSE_WEIGHTS);
+    return Config_same_in(a, b, REUSE_WEIGHTS) &&
+           (a->depth == b->depth || !Init_depends_on_depth(a));
 }
 
 static void state_forget_matrices(Kept *k, LayerState *s, size_t td)

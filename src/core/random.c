@@ -2,6 +2,7 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stdlib.h>
 
 struct RandomStream {
@@ -59,4 +60,27 @@ void RandomStream_gaussian_more(RandomStream *s, double scale, double *out, size
 {
     for (size_t i = 0; i < n; i++)
         out[i] = scale * gsl_ran_gaussian_ziggurat(s->rng, 1.0);
+}
+
+void RandomStream_truncated_gaussian(RandomStream *s, uint64_t seed, int layer, Role role,
+                                     double scale, double cut, double *out, size_t n)
+{
+    gsl_rng_set(s->rng, Random_stream_seed(seed, layer, role));
+    for (size_t i = 0; i < n; i++) {
+        /* Rejection: a normal beyond ±cut is drawn again, which leaves exactly the normal's
+           law conditioned on [−cut, cut] (0.27% of the draws at cut 3). */
+        double z;
+        do
+            z = gsl_ran_gaussian_ziggurat(s->rng, 1.0);
+        while (fabs(z) > cut);
+        out[i] = scale * z;
+    }
+}
+
+void RandomStream_uniform_integers(RandomStream *s, uint64_t seed, int layer, Role role,
+                                   unsigned long below, double *out, size_t n)
+{
+    gsl_rng_set(s->rng, Random_stream_seed(seed, layer, role));
+    for (size_t i = 0; i < n; i++)
+        out[i] = (double)gsl_rng_uniform_int(s->rng, below);
 }

@@ -51,7 +51,9 @@ int Sweep_width(const Config *c, Workspace *w, WidthSweep *out, const Progress *
     for (int k = 0; k < n; k++) {
         Config point = *c;
         point.tokens = counts[k];
-        point.width = (int)fmax(counts[k], lround(counts[k] / gamma));
+        /* The orthonormal input needs T <= d; the embedding input keeps γ > 1 too. */
+        point.width =
+            (int)fmax(c->input == INPUT_ORTHONORMAL ? counts[k] : 1, lround(counts[k] / gamma));
         point.depth = layer;
         point.seeds = 1;
         if (point.window >= point.tokens)
@@ -79,8 +81,10 @@ int Sweep_width(const Config *c, Workspace *w, WidthSweep *out, const Progress *
     Result_free(r);
     out->slope = Sweep_loglog_slope(out->tokens, out->excess, out->count);
     out->slope_gap = Sweep_loglog_slope(out->tokens, out->excess_gap, out->count);
+    /* The law starts from orthonormal rows (sr(Σ_0) = T). */
     bool markov_law = c->attention == ATTENTION_MARKOV && c->mask == MASK_FULL &&
-                      c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE;
+                      c->skip == SKIP_NONE && c->layernorm == LAYERNORM_NONE &&
+                      c->input == INPUT_ORTHONORMAL;
     out->theory_slope = markov_law ? 1.0 - 2.0 * layer : NAN;
     return 0;
 }

@@ -128,6 +128,8 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
         return "theory covers Gaussian value matrices (orthogonal ones keep the tokens' Gram)";
     if (!(value.std > 0) || value.diagonal != 0.0)
         return "theory covers Gaussian value matrices";
+    if (c->input == INPUT_EMBEDDING)
+        return THEORY_EMBEDDING_NOTE;
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
     case ATTENTION_MARKOV:
@@ -168,6 +170,8 @@ bool Theory_first_layer_unit_rows(const Config *c)
     /* Pre-LN: the first layer reads LN(X0), whose rows the LayerNorm's scale sets; σ is
        computed for X0's own rows (unit, or √d with --input-norm sqrt-d). */
     bool pre = c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
+    if (c->input == INPUT_EMBEDDING)
+        return false;
     return !pre || (c->ln_scale == LN_SCALE_UNIT && c->input_norm == INPUT_NORM_UNIT);
 }
 
@@ -207,6 +211,8 @@ static const char *entropy_theory_void(const Config *c)
         return "QK-norm: the logits are sqrt(d_h)*cos(angle), not sigma_qk-scaled Gaussians";
     if (c->logit_softcap > 0)
         return "soft-cap: the logits are C*tanh(S/C), bounded by C, not Gaussians";
+    if (c->input == INPUT_EMBEDDING)
+        return "embedding input: " THEORY_EMBEDDING_NOTE;
     if (!Theory_first_layer_unit_rows(c))
         return "pre-LN: the first layer reads LN(X0), not the orthonormal input the logit std "
                "is computed for";

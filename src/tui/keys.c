@@ -52,15 +52,6 @@ static int cycle(int value, int count, int step)
     return (value + step + count) % count;
 }
 
-/* Whether c with s at `to` is a configuration the program accepts. */
-static bool accepted_with(const Setting *s, const Config *c, double to)
-{
-    Config trial = *c;
-    char why[256];
-    Setting_put(s, &trial, to);
-    return Config_validate(&trial, why, sizeof why) == 0;
-}
-
 static int gcd(int a, int b)
 {
     while (b) {
@@ -91,9 +82,9 @@ static bool settle(Config *c, char *note, size_t size)
         for (int i = 0; i < Settings_count(); i++) {
             const Setting *t = Settings_at(i);
             double limit = Setting_limit(t, &trial);
-            if (!t->bound || Setting_get(t, &trial) <= limit)
+            const Setting *b = Setting_bound(t, &trial);
+            if (!b || Setting_get(t, &trial) <= limit)
                 continue;
-            const Setting *b = Settings_find(t->bound);
             if (limit < key_min(t)) {
                 note_add(note, size, "%s cannot go below %g (%s ≥ %g and %s)", b->key_label,
                          key_min(t) - t->bound_offset, t->label, key_min(t), t->bound_reason);
@@ -121,6 +112,16 @@ static bool settle(Config *c, char *note, size_t size)
     if (said[0])
         note_add(note, size, "%s", said);
     return true;
+}
+
+/* Whether c with s at `to` is a configuration the program accepts, once the settings it
+   bounds follow (the orthonormal input takes T down to d). */
+static bool accepted_with(const Setting *s, const Config *c, double to)
+{
+    Config trial = *c;
+    char why[KEYS_NOTE_SIZE] = "";
+    Setting_put(s, &trial, to);
+    return settle(&trial, why, sizeof why) && Config_validate(&trial, why, sizeof why) == 0;
 }
 
 /* Why a numeric setting cannot go further: at its maximum, at its bound, or at its minimum. */
@@ -231,10 +232,9 @@ static bool stepped_value(const Setting *s, int direction, Controls *c, const Co
 }
 
 /* The setting s raises with it (s = to now) follows it up, and back down when s goes down. */
-static void follow_bound(const Setting *s, int direction, double to, Controls *after, Config *next,
-                         char *note, size_t size)
+static void follow_bound(const Setting *s, const Setting *b, int direction, double to,
+                         Controls *after, Config *next, char *note, size_t size)
 {
-    const Setting *b = Settings_find(s->bound);
     double need = to - s->bound_offset, had = Setting_get(b, next);
     int i = setting_index(s);
     if (had < need) {
@@ -267,8 +267,9 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
         return false;
     }
     Controls after = *c;
-    if (s->bound && s->raises_bound)
-        follow_bound(s, direction, to, &after, &next, note, size);
+    const Setting *b = Setting_bound(s, &next);
+    if (b && s->raises_bound)
+        follow_bound(s, b, direction, to, &after, &next, note, size);
     if (!settle(&next, note, size))
         return false;
     /* A relation no key settles (--init-mlp identity needs --mlp-ratio 1), or a setting a

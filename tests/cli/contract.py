@@ -34,6 +34,10 @@ def main():
     elif config.get("qk_norm", "none") != "none" and config["attention"] != "markov":
         assert doc["sigma"] is None, doc["sigma"]
         assert any(w.startswith("QK-norm") for w in doc["warnings"]), doc["warnings"]
+    elif config.get("input") == "embedding" and config["attention"] not in (
+            "markov", "uniform", "identity"):
+        assert doc["sigma"] is None, doc["sigma"]
+        assert any(w.startswith("embedding input") for w in doc["warnings"]), doc["warnings"]
     elif doc["sigma"] is None:
         assert any("sigma overflows" in w for w in doc["warnings"]), doc["warnings"]
     else:
@@ -48,8 +52,10 @@ def main():
         assert len(values) == depth, f"{key}: {len(values)} values for depth {depth}"
         assert all(v is None or isinstance(v, numeric) for v in values), key
     sr = doc["stable_rank"]
-    if sr[0] is not None:
+    if sr[0] is not None and config.get("input", "orthonormal") == "orthonormal":
         assert abs(sr[0] - T) <= 1e-9 * T, f"sr(Sigma_0) = {sr[0]}, expected T = {T}"
+    elif sr[0] is not None:  # embedding rows: rank <= min(T, d)
+        assert 1 - 1e-12 <= sr[0] <= min(T, config["d"]) * (1 + 1e-12), sr[0]
     for v, m in zip(sr, doc["stable_rank_minus_one"]):
         if v is not None:
             assert v >= 1 - 1e-12 and abs((v - 1) - m) <= 1e-12 * v, (v, m)

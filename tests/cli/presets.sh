@@ -82,7 +82,7 @@ every = ["tokens", "width", "depth", "sigma-qk", "attention", "mask", "window", 
 block = ["heads", "head", "wo", "logit-scale", "ln-place", "ln-scale", "skip-gain",
          "branch-gain", "mlp", "mlp-ratio", "init", "input-norm", "init-alpha", "init-beta", "init-c",
          "init-vo-alpha", "init-vo-beta", "init-query", "init-key", "init-value", "init-output",
-         "init-mlp"]
+         "init-mlp", "init-std", "depth-scale", "input", "vocab", "positions"]
 assert len(keys) == len(set(keys)), f"settings {keys}: one set twice"
 assert set(every) <= set(keys) <= set(every + block), f"settings {keys}: each of {every} once, and only {block} besides"
 PY
@@ -107,7 +107,7 @@ for line in open(preset, encoding="utf-8"):
     key, value = (s.strip() for s in line.split("=", 1))
     got = config[field.get(key, key.replace("-", "_"))]
     numbers = ("sigma-qk", "skip-gain", "branch-gain", "init-alpha", "init-beta", "init-c",
-               "init-vo-alpha", "init-vo-beta")
+               "init-vo-alpha", "init-vo-beta", "init-std")
     want = float(value) if key in numbers else (int(value) if value.isdigit() else value)
     assert got == want, f"{key} = {value} in the file, {got} in the document"
 PY
