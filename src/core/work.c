@@ -230,10 +230,12 @@ typedef struct {
 static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out)
 {
     double T = c->tokens, d = c->width, dh = Config_head_width(c), H = c->heads, td = T * d;
-    bool qk = Attention_has_query_key(c->attention), pre = c->ln_place == LN_PLACE_PRE;
+    bool qk = Attention_has_query_key(c->attention), pre = Layer_pre_norm(c);
     bool layernorm = c->layernorm != LAYERNORM_NONE;
     bool fused = c->heads == 1 && c->output == OUTPUT_IDENTITY;
-    if (layernorm && pre)
+    /* Peri-LN normalises both ends of each sub-block: one LayerNorm more than the others. */
+    double norms = pre && Layer_branch_norm(c) ? 6 * td : 3 * td;
+    if (pre)
         passes(out, 3 * td);
     if (c->heads > 1) /* every head's queries, every key/value head's keys and values at once */
         project_heads(c, qk, true, out);
@@ -253,12 +255,12 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
     else if (!fused)
         passes(out, td);
     if (layernorm)
-        passes(out, 3 * td);
+        passes(out, norms);
     if (c->mlp != MLP_NONE) {
         double hidden = Config_mlp_hidden(c);
         bool gated = Config_mlp_gated(c);
         if (layernorm)
-            passes(out, 3 * td);
+            passes(out, norms);
         product(out, T, hidden, d, gated ? 2 : 1); /* gated: the gate and the up projection */
         add(out, c->mlp == MLP_RELU ? WORK_PASSES : WORK_BUILD_EXP, T * hidden, 0, 0, 1);
         if (gated) /* act(gate) ⊙ up */
@@ -368,7 +370,7 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
     weights(c, true, value_drawn(walk, before), &step.serial);
     if (shared) {
-        if (c->layernorm != LAYERNORM_NONE && c->ln_place == LN_PLACE_PRE)
+        if (Layer_pre_norm(c))
             passes(&step.serial, 3.0 * c->tokens * c->width);
         attention(c, true, &step.serial);
         passes(&step.serial, (double)c->tokens * c->tokens);
