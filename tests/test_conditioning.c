@@ -9,6 +9,7 @@
 #include "attnscope/attention.h"
 #include "attnscope/conditioning.h"
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
@@ -509,7 +510,7 @@ static void test_forward_pass_agrees_with_the_model(void **state)
     (void)state;
     /* Each variant changes one thing the forward pass reads; without LayerNorm the tokens'
        norm moves with every weight, so a mismatch anywhere shows in it. */
-    enum { VARIANTS = 21 };
+    enum { VARIANTS = 23 };
     for (int v = 0; v < VARIANTS; v++) {
         Config c = Config_default();
         c.tokens = 8;
@@ -537,7 +538,9 @@ static void test_forward_pass_agrees_with_the_model(void **state)
                                       "mimetic, 2 heads, wo gaussian (its factor)",
                                       "mimetic, identity values",
                                       "MLP swiglu, hidden 20",
-                                      "pre-LN, 4 heads, 2 key/value heads, MLP geglu"};
+                                      "pre-LN, 4 heads, 2 key/value heads, MLP geglu",
+                                      "peri-LN, 2 heads, MLP swiglu, wo gaussian",
+                                      "output-LN, MLP gelu"};
         switch (v) {
         case 2:
             c.init = INIT_CUTTING_SKIP;
@@ -626,6 +629,19 @@ static void test_forward_pass_agrees_with_the_model(void **state)
             c.mlp = MLP_GEGLU;
             c.output = OUTPUT_GAUSSIAN;
             break;
+        case 21:
+            c.layernorm = LAYERNORM_RMS;
+            c.ln_scale = LN_SCALE_SQRT_D;
+            c.ln_place = LN_PLACE_PERI;
+            c.heads = 2;
+            c.mlp = MLP_SWIGLU;
+            c.output = OUTPUT_GAUSSIAN;
+            break;
+        case 22:
+            c.layernorm = LAYERNORM_LN;
+            c.ln_place = LN_PLACE_OUTPUT;
+            c.mlp = MLP_GELU;
+            break;
         }
         char err[256];
         assert_int_equal(Config_validate(&c, err, sizeof err), 0);
@@ -648,7 +664,7 @@ static void test_forward_pass_agrees_with_the_model(void **state)
         /* Without LayerNorm the tokens grow: the attention saturates within four layers, or
            K + I turns singular (κ beyond double precision, null); the κ are checked where
            LayerNorm keeps the tokens' scale.  Grouped values make B singular (null, said). */
-        bool settled = c.layernorm != LAYERNORM_NONE;
+        bool settled = c.layernorm != LAYERNORM_NONE && !Layer_branch_norm(&c);
         if (c.kv_heads) {
             settled = false;
             for (int l = 1; l <= c.depth; l++)
