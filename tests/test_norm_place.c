@@ -70,7 +70,7 @@ static void reference_attention(const Config *c, const Layer *l, const double *x
     size_t td = (size_t)T * d;
     double *q = malloc(sizeof(double) * td), *k = malloc(sizeof(double) * td);
     double *v = malloc(sizeof(double) * td), *mixed = calloc(td, sizeof(double));
-    assert_true(q && k && v && mixed);
+    assert_true(q && k && v && mixed && T <= 64); /* one row's logits fit logit[64] */
     product(T, d, d, xin, l->w.query, d, false, q);
     product(T, d, d, xin, l->w.key, d, false, k);
     product(T, d, d, xin, l->w.value, d, false, v);
