@@ -9,6 +9,7 @@
 #include "attnscope/attention.h"
 #include "attnscope/conditioning.h"
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
@@ -504,10 +505,10 @@ static void test_softmax_demo_closed_form(void **state)
 
 /* Each variant of the forward pass's test changes one thing the forward pass reads; without
    LayerNorm the tokens' norm moves with every weight, so a mismatch anywhere shows in it. */
-enum { FORWARD_VARIANTS = 21 };
+enum { FORWARD_VARIANTS = 23 };
 
 /* Variant v of the forward pass's test into c; returns its name.  (Over 80 lines: a table of
-   the 21 variants, one case each, read top to bottom.) */
+   the 23 variants, one case each, read top to bottom.) */
 static const char *forward_variant(int v, Config *c)
 {
     *c = Config_default();
@@ -537,7 +538,9 @@ static const char *forward_variant(int v, Config *c)
         "mimetic, 2 heads, wo gaussian (its factor)",
         "mimetic, identity values",
         "MLP swiglu, hidden 20",
-        "pre-LN, 4 heads, 2 key/value heads, MLP geglu"};
+        "pre-LN, 4 heads, 2 key/value heads, MLP geglu",
+        "peri-LN, 2 heads, MLP swiglu, wo gaussian",
+        "output-LN, MLP gelu"};
     switch (v) {
     case 2:
         c->init = INIT_CUTTING_SKIP;
@@ -626,6 +629,19 @@ static const char *forward_variant(int v, Config *c)
         c->mlp = MLP_GEGLU;
         c->output = OUTPUT_GAUSSIAN;
         break;
+    case 21:
+        c->layernorm = LAYERNORM_RMS;
+        c->ln_scale = LN_SCALE_SQRT_D;
+        c->ln_place = LN_PLACE_PERI;
+        c->heads = 2;
+        c->mlp = MLP_SWIGLU;
+        c->output = OUTPUT_GAUSSIAN;
+        break;
+    case 22:
+        c->layernorm = LAYERNORM_LN;
+        c->ln_place = LN_PLACE_OUTPUT;
+        c->mlp = MLP_GELU;
+        break;
     }
     return what[v];
 }
@@ -650,7 +666,7 @@ static void assert_norms_agree(const Config *c, const Result *r, const Condition
    the tokens' scale.  Grouped values make B singular (null, said). */
 static void assert_kappas(const Config *c, const Conditioning *cond, const char *what)
 {
-    bool settled = c->layernorm != LAYERNORM_NONE;
+    bool settled = c->layernorm != LAYERNORM_NONE && !Layer_branch_norm(c);
     if (c->kv_heads) {
         settled = false;
         for (int l = 1; l <= c->depth; l++)

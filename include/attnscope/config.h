@@ -30,9 +30,10 @@ typedef enum { OUTPUT_IDENTITY, OUTPUT_GAUSSIAN, OUTPUT_ORTHOGONAL } OutputProje
 /* The logits' scale: 1/√d_h (the papers, today's layer) or 1/d_h (μP). */
 typedef enum { LOGIT_SCALE_SQRT, LOGIT_SCALE_LINEAR } LogitScale;
 
-/* Where LayerNorm sits (docs/model.md §1.8): after the skip (post, today's) or on the
-   branch's input (pre: X + F(LN X), as GPT-2 and ViT). */
-typedef enum { LN_PLACE_POST, LN_PLACE_PRE } LnPlace;
+/* Where LayerNorm sits (docs/model.md §1.8): after the skip (post, today's), on the
+   branch's input (pre: X + F(LN X), as GPT-2 and ViT), on both ends of the branch (peri:
+   X + LN(F(LN X)), Gemma 2/3) or on its output only (output: X + LN(F X), OLMo 2). */
+typedef enum { LN_PLACE_POST, LN_PLACE_PRE, LN_PLACE_PERI, LN_PLACE_OUTPUT } LnPlace;
 
 /* The MLP sub-block's activation (docs/model.md §1.9); none: attention only.  swiglu and geglu
    are gated (BLOCKS.md §Gated MLPs): down(act(gate x) ⊙ up x), act silu or tanh-GELU. */

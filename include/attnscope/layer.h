@@ -108,7 +108,8 @@ void Layer_declare_input(const Config *c, WorkList *out);
 typedef struct {
     Linalg *la; /* for the products and gap removal; its stop hook is polled between stages */
     double *x;  /* T×d: X_{ℓ−1} in, X_ℓ out (normalised where the scale is carried apart) */
-    double *normed;    /* T×d: LN(X), the branch's input under pre-LN */
+    double *normed;    /* T×d: LN(X), the branch's input under pre- and peri-LN */
+    double *branch;    /* T×d: F before its LayerNorm, under peri- and output-LN */
     double *queries;   /* T×d: every head's queries */
     double *keys;      /* T×d: every head's keys, with several heads (one head's: in values) */
     double *values;    /* T×d: X'·W^V */
@@ -122,7 +123,7 @@ typedef struct {
     WorkList *declared; /* Layer_declare's: each stage adds its work here, computing nothing */
 } LayerBuffers;
 
-enum { LAYER_BUFFERS = 13 };
+enum { LAYER_BUFFERS = 14 };
 
 typedef struct {
     double **buffer;
@@ -138,10 +139,13 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
 /* Which stages a layer of c runs (for its buffers here, and for whoever plans or prices it).
    Fused: one head and no output projection, so the head's output goes straight into X (skip
    and branch gain in the same product), as the one-head layer of docs/model.md §1.5 does, and
-   stage 4 is empty.  Pre-norm: LayerNorm on the branch's input, X + F(LN X), so the branch
-   reads a normalised copy and stage 5 is empty. */
+   stage 4 is empty.  Pre-norm: LayerNorm on the branch's input, X + F(LN X) (pre and peri),
+   so the branch reads a normalised copy.  Branch norm: LayerNorm on the branch's output,
+   X + LN(F(·)) (peri and output), so F is formed apart before it joins X.  Post-LN only
+   normalises X after the skip (stage 5). */
 bool Layer_fused_heads(const Config *c);
 bool Layer_pre_norm(const Config *c);
+bool Layer_branch_norm(const Config *c);
 
 /* G·d_h: the columns of W^K and W^V (and of the projected keys and values) the heads read. */
 int Layer_kv_width(const Config *c);
@@ -150,7 +154,8 @@ int Layer_kv_width(const Config *c);
    the thread it runs on. */
 typedef struct {
     void *context;
-    /* The attention sub-block's input (X, or LN(X) under pre-LN), T×d, before a head reads it. */
+    /* The attention sub-block's input (X, or LN(X) under pre- and peri-LN), T×d, before a
+       head reads it. */
     void (*branch_input)(void *context, const double *input);
     /* Head h's attention as built (row-major T×T) and its logits (NULL for kinds without). */
     void (*built)(void *context, int head, const double *logits, const double *attention);

@@ -181,9 +181,10 @@ static void heads_and_norms_warnings(const Config *c, Warnings *w)
             input_dependent ? "sigma, circle laws or stable-rank curve" : "stable-rank curve");
     else if (input_dependent && !Theory_first_layer_unit_rows(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
-                           "pre-LN: the first layer's attention reads LN(X0), rows of norm %s, "
+                           "%s-LN: the first layer's attention reads LN(X0), rows of norm %s, "
                            "not the input's %s rows that sigma is computed for: no sigma, no "
                            "circle or quartercircle law",
+                           LN_PLACE_NAMES.names[c->ln_place],
                            c->ln_scale == LN_SCALE_SQRT_D ? "sqrt(d) (PyTorch)" : "1",
                            c->input_norm == INPUT_NORM_SQRT_D ? "sqrt(d)" : "unit");
     else if (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D &&

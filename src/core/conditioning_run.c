@@ -448,7 +448,10 @@ static int jacobian_layer(Pass *p, double s_min_b)
        it. */
     bool capped = c->logit_softcap > 0 && Attention_has_query_key(c->attention);
     bool reshaped = Qk_normalised(c) || Qk_rotates(c, l) || capped;
-    bool jacobian = differentiable && p->own_derivative && !reshaped;
+    /* Peri- and output-LN normalise f's output before it joins: the sub-block is LN(f), whose
+       Jacobian K's formula does not hold. */
+    bool branch_normed = Layer_branch_norm(c);
+    bool jacobian = differentiable && p->own_derivative && !reshaped && !branch_normed;
     layer_blocks(r);
     int info = 0;
     if (H > 1) {
@@ -468,7 +471,15 @@ static int jacobian_layer(Pass *p, double s_min_b)
                                     ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
                                     : NULL);
     }
-    if (!p->jacobian_noted && reshaped && differentiable && p->own_derivative) {
+    if (!p->jacobian_noted && branch_normed && differentiable && p->own_derivative) {
+        p->jacobian_noted = true;
+        Warnings_add(&p->result->warnings,
+                     "the Jacobian of %s network is that of f(X) = sum_h A_h(X) X W_VO,h, and "
+                     "%s-LN normalises f's output before the skip: the sub-block is LN(f), not "
+                     "f, so kappa_jacobian and what needs K are null at every layer (never a "
+                     "wrong kappa)",
+                     p->role, LN_PLACE_NAMES.names[c->ln_place]);
+    } else if (!p->jacobian_noted && reshaped && differentiable && p->own_derivative) {
         p->jacobian_noted = true;
         const char *what[3] = {Qk_normalised(c) ? "QK-norm" : NULL,
                                Qk_rotates(c, l) ? "RoPE" : NULL, capped ? "the soft-cap" : NULL};

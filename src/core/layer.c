@@ -226,7 +226,14 @@ int Layer_kv_width(const Config *c)
 
 bool Layer_pre_norm(const Config *c)
 {
-    return c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
+    return (c->ln_place == LN_PLACE_PRE || c->ln_place == LN_PLACE_PERI) &&
+           c->layernorm != LAYERNORM_NONE;
+}
+
+bool Layer_branch_norm(const Config *c)
+{
+    return (c->ln_place == LN_PLACE_PERI || c->ln_place == LN_PLACE_OUTPUT) &&
+           c->layernorm != LAYERNORM_NONE;
 }
 
 /* The residual's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5, §1.8): the skip's a
@@ -241,6 +248,21 @@ static double branch_gain(const Config *c)
     return c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)c->width) : c->branch_gain;
 }
 
+/* Where a sub-block's last product puts F: into X with the residual's gains (X ← keep·X +
+   branch·F in the product itself), or, when F is normalised before it joins, alone into
+   `branch` (join_normed_branch then adds it). */
+typedef struct {
+    double *into;
+    double branch, keep;
+} Join;
+
+static Join join_of(const Config *c, LayerBuffers *b)
+{
+    if (Layer_branch_norm(c))
+        return (Join){.into = b->branch, .branch = 1.0, .keep = 0.0};
+    return (Join){.into = b->x, .branch = branch_gain(c), .keep = skip_gain(c)};
+}
+
 void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
                    LayerBuffer out[LAYER_BUFFERS])
 {
@@ -250,6 +272,7 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
     const LayerBuffer list[LAYER_BUFFERS] = {
         {&b->x, td},
         {&b->normed, c && Layer_pre_norm(c) ? td : 0},
+        {&b->branch, c && Layer_branch_norm(c) ? td : 0},
         {&b->queries, td},
         {&b->keys, c && c->heads > 1 ? td : 0},
         {&b->values, td},
@@ -400,9 +423,25 @@ static void entrywise_product(LayerBuffers *b, double *y, const double *x, size_
         y[i] *= x[i];
 }
 
+/* Peri- and output-LN: X ← keep·X + branch·LN(F), F in `branch`. */
+static void join_normed_branch(const Config *c, LayerBuffers *b)
+{
+    if (!Layer_branch_norm(c))
+        return;
+    layernorm(c, b, b->branch);
+    residual_sum(b, skip_gain(c), branch_gain(c), b->x, b->branch, (size_t)c->tokens * c->width);
+}
+
+/* Post-LN: X ← LN(X) after a sub-block's skip. */
+static void post_norm(const Config *c, LayerBuffers *b)
+{
+    if (c->ln_place == LN_PLACE_POST)
+        layernorm(c, b, b->x);
+}
+
 /* ---- the stages ------------------------------------------------------------------------ */
 
-/* Stage 1: what the branch F reads, X or LN(X) in `normed` under pre-LN. */
+/* Stage 1: what the branch F reads, X or LN(X) in `normed` under pre- and peri-LN. */
 static const double *branch_input(const Config *c, LayerBuffers *b)
 {
     if (!Layer_pre_norm(c))
@@ -511,7 +550,7 @@ void Layer_declare_attention(const Config *c, int layer, int head, WorkList *out
 }
 
 /* Stage 3, head h: its attention (unless the driver built it), gap removal, and its output
-   A_h·X'·W^V_h, written into X itself when the heads are fused (X ← keep·X + branch·A X' W^V)
+   A_h·X'·W^V_h, joined to X when the heads are fused (X ← keep·X + branch·A X' W^V, join_of)
    and into its block of columns of `mixed` otherwise. */
 static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *source,
                      LayerOutcome *outcome)
@@ -548,28 +587,32 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
             gemm(b, false, false, T, d, d, 1.0, source, T, s->weights->value, d, 0.0, b->values, T);
     if (info)
         return info;
-    if (Layer_fused_heads(c))
-        return gemm(b, true, false, T, d, T, branch_gain(c), b->attention, T, b->values, T,
-                    skip_gain(c), b->x, T);
+    if (Layer_fused_heads(c)) {
+        Join join = join_of(c, b);
+        return gemm(b, true, false, T, d, T, join.branch, b->attention, T, b->values, T, join.keep,
+                    join.into, T);
+    }
     size_t at = (size_t)T * dh * h, shared = (size_t)T * dh * Config_kv_head_of(c, h);
     return gemm(b, true, false, T, dh, T, 1.0, b->attention, T, block(b->values, shared), T, 0.0,
                 block(b->mixed, at), T);
 }
 
-/* Stage 4: X ← keep·X + branch·[head_1 … head_H]·W^O, once every head has read X.  Returns 0
-   or LINALG_STOPPED. */
+/* Stage 4: X ← keep·X + branch·[head_1 … head_H]·W^O (join_of), once every head has read X.
+   Returns 0 or LINALG_STOPPED. */
 static int combine_heads(const Config *c, const LayerWeights *w, LayerBuffers *b)
 {
     int T = c->tokens, d = c->width;
-    double keep = skip_gain(c), branch = branch_gain(c);
+    Join join = join_of(c, b);
     if (c->output != OUTPUT_IDENTITY)
-        return gemm(b, false, false, T, d, d, branch, b->mixed, T, w->output, d, keep, b->x, T);
-    residual_sum(b, keep, branch, b->x, b->mixed, (size_t)T * d);
+        return gemm(b, false, false, T, d, d, join.branch, b->mixed, T, w->output, d, join.keep,
+                    join.into, T);
+    residual_sum(b, join.keep, join.branch, join.into, b->mixed, (size_t)T * d);
     return 0;
 }
 
 /* Stage 6: the MLP sub-block with its own skip and LayerNorm, placed as the attention's:
-   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN) or LN(X) (pre); gated,
+   X ← a·X + b·φ(X' W1) W2 with X' = X (post, then LN; output) or LN(X) (pre, peri), φ(X' W1) W2
+   normalised before it joins under peri and output; gated,
    X ← a·X + b·(φ(X' W1) ⊙ X' W_up) W2 (W1 the gate, W2 the down projection).  Returns 0 or
    LINALG_STOPPED. */
 static int mlp_sublayer(const Config *c, const LayerWeights *w, LayerBuffers *b)
@@ -586,12 +629,13 @@ static int mlp_sublayer(const Config *c, const LayerWeights *w, LayerBuffers *b)
     activate(c, b, n);
     if (Config_mlp_gated(c))
         entrywise_product(b, b->hidden, b->up, n);
-    info = gemm(b, false, false, T, d, hidden, branch_gain(c), b->hidden, T, w->mlp_out, hidden,
-                skip_gain(c), b->x, T);
+    Join join = join_of(c, b);
+    info = gemm(b, false, false, T, d, hidden, join.branch, b->hidden, T, w->mlp_out, hidden,
+                join.keep, join.into, T);
     if (info)
         return info;
-    if (!Layer_pre_norm(c))
-        layernorm(c, b, b->x);
+    join_normed_branch(c, b);
+    post_norm(c, b);
     return 0;
 }
 
@@ -630,8 +674,8 @@ int Layer_step(const LayerStep *step, LayerBuffers *b, LayerOutcome *outcome, do
         info = combine_heads(c, step->weights, b);
     if (info)
         return info;
-    if (!Layer_pre_norm(c))
-        layernorm(c, b, b->x);
+    join_normed_branch(c, b);
+    post_norm(c, b);
     if (c->mlp != MLP_NONE)
         info = mlp_sublayer(c, step->weights, b);
     if (info)

@@ -1,6 +1,7 @@
 #include "attnscope/theory.h"
 
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/qk.h"
 
 #include <math.h>
@@ -167,12 +168,11 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
 
 bool Theory_first_layer_unit_rows(const Config *c)
 {
-    /* Pre-LN: the first layer reads LN(X0), whose rows the LayerNorm's scale sets; σ is
-       computed for X0's own rows (unit, or √d with --input-norm sqrt-d). */
-    bool pre = c->ln_place == LN_PLACE_PRE && c->layernorm != LAYERNORM_NONE;
+    /* Pre- and peri-LN: the first layer reads LN(X0), whose rows the LayerNorm's scale sets;
+       σ is computed for X0's own rows (unit, or √d with --input-norm sqrt-d). */
     if (c->input == INPUT_EMBEDDING)
         return false;
-    return !pre || (c->ln_scale == LN_SCALE_UNIT && c->input_norm == INPUT_NORM_UNIT);
+    return !Layer_pre_norm(c) || (c->ln_scale == LN_SCALE_UNIT && c->input_norm == INPUT_NORM_UNIT);
 }
 
 bool Theory_describes_shown_layer(const Config *c)
@@ -214,8 +214,11 @@ static const char *entropy_theory_void(const Config *c)
     if (c->input == INPUT_EMBEDDING)
         return "embedding input: " THEORY_EMBEDDING_NOTE;
     if (!Theory_first_layer_unit_rows(c))
-        return "pre-LN: the first layer reads LN(X0), not the orthonormal input the logit std "
-               "is computed for";
+        return c->ln_place == LN_PLACE_PERI
+                   ? "peri-LN: the first layer reads LN(X0), not the orthonormal input the logit "
+                     "std is computed for"
+                   : "pre-LN: the first layer reads LN(X0), not the orthonormal input the logit "
+                     "std is computed for";
     return NULL;
 }
 

@@ -76,7 +76,7 @@ enums=(
     "--skip|-k/--skip|none|plain|scaled"
     "--wo|--wo|identity|gaussian|orthogonal"
     "--logit-scale|--logit-scale|sqrt|linear"
-    "--ln-place|--ln-place|post|pre"
+    "--ln-place|--ln-place|post|pre|peri|output"
     "--ln-scale|--ln-scale|unit|sqrt-d"
     "--mlp|--mlp|none|relu|gelu|tanh"
     "--init|--init|normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm|cutting-skip|mimetic"

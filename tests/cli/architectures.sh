@@ -1,0 +1,112 @@
+#!/bin/bash
+# The presets of real architectures: each one's settings are the values its header cites from
+# the model's config.json (the table below, written from those files, not from the presets),
+# its -small variant is the same block at d = 256, T = 64 with the depth kept, the program
+# reads each full preset (it prices it: T, d and depth as cited), and each -small variant runs
+# in --batch to a valid document.  The times are printed as notes, never judged.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# preset|settings from config.json: width = hidden_size (or heads x head_dim where attnscope's
+# heads split d), depth = num_hidden_layers, heads, kv-heads = num_key_value_heads, the MLP,
+# ln-eps = rms_norm_eps / layer_norm_epsilon, rope-theta, and the family's norm placement and
+# QK-norm (modeling_<family>.py).
+cited='gpt2-small|width=768 depth=12 heads=12 layernorm=ln ln-place=pre ln-eps=1e-05 mlp=gelu mlp-ratio=4 init=gpt2 mask=causal wo=gaussian
+llama3-8b|width=4096 depth=32 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 mlp=swiglu mlp-hidden=14336 rope=half rope-theta=500000 mask=causal wo=gaussian
+mistral-7b|width=4096 depth=32 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 mlp=swiglu mlp-hidden=14336 rope=half rope-theta=10000 mask=causal wo=gaussian
+qwen3-8b|width=4096 depth=36 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-06 mlp=swiglu mlp-hidden=12288 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 mask=causal wo=gaussian
+olmo2-7b|width=4096 depth=32 heads=32 kv-heads=32 layernorm=rms ln-place=output ln-eps=1e-06 mlp=swiglu mlp-hidden=11008 qk-norm=full qk-norm-place=before-rope rope=half rope-theta=500000 mask=causal wo=gaussian
+gemma3-4b|width=2048 depth=34 heads=8 kv-heads=4 layernorm=rms ln-place=peri ln-eps=1e-06 mlp=geglu mlp-hidden=10240 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 mask=causal wo=gaussian
+gpt-oss-20b|width=4096 depth=24 heads=64 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 rope=half rope-theta=150000 mask=causal wo=gaussian'
+# The head width each config states (head_dim, or n_embd / n_head): width / heads must be it.
+head_dims='gpt2-small=64 llama3-8b=128 mistral-7b=128 qwen3-8b=128 olmo2-7b=128 gemma3-4b=256 gpt-oss-20b=64'
+
+# A preset's settings, KEY=VALUE a line (the file read here, not by the program).
+settings_of() { grep -vE '^[[:space:]]*(#|$)' "$1" | sed -E 's/[[:space:]]*#.*//; s/[[:space:]]*=[[:space:]]*/=/'; }
+
+equals_cited() { # preset, cited settings
+    local file=presets/$1.preset pair key want got bad=0
+    [ -f "$file" ] || { echo "  $file is missing"; return 1; }
+    settings_of "$file" >"$tmp/$1"
+    for pair in $2; do
+        key=${pair%%=*} want=${pair#*=}
+        got=$(grep -m1 "^$key=" "$tmp/$1" | cut -d= -f2-)
+        [ "$got" = "$want" ] || { echo "  $key: $got in $file, $want in its config.json"; bad=1; }
+    done
+    local dh=${head_dims#*"$1="}
+    dh=${dh%% *}
+    got=$(($(grep -m1 '^width=' "$tmp/$1" | cut -d= -f2) / $(grep -m1 '^heads=' "$tmp/$1" | cut -d= -f2)))
+    [ "$got" = "$dh" ] || { echo "  head width $got, its config.json's $dh"; bad=1; }
+    return $bad
+}
+
+# The -small variant: d = 256, T = 64, the depth and every setting of the block kept; heads,
+# key/value heads and the MLP's width scaled, keeping the grouping ratio H/G and the MLP's
+# width per unit of d (to within rounding).
+same_block_scaled() { # name
+    "$PY" - "presets/$1.preset" "presets/$1-small.preset" <<'PY'
+import sys
+def fail(kind, value, tb):
+    print(f"  {value}")
+    sys.exit(1)
+sys.excepthook = fail
+def read(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        line = line.split("#")[0].strip()
+        if line:
+            k, v = (s.strip() for s in line.split("=", 1))
+            out[k] = v
+    return out
+full, small = read(sys.argv[1]), read(sys.argv[2])
+scaled = {"tokens", "width", "heads", "kv-heads", "mlp-hidden"}
+assert small["tokens"] == "64" and small["width"] == "256", (small["tokens"], small["width"])
+assert set(full) == set(small), f"keys differ: {set(full) ^ set(small)}"
+for k in set(full) - scaled:
+    assert full[k] == small[k], f"{k}: {full[k]} at full size, {small[k]} in -small"
+if "kv-heads" in full:
+    ratio = lambda s: int(s["heads"]) / int(s["kv-heads"])
+    assert ratio(full) == ratio(small), f"H/G {ratio(full)} at full size, {ratio(small)} in -small"
+if "mlp-hidden" in full:
+    per_d = lambda s: int(s["mlp-hidden"]) / int(s["width"])
+    assert abs(per_d(full) - per_d(small)) <= 1 / 256, (per_d(full), per_d(small))
+PY
+}
+
+# The program reads the full preset: priced above a second (minutes here), it says T, d and the
+# depth it read and exits 2 without running; a machine fast enough to run it must give a
+# valid document.
+program_reads() { # name, T d depth
+    "$BIN" --batch --preset "presets/$1.preset" --max-time 1 >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    if [ $status -eq 2 ]; then
+        grep -qF "T = $2, d = $3, depth $4, 1 seed is estimated at" "$tmp/err" ||
+            { echo "  stderr: $(cat "$tmp/err")"; return 1; }
+    else
+        [ $status -eq 0 ] && "$PY" tests/cli/contract.py "$2" "$4" <"$tmp/out"
+    fi
+}
+
+runs_small() { # name
+    local started=$SECONDS
+    "$BIN" --batch --preset "presets/$1-small.preset" >"$tmp/small.json" 2>"$tmp/small.err" ||
+        { echo "  exit $?: $(cat "$tmp/small.err")"; return 1; }
+    echo "# $1-small: $((SECONDS - started)) s"
+    local depth
+    depth=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"]["depth"])' "$tmp/small.json") &&
+        "$PY" tests/cli/contract.py 64 "$depth" <"$tmp/small.json"
+}
+
+while IFS='|' read -r name want; do
+    check "$name: the settings its config.json gives" equals_cited "$name" "$want"
+    check "$name-small: the same block at d = 256, T = 64, depth kept" same_block_scaled "$name"
+    read -r T d depth < <(settings_of "presets/$name.preset" |
+        awk -F= '$1 == "tokens" { t = $2 } $1 == "width" { w = $2 } $1 == "depth" { l = $2 } END { print t, w, l }')
+    check "$name: the program reads it (T = $T, d = $d, depth $depth)" program_reads "$name" "$T" "$d" "$depth"
+    check "$name-small runs in --batch: exit 0, a valid document" runs_small "$name"
+done <<<"$cited"
+
+finish
