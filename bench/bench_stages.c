@@ -169,12 +169,12 @@ static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
                             b->k, T, b->q, T, 0.0, b->logits, T);
                 logits = b->logits;
             }
-            Attention_build(c->attention, c->mask, c->window, T, logits, b->attn);
+            Attention_build(c->attention, c->mask, c->window, T, logits, -INFINITY, b->attn);
             bool shown = n == 0 && layer == c->layer;
             if (shown)
                 memcpy(b->shown_before, b->attn, sizeof(double) * tt);
             GapOutcome outcome;
-            if (Gap_apply(gaps[n], c->attention, c->mask, c->window, T, b->attn, b->la,
+            if (Gap_apply(gaps[n], c->attention, false, c->mask, c->window, T, b->attn, b->la,
                           b->gap_scratch, &outcome, warnings))
                 return -1;
             if (shown) {

@@ -431,6 +431,9 @@ static void test_settings_stay_valid(void **state)
             start.kv_heads = 0;
         start.mlp = (Mlp)(rand() % MLP_NAMES.count);
         start.mlp_hidden = rand() % 2 ? 1 + rand() % 48 : 0;
+        /* Sinks: none, or a logit of either sign with a spread or not. */
+        start.sink = rand() % 2 ? -INFINITY : (rand() % 200 - 100) / 10.0;
+        start.sink_std = rand() % 2 ? (rand() % 100) / 100.0 : 0;
         char err[256];
         assert_int_equal(Config_validate(&start, err, sizeof err), 0);
         Controls c = Controls_from(&start);
@@ -442,8 +445,38 @@ static void test_settings_stay_valid(void **state)
             assert_true(c.config.sigma_qk > 0 && c.config.sigma_qk <= CONFIG_SIGMA_QK_MAX);
             assert_true(c.config.width <= CONFIG_WIDTH_MAX && c.config.tokens >= 2);
             assert_true(c.on_values.gap != GAP_OFF);
+            /* % steps none, 0, 1, 2, 4, 8, none: never NaN or +∞. */
+            assert_true(c.config.sink == -INFINITY || isfinite(c.config.sink));
         }
     }
+}
+
+/* % steps the sink none, 0, 1, 2, 4, 8 and back to none; from a value of the user's it goes
+   on from there. */
+static void test_sink_key_cycles_through_none(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    const double cycle[] = {0, 1, 2, 4, 8, -INFINITY, 0};
+    for (size_t i = 0; i < sizeof cycle / sizeof cycle[0]; i++) {
+        assert_true(press(&c, '%', note));
+        assert_true(c.config.sink == cycle[i]);
+    }
+    start.sink = -3.5;
+    c = Controls_from(&start);
+    assert_true(press(&c, '%', note));
+    assert_true(c.config.sink == 1);
+    start.sink = 5;
+    c = Controls_from(&start);
+    assert_true(press(&c, '%', note));
+    assert_true(c.config.sink == 8);
+    /* Without softmax the sink is unused, and the key says so. */
+    start.attention = ATTENTION_MARKOV;
+    c = Controls_from(&start);
+    assert_true(press(&c, '%', note));
+    assert_non_null(strstr(note, "the sink joins the softmax's denominator"));
 }
 
 /* t undoes the d that T raised, saying so: T T T T t from T = d = 256 is T = d = 2048, and
@@ -558,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_cycles_gap_and_seed),
         cmocka_unit_test(test_keys_keep_the_relations),
         cmocka_unit_test(test_settings_stay_valid),
+        cmocka_unit_test(test_sink_key_cycles_through_none),
         cmocka_unit_test(test_display_keys),
         cmocka_unit_test(test_ensemble_keys),
     };

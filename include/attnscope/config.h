@@ -128,8 +128,13 @@ typedef struct {
     double rope_fraction; /* the rotated share of each head's d_h (partial rotary) */
     int nope_every;       /* every K-th layer has no rotation (0: every layer rotates) */
     double logit_softcap; /* C: attention logits C·tanh(S/C) (Gemma 2); 0: off */
-    double skip_gain;     /* a in X ← a·X + b·F(X), with a skip */
-    double branch_gain;   /* b */
+    /* S: each head's sink logit in the softmax's denominator (gpt-oss); -∞ is "none", the
+       sink of weight e^{-∞} = 0, i.e. no sink (0 is a real sink, gpt-oss's init). */
+    double sink;
+    /* s: head h's sink is S + s·z_h, z_h ~ N(0, 1) from ROLE_SINK; 0: S itself. */
+    double sink_std;
+    double skip_gain;   /* a in X ← a·X + b·F(X), with a skip */
+    double branch_gain; /* b */
     Mlp mlp;
     int mlp_ratio;  /* the MLP's hidden width is mlp_ratio·d, unless mlp_hidden says it */
     int mlp_hidden; /* the MLP's hidden width itself (Llama's intermediate_size); 0: R·d */
@@ -183,6 +188,7 @@ typedef enum {
     STEP_CYCLE,   /* next, previous name, wrapping around */
     STEP_TOGGLE,  /* lower: off (the first name) and back on; raise: the next name that is on */
     STEP_NEW,     /* raise only: the next value, the minimum after the maximum (a new seed) */
+    STEP_OFF_UP,  /* raise only: off (the off word), 0, 1, then ×2 up to key_max, then off */
 } SettingStep;
 
 /* What a change to a setting leaves of what earlier runs computed (model.c keeps every
@@ -241,6 +247,10 @@ typedef struct {
     const char *min_note;  /* said at the minimum (NULL: "<key_label> is at its minimum, <min>") */
     const char *label;     /* status line: "T" */
     SettingShow show;
+    /* A double: the word that stands for -∞, its "off" (--sink none), or NULL.  The value
+       travels as -∞, the JSON writes null for it, and the command line and presets spell it
+       with this word. */
+    const char *off_word;
 } Setting;
 
 /* Room for the table (config.c checks it), for arrays with one element per setting. */
@@ -312,6 +322,13 @@ bool Config_mlp_gated(const Config *c);
 
 /* G, the key/value heads: --kv-heads, or H where it is 0. */
 int Config_kv_heads(const Config *c);
+
+/* Whether c's softmax has sinks (--sink not none, softmax attention): its rows then sum below
+   1, by each row's sink weight. */
+bool Config_has_sink(const Config *c);
+
+/* Whether c's attention rows sum to 1: a row-stochastic kind without sinks. */
+bool Config_rows_stochastic(const Config *c);
 
 /* The key/value head (from 0) that query head h (from 0) reads: h / (H/G), as HF's repeat_kv
    repeats each of the G heads H/G times in a row. */

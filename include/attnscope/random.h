@@ -26,6 +26,7 @@ typedef enum {
     ROLE_MLP_IN,
     ROLE_MLP_OUT,
     ROLE_MLP_UP, /* a gated MLP's up projection (its gate is ROLE_MLP_IN's W1) */
+    ROLE_SINK,   /* the heads' sink logits' spread (--sink-std), head h the h-th number */
 } Role;
 
 /* Names the generator and sampler that a seed means, for the JSON document. */

@@ -5,6 +5,7 @@
 #include "compute.h"
 #include "line_reader.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,15 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
             return -1;
         }
         JsonKind wanted = s->kind == SETTING_ENUM ? JSON_STRING : JSON_NUMBER;
+        /* A double's off value (-∞, --sink none) is written null. */
+        if (v->kind == JSON_NULL && s->off_word) {
+            Setting_put(s, c, -INFINITY);
+            continue;
+        }
         if (v->kind != wanted) {
             char list[128] = "a number";
+            if (s->off_word)
+                snprintf(list, sizeof list, "a number or null (%s)", s->off_word);
             if (s->kind == SETTING_ENUM)
                 EnumNames_list(s->names, list, sizeof list);
             snprintf(err, size, "\"%s\": accepted %s%s, found %s", key,

@@ -249,7 +249,7 @@ void Figure_eigenvalue_plot(const Config *k, const Complex *values, Gap applied,
            before (at small T it does not), and their rows' new eigenvalue 0 says nothing of
            it; linear attention had no outlier to send. */
         .removed_to_zero =
-            Attention_is_row_stochastic(k->attention) &&
+            Config_rows_stochastic(k) &&
             (applied == GAP_CENTER || applied == GAP_DEFLATE || applied == GAP_UNIFORM),
     };
 }
@@ -440,7 +440,7 @@ void Figure_settings(const Config *c, char *buf, size_t size)
         if (!always && Setting_get(setting, c) == Setting_get(setting, &defaults))
             continue;
         char value[FORMAT_NUMBER_SIZE];
-        if (setting->kind == SETTING_DOUBLE)
+        if (setting->kind == SETTING_DOUBLE && isfinite(Setting_get(setting, c)))
             Format_shortest(Setting_get(setting, c), value);
         else
             Setting_format(setting, c, 0, value, sizeof value);

@@ -133,6 +133,11 @@ static bool mlp_ratio_in_use(const Config *c)
     return c->mlp != MLP_NONE && c->mlp_hidden == 0;
 }
 
+static bool softmax_in_use(const Config *c)
+{
+    return c->attention == ATTENTION_SOFTMAX;
+}
+
 /* 0 leaves the width to the ratio, the one in use then. */
 static bool mlp_hidden_in_use(const Config *c)
 {
@@ -587,6 +592,42 @@ static const Setting SETTINGS[] = {
      .key_label = "logit soft-cap",
      .label = "cap",
      .show = SHOW_UNLESS_DEFAULT},
+    {.name = "sink",
+     .json = "sink",
+     .argument = "S",
+     .help = "each head's sink logit in the softmax's denominator (gpt-oss)",
+     .kind = SETTING_DOUBLE,
+     .min = -1e6,
+     .max = 1e6,
+     .min_included = true,
+     .off_word = "none",
+     .fallback = -INFINITY,
+     .offset = offsetof(Config, sink),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = softmax_in_use,
+     .unused_note = "the sink joins the softmax's denominator: softmax attention",
+     .raise_key = '%',
+     .step = STEP_OFF_UP,
+     .key_max = 8,
+     .key_label = "sink",
+     .label = "sink",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "sink-std",
+     .json = "sink_std",
+     .argument = "s",
+     .help = "each head's sink drawn S + N(0, s^2) (gpt-oss: 0.02)",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1e3,
+     .min_included = true,
+     .fallback = 0,
+     .offset = offsetof(Config, sink_std),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = Config_has_sink,
+     .unused_note = "the sinks' spread needs a sink (%)",
+     .key_label = "sink std",
+     .label = "sink std",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "skip-gain",
      .json = "skip_gain",
      .argument = "A",
@@ -1004,14 +1045,19 @@ int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size
         return 0;
     }
     case SETTING_DOUBLE: {
+        if (s->off_word && strcmp(text, s->off_word) == 0) {
+            Setting_put(s, c, -INFINITY);
+            return 0;
+        }
         double v = strtod(text, &end);
         bool above_min = s->min_included ? v >= s->min : v > s->min;
         /* strtod reads C's hexadecimal floats too; the contract is decimal numbers. */
         bool hexadecimal = strpbrk(text, "xX") != NULL;
         if (*text == '\0' || blank || hexadecimal || *end != '\0' || !isfinite(v) || !above_min ||
             v > s->max) {
-            snprintf(err, size, "%s: accepted a number %g %s X <= %g", opt, s->min,
-                     s->min_included ? "<=" : "<", s->max);
+            snprintf(err, size, "%s: accepted a number %g %s X <= %g%s%s", opt, s->min,
+                     s->min_included ? "<=" : "<", s->max, s->off_word ? " or " : "",
+                     s->off_word ? s->off_word : "");
             return -1;
         }
         Setting_put(s, c, v);
@@ -1047,6 +1093,8 @@ int Setting_format(const Setting *s, const Config *c, int digits, char *buf, siz
     double v = Setting_get(s, c);
     switch (s->kind) {
     case SETTING_DOUBLE:
+        if (s->off_word && v == -INFINITY)
+            return snprintf(buf, size, "%s", s->off_word);
         if (digits > 0)
             return snprintf(buf, size, "%.*g", digits, v);
         /* A whole number as JSON and Python write it: 10000, not 1e+04. */
@@ -1256,6 +1304,16 @@ int Config_kv_heads(const Config *c)
 int Config_kv_head_of(const Config *c, int h)
 {
     return h / (c->heads / Config_kv_heads(c));
+}
+
+bool Config_has_sink(const Config *c)
+{
+    return c->attention == ATTENTION_SOFTMAX && c->sink != -INFINITY;
+}
+
+bool Config_rows_stochastic(const Config *c)
+{
+    return Attention_is_row_stochastic(c->attention) && !Config_has_sink(c);
 }
 
 int Attention_is_row_stochastic(Attention a)

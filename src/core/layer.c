@@ -9,6 +9,17 @@
 #include <math.h>
 #include <string.h>
 
+/* Head h's sink S + s·z_h, z_h the h-th number of the stream (seed, layer, ROLE_SINK); S
+   itself for s = 0 (no draw). */
+static void draw_sinks(RandomStream *random, const Config *c, uint64_t seed, int layer,
+                       double *sink)
+{
+    if (c->sink_std > 0)
+        RandomStream_gaussian(random, seed, layer, ROLE_SINK, c->sink_std, sink, (size_t)c->heads);
+    for (int h = 0; h < c->heads; h++)
+        sink[h] = c->sink_std > 0 ? c->sink + sink[h] : c->sink;
+}
+
 int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                unsigned parts, const LayerWeights *w, double *scratch)
 {
@@ -18,6 +29,8 @@ int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
     if ((parts & LAYER_DRAW_ATTENTION) && c->attention == ATTENTION_MARKOV)
         RandomStream_gaussian(random, seed, layer, ROLE_MARKOV, c->sigma_qk * c->sigma_qk,
                               w->markov, (size_t)c->tokens * c->tokens * (size_t)c->heads);
+    if ((parts & LAYER_DRAW_ATTENTION) && Config_has_sink(c))
+        draw_sinks(random, c, seed, layer, w->sink);
     if (!info && (parts & LAYER_DRAW_VALUE))
         info = Init_draw_with_scratch(random, la, c, seed, layer, MATRIX_VALUE, w->value, scratch);
     /* W^O of docs/model.md §1.7: entries N(0, 1/d), which keep a token's expected norm, or
@@ -188,6 +201,12 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerB
     return status;
 }
 
+/* Head h's sink logit, −∞ (none) without sinks. */
+static double head_sink(const Config *c, const LayerWeights *w, int h)
+{
+    return Config_has_sink(c) ? w->sink[h] : -INFINITY;
+}
+
 int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,
                     const double **logits, LayerOutcome *outcome)
 {
@@ -197,7 +216,8 @@ int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuff
         info = head_logits(c, layer, w, b, head, source, logits);
     if (info)
         return info;
-    Attention_build(c->attention, c->mask, c->window, c->tokens, *logits, b->attention);
+    Attention_build(c->attention, c->mask, c->window, c->tokens, *logits, head_sink(c, w, head),
+                    b->attention);
     size_t tt = (size_t)c->tokens * c->tokens;
     *outcome = all_finite(b->attention, tt) ? LAYER_DONE : LAYER_ATTENTION_OVERFLOW;
     return 0;
@@ -217,7 +237,8 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
         int status = head_logits(c, s->layer, s->weights, b, h, source, &logits);
         if (status)
             return status;
-        Attention_build(c->attention, c->mask, c->window, T, logits, b->attention);
+        Attention_build(c->attention, c->mask, c->window, T, logits, head_sink(c, s->weights, h),
+                        b->attention);
     }
     if (Linalg_stop_requested(b->la))
         return LINALG_STOPPED;
@@ -231,8 +252,8 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
         o->built(o->context, h, logits, b->attention);
     GapOutcome gap;
     Warnings gap_warnings = {.count = 0};
-    int info = Gap_apply(s->gap, c->attention, c->mask, c->window, T, b->attention, b->la,
-                         b->gap_scratch, &gap, &gap_warnings);
+    int info = Gap_apply(s->gap, c->attention, Config_has_sink(c), c->mask, c->window, T,
+                         b->attention, b->la, b->gap_scratch, &gap, &gap_warnings);
     if (!info && o && o->applied)
         info = o->applied(o->context, h, b->attention, gap, &gap_warnings);
     /* The attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several heads: X' W^V

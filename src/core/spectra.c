@@ -58,8 +58,7 @@ bool Spectra_attention_triangular(const Config *c)
 
 bool Spectra_brauer(const Config *c, Gap applied)
 {
-    return (applied == GAP_UNIFORM || applied == GAP_DEFLATE) &&
-           Attention_is_row_stochastic(c->attention);
+    return (applied == GAP_UNIFORM || applied == GAP_DEFLATE) && Config_rows_stochastic(c);
 }
 
 bool Spectra_from_diagonal(const Config *c, Gap applied)

@@ -207,6 +207,9 @@ static const char *entropy_theory_void(const Config *c)
         return "QK-norm: the logits are sqrt(d_h)*cos(angle), not sigma_qk-scaled Gaussians";
     if (c->logit_softcap > 0)
         return "soft-cap: the logits are C*tanh(S/C), bounded by C, not Gaussians";
+    if (Config_has_sink(c))
+        return "sinks: each row is a distribution over T keys and the sink, not the T keys "
+               "the prediction counts";
     if (!Theory_first_layer_unit_rows(c))
         return "pre-LN: the first layer reads LN(X0), not the orthonormal input the logit std "
                "is computed for";
@@ -267,12 +270,19 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     case ATTENTION_IDENTITY: /* every eigenvalue is 1: no outlier */
         break;
     }
+    if (Config_has_sink(c)) {
+        /* Sinks take a share of every row: A is sub-stochastic, λ1 is below 1 (T/(T + e^s)
+           for the full mask at σ_qk → 0, 1/2 for the causal one, BLOCKS.md), and the
+           i.i.d. Markov laws describe rows that sum to 1. */
+        p->outlier = p->bulk_radius = p->singular_edge = NAN;
+        p->singular_law = NULL;
+    }
     if (!Attention_is_input_independent(c->attention) && !Theory_first_layer_unit_rows(c)) {
         /* The logits' scale is not the one σ was computed for: only the exact λ1 = 1 of a
            row-stochastic matrix stays. */
         p->sigma = p->bulk_radius = p->singular_edge = NAN;
         p->singular_law = NULL;
-        if (!Attention_is_row_stochastic(c->attention))
+        if (!Config_rows_stochastic(c))
             p->outlier = NAN;
     }
     if (Qk_normalised(c)) {
@@ -281,7 +291,7 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
            row-stochastic matrix stays, and the measured logit std says the spread. */
         p->sigma = p->bulk_radius = p->singular_edge = NAN;
         p->singular_law = NULL;
-        if (!Attention_is_row_stochastic(c->attention))
+        if (!Config_rows_stochastic(c))
             p->outlier = NAN;
     }
     if (c->init == INIT_ORTHOGONAL && !Attention_is_input_independent(c->attention)) {

@@ -209,6 +209,14 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     case STEP_NEW:
         to = value >= key_max(s) ? key_min(s) : value + 1;
         break;
+    case STEP_OFF_UP:
+        /* off, 0, 1, 2, 4 … key_max, off: the first on value is 0, a real setting (gpt-oss's
+           sink), so off is a value of its own. */
+        to = value == -INFINITY    ? 0
+             : value < 1           ? 1
+             : value >= key_max(s) ? -INFINITY
+                                   : fmin(2 * value, key_max(s));
+        break;
     case STEP_DOUBLE:
     case STEP_ONE:
     case STEP_QUARTER:
@@ -369,6 +377,7 @@ static const char *const STEP_WORDS[][2][2] = {
     [STEP_CYCLE] = {{"", " previous"}, {"", " next"}},
     [STEP_TOGGLE] = {{"", " on / off"}, {"", " mode next"}},
     [STEP_NEW] = {{"", ""}, {"new ", ""}},
+    [STEP_OFF_UP] = {{"", ""}, {"", " none|0|1|2|4|8"}},
 };
 
 enum { KEYS_MAX = 2 * SETTINGS_MAX + ALIAS_COUNT + OTHER_COUNT };
