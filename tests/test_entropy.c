@@ -261,7 +261,8 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
         assert_int_equal(Layer_draw(random, own, c, c->seed, l, LAYER_DRAW_ALL, &w, scratch), 0);
         Watch watch = {c, rows + (size_t)l * c->heads};
         LayerObserver observer = {.context = &watch, .built = watch_built};
-        LayerStep step = {.config = c, .weights = &w, .gap = gap, .observer = &observer};
+        LayerStep step = {
+            .config = c, .layer = l, .weights = &w, .gap = gap, .observer = &observer};
         LayerOutcome outcome;
         assert_int_equal(Layer_step(&step, &b, &outcome, &log_scale), 0);
         assert_int_equal(outcome, LAYER_DONE);

@@ -434,6 +434,12 @@ static void test_settings_stay_valid(void **state)
         /* Sinks: none, or a logit of either sign with a spread or not. */
         start.sink = rand() % 2 ? -INFINITY : (rand() % 200 - 100) / 10.0;
         start.sink_std = rand() % 2 ? (rand() % 100) / 100.0 : 0;
+        /* A window pattern of the user's (a few letters), or all. */
+        char letters[6] = "";
+        for (int k = 0, count = rand() % 6; k < count; k++)
+            letters[k] = rand() % 2 ? 'L' : 'G';
+        if (letters[0])
+            assert_int_equal(Config_window_layers_code(letters, &start.window_layers), 0);
         char err[256];
         assert_int_equal(Config_validate(&start, err, sizeof err), 0);
         Controls c = Controls_from(&start);
@@ -477,6 +483,32 @@ static void test_sink_key_cycles_through_none(void **state)
     c = Controls_from(&start);
     assert_true(press(&c, '%', note));
     assert_non_null(strstr(note, "the sink joins the softmax's denominator"));
+}
+
+/* ; steps the window pattern all, 1:1, 5:1 and back; a pattern of the user's goes to the
+   first stop.  With a global mask the pattern is unused, and the key says so. */
+static void test_window_layers_key_cycles(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    start.mask = MASK_WINDOW_CAUSAL;
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    const char *const cycle[] = {"1:1", "5:1", "all", "1:1"};
+    for (size_t i = 0; i < sizeof cycle / sizeof cycle[0]; i++) {
+        assert_true(press(&c, ';', note));
+        char text[WINDOW_LAYERS_PERIOD_MAX + 1];
+        Config_window_layers_text(c.config.window_layers, text, sizeof text);
+        assert_string_equal(text, cycle[i]);
+    }
+    assert_int_equal(Config_window_layers_code("GGL", &start.window_layers), 0);
+    c = Controls_from(&start);
+    assert_true(press(&c, ';', note));
+    assert_true(c.config.window_layers == 0);
+    start.mask = MASK_CAUSAL;
+    c = Controls_from(&start);
+    assert_true(press(&c, ';', note));
+    assert_non_null(strstr(note, "the pattern picks window or global masks per layer"));
 }
 
 /* t undoes the d that T raised, saying so: T T T T t from T = d = 256 is T = d = 2048, and
@@ -592,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_keys_keep_the_relations),
         cmocka_unit_test(test_settings_stay_valid),
         cmocka_unit_test(test_sink_key_cycles_through_none),
+        cmocka_unit_test(test_window_layers_key_cycles),
         cmocka_unit_test(test_display_keys),
         cmocka_unit_test(test_ensemble_keys),
     };

@@ -108,6 +108,10 @@ typedef struct {
     Attention attention;
     Mask mask;
     int window; /* w for the window masks */
+    /* Which layers use the window mask and which its global one (--window-layers): the code of
+       a pattern of L (window) and G (global) repeated over the layers, 0 for every layer
+       windowed (Config_layer_mask). */
+    double window_layers;
     Gap gap;
     LayerNorm layernorm;
     Skip skip;
@@ -165,6 +169,8 @@ enum {
     CONFIG_SEEDS_KEY_MAX = 64,
     CONFIG_MLP_RATIO_MAX = 16,
 };
+/* The longest --window-layers pattern: its code 2^p + bits stays an exact double. */
+enum { WINDOW_LAYERS_PERIOD_MAX = 48 };
 #define CONFIG_SIGMA_QK_MAX 4.0
 #define CONFIG_GAIN_MAX 64.0
 /* PyTorch's nn.LayerNorm default ε, the default of --ln-eps. */
@@ -177,7 +183,15 @@ enum {
  * line's parameters are generated from it.  A value travels as a double (an enumeration
  * as its index; an int, or a seed below 2^53, exactly). */
 
-typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_SEED, SETTING_ENUM } SettingKind;
+/* SETTING_PATTERN: a per-layer pattern (--window-layers), spelled as text (all, a:b, or L/G
+   letters) and travelling as its code (Config_window_layers_code). */
+typedef enum {
+    SETTING_INT,
+    SETTING_DOUBLE,
+    SETTING_SEED,
+    SETTING_ENUM,
+    SETTING_PATTERN
+} SettingKind;
 
 /* How the screen's keys step a setting (docs/guide.md). */
 typedef enum {
@@ -322,6 +336,24 @@ bool Config_mlp_gated(const Config *c);
 
 /* G, the key/value heads: --kv-heads, or H where it is 0. */
 int Config_kv_heads(const Config *c);
+
+/* Layer ℓ's mask (ℓ from 1): the -m mask, or for a layer the --window-layers pattern makes
+   global the window mask's global one (window: full, window-causal: causal). */
+Mask Config_layer_mask(const Config *c, int layer);
+
+/* Whether layer ℓ is local (windowed) by the --window-layers pattern (a window mask in use). */
+bool Config_layer_local(const Config *c, int layer);
+
+/* The pattern's code from its spelling: "all", "a:b" (a L then b G), or L/G letters, at most
+   WINDOW_LAYERS_PERIOD_MAX long; the code is that of the pattern's shortest period, 0 when
+   every layer is L.  Returns 0, or -1 for text that is none of these. */
+int Config_window_layers_code(const char *text, double *code);
+
+/* The spelling of a code: "all", "a:b" for a L then b G, else the letters. */
+void Config_window_layers_text(double code, char *buf, size_t size);
+
+/* Whether s is spelled as text (an enumeration's name, a pattern): a JSON string. */
+bool Setting_is_text(const Setting *s);
 
 /* Whether c's softmax has sinks (--sink not none, softmax attention): its rows then sum below
    1, by each row's sink weight. */

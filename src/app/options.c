@@ -131,6 +131,8 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
     snprintf(option, sizeof option, "--%s %s", s->name, s->argument);
     if (s->kind == SETTING_ENUM)
         EnumNames_list(s->names, range, sizeof range);
+    else if (s->kind == SETTING_PATTERN)
+        snprintf(range, sizeof range, "up to %d layers", WINDOW_LAYERS_PERIOD_MAX);
     else if (s->kind == SETTING_DOUBLE)
         snprintf(range, sizeof range, "%g %s X <= %g%s%s", s->min, s->min_included ? "<=" : "<",
                  s->max, s->off_word ? " or " : "", s->off_word ? s->off_word : "");

@@ -28,6 +28,9 @@ static const char *const input_norm_names[] = {"unit", "sqrt-d"};
 static const char *const init_names[] = {"normal",   "xavier",       "orthogonal",
                                          "gpt2",     "small-init",   "mup",
                                          "deepnorm", "cutting-skip", "mimetic"};
+/* Where the window-layers key ; steps: every layer windowed, Gemma 2 and gpt-oss (1:1, the
+   window first), Gemma 3 (5 local, 1 global). */
+static const char *const window_layers_stops[] = {"all", "1:1", "5:1"};
 static const char *const matrix_init_names[] = {"scheme",     "normal",   "xavier",
                                                 "orthogonal", "identity", "zero"};
 
@@ -37,6 +40,7 @@ static const char *const matrix_init_names[] = {"scheme",     "normal",   "xavie
     }
 const EnumNames ATTENTION_NAMES = ENUM_NAMES("attention", attention_names);
 const EnumNames MASK_NAMES = ENUM_NAMES("mask", mask_names);
+static const EnumNames WINDOW_LAYERS_STOPS = ENUM_NAMES("window-layers", window_layers_stops);
 const EnumNames GAP_NAMES = ENUM_NAMES("gap", gap_names);
 const EnumNames LAYERNORM_NAMES = ENUM_NAMES("layernorm", layernorm_names);
 const EnumNames SKIP_NAMES = ENUM_NAMES("skip", skip_names);
@@ -299,6 +303,24 @@ static const Setting SETTINGS[] = {
      .step = STEP_ONE,
      .key_label = "window w",
      .label = "w"},
+    {.name = "window-layers",
+     .json = "window_layers",
+     .argument = "P",
+     .help = "layers with the window mask (L) or its global one (G): all, a:b (a L, b G, "
+             "Gemma 3: 5:1), or letters (LG: Gemma 2), repeated",
+     .kind = SETTING_PATTERN,
+     .max = (double)(1ull << (WINDOW_LAYERS_PERIOD_MAX + 1)), /* the codes' bound */
+     .names = &WINDOW_LAYERS_STOPS,
+     .fallback = 0,
+     .offset = offsetof(Config, window_layers),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = window_in_use,
+     .unused_note = "the pattern picks window or global masks per layer: m to a window mask",
+     .raise_key = ';',
+     .step = STEP_CYCLE,
+     .key_label = "window layers",
+     .label = "w layers",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "gap",
      .json = "gap",
      .letter = 'g',
@@ -980,6 +1002,7 @@ double Setting_get(const Setting *s, const Config *c)
     const char *field = (const char *)c + s->offset;
     switch (s->kind) {
     case SETTING_DOUBLE:
+    case SETTING_PATTERN:
         return *(const double *)field;
     case SETTING_SEED:
         return (double)*(const uint64_t *)field;
@@ -995,6 +1018,7 @@ void Setting_put(const Setting *s, Config *c, double value)
     char *field = (char *)c + s->offset;
     switch (s->kind) {
     case SETTING_DOUBLE:
+    case SETTING_PATTERN:
         *(double *)field = value;
         return;
     case SETTING_SEED:
@@ -1073,6 +1097,18 @@ int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size
         Setting_put(s, c, (double)v);
         return 0;
     }
+    case SETTING_PATTERN: {
+        double code;
+        if (strlen(text) > 2 * WINDOW_LAYERS_PERIOD_MAX || Config_window_layers_code(text, &code)) {
+            snprintf(err, size,
+                     "%s: accepted all, a:b (a window layers then b global, a + b <= %d), or "
+                     "up to %d letters L (window) and G (global), repeated over the layers",
+                     opt, WINDOW_LAYERS_PERIOD_MAX, WINDOW_LAYERS_PERIOD_MAX);
+            return -1;
+        }
+        Setting_put(s, c, code);
+        return 0;
+    }
     case SETTING_ENUM: {
         int v = EnumNames_find(s->names, text);
         if (v < 0) {
@@ -1109,6 +1145,11 @@ int Setting_format(const Setting *s, const Config *c, int digits, char *buf, siz
         return snprintf(buf, size, "%.*g", digits, v);
     case SETTING_ENUM:
         return snprintf(buf, size, "%s", s->names->names[(int)v]);
+    case SETTING_PATTERN: {
+        char text[WINDOW_LAYERS_PERIOD_MAX + 1];
+        Config_window_layers_text(v, text, sizeof text);
+        return snprintf(buf, size, "%s", text);
+    }
     case SETTING_INT:
     case SETTING_SEED:
         break;
@@ -1304,6 +1345,109 @@ int Config_kv_heads(const Config *c)
 int Config_kv_head_of(const Config *c, int h)
 {
     return h / (c->heads / Config_kv_heads(c));
+}
+
+/* The code of the p-letter pattern whose letter k is L where bit k of `local` is set: 2^p
+   plus those bits, reduced to its shortest period, 0 when every letter is L. */
+static double pattern_code(int p, uint64_t local)
+{
+    for (int q = 1; q < p; q++) {
+        if (p % q)
+            continue;
+        uint64_t first = local & ((1ull << q) - 1), repeated = 0;
+        for (int k = 0; k < p; k += q)
+            repeated |= first << k;
+        if (repeated == local) {
+            p = q;
+            local = first;
+            break;
+        }
+    }
+    return local == (1ull << p) - 1 ? 0.0 : (double)((1ull << p) | local);
+}
+
+int Config_window_layers_code(const char *text, double *code)
+{
+    if (strcmp(text, "all") == 0) {
+        *code = 0;
+        return 0;
+    }
+    int a, b, used = 0;
+    if (sscanf(text, "%3d:%3d%n", &a, &b, &used) == 2 && text[used] == '\0' &&
+        strspn(text, "0123456789:") == strlen(text) && a + b >= 1 &&
+        a + b <= WINDOW_LAYERS_PERIOD_MAX) {
+        *code = pattern_code(a + b, (1ull << a) - 1);
+        return 0;
+    }
+    size_t p = strspn(text, "LG");
+    if (p == 0 || text[p] != '\0' || p > WINDOW_LAYERS_PERIOD_MAX)
+        return -1;
+    uint64_t local = 0;
+    for (size_t k = 0; k < p; k++)
+        if (text[k] == 'L')
+            local |= 1ull << k;
+    *code = pattern_code((int)p, local);
+    return 0;
+}
+
+/* Whether code is one Config_window_layers_code gives (0 aside): 2^p plus p bits. */
+static bool pattern_code_valid(double code)
+{
+    return code >= 2 && code < (double)(1ull << (WINDOW_LAYERS_PERIOD_MAX + 1)) &&
+           code == floor(code);
+}
+
+/* The period p and the L bits of a code other than 0. */
+static int pattern_of(double code, uint64_t *local)
+{
+    uint64_t bits = (uint64_t)code;
+    int p = 63;
+    while (!(bits >> p))
+        p--;
+    *local = bits & ((1ull << p) - 1);
+    return p;
+}
+
+void Config_window_layers_text(double code, char *buf, size_t size)
+{
+    if (!pattern_code_valid(code)) {
+        snprintf(buf, size, "all");
+        return;
+    }
+    uint64_t local;
+    int p = pattern_of(code, &local);
+    int a = 0;
+    while (a < p && (local >> a & 1))
+        a++;
+    if (local >> a == 0) { /* L^a G^(p−a) */
+        snprintf(buf, size, "%d:%d", a, p - a);
+        return;
+    }
+    size_t k = 0;
+    for (; k < (size_t)p && k + 1 < size; k++)
+        buf[k] = local >> k & 1 ? 'L' : 'G';
+    buf[k] = '\0';
+}
+
+bool Config_layer_local(const Config *c, int layer)
+{
+    if (!window_in_use(c) || !pattern_code_valid(c->window_layers))
+        return window_in_use(c);
+    uint64_t local;
+    int p = pattern_of(c->window_layers, &local);
+    return local >> (((layer - 1) % p + p) % p) & 1;
+}
+
+Mask Config_layer_mask(const Config *c, int layer)
+{
+    if (!window_in_use(c) || Config_layer_local(c, layer))
+        return c->mask;
+    return c->mask == MASK_WINDOW ? MASK_FULL : MASK_CAUSAL;
+}
+
+bool Setting_is_text(const Setting *s)
+{
+    return s->kind == SETTING_ENUM || s->kind == SETTING_PATTERN;
 }
 
 bool Config_has_sink(const Config *c)

@@ -216,8 +216,8 @@ int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuff
         info = head_logits(c, layer, w, b, head, source, logits);
     if (info)
         return info;
-    Attention_build(c->attention, c->mask, c->window, c->tokens, *logits, head_sink(c, w, head),
-                    b->attention);
+    Attention_build(c->attention, Config_layer_mask(c, layer), c->window, c->tokens, *logits,
+                    head_sink(c, w, head), b->attention);
     size_t tt = (size_t)c->tokens * c->tokens;
     *outcome = all_finite(b->attention, tt) ? LAYER_DONE : LAYER_ATTENTION_OVERFLOW;
     return 0;
@@ -232,12 +232,13 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
     const Config *c = s->config;
     const LayerObserver *o = s->observer;
     int T = c->tokens, d = c->width, dh = Config_head_width(c);
+    Mask mask = Config_layer_mask(c, s->layer);
     const double *logits = s->built_logits;
     if (!s->attention_built) {
         int status = head_logits(c, s->layer, s->weights, b, h, source, &logits);
         if (status)
             return status;
-        Attention_build(c->attention, c->mask, c->window, T, logits, head_sink(c, s->weights, h),
+        Attention_build(c->attention, mask, c->window, T, logits, head_sink(c, s->weights, h),
                         b->attention);
     }
     if (Linalg_stop_requested(b->la))
@@ -252,8 +253,8 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
         o->built(o->context, h, logits, b->attention);
     GapOutcome gap;
     Warnings gap_warnings = {.count = 0};
-    int info = Gap_apply(s->gap, c->attention, Config_has_sink(c), c->mask, c->window, T,
-                         b->attention, b->la, b->gap_scratch, &gap, &gap_warnings);
+    int info = Gap_apply(s->gap, c->attention, Config_has_sink(c), mask, c->window, T, b->attention,
+                         b->la, b->gap_scratch, &gap, &gap_warnings);
     if (!info && o && o->applied)
         info = o->applied(o->context, h, b->attention, gap, &gap_warnings);
     /* The attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several heads: X' W^V

@@ -109,6 +109,16 @@ double Theory_ks_distance(double *samples, size_t n, double (*cdf)(double x, dou
     return worst;
 }
 
+/* Whether every layer's mask is the full one (-m full, or a window whose pattern makes every
+   layer global). */
+static bool every_layer_full(const Config *c)
+{
+    for (int l = 1; l <= c->depth; l++)
+        if (Config_layer_mask(c, l) != MASK_FULL)
+            return false;
+    return true;
+}
+
 /* The curve of one network, or NaN with a note. */
 static const char *predict_curve(const Config *c, Gap gap, double sigma, double *sr)
 {
@@ -131,7 +141,7 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
     case ATTENTION_MARKOV:
-        if (c->mask != MASK_FULL)
+        if (!every_layer_full(c))
             break;
         for (int l = 1; l <= c->depth; l++) {
             if (gap == GAP_OFF)
@@ -199,7 +209,7 @@ static const char *entropy_theory_void(const Config *c)
 {
     if (c->attention != ATTENTION_SOFTMAX)
         return "the random-energy prediction is for softmax rows of i.i.d. Gaussian logits";
-    if (c->mask != MASK_FULL)
+    if (Config_layer_mask(c, 1) != MASK_FULL)
         return "the random-energy prediction is for the full mask (n = T keys per row)";
     if (!gaussian(c, MATRIX_QUERY) || !gaussian(c, MATRIX_KEY))
         return "W^Q, W^K are not i.i.d. Gaussian: the logits of a row are not i.i.d. Gaussian";
@@ -238,7 +248,7 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     p->sigma = Config_sigma(c);
     p->bulk_radius = p->outlier = p->singular_edge = NAN;
     p->singular_law = NULL;
-    bool full = c->mask == MASK_FULL;
+    bool full = Config_layer_mask(c, c->layer) == MASK_FULL;
     switch (c->attention) {
     case ATTENTION_MARKOV:
     case ATTENTION_SOFTMAX:

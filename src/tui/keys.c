@@ -50,6 +50,19 @@ static int cycle(int value, int count, int step)
     return (value + step + count) % count;
 }
 
+/* A pattern's next stop among its names (all, 1:1, 5:1 …); from a pattern of the user's that
+   is none of them, the first. */
+static double next_pattern(const Setting *s, double value)
+{
+    int at = -1;
+    double code = 0;
+    for (int i = 0; i < s->names->count && at < 0; i++)
+        if (Config_window_layers_code(s->names->names[i], &code) == 0 && code == value)
+            at = i;
+    Config_window_layers_code(s->names->names[(at + 1) % s->names->count], &code);
+    return code;
+}
+
 /* Whether c with s at `to` is a configuration the program accepts. */
 static bool accepted_with(const Setting *s, const Config *c, double to)
 {
@@ -186,6 +199,10 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     case STEP_NONE:
         return false;
     case STEP_CYCLE:
+        if (s->kind == SETTING_PATTERN) {
+            to = next_pattern(s, value);
+            break;
+        }
         /* Past the names the other settings refuse (--wo orthogonal under --init mimetic). */
         to = cycle((int)value, count, direction);
         for (int tried = 1; tried < count && !accepted_with(s, &next, to); tried++)
