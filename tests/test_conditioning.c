@@ -520,7 +520,7 @@ static void test_forward_pass_agrees_with_the_model(void **state)
     (void)state;
     /* Each variant changes one thing the forward pass reads; without LayerNorm the tokens'
        norm moves with every weight, so a mismatch anywhere shows in it. */
-    enum { VARIANTS = 22 };
+    enum { VARIANTS = 23 };
     for (int v = 0; v < VARIANTS; v++) {
         Config c = Config_default();
         c.tokens = 8;
@@ -549,7 +549,8 @@ static void test_forward_pass_agrees_with_the_model(void **state)
                                       "mimetic, identity values",
                                       "MLP swiglu, hidden 20",
                                       "pre-LN, 4 heads, 2 key/value heads, MLP geglu",
-                                      "3 heads, sinks 0.5 + N(0, 0.3^2)"};
+                                      "3 heads, sinks 0.5 + N(0, 0.3^2)",
+                                      "window-causal w = 2, window layers 1:1"};
         switch (v) {
         case 2:
             c.init = INIT_CUTTING_SKIP;
@@ -642,6 +643,11 @@ static void test_forward_pass_agrees_with_the_model(void **state)
             c.heads = 3;
             c.sink = 0.5;
             c.sink_std = 0.3;
+            break;
+        case 22:
+            c.mask = MASK_WINDOW_CAUSAL;
+            c.window = 2;
+            assert_int_equal(Config_window_layers_code("1:1", &c.window_layers), 0);
             break;
         }
         char err[256];
