@@ -22,5 +22,16 @@ press "; again: 5:1" "w layers=5:1" '\;'
 keys '\;'
 check "; again: all, not shown" wait_gone "w layers="
 check "; again: the marks' legend goes" wait_gone "window-causal layers \(w = 3\)"
+
+# Random presses of the two keys among the mask's, the window's, the gap's and the shown
+# layer's (seeded: the same sequence every run): the screen keeps answering and q still quits
+# with status 0 (under ASan/TSan: BIN=build-asan/attnscope, build-tsan with
+# OPENBLAS_NUM_THREADS=1).
+RANDOM=22
+pool=('%' '\;' m M w W g G '[' ']' l L)
+for _ in $(seq 80); do
+    keys "${pool[RANDOM % ${#pool[@]}]}"
+done
+press "after 80 random keys the screen answers (o: overlays off)" "theory overlays off" o
 quits "q quits"
 finish
