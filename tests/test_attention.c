@@ -244,8 +244,8 @@ static double *apply_gap(Gap mode, Attention kind, MaskCase m, int T, const doub
     double *b = malloc(sizeof(double) * T * T);
     double *scratch = malloc(sizeof(double) * Gap_scratch_size(T));
     memcpy(b, a, sizeof(double) * T * T);
-    assert_int_equal(Gap_apply(mode, kind, false, m.mask, m.window, T, b, la, scratch, outcome, warnings),
-                     0);
+    assert_int_equal(
+        Gap_apply(mode, kind, false, m.mask, m.window, T, b, la, scratch, outcome, warnings), 0);
     free(scratch);
     return b;
 }
