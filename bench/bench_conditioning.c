@@ -129,7 +129,7 @@ int main(int argc, char **argv)
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, wk, d, 0.0, k, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, scale, k, T, q, T, 0.0, logits,
                 T);
-    Attention_build(ATTENTION_SOFTMAX, MASK_FULL, 1, T, logits, a);
+    Attention_build(ATTENTION_SOFTMAX, MASK_FULL, 1, T, logits, -INFINITY, a);
 
     printf("{\"T\": %d, \"d\": %d, \"n\": %zu", T, d, n);
     double t0 = now_ms();

@@ -165,12 +165,12 @@ static int pipeline_attention(Bufs *b, const Config *c, int n, int layer, Gap ga
                     T, b->q, T, 0.0, b->logits, T);
         logits = b->logits;
     }
-    Attention_build(c->attention, c->mask, c->window, T, logits, b->attn);
+    Attention_build(c->attention, c->mask, c->window, T, logits, -INFINITY, b->attn);
     bool shown = n == 0 && layer == c->layer;
     if (shown)
         memcpy(b->shown_before, b->attn, sizeof(double) * tt);
     GapOutcome outcome;
-    if (Gap_apply(gap, c->attention, c->mask, c->window, T, b->attn, b->la, b->gap_scratch,
+    if (Gap_apply(gap, c->attention, false, c->mask, c->window, T, b->attn, b->la, b->gap_scratch,
                   &outcome, &out->warnings))
         return -1;
     if (shown) {

@@ -21,13 +21,13 @@ typedef struct {
     RandomStream *random;
 } Layer;
 
-enum { LAYER_WEIGHTS = 7 };
+enum { LAYER_WEIGHTS = 8 };
 
 /* Where each weight of l lives, one list for allocation and release. */
 static void layer_weight_slots(Layer *l, double **slots[LAYER_WEIGHTS])
 {
-    double **all[LAYER_WEIGHTS] = {&l->w.query,  &l->w.key,     &l->w.value, &l->w.output,
-                                   &l->w.mlp_in, &l->w.mlp_out, &l->w.mlp_up};
+    double **all[LAYER_WEIGHTS] = {&l->w.query,  &l->w.key,     &l->w.value,  &l->w.output,
+                                   &l->w.mlp_in, &l->w.mlp_out, &l->w.mlp_up, &l->w.sink};
     memcpy(slots, all, sizeof all);
 }
 
@@ -40,7 +40,7 @@ static void layer_new(Layer *l, const Config *c)
         *list[i].buffer = list[i].doubles ? calloc(list[i].doubles, sizeof(double)) : NULL;
     l->b.la = la;
     size_t dd = (size_t)c->width * c->width, nd = (size_t)Config_mlp_hidden(c) * c->width;
-    size_t sizes[LAYER_WEIGHTS] = {dd, dd, dd, dd, nd, nd, nd};
+    size_t sizes[LAYER_WEIGHTS] = {dd, dd, dd, dd, nd, nd, nd, (size_t)c->heads};
     double **slots[LAYER_WEIGHTS];
     layer_weight_slots(l, slots);
     for (int i = 0; i < LAYER_WEIGHTS; i++) {

@@ -51,7 +51,7 @@ static double *build(Attention kind, MaskCase m, int T, uint64_t seed, double sc
 {
     double *logits = random_logits(T, seed, scale);
     double *a = malloc(sizeof(double) * T * T);
-    Attention_build(kind, m.mask, m.window, T, logits, a);
+    Attention_build(kind, m.mask, m.window, T, logits, -INFINITY, a);
     free(logits);
     return a;
 }
@@ -244,8 +244,8 @@ static double *apply_gap(Gap mode, Attention kind, MaskCase m, int T, const doub
     double *b = malloc(sizeof(double) * T * T);
     double *scratch = malloc(sizeof(double) * Gap_scratch_size(T));
     memcpy(b, a, sizeof(double) * T * T);
-    assert_int_equal(Gap_apply(mode, kind, m.mask, m.window, T, b, la, scratch, outcome, warnings),
-                     0);
+    assert_int_equal(
+        Gap_apply(mode, kind, false, m.mask, m.window, T, b, la, scratch, outcome, warnings), 0);
     free(scratch);
     return b;
 }

@@ -24,6 +24,7 @@ enum { T = 5, D = 7, N = T * D };
 /* One random sub-block of size T×D: X, M, W_VO from the streams of `seed`, s = 1/√D. */
 typedef struct {
     Mask mask;
+    double sink; /* the softmax's sink logit, −∞ for none */
     double x[N], m[D * D], wvo[D * D];
     double softmax[T * T], applied[T * T];
     double scale;
@@ -40,7 +41,7 @@ static void attention_of(const Fixture *f, const double *x, double *a)
                     sum += x[i + p * T] * f->m[p + q * D] * x[j + q * T];
             logits[i * T + j] = f->scale * sum;
         }
-    Attention_build(ATTENTION_SOFTMAX, f->mask, 1, T, logits, a);
+    Attention_build(ATTENTION_SOFTMAX, f->mask, 1, T, logits, f->sink, a);
 }
 
 /* f(X) = A(X)·X·W_VO straight from its definition, with loops. */
@@ -58,11 +59,12 @@ static void forward(const Fixture *f, const double *x, double *y)
         }
 }
 
-static void fixture(Fixture *f, Mask mask, uint64_t seed)
+static void fixture_with_sink(Fixture *f, Mask mask, double sink, uint64_t seed)
 {
     RandomStream *rs = RandomStream_new();
     assert_non_null(rs);
     f->mask = mask;
+    f->sink = sink;
     f->scale = 1.0 / sqrt((double)D);
     /* σ = 1.5 keeps the softmax away from uniform, so Ȧ is not small. */
     RandomStream_gaussian(rs, seed, 0, ROLE_INPUT, 1.0, f->x, N);
@@ -71,6 +73,11 @@ static void fixture(Fixture *f, Mask mask, uint64_t seed)
     RandomStream_free(rs);
     attention_of(f, f->x, f->softmax);
     memcpy(f->applied, f->softmax, sizeof f->applied);
+}
+
+static void fixture(Fixture *f, Mask mask, uint64_t seed)
+{
+    fixture_with_sink(f, mask, -INFINITY, seed);
 }
 
 static SaBlock block_of(const Fixture *f)
@@ -143,15 +150,18 @@ static void random_vector(uint64_t seed, int role_layer, double *v, int n)
     RandomStream_free(rs);
 }
 
+/* With a sink too: its logit is a constant of X, so A's derivative A ⊙ (Ċ − rowsum(A ⊙ Ċ))
+   holds for the sub-stochastic rows as it is written. */
 static void test_jvp_matches_finite_differences_for_every_mask(void **state)
 {
     (void)state;
     const Mask masks[] = {MASK_FULL, MASK_CAUSAL, MASK_WINDOW, MASK_WINDOW_CAUSAL};
     SaWork *w = SaWork_new();
     assert_non_null(w);
-    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
+    for (size_t mi = 0; mi < 2 * sizeof masks / sizeof masks[0]; mi++) {
         Fixture f;
-        fixture(&f, masks[mi], 11 + mi);
+        double sink = mi < 4 ? -INFINITY : 0.7;
+        fixture_with_sink(&f, masks[mi % 4], sink, 11 + mi);
         SaBlock b = block_of(&f);
         assert_int_equal(SaWork_prepare(w, &b), 0);
         for (int trial = 0; trial < 3; trial++) {
@@ -162,8 +172,9 @@ static void test_jvp_matches_finite_differences_for_every_mask(void **state)
             for (int k = 0; k < N; k++)
                 diff[k] = jv[k] - fd[k];
             if (norm2(diff, N) > bound)
-                fail_msg("mask %s: |Jv - FD| = %.3g > bound %.3g (|Jv| = %.3g)",
-                         MASK_NAMES.names[masks[mi]], norm2(diff, N), bound, norm2(jv, N));
+                fail_msg("mask %s, sink %g: |Jv - FD| = %.3g > bound %.3g (|Jv| = %.3g)",
+                         MASK_NAMES.names[masks[mi % 4]], sink, norm2(diff, N), bound,
+                         norm2(jv, N));
             /* The bound is tight enough to mean something. */
             assert_true(bound < 1e-6 * norm2(jv, N));
         }
@@ -505,10 +516,10 @@ static void test_softmax_demo_closed_form(void **state)
 
 /* Each variant of the forward pass's test changes one thing the forward pass reads; without
    LayerNorm the tokens' norm moves with every weight, so a mismatch anywhere shows in it. */
-enum { FORWARD_VARIANTS = 23 };
+enum { FORWARD_VARIANTS = 25 };
 
 /* Variant v of the forward pass's test into c; returns its name.  (Over 80 lines: a table of
-   the 23 variants, one case each, read top to bottom.) */
+   the 25 variants, one case each, read top to bottom.) */
 static const char *forward_variant(int v, Config *c)
 {
     *c = Config_default();
@@ -540,7 +551,9 @@ static const char *forward_variant(int v, Config *c)
         "MLP swiglu, hidden 20",
         "pre-LN, 4 heads, 2 key/value heads, MLP geglu",
         "peri-LN, 2 heads, MLP swiglu, wo gaussian",
-        "output-LN, MLP gelu"};
+        "output-LN, MLP gelu",
+        "3 heads, sinks 0.5 + N(0, 0.3^2)",
+        "window-causal w = 2, window layers 1:1"};
     switch (v) {
     case 2:
         c->init = INIT_CUTTING_SKIP;
@@ -641,6 +654,16 @@ static const char *forward_variant(int v, Config *c)
         c->layernorm = LAYERNORM_LN;
         c->ln_place = LN_PLACE_OUTPUT;
         c->mlp = MLP_GELU;
+        break;
+    case 23:
+        c->heads = 3;
+        c->sink = 0.5;
+        c->sink_std = 0.3;
+        break;
+    case 24:
+        c->mask = MASK_WINDOW_CAUSAL;
+        c->window = 2;
+        assert_int_equal(Config_window_layers_code("1:1", &c->window_layers), 0);
         break;
     }
     return what[v];
@@ -958,6 +981,31 @@ static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
     }
 }
 
+/* With sinks, centring subtracts each row's mean, which moves with X: the counterpart (gap
+   center) has no K, and says why; the network (gap off) has its K, the sink's effect on the
+   softmax included (the finite-difference test checks that formula with a sink). */
+static void test_jacobian_with_sinks(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 6;
+    c.width = 10;
+    c.depth = 3;
+    c.sink = 0.0;
+    char err[256];
+    Conditioning cond;
+    assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+    for (int l = 1; l <= 3; l++) {
+        assert_true(isfinite(cond.network.kappa_jacobian[l]));
+        assert_true(isnan(cond.counterpart.kappa_jacobian[l]));
+    }
+    bool said = false;
+    for (int i = 0; i < cond.warnings.count; i++)
+        said = said || strstr(cond.warnings.text[i], "not center with sinks");
+    assert_true(said);
+    Conditioning_release(&cond);
+}
+
 /* A recorder of a controlled run's progress: the after_layer calls in order, and a stop
    requested after `stop_after_polls` polls of the stop hook (0: never) or when after_layer
    reaches (stop_network, stop_layer). */
@@ -1158,6 +1206,7 @@ int main(void)
         cmocka_unit_test(test_multi_head_jacobian_matches_finite_differences),
         cmocka_unit_test(test_kappa_jacobian_does_not_depend_on_c),
         cmocka_unit_test(test_jacobian_refused_with_qk_norm_and_rope),
+        cmocka_unit_test(test_jacobian_with_sinks),
         cmocka_unit_test(test_show_layer_equals_a_run_for_that_layer),
         cmocka_unit_test(test_controlled_run_reports_each_layer),
         cmocka_unit_test(test_stopped_run_keeps_nothing),

@@ -97,9 +97,9 @@ static EntropyRows rows_of(Attention kind, Mask mask, int window, int T)
 {
     double *a = malloc(sizeof(double) * (size_t)T * T);
     assert_non_null(a);
-    Attention_build(kind, mask, window, T, NULL, a);
+    Attention_build(kind, mask, window, T, NULL, -INFINITY, a);
     EntropyRows rows;
-    Entropy_rows(mask, window, T, a, &rows);
+    Entropy_rows(mask, window, T, false, a, &rows);
     free(a);
     return rows;
 }
@@ -135,9 +135,9 @@ static void test_uniform_rows_are_log_n(void **state)
         int T = 40, w = 5;
         double *a = malloc(sizeof(double) * T * T);
         assert_non_null(a);
-        Attention_build(ATTENTION_UNIFORM, windows[m], w, T, NULL, a);
+        Attention_build(ATTENTION_UNIFORM, windows[m], w, T, NULL, -INFINITY, a);
         EntropyRows rows;
-        Entropy_rows(windows[m], w, T, a, &rows);
+        Entropy_rows(windows[m], w, T, false, a, &rows);
         double sum = 0;
         for (int i = 0; i < T; i++) {
             double h = 0; /* this row's entropy from its own entries */
@@ -231,7 +231,8 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
                       calloc(hidden * c->width + 1, 8),
                       calloc(hidden * c->width + 1, 8),
                       calloc(hidden * c->width + 1, 8),
-                      calloc((size_t)c->heads * c->tokens * c->tokens, 8)};
+                      calloc((size_t)c->heads * c->tokens * c->tokens, 8),
+                      calloc((size_t)c->heads, 8)};
     size_t scratch_size = Init_scratch_doubles(c);
     double *scratch = calloc(scratch_size > dd ? scratch_size : dd, 8);
     assert_int_equal(Layer_input(random, own, c, c->seed, b.x, scratch), 0);
@@ -240,15 +241,16 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
         assert_int_equal(Layer_draw(random, own, c, c->seed, l, LAYER_DRAW_ALL, &w, scratch), 0);
         Watch watch = {c, rows + (size_t)l * c->heads};
         LayerObserver observer = {.context = &watch, .built = watch_built};
-        LayerStep step = {.config = c, .weights = &w, .gap = gap, .observer = &observer};
+        LayerStep step = {
+            .config = c, .layer = l, .weights = &w, .gap = gap, .observer = &observer};
         LayerOutcome outcome;
         assert_int_equal(Layer_step(&step, &b, &outcome, &log_scale), 0);
         assert_int_equal(outcome, LAYER_DONE);
     }
     for (int i = 0; i < LAYER_BUFFERS; i++)
         free(*list[i].buffer);
-    double *weights[] = {w.query,  w.key,     w.value,  w.output,
-                         w.mlp_in, w.mlp_out, w.mlp_up, w.markov};
+    double *weights[] = {w.query,   w.key,    w.value,  w.output, w.mlp_in,
+                         w.mlp_out, w.mlp_up, w.markov, w.sink};
     for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
         free(weights[i]);
     free(scratch);

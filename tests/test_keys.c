@@ -456,6 +456,15 @@ static void test_settings_stay_valid(void **state)
         start.init = (InitScheme)(rand() % INIT_NAMES.count);
         start.init_std = 0.005 * (1 + rand() % 8);
         start.depth_scale = (DepthScale)(rand() % DEPTH_SCALE_NAMES.count);
+        /* Sinks: none, or a logit of either sign with a spread or not. */
+        start.sink = rand() % 2 ? -INFINITY : (rand() % 200 - 100) / 10.0;
+        start.sink_std = rand() % 2 ? (rand() % 100) / 100.0 : 0;
+        /* A window pattern of the user's (a few letters), or all. */
+        char letters[6] = "";
+        for (int k = 0, count = rand() % 6; k < count; k++)
+            letters[k] = rand() % 2 ? 'L' : 'G';
+        if (letters[0])
+            assert_int_equal(Config_window_layers_code(letters, &start.window_layers), 0);
         char err[256];
         if (Config_validate(&start, err, sizeof err))
             start.init = INIT_NORMAL;
@@ -469,8 +478,64 @@ static void test_settings_stay_valid(void **state)
             assert_true(c.config.sigma_qk > 0 && c.config.sigma_qk <= CONFIG_SIGMA_QK_MAX);
             assert_true(c.config.width <= CONFIG_WIDTH_MAX && c.config.tokens >= 2);
             assert_true(c.on_values.gap != GAP_OFF);
+            /* % steps none, 0, 1, 2, 4, 8, none: never NaN or +∞. */
+            assert_true(c.config.sink == -INFINITY || isfinite(c.config.sink));
         }
     }
+}
+
+/* % steps the sink none, 0, 1, 2, 4, 8 and back to none; from a value of the user's it goes
+   on from there. */
+static void test_sink_key_cycles_through_none(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    const double cycle[] = {0, 1, 2, 4, 8, -INFINITY, 0};
+    for (size_t i = 0; i < sizeof cycle / sizeof cycle[0]; i++) {
+        assert_true(press(&c, '%', note));
+        assert_true(c.config.sink == cycle[i]);
+    }
+    start.sink = -3.5;
+    c = Controls_from(&start);
+    assert_true(press(&c, '%', note));
+    assert_true(c.config.sink == 1);
+    start.sink = 5;
+    c = Controls_from(&start);
+    assert_true(press(&c, '%', note));
+    assert_true(c.config.sink == 8);
+    /* Without softmax the sink is unused, and the key says so. */
+    start.attention = ATTENTION_MARKOV;
+    c = Controls_from(&start);
+    assert_true(press(&c, '%', note));
+    assert_non_null(strstr(note, "the sink joins the softmax's denominator"));
+}
+
+/* ; steps the window pattern all, 1:1, 5:1 and back; a pattern of the user's goes to the
+   first stop.  With a global mask the pattern is unused, and the key says so. */
+static void test_window_layers_key_cycles(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    start.mask = MASK_WINDOW_CAUSAL;
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    const char *const cycle[] = {"1:1", "5:1", "all", "1:1"};
+    for (size_t i = 0; i < sizeof cycle / sizeof cycle[0]; i++) {
+        assert_true(press(&c, ';', note));
+        char text[WINDOW_LAYERS_PERIOD_MAX + 1];
+        Config_window_layers_text(c.config.window_layers, text, sizeof text);
+        assert_string_equal(text, cycle[i]);
+    }
+    assert_int_equal(Config_window_layers_code("GGL", &start.window_layers), 0);
+    c = Controls_from(&start);
+    assert_true(press(&c, ';', note));
+    assert_true(c.config.window_layers == 0);
+    start.mask = MASK_CAUSAL;
+    c = Controls_from(&start);
+    assert_true(press(&c, ';', note));
+    assert_non_null(strstr(note, "the pattern picks window or global masks per layer"));
 }
 
 /* t undoes the d that T raised, saying so: T T T T t from T = d = 256 is T = d = 2048, and
@@ -585,6 +650,8 @@ int main(void)
         cmocka_unit_test(test_cycles_gap_and_seed),
         cmocka_unit_test(test_keys_keep_the_relations),
         cmocka_unit_test(test_settings_stay_valid),
+        cmocka_unit_test(test_sink_key_cycles_through_none),
+        cmocka_unit_test(test_window_layers_key_cycles),
         cmocka_unit_test(test_display_keys),
         cmocka_unit_test(test_ensemble_keys),
     };

@@ -363,6 +363,10 @@ static bool changed_setting(const Setting *s, const Config *c, Config *out)
         return false;
     double v = Setting_get(s, c);
     double candidates[] = {v + 1, v - 1, 2 * v, v / 2, v + 0.5, 0};
+    if (s->kind == SETTING_PATTERN) /* codes that are patterns: GL, then all */
+        assert_int_equal(Config_window_layers_code("GL", &candidates[0]), 0);
+    for (int i = 1; s->kind == SETTING_PATTERN && i < 5; i++)
+        candidates[i] = candidates[0];
     int n = (int)(sizeof candidates / sizeof candidates[0]);
     for (int i = 0; i < (s->kind == SETTING_ENUM ? s->names->count : n); i++) {
         double x = s->kind == SETTING_ENUM ? i : candidates[i];
@@ -415,6 +419,8 @@ static Config reuse_base(int which)
         c.nope_every = 2;
         c.mlp = MLP_SWIGLU;
         c.mlp_hidden = 24;
+        c.sink = 0.5; /* so that --sink-std is in use */
+        assert_int_equal(Config_window_layers_code("LG", &c.window_layers), 0);
     } else if (which == 4) { /* GPT-2's scheme: W^O and W2 ÷√(2L), so the depth is a weight */
         c.init = INIT_GPT2;
     } else if (which == 5) { /* embedding rows, more tokens than d, OLMo-core's init */

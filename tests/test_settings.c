@@ -22,6 +22,8 @@ static double other_value(const Setting *s)
         return s->names->count - 1;
     case SETTING_DOUBLE:
         return s->max / 3; /* not a short decimal: the writer must keep every digit */
+    case SETTING_PATTERN:  /* LLG: two window layers, one global */
+        return (double)(8 | 3);
     case SETTING_INT:
     case SETTING_SEED:
         break;
@@ -39,8 +41,9 @@ static void test_entries_complete(void **state)
         const Setting *s = Settings_at(i);
         assert_ptr_equal(Settings_find(s->name), s);
         assert_true(s->json && s->json[0] && s->argument && s->label && s->key_label);
-        assert_true((s->kind == SETTING_ENUM) == (s->names != NULL));
-        if (s->kind != SETTING_ENUM)
+        /* A pattern's names are where its key stops. */
+        assert_true(Setting_is_text(s) == (s->names != NULL));
+        if (!Setting_is_text(s))
             assert_true(s->min < s->max);
         assert_true(Setting_get(s, &defaults) == s->fallback);
         for (int j = 0; j < i; j++) {
@@ -62,7 +65,8 @@ static void test_entries_complete(void **state)
         assert_true((s->in_use == NULL) == (s->unused_note == NULL));
         assert_true((s->raise_key || s->lower_key) == (s->step != STEP_NONE));
         assert_true(s->step != STEP_TOGGLE || s->kind == SETTING_ENUM);
-        assert_true(s->step != STEP_CYCLE || s->kind == SETTING_ENUM);
+        assert_true(s->step != STEP_CYCLE || Setting_is_text(s));
+        assert_true(s->off_word == NULL || s->kind == SETTING_DOUBLE);
     }
     /* The default and a changed config validate; Config_equal sees every setting. */
     char err[256];
@@ -132,7 +136,8 @@ static void test_every_setting_in_help(void **state)
         }
         Setting_format(s, &defaults, 17, fallback, sizeof fallback);
         const char *given = strrchr(line, '(');
-        if (s->kind == SETTING_DOUBLE) { /* the shortest spelling that reads back */
+        if (s->kind == SETTING_DOUBLE && isfinite(Setting_get(s, &defaults))) {
+            /* the shortest spelling that reads back */
             if (!given || strtod(given + 1, NULL) != Setting_get(s, &defaults))
                 fail_msg("'%s' does not give the default %s", line, fallback);
         } else if (!strstr(line, fallback)) {
@@ -281,6 +286,11 @@ static void test_every_setting_on_the_status_line(void **state)
     c.rope_fraction = 0.5;
     c.nope_every = 4;
     c.logit_softcap = 50;
+    c.sink = 0.5;
+    c.sink_std = 0.02;
+    c.mask = MASK_WINDOW_CAUSAL;
+    c.window = 3;
+    assert_int_equal(Config_window_layers_code("5:1", &c.window_layers), 0);
     /* Per-matrix choices (W^O under --wo orthogonal: orthogonal or the identity). */
     c.init_query = MATRIX_INIT_XAVIER;
     c.init_key = MATRIX_INIT_ORTHOGONAL;

@@ -26,8 +26,12 @@ void Attention_softcap(double cap, double *logits, size_t n);
 
 /* Builds A from row-major logits (softmax, relu, sigmoid, linear: S; markov: σ_qk²·g, whose
    row-softmax is the i.i.d. Markov matrix).  Uniform and identity ignore `logits`.
-   Masked entries are exactly 0. */
-void Attention_build(Attention kind, Mask mask, int window, int T, const double *logits, double *a);
+   Masked entries are exactly 0.  `sink`: softmax's sink logit s (gpt-oss), appended to every
+   row's allowed logits before the softmax and its column dropped, A_ij = e^{S_ij} /
+   (e^{s} + Σ_allowed e^{S_ik}), so row i sums to 1 − its sink weight; −∞ for none.  Other
+   kinds ignore it. */
+void Attention_build(Attention kind, Mask mask, int window, int T, const double *logits,
+                     double sink, double *a);
 
 /* Population standard deviation of the logits over the allowed entries. */
 double Attention_logit_std(Mask mask, int window, int T, const double *logits);
@@ -43,10 +47,11 @@ typedef struct {
 /* Doubles of scratch Gap_apply needs for T tokens. */
 size_t Gap_scratch_size(int T);
 
-/* Replaces A by the matrix the gap mode applies (docs/model.md §1.4).  Fallbacks and broken masks
-   are reported in `warnings`.  Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop
-   hook asked. */
-int Gap_apply(Gap mode, Attention kind, Mask mask, int window, int T, double *a, Linalg *la,
-              double *scratch, GapOutcome *outcome, Warnings *warnings);
+/* Replaces A by the matrix the gap mode applies (docs/model.md §1.4).  `sink`: A was built with
+   sinks (its rows sum below 1), so center subtracts each row's mean and deflate falls back to
+   it, as for the kinds whose rows do not sum to 1.  Fallbacks and broken masks are reported in
+   `warnings`.  Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop hook asked. */
+int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T, double *a,
+              Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings);
 
 #endif

@@ -129,6 +129,10 @@ typedef struct {
     Attention attention;
     Mask mask;
     int window; /* w for the window masks */
+    /* Which layers use the window mask and which its global one (--window-layers): the code of
+       a pattern of L (window) and G (global) repeated over the layers, 0 for every layer
+       windowed (Config_layer_mask). */
+    double window_layers;
     Gap gap;
     LayerNorm layernorm;
     Skip skip;
@@ -149,8 +153,13 @@ typedef struct {
     double rope_fraction; /* the rotated share of each head's d_h (partial rotary) */
     int nope_every;       /* every K-th layer has no rotation (0: every layer rotates) */
     double logit_softcap; /* C: attention logits C·tanh(S/C) (Gemma 2); 0: off */
-    double skip_gain;     /* a in X ← a·X + b·F(X), with a skip */
-    double branch_gain;   /* b */
+    /* S: each head's sink logit in the softmax's denominator (gpt-oss); -∞ is "none", the
+       sink of weight e^{-∞} = 0, i.e. no sink (0 is a real sink, gpt-oss's init). */
+    double sink;
+    /* s: head h's sink is S + s·z_h, z_h ~ N(0, 1) from ROLE_SINK; 0: S itself. */
+    double sink_std;
+    double skip_gain;   /* a in X ← a·X + b·F(X), with a skip */
+    double branch_gain; /* b */
     Mlp mlp;
     int mlp_ratio;  /* the MLP's hidden width is mlp_ratio·d, unless mlp_hidden says it */
     int mlp_hidden; /* the MLP's hidden width itself (Llama's intermediate_size); 0: R·d */
@@ -188,6 +197,8 @@ enum {
     CONFIG_SEEDS_KEY_MAX = 64,
     CONFIG_MLP_RATIO_MAX = 16,
 };
+/* The longest --window-layers pattern: its code 2^p + bits stays an exact double. */
+enum { WINDOW_LAYERS_PERIOD_MAX = 48 };
 #define CONFIG_SIGMA_QK_MAX 4.0
 #define CONFIG_GAIN_MAX 64.0
 /* HF's initializer_range, GPT-2's and OLMo-core's std: the default of --init-std. */
@@ -202,7 +213,15 @@ enum {
  * line's parameters are generated from it.  A value travels as a double (an enumeration
  * as its index; an int, or a seed below 2^53, exactly). */
 
-typedef enum { SETTING_INT, SETTING_DOUBLE, SETTING_SEED, SETTING_ENUM } SettingKind;
+/* SETTING_PATTERN: a per-layer pattern (--window-layers), spelled as text (all, a:b, or L/G
+   letters) and travelling as its code (Config_window_layers_code). */
+typedef enum {
+    SETTING_INT,
+    SETTING_DOUBLE,
+    SETTING_SEED,
+    SETTING_ENUM,
+    SETTING_PATTERN
+} SettingKind;
 
 /* How the screen's keys step a setting (docs/guide.md). */
 typedef enum {
@@ -213,6 +232,7 @@ typedef enum {
     STEP_CYCLE,   /* next, previous name, wrapping around */
     STEP_TOGGLE,  /* lower: off (the first name) and back on; raise: the next name that is on */
     STEP_NEW,     /* raise only: the next value, the minimum after the maximum (a new seed) */
+    STEP_OFF_UP,  /* raise only: off (the off word), 0, 1, then ×2 up to key_max, then off */
 } SettingStep;
 
 /* What a change to a setting leaves of what earlier runs computed (model.c keeps every
@@ -273,6 +293,10 @@ typedef struct {
     const char *min_note;  /* said at the minimum (NULL: "<key_label> is at its minimum, <min>") */
     const char *label;     /* status line: "T" */
     SettingShow show;
+    /* A double: the word that stands for -∞, its "off" (--sink none), or NULL.  The value
+       travels as -∞, the JSON writes null for it, and the command line and presets spell it
+       with this word. */
+    const char *off_word;
 } Setting;
 
 /* Room for the table (config.c checks it), for arrays with one element per setting. */
@@ -346,6 +370,31 @@ bool Config_mlp_gated(const Config *c);
 
 /* G, the key/value heads: --kv-heads, or H where it is 0. */
 int Config_kv_heads(const Config *c);
+
+/* Layer ℓ's mask (ℓ from 1): the -m mask, or for a layer the --window-layers pattern makes
+   global the window mask's global one (window: full, window-causal: causal). */
+Mask Config_layer_mask(const Config *c, int layer);
+
+/* Whether layer ℓ is local (windowed) by the --window-layers pattern (a window mask in use). */
+bool Config_layer_local(const Config *c, int layer);
+
+/* The pattern's code from its spelling: "all", "a:b" (a L then b G), or L/G letters, at most
+   WINDOW_LAYERS_PERIOD_MAX long; the code is that of the pattern's shortest period, 0 when
+   every layer is L.  Returns 0, or -1 for text that is none of these. */
+int Config_window_layers_code(const char *text, double *code);
+
+/* The spelling of a code: "all", "a:b" for a L then b G, else the letters. */
+void Config_window_layers_text(double code, char *buf, size_t size);
+
+/* Whether s is spelled as text (an enumeration's name, a pattern): a JSON string. */
+bool Setting_is_text(const Setting *s);
+
+/* Whether c's softmax has sinks (--sink not none, softmax attention): its rows then sum below
+   1, by each row's sink weight. */
+bool Config_has_sink(const Config *c);
+
+/* Whether c's attention rows sum to 1: a row-stochastic kind without sinks. */
+bool Config_rows_stochastic(const Config *c);
 
 /* The key/value head (from 0) that query head h (from 0) reads: h / (H/G), as HF's repeat_kv
    repeats each of the G heads H/G times in a row. */

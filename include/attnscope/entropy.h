@@ -31,8 +31,11 @@ bool Entropy_defined(Attention kind);
 const char *Entropy_undefined_reason(Attention kind);
 
 /* The rows of a (T×T, row-major, zero outside the mask) summarised; the keys allowed to row
-   i are the mask's (Mask_row_range). */
-void Entropy_rows(Mask mask, int window, int T, const double *a, EntropyRows *out);
+   i are the mask's (Mask_row_range).  With `sink` (a built with sinks, rows summing below 1)
+   each row is the (n_i + 1)-outcome distribution of its keys and the sink, whose mass is
+   1 − Σ_j A_ij: H_i includes the sink's term and is normalised by ln(n_i + 1); the max weight
+   stays the keys'. */
+void Entropy_rows(Mask mask, int window, int T, bool sink, const double *a, EntropyRows *out);
 
 /* Every field NaN. */
 EntropyRows Entropy_undefined(void);

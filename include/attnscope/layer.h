@@ -48,11 +48,13 @@ typedef struct {
                                     see init.h); a gated MLP's gate and down projections */
     double *mlp_up;              /* N×d, stored transposed: a gated MLP's up projection */
     double *markov;              /* T×T per head: the Markov kind's σ_qk²·g */
+    double *sink;                /* H: each head's sink logit (Config_has_sink), else unused */
 } LayerWeights;
 
 /* The parts of a layer's weights Layer_draw draws (a set of these bits). */
 typedef enum {
-    LAYER_DRAW_ATTENTION = 1 << 0, /* W^Q and W^K (kinds with logits), the Markov draws */
+    LAYER_DRAW_ATTENTION = 1 << 0, /* W^Q and W^K (kinds with logits), the Markov draws, the
+                                      sinks */
     LAYER_DRAW_VALUE = 1 << 1,
     LAYER_DRAW_OUTPUT = 1 << 2, /* W^O, unless it is the identity */
     LAYER_DRAW_MLP = 1 << 3,    /* W1 and W2 (and the up projection when gated), with an MLP */

@@ -29,6 +29,7 @@ typedef enum {
     ROLE_TOKEN_IDS, /* the embedding input's T token ids (layer 0) */
     ROLE_EMBEDDING, /* the embedding table's row k, drawn from stream (seed, k, role) */
     ROLE_POSITION,  /* the learned positions' row p, drawn from stream (seed, p, role) */
+    ROLE_SINK,      /* the heads' sink logits' spread (--sink-std), head h the h-th number */
 } Role;
 
 /* Names the generator and sampler that a seed means, for the JSON document. */

@@ -52,13 +52,22 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
             unknown_key(key, err, size);
             return -1;
         }
-        JsonKind wanted = s->kind == SETTING_ENUM ? JSON_STRING : JSON_NUMBER;
+        JsonKind wanted = Setting_is_text(s) ? JSON_STRING : JSON_NUMBER;
+        /* A double's off value (-∞, --sink none) is written null. */
+        if (v->kind == JSON_NULL && s->off_word) {
+            Setting_put(s, c, -INFINITY);
+            continue;
+        }
         if (v->kind != wanted) {
             char list[128] = "a number";
+            if (s->off_word)
+                snprintf(list, sizeof list, "a number or null (%s)", s->off_word);
             if (s->kind == SETTING_ENUM)
                 EnumNames_list(s->names, list, sizeof list);
+            if (s->kind == SETTING_PATTERN)
+                snprintf(list, sizeof list, "(all, a:b or L/G letters)");
             snprintf(err, size, "\"%s\": accepted %s%s, found %s", key,
-                     s->kind == SETTING_ENUM ? "a string " : "", list, JsonKind_name(v->kind));
+                     Setting_is_text(s) ? "a string " : "", list, JsonKind_name(v->kind));
             return -1;
         }
         if (v->kind == JSON_STRING && strlen(v->text) != v->length) {
@@ -94,12 +103,15 @@ void Jsonl_write_config(const Config *c, Text *t)
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
         Text_printf(t, "%s\"%s\":", i ? "," : "", s->json);
-        if (s->kind == SETTING_ENUM)
-            Json_string(t, s->names->names[(int)Setting_get(s, c)]);
-        else if (s->kind == SETTING_DOUBLE)
+        char text[64];
+        if (Setting_is_text(s)) {
+            Setting_format(s, c, 0, text, sizeof text);
+            Json_string(t, text);
+        } else if (s->kind == SETTING_DOUBLE) {
             Json_number(t, Setting_get(s, c));
-        else
+        } else {
             Text_printf(t, "%.0f", Setting_get(s, c));
+        }
     }
     Text_printf(t, "}");
 }

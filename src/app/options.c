@@ -132,9 +132,11 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
     snprintf(option, sizeof option, "--%s %s", s->name, s->argument);
     if (s->kind == SETTING_ENUM)
         EnumNames_list(s->names, range, sizeof range);
+    else if (s->kind == SETTING_PATTERN)
+        snprintf(range, sizeof range, "up to %d layers", WINDOW_LAYERS_PERIOD_MAX);
     else if (s->kind == SETTING_DOUBLE)
-        snprintf(range, sizeof range, "%g %s X <= %g", s->min, s->min_included ? "<=" : "<",
-                 s->max);
+        snprintf(range, sizeof range, "%g %s X <= %g%s%s", s->min, s->min_included ? "<=" : "<",
+                 s->max, s->off_word ? " or " : "", s->off_word ? s->off_word : "");
     else if (bound && !s->raises_bound && s->bound_offset)
         snprintf(range, sizeof range, "%.0f..%s%+d", s->min, bound->label, s->bound_offset);
     else if (bound && !s->raises_bound)
@@ -142,7 +144,7 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
     else
         snprintf(range, sizeof range, "%.0f..%.0f", s->min, s->max);
     Setting_format(s, defaults, 0, fallback, sizeof fallback);
-    if (s->kind == SETTING_DOUBLE && !strpbrk(fallback, ".e"))
+    if (s->kind == SETTING_DOUBLE && !strpbrk(fallback, ".e") && isfinite(Setting_get(s, defaults)))
         strcat(fallback, ".0"); /* a number, not a count */
     /* Sixteen columns, and a blank after an option that fills them. */
     fprintf(out, "  %-4s%-15s %s%s%s (%s)", letter, option, s->help ? s->help : "",

@@ -115,7 +115,7 @@ void Export_layers_csv(FILE *f, const Result *r)
     fputs("layer", f);
     for (int i = 0; i < RESULT_SERIES_COUNT; i++)
         fprintf(f, ",%s", RESULT_SERIES[i].name);
-    fputc('\n', f);
+    fputs(",mask\n", f);
     for (int l = 0; l <= c->depth; l++) {
         fprintf(f, "%d", l);
         for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
@@ -123,7 +123,8 @@ void Export_layers_csv(FILE *f, const Result *r)
             if (l > 0 || !RESULT_SERIES[i].from_layer_one)
                 csv_number(f, RESULT_SERIES[i].values(r)[l]);
         }
-        fputc('\n', f);
+        /* The layer's own mask (--window-layers); the input, layer 0, has no attention. */
+        fprintf(f, ",%s\n", l > 0 ? MASK_NAMES.names[Config_layer_mask(c, l)] : "");
     }
 }
 

@@ -249,7 +249,7 @@ void Figure_eigenvalue_plot(const Config *k, const Complex *values, Gap applied,
            before (at small T it does not), and their rows' new eigenvalue 0 says nothing of
            it; linear attention had no outlier to send. */
         .removed_to_zero =
-            Attention_is_row_stochastic(k->attention) &&
+            Config_rows_stochastic(k) &&
             (applied == GAP_CENTER || applied == GAP_DEFLATE || applied == GAP_UNIFORM),
     };
 }
@@ -334,6 +334,16 @@ void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst fir
              GAP_NAMES.names[gap]);
     snprintf(text->other, sizeof text->other, "%s (gap %s)", named ? "counterpart" : "the other",
              GAP_NAMES.names[other_gap]);
+    bool mixed = false;
+    for (int l = 1; l <= k->depth; l++) {
+        text->local[l] = Config_layer_local(k, l);
+        mixed = mixed || text->local[l] != text->local[1];
+    }
+    char pattern[WINDOW_LAYERS_PERIOD_MAX + 1];
+    Config_window_layers_text(k->window_layers, pattern, sizeof pattern);
+    snprintf(text->local_label, sizeof text->local_label, "%s layers (w = %d), others %s: %s",
+             MASK_NAMES.names[k->mask], k->window,
+             MASK_NAMES.names[k->mask == MASK_WINDOW ? MASK_FULL : MASK_CAUSAL], pattern);
     *p = (StableRankPlot){
         .title = text->title,
         .depth = k->depth,
@@ -349,6 +359,8 @@ void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst fir
         .band_std = ensemble ? std : NULL,
         .counterpart_band_std = ensemble ? counterpart_std : NULL,
         .seeds = ensemble ? r->seeds_done : 1,
+        .local = mixed ? text->local : NULL,
+        .local_label = text->local_label,
     };
 }
 
@@ -393,6 +405,11 @@ void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f)
         f->note = n;
         item = legend_add(f->legend, &n, INK_THEORY, 0);
         snprintf(item->text, sizeof item->text, "no theory curve: %s", p->theory_note);
+    }
+    if (p->local) {
+        item = legend_add(f->legend, &n, INK_AXIS, 1);
+        sample(item, 0, FIGURE_LOCAL_GLYPH, 0);
+        snprintf(item->text, sizeof item->text, "%s", p->local_label);
     }
     item = legend_add(f->legend, &n, INK_HIGHLIGHT, 2);
     sample(item, 0, "┆", 0);
@@ -440,7 +457,7 @@ void Figure_settings(const Config *c, char *buf, size_t size)
         if (!always && Setting_get(setting, c) == Setting_get(setting, &defaults))
             continue;
         char value[FORMAT_NUMBER_SIZE];
-        if (setting->kind == SETTING_DOUBLE)
+        if (setting->kind == SETTING_DOUBLE && isfinite(Setting_get(setting, c)))
             Format_shortest(Setting_get(setting, c), value);
         else
             Setting_format(setting, c, 0, value, sizeof value);

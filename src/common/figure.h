@@ -138,6 +138,10 @@ typedef struct {
        network's ±1 std band is drawn around its mean. */
     const double *band_std, *counterpart_band_std;
     int seeds;
+    /* Layers ℓ = 1..depth that --window-layers gives the window mask, marked ▾ at the top of
+       the frame, the others global (NULL: no pattern mixes the two, nothing marked). */
+    const bool *local;
+    const char *local_label; /* the legend's words for the marks */
 } StableRankPlot;
 
 /* Which network a stable-rank panel puts first: the settings' (the counterpart is the other),
@@ -147,7 +151,8 @@ typedef enum { FIRST_NETWORK, FIRST_GAP_OFF, FIRST_GAP_REMOVED } StableRankFirst
 /* What a stable-rank plot points into: the theory's curves and the texts. */
 typedef struct {
     double theory[CONFIG_DEPTH_MAX + 1], theory_other[CONFIG_DEPTH_MAX + 1];
-    char title[FIGURE_TITLE_SIZE], label[64], other[64];
+    bool local[CONFIG_DEPTH_MAX + 1];
+    char title[FIGURE_TITLE_SIZE], label[64], other[64], local_label[96];
 } StableRankText;
 
 /* The stable-rank plot of a result as the screen builds it: seed 1 alone until a second seed
@@ -155,8 +160,12 @@ typedef struct {
 void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst first,
                              StableRankText *text, StableRankPlot *p);
 
+/* The glyph of a window layer's mark on the stable-rank panel. */
+#define FIGURE_LOCAL_GLYPH "▾"
+
 /* What a stable-rank panel shows besides its curves: which are drawn, and the legend (the
-   theory's note at legend[note], -1: none; the shown layer's entry last). */
+   theory's note at legend[note], -1: none; the window layers' marks before the shown layer's
+   entry, which is last). */
 typedef struct {
     bool network, counterpart, ensemble, theory, counterpart_theory;
     int note;

@@ -90,7 +90,7 @@ void Json_config_members(Text *t, const Config *c)
             Json_number(t, Setting_get(s, c));
         } else {
             Setting_format(s, c, 17, value, sizeof value);
-            Text_printf(t, s->kind == SETTING_ENUM ? "\"%s\"" : "%s", value);
+            Text_printf(t, Setting_is_text(s) ? "\"%s\"" : "%s", value);
         }
         if (strcmp(s->name, "width") == 0)
             Text_printf(t, ",\"d_qk\":%d", c->width);

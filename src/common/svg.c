@@ -425,5 +425,11 @@ void Svg_stable_rank(FILE *f, const Result *r)
     fprintf(f,
             "<line class=\"shown\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" stroke=\"%s\"%s/>\n",
             x, x, fr.top, fr.bottom, INK_COLOUR[INK_HIGHLIGHT], dotted);
+    for (int l = 1; p.local && l <= p.depth; l++)
+        if (p.local[l])
+            fprintf(f,
+                    "<text class=\"local\" x=\"%.2f\" y=\"%d\" fill=\"%s\" "
+                    "text-anchor=\"middle\">%s</text>\n",
+                    px(&fr, l), fr.top + 10, INK_COLOUR[INK_AXIS], FIGURE_LOCAL_GLYPH);
     svg_close(f, fig.legend, fig.legend_count, &fr);
 }

@@ -10,6 +10,7 @@
 #include "model_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const ROLE_NAMES[NETWORKS] = {"the", "the counterpart"};
@@ -123,7 +124,7 @@ static void fill_readouts(Result *r)
     r->outlier = Spectra_outlier(T, r->eigenvalues);
     /* The spectral gap and the count against 0.5 measure against λ1 = 1 and |λ| ≤ 1: they
        mean nothing for a matrix that is not row-stochastic (relu, linear, a removed gap). */
-    bool stochastic = Attention_is_row_stochastic(r->config.attention) && r->shown_gap == GAP_OFF;
+    bool stochastic = Config_rows_stochastic(&r->config) && r->shown_gap == GAP_OFF;
     if (stochastic) {
         int above = 0;
         for (int i = 0; i < T; i++)
@@ -215,6 +216,18 @@ static void query_key_warnings(const Config *c, Warnings *w)
                            "and the quartercircle law assume uncapped Gaussian logits and hold "
                            "only while their std is well below C",
                            c->logit_softcap);
+    char spread[64] = "";
+    if (c->sink_std > 0)
+        snprintf(spread, sizeof spread, ", each head's drawn with std %g", c->sink_std);
+    if (Config_has_sink(c))
+        Warnings_add_about(
+            w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_EIGENVALUES | WARNING_ABOUT_ENTROPY,
+            "sinks (s = %g%s): each row sums to 1 minus its sink's weight, so lambda1 "
+            "is below 1 (1/2 causal, T/(T + e^s) full, at sigma_qk -> 0): 1 - "
+            "|lambda2|, the count above 0.5, the predicted outlier and the Markov "
+            "laws are withdrawn; entropy is of the keys and the sink (T + 1 "
+            "outcomes)",
+            c->sink, spread);
     if (rope_at_some_layer(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY,
                            "RoPE: on identical (collapsed) tokens the logits depend on j - i, so "

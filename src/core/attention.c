@@ -34,18 +34,25 @@ bool Attention_has_query_key(Attention kind)
 }
 
 /* exp of each allowed logit minus the row maximum, normalised: no overflow for any finite
-   logits, and the largest entry of every row is at least 1/n before normalising. */
-static void softmax_row(const double *s, double *a, int first, int last)
+   logits, and the largest entry of every row is at least 1/n before normalising.  The sink
+   joins the maximum and the denominator only (gpt-oss's column dropped after the softmax);
+   −∞ adds exp(−∞) = 0 to the sum and leaves the maximum, so no sink is the plain softmax bit
+   for bit. */
+static void softmax_row(const double *s, double *a, int first, int last, double sink)
 {
     double max = s[first];
     for (int j = first + 1; j <= last; j++)
         if (s[j] > max)
             max = s[j];
+    if (sink > max)
+        max = sink;
     double sum = 0;
     for (int j = first; j <= last; j++) {
         a[j] = exp(s[j] - max);
         sum += a[j];
     }
+    if (sink != -INFINITY)
+        sum += exp(sink - max);
     double inv = 1.0 / sum;
     for (int j = first; j <= last; j++)
         a[j] *= inv;
@@ -65,7 +72,8 @@ void Attention_softcap(double cap, double *logits, size_t n)
         logits[i] = cap * tanh(logits[i] / cap);
 }
 
-void Attention_build(Attention kind, Mask mask, int window, int T, const double *logits, double *a)
+void Attention_build(Attention kind, Mask mask, int window, int T, const double *logits,
+                     double sink, double *a)
 {
     const double log_T = log((double)T);
     memset(a, 0, sizeof(double) * (size_t)T * (size_t)T);
@@ -76,8 +84,10 @@ void Attention_build(Attention kind, Mask mask, int window, int T, const double 
         const double *s = logits ? logits + (size_t)i * T : NULL;
         switch (kind) {
         case ATTENTION_SOFTMAX:
+            softmax_row(s, row, first, last, sink);
+            break;
         case ATTENTION_MARKOV:
-            softmax_row(s, row, first, last);
+            softmax_row(s, row, first, last, -INFINITY);
             break;
         case ATTENTION_RELU:
             for (int j = first; j <= last; j++)
@@ -144,9 +154,8 @@ size_t Gap_scratch_size(int T)
 
 /* Row i minus its uniform distribution over the allowed keys (row-stochastic kinds: exactly
    1/n), or minus its mean over the allowed keys (other kinds).  Masked entries stay 0. */
-static void gap_center(Attention kind, Mask mask, int window, int T, double *a)
+static void gap_center(bool stochastic, Mask mask, int window, int T, double *a)
 {
-    bool stochastic = Attention_is_row_stochastic(kind);
     for (int i = 0; i < T; i++) {
         int first, last;
         Mask_row_range(mask, window, T, i, &first, &last);
@@ -224,16 +233,20 @@ static int gap_outliers(int T, double *a, Linalg *la, double *scratch, int *remo
     return info;
 }
 
-int Gap_apply(Gap mode, Attention kind, Mask mask, int window, int T, double *a, Linalg *la,
-              double *scratch, GapOutcome *outcome, Warnings *warnings)
+int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T, double *a,
+              Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings)
 {
+    /* Sinks take each row's share 1 − Σ_j A_ij: the rows are no distributions over the keys,
+       so the modes treat them as the kinds whose rows do not sum to 1. */
+    bool stochastic = Attention_is_row_stochastic(kind) && !sink;
+    const char *kind_name = sink ? "softmax-with-sink" : ATTENTION_NAMES.names[kind];
     outcome->applied = mode;
     outcome->outliers_removed = 0;
     switch (mode) {
     case GAP_OFF:
         return 0;
     case GAP_CENTER:
-        gap_center(kind, mask, window, T, a);
+        gap_center(stochastic, mask, window, T, a);
         return 0;
     case GAP_UNIFORM: {
         double u = 1.0 / T;
@@ -245,28 +258,29 @@ int Gap_apply(Gap mode, Attention kind, Mask mask, int window, int T, double *a,
                          "gap uniform subtracts (1/T)11^T literally: it breaks the %s mask "
                          "(tokens see keys the mask forbids); gap center keeps it",
                          MASK_NAMES.names[mask]);
-        if (!Attention_is_row_stochastic(kind))
+        if (!stochastic)
             Warnings_add(warnings,
                          "gap uniform on %s attention (rows do not sum to 1) moves the outlier "
                          "instead of removing it; gap center removes it",
-                         ATTENTION_NAMES.names[kind]);
+                         kind_name);
         return 0;
     }
     case GAP_DEFLATE: {
         bool simple = false;
         double *m = scratch, *pi = scratch + 3 * (size_t)T * T;
-        if (Attention_is_row_stochastic(kind)) {
+        if (stochastic) {
             int info = perron_left(T, a, la, m, pi, &simple);
             if (info)
                 return info;
         }
         if (!simple) {
             Warnings_add(warnings, "gap deflate: %s; fell back to center",
-                         Attention_is_row_stochastic(kind)
-                             ? "eigenvalue 1 is not simple, the Perron vector is not unique"
-                             : "attention rows do not sum to 1, there is no Perron vector");
+                         stochastic ? "eigenvalue 1 is not simple, the Perron vector is not unique"
+                         : sink     ? "sinks take a share of every row, the rows do not sum to 1: "
+                                      "there is no Perron vector"
+                                    : "attention rows do not sum to 1, there is no Perron vector");
             outcome->applied = GAP_CENTER;
-            gap_center(kind, mask, window, T, a);
+            gap_center(stochastic, mask, window, T, a);
             return 0;
         }
         for (int i = 0; i < T; i++)

@@ -321,7 +321,7 @@ int SoftmaxDemo_run(int n, double alpha, double beta, uint64_t seed, int draws, 
                               nn);
         for (int i = 0; i < n; i++)
             z[(size_t)i * n + i] += beta;
-        Attention_build(ATTENTION_SOFTMAX, MASK_FULL, 1, n, z, a);
+        Attention_build(ATTENTION_SOFTMAX, MASK_FULL, 1, n, z, -INFINITY, a);
         if ((info = Linalg_singular_values(la, n, n, a, s)))
             goto done;
         kappa[k] = Conditioning_kappa(s[0], s[n - 1], n);

@@ -100,7 +100,7 @@ typedef struct {
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
    estimate); the Jacobian's are apart. */
-enum { RUN_BUFFERS = LAYER_BUFFERS + 20 };
+enum { RUN_BUFFERS = LAYER_BUFFERS + 21 };
 static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer plan[RUN_BUFFERS])
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
@@ -122,6 +122,7 @@ static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer
         {&w->mlp_out, hidden * d},
         {&w->mlp_up, Config_mlp_gated(c) ? hidden * d : 0},
         {&w->markov, c->attention == ATTENTION_MARKOV ? H * tt : 0},
+        {&w->sink, Config_has_sink(c) ? H : 0},
         {&r->input, td},
         {&r->wvo, dd},
         {&r->m, H * dd},
@@ -356,7 +357,10 @@ static int pass_applied(void *context, int head, const double *attention, GapOut
     Pass *p = context;
     size_t tt = (size_t)p->r->T * p->r->T;
     memcpy(p->r->applied + tt * (size_t)head, attention, sizeof(double) * tt);
-    p->own_derivative &= outcome.applied == GAP_OFF || outcome.applied == GAP_CENTER;
+    /* Centring subtracts 1/n_i from rows that sum to 1, a constant; with sinks it subtracts
+       each row's mean, which moves with X, and K's formula does not differentiate it. */
+    bool constant_centring = outcome.applied == GAP_CENTER && !Config_has_sink(p->r->c);
+    p->own_derivative &= outcome.applied == GAP_OFF || constant_centring;
     if (head == p->r->c->head - 1) {
         p->shown_gap = outcome.applied;
         for (int i = 0; i < gap_warnings->count; i++)
@@ -497,8 +501,10 @@ static int jacobian_layer(Pass *p, double s_min_b)
         p->jacobian_noted = true;
         Warnings_add(&p->result->warnings,
                      "the Jacobian of %s network is computed for softmax and the "
-                     "input-independent kinds with gap off or center: null for %s, gap %s",
-                     p->role, ATTENTION_NAMES.names[c->attention], GAP_NAMES.names[p->shown_gap]);
+                     "input-independent kinds with gap off or center (not center with sinks, "
+                     "whose row means move with X): null for %s%s, gap %s",
+                     p->role, ATTENTION_NAMES.names[c->attention],
+                     Config_has_sink(c) ? " with sinks" : "", GAP_NAMES.names[p->shown_gap]);
     }
     return 0;
 }

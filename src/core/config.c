@@ -31,6 +31,9 @@ static const char *const init_names[] = {"normal",     "xavier",      "orthogona
 static const char *const depth_scale_names[] = {"scheme", "none", "total", "per-layer"};
 static const char *const input_names[] = {"orthonormal", "embedding"};
 static const char *const positions_names[] = {"none", "learned"};
+/* Where the window-layers key ; steps: every layer windowed, Gemma 2 and gpt-oss (1:1, the
+   window first), Gemma 3 (5 local, 1 global). */
+static const char *const window_layers_stops[] = {"all", "1:1", "5:1"};
 static const char *const matrix_init_names[] = {"scheme",     "normal",   "xavier",
                                                 "orthogonal", "identity", "zero"};
 
@@ -40,6 +43,7 @@ static const char *const matrix_init_names[] = {"scheme",     "normal",   "xavie
     }
 const EnumNames ATTENTION_NAMES = ENUM_NAMES("attention", attention_names);
 const EnumNames MASK_NAMES = ENUM_NAMES("mask", mask_names);
+static const EnumNames WINDOW_LAYERS_STOPS = ENUM_NAMES("window-layers", window_layers_stops);
 const EnumNames GAP_NAMES = ENUM_NAMES("gap", gap_names);
 const EnumNames LAYERNORM_NAMES = ENUM_NAMES("layernorm", layernorm_names);
 const EnumNames SKIP_NAMES = ENUM_NAMES("skip", skip_names);
@@ -137,6 +141,11 @@ static bool mlp_in_use(const Config *c)
 static bool mlp_ratio_in_use(const Config *c)
 {
     return c->mlp != MLP_NONE && c->mlp_hidden == 0;
+}
+
+static bool softmax_in_use(const Config *c)
+{
+    return c->attention == ATTENTION_SOFTMAX;
 }
 
 /* 0 leaves the width to the ratio, the one in use then. */
@@ -330,6 +339,24 @@ static const Setting SETTINGS[] = {
      .step = STEP_ONE,
      .key_label = "window w",
      .label = "w"},
+    {.name = "window-layers",
+     .json = "window_layers",
+     .argument = "P",
+     .help = "layers with the window mask (L) or its global one (G): all, a:b (a L, b G, "
+             "Gemma 3: 5:1), or letters (LG: Gemma 2), repeated",
+     .kind = SETTING_PATTERN,
+     .max = (double)(1ull << (WINDOW_LAYERS_PERIOD_MAX + 1)), /* the codes' bound */
+     .names = &WINDOW_LAYERS_STOPS,
+     .fallback = 0,
+     .offset = offsetof(Config, window_layers),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = window_in_use,
+     .unused_note = "the pattern picks window or global masks per layer: m to a window mask",
+     .raise_key = ';',
+     .step = STEP_CYCLE,
+     .key_label = "window layers",
+     .label = "w layers",
+     .show = SHOW_UNLESS_DEFAULT},
     {.name = "gap",
      .json = "gap",
      .letter = 'g',
@@ -622,6 +649,42 @@ static const Setting SETTINGS[] = {
      .unused_note = "the cap acts on logits: softmax, relu, sigmoid, linear attention",
      .key_label = "logit soft-cap",
      .label = "cap",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "sink",
+     .json = "sink",
+     .argument = "S",
+     .help = "each head's sink logit in the softmax's denominator (gpt-oss)",
+     .kind = SETTING_DOUBLE,
+     .min = -1e6,
+     .max = 1e6,
+     .min_included = true,
+     .off_word = "none",
+     .fallback = -INFINITY,
+     .offset = offsetof(Config, sink),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = softmax_in_use,
+     .unused_note = "the sink joins the softmax's denominator: softmax attention",
+     .raise_key = '%',
+     .step = STEP_OFF_UP,
+     .key_max = 8,
+     .key_label = "sink",
+     .label = "sink",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "sink-std",
+     .json = "sink_std",
+     .argument = "s",
+     .help = "each head's sink drawn S + N(0, s^2) (gpt-oss: 0.02)",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1e3,
+     .min_included = true,
+     .fallback = 0,
+     .offset = offsetof(Config, sink_std),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = Config_has_sink,
+     .unused_note = "the sinks' spread needs a sink (%)",
+     .key_label = "sink std",
+     .label = "sink std",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "skip-gain",
      .json = "skip_gain",
@@ -1052,6 +1115,7 @@ double Setting_get(const Setting *s, const Config *c)
     const char *field = (const char *)c + s->offset;
     switch (s->kind) {
     case SETTING_DOUBLE:
+    case SETTING_PATTERN:
         return *(const double *)field;
     case SETTING_SEED:
         return (double)*(const uint64_t *)field;
@@ -1067,6 +1131,7 @@ void Setting_put(const Setting *s, Config *c, double value)
     char *field = (char *)c + s->offset;
     switch (s->kind) {
     case SETTING_DOUBLE:
+    case SETTING_PATTERN:
         *(double *)field = value;
         return;
     case SETTING_SEED:
@@ -1124,14 +1189,19 @@ int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size
         return 0;
     }
     case SETTING_DOUBLE: {
+        if (s->off_word && strcmp(text, s->off_word) == 0) {
+            Setting_put(s, c, -INFINITY);
+            return 0;
+        }
         double v = strtod(text, &end);
         bool above_min = s->min_included ? v >= s->min : v > s->min;
         /* strtod reads C's hexadecimal floats too; the contract is decimal numbers. */
         bool hexadecimal = strpbrk(text, "xX") != NULL;
         if (*text == '\0' || blank || hexadecimal || *end != '\0' || !isfinite(v) || !above_min ||
             v > s->max) {
-            snprintf(err, size, "%s: accepted a number %g %s X <= %g", opt, s->min,
-                     s->min_included ? "<=" : "<", s->max);
+            snprintf(err, size, "%s: accepted a number %g %s X <= %g%s%s", opt, s->min,
+                     s->min_included ? "<=" : "<", s->max, s->off_word ? " or " : "",
+                     s->off_word ? s->off_word : "");
             return -1;
         }
         Setting_put(s, c, v);
@@ -1145,6 +1215,18 @@ int Setting_parse(const Setting *s, Config *c, const char *text, char *err, size
             return -1;
         }
         Setting_put(s, c, (double)v);
+        return 0;
+    }
+    case SETTING_PATTERN: {
+        double code;
+        if (strlen(text) > 2 * WINDOW_LAYERS_PERIOD_MAX || Config_window_layers_code(text, &code)) {
+            snprintf(err, size,
+                     "%s: accepted all, a:b (a window layers then b global, a + b <= %d), or "
+                     "up to %d letters L (window) and G (global), repeated over the layers",
+                     opt, WINDOW_LAYERS_PERIOD_MAX, WINDOW_LAYERS_PERIOD_MAX);
+            return -1;
+        }
+        Setting_put(s, c, code);
         return 0;
     }
     case SETTING_ENUM: {
@@ -1167,6 +1249,8 @@ int Setting_format(const Setting *s, const Config *c, int digits, char *buf, siz
     double v = Setting_get(s, c);
     switch (s->kind) {
     case SETTING_DOUBLE:
+        if (s->off_word && v == -INFINITY)
+            return snprintf(buf, size, "%s", s->off_word);
         if (digits > 0)
             return snprintf(buf, size, "%.*g", digits, v);
         /* A whole number as JSON and Python write it: 10000, not 1e+04. */
@@ -1181,6 +1265,11 @@ int Setting_format(const Setting *s, const Config *c, int digits, char *buf, siz
         return snprintf(buf, size, "%.*g", digits, v);
     case SETTING_ENUM:
         return snprintf(buf, size, "%s", s->names->names[(int)v]);
+    case SETTING_PATTERN: {
+        char text[WINDOW_LAYERS_PERIOD_MAX + 1];
+        Config_window_layers_text(v, text, sizeof text);
+        return snprintf(buf, size, "%s", text);
+    }
     case SETTING_INT:
     case SETTING_SEED:
         break;
@@ -1380,6 +1469,119 @@ int Config_kv_heads(const Config *c)
 int Config_kv_head_of(const Config *c, int h)
 {
     return h / (c->heads / Config_kv_heads(c));
+}
+
+/* The code of the p-letter pattern whose letter k is L where bit k of `local` is set: 2^p
+   plus those bits, reduced to its shortest period, 0 when every letter is L. */
+static double pattern_code(int p, uint64_t local)
+{
+    for (int q = 1; q < p; q++) {
+        if (p % q)
+            continue;
+        uint64_t first = local & ((1ull << q) - 1), repeated = 0;
+        for (int k = 0; k < p; k += q)
+            repeated |= first << k;
+        if (repeated == local) {
+            p = q;
+            local = first;
+            break;
+        }
+    }
+    return local == (1ull << p) - 1 ? 0.0 : (double)((1ull << p) | local);
+}
+
+int Config_window_layers_code(const char *text, double *code)
+{
+    if (strcmp(text, "all") == 0) {
+        *code = 0;
+        return 0;
+    }
+    int a, b, used = 0;
+    if (sscanf(text, "%3d:%3d%n", &a, &b, &used) == 2 && text[used] == '\0' &&
+        strspn(text, "0123456789:") == strlen(text) && a + b >= 1 &&
+        a + b <= WINDOW_LAYERS_PERIOD_MAX) {
+        *code = pattern_code(a + b, (1ull << a) - 1);
+        return 0;
+    }
+    size_t p = strspn(text, "LG");
+    if (p == 0 || text[p] != '\0' || p > WINDOW_LAYERS_PERIOD_MAX)
+        return -1;
+    uint64_t local = 0;
+    for (size_t k = 0; k < p; k++)
+        if (text[k] == 'L')
+            local |= 1ull << k;
+    *code = pattern_code((int)p, local);
+    return 0;
+}
+
+/* Whether code is one Config_window_layers_code gives (0 aside): 2^p plus p bits. */
+static bool pattern_code_valid(double code)
+{
+    return code >= 2 && code < (double)(1ull << (WINDOW_LAYERS_PERIOD_MAX + 1)) &&
+           code == floor(code);
+}
+
+/* The period p and the L bits of a code other than 0. */
+static int pattern_of(double code, uint64_t *local)
+{
+    uint64_t bits = (uint64_t)code;
+    int p = 63;
+    while (!(bits >> p))
+        p--;
+    *local = bits & ((1ull << p) - 1);
+    return p;
+}
+
+void Config_window_layers_text(double code, char *buf, size_t size)
+{
+    if (!pattern_code_valid(code)) {
+        snprintf(buf, size, "all");
+        return;
+    }
+    uint64_t local;
+    int p = pattern_of(code, &local);
+    int a = 0;
+    while (a < p && (local >> a & 1))
+        a++;
+    if (local >> a == 0) { /* L^a G^(p−a) */
+        snprintf(buf, size, "%d:%d", a, p - a);
+        return;
+    }
+    size_t k = 0;
+    for (; k < (size_t)p && k + 1 < size; k++)
+        buf[k] = local >> k & 1 ? 'L' : 'G';
+    buf[k] = '\0';
+}
+
+bool Config_layer_local(const Config *c, int layer)
+{
+    if (!window_in_use(c) || !pattern_code_valid(c->window_layers))
+        return window_in_use(c);
+    uint64_t local;
+    int p = pattern_of(c->window_layers, &local);
+    return local >> (((layer - 1) % p + p) % p) & 1;
+}
+
+Mask Config_layer_mask(const Config *c, int layer)
+{
+    if (!window_in_use(c) || Config_layer_local(c, layer))
+        return c->mask;
+    return c->mask == MASK_WINDOW ? MASK_FULL : MASK_CAUSAL;
+}
+
+bool Setting_is_text(const Setting *s)
+{
+    return s->kind == SETTING_ENUM || s->kind == SETTING_PATTERN;
+}
+
+bool Config_has_sink(const Config *c)
+{
+    return c->attention == ATTENTION_SOFTMAX && c->sink != -INFINITY;
+}
+
+bool Config_rows_stochastic(const Config *c)
+{
+    return Attention_is_row_stochastic(c->attention) && !Config_has_sink(c);
 }
 
 int Attention_is_row_stochastic(Attention a)

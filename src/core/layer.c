@@ -43,6 +43,23 @@ static void draw_markov(const Drawing *d, const LayerWeights *w)
                               w->markov, n);
 }
 
+/* Head h's sink S + s·z_h, z_h the h-th number of the stream (seed, layer, ROLE_SINK); S
+   itself for s = 0 (no draw). */
+static void draw_sinks(const Drawing *d, double *sink)
+{
+    const Config *c = d->c;
+    if (d->declared) {
+        if (c->sink_std > 0)
+            WorkList_add(d->declared, WORK_NORMALS, c->heads, 0, 0, 1);
+        return;
+    }
+    if (c->sink_std > 0)
+        RandomStream_gaussian(d->random, d->seed, d->layer, ROLE_SINK, c->sink_std, sink,
+                              (size_t)c->heads);
+    for (int h = 0; h < c->heads; h++)
+        sink[h] = c->sink_std > 0 ? c->sink + sink[h] : c->sink;
+}
+
 static int draw_matrix(const Drawing *d, Matrix m, double *out)
 {
     if (d->declared) {
@@ -63,6 +80,8 @@ static int draw_parts(const Drawing *d, unsigned parts, const LayerWeights *w)
         info = draw_query_key(d, w);
     if ((parts & LAYER_DRAW_ATTENTION) && c->attention == ATTENTION_MARKOV)
         draw_markov(d, w);
+    if ((parts & LAYER_DRAW_ATTENTION) && Config_has_sink(c))
+        draw_sinks(d, w->sink);
     if (!info && (parts & LAYER_DRAW_VALUE))
         info = draw_matrix(d, MATRIX_VALUE, w->value);
     /* W^O of docs/model.md §1.7: entries N(0, 1/d), which keep a token's expected norm, or
@@ -357,9 +376,16 @@ static void shape_query_key(const Config *c, int layer, LayerBuffers *b, double 
         declare(b, WORK_PASSES, 2 * entries, 0, 0);
 }
 
-/* A head's attention matrix from its logits (docs/model.md §1.2), the kinds with exp (or
-   erfc) priced as such. */
-static void build_attention(const Config *c, LayerBuffers *b, const double *logits)
+/* Head h's sink logit, −∞ (none) without sinks. */
+static double head_sink(const Config *c, const LayerWeights *w, int h)
+{
+    return Config_has_sink(c) ? w->sink[h] : -INFINITY;
+}
+
+/* A head's attention matrix from its logits (docs/model.md §1.2) under the layer's mask and
+   the head's sink, the kinds with exp (or erfc) priced as such. */
+static void build_attention(const Config *c, int layer, double sink, LayerBuffers *b,
+                            const double *logits)
 {
     bool exp_kind = c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
                     c->attention == ATTENTION_SIGMOID;
@@ -367,7 +393,8 @@ static void build_attention(const Config *c, LayerBuffers *b, const double *logi
         declare(b, exp_kind ? WORK_BUILD_EXP : WORK_BUILD_PLAIN, (double)c->tokens * c->tokens, 0,
                 0);
     else
-        Attention_build(c->attention, c->mask, c->window, c->tokens, logits, b->attention);
+        Attention_build(c->attention, Config_layer_mask(c, layer), c->window, c->tokens, logits,
+                        sink, b->attention);
 }
 
 static void softcap(const Config *c, LayerBuffers *b)
@@ -379,7 +406,7 @@ static void softcap(const Config *c, LayerBuffers *b)
         Attention_softcap(c->logit_softcap, b->logits, tt);
 }
 
-static int remove_gap(const Config *c, LayerBuffers *b, Gap mode, GapOutcome *outcome,
+static int remove_gap(const Config *c, int layer, LayerBuffers *b, Gap mode, GapOutcome *outcome,
                       Warnings *warnings)
 {
     if (b->declared) {
@@ -387,8 +414,8 @@ static int remove_gap(const Config *c, LayerBuffers *b, Gap mode, GapOutcome *ou
         *outcome = (GapOutcome){0};
         return 0;
     }
-    return Gap_apply(mode, c->attention, c->mask, c->window, c->tokens, b->attention, b->la,
-                     b->gap_scratch, outcome, warnings);
+    return Gap_apply(mode, c->attention, Config_has_sink(c), Config_layer_mask(c, layer), c->window,
+                     c->tokens, b->attention, b->la, b->gap_scratch, outcome, warnings);
 }
 
 /* The MLP's activation on its n hidden entries (relu a pass, the others with exp or erf). */
@@ -529,7 +556,7 @@ static int attention(const Config *c, int layer, const LayerWeights *w, LayerBuf
         info = head_logits(c, layer, w, b, head, source, logits);
     if (info)
         return info;
-    build_attention(c, b, *logits);
+    build_attention(c, layer, b->declared ? 0 : head_sink(c, w, head), b, *logits);
     size_t tt = (size_t)c->tokens * c->tokens;
     *outcome = all_finite(b, b->attention, tt) ? LAYER_DONE : LAYER_ATTENTION_OVERFLOW;
     return 0;
@@ -563,7 +590,7 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
         int status = head_logits(c, s->layer, s->weights, b, h, source, &logits);
         if (status)
             return status;
-        build_attention(c, b, logits);
+        build_attention(c, s->layer, b->declared ? 0 : head_sink(c, s->weights, h), b, logits);
     }
     if (stop_requested(b))
         return LINALG_STOPPED;
@@ -577,7 +604,7 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
         o->built(o->context, h, logits, b->attention);
     GapOutcome gap;
     Warnings gap_warnings = {.count = 0};
-    int info = remove_gap(c, b, s->gap, &gap, &gap_warnings);
+    int info = remove_gap(c, s->layer, b, s->gap, &gap, &gap_warnings);
     if (!info && o && o->applied)
         info = o->applied(o->context, h, b->attention, gap, &gap_warnings);
     /* The attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several heads: X' W^V

@@ -107,7 +107,7 @@ typedef struct {
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 11 };
+enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 12 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */

@@ -86,7 +86,8 @@ static void lane_built(void *context, int head, const double *logits, const doub
     EntropyRows *entropy = run->track[watch->which]->state[run->layer].entropy;
     const Config *c = run->config;
     if (entropy)
-        Entropy_rows(c->mask, c->window, c->tokens, attention, &entropy[head]);
+        Entropy_rows(Config_layer_mask(c, run->layer), c->window, c->tokens, Config_has_sink(c),
+                     attention, &entropy[head]);
 }
 
 static int lane_applied(void *context, int head, const double *attention, GapOutcome outcome,

@@ -15,7 +15,8 @@ void capture_built(Run *run, const double *logits, const double *attention)
     const Config *c = run->config;
     memcpy(run->w->shown_before_gap, attention, sizeof(double) * c->tokens * c->tokens);
     run->shown_logit_std =
-        logits ? Attention_logit_std(c->mask, c->window, c->tokens, logits) : NAN;
+        logits ? Attention_logit_std(Config_layer_mask(c, c->layer), c->window, c->tokens, logits)
+               : NAN;
 }
 
 /* The shown matrix as applied, and what the gap mode did. */
@@ -103,9 +104,9 @@ int capture_shown_attention(Run *run, int which, int layer)
         return info;
     capture_built(run, logits, lane->step.attention);
     GapOutcome outcome;
-    info = Gap_apply(run->track[which]->gap, c->attention, c->mask, c->window, c->tokens,
-                     lane->step.attention, lane->step.la, lane->step.gap_scratch, &outcome,
-                     &lane->warnings);
+    info = Gap_apply(run->track[which]->gap, c->attention, Config_has_sink(c),
+                     Config_layer_mask(c, layer), c->window, c->tokens, lane->step.attention,
+                     lane->step.la, lane->step.gap_scratch, &outcome, &lane->warnings);
     lane->warnings.count = 0; /* raised when the layer was first computed, and kept */
     capture_applied(run, lane->step.attention, outcome);
     /* The lane's token matrices are still those of layer − 1: the attention did not touch

@@ -58,8 +58,7 @@ bool Spectra_attention_triangular(const Config *c)
 
 bool Spectra_brauer(const Config *c, Gap applied)
 {
-    return (applied == GAP_UNIFORM || applied == GAP_DEFLATE) &&
-           Attention_is_row_stochastic(c->attention);
+    return (applied == GAP_UNIFORM || applied == GAP_DEFLATE) && Config_rows_stochastic(c);
 }
 
 bool Spectra_from_diagonal(const Config *c, Gap applied)
@@ -99,7 +98,7 @@ bool Spectra_prepare_shown_layer(const Config *c, Gap applied_gap, double *befor
     int T = c->tokens;
     if (Spectra_brauer(c, applied_gap))
         return true;
-    if (applied_gap == GAP_UNIFORM && c->mask != MASK_FULL)
+    if (applied_gap == GAP_UNIFORM && Config_layer_mask(c, c->layer) != MASK_FULL)
         Warnings_add_about(&out->warnings, WARNING_ABOUT_EIGENVALUES,
                            "eigenvalues of the masked %s attention minus (1/T)11^T come from "
                            "dense QR on a non-normal matrix and may be off by several percent",

@@ -110,6 +110,16 @@ double Theory_ks_distance(double *samples, size_t n, double (*cdf)(double x, dou
     return worst;
 }
 
+/* Whether every layer's mask is the full one (-m full, or a window whose pattern makes every
+   layer global). */
+static bool every_layer_full(const Config *c)
+{
+    for (int l = 1; l <= c->depth; l++)
+        if (Config_layer_mask(c, l) != MASK_FULL)
+            return false;
+    return true;
+}
+
 /* The curve of one network, or NaN with a note. */
 static const char *predict_curve(const Config *c, Gap gap, double sigma, double *sr)
 {
@@ -134,7 +144,7 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
     sr[0] = T; /* orthonormal input */
     switch (c->attention) {
     case ATTENTION_MARKOV:
-        if (c->mask != MASK_FULL)
+        if (!every_layer_full(c))
             break;
         for (int l = 1; l <= c->depth; l++) {
             if (gap == GAP_OFF)
@@ -203,7 +213,7 @@ static const char *entropy_theory_void(const Config *c)
 {
     if (c->attention != ATTENTION_SOFTMAX)
         return "the random-energy prediction is for softmax rows of i.i.d. Gaussian logits";
-    if (c->mask != MASK_FULL)
+    if (Config_layer_mask(c, 1) != MASK_FULL)
         return "the random-energy prediction is for the full mask (n = T keys per row)";
     if (!gaussian(c, MATRIX_QUERY) || !gaussian(c, MATRIX_KEY))
         return "W^Q, W^K are not i.i.d. Gaussian: the logits of a row are not i.i.d. Gaussian";
@@ -213,6 +223,9 @@ static const char *entropy_theory_void(const Config *c)
         return "soft-cap: the logits are C*tanh(S/C), bounded by C, not Gaussians";
     if (c->input == INPUT_EMBEDDING)
         return "embedding input: " THEORY_EMBEDDING_NOTE;
+    if (Config_has_sink(c))
+        return "sinks: each row is a distribution over T keys and the sink, not the T keys "
+               "the prediction counts";
     if (!Theory_first_layer_unit_rows(c))
         return c->ln_place == LN_PLACE_PERI
                    ? "peri-LN: the first layer reads LN(X0), not the orthonormal input the logit "
@@ -244,7 +257,7 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     p->sigma = Config_sigma(c);
     p->bulk_radius = p->outlier = p->singular_edge = NAN;
     p->singular_law = NULL;
-    bool full = c->mask == MASK_FULL;
+    bool full = Config_layer_mask(c, c->layer) == MASK_FULL;
     switch (c->attention) {
     case ATTENTION_MARKOV:
     case ATTENTION_SOFTMAX:
@@ -276,12 +289,19 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     case ATTENTION_IDENTITY: /* every eigenvalue is 1: no outlier */
         break;
     }
+    if (Config_has_sink(c)) {
+        /* Sinks take a share of every row: A is sub-stochastic, λ1 is below 1 (T/(T + e^s)
+           for the full mask at σ_qk → 0, 1/2 for the causal one, BLOCKS.md), and the
+           i.i.d. Markov laws describe rows that sum to 1. */
+        p->outlier = p->bulk_radius = p->singular_edge = NAN;
+        p->singular_law = NULL;
+    }
     if (!Attention_is_input_independent(c->attention) && !Theory_first_layer_unit_rows(c)) {
         /* The logits' scale is not the one σ was computed for: only the exact λ1 = 1 of a
            row-stochastic matrix stays. */
         p->sigma = p->bulk_radius = p->singular_edge = NAN;
         p->singular_law = NULL;
-        if (!Attention_is_row_stochastic(c->attention))
+        if (!Config_rows_stochastic(c))
             p->outlier = NAN;
     }
     if (Qk_normalised(c)) {
@@ -290,7 +310,7 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
            row-stochastic matrix stays, and the measured logit std says the spread. */
         p->sigma = p->bulk_radius = p->singular_edge = NAN;
         p->singular_law = NULL;
-        if (!Attention_is_row_stochastic(c->attention))
+        if (!Config_rows_stochastic(c))
             p->outlier = NAN;
     }
     if (c->init == INIT_ORTHOGONAL && !Attention_is_input_independent(c->attention)) {

@@ -122,7 +122,7 @@ void Work_query_key_draw(const Config *c, WorkList *out)
 Gap Work_applied_gap(const Config *c, Gap gap)
 {
     /* Identity attention has eigenvalue 1 T times: no unique Perron vector. */
-    bool deflates = Attention_is_row_stochastic(c->attention) && c->attention != ATTENTION_IDENTITY;
+    bool deflates = Config_rows_stochastic(c) && c->attention != ATTENTION_IDENTITY;
     return gap == GAP_DEFLATE && !deflates ? GAP_CENTER : gap;
 }
 
@@ -138,7 +138,7 @@ void Work_gap_removal(const Config *c, Gap gap, WorkList *out)
         return;
     case GAP_DEFLATE:
         /* The Perron vector of a triangular matrix is e1; else from one solve. */
-        if (Attention_is_row_stochastic(c->attention) && !Spectra_attention_triangular(c)) {
+        if (Config_rows_stochastic(c) && !Spectra_attention_triangular(c)) {
             passes(out, 2 * tt);
             add(out, WORK_SOLVE, T, T, 0, 1);
         }

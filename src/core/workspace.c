@@ -45,6 +45,7 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         {&weights->mlp_out, hidden * d},
         {&weights->mlp_up, c && Config_mlp_gated(c) ? hidden * d : 0},
         {&weights->markov, tt * (size_t)heads},
+        {&weights->sink, c && Config_has_sink(c) ? (size_t)heads : 0},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
     };

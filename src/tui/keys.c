@@ -52,6 +52,19 @@ static int cycle(int value, int count, int step)
     return (value + step + count) % count;
 }
 
+/* A pattern's next stop among its names (all, 1:1, 5:1 …); from a pattern of the user's that
+   is none of them, the first. */
+static double next_pattern(const Setting *s, double value)
+{
+    int at = -1;
+    double code = 0;
+    for (int i = 0; i < s->names->count && at < 0; i++)
+        if (Config_window_layers_code(s->names->names[i], &code) == 0 && code == value)
+            at = i;
+    Config_window_layers_code(s->names->names[(at + 1) % s->names->count], &code);
+    return code;
+}
+
 static int gcd(int a, int b)
 {
     while (b) {
@@ -189,6 +202,10 @@ static bool stepped_value(const Setting *s, int direction, Controls *c, const Co
     case STEP_NONE:
         return false;
     case STEP_CYCLE:
+        if (s->kind == SETTING_PATTERN) {
+            *to = next_pattern(s, value);
+            break;
+        }
         /* Past the names the other settings refuse (--wo orthogonal under --init mimetic). */
         *to = cycle((int)value, count, direction);
         for (int tried = 1; tried < count && !accepted_with(s, next, *to); tried++)
@@ -211,6 +228,14 @@ static bool stepped_value(const Setting *s, int direction, Controls *c, const Co
         break;
     case STEP_NEW:
         *to = value >= key_max(s) ? key_min(s) : value + 1;
+        break;
+    case STEP_OFF_UP:
+        /* off, 0, 1, 2, 4 … key_max, off: the first on value is 0, a real setting (gpt-oss's
+           sink), so off is a value of its own. */
+        *to = value == -INFINITY    ? 0
+              : value < 1           ? 1
+              : value >= key_max(s) ? -INFINITY
+                                    : fmin(2 * value, key_max(s));
         break;
     case STEP_DOUBLE:
     case STEP_ONE:
@@ -390,6 +415,7 @@ static const char *const STEP_WORDS[][2][2] = {
     [STEP_CYCLE] = {{"", " previous"}, {"", " next"}},
     [STEP_TOGGLE] = {{"", " on / off"}, {"", " mode next"}},
     [STEP_NEW] = {{"", ""}, {"new ", ""}},
+    [STEP_OFF_UP] = {{"", ""}, {"", " none|0|1|2|4|8"}},
 };
 
 enum { KEYS_MAX = 2 * SETTINGS_MAX + ALIAS_COUNT + OTHER_COUNT };

@@ -508,6 +508,14 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
             Canvas_text(c, hx / 2, row, "┆", INK_HIGHLIGHT);
     }
     Canvas_text(c, hx / 2, f.axis_row, "▴", INK_HIGHLIGHT);
+    /* The window layers on the top row, where the curves leave it empty. */
+    for (int l = 1; p->local && l <= p->depth; l++) {
+        char cell[8];
+        int column = axis_dot(&x, l) / 2;
+        Canvas_cell(c, column, f.top, cell);
+        if (p->local[l] && strcmp(cell, " ") == 0)
+            Canvas_text(c, column, f.top, FIGURE_LOCAL_GLYPH, INK_AXIS);
+    }
 }
 
 /* A value in plotted units (NaN when the scale cannot show it). */

@@ -231,8 +231,8 @@ static const char *explanation(const StatusView *v)
                "so all real";
     if (r->eigenvalues_exact)
         return "eigenvalues exact: A is diagonal (each token attends only to itself), so all real";
-    if (r->config.mask == MASK_WINDOW && r->shown_gap == GAP_OFF && r->outlier < 0 &&
-        Attention_is_row_stochastic(r->config.attention))
+    if (Config_layer_mask(&r->config, r->config.layer) == MASK_WINDOW && r->shown_gap == GAP_OFF &&
+        r->outlier < 0 && Config_rows_stochastic(&r->config))
         return "window mask: |λ2| ≈ 1 − π²/(3T²), so no eigenvalue stands apart: there is no "
                "spectral gap (docs/model.md §3)";
     Attention kind = r->config.attention;

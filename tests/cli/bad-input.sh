@@ -50,6 +50,8 @@ numeric=(
     "--init-vo-alpha|--init-vo-alpha|accepted a number 0 <= X <= 100"
     "--init-vo-beta|--init-vo-beta|accepted a number -50 < X <= 50"
     "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0"
+    "--sink|--sink|accepted a number -1e+06 <= X <= 1e+06 or none"
+    "--sink-std|--sink-std|accepted a number 0 <= X <= 1000"
 )
 values=("" 0 -1 1e400 99999999999999999999 abc 12x nan inf -inf " 5" "5 " 0x10)
 for entry in "${numeric[@]}"; do
@@ -62,6 +64,8 @@ for entry in "${numeric[@]}"; do
         case "$option:$value" in --skip-gain:0 | --branch-gain:0) continue ;; esac
         # α₂ = 0 is W^V W^O = −β₂I; β₂ has either sign.
         case "$option:$value" in --init-vo-alpha:0 | --init-vo-beta:0 | --init-vo-beta:-1) continue ;; esac
+        # A sink is any logit (0 is gpt-oss's); its spread may be 0.
+        case "$option:$value" in --sink:0 | --sink:-1 | --sink-std:0) continue ;; esac
         refused "$spelled '$value'" "$accepted" -- "$option" "$value" || bad=$((bad + 1))
     done
     tally "$bad" "$option: every bad value (${#values[@]}: empty, 0, negative, huge, garbage, nan, inf) exits 2 naming it" \

@@ -28,6 +28,17 @@ for kind in softmax markov relu sigmoid linear uniform identity; do
     done
     ok "$kind: every mask and gap mode gives a valid document"
 done
+# Sinks (rows below 1, entropy over T + 1 outcomes) and per-layer windows, every mask and gap.
+for mask in full causal window window-causal; do
+    for gap in off center uniform deflate outliers; do
+        if ! contract 8 4 -T 8 -d 12 -L 4 -m "$mask" -w 2 -g "$gap" --sink 0.5 --sink-std 0.5 \
+            --heads 2 --window-layers 1:1; then
+            not_ok "sinks, windows 1:1, $mask/$gap: $(cat "$tmp/err")"
+            continue 2
+        fi
+    done
+    ok "sinks and window layers 1:1, $mask: every gap mode gives a valid document"
+done
 
 "$BIN" --batch -T 32 -d 40 -L 4 --seeds 3 >"$tmp/a.json"
 "$BIN" --batch -T 32 -d 40 -L 4 --seeds 3 >"$tmp/b.json"

@@ -50,8 +50,8 @@ c = json.load(open(sys.argv[1]))["config"]
 names = {"T": "tokens", "d": "width", "sigma_qk": "sigma-qk"}
 print("# the block of tests/cli/block.sh")
 for key, value in c.items():
-    if key != "d_qk":
-        print(f"{names.get(key, key.replace('_', '-'))} = {value}")
+    if key != "d_qk":  # an off value (null: --sink none) as the command line spells it
+        print(f"{names.get(key, key.replace('_', '-'))} = {'none' if value is None else value}")
 PY
     runs preset --preset "$tmp/model.preset" && cmp -s "$tmp/model.json" "$tmp/preset.json"
 }

@@ -79,9 +79,9 @@ def check_readouts(doc, config, moduli, singular, sr):
                              "stable_rank_shown_layer"}, readouts
     T, layer = config["T"], config["layer"]
     # The spectral gap and the count need a row-stochastic matrix: a row-stochastic kind with
-    # its gap not removed (docs/model.md §2); round-off below 1e-12 reads 0.
+    # its gap not removed and no sinks (docs/model.md §2); round-off below 1e-12 reads 0.
     stochastic = (config["attention"] in ("softmax", "markov", "uniform", "identity")
-                  and doc["shown_gap"] == "off")
+                  and doc["shown_gap"] == "off" and not has_sink(config))
     gap = readouts["one_minus_abs_lambda2"]
     count = readouts["count_abs_lambda_above_half"]
     if stochastic:
@@ -109,6 +109,11 @@ MAX_WEIGHT_KEYS = ("max_attention_mean", "max_attention_mean_head_average",
                    "counterpart_max_attention_mean", "counterpart_max_attention_mean_head_average")
 
 
+def has_sink(config):
+    """Sinks (--sink, null for none) act on softmax rows only."""
+    return config.get("sink") is not None and config["attention"] == "softmax"
+
+
 def check_entropy(doc, config, depth):
     """docs/model.md §2: row entropies per layer, index = layer (0: the input, null), null
     throughout (with a warning) where the rows are not distributions, within [0, ln T]."""
@@ -123,7 +128,8 @@ def check_entropy(doc, config, depth):
             assert len(values) == depth + 1 and values[0] is None, f"{group}.{member}: {values}"
             if not defined:
                 assert all(v is None for v in values), f"{group}.{member} defined: {values}"
-            top = 1 if member.startswith("normalised") else math.log(T)
+            # With sinks a row is a distribution over its keys and the sink: T + 1 outcomes.
+            top = 1 if member.startswith("normalised") else math.log(T + has_sink(config))
             assert all(v is None or -1e-15 <= v <= top * (1 + 1e-12) for v in values), (
                 f"{group}.{member} outside [0, {top}]: {values}")
         for suffix in ("", "_head_average"):
@@ -145,7 +151,9 @@ def check_entropy(doc, config, depth):
         assert len(values) == depth + 1 and values[0] is None, f"{key}: {values}"
         if not defined:
             assert all(v is None for v in values), f"{key} defined: {values}"
-        assert all(v is None or 1 / T * (1 - 1e-12) <= v <= 1 + 1e-12 for v in values), key
+        # A row's largest key weight is at least 1/T, unless a sink takes a share of the row.
+        low = 0 if has_sink(config) else 1 / T
+        assert all(v is None or low * (1 - 1e-12) <= v <= 1 + 1e-12 for v in values), key
 
 
 def check_geometry(doc, config, depth):

@@ -44,7 +44,9 @@ csv_matches_json() {
 import csv, json, sys
 out, doc = sys.argv[1], json.load(open(sys.argv[2]))
 layers = list(csv.DictReader(line for line in open(out + "/layers.csv") if not line.startswith("#")))
-columns = [c for c in layers[0] if c != "layer"]
+columns = [c for c in layers[0] if c not in ("layer", "mask")]
+# The mask column: each layer's own (the run's -m here, no --window-layers), none at layer 0.
+assert [r["mask"] for r in layers] == [""] + [doc["config"]["mask"]] * (len(layers) - 1)
 # One schema: every per-layer series of the JSON document is a column, and no other; a group
 # of series (an object of arrays only, as "attention_entropy") is a column per member,
 # named GROUP_MEMBER.

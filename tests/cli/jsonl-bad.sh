@@ -31,10 +31,14 @@ PY
 }
 
 cases=(
-    '{"foo": 1}|unknown key "foo"; accepted: T, d, depth, sigma_qk, attention, mask, window, gap, layernorm, skip, heads, head, kv_heads, wo, logit_scale, ln_place, ln_scale, ln_eps, qk_norm, qk_norm_place, rope, rope_theta, rope_fraction, nope_every, logit_softcap, skip_gain, branch_gain, mlp, mlp_ratio, mlp_hidden, init, init_std, depth_scale, init_alpha, init_beta, init_c, init_vo_alpha, init_vo_beta, init_query, init_key, init_value, init_output, init_mlp, input, vocab, positions, input_norm, layer, seed, seeds (and d_qk, equal to d)'
+    '{"foo": 1}|unknown key "foo"; accepted: T, d, depth, sigma_qk, attention, mask, window, window_layers, gap, layernorm, skip, heads, head, kv_heads, wo, logit_scale, ln_place, ln_scale, ln_eps, qk_norm, qk_norm_place, rope, rope_theta, rope_fraction, nope_every, logit_softcap, sink, sink_std, skip_gain, branch_gain, mlp, mlp_ratio, mlp_hidden, init, init_std, depth_scale, init_alpha, init_beta, init_c, init_vo_alpha, init_vo_beta, init_query, init_key, init_value, init_output, init_mlp, input, vocab, positions, input_norm, layer, seed, seeds (and d_qk, equal to d)'
     '{"T": "16"}|"T": accepted a number, found a string'
     '{"gap": 1}|"gap": accepted a string off|center|uniform|deflate|outliers, found a number'
     '{"gap": null}|"gap": accepted a string off|center|uniform|deflate|outliers, found null'
+    '{"sink": "none"}|"sink": accepted a number or null (none), found a string'
+    '{"sink_std": null}|"sink_std": accepted a number, found null'
+    '{"window_layers": 1}|"window_layers": accepted a string (all, a:b or L/G letters), found a number'
+    '{"window_layers": "LGX"}|"window_layers": --window-layers '"'"'LGX'"'"': accepted all, a:b'
     '{"attention": "soft"}|"attention": -a/--attention '"'"'soft'"'"': accepted softmax|markov|relu|sigmoid|linear|uniform|identity'
     '{"T": 6.5}|"T": -T/--tokens '"'"'6.5'"'"': accepted a whole number 2..4096'
     '{"T": 1e1}|"T": -T/--tokens '"'"'1e1'"'"': accepted a whole number 2..4096'

@@ -84,6 +84,13 @@ sys.exit(0 if all(b[k] == a[k] for k in a) else 1)
 PY
 }
 check "... and reproduces that document" same_numbers
+# The same with sinks (a number) and without (null, --sink none): both read back.
+for sink in 0.5 none; do
+    "$BIN" --batch -T 12 -d 20 -L 3 --heads 2 -m causal --sink $sink --sink-std 0.25 >"$tmp/ref.json"
+    "$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["config"]))' "$tmp/ref.json" >"$tmp/config.jsonl"
+    "$BIN" --batch --jsonl <"$tmp/config.jsonl" >"$tmp/again.jsonl"
+    check "--sink $sink: the config object fed back reproduces the document" same_numbers
+done
 
 # --sweep-T applies to every line, as to one document.
 printf '{"T": 16, "d": 32}\n{"T": 32, "d": 64}\n' | "$BIN" --batch --jsonl --sweep-T -L 2 >"$tmp/sweep.jsonl"
