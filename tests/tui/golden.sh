@@ -43,23 +43,6 @@ TERMINALS=(
     "80x24 utf8 color 1 help"
 )
 
-trace_lines() { wc -l <"$trace" 2>/dev/null || echo 0; }
-# The newest job is done and its last frame drawn: the last event is a frame of a generation
-# whose snapshot came complete (apply ... done=1), and nothing followed for half a second.
-settled() {
-    local deadline=$((SECONDS + TIMEOUT)) last gen lines
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        last=$(tail -n 1 "$trace" 2>/dev/null)
-        gen=$(sed -nE 's/.* frame gen=([0-9]+) .*/\1/p' <<<"$last")
-        if [ -n "$gen" ] && grep -qE " apply gen=$gen .*done=1" "$trace"; then
-            lines=$(trace_lines)
-            sleep 0.5
-            [ "$(trace_lines)" = "$lines" ] && return 0
-        fi
-        sleep 0.1
-    done
-    return 1
-}
 # Two equal captures in a row: tmux has drawn all the program wrote.
 capture() { # out
     local a b deadline=$((SECONDS + TIMEOUT))
