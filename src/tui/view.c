@@ -5,6 +5,7 @@
 #include "attnscope/theory.h"
 #include "keys.h"
 #include "plot.h"
+#include "tour.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -834,6 +835,30 @@ static int caption_rows(Screen *s, const char *caption, int area, int cols, cons
     return 2 + lines < most ? 2 + lines : most;
 }
 
+/* The note as its box shows it.  The note points at the eigenvalue panel's outlier ("the
+   point at 1"), which off scale is only an arrow on the border: while that panel is drawn so,
+   a first line names the outlier with its value and says where the arrow is. */
+static const char *caption_text(const View *v, char *out, size_t size)
+{
+    const Snapshot *shown = v->status.shown;
+    const Display *d = &v->display;
+    bool eigenvalues_drawn =
+        !d->compare && (d->zoom < 1 || d->zoom > Display_panel_count(d) || d->zoom == 1);
+    if (!eigenvalues_drawn || !shown || shown->failed || !shown->result->spectra_ready)
+        return v->caption;
+    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE], pinned[256];
+    EigenvaluePlot e;
+    HistogramPlot h;
+    EigenvalueFigure fig;
+    Figure_spectra(shown->result, d->overlays, t1, t2, &e, &h);
+    Figure_eigenvalues(&e, &fig);
+    Figure_pinned_outlier(&e, &fig, pinned, sizeof pinned);
+    if (!pinned[0])
+        return v->caption;
+    snprintf(out, size, "%s\n%s", pinned, v->caption);
+    return out;
+}
+
 static void caption_box(Screen *s, const char *caption, int top, int box_rows, int cols)
 {
     int box_cols = caption_box_cols(cols), width = box_cols - 4, left = (cols - box_cols) / 2;
@@ -1051,9 +1076,11 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     int n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
     /* Above the status lines: the panels, then the tour's caption in rows of its own. */
     bool caption = v->display.present && v->caption;
+    char caption_buf[TOUR_CAPTION_SIZE + 256];
+    const char *caption_shown = caption ? caption_text(v, caption_buf, sizeof caption_buf) : NULL;
     int above_status = rows - n;
     int caption_box_rows =
-        caption ? caption_rows(s, v->caption, above_status, cols, &v->display) : 0;
+        caption ? caption_rows(s, caption_shown, above_status, cols, &v->display) : 0;
     int panel_rows = above_status - caption_box_rows;
     bool shown[VIEW_PANELS_MAX], lower_hidden = present_lower_hidden(&v->display, cols, panel_rows);
     panels_shown(&v->display, lower_hidden, shown);
@@ -1065,7 +1092,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
         above_status = rows - n;
         caption_box_rows =
-            caption ? caption_rows(s, v->caption, above_status, cols, &v->display) : 0;
+            caption ? caption_rows(s, caption_shown, above_status, cols, &v->display) : 0;
         panel_rows = above_status - caption_box_rows;
     }
     Rect r[VIEW_PANELS_MAX];
@@ -1076,7 +1103,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     for (int i = 0; i < n; i++)
         Screen_text(s, above_status + i, 0, status[i], INK_DEFAULT, i == 0);
     if (caption)
-        caption_box(s, v->caption, panel_rows, caption_box_rows, cols);
+        caption_box(s, caption_shown, panel_rows, caption_box_rows, cols);
     if (v->help)
         help_overlay(s, rows, cols, v->help_page);
     if (v->warnings_first >= 0)
