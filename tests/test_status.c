@@ -214,6 +214,25 @@ static void test_note_wraps_at_words(void **state)
         size_t first = strlen(strstr(lines[n - 2], "Tour"));
         assert_true(in_note[first] == ' ' || in_note[first] == '\0');
     }
+    /* Beside a warning, at every length: a note that just fits the line alone is not cut to
+       make room for the warning's separator (the hint is "! 1 warning  ? help" then). */
+    Warnings *w = &s->result->warnings;
+    w->count = 0;
+    Warnings_add(w, "a warning about the run");
+    for (int length = 40; length <= 90; length++) {
+        char words[128];
+        for (int i = 0; i < length; i++)
+            words[i] = i % 5 == 4 ? ' ' : 'a' + i % 5;
+        words[length - 1] = 'z'; /* the note ends in a letter */
+        words[length] = '\0';
+        v.note = words;
+        char all[STATUS_LINES_MAX * STATUS_LINE_SIZE];
+        snprintf(all, sizeof all, "%s", layout(&v, 100, NULL));
+        for (char *nl = strchr(all, '\n'); nl; nl = strchr(nl, '\n'))
+            *nl = ' ';
+        assert_non_null(strstr(all, words));
+        assert_non_null(strstr(all, "! 1 warning  ? help"));
+    }
     Snapshot_free(s);
 }
 

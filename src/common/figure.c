@@ -131,10 +131,8 @@ void Figure_pinned_outlier(const EigenvaluePlot *p, const EigenvalueFigure *f, c
         return;
     char value[48];
     complex_words(p->values[p->outlier], value, sizeof value);
-    snprintf(out, size,
-             "λ1 = %s is off scale (√T·|λ1| = %.3g): the arrow %s on the eigenvalue panel's %s "
-             "border.",
-             value, f->radius, f->glyph, f->side);
+    snprintf(out, size, "λ1 = %s (off scale: the arrow %s at the %s border).", value, f->glyph,
+             f->side);
 }
 
 void Figure_place(const EigenvalueFigure *f, double x_half, double y_half, double *re, double *im,

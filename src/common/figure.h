@@ -87,9 +87,9 @@ typedef struct {
 } EigenvalueFigure;
 
 void Figure_eigenvalues(const EigenvaluePlot *p, EigenvalueFigure *f);
-/* For a text that points at the outlier (the tour's note) while it is pinned: a sentence
-   naming it with its value and where its arrow is ("λ1 = 1 is off scale (√T·|λ1| = 16): the
-   arrow ▸ on the eigenvalue panel's right border."), in out; "" where it lies on screen. */
+/* For a text that points at the outlier (the tour's note) while it is pinned: the outlier
+   with its value and where its arrow is ("λ1 = 1 (off scale: the arrow ▸ at the right
+   border)."), in out; "" where it lies on screen. */
 void Figure_pinned_outlier(const EigenvaluePlot *p, const EigenvalueFigure *f, char *out,
                            size_t size);
 /* Where a renderer whose view reaches ±x_half along Re and ±y_half along Im draws the marked

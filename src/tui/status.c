@@ -350,7 +350,9 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
        step's title) is read whole: where it does not fit beside the hint, it goes on over
        a line more, broken between words; the warning after it is cut (! lists them). */
     int room = width - Ascii_columns(hint) - 2;
-    if (Ascii_columns(m) > room && n < max - 1)
+    /* A warning after it takes its separator and an ellipsis at least. */
+    int warning_least = warning[0] ? Ascii_columns(" | …") : 0;
+    if (Ascii_columns(m) > room - warning_least && n < max - 1)
         n += words_line(m, width, lines[n]);
     char *last = lines[n++];
     /* All of it went up: the warning starts the line without its separator. */

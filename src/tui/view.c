@@ -808,14 +808,14 @@ static int caption_box_cols(int cols)
    measures the plot rows on the screen at 80x24, 100x30 and 120x40). */
 enum { PRESENT_PANEL_ROWS_MIN = 14 };
 
-/* The rows the panels need: in presentation mode one row of panels at its minimum and the
-   line that says some are hidden; elsewhere the rows they need to be drawn at all, measured
+/* The rows the panels need: in presentation mode one row of panels at its minimum (the note
+   says on its border which are hidden); elsewhere the rows they need to be drawn at all, measured
    at 80 columns: the right-hand column's histogram (7) over its stable-rank panel (8); the
    compare view's eigenvalues over stable ranks (8 each); one panel alone (8). */
 static int panels_min_rows(const Display *d)
 {
     if (d->present)
-        return PRESENT_PANEL_ROWS_MIN + 1;
+        return PRESENT_PANEL_ROWS_MIN;
     int count = Display_panel_count(d);
     if (d->zoom >= 1 && d->zoom <= count)
         return 8;
@@ -837,7 +837,8 @@ static int caption_rows(Screen *s, const char *caption, int area, int cols, cons
 
 /* The note as its box shows it.  The note points at the eigenvalue panel's outlier ("the
    point at 1"), which off scale is only an arrow on the border: while that panel is drawn so,
-   a first line names the outlier with its value and says where the arrow is. */
+   the note opens with the outlier's value and where the arrow is (its first line, the one
+   every size shows). */
 static const char *caption_text(const View *v, char *out, size_t size)
 {
     const Snapshot *shown = v->status.shown;
@@ -855,16 +856,25 @@ static const char *caption_text(const View *v, char *out, size_t size)
     Figure_pinned_outlier(&e, &fig, pinned, sizeof pinned);
     if (!pinned[0])
         return v->caption;
-    snprintf(out, size, "%s\n%s", pinned, v->caption);
+    snprintf(out, size, "%s %s", pinned, v->caption);
     return out;
 }
 
-static void caption_box(Screen *s, const char *caption, int top, int box_rows, int cols)
+/* The note's box; hidden (or NULL) says on its top border which panels are not drawn. */
+static void caption_box(Screen *s, const char *caption, int top, int box_rows, int cols,
+                        const char *hidden)
 {
     int box_cols = caption_box_cols(cols), width = box_cols - 4, left = (cols - box_cols) / 2;
-    char buf[64];
+    char buf[256];
     Screen_box(s, top, left, box_rows, box_cols);
     Screen_text(s, top, left + 2, spelled(s, " tour ", buf, sizeof buf), INK_DEFAULT, true);
+    if (hidden) {
+        char text[192], cut[384];
+        snprintf(text, sizeof text, " %s ", hidden);
+        const char *shown = spelled_cut(s, text, box_cols - 11, cut, sizeof cut);
+        int at = left + box_cols - 2 - Ascii_columns(shown);
+        Screen_text(s, top, at, shown, INK_DEFAULT, false);
+    }
     int lines = wrapped_lines(s, false, caption, 0, 0, 4 * box_rows + 64, width);
     wrapped_header(s, caption, top + 1, left + 2, box_rows - 2, width);
     /* Cut: say where the rest is, on the bottom border. */
@@ -965,9 +975,10 @@ unsigned View_subjects(const Display *d)
 
 /* The panels' places in panel_rows rows (every canvas gets one, drawn or not): the layout,
    the conditioning's compare view's own rows, zoom (each at the whole area), the upper row
-   at the whole height less the hint's line when the lower is hidden.  Returns the count. */
+   at the whole height less hint_rows (the line that says so) when the lower is hidden.
+   Returns the count. */
 static int panels_place(const Display *d, int cols, int panel_rows, bool lower_hidden,
-                        Rect r[VIEW_PANELS_MAX])
+                        int hint_rows, Rect r[VIEW_PANELS_MAX])
 {
     int count = Display_panel_count(d);
     if (d->compare)
@@ -986,10 +997,10 @@ static int panels_place(const Display *d, int cols, int panel_rows, bool lower_h
         for (int i = 0; i < count; i++)
             r[i] = (Rect){0, 0, panel_rows, cols};
     } else if (lower_hidden) {
-        r[0].rows = panel_rows - 1;
-        r[d->compare ? 2 : 1].rows = panel_rows - 1;
+        r[0].rows = panel_rows - hint_rows;
+        r[d->compare ? 2 : 1].rows = panel_rows - hint_rows;
         if (!d->compare)
-            r[2] = (Rect){0, r[1].col, panel_rows - 1, r[1].cols};
+            r[2] = (Rect){0, r[1].col, panel_rows - hint_rows, r[1].cols};
     }
     return count;
 }
@@ -1002,7 +1013,7 @@ static bool present_lower_hidden(const Display *d, int cols, int panel_rows)
         return false;
     Rect r[VIEW_PANELS_MAX];
     bool shown[VIEW_PANELS_MAX];
-    int count = panels_place(d, cols, panel_rows, false, r);
+    int count = panels_place(d, cols, panel_rows, false, 0, r);
     panels_shown(d, false, shown);
     for (int i = 0; i < count; i++)
         if (shown[i] && r[i].rows < PRESENT_PANEL_ROWS_MIN)
@@ -1010,17 +1021,14 @@ static bool present_lower_hidden(const Display *d, int cols, int panel_rows)
     return false;
 }
 
-/* The line under the panels that says some are hidden, and how to see them. */
-static void hidden_hint(Screen *s, int row, int cols, const bool shown[VIEW_PANELS_MAX], int count)
+/* What says that some panels are hidden, and how to see them. */
+static void hidden_text(const bool shown[VIEW_PANELS_MAX], int count, char *out, size_t size)
 {
     int drawn = 0;
     for (int i = 0; i < count; i++)
         drawn += shown[i];
-    char text[160], buf[320];
-    snprintf(text, sizeof text,
-             "%d of %d panels at this height (a panel needs %d rows): z shows each one alone",
-             drawn, count, PRESENT_PANEL_ROWS_MIN);
-    Screen_text(s, row, 0, spelled_cut(s, text, cols, buf, sizeof buf), INK_DEFAULT, false);
+    snprintf(out, size, "%d of %d panels at this height (%d rows each): z shows each alone", drawn,
+             count, PRESENT_PANEL_ROWS_MIN);
 }
 
 /* Draws the panels into their places, recording them for the mouse. */
@@ -1095,15 +1103,21 @@ bool View_draw(Screen *s, const View *v, bool repaint)
             caption ? caption_rows(s, caption_shown, above_status, cols, &v->display) : 0;
         panel_rows = above_status - caption_box_rows;
     }
+    /* Which panels are hidden is said on the note's border, or on a line of its own. */
+    char hidden[160], buf[320];
+    hidden_text(shown, Display_panel_count(&v->display), hidden, sizeof hidden);
+    int hint_rows = lower_hidden && !caption ? 1 : 0;
     Rect r[VIEW_PANELS_MAX];
-    int count = panels_place(&v->display, cols, panel_rows, lower_hidden, r);
+    int count = panels_place(&v->display, cols, panel_rows, lower_hidden, hint_rows, r);
     panels_draw(s, v, count, r, shown);
-    if (lower_hidden)
-        hidden_hint(s, panel_rows - 1, cols, shown, count);
+    if (hint_rows)
+        Screen_text(s, panel_rows - 1, 0, spelled_cut(s, hidden, cols, buf, sizeof buf),
+                    INK_DEFAULT, false);
     for (int i = 0; i < n; i++)
         Screen_text(s, above_status + i, 0, status[i], INK_DEFAULT, i == 0);
     if (caption)
-        caption_box(s, caption_shown, panel_rows, caption_box_rows, cols);
+        caption_box(s, caption_shown, panel_rows, caption_box_rows, cols,
+                    lower_hidden ? hidden : NULL);
     if (v->help)
         help_overlay(s, rows, cols, v->help_page);
     if (v->warnings_first >= 0)

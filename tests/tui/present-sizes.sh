@@ -1,8 +1,8 @@
 #!/bin/bash
 # Presentation mode at every size (issue 27): no panel is drawn below 14 rows (the minimum
 # view.c states) and each keeps at least 5 plot rows.  Where two rows of panels do not fit,
-# the lower row goes (the histogram here), a line says how to see it, and z still shows each
-# panel alone.  Checked at 80x24, 100x30 and 120x40, on the tour's first step (its note takes
+# the lower row goes (the histogram here), the note's border (or a line of its own) says how
+# to see it, and z still shows each panel alone.  Checked at 80x24, 100x30 and 120x40, on the tour's first step (its note takes
 # rows of its own) and without a note.  The panels' places come from the trace's frame line;
 # the plot rows are counted on the screen itself: the rows of a panel whose cell in the y
 # axis's column (the column of its └ corner) is │ or ┤.
@@ -77,7 +77,7 @@ for run in "80 24 yes 2" "100 30 yes 2" "120 40 yes 3" "80 24 no 2" "100 30 no 2
     check "$what: $expected panels drawn" count_is "$expected"
     if [ "$expected" = 2 ]; then
         expect "$what: a line says some are hidden, and how to see them" \
-            "2 of 3 panels at this height \(a panel needs $PANEL_ROWS_MIN rows\): z shows each one alone"
+            "2 of 3 panels at this height \($PANEL_ROWS_MIN rows each\): z shows each alone"
         check "$what: the histogram is the one hidden" absent "singular values √T·s"
         press "$what: z, z shows the histogram alone" "panel 2 of 3 full screen" z z
         check "$what: its title is on screen" wait_for "singular values √T·s"
