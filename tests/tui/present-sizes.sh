@@ -26,8 +26,8 @@ for number, rows, cols, row, col in re.findall(r"(\d+):(\d+)x(\d+)@(\d+),(\d+)",
 }
 # Every panel of the last frame is at least PANEL_ROWS_MIN rows tall.
 panels_tall() {
-    local n=0 number rows cols row col
-    while read -r number rows cols row col; do
+    local n=0 number rows
+    while read -r number rows _; do
         n=$((n + 1))
         [ "$rows" -ge "$PANEL_ROWS_MIN" ] || { echo "    # panel $number: $rows rows" && return 1; }
     done < <(panels_of_last_frame)
