@@ -2,10 +2,11 @@
 # Presentation mode at every size (issue 27): no panel is drawn below 14 rows (the minimum
 # view.c states) and each keeps at least 5 plot rows.  Where two rows of panels do not fit,
 # the lower row goes (the histogram here), the note's border (or a line of its own) says how
-# to see it, and z still shows each panel alone.  Checked at 80x24, 100x30 and 120x40, on the tour's first step (its note takes
-# rows of its own) and without a note.  The panels' places come from the trace's frame line;
-# the plot rows are counted on the screen itself: the rows of a panel whose cell in the y
-# axis's column (the column of its └ corner) is │ or ┤.
+# to see it, and z still shows each panel alone.  Checked at 80x24, 100x30 and 120x40, on the
+# tour's first step (its note takes rows of its own) and without a note, and in the compare
+# view at 100x30.  The panels' places come from the trace's frame line; the plot rows are
+# counted on the screen itself: the rows of a panel whose cell in the y axis's column (the
+# column of its └ corner) is │ or ┤.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -91,4 +92,16 @@ for run in "80 24 yes 2" "100 30 yes 2" "120 40 yes 3" "80 24 no 2" "100 30 no 2
     fi
     quits "$what: q quits"
 done
+
+# The compare view's four panels at 100x30: its lower row (the stable ranks) goes.
+trace="$TMP/present-compare.trace"
+start 100 30 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 64 -d 64 -L 3 --present --trace '$trace'"
+check "100x30 compare: the screen settles" settled
+press "100x30 compare: c" "2 of 4 panels at this height \($PANEL_ROWS_MIN rows each\)" c
+check "100x30 compare: it settles" settled
+check "100x30 compare: 2 panels drawn" count_is 2
+check "100x30 compare: each at least $PANEL_ROWS_MIN rows tall" panels_tall
+check "100x30 compare: with at least $PLOT_ROWS_MIN plot rows" plot_rows_ok
+check "100x30 compare: the stable ranks are the ones hidden" absent "stable rank sr"
+quits "100x30 compare: q quits"
 finish
