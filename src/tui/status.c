@@ -357,7 +357,8 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
     char *last = lines[n++];
     /* All of it went up: the warning starts the line without its separator. */
     bool separator = m[0] || strncmp(warning, " | ", 3) != 0;
-    snprintf(last, STATUS_LINE_SIZE, "%s%s", m, separator ? warning : warning + 3);
+    snprintf(last, STATUS_LINE_SIZE, "%s", m);
+    strncat(last, separator ? warning : warning + 3, STATUS_LINE_SIZE - strlen(last) - 1);
     fit(last, room, v->unicode);
     int used = Ascii_columns(last);
     size_t at = strlen(last);
