@@ -90,10 +90,33 @@ static void test_transliteration(void **state)
     /* Two spelled letters keep apart; a spelled operator before a plain letter does not. */
     assert_string_equal(Ascii_transliterate("sr(Σℓ) √T κ(K)", out, sizeof out),
                         "sr(Sigma_l) sqrtT kappa(K)");
+    /* → reads "becomes" in labels and the status line ("lambda1Right0" did not). */
+    assert_string_equal(Ascii_transliterate("λ1→0 deflate→center", out, sizeof out),
+                        "lambda1->0 deflate->center");
     assert_int_equal(Ascii_columns("σ_qk=1"), 6);
     uint32_t cp;
     assert_int_equal(Ascii_decode("\xff", &cp), 1);
     assert_int_equal(cp, 0xFFFD);
+}
+
+/* Room for a label: no glyph under it, and without Unicode no dots either (a cell of dots
+   is a character there); off the canvas there is none. */
+static void test_room_for_text(void **state)
+{
+    (void)state;
+    for (int unicode = 0; unicode <= 1; unicode++) {
+        Canvas *c = Canvas_new(6, 2, unicode);
+        Canvas_dot(c, 4, 0, INK_BULK); /* cell (2, 0) */
+        Canvas_text(c, 4, 1, "x", INK_DEFAULT);
+        assert_true(Canvas_room_for_text(c, 0, 0, 2));
+        assert_int_equal(Canvas_room_for_text(c, 0, 0, 3), unicode);
+        assert_true(Canvas_room_for_text(c, 0, 1, 4));
+        assert_false(Canvas_room_for_text(c, 3, 1, 2));
+        assert_false(Canvas_room_for_text(c, 5, 0, 2)); /* past the right edge */
+        assert_false(Canvas_room_for_text(c, -1, 0, 1));
+        assert_false(Canvas_room_for_text(c, 0, 2, 1));
+        Canvas_free(c);
+    }
 }
 
 static void test_lines(void **state)
@@ -272,10 +295,15 @@ static void test_glyphs_and_inks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_braille_bits),    cmocka_unit_test(test_ascii_fallback),
-        cmocka_unit_test(test_transliteration), cmocka_unit_test(test_lines),
-        cmocka_unit_test(test_circles),         cmocka_unit_test(test_clip_and_bounds),
-        cmocka_unit_test(test_glyphs_and_inks), cmocka_unit_test(test_bold),
+        cmocka_unit_test(test_braille_bits),
+        cmocka_unit_test(test_ascii_fallback),
+        cmocka_unit_test(test_transliteration),
+        cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_room_for_text),
+        cmocka_unit_test(test_circles),
+        cmocka_unit_test(test_clip_and_bounds),
+        cmocka_unit_test(test_glyphs_and_inks),
+        cmocka_unit_test(test_bold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,7 +159,10 @@ static void test_messages(void **state)
     v.note = "a note that is long enough to push everything else off the line when it is "
              "printed at eighty columns";
     t = layout(&v, 80, &n);
-    assert_non_null(strstr(lines[n - 2], "eigenvalues exact"));
+    /* The note goes on over a line more; the explanation stays above it. */
+    assert_non_null(strstr(lines[n - 3], "eigenvalues exact"));
+    assert_non_null(strstr(lines[n - 2], "a note that is long enough"));
+    assert_non_null(strstr(lines[n - 1], "eighty columns"));
     v.note = "";
     /* A long message is cut to the width with an ellipsis. */
     t = layout(&v, 80, &n);
@@ -173,6 +176,64 @@ static void test_messages(void **state)
     assert_non_null(strstr(t, "error: out of memory for T = 16"));
     assert_non_null(strstr(t, "failed"));
     Snapshot_free(f);
+}
+
+/* A key's note too long for the line beside the hint (a tour step's title) is read whole:
+   over two lines broken between words, the hint still ending the last; the warning after it
+   is what gets cut. */
+static void test_note_wraps_at_words(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 2;
+    Snapshot *s = computed(&c);
+    const char *note = "Tour 3/9: more tokens, the same outlier: rank collapse in width "
+                       "(> next, < back)";
+    StatusView v = {.config = &c, .shown = s, .current = true, .note = note, .unicode = true};
+    int widths[] = {80, 100};
+    for (int k = 0; k < 2; k++) {
+        int n;
+        layout(&v, widths[k], &n);
+        /* The two lines, the hint and its blanks taken off the second, are the message. */
+        char joined[2 * STATUS_LINE_SIZE], second[STATUS_LINE_SIZE];
+        snprintf(second, sizeof second, "%s", lines[n - 1]);
+        char *hint = strstr(second, "  ! ");
+        if (!hint)
+            hint = strstr(second, "  ? help");
+        assert_non_null(hint);
+        while (hint > second && hint[-1] == ' ')
+            hint--;
+        *hint = '\0';
+        snprintf(joined, sizeof joined, "%s %s", lines[n - 2], second);
+        assert_non_null(strstr(joined, note));
+        /* Broken between words: the first line ends where the note has a blank (or holds
+           all of it, the hint alone on the second). */
+        const char *in_note = strstr(note, strstr(lines[n - 2], "Tour"));
+        assert_non_null(in_note);
+        size_t first = strlen(strstr(lines[n - 2], "Tour"));
+        assert_true(in_note[first] == ' ' || in_note[first] == '\0');
+    }
+    /* Beside a warning, at every length: a note that just fits the line alone is not cut to
+       make room for the warning's separator (the hint is "! 1 warning  ? help" then). */
+    Warnings *w = &s->result->warnings;
+    w->count = 0;
+    Warnings_add(w, "a warning about the run");
+    for (int length = 40; length <= 90; length++) {
+        char words[128];
+        for (int i = 0; i < length; i++)
+            words[i] = i % 5 == 4 ? ' ' : 'a' + i % 5;
+        words[length - 1] = 'z'; /* the note ends in a letter */
+        words[length] = '\0';
+        v.note = words;
+        char all[STATUS_LINES_MAX * STATUS_LINE_SIZE];
+        snprintf(all, sizeof all, "%s", layout(&v, 100, NULL));
+        for (char *nl = strchr(all, '\n'); nl; nl = strchr(nl, '\n'))
+            *nl = ' ';
+        assert_non_null(strstr(all, words));
+        assert_non_null(strstr(all, "! 1 warning  ? help"));
+    }
+    Snapshot_free(s);
 }
 
 /* "? help" ends the message line at every width, however long the note and the warnings;
@@ -349,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_readouts_that_mean_something),
         cmocka_unit_test(test_pending_and_busy),
         cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_note_wraps_at_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,12 +27,17 @@ static void sample(LegendItem *item, int k, const char *glyph, uint8_t dots)
     item->sample[k].dots = dots;
 }
 
-/* The glyph pointing from the centre towards direction (dx, dy) (screen y down). */
-static const char *arrow(double dx, double dy)
+/* The arrows that point towards a pinned outlier, each with the border it sits on. */
+static const struct {
+    const char *glyph, *side;
+} ARROWS[] = {{"▸", "right"}, {"◂", "left"}, {"▾", "bottom"}, {"▴", "top"}};
+
+/* The arrow pointing from the centre towards direction (dx, dy) (screen y down). */
+static int arrow(double dx, double dy)
 {
     if (fabs(dx) >= fabs(dy))
-        return dx >= 0 ? "▸" : "◂";
-    return dy >= 0 ? "▾" : "▴";
+        return dx >= 0 ? 0 : 1;
+    return dy >= 0 ? 2 : 3;
 }
 
 static void complex_words(Complex z, char *out, size_t size)
@@ -110,10 +115,24 @@ void Figure_eigenvalues(const EigenvaluePlot *p, EigenvalueFigure *f)
         f->im = p->scale * p->values[p->outlier].im;
     }
     /* Off scale, an arrow on the border points the way to the outlier. */
-    f->glyph = f->pinned ? arrow(f->re, -f->im) : "◆";
+    int towards = arrow(f->re, -f->im);
+    f->glyph = f->pinned ? ARROWS[towards].glyph : "◆";
+    f->side = f->pinned ? ARROWS[towards].side : NULL;
     f->predicted = p->show_predicted && isfinite(p->predicted_outlier);
     f->predicted_at = p->scale * p->predicted_outlier;
     eigenvalue_legend(p, f);
+}
+
+void Figure_pinned_outlier(const EigenvaluePlot *p, const EigenvalueFigure *f, char *out,
+                           size_t size)
+{
+    out[0] = '\0';
+    if (!f->pinned)
+        return;
+    char value[48];
+    complex_words(p->values[p->outlier], value, sizeof value);
+    snprintf(out, size, "λ1 = %s (off scale: the arrow %s at the %s border).", value, f->glyph,
+             f->side);
 }
 
 void Figure_place(const EigenvalueFigure *f, double x_half, double y_half, double *re, double *im,

@@ -77,6 +77,7 @@ typedef struct {
     double re, im;                /* the marked outlier, √T·λ1 */
     double radius;                /* its |√T·λ| */
     const char *glyph;            /* ◆, or an arrow towards it when pinned */
+    const char *side;             /* the border the arrow is on: right, left, top, bottom */
     bool sigma_known, sigma_fits; /* the circle |z| = σ: named, and drawn */
     bool predicted;               /* the predicted λ1 drawn as ◇ on the real axis */
     double predicted_at;          /* its √T·λ1 */
@@ -86,6 +87,11 @@ typedef struct {
 } EigenvalueFigure;
 
 void Figure_eigenvalues(const EigenvaluePlot *p, EigenvalueFigure *f);
+/* For a text that points at the outlier (the tour's note) while it is pinned: the outlier
+   with its value and where its arrow is ("λ1 = 1 (off scale: the arrow ▸ at the right
+   border)."), in out; "" where it lies on screen. */
+void Figure_pinned_outlier(const EigenvaluePlot *p, const EigenvalueFigure *f, char *out,
+                           size_t size);
 /* Where a renderer whose view reaches ±x_half along Re and ±y_half along Im draws the marked
    outlier (on the border in its direction when pinned) and the predicted λ1 (kept inside the
    border when it lies beyond it). */

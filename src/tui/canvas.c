@@ -218,6 +218,18 @@ int Canvas_text_width(const Canvas *c, const char *utf8)
     return Ascii_columns(spelled(c, utf8, buf, sizeof buf));
 }
 
+bool Canvas_room_for_text(const Canvas *c, int col, int row, int cells)
+{
+    if (row < 0 || row >= c->rows || col < 0 || cells < 0 || col + cells > c->cols)
+        return false;
+    for (int i = 0; i < cells; i++) {
+        const Cell *cell = &c->cells[(size_t)row * c->cols + col + i];
+        if (cell->glyph || (!c->unicode && cell->dots))
+            return false;
+    }
+    return true;
+}
+
 uint8_t Canvas_dots(const Canvas *c, int col, int row)
 {
     return c->cells[(size_t)row * c->cols + col].dots;

@@ -54,6 +54,11 @@ int Canvas_text(Canvas *c, int col, int row, const char *utf8, Ink ink);
 /* Columns the text takes on this canvas (ASCII spellings may be longer). */
 int Canvas_text_width(const Canvas *c, const char *utf8);
 
+/* Whether text written over cols [col, col + cells) of row would cover nothing that reads
+   as text: the cells are on the canvas and hold no glyph, and without Unicode (where a cell
+   of dots is a character too, ' . :) no dots either. */
+bool Canvas_room_for_text(const Canvas *c, int col, int row, int cells);
+
 /* The dot bits of a cell (braille order: bit 0..7 = dots 1..8). */
 uint8_t Canvas_dots(const Canvas *c, int col, int row);
 /* The cell as UTF-8 (a glyph, a braille or ASCII dot character, or a space) in out, at

@@ -284,6 +284,65 @@ static void unit_circle(Canvas *c, const Frame *f, const Axis *x, const Axis *y)
     }
 }
 
+/* Whether a label of width cells fits at (at, row) inside the plot area covering nothing
+   that reads as text (Canvas_room_for_text) and, when apart, touching nothing: the cells on
+   either side free too, the point's own glyph at (col, glyph_row) or the area's edge
+   excepted. */
+static bool label_fits(const Canvas *c, const Frame *f, int at, int row, int width, int col,
+                       int glyph_row, bool apart)
+{
+    int right = f->left + f->cols;
+    if (row < f->top || row >= f->axis_row || at < f->left || at + width > right ||
+        !Canvas_room_for_text(c, at, row, width))
+        return false;
+    bool before = at == f->left || (at - 1 == col && row == glyph_row) ||
+                  Canvas_room_for_text(c, at - 1, row, 1);
+    bool after = at + width == right || (at + width == col && row == glyph_row) ||
+                 Canvas_room_for_text(c, at + width, row, 1);
+    return !apart || (before && after);
+}
+
+/* Where a label of width cells goes for the glyph at (col, row), apart from what is drawn
+   or (apart false) only covering nothing: right of it, left of it, else over or under it
+   (ending in its column, or starting there), the nearest row first.  False: nowhere. */
+static bool label_place(const Canvas *c, const Frame *f, int col, int row, int width, bool apart,
+                        int *at, int *r)
+{
+    const int beside[] = {col + 1, col - width};
+    for (int k = 0; k < 2; k++)
+        if (label_fits(c, f, beside[k], row, width, col, row, apart)) {
+            *at = beside[k];
+            *r = row;
+            return true;
+        }
+    for (int away = 1; away < f->rows; away++)
+        for (int sign = -1; sign <= 1; sign += 2) {
+            const int over[] = {col + 1 - width, col};
+            for (int k = 0; k < 2; k++)
+                if (label_fits(c, f, over[k], row + sign * away, width, col, row, apart)) {
+                    *at = over[k];
+                    *r = row + sign * away;
+                    return true;
+                }
+        }
+    return false;
+}
+
+/* A point's label next to its glyph at (col, row) where it neither covers nor touches other
+   text (in ASCII, where dots are characters too, a long "lambda1" ran into the bulk and the
+   circles: "::::lambda1> :"), else where it covers none; where the whole area is taken,
+   beside the glyph on the side with room. */
+static void label_beside(Canvas *c, const Frame *f, int col, int row, const char *label, Ink ink)
+{
+    int width = Canvas_text_width(c, label), at, r;
+    if (!label_place(c, f, col, row, width, true, &at, &r) &&
+        !label_place(c, f, col, row, width, false, &at, &r)) {
+        r = row;
+        at = col + 1 + width <= f->left + f->cols ? col + 1 : col - width;
+    }
+    Canvas_text(c, at, r, label, ink);
+}
+
 void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
 {
     EigenvalueFigure fig;
@@ -322,19 +381,15 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
     if (fig.predicted)
         Canvas_text(c, axis_dot(&x, predicted) / 2, axis_dot(&y, 0) / 4, "◇", INK_THEORY);
     if (!fig.marked && p->removed_to_zero) {
-        int col = cx / 2, row = cy / 4, width = Canvas_text_width(c, "λ1→0");
+        int col = cx / 2, row = cy / 4;
         Canvas_text(c, col, row, "○", INK_OUTLIER);
-        Canvas_text(c, col + 1 + width <= f.left + f.cols ? col + 1 : col - width, row, "λ1→0",
-                    INK_OUTLIER);
+        label_beside(c, &f, col, row, "λ1→0", INK_OUTLIER);
     }
     if (!fig.marked)
         return;
     int col = axis_dot(&x, re) / 2, row = axis_dot(&y, im) / 4;
     Canvas_text(c, col, row, fig.glyph, INK_OUTLIER);
-    /* The label beside the glyph, on the side with room. */
-    int width = Canvas_text_width(c, "λ1");
-    int at = col + 1 + width <= f.left + f.cols ? col + 1 : col - width;
-    Canvas_text(c, at, row, "λ1", INK_OUTLIER);
+    label_beside(c, &f, col, row, "λ1", INK_OUTLIER);
 }
 
 void Plot_histogram(Canvas *c, const HistogramPlot *p)

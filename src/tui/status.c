@@ -183,7 +183,9 @@ static bool on_screen(const StatusView *v, unsigned subject)
     return (subject & (v->shown_subjects | WARNING_ABOUT_RUN)) != 0;
 }
 
-static void message(char *m, const StatusView *v)
+/* The message: what the job is doing, the last key's note and an error, in m; the first
+   warning about what is on screen (after " | "), in warning ("" when none). */
+static void message(char *m, char *warning, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     activity(m, v);
@@ -194,10 +196,11 @@ static void message(char *m, const StatusView *v)
         snprintf(part, sizeof part, "error: %s", s->error);
         message_add(m, part);
     }
+    warning[0] = '\0';
     for (int i = 0; s && i < s->result->warnings.count; i++)
         if (on_screen(v, s->result->warnings.subject[i])) {
-            snprintf(part, sizeof part, "⚠ %s", s->result->warnings.text[i]);
-            message_add(m, part);
+            snprintf(warning, MESSAGE_SIZE, "%s⚠ %s", m[0] ? " | " : "",
+                     s->result->warnings.text[i]);
             break;
         }
 }
@@ -246,6 +249,34 @@ static const char *explanation(const StatusView *v)
 static void fit(char *s, int width, bool unicode)
 {
     Ascii_cut(s, width, unicode ? "…" : "...");
+}
+
+/* Moves the words of text that fit in width columns (at least one, cut if it alone is
+   wider) into line, leaving the rest in text.  Returns 1 (the line taken). */
+static int words_line(char *text, int width, char *line)
+{
+    size_t cut = 0, length = strlen(text);
+    char trial[MESSAGE_SIZE];
+    for (size_t k = 1; k <= length; k++) {
+        if (text[k] != ' ' && text[k] != '\0')
+            continue;
+        memcpy(trial, text, k);
+        trial[k] = '\0';
+        if (Ascii_columns(trial) > width)
+            break;
+        cut = k;
+    }
+    if (cut == 0) { /* one word wider than the line */
+        snprintf(line, STATUS_LINE_SIZE, "%s", text);
+        Ascii_cut(line, width, NULL);
+        cut = strlen(line);
+    } else {
+        snprintf(line, STATUS_LINE_SIZE, "%.*s", (int)cut, text);
+    }
+    while (text[cut] == ' ')
+        cut++;
+    memmove(text, text + cut, strlen(text + cut) + 1);
+    return 1;
 }
 
 /* Lines the fields [from, to) take when flowed with `gap` spaces between them. */
@@ -311,18 +342,28 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
             Ascii_transliterate(why, lines[n], STATUS_LINE_SIZE);
         fit(lines[n++], width, v->unicode);
     }
-    char m[MESSAGE_SIZE], hint[64];
-    message(m, v);
+    char m[MESSAGE_SIZE], warning[MESSAGE_SIZE], hint[64];
+    message(m, warning, v);
     keys_hint(v, hint, sizeof hint);
-    char *last = lines[n++];
-    if (v->unicode) {
-        snprintf(last, STATUS_LINE_SIZE, "%s", m);
-    } else {
+    if (!v->unicode) {
         Ascii_transliterate(m, text, sizeof text);
-        snprintf(last, STATUS_LINE_SIZE, "%s", text);
+        snprintf(m, sizeof m, "%s", text);
+        Ascii_transliterate(warning, text, sizeof text);
+        snprintf(warning, sizeof warning, "%s", text);
     }
-    /* The message gives way to the hint, which ends the line. */
+    /* The message gives way to the hint, which ends the line.  What a key said (a tour
+       step's title) is read whole: where it does not fit beside the hint, it goes on over
+       a line more, broken between words; the warning after it is cut (! lists them). */
     int room = width - Ascii_columns(hint) - 2;
+    /* A warning after it takes its separator and an ellipsis at least. */
+    int warning_least = warning[0] ? Ascii_columns(" | …") : 0;
+    if (Ascii_columns(m) > room - warning_least && n < max - 1)
+        n += words_line(m, width, lines[n]);
+    char *last = lines[n++];
+    /* All of it went up: the warning starts the line without its separator. */
+    bool separator = m[0] || strncmp(warning, " | ", 3) != 0;
+    snprintf(last, STATUS_LINE_SIZE, "%s", m);
+    strncat(last, separator ? warning : warning + 3, STATUS_LINE_SIZE - strlen(last) - 1);
     fit(last, room, v->unicode);
     int used = Ascii_columns(last);
     size_t at = strlen(last);

@@ -784,9 +784,16 @@ static void draw(Loop *l)
     Screen_set_bold(l->screen, l->controls.display.present);
     bool full = View_draw(l->screen, &v, l->repaint);
     l->last_frame = Trace_clock_ms();
-    Trace_event(l->trace, "frame gen=%lu shown=%lu spectra=%d full=%d", l->generation,
+    /* Where the panels went (number:rows x cols at row,col), for the tests of the layout. */
+    char places[VIEW_PANELS_MAX * 32] = "";
+    for (int i = 0, used = 0; i < l->panels.count && used < (int)sizeof places; i++) {
+        const ViewRect *r = &l->panels.rect[i];
+        used += snprintf(places + used, sizeof places - (size_t)used, "%s%d:%dx%d@%d,%d",
+                         i ? "," : "", l->panels.number[i], r->rows, r->cols, r->row, r->col);
+    }
+    Trace_event(l->trace, "frame gen=%lu shown=%lu spectra=%d full=%d panels=%s", l->generation,
                 l->shown ? l->shown->generation : 0,
-                current && l->shown->result->spectra_ready && !l->shown->failed, full);
+                current && l->shown->result->spectra_ready && !l->shown->failed, full, places);
     l->redraw = l->repaint = false;
 }
 

@@ -6,6 +6,7 @@
 #include "attnscope/theory.h"
 #include "keys.h"
 #include "plot.h"
+#include "tour.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -800,11 +801,24 @@ static int caption_box_cols(int cols)
     return cols < CAPTION_BOX_COLS_MAX ? cols : CAPTION_BOX_COLS_MAX;
 }
 
-/* The rows the panels need to be drawn at all, measured at 80 columns in presentation mode:
-   the right-hand column's histogram (7) over its stable-rank panel (8); the compare view's
-   eigenvalues over stable ranks (8 each); one panel alone (8). */
+/* Presentation mode is read from the back of a room: a panel shorter than this is not drawn
+   there (the screen shows fewer panels, and says how to see the others).  At 80 columns a
+   panel's frame takes up to 9 rows: its title (1, or 2 where the eigenvalue panel's wraps),
+   the x axis and its tick labels (2) and its legend (up to 6 rows: the stable-rank panel's
+   two curves, the theory's three-line note, the shown layer).  14 rows leave every panel at
+   least 5 plot rows, 20 dots: a log axis's decade labels (T, 10, 1) each on a row of its own
+   with a row between them, and the eigenvalues' disk still round (tests/tui/present.sh
+   measures the plot rows on the screen at 80x24, 100x30 and 120x40). */
+enum { PRESENT_PANEL_ROWS_MIN = 14 };
+
+/* The rows the panels need: in presentation mode one row of panels at its minimum (the note
+   says on its border which are hidden); elsewhere the rows they need to be drawn at all, measured
+   at 80 columns: the right-hand column's histogram (7) over its stable-rank panel (8); the
+   compare view's eigenvalues over stable ranks (8 each); one panel alone (8). */
 static int panels_min_rows(const Display *d)
 {
+    if (d->present)
+        return PRESENT_PANEL_ROWS_MIN;
     int count = Display_panel_count(d);
     if (d->zoom >= 1 && d->zoom <= count)
         return 8;
@@ -824,12 +838,46 @@ static int caption_rows(Screen *s, const char *caption, int area, int cols, cons
     return 2 + lines < most ? 2 + lines : most;
 }
 
-static void caption_box(Screen *s, const char *caption, int top, int box_rows, int cols)
+/* The note as its box shows it.  The note points at the eigenvalue panel's outlier ("the
+   point at 1"), which off scale is only an arrow on the border: while that panel is drawn so,
+   the note opens with the outlier's value and where the arrow is (its first line, the one
+   every size shows). */
+static const char *caption_text(const View *v, char *out, size_t size)
+{
+    const Snapshot *shown = v->status.shown;
+    const Display *d = &v->display;
+    bool eigenvalues_drawn =
+        !d->compare && (d->zoom < 1 || d->zoom > Display_panel_count(d) || d->zoom == 1);
+    if (!eigenvalues_drawn || !shown || shown->failed || !shown->result->spectra_ready)
+        return v->caption;
+    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE], pinned[256];
+    EigenvaluePlot e;
+    HistogramPlot h;
+    EigenvalueFigure fig;
+    Figure_spectra(shown->result, d->overlays, t1, t2, &e, &h);
+    Figure_eigenvalues(&e, &fig);
+    Figure_pinned_outlier(&e, &fig, pinned, sizeof pinned);
+    if (!pinned[0])
+        return v->caption;
+    snprintf(out, size, "%s %s", pinned, v->caption);
+    return out;
+}
+
+/* The note's box; hidden (or NULL) says on its top border which panels are not drawn. */
+static void caption_box(Screen *s, const char *caption, int top, int box_rows, int cols,
+                        const char *hidden)
 {
     int box_cols = caption_box_cols(cols), width = box_cols - 4, left = (cols - box_cols) / 2;
-    char buf[64];
+    char buf[256];
     Screen_box(s, top, left, box_rows, box_cols);
     Screen_text(s, top, left + 2, spelled(s, " tour ", buf, sizeof buf), INK_DEFAULT, true);
+    if (hidden) {
+        char text[192], cut[384];
+        snprintf(text, sizeof text, " %s ", hidden);
+        const char *shown = spelled_cut(s, text, box_cols - 11, cut, sizeof cut);
+        int at = left + box_cols - 2 - Ascii_columns(shown);
+        Screen_text(s, top, at, shown, INK_DEFAULT, false);
+    }
     int lines = wrapped_lines(s, false, caption, 0, 0, 4 * box_rows + 64, width);
     wrapped_header(s, caption, top + 1, left + 2, box_rows - 2, width);
     /* Cut: say where the rest is, on the bottom border. */
@@ -876,7 +924,23 @@ static void compare_layout(int cols, int rows, Rect r[4])
     r[3] = (Rect){top, left + 1, rows - top, right};
 }
 
-unsigned View_subjects(const Display *d)
+/* Which of the frame's panels are drawn: every one, or the zoomed one alone, or in
+   presentation mode with the lower row hidden, the upper row. */
+static void panels_shown(const Display *d, bool lower_hidden, bool shown[VIEW_PANELS_MAX])
+{
+    int count = Display_panel_count(d);
+    bool zoomed = d->zoom >= 1 && d->zoom <= count;
+    for (int i = 0; i < VIEW_PANELS_MAX; i++)
+        shown[i] = i < count && (zoomed ? d->zoom == i + 1 : true);
+    /* The lower row: the compare view's second and fourth panel, the histogram otherwise. */
+    if (lower_hidden && !zoomed) {
+        shown[1] = false;
+        shown[3] = shown[3] && !d->compare;
+    }
+}
+
+/* What the shown panels are about, as warnings name it (WarningSubject bits). */
+static unsigned panels_subjects(const Display *d, const bool shown[VIEW_PANELS_MAX])
 {
     /* Each panel's subjects, in the order zoom counts the panels. */
     unsigned spectra_theory = WARNING_ABOUT_SPECTRA_THEORY; /* the circles are always drawn */
@@ -889,8 +953,7 @@ unsigned View_subjects(const Display *d)
         [PANEL_GRADIENT] = WARNING_ABOUT_GRADIENTS,
         [PANEL_SIMILARITY] = WARNING_ABOUT_SIMILARITY,
     };
-    unsigned panel[VIEW_PANELS_MAX];
-    int count = Display_panel_count(d);
+    unsigned panel[VIEW_PANELS_MAX] = {0};
     if (d->compare) {
         panel[0] = panel[2] = eigen;
         panel[1] = panel[3] = stable;
@@ -899,55 +962,83 @@ unsigned View_subjects(const Display *d)
         panel[1] = WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
         panel[2] = main_panel_subjects[d->panel];
     }
-    unsigned shown = WARNING_ABOUT_RUN;
-    for (int i = 0; i < count; i++)
-        if (d->zoom < 1 || d->zoom > count || d->zoom == i + 1)
-            shown |= panel[i];
-    return shown;
+    unsigned subjects = WARNING_ABOUT_RUN;
+    for (int i = 0; i < VIEW_PANELS_MAX; i++)
+        if (shown[i])
+            subjects |= panel[i];
+    return subjects;
 }
 
-/* The panels' rectangles in the panel_rows × cols above the caption and status lines: 4 in
-   the compare view, 3 otherwise, each the whole area when zoomed (*zoom: the panel shown, from
-   1, or 0).  Returns their count. */
-static int panel_rects(const View *v, int panel_rows, int cols, Rect r[4], int *zoom)
+unsigned View_subjects(const Display *d)
 {
-    int count = v->display.compare ? 4 : 3;
-    if (v->display.compare)
+    bool shown[VIEW_PANELS_MAX];
+    panels_shown(d, false, shown);
+    return panels_subjects(d, shown);
+}
+
+/* The panels' places in panel_rows rows (every canvas gets one, drawn or not): the layout,
+   the conditioning's compare view's own rows, zoom (each at the whole area), the upper row
+   at the whole height less hint_rows (the line that says so) when the lower is hidden.
+   Returns the count. */
+static int panels_place(const Display *d, int cols, int panel_rows, bool lower_hidden,
+                        int hint_rows, Rect r[VIEW_PANELS_MAX])
+{
+    int count = Display_panel_count(d);
+    if (d->compare)
         compare_layout(cols, panel_rows, r);
     else
         layout(cols, panel_rows, &r[0], &r[1], &r[2]);
     /* The conditioning's κ panels need six plot rows under their title and legend; its
        histograms fit in nine. */
-    if (v->display.compare && v->display.panel == PANEL_CONDITIONING && panel_rows < 30) {
+    if (d->compare && d->panel == PANEL_CONDITIONING && panel_rows < 30) {
         int top = panel_rows - 9;
         r[0].rows = r[2].rows = top;
         r[1].row = r[3].row = top;
         r[1].rows = r[3].rows = panel_rows - top;
     }
-    /* Zoomed: every canvas is drawn at the whole area, one is shown. */
-    *zoom = v->display.zoom >= 1 && v->display.zoom <= count ? v->display.zoom : 0;
-    for (int i = 0; *zoom && i < count; i++)
-        r[i] = (Rect){0, 0, panel_rows, cols};
+    if (d->zoom >= 1 && d->zoom <= count) {
+        for (int i = 0; i < count; i++)
+            r[i] = (Rect){0, 0, panel_rows, cols};
+    } else if (lower_hidden) {
+        r[0].rows = panel_rows - hint_rows;
+        r[d->compare ? 2 : 1].rows = panel_rows - hint_rows;
+        if (!d->compare)
+            r[2] = (Rect){0, r[1].col, panel_rows - hint_rows, r[1].cols};
+    }
     return count;
 }
 
-/* Records panel i's place in v->drawn (for the mouse). */
-static void record_drawn(const View *v, int i, Rect r)
+/* Presentation mode: whether a panel of the full layout would be below
+   PRESENT_PANEL_ROWS_MIN (the lower row is then hidden). */
+static bool present_lower_hidden(const Display *d, int cols, int panel_rows)
 {
-    ViewPanels *d = v->drawn;
-    d->rect[d->count] = (ViewRect){r.row, r.col, r.rows, r.cols};
-    d->number[d->count] = i + 1;
-    bool conditioning = v->display.panel == PANEL_CONDITIONING;
-    d->stable_rank[d->count] = v->display.compare ? i % 2 == 1 && !conditioning
-                                                  : i == 2 && v->display.panel == PANEL_STABLE_RANK;
-    d->count++;
+    if (!d->present)
+        return false;
+    Rect r[VIEW_PANELS_MAX];
+    bool shown[VIEW_PANELS_MAX];
+    int count = panels_place(d, cols, panel_rows, false, 0, r);
+    panels_shown(d, false, shown);
+    for (int i = 0; i < count; i++)
+        if (shown[i] && r[i].rows < PRESENT_PANEL_ROWS_MIN)
+            return d->zoom < 1 || d->zoom > count;
+    return false;
 }
 
-/* The panels drawn on their canvases and copied to the screen (the zoomed one alone). */
-static void show_panels(Screen *s, const View *v, const Rect r[4], int count, int zoom,
-                        int panel_rows)
+/* What says that some panels are hidden, and how to see them. */
+static void hidden_text(const bool shown[VIEW_PANELS_MAX], int count, char *out, size_t size)
 {
-    Canvas *canvas[4] = {NULL, NULL, NULL, NULL};
+    int drawn = 0;
+    for (int i = 0; i < count; i++)
+        drawn += shown[i];
+    snprintf(out, size, "%d of %d panels at this height (%d rows each): z shows each alone", drawn,
+             count, PRESENT_PANEL_ROWS_MIN);
+}
+
+/* Draws the panels into their places, recording them for the mouse. */
+static void panels_draw(Screen *s, const View *v, int count, const Rect r[VIEW_PANELS_MAX],
+                        const bool shown[VIEW_PANELS_MAX])
+{
+    Canvas *canvas[VIEW_PANELS_MAX] = {NULL, NULL, NULL, NULL};
     bool unicode = Screen_unicode(s), made = true;
     for (int i = 0; i < count; i++) {
         canvas[i] = Canvas_new(r[i].cols, r[i].rows, unicode);
@@ -960,14 +1051,22 @@ static void show_panels(Screen *s, const View *v, const Rect r[4], int count, in
     if (made) {
         View_panels(v, canvas);
         for (int i = 0; i < count; i++) {
-            if (zoom && i != zoom - 1)
+            if (!shown[i])
                 continue;
             Screen_canvas(s, canvas[i], r[i].row, r[i].col);
-            if (v->drawn)
-                record_drawn(v, i, r[i]);
+            if (v->drawn) {
+                ViewPanels *d = v->drawn;
+                d->rect[d->count] = (ViewRect){r[i].row, r[i].col, r[i].rows, r[i].cols};
+                d->number[d->count] = i + 1;
+                bool conditioning = v->display.panel == PANEL_CONDITIONING;
+                d->stable_rank[d->count] = v->display.compare
+                                               ? i % 2 == 1 && !conditioning
+                                               : i == 2 && v->display.panel == PANEL_STABLE_RANK;
+                d->count++;
+            }
         }
     } else {
-        centred(s, panel_rows / 2, "out of memory for the plots", true);
+        centred(s, r[0].rows / 2, "out of memory for the plots", true);
     }
     for (int i = 0; i < count; i++)
         Canvas_free(canvas[i]);
@@ -987,18 +1086,41 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     status_view.shown_subjects = View_subjects(&v->display);
     int n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
     /* Above the status lines: the panels, then the tour's caption in rows of its own. */
-    int above_status = rows - n;
     bool caption = v->display.present && v->caption;
+    char caption_buf[TOUR_CAPTION_SIZE + 256];
+    const char *caption_shown = caption ? caption_text(v, caption_buf, sizeof caption_buf) : NULL;
+    int above_status = rows - n;
     int caption_box_rows =
-        caption ? caption_rows(s, v->caption, above_status, cols, &v->display) : 0;
+        caption ? caption_rows(s, caption_shown, above_status, cols, &v->display) : 0;
     int panel_rows = above_status - caption_box_rows;
-    Rect r[4];
-    int zoom, count = panel_rects(v, panel_rows, cols, r, &zoom);
-    show_panels(s, v, r, count, zoom, panel_rows);
+    bool shown[VIEW_PANELS_MAX], lower_hidden = present_lower_hidden(&v->display, cols, panel_rows);
+    panels_shown(&v->display, lower_hidden, shown);
+    if (lower_hidden) {
+        /* The warnings counted are those of the panels drawn; the status may then take a
+           line more or less, and the panels the rows it leaves (the hiding stays: the upper
+           row is far above its minimum). */
+        status_view.shown_subjects = panels_subjects(&v->display, shown);
+        n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
+        above_status = rows - n;
+        caption_box_rows =
+            caption ? caption_rows(s, caption_shown, above_status, cols, &v->display) : 0;
+        panel_rows = above_status - caption_box_rows;
+    }
+    /* Which panels are hidden is said on the note's border, or on a line of its own. */
+    char hidden[160], buf[320];
+    hidden_text(shown, Display_panel_count(&v->display), hidden, sizeof hidden);
+    int hint_rows = lower_hidden && !caption ? 1 : 0;
+    Rect r[VIEW_PANELS_MAX];
+    int count = panels_place(&v->display, cols, panel_rows, lower_hidden, hint_rows, r);
+    panels_draw(s, v, count, r, shown);
+    if (hint_rows)
+        Screen_text(s, panel_rows - 1, 0, spelled_cut(s, hidden, cols, buf, sizeof buf),
+                    INK_DEFAULT, false);
     for (int i = 0; i < n; i++)
         Screen_text(s, above_status + i, 0, status[i], INK_DEFAULT, i == 0);
     if (caption)
-        caption_box(s, v->caption, panel_rows, caption_box_rows, cols);
+        caption_box(s, caption_shown, panel_rows, caption_box_rows, cols,
+                    lower_hidden ? hidden : NULL);
     if (v->help)
         help_overlay(s, rows, cols, v->help_page);
     if (v->warnings_first >= 0)

@@ -129,6 +129,23 @@ wait_trace() { # pattern: until a line of the trace matches
     done
     return 1
 }
+trace_lines() { wc -l <"$trace" 2>/dev/null || echo 0; }
+# The newest job is done and its last frame drawn: the last event is a frame of a generation
+# whose snapshot came complete (apply ... done=1), and nothing followed for half a second.
+settled() {
+    local deadline=$((SECONDS + TIMEOUT)) last gen lines
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        last=$(tail -n 1 "$trace" 2>/dev/null)
+        gen=$(sed -nE 's/.* frame gen=([0-9]+) .*/\1/p' <<<"$last")
+        if [ -n "$gen" ] && grep -qE " apply gen=$gen .*done=1" "$trace"; then
+            lines=$(trace_lines)
+            sleep 0.5
+            [ "$(trace_lines)" = "$lines" ] && return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
 pid_of_screen() { tm display-message -p -t 0 '#{pane_pid}'; }
 children() { [ -n "$1" ] && ps -o pid= --ppid "$1" | tr -d ' '; }
 cpu_seconds() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null; }
