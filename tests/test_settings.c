@@ -287,6 +287,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.init_value = MATRIX_INIT_NORMAL;
     c.init_output = MATRIX_INIT_IDENTITY;
     c.init_mlp = MATRIX_INIT_ZERO;
+    c.attention_map = ATTENTION_MAP_PRODUCT;
     assert_settings_shown(&c);
     const Setting *alpha = Settings_find("init-alpha");
     assert_false(alpha->in_use(&c));

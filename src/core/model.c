@@ -53,6 +53,9 @@ void kept_spectra_free(KeptSpectra *s)
 {
     free(s->eigenvalues);
     free(s->singular_values);
+    free(s->product_column_mass);
+    AttentionMap_release(&s->map);
+    AttentionMap_release(&s->product_map);
     memset(s, 0, sizeof *s);
 }
 

@@ -80,6 +80,8 @@ static void lane_built(void *context, int head, const double *logits, const doub
     Run *run = watch->run;
     if (shown_head(watch, head))
         capture_built(run, logits, attention);
+    /* A stop inside the product is seen by the step's next call. */
+    product_take(run, watch->which, head, attention);
     /* Entropy is of A as built: gap removal, next, leaves no distribution. */
     if (!run->measure)
         return;
@@ -310,15 +312,16 @@ static int run_layer(Run *run);
    it, then layer by layer (without measuring: the numbers are kept) up to it. */
 int lane_load(Run *run, int which, int layer)
 {
-    if (run->held[which] == layer)
+    bool from_input = run->replay_from_input;
+    if (run->held[which] == layer && !from_input)
         return 0;
     Workspace *w = run->w;
     Track *t = run->track[which];
     size_t td = (size_t)run->config->tokens * run->config->width;
     bool frozen = run->first_seed && gradients_apply(run->config);
-    int from = track_nearest_kept(t, frozen, layer);
+    int from = from_input ? 0 : track_nearest_kept(t, frozen, layer);
     Lane *lane = &w->lane[which];
-    if (run->held[which] > from && run->held[which] < layer) {
+    if (!from_input && run->held[which] > from && run->held[which] < layer) {
         from = run->held[which]; /* the lane is nearer than anything kept: go on from it */
     } else if (from == 0) {
         int info = input_tokens(w, run->config, run->seed, which);
@@ -459,6 +462,8 @@ static int shown_from_kept(Run *run, Track *(*tracks)[NETWORKS], int seed_index,
     if (!info && run->shown_captured)
         info = keep_shown_spectra(run);
     if (!info)
+        info = keep_shown_product(run);
+    if (!info)
         assemble(run, tracks, seed_index + 1, false);
     return info;
 }
@@ -577,6 +582,8 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
         *stopped = true;
         return 0;
     }
+    if ((info = keep_shown_product(run)))
+        return info;
     if ((info = seed_gradients(run, stopped)) || *stopped)
         return info;
     assemble(run, tracks, seed_index + 1, false);
