@@ -18,8 +18,23 @@ typedef struct {
 } Frame;
 
 static const char *const INK_COLOUR[INK_COUNT] = {
-    [INK_DEFAULT] = "#333", [INK_AXIS] = "#999",  [INK_BULK] = "#137",     [INK_OUTLIER] = "#d22",
-    [INK_THEORY] = "#c60",  [INK_GHOST] = "#888", [INK_HIGHLIGHT] = "#393"};
+    [INK_DEFAULT] = "#333",
+    [INK_AXIS] = "#999",
+    [INK_BULK] = "#137",
+    [INK_OUTLIER] = "#d22",
+    [INK_THEORY] = "#c60",
+    [INK_GHOST] = "#888",
+    [INK_HIGHLIGHT] = "#393",
+    /* The map's shades, as the screen's 256 colours. */
+    [INK_SHADE_1] = "#005faf",
+    [INK_SHADE_2] = "#0087af",
+    [INK_SHADE_3] = "#00afaf",
+    [INK_SHADE_4] = "#00af5f",
+    [INK_SHADE_5] = "#5faf00",
+    [INK_SHADE_6] = "#afaf00",
+    [INK_SHADE_7] = "#d7af00",
+    [INK_SHADE_8] = "#d75f00",
+    [INK_SHADE_9] = "#d70000"};
 
 static double px(const Frame *fr, double x)
 {

@@ -442,6 +442,18 @@ static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
         similarity_panel(shown, c);
 }
 
+/* The attention map alone (docs/model.md §2), drawn from the figure's description. */
+static void map_panel(const Snapshot *shown, Canvas *c)
+{
+    if (!shown || shown->failed) {
+        Plot_message(c, "attention map", shown ? "the computation failed" : "computing…");
+        return;
+    }
+    AttentionMapPlot p;
+    Figure_attention_map(shown->result, &p);
+    Plot_attention_map(c, &p);
+}
+
 /* One half of the compare view: the eigenvalues of the network without (or with) gap
    removal over its stable-rank curve.  The main run's network is one of the two; the
    worker's second run (same weights) gives the other's eigenvalues. */
@@ -853,6 +865,10 @@ void View_panels(const View *v, Canvas **canvas)
         main_panel(shown, &v->display, canvas[2]);
         return;
     }
+    if (v->display.panel == PANEL_ATTENTION_MAP && !v->display.compare) {
+        map_panel(shown, canvas[0]);
+        return;
+    }
     if (v->display.compare) {
         compare_half(shown, &v->display, false, canvas[0], canvas[1]);
         compare_half(shown, &v->display, true, canvas[2], canvas[3]);
@@ -891,6 +907,8 @@ unsigned View_subjects(const Display *d)
     if (d->compare) {
         panel[0] = panel[2] = eigen;
         panel[1] = panel[3] = stable;
+    } else if (count == 1) {
+        panel[0] = WARNING_ABOUT_EIGENVALUES; /* the shown matrix, as the map draws it */
     } else {
         panel[0] = eigen;
         panel[1] = WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
@@ -923,9 +941,11 @@ bool View_draw(Screen *s, const View *v, bool repaint)
         caption ? caption_rows(s, v->caption, above_status, cols, &v->display) : 0;
     int panel_rows = above_status - caption_box_rows;
     Rect r[4];
-    int count = v->display.compare ? 4 : 3;
+    int count = Display_panel_count(&v->display);
     if (v->display.compare)
         compare_layout(cols, panel_rows, r);
+    else if (count == 1)
+        r[0] = (Rect){0, 0, panel_rows, cols};
     else
         layout(cols, panel_rows, &r[0], &r[1], &r[2]);
     /* The conditioning's κ panels need six plot rows under their title and legend; its

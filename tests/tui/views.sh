@@ -29,13 +29,15 @@ before=$(grep -c 'job-start' "$trace")
 press "v: gradient norms, by layer" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F², attention frozen, log axis" v
 expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
 press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
+press "v: the attention map" "attention map A \(as built\), ℓ=1" v
 after=$(grep -c 'job-start' "$trace")
-check "gradient and similarity started no job" test "$before" -eq "$after"
+check "gradient, similarity and the map started no job" test "$before" -eq "$after"
 press "v: the conditioning, its own job" "κ\(K\) estimated: Lanczos" v
 check "the conditioning was computed by the worker" grep -q "conditioning-done" "$trace"
 before=$(grep -c 'job-start' "$trace")
 press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
 press "V: the conditioning again, kept" "κ\(K\) estimated: Lanczos" V
+press "V: the attention map again" "attention map A" V
 press "V: back to token similarity" "token similarity μ" V
 after=$(grep -c 'job-start' "$trace")
 check "stable rank, similarity and the kept conditioning started no job" test "$before" -eq "$after"
@@ -45,7 +47,7 @@ press "K: back to no skip" "skip=none" K
 expect "and the gradient curves again" "at full depth L, attention frozen"
 press "V: width sweep, recomputed for the new settings" "width sweep: sr" V
 expect "sweep done" "fitted slopes"
-press "v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v
+press "v v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v v
 
 press "c: the compare view, left half" "WITHOUT gap removal \(gap off\): eigenvalues" c
 expect "c: right half, same weights with the gap removed" "WITH gap removal \(gap center\): eigenvalues"
@@ -67,7 +69,7 @@ expect "softmax: the note instead of a curve" "no theory curve: "
 expect "softmax: the density is the i.i.d. Markov limit" "i.i.d. Markov limit"
 
 press "? lists the new keys" "o +theory overlays on / off" "?"
-expect "help: view and compare keys" "v +view: rank/width"
+expect "help: view and compare keys" "v +view: rank/…/map/cond"
 expect "help: compare" "c +compare"
 expect "help: ensemble" "E +ensemble seeds ×2"
 keys Escape
@@ -165,7 +167,7 @@ no_high_bytes() { # file
 }
 start 140 44 "env LANG=C LC_ALL=C '$BIN' -a relu -T 32 -d 32 -L 3 --seeds 2"
 expect "LANG=C: computes" "computed in [0-9]+ ms"
-for view in "width sweep: sr" "gradient norm" "token similarity mu" "kappa of the attention"; do
+for view in "width sweep: sr" "gradient norm" "token similarity mu" "attention map A" "kappa of the attention"; do
     press "LANG=C: v shows the $view view" "$view" v
     screen >"$TMP/ascii.txt"
     check "LANG=C: the $view view is ASCII" no_high_bytes "$TMP/ascii.txt"
