@@ -225,6 +225,8 @@ static int run_batch(const Options *o)
 {
     char err[OPTIONS_ERROR_SIZE];
     Workspace *w = Workspace_new();
+    if (w && o->export_matrix)
+        Workspace_full_attention_maps(w, true);
     Result *r = Result_new();
     Text doc = {0};
     Conditioning conditioning = {0};
@@ -288,8 +290,8 @@ static int run_batch(const Options *o)
         goto done;
     }
     if (o->export_dir) {
-        int files =
-            Export_write(r, o->conditioning ? &conditioning : NULL, o->export_dir, err, sizeof err);
+        int files = Export_write(r, o->conditioning ? &conditioning : NULL, o->export_matrix,
+                                 o->export_dir, err, sizeof err);
         if (files < 0) {
             fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
             goto done;

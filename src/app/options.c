@@ -181,6 +181,9 @@ void Options_usage(FILE *out)
           "      --softmax-demo  with --batch: only kappa(softmax(alpha Z + beta I)), n = T, over\n"
           "                      --seeds draws, and its limit for alpha -> 0 (softmax_demo)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
+          "      --export-matrix with --batch --export: also the shown layer's attention\n"
+          "                      matrix in full (attention_matrix.csv; with --attention-map\n"
+          "                      product, attention_product.csv too)\n"
           "      --verbose       with --batch: print the estimated compute time on stderr before\n"
           "                      computing, and the actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
@@ -218,6 +221,7 @@ enum {
     OPT_SWEEP_T,
     OPT_MAX_MEMORY,
     OPT_EXPORT,
+    OPT_EXPORT_MATRIX,
     OPT_TRACE,
     OPT_CONDITIONING,
     OPT_SOFTMAX_DEMO,
@@ -237,6 +241,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"softmax-demo", no_argument, NULL, OPT_SOFTMAX_DEMO},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"export", required_argument, NULL, OPT_EXPORT},
+    {"export-matrix", no_argument, NULL, OPT_EXPORT_MATRIX},
     {"ascii", no_argument, NULL, OPT_ASCII},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"present", no_argument, NULL, OPT_PRESENT},
@@ -340,6 +345,9 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
                 return 2;
             }
             o->export_dir = optarg;
+            continue;
+        case OPT_EXPORT_MATRIX:
+            o->export_matrix = true;
             continue;
         case OPT_SWEEP_T:
             o->sweep_tokens = true;
@@ -446,6 +454,12 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         snprintf(err, size,
                  "--jsonl: accepted without --conditioning and --softmax-demo (a line's record "
                  "is the batch document without them)");
+        return 2;
+    }
+    if (o->export_matrix && (!o->batch || !o->export_dir)) {
+        snprintf(err, size,
+                 "--export-matrix: accepted only with --batch and --export DIR (it adds the "
+                 "attention matrix to the exported files)");
         return 2;
     }
     if (o->jsonl && o->export_dir) {

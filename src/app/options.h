@@ -18,6 +18,7 @@ typedef struct {
     bool softmax_demo;             /* --softmax-demo: the softmax conditioning demo instead */
     unsigned long long max_memory; /* bytes; 0: half of the physical memory */
     const char *export_dir;        /* --export DIR: CSV and SVG files of the result */
+    bool export_matrix;            /* --export-matrix: and the attention matrix in full */
     bool ascii;
     bool no_color;
     bool present; /* --present: the screen starts in presentation mode */

@@ -312,7 +312,7 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    int files = Export_write(l->shown->result, shown_conditioning(l), dir, err, sizeof err);
+    int files = Export_write(l->shown->result, shown_conditioning(l), false, dir, err, sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
     else

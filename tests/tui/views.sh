@@ -82,7 +82,7 @@ tour=$(pwd)/presets/tour
 start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$tour' XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 3 -s 0.75"
 expect "small run computes" "computed in [0-9]+ ms"
 press "x asks for a directory" "directory: _" x
-press "Enter with none: a directory named by the time, and the export says where" "exported 6 files to attnscope-[0-9-]+/" Enter
+press "Enter with none: a directory named by the time, and the export says where" "exported 7 files to attnscope-[0-9-]+/" Enter
 check "the export wrote the per-layer CSV" bash -c "ls '$TMP'/out/attnscope-*/layers.csv"
 press "x again" "directory: _" x
 keys -l "/proc/attnscope-no-such-place"
@@ -90,7 +90,7 @@ press "a directory that cannot be written: the export says why" "export failed: 
 expect "and the prompt stays open to change it" "directory: /proc/attnscope-no-such-place_"
 keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace
 keys -l "$TMP/out/named export"
-press "a directory typed at the prompt, spaces and all" "exported 6 files to .*/named export/" Enter
+press "a directory typed at the prompt, spaces and all" "exported 7 files to .*/named export/" Enter
 check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg"
 press "x, then Esc: nothing exported" "not exported" x Escape
 same_layers_csv() { # the screen's layers.csv is the one --batch --export writes for the same settings
