@@ -250,6 +250,12 @@ typedef struct {
     bool replay_input[2];
     bool gradients;         /* the frozen-attention gradients (first seed) */
     int gradient_replay[2]; /* layers recomputed to reach the last one for them */
+    /* The product A_ℓ⋯A_1 (--attention-map product, first seed, with the spectra): one T×T
+       product a layer after the first, multiplied as the run's own layers 1..ℓ pass when it
+       computes them all, else (product_replay) after the run's network is computed again
+       from X0 up to the shown layer. */
+    bool product;
+    bool product_replay;
 } SeedPlan;
 
 /* The work a run of c will do on w: what Model_run computes, seed by seed, read off the
