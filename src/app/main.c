@@ -378,6 +378,7 @@ int main(int argc, char **argv)
                        .no_color = o.no_color,
                        .no_confirm = o.no_confirm,
                        .conditioning_path = o.conditioning_path,
+                       .export_matrix = o.export_matrix,
                        .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),

@@ -181,9 +181,9 @@ void Options_usage(FILE *out)
           "      --softmax-demo  with --batch: only kappa(softmax(alpha Z + beta I)), n = T, over\n"
           "                      --seeds draws, and its limit for alpha -> 0 (softmax_demo)\n"
           "      --export DIR    with --batch: also write CSV files and one SVG per plot into DIR\n"
-          "      --export-matrix with --batch --export: also the shown layer's attention\n"
-          "                      matrix in full (attention_matrix.csv; with --attention-map\n"
-          "                      product, attention_product.csv too)\n"
+          "      --export-matrix with --export (or the screen's x): also the shown layer's\n"
+          "                      attention matrix in full (attention_matrix.csv; with\n"
+          "                      --attention-map product, attention_product.csv too)\n"
           "      --verbose       with --batch: print the estimated compute time on stderr before\n"
           "                      computing, and the actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
@@ -456,10 +456,10 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
                  "is the batch document without them)");
         return 2;
     }
-    if (o->export_matrix && (!o->batch || !o->export_dir)) {
+    if (o->export_matrix && o->batch && !o->export_dir) {
         snprintf(err, size,
-                 "--export-matrix: accepted only with --batch and --export DIR (it adds the "
-                 "attention matrix to the exported files)");
+                 "--export-matrix: accepted with --batch only beside --export DIR (it adds the "
+                 "attention matrix to the exported files), or on the screen (x exports it)");
         return 2;
     }
     if (o->jsonl && o->export_dir) {

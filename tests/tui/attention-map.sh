@@ -4,7 +4,8 @@
 # causal mask every cell above the diagonal is blank and every cell on it is shaded (a
 # lower-triangular map), the block said; y then shows the product A_8⋯A_1, whose first
 # column is the darkest shade in every row and whose column mass peaks at token 1.  In UTF-8
-# with colour and in ASCII without (NO_COLOR): the shades are glyphs either way.
+# with colour and in ASCII without (NO_COLOR): the shades are glyphs either way.  And x with
+# --export-matrix writes the matrices --batch writes.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 PY=${PY:-python3}
@@ -66,4 +67,22 @@ for mode in "utf8 color" "ascii nocolor"; do
     check "$mode: the product is lower-triangular too ($result)" grep -q "above-blank" <<<"$result"
     quits "$mode: q quits"
 done
+
+# --export-matrix on the screen: x writes the shown layer's matrix (and, with y, the product)
+# in full, the very files --batch --export --export-matrix writes for the same settings.
+settings=(-T 24 -d 24 -L 4 -l 4 --mask causal -n ln --attention-map product)
+mkdir -p "$TMP/x"
+start 80 24 "cd '$TMP/x' && env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' ${settings[*]} --export-matrix"
+expect "--export-matrix: the screen computes" "computed in [0-9]+ ms"
+press "x asks for a directory" "directory: _" x
+keys -l "$TMP/x/screen"
+press "Enter: nine files, the matrix and the product among them" "exported 9 files to " Enter
+same_matrices() {
+    "$BIN" --batch "${settings[@]}" --export "$TMP/x/batch" --export-matrix >/dev/null 2>&1 &&
+        cmp "$TMP/x/batch/attention_matrix.csv" "$TMP/x/screen/attention_matrix.csv" &&
+        cmp "$TMP/x/batch/attention_product.csv" "$TMP/x/screen/attention_product.csv" &&
+        cmp "$TMP/x/batch/attention_map.svg" "$TMP/x/screen/attention_map.svg"
+}
+check "the screen's matrices and map are --batch's byte for byte" same_matrices
+quits "q quits"
 finish
