@@ -465,9 +465,11 @@ void Figure_attention_map(const Result *r, AttentionMapPlot *p)
                  c->layer, c->head, c->tokens);
     const AttentionMap *map = product ? &r->product_map : &r->attention_map;
     if (!r->spectra_ready || !map->mean) {
-        p->message = r->layers_done >= c->layer && r->spectra_ready
-                         ? "no map: the network has no finite attention there"
-                         : "computing…";
+        /* The layer done without spectra: its network overflowed or vanished before it. */
+        if (!r->spectra_ready && r->layers_done >= c->layer)
+            p->message = "no map: the network has no finite attention matrix at this layer";
+        else
+            p->message = r->spectra_ready ? "computing the product A_ℓ…A_1…" : "computing…";
         return;
     }
     p->map = map;
