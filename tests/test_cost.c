@@ -449,6 +449,8 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_declared_work_compared(&v, "W^O zero, W^V identity");
     v = c, v.seeds = 3;
     assert_declared_work_compared(&v, "three seeds");
+    v = c, v.attention_map = ATTENTION_MAP_PRODUCT, v.layer = 3, v.heads = 2, v.head = 2;
+    assert_declared_work_compared(&v, "the attention product A_3 A_2 A_1 of head 2");
     v = c, v.input_norm = INPUT_NORM_SQRT_D, v.layer = 3;
     assert_declared_work_compared(&v, "input sqrt-d, last layer shown");
     /* No QR for embedding rows; T > d. */
@@ -646,6 +648,39 @@ static void test_head_key_priced_as_its_dgeev(void **state)
     Workspace_free(w);
 }
 
+/* y on a kept network: the product needs its layers again from X0 (the plan says so), and
+   the declared work of that run is what it runs, product for product and decomposition for
+   decomposition. */
+static void test_product_from_kept_layers_priced(void **state)
+{
+    (void)state;
+    Config c = work_base();
+    c.depth = 4;
+    c.layer = 3;
+    Workspace *w = kept_after_run(&c);
+    c.attention_map = ATTENTION_MAP_PRODUCT;
+    ModelPlan plan;
+    assert_int_equal(Model_plan(&c, w, &plan), 0);
+    assert_true(plan.seed[0].product && plan.seed[0].product_replay);
+    WorkTotals declared = {0};
+    Work_seed_steps(&plan, 0, c.depth + 1, sum_step, &declared);
+    ModelPlan_release(&plan);
+    LinalgTally performed = {0};
+    Workspace_take_tally(w, &performed); /* the first run's, dropped */
+    performed = (LinalgTally){0};
+    char err[256];
+    Result *r = Result_new();
+    assert_int_equal(Model_run(&c, w, r, NULL, err, sizeof err), 0);
+    assert_non_null(r->product_map.mean);
+    Workspace_take_tally(w, &performed);
+    if (performed.product_flops != declared.product_flops)
+        fail_msg("the product's run did %.17g flops, its plan declares %.17g",
+                 performed.product_flops, declared.product_flops);
+    assert_true(performed.calls[LINALG_EIGENVALUES] == declared.calls[WORK_EIGENVALUES]);
+    Result_free(r);
+    Workspace_free(w);
+}
+
 /* The compare view's price is the plan Model_plan makes for its network (gap removal
    toggled, up to the shown layer, one seed) on the workspace the run of c kept. */
 static void test_compare_price_is_its_plan(void **state)
@@ -819,6 +854,7 @@ int main(void)
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),
         cmocka_unit_test(test_causal_outliers_priced_as_dgeev),
         cmocka_unit_test(test_head_key_priced_as_its_dgeev),
+        cmocka_unit_test(test_product_from_kept_layers_priced),
         cmocka_unit_test(test_compare_price_is_its_plan),
         cmocka_unit_test(test_progress_moves_inside_a_stage),
         cmocka_unit_test(test_conditioning_price),

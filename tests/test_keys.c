@@ -26,7 +26,8 @@ static void test_every_spec_key_bound(void **state)
     assert_int_equal(Keys_find('L' & 0x1f)->kind, ACTION_REDRAW);
     assert_non_null(Keys_find(KEY_LEFT));
     assert_non_null(Keys_find(KEY_RIGHT));
-    assert_null(Keys_find('y'));
+    /* y toggles the attention map between the shown layer's A and the product A_ℓ⋯A_1. */
+    assert_non_null(Keys_find('y'));
     /* No Alt, Ctrl-S or Ctrl-Q bindings (flow control and terminals disagree on them). */
     assert_null(Keys_find('S' & 0x1f));
     assert_null(Keys_find('Q' & 0x1f));
@@ -293,9 +294,9 @@ static void test_display_keys(void **state)
     assert_true(Keys_apply(Keys_find('o'), &c, note, sizeof note));
     assert_false(c.display.overlays);
     assert_non_null(strstr(note, "overlays off"));
-    const Panel order[] = {PANEL_WIDTH_SWEEP, PANEL_GRADIENT, PANEL_SIMILARITY, PANEL_CONDITIONING,
-                           PANEL_STABLE_RANK};
-    for (int i = 0; i < 5; i++) {
+    const Panel order[] = {PANEL_WIDTH_SWEEP,   PANEL_GRADIENT,     PANEL_SIMILARITY,
+                           PANEL_ATTENTION_MAP, PANEL_CONDITIONING, PANEL_STABLE_RANK};
+    for (int i = 0; i < 6; i++) {
         note[0] = '\0';
         Keys_apply(Keys_find('v'), &c, note, sizeof note);
         assert_int_equal(c.display.panel, order[i]);

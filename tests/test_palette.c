@@ -63,9 +63,12 @@ static const unsigned XTERM[8] = {
 };
 
 static const char *const INK_NAMES[INK_COUNT] = {
-    [INK_DEFAULT] = "default",     [INK_AXIS] = "axis",     [INK_BULK] = "bulk",
-    [INK_OUTLIER] = "outlier",     [INK_THEORY] = "theory", [INK_GHOST] = "ghost",
-    [INK_HIGHLIGHT] = "highlight",
+    [INK_DEFAULT] = "default",     [INK_AXIS] = "axis",       [INK_BULK] = "bulk",
+    [INK_OUTLIER] = "outlier",     [INK_THEORY] = "theory",   [INK_GHOST] = "ghost",
+    [INK_HIGHLIGHT] = "highlight", [INK_SHADE_1] = "shade 1", [INK_SHADE_2] = "shade 2",
+    [INK_SHADE_3] = "shade 3",     [INK_SHADE_4] = "shade 4", [INK_SHADE_5] = "shade 5",
+    [INK_SHADE_6] = "shade 6",     [INK_SHADE_7] = "shade 7", [INK_SHADE_8] = "shade 8",
+    [INK_SHADE_9] = "shade 9",
 };
 
 static void test_eight_colour_inks_read(void **state)

@@ -5,6 +5,7 @@
 
 #include "plot.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The canvas as text, rows separated by newlines. */
@@ -576,6 +577,113 @@ static void test_title_wraps(void **state)
     Canvas_free(c);
 }
 
+/* The shade scale, by hand: 3/8 of a decade a step below the top, ' ' exactly 0. */
+static void test_shades(void **state)
+{
+    (void)state;
+    assert_int_equal(Figure_shade(0, 1), 0);
+    assert_int_equal(Figure_shade(1, 1), 9);
+    assert_int_equal(Figure_shade(-1, 1), 9);      /* |value| */
+    assert_int_equal(Figure_shade(0.5, 1), 9);     /* log10 0.5 · 8/3 = −0.80 */
+    assert_int_equal(Figure_shade(1.0 / 3, 1), 8); /* −1.27 */
+    assert_int_equal(Figure_shade(0.1, 2), 6);     /* log10 0.05 · 8/3 = −3.47 */
+    assert_int_equal(Figure_shade(1e-9, 1), 1);    /* below the scale: its first step, not blank */
+    assert_int_equal(Figure_shade(1, 0), 0);       /* an all-zero map */
+}
+
+/* A causal matrix with uniform rows: a_ij = 1/(i + 1) for j ≤ i, 0 after. */
+static double *causal_uniform(int T)
+{
+    double *a = calloc((size_t)T * T, sizeof(double));
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j <= i; j++)
+            a[i * T + j] = 1.0 / (i + 1);
+    return a;
+}
+
+/* The map row `row` of the canvas from the column after the margin, as text. */
+static const char *canvas_row(const Canvas *c, int row, int from)
+{
+    static char out[512];
+    size_t used = 0;
+    for (int col = from; col < Canvas_cols(c) && used + 8 < sizeof out; col++) {
+        char cell[8];
+        Canvas_cell(c, col, row, cell);
+        used += (size_t)snprintf(out + used, sizeof out - used, "%s", cell);
+    }
+    return out;
+}
+
+/* A causal map drawn whole (10 cells fit): blank above the diagonal, shades by hand below. */
+static void test_attention_map_causal(void **state)
+{
+    (void)state;
+    int T = 10;
+    double *a = causal_uniform(T);
+    AttentionMap m;
+    assert_int_equal(AttentionMap_reduce(a, T, 1, &m), 0);
+    AttentionMapPlot p = {.title = "map", .map = &m, .tokens = T, .hint = "hint"};
+    Canvas *c = Canvas_new(60, 20, false);
+    Plot_attention_map(c, &p);
+    int margin = 3; /* "10" and a blank */
+    /* Row i: shade of 1/(i + 1) on keys 0..i: '@' for 1 and 1/2, '%' for 1/3, '#' for 1/10
+       (log10 0.1 · 8/3 = −2.67: two steps down). */
+    const char expected[10] = {'@', '@', '%', '%', '%', '#', '#', '#', '#', '#'};
+    for (int i = 0; i < T; i++) {
+        const char *row = canvas_row(c, 1 + i, margin);
+        for (int j = 0; j < T; j++) {
+            char want = j <= i ? expected[i] : ' ';
+            if (row[2 * j] != want || row[2 * j + 1] != want)
+                fail_msg("row %d, key %d: '%c%c', expected '%c%c'\n%s", i, j, row[2 * j],
+                         row[2 * j + 1], want, want, text(c));
+        }
+    }
+    assert_non_null(strstr(text(c), "block means 1x1 tokens"));
+    assert_true(ascii_only(text(c)));
+    Canvas_free(c);
+    AttentionMap_release(&m);
+    free(a);
+}
+
+/* T = 37 on a panel of 8 cells a side: blocks of 5, the last of 2, each the mean of its
+   tokens (a loop here), shaded against the largest. */
+static void test_attention_map_blocks_not_dividing(void **state)
+{
+    (void)state;
+    int T = 37, b = 5, n = 8;
+    double *a = causal_uniform(T);
+    AttentionMap m;
+    assert_int_equal(AttentionMap_reduce(a, T, 1, &m), 0);
+    AttentionMapPlot p = {.title = "map", .map = &m, .tokens = T, .hint = "hint"};
+    /* Rows: title, 8 cells, key axis, hint; the legend beside the map. */
+    Canvas *c = Canvas_new(80, 1 + n + 2, false);
+    Plot_attention_map(c, &p);
+    double mean[8][8], top = 0;
+    for (int r = 0; r < n; r++)
+        for (int k = 0; k < n; k++) {
+            int r1 = r * b + b < T ? r * b + b : T, k1 = k * b + b < T ? k * b + b : T;
+            double sum = 0;
+            for (int i = r * b; i < r1; i++)
+                for (int j = k * b; j < k1; j++)
+                    sum += a[i * T + j];
+            mean[r][k] = sum / ((r1 - r * b) * (k1 - k * b));
+            top = mean[r][k] > top ? mean[r][k] : top;
+        }
+    for (int r = 0; r < n; r++) {
+        const char *row = canvas_row(c, 1 + r, 3);
+        for (int k = 0; k < n; k++) {
+            char want = FIGURE_SHADE_GLYPHS[Figure_shade(mean[r][k], top)];
+            if (row[2 * k] != want)
+                fail_msg("cell %d,%d: '%c', expected '%c'\n%s", r, k, row[2 * k], want, text(c));
+        }
+    }
+    assert_non_null(strstr(text(c), "block means 5x5 tokens (last 2)"));
+    assert_non_null(strstr(text(c), "8x8 cells"));
+    Canvas_free(c);
+    AttentionMap_release(&m);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -594,6 +702,9 @@ int main(void)
         cmocka_unit_test(test_unit_circle_shape),
         cmocka_unit_test(test_layer_axis_and_shown_layer),
         cmocka_unit_test(test_title_wraps),
+        cmocka_unit_test(test_shades),
+        cmocka_unit_test(test_attention_map_causal),
+        cmocka_unit_test(test_attention_map_blocks_not_dividing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

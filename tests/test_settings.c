@@ -304,6 +304,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.input = INPUT_EMBEDDING;
     c.vocab = 32000;
     c.positions = POSITIONS_LEARNED;
+    c.attention_map = ATTENTION_MAP_PRODUCT;
     assert_settings_shown(&c);
     assert_false(Settings_find("input-norm")->in_use(&c));
     const Setting *alpha = Settings_find("init-alpha");

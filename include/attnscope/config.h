@@ -19,6 +19,8 @@ typedef enum {
 typedef enum { MASK_FULL, MASK_CAUSAL, MASK_WINDOW, MASK_WINDOW_CAUSAL } Mask;
 
 typedef enum { GAP_OFF, GAP_CENTER, GAP_UNIFORM, GAP_DEFLATE, GAP_OUTLIERS } Gap;
+/* What the attention map shows: the shown layer's A, or the product A_ℓ⋯A_1 up to it. */
+typedef enum { ATTENTION_MAP_LAYER, ATTENTION_MAP_PRODUCT } AttentionMapKind;
 
 typedef enum { LAYERNORM_NONE, LAYERNORM_RMS, LAYERNORM_LN } LayerNorm;
 
@@ -111,6 +113,7 @@ typedef struct {
     int count;
 } EnumNames;
 
+extern const EnumNames ATTENTION_MAP_NAMES;
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
 extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
     INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES, DEPTH_SCALE_NAMES, INPUT_NAMES,
@@ -180,6 +183,7 @@ typedef struct {
     /* Per-matrix choices (MATRIX_INIT_SCHEME: the scheme's); W1 and W2 share init_mlp. */
     MatrixInitChoice init_query, init_key, init_value, init_output, init_mlp;
     int layer; /* layer whose attention matrix is shown, 1..depth */
+    AttentionMapKind attention_map; /* the map shows A_ℓ, or the product A_ℓ⋯A_1 (computed) */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */
 } Config;

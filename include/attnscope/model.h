@@ -10,6 +10,7 @@
 #ifndef ATTNSCOPE_MODEL_H
 #define ATTNSCOPE_MODEL_H
 
+#include "attnscope/attention_map.h"
 #include "attnscope/config.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
@@ -126,6 +127,12 @@ typedef struct {
     bool eigenvalues_exact;  /* read off a triangular matrix's diagonal */
     int outlier;             /* index of the eigenvalue that stands apart (Spectra_outlier), -1 */
     Readouts readouts;
+    /* The attention map (docs/model.md §2) with the spectra: block means of the shown matrix
+       as built (before gap removal), and, with --attention-map product, of the shown head's
+       A_ℓ⋯A_1 and its column mass Σ_i (A_ℓ⋯A_1)_ij / T (T values; NaN: not computed). */
+    AttentionMap attention_map;
+    AttentionMap product_map;
+    double *product_column_mass;
 
     /* How many stable ranks each route computed (all seeds, both networks), by MeasureRoute:
        shows how often the top-eigenpair route was certified. */
@@ -176,6 +183,9 @@ void Workspace_keep_layers(Workspace *w, size_t budget_bytes);
 /* While paused, runs keep nothing and leave what is kept as it is (the width sweep runs
    other sizes on the screen's workspace).  Returns the previous state. */
 bool Workspace_pause_keeping(Workspace *w, bool paused);
+/* Keeps the attention maps in full (block 1, T×T) instead of at most ATTENTION_MAP_CELLS
+   cells a side, for an export of the whole matrix; for the runs from now on. */
+void Workspace_full_attention_maps(Workspace *w, bool full);
 /* Bytes of token matrices kept now. */
 size_t Workspace_kept_bytes(const Workspace *w);
 
@@ -240,6 +250,12 @@ typedef struct {
     bool replay_input[2];
     bool gradients;         /* the frozen-attention gradients (first seed) */
     int gradient_replay[2]; /* layers recomputed to reach the last one for them */
+    /* The product A_ℓ⋯A_1 (--attention-map product, first seed, with the spectra): one T×T
+       product a layer after the first, multiplied as the run's own layers 1..ℓ pass when it
+       computes them all, else (product_replay) after the run's network is computed again
+       from X0 up to the shown layer. */
+    bool product;
+    bool product_replay;
 } SeedPlan;
 
 /* The work a run of c will do on w: what Model_run computes, seed by seed, read off the

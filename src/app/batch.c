@@ -309,6 +309,11 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     } else {
         Text_printf(t, "null,\n \"singular_values\": null");
     }
+    /* Computed with --attention-map product only (T³ a layer): null otherwise. */
+    if (r->spectra_ready && r->product_map.mean)
+        field_numbers(t, "product_column_mass", r->product_column_mass, T);
+    else
+        Text_printf(t, ",\n \"product_column_mass\": null");
     if (r->outlier >= 0)
         Text_printf(t, ",\n \"outlier\": %d", r->outlier);
     else

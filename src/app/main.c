@@ -230,7 +230,7 @@ static int batch_write(const Options *o, const Result *r, const WidthSweep *swee
         return 1;
     }
     if (o->export_dir) {
-        int files = Export_write(r, conditioning, o->export_dir, err, sizeof err);
+        int files = Export_write(r, conditioning, o->export_matrix, o->export_dir, err, sizeof err);
         if (files < 0) {
             fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
             return 1;
@@ -250,6 +250,8 @@ static int run_batch(const Options *o)
 {
     char err[OPTIONS_ERROR_SIZE];
     Workspace *w = Workspace_new();
+    if (w && o->export_matrix)
+        Workspace_full_attention_maps(w, true);
     Result *r = Result_new();
     Text doc = {0};
     Conditioning conditioning = {0};
@@ -419,6 +421,7 @@ int main(int argc, char **argv)
                        .no_color = o.no_color,
                        .no_confirm = o.no_confirm,
                        .conditioning_path = o.conditioning_path,
+                       .export_matrix = o.export_matrix,
                        .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),

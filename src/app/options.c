@@ -203,6 +203,9 @@ void Options_usage(FILE *out)
           "                      kappa(K): auto builds K in full (T*d <= 4096) unless that is\n"
           "                      priced above 60 s at this machine's rate; exact and lanczos\n"
           "                      pin the path, whatever the machine's speed or load\n"
+          "      --export-matrix with --export (or the screen's x): also the shown layer's\n"
+          "                      attention matrix in full (attention_matrix.csv; with\n"
+          "                      --attention-map product, attention_product.csv too)\n"
           "      --weights FILE|DIR\n"
           "                      the weights of a safetensors checkpoint (a file, or a\n"
           "                      directory with model.safetensors or its sharded index)\n"
@@ -237,6 +240,7 @@ enum {
     OPT_NO_CONFIRM,
     OPT_MAX_TIME,
     OPT_CONDITIONING_PATH,
+    OPT_EXPORT_MATRIX,
     OPT_WEIGHTS,
     OPT_EXPORT_WEIGHTS,
     OPT_EXPORT_DTYPE,
@@ -260,6 +264,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"no-confirm", no_argument, NULL, OPT_NO_CONFIRM},
     {"max-time", required_argument, NULL, OPT_MAX_TIME},
     {"conditioning-path", required_argument, NULL, OPT_CONDITIONING_PATH},
+    {"export-matrix", no_argument, NULL, OPT_EXPORT_MATRIX},
     {"weights", required_argument, NULL, OPT_WEIGHTS},
     {"export-weights", required_argument, NULL, OPT_EXPORT_WEIGHTS},
     {"export-dtype", required_argument, NULL, OPT_EXPORT_DTYPE},
@@ -360,6 +365,9 @@ static bool other_flag(int ch, Options *o)
         return true;
     case OPT_NO_CONFIRM:
         o->no_confirm = true;
+        return true;
+    case OPT_EXPORT_MATRIX:
+        o->export_matrix = true;
         return true;
     case 'h':
         o->help = true;
@@ -505,6 +513,12 @@ static int check_combinations(const Options *o, char *err, size_t size)
                  "--export '%s': accepted only without --jsonl (every line would overwrite "
                  "the same files)",
                  o->export_dir);
+        return 2;
+    }
+    if (o->export_matrix && o->batch && !o->export_dir) {
+        snprintf(err, size,
+                 "--export-matrix: accepted with --batch only beside --export DIR (it adds the "
+                 "attention matrix to the exported files), or on the screen (x exports it)");
         return 2;
     }
     if (o->export_dtype_given && !o->export_weights_dir) {

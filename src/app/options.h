@@ -22,6 +22,7 @@ typedef struct {
     const char *export_weights_dir; /* --export-weights DIR: the weights as a checkpoint */
     int export_dtype;               /* --export-dtype: a SafetensorsDtype, F64 by default */
     bool export_dtype_given;
+    bool export_matrix; /* --export-matrix: and the attention matrix in full */
     bool ascii;
     bool no_color;
     bool present; /* --present: the screen starts in presentation mode */

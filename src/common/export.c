@@ -21,14 +21,16 @@
 #include <unistd.h>
 
 /* NAME_ROOM: what a file's name adds to its directory's path. */
-enum { FILES = 6, PATH_SIZE = 4096, NAME_ROOM = 32 };
+enum { FILES = 7, PATH_SIZE = 4096, NAME_ROOM = 32 };
 
 /* The files of every export, then conditioning.csv (CONDITIONING_FILE), written when there is a
-   conditioning result. */
-enum { CONDITIONING_FILE = FILES, NAMES };
+   conditioning result, and the attention matrix and product in full, when asked (the product
+   where the result has it). */
+enum { CONDITIONING_FILE = FILES, MATRIX_FILE, PRODUCT_FILE, NAMES };
 static const char *const FILE_NAMES[NAMES] = {
-    "eigenvalues.csv",     "singular_values.csv", "layers.csv",      "eigenvalues.svg",
-    "singular_values.svg", "stable_rank.svg",     "conditioning.csv"};
+    "eigenvalues.csv",      "singular_values.csv",  "layers.csv",        "eigenvalues.svg",
+    "singular_values.svg",  "stable_rank.svg",      "attention_map.svg", "conditioning.csv",
+    "attention_matrix.csv", "attention_product.csv"};
 
 /* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
 static const Complex *shown_eigenvalues(const Result *r)
@@ -154,11 +156,52 @@ void Export_conditioning_csv(FILE *f, const Conditioning *k)
     }
 }
 
+/* A T×T matrix kept in full (a map at block 1): a row per query i, its T keys' entries. */
+static void write_matrix_csv(FILE *f, const Result *r, const AttentionMap *m, const char *what)
+{
+    int T = m->tokens;
+    csv_header(f, &r->config, what);
+    fputs("query", f);
+    for (int j = 1; j <= T; j++)
+        fprintf(f, ",key_%d", j);
+    fputc('\n', f);
+    for (int i = 0; i < T; i++) {
+        fprintf(f, "%d", i + 1);
+        for (int j = 0; j < T; j++) {
+            fputc(',', f);
+            csv_number(f, m->mean[(size_t)i * T + j]);
+        }
+        fputc('\n', f);
+    }
+}
+
+static void write_attention_matrix_csv(FILE *f, const Result *r)
+{
+    write_matrix_csv(f, r, &r->attention_map,
+                     "attention_matrix.csv: the shown layer's attention matrix A as built (row i: "
+                     "query i's weights on the keys)");
+}
+
+static void write_attention_product_csv(FILE *f, const Result *r)
+{
+    write_matrix_csv(f, r, &r->product_map,
+                     "attention_product.csv: the product A_l...A_1 of the shown head's attention "
+                     "matrices up to the shown layer");
+}
+
 typedef void (*Writer)(FILE *f, const Result *r);
 
-static const Writer WRITERS[FILES] = {write_eigenvalues_csv, write_singular_values_csv,
-                                      Export_layers_csv,     Svg_eigenvalues,
-                                      Svg_singular_values,   Svg_stable_rank};
+static const Writer WRITERS[NAMES] = {write_eigenvalues_csv,      write_singular_values_csv,
+                                      Export_layers_csv,          Svg_eigenvalues,
+                                      Svg_singular_values,        Svg_stable_rank,
+                                      Svg_attention_map,          NULL,
+                                      write_attention_matrix_csv, write_attention_product_csv};
+
+/* Whether a full matrix is there to write: kept at block 1 (--export-matrix). */
+static bool full_map(const AttentionMap *m)
+{
+    return m->mean && m->block == 1;
+}
 
 /* ---- Files and directories -------------------------------------------------------------- */
 
@@ -462,8 +505,8 @@ int Export_check(const char *dir, char *err, size_t size)
     return resolve_target(dir, target, &exists, &old, err, size);
 }
 
-int Export_write(const Result *r, const Conditioning *conditioning, const char *dir, char *err,
-                 size_t size)
+int Export_write(const Result *r, const Conditioning *conditioning, bool matrix, const char *dir,
+                 char *err, size_t size)
 {
     char target[PATH_SIZE], staging[PATH_SIZE];
     bool exists;
@@ -494,9 +537,21 @@ int Export_write(const Result *r, const Conditioning *conditioning, const char *
                  strerror(errno));
         status = -1;
     }
-    int files = conditioning ? NAMES : FILES;
-    for (int i = 0; i < files && status == 0; i++)
-        status = write_file(r, conditioning, staging, i, err, size);
+    bool wanted[NAMES] = {[CONDITIONING_FILE] = conditioning != NULL,
+                          [MATRIX_FILE] = matrix,
+                          [PRODUCT_FILE] = matrix && r->product_map.mean};
+    for (int i = 0; i < FILES; i++)
+        wanted[i] = true;
+    if (status == 0 && matrix && !full_map(&r->attention_map)) {
+        snprintf(err, size, "no attention matrix to export in full: %s",
+                 r->attention_map.mean ? "the result keeps block means of it only"
+                                       : "the shown layer has no finite attention matrix");
+        status = -1;
+    }
+    int files = 0;
+    for (int i = 0; i < NAMES && status == 0; i++)
+        if (wanted[i] && (status = write_file(r, conditioning, staging, i, err, size)) == 0)
+            files++;
     if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
         snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
         status = -1;

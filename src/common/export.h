@@ -9,6 +9,7 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -26,16 +27,18 @@ void Export_conditioning_csv(FILE *f, const Conditioning *k);
 const char *Export_default_directory(char *buf, size_t size);
 
 /* Writes eigenvalues.csv, singular_values.csv, layers.csv, eigenvalues.svg,
-   singular_values.svg and stable_rank.svg as the directory dir, creating its missing parents
-   (as mkdir -p).  Files get 0666 and new directories 0777, less the umask; a replaced dir
-   keeps its mode.  An existing dir is replaced as a whole (atomically where the file system
-   can exchange two names), so it must be empty or hold only an earlier export's files:
+   singular_values.svg, stable_rank.svg and attention_map.svg as the directory dir, creating
+   its missing parents (as mkdir -p).  Files get 0666 and new directories 0777, less the umask; a
+   replaced dir keeps its mode.  An existing dir is replaced as a whole (atomically where the file
+   system can exchange two names), so it must be empty or hold only an earlier export's files:
    anything else in it is refused, never moved or deleted.  conditioning.csv is added when
-   conditioning is not NULL.  Returns the number of files written, or -1 with the reason in
-   err (not naming dir) and nothing changed.  The hidden staging directory beside dir is
+   conditioning is not NULL; with `matrix`, attention_matrix.csv (the shown layer's A, which
+   the result must keep in full: Workspace_full_attention_maps) and, where the result has the
+   product, attention_product.csv.  Returns the number of files written, or -1 with the
+   reason in err (not naming dir) and nothing changed.  The hidden staging directory beside dir is
    removed whatever happens, and so are those a killed export left there. */
-int Export_write(const Result *r, const Conditioning *conditioning, const char *dir, char *err,
-                 size_t size);
+int Export_write(const Result *r, const Conditioning *conditioning, bool matrix, const char *dir,
+                 char *err, size_t size);
 
 /* The checks Export_write makes of dir before it writes anything, for a caller that is about
    to compute what it will export: 0, or -1 with the reason in err (not naming dir). */

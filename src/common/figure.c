@@ -487,3 +487,79 @@ void Figure_settings(const Config *c, char *buf, size_t size)
         used += (size_t)n;
     }
 }
+
+void Figure_attention_map(const Result *r, AttentionMapPlot *p)
+{
+    const Config *c = &r->config;
+    bool product = c->attention_map == ATTENTION_MAP_PRODUCT;
+    *p = (AttentionMapPlot){.product = product, .tokens = c->tokens};
+    if (product)
+        snprintf(p->title, sizeof p->title, "attention product A_ℓ…A_1, ℓ=%d, head %d, T=%d",
+                 c->layer, c->head, c->tokens);
+    else
+        snprintf(p->title, sizeof p->title, "attention map A (as built), ℓ=%d, head %d, T=%d",
+                 c->layer, c->head, c->tokens);
+    const AttentionMap *map = product ? &r->product_map : &r->attention_map;
+    if (!r->spectra_ready || !map->mean) {
+        /* The layer done without spectra: its network overflowed or vanished before it. */
+        if (!r->spectra_ready && r->layers_done >= c->layer)
+            p->message = "no map: the network has no finite attention matrix at this layer";
+        else
+            p->message = r->spectra_ready ? "computing the product A_ℓ…A_1…" : "computing…";
+        return;
+    }
+    p->map = map;
+    if (!product) {
+        p->hint = "y: the product A_ℓ…A_1 and its column mass (one T×T product a layer)";
+        return;
+    }
+    p->column_mass = r->product_column_mass;
+    int peak = 0;
+    for (int j = 1; j < c->tokens; j++)
+        if (r->product_column_mass[j] > r->product_column_mass[peak])
+            peak = j;
+    snprintf(p->mass_label, sizeof p->mass_label,
+             "column mass Σ_i P_ij/T against token j: largest %.3g at j=%d",
+             r->product_column_mass[peak], peak + 1);
+}
+
+int Figure_map_factor(const AttentionMap *m, int cells)
+{
+    if (cells < 1)
+        cells = 1;
+    return (m->cells + cells - 1) / cells;
+}
+
+double Figure_map_top(const AttentionMap *m)
+{
+    double top = 0;
+    for (size_t i = 0; m->mean && i < (size_t)m->cells * m->cells; i++)
+        if (fabs(m->mean[i]) > top)
+            top = fabs(m->mean[i]);
+    return top;
+}
+
+int Figure_shade(double value, double top)
+{
+    if (value == 0 || !(top > 0))
+        return 0;
+    double steps = (FIGURE_SHADES - 2) / FIGURE_SHADE_DECADES;
+    double level = FIGURE_SHADES - 1 + ceil(log10(fabs(value) / top) * steps);
+    return level < 1 ? 1 : level > FIGURE_SHADES - 1 ? FIGURE_SHADES - 1 : (int)level;
+}
+
+void Figure_map_legend(double top, const AttentionMap *drawn,
+                       char phrase[FIGURE_MAP_PHRASES][FIGURE_MAP_PHRASE_SIZE])
+{
+    snprintf(phrase[0], FIGURE_MAP_PHRASE_SIZE, "log scale to max %.3g", top);
+    snprintf(phrase[1], FIGURE_MAP_PHRASE_SIZE, "'.' ≤ %.2g, blank: 0",
+             top * pow(10, -FIGURE_SHADE_DECADES));
+    int last = AttentionMap_cell_tokens(drawn, drawn->cells - 1);
+    char rest[32] = "";
+    if (last != drawn->block)
+        snprintf(rest, sizeof rest, " (last %d)", last);
+    snprintf(phrase[2], FIGURE_MAP_PHRASE_SIZE, "block means %d×%d tokens%s", drawn->block,
+             drawn->block, rest);
+    snprintf(phrase[3], FIGURE_MAP_PHRASE_SIZE, "%d×%d cells", drawn->cells, drawn->cells);
+    snprintf(phrase[4], FIGURE_MAP_PHRASE_SIZE, "rows: query i, columns: key j");
+}

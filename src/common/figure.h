@@ -181,6 +181,41 @@ typedef struct {
 
 void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f);
 
+/* The attention map (docs/model.md §2): block means of the shown layer's A, or of the product
+   A_ℓ⋯A_1, as shades on a log scale below the drawn map's largest |value| (FIGURE_SHADES
+   steps, ' ' exactly 0: a masked block), the block said; with the product, its column mass
+   against position as a line under it. */
+enum { FIGURE_SHADES = 10 };
+#define FIGURE_SHADE_GLYPHS " .:-=+*#%@"
+/* The shades 1..9 span this many decades below the largest value (3/8 of one a step). */
+#define FIGURE_SHADE_DECADES 3.0
+
+typedef struct {
+    char title[FIGURE_TITLE_SIZE];
+    const char *message;       /* said instead of a map (NULL: the map is there) */
+    const AttentionMap *map;   /* as kept (at most ATTENTION_MAP_CELLS a side) */
+    bool product;              /* the map is of A_ℓ⋯A_1 */
+    const double *column_mass; /* the product's, T values; NULL without the product */
+    int tokens;
+    char mass_label[FIGURE_TITLE_SIZE]; /* what the line under the map is, its peak */
+    const char *hint;                   /* a line under the map without the product */
+} AttentionMapPlot;
+
+void Figure_attention_map(const Result *r, AttentionMapPlot *p);
+/* The smallest k that coarsens m to at most `cells` cells a side (AttentionMap_coarsen). */
+int Figure_map_factor(const AttentionMap *m, int cells);
+/* The largest |mean| of m (0 for an empty or all-zero map). */
+double Figure_map_top(const AttentionMap *m);
+/* The shade 0..FIGURE_SHADES − 1 of value against top: 0 for 0, else 1 + the 3/8-decade steps
+   above top·10^−3 (values at or below it 1, top itself the last). */
+int Figure_shade(double value, double top);
+/* The legend of a map drawn at `drawn`'s block with shades up to top, as phrases a renderer
+   puts on one line each or joins: the scale's top, its bottom and blank, the block, the
+   cells, what rows and columns are. */
+enum { FIGURE_MAP_PHRASES = 5, FIGURE_MAP_PHRASE_SIZE = 64 };
+void Figure_map_legend(double top, const AttentionMap *drawn,
+                       char phrase[FIGURE_MAP_PHRASES][FIGURE_MAP_PHRASE_SIZE]);
+
 /* 1, 2 or 5 times a power of ten, at least `raw`. */
 double Figure_nice_step(double raw);
 /* Ticks at the multiples of a nice step of about (hi − lo)/wanted inside [lo, hi], ascending,

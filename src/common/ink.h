@@ -12,6 +12,17 @@ typedef enum {
     INK_THEORY,
     INK_GHOST,
     INK_HIGHLIGHT,
+    /* The attention map's shades 1..9, lightest first (shade 0, exactly 0, is blank): the
+       glyph says the shade too, so a terminal without colour loses nothing. */
+    INK_SHADE_1,
+    INK_SHADE_2,
+    INK_SHADE_3,
+    INK_SHADE_4,
+    INK_SHADE_5,
+    INK_SHADE_6,
+    INK_SHADE_7,
+    INK_SHADE_8,
+    INK_SHADE_9,
     INK_COUNT
 } Ink;
 

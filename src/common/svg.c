@@ -18,8 +18,23 @@ typedef struct {
 } Frame;
 
 static const char *const INK_COLOUR[INK_COUNT] = {
-    [INK_DEFAULT] = "#333", [INK_AXIS] = "#999",  [INK_BULK] = "#137",     [INK_OUTLIER] = "#d22",
-    [INK_THEORY] = "#c60",  [INK_GHOST] = "#888", [INK_HIGHLIGHT] = "#393"};
+    [INK_DEFAULT] = "#333",
+    [INK_AXIS] = "#999",
+    [INK_BULK] = "#137",
+    [INK_OUTLIER] = "#d22",
+    [INK_THEORY] = "#c60",
+    [INK_GHOST] = "#888",
+    [INK_HIGHLIGHT] = "#393",
+    /* The map's shades, as the screen's 256 colours. */
+    [INK_SHADE_1] = "#005faf",
+    [INK_SHADE_2] = "#0087af",
+    [INK_SHADE_3] = "#00afaf",
+    [INK_SHADE_4] = "#00af5f",
+    [INK_SHADE_5] = "#5faf00",
+    [INK_SHADE_6] = "#afaf00",
+    [INK_SHADE_7] = "#d7af00",
+    [INK_SHADE_8] = "#d75f00",
+    [INK_SHADE_9] = "#d70000"};
 
 static double px(const Frame *fr, double x)
 {
@@ -432,4 +447,80 @@ void Svg_stable_rank(FILE *f, const Result *r)
                     "text-anchor=\"middle\">%s</text>\n",
                     px(&fr, l), fr.top + 10, INK_COLOUR[INK_AXIS], FIGURE_LOCAL_GLYPH);
     svg_close(f, fig.legend, fig.legend_count, &fr);
+}
+
+/* The map's cells at most this many a side: 5 pixels each, some 10⁴ rectangles. */
+enum { SVG_MAP_CELLS = 104, MAP_MASS_ROWS = 120, MAP_LEGEND_ROWS = 3 * LINE };
+
+/* The column mass of the product under the map, on the map's x (token j at its column). */
+static int svg_column_mass(FILE *f, const AttentionMapPlot *p, int top)
+{
+    double peak = 0;
+    for (int j = 0; j < p->tokens; j++)
+        peak = fmax(peak, p->column_mass[j]);
+    Frame fr = {0, p->tokens, 0, peak > 0 ? peak : 1, false, top + 20, top + 20 + MAP_MASS_ROWS};
+    fprintf(f, "<text x=\"%d\" y=\"%d\">", SIDE, top + 12);
+    escaped(f, p->mass_label);
+    fputs("</text>\n", f);
+    svg_axes(f, &fr, "token j", "column mass", 6, 3);
+    fprintf(f, "<polyline class=\"column-mass\" fill=\"none\" stroke=\"%s\" points=\"",
+            INK_COLOUR[INK_BULK]);
+    for (int j = 0; j < p->tokens; j++)
+        fprintf(f, "%.2f,%.2f ", px(&fr, j + 0.5), py(&fr, p->column_mass[j]));
+    fputs("\"/>\n", f);
+    return fr.bottom + 40;
+}
+
+/* The shade scale as coloured squares, then the legend's phrases on two lines. */
+static void svg_map_legend(FILE *f, const AttentionMap *drawn, double top, int y)
+{
+    fprintf(f, "<g class=\"legend\">\n<text x=\"%d\" y=\"%d\">shades</text>\n", SIDE, y);
+    for (int shade = 1; shade < FIGURE_SHADES; shade++)
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
+                SIDE + 40 + 12 * shade, y - 9, INK_COLOUR[INK_SHADE_1 + shade - 1]);
+    char phrase[FIGURE_MAP_PHRASES][FIGURE_MAP_PHRASE_SIZE];
+    Figure_map_legend(top, drawn, phrase);
+    fprintf(f, "<text x=\"%d\" y=\"%d\">", SIDE + 40 + 12 * FIGURE_SHADES + 4, y);
+    escaped(f, phrase[0]);
+    fputs(", ", f);
+    escaped(f, phrase[1]);
+    fprintf(f, "</text>\n<text x=\"%d\" y=\"%d\">%s, %s; %s</text>\n</g>\n", SIDE, y + LINE,
+            phrase[2], phrase[3], phrase[4]);
+}
+
+void Svg_attention_map(FILE *f, const Result *r)
+{
+    AttentionMapPlot p;
+    Figure_attention_map(r, &p);
+    AttentionMap drawn = {0};
+    bool map =
+        !p.message && !AttentionMap_coarsen(p.map, Figure_map_factor(p.map, SVG_MAP_CELLS), &drawn);
+    int side = SVG_W - 2 * SIDE, below = p.product && map ? MAP_MASS_ROWS + 80 : 0;
+    int top = svg_open(f, p.title, &r->config, side + below + MAP_LEGEND_ROWS, NULL, 0);
+    if (!map) {
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n</svg>\n", SVG_W / 2,
+                top + side / 2, p.message ? p.message : "out of memory for the map");
+        return;
+    }
+    double cell = (double)side / drawn.cells, scale_top = Figure_map_top(&drawn);
+    fprintf(f, "<g class=\"map\">\n");
+    for (int i = 0; i < drawn.cells; i++)
+        for (int j = 0; j < drawn.cells; j++) {
+            int shade = Figure_shade(drawn.mean[(size_t)i * drawn.cells + j], scale_top);
+            if (shade)
+                fprintf(
+                    f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n",
+                    SIDE + j * cell, top + i * cell, cell, cell,
+                    INK_COLOUR[INK_SHADE_1 + shade - 1]);
+        }
+    fprintf(f,
+            "</g>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+            "stroke=\"#333\"/>\n",
+            SIDE, top, side, side);
+    int y = top + side + 8;
+    if (p.product)
+        y = svg_column_mass(f, &p, y);
+    svg_map_legend(f, &drawn, scale_top, y + LINE);
+    fputs("</svg>\n", f);
+    AttentionMap_release(&drawn);
 }

@@ -14,5 +14,8 @@
 void Svg_eigenvalues(FILE *f, const Result *r);
 void Svg_singular_values(FILE *f, const Result *r);
 void Svg_stable_rank(FILE *f, const Result *r);
+/* The attention map of the shown layer (or the product, with its column mass under it), as
+   figure.h describes it, at most 104 cells a side. */
+void Svg_attention_map(FILE *f, const Result *r);
 
 #endif

@@ -274,6 +274,20 @@ static void block_warnings(const Config *c, Warnings *w)
     weights_warnings(c, w);
 }
 
+/* The kept entry's attention maps and the product's column mass into the result. */
+static void copy_maps(Result *out, const KeptSpectra *spectra)
+{
+    AttentionMap_release(&out->attention_map);
+    AttentionMap_release(&out->product_map);
+    int T = out->config.tokens;
+    for (int j = 0; j < T; j++)
+        out->product_column_mass[j] =
+            spectra->product_column_mass ? spectra->product_column_mass[j] : NAN;
+    if (AttentionMap_copy(&spectra->map, &out->attention_map) ||
+        AttentionMap_copy(&spectra->product_map, &out->product_map))
+        Warnings_add(&out->warnings, "out of memory for the attention map: it is not shown");
+}
+
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,
    the bands over the leading seeds that are complete, the shown spectra, the readouts, the
    warnings (spectra first, then layer by layer, the network before its counterpart, seed
@@ -314,6 +328,7 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
         for (int i = 0; i < spectra->warnings.count; i++)
             Warnings_add_about(&out->warnings, spectra->warnings.subject[i], "%s",
                                spectra->warnings.text[i]);
+        copy_maps(out, spectra);
     } else if (tracks[0][NETWORK_MAIN]->layers >= c->layer &&
                tracks[0][NETWORK_MAIN]->state[c->layer].net.dead) {
         out->spectra_ready = false;

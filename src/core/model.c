@@ -57,6 +57,9 @@ void kept_spectra_free(KeptSpectra *s)
 {
     free(s->eigenvalues);
     free(s->singular_values);
+    free(s->product_column_mass);
+    AttentionMap_release(&s->map);
+    AttentionMap_release(&s->product_map);
     memset(s, 0, sizeof *s);
 }
 
@@ -288,6 +291,8 @@ int Model_plan(const Config *c, const Workspace *w, ModelPlan *plan)
                 held[n] = c->depth;
             }
         }
+        p->product = p->spectra && c->attention_map == ATTENTION_MAP_PRODUCT;
+        p->product_replay = p->product && p->first_layer[0] != 1;
         p->gradients = frozen && (!t[0] || t[0]->gradient_depth != c->depth || !t[1] ||
                                   t[1]->gradient_depth != c->depth);
         for (int n = 0; n < NETWORKS && p->gradients; n++) {

@@ -77,6 +77,9 @@ typedef struct {
     Complex *eigenvalues;
     double *singular_values;
     Warnings warnings;
+    AttentionMap map;             /* of the shown matrix as built */
+    AttentionMap product_map;     /* of A_ℓ⋯A_1 (attention_map product; empty: not computed) */
+    double *product_column_mass;  /* T values, or NULL */
 } KeptSpectra;
 
 enum { KEPT_SPECTRA_MAX = 8 };
@@ -107,7 +110,7 @@ typedef struct {
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 12 };
+enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 14 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
@@ -119,6 +122,8 @@ struct Workspace {
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
     double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
+    double *product, *product_scratch; /* T×T: A_ℓ⋯A_1 of the shown head (attention_map) */
+    int map_cells; /* the kept maps' cells along a side: ATTENTION_MAP_CELLS, or T in full */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;
     bool value_cached[CONFIG_DEPTH_MAX + 1]; /* which layers' W^V the cache holds, */
@@ -158,6 +163,10 @@ typedef struct {
     bool shown_captured; /* the shown layer had a finite attention matrix to capture */
     double shown_logit_std;
     GapOutcome shown_outcome;
+    /* The layers multiplied into the workspace's product so far, in order from layer 1 (0:
+       none): the main lane's shown head, first seed, as its layer step builds each A. */
+    int product_layer;
+    bool replay_from_input; /* lane_load starts from X0, not from what is kept */
     int info[NETWORKS]; /* LAPACK status of each lane */
 } Run;
 
@@ -216,6 +225,8 @@ void capture_applied(Run *run, const double *attention, GapOutcome outcome);
 int keep_shown_spectra(Run *run);
 /* The shown matrix of `layer` computed again on lane `which` from the kept layer below. */
 int capture_shown_attention(Run *run, int which, int layer);
+int product_take(Run *run, int which, int head, const double *attention);
+int keep_shown_product(Run *run);
 
 /* ---- gradients.c ---- */
 /* Whether the gradient formula of docs/model.md §2 describes c. */

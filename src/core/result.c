@@ -59,6 +59,9 @@ void Result_release(Result *r)
         free(*arrays[i]);
     free(r->eigenvalues);
     free(r->singular_values);
+    free(r->product_column_mass);
+    AttentionMap_release(&r->attention_map);
+    AttentionMap_release(&r->product_map);
     memset(r, 0, sizeof *r);
 }
 
@@ -89,7 +92,8 @@ int Result_allocate(Result *r, int T, int depth)
             status = -1;
     r->eigenvalues = calloc((size_t)T, sizeof(Complex));
     r->singular_values = nan_array((size_t)T);
-    return status == 0 && r->eigenvalues && r->singular_values ? 0 : -1;
+    r->product_column_mass = nan_array((size_t)T);
+    return status == 0 && r->eigenvalues && r->singular_values && r->product_column_mass ? 0 : -1;
 }
 
 /* A copy of n items of `size` bytes, NULL for NULL (or when out of memory). */
@@ -121,6 +125,11 @@ Result *Result_copy(const Result *r)
     c->eigenvalues = copy_of(r->eigenvalues, T, sizeof(Complex));
     c->singular_values = copy_of(r->singular_values, T, sizeof(double));
     ok &= (!r->eigenvalues || c->eigenvalues) && (!r->singular_values || c->singular_values);
+    c->product_column_mass = copy_of(r->product_column_mass, T, sizeof(double));
+    ok &= !r->product_column_mass || c->product_column_mass;
+    c->attention_map = c->product_map = (AttentionMap){0};
+    ok &= AttentionMap_copy(&r->attention_map, &c->attention_map) == 0;
+    ok &= AttentionMap_copy(&r->product_map, &c->product_map) == 0;
     if (!ok) {
         Result_free(c);
         return NULL;

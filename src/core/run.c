@@ -80,6 +80,8 @@ static void lane_built(void *context, int head, const double *logits, const doub
     Run *run = watch->run;
     if (shown_head(watch, head))
         capture_built(run, logits, attention);
+    /* A stop inside the product is seen by the step's next call. */
+    product_take(run, watch->which, head, attention);
     /* Entropy is of A as built: gap removal, next, leaves no distribution. */
     if (!run->measure)
         return;
@@ -311,7 +313,8 @@ static int run_layer(Run *run);
    it, then layer by layer (without measuring: the numbers are kept) up to it. */
 int lane_load(Run *run, int which, int layer)
 {
-    if (run->held[which] == layer)
+    bool from_input = run->replay_from_input;
+    if (run->held[which] == layer && !from_input)
         return 0;
     Workspace *w = run->w;
     Track *t = run->track[which];
@@ -319,6 +322,10 @@ int lane_load(Run *run, int which, int layer)
     bool frozen = run->first_seed && gradients_apply(run->config);
     LoadSource source;
     int from = track_load_start(t, frozen, run->held[which], layer, &source);
+    if (from_input) { /* the product of the shown head's matrices needs every layer again */
+        from = 0;
+        source = LOAD_FROM_INPUT;
+    }
     Lane *lane = &w->lane[which];
     if (source == LOAD_FROM_INPUT) {
         int info = input_tokens(w, run->config, run->seed, which);
@@ -459,6 +466,8 @@ static int shown_from_kept(Run *run, Track *(*tracks)[NETWORKS], int seed_index,
     if (!info && run->shown_captured)
         info = keep_shown_spectra(run);
     if (!info)
+        info = keep_shown_product(run);
+    if (!info)
         assemble(run, tracks, seed_index + 1, false);
     return info;
 }
@@ -577,6 +586,8 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
         *stopped = true;
         return 0;
     }
+    if ((info = keep_shown_product(run)))
+        return info;
     if ((info = seed_gradients(run, stopped)) || *stopped)
         return info;
     assemble(run, tracks, seed_index + 1, false);

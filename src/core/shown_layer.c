@@ -2,11 +2,13 @@
  * network): captured as its layer is computed, or computed again from a kept network when
  * only the shown layer changed, and its spectra, kept per (gap, layer, head). */
 #include "attnscope/attention.h"
+#include "attnscope/attention_map.h"
 #include "attnscope/layer.h"
 #include "attnscope/spectra.h"
 #include "model_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The shown matrix as built (before gap removal) and its logits' std. */
@@ -59,6 +61,13 @@ int keep_shown_spectra(Run *run)
     KeptSpectra *s = kept_spectra_new(run->kept, run->seed, c);
     if (!s)
         return -1;
+    /* The map first: the eigenvalue task destroys its input. */
+    if (AttentionMap_reduce(run->w->shown_before_gap, c->tokens,
+                            AttentionMap_block_for(c->tokens, run->w->map_cells), &s->map)) {
+        kept_spectra_free(s);
+        run->kept->spectra_count--;
+        return -1;
+    }
     s->applied = run->shown_outcome.applied;
     s->outliers_removed = run->shown_outcome.outliers_removed;
     s->logit_std = run->shown_logit_std;
@@ -112,4 +121,60 @@ int capture_shown_attention(Run *run, int which, int layer)
     /* The lane's token matrices are still those of layer − 1: the attention did not touch
        them. */
     return info;
+}
+
+/* One more factor of the product A_ℓ⋯A_1 (docs/model.md §2, the attention map): the shown
+   head's A as the main lane's layer step builds it, first seed, layers 1..ℓ in order.  A
+   layer out of order (a run that starts from kept layers) leaves the product unfinished, and
+   keep_shown_product computes it from the input.  Returns 0 or LINALG_STOPPED. */
+int product_take(Run *run, int which, int head, const double *attention)
+{
+    const Config *c = run->config;
+    if (c->attention_map != ATTENTION_MAP_PRODUCT || !run->first_seed || which != NETWORK_MAIN ||
+        head != c->head - 1 || run->layer > c->layer)
+        return 0;
+    Workspace *w = run->w;
+    if (run->layer == 1) {
+        memcpy(w->product, attention, sizeof(double) * c->tokens * c->tokens);
+        run->product_layer = 1;
+        return 0;
+    }
+    if (run->product_layer != run->layer - 1)
+        return 0;
+    int info = Attention_product_step(w->lane[which].step.la, c->tokens, attention, w->product,
+                                      w->product_scratch);
+    run->product_layer = info ? 0 : run->layer;
+    return info;
+}
+
+/* The product's map and column mass into the shown layer's kept entry (first seed, with
+   --attention-map product), from the layers this run multiplied or, where it started from
+   kept layers, from the input again through the layer step.  No entry (no finite shown
+   matrix) or one that has them: nothing to do.  Returns 0, -1 or a lane's status. */
+int keep_shown_product(Run *run)
+{
+    const Config *c = run->config;
+    if (c->attention_map != ATTENTION_MAP_PRODUCT || !run->first_seed)
+        return 0;
+    KeptSpectra *s = (KeptSpectra *)kept_spectra_find(run->kept, run->seed, c);
+    if (!s || s->product_column_mass)
+        return 0;
+    if (run->product_layer != c->layer) {
+        run->replay_from_input = true;
+        int info = lane_load(run, NETWORK_MAIN, c->layer);
+        run->replay_from_input = false;
+        if (info || run->product_layer != c->layer)
+            return info;
+    }
+    int T = c->tokens;
+    s->product_column_mass = malloc(sizeof(double) * (size_t)T);
+    if (!s->product_column_mass ||
+        AttentionMap_reduce(run->w->product, T, AttentionMap_block_for(T, run->w->map_cells),
+                            &s->product_map)) {
+        free(s->product_column_mass);
+        s->product_column_mass = NULL;
+        return -1;
+    }
+    Attention_column_mass(run->w->product, T, s->product_column_mass);
+    return 0;
 }

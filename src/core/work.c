@@ -275,6 +275,21 @@ static void capture(Walk *walk, const SeedPlan *p)
     visit(walk, &step);
 }
 
+/* keep_shown_product: the run's network from X0 to the shown layer again where the run did
+   not compute those layers itself; the product's steps (layer 1's matrix copied, each later
+   one a T×T product and a copy), its map and column mass. */
+static void attention_product(Walk *walk, const SeedPlan *p)
+{
+    const Config *c = walk->c;
+    double T = c->tokens;
+    if (p->product_replay)
+        replay(walk, c->gap, c->layer, c->layer, true);
+    WorkStep step = {0};
+    product(&step.serial, T, T, T, c->layer - 1);
+    passes(&step.serial, T * T * (c->layer + 2));
+    visit(walk, &step);
+}
+
 /* Layer l of the networks that compute it, after the replays that bring them there. */
 static void layer(Walk *walk, const SeedPlan *p, int l)
 {
@@ -346,6 +361,8 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
     for (int l = 1; l <= last && !walk.stopped; l++)
         if (l >= p->first_layer[0] || l >= p->first_layer[1])
             layer(&walk, p, l);
+    if (through > c->depth && p->product && !walk.stopped)
+        attention_product(&walk, p);
     if (through > c->depth && p->gradients)
         gradients(&walk, p);
 }

@@ -2,6 +2,7 @@
  * frozen product and the measures' scratch, the layer's weights both lanes read, and the
  * shown layer's matrices; one list of them serves allocation, release and the memory
  * estimate. */
+#include "attnscope/attention_map.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/measure.h"
@@ -48,6 +49,9 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         {&weights->sink, c && Config_has_sink(c) ? (size_t)heads : 0},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
+        /* A_ℓ⋯A_1 and its product's scratch, when the map shows the product. */
+        {&w->product, c && c->attention_map == ATTENTION_MAP_PRODUCT ? tt : 0},
+        {&w->product_scratch, c && c->attention_map == ATTENTION_MAP_PRODUCT ? tt : 0},
     };
     memcpy(plan + n, shared, sizeof shared);
     return n + (int)(sizeof shared / sizeof shared[0]);
@@ -70,6 +74,7 @@ Workspace *Workspace_new(void)
     Workspace *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
+    w->map_cells = ATTENTION_MAP_CELLS;
     w->random = RandomStream_new();
     for (int l = 0; l < NETWORKS; l++)
         w->lane[l].step.la = Linalg_new();
@@ -103,6 +108,11 @@ void Workspace_take_tally(Workspace *w, LinalgTally *tally)
 {
     for (int l = 0; l < NETWORKS; l++)
         Linalg_tally_take(w->lane[l].step.la, tally, true);
+}
+
+void Workspace_full_attention_maps(Workspace *w, bool full)
+{
+    w->map_cells = full ? CONFIG_TOKENS_MAX : ATTENTION_MAP_CELLS;
 }
 
 void Workspace_measure_all_eigenvalues(Workspace *w, bool all)
@@ -170,5 +180,10 @@ size_t Model_memory_estimate(const Config *c)
     doubles += Init_scratch_doubles(c) ? 4 * d * d + 7 * d : 0;
     /* The result: per-layer curves of every seed, the spectra. */
     doubles += (size_t)(c->depth + 1) * 8 * (size_t)(c->seeds + 2) + 4 * T;
+    /* The attention maps (layer and product), kept and in the result. */
+    size_t cells =
+        (size_t)((c->tokens + AttentionMap_block_for(c->tokens, ATTENTION_MAP_CELLS) - 1) /
+                 AttentionMap_block_for(c->tokens, ATTENTION_MAP_CELLS));
+    doubles += 4 * cells * cells + 2 * T;
     return doubles * sizeof(double);
 }

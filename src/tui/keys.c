@@ -320,8 +320,9 @@ static bool overlays_toggle(Controls *c, char *note, size_t size)
     return true;
 }
 
-static const char *const PANEL_NAMES[PANEL_COUNT] = {"stable rank", "width sweep", "gradient norms",
-                                                     "token similarity", "conditioning"};
+static const char *const PANEL_NAMES[PANEL_COUNT] = {"stable rank",    "width sweep",
+                                                     "gradient norms", "token similarity",
+                                                     "attention map",  "conditioning"};
 
 const char *Panel_name(Panel p)
 {
@@ -355,7 +356,9 @@ static bool compare_toggle(Controls *c, char *note, size_t size)
 
 int Display_panel_count(const Display *d)
 {
-    return d->compare ? 4 : 3;
+    if (d->compare)
+        return 4;
+    return d->panel == PANEL_ATTENTION_MAP ? 1 : 3;
 }
 
 static bool present_toggle(Controls *c, char *note, size_t size)
@@ -380,7 +383,7 @@ static bool zoom_next(Controls *c, char *note, size_t size)
 /* The keys that are not settings' (those come from the settings table). */
 static const KeyBinding OTHER_KEYS[] = {
     {'o', "o", "theory overlays on / off", ACTION_DISPLAY, NULL, 0, overlays_toggle},
-    {'v', "v", "view: rank/width/…/cond", ACTION_DISPLAY, NULL, 0, panel_next},
+    {'v', "v", "view: rank/…/map/cond", ACTION_DISPLAY, NULL, 0, panel_next},
     {'V', "V", "view previous", ACTION_DISPLAY, NULL, 0, panel_previous},
     {'c', "c", "compare: gap | init (cond)", ACTION_DISPLAY, NULL, 0, compare_toggle},
     {'Z', "Z", "presentation mode on / off", ACTION_DISPLAY, NULL, 0, present_toggle},

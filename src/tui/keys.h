@@ -18,7 +18,8 @@ typedef enum {
     PANEL_WIDTH_SWEEP,
     PANEL_GRADIENT,
     PANEL_SIMILARITY,
-    PANEL_CONDITIONING, /* κ of the sub-block's Jacobian against depth (docs/model.md §8) */
+    PANEL_ATTENTION_MAP, /* the shown layer's A (or A_ℓ⋯A_1) alone on the panels' area */
+    PANEL_CONDITIONING,  /* κ of the sub-block's Jacobian against depth (docs/model.md §8) */
     PANEL_COUNT
 } Panel;
 
@@ -35,7 +36,8 @@ typedef struct {
     int zoom; /* 0: every panel; k: panel k (1, 2, ...) alone on the whole screen */
 } Display;
 
-/* The panels of a frame, in the order zoom counts them: 3, or 4 in the compare view. */
+/* The panels of a frame, in the order zoom counts them: 3, 4 in the compare view, 1 in the
+   attention map's view (the map needs the rows). */
 int Display_panel_count(const Display *d);
 
 /* The settings the keys turn, the values the toggle keys turn back on, and the display. */

@@ -257,6 +257,11 @@ static int title(Canvas *c, const char *text)
     return 2;
 }
 
+int Plot_title(Canvas *c, const char *text)
+{
+    return title(c, text);
+}
+
 void Plot_message(Canvas *c, const char *heading, const char *message)
 {
     title(c, heading);

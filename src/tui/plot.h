@@ -47,6 +47,11 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p);
 void Plot_histogram(Canvas *c, const HistogramPlot *p);
 void Plot_stable_rank(Canvas *c, const StableRankPlot *p);
 void Plot_series(Canvas *c, const SeriesPlot *p);
+/* The attention map (figure.h) coarsened to the canvas, its shade scale and block, and with
+   the product its column mass as a line under it, on the map's columns (map_plot.c). */
+void Plot_attention_map(Canvas *c, const AttentionMapPlot *p);
+/* A panel's title on its first row (two when wider than the canvas); returns the rows taken. */
+int Plot_title(Canvas *c, const char *text);
 /* A title and a centred message instead of a plot (e.g. while the layer is computed). */
 void Plot_message(Canvas *c, const char *title, const char *message);
 

@@ -34,12 +34,35 @@ static const short INK_COLOR_DARK[INK_COUNT] = {
     [INK_THEORY] = COLOR_YELLOW,
     [INK_GHOST] = COLOR_MAGENTA,
     [INK_HIGHLIGHT] = COLOR_GREEN,
+    /* The map's shades: cyan, green, yellow, red (contrast ≥ 3 on black). */
+    [INK_SHADE_1] = COLOR_CYAN,
+    [INK_SHADE_2] = COLOR_CYAN,
+    [INK_SHADE_3] = COLOR_GREEN,
+    [INK_SHADE_4] = COLOR_GREEN,
+    [INK_SHADE_5] = COLOR_YELLOW,
+    [INK_SHADE_6] = COLOR_YELLOW,
+    [INK_SHADE_7] = COLOR_RED,
+    [INK_SHADE_8] = COLOR_RED,
+    [INK_SHADE_9] = COLOR_RED,
 };
 static const short INK_COLOR_LIGHT[INK_COUNT] = {
-    [INK_DEFAULT] = -1,           [INK_AXIS] = -1,
-    [INK_BULK] = COLOR_BLUE,      [INK_OUTLIER] = COLOR_RED,
-    [INK_THEORY] = COLOR_MAGENTA, [INK_GHOST] = -1,
+    [INK_DEFAULT] = -1,
+    [INK_AXIS] = -1,
+    [INK_BULK] = COLOR_BLUE,
+    [INK_OUTLIER] = COLOR_RED,
+    [INK_THEORY] = COLOR_MAGENTA,
+    [INK_GHOST] = -1,
     [INK_HIGHLIGHT] = COLOR_BLUE,
+    /* The map's shades: blue, magenta, red (contrast ≥ 3 on white). */
+    [INK_SHADE_1] = COLOR_BLUE,
+    [INK_SHADE_2] = COLOR_BLUE,
+    [INK_SHADE_3] = COLOR_BLUE,
+    [INK_SHADE_4] = COLOR_MAGENTA,
+    [INK_SHADE_5] = COLOR_MAGENTA,
+    [INK_SHADE_6] = COLOR_MAGENTA,
+    [INK_SHADE_7] = COLOR_RED,
+    [INK_SHADE_8] = COLOR_RED,
+    [INK_SHADE_9] = COLOR_RED,
 };
 static const short INK_COLOR_EITHER[INK_COUNT] = {
     [INK_DEFAULT] = -1,
@@ -49,6 +72,16 @@ static const short INK_COLOR_EITHER[INK_COUNT] = {
     [INK_THEORY] = COLOR_MAGENTA,
     [INK_GHOST] = COLOR_RED,
     [INK_HIGHLIGHT] = -1,
+    /* The map's shades: the foreground, magenta, red. */
+    [INK_SHADE_1] = -1,
+    [INK_SHADE_2] = -1,
+    [INK_SHADE_3] = -1,
+    [INK_SHADE_4] = -1,
+    [INK_SHADE_5] = COLOR_MAGENTA,
+    [INK_SHADE_6] = COLOR_MAGENTA,
+    [INK_SHADE_7] = COLOR_RED,
+    [INK_SHADE_8] = COLOR_RED,
+    [INK_SHADE_9] = COLOR_RED,
 };
 
 /* With 256 colours: mid-luminance colours that read on dark and on light backgrounds alike
@@ -61,6 +94,16 @@ static const short INK_COLOR_256[INK_COUNT] = {
     [INK_THEORY] = 172 /* #d78700 */,
     [INK_GHOST] = 127 /* #af00af */,
     [INK_HIGHLIGHT] = 28 /* #008700 */,
+    /* The map's shades: blue through teal, green and yellow to red, each mid-luminance. */
+    [INK_SHADE_1] = 25 /* #005faf */,
+    [INK_SHADE_2] = 31 /* #0087af */,
+    [INK_SHADE_3] = 37 /* #00afaf */,
+    [INK_SHADE_4] = 35 /* #00af5f */,
+    [INK_SHADE_5] = 70 /* #5faf00 */,
+    [INK_SHADE_6] = 142 /* #afaf00 */,
+    [INK_SHADE_7] = 178 /* #d7af00 */,
+    [INK_SHADE_8] = 166 /* #d75f00 */,
+    [INK_SHADE_9] = 160 /* #d70000 */,
 };
 
 Background Screen_background(const char *colorfgbg)

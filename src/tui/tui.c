@@ -96,6 +96,7 @@ typedef struct {
     Trace *trace;
     Controls controls;
     unsigned long long memory_budget;
+    bool export_matrix;       /* --export-matrix: x writes the attention matrix in full too */
     unsigned long generation; /* of the newest job submitted */
     WorkerExtras extras;      /* what that job computes beyond the model run */
     Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
@@ -315,7 +316,8 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    int files = Export_write(l->shown->result, shown_conditioning(l), dir, err, sizeof err);
+    int files = Export_write(l->shown->result, shown_conditioning(l), l->export_matrix, dir, err,
+                             sizeof err);
     if (files < 0)
         snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
     else
@@ -908,6 +910,8 @@ int Tui_run(const TuiSettings *s)
     }
     Worker_set_memory_budget(l.worker, l.memory_budget);
     Worker_set_conditioning_path(l.worker, (ConditioningPath)s->conditioning_path);
+    Worker_set_full_attention_maps(l.worker, s->export_matrix);
+    l.export_matrix = s->export_matrix;
     status = Screen_open(&l.screen, unicode, color, err, sizeof err);
     if (status) {
         fprintf(stderr, "attnscope: %s\n", err);

@@ -17,6 +17,7 @@ typedef struct {
     bool no_color;                    /* --no-color (NO_COLOR is read here too) */
     bool no_confirm;                  /* --no-confirm: never ask before a long job */
     int conditioning_path;            /* --conditioning-path (ConditioningPath) */
+    bool export_matrix;               /* --export-matrix: x writes the attention matrix too */
     bool present;                     /* --present: start in presentation mode */
     const char *trace_path;           /* --trace FILE, or NULL */
     unsigned long long memory_budget; /* bytes a job may take (keys beyond it are refused) */

@@ -446,6 +446,18 @@ static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
         similarity_panel(shown, c);
 }
 
+/* The attention map alone (docs/model.md §2), drawn from the figure's description. */
+static void map_panel(const Snapshot *shown, Canvas *c)
+{
+    if (!shown || shown->failed) {
+        Plot_message(c, "attention map", shown ? "the computation failed" : "computing…");
+        return;
+    }
+    AttentionMapPlot p;
+    Figure_attention_map(shown->result, &p);
+    Plot_attention_map(c, &p);
+}
+
 /* One half of the compare view: the eigenvalues of the network without (or with) gap
    removal over its stable-rank curve.  The main run's network is one of the two; the
    worker's second run (same weights) gives the other's eigenvalues. */
@@ -847,7 +859,8 @@ static const char *caption_text(const View *v, char *out, size_t size)
     const Snapshot *shown = v->status.shown;
     const Display *d = &v->display;
     bool eigenvalues_drawn =
-        !d->compare && (d->zoom < 1 || d->zoom > Display_panel_count(d) || d->zoom == 1);
+        !d->compare && d->panel != PANEL_ATTENTION_MAP &&
+        (d->zoom < 1 || d->zoom > Display_panel_count(d) || d->zoom == 1);
     if (!eigenvalues_drawn || !shown || shown->failed || !shown->result->spectra_ready)
         return v->caption;
     char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE], pinned[256];
@@ -904,6 +917,10 @@ void View_panels(const View *v, Canvas **canvas)
         main_panel(shown, &v->display, canvas[2]);
         return;
     }
+    if (v->display.panel == PANEL_ATTENTION_MAP && !v->display.compare) {
+        map_panel(shown, canvas[0]);
+        return;
+    }
     if (v->display.compare) {
         compare_half(shown, &v->display, false, canvas[0], canvas[1]);
         compare_half(shown, &v->display, true, canvas[2], canvas[3]);
@@ -957,6 +974,8 @@ static unsigned panels_subjects(const Display *d, const bool shown[VIEW_PANELS_M
     if (d->compare) {
         panel[0] = panel[2] = eigen;
         panel[1] = panel[3] = stable;
+    } else if (Display_panel_count(d) == 1) {
+        panel[0] = WARNING_ABOUT_EIGENVALUES; /* the shown matrix, as the map draws it */
     } else {
         panel[0] = eigen;
         panel[1] = WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
@@ -986,6 +1005,8 @@ static int panels_place(const Display *d, int cols, int panel_rows, bool lower_h
     int count = Display_panel_count(d);
     if (d->compare)
         compare_layout(cols, panel_rows, r);
+    else if (count == 1)
+        r[0] = (Rect){0, 0, panel_rows, cols};
     else
         layout(cols, panel_rows, &r[0], &r[1], &r[2]);
     /* The conditioning's κ panels need six plot rows under their title and legend; its
@@ -999,7 +1020,7 @@ static int panels_place(const Display *d, int cols, int panel_rows, bool lower_h
     if (d->zoom >= 1 && d->zoom <= count) {
         for (int i = 0; i < count; i++)
             r[i] = (Rect){0, 0, panel_rows, cols};
-    } else if (lower_hidden) {
+    } else if (lower_hidden && count > 1) {
         r[0].rows = panel_rows - hint_rows;
         r[d->compare ? 2 : 1].rows = panel_rows - hint_rows;
         if (!d->compare)

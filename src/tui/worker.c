@@ -38,10 +38,11 @@ struct Worker {
     unsigned long latest;             /* generation of the newest submission */
     unsigned long long memory_budget; /* bytes a job and what is kept may use together */
     ConditioningPath conditioning_path;
-    Snapshot *ready;         /* newest published snapshot, not yet taken */
-    bool computing;          /* the thread is inside run_job (it owns the workspace) */
-    WorkerProgress progress; /* of the job `running`, in its schedule's seconds */
-    CostRates rates;         /* this machine's, timed at start */
+    bool full_attention_maps; /* --export-matrix: the attention maps kept whole, for x */
+    Snapshot *ready;          /* newest published snapshot, not yet taken */
+    bool computing;           /* the thread is inside run_job (it owns the workspace) */
+    WorkerProgress progress;  /* of the job `running`, in its schedule's seconds */
+    CostRates rates;          /* this machine's, timed at start */
 
     /* Owned by the thread. */
     Workspace *workspace;
@@ -430,7 +431,9 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
         /* What earlier jobs computed is kept within what the job leaves of the budget. */
         pthread_mutex_lock(&w->lock);
         unsigned long long budget = w->memory_budget, need = Model_memory_estimate(job);
+        bool full_maps = w->full_attention_maps;
         pthread_mutex_unlock(&w->lock);
+        Workspace_full_attention_maps(w->workspace, full_maps);
         Workspace_keep_layers(w->workspace, budget > need ? (size_t)(budget - need) : 0);
         int status = Model_run(job, w->workspace, w->result, &progress, err, sizeof err);
         if (status) {
@@ -605,6 +608,13 @@ void Worker_set_conditioning_path(Worker *w, ConditioningPath path)
 {
     pthread_mutex_lock(&w->lock);
     w->conditioning_path = path;
+    pthread_mutex_unlock(&w->lock);
+}
+
+void Worker_set_full_attention_maps(Worker *w, bool full)
+{
+    pthread_mutex_lock(&w->lock);
+    w->full_attention_maps = full;
     pthread_mutex_unlock(&w->lock);
 }
 

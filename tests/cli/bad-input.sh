@@ -129,7 +129,7 @@ preset() { # name content(printf format) -> path
 }
 check "preset: unknown key" refused "$(preset unknown 'tokens = 64\ncolour = red\n'):2: unknown key 'colour'; accepted: tokens, width" -- --preset "$tmp/unknown.preset"
 # The list is whole, to the last setting (a fixed 400-byte list once cut it short).
-check "preset: unknown key lists every setting" refused "input-norm, layer, seed, seeds" -- --preset "$tmp/unknown.preset"
+check "preset: unknown key lists every setting" refused "input-norm, layer, attention-map, seed, seeds" -- --preset "$tmp/unknown.preset"
 check "preset: duplicate key" refused "$(preset twice 'width = 64\n\nwidth = 32\n'):3: duplicate key 'width'" -- --preset "$tmp/twice.preset"
 check "preset: missing '='" refused "$(preset noeq '# x\ntokens 64\n'):2: expected 'key = value', found no '='" -- --preset "$tmp/noeq.preset"
 check "preset: empty key" refused "$(preset nokey ' = 64\n'):1: unknown key ''" -- --preset "$tmp/nokey.preset"

@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$BIN" --batch -T 48 -d 64 -L 5 --seeds 2 --export "$tmp/out" >"$tmp/doc.json" 2>"$tmp/err"
-check "export exits 0 and says where" grep -q "wrote 6 files to $tmp/out" "$tmp/err"
+check "export exits 0 and says where" grep -q "wrote 7 files to $tmp/out" "$tmp/err"
 check "JSON still on stdout" "$PY" -c "import json; json.load(open('$tmp/doc.json'))"
 
 rows() { # file expected-lines
@@ -34,7 +34,7 @@ settings_reproduce() { # file, the line of its settings: given back to the comma
 for f in eigenvalues.csv singular_values.csv layers.csv; do
     check "$f's settings line reproduces the run" settings_reproduce "$f" 2
 done
-for f in eigenvalues.svg singular_values.svg stable_rank.svg; do
+for f in eigenvalues.svg singular_values.svg stable_rank.svg attention_map.svg; do
     check "$f names the version" grep -q "^<desc>attnscope $version --tokens" "$tmp/out/$f"
     check "$f's settings (its desc) reproduce the run" settings_reproduce "$f" 3
 done
@@ -70,7 +70,7 @@ PY
 }
 check "CSV values equal the JSON values exactly" csv_matches_json
 
-check "SVG files are well-formed XML" xmllint --noout "$tmp/out/eigenvalues.svg" "$tmp/out/singular_values.svg" "$tmp/out/stable_rank.svg"
+check "SVG files are well-formed XML" xmllint --noout "$tmp/out/eigenvalues.svg" "$tmp/out/singular_values.svg" "$tmp/out/stable_rank.svg" "$tmp/out/attention_map.svg"
 marks() { # file expected
     local n
     n=$(grep -c 'class="point' "$1")
@@ -142,7 +142,7 @@ check "an export that cannot work names the option and the path, says why, exits
 # Missing parents are created (as the screen's preset save does), with the user's umask.
 with_parents() {
     (umask 022 && "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/new/deeper/out" >/dev/null 2>"$tmp/e") &&
-        [ "$(ls "$tmp/new/deeper/out" | wc -l)" -eq 6 ] &&
+        [ "$(ls "$tmp/new/deeper/out" | wc -l)" -eq 7 ] &&
         [ "$(stat -c %a "$tmp/new" "$tmp/new/deeper" "$tmp/new/deeper/out" | sort -u)" = 755 ]
 }
 check "--export a/b/c creates the missing a and a/b" with_parents
@@ -174,7 +174,7 @@ cp -r "$tmp/re" "$tmp/re.first"
 chmod 750 "$tmp/re"
 replaced() {
     "$BIN" --batch -T 12 -d 12 -L 2 --export "$tmp/re" >/dev/null 2>&1 &&
-        [ "$(ls "$tmp/re" | wc -l)" -eq 6 ] && [ "$(wc -l <"$tmp/re/eigenvalues.csv")" -eq 15 ] &&
+        [ "$(ls "$tmp/re" | wc -l)" -eq 7 ] && [ "$(wc -l <"$tmp/re/eigenvalues.csv")" -eq 15 ] &&
         [ "$(stat -c %a "$tmp/re")" = 750 ] && [ "$(ls -A "$tmp" | grep -c '^\.')" -eq 0 ]
 }
 check "a re-export replaces the set, keeps the directory's mode, leaves nothing beside it" replaced
@@ -184,7 +184,8 @@ same_as_first() { # files...
     for f in "$@"; do cmp -s "$tmp/re.first/$f" "$tmp/re/$f" || { echo "  $f changed"; return 1; }; done
     [ "$(ls -A "$tmp" | grep -c '^\.')" -eq 0 ] || { echo "  left beside it: $(ls -A "$tmp" | grep '^\.')"; return 1; }
 }
-all=(eigenvalues.csv singular_values.csv layers.csv eigenvalues.svg singular_values.svg stable_rank.svg)
+all=(eigenvalues.csv singular_values.csv layers.csv eigenvalues.svg singular_values.svg stable_rank.svg
+    attention_map.svg)
 write_fails() { # a write past ulimit -f fails (EFBIG, with SIGXFSZ ignored) halfway through
     (trap '' XFSZ && ulimit -f 1 && exec "$BIN" --batch -T 48 -d 64 -L 5 --export "$tmp/re" >/dev/null 2>"$tmp/e")
     [ $? -eq 1 ] && grep -q "File too large" "$tmp/e" && same_as_first "${all[@]}"
@@ -212,7 +213,7 @@ conditioning_replaced() {
         "$BIN" --batch -T 8 -d 8 -L 2 --conditioning --export "$tmp/cond/out" >/dev/null 2>&1 &&
         [ -f "$tmp/cond/out/conditioning.csv" ] &&
         "$BIN" --batch -T 8 -d 8 -L 2 --export "$tmp/cond/out" >/dev/null 2>&1 &&
-        [ "$(ls "$tmp/cond/out" | wc -l)" -eq 6 ] &&
+        [ "$(ls "$tmp/cond/out" | wc -l)" -eq 7 ] &&
         [ "$(ls -A "$tmp/cond")" = out ] || { echo "  left: $(ls -A "$tmp/cond" | paste -sd' ')"; return 1; }
 }
 check "an export over one with conditioning.csv leaves nothing of the old set" conditioning_replaced

@@ -7,7 +7,8 @@
 # then review `git diff tests/tui/golden/` and commit it.
 # Each terminal goes through steps: the default screen, then keys (presentation mode, a tour
 # step with its caption, one panel zoomed, the help), captured after each; two more start on
-# a small cutting-skip stack and go to the conditioning view and its compare view.  A capture waits
+# a small cutting-skip stack and go to the conditioning view and its compare view, and eight
+# on a causal stack go to the attention map and its product.  A capture waits
 # for the job to be done and drawn (the trace's events), then for two equal captures; the
 # timing ("computed in N ms") is masked, and the attributes are written in a canonical form.
 cd "$(dirname "$0")/../.." || exit 1
@@ -28,6 +29,11 @@ mkdir -p "$dir"
 # name keys: the steps, in order, each after the ones before it.
 STEPS=("default:" "present:Z" "tour:>" "zoom:z" "help:?")
 CONDITIONING_STEPS=("conditioning:V" "conditioning-compare:c")
+# The attention map (V V from the first view: the one before the conditioning) of a causal mask at depth 8, lower-
+# triangular, then (y) the product A_8⋯A_1 with the first-token sink in its first column and
+# its column mass under it.
+MAP_STEPS=("map:VV" "map-product:y")
+MAP_ARGS="-T 48 -d 48 -L 8 -l 8 --mask causal -n ln"
 # The help alone, where its layout is tightest (80×24: a setting's two keys share a line).
 HELP_STEPS=("help:?")
 # Small enough for the exact path in a second: T·d = 256.
@@ -43,6 +49,9 @@ TERMINALS=(
     "120x40 utf8 color 2 conditioning" "80x24 ascii nocolor 2 conditioning"
     "80x24 utf8 color 1 help"
     "100x30 utf8 color 3"
+    "80x24 utf8 color 2 map" "80x24 utf8 nocolor 2 map" "80x24 ascii color 2 map"
+    "80x24 ascii nocolor 2 map" "120x40 utf8 color 2 map" "120x40 utf8 nocolor 2 map"
+    "120x40 ascii color 2 map" "120x40 ascii nocolor 2 map"
 )
 
 # Two equal captures in a row: tmux has drawn all the program wrote.
@@ -134,6 +143,9 @@ for t in "${TERMINALS[@]}"; do
     if [ "${set:-}" = conditioning ]; then
         args=$CONDITIONING_ARGS
         steps_of=("${CONDITIONING_STEPS[@]}")
+    elif [ "${set:-}" = map ]; then
+        args=$MAP_ARGS
+        steps_of=("${MAP_STEPS[@]}")
     elif [ "${set:-}" = help ]; then
         steps_of=("${HELP_STEPS[@]}")
     fi

@@ -54,7 +54,10 @@ press "Right: next layer" "layer=2/4" Right
 press "Left: previous layer" "layer=1/4" Left
 press "[ at layer 1 says why nothing changed" "layer 1 is the first" "["
 press "r: new seed" "seed=2" r
-press "y: an unbound key says so" "key y does nothing; \? lists the keys" y
+press "|: an unbound key says so" "key \| does nothing; \? lists the keys" "|"
+press "y: the attention map turns to the product" "map=product" y
+keys y
+check "y again: back to the layer's A" wait_gone "map=product"
 press "? opens the help" "attnscope keys" "?"
 expect "help lists the keys from the table" "T +tokens T ×2 "
 expect "help lists the keys from the table, further down" "n +LayerNorm next"

@@ -29,13 +29,15 @@ before=$(grep -c 'job-start' "$trace")
 press "v: gradient norms, by layer" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F², attention frozen, log axis" v
 expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
 press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
+press "v: the attention map" "attention map A \(as built\), ℓ=1" v
 after=$(grep -c 'job-start' "$trace")
-check "gradient and similarity started no job" test "$before" -eq "$after"
+check "gradient, similarity and the map started no job" test "$before" -eq "$after"
 press "v: the conditioning, its own job" "κ\(K\) estimated: Lanczos" v
 check "the conditioning was computed by the worker" grep -q "conditioning-done" "$trace"
 before=$(grep -c 'job-start' "$trace")
 press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
 press "V: the conditioning again, kept" "κ\(K\) estimated: Lanczos" V
+press "V: the attention map again" "attention map A" V
 press "V: back to token similarity" "token similarity μ" V
 after=$(grep -c 'job-start' "$trace")
 check "stable rank, similarity and the kept conditioning started no job" test "$before" -eq "$after"
@@ -45,7 +47,7 @@ press "K: back to no skip" "skip=none" K
 expect "and the gradient curves again" "at full depth L, attention frozen"
 press "V: width sweep, recomputed for the new settings" "width sweep: sr" V
 expect "sweep done" "fitted slopes"
-press "v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v
+press "v v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v v
 
 press "c: the compare view, left half" "WITHOUT gap removal \(gap off\): eigenvalues" c
 expect "c: right half, same weights with the gap removed" "WITH gap removal \(gap center\): eigenvalues"
@@ -67,7 +69,7 @@ expect "softmax: the note instead of a curve" "no theory curve: "
 expect "softmax: the density is the i.i.d. Markov limit" "i.i.d. Markov limit"
 
 press "? lists the new keys" "o +theory overlays on / off" "?"
-expect "help: view and compare keys" "v +view: rank/width"
+expect "help: view and compare keys" "v +view: rank/…/map/cond"
 expect "help: compare" "c +compare"
 expect "help: ensemble" "E +ensemble seeds ×2"
 keys Escape
@@ -80,7 +82,7 @@ tour=$(pwd)/presets/tour
 start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$tour' XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 3 -s 0.75"
 expect "small run computes" "computed in [0-9]+ ms"
 press "x asks for a directory" "directory: _" x
-press "Enter with none: a directory named by the time, and the export says where" "exported 6 files to attnscope-[0-9-]+/" Enter
+press "Enter with none: a directory named by the time, and the export says where" "exported 7 files to attnscope-[0-9-]+/" Enter
 check "the export wrote the per-layer CSV" bash -c "ls '$TMP'/out/attnscope-*/layers.csv"
 press "x again" "directory: _" x
 keys -l "/proc/attnscope-no-such-place"
@@ -88,7 +90,7 @@ press "a directory that cannot be written: the export says why" "export failed: 
 expect "and the prompt stays open to change it" "directory: /proc/attnscope-no-such-place_"
 keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace
 keys -l "$TMP/out/named export"
-press "a directory typed at the prompt, spaces and all" "exported 6 files to .*/named export/" Enter
+press "a directory typed at the prompt, spaces and all" "exported 7 files to .*/named export/" Enter
 check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg"
 press "x, then Esc: nothing exported" "not exported" x Escape
 same_layers_csv() { # the screen's layers.csv is the one --batch --export writes for the same settings
@@ -165,7 +167,7 @@ no_high_bytes() { # file
 }
 start 140 44 "env LANG=C LC_ALL=C '$BIN' -a relu -T 32 -d 32 -L 3 --seeds 2"
 expect "LANG=C: computes" "computed in [0-9]+ ms"
-for view in "width sweep: sr" "gradient norm" "token similarity mu" "kappa of the attention"; do
+for view in "width sweep: sr" "gradient norm" "token similarity mu" "attention map A" "kappa of the attention"; do
     press "LANG=C: v shows the $view view" "$view" v
     screen >"$TMP/ascii.txt"
     check "LANG=C: the $view view is ASCII" no_high_bytes "$TMP/ascii.txt"
