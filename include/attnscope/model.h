@@ -47,6 +47,10 @@ typedef struct {
     double *relative_spread;     /* μ(X_ℓ)/‖X_ℓ‖_F */
     double *token_cosine_mean; /* mean cosine over pairs of distinct nonzero tokens */
     double *token_rms;         /* ‖X_ℓ‖_F/√T, the RMS of the rows' norms */
+    /* Beside the entropies (docs/model.md §3), first seed: Zhai et al.'s lower bound on the
+       shown head's least row entropy, and Giorlandino & Goldt's β_c of the layer's input. */
+    double *entropy_zhai_bound;
+    double *phase_critical_beta;
 } Curves;
 
 /* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum

@@ -1,6 +1,7 @@
 #include "batch.h"
 
 #include "attnscope/conditioning.h"
+#include "attnscope/entropy.h"
 #include "attnscope/init.h"
 #include "attnscope/random.h"
 #include "attnscope/theory.h"
@@ -108,6 +109,44 @@ static void entropy_theory_object(Text *t, const Config *c)
     field_number(t, "critical_logit_std", e.critical_logit_std);
     Text_printf(t, ", ");
     field_string_or_null(t, "note", e.note);
+    Text_printf(t, "}");
+}
+
+/* Which side of Giorlandino & Goldt's threshold each layer of a network is on, null where β or
+   β_c is. */
+static void phase_sides(Text *t, const char *name, double beta, const double *critical, int n)
+{
+    Text_printf(t, ", \"%s\": [", name);
+    for (int l = 0; l < n; l++) {
+        const char *side = Theory_phase_side(beta, critical[l]);
+        Text_printf(t, l ? ", " : "");
+        if (side)
+            Json_string(t, side);
+        else
+            Text_printf(t, "null");
+    }
+    Text_printf(t, "]");
+}
+
+/* Why the bounds beside the entropies are null where they are (docs/model.md §3): the first
+   layer's reason (a RoPE that skips layers voids only those); the phase's β and each layer's
+   side (its β_c is the series attention_phase_critical_beta). */
+static void entropy_bounds_object(Text *t, const Result *r)
+{
+    const Config *c = &r->config;
+    int layers = c->depth + 1;
+    const char *zhai = Entropy_defined(c->attention) ? Entropy_zhai_void(c, 1)
+                                                     : Entropy_undefined_reason(c->attention);
+    const char *phase = Theory_phase_void(c, 1);
+    double beta = phase ? NAN : Theory_phase_beta(c);
+    Text_printf(t, ",\n ");
+    field_string_or_null(t, "attention_entropy_zhai_bound_note", zhai);
+    Text_printf(t, ",\n \"attention_phase\": {");
+    field_number(t, "beta", beta);
+    phase_sides(t, "side", beta, r->network.phase_critical_beta, layers);
+    phase_sides(t, "counterpart_side", beta, r->counterpart.phase_critical_beta, layers);
+    Text_printf(t, ", ");
+    field_string_or_null(t, "note", phase);
     Text_printf(t, "}");
 }
 
@@ -297,6 +336,7 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     readouts_object(t, &r->readouts);
     theory_object(t, c);
     entropy_theory_object(t, c);
+    entropy_bounds_object(t, r);
     if (sweep)
         sweep_object(t, sweep);
     if (conditioning)

@@ -2,6 +2,7 @@
 #include "attnscope/entropy.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/qk.h"
 
 #include <math.h>
 
@@ -60,4 +61,38 @@ void Entropy_rows(Mask mask, int window, int T, const double *a, EntropyRows *ou
                          .max = T ? max : NAN,
                          .normalised_mean = normalised_rows ? normalised / normalised_rows : NAN,
                          .max_weight_mean = T ? max_weight / T : NAN};
+}
+
+double Entropy_zhai_row_bound(int n, double sigma)
+{
+    if (n <= 1)
+        return 0.0;
+    double others = n - 1.0;
+    /* The extreme row: its top logit sigma·√(n/(n − 1)) above the n − 1 others. */
+    double b = exp(-sigma * sqrt(n / others));
+    double z = 1 + others * b;
+    return log1p(others * b) + sigma * sqrt(n * others) * b / z;
+}
+
+double Entropy_zhai_bound(Mask mask, int window, int T, double sigma)
+{
+    double least = INFINITY;
+    for (int i = 0; i < T; i++) {
+        int first, last;
+        Mask_row_range(mask, window, T, i, &first, &last);
+        double h = Entropy_zhai_row_bound(last - first + 1, sigma);
+        least = h < least ? h : least;
+    }
+    return T ? least : NAN;
+}
+
+const char *Entropy_zhai_void(const Config *c, int layer)
+{
+    if (c->attention != ATTENTION_SOFTMAX)
+        return "the bound is for softmax rows of bilinear logits x_i^T M x_j";
+    if (Qk_normalised(c))
+        return "QK-norm: the logits are of normalised queries and keys, not x_i^T W^Q W^K^T x_j";
+    if (Qk_rotates(c, layer))
+        return "RoPE: the logits are x_i^T W^Q R_(j-i) W^K^T x_j, no one matrix for all keys";
+    return NULL;
 }
