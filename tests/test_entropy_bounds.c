@@ -368,6 +368,39 @@ static void test_bound_void(void **state)
     assert_non_null(Entropy_zhai_void(&c, 1));
 }
 
+/* The entropy view's histogram reads the shown matrix's rows: uniform causal attention gives
+   row i (1-based) ln i exactly; a softmax layer's rows sum to its summary (mean, least,
+   largest), of the matrix as built, not as the spectra's LAPACK calls leave it. */
+static void test_shown_row_entropies(void **state)
+{
+    (void)state;
+    Config c = small(12, 16, 2);
+    c.attention = ATTENTION_UNIFORM;
+    c.mask = MASK_CAUSAL;
+    Result *r = run(&c);
+    for (int i = 0; i < c.tokens; i++)
+        assert_close(r->row_entropy[i], log(i + 1.0), 1e-12);
+    Result_free(r);
+    c = small(24, 24, 3);
+    c.sigma_qk = 1.3;
+    c.layer = 2;
+    c.gap = GAP_CENTER;
+    r = run(&c);
+    double sum = 0, least = INFINITY, largest = -INFINITY;
+    for (int i = 0; i < c.tokens; i++) {
+        sum += r->row_entropy[i];
+        least = fmin(least, r->row_entropy[i]);
+        largest = fmax(largest, r->row_entropy[i]);
+    }
+    assert_close(sum / c.tokens, r->network.entropy.mean[2], 1e-12);
+    assert_true(least == r->network.entropy.min[2] && largest == r->network.entropy.max[2]);
+    Result_free(r);
+    c.attention = ATTENTION_RELU;
+    r = run(&c);
+    assert_true(isnan(r->row_entropy[0]));
+    Result_free(r);
+}
+
 /* ---- Giorlandino & Goldt ------------------------------------------------------------- */
 
 static void test_phase_notebook_start(void **state)
@@ -424,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_run_matches_reference),
         cmocka_unit_test(test_bound_under_measured_minimum),
         cmocka_unit_test(test_bound_void),
+        cmocka_unit_test(test_shown_row_entropies),
         cmocka_unit_test(test_phase_notebook_start),
         cmocka_unit_test(test_phase_sides),
     };

@@ -34,6 +34,9 @@ const char *Entropy_undefined_reason(Attention kind);
    i are the mask's (Mask_row_range). */
 void Entropy_rows(Mask mask, int window, int T, const double *a, EntropyRows *out);
 
+/* H_i of each row of a into h (T values), as Entropy_rows sums them. */
+void Entropy_each_row(Mask mask, int window, int T, const double *a, double *h);
+
 /* Every field NaN. */
 EntropyRows Entropy_undefined(void);
 

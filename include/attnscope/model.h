@@ -127,8 +127,11 @@ typedef struct {
     int outliers_removed;    /* r of the `outliers` gap mode there, 0 otherwise */
     Complex *eigenvalues;    /* T values, by descending modulus */
     double *singular_values; /* T values, descending (not scaled by √T) */
-    bool eigenvalues_exact;  /* read off a triangular matrix's diagonal */
-    int outlier;             /* index of the eigenvalue that stands apart (Spectra_outlier), -1 */
+    /* H_i of each row of the shown matrix as built (before gap removal), nats; NaN where
+       entropy is undefined (entropy.h) or the spectra are not ready. */
+    double *row_entropy;
+    bool eigenvalues_exact; /* read off a triangular matrix's diagonal */
+    int outlier;            /* index of the eigenvalue that stands apart (Spectra_outlier), -1 */
     Readouts readouts;
 
     /* How many stable ranks each route computed (all seeds, both networks), by MeasureRoute:

@@ -138,6 +138,14 @@ static void entropy_bounds_object(Text *t, const Result *r)
     const char *zhai = Entropy_defined(c->attention) ? Entropy_zhai_void(c, 1)
                                                      : Entropy_undefined_reason(c->attention);
     const char *phase = Theory_phase_void(c, 1);
+    /* The entropy view's histogram: H_i of each row of the shown matrix as built. */
+    Text_printf(t, ",\n \"shown_attention_entropy\": {\"layer\": %d, \"head\": %d, \"rows\": ",
+                c->layer, c->head);
+    if (r->spectra_ready && Entropy_defined(c->attention))
+        Json_numbers(t, r->row_entropy, c->tokens);
+    else
+        Text_printf(t, "null");
+    Text_printf(t, "}");
     double beta = phase ? NAN : Theory_phase_beta(c);
     Text_printf(t, ",\n ");
     field_string_or_null(t, "attention_entropy_zhai_bound_note", zhai);

@@ -21,14 +21,14 @@
 #include <unistd.h>
 
 /* NAME_ROOM: what a file's name adds to its directory's path. */
-enum { FILES = 6, PATH_SIZE = 4096, NAME_ROOM = 32 };
+enum { FILES = 7, PATH_SIZE = 4096, NAME_ROOM = 32 };
 
 /* The files of every export, then conditioning.csv (CONDITIONING_FILE), written when there is a
    conditioning result. */
 enum { CONDITIONING_FILE = FILES, NAMES };
 static const char *const FILE_NAMES[NAMES] = {
-    "eigenvalues.csv",     "singular_values.csv", "layers.csv",      "eigenvalues.svg",
-    "singular_values.svg", "stable_rank.svg",     "conditioning.csv"};
+    "eigenvalues.csv",     "singular_values.csv", "layers.csv",  "eigenvalues.svg",
+    "singular_values.svg", "stable_rank.svg",     "entropy.svg", "conditioning.csv"};
 
 /* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
 static const Complex *shown_eigenvalues(const Result *r)
@@ -155,9 +155,9 @@ void Export_conditioning_csv(FILE *f, const Conditioning *k)
 
 typedef void (*Writer)(FILE *f, const Result *r);
 
-static const Writer WRITERS[FILES] = {write_eigenvalues_csv, write_singular_values_csv,
-                                      Export_layers_csv,     Svg_eigenvalues,
-                                      Svg_singular_values,   Svg_stable_rank};
+static const Writer WRITERS[FILES] = {
+    write_eigenvalues_csv, write_singular_values_csv, Export_layers_csv, Svg_eigenvalues,
+    Svg_singular_values,   Svg_stable_rank,           Svg_entropy};
 
 /* ---- Files and directories -------------------------------------------------------------- */
 

@@ -14,5 +14,7 @@
 void Svg_eigenvalues(FILE *f, const Result *r);
 void Svg_singular_values(FILE *f, const Result *r);
 void Svg_stable_rank(FILE *f, const Result *r);
+/* The entropy view's main panel (Figure_entropy_plot, overlays and notes on). */
+void Svg_entropy(FILE *f, const Result *r);
 
 #endif

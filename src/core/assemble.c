@@ -288,6 +288,7 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
         out->logit_std = spectra->logit_std;
         memcpy(out->eigenvalues, spectra->eigenvalues, sizeof(Complex) * c->tokens);
         memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
+        memcpy(out->row_entropy, spectra->row_entropy, sizeof(double) * c->tokens);
         for (int i = 0; i < spectra->warnings.count; i++)
             Warnings_add_about(&out->warnings, spectra->warnings.subject[i], "%s",
                                spectra->warnings.text[i]);

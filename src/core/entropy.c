@@ -30,6 +30,30 @@ EntropyRows Entropy_undefined(void)
     return (EntropyRows){NAN, NAN, NAN, NAN, NAN};
 }
 
+/* H_i of row i over its allowed keys [first, last], and its largest weight in *top. */
+static double row_entropy(const double *row, int first, int last, double *top)
+{
+    double h = 0;
+    *top = 0;
+    for (int j = first; j <= last; j++) {
+        if (row[j] > 0) /* 0 ln 0 = 0 */
+            h -= row[j] * log(row[j]);
+        if (row[j] > *top)
+            *top = row[j];
+    }
+    return h;
+}
+
+void Entropy_each_row(Mask mask, int window, int T, const double *a, double *h)
+{
+    for (int i = 0; i < T; i++) {
+        int first, last;
+        double top;
+        Mask_row_range(mask, window, T, i, &first, &last);
+        h[i] = row_entropy(a + (size_t)i * T, first, last, &top);
+    }
+}
+
 void Entropy_rows(Mask mask, int window, int T, const double *a, EntropyRows *out)
 {
     double sum = 0, normalised = 0, max_weight = 0;
@@ -37,15 +61,9 @@ void Entropy_rows(Mask mask, int window, int T, const double *a, EntropyRows *ou
     int normalised_rows = 0;
     for (int i = 0; i < T; i++) {
         int first, last;
+        double top;
         Mask_row_range(mask, window, T, i, &first, &last);
-        const double *row = a + (size_t)i * T;
-        double h = 0, top = 0;
-        for (int j = first; j <= last; j++) {
-            if (row[j] > 0) /* 0 ln 0 = 0 */
-                h -= row[j] * log(row[j]);
-            if (row[j] > top)
-                top = row[j];
-        }
+        double h = row_entropy(a + (size_t)i * T, first, last, &top);
         sum += h;
         max_weight += top;
         min = h < min ? h : min;

@@ -92,6 +92,7 @@ typedef struct {
     double logit_std;
     Complex *eigenvalues;
     double *singular_values;
+    double *row_entropy; /* H_i of the matrix as built, NaN where entropy is undefined */
     Warnings warnings;
 } KeptSpectra;
 

@@ -55,6 +55,7 @@ void Result_release(Result *r)
         free(*arrays[i]);
     free(r->eigenvalues);
     free(r->singular_values);
+    free(r->row_entropy);
     memset(r, 0, sizeof *r);
 }
 
@@ -85,7 +86,8 @@ int Result_allocate(Result *r, int T, int depth)
             status = -1;
     r->eigenvalues = calloc((size_t)T, sizeof(Complex));
     r->singular_values = nan_array((size_t)T);
-    return status == 0 && r->eigenvalues && r->singular_values ? 0 : -1;
+    r->row_entropy = nan_array((size_t)T);
+    return status == 0 && r->eigenvalues && r->singular_values && r->row_entropy ? 0 : -1;
 }
 
 /* A copy of n items of `size` bytes, NULL for NULL (or when out of memory). */
@@ -116,7 +118,9 @@ Result *Result_copy(const Result *r)
     }
     c->eigenvalues = copy_of(r->eigenvalues, T, sizeof(Complex));
     c->singular_values = copy_of(r->singular_values, T, sizeof(double));
-    ok &= (!r->eigenvalues || c->eigenvalues) && (!r->singular_values || c->singular_values);
+    c->row_entropy = copy_of(r->row_entropy, T, sizeof(double));
+    ok &= (!r->eigenvalues || c->eigenvalues) && (!r->singular_values || c->singular_values) &&
+          (!r->row_entropy || c->row_entropy);
     if (!ok) {
         Result_free(c);
         return NULL;

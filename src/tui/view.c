@@ -1,6 +1,7 @@
 #include "view.h"
 
 #include "ascii.h"
+#include "attnscope/entropy.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
 #include "keys.h"
@@ -389,7 +390,7 @@ static void conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
         else
             snprintf(title, sizeof title, "singular values s of K, ℓ=%d, %d×%d (exact)", layer,
                      T * d, T * d);
-        HistogramPlot h = {title, T * d, k->jacobian_singular_values, 1.0, NAN, "", "s"};
+        HistogramPlot h = {title, T * d, k->jacobian_singular_values, 1.0, NAN, "", "s", false};
         Plot_histogram(c, &h);
         return;
     }
@@ -421,9 +422,43 @@ static void conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
     else
         snprintf(title, sizeof title, "singular values s of B = W_VOᵀ⊗A, ℓ=%d: s_i(A)·s_j(W_VO)%s",
                  layer, every);
-    HistogramPlot h = {title, n, products, 1.0, NAN, "", "s"};
+    HistogramPlot h = {title, n, products, 1.0, NAN, "", "s", false};
     Plot_histogram(c, &h);
     free(products);
+}
+
+enum { ENTROPY_NOTES_ROWS = 16 };
+
+/* The entropy view's main panel: row entropies against depth, with the bounds and the
+   random-energy prediction when the overlays are on (Figure_entropy_plot). */
+static void entropy_panel(const Snapshot *s, const Display *d, Canvas *c)
+{
+    EntropyText text;
+    SeriesPlot p;
+    /* The notes need rows a 24-row terminal's panel does not have. */
+    Figure_entropy_plot(s->result, d->overlays, Canvas_rows(c) >= ENTROPY_NOTES_ROWS, &text, &p);
+    Plot_series(c, &p);
+}
+
+/* The entropy view's second panel: the histogram of the shown matrix's row entropies. */
+static void row_entropy_panel(const Snapshot *s, Canvas *c)
+{
+    const Config *k = &s->result->config;
+    char title[FIGURE_TITLE_SIZE];
+    double *sorted = malloc(sizeof(double) * (size_t)k->tokens);
+    HistogramPlot h;
+    if (!sorted) {
+        Plot_message(c, "row entropies", "out of memory");
+        return;
+    }
+    Figure_row_entropy_plot(s->result, title, sorted, &h);
+    if (h.count == 0)
+        Plot_message(c, title,
+                     Entropy_defined(k->attention) ? "computing…"
+                                                   : Entropy_undefined_reason(k->attention));
+    else
+        Plot_histogram(c, &h);
+    free(sorted);
 }
 
 static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
@@ -438,6 +473,8 @@ static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
         gradient_panel(shown, c);
     else if (d->panel == PANEL_CONDITIONING)
         conditioning_panel(shown, 0, false, c);
+    else if (d->panel == PANEL_ENTROPY)
+        entropy_panel(shown, d, c);
     else
         similarity_panel(shown, c);
 }
@@ -853,6 +890,12 @@ void View_panels(const View *v, Canvas **canvas)
         main_panel(shown, &v->display, canvas[2]);
         return;
     }
+    if (v->display.panel == PANEL_ENTROPY && !v->display.compare && shown && !shown->failed) {
+        spectra_panels(shown, &v->display, canvas[0], NULL);
+        row_entropy_panel(shown, canvas[1]);
+        main_panel(shown, &v->display, canvas[2]);
+        return;
+    }
     if (v->display.compare) {
         compare_half(shown, &v->display, false, canvas[0], canvas[1]);
         compare_half(shown, &v->display, true, canvas[2], canvas[3]);
@@ -885,6 +928,7 @@ unsigned View_subjects(const Display *d)
         [PANEL_WIDTH_SWEEP] = rank_theory,
         [PANEL_GRADIENT] = WARNING_ABOUT_GRADIENTS,
         [PANEL_SIMILARITY] = WARNING_ABOUT_SIMILARITY,
+        [PANEL_ENTROPY] = WARNING_ABOUT_ENTROPY,
     };
     unsigned panel[VIEW_PANELS_MAX];
     int count = Display_panel_count(d);
@@ -893,7 +937,9 @@ unsigned View_subjects(const Display *d)
         panel[1] = panel[3] = stable;
     } else {
         panel[0] = eigen;
-        panel[1] = WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
+        panel[1] = d->panel == PANEL_ENTROPY
+                       ? WARNING_ABOUT_ENTROPY
+                       : WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
         panel[2] = main_panel_subjects[d->panel];
     }
     unsigned shown = WARNING_ABOUT_RUN;

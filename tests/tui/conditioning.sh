@@ -100,7 +100,7 @@ expect "a small cutting-skip stack computes" "computed in [0-9]+ ms"
 press "V: the conditioning view" "κ\(K\) exact" V
 press "x asks for a directory" "directory: _" x
 keys -l "$TMP/x/screen"
-press "Enter: seven files, conditioning.csv among them" "exported 7 files to .*/screen/" Enter
+press "Enter: eight files, conditioning.csv among them" "exported 8 files to .*/screen/" Enter
 same_export() {
     "$BIN" --batch --conditioning "${small[@]}" --export "$TMP/x/batch" >/dev/null 2>&1 || return 1
     local f status=0

@@ -28,6 +28,10 @@ mkdir -p "$dir"
 # name keys: the steps, in order, each after the ones before it.
 STEPS=("default:" "present:Z" "tour:>" "zoom:z" "help:?")
 CONDITIONING_STEPS=("conditioning:V" "conditioning-compare:c")
+# The entropy view (v four times from the stable rank): entropies against depth, the row
+# entropies' histogram, the readouts on the status line.
+ENTROPY_STEPS=("entropy:vvvv")
+ENTROPY_ARGS="-T 32 -d 32 -L 4"
 # The help alone, where its layout is tightest (80×24: a setting's two keys share a line).
 HELP_STEPS=("help:?")
 # Small enough for the exact path in a second: T·d = 256.
@@ -41,6 +45,7 @@ TERMINALS=(
     "200x60 utf8 color 2" "200x60 utf8 nocolor 2" "200x60 ascii color 2" "200x60 ascii nocolor 2"
     "120x40 utf8 color 2 conditioning" "80x24 ascii nocolor 2 conditioning"
     "80x24 utf8 color 1 help"
+    "120x40 utf8 color 1 entropy" "80x24 utf8 color 1 entropy" "80x24 ascii nocolor 1 entropy"
 )
 
 trace_lines() { wc -l <"$trace" 2>/dev/null || echo 0; }
@@ -151,6 +156,9 @@ for t in "${TERMINALS[@]}"; do
         steps_of=("${CONDITIONING_STEPS[@]}")
     elif [ "${set:-}" = help ]; then
         steps_of=("${HELP_STEPS[@]}")
+    elif [ "${set:-}" = entropy ]; then
+        args=$ENTROPY_ARGS
+        steps_of=("${ENTROPY_STEPS[@]}")
     fi
     cols=${size%x*} rows=${size#*x}
     locale=$UTF8

@@ -29,23 +29,27 @@ before=$(grep -c 'job-start' "$trace")
 press "v: gradient norms, by layer" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F², attention frozen, log axis" v
 expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
 press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
+press "v: the entropy view, against depth" "row entropy H \(nats\) against depth" v
+expect "its histogram of the shown layer's rows" "row entropies H_i, ℓ=1"
+expect "its readouts on the status line" "H/ln n=[0-9.]+ +max A=[0-9.]+"
 after=$(grep -c 'job-start' "$trace")
-check "gradient and similarity started no job" test "$before" -eq "$after"
+check "gradient, similarity and entropy started no job" test "$before" -eq "$after"
 press "v: the conditioning, its own job" "κ\(K\) estimated: Lanczos" v
 check "the conditioning was computed by the worker" grep -q "conditioning-done" "$trace"
 before=$(grep -c 'job-start' "$trace")
 press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
 press "V: the conditioning again, kept" "κ\(K\) estimated: Lanczos" V
-press "V: back to token similarity" "token similarity μ" V
+press "V: back to the entropy view" "row entropy H \(nats\)" V
+press "V: token similarity" "token similarity μ" V
 after=$(grep -c 'job-start' "$trace")
-check "stable rank, similarity and the kept conditioning started no job" test "$before" -eq "$after"
+check "stable rank, entropy, similarity and the kept conditioning started no job" test "$before" -eq "$after"
 press "V again: gradient norms" "gradient norm" V
 press "k with the gradient view: a skip has no gradient formula" "needs no skip and no LayerNorm" k
 press "K: back to no skip" "skip=none" K
 expect "and the gradient curves again" "at full depth L, attention frozen"
 press "V: width sweep, recomputed for the new settings" "width sweep: sr" V
 expect "sweep done" "fitted slopes"
-press "v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v
+press "v v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v v
 
 press "c: the compare view, left half" "WITHOUT gap removal \(gap off\): eigenvalues" c
 expect "c: right half, same weights with the gap removed" "WITH gap removal \(gap center\): eigenvalues"
@@ -80,7 +84,7 @@ tour=$(pwd)/presets/tour
 start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$tour' XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 3 -s 0.75"
 expect "small run computes" "computed in [0-9]+ ms"
 press "x asks for a directory" "directory: _" x
-press "Enter with none: a directory named by the time, and the export says where" "exported 6 files to attnscope-[0-9-]+/" Enter
+press "Enter with none: a directory named by the time, and the export says where" "exported 7 files to attnscope-[0-9-]+/" Enter
 check "the export wrote the per-layer CSV" bash -c "ls '$TMP'/out/attnscope-*/layers.csv"
 press "x again" "directory: _" x
 keys -l "/proc/attnscope-no-such-place"
@@ -88,8 +92,8 @@ press "a directory that cannot be written: the export says why" "export failed: 
 expect "and the prompt stays open to change it" "directory: /proc/attnscope-no-such-place_"
 keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace
 keys -l "$TMP/out/named export"
-press "a directory typed at the prompt, spaces and all" "exported 6 files to .*/named export/" Enter
-check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg"
+press "a directory typed at the prompt, spaces and all" "exported 7 files to .*/named export/" Enter
+check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg '$TMP/out/named export'/entropy.svg"
 press "x, then Esc: nothing exported" "not exported" x Escape
 same_layers_csv() { # the screen's layers.csv is the one --batch --export writes for the same settings
     "$BIN" --batch -T 32 -d 32 -L 3 -s 0.75 --export "$TMP/batch-export" >/dev/null 2>&1 &&
@@ -165,7 +169,7 @@ no_high_bytes() { # file
 }
 start 140 44 "env LANG=C LC_ALL=C '$BIN' -a relu -T 32 -d 32 -L 3 --seeds 2"
 expect "LANG=C: computes" "computed in [0-9]+ ms"
-for view in "width sweep: sr" "gradient norm" "token similarity mu" "kappa of the attention"; do
+for view in "width sweep: sr" "gradient norm" "token similarity mu" "row entropy H" "kappa of the attention"; do
     press "LANG=C: v shows the $view view" "$view" v
     screen >"$TMP/ascii.txt"
     check "LANG=C: the $view view is ASCII" no_high_bytes "$TMP/ascii.txt"
