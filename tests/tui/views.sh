@@ -105,12 +105,12 @@ press "Enter with no name: named by the time, saying where" "saved .*/attnscope/
 saved=$(find "$TMP/config/attnscope/presets" -name "attnscope-*.preset" 2>/dev/null | head -n 1)
 check "the saved preset loads in batch mode with the same settings" bash -c \
     "'$BIN' --batch --preset '$saved' | grep -q '\"T\":32,\"d\":32,\"d_qk\":32,\"depth\":3,\"sigma_qk\":0.75'"
-press "<: before the tour, nothing to go back to" "the tour has 9 steps" "<"
-press ">: tour step 1, its title in the status line" "Tour 1/9: one attention matrix has a gap" ">"
+press "<: before the tour, nothing to go back to" "the tour has 11 steps" "<"
+press ">: tour step 1, its title in the status line" "Tour 1/11: one attention matrix has a gap" ">"
 expect "step 1's settings" "T=256 +d=256 +L=8"
-press ">: step 2 removes the gap" "Tour 2/9: remove the gap" ">"
+press ">: step 2 removes the gap" "Tour 2/11: remove the gap" ">"
 expect "step 2's settings" "gap=center"
-press "<: back to step 1" "Tour 1/9" "<"
+press "<: back to step 1" "Tour 1/11" "<"
 expect "step 1 again" "gap=off"
 quits "q quits"
 
@@ -121,17 +121,17 @@ expect "picker run computes" "computed in [0-9]+ ms"
 shipped=$(find presets -name '*.preset' | wc -l)
 press "P opens the picker with every shipped and tour preset" "presets \($shipped\): " P
 expect "the tour's first step comes first, selected" "> 01-one-matrix-has-a-gap +tour"
-expect "its header comment beside the list" "Tour 1/9: one attention matrix has a gap"
+expect "its header comment beside the list" "Tour 1/11: one attention matrix has a gap"
 expect "and its path" "presets/tour/01-one-matrix-has-a-gap\.preset"
 press "j moves the selection, the header follows" "> 02-remove-the-gap +tour" j
-expect "the new header" "Tour 2/9: remove the gap"
-keys j j j j j j
-press "j: the last tour step, before the shipped presets" "> 09-keep-the-rank +tour" j
+expect "the new header" "Tour 2/11: remove the gap"
+keys j j j j j j j j
+press "j: the last tour step, before the shipped presets" "> 11-entropy-qk-norm +tour" j
 expect "the first shipped preset follows it" "  depth-markov-gap +shipped"
-press "Enter loads it and closes the picker" "loaded tour preset 09-keep-the-rank" Enter
+press "Enter loads it and closes the picker" "loaded tour preset 11-entropy-qk-norm" Enter
 check "the picker closed" wait_gone "presets \([0-9]+\): "
 expect "the preset's settings" "LN=ln +skip=scaled"
-press "> after a tour step loaded from the picker: the tour knows where it is" "the tour has 9 steps; this is step 9" ">"
+press "> after a tour step loaded from the picker: the tour knows where it is" "the tour has 11 steps; this is step 11" ">"
 press "p: the name prompt" "name: _" p
 keys c l a s s
 press "refused characters say what a name may hold, and why" "\\\$ refused: a preset's name is its file name" '$'
@@ -151,7 +151,7 @@ check "the first file is untouched" test "$(md5sum <"$named")" = "$before"
 press "Esc cancels" "not saved" Escape
 check "the prompt closed" wait_gone "name: class-demo_"
 press "P: the user's preset is listed as yours" "presets \([0-9]+\): " P
-expect "the picker reopens at the preset loaded last" "> 09-keep-the-rank +tour"
+expect "the picker reopens at the preset loaded last" "> 11-entropy-qk-norm +tour"
 press "End reaches it" "> class-demo +yours" End
 expect "with its header" "class-demo: saved from the attnscope screen"
 keys Escape
