@@ -25,4 +25,26 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A configuration of T tokens of width d and `depth` layers, the rest default. */
+static inline Config fixture_config(int T, int d, int depth)
+{
+    Config c = Config_default();
+    c.tokens = T;
+    c.width = d;
+    c.depth = depth;
+    return c;
+}
+
+/* A run of c on the group's workspace; an invalid c or a failed run fails the test. */
+static inline Result *fixture_run(const Config *c)
+{
+    char err[256];
+    if (Config_validate(c, err, sizeof err))
+        fail_msg("invalid test configuration: %s", err);
+    Result *r = Result_new();
+    if (Model_run(c, workspace, r, NULL, err, sizeof err))
+        fail_msg("Model_run: %s", err);
+    return r;
+}
+
 #endif

@@ -13,6 +13,7 @@
  */
 #include "testing.h"
 
+#include "mask_reference.h"
 #include "model_fixture.h"
 
 #include "attnscope/attention.h"
@@ -26,49 +27,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-static Config small(int T, int d, int depth)
-{
-    Config c = Config_default();
-    c.tokens = T;
-    c.width = d;
-    c.depth = depth;
-    return c;
-}
-
-static Result *run(const Config *c)
-{
-    char err[256];
-    if (Config_validate(c, err, sizeof err))
-        fail_msg("invalid test configuration: %s", err);
-    Result *r = Result_new();
-    if (Model_run(c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    return r;
-}
-
-/* Whether the mask lets query i (0-based) read key j: written out here, not Mask_row_range. */
-static bool allowed(Mask mask, int window, int i, int j)
-{
-    switch (mask) {
-    case MASK_CAUSAL:
-        return j <= i;
-    case MASK_WINDOW:
-        return abs(i - j) <= window;
-    case MASK_WINDOW_CAUSAL:
-        return j <= i && i - j <= window;
-    default:
-        return true;
-    }
-}
-
-static int allowed_keys(Mask mask, int window, int T, int i)
-{
-    int n = 0;
-    for (int j = 0; j < T; j++)
-        n += allowed(mask, window, i, j);
-    return n;
-}
 
 /* The reference summary of one matrix: long double sums over every entry. */
 static EntropyRows reference_rows(Mask mask, int window, int T, const double *a)
@@ -200,9 +158,9 @@ static void test_one_key_rows(void **state)
 static void test_softmax_tiny_sigma_is_log_n(void **state)
 {
     (void)state;
-    Config c = small(48, 48, 2);
+    Config c = fixture_config(48, 48, 2);
     c.sigma_qk = 1e-4;
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     for (int l = 1; l <= c.depth; l++) {
         assert_close(r->network.entropy.mean[l], log(48.0), 1e-12);
         assert_close(r->network.entropy.min[l], log(48.0), 1e-12);
@@ -212,7 +170,7 @@ static void test_softmax_tiny_sigma_is_log_n(void **state)
     assert_true(isnan(r->network.entropy.mean[0])); /* the input has no attention */
     Result_free(r);
     c.mask = MASK_CAUSAL;
-    r = run(&c);
+    r = fixture_run(&c);
     assert_close(r->network.entropy.mean[1], lgamma(49.0) / 48, 1e-12);
     assert_close(r->network.entropy.max[1], log(48.0), 1e-12);
     Result_free(r);
@@ -267,7 +225,8 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
     }
     for (int i = 0; i < LAYER_BUFFERS; i++)
         free(*list[i].buffer);
-    double *weights[] = {w.query, w.key, w.value, w.output, w.mlp_in, w.mlp_out, w.mlp_up, w.markov};
+    double *weights[] = {w.query,  w.key,     w.value,  w.output,
+                         w.mlp_in, w.mlp_out, w.mlp_up, w.markov};
     for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
         free(weights[i]);
     free(scratch);
@@ -313,35 +272,35 @@ static void test_run_matches_reference_forward(void **state)
 {
     (void)state;
     Config configs[6];
-    configs[0] = small(16, 32, 3);
+    configs[0] = fixture_config(16, 32, 3);
     configs[0].gap = GAP_CENTER;
-    configs[1] = small(16, 32, 3);
+    configs[1] = fixture_config(16, 32, 3);
     configs[1].mask = MASK_CAUSAL;
     configs[1].heads = 4;
     configs[1].head = 3;
     configs[1].output = OUTPUT_GAUSSIAN;
     configs[1].sigma_qk = 1.6;
-    configs[2] = small(20, 20, 3);
+    configs[2] = fixture_config(20, 20, 3);
     configs[2].attention = ATTENTION_MARKOV;
     configs[2].mask = MASK_WINDOW;
     configs[2].window = 3;
     configs[2].gap = GAP_DEFLATE;
     configs[2].seeds = 3; /* the first seed's numbers, whatever the other seeds do */
-    configs[3] = small(16, 32, 4);
+    configs[3] = fixture_config(16, 32, 4);
     configs[3].layernorm = LAYERNORM_LN;
     configs[3].ln_place = LN_PLACE_PRE;
     configs[3].skip = SKIP_PLAIN;
     configs[3].mlp = MLP_RELU;
     configs[3].gap = GAP_CENTER;
-    configs[4] = small(12, 12, 2);
+    configs[4] = fixture_config(12, 12, 2);
     configs[4].attention = ATTENTION_UNIFORM;
     configs[4].mask = MASK_WINDOW_CAUSAL;
     configs[4].window = 2;
-    configs[5] = small(12, 12, 2);
+    configs[5] = fixture_config(12, 12, 2);
     configs[5].attention = ATTENTION_IDENTITY;
     configs[5].gap = GAP_CENTER;
     for (int k = 0; k < 6; k++) {
-        Result *r = run(&configs[k]);
+        Result *r = fixture_run(&configs[k]);
         assert_network_matches(&configs[k], &r->network, configs[k].gap);
         assert_network_matches(&configs[k], &r->counterpart, Gap_toggled(configs[k].gap));
         /* Layer 1: both networks read X0 and build the same A, whatever removes its gap. */
@@ -356,9 +315,9 @@ static void test_undefined_kinds_are_null(void **state)
     (void)state;
     const Attention kinds[] = {ATTENTION_RELU, ATTENTION_SIGMOID, ATTENTION_LINEAR};
     for (int k = 0; k < 3; k++) {
-        Config c = small(12, 12, 2);
+        Config c = fixture_config(12, 12, 2);
         c.attention = kinds[k];
-        Result *r = run(&c);
+        Result *r = fixture_run(&c);
         for (int l = 0; l <= c.depth; l++) {
             assert_true(isnan(r->network.entropy.mean[l]));
             assert_true(isnan(r->counterpart.entropy_head_average.max[l]));
@@ -379,7 +338,7 @@ static void test_undefined_kinds_are_null(void **state)
 static void test_kept_run_reports_the_shown_head(void **state)
 {
     (void)state;
-    Config c = small(16, 32, 3);
+    Config c = fixture_config(16, 32, 3);
     c.heads = 4;
     c.sigma_qk = 1.4;
     Workspace *kept = Workspace_new();
@@ -389,7 +348,7 @@ static void test_kept_run_reports_the_shown_head(void **state)
     assert_int_equal(Model_run(&c, kept, first, NULL, err, sizeof err), 0);
     c.head = 2;
     assert_int_equal(Model_run(&c, kept, second, NULL, err, sizeof err), 0);
-    Result *fresh = run(&c);
+    Result *fresh = fixture_run(&c);
     for (int l = 1; l <= c.depth; l++) {
         assert_true(second->network.entropy.mean[l] == fresh->network.entropy.mean[l]);
         assert_true(second->counterpart.entropy.min[l] == fresh->counterpart.entropy.min[l]);
@@ -427,7 +386,7 @@ static void test_random_energy_prediction(void **state)
     enum { SEEDS = 8 };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const EnergyCase *e = &cases[k];
-        Config c = small(e->T, e->T, 1);
+        Config c = fixture_config(e->T, e->T, 1);
         c.sigma_qk = sqrt(e->s);
         EntropyTheory theory;
         Theory_entropy_first_layer(&c, &theory);
@@ -437,7 +396,7 @@ static void test_random_energy_prediction(void **state)
         for (int seed = 0; seed < SEEDS; seed++) {
             c.seed = 1 + (uint64_t)seed;
             if (e->from_run) {
-                Result *r = run(&c);
+                Result *r = fixture_run(&c);
                 measured[seed] = r->network.entropy.mean[1];
                 Result_free(r);
             } else {
@@ -464,7 +423,7 @@ static void test_random_energy_prediction(void **state)
 static void test_random_energy_prediction_domain(void **state)
 {
     (void)state;
-    Config c = small(256, 256, 1);
+    Config c = fixture_config(256, 256, 1);
     c.sigma_qk = sqrt(sqrt(2 * log(256.0))) * 1.0001; /* s just above s_c */
     EntropyTheory e;
     Theory_entropy_first_layer(&c, &e);

@@ -14,6 +14,7 @@
 #include "testing.h"
 
 #include "layer_fixture.h"
+#include "mask_reference.h"
 
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
@@ -24,26 +25,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-static Config small(int T, int d, int depth)
-{
-    Config c = Config_default();
-    c.tokens = T;
-    c.width = d;
-    c.depth = depth;
-    return c;
-}
-
-static Result *run(const Config *c)
-{
-    char err[256];
-    if (Config_validate(c, err, sizeof err))
-        fail_msg("invalid test configuration: %s", err);
-    Result *r = Result_new();
-    if (Model_run(c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    return r;
-}
 
 /* The entropy of softmax(z) for n logits, z written out: one key at top, n − 1 at 0. */
 static double softmax_entropy_two_levels(int n, double top)
@@ -185,20 +166,6 @@ static double qk_norm(const Config *c, const LayerWeights *w, int h)
     return top;
 }
 
-static bool allowed(Mask mask, int window, int i, int j)
-{
-    switch (mask) {
-    case MASK_CAUSAL:
-        return j <= i;
-    case MASK_WINDOW:
-        return abs(i - j) <= window;
-    case MASK_WINDOW_CAUSAL:
-        return j <= i && i - j <= window;
-    default:
-        return true;
-    }
-}
-
 static int watch_input(void *context, const double *x)
 {
     Watch *watch = context;
@@ -219,10 +186,7 @@ static int watch_input(void *context, const double *x)
     double sigma = qk_norm(c, watch->w, c->head - 1) * input_norm_squared(c, x);
     double least = INFINITY;
     for (int i = 0; i < T; i++) {
-        int n = 0;
-        for (int j = 0; j < T; j++)
-            n += allowed(c->mask, c->window, i, j);
-        least = fmin(least, extreme_row_entropy(n, sigma));
+        least = fmin(least, extreme_row_entropy(allowed_keys(c->mask, c->window, T, i), sigma));
     }
     watch->bound[l] = least;
     return 0;
@@ -256,20 +220,20 @@ static void test_run_matches_reference(void **state)
 {
     (void)state;
     Config configs[4];
-    configs[0] = small(12, 16, 3);
+    configs[0] = fixture_config(12, 16, 3);
     configs[0].sigma_qk = 0.4;
-    configs[1] = small(12, 16, 3);
+    configs[1] = fixture_config(12, 16, 3);
     configs[1].mask = MASK_CAUSAL;
     configs[1].heads = 4;
     configs[1].head = 3;
     configs[1].kv_heads = 2;
     configs[1].output = OUTPUT_GAUSSIAN;
-    configs[2] = small(10, 12, 3);
+    configs[2] = fixture_config(10, 12, 3);
     configs[2].layernorm = LAYERNORM_LN;
     configs[2].ln_place = LN_PLACE_PRE;
     configs[2].skip = SKIP_PLAIN;
     configs[2].sigma_qk = 0.6;
-    configs[3] = small(10, 12, 2);
+    configs[3] = fixture_config(10, 12, 2);
     configs[3].mask = MASK_WINDOW;
     configs[3].window = 2;
     configs[3].sigma_qk = 0.3;
@@ -277,7 +241,7 @@ static void test_run_matches_reference(void **state)
         const Config *c = &configs[k];
         double bound[8], q[8], p[8];
         reference_forward(c, bound, q, p);
-        Result *r = run(c);
+        Result *r = fixture_run(c);
         assert_true(isnan(r->network.entropy_zhai_bound[0]));
         for (int l = 1; l <= c->depth; l++) {
             double got = r->network.entropy_zhai_bound[l];
@@ -308,7 +272,7 @@ static void test_bound_under_measured_minimum(void **state)
         for (size_t m = 0; m < 4; m++)
             for (size_t s = 0; s < 4; s++)
                 for (uint64_t seed = 1; seed <= 3; seed++) {
-                    Config c = small(16, 16, 4);
+                    Config c = fixture_config(16, 16, 4);
                     c.mask = masks[m];
                     c.window = 3;
                     c.sigma_qk = sigmas[s];
@@ -319,7 +283,7 @@ static void test_bound_under_measured_minimum(void **state)
                         c.ln_place = norm == 1 ? LN_PLACE_PRE : LN_PLACE_POST;
                         c.skip = SKIP_PLAIN;
                     }
-                    Result *r = run(&c);
+                    Result *r = fixture_run(&c);
                     const Curves *nets[] = {&r->network, &r->counterpart};
                     for (int n = 0; n < 2; n++)
                         for (int l = 1; l <= c.depth; l++) {
@@ -346,24 +310,24 @@ static void test_bound_under_measured_minimum(void **state)
 static void test_bound_void(void **state)
 {
     (void)state;
-    Config c = small(12, 16, 3);
+    Config c = fixture_config(12, 16, 3);
     c.qk_norm = QK_NORM_HEAD;
     assert_non_null(Entropy_zhai_void(&c, 1));
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     for (int l = 0; l <= c.depth; l++)
         assert_true(isnan(r->network.entropy_zhai_bound[l]));
     Result_free(r);
-    c = small(12, 16, 4);
+    c = fixture_config(12, 16, 4);
     c.rope = ROPE_HALF;
     c.nope_every = 2; /* every second layer has no rotation: the bound holds there */
-    r = run(&c);
+    r = fixture_run(&c);
     for (int l = 1; l <= c.depth; l++) {
         bool rotates = Qk_rotates(&c, l);
         assert_true(rotates == (Entropy_zhai_void(&c, l) != NULL));
         assert_true(rotates == isnan(r->network.entropy_zhai_bound[l]));
     }
     Result_free(r);
-    c = small(12, 16, 2);
+    c = fixture_config(12, 16, 2);
     c.attention = ATTENTION_MARKOV;
     assert_non_null(Entropy_zhai_void(&c, 1));
 }
@@ -374,18 +338,18 @@ static void test_bound_void(void **state)
 static void test_shown_row_entropies(void **state)
 {
     (void)state;
-    Config c = small(12, 16, 2);
+    Config c = fixture_config(12, 16, 2);
     c.attention = ATTENTION_UNIFORM;
     c.mask = MASK_CAUSAL;
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     for (int i = 0; i < c.tokens; i++)
         assert_close(r->row_entropy[i], log(i + 1.0), 1e-12);
     Result_free(r);
-    c = small(24, 24, 3);
+    c = fixture_config(24, 24, 3);
     c.sigma_qk = 1.3;
     c.layer = 2;
     c.gap = GAP_CENTER;
-    r = run(&c);
+    r = fixture_run(&c);
     double sum = 0, least = INFINITY, largest = -INFINITY;
     for (int i = 0; i < c.tokens; i++) {
         sum += r->row_entropy[i];
@@ -396,7 +360,7 @@ static void test_shown_row_entropies(void **state)
     assert_true(least == r->network.entropy.min[2] && largest == r->network.entropy.max[2]);
     Result_free(r);
     c.attention = ATTENTION_RELU;
-    r = run(&c);
+    r = fixture_run(&c);
     assert_true(isnan(r->row_entropy[0]));
     Result_free(r);
 }
@@ -413,7 +377,7 @@ static void test_phase_notebook_start(void **state)
     assert_string_equal(Theory_phase_side(1.5, 1.5811), "rank-collapse");
     assert_null(Theory_phase_side(NAN, 1.0));
     /* β: the logit std on unit orthogonal tokens over √(ln T); σ_qk² at the 1/√d_h scale. */
-    Config c = small(64, 64, 1);
+    Config c = fixture_config(64, 64, 1);
     c.sigma_qk = 1.5;
     assert_close(Theory_phase_beta(&c), 2.25 / sqrt(log(64.0)), 1e-15);
     /* On orthonormal tokens (q = 1, p = 0) the threshold is the random-energy one: β_c·√(ln T)
@@ -428,23 +392,23 @@ static void test_phase_notebook_start(void **state)
 static void test_phase_sides(void **state)
 {
     (void)state;
-    Config c = small(64, 64, 2);
+    Config c = fixture_config(64, 64, 2);
     c.sigma_qk = 0.6;
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     assert_string_equal(Theory_phase_side(Theory_phase_beta(&c), r->network.phase_critical_beta[1]),
                         "rank-collapse");
     /* ln T − s²/2 over ln T: 0.984 at s = 0.36 */
     assert_true(r->network.entropy.normalised_mean[1] > 0.95);
     Result_free(r);
     c.sigma_qk = 3;
-    r = run(&c);
+    r = fixture_run(&c);
     assert_string_equal(Theory_phase_side(Theory_phase_beta(&c), r->network.phase_critical_beta[1]),
                         "entropy-collapse");
     assert_true(r->network.entropy.normalised_mean[1] < 0.5);
     Result_free(r);
     c.qk_norm = QK_NORM_HEAD;
     assert_non_null(Theory_phase_void(&c, 1));
-    r = run(&c);
+    r = fixture_run(&c);
     assert_true(isnan(r->network.phase_critical_beta[1]));
     Result_free(r);
 }

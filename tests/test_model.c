@@ -12,25 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static Config small(int T, int d, int depth)
-{
-    Config c = Config_default();
-    c.tokens = T;
-    c.width = d;
-    c.depth = depth;
-    return c;
-}
-
-static Result *run(const Config *c)
-{
-    char err[256];
-    assert_int_equal(Config_validate(c, err, sizeof err), 0);
-    Result *r = Result_new();
-    if (Model_run(c, workspace, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    return r;
-}
-
 /* σ_A = 1 for markov attention: σ_qk⁴ = ln 2. */
 static double sigma_qk_for_unit_markov(void)
 {
@@ -42,11 +23,11 @@ static double sigma_qk_for_unit_markov(void)
 static void test_stable_rank_of_input_and_uniform(void **state)
 {
     (void)state;
-    Config c = small(32, 48, 4);
+    Config c = fixture_config(32, 48, 4);
     c.attention = ATTENTION_UNIFORM;
     for (int ln = LAYERNORM_NONE; ln <= LAYERNORM_LN; ln++) {
         c.layernorm = (LayerNorm)ln;
-        Result *r = run(&c);
+        Result *r = fixture_run(&c);
         assert_relative(r->network.stable_rank[0], 32.0, 1e-12);
         for (int l = 1; l <= c.depth; l++) {
             assert_close(r->network.stable_rank[l], 1.0, 1e-12);
@@ -63,10 +44,10 @@ static void test_stable_rank_of_input_and_uniform(void **state)
 static void test_markov_collapse_reaches_1e13(void **state)
 {
     (void)state;
-    Config c = small(512, 512, 3);
+    Config c = fixture_config(512, 512, 3);
     c.attention = ATTENTION_MARKOV;
     c.sigma_qk = sigma_qk_for_unit_markov();
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     double srm1 = r->network.stable_rank_minus_one[3];
     /* theory: σ_A^{4ℓ}(1 + ℓ(1+γ)) T^{1−2ℓ} = 7 · 512⁻⁵ = 1.9e-13 */
     assert_true(srm1 > 1e-14 && srm1 < 1e-12);
@@ -77,13 +58,13 @@ static void test_markov_collapse_reaches_1e13(void **state)
 static void test_reproducible_and_prefix_stable(void **state)
 {
     (void)state;
-    Config c = small(48, 64, 8);
-    Result *a = run(&c), *b = run(&c);
+    Config c = fixture_config(48, 64, 8);
+    Result *a = fixture_run(&c), *b = fixture_run(&c);
     size_t bytes = sizeof(double) * 9;
     assert_memory_equal(a->network.stable_rank, b->network.stable_rank, bytes);
     assert_memory_equal(a->eigenvalues, b->eigenvalues, sizeof(Complex) * 48);
     c.depth = 9;
-    Result *deeper = run(&c);
+    Result *deeper = fixture_run(&c);
     assert_memory_equal(a->network.stable_rank, deeper->network.stable_rank, bytes);
     assert_memory_equal(a->counterpart.stable_rank_minus_one,
                         deeper->counterpart.stable_rank_minus_one, bytes);
@@ -98,10 +79,10 @@ static void test_reproducible_and_prefix_stable(void **state)
 static void test_counterpart_shares_weights(void **state)
 {
     (void)state;
-    Config c = small(40, 40, 5);
-    Result *off = run(&c);
+    Config c = fixture_config(40, 40, 5);
+    Result *off = fixture_run(&c);
     c.gap = GAP_CENTER;
-    Result *center = run(&c);
+    Result *center = fixture_run(&c);
     size_t bytes = sizeof(double) * 6;
     assert_memory_equal(off->counterpart.stable_rank, center->network.stable_rank, bytes);
     assert_memory_equal(off->network.stable_rank, center->counterpart.stable_rank, bytes);
@@ -139,9 +120,9 @@ static void test_random_streams(void **state)
 static void test_overflow_is_reported(void **state)
 {
     (void)state;
-    Config c = small(16, 64, 256);
+    Config c = fixture_config(16, 64, 256);
     c.sigma_qk = 2.0;
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     bool reported = false;
     for (int i = 0; i < r->warnings.count; i++)
         reported |= strstr(r->warnings.text[i], "overflows the double range") != NULL;
@@ -151,7 +132,7 @@ static void test_overflow_is_reported(void **state)
     Result_free(r);
 
     c.attention = ATTENTION_MARKOV;
-    r = run(&c);
+    r = fixture_run(&c);
     for (int l = 0; l <= 256; l++) {
         assert_true(isfinite(r->network.stable_rank[l]));
         assert_true(isfinite(r->network.log10_norm[l]));
@@ -165,10 +146,10 @@ static void test_overflow_is_reported(void **state)
 static void test_uniform_center_is_undefined(void **state)
 {
     (void)state;
-    Config c = small(16, 16, 3);
+    Config c = fixture_config(16, 16, 3);
     c.attention = ATTENTION_UNIFORM;
     c.gap = GAP_CENTER;
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     assert_true(isnan(r->network.stable_rank[1]));
     assert_true(isfinite(r->counterpart.stable_rank[1]));
     assert_true(r->warnings.count >= 1);
@@ -188,7 +169,7 @@ static bool stop_after_two(void *context, int seed_index, int layer, int depth)
 static void test_progress_can_stop(void **state)
 {
     (void)state;
-    Config c = small(16, 16, 6);
+    Config c = fixture_config(16, 16, 6);
     Result *r = Result_new();
     char err[128];
     Progress p = {.after_layer = stop_after_two};
@@ -207,11 +188,11 @@ static void test_markov_statistics(void **state)
     (void)state;
     enum { T = 512 };
     for (uint64_t seed = 1; seed <= 3; seed++) {
-        Config c = small(T, T, 1);
+        Config c = fixture_config(T, T, 1);
         c.attention = ATTENTION_MARKOV;
         c.sigma_qk = sigma_qk_for_unit_markov();
         c.seed = seed;
-        Result *r = run(&c);
+        Result *r = fixture_run(&c);
         assert_close(r->sigma, 1.0, 1e-12);
         /* s1(A) − 1 ≈ σ²/(2T) */
         double s1_excess = r->singular_values[0] - 1.0;
@@ -240,16 +221,16 @@ static void test_stable_rank_laws(void **state)
     enum { T = 256, SEEDS = 3 };
     double vanilla = 0, removed = 0, identity = 0;
     for (uint64_t seed = 1; seed <= SEEDS; seed++) {
-        Config c = small(T, T, 1);
+        Config c = fixture_config(T, T, 1);
         c.attention = ATTENTION_MARKOV;
         c.sigma_qk = sigma_qk_for_unit_markov();
         c.seed = seed;
-        Result *r = run(&c);
+        Result *r = fixture_run(&c);
         vanilla += r->network.stable_rank_minus_one[1] / SEEDS;
         removed += r->counterpart.stable_rank[1] / T / SEEDS;
         Result_free(r);
         c.attention = ATTENTION_IDENTITY;
-        r = run(&c);
+        r = fixture_run(&c);
         identity += r->network.stable_rank[1] / T / SEEDS;
         Result_free(r);
     }
@@ -262,15 +243,15 @@ static void test_stable_rank_laws(void **state)
 static void test_ensemble_band(void **state)
 {
     (void)state;
-    Config c = small(24, 24, 3);
+    Config c = fixture_config(24, 24, 3);
     c.seeds = 3;
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     double per_seed[3];
     for (int s = 0; s < 3; s++) {
         Config one = c;
         one.seeds = 1;
         one.seed = c.seed + (uint64_t)s;
-        Result *single = run(&one);
+        Result *single = fixture_run(&one);
         per_seed[s] = single->network.stable_rank[2];
         assert_true(isnan(single->stable_rank_band.std[2]));
         Result_free(single);
@@ -307,7 +288,7 @@ static bool record_growth(void *context, int seed_index, int layer, int depth)
 static void test_ensemble_grows_seed_by_seed(void **state)
 {
     (void)state;
-    Config c = small(20, 20, 3);
+    Config c = fixture_config(20, 20, 3);
     c.seeds = 4;
     Result *r = Result_new();
     Growth g = {.result = r};
@@ -317,7 +298,7 @@ static void test_ensemble_grows_seed_by_seed(void **state)
     for (int k = 1; k <= 4; k++) {
         Config fewer = c;
         fewer.seeds = k;
-        Result *partial = run(&fewer);
+        Result *partial = fixture_run(&fewer);
         assert_int_equal(g.seeds_seen[k - 1], k);
         assert_int_equal(partial->seeds_done, k);
         assert_true(g.mean_after[k - 1] == partial->stable_rank_band.mean[3]);
@@ -361,11 +342,11 @@ static void forward_product(double a[GL][GT * GT], const double *x0, double w[GL
 static void test_gradient_matches_finite_differences(void **state)
 {
     (void)state;
-    Config c = small(GT, GD, GL);
+    Config c = fixture_config(GT, GD, GL);
     c.attention = ATTENTION_MARKOV;
     c.sigma_qk = 0.8;
     c.seed = 17;
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     RandomStream *random = RandomStream_new();
     double g[GD * GT], x0[GT * GD], logits[GT * GT],
         *scratch = malloc(sizeof(double) * Gap_scratch_size(GT));
@@ -417,9 +398,9 @@ static void test_gradient_matches_finite_differences(void **state)
 static void test_gradient_only_without_skip_and_layernorm(void **state)
 {
     (void)state;
-    Config c = small(8, 8, 2);
+    Config c = fixture_config(8, 8, 2);
     c.skip = SKIP_PLAIN;
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     assert_true(isnan(r->network.gradient_norm[1]));
     Result_free(r);
 }
@@ -438,12 +419,12 @@ static void test_gap_removal_keeps_the_gradient_flat(void **state)
     double removed[DEPTH_MAX + 1] = {0}, vanilla[DEPTH_MAX + 1] = {0};
     for (int seed = 1; seed <= SEEDS; seed++)
         for (int L = 1; L <= DEPTH_MAX; L++) {
-            Config c = small(256, 256, L);
+            Config c = fixture_config(256, 256, L);
             c.attention = ATTENTION_MARKOV;
             c.sigma_qk = sigma_qk_for_unit_markov();
             c.gap = GAP_CENTER;
             c.seed = (uint64_t)seed;
-            Result *r = run(&c);
+            Result *r = fixture_run(&c);
             removed[L] += r->network.gradient_norm[1] / SEEDS;
             vanilla[L] += r->counterpart.gradient_norm[1] / SEEDS;
             Result_free(r);
@@ -464,10 +445,10 @@ static void test_gap_removal_keeps_the_gradient_flat(void **state)
 static void test_deep_collapse_follows_the_rate(void **state)
 {
     (void)state;
-    Config c = small(256, 256, 12);
+    Config c = fixture_config(256, 256, 12);
     c.attention = ATTENTION_MARKOV;
     c.sigma_qk = sigma_qk_for_unit_markov();
-    Result *r = run(&c);
+    Result *r = fixture_run(&c);
     for (int l = 2; l <= 12; l++) {
         double theory = pow(r->sigma, 4.0 * l) * (1.0 + 2.0 * l) * pow(256.0, 1.0 - 2.0 * l);
         double ratio = r->network.stable_rank_minus_one[l] / theory;
@@ -496,7 +477,7 @@ static bool stop_on_fifth_poll(void *context)
 static void test_stop_inside_a_layer(void **state)
 {
     (void)state;
-    Config c = small(16, 16, 6);
+    Config c = fixture_config(16, 16, 6);
     int polls = 0;
     Progress p = {.stop_requested = stop_on_fifth_poll, .context = &polls};
     Result *r = Result_new();
