@@ -13,6 +13,7 @@
  */
 #include "testing.h"
 
+#include "mask_reference.h"
 #include "model_fixture.h"
 
 #include "attnscope/attention.h"
@@ -26,29 +27,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Whether the mask lets query i (0-based) read key j: written out here, not Mask_row_range. */
-static bool allowed(Mask mask, int window, int i, int j)
-{
-    switch (mask) {
-    case MASK_CAUSAL:
-        return j <= i;
-    case MASK_WINDOW:
-        return abs(i - j) <= window;
-    case MASK_WINDOW_CAUSAL:
-        return j <= i && i - j <= window;
-    default:
-        return true;
-    }
-}
-
-static int allowed_keys(Mask mask, int window, int T, int i)
-{
-    int n = 0;
-    for (int j = 0; j < T; j++)
-        n += allowed(mask, window, i, j);
-    return n;
-}
 
 /* The reference summary of one matrix: long double sums over every entry. */
 static EntropyRows reference_rows(Mask mask, int window, int T, const double *a)

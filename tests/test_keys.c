@@ -294,9 +294,10 @@ static void test_display_keys(void **state)
     assert_true(Keys_apply(Keys_find('o'), &c, note, sizeof note));
     assert_false(c.display.overlays);
     assert_non_null(strstr(note, "overlays off"));
-    const Panel order[] = {PANEL_WIDTH_SWEEP,   PANEL_GRADIENT,     PANEL_SIMILARITY,
-                           PANEL_ATTENTION_MAP, PANEL_CONDITIONING, PANEL_STABLE_RANK};
-    for (int i = 0; i < 6; i++) {
+    const Panel order[] = {PANEL_WIDTH_SWEEP, PANEL_GRADIENT,      PANEL_SIMILARITY,
+                           PANEL_ENTROPY,     PANEL_ATTENTION_MAP, PANEL_CONDITIONING,
+                           PANEL_STABLE_RANK};
+    for (int i = 0; i < 7; i++) {
         note[0] = '\0';
         Keys_apply(Keys_find('v'), &c, note, sizeof note);
         assert_int_equal(c.display.panel, order[i]);

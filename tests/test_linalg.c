@@ -1,12 +1,14 @@
 /* The BLAS thread setting: one thread stops OpenBLAS's idle pool (which otherwise spins on
  * a core of our two while the lanes compute), BLAS still computes, and more threads bring
- * the pool back. */
+ * the pool back.  And a call's bits do not depend on what the Linalg ran before: its kept
+ * workspace, grown by a larger call, must not change the LAPACK path of a smaller one. */
 #include "testing.h"
 
 #include "attnscope/linalg.h"
 
 #include <cblas.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* C = A·B for n×n matrices with A_ij = i + 1, B_ij = j + 1: C_ij = n(i + 1)(j + 1), exact in
    doubles for these sizes; large enough that OpenBLAS splits it across its threads. */
@@ -53,10 +55,67 @@ static void test_one_blas_thread_stops_the_pool(void **state)
     check_product(300);
 }
 
+static double *random_matrix(int m, int n, unsigned seed)
+{
+    double *a = malloc(sizeof(double) * (size_t)m * n);
+    assert_non_null(a);
+    srand(seed);
+    for (size_t i = 0; i < (size_t)m * n; i++)
+        a[i] = (double)rand() / RAND_MAX - 0.5;
+    return a;
+}
+
+/* The eigenvalues, singular values and Q of n×n matrices from a fresh Linalg, and from one
+   whose workspace a 1024×1024 SVD grew first: the same bits (the LAPACK routines pick their
+   blocking from the workspace length they are given). */
+static void test_calls_do_not_depend_on_earlier_ones(void **state)
+{
+    (void)state;
+    enum { N = 400, BIG = 1024 };
+    Linalg *fresh = Linalg_new(), *used = Linalg_new();
+    assert_true(fresh && used);
+    double *big = random_matrix(BIG, BIG, 1), *s_big = malloc(sizeof(double) * BIG);
+    double *u = malloc(sizeof(double) * BIG * BIG), *vt = malloc(sizeof(double) * BIG * BIG);
+    assert_true(s_big && u && vt);
+    assert_int_equal(Linalg_svd(used, BIG, big, s_big, u, vt), 0);
+    Linalg *both[2] = {fresh, used};
+    double *re[2], *im[2], *s[2], *q[2];
+    for (int k = 0; k < 2; k++) {
+        double *a = random_matrix(N, N, 7);
+        re[k] = malloc(sizeof(double) * N), im[k] = malloc(sizeof(double) * N);
+        s[k] = malloc(sizeof(double) * N);
+        assert_true(re[k] && im[k] && s[k]);
+        assert_int_equal(Linalg_eigenvalues(both[k], N, a, re[k], im[k]), 0);
+        free(a);
+        a = random_matrix(N, N, 8);
+        assert_int_equal(Linalg_singular_values(both[k], N, N, a, s[k]), 0);
+        free(a);
+        q[k] = random_matrix(N, N / 2, 9);
+        assert_int_equal(Linalg_orthonormalise(both[k], N, N / 2, q[k]), 0);
+    }
+    assert_memory_equal(re[0], re[1], sizeof(double) * N);
+    assert_memory_equal(im[0], im[1], sizeof(double) * N);
+    assert_memory_equal(s[0], s[1], sizeof(double) * N);
+    assert_memory_equal(q[0], q[1], sizeof(double) * N * (N / 2));
+    for (int k = 0; k < 2; k++) {
+        free(re[k]);
+        free(im[k]);
+        free(s[k]);
+        free(q[k]);
+    }
+    free(big);
+    free(s_big);
+    free(u);
+    free(vt);
+    Linalg_free(fresh);
+    Linalg_free(used);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_blas_thread_stops_the_pool),
+        cmocka_unit_test(test_calls_do_not_depend_on_earlier_ones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

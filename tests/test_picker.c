@@ -4,6 +4,7 @@
  * names that could leave the directory, and leaves no temporary file. */
 #include "testing.h"
 
+#include "keys.h"
 #include "picker.h"
 #include "presets.h"
 #include "prompt.h"
@@ -127,6 +128,18 @@ static void test_point_at(void **state)
     snprintf(path, sizeof path, "%s/none.preset", dir);
     assert_int_equal(Tour_point_at(path, note, sizeof note), 0);
     assert_string_equal(note, "");
+    /* The view a step names, at the start of a header line only; none: "". */
+    assert_int_equal(Tour_view(path, note, sizeof note), 0);
+    assert_string_equal(note, "");
+    write_file(dir, "view.preset",
+               "# Tour 10/11: entropy\n# Shows: the View: below\n# View: entropy  \ntokens = 8\n");
+    snprintf(path, sizeof path, "%s/view.preset", dir);
+    assert_int_equal(Tour_view(path, note, sizeof note), 7);
+    assert_string_equal(note, "entropy");
+    Panel panel;
+    assert_true(Panel_named(note, &panel));
+    assert_int_equal(panel, PANEL_ENTROPY);
+    assert_false(Panel_named("entropy view", &panel));
 }
 
 static void test_list_order_sources_and_keys(void **state)

@@ -86,7 +86,7 @@ static void test_histogram(void **state)
     for (int i = 1; i < 64; i++)
         s[i] = 0.2 * (64 - i) / 64.0;
     Canvas *c = Canvas_new(50, 16, true);
-    HistogramPlot p = {"singular values", 64, s, 8.0, 0.1, "quartercircle law", NULL};
+    HistogramPlot p = {"singular values", 64, s, 8.0, 0.1, "quartercircle law", NULL, false};
     Plot_histogram(c, &p);
     const char *t = text(c);
     assert_non_null(strstr(t, "√T·s_i, i ≥ 2"));
@@ -149,7 +149,7 @@ static void test_ascii_and_small(void **state)
     assert_non_null(strstr(text(c), "|z| = sigma = 0.5"));
     Canvas_free(c);
     c = Canvas_new(60, 20, false);
-    HistogramPlot h = {"singular values √T·s", 4, s, 2.0, 0.5, "i.i.d. Markov limit", NULL};
+    HistogramPlot h = {"singular values √T·s", 4, s, 2.0, 0.5, "i.i.d. Markov limit", NULL, false};
     Plot_histogram(c, &h);
     assert_true(ascii_only(text(c)));
     Canvas_free(c);
@@ -240,7 +240,7 @@ static void test_histogram_overlay(void **state)
     for (int i = 1; i < 64; i++)
         s[i] = 0.25 * (64 - i) / 64.0;
     Canvas *c = Canvas_new(50, 16, true);
-    HistogramPlot p = {"singular values", 64, s, 8.0, 1.0, "i.i.d. Markov limit", NULL};
+    HistogramPlot p = {"singular values", 64, s, 8.0, 1.0, "i.i.d. Markov limit", NULL, false};
     Plot_histogram(c, &p);
     assert_non_null(strstr(text(c), "─ i.i.d. Markov limit"));
     int theory = count_ink(c, INK_THEORY), bulk = count_ink(c, INK_BULK);
@@ -432,7 +432,7 @@ static void test_histogram_first_not_apart(void **state)
     for (int i = 0; i < 16; i++)
         s[i] = 1.0 - 0.05 * i; /* s1/s2 = 1.05 */
     Canvas *c = Canvas_new(50, 16, true);
-    HistogramPlot p = {"singular values", 16, s, 1.0, NAN, "", "s"};
+    HistogramPlot p = {"singular values", 16, s, 1.0, NAN, "", "s", false};
     Plot_histogram(c, &p);
     const char *t = text(c);
     assert_non_null(strstr(t, "◆"));
@@ -497,7 +497,7 @@ static void test_axes_follow_the_data(void **state)
     for (int i = 1; i < 64; i++)
         s[i] = 0.2 * (64 - i) / 64.0;
     c = Canvas_new(50, 16, true);
-    HistogramPlot h = {"singular values", 64, s, 8.0, 55, "quartercircle law", NULL};
+    HistogramPlot h = {"singular values", 64, s, 8.0, 55, "quartercircle law", NULL, false};
     Plot_histogram(c, &h);
     t = text(c);
     assert_non_null(strstr(t, "quartercircle law off scale (edge 2σ = 110)"));

@@ -37,7 +37,25 @@ const char *Entropy_undefined_reason(Attention kind);
    stays the keys'. */
 void Entropy_rows(Mask mask, int window, int T, bool sink, const double *a, EntropyRows *out);
 
+/* H_i of each row of a into h (T values), as Entropy_rows sums them. */
+void Entropy_each_row(Mask mask, int window, int T, bool sink, const double *a, double *h);
+
 /* Every field NaN. */
 EntropyRows Entropy_undefined(void);
+
+/* Zhai et al. (ICML 2023), Theorem 3.1, for one softmax row of n keys whose logit vector z has
+   ‖z‖₂ <= sigma: with b = exp(−sigma·√(n/(n − 1))),
+     H >= ln(1 + (n − 1)b) + sigma·√(n(n − 1))·b / (1 + (n − 1)b),
+   the entropy of the one row that puts all of its centred norm on one key.  0 for n = 1. */
+double Entropy_zhai_row_bound(int n, double sigma);
+
+/* The bound for the least of the mask's rows (each with its own n_i allowed keys): under
+   every row's entropy when every row's logits have norm <= sigma. */
+double Entropy_zhai_bound(Mask mask, int window, int T, double sigma);
+
+/* Why the theorem does not bound layer `layer`'s rows (NULL: it does).  It needs logits
+   x_iᵀ M x_j of one matrix M for all i, j, rows a softmax of them: not QK-norm (logits of
+   normalised q, k), not a RoPE layer (M turns with j − i), not kinds without such logits. */
+const char *Entropy_zhai_void(const Config *c, int layer);
 
 #endif

@@ -157,8 +157,8 @@ int Layer_kv_width(const Config *c);
 typedef struct {
     void *context;
     /* The attention sub-block's input (X, or LN(X) under pre- and peri-LN), T×d, before a
-       head reads it. */
-    void (*branch_input)(void *context, const double *input);
+       head reads it.  A nonzero return stops the step with that status. */
+    int (*branch_input)(void *context, const double *input);
     /* Head h's attention as built (row-major T×T) and its logits (NULL for kinds without). */
     void (*built)(void *context, int head, const double *logits, const double *attention);
     /* Head h's attention as applied, after gap removal, with what the gap mode did and the

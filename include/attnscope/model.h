@@ -48,6 +48,10 @@ typedef struct {
     double *relative_spread;     /* μ(X_ℓ)/‖X_ℓ‖_F */
     double *token_cosine_mean; /* mean cosine over pairs of distinct nonzero tokens */
     double *token_rms;         /* ‖X_ℓ‖_F/√T, the RMS of the rows' norms */
+    /* Beside the entropies (docs/model.md §3), first seed: Zhai et al.'s lower bound on the
+       shown head's least row entropy, and Giorlandino & Goldt's β_c of the layer's input. */
+    double *entropy_zhai_bound;
+    double *phase_critical_beta;
 } Curves;
 
 /* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum
@@ -124,8 +128,11 @@ typedef struct {
     int outliers_removed;    /* r of the `outliers` gap mode there, 0 otherwise */
     Complex *eigenvalues;    /* T values, by descending modulus */
     double *singular_values; /* T values, descending (not scaled by √T) */
-    bool eigenvalues_exact;  /* read off a triangular matrix's diagonal */
-    int outlier;             /* index of the eigenvalue that stands apart (Spectra_outlier), -1 */
+    /* H_i of each row of the shown matrix as built (before gap removal), nats; NaN where
+       entropy is undefined (entropy.h) or the spectra are not ready. */
+    double *row_entropy;
+    bool eigenvalues_exact; /* read off a triangular matrix's diagonal */
+    int outlier;            /* index of the eigenvalue that stands apart (Spectra_outlier), -1 */
     Readouts readouts;
     /* The attention map (docs/model.md §2) with the spectra: block means of the shown matrix
        as built (before gap removal), and, with --attention-map product, of the shown head's

@@ -89,6 +89,19 @@ typedef struct {
 
 void Theory_entropy_first_layer(const Config *c, EntropyTheory *out);
 
+/* Giorlandino & Goldt (ICLR 2026), as their released code has it (docs/model.md §3): tokens
+   of mean squared norm q and mean pairwise overlap p meet logits of inverse temperature β;
+   below β_c = √(2/(q(q − p))) attention averages them (the rank-collapse side), above it
+   rows condense (the entropy-collapse side).  β is attnscope's logit std on unit orthogonal
+   tokens over √(ln T): var(x_iᵀ M x_j) = β² ln T ‖x_i‖²‖x_j‖², their logits' law. */
+double Theory_phase_beta(const Config *c);
+/* β_c for (q, p); NaN unless q > 0 and q > p. */
+double Theory_phase_critical_beta(double q, double p);
+/* Why their threshold does not describe layer `layer` of c (NULL: it does). */
+const char *Theory_phase_void(const Config *c, int layer);
+/* "entropy-collapse" where β >= β_c, "rank-collapse" below, NULL where either is NaN. */
+const char *Theory_phase_side(double beta, double critical_beta);
+
 /* σ where it describes the shown matrix, the radius of its circle: softmax and markov
    attention with every key allowed, softmax at the first layer only (NaN elsewhere; +inf
    where e^{v} overflows). */

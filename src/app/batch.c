@@ -1,6 +1,7 @@
 #include "batch.h"
 
 #include "attnscope/conditioning.h"
+#include "attnscope/entropy.h"
 #include "attnscope/init.h"
 #include "attnscope/random.h"
 #include "attnscope/theory.h"
@@ -149,6 +150,52 @@ static void entropy_theory_object(Text *t, const Config *c)
         string_or_null("note", e.note, false),
     };
     fields_object(t, "attention_entropy_theory", fields, sizeof fields / sizeof fields[0]);
+}
+
+/* Which side of Giorlandino & Goldt's threshold each layer of a network is on, null where β or
+   β_c is. */
+static void phase_sides(Text *t, const char *name, double beta, const double *critical, int n)
+{
+    Text_printf(t, ", \"%s\": [", name);
+    for (int l = 0; l < n; l++) {
+        const char *side = Theory_phase_side(beta, critical[l]);
+        Text_printf(t, l ? ", " : "");
+        if (side)
+            Json_string(t, side);
+        else
+            Text_printf(t, "null");
+    }
+    Text_printf(t, "]");
+}
+
+/* Why the bounds beside the entropies are null where they are (docs/model.md §3): the first
+   layer's reason (a RoPE that skips layers voids only those); the phase's β and each layer's
+   side (its β_c is the series attention_phase_critical_beta). */
+static void entropy_bounds_object(Text *t, const Result *r)
+{
+    const Config *c = &r->config;
+    int layers = c->depth + 1;
+    const char *zhai = Entropy_defined(c->attention) ? Entropy_zhai_void(c, 1)
+                                                     : Entropy_undefined_reason(c->attention);
+    const char *phase = Theory_phase_void(c, 1);
+    /* The entropy view's histogram: H_i of each row of the shown matrix as built. */
+    Text_printf(t, ",\n \"shown_attention_entropy\": {\"layer\": %d, \"head\": %d, \"rows\": ",
+                c->layer, c->head);
+    if (r->spectra_ready && Entropy_defined(c->attention))
+        Json_numbers(t, r->row_entropy, c->tokens);
+    else
+        Text_printf(t, "null");
+    Text_printf(t, "}");
+    double beta = phase ? NAN : Theory_phase_beta(c);
+    Text_printf(t, ",\n ");
+    field_string_or_null(t, "attention_entropy_zhai_bound_note", zhai);
+    Text_printf(t, ",\n \"attention_phase\": {");
+    field_number(t, "beta", beta);
+    phase_sides(t, "side", beta, r->network.phase_critical_beta, layers);
+    phase_sides(t, "counterpart_side", beta, r->counterpart.phase_critical_beta, layers);
+    Text_printf(t, ", ");
+    field_string_or_null(t, "note", phase);
+    Text_printf(t, "}");
 }
 
 static void sweep_object(Text *t, const WidthSweep *w)
@@ -321,6 +368,7 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     readouts_object(t, &r->readouts);
     theory_object(t, c);
     entropy_theory_object(t, c);
+    entropy_bounds_object(t, r);
     if (sweep)
         sweep_object(t, sweep);
     if (conditioning)

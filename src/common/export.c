@@ -21,16 +21,16 @@
 #include <unistd.h>
 
 /* NAME_ROOM: what a file's name adds to its directory's path. */
-enum { FILES = 7, PATH_SIZE = 4096, NAME_ROOM = 32 };
+enum { FILES = 8, PATH_SIZE = 4096, NAME_ROOM = 32 };
 
 /* The files of every export, then conditioning.csv (CONDITIONING_FILE), written when there is a
    conditioning result, and the attention matrix and product in full, when asked (the product
    where the result has it). */
 enum { CONDITIONING_FILE = FILES, MATRIX_FILE, PRODUCT_FILE, NAMES };
 static const char *const FILE_NAMES[NAMES] = {
-    "eigenvalues.csv",      "singular_values.csv",  "layers.csv",        "eigenvalues.svg",
-    "singular_values.svg",  "stable_rank.svg",      "attention_map.svg", "conditioning.csv",
-    "attention_matrix.csv", "attention_product.csv"};
+    "eigenvalues.csv",     "singular_values.csv",  "layers.csv",           "eigenvalues.svg",
+    "singular_values.svg", "stable_rank.svg",      "attention_map.svg",    "entropy.svg",
+    "conditioning.csv",    "attention_matrix.csv", "attention_product.csv"};
 
 /* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
 static const Complex *shown_eigenvalues(const Result *r)
@@ -191,11 +191,17 @@ static void write_attention_product_csv(FILE *f, const Result *r)
 
 typedef void (*Writer)(FILE *f, const Result *r);
 
-static const Writer WRITERS[NAMES] = {write_eigenvalues_csv,      write_singular_values_csv,
-                                      Export_layers_csv,          Svg_eigenvalues,
-                                      Svg_singular_values,        Svg_stable_rank,
-                                      Svg_attention_map,          NULL,
-                                      write_attention_matrix_csv, write_attention_product_csv};
+static const Writer WRITERS[NAMES] = {write_eigenvalues_csv,
+                                      write_singular_values_csv,
+                                      Export_layers_csv,
+                                      Svg_eigenvalues,
+                                      Svg_singular_values,
+                                      Svg_stable_rank,
+                                      Svg_attention_map,
+                                      Svg_entropy,
+                                      NULL,
+                                      write_attention_matrix_csv,
+                                      write_attention_product_csv};
 
 /* Whether a full matrix is there to write: kept at block 1 (--export-matrix). */
 static bool full_map(const AttentionMap *m)

@@ -1,11 +1,14 @@
 #include "figure.h"
 
+#include "attnscope/attention.h"
+#include "attnscope/entropy.h"
 #include "attnscope/format.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A point farther out than this times the rest of the picture is pinned to the border
@@ -172,9 +175,28 @@ static void histogram_legend(const HistogramPlot *p, bool law, HistogramFigure *
     f->legend_count = n;
 }
 
+/* Every value in the bars: the axis up to the largest, the legend the bars and the extremes. */
+static void histogram_of_every_value(const HistogramPlot *p, HistogramFigure *f)
+{
+    double largest = p->count > 0 ? p->scale * p->values[0] : 0;
+    double least = p->count > 0 ? p->scale * p->values[p->count - 1] : 0;
+    f->range = MARGIN * (largest > 0 ? largest : 1);
+    int n = 0;
+    LegendItem *item = legend_add(f->legend, &n, INK_BULK, 1);
+    sample(item, 0, NULL, SAMPLE_FULL);
+    snprintf(item->text, sizeof item->text, "%s of each of the %d rows", f->name, p->count);
+    item = legend_add(f->legend, &n, INK_DEFAULT, 0);
+    snprintf(item->text, sizeof item->text, "largest %.3g, least %.3g", largest, least);
+    f->legend_count = n;
+}
+
 void Figure_histogram(const HistogramPlot *p, HistogramFigure *f)
 {
     *f = (HistogramFigure){.name = p->value_name ? p->value_name : "√T·s"};
+    if (p->every_value) {
+        histogram_of_every_value(p, f);
+        return;
+    }
     f->s1 = p->count > 0 ? p->scale * p->values[0] : 0;
     f->s2 = p->count > 1 ? p->scale * p->values[1] : 0;
     /* The eigenvalues' rule on the two largest: one outlier rule for every panel. */
@@ -209,7 +231,7 @@ double Figure_histogram_bins(const HistogramPlot *p, const HistogramFigure *f, i
     double width = f->range / bins, top = 1;
     for (int b = 0; b < bins; b++)
         counts[b] = 0;
-    for (int i = 1; i < p->count; i++) {
+    for (int i = p->every_value ? 0 : 1; i < p->count; i++) {
         int b = (int)(p->scale * p->values[i] / width);
         b = b < 0 ? 0 : b >= bins ? bins - 1 : b;
         counts[b]++;
@@ -562,4 +584,174 @@ void Figure_map_legend(double top, const AttentionMap *drawn,
              drawn->block, rest);
     snprintf(phrase[3], FIGURE_MAP_PHRASE_SIZE, "%d×%d cells", drawn->cells, drawn->cells);
     snprintf(phrase[4], FIGURE_MAP_PHRASE_SIZE, "rows: query i, columns: key j");
+}
+
+/* ---- curves on shared axes -------------------------------------------------------------- */
+
+double Figure_scaled(Scale s, double v)
+{
+    if (!isfinite(v))
+        return NAN;
+    if (s == SCALE_LOG)
+        return v > 0 ? log10(v) : NAN;
+    return v;
+}
+
+void Figure_series_range(const SeriesPlot *p, bool along_x, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int k = 0; k < p->count; k++) {
+        const Series *s = &p->series[k];
+        for (int i = 0; i < s->count; i++) {
+            double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
+            if (!isfinite(u) || !isfinite(v))
+                continue;
+            double w = along_x ? u : v;
+            *lo = fmin(*lo, w);
+            *hi = fmax(*hi, w);
+        }
+    }
+}
+
+static bool series_has_points(const SeriesPlot *p, const Series *s)
+{
+    for (int i = 0; i < s->count; i++)
+        if (isfinite(Figure_scaled(p->x_scale, s->x[i])) &&
+            isfinite(Figure_scaled(p->y_scale, s->y[i])))
+            return true;
+    return false;
+}
+
+int Figure_series_legend(const SeriesPlot *p, LegendItem *items, bool *any)
+{
+    int n = 0;
+    *any = false;
+    for (int k = 0; k < p->count && k < SERIES_MAX; k++) {
+        const Series *s = &p->series[k];
+        bool has = series_has_points(p, s);
+        *any = *any || has;
+        uint8_t dots = s->stroke == STROKE_SOLID ? SAMPLE_STROKE : SAMPLE_DOT;
+        items[n] = (LegendItem){
+            .sample = {{NULL, dots}, {s->marker, dots}, {NULL, dots}}, .cells = 3, .ink = s->ink};
+        snprintf(items[n++].text, sizeof items[0].text, "%s%s", s->label, has ? "" : " (n/a)");
+    }
+    for (int k = 0; k < p->notes && k < SERIES_NOTES_MAX; k++) {
+        items[n] = (LegendItem){.cells = 0, .ink = INK_DEFAULT};
+        snprintf(items[n++].text, sizeof items[0].text, "%s", p->note[k]);
+    }
+    return n;
+}
+
+/* ---- the entropy view ------------------------------------------------------------------- */
+
+/* The mean over the rows of ln n_i: the mean row entropy of uniform rows, its ceiling. */
+static double mean_log_keys(const Config *c)
+{
+    double sum = 0;
+    for (int i = 0; i < c->tokens; i++) {
+        int first, last;
+        Mask_row_range(c->mask, c->window, c->tokens, i, &first, &last);
+        sum += log(last - first + 1.0);
+    }
+    return sum / c->tokens;
+}
+
+/* The notes under the entropy curves: where the random-energy line holds (or why there is
+   none), why Zhai et al.'s bound is missing, and which side of Giorlandino & Goldt's
+   threshold the shown layer is on.  Returns how many. */
+static int entropy_notes(const Result *r, const EntropyTheory *e, EntropyText *t)
+{
+    const Config *c = &r->config;
+    int n = 0;
+    if (e->note)
+        snprintf(t->notes[n++], sizeof t->notes[0], "no random-energy line: %s", e->note);
+    else
+        snprintf(t->notes[n++], sizeof t->notes[0],
+                 "ln T − s²/2 holds at ℓ=1 for s < s_c = %.3g; s = %.3g", e->critical_logit_std,
+                 e->logit_std);
+    const char *zhai = Entropy_zhai_void(c, c->layer);
+    if (zhai)
+        snprintf(t->notes[n++], sizeof t->notes[0], "no Zhai bound at ℓ=%d: %s", c->layer, zhai);
+    double beta = Theory_phase_beta(c), critical = r->network.phase_critical_beta[c->layer];
+    const char *side = Theory_phase_side(beta, critical);
+    if (side && !Theory_phase_void(c, c->layer))
+        snprintf(t->notes[n++], sizeof t->notes[0],
+                 "ℓ=%d: %s side, β = %.3g, β_c = %.3g (Giorlandino & Goldt)", c->layer, side, beta,
+                 critical);
+    return n;
+}
+
+void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText *text,
+                         SeriesPlot *p)
+{
+    const Config *c = &r->config;
+    int depth = c->depth, layers = depth + 1;
+    double ceiling = mean_log_keys(c);
+    for (int l = 0; l <= depth; l++) {
+        text->layers[l] = l;
+        text->ceiling[l] = l ? ceiling : NAN;
+    }
+    EntropyTheory e;
+    Theory_entropy_first_layer(c, &e);
+    text->prediction[0] = e.mean;
+    snprintf(text->title, sizeof text->title, "row entropy H (nats) against depth, head %d",
+             c->head);
+    snprintf(text->network, sizeof text->network, "mean H (gap %s)", GAP_NAMES.names[c->gap]);
+    snprintf(text->counterpart, sizeof text->counterpart, "mean H (gap %s)",
+             GAP_NAMES.names[r->counterpart_gap]);
+    snprintf(text->least, sizeof text->least, "least H_i");
+    snprintf(text->ceiling_label, sizeof text->ceiling_label, "%s",
+             c->mask == MASK_FULL ? "ln T" : "mean ln n_i");
+    snprintf(text->bound, sizeof text->bound, "Zhai bound");
+    snprintf(text->prediction_label, sizeof text->prediction_label, "ln T − s²/2");
+    *p = (SeriesPlot){
+        .title = text->title,
+        .count = 4,
+        .series = {{text->network, layers, text->layers, r->network.entropy.mean, INK_BULK,
+                    STROKE_SOLID, "●"},
+                   {text->counterpart, layers, text->layers, r->counterpart.entropy.mean, INK_GHOST,
+                    STROKE_DOTTED, "○"},
+                   {text->least, layers, text->layers, r->network.entropy.min, INK_BULK,
+                    STROKE_DASHED, "▾"},
+                   {text->ceiling_label, layers, text->layers, text->ceiling, INK_AXIS,
+                    STROKE_DOTTED, NULL}},
+        .x_scale = SCALE_LINEAR,
+        .y_scale = SCALE_LINEAR,
+        .empty =
+            Entropy_defined(c->attention) ? "computing…" : Entropy_undefined_reason(c->attention),
+        .x_name = "layer ℓ",
+        .x_whole = true,
+    };
+    if (!overlays)
+        return;
+    p->series[p->count++] =
+        (Series){text->bound, layers,        text->layers, r->network.entropy_zhai_bound,
+                 INK_THEORY,  STROKE_DASHED, NULL};
+    p->series[p->count++] =
+        (Series){text->prediction_label, 1,  text->layers + 1, text->prediction, INK_THEORY,
+                 STROKE_SOLID,           "◇"};
+    p->notes = notes ? entropy_notes(r, &e, text) : 0;
+    for (int k = 0; k < p->notes; k++)
+        p->note[k] = text->notes[k];
+}
+
+static int descending_values(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+void Figure_row_entropy_plot(const Result *r, char *title, double *sorted, HistogramPlot *h)
+{
+    const Config *c = &r->config;
+    int T = c->tokens;
+    bool defined = r->spectra_ready && Entropy_defined(c->attention);
+    snprintf(title, FIGURE_TITLE_SIZE, "row entropies H_i, ℓ=%d (ln T = %.3g)", c->layer,
+             log((double)T));
+    if (defined) {
+        memcpy(sorted, r->row_entropy, sizeof(double) * T);
+        qsort(sorted, (size_t)T, sizeof(double), descending_values);
+    }
+    *h = (HistogramPlot){title, defined ? T : 0, sorted, 1.0, NAN, "", "H_i (nats)", true};
 }

@@ -64,6 +64,9 @@ typedef struct {
     double sigma;             /* quartercircle on [0, 2σ] (NaN: no overlay) */
     const char *theory_label; /* what the overlay is ("quartercircle law", ...) */
     const char *value_name;   /* what scale·s is called on the axis; NULL: "√T·s" */
+    /* Every value in the bars, none marked apart and no law: values with no first one of
+       their own (the row entropies). */
+    bool every_value;
 } HistogramPlot;
 
 /* Below this fraction of the largest value, a spread is round-off. */
@@ -215,6 +218,65 @@ int Figure_shade(double value, double top);
 enum { FIGURE_MAP_PHRASES = 5, FIGURE_MAP_PHRASE_SIZE = 64 };
 void Figure_map_legend(double top, const AttentionMap *drawn,
                        char phrase[FIGURE_MAP_PHRASES][FIGURE_MAP_PHRASE_SIZE]);
+
+/* How an axis maps values: as they are, log10 of positive values, or values that are
+   already log10 (a curve whose values overflow a double). */
+typedef enum { SCALE_LINEAR, SCALE_LOG, SCALE_LOG10_GIVEN } Scale;
+
+/* One curve of a SeriesPlot: points (x[i], y[i]); NaN (and non-positive values on a log
+   scale) leave gaps. */
+typedef struct {
+    const char *label;
+    int count;
+    const double *x, *y;
+    Ink ink;
+    Stroke stroke;
+    const char *marker; /* drawn on the points, NULL: none */
+} Series;
+
+enum { SERIES_MAX = 6, SERIES_NOTES_MAX = 3 };
+
+/* Curves on shared axes (the width sweep, gradient norms, token similarity, entropy). */
+typedef struct {
+    const char *title;
+    int count;
+    Series series[SERIES_MAX];
+    Scale x_scale, y_scale;
+    int notes;
+    const char *note[SERIES_NOTES_MAX]; /* legend lines without a sample */
+    const char *empty;                  /* said in the middle when no series has a point */
+    const char *x_name;                 /* the x axis's name ("layer"), NULL: none */
+    bool x_whole;                       /* x ticks on whole numbers only (layers) */
+} SeriesPlot;
+
+/* v on the scale's axis: log10 of a positive v on a log scale (NaN otherwise), v as it is
+   on the others; NaN for a NaN or infinite v. */
+double Figure_scaled(Scale s, double v);
+/* The least and largest scaled value of every finite point, along x or y (+inf, -inf: none). */
+void Figure_series_range(const SeriesPlot *p, bool along_x, double *lo, double *hi);
+/* The legend of a series plot: a sample and the label of each series ("(n/a)" after one
+   without points), then the notes.  *any: some series has a point.  Returns the count, at
+   most SERIES_MAX + SERIES_NOTES_MAX. */
+int Figure_series_legend(const SeriesPlot *p, LegendItem *items, bool *any);
+
+/* The entropy view (docs/model.md §2, §3): each layer's mean row entropy of both networks,
+   the least row's with Zhai et al.'s bound under it, the ceiling ln n (the mean over rows of
+   ln n_i, ln T for the full mask) and, at layer 1, the random-energy prediction with the
+   domain it holds on; the theory only with overlays.  What the plot points into: */
+typedef struct {
+    double layers[CONFIG_DEPTH_MAX + 1], ceiling[CONFIG_DEPTH_MAX + 1], prediction[1];
+    char title[FIGURE_TITLE_SIZE], network[64], counterpart[64], least[64], ceiling_label[64],
+        bound[80], prediction_label[96], notes[SERIES_NOTES_MAX][160];
+} EntropyText;
+
+/* notes: the lines under the legend (the domain, the nulls, the phase), where there is room. */
+void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText *text,
+                         SeriesPlot *p);
+
+/* The histogram of the shown matrix's row entropies H_i (descending into sorted, T values;
+   the largest is drawn as the histogram's marked value); its count is 0 where they are
+   undefined or not computed yet. */
+void Figure_row_entropy_plot(const Result *r, char *title, double *sorted, HistogramPlot *h);
 
 /* 1, 2 or 5 times a power of ten, at least `raw`. */
 double Figure_nice_step(double raw);

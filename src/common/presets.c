@@ -1,5 +1,6 @@
 #include "presets.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -102,6 +103,29 @@ static bool found_in(const char *dir, const char *name, char *path, size_t size)
     return w > 0 && (size_t)w < size && is_file(path);
 }
 
+/* A tour step by its name without its number: NAME finds dir/NN-NAME.preset (the steps'
+   numbers order the tour, their names say what they show). */
+static bool found_in_tour(const char *dir, const char *name, char *path, size_t size)
+{
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d)
+        return false;
+    size_t n = strlen(name);
+    bool suffixed = n > 7 && strcmp(name + n - 7, ".preset") == 0;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        const char *rest = e->d_name + strspn(e->d_name, "0123456789");
+        if (rest == e->d_name || *rest != '-' || strncmp(rest + 1, name, n) != 0 ||
+            strcmp(rest + 1 + n, suffixed ? "" : ".preset") != 0)
+            continue;
+        int w = snprintf(path, size, "%s/%s", dir, e->d_name);
+        found = w > 0 && (size_t)w < size && is_file(path);
+    }
+    closedir(d);
+    return found;
+}
+
 int Presets_resolve(const char *arg, char *path, size_t path_size, char *err, size_t size)
 {
     if (strchr(arg, '/') || is_file(arg)) {
@@ -118,7 +142,7 @@ int Presets_resolve(const char *arg, char *path, size_t path_size, char *err, si
         tour_dir = tour;
     if (arg[0] &&
         (found_in(user_dir, arg, path, path_size) || found_in(shipped_dir, arg, path, path_size) ||
-         found_in(tour_dir, arg, path, path_size)))
+         found_in(tour_dir, arg, path, path_size) || found_in_tour(tour_dir, arg, path, path_size)))
         return 0;
     snprintf(err, size,
              "--preset '%.80s': no such file, nor a preset of that name in %.160s or %.160s "

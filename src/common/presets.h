@@ -19,7 +19,8 @@ const char *Presets_user_directory(char *buf, size_t size);
 
 /* What --preset ARG reads: ARG itself when it names a file or a path (has a '/'); otherwise
    the preset of that name (".preset" may be left out): the user's first, then the shipped
-   ones, then the tour's.  Returns 0 with the file in path, or -1 with a message in err that
+   ones, then the tour's, by its file name or by its name without its number
+   ("entropy-collapse" is tour/10-entropy-collapse.preset).  Returns 0 with the file in path, or -1 with a message in err that
    names the argument and where it was looked for. */
 int Presets_resolve(const char *arg, char *path, size_t path_size, char *err, size_t size);
 

@@ -524,3 +524,71 @@ void Svg_attention_map(FILE *f, const Result *r)
     fputs("</svg>\n", f);
     AttentionMap_release(&drawn);
 }
+
+enum { SERIES_ROWS = 300 };
+
+static const char *dash_of(Stroke s)
+{
+    return s == STROKE_DASHED   ? " stroke-dasharray=\"6 4\""
+           : s == STROKE_DOTTED ? " stroke-dasharray=\"2 3\""
+                                : "";
+}
+
+/* A series plot on linear axes, as the screen's Plot_series draws it: each series a polyline
+   broken at undefined points, its markers on every point (each mark carries its values in
+   data-x and data-y, for the tests), the legend and notes below. */
+static void svg_series(FILE *f, const Config *c, const SeriesPlot *p)
+{
+    LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
+    bool any;
+    int n = Figure_series_legend(p, items, &any);
+    double xlo, xhi, ylo, yhi;
+    Figure_series_range(p, true, &xlo, &xhi);
+    Figure_series_range(p, false, &ylo, &yhi);
+    if (!any)
+        xlo = 0, xhi = 1, ylo = 0, yhi = 1;
+    if (xhi - xlo < 1e-12)
+        xlo -= 0.5, xhi += 0.5;
+    if (yhi - ylo < 1e-12)
+        ylo -= 0.5, yhi += 0.5;
+    double pad = 0.05 * (yhi - ylo);
+    int top = svg_open(f, p->title, c, SERIES_ROWS, items, n);
+    Frame fr = {xlo, xhi, ylo - pad, yhi + pad, false, top, top + SERIES_ROWS};
+    svg_axes(f, &fr, p->x_name ? p->x_name : "", "", 6, 4);
+    for (int k = p->count - 1; k >= 0; k--) {
+        const Series *s = &p->series[k];
+        /* One polyline per run of defined points: an undefined one leaves a gap. */
+        bool open = false;
+        for (int i = 0; i < s->count; i++) {
+            bool defined = isfinite(s->x[i]) && isfinite(s->y[i]);
+            if (defined && !open)
+                fprintf(f, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\"%s points=\"",
+                        INK_COLOUR[s->ink], dash_of(s->stroke));
+            if (defined)
+                fprintf(f, "%.2f,%.2f ", px(&fr, s->x[i]), py(&fr, s->y[i]));
+            if (open && !defined)
+                fputs("\"/>\n", f);
+            open = defined;
+        }
+        if (open)
+            fputs("\"/>\n", f);
+        for (int i = 0; s->marker && i < s->count; i++)
+            if (isfinite(s->x[i]) && isfinite(s->y[i])) {
+                fprintf(f,
+                        "<text class=\"point\" data-series=\"%d\" data-x=\"%.17g\" "
+                        "data-y=\"%.17g\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                        "text-anchor=\"middle\">%s</text>\n",
+                        k, s->x[i], s->y[i], px(&fr, s->x[i]), py(&fr, s->y[i]) + 4,
+                        INK_COLOUR[s->ink], s->marker);
+            }
+    }
+    svg_close(f, items, n, &fr);
+}
+
+void Svg_entropy(FILE *f, const Result *r)
+{
+    EntropyText text;
+    SeriesPlot p;
+    Figure_entropy_plot(r, true, true, &text, &p);
+    svg_series(f, &r->config, &p);
+}

@@ -17,5 +17,7 @@ void Svg_stable_rank(FILE *f, const Result *r);
 /* The attention map of the shown layer (or the product, with its column mass under it), as
    figure.h describes it, at most 104 cells a side. */
 void Svg_attention_map(FILE *f, const Result *r);
+/* The entropy view's main panel (Figure_entropy_plot, overlays and notes on). */
+void Svg_entropy(FILE *f, const Result *r);
 
 #endif

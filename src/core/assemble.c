@@ -50,18 +50,36 @@ static void fill_entropy(Curves *dest, const LayerState *s, const Config *c, int
     EntropyRows average = Entropy_undefined();
     EntropyRows shown = Entropy_undefined();
     if (s->entropy) {
-        shown = s->entropy[c->head - 1];
+        shown = s->entropy[c->head - 1].rows;
         average = (EntropyRows){0};
         for (int h = 0; h < c->heads; h++) {
-            average.mean += s->entropy[h].mean / c->heads;
-            average.min += s->entropy[h].min / c->heads;
-            average.max += s->entropy[h].max / c->heads;
-            average.normalised_mean += s->entropy[h].normalised_mean / c->heads;
-            average.max_weight_mean += s->entropy[h].max_weight_mean / c->heads;
+            const EntropyRows *e = &s->entropy[h].rows;
+            average.mean += e->mean / c->heads;
+            average.min += e->min / c->heads;
+            average.max += e->max / c->heads;
+            average.normalised_mean += e->normalised_mean / c->heads;
+            average.max_weight_mean += e->max_weight_mean / c->heads;
         }
     }
     set_entropy(&dest->entropy, layer, &shown);
     set_entropy(&dest->entropy_head_average, layer, &average);
+}
+
+/* The bounds beside a layer's entropies (docs/model.md §3): Zhai et al.'s for the shown head,
+   σ = ‖M_h‖₂·‖X'X'ᵀ‖₂ with ‖X'X'ᵀ‖₂ = ‖X'‖₂², and Giorlandino & Goldt's β_c of the input's
+   q and p. */
+static void fill_entropy_bounds(Curves *dest, const LayerState *s, const Config *c, int layer)
+{
+    dest->entropy_zhai_bound[layer] = NAN;
+    dest->phase_critical_beta[layer] = NAN;
+    if (layer == 0 || !s->entropy)
+        return;
+    double sigma = s->entropy[c->head - 1].qk_norm * s->input.norm_squared;
+    if (!isnan(sigma))
+        dest->entropy_zhai_bound[layer] = Entropy_zhai_bound(c->mask, c->window, c->tokens, sigma);
+    if (!Theory_phase_void(c, layer))
+        dest->phase_critical_beta[layer] =
+            Theory_phase_critical_beta(s->input.second_moment, s->input.overlap);
 }
 
 static void fill_curves(Curves *dest, const Track *t, const Config *c)
@@ -79,6 +97,7 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
         dest->token_cosine_mean[l] = s->geometry.token_cosine_mean;
         dest->token_rms[l] = s->geometry.token_rms;
         fill_entropy(dest, s, c, l);
+        fill_entropy_bounds(dest, s, c, l);
     }
     if (t->gradient_depth == depth) {
         memcpy(dest->gradient_norm, t->gradient_norm, sizeof(double) * (depth + 1));
@@ -325,6 +344,7 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
         out->logit_std = spectra->logit_std;
         memcpy(out->eigenvalues, spectra->eigenvalues, sizeof(Complex) * c->tokens);
         memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
+        memcpy(out->row_entropy, spectra->row_entropy, sizeof(double) * c->tokens);
         for (int i = 0; i < spectra->warnings.count; i++)
             Warnings_add_about(&out->warnings, spectra->warnings.subject[i], "%s",
                                spectra->warnings.text[i]);

@@ -337,10 +337,11 @@ typedef struct {
     Gap shown_gap;       /* the shown head's gap mode as applied */
 } Pass;
 
-static void pass_branch_input(void *context, const double *input)
+static int pass_branch_input(void *context, const double *input)
 {
     Pass *p = context;
     memcpy(p->r->input, input, sizeof(double) * p->r->n);
+    return 0;
 }
 
 static void pass_built(void *context, int head, const double *logits, const double *attention)

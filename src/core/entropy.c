@@ -2,6 +2,7 @@
 #include "attnscope/entropy.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/qk.h"
 
 #include <math.h>
 
@@ -29,6 +30,36 @@ EntropyRows Entropy_undefined(void)
     return (EntropyRows){NAN, NAN, NAN, NAN, NAN};
 }
 
+/* H_i of row i over its allowed keys [first, last], and with a sink the (n_i + 1)-th
+   outcome, the sink's mass, what the keys leave of 1 (rounding may leave a hair below 0,
+   whose share is none); its largest weight in *top. */
+static double row_entropy(const double *row, int first, int last, bool sink, double *top)
+{
+    double h = 0, keys = 0;
+    *top = 0;
+    for (int j = first; j <= last; j++) {
+        if (row[j] > 0) /* 0 ln 0 = 0 */
+            h -= row[j] * log(row[j]);
+        if (row[j] > *top)
+            *top = row[j];
+        keys += row[j];
+    }
+    double held = 1.0 - keys;
+    if (sink && held > 0)
+        h -= held * log(held);
+    return h;
+}
+
+void Entropy_each_row(Mask mask, int window, int T, bool sink, const double *a, double *h)
+{
+    for (int i = 0; i < T; i++) {
+        int first, last;
+        double top;
+        Mask_row_range(mask, window, T, i, &first, &last);
+        h[i] = row_entropy(a + (size_t)i * T, first, last, sink, &top);
+    }
+}
+
 void Entropy_rows(Mask mask, int window, int T, bool sink, const double *a, EntropyRows *out)
 {
     double sum = 0, normalised = 0, max_weight = 0;
@@ -36,21 +67,9 @@ void Entropy_rows(Mask mask, int window, int T, bool sink, const double *a, Entr
     int normalised_rows = 0;
     for (int i = 0; i < T; i++) {
         int first, last;
+        double top;
         Mask_row_range(mask, window, T, i, &first, &last);
-        const double *row = a + (size_t)i * T;
-        double h = 0, top = 0, keys = 0;
-        for (int j = first; j <= last; j++) {
-            if (row[j] > 0) /* 0 ln 0 = 0 */
-                h -= row[j] * log(row[j]);
-            if (row[j] > top)
-                top = row[j];
-            keys += row[j];
-        }
-        /* The sink's mass, the (n_i + 1)-th outcome: what the keys leave of 1.  Rounding may
-           leave a hair below 0, whose share is none. */
-        double held = 1.0 - keys;
-        if (sink && held > 0)
-            h -= held * log(held);
+        double h = row_entropy(a + (size_t)i * T, first, last, sink, &top);
         sum += h;
         max_weight += top;
         min = h < min ? h : min;
@@ -66,4 +85,38 @@ void Entropy_rows(Mask mask, int window, int T, bool sink, const double *a, Entr
                          .max = T ? max : NAN,
                          .normalised_mean = normalised_rows ? normalised / normalised_rows : NAN,
                          .max_weight_mean = T ? max_weight / T : NAN};
+}
+
+double Entropy_zhai_row_bound(int n, double sigma)
+{
+    if (n <= 1)
+        return 0.0;
+    double others = n - 1.0;
+    /* The extreme row: its top logit sigma·√(n/(n − 1)) above the n − 1 others. */
+    double b = exp(-sigma * sqrt(n / others));
+    double z = 1 + others * b;
+    return log1p(others * b) + sigma * sqrt(n * others) * b / z;
+}
+
+double Entropy_zhai_bound(Mask mask, int window, int T, double sigma)
+{
+    double least = INFINITY;
+    for (int i = 0; i < T; i++) {
+        int first, last;
+        Mask_row_range(mask, window, T, i, &first, &last);
+        double h = Entropy_zhai_row_bound(last - first + 1, sigma);
+        least = h < least ? h : least;
+    }
+    return T ? least : NAN;
+}
+
+const char *Entropy_zhai_void(const Config *c, int layer)
+{
+    if (c->attention != ATTENTION_SOFTMAX)
+        return "the bound is for softmax rows of bilinear logits x_i^T M x_j";
+    if (Qk_normalised(c))
+        return "QK-norm: the logits are of normalised queries and keys, not x_i^T W^Q W^K^T x_j";
+    if (Qk_rotates(c, layer))
+        return "RoPE: the logits are x_i^T W^Q R_(j-i) W^K^T x_j, no one matrix for all keys";
+    return NULL;
 }

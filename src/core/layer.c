@@ -690,9 +690,9 @@ int Layer_step(const LayerStep *step, LayerBuffers *b, LayerOutcome *outcome, do
     const LayerObserver *o = step->observer;
     *outcome = LAYER_DONE;
     const double *source = branch_input(c, b);
-    if (o && o->branch_input)
-        o->branch_input(o->context, source);
-    int info = c->heads > 1 ? project_heads(c, step->layer, step->weights, b, source, true) : 0;
+    int info = o && o->branch_input ? o->branch_input(o->context, source) : 0;
+    if (!info && c->heads > 1)
+        info = project_heads(c, step->layer, step->weights, b, source, true);
     for (int h = 0; h < c->heads && !info && *outcome == LAYER_DONE; h++)
         info = step_head(step, b, h, source, outcome);
     if (info || *outcome != LAYER_DONE) /* an overflowed head leaves no finite output */

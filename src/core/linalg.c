@@ -14,6 +14,10 @@ struct Linalg {
     size_t work_size;
     lapack_int *iwork;
     size_t iwork_size;
+    /* The lengths the call being made asked for (reserve), which it is given: never the kept
+       buffers' sizes, which earlier, larger calls set, and from which LAPACK would pick
+       another blocking (and other bits) than a fresh Linalg's. */
+    lapack_int work_length, iwork_length;
     double *scratch; /* n-vectors and n×n helpers the calls need besides LAPACK's work */
     size_t scratch_size;
     LinalgTally tally;
@@ -107,6 +111,8 @@ static int reserve(Linalg *la, double work_query, size_t iwork_need, size_t scra
         grow((void **)&la->scratch, &la->scratch_size, scratch_need ? scratch_need : 1,
              sizeof(double)))
         return LINALG_OUT_OF_MEMORY;
+    la->work_length = (lapack_int)need;
+    la->iwork_length = (lapack_int)(iwork_need ? iwork_need : 1);
     return 0;
 }
 
@@ -161,7 +167,7 @@ static int eigenvalues_here(Linalg *la, int n, double *a, double *re, double *im
     if (reserve(la, query, 0, 0))
         return LINALG_OUT_OF_MEMORY;
     return (int)LAPACKE_dgeev_work(LAPACK_COL_MAJOR, 'N', 'N', n, a, n, re, im, &dummy, 1, &dummy,
-                                   1, la->work, (lapack_int)la->work_size);
+                                   1, la->work, la->work_length);
 }
 
 static int singular_values_here(Linalg *la, int m, int n, double *a, double *s)
@@ -179,7 +185,7 @@ static int singular_values_here(Linalg *la, int m, int n, double *a, double *s)
     if (reserve(la, query, iwork, 0))
         return LINALG_OUT_OF_MEMORY;
     return (int)LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'N', m, n, a, m, s, &dummy, 1, &dummy, 1,
-                                    la->work, (lapack_int)la->work_size, la->iwork);
+                                    la->work, la->work_length, la->iwork);
 }
 
 static int svd_here(Linalg *la, int n, double *a, double *s, double *u, double *vt)
@@ -195,7 +201,7 @@ static int svd_here(Linalg *la, int n, double *a, double *s, double *u, double *
     if (reserve(la, query, iwork, 0))
         return LINALG_OUT_OF_MEMORY;
     return (int)LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', n, n, a, n, s, u, n, vt, n, la->work,
-                                    (lapack_int)la->work_size, la->iwork);
+                                    la->work_length, la->iwork);
 }
 
 static int symmetric_eigenvalues_here(Linalg *la, int n, double *a, double *w)
@@ -209,8 +215,7 @@ static int symmetric_eigenvalues_here(Linalg *la, int n, double *a, double *w)
     if (reserve(la, query, (size_t)iquery, 0))
         return LINALG_OUT_OF_MEMORY;
     return (int)LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'N', 'L', n, a, n, w, la->work,
-                                    (lapack_int)la->work_size, la->iwork,
-                                    (lapack_int)la->iwork_size);
+                                    la->work_length, la->iwork, la->iwork_length);
 }
 
 static int orthonormal_here(Linalg *la, int m, int n, double *a);
@@ -407,14 +412,12 @@ static int orthonormal_here(Linalg *la, int m, int n, double *a)
         return LINALG_OUT_OF_MEMORY;
     tau = la->scratch;
     double *diag_sign = la->scratch + n;
-    info =
-        LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, a, m, tau, la->work, (lapack_int)la->work_size);
+    info = LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, a, m, tau, la->work, la->work_length);
     if (info)
         return (int)info;
     for (int j = 0; j < n; j++)
         diag_sign[j] = a[j + (size_t)j * m] < 0 ? -1.0 : 1.0;
-    info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, n, a, m, tau, la->work,
-                               (lapack_int)la->work_size);
+    info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, n, a, m, tau, la->work, la->work_length);
     if (info)
         return (int)info;
     for (int j = 0; j < n; j++)

@@ -60,6 +60,7 @@ void kept_spectra_free(KeptSpectra *s)
     free(s->product_column_mass);
     AttentionMap_release(&s->map);
     AttentionMap_release(&s->product_map);
+    free(s->row_entropy);
     memset(s, 0, sizeof *s);
 }
 
@@ -178,7 +179,8 @@ KeptSpectra *kept_spectra_new(Kept *k, uint64_t seed, const Config *c)
     memset(s, 0, sizeof *s);
     s->eigenvalues = malloc(sizeof(Complex) * (size_t)T);
     s->singular_values = malloc(sizeof(double) * (size_t)T);
-    if (!s->eigenvalues || !s->singular_values) {
+    s->row_entropy = malloc(sizeof(double) * (size_t)T);
+    if (!s->eigenvalues || !s->singular_values || !s->row_entropy) {
         kept_spectra_free(s);
         return NULL;
     }

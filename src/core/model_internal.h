@@ -35,6 +35,21 @@ typedef struct {
     bool dead;            /* overflowed or vanished: later layers are undefined */
 } Network;
 
+/* One head's row entropies, and ‖M_h‖₂ of its logits' matrix M_h = scale·W^Q_h W^K_gᵀ
+   (shared by the networks: their weights are the same) for Zhai et al.'s bound, NaN where it
+   does not hold. */
+typedef struct {
+    EntropyRows rows;
+    double qk_norm;
+} HeadEntropy;
+
+/* What the entropy bounds read of a layer's attention input X' (X, or LN(X) under pre-LN):
+   ‖X'‖₂² (NaN where Zhai et al.'s bound does not hold), the tokens' mean squared norm q and
+   their mean pairwise overlap p (Giorlandino & Goldt's); NaN where not measured. */
+typedef struct {
+    double norm_squared, second_moment, overlap;
+} AttentionInput;
+
 /* One layer of a kept network: its numbers, the warnings it raised, and (while the budget
    allows) its token matrices, from which the next layer or this layer's successor's
    attention can be computed again. */
@@ -48,7 +63,8 @@ typedef struct {
     /* Each head's row entropies, of its attention before gap removal (the shown head may
        change without the layer being computed again); NULL where entropy is undefined or
        the layer overflowed. */
-    EntropyRows *entropy;
+    HeadEntropy *entropy;
+    AttentionInput input; /* measured with the entropies */
 } LayerState;
 
 /* One network (a seed and a gap mode) for the current weights: layers 0..layers.  A first
@@ -76,6 +92,7 @@ typedef struct {
     double logit_std;
     Complex *eigenvalues;
     double *singular_values;
+    double *row_entropy; /* H_i of the matrix as built, NaN where entropy is undefined */
     Warnings warnings;
     AttentionMap map;             /* of the shown matrix as built */
     AttentionMap product_map;     /* of A_ℓ⋯A_1 (attention_map product; empty: not computed) */
@@ -168,6 +185,7 @@ typedef struct {
     int product_layer;
     bool replay_from_input; /* lane_load starts from X0, not from what is kept */
     int info[NETWORKS]; /* LAPACK status of each lane */
+    double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
 } Run;
 
 /* A kept warning about one network names it by its role in the run that shows it (the

@@ -11,7 +11,7 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 48 };
+enum { LAYER_ARRAYS = 52 };
 
 /* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
    release and copying share. */
@@ -21,17 +21,13 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
     Curves *curves[] = {&r->network, &r->counterpart};
     for (int k = 0; k < 2; k++) {
         Curves *c = curves[k];
-        double **of_curves[] = {&c->stable_rank,
-                                &c->stable_rank_minus_one,
-                                &c->log10_norm,
-                                &c->token_similarity,
-                                &c->gradient_norm,
-                                &c->log10_gradient_norm,
-                                &c->centred_stable_rank,
-                                &c->energy_off_top,
-                                &c->relative_spread,
-                                &c->token_cosine_mean,
-                                &c->token_rms};
+        double **of_curves[] = {&c->stable_rank,         &c->stable_rank_minus_one,
+                                &c->log10_norm,          &c->token_similarity,
+                                &c->gradient_norm,       &c->log10_gradient_norm,
+                                &c->centred_stable_rank, &c->energy_off_top,
+                                &c->relative_spread,     &c->token_cosine_mean,
+                                &c->token_rms,           &c->entropy_zhai_bound,
+                                &c->phase_critical_beta};
         for (size_t i = 0; i < sizeof of_curves / sizeof of_curves[0]; i++)
             arrays[n++] = of_curves[i];
         EntropyCurves *entropy[] = {&c->entropy, &c->entropy_head_average};
@@ -62,6 +58,7 @@ void Result_release(Result *r)
     free(r->product_column_mass);
     AttentionMap_release(&r->attention_map);
     AttentionMap_release(&r->product_map);
+    free(r->row_entropy);
     memset(r, 0, sizeof *r);
 }
 
@@ -93,7 +90,11 @@ int Result_allocate(Result *r, int T, int depth)
     r->eigenvalues = calloc((size_t)T, sizeof(Complex));
     r->singular_values = nan_array((size_t)T);
     r->product_column_mass = nan_array((size_t)T);
-    return status == 0 && r->eigenvalues && r->singular_values && r->product_column_mass ? 0 : -1;
+    r->row_entropy = nan_array((size_t)T);
+    return status == 0 && r->eigenvalues && r->singular_values && r->product_column_mass &&
+                   r->row_entropy
+               ? 0
+               : -1;
 }
 
 /* A copy of n items of `size` bytes, NULL for NULL (or when out of memory). */
@@ -127,6 +128,8 @@ Result *Result_copy(const Result *r)
     ok &= (!r->eigenvalues || c->eigenvalues) && (!r->singular_values || c->singular_values);
     c->product_column_mass = copy_of(r->product_column_mass, T, sizeof(double));
     ok &= !r->product_column_mass || c->product_column_mass;
+    c->row_entropy = copy_of(r->row_entropy, T, sizeof(double));
+    ok &= !r->row_entropy || c->row_entropy;
     c->attention_map = c->product_map = (AttentionMap){0};
     ok &= AttentionMap_copy(&r->attention_map, &c->attention_map) == 0;
     ok &= AttentionMap_copy(&r->product_map, &c->product_map) == 0;
@@ -205,6 +208,10 @@ ENTROPY_SERIES_OF(counterpart_attention_entropy, r->counterpart)
 #undef ENTROPY_SERIES_OF
 SERIES_OF(max_attention_mean, r->network.entropy.max_weight_mean)
 SERIES_OF(max_attention_mean_head_average, r->network.entropy_head_average.max_weight_mean)
+SERIES_OF(attention_entropy_zhai_bound, r->network.entropy_zhai_bound)
+SERIES_OF(counterpart_attention_entropy_zhai_bound, r->counterpart.entropy_zhai_bound)
+SERIES_OF(attention_phase_critical_beta, r->network.phase_critical_beta)
+SERIES_OF(counterpart_attention_phase_critical_beta, r->counterpart.phase_critical_beta)
 SERIES_OF(counterpart_max_attention_mean, r->counterpart.entropy.max_weight_mean)
 SERIES_OF(counterpart_max_attention_mean_head_average,
           r->counterpart.entropy_head_average.max_weight_mean)
@@ -298,6 +305,18 @@ const ResultSeries RESULT_SERIES[] = {
      counterpart_max_attention_mean},
     {"counterpart_max_attention_mean_head_average", NULL, "its average over the heads", false,
      counterpart_max_attention_mean_head_average},
+    /* Beside the entropies (docs/model.md §3), first seed, null at ℓ = 0 and where they do
+       not hold (attention_entropy_zhai_bound_note, attention_phase_note say why). */
+    {"attention_entropy_zhai_bound", NULL,
+     "Zhai et al.'s lower bound on min H_i, sigma = ||W^Q_h W^K_h^T||_2 ||X'X'^T||_2, shown head",
+     false, attention_entropy_zhai_bound},
+    {"counterpart_attention_entropy_zhai_bound", NULL, "the same, gap-toggled network", false,
+     counterpart_attention_entropy_zhai_bound},
+    {"attention_phase_critical_beta", NULL,
+     "Giorlandino & Goldt's beta_c = sqrt(2/(q(q - p))) of the layer's input tokens", false,
+     attention_phase_critical_beta},
+    {"counterpart_attention_phase_critical_beta", NULL, "the same, gap-toggled network", false,
+     counterpart_attention_phase_critical_beta},
     /* What the stable rank hides (docs/model.md §2), first seed. */
     {"centred_stable_rank", NULL, "sr of (X_ℓ − 1x̄ᵀ)(X_ℓ − 1x̄ᵀ)ᵀ, null where the tokens are equal",
      false, centred_stable_rank},

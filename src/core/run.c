@@ -16,6 +16,7 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
+#include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
@@ -85,11 +86,52 @@ static void lane_built(void *context, int head, const double *logits, const doub
     /* Entropy is of A as built: gap removal, next, leaves no distribution. */
     if (!run->measure)
         return;
-    EntropyRows *entropy = run->track[watch->which]->state[run->layer].entropy;
+    HeadEntropy *entropy = run->track[watch->which]->state[run->layer].entropy;
     const Config *c = run->config;
     if (entropy)
         Entropy_rows(Config_layer_mask(c, run->layer), c->window, c->tokens, Config_has_sink(c),
-                     attention, &entropy[head]);
+                     attention, &entropy[head].rows);
+}
+
+/* What the entropy bounds read of the attention's input X' (T×d), where the entropies are
+   measured: the tokens' mean squared norm q and mean overlap p, through their spread
+   Σ_i ‖x_i − x̄‖² = (T − 1)(q − p), which keeps q − p exact where the tokens nearly merge (the
+   uncentred Σ_{i≠j} x_i·x_j = ‖Σ_i x_i‖² − ‖X'‖_F² cancels there), and, where Zhai et al.'s
+   bound holds, ‖X'‖₂² exactly (the singular values of a copy in the queries' buffer, which the
+   step fills only after this). */
+static int lane_branch_input(void *context, const double *input)
+{
+    LaneWatch *watch = context;
+    Run *run = watch->run;
+    if (!run->measure) /* a replay, or a forward pass without a track */
+        return 0;
+    LayerState *state = &run->track[watch->which]->state[run->layer];
+    if (!state->entropy)
+        return 0;
+    const Config *c = run->config;
+    int T = c->tokens, d = c->width;
+    double squares = 0, spread = 0;
+    for (int k = 0; k < d; k++) {
+        const double *column = input + (size_t)k * T;
+        double mean = 0;
+        for (int i = 0; i < T; i++)
+            mean += column[i];
+        mean /= T;
+        for (int i = 0; i < T; i++) {
+            squares += column[i] * column[i];
+            spread += (column[i] - mean) * (column[i] - mean);
+        }
+    }
+    state->input.second_moment = squares / T;
+    state->input.overlap = T > 1 ? squares / T - spread / (T - 1) : NAN;
+    if (Entropy_zhai_void(c, run->layer))
+        return 0;
+    LayerBuffers *b = &run->w->lane[watch->which].step;
+    memcpy(b->queries, input, sizeof(double) * T * d);
+    int info = Linalg_singular_values(b->la, T, d, b->queries, b->row_stat);
+    if (!info)
+        state->input.norm_squared = b->row_stat[0] * b->row_stat[0];
+    return info;
 }
 
 static int lane_applied(void *context, int head, const double *attention, GapOutcome outcome,
@@ -193,8 +235,49 @@ static int entropy_begin(Run *run, int which)
     if (!state->entropy)
         return -1;
     for (int h = 0; h < c->heads; h++)
-        state->entropy[h] = Entropy_undefined();
+        state->entropy[h] = (HeadEntropy){Entropy_undefined(), run->qk_norm[h]};
+    state->input = (AttentionInput){NAN, NAN, NAN};
     return 0;
+}
+
+/* ‖M_h‖₂ of every head's M_h = scale·W^Q_h W^K_gᵀ into run->qk_norm (NaN where Zhai et al.'s
+   bound does not hold), once for both networks, where the entropies are measured.  With
+   A = W^Q_h and B = W^K_g (d×d_h) and B = Q_B R_B (thin QR), s_1(A Bᵀ) = s_1(A R_Bᵀ): one QR,
+   two products of d_h columns and the singular values of a d×d_h matrix per head, never a
+   d×d SVD.  Returns 0, -1 (no memory) or LAPACK's status. */
+static int qk_spectral_norms(Run *run)
+{
+    const Config *c = run->config;
+    if (!run->measure || !run->first_seed)
+        return 0; /* the entropies, which the norms go with, are not measured */
+    for (int h = 0; h < c->heads; h++)
+        run->qk_norm[h] = NAN;
+    if (Entropy_zhai_void(c, run->layer))
+        return 0;
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh;
+    double *q = malloc(sizeof(double) * (2 * block + (size_t)dh * dh + dh));
+    if (!q)
+        return -1;
+    double *r = q + block, *product = r + (size_t)dh * dh, *s = product + block;
+    Linalg *la = run->w->lane[NETWORK_MAIN].step.la;
+    int info = 0;
+    for (int h = 0; h < c->heads && !info; h++) {
+        const double *a = run->weights.query + block * h;
+        const double *key = run->weights.key + block * Config_kv_head_of(c, h);
+        memcpy(q, key, sizeof(double) * block);
+        info = Linalg_orthonormalise(la, d, dh, q);
+        if (!info) /* R_B = Q_Bᵀ B */
+            info = Linalg_gemm(la, true, false, dh, dh, d, 1.0, q, d, key, d, 0.0, r, dh);
+        if (!info)
+            info = Linalg_gemm(la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product, d);
+        if (!info)
+            info = Linalg_singular_values(la, d, dh, product, s);
+        if (!info)
+            run->qk_norm[h] = Init_logit_scale(c) * s[0];
+    }
+    free(q);
+    return info;
 }
 
 /* One layer of one network: the layer step on its lane (the shown head's attention captured
@@ -208,7 +291,10 @@ static int network_layer(Run *run, int which)
     if (entropy_begin(run, which))
         return -1;
     LaneWatch watch = {run, which};
-    LayerObserver observer = {.context = &watch, .built = lane_built, .applied = lane_applied};
+    LayerObserver observer = {.context = &watch,
+                              .branch_input = lane_branch_input,
+                              .built = lane_built,
+                              .applied = lane_applied};
     LayerStep step = {.config = c,
                       .layer = run->layer,
                       .weights = &run->weights,
@@ -370,6 +456,8 @@ static int run_layer(Run *run)
     run->weights = w->weights;
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, LAYER_DRAW_ALL,
                                   &run->weights.value);
+    if (!info)
+        info = qk_spectral_norms(run);
     if (info)
         return info;
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
@@ -635,8 +723,10 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     Kept scratch = {0};
     Kept *k = kept_for(w, c, &scratch);
     Track *(*tracks)[NETWORKS] = calloc((size_t)seeds, sizeof *tracks);
+    double *qk_norm = malloc(sizeof(double) * (size_t)c->heads);
     int status = 0;
-    if (!tracks || workspace_reserve(w, c) || Result_allocate(out, c->tokens, c->depth)) {
+    if (!tracks || !qk_norm || workspace_reserve(w, c) ||
+        Result_allocate(out, c->tokens, c->depth)) {
         snprintf(err, size, "out of memory for T = %d, d = %d, depth %d", c->tokens, c->width,
                  c->depth);
         status = -1;
@@ -647,7 +737,8 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .kept = k,
                .budget = k == &scratch ? 0 : w->keep_budget,
                .out = out,
-               .progress = progress};
+               .progress = progress,
+               .qk_norm = qk_norm};
     /* The lanes' products and long calls poll the stop request too, for the run only: the
        progress need not outlive it. */
     LinalgStop stop = {0};
@@ -686,6 +777,7 @@ done:
     for (int n = 0; n < NETWORKS; n++)
         Linalg_set_stop(w->lane[n].step.la, (LinalgStop){0});
     free(tracks);
+    free(qk_norm);
     if (k == &scratch)
         kept_clear(&scratch);
     return status;

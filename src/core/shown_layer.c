@@ -71,6 +71,13 @@ int keep_shown_spectra(Run *run)
     s->applied = run->shown_outcome.applied;
     s->outliers_removed = run->shown_outcome.outliers_removed;
     s->logit_std = run->shown_logit_std;
+    /* Before the spectra, whose LAPACK calls overwrite the matrix. */
+    if (Entropy_defined(c->attention))
+        Entropy_each_row(Config_layer_mask(c, c->layer), c->window, c->tokens, Config_has_sink(c),
+                         run->w->shown_before_gap, s->row_entropy);
+    else
+        for (int i = 0; i < c->tokens; i++)
+            s->row_entropy[i] = NAN;
     /* The spectra functions fill a Result's fields: one that points into the entry. */
     Result into = {.eigenvalues = s->eigenvalues, .singular_values = s->singular_values};
     ShownSpectra job = {.w = run->w, .T = c->tokens, .into = &into};

@@ -190,15 +190,20 @@ bool Theory_describes_shown_layer(const Config *c)
     return Attention_is_input_independent(c->attention) || c->layer == 1;
 }
 
-/* The first layer's logits' std on orthonormal tokens: σ_qk² at the 1/√d_h scale. */
-static double first_layer_logit_std(const Config *c)
+/* The logits' std on unit orthogonal tokens: σ_qk² at the 1/√d_h scale. */
+static double unit_rows_logit_std(const Config *c)
 {
     double s2 = Init_effective_sigma_qk(c) * Init_effective_sigma_qk(c);
-    if (c->input_norm == INPUT_NORM_SQRT_D) /* first-layer logits d times larger */
-        s2 *= c->width;
     if (c->logit_scale == LOGIT_SCALE_LINEAR)
         s2 /= sqrt((double)Config_head_width(c));
     return s2;
+}
+
+/* The first layer's logits' std on orthonormal tokens (rows of norm √d: d times larger). */
+static double first_layer_logit_std(const Config *c)
+{
+    double s2 = unit_rows_logit_std(c);
+    return c->input_norm == INPUT_NORM_SQRT_D ? s2 * c->width : s2;
 }
 
 /* Whether matrix m is an i.i.d. Gaussian draw (any std, 0 included). */
@@ -249,6 +254,42 @@ void Theory_entropy_first_layer(const Config *c, EntropyTheory *out)
                     "few keys (entropy O(1)), beyond the random-energy prediction";
     else
         out->mean = log(n) - out->logit_std * out->logit_std / 2;
+}
+
+double Theory_phase_beta(const Config *c)
+{
+    return unit_rows_logit_std(c) / sqrt(log((double)c->tokens));
+}
+
+double Theory_phase_critical_beta(double q, double p)
+{
+    return q > 0 && q > p ? sqrt(2 / (q * (q - p))) : NAN;
+}
+
+const char *Theory_phase_void(const Config *c, int layer)
+{
+    if (c->attention != ATTENTION_SOFTMAX)
+        return "the threshold is for softmax attention";
+    if (c->mask != MASK_FULL)
+        return "the threshold is derived for rows of all T keys (their encoder), not a mask's "
+               "n_i keys";
+    if (!gaussian(c, MATRIX_QUERY) || !gaussian(c, MATRIX_KEY))
+        return "W^Q, W^K are not i.i.d. Gaussian, as the threshold's logits are";
+    if (Qk_normalised(c))
+        return "QK-norm: the logits are sqrt(d_h)*cos(angle), whatever beta";
+    if (c->logit_softcap > 0)
+        return "soft-cap: the logits are bounded by C, not Gaussians of std beta*sqrt(ln T)";
+    if (Qk_rotates(c, layer))
+        return "RoPE: each key's logit is turned by j - i, which changes the overlap the "
+               "threshold reads";
+    return NULL;
+}
+
+const char *Theory_phase_side(double beta, double critical_beta)
+{
+    if (isnan(beta) || isnan(critical_beta))
+        return NULL;
+    return beta >= critical_beta ? "entropy-collapse" : "rank-collapse";
 }
 
 void Theory_predict(const Config *c, TheoryPrediction *p)

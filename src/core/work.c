@@ -178,6 +178,30 @@ static void measure(const Config *c, Gap gap, int layer, WorkList *out)
         add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
 }
 
+/* What the first seed's entropy bounds cost a measured layer (run.c): per head, ‖W^Q_h W^K_gᵀ‖₂
+   as s_1(A R_Bᵀ), one QR of d×d_h, two products and the singular values of d×d_h, where
+   Zhai et al.'s bound holds. */
+static void qk_norms(const Config *c, int layer, WorkList *out)
+{
+    double d = c->width, dh = Config_head_width(c), H = c->heads;
+    if (Entropy_zhai_void(c, layer))
+        return;
+    add(out, WORK_ORTHONORMAL, d, dh, 0, H);
+    product(out, dh, dh, d, H);
+    product(out, d, dh, dh, H);
+    add(out, WORK_SINGULAR_VALUES, d, dh, 0, H);
+}
+
+/* A network's share of them: q and p of the attention's input, and ‖X'‖₂ (singular values of
+   a T×d copy) where the bound holds. */
+static void input_norms(const Config *c, int layer, WorkList *out)
+{
+    double T = c->tokens, d = c->width;
+    passes(out, 3 * T * d);
+    if (!Entropy_zhai_void(c, layer))
+        add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
+}
+
 typedef struct {
     bool first_seed; /* the frozen products for the gradients */
     bool shared;     /* layer 1's attention was built once for both networks */
@@ -198,6 +222,8 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
         add(out, WORK_BUILD_EXP, (double)c->tokens * c->tokens, 0, 0, c->heads);
     if (how.measured)
         measure(c, gap, layer, out);
+    if (how.measured && how.first_seed && Entropy_defined(c->attention))
+        input_norms(c, layer, out);
 }
 
 /* ---- the steps of a seed --------------------------------------------------------------- */
@@ -303,6 +329,8 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     WorkStep step = {0};
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
     Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, before), &step.serial);
+    if (walk->first)
+        qk_norms(c, l, &step.serial);
     if (shared) { /* then copied to the counterpart's lane */
         Layer_declare_attention(c, l, 0, &step.serial);
         passes(&step.serial, (double)c->tokens * c->tokens);

@@ -320,13 +320,23 @@ static bool overlays_toggle(Controls *c, char *note, size_t size)
     return true;
 }
 
-static const char *const PANEL_NAMES[PANEL_COUNT] = {"stable rank",    "width sweep",
-                                                     "gradient norms", "token similarity",
-                                                     "attention map",  "conditioning"};
+static const char *const PANEL_NAMES[PANEL_COUNT] = {
+    "stable rank", "width sweep", "gradient norms", "token similarity", "entropy", "attention map",
+    "conditioning"};
 
 const char *Panel_name(Panel p)
 {
     return p >= 0 && p < PANEL_COUNT ? PANEL_NAMES[p] : "?";
+}
+
+bool Panel_named(const char *name, Panel *out)
+{
+    for (int p = 0; p < PANEL_COUNT; p++)
+        if (strcmp(name, PANEL_NAMES[p]) == 0) {
+            *out = (Panel)p;
+            return true;
+        }
+    return false;
 }
 
 static bool panel_next(Controls *c, char *note, size_t size)

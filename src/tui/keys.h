@@ -18,6 +18,7 @@ typedef enum {
     PANEL_WIDTH_SWEEP,
     PANEL_GRADIENT,
     PANEL_SIMILARITY,
+    PANEL_ENTROPY,       /* row entropies against depth, their bounds (docs/model.md §2, §3) */
     PANEL_ATTENTION_MAP, /* the shown layer's A (or A_ℓ⋯A_1) alone on the panels' area */
     PANEL_CONDITIONING,  /* κ of the sub-block's Jacobian against depth (docs/model.md §8) */
     PANEL_COUNT
@@ -88,6 +89,8 @@ void Keys_name(int key, char *out, size_t size);
 
 /* The main panel's name ("stable rank", "width sweep", ...). */
 const char *Panel_name(Panel p);
+/* The panel of that name into *out; false when no panel has it. */
+bool Panel_named(const char *name, Panel *out);
 
 /* Controls starting from a valid config (theory overlays on, the stable-rank panel). */
 Controls Controls_from(const Config *c);

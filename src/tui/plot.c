@@ -439,7 +439,7 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
     for (int b = 0; fig.theory && b < bins; b++)
         if (expected[b] > 0)
             Canvas_text(c, f.left + b, axis_dot(&y, expected[b]) / 4, "─", INK_THEORY);
-    if (p->count == 0)
+    if (p->count == 0 || p->every_value)
         return;
     int col = fig.pinned ? f.left + f.cols - 1 : axis_dot(&x, fig.s1) / 2;
     if (col >= f.left + f.cols)
@@ -578,16 +578,6 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     }
 }
 
-/* A value in plotted units (NaN when the scale cannot show it). */
-static double scaled(Scale s, double v)
-{
-    if (!isfinite(v))
-        return NAN;
-    if (s == SCALE_LOG)
-        return v > 0 ? log10(v) : NAN;
-    return v;
-}
-
 /* 10^v as a tick label; far exponents as "1e400", which a double could not hold. */
 static void log_label(double v, char *out, size_t size)
 {
@@ -629,60 +619,13 @@ static void ticks_log(Canvas *c, const Frame *f, const Axis *a, int wanted, bool
     }
 }
 
-static void series_range(const SeriesPlot *p, bool along_x, double *lo, double *hi)
-{
-    *lo = INFINITY;
-    *hi = -INFINITY;
-    for (int k = 0; k < p->count; k++) {
-        const Series *s = &p->series[k];
-        for (int i = 0; i < s->count; i++) {
-            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
-            if (!isfinite(u) || !isfinite(v))
-                continue;
-            double w = along_x ? u : v;
-            *lo = fmin(*lo, w);
-            *hi = fmax(*hi, w);
-        }
-    }
-}
-
-static bool series_has_points(const SeriesPlot *p, const Series *s)
-{
-    for (int i = 0; i < s->count; i++)
-        if (isfinite(scaled(p->x_scale, s->x[i])) && isfinite(scaled(p->y_scale, s->y[i])))
-            return true;
-    return false;
-}
-
-/* The legend of a series plot: each series' sample and label ("(n/a)" without a point),
-   then the notes.  Returns the items' count; *any says whether some series has a point. */
-static int series_legend(const SeriesPlot *p, LegendItem items[SERIES_MAX + SERIES_NOTES_MAX],
-                         bool *any)
-{
-    int n = 0;
-    *any = false;
-    for (int k = 0; k < p->count && k < SERIES_MAX; k++) {
-        const Series *s = &p->series[k];
-        bool has = series_has_points(p, s);
-        *any = *any || has;
-        uint8_t dots = s->stroke == STROKE_SOLID ? SAMPLE_STROKE : SAMPLE_DOT;
-        items[n] = (LegendItem){
-            .sample = {{NULL, dots}, {s->marker, dots}, {NULL, dots}}, .cells = 3, .ink = s->ink};
-        snprintf(items[n++].text, sizeof items[0].text, "%s%s", s->label, has ? "" : " (n/a)");
-    }
-    for (int k = 0; k < p->notes && k < SERIES_NOTES_MAX; k++) {
-        items[n] = (LegendItem){.cells = 0, .ink = INK_DEFAULT};
-        snprintf(items[n++].text, sizeof items[0].text, "%s", p->note[k]);
-    }
-    return n;
-}
 
 /* The axes of a series plot over its points' range, their ticks drawn. */
 static void series_axes(Canvas *c, const SeriesPlot *p, const Frame *f, Axis *x, Axis *y)
 {
     double xlo, xhi, ylo, yhi;
-    series_range(p, true, &xlo, &xhi);
-    series_range(p, false, &ylo, &yhi);
+    Figure_series_range(p, true, &xlo, &xhi);
+    Figure_series_range(p, false, &ylo, &yhi);
     /* A single value still gets an axis around it; a little room above and below. */
     if (xhi - xlo < 1e-12) {
         xlo -= 0.5;
@@ -717,7 +660,7 @@ static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const A
         int px = 0, py = 0;
         bool have = false;
         for (int i = 0; i < s->count; i++) {
-            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
+            double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
             if (!isfinite(u) || !isfinite(v)) {
                 have = false;
                 continue;
@@ -739,7 +682,7 @@ static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const A
             continue;
         int every = marker_every(s->count > 1 ? s->count - 1 : 1, f->cols);
         for (int i = 0; i < s->count; i++) {
-            double u = scaled(p->x_scale, s->x[i]), v = scaled(p->y_scale, s->y[i]);
+            double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
             if (isfinite(u) && isfinite(v) && (i % every == 0 || i == s->count - 1))
                 Canvas_text(c, axis_dot(x, u) / 2, axis_dot(y, v) / 4, s->marker, s->ink);
         }
@@ -750,7 +693,7 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
 {
     LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
     bool any;
-    int n = series_legend(p, items, &any);
+    int n = Figure_series_legend(p, items, &any);
     if (!any) {
         Plot_message(c, p->title, p->empty ? p->empty : "no data");
         legend_draw(c, items, n, Canvas_rows(c) - legend_rows(c, items, n));

@@ -13,36 +13,6 @@
 
 #include <stdbool.h>
 
-/* How an axis maps values: as they are, log10 of positive values, or values that are
-   already log10 (a curve whose values overflow a double). */
-typedef enum { SCALE_LINEAR, SCALE_LOG, SCALE_LOG10_GIVEN } Scale;
-
-/* One curve of a SeriesPlot: points (x[i], y[i]); NaN (and non-positive values on a log
-   scale) leave gaps. */
-typedef struct {
-    const char *label;
-    int count;
-    const double *x, *y;
-    Ink ink;
-    Stroke stroke;
-    const char *marker; /* drawn on the points, NULL: none */
-} Series;
-
-enum { SERIES_MAX = 5, SERIES_NOTES_MAX = 3 };
-
-/* Curves on shared axes (the width sweep, gradient norms, token similarity). */
-typedef struct {
-    const char *title;
-    int count;
-    Series series[SERIES_MAX];
-    Scale x_scale, y_scale;
-    int notes;
-    const char *note[SERIES_NOTES_MAX]; /* legend lines without a sample */
-    const char *empty;                  /* said in the middle when no series has a point */
-    const char *x_name;                 /* the x axis's name ("layer"), NULL: none */
-    bool x_whole;                       /* x ticks on whole numbers only (layers) */
-} SeriesPlot;
-
 void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p);
 void Plot_histogram(Canvas *c, const HistogramPlot *p);
 void Plot_stable_rank(Canvas *c, const StableRankPlot *p);

@@ -124,6 +124,14 @@ static void readouts(Fields *f, const StatusView *v)
         double sr = s ? Snapshot_last_stable_rank(s, &layer, &minus_one) : NAN;
         stable_rank_field(f, v, s && layer > 0 ? layer : c->depth, sr, minus_one);
     }
+    /* The entropy view's readouts at the shown layer: the mean of H_i / ln n_i over the rows
+       (1: uniform, 0: one-hot) and the mean of the rows' largest weight. */
+    if (v->shown_subjects & WARNING_ABOUT_ENTROPY) {
+        readout(f, v, "H/ln n", shown_done ? r->network.entropy.normalised_mean[c->layer] : NAN,
+                "%.3g");
+        readout(f, v, "max A", shown_done ? r->network.entropy.max_weight_mean[c->layer] : NAN,
+                "%.3g");
+    }
 }
 
 void Status_duration(char *out, size_t size, double seconds)

@@ -109,6 +109,31 @@ size_t Tour_point_at(const char *path, char *out, size_t size)
     return used;
 }
 
+size_t Tour_view(const char *path, char *out, size_t size)
+{
+    char header[4096];
+    out[0] = '\0';
+    Tour_header(path, header, sizeof header, 64);
+    /* Only at the start of a line: the step's view, not a mention of one. */
+    const char *line = header;
+    while (line && strncmp(line, "View:", 5) != 0) {
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    if (!line)
+        return 0;
+    const char *name = line + 5 + strspn(line + 5, " ");
+    int n = (int)strcspn(name, "\n");
+    while (n > 0 && name[n - 1] == ' ')
+        n--;
+    int w = snprintf(out, size, "%.*s", n, name);
+    if (w < 0 || (size_t)w >= size) {
+        out[0] = '\0'; /* a name cut short names no view */
+        return 0;
+    }
+    return (size_t)w;
+}
+
 void Tour_title(const char *path, char *out, size_t size)
 {
     if (Tour_header(path, out, size, 1) == 0 || !out[0]) {

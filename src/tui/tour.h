@@ -33,6 +33,11 @@ int Tour_header(const char *path, char *out, size_t size, int max_lines);
    none.  Returns its length. */
 size_t Tour_point_at(const char *path, char *out, size_t size);
 
+/* The view the step is shown in: its header's "View: NAME" line, NAME one of the v key's
+   views as Panel_name spells them ("entropy"), into out, or "" when the header names none.
+   Returns its length. */
+size_t Tour_view(const char *path, char *out, size_t size);
+
 /* The step's title: its first line without the leading "# " ("Tour 2/9: remove the gap"),
    or the file's name when it has no comment line. */
 void Tour_title(const char *path, char *out, size_t size);

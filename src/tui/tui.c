@@ -383,6 +383,11 @@ static int load_preset_file(Loop *l, const char *path)
     }
     Controls next = Controls_from(&c);
     next.display = l->controls.display;
+    /* A tour step may name the view it is about (the entropy steps: "View: entropy"). */
+    char view[32];
+    Panel panel;
+    if (Tour_view(path, view, sizeof view) && Panel_named(view, &panel))
+        next.display.panel = panel;
     return submit_or_ask(l, &next, path) ? 0 : 1;
 }
 

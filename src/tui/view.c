@@ -1,6 +1,7 @@
 #include "view.h"
 
 #include "ascii.h"
+#include "attnscope/entropy.h"
 #include "attnscope/layer.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
@@ -393,7 +394,7 @@ static void conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
         else
             snprintf(title, sizeof title, "singular values s of K, ℓ=%d, %d×%d (exact)", layer,
                      T * d, T * d);
-        HistogramPlot h = {title, T * d, k->jacobian_singular_values, 1.0, NAN, "", "s"};
+        HistogramPlot h = {title, T * d, k->jacobian_singular_values, 1.0, NAN, "", "s", false};
         Plot_histogram(c, &h);
         return;
     }
@@ -425,9 +426,43 @@ static void conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
     else
         snprintf(title, sizeof title, "singular values s of B = W_VOᵀ⊗A, ℓ=%d: s_i(A)·s_j(W_VO)%s",
                  layer, every);
-    HistogramPlot h = {title, n, products, 1.0, NAN, "", "s"};
+    HistogramPlot h = {title, n, products, 1.0, NAN, "", "s", false};
     Plot_histogram(c, &h);
     free(products);
+}
+
+enum { ENTROPY_NOTES_ROWS = 16 };
+
+/* The entropy view's main panel: row entropies against depth, with the bounds and the
+   random-energy prediction when the overlays are on (Figure_entropy_plot). */
+static void entropy_panel(const Snapshot *s, const Display *d, Canvas *c)
+{
+    EntropyText text;
+    SeriesPlot p;
+    /* The notes need rows a 24-row terminal's panel does not have. */
+    Figure_entropy_plot(s->result, d->overlays, Canvas_rows(c) >= ENTROPY_NOTES_ROWS, &text, &p);
+    Plot_series(c, &p);
+}
+
+/* The entropy view's second panel: the histogram of the shown matrix's row entropies. */
+static void row_entropy_panel(const Snapshot *s, Canvas *c)
+{
+    const Config *k = &s->result->config;
+    char title[FIGURE_TITLE_SIZE];
+    double *sorted = malloc(sizeof(double) * (size_t)k->tokens);
+    HistogramPlot h;
+    if (!sorted) {
+        Plot_message(c, "row entropies", "out of memory");
+        return;
+    }
+    Figure_row_entropy_plot(s->result, title, sorted, &h);
+    if (h.count == 0)
+        Plot_message(c, title,
+                     Entropy_defined(k->attention) ? "computing…"
+                                                   : Entropy_undefined_reason(k->attention));
+    else
+        Plot_histogram(c, &h);
+    free(sorted);
 }
 
 static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
@@ -442,6 +477,8 @@ static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
         gradient_panel(shown, c);
     else if (d->panel == PANEL_CONDITIONING)
         conditioning_panel(shown, 0, false, c);
+    else if (d->panel == PANEL_ENTROPY)
+        entropy_panel(shown, d, c);
     else
         similarity_panel(shown, c);
 }
@@ -921,6 +958,12 @@ void View_panels(const View *v, Canvas **canvas)
         map_panel(shown, canvas[0]);
         return;
     }
+    if (v->display.panel == PANEL_ENTROPY && !v->display.compare && shown && !shown->failed) {
+        spectra_panels(shown, &v->display, canvas[0], NULL);
+        row_entropy_panel(shown, canvas[1]);
+        main_panel(shown, &v->display, canvas[2]);
+        return;
+    }
     if (v->display.compare) {
         compare_half(shown, &v->display, false, canvas[0], canvas[1]);
         compare_half(shown, &v->display, true, canvas[2], canvas[3]);
@@ -969,6 +1012,7 @@ static unsigned panels_subjects(const Display *d, const bool shown[VIEW_PANELS_M
         [PANEL_WIDTH_SWEEP] = rank_theory,
         [PANEL_GRADIENT] = WARNING_ABOUT_GRADIENTS,
         [PANEL_SIMILARITY] = WARNING_ABOUT_SIMILARITY,
+        [PANEL_ENTROPY] = WARNING_ABOUT_ENTROPY,
     };
     unsigned panel[VIEW_PANELS_MAX] = {0};
     if (d->compare) {
@@ -978,7 +1022,9 @@ static unsigned panels_subjects(const Display *d, const bool shown[VIEW_PANELS_M
         panel[0] = WARNING_ABOUT_EIGENVALUES; /* the shown matrix, as the map draws it */
     } else {
         panel[0] = eigen;
-        panel[1] = WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
+        panel[1] = d->panel == PANEL_ENTROPY
+                       ? WARNING_ABOUT_ENTROPY
+                       : WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
         panel[2] = main_panel_subjects[d->panel];
     }
     unsigned subjects = WARNING_ABOUT_RUN;

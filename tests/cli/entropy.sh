@@ -112,4 +112,27 @@ check "QK-norm per head: runs" runs qk_norm 64 1 --qk-norm head
 check "QK-norm: no prediction from sigma_qk, a note names QK-norm" says qk_norm '
 t = doc["attention_entropy_theory"]
 assert t["mean"] is None and "QK-norm" in t["note"], t'
+# The bounds beside the entropies (docs/model.md §3).  Zhai et al.'s never above the measured
+# least row entropy, both networks; null with the reason under QK-norm.
+check "causal, sigma_qk 0.5, pre-LN: runs" runs bounded 32 4 -m causal -s 0.5 --layernorm ln --ln-place pre --skip plain
+check "the Zhai bound lies under the least row entropy at every layer" says bounded '
+for net in ("", "counterpart_"):
+    bound, least = doc[net + "attention_entropy_zhai_bound"], doc[net + "attention_entropy"]["min"]
+    assert bound[0] is None and all(b is not None and b <= m + 1e-12 for b, m in zip(bound[1:], least[1:])), (bound, least)
+assert doc["attention_entropy_zhai_bound_note"] is None'
+check "QK-norm: the Zhai bound and the phase are null, their notes name QK-norm" says qk_norm '
+assert doc["attention_entropy_zhai_bound"] == [None] * 2, doc["attention_entropy_zhai_bound"]
+assert "QK-norm" in doc["attention_entropy_zhai_bound_note"]
+p = doc["attention_phase"]
+assert p["beta"] is None and p["side"] == [None, None] and "QK-norm" in p["note"], p'
+# Giorlandino & Goldt's sides on orthonormal tokens (q = 1, p = 0: beta_c = sqrt 2 at layer 1):
+# sigma_qk 0.6 is beta = 0.36/sqrt(ln 64) = 0.18, sigma_qk 3 is beta = 4.3.
+check "sigma_qk 0.6: runs" runs weak 64 1 -s 0.6
+check "sigma_qk 0.6: the rank-collapse side, beta and beta_c stated" says weak '
+p = doc["attention_phase"]
+assert abs(p["beta"] - 0.36 / math.log(64) ** 0.5) < 1e-12 and p["side"] == [None, "rank-collapse"], p
+assert abs(doc["attention_phase_critical_beta"][1] - 2 ** 0.5) < 1e-9, doc["attention_phase_critical_beta"]'
+check "sigma_qk 3: runs" runs strong 64 1 -s 3
+check "sigma_qk 3: the entropy-collapse side" says strong '
+assert doc["attention_phase"]["side"] == [None, "entropy-collapse"], doc["attention_phase"]'
 finish

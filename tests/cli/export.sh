@@ -34,7 +34,7 @@ settings_reproduce() { # file, the line of its settings: given back to the comma
 for f in eigenvalues.csv singular_values.csv layers.csv; do
     check "$f's settings line reproduces the run" settings_reproduce "$f" 2
 done
-for f in eigenvalues.svg singular_values.svg stable_rank.svg attention_map.svg; do
+for f in eigenvalues.svg singular_values.svg stable_rank.svg attention_map.svg entropy.svg; do
     check "$f names the version" grep -q "^<desc>attnscope $version --tokens" "$tmp/out/$f"
     check "$f's settings (its desc) reproduce the run" settings_reproduce "$f" 3
 done
@@ -70,7 +70,7 @@ PY
 }
 check "CSV values equal the JSON values exactly" csv_matches_json
 
-check "SVG files are well-formed XML" xmllint --noout "$tmp/out/eigenvalues.svg" "$tmp/out/singular_values.svg" "$tmp/out/stable_rank.svg" "$tmp/out/attention_map.svg"
+check "SVG files are well-formed XML" xmllint --noout "$tmp/out/eigenvalues.svg" "$tmp/out/singular_values.svg" "$tmp/out/stable_rank.svg" "$tmp/out/attention_map.svg" "$tmp/out/entropy.svg"
 marks() { # file expected
     local n
     n=$(grep -c 'class="point' "$1")
@@ -79,6 +79,26 @@ marks() { # file expected
 check "eigenvalues.svg: one mark per eigenvalue" marks "$tmp/out/eigenvalues.svg" 48
 check "singular_values.svg: one mark per singular value" marks "$tmp/out/singular_values.svg" 48
 check "stable_rank.svg: one mark per layer and network" marks "$tmp/out/stable_rank.svg" 12
+# The entropy view's SVG draws the document's numbers: each mark carries its value (data-y),
+# series 0-2 the mean entropies of both networks and the least row's, 5 the random-energy
+# prediction at layer 1; the ceiling ln T and Zhai's bound are lines.
+entropy_drawn() {
+    "$PY" - "$tmp/out/entropy.svg" "$tmp/doc.json" <<'PY'
+import json, re, sys
+svg, doc = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+marks = {}
+for k, x, y in re.findall(r'class="point" data-series="(\d)" data-x="([^"]+)" data-y="([^"]+)"', svg):
+    marks.setdefault(int(k), []).append((int(float(x)), float(y)))
+e, ce = doc["attention_entropy"], doc["counterpart_attention_entropy"]
+want = {0: e["mean"], 1: ce["mean"], 2: e["min"]}
+for k, values in want.items():
+    assert sorted(marks[k]) == [(l, v) for l, v in enumerate(values) if v is not None], (k, marks.get(k))
+theory = doc["attention_entropy_theory"]["mean"]
+assert marks.get(5, []) == ([(1, theory)] if theory is not None else []), marks.get(5)
+assert "Zhai bound" in svg and "ln T" in svg
+PY
+}
+check "entropy.svg: the document's entropies, mark by mark, and the prediction" entropy_drawn
 # Every axis of every SVG reads: at least three ticks, each labelled, labels distinct and
 # increasing along the axis.  The dashed circle is |√T·λ| = 1, the screen's: its radius is
 # one unit of the x axis as its ticks place it.
@@ -104,7 +124,7 @@ if unit:
     assert abs(float(unit.group(1)) - per_unit) < 0.02 * per_unit, (unit.group(1), per_unit)
 PY
 }
-for f in eigenvalues.svg singular_values.svg stable_rank.svg; do
+for f in eigenvalues.svg singular_values.svg stable_rank.svg entropy.svg; do
     check "$f: every axis has labelled, ordered ticks" svg_readable "$tmp/out/$f"
 done
 check "eigenvalues.svg draws the screen's circle |√T·λ| = 1" grep -q 'class="theory unit"' "$tmp/out/eigenvalues.svg"
@@ -185,7 +205,7 @@ same_as_first() { # files...
     [ "$(ls -A "$tmp" | grep -c '^\.')" -eq 0 ] || { echo "  left beside it: $(ls -A "$tmp" | grep '^\.')"; return 1; }
 }
 all=(eigenvalues.csv singular_values.csv layers.csv eigenvalues.svg singular_values.svg stable_rank.svg
-    attention_map.svg)
+    attention_map.svg entropy.svg)
 write_fails() { # a write past ulimit -f fails (EFBIG, with SIGXFSZ ignored) halfway through
     (trap '' XFSZ && ulimit -f 1 && exec "$BIN" --batch -T 48 -d 64 -L 5 --export "$tmp/re" >/dev/null 2>"$tmp/e")
     [ $? -eq 1 ] && grep -q "File too large" "$tmp/e" && same_as_first "${all[@]}"

@@ -19,8 +19,9 @@ json() { # preset path -> its document
 check "presets/ ships presets (${#presets[@]} files)" test -f "${presets[0]}" -a "${#presets[@]}" -ge 30
 tour_numbered() {
     local n=${#tour[@]} i=1 f
-    if [ "$n" -lt 6 ] || [ "$n" -gt 10 ]; then
-        echo "  $n tour steps, expected 6-10"
+    # Nine steps of rank collapse, then two of entropy collapse (issue 24).
+    if [ "$n" -lt 6 ] || [ "$n" -gt 11 ]; then
+        echo "  $n tour steps, expected 6-11"
         return 1
     fi
     for f in "${tour[@]}"; do
@@ -29,7 +30,7 @@ tour_numbered() {
         i=$((i + 1))
     done
 }
-check "the tour has 6-10 steps named 01-name.preset, 02-..., in order" tour_numbered
+check "the tour has 6-11 steps named 01-name.preset, 02-..., in order" tour_numbered
 
 # Run every preset once, two at a time (each is meant to take at most a few seconds); one
 # BLAS thread each, so that the two runs do not fight over the cores.  A real architecture at
@@ -241,6 +242,31 @@ assert any("exactly 0" in w for w in d["warnings"]), d["warnings"]'
 claim "tour 09: scaled skip + LN + gap removal keeps > 0.2 T after 12 layers; its ghost collapses" '
 d = doc("presets/tour/09-keep-the-rank.preset"); T = d["config"]["T"]
 assert d["stable_rank"][12] > 0.2 * T and d["counterpart_stable_rank"][12] < 1.05, (d["stable_rank"][12], d["counterpart_stable_rank"][12])'
+
+# The second failure mode (tour 10, 11): sigma_qk = 2.5 condenses every layer's rows (mean
+# H under a quarter of ln T, most of each row's weight on one key, the entropy-collapse side
+# of beta_c); QK-norm on the same network brings them back (H/ln T above 0.85, the largest
+# weight under 0.1, logit std ~1), as the steps' notes say.
+claim "tour 10: sigma_qk 2.5 collapses the entropy at every layer, on the entropy-collapse side" '
+d = doc("presets/tour/10-entropy-collapse.preset"); L = d["config"]["depth"]
+h, top = d["attention_entropy"]["normalised_mean"], d["max_attention_mean"]
+assert all(h[l] < 0.25 and top[l] > 0.5 for l in range(1, L + 1)), (h, top)
+assert d["attention_phase"]["side"][1:] == ["entropy-collapse"] * L, d["attention_phase"]
+assert d["attention_entropy_theory"]["mean"] is None and d["logit_std"] > d["attention_entropy_theory"]["critical_logit_std"]'
+claim "tour 11: QK-norm on the same network takes it back, every layer" '
+d = doc("presets/tour/11-entropy-qk-norm.preset"); L = d["config"]["depth"]
+c = doc("presets/tour/10-entropy-collapse.preset")
+h, top = d["attention_entropy"]["normalised_mean"], d["max_attention_mean"]
+assert all(h[l] > 0.85 and top[l] < 0.1 for l in range(1, L + 1)), (h, top)
+assert abs(d["logit_std"] - 1) < 0.05, d["logit_std"]
+assert {k: v for k, v in d["config"].items() if k != "qk_norm"} == {k: v for k, v in c["config"].items() if k != "qk_norm"}
+assert d["attention_phase"]["beta"] is None and "QK-norm" in d["attention_phase"]["note"]'
+by_step_name() { # a tour step by its name without its number, as the brief names them
+    "$BIN" --batch --preset entropy-qk-norm >"$tmp/named.json" &&
+        "$BIN" --batch --preset presets/tour/11-entropy-qk-norm.preset >"$tmp/path.json" &&
+        cmp -s "$tmp/named.json" "$tmp/path.json"
+}
+check "a tour step by its name alone: --preset entropy-qk-norm" by_step_name
 
 overridden() {
     "$BIN" --batch --preset presets/fig1-softmax.preset -T 32 -d 48 >"$tmp/o.json" &&

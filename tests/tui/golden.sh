@@ -34,6 +34,10 @@ CONDITIONING_STEPS=("conditioning:V" "conditioning-compare:c")
 # its column mass under it.
 MAP_STEPS=("map:VV" "map-product:y")
 MAP_ARGS="-T 48 -d 48 -L 8 -l 8 --mask causal -n ln"
+# The entropy view (v four times from the stable rank): entropies against depth, the row
+# entropies' histogram, the readouts on the status line.
+ENTROPY_STEPS=("entropy:vvvv")
+ENTROPY_ARGS="-T 32 -d 32 -L 4"
 # The help alone, where its layout is tightest (80×24: a setting's two keys share a line).
 HELP_STEPS=("help:?")
 # Small enough for the exact path in a second: T·d = 256.
@@ -52,6 +56,7 @@ TERMINALS=(
     "80x24 utf8 color 2 map" "80x24 utf8 nocolor 2 map" "80x24 ascii color 2 map"
     "80x24 ascii nocolor 2 map" "120x40 utf8 color 2 map" "120x40 utf8 nocolor 2 map"
     "120x40 ascii color 2 map" "120x40 ascii nocolor 2 map"
+    "120x40 utf8 color 1 entropy" "80x24 utf8 color 1 entropy" "80x24 ascii nocolor 1 entropy"
 )
 
 # Two equal captures in a row: tmux has drawn all the program wrote.
@@ -148,6 +153,9 @@ for t in "${TERMINALS[@]}"; do
         steps_of=("${MAP_STEPS[@]}")
     elif [ "${set:-}" = help ]; then
         steps_of=("${HELP_STEPS[@]}")
+    elif [ "${set:-}" = entropy ]; then
+        args=$ENTROPY_ARGS
+        steps_of=("${ENTROPY_STEPS[@]}")
     fi
     cols=${size%x*} rows=${size#*x}
     locale=$UTF8

@@ -15,7 +15,7 @@ ok "make install DESTDIR=..."
 mkdir -p "$TMP/elsewhere" "$TMP/home"
 start 120 40 "cd '$TMP/elsewhere' && env -u ATTNSCOPE_PRESETS -u ATTNSCOPE_TOUR -u XDG_CONFIG_HOME HOME='$TMP/home' LANG=$UTF8 LC_ALL=$UTF8 '$TMP/dest/usr/local/bin/attnscope' -T 32 -d 32 -L 2"
 expect "the installed binary computes" "computed in [0-9]+ ms"
-press "> loads the tour's first step, outside the source tree" "Tour 1/9: one attention matrix has a gap" ">"
+press "> loads the tour's first step, outside the source tree" "Tour 1/11: one attention matrix has a gap" ">"
 expect "with the step's settings" "T=256"
 press "P opens the picker" "presets \([0-9]+\)" P
 expect "the tour is first in the picker" "^.*> 01-one-matrix-has-a-gap +tour"

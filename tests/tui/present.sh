@@ -14,7 +14,7 @@ eigen_cells() { screen | head -n 30 | cut -c1-50 | grep -o "●" | wc -l; }
 many_points() { [ "$(eigen_cells)" -ge 20 ]; }
 check "--present: the eigenvalues are whole ● cells (20 or more in the panel)" many_points
 check "no tour caption before a tour step" wait_gone "Point at:"
-press "> loads the tour's first step" "Tour 1/9" ">"
+press "> loads the tour's first step" "Tour 1/11" ">"
 expect "its Point at: note is on screen, in a box titled tour" "tour ─"
 expect "the note's text" "Point at: \(1\) the highlighted point at 1"
 press "Z: presentation mode off, saying so" "presentation mode off" Z
@@ -73,6 +73,18 @@ expect "--preset of tour step 2: its note at once" "Point at: \(1\) the outlier 
 press "g: the gap removal off, the note that describes it goes" "gap=off" g
 check "  the note is gone" wait_gone "the outlier is gone"
 press "g again: the gap removal back on, and its note" "the outlier is gone" g
-press "> goes on to step 3, not back to step 1" "Tour 3/9" ">"
+press "> goes on to step 3, not back to step 1" "Tour 3/11" ">"
 quits "q quits"
+
+# The second failure mode (issue 24): from step 9, > loads step 10 in the view it names
+# (View: entropy), its rows condensed; > again, QK-norm on the same network, diffuse rows.
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(pwd)/presets' '$BIN' --preset '$(pwd)/presets/tour/09-keep-the-rank.preset' --no-confirm"
+expect "step 9 in the stable-rank view" "stable rank sr\(Σℓ\) against depth"
+press "> step 10: entropy collapse, in the entropy view it names" "Tour 10/11" ">"
+expect "  the entropy view's panel" "row entropy H \(nats\) against depth"
+expect "  rows condensed: H/ln n about 0.19, two thirds of each row on one key" "H/ln n=0\.1[89][0-9]? +max A=0\.6[67][0-9]?"
+expect "  the note: the entropy-collapse side of beta_c" "entropy-collapse side, β = 2\.65, β_c = 1\.41"
+press "> step 11: QK-norm takes it back" "Tour 11/11" ">"
+expect "  rows diffuse again: H/ln n about 0.91" "H/ln n=0\.91[0-9]? +max A=0\.04[0-9]?"
+quits "q quits after the tour's last steps"
 finish

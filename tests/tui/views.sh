@@ -29,25 +29,29 @@ before=$(grep -c 'job-start' "$trace")
 press "v: gradient norms, by layer" "gradient norm ‖∂X_L/∂W\^V_ℓ‖_F², attention frozen, log axis" v
 expect "gradient legend names both networks" "network \(gap off\) .*counterpart \(gap center\)"
 press "v: token similarity" "token similarity μ\(Xℓ\)/μ\(X0\) against depth" v
+press "v: the entropy view, against depth" "row entropy H \(nats\) against depth" v
+expect "its histogram of the shown layer's rows" "row entropies H_i, ℓ=1"
+expect "its readouts on the status line" "H/ln n=[0-9.]+ +max A=[0-9.]+"
 press "v: the attention map" "attention map A \(as built\), ℓ=1" v
 after=$(grep -c 'job-start' "$trace")
-check "gradient, similarity and the map started no job" test "$before" -eq "$after"
+check "gradient, similarity, entropy and the map started no job" test "$before" -eq "$after"
 press "v: the conditioning, its own job" "κ\(K\) estimated: Lanczos" v
 check "the conditioning was computed by the worker" grep -q "conditioning-done" "$trace"
 before=$(grep -c 'job-start' "$trace")
 press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
 press "V: the conditioning again, kept" "κ\(K\) estimated: Lanczos" V
 press "V: the attention map again" "attention map A" V
-press "V: back to token similarity" "token similarity μ" V
+press "V: back to the entropy view" "row entropy H \(nats\)" V
+press "V: token similarity" "token similarity μ" V
 after=$(grep -c 'job-start' "$trace")
-check "stable rank, similarity and the kept conditioning started no job" test "$before" -eq "$after"
+check "stable rank, entropy, similarity and the kept conditioning started no job" test "$before" -eq "$after"
 press "V again: gradient norms" "gradient norm" V
 press "k with the gradient view: a skip has no gradient formula" "needs no skip and no LayerNorm" k
 press "K: back to no skip" "skip=none" K
 expect "and the gradient curves again" "at full depth L, attention frozen"
 press "V: width sweep, recomputed for the new settings" "width sweep: sr" V
 expect "sweep done" "fitted slopes"
-press "v v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v v
+press "v v v v v v: stable rank" "stable rank sr\(Σℓ\)" v v v v v v
 
 press "c: the compare view, left half" "WITHOUT gap removal \(gap off\): eigenvalues" c
 expect "c: right half, same weights with the gap removed" "WITH gap removal \(gap center\): eigenvalues"
@@ -82,7 +86,7 @@ tour=$(pwd)/presets/tour
 start 140 44 "cd '$TMP/out' && env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$tour' XDG_CONFIG_HOME='$TMP/config' '$BIN' -T 32 -d 32 -L 3 -s 0.75"
 expect "small run computes" "computed in [0-9]+ ms"
 press "x asks for a directory" "directory: _" x
-press "Enter with none: a directory named by the time, and the export says where" "exported 7 files to attnscope-[0-9-]+/" Enter
+press "Enter with none: a directory named by the time, and the export says where" "exported 8 files to attnscope-[0-9-]+/" Enter
 check "the export wrote the per-layer CSV" bash -c "ls '$TMP'/out/attnscope-*/layers.csv"
 press "x again" "directory: _" x
 keys -l "/proc/attnscope-no-such-place"
@@ -90,8 +94,8 @@ press "a directory that cannot be written: the export says why" "export failed: 
 expect "and the prompt stays open to change it" "directory: /proc/attnscope-no-such-place_"
 keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace
 keys -l "$TMP/out/named export"
-press "a directory typed at the prompt, spaces and all" "exported 7 files to .*/named export/" Enter
-check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg"
+press "a directory typed at the prompt, spaces and all" "exported 8 files to .*/named export/" Enter
+check "it holds the SVG of every plot" bash -c "ls '$TMP/out/named export'/eigenvalues.svg '$TMP/out/named export'/singular_values.svg '$TMP/out/named export'/stable_rank.svg '$TMP/out/named export'/entropy.svg"
 press "x, then Esc: nothing exported" "not exported" x Escape
 same_layers_csv() { # the screen's layers.csv is the one --batch --export writes for the same settings
     "$BIN" --batch -T 32 -d 32 -L 3 -s 0.75 --export "$TMP/batch-export" >/dev/null 2>&1 &&
@@ -103,12 +107,12 @@ press "Enter with no name: named by the time, saying where" "saved .*/attnscope/
 saved=$(find "$TMP/config/attnscope/presets" -name "attnscope-*.preset" 2>/dev/null | head -n 1)
 check "the saved preset loads in batch mode with the same settings" bash -c \
     "'$BIN' --batch --preset '$saved' | grep -q '\"T\":32,\"d\":32,\"d_qk\":32,\"depth\":3,\"sigma_qk\":0.75'"
-press "<: before the tour, nothing to go back to" "the tour has 9 steps" "<"
-press ">: tour step 1, its title in the status line" "Tour 1/9: one attention matrix has a gap" ">"
+press "<: before the tour, nothing to go back to" "the tour has 11 steps" "<"
+press ">: tour step 1, its title in the status line" "Tour 1/11: one attention matrix has a gap" ">"
 expect "step 1's settings" "T=256 +d=256 +L=8"
-press ">: step 2 removes the gap" "Tour 2/9: remove the gap" ">"
+press ">: step 2 removes the gap" "Tour 2/11: remove the gap" ">"
 expect "step 2's settings" "gap=center"
-press "<: back to step 1" "Tour 1/9" "<"
+press "<: back to step 1" "Tour 1/11" "<"
 expect "step 1 again" "gap=off"
 quits "q quits"
 
@@ -119,17 +123,17 @@ expect "picker run computes" "computed in [0-9]+ ms"
 shipped=$(find presets -name '*.preset' | wc -l)
 press "P opens the picker with every shipped and tour preset" "presets \($shipped\): " P
 expect "the tour's first step comes first, selected" "> 01-one-matrix-has-a-gap +tour"
-expect "its header comment beside the list" "Tour 1/9: one attention matrix has a gap"
+expect "its header comment beside the list" "Tour 1/11: one attention matrix has a gap"
 expect "and its path" "presets/tour/01-one-matrix-has-a-gap\.preset"
 press "j moves the selection, the header follows" "> 02-remove-the-gap +tour" j
-expect "the new header" "Tour 2/9: remove the gap"
-keys j j j j j j
-press "j: the last tour step, before the shipped presets" "> 09-keep-the-rank +tour" j
+expect "the new header" "Tour 2/11: remove the gap"
+keys j j j j j j j j
+press "j: the last tour step, before the shipped presets" "> 11-entropy-qk-norm +tour" j
 expect "the first shipped preset follows it" "  depth-markov-gap +shipped"
-press "Enter loads it and closes the picker" "loaded tour preset 09-keep-the-rank" Enter
+press "Enter loads it and closes the picker" "loaded tour preset 11-entropy-qk-norm" Enter
 check "the picker closed" wait_gone "presets \([0-9]+\): "
 expect "the preset's settings" "LN=ln +skip=scaled"
-press "> after a tour step loaded from the picker: the tour knows where it is" "the tour has 9 steps; this is step 9" ">"
+press "> after a tour step loaded from the picker: the tour knows where it is" "the tour has 11 steps; this is step 11" ">"
 press "p: the name prompt" "name: _" p
 keys c l a s s
 press "refused characters say what a name may hold, and why" "\\\$ refused: a preset's name is its file name" '$'
@@ -149,7 +153,7 @@ check "the first file is untouched" test "$(md5sum <"$named")" = "$before"
 press "Esc cancels" "not saved" Escape
 check "the prompt closed" wait_gone "name: class-demo_"
 press "P: the user's preset is listed as yours" "presets \([0-9]+\): " P
-expect "the picker reopens at the preset loaded last" "> 09-keep-the-rank +tour"
+expect "the picker reopens at the preset loaded last" "> 11-entropy-qk-norm +tour"
 press "End reaches it" "> class-demo +yours" End
 expect "with its header" "class-demo: saved from the attnscope screen"
 keys Escape
@@ -167,7 +171,7 @@ no_high_bytes() { # file
 }
 start 140 44 "env LANG=C LC_ALL=C '$BIN' -a relu -T 32 -d 32 -L 3 --seeds 2"
 expect "LANG=C: computes" "computed in [0-9]+ ms"
-for view in "width sweep: sr" "gradient norm" "token similarity mu" "attention map A" "kappa of the attention"; do
+for view in "width sweep: sr" "gradient norm" "token similarity mu" "row entropy H" "attention map A" "kappa of the attention"; do
     press "LANG=C: v shows the $view view" "$view" v
     screen >"$TMP/ascii.txt"
     check "LANG=C: the $view view is ASCII" no_high_bytes "$TMP/ascii.txt"
