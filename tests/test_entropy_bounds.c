@@ -186,7 +186,8 @@ static int watch_input(void *context, const double *x)
     double sigma = qk_norm(c, watch->w, c->head - 1) * input_norm_squared(c, x);
     double least = INFINITY;
     for (int i = 0; i < T; i++) {
-        least = fmin(least, extreme_row_entropy(allowed_keys(c->mask, c->window, T, i), sigma));
+        least = fmin(least, extreme_row_entropy(
+                                allowed_keys(Config_layer_mask(c, l), c->window, T, i), sigma));
     }
     watch->bound[l] = least;
     return 0;
@@ -219,7 +220,7 @@ static void reference_forward(const Config *c, double *bound, double *q, double 
 static void test_run_matches_reference(void **state)
 {
     (void)state;
-    Config configs[4];
+    Config configs[5];
     configs[0] = small(12, 16, 3);
     configs[0].sigma_qk = 0.4;
     configs[1] = small(12, 16, 3);
@@ -237,7 +238,14 @@ static void test_run_matches_reference(void **state)
     configs[3].mask = MASK_WINDOW;
     configs[3].window = 2;
     configs[3].sigma_qk = 0.3;
-    for (int k = 0; k < 4; k++) {
+    /* Windows on every other layer (Gemma 2's 1:1): the bound and β_c follow each layer's
+       mask, the global layers' all T keys. */
+    configs[4] = small(10, 12, 4);
+    configs[4].mask = MASK_WINDOW;
+    configs[4].window = 1;
+    configs[4].sigma_qk = 0.3;
+    assert_int_equal(Config_window_layers_code("1:1", &configs[4].window_layers), 0);
+    for (int k = 0; k < 5; k++) {
         const Config *c = &configs[k];
         double bound[8], q[8], p[8];
         reference_forward(c, bound, q, p);
@@ -246,7 +254,7 @@ static void test_run_matches_reference(void **state)
         for (int l = 1; l <= c->depth; l++) {
             double got = r->network.entropy_zhai_bound[l];
             assert_close(got, bound[l], 1e-9 * fmax(1.0, bound[l]) + 1e-300);
-            if (c->mask == MASK_FULL)
+            if (Config_layer_mask(c, l) == MASK_FULL)
                 assert_close(r->network.phase_critical_beta[l],
                              Theory_phase_critical_beta(q[l], p[l]),
                              1e-9 * Theory_phase_critical_beta(q[l], p[l]));
@@ -330,6 +338,13 @@ static void test_bound_void(void **state)
     c = small(12, 16, 2);
     c.attention = ATTENTION_MARKOV;
     assert_non_null(Entropy_zhai_void(&c, 1));
+    c = small(12, 16, 2);
+    c.sink = 0; /* gpt-oss's: a real sink of logit 0 */
+    assert_non_null(Entropy_zhai_void(&c, 1));
+    r = run(&c);
+    for (int l = 0; l <= c.depth; l++)
+        assert_true(isnan(r->network.entropy_zhai_bound[l]));
+    Result_free(r);
 }
 
 /* The entropy view's histogram reads the shown matrix's rows: uniform causal attention gives

@@ -76,7 +76,8 @@ static void fill_entropy_bounds(Curves *dest, const LayerState *s, const Config 
         return;
     double sigma = s->entropy[c->head - 1].qk_norm * s->input.norm_squared;
     if (!isnan(sigma))
-        dest->entropy_zhai_bound[layer] = Entropy_zhai_bound(c->mask, c->window, c->tokens, sigma);
+        dest->entropy_zhai_bound[layer] =
+            Entropy_zhai_bound(Config_layer_mask(c, layer), c->window, c->tokens, sigma);
     if (!Theory_phase_void(c, layer))
         dest->phase_critical_beta[layer] =
             Theory_phase_critical_beta(s->input.second_moment, s->input.overlap);

@@ -116,6 +116,8 @@ const char *Entropy_zhai_void(const Config *c, int layer)
         return "the bound is for softmax rows of bilinear logits x_i^T M x_j";
     if (Qk_normalised(c))
         return "QK-norm: the logits are of normalised queries and keys, not x_i^T W^Q W^K^T x_j";
+    if (Config_has_sink(c))
+        return "sinks: each row also weighs the sink's logit, which is no x_i^T M x_j";
     if (Qk_rotates(c, layer))
         return "RoPE: the logits are x_i^T W^Q R_(j-i) W^K^T x_j, no one matrix for all keys";
     return NULL;

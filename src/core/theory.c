@@ -270,7 +270,7 @@ const char *Theory_phase_void(const Config *c, int layer)
 {
     if (c->attention != ATTENTION_SOFTMAX)
         return "the threshold is for softmax attention";
-    if (c->mask != MASK_FULL)
+    if (Config_layer_mask(c, layer) != MASK_FULL)
         return "the threshold is derived for rows of all T keys (their encoder), not a mask's "
                "n_i keys";
     if (!gaussian(c, MATRIX_QUERY) || !gaussian(c, MATRIX_KEY))
