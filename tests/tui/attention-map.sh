@@ -76,7 +76,7 @@ start 80 24 "cd '$TMP/x' && env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' ${settings[*]} --
 expect "--export-matrix: the screen computes" "computed in [0-9]+ ms"
 press "x asks for a directory" "directory: _" x
 keys -l "$TMP/x/screen"
-press "Enter: nine files, the matrix and the product among them" "exported 9 files to " Enter
+press "Enter: ten files, the matrix and the product among them" "exported 10 files to " Enter
 same_matrices() {
     "$BIN" --batch "${settings[@]}" --export "$TMP/x/batch" --export-matrix >/dev/null 2>&1 &&
         cmp "$TMP/x/batch/attention_matrix.csv" "$TMP/x/screen/attention_matrix.csv" &&
