@@ -13,14 +13,18 @@ trap 'rm -rf "$tmp"' EXIT
 # preset|settings from config.json: width = hidden_size (or heads x head_dim where attnscope's
 # heads split d), depth = num_hidden_layers, heads, kv-heads = num_key_value_heads, the MLP,
 # ln-eps = rms_norm_eps / layer_norm_epsilon, rope-theta, and the family's norm placement and
-# QK-norm (modeling_<family>.py).
+# QK-norm (modeling_<family>.py); init-std = initializer_range and the init each codebase
+# writes: HF's _init_weights N(0, 0.02^2) with no depth scaling of W^O and the down
+# projection (only GPT-2's scales them, init = gpt2's own), OLMo-core's `normal` (a normal cut
+# at 3 std, no depth scaling); gpt-oss's sliding_window 128 (window = W - 1 = 127) on every
+# other layer, sliding first (layer_types: window-layers 1:1), and its sinks drawn N(0, 0.02^2).
 cited='gpt2-small|width=768 depth=12 heads=12 layernorm=ln ln-place=pre ln-eps=1e-05 mlp=gelu mlp-ratio=4 init=gpt2 mask=causal wo=gaussian
-llama3-8b|width=4096 depth=32 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 mlp=swiglu mlp-hidden=14336 rope=half rope-theta=500000 mask=causal wo=gaussian
-mistral-7b|width=4096 depth=32 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 mlp=swiglu mlp-hidden=14336 rope=half rope-theta=10000 mask=causal wo=gaussian
-qwen3-8b|width=4096 depth=36 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-06 mlp=swiglu mlp-hidden=12288 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 mask=causal wo=gaussian
-olmo2-7b|width=4096 depth=32 heads=32 kv-heads=32 layernorm=rms ln-place=output ln-eps=1e-06 mlp=swiglu mlp-hidden=11008 qk-norm=full qk-norm-place=before-rope rope=half rope-theta=500000 mask=causal wo=gaussian
-gemma3-4b|width=2048 depth=34 heads=8 kv-heads=4 layernorm=rms ln-place=peri ln-eps=1e-06 mlp=geglu mlp-hidden=10240 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 mask=causal wo=gaussian
-gpt-oss-20b|width=4096 depth=24 heads=64 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 rope=half rope-theta=150000 mask=causal wo=gaussian'
+llama3-8b|width=4096 depth=32 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 mlp=swiglu mlp-hidden=14336 rope=half rope-theta=500000 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
+mistral-7b|width=4096 depth=32 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 mlp=swiglu mlp-hidden=14336 rope=half rope-theta=10000 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
+qwen3-8b|width=4096 depth=36 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-06 mlp=swiglu mlp-hidden=12288 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
+olmo2-7b|width=4096 depth=32 heads=32 kv-heads=32 layernorm=rms ln-place=output ln-eps=1e-06 mlp=swiglu mlp-hidden=11008 qk-norm=full qk-norm-place=before-rope rope=half rope-theta=500000 mask=causal wo=gaussian init=trunc-normal init-std=0.02 depth-scale=none
+gemma3-4b|width=2048 depth=34 heads=8 kv-heads=4 layernorm=rms ln-place=peri ln-eps=1e-06 mlp=geglu mlp-hidden=10240 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
+gpt-oss-20b|width=4096 depth=24 heads=64 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 rope=half rope-theta=150000 mask=window-causal window=127 window-layers=1:1 sink=0 sink-std=0.02 wo=gaussian init=gpt2 init-std=0.02 depth-scale=none'
 # The head width each config states (head_dim, or n_embd / n_head): width / heads must be it.
 head_dims='gpt2-small=64 llama3-8b=128 mistral-7b=128 qwen3-8b=128 olmo2-7b=128 gemma3-4b=256 gpt-oss-20b=64'
 
@@ -45,7 +49,8 @@ equals_cited() { # preset, cited settings
 
 # The -small variant: d = 256, T = 64, the depth and every setting of the block kept; heads,
 # key/value heads and the MLP's width scaled, keeping the grouping ratio H/G and the MLP's
-# width per unit of d (to within rounding).
+# width per unit of d (to within rounding), and a window mask's keys per token of T
+# ((window + 1) / T: gpt-oss's 128 of 512 are 16 of 64).
 same_block_scaled() { # name
     "$PY" - "presets/$1.preset" "presets/$1-small.preset" <<'PY'
 import sys
@@ -62,7 +67,7 @@ def read(path):
             out[k] = v
     return out
 full, small = read(sys.argv[1]), read(sys.argv[2])
-scaled = {"tokens", "width", "heads", "kv-heads", "mlp-hidden"}
+scaled = {"tokens", "width", "heads", "kv-heads", "mlp-hidden", "window"}
 assert small["tokens"] == "64" and small["width"] == "256", (small["tokens"], small["width"])
 assert set(full) == set(small), f"keys differ: {set(full) ^ set(small)}"
 for k in set(full) - scaled:
@@ -70,6 +75,11 @@ for k in set(full) - scaled:
 if "kv-heads" in full:
     ratio = lambda s: int(s["heads"]) / int(s["kv-heads"])
     assert ratio(full) == ratio(small), f"H/G {ratio(full)} at full size, {ratio(small)} in -small"
+if full["mask"].startswith("window"):
+    keys_per_t = lambda s: (int(s["window"]) + 1) / int(s["tokens"])
+    assert keys_per_t(full) == keys_per_t(small), f"window keys / T {keys_per_t(full)} at full size, {keys_per_t(small)} in -small"
+else:
+    assert full["window"] == small["window"], f"window: {full['window']} at full size, {small['window']} in -small"
 if "mlp-hidden" in full:
     per_d = lambda s: int(s["mlp-hidden"]) / int(s["width"])
     assert abs(per_d(full) - per_d(small)) <= 1 / 256, (per_d(full), per_d(small))

@@ -86,7 +86,7 @@ every = ["tokens", "width", "depth", "sigma-qk", "attention", "mask", "window", 
 # their defaults.
 block = ["heads", "head", "kv-heads", "wo", "logit-scale", "ln-place", "ln-scale", "ln-eps",
          "qk-norm", "qk-norm-place", "rope", "rope-theta", "rope-fraction", "nope-every",
-         "logit-softcap", "mlp-hidden", "skip-gain",
+         "logit-softcap", "sink", "sink-std", "window-layers", "mlp-hidden", "skip-gain",
          "branch-gain", "mlp", "mlp-ratio", "init", "input-norm", "init-alpha", "init-beta", "init-c",
          "init-vo-alpha", "init-vo-beta", "init-query", "init-key", "init-value", "init-output",
          "init-mlp", "init-std", "depth-scale", "input", "vocab", "positions"]
@@ -115,7 +115,7 @@ for line in open(preset, encoding="utf-8"):
     got = config[field.get(key, key.replace("-", "_"))]
     numbers = ("sigma-qk", "skip-gain", "branch-gain", "init-alpha", "init-beta", "init-c",
                "init-vo-alpha", "init-vo-beta", "init-std", "ln-eps", "rope-theta",
-               "rope-fraction", "logit-softcap")
+               "rope-fraction", "logit-softcap", "sink", "sink-std")
     want = float(value) if key in numbers else (int(value) if value.isdigit() else value)
     assert got == want, f"{key} = {value} in the file, {got} in the document"
 PY
