@@ -67,8 +67,8 @@ check "  from the same run: no second conditioning ran" \
     awk '/conditioning-start gen=/ { n++ } END { exit !(n == 1) }' "$trace"
 press "[: back to layer 1" "$paper_line" "["
 
-keys C # mimetic comes after cutting-skip; the next C wraps to normal
-press "C C: the normal initialisation, kappa(K) as the batch document's" "$normal_line" C
+keys C C # mimetic and trunc-normal come after cutting-skip; the next C wraps to normal
+press "C C C: the normal initialisation, kappa(K) as the batch document's" "$normal_line" C
 expect "its nulls are counted as the batch document's, and why (exact path)" "beyond double precision: null at $normal_nulls of 12 layers"
 check "init= left the status line (normal is the default)" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'init=cutting-skip'"
 
