@@ -100,14 +100,14 @@ expect "a small cutting-skip stack computes" "computed in [0-9]+ ms"
 press "V: the conditioning view" "κ\(K\) exact" V
 press "x asks for a directory" "directory: _" x
 keys -l "$TMP/x/screen"
-press "Enter: eight files, conditioning.csv among them" "exported 8 files to .*/screen/" Enter
+press "Enter: nine files, conditioning.csv among them" "exported 9 files to .*/screen/" Enter
 same_export() {
     "$BIN" --batch --conditioning "${small[@]}" --export "$TMP/x/batch" >/dev/null 2>&1 || return 1
     local f status=0
     for f in $(ls "$TMP/x/batch"); do
         cmp "$TMP/x/batch/$f" "$TMP/x/screen/$f" || status=1
     done
-    [ "$(ls "$TMP/x/screen" | wc -l)" -eq 8 ] && [ "$(ls "$TMP/x/batch" | wc -l)" -eq 8 ] && return $status
+    [ "$(ls "$TMP/x/screen" | wc -l)" -eq 9 ] && [ "$(ls "$TMP/x/batch" | wc -l)" -eq 9 ] && return $status
 }
 check "x writes what --batch --conditioning --export writes, file for file" same_export
 quits "q quits after the export"
