@@ -20,7 +20,7 @@ press "C: the initialisation stays, the weights are not drawn" "stays at normal:
 press "r: a new seed draws a new input" "seed=2" r
 check "... and no refusal with it" absent "seed stays"
 press "v: the width sweep panel says the checkpoint fixes d" "no width sweep: the checkpoint's weights \(--weights\) fix d" v
-keys v v v
+keys v v v v v # gradient, similarity, entropy, attention map, conditioning
 press "c in the conditioning view: no cutting-skip side, the weights are not drawn" "no cutting-skip side: the weights are the checkpoint's, not drawn" c
 quits "q quits"
 finish
