@@ -376,10 +376,10 @@ static void shape_query_key(const Config *c, int layer, LayerBuffers *b, double 
         declare(b, WORK_PASSES, 2 * entries, 0, 0);
 }
 
-/* Head h's sink logit, −∞ (none) without sinks. */
+/* Head h's sink logit, −∞ (none) without sinks, or without weights (a plan's walk). */
 static double head_sink(const Config *c, const LayerWeights *w, int h)
 {
-    return Config_has_sink(c) ? w->sink[h] : -INFINITY;
+    return Config_has_sink(c) && w->sink ? w->sink[h] : -INFINITY;
 }
 
 /* A head's attention matrix from its logits (docs/model.md §1.2) under the layer's mask and
@@ -556,7 +556,7 @@ static int attention(const Config *c, int layer, const LayerWeights *w, LayerBuf
         info = head_logits(c, layer, w, b, head, source, logits);
     if (info)
         return info;
-    build_attention(c, layer, b->declared ? 0 : head_sink(c, w, head), b, *logits);
+    build_attention(c, layer, head_sink(c, w, head), b, *logits);
     size_t tt = (size_t)c->tokens * c->tokens;
     *outcome = all_finite(b, b->attention, tt) ? LAYER_DONE : LAYER_ATTENTION_OVERFLOW;
     return 0;
@@ -590,7 +590,7 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
         int status = head_logits(c, s->layer, s->weights, b, h, source, &logits);
         if (status)
             return status;
-        build_attention(c, s->layer, b->declared ? 0 : head_sink(c, s->weights, h), b, logits);
+        build_attention(c, s->layer, head_sink(c, s->weights, h), b, logits);
     }
     if (stop_requested(b))
         return LINALG_STOPPED;

@@ -94,9 +94,9 @@ typedef struct {
     double *singular_values;
     double *row_entropy; /* H_i of the matrix as built, NaN where entropy is undefined */
     Warnings warnings;
-    AttentionMap map;             /* of the shown matrix as built */
-    AttentionMap product_map;     /* of A_ℓ⋯A_1 (attention_map product; empty: not computed) */
-    double *product_column_mass;  /* T values, or NULL */
+    AttentionMap map;            /* of the shown matrix as built */
+    AttentionMap product_map;    /* of A_ℓ⋯A_1 (attention_map product; empty: not computed) */
+    double *product_column_mass; /* T values, or NULL */
 } KeptSpectra;
 
 enum { KEPT_SPECTRA_MAX = 8 };
@@ -140,7 +140,7 @@ struct Workspace {
     double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     double *product, *product_scratch; /* T×T: A_ℓ⋯A_1 of the shown head (attention_map) */
-    int map_cells; /* the kept maps' cells along a side: ATTENTION_MAP_CELLS, or T in full */
+    int map_cells;       /* the kept maps' cells along a side: ATTENTION_MAP_CELLS, or T in full */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;
     bool value_cached[CONFIG_DEPTH_MAX + 1]; /* which layers' W^V the cache holds, */
@@ -183,7 +183,6 @@ typedef struct {
     /* The layers multiplied into the workspace's product so far, in order from layer 1 (0:
        none): the main lane's shown head, first seed, as its layer step builds each A. */
     int product_layer;
-    bool replay_from_input; /* lane_load starts from X0, not from what is kept */
     int info[NETWORKS]; /* LAPACK status of each lane */
     double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
 } Run;
@@ -231,6 +230,9 @@ void kept_trim(Kept *k, size_t budget, Track *const own[NETWORKS]);
 void both_lanes(const Progress *progress, void (*task)(int which, void *context), void *context);
 /* Brings lane `which` to its track's token matrices at `layer` (from the nearest kept ones). */
 int lane_load(Run *run, int which, int layer);
+/* The same from X0, whatever is kept: the attention product needs every layer's matrices,
+   which the kept tokens do not hold. */
+int lane_replay(Run *run, int which, int layer);
 /* The layer's weights for both lanes: `parts` (LayerDraw) and W^V (*wv: where it is). */
 int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, bool first_seed,
                        unsigned parts, double **wv);

@@ -395,23 +395,13 @@ static int keep_warnings(Run *run, int which, LayerState *s)
 
 static int run_layer(Run *run);
 
-/* Lane `which` holds its track's token matrices at `layer`: from the kept ones at or below
-   it, then layer by layer (without measuring: the numbers are kept) up to it. */
-int lane_load(Run *run, int which, int layer)
+/* Lane `which` brought to `layer` from `from` (as `source` says where its tokens are), then
+   layer by layer (without measuring: the numbers are kept) up to it. */
+static int lane_load_from(Run *run, int which, int layer, int from, LoadSource source)
 {
-    bool from_input = run->replay_from_input;
-    if (run->held[which] == layer && !from_input)
-        return 0;
     Workspace *w = run->w;
     Track *t = run->track[which];
     size_t td = (size_t)run->config->tokens * run->config->width;
-    bool frozen = run->first_seed && gradients_apply(run->config);
-    LoadSource source;
-    int from = track_load_start(t, frozen, run->held[which], layer, &source);
-    if (from_input) { /* the product of the shown head's matrices needs every layer again */
-        from = 0;
-        source = LOAD_FROM_INPUT;
-    }
     Lane *lane = &w->lane[which];
     if (source == LOAD_FROM_INPUT) {
         int info = input_tokens(w, run->config, run->seed, which);
@@ -446,6 +436,23 @@ int lane_load(Run *run, int which, int layer)
     run->measure = measure;
     run->shown_lane = shown;
     return info;
+}
+
+/* Lane `which` holds its track's token matrices at `layer`: from where track_load_start says,
+   the kept ones at or below it, the lane itself, or X0. */
+int lane_load(Run *run, int which, int layer)
+{
+    if (run->held[which] == layer)
+        return 0;
+    bool frozen = run->first_seed && gradients_apply(run->config);
+    LoadSource source;
+    int from = track_load_start(run->track[which], frozen, run->held[which], layer, &source);
+    return lane_load_from(run, which, layer, from, source);
+}
+
+int lane_replay(Run *run, int which, int layer)
+{
+    return lane_load_from(run, which, layer, 0, LOAD_FROM_INPUT);
 }
 
 /* Draws the weights of run->layer and computes it on the active lanes. */

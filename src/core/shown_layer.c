@@ -167,9 +167,7 @@ int keep_shown_product(Run *run)
     if (!s || s->product_column_mass)
         return 0;
     if (run->product_layer != c->layer) {
-        run->replay_from_input = true;
-        int info = lane_load(run, NETWORK_MAIN, c->layer);
-        run->replay_from_input = false;
+        int info = lane_replay(run, NETWORK_MAIN, c->layer);
         if (info || run->product_layer != c->layer)
             return info;
     }
