@@ -4,7 +4,8 @@
 #   install-deps.sh check  the above plus what the tests need: cmocka, GNU parallel (for
 #                          scripts/sweep-parallel.sh) and every program the tests run that a
 #                          minimal Debian (debootstrap --variant=minbase) lacks: tmux, ps
-#                          (procps), python3, valgrind, xmllint, clang (tests/cli/deps.sh
+#                          (procps), python3 and Debian's numpy (tests/cli/hf-forward.sh),
+#                          valgrind, xmllint, clang (tests/cli/deps.sh
 #                          checks this list against the test scripts); then, as root, it also
 #                          tries a single-node Slurm and munge for tests/cli/slurm.sh, which
 #                          says skipped where they cannot be installed
@@ -24,7 +25,7 @@ optional=""
 need="gcc make pkg-config libc6-dev libncurses-dev libopenblas-dev liblapacke-dev libgsl-dev"
 case "$mode" in
 run) ;;
-check) need="$need libcmocka-dev tmux procps python3 valgrind clang libclang-rt-14-dev libxml2-utils parallel"
+check) need="$need libcmocka-dev tmux procps python3 python3-numpy valgrind clang libclang-rt-14-dev libxml2-utils parallel"
     optional="slurmctld slurmd slurm-client munge" ;;
 slurm) need="$need libcmocka-dev tmux procps python3 valgrind clang libclang-rt-14-dev libxml2-utils parallel slurmctld slurmd slurm-client munge" ;;
 bench) need="$need python3-numpy" ;;

@@ -73,6 +73,12 @@ typedef struct {
     bool (*fits)(void *context, const Config *c, char *why, size_t size);
     const char *name; /* where the weights come from, for the status line */
     void *context;
+    /* The checkpoint's embedding table, or NULL where it has none (the embedding input's rows
+       are drawn then): row i of rows (d numbers at rows + i·d) becomes E[ids[i]] (+ P[i] where
+       the checkpoint has learned positions), i < T, each id below its rows.  Returns 0 or
+       nonzero to stop the run; called from a layer's thread, as fill. */
+    int (*embed)(void *context, const Config *c, const double *ids, double *rows);
+    const char *table; /* the tensors embed reads ("wte.weight + wpe.weight"), for the status */
 } WeightSource;
 
 /* Makes every Layer_draw of the process fill from source (NULL: draw again), before any run
@@ -83,6 +89,16 @@ const WeightSource *Layer_weights_in_use(void);
 /* Whether c's weights can be had: drawn, or from a source that fits c; false with the
    reason in why. */
 bool Layer_weights_fit(const Config *c, char *why, size_t size);
+
+/* Makes the embedding input's T token ids these (count of them, named `name` for the status
+   line) instead of drawn ones (NULL: drawn again), before any run starts; ids must outlive
+   the runs.  Layer_weights_fit then refuses a T other than count and the orthonormal input. */
+void Layer_use_token_ids(const int32_t *ids, int count, const char *name);
+
+/* Where c's input rows come from, in words ("ids.txt" or "random ids, seed 3", then "in
+   wte.weight + wpe.weight" or "in a drawn table"), where token ids are fixed or the table is
+   a checkpoint's; false (nothing written) where the input is the settings' alone. */
+bool Layer_input_source(const Config *c, char *buf, size_t size);
 
 /* Draws `parts` of the weights of (seed, layer) into w, each from its own stream (init.h),
    so that what is drawn does not depend on what else is, or fills them from the weight
@@ -96,8 +112,9 @@ void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out);
 
 /* The network's input X_0 (docs/model.md §1.1) into x (T×d): the orthonormal Qᵀ of the QR
    factorisation of G ∈ R^{d×T} (signs by diag(R)), times √d for --input-norm sqrt-d; or
-   (--input embedding) the rows of T uniform token ids of a V-row table N(0, S²), S
-   Init_embedding_std.  scratch: T×d.  Returns 0 or LAPACK's status. */
+   (--input embedding) the rows of T token ids (uniform on 0 … V−1, or those of
+   Layer_use_token_ids) in a V-row table: the weight source's (WeightSource.embed) or drawn
+   N(0, S²), S Init_embedding_std.  scratch: T×d.  Returns 0 or LAPACK's status. */
 int Layer_input(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, double *x,
                 double *scratch);
 

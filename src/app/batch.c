@@ -3,6 +3,7 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/entropy.h"
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/random.h"
 #include "attnscope/theory.h"
 
@@ -319,6 +320,11 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     int layers = c->depth + 1, T = c->tokens;
     Text_printf(t, "{\"attnscope\": \"%s\",\n \"config\": {", ATTNSCOPE_VERSION);
     Json_config_members(t, c);
+    char input[512];
+    if (Layer_input_source(c, input, sizeof input)) { /* --token-ids, a checkpoint's table */
+        Text_printf(t, ",\"input_source\":");
+        Json_string(t, input);
+    }
     Text_printf(t, "},");
     Text_printf(t, "\n \"rng\": ");
     Json_string(t, RANDOM_ALGORITHM);

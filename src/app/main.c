@@ -15,6 +15,7 @@
 #include "rates.h"
 #include "merge.h"
 #include "options.h"
+#include "token_ids.h"
 #include "weights.h"
 #include "presets.h"
 #include "tui.h"
@@ -321,10 +322,78 @@ static const char *tour_directory(const char *presets, char *buf, size_t size)
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
-/* --weights: the checkpoint opened for o's settings becomes the layers' weight source;
-   --export-weights then writes them (drawn or read).  -1 to go on (*checkpoint open or NULL),
-   or the exit status: 2 when either fails, 0 after an export without --batch. */
-static int use_weights(const Options *o, Checkpoint **checkpoint)
+/* --token-ids: the file's ids become the input's, and their count T (a -T that says another
+   is refused).  0, or 2 with the message in err. */
+static int read_token_ids(Options *o, TokenIds *ids, char *err, size_t size)
+{
+    char why[1024];
+    if (!o->token_ids_path)
+        return 0;
+    if (TokenIds_read(o->token_ids_path, ids, why, sizeof why)) {
+        snprintf(err, size, "--token-ids: %s", why);
+        return 2;
+    }
+    if (Options_given(o, "tokens") && o->config.tokens != ids->count) {
+        snprintf(err, size, "--token-ids '%s' holds %d ids, but -T/--tokens says %d",
+                 o->token_ids_path, ids->count, o->config.tokens);
+        return 2;
+    }
+    o->config.tokens = ids->count;
+    if (Config_validate(&o->config, err, size))
+        return 2;
+    Layer_use_token_ids(ids->ids, ids->count, o->token_ids_path);
+    return 0;
+}
+
+/* The embedding input's table: the checkpoint's where it has one (its rows V and its learned
+   positions then fix --vocab and --positions: one given otherwise is refused, naming both),
+   the drawn one otherwise; with neither a table nor --input nor --token-ids, the orthonormal
+   rows as ever.  Then the ids against V, and everything the weights fix (Layer_weights_fit).
+   0, or 2 with the message in err. */
+static int settle_input(Options *o, const Checkpoint *k, const TokenIds *ids, char *err,
+                        size_t size)
+{
+    Config *c = &o->config;
+    int vocab = k ? Checkpoint_vocab(k) : 0;
+    const char *table = vocab ? Checkpoint_source(k)->table : "--vocab, the drawn table's rows";
+    if (k && !vocab && !ids->ids && !Options_given(o, "input"))
+        c->input = INPUT_ORTHONORMAL;
+    if (vocab && Options_given(o, "vocab") && c->vocab != vocab) {
+        snprintf(err, size, "--vocab %d: the checkpoint's embedding table %s has V = %d rows",
+                 c->vocab, table, vocab);
+        return 2;
+    }
+    Positions positions = k && Checkpoint_has_positions(k) ? POSITIONS_LEARNED : POSITIONS_NONE;
+    if (vocab && Options_given(o, "positions") && c->positions != positions) {
+        snprintf(err, size, "--positions %s: the checkpoint %s (%s)",
+                 POSITIONS_NAMES.names[c->positions],
+                 positions ? "adds its learned positions" : "has no learned positions", table);
+        return 2;
+    }
+    if (vocab) {
+        c->vocab = vocab;
+        c->positions = positions;
+    }
+    char why[1024];
+    if (ids->ids &&
+        TokenIds_check_vocab(ids, o->token_ids_path, c->vocab, table, why, sizeof why)) {
+        snprintf(err, size, "--token-ids: %s", why);
+        return 2;
+    }
+    if (Config_validate(c, err, size))
+        return 2;
+    if (!Layer_weights_fit(c, why, sizeof why)) {
+        snprintf(err, size, "--weights '%s': %s", o->weights_path, why);
+        return 2;
+    }
+    return 0;
+}
+
+/* --weights: the checkpoint opened for o's settings becomes the layers' weight source, and
+   its table the input's; --export-weights then writes them (drawn or read).  -1 to go on
+   (*checkpoint open or NULL), or the exit status: 2 when either fails, 0 after an export
+   without --batch. */
+static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
 {
     char err[OPTIONS_ERROR_SIZE];
     if (o->weights_path) {
@@ -334,6 +403,10 @@ static int use_weights(const Options *o, Checkpoint **checkpoint)
             return 2;
         }
         Layer_use_weights(Checkpoint_source(*checkpoint));
+    }
+    if (settle_input(o, *checkpoint, ids, err, sizeof err)) {
+        fprintf(stderr, "attnscope: %s\n", err);
+        return 2;
     }
     if (!o->export_weights_dir)
         return -1;
@@ -377,20 +450,21 @@ int main(int argc, char **argv)
             printf("attnscope %s\n", ATTNSCOPE_VERSION);
         return Options_flush_stdout();
     }
-    if (Options_check_memory(&o, &o.config, err, sizeof err) ||
+    TokenIds ids = {0};
+    if (read_token_ids(&o, &ids, err, sizeof err) ||
+        Options_check_memory(&o, &o.config, err, sizeof err) ||
         Rates_check_environment(err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
+        TokenIds_free(&ids);
         return 2;
     }
     Checkpoint *checkpoint = NULL;
-    int status = use_weights(&o, &checkpoint);
+    int status = use_weights(&o, &checkpoint, &ids);
+    if (status < 0 && o.batch)
+        status = run_batch(&o);
     if (status >= 0) {
         Checkpoint_close(checkpoint);
-        return status;
-    }
-    if (o.batch) {
-        status = run_batch(&o);
-        Checkpoint_close(checkpoint);
+        TokenIds_free(&ids);
         return status;
     }
     /* The screen's long LAPACK calls run in processes a stop can kill (isolate.h).  Their
@@ -432,5 +506,6 @@ int main(int argc, char **argv)
                        .format_preset = Options_write_preset};
     status = Tui_run(&tui);
     Checkpoint_close(checkpoint);
+    TokenIds_free(&ids);
     return status;
 }

@@ -210,6 +210,11 @@ void Options_usage(FILE *out)
           "                      the weights of a safetensors checkpoint (a file, or a\n"
           "                      directory with model.safetensors or its sharded index)\n"
           "                      instead of drawn ones; the seed draws the input alone\n"
+          "      --token-ids FILE\n"
+          "                      the input's token ids (one a line, or a JSON array; T =\n"
+          "                      their count), looked up in the checkpoint's embedding\n"
+          "                      table or the drawn one; without it a checkpoint's table\n"
+          "                      reads T ids drawn from the seed\n"
           "      --export-weights DIR\n"
           "                      write the weights as DIR/model.safetensors (Hugging Face\n"
           "                      Llama names) and DIR/config.json, then run --batch or exit\n"
@@ -242,6 +247,7 @@ enum {
     OPT_CONDITIONING_PATH,
     OPT_EXPORT_MATRIX,
     OPT_WEIGHTS,
+    OPT_TOKEN_IDS,
     OPT_EXPORT_WEIGHTS,
     OPT_EXPORT_DTYPE,
     OPT_SETTING = 512
@@ -266,6 +272,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"conditioning-path", required_argument, NULL, OPT_CONDITIONING_PATH},
     {"export-matrix", no_argument, NULL, OPT_EXPORT_MATRIX},
     {"weights", required_argument, NULL, OPT_WEIGHTS},
+    {"token-ids", required_argument, NULL, OPT_TOKEN_IDS},
     {"export-weights", required_argument, NULL, OPT_EXPORT_WEIGHTS},
     {"export-dtype", required_argument, NULL, OPT_EXPORT_DTYPE},
     {"help", no_argument, NULL, 'h'},
@@ -437,6 +444,13 @@ static int other_value(int ch, Options *o, char *err, size_t size)
         }
         *(ch == OPT_WEIGHTS ? &o->weights_path : &o->export_weights_dir) = optarg;
         return 0;
+    case OPT_TOKEN_IDS:
+        if (!*optarg) {
+            snprintf(err, size, "--token-ids '': accepted a file of token ids");
+            return 2;
+        }
+        o->token_ids_path = optarg;
+        return 0;
     case OPT_EXPORT_DTYPE:
         o->export_dtype = strcmp(optarg, "f64") == 0    ? SAFETENSORS_F64
                           : strcmp(optarg, "f32") == 0  ? SAFETENSORS_F32
@@ -539,6 +553,11 @@ static int check_combinations(const Options *o, char *err, size_t size)
                  o->weights_path);
         return 2;
     }
+    if (o->token_ids_path && (o->jsonl || o->sweep_tokens)) {
+        snprintf(err, size, "--token-ids '%s': accepted only without %s (the file's ids fix T)",
+                 o->token_ids_path, o->jsonl ? "--jsonl" : "--sweep-T");
+        return 2;
+    }
     if (o->verbose && !o->batch) {
         snprintf(err, size,
                  "--verbose: accepted only with --batch (the screen shows its estimate on the "
@@ -568,8 +587,10 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         }
         if (ch == ':' || ch == '?')
             return getopt_error(ch, argv, err, size);
-        if (Setting_parse(setting_of(ch), &o->config, optarg, err, size))
+        const Setting *setting = setting_of(ch);
+        if (Setting_parse(setting, &o->config, optarg, err, size))
             return 2;
+        o->given[setting - Settings_at(0)] = true;
     }
     if (optind < argc) {
         snprintf(err, size, "unexpected argument '%s' (see --help)", argv[optind]);
@@ -580,11 +601,28 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
     return check_combinations(o, err, size);
 }
 
+bool Options_given(const Options *o, const char *name)
+{
+    const Setting *s = Settings_find(name);
+    return s && o->given[s - Settings_at(0)];
+}
+
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
 {
     int status = Options_parse_each(argc, argv, o, err, size);
     if (status || o->help || o->version)
         return status;
+    /* Token ids, and a checkpoint's embedding table where it has one, are the embedding
+       input's (main.c settles it once the checkpoint is open). */
+    if ((o->token_ids_path || o->weights_path) && !Options_given(o, "input"))
+        o->config.input = INPUT_EMBEDDING;
+    if (o->token_ids_path && o->config.input != INPUT_EMBEDDING) {
+        snprintf(err, size,
+                 "--token-ids '%s': accepted only with the embedding input (not --input %s): "
+                 "the ids index its table",
+                 o->token_ids_path, INPUT_NAMES.names[o->config.input]);
+        return 2;
+    }
     return Config_validate(&o->config, err, size) ? 2 : 0;
 }
 

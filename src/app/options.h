@@ -19,6 +19,8 @@ typedef struct {
     unsigned long long max_memory;  /* bytes; 0: half of the physical memory */
     const char *export_dir;         /* --export DIR: CSV and SVG files of the result */
     const char *weights_path;       /* --weights FILE|DIR: a checkpoint's weights, not drawn */
+    const char *token_ids_path;     /* --token-ids FILE: the embedding input's ids */
+    bool given[SETTINGS_MAX];       /* the settings the command line gave, by table index */
     const char *export_weights_dir; /* --export-weights DIR: the weights as a checkpoint */
     int export_dtype;               /* --export-dtype: a SafetensorsDtype, F64 by default */
     bool export_dtype_given;
@@ -43,6 +45,9 @@ enum { OPTIONS_ERROR_SIZE = 1280 }; /* an unknown key's error lists every settin
 /* Parses argv into o (defaults first, then each option and preset in order).  Returns 0,
    or 2 with a message in err that names the option, the value and what is accepted. */
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size);
+
+/* Whether the command line gave the setting called name. */
+bool Options_given(const Options *o, const char *name);
 
 /* Options_parse without the checks between settings (Config_validate): for a caller that
    changes the settings further (the grid) and checks each result itself. */

@@ -486,6 +486,13 @@ void Safetensors_to_double(const SafetensorsTensor *t, double *out)
         out[i] = element(t, i);
 }
 
+void Safetensors_range_to_double(const SafetensorsTensor *t, uint64_t first, uint64_t count,
+                                 double *out)
+{
+    for (uint64_t i = 0; i < count; i++)
+        out[i] = element(t, first + i);
+}
+
 void Safetensors_columns_to_double(const SafetensorsTensor *t, uint64_t first, uint64_t count,
                                    double *out)
 {

@@ -82,6 +82,10 @@ const char *Safetensors_metadata(const Safetensors *s, const char *key);
    and BF16 value is a double. */
 void Safetensors_to_double(const SafetensorsTensor *t, double *out);
 
+/* Elements [first, first + count) in storage order (a row of a row-major table) into out,
+   exactly: a table's rows are converted where they are used, never the whole table. */
+void Safetensors_range_to_double(const SafetensorsTensor *t, uint64_t first, uint64_t count,
+                                 double *out);
 /* Columns [first, first + count) of a (rows, columns) tensor as the column-major rows × count
    matrix, into out: element (r, first + c) at out[r + c·rows].  first + count must not pass
    the tensor's columns. */

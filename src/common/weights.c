@@ -5,7 +5,6 @@
 
 #include "weights_internal.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +16,12 @@ struct Checkpoint {
     Config config; /* as opened: what the shapes were checked against */
     /* Per layer (index layer − 1), the tensors of Weights_layer_tensors' list, in its order. */
     const SafetensorsTensor *(*found)[LAYER_TENSORS_MAX];
+    /* The embedding table (V, d) and GPT-2's learned positions (n_positions, d), or NULL. */
+    const SafetensorsTensor *table, *positions;
+    /* The positions the model takes (wpe's rows, config.json's max_position_embeddings or
+       n_positions, the least of those given), 0 where nothing says; and what says it. */
+    int context;
+    char context_source[96], table_names[2 * NAME_SIZE];
     WeightSource source;
 };
 
@@ -89,10 +94,37 @@ static bool fixed_differ(const Checkpoint *k, const Config *c, int first, int la
     return false;
 }
 
+/* Whether c's embedding input differs from what the checkpoint's table fixes: its rows V,
+   its learned positions (added where it has them, as the model adds them), and T within the
+   context.  Described in why. */
+static bool input_differs(const Checkpoint *k, const Config *c, char *why, size_t size)
+{
+    if (!k->table || c->input != INPUT_EMBEDDING)
+        return false;
+    if ((uint64_t)c->vocab != k->table->shape[0]) {
+        snprintf(why, size,
+                 "the checkpoint's embedding table %s fixes V = %llu (the settings say %d)",
+                 k->table->name, (unsigned long long)k->table->shape[0], c->vocab);
+        return true;
+    }
+    if ((c->positions == POSITIONS_LEARNED) != (k->positions != NULL)) {
+        snprintf(why, size, "the checkpoint fixes the positions: %s (--positions %s)",
+                 k->positions ? "it adds its learned ones" : "it has no learned ones",
+                 k->positions ? "learned" : "none");
+        return true;
+    }
+    if (k->context && c->tokens > k->context) {
+        snprintf(why, size, "T = %d is past the model's context of %d positions (%s)", c->tokens,
+                 k->context, k->context_source);
+        return true;
+    }
+    return false;
+}
+
 static bool fits(void *context, const Config *c, char *why, size_t size)
 {
     const Checkpoint *k = context;
-    if (fixed_differ(k, c, 1, c->depth, why, size))
+    if (fixed_differ(k, c, 1, c->depth, why, size) || input_differs(k, c, why, size))
         return false;
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
@@ -119,6 +151,34 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
             fill_tensor(k->found[layer - 1][i], &want[i], w, c);
             Safetensors_release(k->tensors, k->found[layer - 1][i]);
         }
+    return 0;
+}
+
+static int embed_rows(void *context, const Config *c, const double *ids, double *rows)
+{
+    const Checkpoint *k = context;
+    uint64_t d = (uint64_t)c->width;
+    double *position = malloc(sizeof(double) * d);
+    if (!position)
+        return -1;
+    for (int i = 0; i < c->tokens; i++) {
+        uint64_t id = (uint64_t)ids[i];
+        double *row = rows + (size_t)i * d;
+        if (ids[i] < 0 || id >= k->table->shape[0]) {
+            free(position);
+            return -1; /* the ids are checked against V before a run */
+        }
+        Safetensors_range_to_double(k->table, id * d, d, row);
+        if (k->positions && c->positions == POSITIONS_LEARNED) {
+            Safetensors_range_to_double(k->positions, (uint64_t)i * d, d, position);
+            for (uint64_t j = 0; j < d; j++)
+                row[j] += position[j];
+        }
+    }
+    free(position);
+    Safetensors_release(k->tensors, k->table);
+    if (k->positions)
+        Safetensors_release(k->tensors, k->positions);
     return 0;
 }
 
@@ -167,14 +227,11 @@ static int find_tensor(const Checkpoint *k, const WeightTensor *want, const Safe
     return want->layout == CONSTANT ? check_constant(t, want->constant, err, size) : 0;
 }
 
-/* A whole model's tensors outside the block: the embeddings and positions (the input is
-   drawn), the final norm, the output head. */
+/* A whole model's tensors after the block: the final norm, the output head. */
 static bool outside_block(const Checkpoint *k, const char *name)
 {
-    static const char *const LLAMA[] = {"model.embed_tokens.weight", "model.norm.weight",
-                                        "lm_head.weight"};
-    static const char *const GPT2[] = {"wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias",
-                                       "lm_head.weight"};
+    static const char *const LLAMA[] = {"model.norm.weight", "lm_head.weight"};
+    static const char *const GPT2[] = {"ln_f.weight", "ln_f.bias", "lm_head.weight"};
     bool gpt2 = k->names.family == NAMES_GPT2;
     size_t count = gpt2 ? sizeof GPT2 / sizeof *GPT2 : sizeof LLAMA / sizeof *LLAMA;
     size_t prefix = strlen(k->names.prefix);
@@ -215,7 +272,8 @@ static int check_nothing_else(const Checkpoint *k, const bool *used, FILE *warni
             if (warnings)
                 fprintf(warnings,
                         "attnscope: warning: %s: tensor '%s' is outside the block attnscope runs "
-                        "(the input tokens are drawn), so it is not used\n",
+                        "(it ends before the final norm and the output head), so it is not "
+                        "used\n",
                         t->file, t->name);
             continue;
         }
@@ -226,6 +284,63 @@ static int check_nothing_else(const Checkpoint *k, const bool *used, FILE *warni
                  t->file, t->name, k->config.width, k->config.heads, k->config.depth);
         return -1;
     }
+    return 0;
+}
+
+/* A (rows, d) table of the checkpoint called `name` (under the names' prefix), with at most
+   max_rows rows; NULL where there is none, or with the reason in err (*status -1). */
+static const SafetensorsTensor *find_rows(const Checkpoint *k, const char *name, double max_rows,
+                                          int *status, char *err, size_t size)
+{
+    char full[NAME_SIZE], shape[96];
+    snprintf(full, sizeof full, "%s%s", k->names.prefix, name);
+    const SafetensorsTensor *t = Safetensors_find(k->tensors, full);
+    if (!t || (t->rank == 2 && t->shape[1] == (uint64_t)k->config.width && t->shape[0] >= 1 &&
+               t->shape[0] <= max_rows))
+        return t;
+    snprintf(err, size, "%s: tensor '%s' has shape %s, expected (rows, d = %d) with 1 to %.0f rows",
+             t->file, t->name, Weights_shape_text(t->rank, t->shape, shape, sizeof shape),
+             k->config.width, max_rows);
+    *status = -1;
+    return NULL;
+}
+
+/* The embedding table (Llama's model.embed_tokens, GPT-2's wte) and GPT-2's learned positions
+   (wpe), where the checkpoint has them: the embedding input's table (docs/weights.md).  wpe's
+   rows bound the context. */
+static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size_t size)
+{
+    bool gpt2 = k->names.family == NAMES_GPT2;
+    int status = 0;
+    k->table = find_rows(k, gpt2 ? "wte.weight" : "model.embed_tokens.weight",
+                         Settings_find("vocab")->max, &status, err, size);
+    k->positions = gpt2 && !status
+                       ? find_rows(k, "wpe.weight", CONFIG_TOKENS_MAX * 1024.0, &status, err, size)
+                       : NULL;
+    if (status || (!k->table && !k->positions))
+        return status;
+    if (!k->table) {
+        snprintf(err, size,
+                 "%s: tensor '%s' (learned positions) without the embedding table '%swte.weight'",
+                 k->positions->file, k->positions->name, k->names.prefix);
+        return -1;
+    }
+    used[k->table - Safetensors_at(k->tensors, 0)] = true;
+    snprintf(k->table_names, sizeof k->table_names, "%s", k->table->name);
+    if (k->positions) {
+        used[k->positions - Safetensors_at(k->tensors, 0)] = true;
+        snprintf(k->table_names + strlen(k->table_names), NAME_SIZE, " + %s", k->positions->name);
+        if (!k->context || k->positions->shape[0] < (uint64_t)k->context) {
+            k->context = (int)k->positions->shape[0];
+            snprintf(k->context_source, sizeof k->context_source, "the rows of %s",
+                     k->positions->name);
+        }
+    }
+    if (warnings && k->config.input != INPUT_EMBEDDING)
+        fprintf(warnings,
+                "attnscope: warning: %s: the embedding table %s is read by the embedding input "
+                "(--input embedding, or = on the screen), not by the orthonormal rows now chosen\n",
+                k->table->file, k->table_names);
     return 0;
 }
 
@@ -256,6 +371,8 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
         }
     }
     if (status == 0)
+        status = find_table(k, used, warnings, err, size);
+    if (status == 0)
         status = check_nothing_else(k, used, warnings, err, size);
     free(used);
     return status;
@@ -271,8 +388,9 @@ typedef struct {
 
 /* The sizes a directory's config.json states must be the settings': the same tensors split
    into other heads, or read as another depth, would be another model. */
-static int check_config_json(const char *dir, const Config *c, char *err, size_t size)
+static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err, size_t size)
 {
+    const Config *c = &checkpoint->config;
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
     struct stat st;
@@ -303,6 +421,16 @@ static int check_config_json(const char *dir, const Config *c, char *err, size_t
                      path, sizes[i].keys[k], n->number, sizes[i].value, sizes[i].option);
             status = -1;
         }
+    static const char *const CONTEXT[] = {"max_position_embeddings", "n_positions"};
+    for (int i = 0; i < 2; i++) {
+        const JsonValue *n = JsonValue_member(v, CONTEXT[i]);
+        if (n && n->kind == JSON_NUMBER && n->number >= 1 && n->number <= INT32_MAX &&
+            (!checkpoint->context || n->number < checkpoint->context)) {
+            checkpoint->context = (int)n->number;
+            snprintf(checkpoint->context_source, sizeof checkpoint->context_source,
+                     "%s in config.json", CONTEXT[i]);
+        }
+    }
     JsonValue_free(v);
     return status;
 }
@@ -334,7 +462,7 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         return NULL;
     }
     k->config = *c;
-    if (check_config_json(path, c, err, size)) {
+    if (check_config_json(path, k, err, size)) {
         Checkpoint_close(k);
         return NULL;
     }
@@ -350,12 +478,26 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         Checkpoint_close(k);
         return NULL;
     }
+    if (k->table) {
+        k->source.embed = embed_rows;
+        k->source.table = k->table_names;
+    }
     return k;
 }
 
 const WeightSource *Checkpoint_source(const Checkpoint *k)
 {
     return &k->source;
+}
+
+int Checkpoint_vocab(const Checkpoint *k)
+{
+    return k->table ? (int)k->table->shape[0] : 0;
+}
+
+bool Checkpoint_has_positions(const Checkpoint *k)
+{
+    return k->positions != NULL;
 }
 
 const char *Checkpoint_path(const Checkpoint *k)

@@ -11,6 +11,7 @@
 
 #include "safetensors.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -35,6 +36,11 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
 /* The weight source to give Layer_use_weights: it fills a layer of any configuration whose
    tensors have the shapes this one was opened for, and refuses others. */
 const WeightSource *Checkpoint_source(const Checkpoint *k);
+
+/* The rows V of the checkpoint's embedding table, 0 where it has none; whether it has
+   GPT-2's learned positions (wpe) beside it. */
+int Checkpoint_vocab(const Checkpoint *k);
+bool Checkpoint_has_positions(const Checkpoint *k);
 
 /* The path opened, for the status line. */
 const char *Checkpoint_path(const Checkpoint *k);

@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Where the draws of a layer go: into weights, or (declared non-NULL) into a list of the
@@ -110,8 +111,45 @@ const WeightSource *Layer_weights_in_use(void)
     return weight_source;
 }
 
+/* Set once by the app before any run, then only read: --token-ids. */
+static const int32_t *token_ids;
+static int token_count;
+static const char *token_ids_name;
+
+void Layer_use_token_ids(const int32_t *ids, int count, const char *name)
+{
+    token_ids = ids;
+    token_count = count;
+    token_ids_name = name;
+}
+
+bool Layer_input_source(const Config *c, char *buf, size_t size)
+{
+    bool table = weight_source && weight_source->embed;
+    if (c->input != INPUT_EMBEDDING || (!table && !token_ids))
+        return false;
+    char ids[96];
+    if (c->seeds > 1)
+        snprintf(ids, sizeof ids, "random ids, seeds %llu … %llu", (unsigned long long)c->seed,
+                 (unsigned long long)(c->seed + (uint64_t)c->seeds - 1));
+    else
+        snprintf(ids, sizeof ids, "random ids, seed %llu", (unsigned long long)c->seed);
+    snprintf(buf, size, "%s in %s", token_ids ? token_ids_name : ids,
+             table ? weight_source->table : "a drawn table");
+    return true;
+}
+
 bool Layer_weights_fit(const Config *c, char *why, size_t size)
 {
+    if (token_ids && c->input != INPUT_EMBEDDING) {
+        snprintf(why, size, "the token ids of %s are the input (they need the embedding input)",
+                 token_ids_name);
+        return false;
+    }
+    if (token_ids && c->tokens != token_count) {
+        snprintf(why, size, "the token ids of %s fix T = %d", token_ids_name, token_count);
+        return false;
+    }
     return !weight_source || !weight_source->fits ||
            weight_source->fits(weight_source->context, c, why, size);
 }
@@ -131,17 +169,24 @@ void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out)
     draw_parts(&d, parts, &(LayerWeights){0});
 }
 
-/* The embedding input's rows into g (d×T, row i its column i): T token ids uniform on
-   0..V−1, drawn into x (free until the rows are transposed in), and row k of the table from
-   its own stream (seed, k), so that a repeated id gives the same row bit for bit and the V×d
-   table is never stored.  The trunc-normal scheme cuts them as its matrices. */
-static void embedding_rows(RandomStream *random, const Config *c, uint64_t seed, double *x,
-                           double *g)
+/* The embedding input's rows into g (d×T, row i its column i): T token ids, the fixed ones
+   or uniform on 0..V−1, into x (free until the rows are transposed in), then the weight
+   source's table rows, or row k of a drawn table from its own stream (seed, k), so that a
+   repeated id gives the same row bit for bit and the V×d table is never stored.  The
+   trunc-normal scheme cuts them as its matrices. */
+static int embedding_rows(RandomStream *random, const Config *c, uint64_t seed, double *x,
+                          double *g)
 {
     int T = c->tokens, d = c->width;
     double std = Init_embedding_std(c);
-    RandomStream_uniform_integers(random, seed, 0, ROLE_TOKEN_IDS, (unsigned long)c->vocab, x,
-                                  (size_t)T);
+    if (token_ids)
+        for (int i = 0; i < T; i++)
+            x[i] = token_ids[i];
+    else
+        RandomStream_uniform_integers(random, seed, 0, ROLE_TOKEN_IDS, (unsigned long)c->vocab, x,
+                                      (size_t)T);
+    if (weight_source && weight_source->embed)
+        return weight_source->embed(weight_source->context, c, x, g);
     for (int i = 0; i < T; i++) {
         int id = (int)x[i];
         double *row = g + (size_t)i * d;
@@ -151,6 +196,7 @@ static void embedding_rows(RandomStream *random, const Config *c, uint64_t seed,
         else
             RandomStream_gaussian(random, seed, id, ROLE_EMBEDDING, std, row, (size_t)d);
     }
+    return 0;
 }
 
 /* GPT-2's learned positions added to the rows of x (T×d): row p of N(0, (S/2)²) from its
@@ -177,6 +223,11 @@ static void add_positions(RandomStream *random, const Config *c, uint64_t seed, 
 static void declare_input(const Config *c, WorkList *out)
 {
     double T = c->tokens, td = T * c->width;
+    if (c->input == INPUT_EMBEDDING && weight_source && weight_source->embed) {
+        /* The table's rows converted (positions' too), then transposed in. */
+        WorkList_add(out, WORK_PASSES, 4 * td, 0, 0, 1);
+        return;
+    }
     WorkList_add(out, WORK_NORMALS, td, 0, 0, 1);
     if (c->input == INPUT_EMBEDDING) {
         WorkList_add(out, WORK_PASSES, T * (STREAM_STATE_WORDS + 1) + 2 * td, 0, 0, 1);
@@ -202,7 +253,9 @@ static int input(const Drawing *d, double *x)
     size_t td = (size_t)T * width;
     double *g = d->scratch; /* d×T */
     if (c->input == INPUT_EMBEDDING) {
-        embedding_rows(d->random, c, d->seed, x, g);
+        int status = embedding_rows(d->random, c, d->seed, x, g);
+        if (status)
+            return status;
     } else {
         RandomStream_gaussian(d->random, d->seed, 0, ROLE_INPUT, 1.0, g, td);
         int info = Linalg_orthonormalise(d->la, width, T, g);
@@ -212,7 +265,8 @@ static int input(const Drawing *d, double *x)
     for (int j = 0; j < width; j++)
         for (int i = 0; i < T; i++)
             x[i + (size_t)j * T] = g[j + (size_t)i * width];
-    if (c->input == INPUT_EMBEDDING && c->positions == POSITIONS_LEARNED)
+    bool drawn_table = !weight_source || !weight_source->embed;
+    if (c->input == INPUT_EMBEDDING && c->positions == POSITIONS_LEARNED && drawn_table)
         add_positions(d->random, c, d->seed, x, g);
     /* Rows of norm √d, as after embedding + LN (the embedding's std says its rows' norm). */
     if (c->input == INPUT_ORTHONORMAL && c->input_norm == INPUT_NORM_SQRT_D)

@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include "ascii.h"
+#include "attnscope/layer.h"
 #include "attnscope/theory.h"
 
 #include <math.h>
@@ -55,6 +56,11 @@ static void parameters(Fields *f, const StatusView *v)
     bool first = true;
     if (v->weights) { /* the weights are the checkpoint's: it says what the network is */
         field(f, true, "weights=%s", v->weights);
+        first = false;
+    }
+    char input[FIELD_SIZE - 8];
+    if (Layer_input_source(c, input, sizeof input)) { /* the ids, and the table they index */
+        field(f, first, "input=%s", input);
         first = false;
     }
     for (int i = 0; i < Settings_count(); i++) {

@@ -116,16 +116,20 @@ if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.lay
 fi
 
 # GPT-2's names and layouts (Conv1D, q | k | v fused by columns, zero biases, unit LN gains, a
-# mask buffer, embeddings outside the block) hold the same weights: the same document.
+# mask buffer, embeddings beside the block) hold the same weights: the same document with the
+# orthonormal input chosen (the table, named as not read then, is the embedding input's:
+# tests/cli/hf-forward.sh).
 gpt2_same() { # norm settings
     local dir=$tmp/g
     rm -rf "$dir"
     # shellcheck disable=SC2086
-    "$BIN" $base $2 --export-weights "$dir" >"$tmp/g.json" 2>/dev/null &&
+    # The table's V = 7 rows and wpe are the document's vocab and positions (unused here).
+    "$BIN" $base $2 --vocab 7 --positions learned --export-weights "$dir" >"$tmp/g.json" 2>/dev/null &&
         "$PY" $tool gpt2 "$dir/model.safetensors" "$tmp/gpt2.safetensors" "$1" &&
-        "$BIN" $base $2 --weights "$tmp/gpt2.safetensors" >"$tmp/g2.json" 2>"$tmp/g.err" &&
+        "$BIN" $base $2 --input orthonormal --weights "$tmp/gpt2.safetensors" >"$tmp/g2.json" 2>"$tmp/g.err" &&
         cmp "$tmp/g.json" "$tmp/g2.json" &&
-        grep -q "tensor 'transformer.wte.weight' is outside the block" "$tmp/g.err" &&
+        grep -q "the embedding table transformer.wte.weight + transformer.wpe.weight is read by the embedding input" "$tmp/g.err" &&
+        grep -q "tensor 'transformer.ln_f.weight' is outside the block" "$tmp/g.err" &&
         ! grep -q "attn.bias'" "$tmp/g.err"
 }
 if "$PY" -c 'import struct, json' 2>/dev/null; then
@@ -143,17 +147,19 @@ if "$PY" -c 'import struct, json' 2>/dev/null; then
 fi
 
 # A Llama model's whole checkpoint: its norms' unit gains are read and checked, the tensors
-# outside the block (embeddings, final norm, output head) named as unused.
+# outside the block (final norm, output head) named as unused, and the embedding table as not
+# read by the orthonormal input chosen.
 llama_whole() {
     local dir=$tmp/l settings="--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half"
     rm -rf "$dir"
     # shellcheck disable=SC2086
-    "$BIN" $base $settings --export-weights "$dir" >"$tmp/l.json" 2>/dev/null &&
+    "$BIN" $base $settings --vocab 7 --export-weights "$dir" >"$tmp/l.json" 2>/dev/null &&
         grep -aq '"model.layers.2.post_attention_layernorm.weight"' "$dir/model.safetensors" &&
         "$PY" $tool whole-model "$dir/model.safetensors" "$tmp/whole.safetensors" &&
-        "$BIN" $base $settings --weights "$tmp/whole.safetensors" >"$tmp/l2.json" 2>"$tmp/l.err" &&
+        "$BIN" $base $settings --input orthonormal --weights "$tmp/whole.safetensors" >"$tmp/l2.json" 2>"$tmp/l.err" &&
         cmp "$tmp/l.json" "$tmp/l2.json" &&
-        [ "$(grep -c 'is outside the block' "$tmp/l.err")" -eq 3 ] &&
+        [ "$(grep -c 'is outside the block' "$tmp/l.err")" -eq 2 ] &&
+        grep -q "the embedding table model.embed_tokens.weight is read by the embedding input" "$tmp/l.err" &&
         "$PY" $tool set "$dir/model.safetensors" "$tmp/gain2.safetensors" model.layers.1.input_layernorm.weight 0 1.5 &&
         # shellcheck disable=SC2086
         ! "$BIN" $base $settings --weights "$tmp/gain2.safetensors" >/dev/null 2>"$tmp/l.err" &&

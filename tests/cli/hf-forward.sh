@@ -1,0 +1,96 @@
+#!/bin/bash
+# A checkpoint written by numpy (tests/cli/hf_forward.py: a 2-layer GPT-2 and a 2-layer
+# Qwen3-shaped Llama-family model, F64, F32 and BF16, one of each sharded) and a token-id
+# file: attnscope's attention matrices, every layer and head, equal numpy's own forward of the
+# Hugging Face block on the same tokens to 1e-9 relative.  Then the input's other ways and
+# refusals: random ids from the seed over the table's rows, V and the positions the table fixes,
+# the model's context, ids the table has no row for.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+forward=tests/cli/hf_forward.py
+
+if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    skip "the independent forward" "Debian's python3-numpy is not installed (scripts/install-deps.sh check)"
+    finish
+    exit
+fi
+
+same_as_numpy() { # model dtype layout
+    local dir=$tmp/$1-$2-$3
+    mkdir "$dir" && /usr/bin/python3 $forward "$BIN" "$dir" "$@" 2>"$dir.err"
+}
+for model in gpt2 qwen3; do
+    for dtype in F64 F32 BF16; do
+        layout=single
+        { [ $model = gpt2 ] && [ $dtype = F32 ]; } || { [ $model = qwen3 ] && [ $dtype = BF16 ]; } && layout=sharded
+        check "$model $dtype $layout: every layer's and head's attention is numpy's" same_as_numpy $model $dtype $layout
+    done
+done
+
+# The same checkpoints without a token-id file: T ids drawn from the seed over the table's V.
+gpt2=$tmp/gpt2-F64-single/checkpoint
+qwen3=$tmp/qwen3-BF16-sharded/checkpoint
+G="-L 2 -a softmax -m causal -k plain --ln-place pre --ln-scale sqrt-d --wo gaussian -d 16 --heads 2 -n ln --ln-eps 1e-05 --mlp gelu --mlp-hidden 64"
+Q="-L 2 -a softmax -m causal -k plain --ln-place pre --ln-scale sqrt-d --wo gaussian -d 16 --heads 4 --kv-heads 2 -n rms --ln-eps 1e-06 --qk-norm head --rope half --rope-theta 10000 --mlp swiglu --mlp-hidden 24"
+random_ids() {
+    # shellcheck disable=SC2086
+    "$BIN" --batch -T 24 $Q --weights "$qwen3" >"$tmp/r1.json" 2>/dev/null &&
+        "$BIN" --batch -T 24 $Q --weights "$qwen3" >"$tmp/r1b.json" 2>/dev/null &&
+        "$BIN" --batch -T 24 $Q --weights "$qwen3" --seed 2 >"$tmp/r2.json" 2>/dev/null &&
+        cmp -s "$tmp/r1.json" "$tmp/r1b.json" && ! cmp -s "$tmp/r1.json" "$tmp/r2.json" &&
+        grep -qF '"input":"embedding","vocab":40,"positions":"none"' "$tmp/r1.json" &&
+        grep -qF '"input_source":"random ids, seed 1 in model.embed_tokens.weight"' "$tmp/r1.json" &&
+        grep -qF '"input_source":"random ids, seed 2 in model.embed_tokens.weight"' "$tmp/r2.json"
+}
+check "no --token-ids: random ids over the table's 40 rows, resampled by the seed" random_ids
+gpt2_positions() {
+    # shellcheck disable=SC2086
+    "$BIN" --batch -T 8 $G --weights "$gpt2" >"$tmp/g.json" 2>/dev/null &&
+        grep -qF '"vocab":50,"positions":"learned"' "$tmp/g.json" &&
+        grep -qF '"input_source":"random ids, seed 1 in wte.weight + wpe.weight"' "$tmp/g.json"
+}
+check "GPT-2: wte's rows and wpe's learned positions" gpt2_positions
+
+refused() { # message -- args...
+    local message=$1
+    shift 2
+    "$BIN" --batch "$@" >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 2 ] && grep -qF -- "$message" "$tmp/err" && [ ! -s "$tmp/out" ]
+}
+# shellcheck disable=SC2086
+check "--vocab that disagrees with the table: refused, naming both" refused \
+    "--vocab 41: the checkpoint's embedding table model.embed_tokens.weight has V = 40 rows" -- \
+    $Q --vocab 41 --weights "$qwen3"
+# shellcheck disable=SC2086
+check "--positions none on GPT-2's wpe: refused" refused \
+    "--positions none: the checkpoint adds its learned positions" -- $G --positions none --weights "$gpt2"
+# shellcheck disable=SC2086
+check "T past wpe's 32 rows (the file alone): refused, naming the context" refused \
+    "T = 33 is past the model's context of 32 positions (the rows of wpe.weight)" -- \
+    -T 33 $G --weights "$gpt2/model.safetensors"
+# shellcheck disable=SC2086
+check "T past config.json's n_positions: refused" refused \
+    "T = 33 is past the model's context of 32 positions (n_positions in config.json)" -- \
+    -T 33 $G --weights "$gpt2"
+# shellcheck disable=SC2086
+check "T past config.json's max_position_embeddings: refused" refused \
+    "T = 65 is past the model's context of 64 positions (max_position_embeddings in config.json)" -- \
+    -T 65 $Q --weights "$qwen3"
+printf '3\n\n7\n40\n' >"$tmp/big.txt"
+# shellcheck disable=SC2086
+check "an id the table has no row for: refused, naming the line and the value" refused \
+    "--token-ids: $tmp/big.txt:4: token id 40 is not below V = 40 (model.embed_tokens.weight)" -- \
+    $Q --weights "$qwen3" --token-ids "$tmp/big.txt"
+printf '[3, 7, 39]' >"$tmp/three.json"
+# shellcheck disable=SC2086
+check "-T that disagrees with the file's count: refused, naming both" refused \
+    "--token-ids '$tmp/three.json' holds 3 ids, but -T/--tokens says 4" -- \
+    $Q -T 4 --weights "$qwen3" --token-ids "$tmp/three.json"
+# shellcheck disable=SC2086
+check "--input orthonormal with --token-ids: refused" refused \
+    "accepted only with the embedding input (not --input orthonormal)" -- \
+    $Q --input orthonormal --weights "$qwen3" --token-ids "$tmp/three.json"
+finish
