@@ -138,7 +138,7 @@ test: tests
 check-layers:
 	@tests/check-layers.sh
 
-# Fuzzing (clang's libFuzzer) of the preset, option, JSON and safetensors parsers.  `make fuzz` explores, each
+# Fuzzing (clang's libFuzzer) of the preset, option, JSON, safetensors and token-id parsers.  `make fuzz` explores, each
 # harness FUZZ_SECONDS (FUZZ_KEEP=1 merges what adds coverage into tests/fuzz/corpus/);
 # `make check` replays the committed corpus and regressions only, so it is deterministic.
 FUZZ_SECONDS ?= 60
@@ -167,8 +167,16 @@ $(FUZZ_DIR)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c src/common/safetenso
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
 
+# The token-id file reader of --token-ids, alone: the JSON reader below it, the line reader's
+# file opener and the core's text helpers.
+$(FUZZ_DIR)/fuzz_token_ids: tests/fuzz/fuzz_token_ids.c src/common/token_ids.c \
+                            src/common/json_read.c src/common/line_reader.c src/core/format.c
+	@mkdir -p $(FUZZ_DIR)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
+
 fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json \
-            $(FUZZ_DIR)/fuzz_safetensors
+            $(FUZZ_DIR)/fuzz_safetensors $(FUZZ_DIR)/fuzz_token_ids
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
