@@ -115,6 +115,7 @@ static int refuse_run_options(const Options *o, char *err, size_t size)
                         : o->sweep_tokens       ? "--sweep-T"
                         : o->trace_path         ? "--trace"
                         : o->weights_path       ? "--weights"
+                        : o->token_ids_path     ? "--token-ids"
                         : o->export_weights_dir ? "--export-weights"
                                                 : NULL;
     if (!which)

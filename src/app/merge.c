@@ -151,6 +151,14 @@ static int read_record(Record *r, const JsonValue **version_out, const JsonValue
         return -1;
     *version_out = version;
     *rng_out = rng;
+    const JsonValue *input = JsonValue_member(config, "input_source");
+    if (input) { /* not the settings' alone: another shard could not run the same input */
+        snprintf(err, size,
+                 "config: input_source %.200s: a record whose input is a token-id file or a "
+                 "checkpoint's table cannot be merged (merge combines runs of settings alone)",
+                 input->kind == JSON_STRING ? input->text : "?");
+        return -1;
+    }
     r->config = Config_default();
     char message[OPTIONS_ERROR_SIZE];
     if (Jsonl_apply_config(config, &r->config, message, sizeof message) ||
