@@ -314,9 +314,8 @@ static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size
     int status = 0;
     k->table = find_rows(k, gpt2 ? "wte.weight" : "model.embed_tokens.weight",
                          Settings_find("vocab")->max, &status, err, size);
-    k->positions = gpt2 && !status
-                       ? find_rows(k, "wpe.weight", CONFIG_TOKENS_MAX * 1024.0, &status, err, size)
-                       : NULL;
+    k->positions =
+        gpt2 && !status ? find_rows(k, "wpe.weight", (double)INT32_MAX, &status, err, size) : NULL;
     if (status || (!k->table && !k->positions))
         return status;
     if (!k->table) {

@@ -79,6 +79,24 @@ check "T past config.json's n_positions: refused" refused \
 check "T past config.json's max_position_embeddings: refused" refused \
     "T = 65 is past the model's context of 64 positions (max_position_embeddings in config.json)" -- \
     -T 65 $Q --weights "$qwen3"
+# The table's own checks: a table of another width, positions without a table.
+/usr/bin/python3 - "$gpt2/model.safetensors" "$tmp" <<'PY'
+import sys
+sys.path.insert(0, "tests/cli")
+from safetensors_tool import read, write
+tensors, meta = read(sys.argv[1])
+narrow = [(n, t, [s[0], 8] if n == "wte.weight" else s, r[: len(r) // 2] if n == "wte.weight" else r)
+          for n, t, s, r in tensors]
+write(sys.argv[2] + "/narrow.safetensors", narrow, meta)
+write(sys.argv[2] + "/no-wte.safetensors", [t for t in tensors if t[0] != "wte.weight"], meta)
+PY
+# shellcheck disable=SC2086
+check "a table of another width: refused, naming the tensor and the shape expected" refused \
+    "tensor 'wte.weight' has shape [50, 8], expected (rows, d = 16)" -- $G --weights "$tmp/narrow.safetensors"
+# shellcheck disable=SC2086
+check "wpe without wte: refused" refused \
+    "tensor 'wpe.weight' (learned positions) without the embedding table 'wte.weight'" -- \
+    $G --weights "$tmp/no-wte.safetensors"
 printf '3\n\n7\n40\n' >"$tmp/big.txt"
 # shellcheck disable=SC2086
 check "an id the table has no row for: refused, naming the line and the value" refused \
