@@ -58,6 +58,10 @@ bad "an id past --vocab's rows" '1\n50257\n' "$tmp/bad:2: token id 50257 is not 
 # shellcheck disable=SC2086
 check "4097 ids: more than T's 4096" refused "$tmp/many.txt:4097: more than 4096 ids" -- \
     $base --token-ids "$tmp/many.txt"
+"$PY" -c 'print("\n".join(["5"] * 4096))' >"$tmp/4096.txt"
+# shellcheck disable=SC2086
+check "the memory budget is checked for the file's T = 4096" refused \
+    "T = 4096, d = 32, depth 2 needs about" -- $base --token-ids "$tmp/4096.txt" --max-memory 16M
 # shellcheck disable=SC2086
 check "a directory: refused, naming what it is" refused "'$tmp': " -- $base --token-ids "$tmp"
 # shellcheck disable=SC2086
