@@ -154,6 +154,8 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
     return 0;
 }
 
+/* WeightSource.embed: the table's rows for the ids (and wpe's row per position), converted
+   from the mapping row by row, so that only T of a table's V rows are ever read. */
 static int embed_rows(void *context, const Config *c, const double *ids, double *rows)
 {
     const Checkpoint *k = context;
