@@ -313,13 +313,16 @@ void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t
 }
 
 void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,
-                    Text *t)
+                    const HfConfigReport *hf_config, Text *t)
 {
     const Config *c = &r->config;
     int layers = c->depth + 1, T = c->tokens;
     Text_printf(t, "{\"attnscope\": \"%s\",\n \"config\": {", ATTNSCOPE_VERSION);
     Json_config_members(t, c);
-    Text_printf(t, "},");
+    Text_printf(t, "}");
+    if (hf_config)
+        HfConfig_json(hf_config, t);
+    Text_printf(t, ",");
     Text_printf(t, "\n \"rng\": ");
     Json_string(t, RANDOM_ALGORITHM);
     Text_printf(t, ",\n \"sigma\": ");

@@ -116,6 +116,7 @@ static int refuse_run_options(const Options *o, char *err, size_t size)
                         : o->trace_path         ? "--trace"
                         : o->weights_path       ? "--weights"
                         : o->export_weights_dir ? "--export-weights"
+                        : o->hf_config.file[0]  ? "--hf-config"
                                                 : NULL;
     if (!which)
         return 0;
