@@ -138,7 +138,7 @@ test: tests
 check-layers:
 	@tests/check-layers.sh
 
-# Fuzzing (clang's libFuzzer) of the preset, option, JSON and safetensors parsers.  `make fuzz` explores, each
+# Fuzzing (clang's libFuzzer) of the preset, option, JSON, safetensors and config.json parsers.  `make fuzz` explores, each
 # harness FUZZ_SECONDS (FUZZ_KEEP=1 merges what adds coverage into tests/fuzz/corpus/);
 # `make check` replays the committed corpus and regressions only, so it is deterministic.
 FUZZ_SECONDS ?= 60
@@ -167,8 +167,16 @@ $(FUZZ_DIR)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c src/common/safetenso
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
 
+# The config.json reader of --hf-config: the JSON reader and writer, the settings (the core).
+HF_CONFIG_FUZZ_SRC := $(wildcard src/common/hf_config*.c) src/common/json_read.c src/common/json.c \
+                      src/common/line_reader.c $(CORE_SRC)
+$(FUZZ_DIR)/fuzz_hf_config: tests/fuzz/fuzz_hf_config.c $(HF_CONFIG_FUZZ_SRC)
+	@mkdir -p $(FUZZ_DIR)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(HF_CONFIG_FUZZ_SRC) -lgsl $(PKG_BLAS_LIBS) -lm
+
 fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json \
-            $(FUZZ_DIR)/fuzz_safetensors
+            $(FUZZ_DIR)/fuzz_safetensors $(FUZZ_DIR)/fuzz_hf_config
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)

@@ -153,6 +153,19 @@ static void test_unmodelled_fields(void **state)
     assert_int_equal(strncmp(value->text, "{\"beta_fast\": 32.0, ", 20), 0);
     JsonValue_free(v);
     Text_free(&t);
+    /* Per-layer-type rope_parameters whose global part has no theta (the fuzzer's find): the
+       family's θ, and the local one named. */
+    Config c = Config_default();
+    char message[OPTIONS_ERROR_SIZE];
+    static const char GLOBAL_WITHOUT_THETA[] =
+        "{\"model_type\": \"gemma3_text\", \"hidden_size\": 2048, \"rope_parameters\": "
+        "{\"full_attention\": {\"rope_type\": \"default\"}, \"sliding_attention\": "
+        "{\"rope_theta\": 10000}}}";
+    if (HfConfig_parse(GLOBAL_WITHOUT_THETA, strlen(GLOBAL_WITHOUT_THETA), "x.json", &c,
+                       &o.hf_config, message, sizeof message))
+        fail_msg("%s", message);
+    assert_true(c.rope_theta == 1e6);
+    assert_string_equal(o.hf_config.unmodelled[0].field, "rope_parameters.sliding_attention");
     /* Llama 3.1: only its llama3 rotary scaling. */
     o = read_file(DATA "llama-3.1-8b.json", "256");
     assert_int_equal(o.hf_config.count, 1);

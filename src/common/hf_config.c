@@ -212,7 +212,8 @@ static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, doubl
         const JsonValue *local_theta = JsonValue_member(local, "rope_theta");
         if (global->kind != JSON_OBJECT)
             return HfReader_refuse(r, "rope_parameters.full_attention", global, "an object");
-        if (local_theta && !same_value(local_theta, JsonValue_member(global, "rope_theta")))
+        const JsonValue *global_theta = JsonValue_member(global, "rope_theta");
+        if (local_theta && (!global_theta || !same_value(local_theta, global_theta)))
             HfReader_unmodelled(r, "rope_parameters.sliding_attention", local,
                                 "the local layers' rotary theta differs from the global one: "
                                 "attnscope has one theta (the global one)");

@@ -3,14 +3,14 @@
 # (tests/fuzz/corpus/<name>/), presets/ and a few command lines; saves any crashing input under
 # tests/fuzz/regressions/<name>/ for a regression test.  `make check` runs only the committed
 # inputs; with FUZZ_KEEP=1 the new inputs that add coverage are merged into the committed corpus.
-#   run.sh FUZZ_DIR SECONDS [HARNESS...]     (harnesses: options preset json safetensors;
+#   run.sh FUZZ_DIR SECONDS [HARNESS...]     (harnesses: options preset json safetensors hf_config;
 #                                             default all)
 set -u
 cd "$(dirname "$0")/../.."
 dir=$1
 seconds=$2
 shift 2
-[ $# -gt 0 ] || set -- options preset json safetensors
+[ $# -gt 0 ] || set -- options preset json safetensors hf_config
 status=0
 for name in "$@"; do
     corpus="$dir/corpus-$name"
@@ -22,6 +22,8 @@ for name in "$@"; do
     elif [ "$name" = safetensors ]; then
         # A valid two-tensor file: the length, the header, F32 [1.5, -2] and BF16 [1].
         printf '\x6c\0\0\0\0\0\0\0{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[],"data_offsets":[8,10]}}\0\0\xc0\x3f\0\0\0\xc0\x80\x3f' >"$corpus/seed1"
+    elif [ "$name" = hf_config ]; then
+        cp tests/data/hf-config/*.json "$corpus/" 2>/dev/null
     elif [ "$name" = preset ]; then
         find presets -name '*.preset' -exec cp {} "$corpus/" \; 2>/dev/null
         printf 'tokens = 64\nwidth = 64\n# c\n' >"$corpus/seed1"
