@@ -143,7 +143,10 @@ check-layers:
 # `make check` replays the committed corpus and regressions only, so it is deterministic.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
-FUZZ_SRC := src/app/options.c src/common/presets.c src/common/line_reader.c src/common/conditioning_path.c $(CORE_SRC)
+# The options read --hf-config's config.json (src/common/hf_config*.c, on the JSON reader and
+# writer), which fuzz_hf_config drives alone.
+FUZZ_SRC := src/app/options.c src/common/presets.c src/common/line_reader.c src/common/conditioning_path.c \
+            $(wildcard src/common/hf_config*.c) src/common/json_read.c src/common/json.c $(CORE_SRC)
 FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -Isrc/common -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
                -DATTNSCOPE_VERSION='"$(VERSION)"' $(PRESETS_DIR_FLAG) $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -166,14 +169,6 @@ $(FUZZ_DIR)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c src/common/safetenso
 	@mkdir -p $(FUZZ_DIR)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
-
-# The config.json reader of --hf-config: the JSON reader and writer, the settings (the core).
-HF_CONFIG_FUZZ_SRC := $(wildcard src/common/hf_config*.c) src/common/json_read.c src/common/json.c \
-                      src/common/line_reader.c $(CORE_SRC)
-$(FUZZ_DIR)/fuzz_hf_config: tests/fuzz/fuzz_hf_config.c $(HF_CONFIG_FUZZ_SRC)
-	@mkdir -p $(FUZZ_DIR)
-	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(HF_CONFIG_FUZZ_SRC) -lgsl $(PKG_BLAS_LIBS) -lm
 
 fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json \
             $(FUZZ_DIR)/fuzz_safetensors $(FUZZ_DIR)/fuzz_hf_config

@@ -213,6 +213,34 @@ static void test_windows(void **state)
     assert_int_equal(c.window, 31);
 }
 
+/* Rotary positions: rope_parameters (transformers 5) as rope_theta, the rotated share, and a
+   scaling named as not modelled. */
+static void test_rope(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": "
+                               "\"default\", \"rope_theta\": 500000.0, "
+                               "\"partial_rotary_factor\": 0.25}}",
+                               &c, &h, err),
+                     0);
+    assert_true(c.rope_theta == 500000 && c.rope_fraction == 0.25);
+    assert_int_equal(h.count, 0);
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": "
+                               "\"yarn\", \"rope_theta\": 1000.0, \"factor\": 4}}",
+                               &c, &h, err),
+                     0);
+    assert_true(c.rope_theta == 1000 && c.rope_fraction == 1);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.unmodelled[0].field, "rope_parameters");
+    assert_string_equal(h.unmodelled[0].value,
+                        "{\"rope_type\": \"yarn\", \"rope_theta\": 1000.0, \"factor\": 4}");
+}
+
 /* Options after --hf-config override it, options before it are overridden (one mechanism
    with --preset); a -T after it that changes what its window means is refused. */
 static void test_order(void **state)
@@ -324,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_families_without_presets),
         cmocka_unit_test(test_unmodelled_fields),
         cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_rope),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_hostile),
     };

@@ -232,7 +232,6 @@ static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, doubl
             HfReader_unmodelled(r, "rope_parameters", p,
                                 "rotary scaling (linear, dynamic, YaRN, llama3 ...): attnscope's "
                                 "RoPE has one theta and no scaling");
-            break;
         }
     }
     return 0;
@@ -244,27 +243,34 @@ static int read_rope(HfReader *r)
 {
     if (!r->family->rope)
         return HfReader_put(r, "rope", "none", "model_type");
-    double theta = NAN, fraction = 1, top_theta = NAN, top_fraction = NAN;
+    /* NaN: not given.  The file's top-level fields, then its rope_parameters, then the
+       family's default θ. */
+    double theta = NAN, fraction = NAN, top_theta = NAN, top_fraction = NAN;
     const JsonValue *p = HfReader_lookup(r, "rope_parameters");
-    const JsonValue *t = HfReader_lookup(r, "rope_theta");
+    const JsonValue *t = JsonValue_member(r->object, "rope_theta");
     const JsonValue *f = HfReader_lookup(r, "partial_rotary_factor");
     if (p && p->kind != JSON_NULL && p->kind != JSON_OBJECT)
         return HfReader_refuse(r, "rope_parameters", p, "an object");
+    if (t)
+        HfReader_lookup(r, "rope_theta");
+    else
+        t = JsonValue_member(r->defaults, "rope_theta");
     if ((p && p->kind == JSON_OBJECT && rope_parameters(r, p, &theta, &fraction)) ||
         (t && number_of(r, "rope_theta", t, &top_theta)) ||
         (f && f->kind != JSON_NULL && number_of(r, "partial_rotary_factor", f, &top_fraction)))
         return -1;
-    if (!isnan(top_theta) && !isnan(theta) && top_theta != theta) {
+    bool theta_twice = JsonValue_member(r->object, "rope_theta") && !isnan(theta);
+    if ((theta_twice && top_theta != theta) ||
+        (!isnan(top_fraction) && !isnan(fraction) && top_fraction != fraction)) {
         snprintf(r->err, r->size,
-                 "%s: \"rope_theta\" and \"rope_parameters.rope_theta\" spell one setting with "
+                 "%s: \"%s\" and \"rope_parameters.%s\" spell one setting with "
                  "two values",
-                 r->file);
+                 r->file, theta_twice ? "rope_theta" : "partial_rotary_factor",
+                 theta_twice ? "rope_theta" : "partial_rotary_factor");
         return -1;
     }
-    if (isnan(theta))
-        theta = top_theta;
-    if (!isnan(top_fraction))
-        fraction = top_fraction;
+    theta = isnan(theta) ? top_theta : theta;
+    fraction = !isnan(fraction) ? fraction : !isnan(top_fraction) ? top_fraction : 1;
     if (isnan(theta))
         return HfReader_refuse(r, "rope_theta", NULL, "a number (or rope_parameters.rope_theta)");
     return HfReader_put(r, "rope", "half", "model_type") ||
