@@ -19,39 +19,6 @@ static void utf8_copy(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
-/* v as compact JSON, numbers as the file writes them; stops growing past `limit` bytes. */
-static void render(Text *t, const JsonValue *v, size_t limit)
-{
-    if (t->length > limit)
-        return;
-    switch (v->kind) {
-    case JSON_NULL:
-    case JSON_FALSE:
-    case JSON_TRUE:
-        Text_printf(t, "%s", JsonKind_name(v->kind));
-        return;
-    case JSON_NUMBER:
-        Text_printf(t, "%s", v->text);
-        return;
-    case JSON_STRING:
-        Json_string(t, v->text);
-        return;
-    case JSON_ARRAY:
-    case JSON_OBJECT:
-        Text_printf(t, v->kind == JSON_ARRAY ? "[" : "{");
-        for (int i = 0; i < v->count && t->length <= limit; i++) {
-            Text_printf(t, i ? ", " : "");
-            if (v->kind == JSON_OBJECT) {
-                Json_string(t, v->keys[i]);
-                Text_printf(t, ": ");
-            }
-            render(t, &v->items[i], limit);
-        }
-        Text_printf(t, v->kind == JSON_ARRAY ? "]" : "}");
-        return;
-    }
-}
-
 void HfReader_unmodelled(HfReader *r, const char *field, const JsonValue *value, const char *why)
 {
     HfConfigReport *h = r->report;
@@ -64,7 +31,7 @@ void HfReader_unmodelled(HfReader *r, const char *field, const JsonValue *value,
     HfUnmodelled *u = &h->unmodelled[h->count++];
     Text text = {0};
     if (value)
-        render(&text, value, sizeof u->value);
+        Json_value(&text, value, sizeof u->value);
     else
         Text_printf(&text, "null");
     u->value_is_json = !text.failed && text.length < sizeof u->value;

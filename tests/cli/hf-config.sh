@@ -52,7 +52,7 @@ json.dump(c, open('$tmp/scaled.json', 'w'))"
 # shellcheck disable=SC2086
 "$BIN" $base --hf-config "$tmp/scaled.json" >"$tmp/scaled-doc.json" 2>"$tmp/scaled.err"
 check "unmodelled fields: exit 0" test $? -eq 0
-check "... each named in a warning" bash -c "grep -q 'warning: $tmp/scaled.json: rope_scaling = {\"rope_type\": \"yarn\", \"factor\": 4.0} is not modelled: rotary scaling' '$tmp/scaled.err' && grep -q 'num_local_experts = 8 is not modelled: a mixture of experts' '$tmp/scaled.err'"
+check "... each named in a warning" bash -c "grep -q 'warning: $tmp/scaled.json: rope_scaling = {\"rope_type\":\"yarn\", \"factor\":4.0} is not modelled: rotary scaling' '$tmp/scaled.err' && grep -q 'num_local_experts = 8 is not modelled: a mixture of experts' '$tmp/scaled.err'"
 check "... and in the document, with its value" "$PY" -c "
 import json; u = json.load(open('$tmp/scaled-doc.json'))['hf_config']['unmodelled']
 assert [(x['field'], x['value']) for x in u] == [('rope_scaling', {'rope_type': 'yarn', 'factor': 4.0}), ('num_local_experts', 8)], u"
