@@ -424,12 +424,17 @@ static int read_document(const JsonValue *v, const char *name, Config *c, HfConf
         return -1;
     }
     if (!f) {
-        snprintf(err, size, "%s: \"model_type\" is %s%.60s%s: accepted %s (docs/hf-config.md)",
+        /* attnscope's own export names no model_type: its settings are under "attnscope". */
+        const char *own = JsonValue_member(v, "attnscope") && !type
+                              ? " (a config.json --export-weights wrote: give its settings as "
+                                "options)"
+                              : "";
+        snprintf(err, size, "%s: \"model_type\" is %s%.60s%s: accepted %s (docs/hf-config.md)%s",
                  name, type && type->kind == JSON_STRING ? "\"" : "",
                  !type                       ? "missing"
                  : type->kind == JSON_STRING ? type->text
                                              : JsonKind_name(type->kind),
-                 type && type->kind == JSON_STRING ? "\"" : "", accepted);
+                 type && type->kind == JSON_STRING ? "\"" : "", accepted, own);
         return -1;
     }
     snprintf(h->file, sizeof h->file, "%s", name);

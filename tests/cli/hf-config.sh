@@ -67,6 +67,8 @@ check "-L 1 before --hf-config: the file's depth 2" bash -c "'$BIN' $base -L 1 -
 # config.json, read back as --weights with the settings spelled out.
 # shellcheck disable=SC2086
 "$BIN" $base $spelled --export-weights "$tmp/ckpt" >/dev/null 2>&1
+mkdir -p "$tmp/ckpt-own"
+cp "$tmp/ckpt/config.json" "$tmp/ckpt-own/config.json"
 cp "$tmp/tiny/config.json" "$tmp/ckpt/config.json"
 # shellcheck disable=SC2086
 "$BIN" $base --hf-config "$tmp/ckpt" --weights "$tmp/ckpt" >"$tmp/two.json" 2>"$tmp/two.err"
@@ -106,6 +108,8 @@ refused "a name that is not UTF-8" "$tmp/utf8.json" "$tmp/utf8.json: "
 refused "an empty file" "$tmp/empty.json" "$tmp/empty.json: "
 head -c 1048577 /dev/zero | tr '\0' ' ' >"$tmp/large.json"
 refused "a file above 1 MiB" "$tmp/large.json" "$tmp/large.json: larger than 1 MiB"
+# attnscope's own export writes no model_type (its config.json is not a family's).
+refused "an --export-weights config.json: said so" "$tmp/ckpt-own" "(a config.json --export-weights wrote: give its settings as options)"
 mkdir -p "$tmp/nothing"
 refused "a directory without config.json" "$tmp/nothing" "$tmp/nothing/config.json"
 mkfifo "$tmp/fifo.json"
