@@ -200,6 +200,23 @@ static void test_windows(void **state)
     assert_int_equal(c.window, 15);
     for (int layer = 1; layer <= 12; layer++)
         assert_int_equal(Config_layer_local(&c, layer), layer % 6 != 0);
+    /* layer_types beside sliding_window_pattern (newer Gemma 3 files): read, and equal. */
+    static const char BOTH[] = "{\"model_type\": \"gemma3_text\", \"num_hidden_layers\": 6, "
+                               "\"hidden_size\": 2048, \"sliding_window\": 16, "
+                               "\"sliding_window_pattern\": %d, \"layer_types\": "
+                               "[\"sliding_attention\", \"sliding_attention\", "
+                               "\"sliding_attention\", \"sliding_attention\", "
+                               "\"sliding_attention\", \"full_attention\"]}";
+    char text[512];
+    snprintf(text, sizeof text, BOTH, 6);
+    c = Config_default();
+    assert_int_equal(from_text(text, &c, &h, err), 0);
+    for (int i = 0; i < h.count; i++)
+        assert_string_not_equal(h.unmodelled[i].field, "sliding_window_pattern");
+    snprintf(text, sizeof text, BOTH, 3);
+    assert_int_equal(from_text(text, &c, &h, err), -1);
+    assert_non_null(strstr(err, "\"sliding_window_pattern\" is 3: accepted the pattern "
+                                "layer_types lists"));
     c = Config_default();
     assert_int_equal(from_text("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 4, "
                                "\"use_sliding_window\": true, \"max_window_layers\": 0, "

@@ -4,6 +4,46 @@
 
 #include <string.h>
 
+/* The family's sliding layers (a window given, no layer_types): Mistral every layer, Gemma 2
+   and gpt-oss the first of every two, Gemma 3 all but the last of every sliding_window_pattern,
+   Qwen those from max_window_layers on when use_sliding_window. */
+static int family_layers(HfReader *r, int depth, bool local[])
+{
+    int period = 0, first_sliding = depth;
+    memset(local, 0, sizeof *local * (size_t)depth);
+    switch (r->family->windows) {
+    case HF_WINDOWS_NONE:
+        break;
+    case HF_WINDOWS_EVERY:
+        period = 1;
+        break;
+    case HF_WINDOWS_ALTERNATE:
+        period = 2;
+        break;
+    case HF_WINDOWS_PATTERN:
+        if (HfReader_whole(r, "sliding_window_pattern",
+                           HfReader_lookup(r, "sliding_window_pattern"), 1, &period))
+            return -1;
+        break;
+    case HF_WINDOWS_QWEN: {
+        const JsonValue *use = HfReader_lookup(r, "use_sliding_window");
+        if (use && use->kind != JSON_TRUE && use->kind != JSON_FALSE)
+            return HfReader_refuse(r, "use_sliding_window", use, "true or false");
+        if (use && use->kind == JSON_TRUE &&
+            HfReader_whole(r, "max_window_layers", HfReader_lookup(r, "max_window_layers"), 0,
+                           &first_sliding))
+            return -1;
+        for (int i = first_sliding; i < depth; i++)
+            local[i] = true;
+        break;
+    }
+    }
+    for (int i = 0; period && i < depth; i++)
+        local[i] =
+            r->family->windows == HF_WINDOWS_PATTERN ? (i + 1) % period != 0 : i % period == 0;
+    return 0;
+}
+
 /* Which layers slide a window (local[ℓ−1]): layer_types where the file has them, else the
    family's rule; *keys is the window's size (sliding_window), 0 when no layer slides. */
 static int layer_kinds(HfReader *r, int depth, bool local[], int *keys)
@@ -16,7 +56,6 @@ static int layer_kinds(HfReader *r, int depth, bool local[], int *keys)
     if (HfReader_concept(r, WINDOW, &w, &wkey))
         return -1;
     bool windowed = w && w->kind != JSON_NULL;
-    int period = 0, first_sliding = depth;
     memset(local, 0, sizeof *local * (size_t)depth);
     if (types && types->kind != JSON_NULL) {
         if (types->kind != JSON_ARRAY || types->count != depth) {
@@ -37,39 +76,19 @@ static int layer_kinds(HfReader *r, int depth, bool local[], int *keys)
             }
             local[i] = sliding;
         }
-    } else if (windowed) {
-        switch (r->family->windows) {
-        case HF_WINDOWS_NONE:
-            break;
-        case HF_WINDOWS_EVERY:
-            period = 1;
-            break;
-        case HF_WINDOWS_ALTERNATE:
-            period = 2;
-            break;
-        case HF_WINDOWS_PATTERN:
-            if (HfReader_whole(r, "sliding_window_pattern",
-                               HfReader_lookup(r, "sliding_window_pattern"), 1, &period))
-                return -1;
-            break;
-        case HF_WINDOWS_QWEN: {
-            const JsonValue *use = HfReader_lookup(r, "use_sliding_window");
-            if (use && use->kind != JSON_TRUE && use->kind != JSON_FALSE)
-                return HfReader_refuse(r, "use_sliding_window", use, "true or false");
-            if (use && use->kind == JSON_TRUE &&
-                HfReader_whole(r, "max_window_layers", HfReader_lookup(r, "max_window_layers"), 0,
-                               &first_sliding))
-                return -1;
-            for (int i = first_sliding; i < depth; i++)
-                local[i] = true;
-            break;
-        }
-        }
-        /* EVERY and ALTERNATE slide the first layer of each period; PATTERN (Gemma 3) every
-           layer but the period's last. */
-        for (int i = 0; period && i < depth; i++)
-            local[i] =
-                r->family->windows == HF_WINDOWS_PATTERN ? (i + 1) % period != 0 : i % period == 0;
+    } else if (windowed && family_layers(r, depth, local)) {
+        return -1;
+    }
+    /* Gemma 3's configs may state both: the pattern must then be the one layer_types lists. */
+    bool rule[CONFIG_DEPTH_MAX];
+    if (types && types->kind != JSON_NULL && r->family->windows == HF_WINDOWS_PATTERN &&
+        JsonValue_member(r->object, "sliding_window_pattern")) {
+        if (family_layers(r, depth, rule))
+            return -1;
+        if (memcmp(rule, local, sizeof *local * (size_t)depth) != 0)
+            return HfReader_refuse(r, "sliding_window_pattern",
+                                   HfReader_lookup(r, "sliding_window_pattern"),
+                                   "the pattern layer_types lists");
     }
     *keys = 0;
     for (int i = 0; i < depth; i++)
