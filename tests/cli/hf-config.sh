@@ -79,6 +79,20 @@ check "... the document of --weights with the settings spelled out" same_without
 # shellcheck disable=SC2086
 check "... and a depth the checkpoint's config.json contradicts is refused" bash -c "! '$BIN' $base --hf-config '$tmp/ckpt' -L 1 --weights '$tmp/ckpt' >/dev/null 2>'$tmp/e' && grep -q 'num_hidden_layers is 2, but the settings give 1' '$tmp/e'"
 
+# The -small presets (written by hand from the same config.json files, scaled to d = 256):
+# the file with the same scaling spelled after it gives the preset's whole document.
+small() { # preset, file, scaling options
+    "$BIN" --batch --preset "presets/$1.preset" >"$tmp/preset.json" &&
+        # shellcheck disable=SC2086
+        "$BIN" --batch -T 64 --hf-config "tests/data/hf-config/$2" $3 >"$tmp/file.json" 2>/dev/null &&
+        same_without_hf "$tmp/preset.json" "$tmp/file.json"
+}
+check "gpt2.json at d = 256: gpt2-small-small's document" small gpt2-small-small gpt2.json "-d 256 --heads 4"
+check "qwen3-8b.json at d = 256: qwen3-8b-small's document" small qwen3-8b-small qwen3-8b.json \
+    "-d 256 --heads 4 --kv-heads 1 --mlp-hidden 768"
+check "gpt-oss-20b.json at d = 256, window 16: gpt-oss-20b-small's document" small gpt-oss-20b-small \
+    gpt-oss-20b.json "-d 256 --heads 8 --kv-heads 1 -m window-causal -w 15 --window-layers 1:1"
+
 # Hostile files: exit 2, the file named, nothing on stdout.
 refused() { # description, file, expected message part
     "$BIN" --batch -T 16 --hf-config "$2" >"$tmp/out" 2>"$tmp/err"
