@@ -8,6 +8,8 @@
 #include "line_reader.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -135,6 +137,19 @@ static int put_double(HfReader *r, const char *setting, double value, const char
     return HfReader_put(r, setting, Format_shortest(value, text), key);
 }
 
+/* HfReader_unmodelled with the field's own value and a why that names numbers. */
+static void unmodelled_because(HfReader *r, const char *field, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static void unmodelled_because(HfReader *r, const char *field, const char *format, ...)
+{
+    char why[256];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(why, sizeof why, format, args);
+    va_end(args);
+    HfReader_unmodelled(r, field, NULL, why);
+}
+
 /* The heads and their width: d = H·d_h, which the residual width need not be (Gemma 3,
    gpt-oss), since attnscope's heads split d. */
 static int read_shape(HfReader *r, int *head_width)
@@ -172,12 +187,10 @@ static int read_shape(HfReader *r, int *head_width)
         return -1;
     }
     if (d != width) {
-        char why[200];
-        snprintf(why, sizeof why,
-                 "the residual stream is %d wide and the %d heads of %d are %lld: attnscope's "
-                 "heads split d, so d = %lld",
-                 width, heads, *head_width, d, d);
-        HfReader_unmodelled(r, wkey, NULL, why);
+        unmodelled_because(r, wkey,
+                           "the residual stream is %d wide and the %d heads of %d are %lld: "
+                           "attnscope's heads split d, so d = %lld",
+                           width, heads, *head_width, d, d);
     }
     return HfReader_put_int(r, "width", (int)d, wkey) ||
            HfReader_put_int(r, "heads", heads, hkey) ||
@@ -290,12 +303,10 @@ static int read_attention(HfReader *r, int head_width, double init_std)
          number_of(r, "query_pre_attn_scalar", scalar, &query_scalar)))
         return -1;
     if (query_scalar != head_width) {
-        char why[200];
-        snprintf(why, sizeof why,
-                 "the logits are scaled by 1/sqrt(query_pre_attn_scalar), attnscope's by "
-                 "1/sqrt(d_h) = 1/sqrt(%d)",
-                 head_width);
-        HfReader_unmodelled(r, "query_pre_attn_scalar", NULL, why);
+        unmodelled_because(r, "query_pre_attn_scalar",
+                           "the logits are scaled by 1/sqrt(query_pre_attn_scalar), attnscope's "
+                           "by 1/sqrt(d_h) = 1/sqrt(%d)",
+                           head_width);
     }
     bool sinks = r->family->sinks;
     return HfReader_put(r, "attention", "softmax", "model_type") ||

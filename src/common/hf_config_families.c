@@ -70,7 +70,7 @@ const HfRule HF_RULES[] = {
      "caps the LM head's logits, after the block (attnscope ends before the final norm)"},
     {"quantization_config", HF_WHEN_SET,
      "weights stored quantised: --weights reads F64, F32, F16 and BF16 tensors only"},
-    {"vision_config", HF_WHEN_SET, "a vision tower beside the text model: not modelled"},
+    {"vision_config", HF_WHEN_SET, "a vision tower beside the text model"},
     {"use_qk_norm", HF_WHEN_SET, "Llama 4's weightless QK-norm is not among these families"},
     {NULL, HF_WHEN_SET, NULL},
 };
