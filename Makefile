@@ -138,12 +138,15 @@ test: tests
 check-layers:
 	@tests/check-layers.sh
 
-# Fuzzing (clang's libFuzzer) of the preset, option, JSON, safetensors and token-id parsers.  `make fuzz` explores, each
+# Fuzzing (clang's libFuzzer) of the preset, option, JSON, safetensors, token-id and config.json parsers.  `make fuzz` explores, each
 # harness FUZZ_SECONDS (FUZZ_KEEP=1 merges what adds coverage into tests/fuzz/corpus/);
 # `make check` replays the committed corpus and regressions only, so it is deterministic.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
-FUZZ_SRC := src/app/options.c src/common/presets.c src/common/line_reader.c src/common/conditioning_path.c $(CORE_SRC)
+# The options read --hf-config's config.json (src/common/hf_config*.c, on the JSON reader and
+# writer), which fuzz_hf_config drives alone.
+FUZZ_SRC := src/app/options.c src/common/presets.c src/common/line_reader.c src/common/conditioning_path.c \
+            $(wildcard src/common/hf_config*.c) src/common/json_read.c src/common/json.c $(CORE_SRC)
 FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -Isrc/common -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
                -DATTNSCOPE_VERSION='"$(VERSION)"' $(PRESETS_DIR_FLAG) $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -176,7 +179,8 @@ $(FUZZ_DIR)/fuzz_token_ids: tests/fuzz/fuzz_token_ids.c src/common/token_ids.c \
 	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
 
 fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json \
-            $(FUZZ_DIR)/fuzz_safetensors $(FUZZ_DIR)/fuzz_token_ids
+            $(FUZZ_DIR)/fuzz_safetensors $(FUZZ_DIR)/fuzz_token_ids \
+            $(FUZZ_DIR)/fuzz_hf_config
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)

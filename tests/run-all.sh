@@ -53,7 +53,7 @@ for tree in "$@"; do
         # The committed corpus and regressions only, each input once: deterministic.
         # `make fuzz` explores.
         shopt -s nullglob
-        for name in options preset json safetensors token_ids; do
+        for name in options preset json safetensors token_ids hf_config; do
             inputs=(tests/fuzz/corpus/"$name"/* tests/fuzz/regressions/"$name"/*)
             run "fuzz_$name, ${#inputs[@]} committed inputs" "$tree/fuzz_$name" "${inputs[@]}"
         done

@@ -314,7 +314,7 @@ void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t
 }
 
 void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,
-                    Text *t)
+                    const HfConfigReport *hf_config, Text *t)
 {
     const Config *c = &r->config;
     int layers = c->depth + 1, T = c->tokens;
@@ -325,7 +325,10 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
         Text_printf(t, ",\"input_source\":");
         Json_string(t, input);
     }
-    Text_printf(t, "},");
+    Text_printf(t, "}");
+    if (hf_config)
+        HfConfig_json(hf_config, t);
+    Text_printf(t, ",");
     Text_printf(t, "\n \"rng\": ");
     Json_string(t, RANDOM_ALGORITHM);
     Text_printf(t, ",\n \"sigma\": ");

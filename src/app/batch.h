@@ -5,11 +5,13 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
+#include "hf_config.h"
 #include "json.h"
 
-/* The document for r; the width sweep and the conditioning are added when not NULL. */
+/* The document for r; the width sweep, the conditioning and what --hf-config read are added
+   when not NULL. */
 void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,
-                    Text *t);
+                    const HfConfigReport *hf_config, Text *t);
 
 /* The document of --softmax-demo: κ of `draws` draws, their median, the closed form. */
 void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t);

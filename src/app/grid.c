@@ -117,6 +117,7 @@ static int refuse_run_options(const Options *o, char *err, size_t size)
                         : o->weights_path       ? "--weights"
                         : o->token_ids_path     ? "--token-ids"
                         : o->export_weights_dir ? "--export-weights"
+                        : o->hf_config.file[0]  ? "--hf-config"
                                                 : NULL;
     if (!which)
         return 0;

@@ -151,7 +151,7 @@ static void result_record(const Result *r, const WidthSweep *sweep, long line, d
                           Text *t)
 {
     Text doc = {0};
-    Batch_document(r, sweep, NULL, &doc);
+    Batch_document(r, sweep, NULL, NULL, &doc);
     if (doc.failed) {
         t->failed = true;
         Text_free(&doc);

@@ -225,7 +225,7 @@ static int batch_write(const Options *o, const Result *r, const WidthSweep *swee
                        const Conditioning *conditioning, Text *doc)
 {
     char err[OPTIONS_ERROR_SIZE];
-    Batch_document(r, sweep, conditioning, doc);
+    Batch_document(r, sweep, conditioning, o->hf_config.file[0] ? &o->hf_config : NULL, doc);
     if (doc->failed) {
         fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
         return 1;
@@ -443,6 +443,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "attnscope: %s\n", err);
         return 2;
     }
+    HfConfig_warn(&o.hf_config, stderr);
     if (o.help || o.version) {
         if (o.help)
             Options_usage(stdout);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -344,42 +345,6 @@ static void combine(Record **shard, int count, int band, int layers, double *mea
     }
 }
 
-/* v as JSON; numbers as they were written, so that they keep every bit. */
-static void write_value(Text *t, const JsonValue *v)
-{
-    switch (v->kind) {
-    case JSON_NULL:
-        Text_printf(t, "null");
-        return;
-    case JSON_FALSE:
-        Text_printf(t, "false");
-        return;
-    case JSON_TRUE:
-        Text_printf(t, "true");
-        return;
-    case JSON_NUMBER:
-        Text_printf(t, "%s", v->text);
-        return;
-    case JSON_STRING:
-        Json_string(t, v->text);
-        return;
-    case JSON_ARRAY:
-    case JSON_OBJECT:
-        break;
-    }
-    bool keyed = v->kind == JSON_OBJECT;
-    Text_printf(t, keyed ? "{" : "[");
-    for (int i = 0; i < v->count; i++) {
-        Text_printf(t, i ? ", " : "");
-        if (keyed) {
-            Json_string(t, v->keys[i]);
-            Text_printf(t, ":");
-        }
-        write_value(t, &v->items[i]);
-    }
-    Text_printf(t, keyed ? "}" : "]");
-}
-
 /* Which ensemble array key names (mean, std or M2 of which network), or NULL. */
 static const double *ensemble_values(const char *key, const double *const mean[BANDS],
                                      const double *const m2[BANDS], const double *const std[BANDS])
@@ -488,11 +453,11 @@ static void write_merged(Text *t, Record **shard, int count, const double *const
                 if (strcmp(v->keys[k], "seeds") == 0)
                     Text_printf(t, "%d", seeds);
                 else
-                    write_value(t, &v->items[k]);
+                    Json_value(t, &v->items[k], SIZE_MAX);
             }
             Text_printf(t, "}");
         } else {
-            write_value(t, v);
+            Json_value(t, v, SIZE_MAX);
         }
     }
     Text_printf(t, ", \"merged_from\":[");
@@ -507,7 +472,7 @@ static void write_merged(Text *t, Record **shard, int count, const double *const
             if (!v || strcmp(RUN_KEYS[k], "line") == 0)
                 continue;
             Text_printf(t, ", \"%s\":", RUN_KEYS[k]);
-            write_value(t, v);
+            Json_value(t, v, SIZE_MAX);
         }
         Text_printf(t, "}");
     }

@@ -220,6 +220,10 @@ void Options_usage(FILE *out)
           "                      Llama names) and DIR/config.json, then run --batch or exit\n"
           "      --export-dtype f64|f32|bf16\n"
           "                      the dtype --export-weights writes (default f64, exact)\n"
+          "      --hf-config FILE|DIR\n"
+          "                      the settings a Hugging Face config.json determines (DIR:\n"
+          "                      DIR/config.json); later options override; fields the block\n"
+          "                      does not model are warned about and listed in the JSON\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -250,6 +254,7 @@ enum {
     OPT_TOKEN_IDS,
     OPT_EXPORT_WEIGHTS,
     OPT_EXPORT_DTYPE,
+    OPT_HF_CONFIG,
     OPT_SETTING = 512
 };
 
@@ -275,6 +280,7 @@ static const struct option OTHER_OPTIONS[] = {
     {"token-ids", required_argument, NULL, OPT_TOKEN_IDS},
     {"export-weights", required_argument, NULL, OPT_EXPORT_WEIGHTS},
     {"export-dtype", required_argument, NULL, OPT_EXPORT_DTYPE},
+    {"hf-config", required_argument, NULL, OPT_HF_CONFIG},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
 };
@@ -398,6 +404,14 @@ static int other_value(int ch, Options *o, char *err, size_t size)
             Options_load_preset(&o->config, path, err, size))
             return 2;
         return 0;
+    }
+    case OPT_HF_CONFIG: {
+        /* Applied here, in its place among the options, as a preset is: later ones override. */
+        char msg[OPTIONS_ERROR_SIZE];
+        if (HfConfig_apply(optarg, &o->config, &o->hf_config, msg, sizeof msg) == 0)
+            return 0;
+        snprintf(err, size, "--hf-config %s", msg);
+        return 2;
     }
     case OPT_MAX_MEMORY:
         o->max_memory = parse_size(optarg);
@@ -558,6 +572,13 @@ static int check_combinations(const Options *o, char *err, size_t size)
                  o->token_ids_path, o->jsonl ? "--jsonl" : "--sweep-T");
         return 2;
     }
+    if (o->hf_config.file[0] && o->jsonl) {
+        snprintf(err, size,
+                 "--hf-config '%s': accepted only without --jsonl (its unmodelled fields belong "
+                 "to the configuration it read, which a line could change)",
+                 o->hf_config.file);
+        return 2;
+    }
     if (o->verbose && !o->batch) {
         snprintf(err, size,
                  "--verbose: accepted only with --batch (the screen shows its estimate on the "
@@ -598,6 +619,8 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
     }
     if (o->help || o->version)
         return 0;
+    if (HfConfig_check(&o->hf_config, &o->config, err, size))
+        return 2;
     return check_combinations(o, err, size);
 }
 

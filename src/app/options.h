@@ -4,6 +4,7 @@
 #define ATTNSCOPE_OPTIONS_H
 
 #include "attnscope/config.h"
+#include "hf_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@ typedef struct {
     const char *token_ids_path;     /* --token-ids FILE: the embedding input's ids */
     bool given[SETTINGS_MAX];       /* the settings the command line gave, by table index */
     const char *export_weights_dir; /* --export-weights DIR: the weights as a checkpoint */
+    HfConfigReport hf_config;       /* --hf-config FILE|DIR: what it read (file "" if none) */
     int export_dtype;               /* --export-dtype: a SafetensorsDtype, F64 by default */
     bool export_dtype_given;
     bool export_matrix; /* --export-matrix: and the attention matrix in full */

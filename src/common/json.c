@@ -1,6 +1,7 @@
 #include "json.h"
 
 #include "attnscope/format.h"
+#include "json_read.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -95,4 +96,39 @@ void Json_config_members(Text *t, const Config *c)
         if (strcmp(s->name, "width") == 0)
             Text_printf(t, ",\"d_qk\":%d", c->width);
     }
+}
+
+void Json_value(Text *t, const JsonValue *v, size_t limit)
+{
+    switch (v->kind) {
+    case JSON_NULL:
+        Text_printf(t, "null");
+        return;
+    case JSON_FALSE:
+        Text_printf(t, "false");
+        return;
+    case JSON_TRUE:
+        Text_printf(t, "true");
+        return;
+    case JSON_NUMBER: /* as written, so that it keeps every bit */
+        Text_printf(t, "%s", v->text);
+        return;
+    case JSON_STRING:
+        Json_string(t, v->text);
+        return;
+    case JSON_ARRAY:
+    case JSON_OBJECT:
+        break;
+    }
+    bool keyed = v->kind == JSON_OBJECT;
+    Text_printf(t, keyed ? "{" : "[");
+    for (int i = 0; i < v->count && t->length <= limit; i++) {
+        Text_printf(t, i ? ", " : "");
+        if (keyed) {
+            Json_string(t, v->keys[i]);
+            Text_printf(t, ":");
+        }
+        Json_value(t, &v->items[i], limit);
+    }
+    Text_printf(t, keyed ? "}" : "]");
 }

@@ -21,6 +21,11 @@ void Text_printf(Text *t, const char *fmt, ...) __attribute__((format(printf, 2,
 void Json_number(Text *t, double x);
 /* A quoted, escaped JSON string. */
 void Json_string(Text *t, const char *s);
+/* A value the reader parsed (json_read.h), as compact JSON with numbers as they were written;
+   members stop being added once the text passes `limit` bytes (SIZE_MAX: all of them), so
+   that a long value can be cut. */
+struct JsonValue;
+void Json_value(Text *t, const struct JsonValue *v, size_t limit);
 /* [x0, x1, ...] with Json_number. */
 void Json_numbers(Text *t, const double *x, int n);
 

@@ -4,13 +4,13 @@
 # tests/fuzz/regressions/<name>/ for a regression test.  `make check` runs only the committed
 # inputs; with FUZZ_KEEP=1 the new inputs that add coverage are merged into the committed corpus.
 #   run.sh FUZZ_DIR SECONDS [HARNESS...]     (harnesses: options preset json safetensors
-#                                             token_ids; default all)
+#                                             token_ids hf_config; default all)
 set -u
 cd "$(dirname "$0")/../.."
 dir=$1
 seconds=$2
 shift 2
-[ $# -gt 0 ] || set -- options preset json safetensors token_ids
+[ $# -gt 0 ] || set -- options preset json safetensors token_ids hf_config
 status=0
 for name in "$@"; do
     corpus="$dir/corpus-$name"
@@ -25,6 +25,8 @@ for name in "$@"; do
     elif [ "$name" = token_ids ]; then
         printf '15496\n11\n  995\r\n\n0\n' >"$corpus/seed1"
         printf ' [50256, 0, 7]\n' >"$corpus/seed2"
+    elif [ "$name" = hf_config ]; then
+        cp tests/data/hf-config/*.json "$corpus/" 2>/dev/null
     elif [ "$name" = preset ]; then
         find presets -name '*.preset' -exec cp {} "$corpus/" \; 2>/dev/null
         printf 'tokens = 64\nwidth = 64\n# c\n' >"$corpus/seed1"

@@ -1,0 +1,530 @@
+/* --hf-config: a Hugging Face config.json into the settings it determines (docs/hf-config.md).
+ * The file is input a user did not write for us: it is read by the bounded JSON reader, and
+ * every value is checked for its kind and range before it reaches a setter. */
+#include "hf_config.h"
+
+#include "attnscope/format.h"
+#include "hf_config_internal.h"
+#include "line_reader.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A config.json is a few kilobytes; a megabyte leaves room for long layer_types lists. */
+enum { HF_CONFIG_MAX_BYTES = 1 << 20, HF_CONFIG_MAX_VALUES = 1 << 16 };
+
+static const char *const WIDTH[] = {"hidden_size", "n_embd", NULL};
+static const char *const HEADS[] = {"num_attention_heads", "n_head", NULL};
+static const char *const DEPTH[] = {"num_hidden_layers", "n_layer", NULL};
+static const char *const MLP_WIDTH[] = {"intermediate_size", "n_inner", NULL};
+static const char *const EPS[] = {"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps", NULL};
+static const char *const ACTIVATION[] = {"hidden_activation", "hidden_act", "activation_function",
+                                         NULL};
+static const char *const HEAD_DIM[] = {"head_dim", NULL};
+static const char *const KV_HEADS[] = {"num_key_value_heads", NULL};
+
+const JsonValue *HfReader_lookup(HfReader *r, const char *key)
+{
+    for (int i = 0; i < r->object->count; i++)
+        if (strcmp(r->object->keys[i], key) == 0) {
+            r->consumed[i] = true;
+            return &r->object->items[i];
+        }
+    return JsonValue_member(r->defaults, key);
+}
+
+static bool same_value(const JsonValue *a, const JsonValue *b)
+{
+    return a->kind == b->kind && (a->kind != JSON_NUMBER || a->number == b->number) &&
+           (a->kind != JSON_STRING || strcmp(a->text, b->text) == 0);
+}
+
+/* The first of keys (the spellings of one concept) that the file gives, else that the defaults
+   give; two spellings with different values are an error.  *key names the one read. */
+int HfReader_concept(HfReader *r, const char *const keys[], const JsonValue **value,
+                     const char **key)
+{
+    *value = NULL;
+    *key = keys[0];
+    for (int i = 0; keys[i]; i++) {
+        if (!JsonValue_member(r->object, keys[i]))
+            continue;
+        const JsonValue *v = HfReader_lookup(r, keys[i]);
+        if (*value && !same_value(*value, v)) {
+            snprintf(r->err, r->size, "%s: \"%s\" and \"%s\" spell one setting with two values",
+                     r->file, *key, keys[i]);
+            return -1;
+        }
+        if (!*value)
+            *value = v, *key = keys[i];
+    }
+    for (int i = 0; !*value && keys[i]; i++)
+        if ((*value = JsonValue_member(r->defaults, keys[i])))
+            *key = keys[i];
+    return 0;
+}
+
+/* What the file says, for messages: a number or string as written, else its kind. */
+int HfReader_refuse(HfReader *r, const char *key, const JsonValue *v, const char *accepted)
+{
+    char value[80];
+    if (v && (v->kind == JSON_NUMBER || v->kind == JSON_STRING))
+        snprintf(value, sizeof value, v->kind == JSON_STRING ? "\"%.60s\"" : "%.60s", v->text);
+    else
+        snprintf(value, sizeof value, "%s", v ? JsonKind_name(v->kind) : "missing");
+    snprintf(r->err, r->size, "%s: \"%s\" is %s: accepted %s", r->file, key, value, accepted);
+    return -1;
+}
+
+/* A whole number lo ≤ n ≤ 2^20 (the bound keeps the products below exact; each setter has
+   its own range too). */
+int HfReader_whole(HfReader *r, const char *key, const JsonValue *v, int lo, int *out)
+{
+    char accepted[64];
+    snprintf(accepted, sizeof accepted, "a whole number from %d to 1048576", lo);
+    if (!v || v->kind != JSON_NUMBER || v->number != floor(v->number) || v->number < lo ||
+        v->number > (1 << 20))
+        return HfReader_refuse(r, key, v, accepted);
+    *out = (int)v->number;
+    return 0;
+}
+
+/* The concept's whole number, or fallback where it is absent or null. */
+static int size_of(HfReader *r, const char *const keys[], int fallback, int *out, const char **key)
+{
+    const JsonValue *v;
+    if (HfReader_concept(r, keys, &v, key))
+        return -1;
+    if (!v || v->kind == JSON_NULL) {
+        *out = fallback;
+        return 0;
+    }
+    return HfReader_whole(r, *key, v, 1, out);
+}
+
+static int number_of(HfReader *r, const char *key, const JsonValue *v, double *out)
+{
+    if (!v || v->kind != JSON_NUMBER || !isfinite(v->number))
+        return HfReader_refuse(r, key, v, "a number");
+    *out = v->number;
+    return 0;
+}
+
+/* Sets one setting through its own setter, as a preset line does. */
+int HfReader_put(HfReader *r, const char *setting, const char *text, const char *key)
+{
+    char message[512];
+    if (Setting_parse(Settings_find(setting), &r->trial, text, message, sizeof message) == 0)
+        return 0;
+    snprintf(r->err, r->size, "%s: \"%s\" gives %s", r->file, key, message);
+    return -1;
+}
+
+int HfReader_put_int(HfReader *r, const char *setting, int value, const char *key)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%d", value);
+    return HfReader_put(r, setting, text, key);
+}
+
+static int put_double(HfReader *r, const char *setting, double value, const char *key)
+{
+    char text[FORMAT_NUMBER_SIZE];
+    return HfReader_put(r, setting, Format_shortest(value, text), key);
+}
+
+/* HfReader_unmodelled with the field's own value and a why that names numbers. */
+static void unmodelled_because(HfReader *r, const char *field, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static void unmodelled_because(HfReader *r, const char *field, const char *format, ...)
+{
+    char why[256];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(why, sizeof why, format, args);
+    va_end(args);
+    HfReader_unmodelled(r, field, NULL, why);
+}
+
+/* The heads and their width: d = H·d_h, which the residual width need not be (Gemma 3,
+   gpt-oss), since attnscope's heads split d. */
+static int read_shape(HfReader *r, int *head_width)
+{
+    int width, heads, head_dim, kv, depth;
+    const char *wkey, *hkey, *dkey, *kvkey, *lkey;
+    if (size_of(r, WIDTH, -1, &width, &wkey) || size_of(r, HEADS, -1, &heads, &hkey) ||
+        size_of(r, HEAD_DIM, 0, &head_dim, &dkey) || size_of(r, KV_HEADS, 0, &kv, &kvkey) ||
+        size_of(r, DEPTH, -1, &depth, &lkey))
+        return -1;
+    if (width < 0 || heads < 0 || depth < 0)
+        return HfReader_refuse(r,
+                               width < 0   ? wkey
+                               : heads < 0 ? hkey
+                                           : lkey,
+                               NULL, "a whole number");
+    if (!head_dim && width % heads != 0) {
+        char accepted[96];
+        snprintf(accepted, sizeof accepted, "a multiple of %s = %d (or a head_dim)", hkey, heads);
+        return HfReader_refuse(r, wkey, HfReader_lookup(r, wkey), accepted);
+    }
+    *head_width = head_dim ? head_dim : width / heads;
+    if (kv && (kv > heads || heads % kv != 0)) {
+        char accepted[96];
+        snprintf(accepted, sizeof accepted, "a divisor of %s = %d", hkey, heads);
+        return HfReader_refuse(r, kvkey, HfReader_lookup(r, kvkey), accepted);
+    }
+    long long d = (long long)heads * *head_width;
+    if (d > CONFIG_WIDTH_MAX) {
+        snprintf(r->err, r->size,
+                 "%s: %s = %d heads of %d (%s) make d = %lld: accepted d <= %d (attnscope's "
+                 "heads split d)",
+                 r->file, hkey, heads, *head_width, head_dim ? dkey : "its width / heads", d,
+                 CONFIG_WIDTH_MAX);
+        return -1;
+    }
+    if (d != width) {
+        unmodelled_because(r, wkey,
+                           "the residual stream is %d wide and the %d heads of %d are %lld: "
+                           "attnscope's heads split d, so d = %lld",
+                           width, heads, *head_width, d, d);
+    }
+    return HfReader_put_int(r, "width", (int)d, wkey) ||
+           HfReader_put_int(r, "heads", heads, hkey) ||
+           HfReader_put_int(r, "kv-heads", kv, kvkey) || HfReader_put_int(r, "depth", depth, lkey);
+}
+
+/* The norms: the family's kind and placement, PyTorch's rows (√d) with the file's ε. */
+static int read_norms(HfReader *r)
+{
+    const HfFamily *f = r->family;
+    const JsonValue *v;
+    const char *key;
+    double eps = 0;
+    if (HfReader_concept(r, EPS, &v, &key) || number_of(r, key, v, &eps))
+        return -1;
+    return HfReader_put(r, "layernorm", LAYERNORM_NAMES.names[f->norm], "model_type") ||
+           HfReader_put(r, "ln-place", LN_PLACE_NAMES.names[f->place], "model_type") ||
+           HfReader_put(r, "ln-scale", "sqrt-d", "model_type") ||
+           put_double(r, "ln-eps", eps, key) ||
+           HfReader_put(r, "qk-norm", QK_NORM_NAMES.names[f->qk_norm], "model_type") ||
+           HfReader_put(r, "qk-norm-place", "before-rope", "model_type");
+}
+
+/* rope_parameters (transformers 5): {"rope_type", "rope_theta", "partial_rotary_factor", ...},
+   or one such object per layer type (Gemma 3: full_attention, sliding_attention), whose
+   global one is read and whose local θ is named as unmodelled when it differs. */
+static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, double *fraction)
+{
+    const JsonValue *global = JsonValue_member(p, "full_attention");
+    if (global) {
+        const JsonValue *local = JsonValue_member(p, "sliding_attention");
+        const JsonValue *local_theta = JsonValue_member(local, "rope_theta");
+        if (global->kind != JSON_OBJECT)
+            return HfReader_refuse(r, "rope_parameters.full_attention", global, "an object");
+        const JsonValue *global_theta = JsonValue_member(global, "rope_theta");
+        if (local_theta && (!global_theta || !same_value(local_theta, global_theta)))
+            HfReader_unmodelled(r, "rope_parameters.sliding_attention", local,
+                                "the local layers' rotary theta differs from the global one: "
+                                "attnscope has one theta (the global one)");
+        p = global;
+    }
+    for (int i = 0; i < p->count; i++) {
+        const char *key = p->keys[i];
+        const JsonValue *v = &p->items[i];
+        if (strcmp(key, "rope_theta") == 0 && number_of(r, "rope_parameters.rope_theta", v, theta))
+            return -1;
+        if (strcmp(key, "partial_rotary_factor") == 0 &&
+            number_of(r, "rope_parameters.partial_rotary_factor", v, fraction))
+            return -1;
+        if (strcmp(key, "rope_type") == 0 &&
+            (v->kind != JSON_STRING || strcmp(v->text, "default") != 0)) {
+            HfReader_unmodelled(r, "rope_parameters", p,
+                                "rotary scaling (linear, dynamic, YaRN, llama3 ...): attnscope's "
+                                "RoPE has one theta and no scaling");
+        }
+    }
+    return 0;
+}
+
+/* Rotary positions: HF's rotate_half, θ from rope_theta or rope_parameters, the rotated
+   share from partial_rotary_factor; every layer rotates. */
+static int read_rope(HfReader *r)
+{
+    if (!r->family->rope)
+        return HfReader_put(r, "rope", "none", "model_type");
+    /* NaN: not given.  The file's top-level fields, then its rope_parameters, then the
+       family's default θ. */
+    double theta = NAN, fraction = NAN, top_theta = NAN, top_fraction = NAN;
+    const JsonValue *p = HfReader_lookup(r, "rope_parameters");
+    const JsonValue *t = JsonValue_member(r->object, "rope_theta");
+    const JsonValue *f = HfReader_lookup(r, "partial_rotary_factor");
+    if (p && p->kind != JSON_NULL && p->kind != JSON_OBJECT)
+        return HfReader_refuse(r, "rope_parameters", p, "an object");
+    if (t)
+        HfReader_lookup(r, "rope_theta");
+    else
+        t = JsonValue_member(r->defaults, "rope_theta");
+    if ((p && p->kind == JSON_OBJECT && rope_parameters(r, p, &theta, &fraction)) ||
+        (t && number_of(r, "rope_theta", t, &top_theta)) ||
+        (f && f->kind != JSON_NULL && number_of(r, "partial_rotary_factor", f, &top_fraction)))
+        return -1;
+    bool theta_twice = JsonValue_member(r->object, "rope_theta") && !isnan(theta);
+    if ((theta_twice && top_theta != theta) ||
+        (!isnan(top_fraction) && !isnan(fraction) && top_fraction != fraction)) {
+        snprintf(r->err, r->size,
+                 "%s: \"%s\" and \"rope_parameters.%s\" spell one setting with "
+                 "two values",
+                 r->file, theta_twice ? "rope_theta" : "partial_rotary_factor",
+                 theta_twice ? "rope_theta" : "partial_rotary_factor");
+        return -1;
+    }
+    theta = isnan(theta) ? top_theta : theta;
+    fraction = !isnan(fraction) ? fraction : !isnan(top_fraction) ? top_fraction : 1;
+    if (isnan(theta))
+        return HfReader_refuse(r, "rope_theta", NULL, "a number (or rope_parameters.rope_theta)");
+    return HfReader_put(r, "rope", "half", "model_type") ||
+           put_double(r, "rope-theta", theta, "rope_theta") ||
+           put_double(r, "rope-fraction", fraction, "partial_rotary_factor") ||
+           HfReader_put(r, "nope-every", "0", "model_type");
+}
+
+/* The attention's kind and scale, its soft-cap and sinks, W^O and the plain residual. */
+static int read_attention(HfReader *r, int head_width, double init_std)
+{
+    const JsonValue *cap = HfReader_lookup(r, "attn_logit_softcapping");
+    const JsonValue *scalar = HfReader_lookup(r, "query_pre_attn_scalar");
+    double softcap = 0, query_scalar = head_width;
+    if ((cap && cap->kind != JSON_NULL && number_of(r, "attn_logit_softcapping", cap, &softcap)) ||
+        (scalar && scalar->kind != JSON_NULL &&
+         number_of(r, "query_pre_attn_scalar", scalar, &query_scalar)))
+        return -1;
+    if (query_scalar != head_width) {
+        unmodelled_because(r, "query_pre_attn_scalar",
+                           "the logits are scaled by 1/sqrt(query_pre_attn_scalar), attnscope's "
+                           "by 1/sqrt(d_h) = 1/sqrt(%d)",
+                           head_width);
+    }
+    bool sinks = r->family->sinks;
+    return HfReader_put(r, "attention", "softmax", "model_type") ||
+           HfReader_put(r, "logit-scale", "sqrt", "model_type") ||
+           put_double(r, "logit-softcap", softcap, "attn_logit_softcapping") ||
+           HfReader_put(r, "sink", sinks ? "0" : "none", "model_type") ||
+           put_double(r, "sink-std", sinks ? init_std : 0, "initializer_range") ||
+           HfReader_put(r, "wo", "gaussian", "model_type") ||
+           HfReader_put(r, "skip", "plain", "model_type") ||
+           HfReader_put(r, "skip-gain", "1", "model_type") ||
+           HfReader_put(r, "branch-gain", "1", "model_type");
+}
+
+/* The MLP: its activation (gated in the Llama family) and width; none for experts. */
+static int read_mlp(HfReader *r)
+{
+    const HfFamily *f = r->family;
+    if (f->mlp == HF_MLP_EXPERTS)
+        return HfReader_put(r, "mlp", "none", "model_type");
+    const JsonValue *act, *n;
+    const char *akey, *nkey;
+    if (HfReader_concept(r, ACTIVATION, &act, &akey) || HfReader_concept(r, MLP_WIDTH, &n, &nkey))
+        return -1;
+    bool gated = f->mlp == HF_MLP_GATED;
+    const char *text = act && act->kind == JSON_STRING ? act->text : "";
+    bool tanh_gelu = strcmp(text, "gelu_new") == 0 || strcmp(text, "gelu_pytorch_tanh") == 0 ||
+                     strcmp(text, "gelu_fast") == 0;
+    bool exact_gelu = strcmp(text, "gelu") == 0;
+    const char *mlp = strcmp(text, "silu") == 0 || strcmp(text, "swish") == 0
+                          ? (gated ? "swiglu" : NULL)
+                      : strcmp(text, "relu") == 0 ? (gated ? NULL : "relu")
+                      : tanh_gelu || exact_gelu   ? (gated ? "geglu" : "gelu")
+                                                  : NULL;
+    if (!mlp)
+        return HfReader_refuse(
+            r, akey, act,
+            gated ? "silu or swish (SwiGLU), gelu_pytorch_tanh, gelu_new, gelu_fast "
+                    "or gelu (GeGLU)"
+                  : "relu, gelu, gelu_new, gelu_pytorch_tanh or gelu_fast");
+    if (gated ? exact_gelu : tanh_gelu)
+        HfReader_unmodelled(r, akey, NULL,
+                            gated ? "the exact GELU: attnscope's geglu gates with GELU's tanh "
+                                    "approximation (they differ by at most 4.7e-4)"
+                                  : "GELU's tanh approximation: attnscope's gelu is the exact "
+                                    "normal CDF (they differ by at most 4.7e-4)");
+    if (HfReader_put(r, "mlp", mlp, akey))
+        return -1;
+    if (!n || n->kind == JSON_NULL) /* GPT-2's n_inner: null is 4 n_embd */
+        return HfReader_put(r, "mlp-ratio", "4", nkey) || HfReader_put(r, "mlp-hidden", "0", nkey);
+    int hidden;
+    return HfReader_whole(r, nkey, n, 1, &hidden) ||
+           HfReader_put_int(r, "mlp-hidden", hidden, nkey);
+}
+
+/* HF's _init_weights: every matrix N(0, initializer_range²), the scheme the presets call gpt2;
+   GPT-2 alone scales its c_proj by 1/sqrt(2 n_layer) (the scheme's own depth scaling). */
+static int read_init(HfReader *r, double *std)
+{
+    const JsonValue *v = HfReader_lookup(r, "initializer_range");
+    static const char *const MATRICES[] = {"init-query", "init-key", "init-value", "init-output",
+                                           "init-mlp"};
+    if (number_of(r, "initializer_range", v, std) ||
+        HfReader_put(r, "init", "gpt2", "model_type") ||
+        put_double(r, "init-std", *std, "initializer_range") ||
+        HfReader_put(r, "depth-scale", DEPTH_SCALE_NAMES.names[r->family->depth_scale],
+                     "model_type"))
+        return -1;
+    for (size_t i = 0; i < sizeof MATRICES / sizeof *MATRICES; i++)
+        if (HfReader_put(r, MATRICES[i], "scheme", "model_type"))
+            return -1;
+    return 0;
+}
+
+static int read_model(HfReader *r)
+{
+    int head_width = 0;
+    double std = 0;
+    if (read_shape(r, &head_width) || read_norms(r) || read_rope(r) || read_init(r, &std) ||
+        read_attention(r, head_width, std) || read_mlp(r) || HfReader_windows(r))
+        return -1;
+    if (r->family->implied) {
+        JsonValue type = {.kind = JSON_STRING,
+                          .text = (char *)r->family->model_type,
+                          .length = strlen(r->family->model_type)};
+        HfReader_unmodelled(r, "model_type", &type, r->family->implied);
+    }
+    HfReader_judge_rest(r);
+    return 0;
+}
+
+/* Runs r over its object: the model's settings, or (model false: a multimodal wrapper) only
+   the judgement of its fields. */
+static int run_reader(HfReader *r, bool model)
+{
+    char message[256];
+    JsonValue *defaults =
+        Json_parse(r->family->defaults, strlen(r->family->defaults), message, sizeof message);
+    r->consumed = calloc((size_t)r->object->count + 1, sizeof *r->consumed);
+    int status = -1;
+    if (!defaults || !r->consumed)
+        snprintf(r->err, r->size, "%s: %s", r->file, defaults ? "out of memory" : message);
+    else {
+        r->defaults = defaults;
+        HfReader_lookup(r, "model_type");
+        if (r->family->nested)
+            HfReader_lookup(r, r->family->nested);
+        status = model ? read_model(r) : (HfReader_judge_rest(r), 0);
+    }
+    free(r->consumed);
+    JsonValue_free(defaults);
+    return status;
+}
+
+/* The document: its model_type names the family; a wrapper's text model is read from its
+   nested object (absent: the text model's defaults, as transformers does). */
+static int read_document(const JsonValue *v, const char *name, Config *c, HfConfigReport *h,
+                         char *err, size_t size)
+{
+    char accepted[256];
+    HfFamily_accepted(accepted, sizeof accepted);
+    const JsonValue *type = JsonValue_member(v, "model_type");
+    const HfFamily *f = type && type->kind == JSON_STRING ? HfFamily_find(type->text) : NULL;
+    if (v->kind != JSON_OBJECT) {
+        snprintf(err, size, "%s: a config.json holds a JSON object, found %s", name,
+                 JsonKind_name(v->kind));
+        return -1;
+    }
+    if (!f) {
+        /* attnscope's own export names no model_type: its settings are under "attnscope". */
+        const char *own = JsonValue_member(v, "attnscope") && !type
+                              ? " (a config.json --export-weights wrote: give its settings as "
+                                "options)"
+                              : "";
+        snprintf(err, size, "%s: \"model_type\" is %s%.60s%s: accepted %s (docs/hf-config.md)%s",
+                 name, type && type->kind == JSON_STRING ? "\"" : "",
+                 !type                       ? "missing"
+                 : type->kind == JSON_STRING ? type->text
+                                             : JsonKind_name(type->kind),
+                 type && type->kind == JSON_STRING ? "\"" : "", accepted, own);
+        return -1;
+    }
+    snprintf(h->file, sizeof h->file, "%s", name);
+    snprintf(h->model_type, sizeof h->model_type, "%s", f->model_type);
+    HfReader r = {
+        .file = name, .family = f, .object = v, .trial = *c, .report = h, .err = err, .size = size};
+    if (f->nested) {
+        static const JsonValue EMPTY = {.kind = JSON_OBJECT};
+        const JsonValue *inner = JsonValue_member(v, f->nested);
+        const JsonValue *inner_type = JsonValue_member(inner, "model_type");
+        if (inner && inner->kind != JSON_OBJECT && inner->kind != JSON_NULL)
+            return HfReader_refuse(&r, f->nested, inner, "an object (the text model's config)");
+        if (inner_type &&
+            (inner_type->kind != JSON_STRING || strcmp(inner_type->text, f->nested_type) != 0)) {
+            char want[80];
+            snprintf(want, sizeof want, "\"%s\"", f->nested_type);
+            return HfReader_refuse(&r, "text_config.model_type", inner_type, want);
+        }
+        if (run_reader(&r, false))
+            return -1;
+        r.family = HfFamily_find(f->nested_type);
+        r.object = inner && inner->kind == JSON_OBJECT ? inner : &EMPTY;
+    }
+    if (run_reader(&r, true))
+        return -1;
+    *c = r.trial;
+    return 0;
+}
+
+int HfConfig_parse(const char *text, size_t length, const char *name, Config *c,
+                   HfConfigReport *report, char *err, size_t size)
+{
+    JsonLimits limits = {.max_bytes = HF_CONFIG_MAX_BYTES,
+                         .max_depth = JSON_DEPTH_MAX,
+                         .max_values = HF_CONFIG_MAX_VALUES};
+    char message[256];
+    JsonValue *v = Json_parse_within(text, length, &limits, message, sizeof message);
+    if (!v) {
+        snprintf(err, size, "%s: %s", name, message);
+        return -1;
+    }
+    HfConfigReport *h = calloc(1, sizeof *h);
+    Config trial = *c;
+    int status = h ? read_document(v, name, &trial, h, err, size) : -1;
+    if (!h)
+        snprintf(err, size, "%s: out of memory", name);
+    if (status == 0) {
+        *c = trial;
+        *report = *h;
+    }
+    free(h);
+    JsonValue_free(v);
+    return status;
+}
+
+int HfConfig_apply(const char *path, Config *c, HfConfigReport *report, char *err, size_t size)
+{
+    char file[1100], message[1200];
+    struct stat st;
+    bool directory = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    snprintf(file, sizeof file, directory ? "%s/config.json" : "%s", path);
+    FILE *f = File_open_regular(file, message, sizeof message);
+    if (!f) {
+        snprintf(err, size, "%s", message);
+        return -1;
+    }
+    char *text = malloc(HF_CONFIG_MAX_BYTES + 1);
+    size_t n = text ? fread(text, 1, HF_CONFIG_MAX_BYTES + 1, f) : 0;
+    bool failed = !text || ferror(f) || n > HF_CONFIG_MAX_BYTES;
+    fclose(f);
+    int status = -1;
+    if (failed)
+        snprintf(err, size, "%s: %s", file,
+                 !text                     ? "out of memory"
+                 : n > HF_CONFIG_MAX_BYTES ? "larger than 1 MiB: accepted a config.json (a few "
+                                             "kilobytes)"
+                                           : "read error");
+    else
+        status = HfConfig_parse(text, n, file, c, report, err, size);
+    free(text);
+    return status;
+}

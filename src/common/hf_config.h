@@ -1,0 +1,61 @@
+/* --hf-config FILE|DIR: a Hugging Face config.json read into the settings it determines
+ * (docs/hf-config.md).  Every value goes through the settings table's own setter
+ * (Setting_parse), as a preset line does; every field that changes the model and that the
+ * block does not model is kept in the report, for a warning and the batch document. */
+#ifndef ATTNSCOPE_HF_CONFIG_H
+#define ATTNSCOPE_HF_CONFIG_H
+
+#include "attnscope/config.h"
+#include "json.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* A field the block does not model: its name, its value (JSON text, or a string where the
+   value was too long to keep whole) and why it matters. */
+typedef struct {
+    char field[64];
+    char value[128];
+    bool value_is_json;
+    char why[256];
+} HfUnmodelled;
+
+enum { HF_UNMODELLED_MAX = 32 };
+
+typedef struct {
+    char file[1024];     /* the config.json read; "" when none was */
+    char model_type[64]; /* as the file names it */
+    int count;           /* entries in unmodelled */
+    int left_out;        /* entries beyond HF_UNMODELLED_MAX (counted, named in the warning) */
+    HfUnmodelled unmodelled[HF_UNMODELLED_MAX];
+    /* The windows were judged at T = judged_tokens: a sliding window of sliding_window keys
+       (0: none) that covers all T tokens is the causal mask, exactly.  mask, window and
+       window_layers are what the file set, so a later -T can be checked (HfConfig_check). */
+    int judged_tokens, sliding_window;
+    Mask mask;
+    int window;
+    double window_layers;
+} HfConfigReport;
+
+/* Reads FILE, or DIR/config.json, into *c over its current settings: all of them, or (on an
+   error) none.  Returns 0, or -1 with a message naming the file, the field, its value and
+   what is accepted. */
+int HfConfig_apply(const char *path, Config *c, HfConfigReport *report, char *err, size_t size);
+
+/* The same from the file's bytes (the fuzzer's entry): name stands for the file. */
+int HfConfig_parse(const char *text, size_t length, const char *name, Config *c,
+                   HfConfigReport *report, char *err, size_t size);
+
+/* After every option: a -T given after --hf-config must not change what the file's sliding
+   window means (a window that covered every token at the T the file was read with and does
+   not at the final one).  0, or -1 with the message. */
+int HfConfig_check(const HfConfigReport *report, const Config *c, char *err, size_t size);
+
+/* "attnscope: warning: FILE: FIELD = VALUE is not modelled: WHY", one line per field. */
+void HfConfig_warn(const HfConfigReport *report, FILE *out);
+
+/* The batch document's member: "hf_config": {"file", "model_type", "unmodelled": [...]}. */
+void HfConfig_json(const HfConfigReport *report, Text *t);
+
+#endif

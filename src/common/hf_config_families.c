@@ -1,0 +1,320 @@
+/* The Hugging Face families --hf-config reads: what each one's block is, its config
+ * class's defaults, and its fields that the block does not model (docs/hf-config.md). */
+#include "hf_config_internal.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Fields outside the block or without effect on a forward pass at initialisation: token ids,
+   the vocabulary and the LM head, the context length (T is attnscope's), dropout (off in a
+   forward pass that is not training), caching, dtypes and bookkeeping. */
+const char *const HF_HARMLESS[] = {"_name_or_path",
+                                   "architectures",
+                                   "auto_map",
+                                   "model_type",
+                                   "transformers_version",
+                                   "torch_dtype",
+                                   "dtype",
+                                   "bos_token_id",
+                                   "eos_token_id",
+                                   "pad_token_id",
+                                   "sep_token_id",
+                                   "decoder_start_token_id",
+                                   "vocab_size",
+                                   "tie_word_embeddings",
+                                   "max_position_embeddings",
+                                   "use_cache",
+                                   "attention_dropout",
+                                   "hidden_dropout",
+                                   "embedding_dropout",
+                                   "pretraining_tp",
+                                   "return_dict",
+                                   "output_attentions",
+                                   "output_hidden_states",
+                                   "id2label",
+                                   "label2id",
+                                   "problem_type",
+                                   "cache_implementation",
+                                   "is_decoder",
+                                   "task_specific_params",
+                                   NULL};
+
+static const char BIASES[] = "the block has no biases (HF initialises them to 0, so a model at "
+                             "step 0 is the same; a trained checkpoint's biases are not read)";
+static const char EXPERTS[] = "a mixture of experts: the block has one MLP or none (gpt-oss: "
+                              "its attention path, --mlp none)";
+
+const HfRule HF_RULES[] = {
+    {"rope_scaling", HF_WHEN_SET,
+     "rotary scaling (linear, dynamic, YaRN, llama3 ...): attnscope's RoPE has one theta and "
+     "no scaling, which is the same only at positions the scaling leaves unchanged"},
+    {"attention_bias", HF_WHEN_SET, BIASES},
+    {"mlp_bias", HF_WHEN_SET, BIASES},
+    {"num_local_experts", HF_WHEN_SET, EXPERTS},
+    {"num_experts", HF_WHEN_SET, EXPERTS},
+    {"num_experts_per_tok", HF_WHEN_SET, EXPERTS},
+    {"experts_per_token", HF_WHEN_SET, EXPERTS},
+    {"moe_intermediate_size", HF_WHEN_SET, EXPERTS},
+    {"n_routed_experts", HF_WHEN_SET, EXPERTS},
+    {"n_shared_experts", HF_WHEN_SET, EXPERTS},
+    {"shared_expert_intermediate_size", HF_WHEN_SET, EXPERTS},
+    {"q_lora_rank", HF_WHEN_SET,
+     "multi-head latent attention (low-rank queries): the block's W^Q is one matrix"},
+    {"kv_lora_rank", HF_WHEN_SET,
+     "multi-head latent attention (low-rank keys and values): the block's W^K, W^V are one "
+     "matrix each"},
+    {"attn_output_gate", HF_WHEN_SET, "a gate on the attention's output: the block has none"},
+    {"use_output_gate", HF_WHEN_SET, "a gate on the attention's output: the block has none"},
+    {"final_logit_softcapping", HF_WHEN_SET,
+     "caps the LM head's logits, after the block (attnscope ends before the final norm)"},
+    {"quantization_config", HF_WHEN_SET,
+     "weights stored quantised: --weights reads F64, F32, F16 and BF16 tensors only"},
+    {"vision_config", HF_WHEN_SET, "a vision tower beside the text model"},
+    {"use_qk_norm", HF_WHEN_SET, "Llama 4's weightless QK-norm is not among these families"},
+    {NULL, HF_WHEN_SET, NULL},
+};
+
+static const char *const GPT2_HARMLESS[] = {"n_positions",
+                                            "n_ctx",
+                                            "resid_pdrop",
+                                            "embd_pdrop",
+                                            "attn_pdrop",
+                                            "summary_type",
+                                            "summary_use_proj",
+                                            "summary_activation",
+                                            "summary_proj_to_labels",
+                                            "summary_first_dropout",
+                                            "reorder_and_upcast_attn",
+                                            "add_cross_attention",
+                                            NULL};
+static const HfRule GPT2_RULES[] = {
+    {"scale_attn_weights", HF_WHEN_FALSE,
+     "logits without the 1/sqrt(d_h) scale: attnscope's logit scale is 1/sqrt(d_h) or 1/d_h"},
+    {"scale_attn_by_inverse_layer_idx", HF_WHEN_SET,
+     "logits scaled by 1/layer: attnscope scales every layer alike"},
+    {NULL, HF_WHEN_SET, NULL},
+};
+
+static const char *const QWEN_HARMLESS[] = {"max_window_layers", "use_sliding_window", NULL};
+static const HfRule GEMMA3_RULES[] = {
+    {"rope_local_base_freq", HF_WHEN_SET,
+     "the local layers' rotary theta, beside rope_theta for the global ones: attnscope has "
+     "one theta (rope_theta)"},
+    {NULL, HF_WHEN_SET, NULL},
+};
+static const char *const GEMMA3_WRAPPER_HARMLESS[] = {"boi_token_index",   "eoi_token_index",
+                                                      "image_token_index", "mm_tokens_per_image",
+                                                      "initializer_range", NULL};
+static const char *const GPT_OSS_HARMLESS[] = {"initial_context_length", "router_aux_loss_coef",
+                                               "output_router_logits", "hidden_act", NULL};
+static const HfRule GPT_OSS_RULES[] = {
+    {"swiglu_limit", HF_WHEN_SET, EXPERTS},
+    {"intermediate_size", HF_WHEN_SET, EXPERTS},
+    {NULL, HF_WHEN_SET, NULL},
+};
+static const char *const VIT_HARMLESS[] = {
+    "image_size",         "patch_size",          "num_channels",
+    "encoder_stride",     "hidden_dropout_prob", "attention_probs_dropout_prob",
+    "pooler_output_size", "pooler_act",          NULL};
+static const HfRule VIT_RULES[] = {{"qkv_bias", HF_WHEN_SET, BIASES}, {NULL, HF_WHEN_SET, NULL}};
+static const HfRule NO_RULES[] = {{NULL, HF_WHEN_SET, NULL}};
+static const char *const NONE[] = {NULL};
+
+static const char GEMMA_EMBEDDING[] =
+    "Gemma scales its embeddings by sqrt(hidden_size): attnscope's input is its own "
+    "(--input), before the first block";
+
+static const HfFamily FAMILIES[] = {
+    {.model_type = "gpt2",
+     .name = "GPT-2",
+     .defaults = "{\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, \"n_inner\": null,"
+                 "\"activation_function\": \"gelu_new\", \"layer_norm_epsilon\": 1e-05,"
+                 "\"initializer_range\": 0.02, \"scale_attn_weights\": true}",
+     .norm = LAYERNORM_LN,
+     .place = LN_PLACE_PRE,
+     .causal = true,
+     .mlp = HF_MLP_PLAIN,
+     .depth_scale = DEPTH_SCALE_SCHEME,
+     .harmless = GPT2_HARMLESS,
+     .rules = GPT2_RULES,
+     .implied = "GPT-2's Conv1D layers have biases: the block has none (0 at initialisation, "
+                "so a model at step 0 is the same); its learned positions are outside the "
+                "block"},
+    {.model_type = "llama",
+     .name = "Llama",
+     .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 11008, \"num_hidden_layers\": "
+                 "32, \"num_attention_heads\": 32, \"num_key_value_heads\": null, \"head_dim\": "
+                 "null, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06, \"rope_theta\": "
+                 "10000.0, \"initializer_range\": 0.02}",
+     .norm = LAYERNORM_RMS,
+     .place = LN_PLACE_PRE,
+     .rope = true,
+     .causal = true,
+     .mlp = HF_MLP_GATED,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .harmless = NONE,
+     .rules = NO_RULES},
+    {.model_type = "mistral",
+     .name = "Mistral",
+     .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_hidden_layers\": "
+                 "32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": "
+                 "null, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06, \"rope_theta\": "
+                 "10000.0, \"sliding_window\": 4096, \"initializer_range\": 0.02}",
+     .norm = LAYERNORM_RMS,
+     .place = LN_PLACE_PRE,
+     .rope = true,
+     .causal = true,
+     .mlp = HF_MLP_GATED,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .windows = HF_WINDOWS_EVERY,
+     .harmless = NONE,
+     .rules = NO_RULES},
+    {.model_type = "qwen2",
+     .name = "Qwen2",
+     .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 22016, \"num_hidden_layers\": "
+                 "32, \"num_attention_heads\": 32, \"num_key_value_heads\": 32, \"hidden_act\": "
+                 "\"silu\", \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000.0, "
+                 "\"use_sliding_window\": false, \"sliding_window\": 4096, "
+                 "\"max_window_layers\": 28, \"initializer_range\": 0.02}",
+     .norm = LAYERNORM_RMS,
+     .place = LN_PLACE_PRE,
+     .rope = true,
+     .causal = true,
+     .mlp = HF_MLP_GATED,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .windows = HF_WINDOWS_QWEN,
+     .harmless = QWEN_HARMLESS,
+     .rules = NO_RULES,
+     .implied = "Qwen2's q_proj, k_proj and v_proj always have biases: the block has none (0 "
+                "at initialisation, so a model at step 0 is the same)"},
+    {.model_type = "qwen3",
+     .name = "Qwen3",
+     .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 22016, \"num_hidden_layers\": "
+                 "32, \"num_attention_heads\": 32, \"num_key_value_heads\": 32, \"head_dim\": "
+                 "128, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06, \"rope_theta\": "
+                 "10000.0, \"use_sliding_window\": false, \"sliding_window\": 4096, "
+                 "\"max_window_layers\": 28, \"initializer_range\": 0.02}",
+     .norm = LAYERNORM_RMS,
+     .place = LN_PLACE_PRE,
+     .rope = true,
+     .causal = true,
+     .qk_norm = QK_NORM_HEAD,
+     .mlp = HF_MLP_GATED,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .windows = HF_WINDOWS_QWEN,
+     .harmless = QWEN_HARMLESS,
+     .rules = NO_RULES},
+    {.model_type = "gemma2",
+     .name = "Gemma 2",
+     .defaults = "{\"hidden_size\": 2304, \"intermediate_size\": 9216, \"num_hidden_layers\": "
+                 "26, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": "
+                 "256, \"hidden_activation\": \"gelu_pytorch_tanh\", \"rms_norm_eps\": 1e-06, "
+                 "\"rope_theta\": 10000.0, \"query_pre_attn_scalar\": 256, \"sliding_window\": "
+                 "4096, \"final_logit_softcapping\": 30.0, \"attn_logit_softcapping\": 50.0, "
+                 "\"initializer_range\": 0.02}",
+     .norm = LAYERNORM_RMS,
+     .place = LN_PLACE_PERI,
+     .rope = true,
+     .causal = true,
+     .mlp = HF_MLP_GATED,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .windows = HF_WINDOWS_ALTERNATE,
+     .harmless = NONE,
+     .rules = NO_RULES,
+     .implied = GEMMA_EMBEDDING},
+    {.model_type = "gemma3_text",
+     .name = "Gemma 3",
+     .defaults = "{\"hidden_size\": 2304, \"intermediate_size\": 9216, \"num_hidden_layers\": "
+                 "26, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": "
+                 "256, \"hidden_activation\": \"gelu_pytorch_tanh\", \"rms_norm_eps\": 1e-06, "
+                 "\"rope_theta\": 1000000.0, \"rope_local_base_freq\": 10000.0, "
+                 "\"query_pre_attn_scalar\": 256, \"sliding_window\": 4096, "
+                 "\"sliding_window_pattern\": 6, \"final_logit_softcapping\": null, "
+                 "\"attn_logit_softcapping\": null, \"initializer_range\": 0.02}",
+     .norm = LAYERNORM_RMS,
+     .place = LN_PLACE_PERI,
+     .rope = true,
+     .causal = true,
+     .qk_norm = QK_NORM_HEAD,
+     .mlp = HF_MLP_GATED,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .windows = HF_WINDOWS_PATTERN,
+     .harmless = NONE,
+     .rules = GEMMA3_RULES,
+     .implied = GEMMA_EMBEDDING},
+    /* Gemma 3's multimodal checkpoints: the text model under text_config. */
+    {.model_type = "gemma3",
+     .name = "Gemma 3 (multimodal)",
+     .defaults = "{}",
+     .nested = "text_config",
+     .nested_type = "gemma3_text",
+     .harmless = GEMMA3_WRAPPER_HARMLESS,
+     .rules = NO_RULES},
+    {.model_type = "olmo2",
+     .name = "OLMo 2",
+     .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 11008, \"num_hidden_layers\": "
+                 "32, \"num_attention_heads\": 32, \"num_key_value_heads\": null, "
+                 "\"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, "
+                 "\"initializer_range\": 0.02}",
+     .norm = LAYERNORM_RMS,
+     .place = LN_PLACE_OUTPUT,
+     .rope = true,
+     .causal = true,
+     .qk_norm = QK_NORM_FULL,
+     .mlp = HF_MLP_GATED,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .harmless = NONE,
+     .rules = NO_RULES},
+    {.model_type = "gpt_oss",
+     .name = "gpt-oss",
+     .defaults = "{\"hidden_size\": 2880, \"intermediate_size\": 2880, \"num_hidden_layers\": "
+                 "36, \"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 64, "
+                 "\"num_local_experts\": 128, \"experts_per_token\": 4, \"rms_norm_eps\": "
+                 "1e-05, \"rope_theta\": 150000.0, \"sliding_window\": 128, "
+                 "\"attention_bias\": true, \"initializer_range\": 0.02}",
+     .norm = LAYERNORM_RMS,
+     .place = LN_PLACE_PRE,
+     .rope = true,
+     .causal = true,
+     .sinks = true,
+     .mlp = HF_MLP_EXPERTS,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .windows = HF_WINDOWS_ALTERNATE,
+     .harmless = GPT_OSS_HARMLESS,
+     .rules = GPT_OSS_RULES},
+    {.model_type = "vit",
+     .name = "ViT",
+     .defaults = "{\"hidden_size\": 768, \"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                 "\"intermediate_size\": 3072, \"hidden_act\": \"gelu\", \"layer_norm_eps\": "
+                 "1e-12, \"initializer_range\": 0.02, \"qkv_bias\": true}",
+     .norm = LAYERNORM_LN,
+     .place = LN_PLACE_PRE,
+     .mlp = HF_MLP_PLAIN,
+     .depth_scale = DEPTH_SCALE_NONE,
+     .harmless = VIT_HARMLESS,
+     .rules = VIT_RULES,
+     .implied = "ViT's patch embedding, CLS token and learned positions are outside the "
+                "block: attnscope's input is its own (--input)"},
+};
+enum { FAMILY_COUNT = sizeof FAMILIES / sizeof FAMILIES[0] };
+
+const HfFamily *HfFamily_find(const char *model_type)
+{
+    for (int i = 0; i < FAMILY_COUNT; i++)
+        if (strcmp(FAMILIES[i].model_type, model_type) == 0)
+            return &FAMILIES[i];
+    return NULL;
+}
+
+void HfFamily_accepted(char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < FAMILY_COUNT && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", FAMILIES[i].model_type);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}

@@ -1,0 +1,136 @@
+#!/bin/bash
+# --hf-config FILE|DIR: a Llama-family config.json gives the batch document of the same
+# settings spelled as options; its unmodelled fields are warned about and listed in the
+# document; with --weights DIR it reads a checkpoint in two arguments; options after it
+# override it; hostile files exit 2 with the file, the field and what is accepted, and print
+# nothing on stdout.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+mkdir -p "$tmp/tiny"
+cat >"$tmp/tiny/config.json" <<'JSON'
+{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+ "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2,
+ "num_hidden_layers": 2, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+ "hidden_act": "silu", "initializer_range": 0.02, "max_position_embeddings": 2048,
+ "vocab_size": 32000, "tie_word_embeddings": false, "torch_dtype": "float32"}
+JSON
+# The same settings, spelled out (docs/hf-config.md's table for llama).
+spelled="-d 64 --heads 4 --kv-heads 2 -L 2 -n rms --ln-place pre --ln-scale sqrt-d --ln-eps 1e-6
+ --rope half --rope-theta 10000 --mlp swiglu --mlp-hidden 96 --init gpt2 --init-std 0.02
+ --depth-scale none -m causal --wo gaussian -k plain"
+base="--batch -T 16"
+
+# The two documents without "hf_config" are equal, key for key.
+same_without_hf() { # a.json b.json
+    "$PY" - "$1" "$2" <<'PYEOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a.pop("hf_config", None); b.pop("hf_config", None)
+sys.exit(0 if a == b else 1)
+PYEOF
+}
+# shellcheck disable=SC2086
+"$BIN" $base --hf-config "$tmp/tiny" >"$tmp/hf.json" 2>"$tmp/hf.err"
+check "a directory's config.json: exit 0, no warning" test $? -eq 0 -a ! -s "$tmp/hf.err"
+# shellcheck disable=SC2086
+"$BIN" $base $spelled >"$tmp/spelled.json"
+check "... the document of the same settings spelled as options" same_without_hf "$tmp/hf.json" "$tmp/spelled.json"
+check "... and hf_config names the file, the family and nothing unmodelled" "$PY" -c "
+import json; h = json.load(open('$tmp/hf.json'))['hf_config']
+assert h == {'file': '$tmp/tiny/config.json', 'model_type': 'llama', 'unmodelled': [],
+             'unmodelled_left_out': 0}, h"
+
+# An unmodelled field: warned on stderr and listed in the document.
+"$PY" -c "
+import json; c = json.load(open('$tmp/tiny/config.json'))
+c['rope_scaling'] = {'rope_type': 'yarn', 'factor': 4.0}; c['num_local_experts'] = 8
+json.dump(c, open('$tmp/scaled.json', 'w'))"
+# shellcheck disable=SC2086
+"$BIN" $base --hf-config "$tmp/scaled.json" >"$tmp/scaled-doc.json" 2>"$tmp/scaled.err"
+check "unmodelled fields: exit 0" test $? -eq 0
+check "... each named in a warning" bash -c "grep -q 'warning: $tmp/scaled.json: rope_scaling = {\"rope_type\":\"yarn\", \"factor\":4.0} is not modelled: rotary scaling' '$tmp/scaled.err' && grep -q 'num_local_experts = 8 is not modelled: a mixture of experts' '$tmp/scaled.err'"
+check "... and in the document, with its value" "$PY" -c "
+import json; u = json.load(open('$tmp/scaled-doc.json'))['hf_config']['unmodelled']
+assert [(x['field'], x['value']) for x in u] == [('rope_scaling', {'rope_type': 'yarn', 'factor': 4.0}), ('num_local_experts', 8)], u"
+
+# Options after it override it; before it, it overrides them.
+# shellcheck disable=SC2086
+check "-L 1 after --hf-config: depth 1" bash -c "'$BIN' $base --hf-config '$tmp/tiny' -L 1 | '$PY' -c 'import json,sys; assert json.load(sys.stdin)[\"config\"][\"depth\"] == 1'"
+# shellcheck disable=SC2086
+check "-L 1 before --hf-config: the file's depth 2" bash -c "'$BIN' $base -L 1 --hf-config '$tmp/tiny' | '$PY' -c 'import json,sys; assert json.load(sys.stdin)[\"config\"][\"depth\"] == 2'"
+
+# A checkpoint in two arguments: the weights attnscope draws for these settings, beside the
+# config.json, read back as --weights with the settings spelled out.
+# shellcheck disable=SC2086
+"$BIN" $base $spelled --export-weights "$tmp/ckpt" >/dev/null 2>&1
+mkdir -p "$tmp/ckpt-own"
+cp "$tmp/ckpt/config.json" "$tmp/ckpt-own/config.json"
+cp "$tmp/tiny/config.json" "$tmp/ckpt/config.json"
+# shellcheck disable=SC2086
+"$BIN" $base --hf-config "$tmp/ckpt" --weights "$tmp/ckpt" >"$tmp/two.json" 2>"$tmp/two.err"
+check "--hf-config DIR --weights DIR: exit 0" test $? -eq 0
+# shellcheck disable=SC2086
+"$BIN" $base $spelled --weights "$tmp/ckpt" >"$tmp/spelled-weights.json"
+check "... the document of --weights with the settings spelled out" same_without_hf "$tmp/two.json" "$tmp/spelled-weights.json"
+# shellcheck disable=SC2086
+check "... and a depth the checkpoint's config.json contradicts is refused" bash -c "! '$BIN' $base --hf-config '$tmp/ckpt' -L 1 --weights '$tmp/ckpt' >/dev/null 2>'$tmp/e' && grep -q 'num_hidden_layers is 2, but the settings give 1' '$tmp/e'"
+
+# The -small presets (written by hand from the same config.json files, scaled to d = 256):
+# the file with the same scaling spelled after it gives the preset's whole document.
+small() { # preset, file, scaling options
+    "$BIN" --batch --preset "presets/$1.preset" >"$tmp/preset.json" &&
+        # shellcheck disable=SC2086
+        "$BIN" --batch -T 64 --hf-config "tests/data/hf-config/$2" $3 >"$tmp/file.json" 2>/dev/null &&
+        same_without_hf "$tmp/preset.json" "$tmp/file.json"
+}
+check "gpt2.json at d = 256: gpt2-small-small's document" small gpt2-small-small gpt2.json "-d 256 --heads 4"
+check "qwen3-8b.json at d = 256: qwen3-8b-small's document" small qwen3-8b-small qwen3-8b.json \
+    "-d 256 --heads 4 --kv-heads 1 --mlp-hidden 768"
+check "gpt-oss-20b.json at d = 256, window 16: gpt-oss-20b-small's document" small gpt-oss-20b-small \
+    gpt-oss-20b.json "-d 256 --heads 8 --kv-heads 1 -m window-causal -w 15 --window-layers 1:1"
+
+# Hostile files: exit 2, the file named, nothing on stdout.
+refused() { # description, file, expected message part
+    "$BIN" --batch -T 16 --hf-config "$2" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    if [ $status -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qF -- "$3" "$tmp/err"; then
+        ok "$1"
+    else
+        not_ok "$1 (exit $status: $(head -c 300 "$tmp/err"))"
+    fi
+}
+bad() { printf '%s' "$2" >"$tmp/$1.json"; }
+bad unknown '{"model_type": "bert", "hidden_size": 768}'
+refused "an unknown model_type names the accepted ones" "$tmp/unknown.json" "\"model_type\" is \"bert\": accepted gpt2, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, olmo2, gpt_oss, vit"
+bad type '{"model_type": "llama", "num_attention_heads": "32"}'
+refused "a size as a string" "$tmp/type.json" "$tmp/type.json: \"num_attention_heads\" is \"32\": accepted a whole number from 1 to 1048576"
+bad negative '{"model_type": "llama", "num_hidden_layers": -2}'
+refused "a negative depth" "$tmp/negative.json" "\"num_hidden_layers\" is -2"
+bad huge '{"model_type": "llama", "hidden_size": 18446744073709551616}'
+refused "a huge width" "$tmp/huge.json" "\"hidden_size\" is 18446744073709551616"
+bad split '{"model_type": "gpt2", "n_embd": 100, "n_head": 12}'
+refused "a width the heads do not divide" "$tmp/split.json" "\"n_embd\" is 100: accepted a multiple of n_head = 12"
+bad types '{"model_type": "gpt_oss", "num_hidden_layers": 4, "layer_types": ["sliding_attention"]}'
+refused "layer_types of another length than the depth" "$tmp/types.json" "\"layer_types\" is an array of 1: accepted an array of 4 names"
+printf '{"model_type": "llama", \xc3\x28: 1}' >"$tmp/utf8.json"
+refused "a name that is not UTF-8" "$tmp/utf8.json" "$tmp/utf8.json: "
+: >"$tmp/empty.json"
+refused "an empty file" "$tmp/empty.json" "$tmp/empty.json: "
+head -c 1048577 /dev/zero | tr '\0' ' ' >"$tmp/large.json"
+refused "a file above 1 MiB" "$tmp/large.json" "$tmp/large.json: larger than 1 MiB"
+# attnscope's own export writes no model_type (its config.json is not a family's).
+refused "an --export-weights config.json: said so" "$tmp/ckpt-own" "(a config.json --export-weights wrote: give its settings as options)"
+mkdir -p "$tmp/nothing"
+refused "a directory without config.json" "$tmp/nothing" "$tmp/nothing/config.json"
+mkfifo "$tmp/fifo.json"
+refused "a FIFO" "$tmp/fifo.json" "$tmp/fifo.json"
+
+# Combinations that would lose what it read.
+check "--jsonl with --hf-config is refused" bash -c "! '$BIN' --batch --jsonl --hf-config '$tmp/tiny' </dev/null 2>'$tmp/e' && grep -q 'accepted only without --jsonl' '$tmp/e'"
+check "grid with --hf-config is refused" bash -c "! '$BIN' grid 'T=8,16' --hf-config '$tmp/tiny' >/dev/null 2>'$tmp/e' && grep -q 'grid: --hf-config is not accepted' '$tmp/e'"
+check "-T after --hf-config that makes its window act is refused" bash -c "! '$BIN' --batch --hf-config tests/data/hf-config/gpt-oss-20b.json -T 64 >/dev/null 2>'$tmp/e' && grep -q 'give -T before --hf-config' '$tmp/e'"
+finish

@@ -1,0 +1,43 @@
+/* libFuzzer harness: arbitrary bytes as one config.json for --hf-config.  The reader must
+ * either set the settings (and then its report is valid JSON that the project's reader takes
+ * back) or refuse with a message that names the file, never crash, and free what it built
+ * either way (ASan's leak check). */
+#include "hf_config.h"
+#include "json_read.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* A copy of exactly size bytes, so that ASan catches a read one past the end. */
+    char *bytes = malloc(size ? size : 1);
+    if (!bytes)
+        return 0;
+    memcpy(bytes, data, size);
+    Config c = Config_default();
+    HfConfigReport *report = calloc(1, sizeof *report);
+    char err[1280] = "";
+    if (!report)
+        abort();
+    if (HfConfig_parse(bytes, size, "fuzz.json", &c, report, err, sizeof err) != 0) {
+        if (strncmp(err, "fuzz.json: ", 11) != 0)
+            abort();
+    } else {
+        Text t = {0};
+        Text_printf(&t, "{\"x\": 0");
+        HfConfig_json(report, &t);
+        Text_printf(&t, "}");
+        JsonValue *v = t.failed ? NULL : Json_parse(t.data, t.length, err, sizeof err);
+        if (!t.failed && !v)
+            abort(); /* the document's member would not be JSON */
+        JsonValue_free(v);
+        Text_free(&t);
+    }
+    free(report);
+    free(bytes);
+    return 0;
+}

@@ -1,0 +1,377 @@
+/* --hf-config: each family's config.json (tests/data/hf-config/, the real files' fields and
+ * values) gives the settings of the preset written by hand for that model from the same
+ * sources, except where a preset differs on purpose; hostile files are refused whole, with
+ * the file, the field and what is accepted. */
+#include "testing.h"
+
+#include "json_read.h"
+#include "options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DATA "tests/data/hf-config/"
+
+static int parse(char **argv, Options *o, char *err)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    return Options_parse(argc, argv, o, err, OPTIONS_ERROR_SIZE);
+}
+
+/* The JSON keys whose values differ between a and b, space-separated. */
+static void differing(const Config *a, const Config *b, char *out, size_t size)
+{
+    out[0] = '\0';
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char x[64], y[64];
+        Setting_format(s, a, 0, x, sizeof x);
+        Setting_format(s, b, 0, y, sizeof y);
+        if (strcmp(x, y) != 0)
+            snprintf(out + strlen(out), size - strlen(out), "%s%s", out[0] ? " " : "", s->json);
+    }
+}
+
+/* A preset and a config.json of one model; `differ` lists the settings the preset sets
+   differently on purpose (docs/hf-config.md says why). */
+typedef struct {
+    const char *preset, *file, *differ;
+} Pair;
+
+static void test_presets_agree(void **state)
+{
+    (void)state;
+    static const Pair PAIRS[] = {
+        {"presets/gpt2-small.preset", DATA "gpt2.json", ""},
+        {"presets/llama3-8b.preset", DATA "llama-3.1-8b.json", ""},
+        {"presets/mistral-7b.preset", DATA "mistral-7b.json", ""},
+        {"presets/qwen3-8b.preset", DATA "qwen3-8b.json", ""},
+        {"presets/gemma3-4b.preset", DATA "gemma-3-4b.json", ""},
+        /* The preset follows OLMo-core's training init (a normal cut at ±3 std); HF's
+           Olmo2PreTrainedModel._init_weights draws a plain normal. */
+        {"presets/olmo2-7b.preset", DATA "olmo-2-7b.json", "init"},
+        {"presets/gpt-oss-20b.preset", DATA "gpt-oss-20b.json", ""},
+    };
+    for (size_t i = 0; i < sizeof PAIRS / sizeof *PAIRS; i++) {
+        Options preset, hf;
+        char err[OPTIONS_ERROR_SIZE], diff[1024];
+        char *by_preset[] = {"attnscope", "--preset", (char *)PAIRS[i].preset, NULL};
+        /* The presets run T = 512 tokens; a config.json does not say T. */
+        char *by_file[] = {"attnscope", "-T", "512", "--hf-config", (char *)PAIRS[i].file, NULL};
+        if (parse(by_preset, &preset, err) || parse(by_file, &hf, err))
+            fail_msg("%s: %s", PAIRS[i].file, err);
+        differing(&preset.config, &hf.config, diff, sizeof diff);
+        if (strcmp(diff, PAIRS[i].differ) != 0)
+            fail_msg("%s against %s: settings differ: \"%s\", expected \"%s\"", PAIRS[i].file,
+                     PAIRS[i].preset, diff, PAIRS[i].differ);
+    }
+}
+
+static Options read_file(const char *file, const char *tokens)
+{
+    Options o;
+    char err[OPTIONS_ERROR_SIZE];
+    char *argv[] = {"attnscope", "-T", (char *)tokens, "--hf-config", (char *)file, NULL};
+    if (parse(argv, &o, err))
+        fail_msg("%s: %s", file, err);
+    return o;
+}
+
+/* The families without a preset, value by value against the files. */
+static void test_families_without_presets(void **state)
+{
+    (void)state;
+    Options o = read_file(DATA "qwen2.5-7b.json", "256");
+    const Config *c = &o.config;
+    assert_int_equal(c->width, 3584);
+    assert_int_equal(c->heads, 28);
+    assert_int_equal(c->kv_heads, 4);
+    assert_int_equal(c->depth, 28);
+    assert_int_equal(c->mlp, MLP_SWIGLU);
+    assert_int_equal(c->mlp_hidden, 18944);
+    assert_true(c->rope_theta == 1e6 && c->ln_eps == 1e-6 && c->rope == ROPE_HALF);
+    assert_int_equal(c->mask, MASK_CAUSAL); /* use_sliding_window false */
+    assert_int_equal(c->qk_norm, QK_NORM_NONE);
+
+    o = read_file(DATA "gemma-2-9b.json", "256");
+    assert_int_equal(c->width, 16 * 256); /* the heads split d; hidden_size 3584 is named */
+    assert_int_equal(c->heads, 16);
+    assert_int_equal(c->kv_heads, 8);
+    assert_int_equal(c->depth, 42);
+    assert_int_equal(c->ln_place, LN_PLACE_PERI);
+    assert_int_equal(c->mlp, MLP_GEGLU);
+    assert_int_equal(c->mlp_hidden, 14336);
+    assert_true(c->logit_softcap == 50);
+    assert_int_equal(c->qk_norm, QK_NORM_NONE);
+
+    o = read_file(DATA "vit-base.json", "196");
+    assert_int_equal(c->width, 768);
+    assert_int_equal(c->heads, 12);
+    assert_int_equal(c->mask, MASK_FULL);
+    assert_int_equal(c->layernorm, LAYERNORM_LN);
+    assert_int_equal(c->ln_place, LN_PLACE_PRE);
+    assert_true(c->ln_eps == 1e-12);
+    assert_int_equal(c->mlp, MLP_GELU);
+    assert_int_equal(c->mlp_hidden, 3072);
+    assert_int_equal(c->rope, ROPE_NONE);
+    assert_int_equal(c->depth_scale, DEPTH_SCALE_NONE);
+}
+
+/* The fields named as not modelled: exactly these, for gpt-oss. */
+static void test_unmodelled_fields(void **state)
+{
+    (void)state;
+    Options o = read_file(DATA "gpt-oss-20b.json", "512");
+    static const char *const WANT[] = {
+        "hidden_size",         "rope_scaling",        "attention_bias",
+        "num_local_experts",   "num_experts_per_tok", "experts_per_token",
+        "quantization_config", "swiglu_limit",        "intermediate_size"};
+    assert_int_equal(o.hf_config.count, (int)(sizeof WANT / sizeof *WANT));
+    for (size_t i = 0; i < sizeof WANT / sizeof *WANT; i++)
+        assert_string_equal(o.hf_config.unmodelled[i].field, WANT[i]);
+    assert_string_equal(o.hf_config.model_type, "gpt_oss");
+    assert_string_equal(o.hf_config.unmodelled[3].value, "32");
+    /* The document's member is JSON, and whole. */
+    Text t = {0};
+    Text_printf(&t, "{\"x\": 0");
+    HfConfig_json(&o.hf_config, &t);
+    Text_printf(&t, "}");
+    char err[256];
+    JsonValue *v = Json_parse(t.data, t.length, err, sizeof err);
+    if (!v)
+        fail_msg("%s in %s", err, t.data);
+    const JsonValue *list = JsonValue_member(JsonValue_member(v, "hf_config"), "unmodelled");
+    assert_non_null(list);
+    assert_int_equal(list->count, o.hf_config.count);
+    const JsonValue *value = JsonValue_member(&list->items[0], "value");
+    assert_true(value->kind == JSON_NUMBER && value->number == 2880);
+    /* rope_scaling's object is longer than the report keeps: a string, cut. */
+    value = JsonValue_member(&list->items[1], "value");
+    assert_int_equal(value->kind, JSON_STRING);
+    assert_int_equal(strncmp(value->text, "{\"beta_fast\":32.0, ", 19), 0);
+    JsonValue_free(v);
+    Text_free(&t);
+    /* Per-layer-type rope_parameters whose global part has no theta (the fuzzer's find): the
+       family's θ, and the local one named. */
+    Config c = Config_default();
+    char message[OPTIONS_ERROR_SIZE];
+    static const char GLOBAL_WITHOUT_THETA[] =
+        "{\"model_type\": \"gemma3_text\", \"hidden_size\": 2048, \"rope_parameters\": "
+        "{\"full_attention\": {\"rope_type\": \"default\"}, \"sliding_attention\": "
+        "{\"rope_theta\": 10000}}}";
+    if (HfConfig_parse(GLOBAL_WITHOUT_THETA, strlen(GLOBAL_WITHOUT_THETA), "x.json", &c,
+                       &o.hf_config, message, sizeof message))
+        fail_msg("%s", message);
+    assert_true(c.rope_theta == 1e6);
+    assert_string_equal(o.hf_config.unmodelled[0].field, "rope_parameters.sliding_attention");
+    /* Llama 3.1: only its llama3 rotary scaling. */
+    o = read_file(DATA "llama-3.1-8b.json", "256");
+    assert_int_equal(o.hf_config.count, 1);
+    assert_string_equal(o.hf_config.unmodelled[0].field, "rope_scaling");
+}
+
+static int from_text(const char *json, Config *c, HfConfigReport *h, char *err)
+{
+    return HfConfig_parse(json, strlen(json), "x.json", c, h, err, OPTIONS_ERROR_SIZE);
+}
+
+/* Windows at the T in force: gpt-oss's 128 keys act at T = 512 and cover T = 64; Gemma 3's
+   pattern and Qwen's max_window_layers give their layers. */
+static void test_windows(void **state)
+{
+    (void)state;
+    Options o = read_file(DATA "gpt-oss-20b.json", "512");
+    assert_int_equal(o.config.mask, MASK_WINDOW_CAUSAL);
+    assert_int_equal(o.config.window, 127);
+    o = read_file(DATA "gpt-oss-20b.json", "64");
+    assert_int_equal(o.config.mask, MASK_CAUSAL);
+    Config c = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    assert_int_equal(from_text("{\"model_type\": \"gemma3_text\", \"num_hidden_layers\": 12, "
+                               "\"sliding_window\": 16, \"hidden_size\": 2048}",
+                               &c, &h, err),
+                     0);
+    char pattern[64];
+    Config_window_layers_text(c.window_layers, pattern, sizeof pattern);
+    assert_string_equal(pattern, "5:1");
+    assert_int_equal(c.window, 15);
+    for (int layer = 1; layer <= 12; layer++)
+        assert_int_equal(Config_layer_local(&c, layer), layer % 6 != 0);
+    /* layer_types beside sliding_window_pattern (newer Gemma 3 files): read, and equal. */
+    static const char BOTH[] = "{\"model_type\": \"gemma3_text\", \"num_hidden_layers\": 6, "
+                               "\"hidden_size\": 2048, \"sliding_window\": 16, "
+                               "\"sliding_window_pattern\": %d, \"layer_types\": "
+                               "[\"sliding_attention\", \"sliding_attention\", "
+                               "\"sliding_attention\", \"sliding_attention\", "
+                               "\"sliding_attention\", \"full_attention\"]}";
+    char text[512];
+    snprintf(text, sizeof text, BOTH, 6);
+    c = Config_default();
+    assert_int_equal(from_text(text, &c, &h, err), 0);
+    for (int i = 0; i < h.count; i++)
+        assert_string_not_equal(h.unmodelled[i].field, "sliding_window_pattern");
+    snprintf(text, sizeof text, BOTH, 3);
+    assert_int_equal(from_text(text, &c, &h, err), -1);
+    assert_non_null(strstr(err, "\"sliding_window_pattern\" is 3: accepted the pattern "
+                                "layer_types lists"));
+    c = Config_default();
+    assert_int_equal(from_text("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 4, "
+                               "\"use_sliding_window\": true, \"max_window_layers\": 0, "
+                               "\"sliding_window\": 32, \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"num_key_value_heads\": 2}",
+                               &c, &h, err),
+                     0);
+    Config_window_layers_text(c.window_layers, pattern, sizeof pattern);
+    assert_string_equal(pattern, "all");
+    assert_int_equal(c.mask, MASK_WINDOW_CAUSAL);
+    assert_int_equal(c.window, 31);
+}
+
+/* Rotary positions: rope_parameters (transformers 5) as rope_theta, the rotated share, and a
+   scaling named as not modelled. */
+static void test_rope(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": "
+                               "\"default\", \"rope_theta\": 500000.0, "
+                               "\"partial_rotary_factor\": 0.25}}",
+                               &c, &h, err),
+                     0);
+    assert_true(c.rope_theta == 500000 && c.rope_fraction == 0.25);
+    assert_int_equal(h.count, 0);
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": "
+                               "\"yarn\", \"rope_theta\": 1000.0, \"factor\": 4}}",
+                               &c, &h, err),
+                     0);
+    assert_true(c.rope_theta == 1000 && c.rope_fraction == 1);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.unmodelled[0].field, "rope_parameters");
+    assert_string_equal(h.unmodelled[0].value,
+                        "{\"rope_type\":\"yarn\", \"rope_theta\":1000.0, \"factor\":4}");
+}
+
+/* Options after --hf-config override it, options before it are overridden (one mechanism
+   with --preset); a -T after it that changes what its window means is refused. */
+static void test_order(void **state)
+{
+    (void)state;
+    Options o;
+    char err[OPTIONS_ERROR_SIZE];
+    char *after[] = {"attnscope", "--hf-config", DATA "qwen3-8b.json", "--heads", "8", NULL};
+    assert_int_equal(parse(after, &o, err), 0);
+    assert_int_equal(o.config.heads, 8);
+    char *before[] = {"attnscope", "--heads", "8", "--hf-config", DATA "qwen3-8b.json", NULL};
+    assert_int_equal(parse(before, &o, err), 0);
+    assert_int_equal(o.config.heads, 32);
+    char *late_tokens[] = {"attnscope", "--hf-config", DATA "gpt-oss-20b.json", "-T", "64", NULL};
+    assert_int_equal(parse(late_tokens, &o, err), 2);
+    assert_non_null(strstr(err, "give -T before --hf-config"));
+    char *late_mask[] = {"attnscope", "--hf-config", DATA "gpt-oss-20b.json", "-T", "64", "-m",
+                         "causal",    NULL};
+    assert_int_equal(parse(late_mask, &o, err), 0);
+    char *directory[] = {"attnscope", "--hf-config", "tests/data/hf-config/dir", NULL};
+    assert_int_equal(parse(directory, &o, err), 0);
+    assert_string_equal(o.hf_config.file, "tests/data/hf-config/dir/config.json");
+}
+
+/* Each broken file: refused with its name, the field and what is accepted; nothing set. */
+static void test_hostile(void **state)
+{
+    (void)state;
+    static const char *const CASES[][2] = {
+        {"[1, 2]", "a config.json holds a JSON object, found an array"},
+        {"{\"n_embd\": 64}", "\"model_type\" is missing: accepted gpt2, llama"},
+        {"{\"model_type\": \"bert\"}", "\"model_type\" is \"bert\": accepted gpt2"},
+        {"{\"model_type\": 7}", "\"model_type\" is a number: accepted"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": \"4096\"}",
+         "\"hidden_size\" is \"4096\": accepted a whole number"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": -64}", "\"hidden_size\" is -64"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 64.5}", "\"hidden_size\" is 64.5"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 1e300}", "\"hidden_size\" is 1e300"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 100, \"num_attention_heads\": 3}",
+         "\"hidden_size\" is 100: accepted a multiple of num_attention_heads = 3"},
+        {"{\"model_type\": \"llama\", \"head_dim\": 1024}",
+         "num_attention_heads = 32 heads of 1024 (head_dim) make d = 32768: accepted d <= 4096"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"num_key_value_heads\": 5}",
+         "\"num_key_value_heads\" is 5: accepted a divisor of num_attention_heads = 32"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"num_hidden_layers\": 1000}",
+         "\"num_hidden_layers\" gives -L/--depth '1000': accepted a whole number 1..256"},
+        {"{\"model_type\": \"gpt2\", \"n_embd\": 64, \"hidden_size\": 128}",
+         "\"hidden_size\" and \"n_embd\" spell one setting with two values"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rms_norm_eps\": 2}",
+         "\"rms_norm_eps\" gives --ln-eps '2'"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rms_norm_eps\": null}",
+         "\"rms_norm_eps\" is null: accepted a number"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"hidden_act\": \"tanh\"}",
+         "\"hidden_act\" is \"tanh\": accepted silu or swish"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_theta\": \"big\"}",
+         "\"rope_theta\" is \"big\": accepted a number"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_theta\": 10, "
+         "\"rope_parameters\": {\"rope_theta\": 20}}",
+         "spell one setting with two values"},
+        {"{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 3, \"hidden_size\": 256, "
+         "\"layer_types\": [\"full_attention\"]}",
+         "\"layer_types\" is an array of 1: accepted an array of 3 names"},
+        {"{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 2, \"layer_types\": "
+         "[\"full_attention\", \"chunked_attention\"]}",
+         "\"layer_types[1]\" is \"chunked_attention\": accepted \"sliding_attention\""},
+        {"{\"model_type\": \"mistral\", \"sliding_window\": 1}",
+         "\"sliding_window\" is 1: accepted a whole number from 2"},
+        {"{\"model_type\": \"gemma3\", \"text_config\": [1]}",
+         "\"text_config\" is an array: accepted an object"},
+        {"{\"model_type\": \"gemma3\", \"text_config\": {\"model_type\": \"llama\"}}",
+         "\"text_config.model_type\" is \"llama\": accepted \"gemma3_text\""},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"initializer_range\": 0}",
+         "\"initializer_range\" gives --init-std '0'"},
+        {"{\"model_type\": \"llama\"", "x.json: "},
+        {"{\"model_type\": \"llama\", \"model_type\": \"llama\"}", "x.json: "},
+        {"{\"model_type\": \"\xff\"}", "x.json: "},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        Config c = Config_default(), before = c;
+        HfConfigReport h = {.count = -7};
+        char err[OPTIONS_ERROR_SIZE] = "";
+        if (from_text(CASES[i][0], &c, &h, err) == 0)
+            fail_msg("accepted: %s", CASES[i][0]);
+        if (strncmp(err, "x.json: ", 8) != 0 || !strstr(err, CASES[i][1]))
+            fail_msg("%s: message \"%s\", expected \"%s\"", CASES[i][0], err, CASES[i][1]);
+        assert_true(Config_equal(&c, &before));
+        assert_int_equal(h.count, -7);
+    }
+    /* 5000 levels of nesting: the reader's depth bound, not the stack. */
+    size_t n = 5000;
+    char *deep = malloc(2 * n + 64);
+    strcpy(deep, "{\"model_type\": \"llama\", \"x\": ");
+    size_t at = strlen(deep);
+    memset(deep + at, '[', n);
+    memset(deep + at + n, ']', n);
+    strcpy(deep + at + 2 * n, "}");
+    Config c = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    assert_int_not_equal(from_text(deep, &c, &h, err), 0);
+    assert_non_null(strstr(err, "x.json: "));
+    free(deep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_presets_agree),
+        cmocka_unit_test(test_families_without_presets),
+        cmocka_unit_test(test_unmodelled_fields),
+        cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_hostile),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
