@@ -3,7 +3,8 @@
 # configurations that use every tensor kind; a checkpoint changed by an independent writer
 # (tests/cli/safetensors_tool.py) changes it, a resharded one does not; F32 and BF16 exports
 # hold python's own rounding of the F64 values and give the document of those values, bit for
-# bit; shapes that do not fit, NaN weights, the export's atomic writes and the options' misuse
+# bit; a trained checkpoint's gains and biases are read and re-exported bit for bit; shapes that
+# do not fit, NaN weights, the export's atomic writes and the options' misuse
 # are each said.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
