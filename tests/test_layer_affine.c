@@ -6,6 +6,7 @@
  * step is the one drawn configurations run, bit for bit. */
 #include "testing.h"
 
+#include "attnscope/conditioning.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/random.h"
@@ -420,6 +421,143 @@ static void test_none_is_the_drawn_step(void **state)
     free(drawn);
 }
 
+/* ---- the conditioning's Jacobian ------------------------------------------------------ */
+
+/* A weight source for Conditioning_run: layer 1's weights as `drawn` holds them (d×d each),
+   and `affine`. */
+typedef struct {
+    const Layer *drawn;
+    const LayerAffine *affine;
+} Fixed;
+
+static int fixed_fill(void *context, const Config *c, int layer, unsigned parts,
+                      const LayerWeights *w)
+{
+    const Fixed *f = context;
+    size_t dd = sizeof(double) * (size_t)c->width * c->width;
+    assert_int_equal(layer, 1);
+    if (parts & LAYER_DRAW_ATTENTION) {
+        memcpy(w->query, f->drawn->w.query, dd);
+        memcpy(w->key, f->drawn->w.key, dd);
+    }
+    if (parts & LAYER_DRAW_VALUE)
+        memcpy(w->value, f->drawn->w.value, dd);
+    if (parts & LAYER_DRAW_OUTPUT)
+        memcpy(w->output, f->drawn->w.output, dd);
+    return 0;
+}
+
+static const LayerAffine *fixed_affine(void *context, const Config *c, int layer)
+{
+    (void)c;
+    (void)layer;
+    return ((const Fixed *)context)->affine;
+}
+
+static int capture_input(void *context, const double *input)
+{
+    const Config *c = ((void **)context)[0];
+    memcpy(((void **)context)[1], input, sizeof(double) * (size_t)c->tokens * c->width);
+    return 0;
+}
+
+/* f(y) of the sub-block (the step without a norm and skip: X_1 = F(y)) into out. */
+static void sub_block(const Config *bare, Layer *l, const double *y, double *out)
+{
+    size_t td = (size_t)bare->tokens * bare->width;
+    memcpy(l->b.x, y, sizeof(double) * td);
+    layer_step_once(bare, l);
+    memcpy(out, l->b.x, sizeof(double) * td);
+}
+
+/* K of a pre-LN layer whose norm has a gain and bias and whose values and W^O have biases:
+   the conditioning's singular values of K against those of central differences of the step's
+   sub-block at the input the step read (after the gain and bias), which the biases shift but
+   whose derivative they leave. */
+static void test_jacobian_with_gains_and_biases(void **state)
+{
+    (void)state;
+    Config c = small_block();
+    c.tokens = 4;
+    c.width = 6;
+    c.heads = 2;
+    c.kv_heads = 2;
+    c.mask = MASK_FULL;
+    c.skip = SKIP_NONE;
+    c.branch_gain = 1;
+    c.layernorm = LAYERNORM_LN;
+    c.ln_place = LN_PLACE_PRE;
+    Layer l;
+    layer_new(&l, &c);
+    layer_draw_all(&l, &c);
+    Affine f;
+    affine_draw(&f, &c, 11);
+    LayerAffine some = {.value_bias = f.a.value_bias, .output_bias = f.a.output_bias};
+    some.norm[NORM_ATTENTION_IN] = f.a.norm[NORM_ATTENTION_IN];
+    Fixed fixed = {&l, &some};
+    WeightSource source = {
+        .fill = fixed_fill, .affine = fixed_affine, .name = "fixed", .context = &fixed};
+    Layer_use_weights(&source);
+    Conditioning cond;
+    char err[256];
+    assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+    assert_true(cond.jacobian_exact && isfinite(cond.network.kappa_jacobian[1]));
+
+    int n = c.tokens * c.width;
+    double *y = zeros((size_t)n), *plus = zeros((size_t)n), *minus = zeros((size_t)n);
+    double *k = zeros((size_t)n * n), *sv = zeros((size_t)n);
+    void *capture[2] = {&c, y};
+    LayerObserver o = {.context = capture, .branch_input = capture_input};
+    LayerStep s = {.config = &c, .layer = 1, .weights = &l.w, .gap = GAP_OFF, .observer = &o};
+    LayerOutcome outcome;
+    double log_scale = 0;
+    assert_int_equal(Layer_step(&s, &l.b, &outcome, &log_scale), 0);
+    Config bare = c;
+    bare.layernorm = LAYERNORM_NONE;
+    Layer b;
+    layer_new(&b, &bare);
+    size_t dd = sizeof(double) * (size_t)c.width * c.width;
+    memcpy(b.w.query, l.w.query, dd);
+    memcpy(b.w.key, l.w.key, dd);
+    memcpy(b.w.value, l.w.value, dd);
+    memcpy(b.w.output, l.w.output, dd);
+    for (int j = 0; j < n; j++) {
+        double h = 1e-5 * fmax(1.0, fabs(y[j])), kept = y[j];
+        y[j] = kept + h;
+        sub_block(&bare, &b, y, plus);
+        y[j] = kept - h;
+        sub_block(&bare, &b, y, minus);
+        y[j] = kept;
+        for (int i = 0; i < n; i++)
+            k[i + (size_t)j * n] = (plus[i] - minus[i]) / (2 * h);
+    }
+    assert_int_equal(Linalg_singular_values(la, n, n, k, sv), 0);
+    for (int i = 0; i < n; i++)
+        if (fabs(sv[i] - cond.layers_jacobian_sv[i]) > 1e-7 * sv[0])
+            fail_msg("s_%d(K): conditioning %.17g, finite differences %.17g", i,
+                     cond.layers_jacobian_sv[i], sv[i]);
+    Conditioning_release(&cond);
+
+    /* A query bias changes the logits K's formula takes: null, and said. */
+    some.query_bias = f.a.query_bias;
+    assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+    assert_true(isnan(cond.network.kappa_jacobian[1]));
+    bool said = false;
+    for (int i = 0; i < cond.warnings.count; i++)
+        said = said || strstr(cond.warnings.text[i], "a query, key or (with sinks) value bias");
+    assert_true(said);
+    Conditioning_release(&cond);
+    Layer_use_weights(NULL);
+    free(y);
+    free(plus);
+    free(minus);
+    free(k);
+    free(sv);
+    affine_free(&f);
+    layer_free(&b, &bare);
+    layer_free(&l, &c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +565,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_qk_norm_gains, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gemma_gain_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_none_is_the_drawn_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jacobian_with_gains_and_biases, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -453,11 +453,14 @@ static int jacobian_layer(Pass *p, double s_min_b)
        checkpoint's query and key biases ((x_i W^Q + β_Q)(x_j W^K + β_K)ᵀ) change it.  The other
        gains and biases do not: the sub-block's input is read after its norm's gain and bias,
        and the value's and W^O's biases add A_h·1·β (1 for softmax, fixed for the kinds that do
-       not read X) and β_O, which do not move with X. */
+       not read X) and β_O, which do not move with X.  With sinks a row sums to 1 − w_i(X), so
+       the value's bias moves with X too. */
     bool capped = c->logit_softcap > 0 && Attention_has_query_key(c->attention);
     const LayerAffine *affine = Layer_affine(c, l);
     bool biased =
-        Attention_has_query_key(c->attention) && affine && (affine->query_bias || affine->key_bias);
+        affine &&
+        ((Attention_has_query_key(c->attention) && (affine->query_bias || affine->key_bias)) ||
+         (Config_has_sink(c) && affine->value_bias));
     bool reshaped = Qk_normalised(c) || Qk_rotates(c, l) || capped || biased;
     /* Peri- and output-LN normalise f's output before it joins: the sub-block is LN(f), whose
        Jacobian K's formula does not hold. */
@@ -494,7 +497,7 @@ static int jacobian_layer(Pass *p, double s_min_b)
         p->jacobian_noted = true;
         const char *what[4] = {Qk_normalised(c) ? "QK-norm" : NULL,
                                Qk_rotates(c, l) ? "RoPE" : NULL, capped ? "the soft-cap" : NULL,
-                               biased ? "the query and key biases" : NULL};
+                               biased ? "a query, key or (with sinks) value bias" : NULL};
         char names[96] = "";
         for (int i = 0; i < 4; i++)
             if (what[i])
