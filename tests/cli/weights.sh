@@ -127,6 +127,16 @@ if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.lay
     # shellcheck disable=SC2086
     check "a QK-norm gain other than 1 is read, and re-exported bit for bit" \
         trained_read "$tmp/gain.safetensors" "$tmp/qk.json" $base --qk-norm head
+    # A NaN gain: allowed by the format, named in a warning, and the nulls of a non-finite
+    # layer follow (layer 2's attention is NaN: its measures are null).
+    "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/nangain.safetensors" model.layers.1.self_attn.q_norm.weight 0 nan
+    nan_gain() {
+        # shellcheck disable=SC2086
+        "$BIN" $base --qk-norm head --weights "$tmp/nangain.safetensors" >"$tmp/ng.json" 2>"$tmp/ng.err" &&
+            grep -q "tensor 'model.layers.1.self_attn.q_norm.weight' holds 1 NaN or infinite entries" "$tmp/ng.err" &&
+            "$PY" -c "import json, sys; r = json.load(open(sys.argv[1]))['stable_rank']; sys.exit(0 if r[1] is not None and r[2] is None else 1)" "$tmp/ng.json"
+    }
+    check "a NaN QK-norm gain: exit 0, the tensor named, null from layer 2" nan_gain
 fi
 
 # GPT-2's names and layouts (Conv1D, q | k | v fused by columns, zero biases, unit LN gains, a
