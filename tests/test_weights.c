@@ -3,9 +3,13 @@
  * in its layout (W^Q(i, o) = q_proj[o][i], the MLP's input projections transposed), from F32,
  * F16 and a sharded directory; shapes that do not fit are refused naming the tensor.  Trained
  * gains and biases (Qwen2's, Gemma's 1 + w, GPT-2's fused c_attn bias, a ViT-style block's)
- * land in their slots of the layer's LayerAffine, unit gains in none. */
+ * land in their slots of the layer's LayerAffine, unit gains in none, and layer 1 of each runs as
+ * the block written loop by loop (affine_reference.h) on the same weights. */
 #include "testing.h"
 
+#include "affine_reference.h"
+#include "layer_fixture.h"
+#include "model_fixture.h"
 #include "weights.h"
 
 #include <stdlib.h>
@@ -308,13 +312,26 @@ static void check_family(const Family *f, const Config *c, int unit_tensor)
     char why[256];
     assert_false(source->fits(source->context, &other, why, sizeof why));
     assert_non_null(strstr(why, "--norm-gain-offset"));
+    /* Layer 1 run by the step on the checkpoint's weights, gains and biases, against the block
+       written loop by loop. */
+    Layer l;
+    layer_new(&l, c);
+    Layer_use_weights(source);
+    layer_draw_all(&l, c);
+    affine_reference_check(c, &l, source->affine(source->context, c, 1), f->label);
+    Layer_use_weights(NULL);
+    layer_free(&l, c);
     Checkpoint_close(k);
 }
 
-/* d = 4, H = 2 over G = 1, N = 8, L = 2, W^O Gaussian. */
+/* d = 4, H = 2 over G = 1, N = 8, L = 2, W^O Gaussian; a causal softmax, PyTorch's rows and
+   a plain skip, as the reference computes them. */
 static Config family_config(LayerNorm norm, LnPlace place, Mlp mlp)
 {
     Config c = small_config();
+    c.mask = MASK_CAUSAL;
+    c.skip = SKIP_PLAIN;
+    c.ln_scale = LN_SCALE_SQRT_D;
     c.layernorm = norm;
     c.ln_place = place;
     c.mlp = mlp;
@@ -443,9 +460,12 @@ static int remove_directory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_python_checkpoints), cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_qwen2_biases),       cmocka_unit_test(test_gemma_offset),
-        cmocka_unit_test(test_gpt2_biases),        cmocka_unit_test(test_mlp_biases),
+        cmocka_unit_test(test_python_checkpoints),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test_setup_teardown(test_qwen2_biases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gemma_offset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpt2_biases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mlp_biases, setup, teardown),
     };
     return cmocka_run_group_tests(tests, make_directory, remove_directory);
 }

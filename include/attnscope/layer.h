@@ -241,7 +241,8 @@ int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuff
    attention entries built, gap removal and its passes instead of computing them, so that the
    plan and the cost model (work.c) read the list of what the step executes, and test_cost
    compares it with what Linalg counted.  Nothing that depends on the numbers is foreseen: every
-   head is finite, no stop is asked; step->observer and step->weights are not read. */
+   head is finite, no stop is asked; step->observer and step->weights are not read (the gains
+   and biases, whose passes are declared, are Layer_affine's). */
 void Layer_declare(const LayerStep *step, WorkList *out);
 void Layer_declare_attention(const Config *c, int layer, int head, WorkList *out);
 
