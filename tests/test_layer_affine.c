@@ -7,6 +7,7 @@
 #include "testing.h"
 
 #include "attnscope/conditioning.h"
+#include "attnscope/entropy.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/random.h"
@@ -327,6 +328,30 @@ static void test_jacobian_with_gains_and_biases(void **state)
     layer_free(&l, &c);
 }
 
+/* Zhai's entropy bound is for bilinear logits x_i^T M x_j: a query or key bias voids it (with
+   the reason), a norm's gain or a value bias does not (the bound reads the input as the step
+   read it). */
+static void test_entropy_bound_with_biases(void **state)
+{
+    (void)state;
+    Config c = small_block();
+    c.layernorm = LAYERNORM_RMS;
+    c.ln_place = LN_PLACE_PRE;
+    Affine f;
+    affine_draw(&f, &c, 3);
+    LayerAffine some = {.value_bias = f.a.value_bias};
+    some.norm[NORM_ATTENTION_IN] = f.a.norm[NORM_ATTENTION_IN];
+    WeightSource source = {.affine = test_affine, .name = "some", .context = &some};
+    Layer_use_weights(&source);
+    assert_null(Entropy_zhai_void(&c, 1));
+    some.key_bias = f.a.key_bias;
+    const char *why = Entropy_zhai_void(&c, 1);
+    Layer_use_weights(NULL);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "query or key biases"));
+    affine_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +360,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gemma_gain_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_none_is_the_drawn_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jacobian_with_gains_and_biases, setup, teardown),
+        cmocka_unit_test(test_entropy_bound_with_biases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
