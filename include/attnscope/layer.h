@@ -121,6 +121,10 @@ bool Layer_weights_fit(const Config *c, char *why, size_t size);
    from here, so a driver has nothing to pass. */
 const LayerAffine *Layer_affine(const Config *c, int layer);
 
+/* Whether a layer of c's network adds a bias to the tokens' path (W^V's, W^O's, the MLP's): a
+   bias makes a layer affine, not homogeneous, in X, at whichever layer it is. */
+bool Layer_network_has_bias(const Config *c);
+
 /* Draws `parts` of the weights of (seed, layer) into w, each from its own stream (init.h),
    so that what is drawn does not depend on what else is, or fills them from the weight
    source where one is set.  scratch: Init_scratch_doubles(c).  Returns 0 or LAPACK's (or the

@@ -756,9 +756,7 @@ static int mlp_sublayer(const Config *c, const LayerWeights *w, const LayerAffin
     return 0;
 }
 
-/* Whether a layer of c's network adds a bias to the tokens' path (W^V's, W^O's, the MLP's):
-   a bias makes a layer affine, not homogeneous, in X, at whichever layer it is. */
-static bool network_has_bias(const Config *c)
+bool Layer_network_has_bias(const Config *c)
 {
     for (int layer = 1; layer <= c->depth; layer++) {
         const LayerAffine *a = Layer_affine(c, layer);
@@ -777,7 +775,7 @@ static void carry_scale(const Config *c, LayerBuffers *b, double *log_scale)
     size_t td = (size_t)c->tokens * c->width;
     bool homogeneous = Attention_is_input_independent(c->attention) &&
                        c->layernorm == LAYERNORM_NONE &&
-                       (c->mlp == MLP_NONE || c->mlp == MLP_RELU) && !network_has_bias(c);
+                       (c->mlp == MLP_NONE || c->mlp == MLP_RELU) && !Layer_network_has_bias(c);
     if (b->declared) { /* the norm, and the scaling where it applies */
         declare(b, WORK_PASSES, (double)td * (homogeneous ? 2 : 1), 0, 0);
         return;

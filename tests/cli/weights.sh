@@ -137,6 +137,16 @@ if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.lay
             "$PY" -c "import json, sys; r = json.load(open(sys.argv[1]))['stable_rank']; sys.exit(0 if r[1] is not None and r[2] is None else 1)" "$tmp/ng.json"
     }
     check "a NaN QK-norm gain: exit 0, the tensor named, null from layer 2" nan_gain
+    # A value bias (Qwen2's v_proj.bias, optional under Llama's names) is read: the one-head
+    # network is then affine in X, so the frozen-attention gradients' product formula is null.
+    value_bias() {
+        # shellcheck disable=SC2086
+        "$BIN" $base --export-weights "$tmp/one" >"$tmp/one.json" 2>/dev/null &&
+            "$PY" $tool add "$tmp/one/model.safetensors" "$tmp/vbias.safetensors" model.layers.1.self_attn.v_proj.bias 16 0.25 &&
+            "$BIN" $base --weights "$tmp/vbias.safetensors" >"$tmp/vb.json" 2>/dev/null &&
+            "$PY" -c "import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:3]); sys.exit(0 if a['gradient_norm'][0] is not None and b['gradient_norm'] == [None] * 3 and a['stable_rank'][1] == b['stable_rank'][1] and a['stable_rank'][2] != b['stable_rank'][2] else 1)" "$tmp/one.json" "$tmp/vb.json"
+    }
+    check "a value bias is read: layer 2 changes, the gradients' product formula is null" value_bias
 fi
 
 # GPT-2's names and layouts (Conv1D, q | k | v fused by columns, zero biases, unit LN gains, a
