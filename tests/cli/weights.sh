@@ -139,8 +139,8 @@ if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.lay
     check "a NaN QK-norm gain: exit 0, the tensor named, null from layer 2" nan_gain
     # A value bias (Qwen2's v_proj.bias, optional under Llama's names) is read: the one-head
     # network is then affine in X, so the frozen-attention gradients' product formula is null.
+    # shellcheck disable=SC2086
     value_bias() {
-        # shellcheck disable=SC2086
         "$BIN" $base --export-weights "$tmp/one" >"$tmp/one.json" 2>/dev/null &&
             "$PY" $tool add "$tmp/one/model.safetensors" "$tmp/vbias.safetensors" model.layers.1.self_attn.v_proj.bias 16 0.25 &&
             "$BIN" $base --weights "$tmp/vbias.safetensors" >"$tmp/vb.json" 2>/dev/null &&
@@ -181,10 +181,10 @@ fi
 
 # A Llama model's whole checkpoint: its norms' gains are read (unit ones as none at all), the
 # tensors outside the block (embeddings, final norm, output head) named as unused.
+# shellcheck disable=SC2086
 llama_whole() {
     local dir=$tmp/l settings="--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half"
     rm -rf "$dir"
-    # shellcheck disable=SC2086
     "$BIN" $base $settings --export-weights "$dir" >"$tmp/l.json" 2>/dev/null &&
         grep -aq '"model.layers.2.post_attention_layernorm.weight"' "$dir/model.safetensors" &&
         "$PY" $tool whole-model "$dir/model.safetensors" "$tmp/whole.safetensors" &&
@@ -192,7 +192,6 @@ llama_whole() {
         cmp "$tmp/l.json" "$tmp/l2.json" &&
         [ "$(grep -c 'is outside the block' "$tmp/l.err")" -eq 3 ] &&
         "$PY" $tool set "$dir/model.safetensors" "$tmp/gain2.safetensors" model.layers.1.input_layernorm.weight 0 1.5 &&
-        # shellcheck disable=SC2086
         trained_read "$tmp/gain2.safetensors" "$tmp/l.json" $base $settings
 }
 check "a whole Llama checkpoint: norms' gains read, the rest named unused, the same document" llama_whole
