@@ -359,21 +359,13 @@ static bool stop_requested(const LayerBuffers *b)
     return !b->declared && Linalg_stop_requested(b->la);
 }
 
-/* x[i, j] ← x[i, j]·(offset + gain[j]) over the rows × n column-major x (leading dimension
-   rows): a pass.  The offset is added only where it is not 0, so that o + w is w itself. */
-static void scale_columns(LayerBuffers *b, int rows, int n, double *x, const double *gain,
-                          double offset)
+/* A norm's gain on the T×d x (Block_gain_columns): a pass. */
+static void norm_gain(const Config *c, LayerBuffers *b, double *x, const double *gain)
 {
-    if (b->declared) {
-        declare(b, WORK_PASSES, (double)rows * n, 0, 0);
-        return;
-    }
-    for (int j = 0; j < n; j++) {
-        double g = offset != 0 ? offset + gain[j] : gain[j];
-        double *column = x + (size_t)rows * j;
-        for (int i = 0; i < rows; i++)
-            column[i] *= g;
-    }
+    if (b->declared)
+        declare(b, WORK_PASSES, (double)c->tokens * c->width, 0, 0);
+    else
+        Block_gain_columns(c->tokens, c->width, x, gain, c->norm_gain_offset);
 }
 
 /* x[i, j] ← x[i, j] + scale·bias[j] (every row): a pass; nothing where bias is NULL (none). */
@@ -404,7 +396,7 @@ static void layernorm(const Config *c, LayerBuffers *b, double *x, const NormAff
     else
         declare(b, WORK_PASSES, 3.0 * c->tokens * c->width, 0, 0);
     if (affine && affine->gain)
-        scale_columns(b, c->tokens, c->width, x, affine->gain, c->norm_gain_offset);
+        norm_gain(c, b, x, affine->gain);
     if (affine)
         add_bias(b, c->tokens, c->width, x, 1.0, affine->bias);
 }

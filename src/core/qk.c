@@ -25,17 +25,6 @@ bool Qk_rotates(const Config *c, int layer)
            Qk_rotated_width(c) > 0 && !nope_layer;
 }
 
-/* x[i, j] ← x[i, j]·(o + w[j]) over n columns of T rows, o the gain offset (added only where
-   it is not 0, so that o + w is w itself). */
-static void scale_columns(int T, int n, double *x, const double *w, double offset)
-{
-    for (int j = 0; j < n; j++) {
-        double g = offset != 0 ? offset + w[j] : w[j];
-        for (int i = 0; i < T; i++)
-            x[(size_t)T * j + i] *= g;
-    }
-}
-
 void Qk_norm(const Config *c, int T, int heads, double *x, const double *gain, double *row_stat,
              double *row_max)
 {
@@ -43,13 +32,13 @@ void Qk_norm(const Config *c, int T, int heads, double *x, const double *gain, d
     if (c->qk_norm == QK_NORM_FULL) {
         Block_rms_rows(T, heads * dh, c->ln_eps, x, row_stat, row_max);
         if (gain)
-            scale_columns(T, heads * dh, x, gain, c->norm_gain_offset);
+            Block_gain_columns(T, heads * dh, x, gain, c->norm_gain_offset);
         return;
     }
     for (int h = 0; h < heads; h++) {
         Block_rms_rows(T, dh, c->ln_eps, x + (size_t)T * dh * h, row_stat, row_max);
         if (gain)
-            scale_columns(T, dh, x + (size_t)T * dh * h, gain, c->norm_gain_offset);
+            Block_gain_columns(T, dh, x + (size_t)T * dh * h, gain, c->norm_gain_offset);
     }
 }
 
