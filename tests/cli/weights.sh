@@ -21,6 +21,7 @@ configs=(
     "-a markov --heads 2 --mlp relu"
     "--init mimetic --heads 2 --wo gaussian --mlp geglu --mlp-hidden 24"
     "--init cutting-skip -L 4 --conditioning"
+    "--heads 2 -n rms --ln-place peri --mlp geglu --qk-norm head --norm-gain-offset 1"
 )
 round_trip() { # settings
     local dir=$tmp/rt
