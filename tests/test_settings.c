@@ -279,6 +279,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.init = INIT_GPT2;
     c.input_norm = INPUT_NORM_SQRT_D;
     c.ln_eps = 1e-6; /* in use through QK-norm */
+    c.norm_gain_offset = 1;
     c.qk_norm = QK_NORM_FULL;
     c.qk_norm_place = QK_NORM_AFTER_ROPE;
     c.rope = ROPE_PAIRS;

@@ -1,9 +1,15 @@
 /* A checkpoint written by Python (struct and json, HF's nn.Linear (out, in) convention) read
  * back as the layer step's weights: each tensor lands in the buffer the layer multiplies by,
  * in its layout (W^Q(i, o) = q_proj[o][i], the MLP's input projections transposed), from F32,
- * F16 and a sharded directory; shapes that do not fit are refused naming the tensor. */
+ * F16 and a sharded directory; shapes that do not fit are refused naming the tensor.  Trained
+ * gains and biases (Qwen2's, Gemma's 1 + w, GPT-2's fused c_attn bias, a ViT-style block's)
+ * land in their slots of the layer's LayerAffine, unit gains in none, and layer 1 of each runs as
+ * the block written loop by loop (affine_reference.h) on the same weights. */
 #include "testing.h"
 
+#include "affine_reference.h"
+#include "layer_fixture.h"
+#include "model_fixture.h"
 #include "weights.h"
 
 #include <stdlib.h>
@@ -191,6 +197,252 @@ static void test_refusals(void **state)
                                 "of this configuration"));
 }
 
+/* ---- a trained checkpoint's gains and biases ---------------------------------------------- */
+
+enum { MATRIX = -1, GAIN_TENSORS_MAX = 20 };
+
+/* A tensor of one layer of a family's checkpoint: its name, shape (columns 0: a vector), and
+   the slot of LayerAffine it lands in (MATRIX: a weight matrix, not checked here) from entry
+   `first` of the vector. */
+typedef struct {
+    const char *name;
+    int rows, columns;
+    int slot; /* offsetof(LayerAffine, ...) or MATRIX */
+    int first;
+    bool gain;
+} GainTensor;
+
+typedef struct {
+    const char *label, *prefix; /* prefix: "model.layers." or "transformer.h." */
+    GainTensor tensors[GAIN_TENSORS_MAX];
+} Family;
+
+#define SLOT(field) ((int)offsetof(LayerAffine, field))
+
+/* The entry i of tensor t of layer l as Python writes it: gains o' + k/16 (k = 1 … 5, o' the
+   unit gain's stored value 1 − o), other entries (k − 4)/8, k from (l, t, i): exact in F32.
+   The tensor `unit_tensor` of layer 0 holds unit gains (all o'). */
+static double gain_value(const GainTensor *t, int l, int index, int i, int offset)
+{
+    int k = (l * 7 + index * 3 + i) % 9;
+    return t->gain ? 1.0 - offset + (k % 5 + 1) / 16.0 : (k - 4) / 8.0;
+}
+
+static bool python_writes_family(const char *path, const Family *f, int offset, int unit_tensor)
+{
+    char list[2048] = "";
+    for (int t = 0; f->tensors[t].name; t++) {
+        const GainTensor *g = &f->tensors[t];
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "('%s', [%d%s%.0d], %d),", g->name, g->rows,
+                 g->columns ? ", " : "", g->columns, g->gain);
+    }
+    char script[6144];
+    snprintf(script, sizeof script,
+             "python3 - <<'EOF'\n"
+             "import json, struct\n"
+             "spec = [%s]\n"
+             "tensors = []\n"
+             "for l in range(2):\n"
+             "    for t, (name, shape, gain) in enumerate(spec):\n"
+             "        n = shape[0] * (shape[1] if len(shape) > 1 else 1)\n"
+             "        ks = [(l * 7 + t * 3 + i) %% 9 for i in range(n)]\n"
+             "        if gain and l == 0 and t == %d: xs = [1 - %d] * n\n"
+             "        elif gain: xs = [1 - %d + (k %% 5 + 1) / 16 for k in ks]\n"
+             "        else: xs = [(k - 4) / 8 for k in ks]\n"
+             "        tensors.append(('%s%%d.%%s' %% (l, name), shape,\n"
+             "                        struct.pack('<%%df' %% n, *xs)))\n"
+             "header, at = {}, 0\n"
+             "for name, shape, raw in tensors:\n"
+             "    header[name] = {'dtype': 'F32', 'shape': shape, 'data_offsets': [at, at + "
+             "len(raw)]}\n"
+             "    at += len(raw)\n"
+             "text = json.dumps(header).encode()\n"
+             "open('%s', 'wb').write(struct.pack('<Q', len(text)) + text + b''.join(r for _, _, "
+             "r in tensors))\n"
+             "EOF\n",
+             list, unit_tensor, offset, offset, f->prefix, path);
+    return system(script) == 0;
+}
+
+/* Each gain and bias of the family's checkpoint in its slot of the source's LayerAffine, the
+   unit tensor in none. */
+static void check_family(const Family *f, const Config *c, int unit_tensor)
+{
+    char path[160], err[512] = "";
+    snprintf(path, sizeof path, "%s/%s.safetensors", directory, f->label);
+    if (!python_writes_family(path, f, c->norm_gain_offset, unit_tensor))
+        skip();
+    Checkpoint *k = Checkpoint_open(path, c, NULL, err, sizeof err);
+    if (!k)
+        fail_msg("%s: %s", f->label, err);
+    const WeightSource *source = Checkpoint_source(k);
+    for (int l = 0; l < 2; l++) {
+        const LayerAffine *a = source->affine(source->context, c, l + 1);
+        assert_non_null(a);
+        for (int t = 0; f->tensors[t].name; t++) {
+            const GainTensor *g = &f->tensors[t];
+            if (g->slot == MATRIX)
+                continue;
+            const double *v = *(double *const *)(const void *)((const char *)a + g->slot);
+            if (l == 0 && t == unit_tensor) {
+                if (v)
+                    fail_msg("%s: %s of layer 0 holds unit gains, read as some", f->label, g->name);
+                continue;
+            }
+            if (!v)
+                fail_msg("%s: layer %d %s not read", f->label, l, g->name);
+            int n = g->slot == SLOT(query_bias) || g->slot == SLOT(output_bias) ||
+                            g->slot == SLOT(mlp_out_bias) || g->slot < SLOT(query_norm_gain)
+                        ? c->width
+                    : g->slot == SLOT(key_bias) || g->slot == SLOT(value_bias) ? 2
+                    : g->slot == SLOT(mlp_in_bias) || g->slot == SLOT(mlp_up_bias)
+                        ? Config_mlp_hidden(c)
+                        : Config_head_width(c);
+            for (int i = 0; i < n; i++)
+                if (v[i] != gain_value(g, l, t, g->first + i, c->norm_gain_offset))
+                    fail_msg("%s: layer %d %s [%d]: %.17g, expected %.17g", f->label, l, g->name,
+                             g->first + i, v[i],
+                             gain_value(g, l, t, g->first + i, c->norm_gain_offset));
+        }
+    }
+    /* The gains were read as o + w with o fixed: another offset is another model. */
+    Config other = *c;
+    other.norm_gain_offset = 1 - c->norm_gain_offset;
+    char why[256];
+    assert_false(source->fits(source->context, &other, why, sizeof why));
+    assert_non_null(strstr(why, "--norm-gain-offset"));
+    /* Layer 1 run by the step on the checkpoint's weights, gains and biases, against the block
+       written loop by loop. */
+    Layer l;
+    layer_new(&l, c);
+    Layer_use_weights(source);
+    layer_draw_all(&l, c);
+    affine_reference_check(c, &l, source->affine(source->context, c, 1), f->label);
+    Layer_use_weights(NULL);
+    layer_free(&l, c);
+    Checkpoint_close(k);
+}
+
+/* d = 4, H = 2 over G = 1, N = 8, L = 2, W^O Gaussian; a causal softmax, PyTorch's rows and
+   a plain skip, as the reference computes them. */
+static Config family_config(LayerNorm norm, LnPlace place, Mlp mlp)
+{
+    Config c = small_config();
+    c.mask = MASK_CAUSAL;
+    c.skip = SKIP_PLAIN;
+    c.ln_scale = LN_SCALE_SQRT_D;
+    c.layernorm = norm;
+    c.ln_place = place;
+    c.mlp = mlp;
+    return c;
+}
+
+/* Qwen2: RMSNorm before each branch, biases on q, k and v only. */
+static void test_qwen2_biases(void **state)
+{
+    (void)state;
+    const Family qwen2 = {
+        "qwen2",
+        "model.layers.",
+        {{"input_layernorm.weight", 4, 0, SLOT(norm[NORM_ATTENTION_IN].gain), 0, true},
+         {"self_attn.q_proj.weight", 4, 4, MATRIX, 0, false},
+         {"self_attn.q_proj.bias", 4, 0, SLOT(query_bias), 0, false},
+         {"self_attn.k_proj.weight", 2, 4, MATRIX, 0, false},
+         {"self_attn.k_proj.bias", 2, 0, SLOT(key_bias), 0, false},
+         {"self_attn.v_proj.weight", 2, 4, MATRIX, 0, false},
+         {"self_attn.v_proj.bias", 2, 0, SLOT(value_bias), 0, false},
+         {"self_attn.o_proj.weight", 4, 4, MATRIX, 0, false},
+         {"post_attention_layernorm.weight", 4, 0, SLOT(norm[NORM_MLP_IN].gain), 0, true},
+         {"mlp.gate_proj.weight", 8, 4, MATRIX, 0, false},
+         {"mlp.up_proj.weight", 8, 4, MATRIX, 0, false},
+         {"mlp.down_proj.weight", 4, 8, MATRIX, 0, false}}};
+    Config c = family_config(LAYERNORM_RMS, LN_PLACE_PRE, MLP_SWIGLU);
+    check_family(&qwen2, &c, 8);
+    /* The biases Qwen2 does not have are none. */
+}
+
+/* Gemma 2 and 3: four RMSNorms (peri-LN) and QK-norm, gains stored as w in x·(1 + w); layer 0's
+   k_norm all 0, a unit gain. */
+static void test_gemma_offset(void **state)
+{
+    (void)state;
+    const Family gemma = {
+        "gemma",
+        "model.layers.",
+        {{"input_layernorm.weight", 4, 0, SLOT(norm[NORM_ATTENTION_IN].gain), 0, true},
+         {"post_attention_layernorm.weight", 4, 0, SLOT(norm[NORM_ATTENTION_OUT].gain), 0, true},
+         {"self_attn.q_proj.weight", 4, 4, MATRIX, 0, false},
+         {"self_attn.k_proj.weight", 2, 4, MATRIX, 0, false},
+         {"self_attn.q_norm.weight", 2, 0, SLOT(query_norm_gain), 0, true},
+         {"self_attn.k_norm.weight", 2, 0, SLOT(key_norm_gain), 0, true},
+         {"self_attn.v_proj.weight", 2, 4, MATRIX, 0, false},
+         {"self_attn.o_proj.weight", 4, 4, MATRIX, 0, false},
+         {"pre_feedforward_layernorm.weight", 4, 0, SLOT(norm[NORM_MLP_IN].gain), 0, true},
+         {"post_feedforward_layernorm.weight", 4, 0, SLOT(norm[NORM_MLP_OUT].gain), 0, true},
+         {"mlp.gate_proj.weight", 8, 4, MATRIX, 0, false},
+         {"mlp.up_proj.weight", 8, 4, MATRIX, 0, false},
+         {"mlp.down_proj.weight", 4, 8, MATRIX, 0, false}}};
+    Config c = family_config(LAYERNORM_RMS, LN_PLACE_PERI, MLP_GEGLU);
+    c.qk_norm = QK_NORM_HEAD;
+    c.norm_gain_offset = 1;
+    check_family(&gemma, &c, 5);
+}
+
+/* GPT-2: Conv1D names, LayerNorms with biases before each branch, q | k | v biases fused in
+   c_attn.bias, every projection's bias. */
+static void test_gpt2_biases(void **state)
+{
+    (void)state;
+    const Family gpt2 = {"gpt2",
+                         "transformer.h.",
+                         {{"ln_1.weight", 4, 0, SLOT(norm[NORM_ATTENTION_IN].gain), 0, true},
+                          {"ln_1.bias", 4, 0, SLOT(norm[NORM_ATTENTION_IN].bias), 0, false},
+                          {"attn.c_attn.weight", 4, 8, MATRIX, 0, false},
+                          {"attn.c_attn.bias", 8, 0, SLOT(query_bias), 0, false},
+                          {"attn.c_proj.weight", 4, 4, MATRIX, 0, false},
+                          {"attn.c_proj.bias", 4, 0, SLOT(output_bias), 0, false},
+                          {"ln_2.weight", 4, 0, SLOT(norm[NORM_MLP_IN].gain), 0, true},
+                          {"ln_2.bias", 4, 0, SLOT(norm[NORM_MLP_IN].bias), 0, false},
+                          {"mlp.c_fc.weight", 4, 8, MATRIX, 0, false},
+                          {"mlp.c_fc.bias", 8, 0, SLOT(mlp_in_bias), 0, false},
+                          {"mlp.c_proj.weight", 8, 4, MATRIX, 0, false},
+                          {"mlp.c_proj.bias", 4, 0, SLOT(mlp_out_bias), 0, false}}};
+    Config c = family_config(LAYERNORM_LN, LN_PLACE_PRE, MLP_GELU);
+    check_family(&gpt2, &c, 6);
+    /* c_attn.bias's key and value columns (entries 4, 5 and 6, 7) in their slots. */
+    Family kv = gpt2;
+    kv.tensors[3] = (GainTensor){"attn.c_attn.bias", 8, 0, SLOT(key_bias), 4, false};
+    check_family(&kv, &c, 6);
+    kv.tensors[3] = (GainTensor){"attn.c_attn.bias", 8, 0, SLOT(value_bias), 6, false};
+    check_family(&kv, &c, 6);
+}
+
+/* A ViT-style block under Llama names: LayerNorms after each branch, W^O's and the plain MLP's
+   biases. */
+static void test_mlp_biases(void **state)
+{
+    (void)state;
+    const Family vit = {
+        "vit",
+        "model.layers.",
+        {{"post_attention_layernorm.weight", 4, 0, SLOT(norm[NORM_ATTENTION_OUT].gain), 0, true},
+         {"post_attention_layernorm.bias", 4, 0, SLOT(norm[NORM_ATTENTION_OUT].bias), 0, false},
+         {"self_attn.q_proj.weight", 4, 4, MATRIX, 0, false},
+         {"self_attn.k_proj.weight", 2, 4, MATRIX, 0, false},
+         {"self_attn.v_proj.weight", 2, 4, MATRIX, 0, false},
+         {"self_attn.o_proj.weight", 4, 4, MATRIX, 0, false},
+         {"self_attn.o_proj.bias", 4, 0, SLOT(output_bias), 0, false},
+         {"post_feedforward_layernorm.weight", 4, 0, SLOT(norm[NORM_MLP_OUT].gain), 0, true},
+         {"post_feedforward_layernorm.bias", 4, 0, SLOT(norm[NORM_MLP_OUT].bias), 0, false},
+         {"mlp.up_proj.weight", 8, 4, MATRIX, 0, false},
+         {"mlp.up_proj.bias", 8, 0, SLOT(mlp_in_bias), 0, false},
+         {"mlp.down_proj.weight", 4, 8, MATRIX, 0, false},
+         {"mlp.down_proj.bias", 4, 0, SLOT(mlp_out_bias), 0, false}}};
+    Config c = family_config(LAYERNORM_LN, LN_PLACE_OUTPUT, MLP_GELU);
+    check_family(&vit, &c, 0);
+}
+
 static int make_directory(void **state)
 {
     (void)state;
@@ -210,6 +462,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_python_checkpoints),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test_setup_teardown(test_qwen2_biases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gemma_offset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpt2_biases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mlp_biases, setup, teardown),
     };
     return cmocka_run_group_tests(tests, make_directory, remove_directory);
 }

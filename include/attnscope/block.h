@@ -12,6 +12,10 @@
    row_stat and row_max hold T doubles each (scratch). */
 void Block_layernorm(const Config *c, int T, int d, double *x, double *row_stat, double *row_max);
 
+/* A norm's gain on the rows × n column-major x: column j times o + gain[j] (o = offset, added
+   only where it is not 0, so that o + w is w itself). */
+void Block_gain_columns(int rows, int n, double *x, const double *gain, double offset);
+
 /* RMSNorm with unit gain on the T rows of the T×d column-major block x, in place:
    x/√(mean(x²) + ε) (HF's LlamaRMSNorm, in double).  A zero row stays zero.  row_stat and
    row_max hold T doubles each (scratch). */

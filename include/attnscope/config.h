@@ -148,7 +148,9 @@ typedef struct {
     LogitScale logit_scale;
     LnPlace ln_place;
     LnScale ln_scale;
-    double ln_eps; /* ε inside the root of PyTorch's rows (--ln-scale sqrt-d) and QK-norm */
+    double ln_eps;        /* ε inside the root of PyTorch's rows (--ln-scale sqrt-d) and QK-norm */
+    int norm_gain_offset; /* o in a norm's y = N(x)·(o + w): 1 where a checkpoint stores w − 1
+                             (Gemma's RMSNorm), else 0 */
     QkNorm qk_norm;
     QkNormPlace qk_norm_place;
     Rope rope;
@@ -182,7 +184,7 @@ typedef struct {
     double init_vo_beta;
     /* Per-matrix choices (MATRIX_INIT_SCHEME: the scheme's); W1 and W2 share init_mlp. */
     MatrixInitChoice init_query, init_key, init_value, init_output, init_mlp;
-    int layer; /* layer whose attention matrix is shown, 1..depth */
+    int layer;                      /* layer whose attention matrix is shown, 1..depth */
     AttentionMapKind attention_map; /* the map shows A_ℓ, or the product A_ℓ⋯A_1 (computed) */
     uint64_t seed;
     int seeds; /* ensemble size for the stable-rank curves */

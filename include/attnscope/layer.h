@@ -51,6 +51,35 @@ typedef struct {
     double *sink;                /* H: each head's sink logit (Config_has_sink), else unused */
 } LayerWeights;
 
+/* Where a sub-block's norm sits (docs/model.md §1.5): on the branch's input (pre- and peri-LN)
+   or after the branch (post-LN on X after the skip; peri- and output-LN on F before it joins). */
+typedef enum {
+    NORM_ATTENTION_IN,
+    NORM_ATTENTION_OUT,
+    NORM_MLP_IN,
+    NORM_MLP_OUT,
+    LAYER_NORM_SITES,
+} LayerNormSite;
+
+/* A norm's affine part, y = N(x) ⊙ (o + w) + β, o the family's gain offset (--norm-gain-offset:
+   Gemma stores w with o = 1); each NULL where absent (a unit gain, no bias). */
+typedef struct {
+    double *gain, *bias; /* d: w and β as the checkpoint stores them */
+} NormAffine;
+
+/* A trained layer's gains and biases (a checkpoint's, Layer_affine), each NULL where the layer
+   has none.  Drawn weights have none at all: their norms have unit gains and no bias, and the
+   step then skips the operations, so a drawn layer is computed as it always was. */
+typedef struct {
+    NormAffine norm[LAYER_NORM_SITES];
+    double *query_norm_gain, *key_norm_gain;    /* QK-norm's w: d_h shared by every head (per head),
+                                                   or d and G·d_h (full) */
+    double *query_bias, *key_bias, *value_bias; /* d, G·d_h, G·d_h: added to the projections */
+    double *output_bias;                        /* d: added to F after W^O */
+    double *mlp_in_bias, *mlp_up_bias;          /* N: added before the activation (the gate's) */
+    double *mlp_out_bias;                       /* d: added after the down projection */
+} LayerAffine;
+
 /* The parts of a layer's weights Layer_draw draws (a set of these bits). */
 typedef enum {
     LAYER_DRAW_ATTENTION = 1 << 0, /* W^Q and W^K (kinds with logits), the Markov draws, the
@@ -71,6 +100,9 @@ typedef struct {
     /* Whether fill can serve c (the shapes it fixes, the settings that only draw weights):
        true, or false with the reason in why (for a screen's key, a preset). */
     bool (*fits)(void *context, const Config *c, char *why, size_t size);
+    /* The gains and biases of layer (from 1) for c, which fits: NULL where it has none.  They
+       are the source's, read-only, and live as long as the source. */
+    const LayerAffine *(*affine)(void *context, const Config *c, int layer);
     const char *name; /* where the weights come from, for the status line */
     void *context;
     /* The checkpoint's embedding table, or NULL where it has none (the embedding input's rows
@@ -99,6 +131,15 @@ void Layer_use_token_ids(const int32_t *ids, int count, const char *name);
    wte.weight + wpe.weight" or "in a drawn table"), where token ids are fixed or the table is
    a checkpoint's; false (nothing written) where the input is the settings' alone. */
 bool Layer_input_source(const Config *c, char *buf, size_t size);
+
+/* The gains and biases of c's layer `layer` (from 1): the weight source's, or NULL (drawn
+   weights, a source without them).  The step, its declaration and the conditioning read them
+   from here, so a driver has nothing to pass. */
+const LayerAffine *Layer_affine(const Config *c, int layer);
+
+/* Whether a layer of c's network adds a bias to the tokens' path (W^V's, W^O's, the MLP's): a
+   bias makes a layer affine, not homogeneous, in X, at whichever layer it is. */
+bool Layer_network_has_bias(const Config *c);
 
 /* Draws `parts` of the weights of (seed, layer) into w, each from its own stream (init.h),
    so that what is drawn does not depend on what else is, or fills them from the weight
@@ -221,7 +262,8 @@ int Layer_attention(const Config *c, int layer, const LayerWeights *w, LayerBuff
    attention entries built, gap removal and its passes instead of computing them, so that the
    plan and the cost model (work.c) read the list of what the step executes, and test_cost
    compares it with what Linalg counted.  Nothing that depends on the numbers is foreseen: every
-   head is finite, no stop is asked; step->observer and step->weights are not read. */
+   head is finite, no stop is asked; step->observer and step->weights are not read (the gains
+   and biases, whose passes are declared, are Layer_affine's). */
 void Layer_declare(const LayerStep *step, WorkList *out);
 void Layer_declare_attention(const Config *c, int layer, int head, WorkList *out);
 

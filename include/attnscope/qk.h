@@ -25,9 +25,12 @@ bool Qk_rotates(const Config *c, int layer);
 int Qk_rotated_width(const Config *c);
 
 /* QK-norm on x (T×heads·d_h) in place: x/√(mean(x²) + ε) over each head's d_h or over the full
-   projected width heads·d_h (OLMo 2 normalises the G·d_h keys as one), ε = c->ln_eps.
+   projected width heads·d_h (OLMo 2 normalises the G·d_h keys as one), ε = c->ln_eps; then,
+   with a checkpoint's gain w (d_h entries shared by the heads, or heads·d_h), each column
+   times o + w, o = c->norm_gain_offset (NULL: a unit gain, nothing done).
    row_stat: max(T, d) doubles, row_max: T (scratch). */
-void Qk_norm(const Config *c, int T, int heads, double *x, double *row_stat, double *row_max);
+void Qk_norm(const Config *c, int T, int heads, double *x, const double *gain, double *row_stat,
+             double *row_max);
 
 /* RoPE on x (T×heads·d_h) in place: row i at position first_position + i, each head's first d_r
    dimensions turned by the angles p·θ^(−2k/d_r), k = 0 … d_r/2 − 1: HF's rotate_half pairs
@@ -36,8 +39,9 @@ void Qk_norm(const Config *c, int T, int heads, double *x, double *row_stat, dou
 void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x);
 
 /* Stage 2's features on the projected queries q and keys k of layer `layer` (from 1), in
-   c's order: QK-norm then RoPE (before-rope), or RoPE then QK-norm (after-rope). */
-void Qk_shape(const Config *c, int layer, int T, double *q, double *k, double *row_stat,
-              double *row_max);
+   c's order: QK-norm then RoPE (before-rope), or RoPE then QK-norm (after-rope); the norms'
+   gains (Qk_norm; NULL: none) with them. */
+void Qk_shape(const Config *c, int layer, int T, double *q, double *k, const double *query_gain,
+              const double *key_gain, double *row_stat, double *row_max);
 
 #endif

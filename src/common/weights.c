@@ -15,7 +15,11 @@ struct Checkpoint {
     Names names;   /* the names its tensors have */
     Config config; /* as opened: what the shapes were checked against */
     /* Per layer (index layer − 1), the tensors of Weights_layer_tensors' list, in its order. */
-    const SafetensorsTensor *(*found)[LAYER_TENSORS_MAX];
+    const SafetensorsTensor *(*found)[LAYER_TENSORS_MAX]; /* NULL: an optional one left out */
+    /* Per layer, its gains and biases, converted when opened (vectors: a few times d per
+       layer), NULL where unit or zero; `trained` where the layer has any. */
+    LayerAffine *affine;
+    bool *trained;
     /* The embedding table (V, d) and GPT-2's learned positions (n_positions, d), or NULL. */
     const SafetensorsTensor *table, *positions;
     /* The positions the model takes (wpe's rows, config.json's max_position_embeddings or
@@ -126,6 +130,12 @@ static bool fits(void *context, const Config *c, char *why, size_t size)
     const Checkpoint *k = context;
     if (fixed_differ(k, c, 1, c->depth, why, size) || input_differs(k, c, why, size))
         return false;
+    if (c->norm_gain_offset != k->config.norm_gain_offset) {
+        snprintf(why, size,
+                 "the checkpoint's norm gains were read as %d + w (--norm-gain-offset %d)",
+                 k->config.norm_gain_offset, k->config.norm_gain_offset);
+        return false;
+    }
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
         if (draws_only(s) && Setting_get(s, c) != Setting_get(s, &k->config)) {
@@ -135,6 +145,14 @@ static bool fits(void *context, const Config *c, char *why, size_t size)
         }
     }
     return true;
+}
+
+static const LayerAffine *layer_affine(void *context, const Config *c, int layer)
+{
+    const Checkpoint *k = context;
+    (void)c; /* fits(c): the settings read the same tensors, with the same gain offset */
+    return layer >= 1 && layer <= k->config.depth && k->trained[layer - 1] ? &k->affine[layer - 1]
+                                                                           : NULL;
 }
 
 static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
@@ -147,7 +165,7 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
     WeightTensor want[LAYER_TENSORS_MAX];
     int n = Weights_layer_tensors(c, &k->names, layer, want);
     for (int i = 0; i < n; i++)
-        if ((want[i].part & parts) && want[i].layout != CONSTANT) {
+        if ((want[i].part & parts) && want[i].layout != AFFINE) {
             fill_tensor(k->found[layer - 1][i], &want[i], w, c);
             Safetensors_release(k->tensors, k->found[layer - 1][i]);
         }
@@ -184,34 +202,41 @@ static int embed_rows(void *context, const Config *c, const double *ids, double 
     return 0;
 }
 
-/* Every entry of t is `value`: a norm's gain or a bias the block does not have. */
-static int check_constant(const SafetensorsTensor *t, double value, char *err, size_t size)
+/* The gain or bias `want` of layer (from 1) from t into the layer's LayerAffine, where any entry
+   is not the absent one (a unit gain, a zero bias). */
+static int read_affine(Checkpoint *k, int layer, const WeightTensor *want,
+                       const SafetensorsTensor *t, char *err, size_t size)
 {
-    double *x = malloc(sizeof(double) * (t->elements + 1));
-    if (!x) {
+    uint64_t n = want->columns ? want->columns : want->shape[0];
+    double *all = malloc(sizeof(double) * (t->elements + 1)), *part = malloc(sizeof(double) * n);
+    if (!all || !part) {
+        free(all);
+        free(part);
         snprintf(err, size, "out of memory");
         return -1;
     }
-    Safetensors_to_double(t, x);
-    int status = 0;
-    for (uint64_t i = 0; i < t->elements && status == 0; i++)
-        if (x[i] != value) {
-            snprintf(err, size,
-                     "%s: tensor '%s' entry %llu is %.17g: attnscope's norms have unit gains and "
-                     "its block no biases, so it reads only %g there",
-                     t->file, t->name, (unsigned long long)i, x[i], value);
-            status = -1;
-        }
-    free(x);
-    return status;
+    Safetensors_to_double(t, all);
+    bool differs = WeightTensor_affine_part(want, all, part);
+    free(all);
+    if (differs) {
+        *WeightTensor_affine_slot(&k->affine[layer - 1], want) = part;
+        k->trained[layer - 1] = true;
+    } else {
+        free(part);
+    }
+    return 0;
 }
 
-/* The tensor of the checkpoint that want names, with want's shape; constants all theirs. */
-static int find_tensor(const Checkpoint *k, const WeightTensor *want, const SafetensorsTensor **out,
-                       char *err, size_t size)
+/* The tensor of the checkpoint that want names, with want's shape (NULL for an optional one
+   left out); gains and biases read into the layer's LayerAffine. */
+static int find_tensor(Checkpoint *k, int layer, const WeightTensor *want,
+                       const SafetensorsTensor **out, char *err, size_t size)
 {
     char expected[96], found[96];
     const SafetensorsTensor *t = Safetensors_find(k->tensors, want->name);
+    *out = NULL;
+    if (!t && want->optional)
+        return 0;
     if (!t) {
         snprintf(err, size, "%s: no tensor '%s' (shape %s), which this configuration needs",
                  Safetensors_path(k->tensors), want->name,
@@ -226,7 +251,7 @@ static int find_tensor(const Checkpoint *k, const WeightTensor *want, const Safe
         return -1;
     }
     *out = t;
-    return want->layout == CONSTANT ? check_constant(t, want->constant, err, size) : 0;
+    return want->layout == AFFINE ? read_affine(k, layer, want, t, err, size) : 0;
 }
 
 /* A whole model's tensors after the block: the final norm, the output head. */
@@ -358,9 +383,9 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
         int n = Weights_layer_tensors(&k->config, &k->names, layer, want);
         for (int i = 0; i < n && status == 0; i++) {
             const SafetensorsTensor **t = &k->found[layer - 1][i];
-            status = find_tensor(k, &want[i], t, err, size);
-            if (status)
-                break;
+            status = find_tensor(k, layer, &want[i], t, err, size);
+            if (status || !*t)
+                continue;
             used[*t - Safetensors_at(k->tensors, 0)] = true;
             uint64_t bad = Safetensors_count_nonfinite(*t);
             Safetensors_release(k->tensors, *t);
@@ -457,8 +482,10 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
                             size_t size)
 {
     Checkpoint *k = calloc(1, sizeof *k);
-    if (!k || !(k->found = calloc((size_t)c->depth, sizeof *k->found))) {
-        free(k);
+    if (!k || !(k->found = calloc((size_t)c->depth, sizeof *k->found)) ||
+        !(k->affine = calloc((size_t)c->depth, sizeof *k->affine)) ||
+        !(k->trained = calloc((size_t)c->depth, sizeof *k->trained))) {
+        Checkpoint_close(k);
         snprintf(err, size, "out of memory");
         return NULL;
     }
@@ -473,8 +500,11 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         return NULL;
     }
     if (k->tensors)
-        k->source = (WeightSource){
-            .fill = fill_layer, .fits = fits, .name = Safetensors_path(k->tensors), .context = k};
+        k->source = (WeightSource){.fill = fill_layer,
+                                   .fits = fits,
+                                   .affine = layer_affine,
+                                   .name = Safetensors_path(k->tensors),
+                                   .context = k};
     if (!k->tensors || find_all(k, warnings, err, size)) {
         Checkpoint_close(k);
         return NULL;
@@ -510,7 +540,19 @@ void Checkpoint_close(Checkpoint *k)
 {
     if (!k)
         return;
+    for (int layer = 1; k->affine && layer <= k->config.depth; layer++) {
+        WeightTensor list[LAYER_TENSORS_MAX];
+        int n = Weights_layer_tensors(&k->config, &k->names, layer, list);
+        for (int i = 0; i < n; i++)
+            if (list[i].layout == AFFINE) {
+                double **slot = WeightTensor_affine_slot(&k->affine[layer - 1], &list[i]);
+                free(*slot);
+                *slot = NULL;
+            }
+    }
     Safetensors_close(k->tensors);
     free(k->found);
+    free(k->affine);
+    free(k->trained);
     free(k);
 }

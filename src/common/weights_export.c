@@ -14,6 +14,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The tensors the export writes of layer `layer`: the configuration's, without the optional
+   biases that the weights do not have (drawn ones have none; a checkpoint's are Layer_affine's),
+   and the values of each gain and bias (NULL: every entry its absent value) in affine_of. */
+static int export_tensors(const Config *c, int layer, WeightTensor list[LAYER_TENSORS_MAX],
+                          const double *affine_of[LAYER_TENSORS_MAX])
+{
+    WeightTensor all[LAYER_TENSORS_MAX];
+    int n = Weights_layer_tensors(c, &LLAMA_NAMES, layer, all), kept = 0;
+    const LayerAffine *affine = Layer_affine(c, layer);
+    for (int i = 0; i < n; i++) {
+        const double *values =
+            all[i].layout == AFFINE ? WeightTensor_affine_values(affine, &all[i]) : NULL;
+        if (all[i].optional && !values)
+            continue;
+        affine_of[kept] = values;
+        list[kept++] = all[i];
+    }
+    return kept;
+}
+
 /* The header: every layer's tensors in order, back to back, then the metadata; padded with
    spaces to a multiple of 8 bytes, as the reference writer does, so the data is aligned. */
 static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
@@ -23,7 +43,8 @@ static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
                 ATTNSCOPE_VERSION);
     for (int layer = 1; layer <= c->depth; layer++) {
         WeightTensor list[LAYER_TENSORS_MAX];
-        int n = Weights_layer_tensors(c, &LLAMA_NAMES, layer, list);
+        const double *affine_of[LAYER_TENSORS_MAX];
+        int n = export_tensors(c, layer, list, affine_of);
         for (int i = 0; i < n; i++) {
             char shape[96];
             uint64_t bytes = WeightTensor_elements(&list[i]) * SafetensorsDtype_size(dtype);
@@ -39,12 +60,14 @@ static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
         Text_printf(t, " ");
 }
 
-/* Element i of the tensor in its row-major order, from the layer's buffer (the Llama names
-   the export writes take whole tensors: no column is another buffer's). */
-static double tensor_element(const LayerWeights *w, const WeightTensor *t, uint64_t i)
+/* Element i of the tensor in its row-major order, from the layer's buffer or (a gain, a bias)
+   its values, NULL where absent (the Llama names the export writes take whole tensors: no
+   column is another buffer's). */
+static double tensor_element(const LayerWeights *w, const WeightTensor *t, const double *affine,
+                             uint64_t i)
 {
-    if (t->layout == CONSTANT)
-        return t->constant;
+    if (t->layout == AFFINE)
+        return affine ? affine[i] : t->absent;
     const double *buffer = WeightTensor_buffer(w, t);
     if (t->layout == AS_STORED)
         return buffer[i];
@@ -52,14 +75,14 @@ static double tensor_element(const LayerWeights *w, const WeightTensor *t, uint6
     return buffer[r + (column - t->first_column) * t->shape[0]];
 }
 
-static int write_tensor(FILE *f, const LayerWeights *w, const WeightTensor *t,
+static int write_tensor(FILE *f, const LayerWeights *w, const WeightTensor *t, const double *affine,
                         SafetensorsDtype dtype)
 {
     unsigned char chunk[1 << 16];
     size_t unit = SafetensorsDtype_size(dtype), used = 0;
     uint64_t n = WeightTensor_elements(t);
     for (uint64_t i = 0; i < n; i++) {
-        double x = tensor_element(w, t, i);
+        double x = tensor_element(w, t, affine, i);
         uint64_t bits;
         if (dtype == SAFETENSORS_F64)
             memcpy(&bits, &x, sizeof bits);
@@ -144,9 +167,10 @@ static int write_model(FILE *f, const Config *c, SafetensorsDtype dtype, char *e
             break;
         }
         WeightTensor list[LAYER_TENSORS_MAX];
-        int n = Weights_layer_tensors(c, &LLAMA_NAMES, layer, list);
+        const double *affine_of[LAYER_TENSORS_MAX];
+        int n = export_tensors(c, layer, list, affine_of);
         for (int i = 0; i < n && status == 0; i++)
-            status = write_tensor(f, &d.w, &list[i], dtype);
+            status = write_tensor(f, &d.w, &list[i], affine_of[i], dtype);
     }
     drawing_free(&d);
     return status;

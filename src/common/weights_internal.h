@@ -16,9 +16,12 @@
    projections are kept transposed (N×d, init.h), as are GPT-2's Conv1D (in, out) weights
    (y = xW): COLUMNS takes columns [first_column, first_column + columns) of such a
    (rows, total) tensor as the rows × columns column-major matrix (GPT-2's fused c_attn holds
-   q | k | v by columns).  A CONSTANT (a norm's gain, a bias) has no buffer: every entry must
-   be `constant`, as the block's norms have unit gains and no bias. */
-typedef enum { AS_STORED, COLUMNS, CONSTANT } Layout;
+   q | k | v by columns).  An AFFINE tensor (a norm's gain, a bias) goes to its slot of the
+   layer's LayerAffine (layer.h) rather than into a buffer: entries [first_column,
+   first_column + columns) of the vector (all of it where columns is 0; GPT-2's c_attn bias
+   holds q | k | v), left NULL where every entry is `absent` (a unit gain, a zero bias), so that
+   a checkpoint at step 0 runs as drawn weights do. */
+typedef enum { AS_STORED, COLUMNS, AFFINE } Layout;
 
 /* The names a checkpoint uses: Hugging Face's Llama family (model.layers.N.self_attn.q_proj
    ...; what the export writes) or GPT-2's (h.N.attn.c_attn ..., under `prefix`, "" or
@@ -30,17 +33,19 @@ typedef struct {
     const char *prefix;
 } Names;
 
-enum { LAYER_TENSORS_MAX = 16, NAME_SIZE = 112, NO_FIELD = (size_t)-1 };
+enum { LAYER_TENSORS_MAX = 32, NAME_SIZE = 112 };
 
 typedef struct {
     char name[NAME_SIZE];
     int rank;
     uint64_t shape[3];
     unsigned part; /* the LayerDraw bit it belongs to */
-    size_t field;  /* offsetof(LayerWeights, ...), NO_FIELD for a constant */
+    size_t field;  /* offsetof(LayerWeights, ...), or offsetof(LayerAffine, ...) for AFFINE */
     Layout layout;
-    uint64_t first_column, columns; /* COLUMNS */
-    double constant;                /* CONSTANT */
+    uint64_t first_column, columns; /* COLUMNS, and AFFINE's part of a vector */
+    double absent;                  /* AFFINE: the value of every entry where there is none */
+    bool optional; /* AFFINE: a checkpoint may leave it out (Llama-family biases: Qwen2 has q, k
+                      and v biases, most others none); the export writes it only with values */
 } WeightTensor;
 
 /* The tensors of layer `layer` (from 1) of c under `names`, in the order an export writes
@@ -58,8 +63,16 @@ extern const Names LLAMA_NAMES;
 /* The product of t's shape. */
 uint64_t WeightTensor_elements(const WeightTensor *t);
 
-/* The buffer of w that holds t (not for a unit gain). */
+/* The buffer of w that holds t (not for AFFINE). */
 double *WeightTensor_buffer(const LayerWeights *w, const WeightTensor *t);
+
+/* The slot of a that holds an AFFINE t, and what it holds (NULL also for a NULL). */
+double **WeightTensor_affine_slot(LayerAffine *a, const WeightTensor *t);
+const double *WeightTensor_affine_values(const LayerAffine *a, const WeightTensor *t);
+
+/* The entries of an AFFINE t, from the checkpoint's whole vector `all`, into out: whether any
+   differs from t's absent value. */
+bool WeightTensor_affine_part(const WeightTensor *t, const double *all, double *out);
 
 /* "[a, b]" into buf. */
 const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_t size);

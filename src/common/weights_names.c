@@ -28,47 +28,91 @@ static WeightTensor *add(WeightTensor *list, int *n, const Names *names, int lay
     return t;
 }
 
-static void add_constant(WeightTensor *list, int *n, const Names *names, int layer,
-                         const char *suffix, uint64_t length, double value)
+/* A gain or a bias of the layer into LayerAffine's slot `field`: absent where every entry is
+   `absent`.  Gains are stored as w in y = N(x)·(o + w), so a unit gain is w = 1 − o. */
+static WeightTensor *add_affine(WeightTensor *list, int *n, const Names *names, int layer,
+                                const char *suffix, uint64_t length, size_t field, double absent)
 {
-    add(list, n, names, layer, suffix, length, 0, LAYER_DRAW_VALUE, NO_FIELD, CONSTANT)->constant =
-        value;
+    WeightTensor *t =
+        add(list, n, names, layer, suffix, length, 0, LAYER_DRAW_VALUE, field, AFFINE);
+    t->absent = absent;
+    return t;
 }
 
-/* A sub-block's norm under Llama-family names: its unit gain, and LayerNorm's zero bias. */
+static double unit_gain(const Config *c)
+{
+    return 1.0 - c->norm_gain_offset;
+}
+
+/* A sub-block's norm at `site`: its gain, and LayerNorm's bias. */
 static void add_norm(WeightTensor *list, int *n, const Config *c, const Names *names, int layer,
-                     const char *norm)
+                     const char *norm, LayerNormSite site)
 {
     char name[64];
     snprintf(name, sizeof name, "%s.weight", norm);
-    add_constant(list, n, names, layer, name, (uint64_t)c->width, 1.0);
+    add_affine(list, n, names, layer, name, (uint64_t)c->width,
+               offsetof(LayerAffine, norm[site].gain), unit_gain(c));
     snprintf(name, sizeof name, "%s.bias", norm);
     if (c->layernorm == LAYERNORM_LN)
-        add_constant(list, n, names, layer, name, (uint64_t)c->width, 0.0);
+        add_affine(list, n, names, layer, name, (uint64_t)c->width,
+                   offsetof(LayerAffine, norm[site].bias), 0.0);
 }
 
-/* Llama's names: nn.Linear (out, in) weights, W1 as up_proj (down(act(up x))) or, gated,
-   gate_proj with up_proj; the norms' gains, pre-LN as Llama names them (input_layernorm,
-   post_attention_layernorm before the MLP), post-LN as OLMo 2 does (post_attention_layernorm,
-   post_feedforward_layernorm); QK-norm's gains; attnscope's own Markov logits. */
+/* A projection's bias under Llama-family names, which a checkpoint may leave out. */
+static void add_optional_bias(WeightTensor *list, int *n, const Names *names, int layer,
+                              const char *projection, uint64_t length, size_t field)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.bias", projection);
+    add_affine(list, n, names, layer, name, length, field, 0.0)->optional = true;
+}
+
+/* The Llama family's norms of the attention sub-block (before the MLP's when `mlp`): pre-LN as
+   Llama names them (input_layernorm, post_attention_layernorm before the MLP), post- and
+   output-LN as OLMo 2 does (post_attention_layernorm, post_feedforward_layernorm after each
+   branch), peri-LN as Gemma 2 and 3 do (all four). */
+static void add_llama_norms(WeightTensor *list, int *n, const Config *c, const Names *names,
+                            int layer, bool mlp)
+{
+    if (c->layernorm == LAYERNORM_NONE)
+        return;
+    bool in = Layer_pre_norm(c), out = c->ln_place != LN_PLACE_PRE;
+    if (!mlp && in)
+        add_norm(list, n, c, names, layer, "input_layernorm", NORM_ATTENTION_IN);
+    if (!mlp && out)
+        add_norm(list, n, c, names, layer, "post_attention_layernorm", NORM_ATTENTION_OUT);
+    if (mlp && in)
+        add_norm(list, n, c, names, layer,
+                 out ? "pre_feedforward_layernorm" : "post_attention_layernorm", NORM_MLP_IN);
+    if (mlp && out)
+        add_norm(list, n, c, names, layer, "post_feedforward_layernorm", NORM_MLP_OUT);
+}
+
+/* Llama's names: nn.Linear (out, in) weights and their optional biases, W1 as up_proj
+   (down(act(up x))) or, gated, gate_proj with up_proj; the norms' gains (add_llama_norms);
+   QK-norm's gains; attnscope's own Markov logits. */
 static int llama_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
 {
     int n = 0;
     uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
     uint64_t dh = (uint64_t)Config_head_width(c), hidden = (uint64_t)Config_mlp_hidden(c);
-    bool norms = c->layernorm != LAYERNORM_NONE, pre = c->ln_place == LN_PLACE_PRE;
-    if (norms)
-        add_norm(out, &n, c, names, layer, pre ? "input_layernorm" : "post_attention_layernorm");
+    add_llama_norms(out, &n, c, names, layer, false);
     if (Attention_has_query_key(c->attention)) {
         add(out, &n, names, layer, "self_attn.q_proj.weight", d, d, LAYER_DRAW_ATTENTION,
             offsetof(LayerWeights, query), AS_STORED);
+        add_optional_bias(out, &n, names, layer, "self_attn.q_proj", d,
+                          offsetof(LayerAffine, query_bias));
         add(out, &n, names, layer, "self_attn.k_proj.weight", kv, d, LAYER_DRAW_ATTENTION,
             offsetof(LayerWeights, key), AS_STORED);
+        add_optional_bias(out, &n, names, layer, "self_attn.k_proj", kv,
+                          offsetof(LayerAffine, key_bias));
     }
     if (Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE) {
         bool full = c->qk_norm == QK_NORM_FULL;
-        add_constant(out, &n, names, layer, "self_attn.q_norm.weight", full ? d : dh, 1.0);
-        add_constant(out, &n, names, layer, "self_attn.k_norm.weight", full ? kv : dh, 1.0);
+        add_affine(out, &n, names, layer, "self_attn.q_norm.weight", full ? d : dh,
+                   offsetof(LayerAffine, query_norm_gain), unit_gain(c));
+        add_affine(out, &n, names, layer, "self_attn.k_norm.weight", full ? kv : dh,
+                   offsetof(LayerAffine, key_norm_gain), unit_gain(c));
     }
     if (c->attention == ATTENTION_MARKOV) {
         WeightTensor *t = add(out, &n, names, layer, "self_attn.markov_logits", (uint64_t)c->heads,
@@ -78,48 +122,70 @@ static int llama_tensors(const Config *c, const Names *names, int layer, WeightT
     }
     add(out, &n, names, layer, "self_attn.v_proj.weight", kv, d, LAYER_DRAW_VALUE,
         offsetof(LayerWeights, value), AS_STORED);
-    if (c->output != OUTPUT_IDENTITY)
+    add_optional_bias(out, &n, names, layer, "self_attn.v_proj", kv,
+                      offsetof(LayerAffine, value_bias));
+    if (c->output != OUTPUT_IDENTITY) {
         add(out, &n, names, layer, "self_attn.o_proj.weight", d, d, LAYER_DRAW_OUTPUT,
             offsetof(LayerWeights, output), AS_STORED);
+        add_optional_bias(out, &n, names, layer, "self_attn.o_proj", d,
+                          offsetof(LayerAffine, output_bias));
+    }
+    if (c->mlp == MLP_NONE)
+        return n;
     bool gated = Config_mlp_gated(c);
-    if (norms && c->mlp != MLP_NONE)
-        add_norm(out, &n, c, names, layer,
-                 pre ? "post_attention_layernorm" : "post_feedforward_layernorm");
-    if (c->mlp != MLP_NONE)
-        add(out, &n, names, layer, gated ? "mlp.gate_proj.weight" : "mlp.up_proj.weight", hidden, d,
-            LAYER_DRAW_MLP, offsetof(LayerWeights, mlp_in), COLUMNS);
-    if (gated)
+    add_llama_norms(out, &n, c, names, layer, true);
+    const char *first = gated ? "mlp.gate_proj" : "mlp.up_proj";
+    char name[64];
+    snprintf(name, sizeof name, "%s.weight", first);
+    add(out, &n, names, layer, name, hidden, d, LAYER_DRAW_MLP, offsetof(LayerWeights, mlp_in),
+        COLUMNS);
+    add_optional_bias(out, &n, names, layer, first, hidden, offsetof(LayerAffine, mlp_in_bias));
+    if (gated) {
         add(out, &n, names, layer, "mlp.up_proj.weight", hidden, d, LAYER_DRAW_MLP,
             offsetof(LayerWeights, mlp_up), COLUMNS);
-    if (c->mlp != MLP_NONE)
-        add(out, &n, names, layer, "mlp.down_proj.weight", d, hidden, LAYER_DRAW_MLP,
-            offsetof(LayerWeights, mlp_out), AS_STORED);
+        add_optional_bias(out, &n, names, layer, "mlp.up_proj", hidden,
+                          offsetof(LayerAffine, mlp_up_bias));
+    }
+    add(out, &n, names, layer, "mlp.down_proj.weight", d, hidden, LAYER_DRAW_MLP,
+        offsetof(LayerWeights, mlp_out), AS_STORED);
+    add_optional_bias(out, &n, names, layer, "mlp.down_proj", d,
+                      offsetof(LayerAffine, mlp_out_bias));
     return n;
 }
 
-/* GPT-2's names: Conv1D (in, out) weights, q | k | v fused by columns in c_attn, zero biases,
-   LayerNorm's unit gains and zero biases (RMSNorm: gains only). */
+/* GPT-2's LayerNorm (RMSNorm: gain only) `norm` of a sub-block, before its branch (pre-LN) or
+   after it (post- and output-LN). */
+static void add_gpt2_norm(WeightTensor *list, int *n, const Config *c, const Names *names,
+                          int layer, const char *norm, bool mlp)
+{
+    if (c->layernorm == LAYERNORM_NONE)
+        return;
+    bool pre = Layer_pre_norm(c);
+    LayerNormSite site =
+        mlp ? (pre ? NORM_MLP_IN : NORM_MLP_OUT) : (pre ? NORM_ATTENTION_IN : NORM_ATTENTION_OUT);
+    add_norm(list, n, c, names, layer, norm, site);
+}
+
+/* GPT-2's names: Conv1D (in, out) weights, q | k | v fused by columns in c_attn (and in its
+   bias), every projection's bias, LayerNorm's gains and biases (RMSNorm: gains only). */
 static int gpt2_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
 {
     int n = 0;
     uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
     uint64_t hidden = (uint64_t)Config_mlp_hidden(c);
-    bool norms = c->layernorm != LAYERNORM_NONE, biases = c->layernorm == LAYERNORM_LN;
-    if (norms)
-        add_constant(out, &n, names, layer, "ln_1.weight", d, 1.0);
-    if (biases)
-        add_constant(out, &n, names, layer, "ln_1.bias", d, 0.0);
+    add_gpt2_norm(out, &n, c, names, layer, "ln_1", false);
     const struct {
         bool used;
         uint64_t first, columns;
         unsigned part;
-        size_t field;
+        size_t field, bias;
     } fused[] = {
         {Attention_has_query_key(c->attention), 0, d, LAYER_DRAW_ATTENTION,
-         offsetof(LayerWeights, query)},
+         offsetof(LayerWeights, query), offsetof(LayerAffine, query_bias)},
         {Attention_has_query_key(c->attention), d, kv, LAYER_DRAW_ATTENTION,
-         offsetof(LayerWeights, key)},
-        {true, d + kv, kv, LAYER_DRAW_VALUE, offsetof(LayerWeights, value)},
+         offsetof(LayerWeights, key), offsetof(LayerAffine, key_bias)},
+        {true, d + kv, kv, LAYER_DRAW_VALUE, offsetof(LayerWeights, value),
+         offsetof(LayerAffine, value_bias)},
     };
     for (int i = 0; i < 3; i++)
         if (fused[i].used) {
@@ -127,25 +193,28 @@ static int gpt2_tensors(const Config *c, const Names *names, int layer, WeightTe
                                   fused[i].part, fused[i].field, COLUMNS);
             t->first_column = fused[i].first;
             t->columns = fused[i].columns;
+            t = add_affine(out, &n, names, layer, "attn.c_attn.bias", d + 2 * kv, fused[i].bias,
+                           0.0);
+            t->first_column = fused[i].first;
+            t->columns = fused[i].columns;
         }
-    add_constant(out, &n, names, layer, "attn.c_attn.bias", d + 2 * kv, 0.0);
     if (c->output != OUTPUT_IDENTITY) {
         add(out, &n, names, layer, "attn.c_proj.weight", d, d, LAYER_DRAW_OUTPUT,
             offsetof(LayerWeights, output), COLUMNS);
-        add_constant(out, &n, names, layer, "attn.c_proj.bias", d, 0.0);
+        add_affine(out, &n, names, layer, "attn.c_proj.bias", d, offsetof(LayerAffine, output_bias),
+                   0.0);
     }
     if (c->mlp == MLP_NONE)
         return n;
-    if (norms)
-        add_constant(out, &n, names, layer, "ln_2.weight", d, 1.0);
-    if (biases)
-        add_constant(out, &n, names, layer, "ln_2.bias", d, 0.0);
+    add_gpt2_norm(out, &n, c, names, layer, "ln_2", true);
     add(out, &n, names, layer, "mlp.c_fc.weight", d, hidden, LAYER_DRAW_MLP,
         offsetof(LayerWeights, mlp_in), AS_STORED);
-    add_constant(out, &n, names, layer, "mlp.c_fc.bias", hidden, 0.0);
+    add_affine(out, &n, names, layer, "mlp.c_fc.bias", hidden, offsetof(LayerAffine, mlp_in_bias),
+               0.0);
     add(out, &n, names, layer, "mlp.c_proj.weight", hidden, d, LAYER_DRAW_MLP,
         offsetof(LayerWeights, mlp_out), COLUMNS);
-    add_constant(out, &n, names, layer, "mlp.c_proj.bias", d, 0.0);
+    add_affine(out, &n, names, layer, "mlp.c_proj.bias", d, offsetof(LayerAffine, mlp_out_bias),
+               0.0);
     return n;
 }
 
@@ -162,10 +231,33 @@ bool Weights_gpt2_names_fit(const Config *c, char *why, size_t size)
                           : c->attention == ATTENTION_MARKOV ? "Markov logits"
                           : Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE
                               ? "QK-norm's gains"
+                          : c->layernorm != LAYERNORM_NONE && c->ln_place == LN_PLACE_PERI
+                              ? "peri-LN's second norm of a sub-block (ln_1 and ln_2 are one each)"
                               : NULL;
     if (missing)
         snprintf(why, size, "GPT-2's names have no tensor for %s (the Llama names do)", missing);
     return !missing;
+}
+
+double **WeightTensor_affine_slot(LayerAffine *a, const WeightTensor *t)
+{
+    return (double **)(void *)((char *)a + t->field);
+}
+
+const double *WeightTensor_affine_values(const LayerAffine *a, const WeightTensor *t)
+{
+    return a ? *(double *const *)(const void *)((const char *)a + t->field) : NULL;
+}
+
+bool WeightTensor_affine_part(const WeightTensor *t, const double *all, double *out)
+{
+    uint64_t n = t->columns ? t->columns : t->shape[0];
+    bool differs = false;
+    for (uint64_t i = 0; i < n; i++) {
+        out[i] = all[t->first_column + i];
+        differs |= out[i] != t->absent; /* NaN differs: it runs, and the nulls say so */
+    }
+    return differs;
 }
 
 uint64_t WeightTensor_elements(const WeightTensor *t)

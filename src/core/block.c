@@ -110,3 +110,13 @@ void Block_layernorm(const Config *c, int T, int d, double *x, double *row_stat,
     else
         unit_rows(T, d, x, row_stat);
 }
+
+void Block_gain_columns(int rows, int n, double *x, const double *gain, double offset)
+{
+    for (int j = 0; j < n; j++) {
+        double g = offset != 0 ? offset + gain[j] : gain[j];
+        double *column = x + (size_t)rows * j;
+        for (int i = 0; i < rows; i++)
+            column[i] *= g;
+    }
+}

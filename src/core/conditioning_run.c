@@ -449,10 +449,19 @@ static int jacobian_layer(Pass *p, double s_min_b)
     int l = p->layer, H = r->heads;
     bool input_independent = Attention_is_input_independent(c->attention);
     bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
-    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm, RoPE and the soft-cap change
-       it. */
+    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm, RoPE, the soft-cap and a
+       checkpoint's query and key biases ((x_i W^Q + β_Q)(x_j W^K + β_K)ᵀ) change it.  The other
+       gains and biases do not: the sub-block's input is read after its norm's gain and bias,
+       and the value's and W^O's biases add A_h·1·β (1 for softmax, fixed for the kinds that do
+       not read X) and β_O, which do not move with X.  With sinks a row sums to 1 − w_i(X), so
+       the value's bias moves with X too. */
     bool capped = c->logit_softcap > 0 && Attention_has_query_key(c->attention);
-    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l) || capped;
+    const LayerAffine *affine = Layer_affine(c, l);
+    bool biased =
+        affine &&
+        ((Attention_has_query_key(c->attention) && (affine->query_bias || affine->key_bias)) ||
+         (Config_has_sink(c) && affine->value_bias));
+    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l) || capped || biased;
     /* Peri- and output-LN normalise f's output before it joins: the sub-block is LN(f), whose
        Jacobian K's formula does not hold. */
     bool branch_normed = Layer_branch_norm(c);
@@ -486,10 +495,11 @@ static int jacobian_layer(Pass *p, double s_min_b)
                      p->role, LN_PLACE_NAMES.names[c->ln_place]);
     } else if (!p->jacobian_noted && reshaped && differentiable && p->own_derivative) {
         p->jacobian_noted = true;
-        const char *what[3] = {Qk_normalised(c) ? "QK-norm" : NULL,
-                               Qk_rotates(c, l) ? "RoPE" : NULL, capped ? "the soft-cap" : NULL};
-        char names[64] = "";
-        for (int i = 0; i < 3; i++)
+        const char *what[4] = {Qk_normalised(c) ? "QK-norm" : NULL,
+                               Qk_rotates(c, l) ? "RoPE" : NULL, capped ? "the soft-cap" : NULL,
+                               biased ? "a query, key or (with sinks) value bias" : NULL};
+        char names[96] = "";
+        for (int i = 0; i < 4; i++)
             if (what[i])
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          names[0] ? " and " : "", what[i]);

@@ -113,6 +113,12 @@ static bool layernorm_in_use(const Config *c)
     return c->layernorm != LAYERNORM_NONE;
 }
 
+/* A gain offset matters where a norm has a gain: a sub-block's or QK-norm. */
+static bool norm_gain_in_use(const Config *c)
+{
+    return c->layernorm != LAYERNORM_NONE || Qk_normalised(c);
+}
+
 static bool ln_eps_in_use(const Config *c)
 {
     return (c->layernorm != LAYERNORM_NONE && c->ln_scale == LN_SCALE_SQRT_D) || Qk_normalised(c);
@@ -541,6 +547,23 @@ static const Setting SETTINGS[] = {
                     "are exact",
      .key_label = "LN ε",
      .label = "ε",
+     .show = SHOW_UNLESS_DEFAULT},
+    /* Gemma's RMSNorm multiplies by 1 + w (its w starts at 0): a family's convention that the
+       tensors' names cannot tell (docs/weights.md). */
+    {.name = "norm-gain-offset",
+     .json = "norm_gain_offset",
+     .argument = "O",
+     .help = "a checkpoint's norm gains are O + w: 1 for Gemma's RMSNorm, else 0",
+     .kind = SETTING_INT,
+     .min = 0,
+     .max = 1,
+     .fallback = 0,
+     .offset = offsetof(Config, norm_gain_offset),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = norm_gain_in_use,
+     .unused_note = "the gain offset acts on the norms' gains (n, H)",
+     .key_label = "norm gain offset",
+     .label = "gain o",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "qk-norm",
      .json = "qk_norm",

@@ -2,6 +2,7 @@
 #include "attnscope/entropy.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/layer.h"
 #include "attnscope/qk.h"
 
 #include <math.h>
@@ -120,5 +121,9 @@ const char *Entropy_zhai_void(const Config *c, int layer)
         return "sinks: each row also weighs the sink's logit, which is no x_i^T M x_j";
     if (Qk_rotates(c, layer))
         return "RoPE: the logits are x_i^T W^Q R_(j-i) W^K^T x_j, no one matrix for all keys";
+    const LayerAffine *a = Layer_affine(c, layer);
+    if (a && (a->query_bias || a->key_bias))
+        return "query or key biases: the logits are (x_i W^Q + b_Q)(x_j W^K + b_K)^T, not "
+               "x_i^T M x_j";
     return NULL;
 }

@@ -27,6 +27,8 @@ const char *Model_gradients_unavailable(const Config *c)
         return "needs branch gain b = 1";
     if (c->mlp != MLP_NONE)
         return "needs no MLP (the formula has attention and values only)";
+    if (Layer_network_has_bias(c))
+        return "needs no bias (a checkpoint's value bias makes X_L no product P1·W^V_ℓ·P2)";
     return NULL;
 }
 

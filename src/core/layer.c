@@ -139,6 +139,13 @@ bool Layer_input_source(const Config *c, char *buf, size_t size)
     return true;
 }
 
+const LayerAffine *Layer_affine(const Config *c, int layer)
+{
+    return weight_source && weight_source->affine
+               ? weight_source->affine(weight_source->context, c, layer)
+               : NULL;
+}
+
 bool Layer_weights_fit(const Config *c, char *why, size_t size)
 {
     if (token_ids && c->input != INPUT_EMBEDDING) {
@@ -406,26 +413,70 @@ static bool stop_requested(const LayerBuffers *b)
     return !b->declared && Linalg_stop_requested(b->la);
 }
 
-/* LayerNorm (or RMSNorm) of the T×d rows of x: a pass to sum, one to scale, one to write. */
-static void layernorm(const Config *c, LayerBuffers *b, double *x)
+/* A norm's gain on the T×d x (Block_gain_columns): a pass. */
+static void norm_gain(const Config *c, LayerBuffers *b, double *x, const double *gain)
 {
-    if (!b->declared)
-        Block_layernorm(c, c->tokens, c->width, x, b->row_stat, b->row_max);
-    else if (c->layernorm != LAYERNORM_NONE)
-        declare(b, WORK_PASSES, 3.0 * c->tokens * c->width, 0, 0);
+    if (b->declared)
+        declare(b, WORK_PASSES, (double)c->tokens * c->width, 0, 0);
+    else
+        Block_gain_columns(c->tokens, c->width, x, gain, c->norm_gain_offset);
 }
 
-/* QK-norm and RoPE on the T×d queries and T×G·d_h keys (a pass for each norm's sums, its
-   scaling, and each rotation). */
-static void shape_query_key(const Config *c, int layer, LayerBuffers *b, double *q, double *k)
+/* x[i, j] ← x[i, j] + scale·bias[j] (every row): a pass; nothing where bias is NULL (none). */
+static void add_bias(LayerBuffers *b, int rows, int n, double *x, double scale, const double *bias)
 {
-    if (!b->declared) {
-        Qk_shape(c, layer, c->tokens, q, k, b->row_stat, b->row_max);
+    if (!bias)
+        return;
+    if (b->declared) {
+        declare(b, WORK_PASSES, (double)rows * n, 0, 0);
         return;
     }
-    double entries = (double)c->tokens * (c->width + Layer_kv_width(c));
+    for (int j = 0; j < n; j++) {
+        double add = scale * bias[j];
+        double *column = x + (size_t)rows * j;
+        for (int i = 0; i < rows; i++)
+            column[i] += add;
+    }
+}
+
+/* LayerNorm (or RMSNorm) of the T×d rows of x: a pass to sum, one to scale, one to write;
+   then the norm's gain and bias where it has them (a pass each). */
+static void layernorm(const Config *c, LayerBuffers *b, double *x, const NormAffine *affine)
+{
+    if (c->layernorm == LAYERNORM_NONE)
+        return;
+    if (!b->declared)
+        Block_layernorm(c, c->tokens, c->width, x, b->row_stat, b->row_max);
+    else
+        declare(b, WORK_PASSES, 3.0 * c->tokens * c->width, 0, 0);
+    if (affine && affine->gain)
+        norm_gain(c, b, x, affine->gain);
+    if (affine)
+        add_bias(b, c->tokens, c->width, x, 1.0, affine->bias);
+}
+
+/* The affine part of the norm at `site` of a layer, or NULL. */
+static const NormAffine *norm_at(const LayerAffine *a, LayerNormSite site)
+{
+    return a ? &a->norm[site] : NULL;
+}
+
+/* QK-norm (with its gains where a checkpoint has them) and RoPE on the T×d queries and
+   T×G·d_h keys (qk.h): a pass for each norm's sums, its scaling, each gain and each
+   rotation. */
+static void shape_query_key(const Config *c, int layer, const LayerAffine *a, LayerBuffers *b,
+                            double *q, double *k)
+{
+    const double *q_gain = a ? a->query_norm_gain : NULL, *k_gain = a ? a->key_norm_gain : NULL;
+    if (!b->declared) {
+        Qk_shape(c, layer, c->tokens, q, k, q_gain, k_gain, b->row_stat, b->row_max);
+        return;
+    }
+    double T = c->tokens, entries = T * (c->width + Layer_kv_width(c));
     if (Qk_normalised(c))
-        declare(b, WORK_PASSES, 3 * entries, 0, 0);
+        declare(b, WORK_PASSES,
+                3 * entries + (q_gain ? T * c->width : 0) + (k_gain ? T * Layer_kv_width(c) : 0), 0,
+                0);
     if (Qk_rotates(c, layer))
         declare(b, WORK_PASSES, 2 * entries, 0, 0);
 }
@@ -504,26 +555,28 @@ static void entrywise_product(LayerBuffers *b, double *y, const double *x, size_
         y[i] *= x[i];
 }
 
-/* Peri- and output-LN: X ← keep·X + branch·LN(F), F in `branch`. */
-static void join_normed_branch(const Config *c, LayerBuffers *b)
+/* Peri- and output-LN: X ← keep·X + branch·LN(F), F in `branch`, LN with `norm`'s gain and
+   bias. */
+static void join_normed_branch(const Config *c, LayerBuffers *b, const NormAffine *norm)
 {
     if (!Layer_branch_norm(c))
         return;
-    layernorm(c, b, b->branch);
+    layernorm(c, b, b->branch, norm);
     residual_sum(b, skip_gain(c), branch_gain(c), b->x, b->branch, (size_t)c->tokens * c->width);
 }
 
 /* Post-LN: X ← LN(X) after a sub-block's skip. */
-static void post_norm(const Config *c, LayerBuffers *b)
+static void post_norm(const Config *c, LayerBuffers *b, const NormAffine *norm)
 {
     if (c->ln_place == LN_PLACE_POST)
-        layernorm(c, b, b->x);
+        layernorm(c, b, b->x, norm);
 }
 
 /* ---- the stages ------------------------------------------------------------------------ */
 
-/* Stage 1: what the branch F reads, X or LN(X) in `normed` under pre- and peri-LN. */
-static const double *branch_input(const Config *c, LayerBuffers *b)
+/* Stage 1: what the branch F reads, X or LN(X) in `normed` under pre- and peri-LN (LN with
+   `norm`'s gain and bias). */
+static const double *branch_input(const Config *c, LayerBuffers *b, const NormAffine *norm)
 {
     if (!Layer_pre_norm(c))
         return b->x;
@@ -532,21 +585,38 @@ static const double *branch_input(const Config *c, LayerBuffers *b)
         declare(b, WORK_PASSES, (double)td, 0, 0);
     else
         memcpy(b->normed, b->x, sizeof(double) * td);
-    layernorm(c, b, b->normed);
+    layernorm(c, b, b->normed, norm);
     return b->normed;
 }
 
-/* Stage 2's queries q and keys k (T×d each) of layer `layer`: the projections, then QK-norm and
-   RoPE on them (qk.h).  Returns 0 or LINALG_STOPPED. */
-static int project_query_key(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b,
-                             const double *source, double *q, double *k)
+/* Stage 2's queries q and keys k (T×d each) of layer `layer`: the projections with their
+   biases, then QK-norm and RoPE on them (qk.h).  Returns 0 or LINALG_STOPPED. */
+static int project_query_key(const Config *c, int layer, const LayerWeights *w,
+                             const LayerAffine *a, LayerBuffers *b, const double *source, double *q,
+                             double *k)
 {
     int T = c->tokens, d = c->width, kv = Layer_kv_width(c);
     int info = gemm(b, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0, q, T);
     if (!info)
         info = gemm(b, false, false, T, kv, d, 1.0, source, T, w->key, d, 0.0, k, T);
-    if (!info)
-        shape_query_key(c, layer, b, q, k);
+    if (info)
+        return info;
+    if (a) {
+        add_bias(b, T, d, q, 1.0, a->query_bias);
+        add_bias(b, T, kv, k, 1.0, a->key_bias);
+    }
+    shape_query_key(c, layer, a, b, q, k);
+    return 0;
+}
+
+/* X'·W^V (and its bias) into `values`, T×G·d_h.  Returns 0 or LINALG_STOPPED. */
+static int project_values(const Config *c, const LayerWeights *w, const LayerAffine *a,
+                          LayerBuffers *b, const double *source)
+{
+    int T = c->tokens, d = c->width, kv = Layer_kv_width(c);
+    int info = gemm(b, false, false, T, kv, d, 1.0, source, T, w->value, d, 0.0, b->values, T);
+    if (!info && a)
+        add_bias(b, T, kv, b->values, 1.0, a->value_bias);
     return info;
 }
 
@@ -554,15 +624,14 @@ static int project_query_key(const Config *c, int layer, const LayerWeights *w, 
    values) values in one product each, as wide products run nearer the BLAS's peak than H
    narrow ones.  One head projects its queries and keys in head_logits.  Returns 0 or
    LINALG_STOPPED. */
-static int project_heads(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b,
-                         const double *source, bool values)
+static int project_heads(const Config *c, int layer, const LayerWeights *w, const LayerAffine *a,
+                         LayerBuffers *b, const double *source, bool values)
 {
-    int T = c->tokens, d = c->width, info = 0;
+    int info = 0;
     if (Attention_has_query_key(c->attention))
-        info = project_query_key(c, layer, w, b, source, b->queries, b->keys);
+        info = project_query_key(c, layer, w, a, b, source, b->queries, b->keys);
     if (!info && values)
-        info = gemm(b, false, false, T, Layer_kv_width(c), d, 1.0, source, T, w->value, d, 0.0,
-                    b->values, T);
+        info = project_values(c, w, a, b, source);
     return info;
 }
 
@@ -570,8 +639,8 @@ static int project_heads(const Config *c, int layer, const LayerWeights *w, Laye
    Sᵀ = K Qᵀ·scale in column-major, scale Init_logit_scale; W^Q_h is the h-th block of d_h
    columns of W^Q.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised.
    *logits is NULL for kinds without logits.  Returns 0 or LINALG_STOPPED. */
-static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int h,
-                       const double *source, const double **logits)
+static int head_logits(const Config *c, int layer, const LayerWeights *w, const LayerAffine *a,
+                       LayerBuffers *b, int h, const double *source, const double **logits)
 {
     int T = c->tokens, dh = Config_head_width(c);
     *logits = NULL;
@@ -590,7 +659,7 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerB
         q = block(b->queries, (size_t)T * dh * h);
         k = block(b->keys, (size_t)T * dh * Config_kv_head_of(c, h));
     } else {
-        status = project_query_key(c, layer, w, b, source, q, k);
+        status = project_query_key(c, layer, w, a, b, source, q, k);
     }
     if (!status)
         status = gemm(b, false, true, T, T, dh, Init_logit_scale(c), k, T, q, T, 0.0, b->logits, T);
@@ -604,10 +673,11 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, LayerB
 static int attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,
                      const double **logits, LayerOutcome *outcome)
 {
-    const double *source = branch_input(c, b);
-    int info = c->heads > 1 ? project_heads(c, layer, w, b, source, false) : 0;
+    const LayerAffine *a = Layer_affine(c, layer);
+    const double *source = branch_input(c, b, norm_at(a, NORM_ATTENTION_IN));
+    int info = c->heads > 1 ? project_heads(c, layer, w, a, b, source, false) : 0;
     if (!info)
-        info = head_logits(c, layer, w, b, head, source, logits);
+        info = head_logits(c, layer, w, a, b, head, source, logits);
     if (info)
         return info;
     build_attention(c, layer, head_sink(c, w, head), b, *logits);
@@ -633,15 +703,15 @@ void Layer_declare_attention(const Config *c, int layer, int head, WorkList *out
 /* Stage 3, head h: its attention (unless the driver built it), gap removal, and its output
    A_h·X'·W^V_h, joined to X when the heads are fused (X ← keep·X + branch·A X' W^V, join_of)
    and into its block of columns of `mixed` otherwise. */
-static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *source,
-                     LayerOutcome *outcome)
+static int step_head(const LayerStep *s, const LayerAffine *a, LayerBuffers *b, int h,
+                     const double *source, LayerOutcome *outcome)
 {
     const Config *c = s->config;
     const LayerObserver *o = s->observer;
     int T = c->tokens, d = c->width, dh = Config_head_width(c);
     const double *logits = s->built_logits;
     if (!s->attention_built) {
-        int status = head_logits(c, s->layer, s->weights, b, h, source, &logits);
+        int status = head_logits(c, s->layer, s->weights, a, b, h, source, &logits);
         if (status)
             return status;
         build_attention(c, s->layer, head_sink(c, s->weights, h), b, logits);
@@ -664,8 +734,7 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
     /* The attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several heads: X' W^V
        is in `values` already (project_heads). */
     if (!info && c->heads == 1)
-        info =
-            gemm(b, false, false, T, d, d, 1.0, source, T, s->weights->value, d, 0.0, b->values, T);
+        info = project_values(c, s->weights, a, b, source);
     if (info)
         return info;
     if (Layer_fused_heads(c)) {
@@ -680,15 +749,20 @@ static int step_head(const LayerStep *s, LayerBuffers *b, int h, const double *s
 
 /* Stage 4: X ← keep·X + branch·[head_1 … head_H]·W^O (join_of), once every head has read X.
    Returns 0 or LINALG_STOPPED. */
-static int combine_heads(const Config *c, const LayerWeights *w, LayerBuffers *b)
+static int combine_heads(const Config *c, const LayerWeights *w, const LayerAffine *a,
+                         LayerBuffers *b)
 {
     int T = c->tokens, d = c->width;
     Join join = join_of(c, b);
-    if (c->output != OUTPUT_IDENTITY)
-        return gemm(b, false, false, T, d, d, join.branch, b->mixed, T, w->output, d, join.keep,
+    if (c->output == OUTPUT_IDENTITY) {
+        residual_sum(b, join.keep, join.branch, join.into, b->mixed, (size_t)T * d);
+        return 0;
+    }
+    int info = gemm(b, false, false, T, d, d, join.branch, b->mixed, T, w->output, d, join.keep,
                     join.into, T);
-    residual_sum(b, join.keep, join.branch, join.into, b->mixed, (size_t)T * d);
-    return 0;
+    if (!info && a) /* F = [heads]·W^O + β_O joins as branch·F */
+        add_bias(b, T, d, join.into, join.branch, a->output_bias);
+    return info;
 }
 
 /* Stage 6: the MLP sub-block with its own skip and LayerNorm, placed as the attention's:
@@ -696,17 +770,23 @@ static int combine_heads(const Config *c, const LayerWeights *w, LayerBuffers *b
    normalised before it joins under peri and output; gated,
    X ← a·X + b·(φ(X' W1) ⊙ X' W_up) W2 (W1 the gate, W2 the down projection).  Returns 0 or
    LINALG_STOPPED. */
-static int mlp_sublayer(const Config *c, const LayerWeights *w, LayerBuffers *b)
+static int mlp_sublayer(const Config *c, const LayerWeights *w, const LayerAffine *a,
+                        LayerBuffers *b)
 {
     int T = c->tokens, d = c->width, hidden = Config_mlp_hidden(c);
     size_t n = (size_t)T * hidden;
-    const double *source = branch_input(c, b);
+    const double *source = branch_input(c, b, norm_at(a, NORM_MLP_IN));
     int info =
         gemm(b, false, true, T, hidden, d, 1.0, source, T, w->mlp_in, hidden, 0.0, b->hidden, T);
     if (!info && Config_mlp_gated(c))
         info = gemm(b, false, true, T, hidden, d, 1.0, source, T, w->mlp_up, hidden, 0.0, b->up, T);
     if (info)
         return info;
+    if (a) {
+        add_bias(b, T, hidden, b->hidden, 1.0, a->mlp_in_bias);
+        if (Config_mlp_gated(c))
+            add_bias(b, T, hidden, b->up, 1.0, a->mlp_up_bias);
+    }
     activate(c, b, n);
     if (Config_mlp_gated(c))
         entrywise_product(b, b->hidden, b->up, n);
@@ -715,18 +795,33 @@ static int mlp_sublayer(const Config *c, const LayerWeights *w, LayerBuffers *b)
                 join.keep, join.into, T);
     if (info)
         return info;
-    join_normed_branch(c, b);
-    post_norm(c, b);
+    if (a) /* F = φ(·)·W2 + β2 joins as branch·F */
+        add_bias(b, T, d, join.into, join.branch, a->mlp_out_bias);
+    join_normed_branch(c, b, norm_at(a, NORM_MLP_OUT));
+    post_norm(c, b, norm_at(a, NORM_MLP_OUT));
     return 0;
 }
 
+bool Layer_network_has_bias(const Config *c)
+{
+    for (int layer = 1; layer <= c->depth; layer++) {
+        const LayerAffine *a = Layer_affine(c, layer);
+        if (a && (a->value_bias || a->output_bias || a->mlp_in_bias || a->mlp_up_bias ||
+                  a->mlp_out_bias))
+            return true;
+    }
+    return false;
+}
+
 /* Stage 7: where A does not depend on X and every stage is homogeneous of degree 1 in X
-   (no LayerNorm; no MLP, or a relu one), X is carried at unit norm with its scale apart. */
+   (no LayerNorm; no MLP, or a relu one; no bias), X is carried at unit norm with its scale
+   apart. */
 static void carry_scale(const Config *c, LayerBuffers *b, double *log_scale)
 {
     size_t td = (size_t)c->tokens * c->width;
     bool homogeneous = Attention_is_input_independent(c->attention) &&
-                       c->layernorm == LAYERNORM_NONE && (c->mlp == MLP_NONE || c->mlp == MLP_RELU);
+                       c->layernorm == LAYERNORM_NONE &&
+                       (c->mlp == MLP_NONE || c->mlp == MLP_RELU) && !Layer_network_has_bias(c);
     if (b->declared) { /* the norm, and the scaling where it applies */
         declare(b, WORK_PASSES, (double)td * (homogeneous ? 2 : 1), 0, 0);
         return;
@@ -742,23 +837,24 @@ int Layer_step(const LayerStep *step, LayerBuffers *b, LayerOutcome *outcome, do
 {
     const Config *c = step->config;
     const LayerObserver *o = step->observer;
+    const LayerAffine *a = Layer_affine(c, step->layer);
     *outcome = LAYER_DONE;
-    const double *source = branch_input(c, b);
+    const double *source = branch_input(c, b, norm_at(a, NORM_ATTENTION_IN));
     int info = o && o->branch_input ? o->branch_input(o->context, source) : 0;
     if (!info && c->heads > 1)
-        info = project_heads(c, step->layer, step->weights, b, source, true);
+        info = project_heads(c, step->layer, step->weights, a, b, source, true);
     for (int h = 0; h < c->heads && !info && *outcome == LAYER_DONE; h++)
-        info = step_head(step, b, h, source, outcome);
+        info = step_head(step, a, b, h, source, outcome);
     if (info || *outcome != LAYER_DONE) /* an overflowed head leaves no finite output */
         return info;
     if (!Layer_fused_heads(c))
-        info = combine_heads(c, step->weights, b);
+        info = combine_heads(c, step->weights, a, b);
     if (info)
         return info;
-    join_normed_branch(c, b);
-    post_norm(c, b);
+    join_normed_branch(c, b, norm_at(a, NORM_ATTENTION_OUT));
+    post_norm(c, b, norm_at(a, NORM_ATTENTION_OUT));
     if (c->mlp != MLP_NONE)
-        info = mlp_sublayer(c, step->weights, b);
+        info = mlp_sublayer(c, step->weights, a, b);
     if (info)
         return info;
     if (stop_requested(b))

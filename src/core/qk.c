@@ -25,15 +25,21 @@ bool Qk_rotates(const Config *c, int layer)
            Qk_rotated_width(c) > 0 && !nope_layer;
 }
 
-void Qk_norm(const Config *c, int T, int heads, double *x, double *row_stat, double *row_max)
+void Qk_norm(const Config *c, int T, int heads, double *x, const double *gain, double *row_stat,
+             double *row_max)
 {
     int dh = Config_head_width(c);
     if (c->qk_norm == QK_NORM_FULL) {
         Block_rms_rows(T, heads * dh, c->ln_eps, x, row_stat, row_max);
+        if (gain)
+            Block_gain_columns(T, heads * dh, x, gain, c->norm_gain_offset);
         return;
     }
-    for (int h = 0; h < heads; h++)
+    for (int h = 0; h < heads; h++) {
         Block_rms_rows(T, dh, c->ln_eps, x + (size_t)T * dh * h, row_stat, row_max);
+        if (gain)
+            Block_gain_columns(T, dh, x + (size_t)T * dh * h, gain, c->norm_gain_offset);
+    }
 }
 
 /* The two dimensions (columns of a head's block) that frequency k turns together. */
@@ -69,22 +75,22 @@ void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
     }
 }
 
-void Qk_shape(const Config *c, int layer, int T, double *q, double *k, double *row_stat,
-              double *row_max)
+void Qk_shape(const Config *c, int layer, int T, double *q, double *k, const double *query_gain,
+              const double *key_gain, double *row_stat, double *row_max)
 {
     bool normalised = Qk_normalised(c), rotates = Qk_rotates(c, layer);
     bool norm_first = c->qk_norm_place == QK_NORM_BEFORE_ROPE;
     int kv_heads = Config_kv_heads(c);
     if (normalised && norm_first) {
-        Qk_norm(c, T, c->heads, q, row_stat, row_max);
-        Qk_norm(c, T, kv_heads, k, row_stat, row_max);
+        Qk_norm(c, T, c->heads, q, query_gain, row_stat, row_max);
+        Qk_norm(c, T, kv_heads, k, key_gain, row_stat, row_max);
     }
     if (rotates) {
         Qk_rotate(c, T, c->heads, 0, q);
         Qk_rotate(c, T, kv_heads, 0, k);
     }
     if (normalised && !norm_first) {
-        Qk_norm(c, T, c->heads, q, row_stat, row_max);
-        Qk_norm(c, T, kv_heads, k, row_stat, row_max);
+        Qk_norm(c, T, c->heads, q, query_gain, row_stat, row_max);
+        Qk_norm(c, T, kv_heads, k, key_gain, row_stat, row_max);
     }
 }

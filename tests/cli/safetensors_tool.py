@@ -254,6 +254,10 @@ def main(argv):
                  ("model.norm.weight", [d], [1.0] * d),
                  ("lm_head.weight", [7, d], [0.02 * i for i in range(7 * d)])]
         write(argv[3], [(n, "F64", s, pack("F64", xs)) for n, s, xs in extra] + tensors, meta)
+    elif command == "add":  # a vector of LENGTH entries VALUE, in F64, after the others
+        tensors, meta = read(argv[2])
+        n = int(argv[5])
+        write(argv[3], tensors + [(argv[4], "F64", [n], pack("F64", [float(argv[6])] * n))], meta)
     elif command == "gpt2":
         gpt2(argv[2], argv[3], argv[4])
     elif command == "values":
