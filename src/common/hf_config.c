@@ -210,6 +210,7 @@ static int read_norms(HfReader *r)
            HfReader_put(r, "ln-place", LN_PLACE_NAMES.names[f->place], "model_type") ||
            HfReader_put(r, "ln-scale", "sqrt-d", "model_type") ||
            put_double(r, "ln-eps", eps, key) ||
+           HfReader_put(r, "norm-gain-offset", f->gain_offset ? "1" : "0", "model_type") ||
            HfReader_put(r, "qk-norm", QK_NORM_NAMES.names[f->qk_norm], "model_type") ||
            HfReader_put(r, "qk-norm-place", "before-rope", "model_type");
 }

@@ -48,6 +48,7 @@ typedef struct {
     LnPlace place;
     QkNorm qk_norm;
     bool rope, causal, sinks;
+    bool gain_offset; /* its RMSNorm multiplies by 1 + w (Gemma) */
     HfMlp mlp;
     DepthScale depth_scale;
     HfWindows windows;

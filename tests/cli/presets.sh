@@ -85,6 +85,7 @@ every = ["tokens", "width", "depth", "sigma-qk", "attention", "mask", "window", 
 # The transformer block's settings are optional: a preset of today's layer leaves them at
 # their defaults.
 block = ["heads", "head", "kv-heads", "wo", "logit-scale", "ln-place", "ln-scale", "ln-eps",
+         "norm-gain-offset",
          "qk-norm", "qk-norm-place", "rope", "rope-theta", "rope-fraction", "nope-every",
          "logit-softcap", "sink", "sink-std", "window-layers", "mlp-hidden", "skip-gain",
          "branch-gain", "mlp", "mlp-ratio", "init", "input-norm", "init-alpha", "init-beta", "init-c",
