@@ -50,6 +50,33 @@ int SaWork_prepare(SaWork *w, const SaBlock *b);
    and attention); every block has the same T, d and x. */
 int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads);
 
+/* What the layer does around f that K must follow (docs/model.md §8.1): QK-norm and RoPE on
+   the projected queries and keys as Qk_shape applies them, the logit soft-cap c·tanh(S/c), and
+   the peri-/output-LN of the branch's output F = Σ_h A_h X W_VO,h.  With any of them the
+   logits are differentiated through the projections Q = X W^Q, K = X W^K (the blocks' m only
+   says whether A moves with X), so K = J_LN(F)·(B + E): B and E keep their meaning where no
+   LN follows f, and both are taken after J_LN where one does. */
+typedef struct {
+    const Config *c;
+    int layer;                 /* from 1: whether RoPE acts (--nope-every) */
+    const double *query, *key; /* W^Q d×(H·d_h), W^K d×(G·d_h), column-major */
+    /* The norms' gains (NULL: unit): QK-norm's over d_h (per head) or the full width, and the
+       branch LN's over d.  A gain multiplies the normalised row, so the JVP applies it after
+       the norm's Jacobian and the VJP before its transpose. */
+    const double *query_gain, *key_gain, *branch_gain;
+} SaShape;
+
+/* After SaWork_prepare_heads (which forgets any shape): sets what of s acts at its layer
+   (nothing for a plain softmax block, whose products then stay those of the formula below).
+   s's matrices must stay valid until the next prepare.  Returns 0 or -1 (out of memory). */
+int SaWork_shape(SaWork *w, const SaShape *s);
+
+/* The flops of one JVP (one VJP is the same) through a sub-block of c at `layer`, the
+   pieces SaWork_shape adds counted: for the cost model. */
+double SaWork_product_flops(const Config *c, int layer);
+/* The doubles SaWork_shape holds for c beyond SaWork_prepare_heads's (memory estimate). */
+size_t SaWork_shape_doubles(const Config *c);
+
 /* dy = K·dx: Ċ = s(Ẋ M Xᵀ + X M Ẋᵀ), Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)·1ᵀ),
    Ẏ = Ȧ X W_VO + A_applied Ẋ W_VO.  dx, dy are T×d and may not overlap. */
 void SaWork_jvp(SaWork *w, const double *dx, double *dy);

@@ -7,7 +7,6 @@
 #include "attnscope/attention.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
-#include "attnscope/qk.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -441,64 +440,55 @@ static int attention_numbers(Pass *p, double *s_min_b)
     return 0;
 }
 
+/* The SaWork prepared for the layer's heads (their m NULL where K is not taken), with what the
+   layer does around f (SaWork_shape): QK-norm, RoPE, the soft-cap, a branch LN. */
+static int prepare_layer(ConditioningRun *r, int layer, bool jacobian)
+{
+    layer_blocks(r);
+    for (int h = 0; !jacobian && h < r->heads; h++)
+        r->blocks[h].m = NULL;
+    SaShape shape = {.c = r->c, .layer = layer, .query = r->weights.query, .key = r->weights.key};
+    return SaWork_prepare_heads(r->sa, r->blocks, r->heads) || SaWork_shape(r->sa, &shape) ? -1 : 0;
+}
+
 /* The Jacobian of the sub-block at its input (B alone where K is not taken). */
 static int jacobian_layer(Pass *p, double s_min_b)
 {
     ConditioningRun *r = p->r;
     const Config *c = r->c;
-    int l = p->layer, H = r->heads;
+    int l = p->layer;
     bool input_independent = Attention_is_input_independent(c->attention);
     bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
-    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm, RoPE and the soft-cap change
-       it. */
-    bool capped = c->logit_softcap > 0 && Attention_has_query_key(c->attention);
-    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l) || capped;
-    /* Peri- and output-LN normalise f's output before it joins: the sub-block is LN(f), whose
-       Jacobian K's formula does not hold. */
-    bool branch_normed = Layer_branch_norm(c);
-    bool jacobian = differentiable && p->own_derivative && !reshaped && !branch_normed;
-    layer_blocks(r);
+    bool jacobian = differentiable && p->own_derivative;
+    /* Several heads, or a branch LN (B is then J_LN·Σ_h W_VO,hᵀ ⊗ A_h, no Kronecker product):
+       κ(B) from B's own products. */
+    bool dominant_products = r->heads > 1 || Layer_branch_norm(c);
     int info = 0;
-    if (H > 1) {
-        if (!jacobian)
-            for (int h = 0; h < H; h++)
-                r->blocks[h].m = NULL;
-        if (SaWork_prepare_heads(r->sa, r->blocks, H))
-            return -1;
-        if ((info = dominant_numbers(r, p->out, l, &s_min_b)))
-            return info;
+    if ((jacobian || dominant_products) && prepare_layer(r, l, jacobian))
+        return -1;
+    if (dominant_products && (info = dominant_numbers(r, p->out, l, &s_min_b)))
+        return info;
+    /* J_LN = (P − y·yᵀ/m)/ρ sends 1 to 0 where LN centres (P1 = 0, ⟨y, 1⟩ = 0), and y itself
+       where the rows are cut to unit norm (ε = 0): K = J_LN·(B + E) is singular there. */
+    bool singular_norm =
+        Layer_branch_norm(c) && (c->layernorm == LAYERNORM_LN || c->ln_scale == LN_SCALE_UNIT);
+    if (jacobian && singular_norm && !p->jacobian_noted) {
+        p->jacobian_noted = true;
+        Warnings_add(&p->result->warnings,
+                     "the Jacobian of %s network: %s-LN %s, so its Jacobian sends %s of every "
+                     "row to 0 and K = J_LN (B + E) is singular: kappa_jacobian, kappa_dominant "
+                     "and premise_ratio are null (infinite), not a failure",
+                     p->role, LN_PLACE_NAMES.names[c->ln_place],
+                     c->layernorm == LAYERNORM_LN ? "centres F's rows"
+                                                  : "cuts F's rows to unit norm",
+                     c->layernorm == LAYERNORM_LN ? "the direction 1" : "the row's own direction");
     }
-    if (jacobian) {
-        if (H == 1 && SaWork_prepare_heads(r->sa, r->blocks, H))
-            return -1;
+    if (jacobian)
         return jacobian_numbers(r, p->out, l, s_min_b, !input_independent,
                                 p->shown_numbers && p->result->layers_jacobian_sv
                                     ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
                                     : NULL);
-    }
-    if (!p->jacobian_noted && branch_normed && differentiable && p->own_derivative) {
-        p->jacobian_noted = true;
-        Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network is that of f(X) = sum_h A_h(X) X W_VO,h, and "
-                     "%s-LN normalises f's output before the skip: the sub-block is LN(f), not "
-                     "f, so kappa_jacobian and what needs K are null at every layer (never a "
-                     "wrong kappa)",
-                     p->role, LN_PLACE_NAMES.names[c->ln_place]);
-    } else if (!p->jacobian_noted && reshaped && differentiable && p->own_derivative) {
-        p->jacobian_noted = true;
-        const char *what[3] = {Qk_normalised(c) ? "QK-norm" : NULL,
-                               Qk_rotates(c, l) ? "RoPE" : NULL, capped ? "the soft-cap" : NULL};
-        char names[64] = "";
-        for (int i = 0; i < 3; i++)
-            if (what[i])
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                         names[0] ? " and " : "", what[i]);
-        Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network takes logits x_i W^Q W^K^T x_j^T, which %s "
-                     "changes: kappa_jacobian and what needs K are null where it acts, from "
-                     "layer %d (never a wrong kappa)",
-                     p->role, names, l);
-    } else if (!p->jacobian_noted) {
+    if (!p->jacobian_noted) {
         p->jacobian_noted = true;
         Warnings_add(&p->result->warnings,
                      "the Jacobian of %s network is computed for softmax and the "
@@ -600,8 +590,8 @@ size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
         doubles += plan[i].doubles;
     /* The SaWork's products per head, every layer's singular values, and the Jacobian
        (exact path) or the Lanczos basis. */
-    doubles +=
-        H * (3 * n + 2 * T * T) + 2 * n + T * T + (size_t)c->depth * (T + d + (exact ? n : 0));
+    doubles += H * (3 * n + 2 * T * T) + 2 * n + T * T + SaWork_shape_doubles(c) +
+               (size_t)c->depth * (T + d + (exact ? n : 0));
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
@@ -706,12 +696,18 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                      "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
                      "certified to 1e-6), kappa_jacobian_skip null",
                      r.n, r.n);
-    if (Config_kv_heads(c) < c->heads) /* not a failure: the exact value is infinite */
+    /* Not a failure: the exact value is infinite.  Under a causal mask token 1 attends to
+       itself alone, so y_1 = x_1 W_VO and K's first row of blocks has W_VO's rank. */
+    bool first_token_alone = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL;
+    if (Config_kv_heads(c) < c->heads)
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "
                      "only through its G*d_h = %d value columns, fewer than d = %d, so W_VO and "
-                     "B are singular: kappa_value_output and kappa_dominant are null",
-                     Config_kv_heads(c), Layer_kv_width(c), c->width);
+                     "B are singular: kappa_value_output and kappa_dominant are null%s",
+                     Config_kv_heads(c), Layer_kv_width(c), c->width,
+                     first_token_alone ? "; with the causal mask K too (token 1 sees itself "
+                                         "alone: y_1 = x_1 W_VO), so kappa_jacobian is null"
+                                       : "");
     Conditioning_show_layer(out, c->layer);
 done:
     run_free(&r);
