@@ -16,6 +16,7 @@
 
 #include <cblas.h>
 #include <float.h>
+#include <lapacke.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -425,12 +426,68 @@ static void test_run_agrees_with_the_step(void **state)
     }
 }
 
+/* ‖K‖_F from the full K (SaWork_jacobian). */
+static double jacobian_frobenius(SaWork *w)
+{
+    double *k = malloc(sizeof(double) * N * N);
+    assert_non_null(k);
+    assert_int_equal(SaWork_jacobian(w, k), 0);
+    double norm = norm2(k, N * N);
+    free(k);
+    return norm;
+}
+
+/* Two exact invariants that make K singular, each checked to rounding:
+   - QK-norm and a branch RMS norm with ε = 0 make the sub-block scale-invariant (the logits
+     read normalised rows, N(αF) = N(F)): K·vec X = 0.
+   - Grouped K/V under the causal mask: token 1 attends to itself alone, y_1 = x_1 W_VO with
+     W_VO = Σ_h W_VO,h of rank ≤ G·d_h < d, so Kᵀ(e_1 ⊗ z) = 0 for W_VO z = 0. */
+static void test_singular_by_structure(void **state)
+{
+    (void)state;
+    for (int grouped = 0; grouped < 2; grouped++) {
+        Config c = variant_config(&VARIANTS[grouped ? 6 : 7], 4, grouped ? 1 : 4, 21);
+        c.ln_eps = grouped ? c.ln_eps : 0.0;
+        Fixture *f = malloc(sizeof *f);
+        assert_non_null(f);
+        fixture(f, &c);
+        double k_norm = jacobian_frobenius(f->sa), u[N] = {0}, out[N], v[N], kv[N];
+        const double *direction = f->x0;
+        if (grouped) {
+            double wvo[D * D] = {0}, s[D], vt[D * D], superb[D];
+            for (int h = 0; h < c.heads; h++)
+                for (int i = 0; i < D * D; i++)
+                    wvo[i] += f->wvo[(size_t)h * D * D + i];
+            assert_int_equal(
+                LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', D, D, wvo, D, s, NULL, 1, vt, D, superb),
+                0);
+            assert_true(s[D - 1] < D * DBL_EPSILON * s[0]);
+            for (int q = 0; q < D; q++) /* z: the last right singular vector, row D−1 of Vᵀ */
+                u[q * T] = vt[(D - 1) + q * D];
+            SaWork_vjp(f->sa, u, out);
+            direction = u;
+        } else {
+            SaWork_jvp(f->sa, f->x0, out);
+        }
+        double bound = 64.0 * N * DBL_EPSILON * k_norm * norm2(direction, N);
+        if (norm2(out, N) > bound)
+            fail_msg("%s: |K-product| = %.3g > %.3g", grouped ? "grouped, causal" : "scale",
+                     norm2(out, N), bound);
+        random_vector(500, 1, v); /* not a K that is 0 */
+        SaWork_jvp(f->sa, v, kv);
+        assert_true(norm2(kv, N) > 1e6 * bound / norm2(direction, N) * norm2(v, N));
+        fixture_free(f);
+        free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_feature_against_the_layer_step),
         cmocka_unit_test(test_gains_keep_the_adjoint),
         cmocka_unit_test(test_run_agrees_with_the_step),
+        cmocka_unit_test(test_singular_by_structure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

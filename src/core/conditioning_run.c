@@ -475,9 +475,9 @@ static int jacobian_layer(Pass *p, double s_min_b)
     if (jacobian && singular_norm && !p->jacobian_noted) {
         p->jacobian_noted = true;
         Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network: %s-LN %s, so its Jacobian sends %s of every "
-                     "row to 0 and K = J_LN (B + E) is singular: kappa_jacobian, kappa_dominant "
-                     "and premise_ratio are null (infinite), not a failure",
+                     "the Jacobian of %s network: %s-LN %s, whose Jacobian sends %s of each "
+                     "row to 0, so K = J_LN (B + E) is singular: kappa_jacobian, kappa_dominant "
+                     "and premise_ratio null (infinite)",
                      p->role, LN_PLACE_NAMES.names[c->ln_place],
                      c->layernorm == LAYERNORM_LN ? "centres F's rows"
                                                   : "cuts F's rows to unit norm",
@@ -703,11 +703,14 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "
                      "only through its G*d_h = %d value columns, fewer than d = %d, so W_VO and "
-                     "B are singular: kappa_value_output and kappa_dominant are null%s",
-                     Config_kv_heads(c), Layer_kv_width(c), c->width,
-                     first_token_alone ? "; with the causal mask K too (token 1 sees itself "
-                                         "alone: y_1 = x_1 W_VO), so kappa_jacobian is null"
-                                       : "");
+                     "B are singular: kappa_value_output and kappa_dominant are null",
+                     Config_kv_heads(c), Layer_kv_width(c), c->width);
+    if (Config_kv_heads(c) < c->heads && first_token_alone)
+        Warnings_add(&out->warnings,
+                     "conditioning: grouped K/V and a causal mask: token 1 sees itself alone, "
+                     "y_1 = x_1 W_VO, and W_VO has rank <= G*d_h = %d < d, so K is singular too: "
+                     "kappa_jacobian is null (infinite)",
+                     Layer_kv_width(c));
     Conditioning_show_layer(out, c->layer);
 done:
     run_free(&r);
