@@ -34,6 +34,10 @@ typedef struct {
     const double *softmax; /* T×T row-softmax of C over the allowed keys (NULL with m) */
     const double *applied; /* T×T, the matrix f applies: the softmax, or it minus a constant
                               (gap removal by centring), whose derivative is the softmax's */
+    /* The applied matrix is A minus each row's mean over its allowed keys, a mean that moves
+       with X (gap center with sinks, or on a kind whose rows do not sum to 1): Ȧ's rows are
+       centred the same way.  Read with an SaShape (its mask), else false. */
+    bool mean_centred;
 } SaBlock;
 
 typedef struct SaWork SaWork;
@@ -50,7 +54,8 @@ int SaWork_prepare(SaWork *w, const SaBlock *b);
    and attention); every block has the same T, d and x. */
 int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads);
 
-/* What the layer does around f that K must follow (docs/model.md §8.1): QK-norm and RoPE on
+/* What the layer does around f that K must follow (docs/model.md §8.1): the attention kind's
+   derivative (softmax; relu, sigmoid and linear entry by entry), QK-norm and RoPE on
    the projected queries and keys as Qk_shape applies them, the logit soft-cap c·tanh(S/c), and
    the peri-/output-LN of the branch's output F = Σ_h A_h X W_VO,h.  With any of them the
    logits are differentiated through the projections Q = X W^Q, K = X W^K (the blocks' m only

@@ -105,6 +105,7 @@ int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads)
     w->heads = heads;
     w->part = PART_WHOLE;
     w->shaped_logits = w->capped = w->branch_norm = false;
+    w->shape = (SaShape){0};
     for (int h = 0; h < heads; h++) {
         const SaBlock *b = &blocks[h];
         w->b[h] = *b;
@@ -337,13 +338,13 @@ int SaWork_shape(SaWork *w, const SaShape *s)
     w->capped = w->b[0].m && logits_shaped(c, s->layer) && c->logit_softcap > 0;
     w->shaped_logits = w->b[0].m && logits_shaped(c, s->layer);
     w->branch_norm = Layer_branch_norm(c);
+    w->shape = *s;
     if (!w->shaped_logits && !w->branch_norm)
         return 0;
     if (grow(&w->shape_block, SaWork_shape_doubles(c))) {
         w->shaped_logits = w->capped = w->branch_norm = false;
         return -1;
     }
-    w->shape = *s;
     shape_buffers(w, c);
     if (w->shaped_logits)
         shape_logits(w);
@@ -416,6 +417,55 @@ static void softmax_derivative(int T, const double *a, double *g, double *row)
             g[i + (size_t)j * T] = a[i + (size_t)j * T] * (g[i + (size_t)j * T] - row[i]);
 }
 
+/* Each row of g (T×T, column-major) minus its mean over the row's allowed keys, as gap_center
+   does to A where that mean moves with X. */
+static void centre_allowed_rows(const SaWork *w, double *g)
+{
+    const Config *c = w->shape.c;
+    int T = w->b[0].T;
+    for (int i = 0; i < T; i++) {
+        int first, last;
+        Mask_row_range(Config_layer_mask(c, w->shape.layer), c->window, T, i, &first, &last);
+        double mean = 0;
+        for (int j = first; j <= last; j++)
+            mean += g[i + (size_t)j * T];
+        mean /= last - first + 1;
+        for (int j = first; j <= last; j++)
+            g[i + (size_t)j * T] -= mean;
+    }
+}
+
+/* g ← ∂A/∂Z applied to g (w->cdot, column-major) for head h: the softmax's derivative, or
+   with an SaShape the kind's entry by entry (relu: 1/T where A > 0; sigmoid, A = σ(Z − log T):
+   A(1 − A); linear: 1 on the allowed keys), each its own transpose; then, where the applied
+   matrix is mean-centred, each row centred over its allowed keys (a symmetric projection). */
+static void attention_derivative(SaWork *w, int h, bool transposed, double *g)
+{
+    int T = w->b[0].T;
+    const double *a = w->a + (size_t)T * T * h;
+    const Config *c = w->shape.c;
+    Attention kind = c ? c->attention : ATTENTION_SOFTMAX;
+    bool centred = c && w->b[h].mean_centred;
+    if (centred && transposed)
+        centre_allowed_rows(w, g);
+    if (kind == ATTENTION_SOFTMAX)
+        softmax_derivative(T, a, g, w->row);
+    for (int i = 0; kind != ATTENTION_SOFTMAX && i < T; i++) {
+        int first, last;
+        Mask_row_range(Config_layer_mask(c, w->shape.layer), c->window, T, i, &first, &last);
+        for (int j = 0; j < T; j++) {
+            double aij = a[i + (size_t)j * T], slope = 0;
+            if (j >= first && j <= last)
+                slope = kind == ATTENTION_RELU      ? (aij > 0 ? 1.0 / T : 0.0)
+                        : kind == ATTENTION_SIGMOID ? aij * (1 - aij)
+                                                    : 1.0;
+            g[i + (size_t)j * T] *= slope;
+        }
+    }
+    if (centred && !transposed)
+        centre_allowed_rows(w, g);
+}
+
 /* Ċ_h of the JVP into w->cdot: s(Ẋ (X Mᵀ)ᵀ + (X M) Ẋᵀ), or through the shaped projections
    s(Q̇_h K̃_gᵀ + Q̃_h K̇_gᵀ); times the soft-cap's slope. */
 static void logit_tangent(SaWork *w, int h, const double *dx)
@@ -463,7 +513,7 @@ void SaWork_jvp(SaWork *w, const double *dx, double *dy)
             continue;
         /* Ċ, then Ȧ, then Ȧ·(X W_VO) */
         logit_tangent(w, h, dx);
-        softmax_derivative(T, w->a + tt * (size_t)h, w->cdot, w->row);
+        attention_derivative(w, h, false, w->cdot);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, w->cdot, T,
                     w->xw + td * (size_t)h, T, 1.0, dy, T);
     }
@@ -525,7 +575,7 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
         /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā (times the cap's slope), then X̄ */
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, dy, T,
                     w->xw + td * (size_t)h, T, 0.0, w->cdot, T);
-        softmax_derivative(T, w->a + tt * (size_t)h, w->cdot, w->row);
+        attention_derivative(w, h, true, w->cdot);
         for (size_t k = 0; w->capped && k < tt; k++)
             w->cdot[k] *= w->cap_slope[tt * (size_t)h + k];
         logit_cotangent(w, h, dx);

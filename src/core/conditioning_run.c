@@ -85,6 +85,7 @@ typedef struct {
     Linalg *la;
     SaWork *sa;
     SaBlock *blocks;                /* one per head */
+    bool *mean_centred;             /* per head: its centring subtracted a mean that moves */
     LayerBuffers step;              /* the layer step's */
     LayerWeights weights;           /* the layer's */
     double *input;                  /* T×d: the attention sub-block's input, as the step read it */
@@ -148,6 +149,7 @@ static void run_free(ConditioningRun *r)
     free(r->jacobian);
     free(r->jacobian_copy);
     free(r->blocks);
+    free(r->mean_centred);
     SaWork_free(r->sa);
     Linalg_free(r->la);
     RandomStream_free(r->random);
@@ -164,10 +166,11 @@ static int run_alloc(ConditioningRun *r)
                      !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
         return -1;
     r->blocks = calloc((size_t)r->heads, sizeof(SaBlock));
+    r->mean_centred = calloc((size_t)r->heads, sizeof(bool));
     r->random = RandomStream_new();
     r->la = r->step.la = Linalg_new();
     r->sa = SaWork_new();
-    return r->blocks && r->random && r->la && r->sa ? 0 : -1;
+    return r->blocks && r->mean_centred && r->random && r->la && r->sa ? 0 : -1;
 }
 
 static int curves_alloc(ConditioningCurves *c, int depth)
@@ -357,10 +360,15 @@ static int pass_applied(void *context, int head, const double *attention, GapOut
     Pass *p = context;
     size_t tt = (size_t)p->r->T * p->r->T;
     memcpy(p->r->applied + tt * (size_t)head, attention, sizeof(double) * tt);
-    /* Centring subtracts 1/n_i from rows that sum to 1, a constant; with sinks it subtracts
-       each row's mean, which moves with X, and K's formula does not differentiate it. */
-    bool constant_centring = outcome.applied == GAP_CENTER && !Config_has_sink(p->r->c);
-    p->own_derivative &= outcome.applied == GAP_OFF || constant_centring;
+    /* Centring subtracts 1/n_i from rows that sum to 1, a constant; with sinks, or on a kind
+       whose rows do not sum to 1, each row's mean, which moves with X: the Jacobian centres
+       Ȧ's rows the same way.  Gap uniform subtracts the constant 11ᵀ/T.  Deflation and outlier
+       removal subtract what A's eigen- or singular vectors make: no derivative here. */
+    const Config *c = p->r->c;
+    bool stochastic = Attention_is_row_stochastic(c->attention) && !Config_has_sink(c);
+    p->r->mean_centred[head] = outcome.applied == GAP_CENTER && !stochastic;
+    p->own_derivative &= outcome.applied == GAP_OFF || outcome.applied == GAP_CENTER ||
+                         outcome.applied == GAP_UNIFORM;
     if (head == p->r->c->head - 1) {
         p->shown_gap = outcome.applied;
         for (int i = 0; i < gap_warnings->count; i++)
@@ -387,7 +395,8 @@ static void layer_blocks(ConditioningRun *r)
                                  .scale = Init_logit_scale(c),
                                  .wvo = r->heads > 1 ? r->wvo_head + dd * (size_t)h : r->wvo,
                                  .softmax = r->soft + tt * (size_t)h,
-                                 .applied = r->applied + tt * (size_t)h};
+                                 .applied = r->applied + tt * (size_t)h,
+                                 .mean_centred = r->mean_centred[h]};
 }
 
 /* κ(A_ℓ) of the shown head, κ(W_VO), κ(B) for one head, the singular values of the shown
@@ -458,8 +467,7 @@ static int jacobian_layer(Pass *p, double s_min_b)
     const Config *c = r->c;
     int l = p->layer;
     bool input_independent = Attention_is_input_independent(c->attention);
-    bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
-    bool jacobian = differentiable && p->own_derivative;
+    bool jacobian = p->own_derivative;
     /* Several heads, or a branch LN (B is then J_LN·Σ_h W_VO,hᵀ ⊗ A_h, no Kronecker product):
        κ(B) from B's own products. */
     bool dominant_products = r->heads > 1 || Layer_branch_norm(c);
@@ -491,11 +499,10 @@ static int jacobian_layer(Pass *p, double s_min_b)
     if (!p->jacobian_noted) {
         p->jacobian_noted = true;
         Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network is computed for softmax and the "
-                     "input-independent kinds with gap off or center (not center with sinks, "
-                     "whose row means move with X): null for %s%s, gap %s",
-                     p->role, ATTENTION_NAMES.names[c->attention],
-                     Config_has_sink(c) ? " with sinks" : "", GAP_NAMES.names[p->shown_gap]);
+                     "the Jacobian of %s network is computed with gap off, center or uniform: "
+                     "deflate and outliers subtract what A's eigen- or singular vectors make, "
+                     "whose derivative is not taken: null with gap %s",
+                     p->role, GAP_NAMES.names[p->shown_gap]);
     }
     return 0;
 }
