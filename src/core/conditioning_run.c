@@ -333,7 +333,7 @@ typedef struct {
     const char *role;   /* "the", "the counterpart" */
     int layer;
     double log_scale; /* the tokens' scale the step carries apart */
-    bool product_resolved, jacobian_noted;
+    bool product_resolved, jacobian_noted, norm_noted;
     /* Of the layer's heads, as the step applied them: */
     bool own_derivative; /* every head's gap mode has the softmax's derivative (off, center) */
     Gap shown_gap;       /* the shown head's gap mode as applied */
@@ -480,8 +480,8 @@ static int jacobian_layer(Pass *p, double s_min_b)
        where the rows are cut to unit norm (ε = 0): K = J_LN·(B + E) is singular there. */
     bool singular_norm =
         Layer_branch_norm(c) && (c->layernorm == LAYERNORM_LN || c->ln_scale == LN_SCALE_UNIT);
-    if (jacobian && singular_norm && !p->jacobian_noted) {
-        p->jacobian_noted = true;
+    if (jacobian && singular_norm && !p->norm_noted) {
+        p->norm_noted = true;
         Warnings_add(&p->result->warnings,
                      "the Jacobian of %s network: %s-LN %s, whose Jacobian sends %s of each "
                      "row to 0, so K = J_LN (B + E) is singular: kappa_jacobian, kappa_dominant "
