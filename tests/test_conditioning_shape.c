@@ -178,12 +178,18 @@ static double central_difference(Fixture *f, const double *v, double *out)
     return norm2(diff, N) + 2.0 * f->c.heads * T * D * D * DBL_EPSILON * norm2(y, N) / h;
 }
 
-static void random_vector(uint64_t seed, int role_layer, double *v)
+/* n normals from the stream (seed, role_layer); random_vector: N of them. */
+static void random_numbers(uint64_t seed, int role_layer, double *v, size_t n)
 {
     RandomStream *rs = RandomStream_new();
     assert_non_null(rs);
-    RandomStream_gaussian(rs, seed, role_layer, ROLE_MARKOV, 1.0, v, N);
+    RandomStream_gaussian(rs, seed, role_layer, ROLE_MARKOV, 1.0, v, n);
     RandomStream_free(rs);
+}
+
+static void random_vector(uint64_t seed, int role_layer, double *v)
+{
+    random_numbers(seed, role_layer, v, N);
 }
 
 /* The features of a variant, on a causal softmax block of T×D with no skip, MLP or gap. */
@@ -370,9 +376,9 @@ static void test_gains_keep_the_adjoint(void **state)
     assert_non_null(f);
     fixture(f, &c);
     double query_gain[D], key_gain[D], branch_gain[D], v[N], unit[N], gained[N];
-    random_vector(400, 1, query_gain);
-    random_vector(400, 2, key_gain);
-    random_vector(400, 3, branch_gain);
+    random_numbers(400, 1, query_gain, D);
+    random_numbers(400, 2, key_gain, D);
+    random_numbers(400, 3, branch_gain, D);
     random_vector(400, 4, v);
     SaWork_jvp(f->sa, v, unit);
     SaShape shape = {.c = &f->c,
