@@ -945,45 +945,61 @@ static void test_kappa_jacobian_does_not_depend_on_c(void **state)
         fail_msg("kappa(K) at c = 1: %.17g, at c = 3: %.17g", kappa[0], kappa[1]);
 }
 
-/* QK-norm, RoPE and the soft-cap change the logits K's formula differentiates: the conditioning
-   refuses K where they act (null, with the reason), keeps it where they do not (a --nope-every
-   layer), and still gives κ(A), which reads the attention the layer step applied. */
-static void test_jacobian_refused_with_qk_norm_and_rope(void **state)
+/* QK-norm, RoPE, the soft-cap and a branch LN no longer make K null (test_conditioning_shape
+   checks its values): the run gives κ(K) at every layer, on both paths, with no warning that
+   refuses it, and κ(A) still reads the attention the layer step applied. */
+static void test_jacobian_with_qk_norm_rope_cap_and_branch_ln(void **state)
 {
     (void)state;
     Config c = Config_default();
     c.tokens = 6;
     c.width = 10;
     c.depth = 3;
+    /* Causal and σ_qk = 0.3: the pre-LN'd input leaves the softmax unsaturated, so K is not
+       singular to double precision before any feature acts. */
+    c.mask = MASK_CAUSAL;
+    c.sigma_qk = 0.3;
     char err[256];
-    for (int which = 0; which < 3; which++) {
+    for (int which = 0; which < 4; which++) {
         c.qk_norm = which == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
         c.rope = which == 1 ? ROPE_PAIRS : ROPE_NONE;
         c.nope_every = which == 1 ? 2 : 0;
         c.logit_softcap = which == 2 ? 5.0 : 0.0;
+        c.layernorm = which == 3 ? LAYERNORM_RMS : LAYERNORM_NONE;
+        c.ln_place = which == 3 ? LN_PLACE_PERI : LN_PLACE_POST;
+        c.ln_scale = LN_SCALE_SQRT_D; /* ε > 0: RMS rows' Jacobian is not singular */
         Conditioning cond;
         assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
         for (int l = 1; l <= 3; l++) {
-            bool acts = which != 1 || l != 2; /* RoPE skips layer 2 (--nope-every 2) */
-            assert_true(isnan(cond.network.kappa_jacobian[l]) == acts);
-            if (acts) /* the counterpart's K may also be beyond double precision elsewhere */
-                assert_true(isnan(cond.counterpart.kappa_jacobian[l]));
+            assert_true(isfinite(cond.network.kappa_jacobian[l]));
             assert_true(isfinite(cond.network.kappa_attention[l]));
+            assert_true(isfinite(cond.network.premise_ratio[l]) ||
+                        isnan(cond.network.kappa_dominant[l]));
         }
+        for (int i = 0; i < cond.warnings.count; i++)
+            assert_null(strstr(cond.warnings.text[i], "kappa_jacobian and what needs K are null"));
+        Conditioning_release(&cond);
+    }
+    /* A centring LN's (or unit rows') Jacobian sends a direction of every row to 0: K is
+       singular, κ(K) null with the reason. */
+    for (int centred = 0; centred < 2; centred++) {
+        c.layernorm = centred ? LAYERNORM_LN : LAYERNORM_RMS;
+        c.ln_scale = centred ? LN_SCALE_SQRT_D : LN_SCALE_UNIT;
+        Conditioning cond;
+        assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+        for (int l = 1; l <= 3; l++)
+            assert_true(isnan(cond.network.kappa_jacobian[l]));
         bool said = false;
         for (int i = 0; i < cond.warnings.count; i++)
-            said =
-                said || strstr(cond.warnings.text[i], which == 0   ? "which QK-norm changes"
-                                                      : which == 1 ? "which RoPE changes"
-                                                                   : "which the soft-cap changes");
+            said = said || strstr(cond.warnings.text[i], "K = J_LN (B + E) is singular");
         assert_true(said);
         Conditioning_release(&cond);
     }
 }
 
 /* With sinks, centring subtracts each row's mean, which moves with X: the counterpart (gap
-   center) has no K, and says why; the network (gap off) has its K, the sink's effect on the
-   softmax included (the finite-difference test checks that formula with a sink). */
+   center) has its K with Ȧ's rows centred the same way (test_conditioning_shape checks it
+   against the layer step), the network (gap off) its K with the sink's softmax; no refusal. */
 static void test_jacobian_with_sinks(void **state)
 {
     (void)state;
@@ -997,12 +1013,11 @@ static void test_jacobian_with_sinks(void **state)
     assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
     for (int l = 1; l <= 3; l++) {
         assert_true(isfinite(cond.network.kappa_jacobian[l]));
-        assert_true(isnan(cond.counterpart.kappa_jacobian[l]));
+        /* The centred rows sum to 0, so κ may be beyond double precision: K is there. */
+        assert_true(isfinite(cond.counterpart.jacobian_norm[l]));
     }
-    bool said = false;
     for (int i = 0; i < cond.warnings.count; i++)
-        said = said || strstr(cond.warnings.text[i], "not center with sinks");
-    assert_true(said);
+        assert_null(strstr(cond.warnings.text[i], "the Jacobian of"));
     Conditioning_release(&cond);
 }
 
@@ -1205,7 +1220,7 @@ int main(void)
         cmocka_unit_test(test_conditioning_applies_the_runs_attention),
         cmocka_unit_test(test_multi_head_jacobian_matches_finite_differences),
         cmocka_unit_test(test_kappa_jacobian_does_not_depend_on_c),
-        cmocka_unit_test(test_jacobian_refused_with_qk_norm_and_rope),
+        cmocka_unit_test(test_jacobian_with_qk_norm_rope_cap_and_branch_ln),
         cmocka_unit_test(test_jacobian_with_sinks),
         cmocka_unit_test(test_show_layer_equals_a_run_for_that_layer),
         cmocka_unit_test(test_controlled_run_reports_each_layer),

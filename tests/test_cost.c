@@ -5,6 +5,7 @@
  * bench/estimate.py, never tested (timing). */
 #include "testing.h"
 
+#include "attnscope/conditioning.h"
 #include "attnscope/cost.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
@@ -839,6 +840,45 @@ static void test_conditioning_price(void **state)
     assert_true(Cost_conditioning(&big, rates, false) > 30);
 }
 
+/* The conditioning's JVP with what the layer does around f (docs/model.md §8.1), counted by
+   hand for T = 8, d = 16, H = 2, G = 1 (d_h = 8, 8 key columns): plain, per head 2Td² (Ẋ W_VO),
+   2T²d (A·), 4T²d (Ċ through M), 2T²d (Ȧ X W_VO).  Shaped: Ċ on d_h columns (4T²d_h per head)
+   after Ẋ W^Q and Ẋ W^K (2Td(d + 8)); QK-norm 6 flops per projected entry; RoPE 13 per rotated
+   entry of the 3 heads' d_r = 8 columns; the cap one per logit; the branch LN 6 per entry. */
+static void test_conditioning_counts_the_shaped_products(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 8;
+    c.width = 16;
+    c.heads = 2;
+    c.kv_heads = 1;
+    c.depth = 2;
+    assert_close(SaWork_product_flops(&c, 1), 2 * (2 * 8 * 256 + 8 * 64 * 16), 0);
+    c.qk_norm = QK_NORM_HEAD;
+    c.rope = ROPE_HALF;
+    c.rope_fraction = 1.0;
+    c.logit_softcap = 30;
+    c.layernorm = LAYERNORM_RMS;
+    c.ln_place = LN_PLACE_PERI;
+    double shaped = 2 * (2 * 8 * 256 + 4 * 64 * 16) + 2 * 8 * 16 * 24 + 2 * 4 * 64 * 8 +
+                    6 * 8 * 24 + 3 * 8 * 8 * 13 + 2 * 64 + 6 * 8 * 16;
+    assert_close(SaWork_product_flops(&c, 1), shaped, 0);
+    /* A --nope-every layer does not turn. */
+    c.nope_every = 2;
+    assert_close(SaWork_product_flops(&c, 2), shaped - 3 * 8 * 8 * 13, 0);
+    /* The price follows: more than the plain block's at the same size, on both paths. */
+    CostRates rates = Cost_reference_rates();
+    Config plain = Config_default();
+    plain.tokens = 8;
+    plain.width = 16;
+    plain.heads = 2;
+    plain.kv_heads = 1;
+    plain.depth = 2;
+    for (int exact = 0; exact < 2; exact++)
+        assert_true(Cost_conditioning(&c, rates, exact) > Cost_conditioning(&plain, rates, exact));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -861,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_compare_price_is_its_plan),
         cmocka_unit_test(test_progress_moves_inside_a_stage),
         cmocka_unit_test(test_conditioning_price),
+        cmocka_unit_test(test_conditioning_counts_the_shaped_products),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

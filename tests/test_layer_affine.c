@@ -240,10 +240,72 @@ static void sub_block(const Config *bare, Layer *l, const double *y, double *out
     memcpy(out, l->b.x, sizeof(double) * td);
 }
 
+/* The singular values (descending) of the central-difference Jacobian at y (T×d, changed and
+   restored) of the step of `sub` (a config whose step is the sub-block alone) with l's weights. */
+static void finite_difference_sv(const Config *sub, Layer *l, double *y, double *sv)
+{
+    int n = sub->tokens * sub->width;
+    double *plus = zeros((size_t)n), *minus = zeros((size_t)n), *k = zeros((size_t)n * n);
+    for (int j = 0; j < n; j++) {
+        double h = 1e-5 * fmax(1.0, fabs(y[j])), kept = y[j];
+        y[j] = kept + h;
+        sub_block(sub, l, y, plus);
+        y[j] = kept - h;
+        sub_block(sub, l, y, minus);
+        y[j] = kept;
+        for (int i = 0; i < n; i++)
+            k[i + (size_t)j * n] = (plus[i] - minus[i]) / (2 * h);
+    }
+    assert_int_equal(Linalg_singular_values(la, n, n, k, sv), 0);
+    free(plus);
+    free(minus);
+    free(k);
+}
+
+/* The conditioning of c's layer 1 with `affine` on l's weights: its singular values of K
+   against those of central differences of `sub`'s step at the input the step read. */
+static void jacobian_against_differences(const Config *c, const Config *sub, Layer *l,
+                                         const LayerAffine *affine)
+{
+    Fixed fixed = {l, affine};
+    WeightSource source = {
+        .fill = fixed_fill, .affine = fixed_affine, .name = "fixed", .context = &fixed};
+    Layer_use_weights(&source);
+    Conditioning cond;
+    char err[256];
+    assert_int_equal(Conditioning_run(c, &cond, err, sizeof err), 0);
+    assert_true(cond.jacobian_exact && isfinite(cond.network.kappa_jacobian[1]));
+
+    int n = c->tokens * c->width;
+    double *y = zeros((size_t)n), *sv = zeros((size_t)n);
+    void *capture[2] = {(void *)c, y};
+    LayerObserver o = {.context = capture, .branch_input = capture_input};
+    LayerStep s = {.config = c, .layer = 1, .weights = &l->w, .gap = GAP_OFF, .observer = &o};
+    LayerOutcome outcome;
+    double log_scale = 0;
+    assert_int_equal(Layer_step(&s, &l->b, &outcome, &log_scale), 0);
+    Layer b;
+    layer_new(&b, sub);
+    size_t dd = sizeof(double) * (size_t)c->width * c->width;
+    memcpy(b.w.query, l->w.query, dd);
+    memcpy(b.w.key, l->w.key, dd);
+    memcpy(b.w.value, l->w.value, dd);
+    memcpy(b.w.output, l->w.output, dd);
+    finite_difference_sv(sub, &b, y, sv);
+    for (int i = 0; i < n; i++)
+        if (fabs(sv[i] - cond.layers_jacobian_sv[i]) > 1e-7 * sv[0])
+            fail_msg("s_%d(K): conditioning %.17g, finite differences %.17g", i,
+                     cond.layers_jacobian_sv[i], sv[i]);
+    Conditioning_release(&cond);
+    Layer_use_weights(NULL);
+    free(y);
+    free(sv);
+    layer_free(&b, sub);
+}
+
 /* K of a pre-LN layer whose norm has a gain and bias and whose values and W^O have biases:
-   the conditioning's singular values of K against those of central differences of the step's
-   sub-block at the input the step read (after the gain and bias), which the biases shift but
-   whose derivative they leave. */
+   the step's sub-block at the input the step read (after the gain and bias), which the biases
+   shift but whose derivative they leave. */
 static void test_jacobian_with_gains_and_biases(void **state)
 {
     (void)state;
@@ -264,6 +326,12 @@ static void test_jacobian_with_gains_and_biases(void **state)
     affine_draw(&f, &c, 11);
     LayerAffine some = {.value_bias = f.a.value_bias, .output_bias = f.a.output_bias};
     some.norm[NORM_ATTENTION_IN] = f.a.norm[NORM_ATTENTION_IN];
+    Config bare = c;
+    bare.layernorm = LAYERNORM_NONE;
+    jacobian_against_differences(&c, &bare, &l, &some);
+
+    /* A query bias changes the logits K's formula takes: null, and said. */
+    some.query_bias = f.a.query_bias;
     Fixed fixed = {&l, &some};
     WeightSource source = {
         .fill = fixed_fill, .affine = fixed_affine, .name = "fixed", .context = &fixed};
@@ -271,60 +339,44 @@ static void test_jacobian_with_gains_and_biases(void **state)
     Conditioning cond;
     char err[256];
     assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
-    assert_true(cond.jacobian_exact && isfinite(cond.network.kappa_jacobian[1]));
-
-    int n = c.tokens * c.width;
-    double *y = zeros((size_t)n), *plus = zeros((size_t)n), *minus = zeros((size_t)n);
-    double *k = zeros((size_t)n * n), *sv = zeros((size_t)n);
-    void *capture[2] = {&c, y};
-    LayerObserver o = {.context = capture, .branch_input = capture_input};
-    LayerStep s = {.config = &c, .layer = 1, .weights = &l.w, .gap = GAP_OFF, .observer = &o};
-    LayerOutcome outcome;
-    double log_scale = 0;
-    assert_int_equal(Layer_step(&s, &l.b, &outcome, &log_scale), 0);
-    Config bare = c;
-    bare.layernorm = LAYERNORM_NONE;
-    Layer b;
-    layer_new(&b, &bare);
-    size_t dd = sizeof(double) * (size_t)c.width * c.width;
-    memcpy(b.w.query, l.w.query, dd);
-    memcpy(b.w.key, l.w.key, dd);
-    memcpy(b.w.value, l.w.value, dd);
-    memcpy(b.w.output, l.w.output, dd);
-    for (int j = 0; j < n; j++) {
-        double h = 1e-5 * fmax(1.0, fabs(y[j])), kept = y[j];
-        y[j] = kept + h;
-        sub_block(&bare, &b, y, plus);
-        y[j] = kept - h;
-        sub_block(&bare, &b, y, minus);
-        y[j] = kept;
-        for (int i = 0; i < n; i++)
-            k[i + (size_t)j * n] = (plus[i] - minus[i]) / (2 * h);
-    }
-    assert_int_equal(Linalg_singular_values(la, n, n, k, sv), 0);
-    for (int i = 0; i < n; i++)
-        if (fabs(sv[i] - cond.layers_jacobian_sv[i]) > 1e-7 * sv[0])
-            fail_msg("s_%d(K): conditioning %.17g, finite differences %.17g", i,
-                     cond.layers_jacobian_sv[i], sv[i]);
-    Conditioning_release(&cond);
-
-    /* A query bias changes the logits K's formula takes: null, and said. */
-    some.query_bias = f.a.query_bias;
-    assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
     assert_true(isnan(cond.network.kappa_jacobian[1]));
     bool said = false;
     for (int i = 0; i < cond.warnings.count; i++)
-        said = said || strstr(cond.warnings.text[i], "a query, key or (with sinks) value bias");
+        said = said || strstr(cond.warnings.text[i], "query or key bias, which moves the logits");
     assert_true(said);
     Conditioning_release(&cond);
     Layer_use_weights(NULL);
-    free(y);
-    free(plus);
-    free(minus);
-    free(k);
-    free(sv);
     affine_free(&f);
-    layer_free(&b, &bare);
+    layer_free(&l, &c);
+}
+
+/* K through trained QK-norm gains and an output-LN's gain, both read as 1 + w (Gemma's offset):
+   the step itself is the sub-block (no skip, no input norm), so its central differences are K. */
+static void test_jacobian_with_qk_and_branch_gains(void **state)
+{
+    (void)state;
+    Config c = small_block();
+    c.tokens = 4;
+    c.width = 8;
+    c.heads = 2;
+    c.kv_heads = 2;
+    c.mask = MASK_FULL;
+    c.skip = SKIP_NONE;
+    c.branch_gain = 1;
+    c.layernorm = LAYERNORM_RMS;
+    c.ln_place = LN_PLACE_OUTPUT;
+    c.ln_eps = 0.25;
+    c.qk_norm = QK_NORM_HEAD;
+    c.norm_gain_offset = 1;
+    Layer l;
+    layer_new(&l, &c);
+    layer_draw_all(&l, &c);
+    Affine f;
+    affine_draw(&f, &c, 5);
+    LayerAffine some = {.query_norm_gain = f.a.query_norm_gain, .key_norm_gain = f.a.key_norm_gain};
+    some.norm[NORM_ATTENTION_OUT].gain = f.a.norm[NORM_ATTENTION_OUT].gain;
+    jacobian_against_differences(&c, &c, &l, &some);
+    affine_free(&f);
     layer_free(&l, &c);
 }
 
@@ -360,6 +412,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gemma_gain_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_none_is_the_drawn_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jacobian_with_gains_and_biases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jacobian_with_qk_and_branch_gains, setup, teardown),
         cmocka_unit_test(test_entropy_bound_with_biases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,6 +34,10 @@ typedef struct {
     const double *softmax; /* T×T row-softmax of C over the allowed keys (NULL with m) */
     const double *applied; /* T×T, the matrix f applies: the softmax, or it minus a constant
                               (gap removal by centring), whose derivative is the softmax's */
+    /* The applied matrix is A minus each row's mean over its allowed keys, a mean that moves
+       with X (gap center with sinks, or on a kind whose rows do not sum to 1): Ȧ's rows are
+       centred the same way.  Read with an SaShape (its mask), else false. */
+    bool mean_centred;
 } SaBlock;
 
 typedef struct SaWork SaWork;
@@ -49,6 +53,35 @@ int SaWork_prepare(SaWork *w, const SaBlock *b);
    Jacobian is K = Σ_h K_h (each head's block with its own M_h, scale, W_VO,h = W^V_h W^O_h
    and attention); every block has the same T, d and x. */
 int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads);
+
+/* What the layer does around f that K must follow (docs/model.md §8.1): the attention kind's
+   derivative (softmax; relu, sigmoid and linear entry by entry), QK-norm and RoPE on
+   the projected queries and keys as Qk_shape applies them, the logit soft-cap c·tanh(S/c), and
+   the peri-/output-LN of the branch's output F = Σ_h A_h X W_VO,h.  With any of them the
+   logits are differentiated through the projections Q = X W^Q, K = X W^K (the blocks' m only
+   says whether A moves with X), so K = J_LN(F)·(B + E): B and E keep their meaning where no
+   LN follows f, and both are taken after J_LN where one does. */
+typedef struct {
+    const Config *c;
+    int layer;                 /* from 1: whether RoPE acts (--nope-every) */
+    const double *query, *key; /* W^Q d×(H·d_h), W^K d×(G·d_h), column-major */
+    /* The norms' gains w as a checkpoint stores them (NULL: unit; γ = o + w, o the
+       --norm-gain-offset): QK-norm's over d_h (per head) or the full width, and the
+       branch LN's over d.  A gain multiplies the normalised row, so the JVP applies it after
+       the norm's Jacobian and the VJP before its transpose. */
+    const double *query_gain, *key_gain, *branch_gain;
+} SaShape;
+
+/* After SaWork_prepare_heads (which forgets any shape): sets what of s acts at its layer
+   (nothing for a plain softmax block, whose products then stay those of the formula below).
+   s's matrices must stay valid until the next prepare.  Returns 0 or -1 (out of memory). */
+int SaWork_shape(SaWork *w, const SaShape *s);
+
+/* The flops of one JVP (one VJP is the same) through a sub-block of c at `layer`, the
+   pieces SaWork_shape adds counted: for the cost model. */
+double SaWork_product_flops(const Config *c, int layer);
+/* The doubles SaWork_shape holds for c beyond SaWork_prepare_heads's (memory estimate). */
+size_t SaWork_shape_doubles(const Config *c);
 
 /* dy = K·dx: Ċ = s(Ẋ M Xᵀ + X M Ẋᵀ), Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)·1ᵀ),
    Ẏ = Ȧ X W_VO + A_applied Ẋ W_VO.  dx, dy are T×d and may not overlap. */

@@ -38,6 +38,10 @@ void Qk_norm(const Config *c, int T, int heads, double *x, const double *gain, d
    (first_position 0); another start is for the tests of the invariants. */
 void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x);
 
+/* The transpose (and inverse) of Qk_rotate at positions 0 … T−1: each pair turned back by its
+   angle, which is what a VJP through RoPE applies. */
+void Qk_unrotate(const Config *c, int T, int heads, double *x);
+
 /* Stage 2's features on the projected queries q and keys k of layer `layer` (from 1), in
    c's order: QK-norm then RoPE (before-rope), or RoPE then QK-norm (after-rope); the norms'
    gains (Qk_norm; NULL: none) with them. */

@@ -5,6 +5,8 @@
 #include "attnscope/conditioning.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/layer.h"
+#include "attnscope/qk.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -29,6 +31,18 @@ struct SaWork {
     double *row;        /* T: each row's Σ_j A_ij·g_ij */
     double *a, *ap;     /* T×T per head, column-major: softmax, applied */
     double *cdot;       /* T×T: Ċ (or C̄) */
+    /* SaWork_shape's (docs/model.md §8.1), in one block of SaWork_shape_doubles: */
+    bool shaped_logits, capped, branch_norm;
+    SaShape shape;
+    double *shape_block;
+    double *qt, *kt;       /* T×H·d_h, T×G·d_h: the queries and keys as the logits read them */
+    double *qn, *kn;       /* the same: QK-norm's normalised rows (before the gain) */
+    double *q_inv, *k_inv; /* T per norm group: QK-norm's 1/ρ */
+    double *qdot, *kdot;   /* Q̇, K̇ (or Q̄, K̄) */
+    double *cap_slope;     /* T×T per head, column-major: 1 − tanh²(S/c) */
+    double *fn, *f_inv;    /* T×d, T: the branch LN's normalised rows of F and 1/ρ */
+    double *ybar;          /* T×d: J_LNᵀ·Ȳ */
+    double *sums;          /* T + max(T, d): the norms' row sums, Qk_shape's scratch */
 };
 
 SaWork *SaWork_new(void)
@@ -44,6 +58,7 @@ void SaWork_free(SaWork *w)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i]);
     free(w->b);
+    free(w->shape_block);
     free(w);
 }
 
@@ -89,6 +104,8 @@ int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads)
     }
     w->heads = heads;
     w->part = PART_WHOLE;
+    w->shaped_logits = w->capped = w->branch_norm = false;
+    w->shape = (SaShape){0};
     for (int h = 0; h < heads; h++) {
         const SaBlock *b = &blocks[h];
         w->b[h] = *b;
@@ -107,6 +124,293 @@ int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads)
     return 0;
 }
 
+/* ---- the layer's shape around f (SaWork_shape, docs/model.md §8.1) ---------------------- */
+
+/* A row norm u ↦ γ⊙y, y = P·u/ρ, ρ = √(|P·u|²/m + ε), P the centring or the identity, of the
+   rows of a T×width block (leading dimension T): Block_layernorm's LN and RMS rows (m = width)
+   and unit rows (m = 1, ε = 0), and QK-norm's RMS rows over a head or the full width.  γ = o + w
+   for a checkpoint's stored gain w, o the family's offset (--norm-gain-offset). */
+typedef struct {
+    int T, width;
+    double m, epsilon, gain_offset;
+    bool centred;
+} RowNorm;
+
+/* y and 1/ρ of every row of u (y may be u); sum: T scratch. */
+static void row_norm_state(RowNorm n, const double *u, double *y, double *inv, double *sum)
+{
+    int T = n.T;
+    memset(sum, 0, sizeof(double) * T);
+    for (int j = 0; n.centred && j < n.width; j++)
+        for (int i = 0; i < T; i++)
+            sum[i] += u[i + (size_t)j * T];
+    for (int i = 0; i < T; i++) {
+        sum[i] = n.centred ? sum[i] / n.width : 0.0;
+        inv[i] = 0.0;
+    }
+    for (int j = 0; j < n.width; j++)
+        for (int i = 0; i < T; i++) {
+            double v = u[i + (size_t)j * T] - sum[i];
+            inv[i] += v * v;
+        }
+    for (int i = 0; i < T; i++) {
+        double rho = sqrt(inv[i] / n.m + n.epsilon);
+        inv[i] = rho > 0 ? 1.0 / rho : 0.0; /* a zero row stays zero, as Block_rms_rows has it */
+    }
+    for (int j = 0; j < n.width; j++)
+        for (int i = 0; i < T; i++)
+            y[i + (size_t)j * T] = (u[i + (size_t)j * T] - sum[i]) * inv[i];
+}
+
+/* x ← J·x, or Jᵀ·x, row by row: J = diag(γ)·(P − y·yᵀ/m)/ρ, the norm's Jacobian at y, 1/ρ
+   (P·y = y, so P − y·yᵀ/m is symmetric and ⟨y, P·ẋ⟩ = ⟨y, ẋ⟩).  gain NULL: γ = 1.  sums: 2T. */
+static void row_norm_product(RowNorm n, const double *y, const double *inv, const double *gain,
+                             bool transposed, double *x, double *sums)
+{
+    int T = n.T;
+    double *dot = sums, *mean = sums + T;
+    for (int j = 0; gain && transposed && j < n.width; j++)
+        cblas_dscal(T, n.gain_offset + gain[j], x + (size_t)j * T, 1);
+    memset(sums, 0, sizeof(double) * 2 * T);
+    for (int j = 0; j < n.width; j++)
+        for (int i = 0; i < T; i++) {
+            dot[i] += y[i + (size_t)j * T] * x[i + (size_t)j * T];
+            mean[i] += x[i + (size_t)j * T];
+        }
+    for (int i = 0; i < T; i++) {
+        dot[i] /= n.m;
+        mean[i] = n.centred ? mean[i] / n.width : 0.0;
+    }
+    for (int j = 0; j < n.width; j++)
+        for (int i = 0; i < T; i++) {
+            size_t at = i + (size_t)j * T;
+            x[at] = (x[at] - mean[i] - y[at] * dot[i]) * inv[i];
+        }
+    for (int j = 0; gain && !transposed && j < n.width; j++)
+        cblas_dscal(T, n.gain_offset + gain[j], x + (size_t)j * T, 1);
+}
+
+/* QK-norm's row norm on the projections of `heads` heads (qk.h): RMS over each head's d_h, or
+   over the full heads·d_h; its groups are the heads or one. */
+static RowNorm qk_row_norm(const Config *c, int T, int heads, int *groups)
+{
+    int dh = Config_head_width(c), width = c->qk_norm == QK_NORM_FULL ? heads * dh : dh;
+    *groups = heads * dh / width;
+    return (RowNorm){.T = T,
+                     .width = width,
+                     .m = width,
+                     .epsilon = c->ln_eps,
+                     .gain_offset = c->norm_gain_offset};
+}
+
+/* The branch LN of Block_layernorm: LN centres, √d scaling is RMS rows, unit scaling x/‖x‖. */
+static RowNorm branch_row_norm(const Config *c)
+{
+    bool rms = c->ln_scale == LN_SCALE_SQRT_D;
+    return (RowNorm){.T = c->tokens,
+                     .width = c->width,
+                     .m = rms ? c->width : 1.0,
+                     .epsilon = rms ? c->ln_eps : 0.0,
+                     .gain_offset = c->norm_gain_offset,
+                     .centred = c->layernorm == LAYERNORM_LN};
+}
+
+/* QK-norm's y and 1/ρ per group of the projections u (T×heads·d_h) of `heads` heads. */
+static void qk_norm_state(const SaWork *w, int heads, const double *u, double *y, double *inv)
+{
+    int groups;
+    RowNorm n = qk_row_norm(w->shape.c, w->b[0].T, heads, &groups);
+    size_t block = (size_t)n.T * n.width;
+    for (int g = 0; g < groups; g++)
+        row_norm_state(n, u + block * g, y + block * g, inv + (size_t)n.T * g, w->sums);
+}
+
+/* x (T×heads·d_h, queries or keys) ← the Jacobian of Qk_shape at X times x, or its transpose:
+   QK-norm's and RoPE's in the order Qk_shape applies them, reversed for the transpose.  y, inv,
+   gain: that norm's. */
+static void shape_product(SaWork *w, int heads, const double *y, const double *inv,
+                          const double *gain, bool transposed, double *x)
+{
+    const Config *c = w->shape.c;
+    int T = w->b[0].T, groups;
+    bool normalised = Qk_normalised(c), rotates = Qk_rotates(c, w->shape.layer);
+    bool norm_first = (c->qk_norm_place == QK_NORM_BEFORE_ROPE) != transposed;
+    RowNorm n = qk_row_norm(c, T, heads, &groups);
+    size_t block = (size_t)T * n.width;
+    for (int g = 0; normalised && norm_first && g < groups; g++)
+        row_norm_product(n, y + block * g, inv + (size_t)T * g, gain, transposed, x + block * g,
+                         w->sums);
+    if (rotates && transposed)
+        Qk_unrotate(c, T, heads, x);
+    else if (rotates)
+        Qk_rotate(c, T, heads, 0, x);
+    for (int g = 0; normalised && !norm_first && g < groups; g++)
+        row_norm_product(n, y + block * g, inv + (size_t)T * g, gain, transposed, x + block * g,
+                         w->sums);
+}
+
+/* Whether c's logits are more than s·X·M·Xᵀ at `layer` (any layer for layer 0). */
+static bool logits_shaped(const Config *c, int layer)
+{
+    bool rotates = layer > 0 ? Qk_rotates(c, layer) : c->rope != ROPE_NONE;
+    return Attention_has_query_key(c->attention) &&
+           (Qk_normalised(c) || rotates || c->logit_softcap > 0);
+}
+
+size_t SaWork_shape_doubles(const Config *c)
+{
+    size_t T = (size_t)c->tokens, d = (size_t)c->width, H = (size_t)c->heads;
+    size_t G = (size_t)Config_kv_heads(c), nk = (size_t)Layer_kv_width(c);
+    size_t doubles = T + (T > d ? T : d);
+    if (logits_shaped(c, 0))
+        doubles += 3 * T * (d + nk) + T * (H + G) + (c->logit_softcap > 0 ? H * T * T : 0);
+    if (Layer_branch_norm(c))
+        doubles += 2 * T * d + T;
+    return doubles;
+}
+
+/* Cuts SaWork_shape_doubles(c) into the shape's buffers (NULL where c has none). */
+static void shape_buffers(SaWork *w, const Config *c)
+{
+    size_t T = (size_t)c->tokens, d = (size_t)c->width, H = (size_t)c->heads;
+    size_t G = (size_t)Config_kv_heads(c), nk = (size_t)Layer_kv_width(c);
+    bool logits = logits_shaped(c, 0), capped = logits && c->logit_softcap > 0;
+    bool branch = Layer_branch_norm(c);
+    double *at = w->shape_block;
+    struct {
+        double **buffer;
+        size_t doubles;
+    } plan[] = {{&w->sums, T + (T > d ? T : d)}, {&w->qt, logits ? T * d : 0},
+                {&w->kt, logits ? T * nk : 0},   {&w->qn, logits ? T * d : 0},
+                {&w->kn, logits ? T * nk : 0},   {&w->qdot, logits ? T * d : 0},
+                {&w->kdot, logits ? T * nk : 0}, {&w->q_inv, logits ? T * H : 0},
+                {&w->k_inv, logits ? T * G : 0}, {&w->cap_slope, capped ? H * T * T : 0},
+                {&w->fn, branch ? T * d : 0},    {&w->ybar, branch ? T * d : 0},
+                {&w->f_inv, branch ? T : 0}};
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        *plan[i].buffer = plan[i].doubles ? at : NULL;
+        at += plan[i].doubles;
+    }
+}
+
+/* Q̃, K̃ as Qk_shape makes them from X·W^Q, X·W^K; QK-norm's state at its input (RoPE's output
+   after-rope); each head's soft-cap slope 1 − tanh²(S/c) = 1 − (Attention_softcap(S)/c)². */
+static void shape_logits(SaWork *w)
+{
+    const Config *c = w->shape.c;
+    int T = w->b[0].T, d = w->b[0].d, nk = Layer_kv_width(c), dh = Config_head_width(c);
+    int G = Config_kv_heads(c);
+    size_t tt = (size_t)T * T;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, w->b[0].x, T,
+                w->shape.query, d, 0.0, w->qt, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, nk, d, 1.0, w->b[0].x, T,
+                w->shape.key, d, 0.0, w->kt, T);
+    if (Qk_normalised(c)) {
+        memcpy(w->qn, w->qt, sizeof(double) * T * d);
+        memcpy(w->kn, w->kt, sizeof(double) * T * nk);
+        if (c->qk_norm_place == QK_NORM_AFTER_ROPE && Qk_rotates(c, w->shape.layer)) {
+            Qk_rotate(c, T, w->heads, 0, w->qn);
+            Qk_rotate(c, T, G, 0, w->kn);
+        }
+        qk_norm_state(w, w->heads, w->qn, w->qn, w->q_inv);
+        qk_norm_state(w, G, w->kn, w->kn, w->k_inv);
+    }
+    Qk_shape(c, w->shape.layer, T, w->qt, w->kt, w->shape.query_gain, w->shape.key_gain,
+             w->sums + T, w->sums);
+    for (int h = 0; w->capped && h < w->heads; h++) {
+        double *slope = w->cap_slope + tt * (size_t)h, cap = c->logit_softcap;
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, w->b[h].scale,
+                    w->qt + (size_t)T * dh * h, T, w->kt + (size_t)T * dh * Config_kv_head_of(c, h),
+                    T, 0.0, slope, T);
+        Attention_softcap(cap, slope, tt);
+        for (size_t k = 0; k < tt; k++)
+            slope[k] = 1.0 - (slope[k] / cap) * (slope[k] / cap);
+    }
+}
+
+/* F = Σ_h A_h X W_VO,h, as the layer joins it, and its LN's state. */
+static void shape_branch(SaWork *w)
+{
+    int T = w->b[0].T, d = w->b[0].d;
+    size_t td = (size_t)T * d, tt = (size_t)T * T;
+    for (int h = 0; h < w->heads; h++)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, w->ap + tt * (size_t)h,
+                    T, w->xw + td * (size_t)h, T, h ? 1.0 : 0.0, w->fn, T);
+    row_norm_state(branch_row_norm(w->shape.c), w->fn, w->fn, w->f_inv, w->sums);
+}
+
+int SaWork_shape(SaWork *w, const SaShape *s)
+{
+    const Config *c = s->c;
+    w->capped = w->b[0].m && logits_shaped(c, s->layer) && c->logit_softcap > 0;
+    w->shaped_logits = w->b[0].m && logits_shaped(c, s->layer);
+    w->branch_norm = Layer_branch_norm(c);
+    w->shape = *s;
+    if (!w->shaped_logits && !w->branch_norm)
+        return 0;
+    if (grow(&w->shape_block, SaWork_shape_doubles(c))) {
+        w->shaped_logits = w->capped = w->branch_norm = false;
+        return -1;
+    }
+    shape_buffers(w, c);
+    if (w->shaped_logits)
+        shape_logits(w);
+    if (w->branch_norm)
+        shape_branch(w);
+    return 0;
+}
+
+/* Q̇ = shape'·(Ẋ W^Q), K̇ = shape'·(Ẋ W^K). */
+static void project_tangent(SaWork *w, const double *dx)
+{
+    const Config *c = w->shape.c;
+    int T = w->b[0].T, d = w->b[0].d, nk = Layer_kv_width(c);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, dx, T, w->shape.query, d,
+                0.0, w->qdot, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, nk, d, 1.0, dx, T, w->shape.key, d,
+                0.0, w->kdot, T);
+    shape_product(w, w->heads, w->qn, w->q_inv, w->shape.query_gain, false, w->qdot);
+    shape_product(w, Config_kv_heads(c), w->kn, w->k_inv, w->shape.key_gain, false, w->kdot);
+}
+
+/* X̄ += (shape'ᵀ·Q̄) W^Qᵀ + (shape'ᵀ·K̄) W^Kᵀ. */
+static void project_cotangent(SaWork *w, double *dx)
+{
+    const Config *c = w->shape.c;
+    int T = w->b[0].T, d = w->b[0].d, nk = Layer_kv_width(c);
+    shape_product(w, w->heads, w->qn, w->q_inv, w->shape.query_gain, true, w->qdot);
+    shape_product(w, Config_kv_heads(c), w->kn, w->k_inv, w->shape.key_gain, true, w->kdot);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, w->qdot, T, w->shape.query,
+                d, 1.0, dx, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, nk, 1.0, w->kdot, T, w->shape.key, d,
+                1.0, dx, T);
+}
+
+double SaWork_product_flops(const Config *c, int layer)
+{
+    double T = c->tokens, d = c->width, H = c->heads, G = Config_kv_heads(c);
+    double dh = Config_head_width(c), nk = Layer_kv_width(c);
+    /* Per head Ẋ·W_VO,h, A_h·(Ẋ W_VO,h), Ȧ·(X W_VO,h), and Ċ's two halves through M_h. */
+    double flops = H * (2 * T * d * d + 4 * T * T * d);
+    if (!logits_shaped(c, layer)) {
+        flops += H * 4 * T * T * d;
+    } else {
+        /* Ẋ·W^Q, Ẋ·W^K, Ċ's halves on d_h columns, then per entry of the projections the
+           norm's product (a dot, a mean, the update: 6 flops) and RoPE's turn (3 flops, and
+           a cosine and a sine per pair, priced as 10 flops each); the slope on each logit. */
+        flops += 2 * T * d * (d + nk) + H * 4 * T * T * dh;
+        if (Qk_normalised(c))
+            flops += 6 * T * (d + nk);
+        if (Qk_rotates(c, layer))
+            flops += (H + G) * T * Qk_rotated_width(c) * (3 + 10);
+        if (c->logit_softcap > 0)
+            flops += H * T * T;
+    }
+    if (Layer_branch_norm(c)) /* the branch LN's product on T×d */
+        flops += 6 * T * d;
+    return flops;
+}
+
 /* g ← A ⊙ (g − rowsum(A ⊙ g)·1ᵀ): the softmax's derivative applied to g, which is its own
    transpose (the softmax Jacobian of each row is symmetric), so the JVP and VJP share it. */
 static void softmax_derivative(int T, const double *a, double *g, double *row)
@@ -120,12 +424,89 @@ static void softmax_derivative(int T, const double *a, double *g, double *row)
             g[i + (size_t)j * T] = a[i + (size_t)j * T] * (g[i + (size_t)j * T] - row[i]);
 }
 
-/* K = Σ_h K_h: each head's term added to dy (the first one overwrites it). */
+/* Each row of g (T×T, column-major) minus its mean over the row's allowed keys, as gap_center
+   does to A where that mean moves with X. */
+static void centre_allowed_rows(const SaWork *w, double *g)
+{
+    const Config *c = w->shape.c;
+    int T = w->b[0].T;
+    for (int i = 0; i < T; i++) {
+        int first, last;
+        Mask_row_range(Config_layer_mask(c, w->shape.layer), c->window, T, i, &first, &last);
+        double mean = 0;
+        for (int j = first; j <= last; j++)
+            mean += g[i + (size_t)j * T];
+        mean /= last - first + 1;
+        for (int j = first; j <= last; j++)
+            g[i + (size_t)j * T] -= mean;
+    }
+}
+
+/* g ← ∂A/∂Z applied to g (w->cdot, column-major) for head h: the softmax's derivative, or
+   with an SaShape the kind's entry by entry (relu: 1/T where A > 0; sigmoid, A = σ(Z − log T):
+   A(1 − A); linear: 1 on the allowed keys), each its own transpose; then, where the applied
+   matrix is mean-centred, each row centred over its allowed keys (a symmetric projection). */
+static void attention_derivative(SaWork *w, int h, bool transposed, double *g)
+{
+    int T = w->b[0].T;
+    const double *a = w->a + (size_t)T * T * h;
+    const Config *c = w->shape.c;
+    Attention kind = c ? c->attention : ATTENTION_SOFTMAX;
+    bool centred = c && w->b[h].mean_centred;
+    if (centred && transposed)
+        centre_allowed_rows(w, g);
+    if (kind == ATTENTION_SOFTMAX)
+        softmax_derivative(T, a, g, w->row);
+    for (int i = 0; kind != ATTENTION_SOFTMAX && i < T; i++) {
+        int first, last;
+        Mask_row_range(Config_layer_mask(c, w->shape.layer), c->window, T, i, &first, &last);
+        for (int j = 0; j < T; j++) {
+            double aij = a[i + (size_t)j * T], slope = 0;
+            if (j >= first && j <= last)
+                slope = kind == ATTENTION_RELU      ? (aij > 0 ? 1.0 / T : 0.0)
+                        : kind == ATTENTION_SIGMOID ? aij * (1 - aij)
+                                                    : 1.0;
+            g[i + (size_t)j * T] *= slope;
+        }
+    }
+    if (centred && !transposed)
+        centre_allowed_rows(w, g);
+}
+
+/* Ċ_h of the JVP into w->cdot: s(Ẋ (X Mᵀ)ᵀ + (X M) Ẋᵀ), or through the shaped projections
+   s(Q̇_h K̃_gᵀ + Q̃_h K̇_gᵀ); times the soft-cap's slope. */
+static void logit_tangent(SaWork *w, int h, const double *dx)
+{
+    const SaBlock *b = &w->b[h];
+    int T = b->T, d = b->d;
+    size_t td = (size_t)T * d, tt = (size_t)T * T;
+    if (w->shaped_logits) {
+        const Config *c = w->shape.c;
+        int dh = Config_head_width(c);
+        size_t q = (size_t)T * dh * h, k = (size_t)T * dh * Config_kv_head_of(c, h);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, b->scale, w->qdot + q, T,
+                    w->kt + k, T, 0.0, w->cdot, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, b->scale, w->qt + q, T,
+                    w->kdot + k, T, 1.0, w->cdot, T);
+    } else {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale, dx, T,
+                    w->xmt + td * (size_t)h, T, 0.0, w->cdot, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale,
+                    w->xm + td * (size_t)h, T, dx, T, 1.0, w->cdot, T);
+    }
+    for (size_t k = 0; w->capped && k < tt; k++)
+        w->cdot[k] *= w->cap_slope[tt * (size_t)h + k];
+}
+
+/* K = Σ_h K_h: each head's term added to dy (the first one overwrites it), then the branch
+   LN's Jacobian where one follows f. */
 void SaWork_jvp(SaWork *w, const double *dx, double *dy)
 {
     int T = w->b[0].T, d = w->b[0].d;
     size_t td = (size_t)T * d, tt = (size_t)T * T;
     memset(dy, 0, sizeof(double) * td);
+    if (w->shaped_logits && w->part != PART_DOMINANT)
+        project_tangent(w, dx);
     for (int h = 0; h < w->heads; h++) {
         const SaBlock *b = &w->b[h];
         /* B_h·vec Ẋ = vec(A_applied·Ẋ·W_VO) */
@@ -137,22 +518,56 @@ void SaWork_jvp(SaWork *w, const double *dx, double *dy)
         }
         if (!b->m || w->part == PART_DOMINANT)
             continue;
-        /* Ċ = s(Ẋ (X Mᵀ)ᵀ + (X M) Ẋᵀ), then Ȧ, then Ȧ·(X W_VO) */
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale, dx, T,
-                    w->xmt + td * (size_t)h, T, 0.0, w->cdot, T);
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale,
-                    w->xm + td * (size_t)h, T, dx, T, 1.0, w->cdot, T);
-        softmax_derivative(T, w->a + tt * (size_t)h, w->cdot, w->row);
+        /* Ċ, then Ȧ, then Ȧ·(X W_VO) */
+        logit_tangent(w, h, dx);
+        attention_derivative(w, h, false, w->cdot);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, w->cdot, T,
                     w->xw + td * (size_t)h, T, 1.0, dy, T);
     }
+    if (w->branch_norm)
+        row_norm_product(branch_row_norm(w->shape.c), w->fn, w->f_inv, w->shape.branch_gain, false,
+                         dy, w->sums);
+}
+
+/* X̄ += s(C̄ (X Mᵀ) + C̄ᵀ (X M)), or through the shaped projections Q̄_h += s·C̄ K̃_g,
+   K̄_g += s·C̄ᵀ Q̃_h (projected back once every head has added its part). */
+static void logit_cotangent(SaWork *w, int h, double *dx)
+{
+    const SaBlock *b = &w->b[h];
+    int T = b->T, d = b->d;
+    size_t td = (size_t)T * d;
+    if (w->shaped_logits) {
+        const Config *c = w->shape.c;
+        int dh = Config_head_width(c);
+        size_t q = (size_t)T * dh * h, k = (size_t)T * dh * Config_kv_head_of(c, h);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, dh, T, b->scale, w->cdot, T,
+                    w->kt + k, T, 1.0, w->qdot + q, T);
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, dh, T, b->scale, w->cdot, T,
+                    w->qt + q, T, 1.0, w->kdot + k, T);
+        return;
+    }
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T,
+                w->xmt + td * (size_t)h, T, 1.0, dx, T);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T,
+                w->xm + td * (size_t)h, T, 1.0, dx, T);
 }
 
 void SaWork_vjp(SaWork *w, const double *dy, double *dx)
 {
     int T = w->b[0].T, d = w->b[0].d;
     size_t td = (size_t)T * d, tt = (size_t)T * T;
+    if (w->branch_norm) { /* Ȳ through the branch LN's transpose first */
+        memcpy(w->ybar, dy, sizeof(double) * td);
+        row_norm_product(branch_row_norm(w->shape.c), w->fn, w->f_inv, w->shape.branch_gain, true,
+                         w->ybar, w->sums);
+        dy = w->ybar;
+    }
     memset(dx, 0, sizeof(double) * td);
+    bool projections = w->shaped_logits && w->part != PART_DOMINANT;
+    if (projections) {
+        memset(w->qdot, 0, sizeof(double) * td);
+        memset(w->kdot, 0, sizeof(double) * T * Layer_kv_width(w->shape.c));
+    }
     for (int h = 0; h < w->heads; h++) {
         const SaBlock *b = &w->b[h];
         /* B_hᵀ·vec Ȳ = vec(A_appliedᵀ·Ȳ·W_VOᵀ) */
@@ -164,15 +579,16 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
         }
         if (!b->m || w->part == PART_DOMINANT)
             continue;
-        /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā, X̄ += s(C̄ (X Mᵀ) + C̄ᵀ (X M)) */
+        /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā (times the cap's slope), then X̄ */
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, dy, T,
                     w->xw + td * (size_t)h, T, 0.0, w->cdot, T);
-        softmax_derivative(T, w->a + tt * (size_t)h, w->cdot, w->row);
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T,
-                    w->xmt + td * (size_t)h, T, 1.0, dx, T);
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, b->scale, w->cdot, T,
-                    w->xm + td * (size_t)h, T, 1.0, dx, T);
+        attention_derivative(w, h, true, w->cdot);
+        for (size_t k = 0; w->capped && k < tt; k++)
+            w->cdot[k] *= w->cap_slope[tt * (size_t)h + k];
+        logit_cotangent(w, h, dx);
     }
+    if (projections)
+        project_cotangent(w, dx);
 }
 
 void SaWork_set_stop(SaWork *w, const Linalg *la)

@@ -7,7 +7,6 @@
 #include "attnscope/attention.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
-#include "attnscope/qk.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -86,6 +85,7 @@ typedef struct {
     Linalg *la;
     SaWork *sa;
     SaBlock *blocks;                /* one per head */
+    bool *mean_centred;             /* per head: its centring subtracted a mean that moves */
     LayerBuffers step;              /* the layer step's */
     LayerWeights weights;           /* the layer's */
     double *input;                  /* T×d: the attention sub-block's input, as the step read it */
@@ -149,6 +149,7 @@ static void run_free(ConditioningRun *r)
     free(r->jacobian);
     free(r->jacobian_copy);
     free(r->blocks);
+    free(r->mean_centred);
     SaWork_free(r->sa);
     Linalg_free(r->la);
     RandomStream_free(r->random);
@@ -165,10 +166,11 @@ static int run_alloc(ConditioningRun *r)
                      !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
         return -1;
     r->blocks = calloc((size_t)r->heads, sizeof(SaBlock));
+    r->mean_centred = calloc((size_t)r->heads, sizeof(bool));
     r->random = RandomStream_new();
     r->la = r->step.la = Linalg_new();
     r->sa = SaWork_new();
-    return r->blocks && r->random && r->la && r->sa ? 0 : -1;
+    return r->blocks && r->mean_centred && r->random && r->la && r->sa ? 0 : -1;
 }
 
 static int curves_alloc(ConditioningCurves *c, int depth)
@@ -331,7 +333,7 @@ typedef struct {
     const char *role;   /* "the", "the counterpart" */
     int layer;
     double log_scale; /* the tokens' scale the step carries apart */
-    bool product_resolved, jacobian_noted;
+    bool product_resolved, jacobian_noted, norm_noted;
     /* Of the layer's heads, as the step applied them: */
     bool own_derivative; /* every head's gap mode has the softmax's derivative (off, center) */
     Gap shown_gap;       /* the shown head's gap mode as applied */
@@ -358,10 +360,15 @@ static int pass_applied(void *context, int head, const double *attention, GapOut
     Pass *p = context;
     size_t tt = (size_t)p->r->T * p->r->T;
     memcpy(p->r->applied + tt * (size_t)head, attention, sizeof(double) * tt);
-    /* Centring subtracts 1/n_i from rows that sum to 1, a constant; with sinks it subtracts
-       each row's mean, which moves with X, and K's formula does not differentiate it. */
-    bool constant_centring = outcome.applied == GAP_CENTER && !Config_has_sink(p->r->c);
-    p->own_derivative &= outcome.applied == GAP_OFF || constant_centring;
+    /* Centring subtracts 1/n_i from rows that sum to 1, a constant; with sinks, or on a kind
+       whose rows do not sum to 1, each row's mean, which moves with X: the Jacobian centres
+       Ȧ's rows the same way.  Gap uniform subtracts the constant 11ᵀ/T.  Deflation and outlier
+       removal subtract what A's eigen- or singular vectors make: no derivative here. */
+    const Config *c = p->r->c;
+    bool stochastic = Attention_is_row_stochastic(c->attention) && !Config_has_sink(c);
+    p->r->mean_centred[head] = outcome.applied == GAP_CENTER && !stochastic;
+    p->own_derivative &= outcome.applied == GAP_OFF || outcome.applied == GAP_CENTER ||
+                         outcome.applied == GAP_UNIFORM;
     if (head == p->r->c->head - 1) {
         p->shown_gap = outcome.applied;
         for (int i = 0; i < gap_warnings->count; i++)
@@ -388,7 +395,8 @@ static void layer_blocks(ConditioningRun *r)
                                  .scale = Init_logit_scale(c),
                                  .wvo = r->heads > 1 ? r->wvo_head + dd * (size_t)h : r->wvo,
                                  .softmax = r->soft + tt * (size_t)h,
-                                 .applied = r->applied + tt * (size_t)h};
+                                 .applied = r->applied + tt * (size_t)h,
+                                 .mean_centred = r->mean_centred[h]};
 }
 
 /* κ(A_ℓ) of the shown head, κ(W_VO), κ(B) for one head, the singular values of the shown
@@ -441,81 +449,86 @@ static int attention_numbers(Pass *p, double *s_min_b)
     return 0;
 }
 
+/* The SaWork prepared for the layer's heads (their m NULL where K is not taken), with what the
+   layer does around f (SaWork_shape): QK-norm, RoPE, the soft-cap, a branch LN. */
+static int prepare_layer(ConditioningRun *r, int layer, bool jacobian)
+{
+    layer_blocks(r);
+    for (int h = 0; !jacobian && h < r->heads; h++)
+        r->blocks[h].m = NULL;
+    const LayerAffine *affine = Layer_affine(r->c, layer);
+    SaShape shape = {.c = r->c,
+                     .layer = layer,
+                     .query = r->weights.query,
+                     .key = r->weights.key,
+                     .query_gain = affine ? affine->query_norm_gain : NULL,
+                     .key_gain = affine ? affine->key_norm_gain : NULL,
+                     .branch_gain = affine ? affine->norm[NORM_ATTENTION_OUT].gain : NULL};
+    return SaWork_prepare_heads(r->sa, r->blocks, r->heads) || SaWork_shape(r->sa, &shape) ? -1 : 0;
+}
+
 /* The Jacobian of the sub-block at its input (B alone where K is not taken). */
 static int jacobian_layer(Pass *p, double s_min_b)
 {
     ConditioningRun *r = p->r;
     const Config *c = r->c;
-    int l = p->layer, H = r->heads;
+    int l = p->layer;
     bool input_independent = Attention_is_input_independent(c->attention);
-    bool differentiable = c->attention == ATTENTION_SOFTMAX || input_independent;
-    /* K's formula takes the logits as x_i W^Q W^Kᵀ x_jᵀ: QK-norm, RoPE, the soft-cap and a
-       checkpoint's query and key biases ((x_i W^Q + β_Q)(x_j W^K + β_K)ᵀ) change it.  The other
-       gains and biases do not: the sub-block's input is read after its norm's gain and bias,
-       and the value's and W^O's biases add A_h·1·β (1 for softmax, fixed for the kinds that do
-       not read X) and β_O, which do not move with X.  With sinks a row sums to 1 − w_i(X), so
-       the value's bias moves with X too. */
-    bool capped = c->logit_softcap > 0 && Attention_has_query_key(c->attention);
+    /* A checkpoint's query and key biases move the logits ((x_i W^Q + β_Q)(x_j W^K + β_K)ᵀ),
+       and with sinks a row sums to 1 − w_i(X), so the value's bias moves with X too: K is not
+       differentiated through them.  The other gains and biases do not change K's form: the
+       sub-block's input is read after its norm's gain and bias, the value's and W^O's biases add
+       A_h·1·β and β_O, which do not move with X, and the norms' gains act through SaShape. */
     const LayerAffine *affine = Layer_affine(c, l);
     bool biased =
         affine &&
         ((Attention_has_query_key(c->attention) && (affine->query_bias || affine->key_bias)) ||
          (Config_has_sink(c) && affine->value_bias));
-    bool reshaped = Qk_normalised(c) || Qk_rotates(c, l) || capped || biased;
-    /* Peri- and output-LN normalise f's output before it joins: the sub-block is LN(f), whose
-       Jacobian K's formula does not hold. */
-    bool branch_normed = Layer_branch_norm(c);
-    bool jacobian = differentiable && p->own_derivative && !reshaped && !branch_normed;
-    layer_blocks(r);
+    bool jacobian = p->own_derivative && !biased;
+    /* Several heads, or a branch LN (B is then J_LN·Σ_h W_VO,hᵀ ⊗ A_h, no Kronecker product):
+       κ(B) from B's own products. */
+    bool dominant_products = r->heads > 1 || Layer_branch_norm(c);
     int info = 0;
-    if (H > 1) {
-        if (!jacobian)
-            for (int h = 0; h < H; h++)
-                r->blocks[h].m = NULL;
-        if (SaWork_prepare_heads(r->sa, r->blocks, H))
-            return -1;
-        if ((info = dominant_numbers(r, p->out, l, &s_min_b)))
-            return info;
+    if ((jacobian || dominant_products) && prepare_layer(r, l, jacobian))
+        return -1;
+    if (dominant_products && (info = dominant_numbers(r, p->out, l, &s_min_b)))
+        return info;
+    /* J_LN = (P − y·yᵀ/m)/ρ sends 1 to 0 where LN centres (P1 = 0, ⟨y, 1⟩ = 0), and y itself
+       where the rows are cut to unit norm (ε = 0): K = J_LN·(B + E) is singular there. */
+    bool singular_norm =
+        Layer_branch_norm(c) && (c->layernorm == LAYERNORM_LN || c->ln_scale == LN_SCALE_UNIT);
+    if (jacobian && singular_norm && !p->norm_noted) {
+        p->norm_noted = true;
+        Warnings_add(&p->result->warnings,
+                     "the Jacobian of %s network: %s-LN %s, whose Jacobian sends %s of each "
+                     "row to 0, so K = J_LN (B + E) is singular: kappa_jacobian, kappa_dominant "
+                     "and premise_ratio null (infinite)",
+                     p->role, LN_PLACE_NAMES.names[c->ln_place],
+                     c->layernorm == LAYERNORM_LN ? "centres F's rows"
+                                                  : "cuts F's rows to unit norm",
+                     c->layernorm == LAYERNORM_LN ? "the direction 1" : "the row's own direction");
     }
-    if (jacobian) {
-        if (H == 1 && SaWork_prepare_heads(r->sa, r->blocks, H))
-            return -1;
+    if (jacobian)
         return jacobian_numbers(r, p->out, l, s_min_b, !input_independent,
                                 p->shown_numbers && p->result->layers_jacobian_sv
                                     ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
                                     : NULL);
-    }
-    if (!p->jacobian_noted && branch_normed && differentiable && p->own_derivative) {
+    if (!p->jacobian_noted && biased) {
         p->jacobian_noted = true;
-        Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network is that of f(X) = sum_h A_h(X) X W_VO,h, and "
-                     "%s-LN normalises f's output before the skip: the sub-block is LN(f), not "
-                     "f, so kappa_jacobian and what needs K are null at every layer (never a "
-                     "wrong kappa)",
-                     p->role, LN_PLACE_NAMES.names[c->ln_place]);
-    } else if (!p->jacobian_noted && reshaped && differentiable && p->own_derivative) {
-        p->jacobian_noted = true;
-        const char *what[4] = {Qk_normalised(c) ? "QK-norm" : NULL,
-                               Qk_rotates(c, l) ? "RoPE" : NULL, capped ? "the soft-cap" : NULL,
-                               biased ? "a query, key or (with sinks) value bias" : NULL};
-        char names[96] = "";
-        for (int i = 0; i < 4; i++)
-            if (what[i])
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                         names[0] ? " and " : "", what[i]);
-        Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network takes logits x_i W^Q W^K^T x_j^T, which %s "
-                     "changes: kappa_jacobian and what needs K are null where it acts, from "
-                     "layer %d (never a wrong kappa)",
-                     p->role, names, l);
+        Warnings_add(
+            &p->result->warnings,
+            "the Jacobian of %s network is not differentiated through a checkpoint's "
+            "%s bias, which moves the logits with X: kappa_jacobian and what needs K "
+            "are null where it acts, from layer %d (never a wrong kappa)",
+            p->role,
+            Config_has_sink(c) && affine->value_bias ? "value (with sinks)" : "query or key", l);
     } else if (!p->jacobian_noted) {
         p->jacobian_noted = true;
         Warnings_add(&p->result->warnings,
-                     "the Jacobian of %s network is computed for softmax and the "
-                     "input-independent kinds with gap off or center (not center with sinks, "
-                     "whose row means move with X): null for %s%s, gap %s",
-                     p->role, ATTENTION_NAMES.names[c->attention],
-                     Config_has_sink(c) ? " with sinks" : "", GAP_NAMES.names[p->shown_gap]);
+                     "the Jacobian of %s network is computed with gap off, center or uniform: "
+                     "deflate and outliers subtract what A's eigen- or singular vectors make, "
+                     "whose derivative is not taken: null with gap %s",
+                     p->role, GAP_NAMES.names[p->shown_gap]);
     }
     return 0;
 }
@@ -610,8 +623,8 @@ size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
         doubles += plan[i].doubles;
     /* The SaWork's products per head, every layer's singular values, and the Jacobian
        (exact path) or the Lanczos basis. */
-    doubles +=
-        H * (3 * n + 2 * T * T) + 2 * n + T * T + (size_t)c->depth * (T + d + (exact ? n : 0));
+    doubles += H * (3 * n + 2 * T * T) + 2 * n + T * T + SaWork_shape_doubles(c) +
+               (size_t)c->depth * (T + d + (exact ? n : 0));
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
@@ -716,12 +729,21 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                      "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
                      "certified to 1e-6), kappa_jacobian_skip null",
                      r.n, r.n);
-    if (Config_kv_heads(c) < c->heads) /* not a failure: the exact value is infinite */
+    /* Not a failure: the exact value is infinite.  Under a causal mask token 1 attends to
+       itself alone, so y_1 = x_1 W_VO and K's first row of blocks has W_VO's rank. */
+    bool first_token_alone = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL;
+    if (Config_kv_heads(c) < c->heads)
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "
                      "only through its G*d_h = %d value columns, fewer than d = %d, so W_VO and "
                      "B are singular: kappa_value_output and kappa_dominant are null",
                      Config_kv_heads(c), Layer_kv_width(c), c->width);
+    if (Config_kv_heads(c) < c->heads && first_token_alone)
+        Warnings_add(&out->warnings,
+                     "conditioning: grouped K/V and a causal mask: token 1 sees itself alone, "
+                     "y_1 = x_1 W_VO, and W_VO has rank <= G*d_h = %d < d, so K is singular too: "
+                     "kappa_jacobian is null (infinite)",
+                     Layer_kv_width(c));
     Conditioning_show_layer(out, c->layer);
 done:
     run_free(&r);

@@ -318,9 +318,13 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
 
 double Cost_conditioning(const Config *c, CostRates rates, bool exact)
 {
-    double T = c->tokens, d = c->width, n = T * d, H = c->heads;
-    /* One JVP: per head Ẋ·W_VO,h, A_h·(Ẋ W_VO,h), the two halves of Ċ and Ȧ·(X W_VO,h). */
-    double jvp = H * (2 * T * d * d + 8 * T * T * d);
+    double T = c->tokens, d = c->width, n = T * d;
+    /* One JVP, on average over the layers (RoPE skips --nope-every layers): per head Ẋ·W_VO,h,
+       A_h·(Ẋ W_VO,h), the two halves of Ċ and Ȧ·(X W_VO,h), and what QK-norm, RoPE, the
+       soft-cap and a branch LN add (SaWork_product_flops). */
+    double jvp = 0;
+    for (int l = 1; l <= c->depth; l++)
+        jvp += SaWork_product_flops(c, l) / c->depth;
     /* Per layer: the weights (the factorised schemes' SVDs among them), the SVDs of A, W_VO
        and the product A_ℓ⋯A_1. */
     WorkList weights = {0};
@@ -336,8 +340,9 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact)
         layer += product(&rates, n * jvp) + other(&rates, 2 * lapack(GESDD, (int)n)) + lanczos / 3;
     else
         layer += lanczos;
-    /* Several heads: κ(B) from B's own products, built and decomposed or by Lanczos. */
-    if (c->heads > 1)
+    /* Several heads or a branch LN: κ(B) from B's own products, built and decomposed or by
+       Lanczos. */
+    if (c->heads > 1 || Layer_branch_norm(c))
         layer += built ? product(&rates, n * jvp / 4) + other(&rates, lapack(GESDD, (int)n))
                        : 2 * lanczos / 3;
     return 2 * c->depth * layer;

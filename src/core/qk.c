@@ -54,7 +54,8 @@ static void rotated_pair(Rope rope, int rotated, int k, int *first, int *second)
     }
 }
 
-void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
+/* x turned by the angles sign·p·θ^(−2k/d_r): Qk_rotate (sign 1) or its transpose (−1). */
+static void turn(const Config *c, int T, int heads, int first_position, double sign, double *x)
 {
     int dh = Config_head_width(c), rotated = Qk_rotated_width(c);
     for (int k = 0; k < rotated / 2; k++) {
@@ -62,7 +63,7 @@ void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
         int first, second;
         rotated_pair(c->rope, rotated, k, &first, &second);
         for (int i = 0; i < T; i++) {
-            double angle = (first_position + i) * frequency;
+            double angle = sign * (first_position + i) * frequency;
             double cosine = cos(angle), sine = sin(angle);
             for (int h = 0; h < heads; h++) {
                 double *a = x + (size_t)T * (h * dh + first) + i;
@@ -73,6 +74,16 @@ void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
             }
         }
     }
+}
+
+void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
+{
+    turn(c, T, heads, first_position, 1.0, x);
+}
+
+void Qk_unrotate(const Config *c, int T, int heads, double *x)
+{
+    turn(c, T, heads, 0, -1.0, x);
 }
 
 void Qk_shape(const Config *c, int layer, int T, double *q, double *k, const double *query_gain,

@@ -209,6 +209,33 @@ refused() { # expected-stderr-fragment -- args...
         return 1
     fi
 }
+# The 2026 presets' blocks (QK-norm per head and full, RoPE and partial rotary, sinks, windows,
+# peri- and output-LN, grouped K/V), shrunk to a size where K is built (T = 8, d = 64, two
+# layers; gpt-oss's window cut to T - 1): kappa_jacobian and premise_ratio at every layer once
+# every head has its own K/V; with the preset's grouped K/V under the causal mask K is singular
+# (token 1 sees itself alone: y_1 = x_1 W_VO), null with that reason.
+shrunk=(-T 8 -d 64 -L 2 --conditioning --conditioning-path exact)
+for preset in gemma3-4b gpt-oss-20b gpt2-small llama3-8b mistral-7b olmo2-7b qwen3-8b; do
+    window=()
+    [ "$preset" = gpt-oss-20b ] && window=(-w 7)
+    heads=$(sed -n 's/^heads = //p' "presets/$preset-small.preset")
+    check "$preset-small shrunk runs" run "$preset" --preset "$preset-small" "${shrunk[@]}" \
+        "${window[@]}"
+    check "$preset-small shrunk with H = $heads key/value heads runs" run "$preset-own" \
+        --preset "$preset-small" "${shrunk[@]}" "${window[@]}" --kv-heads "$heads"
+    py "$preset-small: kappa_jacobian at every layer with its own K/V per head; grouped: null, said why" "
+own = doc('$preset-own')['conditioning']
+for n in ('kappa_jacobian', 'premise_ratio', 'jacobian_norm', 'jacobian_s_min'):
+    assert all(v is not None and v > 0 for v in own[n]), (n, own[n])
+assert not any('null at every layer' in w or 'changes: kappa_jacobian' in w for w in own['warnings'])
+d = doc('$preset'); k = d['conditioning']; c = d['config']
+if c['kv_heads'] and c['kv_heads'] < c['heads']:
+    assert k['kappa_jacobian'] == [None, None], k['kappa_jacobian']
+    assert any('so K is singular too' in w for w in k['warnings']), k['warnings']
+else:
+    assert k['kappa_jacobian'] == own['kappa_jacobian']"
+done
+
 bad=0
 refused "--init 'gaussian': accepted normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm|cutting-skip" -- --batch --init gaussian || bad=$((bad + 1))
 for v in 0 -1 abc 100.5 nan; do
