@@ -177,7 +177,7 @@ if "$PY" -c 'import struct, json' 2>/dev/null; then
     "$PY" $tool set "$tmp/gpt2.safetensors" "$tmp/bias.safetensors" transformer.h.1.mlp.c_fc.bias 3 0.25
     # shellcheck disable=SC2086
     check "a nonzero GPT-2 bias is read, and re-exported under Llama's names bit for bit" \
-        trained_read "$tmp/bias.safetensors" "$tmp/g.json" $base --heads 4 --kv-heads 2 --mlp relu --wo orthogonal -n rms --input orthonormal
+        trained_read "$tmp/bias.safetensors" "$tmp/g.json" $base --heads 4 --kv-heads 2 --mlp relu --wo orthogonal -n rms --input orthonormal --vocab 7 --positions learned
     # shellcheck disable=SC2086
     check "GPT-2 names under peri-LN: refused, naming the second norm GPT-2 has no tensor for" refused \
         "GPT-2's names have no tensor for peri-LN's second norm" -- \
