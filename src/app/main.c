@@ -292,8 +292,11 @@ static int run_batch(const Options *o)
         goto done;
     }
     if (o->conditioning &&
-        Conditioning_run_controlled(&o->config, &(ConditioningControl){.lanczos_only = !exact},
-                                    &conditioning, err, sizeof err)) {
+        Conditioning_run_controlled(
+            &o->config,
+            &(ConditioningControl){.lanczos_only = !exact,
+                                   .kron_off = o->conditioning_path == CONDITIONING_PATH_LANCZOS},
+            &conditioning, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }

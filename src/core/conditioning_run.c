@@ -5,6 +5,7 @@
 #include "attnscope/conditioning.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/conditioning_kron.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/qk.h"
@@ -80,8 +81,9 @@ typedef struct {
     const Config *c;
     const Progress *progress; /* or NULL */
     int T, d, heads;
-    size_t n;   /* T·d */
-    bool exact; /* K built in full */
+    size_t n;      /* T·d */
+    bool exact;    /* K built in full */
+    bool kron_off; /* s_min by Lanczos alone on the matrix-free path */
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
@@ -96,6 +98,8 @@ typedef struct {
     double *product, *product_next; /* T×T, A_ℓ⋯A_1 of the shown head, at unit norm */
     double *sv_a, *sv_w;            /* T, d */
     double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
+    KronFactors *kron; /* the Kronecker path's preconditioner (matrix-free path), or NULL */
+    KronTally tally;
 } ConditioningRun;
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
@@ -149,6 +153,7 @@ static void run_free(ConditioningRun *r)
     free(r->jacobian);
     free(r->jacobian_copy);
     free(r->blocks);
+    KronFactors_free(r->kron);
     SaWork_free(r->sa);
     Linalg_free(r->la);
     RandomStream_free(r->random);
@@ -168,6 +173,8 @@ static int run_alloc(ConditioningRun *r)
     r->random = RandomStream_new();
     r->la = r->step.la = Linalg_new();
     r->sa = SaWork_new();
+    if (!r->exact && !r->kron_off && !(r->kron = KronFactors_new()))
+        return -1;
     return r->blocks && r->random && r->la && r->sa ? 0 : -1;
 }
 
@@ -237,6 +244,40 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
     return Linalg_singular_values(r->la, m, m, r->scratch, s);
 }
 
+/* s_min(K) without forming K: the Kronecker path (conditioning_kron.h) where B₀ is
+   invertible, Lanczos on KᵀK where it is not or the path is off; where the Kronecker path
+   does not certify, Lanczos too unless its upper bound already puts κ(K) beyond what Lanczos
+   on KᵀK resolves.  r->tally counts which way each layer went. */
+static int smallest_matrix_free(ConditioningRun *r, double s_max, SingularValueEstimate *out)
+{
+    int info;
+    double upper = NAN;
+    if (r->kron) {
+        if ((info =
+                 KronLayer_factor(r->kron, r->la, r->c, r->heads, r->applied, r->wvo, r->wvo_head)))
+            return info;
+        if (KronFactors_invertible(r->kron)) {
+            KronEstimate e;
+            if ((info = SaWork_smallest_preconditioned(r->sa, r->kron, r->la, KRON_STEPS_MAX,
+                                                       KRON_TOLERANCE, 2, &e)))
+                return info;
+            if (!isnan(e.value)) {
+                r->tally.certified++;
+                *out = (SingularValueEstimate){.value = e.value, .error = e.error};
+                return 0;
+            }
+            upper = e.upper;
+        } else {
+            r->tally.singular++;
+        }
+    }
+    if (KronTally_beyond_lanczos(&r->tally, s_max, upper)) {
+        *out = (SingularValueEstimate){.value = NAN, .error = NAN};
+        return 0;
+    }
+    return SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, out);
+}
+
 /* The Jacobian's numbers at one layer; the SaWork is prepared. */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
                             bool has_perturbation, double *layer_sv)
@@ -268,8 +309,7 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     } else {
         SingularValueEstimate top, smallest;
         if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
-            (info =
-                 SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, &smallest)))
+            (info = smallest_matrix_free(r, top.value, &smallest)))
             return info;
         out->jacobian_norm[l] = top.value;
         out->jacobian_s_min[l] = smallest.value;
@@ -665,7 +705,8 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                          .T = c->tokens,
                          .d = c->width,
                          .heads = c->heads,
-                         .exact = Conditioning_exact(c, control)};
+                         .exact = Conditioning_exact(c, control),
+                         .kron_off = control->kron_off};
     r.n = (size_t)r.T * r.d;
     out->jacobian_exact = r.exact;
     int info = -1;
@@ -696,16 +737,19 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
         goto done;
     if (!out->jacobian_exact && r.n > CONDITIONING_EXACT_MAX)
         Warnings_add(&out->warnings,
-                     "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 and s_min(K) "
-                     "by Lanczos on K^T K (null where not certified to 1e-6), "
+                     "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 by Lanczos "
+                     "on K^T K, s_min(K) as said next (null where not certified), "
                      "kappa_jacobian_skip null",
                      r.n, CONDITIONING_EXACT_MAX);
     else if (!out->jacobian_exact)
         Warnings_add(&out->warnings,
                      "conditioning: building K (%zu x %zu) does not fit the time or memory "
-                     "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
-                     "certified to 1e-6), kappa_jacobian_skip null",
+                     "budget, so ||K||_2 is by Lanczos on K^T K, s_min(K) as said next (null "
+                     "where not certified), kappa_jacobian_skip null",
                      r.n, r.n);
+    out->kron = r.tally;
+    if (!out->jacobian_exact)
+        KronTally_warn(&r.tally, &out->warnings);
     if (Config_kv_heads(c) < c->heads) /* not a failure: the exact value is infinite */
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "

@@ -1,6 +1,7 @@
 #include "attnscope/cost.h"
 
 #include "attnscope/conditioning.h"
+#include "attnscope/conditioning_kron.h"
 #include "attnscope/layer.h"
 #include "attnscope/sweep.h"
 
@@ -316,6 +317,22 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
 #define CONDITIONING_LANCZOS_PRODUCTS 726.0
 #define CONDITIONING_LANCZOS_BASIS 1.32e6
 
+/* One layer of the matrix-free path as it runs by default (conditioning_kron.h): ‖K‖₂ and
+   ‖E‖₂ by Lanczos (16–32 steps each, of the ~272 the fit above covers: 2.67 flop equivalents
+   per JVP flop and step), the SVDs of B₀'s two factors, and Davidson's KRON_STEPS_MAX steps
+   at most, each a JVP, a VJP, the preconditioner (four products of T×d with T×T and d×d
+   matrices) and the subspace's work (the SVD of the n×24 K·S, two orthogonalisations: about
+   1400 per element of vec X).  Priced at its step limit; a layer whose B₀ is singular runs
+   Lanczos's 240 steps instead, which this does not foresee. */
+#define CONDITIONING_LANCZOS_STEP 2.67
+static double conditioning_kron_layer(const Config *c, CostRates rates, double jvp)
+{
+    double T = c->tokens, d = c->width, n = T * d, steps = KRON_STEPS_MAX;
+    return other(&rates, CONDITIONING_LANCZOS_STEP * (2 * 32 + steps) * jvp + 1400.0 * steps * n +
+                             lapack(GESDD, c->tokens) + lapack(GESDD, c->width)) +
+           product(&rates, steps * 4 * 2 * T * d * (T + d));
+}
+
 double Cost_conditioning(const Config *c, CostRates rates, bool exact)
 {
     double T = c->tokens, d = c->width, n = T * d, H = c->heads;
@@ -335,7 +352,7 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact)
            (one of the three estimates). */
         layer += product(&rates, n * jvp) + other(&rates, 2 * lapack(GESDD, (int)n)) + lanczos / 3;
     else
-        layer += lanczos;
+        layer += conditioning_kron_layer(c, rates, jvp);
     /* Several heads: κ(B) from B's own products, built and decomposed or by Lanczos. */
     if (c->heads > 1)
         layer += built ? product(&rates, n * jvp / 4) + other(&rates, lapack(GESDD, (int)n))
