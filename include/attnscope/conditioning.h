@@ -143,10 +143,11 @@ const double *ConditioningSeries_values(const ConditioningSeries *s, const Condi
 
 /* How the matrix-free path took s_min(K), layer by layer of both networks
    (conditioning_kron.h): certified on the Kronecker path; B₀ singular to double precision
-   (Lanczos instead); the Kronecker path's upper bound on s_min putting κ(K) beyond what
-   Lanczos on KᵀK resolves (null, no Lanczos); Lanczos on KᵀK. */
+   (Lanczos instead); B₀ too far from K, ‖E‖₂ > KRON_PREMISE_MAX·s_min(B₀) (Lanczos
+   instead); the Kronecker path's upper bound on s_min putting κ(K) beyond what Lanczos on
+   KᵀK resolves (null, no Lanczos); Lanczos on KᵀK (every layer of the two before, too). */
 typedef struct {
-    int certified, singular, beyond, lanczos;
+    int certified, singular, far, beyond, lanczos;
     double kappa_at_least; /* the largest of those lower bounds on κ(K) (0 for none) */
 } KronTally;
 

@@ -66,6 +66,12 @@ typedef struct {
 enum { KRON_STEPS_MAX = 60 };
 #define KRON_TOLERANCE 1e-4
 
+/* The Kronecker path runs where ‖E‖₂ ≤ this·s_min(B₀) (‖E B₀⁻¹‖₂ ≤ ‖E‖₂/s_min(B₀), and
+   K B₀⁻¹ = I + E B₀⁻¹).  Measured (docs/model.md §8.2): random blocks certify in 30–110 steps
+   at ratios 5–300 and sometimes not at 9; at the default size's Gaussian layers (ratios
+   10⁷–10¹⁰) it never does, and Lanczos is left to run alone there. */
+#define KRON_PREMISE_MAX 1e3
+
 /* The preconditioner of a layer's K (H heads): B₀ = W_VOᵀ ⊗ A for one head; for several the
    nearest Kronecker product to Σ_h W_VO,hᵀ ⊗ A_h (measured faster than the shown head's A
    with the layer's W_VO: docs/model.md §8.2).  applied: H row-major T×T; wvo: the layer's

@@ -205,7 +205,7 @@ void KronFactors_normal_inverse(KronFactors *f, const double *r, double *out)
 
 /* The subspace's size before a restart, the Ritz vectors a restart keeps, and how many of
    B₀'s smallest right singular vectors start it. */
-enum { SUBSPACE_MAX = 24, SUBSPACE_KEPT = 3, START_FROM_B = 4 };
+enum { SUBSPACE_MAX = 40, SUBSPACE_KEPT = 12, START_FROM_B = 8 };
 
 typedef struct {
     SaWork *w;
@@ -398,7 +398,7 @@ bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper)
 
 void KronTally_warn(const KronTally *tally, Warnings *warnings)
 {
-    int layers = tally->certified + tally->beyond + tally->lanczos; /* singular: in lanczos */
+    int layers = tally->certified + tally->beyond + tally->lanczos; /* singular, far: in lanczos */
     if (tally->certified)
         Warnings_add(warnings,
                      "conditioning: s_min(K) on the Kronecker path (Davidson on K preconditioned "
@@ -411,6 +411,11 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
                      "singular to double precision at %d layers (A or W_VO nearly rank "
                      "deficient): s_min(K) by Lanczos on K^T K there",
                      tally->singular);
+    if (tally->far)
+        Warnings_add(warnings,
+                     "conditioning: ||E||_2 > %g s_min(B0) at %d layers: B0 = W_VO^T (x) A is too "
+                     "far from K to precondition it, so s_min(K) by Lanczos on K^T K there",
+                     KRON_PREMISE_MAX, tally->far);
     if (tally->beyond)
         Warnings_add(warnings,
                      "conditioning: at %d layers the Kronecker path did not certify s_min(K) in "

@@ -245,10 +245,12 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
 }
 
 /* s_min(K) without forming K: the Kronecker path (conditioning_kron.h) where B₀ is
-   invertible, Lanczos on KᵀK where it is not or the path is off; where the Kronecker path
-   does not certify, Lanczos too unless its upper bound already puts κ(K) beyond what Lanczos
-   on KᵀK resolves.  r->tally counts which way each layer went. */
-static int smallest_matrix_free(ConditioningRun *r, double s_max, SingularValueEstimate *out)
+   invertible and near K (‖E‖₂ ≤ KRON_PREMISE_MAX·s_min(B₀)), Lanczos on KᵀK where it is not
+   or the path is off; where the Kronecker path does not certify, Lanczos too unless its upper bound
+   already puts κ(K) beyond what Lanczos on KᵀK resolves.  r->tally counts which way each layer
+   went. */
+static int smallest_matrix_free(ConditioningRun *r, double s_max, double e_norm,
+                                SingularValueEstimate *out)
 {
     int info;
     double upper = NAN;
@@ -256,7 +258,11 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, SingularValueE
         if ((info =
                  KronLayer_factor(r->kron, r->la, r->c, r->heads, r->applied, r->wvo, r->wvo_head)))
             return info;
-        if (KronFactors_invertible(r->kron)) {
+        if (!KronFactors_invertible(r->kron)) {
+            r->tally.singular++;
+        } else if (!(e_norm <= KRON_PREMISE_MAX * KronFactors_s_min(r->kron))) {
+            r->tally.far++;
+        } else {
             KronEstimate e;
             if ((info = SaWork_smallest_preconditioned(r->sa, r->kron, r->la, KRON_STEPS_MAX,
                                                        KRON_TOLERANCE, 2, &e)))
@@ -267,8 +273,6 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, SingularValueE
                 return 0;
             }
             upper = e.upper;
-        } else {
-            r->tally.singular++;
         }
     }
     if (KronTally_beyond_lanczos(&r->tally, s_max, upper)) {
@@ -284,6 +288,18 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
 {
     size_t n = r->n;
     int info = 0;
+    /* ‖E‖₂ first: the Kronecker path reads it to know whether B₀ can precondition K. */
+    double e_norm = 0.0;
+    if (has_perturbation) {
+        SingularValueEstimate top;
+        SaWork_perturbation_only(r->sa, true);
+        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
+        SaWork_perturbation_only(r->sa, false);
+        if (info)
+            return info;
+        e_norm = top.value;
+    }
+    out->premise_ratio[l] = e_norm / s_min_b;
     if (r->jacobian) {
         if ((info = SaWork_jacobian(r->sa, r->jacobian)))
             return info;
@@ -309,24 +325,13 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     } else {
         SingularValueEstimate top, smallest;
         if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
-            (info = smallest_matrix_free(r, top.value, &smallest)))
+            (info = smallest_matrix_free(r, top.value, e_norm, &smallest)))
             return info;
         out->jacobian_norm[l] = top.value;
         out->jacobian_s_min[l] = smallest.value;
         out->jacobian_s_min_error[l] = smallest.error;
         out->kappa_jacobian[l] = Conditioning_kappa(out->jacobian_norm[l], smallest.value, (int)n);
     }
-    double e_norm = 0.0;
-    if (has_perturbation) {
-        SingularValueEstimate top;
-        SaWork_perturbation_only(r->sa, true);
-        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
-        SaWork_perturbation_only(r->sa, false);
-        if (info)
-            return info;
-        e_norm = top.value;
-    }
-    out->premise_ratio[l] = e_norm / s_min_b;
     return 0;
 }
 
