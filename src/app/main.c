@@ -99,8 +99,8 @@ static int choose_conditioning_path(const Options *o, CostRates rates, bool *exa
         Conditioning_exact(c, &(ConditioningControl){0}))
         fprintf(stderr,
                 "attnscope: --conditioning: building K (%d x %d) is priced at %.3g s here, above "
-                "%g s: kappa(K) is estimated by Lanczos instead (--conditioning-path exact "
-                "builds it)\n",
+                "%g s: kappa(K) is estimated without K instead (the Kronecker path, Lanczos "
+                "where it cannot run; --conditioning-path exact builds it)\n",
                 c->tokens * c->width, c->tokens * c->width, Cost_conditioning(c, rates, true),
                 CONDITIONING_PATH_EXACT_SECONDS);
     return 0;

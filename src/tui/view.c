@@ -297,7 +297,7 @@ static int conditioning_notes(const Conditioning *k, char *path, char *nulls, ch
     else if (certified)
         snprintf(path, size, "κ(K) estimated: %s%s, s_min ± %.1g relative", how, where, worst);
     else
-        snprintf(path, size, "κ(K) estimated, certified at no layer");
+        snprintf(path, size, "κ(K) estimated: %s, certified at no layer", how);
     nulls[0] = '\0';
     if (missing && kron->beyond)
         snprintf(nulls, size, "κ(K) ≥ %.2g, beyond Lanczos: null at %d of %d layers (!)",

@@ -89,6 +89,28 @@ assert g["kappa_jacobian"][0] > 1e5 and g["kappa_jacobian"][3] is None, g["kappa
 assert cs["premise_ratio"][0] < 1.5, cs["premise_ratio"]
 assert any("beyond double precision" in w for w in g["warnings"])'
 
+# The Kronecker path pinned on the cutting-skip preset, where B0 is near K for its first
+# layers: each certified s_min holds the exact path's within its certificate (plus the exact
+# SVD's own rounding), the warnings say on how many layers, and a null is never beside a value.
+check "--conditioning-path kron on the cutting-skip preset" run kron_cs --conditioning \
+    --conditioning-path kron --preset presets/skipless-cutting-skip.preset
+py "kron: certified s_min within its error of the exact one; the warnings name the Kronecker path" '
+e, k = doc("cs")["conditioning"], doc("kron_cs")["conditioning"]
+assert k["jacobian_exact"] is False
+n = 16 * 64
+held = 0
+for x, v, err, top in zip(e["jacobian_s_min"], k["jacobian_s_min"], k["jacobian_s_min_error"], e["jacobian_norm"]):
+    assert (v is None) == (err is None), (v, err)
+    if v is None or x is None:
+        continue
+    assert abs(v - x) <= err + 4 * n * 2.0**-52 * top, (v, x, err)
+    held += 1
+assert held >= 7, held
+w = [t for t in k["warnings"] if "on the Kronecker path" in t]
+assert len(w) == 1 and "at 7 of 24 layers" in w[0], k["warnings"]'
+check "--conditioning-path with a bad value names the four accepted" \
+    bash -c "'$BIN' --batch --conditioning --conditioning-path krylov 2>&1 >/dev/null | grep -qF \"accepted auto|exact|lanczos|kron\"; [ \${PIPESTATUS[0]} -eq 2 ]"
+
 # The block people train: heads, an orthogonal W^O, pre-LN and an MLP.
 check "the full block (4 heads, W^O, pre-LN, MLP)" run block -T 8 -d 32 -L 3 --heads 4 --head 2 \
     --wo orthogonal --ln-place pre -n ln --mlp gelu --init cutting-skip --init-c 1.5 --conditioning \
@@ -183,7 +205,7 @@ check "auto on a slow machine (ATTNSCOPE_GFLOPS=0.01), T*d = 4096: Lanczos, and 
     env ATTNSCOPE_GFLOPS=0.01 bash -c "'$BIN' --batch ${path[*]} -T 64 -d 64 -L 1 >'$tmp/slow.json' 2>'$tmp/slow.err'"
 check "  jacobian_exact false" test "$(exact_of slow)" = False
 check "  the message names the price and --conditioning-path exact" \
-    grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated by Lanczos instead \(--conditioning-path exact builds it\)" "$tmp/slow.err"
+    grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated without K instead \(the Kronecker path, Lanczos where it cannot run; --conditioning-path exact builds it\)" "$tmp/slow.err"
 refused_slow() { # args...: exit 2 at 1e-4 GFLOP/s, the estimate (the conditioning's with the
     # rest: one bound for every batch job) and the ways to go ahead named
     ATTNSCOPE_GFLOPS=1e-4 "$BIN" --batch "$@" >"$tmp/refused.out" 2>"$tmp/refused.err"
