@@ -255,6 +255,27 @@ static void test_certified_s_min_with_heads(void **state)
     assert_true(certified[1] > 0);
 }
 
+/* Lanczos on KᵀK resolves κ(K) up to 1/√ε: an upper bound σ on s_min with ‖K‖/σ above it
+   skips Lanczos (counted, the bound kept), one below it or none (NaN) does not. */
+static void test_beyond_lanczos_only_above_one_over_root_epsilon(void **state)
+{
+    (void)state;
+    KronTally tally = {0};
+    double limit = 1.0 / sqrt(DBL_EPSILON);
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (0.5 * limit)));
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, NAN));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (4.0 * limit)));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (2.0 * limit)));
+    assert_int_equal(tally.lanczos, 2);
+    assert_int_equal(tally.beyond, 2);
+    assert_close(tally.kappa_at_least, 4.0 * limit, 1e-6 * limit);
+    Warnings w = {0};
+    KronTally_warn(&tally, &w);
+    assert_int_equal(w.count, 2);
+    assert_non_null(strstr(w.text[0], "at 2 layers the Kronecker path did not certify"));
+    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 2 layers"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_inverses_undo_the_products),
         cmocka_unit_test(test_certified_s_min_holds_the_exact_one),
         cmocka_unit_test(test_certified_s_min_with_heads),
+        cmocka_unit_test(test_beyond_lanczos_only_above_one_over_root_epsilon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
