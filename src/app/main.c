@@ -106,6 +106,28 @@ static int choose_conditioning_path(const Options *o, CostRates rates, bool *exa
     return 0;
 }
 
+/* The largest size whose --conditioning run fits in bound seconds at rates: T and d halved in
+   turn, the larger first (d only while the heads still divide it), depth and the rest kept,
+   each candidate on the path the automatic rule would take.  False when none from T = d = 8
+   up fits. */
+static bool conditioning_fitting_size(const Options *o, CostRates rates, bool two_lanes,
+                                      double bound, Options *fit)
+{
+    *fit = *o;
+    Config *c = &fit->config;
+    while (c->tokens >= 8 && c->width >= 8) {
+        bool exact = ConditioningPath_exact(CONDITIONING_PATH_AUTO, c, rates, ULLONG_MAX);
+        if (estimate_seconds(fit, rates, two_lanes, exact) <= bound)
+            return true;
+        bool halve_width = c->width >= c->tokens && (c->width / 2) % c->heads == 0;
+        if (halve_width)
+            c->width /= 2;
+        else
+            c->tokens /= 2;
+    }
+    return false;
+}
+
 /* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
    starts without asking (--max-time, BATCH_MAX_SECONDS by default; --no-confirm lifts it),
    at *rates, measured here where the caller had no need of them (NULL).  Measuring (~0.1 s)
@@ -145,6 +167,13 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
             o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
             o->config.seeds == 1 ? "" : "s", took, *seconds, most,
             o->max_time > 0 ? "--max-time" : "the bound without --max-time", ceil(*seconds));
+    Options fit;
+    if (o->conditioning && conditioning_fitting_size(o, measured, two_lanes, bound, &fit))
+        fprintf(stderr,
+                "attnscope: within %s the conditioning fits at T = %d, d = %d (depth, heads and "
+                "the rest kept): each layer of both networks takes about a hundred products "
+                "with K, of H(2Td^2 + 8T^2 d) flops each\n",
+                most, fit.config.tokens, fit.config.width);
     return 2;
 }
 

@@ -109,7 +109,7 @@ assert held >= 7, held
 w = [t for t in k["warnings"] if "on the Kronecker path" in t]
 assert len(w) == 1 and "at 7 of 24 layers" in w[0], k["warnings"]'
 check "--conditioning-path with a bad value names the four accepted" \
-    bash -c "'$BIN' --batch --conditioning --conditioning-path krylov 2>&1 >/dev/null | grep -qF \"accepted auto|exact|lanczos|kron\"; [ \${PIPESTATUS[0]} -eq 2 ]"
+    bash -c "'$BIN' --batch --conditioning --conditioning-path krylov 2>&1 >/dev/null | grep -qF \"accepted auto|exact|lanczos|kron\" && [ \${PIPESTATUS[0]} -eq 2 ]"
 
 # The block people train: heads, an orthogonal W^O, pre-LN and an MLP.
 check "the full block (4 heads, W^O, pre-LN, MLP)" run block -T 8 -d 32 -L 3 --heads 4 --head 2 \
@@ -218,6 +218,24 @@ check "auto priced above an hour: refused (exit 2), naming the estimate and how 
     refused_slow "${path[@]}" -L 8
 check "  a pinned path is bounded alike" refused_slow "${path[@]}" -L 8 --conditioning-path lanczos
 check "  --no-confirm runs it" env ATTNSCOPE_GFLOPS=1e-4 bash -c "'$BIN' --batch ${path[*]} -L 8 --conditioning-path lanczos --no-confirm >/dev/null"
+# The engineer's size (issue 25): refused at once, naming a size that fits the bound, whose own
+# estimate is within it (at a pinned rate, so the machine's load decides nothing).
+engineer=(--conditioning -T 512 -d 2048 -L 24 --heads 16 --mlp gelu)
+fits_at() { # the T and d the refusal at --max-time 300 names
+    ATTNSCOPE_GFLOPS=10 "$BIN" --batch "${engineer[@]}" --max-time 300 2>&1 >/dev/null |
+        sed -nE 's/.*the conditioning fits at T = ([0-9]+), d = ([0-9]+) .*/\1 \2/p'
+}
+read -r fit_t fit_d <<<"$(fits_at)"
+check "the engineer's size (T=512, d=2048, L=24, 16 heads, MLP) refused at once, naming a size that fits 5 min" \
+    test -n "$fit_t" -a -n "$fit_d"
+fit_estimate() {
+    local s
+    s=$(ATTNSCOPE_GFLOPS=10 "$BIN" --batch "${engineer[@]}" -T "$fit_t" -d "$fit_d" --max-time 1 2>&1 >/dev/null |
+        sed -nE 's/.*is estimated at [^(]*\(([0-9.e+]+) s\).*/\1/p')
+    "$PY" -c "import sys; sys.exit(0 if 1 < float(sys.argv[1]) <= 300 else 1)" "${s:-nan}" ||
+        { echo "  T=$fit_t d=$fit_d estimated at '${s}' s"; return 1; }
+}
+check "  that size's own estimate is within 5 min" fit_estimate
 check "--verbose prices the conditioning too" \
     bash -c "'$BIN' --batch ${path[*]} --conditioning-path exact --verbose 2>&1 >/dev/null | grep -q '1 seed, conditioning (exact) (dgemm at'"
 

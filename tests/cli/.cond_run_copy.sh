@@ -1,0 +1,262 @@
+#!/bin/bash
+# Conditioning through the real binary (docs/model.md §8): --conditioning adds one object and
+# changes nothing else; its series are consistent with each other (κ(B) = κ(W_VO)κ(A), κ(K) =
+# ‖K‖/s_min, K's singular values); the exact path and the matrix-free one; the cutting-skip
+# initialisation; the softmax demo against its closed form; bad input for the new options.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
+    local name=$1
+    shift
+    "$BIN" --batch "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
+    local status=$?
+    [ $status -eq 0 ] || echo "  $*: exit $status: $(head -c 300 "$tmp/$name.err")"
+    return $status
+}
+
+py() { # description, python code with doc(name)
+    local what=$1 code=$2
+    check "$what" "$PY" - "$tmp" "$code" <<'PY'
+import json, math, os, sys
+tmp, code = sys.argv[1:3]
+def doc(name):
+    return json.load(open(os.path.join(tmp, name + ".json")))
+try:
+    exec(code, {"doc": doc, "math": math, "os": os, "tmp": tmp})
+except Exception as e:
+    print(f"  {type(e).__name__}: {e}")
+    sys.exit(1)
+PY
+}
+
+# The runs that check the exact path pin it: the automatic choice is priced at this
+# machine's rate, and a test must not depend on the machine's speed or load.
+small=(-T 8 -d 16 -L 3 -m causal --conditioning-path exact)
+check "plain run" run plain "${small[@]}"
+check "--conditioning run" run cond "${small[@]}" --conditioning
+py "--conditioning adds the conditioning object and changes nothing else" '
+a, b = doc("plain"), doc("cond")
+assert "conditioning" not in a
+b.pop("conditioning")
+assert a == b'
+
+# The series and their relations, for both networks (the counterpart has gap removal on).
+py "every series has one value per layer for both networks; kappa(B) = kappa(W_VO) kappa(A); kappa(K) = |K|/s_min(K)" '
+d = doc("cond"); k = d["conditioning"]; L = d["config"]["depth"]
+names = ["kappa_attention", "kappa_value_output", "kappa_dominant", "kappa_attention_product",
+         "kappa_jacobian", "kappa_jacobian_skip", "jacobian_norm", "jacobian_s_min",
+         "jacobian_s_min_error", "premise_ratio"]
+for prefix in ("", "counterpart_"):
+    for n in names:
+        assert len(k[prefix + n]) == L, (prefix + n, k[prefix + n])
+    for l in range(L):
+        a, w, b = (k[prefix + n][l] for n in ("kappa_attention", "kappa_value_output", "kappa_dominant"))
+        if a is not None and w is not None:
+            assert abs(b - a * w) <= 1e-12 * b, (prefix, l, a, w, b)
+        else:
+            assert b is None
+        kj, norm, smin = (k[prefix + n][l] for n in ("kappa_jacobian", "jacobian_norm", "jacobian_s_min"))
+        if kj is not None:
+            assert abs(kj - norm / smin) <= 1e-12 * kj, (prefix, l, kj, norm, smin)
+assert k["jacobian_exact"] is True and all(e == 0 for e in k["jacobian_s_min_error"])
+# gap removal by centring makes every row sum 0: A - U is singular, kappa null, not huge
+assert all(v is None for v in k["counterpart_kappa_attention"]), k["counterpart_kappa_attention"]'
+
+py "the shown layer: K has T*d singular values, descending, the largest = jacobian_norm" '
+d = doc("cond"); k = d["conditioning"]; s = k["shown_layer"]; c = d["config"]
+sv = s["jacobian_singular_values"]
+assert len(sv) == c["T"] * c["d"] and all(x >= y for x, y in zip(sv, sv[1:]))
+assert sv[0] == k["jacobian_norm"][c["layer"] - 1]
+assert len(s["attention_singular_values"]) == c["T"] and len(s["value_output_singular_values"]) == c["d"]
+sa, sw = s["attention_singular_values"], s["value_output_singular_values"]
+assert abs(k["kappa_dominant"][c["layer"] - 1] - (sa[0] / sa[-1]) * (sw[0] / sw[-1])) <= 1e-12 * k["kappa_dominant"][0]'
+
+# The cutting-skip initialisation: W_VO = c^2 orthogonal, and the paper's point.
+check "cutting-skip preset" run cs --conditioning --conditioning-path exact \
+    --preset presets/skipless-cutting-skip.preset
+check "gaussian preset" run gauss --conditioning --conditioning-path exact \
+    --preset presets/skipless-gaussian.preset
+py "cutting-skip: kappa(W_VO) = 1; kappa(K) < 10 for 8 layers where the Gaussian one is beyond double precision by layer 4" '
+cs, g = doc("cs")["conditioning"], doc("gauss")["conditioning"]
+assert doc("cs")["config"]["init"] == "cutting-skip" and doc("gauss")["config"]["init"] == "normal"
+assert all(abs(v - 1) < 1e-12 for v in cs["kappa_value_output"]), cs["kappa_value_output"]
+assert all(v is not None and v < 10 for v in cs["kappa_jacobian"][:8]), cs["kappa_jacobian"]
+assert g["kappa_jacobian"][0] > 1e5 and g["kappa_jacobian"][3] is None, g["kappa_jacobian"]
+assert cs["premise_ratio"][0] < 1.5, cs["premise_ratio"]
+assert any("beyond double precision" in w for w in g["warnings"])'
+
+# The Kronecker path pinned on the cutting-skip preset, where B0 is near K for its first
+# layers: each certified s_min holds the exact path's within its certificate (plus the exact
+# SVD's own rounding), the warnings say on how many layers, and a null is never beside a value.
+check "--conditioning-path kron on the cutting-skip preset" run kron_cs --conditioning \
+    --conditioning-path kron --preset presets/skipless-cutting-skip.preset
+py "kron: certified s_min within its error of the exact one; the warnings name the Kronecker path" '
+e, k = doc("cs")["conditioning"], doc("kron_cs")["conditioning"]
+assert k["jacobian_exact"] is False
+n = 16 * 64
+held = 0
+for x, v, err, top in zip(e["jacobian_s_min"], k["jacobian_s_min"], k["jacobian_s_min_error"], e["jacobian_norm"]):
+    assert (v is None) == (err is None), (v, err)
+    if v is None or x is None:
+        continue
+    assert abs(v - x) <= err + 4 * n * 2.0**-52 * top, (v, x, err)
+    held += 1
+assert held >= 7, held
+w = [t for t in k["warnings"] if "on the Kronecker path" in t]
+assert len(w) == 1 and "at 7 of 24 layers" in w[0], k["warnings"]'
+check "--conditioning-path with a bad value names the four accepted" \
+    bash -c "'$BIN' --batch --conditioning --conditioning-path krylov 2>&1 >/dev/null | grep -qF \"accepted auto|exact|lanczos|kron\" && [ \${PIPESTATUS[0]} -eq 2 ]"
+
+# The block people train: heads, an orthogonal W^O, pre-LN and an MLP.
+check "the full block (4 heads, W^O, pre-LN, MLP)" run block -T 8 -d 32 -L 3 --heads 4 --head 2 \
+    --wo orthogonal --ln-place pre -n ln --mlp gelu --init cutting-skip --init-c 1.5 --conditioning \
+    --conditioning-path exact
+py "heads: kappa(W_VO) = 1 under cutting-skip with W^O, kappa(B) from B itself (not kappa(W_VO) kappa(A)), kappa(K) = |K|/s_min(K)" '
+k = doc("block")["conditioning"]
+assert all(abs(v - 1) < 1e-12 for v in k["kappa_value_output"]), k["kappa_value_output"]
+assert all(v is not None for v in k["kappa_jacobian"] + k["kappa_dominant"]), k
+assert any(abs(b - a) > 1e-6 * b for a, b in zip(k["kappa_attention"], k["kappa_dominant"])), k
+for kj, norm, smin in zip(k["kappa_jacobian"], k["jacobian_norm"], k["jacobian_s_min"]):
+    assert abs(kj - norm / smin) <= 1e-12 * kj
+sv = k["shown_layer"]["jacobian_singular_values"]
+assert len(sv) == 8 * 32 and sv[0] == k["jacobian_norm"][0]'
+
+# Linear attention overflows before its tokens do: nulls from that layer with a warning, and the
+# shown layer past it has null singular values (it was a LAPACK error before).
+check "linear attention past its overflow" run overflow -a linear -T 8 -d 16 -L 40 -l 40 -s 4 --conditioning
+py "the overflow: a warning naming its layer, every value from there null, the shown layer null" '
+k = doc("overflow")["conditioning"]
+w = [x for x in k["warnings"] if "attention matrix overflows" in x]
+assert w, k["warnings"]
+s = k["shown_layer"]
+assert all(v is None for v in s["attention_singular_values"] + s["value_output_singular_values"]), s
+assert all(v is None for v in k["kappa_attention"][-5:]), k["kappa_attention"]'
+
+# Above T*d = 4096: no K, Lanczos estimates with their error bounds.
+check "matrix-free run (T*d = 8192)" run large -T 32 -d 256 -L 1 --init cutting-skip --conditioning
+py "above T*d = 4096: jacobian_exact false, kappa_jacobian_skip null, estimates with error bounds, a warning" '
+k = doc("large")["conditioning"]
+assert k["jacobian_exact"] is False and k["shown_layer"]["jacobian_singular_values"] is None
+assert k["kappa_jacobian_skip"] == [None]
+assert k["jacobian_norm"][0] > 0 and 0 < k["jacobian_s_min"][0] < k["jacobian_norm"][0]
+assert 0 <= k["jacobian_s_min_error"][0] < 1e-3 * k["jacobian_s_min"][0], k["jacobian_s_min_error"]
+assert any("Lanczos" in w for w in k["warnings"])'
+
+# The softmax demo: small alpha concentrates at (e^beta + n - 1)/(e^beta - 1).  softmax is
+# 1/2-Lipschitz per row, so every singular value moves by at most alpha*|Z|_F/2 <= 3 alpha
+# here (|Z|_F^2 ~ chi^2(100)/10, below 36 for these seeds), and Weyl bounds kappa.
+check "softmax demo run" run demo --softmax-demo -T 10 -d 10 --seeds 300 --init-alpha 1e-3 --init-beta 2
+py "softmax demo: 300 draws within the perturbation bound of the closed form; median and closed form reported" '
+d = doc("demo")["softmax_demo"]; n, beta, alpha = 10, 2.0, 1e-3
+closed = (math.exp(beta) + n - 1) / (math.exp(beta) - 1)
+assert d["n"] == n and d["draws"] == 300 and len(d["kappa"]) == 300
+assert abs(d["closed_form"] - closed) <= 1e-14 * closed, (d["closed_form"], closed)
+top, bottom, delta = 1.0, (math.exp(beta) - 1) / (math.exp(beta) + n - 1), 3 * alpha
+lo, hi = (top - delta) / (bottom + delta), (top + delta) / (bottom - delta)
+assert all(lo <= k <= hi for k in d["kappa"]), (lo, hi, min(d["kappa"]), max(d["kappa"]))
+assert lo <= d["median"] <= hi
+assert len(set(d["kappa"])) > 250, "the draws differ"'
+check "diffuse softmax demo run" run diffuse --softmax-demo --preset presets/softmax-demo-diffuse.preset
+py "softmax demo at beta = 0: closed form null (infinite), the draws spread over more than a decade" '
+d = doc("diffuse")["softmax_demo"]
+assert d["closed_form"] is None
+k = sorted(v for v in d["kappa"] if v is not None)
+assert k[len(k) // 10] > 100 and k[9 * len(k) // 10] > 10 * k[len(k) // 10], (k[len(k) // 10], k[9 * len(k) // 10])'
+
+# The export: conditioning.csv holds the JSON's numbers; layers.csv's settings line names the
+# initialisation, and running it again gives the same document.
+check "--conditioning --export run" run exported -T 6 -d 10 -L 2 --init cutting-skip --init-beta 2 \
+    --conditioning --export "$tmp/export"
+py "conditioning.csv: one row per layer with every series of the JSON, the same numbers" '
+import csv
+k = doc("exported")["conditioning"]
+rows = list(csv.reader(l for l in open(os.path.join(tmp, "export", "conditioning.csv")) if not l.startswith("#")))
+head, body = rows[0], rows[1:]
+assert len(body) == 2 and [r[0] for r in body] == ["1", "2"], body
+for j, name in enumerate(head[1:], 1):
+    for l, r in enumerate(body):
+        want = k[name][l]
+        assert (r[j] == "" and want is None) or float(r[j]) == want, (name, l, r[j], want)
+assert len(head) == 1 + 2 * 10, head'
+settings=$(sed -n 2p "$tmp/export/layers.csv" | sed 's/^# //')
+# shellcheck disable=SC2086
+check "layers.csv's settings line (with --init) reproduces the run" run again $settings --conditioning
+py "the same document from the settings line" 'assert doc("again") == doc("exported")'
+
+# The path: pinned by --conditioning-path; on auto, priced at the rate ATTNSCOPE_GFLOPS pins
+# (the screen uses the same rule: tests/tui/conditioning.sh).  At 1e5 GFLOP/s building K
+# is priced in milliseconds, at 0.01 in days, whatever this machine does.
+path=(-T 8 -d 16 -L 2 --init cutting-skip --conditioning)
+exact_of() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["conditioning"]["jacobian_exact"])' "$tmp/$1.json"; }
+check "--conditioning-path lanczos: kappa(K) by Lanczos at T*d = 128" run lanczos "${path[@]}" --conditioning-path lanczos
+check "  jacobian_exact false" test "$(exact_of lanczos)" = False
+check "--conditioning-path exact: K built" run exact "${path[@]}" --conditioning-path exact
+check "  jacobian_exact true" test "$(exact_of exact)" = True
+check "auto on a fast machine (ATTNSCOPE_GFLOPS=1e5): K built, nothing said" \
+    env ATTNSCOPE_GFLOPS=1e5 bash -c "'$BIN' --batch ${path[*]} >'$tmp/fast.json' 2>'$tmp/fast.err'"
+check "  jacobian_exact true, stderr empty" test "$(exact_of fast)" = True -a ! -s "$tmp/fast.err"
+# At T*d = 4096 building K (a 4096 x 4096 SVD) is priced above Lanczos at any rate: the rate
+# decides whether it is still within 60 s.
+check "auto on a slow machine (ATTNSCOPE_GFLOPS=0.01), T*d = 4096: Lanczos, and stderr says why and how to force it" \
+    env ATTNSCOPE_GFLOPS=0.01 bash -c "'$BIN' --batch ${path[*]} -T 64 -d 64 -L 1 >'$tmp/slow.json' 2>'$tmp/slow.err'"
+check "  jacobian_exact false" test "$(exact_of slow)" = False
+check "  the message names the price and --conditioning-path exact" \
+    grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated without K instead \(the Kronecker path, Lanczos where it cannot run; --conditioning-path exact builds it\)" "$tmp/slow.err"
+refused_slow() { # args...: exit 2 at 1e-4 GFLOP/s, the estimate (the conditioning's with the
+    # rest: one bound for every batch job) and the ways to go ahead named
+    ATTNSCOPE_GFLOPS=1e-4 "$BIN" --batch "$@" >"$tmp/refused.out" 2>"$tmp/refused.err"
+    local status=$?
+    [ $status -eq 2 ] && [ ! -s "$tmp/refused.out" ] &&
+        grep -qE "is estimated at [0-9.]+ (h|days) \([0-9.e+]+ s\), above 60 min \(the bound without --max-time\): to go ahead, give --max-time [0-9]+ or more, or --no-confirm" "$tmp/refused.err" ||
+        { echo "  status $status: $(head -c 300 "$tmp/refused.err")"; return 1; }
+}
+check "auto priced above an hour: refused (exit 2), naming the estimate and how to go ahead" \
+    refused_slow "${path[@]}" -L 8
+check "  a pinned path is bounded alike" refused_slow "${path[@]}" -L 8 --conditioning-path lanczos
+check "  --no-confirm runs it" env ATTNSCOPE_GFLOPS=1e-4 bash -c "'$BIN' --batch ${path[*]} -L 8 --conditioning-path lanczos --no-confirm >/dev/null"
+check "--verbose prices the conditioning too" \
+    bash -c "'$BIN' --batch ${path[*]} --conditioning-path exact --verbose 2>&1 >/dev/null | grep -q '1 seed, conditioning (exact) (dgemm at'"
+
+refused() { # expected-stderr-fragment -- args...
+    local says=$1
+    shift 2
+    "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
+        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes out, stderr: $(head -c 300 "$tmp/err")"
+        return 1
+    fi
+}
+bad=0
+refused "--init 'gaussian': accepted normal|xavier|orthogonal|gpt2|small-init|mup|deepnorm|cutting-skip" -- --batch --init gaussian || bad=$((bad + 1))
+for v in 0 -1 abc 100.5 nan; do
+    refused "--init-alpha '$v': accepted a number 0 < X <= 100" -- --batch --init-alpha "$v" || bad=$((bad + 1))
+    refused "--init-c '$v': accepted a number 0 < X <= 100" -- --batch --init-c "$v" || bad=$((bad + 1))
+done
+for v in -50 50.5 x ""; do
+    refused "--init-beta '$v': accepted a number -50 < X <= 50" -- --batch --init-beta "$v" || bad=$((bad + 1))
+done
+refused "--conditioning: accepted only with --batch" -- --conditioning || bad=$((bad + 1))
+refused "--conditioning-path 'fast': accepted auto|exact|lanczos" -- --batch --conditioning --conditioning-path fast ||
+    bad=$((bad + 1))
+ATTNSCOPE_GFLOPS=abc refused "ATTNSCOPE_GFLOPS='abc': accepted a number of GFLOP/s, 0 < N <= 1e6" -- --batch ||
+    bad=$((bad + 1))
+refused "--softmax-demo: accepted only with --batch" -- --softmax-demo || bad=$((bad + 1))
+refused "--softmax-demo: accepted without --conditioning" -- --batch --softmax-demo --conditioning ||
+    bad=$((bad + 1))
+printf 'tokens = 8\ninit = cutting-skip\ninit-beta = 99\n' >"$tmp/bad.preset"
+refused "$tmp/bad.preset:3: --init-beta '99': accepted a number -50 < X <= 50" -- --batch \
+    --preset "$tmp/bad.preset" || bad=$((bad + 1))
+refused "--wo gaussian: accepted identity or orthogonal with --init cutting-skip" -- --batch \
+    --init cutting-skip --wo gaussian || bad=$((bad + 1))
+refused "--jsonl: accepted without --conditioning and --softmax-demo" -- --batch --jsonl \
+    --conditioning || bad=$((bad + 1))
+refused "--conditioning at T = 64, d = 64 needs about" -- --batch -T 64 -d 64 --conditioning --conditioning-path exact \
+    --max-memory 100M || bad=$((bad + 1))
+check "bad values of the new options exit 2 naming the option, the value and what is accepted" test $bad -eq 0
+
+finish
