@@ -106,8 +106,8 @@ static int choose_conditioning_path(const Options *o, CostRates rates, bool *exa
     return 0;
 }
 
-/* The largest size whose --conditioning run fits in bound seconds at rates: T and d halved in
-   turn, the larger first (d only while the heads still divide it), depth and the rest kept,
+/* The largest size whose --conditioning run fits in bound seconds at rates: d halved down to
+   T (while the heads still divide it), then T and d in turn, depth and the rest kept,
    each candidate on the path the automatic rule would take.  False when none from T = d = 8
    up fits. */
 static bool conditioning_fitting_size(const Options *o, CostRates rates, bool two_lanes,
@@ -119,7 +119,8 @@ static bool conditioning_fitting_size(const Options *o, CostRates rates, bool tw
         bool exact = ConditioningPath_exact(CONDITIONING_PATH_AUTO, c, rates, ULLONG_MAX);
         if (estimate_seconds(fit, rates, two_lanes, exact) <= bound)
             return true;
-        bool halve_width = c->width >= c->tokens && (c->width / 2) % c->heads == 0;
+        /* The orthonormal input needs T ≤ d: d is halved only down to T. */
+        bool halve_width = c->width / 2 >= c->tokens && (c->width / 2) % c->heads == 0;
         if (halve_width)
             c->width /= 2;
         else
