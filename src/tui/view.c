@@ -287,10 +287,12 @@ static int conditioning_notes(const Conditioning *k, char *path, char *nulls, ch
     }
     /* The matrix-free path's ways to s_min, over both networks' layers. */
     const KronTally *kron = &k->kron;
-    const char *how = kron->certified ? "Kronecker path" : "Lanczos";
+    const char *how = kron->certified ? "Kronecker" : "Lanczos";
     char where[48] = "";
-    if (kron->certified && kron->lanczos + kron->beyond)
-        snprintf(where, sizeof where, " at %d of %d layers (else Lanczos)", kron->certified,
+    /* "Kronecker 8/24": the layers it certified of both networks' (the rest: Lanczos), short
+       enough for the panel's line. */
+    if (kron->certified)
+        snprintf(where, sizeof where, " %d/%d", kron->certified,
                  kron->certified + kron->lanczos + kron->beyond);
     if (k->jacobian_exact)
         snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
