@@ -294,10 +294,11 @@ static int conditioning_notes(const Conditioning *k, char *path, char *nulls, ch
     if (kron->certified)
         snprintf(where, sizeof where, " %d/%d", kron->certified,
                  kron->certified + kron->lanczos + kron->beyond);
+    /* The bound as 1e-04, never 0.0001: "± 0" must mean a zero bound alone. */
     if (k->jacobian_exact)
         snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
     else if (certified)
-        snprintf(path, size, "κ(K) estimated: %s%s, s_min ± %.1g relative", how, where, worst);
+        snprintf(path, size, "κ(K) estimated: %s%s, s_min ± %.0e relative", how, where, worst);
     else
         snprintf(path, size, "κ(K) estimated: %s, certified at no layer", how);
     nulls[0] = '\0';
