@@ -9,13 +9,18 @@
  *   lanczos_norm     ‖K‖₂ by Lanczos on KᵀK, certified to 1e-6
  *   lanczos_s_min    s_min(K) the same way (null when not certified in 240 steps)
  *   lanczos_e_norm   ‖E‖₂ = ‖K − B‖₂ the same way
- * Usage: bench_conditioning -T N -d N [--seed N]; prints one JSON object.  Built and run by
+ *   kron_s_min       s_min(K) on the Kronecker path (conditioning_kron.h): B₀'s two SVDs and
+ *                    Davidson's iteration, with its products and certified half-width
+ * Usage: bench_conditioning -T N -d N [--seed N] [--beta B]; prints one JSON object.  --beta
+ * adds β·√d·I to M (the diagonal logit of a unit token about β: peaked attention, where B is
+ * near K and the Kronecker path applies).  Built and run by
  * hand (bench/README.md, "Conditioning"):
  *   cc -O2 -Iinclude $(pkg-config --cflags openblas lapacke) bench/bench_conditioning.c \
  *      build/libattnscope_core.a -lgsl $(pkg-config --libs openblas lapacke) -lm -o /tmp/bc
  */
 #include "attnscope/attention.h"
 #include "attnscope/conditioning.h"
+#include "attnscope/conditioning_kron.h"
 #include "attnscope/linalg.h"
 #include "attnscope/random.h"
 
@@ -83,13 +88,33 @@ static void time_lanczos(SaWork *w, size_t n)
     SaWork_perturbation_only(w, true);
     t0 = now_ms();
     SaWork_extreme(w, true, 240, 1e-6, 3, &e);
-    printf(", \"lanczos_e_norm\": %.3f, \"lanczos_e_norm_steps\": %d}\n", now_ms() - t0, e.steps);
+    printf(", \"lanczos_e_norm\": %.3f, \"lanczos_e_norm_steps\": %d", now_ms() - t0, e.steps);
+    SaWork_perturbation_only(w, false);
+}
+
+/* s_min(K) on the Kronecker path, timed: B₀'s factors and Davidson's iteration. */
+static void time_kron(SaWork *w, Linalg *la, int T, int d, const double *a, const double *wvo)
+{
+    KronFactors *f = KronFactors_new();
+    KronEstimate e = {.value = NAN, .error = NAN};
+    double t0 = now_ms();
+    if (f && !KronFactors_factor(f, la, T, d, a, wvo) && KronFactors_invertible(f))
+        SaWork_smallest_preconditioned(w, f, NULL, KRON_STEPS_MAX, KRON_TOLERANCE, 2, &e);
+    printf(", \"kron_s_min\": %.3f, \"kron_products\": %d, \"kron_value\": ", now_ms() - t0,
+           e.products);
+    /* NaN (not certified) is JSON's null. */
+    if (isnan(e.value))
+        printf("null, \"kron_error\": null}\n");
+    else
+        printf("%.9g, \"kron_error\": %.3g}\n", e.value, e.error);
+    KronFactors_free(f);
 }
 
 int main(int argc, char **argv)
 {
     int T = 16, d = 64;
     unsigned long long seed = 1;
+    double beta = 0.0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-T"))
             T = atoi(argv[i + 1]);
@@ -97,6 +122,8 @@ int main(int argc, char **argv)
             d = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--seed"))
             seed = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--beta"))
+            beta = atof(argv[i + 1]);
     }
     if (T < 2 || d < T) {
         fprintf(stderr, "bench_conditioning: needs 2 <= T <= d\n");
@@ -125,10 +152,16 @@ int main(int argc, char **argv)
     RandomStream_gaussian(rs, seed, 1, ROLE_VALUE, 1.0, wvo, dd);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, d, d, d, 1.0, wq, d, wk, d, 0.0, m, d);
     double scale = 1.0 / sqrt((double)d);
+    for (int i = 0; i < d; i++)
+        m[i + (size_t)i * d] += beta * sqrt((double)d);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, wq, d, 0.0, q, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, x, T, wk, d, 0.0, k, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, scale, k, T, q, T, 0.0, logits,
                 T);
+    /* M's added β√d·I: s·β√d·X Xᵀ more (symmetric, so either orientation). */
+    if (beta != 0)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d,
+                    scale * beta * sqrt((double)d), x, T, x, T, 1.0, logits, T);
     Attention_build(ATTENTION_SOFTMAX, MASK_FULL, 1, T, logits, -INFINITY, a);
 
     printf("{\"T\": %d, \"d\": %d, \"n\": %zu", T, d, n);
@@ -148,5 +181,6 @@ int main(int argc, char **argv)
     if (n <= CONDITIONING_EXACT_MAX && time_exact_jacobian(w, la, n, s))
         return 1;
     time_lanczos(w, n);
+    time_kron(w, la, T, d, a, wvo);
     return 0;
 }

@@ -9,7 +9,9 @@
 # (apply ... conditioning=1), the cost model's estimate of that job (job-estimate) and the
 # path it took (conditioning-start ... exact=).  Scenarios: the shipped preset
 # skipless-cutting-skip (T = 16, d = 64, L = 12, exact path) and the default size
-# (T = d = 256, L = 8, Lanczos; --no-confirm, since it is above the long-job question).
+# (T = d = 256, L = 8, matrix-free; --no-confirm, since it is above the long-job question).
+# "matrix-free" is the Kronecker path where it certifies and Lanczos elsewhere: the
+# warnings of a --batch --conditioning run of the same settings count the layers of each.
 # Reports, never fails: timings are not tests.
 set -u
 BIN=${1:-build/attnscope}
@@ -58,7 +60,7 @@ scenario() { # name args...
         / conditioning-start gen=2 / { for (i = 1; i <= NF; i++) { if ($i ~ /^exact=/) path = substr($i, 7); if ($i ~ /^s=/) estimate = substr($i, 3) } }
         / apply gen=2 .*conditioning=1/ { applied = 1 }
         applied && / frame gen=2 / && !drawn { drawn = $1 }
-        END { printf "| %s | %s | %.1f | %.0f |\n", name, path == "1" ? "exact" : "Lanczos", estimate, drawn - key }
+        END { printf "| %s | %s | %.1f | %.0f |\n", name, path == "1" ? "exact" : "matrix-free", estimate, drawn - key }
     ' "$trace"
     tm send-keys -t 0 q
 }

@@ -838,6 +838,14 @@ static void test_conditioning_price(void **state)
     Config big = Config_default();
     assert_close(Cost_conditioning(&big, rates, true), Cost_conditioning(&big, rates, false), 0);
     assert_true(Cost_conditioning(&big, rates, false) > 30);
+    /* The engineer's size of issue 25 (T = 512, d = 2048, L = 24, 16 heads) is far above five
+       minutes at the reference rates: batch refuses it at once, naming a size that fits. */
+    Config engineer = Config_default();
+    engineer.tokens = 512;
+    engineer.width = 2048;
+    engineer.depth = 24;
+    engineer.heads = 16;
+    assert_true(Cost_conditioning(&engineer, rates, false) > 100 * 300);
 }
 
 /* The conditioning's JVP with what the layer does around f (docs/model.md §8.1), counted by

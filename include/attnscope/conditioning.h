@@ -174,10 +174,21 @@ extern const int CONDITIONING_SERIES_COUNT;
 /* The values of one series, index ℓ = 0..depth. */
 const double *ConditioningSeries_values(const ConditioningSeries *s, const ConditioningCurves *c);
 
+/* How the matrix-free path took s_min(K), layer by layer of both networks
+   (conditioning_kron.h): certified on the Kronecker path; B₀ singular to double precision
+   (Lanczos instead); B₀ too far from K, ‖E‖₂ > KRON_PREMISE_MAX·s_min(B₀) (Lanczos
+   instead); the Kronecker path's upper bound on s_min putting κ(K) beyond what Lanczos on
+   KᵀK resolves (null, no Lanczos); Lanczos on KᵀK (every layer of the two before, too). */
+typedef struct {
+    int certified, singular, far, beyond, lanczos;
+    double kappa_at_least; /* the largest of those lower bounds on κ(K) (0 for none) */
+} KronTally;
+
 typedef struct {
     Config config;
     Gap counterpart_gap;
     bool jacobian_exact; /* K built and decomposed in full (T·d ≤ CONDITIONING_EXACT_MAX) */
+    KronTally kron;      /* the matrix-free path's ways to s_min (zero on the exact path) */
     ConditioningCurves network, counterpart;
     /* Every layer ℓ of the network, at (ℓ − 1)·size: the singular values of A (T) and of
        W_VO (d), whose pairwise products are those of B for one head, and K's (T·d, exact
@@ -211,6 +222,9 @@ typedef struct {
     /* Estimate by Lanczos even where T·d ≤ CONDITIONING_EXACT_MAX: the exact path's time or
        memory does not fit the caller's budget. */
     bool lanczos_only;
+    /* On the matrix-free path, s_min(K) by Lanczos alone (--conditioning-path lanczos), not
+       the Kronecker path first. */
+    bool kron_off;
 } ConditioningControl;
 
 /* Conditioning_run's status when the progress stopped it: out then holds nothing (it is

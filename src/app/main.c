@@ -100,11 +100,34 @@ static int choose_conditioning_path(const Options *o, CostRates rates, bool *exa
         Conditioning_exact(c, &(ConditioningControl){0}))
         fprintf(stderr,
                 "attnscope: --conditioning: building K (%d x %d) is priced at %.3g s here, above "
-                "%g s: kappa(K) is estimated by Lanczos instead (--conditioning-path exact "
-                "builds it)\n",
+                "%g s: kappa(K) is estimated without K instead (the Kronecker path, Lanczos "
+                "where it cannot run; --conditioning-path exact builds it)\n",
                 c->tokens * c->width, c->tokens * c->width, Cost_conditioning(c, rates, true),
                 CONDITIONING_PATH_EXACT_SECONDS);
     return 0;
+}
+
+/* The largest size whose --conditioning run fits in bound seconds at rates: d halved down to
+   T (while the heads still divide it), then T and d in turn, depth and the rest kept,
+   each candidate on the path the automatic rule would take.  False when none from T = d = 8
+   up fits. */
+static bool conditioning_fitting_size(const Options *o, CostRates rates, bool two_lanes,
+                                      double bound, Options *fit)
+{
+    *fit = *o;
+    Config *c = &fit->config;
+    while (c->tokens >= 8 && c->width >= 8) {
+        bool exact = ConditioningPath_exact(CONDITIONING_PATH_AUTO, c, rates, ULLONG_MAX);
+        if (estimate_seconds(fit, rates, two_lanes, exact) <= bound)
+            return true;
+        /* The orthonormal input needs T ≤ d: d is halved only down to T. */
+        bool halve_width = c->width / 2 >= c->tokens && (c->width / 2) % c->heads == 0;
+        if (halve_width)
+            c->width /= 2;
+        else
+            c->tokens /= 2;
+    }
+    return false;
 }
 
 /* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
@@ -146,6 +169,13 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
             o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
             o->config.seeds == 1 ? "" : "s", took, *seconds, most,
             o->max_time > 0 ? "--max-time" : "the bound without --max-time", ceil(*seconds));
+    Options fit;
+    if (o->conditioning && conditioning_fitting_size(o, measured, two_lanes, bound, &fit))
+        fprintf(stderr,
+                "attnscope: within %s the conditioning fits at T = %d, d = %d (depth, heads and "
+                "the rest kept): each layer of both networks takes about a hundred products "
+                "with K, of H(2Td^2 + 8T^2 d) flops each\n",
+                most, fit.config.tokens, fit.config.width);
     return 2;
 }
 
@@ -293,8 +323,11 @@ static int run_batch(const Options *o)
         goto done;
     }
     if (o->conditioning &&
-        Conditioning_run_controlled(&o->config, &(ConditioningControl){.lanczos_only = !exact},
-                                    &conditioning, err, sizeof err)) {
+        Conditioning_run_controlled(
+            &o->config,
+            &(ConditioningControl){.lanczos_only = !exact,
+                                   .kron_off = o->conditioning_path == CONDITIONING_PATH_LANCZOS},
+            &conditioning, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }

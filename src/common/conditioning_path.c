@@ -4,11 +4,11 @@
 
 #include <string.h>
 
-const char *const CONDITIONING_PATH_NAMES[3] = {"auto", "exact", "lanczos"};
+const char *const CONDITIONING_PATH_NAMES[4] = {"auto", "exact", "lanczos", "kron"};
 
 int ConditioningPath_parse(const char *name)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(name, CONDITIONING_PATH_NAMES[i]) == 0)
             return i;
     return -1;
@@ -17,7 +17,8 @@ int ConditioningPath_parse(const char *name)
 bool ConditioningPath_exact(ConditioningPath path, const Config *c, CostRates rates,
                             unsigned long long budget)
 {
-    if (path == CONDITIONING_PATH_LANCZOS || !Conditioning_exact(c, &(ConditioningControl){0}) ||
+    if (path == CONDITIONING_PATH_LANCZOS || path == CONDITIONING_PATH_KRON ||
+        !Conditioning_exact(c, &(ConditioningControl){0}) ||
         Conditioning_memory_estimate_path(c, true) > budget)
         return false;
     if (path == CONDITIONING_PATH_EXACT)

@@ -14,12 +14,13 @@
 typedef enum {
     CONDITIONING_PATH_AUTO, /* exact unless priced above CONDITIONING_PATH_EXACT_SECONDS */
     CONDITIONING_PATH_EXACT,
-    CONDITIONING_PATH_LANCZOS,
+    CONDITIONING_PATH_LANCZOS, /* s_min(K) by Lanczos on KᵀK alone */
+    CONDITIONING_PATH_KRON,    /* the Kronecker path first (conditioning_kron.h), as auto's */
 } ConditioningPath;
 
 /* "auto|exact|lanczos", in the enum's order: the option's accepted values. */
-extern const char *const CONDITIONING_PATH_NAMES[3];
-#define CONDITIONING_PATH_ACCEPTED "auto|exact|lanczos"
+extern const char *const CONDITIONING_PATH_NAMES[4];
+#define CONDITIONING_PATH_ACCEPTED "auto|exact|lanczos|kron"
 
 /* Above this many estimated seconds the automatic choice gives the exact path up for
    Lanczos, unless Lanczos would take longer: twice the screen's long-job question (30 s), so

@@ -5,6 +5,7 @@
 #include "attnscope/conditioning.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/conditioning_kron.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 
@@ -79,8 +80,9 @@ typedef struct {
     const Config *c;
     const Progress *progress; /* or NULL */
     int T, d, heads;
-    size_t n;   /* T·d */
-    bool exact; /* K built in full */
+    size_t n;      /* T·d */
+    bool exact;    /* K built in full */
+    bool kron_off; /* s_min by Lanczos alone on the matrix-free path */
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
@@ -96,6 +98,8 @@ typedef struct {
     double *product, *product_next; /* T×T, A_ℓ⋯A_1 of the shown head, at unit norm */
     double *sv_a, *sv_w;            /* T, d */
     double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
+    KronFactors *kron; /* the Kronecker path's preconditioner (matrix-free path), or NULL */
+    KronTally tally;
 } ConditioningRun;
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
@@ -150,6 +154,7 @@ static void run_free(ConditioningRun *r)
     free(r->jacobian_copy);
     free(r->blocks);
     free(r->mean_centred);
+    KronFactors_free(r->kron);
     SaWork_free(r->sa);
     Linalg_free(r->la);
     RandomStream_free(r->random);
@@ -170,6 +175,8 @@ static int run_alloc(ConditioningRun *r)
     r->random = RandomStream_new();
     r->la = r->step.la = Linalg_new();
     r->sa = SaWork_new();
+    if (!r->exact && !r->kron_off && !(r->kron = KronFactors_new()))
+        return -1;
     return r->blocks && r->mean_centred && r->random && r->la && r->sa ? 0 : -1;
 }
 
@@ -239,12 +246,62 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
     return Linalg_singular_values(r->la, m, m, r->scratch, s);
 }
 
+/* s_min(K) without forming K: the Kronecker path (conditioning_kron.h) where B₀ is
+   invertible and near K (‖E‖₂ ≤ KRON_PREMISE_MAX·s_min(B₀)), Lanczos on KᵀK where it is not
+   or the path is off; where the Kronecker path does not certify, Lanczos too unless its upper bound
+   already puts κ(K) beyond what Lanczos on KᵀK resolves.  r->tally counts which way each layer
+   went. */
+static int smallest_matrix_free(ConditioningRun *r, double s_max, double e_norm,
+                                SingularValueEstimate *out)
+{
+    int info;
+    double upper = NAN;
+    if (r->kron) {
+        if ((info =
+                 KronLayer_factor(r->kron, r->la, r->c, r->heads, r->applied, r->wvo, r->wvo_head)))
+            return info;
+        if (!KronFactors_invertible(r->kron)) {
+            r->tally.singular++;
+        } else if (!(e_norm <= KRON_PREMISE_MAX * KronFactors_s_min(r->kron))) {
+            r->tally.far++;
+        } else {
+            KronEstimate e;
+            if ((info = SaWork_smallest_preconditioned(r->sa, r->kron, r->la, KRON_STEPS_MAX,
+                                                       KRON_TOLERANCE, 2, &e)))
+                return info;
+            if (!isnan(e.value)) {
+                r->tally.certified++;
+                *out = (SingularValueEstimate){.value = e.value, .error = e.error};
+                return 0;
+            }
+            upper = e.upper;
+        }
+    }
+    if (KronTally_beyond_lanczos(&r->tally, s_max, upper)) {
+        *out = (SingularValueEstimate){.value = NAN, .error = NAN};
+        return 0;
+    }
+    return SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, out);
+}
+
 /* The Jacobian's numbers at one layer; the SaWork is prepared. */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
                             bool has_perturbation, double *layer_sv)
 {
     size_t n = r->n;
     int info = 0;
+    /* ‖E‖₂ first: the Kronecker path reads it to know whether B₀ can precondition K. */
+    double e_norm = 0.0;
+    if (has_perturbation) {
+        SingularValueEstimate top;
+        SaWork_perturbation_only(r->sa, true);
+        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
+        SaWork_perturbation_only(r->sa, false);
+        if (info)
+            return info;
+        e_norm = top.value;
+    }
+    out->premise_ratio[l] = e_norm / s_min_b;
     if (r->jacobian) {
         if ((info = SaWork_jacobian(r->sa, r->jacobian)))
             return info;
@@ -270,25 +327,13 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     } else {
         SingularValueEstimate top, smallest;
         if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
-            (info =
-                 SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, &smallest)))
+            (info = smallest_matrix_free(r, top.value, e_norm, &smallest)))
             return info;
         out->jacobian_norm[l] = top.value;
         out->jacobian_s_min[l] = smallest.value;
         out->jacobian_s_min_error[l] = smallest.error;
         out->kappa_jacobian[l] = Conditioning_kappa(out->jacobian_norm[l], smallest.value, (int)n);
     }
-    double e_norm = 0.0;
-    if (has_perturbation) {
-        SingularValueEstimate top;
-        SaWork_perturbation_only(r->sa, true);
-        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
-        SaWork_perturbation_only(r->sa, false);
-        if (info)
-            return info;
-        e_norm = top.value;
-    }
-    out->premise_ratio[l] = e_norm / s_min_b;
     return 0;
 }
 
@@ -688,7 +733,8 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                          .T = c->tokens,
                          .d = c->width,
                          .heads = c->heads,
-                         .exact = Conditioning_exact(c, control)};
+                         .exact = Conditioning_exact(c, control),
+                         .kron_off = control->kron_off};
     r.n = (size_t)r.T * r.d;
     out->jacobian_exact = r.exact;
     int info = -1;
@@ -719,16 +765,19 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
         goto done;
     if (!out->jacobian_exact && r.n > CONDITIONING_EXACT_MAX)
         Warnings_add(&out->warnings,
-                     "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 and s_min(K) "
-                     "by Lanczos on K^T K (null where not certified to 1e-6), "
+                     "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 by Lanczos "
+                     "on K^T K, s_min(K) as said next (null where not certified), "
                      "kappa_jacobian_skip null",
                      r.n, CONDITIONING_EXACT_MAX);
     else if (!out->jacobian_exact)
         Warnings_add(&out->warnings,
                      "conditioning: building K (%zu x %zu) does not fit the time or memory "
-                     "budget, so ||K||_2 and s_min(K) are by Lanczos on K^T K (null where not "
-                     "certified to 1e-6), kappa_jacobian_skip null",
+                     "budget, so ||K||_2 is by Lanczos on K^T K, s_min(K) as said next (null "
+                     "where not certified), kappa_jacobian_skip null",
                      r.n, r.n);
+    out->kron = r.tally;
+    if (!out->jacobian_exact)
+        KronTally_warn(&r.tally, &out->warnings);
     /* Not a failure: the exact value is infinite.  Under a causal mask token 1 attends to
        itself alone, so y_1 = x_1 W_VO and K's first row of blocks has W_VO's rank. */
     bool first_token_alone = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL;

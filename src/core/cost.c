@@ -1,6 +1,7 @@
 #include "attnscope/cost.h"
 
 #include "attnscope/conditioning.h"
+#include "attnscope/conditioning_kron.h"
 #include "attnscope/layer.h"
 #include "attnscope/sweep.h"
 
@@ -316,6 +317,23 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
 #define CONDITIONING_LANCZOS_PRODUCTS 726.0
 #define CONDITIONING_LANCZOS_BASIS 1.32e6
 
+/* The Kronecker path's own work in one layer of the matrix-free path (conditioning_kron.h):
+   the SVDs of B₀'s two factors and Davidson's KRON_STEPS_MAX steps at most, each a JVP and a
+   VJP (2.67 flop equivalents per JVP flop and step, as the ~272 Lanczos steps the fit above
+   covers), the preconditioner (four products of T×d with T×T and d×d matrices) and the
+   subspace's work (the SVD of the n×40 K·S, two orthogonalisations: about 4000 per element
+   of vec X).  Priced on top of Lanczos's three estimates: where it does not certify (B₀
+   singular or far from K, or the steps run out) Lanczos takes s_min, so the price is the
+   worst case and a certified layer costs less. */
+#define CONDITIONING_LANCZOS_STEP 2.67
+static double conditioning_kron_layer(const Config *c, CostRates rates, double jvp)
+{
+    double T = c->tokens, d = c->width, n = T * d, steps = KRON_STEPS_MAX;
+    return other(&rates, CONDITIONING_LANCZOS_STEP * steps * jvp + 4000.0 * steps * n +
+                             lapack(GESDD, c->tokens) + lapack(GESDD, c->width)) +
+           product(&rates, steps * 4 * 2 * T * d * (T + d));
+}
+
 double Cost_conditioning(const Config *c, CostRates rates, bool exact)
 {
     double T = c->tokens, d = c->width, n = T * d;
@@ -339,7 +357,7 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact)
            (one of the three estimates). */
         layer += product(&rates, n * jvp) + other(&rates, 2 * lapack(GESDD, (int)n)) + lanczos / 3;
     else
-        layer += lanczos;
+        layer += lanczos + conditioning_kron_layer(c, rates, jvp);
     /* Several heads or a branch LN: κ(B) from B's own products, built and decomposed or by
        Lanczos. */
     if (c->heads > 1 || Layer_branch_norm(c))

@@ -285,14 +285,27 @@ static int conditioning_notes(const Conditioning *k, char *path, char *nulls, ch
             certified++;
         }
     }
+    /* The matrix-free path's ways to s_min, over both networks' layers. */
+    const KronTally *kron = &k->kron;
+    const char *how = kron->certified ? "Kronecker" : "Lanczos";
+    char where[48] = "";
+    /* "Kronecker 8/24": the layers it certified of both networks' (the rest: Lanczos), short
+       enough for the panel's line. */
+    if (kron->certified)
+        snprintf(where, sizeof where, " %d/%d", kron->certified,
+                 kron->certified + kron->lanczos + kron->beyond);
+    /* The bound as 1e-04, never 0.0001: "± 0" must mean a zero bound alone. */
     if (k->jacobian_exact)
         snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
     else if (certified)
-        snprintf(path, size, "κ(K) estimated: Lanczos, s_min ± %.1g relative", worst);
+        snprintf(path, size, "κ(K) estimated: %s%s, s_min ± %.0e relative", how, where, worst);
     else
-        snprintf(path, size, "κ(K) estimated: Lanczos, certified at no layer");
+        snprintf(path, size, "κ(K) estimated: %s, certified at no layer", how);
     nulls[0] = '\0';
-    if (missing)
+    if (missing && kron->beyond)
+        snprintf(nulls, size, "κ(K) ≥ %.2g, beyond Lanczos: null at %d of %d layers (!)",
+                 kron->kappa_at_least, missing, depth);
+    else if (missing)
         snprintf(nulls, size, "%s: null at %d of %d layers (!)",
                  k->jacobian_exact ? "beyond double precision" : "not certified", missing, depth);
     char kj[24], ks[24], ka[24];
@@ -895,9 +908,8 @@ static const char *caption_text(const View *v, char *out, size_t size)
 {
     const Snapshot *shown = v->status.shown;
     const Display *d = &v->display;
-    bool eigenvalues_drawn =
-        !d->compare && d->panel != PANEL_ATTENTION_MAP &&
-        (d->zoom < 1 || d->zoom > Display_panel_count(d) || d->zoom == 1);
+    bool eigenvalues_drawn = !d->compare && d->panel != PANEL_ATTENTION_MAP &&
+                             (d->zoom < 1 || d->zoom > Display_panel_count(d) || d->zoom == 1);
     if (!eigenvalues_drawn || !shown || shown->failed || !shown->result->spectra_ready)
         return v->caption;
     char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE], pinned[256];

@@ -89,6 +89,30 @@ assert g["kappa_jacobian"][0] > 1e5 and g["kappa_jacobian"][3] is None, g["kappa
 assert cs["premise_ratio"][0] < 1.5, cs["premise_ratio"]
 assert any("beyond double precision" in w for w in g["warnings"])'
 
+# The Kronecker path pinned on the cutting-skip preset, where B0 is near K for its first
+# layers: each certified s_min holds the exact path's within its certificate (plus the exact
+# SVD's own rounding), the warnings say on how many layers, and a null is never beside a value.
+check "--conditioning-path kron on the cutting-skip preset" run kron_cs --conditioning \
+    --conditioning-path kron --preset presets/skipless-cutting-skip.preset
+py "kron: certified s_min within its error of the exact one; the warnings name the Kronecker path" '
+e, k = doc("cs")["conditioning"], doc("kron_cs")["conditioning"]
+assert k["jacobian_exact"] is False
+n = 16 * 64
+# The Kronecker path stops at a half-width of 1e-4 relative, Lanczos at 1e-6 on s^2: the
+# layers with a relative error above 1e-6 are the Kronecker ones (8 of the network, layers
+# 1..8, the warning counts both networks).
+kron = []
+for l, (x, v, err, top) in enumerate(zip(e["jacobian_s_min"], k["jacobian_s_min"], k["jacobian_s_min_error"], e["jacobian_norm"])):
+    assert (v is None) == (err is None), (v, err)
+    if v is not None and err > 1e-6 * v:
+        kron.append(l + 1)
+        assert abs(v - x) <= err + 4 * n * 2.0**-52 * top, (l + 1, v, x, err)
+assert kron == list(range(1, 9)), kron
+w = [t for t in k["warnings"] if "on the Kronecker path" in t]
+assert len(w) == 1 and "at 8 of 24 layers" in w[0], k["warnings"]'
+check "--conditioning-path with a bad value names the four accepted" \
+    bash -c "'$BIN' --batch --conditioning --conditioning-path krylov 2>&1 >/dev/null | grep -qF \"accepted auto|exact|lanczos|kron\" && [ \${PIPESTATUS[0]} -eq 2 ]"
+
 # The block people train: heads, an orthogonal W^O, pre-LN and an MLP.
 check "the full block (4 heads, W^O, pre-LN, MLP)" run block -T 8 -d 32 -L 3 --heads 4 --head 2 \
     --wo orthogonal --ln-place pre -n ln --mlp gelu --init cutting-skip --init-c 1.5 --conditioning \
@@ -183,7 +207,7 @@ check "auto on a slow machine (ATTNSCOPE_GFLOPS=0.01), T*d = 4096: Lanczos, and 
     env ATTNSCOPE_GFLOPS=0.01 bash -c "'$BIN' --batch ${path[*]} -T 64 -d 64 -L 1 >'$tmp/slow.json' 2>'$tmp/slow.err'"
 check "  jacobian_exact false" test "$(exact_of slow)" = False
 check "  the message names the price and --conditioning-path exact" \
-    grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated by Lanczos instead \(--conditioning-path exact builds it\)" "$tmp/slow.err"
+    grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated without K instead \(the Kronecker path, Lanczos where it cannot run; --conditioning-path exact builds it\)" "$tmp/slow.err"
 refused_slow() { # args...: exit 2 at 1e-4 GFLOP/s, the estimate (the conditioning's with the
     # rest: one bound for every batch job) and the ways to go ahead named
     ATTNSCOPE_GFLOPS=1e-4 "$BIN" --batch "$@" >"$tmp/refused.out" 2>"$tmp/refused.err"
@@ -196,6 +220,24 @@ check "auto priced above an hour: refused (exit 2), naming the estimate and how 
     refused_slow "${path[@]}" -L 8
 check "  a pinned path is bounded alike" refused_slow "${path[@]}" -L 8 --conditioning-path lanczos
 check "  --no-confirm runs it" env ATTNSCOPE_GFLOPS=1e-4 bash -c "'$BIN' --batch ${path[*]} -L 8 --conditioning-path lanczos --no-confirm >/dev/null"
+# The engineer's size (issue 25): refused at once, naming a size that fits the bound, whose own
+# estimate is within it (at a pinned rate, so the machine's load decides nothing).
+engineer=(--conditioning -T 512 -d 2048 -L 24 --heads 16 --mlp gelu)
+fits_at() { # the T and d the refusal at --max-time 300 names
+    ATTNSCOPE_GFLOPS=10 "$BIN" --batch "${engineer[@]}" --max-time 300 2>&1 >/dev/null |
+        sed -nE 's/.*the conditioning fits at T = ([0-9]+), d = ([0-9]+) .*/\1 \2/p'
+}
+read -r fit_t fit_d <<<"$(fits_at)"
+check "the engineer's size (T=512, d=2048, L=24, 16 heads, MLP) refused at once, naming a size that fits 5 min" \
+    test -n "$fit_t" -a -n "$fit_d"
+fit_estimate() {
+    local s
+    s=$(ATTNSCOPE_GFLOPS=10 "$BIN" --batch "${engineer[@]}" -T "$fit_t" -d "$fit_d" --max-time 1 2>&1 >/dev/null |
+        sed -nE 's/.*is estimated at [^(]*\(([0-9.e+]+) s\).*/\1/p')
+    "$PY" -c "import sys; sys.exit(0 if 1 < float(sys.argv[1]) <= 300 else 1)" "${s:-nan}" ||
+        { echo "  T=$fit_t d=$fit_d estimated at '${s}' s"; return 1; }
+}
+check "  that size's own estimate is within 5 min" fit_estimate
 check "--verbose prices the conditioning too" \
     bash -c "'$BIN' --batch ${path[*]} --conditioning-path exact --verbose 2>&1 >/dev/null | grep -q '1 seed, conditioning (exact) (dgemm at'"
 

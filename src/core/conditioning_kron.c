@@ -1,0 +1,430 @@
+/* s_min(K) from the structure K has (docs/model.md §8.2, the Kronecker path): B₀ = Wᵀ ⊗ A
+ * factored by two small SVDs, (B₀ᵀB₀)⁻¹ applied through them, and the Davidson iteration it
+ * preconditions, with its certificate (conditioning_kron.h). */
+#include "attnscope/conditioning_kron.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct KronFactors {
+    int T, d, t_cap, d_cap;
+    double *ua, *vat, *sa; /* A = U_A diag(s_A) V_Aᵀ: T×T, T×T (V_Aᵀ), T */
+    double *uw, *vwt, *sw; /* W = U_W diag(s_W) V_Wᵀ: d×d, d×d (V_Wᵀ), d */
+    double *a, *w;         /* the factors as given (column-major), decomposed in place */
+    double *mid;           /* T×d between the products */
+};
+
+KronFactors *KronFactors_new(void)
+{
+    return calloc(1, sizeof(KronFactors));
+}
+
+void KronFactors_free(KronFactors *f)
+{
+    if (!f)
+        return;
+    double *all[] = {f->ua, f->vat, f->sa, f->uw, f->vwt, f->sw, f->a, f->w, f->mid};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+    free(f);
+}
+
+static int grow(double **buf, size_t n)
+{
+    double *p = realloc(*buf, sizeof(double) * n);
+    if (!p)
+        return -1;
+    *buf = p;
+    return 0;
+}
+
+static int reserve(KronFactors *f, int T, int d)
+{
+    size_t tt = (size_t)T * T, dd = (size_t)d * d;
+    if (T > f->t_cap || d > f->d_cap) {
+        if (grow(&f->ua, tt) || grow(&f->vat, tt) || grow(&f->sa, (size_t)T) || grow(&f->uw, dd) ||
+            grow(&f->vwt, dd) || grow(&f->sw, (size_t)d) || grow(&f->a, tt) || grow(&f->w, dd) ||
+            grow(&f->mid, (size_t)T * d))
+            return -1;
+        f->t_cap = T;
+        f->d_cap = d;
+    }
+    f->T = T;
+    f->d = d;
+    return 0;
+}
+
+/* The SVDs of f->a and f->w, which hold the factors. */
+static int decompose(KronFactors *f, Linalg *la)
+{
+    int info = Linalg_svd(la, f->T, f->a, f->sa, f->ua, f->vat);
+    return info ? info : Linalg_svd(la, f->d, f->w, f->sw, f->uw, f->vwt);
+}
+
+int KronFactors_factor(KronFactors *f, Linalg *la, int T, int d, const double *a_row_major,
+                       const double *w)
+{
+    if (reserve(f, T, d))
+        return -1;
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++)
+            f->a[i + (size_t)j * T] = a_row_major[(size_t)i * T + j];
+    memcpy(f->w, w, sizeof(double) * (size_t)d * d);
+    return decompose(f, la);
+}
+
+/* The top eigenvector of G_W·G_A (both H×H, positive semidefinite, so its eigenvalues are
+   real and ≥ 0) by the power iteration, into beta: the coefficients of the A_h in the
+   rearrangement's top right singular vector. */
+enum { NEAREST_POWER_STEPS = 200 };
+static void nearest_coefficients(int heads, const double *gw, const double *ga, double *beta,
+                                 double *spare)
+{
+    for (int h = 0; h < heads; h++)
+        beta[h] = 1.0;
+    for (int step = 0; step < NEAREST_POWER_STEPS; step++) {
+        cblas_dgemv(CblasColMajor, CblasNoTrans, heads, heads, 1.0, ga, heads, beta, 1, 0.0, spare,
+                    1);
+        cblas_dgemv(CblasColMajor, CblasNoTrans, heads, heads, 1.0, gw, heads, spare, 1, 0.0, beta,
+                    1);
+        double norm = cblas_dnrm2(heads, beta, 1);
+        if (!(norm > 0))
+            return;
+        cblas_dscal(heads, 1.0 / norm, beta, 1);
+    }
+}
+
+int KronFactors_factor_nearest(KronFactors *f, Linalg *la, int T, int d, int heads,
+                               const double *a_row_major, const double *w)
+{
+    size_t tt = (size_t)T * T, dd = (size_t)d * d, hh = (size_t)heads * heads;
+    double *small = malloc(sizeof(double) * (4 * hh));
+    if (!small || reserve(f, T, d)) {
+        free(small);
+        return -1;
+    }
+    double *gw = small, *ga = gw + hh, *beta = ga + hh, *alpha = beta + hh;
+    /* The Gram matrices of the heads' factors: Frobenius inner products of their vecs. */
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, heads, heads, (int)dd, 1.0, w, (int)dd, w,
+                (int)dd, 0.0, gw, heads);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, heads, heads, (int)tt, 1.0, a_row_major,
+                (int)tt, a_row_major, (int)tt, 0.0, ga, heads);
+    nearest_coefficients(heads, gw, ga, beta, alpha);
+    /* The left vector is R·(its right one) = Σ_h vec W_h·(G_A β)_h, up to scale. */
+    cblas_dgemv(CblasColMajor, CblasNoTrans, heads, heads, 1.0, ga, heads, beta, 1, 0.0, alpha, 1);
+    memset(f->w, 0, sizeof(double) * dd);
+    for (int h = 0; h < heads; h++)
+        cblas_daxpy((int)dd, alpha[h], w + dd * (size_t)h, 1, f->w, 1);
+    /* Σ_h β_h A_h, transposed into column-major as it is summed. */
+    memset(f->a, 0, sizeof(double) * tt);
+    for (int h = 0; h < heads; h++)
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < T; j++)
+                f->a[i + (size_t)j * T] +=
+                    beta[h] * a_row_major[tt * (size_t)h + (size_t)i * T + j];
+    free(small);
+    return decompose(f, la);
+}
+
+double KronFactors_s_max(const KronFactors *f)
+{
+    return f->sa[0] * f->sw[0];
+}
+
+double KronFactors_s_min(const KronFactors *f)
+{
+    return f->sa[f->T - 1] * f->sw[f->d - 1];
+}
+
+static int descending(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a < b) - (a > b);
+}
+
+void KronFactors_singular_values(const KronFactors *f, double *s)
+{
+    for (int j = 0; j < f->d; j++)
+        for (int i = 0; i < f->T; i++)
+            s[i + (size_t)j * f->T] = f->sa[i] * f->sw[j];
+    qsort(s, (size_t)f->T * f->d, sizeof(double), descending);
+}
+
+bool KronFactors_invertible(const KronFactors *f)
+{
+    return !isnan(Conditioning_kappa(KronFactors_s_max(f), KronFactors_s_min(f), f->T * f->d));
+}
+
+/* f->mid ⊘ (s_A s_Wᵀ)^power, entry by entry: the diagonal of B₀'s SVD, inverted. */
+static void scale_mid(KronFactors *f, int power)
+{
+    for (int j = 0; j < f->d; j++)
+        for (int i = 0; i < f->T; i++) {
+            double s = f->sa[i] * f->sw[j];
+            f->mid[i + (size_t)j * f->T] /= power == 2 ? s * s : s;
+        }
+}
+
+void KronFactors_solve(KronFactors *f, const double *r, double *out)
+{
+    int T = f->T, d = f->d;
+    /* A⁻¹ R W⁻¹ = V_A [(U_Aᵀ R V_W) ⊘ s_A s_Wᵀ] U_Wᵀ */
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, f->ua, T, r, T, 0.0, out, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, out, T, f->vwt, d, 0.0,
+                f->mid, T);
+    scale_mid(f, 1);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, f->vat, T, f->mid, T, 0.0,
+                out, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, out, T, f->uw, d, 0.0,
+                f->mid, T);
+    memcpy(out, f->mid, sizeof(double) * (size_t)T * d);
+}
+
+void KronFactors_normal_inverse(KronFactors *f, const double *r, double *out)
+{
+    int T = f->T, d = f->d;
+    /* B₀⁻¹B₀⁻ᵀ: the U_A and V_W between the two solves cancel. */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, f->vat, T, r, T, 0.0, out,
+                T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, out, T, f->uw, d, 0.0,
+                f->mid, T);
+    scale_mid(f, 2);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, f->vat, T, f->mid, T, 0.0,
+                out, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, out, T, f->uw, d, 0.0,
+                f->mid, T);
+    memcpy(out, f->mid, sizeof(double) * (size_t)T * d);
+}
+
+/* ---- Davidson's iteration for s_min(K), preconditioned by (B₀ᵀB₀)⁻¹ ----------------------- */
+
+/* The subspace's size before a restart, the Ritz vectors a restart keeps, and how many of
+   B₀'s smallest right singular vectors start it. */
+enum { SUBSPACE_MAX = 40, SUBSPACE_KEPT = 12, START_FROM_B = 8 };
+
+typedef struct {
+    SaWork *w;
+    KronFactors *f;
+    size_t n;
+    int m;                  /* columns of S held */
+    double *s, *ks, *copy;  /* n×SUBSPACE_MAX: S (orthonormal), K·S, scratch */
+    double *v, *kv, *r, *t; /* n: the Ritz vector, K v, the residual, the correction */
+    double sv[SUBSPACE_MAX], vt[SUBSPACE_MAX * SUBSPACE_MAX];
+    int products;
+} Davidson;
+
+/* Appends t (destroyed) to S, orthogonalised twice against it (Kahan's "twice is enough"),
+   and K·t to K·S.  False when t lies in S to rounding (nothing appended). */
+static bool append(Davidson *dv, double *t)
+{
+    int n = (int)dv->n, m = dv->m;
+    double before = cblas_dnrm2(n, t, 1), coefficients[SUBSPACE_MAX];
+    for (int pass = 0; pass < 2 && m > 0; pass++) {
+        cblas_dgemv(CblasColMajor, CblasTrans, n, m, 1.0, dv->s, n, t, 1, 0.0, coefficients, 1);
+        cblas_dgemv(CblasColMajor, CblasNoTrans, n, m, -1.0, dv->s, n, coefficients, 1, 1.0, t, 1);
+    }
+    double after = cblas_dnrm2(n, t, 1);
+    if (!(after > 1e-10 * before))
+        return false;
+    double *column = dv->s + dv->n * (size_t)m;
+    for (int i = 0; i < n; i++)
+        column[i] = t[i] / after;
+    SaWork_jvp(dv->w, column, dv->ks + dv->n * (size_t)m);
+    dv->m++;
+    dv->products++;
+    return true;
+}
+
+/* The smallest singular triplet of K on S: σ = ‖K v‖ for the unit v = S y, y K·S's smallest
+   right singular vector; u = K v/σ; r = Kᵀu − σ v.  Returns 0 or LAPACK's info. */
+static int smallest_ritz(Davidson *dv, double *sigma, double *rho)
+{
+    int n = (int)dv->n, m = dv->m;
+    double superb[SUBSPACE_MAX];
+    memcpy(dv->copy, dv->ks, sizeof(double) * dv->n * (size_t)m);
+    /* The SVD of the thin K·S (n×m), not the eigenvalues of SᵀKᵀKS: κ is not squared. */
+    int info = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', n, m, dv->copy, n, dv->sv, NULL, 1,
+                              dv->vt, m, superb);
+    if (info)
+        return info;
+    /* y is V's last column, the last row of Vᵀ (stride m). */
+    const double *y = dv->vt + (m - 1);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, m, 1.0, dv->s, n, y, m, 0.0, dv->v, 1);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, m, 1.0, dv->ks, n, y, m, 0.0, dv->kv, 1);
+    double v_norm = cblas_dnrm2(n, dv->v, 1), kv_norm = cblas_dnrm2(n, dv->kv, 1);
+    cblas_dscal(n, 1.0 / v_norm, dv->v, 1);
+    *sigma = kv_norm / v_norm;
+    if (!(kv_norm > 0)) { /* v is a null vector of K: s_min = 0 exactly */
+        *rho = 0.0;
+        return 0;
+    }
+    cblas_dscal(n, 1.0 / kv_norm, dv->kv, 1); /* now u */
+    SaWork_vjp(dv->w, dv->kv, dv->r);
+    dv->products++;
+    cblas_daxpy(n, -*sigma, dv->v, 1, dv->r, 1);
+    *rho = cblas_dnrm2(n, dv->r, 1);
+    return 0;
+}
+
+/* Keeps the SUBSPACE_KEPT smallest Ritz vectors (V's last columns) as the new S, and K·S
+   with them, from the last smallest_ritz: no product with K. */
+static void restart(Davidson *dv)
+{
+    int n = (int)dv->n, m = dv->m, kept = SUBSPACE_KEPT;
+    double y[SUBSPACE_MAX * SUBSPACE_KEPT];
+    for (int k = 0; k < kept; k++)
+        for (int i = 0; i < m; i++)
+            y[i + k * m] = dv->vt[(m - 1 - k) + i * m];
+    double *bases[2] = {dv->s, dv->ks};
+    for (int b = 0; b < 2; b++) {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, kept, m, 1.0, bases[b], n, y, m,
+                    0.0, dv->copy, n);
+        memcpy(bases[b], dv->copy, sizeof(double) * dv->n * (size_t)kept);
+    }
+    dv->m = kept;
+}
+
+/* A fixed pseudo-random vector (splitmix64 of the index): with probability one it is not
+   orthogonal to K's smallest right singular vector, whatever B₀'s vectors miss. */
+static void pseudo_random(size_t n, uint64_t seed, double *v)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        v[i] = (double)(z >> 11) / 9007199254740992.0 - 0.5;
+    }
+}
+
+/* S's first columns: B₀'s START_FROM_B smallest right singular vectors, vec(v_A,i u_W,jᵀ)
+   for the smallest products s_A,i·s_W,j (B₀ maps it to s_A,i s_W,j·u_A,i v_W,jᵀ), then the
+   pseudo-random one. */
+static void start(Davidson *dv, uint64_t seed)
+{
+    KronFactors *f = dv->f;
+    int T = f->T, d = f->d, taken[START_FROM_B];
+    for (int k = 0; k < START_FROM_B && k < T * d; k++) {
+        int best = -1;
+        for (int at = 0; at < T * d; at++) {
+            bool used = false;
+            for (int q = 0; q < k; q++)
+                used |= taken[q] == at;
+            if (!used &&
+                (best < 0 || f->sa[at % T] * f->sw[at / T] < f->sa[best % T] * f->sw[best / T]))
+                best = at;
+        }
+        taken[k] = best;
+        int i = best % T, j = best / T;
+        for (int q = 0; q < d; q++)
+            for (int p = 0; p < T; p++)
+                dv->t[p + (size_t)q * T] = f->vat[i + (size_t)p * T] * f->uw[q + (size_t)j * d];
+        append(dv, dv->t);
+    }
+    pseudo_random(dv->n, seed, dv->t);
+    append(dv, dv->t);
+}
+
+int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop, int max_steps,
+                                   double tolerance, uint64_t seed, KronEstimate *out)
+{
+    size_t n = (size_t)f->T * f->d;
+    Davidson dv = {.w = w, .f = f, .n = n};
+    *out = (KronEstimate){.value = NAN, .error = NAN, .upper = NAN};
+    double *all = malloc(sizeof(double) * n * (3 * SUBSPACE_MAX + 4));
+    if (!all)
+        return -1;
+    dv.s = all;
+    dv.ks = dv.s + n * SUBSPACE_MAX;
+    dv.copy = dv.ks + n * SUBSPACE_MAX;
+    dv.v = dv.copy + n * SUBSPACE_MAX;
+    dv.kv = dv.v + n;
+    dv.r = dv.kv + n;
+    dv.t = dv.r + n;
+    start(&dv, seed);
+    int status = 0;
+    for (int step = 0; step < max_steps; step++) {
+        /* A step at T·d = 65536 takes ~20 ms: polling each one keeps a stop prompt. */
+        if (stop && Linalg_stop_requested(stop)) {
+            status = LINALG_STOPPED;
+            break;
+        }
+        double sigma, rho;
+        if ((status = smallest_ritz(&dv, &sigma, &rho)))
+            break;
+        out->upper = sigma;
+        if (rho / M_SQRT2 <= tolerance * sigma || !(rho > 0)) {
+            out->value = sigma;
+            out->error = rho / M_SQRT2;
+            break;
+        }
+        if (dv.m == SUBSPACE_MAX)
+            restart(&dv);
+        KronFactors_normal_inverse(f, dv.r, dv.t);
+        if (!append(&dv, dv.t))
+            break; /* the correction adds nothing: stagnated, not certified */
+    }
+    out->products = dv.products;
+    free(all);
+    return status;
+}
+
+int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, const double *applied,
+                     const double *wvo, const double *wvo_head)
+{
+    int T = c->tokens, d = c->width;
+    if (heads == 1)
+        return KronFactors_factor(f, la, T, d, applied, wvo);
+    return KronFactors_factor_nearest(f, la, T, d, heads, applied, wvo_head);
+}
+
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper)
+{
+    double at_least = s_max / upper;
+    if (!(at_least > 1.0 / sqrt(DBL_EPSILON))) {
+        tally->lanczos++;
+        return false;
+    }
+    tally->beyond++;
+    if (!(tally->kappa_at_least >= at_least))
+        tally->kappa_at_least = at_least;
+    return true;
+}
+
+void KronTally_warn(const KronTally *tally, Warnings *warnings)
+{
+    int layers = tally->certified + tally->beyond + tally->lanczos; /* singular, far: in lanczos */
+    if (tally->certified)
+        Warnings_add(warnings,
+                     "conditioning: s_min(K) on the Kronecker path (Davidson on K preconditioned "
+                     "by (B0^T B0)^-1 through the SVDs of B0's factors, certified to %g "
+                     "relative) at %d of %d layers",
+                     KRON_TOLERANCE, tally->certified, layers);
+    if (tally->singular)
+        Warnings_add(warnings,
+                     "conditioning: B0 = W_VO^T (x) A, which preconditions the Kronecker path, is "
+                     "singular to double precision at %d layers (A or W_VO nearly rank "
+                     "deficient): s_min(K) by Lanczos on K^T K there",
+                     tally->singular);
+    if (tally->far)
+        Warnings_add(warnings,
+                     "conditioning: ||E||_2 > %g s_min(B0) at %d layers: B0 = W_VO^T (x) A is too "
+                     "far from K to precondition it, so s_min(K) by Lanczos on K^T K there",
+                     KRON_PREMISE_MAX, tally->far);
+    if (tally->beyond)
+        Warnings_add(warnings,
+                     "conditioning: at %d layers the Kronecker path did not certify s_min(K) in "
+                     "%d steps, and its upper bound on s_min puts kappa(K) >= %.3g, beyond the "
+                     "1/sqrt(eps) that Lanczos on K^T K resolves: kappa_jacobian null there",
+                     tally->beyond, KRON_STEPS_MAX, tally->kappa_at_least);
+    if (tally->lanczos)
+        Warnings_add(warnings,
+                     "conditioning: s_min(K) by Lanczos on K^T K at %d layers (null where not "
+                     "certified to 1e-6)",
+                     tally->lanczos);
+}
