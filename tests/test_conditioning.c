@@ -380,6 +380,87 @@ static void test_matrix_free_estimates_match_the_svd(void **state)
     SaWork_free(w);
 }
 
+/* DenseExtremes_run on an n×n matrix: 0 and both values within 4·n·ε·s_max of the SVD's
+   (each resolves a singular value to about n·ε·s_max). */
+static void check_dense_extremes(DenseExtremes *e, int n, const double *k)
+{
+    double *lu = malloc(sizeof(double) * (size_t)n * n), *s = malloc(sizeof(double) * n);
+    assert_non_null(lu);
+    assert_non_null(s);
+    singular_values(n, k, s);
+    double s_max = NAN, s_min = NAN, bound = 4.0 * n * DBL_EPSILON * s[0];
+    assert_int_equal(DenseExtremes_run(e, NULL, n, k, lu, &s_max, &s_min), 0);
+    if (!(fabs(s_max - s[0]) <= bound) || !(fabs(s_min - s[n - 1]) <= bound))
+        fail_msg("n = %d: s_max %.17g (SVD %.17g), s_min %.17g (SVD %.17g), bound %.3g", n, s_max,
+                 s[0], s_min, s[n - 1], bound);
+    free(lu);
+    free(s);
+}
+
+/* Q₁·diag(s)·Q₂ᵀ with Q from the QR of Gaussian matrices: n×n with singular values s. */
+static void matrix_with_singular_values(int n, const double *s, uint64_t seed, double *k)
+{
+    size_t nn = (size_t)n * n;
+    double *q1 = malloc(sizeof(double) * nn), *q2 = malloc(sizeof(double) * nn);
+    assert_non_null(q1);
+    assert_non_null(q2);
+    random_vector(seed, 1, q1, (int)nn);
+    random_vector(seed, 2, q2, (int)nn);
+    Linalg *la = Linalg_new();
+    assert_non_null(la);
+    assert_int_equal(Linalg_orthonormalise(la, n, n, q1), 0);
+    assert_int_equal(Linalg_orthonormalise(la, n, n, q2), 0);
+    for (int j = 0; j < n; j++)
+        cblas_dscal(n, s[j], q1 + (size_t)j * n, 1);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0, q1, n, q2, n, 0.0, k, n);
+    Linalg_free(la);
+    free(q1);
+    free(q2);
+}
+
+/* The exact path's extremes without the SVD agree with dgesdd: on K and K + I of a block, on
+   matrices of κ = 1 (one step), 10⁸ and with a double smallest singular value; an exactly
+   singular one is left to the SVD. */
+static void test_dense_extremes_match_the_svd(void **state)
+{
+    (void)state;
+    DenseExtremes *e = DenseExtremes_new();
+    assert_non_null(e);
+    Fixture f;
+    fixture(&f, MASK_CAUSAL, 17);
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    SaBlock b = block_of(&f);
+    assert_int_equal(SaWork_prepare(w, &b), 0);
+    enum { BIG = 300 };
+    double *k = malloc(sizeof(double) * BIG * BIG), s[BIG];
+    assert_non_null(k);
+    assert_int_equal(SaWork_jacobian(w, k), 0);
+    check_dense_extremes(e, N, k);
+    for (int i = 0; i < N; i++)
+        k[i + (size_t)i * N] += 1.0;
+    check_dense_extremes(e, N, k);
+    for (int i = 0; i < BIG; i++)
+        s[i] = 1.0;
+    matrix_with_singular_values(BIG, s, 5, k);
+    check_dense_extremes(e, BIG, k);
+    for (int i = 0; i < BIG; i++)
+        s[i] = 3.0 * pow(10.0, -8.0 * i / (BIG - 1));
+    matrix_with_singular_values(BIG, s, 6, k);
+    check_dense_extremes(e, BIG, k);
+    s[BIG - 2] = s[BIG - 1];
+    matrix_with_singular_values(BIG, s, 7, k);
+    check_dense_extremes(e, BIG, k);
+    memset(k + (size_t)(BIG / 2) * BIG, 0, sizeof(double) * BIG);
+    double *lu = malloc(sizeof(double) * BIG * BIG), s_max, s_min;
+    assert_non_null(lu);
+    assert_int_equal(DenseExtremes_run(e, NULL, BIG, k, lu, &s_max, &s_min), DENSE_NOT_CERTIFIED);
+    free(lu);
+    free(k);
+    SaWork_free(w);
+    DenseExtremes_free(e);
+}
+
 /* Singular values of αZ_h + βI, Z_h the query stream's h-th d² numbers (head h). */
 static void cutting_skip_target(const Config *c, RandomStream *rs, int h, double *z, double *s)
 {
@@ -1199,6 +1280,7 @@ int main(void)
         cmocka_unit_test(test_causal_jacobian_is_block_lower_triangular),
         cmocka_unit_test(test_singular_skip_jacobian_is_not_a_number),
         cmocka_unit_test(test_matrix_free_estimates_match_the_svd),
+        cmocka_unit_test(test_dense_extremes_match_the_svd),
         cmocka_unit_test(test_cutting_skip_weights),
         cmocka_unit_test(test_softmax_demo_closed_form),
         cmocka_unit_test(test_forward_pass_agrees_with_the_model),

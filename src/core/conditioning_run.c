@@ -96,6 +96,7 @@ typedef struct {
     double *product, *product_next; /* T×T, A_ℓ⋯A_1 of the shown head, at unit norm */
     double *sv_a, *sv_w;            /* T, d */
     double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
+    DenseExtremes *extremes;                        /* exact path only */
 } ConditioningRun;
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
@@ -148,6 +149,7 @@ static void run_free(ConditioningRun *r)
         free(*plan[i].buffer);
     free(r->jacobian);
     free(r->jacobian_copy);
+    DenseExtremes_free(r->extremes);
     free(r->blocks);
     SaWork_free(r->sa);
     Linalg_free(r->la);
@@ -162,7 +164,8 @@ static int run_alloc(ConditioningRun *r)
         if (plan[i].doubles && !(*plan[i].buffer = malloc(sizeof(double) * plan[i].doubles)))
             return -1;
     if (r->exact && (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
-                     !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
+                     !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n)) ||
+                     !(r->extremes = DenseExtremes_new())))
         return -1;
     r->blocks = calloc((size_t)r->heads, sizeof(SaBlock));
     r->random = RandomStream_new();
@@ -237,6 +240,23 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
     return Linalg_singular_values(r->la, m, m, r->scratch, s);
 }
 
+/* s_max and s_min of the n×n matrix in r->jacobian (kept): LU and Lanczos, or its SVD where
+   those are not certified (DenseExtremes_run). */
+static int extremes(ConditioningRun *r, double *s_max, double *s_min)
+{
+    int n = (int)r->n;
+    int info =
+        DenseExtremes_run(r->extremes, r->la, n, r->jacobian, r->jacobian_copy, s_max, s_min);
+    if (info != DENSE_NOT_CERTIFIED)
+        return info;
+    memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * r->n * r->n);
+    if ((info = Linalg_singular_values(r->la, n, n, r->jacobian_copy, r->jacobian_sv)))
+        return info;
+    *s_max = r->jacobian_sv[0];
+    *s_min = r->jacobian_sv[n - 1];
+    return 0;
+}
+
 /* The Jacobian's numbers at one layer; the SaWork is prepared. */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
                             bool has_perturbation, double *layer_sv)
@@ -246,25 +266,27 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     if (r->jacobian) {
         if ((info = SaWork_jacobian(r->sa, r->jacobian)))
             return info;
-        /* K's singular values from a copy, then K + I's from K itself. */
-        memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
-        info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, r->jacobian_sv);
-        if (info)
+        /* Every singular value of K where they are shown, else its extremes; then K + I's. */
+        if (layer_sv) {
+            memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
+            if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy,
+                                               r->jacobian_sv)))
+                return info;
+            memcpy(layer_sv, r->jacobian_sv, sizeof(double) * n);
+            out->jacobian_norm[l] = r->jacobian_sv[0];
+            out->jacobian_s_min[l] = r->jacobian_sv[n - 1];
+        } else if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l]))) {
             return info;
-        out->jacobian_norm[l] = r->jacobian_sv[0];
-        out->jacobian_s_min[l] = r->jacobian_sv[n - 1];
+        }
         out->jacobian_s_min_error[l] = 0.0;
         out->kappa_jacobian[l] =
-            Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
-        if (layer_sv)
-            memcpy(layer_sv, r->jacobian_sv, sizeof(double) * n);
+            Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
         for (size_t i = 0; i < n; i++)
             r->jacobian[i + i * n] += 1.0;
-        info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
-        if (info)
+        double top, bottom;
+        if ((info = extremes(r, &top, &bottom)))
             return info;
-        out->kappa_jacobian_skip[l] =
-            Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
+        out->kappa_jacobian_skip[l] = Conditioning_kappa(top, bottom, (int)n);
     } else {
         SingularValueEstimate top, smallest;
         if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
@@ -301,9 +323,7 @@ static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     SaWork_dominant_only(r->sa, true);
     if (r->jacobian) {
         if (!(info = SaWork_jacobian(r->sa, r->jacobian)))
-            info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
-        top = r->jacobian_sv[0];
-        bottom = r->jacobian_sv[n - 1];
+            info = extremes(r, &top, &bottom);
     } else {
         SingularValueEstimate largest, smallest;
         if (!(info =
@@ -605,7 +625,7 @@ size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
-    size_t exact_bytes = sizeof(double) * 2 * n * n;
+    size_t exact_bytes = sizeof(double) * (2 * n * n + DenseExtremes_doubles(n));
     return sizeof(double) * doubles + (exact ? exact_bytes : lanczos);
 }
 

@@ -315,6 +315,10 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
    for S ≈ 150 steps in all). */
 #define CONDITIONING_LANCZOS_PRODUCTS 726.0
 #define CONDITIONING_LANCZOS_BASIS 1.32e6
+/* Flop equivalents per element of an n×n matrix for the Lanczos steps of its extremes: about
+   64 steps of a product with it and one with its transpose (or two triangular solves each),
+   ~11 equivalents per element each (bound by memory), fitted at n = 1024 and 4096. */
+#define CONDITIONING_DENSE_LANCZOS 1500.0
 
 double Cost_conditioning(const Config *c, CostRates rates, bool exact)
 {
@@ -329,18 +333,25 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact)
                    other(&rates, 2 * lapack(GESDD, c->tokens) + lapack(GESDD, c->width));
     double lanczos =
         other(&rates, CONDITIONING_LANCZOS_PRODUCTS * jvp + CONDITIONING_LANCZOS_BASIS * n);
+    /* s_max and s_min of a built n×n matrix without its SVD (DenseExtremes_run): its LU, and
+       Lanczos steps of two matrix-vector products each (10–80 steps for the two). */
+    double extremes =
+        product(&rates, 2.0 / 3.0 * n * n * n) + other(&rates, CONDITIONING_DENSE_LANCZOS * n * n);
     bool built = exact && n <= CONDITIONING_EXACT_MAX;
+    /* A layer of both networks: each builds K column by column and takes ‖E‖₂ by Lanczos (one
+       of the three estimates); the network's K is decomposed (its singular values are
+       shown), the counterpart's by its extremes, and K + I by its extremes in both. */
+    double pair = 2 * layer;
     if (built)
-        /* K column by column, the singular values of K and of K + I, and ‖E‖₂ by Lanczos
-           (one of the three estimates). */
-        layer += product(&rates, n * jvp) + other(&rates, 2 * lapack(GESDD, (int)n)) + lanczos / 3;
+        pair += 2 * product(&rates, n * jvp) + other(&rates, lapack(GESDD, (int)n)) + 3 * extremes +
+                2 * lanczos / 3;
     else
-        layer += lanczos;
-    /* Several heads: κ(B) from B's own products, built and decomposed or by Lanczos. */
+        pair += 2 * lanczos;
+    /* Several heads: κ(B) from B's own products, built and reduced to its extremes, or by
+       Lanczos. */
     if (c->heads > 1)
-        layer += built ? product(&rates, n * jvp / 4) + other(&rates, lapack(GESDD, (int)n))
-                       : 2 * lanczos / 3;
-    return 2 * c->depth * layer;
+        pair += built ? 2 * (product(&rates, n * jvp / 4) + extremes) : 4 * lanczos / 3;
+    return c->depth * pair;
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like
