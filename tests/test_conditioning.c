@@ -1238,6 +1238,59 @@ static void test_lanczos_only_agrees_with_the_exact_path(void **state)
 
 /* One run serves every shown layer: showing layer l gives bit for bit what a run with
    --layer l gives (exact path, so K's singular values too). */
+/* Batch's run (K's singular values at the shown layer only) gives the screen's run's numbers:
+   the shown layer's spectrum bit for bit, the other layers' null; ‖K‖₂, s_min and κ(K) of
+   the other layers from the extremes, within 4·n·ε·‖K‖₂ of the SVD's (κ: that over s_min);
+   every other series bit for bit (the same computation). */
+static void test_shown_spectrum_only_agrees_with_every_spectrum(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 6;
+    c.width = 12;
+    c.depth = 4;
+    c.layer = 2;
+    c.layernorm = LAYERNORM_RMS;
+    int n = c.tokens * c.width;
+    char err[256];
+    Conditioning all, shown;
+    assert_int_equal(Conditioning_run(&c, &all, err, sizeof err), 0);
+    assert_int_equal(
+        Conditioning_run_controlled(&c, &(ConditioningControl){.shown_spectrum_only = true}, &shown,
+                                    err, sizeof err),
+        0);
+    assert_true(shown.jacobian_exact);
+    assert_memory_equal(all.jacobian_singular_values, shown.jacobian_singular_values,
+                        sizeof(double) * n);
+    for (int l = 1; l <= c.depth; l++) {
+        const double *sv = shown.layers_jacobian_sv + (size_t)(l - 1) * n;
+        assert_true(l == c.layer ? !isnan(sv[0]) : isnan(sv[0]) && isnan(sv[n - 1]));
+    }
+    for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++) {
+        const ConditioningSeries *series = &CONDITIONING_SERIES[i];
+        for (int net = 0; net < 2; net++) {
+            const ConditioningCurves *a = net ? &all.counterpart : &all.network,
+                                     *b = net ? &shown.counterpart : &shown.network;
+            const double *x = ConditioningSeries_values(series, a),
+                         *y = ConditioningSeries_values(series, b);
+            for (int l = 1; l <= c.depth; l++) {
+                double bound = 4.0 * n * DBL_EPSILON * a->jacobian_norm[l];
+                bool from_extremes = net == 0 && l != c.layer;
+                if (from_extremes && strcmp(series->name, "kappa_jacobian") == 0)
+                    bound *= x[l] / a->jacobian_s_min[l];
+                else if (!from_extremes || (strcmp(series->name, "jacobian_norm") != 0 &&
+                                            strcmp(series->name, "jacobian_s_min") != 0))
+                    bound = 0;
+                if (isnan(x[l]) != isnan(y[l]) || fabs(x[l] - y[l]) > bound)
+                    fail_msg("%s%s layer %d: %.17g, shown only %.17g (bound %.3g)",
+                             net ? "counterpart " : "", series->name, l, x[l], y[l], bound);
+            }
+        }
+    }
+    Conditioning_release(&all);
+    Conditioning_release(&shown);
+}
+
 static void test_show_layer_equals_a_run_for_that_layer(void **state)
 {
     (void)state;
@@ -1290,6 +1343,7 @@ int main(void)
         cmocka_unit_test(test_jacobian_refused_with_qk_norm_and_rope),
         cmocka_unit_test(test_jacobian_with_sinks),
         cmocka_unit_test(test_show_layer_equals_a_run_for_that_layer),
+        cmocka_unit_test(test_shown_spectrum_only_agrees_with_every_spectrum),
         cmocka_unit_test(test_controlled_run_reports_each_layer),
         cmocka_unit_test(test_stopped_run_keeps_nothing),
         cmocka_unit_test(test_lanczos_only_agrees_with_the_exact_path),

@@ -203,6 +203,11 @@ typedef struct {
     /* Estimate by Lanczos even where T·d ≤ CONDITIONING_EXACT_MAX: the exact path's time or
        memory does not fit the caller's budget. */
     bool lanczos_only;
+    /* On the exact path, K's singular values at the shown layer (config.layer) only, its
+       extremes elsewhere (the same κ, ‖K‖₂ and s_min to rounding): for a caller that shows
+       no other layer's (batch), which so takes one SVD of K instead of L.  The other layers'
+       in layers_jacobian_sv stay NaN. */
+    bool shown_spectrum_only;
 } ConditioningControl;
 
 /* Conditioning_run's status when the progress stopped it: out then holds nothing (it is

@@ -292,8 +292,9 @@ static int run_batch(const Options *o)
         goto done;
     }
     if (o->conditioning &&
-        Conditioning_run_controlled(&o->config, &(ConditioningControl){.lanczos_only = !exact},
-                                    &conditioning, err, sizeof err)) {
+        Conditioning_run_controlled(
+            &o->config, &(ConditioningControl){.lanczos_only = !exact, .shown_spectrum_only = true},
+            &conditioning, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }

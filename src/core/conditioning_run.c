@@ -80,8 +80,9 @@ typedef struct {
     const Config *c;
     const Progress *progress; /* or NULL */
     int T, d, heads;
-    size_t n;   /* T·d */
-    bool exact; /* K built in full */
+    size_t n;                 /* T·d */
+    bool exact;               /* K built in full */
+    bool shown_spectrum_only; /* ConditioningControl's */
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
@@ -491,10 +492,11 @@ static int jacobian_layer(Pass *p, double s_min_b)
     if (jacobian) {
         if (H == 1 && SaWork_prepare_heads(r->sa, r->blocks, H))
             return -1;
+        bool spectrum = p->shown_numbers && p->result->layers_jacobian_sv &&
+                        (!r->shown_spectrum_only || l == c->layer);
         return jacobian_numbers(r, p->out, l, s_min_b, !input_independent,
-                                p->shown_numbers && p->result->layers_jacobian_sv
-                                    ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
-                                    : NULL);
+                                spectrum ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
+                                         : NULL);
     }
     if (!p->jacobian_noted && branch_normed && differentiable && p->own_derivative) {
         p->jacobian_noted = true;
@@ -685,7 +687,8 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                          .T = c->tokens,
                          .d = c->width,
                          .heads = c->heads,
-                         .exact = Conditioning_exact(c, control)};
+                         .exact = Conditioning_exact(c, control),
+                         .shown_spectrum_only = control->shown_spectrum_only};
     r.n = (size_t)r.T * r.d;
     out->jacobian_exact = r.exact;
     int info = -1;

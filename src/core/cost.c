@@ -322,6 +322,11 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
 
 double Cost_conditioning(const Config *c, CostRates rates, bool exact)
 {
+    return Cost_conditioning_spectra(c, rates, exact, c->depth);
+}
+
+double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, int spectra)
+{
     double T = c->tokens, d = c->width, n = T * d, H = c->heads;
     /* One JVP: per head Ẋ·W_VO,h, A_h·(Ẋ W_VO,h), the two halves of Ċ and Ȧ·(X W_VO,h). */
     double jvp = H * (2 * T * d * d + 8 * T * T * d);
@@ -339,19 +344,23 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact)
         product(&rates, 2.0 / 3.0 * n * n * n) + other(&rates, CONDITIONING_DENSE_LANCZOS * n * n);
     bool built = exact && n <= CONDITIONING_EXACT_MAX;
     /* A layer of both networks: each builds K column by column and takes ‖E‖₂ by Lanczos (one
-       of the three estimates); the network's K is decomposed (its singular values are
-       shown), the counterpart's by its extremes, and K + I by its extremes in both. */
+       of the three estimates); the network's K is decomposed where its singular values are
+       kept (below), the rest by their extremes: the counterpart's K and K + I in both. */
     double pair = 2 * layer;
     if (built)
-        pair += 2 * product(&rates, n * jvp) + other(&rates, lapack(GESDD, (int)n)) + 3 * extremes +
-                2 * lanczos / 3;
+        pair += 2 * product(&rates, n * jvp) + 3 * extremes + 2 * lanczos / 3;
     else
         pair += 2 * lanczos;
     /* Several heads: κ(B) from B's own products, built and reduced to its extremes, or by
        Lanczos. */
     if (c->heads > 1)
         pair += built ? 2 * (product(&rates, n * jvp / 4) + extremes) : 4 * lanczos / 3;
-    return c->depth * pair;
+    if (spectra > c->depth)
+        spectra = c->depth;
+    double network_k =
+        built ? spectra * other(&rates, lapack(GESDD, (int)n)) + (c->depth - spectra) * extremes
+              : 0;
+    return c->depth * pair + network_k;
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like
