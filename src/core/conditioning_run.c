@@ -267,18 +267,16 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     if (r->jacobian) {
         if ((info = SaWork_jacobian(r->sa, r->jacobian)))
             return info;
-        /* Every singular value of K where they are shown, else its extremes; then K + I's. */
+        /* Every singular value of K where they are kept; ‖K‖₂ and s_min from its extremes
+           everywhere, so that a layer's numbers do not depend on which spectra a run keeps
+           (the screen's and batch's agree bit for bit); then K + I's. */
         if (layer_sv) {
             memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
-            if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy,
-                                               r->jacobian_sv)))
+            if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, layer_sv)))
                 return info;
-            memcpy(layer_sv, r->jacobian_sv, sizeof(double) * n);
-            out->jacobian_norm[l] = r->jacobian_sv[0];
-            out->jacobian_s_min[l] = r->jacobian_sv[n - 1];
-        } else if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l]))) {
-            return info;
         }
+        if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l])))
+            return info;
         out->jacobian_s_min_error[l] = 0.0;
         out->kappa_jacobian[l] =
             Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);

@@ -343,12 +343,12 @@ double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, i
     double extremes =
         product(&rates, 2.0 / 3.0 * n * n * n) + other(&rates, CONDITIONING_DENSE_LANCZOS * n * n);
     bool built = exact && n <= CONDITIONING_EXACT_MAX;
-    /* A layer of both networks: each builds K column by column and takes ‖E‖₂ by Lanczos (one
-       of the three estimates); the network's K is decomposed where its singular values are
-       kept (below), the rest by their extremes: the counterpart's K and K + I in both. */
+    /* A layer of both networks: each builds K column by column, takes the extremes of K and
+       of K + I and ‖E‖₂ by Lanczos (one of the three estimates); the network's K is also
+       decomposed where its singular values are kept (below). */
     double pair = 2 * layer;
     if (built)
-        pair += 2 * product(&rates, n * jvp) + 3 * extremes + 2 * lanczos / 3;
+        pair += 2 * product(&rates, n * jvp) + 4 * extremes + 2 * lanczos / 3;
     else
         pair += 2 * lanczos;
     /* Several heads: κ(B) from B's own products, built and reduced to its extremes, or by
@@ -357,10 +357,7 @@ double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, i
         pair += built ? 2 * (product(&rates, n * jvp / 4) + extremes) : 4 * lanczos / 3;
     if (spectra > c->depth)
         spectra = c->depth;
-    double network_k =
-        built ? spectra * other(&rates, lapack(GESDD, (int)n)) + (c->depth - spectra) * extremes
-              : 0;
-    return c->depth * pair + network_k;
+    return c->depth * pair + (built ? spectra * other(&rates, lapack(GESDD, (int)n)) : 0);
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like
