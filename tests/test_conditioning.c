@@ -1115,6 +1115,43 @@ static bool recorded_stop(void *context)
     return r->stop_after_polls > 0 && r->polls >= r->stop_after_polls;
 }
 
+/* The extremes stop wherever the hook asks, in either Lanczos run and between the LU's panels
+   (n = 300: three), and then give no value. */
+static void test_dense_extremes_stop_at_every_poll(void **state)
+{
+    (void)state;
+    enum { SIZE = 300 };
+    double *k = malloc(sizeof(double) * SIZE * SIZE), *lu = malloc(sizeof(double) * SIZE * SIZE);
+    double s[SIZE];
+    assert_non_null(k);
+    assert_non_null(lu);
+    for (int i = 0; i < SIZE; i++)
+        s[i] = 1.0 + i % 7;
+    matrix_with_singular_values(SIZE, s, 8, k);
+    DenseExtremes *e = DenseExtremes_new();
+    Linalg *la = Linalg_new();
+    assert_non_null(e);
+    assert_non_null(la);
+    Recorder rec = {0};
+    Linalg_set_stop(la, (LinalgStop){.requested = recorded_stop, .context = &rec});
+    double s_max = NAN, s_min = NAN;
+    assert_int_equal(DenseExtremes_run(e, la, SIZE, k, lu, &s_max, &s_min), 0);
+    int polls = rec.polls;
+    assert_true(polls > 3); /* the Lanczos steps and the panels */
+    for (int at = 1; at <= polls; at++) {
+        rec = (Recorder){.stop_after_polls = at};
+        double stopped_max = NAN, stopped_min = NAN;
+        assert_int_equal(DenseExtremes_run(e, la, SIZE, k, lu, &stopped_max, &stopped_min),
+                         LINALG_STOPPED);
+        assert_true(isnan(stopped_max) && isnan(stopped_min));
+        assert_int_equal(rec.polls, at);
+    }
+    Linalg_free(la);
+    DenseExtremes_free(e);
+    free(k);
+    free(lu);
+}
+
 static Config small_cutting_skip(void)
 {
     Config c = Config_default();
@@ -1325,6 +1362,7 @@ int main(void)
         cmocka_unit_test(test_singular_skip_jacobian_is_not_a_number),
         cmocka_unit_test(test_matrix_free_estimates_match_the_svd),
         cmocka_unit_test(test_dense_extremes_match_the_svd),
+        cmocka_unit_test(test_dense_extremes_stop_at_every_poll),
         cmocka_unit_test(test_cutting_skip_weights),
         cmocka_unit_test(test_softmax_demo_closed_form),
         cmocka_unit_test(test_forward_pass_agrees_with_the_model),

@@ -419,6 +419,38 @@ static void dense_inverse_normal(void *context, const double *v, double *out)
     LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', o->n, 1, o->lu, o->n, o->pivots, out, o->n);
 }
 
+/* dgetrf's factors (the same partial pivoting, right-looking by panels of LU_PANEL columns),
+   with stop's hook polled between the panels: one LU at n = 4096 takes seconds and runs in
+   this process, where no kill can end it.  Returns 0, DENSE_NOT_CERTIFIED (an exactly zero
+   pivot) or LINALG_STOPPED. */
+enum { LU_PANEL = 128 };
+
+static int lu_stoppable(int n, double *a, int *pivots, const Linalg *stop)
+{
+    for (int j = 0; j < n; j += LU_PANEL) {
+        if (stop && Linalg_stop_requested(stop))
+            return LINALG_STOPPED;
+        int nb = n - j < LU_PANEL ? n - j : LU_PANEL, rest = n - j - nb;
+        double *panel = a + j + (size_t)j * n;
+        if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n - j, nb, panel, n, pivots + j))
+            return DENSE_NOT_CERTIFIED;
+        for (int i = j; i < j + nb; i++)
+            pivots[i] += j;
+        /* The panel's row swaps on the columns either side of it, then U₁₂ = L₁₁⁻¹A₁₂ and
+           A₂₂ −= L₂₁U₁₂. */
+        LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, j, a, n, j + 1, j + nb, pivots, 1);
+        if (!rest)
+            break;
+        double *right = a + (size_t)(j + nb) * n;
+        LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, rest, right, n, j + 1, j + nb, pivots, 1);
+        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nb, rest, 1.0,
+                    panel, n, right + j, n);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rest, rest, nb, -1.0, panel + nb, n,
+                    right + j, n, 1.0, right + j + nb, n);
+    }
+    return 0;
+}
+
 int DenseExtremes_run(DenseExtremes *e, const Linalg *stop, int n, const double *k, double *lu,
                       double *s_max, double *s_min)
 {
@@ -432,12 +464,10 @@ int DenseExtremes_run(DenseExtremes *e, const Linalg *stop, int n, const double 
                                  DENSE_TOLERANCE, 1, e->basis, e->tri, &top);
     if (status || isnan(top.theta))
         return status ? status : DENSE_NOT_CERTIFIED;
-    if (stop && Linalg_stop_requested(stop))
-        return LINALG_STOPPED;
     memcpy(lu, k, sizeof(double) * size * size);
-    /* An exactly singular factor (info > 0) has no inverse to iterate with. */
-    if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, lu, n, e->pivots))
-        return DENSE_NOT_CERTIFIED;
+    /* An exactly singular factor has no inverse to iterate with. */
+    if ((status = lu_stoppable(n, lu, e->pivots, stop)))
+        return status;
     status = lanczos_extreme(size, dense_inverse_normal, &o, stop, true, steps, DENSE_CHECK_EVERY,
                              DENSE_TOLERANCE, 2, e->basis, e->tri, &inverse);
     if (status || isnan(inverse.theta) || !isfinite(inverse.theta))
