@@ -258,25 +258,31 @@ static int extremes(ConditioningRun *r, double *s_max, double *s_min)
     return 0;
 }
 
-/* The Jacobian's numbers at one layer; the SaWork is prepared. */
+/* The Jacobian's numbers at one layer; the SaWork is prepared.  layer_sv: where K's singular
+   values are kept, or NULL; shown: the shown layer of the network (config.layer). */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
-                            bool has_perturbation, double *layer_sv)
+                            bool has_perturbation, double *layer_sv, bool shown)
 {
     size_t n = r->n;
     int info = 0;
     if (r->jacobian) {
         if ((info = SaWork_jacobian(r->sa, r->jacobian)))
             return info;
-        /* Every singular value of K where they are kept; ‖K‖₂ and s_min from its extremes
-           everywhere, so that a layer's numbers do not depend on which spectra a run keeps
-           (the screen's and batch's agree bit for bit); then K + I's. */
+        /* Every singular value of K where they are kept.  ‖K‖₂ and s_min are the shown
+           spectrum's ends at the shown layer (one SVD, in batch and on the screen alike) and
+           K's extremes at every other, so that a layer's numbers do not depend on which
+           spectra a run keeps: the screen's and batch's agree bit for bit.  Then K + I's. */
         if (layer_sv) {
             memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
             if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, layer_sv)))
                 return info;
         }
-        if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l])))
+        if (shown && layer_sv) {
+            out->jacobian_norm[l] = layer_sv[0];
+            out->jacobian_s_min[l] = layer_sv[n - 1];
+        } else if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l]))) {
             return info;
+        }
         out->jacobian_s_min_error[l] = 0.0;
         out->kappa_jacobian[l] =
             Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
@@ -494,7 +500,8 @@ static int jacobian_layer(Pass *p, double s_min_b)
                         (!r->shown_spectrum_only || l == c->layer);
         return jacobian_numbers(r, p->out, l, s_min_b, !input_independent,
                                 spectrum ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
-                                         : NULL);
+                                         : NULL,
+                                p->shown_numbers && l == c->layer);
     }
     if (!p->jacobian_noted && branch_normed && differentiable && p->own_derivative) {
         p->jacobian_noted = true;
