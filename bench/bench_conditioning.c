@@ -6,6 +6,9 @@
  *   jacobian_build   K column by column from T·d JVPs        (T·d ≤ 4096 only)
  *   svd_jacobian     singular values of K                     (T·d ≤ 4096 only)
  *   svd_jacobian_skip singular values of K + I                (T·d ≤ 4096 only)
+ *   extremes_jacobian s_max and s_min of K by Lanczos on KᵀK and, through K's LU, on
+ *                    (KᵀK)⁻¹, certified to 1e-13 (the exact path's κ without the SVD)
+ *                                                            (T·d ≤ 4096 only)
  *   lanczos_norm     ‖K‖₂ by Lanczos on KᵀK, certified to 1e-6
  *   lanczos_s_min    s_min(K) the same way (null when not certified in 240 steps)
  *   lanczos_e_norm   ‖E‖₂ = ‖K − B‖₂ the same way
@@ -52,6 +55,14 @@ static int time_exact_jacobian(SaWork *w, Linalg *la, size_t n, double *s)
     double *copy = malloc(sizeof(double) * n * n);
     if (!copy)
         return 1;
+    DenseExtremes *extremes = DenseExtremes_new();
+    double s_max = NAN, s_min = NAN;
+    t0 = now_ms();
+    int status =
+        extremes ? DenseExtremes_run(extremes, NULL, (int)n, kk, copy, &s_max, &s_min) : -1;
+    printf(", \"extremes_jacobian\": %.3f, \"extremes_status\": %d, \"extremes_kappa\": %.6g",
+           now_ms() - t0, status, Conditioning_kappa(s_max, s_min, (int)n));
+    DenseExtremes_free(extremes);
     memcpy(copy, kk, sizeof(double) * n * n);
     t0 = now_ms();
     Linalg_singular_values(la, (int)n, (int)n, copy, s);

@@ -380,6 +380,87 @@ static void test_matrix_free_estimates_match_the_svd(void **state)
     SaWork_free(w);
 }
 
+/* DenseExtremes_run on an n×n matrix: 0 and both values within 4·n·ε·s_max of the SVD's
+   (each resolves a singular value to about n·ε·s_max). */
+static void check_dense_extremes(DenseExtremes *e, int n, const double *k)
+{
+    double *lu = malloc(sizeof(double) * (size_t)n * n), *s = malloc(sizeof(double) * n);
+    assert_non_null(lu);
+    assert_non_null(s);
+    singular_values(n, k, s);
+    double s_max = NAN, s_min = NAN, bound = 4.0 * n * DBL_EPSILON * s[0];
+    assert_int_equal(DenseExtremes_run(e, NULL, n, k, lu, &s_max, &s_min), 0);
+    if (!(fabs(s_max - s[0]) <= bound) || !(fabs(s_min - s[n - 1]) <= bound))
+        fail_msg("n = %d: s_max %.17g (SVD %.17g), s_min %.17g (SVD %.17g), bound %.3g", n, s_max,
+                 s[0], s_min, s[n - 1], bound);
+    free(lu);
+    free(s);
+}
+
+/* Q₁·diag(s)·Q₂ᵀ with Q from the QR of Gaussian matrices: n×n with singular values s. */
+static void matrix_with_singular_values(int n, const double *s, uint64_t seed, double *k)
+{
+    size_t nn = (size_t)n * n;
+    double *q1 = malloc(sizeof(double) * nn), *q2 = malloc(sizeof(double) * nn);
+    assert_non_null(q1);
+    assert_non_null(q2);
+    random_vector(seed, 1, q1, (int)nn);
+    random_vector(seed, 2, q2, (int)nn);
+    Linalg *la = Linalg_new();
+    assert_non_null(la);
+    assert_int_equal(Linalg_orthonormalise(la, n, n, q1), 0);
+    assert_int_equal(Linalg_orthonormalise(la, n, n, q2), 0);
+    for (int j = 0; j < n; j++)
+        cblas_dscal(n, s[j], q1 + (size_t)j * n, 1);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0, q1, n, q2, n, 0.0, k, n);
+    Linalg_free(la);
+    free(q1);
+    free(q2);
+}
+
+/* The exact path's extremes without the SVD agree with dgesdd: on K and K + I of a block, on
+   matrices of κ = 1 (one step), 10⁸ and with a double smallest singular value; an exactly
+   singular one is left to the SVD. */
+static void test_dense_extremes_match_the_svd(void **state)
+{
+    (void)state;
+    DenseExtremes *e = DenseExtremes_new();
+    assert_non_null(e);
+    Fixture f;
+    fixture(&f, MASK_CAUSAL, 17);
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    SaBlock b = block_of(&f);
+    assert_int_equal(SaWork_prepare(w, &b), 0);
+    enum { BIG = 300 };
+    double *k = malloc(sizeof(double) * BIG * BIG), s[BIG];
+    assert_non_null(k);
+    assert_int_equal(SaWork_jacobian(w, k), 0);
+    check_dense_extremes(e, N, k);
+    for (int i = 0; i < N; i++)
+        k[i + (size_t)i * N] += 1.0;
+    check_dense_extremes(e, N, k);
+    for (int i = 0; i < BIG; i++)
+        s[i] = 1.0;
+    matrix_with_singular_values(BIG, s, 5, k);
+    check_dense_extremes(e, BIG, k);
+    for (int i = 0; i < BIG; i++)
+        s[i] = 3.0 * pow(10.0, -8.0 * i / (BIG - 1));
+    matrix_with_singular_values(BIG, s, 6, k);
+    check_dense_extremes(e, BIG, k);
+    s[BIG - 2] = s[BIG - 1];
+    matrix_with_singular_values(BIG, s, 7, k);
+    check_dense_extremes(e, BIG, k);
+    memset(k + (size_t)(BIG / 2) * BIG, 0, sizeof(double) * BIG);
+    double *lu = malloc(sizeof(double) * BIG * BIG), s_max, s_min;
+    assert_non_null(lu);
+    assert_int_equal(DenseExtremes_run(e, NULL, BIG, k, lu, &s_max, &s_min), DENSE_NOT_CERTIFIED);
+    free(lu);
+    free(k);
+    SaWork_free(w);
+    DenseExtremes_free(e);
+}
+
 /* Singular values of αZ_h + βI, Z_h the query stream's h-th d² numbers (head h). */
 static void cutting_skip_target(const Config *c, RandomStream *rs, int h, double *z, double *s)
 {
@@ -1049,6 +1130,43 @@ static bool recorded_stop(void *context)
     return r->stop_after_polls > 0 && r->polls >= r->stop_after_polls;
 }
 
+/* The extremes stop wherever the hook asks, in either Lanczos run and between the LU's panels
+   (n = 300: three), and then give no value. */
+static void test_dense_extremes_stop_at_every_poll(void **state)
+{
+    (void)state;
+    enum { SIZE = 300 };
+    double *k = malloc(sizeof(double) * SIZE * SIZE), *lu = malloc(sizeof(double) * SIZE * SIZE);
+    double s[SIZE];
+    assert_non_null(k);
+    assert_non_null(lu);
+    for (int i = 0; i < SIZE; i++)
+        s[i] = 1.0 + i % 7;
+    matrix_with_singular_values(SIZE, s, 8, k);
+    DenseExtremes *e = DenseExtremes_new();
+    Linalg *la = Linalg_new();
+    assert_non_null(e);
+    assert_non_null(la);
+    Recorder rec = {0};
+    Linalg_set_stop(la, (LinalgStop){.requested = recorded_stop, .context = &rec});
+    double s_max = NAN, s_min = NAN;
+    assert_int_equal(DenseExtremes_run(e, la, SIZE, k, lu, &s_max, &s_min), 0);
+    int polls = rec.polls;
+    assert_true(polls > 3); /* the Lanczos steps and the panels */
+    for (int at = 1; at <= polls; at++) {
+        rec = (Recorder){.stop_after_polls = at};
+        double stopped_max = NAN, stopped_min = NAN;
+        assert_int_equal(DenseExtremes_run(e, la, SIZE, k, lu, &stopped_max, &stopped_min),
+                         LINALG_STOPPED);
+        assert_true(isnan(stopped_max) && isnan(stopped_min));
+        assert_int_equal(rec.polls, at);
+    }
+    Linalg_free(la);
+    DenseExtremes_free(e);
+    free(k);
+    free(lu);
+}
+
 static Config small_cutting_skip(void)
 {
     Config c = Config_default();
@@ -1172,6 +1290,47 @@ static void test_lanczos_only_agrees_with_the_exact_path(void **state)
 
 /* One run serves every shown layer: showing layer l gives bit for bit what a run with
    --layer l gives (exact path, so K's singular values too). */
+/* Batch's run (K's singular values at the shown layer only) gives the screen's run's numbers
+   bit for bit (‖K‖₂, s_min and κ come from the shown spectrum's ends at the shown layer and
+   from the extremes elsewhere in both), the shown layer's spectrum too, and the other
+   layers' spectra null. */
+static void test_shown_spectrum_only_agrees_with_every_spectrum(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 6;
+    c.width = 12;
+    c.depth = 4;
+    c.layer = 2;
+    c.layernorm = LAYERNORM_RMS;
+    int n = c.tokens * c.width;
+    char err[256];
+    Conditioning all, shown;
+    assert_int_equal(Conditioning_run(&c, &all, err, sizeof err), 0);
+    assert_int_equal(
+        Conditioning_run_controlled(&c, &(ConditioningControl){.shown_spectrum_only = true}, &shown,
+                                    err, sizeof err),
+        0);
+    assert_true(shown.jacobian_exact);
+    assert_memory_equal(all.jacobian_singular_values, shown.jacobian_singular_values,
+                        sizeof(double) * n);
+    for (int l = 1; l <= c.depth; l++) {
+        const double *sv = shown.layers_jacobian_sv + (size_t)(l - 1) * n;
+        assert_true(l == c.layer ? !isnan(sv[0]) : isnan(sv[0]) && isnan(sv[n - 1]));
+    }
+    for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++)
+        for (int net = 0; net < 2; net++) {
+            const ConditioningSeries *series = &CONDITIONING_SERIES[i];
+            const double *x = ConditioningSeries_values(series,
+                                                        net ? &all.counterpart : &all.network),
+                         *y = ConditioningSeries_values(series,
+                                                        net ? &shown.counterpart : &shown.network);
+            assert_memory_equal(x + 1, y + 1, sizeof(double) * c.depth);
+        }
+    Conditioning_release(&all);
+    Conditioning_release(&shown);
+}
+
 static void test_show_layer_equals_a_run_for_that_layer(void **state)
 {
     (void)state;
@@ -1197,8 +1356,15 @@ static void test_show_layer_equals_a_run_for_that_layer(void **state)
                             sizeof(double) * c.width);
         assert_memory_equal(all.jacobian_singular_values, one.jacobian_singular_values,
                             sizeof(double) * c.tokens * c.width);
-        /* and they are that layer's: the largest of K's is the layer's ‖K‖₂ */
+        /* and they are that layer's: the largest and smallest of K's are the layer's ‖K‖₂ and
+           s_min; in the run that shows another layer, its extremes agree with them to dgesdd's
+           own n·ε·s_max */
         assert_true(one.jacobian_singular_values[0] == one.network.jacobian_norm[l]);
+        assert_true(one.jacobian_singular_values[c.tokens * c.width - 1] ==
+                    one.network.jacobian_s_min[l]);
+        double bound = 4.0 * c.tokens * c.width * DBL_EPSILON * one.network.jacobian_norm[l];
+        assert_true(fabs(all.network.jacobian_norm[l] - one.network.jacobian_norm[l]) <= bound);
+        assert_true(fabs(all.network.jacobian_s_min[l] - one.network.jacobian_s_min[l]) <= bound);
         Conditioning_release(&one);
     }
     Conditioning_release(&all);
@@ -1214,6 +1380,8 @@ int main(void)
         cmocka_unit_test(test_causal_jacobian_is_block_lower_triangular),
         cmocka_unit_test(test_singular_skip_jacobian_is_not_a_number),
         cmocka_unit_test(test_matrix_free_estimates_match_the_svd),
+        cmocka_unit_test(test_dense_extremes_match_the_svd),
+        cmocka_unit_test(test_dense_extremes_stop_at_every_poll),
         cmocka_unit_test(test_cutting_skip_weights),
         cmocka_unit_test(test_softmax_demo_closed_form),
         cmocka_unit_test(test_forward_pass_agrees_with_the_model),
@@ -1223,6 +1391,7 @@ int main(void)
         cmocka_unit_test(test_jacobian_with_qk_norm_rope_cap_and_branch_ln),
         cmocka_unit_test(test_jacobian_with_sinks),
         cmocka_unit_test(test_show_layer_equals_a_run_for_that_layer),
+        cmocka_unit_test(test_shown_spectrum_only_agrees_with_every_spectrum),
         cmocka_unit_test(test_controlled_run_reports_each_layer),
         cmocka_unit_test(test_stopped_run_keeps_nothing),
         cmocka_unit_test(test_lanczos_only_agrees_with_the_exact_path),

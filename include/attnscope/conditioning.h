@@ -130,6 +130,31 @@ typedef struct {
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
                    SingularValueEstimate *out);
 
+/* ---- the extreme singular values of a dense matrix -------------------------------------- */
+
+/* s_max and s_min of a dense n×n matrix K without its SVD (the exact path's κ where no
+   singular value between them is shown): Lanczos on KᵀK through two products with K for
+   s_max², and on (KᵀK)⁻¹ = K⁻¹K⁻ᵀ through K's LU factors for 1/s_min², each run until the
+   residual of its Ritz vector certifies the value to 1e-13 relative (SaWork_extreme's
+   certificate).  LU with partial pivoting is backward stable, so s_min is that of K + δK
+   with ‖δK‖ ≈ ε‖K‖: to n·ε·s_max, as dgesdd's.  Buffers are kept for the next call. */
+typedef struct DenseExtremes DenseExtremes;
+
+DenseExtremes *DenseExtremes_new(void);
+void DenseExtremes_free(DenseExtremes *e);
+/* Doubles a DenseExtremes holds for n (besides the caller's LU). */
+size_t DenseExtremes_doubles(size_t n);
+
+/* DenseExtremes_run's status where either value is not certified (K exactly singular in its
+   LU, or no convergence within the steps): the caller takes the SVD instead. */
+enum { DENSE_NOT_CERTIFIED = 2 };
+
+/* k (n×n column-major) is kept; lu (n×n) is overwritten with its LU factors.  Returns 0,
+   DENSE_NOT_CERTIFIED, -1 (out of memory) or LINALG_STOPPED (stop's hook, polled between the
+   steps). */
+int DenseExtremes_run(DenseExtremes *e, const Linalg *stop, int n, const double *k, double *lu,
+                      double *s_max, double *s_min);
+
 /* ---- the softmax conditioning demo ------------------------------------------------------ */
 
 /* κ(softmax(αZ + βI)) for n×n Z with i.i.d. N(0, 1/n) entries (the paper's Z_ij ~ N(0, 1/d)
@@ -225,6 +250,11 @@ typedef struct {
     /* On the matrix-free path, s_min(K) by Lanczos alone (--conditioning-path lanczos), not
        the Kronecker path first. */
     bool kron_off;
+    /* On the exact path, K's singular values at the shown layer (config.layer) only, its
+       extremes elsewhere (the same κ, ‖K‖₂ and s_min to rounding): for a caller that shows
+       no other layer's (batch), which so takes one SVD of K instead of L.  The other layers'
+       in layers_jacobian_sv stay NaN. */
+    bool shown_spectrum_only;
 } ConditioningControl;
 
 /* Conditioning_run's status when the progress stopped it: out then holds nothing (it is

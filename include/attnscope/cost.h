@@ -77,6 +77,10 @@ Config Cost_compare_config(const Config *c);
    two SVDs of its T·d × T·d per layer) or by Lanczos; both networks, every layer alike, so
    a layer of a network is 1/(2·depth) of it. */
 double Cost_conditioning(const Config *c, CostRates rates, bool exact);
+/* The same where K's singular values are taken at `spectra` layers of the network only (its
+   extremes at the others: ConditioningControl.shown_spectrum_only, batch's 1); the path's
+   choice prices every layer's (Cost_conditioning), so screen and batch choose alike. */
+double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, int spectra);
 
 /* Where a running job is, from its schedule: done and next are the seconds of work at the
    last after_layer call and at the one to come (or the end), total the whole job's;

@@ -17,7 +17,7 @@ double Compute_estimate_seconds(const Config *c, bool sweep, bool conditioning,
     if (sweep)
         seconds += Cost_width_sweep(c, rates, two_lanes);
     if (conditioning)
-        seconds += Cost_conditioning(c, rates, conditioning_exact);
+        seconds += Cost_conditioning_spectra(c, rates, conditioning_exact, 1);
     return seconds;
 }
 

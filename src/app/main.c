@@ -326,7 +326,8 @@ static int run_batch(const Options *o)
         Conditioning_run_controlled(
             &o->config,
             &(ConditioningControl){.lanczos_only = !exact,
-                                   .kron_off = o->conditioning_path == CONDITIONING_PATH_LANCZOS},
+                                   .kron_off = o->conditioning_path == CONDITIONING_PATH_LANCZOS,
+                                   .shown_spectrum_only = true},
             &conditioning, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;

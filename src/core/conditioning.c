@@ -645,11 +645,81 @@ static void start_vector(size_t n, uint64_t seed, double *v)
     cblas_dscal((int)n, 1.0 / sqrt(norm), v, 1);
 }
 
-/* out = KᵀK·v through the products (spare: n doubles). */
-static void normal_product(SaWork *w, const double *v, double *work, double *out)
+/* A symmetric positive semi-definite operator: out = S·v (v, out of n doubles, distinct). */
+typedef void (*SymmetricProduct)(void *context, const double *v, double *out);
+
+/* Where Lanczos left an extreme eigenvalue of S: its Ritz value θ and the residual r of its
+   Ritz vector (an eigenvalue of S lies within r of θ), both NaN unless r ≤ tolerance·θ. */
+typedef struct {
+    double theta, residual;
+    int steps;
+} RitzEstimate;
+
+/* Lanczos on S with full reorthogonalisation from a fixed start vector, the Ritz values
+   checked every check_every steps and at the last: basis holds n·(steps + 1) doubles, tri
+   4·steps + steps² (LanczosWork).  Returns 0 or LINALG_STOPPED (stop's hook asked). */
+static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, const Linalg *stop,
+                           bool largest, int steps, int check_every, double tolerance,
+                           uint64_t seed, double *basis, double *tri, RitzEstimate *out)
 {
-    SaWork_jvp(w, v, work);
-    SaWork_vjp(w, work, out);
+    out->theta = out->residual = NAN;
+    out->steps = 0;
+    double *alpha = tri, *beta = alpha + steps, *diag = beta + steps, *off = diag + steps;
+    double *ritz = off + steps;
+    /* The extreme Ritz values θ of the tridiagonal lie inside [λ_min, λ_max] of S
+       (Courant–Fischer), and r = β_j·|last component of θ's eigenvector| puts an eigenvalue of
+       S within r of θ. */
+    start_vector(n, seed, basis);
+    for (int j = 0; j < steps; j++) {
+        /* A step at T·d = 65536 takes ~10 ms: polling each one keeps a stop prompt. */
+        if (stop && Linalg_stop_requested(stop)) {
+            out->theta = out->residual = NAN;
+            return LINALG_STOPPED;
+        }
+        double *q = basis + (size_t)j * n, *next = basis + (size_t)(j + 1) * n;
+        apply(context, q, next);
+        alpha[j] = cblas_ddot((int)n, q, 1, next, 1);
+        /* Twice is enough (Kahan's "twice is enough") to keep the basis orthogonal. */
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i <= j; i++) {
+                const double *qi = basis + (size_t)i * n;
+                cblas_daxpy((int)n, -cblas_ddot((int)n, qi, 1, next, 1), qi, 1, next, 1);
+            }
+        beta[j] = cblas_dnrm2((int)n, next, 1);
+        out->steps = j + 1;
+        bool last = j + 1 == steps || !(beta[j] > 0);
+        if ((j + 1) % check_every == 0 || last) {
+            int m = j + 1;
+            memcpy(diag, alpha, sizeof(double) * m);
+            memcpy(off, beta, sizeof(double) * m);
+            if (LAPACKE_dstev(LAPACK_COL_MAJOR, 'V', m, diag, off, ritz, m) != 0)
+                break;
+            int at = largest ? m - 1 : 0;
+            double theta = diag[at], r = fabs(beta[j] * ritz[(size_t)at * m + m - 1]);
+            if (theta > 0 && r <= tolerance * theta) {
+                out->theta = theta;
+                out->residual = r;
+                break;
+            }
+        }
+        if (last)
+            break;
+        cblas_dscal((int)n, 1.0 / beta[j], next, 1);
+    }
+    return 0;
+}
+
+/* KᵀK through the products, with the n doubles of K·v between them. */
+typedef struct {
+    SaWork *w;
+    double *between;
+} NormalProduct;
+
+static void normal_product(void *context, const double *v, double *out)
+{
+    NormalProduct *p = context;
+    SaWork_jvp(p->w, v, p->between);
+    SaWork_vjp(p->w, p->between, out);
 }
 
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
@@ -670,54 +740,157 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
         free(tri);
         return -1;
     }
-    double *alpha = tri, *beta = alpha + steps, *diag = beta + steps, *off = diag + steps;
-    double *ritz = off + steps, *spare = basis + n * (size_t)(steps + 1);
-    /* The extreme Ritz values θ of the tridiagonal lie inside [λ_min, λ_max] of KᵀK
-       (Courant–Fischer), and r = β_j·|last component of θ's eigenvector| puts an eigenvalue of
-       KᵀK within r of θ. */
-    start_vector(n, seed, basis);
-    int status = 0;
-    for (int j = 0; j < steps; j++) {
-        /* A step at T·d = 65536 takes ~10 ms: polling each one keeps a stop prompt. */
-        if (w->stop && Linalg_stop_requested(w->stop)) {
-            status = LINALG_STOPPED;
-            out->value = out->error = NAN;
-            break;
-        }
-        double *q = basis + (size_t)j * n, *next = basis + (size_t)(j + 1) * n;
-        normal_product(w, q, spare, next);
-        alpha[j] = cblas_ddot((int)n, q, 1, next, 1);
-        /* Twice is enough (Kahan's "twice is enough") to keep the basis orthogonal. */
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i <= j; i++) {
-                const double *qi = basis + (size_t)i * n;
-                cblas_daxpy((int)n, -cblas_ddot((int)n, qi, 1, next, 1), qi, 1, next, 1);
-            }
-        beta[j] = cblas_dnrm2((int)n, next, 1);
-        out->steps = j + 1;
-        bool last = j + 1 == steps || !(beta[j] > 0);
-        if ((j + 1) % 8 == 0 || last) {
-            int m = j + 1;
-            memcpy(diag, alpha, sizeof(double) * m);
-            memcpy(off, beta, sizeof(double) * m);
-            if (LAPACKE_dstev(LAPACK_COL_MAJOR, 'V', m, diag, off, ritz, m) != 0)
-                break;
-            int at = largest ? m - 1 : 0;
-            double theta = diag[at], r = fabs(beta[j] * ritz[(size_t)at * m + m - 1]);
-            if (theta > 0 && r <= tolerance * theta) {
-                out->value = sqrt(theta);
-                out->error = largest ? sqrt(theta + r) - sqrt(theta)
-                                     : sqrt(theta) - sqrt(fmax(theta - r, 0.0));
-                break;
-            }
-        }
-        if (last)
-            break;
-        cblas_dscal((int)n, 1.0 / beta[j], next, 1);
+    NormalProduct product = {w, basis + n * (size_t)(steps + 1)};
+    RitzEstimate ritz;
+    int status = lanczos_extreme(n, normal_product, &product, w->stop, largest, steps, 8, tolerance,
+                                 seed, basis, tri, &ritz);
+    out->steps = ritz.steps;
+    if (!isnan(ritz.theta)) {
+        double theta = ritz.theta, r = ritz.residual;
+        out->value = sqrt(theta);
+        out->error =
+            largest ? sqrt(theta + r) - sqrt(theta) : sqrt(theta) - sqrt(fmax(theta - r, 0.0));
     }
     free(basis);
     free(tri);
     return status;
+}
+
+/* ---- the extreme singular values of a dense matrix -------------------------------------- */
+
+/* An LU factor's pivots are LAPACK's integers, kept as int in the header. */
+_Static_assert(sizeof(lapack_int) == sizeof(int), "lapack_int is int (LP64 LAPACK)");
+
+/* Lanczos steps at most for one extreme, checked every few steps: Ritz values of the
+   matrices of the exact path settle in 10–40 steps. */
+enum { DENSE_STEPS_MAX = 96, DENSE_CHECK_EVERY = 4 };
+
+/* The residual that counts as converged: an eigenvalue of the operator within this much of θ
+   (relative), so √θ moves by half of it, far below the n·ε·s_max to which dgesdd itself
+   resolves a singular value (n ≥ 64 here). */
+#define DENSE_TOLERANCE 1e-13
+
+struct DenseExtremes {
+    size_t n_cap;
+    int *pivots;   /* n */
+    double *basis; /* n·(DENSE_STEPS_MAX + 2): the basis and K·v between two products */
+    double *tri;   /* the tridiagonal and its eigenvectors */
+};
+
+DenseExtremes *DenseExtremes_new(void)
+{
+    return calloc(1, sizeof(DenseExtremes));
+}
+
+void DenseExtremes_free(DenseExtremes *e)
+{
+    if (!e)
+        return;
+    free(e->pivots);
+    free(e->basis);
+    free(e->tri);
+    free(e);
+}
+
+size_t DenseExtremes_doubles(size_t n)
+{
+    return n * (DENSE_STEPS_MAX + 2) + 4 * DENSE_STEPS_MAX + DENSE_STEPS_MAX * DENSE_STEPS_MAX +
+           (n * sizeof(int) + sizeof(double) - 1) / sizeof(double);
+}
+
+static int dense_grow(DenseExtremes *e, size_t n)
+{
+    if (n <= e->n_cap)
+        return 0;
+    int *pivots = realloc(e->pivots, sizeof(int) * n);
+    if (pivots)
+        e->pivots = pivots;
+    if (!pivots || grow(&e->basis, n * (DENSE_STEPS_MAX + 2)) ||
+        grow(&e->tri, 4 * DENSE_STEPS_MAX + DENSE_STEPS_MAX * DENSE_STEPS_MAX))
+        return -1;
+    e->n_cap = n;
+    return 0;
+}
+
+/* KᵀK and (KᵀK)⁻¹ = K⁻¹K⁻ᵀ of a dense n×n K, the inverse through K's LU factors. */
+typedef struct {
+    int n;
+    const double *k, *lu;
+    const int *pivots;
+    double *between;
+} DenseOperator;
+
+static void dense_normal(void *context, const double *v, double *out)
+{
+    const DenseOperator *o = context;
+    cblas_dgemv(CblasColMajor, CblasNoTrans, o->n, o->n, 1.0, o->k, o->n, v, 1, 0.0, o->between, 1);
+    cblas_dgemv(CblasColMajor, CblasTrans, o->n, o->n, 1.0, o->k, o->n, o->between, 1, 0.0, out, 1);
+}
+
+static void dense_inverse_normal(void *context, const double *v, double *out)
+{
+    const DenseOperator *o = context;
+    memcpy(out, v, sizeof(double) * (size_t)o->n);
+    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', o->n, 1, o->lu, o->n, o->pivots, out, o->n);
+    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', o->n, 1, o->lu, o->n, o->pivots, out, o->n);
+}
+
+/* dgetrf's factors (the same partial pivoting, right-looking by panels of LU_PANEL columns),
+   with stop's hook polled between the panels: one LU at n = 4096 takes seconds and runs in
+   this process, where no kill can end it.  Returns 0, DENSE_NOT_CERTIFIED (an exactly zero
+   pivot) or LINALG_STOPPED. */
+enum { LU_PANEL = 128 };
+
+static int lu_stoppable(int n, double *a, int *pivots, const Linalg *stop)
+{
+    for (int j = 0; j < n; j += LU_PANEL) {
+        if (stop && Linalg_stop_requested(stop))
+            return LINALG_STOPPED;
+        int nb = n - j < LU_PANEL ? n - j : LU_PANEL, rest = n - j - nb;
+        double *panel = a + j + (size_t)j * n;
+        if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n - j, nb, panel, n, pivots + j))
+            return DENSE_NOT_CERTIFIED;
+        for (int i = j; i < j + nb; i++)
+            pivots[i] += j;
+        /* The panel's row swaps on the columns either side of it, then U₁₂ = L₁₁⁻¹A₁₂ and
+           A₂₂ −= L₂₁U₁₂. */
+        LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, j, a, n, j + 1, j + nb, pivots, 1);
+        if (!rest)
+            break;
+        double *right = a + (size_t)(j + nb) * n;
+        LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, rest, right, n, j + 1, j + nb, pivots, 1);
+        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nb, rest, 1.0,
+                    panel, n, right + j, n);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rest, rest, nb, -1.0, panel + nb, n,
+                    right + j, n, 1.0, right + j + nb, n);
+    }
+    return 0;
+}
+
+int DenseExtremes_run(DenseExtremes *e, const Linalg *stop, int n, const double *k, double *lu,
+                      double *s_max, double *s_min)
+{
+    size_t size = (size_t)n;
+    if (dense_grow(e, size))
+        return -1;
+    int steps = n < DENSE_STEPS_MAX ? n : DENSE_STEPS_MAX;
+    DenseOperator o = {n, k, lu, e->pivots, e->basis + size * (DENSE_STEPS_MAX + 1)};
+    RitzEstimate top, inverse;
+    int status = lanczos_extreme(size, dense_normal, &o, stop, true, steps, DENSE_CHECK_EVERY,
+                                 DENSE_TOLERANCE, 1, e->basis, e->tri, &top);
+    if (status || isnan(top.theta))
+        return status ? status : DENSE_NOT_CERTIFIED;
+    memcpy(lu, k, sizeof(double) * size * size);
+    /* An exactly singular factor has no inverse to iterate with. */
+    if ((status = lu_stoppable(n, lu, e->pivots, stop)))
+        return status;
+    status = lanczos_extreme(size, dense_inverse_normal, &o, stop, true, steps, DENSE_CHECK_EVERY,
+                             DENSE_TOLERANCE, 2, e->basis, e->tri, &inverse);
+    if (status || isnan(inverse.theta) || !isfinite(inverse.theta))
+        return status ? status : DENSE_NOT_CERTIFIED;
+    *s_max = sqrt(top.theta);
+    *s_min = 1.0 / sqrt(inverse.theta);
+    return 0;
 }
 
 /* ---- the softmax conditioning demo ------------------------------------------------------ */

@@ -80,9 +80,10 @@ typedef struct {
     const Config *c;
     const Progress *progress; /* or NULL */
     int T, d, heads;
-    size_t n;      /* T·d */
-    bool exact;    /* K built in full */
-    bool kron_off; /* s_min by Lanczos alone on the matrix-free path */
+    size_t n;                 /* T·d */
+    bool exact;               /* K built in full */
+    bool kron_off;            /* s_min by Lanczos alone on the matrix-free path */
+    bool shown_spectrum_only; /* ConditioningControl's */
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
@@ -100,6 +101,7 @@ typedef struct {
     double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
     KronFactors *kron; /* the Kronecker path's preconditioner (matrix-free path), or NULL */
     KronTally tally;
+    DenseExtremes *extremes; /* exact path only */
 } ConditioningRun;
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
@@ -152,6 +154,7 @@ static void run_free(ConditioningRun *r)
         free(*plan[i].buffer);
     free(r->jacobian);
     free(r->jacobian_copy);
+    DenseExtremes_free(r->extremes);
     free(r->blocks);
     free(r->mean_centred);
     KronFactors_free(r->kron);
@@ -168,7 +171,8 @@ static int run_alloc(ConditioningRun *r)
         if (plan[i].doubles && !(*plan[i].buffer = malloc(sizeof(double) * plan[i].doubles)))
             return -1;
     if (r->exact && (!(r->jacobian = malloc(sizeof(double) * r->n * r->n)) ||
-                     !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n))))
+                     !(r->jacobian_copy = malloc(sizeof(double) * r->n * r->n)) ||
+                     !(r->extremes = DenseExtremes_new())))
         return -1;
     r->blocks = calloc((size_t)r->heads, sizeof(SaBlock));
     r->mean_centred = calloc((size_t)r->heads, sizeof(bool));
@@ -284,9 +288,27 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double e_norm,
     return SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, out);
 }
 
-/* The Jacobian's numbers at one layer; the SaWork is prepared. */
+/* s_max and s_min of the n×n matrix in r->jacobian (kept): LU and Lanczos, or its SVD where
+   those are not certified (DenseExtremes_run). */
+static int extremes(ConditioningRun *r, double *s_max, double *s_min)
+{
+    int n = (int)r->n;
+    int info =
+        DenseExtremes_run(r->extremes, r->la, n, r->jacobian, r->jacobian_copy, s_max, s_min);
+    if (info != DENSE_NOT_CERTIFIED)
+        return info;
+    memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * r->n * r->n);
+    if ((info = Linalg_singular_values(r->la, n, n, r->jacobian_copy, r->jacobian_sv)))
+        return info;
+    *s_max = r->jacobian_sv[0];
+    *s_min = r->jacobian_sv[n - 1];
+    return 0;
+}
+
+/* The Jacobian's numbers at one layer; the SaWork is prepared.  layer_sv: where K's singular
+   values are kept, or NULL; shown: the shown layer of the network (config.layer). */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
-                            bool has_perturbation, double *layer_sv)
+                            bool has_perturbation, double *layer_sv, bool shown)
 {
     size_t n = r->n;
     int info = 0;
@@ -305,25 +327,30 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     if (r->jacobian) {
         if ((info = SaWork_jacobian(r->sa, r->jacobian)))
             return info;
-        /* K's singular values from a copy, then K + I's from K itself. */
-        memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
-        info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, r->jacobian_sv);
-        if (info)
+        /* Every singular value of K where they are kept.  ‖K‖₂ and s_min are the shown
+           spectrum's ends at the shown layer (one SVD, in batch and on the screen alike) and
+           K's extremes at every other, so that a layer's numbers do not depend on which
+           spectra a run keeps: the screen's and batch's agree bit for bit.  Then K + I's. */
+        if (layer_sv) {
+            memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
+            if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, layer_sv)))
+                return info;
+        }
+        if (shown && layer_sv) {
+            out->jacobian_norm[l] = layer_sv[0];
+            out->jacobian_s_min[l] = layer_sv[n - 1];
+        } else if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l]))) {
             return info;
-        out->jacobian_norm[l] = r->jacobian_sv[0];
-        out->jacobian_s_min[l] = r->jacobian_sv[n - 1];
+        }
         out->jacobian_s_min_error[l] = 0.0;
         out->kappa_jacobian[l] =
-            Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
-        if (layer_sv)
-            memcpy(layer_sv, r->jacobian_sv, sizeof(double) * n);
+            Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
         for (size_t i = 0; i < n; i++)
             r->jacobian[i + i * n] += 1.0;
-        info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
-        if (info)
+        double top, bottom;
+        if ((info = extremes(r, &top, &bottom)))
             return info;
-        out->kappa_jacobian_skip[l] =
-            Conditioning_kappa(r->jacobian_sv[0], r->jacobian_sv[n - 1], (int)n);
+        out->kappa_jacobian_skip[l] = Conditioning_kappa(top, bottom, (int)n);
     } else {
         SingularValueEstimate top, smallest;
         if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
@@ -348,9 +375,7 @@ static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     SaWork_dominant_only(r->sa, true);
     if (r->jacobian) {
         if (!(info = SaWork_jacobian(r->sa, r->jacobian)))
-            info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian, r->jacobian_sv);
-        top = r->jacobian_sv[0];
-        bottom = r->jacobian_sv[n - 1];
+            info = extremes(r, &top, &bottom);
     } else {
         SingularValueEstimate largest, smallest;
         if (!(info =
@@ -553,11 +578,14 @@ static int jacobian_layer(Pass *p, double s_min_b)
                                                   : "cuts F's rows to unit norm",
                      c->layernorm == LAYERNORM_LN ? "the direction 1" : "the row's own direction");
     }
-    if (jacobian)
+    if (jacobian) {
+        bool spectrum = p->shown_numbers && p->result->layers_jacobian_sv &&
+                        (!r->shown_spectrum_only || l == c->layer);
         return jacobian_numbers(r, p->out, l, s_min_b, !input_independent,
-                                p->shown_numbers && p->result->layers_jacobian_sv
-                                    ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
-                                    : NULL);
+                                spectrum ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
+                                         : NULL,
+                                p->shown_numbers && l == c->layer);
+    }
     if (!p->jacobian_noted && biased) {
         p->jacobian_noted = true;
         Warnings_add(
@@ -673,7 +701,7 @@ size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
-    size_t exact_bytes = sizeof(double) * 2 * n * n;
+    size_t exact_bytes = sizeof(double) * (2 * n * n + DenseExtremes_doubles(n));
     return sizeof(double) * doubles + (exact ? exact_bytes : lanczos);
 }
 
@@ -734,7 +762,8 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                          .d = c->width,
                          .heads = c->heads,
                          .exact = Conditioning_exact(c, control),
-                         .kron_off = control->kron_off};
+                         .kron_off = control->kron_off,
+                         .shown_spectrum_only = control->shown_spectrum_only};
     r.n = (size_t)r.T * r.d;
     out->jacobian_exact = r.exact;
     int info = -1;

@@ -316,6 +316,10 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
    for S ≈ 150 steps in all). */
 #define CONDITIONING_LANCZOS_PRODUCTS 726.0
 #define CONDITIONING_LANCZOS_BASIS 1.32e6
+/* Flop equivalents per element of an n×n matrix for the Lanczos steps of its extremes: about
+   64 steps of a product with it and one with its transpose (or two triangular solves each),
+   ~11 equivalents per element each (bound by memory), fitted at n = 1024 and 4096. */
+#define CONDITIONING_DENSE_LANCZOS 1500.0
 
 /* The Kronecker path's own work in one layer of the matrix-free path (conditioning_kron.h):
    the SVDs of B₀'s two factors and Davidson's KRON_STEPS_MAX steps at most, each a JVP and a
@@ -336,6 +340,11 @@ static double conditioning_kron_layer(const Config *c, CostRates rates, double j
 
 double Cost_conditioning(const Config *c, CostRates rates, bool exact)
 {
+    return Cost_conditioning_spectra(c, rates, exact, c->depth);
+}
+
+double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, int spectra)
+{
     double T = c->tokens, d = c->width, n = T * d;
     /* One JVP, on average over the layers (RoPE skips --nope-every layers): per head Ẋ·W_VO,h,
        A_h·(Ẋ W_VO,h), the two halves of Ċ and Ȧ·(X W_VO,h), and what QK-norm, RoPE, the
@@ -351,19 +360,26 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact)
                    other(&rates, 2 * lapack(GESDD, c->tokens) + lapack(GESDD, c->width));
     double lanczos =
         other(&rates, CONDITIONING_LANCZOS_PRODUCTS * jvp + CONDITIONING_LANCZOS_BASIS * n);
+    /* s_max and s_min of a built n×n matrix without its SVD (DenseExtremes_run): its LU, and
+       Lanczos steps of two matrix-vector products each (10–80 steps for the two). */
+    double extremes =
+        product(&rates, 2.0 / 3.0 * n * n * n) + other(&rates, CONDITIONING_DENSE_LANCZOS * n * n);
     bool built = exact && n <= CONDITIONING_EXACT_MAX;
+    /* A layer of both networks: each builds K column by column, takes the extremes of K and
+       of K + I and ‖E‖₂ by Lanczos (one of the three estimates); the network's K is also
+       decomposed where its singular values are kept (below). */
+    double pair = 2 * layer;
     if (built)
-        /* K column by column, the singular values of K and of K + I, and ‖E‖₂ by Lanczos
-           (one of the three estimates). */
-        layer += product(&rates, n * jvp) + other(&rates, 2 * lapack(GESDD, (int)n)) + lanczos / 3;
+        pair += 2 * product(&rates, n * jvp) + 4 * extremes + 2 * lanczos / 3;
     else
-        layer += lanczos + conditioning_kron_layer(c, rates, jvp);
-    /* Several heads or a branch LN: κ(B) from B's own products, built and decomposed or by
-       Lanczos. */
+        pair += 2 * (lanczos + conditioning_kron_layer(c, rates, jvp));
+    /* Several heads or a branch LN: κ(B) from B's own products, built and reduced to its
+       extremes, or by Lanczos. */
     if (c->heads > 1 || Layer_branch_norm(c))
-        layer += built ? product(&rates, n * jvp / 4) + other(&rates, lapack(GESDD, (int)n))
-                       : 2 * lanczos / 3;
-    return 2 * c->depth * layer;
+        pair += built ? 2 * (product(&rates, n * jvp / 4) + extremes) : 4 * lanczos / 3;
+    if (spectra > c->depth)
+        spectra = c->depth;
+    return c->depth * pair + (built ? spectra * other(&rates, lapack(GESDD, (int)n)) : 0);
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like
