@@ -321,6 +321,17 @@ static const char *tour_directory(const char *presets, char *buf, size_t size)
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
+/* --batch --verbose with --weights: each layer the checkpoint is read for, once (the layer
+   step fills a layer's weights in parts); context: the layer said last. */
+static void say_reading(void *context, int layer, int depth, bool done)
+{
+    int *said = context;
+    if (done || layer == *said)
+        return;
+    *said = layer;
+    fprintf(stderr, "attnscope: reading layer %d/%d\n", layer, depth);
+}
+
 /* --weights: the checkpoint opened for o's settings becomes the layers' weight source;
    --export-weights then writes them (drawn or read).  -1 to go on (*checkpoint open or NULL),
    or the exit status: 2 when either fails, 0 after an export without --batch. */
@@ -334,6 +345,9 @@ static int use_weights(const Options *o, Checkpoint **checkpoint)
             return 2;
         }
         Layer_use_weights(Checkpoint_source(*checkpoint));
+        static int said;
+        if (o->batch && o->verbose)
+            Layer_watch_reading(say_reading, &said);
     }
     if (!o->export_weights_dir)
         return -1;

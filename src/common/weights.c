@@ -5,7 +5,6 @@
 
 #include "weights_internal.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +17,7 @@ struct Checkpoint {
     /* Per layer (index layer − 1), the tensors of Weights_layer_tensors' list, in its order. */
     const SafetensorsTensor *(*found)[LAYER_TENSORS_MAX];
     WeightSource source;
+    uint64_t bytes_read; /* by fill, counted atomically: runs on two threads may fill at once */
 };
 
 /* The elements of t, as its layout puts them in w's buffer. */
@@ -105,10 +105,16 @@ static bool fits(void *context, const Config *c, char *why, size_t size)
     return true;
 }
 
+/* The bytes of t that want's layout reads (the columns it takes of a fused tensor). */
+static uint64_t bytes_read(const SafetensorsTensor *t, const WeightTensor *want)
+{
+    return WeightTensor_elements(want) * SafetensorsDtype_size(t->dtype);
+}
+
 static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
                       const LayerWeights *w)
 {
-    const Checkpoint *k = context;
+    Checkpoint *k = context;
     char why[8];
     if (layer < 1 || layer > k->config.depth || fixed_differ(k, c, layer, layer, why, sizeof why))
         return -1; /* settings the checkpoint fixes: refused before a run gets here */
@@ -116,10 +122,33 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
     int n = Weights_layer_tensors(c, &k->names, layer, want);
     for (int i = 0; i < n; i++)
         if ((want[i].part & parts) && want[i].layout != CONSTANT) {
-            fill_tensor(k->found[layer - 1][i], &want[i], w, c);
-            Safetensors_release(k->tensors, k->found[layer - 1][i]);
+            const SafetensorsTensor *t = k->found[layer - 1][i];
+            fill_tensor(t, &want[i], w, c);
+            Safetensors_release(k->tensors, t);
+            __atomic_fetch_add(&k->bytes_read, bytes_read(t, &want[i]), __ATOMIC_RELAXED);
         }
     return 0;
+}
+
+/* What fill_layer reads and converts for `parts` of any layer (every layer's tensors have
+   the same shapes and dtypes as the first's in a checkpoint that fits c), and the zeros it
+   writes past G·d_h in W^K and W^V. */
+static void declare_layer(void *context, const Config *c, unsigned parts, WorkList *out)
+{
+    const Checkpoint *k = context;
+    WeightTensor want[LAYER_TENSORS_MAX];
+    int n = Weights_layer_tensors(c, &k->names, 1, want);
+    for (int i = 0; i < n; i++) {
+        if (!(want[i].part & parts) || want[i].layout == CONSTANT)
+            continue;
+        const SafetensorsTensor *t = Safetensors_find(k->tensors, want[i].name);
+        double elements = (double)WeightTensor_elements(&want[i]);
+        if (t)
+            WorkList_add(out, WORK_LOAD, (double)bytes_read(t, &want[i]), elements, 0, 1);
+        if (want[i].field == offsetof(LayerWeights, key) ||
+            want[i].field == offsetof(LayerWeights, value))
+            WorkList_add(out, WORK_PASSES, (double)c->width * c->width, 0, 0, 1);
+    }
 }
 
 /* Every entry of t is `value`: a norm's gain or a bias the block does not have. */
@@ -344,8 +373,11 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         return NULL;
     }
     if (k->tensors)
-        k->source = (WeightSource){
-            .fill = fill_layer, .fits = fits, .name = Safetensors_path(k->tensors), .context = k};
+        k->source = (WeightSource){.fill = fill_layer,
+                                   .fits = fits,
+                                   .declare = declare_layer,
+                                   .name = Safetensors_path(k->tensors),
+                                   .context = k};
     if (!k->tensors || find_all(k, warnings, err, size)) {
         Checkpoint_close(k);
         return NULL;
@@ -356,6 +388,11 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
 const WeightSource *Checkpoint_source(const Checkpoint *k)
 {
     return &k->source;
+}
+
+uint64_t Checkpoint_bytes_read(const Checkpoint *k)
+{
+    return __atomic_load_n(&k->bytes_read, __ATOMIC_RELAXED);
 }
 
 const char *Checkpoint_path(const Checkpoint *k)

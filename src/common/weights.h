@@ -12,6 +12,7 @@
 #include "safetensors.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Writes the weights of c (as Layer_draw makes them for c's seed, or as the weight source in
@@ -35,6 +36,10 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
 /* The weight source to give Layer_use_weights: it fills a layer of any configuration whose
    tensors have the shapes this one was opened for, and refuses others. */
 const WeightSource *Checkpoint_source(const Checkpoint *k);
+
+/* The bytes the source's fills have read from the checkpoint so far (the tests compare them
+   with what the plan declares: WORK_LOAD). */
+uint64_t Checkpoint_bytes_read(const Checkpoint *k);
 
 /* The path opened, for the status line. */
 const char *Checkpoint_path(const Checkpoint *k);
