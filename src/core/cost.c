@@ -28,9 +28,10 @@
 #define GAUSSIAN 500.0
 /* A checkpoint's tensor converted to double (--weights): per byte read from its mapping (the
    page faults of a file in the page cache, the pages dropped after each tensor), and per
-   element converted and stored (bench/load_rate.c measures both). */
-#define LOAD_BYTE 0.0
-#define LOAD_ELEMENT 0.0
+   element converted and stored: medians of 7 runs of bench/load_rate.c (2026-11-26, load
+   average 15-17, scalar speed 0.08-0.34; the per-byte price is the noisier). */
+#define LOAD_BYTE 21.0
+#define LOAD_ELEMENT 25.0
 /* dgeev without vectors, dgesdd without vectors, dsyevd without vectors, dgesdd with vectors
    and dgetrf + dgecon + dgetrs, as c3·n³ + c2·n² (c2 = c3's excess at small n). */
 static const double GEEV[2] = {18.0, 9000.0};

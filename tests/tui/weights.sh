@@ -21,6 +21,7 @@ check "the trace says each layer is read before it is computed ($order)" \
     test "$order" = "reading 1/3,layer 1/3,reading 2/3,layer 2/3,reading 3/3,layer 3/3,"
 expect "and shows no σ_qk, which the weights do not have" "d=16"
 check "... no σ_qk on it" absent "σ_qk="
+check "... nor the theory's σ, which σ_qk's draws make" absent "σ=[0-9]"
 press "D: d stays, the checkpoint's tensors fix it" "d stays at 16: the checkpoint's tensors fix it" D
 press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the checkpoint's tensors fix it \(it holds L = 3 layers of H = 2 heads" L
 press "): the heads stay, the checkpoint's W^Q is split into 2" "H stays at 2: the checkpoint's tensors fix it" ')'
