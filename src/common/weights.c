@@ -14,8 +14,6 @@ struct Checkpoint {
     Safetensors *tensors;
     Names names;   /* the names its tensors have */
     Config config; /* as opened: what the shapes were checked against */
-    /* Per layer (index layer − 1), the tensors of Weights_layer_tensors' list, in its order. */
-    const SafetensorsTensor *(*found)[LAYER_TENSORS_MAX];
     WeightSource source;
     uint64_t bytes_read; /* by fill, counted atomically: runs on two threads may fill at once */
 };
@@ -33,31 +31,38 @@ static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, co
         Safetensors_columns_to_double(t, want->first_column, want->columns, out);
 }
 
-/* The first tensor of c whose name or shape differs from the checkpoint's, described in why;
-   false where none does. */
+/* The tensor of list[0..n) named name, or NULL. */
+static const WeightTensor *named(const WeightTensor *list, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return &list[i];
+    return NULL;
+}
+
+/* The first tensor of c that the checkpoint lacks or holds in another shape, else the first
+   of the checkpoint's that c would leave out, described in why; false where none. */
 static bool shapes_differ(const Checkpoint *k, const Config *c, int layer, char *why, size_t size)
 {
     WeightTensor want[LAYER_TENSORS_MAX], opened[LAYER_TENSORS_MAX];
     int n = Weights_layer_tensors(c, &k->names, layer, want),
         m = Weights_layer_tensors(&k->config, &k->names, layer, opened);
-    for (int i = 0; i < n || i < m; i++) {
-        if (i < n && i < m && strcmp(want[i].name, opened[i].name) == 0 &&
-            want[i].rank == opened[i].rank &&
-            memcmp(want[i].shape, opened[i].shape, sizeof want[i].shape) == 0)
+    char need[64], has[64];
+    for (int i = 0; i < n; i++) {
+        const WeightTensor *o = named(opened, m, want[i].name);
+        if (o && o->rank == want[i].rank && memcmp(o->shape, want[i].shape, sizeof o->shape) == 0)
             continue;
-        char need[64], has[64];
-        if (i < n)
-            snprintf(why, size, "the checkpoint's tensors fix it (the settings need %s %s, %s)",
-                     want[i].name,
-                     Weights_shape_text(want[i].rank, want[i].shape, need, sizeof need),
-                     i < m && strcmp(want[i].name, opened[i].name) == 0
-                         ? Weights_shape_text(opened[i].rank, opened[i].shape, has, sizeof has)
-                         : "not in it");
-        else
-            snprintf(why, size, "the checkpoint's tensors fix it (%s would be left out)",
-                     opened[i].name);
+        snprintf(why, size, "the checkpoint's tensors fix it (the settings need %s %s, %s)",
+                 want[i].name, Weights_shape_text(want[i].rank, want[i].shape, need, sizeof need),
+                 o ? Weights_shape_text(o->rank, o->shape, has, sizeof has) : "not in it");
         return true;
     }
+    for (int i = 0; i < m; i++)
+        if (!named(want, n, opened[i].name)) {
+            snprintf(why, size, "the checkpoint's tensors fix it (%s would be left out)",
+                     opened[i].name);
+            return true;
+        }
     return false;
 }
 
@@ -102,6 +107,15 @@ static bool fits(void *context, const Config *c, char *why, size_t size)
             return false;
         }
     }
+    /* W^O Gaussian or orthogonal is one tensor, o_proj, drawn two ways: which way is not the
+       checkpoint's to change (identity, no tensor, is a shape the loop above refuses). */
+    if (c->output != k->config.output) {
+        snprintf(why, size,
+                 "the weights are the checkpoint's, not drawn, so W^O=%s (how W^O is drawn) does "
+                 "not apply",
+                 OUTPUT_NAMES.names[c->output]);
+        return false;
+    }
     return true;
 }
 
@@ -122,7 +136,10 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
     int n = Weights_layer_tensors(c, &k->names, layer, want);
     for (int i = 0; i < n; i++)
         if ((want[i].part & parts) && want[i].layout != CONSTANT) {
-            const SafetensorsTensor *t = k->found[layer - 1][i];
+            /* By name: the settings may list the checkpoint's tensors in another order. */
+            const SafetensorsTensor *t = Safetensors_find(k->tensors, want[i].name);
+            if (!t)
+                return -1; /* refused by fixed_differ above */
             fill_tensor(t, &want[i], w, c);
             Safetensors_release(k->tensors, t);
             __atomic_fetch_add(&k->bytes_read, bytes_read(t, &want[i]), __ATOMIC_RELAXED);
@@ -270,18 +287,18 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
         WeightTensor want[LAYER_TENSORS_MAX];
         int n = Weights_layer_tensors(&k->config, &k->names, layer, want);
         for (int i = 0; i < n && status == 0; i++) {
-            const SafetensorsTensor **t = &k->found[layer - 1][i];
-            status = find_tensor(k, &want[i], t, err, size);
+            const SafetensorsTensor *t;
+            status = find_tensor(k, &want[i], &t, err, size);
             if (status)
                 break;
-            used[*t - Safetensors_at(k->tensors, 0)] = true;
-            uint64_t bad = Safetensors_count_nonfinite(*t);
-            Safetensors_release(k->tensors, *t);
+            used[t - Safetensors_at(k->tensors, 0)] = true;
+            uint64_t bad = Safetensors_count_nonfinite(t);
+            Safetensors_release(k->tensors, t);
             if (bad && warnings)
                 fprintf(warnings,
                         "attnscope: warning: %s: tensor '%s' holds %llu NaN or infinite "
                         "entries\n",
-                        (*t)->file, (*t)->name, (unsigned long long)bad);
+                        t->file, t->name, (unsigned long long)bad);
         }
     }
     if (status == 0)
@@ -357,8 +374,7 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
                             size_t size)
 {
     Checkpoint *k = calloc(1, sizeof *k);
-    if (!k || !(k->found = calloc((size_t)c->depth, sizeof *k->found))) {
-        free(k);
+    if (!k) {
         snprintf(err, size, "out of memory");
         return NULL;
     }
@@ -405,6 +421,5 @@ void Checkpoint_close(Checkpoint *k)
     if (!k)
         return;
     Safetensors_close(k->tensors);
-    free(k->found);
     free(k);
 }

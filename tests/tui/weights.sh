@@ -1,7 +1,7 @@
 #!/bin/bash
 # The screen on a checkpoint's weights (--weights): the status line names it; the keys that
-# would change what the weights fix (d, L; the initialisation) stay and say why; a key that
-# changes the input (r, a new seed) works; the width sweep and the conditioning's other
+# would change what the weights fix (d, L, H, W^O; the initialisation, σ_qk and how W^O is
+# drawn) stay and say why; a key that changes the input (r, a new seed) works; the width sweep and the conditioning's other
 # initialisation, which would need other weights, say so instead of computing.  Each layer's
 # read of the checkpoint is what the screen shows while it lasts ("reading layer 2/3"): the
 # trace has one line per layer of a job, before that layer's computation.
@@ -26,6 +26,9 @@ press "D: d stays, the checkpoint's tensors fix it" "d stays at 16: the checkpoi
 press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the checkpoint's tensors fix it \(it holds L = 3 layers of H = 2 heads" L
 press "): the heads stay, the checkpoint's W^Q is split into 2" "H stays at 2: the checkpoint's tensors fix it" ')'
 press "C: the initialisation stays, the weights are not drawn" "stays at normal: the weights are the checkpoint's, not drawn" C
+press "S: σ_qk stays, the weights are not drawn" "σ_qk stays at 1: the weights are the checkpoint's, not drawn, so σ_qk does not apply" S
+press "O: W^O stays Gaussian, how o_proj was drawn is not the checkpoint's to change" "W\^O stays at gaussian: the weights are the checkpoint's, not drawn, so W\^O=orthogonal" O
+press "U: W^O stays, the identity would leave o_proj out" "W\^O stays at gaussian: the checkpoint's tensors fix it \(model\.layers\.0\.self_attn\.o_proj\.weight would be left" U
 press "r: a new seed draws a new input" "seed=2" r
 check "... and no refusal with it" absent "seed stays"
 wait_trace " job-done gen=2 "
