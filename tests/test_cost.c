@@ -713,6 +713,20 @@ static void test_compare_price_is_its_plan(void **state)
     }
 }
 
+/* Reading a checkpoint (WORK_LOAD) is priced by the bytes read and the elements converted:
+   a BF16 tensor costs less than the same tensor in F64, more than nothing. */
+static void test_checkpoint_load_priced(void **state)
+{
+    (void)state;
+    double elements = 2048.0 * 2048;
+    WorkStep bf16 = {0}, f64 = {0};
+    WorkList_add(&bf16.serial, WORK_LOAD, 2 * elements, elements, 0, 1);
+    WorkList_add(&f64.serial, WORK_LOAD, 8 * elements, elements, 0, 1);
+    double narrow = Cost_step(&bf16, Cost_reference_rates(), true),
+           wide = Cost_step(&f64, Cost_reference_rates(), true);
+    assert_true(narrow > 0 && wide > narrow && wide < 4 * narrow);
+}
+
 /* The factorised schemes' SVDs are declared: one per head for W^Q, W^K (cutting-skip,
    mimetic) and, under mimetic with an output projection, one per layer for each of W^V and
    W^O; none once the choices draw every matrix i.i.d. */
@@ -901,6 +915,7 @@ int main(void)
         cmocka_unit_test(test_rates_scale_prices),
         cmocka_unit_test(test_price_counts_the_factor_svds),
         cmocka_unit_test(test_tally_counts_what_linalg_runs),
+        cmocka_unit_test(test_checkpoint_load_priced),
         cmocka_unit_test(test_declared_work_is_what_the_run_does),
         cmocka_unit_test(test_entropies_are_priced),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),

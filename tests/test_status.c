@@ -129,6 +129,13 @@ static void test_pending_and_busy(void **state)
         if (!strstr(t, left[i].text))
             fail_msg("%.1f s left: expected '%s' in\n%s", left[i].seconds, left[i].text, t);
     }
+    /* While a checkpoint's layer is read (--weights), the message says which. */
+    v.reading_layer = 7;
+    v.reading_depth = 32;
+    t = layout(&v, 120, NULL);
+    assert_non_null(strstr(t, "reading layer 7/32, 50%, ~2.5 h left"));
+    assert_null(strstr(t, "computing"));
+    v.reading_layer = 0;
     /* While the superseded job winds down, the new one has not started: no percentage. */
     v.unicode = true;
     v.stopping = true;

@@ -2,6 +2,7 @@
  * (docs/model.md §3). */
 #include "testing.h"
 
+#include "attnscope/layer.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 #include "attnscope/theory.h"
@@ -287,6 +288,52 @@ static void test_qk_norm_and_rope_claims(void **state)
     Workspace_free(w);
 }
 
+/* A checkpoint's weights (a weight source in use): the theory's σ, laws, curves, entropy
+   prediction and phase β come from σ_qk's Gaussian draws, so each is null with the reason;
+   only the exact λ1 = 1 of row-stochastic attention stays.  The same settings with drawn
+   weights predict them all. */
+static void test_checkpoint_weights_withdraw_the_theory(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 2;
+    c.attention = ATTENTION_MARKOV;
+    double curves[2][3];
+    TheoryPrediction drawn = {.stable_rank = curves[0], .counterpart_stable_rank = curves[1]};
+    Theory_predict(&c, &drawn);
+    EntropyTheory entropy;
+    Config softmax = c;
+    softmax.attention = ATTENTION_SOFTMAX;
+    Theory_entropy_first_layer(&softmax, &entropy);
+    assert_true(isfinite(drawn.sigma) && isfinite(drawn.bulk_radius) && isfinite(curves[0][2]));
+    assert_true(isfinite(entropy.mean) && !Theory_phase_void(&softmax, 1));
+    assert_true(isfinite(Theory_shown_sigma(&softmax)));
+
+    const WeightSource checkpoint = {.name = "model.safetensors"};
+    Layer_use_weights(&checkpoint);
+    assert_false(Theory_weights_drawn());
+    TheoryPrediction read = {.stable_rank = curves[0], .counterpart_stable_rank = curves[1]};
+    Theory_predict(&c, &read);
+    assert_true(isnan(read.sigma) && isnan(read.bulk_radius) && isnan(read.singular_edge));
+    assert_null(read.singular_law);
+    assert_true(read.outlier == 1.0); /* rows sum to 1 whatever the weights */
+    for (int l = 0; l <= c.depth; l++)
+        assert_true(isnan(curves[0][l]) && isnan(curves[1][l]));
+    assert_string_equal(read.stable_rank_note, THEORY_CHECKPOINT_NOTE);
+    Theory_entropy_first_layer(&softmax, &entropy);
+    assert_true(isnan(entropy.mean) && isnan(entropy.logit_std));
+    assert_string_equal(entropy.note, THEORY_CHECKPOINT_NOTE);
+    assert_string_equal(Theory_phase_void(&softmax, 1), THEORY_CHECKPOINT_NOTE);
+    assert_true(isnan(Theory_shown_sigma(&softmax)));
+    Config relu = softmax; /* relu's outlier is σ_qk's: withdrawn too */
+    relu.attention = ATTENTION_RELU;
+    Theory_predict(&relu, &read);
+    assert_true(isnan(read.outlier));
+    Layer_use_weights(NULL);
+    assert_true(Theory_weights_drawn());
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_prediction_applies_only_where_theory_exists),
         cmocka_unit_test(test_width_sweep_slope),
         cmocka_unit_test(test_qk_norm_and_rope_claims),
+        cmocka_unit_test(test_checkpoint_weights_withdraw_the_theory),
     };
     return cmocka_run_group_tests_name("theory", tests, NULL, NULL);
 }

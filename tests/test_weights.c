@@ -12,6 +12,9 @@
 #include "model_fixture.h"
 #include "weights.h"
 
+#include "attnscope/model.h"
+#include "attnscope/work.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -443,6 +446,103 @@ static void test_mlp_biases(void **state)
     check_family(&vit, &c, 0);
 }
 
+/* The bytes of a fresh run's plan that the checkpoint's fills read (WORK_LOAD), and the
+   normals it draws: a checkpoint's weights are read, not drawn. */
+static bool sum_step(void *context, const WorkStep *step)
+{
+    double *sums = context;
+    const WorkList *lists[] = {&step->serial, &step->lane[0], &step->lane[1]};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < lists[l]->count; i++) {
+            const Work *w = &lists[l]->item[i];
+            if (w->kind == WORK_LOAD)
+                sums[0] += w->m * w->times;
+            if (w->kind == WORK_NORMALS)
+                sums[1] += w->m * w->times;
+        }
+    return true;
+}
+
+static void declared_load(const Config *c, double *bytes, double *normals)
+{
+    ModelPlan plan;
+    assert_int_equal(Model_plan(c, NULL, &plan), 0);
+    double sums[2] = {0, 0};
+    for (int s = 0; s < plan.seeds; s++)
+        Work_seed_steps(&plan, s, c->depth + 1, sum_step, sums);
+    ModelPlan_release(&plan);
+    *bytes = sums[0];
+    *normals = sums[1];
+}
+
+/* The bytes of the checkpoint's tensors that are not norms' gains (those are checked at
+   open, never read by a run), from its header. */
+static double weight_bytes(const char *path)
+{
+    char err[256];
+    Safetensors *s = Safetensors_open(path, err, sizeof err);
+    assert_non_null(s);
+    double bytes = 0;
+    for (int i = 0; i < Safetensors_count(s); i++) {
+        const SafetensorsTensor *t = Safetensors_at(s, i);
+        if (!strstr(t->name, "norm.weight"))
+            bytes += (double)(t->elements * SafetensorsDtype_size(t->dtype));
+    }
+    Safetensors_close(s);
+    return bytes;
+}
+
+/* The plan prices reading the checkpoint (WORK_LOAD), the bytes every run's fills read, in
+   place of the draws: the normals left are the input's. */
+static void test_plan_declares_the_load(void **state)
+{
+    (void)state;
+    Config base = small_config();
+    base.mlp = MLP_GELU;
+    base.layernorm = LAYERNORM_RMS;
+    Config gated = small_config(), ensemble = base;
+    gated.layernorm = LAYERNORM_RMS;
+    ensemble.seeds = 3;
+    ensemble.gap = GAP_CENTER;
+    const Config *configs[] = {&base, &gated, &ensemble};
+    const SafetensorsDtype dtypes[] = {SAFETENSORS_BF16, SAFETENSORS_F64, SAFETENSORS_F32};
+    for (int i = 0; i < 3; i++) {
+        const Config *c = configs[i];
+        char dir[128], file[160], err[512];
+        snprintf(dir, sizeof dir, "%s/load%d", directory, i);
+        snprintf(file, sizeof file, "%s/model.safetensors", dir);
+        assert_true(Weights_export(c, dir, dtypes[i], err, sizeof err) > 0);
+        double drawn_bytes, drawn_normals, input_normals = 0;
+        declared_load(c, &drawn_bytes, &drawn_normals);
+        Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
+        assert_non_null(k);
+        Layer_use_weights(Checkpoint_source(k));
+        double bytes, normals;
+        declared_load(c, &bytes, &normals);
+        WorkList input = {0};
+        Layer_declare_input(c, &input);
+        for (int j = 0; j < input.count; j++)
+            if (input.item[j].kind == WORK_NORMALS)
+                input_normals = input.item[j].m * input.item[j].times;
+        assert_true(drawn_bytes == 0 && drawn_normals > normals);
+        assert_true(normals == input_normals * c->seeds);
+        Workspace *w = Workspace_new();
+        Result *r = Result_new();
+        assert_int_equal(Model_run(c, w, r, NULL, err, sizeof err), 0);
+        double read = (double)Checkpoint_bytes_read(k);
+        if (bytes != read)
+            fail_msg("configuration %d: the plan declares %.17g bytes read, the run read %.17g", i,
+                     bytes, read);
+        /* One seed without gradients reads each weight once. */
+        if (c->seeds == 1 && !Model_value_weights_cached(c))
+            assert_true(read == weight_bytes(file));
+        Layer_use_weights(NULL);
+        Result_free(r);
+        Workspace_free(w);
+        Checkpoint_close(k);
+    }
+}
+
 static int make_directory(void **state)
 {
     (void)state;
@@ -466,6 +566,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gemma_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpt2_biases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mlp_biases, setup, teardown),
+        cmocka_unit_test(test_plan_declares_the_load),
     };
     return cmocka_run_group_tests(tests, make_directory, remove_directory);
 }

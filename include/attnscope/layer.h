@@ -103,6 +103,9 @@ typedef struct {
     /* The gains and biases of layer (from 1) for c, which fits: NULL where it has none.  They
        are the source's, read-only, and live as long as the source. */
     const LayerAffine *(*affine)(void *context, const Config *c, int layer);
+    /* The work fill(…, parts, …) does for a layer of c (WORK_LOAD: the bytes it reads and
+       converts), added to out: what Layer_declare_draw declares in place of the draws. */
+    void (*declare)(void *context, const Config *c, unsigned parts, WorkList *out);
     const char *name; /* where the weights come from, for the status line */
     void *context;
     /* The checkpoint's embedding table, or NULL where it has none (the embedding input's rows
@@ -118,6 +121,13 @@ typedef struct {
 void Layer_use_weights(const WeightSource *source);
 /* The source set, or NULL while weights are drawn. */
 const WeightSource *Layer_weights_in_use(void);
+/* Told when a weight source starts filling a layer's weights (done false) and when it has
+   filled them (done true), on the thread that runs the layer: a screen shows "reading layer
+   7/32", --batch --verbose prints it.  Set before any run starts (NULL: nobody is told); the
+   layer step calls it for every fill, so a watcher that shows a layer once keeps the last. */
+typedef void (*LayerReading)(void *context, int layer, int depth, bool done);
+void Layer_watch_reading(LayerReading reading, void *context);
+
 /* Whether c's weights can be had: drawn, or from a source that fits c; false with the
    reason in why. */
 bool Layer_weights_fit(const Config *c, char *why, size_t size);
@@ -148,7 +158,8 @@ bool Layer_network_has_bias(const Config *c);
 int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                unsigned parts, const LayerWeights *w, double *scratch);
 
-/* The work Layer_draw(…, parts, …) does, added to out: the same walk, nothing drawn. */
+/* The work Layer_draw(…, parts, …) does, added to out: the same walk, nothing drawn; with a
+   weight source, what its fill reads and converts instead (nothing drawn at all). */
 void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out);
 
 /* The network's input X_0 (docs/model.md §1.1) into x (T×d): the orthonormal Qᵀ of the QR

@@ -51,6 +51,17 @@ typedef struct {
     const char *stable_rank_note;    /* why there is no curve, when there is none */
 } TheoryPrediction;
 
+/* Why the theory says nothing of a checkpoint's weights (--weights: a weight source is in use,
+   layer.h): σ and every law and curve are computed from σ_qk and the i.i.d. Gaussian draws
+   of the initialisation, which the checkpoint's weights were not made by.  Its predictions
+   are null with this note, but for the exact λ1 = 1 of row-stochastic attention. */
+#define THEORY_CHECKPOINT_NOTE                                                                     \
+    "weights from a checkpoint: the theory's sigma, laws and curves come from sigma_qk and "       \
+    "i.i.d. Gaussian draws, not from its weights"
+
+/* Whether the weights are drawn (no checkpoint's weight source in use): the theory's premise. */
+bool Theory_weights_drawn(void);
+
 /* Whether the first layer's attention reads rows of the norm σ is computed for (X0's): false
    with pre-LN when its LayerNorm rescales them (PyTorch's √d rows, or unit rows of a √d
    input), and for the embedding input, whose rows are not orthonormal. */

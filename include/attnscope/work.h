@@ -28,6 +28,8 @@ typedef enum {
     WORK_ORTHONORMAL,     /* dgeqrf + dorgqr of m×n */
     WORK_SOLVE,           /* dgetrf + dgecon + dgetrs of n×n */
     WORK_NORMALS,         /* m normals drawn (mt19937 + ziggurat) */
+    WORK_LOAD,            /* a checkpoint's tensors: m bytes read from its mapping, n of its
+                             elements converted to double (layer.h's WeightSource.declare) */
     WORK_PASSES,          /* m elements read and written once (copy, norm, scaling, LayerNorm) */
     WORK_BUILD_EXP,       /* m attention entries (or activations) computed with exp or erfc */
     WORK_BUILD_PLAIN,     /* m attention entries computed without */

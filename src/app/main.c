@@ -356,6 +356,17 @@ static const char *tour_directory(const char *presets, char *buf, size_t size)
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
+/* --batch --verbose with --weights: each layer the checkpoint is read for, once (the layer
+   step fills a layer's weights in parts); context: the layer said last. */
+static void say_reading(void *context, int layer, int depth, bool done)
+{
+    int *said = context;
+    if (done || layer == *said)
+        return;
+    *said = layer;
+    fprintf(stderr, "attnscope: reading layer %d/%d\n", layer, depth);
+}
+
 /* --token-ids: the file's ids become the input's, and their count T (a -T that says another
    is refused).  0, or 2 with the message in err. */
 static int read_token_ids(Options *o, TokenIds *ids, char *err, size_t size)
@@ -437,6 +448,9 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
             return 2;
         }
         Layer_use_weights(Checkpoint_source(*checkpoint));
+        static int said;
+        if (o->batch && o->verbose)
+            Layer_watch_reading(say_reading, &said);
     }
     if (settle_input(o, *checkpoint, ids, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);

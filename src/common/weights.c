@@ -27,6 +27,7 @@ struct Checkpoint {
     int context;
     char context_source[96], table_names[2 * NAME_SIZE];
     WeightSource source;
+    uint64_t bytes_read; /* by fill, counted atomically: runs on two threads may fill at once */
 };
 
 /* The elements of t, as its layout puts them in w's buffer. */
@@ -42,31 +43,38 @@ static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, co
         Safetensors_columns_to_double(t, want->first_column, want->columns, out);
 }
 
-/* The first tensor of c whose name or shape differs from the checkpoint's, described in why;
-   false where none does. */
+/* The tensor of list[0..n) named name, or NULL. */
+static const WeightTensor *named(const WeightTensor *list, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return &list[i];
+    return NULL;
+}
+
+/* The first tensor of c that the checkpoint lacks or holds in another shape, else the first
+   of the checkpoint's that c would leave out, described in why; false where none. */
 static bool shapes_differ(const Checkpoint *k, const Config *c, int layer, char *why, size_t size)
 {
     WeightTensor want[LAYER_TENSORS_MAX], opened[LAYER_TENSORS_MAX];
     int n = Weights_layer_tensors(c, &k->names, layer, want),
         m = Weights_layer_tensors(&k->config, &k->names, layer, opened);
-    for (int i = 0; i < n || i < m; i++) {
-        if (i < n && i < m && strcmp(want[i].name, opened[i].name) == 0 &&
-            want[i].rank == opened[i].rank &&
-            memcmp(want[i].shape, opened[i].shape, sizeof want[i].shape) == 0)
+    char need[64], has[64];
+    for (int i = 0; i < n; i++) {
+        const WeightTensor *o = named(opened, m, want[i].name);
+        if (o && o->rank == want[i].rank && memcmp(o->shape, want[i].shape, sizeof o->shape) == 0)
             continue;
-        char need[64], has[64];
-        if (i < n)
-            snprintf(why, size, "the checkpoint's tensors fix it (the settings need %s %s, %s)",
-                     want[i].name,
-                     Weights_shape_text(want[i].rank, want[i].shape, need, sizeof need),
-                     i < m && strcmp(want[i].name, opened[i].name) == 0
-                         ? Weights_shape_text(opened[i].rank, opened[i].shape, has, sizeof has)
-                         : "not in it");
-        else
-            snprintf(why, size, "the checkpoint's tensors fix it (%s would be left out)",
-                     opened[i].name);
+        snprintf(why, size, "the checkpoint's tensors fix it (the settings need %s %s, %s)",
+                 want[i].name, Weights_shape_text(want[i].rank, want[i].shape, need, sizeof need),
+                 o ? Weights_shape_text(o->rank, o->shape, has, sizeof has) : "not in it");
         return true;
     }
+    for (int i = 0; i < m; i++)
+        if (!named(want, n, opened[i].name)) {
+            snprintf(why, size, "the checkpoint's tensors fix it (%s would be left out)",
+                     opened[i].name);
+            return true;
+        }
     return false;
 }
 
@@ -144,6 +152,15 @@ static bool fits(void *context, const Config *c, char *why, size_t size)
             return false;
         }
     }
+    /* W^O Gaussian or orthogonal is one tensor, o_proj, drawn two ways: which way is not the
+       checkpoint's to change (identity, no tensor, is a shape the loop above refuses). */
+    if (c->output != k->config.output) {
+        snprintf(why, size,
+                 "the weights are the checkpoint's, not drawn, so W^O=%s (how W^O is drawn) does "
+                 "not apply",
+                 OUTPUT_NAMES.names[c->output]);
+        return false;
+    }
     return true;
 }
 
@@ -155,10 +172,16 @@ static const LayerAffine *layer_affine(void *context, const Config *c, int layer
                                                                            : NULL;
 }
 
+/* The bytes of t that want's layout reads (the columns it takes of a fused tensor). */
+static uint64_t bytes_read(const SafetensorsTensor *t, const WeightTensor *want)
+{
+    return WeightTensor_elements(want) * SafetensorsDtype_size(t->dtype);
+}
+
 static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
                       const LayerWeights *w)
 {
-    const Checkpoint *k = context;
+    Checkpoint *k = context;
     char why[8];
     if (layer < 1 || layer > k->config.depth || fixed_differ(k, c, layer, layer, why, sizeof why))
         return -1; /* settings the checkpoint fixes: refused before a run gets here */
@@ -166,10 +189,36 @@ static int fill_layer(void *context, const Config *c, int layer, unsigned parts,
     int n = Weights_layer_tensors(c, &k->names, layer, want);
     for (int i = 0; i < n; i++)
         if ((want[i].part & parts) && want[i].layout != AFFINE) {
-            fill_tensor(k->found[layer - 1][i], &want[i], w, c);
-            Safetensors_release(k->tensors, k->found[layer - 1][i]);
+            /* By name: the settings may list the checkpoint's tensors in another order. */
+            const SafetensorsTensor *t = Safetensors_find(k->tensors, want[i].name);
+            if (!t)
+                return -1; /* refused by fixed_differ above */
+            fill_tensor(t, &want[i], w, c);
+            Safetensors_release(k->tensors, t);
+            __atomic_fetch_add(&k->bytes_read, bytes_read(t, &want[i]), __ATOMIC_RELAXED);
         }
     return 0;
+}
+
+/* What fill_layer reads and converts for `parts` of any layer (every layer's tensors have
+   the same shapes and dtypes as the first's in a checkpoint that fits c), and the zeros it
+   writes past G·d_h in W^K and W^V. */
+static void declare_layer(void *context, const Config *c, unsigned parts, WorkList *out)
+{
+    const Checkpoint *k = context;
+    WeightTensor want[LAYER_TENSORS_MAX];
+    int n = Weights_layer_tensors(c, &k->names, 1, want);
+    for (int i = 0; i < n; i++) {
+        if (!(want[i].part & parts) || want[i].layout == AFFINE)
+            continue;
+        const SafetensorsTensor *t = Safetensors_find(k->tensors, want[i].name);
+        double elements = (double)WeightTensor_elements(&want[i]);
+        if (t)
+            WorkList_add(out, WORK_LOAD, (double)bytes_read(t, &want[i]), elements, 0, 1);
+        if (want[i].field == offsetof(LayerWeights, key) ||
+            want[i].field == offsetof(LayerWeights, value))
+            WorkList_add(out, WORK_PASSES, (double)c->width * c->width, 0, 0, 1);
+    }
 }
 
 /* WeightSource.embed: the table's rows for the ids (and wpe's row per position), converted
@@ -503,6 +552,7 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         k->source = (WeightSource){.fill = fill_layer,
                                    .fits = fits,
                                    .affine = layer_affine,
+                                   .declare = declare_layer,
                                    .name = Safetensors_path(k->tensors),
                                    .context = k};
     if (!k->tensors || find_all(k, warnings, err, size)) {
@@ -529,6 +579,11 @@ int Checkpoint_vocab(const Checkpoint *k)
 bool Checkpoint_has_positions(const Checkpoint *k)
 {
     return k->positions != NULL;
+}
+
+uint64_t Checkpoint_bytes_read(const Checkpoint *k)
+{
+    return __atomic_load_n(&k->bytes_read, __ATOMIC_RELAXED);
 }
 
 const char *Checkpoint_path(const Checkpoint *k)

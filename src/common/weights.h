@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Writes the weights of c (as Layer_draw makes them for c's seed, or as the weight source in
@@ -41,6 +42,9 @@ const WeightSource *Checkpoint_source(const Checkpoint *k);
    GPT-2's learned positions (wpe) beside it. */
 int Checkpoint_vocab(const Checkpoint *k);
 bool Checkpoint_has_positions(const Checkpoint *k);
+/* The bytes the source's fills have read from the checkpoint so far (the tests compare them
+   with what the plan declares: WORK_LOAD). */
+uint64_t Checkpoint_bytes_read(const Checkpoint *k);
 
 /* The path opened, for the status line. */
 const char *Checkpoint_path(const Checkpoint *k);

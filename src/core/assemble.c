@@ -172,7 +172,7 @@ static void heads_and_norms_warnings(const Config *c, Warnings *w)
 {
     /* σ² = exp(v) − 1 for the logits' variance v: beyond v ≈ 709 it is not a double (NaN
        where σ names nothing: W^Q W^Kᵀ drawn as αZ + βI). */
-    if (isinf(Config_sigma(c)))
+    if (Theory_weights_drawn() && isinf(Config_sigma(c)))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
                            "sigma overflows the double range: the first layer's logits have "
                            "variance above 709 (sigma^2 = exp(variance) - 1), so sigma is null");
@@ -260,7 +260,7 @@ static void query_key_warnings(const Config *c, Warnings *w)
 static void weights_warnings(const Config *c, Warnings *w)
 {
     bool input_dependent = !Attention_is_input_independent(c->attention);
-    if (c->init == INIT_ORTHOGONAL) {
+    if (c->init == INIT_ORTHOGONAL && Theory_weights_drawn()) {
         Warnings_add_about(w, WARNING_ABOUT_STABLE_RANK_THEORY,
                            "orthogonal W^V keep the tokens' Gram matrix (X W W^T X^T = X X^T), "
                            "so the values collapse nothing: the stable-rank theory, built on "
@@ -289,6 +289,14 @@ static void weights_warnings(const Config *c, Warnings *w)
    scale, gains with a skip) say nothing. */
 static void block_warnings(const Config *c, Warnings *w)
 {
+    if (!Theory_weights_drawn())
+        Warnings_add_about(w,
+                           WARNING_ABOUT_SPECTRA_THEORY | WARNING_ABOUT_STABLE_RANK_THEORY |
+                               WARNING_ABOUT_ENTROPY,
+                           "weights from a checkpoint: sigma, the circle and quartercircle laws, "
+                           "relu's and sigmoid's outliers, the stable-rank curves, the entropy "
+                           "prediction and the phase's beta assume sigma_qk's Gaussian draws: "
+                           "null");
     heads_and_norms_warnings(c, w);
     query_key_warnings(c, w);
     weights_warnings(c, w);

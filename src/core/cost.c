@@ -27,6 +27,12 @@
 #define BUILD_PLAIN 55.0
 /* Per normal drawn (mt19937 + ziggurat). */
 #define GAUSSIAN 500.0
+/* A checkpoint's tensor converted to double (--weights): per byte read from its mapping (the
+   page faults of a file in the page cache, the pages dropped after each tensor), and per
+   element converted and stored: medians of 7 runs of bench/load_rate.c (2026-11-26, load
+   average 15-17, scalar speed 0.08-0.34; the per-byte price is the noisier). */
+#define LOAD_BYTE 21.0
+#define LOAD_ELEMENT 25.0
 /* dgeev without vectors, dgesdd without vectors, dsyevd without vectors, dgesdd with vectors
    and dgetrf + dgecon + dgetrs, as c3·n³ + c2·n² (c2 = c3's excess at small n). */
 static const double GEEV[2] = {18.0, 9000.0};
@@ -133,6 +139,9 @@ static double work_seconds(const Work *w, const CostRates *r)
         break;
     case WORK_NORMALS:
         seconds = other(r, GAUSSIAN * m);
+        break;
+    case WORK_LOAD:
+        seconds = other(r, LOAD_BYTE * m + LOAD_ELEMENT * n);
         break;
     case WORK_PASSES:
         seconds = other(r, PASS * m);

@@ -106,6 +106,26 @@ void Layer_use_weights(const WeightSource *source)
     weight_source = source;
 }
 
+/* Set once by the app before any run, then only read, like the source. */
+static LayerReading reading_watch;
+static void *reading_context;
+
+void Layer_watch_reading(LayerReading reading, void *context)
+{
+    reading_watch = reading;
+    reading_context = context;
+}
+
+static int fill_watched(const Config *c, int layer, unsigned parts, const LayerWeights *w)
+{
+    if (reading_watch)
+        reading_watch(reading_context, layer, c->depth, false);
+    int status = weight_source->fill(weight_source->context, c, layer, parts, w);
+    if (reading_watch)
+        reading_watch(reading_context, layer, c->depth, true);
+    return status;
+}
+
 const WeightSource *Layer_weights_in_use(void)
 {
     return weight_source;
@@ -165,13 +185,18 @@ int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
                unsigned parts, const LayerWeights *w, double *scratch)
 {
     if (weight_source)
-        return weight_source->fill(weight_source->context, c, layer, parts, w);
+        return fill_watched(c, layer, parts, w);
     Drawing d = {random, la, c, seed, layer, scratch, NULL};
     return draw_parts(&d, parts, w);
 }
 
 void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out)
 {
+    if (weight_source) {
+        if (weight_source->declare)
+            weight_source->declare(weight_source->context, c, parts, out);
+        return;
+    }
     Drawing d = {.c = c, .declared = out};
     draw_parts(&d, parts, &(LayerWeights){0});
 }

@@ -16,6 +16,7 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
+#include "attnscope/theory.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
@@ -695,7 +696,7 @@ static void result_begin(Result *out, const Config *c)
     Result_release(out);
     out->config = *c;
     out->counterpart_gap = Gap_toggled(c->gap);
-    out->sigma = Config_sigma(c);
+    out->sigma = Theory_weights_drawn() ? Config_sigma(c) : NAN; /* σ_qk's, not a checkpoint's */
     out->logit_std = NAN;
     out->shown_gap = c->gap;
     out->readouts = (Readouts){NAN, NAN, NAN, NAN};

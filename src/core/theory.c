@@ -176,6 +176,11 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
            "identity and uniform attention";
 }
 
+bool Theory_weights_drawn(void)
+{
+    return Layer_weights_in_use() == NULL;
+}
+
 bool Theory_first_layer_unit_rows(const Config *c)
 {
     /* Pre- and peri-LN: the first layer reads LN(X0), whose rows the LayerNorm's scale sets;
@@ -216,6 +221,8 @@ static bool gaussian(const Config *c, Matrix m)
 /* Why the random-energy prediction does not describe c's first layer, or NULL. */
 static const char *entropy_theory_void(const Config *c)
 {
+    if (!Theory_weights_drawn())
+        return THEORY_CHECKPOINT_NOTE;
     if (c->attention != ATTENTION_SOFTMAX)
         return "the random-energy prediction is for softmax rows of i.i.d. Gaussian logits";
     if (Config_layer_mask(c, 1) != MASK_FULL)
@@ -268,6 +275,8 @@ double Theory_phase_critical_beta(double q, double p)
 
 const char *Theory_phase_void(const Config *c, int layer)
 {
+    if (!Theory_weights_drawn()) /* β is σ_qk's */
+        return THEORY_CHECKPOINT_NOTE;
     if (c->attention != ATTENTION_SOFTMAX)
         return "the threshold is for softmax attention";
     if (Config_layer_mask(c, layer) != MASK_FULL)
@@ -290,6 +299,15 @@ const char *Theory_phase_side(double beta, double critical_beta)
     if (isnan(beta) || isnan(critical_beta))
         return NULL;
     return beta >= critical_beta ? "entropy-collapse" : "rank-collapse";
+}
+
+/* A checkpoint's weights: only the exact λ1 = 1 of a row-stochastic matrix stays. */
+static void withdraw_for_checkpoint(const Config *c, TheoryPrediction *p)
+{
+    p->sigma = p->bulk_radius = p->singular_edge = NAN;
+    p->singular_law = NULL;
+    if (!Config_rows_stochastic(c) || Config_has_sink(c))
+        p->outlier = NAN;
 }
 
 void Theory_predict(const Config *c, TheoryPrediction *p)
@@ -361,9 +379,17 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
         p->singular_edge = NAN;
         p->singular_law = NULL;
     }
+    if (!Theory_weights_drawn())
+        withdraw_for_checkpoint(c, p);
     p->stable_rank_note = NULL;
     if (!p->stable_rank) /* the spectra alone: the curves' maximisations cost ~1 ms at L = 256 */
         return;
+    if (!Theory_weights_drawn()) {
+        for (int l = 0; l <= c->depth; l++)
+            p->stable_rank[l] = p->counterpart_stable_rank[l] = NAN;
+        p->stable_rank_note = THEORY_CHECKPOINT_NOTE;
+        return;
+    }
     const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank);
     const char *counterpart_note =
         predict_curve(c, Gap_toggled(c->gap), p->sigma, p->counterpart_stable_rank);

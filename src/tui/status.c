@@ -162,15 +162,20 @@ static void activity(char *m, const StatusView *v)
         /* Not "computing 0%": the new job has not started yet. */
         const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
         snprintf(m, MESSAGE_SIZE, "%s stopping the previous job, %.1f s", spin, v->busy_ms / 1e3);
-    } else if (v->busy && v->estimated) {
-        const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
-        char left[32];
-        Status_duration(left, sizeof left, v->seconds_left);
-        snprintf(m, MESSAGE_SIZE, "%s computing %.0f%%, %s left", spin, 100 * v->progress, left);
     } else if (v->busy) {
         const char *spin = v->unicode ? braille[v->spinner % 10] : ascii[v->spinner % 4];
-        snprintf(m, MESSAGE_SIZE, "%s computing %.0f%%, %.1f s", spin, 100 * v->progress,
-                 v->busy_ms / 1e3);
+        /* What the job is doing: a checkpoint's layer read and converted, or computing. */
+        char doing[48] = "computing", time[32];
+        if (v->reading_layer > 0)
+            snprintf(doing, sizeof doing, "reading layer %d/%d,", v->reading_layer,
+                     v->reading_depth);
+        if (v->estimated) {
+            Status_duration(time, sizeof time, v->seconds_left);
+            strncat(time, " left", sizeof time - strlen(time) - 1);
+        } else {
+            snprintf(time, sizeof time, "%.1f s", v->busy_ms / 1e3);
+        }
+        snprintf(m, MESSAGE_SIZE, "%s %s %.0f%%, %s", spin, doing, 100 * v->progress, time);
     } else if (s && s->failed) {
         snprintf(m, MESSAGE_SIZE, "failed");
     } else if (s) {

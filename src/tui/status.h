@@ -31,6 +31,8 @@ typedef struct {
     bool unicode;            /* otherwise every line is plain ASCII */
     unsigned shown_subjects; /* what the frame shows, as WarningSubject bits (View_subjects) */
     const char *weights;     /* the checkpoint whose weights run (--weights), or NULL */
+    int reading_layer;       /* the layer whose weights the checkpoint is read for (0: none) */
+    int reading_depth;       /* of how many */
 } StatusView;
 
 /* Lays the status out in lines of at most `width` columns; returns the number of lines

@@ -741,12 +741,14 @@ static void on_signals(Loop *l)
         }
 }
 
-/* The running job's progress from its cost schedule, moving between its checkpoints. */
-static CostProgress job_progress(Loop *l)
+/* The running job's progress from its cost schedule, moving between its checkpoints; the
+   worker's own (which layer a checkpoint is read for) in *out, left as it was when idle. */
+static CostProgress job_progress(Loop *l, WorkerProgress *out)
 {
     WorkerProgress p;
     if (!l->busy || !Worker_progress(l->worker, l->generation, &p))
         return (CostProgress){.fraction = 0, .seconds_left = NAN};
+    *out = p;
     double now = Trace_clock_ms();
     return Cost_progress(p.done_s, p.next_s, p.total_s, (p.checkpoint_ms - p.started_ms) / 1e3,
                          (now - p.checkpoint_ms) / 1e3);
@@ -757,7 +759,8 @@ static void draw(Loop *l)
     bool current = l->shown && l->shown->generation == l->generation;
     /* A job that only adds a view's extras keeps the readouts of the same settings. */
     bool same = l->shown && Config_equal(&l->shown->result->config, &l->controls.config);
-    CostProgress progress = job_progress(l);
+    WorkerProgress reading = {0};
+    CostProgress progress = job_progress(l, &reading);
     View v = {
         .status =
             {
@@ -774,6 +777,8 @@ static void draw(Loop *l)
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
                 .weights = Layer_weights_in_use() ? Layer_weights_in_use()->name : NULL,
+                .reading_layer = reading.reading_layer,
+                .reading_depth = reading.reading_depth,
             },
         .display = l->controls.display,
         /* The note describes its step's settings: a key that changes them takes it away

@@ -48,6 +48,7 @@ struct Worker {
     Workspace *workspace;
     Result *result;
     unsigned long running; /* generation of the job being computed */
+    int traced_reading;    /* the layer of the last "reading" trace line of job `running` */
     double started_ms;
     bool cancelled;        /* the running job was told to stop */
     ModelPlan plan;        /* what the running job's model run computes */
@@ -120,6 +121,22 @@ static void checkpoint(Worker *w, double done, double next)
     w->progress.next_s = next;
     w->progress.checkpoint_ms = Trace_clock_ms();
     pthread_mutex_unlock(&w->lock);
+}
+
+/* A checkpoint's layer being read (Layer_watch_reading, on this thread): shown while it is,
+   and traced once per layer of a job, however many parts the layer step fills it in. */
+static void reading(void *context, int layer, int depth, bool done)
+{
+    Worker *w = context;
+    pthread_mutex_lock(&w->lock);
+    w->progress.reading_layer = done ? 0 : layer;
+    w->progress.reading_depth = depth;
+    pthread_mutex_unlock(&w->lock);
+    if (!done && layer != w->traced_reading)
+        Trace_event(w->trace, "reading gen=%lu layer=%d/%d ms=%.1f", w->running, layer, depth,
+                    Trace_clock_ms() - w->started_ms);
+    if (!done)
+        w->traced_reading = layer;
 }
 
 static bool after_layer(void *context, int seed_index, int layer, int depth)
@@ -423,6 +440,7 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
     Progress progress = worker_progress(w, after_layer);
     w->started_ms = Trace_clock_ms();
     w->cancelled = false;
+    w->traced_reading = 0;
     bool reuse = w->result_complete && Config_equal(&w->result_config, job);
     plan_job(w, job, extras, reuse);
     Trace_event(w->trace, "job-start gen=%lu T=%d d=%d L=%d layer=%d sweep=%d compare=%d reuse=%d",
@@ -572,6 +590,9 @@ Worker *Worker_new_with_lanes(Trace *trace, bool two_lanes)
     pthread_cond_init(&w->stopped, &attr);
     pthread_condattr_destroy(&attr);
     w->rates = Rates_measure();
+    /* A checkpoint's layers are read as the jobs reach them: the screen says which. */
+    if (Layer_weights_in_use())
+        Layer_watch_reading(reading, w);
     w->workspace = Workspace_new();
     w->result = Result_new();
     w->compare = Result_new();
@@ -722,6 +743,8 @@ bool Worker_stop(Worker *w, int wait_ms)
     if (!stopped)
         return false;
     pthread_join(w->thread, NULL);
+    if (Layer_weights_in_use())
+        Layer_watch_reading(NULL, NULL);
     release(w);
     return true;
 }

@@ -79,6 +79,8 @@ typedef struct {
     double total_s;       /* of the whole job; NaN when unknown */
     double started_ms;    /* Trace_clock_ms of the job's start */
     double checkpoint_ms; /* and of the last checkpoint */
+    int reading_layer;    /* the layer whose weights a checkpoint is read for (0: none) */
+    int reading_depth;    /* of how many */
 } WorkerProgress;
 
 /* Fills out and returns true while the job of `generation` runs. */

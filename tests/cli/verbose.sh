@@ -41,6 +41,13 @@ check "--sweep-T: exit 0, the estimate includes the width sweep" \
 OPENBLAS_NUM_THREADS=1 "$BIN" --batch -T 32 -d 32 -L 2 --verbose >/dev/null 2>"$tmp/one.err"
 check "OPENBLAS_NUM_THREADS set: the estimate is for one lane" grep -q "one lane)$" "$tmp/one.err"
 
+# With --weights: each layer the checkpoint is read for, once per seed, between the two.
+"$BIN" -T 16 -d 16 -L 3 --export-weights "$tmp/w" 2>/dev/null
+"$BIN" --batch -T 16 -d 16 -L 3 --seeds 2 --weights "$tmp/w" --verbose >/dev/null 2>"$tmp/read.err"
+reading=$(grep -v "^attnscope: warning" "$tmp/read.err" | sed -E 's/^attnscope: (estimate|computed).*/\1/; s/^attnscope: reading layer //' | tr '\n' ,)
+check "--weights: every layer read once per seed, after the estimate ($reading)" \
+    test "$reading" = "estimate,1/3,2/3,3/3,1/3,2/3,3/3,computed,"
+
 "$BIN" -T 32 -d 32 --verbose >"$tmp/screen.out" 2>"$tmp/screen.err"
 status=$?
 check "--verbose without --batch: exit 2, the message names --verbose and --batch" \

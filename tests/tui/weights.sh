@@ -1,24 +1,38 @@
 #!/bin/bash
 # The screen on a checkpoint's weights (--weights): the status line names it; the keys that
-# would change what the weights fix (d, L; the initialisation) stay and say why; a key that
-# changes the input (r, a new seed) works; the width sweep and the conditioning's other
-# initialisation, which would need other weights, say so instead of computing.
+# would change what the weights fix (d, L, H, W^O; the initialisation, σ_qk and how W^O is
+# drawn) stay and say why; a key that changes the input (r, a new seed) works; the width sweep and the conditioning's other
+# initialisation, which would need other weights, say so instead of computing.  Each layer's
+# read of the checkpoint is what the screen shows while it lasts ("reading layer 2/3"): the
+# trace has one line per layer of a job, before that layer's computation.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
 settings="-T 16 -d 16 -L 3 --heads 2 --mlp gelu --wo gaussian"
 # shellcheck disable=SC2086
 "$BIN" $settings --export-weights "$TMP/w" 2>/dev/null
-start 140 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $settings --weights '$TMP/w'"
+trace=$TMP/weights.trace
+start 140 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $settings --weights '$TMP/w' --trace '$trace'"
 expect "the status line names the checkpoint" "weights=$TMP/w/model\.safetensors"
+wait_trace " job-done gen=1 "
+# The first job's reading and layer lines, in order: reading ℓ, then layer ℓ, for ℓ = 1..3.
+order=$(grep -E " (reading|layer) gen=1 " "$trace" | sed -E 's/.* (reading|layer) gen=1 (seed=1 )?layer=([0-9]+\/[0-9]+).*/\1 \3/' | tr '\n' ',')
+check "the trace says each layer is read before it is computed ($order)" \
+    test "$order" = "reading 1/3,layer 1/3,reading 2/3,layer 2/3,reading 3/3,layer 3/3,"
 expect "and shows no σ_qk, which the weights do not have" "d=16"
 check "... no σ_qk on it" absent "σ_qk="
+check "... nor the theory's σ, which σ_qk's draws make" absent "σ=[0-9]"
 press "D: d stays, the checkpoint's tensors fix it" "d stays at 16: the checkpoint's tensors fix it" D
 press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the checkpoint's tensors fix it \(it holds L = 3 layers of H = 2 heads" L
 press "): the heads stay, the checkpoint's W^Q is split into 2" "H stays at 2: the checkpoint's tensors fix it" ')'
 press "C: the initialisation stays, the weights are not drawn" "stays at normal: the weights are the checkpoint's, not drawn" C
+press "S: σ_qk stays, the weights are not drawn" "σ_qk stays at 1: the weights are the checkpoint's, not drawn, so σ_qk does not apply" S
+press "O: W^O stays Gaussian, how o_proj was drawn is not the checkpoint's to change" "W\^O stays at gaussian: the weights are the checkpoint's, not drawn, so W\^O=orthogonal" O
+press "U: W^O stays, the identity would leave o_proj out" "W\^O stays at gaussian: the checkpoint's tensors fix it \(model\.layers\.0\.self_attn\.o_proj\.weight would be left" U
 press "r: a new seed draws a new input" "seed=2" r
 check "... and no refusal with it" absent "seed stays"
+wait_trace " job-done gen=2 "
+check "... and reads the checkpoint's 3 layers again" test "$(grep -cE " reading gen=2 layer=[123]/3 " "$trace")" = 3
 press "v: the width sweep panel says the checkpoint fixes d" "no width sweep: the checkpoint's weights \(--weights\) fix d" v
 keys v v v v v # gradient, similarity, entropy, attention map, conditioning
 press "c in the conditioning view: no cutting-skip side, the weights are not drawn" "no cutting-skip side: the weights are the checkpoint's, not drawn" c
