@@ -122,3 +122,8 @@ const char *Entropy_zhai_void(const Config *c, int layer)
         return "RoPE: the logits are x_i^T W^Q R_(j-i) W^K^T x_j, no one matrix for all keys";
     return NULL;
 }
+
+bool Entropy_input_norm_exact(int T, int d)
+{
+    return (double)T * d * (T < d ? T : d) <= ENTROPY_EXACT_INPUT_NORM;
+}
