@@ -151,6 +151,10 @@ int Linalg_solve(Linalg *la, int n, double *a, double *b, double *rcond);
    λ_min(a) ≥ −*backward_error. */
 int Linalg_cholesky(Linalg *la, int n, double *a, double *backward_error);
 
+/* γ_k = k·u/(1 − k·u), u the unit round-off: the relative error bound of k rounded operations
+   in a row (Higham §3.1), for the proofs built on these calls. */
+double Linalg_rounding_gamma(double k);
+
 /* Orthonormal Q of the thin QR factorisation of the m×n matrix a (m >= n), in place, with
    the signs fixed so that diag(R) > 0. */
 int Linalg_orthonormalise(Linalg *la, int m, int n, double *a);

@@ -222,8 +222,7 @@ static int symmetric_eigenvalues_here(Linalg *la, int n, double *a, double *w)
 static int orthonormal_here(Linalg *la, int m, int n, double *a);
 static int solve_here(Linalg *la, int n, double *a, double *b, double *rcond);
 
-/* γ_k = k·u/(1 − k·u), u the unit round-off: the bound of k rounded operations in a row. */
-static double gamma_of(double k)
+double Linalg_rounding_gamma(double k)
 {
     double ku = k * (DBL_EPSILON / 2);
     return ku / (1 - ku);
@@ -254,7 +253,7 @@ static int cholesky_here(int n, double *a, double *backward_error)
             row += fabs(a[i + (size_t)k * n]) * column_sum[(size_t)k * n];
         worst = row > worst ? row : worst;
     }
-    *backward_error = gamma_of(n + 1.0) * worst * (1 + gamma_of(2.0 * n));
+    *backward_error = Linalg_rounding_gamma(n + 1.0) * worst * (1 + Linalg_rounding_gamma(2.0 * n));
     return 0;
 }
 

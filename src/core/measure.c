@@ -422,13 +422,6 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     return info;
 }
 
-/* γ_k = k·u/(1 − k·u), u the unit round-off: the bound of k rounded operations in a row. */
-static double rounding_gamma(double k)
-{
-    double ku = k * (DBL_EPSILON / 2);
-    return ku / (1 - ku);
-}
-
 /* The lower triangle of the n×n Gram matrix of x (T×d), n = min(T, d): XXᵀ, or XᵀX through a
    transposed copy (dsyrk forms a·aᵀ). */
 static int smaller_gram(Linalg *la, int T, int d, const double *x, double *transposed, double *gram)
@@ -483,6 +476,7 @@ int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, doubl
         return 0; /* not proved: NaN */
     if (info)
         return info;
-    *bound = (shift + backward + u * shift + (u + 2 * rounding_gamma(m)) * trace) * (1 + 8 * u);
+    *bound =
+        (shift + backward + u * shift + (u + 2 * Linalg_rounding_gamma(m)) * trace) * (1 + 8 * u);
     return 0;
 }
