@@ -67,8 +67,9 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
    value, which proves the shift (plus the rounding the proof accounts for) above every
    eigenvalue.  *bound is NaN where the proof fails (X is 0 or not finite, or the
    factorisation met a non-positive pivot): compute s_1 exactly there.
-   Scratch: transposed (T×d, used when T > d), gram and factor (n×n each), lanczos
-   (Measure_lanczos_size(n)).  Returns 0, a LAPACK failure, or LINALG_STOPPED. */
+   Scratch: transposed (T×d, used when T > d), gram and factor (n×n each; factor may be
+   transposed, which is read only before), lanczos (Measure_lanczos_size(n)).  Returns 0, a LAPACK
+   failure, or LINALG_STOPPED. */
 int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
                                 double *gram, double *factor, double *lanczos, double *bound);
 
