@@ -268,8 +268,8 @@ def print_table(rows, depth, runs, budget):
                 print(f"|   | {p.name} failed: {p.error[:120]} |")
     print("\n### attnscope per stage (bench_stages, in-process medians, ms)\n")
     print("| T = d | attention | gap | reps | input | weights | attention | forward | spectra | "
-          "stable rank | sum | Model_run | --batch |")
-    print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "stable rank | sum | Model_run | --batch | floor | --batch/floor |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         st = r["stages"]
         if not st:
@@ -279,10 +279,13 @@ def print_table(rows, depth, runs, budget):
             continue
         s = st["stages_ms"]
         mark = " (harness diverged from attnscope!)" if st.get("diverged") else ""
+        t_a, t_floor = r["a"].median_ms(), st.get("floor_ms")
+        over_floor = t_a / t_floor if t_a and t_floor else None
         print(f"| {r['T']} | {r['kind']} | {r['gap']} | {st['reps']} | {fmt(s['input'], 1)} | "
               f"{fmt(s['weights'], 1)} | {fmt(s['attention'], 1)} | {fmt(s['forward'], 1)} | "
               f"{fmt(s['spectra'], 1)} | {fmt(s['stable_rank'], 1)} | {fmt(s['total'], 1)} | "
-              f"{fmt(st.get('model_run_ms'), 1)} | {fmt(r['a'].median_ms(), 1)}{mark} |")
+              f"{fmt(st.get('model_run_ms'), 1)} | {fmt(r['a'].median_ms(), 1)}{mark} | "
+              f"{fmt(st.get('floor_ms'), 1)} | {fmt(over_floor, 2)} |")
 
 
 # ---- OpenBLAS threads ----------------------------------------------------------------------

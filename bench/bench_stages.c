@@ -15,6 +15,9 @@
  *   stable_rank  per layer and network: Measure_tokens (X/‖X‖_F, token similarity, XXᵀ by
  *                dsyrk, its top eigenpair by Lanczos; dsyevd where that is not certified,
  *                dgesdd of X below MEASURE_GRAM_FLOOR)
+ *   floor        (apart, after each repetition) issue 25's floor: the products of both
+ *                networks at the rate of a d×d×d dgemm on this process's BLAS threads, plus
+ *                one dgeev of the shown matrix; what --batch cannot go below on this machine
  * The stable ranks it computes are printed too: they must equal `attnscope --batch`'s for
  * the same seed, which shows that the harness still does what Model_run does.  With
  * --model-run it also times Model_run itself in the same process.
@@ -246,6 +249,37 @@ static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
     return 0;
 }
 
+/* The floor of issue 25, in seconds: the products' flops of both networks (per layer and
+   network 6·T·d² + 4·T²·d with softmax's projections and logits, 2·T·d² + 2·T²·d with
+   markov's drawn logits) at the rate of a d×d×d dgemm on this process's BLAS threads, plus
+   one dgeev of the shown T×T matrix (the shown layer's eigenvalues).  Nothing else counts:
+   no weights, no stable ranks, no singular values.  *rate: the dgemm's flops per second. */
+static double floor_seconds(Bufs *b, const Config *c, double *rate)
+{
+    double T = c->tokens, d = c->width;
+    double per_layer = c->attention == ATTENTION_SOFTMAX ? 6 * T * d * d + 4 * T * T * d
+                                                         : 2 * T * d * d + 2 * T * T * d;
+    double flops = 2.0 * c->depth * per_layer;
+    int n = c->width, reps = 0;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, b->wq, n, b->wk, n, 0.0,
+                b->wv, n); /* warm-up */
+    double start = now(), elapsed;
+    do { /* at least 0.2 s, so that a time slice lost to another process averages out */
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, b->wq, n, b->wk, n,
+                    0.0, b->wv, n);
+        reps++;
+        elapsed = now() - start;
+    } while (elapsed < 0.2);
+    *rate = 2.0 * n * n * (double)n * reps / elapsed;
+    size_t tt = (size_t)c->tokens * c->tokens;
+    memcpy(b->attn, b->shown_before, sizeof(double) * tt);
+    double *re = b->gram, *im = b->gram + c->tokens;
+    start = now();
+    if (Linalg_eigenvalues(b->la, c->tokens, b->attn, re, im))
+        return NAN;
+    return flops / *rate + (now() - start);
+}
+
 static void print_array(const char *name, const double *v, int n)
 {
     printf("\"%s\":[", name);
@@ -317,6 +351,7 @@ int main(int argc, char **argv)
     bufs_init(&b, c.tokens, c.width);
     int L = c.depth, runs = reps > 1 ? reps + 1 : 1; /* one warm-up when repeating */
     double *samples = alloc((size_t)(STAGES + 2) * runs);
+    double *floors = alloc((size_t)runs), *rates = alloc((size_t)runs);
     double *sr_main = alloc((size_t)L + 1), *sr_cp = alloc((size_t)L + 1);
     Workspace *w = model_run ? Workspace_new() : NULL;
     Result *r = model_run ? Result_new() : NULL;
@@ -331,6 +366,7 @@ int main(int argc, char **argv)
         for (int s = 0; s < STAGES; s++)
             samples[(size_t)s * runs + k] = t[s];
         samples[(size_t)STAGES * runs + k] = total;
+        floors[k] = floor_seconds(&b, &c, &rates[k]);
         samples[(size_t)(STAGES + 1) * runs + k] = NAN;
         if (model_run) {
             start = now();
@@ -348,6 +384,8 @@ int main(int argc, char **argv)
     for (int s = 0; s < STAGES; s++)
         printf("\"%s\":%.4f,", STAGE_NAMES[s], 1e3 * median(samples + (size_t)s * runs + first, n));
     printf("\"total\":%.4f},", 1e3 * median(samples + (size_t)STAGES * runs + first, n));
+    printf("\"floor_ms\":%.4f,\"dgemm_gflops\":%.2f,", 1e3 * median(floors + first, n),
+           1e-9 * median(rates + first, n));
     if (model_run)
         printf("\"model_run_ms\":%.4f,",
                1e3 * median(samples + (size_t)(STAGES + 1) * runs + first, n));

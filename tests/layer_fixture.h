@@ -47,7 +47,9 @@ static void layer_new(Layer *l, const Config *c)
         *slots[i] = calloc(sizes[i] ? sizes[i] : 1, sizeof(double));
         assert_non_null(*slots[i]);
     }
-    l->scratch = calloc(Init_scratch_doubles(c) + dd, sizeof(double));
+    /* Layer_input's scratch is T×d, more than the weights' when T > d (embedding input). */
+    size_t scratch = Init_scratch_doubles(c) + dd, td = (size_t)c->tokens * c->width;
+    l->scratch = calloc(scratch > td ? scratch : td, sizeof(double));
     l->random = RandomStream_new();
     assert_non_null(l->scratch);
     assert_non_null(l->random);

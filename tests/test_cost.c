@@ -7,6 +7,7 @@
 
 #include "attnscope/conditioning.h"
 #include "attnscope/cost.h"
+#include "attnscope/entropy.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
@@ -341,7 +342,8 @@ static const struct {
 } DECOMPOSITIONS[] = {{WORK_EIGENVALUES, LINALG_EIGENVALUES, "dgeev"},
                       {WORK_SVD, LINALG_SVD, "dgesdd with vectors"},
                       {WORK_ORTHONORMAL, LINALG_ORTHONORMAL, "QR"},
-                      {WORK_SOLVE, LINALG_SOLVE, "solve"}};
+                      {WORK_SOLVE, LINALG_SOLVE, "solve"},
+                      {WORK_CHOLESKY, LINALG_CHOLESKY, "Cholesky"}};
 
 /* Whether a network of the run vanished or overflowed: the run computes nothing more for
    it (uniform attention with its gap removed is exactly 0, say), which no declaration
@@ -464,6 +466,13 @@ static void test_declared_work_is_what_the_run_does(void **state)
     v.depth_scale = DEPTH_SCALE_PER_LAYER, v.output = OUTPUT_GAUSSIAN, v.mlp = MLP_SWIGLU;
     v.skip = SKIP_PLAIN; /* (std 0.02 branches alone would vanish) */
     assert_declared_work_compared(&v, "embedding with positions, trunc-normal, per-layer");
+    /* Above ENTROPY_EXACT_INPUT_NORM the entropy bound's ‖X'‖₂² is a Gram matrix and a
+       Cholesky factorisation per layer and network, of the smaller side. */
+    v = c, v.tokens = 64, v.width = 72;
+    assert_false(Entropy_input_norm_exact(v.tokens, v.width));
+    assert_declared_work_compared(&v, "the entropy bound's input norm by Cholesky, T < d");
+    v = c, v.input = INPUT_EMBEDDING, v.tokens = 80, v.width = 64, v.vocab = 50;
+    assert_declared_work_compared(&v, "the same, embedding input, T > d");
     /* W^V drawn again (orthogonal: a QR each) for the gradients: L·d² doubles above the
        cache. */
     v = c, v.width = 512, v.depth = 9, v.layer = 9, v.init_value = MATRIX_INIT_ORTHOGONAL;

@@ -220,7 +220,7 @@ static void reference_forward(const Config *c, double *bound, double *q, double 
 static void test_run_matches_reference(void **state)
 {
     (void)state;
-    Config configs[5];
+    Config configs[7];
     configs[0] = small(12, 16, 3);
     configs[0].sigma_qk = 0.4;
     configs[1] = small(12, 16, 3);
@@ -245,7 +245,19 @@ static void test_run_matches_reference(void **state)
     configs[4].window = 1;
     configs[4].sigma_qk = 0.3;
     assert_int_equal(Config_window_layers_code("1:1", &configs[4].window_layers), 0);
-    for (int k = 0; k < 5; k++) {
+    /* Above ENTROPY_EXACT_INPUT_NORM: ‖X'‖₂² is the proved upper bound (a Gram matrix, Lanczos
+       and a Cholesky factorisation), of XXᵀ here and, pre-LN, of LN(X)ᵀLN(X) with T > d. */
+    configs[5] = small(64, 72, 3);
+    configs[5].sigma_qk = 0.4;
+    configs[6] = small(80, 64, 3);
+    configs[6].input = INPUT_EMBEDDING;
+    configs[6].layernorm = LAYERNORM_LN;
+    configs[6].ln_place = LN_PLACE_PRE;
+    configs[6].skip = SKIP_PLAIN;
+    configs[6].sigma_qk = 0.3;
+    for (int k = 5; k < 7; k++)
+        assert_false(Entropy_input_norm_exact(configs[k].tokens, configs[k].width));
+    for (int k = 0; k < 7; k++) {
         const Config *c = &configs[k];
         double bound[8], q[8], p[8];
         reference_forward(c, bound, q, p);
@@ -262,7 +274,7 @@ static void test_run_matches_reference(void **state)
                 assert_true(isnan(r->network.phase_critical_beta[l]));
         }
         /* Something to compare: the first layer's bound is no round-off. */
-        if (k == 0 || k == 3)
+        if (k == 0 || k == 3 || k == 5)
             assert_true(bound[1] > 0.1);
         Result_free(r);
     }

@@ -149,6 +149,10 @@ static int run_routine(Linalg *la, LinalgRoutine routine, int m, int n, const do
         for (int i = 0; i < n; i++)
             x[1][i] = 1.0 + i % 7;
         return Linalg_solve(la, n, x[0], x[1], x[2]);
+    case LINALG_CHOLESKY: /* made positive definite: the factorisation runs to its end */
+        for (int i = 0; i < n; i++)
+            x[0][i + (size_t)i * n] += n;
+        return Linalg_cholesky(la, n, x[0], x[1]);
     case LINALG_ROUTINES:
         break;
     }
@@ -192,6 +196,7 @@ static void test_isolated_calls_give_the_same_bits(void **state)
     check_isolated_matches(LINALG_GRAM, 1600, 2000, 7);        /* T < d, as measure.c */
     check_isolated_matches(LINALG_ORTHONORMAL, 2000, 1600, 8); /* d×T, as the input */
     check_isolated_matches(LINALG_SOLVE, 2100, 2100, 9);
+    check_isolated_matches(LINALG_CHOLESKY, 2600, 2600, 10);
 }
 
 /* A call shorter than ~0.1 s stays in process. */

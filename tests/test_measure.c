@@ -14,6 +14,7 @@
 #include <float.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A token matrix with prescribed singular values s[0..min(T, d)): X = U diag(s) Vᵀ, U (T×k)
    and V (d×k) with orthonormal columns, k = min(T, d). */
@@ -231,6 +232,89 @@ static void test_routes_agree_over_model_runs(void **state)
     assert_true(deep > 50); /* the collapsed layers, where rounding matters, are covered */
 }
 
+/* Measure_norm2_squared_bound on matrices of known singular values: never below s_1², and
+   within 1e-9 of it, whatever the spectrum's shape (flat as X0's, a double top, a gap,
+   collapsed) and whichever side is smaller; NaN for a zero matrix.  The construction's own
+   rounding (~1e-15 of s_1) is the only slack below. */
+static void test_norm_bound_is_above_and_tight(void **state)
+{
+    (void)state;
+    enum { MAX = 160 };
+    const struct {
+        int T, d;
+        const char *shape;
+    } cases[] = {{96, 128, "flat"},
+                 {64, 96, "double top"},
+                 {100, 70, "geometric"},
+                 {80, 80, "collapsed"},
+                 {150, 90, "flat"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int T = cases[c].T, d = cases[c].d, n = T < d ? T : d;
+        double s[MAX];
+        for (int i = 0; i < n; i++) {
+            if (strcmp(cases[c].shape, "flat") == 0)
+                s[i] = 1.0;
+            else if (strcmp(cases[c].shape, "double top") == 0)
+                s[i] = i < 2 ? 3.0 : 2.0 / (1 + i);
+            else if (strcmp(cases[c].shape, "geometric") == 0)
+                s[i] = 5.0 * pow(0.97, i);
+            else
+                s[i] = i == 0 ? 1.0 : 1e-9 / i;
+        }
+        double *x = with_singular_values(T, d, s, 11 + c);
+        double *transposed = malloc(sizeof(double) * T * d);
+        double *gram = malloc(sizeof(double) * n * n), *factor = transposed;
+        double *lanczos = malloc(sizeof(double) * Measure_lanczos_size(n));
+        double bound;
+        assert_int_equal(
+            Measure_norm2_squared_bound(la, T, d, x, transposed, gram, factor, lanczos, &bound), 0);
+        double exact = s[0] * s[0];
+        if (!(bound >= exact * (1 - 1e-13) && bound <= exact * (1 + 1e-9)))
+            fail_msg("%s %d×%d: bound %.17g, s_1² %.17g (relative %.3g)", cases[c].shape, T, d,
+                     bound, exact, bound / exact - 1);
+        memset(x, 0, sizeof(double) * T * d);
+        assert_int_equal(
+            Measure_norm2_squared_bound(la, T, d, x, transposed, gram, factor, lanczos, &bound), 0);
+        assert_true(isnan(bound));
+        free(x);
+        free(transposed);
+        free(gram);
+        free(lanczos);
+    }
+}
+
+/* Linalg_cholesky proves positive definiteness or refuses: a matrix with one eigenvalue of
+   −1e-6 is refused; with +1e-6, accepted, and its backward error bound is far below 1e-6. */
+static void test_cholesky_decides_definiteness(void **state)
+{
+    (void)state;
+    enum { N = 50 };
+    double a[N * N];
+    const double shifts[] = {-1e-6, 1e-6};
+    for (int k = 0; k < 2; k++) {
+        /* diag(1, …, 1, shift) in the basis of a Householder reflection I − 2wwᵀ. */
+        double w[N], norm2 = 0;
+        for (int i = 0; i < N; i++) {
+            w[i] = 1.0 + (i % 7);
+            norm2 += w[i] * w[i];
+        }
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < N; i++) {
+                double reflection_i_last = (i == N - 1) - 2 * w[i] * w[N - 1] / norm2;
+                double reflection_j_last = (j == N - 1) - 2 * w[j] * w[N - 1] / norm2;
+                a[i + j * N] = (i == j) + (shifts[k] - 1) * reflection_i_last * reflection_j_last;
+            }
+        double backward = NAN;
+        int info = Linalg_cholesky(la, N, a, &backward);
+        if (shifts[k] < 0) {
+            assert_true(info > 0);
+        } else {
+            assert_int_equal(info, 0);
+            assert_true(backward > 0 && backward < 1e-10);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +323,8 @@ int main(void)
         cmocka_unit_test(test_no_gap_falls_back),
         cmocka_unit_test(test_more_tokens_than_width),
         cmocka_unit_test(test_routes_agree_over_model_runs),
+        cmocka_unit_test(test_norm_bound_is_above_and_tight),
+        cmocka_unit_test(test_cholesky_decides_definiteness),
     };
     return cmocka_run_group_tests_name("measure", tests, setup, teardown);
 }

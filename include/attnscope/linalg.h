@@ -6,7 +6,8 @@
  *
  * Stopping.  One LAPACK call cannot be interrupted from inside, and at T = 4096 dgeev runs
  * for half a minute.  The core starts no process and knows no OS, so it offers hooks: the
- * long calls (eigenvalues, singular values, SVD, symmetric eigenvalues, Gram matrix, QR) are
+ * long calls (eigenvalues, singular values, SVD, symmetric eigenvalues, Gram matrix, QR,
+ * Cholesky) are
  * described as a LinalgCall and handed to an isolation hook, which may run them somewhere they can
  * be killed (src/common/isolate.c runs them in a child process) and polls the stop hook while it
  * waits.  The matrix product is stopped from here, between blocks of its columns.  Without hooks
@@ -40,6 +41,7 @@ typedef enum {
     LINALG_GRAM,                  /* dsyrk: a (m×n, kept); c (m×m, lower triangle) */
     LINALG_ORTHONORMAL,           /* dgeqrf + dorgqr: a (m×n, m >= n); q (m×n, may be a) */
     LINALG_SOLVE,                 /* dgetrf + dgecon + dgetrs: a (n×n); b (n, in and out); rcond */
+    LINALG_CHOLESKY,              /* dpotrf: a (n×n, lower triangle); backward error bound (1) */
     LINALG_ROUTINES
 } LinalgRoutine;
 
@@ -140,6 +142,18 @@ int Linalg_tridiagonal_top_eigenpair(Linalg *la, int n, double *diag, double *of
 /* Solves a·x = b for one right-hand side (a destroyed, b overwritten by x) and reports the
    reciprocal condition number of a in the 1-norm. */
 int Linalg_solve(Linalg *la, int n, double *a, double *b, double *rcond);
+
+/* Whether the symmetric n×n matrix a (lower triangle used, destroyed) is positive definite,
+   proved by its Cholesky factorisation: 0 when dpotrf ran to completion, LAPACK's info > 0
+   when it met a non-positive pivot.  On 0, *backward_error bounds ‖E‖₂ of the E with
+   a + E = L̂L̂ᵀ exactly for the computed factor L̂ (Higham, Accuracy and Stability of Numerical
+   Algorithms, 2nd ed., Thm 10.3: |E| ≤ γ_{n+1}·|L̂||L̂ᵀ|, any order of the inner products), so
+   λ_min(a) ≥ −*backward_error. */
+int Linalg_cholesky(Linalg *la, int n, double *a, double *backward_error);
+
+/* γ_k = k·u/(1 − k·u), u the unit round-off: the relative error bound of k rounded operations
+   in a row (Higham §3.1), for the proofs built on these calls. */
+double Linalg_rounding_gamma(double k);
 
 /* Orthonormal Q of the thin QR factorisation of the m×n matrix a (m >= n), in place, with
    the signs fixed so that diag(R) > 0. */

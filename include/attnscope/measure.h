@@ -58,4 +58,19 @@ size_t Measure_lanczos_size(int T);
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
                    double *gram, double *eig, double *lanczos, Measures *m);
 
+/* Lanczos residual, relative to the Ritz value, at which Measure_norm2_squared_bound stops. */
+#define MEASURE_BOUND_RESIDUAL 1e-13
+
+/* A proved upper bound of ‖X‖₂² = s_1(X)² of x (T×d), within a few n·eps of it
+   (n = min(T, d)): the Gram matrix of the smaller side, the top Ritz value of Lanczos on it,
+   and a Cholesky factorisation of the Gram matrix subtracted from a shift just above that
+   value, which proves the shift (plus the rounding the proof accounts for) above every
+   eigenvalue.  *bound is NaN where the proof fails (X is 0 or not finite, or the
+   factorisation met a non-positive pivot): compute s_1 exactly there.
+   Scratch: transposed (T×d, used when T > d), gram and factor (n×n each; factor may be
+   transposed, which is read only before), lanczos (Measure_lanczos_size(n)).  Returns 0, a LAPACK
+   failure, or LINALG_STOPPED. */
+int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
+                                double *gram, double *factor, double *lanczos, double *bound);
+
 #endif

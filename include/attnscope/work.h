@@ -27,6 +27,7 @@ typedef enum {
     WORK_SYMMETRIC,       /* dsyevd of n×n, no vectors */
     WORK_ORTHONORMAL,     /* dgeqrf + dorgqr of m×n */
     WORK_SOLVE,           /* dgetrf + dgecon + dgetrs of n×n */
+    WORK_CHOLESKY,        /* dpotrf of n×n: n³/3 flops */
     WORK_NORMALS,         /* m normals drawn (mt19937 + ziggurat) */
     WORK_LOAD,            /* a checkpoint's tensors: m bytes read from its mapping, n of its
                              elements converted to double (layer.h's WeightSource.declare) */

@@ -137,6 +137,9 @@ static double work_seconds(const Work *w, const CostRates *r)
     case WORK_SOLVE:
         seconds = other(r, lapack(SOLVE, (int)n));
         break;
+    case WORK_CHOLESKY: /* blocked: its updates are dsyrk and dgemm */
+        seconds = product(r, n * n * n / 3);
+        break;
     case WORK_NORMALS:
         seconds = other(r, GAUSSIAN * m);
         break;

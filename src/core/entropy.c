@@ -127,3 +127,8 @@ const char *Entropy_zhai_void(const Config *c, int layer)
                "x_i^T M x_j";
     return NULL;
 }
+
+bool Entropy_input_norm_exact(int T, int d)
+{
+    return (double)T * d * (T < d ? T : d) <= ENTROPY_EXACT_INPUT_NORM;
+}

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
@@ -221,6 +222,41 @@ static int symmetric_eigenvalues_here(Linalg *la, int n, double *a, double *w)
 static int orthonormal_here(Linalg *la, int m, int n, double *a);
 static int solve_here(Linalg *la, int n, double *a, double *b, double *rcond);
 
+double Linalg_rounding_gamma(double k)
+{
+    double ku = k * (DBL_EPSILON / 2);
+    return ku / (1 - ku);
+}
+
+/* dpotrf, then γ_{n+1}·‖|L̂||L̂ᵀ|‖_∞ ≥ ‖E‖₂ (E symmetric: ‖E‖₂ ≤ ‖E‖_∞ ≤ γ_{n+1}‖|L̂||L̂ᵀ|‖_∞):
+   row i of |L̂||L̂ᵀ| sums to Σ_k |L̂_ik|·c_k with c_k the k-th column's sum of |L̂_jk|, O(n²).
+   The sums are rounded upwards by the factor (1 + γ_{2n}), far below the bound itself. */
+static int cholesky_here(int n, double *a, double *backward_error)
+{
+    int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, n);
+    if (info)
+        return info;
+    double *column_sum = a; /* the strict upper triangle is free: row 0 holds c_k */
+    for (int k = 0; k < n; k++) {
+        double c = 0;
+        for (int j = k; j < n; j++)
+            c += fabs(a[j + (size_t)k * n]);
+        if (k > 0)
+            column_sum[(size_t)k * n] = c;
+        else
+            *backward_error = c; /* c_0 waits here: a[0] is L̂_00 */
+    }
+    double c0 = *backward_error, worst = 0;
+    for (int i = 0; i < n; i++) {
+        double row = fabs(a[i]) * c0;
+        for (int k = 1; k <= i; k++)
+            row += fabs(a[i + (size_t)k * n]) * column_sum[(size_t)k * n];
+        worst = row > worst ? row : worst;
+    }
+    *backward_error = Linalg_rounding_gamma(n + 1.0) * worst * (1 + Linalg_rounding_gamma(2.0 * n));
+    return 0;
+}
+
 static int gram_here(int m, int n, const double *a, double *c)
 {
     cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, m, n, 1.0, a, m, 0.0, c, m);
@@ -263,6 +299,10 @@ int Linalg_call_sizes(LinalgRoutine routine, int m, int n, size_t size[LINALG_CA
         size[1] = (size_t)n;
         size[2] = 1;
         return 3;
+    case LINALG_CHOLESKY:
+        size[0] = square;
+        size[1] = 1;
+        return 2;
     case LINALG_ROUTINES:
         break;
     }
@@ -290,6 +330,8 @@ int Linalg_execute(Linalg *la, const LinalgCall *call)
         return orthonormal_here(la, call->m, call->n, x[1]);
     case LINALG_SOLVE:
         return solve_here(la, call->n, x[0], x[1], x[2]);
+    case LINALG_CHOLESKY:
+        return cholesky_here(call->n, x[0], x[1]);
     case LINALG_ROUTINES:
         break;
     }
@@ -344,6 +386,11 @@ int Linalg_gram(Linalg *la, int m, int n, const double *a, double *c)
     /* A call's arrays are writable, but the Gram matrix's input is only read, here and in an
        isolated worker (whose copy of it is never copied back). */
     return long_call(la, LINALG_GRAM, m, n, (double *)a, c, NULL, NULL);
+}
+
+int Linalg_cholesky(Linalg *la, int n, double *a, double *backward_error)
+{
+    return long_call(la, LINALG_CHOLESKY, n, n, a, backward_error, NULL, NULL);
 }
 
 int Linalg_orthonormalise(Linalg *la, int m, int n, double *a)

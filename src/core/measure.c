@@ -43,6 +43,7 @@ typedef struct {
     double *diag, *offdiag; /* steps: their copies, which LAPACK destroys */
     double *overlap;        /* steps: coefficients of one Gram–Schmidt pass */
     double *ritz;           /* steps: the top Ritz vector in the Lanczos basis */
+    double theta, residual; /* the last step's top Ritz value and its residual estimate */
 } Lanczos;
 
 static int lanczos_steps(int T)
@@ -131,11 +132,14 @@ static double residual_target(double theta, double spread)
    run out), leaves the Ritz vector in l->next and returns 1; returns 0 when the route is
    not worth finishing (the rest of the spectrum is as large as λ1, or dstevx did not
    converge), a negative status when memory ran out or LINALG_STOPPED when la's stop hook
-   asked (at T = 4096 the steps take up to ~1 s together, too long to finish first). */
-static int lanczos_top_vector(Linalg *la, int T, const double *gram, const Lanczos *l)
+   asked (at T = 4096 the steps take up to ~1 s together, too long to finish first).
+   With bound_tolerance > 0 (Measure_norm2_squared_bound) it runs until the residual is below
+   bound_tolerance·θ instead, whatever the rest of the spectrum. */
+static int lanczos_top_vector(Linalg *la, int T, const double *gram, Lanczos *l,
+                              double bound_tolerance)
 {
     int steps = lanczos_steps(T), used = 0;
-    double gram2 = gram_norm2(T, gram);
+    double gram2 = bound_tolerance > 0 ? 0 : gram_norm2(T, gram);
     lanczos_start(T, gram, l->basis);
     for (int k = 0; k < steps; k++) {
         if (Linalg_stop_requested(la))
@@ -160,13 +164,20 @@ static int lanczos_top_vector(Linalg *la, int T, const double *gram, const Lancz
         if (info)
             return info < 0 ? info : 0;
         double residual = l->beta[k] * fabs(l->ritz[k]);
-        double spread = fmax(gram2 - theta * theta, 0);
-        /* A shortcut, not part of the certificate: once θ has settled, ‖G‖_F² ≥ 2θ² means
-           λ2 may reach λ1 and no gap can be certified (the fallback is right either way). */
-        if (residual <= 0.05 * theta && spread >= theta * theta)
-            return 0;
-        if (residual <= residual_target(theta, spread))
-            break;
+        l->theta = theta;
+        l->residual = residual;
+        if (bound_tolerance > 0) {
+            if (residual <= bound_tolerance * theta)
+                break;
+        } else {
+            double spread = fmax(gram2 - theta * theta, 0);
+            /* A shortcut, not part of the certificate: once θ has settled, ‖G‖_F² ≥ 2θ² means
+               λ2 may reach λ1 and no gap can be certified (the fallback is right either way). */
+            if (residual <= 0.05 * theta && spread >= theta * theta)
+                return 0;
+            if (residual <= residual_target(theta, spread))
+                break;
+        }
         if (used < steps) {
             double *q_next = l->basis + (size_t)used * T;
             cblas_dcopy(T, l->next, 1, q_next, 1);
@@ -185,7 +196,7 @@ static double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *
 {
     Lanczos l = lanczos_carve(lanczos, T);
     *status = 0;
-    int found = lanczos_top_vector(la, T, gram, &l);
+    int found = lanczos_top_vector(la, T, gram, &l, 0);
     if (found <= 0) {
         *status = found;
         return NAN;
@@ -409,4 +420,63 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     if (!info)
         g->centred_stable_rank = 1.0 + centred.rest;
     return info;
+}
+
+/* The lower triangle of the n×n Gram matrix of x (T×d), n = min(T, d): XXᵀ, or XᵀX through a
+   transposed copy (dsyrk forms a·aᵀ). */
+static int smaller_gram(Linalg *la, int T, int d, const double *x, double *transposed, double *gram)
+{
+    if (T <= d)
+        return Linalg_gram(la, T, d, x, gram);
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++)
+            transposed[j + (size_t)i * d] = x[i + (size_t)j * T];
+    return Linalg_gram(la, d, T, transposed, gram);
+}
+
+/* The bound of ‖X‖₂² (measure.h).  Let Ĝ be the computed Gram matrix (n×n, inner products
+ * of m = max(T, d) terms), θ and ρ Lanczos's top Ritz value and residual, and
+ * γ = (θ + 2ρ)(1 + 8(n + 1)u) a trial shift just above λ1(Ĝ) when Lanczos found the top.
+ * If the Cholesky factorisation of the computed Â = γI − Ĝ runs to completion,
+ * Â + E = L̂L̂ᵀ is positive definite with ‖E‖₂ ≤ e (Linalg_cholesky), and
+ *   - Â = γI − Ĝ + D with D diagonal, |D_ii| ≤ u·(γ + Ĝ_ii): λ1(Ĝ) ≤ γ + e + u(γ + tr Ĝ);
+ *   - Ĝ = XXᵀ + E_G with |E_G| ≤ γ_m|X||Xᵀ|, so ‖E_G‖₂ ≤ γ_m‖X‖_F² ≤ 2γ_m·tr Ĝ;
+ * so ‖X‖₂² = λ1(XXᵀ) ≤ γ + e + u·γ + (u + 2γ_m)·tr Ĝ, rounded up by (1 + 8u).  A Cholesky that
+ * meets a non-positive pivot proves nothing: Lanczos missed λ1, or the spectrum's top is too
+ * close to the shift for the factorisation's rounding; NaN then, and the caller computes the
+ * norm exactly.  Tight: the shift's margin and e are ~n·u·θ, ρ is below 1e-13·θ unless the
+ * steps ran out. */
+int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
+                                double *gram, double *factor, double *lanczos, double *bound)
+{
+    int n = T < d ? T : d, m = T < d ? d : T;
+    *bound = NAN;
+    int info = smaller_gram(la, T, d, x, transposed, gram);
+    if (info)
+        return info;
+    double trace = gram_trace(n, gram);
+    if (!(trace > 0) || !isfinite(trace))
+        return 0;
+    Lanczos l = lanczos_carve(lanczos, n);
+    int found = lanczos_top_vector(la, n, gram, &l, MEASURE_BOUND_RESIDUAL);
+    if (found <= 0)
+        return found;
+    double u = DBL_EPSILON / 2;
+    double shift = (l.theta + 2 * l.residual) * (1 + 8 * (n + 1.0) * u);
+    for (int j = 0; j < n; j++) {
+        double *column = factor + (size_t)j * n;
+        const double *g = gram + (size_t)j * n;
+        column[j] = shift - g[j];
+        for (int i = j + 1; i < n; i++)
+            column[i] = -g[i];
+    }
+    double backward;
+    info = Linalg_cholesky(la, n, factor, &backward);
+    if (info > 0)
+        return 0; /* not proved: NaN */
+    if (info)
+        return info;
+    *bound =
+        (shift + backward + u * shift + (u + 2 * Linalg_rounding_gamma(m)) * trace) * (1 + 8 * u);
+    return 0;
 }

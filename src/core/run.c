@@ -98,8 +98,9 @@ static void lane_built(void *context, int head, const double *logits, const doub
    measured: the tokens' mean squared norm q and mean overlap p, through their spread
    Σ_i ‖x_i − x̄‖² = (T − 1)(q − p), which keeps q − p exact where the tokens nearly merge (the
    uncentred Σ_{i≠j} x_i·x_j = ‖Σ_i x_i‖² − ‖X'‖_F² cancels there), and, where Zhai et al.'s
-   bound holds, ‖X'‖₂² exactly (the singular values of a copy in the queries' buffer, which the
-   step fills only after this). */
+   bound holds, ‖X'‖₂²: exactly (the singular values of a copy in the queries' buffer) where
+   that is cheap or the proof of the upper bound fails, else that proved upper bound (its
+   scratch in the queries' and values' buffers, which the step fills only after this). */
 static int lane_branch_input(void *context, const double *input)
 {
     LaneWatch *watch = context;
@@ -127,7 +128,19 @@ static int lane_branch_input(void *context, const double *input)
     state->input.overlap = T > 1 ? squares / T - spread / (T - 1) : NAN;
     if (Entropy_zhai_void(c, run->layer))
         return 0;
-    LayerBuffers *b = &run->w->lane[watch->which].step;
+    Lane *lane = &run->w->lane[watch->which];
+    LayerBuffers *b = &lane->step;
+    double bound = NAN;
+    if (!Entropy_input_norm_exact(T, d)) {
+        /* Not the logits': in layer 1 they may be the attention both networks read. */
+        int info = Measure_norm2_squared_bound(b->la, T, d, input, b->values, b->queries, b->values,
+                                               lane->lanczos, &bound);
+        if (info)
+            return info;
+    }
+    state->input.norm_squared = bound;
+    if (!isnan(bound))
+        return 0;
     memcpy(b->queries, input, sizeof(double) * T * d);
     int info = Linalg_singular_values(b->la, T, d, b->queries, b->row_stat);
     if (!info)

@@ -192,14 +192,24 @@ static void qk_norms(const Config *c, int layer, WorkList *out)
     add(out, WORK_SINGULAR_VALUES, d, dh, 0, H);
 }
 
-/* A network's share of them: q and p of the attention's input, and ‖X'‖₂ (singular values of
-   a T×d copy) where the bound holds. */
+/* A network's share of them: q and p of the attention's input, and ‖X'‖₂² where the bound
+   holds: the singular values of a T×d copy where they are cheap, else the proved upper bound
+   (Measure_norm2_squared_bound: the Gram matrix of the smaller side, n = min(T, d), through a
+   transposed copy when T > d, Lanczos on it, the shifted copy and its Cholesky factorisation;
+   the singular values only where that proof fails, which the plan does not foresee). */
 static void input_norms(const Config *c, int layer, WorkList *out)
 {
-    double T = c->tokens, d = c->width;
+    double T = c->tokens, d = c->width, n = T < d ? T : d;
     passes(out, 3 * T * d);
-    if (!Entropy_zhai_void(c, layer))
+    if (Entropy_zhai_void(c, layer))
+        return;
+    if (Entropy_input_norm_exact(c->tokens, c->width)) {
         add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
+        return;
+    }
+    passes(out, (T > d ? T * d : 0) + (LANCZOS_PASSES + 1) * n * n);
+    add(out, WORK_GRAM, n, n, T + d - n, 1);
+    add(out, WORK_CHOLESKY, n, n, 0, 1);
 }
 
 typedef struct {
