@@ -29,11 +29,12 @@ mkdir -p "$dir"
 # name keys: the steps, in order, each after the ones before it.
 STEPS=("default:" "present:Z" "tour:>" "zoom:z" "help:?")
 CONDITIONING_STEPS=("conditioning:V" "conditioning-compare:c")
-# The attention map (V V from the first view: the one before the conditioning) of a causal mask at depth 8, lower-
+# The attention map (V V from the first view: the one before the conditioning, whose Lanczos path
+# is pinned so that passing it asks nothing) of a causal mask at depth 8, lower-
 # triangular, then (y) the product A_8⋯A_1 with the first-token sink in its first column and
 # its column mass under it.
 MAP_STEPS=("map:VV" "map-product:y")
-MAP_ARGS="-T 48 -d 48 -L 8 -l 8 --mask causal -n ln"
+MAP_ARGS="-T 48 -d 48 -L 8 -l 8 --mask causal -n ln --conditioning-path lanczos"
 # The entropy view (v four times from the stable rank): entropies against depth, the row
 # entropies' histogram, the readouts on the status line.
 ENTROPY_STEPS=("entropy:vvvv")
