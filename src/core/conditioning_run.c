@@ -69,8 +69,9 @@ void Conditioning_release(Conditioning *out)
     out->jacobian_singular_values = NULL;
 }
 
-/* The matrix-free estimates: Lanczos certifies the extreme eigenvalues of KᵀK to 1e-6
-   relative within this many steps, or reports NaN. */
+/* The matrix-free estimates: Lanczos runs until the Ritz residual of an extreme eigenvalue
+   of KᵀK is within 1e-6 relative, within this many steps, or reports NaN; the certificate it
+   reports adds the products' rounding (SaWork_extreme). */
 enum { LANCZOS_STEPS_MAX = 240 };
 #define LANCZOS_TOLERANCE 1e-6
 
