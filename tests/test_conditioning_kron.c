@@ -183,7 +183,7 @@ static bool certified_holds_exact(const Blocks *b, bool nearest, int *products, 
     *premise = e_norm / KronFactors_s_min(f);
     KronEstimate e;
     assert_int_equal(
-        SaWork_smallest_preconditioned(w, f, NULL, KRON_STEPS_MAX, KRON_TOLERANCE, 3, &e), 0);
+        SaWork_smallest_preconditioned(w, f, NULL, KRON_STEPS_MAX, KRON_TOLERANCE, 3, s[0], &e), 0);
     double svd = 4.0 * n * DBL_EPSILON * s[0], exact = s[n - 1];
     if (!(e.upper >= exact - svd))
         fail_msg("upper %.17g below the exact s_min %.17g", e.upper, exact);

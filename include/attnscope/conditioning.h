@@ -88,6 +88,11 @@ size_t SaWork_shape_doubles(const Config *c);
 void SaWork_jvp(SaWork *w, const double *dx, double *dy);
 /* dx = Kᵀ·dy, the transpose of SaWork_jvp. */
 void SaWork_vjp(SaWork *w, const double *dy, double *dx);
+/* γ with ‖fl(K v) − K v‖ ≤ γ·‖K‖₂·‖v‖ for SaWork_jvp (and Kᵀ for SaWork_vjp), the model of
+   docs/model.md §8: each output is reached through sums whose lengths add up to at most
+   3(T + d) + H (W_VO and A; X·M and the logits; the softmax derivative's row sums and Ȧ·XW_VO;
+   the norms' row sums; the heads), each adding at most its length times ε. */
+double SaWork_product_rounding(const SaWork *w);
 /* The full K (or the part the products are set to), (T·d)×(T·d) column-major, column
    k = K·e_k.  Needs T·d ≤ CONDITIONING_EXACT_MAX.  Returns 0, or LINALG_STOPPED when the
    stop hook of SaWork_set_stop asked (k is then partial). */
@@ -113,11 +118,15 @@ void SaWork_dominant_only(SaWork *w, bool only);
 /* An extreme singular value of K (or E) without forming it: Lanczos on KᵀK through the JVP
    and VJP, with full reorthogonalisation (it needs far fewer products than the power
    iteration for the same accuracy).  The extreme Ritz value θ lies inside the spectrum of
-   KᵀK (Courant–Fischer: θ ≤ s_max², θ ≥ s_min²), and the residual r of its Ritz vector
-   certifies an eigenvalue of KᵀK within r of θ; the value is √θ, reported once r ≤
-   tolerance·θ (else NaN), with `error` the largest move of √θ that r allows.  Lanczos finds
-   the extreme eigenvalues first, so that eigenvalue is the extreme one unless the start
-   vector is orthogonal to its eigenvector (probability zero).  The basis is cut to 256 MiB. */
+   KᵀK (Courant–Fischer: θ ≤ s_max², θ ≥ s_min²), and the residual r of its Ritz vector y
+   puts an eigenvalue of the computed operator within r of θ; the products' rounding (at most
+   2γ‖K‖² per unit vector, γ = SaWork_product_rounding) moves that residual by at most
+   2γ‖K‖²·‖s‖₁, s the Ritz vector's coordinates, so an eigenvalue of the exact KᵀK lies within
+   their sum of θ.  The value is √θ, reported once r ≤ tolerance·θ and (for s_min) that sum is
+   below θ (else NaN), with `error` the largest move of √θ the sum allows.  The interval holds
+   *an* eigenvalue: Lanczos finds the extreme ones first, so it is the extreme one unless the
+   start vector all but misses its eigenvector (probability zero in exact arithmetic, not a
+   guarantee).  The basis is cut to 256 MiB. */
 typedef struct {
     double value, error;
     int steps;
@@ -126,9 +135,11 @@ typedef struct {
 /* Bytes of Lanczos basis an estimate may hold: the step count is cut to fit. */
 #define CONDITIONING_LANCZOS_BASIS_BYTES ((size_t)256 << 20)
 
-/* Returns 0, -1 (out of memory) or LINALG_STOPPED (SaWork_set_stop). */
+/* norm: an upper bound on the operator's ‖·‖₂ for the rounding term of s_min (the largest
+   takes its own θ + r; pass NAN there).  Returns 0, -1 (out of memory) or LINALG_STOPPED
+   (SaWork_set_stop). */
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
-                   SingularValueEstimate *out);
+                   double norm, SingularValueEstimate *out);
 
 /* ---- the extreme singular values of a dense matrix -------------------------------------- */
 

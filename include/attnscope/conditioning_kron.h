@@ -93,10 +93,15 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings);
    (σ, u, v) of K on S (the SVD of K·S); restarted on its three best vectors at 24.  σ is ‖Kv‖
    for a unit v, so s_min(K) ≤ σ always; ‖Kv − σu‖ = 0 and ‖Kᵀu − σv‖ = ρ put a singular value
    of K within ρ/√2 of σ (the symmetric [0 K; Kᵀ 0] has ±s_i as eigenvalues and (u; v)/√2 as
-   an approximate eigenvector with residual ρ/√2).  Reported (value σ, error ρ/√2) once
-   ρ/√2 ≤ tolerance·σ.  stop: polled between steps (NULL: never).  Returns 0, -1 (out of
-   memory), a LAPACK failure or LINALG_STOPPED. */
+   an approximate eigenvector with residual ρ/√2) in exact arithmetic.  The products' rounding
+   (γ‖K‖ each, γ = SaWork_product_rounding, norm an upper bound on ‖K‖₂) makes ‖Kv − σu‖ at
+   most √p·γ‖K‖ after p products and ‖Kᵀu − σv‖ at most ρ + γ‖K‖, and the half-width
+   √((‖Kv − σu‖² + ‖Kᵀu − σv‖²)/2) bounds the move.  It stops once ρ/√2 ≤ tolerance·σ and
+   reports (value σ, error that half-width) if the half-width is ≤ tolerance·σ too.  The
+   interval holds *a* singular value: the smallest unless the subspace missed a smaller one.
+   stop: polled between steps (NULL: never).  Returns 0, -1 (out of memory), a LAPACK failure
+   or LINALG_STOPPED. */
 int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop, int max_steps,
-                                   double tolerance, uint64_t seed, KronEstimate *out);
+                                   double tolerance, uint64_t seed, double norm, KronEstimate *out);
 
 #endif

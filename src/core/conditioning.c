@@ -591,6 +591,12 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
         project_cotangent(w, dx);
 }
 
+double SaWork_product_rounding(const SaWork *w)
+{
+    const SaBlock *b = &w->b[0];
+    return (3.0 * (b->T + b->d) + w->heads) * DBL_EPSILON;
+}
+
 void SaWork_set_stop(SaWork *w, const Linalg *la)
 {
     w->stop = la;
@@ -649,9 +655,11 @@ static void start_vector(size_t n, uint64_t seed, double *v)
 typedef void (*SymmetricProduct)(void *context, const double *v, double *out);
 
 /* Where Lanczos left an extreme eigenvalue of S: its Ritz value θ and the residual r of its
-   Ritz vector (an eigenvalue of S lies within r of θ), both NaN unless r ≤ tolerance·θ. */
+   Ritz vector (an eigenvalue of S lies within r of θ), both NaN unless r ≤ tolerance·θ, and
+   ‖s‖₁ of that vector's coordinates s in the basis (Ritz vector y = Q·s): a rounding error of
+   at most η in each product S·q_j moves S·y by at most η·‖s‖₁. */
 typedef struct {
-    double theta, residual;
+    double theta, residual, coordinates_l1;
     int steps;
 } RitzEstimate;
 
@@ -662,7 +670,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
                            bool largest, int steps, int check_every, double tolerance,
                            uint64_t seed, double *basis, double *tri, RitzEstimate *out)
 {
-    out->theta = out->residual = NAN;
+    out->theta = out->residual = out->coordinates_l1 = NAN;
     out->steps = 0;
     double *alpha = tri, *beta = alpha + steps, *diag = beta + steps, *off = diag + steps;
     double *ritz = off + steps;
@@ -699,6 +707,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
             if (theta > 0 && r <= tolerance * theta) {
                 out->theta = theta;
                 out->residual = r;
+                out->coordinates_l1 = cblas_dasum(m, ritz + (size_t)at * m, 1);
                 break;
             }
         }
@@ -723,7 +732,7 @@ static void normal_product(void *context, const double *v, double *out)
 }
 
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
-                   SingularValueEstimate *out)
+                   double norm, SingularValueEstimate *out)
 {
     size_t n = (size_t)w->b[0].T * w->b[0].d;
     int steps = max_steps;
@@ -746,10 +755,18 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
                                  seed, basis, tri, &ritz);
     out->steps = ritz.steps;
     if (!isnan(ritz.theta)) {
-        double theta = ritz.theta, r = ritz.residual;
-        out->value = sqrt(theta);
-        out->error =
-            largest ? sqrt(theta + r) - sqrt(theta) : sqrt(theta) - sqrt(fmax(theta - r, 0.0));
+        /* An eigenvalue of the exact KᵀK within `reach` of θ: the Ritz residual plus what the
+           products' rounding (≤ 2γ‖K‖² per unit vector, γ = SaWork_product_rounding) adds to
+           the Ritz vector's residual (docs/model.md §8). */
+        double theta = ritz.theta, top = largest ? theta + ritz.residual : norm * norm;
+        double reach = ritz.residual + 2.0 * SaWork_product_rounding(w) * top * ritz.coordinates_l1;
+        if (largest) {
+            out->value = sqrt(theta);
+            out->error = sqrt(theta + reach) - sqrt(theta);
+        } else if (theta > reach) { /* else no positive lower bound: not certified */
+            out->value = sqrt(theta);
+            out->error = sqrt(theta) - sqrt(theta - reach);
+        }
     }
     free(basis);
     free(tri);

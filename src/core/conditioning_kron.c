@@ -330,8 +330,19 @@ static void start(Davidson *dv, uint64_t seed)
     append(dv, dv->t);
 }
 
+/* The certificate's half-width for the triplet of smallest_ritz, the products' rounding
+   counted (docs/model.md §8): K·S was computed with an error of at most γ‖K‖ per column, so
+   ‖E‖₂ ≤ ‖E‖_F ≤ √p·γ‖K‖ after p products (a restart's orthonormal combinations never raise
+   ‖E‖_F), the exact K v − σu is at most that, and Kᵀu − σv at most ρ + γ‖K‖. */
+static double half_width(const Davidson *dv, double rho, double norm)
+{
+    double rounding = SaWork_product_rounding(dv->w) * norm;
+    double forward = sqrt((double)dv->products) * rounding, backward = rho + rounding;
+    return sqrt((forward * forward + backward * backward) / 2.0);
+}
+
 int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop, int max_steps,
-                                   double tolerance, uint64_t seed, KronEstimate *out)
+                                   double tolerance, uint64_t seed, double norm, KronEstimate *out)
 {
     size_t n = (size_t)f->T * f->d;
     Davidson dv = {.w = w, .f = f, .n = n};
@@ -358,9 +369,14 @@ int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop
         if ((status = smallest_ritz(&dv, &sigma, &rho)))
             break;
         out->upper = sigma;
+        /* Converged when the residual allows no better; certified only if the rounding does
+           not widen the interval beyond the tolerance either. */
         if (rho / M_SQRT2 <= tolerance * sigma || !(rho > 0)) {
-            out->value = sigma;
-            out->error = rho / M_SQRT2;
+            double error = half_width(&dv, rho, norm);
+            if (error <= tolerance * sigma) {
+                out->value = sigma;
+                out->error = error;
+            }
             break;
         }
         if (dv.m == SUBSPACE_MAX)
@@ -402,9 +418,10 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
     if (tally->certified)
         Warnings_add(warnings,
                      "conditioning: s_min(K) on the Kronecker path (Davidson on K preconditioned "
-                     "by (B0^T B0)^-1 through the SVDs of B0's factors, certified to %g "
-                     "relative) at %d of %d layers",
-                     KRON_TOLERANCE, tally->certified, layers);
+                     "by (B0^T B0)^-1) at %d of %d layers, within %g relative, rounding counted; "
+                     "its interval holds a singular value of K, the smallest unless one was "
+                     "missed",
+                     tally->certified, layers, KRON_TOLERANCE);
     if (tally->singular)
         Warnings_add(warnings,
                      "conditioning: B0 = W_VO^T (x) A, which preconditions the Kronecker path, is "
@@ -424,7 +441,8 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
                      tally->beyond, KRON_STEPS_MAX, tally->kappa_at_least);
     if (tally->lanczos)
         Warnings_add(warnings,
-                     "conditioning: s_min(K) by Lanczos on K^T K at %d layers (null where not "
-                     "certified to 1e-6)",
+                     "conditioning: s_min(K) by Lanczos on K^T K at %d layers (null where the "
+                     "residual or the products' rounding leaves no certificate); its interval "
+                     "holds an eigenvalue of K^T K, the smallest unless Lanczos missed one",
                      tally->lanczos);
 }

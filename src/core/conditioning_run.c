@@ -69,8 +69,9 @@ void Conditioning_release(Conditioning *out)
     out->jacobian_singular_values = NULL;
 }
 
-/* The matrix-free estimates: Lanczos certifies the extreme eigenvalues of KᵀK to 1e-6
-   relative within this many steps, or reports NaN. */
+/* The matrix-free estimates: Lanczos runs until the Ritz residual of an extreme eigenvalue
+   of KᵀK is within 1e-6 relative, within this many steps, or reports NaN; the certificate it
+   reports adds the products' rounding (SaWork_extreme). */
 enum { LANCZOS_STEPS_MAX = 240 };
 #define LANCZOS_TOLERANCE 1e-6
 
@@ -271,7 +272,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double e_norm,
         } else {
             KronEstimate e;
             if ((info = SaWork_smallest_preconditioned(r->sa, r->kron, r->la, KRON_STEPS_MAX,
-                                                       KRON_TOLERANCE, 2, &e)))
+                                                       KRON_TOLERANCE, 2, s_max, &e)))
                 return info;
             if (!isnan(e.value)) {
                 r->tally.certified++;
@@ -285,7 +286,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double e_norm,
         *out = (SingularValueEstimate){.value = NAN, .error = NAN};
         return 0;
     }
-    return SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, out);
+    return SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, s_max, out);
 }
 
 /* s_max and s_min of the n×n matrix in r->jacobian (kept): LU and Lanczos, or its SVD where
@@ -317,7 +318,7 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     if (has_perturbation) {
         SingularValueEstimate top;
         SaWork_perturbation_only(r->sa, true);
-        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, &top);
+        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, NAN, &top);
         SaWork_perturbation_only(r->sa, false);
         if (info)
             return info;
@@ -353,8 +354,9 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
         out->kappa_jacobian_skip[l] = Conditioning_kappa(top, bottom, (int)n);
     } else {
         SingularValueEstimate top, smallest;
-        if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, &top)) ||
-            (info = smallest_matrix_free(r, top.value, e_norm, &smallest)))
+        if ((info =
+                 SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, NAN, &top)) ||
+            (info = smallest_matrix_free(r, top.value + top.error, e_norm, &smallest)))
             return info;
         out->jacobian_norm[l] = top.value;
         out->jacobian_s_min[l] = smallest.value;
@@ -378,9 +380,10 @@ static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
             info = extremes(r, &top, &bottom);
     } else {
         SingularValueEstimate largest, smallest;
-        if (!(info =
-                  SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 4, &largest)))
-            info = SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 5, &smallest);
+        if (!(info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 4, NAN,
+                                    &largest)))
+            info = SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 5,
+                                  largest.value + largest.error, &smallest);
         top = largest.value;
         bottom = smallest.value;
     }
