@@ -111,7 +111,7 @@ typedef struct {
 static void drawing_free(Drawing *d)
 {
     double **all[] = {&d->w.query,   &d->w.key,    &d->w.value,  &d->w.output, &d->w.mlp_in,
-                      &d->w.mlp_out, &d->w.mlp_up, &d->w.markov, &d->scratch};
+                      &d->w.mlp_out, &d->w.mlp_up, &d->w.markov, &d->w.sink,   &d->scratch};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(*all[i]);
     RandomStream_free(d->random);
@@ -131,11 +131,12 @@ static int drawing_new(const Config *c, Drawing *d)
     d->w.mlp_out = calloc(nd + 1, sizeof(double));
     d->w.mlp_up = calloc(nd + 1, sizeof(double));
     d->w.markov = calloc(c->attention == ATTENTION_MARKOV ? markov : 1, sizeof(double));
+    d->w.sink = calloc((size_t)c->heads, sizeof(double));
     d->scratch = calloc(Init_scratch_doubles(c) + 1, sizeof(double));
     d->random = RandomStream_new();
     d->la = Linalg_new();
     bool ok = d->w.query && d->w.key && d->w.value && d->w.output && d->w.mlp_in && d->w.mlp_out &&
-              d->w.mlp_up && d->w.markov && d->scratch && d->random && d->la;
+              d->w.mlp_up && d->w.markov && d->w.sink && d->scratch && d->random && d->la;
     if (!ok)
         drawing_free(d);
     return ok ? 0 : -1;

@@ -120,6 +120,9 @@ static int llama_tensors(const Config *c, const Names *names, int layer, WeightT
         t->rank = 3;
         t->shape[1] = t->shape[2] = (uint64_t)c->tokens;
     }
+    if (Config_has_sink(c))
+        add(out, &n, names, layer, "self_attn.sinks", (uint64_t)c->heads, 0, LAYER_DRAW_ATTENTION,
+            offsetof(LayerWeights, sink), AS_STORED);
     add(out, &n, names, layer, "self_attn.v_proj.weight", kv, d, LAYER_DRAW_VALUE,
         offsetof(LayerWeights, value), AS_STORED);
     add_optional_bias(out, &n, names, layer, "self_attn.v_proj", kv,
@@ -229,6 +232,7 @@ bool Weights_gpt2_names_fit(const Config *c, char *why, size_t size)
 {
     const char *missing = Config_mlp_gated(c)                ? "a gated MLP's up projection"
                           : c->attention == ATTENTION_MARKOV ? "Markov logits"
+                          : Config_has_sink(c)               ? "attention sinks"
                           : Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE
                               ? "QK-norm's gains"
                           : c->layernorm != LAYERNORM_NONE && c->ln_place == LN_PLACE_PERI

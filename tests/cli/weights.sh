@@ -24,6 +24,7 @@ configs=(
     "--init mimetic --heads 2 --wo gaussian --mlp geglu --mlp-hidden 24"
     "--init cutting-skip -L 4 --conditioning"
     "--heads 2 -n rms --ln-place peri --mlp geglu --qk-norm head --norm-gain-offset 1"
+    "--heads 2 --sink 0 --sink-std 0.02 --mlp swiglu -n rms --ln-place pre"
 )
 # The two documents (drawn, then read from a checkpoint) are the same number for number (JSON
 # parsed: Python's floats are the doubles printed), but for the theory, which the second
@@ -67,6 +68,24 @@ round_trip() { # settings
 for settings in "${configs[@]}"; do
     check "round trip, bit for bit: $settings" round_trip "$settings"
 done
+# Every architecture preset of the 2026 block at its small width (T = 32 and two layers, to keep
+# the test short).
+for preset in gpt2-small-small llama3-8b-small mistral-7b-small qwen3-8b-small olmo2-7b-small \
+    gemma3-4b-small gpt-oss-20b-small; do
+    check "round trip, bit for bit: presets/$preset.preset" round_trip "--preset presets/$preset.preset -T 32 -L 2"
+done
+# The sinks are the checkpoint's own (self_attn.sinks, gpt-oss's name): one changed by an
+# independent writer changes the document.
+sinks_read() {
+    local dir=$tmp/sinks settings="--heads 2 --sink 0 --sink-std 0.02"
+    rm -rf "$dir"
+    # shellcheck disable=SC2086
+    "$BIN" $base $settings --export-weights "$dir" >"$tmp/s1.json" 2>/dev/null &&
+        "$PY" $tool set "$dir/model.safetensors" "$tmp/sink.safetensors" model.layers.1.self_attn.sinks 1 3.0 &&
+        "$BIN" $base $settings --weights "$tmp/sink.safetensors" >"$tmp/s2.json" 2>/dev/null &&
+        { same_measures "$tmp/s1.json" "$tmp/s2.json"; [ $? -eq 1 ]; }
+}
+check "a sink changed in the file changes the document" sinks_read
 
 # The weights come from the file: a tensor scaled by an independent writer changes the
 # document, the same tensors in two shards (reverse order, other padding) do not.
