@@ -1,5 +1,6 @@
 #!/bin/bash
-# The attention map view (V V from the first view: the one before the conditioning), read off
+# The attention map view (V V from the first view: the one before the conditioning, whose
+# Lanczos path is pinned so that passing it asks nothing), read off
 # the screen: under a
 # causal mask every cell above the diagonal is blank and every cell on it is shaded (a
 # lower-triangular map), the block said; y then shows the product A_8⋯A_1, whose first
@@ -52,7 +53,7 @@ for mode in "utf8 color" "ascii nocolor"; do
     [ "$charset" = ascii ] && locale=C
     env="LANG=$locale LC_ALL=$locale"
     [ "$colour" = nocolor ] && env="$env NO_COLOR=1"
-    start 80 24 "env $env '$BIN' -T 48 -d 48 -L 8 -l 8 --mask causal -n ln"
+    start 80 24 "env $env '$BIN' -T 48 -d 48 -L 8 -l 8 --mask causal -n ln --conditioning-path lanczos"
     expect "$mode: the first view is the stable rank" "stable rank"
     check "$mode: no map before the key" absent "attention map"
     press "$mode: V V shows the attention map" "attention map A \(as built\)" V V

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
 trace=$TMP/views.trace
-start 140 44 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 64 -d 64 -L 3 --trace '$trace'"
+# The conditioning's path is pinned (Lanczos): the checks below read its path line.
+start 140 44 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 64 -d 64 -L 3 --conditioning-path lanczos --trace '$trace'"
 expect "markov computes" "computed in [0-9]+ ms"
 expect "overlays on by default: predicted curves in the legend" "theory \(docs/model.md §3\)"
 expect "and the quartercircle density" "quartercircle law"
