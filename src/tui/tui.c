@@ -219,9 +219,10 @@ static bool needs_job(const Loop *l, const Controls *next)
            (want.conditioning_other && !l->extras.conditioning_other);
 }
 
-/* A setting key while the question is open steps the settings asked about, which are priced
-   again: back at the settings on, nothing is asked or computed; still long, the question
-   asks about the new ones; short enough, they are put on and computed. */
+/* A setting or view key while the question is open steps the settings and view asked about,
+   which are priced again: back at what the last job computed (a view it covers), nothing is
+   asked or computed; still long, the question asks about the new ones; short enough, they are
+   put on and computed. */
 static void long_job_setting(Loop *l, const KeyBinding *b)
 {
     Controls next = l->pending;
@@ -241,8 +242,9 @@ static void long_job_setting(Loop *l, const KeyBinding *b)
 }
 
 /* The answer to the long-job question: Enter puts the settings on and starts the job, Esc
-   keeps the previous ones, with no job started; a setting key changes the settings asked
-   about (long_job_setting); other keys leave the question open. */
+   keeps the previous ones, with no job started; a setting or view key changes what is asked
+   about (long_job_setting: leaving the conditioning view for one the last job covers asks
+   nothing more); other keys leave the question open. */
 static void long_job_key(Loop *l, int key)
 {
     switch (Prompt_key(&l->prompt, key)) {
@@ -265,12 +267,12 @@ static void long_job_key(Loop *l, int key)
         break;
     default: {
         const KeyBinding *b = Keys_find(key);
-        if (b && b->kind == ACTION_SETTING)
+        if (b && (b->kind == ACTION_SETTING || b->kind == ACTION_DISPLAY))
             long_job_setting(l, b);
         else
             snprintf(l->note, sizeof l->note,
-                     "answer with Enter (compute) or Esc (keep), or change the settings asked "
-                     "about with their keys");
+                     "answer with Enter (compute) or Esc (keep), or change the settings or the "
+                     "view asked about with their keys");
         break;
     }
     }

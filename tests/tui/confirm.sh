@@ -1,7 +1,7 @@
 #!/bin/bash
 # Before a job the cost model puts above 30 s, from a key or a preset, the screen asks:
 # Esc keeps the previous settings and starts no job (the trace's job-start events), Enter
-# puts the new settings on and starts it, a setting key changes the settings asked about and
+# puts the new settings on and starts it, a setting or view key changes what is asked about and
 # prices them again (back at the settings on, nothing is asked).  The estimates are far above 30 s on any machine
 # (minutes at the calibrated rate), so no timing decides the outcome.
 cd "$(dirname "$0")/../.." || exit 1
@@ -100,6 +100,20 @@ check "Enter: the preset's job started" wait_jobs_above "$before"
 check "the job is the preset's" eval 'grep "job-start" "$trace" | tail -n 1 | grep -q "T=2048 d=2048 L=256"'
 
 quits "q quits during the long job"
+
+# The conditioning view at the default size is a long job: V asks about it, and V again, to the
+# attention map the last job covers, closes the question with no job (a view key steps what is
+# asked about, as a setting key does).
+trace=$TMP/view.trace
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=10 '$BIN' -T 256 -d 256 -L 8 --trace '$trace'"
+expect "the default size computes" "computed in [0-9]+ ms"
+before=$(jobs)
+press "V: the conditioning view's job is asked about" "a long computation" V
+press "V again: the attention map, the question gone" "attention map A \(as built\)" V
+question_gone() { ! screen | grep -q "a long computation"; }
+check "V again: no question left on the screen" question_gone
+check "V again: no job started" no_new_job "$before"
+quits "q quits in the attention map"
 
 # --no-confirm: the same key starts its job at once.
 trace=$TMP/no-confirm.trace
