@@ -41,11 +41,11 @@ check "the superseded conditioning never finished" bash -c "! grep -q 'condition
 quits "q quits"
 
 # --- the long-job question: the default size's conditioning is priced above 30 s ----------
-# at the rate ATTNSCOPE_GFLOPS pins (1 GFLOP/s: minutes), on a fast machine as on a busy one.
+# at the rate ATTNSCOPE_GFLOPS pins (1 GFLOP/s: minutes to hours), on a fast machine as on a busy one.
 trace=$TMP/question.trace
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=1 '$BIN' --trace '$trace'"
 check "the first job is done" wait_trace "job-done gen=1 "
-press "V at T = d = 256, L = 8: the cost model asks first" "about [0-9.]+ min to compute T=256 d=256 L=8" V
+press "V at T = d = 256, L = 8: the cost model asks first" "about [0-9.]+ (min|h) to compute T=256 d=256 L=8" V
 check "nothing started before the answer" bash -c "! grep -q 'conditioning-start' '$trace'"
 press "Esc keeps the previous view, nothing computed" "kept the previous settings: nothing computed" Escape
 check "the main panel is still the stable rank" bash -c "tmux -L '$SOCKET' capture-pane -p | grep -q 'stable rank sr(Σℓ) against depth'"
