@@ -8,6 +8,8 @@
 #include "attnscope/layer.h"
 #include "attnscope/qk.h"
 
+#include "buffer_internal.h"
+
 #include <cblas.h>
 #include <float.h>
 #include <stddef.h>
@@ -62,15 +64,6 @@ void SaWork_free(SaWork *w)
     free(w);
 }
 
-static int grow(double **buf, size_t n)
-{
-    double *p = realloc(*buf, sizeof(double) * n);
-    if (!p)
-        return -1;
-    *buf = p;
-    return 0;
-}
-
 /* Row-major T×T into column-major. */
 static void transpose_square(int T, const double *row_major, double *col_major)
 {
@@ -94,9 +87,10 @@ int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads)
         if (!b)
             return -1;
         w->b = b;
-        if (grow(&w->xm, h_td) || grow(&w->xmt, h_td) || grow(&w->xw, h_td) || grow(&w->tmp, td) ||
-            grow(&w->unit, td) || grow(&w->a, h_tt) || grow(&w->ap, h_tt) || grow(&w->cdot, tt) ||
-            grow(&w->row, (size_t)T))
+        if (Buffer_grow(&w->xm, h_td) || Buffer_grow(&w->xmt, h_td) || Buffer_grow(&w->xw, h_td) ||
+            Buffer_grow(&w->tmp, td) || Buffer_grow(&w->unit, td) || Buffer_grow(&w->a, h_tt) ||
+            Buffer_grow(&w->ap, h_tt) || Buffer_grow(&w->cdot, tt) ||
+            Buffer_grow(&w->row, (size_t)T))
             return -1;
         w->heads_cap = heads;
         w->td_cap = td;
@@ -348,7 +342,7 @@ int SaWork_shape(SaWork *w, const SaShape *s)
     w->shape = *s;
     if (!w->shaped_logits && !w->branch_norm)
         return 0;
-    if (grow(&w->shape_block, SaWork_shape_doubles(c))) {
+    if (Buffer_grow(&w->shape_block, SaWork_shape_doubles(c))) {
         w->shaped_logits = w->capped = w->branch_norm = false;
         return -1;
     }
@@ -822,8 +816,8 @@ static int dense_grow(DenseExtremes *e, size_t n)
     int *pivots = realloc(e->pivots, sizeof(int) * n);
     if (pivots)
         e->pivots = pivots;
-    if (!pivots || grow(&e->basis, n * (DENSE_STEPS_MAX + 2)) ||
-        grow(&e->tri, 4 * DENSE_STEPS_MAX + DENSE_STEPS_MAX * DENSE_STEPS_MAX))
+    if (!pivots || Buffer_grow(&e->basis, n * (DENSE_STEPS_MAX + 2)) ||
+        Buffer_grow(&e->tri, 4 * DENSE_STEPS_MAX + DENSE_STEPS_MAX * DENSE_STEPS_MAX))
         return -1;
     e->n_cap = n;
     return 0;

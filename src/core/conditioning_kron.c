@@ -3,6 +3,8 @@
  * preconditions, with its certificate (conditioning_kron.h). */
 #include "attnscope/conditioning_kron.h"
 
+#include "buffer_internal.h"
+
 #include <cblas.h>
 #include <float.h>
 #include <lapacke.h>
@@ -34,22 +36,13 @@ void KronFactors_free(KronFactors *f)
     free(f);
 }
 
-static int grow(double **buf, size_t n)
-{
-    double *p = realloc(*buf, sizeof(double) * n);
-    if (!p)
-        return -1;
-    *buf = p;
-    return 0;
-}
-
 static int reserve(KronFactors *f, int T, int d)
 {
     size_t tt = (size_t)T * T, dd = (size_t)d * d;
     if (T > f->t_cap || d > f->d_cap) {
-        if (grow(&f->ua, tt) || grow(&f->vat, tt) || grow(&f->sa, (size_t)T) || grow(&f->uw, dd) ||
-            grow(&f->vwt, dd) || grow(&f->sw, (size_t)d) || grow(&f->a, tt) || grow(&f->w, dd) ||
-            grow(&f->mid, (size_t)T * d))
+        if (Buffer_grow(&f->ua, tt) || Buffer_grow(&f->vat, tt) || Buffer_grow(&f->sa, (size_t)T) ||
+            Buffer_grow(&f->uw, dd) || Buffer_grow(&f->vwt, dd) || Buffer_grow(&f->sw, (size_t)d) ||
+            Buffer_grow(&f->a, tt) || Buffer_grow(&f->w, dd) || Buffer_grow(&f->mid, (size_t)T * d))
             return -1;
         f->t_cap = T;
         f->d_cap = d;
