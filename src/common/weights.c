@@ -14,8 +14,6 @@ struct Checkpoint {
     Safetensors *tensors;
     Names names;   /* the names its tensors have */
     Config config; /* as opened: what the shapes were checked against */
-    /* Per layer (index layer − 1), the tensors of Weights_layer_tensors' list, in its order. */
-    const SafetensorsTensor *(*found)[LAYER_TENSORS_MAX]; /* NULL: an optional one left out */
     /* Per layer, its gains and biases, converted when opened (vectors: a few times d per
        layer), NULL where unit or zero; `trained` where the layer has any. */
     LayerAffine *affine;
@@ -431,18 +429,18 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
         WeightTensor want[LAYER_TENSORS_MAX];
         int n = Weights_layer_tensors(&k->config, &k->names, layer, want);
         for (int i = 0; i < n && status == 0; i++) {
-            const SafetensorsTensor **t = &k->found[layer - 1][i];
-            status = find_tensor(k, layer, &want[i], t, err, size);
-            if (status || !*t)
+            const SafetensorsTensor *t; /* NULL: an optional one left out */
+            status = find_tensor(k, layer, &want[i], &t, err, size);
+            if (status || !t)
                 continue;
-            used[*t - Safetensors_at(k->tensors, 0)] = true;
-            uint64_t bad = Safetensors_count_nonfinite(*t);
-            Safetensors_release(k->tensors, *t);
+            used[t - Safetensors_at(k->tensors, 0)] = true;
+            uint64_t bad = Safetensors_count_nonfinite(t);
+            Safetensors_release(k->tensors, t);
             if (bad && warnings)
                 fprintf(warnings,
                         "attnscope: warning: %s: tensor '%s' holds %llu NaN or infinite "
                         "entries\n",
-                        (*t)->file, (*t)->name, (unsigned long long)bad);
+                        t->file, t->name, (unsigned long long)bad);
         }
     }
     if (status == 0)
@@ -531,8 +529,7 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
                             size_t size)
 {
     Checkpoint *k = calloc(1, sizeof *k);
-    if (!k || !(k->found = calloc((size_t)c->depth, sizeof *k->found)) ||
-        !(k->affine = calloc((size_t)c->depth, sizeof *k->affine)) ||
+    if (!k || !(k->affine = calloc((size_t)c->depth, sizeof *k->affine)) ||
         !(k->trained = calloc((size_t)c->depth, sizeof *k->trained))) {
         Checkpoint_close(k);
         snprintf(err, size, "out of memory");
@@ -606,7 +603,6 @@ void Checkpoint_close(Checkpoint *k)
             }
     }
     Safetensors_close(k->tensors);
-    free(k->found);
     free(k->affine);
     free(k->trained);
     free(k);
