@@ -322,13 +322,11 @@ static int run_batch(const Options *o)
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
+    ConditioningControl control =
+        ConditioningPath_control((ConditioningPath)o->conditioning_path, exact);
+    control.shown_spectrum_only = true;
     if (o->conditioning &&
-        Conditioning_run_controlled(
-            &o->config,
-            &(ConditioningControl){.lanczos_only = !exact,
-                                   .kron_off = o->conditioning_path == CONDITIONING_PATH_LANCZOS,
-                                   .shown_spectrum_only = true},
-            &conditioning, err, sizeof err)) {
+        Conditioning_run_controlled(&o->config, &control, &conditioning, err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }

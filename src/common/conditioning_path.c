@@ -26,3 +26,9 @@ bool ConditioningPath_exact(ConditioningPath path, const Config *c, CostRates ra
     double exact = Cost_conditioning(c, rates, true);
     return exact <= CONDITIONING_PATH_EXACT_SECONDS || exact <= Cost_conditioning(c, rates, false);
 }
+
+ConditioningControl ConditioningPath_control(ConditioningPath path, bool exact)
+{
+    return (ConditioningControl){.lanczos_only = !exact,
+                                 .kron_off = path == CONDITIONING_PATH_LANCZOS};
+}

@@ -6,6 +6,7 @@
 #ifndef ATTNSCOPE_COMMON_CONDITIONING_PATH_H
 #define ATTNSCOPE_COMMON_CONDITIONING_PATH_H
 
+#include "attnscope/conditioning.h"
 #include "attnscope/config.h"
 #include "attnscope/cost.h"
 
@@ -36,5 +37,11 @@ int ConditioningPath_parse(const char *name);
    CONDITIONING_PATH_EXACT_SECONDS or below Lanczos's price. */
 bool ConditioningPath_exact(ConditioningPath path, const Config *c, CostRates rates,
                             unsigned long long budget);
+
+/* The control of a conditioning run on the path chosen (exact: ConditioningPath_exact) under
+   the pinned path: Lanczos where not exact, and the Kronecker path skipped only where
+   --conditioning-path lanczos pins Lanczos alone.  The caller adds what is its own (progress,
+   isolation, which spectra). */
+ConditioningControl ConditioningPath_control(ConditioningPath path, bool exact);
 
 #endif

@@ -345,10 +345,9 @@ static bool run_conditioning(Worker *w, const Config *job, int slot, double done
                 slot, INIT_NAMES.names[c.init], exact, seconds);
     Progress progress = {
         .after_layer = conditioning_after_layer, .context = w, .stop_requested = stop_requested};
-    ConditioningControl control = {.progress = &progress,
-                                   .isolation = Isolate_linalg(),
-                                   .lanczos_only = !exact,
-                                   .kron_off = w->conditioning_path == CONDITIONING_PATH_LANCZOS};
+    ConditioningControl control = ConditioningPath_control(w->conditioning_path, exact);
+    control.progress = &progress;
+    control.isolation = Isolate_linalg();
     char err[SNAPSHOT_ERROR_SIZE];
     int status = Conditioning_run_controlled(&c, &control, &w->conditioning[slot], err, sizeof err);
     if (status == CONDITIONING_STOPPED || w->cancelled || superseded(w)) {
