@@ -6,6 +6,7 @@
 #include "batch.h"
 #include "blas_buffers.h"
 #include "compute.h"
+#include "conditioning_fit.h"
 #include "conditioning_path.h"
 #include "export.h"
 #include "grid.h"
@@ -107,27 +108,22 @@ static int choose_conditioning_path(const Options *o, CostRates rates, bool *exa
     return 0;
 }
 
-/* The largest size whose --conditioning run fits in bound seconds at rates: d halved down to
-   T (while the heads still divide it), then T and d in turn, depth and the rest kept,
-   each candidate on the path the automatic rule would take.  False when none from T = d = 8
-   up fits. */
-static bool conditioning_fitting_size(const Options *o, CostRates rates, bool two_lanes,
-                                      double bound, Options *fit)
+/* What a candidate of the fitting-size search is priced with: batch's options and rates. */
+typedef struct {
+    const Options *options;
+    CostRates rates;
+    bool two_lanes;
+} BatchPricing;
+
+/* A --conditioning run of c as batch would estimate it, on the path the automatic rule would
+   take (ConditioningFit_search's price). */
+static double batch_conditioning_seconds(const Config *c, void *context)
 {
-    *fit = *o;
-    Config *c = &fit->config;
-    while (c->tokens >= 8 && c->width >= 8) {
-        bool exact = ConditioningPath_exact(CONDITIONING_PATH_AUTO, c, rates, ULLONG_MAX);
-        if (estimate_seconds(fit, rates, two_lanes, exact) <= bound)
-            return true;
-        /* The orthonormal input needs T ≤ d: d is halved only down to T. */
-        bool halve_width = c->width / 2 >= c->tokens && (c->width / 2) % c->heads == 0;
-        if (halve_width)
-            c->width /= 2;
-        else
-            c->tokens /= 2;
-    }
-    return false;
+    const BatchPricing *p = context;
+    Options candidate = *p->options;
+    candidate.config = *c;
+    bool exact = ConditioningPath_exact(CONDITIONING_PATH_AUTO, c, p->rates, ULLONG_MAX);
+    return estimate_seconds(&candidate, p->rates, p->two_lanes, exact);
 }
 
 /* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
@@ -169,13 +165,17 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
             o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
             o->config.seeds == 1 ? "" : "s", took, *seconds, most,
             o->max_time > 0 ? "--max-time" : "the bound without --max-time", ceil(*seconds));
-    Options fit;
-    if (o->conditioning && conditioning_fitting_size(o, measured, two_lanes, bound, &fit))
+    Config fit;
+    BatchPricing pricing = {.options = o, .rates = measured, .two_lanes = two_lanes};
+    if (o->conditioning &&
+        ConditioningFit_search(&o->config, bound, batch_conditioning_seconds, &pricing, &fit)) {
+        char fits[160];
+        ConditioningFit_phrase(&fit, most, fits, sizeof fits);
         fprintf(stderr,
-                "attnscope: within %s the conditioning fits at T = %d, d = %d (depth, heads and "
-                "the rest kept): each layer of both networks takes about a hundred products "
+                "attnscope: %s: each layer of both networks takes about a hundred products "
                 "with K, of H(2Td^2 + 8T^2 d) flops each\n",
-                most, fit.config.tokens, fit.config.width);
+                fits);
+    }
     return 2;
 }
 
