@@ -16,6 +16,9 @@ typedef struct {
     int max_chars;     /* below PROMPT_SIZE */
     bool (*allowed)(int c);
     char text[PROMPT_SIZE];
+    /* A sentence under the label, wrapped on two rows (NULL: none): the long-job question's
+       size that would fit. */
+    const char *detail;
 } Prompt;
 
 typedef enum {

@@ -4,6 +4,7 @@
 #include "attnscope/cost.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
+#include "conditioning_fit.h"
 #include "export.h"
 #include "keys.h"
 #include "picker.h"
@@ -37,6 +38,11 @@
 #define STOP_WAIT_MS 300
 /* A job estimated above this many seconds (docs/model.md §7) asks before it starts. */
 #define CONFIRM_ABOVE_SECONDS 30.0
+/* The conditioning view's question names the size that fits within this many seconds: the
+   wait issue 25 asks an engineer's size to be answered within, and what --batch --max-time 300
+   names, so that both front ends point at the same size.  Not CONFIRM_ABOVE_SECONDS: that is
+   when to ask, not what is worth waiting for. */
+#define CONDITIONING_FIT_SECONDS 300.0
 
 /* Signals become bytes on this pipe (ttyplot's way), read by the poll() loop. */
 static int signal_pipe[2] = {-1, -1};
@@ -132,7 +138,8 @@ typedef struct {
     Controls pending;
     char pending_preset[TOUR_PATH_SIZE];
     char question[KEYS_NOTE_SIZE];
-    double confirm_above; /* seconds: a job estimated above asks first */
+    char fitting[KEYS_NOTE_SIZE]; /* in the conditioning view: the size that would fit */
+    double confirm_above;         /* seconds: a job estimated above asks first */
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
 } Loop;
@@ -177,6 +184,40 @@ static bool no_text(int c)
     return false;
 }
 
+/* A candidate of the fitting-size search priced as the worker prices the job of its view. */
+typedef struct {
+    Worker *worker;
+    WorkerExtras extras;
+} ViewPricing;
+
+static double view_job_seconds(const Config *c, void *context)
+{
+    const ViewPricing *p = context;
+    return Worker_estimate(p->worker, c, p->extras);
+}
+
+/* For the conditioning view's question, the size whose job would take at most
+   CONDITIONING_FIT_SECONDS, or that none does, into l->fitting; nothing outside that view. */
+static void describe_fitting_size(Loop *l, const Controls *next)
+{
+    ViewPricing pricing = {.worker = l->worker, .extras = extras_for(&next->display)};
+    l->fitting[0] = '\0';
+    if (!pricing.extras.conditioning)
+        return;
+    char most[32];
+    Status_duration(most, sizeof most, CONDITIONING_FIT_SECONDS);
+    const char *within = most + (most[0] == '~');
+    Config fit;
+    if (ConditioningFit_search(&next->config, CONDITIONING_FIT_SECONDS, view_job_seconds, &pricing,
+                               &fit))
+        ConditioningFit_phrase(&fit, within, l->fitting, sizeof l->fitting);
+    else
+        snprintf(l->fitting, sizeof l->fitting,
+                 "within %s the conditioning fits at no size from T = d = 8 up (depth, heads and "
+                 "the rest kept)",
+                 within);
+}
+
 /* Starts the job for next (from a key, or from the preset at `preset`), or, when the cost
    model puts it above confirm_above, asks first and changes nothing yet.  Returns
    true when the settings are on. */
@@ -199,9 +240,11 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
     snprintf(l->question, sizeof l->question,
              "about %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ", left + (left[0] == '~'),
              c->tokens, c->width, c->depth, c->seeds);
+    describe_fitting_size(l, next);
     l->prompting = PROMPT_LONG_JOB;
     l->prompt = (Prompt){.title = " a long computation ",
                          .label = l->question,
+                         .detail = l->fitting[0] ? l->fitting : NULL,
                          .hint = "Enter computes it; Esc keeps the previous settings",
                          .max_chars = 0,
                          .allowed = no_text};

@@ -832,10 +832,12 @@ static void picker_overlay(Screen *s, const Picker *p, const char *note, int row
     }
 }
 
-/* The prompt of p or x: its title, what is typed so far with a cursor, what the keys do. */
+/* The prompt of p or x: its title, what is typed so far with a cursor, its detail, what the
+   keys do. */
 static void prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows, int cols)
 {
-    int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 8;
+    int detail_rows = p->detail ? 2 : 0;
+    int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 8 + detail_rows;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);
     char buf[PROMPT_SIZE + 64], out[PROMPT_SIZE + 64];
@@ -846,11 +848,13 @@ static void prompt_overlay(Screen *s, const Prompt *p, const char *note, int row
     snprintf(buf, sizeof buf, "%s%s_", p->label, shown);
     Screen_text(s, top + 2, left + 2, spelled_cut(s, buf, box_cols - 4, out, sizeof out),
                 INK_DEFAULT, true);
-    Screen_text(s, top + 3, left + 2, spelled_cut(s, p->hint, box_cols - 4, out, sizeof out),
-                INK_DEFAULT, false);
+    if (p->detail)
+        wrapped_header(s, p->detail, top + 3, left + 2, detail_rows, box_cols - 4);
+    Screen_text(s, top + 3 + detail_rows, left + 2,
+                spelled_cut(s, p->hint, box_cols - 4, out, sizeof out), INK_DEFAULT, false);
     /* What the last key was refused for, where the typing is. */
     if (note && note[0])
-        wrapped_header(s, note, top + 4, left + 2, 3, box_cols - 4);
+        wrapped_header(s, note, top + 4 + detail_rows, left + 2, 3, box_cols - 4);
 }
 
 /* Presentation mode: the loaded preset's "Point at:" note in a box under the panels, in rows
