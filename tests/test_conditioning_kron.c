@@ -255,25 +255,80 @@ static void test_certified_s_min_with_heads(void **state)
     assert_true(certified[1] > 0);
 }
 
-/* Lanczos on KᵀK resolves κ(K) up to 1/√ε: an upper bound σ on s_min with ‖K‖/σ above it
-   skips Lanczos (counted, the bound kept), one below it or none (NaN) does not. */
-static void test_beyond_lanczos_only_above_one_over_root_epsilon(void **state)
+/* Lanczos on KᵀK certifies s_min(K) only while κ(K) < 1/√(2γ): an upper bound σ on s_min
+   with ‖K‖/σ at or above it skips Lanczos (counted, the bound and the limit kept), one below
+   it or none (NaN) does not. */
+static void test_beyond_lanczos_only_above_one_over_root_two_gamma(void **state)
 {
     (void)state;
     KronTally tally = {0};
-    double limit = 1.0 / sqrt(DBL_EPSILON);
-    assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (0.5 * limit)));
-    assert_false(KronTally_beyond_lanczos(&tally, 2.0, NAN));
-    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (4.0 * limit)));
-    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (2.0 * limit)));
+    double gamma = 241 * DBL_EPSILON, limit = 1.0 / sqrt(2.0 * gamma); /* T = 16, d = 64 */
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (0.5 * limit), gamma));
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, NAN, gamma));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (4.0 * limit), gamma));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (2.0 * limit), gamma));
     assert_int_equal(tally.lanczos, 2);
     assert_int_equal(tally.beyond, 2);
     assert_close(tally.kappa_at_least, 4.0 * limit, 1e-6 * limit);
+    assert_close(tally.kappa_resolvable, limit, 1e-9 * limit);
     Warnings w = {0};
     KronTally_warn(&tally, &w);
     assert_int_equal(w.count, 2);
     assert_non_null(strstr(w.text[0], "at 2 layers the Kronecker path did not certify"));
+    char limit_text[64];
+    snprintf(limit_text, sizeof limit_text, "beyond the %.3g (1/sqrt(2 gamma)", limit);
+    assert_non_null(strstr(w.text[0], limit_text));
     assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 2 layers"));
+}
+
+/* The limit against what Lanczos does on real blocks, their κ from the SVD of K.  At T = 8,
+   d = 16 (n = 128) Lanczos's 240 steps span the whole space, so where it does not certify it
+   is the rounding term, not slow convergence.  A causal block with σ_qk = 4 (seed 3) has
+   κ(K) ≈ 2·10⁷: between 1/√(2γ) ≈ 5.6·10⁶ and the 1/√ε ≈ 6.7·10⁷ the tally used to stop at,
+   so it was sent to Lanczos, which cannot certify it; now it is beyond.  A full-mask block
+   (σ_qk = 1, seed 1) with κ(K) ≈ 1.4·10⁶ below the limit goes to Lanczos, which certifies
+   the exact s_min. */
+static void test_beyond_lanczos_where_lanczos_cannot_certify(void **state)
+{
+    (void)state;
+    const struct {
+        Mask mask;
+        double sigma_qk;
+        uint64_t seed;
+        bool beyond;
+    } cases[] = {{MASK_CAUSAL, 4.0, 3, true}, {MASK_FULL, 1.0, 1, false}};
+    int T = 8, d = 16, n = T * d;
+    for (int c = 0; c < 2; c++) {
+        Blocks b;
+        blocks_make(&b, T, d, 1, cases[c].mask, cases[c].sigma_qk, 0.0, cases[c].seed);
+        SaWork *w = SaWork_new();
+        double *k = malloc(sizeof(double) * n * n), *s = malloc(sizeof(double) * n);
+        assert_true(w && k && s);
+        assert_int_equal(SaWork_prepare(w, &b.blocks[0]), 0);
+        assert_int_equal(SaWork_jacobian(w, k), 0);
+        singular_values(n, k, s);
+        double kappa = s[0] / s[n - 1], gamma = SaWork_product_rounding(w);
+        print_message("kappa(K) %.3g, 1/sqrt(2 gamma) %.3g, 1/sqrt(eps) %.3g\n", kappa,
+                      1.0 / sqrt(2.0 * gamma), 1.0 / sqrt(DBL_EPSILON));
+        SingularValueEstimate lanczos;
+        assert_int_equal(SaWork_extreme(w, false, 240, 1e-6, 2, s[0], &lanczos), 0);
+        /* The tightest upper bound any estimate could give: the exact s_min. */
+        KronTally tally = {0};
+        bool beyond = KronTally_beyond_lanczos(&tally, s[0], s[n - 1], gamma);
+        assert_int_equal(beyond, cases[c].beyond);
+        if (beyond) {
+            assert_true(kappa < 1.0 / sqrt(DBL_EPSILON)); /* what 1/√ε misclassified */
+            assert_true(isnan(lanczos.value));
+        } else {
+            assert_false(isnan(lanczos.value));
+            assert_true(s[n - 1] >= lanczos.value - lanczos.error - 4.0 * n * DBL_EPSILON * s[0]);
+            assert_true(s[n - 1] <= lanczos.value + 4.0 * n * DBL_EPSILON * s[0]);
+        }
+        free(s);
+        free(k);
+        SaWork_free(w);
+        blocks_free(&b);
+    }
 }
 
 int main(void)
@@ -283,7 +338,8 @@ int main(void)
         cmocka_unit_test(test_inverses_undo_the_products),
         cmocka_unit_test(test_certified_s_min_holds_the_exact_one),
         cmocka_unit_test(test_certified_s_min_with_heads),
-        cmocka_unit_test(test_beyond_lanczos_only_above_one_over_root_epsilon),
+        cmocka_unit_test(test_beyond_lanczos_only_above_one_over_root_two_gamma),
+        cmocka_unit_test(test_beyond_lanczos_where_lanczos_cannot_certify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,6 +218,8 @@ const double *ConditioningSeries_values(const ConditioningSeries *s, const Condi
 typedef struct {
     int certified, singular, far, beyond, lanczos;
     double kappa_at_least; /* the largest of those lower bounds on κ(K) (0 for none) */
+    /* The κ(K) up to which Lanczos certifies s_min (KronTally_beyond_lanczos; 0 for none). */
+    double kappa_resolvable;
 } KronTally;
 
 typedef struct {

@@ -79,10 +79,15 @@ enum { KRON_STEPS_MAX = 60 };
 int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, const double *applied,
                      const double *wvo, const double *wvo_head);
 
-/* κ(K) ≥ s_max/upper beyond 1/√ε (about 6.7·10⁷), the most that Lanczos on KᵀK resolves:
-   then it is not run (tally.beyond, kappa_at_least kept).  Else tally.lanczos.  Returns
-   whether it is beyond. */
-bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper);
+/* κ(K) ≥ s_max/upper at or beyond 1/√(2γ), the most whose s_min Lanczos on KᵀK can certify
+   (γ = rounding, SaWork_product_rounding: about 10⁶ at the sizes the path runs, far under the
+   1/√ε ≈ 6.7·10⁷ that the squaring alone allows): then it is not run (tally.beyond,
+   kappa_at_least and that limit kept).  Else tally.lanczos.  Returns whether it is beyond.
+   Why 1/√(2γ): SaWork_extreme certifies s_min only where its Ritz value θ exceeds the residual
+   plus the rounding term 2γ·s_max²·‖s‖₁, and ‖s‖₁ ≥ 1 for a unit Ritz vector; θ of the
+   smallest is s_min² (to its residual and the actual rounding, far below that worst case),
+   and s_min ≤ upper, so s_max/upper ≥ 1/√(2γ) leaves θ ≤ 2γ·s_max²: no certificate. */
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper, double rounding);
 
 /* The warnings that say how the matrix-free path took s_min(K), one per way it went. */
 void KronTally_warn(const KronTally *tally, Warnings *warnings);

@@ -6,7 +6,6 @@
 #include "buffer_internal.h"
 
 #include <cblas.h>
-#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
@@ -392,14 +391,15 @@ int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, con
     return KronFactors_factor_nearest(f, la, T, d, heads, applied, wvo_head);
 }
 
-bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper)
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper, double rounding)
 {
-    double at_least = s_max / upper;
-    if (!(at_least > 1.0 / sqrt(DBL_EPSILON))) {
+    double at_least = s_max / upper, resolvable = 1.0 / sqrt(2.0 * rounding);
+    if (!(at_least >= resolvable)) {
         tally->lanczos++;
         return false;
     }
     tally->beyond++;
+    tally->kappa_resolvable = resolvable;
     if (!(tally->kappa_at_least >= at_least))
         tally->kappa_at_least = at_least;
     return true;
@@ -430,8 +430,9 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
         Warnings_add(warnings,
                      "conditioning: at %d layers the Kronecker path did not certify s_min(K) in "
                      "%d steps, and its upper bound on s_min puts kappa(K) >= %.3g, beyond the "
-                     "1/sqrt(eps) that Lanczos on K^T K resolves: kappa_jacobian null there",
-                     tally->beyond, KRON_STEPS_MAX, tally->kappa_at_least);
+                     "%.3g (1/sqrt(2 gamma), gamma the products' rounding) up to which Lanczos "
+                     "on K^T K can certify s_min: kappa_jacobian null there",
+                     tally->beyond, KRON_STEPS_MAX, tally->kappa_at_least, tally->kappa_resolvable);
     if (tally->lanczos)
         Warnings_add(warnings,
                      "conditioning: s_min(K) by Lanczos on K^T K at %d layers (null where the "

@@ -282,7 +282,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double e_norm,
             upper = e.upper;
         }
     }
-    if (KronTally_beyond_lanczos(&r->tally, s_max, upper)) {
+    if (KronTally_beyond_lanczos(&r->tally, s_max, upper, SaWork_product_rounding(r->sa))) {
         *out = (SingularValueEstimate){.value = NAN, .error = NAN};
         return 0;
     }
