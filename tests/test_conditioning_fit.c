@@ -108,6 +108,9 @@ static void test_phrase(void **state)
     assert_string_equal(
         out,
         "within 5 min the conditioning fits at T = 32, d = 64 (depth, heads and the rest kept)");
+    ConditioningFit_phrase(NULL, "30 s", out, sizeof out);
+    assert_string_equal(out, "within 30 s the conditioning fits at no size from T = d = 8 up "
+                             "(depth, heads and the rest kept)");
 }
 
 int main(void)

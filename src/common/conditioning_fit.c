@@ -21,7 +21,11 @@ bool ConditioningFit_search(const Config *c, double bound, ConditioningFitPrice 
 
 void ConditioningFit_phrase(const Config *fit, const char *within, char *out, size_t size)
 {
-    snprintf(out, size,
-             "within %s the conditioning fits at T = %d, d = %d (depth, heads and the rest kept)",
-             within, fit->tokens, fit->width);
+    char where[48];
+    if (fit)
+        snprintf(where, sizeof where, "T = %d, d = %d", fit->tokens, fit->width);
+    else
+        snprintf(where, sizeof where, "no size from T = d = 8 up");
+    snprintf(out, size, "within %s the conditioning fits at %s (depth, heads and the rest kept)",
+             within, where);
 }

@@ -22,7 +22,8 @@ bool ConditioningFit_search(const Config *c, double bound, ConditioningFitPrice 
                             void *context, Config *fit);
 
 /* "within 5 min the conditioning fits at T = 32, d = 64 (depth, heads and the rest kept)",
-   within being the bound as the reader is shown it. */
+   within being the bound as the reader is shown it; "… fits at no size from T = d = 8 up …"
+   for fit NULL (the search found none). */
 void ConditioningFit_phrase(const Config *fit, const char *within, char *out, size_t size);
 
 #endif

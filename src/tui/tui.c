@@ -138,8 +138,9 @@ typedef struct {
     Controls pending;
     char pending_preset[TOUR_PATH_SIZE];
     char question[KEYS_NOTE_SIZE];
-    char fitting[KEYS_NOTE_SIZE]; /* in the conditioning view: the size that would fit */
-    double confirm_above;         /* seconds: a job estimated above asks first */
+    double confirm_above; /* seconds: a job estimated above asks first */
+    /* Under the question about the conditioning view: the size that would fit. */
+    char fitting[KEYS_NOTE_SIZE];
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
 } Loop;
@@ -208,14 +209,9 @@ static void describe_fitting_size(Loop *l, const Controls *next)
     Status_duration(most, sizeof most, CONDITIONING_FIT_SECONDS);
     const char *within = most + (most[0] == '~');
     Config fit;
-    if (ConditioningFit_search(&next->config, CONDITIONING_FIT_SECONDS, view_job_seconds, &pricing,
-                               &fit))
-        ConditioningFit_phrase(&fit, within, l->fitting, sizeof l->fitting);
-    else
-        snprintf(l->fitting, sizeof l->fitting,
-                 "within %s the conditioning fits at no size from T = d = 8 up (depth, heads and "
-                 "the rest kept)",
-                 within);
+    bool fits = ConditioningFit_search(&next->config, CONDITIONING_FIT_SECONDS, view_job_seconds,
+                                       &pricing, &fit);
+    ConditioningFit_phrase(fits ? &fit : NULL, within, l->fitting, sizeof l->fitting);
 }
 
 /* Starts the job for next (from a key, or from the preset at `preset`), or, when the cost
