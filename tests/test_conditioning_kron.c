@@ -255,25 +255,26 @@ static void test_certified_s_min_with_heads(void **state)
     assert_true(certified[1] > 0);
 }
 
-/* Lanczos on KᵀK resolves κ(K) up to 1/√ε: an upper bound σ on s_min with ‖K‖/σ above it
-   skips Lanczos (counted, the bound kept), one below it or none (NaN) does not. */
-static void test_beyond_lanczos_only_above_one_over_root_epsilon(void **state)
+/* A proved κ(K) ≥ s_max_low/s_min_above at LANCZOS_KAPPA_REACH or beyond skips Lanczos
+   (counted, the largest bound kept), one below it or none (NaN) does not. */
+static void test_beyond_lanczos_only_at_its_reach(void **state)
 {
     (void)state;
     KronTally tally = {0};
-    double limit = 1.0 / sqrt(DBL_EPSILON);
+    double limit = LANCZOS_KAPPA_REACH;
     assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (0.5 * limit)));
     assert_false(KronTally_beyond_lanczos(&tally, 2.0, NAN));
+    assert_false(KronTally_beyond_lanczos(&tally, NAN, 1.0));
     assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (4.0 * limit)));
     assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (2.0 * limit)));
-    assert_int_equal(tally.lanczos, 2);
+    assert_int_equal(tally.lanczos, 3);
     assert_int_equal(tally.beyond, 2);
     assert_close(tally.kappa_at_least, 4.0 * limit, 1e-6 * limit);
     Warnings w = {0};
     KronTally_warn(&tally, &w);
     assert_int_equal(w.count, 2);
-    assert_non_null(strstr(w.text[0], "at 2 layers the Kronecker path did not certify"));
-    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 2 layers"));
+    assert_non_null(strstr(w.text[0], "at 2 layers the image of one vector proves kappa(K) >="));
+    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 3 layers"));
 }
 
 int main(void)
@@ -283,7 +284,7 @@ int main(void)
         cmocka_unit_test(test_inverses_undo_the_products),
         cmocka_unit_test(test_certified_s_min_holds_the_exact_one),
         cmocka_unit_test(test_certified_s_min_with_heads),
-        cmocka_unit_test(test_beyond_lanczos_only_above_one_over_root_epsilon),
+        cmocka_unit_test(test_beyond_lanczos_only_at_its_reach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
