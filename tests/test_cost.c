@@ -870,6 +870,11 @@ static void test_conditioning_price(void **state)
     assert_true(Cost_conditioning(&seeking, rates, false) > 30);
     assert_true(Cost_conditioning(&seeking, rates, false) >
                 4 * Cost_conditioning(&big, rates, false));
+    /* The path's choice weighs the exact path against s_min's search, never against the
+       lesser answer of the bound: the same price as where s_min is sought anyway. */
+    assert_true(Cost_conditioning_seeking(&big, rates) > 4 * Cost_conditioning(&big, rates, false));
+    assert_close(Cost_conditioning_seeking(&seeking, rates),
+                 Cost_conditioning(&seeking, rates, false), 0);
     /* The engineer's size of issue 25 (T = 512, d = 2048, L = 24, 16 heads) is far above five
        minutes at the reference rates: batch refuses it at once, naming a size that fits. */
     Config engineer = Config_default();

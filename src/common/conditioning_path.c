@@ -24,5 +24,5 @@ bool ConditioningPath_exact(ConditioningPath path, const Config *c, CostRates ra
     if (path == CONDITIONING_PATH_EXACT)
         return true;
     double exact = Cost_conditioning(c, rates, true);
-    return exact <= CONDITIONING_PATH_EXACT_SECONDS || exact <= Cost_conditioning(c, rates, false);
+    return exact <= CONDITIONING_PATH_EXACT_SECONDS || exact <= Cost_conditioning_seeking(c, rates);
 }

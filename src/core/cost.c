@@ -374,12 +374,10 @@ static bool conditioning_seeks_s_min(const Config *c)
     return c->init == INIT_CUTTING_SKIP;
 }
 
-double Cost_conditioning(const Config *c, CostRates rates, bool exact)
-{
-    return Cost_conditioning_spectra(c, rates, exact, c->depth);
-}
-
-double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, int spectra)
+/* The price of a run; seek: s_min sought at every layer of the matrix-free path, whatever
+   the initialisation (conditioning_seeks_s_min). */
+static double conditioning_price(const Config *c, CostRates rates, bool exact, int spectra,
+                                 bool seek)
 {
     double T = c->tokens, d = c->width, n = T * d;
     /* One JVP, on average over the layers (RoPE skips --nope-every layers): per head Ẋ·W_VO,h,
@@ -407,7 +405,7 @@ double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, i
     double pair = 2 * layer;
     if (built)
         pair += 2 * product(&rates, n * jvp) + 4 * extremes + 2 * lanczos / 3;
-    else if (conditioning_seeks_s_min(c))
+    else if (seek || conditioning_seeks_s_min(c))
         pair += 2 * (lanczos + conditioning_kron_layer(c, rates, jvp));
     else /* ‖K‖₂ and ‖E‖₂, B₀'s two SVDs, and the bound's VJP and its check's JVP */
         pair += 2 * (conditioning_extremes(rates, jvp, n) +
@@ -420,6 +418,21 @@ double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, i
     if (spectra > c->depth)
         spectra = c->depth;
     return c->depth * pair + (built ? spectra * other(&rates, lapack(GESDD, (int)n)) : 0);
+}
+
+double Cost_conditioning(const Config *c, CostRates rates, bool exact)
+{
+    return conditioning_price(c, rates, exact, c->depth, false);
+}
+
+double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, int spectra)
+{
+    return conditioning_price(c, rates, exact, spectra, false);
+}
+
+double Cost_conditioning_seeking(const Config *c, CostRates rates)
+{
+    return conditioning_price(c, rates, false, c->depth, true);
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like
