@@ -380,6 +380,74 @@ static void test_matrix_free_estimates_match_the_svd(void **state)
     SaWork_free(w);
 }
 
+/* The witness bounds (SaWork_witness) against the SVD of the built K: for pseudo-random
+   vectors and through K and Kᵀ alike, the upper one is at least s_min and the lower one at
+   most s_max; a larger norm (a looser rounding term) only weakens them; a zero vector or an
+   unknown norm gives no bound.  SaWork_rounding_consistent accepts fl(Kᵀy) and refuses a
+   vector that is not Kᵀy (one entry moved by far more than the rounding model allows). */
+static void test_witness_bounds_hold_and_bad_vectors_are_refused(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture(&f, MASK_CAUSAL, 17);
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    SaBlock b = block_of(&f);
+    assert_int_equal(SaWork_prepare(w, &b), 0);
+    double *k = malloc(sizeof(double) * N * N), s[N], y[N], ky[N], scratch[2 * N];
+    assert_non_null(k);
+    SaWork_jacobian(w, k);
+    singular_values(N, k, s);
+    double norm = s[0] * (1 + 1e-12);
+    uint64_t z = 5;
+    for (int trial = 0; trial < 20; trial++) {
+        for (int i = 0; i < N; i++) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            y[i] = (double)(z >> 11) / 9007199254740992.0 - 0.5;
+        }
+        for (int transposed = 0; transposed < 2; transposed++) {
+            double above = SaWork_witness(w, y, norm, true, transposed, ky);
+            double below = SaWork_witness(w, y, norm, false, transposed, ky);
+            assert_true(above >= s[N - 1]);
+            assert_true(below <= s[0]);
+            assert_true(below <= above);
+            assert_true(SaWork_witness(w, y, 1e6 * norm, true, transposed, ky) > above);
+            assert_true(SaWork_witness(w, y, 1e6 * norm, false, transposed, ky) < below ||
+                        below == 0);
+        }
+        SaWork_vjp(w, y, ky);
+        assert_true(SaWork_rounding_consistent(w, y, ky, norm, scratch));
+        ky[trial % N] += 1e-3 * norm;
+        assert_false(SaWork_rounding_consistent(w, y, ky, norm, scratch));
+    }
+    /* Lanczos's Ritz vectors: on KᵀK from its own start, on KKᵀ from a given one, stopped
+       early by give_up or not, the bound stays on its side of the extreme. */
+    SingularValueEstimate e;
+    assert_int_equal(SaWork_extreme(w, true, 12, 1e-10, 1, NAN, &e), 0);
+    assert_true(e.bound <= s[0] && e.bound > 0.5 * s[0]);
+    for (int left = 0; left < 2; left++) {
+        ExtremeRun run = {.left = left,
+                          .max_steps = 16,
+                          .tolerance = 1e-10,
+                          .give_up = NAN,
+                          .seed = 2,
+                          .start = left ? y : NULL,
+                          .norm = norm};
+        assert_int_equal(SaWork_extreme_run(w, &run, &e), 0);
+        assert_true(e.bound >= s[N - 1]);
+        run.give_up = 1e3 * s[0];
+        assert_int_equal(SaWork_extreme_run(w, &run, &e), 0);
+        assert_true(isnan(e.value) && e.steps == 8 && e.bound >= s[N - 1]);
+    }
+    memset(y, 0, sizeof y);
+    assert_true(isnan(SaWork_witness(w, y, norm, true, false, ky)));
+    y[0] = 1.0;
+    assert_true(isnan(SaWork_witness(w, y, NAN, true, false, ky)));
+    assert_true(isnan(SaWork_witness(w, y, INFINITY, false, true, ky)));
+    free(k);
+    SaWork_free(w);
+}
+
 /* DenseExtremes_run on an n×n matrix: 0 and both values within 4·n·ε·s_max of the SVD's
    (each resolves a singular value to about n·ε·s_max). */
 static void check_dense_extremes(DenseExtremes *e, int n, const double *k)
@@ -1380,6 +1448,7 @@ int main(void)
         cmocka_unit_test(test_causal_jacobian_is_block_lower_triangular),
         cmocka_unit_test(test_singular_skip_jacobian_is_not_a_number),
         cmocka_unit_test(test_matrix_free_estimates_match_the_svd),
+        cmocka_unit_test(test_witness_bounds_hold_and_bad_vectors_are_refused),
         cmocka_unit_test(test_dense_extremes_match_the_svd),
         cmocka_unit_test(test_dense_extremes_stop_at_every_poll),
         cmocka_unit_test(test_cutting_skip_weights),

@@ -255,30 +255,33 @@ static void test_certified_s_min_with_heads(void **state)
     assert_true(certified[1] > 0);
 }
 
-/* Lanczos on KᵀK certifies s_min(K) only while κ(K) < 1/√(2γ): an upper bound σ on s_min
-   with ‖K‖/σ at or above it skips Lanczos (counted, the bound and the limit kept), one below
+/* Lanczos is not run from LANCZOS_KAPPA_REACH where its steps do not span the space, and from
+   1/√(2γ), beyond which it cannot certify, where they do: a proved κ(K) ≥ s_max_low/s_min_above
+   at the reach or beyond skips it (counted, the largest bound and the reach kept), one below
    it or none (NaN) does not. */
-static void test_beyond_lanczos_only_above_one_over_root_two_gamma(void **state)
+static void test_beyond_lanczos_only_at_its_reach(void **state)
 {
     (void)state;
+    double gamma = 241 * DBL_EPSILON, resolvable = 1.0 / sqrt(2.0 * gamma); /* T = 16, d = 64 */
+    assert_close(KronTally_lanczos_reach(1024, 240, gamma), LANCZOS_KAPPA_REACH, 0.0);
+    assert_close(KronTally_lanczos_reach(240, 240, gamma), resolvable, 1e-9 * resolvable);
+    assert_close(KronTally_lanczos_reach(1024, 240, 0.5 / (1e3 * 1e3)), 1e3, 1e-9);
     KronTally tally = {0};
-    double gamma = 241 * DBL_EPSILON, limit = 1.0 / sqrt(2.0 * gamma); /* T = 16, d = 64 */
-    assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (0.5 * limit), gamma));
-    assert_false(KronTally_beyond_lanczos(&tally, 2.0, NAN, gamma));
-    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (4.0 * limit), gamma));
-    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (2.0 * limit), gamma));
-    assert_int_equal(tally.lanczos, 2);
+    double limit = LANCZOS_KAPPA_REACH;
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (0.5 * limit), limit));
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, NAN, limit));
+    assert_false(KronTally_beyond_lanczos(&tally, NAN, 1.0, limit));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (4.0 * limit), limit));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (2.0 * limit), limit));
+    assert_int_equal(tally.lanczos, 3);
     assert_int_equal(tally.beyond, 2);
     assert_close(tally.kappa_at_least, 4.0 * limit, 1e-6 * limit);
     assert_close(tally.kappa_resolvable, limit, 1e-9 * limit);
     Warnings w = {0};
     KronTally_warn(&tally, &w);
     assert_int_equal(w.count, 2);
-    assert_non_null(strstr(w.text[0], "at 2 layers the Kronecker path did not certify"));
-    char limit_text[64];
-    snprintf(limit_text, sizeof limit_text, "beyond the %.3g (1/sqrt(2 gamma)", limit);
-    assert_non_null(strstr(w.text[0], limit_text));
-    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 2 layers"));
+    assert_non_null(strstr(w.text[0], "at 2 layers the image of one vector proves kappa(K) >="));
+    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 3 layers"));
 }
 
 /* The limit against what Lanczos does on real blocks, their κ from the SVD of K.  At T = 8,
@@ -314,7 +317,8 @@ static void test_beyond_lanczos_where_lanczos_cannot_certify(void **state)
         assert_int_equal(SaWork_extreme(w, false, 240, 1e-6, 2, s[0], &lanczos), 0);
         /* The tightest upper bound any estimate could give: the exact s_min. */
         KronTally tally = {0};
-        bool beyond = KronTally_beyond_lanczos(&tally, s[0], s[n - 1], gamma);
+        bool beyond = KronTally_beyond_lanczos(&tally, s[0], s[n - 1],
+                                               KronTally_lanczos_reach(n, 240, gamma));
         assert_int_equal(beyond, cases[c].beyond);
         if (beyond) {
             assert_true(kappa < 1.0 / sqrt(DBL_EPSILON)); /* what 1/√ε misclassified */
@@ -338,7 +342,7 @@ int main(void)
         cmocka_unit_test(test_inverses_undo_the_products),
         cmocka_unit_test(test_certified_s_min_holds_the_exact_one),
         cmocka_unit_test(test_certified_s_min_with_heads),
-        cmocka_unit_test(test_beyond_lanczos_only_above_one_over_root_two_gamma),
+        cmocka_unit_test(test_beyond_lanczos_only_at_its_reach),
         cmocka_unit_test(test_beyond_lanczos_where_lanczos_cannot_certify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -826,8 +826,7 @@ static void test_progress_moves_inside_a_stage(void **state)
 /* The conditioning's price: two networks of `depth` equal layers; the exact path (one SVD of
    T·d × T·d and three LU-and-Lanczos extremes per layer of both) costs more than Lanczos from
    T·d = 4096 (the screen then estimates),
-   less at the shipped preset's 16×64, and is Lanczos's above the exact limit; the default
-   size's Lanczos run is priced above the long-job question's 30 s (it takes ~58 s). */
+   less at the shipped preset's 16×64, and is Lanczos's above the exact limit. */
 static void test_conditioning_price(void **state)
 {
     (void)state;
@@ -862,7 +861,20 @@ static void test_conditioning_price(void **state)
     }
     Config big = Config_default();
     assert_close(Cost_conditioning(&big, rates, true), Cost_conditioning(&big, rates, false), 0);
-    assert_true(Cost_conditioning(&big, rates, false) > 30);
+    /* The default (normal) initialisation is priced for the lower bound alone (s_min not
+       sought where it proves κ(K) ≥ LANCZOS_KAPPA_REACH): below the long-job question's 30 s;
+       cutting-skip, which keeps κ(K) small, for s_min's search at every layer: above it. */
+    assert_true(Cost_conditioning(&big, rates, false) < 30);
+    Config seeking = big;
+    seeking.init = INIT_CUTTING_SKIP;
+    assert_true(Cost_conditioning(&seeking, rates, false) > 30);
+    assert_true(Cost_conditioning(&seeking, rates, false) >
+                4 * Cost_conditioning(&big, rates, false));
+    /* The path's choice weighs the exact path against s_min's search, never against the
+       lesser answer of the bound: the same price as where s_min is sought anyway. */
+    assert_true(Cost_conditioning_seeking(&big, rates) > 4 * Cost_conditioning(&big, rates, false));
+    assert_close(Cost_conditioning_seeking(&seeking, rates),
+                 Cost_conditioning(&seeking, rates, false), 0);
     /* The engineer's size of issue 25 (T = 512, d = 2048, L = 24, 16 heads) is far above five
        minutes at the reference rates: batch refuses it at once, naming a size that fits. */
     Config engineer = Config_default();

@@ -93,6 +93,23 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx);
    3(T + d) + H (W_VO and A; X·M and the logits; the softmax derivative's row sums and Ȧ·XW_VO;
    the norms' row sums; the heads), each adding at most its length times ε. */
 double SaWork_product_rounding(const SaWork *w);
+/* A bound from any nonzero T×d vector y, whatever it is: s_min(K) ≤ ‖K y‖/‖y‖ ≤ s_max(K)
+   (min and max over unit vectors).  fl(K y) is within γ·norm·‖y‖ of K y (γ as above, norm ≥
+   ‖K‖₂), and each computed 2-norm, the quotient and the sum within (n + 4)·ε relative, n = T·d
+   (N. Higham, Accuracy and Stability of Numerical Algorithms, §3.1): the computed ratio moved
+   by both, up when `above` (a number ≥ s_min(K)), down otherwise (≤ s_max(K), at least 0).
+   NaN where norm is not finite or y is 0.  transposed: with Kᵀ y (the VJP), whose bounds are
+   the same (K is square).  ky: T×d scratch (K y). */
+double SaWork_witness(SaWork *w, const double *y, double norm, bool above, bool transposed,
+                      double *ky);
+/* Whether the products keep to that rounding model at this block, tried on y (T×d, with
+   kty = fl(Kᵀy) computed) and a fixed pseudo-random unit x: ⟨fl(Kx), y⟩ and ⟨x, fl(Kᵀy)⟩
+   are each within γ·norm·‖y‖ of ⟨Kx, y⟩ (norm ≥ ‖K‖₂), plus the dot products' n·ε, if the
+   model holds.  False proves it broken there: a saturated softmax under huge logits cancels
+   Ċ's entries in Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)), and the error grows with |Ċ|, not ‖K‖.  True
+   does not prove it holds.  scratch: 2·T×d. */
+bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double norm,
+                                double *scratch);
 /* The full K (or the part the products are set to), (T·d)×(T·d) column-major, column
    k = K·e_k.  Needs T·d ≤ CONDITIONING_EXACT_MAX.  Returns 0, or LINALG_STOPPED when the
    stop hook of SaWork_set_stop asked (k is then partial). */
@@ -126,10 +143,17 @@ void SaWork_dominant_only(SaWork *w, bool only);
    below θ (else NaN), with `error` the largest move of √θ the sum allows.  The interval holds
    *an* eigenvalue: Lanczos finds the extreme ones first, so it is the extreme one unless the
    start vector all but misses its eigenvector (probability zero in exact arithmetic, not a
-   guarantee).  The basis is cut to 256 MiB. */
+   guarantee).  The basis is cut to 256 MiB.
+   Whether certified or not, the extreme Ritz vector y where the steps stopped gives a bound
+   that holds for every vector (docs/model.md §8.2, "a lower bound on κ(K)"): s_min(K) ≤
+   ‖K y‖/‖y‖ ≤ s_max(K), so `bound` is ‖fl(K y)‖/‖y‖ moved by the product's rounding (γ·norm,
+   norm the caller's bound on ‖K‖₂ for s_min, the certified s_max + error for s_max) and the
+   norms' (n + 4)·ε: above s_min(K) for the smallest, below s_max(K) for the largest (NaN where
+   no norm is known: the largest not certified). */
 typedef struct {
     double value, error;
     int steps;
+    double bound;
 } SingularValueEstimate;
 
 /* Bytes of Lanczos basis an estimate may hold: the step count is cut to fit. */
@@ -140,6 +164,22 @@ typedef struct {
    (SaWork_set_stop). */
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
                    double norm, SingularValueEstimate *out);
+/* SaWork_extreme with every choice: on KKᵀ instead of KᵀK (`left`: the same eigenvalues,
+   the left singular vectors, the products VJP then JVP, the bound from Kᵀy), from a given
+   start vector (n doubles, any norm, with 1e-8 of the pseudo-random one of seed added; NULL:
+   that one alone), and for s_min
+   stopped at a check (every 8 steps) where the smallest Ritz value is at most give_up²
+   (value NaN then; NaN: never): the Ritz vector's bound is then already as small as the
+   caller needs. */
+typedef struct {
+    bool largest, left;
+    int max_steps;
+    double tolerance, give_up;
+    uint64_t seed;
+    const double *start;
+    double norm;
+} ExtremeRun;
+int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *out);
 
 /* ---- the extreme singular values of a dense matrix -------------------------------------- */
 
@@ -188,12 +228,16 @@ typedef struct {
     double *kappa_dominant;          /* κ(B_ℓ) = κ(W_VO,ℓ)·κ(A_ℓ) */
     double *kappa_attention_product; /* κ(A_ℓ⋯A_1) */
     double *kappa_jacobian;          /* κ(K_ℓ) */
-    double *kappa_jacobian_skip;     /* κ(K_ℓ + I), exact path only */
-    double *jacobian_norm;           /* ‖K_ℓ‖₂ */
-    double *jacobian_s_min;          /* s_min(K_ℓ) */
-    double *jacobian_s_min_error;    /* 0 on the exact path, else the Lanczos bound */
-    double *premise_ratio;           /* ‖E_ℓ‖₂ / s_min(B_ℓ) */
-    double *log10_norm;              /* log10 ‖X_ℓ‖_F of the forward pass, ℓ = 0..depth */
+    /* A proved lower bound on κ(K_ℓ) (docs/model.md §8.2): κ(K_ℓ) itself on the exact path
+       where resolved; else (a bound below s_max)/(a bound above s_min), each the image of one
+       vector, where κ(K_ℓ) is null too */
+    double *kappa_jacobian_lower;
+    double *kappa_jacobian_skip;  /* κ(K_ℓ + I), exact path only */
+    double *jacobian_norm;        /* ‖K_ℓ‖₂ */
+    double *jacobian_s_min;       /* s_min(K_ℓ) */
+    double *jacobian_s_min_error; /* 0 on the exact path, else the Lanczos bound */
+    double *premise_ratio;        /* ‖E_ℓ‖₂ / s_min(B_ℓ) */
+    double *log10_norm;           /* log10 ‖X_ℓ‖_F of the forward pass, ℓ = 0..depth */
 } ConditioningCurves;
 
 /* The per-layer series of ConditioningCurves: the one list the JSON document reads, so that
@@ -214,11 +258,12 @@ const double *ConditioningSeries_values(const ConditioningSeries *s, const Condi
    (conditioning_kron.h): certified on the Kronecker path; B₀ singular to double precision
    (Lanczos instead); B₀ too far from K, ‖E‖₂ > KRON_PREMISE_MAX·s_min(B₀) (Lanczos
    instead); the Kronecker path's upper bound on s_min putting κ(K) beyond what Lanczos on
-   KᵀK resolves (null, no Lanczos); Lanczos on KᵀK (every layer of the two before, too). */
+   KᵀK resolves (null, no Lanczos); Lanczos on KᵀK (every layer of the two before, too); the
+   products off their rounding model (SaWork_rounding_consistent: null, no bound). */
 typedef struct {
-    int certified, singular, far, beyond, lanczos;
-    double kappa_at_least; /* the largest of those lower bounds on κ(K) (0 for none) */
-    /* The κ(K) up to which Lanczos certifies s_min (KronTally_beyond_lanczos; 0 for none). */
+    int certified, singular, far, beyond, lanczos, inexact;
+    double kappa_at_least; /* the largest of the beyond layers' lower bounds on κ(K) (0: none) */
+    /* The κ(K) from which Lanczos was not run (KronTally_lanczos_reach; 0 for none). */
     double kappa_resolvable;
 } KronTally;
 

@@ -42,6 +42,10 @@ double KronFactors_s_min(const KronFactors *f);
 /* B₀'s T·d singular values, descending: every product s_i(A)·s_j(W), sorted. */
 void KronFactors_singular_values(const KronFactors *f, double *s);
 
+/* B₀'s right and left singular vectors of its smallest singular value, vec(v_A,T u_W,dᵀ) and
+   vec(u_A,T v_W,dᵀ) (T×d each, unit): B₀ maps the first to s_min(B₀) times the second. */
+void KronFactors_smallest_pair(const KronFactors *f, double *right, double *left);
+
 /* Whether B₀ can precondition: its κ is resolved in double precision (s_min > n·ε·s_max,
    Conditioning_kappa's rule, n = T·d). */
 bool KronFactors_invertible(const KronFactors *f);
@@ -79,15 +83,30 @@ enum { KRON_STEPS_MAX = 60 };
 int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, const double *applied,
                      const double *wvo, const double *wvo_head);
 
-/* κ(K) ≥ s_max/upper at or beyond 1/√(2γ), the most whose s_min Lanczos on KᵀK can certify
-   (γ = rounding, SaWork_product_rounding: about 10⁶ at the sizes the path runs, far under the
-   1/√ε ≈ 6.7·10⁷ that the squaring alone allows): then it is not run (tally.beyond,
-   kappa_at_least and that limit kept).  Else tally.lanczos.  Returns whether it is beyond.
-   Why 1/√(2γ): SaWork_extreme certifies s_min only where its Ritz value θ exceeds the residual
-   plus the rounding term 2γ·s_max²·‖s‖₁, and ‖s‖₁ ≥ 1 for a unit Ritz vector; θ of the
-   smallest is s_min² (to its residual and the actual rounding, far below that worst case),
-   and s_min ≤ upper, so s_max/upper ≥ 1/√(2γ) leaves θ ≤ 2γ·s_max²: no certificate. */
-bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper, double rounding);
+/* Where a proved lower bound on κ(K) reaches LANCZOS_KAPPA_REACH, s_min(K) is not sought by
+   Lanczos on KᵀK: its convergence to the smallest eigenvalue of KᵀK is governed by
+   λ_max/λ_min = κ², and it was never measured to certify a κ near this within its 240 steps
+   above T·d = 4096 (bench/README.md, "Conditioning"), where each layer would spend its 240
+   steps to say null.  The bound is then the answer (docs/model.md §8.2, "a lower bound on
+   κ(K)"). */
+#define LANCZOS_KAPPA_REACH 1e4
+
+/* The κ(K) from which Lanczos on KᵀK (`steps` steps in n dimensions, products rounded by γ =
+   rounding, SaWork_product_rounding) is not run for s_min: 1/√(2γ), beyond which it cannot
+   certify at all, and LANCZOS_KAPPA_REACH as well where its steps do not span the n
+   dimensions (where they do, its Krylov space is the whole space and only the rounding
+   limits it).  Why 1/√(2γ): SaWork_extreme certifies s_min only where its Ritz value θ
+   exceeds the residual plus the rounding term 2γ·s_max²·‖s‖₁, and ‖s‖₁ ≥ 1 for a unit Ritz
+   vector; θ of the smallest is s_min² (to its residual and the actual rounding, far below
+   that worst case), so s_max/s_min ≥ 1/√(2γ) leaves θ ≤ 2γ·s_max²: no certificate. */
+double KronTally_lanczos_reach(size_t n, int steps, double rounding);
+
+/* κ(K) ≥ s_max_low/s_min_above (a bound below s_max over one above s_min) at least reach
+   (KronTally_lanczos_reach): then Lanczos is not run (tally.beyond; kappa_at_least keeps the
+   largest such bound, kappa_resolvable the reach).  Else tally.lanczos.  Returns whether it
+   is beyond. */
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above,
+                              double reach);
 
 /* The warnings that say how the matrix-free path took s_min(K), one per way it went. */
 void KronTally_warn(const KronTally *tally, Warnings *warnings);

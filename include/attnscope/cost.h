@@ -81,6 +81,10 @@ double Cost_conditioning(const Config *c, CostRates rates, bool exact);
    extremes at the others: ConditioningControl.shown_spectrum_only, batch's 1); the path's
    choice prices every layer's (Cost_conditioning), so screen and batch choose alike. */
 double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, int spectra);
+/* The matrix-free path's price with s_min(K) sought at every layer, as if no lower bound
+   stopped it: what the exact path, which resolves every κ(K) double precision holds, is
+   weighed against when the path is chosen (a bound is a lesser answer, not a cheaper one). */
+double Cost_conditioning_seeking(const Config *c, CostRates rates);
 
 /* Where a running job is, from its schedule: done and next are the seconds of work at the
    last after_layer call and at the one to come (or the end), total the whole job's;

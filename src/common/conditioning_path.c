@@ -24,7 +24,7 @@ bool ConditioningPath_exact(ConditioningPath path, const Config *c, CostRates ra
     if (path == CONDITIONING_PATH_EXACT)
         return true;
     double exact = Cost_conditioning(c, rates, true);
-    return exact <= CONDITIONING_PATH_EXACT_SECONDS || exact <= Cost_conditioning(c, rates, false);
+    return exact <= CONDITIONING_PATH_EXACT_SECONDS || exact <= Cost_conditioning_seeking(c, rates);
 }
 
 ConditioningControl ConditioningPath_control(ConditioningPath path, bool exact)

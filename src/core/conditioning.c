@@ -648,6 +648,9 @@ static void start_vector(size_t n, uint64_t seed, double *v)
 /* A symmetric positive semi-definite operator: out = S·v (v, out of n doubles, distinct). */
 typedef void (*SymmetricProduct)(void *context, const double *v, double *out);
 
+/* How much of the pseudo-random start vector joins a caller's start vector. */
+#define START_MIX 1e-8
+
 /* Where Lanczos left an extreme eigenvalue of S: its Ritz value θ and the residual r of its
    Ritz vector (an eigenvalue of S lies within r of θ), both NaN unless r ≤ tolerance·θ, and
    ‖s‖₁ of that vector's coordinates s in the basis (Ritz vector y = Q·s): a rounding error of
@@ -655,23 +658,39 @@ typedef void (*SymmetricProduct)(void *context, const double *v, double *out);
 typedef struct {
     double theta, residual, coordinates_l1;
     int steps;
+    /* Whatever the outcome, the extreme Ritz vector of the last check: its coordinates in the
+       first `size` basis vectors (in the caller's tri; NULL before a check). */
+    const double *coordinates;
+    int size;
 } RitzEstimate;
 
 /* Lanczos on S with full reorthogonalisation from a fixed start vector, the Ritz values
    checked every check_every steps and at the last: basis holds n·(steps + 1) doubles, tri
-   4·steps + steps² (LanczosWork).  Returns 0 or LINALG_STOPPED (stop's hook asked). */
+   4·steps + steps² (LanczosWork).  give_up: it stops at a check where the extreme Ritz value
+   is at most this (-INFINITY: never), θ then NaN.  Returns 0 or LINALG_STOPPED (stop's hook
+   asked). */
 static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, const Linalg *stop,
                            bool largest, int steps, int check_every, double tolerance,
-                           uint64_t seed, double *basis, double *tri, RitzEstimate *out)
+                           double give_up, uint64_t seed, const double *start, double *basis,
+                           double *tri, RitzEstimate *out)
 {
     out->theta = out->residual = out->coordinates_l1 = NAN;
-    out->steps = 0;
+    out->steps = out->size = 0;
+    out->coordinates = NULL;
     double *alpha = tri, *beta = alpha + steps, *diag = beta + steps, *off = diag + steps;
     double *ritz = off + steps;
     /* The extreme Ritz values θ of the tridiagonal lie inside [λ_min, λ_max] of S
        (Courant–Fischer), and r = β_j·|last component of θ's eigenvector| puts an eigenvalue of
        S within r of θ. */
     start_vector(n, seed, basis);
+    if (start) {
+        /* A structured start can be orthogonal to the eigenvector sought (a symmetry):
+           START_MIX of the pseudo-random one keeps every direction in with probability one. */
+        double norm = cblas_dnrm2((int)n, start, 1);
+        cblas_dscal((int)n, START_MIX, basis, 1);
+        cblas_daxpy((int)n, 1.0 / norm, start, 1, basis, 1);
+        cblas_dscal((int)n, 1.0 / cblas_dnrm2((int)n, basis, 1), basis, 1);
+    }
     for (int j = 0; j < steps; j++) {
         /* A step at T·d = 65536 takes ~10 ms: polling each one keeps a stop prompt. */
         if (stop && Linalg_stop_requested(stop)) {
@@ -698,6 +717,10 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
                 break;
             int at = largest ? m - 1 : 0;
             double theta = diag[at], r = fabs(beta[j] * ritz[(size_t)at * m + m - 1]);
+            out->coordinates = ritz + (size_t)at * m;
+            out->size = m;
+            if (theta <= give_up)
+                break;
             if (theta > 0 && r <= tolerance * theta) {
                 out->theta = theta;
                 out->residual = r;
@@ -725,16 +748,76 @@ static void normal_product(void *context, const double *v, double *out)
     SaWork_vjp(p->w, p->between, out);
 }
 
-int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
-                   double norm, SingularValueEstimate *out)
+/* KKᵀ: the left singular vectors' operator, whose eigenvalues are KᵀK's (K is square). */
+static void left_normal_product(void *context, const double *v, double *out)
+{
+    NormalProduct *p = context;
+    SaWork_vjp(p->w, v, p->between);
+    SaWork_jvp(p->w, p->between, out);
+}
+
+double SaWork_witness(SaWork *w, const double *y, double norm, bool above, bool transposed,
+                      double *ky)
 {
     size_t n = (size_t)w->b[0].T * w->b[0].d;
-    int steps = max_steps;
+    if (!(norm >= 0) || !isfinite(norm))
+        return NAN;
+    if (transposed)
+        SaWork_vjp(w, y, ky);
+    else
+        SaWork_jvp(w, y, ky);
+    double y_norm = cblas_dnrm2((int)n, y, 1), image = cblas_dnrm2((int)n, ky, 1);
+    double slack = (double)(n + 4) * DBL_EPSILON, hidden = SaWork_product_rounding(w) * norm;
+    if (!(y_norm > 0))
+        return NAN;
+    if (above)
+        return (image + hidden * y_norm) * (1.0 + slack) / (y_norm * (1.0 - slack));
+    double low =
+        (image * (1.0 - slack) - hidden * y_norm * (1.0 + slack)) / (y_norm * (1.0 + slack));
+    return low > 0 ? low : 0.0;
+}
+
+bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double norm,
+                                double *scratch)
+{
+    size_t n = (size_t)w->b[0].T * w->b[0].d;
+    double *x = scratch, *kx = scratch + n;
+    start_vector(n, 7, x);
+    SaWork_jvp(w, x, kx);
+    double forward = cblas_ddot((int)n, kx, 1, y, 1), backward = cblas_ddot((int)n, x, 1, kty, 1);
+    /* x is unit; each side within γ·norm·‖y‖ of ⟨Kx, y⟩, each dot product within n·ε of
+       |kx|·|y| and |x|·|kty| (Higham §3.1). */
+    double y_norm = cblas_dnrm2((int)n, y, 1),
+           dots = (double)n * DBL_EPSILON *
+                  (cblas_dnrm2((int)n, kx, 1) * y_norm + cblas_dnrm2((int)n, kty, 1));
+    double allowed = 2.0 * SaWork_product_rounding(w) * norm * y_norm + dots;
+    return fabs(forward - backward) <= allowed;
+}
+
+/* SaWork_witness of the Ritz vector y = Q·s that Lanczos left, formed over the basis vector
+   after the last one used (no longer needed).  NaN before a check. */
+static double ritz_witness(SaWork *w, const RitzEstimate *ritz, double *basis, double *between,
+                           double norm, bool above, bool transposed)
+{
+    size_t n = (size_t)w->b[0].T * w->b[0].d;
+    if (!ritz->coordinates)
+        return NAN;
+    double *y = basis + n * (size_t)ritz->size;
+    cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, ritz->size, 1.0, basis, (int)n,
+                ritz->coordinates, 1, 0.0, y, 1);
+    return SaWork_witness(w, y, norm, above, transposed, between);
+}
+
+int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *out)
+{
+    size_t n = (size_t)w->b[0].T * w->b[0].d;
+    bool largest = run->largest;
+    int steps = run->max_steps;
     if ((size_t)steps * n * sizeof(double) > CONDITIONING_LANCZOS_BASIS_BYTES)
         steps = (int)(CONDITIONING_LANCZOS_BASIS_BYTES / (n * sizeof(double))) - 1;
     if ((size_t)steps > n)
         steps = (int)n;
-    out->value = out->error = NAN;
+    out->value = out->error = out->bound = NAN;
     out->steps = 0;
     double *basis = malloc(sizeof(double) * n * (size_t)(steps + 2));
     double *tri = malloc(sizeof(double) * (4 * (size_t)steps + (size_t)steps * steps));
@@ -745,9 +828,12 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
     }
     NormalProduct product = {w, basis + n * (size_t)(steps + 1)};
     RitzEstimate ritz;
-    int status = lanczos_extreme(n, normal_product, &product, w->stop, largest, steps, 8, tolerance,
-                                 seed, basis, tri, &ritz);
+    double give_up = largest ? -INFINITY : run->give_up * run->give_up;
+    int status = lanczos_extreme(n, run->left ? left_normal_product : normal_product, &product,
+                                 w->stop, largest, steps, 8, run->tolerance, give_up, run->seed,
+                                 run->start, basis, tri, &ritz);
     out->steps = ritz.steps;
+    double norm = run->norm;
     if (!isnan(ritz.theta)) {
         /* An eigenvalue of the exact KᵀK within `reach` of θ: the Ritz residual plus what the
            products' rounding (≤ 2γ‖K‖² per unit vector, γ = SaWork_product_rounding) adds to
@@ -757,14 +843,29 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
         if (largest) {
             out->value = sqrt(theta);
             out->error = sqrt(theta + reach) - sqrt(theta);
+            norm = out->value + out->error;
         } else if (theta > reach) { /* else no positive lower bound: not certified */
             out->value = sqrt(theta);
             out->error = sqrt(theta) - sqrt(theta - reach);
         }
     }
+    if (!status)
+        out->bound = ritz_witness(w, &ritz, basis, product.between, norm, !largest, run->left);
     free(basis);
     free(tri);
     return status;
+}
+
+int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
+                   double norm, SingularValueEstimate *out)
+{
+    ExtremeRun run = {.largest = largest,
+                      .max_steps = max_steps,
+                      .tolerance = tolerance,
+                      .give_up = NAN,
+                      .seed = seed,
+                      .norm = norm};
+    return SaWork_extreme_run(w, &run, out);
 }
 
 /* ---- the extreme singular values of a dense matrix -------------------------------------- */
@@ -888,7 +989,7 @@ int DenseExtremes_run(DenseExtremes *e, const Linalg *stop, int n, const double 
     DenseOperator o = {n, k, lu, e->pivots, e->basis + size * (DENSE_STEPS_MAX + 1)};
     RitzEstimate top, inverse;
     int status = lanczos_extreme(size, dense_normal, &o, stop, true, steps, DENSE_CHECK_EVERY,
-                                 DENSE_TOLERANCE, 1, e->basis, e->tri, &top);
+                                 DENSE_TOLERANCE, -INFINITY, 1, NULL, e->basis, e->tri, &top);
     if (status || isnan(top.theta))
         return status ? status : DENSE_NOT_CERTIFIED;
     memcpy(lu, k, sizeof(double) * size * size);
@@ -896,7 +997,7 @@ int DenseExtremes_run(DenseExtremes *e, const Linalg *stop, int n, const double 
     if ((status = lu_stoppable(n, lu, e->pivots, stop)))
         return status;
     status = lanczos_extreme(size, dense_inverse_normal, &o, stop, true, steps, DENSE_CHECK_EVERY,
-                             DENSE_TOLERANCE, 2, e->basis, e->tri, &inverse);
+                             DENSE_TOLERANCE, -INFINITY, 2, NULL, e->basis, e->tri, &inverse);
     if (status || isnan(inverse.theta) || !isfinite(inverse.theta))
         return status ? status : DENSE_NOT_CERTIFIED;
     *s_max = sqrt(top.theta);

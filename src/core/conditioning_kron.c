@@ -147,6 +147,18 @@ void KronFactors_singular_values(const KronFactors *f, double *s)
     qsort(s, (size_t)f->T * f->d, sizeof(double), descending);
 }
 
+void KronFactors_smallest_pair(const KronFactors *f, double *right, double *left)
+{
+    int T = f->T, d = f->d;
+    /* B₀ = Wᵀ ⊗ A maps vec(v_A u_Wᵀ) to s_A·s_W·vec(u_A v_Wᵀ): the last of each factor's. */
+    for (int q = 0; q < d; q++)
+        for (int p = 0; p < T; p++) {
+            size_t at = p + (size_t)q * T;
+            right[at] = f->vat[(T - 1) + (size_t)p * T] * f->uw[q + (size_t)(d - 1) * d];
+            left[at] = f->ua[p + (size_t)(T - 1) * T] * f->vwt[(d - 1) + (size_t)q * d];
+        }
+}
+
 bool KronFactors_invertible(const KronFactors *f)
 {
     return !isnan(Conditioning_kappa(KronFactors_s_max(f), KronFactors_s_min(f), f->T * f->d));
@@ -391,15 +403,22 @@ int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, con
     return KronFactors_factor_nearest(f, la, T, d, heads, applied, wvo_head);
 }
 
-bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper, double rounding)
+double KronTally_lanczos_reach(size_t n, int steps, double rounding)
 {
-    double at_least = s_max / upper, resolvable = 1.0 / sqrt(2.0 * rounding);
-    if (!(at_least >= resolvable)) {
+    double resolvable = 1.0 / sqrt(2.0 * rounding);
+    return (size_t)steps >= n ? resolvable : fmin(resolvable, LANCZOS_KAPPA_REACH);
+}
+
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above,
+                              double reach)
+{
+    double at_least = s_max_low / s_min_above;
+    if (!(at_least >= reach)) {
         tally->lanczos++;
         return false;
     }
     tally->beyond++;
-    tally->kappa_resolvable = resolvable;
+    tally->kappa_resolvable = reach;
     if (!(tally->kappa_at_least >= at_least))
         tally->kappa_at_least = at_least;
     return true;
@@ -407,7 +426,8 @@ bool KronTally_beyond_lanczos(KronTally *tally, double s_max, double upper, doub
 
 void KronTally_warn(const KronTally *tally, Warnings *warnings)
 {
-    int layers = tally->certified + tally->beyond + tally->lanczos; /* singular, far: in lanczos */
+    /* singular, far: in lanczos or beyond */
+    int layers = tally->certified + tally->beyond + tally->lanczos + tally->inexact;
     if (tally->certified)
         Warnings_add(warnings,
                      "conditioning: s_min(K) on the Kronecker path (Davidson on K preconditioned "
@@ -419,20 +439,27 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
         Warnings_add(warnings,
                      "conditioning: B0 = W_VO^T (x) A, which preconditions the Kronecker path, is "
                      "singular to double precision at %d layers (A or W_VO nearly rank "
-                     "deficient): s_min(K) by Lanczos on K^T K there",
+                     "deficient): s_min(K) by Lanczos on K^T K there, within its reach",
                      tally->singular);
     if (tally->far)
         Warnings_add(warnings,
                      "conditioning: ||E||_2 > %g s_min(B0) at %d layers: B0 = W_VO^T (x) A is too "
-                     "far from K to precondition it, so s_min(K) by Lanczos on K^T K there",
+                     "far from K to precondition it, so s_min(K) by Lanczos on K^T K there, within "
+                     "its reach",
                      KRON_PREMISE_MAX, tally->far);
     if (tally->beyond)
         Warnings_add(warnings,
-                     "conditioning: at %d layers the Kronecker path did not certify s_min(K) in "
-                     "%d steps, and its upper bound on s_min puts kappa(K) >= %.3g, beyond the "
-                     "%.3g (1/sqrt(2 gamma), gamma the products' rounding) up to which Lanczos "
-                     "on K^T K can certify s_min: kappa_jacobian null there",
-                     tally->beyond, KRON_STEPS_MAX, tally->kappa_at_least, tally->kappa_resolvable);
+                     "conditioning: at %d layers the image of one vector proves kappa(K) >= %.3g "
+                     "(up to %.3g; kappa_jacobian_lower per layer), beyond the reach of Lanczos on "
+                     "K^T K: s_min not sought there, kappa_jacobian null, the bound the answer",
+                     tally->beyond, tally->kappa_resolvable, tally->kappa_at_least);
+    if (tally->inexact)
+        Warnings_add(warnings,
+                     "conditioning: at %d of %d layers the products with K and K^T disagree "
+                     "beyond their rounding model (<Kx, y> vs <x, K^T y>; a saturated softmax "
+                     "under huge logits cancels in its derivative): no bound and no s_min there, "
+                     "kappa_jacobian and kappa_jacobian_lower null",
+                     tally->inexact, layers);
     if (tally->lanczos)
         Warnings_add(warnings,
                      "conditioning: s_min(K) by Lanczos on K^T K at %d layers (null where the "

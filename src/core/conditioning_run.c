@@ -10,22 +10,23 @@
 #include "attnscope/layer.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { CURVES_PER_NETWORK = 11 };
+enum { CURVES_PER_NETWORK = 12 };
 
 /* The one list of a network's curves, for allocation and release. */
 static void curve_slots(ConditioningCurves *c, double **slots[CURVES_PER_NETWORK])
 {
     double **list[CURVES_PER_NETWORK] = {
         &c->kappa_attention,         &c->kappa_value_output, &c->kappa_dominant,
-        &c->kappa_attention_product, &c->kappa_jacobian,     &c->kappa_jacobian_skip,
-        &c->jacobian_norm,           &c->jacobian_s_min,     &c->jacobian_s_min_error,
-        &c->premise_ratio,           &c->log10_norm};
+        &c->kappa_attention_product, &c->kappa_jacobian,     &c->kappa_jacobian_lower,
+        &c->kappa_jacobian_skip,     &c->jacobian_norm,      &c->jacobian_s_min,
+        &c->jacobian_s_min_error,    &c->premise_ratio,      &c->log10_norm};
     memcpy(slots, list, sizeof list);
 }
 
@@ -36,6 +37,8 @@ const ConditioningSeries CONDITIONING_SERIES[] = {
     {"kappa_attention_product", offsetof(ConditioningCurves, kappa_attention_product),
      "κ(A_ℓ⋯A_1)"},
     {"kappa_jacobian", offsetof(ConditioningCurves, kappa_jacobian), "κ(K_ℓ)"},
+    {"kappa_jacobian_lower", offsetof(ConditioningCurves, kappa_jacobian_lower),
+     "a proved lower bound on κ(K_ℓ)"},
     {"kappa_jacobian_skip", offsetof(ConditioningCurves, kappa_jacobian_skip), "κ(K_ℓ + I)"},
     {"jacobian_norm", offsetof(ConditioningCurves, jacobian_norm), "‖K_ℓ‖₂"},
     {"jacobian_s_min", offsetof(ConditioningCurves, jacobian_s_min), "s_min(K_ℓ)"},
@@ -100,14 +103,17 @@ typedef struct {
     double *product, *product_next; /* T×T, A_ℓ⋯A_1 of the shown head, at unit norm */
     double *sv_a, *sv_w;            /* T, d */
     double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
-    KronFactors *kron; /* the Kronecker path's preconditioner (matrix-free path), or NULL */
+    double *witness; /* 4·T×d, matrix-free path only: B₀'s smallest singular pair, the check's */
+    /* B₀'s factors (matrix-free path, else NULL): the Kronecker path's preconditioner, and
+       the vector whose image bounds s_min(K) from above on every path */
+    KronFactors *kron;
     KronTally tally;
     DenseExtremes *extremes; /* exact path only */
 } ConditioningRun;
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
    estimate); the Jacobian's are apart. */
-enum { RUN_BUFFERS = LAYER_BUFFERS + 21 };
+enum { RUN_BUFFERS = LAYER_BUFFERS + 22 };
 static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer plan[RUN_BUFFERS])
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
@@ -142,6 +148,7 @@ static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer
         {&r->sv_a, T},
         {&r->sv_w, d},
         {&r->jacobian_sv, exact ? T * d : 0},
+        {&r->witness, exact ? 0 : 4 * td},
     };
     memcpy(plan + LAYER_BUFFERS, own, sizeof own);
     return RUN_BUFFERS;
@@ -180,7 +187,7 @@ static int run_alloc(ConditioningRun *r)
     r->random = RandomStream_new();
     r->la = r->step.la = Linalg_new();
     r->sa = SaWork_new();
-    if (!r->exact && !r->kron_off && !(r->kron = KronFactors_new()))
+    if (!r->exact && !(r->kron = KronFactors_new()))
         return -1;
     return r->blocks && r->mean_centred && r->random && r->la && r->sa ? 0 : -1;
 }
@@ -251,23 +258,63 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
     return Linalg_singular_values(r->la, m, m, r->scratch, s);
 }
 
-/* s_min(K) without forming K: the Kronecker path (conditioning_kron.h) where B₀ is
-   invertible and near K (‖E‖₂ ≤ KRON_PREMISE_MAX·s_min(B₀)), Lanczos on KᵀK where it is not
-   or the path is off; where the Kronecker path does not certify, Lanczos too unless its upper bound
-   already puts κ(K) beyond what Lanczos on KᵀK resolves.  r->tally counts which way each layer
-   went. */
-static int smallest_matrix_free(ConditioningRun *r, double s_max, double e_norm,
-                                SingularValueEstimate *out)
+/* ‖E‖₂ by Lanczos on EᵀE (E's products). */
+static int perturbation_norm(ConditioningRun *r, double *e_norm)
 {
-    int info;
-    double upper = NAN;
-    if (r->kron) {
-        if ((info =
-                 KronLayer_factor(r->kron, r->la, r->c, r->heads, r->applied, r->wvo, r->wvo_head)))
-            return info;
+    SingularValueEstimate top;
+    SaWork_perturbation_only(r->sa, true);
+    int info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, NAN, &top);
+    SaWork_perturbation_only(r->sa, false);
+    *e_norm = top.value;
+    return info;
+}
+
+/* What the matrix-free path knows of a layer's s_min(K): the estimate (certified or NaN), and
+   `above`, a proved upper bound on s_min(K) (NaN where none). */
+typedef struct {
+    SingularValueEstimate estimate;
+    double above;
+} SmallestBound;
+
+static void bound_below(SmallestBound *b, double upper)
+{
+    if (upper >= 0 && !(b->above <= upper))
+        b->above = upper;
+}
+
+/* s_min(K) without forming K, B₀ factored (r->kron): first the image of B₀'s smallest left
+   singular vector y under Kᵀ, one VJP, whose ‖Kᵀy‖ bounds s_min from above (K = (W_VOᵀ ⊗ I)·J
+   and y's W_VO part is its smallest right singular vector, so Kᵀy is small by s_min(W_VO)
+   at least: docs/model.md §8.2).  Then the Kronecker path where B₀ is invertible and near K
+   (‖E‖₂ ≤ KRON_PREMISE_MAX·s_min(B₀); e_norm ≥ 0 where known, else it is taken here),
+   Lanczos on KᵀK where it is not or the path is off, unless the bounds already prove κ(K)
+   beyond LANCZOS_KAPPA_REACH (KronTally_beyond_lanczos): s_min is then null and the bound
+   is the answer.  r->tally counts which way each layer went. */
+static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_low, double *e_norm,
+                                SmallestBound *out)
+{
+    int info = 0;
+    out->above = NAN;
+    if ((info = KronLayer_factor(r->kron, r->la, r->c, r->heads, r->applied, r->wvo, r->wvo_head)))
+        return info;
+    double *right = r->witness, *left = r->witness + r->n;
+    KronFactors_smallest_pair(r->kron, right, left);
+    bound_below(out, SaWork_witness(r->sa, left, s_max, true, true, right));
+    /* Every bound and certificate below takes the products' rounding as γ‖K‖: where they
+       break it, none is given, and no product resolves s_min below their own error. */
+    if (!SaWork_rounding_consistent(r->sa, left, right, s_max, r->witness + 2 * r->n)) {
+        r->tally.inexact++;
+        out->above = NAN;
+        out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
+        return 0;
+    }
+    if (!r->kron_off) {
         if (!KronFactors_invertible(r->kron)) {
             r->tally.singular++;
-        } else if (!(e_norm <= KRON_PREMISE_MAX * KronFactors_s_min(r->kron))) {
+        } else if ((*e_norm < 0 && (info = perturbation_norm(r, e_norm))) ||
+                   !(*e_norm <= KRON_PREMISE_MAX * KronFactors_s_min(r->kron))) {
+            if (info)
+                return info;
             r->tally.far++;
         } else {
             KronEstimate e;
@@ -276,17 +323,35 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double e_norm,
                 return info;
             if (!isnan(e.value)) {
                 r->tally.certified++;
-                *out = (SingularValueEstimate){.value = e.value, .error = e.error};
+                out->estimate = (SingularValueEstimate){.value = e.value, .error = e.error};
+                bound_below(out, e.value + e.error);
                 return 0;
             }
-            upper = e.upper;
+            /* σ = ‖K v‖ from K·S, whose columns are off by γ‖K‖ each (its half-width). */
+            bound_below(out, e.upper + sqrt((double)e.products) * SaWork_product_rounding(r->sa) *
+                                           s_max * (1.0 + (double)r->n * DBL_EPSILON));
         }
     }
-    if (KronTally_beyond_lanczos(&r->tally, s_max, upper, SaWork_product_rounding(r->sa))) {
-        *out = (SingularValueEstimate){.value = NAN, .error = NAN};
+    double reach = KronTally_lanczos_reach(r->n, LANCZOS_STEPS_MAX, SaWork_product_rounding(r->sa));
+    if (KronTally_beyond_lanczos(&r->tally, s_max_low, out->above, reach)) {
+        out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
         return 0;
     }
-    return SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 2, s_max, out);
+    /* On KKᵀ from that vector, which K's structure already put near the bottom: the bound
+       only improves (the Ritz vector minimises ‖Kᵀy‖ over the Krylov space holding it), and
+       the steps stop once its Ritz value puts κ(K) at the reach. */
+    ExtremeRun smallest = {.left = true,
+                           .max_steps = LANCZOS_STEPS_MAX,
+                           .tolerance = LANCZOS_TOLERANCE,
+                           .give_up = s_max_low / reach,
+                           .seed = 2,
+                           .start = left,
+                           .norm = s_max};
+    if ((info = SaWork_extreme_run(r->sa, &smallest, &out->estimate)))
+        return info;
+    bound_below(out, out->estimate.bound);
+    bound_below(out, out->estimate.value + out->estimate.error);
+    return 0;
 }
 
 /* s_max and s_min of the n×n matrix in r->jacobian (kept): LU and Lanczos, or its SVD where
@@ -306,63 +371,82 @@ static int extremes(ConditioningRun *r, double *s_max, double *s_min)
     return 0;
 }
 
+/* A lower bound on κ(K) from the exact path's s_max and s_min (docs/model.md §8.2): κ itself
+   where resolved; where not, the decompositions are backward stable (the values of K + δK,
+   ‖δK‖ ≤ n·ε·‖K‖, the same model as Conditioning_kappa's null), so s_min(K) ≤ s_min +
+   n·ε·s_max and s_max(K) ≥ (1 − n·ε)·s_max. */
+static double exact_kappa_lower(double s_max, double s_min, double kappa, int n)
+{
+    if (!isnan(kappa) || !(s_max > 0) || !isfinite(s_max))
+        return kappa;
+    double resolution = n * DBL_EPSILON;
+    return (1.0 - resolution) * s_max / (fmax(s_min, 0.0) + resolution * s_max);
+}
+
+/* The exact path's numbers at one layer (K built in full): κ(K), ‖K‖₂, s_min, κ(K + I). */
+static int exact_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double *layer_sv,
+                         bool shown)
+{
+    size_t n = r->n;
+    int info;
+    if ((info = SaWork_jacobian(r->sa, r->jacobian)))
+        return info;
+    /* Every singular value of K where they are kept.  ‖K‖₂ and s_min are the shown
+       spectrum's ends at the shown layer (one SVD, in batch and on the screen alike) and
+       K's extremes at every other, so that a layer's numbers do not depend on which
+       spectra a run keeps: the screen's and batch's agree bit for bit.  Then K + I's. */
+    if (layer_sv) {
+        memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
+        if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, layer_sv)))
+            return info;
+    }
+    if (shown && layer_sv) {
+        out->jacobian_norm[l] = layer_sv[0];
+        out->jacobian_s_min[l] = layer_sv[n - 1];
+    } else if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l]))) {
+        return info;
+    }
+    out->jacobian_s_min_error[l] = 0.0;
+    out->kappa_jacobian[l] =
+        Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
+    out->kappa_jacobian_lower[l] = exact_kappa_lower(out->jacobian_norm[l], out->jacobian_s_min[l],
+                                                     out->kappa_jacobian[l], (int)n);
+    for (size_t i = 0; i < n; i++)
+        r->jacobian[i + i * n] += 1.0;
+    double top, bottom;
+    if ((info = extremes(r, &top, &bottom)))
+        return info;
+    out->kappa_jacobian_skip[l] = Conditioning_kappa(top, bottom, (int)n);
+    return 0;
+}
+
 /* The Jacobian's numbers at one layer; the SaWork is prepared.  layer_sv: where K's singular
    values are kept, or NULL; shown: the shown layer of the network (config.layer). */
 static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
                             bool has_perturbation, double *layer_sv, bool shown)
 {
-    size_t n = r->n;
     int info = 0;
-    /* ‖E‖₂ first: the Kronecker path reads it to know whether B₀ can precondition K. */
-    double e_norm = 0.0;
-    if (has_perturbation) {
-        SingularValueEstimate top;
-        SaWork_perturbation_only(r->sa, true);
-        info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, NAN, &top);
-        SaWork_perturbation_only(r->sa, false);
-        if (info)
-            return info;
-        e_norm = top.value;
-    }
-    out->premise_ratio[l] = e_norm / s_min_b;
-    if (r->jacobian) {
-        if ((info = SaWork_jacobian(r->sa, r->jacobian)))
-            return info;
-        /* Every singular value of K where they are kept.  ‖K‖₂ and s_min are the shown
-           spectrum's ends at the shown layer (one SVD, in batch and on the screen alike) and
-           K's extremes at every other, so that a layer's numbers do not depend on which
-           spectra a run keeps: the screen's and batch's agree bit for bit.  Then K + I's. */
-        if (layer_sv) {
-            memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
-            if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, layer_sv)))
-                return info;
-        }
-        if (shown && layer_sv) {
-            out->jacobian_norm[l] = layer_sv[0];
-            out->jacobian_s_min[l] = layer_sv[n - 1];
-        } else if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l]))) {
-            return info;
-        }
-        out->jacobian_s_min_error[l] = 0.0;
-        out->kappa_jacobian[l] =
-            Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
-        for (size_t i = 0; i < n; i++)
-            r->jacobian[i + i * n] += 1.0;
-        double top, bottom;
-        if ((info = extremes(r, &top, &bottom)))
-            return info;
-        out->kappa_jacobian_skip[l] = Conditioning_kappa(top, bottom, (int)n);
-    } else {
-        SingularValueEstimate top, smallest;
-        if ((info =
-                 SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, NAN, &top)) ||
-            (info = smallest_matrix_free(r, top.value + top.error, e_norm, &smallest)))
-            return info;
-        out->jacobian_norm[l] = top.value;
-        out->jacobian_s_min[l] = smallest.value;
-        out->jacobian_s_min_error[l] = smallest.error;
-        out->kappa_jacobian[l] = Conditioning_kappa(out->jacobian_norm[l], smallest.value, (int)n);
-    }
+    /* ‖E‖₂ where the premise ratio reads it (s_min(B) resolved); else the Kronecker path
+       takes it if it needs it (negative: not taken). */
+    double e_norm = has_perturbation ? -1.0 : 0.0;
+    if (has_perturbation && !isnan(s_min_b) && (info = perturbation_norm(r, &e_norm)))
+        return info;
+    out->premise_ratio[l] = isnan(s_min_b) ? NAN : e_norm / s_min_b;
+    if (r->jacobian)
+        return exact_numbers(r, out, l, layer_sv, shown);
+    SingularValueEstimate top;
+    SmallestBound smallest;
+    if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, NAN, &top)) ||
+        (info = smallest_matrix_free(r, top.value + top.error, top.bound, &e_norm, &smallest)))
+        return info;
+    out->jacobian_norm[l] = top.value;
+    out->jacobian_s_min[l] = smallest.estimate.value;
+    out->jacobian_s_min_error[l] = smallest.estimate.error;
+    out->kappa_jacobian[l] =
+        Conditioning_kappa(out->jacobian_norm[l], smallest.estimate.value, (int)r->n);
+    /* κ(K) ≥ s_max/s_min ≥ (the witness below s_max)/(the bound above s_min). */
+    if (smallest.above > 0)
+        out->kappa_jacobian_lower[l] = top.bound / smallest.above;
     return 0;
 }
 

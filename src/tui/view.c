@@ -268,11 +268,35 @@ static const char *kappa_text(char *out, size_t size, double kappa)
     return out;
 }
 
+/* A κ(K) as the readout prints it: the value; where it is null, "≥" the proved lower bound
+   when there is one (never the bound as the value), else "null". */
+static const char *kappa_or_bound(char *out, size_t size, double kappa, double lower)
+{
+    if (isnan(kappa) && !isnan(lower))
+        snprintf(out, size, "≥%.3g", lower);
+    else
+        kappa_text(out, size, kappa);
+    return out;
+}
+
+/* Where a network's κ(K) is null and a lower bound is proved, the bound (NaN elsewhere): the
+   points drawn apart, with their own marker, index 1..depth.  Returns how many. */
+static int bound_points(const ConditioningCurves *c, int depth, double *out)
+{
+    int count = 0;
+    out[0] = NAN;
+    for (int l = 1; l <= depth; l++) {
+        out[l] = isnan(c->kappa_jacobian[l]) ? c->kappa_jacobian_lower[l] : NAN;
+        count += !isnan(out[l]);
+    }
+    return count;
+}
+
 /* The conditioning panel's notes: which path ran and how sure it is (a relative error is
-   claimed only where a layer is certified), the layers left null and why, and the numbers
-   at the shown layer. */
-static int conditioning_notes(const Conditioning *k, char *path, char *nulls, char *values,
-                              size_t size)
+   claimed only where a layer is certified), the layers left null and why (with how many of
+   them carry a proved lower bound, drawn ▴), and the numbers at the shown layer. */
+static int conditioning_notes(const Conditioning *k, int bounded, char *path, char *nulls,
+                              char *values, size_t size)
 {
     int depth = k->config.depth, shown = k->config.layer;
     int n = k->config.tokens * k->config.width, missing = 0, certified = 0;
@@ -293,7 +317,7 @@ static int conditioning_notes(const Conditioning *k, char *path, char *nulls, ch
        enough for the panel's line. */
     if (kron->certified)
         snprintf(where, sizeof where, " %d/%d", kron->certified,
-                 kron->certified + kron->lanczos + kron->beyond);
+                 kron->certified + kron->lanczos + kron->beyond + kron->inexact);
     /* The bound as 1e-04, never 0.0001: "± 0" must mean a zero bound alone. */
     if (k->jacobian_exact)
         snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
@@ -302,15 +326,24 @@ static int conditioning_notes(const Conditioning *k, char *path, char *nulls, ch
     else
         snprintf(path, size, "κ(K) estimated: %s, certified at no layer", how);
     nulls[0] = '\0';
-    if (missing && kron->beyond)
-        snprintf(nulls, size, "κ(K) ≥ %.2g, beyond Lanczos: null at %d of %d layers (!)",
-                 kron->kappa_at_least, missing, depth);
+    if (missing && bounded == missing)
+        snprintf(nulls, size, "κ(K) null at %d of %d layers; ▴ a proved κ(K) ≥ (!)", missing,
+                 depth);
+    else if (missing && bounded)
+        snprintf(nulls, size, "κ(K) null at %d of %d layers; ▴ a proved κ(K) ≥ at %d (!)", missing,
+                 depth, bounded);
     else if (missing)
         snprintf(nulls, size, "%s: null at %d of %d layers (!)",
                  k->jacobian_exact ? "beyond double precision" : "not certified", missing, depth);
     char kj[24], ks[24], ka[24];
-    snprintf(values, size, "ℓ=%d: κ(K)=%s κ(K+I)=%s κ(A⋯A)=%s", shown,
-             kappa_text(kj, sizeof kj, k->network.kappa_jacobian[shown]),
+    snprintf(values, size, "ℓ=%d: κ(K)%s%s κ(K+I)=%s κ(A⋯A)=%s", shown,
+             isnan(k->network.kappa_jacobian[shown]) && !k->jacobian_exact &&
+                     !isnan(k->network.kappa_jacobian_lower[shown])
+                 ? ""
+                 : "=",
+             k->jacobian_exact ? kappa_text(kj, sizeof kj, k->network.kappa_jacobian[shown])
+                               : kappa_or_bound(kj, sizeof kj, k->network.kappa_jacobian[shown],
+                                                k->network.kappa_jacobian_lower[shown]),
              kappa_text(ks, sizeof ks, k->network.kappa_jacobian_skip[shown]),
              kappa_text(ka, sizeof ka, k->network.kappa_attention_product[shown]));
     return missing;
@@ -341,8 +374,23 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
     snprintf(counterpart, sizeof counterpart, "κ(K) (gap %s)", GAP_NAMES.names[k->counterpart_gap]);
     snprintf(counterpart_skip, sizeof counterpart_skip, "κ(K + I) (gap %s)",
              GAP_NAMES.names[k->counterpart_gap]);
+    /* Above the exact size κ(K + I) is never computed: its places show, where κ(K) is
+       null, the proved lower bound instead (▴ the network's, ▵ its counterpart's). */
+    double bound[LAYERS_MAX], counterpart_bound[LAYERS_MAX];
+    int bounded = 0;
+    if (!k->jacobian_exact) {
+        bounded = bound_points(&k->network, depth, bound);
+        bound_points(&k->counterpart, depth, counterpart_bound);
+        snprintf(network_skip, sizeof network_skip, "κ(K) ≥ (gap %s)",
+                 GAP_NAMES.names[k->config.gap]);
+        snprintf(counterpart_skip, sizeof counterpart_skip, "κ(K) ≥ (gap %s)",
+                 GAP_NAMES.names[k->counterpart_gap]);
+    }
+    const double *skip_or_bound = k->jacobian_exact ? k->network.kappa_jacobian_skip : bound;
+    const double *counterpart_skip_or_bound =
+        k->jacobian_exact ? k->counterpart.kappa_jacobian_skip : counterpart_bound;
     char path[128], nulls[128], values[128];
-    int missing_points = conditioning_notes(k, path, nulls, values, sizeof path);
+    int missing_points = conditioning_notes(k, bounded, path, nulls, values, sizeof path);
     if (compact)
         snprintf(title, sizeof title, "%s%sκ, log: K %s%s", named ? init : "", named ? ": " : "",
                  k->jacobian_exact ? "exact" : "Lanczos", missing_points ? ", nulls (!)" : "");
@@ -351,14 +399,15 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
         .count = 5,
         .series = {{network, depth, x + 1, k->network.kappa_jacobian + 1, INK_BULK, STROKE_SOLID,
                     "●"},
-                   {network_skip, depth, x + 1, k->network.kappa_jacobian_skip + 1, INK_OUTLIER,
-                    STROKE_DASHED, "◆"},
+                   {network_skip, depth, x + 1, skip_or_bound + 1, INK_OUTLIER,
+                    k->jacobian_exact ? STROKE_DASHED : STROKE_DOTTED,
+                    k->jacobian_exact ? "◆" : "▴"},
                    {"κ(A_ℓ⋯A_1)", depth, x + 1, k->network.kappa_attention_product + 1, INK_THEORY,
                     STROKE_DOTTED, "×"},
                    {counterpart, depth, x + 1, k->counterpart.kappa_jacobian + 1, INK_GHOST,
                     STROKE_DOTTED, "○"},
-                   {counterpart_skip, depth, x + 1, k->counterpart.kappa_jacobian_skip + 1,
-                    INK_GHOST, STROKE_DOTTED, "◇"}},
+                   {counterpart_skip, depth, x + 1, counterpart_skip_or_bound + 1, INK_GHOST,
+                    STROKE_DOTTED, k->jacobian_exact ? "◇" : "▵"}},
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG,
         .notes = compact    ? 0
@@ -372,7 +421,7 @@ static void conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *
     if (compact) {
         p.count = 3;
         p.series[0].label = "K";
-        p.series[1].label = "K+I";
+        p.series[1].label = k->jacobian_exact ? "K+I" : "K≥";
         p.series[2].label = "A⋯A";
     }
     Plot_series(c, &p);

@@ -48,7 +48,7 @@ assert a == b'
 py "every series has one value per layer for both networks; kappa(B) = kappa(W_VO) kappa(A); kappa(K) = |K|/s_min(K)" '
 d = doc("cond"); k = d["conditioning"]; L = d["config"]["depth"]
 names = ["kappa_attention", "kappa_value_output", "kappa_dominant", "kappa_attention_product",
-         "kappa_jacobian", "kappa_jacobian_skip", "jacobian_norm", "jacobian_s_min",
+         "kappa_jacobian", "kappa_jacobian_lower", "kappa_jacobian_skip", "jacobian_norm", "jacobian_s_min",
          "jacobian_s_min_error", "premise_ratio"]
 for prefix in ("", "counterpart_"):
     for n in names:
@@ -62,6 +62,8 @@ for prefix in ("", "counterpart_"):
         kj, norm, smin = (k[prefix + n][l] for n in ("kappa_jacobian", "jacobian_norm", "jacobian_s_min"))
         if kj is not None:
             assert abs(kj - norm / smin) <= 1e-12 * kj, (prefix, l, kj, norm, smin)
+            # the exact path: its lower bound is kappa itself where kappa is resolved
+            assert k[prefix + "kappa_jacobian_lower"][l] == kj, (prefix, l)
 assert k["jacobian_exact"] is True and all(e == 0 for e in k["jacobian_s_min_error"])
 # gap removal by centring makes every row sum 0: A - U is singular, kappa null, not huge
 assert all(v is None for v in k["counterpart_kappa_attention"]), k["counterpart_kappa_attention"]'
@@ -188,7 +190,7 @@ for j, name in enumerate(head[1:], 1):
     for l, r in enumerate(body):
         want = k[name][l]
         assert (r[j] == "" and want is None) or float(r[j]) == want, (name, l, r[j], want)
-assert len(head) == 1 + 2 * 10, head'
+assert len(head) == 1 + 2 * 11, head'
 settings=$(sed -n 2p "$tmp/export/layers.csv" | sed 's/^# //')
 # shellcheck disable=SC2086
 check "layers.csv's settings line (with --init) reproduces the run" run again $settings --conditioning

@@ -112,14 +112,26 @@ same_export() {
 check "x writes what --batch --conditioning --export writes, file for file" same_export
 quits "q quits after the export"
 # Lanczos where no layer is certified (the normal initialisation, pinned to Lanczos): every
-# κ(K) is a null with its reason, never nan, and the path line claims no error bound that
-# the certificate denies ("± 0" beside "not certified").
+# κ(K) is null, and where a lower bound is proved (kappa_jacobian_lower) the readout says
+# "≥" that bound, as the batch document's, and ▴ marks it on the plot; neither is on the
+# screen before the key.  Never nan, and the path line claims no error bound that the
+# certificate denies ("± 0" beside "not certified").
+bound=$TMP/bound.json
+check "batch: the normal initialisation by Lanczos" \
+    bash -c "'$BIN' --batch --conditioning --conditioning-path lanczos --preset skipless-cutting-skip --init normal >'$bound'"
+bound_text=$("$PY" -c 'import json, sys
+k = json.load(open(sys.argv[1]))["conditioning"]
+assert k["kappa_jacobian"][0] is None and k["kappa_jacobian_lower"][0] is not None
+print("%.3g" % k["kappa_jacobian_lower"][0])' "$bound")
+echo "# normal by Lanczos: kappa(K) >= $bound_text at layer 1"
+check "the batch document proves a lower bound at layer 1 where kappa(K) is null" test -n "$bound_text"
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --preset skipless-cutting-skip --init normal --no-confirm --conditioning-path lanczos"
 expect "the preset is loaded" "L=12"
-press "V: the conditioning view by Lanczos" "κ\(K\) estimated: Lanczos" V
-expect "the shown layer's kappa(K) and kappa(K+I) are null, kappa(A...A) a number" "ℓ=1: κ\(K\)=null κ\(K\+I\)=null κ\(A⋯A\)=[0-9]"
+press "V: the readout says kappa(K) >= the batch document's bound at layer 1" \
+    "ℓ=1: κ\(K\)≥${bound_text//+/\\+} κ\(K\+I\)=null κ\(A⋯A\)=[0-9]" V
 expect "the path line says no layer is certified" "κ\(K\) estimated: Lanczos, certified at no layer"
-expect "the nulls line agrees" "not certified: null at 12 of 12 layers"
+expect "the nulls line says the marker is a proved lower bound" "κ\(K\) null at 12 of 12 layers; ▴ a proved κ\(K\) ≥"
+expect "the legend names the bound's marker" "▴.* κ\(K\) ≥ \(gap off\)"
 check "no nan anywhere on the screen" absent "nan"
 check "no error bound claimed" absent "± 0"
 quits "q quits"
