@@ -105,8 +105,7 @@ double KronTally_lanczos_reach(size_t n, int steps, double rounding);
    (KronTally_lanczos_reach): then Lanczos is not run (tally.beyond; kappa_at_least keeps the
    largest such bound, kappa_resolvable the reach).  Else tally.lanczos.  Returns whether it
    is beyond. */
-bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above,
-                              double reach);
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above, double reach);
 
 /* The warnings that say how the matrix-free path took s_min(K), one per way it went. */
 void KronTally_warn(const KronTally *tally, Warnings *warnings);

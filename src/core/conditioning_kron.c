@@ -409,8 +409,7 @@ double KronTally_lanczos_reach(size_t n, int steps, double rounding)
     return (size_t)steps >= n ? resolvable : fmin(resolvable, LANCZOS_KAPPA_REACH);
 }
 
-bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above,
-                              double reach)
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above, double reach)
 {
     double at_least = s_max_low / s_min_above;
     if (!(at_least >= reach)) {
