@@ -85,6 +85,12 @@ double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, i
    stopped it: what the exact path, which resolves every κ(K) double precision holds, is
    weighed against when the path is chosen (a bound is a lesser answer, not a cheaper one). */
 double Cost_conditioning_seeking(const Config *c, CostRates rates);
+/* Whether c's run is priced to seek s_min(K) at every layer of the matrix-free path: only
+   where the lower bound stays below LANCZOS_KAPPA_REACH, which the price cannot know before
+   the run.  The cutting-skip initialisation is built to keep κ(K) small; the default normal
+   one gives κ(K) ≥ 10⁴ from its first layer (bench/README.md, issue 25), so the bound alone
+   is priced for the others, and a layer that does seek s_min runs past the estimate. */
+bool Cost_conditioning_seeks_s_min(const Config *c);
 
 /* Where a running job is, from its schedule: done and next are the seconds of work at the
    last after_layer call and at the one to come (or the end), total the whole job's;

@@ -172,9 +172,12 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
         char fits[160];
         ConditioningFit_phrase(&fit, most, fits, sizeof fits);
         fprintf(stderr,
-                "attnscope: %s: each layer of both networks takes about a hundred products "
-                "with K, of H(2Td^2 + 8T^2 d) flops each\n",
-                fits);
+                "attnscope: %s: each layer of both networks takes %s products with K, of "
+                "H(2Td^2 + 8T^2 d) flops each\n",
+                fits,
+                Cost_conditioning_seeks_s_min(&o->config)
+                    ? "a few hundred (s_min sought)"
+                    : "about fifty (the lower bound on kappa)");
     }
     return 2;
 }

@@ -364,18 +364,13 @@ static double conditioning_extremes(CostRates rates, double jvp, double n)
     return other(&rates, CONDITIONING_EXTREME_STEP * steps * jvp + 4.0 * 16.0 * 16.0 * n);
 }
 
-/* Whether the run is priced to seek s_min(K) at every layer of the matrix-free path: only
-   where the lower bound stays below LANCZOS_KAPPA_REACH, which the price cannot know before
-   the run.  The cutting-skip initialisation is built to keep κ(K) small; the default normal
-   one gives κ(K) ≥ 10⁴ from its first layer (bench/README.md, issue 25), so the bound alone
-   is priced for the others, and a layer that does seek s_min runs past the estimate. */
-static bool conditioning_seeks_s_min(const Config *c)
+bool Cost_conditioning_seeks_s_min(const Config *c)
 {
     return c->init == INIT_CUTTING_SKIP;
 }
 
 /* The price of a run; seek: s_min sought at every layer of the matrix-free path, whatever
-   the initialisation (conditioning_seeks_s_min). */
+   the initialisation (Cost_conditioning_seeks_s_min). */
 static double conditioning_price(const Config *c, CostRates rates, bool exact, int spectra,
                                  bool seek)
 {
@@ -405,7 +400,7 @@ static double conditioning_price(const Config *c, CostRates rates, bool exact, i
     double pair = 2 * layer;
     if (built)
         pair += 2 * product(&rates, n * jvp) + 4 * extremes + 2 * lanczos / 3;
-    else if (seek || conditioning_seeks_s_min(c))
+    else if (seek || Cost_conditioning_seeks_s_min(c))
         pair += 2 * (lanczos + conditioning_kron_layer(c, rates, jvp));
     else /* ‖K‖₂ and ‖E‖₂, B₀'s two SVDs, and the bound's VJP and its check's JVP */
         pair += 2 * (conditioning_extremes(rates, jvp, n) +
