@@ -657,6 +657,39 @@ typedef struct {
     int steps;
 } RitzEstimate;
 
+/* Columns of the basis per block of orthogonalise: a block's dgemv reads it from memory and
+   the next dgemv finds it in cache.  2 MiB measured best on this machine (bench/README.md,
+   "Conditioning": 1.6× the speed of one pass per column or of the whole basis at once). */
+enum { GRAM_SCHMIDT_BLOCK_BYTES = 2 << 20 };
+
+/* next ← next minus its projection on the k orthonormal columns of basis (n×k), by block
+   Gram–Schmidt twice (Kahan's "twice is enough" keeps the basis orthogonal to rounding):
+   classical within blocks of columns (two dgemv), modified between them, so that each pass
+   reads the basis from memory once, where classical Gram–Schmidt over all k columns reads it
+   twice: past a few dozen steps at T·d = 65536 the basis outgrows the caches and these passes
+   run at the memory's rate.  coefficients: k scratch.  Returns the first pass's coefficient on
+   the last column (q_kᵀ·next, Lanczos's α when next = S·q_k). */
+static double orthogonalise(size_t n, int k, const double *basis, double *next,
+                            double *coefficients)
+{
+    size_t per_block = GRAM_SCHMIDT_BLOCK_BYTES / (n * sizeof(double));
+    int block = per_block < 1 ? 1 : per_block > (size_t)k ? k : (int)per_block;
+    double alpha = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < k; i += block) {
+            int columns = k - i < block ? k - i : block;
+            const double *q = basis + (size_t)i * n;
+            cblas_dgemv(CblasColMajor, CblasTrans, (int)n, columns, 1.0, q, (int)n, next, 1, 0.0,
+                        coefficients + i, 1);
+            cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, columns, -1.0, q, (int)n,
+                        coefficients + i, 1, 1.0, next, 1);
+        }
+        if (pass == 0)
+            alpha = coefficients[k - 1];
+    }
+    return alpha;
+}
+
 /* Lanczos on S with full reorthogonalisation from a fixed start vector, the Ritz values
    checked every check_every steps and at the last: basis holds n·(steps + 1) doubles, tri
    4·steps + steps² (LanczosWork).  Returns 0 or LINALG_STOPPED (stop's hook asked). */
@@ -667,7 +700,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
     out->theta = out->residual = out->coordinates_l1 = NAN;
     out->steps = 0;
     double *alpha = tri, *beta = alpha + steps, *diag = beta + steps, *off = diag + steps;
-    double *ritz = off + steps;
+    double *ritz = off + steps; /* diag: Gram–Schmidt's coefficients between the checks */
     /* The extreme Ritz values θ of the tridiagonal lie inside [λ_min, λ_max] of S
        (Courant–Fischer), and r = β_j·|last component of θ's eigenvector| puts an eigenvalue of
        S within r of θ. */
@@ -680,13 +713,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
         }
         double *q = basis + (size_t)j * n, *next = basis + (size_t)(j + 1) * n;
         apply(context, q, next);
-        alpha[j] = cblas_ddot((int)n, q, 1, next, 1);
-        /* Twice is enough (Kahan's "twice is enough") to keep the basis orthogonal. */
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i <= j; i++) {
-                const double *qi = basis + (size_t)i * n;
-                cblas_daxpy((int)n, -cblas_ddot((int)n, qi, 1, next, 1), qi, 1, next, 1);
-            }
+        alpha[j] = orthogonalise(n, j + 1, basis, next, diag);
         beta[j] = cblas_dnrm2((int)n, next, 1);
         out->steps = j + 1;
         bool last = j + 1 == steps || !(beta[j] > 0);
