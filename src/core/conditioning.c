@@ -9,6 +9,7 @@
 #include "attnscope/qk.h"
 
 #include "buffer_internal.h"
+#include "gram_schmidt_internal.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -667,40 +668,6 @@ typedef struct {
     int steps;
 } RitzEstimate;
 
-/* Columns of the basis per block of orthogonalise: a block's dgemv reads it from memory and
-   the next dgemv finds it in cache.  2 MiB measured best on this machine (bench/README.md,
-   "Conditioning": at T·d = 16384 and 65536, 1.3–1.6× the speed of a dot and an axpy per
-   column, 1.1–1.7× that of classical Gram–Schmidt over the whole basis at once). */
-enum { GRAM_SCHMIDT_BLOCK_BYTES = 2 << 20 };
-
-/* next ← next minus its projection on the k orthonormal columns of basis (n×k), by block
-   Gram–Schmidt twice (Kahan's "twice is enough" keeps the basis orthogonal to rounding):
-   classical within blocks of columns (two dgemv), modified between them, so that each pass
-   reads the basis from memory once, where classical Gram–Schmidt over all k columns reads it
-   twice: past a few dozen steps at T·d = 65536 the basis outgrows the caches and these passes
-   run at the memory's rate.  coefficients: k scratch.  Returns the first pass's coefficient on
-   the last column (q_kᵀ·next, Lanczos's α when next = S·q_k). */
-static double orthogonalise(size_t n, int k, const double *basis, double *next,
-                            double *coefficients)
-{
-    size_t per_block = GRAM_SCHMIDT_BLOCK_BYTES / (n * sizeof(double));
-    int block = per_block < 1 ? 1 : per_block > (size_t)k ? k : (int)per_block;
-    double alpha = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < k; i += block) {
-            int columns = k - i < block ? k - i : block;
-            const double *q = basis + (size_t)i * n;
-            cblas_dgemv(CblasColMajor, CblasTrans, (int)n, columns, 1.0, q, (int)n, next, 1, 0.0,
-                        coefficients + i, 1);
-            cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, columns, -1.0, q, (int)n,
-                        coefficients + i, 1, 1.0, next, 1);
-        }
-        if (pass == 0)
-            alpha = coefficients[k - 1];
-    }
-    return alpha;
-}
-
 /* Lanczos on S with full reorthogonalisation from a fixed start vector, the Ritz values
    checked every check_every steps and at the last: basis holds n·(steps + 1) doubles, tri
    4·steps + steps² (LanczosWork).  Returns 0 or LINALG_STOPPED (stop's hook asked). */
@@ -724,7 +691,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
         }
         double *q = basis + (size_t)j * n, *next = basis + (size_t)(j + 1) * n;
         apply(context, q, next);
-        alpha[j] = orthogonalise(n, j + 1, basis, next, diag);
+        alpha[j] = GramSchmidt_twice(n, j + 1, basis, next, diag);
         beta[j] = cblas_dnrm2((int)n, next, 1);
         out->steps = j + 1;
         bool last = j + 1 == steps || !(beta[j] > 0);
