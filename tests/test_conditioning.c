@@ -486,6 +486,48 @@ static void matrix_with_singular_values(int n, const double *s, uint64_t seed, d
     free(q2);
 }
 
+/* Lanczos whose basis spans several of the reorthogonalisation's blocks (2 MiB: 16 vectors at
+   T·d = 16384): K = W_VOᵀ ⊗ A for an A that does not move with X, so its singular values are
+   the products of A's and W_VO's, prescribed here (gaps of 5% at both ends).  Both extremes
+   within their certificates plus the rounding of forming A and W_VO (~d·ε), after more steps
+   than one block holds. */
+static void test_lanczos_across_blocks_of_the_basis(void **state)
+{
+    (void)state;
+    enum { BT = 32, BD = 512, BN = BT * BD };
+    double sa[BT], sw[BD];
+    for (int i = 0; i < BT; i++) /* 1, then 0.95 … 0.55, then 0.5 */
+        sa[i] = i == 0 ? 1.0 : i == BT - 1 ? 0.5 : 0.95 - 0.4 * (i - 1) / (BT - 3);
+    for (int j = 0; j < BD; j++) /* 2, then 1.9 … 1.2, then 1 */
+        sw[j] = j == 0 ? 2.0 : j == BD - 1 ? 1.0 : 1.9 - 0.7 * (j - 1) / (BD - 3);
+    double *a = malloc(sizeof(double) * BT * BT), *wvo = malloc(sizeof(double) * BD * BD);
+    double *x = malloc(sizeof(double) * BN);
+    assert_non_null(a);
+    assert_non_null(wvo);
+    assert_non_null(x);
+    matrix_with_singular_values(BT, sa, 5, a); /* read row-major: Aᵀ, the same values */
+    matrix_with_singular_values(BD, sw, 6, wvo);
+    random_vector(7, 1, x, BN);
+    SaBlock b = {.T = BT, .d = BD, .x = x, .scale = 1.0, .wvo = wvo, .applied = a};
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    assert_int_equal(SaWork_prepare(w, &b), 0);
+    SingularValueEstimate top, smallest;
+    assert_int_equal(SaWork_extreme(w, true, 240, 1e-13, 1, NAN, &top), 0);
+    assert_int_equal(SaWork_extreme(w, false, 240, 1e-13, 2, top.value + top.error, &smallest), 0);
+    double formed = 4.0 * BD * DBL_EPSILON;
+    if (!(fabs(top.value - 2.0) <= top.error + 2.0 * formed))
+        fail_msg("s_max %.17g ± %.3g after %d steps, exactly 2", top.value, top.error, top.steps);
+    if (!(fabs(smallest.value - 0.5) <= smallest.error + 2.0 * formed))
+        fail_msg("s_min %.17g ± %.3g after %d steps, exactly 0.5", smallest.value, smallest.error,
+                 smallest.steps);
+    assert_true(smallest.steps > 16 && top.steps > 16);
+    SaWork_free(w);
+    free(a);
+    free(wvo);
+    free(x);
+}
+
 /* The exact path's extremes without the SVD agree with dgesdd: on K and K + I of a block, on
    matrices of κ = 1 (one step), 10⁸ and with a double smallest singular value; an exactly
    singular one is left to the SVD. */
@@ -1449,6 +1491,7 @@ int main(void)
         cmocka_unit_test(test_singular_skip_jacobian_is_not_a_number),
         cmocka_unit_test(test_matrix_free_estimates_match_the_svd),
         cmocka_unit_test(test_witness_bounds_hold_and_bad_vectors_are_refused),
+        cmocka_unit_test(test_lanczos_across_blocks_of_the_basis),
         cmocka_unit_test(test_dense_extremes_match_the_svd),
         cmocka_unit_test(test_dense_extremes_stop_at_every_poll),
         cmocka_unit_test(test_cutting_skip_weights),

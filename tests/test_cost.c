@@ -888,8 +888,9 @@ static void test_conditioning_price(void **state)
 /* The conditioning's JVP with what the layer does around f (docs/model.md §8.1), counted by
    hand for T = 8, d = 16, H = 2, G = 1 (d_h = 8, 8 key columns): plain, per head 2Td² (Ẋ W_VO),
    2T²d (A·), 4T²d (Ċ through M), 2T²d (Ȧ X W_VO).  Shaped: Ċ on d_h columns (4T²d_h per head)
-   after Ẋ W^Q and Ẋ W^K (2Td(d + 8)); QK-norm 6 flops per projected entry; RoPE 13 per rotated
-   entry of the 3 heads' d_r = 8 columns; the cap one per logit; the branch LN 6 per entry. */
+   after Ẋ W^Q and Ẋ W^K (2Td(d + 8)); QK-norm 6 flops per projected entry; RoPE 3 per rotated
+   entry of the 3 heads' d_r = 8 columns (cosines and sines from a table); the cap one per logit;
+   the branch LN 6 per entry. */
 static void test_conditioning_counts_the_shaped_products(void **state)
 {
     (void)state;
@@ -907,11 +908,11 @@ static void test_conditioning_counts_the_shaped_products(void **state)
     c.layernorm = LAYERNORM_RMS;
     c.ln_place = LN_PLACE_PERI;
     double shaped = 2 * (2 * 8 * 256 + 4 * 64 * 16) + 2 * 8 * 16 * 24 + 2 * 4 * 64 * 8 +
-                    6 * 8 * 24 + 3 * 8 * 8 * 13 + 2 * 64 + 6 * 8 * 16;
+                    6 * 8 * 24 + 3 * 8 * 8 * 3 + 2 * 64 + 6 * 8 * 16;
     assert_close(SaWork_product_flops(&c, 1), shaped, 0);
     /* A --nope-every layer does not turn. */
     c.nope_every = 2;
-    assert_close(SaWork_product_flops(&c, 2), shaped - 3 * 8 * 8 * 13, 0);
+    assert_close(SaWork_product_flops(&c, 2), shaped - 3 * 8 * 8 * 3, 0);
     /* The price follows: more than the plain block's at the same size, on both paths. */
     CostRates rates = Cost_reference_rates();
     Config plain = Config_default();

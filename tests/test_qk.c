@@ -236,6 +236,44 @@ static void test_rotation_keeps_norms(void **state)
     }
 }
 
+/* Qk_turn from a table of cosines and sines gives Qk_rotate's bits at positions 0 … T−1, and
+   transposed Qk_unrotate's: both conventions, a whole and a partial rotated width, 1 and 3
+   heads.  Each call here is compared with its own turn: a table of the wrong angles, signs or
+   layout, or a turn of the wrong columns, changes bits. */
+static void test_table_turns_as_rotate(void **state)
+{
+    (void)state;
+    enum { T = 9, D = 24 };
+    Config c = with_heads(3);
+    c.tokens = T;
+    c.width = D;
+    double table[T * D], x[T * D], by_table[T * D], start[T * D];
+    for (int i = 0; i < T * D; i++)
+        start[i] = sin(0.37 * i + 1);
+    for (int rope = ROPE_HALF; rope <= ROPE_PAIRS; rope++)
+        for (int partial = 0; partial < 2; partial++)
+            for (int heads = 1; heads <= 3; heads += 2) {
+                c.rope = (Rope)rope;
+                c.rope_fraction = partial ? 0.5 : 1.0;
+                assert_true(Qk_rotation_table_doubles(&c, T) <= T * D);
+                Qk_rotation_table(&c, T, table);
+                for (int transposed = 0; transposed < 2; transposed++) {
+                    memcpy(x, start, sizeof x);
+                    memcpy(by_table, start, sizeof x);
+                    if (transposed)
+                        Qk_unrotate(&c, T, heads, x);
+                    else
+                        Qk_rotate(&c, T, heads, 0, x);
+                    Qk_turn(&c, T, heads, table, transposed, by_table);
+                    if (memcmp(x, by_table, sizeof x) != 0)
+                        fail_msg("rope %d, fraction %g, %d heads, transposed %d: the table's "
+                                 "turn differs from the computed one",
+                                 rope, c.rope_fraction, heads, transposed);
+                    assert_true(largest_abs(x, T * D) > 0 && memcmp(x, start, sizeof x) != 0);
+                }
+            }
+}
+
 /* A logit depends on the positions only through j − i: turning every token by positions
    shifted by a constant gives the same logits to 1e-12 relative. */
 static void test_logits_depend_on_position_differences(void **state)
@@ -365,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_logits_match_the_reference),
         cmocka_unit_test(test_softcap_matches_the_reference),
         cmocka_unit_test(test_rotation_keeps_norms),
+        cmocka_unit_test(test_table_turns_as_rotate),
         cmocka_unit_test(test_logits_depend_on_position_differences),
         cmocka_unit_test(test_no_rotation_is_bit_identical),
         cmocka_unit_test(test_placements_agree_to_rounding),

@@ -12,6 +12,7 @@
 #include "attnscope/config.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Whether c normalises queries and keys: a QK-norm and an attention kind that has them. */
 bool Qk_normalised(const Config *c);
@@ -41,6 +42,14 @@ void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
 /* The transpose (and inverse) of Qk_rotate at positions 0 … T−1: each pair turned back by its
    angle, which is what a VJP through RoPE applies. */
 void Qk_unrotate(const Config *c, int T, int heads, double *x);
+
+/* RoPE's cosines and sines at positions 0 … T−1, for turning the same positions many times
+   (the Jacobian's products, conditioning.h) without a cosine and a sine per pair and turn:
+   table holds Qk_rotation_table_doubles(c, T).  Qk_turn is Qk_rotate at positions 0 … T−1
+   (transposed: Qk_unrotate) with the table's values, to the same bits. */
+size_t Qk_rotation_table_doubles(const Config *c, int T);
+void Qk_rotation_table(const Config *c, int T, double *table);
+void Qk_turn(const Config *c, int T, int heads, const double *table, bool transposed, double *x);
 
 /* Stage 2's features on the projected queries q and keys k of layer `layer` (from 1), in
    c's order: QK-norm then RoPE (before-rope), or RoPE then QK-norm (after-rope); the norms'

@@ -9,6 +9,7 @@
 #include "attnscope/qk.h"
 
 #include "buffer_internal.h"
+#include "gram_schmidt_internal.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -45,6 +46,7 @@ struct SaWork {
     double *fn, *f_inv;    /* T×d, T: the branch LN's normalised rows of F and 1/ρ */
     double *ybar;          /* T×d: J_LNᵀ·Ȳ */
     double *sums;          /* T + max(T, d): the norms' row sums, Qk_shape's scratch */
+    double *rope_table;    /* RoPE's cosines and sines, positions 0 … T−1 */
 };
 
 SaWork *SaWork_new(void)
@@ -234,10 +236,8 @@ static void shape_product(SaWork *w, int heads, const double *y, const double *i
     for (int g = 0; normalised && norm_first && g < groups; g++)
         row_norm_product(n, y + block * g, inv + (size_t)T * g, gain, transposed, x + block * g,
                          w->sums);
-    if (rotates && transposed)
-        Qk_unrotate(c, T, heads, x);
-    else if (rotates)
-        Qk_rotate(c, T, heads, 0, x);
+    if (rotates)
+        Qk_turn(c, T, heads, w->rope_table, transposed, x);
     for (int g = 0; normalised && !norm_first && g < groups; g++)
         row_norm_product(n, y + block * g, inv + (size_t)T * g, gain, transposed, x + block * g,
                          w->sums);
@@ -251,13 +251,21 @@ static bool logits_shaped(const Config *c, int layer)
            (Qk_normalised(c) || rotates || c->logit_softcap > 0);
 }
 
+/* The RoPE table's doubles where c's logits are shaped and it rotates (at any layer). */
+static size_t rope_table_doubles(const Config *c)
+{
+    return logits_shaped(c, 0) && c->rope != ROPE_NONE ? Qk_rotation_table_doubles(c, c->tokens)
+                                                       : 0;
+}
+
 size_t SaWork_shape_doubles(const Config *c)
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, H = (size_t)c->heads;
     size_t G = (size_t)Config_kv_heads(c), nk = (size_t)Layer_kv_width(c);
     size_t doubles = T + (T > d ? T : d);
     if (logits_shaped(c, 0))
-        doubles += 3 * T * (d + nk) + T * (H + G) + (c->logit_softcap > 0 ? H * T * T : 0);
+        doubles += 3 * T * (d + nk) + T * (H + G) + (c->logit_softcap > 0 ? H * T * T : 0) +
+                   rope_table_doubles(c);
     if (Layer_branch_norm(c))
         doubles += 2 * T * d + T;
     return doubles;
@@ -270,6 +278,7 @@ static void shape_buffers(SaWork *w, const Config *c)
     size_t G = (size_t)Config_kv_heads(c), nk = (size_t)Layer_kv_width(c);
     bool logits = logits_shaped(c, 0), capped = logits && c->logit_softcap > 0;
     bool branch = Layer_branch_norm(c);
+    size_t rope = rope_table_doubles(c);
     double *at = w->shape_block;
     struct {
         double **buffer;
@@ -280,7 +289,7 @@ static void shape_buffers(SaWork *w, const Config *c)
                 {&w->kdot, logits ? T * nk : 0}, {&w->q_inv, logits ? T * H : 0},
                 {&w->k_inv, logits ? T * G : 0}, {&w->cap_slope, capped ? H * T * T : 0},
                 {&w->fn, branch ? T * d : 0},    {&w->ybar, branch ? T * d : 0},
-                {&w->f_inv, branch ? T : 0}};
+                {&w->f_inv, branch ? T : 0},     {&w->rope_table, rope}};
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
         *plan[i].buffer = plan[i].doubles ? at : NULL;
         at += plan[i].doubles;
@@ -303,8 +312,8 @@ static void shape_logits(SaWork *w)
         memcpy(w->qn, w->qt, sizeof(double) * T * d);
         memcpy(w->kn, w->kt, sizeof(double) * T * nk);
         if (c->qk_norm_place == QK_NORM_AFTER_ROPE && Qk_rotates(c, w->shape.layer)) {
-            Qk_rotate(c, T, w->heads, 0, w->qn);
-            Qk_rotate(c, T, G, 0, w->kn);
+            Qk_turn(c, T, w->heads, w->rope_table, false, w->qn);
+            Qk_turn(c, T, G, w->rope_table, false, w->kn);
         }
         qk_norm_state(w, w->heads, w->qn, w->qn, w->q_inv);
         qk_norm_state(w, G, w->kn, w->kn, w->k_inv);
@@ -347,6 +356,8 @@ int SaWork_shape(SaWork *w, const SaShape *s)
         return -1;
     }
     shape_buffers(w, c);
+    if (w->shaped_logits && Qk_rotates(c, s->layer)) /* every product turns the same positions */
+        Qk_rotation_table(c, w->b[0].T, w->rope_table);
     if (w->shaped_logits)
         shape_logits(w);
     if (w->branch_norm)
@@ -390,13 +401,13 @@ double SaWork_product_flops(const Config *c, int layer)
         flops += H * 4 * T * T * d;
     } else {
         /* Ẋ·W^Q, Ẋ·W^K, Ċ's halves on d_h columns, then per entry of the projections the
-           norm's product (a dot, a mean, the update: 6 flops) and RoPE's turn (3 flops, and
-           a cosine and a sine per pair, priced as 10 flops each); the slope on each logit. */
+           norm's product (a dot, a mean, the update: 6 flops) and RoPE's turn (3 flops, its
+           cosines and sines from SaWork_shape's table); the slope on each logit. */
         flops += 2 * T * d * (d + nk) + H * 4 * T * T * dh;
         if (Qk_normalised(c))
             flops += 6 * T * (d + nk);
         if (Qk_rotates(c, layer))
-            flops += (H + G) * T * Qk_rotated_width(c) * (3 + 10);
+            flops += (H + G) * T * Qk_rotated_width(c) * 3;
         if (c->logit_softcap > 0)
             flops += H * T * T;
     }
@@ -678,7 +689,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
     out->steps = out->size = 0;
     out->coordinates = NULL;
     double *alpha = tri, *beta = alpha + steps, *diag = beta + steps, *off = diag + steps;
-    double *ritz = off + steps;
+    double *ritz = off + steps; /* diag: Gram–Schmidt's coefficients between the checks */
     /* The extreme Ritz values θ of the tridiagonal lie inside [λ_min, λ_max] of S
        (Courant–Fischer), and r = β_j·|last component of θ's eigenvector| puts an eigenvalue of
        S within r of θ. */
@@ -699,13 +710,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
         }
         double *q = basis + (size_t)j * n, *next = basis + (size_t)(j + 1) * n;
         apply(context, q, next);
-        alpha[j] = cblas_ddot((int)n, q, 1, next, 1);
-        /* Twice is enough (Kahan's "twice is enough") to keep the basis orthogonal. */
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i <= j; i++) {
-                const double *qi = basis + (size_t)i * n;
-                cblas_daxpy((int)n, -cblas_ddot((int)n, qi, 1, next, 1), qi, 1, next, 1);
-            }
+        alpha[j] = GramSchmidt_twice(n, j + 1, basis, next, diag);
         beta[j] = cblas_dnrm2((int)n, next, 1);
         out->steps = j + 1;
         bool last = j + 1 == steps || !(beta[j] > 0);

@@ -4,6 +4,7 @@
 #include "attnscope/conditioning_kron.h"
 
 #include "buffer_internal.h"
+#include "gram_schmidt_internal.h"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -228,10 +229,7 @@ static bool append(Davidson *dv, double *t)
 {
     int n = (int)dv->n, m = dv->m;
     double before = cblas_dnrm2(n, t, 1), coefficients[SUBSPACE_MAX];
-    for (int pass = 0; pass < 2 && m > 0; pass++) {
-        cblas_dgemv(CblasColMajor, CblasTrans, n, m, 1.0, dv->s, n, t, 1, 0.0, coefficients, 1);
-        cblas_dgemv(CblasColMajor, CblasNoTrans, n, m, -1.0, dv->s, n, coefficients, 1, 1.0, t, 1);
-    }
+    GramSchmidt_twice(dv->n, m, dv->s, t, coefficients);
     double after = cblas_dnrm2(n, t, 1);
     if (!(after > 1e-10 * before))
         return false;

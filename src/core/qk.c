@@ -54,17 +54,22 @@ static void rotated_pair(Rope rope, int rotated, int k, int *first, int *second)
     }
 }
 
-/* x turned by the angles sign·p·θ^(−2k/d_r): Qk_rotate (sign 1) or its transpose (−1). */
-static void turn(const Config *c, int T, int heads, int first_position, double sign, double *x)
+/* x turned by the angles sign·p·θ^(−2k/d_r): Qk_rotate (sign 1) or its transpose (−1), their
+   cosines and sines from table (Qk_rotation_table, positions 0 … T−1) or, table NULL,
+   computed here: cos(−a) = cos a and sin(−a) = −sin a in libm, so both give the same bits. */
+static void turn(const Config *c, int T, int heads, int first_position, double sign,
+                 const double *table, double *x)
 {
     int dh = Config_head_width(c), rotated = Qk_rotated_width(c);
+    const double *cosines = table, *sines = table ? table + (size_t)T * (rotated / 2) : NULL;
     for (int k = 0; k < rotated / 2; k++) {
         double frequency = pow(c->rope_theta, -2.0 * k / rotated);
         int first, second;
         rotated_pair(c->rope, rotated, k, &first, &second);
         for (int i = 0; i < T; i++) {
             double angle = sign * (first_position + i) * frequency;
-            double cosine = cos(angle), sine = sin(angle);
+            double cosine = table ? cosines[(size_t)k * T + i] : cos(angle);
+            double sine = table ? sign * sines[(size_t)k * T + i] : sin(angle);
             for (int h = 0; h < heads; h++) {
                 double *a = x + (size_t)T * (h * dh + first) + i;
                 double *b = x + (size_t)T * (h * dh + second) + i;
@@ -78,12 +83,35 @@ static void turn(const Config *c, int T, int heads, int first_position, double s
 
 void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
 {
-    turn(c, T, heads, first_position, 1.0, x);
+    turn(c, T, heads, first_position, 1.0, NULL, x);
 }
 
 void Qk_unrotate(const Config *c, int T, int heads, double *x)
 {
-    turn(c, T, heads, 0, -1.0, x);
+    turn(c, T, heads, 0, -1.0, NULL, x);
+}
+
+size_t Qk_rotation_table_doubles(const Config *c, int T)
+{
+    return (size_t)T * (size_t)Qk_rotated_width(c);
+}
+
+void Qk_rotation_table(const Config *c, int T, double *table)
+{
+    int rotated = Qk_rotated_width(c);
+    double *sines = table + (size_t)T * (rotated / 2);
+    for (int k = 0; k < rotated / 2; k++) {
+        double frequency = pow(c->rope_theta, -2.0 * k / rotated);
+        for (int i = 0; i < T; i++) {
+            table[(size_t)k * T + i] = cos(i * frequency);
+            sines[(size_t)k * T + i] = sin(i * frequency);
+        }
+    }
+}
+
+void Qk_turn(const Config *c, int T, int heads, const double *table, bool transposed, double *x)
+{
+    turn(c, T, heads, 0, transposed ? -1.0 : 1.0, table, x);
 }
 
 void Qk_shape(const Config *c, int layer, int T, double *q, double *k, const double *query_gain,
