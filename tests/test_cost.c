@@ -473,6 +473,11 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_declared_work_compared(&v, "the entropy bound's input norm by Cholesky, T < d");
     v = c, v.input = INPUT_EMBEDDING, v.tokens = 80, v.width = 64, v.vocab = 50;
     assert_declared_work_compared(&v, "the same, embedding input, T > d");
+    /* Above it in d·d_h², ‖W^Q_h W^K_gᵀ‖₂ by Cholesky too: a factor per key head, a product,
+       a Gram matrix and a factorisation per query head. */
+    v = c, v.tokens = 16, v.width = 192, v.heads = 4, v.kv_heads = 2;
+    assert_false(Entropy_qk_norm_exact(&v));
+    assert_declared_work_compared(&v, "the bound's W^Q W^K^T norms by Cholesky, grouped heads");
     /* W^V drawn again (orthogonal: a QR each) for the gradients: L·d² doubles above the
        cache. */
     v = c, v.width = 512, v.depth = 9, v.layer = 9, v.init_value = MATRIX_INIT_ORTHOGONAL;

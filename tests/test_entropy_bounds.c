@@ -3,7 +3,7 @@
  *     logit vector that puts all of its norm σ on one key, and no row of norm <= σ is below it;
  *   - a run's per-layer bound is the one a reference forward gives from σ = ‖M_h‖₂·‖X'‖₂²,
  *     both norms by power iteration in this file's own loops (not LAPACK), over the mask's own
- *     rows;
+ *     rows, where the run's norms are exact and where they are proved upper bounds;
  *   - the bound never lies above the measured least row entropy, in every layer of both
  *     networks, over σ_qk, masks, LayerNorm places and seeds; and it is null, with a reason,
  *     under QK-norm, at RoPE layers and for kinds without bilinear logits;
@@ -220,7 +220,7 @@ static void reference_forward(const Config *c, double *bound, double *q, double 
 static void test_run_matches_reference(void **state)
 {
     (void)state;
-    Config configs[7];
+    Config configs[8];
     configs[0] = small(12, 16, 3);
     configs[0].sigma_qk = 0.4;
     configs[1] = small(12, 16, 3);
@@ -255,9 +255,18 @@ static void test_run_matches_reference(void **state)
     configs[6].ln_place = LN_PLACE_PRE;
     configs[6].skip = SKIP_PLAIN;
     configs[6].sigma_qk = 0.3;
+    /* Above it in d·d_h², ‖W^Q_h W^K_gᵀ‖₂ is a proved upper bound too (one Cholesky factor
+       per key head, shared by its query heads): four heads in two groups, the third shown. */
+    configs[7] = small(16, 192, 2);
+    configs[7].heads = 4;
+    configs[7].kv_heads = 2;
+    configs[7].head = 3;
+    configs[7].sigma_qk = 0.3;
     for (int k = 5; k < 7; k++)
         assert_false(Entropy_input_norm_exact(configs[k].tokens, configs[k].width));
-    for (int k = 0; k < 7; k++) {
+    assert_false(Entropy_qk_norm_exact(&configs[5]));
+    assert_false(Entropy_qk_norm_exact(&configs[7]));
+    for (int k = 0; k < 8; k++) {
         const Config *c = &configs[k];
         double bound[8], q[8], p[8];
         reference_forward(c, bound, q, p);
@@ -274,7 +283,7 @@ static void test_run_matches_reference(void **state)
                 assert_true(isnan(r->network.phase_critical_beta[l]));
         }
         /* Something to compare: the first layer's bound is no round-off. */
-        if (k == 0 || k == 3 || k == 5)
+        if (k == 0 || k == 3 || k == 5 || k == 7)
             assert_true(bound[1] > 0.1);
         Result_free(r);
     }

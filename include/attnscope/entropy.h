@@ -66,4 +66,10 @@ const char *Entropy_zhai_void(const Config *c, int layer);
 #define ENTROPY_EXACT_INPUT_NORM (64.0 * 64 * 64)
 bool Entropy_input_norm_exact(int T, int d);
 
+/* The bound's ‖W^Q_h W^K_gᵀ‖₂ (d×d_h factors): exact (the singular values of a d×d_h matrix)
+   by the same rule, d·d_h·min(d, d_h) ≤ ENTROPY_EXACT_INPUT_NORM; above, a proved upper bound
+   (Measure_product_norm2_squared_bound: Gram matrices and Cholesky factorisations of d_h×d_h,
+   no SVD). */
+bool Entropy_qk_norm_exact(const Config *c);
+
 #endif

@@ -73,4 +73,40 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
 int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
                                 double *gram, double *factor, double *lanczos, double *bound);
 
+/* The proof beneath Measure_norm2_squared_bound: a proved upper bound of λ1(XXᵀ) for the X
+   whose Gram matrix, as computed from inner products of m terms, is gram (n×n, lower
+   triangle), when the Cholesky factorisation of shift·I − gram (into factor, n×n) runs to
+   completion: shift plus the rounding of that factorisation, of the Gram matrix and of the
+   subtraction, rounded up.  NaN where it meets a non-positive pivot: shift is below λ1, or
+   within rounding of it.  Returns 0, a LAPACK failure, or LINALG_STOPPED. */
+int Measure_gram_top_bound(Linalg *la, int n, int m, const double *gram, double shift,
+                           double *factor, double *bound);
+
+/* The Cholesky factor of the Gram matrix BᵀB of a d×k matrix B, with what the proof of
+   Measure_product_norm2_squared_bound needs to know of its rounding; one factor serves
+   every A of the same B (the query heads that share a key head). */
+typedef struct {
+    double *lower;     /* k×k, the caller's: L̂, zero above the diagonal */
+    double error;      /* ‖BᵀB − L̂L̂ᵀ‖₂ is at most this; NaN: no factor (BᵀB is not
+                          numerically positive definite) */
+    double frobenius2; /* ‖L̂‖_F² is at most this */
+} MeasureGramFactor;
+
+/* f->lower gets L̂ (k ≤ d).  Scratch: transposed (k×d).  Returns 0, a LAPACK failure, or
+   LINALG_STOPPED. */
+int Measure_gram_factor(Linalg *la, int d, int k, const double *b, double *transposed,
+                        MeasureGramFactor *f);
+
+/* A proved upper bound of ‖ABᵀ‖₂² for A and B d×k (k ≤ d), B's through its factor f:
+   Measure_norm2_squared_bound of X̂ = AL̂ (d×k, so a k×k Gram matrix and Cholesky
+   factorisation, O(d·k²) in products and no SVD) plus what the factor's and the product's
+   rounding can add, of order d·u·‖A‖_F²‖B‖_F².  NaN where the factor or the proof is
+   missing: compute the norm exactly there.  Scratch: product and transposed (d×k each),
+   gram (k×k), lanczos (Measure_lanczos_size(k)).  Returns 0, a LAPACK failure, or
+   LINALG_STOPPED. */
+int Measure_product_norm2_squared_bound(Linalg *la, int d, int k, const double *a,
+                                        const MeasureGramFactor *f, double *product,
+                                        double *transposed, double *gram, double *lanczos,
+                                        double *bound);
+
 #endif

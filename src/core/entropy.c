@@ -132,3 +132,8 @@ bool Entropy_input_norm_exact(int T, int d)
 {
     return (double)T * d * (T < d ? T : d) <= ENTROPY_EXACT_INPUT_NORM;
 }
+
+bool Entropy_qk_norm_exact(const Config *c)
+{
+    return Entropy_input_norm_exact(c->width, Config_head_width(c));
+}

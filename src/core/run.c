@@ -25,6 +25,7 @@
 #include "result_internal.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,11 +255,68 @@ static int entropy_begin(Run *run, int which)
     return 0;
 }
 
+/* Scratch of the heads' ‖M_h‖₂. */
+typedef struct {
+    double *block[2];       /* d×d_h each */
+    double *lower, *square; /* d_h×d_h each */
+    double *lanczos;        /* Measure_lanczos_size(d_h) */
+    double *values;         /* d_h */
+} QkScratch;
+
+/* s_1(W^Q_h W^K_gᵀ) exactly: with A = W^Q_h and B = W^K_g (d×d_h) and B = Q_B R_B (thin QR),
+   s_1(A Bᵀ) = s_1(A R_Bᵀ): one QR, two products of d_h columns and the singular values of a
+   d×d_h matrix, never a d×d SVD.  Leaves s->lower alone. */
+static int qk_norm_exact(Run *run, int h, QkScratch *s, double *norm)
+{
+    const Config *c = run->config;
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh;
+    const double *a = run->weights.query + block * h;
+    const double *key = run->weights.key + block * Config_kv_head_of(c, h);
+    double *q = s->block[0], *r = s->square, *product = s->block[1];
+    Linalg *la = run->w->lane[NETWORK_MAIN].step.la;
+    memcpy(q, key, sizeof(double) * block);
+    int info = Linalg_orthonormalise(la, d, dh, q);
+    if (!info) /* R_B = Q_Bᵀ B */
+        info = Linalg_gemm(la, true, false, dh, dh, d, 1.0, q, d, key, d, 0.0, r, dh);
+    if (!info)
+        info = Linalg_gemm(la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product, d);
+    if (!info)
+        info = Linalg_singular_values(la, d, dh, product, s->values);
+    if (!info)
+        *norm = s->values[0];
+    return info;
+}
+
+/* Upper bounds of s_1(W^Q_h W^K_gᵀ) for the query heads h of key head g, from one Cholesky
+   factor of W^K_gᵀW^K_g (Measure_product_norm2_squared_bound); exact where the proof fails. */
+static int qk_norm_bounds(Run *run, int g, QkScratch *s, double *norm)
+{
+    const Config *c = run->config;
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh;
+    Linalg *la = run->w->lane[NETWORK_MAIN].step.la;
+    MeasureGramFactor key = {.lower = s->lower};
+    int info = Measure_gram_factor(la, d, dh, run->weights.key + block * g, s->block[0], &key);
+    for (int h = 0; h < c->heads && !info; h++) {
+        if (Config_kv_head_of(c, h) != g)
+            continue;
+        double bound;
+        info = Measure_product_norm2_squared_bound(la, d, dh, run->weights.query + block * h, &key,
+                                                   s->block[1], s->block[0], s->square, s->lanczos,
+                                                   &bound);
+        /* Rounded up past the rounding of the square root and of the scale's product. */
+        norm[h] = sqrt(bound) * (1 + 2 * DBL_EPSILON);
+        if (!info && isnan(bound))
+            info = qk_norm_exact(run, h, s, &norm[h]);
+    }
+    return info;
+}
+
 /* ‖M_h‖₂ of every head's M_h = scale·W^Q_h W^K_gᵀ into run->qk_norm (NaN where Zhai et al.'s
-   bound does not hold), once for both networks, where the entropies are measured.  With
-   A = W^Q_h and B = W^K_g (d×d_h) and B = Q_B R_B (thin QR), s_1(A Bᵀ) = s_1(A R_Bᵀ): one QR,
-   two products of d_h columns and the singular values of a d×d_h matrix per head, never a
-   d×d SVD.  Returns 0, -1 (no memory) or LAPACK's status. */
+   bound does not hold), once for both networks, where the entropies are measured: exact
+   while that is cheap (Entropy_qk_norm_exact), else a proved upper bound, which keeps the
+   bound a bound (docs/model.md §3).  Returns 0, -1 (no memory) or LAPACK's status. */
 static int qk_spectral_norms(Run *run)
 {
     const Config *c = run->config;
@@ -269,28 +327,26 @@ static int qk_spectral_norms(Run *run)
     if (Entropy_zhai_void(c, run->layer))
         return 0;
     int d = c->width, dh = Config_head_width(c);
-    size_t block = (size_t)d * dh;
-    double *q = malloc(sizeof(double) * (2 * block + (size_t)dh * dh + dh));
-    if (!q)
+    size_t block = (size_t)d * dh, square = (size_t)dh * dh;
+    double *all = malloc(sizeof(double) * (2 * block + 2 * square + Measure_lanczos_size(dh) + dh));
+    if (!all)
         return -1;
-    double *r = q + block, *product = r + (size_t)dh * dh, *s = product + block;
-    Linalg *la = run->w->lane[NETWORK_MAIN].step.la;
+    QkScratch s = {.block = {all, all + block},
+                   .lower = all + 2 * block,
+                   .square = all + 2 * block + square,
+                   .lanczos = all + 2 * block + 2 * square};
+    s.values = s.lanczos + Measure_lanczos_size(dh);
     int info = 0;
-    for (int h = 0; h < c->heads && !info; h++) {
-        const double *a = run->weights.query + block * h;
-        const double *key = run->weights.key + block * Config_kv_head_of(c, h);
-        memcpy(q, key, sizeof(double) * block);
-        info = Linalg_orthonormalise(la, d, dh, q);
-        if (!info) /* R_B = Q_Bᵀ B */
-            info = Linalg_gemm(la, true, false, dh, dh, d, 1.0, q, d, key, d, 0.0, r, dh);
-        if (!info)
-            info = Linalg_gemm(la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product, d);
-        if (!info)
-            info = Linalg_singular_values(la, d, dh, product, s);
-        if (!info)
-            run->qk_norm[h] = Init_logit_scale(c) * s[0];
+    if (Entropy_qk_norm_exact(c)) {
+        for (int h = 0; h < c->heads && !info; h++)
+            info = qk_norm_exact(run, h, &s, &run->qk_norm[h]);
+    } else {
+        for (int g = 0; g < Config_kv_heads(c) && !info; g++)
+            info = qk_norm_bounds(run, g, &s, run->qk_norm);
     }
-    free(q);
+    for (int h = 0; h < c->heads; h++)
+        run->qk_norm[h] *= Init_logit_scale(c);
+    free(all);
     return info;
 }
 

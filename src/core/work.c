@@ -178,28 +178,50 @@ static void measure(const Config *c, Gap gap, int layer, WorkList *out)
         add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
 }
 
-/* What the first seed's entropy bounds cost a measured layer (run.c): per head, ‖W^Q_h W^K_gᵀ‖₂
-   as s_1(A R_Bᵀ), one QR of d×d_h, two products and the singular values of d×d_h, where
-   Zhai et al.'s bound holds. */
+/* Measure_norm2_squared_bound of a T×d matrix, `times` times: the Gram matrix of the smaller
+   side, n = min(T, d), through a transposed copy when T > d, Lanczos on it, the shifted copy
+   and its Cholesky factorisation. */
+static void norm2_bound(double T, double d, double times, WorkList *out)
+{
+    double n = T < d ? T : d;
+    passes(out, times * ((T > d ? T * d : 0) + (LANCZOS_PASSES + 1) * n * n));
+    add(out, WORK_GRAM, n, n, T + d - n, times);
+    add(out, WORK_CHOLESKY, n, n, 0, times);
+}
+
+/* What the first seed's entropy bounds cost a measured layer (run.c): per head, ‖W^Q_h W^K_gᵀ‖₂.
+   Exact while Entropy_qk_norm_exact: s_1(A R_Bᵀ), one QR of d×d_h, two products and the
+   singular values of d×d_h.  Above, the proved upper bound: per key head, a transposed copy
+   of W^K_g, its d_h×d_h Gram matrix and Cholesky factor L̂ (Measure_gram_factor); per query
+   head, the product W^Q_h L̂, ‖W^Q_h‖_F² and norm2_bound of the d×d_h product.  The exact norm where
+   a proof fails is not foreseen. */
 static void qk_norms(const Config *c, int layer, WorkList *out)
 {
-    double d = c->width, dh = Config_head_width(c), H = c->heads;
+    double d = c->width, dh = Config_head_width(c), H = c->heads, G = Config_kv_heads(c);
     if (Entropy_zhai_void(c, layer))
         return;
-    add(out, WORK_ORTHONORMAL, d, dh, 0, H);
-    product(out, dh, dh, d, H);
+    if (Entropy_qk_norm_exact(c)) {
+        add(out, WORK_ORTHONORMAL, d, dh, 0, H);
+        product(out, dh, dh, d, H);
+        product(out, d, dh, dh, H);
+        add(out, WORK_SINGULAR_VALUES, d, dh, 0, H);
+        return;
+    }
+    passes(out, G * (d * dh + 2 * dh * dh));
+    add(out, WORK_GRAM, dh, dh, d, G);
+    add(out, WORK_CHOLESKY, dh, dh, 0, G);
     product(out, d, dh, dh, H);
-    add(out, WORK_SINGULAR_VALUES, d, dh, 0, H);
+    passes(out, H * d * dh);
+    norm2_bound(d, dh, H, out);
 }
 
 /* A network's share of them: q and p of the attention's input, and ‖X'‖₂² where the bound
    holds: the singular values of a T×d copy where they are cheap, else the proved upper bound
-   (Measure_norm2_squared_bound: the Gram matrix of the smaller side, n = min(T, d), through a
-   transposed copy when T > d, Lanczos on it, the shifted copy and its Cholesky factorisation;
-   the singular values only where that proof fails, which the plan does not foresee). */
+   (norm2_bound; the singular values only where that proof fails, which the plan does not
+   foresee). */
 static void input_norms(const Config *c, int layer, WorkList *out)
 {
-    double T = c->tokens, d = c->width, n = T < d ? T : d;
+    double T = c->tokens, d = c->width;
     passes(out, 3 * T * d);
     if (Entropy_zhai_void(c, layer))
         return;
@@ -207,9 +229,7 @@ static void input_norms(const Config *c, int layer, WorkList *out)
         add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
         return;
     }
-    passes(out, (T > d ? T * d : 0) + (LANCZOS_PASSES + 1) * n * n);
-    add(out, WORK_GRAM, n, n, T + d - n, 1);
-    add(out, WORK_CHOLESKY, n, n, 0, 1);
+    norm2_bound(T, d, 1, out);
 }
 
 typedef struct {
