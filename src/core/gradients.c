@@ -60,10 +60,10 @@ static int scaled_step(Linalg *la, int rows, int cols, double **product, double 
 }
 
 /* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
-   for the same weights reads it instead of drawing it again.  la: the calling lane's (an
-   orthogonal W^V is drawn through a QR factorisation). */
-int draw_value_weights(Workspace *w, Linalg *la, const Config *c, uint64_t seed, int layer,
-                       double **out)
+   for the same weights reads it instead of drawing it again.  random and la: the calling
+   lane's (an orthogonal W^V is drawn through a QR factorisation). */
+int draw_value_weights(Workspace *w, RandomStream *random, Linalg *la, const Config *c,
+                       uint64_t seed, int layer, double **out)
 {
     size_t dd = (size_t)c->width * c->width;
     bool cached = value_cache_doubles(c) > 0;
@@ -72,7 +72,7 @@ int draw_value_weights(Workspace *w, Linalg *la, const Config *c, uint64_t seed,
     *out = into.value;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
         return 0;
-    int info = Layer_draw(w->random, la, c, seed, layer, LAYER_DRAW_VALUE, &into, w->init_scratch);
+    int info = Layer_draw(random, la, c, seed, layer, LAYER_DRAW_VALUE, &into, w->init_scratch);
     if (cached && !info) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
@@ -126,12 +126,12 @@ bool gradients_due(const Run *run)
 
 /* log10 ‖P2‖_F² for ℓ = 1..L, P2 = W_{ℓ+1}⋯W_L (docs/model.md §2) from the top down with la,
    into both tracks of the first seed; run->values_chained then.  It reads the value weights
-   alone (the cache, or their streams again), so it may run before the layers, beside X0's
-   measures (run.c's input_layer).  The tracks hold no depth's gradients from here until
-   frozen_attention_gradients completes them.  The logit weights' buffers are its scratch:
-   free before a layer draws into them, and after the last.  Returns 0, LANE_STOPPED or
+   alone (the cache, or their streams again, from `random`), so it may run before the layers,
+   beside X0's draw and measures (run.c's input_layer).  The tracks hold no depth's gradients from
+   here until frozen_attention_gradients completes them.  The logit weights' buffers are its
+   scratch: free before a layer draws into them, and after the last.  Returns 0, LANE_STOPPED or
    LAPACK's status (an orthogonal W^V is drawn through a QR factorisation). */
-int value_chain(Run *run, Linalg *la)
+int value_chain(Run *run, RandomStream *random, Linalg *la)
 {
     Workspace *w = run->w;
     const Config *c = run->config;
@@ -146,7 +146,7 @@ int value_chain(Run *run, Linalg *la)
         w->weights.query[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
         double *wv;
-        int status = draw_value_weights(w, la, c, run->seed, l, &wv);
+        int status = draw_value_weights(w, random, la, c, run->seed, l, &wv);
         if (status)
             return status;
         status = scaled_step(la, d, d, &w->weights.query, &w->weights.key, wv, NULL, false, &log_p2,
@@ -172,7 +172,7 @@ int frozen_attention_gradients(Run *run)
     Linalg *la = w->lane[NETWORK_MAIN].step.la;
     const Config *c = run->config;
     int L = c->depth;
-    int status = run->values_chained ? 0 : value_chain(run, la);
+    int status = run->values_chained ? 0 : value_chain(run, w->random, la);
     run->values_chained = false;
     if (status)
         return status;
@@ -181,7 +181,7 @@ int frozen_attention_gradients(Run *run)
     run->active[0] = run->active[1] = true;
     for (int l = 1; l <= L; l++) {
         run->layer = l;
-        int info = draw_value_weights(w, la, c, run->seed, l, &run->weights.value);
+        int info = draw_value_weights(w, w->random, la, c, run->seed, l, &run->weights.value);
         if (info)
             return info;
         both_lanes(run->progress, gradient_task, run);

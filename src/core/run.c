@@ -53,7 +53,7 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
     if (info)
         return info;
     if (first_seed)
-        return draw_value_weights(w, la, c, seed, layer, wv);
+        return draw_value_weights(w, w->random, la, c, seed, layer, wv);
     *wv = w->weights.value;
     return Layer_draw(w->random, la, c, seed, layer, LAYER_DRAW_VALUE, &w->weights,
                       w->init_scratch);
@@ -505,9 +505,10 @@ static int run_layer(Run *run)
     return run->info[0] ? run->info[0] : run->info[1];
 }
 
-/* X0's measures on the main lane and, where the first seed's gradients are due, their value
-   chain (gradients.c) on the other: it reads the value weights alone, so it need not wait for
-   the layers, and it takes the core that the measures' dsyevd would leave idle. */
+/* X0 drawn and measured on the main lane and, where the first seed's gradients are due, their
+   value chain (gradients.c) on the other: it reads the value weights alone (from a stream
+   object of its own), so it need not wait for X0 or the layers, and it takes the core that
+   X0's QR and dsyevd would leave idle. */
 typedef struct {
     Run *run;
     bool chain;
@@ -519,16 +520,21 @@ static void input_task(int which, void *context)
 {
     InputTasks *t = context;
     Run *run = t->run;
+    Workspace *w = run->w;
     const Config *c = run->config;
-    Lane *lane = &run->w->lane[which];
-    if (which == NETWORK_MAIN)
-        t->info = Measure_tokens(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
-                                 lane->step.values, lane->step.logits, lane->step.row_max,
-                                 run->w->measure_all_eigenvalues ? NULL : lane->lanczos, &t->m0);
-    else if (t->chain)
+    Lane *lane = &w->lane[which];
+    if (which == NETWORK_COUNTERPART) {
         /* A chain that stops or fails here is computed again with the gradients, which then
            report it. */
-        value_chain(run, lane->step.la);
+        if (t->chain)
+            value_chain(run, w->value_random, lane->step.la);
+        return;
+    }
+    t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
+    if (!t->info)
+        t->info = Measure_tokens(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
+                                 lane->step.values, lane->step.logits, lane->step.row_max,
+                                 w->measure_all_eigenvalues ? NULL : lane->lanczos, &t->m0);
 }
 
 /* Layer 0 of both tracks: X0 on both lanes, measured once. */
@@ -537,9 +543,6 @@ static int input_layer(Run *run)
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *main_lane = &w->lane[NETWORK_MAIN];
-    int info = input_tokens(w, c, run->seed, NETWORK_MAIN);
-    if (info)
-        return info;
     InputTasks tasks = {.run = run, .chain = gradients_due(run)};
     if (tasks.chain)
         both_lanes(run->progress, input_task, &tasks);
