@@ -583,6 +583,74 @@ static void test_gradients_priced_by_the_models_rule(void **state)
     assert_true(fresh(&with) > fresh(&none));
 }
 
+/* The steps of a fresh first seed: the first one's lists summed apart, and each step's
+   d×d×d product flops (the value chain's products; with one head the q·k norms' too). */
+enum { STEPS_MAX = 64 };
+typedef struct {
+    int steps;
+    WorkTotals input[3]; /* the first step's serial, lane 0, lane 1 */
+    double d_cubed[STEPS_MAX];
+    double d;
+} StepSplit;
+
+static WorkTotals list_totals(const WorkList *l)
+{
+    WorkStep only = {0};
+    only.serial = *l;
+    WorkTotals t = {0};
+    WorkTotals_add(&t, &only);
+    return t;
+}
+
+static bool split_step(void *context, const WorkStep *step)
+{
+    StepSplit *s = context;
+    assert_true(s->steps < STEPS_MAX);
+    const WorkList *lists[3] = {&step->serial, &step->lane[0], &step->lane[1]};
+    for (int i = 0; i < 3; i++) {
+        if (s->steps == 0)
+            s->input[i] = list_totals(lists[i]);
+        for (int j = 0; j < lists[i]->count; j++) {
+            const Work *w = &lists[i]->item[j];
+            if (w->kind == WORK_PRODUCT && w->m == s->d && w->n == s->d && w->k == s->d)
+                s->d_cubed[s->steps] += 2 * w->m * w->n * w->k * w->times;
+        }
+    }
+    s->steps++;
+    return true;
+}
+
+static StepSplit first_seed_steps(const Config *c)
+{
+    ModelPlan plan;
+    assert_int_equal(Model_plan(c, NULL, &plan), 0);
+    StepSplit s = {.d = c->width};
+    Work_seed_steps(&plan, 0, c->depth + 1, split_step, &s);
+    ModelPlan_release(&plan);
+    return s;
+}
+
+/* The plan places the gradients' value chain (P2's L products of d×d×d) where run.c's
+   input_layer runs it, on lane 1 beside X0's draw and measures (lane 0), and not again in
+   the gradients' serial step (the one before each lane's P1); without gradients X0 is serial
+   and lane 1 idle. */
+static void test_value_chain_planned_beside_x0(void **state)
+{
+    (void)state;
+    Config c = work_base(); /* T != d: no layer product is d×d×d */
+    double d = c.width, chain = 2 * d * d * d * c.depth;
+    StepSplit s = first_seed_steps(&c);
+    assert_true(s.input[0].product_flops == 0 && s.input[0].gram_flops == 0);
+    assert_true(s.input[1].gram_flops > 0); /* X0's measures */
+    assert_true(s.input[2].product_flops == chain);
+    assert_true(s.steps >= 3 && s.d_cubed[s.steps - 2] == 0);
+    c.heads = 2; /* no gradients: no chain */
+    assert_non_null(Model_gradients_unavailable(&c));
+    s = first_seed_steps(&c);
+    assert_true(s.input[0].gram_flops > 0);
+    assert_true(s.input[1].gram_flops == 0 && s.input[2].product_flops == 0);
+}
+
 /* Defect 3: a causal mask's eigenvalues come off the diagonal only where the applied matrix
    stays triangular; gap `outliers` makes it dense, and the run calls dgeev, as for the full
    mask.  The head key (shown attention and spectra of a kept network) costs the same under
@@ -947,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_entropies_are_priced),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),
+        cmocka_unit_test(test_value_chain_planned_beside_x0),
         cmocka_unit_test(test_causal_outliers_priced_as_dgeev),
         cmocka_unit_test(test_head_key_priced_as_its_dgeev),
         cmocka_unit_test(test_product_from_kept_layers_priced),

@@ -3,12 +3,13 @@
  * Every random matrix comes from its own stream, keyed by (seed, layer, role): raising the
  * depth keeps the earlier layers, and toggling gap removal, LayerNorm, mask or skip reuses
  * the same weights.  A stream is GSL's mt19937 seeded with a splitmix64 hash of the key;
- * normals come from gsl_ran_gaussian_ziggurat, filled in storage order.  GSL stays inside
- * this module (its cblas header collides with OpenBLAS's).
+ * normals are gsl_ran_gaussian_ziggurat's, filled in storage order (random.c draws the same
+ * numbers faster).  GSL stays inside this module (its cblas header collides with OpenBLAS's).
  */
 #ifndef ATTNSCOPE_RANDOM_H
 #define ATTNSCOPE_RANDOM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,10 @@ typedef struct RandomStream RandomStream;
 
 RandomStream *RandomStream_new(void);
 void RandomStream_free(RandomStream *s);
+
+/* Whether s draws its normals by random.c's own path (false: through GSL's sampler alone,
+   where the GSL linked in did not draw as the one random.c was checked against). */
+bool RandomStream_fast(const RandomStream *s);
 
 /* The 32-bit generator seed of the stream (seed, layer, role). */
 uint32_t Random_stream_seed(uint64_t seed, int layer, Role role);

@@ -60,8 +60,10 @@ static int scaled_step(Linalg *la, int rows, int cols, double **product, double 
 }
 
 /* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
-   for the same weights reads it instead of drawing it again. */
-int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer, double **out)
+   for the same weights reads it instead of drawing it again.  random and la: the calling
+   lane's (an orthogonal W^V is drawn through a QR factorisation). */
+int draw_value_weights(Workspace *w, RandomStream *random, Linalg *la, const Config *c,
+                       uint64_t seed, int layer, double **out)
 {
     size_t dd = (size_t)c->width * c->width;
     bool cached = value_cache_doubles(c) > 0;
@@ -70,8 +72,7 @@ int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
     *out = into.value;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
         return 0;
-    int info = Layer_draw(w->random, w->lane[NETWORK_MAIN].step.la, c, seed, layer,
-                          LAYER_DRAW_VALUE, &into, w->init_scratch);
+    int info = Layer_draw(random, la, c, seed, layer, LAYER_DRAW_VALUE, &into, w->init_scratch);
     if (cached && !info) {
         if (w->value_seed != seed)
             memset(w->value_cached, 0, sizeof w->value_cached);
@@ -116,49 +117,75 @@ static void gradient_task(int which, void *context)
     t->gradient_norm[l] = isfinite(value) ? value : NAN;
 }
 
-/* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
-   P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
-   The lanes hold the frozen products of layer L.  The value weights come from the cache,
-   or are drawn again from their streams where L·d² doubles would not fit.  Returns 0 or
-   LANE_STOPPED (the tracks then have no gradients) or LAPACK's status (an orthogonal W^V is
-   drawn through a QR factorisation). */
-int frozen_attention_gradients(Run *run)
+bool gradients_due(const Run *run)
+{
+    const Config *c = run->config;
+    return run->first_seed && gradients_apply(c) &&
+           (run->track[0]->gradient_depth != c->depth || run->track[1]->gradient_depth != c->depth);
+}
+
+/* log10 ‖P2‖_F² for ℓ = 1..L, P2 = W_{ℓ+1}⋯W_L (docs/model.md §2) from the top down with la,
+   into both tracks of the first seed; run->values_chained then.  It reads the value weights
+   alone (the cache, or their streams again, from `random`), so it may run before the layers,
+   beside X0's draw and measures (run.c's input_layer).  The tracks hold no depth's gradients from
+   here until frozen_attention_gradients completes them.  The logit weights' buffers are its
+   scratch: free before a layer draws into them, and after the last.  Returns 0, LANE_STOPPED or
+   LAPACK's status (an orthogonal W^V is drawn through a QR factorisation). */
+int value_chain(Run *run, RandomStream *random, Linalg *la)
 {
     Workspace *w = run->w;
     const Config *c = run->config;
     int d = c->width, L = c->depth;
     size_t dd = (size_t)d * d;
     double log_p2 = 0, *log10_p2 = run->track[NETWORK_COUNTERPART]->log10_gradient_norm;
-    /* The arrays are rewritten from here on: until they are complete they hold no depth's
-       gradients. */
     for (int n = 0; n < NETWORKS; n++)
         run->track[n]->gradient_depth = 0;
-    /* P2 = I, then W_ℓ·P2 from the top down; the logit weights' buffers are free now. */
+    /* P2 = I, then W_ℓ·P2 from the top down. */
     memset(w->weights.query, 0, sizeof(double) * dd);
     for (int i = 0; i < d; i++)
         w->weights.query[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
         double *wv;
-        int status = draw_value_weights(w, c, run->seed, l, &wv);
+        int status = draw_value_weights(w, random, la, c, run->seed, l, &wv);
         if (status)
             return status;
-        status = scaled_step(w->lane[NETWORK_MAIN].step.la, d, d, &w->weights.query,
-                             &w->weights.key, wv, NULL, false, &log_p2, &log10_p2[l]);
+        status = scaled_step(la, d, d, &w->weights.query, &w->weights.key, wv, NULL, false, &log_p2,
+                             &log10_p2[l]);
         if (status)
             return status;
     }
     log10_p2[0] = NAN;
     memcpy(run->track[NETWORK_MAIN]->log10_gradient_norm, log10_p2, sizeof(double) * (L + 1));
+    run->values_chained = true;
+    return 0;
+}
+
+/* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
+   P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
+   The lanes hold the frozen products of layer L; P2's part is value_chain's, computed here
+   unless it already was.  The value weights come from the cache, or are drawn again from
+   their streams where L·d² doubles would not fit.  Returns 0 or LANE_STOPPED (the tracks then
+   have no gradients) or LAPACK's status. */
+int frozen_attention_gradients(Run *run)
+{
+    Workspace *w = run->w;
+    Linalg *la = w->lane[NETWORK_MAIN].step.la;
+    const Config *c = run->config;
+    int L = c->depth;
+    int status = run->values_chained ? 0 : value_chain(run, w->random, la);
+    run->values_chained = false;
+    if (status)
+        return status;
     for (int n = 0; n < NETWORKS; n++)
         run->track[n]->gradient_norm[0] = NAN;
     run->active[0] = run->active[1] = true;
     for (int l = 1; l <= L; l++) {
         run->layer = l;
-        int info = draw_value_weights(w, c, run->seed, l, &run->weights.value);
+        int info = draw_value_weights(w, w->random, la, c, run->seed, l, &run->weights.value);
         if (info)
             return info;
         both_lanes(run->progress, gradient_task, run);
-        int status = run->info[0] ? run->info[0] : run->info[1];
+        status = run->info[0] ? run->info[0] : run->info[1];
         if (status)
             return status;
     }

@@ -135,6 +135,7 @@ struct Workspace {
        (other sizes, heads, output projection or LayerNorm place) allocates afresh. */
     size_t planned[WORKSPACE_BUFFERS];
     RandomStream *random;
+    RandomStream *value_random; /* value_chain's, while X0 is drawn from `random` beside it */
     Lane lane[NETWORKS];
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
     double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
@@ -183,8 +184,9 @@ typedef struct {
     /* The layers multiplied into the workspace's product so far, in order from layer 1 (0:
        none): the main lane's shown head, first seed, as its layer step builds each A. */
     int product_layer;
-    int info[NETWORKS]; /* LAPACK status of each lane */
-    double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
+    int info[NETWORKS];  /* LAPACK status of each lane */
+    double *qk_norm;     /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
+    bool values_chained; /* value_chain has run for this seed's gradients */
 } Run;
 
 /* A kept warning about one network names it by its role in the run that shows it (the
@@ -252,9 +254,15 @@ int keep_shown_product(Run *run);
 /* Whether the gradient formula of docs/model.md §2 describes c. */
 bool gradients_apply(const Config *c);
 /* The first seed's W^V of `layer`, from the cache or drawn into it (*out: where it is). */
-int draw_value_weights(Workspace *w, const Config *c, uint64_t seed, int layer, double **out);
+int draw_value_weights(Workspace *w, RandomStream *random, Linalg *la, const Config *c,
+                       uint64_t seed, int layer, double **out);
 /* frozen ← A_ℓ·frozen after lane's layer step. */
 int frozen_attention_step(const Config *c, Lane *lane, Network *net);
+/* Whether the first seed's gradients at the depth are to be computed: its tracks lack them. */
+bool gradients_due(const Run *run);
+/* The value weights' part of the gradients (their product from the top down), with la,
+   drawing from `random`. */
+int value_chain(Run *run, RandomStream *random, Linalg *la);
 /* The gradients of every layer for both tracks of the first seed, at the depth. */
 int frozen_attention_gradients(Run *run);
 

@@ -54,7 +54,7 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
     if (info)
         return info;
     if (first_seed)
-        return draw_value_weights(w, c, seed, layer, wv);
+        return draw_value_weights(w, w->random, la, c, seed, layer, wv);
     *wv = w->weights.value;
     return Layer_draw(w->random, la, c, seed, layer, LAYER_DRAW_VALUE, &w->weights,
                       w->init_scratch);
@@ -561,21 +561,52 @@ static int run_layer(Run *run)
     return run->info[0] ? run->info[0] : run->info[1];
 }
 
+/* X0 drawn and measured on the main lane and, where the first seed's gradients are due, their
+   value chain (gradients.c) on the other: it reads the value weights alone (from a stream
+   object of its own), so it need not wait for X0 or the layers, and it takes the core that
+   X0's QR and dsyevd would leave idle. */
+typedef struct {
+    Run *run;
+    bool chain;
+    Measures m0;
+    int info;
+} InputTasks;
+
+static void input_task(int which, void *context)
+{
+    InputTasks *t = context;
+    Run *run = t->run;
+    Workspace *w = run->w;
+    const Config *c = run->config;
+    Lane *lane = &w->lane[which];
+    if (which == NETWORK_COUNTERPART) {
+        /* A chain that stops or fails here is computed again with the gradients, which then
+           report it. */
+        if (t->chain)
+            value_chain(run, w->value_random, lane->step.la);
+        return;
+    }
+    t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
+    if (!t->info)
+        t->info = Measure_tokens(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
+                                 lane->step.values, lane->step.logits, lane->step.row_max,
+                                 w->measure_all_eigenvalues ? NULL : lane->lanczos, &t->m0);
+}
+
 /* Layer 0 of both tracks: X0 on both lanes, measured once. */
 static int input_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *main_lane = &w->lane[NETWORK_MAIN];
-    int info = input_tokens(w, c, run->seed, NETWORK_MAIN);
-    if (info)
-        return info;
-    Measures m0;
-    info = Measure_tokens(main_lane->step.la, c->tokens, c->width, main_lane->step.x, 0.0,
-                          main_lane->step.values, main_lane->step.logits, main_lane->step.row_max,
-                          w->measure_all_eigenvalues ? NULL : main_lane->lanczos, &m0);
-    if (info)
-        return info;
+    InputTasks tasks = {.run = run, .chain = gradients_due(run)};
+    if (tasks.chain)
+        both_lanes(run->progress, input_task, &tasks);
+    else
+        input_task(NETWORK_MAIN, &tasks);
+    if (tasks.info)
+        return tasks.info;
+    const Measures m0 = tasks.m0;
     size_t td = (size_t)c->tokens * c->width;
     memcpy(w->lane[NETWORK_COUNTERPART].step.x, main_lane->step.x, sizeof(double) * td);
     memcpy(w->lane[NETWORK_COUNTERPART].frozen, main_lane->frozen, sizeof(double) * td);
@@ -713,9 +744,7 @@ static int seed_layer(Run *run, Track *(*tracks)[NETWORKS], int seed_index, int 
 static int seed_gradients(Run *run, bool *stopped)
 {
     const Config *c = run->config;
-    bool gradients =
-        run->first_seed && gradients_apply(c) &&
-        (run->track[0]->gradient_depth != c->depth || run->track[1]->gradient_depth != c->depth);
+    bool gradients = gradients_due(run);
     int info = 0;
     for (int n = 0; n < NETWORKS && gradients && !info; n++)
         info = lane_load(run, n, c->depth);

@@ -261,6 +261,7 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
 typedef struct {
     const Config *c;
     bool first;
+    bool values_chained; /* the gradients' value chain ran beside X0 (run.c's input_layer) */
     bool (*visit)(void *context, const WorkStep *step);
     void *context;
     bool stopped;
@@ -276,7 +277,8 @@ static void visit(Walk *walk, const WorkStep *step)
    cache holds it for a layer computed before. */
 static unsigned weight_parts(const Walk *walk, unsigned parts, bool computed_before)
 {
-    bool cached = walk->first && computed_before && Model_value_weights_cached(walk->c);
+    bool cached = walk->first && (computed_before || walk->values_chained) &&
+                  Model_value_weights_cached(walk->c);
     return cached ? parts & ~(unsigned)LAYER_DRAW_VALUE : parts | LAYER_DRAW_VALUE;
 }
 
@@ -377,7 +379,24 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     }
 }
 
-/* frozen_attention_gradients: P2 = W_{ℓ+1}⋯W_L from the top, then each lane's P1 one product
+/* The L value weights drawn afresh, `times` times each. */
+static void value_draws(const Config *c, double times, WorkList *out)
+{
+    WorkList value = {0};
+    Layer_declare_draw(c, LAYER_DRAW_VALUE, &value);
+    add_times(out, &value, times * c->depth);
+}
+
+/* gradients.c's value_chain: P2 = W_{ℓ+1}⋯W_L from the top, each W^V drawn (into the cache,
+   where the cache holds them: the layers then find them there). */
+static void value_chain(const Config *c, WorkList *out)
+{
+    double d = c->width;
+    product(out, d, d, d, c->depth);
+    value_draws(c, 1, out);
+}
+
+/* frozen_attention_gradients: P2 (unless it ran beside X0), then each lane's P1 one product
    per layer; W^V drawn again for each where the cache does not hold them. */
 static void gradients(Walk *walk, const SeedPlan *p)
 {
@@ -387,12 +406,14 @@ static void gradients(Walk *walk, const SeedPlan *p)
     for (int n = 0; n < 2; n++)
         replay(walk, gaps[n], c->depth, p->gradient_replay[n], false);
     WorkStep step = {0};
-    product(&step.serial, d, d, d, L);
-    if (!Model_value_weights_cached(c)) {
-        WorkList value = {0};
-        Layer_declare_draw(c, LAYER_DRAW_VALUE, &value);
-        add_times(&step.serial, &value, 2 * L);
+    bool cached = Model_value_weights_cached(c);
+    if (!walk->values_chained) {
+        product(&step.serial, d, d, d, L);
+        if (!cached)
+            value_draws(c, 1, &step.serial);
     }
+    if (!cached)
+        value_draws(c, 1, &step.serial);
     visit(walk, &step);
     step = (WorkStep){0};
     for (int n = 0; n < 2; n++)
@@ -405,12 +426,19 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
 {
     const Config *c = &plan->config;
     const SeedPlan *p = &plan->seed[s];
-    Walk walk = {.c = c, .first = s == 0, .visit = visit_step, .context = context};
-    if (p->input) {
+    Walk walk = {.c = c,
+                 .first = s == 0,
+                 .values_chained = p->input && p->gradients,
+                 .visit = visit_step,
+                 .context = context};
+    if (p->input) { /* X0, beside the value chain where the gradients are due */
         WorkStep step = {0};
-        Layer_declare_input(c, &step.serial);
-        measure(c, GAP_OFF, 0, &step.serial);
+        WorkList *x0 = walk.values_chained ? &step.lane[0] : &step.serial;
+        Layer_declare_input(c, x0);
+        measure(c, GAP_OFF, 0, x0);
         passes(&step.serial, 2.0 * c->tokens * c->width);
+        if (walk.values_chained)
+            value_chain(c, &step.lane[1]);
         visit(&walk, &step);
     }
     if (p->capture_replay >= 0)

@@ -76,9 +76,10 @@ Workspace *Workspace_new(void)
         return NULL;
     w->map_cells = ATTENTION_MAP_CELLS;
     w->random = RandomStream_new();
+    w->value_random = RandomStream_new();
     for (int l = 0; l < NETWORKS; l++)
         w->lane[l].step.la = Linalg_new();
-    if (!w->random || !w->lane[0].step.la || !w->lane[1].step.la) {
+    if (!w->random || !w->value_random || !w->lane[0].step.la || !w->lane[1].step.la) {
         Workspace_free(w);
         return NULL;
     }
@@ -95,6 +96,7 @@ void Workspace_free(Workspace *w)
     for (int l = 0; l < NETWORKS; l++)
         Linalg_free(w->lane[l].step.la);
     RandomStream_free(w->random);
+    RandomStream_free(w->value_random);
     free(w);
 }
 
