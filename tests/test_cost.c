@@ -259,10 +259,11 @@ static double list_price(const WorkList *l)
     return Cost_step(&alone, Cost_reference_rates(), COST_ONE_LANE);
 }
 
-/* Batch's schedule told with a clock per thread, from the steps a plan declares: a step
-   starts on the caller's thread; while the second thread is still busy (with the shown
-   eigenvalues) the step's lanes run in turn, else at once, and a beside step hands lane 0 to
-   the second thread and runs lane 1 itself; a join waits for the second thread. */
+/* Batch's schedule told with a clock per thread, from the steps a plan declares: a step's
+   serial part runs on the caller's thread; while the second thread is still busy after it
+   (with the shown eigenvalues) the step's lanes run in turn, else at once, and a beside step
+   hands lane 0 to the second thread and runs lane 1 itself; a join waits for the second
+   thread. */
 typedef struct {
     double caller, second;
 } Clocks;
@@ -272,9 +273,9 @@ static bool clock_step(void *context, const WorkStep *step)
     Clocks *t = context;
     if (step->join && t->second > t->caller)
         t->caller = t->second;
-    bool busy = t->second > t->caller;
     double a = list_price(&step->lane[0]), b = list_price(&step->lane[1]);
     t->caller += list_price(&step->serial);
+    bool busy = t->second > t->caller;
     if (busy) {
         t->caller += a + b;
     } else if (step->beside) {

@@ -186,8 +186,8 @@ double Cost_step(const WorkStep *step, CostRates rates, CostLanes lanes)
 }
 
 /* The seconds of a walk on the caller's thread, and of the work left beside it on the second
-   thread (COST_SPECTRA_BESIDE): while that runs, a step's lanes run in turn on the caller's
-   thread, and the step during which it ends still does (run.c looks at it between layers). */
+   thread (COST_SPECTRA_BESIDE): while that runs when a step's serial part ends, the step's
+   lanes run in turn on the caller's thread (run.c looks at it there, layer by layer). */
 typedef struct {
     const CostRates *rates;
     CostLanes lanes;
@@ -201,9 +201,11 @@ static bool price_step(void *context, const WorkStep *step)
         p->seconds += p->beside;
         p->beside = 0;
     }
+    double serial = list_seconds(&step->serial, p->rates);
+    p->beside = fmax(p->beside - serial, 0);
     bool turns = p->beside > 0;
-    double seconds = step_seconds(step, p->rates, turns ? COST_ONE_LANE : p->lanes);
-    p->seconds += seconds;
+    double seconds = step_seconds(step, p->rates, turns ? COST_ONE_LANE : p->lanes) - serial;
+    p->seconds += serial + seconds;
     p->beside = fmax(p->beside - seconds, 0);
     if (p->lanes == COST_SPECTRA_BESIDE && step->beside && !turns)
         p->beside = fmax(

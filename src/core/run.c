@@ -495,7 +495,10 @@ static int run_layer(Run *run)
         memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,
                sizeof(double) * c->tokens * c->tokens);
     }
-    /* While the shown eigenvalues hold the second thread, the two networks take turns. */
+    /* While the shown eigenvalues hold the second thread, the two networks take turns; asked
+       here, after the layer's serial part, so that the answer is as late as it can be. */
+    if ((info = shown_spectra_join(run, false)))
+        return info;
     if (run->active[0] && run->active[1] && !run->spectra_beside) {
         both_lanes(run->progress, layer_task, run);
     } else {
@@ -607,15 +610,12 @@ static int seed_layer(Run *run, Track *(*tracks)[NETWORKS], int seed_index, int 
 {
     const Config *c = run->config;
     const Progress *progress = run->progress;
-    /* Once the shown eigenvalues are done, this layer's networks run at once again. */
-    int info = shown_spectra_join(run, false);
-    if (info)
-        return info;
     bool any = false;
     for (int n = 0; n < NETWORKS; n++) {
         run->active[n] = run->track[n]->layers < layer;
         any |= run->active[n];
     }
+    int info = 0;
     for (int n = 0; n < NETWORKS && !info; n++)
         if (run->active[n])
             info = lane_load(run, n, layer - 1);
