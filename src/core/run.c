@@ -576,7 +576,7 @@ static int shown_from_kept(Run *run, Track *(*tracks)[NETWORKS], int seed_index,
         *stopped = true;
         return 0;
     }
-    if (!info && run->shown_captured)
+    if (!info && run->shown_captured) /* at once: the product below reads the entry */
         info = keep_shown_spectra(run, false);
     if (!info)
         info = keep_shown_product(run);
