@@ -1,7 +1,8 @@
 /* The two lanes of a model layer (Progress.run_pair) on one long-lived thread: the caller's
  * thread runs lane 0 while the lane thread runs lane 1.  The thread is started once, by
  * Lanes_new, and reused by every run, so a run costs a hand-over, not a thread's creation.
- * Used by batch mode and by the screen's worker.
+ * Used by batch mode and by the screen's worker; batch also hands the lane thread work to run
+ * beside the caller's (Progress.start_second: the shown layer's eigenvalues).
  */
 #ifndef ATTNSCOPE_COMMON_LANES_H
 #define ATTNSCOPE_COMMON_LANES_H
