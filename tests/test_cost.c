@@ -252,6 +252,97 @@ static void test_schedule_is_ordered(void **state)
     ModelPlan_release(&plan);
 }
 
+/* Seconds of one list of work, alone. */
+static double list_price(const WorkList *l)
+{
+    WorkStep alone = {.lane = {*l}};
+    return Cost_step(&alone, Cost_reference_rates(), COST_ONE_LANE);
+}
+
+/* Batch's schedule told with a clock per thread, from the steps a plan declares: a step's
+   serial part runs on the caller's thread; while the second thread is still busy after it
+   (with the shown eigenvalues) the step's lanes run in turn, else at once, and a beside step
+   hands lane 0 to the second thread and runs lane 1 itself; a join waits for the second
+   thread. */
+typedef struct {
+    double caller, second;
+} Clocks;
+
+static bool clock_step(void *context, const WorkStep *step)
+{
+    Clocks *t = context;
+    if (step->join && t->second > t->caller)
+        t->caller = t->second;
+    double a = list_price(&step->lane[0]), b = list_price(&step->lane[1]);
+    t->caller += list_price(&step->serial);
+    bool busy = t->second > t->caller;
+    if (busy) {
+        t->caller += a + b;
+    } else if (step->beside) {
+        t->second = t->caller + a;
+        t->caller += b;
+    } else {
+        t->caller += a > b ? a : b;
+        t->second = t->caller;
+    }
+    return true;
+}
+
+static double clocked(const Config *c)
+{
+    ModelPlan plan;
+    assert_int_equal(Model_plan(c, NULL, &plan), 0);
+    double total = 0;
+    for (int s = 0; s < plan.seeds; s++) {
+        Clocks t = {0, 0};
+        Work_seed_steps(&plan, s, c->depth + 1, clock_step, &t);
+        total += t.caller;
+    }
+    ModelPlan_release(&plan);
+    return total;
+}
+
+/* The shown eigenvalues beside the deeper layers (COST_SPECTRA_BESIDE, batch's lanes): the
+   price is the two clocks' (the deeper layers of both networks in turn until dgeev ends, at
+   once after), wherever the layer is shown; shown last, nothing follows it and the price is
+   the two lanes'; and the shown layer's after_layer comes dgeev's excess over dgesdd
+   earlier than with two lanes, which wait for dgeev there. */
+static void test_spectra_beside_the_layers_priced(void **state)
+{
+    (void)state;
+    CostRates rates = Cost_reference_rates();
+    for (int T = 64; T <= 1024; T *= 4)
+        for (int layer = 1; layer <= 4; layer++)
+            for (int seeds = 1; seeds <= 2; seeds++) {
+                Config c = Config_default();
+                c.tokens = c.width = T;
+                c.depth = 4;
+                c.layer = layer;
+                c.seeds = seeds;
+                c.attention = T == 256 ? ATTENTION_MARKOV : ATTENTION_SOFTMAX;
+                double beside = Cost_fresh_run(&c, rates, COST_SPECTRA_BESIDE);
+                assert_relative(beside, clocked(&c), 1e-12);
+                if (layer == c.depth)
+                    assert_relative(beside, Cost_fresh_run(&c, rates, COST_TWO_LANES), 1e-12);
+                WorkStep spectra = {0};
+                Work_spectra(&c, &spectra);
+                double excess = list_price(&spectra.lane[0]) - list_price(&spectra.lane[1]);
+                assert_true(excess > 0);
+                ModelPlan plan;
+                CostSchedule two, batch;
+                assert_int_equal(Model_plan(&c, NULL, &plan), 0);
+                assert_int_equal(CostSchedule_build(&two, &plan, rates, COST_TWO_LANES), 0);
+                assert_int_equal(CostSchedule_build(&batch, &plan, rates, COST_SPECTRA_BESIDE), 0);
+                assert_relative(CostSchedule_done_at(&two, 0, layer) -
+                                    CostSchedule_done_at(&batch, 0, layer),
+                                excess, 1e-9);
+                assert_relative(CostSchedule_total(&batch), beside, 1e-12);
+                CostSchedule_release(&two);
+                CostSchedule_release(&batch);
+                ModelPlan_release(&plan);
+            }
+}
+
 /* The rates scale the prices, and a calibration reads this machine. */
 static void test_rates_scale_prices(void **state)
 {
@@ -1007,6 +1098,7 @@ int main(void)
         cmocka_unit_test(test_plan_with_a_small_budget),
         cmocka_unit_test(test_plan_without_keeping),
         cmocka_unit_test(test_schedule_is_ordered),
+        cmocka_unit_test(test_spectra_beside_the_layers_priced),
         cmocka_unit_test(test_rates_scale_prices),
         cmocka_unit_test(test_price_counts_the_factor_svds),
         cmocka_unit_test(test_tally_counts_what_linalg_runs),

@@ -1,6 +1,7 @@
 /* The lane runner: one thread, started once, runs lane 1 of every run while the caller runs
  * lane 0.  The two lanes of a layer on two threads give exactly what one thread gives, and
- * so do the shown layer's eigenvalues and singular values, computed in the two lanes at once.
+ * so do the shown layer's eigenvalues and singular values, computed in the two lanes at once
+ * or (batch's schedule) the eigenvalues beside the deeper layers, stopped or not.
  * Named test_worker_* so that it also runs under ThreadSanitizer. */
 #include "testing.h"
 
@@ -9,6 +10,7 @@
 #include "compute.h"
 #include "lanes.h"
 
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -231,6 +233,199 @@ static void test_batch_sweep_uses_both_lanes(void **state)
     Workspace_free(w);
 }
 
+/* Progress.start_second that counts its calls and hands them to the lane runner. */
+static int second_starts;
+static void counting_start(void *lanes, void (*task)(int which, void *context), void *context)
+{
+    second_starts++;
+    Lanes_start(lanes, task, context);
+}
+
+/* Batch's schedule: run_pair, and the shown eigenvalues handed to the lane thread. */
+static Progress beside(Lanes *runner)
+{
+    return (Progress){.run_pair = Lanes_run,
+                      .start_second = counting_start,
+                      .second_finished = Lanes_finished,
+                      .pair_context = runner};
+}
+
+static void assert_same_spectra(const Result *a, const Result *b, int T)
+{
+    assert_true(a->spectra_ready && b->spectra_ready);
+    assert_memory_equal(a->eigenvalues, b->eigenvalues, sizeof(Complex) * T);
+    assert_memory_equal(a->singular_values, b->singular_values, sizeof(double) * T);
+    assert_int_equal(a->eigenvalues_exact, b->eigenvalues_exact);
+    assert_memory_equal(&a->readouts, &b->readouts, sizeof a->readouts);
+}
+
+/* The shown layer 1 of L = 3 with its eigenvalues beside layers 2 and 3 (and the networks of
+   those layers taking turns on the caller's thread until dgeev ends) has the spectra of a
+   run of L = 1 on one thread, where nothing follows the shown layer: the overlap neither
+   changes nor loses them.  Its curves are those of the same L = 3 on one thread. */
+static void test_spectra_beside_the_deeper_layers(void **state)
+{
+    (void)state;
+    Linalg_set_blas_threads(1);
+    char err[256];
+    Config c = Config_default();
+    c.tokens = 96; /* dgeev of 96×96 against two layers of two networks: either may end first */
+    c.width = 96;
+    c.depth = 3;
+    c.layer = 1;
+    c.attention = ATTENTION_MARKOV;
+    c.gap = GAP_CENTER; /* dgeev of a copy, the warning-free dense path */
+    Config last = c;
+    last.depth = 1;
+    Workspace *w = Workspace_new();
+    Result *alone = Result_new(), *shallow = Result_new(), *overlapped = Result_new();
+    Lanes *runner = Lanes_new(NULL, NULL);
+    assert_true(w && alone && shallow && overlapped && runner);
+    assert_int_equal(Model_run(&last, w, shallow, NULL, err, sizeof err), 0);
+    assert_int_equal(Model_run(&c, w, alone, NULL, err, sizeof err), 0);
+    Progress lanes = beside(runner);
+    second_starts = 0;
+    assert_int_equal(Model_run(&c, w, overlapped, &lanes, err, sizeof err), 0);
+    assert_int_equal(second_starts, 1);
+    assert_same_spectra(shallow, overlapped, c.tokens);
+    assert_same_spectra(alone, overlapped, c.tokens);
+    size_t n = sizeof(double) * (size_t)(c.depth + 1);
+    assert_memory_equal(alone->network.stable_rank, overlapped->network.stable_rank, n);
+    assert_memory_equal(alone->counterpart.stable_rank, overlapped->counterpart.stable_rank, n);
+    assert_memory_equal(alone->network.gradient_norm, overlapped->network.gradient_norm, n);
+    assert_int_equal(overlapped->layers_done, c.depth);
+    /* Every configuration of the lanes' test, and the shown layer anywhere. */
+    for (int layer = 1; layer <= 4; layer++) {
+        Config d = Config_default();
+        d.tokens = 48;
+        d.width = 64;
+        d.depth = 4;
+        d.seeds = 2;
+        d.layer = layer;
+        d.attention = layer % 2 ? ATTENTION_SOFTMAX : ATTENTION_MARKOV;
+        d.gap = layer == 2 ? GAP_DEFLATE : GAP_OFF; /* Brauer's spectrum at layer 2 */
+        assert_int_equal(Model_run(&d, w, alone, NULL, err, sizeof err), 0);
+        assert_int_equal(Model_run(&d, w, overlapped, &lanes, err, sizeof err), 0);
+        assert_same_spectra(alone, overlapped, d.tokens);
+        size_t m = sizeof(double) * (size_t)(d.depth + 1);
+        assert_memory_equal(alone->counterpart_band.mean, overlapped->counterpart_band.mean, m);
+        assert_int_equal(alone->warnings.count, overlapped->warnings.count);
+        for (int i = 0; i < alone->warnings.count; i++)
+            assert_string_equal(alone->warnings.text[i], overlapped->warnings.text[i]);
+    }
+    Lanes_free(runner);
+    Result_free(alone);
+    Result_free(shallow);
+    Result_free(overlapped);
+    Workspace_free(w);
+}
+
+/* A stop polled from both threads: true from the `after`-th poll on. */
+typedef struct {
+    atomic_int polls;
+    int after;
+} PollStop;
+
+static bool poll_stop(void *context)
+{
+    PollStop *stop = context;
+    return atomic_fetch_add(&stop->polls, 1) + 1 >= stop->after;
+}
+
+static bool stop_after_first_layer(void *context, int seed_index, int layer, int depth)
+{
+    (void)context, (void)seed_index, (void)depth;
+    return layer < 1;
+}
+
+/* Stopped while the eigenvalues run beside: after the shown layer (the run waits for them,
+   and its result has them, as when they ran before that layer's after_layer call), or inside
+   a deeper layer at any of its polls (the run ends without a race, which ThreadSanitizer
+   would report here).  A full run on the same workspace afterwards still has every value. */
+static void test_stop_while_spectra_run_beside(void **state)
+{
+    (void)state;
+    Linalg_set_blas_threads(1);
+    char err[256];
+    Config c = Config_default();
+    c.tokens = 64;
+    c.width = 64;
+    c.depth = 4;
+    Workspace *w = Workspace_new();
+    Result *reference = Result_new(), *r = Result_new();
+    Lanes *runner = Lanes_new(NULL, NULL);
+    assert_true(w && reference && r && runner);
+    assert_int_equal(Model_run(&c, w, reference, NULL, err, sizeof err), 0);
+    Progress lanes = beside(runner);
+    lanes.after_layer = stop_after_first_layer;
+    assert_int_equal(Model_run(&c, w, r, &lanes, err, sizeof err), 0);
+    assert_int_equal(r->layers_done, 1);
+    assert_same_spectra(reference, r, c.tokens);
+    lanes.after_layer = NULL;
+    PollStop stop;
+    lanes.stop_requested = poll_stop;
+    lanes.context = &stop;
+    for (int after = 1; after <= 40; after += 3) {
+        atomic_init(&stop.polls, 0);
+        stop.after = after;
+        assert_int_equal(Model_run(&c, w, r, &lanes, err, sizeof err), 0);
+        assert_true(r->layers_done < c.depth);
+    }
+    lanes.stop_requested = NULL;
+    assert_int_equal(Model_run(&c, w, r, &lanes, err, sizeof err), 0);
+    assert_int_equal(r->layers_done, c.depth);
+    assert_same_spectra(reference, r, c.tokens);
+    size_t n = sizeof(double) * (size_t)(c.depth + 1);
+    assert_memory_equal(reference->network.stable_rank, r->network.stable_rank, n);
+    assert_memory_equal(reference->counterpart.gradient_norm, r->counterpart.gradient_norm, n);
+    Lanes_free(runner);
+    Result_free(reference);
+    Result_free(r);
+    Workspace_free(w);
+}
+
+/* Lanes_start returns before its task ends, Lanes_finished(wait) waits for it; without a
+   thread the task runs at once, on the caller's thread. */
+typedef struct {
+    atomic_int release; /* the task spins until it is set */
+    int which;
+    long tid;
+} Gate;
+
+static void gated(int which, void *context)
+{
+    Gate *g = context;
+    while (!atomic_load(&g->release))
+        ;
+    g->which = which; /* checked on the test's thread: cmocka fails only there */
+    g->tid = thread_id();
+}
+
+static void test_start_returns_before_the_task_ends(void **state)
+{
+    (void)state;
+    Lanes *lanes = Lanes_new(NULL, NULL);
+    assert_non_null(lanes);
+    Gate g = {.which = 0, .tid = 0};
+    atomic_init(&g.release, 0);
+    Lanes_start(lanes, gated, &g);
+    assert_false(Lanes_finished(lanes, false));
+    atomic_store(&g.release, 1);
+    assert_true(Lanes_finished(lanes, true));
+    assert_int_equal(g.which, 1);
+    assert_true(g.tid != 0 && g.tid != thread_id());
+    Record r = {{0, 0}, {0, 0}, 0}; /* and the pair runs as before */
+    Lanes_run(lanes, record, &r);
+    assert_true(r.tid[1] == g.tid);
+    Lanes_free(lanes);
+    atomic_store(&g.release, 1);
+    g.which = 0;
+    Lanes_start(NULL, gated, &g);
+    assert_int_equal(g.which, 1);
+    assert_true(g.tid == thread_id());
+    assert_true(Lanes_finished(NULL, false));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +434,9 @@ int main(void)
         cmocka_unit_test(test_hooks_run_on_the_lane_thread),
         cmocka_unit_test(test_two_threads_equal_one),
         cmocka_unit_test(test_batch_sweep_uses_both_lanes),
+        cmocka_unit_test(test_spectra_beside_the_deeper_layers),
+        cmocka_unit_test(test_stop_while_spectra_run_beside),
+        cmocka_unit_test(test_start_returns_before_the_task_ends),
     };
     return cmocka_run_group_tests_name("lanes", tests, NULL, NULL);
 }

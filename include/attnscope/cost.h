@@ -34,20 +34,28 @@ CostRates Cost_reference_rates(void);
    and returns the rates of this machine now. */
 CostRates Cost_calibrate(void);
 
-/* Seconds of one step of declared work (work.h): its serial part, then its two lanes. */
-double Cost_step(const WorkStep *step, CostRates rates, bool two_lanes);
+/* The threads a run gets from its Progress: the caller's alone; two lanes
+   (run_pair: the two networks of a layer at once, the shown eigenvalues beside the shown
+   singular values: the screen's); or two lanes whose second thread also takes the shown
+   eigenvalues beside the deeper layers (start_second: batch's), which run their networks in
+   turn on the caller's thread until dgeev ends.  false and true are the first two. */
+typedef enum { COST_ONE_LANE, COST_TWO_LANES, COST_SPECTRA_BESIDE } CostLanes;
 
-/* The seconds of a plan, and where each of Progress.after_layer's calls falls in them.
-   two_lanes: the run gets Progress.run_pair (the two networks of a layer at once). */
+/* Seconds of one step of declared work (work.h): its serial part, then its two lanes (a
+   beside step's lane[1] alone under COST_SPECTRA_BESIDE). */
+double Cost_step(const WorkStep *step, CostRates rates, CostLanes lanes);
+
+/* The seconds of a plan, and where each of Progress.after_layer's calls falls in them, on
+   the caller's thread (the shown eigenvalues beside the layers end at the seed's join). */
 typedef struct {
     const ModelPlan *plan;
     CostRates rates;
-    bool two_lanes;
+    CostLanes lanes;
     double *seed_start; /* [seeds + 1]: seconds before each seed begins; the last is the total */
 } CostSchedule;
 
 /* Builds the schedule of plan (which must outlive it).  Returns 0 or -1 (out of memory). */
-int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, bool two_lanes);
+int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, CostLanes lanes);
 void CostSchedule_release(CostSchedule *s);
 
 /* Seconds of the whole run. */
@@ -65,9 +73,9 @@ double CostSchedule_first_stage(const CostSchedule *s);
 /* Seconds of a whole run of c on a fresh workspace (Model_plan with nothing kept), of the
    width sweep of c (Sweep_width: its points are always fresh runs), and of the compare
    view's extra network after a run of c (its shown layer's attention and spectra). */
-double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes);
-double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes);
-double Cost_compare(const Config *c, CostRates rates, bool two_lanes);
+double Cost_fresh_run(const Config *c, CostRates rates, CostLanes lanes);
+double Cost_width_sweep(const Config *c, CostRates rates, CostLanes lanes);
+double Cost_compare(const Config *c, CostRates rates, CostLanes lanes);
 
 /* The compare view's network after a run of c: the same weights with gap removal toggled, up
    to the shown layer, one seed (the settings of the ensemble class at their defaults). */

@@ -164,6 +164,17 @@ typedef struct {
     bool (*stop_requested)(void *context);
     void (*run_pair)(void *pair_context, void (*task)(int which, void *context), void *context);
     void *pair_context;
+    /* When set beside run_pair (same pair_context): start_second hands task(1, context) to the
+       second thread and returns at once; second_finished says whether it is done, waiting
+       for it first when `wait` is set.  Model_run then runs the shown layer's eigenvalues
+       (dgeev, the longest call of a run) on the second thread beside the deeper layers,
+       whose two networks run in turn on the caller's thread until dgeev ends; without them,
+       beside the singular values alone, so the spectra come with the shown layer's
+       after_layer call (which a screen wants first) and the deeper layers wait for them.
+       The values are the same bits either way. */
+    void (*start_second)(void *pair_context, void (*task)(int which, void *context),
+                         void *context);
+    bool (*second_finished)(void *pair_context, bool wait);
     /* When set, sees each head's attention matrix as a layer applies it (after gap removal,
        T×T row by row): network 0 (the run's) or 1 (its counterpart), layer from 1, head from
        0.  Model_run calls it for the layers it computes and measures (not those a kept run
@@ -196,13 +207,14 @@ void Workspace_full_attention_maps(Workspace *w, bool full);
 /* Bytes of token matrices kept now. */
 size_t Workspace_kept_bytes(const Workspace *w);
 
-/* Hands the long LAPACK calls of both lanes to an isolation hook (see linalg.h), where a
+/* Hands the long LAPACK calls of both lanes (and of the shown layer's eigenvalues, which
+   may run beside them) to an isolation hook (see linalg.h), where a
    stop can end them; a zeroed struct runs them here again.  The results are the same bits
    either way.  While a run goes on, its Progress.stop_requested is the lanes' stop hook:
    with isolation a stop is prompt even inside one eigensolver call. */
 void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
 
-/* Adds the products and long calls both lanes ran since the last take (or since the workspace
+/* Adds the products and long calls both lanes and the shown eigenvalues ran since the last take (or since the workspace
    was made) to *tally, and starts counting again: the tests check the work a plan declares
    against it.  Not while a run goes on (the lanes count unlocked). */
 void Workspace_take_tally(Workspace *w, LinalgTally *tally);

@@ -51,9 +51,13 @@ typedef struct {
 } WorkList;
 
 /* One step of a run: `serial` on the caller's thread, then lane[0] and lane[1] (at once when
-   the caller offers two threads). */
+   the caller offers two threads).  A `beside` step (the shown layer's spectra, computed with
+   the layer) may instead hand lane[0] (its eigenvalues) to the second thread to run beside
+   the caller's lane[1] and the steps after it (Progress.start_second), until a `join` step
+   (empty: the end of the seed's layers) waits for what is left of it. */
 typedef struct {
     WorkList serial, lane[2];
+    bool beside, join;
 } WorkStep;
 
 /* Adds `times` items of work to l, counted with an item of the same kind and sizes if l has

@@ -17,8 +17,9 @@
 int Compute_batch(const Config *c, bool sweep, const Progress *lanes, Workspace *w, Result *r,
                   WidthSweep *out, char *err, size_t size);
 
-/* The cost model's estimate of a batch computation of c (a fresh workspace, two lanes or one,
-   the width sweep and the conditioning on its path where asked), in seconds. */
+/* The cost model's estimate of a batch computation of c (a fresh workspace, two lanes with
+   the shown eigenvalues beside the layers or one lane, the width sweep and the conditioning
+   on its path where asked), in seconds. */
 double Compute_estimate_seconds(const Config *c, bool sweep, bool conditioning,
                                 bool conditioning_exact, CostRates rates, bool two_lanes);
 

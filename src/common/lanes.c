@@ -59,11 +59,10 @@ Lanes *Lanes_new(void *(*begin)(void), void (*end)(void *))
     return l;
 }
 
-void Lanes_run(void *lanes, void (*task)(int which, void *context), void *context)
+void Lanes_start(void *lanes, void (*task)(int which, void *context), void *context)
 {
     Lanes *l = lanes;
     if (!l || !l->started) {
-        task(0, context);
         task(1, context);
         return;
     }
@@ -73,11 +72,32 @@ void Lanes_run(void *lanes, void (*task)(int which, void *context), void *contex
     l->handed++;
     pthread_cond_signal(&l->posted);
     pthread_mutex_unlock(&l->lock);
-    task(0, context);
+}
+
+bool Lanes_finished(void *lanes, bool wait)
+{
+    Lanes *l = lanes;
+    if (!l || !l->started)
+        return true;
     pthread_mutex_lock(&l->lock);
-    while (l->finished != l->handed)
+    while (wait && l->finished != l->handed)
         pthread_cond_wait(&l->done, &l->lock);
+    bool finished = l->finished == l->handed;
     pthread_mutex_unlock(&l->lock);
+    return finished;
+}
+
+void Lanes_run(void *lanes, void (*task)(int which, void *context), void *context)
+{
+    Lanes *l = lanes;
+    if (!l || !l->started) {
+        task(0, context);
+        task(1, context);
+        return;
+    }
+    Lanes_start(l, task, context);
+    task(0, context);
+    Lanes_finished(l, true);
 }
 
 void Lanes_free(Lanes *l)

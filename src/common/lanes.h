@@ -1,10 +1,13 @@
 /* The two lanes of a model layer (Progress.run_pair) on one long-lived thread: the caller's
  * thread runs lane 0 while the lane thread runs lane 1.  The thread is started once, by
  * Lanes_new, and reused by every run, so a run costs a hand-over, not a thread's creation.
- * Used by batch mode and by the screen's worker.
+ * Used by batch mode and by the screen's worker; batch also hands the lane thread work to run
+ * beside the caller's (Progress.start_second: the shown layer's eigenvalues).
  */
 #ifndef ATTNSCOPE_COMMON_LANES_H
 #define ATTNSCOPE_COMMON_LANES_H
+
+#include <stdbool.h>
 
 typedef struct Lanes Lanes;
 
@@ -19,6 +22,14 @@ Lanes *Lanes_new(void *(*begin)(void), void (*end)(void *));
    task(0, context) on the calling thread and task(1, context) on the lane thread, and
    returns when both are done.  One caller at a time. */
 void Lanes_run(void *lanes, void (*task)(int which, void *context), void *context);
+
+/* Progress.start_second and .second_finished: hands task(1, context) to the lane thread and
+   returns at once (without the thread, runs it here to its end), so that the caller goes on
+   with other work beside it.  Lanes_finished says whether that task is done, waiting for it
+   first when `wait` is set; a task handed over must be waited for before the next
+   Lanes_start or Lanes_run, and before Lanes_free. */
+void Lanes_start(void *lanes, void (*task)(int which, void *context), void *context);
+bool Lanes_finished(void *lanes, bool wait);
 
 /* Stops and joins the lane thread (which must be idle) and frees the object; NULL is
    accepted. */

@@ -169,53 +169,72 @@ static double list_seconds(const WorkList *l, const CostRates *r)
     return seconds;
 }
 
-/* A step's serial part, then its two lanes: at once with two threads, in turn without. */
-static double step_seconds(const WorkStep *step, const CostRates *r, bool two_lanes)
+/* A step's serial part, then its two lanes: at once with two threads, in turn without; a
+   beside step's lane[1] alone when its lane[0] goes to the second thread. */
+static double step_seconds(const WorkStep *step, const CostRates *r, CostLanes lanes)
 {
     double a = list_seconds(&step->lane[0], r), b = list_seconds(&step->lane[1], r);
-    return list_seconds(&step->serial, r) + (two_lanes ? fmax(a, b) : a + b);
+    double lanes_seconds = lanes == COST_ONE_LANE                         ? a + b
+                           : lanes == COST_SPECTRA_BESIDE && step->beside ? b
+                                                                          : fmax(a, b);
+    return list_seconds(&step->serial, r) + lanes_seconds;
 }
 
-double Cost_step(const WorkStep *step, CostRates rates, bool two_lanes)
+double Cost_step(const WorkStep *step, CostRates rates, CostLanes lanes)
 {
-    return step_seconds(step, &rates, two_lanes);
+    return step_seconds(step, &rates, lanes);
 }
 
+/* The seconds of a walk on the caller's thread, and of the work left beside it on the second
+   thread (COST_SPECTRA_BESIDE): while that runs when a step's serial part ends, the step's
+   lanes run in turn on the caller's thread (run.c looks at it there, layer by layer). */
 typedef struct {
     const CostRates *rates;
-    bool two_lanes;
-    double seconds;
+    CostLanes lanes;
+    double seconds, beside;
 } Pricing;
 
 static bool price_step(void *context, const WorkStep *step)
 {
     Pricing *p = context;
-    p->seconds += step_seconds(step, p->rates, p->two_lanes);
+    if (step->join) {
+        p->seconds += p->beside;
+        p->beside = 0;
+    }
+    double serial = list_seconds(&step->serial, p->rates);
+    p->beside = fmax(p->beside - serial, 0);
+    bool turns = p->beside > 0;
+    double seconds = step_seconds(step, p->rates, turns ? COST_ONE_LANE : p->lanes) - serial;
+    p->seconds += serial + seconds;
+    p->beside = fmax(p->beside - seconds, 0);
+    if (p->lanes == COST_SPECTRA_BESIDE && step->beside && !turns)
+        p->beside = fmax(
+            list_seconds(&step->lane[0], p->rates) - list_seconds(&step->lane[1], p->rates), 0);
     return true;
 }
 
 /* The seconds of seed s up to after_layer(s, through) (through = depth + 1: the whole seed,
    with its gradients). */
-static double seed_seconds(const ModelPlan *plan, int s, int through, bool two_lanes,
+static double seed_seconds(const ModelPlan *plan, int s, int through, CostLanes lanes,
                            const CostRates *r)
 {
-    Pricing pricing = {.rates = r, .two_lanes = two_lanes};
+    Pricing pricing = {.rates = r, .lanes = lanes};
     Work_seed_steps(plan, s, through, price_step, &pricing);
     return pricing.seconds;
 }
 
-int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, bool two_lanes)
+int CostSchedule_build(CostSchedule *s, const ModelPlan *plan, CostRates rates, CostLanes lanes)
 {
     s->plan = plan;
     s->rates = rates;
-    s->two_lanes = two_lanes;
+    s->lanes = lanes;
     s->seed_start = malloc(sizeof(double) * ((size_t)plan->seeds + 1));
     if (!s->seed_start)
         return -1;
     s->seed_start[0] = 0;
     for (int i = 0; i < plan->seeds; i++)
         s->seed_start[i + 1] =
-            s->seed_start[i] + seed_seconds(plan, i, plan->config.depth + 1, two_lanes, &rates);
+            s->seed_start[i] + seed_seconds(plan, i, plan->config.depth + 1, lanes, &rates);
     return 0;
 }
 
@@ -237,7 +256,7 @@ double CostSchedule_done_at(const CostSchedule *s, int seed_index, int layer)
     if (seed_index >= s->plan->seeds)
         return CostSchedule_total(s);
     return s->seed_start[seed_index] +
-           seed_seconds(s->plan, seed_index, layer, s->two_lanes, &s->rates);
+           seed_seconds(s->plan, seed_index, layer, s->lanes, &s->rates);
 }
 
 /* after_layer comes for the layers where some network computes. */
@@ -261,14 +280,14 @@ double CostSchedule_first_stage(const CostSchedule *s)
     return CostSchedule_next_after(s, -1, 0);
 }
 
-static double fresh_plan_seconds(const Config *c, CostRates rates, bool two_lanes)
+static double fresh_plan_seconds(const Config *c, CostRates rates, CostLanes lanes)
 {
     ModelPlan plan;
     CostSchedule schedule;
     if (Model_plan(c, NULL, &plan))
         return NAN;
     double seconds = NAN;
-    if (!CostSchedule_build(&schedule, &plan, rates, two_lanes)) {
+    if (!CostSchedule_build(&schedule, &plan, rates, lanes)) {
         seconds = CostSchedule_total(&schedule);
         CostSchedule_release(&schedule);
     }
@@ -276,12 +295,12 @@ static double fresh_plan_seconds(const Config *c, CostRates rates, bool two_lane
     return seconds;
 }
 
-double Cost_fresh_run(const Config *c, CostRates rates, bool two_lanes)
+double Cost_fresh_run(const Config *c, CostRates rates, CostLanes lanes)
 {
-    return fresh_plan_seconds(c, rates, two_lanes);
+    return fresh_plan_seconds(c, rates, lanes);
 }
 
-double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes)
+double Cost_width_sweep(const Config *c, CostRates rates, CostLanes lanes)
 {
     /* The points of Sweep_width: one-seed runs to the shown layer at each T, fresh. */
     int counts[SWEEP_POINTS_MAX];
@@ -293,7 +312,7 @@ double Cost_width_sweep(const Config *c, CostRates rates, bool two_lanes)
         point.width = (int)fmax(counts[k], lround(counts[k] / gamma));
         point.depth = c->layer;
         point.seeds = 1;
-        seconds += c->seeds * fresh_plan_seconds(&point, rates, two_lanes);
+        seconds += c->seeds * fresh_plan_seconds(&point, rates, lanes);
     }
     return seconds;
 }
@@ -307,7 +326,7 @@ Config Cost_compare_config(const Config *c)
     return toggled;
 }
 
-double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
+double Cost_compare(const Config *c, CostRates rates, CostLanes lanes)
 {
     /* After the run both networks are kept: the compare view's captures its shown attention
        again and computes its spectra (and its gradients, which are depth L's in the run),
@@ -318,7 +337,7 @@ double Cost_compare(const Config *c, CostRates rates, bool two_lanes)
                      .first_layer = {c->layer + 1, c->layer + 1},
                      .gradients = Model_gradients_unavailable(c) == NULL && c->layer != c->depth};
     ModelPlan plan = {.config = toggled, .seeds = 1, .seed = &seed};
-    return seed_seconds(&plan, 0, toggled.depth + 1, two_lanes, &rates);
+    return seed_seconds(&plan, 0, toggled.depth + 1, lanes, &rates);
 }
 
 /* The Lanczos estimates of one layer of the conditioning (‖K‖₂, s_min(K), ‖E‖₂, docs/model.md

@@ -161,7 +161,8 @@ const KeptSpectra *kept_spectra_find(const Kept *k, uint64_t seed, const Config 
     Config wanted = *c;
     wanted.seed = seed;
     for (int i = 0; i < k->spectra_count; i++)
-        if (Config_same_in(&k->spectra[i].key, &wanted, REUSE_SEED | REUSE_GAP | REUSE_SHOWN))
+        if (!k->spectra[i].pending &&
+            Config_same_in(&k->spectra[i].key, &wanted, REUSE_SEED | REUSE_GAP | REUSE_SHOWN))
             return &k->spectra[i];
     return NULL;
 }

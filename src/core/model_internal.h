@@ -86,6 +86,9 @@ typedef struct {
    the seed is the first seed of the run that captured it). */
 typedef struct {
     Config key;
+    /* Its eigenvalues are still being computed beside the run's layers: not found, not read
+       (shown_spectra_join ends that). */
+    bool pending;
     Gap applied;
     int outliers_removed;
     bool exact;
@@ -127,7 +130,7 @@ typedef struct {
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 14 };
+enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 15 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
@@ -140,6 +143,10 @@ struct Workspace {
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
     double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
+    /* The shown eigenvalues' own LAPACK workspace and dgeev's re, im (2T): they may run on a
+       second thread beside both lanes' layers (Progress.start_second). */
+    Linalg *spectra_la;
+    double *spectra_scratch;
     double *product, *product_scratch; /* T×T: A_ℓ⋯A_1 of the shown head (attention_map) */
     int map_cells;       /* the kept maps' cells along a side: ATTENTION_MAP_CELLS, or T in full */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
@@ -156,6 +163,19 @@ struct Workspace {
 /* The value weights of all layers are kept for the gradient pass below this size, and drawn
    again from their streams above it. */
 #define VALUE_CACHE_MAX ((size_t)16 << 20)
+
+/* The shown layer's spectra being computed, into `into`, whose arrays are the kept entry's:
+   the singular values on the caller's thread (with the counterpart lane's Linalg), the
+   eigenvalues on the second thread where there is one (with the workspace's spectra_la). */
+enum { SPECTRA_SINGULAR_VALUES, SPECTRA_EIGENVALUES, SPECTRA_PARTS };
+typedef struct {
+    Workspace *w;
+    int T;
+    bool brauer;
+    Result into;
+    KeptSpectra *entry;
+    int info[SPECTRA_PARTS];
+} ShownSpectra;
 
 /* What both lanes read during a run, and each lane's network. */
 typedef struct {
@@ -184,6 +204,11 @@ typedef struct {
     /* The layers multiplied into the workspace's product so far, in order from layer 1 (0:
        none): the main lane's shown head, first seed, as its layer step builds each A. */
     int product_layer;
+    /* The shown spectra, and whether their eigenvalues run on the second thread beside the
+       layers (Progress.start_second): until shown_spectra_join ends that, both networks
+       of a layer run in turn on the caller's thread. */
+    ShownSpectra spectra;
+    bool spectra_beside;
     int info[NETWORKS];  /* LAPACK status of each lane */
     double *qk_norm;     /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
     bool values_chained; /* value_chain has run for this seed's gradients */
@@ -243,8 +268,15 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
 /* The shown matrix as built (with its logits' std) and as applied (with the gap's outcome). */
 void capture_built(Run *run, const double *logits, const double *attention);
 void capture_applied(Run *run, const double *attention, GapOutcome outcome);
-/* The spectra of the captured shown matrices, kept for the run's (gap, layer, head). */
-int keep_shown_spectra(Run *run);
+/* The spectra of the captured shown matrices, kept for the run's (gap, layer, head).  With
+   `beside` and a caller that offers a second thread to hand work to, the eigenvalues are
+   left running there (run->spectra_beside) and the entry stays hidden until
+   shown_spectra_join; else both are done on return. */
+int keep_shown_spectra(Run *run, bool beside);
+/* The eigenvalues left running beside, if they are done (or once they are, with `wait`):
+   their entry kept, or dropped on a failure, whose status is returned.  0 when nothing was
+   left running, or it still runs. */
+int shown_spectra_join(Run *run, bool wait);
 /* The shown matrix of `layer` computed again on lane `which` from the kept layer below. */
 int capture_shown_attention(Run *run, int which, int layer);
 int product_take(Run *run, int which, int head, const double *attention);

@@ -551,7 +551,11 @@ static int run_layer(Run *run)
         memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,
                sizeof(double) * c->tokens * c->tokens);
     }
-    if (run->active[0] && run->active[1]) {
+    /* While the shown eigenvalues hold the second thread, the two networks take turns; asked
+       here, after the layer's serial part, so that the answer is as late as it can be. */
+    if ((info = shown_spectra_join(run, false)))
+        return info;
+    if (run->active[0] && run->active[1] && !run->spectra_beside) {
         both_lanes(run->progress, layer_task, run);
     } else {
         for (int n = 0; n < NETWORKS; n++)
@@ -659,8 +663,8 @@ static int shown_from_kept(Run *run, Track *(*tracks)[NETWORKS], int seed_index,
         *stopped = true;
         return 0;
     }
-    if (!info && run->shown_captured)
-        info = keep_shown_spectra(run);
+    if (!info && run->shown_captured) /* at once: the product below reads the entry */
+        info = keep_shown_spectra(run, false);
     if (!info)
         info = keep_shown_product(run);
     if (!info)
@@ -723,13 +727,15 @@ static int seed_layer(Run *run, Track *(*tracks)[NETWORKS], int seed_index, int 
     if (run->shown_lane == 0 && !run->shown_captured)
         run->shown_lane = -1; /* no finite attention matrix at the shown layer */
     if (run->shown_lane == 0) {
-        /* Right away, so a screen shows the spectra before the deeper layers finish. */
+        /* Right away: with a second thread to hand it to, dgeev runs beside the deeper layers
+           (shown when it ends); else here, so that a screen shows the spectra with this
+           layer. */
         if (stop_requested(run)) {
             assemble(run, tracks, seed_index + 1, false);
             *stopped = true;
             return 0;
         }
-        if ((info = keep_shown_spectra(run)))
+        if ((info = keep_shown_spectra(run, true)))
             return info;
         *spectra = true;
     }
@@ -776,6 +782,8 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
     for (int layer = 1; layer <= c->depth; layer++)
         if ((info = seed_layer(run, tracks, seed_index, layer, &spectra, stopped)) || *stopped)
             return info;
+    if ((info = shown_spectra_join(run, true)))
+        return info;
     if (stop_requested(run)) {
         *stopped = true;
         return 0;
@@ -852,12 +860,17 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
         stop = (LinalgStop){.requested = progress->stop_requested, .context = progress->context};
     for (int n = 0; n < NETWORKS; n++)
         Linalg_set_stop(w->lane[n].step.la, stop);
+    Linalg_set_stop(w->spectra_la, stop);
     bool stopped = false;
     int begun = 0;
     for (int s = 0; s < seeds && !stopped; s++, begun++) {
         run.first_seed = s == 0;
         run.seed = c->seed + (uint64_t)s;
         int info = run_seed(&run, tracks, s, &stopped);
+        /* Whatever ended the seed, the eigenvalues beside it end before the run goes on. */
+        int joined = shown_spectra_join(&run, true);
+        if (!info)
+            info = joined;
         if (info == LANE_STOPPED) {
             /* Stopped inside a call of a step that is not a layer (a replay of kept layers,
                the shown layer's spectra, the gradients): the same as a stop after it. */
@@ -882,6 +895,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
 done:
     for (int n = 0; n < NETWORKS; n++)
         Linalg_set_stop(w->lane[n].step.la, (LinalgStop){0});
+    Linalg_set_stop(w->spectra_la, (LinalgStop){0});
     free(tracks);
     free(qk_norm);
     if (k == &scratch)

@@ -31,31 +31,46 @@ void capture_applied(Run *run, const double *attention, GapOutcome outcome)
 }
 
 /* The shown layer's eigenvalues (dgeev, the larger part) and singular values (dgesdd) are
-   independent once their inputs are apart: each runs in a lane of its own, with that lane's
-   workspace, at once when the caller offers two threads. */
-typedef struct {
-    Workspace *w;
-    int T;
-    bool brauer;
-    Result *into;
-    int info[NETWORKS];
-} ShownSpectra;
-
+   independent once their inputs are apart: each runs in a lane of its own, at once when the
+   caller offers two threads.  The eigenvalues have a LAPACK workspace and scratch of their
+   own, so that they may also run beside both networks' layers: they are the part the
+   second thread takes (task(1, ·), of run_pair and start_second alike). */
 static void shown_spectra_task(int which, void *context)
 {
     ShownSpectra *job = context;
     Workspace *w = job->w;
-    Lane *lane = &w->lane[which];
     job->info[which] =
-        which == NETWORK_MAIN
-            ? Spectra_shown_eigenvalues(job->T, job->brauer, w->shown_before_gap, lane->step.la,
-                                        lane->step.logits, job->into)
-            : Spectra_shown_singular_values(job->T, w->shown_applied, lane->step.la, job->into);
+        which == SPECTRA_EIGENVALUES
+            ? Spectra_shown_eigenvalues(job->T, job->brauer, w->shown_before_gap, w->spectra_la,
+                                        w->spectra_scratch, &job->into)
+            : Spectra_shown_singular_values(job->T, w->shown_applied,
+                                            w->lane[NETWORK_COUNTERPART].step.la, &job->into);
 }
 
-/* The spectra of the captured shown matrices (workspace's shown_before_gap and
-   shown_applied), kept as the entry (gap, layer, head) of the run's settings. */
-int keep_shown_spectra(Run *run)
+/* The spectra job's entry once both parts ended: shown, or dropped on a failure. */
+static int shown_spectra_finish(Run *run)
+{
+    ShownSpectra *job = &run->spectra;
+    KeptSpectra *s = job->entry;
+    int info = job->info[SPECTRA_EIGENVALUES] ? job->info[SPECTRA_EIGENVALUES]
+                                              : job->info[SPECTRA_SINGULAR_VALUES];
+    s->pending = false;
+    if (info) { /* the newest entry: none is made while one is pending */
+        kept_spectra_free(s);
+        run->kept->spectra_count--;
+        return info;
+    }
+    s->exact = job->into.eigenvalues_exact;
+    s->warnings = job->into.warnings;
+    return 0;
+}
+
+static bool second_thread_offered(const Progress *p)
+{
+    return p && p->run_pair && p->start_second && p->second_finished;
+}
+
+int keep_shown_spectra(Run *run, bool beside)
 {
     const Config *c = run->config;
     KeptSpectra *s = kept_spectra_new(run->kept, run->seed, c);
@@ -79,20 +94,32 @@ int keep_shown_spectra(Run *run)
         for (int i = 0; i < c->tokens; i++)
             s->row_entropy[i] = NAN;
     /* The spectra functions fill a Result's fields: one that points into the entry. */
-    Result into = {.eigenvalues = s->eigenvalues, .singular_values = s->singular_values};
-    ShownSpectra job = {.w = run->w, .T = c->tokens, .into = &into};
-    job.brauer = Spectra_prepare_shown_layer(c, s->applied, run->w->shown_before_gap,
-                                             run->w->shown_applied, &into);
-    both_lanes(run->progress, shown_spectra_task, &job);
-    int info = job.info[NETWORK_MAIN] ? job.info[NETWORK_MAIN] : job.info[NETWORK_COUNTERPART];
-    if (info) {
-        kept_spectra_free(s);
-        run->kept->spectra_count--;
-        return info;
+    ShownSpectra *job = &run->spectra;
+    *job = (ShownSpectra){.w = run->w, .T = c->tokens, .entry = s};
+    job->into.eigenvalues = s->eigenvalues;
+    job->into.singular_values = s->singular_values;
+    job->brauer = Spectra_prepare_shown_layer(c, s->applied, run->w->shown_before_gap,
+                                              run->w->shown_applied, &job->into);
+    const Progress *p = run->progress;
+    if (!beside || !second_thread_offered(p)) {
+        both_lanes(p, shown_spectra_task, job);
+        return shown_spectra_finish(run);
     }
-    s->exact = into.eigenvalues_exact;
-    s->warnings = into.warnings;
-    return 0;
+    s->pending = true;
+    run->spectra_beside = true;
+    p->start_second(p->pair_context, shown_spectra_task, job);
+    shown_spectra_task(SPECTRA_SINGULAR_VALUES, job);
+    /* A failure here ends the run: it waits for the eigenvalues first. */
+    return job->info[SPECTRA_SINGULAR_VALUES] ? shown_spectra_join(run, true) : 0;
+}
+
+int shown_spectra_join(Run *run, bool wait)
+{
+    const Progress *p = run->progress;
+    if (!run->spectra_beside || !p->second_finished(p->pair_context, wait))
+        return 0;
+    run->spectra_beside = false;
+    return shown_spectra_finish(run);
 }
 
 /* The attention matrix of `layer` on lane `which` again, from the layer below, captured as

@@ -373,7 +373,7 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
             lane_layer(c, gaps[n], l, how, &step.lane[n]);
     visit(walk, &step);
     if (p->spectra && p->capture_replay < 0 && l == c->layer) {
-        step = (WorkStep){0};
+        step = (WorkStep){.beside = true};
         Work_spectra(c, &step);
         visit(walk, &step);
     }
@@ -447,6 +447,8 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
     for (int l = 1; l <= last && !walk.stopped; l++)
         if (l >= p->first_layer[0] || l >= p->first_layer[1])
             layer(&walk, p, l);
+    if (through > c->depth) /* run_seed waits for the shown eigenvalues after its layers */
+        visit(&walk, &(WorkStep){.join = true});
     if (through > c->depth && p->product && !walk.stopped)
         attention_product(&walk, p);
     if (through > c->depth && p->gradients)

@@ -49,6 +49,7 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         {&weights->sink, c && Config_has_sink(c) ? (size_t)heads : 0},
         {&w->shown_before_gap, tt},
         {&w->shown_applied, tt},
+        {&w->spectra_scratch, 2 * (size_t)T},
         /* A_ℓ⋯A_1 and its product's scratch, when the map shows the product. */
         {&w->product, c && c->attention_map == ATTENTION_MAP_PRODUCT ? tt : 0},
         {&w->product_scratch, c && c->attention_map == ATTENTION_MAP_PRODUCT ? tt : 0},
@@ -79,7 +80,9 @@ Workspace *Workspace_new(void)
     w->value_random = RandomStream_new();
     for (int l = 0; l < NETWORKS; l++)
         w->lane[l].step.la = Linalg_new();
-    if (!w->random || !w->value_random || !w->lane[0].step.la || !w->lane[1].step.la) {
+    w->spectra_la = Linalg_new();
+    if (!w->random || !w->value_random || !w->lane[0].step.la || !w->lane[1].step.la ||
+        !w->spectra_la) {
         Workspace_free(w);
         return NULL;
     }
@@ -95,6 +98,7 @@ void Workspace_free(Workspace *w)
     free(w->value_cache);
     for (int l = 0; l < NETWORKS; l++)
         Linalg_free(w->lane[l].step.la);
+    Linalg_free(w->spectra_la);
     RandomStream_free(w->random);
     RandomStream_free(w->value_random);
     free(w);
@@ -104,12 +108,14 @@ void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation)
 {
     for (int l = 0; l < NETWORKS; l++)
         Linalg_set_isolation(w->lane[l].step.la, isolation);
+    Linalg_set_isolation(w->spectra_la, isolation);
 }
 
 void Workspace_take_tally(Workspace *w, LinalgTally *tally)
 {
     for (int l = 0; l < NETWORKS; l++)
         Linalg_tally_take(w->lane[l].step.la, tally, true);
+    Linalg_tally_take(w->spectra_la, tally, true);
 }
 
 void Workspace_full_attention_maps(Workspace *w, bool full)

@@ -4,7 +4,9 @@
 # configuration in tests/cli/block-pin/configs is bit for bit the stored one.  Only the
 # "config" line may gain keys (new settings at their defaults); the keys stored there keep
 # their values.  BLAS runs on one thread: a threaded dgemm may sum in another order; and on
-# one kernel (tests/blas-kernel.sh).
+# one kernel (tests/blas-kernel.sh).  Each document twice: one lane (OPENBLAS_NUM_THREADS=1
+# turns batch's lanes off), and batch's default of two lanes, with the shown layer's
+# eigenvalues on the second thread beside the deeper layers, which must change no bit.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -15,16 +17,18 @@ dir=tests/cli/block-pin
 if ! pin_blas_kernel; then
     while read -r name args; do
         case $name in '#'* | '') continue ;; esac
-        skip "$name: bit-identical to the pinned document" "$blas_kernel_missing"
+        skip "$name: bit-identical to the pinned document (one lane, two)" "$blas_kernel_missing"
     done <"$dir/configs"
     finish
     exit
 fi
 
-same_as_pinned() { # name args...
-    local name=$1
-    shift
-    OPENBLAS_NUM_THREADS=1 "$BIN" --batch "$@" >"$tmp/$name.json" 2>"$tmp/err" || {
+same_as_pinned() { # name lanes args...
+    local name=$1 lanes=$2
+    shift 2
+    local threads=(env OPENBLAS_NUM_THREADS=1)
+    [ "$lanes" = 2 ] && threads=(env -u OPENBLAS_NUM_THREADS)
+    "${threads[@]}" "$BIN" --batch "$@" >"$tmp/$name.json" 2>"$tmp/err" || {
         echo "  exit status $?: $(head -c 300 "$tmp/err")"
         return 1
     }
@@ -46,6 +50,10 @@ PYEOF
 while read -r name args; do
     case $name in '#'* | '') continue ;; esac
     # shellcheck disable=SC2086 # the options are words
-    check "$name ($args): bit-identical to the pinned document" same_as_pinned "$name" $args
+    for lanes in 1 2; do
+        # shellcheck disable=SC2086 # the options are words
+        check "$name ($args, $lanes lanes): bit-identical to the pinned document" \
+            same_as_pinned "$name" "$lanes" $args
+    done
 done <"$dir/configs"
 finish

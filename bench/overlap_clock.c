@@ -1,0 +1,171 @@
+/* The shown layer's dgeev on two cores, timed by the threads' own CPU clocks, which a loaded
+ * machine interleaves but does not stretch (issue 25, bench/README.md):
+ *
+ *     cc -std=c11 -O2 -D_DEFAULT_SOURCE -Iinclude -Isrc/common bench/overlap_clock.c \
+ *         src/common/lanes.c build/libattnscope_core.a -lgsl -lopenblas -llapacke -lm -pthread \
+ *         -o build/bench/overlap_clock
+ *     build/bench/overlap_clock T [reps]
+ *
+ * Runs Model_run at T = d, L = 8, softmax, gap off, seed 1 (the floor's settings), in turn
+ * with the screen's schedule (Progress.run_pair alone: dgeev beside dgesdd, the next layers
+ * waiting) and batch's (start_second too: dgeev beside the deeper layers).  Every piece is
+ * timed by the CPU clock of the thread that runs it: the caller's work between the hooks, each
+ * lane of a pair, the eigenvalues beside.  From them, the wall time two idle cores would
+ * take: a pair ends when its slower lane does, a join when the eigenvalues are done (even
+ * where the loaded run found them done sooner, so the estimate of the overlap errs long).
+ * Prints one JSON object per schedule with the medians over the reps. */
+#include "attnscope/config.h"
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+#include "lanes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double thread_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double wall_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The two idle cores' clock, kept beside the run. */
+typedef struct {
+    Lanes *lanes;
+    double caller;      /* idle-core seconds of the caller's thread so far */
+    double mark;        /* its CPU clock when `caller` was last brought up to date */
+    double second_from; /* where the eigenvalues started beside, on the caller's clock */
+    bool beside;        /* they run, not yet joined */
+    void (*task)(int which, void *context);
+    void *context;
+    double cpu[2];  /* of the task's two parts (a pair's lanes, or the part beside in [1]) */
+    double threads; /* CPU seconds of all threads */
+} Clock;
+
+static void bring_up(Clock *k)
+{
+    double now = thread_seconds();
+    k->caller += now - k->mark;
+    k->threads += now - k->mark;
+    k->mark = now;
+}
+
+static void timed(int which, void *context)
+{
+    Clock *k = context;
+    double start = thread_seconds();
+    k->task(which, k->context);
+    k->cpu[which] = thread_seconds() - start;
+}
+
+static void pair(void *context, void (*task)(int, void *), void *task_context)
+{
+    Clock *k = context;
+    bring_up(k);
+    k->task = task;
+    k->context = task_context;
+    Lanes_run(k->lanes, timed, k);
+    k->caller += k->cpu[0] > k->cpu[1] ? k->cpu[0] : k->cpu[1];
+    k->threads += k->cpu[0] + k->cpu[1];
+    k->mark = thread_seconds();
+}
+
+static void start_second(void *context, void (*task)(int, void *), void *task_context)
+{
+    Clock *k = context;
+    bring_up(k);
+    k->task = task;
+    k->context = task_context;
+    k->second_from = k->caller;
+    k->beside = true;
+    Lanes_start(k->lanes, timed, k);
+}
+
+static bool second_finished(void *context, bool wait)
+{
+    Clock *k = context;
+    bring_up(k);
+    bool finished = Lanes_finished(k->lanes, wait);
+    if (finished && k->beside) {
+        double end = k->second_from + k->cpu[1];
+        k->caller = k->caller > end ? k->caller : end;
+        k->threads += k->cpu[1];
+        k->beside = false;
+    }
+    k->mark = thread_seconds();
+    return finished;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+enum { REPS_MAX = 15 };
+
+int main(int argc, char **argv)
+{
+    int T = argc > 1 ? atoi(argv[1]) : 1024, reps = argc > 2 ? atoi(argv[2]) : 3;
+    if (T < 2 || reps < 1 || reps > REPS_MAX) {
+        fprintf(stderr, "usage: overlap_clock T [reps, 1..%d]\n", REPS_MAX);
+        return 2;
+    }
+    Linalg_set_blas_threads(1); /* as batch's lanes run */
+    Config c = Config_default();
+    c.tokens = c.width = T;
+    c.depth = 8;
+    c.attention = ATTENTION_SOFTMAX;
+    c.gap = GAP_OFF;
+    c.seed = 1;
+    Lanes *lanes = Lanes_new(NULL, NULL);
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    if (!lanes || !w || !r)
+        return 1;
+    static const char *const names[2] = {"screen (dgeev beside dgesdd)",
+                                         "batch (dgeev beside the deeper layers)"};
+    double idle[2][REPS_MAX], wall[2][REPS_MAX], cpu[2][REPS_MAX];
+    char err[256];
+    for (int rep = 0; rep < reps; rep++)
+        for (int s = 0; s < 2; s++) { /* interleaved */
+            Clock k = {.lanes = lanes, .mark = thread_seconds()};
+            Progress p = {.run_pair = pair, .pair_context = &k};
+            if (s == 1) {
+                p.start_second = start_second;
+                p.second_finished = second_finished;
+            }
+            double started = wall_seconds();
+            if (Model_run(&c, w, r, &p, err, sizeof err)) {
+                fprintf(stderr, "overlap_clock: %s\n", err);
+                return 1;
+            }
+            bring_up(&k);
+            wall[s][rep] = wall_seconds() - started;
+            idle[s][rep] = k.caller;
+            cpu[s][rep] = k.threads;
+        }
+    for (int s = 0; s < 2; s++)
+        printf("{\"T\": %d, \"schedule\": \"%s\", \"reps\": %d, \"two_idle_cores_s\": %.3f, "
+               "\"cpu_s\": %.3f, \"wall_s\": %.3f}\n",
+               T, names[s], reps, median(idle[s], reps), median(cpu[s], reps),
+               median(wall[s], reps));
+    Result_free(r);
+    Workspace_free(w);
+    Lanes_free(lanes);
+    return 0;
+}
