@@ -183,7 +183,7 @@ static bool certified_holds_exact(const Blocks *b, bool nearest, int *products, 
     *premise = e_norm / KronFactors_s_min(f);
     KronEstimate e;
     assert_int_equal(
-        SaWork_smallest_preconditioned(w, f, NULL, KRON_STEPS_MAX, KRON_TOLERANCE, 3, s[0], &e), 0);
+        SaWork_smallest_preconditioned(w, f, NULL, KRON_STEPS_MAX, KRON_TOLERANCE, 3, &e), 0);
     double svd = 4.0 * n * DBL_EPSILON * s[0], exact = s[n - 1];
     if (!(e.upper >= exact - svd))
         fail_msg("upper %.17g below the exact s_min %.17g", e.upper, exact);
@@ -255,26 +255,29 @@ static void test_certified_s_min_with_heads(void **state)
     assert_true(certified[1] > 0);
 }
 
-/* A proved κ(K) ≥ s_max_low/s_min_above at LANCZOS_KAPPA_REACH or beyond skips Lanczos
-   (counted, the largest bound kept), one below it or none (NaN) does not. */
+/* A proved κ(K) ≥ s_max_low/s_min_above at LANCZOS_KAPPA_REACH or beyond, or at the
+   rounding's resolvable κ where that is lower, skips Lanczos (counted, the largest bound
+   kept), one below both or none (NaN) does not. */
 static void test_beyond_lanczos_only_at_its_reach(void **state)
 {
     (void)state;
     KronTally tally = {0};
     double limit = LANCZOS_KAPPA_REACH;
-    assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (0.5 * limit)));
-    assert_false(KronTally_beyond_lanczos(&tally, 2.0, NAN));
-    assert_false(KronTally_beyond_lanczos(&tally, NAN, 1.0));
-    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (4.0 * limit)));
-    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (2.0 * limit)));
-    assert_int_equal(tally.lanczos, 3);
-    assert_int_equal(tally.beyond, 2);
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (0.5 * limit), INFINITY));
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, NAN, 1.0));
+    assert_false(KronTally_beyond_lanczos(&tally, NAN, 1.0, 1.0));
+    assert_false(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / 99.0, 100.0));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (4.0 * limit), INFINITY));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / (2.0 * limit), 1e300));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / 101.0, 100.0));
+    assert_int_equal(tally.lanczos, 4);
+    assert_int_equal(tally.beyond, 3);
     assert_close(tally.kappa_at_least, 4.0 * limit, 1e-6 * limit);
     Warnings w = {0};
     KronTally_warn(&tally, &w);
     assert_int_equal(w.count, 2);
-    assert_non_null(strstr(w.text[0], "at 2 layers the image of one vector proves kappa(K) >="));
-    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 3 layers"));
+    assert_non_null(strstr(w.text[0], "at 3 layers the image of one vector proves kappa(K) >="));
+    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 4 layers"));
 }
 
 int main(void)

@@ -91,9 +91,12 @@ int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, con
 #define LANCZOS_KAPPA_REACH 1e4
 
 /* κ(K) ≥ s_max_low/s_min_above (a bound below s_max over one above s_min) at least
-   LANCZOS_KAPPA_REACH: then Lanczos is not run (tally.beyond; kappa_at_least keeps the largest
-   such bound).  Else tally.lanczos.  Returns whether it is beyond. */
-bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above);
+   LANCZOS_KAPPA_REACH, or at least `resolvable` (SaWork_kappa_resolvable: the most whose s_min
+   the products' rounding lets Lanczos on KᵀK certify): then Lanczos is not run (tally.beyond;
+   kappa_at_least keeps the largest such bound).  Else tally.lanczos.  Returns whether it is
+   beyond. */
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above,
+                              double resolvable);
 
 /* The warnings that say how the matrix-free path took s_min(K), one per way it went. */
 void KronTally_warn(const KronTally *tally, Warnings *warnings);
@@ -105,14 +108,14 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings);
    for a unit v, so s_min(K) ≤ σ always; ‖Kv − σu‖ = 0 and ‖Kᵀu − σv‖ = ρ put a singular value
    of K within ρ/√2 of σ (the symmetric [0 K; Kᵀ 0] has ±s_i as eigenvalues and (u; v)/√2 as
    an approximate eigenvector with residual ρ/√2) in exact arithmetic.  The products' rounding
-   (γ‖K‖ each, γ = SaWork_product_rounding, norm an upper bound on ‖K‖₂) makes ‖Kv − σu‖ at
-   most √p·γ‖K‖ after p products and ‖Kᵀu − σv‖ at most ρ + γ‖K‖, and the half-width
+   (η per unit vector, η = SaWork_product_error) makes ‖Kv − σu‖ at most √p·η after p
+   products and ‖Kᵀu − σv‖ at most ρ + η, and the half-width
    √((‖Kv − σu‖² + ‖Kᵀu − σv‖²)/2) bounds the move.  It stops once ρ/√2 ≤ tolerance·σ and
    reports (value σ, error that half-width) if the half-width is ≤ tolerance·σ too.  The
    interval holds *a* singular value: the smallest unless the subspace missed a smaller one.
    stop: polled between steps (NULL: never).  Returns 0, -1 (out of memory), a LAPACK failure
    or LINALG_STOPPED. */
 int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop, int max_steps,
-                                   double tolerance, uint64_t seed, double norm, KronEstimate *out);
+                                   double tolerance, uint64_t seed, KronEstimate *out);
 
 #endif

@@ -336,18 +336,19 @@ static void start(Davidson *dv, uint64_t seed)
 }
 
 /* The certificate's half-width for the triplet of smallest_ritz, the products' rounding
-   counted (docs/model.md §8): K·S was computed with an error of at most γ‖K‖ per column, so
-   ‖E‖₂ ≤ ‖E‖_F ≤ √p·γ‖K‖ after p products (a restart's orthonormal combinations never raise
-   ‖E‖_F), the exact K v − σu is at most that, and Kᵀu − σv at most ρ + γ‖K‖. */
-static double half_width(const Davidson *dv, double rho, double norm)
+   counted (docs/model.md §8): K·S was computed with an error of at most η per unit column
+   (η = SaWork_product_error), so ‖E‖₂ ≤ ‖E‖_F ≤ √p·η after p products (a restart's
+   orthonormal combinations never raise ‖E‖_F), the exact K v − σu is at most that, and
+   Kᵀu − σv at most ρ + η. */
+static double half_width(const Davidson *dv, double rho)
 {
-    double rounding = SaWork_product_rounding(dv->w) * norm;
+    double rounding = SaWork_product_error(dv->w);
     double forward = sqrt((double)dv->products) * rounding, backward = rho + rounding;
     return sqrt((forward * forward + backward * backward) / 2.0);
 }
 
 int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop, int max_steps,
-                                   double tolerance, uint64_t seed, double norm, KronEstimate *out)
+                                   double tolerance, uint64_t seed, KronEstimate *out)
 {
     size_t n = (size_t)f->T * f->d;
     Davidson dv = {.w = w, .f = f, .n = n};
@@ -377,7 +378,7 @@ int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop
         /* Converged when the residual allows no better; certified only if the rounding does
            not widen the interval beyond the tolerance either. */
         if (rho / M_SQRT2 <= tolerance * sigma || !(rho > 0)) {
-            double error = half_width(&dv, rho, norm);
+            double error = half_width(&dv, rho);
             if (error <= tolerance * sigma) {
                 out->value = sigma;
                 out->error = error;
@@ -404,10 +405,11 @@ int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, con
     return KronFactors_factor_nearest(f, la, T, d, heads, applied, wvo_head);
 }
 
-bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above)
+bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above,
+                              double resolvable)
 {
     double at_least = s_max_low / s_min_above;
-    if (!(at_least >= LANCZOS_KAPPA_REACH)) {
+    if (!(at_least >= fmin(LANCZOS_KAPPA_REACH, resolvable))) {
         tally->lanczos++;
         return false;
     }

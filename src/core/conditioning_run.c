@@ -299,10 +299,10 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
         return info;
     double *right = r->witness, *left = r->witness + r->n;
     KronFactors_smallest_pair(r->kron, right, left);
-    bound_below(out, SaWork_witness(r->sa, left, s_max, true, true, right));
-    /* Every bound and certificate below takes the products' rounding as γ‖K‖: where they
-       break it, none is given, and no product resolves s_min below their own error. */
-    if (!SaWork_rounding_consistent(r->sa, left, right, s_max, r->witness + 2 * r->n)) {
+    bound_below(out, SaWork_witness(r->sa, left, true, true, right));
+    /* Every bound and certificate below takes the products' rounding as η per unit vector:
+       where the JVP and VJP are not adjoint to within it, none is given. */
+    if (!SaWork_rounding_consistent(r->sa, left, right, r->witness + 2 * r->n)) {
         r->tally.inexact++;
         out->above = NAN;
         out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
@@ -319,7 +319,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
         } else {
             KronEstimate e;
             if ((info = SaWork_smallest_preconditioned(r->sa, r->kron, r->la, KRON_STEPS_MAX,
-                                                       KRON_TOLERANCE, 2, s_max, &e)))
+                                                       KRON_TOLERANCE, 2, &e)))
                 return info;
             if (!isnan(e.value)) {
                 r->tally.certified++;
@@ -327,12 +327,13 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
                 bound_below(out, e.value + e.error);
                 return 0;
             }
-            /* σ = ‖K v‖ from K·S, whose columns are off by γ‖K‖ each (its half-width). */
-            bound_below(out, e.upper + sqrt((double)e.products) * SaWork_product_rounding(r->sa) *
-                                           s_max * (1.0 + (double)r->n * DBL_EPSILON));
+            /* σ = ‖K v‖ from K·S, whose columns are off by η each (its half-width). */
+            bound_below(out, e.upper + sqrt((double)e.products) * SaWork_product_error(r->sa) *
+                                           (1.0 + (double)r->n * DBL_EPSILON));
         }
     }
-    if (KronTally_beyond_lanczos(&r->tally, s_max_low, out->above)) {
+    if (KronTally_beyond_lanczos(&r->tally, s_max_low, out->above,
+                                 SaWork_kappa_resolvable(r->sa, s_max))) {
         out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
         return 0;
     }
