@@ -445,8 +445,9 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
     if (tally->beyond)
         Warnings_add(warnings,
                      "conditioning: at %d layers the image of one vector proves kappa(K) >= %.0e "
-                     "(up to %.3g; kappa_jacobian_lower per layer), beyond the reach of Lanczos on "
-                     "K^T K: s_min not sought there, kappa_jacobian null, the bound the answer",
+                     "or beyond what the products' rounding lets Lanczos on K^T K certify (up to "
+                     "%.3g; kappa_jacobian_lower per layer): s_min not sought there, "
+                     "kappa_jacobian null, the bound the answer",
                      tally->beyond, LANCZOS_KAPPA_REACH, tally->kappa_at_least);
     if (tally->inexact)
         Warnings_add(warnings,

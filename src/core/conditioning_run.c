@@ -332,18 +332,19 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
                                            (1.0 + (double)r->n * DBL_EPSILON));
         }
     }
-    if (KronTally_beyond_lanczos(&r->tally, s_max_low, out->above,
-                                 SaWork_kappa_resolvable(r->sa, s_max))) {
+    double resolvable = SaWork_kappa_resolvable(r->sa, s_max);
+    if (KronTally_beyond_lanczos(&r->tally, s_max_low, out->above, resolvable)) {
         out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
         return 0;
     }
     /* On KKᵀ from that vector, which K's structure already put near the bottom: the bound
        only improves (the Ritz vector minimises ‖Kᵀy‖ over the Krylov space holding it), and
-       the steps stop once its Ritz value puts κ(K) at the reach. */
+       the steps stop once its Ritz value puts κ(K) at the reach, or below the rounding's
+       floor s_max/resolvable, under which no s_min is certified. */
     ExtremeRun smallest = {.left = true,
                            .max_steps = LANCZOS_STEPS_MAX,
                            .tolerance = LANCZOS_TOLERANCE,
-                           .give_up = s_max_low / LANCZOS_KAPPA_REACH,
+                           .give_up = fmax(s_max_low / LANCZOS_KAPPA_REACH, s_max / resolvable),
                            .seed = 2,
                            .start = left,
                            .norm = s_max};
@@ -444,8 +445,9 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     out->jacobian_s_min_error[l] = smallest.estimate.error;
     out->kappa_jacobian[l] =
         Conditioning_kappa(out->jacobian_norm[l], smallest.estimate.value, (int)r->n);
-    /* κ(K) ≥ s_max/s_min ≥ (the witness below s_max)/(the bound above s_min). */
-    if (smallest.above > 0)
+    /* κ(K) ≥ s_max/s_min ≥ (the witness below s_max)/(the bound above s_min); below 1 (the
+       products' rounding η above ‖K y‖) it says nothing κ ≥ 1 does not: null. */
+    if (smallest.above > 0 && top.bound >= smallest.above)
         out->kappa_jacobian_lower[l] = top.bound / smallest.above;
     return 0;
 }
