@@ -90,11 +90,13 @@ void SaWork_jvp(SaWork *w, const double *dx, double *dy);
 void SaWork_vjp(SaWork *w, const double *dy, double *dx);
 /* η with ‖fl(K v) − K v‖ ≤ η·‖v‖ for SaWork_jvp, and the same for Kᵀ with SaWork_vjp: an
    absolute bound per unit vector (docs/model.md §8, "the rounding term"), not one relative to
-   ‖K‖₂, because where the softmax saturates Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)) cancels a Ċ that
-   grows with ‖X‖² while K does not: η = γ_k·λ_LN·Σ_h (‖A_h‖_F‖W_VO,h‖_F + c_h‖X‖_F‖W_VO,h‖_F),
-   c_h ≥ ‖Ċ_h‖_F per unit Ẋ (2s‖X‖_F²‖M_h‖_F, or through the shaped projections), λ_LN ≥ the
-   branch LN's ‖J‖₂ (1 without), k the sums' lengths.  K is the Jacobian at the block's stored
-   state (A, X, M, W_VO, and SaWork_shape's projections and norms). */
+   ‖K‖₂, because Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)) can cancel a Ċ that grows with ‖X‖ while K does
+   not (a component common to every token puts a row-constant part into Ċ), and Ȧ·X W_VO a
+   row common to X W_VO: η ≈ γ_k·λ_LN·Σ_h (‖A_h‖_F‖W_VO,h‖_F + δ_h·c_h·‖X W_VO,h‖_F) plus
+   the prepared products' γ_d, c_h ≥ ‖Ċ_h‖_F per unit Ẋ, δ_h ≥ the attention derivative's norm
+   (max A for the softmax), λ_LN ≥ the branch LN's ‖J‖₂ (1 without), k the sums' lengths.
+   K is the Jacobian at the block's stored state (A, X, M, W_VO, and SaWork_shape's
+   projections and norms). */
 double SaWork_product_error(const SaWork *w);
 /* A bound from any nonzero T×d vector y, whatever it is: s_min(K) ≤ ‖K y‖/‖y‖ ≤ s_max(K)
    (min and max over unit vectors).  fl(K y) is within η·‖y‖ of K y (η as above), and each

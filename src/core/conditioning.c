@@ -611,13 +611,20 @@ static double row_norm_gain(const double *gain, double offset, int width, const 
 }
 
 /* ‖Ċ‖_F per unit Ẋ bounded with Frobenius norms (≥ ‖·‖₂ of the |·| matrices Higham's bounds
-   carry): 2s‖X‖‖M‖ for s(Ẋ M Xᵀ + X M Ẋᵀ); through the shaped projections
-   s(λ_Q‖W^Q‖‖K̃‖ + ‖Q̃‖λ_K‖W^K‖), λ QK-norm's ‖J‖ bound (RoPE is a rotation). */
-static double logit_magnitude(const SaWork *w, int h, double x_norm)
+   carry) of the factors the products use: s(‖fl(X M)‖ + ‖fl(X Mᵀ)‖) for s(Ẋ M Xᵀ + X M Ẋᵀ);
+   through the shaped projections s(λ_Q‖W^Q‖‖K̃‖ + ‖Q̃‖λ_K‖W^K‖), λ QK-norm's ‖J‖ bound (RoPE
+   is a rotation).  *prepared: the magnitude of X·M's own rounding, 2s‖X‖‖M‖ (0 for the
+   shaped Q̃ and K̃, which are the state K is taken at). */
+static double logit_magnitude(const SaWork *w, int h, double x_norm, double *prepared)
 {
     const SaBlock *b = &w->b[h];
-    if (!w->shaped_logits)
-        return 2.0 * fabs(b->scale) * x_norm * frobenius((size_t)b->d * b->d, b->m);
+    size_t td = (size_t)b->T * b->d;
+    double s = fabs(b->scale);
+    *prepared = 0.0;
+    if (!w->shaped_logits) {
+        *prepared = 2.0 * s * x_norm * frobenius((size_t)b->d * b->d, b->m);
+        return s * (frobenius(td, w->xm + td * (size_t)h) + frobenius(td, w->xmt + td * (size_t)h));
+    }
     const Config *c = w->shape.c;
     int T = b->T, d = b->d, nk = Layer_kv_width(c), groups;
     double lq = 1.0, lk = 1.0;
@@ -629,9 +636,8 @@ static double logit_magnitude(const SaWork *w, int h, double x_norm)
         lk = row_norm_gain(w->shape.key_gain, c->norm_gain_offset, width, w->k_inv,
                            (size_t)T * groups);
     }
-    return fabs(b->scale) *
-           (lq * frobenius((size_t)d * d, w->shape.query) * frobenius((size_t)T * nk, w->kt) +
-            frobenius((size_t)T * d, w->qt) * lk * frobenius((size_t)d * nk, w->shape.key));
+    return s * (lq * frobenius((size_t)d * d, w->shape.query) * frobenius((size_t)T * nk, w->kt) +
+                frobenius((size_t)T * d, w->qt) * lk * frobenius((size_t)d * nk, w->shape.key));
 }
 
 /* An upper bound on ‖D‖₂ of head h's attention derivative D and on its rounding's scale: the
@@ -655,19 +661,25 @@ double SaWork_product_error(const SaWork *w)
 {
     const SaBlock *b = &w->b[0];
     int T = b->T, d = b->d;
-    size_t tt = (size_t)T * T;
-    double x_norm = frobenius((size_t)T * d, b->x), value = 0, logits = 0;
+    size_t tt = (size_t)T * T, td = (size_t)T * d;
+    double x_norm = frobenius(td, b->x), value = 0, logits = 0, prepared = 0;
     for (int h = 0; h < w->heads; h++) {
-        double wvo = frobenius((size_t)d * d, w->b[h].wvo);
-        value += frobenius((size_t)T * T, w->ap + tt * (size_t)h) * wvo;
-        if (w->b[h].m)
-            logits += derivative_scale(w, h) * logit_magnitude(w, h, x_norm) * x_norm * wvo;
+        double wvo = frobenius((size_t)d * d, w->b[h].wvo), xw = frobenius(td, w->xw + td * h);
+        value += frobenius(tt, w->ap + tt * (size_t)h) * wvo;
+        if (!w->b[h].m)
+            continue;
+        /* Ċ (magnitude c) through the derivative (scale δ) into Ȧ·fl(X W_VO); apart from the
+           products' own rounding, the prepared X·M and X·W_VO carry γ_d of theirs. */
+        double delta = derivative_scale(w, h), c_prep, c = logit_magnitude(w, h, x_norm, &c_prep);
+        logits += delta * c * xw;
+        prepared += delta * (c_prep * xw + c * x_norm * wvo);
     }
     /* The sums' lengths, each piece's error at most γ_k of its magnitude (docs/model.md §8):
-       A·(Ẋ W_VO) accumulated; Ċ with X·M prepared (or the projections, QK-norm's product and
-       state, RoPE's turn, Q̃ and K̃, the cap's slope); the softmax derivative's two terms
-       and the centring's, each bounded by max a·‖Ċ‖ (derivative_scale); Ȧ·fl(X W_VO); the
-       heads; the branch LN's product and state. */
+       A·(Ẋ W_VO) accumulated; Ċ (or the projections, QK-norm's product and state, RoPE's
+       turn, the cap's slope); the softmax derivative's two terms and the centring's, each
+       bounded by max a·‖Ċ‖ (derivative_scale); Ȧ·fl(X W_VO); the heads; the branch LN's
+       product and state.  (1 + 2γ_k) covers the second-order terms (norms taken of the
+       computed factors). */
     double k = (T + d + 1.0) + (w->shaped_logits ? 7.0 * d + 32.0 : 2.0 * d + 1.0) +
                4.0 * (T + 2.0) + (T + d + 1.0) + w->heads + 8.0;
     double ln = 1.0;
@@ -676,7 +688,8 @@ double SaWork_product_error(const SaWork *w)
         ln = row_norm_gain(w->shape.branch_gain, w->shape.c->norm_gain_offset, d, w->f_inv,
                            (size_t)T);
     }
-    return gamma_of(k) * ln * (value + logits);
+    return ln * (gamma_of(k) * (value + logits) + gamma_of(d) * prepared) *
+           (1.0 + 2.0 * gamma_of(k));
 }
 
 void SaWork_set_stop(SaWork *w, const Linalg *la)
