@@ -344,7 +344,9 @@ static void test_matrix_free_estimates_match_the_svd(void **state)
 {
     (void)state;
     Fixture f;
-    fixture(&f, MASK_FULL, 91);
+    /* κ(K) ≈ 2.8·10⁴ at seed 3, within what the products' rounding lets Lanczos on KᵀK
+       certify (SaWork_kappa_resolvable ≈ 5·10⁵ here; seed 91's 1.4·10⁶ is beyond it). */
+    fixture(&f, MASK_FULL, 3);
     SaWork *w = SaWork_new();
     assert_non_null(w);
     SaBlock b = block_of(&f);
@@ -356,6 +358,7 @@ static void test_matrix_free_estimates_match_the_svd(void **state)
     SingularValueEstimate top, smallest;
     assert_int_equal(SaWork_extreme(w, true, N, 1e-10, 1, NAN, &top), 0);
     assert_int_equal(SaWork_extreme(w, false, N, 1e-10, 2, top.value + top.error, &smallest), 0);
+    assert_true(SaWork_kappa_resolvable(w, s[0]) > s[0] / s[N - 1]);
     assert_false(isnan(top.value) || isnan(smallest.value));
     /* The certificates: each value within its stated error, plus the SVD's own N·ε·s_max
        (relative to s_min: N·ε·κ). */
@@ -382,9 +385,8 @@ static void test_matrix_free_estimates_match_the_svd(void **state)
 
 /* The witness bounds (SaWork_witness) against the SVD of the built K: for pseudo-random
    vectors and through K and Kᵀ alike, the upper one is at least s_min and the lower one at
-   most s_max; a larger norm (a looser rounding term) only weakens them; a zero vector or an
-   unknown norm gives no bound.  SaWork_rounding_consistent accepts fl(Kᵀy) and refuses a
-   vector that is not Kᵀy (one entry moved by far more than the rounding model allows). */
+   most s_max; a zero vector gives no bound.  SaWork_rounding_consistent accepts fl(Kᵀy) and
+   refuses a vector that is not Kᵀy (one entry moved by far more than the rounding allows). */
 static void test_witness_bounds_hold_and_bad_vectors_are_refused(void **state)
 {
     (void)state;
@@ -406,19 +408,16 @@ static void test_witness_bounds_hold_and_bad_vectors_are_refused(void **state)
             y[i] = (double)(z >> 11) / 9007199254740992.0 - 0.5;
         }
         for (int transposed = 0; transposed < 2; transposed++) {
-            double above = SaWork_witness(w, y, norm, true, transposed, ky);
-            double below = SaWork_witness(w, y, norm, false, transposed, ky);
+            double above = SaWork_witness(w, y, true, transposed, ky);
+            double below = SaWork_witness(w, y, false, transposed, ky);
             assert_true(above >= s[N - 1]);
             assert_true(below <= s[0]);
             assert_true(below <= above);
-            assert_true(SaWork_witness(w, y, 1e6 * norm, true, transposed, ky) > above);
-            assert_true(SaWork_witness(w, y, 1e6 * norm, false, transposed, ky) < below ||
-                        below == 0);
         }
         SaWork_vjp(w, y, ky);
-        assert_true(SaWork_rounding_consistent(w, y, ky, norm, scratch));
+        assert_true(SaWork_rounding_consistent(w, y, ky, scratch));
         ky[trial % N] += 1e-3 * norm;
-        assert_false(SaWork_rounding_consistent(w, y, ky, norm, scratch));
+        assert_false(SaWork_rounding_consistent(w, y, ky, scratch));
     }
     /* Lanczos's Ritz vectors: on KᵀK from its own start, on KKᵀ from a given one, stopped
        early by give_up or not, the bound stays on its side of the extreme. */
@@ -440,10 +439,7 @@ static void test_witness_bounds_hold_and_bad_vectors_are_refused(void **state)
         assert_true(isnan(e.value) && e.steps == 8 && e.bound >= s[N - 1]);
     }
     memset(y, 0, sizeof y);
-    assert_true(isnan(SaWork_witness(w, y, norm, true, false, ky)));
-    y[0] = 1.0;
-    assert_true(isnan(SaWork_witness(w, y, NAN, true, false, ky)));
-    assert_true(isnan(SaWork_witness(w, y, INFINITY, false, true, ky)));
+    assert_true(isnan(SaWork_witness(w, y, true, false, ky)));
     free(k);
     SaWork_free(w);
 }

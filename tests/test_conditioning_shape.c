@@ -399,6 +399,49 @@ static void test_gains_keep_the_adjoint(void **state)
     free(f);
 }
 
+/* SaWork_product_error with every shape piece: ⟨u, fl(K v)⟩ and ⟨fl(Kᵀ u), v⟩ are each within
+   η‖u‖‖v‖ of ⟨u, K v⟩ (plus the dot products' N·ε), an exact invariant the products must keep
+   under the bound, on every variant at logits of a few units and saturated (σ_QK = 30: logits
+   in the hundreds), gains on. */
+static void test_product_error_keeps_the_adjoint(void **state)
+{
+    (void)state;
+    double gain[3][D];
+    for (int g = 0; g < 3; g++)
+        random_numbers(500, g + 1, gain[g], D);
+    for (int vi = 0; vi < VARIANT_COUNT; vi++)
+        for (int saturated = 0; saturated < 2; saturated++) {
+            Config c = variant_config(&VARIANTS[vi], 4, 2, 20 + (uint64_t)vi);
+            if (saturated)
+                c.sigma_qk = 30.0;
+            Fixture *f = malloc(sizeof *f);
+            assert_non_null(f);
+            fixture(f, &c);
+            SaShape shape = {.c = &f->c,
+                             .layer = 1,
+                             .query = f->query,
+                             .key = f->key,
+                             .query_gain = gain[0],
+                             .key_gain = gain[1],
+                             .branch_gain = gain[2]};
+            assert_int_equal(SaWork_shape(f->sa, &shape), 0);
+            double u[N], v[N], kv[N], ktu[N], eta = SaWork_product_error(f->sa);
+            random_vector(600 + (uint64_t)vi, 1, u);
+            random_vector(600 + (uint64_t)vi, 2, v);
+            SaWork_jvp(f->sa, v, kv);
+            SaWork_vjp(f->sa, u, ktu);
+            double left = cblas_ddot(N, u, 1, kv, 1), right = cblas_ddot(N, ktu, 1, v, 1);
+            double dots =
+                N * DBL_EPSILON * (norm2(u, N) * norm2(kv, N) + norm2(ktu, N) * norm2(v, N));
+            if (!(isfinite(eta) &&
+                  fabs(left - right) <= 2.0 * eta * norm2(u, N) * norm2(v, N) + dots))
+                fail_msg("%s%s: <u, Kv> - <K^T u, v> = %.3g, eta %.3g", VARIANTS[vi].name,
+                         saturated ? ", saturated" : "", left - right, eta);
+            fixture_free(f);
+            free(f);
+        }
+}
+
 /* Singular values of the n×n matrix a (kept), descending. */
 static void singular_values(int n, const double *a, double *s)
 {
@@ -511,6 +554,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_feature_against_the_layer_step),
         cmocka_unit_test(test_gains_keep_the_adjoint),
+        cmocka_unit_test(test_product_error_keeps_the_adjoint),
         cmocka_unit_test(test_run_agrees_with_the_step),
         cmocka_unit_test(test_singular_by_structure),
     };

@@ -88,28 +88,35 @@ size_t SaWork_shape_doubles(const Config *c);
 void SaWork_jvp(SaWork *w, const double *dx, double *dy);
 /* dx = Kᵀ·dy, the transpose of SaWork_jvp. */
 void SaWork_vjp(SaWork *w, const double *dy, double *dx);
-/* γ with ‖fl(K v) − K v‖ ≤ γ·‖K‖₂·‖v‖ for SaWork_jvp (and Kᵀ for SaWork_vjp), the model of
-   docs/model.md §8: each output is reached through sums whose lengths add up to at most
-   3(T + d) + H (W_VO and A; X·M and the logits; the softmax derivative's row sums and Ȧ·XW_VO;
-   the norms' row sums; the heads), each adding at most its length times ε. */
-double SaWork_product_rounding(const SaWork *w);
+/* η with ‖fl(K v) − K v‖ ≤ η·‖v‖ for SaWork_jvp, and the same for Kᵀ with SaWork_vjp: an
+   absolute bound per unit vector (docs/model.md §8, "the rounding term"), not one relative to
+   ‖K‖₂, because Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)) can cancel a Ċ that grows with ‖X‖ while K does
+   not (a component common to every token puts a row-constant part into Ċ), and Ȧ·X W_VO a
+   row common to X W_VO: η ≈ γ_k·λ_LN·Σ_h (‖A_h‖_F‖W_VO,h‖_F + δ_h·c_h·‖X W_VO,h‖_F) plus
+   the prepared products' γ_d, c_h ≥ ‖Ċ_h‖_F per unit Ẋ, δ_h ≥ the attention derivative's norm
+   (max A for the softmax), λ_LN ≥ the branch LN's ‖J‖₂ (1 without), k the sums' lengths.
+   K is the Jacobian at the block's stored state (A, X, M, W_VO, and SaWork_shape's
+   projections and norms). */
+double SaWork_product_error(const SaWork *w);
 /* A bound from any nonzero T×d vector y, whatever it is: s_min(K) ≤ ‖K y‖/‖y‖ ≤ s_max(K)
-   (min and max over unit vectors).  fl(K y) is within γ·norm·‖y‖ of K y (γ as above, norm ≥
-   ‖K‖₂), and each computed 2-norm, the quotient and the sum within (n + 4)·ε relative, n = T·d
-   (N. Higham, Accuracy and Stability of Numerical Algorithms, §3.1): the computed ratio moved
-   by both, up when `above` (a number ≥ s_min(K)), down otherwise (≤ s_max(K), at least 0).
-   NaN where norm is not finite or y is 0.  transposed: with Kᵀ y (the VJP), whose bounds are
-   the same (K is square).  ky: T×d scratch (K y). */
-double SaWork_witness(SaWork *w, const double *y, double norm, bool above, bool transposed,
-                      double *ky);
-/* Whether the products keep to that rounding model at this block, tried on y (T×d, with
-   kty = fl(Kᵀy) computed) and a fixed pseudo-random unit x: ⟨fl(Kx), y⟩ and ⟨x, fl(Kᵀy)⟩
-   are each within γ·norm·‖y‖ of ⟨Kx, y⟩ (norm ≥ ‖K‖₂), plus the dot products' n·ε, if the
-   model holds.  False proves it broken there: a saturated softmax under huge logits cancels
-   Ċ's entries in Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)), and the error grows with |Ċ|, not ‖K‖.  True
-   does not prove it holds.  scratch: 2·T×d. */
-bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double norm,
-                                double *scratch);
+   (min and max over unit vectors).  fl(K y) is within η·‖y‖ of K y (η as above), and each
+   computed 2-norm, the quotient and the sum within (n + 4)·ε relative, n = T·d (N. Higham,
+   Accuracy and Stability of Numerical Algorithms, §3.1): the computed ratio moved by both, up
+   when `above` (a number ≥ s_min(K)), down otherwise (≤ s_max(K), at least 0).  NaN where y is
+   0 or η not finite.  transposed: with Kᵀ y (the VJP), whose bounds are the same (K is
+   square).  ky: T×d scratch (K y). */
+double SaWork_witness(SaWork *w, const double *y, bool above, bool transposed, double *ky);
+/* Whether the products are adjoint to within their rounding at this block, tried on y (T×d,
+   with kty = fl(Kᵀy) computed) and a fixed pseudo-random unit x: ⟨fl(Kx), y⟩ and
+   ⟨x, fl(Kᵀy)⟩ are each within η‖y‖ of ⟨Kx, y⟩, plus the dot products' n·ε.  False proves
+   the JVP and VJP are not each other's transpose to that rounding (a defect in one of them,
+   or a piece η misses), so no certificate from them holds.  True does not prove they are.
+   scratch: 2·T×d. */
+bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double *scratch);
+/* The largest κ(K) whose s_min Lanczos on KᵀK can certify at this block, s_max ≥ ‖K‖₂:
+   SaWork_extreme certifies only where θ ≈ s_min² exceeds η(2‖K‖ + η)·‖s‖₁ ≥ η(2‖K‖ + η), so
+   s_max/√(η(2 s_max + η)). */
+double SaWork_kappa_resolvable(const SaWork *w, double s_max);
 /* The full K (or the part the products are set to), (T·d)×(T·d) column-major, column
    k = K·e_k.  Needs T·d ≤ CONDITIONING_EXACT_MAX.  Returns 0, or LINALG_STOPPED when the
    stop hook of SaWork_set_stop asked (k is then partial). */
@@ -137,8 +144,8 @@ void SaWork_dominant_only(SaWork *w, bool only);
    iteration for the same accuracy).  The extreme Ritz value θ lies inside the spectrum of
    KᵀK (Courant–Fischer: θ ≤ s_max², θ ≥ s_min²), and the residual r of its Ritz vector y
    puts an eigenvalue of the computed operator within r of θ; the products' rounding (at most
-   2γ‖K‖² per unit vector, γ = SaWork_product_rounding) moves that residual by at most
-   2γ‖K‖²·‖s‖₁, s the Ritz vector's coordinates, so an eigenvalue of the exact KᵀK lies within
+   η(2‖K‖ + η) per unit vector, η = SaWork_product_error) moves that residual by at most
+   η(2‖K‖ + η)·‖s‖₁, s the Ritz vector's coordinates, so an eigenvalue of the exact KᵀK lies within
    their sum of θ.  The value is √θ, reported once r ≤ tolerance·θ and (for s_min) that sum is
    below θ (else NaN), with `error` the largest move of √θ the sum allows.  The interval holds
    *an* eigenvalue: Lanczos finds the extreme ones first, so it is the extreme one unless the
@@ -146,10 +153,9 @@ void SaWork_dominant_only(SaWork *w, bool only);
    guarantee).  The basis is cut to 256 MiB.
    Whether certified or not, the extreme Ritz vector y where the steps stopped gives a bound
    that holds for every vector (docs/model.md §8.2, "a lower bound on κ(K)"): s_min(K) ≤
-   ‖K y‖/‖y‖ ≤ s_max(K), so `bound` is ‖fl(K y)‖/‖y‖ moved by the product's rounding (γ·norm,
-   norm the caller's bound on ‖K‖₂ for s_min, the certified s_max + error for s_max) and the
-   norms' (n + 4)·ε: above s_min(K) for the smallest, below s_max(K) for the largest (NaN where
-   no norm is known: the largest not certified). */
+   ‖K y‖/‖y‖ ≤ s_max(K), so `bound` is ‖fl(K y)‖/‖y‖ moved by the product's rounding (η)
+   and the norms' (n + 4)·ε: above s_min(K) for the smallest, below s_max(K) for the largest
+   (SaWork_witness). */
 typedef struct {
     double value, error;
     int steps;
@@ -160,7 +166,7 @@ typedef struct {
 #define CONDITIONING_LANCZOS_BASIS_BYTES ((size_t)256 << 20)
 
 /* norm: an upper bound on the operator's ‖·‖₂ for the rounding term of s_min (the largest
-   takes its own θ + r; pass NAN there).  Returns 0, -1 (out of memory) or LINALG_STOPPED
+   takes its own √(θ + r); pass NAN there).  Returns 0, -1 (out of memory) or LINALG_STOPPED
    (SaWork_set_stop). */
 int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
                    double norm, SingularValueEstimate *out);

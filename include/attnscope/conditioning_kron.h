@@ -91,15 +91,12 @@ int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, con
    κ(K)"). */
 #define LANCZOS_KAPPA_REACH 1e4
 
-/* The κ(K) from which Lanczos on KᵀK (`steps` steps in n dimensions, products rounded by γ =
-   rounding, SaWork_product_rounding) is not run for s_min: 1/√(2γ), beyond which it cannot
-   certify at all, and LANCZOS_KAPPA_REACH as well where its steps do not span the n
-   dimensions (where they do, its Krylov space is the whole space and only the rounding
-   limits it).  Why 1/√(2γ): SaWork_extreme certifies s_min only where its Ritz value θ
-   exceeds the residual plus the rounding term 2γ·s_max²·‖s‖₁, and ‖s‖₁ ≥ 1 for a unit Ritz
-   vector; θ of the smallest is s_min² (to its residual and the actual rounding, far below
-   that worst case), so s_max/s_min ≥ 1/√(2γ) leaves θ ≤ 2γ·s_max²: no certificate. */
-double KronTally_lanczos_reach(size_t n, int steps, double rounding);
+/* The κ(K) from which Lanczos on KᵀK (`steps` steps in n dimensions) is not run for s_min:
+   `resolvable` (SaWork_kappa_resolvable: beyond it the products' rounding leaves Lanczos no
+   certificate at all), and LANCZOS_KAPPA_REACH as well where its steps do not span the n
+   dimensions (where they do, its Krylov space is the whole space and only the rounding limits
+   it). */
+double KronTally_lanczos_reach(size_t n, int steps, double resolvable);
 
 /* κ(K) ≥ s_max_low/s_min_above (a bound below s_max over one above s_min) at least reach
    (KronTally_lanczos_reach): then Lanczos is not run (tally.beyond; kappa_at_least keeps the
@@ -117,14 +114,14 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings);
    for a unit v, so s_min(K) ≤ σ always; ‖Kv − σu‖ = 0 and ‖Kᵀu − σv‖ = ρ put a singular value
    of K within ρ/√2 of σ (the symmetric [0 K; Kᵀ 0] has ±s_i as eigenvalues and (u; v)/√2 as
    an approximate eigenvector with residual ρ/√2) in exact arithmetic.  The products' rounding
-   (γ‖K‖ each, γ = SaWork_product_rounding, norm an upper bound on ‖K‖₂) makes ‖Kv − σu‖ at
-   most √p·γ‖K‖ after p products and ‖Kᵀu − σv‖ at most ρ + γ‖K‖, and the half-width
+   (η per unit vector, η = SaWork_product_error) makes ‖Kv − σu‖ at most √p·η after p
+   products and ‖Kᵀu − σv‖ at most ρ + η, and the half-width
    √((‖Kv − σu‖² + ‖Kᵀu − σv‖²)/2) bounds the move.  It stops once ρ/√2 ≤ tolerance·σ and
    reports (value σ, error that half-width) if the half-width is ≤ tolerance·σ too.  The
    interval holds *a* singular value: the smallest unless the subspace missed a smaller one.
    stop: polled between steps (NULL: never).  Returns 0, -1 (out of memory), a LAPACK failure
    or LINALG_STOPPED. */
 int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop, int max_steps,
-                                   double tolerance, uint64_t seed, double norm, KronEstimate *out);
+                                   double tolerance, uint64_t seed, KronEstimate *out);
 
 #endif

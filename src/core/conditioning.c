@@ -596,10 +596,111 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
         project_cotangent(w, dx);
 }
 
-double SaWork_product_rounding(const SaWork *w)
+/* ‖a‖_F of `count` doubles. */
+static double frobenius(size_t count, const double *a)
+{
+    return cblas_dnrm2((int)count, a, 1);
+}
+
+/* γ_k = kε/(1 − kε) (Higham §3.1). */
+static double gamma_of(double k)
+{
+    return k * DBL_EPSILON / (1.0 - k * DBL_EPSILON);
+}
+
+/* max_j |o + gain_j| over width entries (1 for no stored gain), times max_i inv_i: an upper
+   bound on ‖J‖₂ of a row norm diag(γ)(P − yyᵀ/m)/ρ, whose middle factor is a projection. */
+static double row_norm_gain(const double *gain, double offset, int width, const double *inv,
+                            size_t rows)
+{
+    double top = gain ? 0.0 : 1.0, inv_max = 0.0;
+    for (int j = 0; gain && j < width; j++)
+        top = fmax(top, fabs(offset + gain[j]));
+    for (size_t i = 0; i < rows; i++)
+        inv_max = fmax(inv_max, inv[i]);
+    return top * inv_max;
+}
+
+/* ‖Ċ‖_F per unit Ẋ bounded with Frobenius norms (≥ ‖·‖₂ of the |·| matrices Higham's bounds
+   carry) of the factors the products use: s(‖fl(X M)‖ + ‖fl(X Mᵀ)‖) for s(Ẋ M Xᵀ + X M Ẋᵀ);
+   through the shaped projections s(λ_Q‖W^Q‖‖K̃‖ + ‖Q̃‖λ_K‖W^K‖), λ QK-norm's ‖J‖ bound (RoPE
+   is a rotation).  *prepared: the magnitude of X·M's own rounding, 2s‖X‖‖M‖ (0 for the
+   shaped Q̃ and K̃, which are the state K is taken at). */
+static double logit_magnitude(const SaWork *w, int h, double x_norm, double *prepared)
+{
+    const SaBlock *b = &w->b[h];
+    size_t td = (size_t)b->T * b->d;
+    double s = fabs(b->scale);
+    *prepared = 0.0;
+    if (!w->shaped_logits) {
+        *prepared = 2.0 * s * x_norm * frobenius((size_t)b->d * b->d, b->m);
+        return s * (frobenius(td, w->xm + td * (size_t)h) + frobenius(td, w->xmt + td * (size_t)h));
+    }
+    const Config *c = w->shape.c;
+    int T = b->T, d = b->d, nk = Layer_kv_width(c), groups;
+    double lq = 1.0, lk = 1.0;
+    if (Qk_normalised(c)) {
+        int width = qk_row_norm(c, T, w->heads, &groups).width;
+        lq = row_norm_gain(w->shape.query_gain, c->norm_gain_offset, width, w->q_inv,
+                           (size_t)T * groups);
+        qk_row_norm(c, T, Config_kv_heads(c), &groups);
+        lk = row_norm_gain(w->shape.key_gain, c->norm_gain_offset, width, w->k_inv,
+                           (size_t)T * groups);
+    }
+    return s * (lq * frobenius((size_t)d * d, w->shape.query) * frobenius((size_t)T * nk, w->kt) +
+                frobenius((size_t)T * d, w->qt) * lk * frobenius((size_t)d * nk, w->shape.key));
+}
+
+/* An upper bound on ‖D‖₂ of head h's attention derivative D and on its rounding's scale: the
+   softmax's rows are diag(a) − aaᵀ with eigenvalues in [0, max a], and A ⊙ g and A ⊙ (r·1ᵀ),
+   r_i = Σ_j a_ij|g_ij|, are at most max a·‖g‖_F (‖a_i‖₂² ≤ max a·Σ_j a_ij ≤ max a); the other
+   kinds' slopes are at most 1 (relu 1/T, sigmoid 1/4, linear 1), centring a projection. */
+static double derivative_scale(const SaWork *w, int h)
+{
+    const Config *c = w->shape.c;
+    if (c && c->attention != ATTENTION_SOFTMAX)
+        return 1.0;
+    size_t tt = (size_t)w->b[0].T * w->b[0].T;
+    const double *a = w->a + tt * (size_t)h;
+    double top = 0.0;
+    for (size_t k = 0; k < tt; k++)
+        top = fmax(top, a[k]);
+    return top;
+}
+
+double SaWork_product_error(const SaWork *w)
 {
     const SaBlock *b = &w->b[0];
-    return (3.0 * (b->T + b->d) + w->heads) * DBL_EPSILON;
+    int T = b->T, d = b->d;
+    size_t tt = (size_t)T * T, td = (size_t)T * d;
+    double x_norm = frobenius(td, b->x), value = 0, logits = 0, prepared = 0;
+    for (int h = 0; h < w->heads; h++) {
+        double wvo = frobenius((size_t)d * d, w->b[h].wvo), xw = frobenius(td, w->xw + td * h);
+        value += frobenius(tt, w->ap + tt * (size_t)h) * wvo;
+        if (!w->b[h].m)
+            continue;
+        /* Ċ (magnitude c) through the derivative (scale δ) into Ȧ·fl(X W_VO); apart from the
+           products' own rounding, the prepared X·M and X·W_VO carry γ_d of theirs. */
+        double delta = derivative_scale(w, h), c_prep, c = logit_magnitude(w, h, x_norm, &c_prep);
+        logits += delta * c * xw;
+        prepared += delta * (c_prep * xw + c * x_norm * wvo);
+    }
+    /* The sums' lengths, each piece's error at most γ_k of its magnitude (docs/model.md §8):
+       A·(Ẋ W_VO) accumulated; Ċ (or the projections, QK-norm's product and state, RoPE's
+       turn, the cap's slope); the softmax derivative's two terms and the centring's, each
+       bounded by max a·‖Ċ‖ (derivative_scale); Ȧ·fl(X W_VO); the heads; the branch LN's
+       product and state.  (1 + 2γ_k) covers the second-order terms (norms taken of the
+       computed factors). */
+    double k = (T + d + 1.0) + (w->shaped_logits ? 7.0 * d + 32.0 : 2.0 * d + 1.0) +
+               4.0 * (T + 2.0) + (T + d + 1.0) + w->heads + 8.0;
+    double ln = 1.0;
+    if (w->branch_norm) {
+        k += 4.0 * (d + 4.0);
+        ln = row_norm_gain(w->shape.branch_gain, w->shape.c->norm_gain_offset, d, w->f_inv,
+                           (size_t)T);
+    }
+    return ln * (gamma_of(k) * (value + logits) + gamma_of(d) * prepared) *
+           (1.0 + 2.0 * gamma_of(k));
 }
 
 void SaWork_set_stop(SaWork *w, const Linalg *la)
@@ -761,19 +862,16 @@ static void left_normal_product(void *context, const double *v, double *out)
     SaWork_jvp(p->w, p->between, out);
 }
 
-double SaWork_witness(SaWork *w, const double *y, double norm, bool above, bool transposed,
-                      double *ky)
+double SaWork_witness(SaWork *w, const double *y, bool above, bool transposed, double *ky)
 {
     size_t n = (size_t)w->b[0].T * w->b[0].d;
-    if (!(norm >= 0) || !isfinite(norm))
-        return NAN;
     if (transposed)
         SaWork_vjp(w, y, ky);
     else
         SaWork_jvp(w, y, ky);
     double y_norm = cblas_dnrm2((int)n, y, 1), image = cblas_dnrm2((int)n, ky, 1);
-    double slack = (double)(n + 4) * DBL_EPSILON, hidden = SaWork_product_rounding(w) * norm;
-    if (!(y_norm > 0))
+    double slack = (double)(n + 4) * DBL_EPSILON, hidden = SaWork_product_error(w);
+    if (!(y_norm > 0) || !isfinite(hidden))
         return NAN;
     if (above)
         return (image + hidden * y_norm) * (1.0 + slack) / (y_norm * (1.0 - slack));
@@ -782,27 +880,32 @@ double SaWork_witness(SaWork *w, const double *y, double norm, bool above, bool 
     return low > 0 ? low : 0.0;
 }
 
-bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double norm,
-                                double *scratch)
+bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double *scratch)
 {
     size_t n = (size_t)w->b[0].T * w->b[0].d;
     double *x = scratch, *kx = scratch + n;
     start_vector(n, 7, x);
     SaWork_jvp(w, x, kx);
     double forward = cblas_ddot((int)n, kx, 1, y, 1), backward = cblas_ddot((int)n, x, 1, kty, 1);
-    /* x is unit; each side within γ·norm·‖y‖ of ⟨Kx, y⟩, each dot product within n·ε of
-       |kx|·|y| and |x|·|kty| (Higham §3.1). */
+    /* x is unit; each side within η‖y‖ of ⟨Kx, y⟩ (η = SaWork_product_error), each dot
+       product within n·ε of |kx|·|y| and |x|·|kty| (Higham §3.1). */
     double y_norm = cblas_dnrm2((int)n, y, 1),
            dots = (double)n * DBL_EPSILON *
                   (cblas_dnrm2((int)n, kx, 1) * y_norm + cblas_dnrm2((int)n, kty, 1));
-    double allowed = 2.0 * SaWork_product_rounding(w) * norm * y_norm + dots;
+    double allowed = 2.0 * SaWork_product_error(w) * y_norm + dots;
     return fabs(forward - backward) <= allowed;
+}
+
+double SaWork_kappa_resolvable(const SaWork *w, double s_max)
+{
+    double eta = SaWork_product_error(w);
+    return s_max / sqrt(eta * (2.0 * s_max + eta));
 }
 
 /* SaWork_witness of the Ritz vector y = Q·s that Lanczos left, formed over the basis vector
    after the last one used (no longer needed).  NaN before a check. */
 static double ritz_witness(SaWork *w, const RitzEstimate *ritz, double *basis, double *between,
-                           double norm, bool above, bool transposed)
+                           bool above, bool transposed)
 {
     size_t n = (size_t)w->b[0].T * w->b[0].d;
     if (!ritz->coordinates)
@@ -810,7 +913,7 @@ static double ritz_witness(SaWork *w, const RitzEstimate *ritz, double *basis, d
     double *y = basis + n * (size_t)ritz->size;
     cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, ritz->size, 1.0, basis, (int)n,
                 ritz->coordinates, 1, 0.0, y, 1);
-    return SaWork_witness(w, y, norm, above, transposed, between);
+    return SaWork_witness(w, y, above, transposed, between);
 }
 
 int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *out)
@@ -841,21 +944,21 @@ int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *
     double norm = run->norm;
     if (!isnan(ritz.theta)) {
         /* An eigenvalue of the exact KᵀK within `reach` of θ: the Ritz residual plus what the
-           products' rounding (≤ 2γ‖K‖² per unit vector, γ = SaWork_product_rounding) adds to
-           the Ritz vector's residual (docs/model.md §8). */
-        double theta = ritz.theta, top = largest ? theta + ritz.residual : norm * norm;
-        double reach = ritz.residual + 2.0 * SaWork_product_rounding(w) * top * ritz.coordinates_l1;
+           products' rounding (≤ η(2‖K‖ + η) per unit vector, η = SaWork_product_error) adds
+           to the Ritz vector's residual (docs/model.md §8). */
+        double theta = ritz.theta, top = largest ? sqrt(theta + ritz.residual) : norm;
+        double eta = SaWork_product_error(w);
+        double reach = ritz.residual + eta * (2.0 * top + eta) * ritz.coordinates_l1;
         if (largest) {
             out->value = sqrt(theta);
             out->error = sqrt(theta + reach) - sqrt(theta);
-            norm = out->value + out->error;
         } else if (theta > reach) { /* else no positive lower bound: not certified */
             out->value = sqrt(theta);
             out->error = sqrt(theta) - sqrt(theta - reach);
         }
     }
     if (!status)
-        out->bound = ritz_witness(w, &ritz, basis, product.between, norm, !largest, run->left);
+        out->bound = ritz_witness(w, &ritz, basis, product.between, !largest, run->left);
     free(basis);
     free(tri);
     return status;

@@ -333,18 +333,19 @@ static void start(Davidson *dv, uint64_t seed)
 }
 
 /* The certificate's half-width for the triplet of smallest_ritz, the products' rounding
-   counted (docs/model.md §8): K·S was computed with an error of at most γ‖K‖ per column, so
-   ‖E‖₂ ≤ ‖E‖_F ≤ √p·γ‖K‖ after p products (a restart's orthonormal combinations never raise
-   ‖E‖_F), the exact K v − σu is at most that, and Kᵀu − σv at most ρ + γ‖K‖. */
-static double half_width(const Davidson *dv, double rho, double norm)
+   counted (docs/model.md §8): K·S was computed with an error of at most η per unit column
+   (η = SaWork_product_error), so ‖E‖₂ ≤ ‖E‖_F ≤ √p·η after p products (a restart's
+   orthonormal combinations never raise ‖E‖_F), the exact K v − σu is at most that, and
+   Kᵀu − σv at most ρ + η. */
+static double half_width(const Davidson *dv, double rho)
 {
-    double rounding = SaWork_product_rounding(dv->w) * norm;
+    double rounding = SaWork_product_error(dv->w);
     double forward = sqrt((double)dv->products) * rounding, backward = rho + rounding;
     return sqrt((forward * forward + backward * backward) / 2.0);
 }
 
 int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop, int max_steps,
-                                   double tolerance, uint64_t seed, double norm, KronEstimate *out)
+                                   double tolerance, uint64_t seed, KronEstimate *out)
 {
     size_t n = (size_t)f->T * f->d;
     Davidson dv = {.w = w, .f = f, .n = n};
@@ -374,7 +375,7 @@ int SaWork_smallest_preconditioned(SaWork *w, KronFactors *f, const Linalg *stop
         /* Converged when the residual allows no better; certified only if the rounding does
            not widen the interval beyond the tolerance either. */
         if (rho / M_SQRT2 <= tolerance * sigma || !(rho > 0)) {
-            double error = half_width(&dv, rho, norm);
+            double error = half_width(&dv, rho);
             if (error <= tolerance * sigma) {
                 out->value = sigma;
                 out->error = error;
@@ -401,9 +402,8 @@ int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, con
     return KronFactors_factor_nearest(f, la, T, d, heads, applied, wvo_head);
 }
 
-double KronTally_lanczos_reach(size_t n, int steps, double rounding)
+double KronTally_lanczos_reach(size_t n, int steps, double resolvable)
 {
-    double resolvable = 1.0 / sqrt(2.0 * rounding);
     return (size_t)steps >= n ? resolvable : fmin(resolvable, LANCZOS_KAPPA_REACH);
 }
 
@@ -446,9 +446,10 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
                      KRON_PREMISE_MAX, tally->far);
     if (tally->beyond)
         Warnings_add(warnings,
-                     "conditioning: at %d layers the image of one vector proves kappa(K) >= %.3g "
-                     "(up to %.3g; kappa_jacobian_lower per layer), beyond the reach of Lanczos on "
-                     "K^T K: s_min not sought there, kappa_jacobian null, the bound the answer",
+                     "conditioning: at %d layers the image of one vector proves kappa(K) >= %.3g, "
+                     "the reach of Lanczos on K^T K (its steps, or what the products' rounding "
+                     "lets it certify) (up to %.3g; kappa_jacobian_lower per layer): s_min not "
+                     "sought there, kappa_jacobian null, the bound the answer",
                      tally->beyond, tally->kappa_resolvable, tally->kappa_at_least);
     if (tally->inexact)
         Warnings_add(warnings,

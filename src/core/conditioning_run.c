@@ -299,10 +299,10 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
         return info;
     double *right = r->witness, *left = r->witness + r->n;
     KronFactors_smallest_pair(r->kron, right, left);
-    bound_below(out, SaWork_witness(r->sa, left, s_max, true, true, right));
-    /* Every bound and certificate below takes the products' rounding as γ‖K‖: where they
-       break it, none is given, and no product resolves s_min below their own error. */
-    if (!SaWork_rounding_consistent(r->sa, left, right, s_max, r->witness + 2 * r->n)) {
+    bound_below(out, SaWork_witness(r->sa, left, true, true, right));
+    /* Every bound and certificate below takes the products' rounding as η per unit vector:
+       where the JVP and VJP are not adjoint to within it, none is given. */
+    if (!SaWork_rounding_consistent(r->sa, left, right, r->witness + 2 * r->n)) {
         r->tally.inexact++;
         out->above = NAN;
         out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
@@ -319,7 +319,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
         } else {
             KronEstimate e;
             if ((info = SaWork_smallest_preconditioned(r->sa, r->kron, r->la, KRON_STEPS_MAX,
-                                                       KRON_TOLERANCE, 2, s_max, &e)))
+                                                       KRON_TOLERANCE, 2, &e)))
                 return info;
             if (!isnan(e.value)) {
                 r->tally.certified++;
@@ -327,23 +327,25 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
                 bound_below(out, e.value + e.error);
                 return 0;
             }
-            /* σ = ‖K v‖ from K·S, whose columns are off by γ‖K‖ each (its half-width). */
-            bound_below(out, e.upper + sqrt((double)e.products) * SaWork_product_rounding(r->sa) *
-                                           s_max * (1.0 + (double)r->n * DBL_EPSILON));
+            /* σ = ‖K v‖ from K·S, whose columns are off by η each (its half-width). */
+            bound_below(out, e.upper + sqrt((double)e.products) * SaWork_product_error(r->sa) *
+                                           (1.0 + (double)r->n * DBL_EPSILON));
         }
     }
-    double reach = KronTally_lanczos_reach(r->n, LANCZOS_STEPS_MAX, SaWork_product_rounding(r->sa));
+    double resolvable = SaWork_kappa_resolvable(r->sa, s_max),
+           reach = KronTally_lanczos_reach(r->n, LANCZOS_STEPS_MAX, resolvable);
     if (KronTally_beyond_lanczos(&r->tally, s_max_low, out->above, reach)) {
         out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
         return 0;
     }
     /* On KKᵀ from that vector, which K's structure already put near the bottom: the bound
        only improves (the Ritz vector minimises ‖Kᵀy‖ over the Krylov space holding it), and
-       the steps stop once its Ritz value puts κ(K) at the reach. */
+       the steps stop once its Ritz value puts κ(K) at the reach, or below the rounding's
+       floor s_max/resolvable, under which no s_min is certified. */
     ExtremeRun smallest = {.left = true,
                            .max_steps = LANCZOS_STEPS_MAX,
                            .tolerance = LANCZOS_TOLERANCE,
-                           .give_up = s_max_low / reach,
+                           .give_up = fmax(s_max_low / reach, s_max / resolvable),
                            .seed = 2,
                            .start = left,
                            .norm = s_max};
@@ -444,8 +446,9 @@ static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, 
     out->jacobian_s_min_error[l] = smallest.estimate.error;
     out->kappa_jacobian[l] =
         Conditioning_kappa(out->jacobian_norm[l], smallest.estimate.value, (int)r->n);
-    /* κ(K) ≥ s_max/s_min ≥ (the witness below s_max)/(the bound above s_min). */
-    if (smallest.above > 0)
+    /* κ(K) ≥ s_max/s_min ≥ (the witness below s_max)/(the bound above s_min); below 1 (the
+       products' rounding η above ‖K y‖) it says nothing κ ≥ 1 does not: null. */
+    if (smallest.above > 0 && top.bound >= smallest.above)
         out->kappa_jacobian_lower[l] = top.bound / smallest.above;
     return 0;
 }
