@@ -13,11 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
     local name=$1
     shift
-    "$BIN" --batch --conditioning --preset presets/skipless-cutting-skip.preset "$@" \
-        >"$tmp/$name.json" 2>"$tmp/$name.err"
-    local status=$?
-    [ $status -eq 0 ] || echo "  $*: exit $status: $(head -c 300 "$tmp/$name.err")"
-    return $status
+    batch_document "$tmp/$name" --conditioning --preset presets/skipless-cutting-skip.preset "$@"
 }
 
 within() { # exact's name, the estimate's name

@@ -12,13 +12,10 @@ cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-run() { # name, args...
+run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
     local name=$1
     shift
-    "$BIN" --batch --conditioning --no-confirm "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
-    local status=$?
-    [ $status -eq 0 ] || echo "  $*: exit $status: $(head -c 300 "$tmp/$name.err")"
-    return $status
+    batch_document "$tmp/$name" --conditioning --no-confirm "$@"
 }
 
 below() { # exact's name, the estimate's name

@@ -12,10 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
     local name=$1
     shift
-    "$BIN" --batch "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
-    local status=$?
-    [ $status -eq 0 ] || echo "  $*: exit $status: $(head -c 300 "$tmp/$name.err")"
-    return $status
+    batch_document "$tmp/$name" "$@"
 }
 
 py() { # description, python code with doc(name)

@@ -12,6 +12,16 @@ check() { # description, command...
     shift
     if "$@"; then ok "$what"; else not_ok "$what"; fi
 }
+# stem, args...: --batch's document in stem.json and its stderr in stem.err; ok when the exit
+# status is 0, else that status and the start of stderr are printed.
+batch_document() {
+    local stem=$1
+    shift
+    "$BIN" --batch "$@" >"$stem.json" 2>"$stem.err"
+    local status=$?
+    [ $status -eq 0 ] || echo "  $*: exit $status: $(head -c 300 "$stem.err")"
+    return $status
+}
 finish() {
     echo "$((checks - failures)) of $checks checks passed"
     [ "$failures" -eq 0 ]
