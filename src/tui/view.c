@@ -268,14 +268,15 @@ static const char *kappa_text(char *out, size_t size, double kappa)
     return out;
 }
 
-/* A κ(K) as the readout prints it: the value; where it is null, "≥" the proved lower bound
-   when there is one (never the bound as the value), else "null". */
+/* A κ(K) as the readout prints it after its name: "=" the value; where it is null, "≥" the
+   proved lower bound when there is one (never the bound as the value), else "=null". */
 static const char *kappa_or_bound(char *out, size_t size, double kappa, double lower)
 {
+    char value[24];
     if (isnan(kappa) && !isnan(lower))
         snprintf(out, size, "≥%.3g", lower);
     else
-        kappa_text(out, size, kappa);
+        snprintf(out, size, "=%s", kappa_text(value, sizeof value, kappa));
     return out;
 }
 
@@ -335,15 +336,11 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
     else if (missing)
         snprintf(nulls, size, "%s: null at %d of %d layers (!)",
                  k->jacobian_exact ? "beyond double precision" : "not certified", missing, depth);
-    char kj[24], ks[24], ka[24];
-    snprintf(values, size, "ℓ=%d: κ(K)%s%s κ(K+I)=%s κ(A⋯A)=%s", shown,
-             isnan(k->network.kappa_jacobian[shown]) && !k->jacobian_exact &&
-                     !isnan(k->network.kappa_jacobian_lower[shown])
-                 ? ""
-                 : "=",
-             k->jacobian_exact ? kappa_text(kj, sizeof kj, k->network.kappa_jacobian[shown])
-                               : kappa_or_bound(kj, sizeof kj, k->network.kappa_jacobian[shown],
-                                                k->network.kappa_jacobian_lower[shown]),
+    char kj[32], ks[24], ka[24];
+    /* On the exact path a null κ(K) is beyond double precision, and its bound is not drawn. */
+    snprintf(values, size, "ℓ=%d: κ(K)%s κ(K+I)=%s κ(A⋯A)=%s", shown,
+             kappa_or_bound(kj, sizeof kj, k->network.kappa_jacobian[shown],
+                            k->jacobian_exact ? NAN : k->network.kappa_jacobian_lower[shown]),
              kappa_text(ks, sizeof ks, k->network.kappa_jacobian_skip[shown]),
              kappa_text(ka, sizeof ka, k->network.kappa_attention_product[shown]));
     return missing;
