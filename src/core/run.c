@@ -603,7 +603,7 @@ static int input_layer(Run *run)
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *main_lane = &w->lane[NETWORK_MAIN];
-    InputTasks tasks = {.run = run, .chain = gradients_due(run)};
+    InputTasks tasks = {.run = run, .chain = Work_value_chain_beside_input(gradients_due(run))};
     if (tasks.chain)
         both_lanes(run->progress, input_task, &tasks);
     else

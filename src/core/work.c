@@ -74,6 +74,11 @@ static void factorisation(const Config *c, double parts, WorkList *out)
     add(out, WORK_PASSES, d * d, 0, 0, parts);
 }
 
+bool Work_value_chain_beside_input(bool gradients)
+{
+    return gradients && !Layer_weights_in_use();
+}
+
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
    where the initialisation says. */
 static void iid_matrix(const Config *c, Matrix m, WorkList *out)
@@ -428,7 +433,7 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
     const SeedPlan *p = &plan->seed[s];
     Walk walk = {.c = c,
                  .first = s == 0,
-                 .values_chained = p->input && p->gradients,
+                 .values_chained = p->input && Work_value_chain_beside_input(p->gradients),
                  .visit = visit_step,
                  .context = context};
     if (p->input) { /* X0, beside the value chain where the gradients are due */
