@@ -935,7 +935,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .out = out,
                .progress = progress,
                .qk_norm = qk_norm,
-               .qk_norm_ahead = qk_norm ? qk_norm + c->heads : NULL,
+               .qk_norm_ahead = qk_norm + c->heads,
                .ahead = &ahead};
     /* The lanes' products and long calls poll the stop request too, for the run only: the
        progress need not outlive it. */
