@@ -13,7 +13,9 @@
  * lane of a pair, the eigenvalues beside.  From them, the wall time two idle cores would
  * take: a pair ends when its slower lane does, a join when the eigenvalues are done (even
  * where the loaded run found them done sooner, so the estimate of the overlap errs long).
- * Prints one JSON object per schedule with the medians over the reps. */
+ * Prints one JSON object per schedule with the medians over the reps; with OVERLAP_TRACE set,
+ * each piece to stderr as it ends (the caller's CPU alone before each pair, the pair's lanes,
+ * the eigenvalues beside). */
 #include "attnscope/config.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
@@ -48,6 +50,7 @@ typedef struct {
     void *context;
     double cpu[2];  /* of the task's two parts (a pair's lanes, or the part beside in [1]) */
     double threads; /* CPU seconds of all threads */
+    bool trace;     /* each piece to stderr as it ends */
 } Clock;
 
 static void bring_up(Clock *k)
@@ -69,10 +72,14 @@ static void timed(int which, void *context)
 static void pair(void *context, void (*task)(int, void *), void *task_context)
 {
     Clock *k = context;
+    double serial = thread_seconds() - k->mark;
     bring_up(k);
     k->task = task;
     k->context = task_context;
     Lanes_run(k->lanes, timed, k);
+    if (k->trace)
+        fprintf(stderr, "pair at %.3f s: caller alone before it %.3f s, lanes %.3f and %.3f s\n",
+                k->caller, serial, k->cpu[0], k->cpu[1]);
     k->caller += k->cpu[0] > k->cpu[1] ? k->cpu[0] : k->cpu[1];
     k->threads += k->cpu[0] + k->cpu[1];
     k->mark = thread_seconds();
@@ -96,6 +103,9 @@ static bool second_finished(void *context, bool wait)
     bool finished = Lanes_finished(k->lanes, wait);
     if (finished && k->beside) {
         double end = k->second_from + k->cpu[1];
+        if (k->trace)
+            fprintf(stderr, "beside: from %.3f s, %.3f s, joined at %.3f s\n", k->second_from,
+                    k->cpu[1], k->caller > end ? k->caller : end);
         k->caller = k->caller > end ? k->caller : end;
         k->threads += k->cpu[1];
         k->beside = false;
@@ -143,7 +153,7 @@ int main(int argc, char **argv)
     char err[256];
     for (int rep = 0; rep < reps; rep++)
         for (int s = 0; s < 2; s++) { /* interleaved */
-            Clock k = {.lanes = lanes, .mark = thread_seconds()};
+            Clock k = {.lanes = lanes, .mark = thread_seconds(), .trace = getenv("OVERLAP_TRACE")};
             Progress p = {.run_pair = pair, .pair_context = &k};
             if (s == 1) {
                 p.start_second = start_second;

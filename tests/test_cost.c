@@ -742,6 +742,102 @@ static void test_value_chain_planned_beside_x0(void **state)
     assert_true(s.input[1].gram_flops == 0 && s.input[2].product_flops == 0);
 }
 
+/* Each lane of each pair the run hands to Progress.run_pair, as the plan declares it and as
+   the run did it: the pair's two tasks run in turn here, on the caller's thread alone, so the
+   workspace's tally between them is one task's work (taking it mid-run is safe without a
+   second thread). */
+enum { PAIRS_MAX = 32 };
+typedef struct {
+    Workspace *w;
+    int pairs;
+    WorkTotals lane[PAIRS_MAX][2];
+} PairLog;
+
+static void log_pair(void *context, void (*task)(int which, void *context), void *task_context)
+{
+    PairLog *log = context;
+    assert_true(log->pairs < PAIRS_MAX);
+    LinalgTally before = {0};
+    Workspace_take_tally(log->w, &before); /* the serial part's: not a lane's */
+    for (int n = 0; n < 2; n++) {
+        LinalgTally t = {0};
+        task(n, task_context);
+        Workspace_take_tally(log->w, &t);
+        WorkTotals *mine = &log->lane[log->pairs][n];
+        *mine = (WorkTotals){.product_flops = t.product_flops, .gram_flops = t.gram_flops};
+        mine->calls[WORK_ORTHONORMAL] = t.calls[LINALG_ORTHONORMAL];
+    }
+    log->pairs++;
+}
+
+static bool log_declared_pair(void *context, const WorkStep *step)
+{
+    PairLog *log = context;
+    if (!step->lane[0].count && !step->lane[1].count)
+        return true;
+    assert_true(log->pairs < PAIRS_MAX);
+    for (int n = 0; n < 2; n++) {
+        WorkTotals t = list_totals(&step->lane[n]), *mine = &log->lane[log->pairs][n];
+        *mine = (WorkTotals){.product_flops = t.product_flops, .gram_flops = t.gram_flops};
+        mine->calls[WORK_ORTHONORMAL] = t.calls[WORK_ORTHONORMAL];
+    }
+    log->pairs++;
+    return true;
+}
+
+/* The plan's lanes are the run's, pair by pair: the q·k norms of layers 1 and 2 on one lane
+   each (run.c's layer_qk_norms), layer 3's (the last: no next layer) serial, the networks',
+   X0's beside the value chain, the spectra's and the gradients' products. */
+static void test_pairs_planned_as_run(void **state)
+{
+    (void)state;
+    Config c = work_base();
+    ModelPlan plan;
+    assert_int_equal(Model_plan(&c, NULL, &plan), 0);
+    PairLog declared = {0};
+    Work_seed_steps(&plan, 0, c.depth + 1, log_declared_pair, &declared);
+    ModelPlan_release(&plan);
+    PairLog run = {.w = Workspace_new()};
+    Progress p = {.run_pair = log_pair, .pair_context = &run};
+    Result *r = Result_new();
+    char err[256];
+    assert_int_equal(Model_run(&c, run.w, r, &p, err, sizeof err), 0);
+    /* The gradients' P1: one step declared, the last, whose L products the run pairs one
+       layer at a time. */
+    assert_int_equal(run.pairs, declared.pairs - 1 + c.depth);
+    for (int i = declared.pairs; i < run.pairs; i++)
+        for (int n = 0; n < 2; n++) {
+            WorkTotals *last = &run.lane[declared.pairs - 1][n];
+            last->product_flops += run.lane[i][n].product_flops;
+            last->gram_flops += run.lane[i][n].gram_flops;
+            last->calls[WORK_ORTHONORMAL] += run.lane[i][n].calls[WORK_ORTHONORMAL];
+        }
+    for (int i = 0; i < declared.pairs; i++)
+        for (int n = 0; n < 2; n++) {
+            const WorkTotals *a = &run.lane[i][n], *b = &declared.lane[i][n];
+            if (a->product_flops != b->product_flops || a->gram_flops != b->gram_flops ||
+                a->calls[WORK_ORTHONORMAL] != b->calls[WORK_ORTHONORMAL])
+                fail_msg("pair %d, lane %d: run %.17g product and %.17g Gram flops and %.0f QR, "
+                         "declared %.17g, %.17g and %.0f",
+                         i, n, a->product_flops, a->gram_flops, a->calls[WORK_ORTHONORMAL],
+                         b->product_flops, b->gram_flops, b->calls[WORK_ORTHONORMAL]);
+        }
+    /* Layers 1 and 2's norms (one head: below ENTROPY_EXACT_INPUT_NORM each is a QR, two
+       products of d·d_h·d_h and an SVD): a pair of them alone, one on each lane. */
+    double dh = c.width, d = c.width, qk = 2 * dh * dh * d + 2 * d * dh * dh;
+    bool norms_paired = false;
+    for (int i = 0; i < declared.pairs; i++) {
+        bool both = true;
+        for (int n = 0; n < 2; n++)
+            both &= run.lane[i][n].product_flops == qk && run.lane[i][n].gram_flops == 0 &&
+                    run.lane[i][n].calls[WORK_ORTHONORMAL] == 1;
+        norms_paired |= both;
+    }
+    assert_true(norms_paired);
+    Result_free(r);
+    Workspace_free(run.w);
+}
+
 /* Defect 3: a causal mask's eigenvalues come off the diagonal only where the applied matrix
    stays triangular; gap `outliers` makes it dense, and the run calls dgeev, as for the full
    mask.  The head key (shown attention and spectra of a kept network) costs the same under
@@ -1104,6 +1200,7 @@ int main(void)
         cmocka_unit_test(test_tally_counts_what_linalg_runs),
         cmocka_unit_test(test_checkpoint_load_priced),
         cmocka_unit_test(test_declared_work_is_what_the_run_does),
+        cmocka_unit_test(test_pairs_planned_as_run),
         cmocka_unit_test(test_entropies_are_priced),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),

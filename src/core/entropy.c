@@ -137,3 +137,8 @@ bool Entropy_qk_norm_exact(const Config *c)
 {
     return Entropy_input_norm_exact(c->width, Config_head_width(c));
 }
+
+bool Entropy_qk_norms_ahead(const Config *c, int layer)
+{
+    return layer < c->depth && !Entropy_zhai_void(c, layer + 1);
+}

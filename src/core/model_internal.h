@@ -209,8 +209,13 @@ typedef struct {
        of a layer run in turn on the caller's thread. */
     ShownSpectra spectra;
     bool spectra_beside;
-    int info[NETWORKS];  /* LAPACK status of each lane */
-    double *qk_norm;     /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
+    int info[NETWORKS]; /* LAPACK status of each lane */
+    double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
+    /* The next layer's norms, computed beside this layer's (layer_qk_norms), for layer
+       qk_ahead_layer (0: none); its W^Q and W^K drawn ahead (NULL until first needed). */
+    double *qk_norm_ahead;
+    int qk_ahead_layer;
+    LayerWeights *ahead;
     bool values_chained; /* value_chain has run for this seed's gradients */
 } Run;
 

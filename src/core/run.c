@@ -263,26 +263,34 @@ typedef struct {
     double *values;         /* d_h */
 } QkScratch;
 
+/* Where one layer's ‖M_h‖₂ are computed: its W^Q and W^K, the lane's Linalg, and the
+   [heads] norms it fills. */
+typedef struct {
+    int layer; /* 0: none on this lane */
+    const double *query, *key;
+    Linalg *la;
+    double *norm;
+    int info;
+} QkLayer;
+
 /* s_1(W^Q_h W^K_gᵀ) exactly: with A = W^Q_h and B = W^K_g (d×d_h) and B = Q_B R_B (thin QR),
    s_1(A Bᵀ) = s_1(A R_Bᵀ): one QR, two products of d_h columns and the singular values of a
    d×d_h matrix, never a d×d SVD.  Leaves s->lower alone. */
-static int qk_norm_exact(Run *run, int h, QkScratch *s, double *norm)
+static int qk_norm_exact(const Config *c, const QkLayer *q, int h, QkScratch *s, double *norm)
 {
-    const Config *c = run->config;
     int d = c->width, dh = Config_head_width(c);
     size_t block = (size_t)d * dh;
-    const double *a = run->weights.query + block * h;
-    const double *key = run->weights.key + block * Config_kv_head_of(c, h);
-    double *q = s->block[0], *r = s->square, *product = s->block[1];
-    Linalg *la = run->w->lane[NETWORK_MAIN].step.la;
-    memcpy(q, key, sizeof(double) * block);
-    int info = Linalg_orthonormalise(la, d, dh, q);
+    const double *a = q->query + block * h;
+    const double *key = q->key + block * Config_kv_head_of(c, h);
+    double *qb = s->block[0], *r = s->square, *product = s->block[1];
+    memcpy(qb, key, sizeof(double) * block);
+    int info = Linalg_orthonormalise(q->la, d, dh, qb);
     if (!info) /* R_B = Q_Bᵀ B */
-        info = Linalg_gemm(la, true, false, dh, dh, d, 1.0, q, d, key, d, 0.0, r, dh);
+        info = Linalg_gemm(q->la, true, false, dh, dh, d, 1.0, qb, d, key, d, 0.0, r, dh);
     if (!info)
-        info = Linalg_gemm(la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product, d);
+        info = Linalg_gemm(q->la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product, d);
     if (!info)
-        info = Linalg_singular_values(la, d, dh, product, s->values);
+        info = Linalg_singular_values(q->la, d, dh, product, s->values);
     if (!info)
         *norm = s->values[0];
     return info;
@@ -290,41 +298,36 @@ static int qk_norm_exact(Run *run, int h, QkScratch *s, double *norm)
 
 /* Upper bounds of s_1(W^Q_h W^K_gᵀ) for the query heads h of key head g, from one Cholesky
    factor of W^K_gᵀW^K_g (Measure_product_norm2_squared_bound); exact where the proof fails. */
-static int qk_norm_bounds(Run *run, int g, QkScratch *s, double *norm)
+static int qk_norm_bounds(const Config *c, const QkLayer *q, int g, QkScratch *s)
 {
-    const Config *c = run->config;
     int d = c->width, dh = Config_head_width(c);
     size_t block = (size_t)d * dh;
-    Linalg *la = run->w->lane[NETWORK_MAIN].step.la;
     MeasureGramFactor key = {.lower = s->lower};
-    int info = Measure_gram_factor(la, d, dh, run->weights.key + block * g, s->block[0], &key);
+    int info = Measure_gram_factor(q->la, d, dh, q->key + block * g, s->block[0], &key);
     for (int h = 0; h < c->heads && !info; h++) {
         if (Config_kv_head_of(c, h) != g)
             continue;
         double bound;
-        info = Measure_product_norm2_squared_bound(la, d, dh, run->weights.query + block * h, &key,
+        info = Measure_product_norm2_squared_bound(q->la, d, dh, q->query + block * h, &key,
                                                    s->block[1], s->block[0], s->square, s->lanczos,
                                                    &bound);
         /* Rounded up past the rounding of the square root and of the scale's product. */
-        norm[h] = sqrt(bound) * (1 + 2 * DBL_EPSILON);
+        q->norm[h] = sqrt(bound) * (1 + 2 * DBL_EPSILON);
         if (!info && isnan(bound))
-            info = qk_norm_exact(run, h, s, &norm[h]);
+            info = qk_norm_exact(c, q, h, s, &q->norm[h]);
     }
     return info;
 }
 
-/* ‖M_h‖₂ of every head's M_h = scale·W^Q_h W^K_gᵀ into run->qk_norm (NaN where Zhai et al.'s
-   bound does not hold), once for both networks, where the entropies are measured: exact
-   while that is cheap (Entropy_qk_norm_exact), else a proved upper bound, which keeps the
-   bound a bound (docs/model.md §3).  Returns 0, -1 (no memory) or LAPACK's status. */
-static int qk_spectral_norms(Run *run)
+/* ‖M_h‖₂ of every head's M_h = scale·W^Q_h W^K_gᵀ of one layer into q->norm (NaN where Zhai
+   et al.'s bound does not hold): exact while that is cheap (Entropy_qk_norm_exact), else a
+   proved upper bound, which keeps the bound a bound (docs/model.md §3).  Returns 0, -1 (no
+   memory) or LAPACK's status. */
+static int qk_spectral_norms(const Config *c, const QkLayer *q)
 {
-    const Config *c = run->config;
-    if (!run->measure || !run->first_seed)
-        return 0; /* the entropies, which the norms go with, are not measured */
     for (int h = 0; h < c->heads; h++)
-        run->qk_norm[h] = NAN;
-    if (Entropy_zhai_void(c, run->layer))
+        q->norm[h] = NAN;
+    if (Entropy_zhai_void(c, q->layer))
         return 0;
     int d = c->width, dh = Config_head_width(c);
     size_t block = (size_t)d * dh, square = (size_t)dh * dh;
@@ -339,15 +342,93 @@ static int qk_spectral_norms(Run *run)
     int info = 0;
     if (Entropy_qk_norm_exact(c)) {
         for (int h = 0; h < c->heads && !info; h++)
-            info = qk_norm_exact(run, h, &s, &run->qk_norm[h]);
+            info = qk_norm_exact(c, q, h, &s, &q->norm[h]);
     } else {
         for (int g = 0; g < Config_kv_heads(c) && !info; g++)
-            info = qk_norm_bounds(run, g, &s, run->qk_norm);
+            info = qk_norm_bounds(c, q, g, &s);
     }
     for (int h = 0; h < c->heads; h++)
-        run->qk_norm[h] *= Init_logit_scale(c);
+        q->norm[h] *= Init_logit_scale(c);
     free(all);
     return info;
+}
+
+typedef struct {
+    const Config *c;
+    QkLayer lane[NETWORKS];
+} QkLanes;
+
+static void qk_task(int which, void *context)
+{
+    QkLanes *q = context;
+    QkLayer *mine = &q->lane[which];
+    mine->info = mine->layer ? qk_spectral_norms(q->c, mine) : 0;
+}
+
+/* The next layer's W^Q and W^K into run->ahead (allocated once per run), from the streams
+   run_layer draws them from again: the same values. */
+static int draw_ahead(Run *run, int layer)
+{
+    const Config *c = run->config;
+    size_t dd = (size_t)c->width * c->width; /* as the workspace's: the draw may use it all */
+    LayerWeights *ahead = run->ahead;
+    if (!ahead->query) {
+        ahead->query = malloc(sizeof(double) * dd);
+        ahead->key = malloc(sizeof(double) * dd);
+        if (!ahead->query || !ahead->key)
+            return -1;
+    }
+    Workspace *w = run->w;
+    return Layer_draw(w->random, w->lane[NETWORK_MAIN].step.la, c, run->seed, layer,
+                      LAYER_DRAW_ATTENTION, ahead, w->init_scratch);
+}
+
+/* The norms of run->layer into run->qk_norm, once for both networks, where the entropies are
+   measured.  A layer that Entropy_qk_norms_ahead pairs with the next one computes both, one
+   on each lane (a single head's norms do not split, and the networks' steps keep both lanes
+   equally busy: only two layers' norms side by side halve their wall time); the next layer
+   then finds its own done.  Both lanes in turn while the shown eigenvalues hold the second
+   thread. */
+static int layer_qk_norms(Run *run)
+{
+    const Config *c = run->config;
+    if (!run->measure || !run->first_seed)
+        return 0; /* the entropies, which the norms go with, are not measured */
+    if (run->qk_ahead_layer == run->layer) {
+        run->qk_ahead_layer = 0;
+        memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
+        return 0;
+    }
+    Workspace *w = run->w;
+    QkLanes q = {.c = c};
+    q.lane[0] = (QkLayer){.layer = run->layer,
+                          .query = run->weights.query,
+                          .key = run->weights.key,
+                          .la = w->lane[NETWORK_MAIN].step.la,
+                          .norm = run->qk_norm};
+    if (!Entropy_qk_norms_ahead(c, run->layer)) {
+        qk_task(NETWORK_MAIN, &q);
+        return q.lane[0].info;
+    }
+    int info = draw_ahead(run, run->layer + 1);
+    if (!info)
+        info = shown_spectra_join(run, false);
+    if (info)
+        return info;
+    q.lane[1] = (QkLayer){.layer = run->layer + 1,
+                          .query = run->ahead->query,
+                          .key = run->ahead->key,
+                          .la = w->lane[NETWORK_COUNTERPART].step.la,
+                          .norm = run->qk_norm_ahead};
+    if (!run->spectra_beside) {
+        both_lanes(run->progress, qk_task, &q);
+    } else {
+        qk_task(NETWORK_MAIN, &q);
+        qk_task(NETWORK_COUNTERPART, &q);
+    }
+    if (!q.lane[0].info && !q.lane[1].info)
+        run->qk_ahead_layer = run->layer + 1;
+    return q.lane[0].info ? q.lane[0].info : q.lane[1].info;
 }
 
 /* One layer of one network: the layer step on its lane (the shown head's attention captured
@@ -534,7 +615,7 @@ static int run_layer(Run *run)
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, LAYER_DRAW_ALL,
                                   &run->weights.value);
     if (!info)
-        info = qk_spectral_norms(run);
+        info = layer_qk_norms(run);
     if (info)
         return info;
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
@@ -837,7 +918,8 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     Kept scratch = {0};
     Kept *k = kept_for(w, c, &scratch);
     Track *(*tracks)[NETWORKS] = calloc((size_t)seeds, sizeof *tracks);
-    double *qk_norm = malloc(sizeof(double) * (size_t)c->heads);
+    double *qk_norm = malloc(sizeof(double) * 2 * (size_t)c->heads);
+    LayerWeights ahead = {0}; /* drawn by layer_qk_norms when it first needs it */
     int status = 0;
     if (!tracks || !qk_norm || workspace_reserve(w, c) ||
         Result_allocate(out, c->tokens, c->depth)) {
@@ -852,7 +934,9 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .budget = k == &scratch ? 0 : w->keep_budget,
                .out = out,
                .progress = progress,
-               .qk_norm = qk_norm};
+               .qk_norm = qk_norm,
+               .qk_norm_ahead = qk_norm + c->heads,
+               .ahead = &ahead};
     /* The lanes' products and long calls poll the stop request too, for the run only: the
        progress need not outlive it. */
     LinalgStop stop = {0};
@@ -898,6 +982,8 @@ done:
     Linalg_set_stop(w->spectra_la, (LinalgStop){0});
     free(tracks);
     free(qk_norm);
+    free(ahead.query);
+    free(ahead.key);
     if (k == &scratch)
         kept_clear(&scratch);
     return status;

@@ -267,6 +267,7 @@ typedef struct {
     const Config *c;
     bool first;
     bool values_chained; /* the gradients' value chain ran beside X0 (run.c's input_layer) */
+    int qk_ahead;        /* the layer whose norms the layer below computed beside its own */
     bool (*visit)(void *context, const WorkStep *step);
     void *context;
     bool stopped;
@@ -366,8 +367,18 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     WorkStep step = {0};
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
     Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, before), &step.serial);
-    if (walk->first)
+    if (walk->first && walk->qk_ahead != l && Entropy_qk_norms_ahead(c, l)) {
+        /* run.c's layer_qk_norms: the next layer's W^Q and W^K drawn, each layer's norms on a
+           lane of its own, then the networks' step. */
+        Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
+        qk_norms(c, l, &step.lane[0]);
+        qk_norms(c, l + 1, &step.lane[1]);
+        visit(walk, &step);
+        step = (WorkStep){0};
+        walk->qk_ahead = l + 1;
+    } else if (walk->first && walk->qk_ahead != l) {
         qk_norms(c, l, &step.serial);
+    }
     if (shared) { /* then copied to the counterpart's lane */
         Layer_declare_attention(c, l, 0, &step.serial);
         passes(&step.serial, (double)c->tokens * c->tokens);
