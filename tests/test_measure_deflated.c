@@ -144,8 +144,8 @@ static void spectrum(int n, double scale, bool geometric, double *s)
 
 /* Deep in the collapse (sr − 1 from 1e-36 to round-off), T < d and T > d: the deflated route
    runs, is within the derived tolerance of the exact sr − 1 on the fourth root, and of
-   dgesdd's within both tolerances; below resolution (s_k ≤ 1e-15, and E = 0) it reports no
-   more than round-off, never the missing value's absence. */
+   dgesdd's within both tolerances; below resolution (s_k ≤ 1e-16, and E = 0) it reports a
+   number no larger than that round-off (the same tolerance from 0), never NaN. */
 static void test_deflated_against_exact_and_dgesdd(void **state)
 {
     (void)state;
