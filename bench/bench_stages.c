@@ -99,7 +99,7 @@ static void bufs_init(Bufs *b, int T, int d)
     b->shown_applied = alloc(tt);
     b->gram = alloc(tt);
     b->eig = alloc((size_t)T);
-    b->lanczos = alloc(Measure_lanczos_size(T));
+    b->lanczos = alloc(Measure_tokens_scratch_size(T, d));
     b->gap_scratch = alloc(Gap_scratch_size(T));
 }
 

@@ -55,12 +55,13 @@ static inline Result *run(const Config *c)
 }
 
 /* Measure_tokens on X by the default routes, or by the reference (lanczos = NULL: all
-   eigenvalues of the Gram matrix, the singular values of X below the floor). */
+   eigenvalues of the Gram matrix, the singular values of X below the floor, never the
+   deflated route). */
 static inline Measures measure_by(int T, int d, const double *x, bool top_eigenpair_first)
 {
     double *unit = malloc(sizeof(double) * T * d), *gram = malloc(sizeof(double) * T * T);
     double *eig = malloc(sizeof(double) * T);
-    double *lanczos = malloc(sizeof(double) * Measure_lanczos_size(T));
+    double *lanczos = malloc(sizeof(double) * Measure_tokens_scratch_size(T, d));
     Measures m;
     assert_int_equal(
         Measure_tokens(la, T, d, x, 0.0, unit, gram, eig, top_eigenpair_first ? lanczos : NULL, &m),

@@ -10,6 +10,7 @@
 #include "attnscope/entropy.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
+#include "attnscope/measure.h"
 #include "attnscope/model.h"
 #include "attnscope/work.h"
 
@@ -564,6 +565,12 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_declared_work_compared(&v, "the entropy bound's input norm by Cholesky, T < d");
     v = c, v.input = INPUT_EMBEDDING, v.tokens = 80, v.width = 64, v.vocab = 50;
     assert_declared_work_compared(&v, "the same, embedding input, T > d");
+    /* Above MEASURE_SVD_CHEAP the collapsed layers' sr − 1 (layers 6 and 7 at T = 64, by
+       the rule T^(1 − 2ℓ) < MEASURE_GRAM_FLOOR) is the deflated route's Gram matrix of the
+       smaller side, not the singular values of X. */
+    v = c, v.tokens = 64, v.width = 72, v.depth = 7, v.layer = 7;
+    assert_false(Measure_svd_cheap(v.tokens, v.width));
+    assert_declared_work_compared(&v, "the collapsed layers deflated, T < d");
     /* Above it in d·d_h², ‖W^Q_h W^K_gᵀ‖₂ by Cholesky too: a factor per key head, a product,
        a Gram matrix and a factorisation per query head. */
     v = c, v.tokens = 16, v.width = 192, v.heads = 4, v.kv_heads = 2;
@@ -606,6 +613,28 @@ static void test_declared_work_is_what_the_run_does(void **state)
                   "others lose a network)\n",
                   compared, runs);
     assert_true(compared >= runs * 3 / 4);
+}
+
+/* T > d (embedding input, whose collapse does not follow the rule: both networks fall below
+   MEASURE_GRAM_FLOOR earlier than it says): the run's Gram matrices beyond the declared ones
+   are whole deflated ones, each of the smaller side (d×d from T terms), and the rest of the
+   declaration holds. */
+static void test_deflated_gram_of_the_smaller_side(void **state)
+{
+    (void)state;
+    Config c = work_base();
+    c.input = INPUT_EMBEDDING, c.tokens = 72, c.width = 64, c.vocab = 50, c.depth = 7;
+    c.layer = 7;
+    assert_false(Measure_svd_cheap(c.tokens, c.width));
+    Result *r = Result_new();
+    WorkTotals declared = declared_work(&c);
+    LinalgTally performed = performed_work(&c, r);
+    double excess = performed.gram_flops - declared.gram_flops;
+    double deflated = (double)c.width * c.width * c.tokens;
+    assert_true(r->measure_routes[MEASURE_ROUTE_DEFLATED] > 0);
+    assert_true(excess == deflated * (r->measure_routes[MEASURE_ROUTE_DEFLATED] - 2));
+    assert_true(performed.product_flops == declared.product_flops);
+    Result_free(r);
 }
 
 /* The heads' row entropies (a log per attention entry, taken by run.c's observer on the first
@@ -1201,6 +1230,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_load_priced),
         cmocka_unit_test(test_declared_work_is_what_the_run_does),
         cmocka_unit_test(test_pairs_planned_as_run),
+        cmocka_unit_test(test_deflated_gram_of_the_smaller_side),
         cmocka_unit_test(test_entropies_are_priced),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),

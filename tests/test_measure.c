@@ -1,7 +1,8 @@
 /* Measure_tokens: sr − 1 accurate down to 1e-13 and below (docs/model.md §2), and its routes: the
  * top eigenpair of the Gram matrix (Lanczos, accepted by a certificate) agrees with all its
  * eigenvalues (dsyevd), runs where the certificate holds, and leaves to dsyevd what it
- * cannot certify and to the singular values of X what lies below MEASURE_GRAM_FLOOR. */
+ * cannot certify and to X itself (deflated, or its singular values) what lies below
+ * MEASURE_GRAM_FLOOR. */
 #include "testing.h"
 
 #include "model_fixture.h"
@@ -59,22 +60,27 @@ static void test_stable_rank_minus_one_accuracy(void **state)
     assert_relative(m.stable_rank_minus_one, expected, 1e-6);
     assert_int_equal(m.route, MEASURE_ROUTE_TOP_EIGENPAIR);
 
-    /* 1e-40: far below the Gram route's floor (~T·eps²), where the singular values of X
-       take over */
+    /* 1e-40: far below the Gram route's floor (~T·eps²), where X itself takes over: above
+       MEASURE_SVD_CHEAP deflated (test_measure_deflated.c), at it (64³) its singular values */
     double deep = 0, s_deep[T];
     s_deep[0] = 1.0;
     for (int i = 1; i < T; i++) {
         s_deep[i] = 1e-10 / i;
         deep += pow(s_deep[i], 4);
     }
-    double *x_deep = with_singular_values(T, D, s_deep, 4);
-    Measures m_deep = measure(T, D, x_deep);
-    assert_relative(m_deep.stable_rank_minus_one, deep, 1e-6);
-    assert_int_equal(m_deep.route, MEASURE_ROUTE_SINGULAR_VALUES);
-    /* the same singular values as the reference route, so the same bits */
-    assert_true(m_deep.stable_rank_minus_one ==
-                measure_by(T, D, x_deep, false).stable_rank_minus_one);
-    free(x_deep);
+    const int widths[] = {D, T};
+    const MeasureRoute deep_routes[] = {MEASURE_ROUTE_DEFLATED, MEASURE_ROUTE_SINGULAR_VALUES};
+    for (int k = 0; k < 2; k++) {
+        double *x_deep = with_singular_values(T, widths[k], s_deep, 4);
+        Measures m_deep = measure(T, widths[k], x_deep);
+        assert_relative(m_deep.stable_rank_minus_one, deep, 1e-6);
+        assert_int_equal(m_deep.route, deep_routes[k]);
+        /* the singular values: the same as the reference route's, so the same bits */
+        if (deep_routes[k] == MEASURE_ROUTE_SINGULAR_VALUES)
+            assert_true(m_deep.stable_rank_minus_one ==
+                        measure_by(T, widths[k], x_deep, false).stable_rank_minus_one);
+        free(x_deep);
+    }
     assert_true(m.stable_rank == 1.0 + m.stable_rank_minus_one);
     for (double scale = 1e-200; scale < 1e201; scale *= 1e100) {
         for (int i = 0; i < T * D; i++)

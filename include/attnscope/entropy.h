@@ -9,6 +9,7 @@
 #define ATTNSCOPE_ENTROPY_H
 
 #include "attnscope/config.h"
+#include "attnscope/measure.h"
 
 #include <stdbool.h>
 
@@ -63,7 +64,7 @@ const char *Entropy_zhai_void(const Config *c, int layer);
    (Measure_norm2_squared_bound, a few n·eps above), which keeps σ an upper bound of the
    logits' norms at the price of a Gram matrix and a Cholesky factorisation instead of an SVD
    (at T = d = 256, 8.4 M instructions against 29 M, callgrind; 16 per run at L = 8). */
-#define ENTROPY_EXACT_INPUT_NORM (64.0 * 64 * 64)
+#define ENTROPY_EXACT_INPUT_NORM MEASURE_SVD_CHEAP
 bool Entropy_input_norm_exact(int T, int d);
 
 /* The bound's ‖W^Q_h W^K_gᵀ‖₂ (d×d_h factors): exact (the singular values of a d×d_h matrix)

@@ -4,6 +4,7 @@
 
 #include "attnscope/linalg.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* How sr − 1 was computed (see Measure_tokens). */
@@ -12,6 +13,8 @@ typedef enum {
     MEASURE_ROUTE_TOP_EIGENPAIR,   /* Lanczos on the Gram matrix, accepted by its certificate */
     MEASURE_ROUTE_ALL_EIGENVALUES, /* every eigenvalue of the Gram matrix (dsyevd) */
     MEASURE_ROUTE_SINGULAR_VALUES, /* deep collapse: the singular values of X (dgesdd) */
+    MEASURE_ROUTE_DEFLATED,        /* deep collapse above MEASURE_SVD_CHEAP: X without its top
+                                      singular pair, and that rest's Gram matrix */
     MEASURE_ROUTES
 } MeasureRoute;
 
@@ -43,17 +46,30 @@ typedef struct {
    guarantees before rounding; a result it cannot certify is computed from all eigenvalues. */
 #define MEASURE_TOP_EIGENPAIR_TOLERANCE 1e-11
 
-/* Doubles of the `lanczos` scratch Measure_tokens needs for T tokens. */
+/* T·d·min(T, d) up to which an SVD of a T×d matrix costs little beside the rest of a layer's
+   measures: there the routes take LAPACK's singular values; above, routes without an SVD
+   (the deflated stable rank below, the proved norm bounds of entropy.h). */
+#define MEASURE_SVD_CHEAP (64.0 * 64 * 64)
+bool Measure_svd_cheap(int T, int d);
+
+/* Doubles of the Lanczos scratch of a T×T Gram matrix (Measure_norm2_squared_bound's). */
 size_t Measure_lanczos_size(int T);
+
+/* Doubles of the `lanczos` scratch Measure_tokens needs for T×d tokens: Lanczos's, and the
+   deflated route's top right singular vector. */
+size_t Measure_tokens_scratch_size(int T, int d);
 
 /* Measures exp(log_scale)·X.  Works on X/‖X‖_F, so nothing overflows; all NaN when X is 0 or
    not finite; log_similarity alone is NaN when μ(X) is below the resolution.
    The stable rank comes from the top eigenpair of the Gram matrix when a certificate
-   guarantees it, else from all its eigenvalues, and from the singular values of X when
-   sr − 1 is below MEASURE_GRAM_FLOOR; the centred stable rank by the same routes on
-   X − 1x̄ᵀ, with a Gram matrix of its own.  lanczos = NULL skips the top-eigenpair route (the
-   reference the tests compare it with).
-   Scratch: unit (T×d), gram (T×T), eig (T), lanczos (Measure_lanczos_size(T)).
+   guarantees it, else from all its eigenvalues; where sr − 1 is below MEASURE_GRAM_FLOOR,
+   from X itself: above MEASURE_SVD_CHEAP by deflation (X with the top singular pair that
+   Lanczos found projected out on both sides, and the Gram matrix of the rest, docs/model.md
+   §2), else (and without Lanczos's vector) from the singular values of X.  The centred stable
+   rank by the same routes on X − 1x̄ᵀ, with a Gram matrix of its own.  lanczos = NULL skips
+   the top-eigenpair route and so the deflated one (the reference the tests compare them
+   with).
+   Scratch: unit (T×d), gram (T×T), eig (T), lanczos (Measure_tokens_scratch_size(T, d)).
    Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop hook asked. */
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
                    double *gram, double *eig, double *lanczos, Measures *m);

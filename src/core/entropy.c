@@ -130,7 +130,7 @@ const char *Entropy_zhai_void(const Config *c, int layer)
 
 bool Entropy_input_norm_exact(int T, int d)
 {
-    return (double)T * d * (T < d ? T : d) <= ENTROPY_EXACT_INPUT_NORM;
+    return Measure_svd_cheap(T, d);
 }
 
 bool Entropy_qk_norm_exact(const Config *c)

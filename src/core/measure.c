@@ -57,6 +57,16 @@ size_t Measure_lanczos_size(int T)
     return (size_t)T * (steps + 2) + 7 * steps;
 }
 
+size_t Measure_tokens_scratch_size(int T, int d)
+{
+    return Measure_lanczos_size(T) + (size_t)d;
+}
+
+bool Measure_svd_cheap(int T, int d)
+{
+    return (double)T * d * (T < d ? T : d) <= MEASURE_SVD_CHEAP;
+}
+
 static Lanczos lanczos_carve(double *buf, int T)
 {
     size_t steps = (size_t)lanczos_steps(T);
@@ -248,14 +258,94 @@ typedef struct {
     MeasureRoute route;
 } GramRank;
 
+/* The lower triangle of the d×d Gram matrix XᵀX of x (T×d) through a transposed copy (dsyrk
+   forms a·aᵀ). */
+static int column_gram(Linalg *la, int T, int d, const double *x, double *transposed, double *gram)
+{
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++)
+            transposed[j + (size_t)i * d] = x[i + (size_t)j * T];
+    return Linalg_gram(la, d, T, transposed, gram);
+}
+
+/* The lower triangle of the n×n Gram matrix of x (T×d), n = min(T, d): XXᵀ, or XᵀX. */
+static int smaller_gram(Linalg *la, int T, int d, const double *x, double *transposed, double *gram)
+{
+    return T <= d ? Linalg_gram(la, T, d, x, gram) : column_gram(la, T, d, x, transposed, gram);
+}
+
+/* The deflated route (docs/model.md §2), for a collapsed X (here `unit`, ‖unit‖_F = 1) whose
+ * top left singular vector Lanczos has found (`ritz`, T, as a Ritz vector of XXᵀ).  The
+ * singular values of X below s_1 are those of X₂ = (I − u1u1ᵀ)X(I − v1v1ᵀ), and
+ * Σ_{i≥2} s_i⁴ = ‖X₂X₂ᵀ‖_F², one Gram matrix of a matrix whose entries are as small as s_2:
+ * its rounding is relative to Σ_{i≥2} s_i⁴, not to s_1⁴ as in XXᵀ's.
+ *   - v̂ ∝ Xᵀ·ritz, then û ∝ X·v̂ (one power step on each side) and ŝ1 = ‖X v̂‖.
+ *   - R = (I − ûûᵀ)X(I − v̂v̂ᵀ), each side projected twice: the first pass leaves along û the
+ *     rounding of its coefficients (γ_T·s1 at most), which the second removes ("twice is
+ *     enough"); what stays is each entry's own rounding, ‖E‖_F ≤ √2·u·(‖X‖_F + ‖(I − ûûᵀ)X‖_F).
+ *     The vectors' own errors enter R as s1·sin∠(û, u1)·sin∠(v̂, v1) + s2·(sin∠(û, u1) +
+ *     sin∠(v̂, v1)): second order, and relative to s2.
+ *   - R is scaled by the power of 2 nearest below 1/‖R‖_F (exact), so that its Gram matrix
+ *     neither underflows nor overflows, and sr − 1 = ‖fl(RRᵀ)‖_F²·(2^e/ŝ1)⁴ from the smaller
+ *     side's Gram matrix, whose rounding is relative: at most 2γ_m·√n of Σ_{i≥2} s_i⁴.
+ * Returns 0 and fills *out, 1 where there is no direction to deflate (the caller takes the
+ * singular values), or a failure of the Gram matrix.  unit is destroyed, as gram; scratch:
+ * ritz and product (T each, the Lanczos scratch's), right (d). */
+static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, double *ritz,
+                         double *product, double *right, GramRank *out)
+{
+    cblas_dgemv(CblasColMajor, CblasTrans, T, d, 1.0, unit, T, ritz, 1, 0.0, right, 1);
+    double norm = cblas_dnrm2(d, right, 1);
+    if (!(norm > 0))
+        return 1;
+    cblas_dscal(d, 1.0 / norm, right, 1);
+    double *left = ritz;
+    cblas_dgemv(CblasColMajor, CblasNoTrans, T, d, 1.0, unit, T, right, 1, 0.0, left, 1);
+    double top = cblas_dnrm2(T, left, 1);
+    if (!(top > 0))
+        return 1;
+    cblas_dscal(T, 1.0 / top, left, 1);
+    for (int j = 0; j < d; j++) {
+        double *col = unit + (size_t)j * T;
+        for (int pass = 0; pass < 2; pass++)
+            cblas_daxpy(T, -cblas_ddot(T, left, 1, col, 1), left, 1, col, 1);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        cblas_dgemv(CblasColMajor, CblasNoTrans, T, d, 1.0, unit, T, right, 1, 0.0, product, 1);
+        cblas_dger(CblasColMajor, T, d, -1.0, product, 1, right, 1, unit, T);
+    }
+    size_t td = (size_t)T * d;
+    double rest2 = 0;
+    for (size_t i = 0; i < td; i++)
+        rest2 += unit[i] * unit[i];
+    int exponent;
+    frexp(sqrt(rest2), &exponent);
+    double scale = ldexp(1.0, -exponent);
+    for (size_t i = 0; i < td; i++)
+        unit[i] *= scale;
+    /* T > d: RᵀR, through a transposed copy in gram; unit, copied out by then, takes it. */
+    int n = T < d ? T : d;
+    double *square = T <= d ? gram : unit;
+    int info = smaller_gram(la, T, d, unit, gram, square);
+    if (info)
+        return info;
+    double ratio = 1.0 / (scale * top); /* 2^e/ŝ1 */
+    out->rest = gram_norm2(n, square) * (ratio * ratio) * (ratio * ratio);
+    double off = rest2 / (top * top);
+    out->off_top = off / (1 + off);
+    out->route = MEASURE_ROUTE_DEFLATED;
+    return 0;
+}
+
 /* sr − 1 and the energy off the top direction of `unit` (T×d, ‖unit‖_F = 1; destroyed by the
    singular-value route), whose Gram matrix is `gram` (destroyed by the all-eigenvalue route),
    by the routes Measure_tokens describes.  The energy off the top,
    1 − s_1²/Σ s_i², is summed from the small terms where the route gives them (no
    cancellation), and is trace − θ on the top-eigenpair route (θ within η ≤ tol·F/(2θ) of λ1,
-   far below the rounding of the trace). */
+   far below the rounding of the trace).  `deep`: whether sr − 1 below MEASURE_GRAM_FLOOR is
+   wanted to its own digits (from X itself), or only the Gram route's value there. */
 static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double *eig,
-                     double *lanczos, GramRank *out)
+                     double *lanczos, bool deep, GramRank *out)
 {
     double trace = gram_trace(T, gram);
     double rest = NAN, top = NAN;
@@ -287,9 +377,18 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
         out->off_top = off / total;
         out->route = MEASURE_ROUTE_ALL_EIGENVALUES;
     }
-    if (rest < MEASURE_GRAM_FLOOR) {
-        /* Deep in the collapse the Gram route's floor (~T·eps²) is near: the singular values
-           of X itself resolve (s_i/s_1)⁴ down to ~T·eps⁴. */
+    if (deep && rest < MEASURE_GRAM_FLOOR && out->route == MEASURE_ROUTE_TOP_EIGENPAIR &&
+        !Measure_svd_cheap(T, d)) {
+        /* Deep in the collapse the Gram route's floor (~T·eps²) is near: X itself, without
+           the top pair that Lanczos found, resolves (s_i/s_1)⁴ down to ~eps⁴. */
+        Lanczos l = lanczos_carve(lanczos, T);
+        int deflated = deflated_rank(la, T, d, unit, gram, l.next, l.product,
+                                     lanczos + Measure_lanczos_size(T), out);
+        if (deflated <= 0)
+            return deflated;
+    }
+    if (deep && rest < MEASURE_GRAM_FLOOR) {
+        /* The same with the singular values of X: they resolve (s_i/s_1)⁴ down to ~T·eps⁴. */
         int info = Linalg_singular_values(la, T, d, unit, eig);
         if (info)
             return info;
@@ -400,7 +499,7 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
     int info = Linalg_gram(la, T, d, unit, gram);
     if (!info)
-        info = gram_rank(la, T, d, unit, gram, eig, lanczos, &rank);
+        info = gram_rank(la, T, d, unit, gram, eig, lanczos, true, &rank);
     if (info || isnan(rank.rest))
         return info;
     m->route = rank.route;
@@ -415,27 +514,13 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     info = Linalg_gram(la, T, d, unit, gram);
     if (info || !spread_resolved)
         return info;
+    /* Only 1 + sr − 1 is reported of it, which below MEASURE_GRAM_FLOOR is 1 exactly in
+       double whatever the route: X itself would change no bit. */
     GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
-    info = gram_rank(la, T, d, unit, gram, eig, lanczos, &centred);
+    info = gram_rank(la, T, d, unit, gram, eig, lanczos, false, &centred);
     if (!info)
         g->centred_stable_rank = 1.0 + centred.rest;
     return info;
-}
-
-/* The lower triangle of the d×d Gram matrix XᵀX of x (T×d) through a transposed copy (dsyrk
-   forms a·aᵀ). */
-static int column_gram(Linalg *la, int T, int d, const double *x, double *transposed, double *gram)
-{
-    for (int j = 0; j < d; j++)
-        for (int i = 0; i < T; i++)
-            transposed[j + (size_t)i * d] = x[i + (size_t)j * T];
-    return Linalg_gram(la, d, T, transposed, gram);
-}
-
-/* The lower triangle of the n×n Gram matrix of x (T×d), n = min(T, d): XXᵀ, or XᵀX. */
-static int smaller_gram(Linalg *la, int T, int d, const double *x, double *transposed, double *gram)
-{
-    return T <= d ? Linalg_gram(la, T, d, x, gram) : column_gram(la, T, d, x, transposed, gram);
 }
 
 /* The proof (measure.h).  Let Ĝ be the computed Gram matrix (n×n, inner products of m terms)

@@ -124,7 +124,7 @@ enum { LANE_STOPPED = LINALG_STOPPED };
 typedef struct {
     LayerBuffers step; /* x is X_ℓ (normalised for input-independent kinds, see log_scale) */
     double *frozen;    /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
-    double *lanczos;   /* Measure_lanczos_size(T) */
+    double *lanczos;   /* Measure_tokens_scratch_size(T, d) */
     Warnings warnings; /* merged into the result after each layer, main lane first */
     int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;

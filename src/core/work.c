@@ -160,9 +160,11 @@ void Work_gap_removal(const Config *c, Gap gap, WorkList *out)
 
 /* The stable rank and the other measures of X (Measure_tokens): the Gram matrix, then the
    route the theory expects: all its eigenvalues at X0 (all equal: the top eigenpair is not
-   certified) and while a network keeps its rank, the singular values of X once a
-   collapsing network's sr − 1 is below the Gram route's floor (T^(1 − 2ℓ)), the top
-   eigenpair otherwise. */
+   certified) and while a network keeps its rank, X itself once a collapsing network's
+   sr − 1 is below the Gram route's floor (T^(1 − 2ℓ)), the top eigenpair otherwise.  X itself
+   is its singular values while they are cheap, else the deflated route: two power steps,
+   both sides projected twice, a scaling pass (and a transposed copy when T > d), the Gram
+   matrix of the smaller side and its norm. */
 static void measure(const Config *c, Gap gap, int layer, WorkList *out)
 {
     double T = c->tokens, d = c->width;
@@ -179,8 +181,15 @@ static void measure(const Config *c, Gap gap, int layer, WorkList *out)
                       c->attention == ATTENTION_UNIFORM);
     if (layer == 0 || (gap != GAP_OFF && c->attention != ATTENTION_IDENTITY))
         add(out, WORK_SYMMETRIC, T, T, 0, 1);
-    else if (collapses && (1.0 - 2.0 * layer) * log10(T) < log10(MEASURE_GRAM_FLOOR))
-        add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
+    else if (collapses && (1.0 - 2.0 * layer) * log10(T) < log10(MEASURE_GRAM_FLOOR)) {
+        if (Measure_svd_cheap(c->tokens, c->width)) {
+            add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
+            return;
+        }
+        double n = T < d ? T : d;
+        passes(out, (T > d ? 13 : 12) * T * d + n * n);
+        add(out, WORK_GRAM, n, n, T + d - n, 1);
+    }
 }
 
 /* Measure_norm2_squared_bound of a T×d matrix, `times` times: the Gram matrix of the smaller

@@ -33,7 +33,7 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         for (int i = 0; i < LAYER_BUFFERS; i++)
             plan[n++] = (BufferPlan){step[i].buffer, step[i].doubles};
         plan[n++] = (BufferPlan){&lane->frozen, td};
-        plan[n++] = (BufferPlan){&lane->lanczos, Measure_lanczos_size(T)};
+        plan[n++] = (BufferPlan){&lane->lanczos, Measure_tokens_scratch_size(T, d)};
     }
     LayerWeights *weights = &w->weights;
     const BufferPlan shared[] = {
