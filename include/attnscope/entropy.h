@@ -75,7 +75,7 @@ bool Entropy_qk_norm_exact(const Config *c);
 
 /* Whether a measured layer computes the next layer's ‖W^Q_h W^K_gᵀ‖₂ beside its own, one on
    each lane (run.c; work.c declares the same): where there is a next layer with Zhai et al.'s
-   bound and the weights are drawn (not read from a checkpoint).  The next layer then computes
+   bound and weights may be drawn ahead (Layer_draws_ahead).  The next layer then computes
    none. */
 bool Entropy_qk_norms_ahead(const Config *c, int layer);
 

@@ -121,6 +121,11 @@ typedef struct {
 void Layer_use_weights(const WeightSource *source);
 /* The source set, or NULL while weights are drawn. */
 const WeightSource *Layer_weights_in_use(void);
+/* Whether a run may draw a layer's weights ahead of the layer's step as well as in it (the
+   gradients' value chain beside X0, the next layer's qk norms): while weights are drawn from
+   their streams, a second draw is cheap and gives the same values; a checkpoint's tensors
+   would be read twice, from the one reader, and its progress would count out of order. */
+bool Layer_draws_ahead(void);
 /* Told when a weight source starts filling a layer's weights (done false) and when it has
    filled them (done true), on the thread that runs the layer: a screen shows "reading layer
    7/32", --batch --verbose prints it.  Set before any run starts (NULL: nobody is told); the

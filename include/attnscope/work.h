@@ -72,10 +72,8 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
 /* The work of drawing matrix m (Init_draw), and W^Q with W^K (Init_draw_query_key), by the
    initialisation's rule (Init_matrix), added to out: what Layer_declare_draw lists. */
 /* Whether the first seed's gradients' value chain (gradients.c) runs beside X0 on the other
-   lane, given whether the gradients are due: not under a checkpoint, whose value weights it
-   would read ahead of the layers that read every tensor (twice, the progress counting down),
-   from the one reader X0's embedding table uses at the same time.  The run and its plan both
-   ask here. */
+   lane, given whether the gradients are due: where weights may be drawn ahead
+   (Layer_draws_ahead).  The run and its plan both ask here. */
 bool Work_value_chain_beside_input(bool gradients);
 void Work_matrix_draw(const Config *c, Matrix m, WorkList *out);
 void Work_query_key_draw(const Config *c, WorkList *out);

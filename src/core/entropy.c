@@ -140,6 +140,5 @@ bool Entropy_qk_norm_exact(const Config *c)
 
 bool Entropy_qk_norms_ahead(const Config *c, int layer)
 {
-    /* A checkpoint's next W^Q and W^K would be read twice, ahead and by their layer. */
-    return layer < c->depth && !Entropy_zhai_void(c, layer + 1) && !Layer_weights_in_use();
+    return layer < c->depth && !Entropy_zhai_void(c, layer + 1) && Layer_draws_ahead();
 }

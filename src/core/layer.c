@@ -131,6 +131,11 @@ const WeightSource *Layer_weights_in_use(void)
     return weight_source;
 }
 
+bool Layer_draws_ahead(void)
+{
+    return weight_source == NULL;
+}
+
 /* Set once by the app before any run, then only read: --token-ids. */
 static const int32_t *token_ids;
 static int token_count;

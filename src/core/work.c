@@ -76,7 +76,7 @@ static void factorisation(const Config *c, double parts, WorkList *out)
 
 bool Work_value_chain_beside_input(bool gradients)
 {
-    return gradients && !Layer_weights_in_use();
+    return gradients && Layer_draws_ahead();
 }
 
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
