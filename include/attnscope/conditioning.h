@@ -98,21 +98,32 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx);
    K is the Jacobian at the block's stored state (A, X, M, W_VO, and SaWork_shape's
    projections and norms). */
 double SaWork_product_error(const SaWork *w);
+/* out = fl(K v) as SaWork_jvp computes it (transposed: fl(Kᵀv), SaWork_vjp), and a bound on
+   ‖out − K v‖₂ computed alongside from the magnitudes this product meets (|v|, |A_h|,
+   |W_VO,h|, |fl(Ċ)|, …: docs/model.md §8, "the rounding of one product"), at most η‖v‖ and
+   usually far below it.  Where the layer's shape is more than the plain softmax block (QK-norm,
+   RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative) it is
+   η‖v‖.  Costs about one more product. */
+double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out);
 /* A bound from any nonzero T×d vector y, whatever it is: s_min(K) ≤ ‖K y‖/‖y‖ ≤ s_max(K)
-   (min and max over unit vectors).  fl(K y) is within η·‖y‖ of K y (η as above), and each
-   computed 2-norm, the quotient and the sum within (n + 4)·ε relative, n = T·d (N. Higham,
-   Accuracy and Stability of Numerical Algorithms, §3.1): the computed ratio moved by both, up
-   when `above` (a number ≥ s_min(K)), down otherwise (≤ s_max(K), at least 0).  NaN where y is
-   0 or η not finite.  transposed: with Kᵀ y (the VJP), whose bounds are the same (K is
-   square).  ky: T×d scratch (K y). */
-double SaWork_witness(SaWork *w, const double *y, bool above, bool transposed, double *ky);
+   (min and max over unit vectors).  fl(K y) is within e of K y (e the bound of
+   SaWork_product_bounded, at most η·‖y‖), and each computed 2-norm, the quotient and the sum
+   within (n + 4)·ε relative, n = T·d (N. Higham, Accuracy and Stability of Numerical
+   Algorithms, §3.1): the computed ratio moved by both, up when `above` (a number ≥ s_min(K)),
+   down otherwise (≤ s_max(K), at least 0).  NaN where y is 0 or e not finite.  transposed:
+   with Kᵀ y (the VJP), whose bounds are the same (K is square).  ky: T×d scratch (K y);
+   ky_error (or NULL): e. */
+double SaWork_witness(SaWork *w, const double *y, bool above, bool transposed, double *ky,
+                      double *ky_error);
 /* Whether the products are adjoint to within their rounding at this block, tried on y (T×d,
-   with kty = fl(Kᵀy) computed) and a fixed pseudo-random unit x: ⟨fl(Kx), y⟩ and
-   ⟨x, fl(Kᵀy)⟩ are each within η‖y‖ of ⟨Kx, y⟩, plus the dot products' n·ε.  False proves
-   the JVP and VJP are not each other's transpose to that rounding (a defect in one of them,
-   or a piece η misses), so no certificate from them holds.  True does not prove they are.
+   with kty = fl(Kᵀy) computed, within kty_error of Kᵀy) and a fixed pseudo-random unit x:
+   ⟨fl(Kx), y⟩ is within e_x‖y‖ of ⟨Kx, y⟩ (e_x SaWork_product_bounded's for x) and
+   ⟨x, fl(Kᵀy)⟩ within kty_error, plus the dot products' n·ε.  False proves the JVP and VJP
+   are not each other's transpose to that rounding (a defect in one of them, or a piece the
+   bounds miss), so no certificate from them holds.  True does not prove they are.
    scratch: 2·T×d. */
-bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double *scratch);
+bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double kty_error,
+                                double *scratch);
 /* The largest κ(K) whose s_min Lanczos on KᵀK can certify at this block, s_max ≥ ‖K‖₂:
    SaWork_extreme certifies only where θ ≈ s_min² exceeds η(2‖K‖ + η)·‖s‖₁ ≥ η(2‖K‖ + η), so
    s_max/√(η(2 s_max + η)). */

@@ -9,6 +9,7 @@
 #include "attnscope/qk.h"
 
 #include "buffer_internal.h"
+#include "conditioning_internal.h"
 #include "gram_schmidt_internal.h"
 
 #include <cblas.h>
@@ -18,36 +19,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Which part of K the products apply. */
-typedef enum { PART_WHOLE, PART_PERTURBATION, PART_DOMINANT } Part;
-
-struct SaWork {
-    size_t td_cap, tt_cap; /* per head */
-    int heads_cap, heads;
-    SaBlock *b;         /* one per head */
-    Part part;          /* K, E = K − B or B */
-    const Linalg *stop; /* whose stop hook the Lanczos steps poll, or NULL */
-    double *xm, *xmt;   /* T×d per head: X·M_h, X·M_hᵀ */
-    double *xw;         /* T×d per head: X·W_VO,h */
-    double *tmp, *unit; /* T×d: scratch, e_j for the Jacobian's columns */
-    double *row;        /* T: each row's Σ_j A_ij·g_ij */
-    double *a, *ap;     /* T×T per head, column-major: softmax, applied */
-    double *cdot;       /* T×T: Ċ (or C̄) */
-    /* SaWork_shape's (docs/model.md §8.1), in one block of SaWork_shape_doubles: */
-    bool shaped_logits, capped, branch_norm;
-    SaShape shape;
-    double *shape_block;
-    double *qt, *kt;       /* T×H·d_h, T×G·d_h: the queries and keys as the logits read them */
-    double *qn, *kn;       /* the same: QK-norm's normalised rows (before the gain) */
-    double *q_inv, *k_inv; /* T per norm group: QK-norm's 1/ρ */
-    double *qdot, *kdot;   /* Q̇, K̇ (or Q̄, K̄) */
-    double *cap_slope;     /* T×T per head, column-major: 1 − tanh²(S/c) */
-    double *fn, *f_inv;    /* T×d, T: the branch LN's normalised rows of F and 1/ρ */
-    double *ybar;          /* T×d: J_LNᵀ·Ȳ */
-    double *sums;          /* T + max(T, d): the norms' row sums, Qk_shape's scratch */
-    double *rope_table;    /* RoPE's cosines and sines, positions 0 … T−1 */
-};
 
 SaWork *SaWork_new(void)
 {
@@ -63,6 +34,7 @@ void SaWork_free(SaWork *w)
         free(all[i]);
     free(w->b);
     free(w->shape_block);
+    ProductBound_free(w->bound);
     free(w);
 }
 
@@ -100,6 +72,7 @@ int SaWork_prepare_heads(SaWork *w, const SaBlock *blocks, int heads)
     }
     w->heads = heads;
     w->part = PART_WHOLE;
+    ProductBound_forget(w->bound);
     w->shaped_logits = w->capped = w->branch_norm = false;
     w->shape = (SaShape){0};
     for (int h = 0; h < heads; h++) {
@@ -520,14 +493,22 @@ void SaWork_jvp(SaWork *w, const double *dx, double *dy)
                         0.0, w->tmp, T);
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0,
                         w->ap + tt * (size_t)h, T, w->tmp, T, 1.0, dy, T);
+            if (w->bounding)
+                ProductBound_value(w, h, false);
         }
         if (!b->m || w->part == PART_DOMINANT)
             continue;
         /* Ċ, then Ȧ, then Ȧ·(X W_VO) */
         logit_tangent(w, h, dx);
+        if (w->bounding)
+            ProductBound_logits(w, h, false);
         attention_derivative(w, h, false, w->cdot);
+        if (w->bounding)
+            ProductBound_derivative(w, h);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0, w->cdot, T,
                     w->xw + td * (size_t)h, T, 1.0, dy, T);
+        if (w->bounding)
+            ProductBound_output(w, h, false);
     }
     if (w->branch_norm)
         row_norm_product(branch_row_norm(w->shape.c), w->fn, w->f_inv, w->shape.branch_gain, false,
@@ -581,16 +562,24 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
                         0.0, w->tmp, T);
             cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0,
                         w->ap + tt * (size_t)h, T, w->tmp, T, 1.0, dx, T);
+            if (w->bounding)
+                ProductBound_value(w, h, true);
         }
         if (!b->m || w->part == PART_DOMINANT)
             continue;
         /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā (times the cap's slope), then X̄ */
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, dy, T,
                     w->xw + td * (size_t)h, T, 0.0, w->cdot, T);
+        if (w->bounding)
+            ProductBound_logits(w, h, true);
         attention_derivative(w, h, true, w->cdot);
+        if (w->bounding)
+            ProductBound_derivative(w, h);
         for (size_t k = 0; w->capped && k < tt; k++)
             w->cdot[k] *= w->cap_slope[tt * (size_t)h + k];
         logit_cotangent(w, h, dx);
+        if (w->bounding)
+            ProductBound_output(w, h, true);
     }
     if (projections)
         project_cotangent(w, dx);
@@ -862,37 +851,38 @@ static void left_normal_product(void *context, const double *v, double *out)
     SaWork_jvp(p->w, p->between, out);
 }
 
-double SaWork_witness(SaWork *w, const double *y, bool above, bool transposed, double *ky)
+double SaWork_witness(SaWork *w, const double *y, bool above, bool transposed, double *ky,
+                      double *ky_error)
 {
     size_t n = (size_t)w->b[0].T * w->b[0].d;
-    if (transposed)
-        SaWork_vjp(w, y, ky);
-    else
-        SaWork_jvp(w, y, ky);
+    double hidden = SaWork_product_bounded(w, y, transposed, ky);
     double y_norm = cblas_dnrm2((int)n, y, 1), image = cblas_dnrm2((int)n, ky, 1);
-    double slack = (double)(n + 4) * DBL_EPSILON, hidden = SaWork_product_error(w);
+    double slack = (double)(n + 4) * DBL_EPSILON;
+    if (ky_error)
+        *ky_error = hidden;
     if (!(y_norm > 0) || !isfinite(hidden))
         return NAN;
     if (above)
-        return (image + hidden * y_norm) * (1.0 + slack) / (y_norm * (1.0 - slack));
-    double low =
-        (image * (1.0 - slack) - hidden * y_norm * (1.0 + slack)) / (y_norm * (1.0 + slack));
+        return (image + hidden) * (1.0 + slack) / (y_norm * (1.0 - slack));
+    double low = (image * (1.0 - slack) - hidden * (1.0 + slack)) / (y_norm * (1.0 + slack));
     return low > 0 ? low : 0.0;
 }
 
-bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double *scratch)
+bool SaWork_rounding_consistent(SaWork *w, const double *y, const double *kty, double kty_error,
+                                double *scratch)
 {
     size_t n = (size_t)w->b[0].T * w->b[0].d;
     double *x = scratch, *kx = scratch + n;
     start_vector(n, 7, x);
-    SaWork_jvp(w, x, kx);
+    double kx_error = SaWork_product_bounded(w, x, false, kx);
     double forward = cblas_ddot((int)n, kx, 1, y, 1), backward = cblas_ddot((int)n, x, 1, kty, 1);
-    /* x is unit; each side within η‖y‖ of ⟨Kx, y⟩ (η = SaWork_product_error), each dot
-       product within n·ε of |kx|·|y| and |x|·|kty| (Higham §3.1). */
+    /* x is unit; ⟨fl(Kx), y⟩ within e_x‖y‖ of ⟨Kx, y⟩, ⟨x, fl(Kᵀy)⟩ within kty_error of
+       ⟨x, Kᵀy⟩ = ⟨Kx, y⟩, each dot product within n·ε of |kx|·|y| and |x|·|kty| (Higham
+       §3.1). */
     double y_norm = cblas_dnrm2((int)n, y, 1),
            dots = (double)n * DBL_EPSILON *
                   (cblas_dnrm2((int)n, kx, 1) * y_norm + cblas_dnrm2((int)n, kty, 1));
-    double allowed = 2.0 * SaWork_product_error(w) * y_norm + dots;
+    double allowed = kx_error * y_norm + kty_error + dots;
     return fabs(forward - backward) <= allowed;
 }
 
@@ -913,7 +903,7 @@ static double ritz_witness(SaWork *w, const RitzEstimate *ritz, double *basis, d
     double *y = basis + n * (size_t)ritz->size;
     cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, ritz->size, 1.0, basis, (int)n,
                 ritz->coordinates, 1, 0.0, y, 1);
-    return SaWork_witness(w, y, above, transposed, between);
+    return SaWork_witness(w, y, above, transposed, between, NULL);
 }
 
 int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *out)

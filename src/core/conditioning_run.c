@@ -299,10 +299,11 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
         return info;
     double *right = r->witness, *left = r->witness + r->n;
     KronFactors_smallest_pair(r->kron, right, left);
-    bound_below(out, SaWork_witness(r->sa, left, true, true, right));
-    /* Every bound and certificate below takes the products' rounding as η per unit vector:
-       where the JVP and VJP are not adjoint to within it, none is given. */
-    if (!SaWork_rounding_consistent(r->sa, left, right, r->witness + 2 * r->n)) {
+    double right_error;
+    bound_below(out, SaWork_witness(r->sa, left, true, true, right, &right_error));
+    /* Every bound and certificate below rests on the products' rounding bounds: where the JVP
+       and VJP are not adjoint to within them, none is given. */
+    if (!SaWork_rounding_consistent(r->sa, left, right, right_error, r->witness + 2 * r->n)) {
         r->tally.inexact++;
         out->above = NAN;
         out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
