@@ -1,10 +1,12 @@
-/* The products' rounding (docs/model.md §8, "the rounding term"): fl(K v) and fl(Kᵀ u) from
- * SaWork_jvp/vjp against K v and Kᵀ u computed loop by loop in __float128 (113-bit significand,
- * so its own error is 2⁻⁶⁰ of double's) from the same block, on blocks whose softmax is
- * saturated (huge logits), whose tokens share a huge component (Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ))
- * cancels the row-constant part it puts into Ċ), and neither.  SaWork_product_error must
- * hold on all; the old model γ‖K‖₂ (γ = (3(T + d) + H)·ε) must fail on the shifted ones,
- * which is why the bound changed. */
+/* The products' rounding (docs/model.md §8, "the rounding term" and "the rounding of one
+ * product"): fl(K v) and fl(Kᵀ u) from SaWork_jvp/vjp against K v and Kᵀ u computed loop by
+ * loop in __float128 (113-bit significand, so its own error is 2⁻⁶⁰ of double's) from the same
+ * block, on blocks whose softmax is saturated (huge logits), whose tokens share a huge
+ * component (Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)) cancels the row-constant part it puts into Ċ), and
+ * neither, and on every layer of the default network at T = d = 64.  SaWork_product_bounded's
+ * bound of each product must hold and stay below SaWork_product_error's η; on short sums it
+ * must come within 10 of the error (so a bound 10 times smaller fails); the old model γ‖K‖₂
+ * (γ = (3(T + d) + H)·ε) must fail on the shifted blocks, which is why the bound changed. */
 #include "testing.h"
 
 #include "attnscope/attention.h"

@@ -164,7 +164,8 @@ void SaWork_dominant_only(SaWork *w, bool only);
    guarantee).  The basis is cut to 256 MiB.
    Whether certified or not, the extreme Ritz vector y where the steps stopped gives a bound
    that holds for every vector (docs/model.md §8.2, "a lower bound on κ(K)"): s_min(K) ≤
-   ‖K y‖/‖y‖ ≤ s_max(K), so `bound` is ‖fl(K y)‖/‖y‖ moved by the product's rounding (η)
+   ‖K y‖/‖y‖ ≤ s_max(K), so `bound` is ‖fl(K y)‖/‖y‖ moved by the product's rounding (its
+   bound, SaWork_product_bounded)
    and the norms' (n + 4)·ε: above s_min(K) for the smallest, below s_max(K) for the largest
    (SaWork_witness). */
 typedef struct {
