@@ -105,6 +105,9 @@ double SaWork_product_error(const SaWork *w);
    RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative) it is
    η‖v‖.  Costs about one more product. */
 double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out);
+/* The doubles SaWork_product_bounded keeps for blocks of T tokens, width d and `heads` heads
+   (the memory estimate). */
+size_t SaWork_product_bounded_doubles(int T, int d, int heads);
 /* A bound from any nonzero T×d vector y, whatever it is: s_min(K) ≤ ‖K y‖/‖y‖ ≤ s_max(K)
    (min and max over unit vectors).  fl(K y) is within e of K y (e the bound of
    SaWork_product_bounded, at most η·‖y‖), and each computed 2-norm, the quotient and the sum

@@ -5,6 +5,7 @@
  * is charged with its own sum's length and the data's own |·| products, where
  * SaWork_product_error charges every step with the longest and Frobenius norms. */
 #include "attnscope/conditioning.h"
+#include "attnscope/layer.h"
 
 #include "conditioning_internal.h"
 
@@ -39,17 +40,6 @@ static double gamma_of(double k)
 {
     double u = DBL_EPSILON / 2.0;
     return k * u / (1.0 - k * u);
-}
-
-void ProductBound_free(struct ProductBound *b)
-{
-    if (!b)
-        return;
-    double *all[] = {b->input,   b->error, b->mag,     b->mag2, b->value_c,
-                     b->error_c, b->work,  b->weights, b->cache};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        free(all[i]);
-    free(b);
 }
 
 void ProductBound_forget(struct ProductBound *b)
@@ -100,6 +90,41 @@ static void cache_block(SaWork *w)
     w->bound->cached = true;
 }
 
+/* The bound's buffers for T, d and `heads`, one list for their growth and their count. */
+enum { BOUND_BUFFERS = 9 };
+static void bound_plan(struct ProductBound *b, int T, int d, int heads,
+                       LayerBuffer plan[BOUND_BUFFERS])
+{
+    size_t td = (size_t)T * d, tt = (size_t)T * T, dd = (size_t)d * d;
+    const LayerBuffer list[BOUND_BUFFERS] = {
+        {&b->input, td}, {&b->error, td},   {&b->mag, td},
+        {&b->mag2, td},  {&b->value_c, tt}, {&b->error_c, tt},
+        {&b->work, tt},  {&b->weights, dd}, {&b->cache, CACHES * td * (size_t)heads}};
+    memcpy(plan, list, sizeof list);
+}
+
+void ProductBound_free(struct ProductBound *b)
+{
+    if (!b)
+        return;
+    LayerBuffer plan[BOUND_BUFFERS];
+    bound_plan(b, 0, 0, 0, plan);
+    for (int i = 0; i < BOUND_BUFFERS; i++)
+        free(*plan[i].buffer);
+    free(b);
+}
+
+size_t SaWork_product_bounded_doubles(int T, int d, int heads)
+{
+    struct ProductBound none;
+    LayerBuffer plan[BOUND_BUFFERS];
+    bound_plan(&none, T, d, heads, plan);
+    size_t doubles = 0;
+    for (int i = 0; i < BOUND_BUFFERS; i++)
+        doubles += plan[i].doubles;
+    return doubles;
+}
+
 static int bound_grow(SaWork *w)
 {
     int T = w->b[0].T, d = w->b[0].d;
@@ -108,11 +133,11 @@ static int bound_grow(SaWork *w)
         return -1;
     struct ProductBound *b = w->bound;
     if (td > b->td_cap || tt > b->tt_cap || dd > b->dd_cap || heads > b->heads_cap) {
-        if (Buffer_grow(&b->input, td) || Buffer_grow(&b->error, td) || Buffer_grow(&b->mag, td) ||
-            Buffer_grow(&b->mag2, td) || Buffer_grow(&b->value_c, tt) ||
-            Buffer_grow(&b->error_c, tt) || Buffer_grow(&b->work, tt) ||
-            Buffer_grow(&b->weights, dd) || Buffer_grow(&b->cache, CACHES * td * heads))
-            return -1;
+        LayerBuffer plan[BOUND_BUFFERS];
+        bound_plan(b, T, d, w->heads, plan);
+        for (int i = 0; i < BOUND_BUFFERS; i++)
+            if (Buffer_grow(plan[i].buffer, plan[i].doubles))
+                return -1;
         b->td_cap = td;
         b->tt_cap = tt;
         b->dd_cap = dd;

@@ -786,9 +786,10 @@ size_t Conditioning_memory_estimate_path(const Config *c, bool exact)
     for (int i = 0; i < count; i++)
         doubles += plan[i].doubles;
     /* The SaWork's products per head, every layer's singular values, and the Jacobian
-       (exact path) or the Lanczos basis. */
+       (exact path) or the Lanczos basis and the witnesses' rounding bound. */
     doubles += H * (3 * n + 2 * T * T) + 2 * n + T * T + SaWork_shape_doubles(c) +
-               (size_t)c->depth * (T + d + (exact ? n : 0));
+               (size_t)c->depth * (T + d + (exact ? n : 0)) +
+               (exact ? 0 : SaWork_product_bounded_doubles((int)T, (int)d, (int)H));
     size_t lanczos = sizeof(double) * n * (LANCZOS_STEPS_MAX + 2);
     if (lanczos > CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n)
         lanczos = CONDITIONING_LANCZOS_BASIS_BYTES + 2 * sizeof(double) * n;
