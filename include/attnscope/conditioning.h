@@ -103,7 +103,7 @@ double SaWork_product_error(const SaWork *w);
    |W_VO,h|, |fl(Ċ)|, …: docs/model.md §8, "the rounding of one product"), at most η‖v‖ and
    usually far below it.  Where the layer's shape is more than the plain softmax block (QK-norm,
    RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative) it is
-   η‖v‖.  Costs about one more product. */
+   η‖v‖.  Costs about 1.5 products more. */
 double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out);
 /* The doubles SaWork_product_bounded keeps for blocks of T tokens, width d and `heads` heads
    (the memory estimate). */

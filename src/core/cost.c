@@ -422,11 +422,11 @@ static double conditioning_price(const Config *c, CostRates rates, bool exact, i
     else if (seek || Cost_conditioning_seeks_s_min(c))
         pair += 2 * (lanczos + conditioning_kron_layer(c, rates, jvp));
     else /* ‖K‖₂ and ‖E‖₂, B₀'s two SVDs, and the bound's VJP and its check's JVP, each with
-            the running bound on its rounding (SaWork_product_bounded: about 1.3 products more,
-            12 and 14 T³ flops at T = d against a product's 10) */
+            the running bound on its rounding (SaWork_product_bounded: 2.5 and 2.65 products'
+            time measured at T = d = 256, bench/README.md) */
         pair += 2 * (conditioning_extremes(rates, jvp, n) +
                      other(&rates, lapack(GESDD, c->tokens) + lapack(GESDD, c->width) +
-                                       2 * 2.3 * CONDITIONING_LANCZOS_STEP * jvp));
+                                       2 * 2.6 * CONDITIONING_LANCZOS_STEP * jvp));
     /* Several heads or a branch LN: κ(B) from B's own products, built and reduced to its
        extremes, or by Lanczos. */
     if (c->heads > 1 || Layer_branch_norm(c))
