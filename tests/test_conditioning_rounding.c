@@ -391,6 +391,19 @@ static void test_product_bound_holds_at_the_default_network(void **state)
                           eta);
             if (!(r.bound <= eta))
                 fail_msg("layer %d: the product's bound %.3g above eta %.3g", layer, r.bound, eta);
+            /* The lower bound's witness moves ‖Kᵀy‖ by that product's bound, not by η‖y‖. */
+            size_t n = (size_t)64 * 64;
+            double *y = malloc(sizeof(double) * 2 * n), witnessed, bounded;
+            assert_non_null(y);
+            for (size_t k = 0; k < n; k++)
+                y[k] = cos(0.37 * (double)k);
+            SaWork_witness(w, y, true, true, y + n, &witnessed);
+            bounded = SaWork_product_bounded(w, y, true, y + n);
+            if (!(witnessed == bounded && witnessed < eta * norm2(y, n)))
+                fail_msg(
+                    "layer %d: the witness's rounding %.3g, the product's bound %.3g, eta %.3g",
+                    layer, witnessed, bounded, eta * norm2(y, n));
+            free(y);
             SaWork_free(w);
             block_free(b);
         }
