@@ -8,6 +8,7 @@
 #include "compute.h"
 #include "conditioning_fit.h"
 #include "conditioning_path.h"
+#include "duration.h"
 #include "export.h"
 #include "grid.h"
 #include "jsonl.h"
@@ -157,8 +158,8 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
     if (!bounded || *seconds <= bound)
         return 0;
     char took[32], most[32];
-    Compute_duration(*seconds, took, sizeof took);
-    Compute_duration(bound, most, sizeof most);
+    Duration_text(*seconds, DURATION_PLAIN, took, sizeof took);
+    Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     fprintf(stderr,
             "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above "
             "%s (%s): to go ahead, give --max-time %.0f or more, or --no-confirm\n",
