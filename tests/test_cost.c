@@ -1164,6 +1164,13 @@ static void test_conditioning_price(void **state)
     assert_true(Cost_conditioning_seeking(&big, rates) > 4 * Cost_conditioning(&big, rates, false));
     assert_close(Cost_conditioning_seeking(&seeking, rates),
                  Cost_conditioning(&seeking, rates, false), 0);
+    /* What the estimate leaves unpriced where layers may seek s_min, which only the run
+       knows: the whole search at the default initialisation, nothing where it is priced. */
+    assert_close(Cost_conditioning_unpriced(&big, rates),
+                 Cost_conditioning_seeking(&big, rates) - Cost_conditioning(&big, rates, false), 0);
+    assert_true(Cost_conditioning_unpriced(&big, rates) >
+                3 * Cost_conditioning(&big, rates, false));
+    assert_true(Cost_conditioning_unpriced(&seeking, rates) == 0);
     /* The engineer's size of issue 25 (T = 512, d = 2048, L = 24, 16 heads) is far above five
        minutes at the reference rates: batch refuses it at once, naming a size that fits. */
     Config engineer = Config_default();

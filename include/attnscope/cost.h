@@ -99,6 +99,11 @@ double Cost_conditioning_seeking(const Config *c, CostRates rates);
    one gives κ(K) ≥ 10⁴ from its first layer (bench/README.md, issue 25), so the bound alone
    is priced for the others, and a layer that does seek s_min runs past the estimate. */
 bool Cost_conditioning_seeks_s_min(const Config *c);
+/* The most a matrix-free run of c may add to its price (Cost_conditioning) where layers seek
+   s_min(K) unpriced: Cost_conditioning_seeking's price less it, 0 where seeking is priced
+   (Cost_conditioning_seeks_s_min).  Which layers seek it only the run knows (the bound on
+   κ(K) at each layer decides), so an estimate says this beside its own. */
+double Cost_conditioning_unpriced(const Config *c, CostRates rates);
 
 /* Where a running job is, from its schedule: done and next are the seconds of work at the
    last after_layer call and at the one to come (or the end), total the whole job's;

@@ -449,6 +449,15 @@ double Cost_conditioning_seeking(const Config *c, CostRates rates)
     return conditioning_price(c, rates, false, c->depth, true);
 }
 
+double Cost_conditioning_unpriced(const Config *c, CostRates rates)
+{
+    /* The matrix-free path keeps no spectra, so its price does not depend on how many. */
+    return Cost_conditioning_seeks_s_min(c)
+               ? 0.0
+               : conditioning_price(c, rates, false, c->depth, true) -
+                     conditioning_price(c, rates, false, c->depth, false);
+}
+
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like
    1/x with a matching slope: continuous, always rising (visibly, even when the stage takes
    ten times its estimate), always below 1. */
