@@ -2,6 +2,7 @@
 
 #include "attnscope/conditioning.h"
 #include "attnscope/conditioning_kron.h"
+#include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/sweep.h"
 
@@ -383,9 +384,18 @@ static double conditioning_extremes(CostRates rates, double jvp, double n)
     return other(&rates, CONDITIONING_EXTREME_STEP * steps * jvp + 4.0 * 16.0 * 16.0 * n);
 }
 
+/* Whether m is drawn orthogonal (Haar, any gain) or the identity: its singular values all
+   equal. */
+static bool drawn_orthogonal(const Config *c, Matrix m)
+{
+    MatrixInit how = Init_matrix(c, m);
+    return how.orthogonal || (how.std == 0 && how.diagonal != 0);
+}
+
 bool Cost_conditioning_seeks_s_min(const Config *c)
 {
-    return c->init == INIT_CUTTING_SKIP;
+    return drawn_orthogonal(c, MATRIX_VALUE) &&
+           (c->output == OUTPUT_IDENTITY || drawn_orthogonal(c, MATRIX_OUTPUT));
 }
 
 /* The price of a run; seek: s_min sought at every layer of the matrix-free path, whatever
