@@ -8,12 +8,15 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/cost.h"
 #include "attnscope/entropy.h"
+#include "attnscope/init.h"
+#include "attnscope/random.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/model.h"
 #include "attnscope/work.h"
 
+#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1164,6 +1167,13 @@ static void test_conditioning_price(void **state)
     assert_true(Cost_conditioning_seeking(&big, rates) > 4 * Cost_conditioning(&big, rates, false));
     assert_close(Cost_conditioning_seeking(&seeking, rates),
                  Cost_conditioning(&seeking, rates, false), 0);
+    /* What the estimate leaves unpriced where layers may seek s_min, which only the run
+       knows: the whole search at the default initialisation, nothing where it is priced. */
+    assert_close(Cost_conditioning_unpriced(&big, rates),
+                 Cost_conditioning_seeking(&big, rates) - Cost_conditioning(&big, rates, false), 0);
+    assert_true(Cost_conditioning_unpriced(&big, rates) >
+                3 * Cost_conditioning(&big, rates, false));
+    assert_true(Cost_conditioning_unpriced(&seeking, rates) == 0);
     /* The engineer's size of issue 25 (T = 512, d = 2048, L = 24, 16 heads) is far above five
        minutes at the reference rates: batch refuses it at once, naming a size that fits. */
     Config engineer = Config_default();
@@ -1172,6 +1182,81 @@ static void test_conditioning_price(void **state)
     engineer.depth = 24;
     engineer.heads = 16;
     assert_true(Cost_conditioning(&engineer, rates, false) > 100 * 300);
+}
+
+/* κ(W_VO) of layer 1's drawn W^V W^O (W^V alone without an output projection), by SVD. */
+static double drawn_kappa_value_output(const Config *c)
+{
+    int d = c->width;
+    size_t dd = (size_t)d * d, scratch_doubles = Init_scratch_doubles(c);
+    double *value = malloc(sizeof(double) * dd), *output = malloc(sizeof(double) * dd),
+           *product = malloc(sizeof(double) * dd), *sv = malloc(sizeof(double) * d),
+           *scratch = malloc(sizeof(double) * (scratch_doubles ? scratch_doubles : 1));
+    assert_true(value && output && product && sv && scratch);
+    RandomStream *random = RandomStream_new();
+    Linalg *la = Linalg_new();
+    assert_int_equal(Init_draw_with_scratch(random, la, c, 7, 1, MATRIX_VALUE, value, scratch), 0);
+    if (c->output == OUTPUT_IDENTITY) {
+        memcpy(product, value, sizeof(double) * dd);
+    } else {
+        assert_int_equal(
+            Init_draw_with_scratch(random, la, c, 7, 1, MATRIX_OUTPUT, output, scratch), 0);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, value, d, output, d,
+                    0.0, product, d);
+    }
+    assert_int_equal(Linalg_singular_values(la, d, d, product, sv), 0);
+    double kappa = sv[0] / sv[d - 1];
+    Linalg_free(la);
+    RandomStream_free(random);
+    free(value);
+    free(output);
+    free(product);
+    free(sv);
+    free(scratch);
+    return kappa;
+}
+
+/* The initialisations priced to seek s_min(K) at every layer are exactly those whose drawn
+   W_VO is orthogonal up to a scale (κ(W_VO) = 1 to rounding), where the lower bound's witness,
+   which carries s_min(W_VO), proves little. */
+static void test_seeking_priced_where_value_output_orthogonal(void **state)
+{
+    (void)state;
+    const struct {
+        InitScheme init;
+        OutputProjection output;
+        MatrixInitChoice value;
+    } cases[] = {
+        {INIT_NORMAL, OUTPUT_IDENTITY, MATRIX_INIT_SCHEME},
+        {INIT_NORMAL, OUTPUT_GAUSSIAN, MATRIX_INIT_SCHEME},
+        {INIT_XAVIER, OUTPUT_IDENTITY, MATRIX_INIT_SCHEME},
+        {INIT_GPT2, OUTPUT_GAUSSIAN, MATRIX_INIT_SCHEME},
+        {INIT_MIMETIC, OUTPUT_GAUSSIAN, MATRIX_INIT_SCHEME},
+        {INIT_MIMETIC, OUTPUT_IDENTITY, MATRIX_INIT_SCHEME},
+        {INIT_CUTTING_SKIP, OUTPUT_GAUSSIAN, MATRIX_INIT_SCHEME},
+        {INIT_CUTTING_SKIP, OUTPUT_IDENTITY, MATRIX_INIT_SCHEME},
+        {INIT_ORTHOGONAL, OUTPUT_IDENTITY, MATRIX_INIT_SCHEME},
+        {INIT_ORTHOGONAL, OUTPUT_GAUSSIAN, MATRIX_INIT_SCHEME},
+        {INIT_NORMAL, OUTPUT_IDENTITY, MATRIX_INIT_ORTHOGONAL},
+        {INIT_NORMAL, OUTPUT_GAUSSIAN, MATRIX_INIT_ORTHOGONAL},
+        {INIT_NORMAL, OUTPUT_ORTHOGONAL, MATRIX_INIT_IDENTITY},
+        {INIT_NORMAL, OUTPUT_ORTHOGONAL, MATRIX_INIT_NORMAL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Config c = Config_default();
+        c.tokens = c.width = 16;
+        c.depth = 2;
+        c.init = cases[i].init;
+        c.output = cases[i].output;
+        c.init_value = cases[i].value;
+        double kappa = drawn_kappa_value_output(&c);
+        bool orthogonal = kappa <= 1 + 1e-10;
+        if (Cost_conditioning_seeks_s_min(&c) != orthogonal)
+            fail_msg("case %zu: kappa(W_VO) = %.17g, yet s_min's search %s priced", i, kappa,
+                     orthogonal ? "is not" : "is");
+        if (!orthogonal)
+            assert_true(kappa > 2); /* far from the rounding, either way */
+    }
 }
 
 /* The conditioning's JVP with what the layer does around f (docs/model.md §8.1), counted by
@@ -1241,6 +1326,7 @@ int main(void)
         cmocka_unit_test(test_compare_price_is_its_plan),
         cmocka_unit_test(test_progress_moves_inside_a_stage),
         cmocka_unit_test(test_conditioning_price),
+        cmocka_unit_test(test_seeking_priced_where_value_output_orthogonal),
         cmocka_unit_test(test_conditioning_counts_the_shaped_products),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

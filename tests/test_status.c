@@ -122,6 +122,7 @@ static void test_pending_and_busy(void **state)
     } left[] = {{0.4, "computing 50%, <1 s left"},
                 {12.4, "computing 50%, ~12 s left"},
                 {185, "computing 50%, ~3 min left"},
+                {348941, "computing 50%, ~4.04 days left"},
                 {9000, "computing 50%, ~2.5 h left"}};
     for (size_t i = 0; i < sizeof left / sizeof left[0]; i++) {
         v.seconds_left = left[i].seconds;

@@ -4,7 +4,8 @@
  * F16 and a sharded directory; shapes that do not fit are refused naming the tensor.  Trained
  * gains and biases (Qwen2's, Gemma's 1 + w, GPT-2's fused c_attn bias, a ViT-style block's)
  * land in their slots of the layer's LayerAffine, unit gains in none, and layer 1 of each runs as
- * the block written loop by loop (affine_reference.h) on the same weights. */
+ * the block written loop by loop (affine_reference.h) on the same weights.  A run under a
+ * checkpoint reads what its plan declares, and each layer's W^Q and W^K once per seed. */
 #include "testing.h"
 
 #include "affine_reference.h"
@@ -12,6 +13,7 @@
 #include "model_fixture.h"
 #include "weights.h"
 
+#include "attnscope/entropy.h"
 #include "attnscope/model.h"
 #include "attnscope/work.h"
 
@@ -543,6 +545,115 @@ static void test_plan_declares_the_load(void **state)
     }
 }
 
+/* A checkpoint's source with its fills counted: how often the run read each layer's W^Q and
+   W^K (the attention part).  The other calls go to the checkpoint as they are. */
+typedef struct {
+    const WeightSource *checkpoint;
+    int attention_reads[CONFIG_DEPTH_MAX + 1];
+} CountedReads;
+
+static int counted_fill(void *context, const Config *c, int layer, unsigned parts,
+                        const LayerWeights *w)
+{
+    CountedReads *r = context;
+    if (parts & LAYER_DRAW_ATTENTION)
+        r->attention_reads[layer]++;
+    return r->checkpoint->fill(r->checkpoint->context, c, layer, parts, w);
+}
+
+static bool counted_fits(void *context, const Config *c, char *why, size_t size)
+{
+    const WeightSource *k = ((CountedReads *)context)->checkpoint;
+    return !k->fits || k->fits(k->context, c, why, size);
+}
+
+static const LayerAffine *counted_affine(void *context, const Config *c, int layer)
+{
+    const WeightSource *k = ((CountedReads *)context)->checkpoint;
+    return k->affine ? k->affine(k->context, c, layer) : NULL;
+}
+
+static void counted_declare(void *context, const Config *c, unsigned parts, WorkList *out)
+{
+    const WeightSource *k = ((CountedReads *)context)->checkpoint;
+    k->declare(k->context, c, parts, out);
+}
+
+static int counted_embed(void *context, const Config *c, const double *ids, double *rows)
+{
+    const WeightSource *k = ((CountedReads *)context)->checkpoint;
+    return k->embed(k->context, c, ids, rows);
+}
+
+/* Under a checkpoint the run reads each layer's W^Q and W^K once per seed, in that layer's
+   step: the next layer's qk norms, which drawn weights pair with this layer's
+   (Entropy_qk_norms_ahead), are not read ahead, which would read those tensors twice (and
+   emit no progress of their own that --verbose could show).  Softmax rows of bilinear logits,
+   so the pairing applies where weights are drawn; with and without the gradients. */
+static void test_next_layer_not_read_ahead(void **state)
+{
+    (void)state;
+    Config plain = Config_default();
+    plain.tokens = 8;
+    plain.width = 8;
+    plain.depth = 4;
+    plain.seeds = 2;
+    Config graded = plain; /* the gradients' value chain: one head, no skip, no LayerNorm */
+    graded.heads = 1;
+    graded.skip = SKIP_NONE;
+    graded.layernorm = LAYERNORM_NONE;
+    graded.output = OUTPUT_IDENTITY;
+    graded.mlp = MLP_NONE;
+    plain.skip = SKIP_PLAIN;
+    assert_null(Model_gradients_unavailable(&graded));
+    assert_non_null(Model_gradients_unavailable(&plain));
+    const Config *configs[] = {&plain, &graded};
+    for (int i = 0; i < 2; i++) {
+        const Config *c = configs[i];
+        for (int l = 1; l < c->depth; l++)
+            if (!Entropy_qk_norms_ahead(c, l))
+                fail_msg("configuration %d: drawn weights do not pair layer %d's qk norms with "
+                         "the next layer's, so this test would prove nothing",
+                         i, l);
+        char dir[128], err[512];
+        snprintf(dir, sizeof dir, "%s/ahead%d", directory, i);
+        if (Weights_export(c, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
+            fail_msg("configuration %d: %s", i, err);
+        Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
+        if (!k)
+            fail_msg("configuration %d: %s", i, err);
+        CountedReads reads = {.checkpoint = Checkpoint_source(k)};
+        WeightSource counted = *reads.checkpoint;
+        counted.fill = counted_fill;
+        counted.fits = counted_fits;
+        counted.affine = counted_affine;
+        counted.declare = counted_declare;
+        counted.embed = reads.checkpoint->embed ? counted_embed : NULL;
+        counted.context = &reads;
+        Layer_use_weights(&counted);
+        Workspace *w = Workspace_new();
+        Result *r = Result_new();
+        assert_int_equal(Model_run(c, w, r, NULL, err, sizeof err), 0);
+        for (int l = 1; l <= c->depth; l++)
+            if (reads.attention_reads[l] != c->seeds)
+                fail_msg("configuration %d: layer %d's W^Q and W^K read %d times for %d seeds", i,
+                         l, reads.attention_reads[l], c->seeds);
+        Layer_use_weights(NULL);
+        Result_free(r);
+        Workspace_free(w);
+        Checkpoint_close(k);
+    }
+}
+
+/* After a test that runs under a checkpoint: weights are drawn again, also where the test
+   failed before it could say so, so the next test does not run on a closed checkpoint. */
+static int draw_again(void **state)
+{
+    (void)state;
+    Layer_use_weights(NULL);
+    return 0;
+}
+
 static int make_directory(void **state)
 {
     (void)state;
@@ -566,7 +677,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gemma_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpt2_biases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mlp_biases, setup, teardown),
-        cmocka_unit_test(test_plan_declares_the_load),
+        cmocka_unit_test_teardown(test_plan_declares_the_load, draw_again),
+        cmocka_unit_test_teardown(test_next_layer_not_read_ahead, draw_again),
     };
     return cmocka_run_group_tests(tests, make_directory, remove_directory);
 }

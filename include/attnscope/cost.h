@@ -93,12 +93,21 @@ double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, i
    stopped it: what the exact path, which resolves every κ(K) double precision holds, is
    weighed against when the path is chosen (a bound is a lesser answer, not a cheaper one). */
 double Cost_conditioning_seeking(const Config *c, CostRates rates);
-/* Whether c's run is priced to seek s_min(K) at every layer of the matrix-free path: only
-   where the lower bound stays below LANCZOS_KAPPA_REACH, which the price cannot know before
-   the run.  The cutting-skip initialisation is built to keep κ(K) small; the default normal
-   one gives κ(K) ≥ 10⁴ from its first layer (bench/README.md, issue 25), so the bound alone
-   is priced for the others, and a layer that does seek s_min runs past the estimate. */
+/* Whether c's run is priced to seek s_min(K) at every layer of the matrix-free path, where
+   the lower bound on κ(K) stays below LANCZOS_KAPPA_REACH, which the price cannot know before
+   the run; what it can know is the bound's witness: it carries s_min(W_VO) through Kᵀ, so it
+   proves κ(K) large from a badly conditioned W_VO (Gaussian: κ ~ d) and little where W_VO is
+   orthogonal by construction (κ(W_VO) = 1: W^V orthogonal or the identity, W^O too or none;
+   cutting-skip, orthogonal).  Those are priced to seek s_min at every layer (an upper bound:
+   some layers still stop at the bound), every other initialisation for the bound alone, and a
+   layer that does seek s_min runs past that (Cost_conditioning_unpriced; bench/README.md,
+   "Pricing the conditioning by initialisation"). */
 bool Cost_conditioning_seeks_s_min(const Config *c);
+/* The most a matrix-free run of c may add to its price (Cost_conditioning) where layers seek
+   s_min(K) unpriced: Cost_conditioning_seeking's price less it, 0 where seeking is priced
+   (Cost_conditioning_seeks_s_min).  Which layers seek it only the run knows (the bound on
+   κ(K) at each layer decides), so an estimate says this beside its own. */
+double Cost_conditioning_unpriced(const Config *c, CostRates rates);
 
 /* Where a running job is, from its schedule: done and next are the seconds of work at the
    last after_layer call and at the one to come (or the end), total the whole job's;

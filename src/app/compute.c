@@ -1,7 +1,5 @@
 #include "compute.h"
 
-#include <stdio.h>
-
 int Compute_batch(const Config *c, bool sweep, const Progress *lanes, Workspace *w, Result *r,
                   WidthSweep *out, char *err, size_t size)
 {
@@ -21,16 +19,4 @@ double Compute_estimate_seconds(const Config *c, bool sweep, bool conditioning,
     if (conditioning)
         seconds += Cost_conditioning_spectra(c, rates, conditioning_exact, 1);
     return seconds;
-}
-
-void Compute_duration(double seconds, char *out, size_t size)
-{
-    if (seconds >= 2 * 86400)
-        snprintf(out, size, "%.3g days", seconds / 86400);
-    else if (seconds >= 2 * 3600)
-        snprintf(out, size, "%.2g h", seconds / 3600);
-    else if (seconds >= 120)
-        snprintf(out, size, "%.0f min", seconds / 60);
-    else
-        snprintf(out, size, "%.3g s", seconds);
 }

@@ -23,7 +23,4 @@ int Compute_batch(const Config *c, bool sweep, const Progress *lanes, Workspace 
 double Compute_estimate_seconds(const Config *c, bool sweep, bool conditioning,
                                 bool conditioning_exact, CostRates rates, bool two_lanes);
 
-/* "266 days", "3.2 h", "41 min", "12 s": an estimate as a reader weighs it. */
-void Compute_duration(double seconds, char *out, size_t size);
-
 #endif

@@ -3,6 +3,7 @@
 #include "attnscope/linalg.h"
 #include "batch.h"
 #include "compute.h"
+#include "duration.h"
 #include "line_reader.h"
 #include "rates.h"
 
@@ -280,8 +281,8 @@ static int within_bound(const Config *c, const Options *o, double bound, Pricing
     if (seconds <= bound)
         return 0;
     char took[32], most[32];
-    Compute_duration(seconds, took, sizeof took);
-    Compute_duration(bound, most, sizeof most);
+    Duration_text(seconds, DURATION_PLAIN, took, sizeof took);
+    Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     snprintf(err, size,
              "T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above the "
              "line's bound of %s (\"%s\", or --max-time): to go ahead, give %.0f or more, or "

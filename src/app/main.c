@@ -8,6 +8,7 @@
 #include "compute.h"
 #include "conditioning_fit.h"
 #include "conditioning_path.h"
+#include "duration.h"
 #include "export.h"
 #include "grid.h"
 #include "jsonl.h"
@@ -126,6 +127,26 @@ static double batch_conditioning_seconds(const Config *c, void *context)
     return estimate_seconds(&candidate, p->rates, p->two_lanes, exact);
 }
 
+/* What --verbose's estimate says of --conditioning: its path and, on the matrix-free one
+   where s_min(K) is not priced at every layer, how much more it may take where layers seek
+   it (Cost_conditioning_unpriced), since which layers do only the run knows. */
+static void describe_conditioning(const Options *o, bool exact, CostRates rates, char *out,
+                                  size_t size)
+{
+    double unpriced = Cost_conditioning_unpriced(&o->config, rates);
+    if (!o->conditioning)
+        out[0] = '\0';
+    else if (exact)
+        snprintf(out, size, ", conditioning (exact)");
+    else if (!(unpriced > 0))
+        snprintf(out, size, ", conditioning (Lanczos)");
+    else
+        snprintf(out, size,
+                 ", conditioning (Lanczos; up to %.3g s more where kappa(K) < 1e4 makes a layer "
+                 "seek s_min, which only the run knows)",
+                 unpriced);
+}
+
 /* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
    starts without asking (--max-time, BATCH_MAX_SECONDS by default; --no-confirm lifts it),
    at *rates, measured here where the caller had no need of them (NULL).  Measuring (~0.1 s)
@@ -144,21 +165,22 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
         return 0;
     CostRates measured = rates ? *rates : Rates_measure();
     *seconds = estimate_seconds(o, measured, two_lanes, conditioning_exact);
-    if (o->verbose)
+    if (o->verbose) {
+        char conditioning[160] = "";
+        describe_conditioning(o, conditioning_exact, measured, conditioning, sizeof conditioning);
         fprintf(stderr,
                 "attnscope: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s%s (dgemm at "
                 "%.1f GFLOP/s per core, %s)\n",
                 *seconds, o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
                 o->config.seeds == 1 ? "" : "s", o->sweep_tokens ? ", width sweep" : "",
-                !o->conditioning     ? ""
-                : conditioning_exact ? ", conditioning (exact)"
-                                     : ", conditioning (Lanczos)",
-                measured.flops_per_second / 1e9, two_lanes ? "two lanes" : "one lane");
+                conditioning, measured.flops_per_second / 1e9,
+                two_lanes ? "two lanes" : "one lane");
+    }
     if (!bounded || *seconds <= bound)
         return 0;
     char took[32], most[32];
-    Compute_duration(*seconds, took, sizeof took);
-    Compute_duration(bound, most, sizeof most);
+    Duration_text(*seconds, DURATION_PLAIN, took, sizeof took);
+    Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     fprintf(stderr,
             "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above "
             "%s (%s): to go ahead, give --max-time %.0f or more, or --no-confirm\n",
@@ -177,7 +199,8 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
                 fits,
                 Cost_conditioning_seeks_s_min(&o->config)
                     ? "a few hundred (s_min sought)"
-                    : "about fifty (the lower bound on kappa)");
+                    : "about fifty (the lower bound on kappa; a few hundred where kappa(K) < 1e4 "
+                      "makes a layer seek s_min, which only the run knows)");
     }
     return 2;
 }

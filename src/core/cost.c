@@ -2,6 +2,7 @@
 
 #include "attnscope/conditioning.h"
 #include "attnscope/conditioning_kron.h"
+#include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/sweep.h"
 
@@ -383,9 +384,18 @@ static double conditioning_extremes(CostRates rates, double jvp, double n)
     return other(&rates, CONDITIONING_EXTREME_STEP * steps * jvp + 4.0 * 16.0 * 16.0 * n);
 }
 
+/* Whether m is drawn orthogonal (Haar, any gain) or the identity: its singular values all
+   equal. */
+static bool drawn_orthogonal(const Config *c, Matrix m)
+{
+    MatrixInit how = Init_matrix(c, m);
+    return how.orthogonal || (how.std == 0 && how.diagonal != 0);
+}
+
 bool Cost_conditioning_seeks_s_min(const Config *c)
 {
-    return c->init == INIT_CUTTING_SKIP;
+    return drawn_orthogonal(c, MATRIX_VALUE) &&
+           (c->output == OUTPUT_IDENTITY || drawn_orthogonal(c, MATRIX_OUTPUT));
 }
 
 /* The price of a run; seek: s_min sought at every layer of the matrix-free path, whatever
@@ -449,6 +459,15 @@ double Cost_conditioning_spectra(const Config *c, CostRates rates, bool exact, i
 double Cost_conditioning_seeking(const Config *c, CostRates rates)
 {
     return conditioning_price(c, rates, false, c->depth, true);
+}
+
+double Cost_conditioning_unpriced(const Config *c, CostRates rates)
+{
+    /* The matrix-free path keeps no spectra, so its price does not depend on how many. */
+    return Cost_conditioning_seeks_s_min(c)
+               ? 0.0
+               : conditioning_price(c, rates, false, c->depth, true) -
+                     conditioning_price(c, rates, false, c->depth, false);
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like

@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include "ascii.h"
+#include "duration.h"
 #include "attnscope/layer.h"
 #include "attnscope/theory.h"
 
@@ -140,18 +141,6 @@ static void readouts(Fields *f, const StatusView *v)
     }
 }
 
-void Status_duration(char *out, size_t size, double seconds)
-{
-    if (seconds < 1)
-        snprintf(out, size, "<1 s");
-    else if (seconds < 60)
-        snprintf(out, size, "~%.0f s", seconds);
-    else if (seconds < 3600)
-        snprintf(out, size, "~%.0f min", seconds / 60);
-    else
-        snprintf(out, size, "~%.1f h", seconds / 3600);
-}
-
 /* The busy indicator with progress and the time left, or how long the shown result took. */
 static void activity(char *m, const StatusView *v)
 {
@@ -170,7 +159,7 @@ static void activity(char *m, const StatusView *v)
             snprintf(doing, sizeof doing, "reading layer %d/%d,", v->reading_layer,
                      v->reading_depth);
         if (v->estimated) {
-            Status_duration(time, sizeof time, v->seconds_left);
+            Duration_text(v->seconds_left, DURATION_ABOUT, time, sizeof time);
             strncat(time, " left", sizeof time - strlen(time) - 1);
         } else {
             snprintf(time, sizeof time, "%.1f s", v->busy_ms / 1e3);

@@ -39,7 +39,4 @@ typedef struct {
    (the last one is the message line). */
 int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE], int max);
 
-/* An estimated duration as a person reads it: "<1 s", "~12 s", "~3 min", "~2.5 h". */
-void Status_duration(char *out, size_t size, double seconds);
-
 #endif

@@ -5,6 +5,7 @@
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "conditioning_fit.h"
+#include "duration.h"
 #include "export.h"
 #include "keys.h"
 #include "picker.h"
@@ -206,7 +207,7 @@ static void describe_fitting_size(Loop *l, const Controls *next)
     if (!pricing.extras.conditioning)
         return;
     char most[32];
-    Status_duration(most, sizeof most, CONDITIONING_FIT_SECONDS);
+    Duration_text(CONDITIONING_FIT_SECONDS, DURATION_ABOUT, most, sizeof most);
     const char *within = most + (most[0] == '~');
     Config fit;
     bool fits = ConditioningFit_search(&next->config, CONDITIONING_FIT_SECONDS, view_job_seconds,
@@ -230,7 +231,7 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
     l->pending = *next;
     snprintf(l->pending_preset, sizeof l->pending_preset, "%s", preset ? preset : "");
     char left[32];
-    Status_duration(left, sizeof left, seconds);
+    Duration_text(seconds, DURATION_ABOUT, left, sizeof left);
     const Config *c = &next->config;
     /* "about", not "about ~": the duration's own tilde says it twice. */
     snprintf(l->question, sizeof l->question,

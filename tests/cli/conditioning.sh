@@ -244,6 +244,19 @@ fit_estimate() {
 check "  that size's own estimate is within 5 min" fit_estimate
 check "--verbose prices the conditioning too" \
     bash -c "'$BIN' --batch ${path[*]} --conditioning-path exact --verbose 2>&1 >/dev/null | grep -q '1 seed, conditioning (exact) (dgemm at'"
+# On the matrix-free path the default initialisation is priced for the lower bound on kappa(K)
+# alone; which layers seek s_min (kappa(K) < 1e4) only the run knows, so the estimate says how
+# much more that may take.  Cutting-skip is priced to seek it at every layer: nothing to add.
+unpriced_said() {
+    local says
+    says=$(ATTNSCOPE_GFLOPS=10 "$BIN" --batch --conditioning -T 32 -d 32 -L 4 --conditioning-path kron \
+        --verbose --max-time 1e-9 2>&1 >/dev/null | head -1)
+    grep -qE "1 seed, conditioning \(Lanczos; up to [0-9.e+]+ s more where kappa\(K\) < 1e4 makes a layer seek s_min, which only the run knows\) \(dgemm at" <<<"$says" &&
+        ! grep -qE "up to 0 s more" <<<"$says" || { echo "  $says"; return 1; }
+}
+check "--verbose, normal init off the exact path: the seconds s_min's search may add" unpriced_said
+check "--verbose, cutting-skip off the exact path: s_min's search priced, nothing added" \
+    bash -c "ATTNSCOPE_GFLOPS=10 '$BIN' --batch ${path[*]} --conditioning-path kron --verbose --max-time 1e-9 2>&1 >/dev/null | grep -q '1 seed, conditioning (Lanczos) (dgemm at'"
 
 refused() { # expected-stderr-fragment -- args...
     local says=$1

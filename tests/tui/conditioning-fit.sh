@@ -11,11 +11,14 @@ cd "$(dirname "$0")/../.." || exit 1
 
 engineer=(-T 512 -d 2048 -L 24 --heads 16 --mlp gelu)
 
-# The T and d batch names, refusing the engineer's size above --max-time 300 (exit 2).
-read -r batch_t batch_d <<<"$(ATTNSCOPE_GFLOPS=10 "$BIN" --batch --conditioning "${engineer[@]}" \
-    --max-time 300 2>&1 >/dev/null | sed -nE 's/.*within 5 min the conditioning fits at T = ([0-9]+), d = ([0-9]+) .*/\1 \2/p')"
+# The T and d batch names, refusing the engineer's size above --max-time 300 (exit 2), and the
+# estimate it quotes: in days, as the screen must quote it too.
+refusal=$(ATTNSCOPE_GFLOPS=10 "$BIN" --batch --conditioning "${engineer[@]}" --max-time 300 2>&1 >/dev/null)
+read -r batch_t batch_d <<<"$(sed -nE 's/.*within 5 min the conditioning fits at T = ([0-9]+), d = ([0-9]+) .*/\1 \2/p' <<<"$refusal")"
 check "batch names a size within 5 min for the engineer's size (T=$batch_t, d=$batch_d)" \
     test -n "$batch_t" -a -n "$batch_d"
+batch_days=$(sed -nE 's/.* is estimated at ([0-9.]+ days) \(.*/\1/p' <<<"$refusal")
+check "batch estimates the engineer's size in days ($batch_days)" test -n "$batch_days"
 
 # The rows of the question's box, their borders taken off and joined: a sentence wrapped over
 # two rows reads as one.
@@ -27,7 +30,7 @@ start 80 24 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=10 '$BIN' ${engineer[*
 expect "the screen starts at the engineer's size" "^T=512 +d=2048 +L=24"
 check "no size is named before the key" absent "the conditioning fits at"
 press "V: the conditioning view's job is asked about at once" "a long computation" V
-expect "  with its estimate, in hours" "about [0-9.]+ h to compute T=512 d=2048 L=24 seeds=1\. Compute it\?"
+expect "  with its estimate in days, as batch says it" "about ${batch_days//./\\.} to compute T=512 d=2048 L=24 seeds=1\. Compute it\?"
 read -r screen_t screen_d <<<"$(named_size)"
 same_size() {
     [ -n "$screen_t" ] && [ "$screen_t" = "$batch_t" ] && [ "$screen_d" = "$batch_d" ] ||

@@ -1,0 +1,67 @@
+/* Durations as text (duration.h), both styles at each unit's boundary, written out here by
+   hand: two days and more read in days in both, and below that each style's units hold. */
+#include "testing.h"
+
+#include "duration.h"
+
+#include <string.h>
+
+typedef struct {
+    double seconds;
+    const char *plain, *about;
+} Case;
+
+static const Case CASES[] = {
+    {0, "0 s", "<1 s"},
+    {0.4, "0.4 s", "<1 s"},
+    {1, "1 s", "~1 s"},
+    {12.4, "12.4 s", "~12 s"},
+    {59.4, "59.4 s", "~59 s"},
+    {60, "60 s", "~1 min"},
+    {119.9, "120 s", "~2 min"},
+    {120, "2 min", "~2 min"},
+    {185, "3 min", "~3 min"},
+    {3599, "60 min", "~60 min"},
+    {3600, "60 min", "~1.0 h"},
+    {7199, "120 min", "~2.0 h"},
+    {7200, "2 h", "~2.0 h"},
+    {9000, "2.5 h", "~2.5 h"},
+    {172799, "48 h", "~48.0 h"},           /* a second short of two days: still hours */
+    {172800, "2 days", "~2 days"},         /* two days: days */
+    {348941, "4.04 days", "~4.04 days"},   /* the engineer's size at 10 GFLOP/s */
+    {923400, "10.7 days", "~10.7 days"},   /* 256.5 h, as the screen said before */
+    {1.3162121e7, "152 days", "~152 days"} /* estimate.sh's huge run */
+};
+
+static void test_boundaries(void **state)
+{
+    (void)state;
+    char out[32];
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        const Case *k = &CASES[i];
+        Duration_text(k->seconds, DURATION_PLAIN, out, sizeof out);
+        if (strcmp(out, k->plain))
+            fail_msg("%.9g s plain: '%s', expected '%s'", k->seconds, out, k->plain);
+        Duration_text(k->seconds, DURATION_ABOUT, out, sizeof out);
+        if (strcmp(out, k->about))
+            fail_msg("%.9g s about: '%s', expected '%s'", k->seconds, out, k->about);
+    }
+}
+
+/* A short buffer gets a cut, terminated text, as snprintf cuts it. */
+static void test_short_buffer(void **state)
+{
+    (void)state;
+    char out[5];
+    Duration_text(348941, DURATION_ABOUT, out, sizeof out);
+    assert_string_equal(out, "~4.0");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_boundaries),
+        cmocka_unit_test(test_short_buffer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
