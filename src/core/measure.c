@@ -611,7 +611,7 @@ int Measure_gram_factor(Linalg *la, int d, int k, const double *b, double *trans
     for (int j = 0; j < k; j++) {
         double *column = f->lower + (size_t)j * k;
         for (int i = 0; i < j; i++)
-            column[i] = 0; /* the factorisation left its column sums there */
+            column[i] = 0; /* dsyrk and dpotrf leave the upper triangle as they found it */
         for (int i = j; i < k; i++)
             frobenius2 += column[i] * column[i];
     }
