@@ -2,7 +2,8 @@
  * a core of our two while the lanes compute), BLAS still computes, and more threads bring
  * the pool back.  And a call's bits do not depend on what the Linalg ran before: its kept
  * workspace, grown by a larger call, must not change the LAPACK path of a smaller one.  And
- * Cholesky's backward error bound is the one its comment defines, and bounds the error. */
+ * Cholesky's backward error bound is the one its comment defines, and bounds the error; a
+ * product with the identity is a scaled copy. */
 #include "testing.h"
 
 #include "attnscope/linalg.h"
@@ -165,12 +166,48 @@ static void test_cholesky_backward_error_is_its_definition(void **state)
     Linalg_free(la);
 }
 
+/* What the gradients' value chain (gradients.c's scaled_identity_step) relies on: W·I·α from
+   dgemm is α·W + 0.0 bit for bit, each entry a sum of exact zeros and one rounded product, on
+   one BLAS thread and on two, for every d up to 70 and sizes past the kernels' blockings. */
+static void test_identity_product_is_a_scaled_copy(void **state)
+{
+    (void)state;
+    const int large[] = {127, 255, 256, 257, 384, 511, 600};
+    for (int threads = 1; threads <= 2; threads++) {
+        Linalg_set_blas_threads(threads);
+        for (int k = 0; k < 70 + 7; k++) {
+            int d = k < 70 ? k + 1 : large[k - 70];
+            size_t dd = (size_t)d * d;
+            double *w = random_matrix(d, d, 20 + (unsigned)d),
+                   *identity = calloc(dd, sizeof(double)), *product = malloc(sizeof(double) * dd);
+            assert_true(identity && product);
+            for (int i = 0; i < d; i++)
+                identity[i + (size_t)i * d] = 1.0;
+            w[dd - 1] = -0.0; /* the product's sum starts from +0 */
+            double scale = 1.0 / sqrt((double)d + 0.3);
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, scale, w, d, identity,
+                        d, 0.0, product, d);
+            for (size_t i = 0; i < dd; i++) {
+                double copy = scale * w[i] + 0.0;
+                if (memcmp(&copy, &product[i], sizeof copy) != 0)
+                    fail_msg("d = %d, %d threads, entry %zu: product %a, scaled copy %a", d,
+                             threads, i, product[i], copy);
+            }
+            free(w);
+            free(identity);
+            free(product);
+        }
+    }
+    Linalg_set_blas_threads(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_blas_thread_stops_the_pool),
         cmocka_unit_test(test_calls_do_not_depend_on_earlier_ones),
         cmocka_unit_test(test_cholesky_backward_error_is_its_definition),
+        cmocka_unit_test(test_identity_product_is_a_scaled_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
