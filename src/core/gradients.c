@@ -32,6 +32,22 @@ const char *Model_gradients_unavailable(const Config *c)
     return NULL;
 }
 
+/* log10 of the squared true norm of a product held at `norm` times exp(log_scale). */
+static double log10_true_norm2(double norm, double log_scale)
+{
+    return 2.0 * (log10(norm) + log_scale / M_LN10);
+}
+
+/* The step's new product, in *spare, becomes *product at unit scale: `norm`, the old one's,
+   joins the carried scale. */
+static void take_step(double norm, double **product, double **spare, double *log_scale)
+{
+    double *t = *product;
+    *product = *spare;
+    *spare = t;
+    *log_scale += log(norm);
+}
+
 /* Replaces `*product` (exp(*log_scale) times the true value) by left·product (left is
    rows×rows, transposed if asked) or product·right (right is cols×cols), renormalised to
    unit Frobenius norm with the scale carried in *log_scale.  *log10_norm2 is log10 of the
@@ -46,23 +62,16 @@ static int scaled_step(Linalg *la, int rows, int cols, double **product, double 
     *log10_norm2 = -INFINITY;
     if (!(norm > 0))
         return 0;
-    int status = 0;
-    if (left)
-        status = Linalg_gemm(la, transpose_left, false, rows, cols, rows, 1.0 / norm, left, rows,
-                             *product, rows, 0.0, *spare, rows);
-    else if (right)
-        status = Linalg_gemm(la, false, false, rows, cols, cols, 1.0 / norm, *product, rows, right,
-                             cols, 0.0, *spare, rows);
-    if (status)
-        return status;
-    *log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
+    *log10_norm2 = log10_true_norm2(norm, *log_scale);
     if (!left && !right)
         return 0;
-    double *t = *product;
-    *product = *spare;
-    *spare = t;
-    *log_scale += log(norm);
-    return 0;
+    int status = left ? Linalg_gemm(la, transpose_left, false, rows, cols, rows, 1.0 / norm, left,
+                                    rows, *product, rows, 0.0, *spare, rows)
+                      : Linalg_gemm(la, false, false, rows, cols, cols, 1.0 / norm, *product, rows,
+                                    right, cols, 0.0, *spare, rows);
+    if (!status)
+        take_step(norm, product, spare, log_scale);
+    return status;
 }
 
 /* scaled_step of the identity (d×d, in *product) by `left` (d×d): left/‖I‖_F, each entry one
@@ -75,11 +84,8 @@ static void scaled_identity_step(int d, double **product, double **spare, const 
     double norm = cblas_dnrm2((int)dd, *product, 1), scale = 1.0 / norm;
     for (size_t i = 0; i < dd; i++)
         (*spare)[i] = scale * left[i] + 0.0;
-    *log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
-    double *t = *product;
-    *product = *spare;
-    *spare = t;
-    *log_scale += log(norm);
+    *log10_norm2 = log10_true_norm2(norm, *log_scale);
+    take_step(norm, product, spare, log_scale);
 }
 
 /* The first seed's W^V of a layer, kept for its gradients while the cache fits: a later run
