@@ -380,10 +380,66 @@ static void test_gap_outliers(void **state)
     }
 }
 
+/* The textbook softmax of one row over its keys [first, last], zero elsewhere. */
+static void reference_softmax_row(int T, const double *s, int first, int last, double *row)
+{
+    double max = -INFINITY, sum = 0;
+    for (int j = first; j <= last; j++)
+        max = fmax(max, s[j]);
+    for (int j = 0; j < T; j++) {
+        row[j] = j >= first && j <= last ? exp(s[j] - max) : 0.0;
+        sum += row[j];
+    }
+    for (int j = first; j <= last; j++)
+        row[j] *= 1.0 / sum;
+}
+
+/* Attention_build writes every entry (a buffer of NaN before it), and a softmax row whose
+   logits span thousands (most of its exp(s − max) underflow, some to subnormals) is the
+   textbook one bit for bit; the identity is the identity under every mask. */
+static void test_build_writes_every_entry(void **state)
+{
+    (void)state;
+    int T = 40;
+    const Attention kinds[] = {ATTENTION_SOFTMAX, ATTENTION_MARKOV, ATTENTION_RELU,
+                               ATTENTION_SIGMOID, ATTENTION_LINEAR, ATTENTION_UNIFORM,
+                               ATTENTION_IDENTITY};
+    double *expected = malloc(sizeof(double) * T * T), *a = malloc(sizeof(double) * T * T);
+    assert_true(expected && a);
+    for (int mi = 0; mi < N_MASKS; mi++)
+        for (int k = 0; k < 7; k++) {
+            double *logits = random_logits(T, 11 + (uint64_t)mi, 400.0);
+            for (int i = 0; i < T * T; i++)
+                a[i] = NAN;
+            Attention_build(kinds[k], MASKS[mi].mask, MASKS[mi].window, T, logits, -INFINITY, a);
+            for (int i = 0; i < T; i++) {
+                int first, last;
+                Mask_row_range(MASKS[mi].mask, MASKS[mi].window, T, i, &first, &last);
+                double *row = expected + (size_t)i * T;
+                if (kinds[k] == ATTENTION_SOFTMAX || kinds[k] == ATTENTION_MARKOV)
+                    reference_softmax_row(T, logits + (size_t)i * T, first, last, row);
+                for (int j = 0; j < T; j++) {
+                    double v = a[(size_t)i * T + j];
+                    assert_false(isnan(v));
+                    if (j < first || j > last)
+                        assert_true(v == 0.0);
+                    if (kinds[k] == ATTENTION_IDENTITY)
+                        assert_true(v == (i == j ? 1.0 : 0.0));
+                }
+            }
+            if (kinds[k] == ATTENTION_SOFTMAX || kinds[k] == ATTENTION_MARKOV)
+                assert_memory_equal(a, expected, sizeof(double) * T * T);
+            free(logits);
+        }
+    free(expected);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_stochastic_and_masked),
+        cmocka_unit_test(test_build_writes_every_entry),
         cmocka_unit_test(test_perron_eigenvalue),
         cmocka_unit_test(test_brauer),
         cmocka_unit_test(test_frobenius_identity),

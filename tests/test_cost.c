@@ -761,7 +761,9 @@ static void test_value_chain_planned_beside_x0(void **state)
 {
     (void)state;
     Config c = work_base(); /* T != d: no layer product is d×d×d */
-    double d = c.width, chain = 2 * d * d * d * c.depth;
+    /* L − 2 products: the top step scales W^V_L (a copy), the last is a norm alone. */
+    assert_true(c.depth > 2);
+    double d = c.width, chain = 2 * d * d * d * (c.depth - 2);
     StepSplit s = first_seed_steps(&c);
     assert_true(s.input[0].product_flops == 0 && s.input[0].gram_flops == 0);
     assert_true(s.input[1].gram_flops > 0); /* X0's measures */

@@ -1,12 +1,15 @@
 /* The BLAS thread setting: one thread stops OpenBLAS's idle pool (which otherwise spins on
  * a core of our two while the lanes compute), BLAS still computes, and more threads bring
  * the pool back.  And a call's bits do not depend on what the Linalg ran before: its kept
- * workspace, grown by a larger call, must not change the LAPACK path of a smaller one. */
+ * workspace, grown by a larger call, must not change the LAPACK path of a smaller one.  And
+ * Cholesky's backward error bound is the one its comment defines, and bounds the error; a
+ * product with the identity is a scaled copy. */
 #include "testing.h"
 
 #include "attnscope/linalg.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,11 +114,100 @@ static void test_calls_do_not_depend_on_earlier_ones(void **state)
     Linalg_free(used);
 }
 
+/* Linalg_cholesky's backward error against its definition, from an independent loop: L̂ read
+   back from the factor, |L̂||L̂ᵀ| formed entry by entry in long double, its largest row sum
+   times γ_{n+1}; the two agree to rounding.  And it bounds what it claims: ‖a − L̂L̂ᵀ‖_∞,
+   formed in long double, is below it.  n odd and past a cache's stride, two sizes. */
+static void test_cholesky_backward_error_is_its_definition(void **state)
+{
+    (void)state;
+    const int sizes[] = {37, 301};
+    Linalg *la = Linalg_new();
+    assert_non_null(la);
+    for (int s = 0; s < 2; s++) {
+        int n = sizes[s];
+        size_t nn = (size_t)n * n;
+        double *b = random_matrix(n, n, 11 + (unsigned)s), *a = malloc(sizeof(double) * nn),
+               *factor = malloc(sizeof(double) * nn);
+        assert_true(a && factor);
+        /* a = B·Bᵀ + I/2: positive definite, with a spread of eigenvalues. */
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0, b, n, b, n, 0.0, a, n);
+        for (int i = 0; i < n; i++)
+            a[i + (size_t)i * n] += 0.5;
+        memcpy(factor, a, sizeof(double) * nn);
+        double backward = NAN;
+        assert_int_equal(Linalg_cholesky(la, n, factor, &backward), 0);
+        long double worst_row = 0, worst_error = 0;
+        for (int i = 0; i < n; i++) {
+            long double row = 0, error = 0;
+            for (int j = 0; j < n; j++) {
+                long double entry = 0, product = 0;
+                for (int k = 0; k <= (i < j ? i : j); k++) {
+                    long double lik = factor[i + (size_t)k * n], ljk = factor[j + (size_t)k * n];
+                    entry += fabsl(lik) * fabsl(ljk);
+                    product += lik * ljk;
+                }
+                row += entry;
+                /* a's lower triangle holds it (dpotrf read only that). */
+                double aij = i >= j ? a[i + (size_t)j * n] : a[j + (size_t)i * n];
+                error += fabsl((long double)aij - product);
+            }
+            worst_row = row > worst_row ? row : worst_row;
+            worst_error = error > worst_error ? error : worst_error;
+        }
+        double expected = Linalg_rounding_gamma(n + 1.0) * (double)worst_row;
+        assert_true(fabs(backward - expected) <= 1e-12 * expected);
+        assert_true(backward >= (double)worst_error);
+        assert_true(worst_error > 0); /* the check above compared something */
+        free(b);
+        free(a);
+        free(factor);
+    }
+    Linalg_free(la);
+}
+
+/* What the gradients' value chain (gradients.c's scaled_identity_step) relies on: W·I·α from
+   dgemm is α·W + 0.0 bit for bit, each entry a sum of exact zeros and one rounded product, on
+   one BLAS thread and on two, for every d up to 70 and sizes past the kernels' blockings. */
+static void test_identity_product_is_a_scaled_copy(void **state)
+{
+    (void)state;
+    const int large[] = {127, 255, 256, 257, 384, 511, 600};
+    for (int threads = 1; threads <= 2; threads++) {
+        Linalg_set_blas_threads(threads);
+        for (int k = 0; k < 70 + 7; k++) {
+            int d = k < 70 ? k + 1 : large[k - 70];
+            size_t dd = (size_t)d * d;
+            double *w = random_matrix(d, d, 20 + (unsigned)d),
+                   *identity = calloc(dd, sizeof(double)), *product = malloc(sizeof(double) * dd);
+            assert_true(identity && product);
+            for (int i = 0; i < d; i++)
+                identity[i + (size_t)i * d] = 1.0;
+            w[dd - 1] = -0.0; /* the product's sum starts from +0 */
+            double scale = 1.0 / sqrt((double)d + 0.3);
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, scale, w, d, identity,
+                        d, 0.0, product, d);
+            for (size_t i = 0; i < dd; i++) {
+                double copy = scale * w[i] + 0.0;
+                if (memcmp(&copy, &product[i], sizeof copy) != 0)
+                    fail_msg("d = %d, %d threads, entry %zu: product %a, scaled copy %a", d,
+                             threads, i, product[i], copy);
+            }
+            free(w);
+            free(identity);
+            free(product);
+        }
+    }
+    Linalg_set_blas_threads(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_blas_thread_stops_the_pool),
         cmocka_unit_test(test_calls_do_not_depend_on_earlier_ones),
+        cmocka_unit_test(test_cholesky_backward_error_is_its_definition),
+        cmocka_unit_test(test_identity_product_is_a_scaled_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,10 @@ bool Attention_has_query_key(Attention kind)
            kind == ATTENTION_LINEAR;
 }
 
+/* Below this, exp(x) < 2^−1075·e^−0.86 rounds to 0 in double: a row of a collapsed network's
+   attention is mostly such entries, which libm reaches only through its underflow path. */
+#define EXP_ZERO (-746.0)
+
 /* exp of each allowed logit minus the row maximum, normalised: no overflow for any finite
    logits, and the largest entry of every row is at least 1/n before normalising.  The sink
    joins the maximum and the denominator only (gpt-oss's column dropped after the softmax);
@@ -48,7 +52,8 @@ static void softmax_row(const double *s, double *a, int first, int last, double 
         max = sink;
     double sum = 0;
     for (int j = first; j <= last; j++) {
-        a[j] = exp(s[j] - max);
+        double x = s[j] - max;
+        a[j] = x < EXP_ZERO ? 0.0 : exp(x);
         sum += a[j];
     }
     if (sink != -INFINITY)
@@ -76,11 +81,13 @@ void Attention_build(Attention kind, Mask mask, int window, int T, const double 
                      double sink, double *a)
 {
     const double log_T = log((double)T);
-    memset(a, 0, sizeof(double) * (size_t)T * (size_t)T);
     for (int i = 0; i < T; i++) {
         int first, last;
         Mask_row_range(mask, window, T, i, &first, &last);
         double *row = a + (size_t)i * T;
+        /* The masked keys; every kind but the identity fills [first, last] itself. */
+        memset(row, 0, sizeof(double) * (size_t)first);
+        memset(row + last + 1, 0, sizeof(double) * (size_t)(T - 1 - last));
         const double *s = logits ? logits + (size_t)i * T : NULL;
         switch (kind) {
         case ATTENTION_SOFTMAX:
@@ -108,6 +115,7 @@ void Attention_build(Attention kind, Mask mask, int window, int T, const double 
             break;
         }
         case ATTENTION_IDENTITY:
+            memset(row + first, 0, sizeof(double) * (size_t)(last - first + 1));
             row[i] = 1.0;
             break;
         }

@@ -32,11 +32,28 @@ const char *Model_gradients_unavailable(const Config *c)
     return NULL;
 }
 
+/* log10 of the squared true norm of a product held at `norm` times exp(log_scale). */
+static double log10_true_norm2(double norm, double log_scale)
+{
+    return 2.0 * (log10(norm) + log_scale / M_LN10);
+}
+
+/* The step's new product, in *spare, becomes *product at unit scale: `norm`, the old one's,
+   joins the carried scale. */
+static void take_step(double norm, double **product, double **spare, double *log_scale)
+{
+    double *t = *product;
+    *product = *spare;
+    *spare = t;
+    *log_scale += log(norm);
+}
+
 /* Replaces `*product` (exp(*log_scale) times the true value) by left·product (left is
    rows×rows, transposed if asked) or product·right (right is cols×cols), renormalised to
    unit Frobenius norm with the scale carried in *log_scale.  *log10_norm2 is log10 of the
-   squared true norm before the step (−inf for an exact 0, which then stays 0).  Returns 0, or
-   LANE_STOPPED with *product and *log_scale as they were. */
+   squared true norm before the step (−inf for an exact 0, which then stays 0).  Neither left
+   nor right: that norm alone, for a chain's last factor, whose product nothing reads.
+   Returns 0, or LANE_STOPPED with *product and *log_scale as they were. */
 static int scaled_step(Linalg *la, int rows, int cols, double **product, double **spare,
                        const double *left, const double *right, bool transpose_left,
                        double *log_scale, double *log10_norm2)
@@ -45,17 +62,35 @@ static int scaled_step(Linalg *la, int rows, int cols, double **product, double 
     *log10_norm2 = -INFINITY;
     if (!(norm > 0))
         return 0;
+    *log10_norm2 = log10_true_norm2(norm, *log_scale);
+    if (!left && !right)
+        return 0;
     int status = left ? Linalg_gemm(la, transpose_left, false, rows, cols, rows, 1.0 / norm, left,
                                     rows, *product, rows, 0.0, *spare, rows)
                       : Linalg_gemm(la, false, false, rows, cols, cols, 1.0 / norm, *product, rows,
                                     right, cols, 0.0, *spare, rows);
-    if (status)
-        return status;
-    *log10_norm2 = 2.0 * (log10(norm) + *log_scale / M_LN10);
-    double *t = *product;
-    *product = *spare;
-    *spare = t;
-    *log_scale += log(norm);
+    if (!status)
+        take_step(norm, product, spare, log_scale);
+    return status;
+}
+
+/* scaled_step of the identity (d×d, in *product) by `left` (d×d): left/‖I‖_F, each entry one
+   rounded product, as the product's (its other terms are exact zeros; + 0.0 turns a −0 into
+   the +0 the product's sum starts from), without its d³ multiplications.  A checkpoint's
+   non-finite W^V (warned, not refused) goes through the product, whose zeros times ∞ the copy
+   would not make. */
+static int scaled_identity_step(Linalg *la, int d, double **product, double **spare,
+                                const double *left, double *log_scale, double *log10_norm2)
+{
+    size_t dd = (size_t)d * d;
+    for (size_t i = 0; i < dd; i++)
+        if (!isfinite(left[i]))
+            return scaled_step(la, d, d, product, spare, left, NULL, false, log_scale, log10_norm2);
+    double norm = cblas_dnrm2((int)dd, *product, 1), scale = 1.0 / norm;
+    for (size_t i = 0; i < dd; i++)
+        (*spare)[i] = scale * left[i] + 0.0;
+    *log10_norm2 = log10_true_norm2(norm, *log_scale);
+    take_step(norm, product, spare, log_scale);
     return 0;
 }
 
@@ -107,6 +142,7 @@ static void gradient_task(int which, void *context)
     }
     Lane *lane = &run->w->lane[which];
     double log10_p1;
+    /* Layer L's P1 is the last: its norm alone (run->weights.value is NULL there). */
     run->info[which] = scaled_step(lane->step.la, run->config->tokens, run->config->width,
                                    &lane->frozen, &lane->step.queries, NULL, run->weights.value,
                                    false, &run->nets[which].log_frozen, &log10_p1);
@@ -127,9 +163,11 @@ bool gradients_due(const Run *run)
 /* log10 ‖P2‖_F² for ℓ = 1..L, P2 = W_{ℓ+1}⋯W_L (docs/model.md §2) from the top down with la,
    into both tracks of the first seed; run->values_chained then.  It reads the value weights
    alone (the cache, or their streams again, from `random`), so it may run before the layers,
-   beside X0's draw and measures (run.c's input_layer).  The tracks hold no depth's gradients from
-   here until frozen_attention_gradients completes them.  The logit weights' buffers are its
-   scratch: free before a layer draws into them, and after the last.  Returns 0, LANE_STOPPED or
+   beside X0's draw and measures (run.c's input_layer).  The top step multiplies the identity
+   (scaled_identity_step), the last needs only the norm: L − 2 products; W_1 is drawn only into
+   the cache, for the layer.  The tracks hold no depth's gradients from here until
+   frozen_attention_gradients completes them.  The logit weights' buffers are its scratch:
+   free before a layer draws into them, and after the last.  Returns 0, LANE_STOPPED or
    LAPACK's status (an orthogonal W^V is drawn through a QR factorisation). */
 int value_chain(Run *run, RandomStream *random, Linalg *la)
 {
@@ -145,12 +183,18 @@ int value_chain(Run *run, RandomStream *random, Linalg *la)
     for (int i = 0; i < d; i++)
         w->weights.query[i + (size_t)i * d] = 1.0;
     for (int l = L; l >= 1; l--) {
-        double *wv;
-        int status = draw_value_weights(w, random, la, c, run->seed, l, &wv);
+        double *wv = NULL;
+        int status = 0;
+        if (l > 1 || value_cache_doubles(c) > 0)
+            status = draw_value_weights(w, random, la, c, run->seed, l, &wv);
         if (status)
             return status;
-        status = scaled_step(la, d, d, &w->weights.query, &w->weights.key, wv, NULL, false, &log_p2,
-                             &log10_p2[l]);
+        if (l == L && l > 1)
+            status = scaled_identity_step(la, d, &w->weights.query, &w->weights.key, wv, &log_p2,
+                                          &log10_p2[l]);
+        else
+            status = scaled_step(la, d, d, &w->weights.query, &w->weights.key, l > 1 ? wv : NULL,
+                                 NULL, false, &log_p2, &log10_p2[l]);
         if (status)
             return status;
     }
@@ -163,8 +207,9 @@ int value_chain(Run *run, RandomStream *random, Linalg *la)
 /* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
    P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
    The lanes hold the frozen products of layer L; P2's part is value_chain's, computed here
-   unless it already was.  The value weights come from the cache, or are drawn again from
-   their streams where L·d² doubles would not fit.  Returns 0 or LANE_STOPPED (the tracks then
+   unless it already was.  P1 takes L − 1 products, one per pair of lanes, and the last pair
+   only its norm.  W^V_1..W^V_{L−1} come from the cache, or are drawn again from their
+   streams where L·d² doubles would not fit.  Returns 0 or LANE_STOPPED (the tracks then
    have no gradients) or LAPACK's status. */
 int frozen_attention_gradients(Run *run)
 {
@@ -181,7 +226,9 @@ int frozen_attention_gradients(Run *run)
     run->active[0] = run->active[1] = true;
     for (int l = 1; l <= L; l++) {
         run->layer = l;
-        int info = draw_value_weights(w, w->random, la, c, run->seed, l, &run->weights.value);
+        run->weights.value = NULL;
+        int info =
+            l < L ? draw_value_weights(w, w->random, la, c, run->seed, l, &run->weights.value) : 0;
         if (info)
             return info;
         both_lanes(run->progress, gradient_task, run);

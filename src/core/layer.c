@@ -852,12 +852,14 @@ static void carry_scale(const Config *c, LayerBuffers *b, double *log_scale)
     bool homogeneous = Attention_is_input_independent(c->attention) &&
                        c->layernorm == LAYERNORM_NONE &&
                        (c->mlp == MLP_NONE || c->mlp == MLP_RELU) && !Layer_network_has_bias(c);
-    if (b->declared) { /* the norm, and the scaling where it applies */
-        declare(b, WORK_PASSES, (double)td * (homogeneous ? 2 : 1), 0, 0);
+    if (!homogeneous) /* X's scale stays in X: not even its norm is wanted */
+        return;
+    if (b->declared) { /* the norm and the scaling */
+        declare(b, WORK_PASSES, 2.0 * (double)td, 0, 0);
         return;
     }
     double norm = cblas_dnrm2((int)td, b->x, 1);
-    if (homogeneous && norm > 0) {
+    if (norm > 0) {
         cblas_dscal((int)td, 1.0 / norm, b->x, 1);
         *log_scale += log(norm);
     }

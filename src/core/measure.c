@@ -258,13 +258,23 @@ typedef struct {
     MeasureRoute route;
 } GramRank;
 
+/* The transposed copy goes by tiles of 8×8 doubles, a 64-byte cache line of each of 8 columns
+   of x into 8 lines of the copy: copied column by column, every element written would be a
+   line apart from the one before. */
+enum { TRANSPOSE_TILE = 8 };
+
 /* The lower triangle of the d×d Gram matrix XᵀX of x (T×d) through a transposed copy (dsyrk
-   forms a·aᵀ). */
+   forms a·aᵀ), copied tile by tile. */
 static int column_gram(Linalg *la, int T, int d, const double *x, double *transposed, double *gram)
 {
-    for (int j = 0; j < d; j++)
-        for (int i = 0; i < T; i++)
-            transposed[j + (size_t)i * d] = x[i + (size_t)j * T];
+    for (int j0 = 0; j0 < d; j0 += TRANSPOSE_TILE)
+        for (int i0 = 0; i0 < T; i0 += TRANSPOSE_TILE) {
+            int j1 = j0 + TRANSPOSE_TILE < d ? j0 + TRANSPOSE_TILE : d;
+            int i1 = i0 + TRANSPOSE_TILE < T ? i0 + TRANSPOSE_TILE : T;
+            for (int i = i0; i < i1; i++)
+                for (int j = j0; j < j1; j++)
+                    transposed[j + (size_t)i * d] = x[i + (size_t)j * T];
+        }
     return Linalg_gram(la, d, T, transposed, gram);
 }
 
@@ -611,7 +621,7 @@ int Measure_gram_factor(Linalg *la, int d, int k, const double *b, double *trans
     for (int j = 0; j < k; j++) {
         double *column = f->lower + (size_t)j * k;
         for (int i = 0; i < j; i++)
-            column[i] = 0; /* the factorisation left its column sums there */
+            column[i] = 0; /* dsyrk and dpotrf leave the upper triangle as they found it */
         for (int i = j; i < k; i++)
             frobenius2 += column[i] * column[i];
     }

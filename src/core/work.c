@@ -412,17 +412,32 @@ static void value_draws(const Config *c, double times, WorkList *out)
     add_times(out, &value, times * c->depth);
 }
 
-/* gradients.c's value_chain: P2 = W_{ℓ+1}⋯W_L from the top, each W^V drawn (into the cache,
-   where the cache holds them: the layers then find them there). */
-static void value_chain(const Config *c, WorkList *out)
+/* The gradients' chains of L factors take L − 1 steps; W^V of every layer but one is drawn
+   for them, where the cache does not hold it. */
+static void value_draws_but_one(const Config *c, WorkList *out)
 {
-    double d = c->width;
-    product(out, d, d, d, c->depth);
-    value_draws(c, 1, out);
+    WorkList value = {0};
+    Layer_declare_draw(c, LAYER_DRAW_VALUE, &value);
+    add_times(out, &value, c->depth - 1);
 }
 
-/* frozen_attention_gradients: P2 (unless it ran beside X0), then each lane's P1 one product
-   per layer; W^V drawn again for each where the cache does not hold them. */
+/* gradients.c's value_chain: P2 = W_{ℓ+1}⋯W_L from the top, L − 2 products after the top
+   step's scaled copy of W^V_L; `drawing`: W^V drawn for it (W^V_1 only into the cache, where
+   the cache holds them: the layers then find them there). */
+static void value_chain(const Config *c, bool drawing, WorkList *out)
+{
+    double d = c->width;
+    if (c->depth > 1)
+        passes(out, d * d);
+    product(out, d, d, d, c->depth > 2 ? c->depth - 2 : 0);
+    if (drawing && Model_value_weights_cached(c))
+        value_draws(c, 1, out);
+    else if (drawing)
+        value_draws_but_one(c, out);
+}
+
+/* frozen_attention_gradients: P2 (unless it ran beside X0), then each lane's P1, L − 1
+   products; W^V drawn again for them where the cache does not hold them. */
 static void gradients(Walk *walk, const SeedPlan *p)
 {
     const Config *c = walk->c;
@@ -432,17 +447,14 @@ static void gradients(Walk *walk, const SeedPlan *p)
         replay(walk, gaps[n], c->depth, p->gradient_replay[n], false);
     WorkStep step = {0};
     bool cached = Model_value_weights_cached(c);
-    if (!walk->values_chained) {
-        product(&step.serial, d, d, d, L);
-        if (!cached)
-            value_draws(c, 1, &step.serial);
-    }
+    if (!walk->values_chained)
+        value_chain(c, !cached, &step.serial);
     if (!cached)
-        value_draws(c, 1, &step.serial);
+        value_draws_but_one(c, &step.serial);
     visit(walk, &step);
     step = (WorkStep){0};
     for (int n = 0; n < 2; n++)
-        product(&step.lane[n], T, d, d, L);
+        product(&step.lane[n], T, d, d, L - 1);
     visit(walk, &step);
 }
 
@@ -463,7 +475,7 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
         measure(c, GAP_OFF, 0, x0);
         passes(&step.serial, 2.0 * c->tokens * c->width);
         if (walk.values_chained)
-            value_chain(c, &step.lane[1]);
+            value_chain(c, true, &step.lane[1]);
         visit(&walk, &step);
     }
     if (p->capture_replay >= 0)
