@@ -289,6 +289,76 @@ static void test_norm_bound_is_above_and_tight(void **state)
     }
 }
 
+/* Measure_tokens_bounding: the bound of ‖X‖₂² from the measure's Gram matrix of X/‖X‖_F is
+   never below s_1² and within 1e-9 of it (the scale ‖X‖_F put back with its rounding: X is
+   scaled far from 1), on every route the measure takes after it (flat: dsyevd; a gap: the top
+   eigenpair; collapsed: deflated), with and without the measure's own Lanczos; the measures
+   are bit for bit Measure_tokens'; X = 0 gives NaN. */
+static void test_measure_bounds_the_input_norm(void **state)
+{
+    (void)state;
+    enum { MAX = 160 };
+    const struct {
+        int T, d;
+        const char *shape;
+    } cases[] = {{96, 128, "flat"},
+                 {64, 96, "double top"},
+                 {80, 80, "collapsed"},
+                 {90, 150, "geometric"},
+                 {100, 70, "flat"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int T = cases[c].T, d = cases[c].d, n = T < d ? T : d;
+        double s[MAX];
+        for (int i = 0; i < n; i++) {
+            if (strcmp(cases[c].shape, "flat") == 0)
+                s[i] = 3e5;
+            else if (strcmp(cases[c].shape, "double top") == 0)
+                s[i] = i < 2 ? 3e-7 : 2e-7 / (1 + i);
+            else if (strcmp(cases[c].shape, "geometric") == 0)
+                s[i] = 5.0 * pow(0.97, i);
+            else
+                s[i] = i == 0 ? 1e3 : 1e-7 / i;
+        }
+        double *x = with_singular_values(T, d, s, 21 + c);
+        double *unit = malloc(sizeof(double) * T * d), *gram = malloc(sizeof(double) * T * T);
+        double *eig = malloc(sizeof(double) * T), *factor = malloc(sizeof(double) * T * T);
+        double *lanczos = malloc(sizeof(double) * Measure_tokens_scratch_size(T, d));
+        for (int own = 0; own < 2; own++) {
+            Measures plain = measure_by(T, d, x, own), bounded;
+            MeasureInputBound bound = {.factor = factor, .lanczos = lanczos};
+            assert_int_equal(Measure_tokens_bounding(la, T, d, x, 0.0, unit, gram, eig,
+                                                     own ? lanczos : NULL, &bound, &bounded),
+                             0);
+            const double a[] = {plain.stable_rank_minus_one,   plain.log10_norm,
+                                plain.log_similarity,          plain.geometry.centred_stable_rank,
+                                plain.geometry.energy_off_top, plain.geometry.token_cosine_mean};
+            const double b[] = {
+                bounded.stable_rank_minus_one,   bounded.log10_norm,
+                bounded.log_similarity,          bounded.geometry.centred_stable_rank,
+                bounded.geometry.energy_off_top, bounded.geometry.token_cosine_mean};
+            assert_memory_equal(a, b, sizeof a); /* bit for bit (NaN too) */
+            assert_int_equal(plain.route, bounded.route);
+            double exact = s[0] * s[0];
+            if (!(bound.norm_squared >= exact * (1 - 1e-13) &&
+                  bound.norm_squared <= exact * (1 + 1e-9)))
+                fail_msg("%s %d×%d: bound %.17g, s_1² %.17g (relative %.3g)", cases[c].shape, T, d,
+                         bound.norm_squared, exact, bound.norm_squared / exact - 1);
+        }
+        memset(x, 0, sizeof(double) * T * d);
+        Measures zero;
+        MeasureInputBound bound = {.factor = factor, .lanczos = lanczos};
+        assert_int_equal(
+            Measure_tokens_bounding(la, T, d, x, 0.0, unit, gram, eig, lanczos, &bound, &zero), 0);
+        assert_true(isnan(bound.norm_squared));
+        free(x);
+        free(unit);
+        free(gram);
+        free(eig);
+        free(factor);
+        free(lanczos);
+    }
+}
+
 /* Linalg_cholesky proves positive definiteness or refuses: a matrix with one eigenvalue of
    −1e-6 is refused; with +1e-6, accepted, and its backward error bound is far below 1e-6. */
 static void test_cholesky_decides_definiteness(void **state)
@@ -330,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_more_tokens_than_width),
         cmocka_unit_test(test_routes_agree_over_model_runs),
         cmocka_unit_test(test_norm_bound_is_above_and_tight),
+        cmocka_unit_test(test_measure_bounds_the_input_norm),
         cmocka_unit_test(test_cholesky_decides_definiteness),
     };
     return cmocka_run_group_tests_name("measure", tests, setup, teardown);

@@ -74,6 +74,23 @@ size_t Measure_tokens_scratch_size(int T, int d);
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
                    double *gram, double *eig, double *lanczos, Measures *m);
 
+/* What Measure_tokens_bounding adds: a proved upper bound of ‖X‖₂² (of x, without log_scale)
+   from the Gram matrix the stable rank forms anyway, where x is the next layer's attention
+   input (Entropy_input_norm_measured) and Zhai et al.'s bound asks for it. */
+typedef struct {
+    double *factor;      /* T×T scratch of the Cholesky proof */
+    double *lanczos;     /* Measure_lanczos_size(T) scratch (the measure's own may be it) */
+    double norm_squared; /* out: as Measure_norm2_squared_bound's *bound, NaN where unproved */
+} MeasureInputBound;
+
+/* Measure_tokens, and with bound non-NULL the bound of ‖X‖₂² by Measure_norm2_squared_bound's
+   Lanczos and proof on the Gram matrix of X/‖X‖_F (no Gram matrix of its own), scaled back
+   with the rounding of that division (measure.c's input_bound).  NaN where X is 0 or not
+   finite.  The measures are bit for bit Measure_tokens'. */
+int Measure_tokens_bounding(Linalg *la, int T, int d, const double *x, double log_scale,
+                            double *unit, double *gram, double *eig, double *lanczos,
+                            MeasureInputBound *bound, Measures *m);
+
 /* Lanczos residual, relative to the Ritz value, at which Measure_norm2_squared_bound stops. */
 #define MEASURE_BOUND_RESIDUAL 1e-13
 

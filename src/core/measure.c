@@ -457,10 +457,43 @@ static void centre_tokens(int T, int d, const double *x, double norm, double spr
     }
 }
 
+static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
+                                    double *lanczos, double *bound);
+
+/* ‖X‖₂² bounded from the Gram matrix Ĝ of U = fl(X/ν) (T×T, inner products of d terms; ν the
+   computed ‖X‖_F, any positive number would do).  Each entry of U is one rounded division, so
+   X/ν = U + E with |E| ≤ u/(1 − u)·|U| entry by entry and
+   ‖X‖₂ = ν‖X/ν‖₂ ≤ ν(‖U‖₂ + u/(1 − u)·‖U‖_F), where ‖U‖₂² ≤ β, the proved bound of
+   gram_norm2_squared_bound, and ‖U‖_F² ≤ tr Ĝ·(1 + 2γ_{T+d}) (each diagonal entry is within γ_d
+   of its exact value, their sum within γ_T).  Rounded up by (1 + 16u) past the few operations
+   below.  Beside β's own slack (~n·u·β) the added term is 2u·‖U‖_F/‖U‖₂ ≤ 2u·√T relative. */
+static int input_bound(Linalg *la, int T, int d, double norm, const double *gram,
+                       MeasureInputBound *b)
+{
+    double unit_bound;
+    int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, b->lanczos, &unit_bound);
+    if (info || isnan(unit_bound))
+        return info;
+    double u = DBL_EPSILON / 2;
+    double frobenius = sqrt(gram_trace(T, gram) * (1 + 2 * Linalg_rounding_gamma(T + d)));
+    double top = norm * (sqrt(unit_bound) + u / (1 - u) * frobenius);
+    b->norm_squared = top * top * (1 + 16 * u);
+    return 0;
+}
+
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
                    double *gram, double *eig, double *lanczos, Measures *m)
 {
+    return Measure_tokens_bounding(la, T, d, x, log_scale, unit, gram, eig, lanczos, NULL, m);
+}
+
+int Measure_tokens_bounding(Linalg *la, int T, int d, const double *x, double log_scale,
+                            double *unit, double *gram, double *eig, double *lanczos,
+                            MeasureInputBound *bound, Measures *m)
+{
     size_t td = (size_t)T * d;
+    if (bound)
+        bound->norm_squared = NAN;
     double norm = cblas_dnrm2((int)td, x, 1);
     m->stable_rank = m->stable_rank_minus_one = m->log10_norm = m->log_similarity = NAN;
     TokenGeometry *g = &m->geometry;
@@ -498,6 +531,8 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
        absolute error is ~eps·λ_max, so sr − 1 stays accurate far below 1e-13. */
     GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
     int info = Linalg_gram(la, T, d, unit, gram);
+    if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
+        info = input_bound(la, T, d, norm, gram, bound);
     if (!info)
         info = gram_rank(la, T, d, unit, gram, eig, lanczos, true, &rank);
     if (info || isnan(rank.rest))
@@ -554,20 +589,16 @@ int Measure_gram_top_bound(Linalg *la, int n, int m, const double *gram, double 
     return 0;
 }
 
-/* The bound of ‖X‖₂² (measure.h): Lanczos's top Ritz value θ and residual ρ of the Gram
- * matrix give the trial shift γ = (θ + 2ρ)(1 + 8(n + 1)u), just above λ1(Ĝ) when Lanczos
- * found the top, and Measure_gram_top_bound proves it.  Where the proof fails (Lanczos missed
- * λ1, or the spectrum's top is within rounding of the shift): NaN, and the caller computes
- * the norm exactly.  Tight: the shift's margin and e are ~n·u·θ, ρ is below 1e-13·θ unless
- * the steps ran out. */
-int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
-                                double *gram, double *factor, double *lanczos, double *bound)
+/* The bound of ‖X‖₂² (measure.h) from X's Gram matrix (n×n, inner products of m terms):
+ * Lanczos's top Ritz value θ and residual ρ of it give the trial shift γ = (θ + 2ρ)(1 + 8(n + 1)u),
+ * just above λ1(Ĝ) when Lanczos found the top, and Measure_gram_top_bound proves it.  Where the
+ * proof fails (Lanczos missed λ1, or the spectrum's top is within rounding of the shift): NaN, and
+ * the caller computes the norm exactly.  Tight: the shift's margin and e are ~n·u·θ, ρ is below
+ * 1e-13·θ unless the steps ran out. */
+static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
+                                    double *lanczos, double *bound)
 {
-    int n = T < d ? T : d, m = T < d ? d : T;
     *bound = NAN;
-    int info = smaller_gram(la, T, d, x, transposed, gram);
-    if (info)
-        return info;
     double trace = gram_trace(n, gram);
     if (!(trace > 0) || !isfinite(trace))
         return 0;
@@ -578,6 +609,16 @@ int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, doubl
     double u = DBL_EPSILON / 2;
     double shift = (l.theta + 2 * l.residual) * (1 + 8 * (n + 1.0) * u);
     return Measure_gram_top_bound(la, n, m, gram, shift, factor, bound);
+}
+
+int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
+                                double *gram, double *factor, double *lanczos, double *bound)
+{
+    *bound = NAN;
+    int info = smaller_gram(la, T, d, x, transposed, gram);
+    if (info)
+        return info;
+    return gram_norm2_squared_bound(la, T < d ? T : d, T < d ? d : T, gram, factor, lanczos, bound);
 }
 
 /* Σ x_i² of n numbers, raised past its rounding: the computed sum is within γ_n of the exact
