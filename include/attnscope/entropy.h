@@ -69,7 +69,7 @@ bool Entropy_input_norm_exact(int T, int d);
 
 /* Whether layer `layer`'s ‖X'‖₂² (first seed, 1 ≤ layer ≤ depth) is bounded when the layer
    below is measured, from the Gram matrix of X_{layer−1} that the stable rank forms
-   (Measure_tokens_bounding), instead of a Gram matrix of its own: where the bound holds and
+   (Measure_tokens_sharing), instead of a Gram matrix of its own: where the bound holds and
    is not exact, X' is X_{layer−1} itself (no pre- or peri-LN before the branch), and that
    Gram matrix, T×T, is of the smaller side (T ≤ d).  The run (run.c) and its plan (work.c)
    both ask; either takes the bound from the measure only where that layer below was measured

@@ -21,6 +21,7 @@
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
+#include "attnscope/work.h"
 #include "model_internal.h"
 #include "result_internal.h"
 
@@ -202,10 +203,13 @@ static int measure_layer(Run *run, int which)
        the proof of the next layer's ‖X'‖₂². */
     bool bounding = run->first_seed && Entropy_input_norm_measured(c, layer + 1);
     MeasureInputBound bound = {.factor = lane->step.queries, .lanczos = lane->lanczos};
-    int info = Measure_tokens_bounding(
-        lane->step.la, c->tokens, c->width, lane->step.x, net->log_scale, lane->step.values,
-        lane->step.logits, lane->step.row_max,
-        run->w->measure_all_eigenvalues ? NULL : lane->lanczos, bounding ? &bound : NULL, &m);
+    MeasureSharing share = {.bound = bounding ? &bound : NULL,
+                            .centred_from_gram =
+                                Work_centred_downdate_expected(c, run->track[which]->gap, layer)};
+    int info =
+        Measure_tokens_sharing(lane->step.la, c->tokens, c->width, lane->step.x, net->log_scale,
+                               lane->step.values, lane->step.logits, lane->step.row_max,
+                               run->w->measure_all_eigenvalues ? NULL : lane->lanczos, &share, &m);
     if (info)
         return info;
     if (bounding) {
@@ -689,11 +693,13 @@ static void input_task(int which, void *context)
     }
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
     t->bound = (MeasureInputBound){.factor = lane->step.queries, .lanczos = lane->lanczos};
+    MeasureSharing share = {.bound = t->bounding ? &t->bound : NULL,
+                            .centred_from_gram = Work_centred_downdate_expected(c, c->gap, 0)};
     if (!t->info)
-        t->info = Measure_tokens_bounding(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
-                                          lane->step.values, lane->step.logits, lane->step.row_max,
-                                          w->measure_all_eigenvalues ? NULL : lane->lanczos,
-                                          t->bounding ? &t->bound : NULL, &t->m0);
+        t->info = Measure_tokens_sharing(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
+                                         lane->step.values, lane->step.logits, lane->step.row_max,
+                                         w->measure_all_eigenvalues ? NULL : lane->lanczos, &share,
+                                         &t->m0);
 }
 
 /* Layer 0 of both tracks: X0 on both lanes, measured once. */

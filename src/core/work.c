@@ -158,6 +158,21 @@ void Work_gap_removal(const Config *c, Gap gap, WorkList *out)
     }
 }
 
+/* The spectra the theory expects flat: X0's (all eigenvalues equal) and those of a network
+   whose gap is removed (docs/model.md §3). */
+static bool spread_expected(const Config *c, Gap gap, int layer)
+{
+    return layer == 0 || (gap != GAP_OFF && c->attention != ATTENTION_IDENTITY);
+}
+
+bool Work_centred_downdate_expected(const Config *c, Gap gap, int layer)
+{
+    /* (The embedding input's networks collapse whatever the gap: test_cost's
+       test_deflated_gram_of_the_smaller_side.) */
+    return !Measure_svd_cheap(c->tokens, c->width) && spread_expected(c, gap, layer) &&
+           (layer == 0 || c->input != INPUT_EMBEDDING);
+}
+
 /* The stable rank and the other measures of X (Measure_tokens): the Gram matrix, then the
    route the theory expects: all its eigenvalues at X0 (all equal: the top eigenpair is not
    certified) and while a network keeps its rank, X itself once a collapsing network's
@@ -170,16 +185,21 @@ static void measure(const Config *c, Gap gap, int layer, WorkList *out)
     double T = c->tokens, d = c->width;
     passes(out, 4 * T * d + LANCZOS_PASSES * T * T);
     add(out, WORK_GRAM, T, T, d, 1);
-    /* The centred stable rank: X − 1x̄ᵀ's own Gram matrix and route (at X0 all but one of
+    /* The centred stable rank: X − 1x̄ᵀ's own Gram matrix, or X's downdated (its mirror, row
+       means and the downdate: a few passes over T×T), and its route (at X0 all but one of
        its eigenvalues are equal, like X0's). */
-    passes(out, 3 * T * d + LANCZOS_PASSES * T * T);
-    add(out, WORK_GRAM, T, T, d, 1);
+    if (Work_centred_downdate_expected(c, gap, layer)) {
+        passes(out, 4 * T * T + LANCZOS_PASSES * T * T);
+    } else {
+        passes(out, 3 * T * d + LANCZOS_PASSES * T * T);
+        add(out, WORK_GRAM, T, T, d, 1);
+    }
     if (layer == 0)
         add(out, WORK_SYMMETRIC, T, T, 0, 1);
     bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
                      (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
                       c->attention == ATTENTION_UNIFORM);
-    if (layer == 0 || (gap != GAP_OFF && c->attention != ATTENTION_IDENTITY))
+    if (spread_expected(c, gap, layer))
         add(out, WORK_SYMMETRIC, T, T, 0, 1);
     else if (collapses && (1.0 - 2.0 * layer) * log10(T) < log10(MEASURE_GRAM_FLOOR)) {
         if (Measure_svd_cheap(c->tokens, c->width)) {
