@@ -525,6 +525,22 @@ static void centre_tokens(int T, int d, const double *x, double norm, double spr
 static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
                                     double *lanczos, double *bound);
 
+/* μ(X)² = Σ_j Σ_i (X_ij − mean_j)², column by column (two passes, no cancellation). */
+static double spread_squared(int T, int d, const double *unit)
+{
+    double similarity2 = 0;
+    for (int j = 0; j < d; j++) {
+        const double *col = unit + (size_t)j * T;
+        double mean = 0;
+        for (int i = 0; i < T; i++)
+            mean += col[i];
+        mean /= T;
+        for (int i = 0; i < T; i++)
+            similarity2 += (col[i] - mean) * (col[i] - mean);
+    }
+    return similarity2;
+}
+
 /* ‖X‖₂² bounded from the Gram matrix Ĝ of U = fl(X/ν) (T×T, inner products of d terms; ν the
    computed ‖X‖_F, any positive number would do).  Each entry of U is one rounded division, so
    X/ν = U + E with |E| ≤ u/(1 − u)·|U| entry by entry and
@@ -575,18 +591,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     for (size_t i = 0; i < td; i++)
         unit[i] = x[i] / norm;
 
-    /* μ(X)² = Σ_j Σ_i (X_ij − mean_j)², column by column (two passes, no cancellation). */
-    double similarity2 = 0;
-    for (int j = 0; j < d; j++) {
-        const double *col = unit + (size_t)j * T;
-        double mean = 0;
-        for (int i = 0; i < T; i++)
-            mean += col[i];
-        mean /= T;
-        for (int i = 0; i < T; i++)
-            similarity2 += (col[i] - mean) * (col[i] - mean);
-    }
-    double spread = sqrt(similarity2);
+    double similarity2 = spread_squared(T, d, unit), spread = sqrt(similarity2);
     g->relative_spread = spread;
     /* Below this, μ/‖X‖_F is round-off (the tokens agree to ~1e-12 of their size), and
        μ(X_ℓ)/μ(X_0) would only measure the growth of ‖X‖: undefined instead. */
@@ -623,8 +628,8 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     g->energy_off_top = rank.off_top;
 
     /* The same of X − 1x̄ᵀ; undefined (0/0) where the tokens agree to within round-off.  Its
-       Gram matrix is formed even then, so that the work of a run is known before it runs
-       (work.c declares it; tests/test_cost.c counts it). */
+       Gram matrix (downdated or formed) is computed even then, so that the work of a run is
+       known before it runs (work.c declares it; tests/test_cost.c counts it). */
     if (share->centred_downdated) {
         downdated_gram(T, gram, &kept, spread);
     } else {
