@@ -640,6 +640,29 @@ static void test_deflated_gram_of_the_smaller_side(void **state)
     Result_free(r);
 }
 
+/* Above MEASURE_SVD_CHEAP (T ≤ d, no LayerNorm) each token matrix has one Gram matrix: the
+   measure's of X_ℓ serves the next layer's ‖X'‖₂² too (Entropy_input_norm_measured), and where
+   the tokens are spread about their mean (X0, the counterpart whose gap is removed:
+   Work_centred_downdate_expected) its centred Gram matrix too.  So a run of L layers forms 1
+   of X0 (once for both networks), 2 per layer of the collapsing network and 1 of the
+   counterpart, plus the heads' norms (one head of d_h = d: W^K's and the product's d×d Gram
+   matrices per layer), and proves ‖X'‖₂² by 2L − 1 Cholesky factorisations (X0's once) beside
+   the norms' 2L. */
+static void test_one_gram_matrix_per_token_matrix(void **state)
+{
+    (void)state;
+    Config c = work_base();
+    c.tokens = 64, c.width = 72, c.depth = 3;
+    assert_true(Entropy_input_norm_measured(&c, 1));
+    Result *r = Result_new();
+    LinalgTally performed = performed_work(&c, r);
+    double T = c.tokens, d = c.width, L = c.depth;
+    assert_true(performed.gram_flops == (1 + 3 * L) * T * T * d + 2 * L * d * d * d);
+    assert_int_equal(performed.calls[LINALG_CHOLESKY], (2 * L - 1) + 2 * L);
+    assert_int_equal(performed.calls[LINALG_SINGULAR_VALUES], 1); /* the shown attention's alone */
+    Result_free(r);
+}
+
 /* The heads' row entropies (a log per attention entry, taken by run.c's observer on the first
    seed's layers of both networks) are priced: softmax, whose rows are distributions, declares
    L·2·H more T² entries computed with exp or log than sigmoid, whose rows are not and which
@@ -1318,6 +1341,7 @@ int main(void)
         cmocka_unit_test(test_declared_work_is_what_the_run_does),
         cmocka_unit_test(test_pairs_planned_as_run),
         cmocka_unit_test(test_deflated_gram_of_the_smaller_side),
+        cmocka_unit_test(test_one_gram_matrix_per_token_matrix),
         cmocka_unit_test(test_entropies_are_priced),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),

@@ -246,7 +246,8 @@ static void test_run_matches_reference(void **state)
     configs[4].sigma_qk = 0.3;
     assert_int_equal(Config_window_layers_code("1:1", &configs[4].window_layers), 0);
     /* Above ENTROPY_EXACT_INPUT_NORM: ‖X'‖₂² is the proved upper bound (a Gram matrix, Lanczos
-       and a Cholesky factorisation), of XXᵀ here and, pre-LN, of LN(X)ᵀLN(X) with T > d. */
+       and a Cholesky factorisation): here of the measure's Gram matrix of X_{ℓ−1}/‖X_{ℓ−1}‖_F
+       (Entropy_input_norm_measured) and, pre-LN, of LN(X)ᵀLN(X) with T > d. */
     configs[5] = small(64, 72, 3);
     configs[5].sigma_qk = 0.4;
     configs[6] = small(80, 64, 3);
@@ -264,6 +265,9 @@ static void test_run_matches_reference(void **state)
     configs[7].sigma_qk = 0.3;
     for (int k = 5; k < 7; k++)
         assert_false(Entropy_input_norm_exact(configs[k].tokens, configs[k].width));
+    for (int l = 1; l <= configs[5].depth; l++)
+        assert_true(Entropy_input_norm_measured(&configs[5], l));
+    assert_false(Entropy_input_norm_measured(&configs[6], 1));
     assert_false(Entropy_qk_norm_exact(&configs[5]));
     assert_false(Entropy_qk_norm_exact(&configs[7]));
     for (int k = 0; k < 8; k++) {

@@ -289,6 +289,170 @@ static void test_norm_bound_is_above_and_tight(void **state)
     }
 }
 
+/* Measure_tokens_sharing: the bound of ‖X‖₂² from the measure's Gram matrix of X/‖X‖_F is
+   never below s_1² and within 1e-9 of it (the scale ‖X‖_F put back with its rounding: X is
+   scaled far from 1), on every route the measure takes after it (flat: dsyevd; a gap: the top
+   eigenpair; collapsed: deflated), with and without the measure's own Lanczos; the measures
+   are bit for bit Measure_tokens'; X = 0 gives NaN. */
+static void test_measure_bounds_the_input_norm(void **state)
+{
+    (void)state;
+    enum { MAX = 160 };
+    const struct {
+        int T, d;
+        const char *shape;
+    } cases[] = {{96, 128, "flat"},
+                 {64, 96, "double top"},
+                 {80, 80, "collapsed"},
+                 {90, 150, "geometric"},
+                 {100, 70, "flat"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int T = cases[c].T, d = cases[c].d, n = T < d ? T : d;
+        double s[MAX];
+        for (int i = 0; i < n; i++) {
+            if (strcmp(cases[c].shape, "flat") == 0)
+                s[i] = 3e5;
+            else if (strcmp(cases[c].shape, "double top") == 0)
+                s[i] = i < 2 ? 3e-7 : 2e-7 / (1 + i);
+            else if (strcmp(cases[c].shape, "geometric") == 0)
+                s[i] = 5.0 * pow(0.97, i);
+            else
+                s[i] = i == 0 ? 1e3 : 1e-7 / i;
+        }
+        double *x = with_singular_values(T, d, s, 21 + c);
+        double *unit = malloc(sizeof(double) * T * d), *gram = malloc(sizeof(double) * T * T);
+        double *eig = malloc(sizeof(double) * T), *factor = malloc(sizeof(double) * T * T);
+        double *lanczos = malloc(sizeof(double) * Measure_tokens_scratch_size(T, d));
+        for (int own = 0; own < 2; own++) {
+            Measures plain = measure_by(T, d, x, own), bounded;
+            MeasureInputBound bound = {.factor = factor, .lanczos = lanczos};
+            MeasureSharing share = {.bound = &bound};
+            assert_int_equal(Measure_tokens_sharing(la, T, d, x, 0.0, unit, gram, eig,
+                                                    own ? lanczos : NULL, &share, &bounded),
+                             0);
+            const double a[] = {plain.stable_rank_minus_one,   plain.log10_norm,
+                                plain.log_similarity,          plain.geometry.centred_stable_rank,
+                                plain.geometry.energy_off_top, plain.geometry.token_cosine_mean};
+            const double b[] = {
+                bounded.stable_rank_minus_one,   bounded.log10_norm,
+                bounded.log_similarity,          bounded.geometry.centred_stable_rank,
+                bounded.geometry.energy_off_top, bounded.geometry.token_cosine_mean};
+            assert_memory_equal(a, b, sizeof a); /* bit for bit (NaN too) */
+            assert_int_equal(plain.route, bounded.route);
+            double exact = s[0] * s[0];
+            if (!(bound.norm_squared >= exact * (1 - 1e-13) &&
+                  bound.norm_squared <= exact * (1 + 1e-9)))
+                fail_msg("%s %d×%d: bound %.17g, s_1² %.17g (relative %.3g)", cases[c].shape, T, d,
+                         bound.norm_squared, exact, bound.norm_squared / exact - 1);
+        }
+        memset(x, 0, sizeof(double) * T * d);
+        Measures zero;
+        MeasureInputBound bound = {.factor = factor, .lanczos = lanczos};
+        MeasureSharing share = {.bound = &bound};
+        assert_int_equal(
+            Measure_tokens_sharing(la, T, d, x, 0.0, unit, gram, eig, lanczos, &share, &zero), 0);
+        assert_true(isnan(bound.norm_squared));
+        free(x);
+        free(unit);
+        free(gram);
+        free(eig);
+        free(factor);
+        free(lanczos);
+    }
+}
+
+/* Tokens X = 1mᵀ + V with V = Q diag(s) Wᵀ, Q's k columns orthonormal and orthogonal to 1 (so
+   V is centred and its singular values are s, the centred stable rank Σ s⁴/s_1⁴) and m
+   scaled so that ‖V‖_F/‖X‖_F = spread. */
+static double *spread_tokens(int T, int d, int k, const double *s, double spread, uint64_t seed)
+{
+    RandomStream *random = RandomStream_new();
+    double *q = malloc(sizeof(double) * T * (k + 1)), *w = malloc(sizeof(double) * d * k);
+    double *m = malloc(sizeof(double) * d), *x = calloc((size_t)T * d, sizeof(double));
+    RandomStream_gaussian(random, seed, 1, ROLE_QUERY, 1.0, q, (size_t)T * (k + 1));
+    RandomStream_gaussian(random, seed, 1, ROLE_KEY, 1.0, w, (size_t)d * k);
+    RandomStream_gaussian(random, seed, 1, ROLE_VALUE, 1.0, m, (size_t)d);
+    for (int i = 0; i < T; i++)
+        q[i] = 1.0;
+    assert_int_equal(Linalg_orthonormalise(la, T, k + 1, q), 0);
+    assert_int_equal(Linalg_orthonormalise(la, d, k, w), 0);
+    double centred2 = 0, m2 = 0;
+    for (int i = 0; i < k; i++)
+        centred2 += s[i] * s[i];
+    for (int j = 0; j < d; j++)
+        m2 += m[j] * m[j];
+    double scale = sqrt(centred2 * (1 / (spread * spread) - 1) / (T * m2));
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++) {
+            double *e = &x[i + (size_t)j * T];
+            *e = scale * m[j];
+            for (int c = 0; c < k; c++)
+                *e += q[i + (size_t)(c + 1) * T] * s[c] * w[j + (size_t)c * d];
+        }
+    RandomStream_free(random);
+    free(q);
+    free(w);
+    free(m);
+    return x;
+}
+
+/* The centred Gram matrix downdated from X's (Measure_centred_by_downdate): where it is taken,
+   the centred stable rank is within the perturbation bound of the exact Σ s⁴/s_1⁴: with every
+   eigenvalue of the trace-1 centred Gram matrix within ε = (γ_d + (4γ_k + 12u)‖Ĝ‖_F)/μ² (k =
+   ⌈log2 T⌉) plus the construction's rounding, sr moves by at most 2ε/λ1² + 2·sr·ε/λ1 (Weyl);
+   the direct route (not downdated) meets the same bound; tokens equal to 1e-7 of their size
+   (μ tiny) are refused, and so is any size below MEASURE_SVD_CHEAP. */
+static void test_centred_gram_downdated(void **state)
+{
+    (void)state;
+    enum { T = 80, D = 96, K = 60 };
+    double u = DBL_EPSILON / 2;
+    const double spreads[] = {0.95, 0.8, 0.7};
+    for (size_t c = 0; c < sizeof spreads / sizeof spreads[0]; c++) {
+        double s[K], sum2 = 0, sum4 = 0;
+        for (int i = 0; i < K; i++) {
+            s[i] = pow(0.93, i) * (c == 2 && i == 0 ? 2.0 : 1.0);
+            sum2 += s[i] * s[i];
+            sum4 += pow(s[i], 4);
+        }
+        double exact = sum4 / pow(s[0], 4), top = s[0] * s[0] / sum2;
+        double *x = spread_tokens(T, D, K, s, spreads[c], 31 + c);
+        double *unit = malloc(sizeof(double) * T * D), *gram = malloc(sizeof(double) * T * T);
+        double *eig = malloc(sizeof(double) * T);
+        double *lanczos = malloc(sizeof(double) * Measure_tokens_scratch_size(T, D));
+        for (int from_gram = 0; from_gram < 2; from_gram++) {
+            MeasureSharing share = {.centred_from_gram = from_gram};
+            Measures m, plain = measure(T, D, x);
+            assert_int_equal(
+                Measure_tokens_sharing(la, T, D, x, 0.0, unit, gram, eig, lanczos, &share, &m), 0);
+            assert_int_equal(share.centred_downdated, from_gram);
+            assert_memory_equal(&m.stable_rank_minus_one, &plain.stable_rank_minus_one,
+                                sizeof(double));
+            double phi = sqrt(1 - m.geometry.energy_off_top); /* ‖Ĝ‖_F ≤ (trace·λ1)^½ */
+            double mu = m.geometry.relative_spread;
+            double eps = (Linalg_rounding_gamma(D) +
+                          (4 * Linalg_rounding_gamma(ceil(log2(T))) + 12 * u) * phi) /
+                             (mu * mu) +
+                         1e-14;
+            double tolerance = 2 * eps / (top * top) + 2 * exact * eps / top;
+            double got = m.geometry.centred_stable_rank;
+            if (!(fabs(got - exact) <= tolerance))
+                fail_msg("spread %.2f, %s: centred sr %.17g, exact %.17g (%.3g, allowed %.3g)",
+                         spreads[c], from_gram ? "downdated" : "direct", got, exact,
+                         fabs(got - exact), tolerance);
+        }
+        free(x);
+        free(unit);
+        free(gram);
+        free(eig);
+        free(lanczos);
+    }
+    assert_false(Measure_centred_by_downdate(T, D, 1e-7, 1.0));
+    assert_false(Measure_centred_by_downdate(T, D, 0.5, 1.0)); /* Ĝ one direction, μ too small */
+    assert_true(Measure_centred_by_downdate(T, D, 0.99, 1 / sqrt(T)));
+    assert_false(Measure_centred_by_downdate(32, 32, 0.99, 1 / sqrt(32.0)));
+}
+
 /* Linalg_cholesky proves positive definiteness or refuses: a matrix with one eigenvalue of
    −1e-6 is refused; with +1e-6, accepted, and its backward error bound is far below 1e-6. */
 static void test_cholesky_decides_definiteness(void **state)
@@ -330,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_more_tokens_than_width),
         cmocka_unit_test(test_routes_agree_over_model_runs),
         cmocka_unit_test(test_norm_bound_is_above_and_tight),
+        cmocka_unit_test(test_measure_bounds_the_input_norm),
+        cmocka_unit_test(test_centred_gram_downdated),
         cmocka_unit_test(test_cholesky_decides_definiteness),
     };
     return cmocka_run_group_tests_name("measure", tests, setup, teardown);

@@ -67,6 +67,15 @@ const char *Entropy_zhai_void(const Config *c, int layer);
 #define ENTROPY_EXACT_INPUT_NORM MEASURE_SVD_CHEAP
 bool Entropy_input_norm_exact(int T, int d);
 
+/* Whether layer `layer`'s ‖X'‖₂² (first seed, 1 ≤ layer ≤ depth) is bounded when the layer
+   below is measured, from the Gram matrix of X_{layer−1} that the stable rank forms
+   (Measure_tokens_sharing), instead of a Gram matrix of its own: where the bound holds and
+   is not exact, X' is X_{layer−1} itself (no pre- or peri-LN before the branch), and that
+   Gram matrix, T×T, is of the smaller side (T ≤ d).  The run (run.c) and its plan (work.c)
+   both ask; either takes the bound from the measure only where that layer below was measured
+   on the same lane in the same run, else forms its own Gram matrix as before. */
+bool Entropy_input_norm_measured(const Config *c, int layer);
+
 /* The bound's ‖W^Q_h W^K_gᵀ‖₂ (d×d_h factors): exact (the singular values of a d×d_h matrix)
    by the same rule, d·d_h·min(d, d_h) ≤ ENTROPY_EXACT_INPUT_NORM; above, a proved upper bound
    (Measure_product_norm2_squared_bound: Gram matrices and Cholesky factorisations of d_h×d_h,

@@ -52,11 +52,20 @@ typedef struct {
 #define MEASURE_SVD_CHEAP (64.0 * 64 * 64)
 bool Measure_svd_cheap(int T, int d);
 
+/* Whether the centred Gram matrix P·XXᵀ·P (P = I − 11ᵀ/T) of X/‖X‖_F is taken from X's own
+   computed Gram matrix (O(T²)) instead of formed from X − 1x̄ᵀ (T²d): above MEASURE_SVD_CHEAP,
+   where the downdate's rounding bound, γ_d + (4γ_k + 12u)·‖Ĝ‖_F relative to ‖X‖_F² (k = ⌈log2 T⌉:
+   the row means summed pairwise), is within
+   the direct route's, γ_d·μ² + 2γ_T·μ + 4u·μ² (μ = relative_spread = ‖X − 1x̄ᵀ‖_F/‖X‖_F; the
+   centring's own rounding included): tokens spread about their mean, whose Gram matrix is
+   not dominated by one direction (docs/model.md §2). */
+bool Measure_centred_by_downdate(int T, int d, double relative_spread, double gram_frobenius);
+
 /* Doubles of the Lanczos scratch of a T×T Gram matrix (Measure_norm2_squared_bound's). */
 size_t Measure_lanczos_size(int T);
 
-/* Doubles of the `lanczos` scratch Measure_tokens needs for T×d tokens: Lanczos's, and the
-   deflated route's top right singular vector. */
+/* Doubles of the `lanczos` scratch Measure_tokens needs for T×d tokens: Lanczos's, the
+   deflated route's top right singular vector, and the centred downdate's two T-vectors. */
 size_t Measure_tokens_scratch_size(int T, int d);
 
 /* Measures exp(log_scale)·X.  Works on X/‖X‖_F, so nothing overflows; all NaN when X is 0 or
@@ -73,6 +82,34 @@ size_t Measure_tokens_scratch_size(int T, int d);
    Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop hook asked. */
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
                    double *gram, double *eig, double *lanczos, Measures *m);
+
+/* What Measure_tokens_sharing adds: a proved upper bound of ‖X‖₂² (of x, without log_scale)
+   from the Gram matrix the stable rank forms anyway, where x is the next layer's attention
+   input (Entropy_input_norm_measured) and Zhai et al.'s bound asks for it. */
+typedef struct {
+    double *factor;      /* T×T scratch of the Cholesky proof */
+    double *lanczos;     /* Measure_lanczos_size(T) scratch (the measure's own may be it) */
+    double norm_squared; /* out: as Measure_norm2_squared_bound's *bound, NaN where unproved */
+} MeasureInputBound;
+
+/* What a run shares with Measure_tokens_sharing beside the measures. */
+typedef struct {
+    /* Non-NULL: the bound of ‖X‖₂² by Measure_norm2_squared_bound's Lanczos and proof on the
+       Gram matrix of X/‖X‖_F (no Gram matrix of its own), scaled back with the rounding of
+       that division (measure.c's input_bound); NaN where X is 0 or not finite. */
+    MeasureInputBound *bound;
+    /* Whether the centred Gram matrix may come from X's (the run's expectation,
+       Work_centred_downdate_expected); it does where Measure_centred_by_downdate says so
+       (*centred_downdated, out), else it is formed from X − 1x̄ᵀ. */
+    bool centred_from_gram;
+    bool centred_downdated;
+} MeasureSharing;
+
+/* Measure_tokens with what `share` asks.  The stable rank and every measure but the centred
+   stable rank are bit for bit Measure_tokens'; that one too unless downdated. */
+int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log_scale,
+                           double *unit, double *gram, double *eig, double *lanczos,
+                           MeasureSharing *share, Measures *m);
 
 /* Lanczos residual, relative to the Ritz value, at which Measure_norm2_squared_bound stops. */
 #define MEASURE_BOUND_RESIDUAL 1e-13

@@ -133,6 +133,13 @@ bool Entropy_input_norm_exact(int T, int d)
     return Measure_svd_cheap(T, d);
 }
 
+bool Entropy_input_norm_measured(const Config *c, int layer)
+{
+    return layer >= 1 && layer <= c->depth && Entropy_defined(c->attention) &&
+           !Entropy_zhai_void(c, layer) && !Entropy_input_norm_exact(c->tokens, c->width) &&
+           c->tokens <= c->width && !Layer_pre_norm(c);
+}
+
 bool Entropy_qk_norm_exact(const Config *c)
 {
     return Entropy_input_norm_exact(c->width, Config_head_width(c));

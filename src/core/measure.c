@@ -59,7 +59,9 @@ size_t Measure_lanczos_size(int T)
 
 size_t Measure_tokens_scratch_size(int T, int d)
 {
-    return Measure_lanczos_size(T) + (size_t)d;
+    /* Lanczos's, the deflated route's right vector (d), the centred downdate's X's Gram
+       diagonal and row means (T each). */
+    return Measure_lanczos_size(T) + (size_t)d + 2 * (size_t)T;
 }
 
 bool Measure_svd_cheap(int T, int d)
@@ -450,6 +452,69 @@ static double cosine_mean(int T, int d, const double *unit, double *row_norm2)
     return (sum2 - own2) / ((double)nonzero * (nonzero - 1));
 }
 
+/* Σ x_i by pairwise summation: within γ_⌈log2 n⌉·Σ|x_i| of the exact sum (Higham, Accuracy
+   and Stability of Numerical Algorithms, §4.2), where a running sum is within γ_{n−1}. */
+static double pairwise_sum(int n, const double *x)
+{
+    if (n <= 2)
+        return n == 2 ? x[0] + x[1] : x[0];
+    int half = n / 2;
+    return pairwise_sum(half, x) + pairwise_sum(n - half, x + half);
+}
+
+static double pairwise_terms(int n)
+{
+    return ceil(log2((double)n));
+}
+
+bool Measure_centred_by_downdate(int T, int d, double relative_spread, double gram_frobenius)
+{
+    double u = DBL_EPSILON / 2, mu = relative_spread, phi = gram_frobenius;
+    double gamma_d = Linalg_rounding_gamma(d), gamma_t = Linalg_rounding_gamma(T);
+    double downdate = gamma_d + (4 * Linalg_rounding_gamma(pairwise_terms(T)) + 12 * u) * phi;
+    double direct = gamma_d * mu * mu + 2 * mu * gamma_t + 4 * u * mu * mu;
+    return !Measure_svd_cheap(T, d) && downdate <= direct;
+}
+
+/* Scratch of the centred downdate (T each), beyond the deflated route's in `lanczos`. */
+typedef struct {
+    double *diagonal, *row_mean;
+    double mean;
+} GramKept;
+
+/* X's Gram matrix kept through gram_rank for the downdate: its lower triangle mirrored into the
+   upper one, which no route reads or writes (dsyevd 'L' references the lower triangle alone;
+   the deflated route, which overwrites all of it, runs only where sr − 1 < MEASURE_GRAM_FLOOR,
+   so ‖Ĝ‖_F ≈ 1 and Measure_centred_by_downdate refuses), the diagonal apart; its row means
+   r = Ĝ1/T (row i is column i, whole once mirrored) and their mean s = 1ᵀĜ1/T², each summed
+   pairwise. */
+static void keep_gram(int T, double *gram, GramKept *k)
+{
+    for (int j = 0; j < T; j++) {
+        const double *col = gram + (size_t)j * T;
+        k->diagonal[j] = col[j];
+        for (int i = j + 1; i < T; i++)
+            gram[j + (size_t)i * T] = col[i];
+    }
+    for (int i = 0; i < T; i++)
+        k->row_mean[i] = pairwise_sum(T, gram + (size_t)i * T) / T;
+    k->mean = pairwise_sum(T, k->row_mean) / T;
+}
+
+/* The lower triangle of the centred Gram matrix P Ĝ P / μ² (P = I − 11ᵀ/T, μ the relative
+   spread, so that its trace is ≈ 1 as the direct route's) from what keep_gram kept:
+   (Ĝ_ij − r_i − r_j + s)/μ², Ĝ_ij (i > j) read from the upper triangle. */
+static void downdated_gram(int T, double *gram, const GramKept *k, double spread)
+{
+    double scale = 1.0 / (spread * spread);
+    for (int j = 0; j < T; j++) {
+        double *col = gram + (size_t)j * T;
+        col[j] = (k->diagonal[j] - k->row_mean[j] - k->row_mean[j] + k->mean) * scale;
+        for (int i = j + 1; i < T; i++)
+            col[i] = (gram[j + (size_t)i * T] - k->row_mean[i] - k->row_mean[j] + k->mean) * scale;
+    }
+}
+
 /* unit ← (x/norm − 1x̄ᵀ)/spread, the centred tokens at unit Frobenius norm, from x itself
    (unit may have been destroyed), with the column means computed as for μ. */
 static void centre_tokens(int T, int d, const double *x, double norm, double spread, double *unit)
@@ -467,10 +532,62 @@ static void centre_tokens(int T, int d, const double *x, double norm, double spr
     }
 }
 
+static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
+                                    double *lanczos, double *bound);
+
+/* μ(X)² = Σ_j Σ_i (X_ij − mean_j)², column by column (two passes, no cancellation). */
+static double spread_squared(int T, int d, const double *unit)
+{
+    double similarity2 = 0;
+    for (int j = 0; j < d; j++) {
+        const double *col = unit + (size_t)j * T;
+        double mean = 0;
+        for (int i = 0; i < T; i++)
+            mean += col[i];
+        mean /= T;
+        for (int i = 0; i < T; i++)
+            similarity2 += (col[i] - mean) * (col[i] - mean);
+    }
+    return similarity2;
+}
+
+/* ‖X‖₂² bounded from the Gram matrix Ĝ of U = fl(X/ν) (T×T, inner products of d terms; ν the
+   computed ‖X‖_F, any positive number would do).  Each entry of U is one rounded division, so
+   X/ν = U + E with |E| ≤ u/(1 − u)·|U| entry by entry and
+   ‖X‖₂ = ν‖X/ν‖₂ ≤ ν(‖U‖₂ + u/(1 − u)·‖U‖_F), where ‖U‖₂² ≤ β, the proved bound of
+   gram_norm2_squared_bound, and ‖U‖_F² ≤ tr Ĝ·(1 + 2γ_{T+d}) (each diagonal entry is within γ_d
+   of its exact value, their sum within γ_T).  Rounded up by (1 + 16u) past the few operations
+   below.  Beside β's own slack (~n·u·β) the added term is 2u·‖U‖_F/‖U‖₂ ≤ 2u·√T relative. */
+static int input_bound(Linalg *la, int T, int d, double norm, const double *gram,
+                       MeasureInputBound *b)
+{
+    double unit_bound;
+    int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, b->lanczos, &unit_bound);
+    if (info || isnan(unit_bound))
+        return info;
+    double u = DBL_EPSILON / 2;
+    double frobenius = sqrt(gram_trace(T, gram) * (1 + 2 * Linalg_rounding_gamma(T + d)));
+    double top = norm * (sqrt(unit_bound) + u / (1 - u) * frobenius);
+    b->norm_squared = top * top * (1 + 16 * u);
+    return 0;
+}
+
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
                    double *gram, double *eig, double *lanczos, Measures *m)
 {
+    MeasureSharing none = {.bound = NULL};
+    return Measure_tokens_sharing(la, T, d, x, log_scale, unit, gram, eig, lanczos, &none, m);
+}
+
+int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log_scale,
+                           double *unit, double *gram, double *eig, double *lanczos,
+                           MeasureSharing *share, Measures *m)
+{
+    MeasureInputBound *bound = share->bound;
     size_t td = (size_t)T * d;
+    share->centred_downdated = false;
+    if (bound)
+        bound->norm_squared = NAN;
     double norm = cblas_dnrm2((int)td, x, 1);
     m->stable_rank = m->stable_rank_minus_one = m->log10_norm = m->log_similarity = NAN;
     TokenGeometry *g = &m->geometry;
@@ -484,18 +601,7 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     for (size_t i = 0; i < td; i++)
         unit[i] = x[i] / norm;
 
-    /* μ(X)² = Σ_j Σ_i (X_ij − mean_j)², column by column (two passes, no cancellation). */
-    double similarity2 = 0;
-    for (int j = 0; j < d; j++) {
-        const double *col = unit + (size_t)j * T;
-        double mean = 0;
-        for (int i = 0; i < T; i++)
-            mean += col[i];
-        mean /= T;
-        for (int i = 0; i < T; i++)
-            similarity2 += (col[i] - mean) * (col[i] - mean);
-    }
-    double spread = sqrt(similarity2);
+    double similarity2 = spread_squared(T, d, unit), spread = sqrt(similarity2);
     g->relative_spread = spread;
     /* Below this, μ/‖X‖_F is round-off (the tokens agree to ~1e-12 of their size), and
        μ(X_ℓ)/μ(X_0) would only measure the growth of ‖X‖: undefined instead. */
@@ -508,6 +614,20 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
        absolute error is ~eps·λ_max, so sr − 1 stays accurate far below 1e-13. */
     GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
     int info = Linalg_gram(la, T, d, unit, gram);
+    if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
+        info = input_bound(la, T, d, norm, gram, bound);
+    /* The centred Gram matrix from this one where that is as accurate as forming it
+       (docs/model.md §2); the scratch beyond Lanczos's and the deflated route's. */
+    GramKept kept = {NULL, NULL, 0};
+    if (lanczos) {
+        kept.diagonal = lanczos + Measure_lanczos_size(T) + d;
+        kept.row_mean = kept.diagonal + T;
+    }
+    share->centred_downdated = !info && lanczos && share->centred_from_gram &&
+                               !Measure_svd_cheap(T, d) &&
+                               Measure_centred_by_downdate(T, d, spread, sqrt(gram_norm2(T, gram)));
+    if (share->centred_downdated)
+        keep_gram(T, gram, &kept);
     if (!info)
         info = gram_rank(la, T, d, unit, gram, eig, lanczos, true, &rank);
     if (info || isnan(rank.rest))
@@ -518,10 +638,14 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     g->energy_off_top = rank.off_top;
 
     /* The same of X − 1x̄ᵀ; undefined (0/0) where the tokens agree to within round-off.  Its
-       Gram matrix is formed even then, so that the work of a run is known before it runs
-       (work.c declares it; tests/test_cost.c counts it). */
-    centre_tokens(T, d, x, norm, spread > 0 ? spread : 1.0, unit);
-    info = Linalg_gram(la, T, d, unit, gram);
+       Gram matrix (downdated or formed) is computed even then, so that the work of a run is
+       known before it runs (work.c declares it; tests/test_cost.c counts it). */
+    if (share->centred_downdated) {
+        downdated_gram(T, gram, &kept, spread);
+    } else {
+        centre_tokens(T, d, x, norm, spread > 0 ? spread : 1.0, unit);
+        info = Linalg_gram(la, T, d, unit, gram);
+    }
     if (info || !spread_resolved)
         return info;
     /* Only 1 + sr − 1 is reported of it, which below MEASURE_GRAM_FLOOR is 1 exactly in
@@ -564,20 +688,16 @@ int Measure_gram_top_bound(Linalg *la, int n, int m, const double *gram, double 
     return 0;
 }
 
-/* The bound of ‖X‖₂² (measure.h): Lanczos's top Ritz value θ and residual ρ of the Gram
- * matrix give the trial shift γ = (θ + 2ρ)(1 + 8(n + 1)u), just above λ1(Ĝ) when Lanczos
- * found the top, and Measure_gram_top_bound proves it.  Where the proof fails (Lanczos missed
- * λ1, or the spectrum's top is within rounding of the shift): NaN, and the caller computes
- * the norm exactly.  Tight: the shift's margin and e are ~n·u·θ, ρ is below 1e-13·θ unless
- * the steps ran out. */
-int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
-                                double *gram, double *factor, double *lanczos, double *bound)
+/* The bound of ‖X‖₂² (measure.h) from X's Gram matrix (n×n, inner products of m terms):
+ * Lanczos's top Ritz value θ and residual ρ of it give the trial shift γ = (θ + 2ρ)(1 + 8(n + 1)u),
+ * just above λ1(Ĝ) when Lanczos found the top, and Measure_gram_top_bound proves it.  Where the
+ * proof fails (Lanczos missed λ1, or the spectrum's top is within rounding of the shift): NaN, and
+ * the caller computes the norm exactly.  Tight: the shift's margin and e are ~n·u·θ, ρ is below
+ * 1e-13·θ unless the steps ran out. */
+static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
+                                    double *lanczos, double *bound)
 {
-    int n = T < d ? T : d, m = T < d ? d : T;
     *bound = NAN;
-    int info = smaller_gram(la, T, d, x, transposed, gram);
-    if (info)
-        return info;
     double trace = gram_trace(n, gram);
     if (!(trace > 0) || !isfinite(trace))
         return 0;
@@ -588,6 +708,16 @@ int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, doubl
     double u = DBL_EPSILON / 2;
     double shift = (l.theta + 2 * l.residual) * (1 + 8 * (n + 1.0) * u);
     return Measure_gram_top_bound(la, n, m, gram, shift, factor, bound);
+}
+
+int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
+                                double *gram, double *factor, double *lanczos, double *bound)
+{
+    *bound = NAN;
+    int info = smaller_gram(la, T, d, x, transposed, gram);
+    if (info)
+        return info;
+    return gram_norm2_squared_bound(la, T < d ? T : d, T < d ? d : T, gram, factor, lanczos, bound);
 }
 
 /* Σ x_i² of n numbers, raised past its rounding: the computed sum is within γ_n of the exact

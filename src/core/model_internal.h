@@ -196,6 +196,10 @@ typedef struct {
     Track *track[NETWORKS];      /* lane n computes track[n] */
     int held[NETWORKS];          /* the layer whose token matrices lane n holds, or -1 */
     Network nets[NETWORKS];      /* lane n's network state at held[n] */
+    /* ‖X'‖₂² of layer input_bound_for[n]'s attention input on lane n, bounded when the layer
+       below it was measured there (Entropy_input_norm_measured; 0: none, or used up). */
+    int input_bound_for[NETWORKS];
+    double input_bound[NETWORKS];
     /* The shown layer's attention, captured while its layer is computed (shown_lane >= 0). */
     int shown_lane;
     bool shown_captured; /* the shown layer had a finite attention matrix to capture */

@@ -21,6 +21,7 @@
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
+#include "attnscope/work.h"
 #include "model_internal.h"
 #include "result_internal.h"
 
@@ -100,8 +101,9 @@ static void lane_built(void *context, int head, const double *logits, const doub
    Σ_i ‖x_i − x̄‖² = (T − 1)(q − p), which keeps q − p exact where the tokens nearly merge (the
    uncentred Σ_{i≠j} x_i·x_j = ‖Σ_i x_i‖² − ‖X'‖_F² cancels there), and, where Zhai et al.'s
    bound holds, ‖X'‖₂²: exactly (the singular values of a copy in the queries' buffer) where
-   that is cheap or the proof of the upper bound fails, else that proved upper bound (its
-   scratch in the queries' and values' buffers, which the step fills only after this). */
+   that is cheap or the proof of the upper bound fails, else that proved upper bound: the one
+   the measure of the layer below left on this lane (Entropy_input_norm_measured), or its own
+   (its scratch in the queries' and values' buffers, which the step fills only after this). */
 static int lane_branch_input(void *context, const double *input)
 {
     LaneWatch *watch = context;
@@ -132,7 +134,11 @@ static int lane_branch_input(void *context, const double *input)
     Lane *lane = &run->w->lane[watch->which];
     LayerBuffers *b = &lane->step;
     double bound = NAN;
-    if (!Entropy_input_norm_exact(T, d)) {
+    bool measured = run->input_bound_for[watch->which] == run->layer;
+    run->input_bound_for[watch->which] = 0;
+    if (measured && Entropy_input_norm_measured(c, run->layer)) {
+        bound = run->input_bound[watch->which];
+    } else if (!Entropy_input_norm_exact(T, d)) {
         /* Not the logits': in layer 1 they may be the attention both networks read. */
         int info = Measure_norm2_squared_bound(b->la, T, d, input, b->values, b->queries, b->values,
                                                lane->lanczos, &bound);
@@ -193,12 +199,23 @@ static int measure_layer(Run *run, int which)
     Network *net = &run->nets[which];
     int layer = run->layer;
     Measures m;
-    /* The step's buffers are free after it: the logits' takes the Gram matrix. */
-    int info = Measure_tokens(lane->step.la, c->tokens, c->width, lane->step.x, net->log_scale,
-                              lane->step.values, lane->step.logits, lane->step.row_max,
-                              run->w->measure_all_eigenvalues ? NULL : lane->lanczos, &m);
+    /* The step's buffers are free after it: the logits' takes the Gram matrix, the queries'
+       the proof of the next layer's ‖X'‖₂². */
+    bool bounding = run->first_seed && Entropy_input_norm_measured(c, layer + 1);
+    MeasureInputBound bound = {.factor = lane->step.queries, .lanczos = lane->lanczos};
+    MeasureSharing share = {.bound = bounding ? &bound : NULL,
+                            .centred_from_gram =
+                                Work_centred_downdate_expected(c, run->track[which]->gap, layer)};
+    int info =
+        Measure_tokens_sharing(lane->step.la, c->tokens, c->width, lane->step.x, net->log_scale,
+                               lane->step.values, lane->step.logits, lane->step.row_max,
+                               run->w->measure_all_eigenvalues ? NULL : lane->lanczos, &share, &m);
     if (info)
         return info;
+    if (bounding) {
+        run->input_bound[which] = bound.norm_squared;
+        run->input_bound_for[which] = layer + 1;
+    }
     if (isnan(m.stable_rank)) {
         net->dead = true;
         Warnings_add(&lane->warnings,
@@ -565,6 +582,7 @@ static int lane_load_from(Run *run, int which, int layer, int from, LoadSource s
     } /* LOAD_FROM_LANE: the lane is nearer than anything kept, and goes on from itself */
     run->held[which] = from;
     run->nets[which] = t->state[from].net;
+    run->input_bound_for[which] = 0; /* of the tokens the lane held */
     if (from == layer)
         return 0;
     /* The replay runs this lane alone, on the caller's thread. */
@@ -653,6 +671,8 @@ static int run_layer(Run *run)
 typedef struct {
     Run *run;
     bool chain;
+    bool bounding; /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
+    MeasureInputBound bound;
     Measures m0;
     int info;
 } InputTasks;
@@ -672,10 +692,14 @@ static void input_task(int which, void *context)
         return;
     }
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
+    t->bound = (MeasureInputBound){.factor = lane->step.queries, .lanczos = lane->lanczos};
+    MeasureSharing share = {.bound = t->bounding ? &t->bound : NULL,
+                            .centred_from_gram = Work_centred_downdate_expected(c, c->gap, 0)};
     if (!t->info)
-        t->info = Measure_tokens(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
-                                 lane->step.values, lane->step.logits, lane->step.row_max,
-                                 w->measure_all_eigenvalues ? NULL : lane->lanczos, &t->m0);
+        t->info = Measure_tokens_sharing(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
+                                         lane->step.values, lane->step.logits, lane->step.row_max,
+                                         w->measure_all_eigenvalues ? NULL : lane->lanczos, &share,
+                                         &t->m0);
 }
 
 /* Layer 0 of both tracks: X0 on both lanes, measured once. */
@@ -684,7 +708,9 @@ static int input_layer(Run *run)
     const Config *c = run->config;
     Workspace *w = run->w;
     Lane *main_lane = &w->lane[NETWORK_MAIN];
-    InputTasks tasks = {.run = run, .chain = Work_value_chain_beside_input(gradients_due(run))};
+    InputTasks tasks = {.run = run,
+                        .chain = Work_value_chain_beside_input(gradients_due(run)),
+                        .bounding = run->first_seed && Entropy_input_norm_measured(c, 1)};
     if (tasks.chain)
         both_lanes(run->progress, input_task, &tasks);
     else
@@ -698,6 +724,8 @@ static int input_layer(Run *run)
     for (int n = 0; n < NETWORKS; n++) {
         Track *t = run->track[n];
         run->held[n] = 0;
+        run->input_bound_for[n] = tasks.bounding ? 1 : 0;
+        run->input_bound[n] = tasks.bound.norm_squared;
         run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
         if (t->layers >= 0)
             continue;
@@ -729,6 +757,7 @@ static int seed_tracks(Run *run, Track *(*tracks)[NETWORKS], int seed_index)
             return -1;
         run->track[n] = tracks[seed_index][n] = t;
         run->held[n] = -1;
+        run->input_bound_for[n] = 0;
     }
     if (run->track[0]->layers < 0 || run->track[1]->layers < 0)
         return input_layer(run);

@@ -158,6 +158,21 @@ void Work_gap_removal(const Config *c, Gap gap, WorkList *out)
     }
 }
 
+/* The spectra the theory expects flat: X0's (all eigenvalues equal) and those of a network
+   whose gap is removed (docs/model.md §3). */
+static bool spread_expected(const Config *c, Gap gap, int layer)
+{
+    return layer == 0 || (gap != GAP_OFF && c->attention != ATTENTION_IDENTITY);
+}
+
+bool Work_centred_downdate_expected(const Config *c, Gap gap, int layer)
+{
+    /* (The embedding input's networks collapse whatever the gap: test_cost's
+       test_deflated_gram_of_the_smaller_side.) */
+    return !Measure_svd_cheap(c->tokens, c->width) && spread_expected(c, gap, layer) &&
+           (layer == 0 || c->input != INPUT_EMBEDDING);
+}
+
 /* The stable rank and the other measures of X (Measure_tokens): the Gram matrix, then the
    route the theory expects: all its eigenvalues at X0 (all equal: the top eigenpair is not
    certified) and while a network keeps its rank, X itself once a collapsing network's
@@ -170,16 +185,21 @@ static void measure(const Config *c, Gap gap, int layer, WorkList *out)
     double T = c->tokens, d = c->width;
     passes(out, 4 * T * d + LANCZOS_PASSES * T * T);
     add(out, WORK_GRAM, T, T, d, 1);
-    /* The centred stable rank: X − 1x̄ᵀ's own Gram matrix and route (at X0 all but one of
+    /* The centred stable rank: X − 1x̄ᵀ's own Gram matrix, or X's downdated (its mirror, row
+       means and the downdate: a few passes over T×T), and its route (at X0 all but one of
        its eigenvalues are equal, like X0's). */
-    passes(out, 3 * T * d + LANCZOS_PASSES * T * T);
-    add(out, WORK_GRAM, T, T, d, 1);
+    if (Work_centred_downdate_expected(c, gap, layer)) {
+        passes(out, 4 * T * T + LANCZOS_PASSES * T * T);
+    } else {
+        passes(out, 3 * T * d + LANCZOS_PASSES * T * T);
+        add(out, WORK_GRAM, T, T, d, 1);
+    }
     if (layer == 0)
         add(out, WORK_SYMMETRIC, T, T, 0, 1);
     bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
                      (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
                       c->attention == ATTENTION_UNIFORM);
-    if (layer == 0 || (gap != GAP_OFF && c->attention != ATTENTION_IDENTITY))
+    if (spread_expected(c, gap, layer))
         add(out, WORK_SYMMETRIC, T, T, 0, 1);
     else if (collapses && (1.0 - 2.0 * layer) * log10(T) < log10(MEASURE_GRAM_FLOOR)) {
         if (Measure_svd_cheap(c->tokens, c->width)) {
@@ -229,15 +249,26 @@ static void qk_norms(const Config *c, int layer, WorkList *out)
     norm2_bound(d, dh, H, out);
 }
 
+/* The next layer's ‖X'‖₂² where the measure of X bounds it (Entropy_input_norm_measured):
+   Lanczos on the measure's T×T Gram matrix, the shifted copy and its Cholesky factorisation,
+   no Gram matrix of its own. */
+static void measured_input_bound(const Config *c, WorkList *out)
+{
+    double T = c->tokens;
+    passes(out, (LANCZOS_PASSES + 1) * T * T);
+    add(out, WORK_CHOLESKY, T, T, 0, 1);
+}
+
 /* A network's share of them: q and p of the attention's input, and ‖X'‖₂² where the bound
    holds: the singular values of a T×d copy where they are cheap, else the proved upper bound
-   (norm2_bound; the singular values only where that proof fails, which the plan does not
+   (norm2_bound, or nothing more where the measure of the layer below gave it,
+   `below_measured`; the singular values only where that proof fails, which the plan does not
    foresee). */
-static void input_norms(const Config *c, int layer, WorkList *out)
+static void input_norms(const Config *c, int layer, bool below_measured, WorkList *out)
 {
     double T = c->tokens, d = c->width;
     passes(out, 3 * T * d);
-    if (Entropy_zhai_void(c, layer))
+    if (Entropy_zhai_void(c, layer) || (below_measured && Entropy_input_norm_measured(c, layer)))
         return;
     if (Entropy_input_norm_exact(c->tokens, c->width)) {
         add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
@@ -250,6 +281,7 @@ typedef struct {
     bool first_seed; /* the frozen products for the gradients */
     bool shared;     /* layer 1's attention was built once for both networks */
     bool measured;
+    bool below_measured; /* the layer below was measured on this lane, this run */
 } LaneLayer;
 
 /* network_layer on one lane: the layer step, the frozen product of the gradients (on the
@@ -266,8 +298,10 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
         add(out, WORK_BUILD_EXP, (double)c->tokens * c->tokens, 0, 0, c->heads);
     if (how.measured)
         measure(c, gap, layer, out);
+    if (how.measured && how.first_seed && Entropy_input_norm_measured(c, layer + 1))
+        measured_input_bound(c, out);
     if (how.measured && how.first_seed && Entropy_defined(c->attention))
-        input_norms(c, layer, out);
+        input_norms(c, layer, how.below_measured, out);
 }
 
 /* ---- the steps of a seed --------------------------------------------------------------- */
@@ -393,9 +427,12 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
         passes(&step.serial, (double)c->tokens * c->tokens);
     }
     LaneLayer how = {.first_seed = walk->first, .shared = shared, .measured = true};
-    for (int n = 0; n < 2; n++)
+    for (int n = 0; n < 2; n++) {
+        /* X0 is measured once, for both lanes (run.c's input_layer). */
+        how.below_measured = l - 1 >= p->first_layer[n] || (l == 1 && p->input);
         if (active[n])
             lane_layer(c, gaps[n], l, how, &step.lane[n]);
+    }
     visit(walk, &step);
     if (p->spectra && p->capture_replay < 0 && l == c->layer) {
         step = (WorkStep){.beside = true};
@@ -473,6 +510,8 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
         WorkList *x0 = walk.values_chained ? &step.lane[0] : &step.serial;
         Layer_declare_input(c, x0);
         measure(c, GAP_OFF, 0, x0);
+        if (walk.first && Entropy_input_norm_measured(c, 1))
+            measured_input_bound(c, x0);
         passes(&step.serial, 2.0 * c->tokens * c->width);
         if (walk.values_chained)
             value_chain(c, true, &step.lane[1]);
