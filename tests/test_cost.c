@@ -568,6 +568,20 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_declared_work_compared(&v, "the entropy bound's input norm by Cholesky, T < d");
     v = c, v.input = INPUT_EMBEDDING, v.tokens = 80, v.width = 64, v.vocab = 50;
     assert_declared_work_compared(&v, "the same, embedding input, T > d");
+    /* There (T·d·min(T, d) above 64³, d < 2T, one head) the logits go through
+       M = W^Q W^Kᵀ, formed once per layer (the next layer's beside it where the norms are
+       paired) and the norms' bound from it; later seeds form it alone, and so does a layer
+       whose entropies have no bound (relu); RoPE layers project Q and K, NoPE layers not. */
+    v = c, v.tokens = 64, v.width = 72;
+    assert_true(Layer_logits_through_qk_product(&v, 1));
+    v.seeds = 2;
+    assert_declared_work_compared(&v, "logits through W^Q W^K^T, two seeds");
+    v = c, v.tokens = 64, v.width = 72, v.attention = ATTENTION_RELU;
+    assert_declared_work_compared(&v, "logits through W^Q W^K^T, relu");
+    v = c, v.tokens = 64, v.width = 72, v.rope = ROPE_HALF, v.nope_every = 2, v.depth = 4;
+    assert_false(Layer_logits_through_qk_product(&v, 1));
+    assert_true(Layer_logits_through_qk_product(&v, 2));
+    assert_declared_work_compared(&v, "logits through W^Q W^K^T on the NoPE layers");
     /* Above MEASURE_SVD_CHEAP the collapsed layers' sr − 1 (layers 6 and 7 at T = 64, by
        the rule T^(1 − 2ℓ) < MEASURE_GRAM_FLOOR) is the deflated route's Gram matrix of the
        smaller side, not the singular values of X. */
@@ -842,36 +856,33 @@ static bool log_declared_pair(void *context, const WorkStep *step)
     return true;
 }
 
-/* The plan's lanes are the run's, pair by pair: the q·k norms of layers 1 and 2 on one lane
-   each (run.c's layer_qk_norms), layer 3's (the last: no next layer) serial, the networks',
-   X0's beside the value chain, the spectra's and the gradients' products. */
-static void test_pairs_planned_as_run(void **state)
+/* The pairs the plan declares for c against those its run hands over, lane by lane: their
+   products, Gram matrices and QR factorisations.  Fills both logs. */
+static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, PairLog *run)
 {
-    (void)state;
-    Config c = work_base();
     ModelPlan plan;
-    assert_int_equal(Model_plan(&c, NULL, &plan), 0);
-    PairLog declared = {0};
-    Work_seed_steps(&plan, 0, c.depth + 1, log_declared_pair, &declared);
+    assert_int_equal(Model_plan(c, NULL, &plan), 0);
+    *declared = (PairLog){0};
+    Work_seed_steps(&plan, 0, c->depth + 1, log_declared_pair, declared);
     ModelPlan_release(&plan);
-    PairLog run = {.w = Workspace_new()};
-    Progress p = {.run_pair = log_pair, .pair_context = &run};
+    *run = (PairLog){.w = Workspace_new()};
+    Progress p = {.run_pair = log_pair, .pair_context = run};
     Result *r = Result_new();
     char err[256];
-    assert_int_equal(Model_run(&c, run.w, r, &p, err, sizeof err), 0);
+    assert_int_equal(Model_run(c, run->w, r, &p, err, sizeof err), 0);
     /* The gradients' P1: one step declared, the last, whose L products the run pairs one
        layer at a time. */
-    assert_int_equal(run.pairs, declared.pairs - 1 + c.depth);
-    for (int i = declared.pairs; i < run.pairs; i++)
+    assert_int_equal(run->pairs, declared->pairs - 1 + c->depth);
+    for (int i = declared->pairs; i < run->pairs; i++)
         for (int n = 0; n < 2; n++) {
-            WorkTotals *last = &run.lane[declared.pairs - 1][n];
-            last->product_flops += run.lane[i][n].product_flops;
-            last->gram_flops += run.lane[i][n].gram_flops;
-            last->calls[WORK_ORTHONORMAL] += run.lane[i][n].calls[WORK_ORTHONORMAL];
+            WorkTotals *last = &run->lane[declared->pairs - 1][n];
+            last->product_flops += run->lane[i][n].product_flops;
+            last->gram_flops += run->lane[i][n].gram_flops;
+            last->calls[WORK_ORTHONORMAL] += run->lane[i][n].calls[WORK_ORTHONORMAL];
         }
-    for (int i = 0; i < declared.pairs; i++)
+    for (int i = 0; i < declared->pairs; i++)
         for (int n = 0; n < 2; n++) {
-            const WorkTotals *a = &run.lane[i][n], *b = &declared.lane[i][n];
+            const WorkTotals *a = &run->lane[i][n], *b = &declared->lane[i][n];
             if (a->product_flops != b->product_flops || a->gram_flops != b->gram_flops ||
                 a->calls[WORK_ORTHONORMAL] != b->calls[WORK_ORTHONORMAL])
                 fail_msg("pair %d, lane %d: run %.17g product and %.17g Gram flops and %.0f QR, "
@@ -879,6 +890,20 @@ static void test_pairs_planned_as_run(void **state)
                          i, n, a->product_flops, a->gram_flops, a->calls[WORK_ORTHONORMAL],
                          b->product_flops, b->gram_flops, b->calls[WORK_ORTHONORMAL]);
         }
+    Result_free(r);
+    Workspace_free(run->w);
+    run->w = NULL;
+}
+
+/* The plan's lanes are the run's, pair by pair: the q·k norms of layers 1 and 2 on one lane
+   each (run.c's layer_qk_work), layer 3's (the last: no next layer) serial, the networks',
+   X0's beside the value chain, the spectra's and the gradients' products. */
+static void test_pairs_planned_as_run(void **state)
+{
+    (void)state;
+    Config c = work_base();
+    PairLog declared, run;
+    assert_pairs_planned_as_run(&c, &declared, &run);
     /* Layers 1 and 2's norms (one head: below ENTROPY_EXACT_INPUT_NORM each is a QR, two
        products of d·d_h·d_h and an SVD): a pair of them alone, one on each lane. */
     double dh = c.width, d = c.width, qk = 2 * dh * dh * d + 2 * d * dh * dh;
@@ -891,8 +916,22 @@ static void test_pairs_planned_as_run(void **state)
         norms_paired |= both;
     }
     assert_true(norms_paired);
-    Result_free(r);
-    Workspace_free(run.w);
+    /* Above the rounding rule, one head, d < 2T: each lane forms its layer's M = W^Q W^Kᵀ
+       (2d³ flops) and bounds ‖M‖₂ from it (a d×d Gram matrix), for layers 1 and 2. */
+    c.tokens = 64;
+    c.width = 72;
+    assert_true(Layer_logits_through_qk_product(&c, 2));
+    assert_pairs_planned_as_run(&c, &declared, &run);
+    d = c.width;
+    bool formed_paired = false;
+    for (int i = 0; i < declared.pairs; i++) {
+        bool both = true;
+        for (int n = 0; n < 2; n++)
+            both &= run.lane[i][n].product_flops == 2 * d * d * d &&
+                    run.lane[i][n].gram_flops == d * d * d;
+        formed_paired |= both;
+    }
+    assert_true(formed_paired);
 }
 
 /* Defect 3: a causal mask's eigenvalues come off the diagonal only where the applied matrix

@@ -210,7 +210,8 @@ static void reference_forward(const Config *c, Gap gap, EntropyRows *rows)
                       calloc(hidden * c->width + 1, 8),
                       calloc(hidden * c->width + 1, 8),
                       calloc((size_t)c->heads * c->tokens * c->tokens, 8),
-                      calloc((size_t)c->heads, 8)};
+                      calloc((size_t)c->heads, 8),
+                      NULL};
     size_t scratch_size = Init_scratch_doubles(c);
     double *scratch = calloc(scratch_size > dd ? scratch_size : dd, 8);
     assert_int_equal(Layer_input(random, own, c, c->seed, b.x, scratch), 0);

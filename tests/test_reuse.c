@@ -5,6 +5,7 @@
 #include "testing.h"
 
 #include "attnscope/config.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 
@@ -251,8 +252,9 @@ static const Step STEPS[] = {
     {"C gpt2", INIT, INIT_GPT2, -1},
 };
 
-/* Drives the key sequence on a kept workspace with this budget and on fresh workspaces. */
-static void drive(size_t budget)
+/* Drives the first `steps` of the key sequence at T tokens and width d on a kept workspace
+   with this budget and on fresh workspaces. */
+static void drive_at(int T, int d, size_t steps, size_t budget)
 {
     char err[256];
     Workspace *kept = Workspace_new();
@@ -260,10 +262,10 @@ static void drive(size_t budget)
     assert_non_null(kept);
     Workspace_keep_layers(kept, budget);
     Config c = Config_default();
-    c.tokens = 12;
-    c.width = 16;
+    c.tokens = T;
+    c.width = d;
     c.depth = 4;
-    for (size_t i = 0; i <= sizeof STEPS / sizeof STEPS[0]; i++) {
+    for (size_t i = 0; i <= steps; i++) {
         int bound = -1;
         if (i > 0) {
             apply(&c, &STEPS[i - 1]);
@@ -284,6 +286,24 @@ static void drive(size_t budget)
     Result_free(a);
     Result_free(b);
     Workspace_free(kept);
+}
+
+static void drive(size_t budget)
+{
+    drive_at(12, 16, sizeof STEPS / sizeof STEPS[0], budget);
+}
+
+/* Above T·d·min(T, d) = 64³ with d < 2T the logits go through M = W^Q W^Kᵀ: another shown
+   layer of a kept network captures its attention through the same M, bit for bit the fresh
+   run's; the gap modes, depths, seeds and a new seed up to "r back". */
+static void test_kept_equals_fresh_through_qk_product(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 64;
+    c.width = 72;
+    assert_true(Layer_logits_through_qk_product(&c, 1));
+    drive_at(64, 72, 18, (size_t)1 << 30);
 }
 
 static void test_kept_equals_fresh_everything_fits(void **state)
@@ -543,6 +563,7 @@ int main(void)
     Linalg_set_blas_threads(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kept_equals_fresh_everything_fits),
+        cmocka_unit_test(test_kept_equals_fresh_through_qk_product),
         cmocka_unit_test(test_kept_equals_fresh_small_budget),
         cmocka_unit_test(test_kept_equals_fresh_no_matrix_fits),
         cmocka_unit_test(test_plan_prices_the_spectra_the_run_computes),

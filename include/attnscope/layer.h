@@ -49,6 +49,10 @@ typedef struct {
     double *mlp_up;              /* N×d, stored transposed: a gated MLP's up projection */
     double *markov;              /* T×T per head: the Markov kind's σ_qk²·g */
     double *sink;                /* H: each head's sink logit (Config_has_sink), else unused */
+    /* H d×d: M_h = W^Q_h W^K_gᵀ (Layer_qk_product), where the driver formed it for a layer
+       whose logits go through it (Layer_logits_through_qk_product); NULL: the logits from the
+       projected queries and keys. */
+    double *qk_product;
 } LayerWeights;
 
 /* Where a sub-block's norm sits (docs/model.md §1.5): on the branch's input (pre- and peri-LN)
@@ -166,6 +170,28 @@ int Layer_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
 /* The work Layer_draw(…, parts, …) does, added to out: the same walk, nothing drawn; with a
    weight source, what its fill reads and converts instead (nothing drawn at all). */
 void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out);
+
+/* Whether layer `layer`'s logits are computed as (X M_h) Xᵀ with M_h = W^Q_h W^K_gᵀ formed once
+   for both networks (docs/model.md §1.2), instead of (X W^Q_h)(X W^K_g)ᵀ in each: where no
+   feature needs the queries and keys apart (QK-norm, RoPE at this layer, a checkpoint's query
+   or key bias), above T·d·min(T, d) = 64³ (the rounding differs: below, every layer is
+   computed as it always was), and where it takes fewer product flops for the two networks:
+   2H·d²·d_h + 2·H(2T·d² + 2T²·d) against 2·(2T·d·(H + G)·d_h + 2H·T²·d_h).  Every driver of
+   the run's networks (the run, the shown head's capture, the conditioning pass) forms M where
+   this says so, and the declared step follows it. */
+bool Layer_logits_through_qk_product(const Config *c, int layer);
+
+/* Doubles of LayerWeights.qk_product: H·d² where a layer of c takes its logits through it,
+   else (and for c NULL) 0. */
+size_t Layer_qk_product_doubles(const Config *c);
+
+/* M_h = W^Q_h W^K_gᵀ of every head h (g its key/value head) of W^Q and W^K (d×d each) into
+   product (H d×d blocks), one product of d×d_h by d_h×d each.  Returns 0 or LINALG_STOPPED. */
+int Layer_qk_product(Linalg *la, const Config *c, const double *query, const double *key,
+                     double *product);
+
+/* The work Layer_qk_product does, added to out. */
+void Layer_declare_qk_product(const Config *c, WorkList *out);
 
 /* The network's input X_0 (docs/model.md §1.1) into x (T×d): the orthonormal Qᵀ of the QR
    factorisation of G ∈ R^{d×T} (signs by diag(R)), times √d for --input-norm sqrt-d; or

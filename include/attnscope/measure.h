@@ -162,4 +162,14 @@ int Measure_product_norm2_squared_bound(Linalg *la, int d, int k, const double *
                                         double *transposed, double *gram, double *lanczos,
                                         double *bound);
 
+/* A proved upper bound of ‖ABᵀ‖₂² for A and B d×k from `formed`, the d×d product fl(ABᵀ) as
+   Linalg_gemm formed it (the logits' M_h, Layer_qk_product): Measure_norm2_squared_bound of it
+   (a d×d Gram matrix, Lanczos and the Cholesky proof) plus the product's rounding,
+   γ_k‖A‖_F‖B‖_F on ‖ABᵀ‖₂.  NaN where the proof fails: compute the norm exactly there.
+   Scratch: gram and factor (d×d each), lanczos (Measure_lanczos_size(d)).  Returns 0, a LAPACK
+   failure, or LINALG_STOPPED. */
+int Measure_formed_product_norm2_squared_bound(Linalg *la, int d, int k, const double *a,
+                                               const double *b, const double *formed, double *gram,
+                                               double *factor, double *lanczos, double *bound);
+
 #endif

@@ -225,6 +225,9 @@ static int layer_weights(ConditioningRun *r, int layer)
         cblas_dgemm(
             CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0, w->query + (size_t)h * dh * d,
             d, w->key + (size_t)Config_kv_head_of(c, h) * dh * d, d, 0.0, r->m + dd * (size_t)h, d);
+    /* The step's logits through these M_h where the run's take them (the same product, the
+       same bits), so that the pass computes the run's network. */
+    r->weights.qk_product = Layer_logits_through_qk_product(c, layer) ? r->m : NULL;
     bool grouped = Config_kv_heads(c) < r->heads;
     if (c->output == OUTPUT_IDENTITY && !grouped)
         memcpy(r->wvo, w->value, sizeof(double) * dd);

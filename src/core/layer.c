@@ -3,6 +3,7 @@
 
 #include "attnscope/block.h"
 #include "attnscope/init.h"
+#include "attnscope/measure.h"
 #include "attnscope/qk.h"
 #include "attnscope/work.h"
 
@@ -619,6 +620,48 @@ static const double *branch_input(const Config *c, LayerBuffers *b, const NormAf
     return b->normed;
 }
 
+bool Layer_logits_through_qk_product(const Config *c, int layer)
+{
+    if (!Attention_has_query_key(c->attention) || Qk_normalised(c) || Qk_rotates(c, layer))
+        return false;
+    const LayerAffine *a = Layer_affine(c, layer);
+    if (a && (a->query_bias || a->key_bias))
+        return false;
+    /* The rule of Entropy_input_norm_exact: below it the layers keep their rounding. */
+    if (Measure_svd_cheap(c->tokens, c->width))
+        return false;
+    double T = c->tokens, d = c->width, dh = Config_head_width(c), H = c->heads,
+           G = Config_kv_heads(c), networks = 2;
+    double through = 2 * H * d * d * dh + networks * H * (2 * T * d * d + 2 * T * T * d);
+    double projected = networks * (2 * T * d * (H + G) * dh + 2 * H * T * T * dh);
+    return through < projected;
+}
+
+size_t Layer_qk_product_doubles(const Config *c)
+{
+    for (int layer = 1; c && layer <= c->depth; layer++)
+        if (Layer_logits_through_qk_product(c, layer))
+            return (size_t)c->heads * c->width * c->width;
+    return 0;
+}
+
+int Layer_qk_product(Linalg *la, const Config *c, const double *query, const double *key,
+                     double *product)
+{
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh, dd = (size_t)d * d;
+    int info = 0;
+    for (int h = 0; h < c->heads && !info; h++)
+        info = Linalg_gemm(la, false, true, d, d, dh, 1.0, query + block * h, d,
+                           key + block * Config_kv_head_of(c, h), d, 0.0, product + dd * h, d);
+    return info;
+}
+
+void Layer_declare_qk_product(const Config *c, WorkList *out)
+{
+    WorkList_add(out, WORK_PRODUCT, c->width, c->width, Config_head_width(c), c->heads);
+}
+
 /* Stage 2's queries q and keys k (T×d each) of layer `layer`: the projections with their
    biases, then QK-norm and RoPE on them (qk.h).  Returns 0 or LINALG_STOPPED. */
 static int project_query_key(const Config *c, int layer, const LayerWeights *w,
@@ -650,6 +693,14 @@ static int project_values(const Config *c, const LayerWeights *w, const LayerAff
     return info;
 }
 
+/* Whether the step takes head logits through M_h (Layer_logits_through_qk_product): where
+   the driver formed it, and while declaring where the rule says the drivers do. */
+static bool through_qk_product(const Config *c, int layer, const LayerWeights *w,
+                               const LayerBuffers *b)
+{
+    return b->declared ? Layer_logits_through_qk_product(c, layer) : w->qk_product != NULL;
+}
+
 /* Stage 2 with several heads: every head's queries, every key/value head's keys and (with
    values) values in one product each, as wide products run nearer the BLAS's peak than H
    narrow ones.  One head projects its queries and keys in head_logits.  Returns 0 or
@@ -658,17 +709,28 @@ static int project_heads(const Config *c, int layer, const LayerWeights *w, cons
                          LayerBuffers *b, const double *source, bool values)
 {
     int info = 0;
-    if (Attention_has_query_key(c->attention))
+    if (Attention_has_query_key(c->attention) && !through_qk_product(c, layer, w, b))
         info = project_query_key(c, layer, w, a, b, source, b->queries, b->keys);
     if (!info && values)
         info = project_values(c, w, a, b, source);
     return info;
 }
 
+/* The soft-cap on the logits just formed (status 0), which *logits then names. */
+static int finish_logits(const Config *c, LayerBuffers *b, int status, const double **logits)
+{
+    if (!status && c->logit_softcap > 0)
+        softcap(c, b);
+    if (!status)
+        *logits = b->logits;
+    return status;
+}
+
 /* The logits of head h (from 0), row-major: S = X W^Q_h (X W^K_h)ᵀ·scale, i.e.
    Sᵀ = K Qᵀ·scale in column-major, scale Init_logit_scale; W^Q_h is the h-th block of d_h
-   columns of W^Q.  For markov the "logits" are σ_qk²·g, whose row-softmax is Z normalised.
-   *logits is NULL for kinds without logits.  Returns 0 or LINALG_STOPPED. */
+   columns of W^Q.  Through M_h (through_qk_product): S = (X M_h) Xᵀ·scale.  For markov the "logits"
+   are σ_qk²·g, whose row-softmax is Z normalised. *logits is NULL for kinds without logits. Returns
+   0 or LINALG_STOPPED. */
 static int head_logits(const Config *c, int layer, const LayerWeights *w, const LayerAffine *a,
                        LayerBuffers *b, int h, const double *source, const double **logits)
 {
@@ -680,6 +742,18 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, const 
     }
     if (!Attention_has_query_key(c->attention))
         return 0;
+    if (through_qk_product(c, layer, w, b)) {
+        /* X M_h into the queries' buffer (free: nothing was projected), then
+           (X M_h) Xᵀ·scale, row-major as below: X (X M_h)ᵀ in column-major. */
+        int d = c->width;
+        double *xm = b->queries;
+        int status = gemm(b, false, false, T, d, d, 1.0, source, T,
+                          block(w->qk_product, (size_t)d * d * h), d, 0.0, xm, T);
+        if (!status)
+            status = gemm(b, false, true, T, T, d, Init_logit_scale(c), source, T, xm, T, 0.0,
+                          b->logits, T);
+        return finish_logits(c, b, status, logits);
+    }
     /* Several heads: their queries and keys were projected at once (project_heads), head h's
        queries are their h-th block of columns, its keys its key/value head's block.  One
        head: the values' buffer is free until the values are applied. */
@@ -693,11 +767,7 @@ static int head_logits(const Config *c, int layer, const LayerWeights *w, const 
     }
     if (!status)
         status = gemm(b, false, true, T, T, dh, Init_logit_scale(c), k, T, q, T, 0.0, b->logits, T);
-    if (!status && c->logit_softcap > 0)
-        softcap(c, b);
-    if (!status)
-        *logits = b->logits;
-    return status;
+    return finish_logits(c, b, status, logits);
 }
 
 static int attention(const Config *c, int layer, const LayerWeights *w, LayerBuffers *b, int head,

@@ -788,3 +788,24 @@ int Measure_product_norm2_squared_bound(Linalg *la, int d, int k, const double *
     *bound = (norm * norm + f->error * a2) * (1 + 16 * DBL_EPSILON / 2);
     return 0;
 }
+
+/* The bound (measure.h): the formed M̂ = fl(ABᵀ) has |M̂ − ABᵀ| ≤ γ_k|A||B|ᵀ entrywise (any
+ * order of the k-term sums), so ‖ABᵀ − M̂‖₂ ≤ ‖γ_k|A||B|ᵀ‖_F ≤ γ_k‖A‖_F‖B‖_F, and
+ * ‖ABᵀ‖₂² ≤ (√β + γ_k‖A‖_F‖B‖_F)², β Measure_norm2_squared_bound's proved bound of ‖M̂‖₂²,
+ * rounded up by (1 + 16u) as above.  The slack is the γ_k term, about k·u·‖A‖_F‖B‖_F, and the
+ * few n·u of the proof: no Cholesky factor of BᵀB is taken, whose rounding the route above
+ * adds as d·u·‖A‖_F²‖B‖_F². */
+int Measure_formed_product_norm2_squared_bound(Linalg *la, int d, int k, const double *a,
+                                               const double *b, const double *formed, double *gram,
+                                               double *factor, double *lanczos, double *bound)
+{
+    *bound = NAN;
+    double top;
+    int info = Measure_norm2_squared_bound(la, d, d, formed, NULL, gram, factor, lanczos, &top);
+    if (info || isnan(top))
+        return info;
+    double a2 = sum_of_squares_above((size_t)d * k, a), b2 = sum_of_squares_above((size_t)d * k, b);
+    double norm = sqrt(top) + Linalg_rounding_gamma(k) * sqrt(a2 * b2);
+    *bound = norm * norm * (1 + 16 * DBL_EPSILON / 2);
+    return 0;
+}

@@ -130,7 +130,7 @@ typedef struct {
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 15 };
+enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 17 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
@@ -148,6 +148,9 @@ struct Workspace {
     Linalg *spectra_la;
     double *spectra_scratch;
     double *product, *product_scratch; /* T×T: A_ℓ⋯A_1 of the shown head (attention_map) */
+    /* H d×d: the M_h = W^Q_h W^K_gᵀ of the layer computed ([0]) and of the next, formed
+       ahead beside it ([1]), where the logits take them (Layer_logits_through_qk_product). */
+    double *qk_product[2];
     int map_cells;       /* the kept maps' cells along a side: ATTENTION_MAP_CELLS, or T in full */
     double *value_cache; /* W^V of the first seed's layers, kept for the gradients */
     size_t value_cache_size;

@@ -280,11 +280,13 @@ typedef struct {
     double *values;         /* d_h */
 } QkScratch;
 
-/* Where one layer's ‖M_h‖₂ are computed: its W^Q and W^K, the lane's Linalg, and the
-   [heads] norms it fills. */
+/* Where one layer's query-key work is done: its W^Q and W^K, the lane's Linalg, its
+   M_h = W^Q_h W^K_gᵀ where its logits go through them (else NULL), and the [heads] norms it
+   fills (NULL: none measured). */
 typedef struct {
     int layer; /* 0: none on this lane */
     const double *query, *key;
+    double *product;
     Linalg *la;
     double *norm;
     int info;
@@ -336,10 +338,36 @@ static int qk_norm_bounds(const Config *c, const QkLayer *q, int g, QkScratch *s
     return info;
 }
 
+/* Upper bounds of every head's s_1(W^Q_h W^K_gᵀ) from the M_h that the logits read
+   (Measure_formed_product_norm2_squared_bound); exact where the proof fails. */
+static int qk_norm_bounds_formed(const Config *c, const QkLayer *q, QkScratch *s)
+{
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh, dd = (size_t)d * d;
+    double *gram = malloc(sizeof(double) * (2 * dd + Measure_lanczos_size(d)));
+    if (!gram)
+        return -1;
+    double *factor = gram + dd, *lanczos = factor + dd;
+    int info = 0;
+    for (int h = 0; h < c->heads && !info; h++) {
+        double bound;
+        info = Measure_formed_product_norm2_squared_bound(
+            q->la, d, dh, q->query + block * h, q->key + block * Config_kv_head_of(c, h),
+            q->product + dd * h, gram, factor, lanczos, &bound);
+        /* Rounded up past the rounding of the square root and of the scale's product. */
+        q->norm[h] = sqrt(bound) * (1 + 2 * DBL_EPSILON);
+        if (!info && isnan(bound))
+            info = qk_norm_exact(c, q, h, s, &q->norm[h]);
+    }
+    free(gram);
+    return info;
+}
+
 /* ‖M_h‖₂ of every head's M_h = scale·W^Q_h W^K_gᵀ of one layer into q->norm (NaN where Zhai
    et al.'s bound does not hold): exact while that is cheap (Entropy_qk_norm_exact), else a
-   proved upper bound, which keeps the bound a bound (docs/model.md §3).  Returns 0, -1 (no
-   memory) or LAPACK's status. */
+   proved upper bound, which keeps the bound a bound (docs/model.md §3): from the formed
+   W^Q_h W^K_gᵀ where the logits take them (q->product), else from W^K_g's Gram factor.
+   Returns 0, -1 (no memory) or LAPACK's status. */
 static int qk_spectral_norms(const Config *c, const QkLayer *q)
 {
     for (int h = 0; h < c->heads; h++)
@@ -360,6 +388,8 @@ static int qk_spectral_norms(const Config *c, const QkLayer *q)
     if (Entropy_qk_norm_exact(c)) {
         for (int h = 0; h < c->heads && !info; h++)
             info = qk_norm_exact(c, q, h, &s, &q->norm[h]);
+    } else if (q->product) {
+        info = qk_norm_bounds_formed(c, q, &s);
     } else {
         for (int g = 0; g < Config_kv_heads(c) && !info; g++)
             info = qk_norm_bounds(c, q, g, &s);
@@ -375,11 +405,22 @@ typedef struct {
     QkLayer lane[NETWORKS];
 } QkLanes;
 
+/* A layer's M_h where its logits take them, then its norms where they are measured. */
+static int layer_query_key(const Config *c, const QkLayer *q)
+{
+    int info = 0;
+    if (q->product)
+        info = Layer_qk_product(q->la, c, q->query, q->key, q->product);
+    if (!info && q->norm)
+        info = qk_spectral_norms(c, q);
+    return info;
+}
+
 static void qk_task(int which, void *context)
 {
     QkLanes *q = context;
     QkLayer *mine = &q->lane[which];
-    mine->info = mine->layer ? qk_spectral_norms(q->c, mine) : 0;
+    mine->info = mine->layer ? layer_query_key(q->c, mine) : 0;
 }
 
 /* The next layer's W^Q and W^K into run->ahead (allocated once per run), from the streams
@@ -400,30 +441,44 @@ static int draw_ahead(Run *run, int layer)
                       LAYER_DRAW_ATTENTION, ahead, w->init_scratch);
 }
 
-/* The norms of run->layer into run->qk_norm, once for both networks, where the entropies are
-   measured.  A layer that Entropy_qk_norms_ahead pairs with the next one computes both, one
-   on each lane (a single head's norms do not split, and the networks' steps keep both lanes
-   equally busy: only two layers' norms side by side halve their wall time); the next layer
-   then finds its own done.  Both lanes in turn while the shown eigenvalues hold the second
-   thread. */
-static int layer_qk_norms(Run *run)
+/* The M_h of `layer` where its logits take them (Layer_logits_through_qk_product): the
+   workspace's qk_product[0] for run->layer, [1] for the one drawn ahead. */
+static double *qk_product_of(Run *run, int layer, int which)
+{
+    return Layer_logits_through_qk_product(run->config, layer) ? run->w->qk_product[which] : NULL;
+}
+
+/* The query-key work of run->layer, once for both networks: its M_h where its logits take
+   them, into run->weights.qk_product, and, where the entropies are measured, its norms into
+   run->qk_norm.  A layer that Entropy_qk_norms_ahead pairs with the next one does both
+   layers', one on each lane (a single head's work does not split, and the networks' steps
+   keep both lanes equally busy: only two layers' side by side halve their wall time); the
+   next layer then finds its own done.  Both lanes in turn while the shown eigenvalues hold
+   the second thread. */
+static int layer_qk_work(Run *run)
 {
     const Config *c = run->config;
-    if (!run->measure || !run->first_seed)
-        return 0; /* the entropies, which the norms go with, are not measured */
-    if (run->qk_ahead_layer == run->layer) {
+    Workspace *w = run->w;
+    if (run->measure && run->first_seed && run->qk_ahead_layer == run->layer) {
         run->qk_ahead_layer = 0;
         memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
+        double *formed = w->qk_product[1]; /* the layer's own, formed ahead */
+        w->qk_product[1] = w->qk_product[0];
+        w->qk_product[0] = formed;
+        run->weights.qk_product = qk_product_of(run, run->layer, 0);
         return 0;
     }
-    Workspace *w = run->w;
+    /* Unmeasured (a replay, a later seed): the entropies, which the norms go with, are not. */
+    bool norms = run->measure && run->first_seed;
+    run->weights.qk_product = qk_product_of(run, run->layer, 0);
     QkLanes q = {.c = c};
     q.lane[0] = (QkLayer){.layer = run->layer,
                           .query = run->weights.query,
                           .key = run->weights.key,
+                          .product = run->weights.qk_product,
                           .la = w->lane[NETWORK_MAIN].step.la,
-                          .norm = run->qk_norm};
-    if (!Entropy_qk_norms_ahead(c, run->layer)) {
+                          .norm = norms ? run->qk_norm : NULL};
+    if (!norms || !Entropy_qk_norms_ahead(c, run->layer)) {
         qk_task(NETWORK_MAIN, &q);
         return q.lane[0].info;
     }
@@ -435,6 +490,7 @@ static int layer_qk_norms(Run *run)
     q.lane[1] = (QkLayer){.layer = run->layer + 1,
                           .query = run->ahead->query,
                           .key = run->ahead->key,
+                          .product = qk_product_of(run, run->layer + 1, 1),
                           .la = w->lane[NETWORK_COUNTERPART].step.la,
                           .norm = run->qk_norm_ahead};
     if (!run->spectra_beside) {
@@ -633,7 +689,7 @@ static int run_layer(Run *run)
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, LAYER_DRAW_ALL,
                                   &run->weights.value);
     if (!info)
-        info = layer_qk_norms(run);
+        info = layer_qk_work(run);
     if (info)
         return info;
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a

@@ -139,6 +139,11 @@ int capture_shown_attention(Run *run, int which, int layer)
     LayerWeights weights = w->weights;
     info = draw_layer_weights(w, c, run->seed, layer, run->first_seed, LAYER_DRAW_ATTENTION,
                               &weights.value);
+    /* Through M_h where the run's layer took them, so that the matrix is the run's bit for bit. */
+    if (!info && Layer_logits_through_qk_product(c, layer)) {
+        weights.qk_product = w->qk_product[0];
+        info = Layer_qk_product(lane->step.la, c, weights.query, weights.key, weights.qk_product);
+    }
     const double *logits = NULL;
     LayerOutcome finite = LAYER_DONE;
     if (!info)

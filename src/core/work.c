@@ -227,8 +227,9 @@ static void norm2_bound(double T, double d, double times, WorkList *out)
    Exact while Entropy_qk_norm_exact: s_1(A R_Bᵀ), one QR of d×d_h, two products and the
    singular values of d×d_h.  Above, the proved upper bound: per key head, a transposed copy
    of W^K_g, its d_h×d_h Gram matrix and Cholesky factor L̂ (Measure_gram_factor); per query
-   head, the product W^Q_h L̂, ‖W^Q_h‖_F² and norm2_bound of the d×d_h product.  The exact norm where
-   a proof fails is not foreseen. */
+   head, the product W^Q_h L̂, ‖W^Q_h‖_F² and norm2_bound of the d×d_h product; or, where the
+   logits go through M_h, the bound of that formed product.  The exact norm where a proof
+   fails is not foreseen. */
 static void qk_norms(const Config *c, int layer, WorkList *out)
 {
     double d = c->width, dh = Config_head_width(c), H = c->heads, G = Config_kv_heads(c);
@@ -239,6 +240,13 @@ static void qk_norms(const Config *c, int layer, WorkList *out)
         product(out, dh, dh, d, H);
         product(out, d, dh, dh, H);
         add(out, WORK_SINGULAR_VALUES, d, dh, 0, H);
+        return;
+    }
+    if (Layer_logits_through_qk_product(c, layer)) {
+        /* From the formed M_h (Measure_formed_product_norm2_squared_bound): ‖W^Q_h‖_F²,
+           ‖W^K_g‖_F² and norm2_bound of the d×d M_h. */
+        passes(out, 2 * H * d * dh);
+        norm2_bound(d, d, H, out);
         return;
     }
     passes(out, G * (d * dh + 2 * dh * dh));
@@ -257,6 +265,16 @@ static void measured_input_bound(const Config *c, WorkList *out)
     double T = c->tokens;
     passes(out, (LANCZOS_PASSES + 1) * T * T);
     add(out, WORK_CHOLESKY, T, T, 0, 1);
+}
+
+/* run.c's layer_qk_work on one layer: its M_h where its logits go through them, and its norms
+   where they are measured (the first seed). */
+static void query_key(const Config *c, int layer, bool norms, WorkList *out)
+{
+    if (Layer_logits_through_qk_product(c, layer))
+        Layer_declare_qk_product(c, out);
+    if (norms)
+        qk_norms(c, layer, out);
 }
 
 /* A network's share of them: q and p of the attention's input, and ‖X'‖₂² where the bound
@@ -347,6 +365,7 @@ static void replay(Walk *walk, Gap gap, int to, int count, bool from_input)
     for (int l = to - count + 1; l <= to; l++) {
         step = (WorkStep){0};
         Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, true), &step.serial);
+        query_key(c, l, false, &step.serial);
         lane_layer(c, gap, l, (LaneLayer){.first_seed = walk->first}, &step.serial);
         visit(walk, &step);
     }
@@ -373,6 +392,8 @@ static void capture(Walk *walk, const SeedPlan *p)
     replay(walk, c->gap, c->layer - 1, p->capture_replay, p->input_for_capture);
     WorkStep step = {0};
     Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ATTENTION, true), &step.serial);
+    if (Layer_logits_through_qk_product(c, c->layer))
+        Layer_declare_qk_product(c, &step.serial);
     Layer_declare_attention(c, c->layer, c->head - 1, &step.serial);
     passes(&step.serial, T * T); /* the copy capture_built keeps, before gap removal */
     Work_gap_removal(c, c->gap, &step.serial);
@@ -410,17 +431,19 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     WorkStep step = {0};
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
     Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, before), &step.serial);
-    if (walk->first && walk->qk_ahead != l && Entropy_qk_norms_ahead(c, l)) {
-        /* run.c's layer_qk_norms: the next layer's W^Q and W^K drawn, each layer's norms on a
-           lane of its own, then the networks' step. */
+    if (walk->qk_ahead == l) {
+        walk->qk_ahead = 0; /* formed beside the layer below */
+    } else if (walk->first && Entropy_qk_norms_ahead(c, l)) {
+        /* run.c's layer_qk_work: the next layer's W^Q and W^K drawn, each layer's M_h and
+           norms on a lane of its own, then the networks' step. */
         Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
-        qk_norms(c, l, &step.lane[0]);
-        qk_norms(c, l + 1, &step.lane[1]);
+        query_key(c, l, true, &step.lane[0]);
+        query_key(c, l + 1, true, &step.lane[1]);
         visit(walk, &step);
         step = (WorkStep){0};
         walk->qk_ahead = l + 1;
-    } else if (walk->first && walk->qk_ahead != l) {
-        qk_norms(c, l, &step.serial);
+    } else {
+        query_key(c, l, walk->first, &step.serial);
     }
     if (shared) { /* then copied to the counterpart's lane */
         Layer_declare_attention(c, l, 0, &step.serial);

@@ -53,6 +53,8 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         /* A_ℓ⋯A_1 and its product's scratch, when the map shows the product. */
         {&w->product, c && c->attention_map == ATTENTION_MAP_PRODUCT ? tt : 0},
         {&w->product_scratch, c && c->attention_map == ATTENTION_MAP_PRODUCT ? tt : 0},
+        {&w->qk_product[0], Layer_qk_product_doubles(c)},
+        {&w->qk_product[1], c && c->depth > 1 ? Layer_qk_product_doubles(c) : 0},
     };
     memcpy(plan + n, shared, sizeof shared);
     return n + (int)(sizeof shared / sizeof shared[0]);
