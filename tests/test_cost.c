@@ -659,20 +659,21 @@ static void test_deflated_gram_of_the_smaller_side(void **state)
    the tokens are spread about their mean (X0, the counterpart whose gap is removed:
    Work_centred_downdate_expected) its centred Gram matrix too.  So a run of L layers forms 1
    of X0 (once for both networks), 2 per layer of the collapsing network and 1 of the
-   counterpart, plus the heads' norms (one head of d_h = d: W^K's and the product's d×d Gram
-   matrices per layer), and proves ‖X'‖₂² by 2L − 1 Cholesky factorisations (X0's once) beside
-   the norms' 2L. */
+   counterpart, plus the heads' norms (one head of d_h = d, whose logits go through the formed
+   M = W^Q W^Kᵀ: M's d×d Gram matrix per layer), and proves ‖X'‖₂² by 2L − 1 Cholesky
+   factorisations (X0's once) beside the norms' L. */
 static void test_one_gram_matrix_per_token_matrix(void **state)
 {
     (void)state;
     Config c = work_base();
     c.tokens = 64, c.width = 72, c.depth = 3;
     assert_true(Entropy_input_norm_measured(&c, 1));
+    assert_true(Layer_logits_through_qk_product(&c, 1));
     Result *r = Result_new();
     LinalgTally performed = performed_work(&c, r);
     double T = c.tokens, d = c.width, L = c.depth;
-    assert_true(performed.gram_flops == (1 + 3 * L) * T * T * d + 2 * L * d * d * d);
-    assert_int_equal(performed.calls[LINALG_CHOLESKY], (2 * L - 1) + 2 * L);
+    assert_true(performed.gram_flops == (1 + 3 * L) * T * T * d + L * d * d * d);
+    assert_int_equal(performed.calls[LINALG_CHOLESKY], (2 * L - 1) + L);
     assert_int_equal(performed.calls[LINALG_SINGULAR_VALUES], 1); /* the shown attention's alone */
     Result_free(r);
 }
