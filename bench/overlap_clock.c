@@ -15,7 +15,8 @@
  * where the loaded run found them done sooner, so the estimate of the overlap errs long).
  * Prints one JSON object per schedule with the medians over the reps; with OVERLAP_TRACE set,
  * each piece to stderr as it ends (the caller's CPU alone before each pair, the pair's lanes,
- * the eigenvalues beside). */
+ * the eigenvalues beside, and, on the wall clock, when they started and each time the run
+ * asked whether they were done). */
 #include "attnscope/config.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
@@ -51,6 +52,7 @@ typedef struct {
     double cpu[2];  /* of the task's two parts (a pair's lanes, or the part beside in [1]) */
     double threads; /* CPU seconds of all threads */
     bool trace;     /* each piece to stderr as it ends */
+    double started; /* the run's start on the wall clock: the trace says when the run asked */
 } Clock;
 
 static void bring_up(Clock *k)
@@ -92,6 +94,8 @@ static void start_second(void *context, void (*task)(int, void *), void *task_co
     k->task = task;
     k->context = task_context;
     k->second_from = k->caller;
+    if (k->trace)
+        fprintf(stderr, "beside: started at wall %.3f s\n", wall_seconds() - k->started);
     k->beside = true;
     Lanes_start(k->lanes, timed, k);
 }
@@ -101,6 +105,11 @@ static bool second_finished(void *context, bool wait)
     Clock *k = context;
     bring_up(k);
     bool finished = Lanes_finished(k->lanes, wait);
+    /* Which of the run's questions found them still running: each such answer sends the
+       next step's lanes in turn on the caller's thread. */
+    if (k->trace && k->beside)
+        fprintf(stderr, "beside: asked at wall %.3f s%s: %s\n", wall_seconds() - k->started,
+                wait ? " (waiting)" : "", finished ? "done" : "running");
     if (finished && k->beside) {
         double end = k->second_from + k->cpu[1];
         if (k->trace)
@@ -160,6 +169,7 @@ int main(int argc, char **argv)
                 p.second_finished = second_finished;
             }
             double started = wall_seconds();
+            k.started = started;
             if (Model_run(&c, w, r, &p, err, sizeof err)) {
                 fprintf(stderr, "overlap_clock: %s\n", err);
                 return 1;
