@@ -426,6 +426,7 @@ static void test_centred_gram_downdated(void **state)
             assert_int_equal(
                 Measure_tokens_sharing(la, T, D, x, 0.0, unit, gram, eig, lanczos, &share, &m), 0);
             assert_int_equal(share.centred_downdated, from_gram);
+            assert_false(share.centred_formed_unplanned);
             assert_memory_equal(&m.stable_rank_minus_one, &plain.stable_rank_minus_one,
                                 sizeof(double));
             double phi = sqrt(1 - m.geometry.energy_off_top); /* ‖Ĝ‖_F ≤ (trace·λ1)^½ */
@@ -504,6 +505,7 @@ static void test_centred_after_the_deflated_route(void **state)
             assert_int_equal(m.route, MEASURE_ROUTE_DEFLATED);
             assert_true(fabs(m.geometry.relative_spread - 0.9) < 1e-6);
             assert_int_equal(share.centred_downdated, from_gram && T <= D);
+            assert_int_equal(share.centred_formed_unplanned, from_gram && T > D);
             if (m.geometry.centred_stable_rank != 1.0)
                 fail_msg("T %d, d %d, %s: centred sr %.17g, exactly 1 expected", T, D,
                          from_gram ? "downdate asked" : "direct", m.geometry.centred_stable_rank);
@@ -522,6 +524,7 @@ static void test_centred_after_the_deflated_route(void **state)
                 Measure_tokens_sharing(la, T, D, x, 0.0, unit, gram, eig, lanczos, &share, &m), 0);
             Linalg_tally_take(la, &t, true);
             grams[from_gram] = t.calls[LINALG_GRAM];
+            assert_false(share.centred_formed_unplanned);
             assert_true(isnan(m.geometry.centred_stable_rank));
             assert_false(m.geometry.relative_spread >= MEASURE_SIMILARITY_RESOLUTION);
         }

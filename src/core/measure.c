@@ -586,7 +586,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
 {
     MeasureInputBound *bound = share->bound;
     size_t td = (size_t)T * d;
-    share->centred_downdated = false;
+    share->centred_downdated = share->centred_formed_unplanned = false;
     if (bound)
         bound->norm_squared = NAN;
     double norm = cblas_dnrm2((int)td, x, 1);
@@ -648,6 +648,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
        keep_gram kept (T ≤ d: its dsyrk writes the lower one alone, the diagonal is kept apart). */
     if (share->centred_downdated && rank.route == MEASURE_ROUTE_DEFLATED && T > d)
         share->centred_downdated = false;
+    share->centred_formed_unplanned = share->centred_from_gram && !share->centred_downdated;
     if (share->centred_downdated) {
         downdated_gram(T, gram, &kept, spread);
     } else {
