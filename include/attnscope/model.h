@@ -145,8 +145,8 @@ typedef struct {
        shows how often the top-eigenpair route was certified. */
     int measure_routes[MEASURE_ROUTES];
     /* How many centred Gram matrices the run formed where its plan expected the downdate
-       (MeasureSharing's centred_formed_unplanned, the same stable ranks): T²d flops each
-       beyond the declared work (tests/test_cost.c adds them). */
+       (MeasureSharing's centred_formed_unplanned; the seeds and networks measure_routes
+       counts): T²d flops each beyond the declared work (tests/test_cost.c adds them). */
     int centred_formed_unplanned;
 
     Warnings warnings;
@@ -176,7 +176,8 @@ typedef struct {
        beside the singular values alone, so the spectra come with the shown layer's
        after_layer call (which a screen wants first) and the deeper layers wait for them.
        The values are the same bits either way. */
-    void (*start_second)(void *pair_context, void (*task)(int which, void *context), void *context);
+    void (*start_second)(void *pair_context, void (*task)(int which, void *context),
+                         void *context);
     bool (*second_finished)(void *pair_context, bool wait);
     /* When set, sees each head's attention matrix as a layer applies it (after gap removal,
        T×T row by row): network 0 (the run's) or 1 (its counterpart), layer from 1, head from
@@ -217,9 +218,9 @@ size_t Workspace_kept_bytes(const Workspace *w);
    with isolation a stop is prompt even inside one eigensolver call. */
 void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
 
-/* Adds the products and long calls both lanes and the shown eigenvalues ran since the last take (or
-   since the workspace was made) to *tally, and starts counting again: the tests check the work a
-   plan declares against it.  Not while a run goes on (the lanes count unlocked). */
+/* Adds the products and long calls both lanes and the shown eigenvalues ran since the last take (or since the workspace
+   was made) to *tally, and starts counting again: the tests check the work a plan declares
+   against it.  Not while a run goes on (the lanes count unlocked). */
 void Workspace_take_tally(Workspace *w, LinalgTally *tally);
 
 /* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:

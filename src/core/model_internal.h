@@ -56,11 +56,12 @@ typedef struct {
 typedef struct {
     double stable_rank, stable_rank_minus_one, log10_norm, token_similarity;
     MeasureRoute route;
-    bool centred_formed_unplanned; /* MeasureSharing's: one Gram matrix beyond the plan */
-    TokenGeometry geometry;        /* what the stable rank hides */
-    Network net;                   /* after the layer */
-    Warnings *warnings;            /* NULL: none */
-    double *x, *frozen;            /* T×d each, or NULL when not kept */
+    TokenGeometry geometry; /* what the stable rank hides */
+    Network net;            /* after the layer */
+    Warnings *warnings;     /* NULL: none */
+    double *x, *frozen;     /* T×d each, or NULL when not kept */
+    /* MeasureSharing's centred_formed_unplanned: one Gram matrix beyond the plan. */
+    bool centred_formed_unplanned;
     /* Each head's row entropies, of its attention before gap removal (the shown head may
        change without the layer being computed again); NULL where entropy is undefined or
        the layer overflowed. */
