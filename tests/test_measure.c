@@ -426,6 +426,7 @@ static void test_centred_gram_downdated(void **state)
             assert_int_equal(
                 Measure_tokens_sharing(la, T, D, x, 0.0, unit, gram, eig, lanczos, &share, &m), 0);
             assert_int_equal(share.centred_downdated, from_gram);
+            assert_false(share.centred_formed_unplanned);
             assert_memory_equal(&m.stable_rank_minus_one, &plain.stable_rank_minus_one,
                                 sizeof(double));
             double phi = sqrt(1 - m.geometry.energy_off_top); /* ‖Ĝ‖_F ≤ (trace·λ1)^½ */
@@ -451,6 +452,89 @@ static void test_centred_gram_downdated(void **state)
     assert_false(Measure_centred_by_downdate(T, D, 0.5, 1.0)); /* Ĝ one direction, μ too small */
     assert_true(Measure_centred_by_downdate(T, D, 0.99, 1 / sqrt(T)));
     assert_false(Measure_centred_by_downdate(32, 32, 0.99, 1 / sqrt(32.0)));
+}
+
+/* Tokens of one direction, x_i = a_i·v with a_i = 1 + c·q_i (q centred, unit norm: the spread
+   μ² = c²/(T + c²)), plus noise of relative size `noise`: sr − 1 is far below MEASURE_GRAM_FLOOR
+   (the deflated route) while μ is large, and X − 1x̄ᵀ is of one direction too, so its stable
+   rank is 1 + O(noise⁴): 1 exactly in double, whichever route computes it. */
+static double *one_direction_tokens(int T, int d, double spread, double noise, uint64_t seed)
+{
+    RandomStream *random = RandomStream_new();
+    double *q = malloc(sizeof(double) * T * 2), *v = malloc(sizeof(double) * d);
+    double *x = malloc(sizeof(double) * T * d);
+    RandomStream_gaussian(random, seed, 1, ROLE_QUERY, 1.0, q, (size_t)T * 2);
+    RandomStream_gaussian(random, seed, 1, ROLE_KEY, 1.0, v, (size_t)d);
+    RandomStream_gaussian(random, seed, 1, ROLE_VALUE, noise, x, (size_t)T * d);
+    for (int i = 0; i < T; i++)
+        q[i] = 1.0;
+    assert_int_equal(Linalg_orthonormalise(la, T, 2, q), 0);
+    double c = sqrt(spread * spread * T / (1 - spread * spread));
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++)
+            x[i + (size_t)j * T] += (1 + c * q[i + T]) * v[j];
+    RandomStream_free(random);
+    free(q);
+    free(v);
+    return x;
+}
+
+/* The downdate asked of a collapsed X whose tokens stay spread (μ = 0.9): sr − 1 takes the
+   deflated route, and the centred stable rank is 1 exactly (one_direction_tokens).  At T ≤ d
+   the kept upper triangle survives the deflated route's dsyrk and the downdate is taken; at
+   T > d its transposed copy overwrites it, and the centred Gram matrix is formed directly (a
+   downdate of the overwritten matrix gives no stable rank near 1).  Tokens equal to round-off
+   (μ unresolved) with the downdate asked form no centred Gram matrix (the plan declares none),
+   and give a null centred stable rank either way. */
+static void test_centred_after_the_deflated_route(void **state)
+{
+    (void)state;
+    const int sizes[][2] = {{96, 80}, {80, 96}};
+    for (int k = 0; k < 2; k++) {
+        int T = sizes[k][0], D = sizes[k][1];
+        assert_false(Measure_svd_cheap(T, D));
+        double *x = one_direction_tokens(T, D, 0.9, 1e-13, 41 + k);
+        double *unit = malloc(sizeof(double) * T * D), *gram = malloc(sizeof(double) * T * T);
+        double *eig = malloc(sizeof(double) * T);
+        double *lanczos = malloc(sizeof(double) * Measure_tokens_scratch_size(T, D));
+        for (int from_gram = 0; from_gram < 2; from_gram++) {
+            MeasureSharing share = {.centred_from_gram = from_gram};
+            Measures m;
+            assert_int_equal(
+                Measure_tokens_sharing(la, T, D, x, 0.0, unit, gram, eig, lanczos, &share, &m), 0);
+            assert_int_equal(m.route, MEASURE_ROUTE_DEFLATED);
+            assert_true(fabs(m.geometry.relative_spread - 0.9) < 1e-6);
+            assert_int_equal(share.centred_downdated, from_gram && T <= D);
+            assert_int_equal(share.centred_formed_unplanned, from_gram && T > D);
+            if (m.geometry.centred_stable_rank != 1.0)
+                fail_msg("T %d, d %d, %s: centred sr %.17g, exactly 1 expected", T, D,
+                         from_gram ? "downdate asked" : "direct", m.geometry.centred_stable_rank);
+        }
+        /* Equal tokens: x_i = v for every i. */
+        for (int j = 0; j < D; j++)
+            for (int i = 0; i < T; i++)
+                x[i + (size_t)j * T] = x[(size_t)j * T];
+        double grams[2];
+        for (int from_gram = 0; from_gram < 2; from_gram++) {
+            MeasureSharing share = {.centred_from_gram = from_gram};
+            Measures m;
+            LinalgTally before = {0}, t = {0};
+            Linalg_tally_take(la, &before, true);
+            assert_int_equal(
+                Measure_tokens_sharing(la, T, D, x, 0.0, unit, gram, eig, lanczos, &share, &m), 0);
+            Linalg_tally_take(la, &t, true);
+            grams[from_gram] = t.calls[LINALG_GRAM];
+            assert_false(share.centred_formed_unplanned);
+            assert_true(isnan(m.geometry.centred_stable_rank));
+            assert_false(m.geometry.relative_spread >= MEASURE_SIMILARITY_RESOLUTION);
+        }
+        assert_true(grams[0] == grams[1] + 1);
+        free(x);
+        free(unit);
+        free(gram);
+        free(eig);
+        free(lanczos);
+    }
 }
 
 /* Linalg_cholesky proves positive definiteness or refuses: a matrix with one eigenvalue of
@@ -496,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_norm_bound_is_above_and_tight),
         cmocka_unit_test(test_measure_bounds_the_input_norm),
         cmocka_unit_test(test_centred_gram_downdated),
+        cmocka_unit_test(test_centred_after_the_deflated_route),
         cmocka_unit_test(test_cholesky_decides_definiteness),
     };
     return cmocka_run_group_tests_name("measure", tests, setup, teardown);

@@ -103,6 +103,10 @@ typedef struct {
        (*centred_downdated, out), else it is formed from X − 1x̄ᵀ. */
     bool centred_from_gram;
     bool centred_downdated;
+    /* out: asked from X's, yet formed from X − 1x̄ᵀ (the tokens resolved apart, refused by
+       Measure_centred_by_downdate or after the deflated route): a Gram matrix the plan did
+       not declare. */
+    bool centred_formed_unplanned;
 } MeasureSharing;
 
 /* Measure_tokens with what `share` asks.  The stable rank and every measure but the centred

@@ -144,6 +144,10 @@ typedef struct {
     /* How many stable ranks each route computed (all seeds, both networks), by MeasureRoute:
        shows how often the top-eigenpair route was certified. */
     int measure_routes[MEASURE_ROUTES];
+    /* How many centred Gram matrices the run formed where its plan expected the downdate
+       (MeasureSharing's centred_formed_unplanned; the seeds and networks measure_routes
+       counts): T²d flops each beyond the declared work (tests/test_cost.c adds them). */
+    int centred_formed_unplanned;
 
     Warnings warnings;
 } Result;

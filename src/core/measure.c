@@ -484,8 +484,9 @@ typedef struct {
 
 /* X's Gram matrix kept through gram_rank for the downdate: its lower triangle mirrored into the
    upper one, which no route reads or writes (dsyevd 'L' references the lower triangle alone;
-   the deflated route, which overwrites all of it, runs only where sr − 1 < MEASURE_GRAM_FLOOR,
-   so ‖Ĝ‖_F ≈ 1 and Measure_centred_by_downdate refuses), the diagonal apart; its row means
+   so does the deflated route's dsyrk at T ≤ d, while at T > d its transposed copy overwrites
+   all of it: Measure_tokens_sharing forms the centred Gram matrix directly then; a collapsed
+   X of one direction keeps μ large unless its tokens are equal), the diagonal apart; its row means
    r = Ĝ1/T (row i is column i, whole once mirrored) and their mean s = 1ᵀĜ1/T², each summed
    pairwise. */
 static void keep_gram(int T, double *gram, GramKept *k)
@@ -585,7 +586,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
 {
     MeasureInputBound *bound = share->bound;
     size_t td = (size_t)T * d;
-    share->centred_downdated = false;
+    share->centred_downdated = share->centred_formed_unplanned = false;
     if (bound)
         bound->norm_squared = NAN;
     double norm = cblas_dnrm2((int)td, x, 1);
@@ -637,9 +638,17 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     m->stable_rank = 1.0 + rank.rest;
     g->energy_off_top = rank.off_top;
 
-    /* The same of X − 1x̄ᵀ; undefined (0/0) where the tokens agree to within round-off.  Its
-       Gram matrix (downdated or formed) is computed even then, so that the work of a run is
-       known before it runs (work.c declares it; tests/test_cost.c counts it). */
+    /* The same of X − 1x̄ᵀ; undefined (0/0) where the tokens agree to within round-off.  There
+       its Gram matrix is formed all the same where the plan declares it (work.c; test_cost
+       counts it), and not where the plan expects the downdate's passes and no Gram matrix
+       (share->centred_from_gram), which Measure_centred_by_downdate refuses at such μ. */
+    if (!spread_resolved && share->centred_from_gram)
+        return 0;
+    /* T > d: the deflated route's transposed copy went through the upper triangle that
+       keep_gram kept (T ≤ d: its dsyrk writes the lower one alone, the diagonal is kept apart). */
+    if (share->centred_downdated && rank.route == MEASURE_ROUTE_DEFLATED && T > d)
+        share->centred_downdated = false;
+    share->centred_formed_unplanned = share->centred_from_gram && !share->centred_downdated;
     if (share->centred_downdated) {
         downdated_gram(T, gram, &kept, spread);
     } else {

@@ -60,6 +60,8 @@ typedef struct {
     Network net;            /* after the layer */
     Warnings *warnings;     /* NULL: none */
     double *x, *frozen;     /* T×d each, or NULL when not kept */
+    /* MeasureSharing's centred_formed_unplanned: one Gram matrix beyond the plan. */
+    bool centred_formed_unplanned;
     /* Each head's row entropies, of its attention before gap removal (the shown head may
        change without the layer being computed again); NULL where entropy is undefined or
        the layer overflowed. */

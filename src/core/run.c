@@ -245,6 +245,7 @@ static int measure_layer(Run *run, int which)
             m.geometry.centred_stable_rank);
     }
     record(&run->track[which]->state[layer], &m, net->log_similarity0);
+    run->track[which]->state[layer].centred_formed_unplanned = share.centred_formed_unplanned;
     return 0;
 }
 
@@ -730,6 +731,7 @@ typedef struct {
     bool bounding; /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
     MeasureInputBound bound;
     Measures m0;
+    bool centred_formed_unplanned;
     int info;
 } InputTasks;
 
@@ -756,6 +758,7 @@ static void input_task(int which, void *context)
                                          lane->step.values, lane->step.logits, lane->step.row_max,
                                          w->measure_all_eigenvalues ? NULL : lane->lanczos, &share,
                                          &t->m0);
+    t->centred_formed_unplanned = share.centred_formed_unplanned;
 }
 
 /* Layer 0 of both tracks: X0 on both lanes, measured once. */
@@ -786,6 +789,7 @@ static int input_layer(Run *run)
         if (t->layers >= 0)
             continue;
         record(&t->state[0], &m0, m0.log_similarity);
+        t->state[0].centred_formed_unplanned = tasks.centred_formed_unplanned;
         t->state[0].net = run->nets[n];
         t->layers = 0;
     }
@@ -798,6 +802,7 @@ static void layer_state_undefined(LayerState *s)
     s->entropy = NULL;
     s->stable_rank = s->stable_rank_minus_one = s->log10_norm = s->token_similarity = NAN;
     s->route = MEASURE_ROUTE_NONE;
+    s->centred_formed_unplanned = false;
     s->geometry = (TokenGeometry){NAN, NAN, NAN, NAN, NAN};
 }
 

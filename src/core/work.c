@@ -167,10 +167,15 @@ static bool spread_expected(const Config *c, Gap gap, int layer)
 
 bool Work_centred_downdate_expected(const Config *c, Gap gap, int layer)
 {
-    /* (The embedding input's networks collapse whatever the gap: test_cost's
+    /* Asked of every network above the gate: the measure takes it where it is as accurate as
+       the direct route (Measure_centred_by_downdate, decided by μ at run time), which holds
+       beyond X0 and the gap-removed network too: at T = d = 1024, seed 1, the collapsing
+       network's tokens keep μ ≥ 0.52 through L = 8 (one direction, not equal tokens), and
+       where they are equal within round-off no centred Gram matrix is formed at all.  (The
+       embedding input's networks collapse whatever the gap: test_cost's
        test_deflated_gram_of_the_smaller_side.) */
-    return !Measure_svd_cheap(c->tokens, c->width) && spread_expected(c, gap, layer) &&
-           (layer == 0 || c->input != INPUT_EMBEDDING);
+    (void)gap;
+    return !Measure_svd_cheap(c->tokens, c->width) && (layer == 0 || c->input != INPUT_EMBEDDING);
 }
 
 /* The stable rank and the other measures of X (Measure_tokens): the Gram matrix, then the
