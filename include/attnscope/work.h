@@ -76,12 +76,12 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
    (Layer_draws_ahead).  The run and its plan both ask here. */
 bool Work_value_chain_beside_input(bool gradients);
 
-/* Whether the measure of layer `layer`'s X of a network with gap `gap` takes its centred Gram
+/* Whether the measure of a network's X of layer `layer` takes its centred Gram
    matrix from X's (Measure_tokens_sharing): above MEASURE_SVD_CHEAP, every network (of the
    embedding input X0 alone); Measure_centred_by_downdate still decides by the numbers, and
    where it refuses with the tokens still resolved apart (0 < μ below its threshold) the run
    forms the Gram matrix the plan did not foresee.  The run and its plan both ask here. */
-bool Work_centred_downdate_expected(const Config *c, Gap gap, int layer);
+bool Work_centred_downdate_expected(const Config *c, int layer);
 void Work_matrix_draw(const Config *c, Matrix m, WorkList *out);
 void Work_query_key_draw(const Config *c, WorkList *out);
 

@@ -204,8 +204,7 @@ static int measure_layer(Run *run, int which)
     bool bounding = run->first_seed && Entropy_input_norm_measured(c, layer + 1);
     MeasureInputBound bound = {.factor = lane->step.queries, .lanczos = lane->lanczos};
     MeasureSharing share = {.bound = bounding ? &bound : NULL,
-                            .centred_from_gram =
-                                Work_centred_downdate_expected(c, run->track[which]->gap, layer)};
+                            .centred_from_gram = Work_centred_downdate_expected(c, layer)};
     int info =
         Measure_tokens_sharing(lane->step.la, c->tokens, c->width, lane->step.x, net->log_scale,
                                lane->step.values, lane->step.logits, lane->step.row_max,
@@ -752,7 +751,7 @@ static void input_task(int which, void *context)
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
     t->bound = (MeasureInputBound){.factor = lane->step.queries, .lanczos = lane->lanczos};
     MeasureSharing share = {.bound = t->bounding ? &t->bound : NULL,
-                            .centred_from_gram = Work_centred_downdate_expected(c, c->gap, 0)};
+                            .centred_from_gram = Work_centred_downdate_expected(c, 0)};
     if (!t->info)
         t->info = Measure_tokens_sharing(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
                                          lane->step.values, lane->step.logits, lane->step.row_max,

@@ -165,7 +165,7 @@ static bool spread_expected(const Config *c, Gap gap, int layer)
     return layer == 0 || (gap != GAP_OFF && c->attention != ATTENTION_IDENTITY);
 }
 
-bool Work_centred_downdate_expected(const Config *c, Gap gap, int layer)
+bool Work_centred_downdate_expected(const Config *c, int layer)
 {
     /* Asked of every network above the gate: the measure takes it where it is as accurate as
        the direct route (Measure_centred_by_downdate, decided by μ at run time), which holds
@@ -174,7 +174,6 @@ bool Work_centred_downdate_expected(const Config *c, Gap gap, int layer)
        where they are equal within round-off no centred Gram matrix is formed at all.  (The
        embedding input's networks collapse whatever the gap: test_cost's
        test_deflated_gram_of_the_smaller_side.) */
-    (void)gap;
     return !Measure_svd_cheap(c->tokens, c->width) && (layer == 0 || c->input != INPUT_EMBEDDING);
 }
 
@@ -193,7 +192,7 @@ static void measure(const Config *c, Gap gap, int layer, WorkList *out)
     /* The centred stable rank: X − 1x̄ᵀ's own Gram matrix, or X's downdated (its mirror, row
        means and the downdate: a few passes over T×T), and its route (at X0 all but one of
        its eigenvalues are equal, like X0's). */
-    if (Work_centred_downdate_expected(c, gap, layer)) {
+    if (Work_centred_downdate_expected(c, layer)) {
         passes(out, 4 * T * T + LANCZOS_PASSES * T * T);
     } else {
         passes(out, 3 * T * d + LANCZOS_PASSES * T * T);
