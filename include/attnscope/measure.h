@@ -61,6 +61,10 @@ bool Measure_svd_cheap(int T, int d);
    not dominated by one direction (docs/model.md §2). */
 bool Measure_centred_by_downdate(int T, int d, double relative_spread, double gram_frobenius);
 
+/* Σ_j Σ_i (x_ij − mean_j)² of T×d x, column by column (two passes, no cancellation where the
+   tokens nearly merge), and Σ x_ij² into *squares unless NULL. */
+double Measure_spread_squared(int T, int d, const double *x, double *squares);
+
 /* Doubles of the Lanczos scratch of a T×T Gram matrix (Measure_norm2_squared_bound's). */
 size_t Measure_lanczos_size(int T);
 

@@ -536,20 +536,23 @@ static void centre_tokens(int T, int d, const double *x, double norm, double spr
 static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
                                     double *lanczos, double *bound);
 
-/* μ(X)² = Σ_j Σ_i (X_ij − mean_j)², column by column (two passes, no cancellation). */
-static double spread_squared(int T, int d, const double *unit)
+double Measure_spread_squared(int T, int d, const double *x, double *squares)
 {
-    double similarity2 = 0;
+    double spread = 0, sum_of_squares = 0;
     for (int j = 0; j < d; j++) {
-        const double *col = unit + (size_t)j * T;
+        const double *col = x + (size_t)j * T;
         double mean = 0;
         for (int i = 0; i < T; i++)
             mean += col[i];
         mean /= T;
-        for (int i = 0; i < T; i++)
-            similarity2 += (col[i] - mean) * (col[i] - mean);
+        for (int i = 0; i < T; i++) {
+            sum_of_squares += col[i] * col[i];
+            spread += (col[i] - mean) * (col[i] - mean);
+        }
     }
-    return similarity2;
+    if (squares)
+        *squares = sum_of_squares;
+    return spread;
 }
 
 /* ‖X‖₂² bounded from the Gram matrix Ĝ of U = fl(X/ν) (T×T, inner products of d terms; ν the
@@ -602,7 +605,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     for (size_t i = 0; i < td; i++)
         unit[i] = x[i] / norm;
 
-    double similarity2 = spread_squared(T, d, unit), spread = sqrt(similarity2);
+    double similarity2 = Measure_spread_squared(T, d, unit, NULL), spread = sqrt(similarity2);
     g->relative_spread = spread;
     /* Below this, μ/‖X‖_F is round-off (the tokens agree to ~1e-12 of their size), and
        μ(X_ℓ)/μ(X_0) would only measure the growth of ‖X‖: undefined instead. */

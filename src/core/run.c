@@ -115,18 +115,7 @@ static int lane_branch_input(void *context, const double *input)
         return 0;
     const Config *c = run->config;
     int T = c->tokens, d = c->width;
-    double squares = 0, spread = 0;
-    for (int k = 0; k < d; k++) {
-        const double *column = input + (size_t)k * T;
-        double mean = 0;
-        for (int i = 0; i < T; i++)
-            mean += column[i];
-        mean /= T;
-        for (int i = 0; i < T; i++) {
-            squares += column[i] * column[i];
-            spread += (column[i] - mean) * (column[i] - mean);
-        }
-    }
+    double squares, spread = Measure_spread_squared(T, d, input, &squares);
     state->input.second_moment = squares / T;
     state->input.overlap = T > 1 ? squares / T - spread / (T - 1) : NAN;
     if (Entropy_zhai_void(c, run->layer))
