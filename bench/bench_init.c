@@ -45,7 +45,7 @@ static double priced_difference(const Config *c, CostRates rates)
     Config normal = *c;
     normal.init = INIT_NORMAL;
     normal.output = OUTPUT_GAUSSIAN;
-    return Cost_fresh_run(c, rates, false) - Cost_fresh_run(&normal, rates, false);
+    return Cost_fresh_run(c, rates, COST_ONE_LANE) - Cost_fresh_run(&normal, rates, COST_ONE_LANE);
 }
 
 int main(int argc, char **argv)

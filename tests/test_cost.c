@@ -31,7 +31,7 @@ static Config small(void)
 
 static double fresh(const Config *c)
 {
-    return Cost_fresh_run(c, Cost_reference_rates(), true);
+    return Cost_fresh_run(c, Cost_reference_rates(), COST_TWO_LANES);
 }
 
 static void test_price_grows_with_every_size(void **state)
@@ -168,7 +168,8 @@ static void drive(size_t budget, int size, int depth, bool check_share)
                      expected);
         assert_int_equal(plan.seed[0].spectra, k->spectra);
         CostSchedule schedule;
-        assert_int_equal(CostSchedule_build(&schedule, &plan, Cost_reference_rates(), true), 0);
+        assert_int_equal(
+            CostSchedule_build(&schedule, &plan, Cost_reference_rates(), COST_TWO_LANES), 0);
         double share = CostSchedule_total(&schedule) / fresh(&c);
         if (check_share && !(share <= k->share_at_most))
             fail_msg("key %zu (%s): %.3g of a fresh run, expected at most %.3g", i, k->key, share,
@@ -233,7 +234,7 @@ static void test_schedule_is_ordered(void **state)
     ModelPlan plan;
     CostSchedule s;
     assert_int_equal(Model_plan(&c, NULL, &plan), 0);
-    assert_int_equal(CostSchedule_build(&s, &plan, Cost_reference_rates(), false), 0);
+    assert_int_equal(CostSchedule_build(&s, &plan, Cost_reference_rates(), COST_ONE_LANE), 0);
     double before = 0, total = CostSchedule_total(&s);
     assert_true(CostSchedule_first_stage(&s) > 0);
     for (int seed = 0; seed < c.seeds; seed++)
@@ -249,7 +250,7 @@ static void test_schedule_is_ordered(void **state)
     assert_true(CostSchedule_done_at(&s, 1, 1) > CostSchedule_next_after(&s, 0, c.depth - 1));
     /* One lane after the other costs more than two at once. */
     CostSchedule one;
-    assert_int_equal(CostSchedule_build(&one, &plan, Cost_reference_rates(), true), 0);
+    assert_int_equal(CostSchedule_build(&one, &plan, Cost_reference_rates(), COST_TWO_LANES), 0);
     assert_true(CostSchedule_total(&one) < total);
     CostSchedule_release(&one);
     CostSchedule_release(&s);
@@ -355,18 +356,18 @@ static void test_rates_scale_prices(void **state)
     CostRates slow = Cost_reference_rates();
     slow.flops_per_second /= 4;
     slow.scalar_speed /= 4;
-    assert_relative(Cost_fresh_run(&c, slow, true), 4 * fresh(&c), 1e-12);
+    assert_relative(Cost_fresh_run(&c, slow, COST_TWO_LANES), 4 * fresh(&c), 1e-12);
     /* A faster dgemm kernel speeds the products up, not LAPACK's reductions. */
     CostRates fast_products = Cost_reference_rates();
     fast_products.flops_per_second *= 2;
-    double faster = Cost_fresh_run(&c, fast_products, true);
+    double faster = Cost_fresh_run(&c, fast_products, COST_TWO_LANES);
     assert_true(faster < fresh(&c) && faster > fresh(&c) / 2);
     CostRates here = Cost_calibrate();
     assert_true(here.flops_per_second > 0 && isfinite(here.flops_per_second));
     assert_true(here.scalar_speed > 0 && isfinite(here.scalar_speed));
-    assert_true(Cost_width_sweep(&c, slow, true) >
-                Cost_width_sweep(&c, Cost_reference_rates(), true));
-    assert_true(Cost_compare(&c, Cost_reference_rates(), true) < fresh(&c));
+    assert_true(Cost_width_sweep(&c, slow, COST_TWO_LANES) >
+                Cost_width_sweep(&c, Cost_reference_rates(), COST_TWO_LANES));
+    assert_true(Cost_compare(&c, Cost_reference_rates(), COST_TWO_LANES) < fresh(&c));
 }
 
 /* The declared work of a fresh run of c, summed over every step. */
@@ -714,7 +715,8 @@ static void test_mlp_and_output_projection_are_priced(void **state)
     mlp.mlp = MLP_RELU;
     mlp.mlp_ratio = 4;
     double products = L * networks * 2 * (2 * T * 4 * d * d) / rates.flops_per_second;
-    double added = Cost_fresh_run(&mlp, rates, false) - Cost_fresh_run(&c, rates, false);
+    double added =
+        Cost_fresh_run(&mlp, rates, COST_ONE_LANE) - Cost_fresh_run(&c, rates, COST_ONE_LANE);
     if (!(added >= products))
         fail_msg("the MLP adds %.3g s, its products alone take %.3g s", added, products);
     /* W^O (heads apart, the frozen product the gradients no longer need is gone): its
@@ -723,7 +725,8 @@ static void test_mlp_and_output_projection_are_priced(void **state)
     heads.heads = output.heads = 2;
     output.output = OUTPUT_GAUSSIAN;
     products = L * networks * 2 * T * d * d / rates.flops_per_second;
-    added = Cost_fresh_run(&output, rates, false) - Cost_fresh_run(&heads, rates, false);
+    added = Cost_fresh_run(&output, rates, COST_ONE_LANE) -
+            Cost_fresh_run(&heads, rates, COST_ONE_LANE);
     if (!(added >= products))
         fail_msg("W^O adds %.3g s, its products alone take %.3g s", added, products);
 }
@@ -954,7 +957,7 @@ static void test_pairs_planned_as_run(void **state)
 static double plan_seconds(const ModelPlan *plan, CostRates rates)
 {
     CostSchedule schedule;
-    assert_int_equal(CostSchedule_build(&schedule, plan, rates, true), 0);
+    assert_int_equal(CostSchedule_build(&schedule, plan, rates, COST_TWO_LANES), 0);
     double seconds = CostSchedule_total(&schedule);
     CostSchedule_release(&schedule);
     return seconds;
@@ -1021,9 +1024,9 @@ static void test_head_key_priced_as_its_dgeev(void **state)
     assert_true(spectra.lane[0].item[0].n == 2048);
     CostRates rates = Cost_reference_rates();
     double seconds = plan_seconds(&plan, rates);
-    if (!(seconds >= Cost_step(&spectra, rates, true)))
+    if (!(seconds >= Cost_step(&spectra, rates, COST_TWO_LANES)))
         fail_msg("the head key costs %.3g s, its spectra alone %.3g s", seconds,
-                 Cost_step(&spectra, rates, true));
+                 Cost_step(&spectra, rates, COST_TWO_LANES));
     CostRates slow = {rates.flops_per_second / 10, rates.scalar_speed / 10};
     assert_true(plan_seconds(&plan, slow) > 30);
     ModelPlan_release(&plan);
@@ -1084,7 +1087,7 @@ static void test_compare_price_is_its_plan(void **state)
         assert_int_equal(toggled.seeds, 1);
         ModelPlan plan;
         assert_int_equal(Model_plan(&toggled, w, &plan), 0);
-        assert_relative(Cost_compare(&c, Cost_reference_rates(), true),
+        assert_relative(Cost_compare(&c, Cost_reference_rates(), COST_TWO_LANES),
                         plan_seconds(&plan, Cost_reference_rates()), 1e-12);
         ModelPlan_release(&plan);
         Workspace_free(w);
@@ -1100,8 +1103,8 @@ static void test_checkpoint_load_priced(void **state)
     WorkStep bf16 = {0}, f64 = {0};
     WorkList_add(&bf16.serial, WORK_LOAD, 2 * elements, elements, 0, 1);
     WorkList_add(&f64.serial, WORK_LOAD, 8 * elements, elements, 0, 1);
-    double narrow = Cost_step(&bf16, Cost_reference_rates(), true),
-           wide = Cost_step(&f64, Cost_reference_rates(), true);
+    double narrow = Cost_step(&bf16, Cost_reference_rates(), COST_TWO_LANES),
+           wide = Cost_step(&f64, Cost_reference_rates(), COST_TWO_LANES);
     assert_true(narrow > 0 && wide > narrow && wide < 4 * narrow);
 }
 

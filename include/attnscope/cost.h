@@ -38,7 +38,7 @@ CostRates Cost_calibrate(void);
    (run_pair: the two networks of a layer at once, the shown eigenvalues beside the shown
    singular values: the screen's); or two lanes whose second thread also takes the shown
    eigenvalues beside the deeper layers (start_second: batch's), which run their networks in
-   turn on the caller's thread until dgeev ends.  false and true are the first two. */
+   turn on the caller's thread until dgeev ends. */
 typedef enum { COST_ONE_LANE, COST_TWO_LANES, COST_SPECTRA_BESIDE } CostLanes;
 
 /* Seconds of one step of declared work (work.h): its serial part, then its two lanes (a

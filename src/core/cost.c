@@ -466,8 +466,7 @@ double Cost_conditioning_unpriced(const Config *c, CostRates rates)
     /* The matrix-free path keeps no spectra, so its price does not depend on how many. */
     return Cost_conditioning_seeks_s_min(c)
                ? 0.0
-               : conditioning_price(c, rates, false, c->depth, true) -
-                     conditioning_price(c, rates, false, c->depth, false);
+               : Cost_conditioning_seeking(c, rates) - Cost_conditioning(c, rates, false);
 }
 
 /* Linear at the estimated speed up to SLOWING of the stage, then approaching its end like

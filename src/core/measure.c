@@ -628,7 +628,6 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
         kept.row_mean = kept.diagonal + T;
     }
     share->centred_downdated = !info && lanczos && share->centred_from_gram &&
-                               !Measure_svd_cheap(T, d) &&
                                Measure_centred_by_downdate(T, d, spread, sqrt(gram_norm2(T, gram)));
     if (share->centred_downdated)
         keep_gram(T, gram, &kept);

@@ -468,21 +468,13 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     }
 }
 
-/* The L value weights drawn afresh, `times` times each. */
-static void value_draws(const Config *c, double times, WorkList *out)
+/* `count` value weights drawn afresh: the gradients' chains of L factors take L − 1 steps, so
+   W^V of every layer but one is drawn for them where the cache does not hold it. */
+static void value_draws(const Config *c, int count, WorkList *out)
 {
     WorkList value = {0};
     Layer_declare_draw(c, LAYER_DRAW_VALUE, &value);
-    add_times(out, &value, times * c->depth);
-}
-
-/* The gradients' chains of L factors take L − 1 steps; W^V of every layer but one is drawn
-   for them, where the cache does not hold it. */
-static void value_draws_but_one(const Config *c, WorkList *out)
-{
-    WorkList value = {0};
-    Layer_declare_draw(c, LAYER_DRAW_VALUE, &value);
-    add_times(out, &value, c->depth - 1);
+    add_times(out, &value, count);
 }
 
 /* gradients.c's value_chain: P2 = W_{ℓ+1}⋯W_L from the top, L − 2 products after the top
@@ -495,9 +487,9 @@ static void value_chain(const Config *c, bool drawing, WorkList *out)
         passes(out, d * d);
     product(out, d, d, d, c->depth > 2 ? c->depth - 2 : 0);
     if (drawing && Model_value_weights_cached(c))
-        value_draws(c, 1, out);
+        value_draws(c, c->depth, out);
     else if (drawing)
-        value_draws_but_one(c, out);
+        value_draws(c, c->depth - 1, out);
 }
 
 /* frozen_attention_gradients: P2 (unless it ran beside X0), then each lane's P1, L − 1
@@ -514,7 +506,7 @@ static void gradients(Walk *walk, const SeedPlan *p)
     if (!walk->values_chained)
         value_chain(c, !cached, &step.serial);
     if (!cached)
-        value_draws_but_one(c, &step.serial);
+        value_draws(c, c->depth - 1, &step.serial);
     visit(walk, &step);
     step = (WorkStep){0};
     for (int n = 0; n < 2; n++)

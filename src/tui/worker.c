@@ -76,6 +76,12 @@ struct Worker {
     double conditioning_base_s, conditioning_layer_s;
 };
 
+/* The schedule the cost model prices for this worker's threads. */
+static CostLanes priced_lanes(const Worker *w)
+{
+    return w->two_lanes ? COST_TWO_LANES : COST_ONE_LANE;
+}
+
 /* True when the running job should stop: a newer job came, or the program quits. */
 static bool superseded(Worker *w)
 {
@@ -374,9 +380,9 @@ static double extras_seconds(const Worker *w, const Config *job, WorkerExtras ex
 {
     double seconds = 0;
     if (extras.compare && !(known && compare_done(w, job)))
-        seconds += Cost_compare(job, w->rates, w->two_lanes);
+        seconds += Cost_compare(job, w->rates, priced_lanes(w));
     if (extras.sweep && !(known && w->sweep_complete && Config_equal(&w->sweep_config, job)))
-        seconds += Cost_width_sweep(job, w->rates, w->two_lanes);
+        seconds += Cost_width_sweep(job, w->rates, priced_lanes(w));
     for (int slot = 0; slot < 2; slot++) {
         Config c = conditioning_config(job, slot);
         if (conditioning_wanted(extras, slot) && !(known && conditioning_done(w, &c, slot)))
@@ -401,7 +407,7 @@ static void plan_job(Worker *w, const Config *job, WorkerExtras extras, bool reu
     double run_s = 0, first = 0;
     bool known = reuse;
     if (!reuse && !Model_plan(job, w->workspace, &w->plan) &&
-        !CostSchedule_build(&w->schedule, &w->plan, w->rates, w->two_lanes)) {
+        !CostSchedule_build(&w->schedule, &w->plan, w->rates, priced_lanes(w))) {
         run_s = CostSchedule_total(&w->schedule);
         first = CostSchedule_first_stage(&w->schedule);
         known = true;
@@ -675,7 +681,7 @@ double Worker_estimate(Worker *w, const Config *c, WorkerExtras extras)
         CostSchedule schedule;
         seconds = NAN;
         if (!Model_plan(c, idle ? w->workspace : NULL, &plan)) {
-            if (!CostSchedule_build(&schedule, &plan, w->rates, w->two_lanes)) {
+            if (!CostSchedule_build(&schedule, &plan, w->rates, priced_lanes(w))) {
                 seconds = CostSchedule_total(&schedule);
                 CostSchedule_release(&schedule);
             }
