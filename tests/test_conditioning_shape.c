@@ -442,6 +442,39 @@ static void test_product_error_keeps_the_adjoint(void **state)
         }
 }
 
+/* Full QK-norm's key gain has G·d_h entries, fewer than the queries' H·d_h under grouped keys:
+   η reads that many.  Entries past them (here huge) must not move it. */
+static void test_product_error_reads_the_key_gain_alone(void **state)
+{
+    (void)state;
+    Config c = variant_config(&VARIANTS[5], 4, 2, 31); /* qk-norm full, 2 key heads of 4 */
+    assert_int_equal(c.qk_norm, QK_NORM_FULL);
+    int key_width = Config_kv_heads(&c) * Config_head_width(&c);
+    assert_true(key_width < D);
+    Fixture *f = malloc(sizeof *f);
+    assert_non_null(f);
+    fixture(f, &c);
+    double query_gain[D], key_gain[D], eta[2];
+    random_numbers(700, 1, query_gain, D);
+    random_numbers(700, 2, key_gain, D);
+    for (int past = 0; past < 2; past++) {
+        for (int j = key_width; j < D; j++)
+            key_gain[j] = past ? 1e6 : 0.0;
+        SaShape shape = {.c = &f->c,
+                         .layer = 1,
+                         .query = f->query,
+                         .key = f->key,
+                         .query_gain = query_gain,
+                         .key_gain = key_gain};
+        assert_int_equal(SaWork_shape(f->sa, &shape), 0);
+        eta[past] = SaWork_product_error(f->sa);
+    }
+    if (!(eta[0] == eta[1]))
+        fail_msg("eta %.6g with zeros past the key gain, %.6g with 1e6 there", eta[0], eta[1]);
+    fixture_free(f);
+    free(f);
+}
+
 /* Singular values of the n×n matrix a (kept), descending. */
 static void singular_values(int n, const double *a, double *s)
 {
@@ -555,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_every_feature_against_the_layer_step),
         cmocka_unit_test(test_gains_keep_the_adjoint),
         cmocka_unit_test(test_product_error_keeps_the_adjoint),
+        cmocka_unit_test(test_product_error_reads_the_key_gain_alone),
         cmocka_unit_test(test_run_agrees_with_the_step),
         cmocka_unit_test(test_singular_by_structure),
     };

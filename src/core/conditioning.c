@@ -591,10 +591,11 @@ static double frobenius(size_t count, const double *a)
     return cblas_dnrm2((int)count, a, 1);
 }
 
-/* γ_k = kε/(1 − kε) (Higham §3.1). */
-static double gamma_of(double k)
+/* kε/(1 − kε): Higham's γ of 2k operations (ε = 2u), the constant η is stated with
+   (docs/model.md §8). */
+static double eta_gamma(double k)
 {
-    return k * DBL_EPSILON / (1.0 - k * DBL_EPSILON);
+    return Linalg_rounding_gamma(2.0 * k);
 }
 
 /* max_j |o + gain_j| over width entries (1 for no stored gain), times max_i inv_i: an upper
@@ -629,10 +630,12 @@ static double logit_magnitude(const SaWork *w, int h, double x_norm, double *pre
     int T = b->T, d = b->d, nk = Layer_kv_width(c), groups;
     double lq = 1.0, lk = 1.0;
     if (Qk_normalised(c)) {
+        /* Full QK-norm's gains span every head's columns: H·d_h of the queries, G·d_h of the
+           keys. */
         int width = qk_row_norm(c, T, w->heads, &groups).width;
         lq = row_norm_gain(w->shape.query_gain, c->norm_gain_offset, width, w->q_inv,
                            (size_t)T * groups);
-        qk_row_norm(c, T, Config_kv_heads(c), &groups);
+        width = qk_row_norm(c, T, Config_kv_heads(c), &groups).width;
         lk = row_norm_gain(w->shape.key_gain, c->norm_gain_offset, width, w->k_inv,
                            (size_t)T * groups);
     }
@@ -688,8 +691,8 @@ double SaWork_product_error(const SaWork *w)
         ln = row_norm_gain(w->shape.branch_gain, w->shape.c->norm_gain_offset, d, w->f_inv,
                            (size_t)T);
     }
-    return ln * (gamma_of(k) * (value + logits) + gamma_of(d) * prepared) *
-           (1.0 + 2.0 * gamma_of(k));
+    return ln * (eta_gamma(k) * (value + logits) + eta_gamma(d) * prepared) *
+           (1.0 + 2.0 * eta_gamma(k));
 }
 
 void SaWork_set_stop(SaWork *w, const Linalg *la)
