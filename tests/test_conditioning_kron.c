@@ -335,9 +335,26 @@ static void test_beyond_lanczos_where_lanczos_cannot_certify(void **state)
     assert_true(certified_seen > 0);
 }
 
+/* The beyond layers' warning claims one reach for all of them: the smallest, whichever layer
+   came first; a layer within reach counts for Lanczos and leaves it. */
+static void test_beyond_lanczos_keeps_the_smallest_reach(void **state)
+{
+    (void)state;
+    KronTally tally = {0};
+    assert_true(KronTally_beyond_lanczos(&tally, 1e6, 1.0, 1e4));
+    assert_true(KronTally_beyond_lanczos(&tally, 1e6, 1.0, 1e3));
+    assert_true(KronTally_beyond_lanczos(&tally, 1e6, 1.0, 1e5));
+    assert_false(KronTally_beyond_lanczos(&tally, 10.0, 1.0, 1e2));
+    assert_int_equal(tally.beyond, 3);
+    assert_int_equal(tally.lanczos, 1);
+    assert_true(tally.kappa_resolvable == 1e3);
+    assert_true(tally.kappa_at_least == 1e6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_beyond_lanczos_keeps_the_smallest_reach),
         cmocka_unit_test(test_singular_values_are_the_products_of_the_factors),
         cmocka_unit_test(test_inverses_undo_the_products),
         cmocka_unit_test(test_certified_s_min_holds_the_exact_one),

@@ -284,7 +284,8 @@ const double *ConditioningSeries_values(const ConditioningSeries *s, const Condi
 typedef struct {
     int certified, singular, far, beyond, lanczos, inexact;
     double kappa_at_least; /* the largest of the beyond layers' lower bounds on κ(K) (0: none) */
-    /* The κ(K) from which Lanczos was not run (KronTally_lanczos_reach; 0 for none). */
+    /* The smallest reach (KronTally_lanczos_reach) of the layers where Lanczos was not run:
+       every one of them proves κ(K) at least this (0 for none). */
     double kappa_resolvable;
 } KronTally;
 

@@ -414,8 +414,9 @@ bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_a
         tally->lanczos++;
         return false;
     }
-    tally->beyond++;
-    tally->kappa_resolvable = reach;
+    /* The warning claims the reach at every such layer: the smallest holds for all. */
+    if (tally->beyond++ == 0 || reach < tally->kappa_resolvable)
+        tally->kappa_resolvable = reach;
     if (!(tally->kappa_at_least >= at_least))
         tally->kappa_at_least = at_least;
     return true;

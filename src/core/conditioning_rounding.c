@@ -34,14 +34,6 @@ struct ProductBound {
 
 enum { CACHE_XW, CACHE_XW_ROUND, CACHE_XM, CACHE_XM_ROUND, CACHE_XMT, CACHE_XMT_ROUND, CACHES };
 
-/* γ_k = ku/(1 − ku), u = 2⁻⁵³ the unit roundoff of round-to-nearest (Higham §2.2, §3.1):
-   each operation's result is within u of the exact one, relative. */
-static double gamma_of(double k)
-{
-    double u = DBL_EPSILON / 2.0;
-    return k * u / (1.0 - k * u);
-}
-
 void ProductBound_forget(struct ProductBound *b)
 {
     if (b)
@@ -187,7 +179,7 @@ void ProductBound_value(SaWork *w, int h, bool transposed)
     int T = w->b[0].T, d = w->b[0].d;
     size_t td = (size_t)T * d, tt = (size_t)T * T;
     times_absolute(w, b->input, w->b[h].wvo, transposed, b->mag2);
-    double gamma_d = gamma_of(d);
+    double gamma_d = Linalg_rounding_gamma(d);
     for (size_t k = 0; k < td; k++)
         b->mag[k] = b->gamma_sum * fabs(w->tmp[k]) + gamma_d * b->mag2[k];
     absolute(tt, w->ap + tt * (size_t)h, b->work);
@@ -204,7 +196,8 @@ void ProductBound_logits(SaWork *w, int h, bool transposed)
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t td = (size_t)T * d, tt = (size_t)T * T;
-    double gamma_d = gamma_of(d), gamma_c = gamma_of(2.0 * d + 2.0), s = fabs(w->b[h].scale);
+    double gamma_d = Linalg_rounding_gamma(d), gamma_c = Linalg_rounding_gamma(2.0 * d + 2.0),
+           s = fabs(w->b[h].scale);
     absolute(tt, w->cdot, b->value_c);
     if (transposed) {
         const double *xw = cached(w, h, CACHE_XW), *xw_round = cached(w, h, CACHE_XW_ROUND);
@@ -236,7 +229,7 @@ void ProductBound_derivative(SaWork *w, int h)
     int T = w->b[0].T;
     const double *a = w->a + (size_t)T * T * h;
     double *carried = b->mag, *own = b->mag2; /* T each: rowsum(a ⊙ E), rowsum(a ⊙ |ĝ|) */
-    double gamma_row = gamma_of(T + 3.0), gamma_2 = gamma_of(2.0);
+    double gamma_row = Linalg_rounding_gamma(T + 3.0), gamma_2 = Linalg_rounding_gamma(2.0);
     memset(carried, 0, sizeof(double) * T);
     memset(own, 0, sizeof(double) * T);
     for (int j = 0; j < T; j++)
@@ -261,7 +254,7 @@ void ProductBound_output(SaWork *w, int h, bool transposed)
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t tt = (size_t)T * T;
-    double gamma_d = gamma_of(d), s = transposed ? fabs(w->b[h].scale) : 1.0;
+    double gamma_d = Linalg_rounding_gamma(d), s = transposed ? fabs(w->b[h].scale) : 1.0;
     double *summed = b->work, *carried = b->value_c; /* γ_N|D̂| + E, γ_d(|D̂| + E) */
     for (size_t k = 0; k < tt; k++) {
         double size = fabs(w->cdot[k]);
@@ -296,7 +289,7 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
     absolute(n, v, b->input);
     memset(b->error, 0, sizeof(double) * n);
     double terms = output_terms(w, transposed);
-    b->gamma_sum = gamma_of(terms);
+    b->gamma_sum = Linalg_rounding_gamma(terms);
     w->bounding = true;
     if (transposed)
         SaWork_vjp(w, v, out);
@@ -309,7 +302,7 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
        and the sum of every head's at most 6T terms into it, a few scalings), and its 2-norm
        of n entries at least (1 − γ_{n+2}) of its own. */
     double chain = 4.0 * (T + d) + 6.0 * w->heads * T + 32.0;
-    double bound =
-        cblas_dnrm2((int)n, b->error, 1) / ((1.0 - gamma_of(chain)) * (1.0 - gamma_of(n + 2.0)));
+    double bound = cblas_dnrm2((int)n, b->error, 1) /
+                   ((1.0 - Linalg_rounding_gamma(chain)) * (1.0 - Linalg_rounding_gamma(n + 2.0)));
     return isfinite(bound) && bound < worst ? bound : worst;
 }
