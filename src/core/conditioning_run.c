@@ -221,10 +221,10 @@ static int layer_weights(ConditioningRun *r, int layer)
         return info;
     /* Grouped keys and values: head h reads its key/value head g's blocks W^K_g, W^V_g, and
        each head's term of the Jacobian is the one-head term with those (the heads only add). */
-    for (int h = 0; Attention_has_query_key(c->attention) && h < r->heads; h++)
-        cblas_dgemm(
-            CblasColMajor, CblasNoTrans, CblasTrans, d, d, dh, 1.0, w->query + (size_t)h * dh * d,
-            d, w->key + (size_t)Config_kv_head_of(c, h) * dh * d, d, 0.0, r->m + dd * (size_t)h, d);
+    if (Attention_has_query_key(c->attention))
+        info = Layer_qk_product(r->la, c, w->query, w->key, r->m);
+    if (info)
+        return info;
     /* The step's logits through these M_h where the run's take them (the same product, the
        same bits), so that the pass computes the run's network. */
     r->weights.qk_product = Layer_logits_through_qk_product(c, layer) ? r->m : NULL;

@@ -220,7 +220,7 @@ typedef struct {
     bool spectra_beside;
     int info[NETWORKS]; /* LAPACK status of each lane */
     double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
-    /* The next layer's norms, computed beside this layer's (layer_qk_norms), for layer
+    /* The next layer's norms, computed beside this layer's (layer_qk_work), for layer
        qk_ahead_layer (0: none); its W^Q and W^K drawn ahead (NULL until first needed). */
     double *qk_norm_ahead;
     int qk_ahead_layer;

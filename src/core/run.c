@@ -125,7 +125,7 @@ static int lane_branch_input(void *context, const double *input)
     double bound = NAN;
     bool measured = run->input_bound_for[watch->which] == run->layer;
     run->input_bound_for[watch->which] = 0;
-    if (measured && Entropy_input_norm_measured(c, run->layer)) {
+    if (measured) { /* set only where Entropy_input_norm_measured holds */
         bound = run->input_bound[watch->which];
     } else if (!Entropy_input_norm_exact(T, d)) {
         /* Not the logits': in layer 1 they may be the attention both networks read. */
@@ -267,7 +267,16 @@ typedef struct {
     double *lower, *square; /* d_h×d_h each */
     double *lanczos;        /* Measure_lanczos_size(d_h) */
     double *values;         /* d_h */
+    /* The formed M_h's route alone (else NULL): d×d each, and Measure_lanczos_size(d). */
+    double *gram, *factor, *gram_lanczos;
 } QkScratch;
+
+/* A proved bound of s_1² as one of s_1, rounded up past the rounding of the square root and
+   of the scale's product. */
+static double norm_from_squared_bound(double bound)
+{
+    return sqrt(bound) * (1 + 2 * DBL_EPSILON);
+}
 
 /* Where one layer's query-key work is done: its W^Q and W^K, the lane's Linalg, its
    M_h = W^Q_h W^K_gᵀ where its logits go through them (else NULL), and the [heads] norms it
@@ -319,8 +328,7 @@ static int qk_norm_bounds(const Config *c, const QkLayer *q, int g, QkScratch *s
         info = Measure_product_norm2_squared_bound(q->la, d, dh, q->query + block * h, &key,
                                                    s->block[1], s->block[0], s->square, s->lanczos,
                                                    &bound);
-        /* Rounded up past the rounding of the square root and of the scale's product. */
-        q->norm[h] = sqrt(bound) * (1 + 2 * DBL_EPSILON);
+        q->norm[h] = norm_from_squared_bound(bound);
         if (!info && isnan(bound))
             info = qk_norm_exact(c, q, h, s, &q->norm[h]);
     }
@@ -333,22 +341,16 @@ static int qk_norm_bounds_formed(const Config *c, const QkLayer *q, QkScratch *s
 {
     int d = c->width, dh = Config_head_width(c);
     size_t block = (size_t)d * dh, dd = (size_t)d * d;
-    double *gram = malloc(sizeof(double) * (2 * dd + Measure_lanczos_size(d)));
-    if (!gram)
-        return -1;
-    double *factor = gram + dd, *lanczos = factor + dd;
     int info = 0;
     for (int h = 0; h < c->heads && !info; h++) {
         double bound;
         info = Measure_formed_product_norm2_squared_bound(
             q->la, d, dh, q->query + block * h, q->key + block * Config_kv_head_of(c, h),
-            q->product + dd * h, gram, factor, lanczos, &bound);
-        /* Rounded up past the rounding of the square root and of the scale's product. */
-        q->norm[h] = sqrt(bound) * (1 + 2 * DBL_EPSILON);
+            q->product + dd * h, s->gram, s->factor, s->gram_lanczos, &bound);
+        q->norm[h] = norm_from_squared_bound(bound);
         if (!info && isnan(bound))
             info = qk_norm_exact(c, q, h, s, &q->norm[h]);
     }
-    free(gram);
     return info;
 }
 
@@ -364,8 +366,10 @@ static int qk_spectral_norms(const Config *c, const QkLayer *q)
     if (Entropy_zhai_void(c, q->layer))
         return 0;
     int d = c->width, dh = Config_head_width(c);
-    size_t block = (size_t)d * dh, square = (size_t)dh * dh;
-    double *all = malloc(sizeof(double) * (2 * block + 2 * square + Measure_lanczos_size(dh) + dh));
+    size_t block = (size_t)d * dh, square = (size_t)dh * dh, dd = (size_t)d * d;
+    bool formed = q->product && !Entropy_qk_norm_exact(c);
+    size_t own = 2 * block + 2 * square + Measure_lanczos_size(dh) + dh;
+    double *all = malloc(sizeof(double) * (own + (formed ? 2 * dd + Measure_lanczos_size(d) : 0)));
     if (!all)
         return -1;
     QkScratch s = {.block = {all, all + block},
@@ -373,11 +377,16 @@ static int qk_spectral_norms(const Config *c, const QkLayer *q)
                    .square = all + 2 * block + square,
                    .lanczos = all + 2 * block + 2 * square};
     s.values = s.lanczos + Measure_lanczos_size(dh);
+    if (formed) {
+        s.gram = all + own;
+        s.factor = s.gram + dd;
+        s.gram_lanczos = s.factor + dd;
+    }
     int info = 0;
     if (Entropy_qk_norm_exact(c)) {
         for (int h = 0; h < c->heads && !info; h++)
             info = qk_norm_exact(c, q, h, &s, &q->norm[h]);
-    } else if (q->product) {
+    } else if (formed) {
         info = qk_norm_bounds_formed(c, q, &s);
     } else {
         for (int g = 0; g < Config_kv_heads(c) && !info; g++)
@@ -997,7 +1006,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     Kept *k = kept_for(w, c, &scratch);
     Track *(*tracks)[NETWORKS] = calloc((size_t)seeds, sizeof *tracks);
     double *qk_norm = malloc(sizeof(double) * 2 * (size_t)c->heads);
-    LayerWeights ahead = {0}; /* drawn by layer_qk_norms when it first needs it */
+    LayerWeights ahead = {0}; /* drawn by draw_ahead when it first needs it */
     int status = 0;
     if (!tracks || !qk_norm || workspace_reserve(w, c) ||
         Result_allocate(out, c->tokens, c->depth)) {

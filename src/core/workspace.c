@@ -189,7 +189,7 @@ size_t Model_memory_estimate(const Config *c)
     size_t d = (size_t)c->width;
     doubles += Init_scratch_doubles(c) ? 4 * d * d + 7 * d : 0;
     /* The next layer's W^Q and W^K, drawn ahead for its norms beside the layer's own (run.c's
-       layer_qk_norms), where a next layer exists. */
+       layer_qk_work), where a next layer exists. */
     doubles += c->depth > 1 ? 2 * d * d : 0;
     /* The result: per-layer curves of every seed, the spectra. */
     doubles += (size_t)(c->depth + 1) * 8 * (size_t)(c->seeds + 2) + 4 * T;
