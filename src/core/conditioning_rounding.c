@@ -22,8 +22,10 @@
    block (cached until the next SaWork_prepare_heads), per head, the magnitudes of the
    prepared products: |fl(X W_VO)| and |X||W_VO| (the latter bounds fl(X W_VO)'s rounding
    as γ_d|X||W_VO|), |fl(X M)|, |X||M|, |fl(X Mᵀ)| and |X||Mᵀ|. */
+enum { BOUND_BUFFERS = 9 };
+
 struct ProductBound {
-    size_t td_cap, tt_cap, dd_cap, heads_cap;
+    size_t cap[BOUND_BUFFERS];          /* bound_plan's buffers' sizes, in its order */
     double *input, *error, *mag, *mag2; /* T×d */
     double *value_c, *error_c, *work;   /* T×T: |Ċ|, its bound then Ȧ's, scratch */
     double *weights;                    /* d×d: |W_VO,h| or |M_h| */
@@ -83,7 +85,6 @@ static void cache_block(SaWork *w)
 }
 
 /* The bound's buffers for T, d and `heads`, one list for their growth and their count. */
-enum { BOUND_BUFFERS = 9 };
 static void bound_plan(struct ProductBound *b, int T, int d, int heads,
                        LayerBuffer plan[BOUND_BUFFERS])
 {
@@ -119,21 +120,17 @@ size_t SaWork_product_bounded_doubles(int T, int d, int heads)
 
 static int bound_grow(SaWork *w)
 {
-    int T = w->b[0].T, d = w->b[0].d;
-    size_t td = (size_t)T * d, tt = (size_t)T * T, dd = (size_t)d * d, heads = (size_t)w->heads;
     if (!w->bound && !(w->bound = calloc(1, sizeof *w->bound)))
         return -1;
     struct ProductBound *b = w->bound;
-    if (td > b->td_cap || tt > b->tt_cap || dd > b->dd_cap || heads > b->heads_cap) {
-        LayerBuffer plan[BOUND_BUFFERS];
-        bound_plan(b, T, d, w->heads, plan);
-        for (int i = 0; i < BOUND_BUFFERS; i++)
-            if (Buffer_grow(plan[i].buffer, plan[i].doubles))
-                return -1;
-        b->td_cap = td;
-        b->tt_cap = tt;
-        b->dd_cap = dd;
-        b->heads_cap = heads;
+    LayerBuffer plan[BOUND_BUFFERS];
+    bound_plan(b, w->b[0].T, w->b[0].d, w->heads, plan);
+    for (int i = 0; i < BOUND_BUFFERS; i++) {
+        if (plan[i].doubles <= b->cap[i])
+            continue;
+        if (Buffer_grow(plan[i].buffer, plan[i].doubles))
+            return -1;
+        b->cap[i] = plan[i].doubles;
         b->cached = false;
     }
     return 0;
@@ -144,7 +141,7 @@ static int bound_grow(SaWork *w)
    Elsewhere SaWork_product_bounded falls back to η. */
 static bool bound_follows(const SaWork *w)
 {
-    if (w->shaped_logits || w->capped || w->branch_norm)
+    if (w->shaped_logits || w->branch_norm) /* the cap shapes the logits too */
         return false;
     for (int h = 0; h < w->heads; h++) {
         bool moves = w->b[h].m != NULL;
