@@ -133,10 +133,12 @@ static double batch_conditioning_seconds(const Config *c, void *context)
 static void describe_conditioning(const Options *o, bool exact, CostRates rates, char *out,
                                   size_t size)
 {
-    double unpriced = Cost_conditioning_unpriced(&o->config, rates);
-    if (!o->conditioning)
+    if (!o->conditioning) {
         out[0] = '\0';
-    else if (exact)
+        return;
+    }
+    double unpriced = exact ? 0.0 : Cost_conditioning_unpriced(&o->config, rates);
+    if (exact)
         snprintf(out, size, ", conditioning (exact)");
     else if (!(unpriced > 0))
         snprintf(out, size, ", conditioning (Lanczos)");
