@@ -3,6 +3,9 @@
 #include "export.h"
 
 #include "attnscope/format.h"
+#include "attnscope/layer.h"
+#include "attnscope/linalg.h"
+#include "attnscope/random.h"
 #include "figure.h"
 #include "svg.h"
 
@@ -24,13 +27,14 @@
 enum { FILES = 8, PATH_SIZE = 4096, NAME_ROOM = 32 };
 
 /* The files of every export, then conditioning.csv (CONDITIONING_FILE), written when there is a
-   conditioning result, and the attention matrix and product in full, when asked (the product
-   where the result has it). */
-enum { CONDITIONING_FILE = FILES, MATRIX_FILE, PRODUCT_FILE, NAMES };
+   conditioning result, and the attention matrix, product and input in full, when asked (the
+   product where the result has it). */
+enum { CONDITIONING_FILE = FILES, MATRIX_FILE, PRODUCT_FILE, INPUT_FILE, NAMES };
 static const char *const FILE_NAMES[NAMES] = {
-    "eigenvalues.csv",     "singular_values.csv",  "layers.csv",           "eigenvalues.svg",
-    "singular_values.svg", "stable_rank.svg",      "attention_map.svg",    "entropy.svg",
-    "conditioning.csv",    "attention_matrix.csv", "attention_product.csv"};
+    "eigenvalues.csv",      "singular_values.csv",   "layers.csv",
+    "eigenvalues.svg",      "singular_values.svg",   "stable_rank.svg",
+    "attention_map.svg",    "entropy.svg",           "conditioning.csv",
+    "attention_matrix.csv", "attention_product.csv", "input.csv"};
 
 /* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
 static const Complex *shown_eigenvalues(const Result *r)
@@ -189,6 +193,44 @@ static void write_attention_product_csv(FILE *f, const Result *r)
                      "matrices up to the shown layer");
 }
 
+/* The network's input X0 (T×d), drawn again from the result's settings and seed as the run drew
+   it (Layer_input: the orthonormal rows, or the embedding table's), so that another program can
+   run the same forward.  Returns 0, or -1 with errno set and nothing written. */
+static int write_input_csv(FILE *f, const Result *r)
+{
+    const Config *c = &r->config;
+    size_t td = (size_t)c->tokens * c->width;
+    double *x = malloc(sizeof(double) * td), *scratch = malloc(sizeof(double) * td);
+    RandomStream *random = RandomStream_new();
+    Linalg *la = Linalg_new();
+    int status =
+        x && scratch && random && la ? Layer_input(random, la, c, c->seed, x, scratch) : -1;
+    if (status == 0) {
+        csv_header(f, c,
+                   "input.csv: the network's input X0 (row i: token i's d entries), drawn from "
+                   "the seed as the run drew it");
+        fputs("token", f);
+        for (int j = 1; j <= c->width; j++)
+            fprintf(f, ",x_%d", j);
+        fputc('\n', f);
+        for (int i = 0; i < c->tokens; i++) {
+            fprintf(f, "%d", i + 1);
+            for (int j = 0; j < c->width; j++) {
+                fputc(',', f);
+                csv_number(f, x[i + (size_t)j * c->tokens]); /* column-major */
+            }
+            fputc('\n', f);
+        }
+    }
+    Linalg_free(la);
+    RandomStream_free(random);
+    free(scratch);
+    free(x);
+    if (status != 0)
+        errno = ENOMEM;
+    return status ? -1 : 0;
+}
+
 typedef void (*Writer)(FILE *f, const Result *r);
 
 static const Writer WRITERS[NAMES] = {write_eigenvalues_csv,
@@ -201,7 +243,8 @@ static const Writer WRITERS[NAMES] = {write_eigenvalues_csv,
                                       Svg_entropy,
                                       NULL,
                                       write_attention_matrix_csv,
-                                      write_attention_product_csv};
+                                      write_attention_product_csv,
+                                      NULL};
 
 /* Whether a full matrix is there to write: kept at block 1 (--export-matrix). */
 static bool full_map(const AttentionMap *m)
@@ -369,13 +412,17 @@ static int write_file(const Result *r, const Conditioning *k, const char *dir, i
         return -1;
     }
     errno = 0;
+    int failed = 0;
     if (i == CONDITIONING_FILE)
         Export_conditioning_csv(f, k);
+    else if (i == INPUT_FILE)
+        failed = write_input_csv(f, r) != 0;
     else
         WRITERS[i](f, r);
-    int failed = ferror(f) != 0;
+    int reason = failed ? errno : 0;
+    failed |= ferror(f) != 0;
     failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int reason = errno;
+    reason = reason ? reason : errno;
     failed |= fclose(f) != 0;
     if (failed) {
         reason = reason ? reason : errno ? errno : EIO;
@@ -545,7 +592,8 @@ int Export_write(const Result *r, const Conditioning *conditioning, bool matrix,
     }
     bool wanted[NAMES] = {[CONDITIONING_FILE] = conditioning != NULL,
                           [MATRIX_FILE] = matrix,
-                          [PRODUCT_FILE] = matrix && r->product_map.mean};
+                          [PRODUCT_FILE] = matrix && r->product_map.mean,
+                          [INPUT_FILE] = matrix};
     for (int i = 0; i < FILES; i++)
         wanted[i] = true;
     if (status == 0 && matrix && !full_map(&r->attention_map)) {

@@ -70,20 +70,22 @@ for mode in "utf8 color" "ascii nocolor"; do
 done
 
 # --export-matrix on the screen: x writes the shown layer's matrix (and, with y, the product)
-# in full, the very files --batch --export --export-matrix writes for the same settings.
+# in full, and the input, the very files --batch --export --export-matrix writes for the same
+# settings.
 settings=(-T 24 -d 24 -L 4 -l 4 --mask causal -n ln --attention-map product)
 mkdir -p "$TMP/x"
 start 80 24 "cd '$TMP/x' && env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' ${settings[*]} --export-matrix"
 expect "--export-matrix: the screen computes" "computed in [0-9]+ ms"
 press "x asks for a directory" "directory: _" x
 keys -l "$TMP/x/screen"
-press "Enter: ten files, the matrix and the product among them" "exported 10 files to " Enter
+press "Enter: eleven files, the matrix, the product and the input among them" "exported 11 files to " Enter
 same_matrices() {
     "$BIN" --batch "${settings[@]}" --export "$TMP/x/batch" --export-matrix >/dev/null 2>&1 &&
         cmp "$TMP/x/batch/attention_matrix.csv" "$TMP/x/screen/attention_matrix.csv" &&
         cmp "$TMP/x/batch/attention_product.csv" "$TMP/x/screen/attention_product.csv" &&
+        cmp "$TMP/x/batch/input.csv" "$TMP/x/screen/input.csv" &&
         cmp "$TMP/x/batch/attention_map.svg" "$TMP/x/screen/attention_map.svg"
 }
-check "the screen's matrices and map are --batch's byte for byte" same_matrices
+check "the screen's matrices, input and map are --batch's byte for byte" same_matrices
 quits "q quits"
 finish
