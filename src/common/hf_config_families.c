@@ -40,8 +40,8 @@ const char *const HF_HARMLESS[] = {"_name_or_path",
                                    "task_specific_params",
                                    NULL};
 
-static const char BIASES[] = "the block has no biases (HF initialises them to 0, so a model at "
-                             "step 0 is the same; a trained checkpoint's biases are not read)";
+static const char BIASES[] = "the drawn block has no biases (HF initialises them to 0, so a model "
+                             "at step 0 is the same); --weights reads a checkpoint's";
 static const char EXPERTS[] = "a mixture of experts: the block has one MLP or none (gpt-oss: "
                               "its attention path, --mlp none)";
 

@@ -89,7 +89,7 @@ static bool fixed_differ(const Checkpoint *k, const Config *c, int first, int la
                          size_t size)
 {
     const Config *o = &k->config;
-    if (k->names.family == NAMES_GPT2 && !Weights_gpt2_names_fit(c, why, size))
+    if (!Weights_names_fit(&k->names, c, why, size))
         return true;
     if (c->depth != o->depth || c->heads != o->heads || Config_kv_heads(c) != Config_kv_heads(o)) {
         snprintf(why, size,
@@ -301,21 +301,43 @@ static int find_tensor(Checkpoint *k, int layer, const WeightTensor *want,
     return want->layout == AFFINE ? read_affine(k, layer, want, t, err, size) : 0;
 }
 
-/* A whole model's tensors after the block: the final norm, the output head. */
-static bool outside_block(const Checkpoint *k, const char *name)
+/* A whole model's tensors outside the block: after it, the final norm and the output head (a
+   ViT's pooler and classifier); before it, a ViT's patch embedding, which is no token table. */
+typedef enum { INSIDE, BEFORE_BLOCK, AFTER_BLOCK } Outside;
+
+static Outside outside_block(const Checkpoint *k, const char *name)
 {
-    static const char *const LLAMA[] = {"model.norm.weight", "lm_head.weight"};
-    static const char *const GPT2[] = {"ln_f.weight", "ln_f.bias", "lm_head.weight"};
-    bool gpt2 = k->names.family == NAMES_GPT2;
-    size_t count = gpt2 ? sizeof GPT2 / sizeof *GPT2 : sizeof LLAMA / sizeof *LLAMA;
+    static const struct {
+        NameFamily family;
+        const char *name;
+        Outside where;
+    } KNOWN[] = {
+        {NAMES_LLAMA, "model.norm.weight", AFTER_BLOCK},
+        {NAMES_LLAMA, "lm_head.weight", AFTER_BLOCK},
+        {NAMES_GPT2, "ln_f.weight", AFTER_BLOCK},
+        {NAMES_GPT2, "ln_f.bias", AFTER_BLOCK},
+        {NAMES_GPT2, "lm_head.weight", AFTER_BLOCK},
+        {NAMES_VIT, "layernorm.weight", AFTER_BLOCK},
+        {NAMES_VIT, "layernorm.bias", AFTER_BLOCK},
+        {NAMES_VIT, "pooler.dense.weight", AFTER_BLOCK},
+        {NAMES_VIT, "pooler.dense.bias", AFTER_BLOCK},
+        {NAMES_VIT, "classifier.weight", AFTER_BLOCK},
+        {NAMES_VIT, "classifier.bias", AFTER_BLOCK},
+        {NAMES_VIT, "embeddings.cls_token", BEFORE_BLOCK},
+        {NAMES_VIT, "embeddings.mask_token", BEFORE_BLOCK},
+        {NAMES_VIT, "embeddings.position_embeddings", BEFORE_BLOCK},
+        {NAMES_VIT, "embeddings.patch_embeddings.projection.weight", BEFORE_BLOCK},
+        {NAMES_VIT, "embeddings.patch_embeddings.projection.bias", BEFORE_BLOCK},
+    };
     size_t prefix = strlen(k->names.prefix);
-    for (size_t i = 0; i < count; i++) {
-        const char *known = gpt2 ? GPT2[i] : LLAMA[i];
-        if (strcmp(name, known) == 0 ||
-            (strncmp(name, k->names.prefix, prefix) == 0 && strcmp(name + prefix, known) == 0))
-            return true;
+    for (size_t i = 0; i < sizeof KNOWN / sizeof *KNOWN; i++) {
+        const char *known = KNOWN[i].name;
+        if (KNOWN[i].family == k->names.family &&
+            (strcmp(name, known) == 0 ||
+             (strncmp(name, k->names.prefix, prefix) == 0 && strcmp(name + prefix, known) == 0)))
+            return KNOWN[i].where;
     }
-    return false;
+    return INSIDE;
 }
 
 /* GPT-2's causal-mask buffers, h.N.attn.bias and h.N.attn.masked_bias: not weights. */
@@ -342,13 +364,17 @@ static int check_nothing_else(const Checkpoint *k, const bool *used, FILE *warni
         const SafetensorsTensor *t = Safetensors_at(k->tensors, i);
         if (used[i] || mask_buffer(k, t->name))
             continue;
-        if (outside_block(k, t->name)) {
+        Outside where = outside_block(k, t->name);
+        if (where != INSIDE) {
             if (warnings)
                 fprintf(warnings,
                         "attnscope: warning: %s: tensor '%s' is outside the block attnscope runs "
-                        "(it ends before the final norm and the output head), so it is not "
-                        "used\n",
-                        t->file, t->name);
+                        "(%s), so it is not used\n",
+                        t->file, t->name,
+                        where == AFTER_BLOCK
+                            ? "it ends before the final norm and the output head"
+                            : "ViT's patch embedding is no token table: the input is attnscope's "
+                              "own, drawn from the seed (--input)");
             continue;
         }
         snprintf(err, size,
@@ -386,6 +412,8 @@ static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size
 {
     bool gpt2 = k->names.family == NAMES_GPT2;
     int status = 0;
+    if (k->names.family == NAMES_VIT)
+        return 0; /* its patch embedding maps pixels, not ids: outside_block */
     k->table = find_rows(k, gpt2 ? "wte.weight" : "model.embed_tokens.weight",
                          Settings_find("vocab")->max, &status, err, size);
     k->positions =
@@ -509,16 +537,28 @@ static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err,
 }
 
 /* The names the checkpoint's tensors have: GPT-2's where its first layer's c_attn is there
-   (under transformer. or not), Llama's otherwise.  GPT-2's must describe the block. */
+   (under transformer. or not), ViT's where its first layer's value is (under vit., as
+   ViTForImageClassification saves it, or not, as ViTModel does), Llama's otherwise.  GPT-2's
+   and ViT's must describe the block. */
 static int detect_names(Checkpoint *k, char *err, size_t size)
 {
+    static const struct {
+        const char *first;
+        Names names;
+    } FAMILIES[] = {
+        {"h.0.attn.c_attn.weight", {NAMES_GPT2, ""}},
+        {"transformer.h.0.attn.c_attn.weight", {NAMES_GPT2, "transformer."}},
+        {"encoder.layer.0.attention.attention.value.weight", {NAMES_VIT, ""}},
+        {"vit.encoder.layer.0.attention.attention.value.weight", {NAMES_VIT, "vit."}},
+    };
     k->names = LLAMA_NAMES;
-    if (Safetensors_find(k->tensors, "h.0.attn.c_attn.weight"))
-        k->names = (Names){NAMES_GPT2, ""};
-    else if (Safetensors_find(k->tensors, "transformer.h.0.attn.c_attn.weight"))
-        k->names = (Names){NAMES_GPT2, "transformer."};
+    for (size_t i = 0; i < sizeof FAMILIES / sizeof *FAMILIES; i++)
+        if (Safetensors_find(k->tensors, FAMILIES[i].first)) {
+            k->names = FAMILIES[i].names;
+            break;
+        }
     char why[256];
-    if (k->names.family == NAMES_GPT2 && !Weights_gpt2_names_fit(&k->config, why, sizeof why)) {
+    if (!Weights_names_fit(&k->names, &k->config, why, sizeof why)) {
         snprintf(err, size, "%s: %s", Safetensors_path(k->tensors), why);
         return -1;
     }

@@ -24,9 +24,10 @@
 typedef enum { AS_STORED, COLUMNS, AFFINE } Layout;
 
 /* The names a checkpoint uses: Hugging Face's Llama family (model.layers.N.self_attn.q_proj
-   ...; what the export writes) or GPT-2's (h.N.attn.c_attn ..., under `prefix`, "" or
-   "transformer."). */
-typedef enum { NAMES_LLAMA, NAMES_GPT2 } NameFamily;
+   ...; what the export writes), GPT-2's (h.N.attn.c_attn ..., under `prefix`, "" or
+   "transformer.") or ViT's (encoder.layer.N.attention.attention.query ..., under "" or
+   "vit."). */
+typedef enum { NAMES_LLAMA, NAMES_GPT2, NAMES_VIT } NameFamily;
 
 typedef struct {
     NameFamily family;
@@ -49,13 +50,14 @@ typedef struct {
 } WeightTensor;
 
 /* The tensors of layer `layer` (from 1) of c under `names`, in the order an export writes
-   them.  Llama names for every configuration; GPT-2's for those Weights_gpt2_names_fit. */
+   them.  Llama names for every configuration; GPT-2's and ViT's for those Weights_names_fit. */
 int Weights_layer_tensors(const Config *c, const Names *names, int layer,
                           WeightTensor out[LAYER_TENSORS_MAX]);
 
-/* Whether GPT-2's names describe c's block (no gated MLP, Markov logits or QK-norm, which
-   GPT-2 has no tensor for): true, or false with the reason in why. */
-bool Weights_gpt2_names_fit(const Config *c, char *why, size_t size);
+/* Whether `names` describe c's block (GPT-2's and ViT's have no tensor for a gated MLP, Markov
+   logits, sinks or QK-norm, nor ViT's for a norm after a branch): true, or false with the
+   reason in why. */
+bool Weights_names_fit(const Names *names, const Config *c, char *why, size_t size);
 
 /* The names the export writes. */
 extern const Names LLAMA_NAMES;

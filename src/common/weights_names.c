@@ -1,4 +1,4 @@
-/* The tensors of a configuration's weights under Hugging Face's Llama names or GPT-2's
+/* The tensors of a configuration's weights under Hugging Face's Llama names, GPT-2's or ViT's
  * (weights_internal.h, docs/weights.md): names, shapes, and where each lies in the layer's
  * buffers. */
 #include "weights_internal.h"
@@ -22,9 +22,10 @@ static WeightTensor *add(WeightTensor *list, int *n, const Names *names, int lay
                         .field = field,
                         .layout = layout,
                         .columns = columns};
-    snprintf(t->name, sizeof t->name,
-             names->family == NAMES_GPT2 ? "%sh.%d.%s" : "%smodel.layers.%d.%s", names->prefix,
-             layer - 1, suffix);
+    const char *format = names->family == NAMES_GPT2  ? "%sh.%d.%s"
+                         : names->family == NAMES_VIT ? "%sencoder.layer.%d.%s"
+                                                      : "%smodel.layers.%d.%s";
+    snprintf(t->name, sizeof t->name, format, names->prefix, layer - 1, suffix);
     return t;
 }
 
@@ -221,25 +222,90 @@ static int gpt2_tensors(const Config *c, const Names *names, int layer, WeightTe
     return n;
 }
 
+/* ViT's names (modeling_vit.py's ViTLayer): nn.Linear (out, in) weights; query, key and value
+   under attention.attention, their biases there only with qkv_bias (the default); W^O as
+   attention.output.dense, W1 as intermediate.dense, W2 as output.dense, each with its bias;
+   LayerNorm before the attention (layernorm_before) and before the MLP (layernorm_after, "after"
+   the attention's residual add). */
+static int vit_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
+{
+    int n = 0;
+    uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
+    uint64_t hidden = (uint64_t)Config_mlp_hidden(c);
+    if (c->layernorm != LAYERNORM_NONE)
+        add_norm(out, &n, c, names, layer, "layernorm_before", NORM_ATTENTION_IN);
+    if (Attention_has_query_key(c->attention)) {
+        add(out, &n, names, layer, "attention.attention.query.weight", d, d, LAYER_DRAW_ATTENTION,
+            offsetof(LayerWeights, query), AS_STORED);
+        add_optional_bias(out, &n, names, layer, "attention.attention.query", d,
+                          offsetof(LayerAffine, query_bias));
+        add(out, &n, names, layer, "attention.attention.key.weight", kv, d, LAYER_DRAW_ATTENTION,
+            offsetof(LayerWeights, key), AS_STORED);
+        add_optional_bias(out, &n, names, layer, "attention.attention.key", kv,
+                          offsetof(LayerAffine, key_bias));
+    }
+    add(out, &n, names, layer, "attention.attention.value.weight", kv, d, LAYER_DRAW_VALUE,
+        offsetof(LayerWeights, value), AS_STORED);
+    add_optional_bias(out, &n, names, layer, "attention.attention.value", kv,
+                      offsetof(LayerAffine, value_bias));
+    if (c->output != OUTPUT_IDENTITY) {
+        add(out, &n, names, layer, "attention.output.dense.weight", d, d, LAYER_DRAW_OUTPUT,
+            offsetof(LayerWeights, output), AS_STORED);
+        add_affine(out, &n, names, layer, "attention.output.dense.bias", d,
+                   offsetof(LayerAffine, output_bias), 0.0);
+    }
+    if (c->mlp == MLP_NONE)
+        return n;
+    if (c->layernorm != LAYERNORM_NONE)
+        add_norm(out, &n, c, names, layer, "layernorm_after", NORM_MLP_IN);
+    add(out, &n, names, layer, "intermediate.dense.weight", hidden, d, LAYER_DRAW_MLP,
+        offsetof(LayerWeights, mlp_in), COLUMNS);
+    add_affine(out, &n, names, layer, "intermediate.dense.bias", hidden,
+               offsetof(LayerAffine, mlp_in_bias), 0.0);
+    add(out, &n, names, layer, "output.dense.weight", d, hidden, LAYER_DRAW_MLP,
+        offsetof(LayerWeights, mlp_out), AS_STORED);
+    add_affine(out, &n, names, layer, "output.dense.bias", d, offsetof(LayerAffine, mlp_out_bias),
+               0.0);
+    return n;
+}
+
 int Weights_layer_tensors(const Config *c, const Names *names, int layer,
                           WeightTensor out[LAYER_TENSORS_MAX])
 {
-    return names->family == NAMES_GPT2 ? gpt2_tensors(c, names, layer, out)
-                                       : llama_tensors(c, names, layer, out);
+    switch (names->family) {
+    case NAMES_GPT2:
+        return gpt2_tensors(c, names, layer, out);
+    case NAMES_VIT:
+        return vit_tensors(c, names, layer, out);
+    default:
+        return llama_tensors(c, names, layer, out);
+    }
 }
 
-bool Weights_gpt2_names_fit(const Config *c, char *why, size_t size)
+/* What GPT-2's and ViT's names have no tensor for (the Llama names have one for everything). */
+static const char *missing_tensor(const Config *c)
 {
-    const char *missing = Config_mlp_gated(c)                ? "a gated MLP's up projection"
-                          : c->attention == ATTENTION_MARKOV ? "Markov logits"
-                          : Config_has_sink(c)               ? "attention sinks"
-                          : Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE
-                              ? "QK-norm's gains"
-                          : c->layernorm != LAYERNORM_NONE && c->ln_place == LN_PLACE_PERI
-                              ? "peri-LN's second norm of a sub-block (ln_1 and ln_2 are one each)"
-                              : NULL;
+    return Config_mlp_gated(c)                ? "a gated MLP's up projection"
+           : c->attention == ATTENTION_MARKOV ? "Markov logits"
+           : Config_has_sink(c)               ? "attention sinks"
+           : Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE ? "QK-norm's gains"
+                                                                                 : NULL;
+}
+
+bool Weights_names_fit(const Names *names, const Config *c, char *why, size_t size)
+{
+    if (names->family == NAMES_LLAMA)
+        return true;
+    bool gpt2 = names->family == NAMES_GPT2;
+    const char *missing = missing_tensor(c);
+    if (!missing && c->layernorm != LAYERNORM_NONE && gpt2 && c->ln_place == LN_PLACE_PERI)
+        missing = "peri-LN's second norm of a sub-block (ln_1 and ln_2 are one each)";
+    if (!missing && c->layernorm != LAYERNORM_NONE && !gpt2 && c->ln_place != LN_PLACE_PRE)
+        missing = "a norm after a branch (layernorm_before and layernorm_after are pre-LN's, "
+                  "before the attention and the MLP)";
     if (missing)
-        snprintf(why, size, "GPT-2's names have no tensor for %s (the Llama names do)", missing);
+        snprintf(why, size, "%s's names have no tensor for %s (the Llama names do)",
+                 gpt2 ? "GPT-2" : "ViT", missing);
     return !missing;
 }
 

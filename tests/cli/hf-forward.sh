@@ -1,10 +1,11 @@
 #!/bin/bash
-# A checkpoint written by numpy (tests/cli/hf_forward.py: a 2-layer GPT-2 and a 2-layer
-# Qwen3-shaped Llama-family model, F64, F32 and BF16, one of each sharded) and a token-id
-# file: attnscope's attention matrices, every layer and head, equal numpy's own forward of the
-# Hugging Face block on the same tokens to 1e-9 relative.  Then the input's other ways and
-# refusals: random ids from the seed over the table's rows, V and the positions the table fixes,
-# the model's context, ids the table has no row for.
+# A checkpoint written by numpy (tests/cli/hf_forward.py: a 2-layer GPT-2, a 2-layer
+# Qwen3-shaped Llama-family model and a 2-layer ViT, F64, F32 and BF16, one of each sharded) and
+# a token-id file (ViT: the input drawn from the seed, exported as input.csv): attnscope's
+# attention matrices, every layer and head, equal numpy's own forward of the Hugging Face block
+# on the same input to 1e-9 relative.  Then the input's other ways and refusals: random ids from
+# the seed over the table's rows, V and the positions the table fixes, the model's context, ids
+# the table has no row for; a ViT checkpoint short of a tensor or with one of another shape.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -22,10 +23,11 @@ same_as_numpy() { # model dtype layout
     local dir=$tmp/$1-$2-$3
     mkdir "$dir" && /usr/bin/python3 $forward "$BIN" "$dir" "$@" 2>"$dir.err"
 }
-for model in gpt2 qwen3; do
+for model in gpt2 qwen3 vit; do
     for dtype in F64 F32 BF16; do
         layout=single
-        { [ $model = gpt2 ] && [ $dtype = F32 ]; } || { [ $model = qwen3 ] && [ $dtype = BF16 ]; } && layout=sharded
+        { [ $model = gpt2 ] && [ $dtype = F32 ]; } || { [ $model = qwen3 ] && [ $dtype = BF16 ]; } ||
+            { [ $model = vit ] && [ $dtype = F64 ]; } && layout=sharded
         check "$model $dtype $layout: every layer's and head's attention is numpy's" same_as_numpy $model $dtype $layout
     done
 done
@@ -97,6 +99,31 @@ check "a table of another width: refused, naming the tensor and the shape expect
 check "wpe without wte: refused" refused \
     "tensor 'wpe.weight' (learned positions) without the embedding table 'wte.weight'" -- \
     $G --weights "$tmp/no-wte.safetensors"
+# ViT's names: a tensor left out, or of another shape, is named with exit 2 and no document.
+vit=$tmp/vit-F32-single/checkpoint
+/usr/bin/python3 - "$vit/model.safetensors" "$tmp" <<'PY'
+import sys
+sys.path.insert(0, "tests/cli")
+from safetensors_tool import read, write
+tensors, meta = read(sys.argv[1])
+query = "encoder.layer.1.attention.attention.query.weight"
+write(sys.argv[2] + "/vit-no-query.safetensors", [t for t in tensors if t[0] != query], meta)
+after = "encoder.layer.0.layernorm_after.bias"
+short = [(n, t, [s[0] - 1] if n == after else s, r[:-4] if n == after else r) for n, t, s, r in tensors]
+write(sys.argv[2] + "/vit-short-bias.safetensors", short, meta)
+PY
+V="-T 12 --hf-config $vit"
+# shellcheck disable=SC2086
+check "ViT without a layer's query: refused, naming the tensor" refused \
+    "no tensor 'encoder.layer.1.attention.attention.query.weight' (shape [16, 16]), which this configuration needs" -- \
+    $V --weights "$tmp/vit-no-query.safetensors"
+# shellcheck disable=SC2086
+check "ViT with a bias of another shape: refused, naming both shapes" refused \
+    "tensor 'encoder.layer.0.layernorm_after.bias' has shape [15], expected [16]" -- \
+    $V --weights "$tmp/vit-short-bias.safetensors"
+# shellcheck disable=SC2086
+check "ViT's names under post-LN: refused, naming what they lack" refused \
+    "ViT's names have no tensor for a norm after a branch" -- $V --ln-place post --weights "$vit"
 printf '3\n\n7\n40\n' >"$tmp/big.txt"
 # shellcheck disable=SC2086
 check "an id the table has no row for: refused, naming the line and the value" refused \

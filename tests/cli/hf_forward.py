@@ -1,24 +1,29 @@
 #!/usr/bin/python3
 """An independent forward pass for tests/cli/hf-forward.sh: writes a 2-layer Hugging Face
-checkpoint with numpy (GPT-2, or the Llama family's Qwen3 shape), runs attnscope on it with a
-token-id file, and compares every layer's and head's attention matrix attnscope exports with
-this file's own forward of the same block on the same tokens.
+checkpoint with numpy (GPT-2, the Llama family's Qwen3 shape, or ViT), runs attnscope on it
+with a token-id file (ViT: its input drawn from the seed, which attnscope exports as
+input.csv), and compares every layer's and head's attention matrix attnscope exports with this
+file's own forward of the same block on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
-      MODEL   gpt2 | qwen3
+      MODEL   gpt2 | qwen3 | vit
       DTYPE   F64 | F32 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
               model.safetensors.index.json)
 
-The forward follows Hugging Face's modeling code (transformers' modeling_gpt2.py and
-modeling_qwen3.py), not attnscope's: GPT-2's Conv1D y = xW + b with W (in, out), c_attn's
+The forward follows Hugging Face's modeling code (transformers' modeling_gpt2.py,
+modeling_qwen3.py and modeling_vit.py), not attnscope's: GPT-2's Conv1D y = xW + b with W (in, out), c_attn's
 columns q | k | v, wte[ids] + wpe[positions], LayerNorm before each sub-block, the causal mask,
 scores / sqrt(d_head); Qwen3's nn.Linear y = xWᵀ, RMSNorm x·rsqrt(mean(x²) + ε)·w, q_norm and
 k_norm per head before the rotary embedding, rotate_half with cos/sin of
 positions·θ^(−2i/d_head) repeated over both halves, repeat_kv for grouped keys and values,
-scores·d_head^(−1/2), down(silu(gate x) ⊙ up x).  Prints the largest relative difference;
-exit 0 when every entry agrees to 1e-9 relative (masked entries exactly 0), 1 otherwise.
+scores·d_head^(−1/2), down(silu(gate x) ⊙ up x); ViT's ViTLayer: nn.Linear with biases,
+LayerNorm before the attention (layernorm_before) and before the MLP (layernorm_after), no
+mask, scores·d_head^(−1/2), the exact GELU.  The exported input.csv must be numpy's own
+input (wte[ids] + wpe, the table's rows) bit for bit, or for ViT have orthonormal rows.
+Prints the largest relative difference; exit 0 when every entry agrees to 1e-9 relative
+(masked entries exactly 0), 1 otherwise.
 """
 import json
 import math
@@ -88,6 +93,7 @@ def write_checkpoint(directory, weights, dtype, sharded):
 # The two shapes: sizes, config.json, attnscope's settings for the same block.
 GPT2 = dict(d=16, H=2, G=2, L=2, N=64, V=50, context=32, T=12, eps=1e-5)
 QWEN3 = dict(d=16, H=4, G=2, L=2, N=24, V=40, context=64, T=20, eps=1e-6, theta=10000.0)
+VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channels=3)
 
 
 def gpt2_weights(rng, dtype):
@@ -142,6 +148,46 @@ def qwen3_weights(rng, dtype):
     return w
 
 
+def vit_weights(rng, dtype, prefix):
+    """ViTModel's tensors (prefix "") or ViTForImageClassification's (prefix "vit.", beside its
+    classifier); the embeddings, final norm, pooler and classifier are outside the block."""
+    s, d, w = VIT, VIT["d"], {}
+
+    def put(name, x):
+        w[name] = stored(x, dtype)[0]
+
+    patches = (s["image"] // s["patch"]) ** 2
+    put(prefix + "embeddings.cls_token", 0.02 * rng.standard_normal((1, 1, d)))
+    put(prefix + "embeddings.position_embeddings", 0.02 * rng.standard_normal((1, patches + 1, d)))
+    put(prefix + "embeddings.patch_embeddings.projection.weight",
+        0.02 * rng.standard_normal((d, s["channels"], s["patch"], s["patch"])))
+    put(prefix + "embeddings.patch_embeddings.projection.bias", biases(rng, d))
+    for layer in range(s["L"]):
+        p = prefix + "encoder.layer.%d." % layer
+        put(p + "layernorm_before.weight", gains(rng, d))
+        put(p + "layernorm_before.bias", biases(rng, d))
+        for name in ("query", "key", "value"):
+            put(p + "attention.attention.%s.weight" % name, 0.5 * rng.standard_normal((d, d)))
+            put(p + "attention.attention.%s.bias" % name, biases(rng, d))
+        put(p + "attention.output.dense.weight", 0.3 * rng.standard_normal((d, d)))
+        put(p + "attention.output.dense.bias", biases(rng, d))
+        put(p + "layernorm_after.weight", gains(rng, d))
+        put(p + "layernorm_after.bias", biases(rng, d))
+        put(p + "intermediate.dense.weight", 0.3 * rng.standard_normal((s["N"], d)))
+        put(p + "intermediate.dense.bias", biases(rng, s["N"]))
+        put(p + "output.dense.weight", 0.2 * rng.standard_normal((d, s["N"])))
+        put(p + "output.dense.bias", biases(rng, d))
+    put(prefix + "layernorm.weight", gains(rng, d))
+    put(prefix + "layernorm.bias", biases(rng, d))
+    if prefix:
+        put("classifier.weight", 0.02 * rng.standard_normal((2, d)))
+        put("classifier.bias", biases(rng, 2))
+    else:
+        put("pooler.dense.weight", 0.02 * rng.standard_normal((d, d)))
+        put("pooler.dense.bias", biases(rng, d))
+    return w
+
+
 def layer_norm(x, weight, bias, eps):
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
@@ -185,6 +231,41 @@ def gpt2_forward(w, ids):
         m = m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
         m = 0.5 * m * (1 + ERF(m / math.sqrt(2)))  # ACT2FN["gelu"]: the exact GELU
         h = h + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+    return attention
+
+
+def softmax(scores):
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def vit_forward(w, h, prefix):
+    """ViTLayer's forward from the hidden states h (T×d), every layer's attention."""
+    s, d = VIT, VIT["d"]
+    dh = d // s["H"]
+    attention = []
+    for layer in range(s["L"]):
+        p = prefix + "encoder.layer.%d." % layer
+
+        def linear(x, name):
+            return x @ w[p + name + ".weight"].T + w[p + name + ".bias"]
+
+        a = layer_norm(h, w[p + "layernorm_before.weight"], w[p + "layernorm_before.bias"], s["eps"])
+        q = linear(a, "attention.attention.query")
+        k = linear(a, "attention.attention.key")
+        v = linear(a, "attention.attention.value")
+        heads, outputs = [], []
+        for head in range(s["H"]):
+            c = slice(head * dh, (head + 1) * dh)
+            A = softmax(q[:, c] @ k[:, c].T * dh ** -0.5)  # is_causal = False: no mask
+            heads.append(A)
+            outputs.append(A @ v[:, c])
+        attention.append(heads)
+        h = linear(np.concatenate(outputs, 1), "attention.output.dense") + h
+        m = layer_norm(h, w[p + "layernorm_after.weight"], w[p + "layernorm_after.bias"], s["eps"])
+        m = linear(m, "intermediate.dense")
+        m = 0.5 * m * (1 + ERF(m / math.sqrt(2)))  # ACT2FN["gelu"]
+        h = linear(m, "output.dense") + h
     return attention
 
 
@@ -234,6 +315,12 @@ def config_json(model):
         return {"model_type": "gpt2", "n_embd": s["d"], "n_head": s["H"], "n_layer": s["L"],
                 "n_positions": s["context"], "n_inner": s["N"], "vocab_size": s["V"],
                 "activation_function": "gelu", "layer_norm_epsilon": s["eps"]}
+    if model == "vit":
+        s = VIT
+        return {"model_type": "vit", "hidden_size": s["d"], "num_attention_heads": s["H"],
+                "num_hidden_layers": s["L"], "intermediate_size": s["N"], "hidden_act": "gelu",
+                "layer_norm_eps": s["eps"], "image_size": s["image"], "patch_size": s["patch"],
+                "num_channels": s["channels"], "qkv_bias": True}
     s = QWEN3
     return {"model_type": "qwen3", "hidden_size": s["d"], "num_attention_heads": s["H"],
             "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
@@ -242,9 +329,11 @@ def config_json(model):
             "rms_norm_eps": s["eps"], "hidden_act": "silu", "tie_word_embeddings": True}
 
 
-def attnscope_settings(model):
+def attnscope_settings(model, checkpoint):
     """The same block in attnscope's settings (presets/gpt2-small-small.preset and
-    qwen3-8b-small.preset at this size)."""
+    qwen3-8b-small.preset at this size; ViT's from its config.json, as a user reads it)."""
+    if model == "vit":
+        return "-T %d --hf-config %s" % (VIT["T"], checkpoint)
     common = "-L 2 -a softmax -m causal -k plain --ln-place pre --ln-scale sqrt-d --wo gaussian"
     if model == "gpt2":
         s = GPT2
@@ -261,38 +350,79 @@ def exported_matrix(path):
     return np.array([[float(x) for x in line.split(",")[1:]] for line in rows])
 
 
-def main(argv):
-    binary, directory, model, dtype, layout = argv[1:6]
-    rng = np.random.default_rng(20261126)
+def table_name(weights, name):
+    """name under GPT-2's prefix where the checkpoint has one."""
+    return name if name in weights else "transformer." + name
+
+
+def write_inputs(model, rng, weights, directory):
+    """The token-id file and numpy's own input X0 for GPT-2 and Qwen3 (wte[ids] + wpe, the
+    table's rows), with the ids; (None, None, None) for ViT, whose input attnscope draws."""
+    if model == "vit":
+        return None, None, None
     s = GPT2 if model == "gpt2" else QWEN3
-    weights = (gpt2_weights if model == "gpt2" else qwen3_weights)(rng, dtype)
-    checkpoint = os.path.join(directory, "checkpoint")
-    os.makedirs(checkpoint)
-    # GPT-2's names under transformer. (GPT2LMHeadModel's) for the sharded checkpoints, bare
-    # (GPT2Model's) otherwise.
-    prefix = "transformer." if model == "gpt2" and layout == "sharded" else ""
-    write_checkpoint(checkpoint, {prefix + n: x for n, x in weights.items()}, dtype,
-                     layout == "sharded")
-    with open(os.path.join(checkpoint, "config.json"), "w") as f:
-        json.dump(config_json(model), f)
     ids = rng.integers(0, s["V"], s["T"])
     ids[3] = ids[7]  # a repeated token
     ids_path = os.path.join(directory, "ids.txt")
     with open(ids_path, "w") as f:
         f.write("".join("%d\n" % i for i in ids))
-    expected = (gpt2_forward if model == "gpt2" else qwen3_forward)(weights, ids)
-    worst = 0.0
+    if model == "gpt2":
+        positions = weights[table_name(weights, "wpe.weight")][np.arange(s["T"])]
+        return ids_path, ids, weights[table_name(weights, "wte.weight")][ids] + positions
+    return ids_path, ids, weights["model.embed_tokens.weight"][ids]
+
+
+def input_is_numpys(x, want, first):
+    """Whether the exported input is numpy's own bit for bit (ViT: orthonormal rows, to
+    rounding), and the same as the first run's."""
+    if want is None:
+        orthonormal = np.max(np.abs(x @ x.T - np.eye(len(x)))) <= 1e-13
+        return orthonormal and (first is None or np.array_equal(x, first))
+    return np.array_equal(x, want)
+
+
+def main(argv):
+    binary, directory, model, dtype, layout = argv[1:6]
+    rng = np.random.default_rng(20261126)
+    s = {"gpt2": GPT2, "qwen3": QWEN3, "vit": VIT}[model]
+    # GPT-2's names under transformer. (GPT2LMHeadModel's) for the sharded checkpoints, bare
+    # (GPT2Model's) otherwise; ViT's under vit. (ViTForImageClassification's) or bare
+    # (ViTModel's) alike.
+    sharded = layout == "sharded"
+    prefix = {"gpt2": "transformer.", "vit": "vit."}.get(model, "") if sharded else ""
+    if model == "vit":
+        weights = vit_weights(rng, dtype, prefix)
+    else:
+        weights = (gpt2_weights if model == "gpt2" else qwen3_weights)(rng, dtype)
+        weights = {prefix + n: x for n, x in weights.items()}
+    checkpoint = os.path.join(directory, "checkpoint")
+    os.makedirs(checkpoint)
+    write_checkpoint(checkpoint, weights, dtype, sharded)
+    with open(os.path.join(checkpoint, "config.json"), "w") as f:
+        json.dump(config_json(model), f)
+    ids_path, ids, numpy_input = write_inputs(model, rng, weights, directory)
+    if model != "vit":
+        weights = {n[len(prefix):]: x for n, x in weights.items()}
+        expected = (gpt2_forward if model == "gpt2" else qwen3_forward)(weights, ids)
+    worst, first_input = 0.0, None
     for layer in range(1, s["L"] + 1):
         for head in range(1, s["H"] + 1):
             out = os.path.join(directory, "export-%d-%d" % (layer, head))
-            command = [binary, "--batch", "--weights", checkpoint, "--token-ids", ids_path,
-                       "--layer", str(layer), "--head", str(head), "--export", out,
-                       "--export-matrix"] + attnscope_settings(model).split()
+            command = [binary, "--batch", "--weights", checkpoint, "--layer", str(layer),
+                       "--head", str(head), "--export", out, "--export-matrix"]
+            command += ["--token-ids", ids_path] if ids_path else []
+            command += attnscope_settings(model, checkpoint).split()
             document = subprocess.run(command, check=True, stdout=subprocess.PIPE).stdout
-            source = json.loads(document)["config"]["input_source"]
-            if not source.startswith(ids_path + " in "):
+            source = json.loads(document)["config"].get("input_source", "")
+            if ids_path and not source.startswith(ids_path + " in "):
                 print("input_source is %r" % source)
                 return 1
+            x = exported_matrix(os.path.join(out, "input.csv"))
+            if not input_is_numpys(x, numpy_input, first_input):
+                print("layer %d head %d: input.csv is not numpy's input" % (layer, head))
+                return 1
+            if model == "vit" and first_input is None:
+                first_input, expected = x, vit_forward(weights, x, prefix)
             got = exported_matrix(os.path.join(out, "attention_matrix.csv"))
             want = expected[layer - 1][head - 1]
             if got.shape != want.shape or np.any((want == 0) != (got == 0)):
