@@ -513,7 +513,7 @@ static void test_plan_declares_the_load(void **state)
         char dir[128], file[160], err[512];
         snprintf(dir, sizeof dir, "%s/load%d", directory, i);
         snprintf(file, sizeof file, "%s/model.safetensors", dir);
-        assert_true(Weights_export(c, dir, dtypes[i], err, sizeof err) > 0);
+        assert_true(Weights_export(c, NULL, dir, dtypes[i], err, sizeof err) > 0);
         double drawn_bytes, drawn_normals, input_normals = 0;
         declared_load(c, &drawn_bytes, &drawn_normals);
         Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
@@ -617,7 +617,7 @@ static void test_next_layer_not_read_ahead(void **state)
                          i, l);
         char dir[128], err[512];
         snprintf(dir, sizeof dir, "%s/ahead%d", directory, i);
-        if (Weights_export(c, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
+        if (Weights_export(c, NULL, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
             fail_msg("configuration %d: %s", i, err);
         Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
         if (!k)

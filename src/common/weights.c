@@ -410,20 +410,20 @@ static const SafetensorsTensor *find_rows(const Checkpoint *k, const char *name,
    rows bound the context. */
 static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size_t size)
 {
-    bool gpt2 = k->names.family == NAMES_GPT2;
+    const char *table = Weights_table_name(&k->names, false);
     int status = 0;
-    if (k->names.family == NAMES_VIT)
-        return 0; /* its patch embedding maps pixels, not ids: outside_block */
-    k->table = find_rows(k, gpt2 ? "wte.weight" : "model.embed_tokens.weight",
-                         Settings_find("vocab")->max, &status, err, size);
-    k->positions =
-        gpt2 && !status ? find_rows(k, "wpe.weight", (double)INT32_MAX, &status, err, size) : NULL;
+    if (!table)
+        return 0; /* ViT's patch embedding maps pixels, not ids: outside_block */
+    k->table = find_rows(k, table, Settings_find("vocab")->max, &status, err, size);
+    k->positions = !status ? find_rows(k, Weights_table_name(&k->names, true), (double)INT32_MAX,
+                                       &status, err, size)
+                           : NULL;
     if (status || (!k->table && !k->positions))
         return status;
     if (!k->table) {
         snprintf(err, size,
-                 "%s: tensor '%s' (learned positions) without the embedding table '%swte.weight'",
-                 k->positions->file, k->positions->name, k->names.prefix);
+                 "%s: tensor '%s' (learned positions) without the embedding table '%s%s'",
+                 k->positions->file, k->positions->name, k->names.prefix, table);
         return -1;
     }
     used[k->table - Safetensors_at(k->tensors, 0)] = true;
@@ -601,6 +601,20 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         k->source.table = k->table_names;
     }
     return k;
+}
+
+const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions)
+{
+    return positions ? k->positions : k->table;
+}
+
+void Checkpoint_table_rows(const Checkpoint *k, bool positions, uint64_t first, uint64_t count,
+                           double *out)
+{
+    const SafetensorsTensor *t = Checkpoint_table(k, positions);
+    Safetensors_range_to_double(t, first * t->shape[1], count * t->shape[1], out);
+    if (first + count == t->shape[0]) /* once, after the last rows: a table may be GBs */
+        Safetensors_release(k->tensors, t);
 }
 
 const WeightSource *Checkpoint_source(const Checkpoint *k)

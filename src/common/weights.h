@@ -16,16 +16,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+typedef struct Checkpoint Checkpoint;
+
 /* Writes the weights of c (as Layer_draw makes them for c's seed, or as the weight source in
    use gives them) into dir as model.safetensors in dtype (F64, F32 or BF16, rounded to
-   nearest) and config.json, creating dir if it is missing (not its parents).  Each file is
+   nearest) and config.json, creating dir if it is missing (not its parents); with `read`
+   (the checkpoint the weight source reads, or NULL), its embedding table and learned
+   positions too, so that the export reads back as the checkpoint did.  Each file is
    written beside its final name and renamed into place once both are whole: a failure
    leaves what dir held as it was, and other files in dir are never touched.  Returns the
    bytes of model.safetensors, or -1 with the reason in err. */
-long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtype, char *err,
-                         size_t size);
-
-typedef struct Checkpoint Checkpoint;
+long long Weights_export(const Config *c, const Checkpoint *read, const char *dir,
+                         SafetensorsDtype dtype, char *err, size_t size);
 
 /* Opens path (safetensors.h) for c: every tensor c's weights need must be there with its
    shape, and nothing else; unit gains (QK-norm's) must be 1.  NaN and infinite entries are

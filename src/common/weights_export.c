@@ -34,9 +34,25 @@ static int export_tensors(const Config *c, int layer, WeightTensor list[LAYER_TE
     return kept;
 }
 
-/* The header: every layer's tensors in order, back to back, then the metadata; padded with
-   spaces to a multiple of 8 bytes, as the reference writer does, so the data is aligned. */
-static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
+/* One tensor's entry in the header, its data at *at (moved past it). */
+static void header_entry(Text *t, const char *name, int rank, const uint64_t *shape,
+                         SafetensorsDtype dtype, uint64_t *at)
+{
+    char text[96];
+    uint64_t elements = 1;
+    for (int i = 0; i < rank; i++)
+        elements *= shape[i];
+    uint64_t bytes = elements * SafetensorsDtype_size(dtype);
+    Text_printf(t, ",\"%s\":{\"dtype\":\"%s\",\"shape\":%s,\"data_offsets\":[%llu,%llu]}", name,
+                SafetensorsDtype_name(dtype), Weights_shape_text(rank, shape, text, sizeof text),
+                (unsigned long long)*at, (unsigned long long)(*at + bytes));
+    *at += bytes;
+}
+
+/* The header: every layer's tensors in order, back to back, then the read checkpoint's table
+   and positions, then the metadata; padded with spaces to a multiple of 8 bytes, as the
+   reference writer does, so the data is aligned. */
+static void export_header(const Config *c, const Checkpoint *read, SafetensorsDtype dtype, Text *t)
 {
     uint64_t at = 0;
     Text_printf(t, "{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"attnscope %s\"}",
@@ -45,15 +61,14 @@ static void export_header(const Config *c, SafetensorsDtype dtype, Text *t)
         WeightTensor list[LAYER_TENSORS_MAX];
         const double *affine_of[LAYER_TENSORS_MAX];
         int n = export_tensors(c, layer, list, affine_of);
-        for (int i = 0; i < n; i++) {
-            char shape[96];
-            uint64_t bytes = WeightTensor_elements(&list[i]) * SafetensorsDtype_size(dtype);
-            Text_printf(t, ",\"%s\":{\"dtype\":\"%s\",\"shape\":%s,\"data_offsets\":[%llu,%llu]}",
-                        list[i].name, SafetensorsDtype_name(dtype),
-                        Weights_shape_text(list[i].rank, list[i].shape, shape, sizeof shape),
-                        (unsigned long long)at, (unsigned long long)(at + bytes));
-            at += bytes;
-        }
+        for (int i = 0; i < n; i++)
+            header_entry(t, list[i].name, list[i].rank, list[i].shape, dtype, &at);
+    }
+    for (int positions = 0; positions < 2; positions++) {
+        const SafetensorsTensor *table = read ? Checkpoint_table(read, positions) : NULL;
+        if (table)
+            header_entry(t, Weights_table_name(&LLAMA_NAMES, positions), table->rank, table->shape,
+                         dtype, &at);
     }
     Text_printf(t, "}");
     while (t->length % 8)
@@ -75,29 +90,61 @@ static double tensor_element(const LayerWeights *w, const WeightTensor *t, const
     return buffer[r + (column - t->first_column) * t->shape[0]];
 }
 
-static int write_tensor(FILE *f, const LayerWeights *w, const WeightTensor *t, const double *affine,
-                        SafetensorsDtype dtype)
-{
+/* Values encoded in dtype (little-endian) and written in chunks. */
+typedef struct {
+    FILE *f;
+    SafetensorsDtype dtype;
+    size_t used;
     unsigned char chunk[1 << 16];
-    size_t unit = SafetensorsDtype_size(dtype), used = 0;
-    uint64_t n = WeightTensor_elements(t);
-    for (uint64_t i = 0; i < n; i++) {
-        double x = tensor_element(w, t, affine, i);
-        uint64_t bits;
-        if (dtype == SAFETENSORS_F64)
-            memcpy(&bits, &x, sizeof bits);
-        else
-            bits = dtype == SAFETENSORS_F32 ? Safetensors_double_to_f32(x)
-                                            : Safetensors_double_to_bf16(x);
-        for (size_t b = 0; b < unit; b++)
-            chunk[used++] = (unsigned char)(bits >> (8 * b));
-        if (used == sizeof chunk || i + 1 == n) {
-            if (fwrite(chunk, 1, used, f) != used)
-                return -1;
-            used = 0;
-        }
-    }
+} Encoder;
+
+static int encoder_flush(Encoder *e)
+{
+    size_t used = e->used;
+    e->used = 0;
+    return fwrite(e->chunk, 1, used, e->f) == used ? 0 : -1;
+}
+
+static int encoder_put(Encoder *e, double x)
+{
+    uint64_t bits;
+    if (e->dtype == SAFETENSORS_F64)
+        memcpy(&bits, &x, sizeof bits);
+    else
+        bits = e->dtype == SAFETENSORS_F32 ? Safetensors_double_to_f32(x)
+                                           : Safetensors_double_to_bf16(x);
+    size_t unit = SafetensorsDtype_size(e->dtype);
+    if (e->used + unit > sizeof e->chunk && encoder_flush(e))
+        return -1;
+    for (size_t b = 0; b < unit; b++)
+        e->chunk[e->used++] = (unsigned char)(bits >> (8 * b));
     return 0;
+}
+
+static int write_tensor(Encoder *e, const LayerWeights *w, const WeightTensor *t,
+                        const double *affine)
+{
+    uint64_t n = WeightTensor_elements(t);
+    for (uint64_t i = 0; i < n; i++)
+        if (encoder_put(e, tensor_element(w, t, affine, i)))
+            return -1;
+    return 0;
+}
+
+/* The read checkpoint's table (positions: its learned positions), row by row from its file. */
+static int write_table(Encoder *e, const Checkpoint *read, bool positions)
+{
+    const SafetensorsTensor *table = Checkpoint_table(read, positions);
+    uint64_t rows = table->shape[0], width = table->shape[1];
+    double *row = malloc(sizeof(double) * width);
+    int status = row ? 0 : -1;
+    for (uint64_t r = 0; r < rows && status == 0; r++) {
+        Checkpoint_table_rows(read, positions, r, 1, row);
+        for (uint64_t j = 0; j < width && status == 0; j++)
+            status = encoder_put(e, row[j]);
+    }
+    free(row);
+    return status;
 }
 
 /* The buffers of one layer's weights, as the run's workspace holds them. */
@@ -142,13 +189,19 @@ static int drawing_new(const Config *c, Drawing *d)
     return ok ? 0 : -1;
 }
 
-/* model.safetensors into f: the length, the header, then layer by layer, drawn and written. */
-static int write_model(FILE *f, const Config *c, SafetensorsDtype dtype, char *err, size_t size)
+/* model.safetensors into f: the length, the header, then layer by layer, drawn and written,
+   then the read checkpoint's table and positions. */
+static int write_model(FILE *f, const Config *c, const Checkpoint *read, SafetensorsDtype dtype,
+                       char *err, size_t size)
 {
     Text header = {0};
-    export_header(c, dtype, &header);
+    export_header(c, read, dtype, &header);
     Drawing d;
-    if (header.failed || drawing_new(c, &d)) {
+    Encoder *e = malloc(sizeof *e);
+    if (e)
+        *e = (Encoder){.f = f, .dtype = dtype};
+    if (header.failed || !e || drawing_new(c, &d)) {
+        free(e);
         Text_free(&header);
         snprintf(err, size, "out of memory");
         return -1;
@@ -171,9 +224,15 @@ static int write_model(FILE *f, const Config *c, SafetensorsDtype dtype, char *e
         const double *affine_of[LAYER_TENSORS_MAX];
         int n = export_tensors(c, layer, list, affine_of);
         for (int i = 0; i < n && status == 0; i++)
-            status = write_tensor(f, &d.w, &list[i], affine_of[i], dtype);
+            status = write_tensor(e, &d.w, &list[i], affine_of[i]);
     }
+    for (int positions = 0; positions < 2 && status == 0; positions++)
+        if (read && Checkpoint_table(read, positions))
+            status = write_table(e, read, positions);
+    if (status == 0)
+        status = encoder_flush(e);
     drawing_free(&d);
+    free(e);
     return status;
 }
 
@@ -248,8 +307,8 @@ static int make_directory(const char *dir, char *err, size_t size)
     return 0;
 }
 
-long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtype, char *err,
-                         size_t size)
+long long Weights_export(const Config *c, const Checkpoint *read, const char *dir,
+                         SafetensorsDtype dtype, char *err, size_t size)
 {
     if (make_directory(dir, err, size))
         return -1;
@@ -266,7 +325,7 @@ long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtyp
         }
         return -1;
     }
-    int status = write_model(f, c, dtype, err, size);
+    int status = write_model(f, c, read, dtype, err, size);
     long long bytes = status == 0 ? (long long)ftello(f) : -1;
     Text text = {0};
     config_json(c, dtype, &text);

@@ -5,6 +5,7 @@
 
 #include "attnscope/config.h"
 #include "attnscope/layer.h"
+#include "weights.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -75,6 +76,19 @@ const double *WeightTensor_affine_values(const LayerAffine *a, const WeightTenso
 /* The entries of an AFFINE t, from the checkpoint's whole vector `all`, into out: whether any
    differs from t's absent value. */
 bool WeightTensor_affine_part(const WeightTensor *t, const double *all, double *out);
+
+/* The names of the embedding table and its learned positions under `names` (after the
+   prefix): GPT-2's wte and wpe, the Llama family's model.embed_tokens and attnscope's own
+   model.embed_positions (the export writes a GPT-2 checkpoint's positions under it); NULL for
+   ViT, whose patch embedding is no token table. */
+const char *Weights_table_name(const Names *names, bool positions);
+
+/* The checkpoint's embedding table (positions: its learned positions), NULL where it has none,
+   and `count` of its rows from `first` converted to double into out (the pages let go after
+   the last row). */
+const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions);
+void Checkpoint_table_rows(const Checkpoint *k, bool positions, uint64_t first, uint64_t count,
+                           double *out);
 
 /* "[a, b]" into buf. */
 const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_t size);

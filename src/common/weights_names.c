@@ -309,6 +309,18 @@ bool Weights_names_fit(const Names *names, const Config *c, char *why, size_t si
     return !missing;
 }
 
+const char *Weights_table_name(const Names *names, bool positions)
+{
+    switch (names->family) {
+    case NAMES_GPT2:
+        return positions ? "wpe.weight" : "wte.weight";
+    case NAMES_VIT:
+        return NULL;
+    default:
+        return positions ? "model.embed_positions.weight" : "model.embed_tokens.weight";
+    }
+}
+
 double **WeightTensor_affine_slot(LayerAffine *a, const WeightTensor *t)
 {
     return (double **)(void *)((char *)a + t->field);

@@ -56,6 +56,43 @@ gpt2_positions() {
 }
 check "GPT-2: wte's rows and wpe's learned positions" gpt2_positions
 
+# --weights A --export-weights B writes A's table (and GPT-2's wpe) back: --weights B gives A's
+# document bit for bit, but for the table's names in input_source (the export writes Llama's:
+# model.embed_tokens, and attnscope's model.embed_positions for wpe), and holds A's rows.
+table_round_trip() { # name settings checkpoint
+    local out=$tmp/rt-$1 settings=$2 checkpoint=$3
+    # shellcheck disable=SC2086
+    "$BIN" --batch -T 12 $settings --weights "$checkpoint" --export-weights "$out" >"$out.a.json" 2>/dev/null &&
+        "$BIN" --batch -T 12 $settings --weights "$out" >"$out.b.json" 2>/dev/null && [ -s "$out.b.json" ] &&
+        sed 's/ in wte\.weight + wpe\.weight"/ in model.embed_tokens.weight + model.embed_positions.weight"/' \
+            "$out.a.json" | cmp -s - "$out.b.json" &&
+        /usr/bin/python3 - "$checkpoint" "$out/model.safetensors" <<'PY'
+import glob, os, sys
+sys.path.insert(0, "tests/cli")
+import numpy as np
+from safetensors_tool import read
+def tensors(path):
+    files = glob.glob(os.path.join(path, "*.safetensors")) if os.path.isdir(path) else [path]
+    found = {}
+    for f in files:
+        for name, dtype, shape, raw in read(f)[0]:
+            kind = {"F64": "<f8", "F32": "<f4"}.get(dtype)
+            values = (np.frombuffer(raw, kind).astype(np.float64) if kind else
+                      (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64))
+            found[name.replace("transformer.", "")] = values.reshape(shape)
+    return found
+a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+pairs = [("model.embed_tokens.weight", "model.embed_tokens.weight"), ("wte.weight", "model.embed_tokens.weight"),
+         ("wpe.weight", "model.embed_positions.weight")]
+same = [np.array_equal(a[x], b[y]) for x, y in pairs if x in a]
+sys.exit(0 if same and all(same) and len(b) == len([n for n in b if n.startswith("model.")]) else 1)
+PY
+}
+check "Qwen3 (BF16, sharded): the export holds its table, and reads back to its document bit for bit" \
+    table_round_trip qwen3 "$Q" "$qwen3"
+check "GPT-2: the export holds wte and wpe, and reads back to its document bit for bit" \
+    table_round_trip gpt2 "$G" "$gpt2"
+
 refused() { # message -- args...
     local message=$1
     shift 2
