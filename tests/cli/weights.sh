@@ -5,7 +5,7 @@
 # its reason and a warning for a checkpoint's weights; a checkpoint changed by an independent writer
 # (tests/cli/safetensors_tool.py) changes it, a resharded one does not; F32 and BF16 exports
 # hold python's own rounding of the F64 values and give the document of those values, bit for
-# bit; a trained checkpoint's gains and biases are read and re-exported bit for bit; shapes that
+# bit, for every architecture preset too (numpy's rounding); a trained checkpoint's gains and biases are read and re-exported bit for bit; shapes that
 # do not fit, NaN weights, the export's atomic writes and the options' misuse
 # are each said.
 set -u
@@ -74,6 +74,64 @@ for preset in gpt2-small-small llama3-8b-small mistral-7b-small qwen3-8b-small o
     gemma3-4b-small gpt-oss-20b-small; do
     check "round trip, bit for bit: presets/$preset.preset" round_trip "--preset presets/$preset.preset -T 32 -L 2"
 done
+# Every architecture preset at F32 and BF16: the checkpoint written at the narrow dtype gives,
+# bit for bit, the document of numpy's rounding of the F64 checkpoint's values (once, from the
+# double, ties to even) written back as F64, and not the document of the unrounded values.
+# The full-width presets (one layer each, 1-2 GB files) run with ATTNSCOPE_SLOW_PRESETS=1.
+narrow_presets=(gpt2-small-small llama3-8b-small mistral-7b-small qwen3-8b-small olmo2-7b-small
+    gemma3-4b-small gpt-oss-20b-small)
+if [ -n "${ATTNSCOPE_SLOW_PRESETS:-}" ]; then
+    narrow_presets+=(gpt2-small llama3-8b mistral-7b qwen3-8b olmo2-7b gemma3-4b gpt-oss-20b)
+fi
+round_numpy() { # F64.safetensors out.safetensors F32|BF16
+    /usr/bin/python3 - "$@" <<'PYEOF'
+import sys
+sys.path.insert(0, "tests/cli")
+import numpy as np
+from safetensors_tool import read, write
+def rounded(x, dtype):
+    if dtype == "F32":
+        return x.astype(np.float32).astype(np.float64)
+    m, e = np.frexp(x)  # BF16: 8 significant bits, from the double once
+    unit = np.maximum(e - 8, -133)
+    r = np.ldexp(np.round(np.ldexp(x, -unit)), unit)  # np.round: ties to even
+    return np.where(np.abs(r) < 2.0**128, r, np.copysign(np.inf, x))
+tensors, meta = read(sys.argv[1])
+write(sys.argv[2], [(n, d, s, rounded(np.frombuffer(r, "<f8"), sys.argv[3]).astype("<f8").tobytes())
+                    for n, d, s, r in tensors], meta)
+PYEOF
+}
+narrow_round_trip() { # preset dtype
+    local layers=1 dir=$tmp/narrow-$1
+    [ "${1%-small}" != "$1" ] && layers=2
+    local settings="--preset presets/$1.preset -T 32 -L $layers"
+    # shellcheck disable=SC2086
+    [ -d "$dir" ] || { mkdir "$dir" && "$BIN" $settings --export-weights "$dir/f64" >/dev/null 2>&1 &&
+        "$BIN" --batch $settings --weights "$dir/f64" >"$dir/f64.json" 2>/dev/null; } || return 1
+    rm -rf "$dir/$2"
+    # shellcheck disable=SC2086
+    "$BIN" $settings --export-weights "$dir/$2" --export-dtype "${2,,}" >/dev/null 2>&1 &&
+        round_numpy "$dir/f64/model.safetensors" "$dir/rounded-$2.safetensors" "$2" &&
+        "$BIN" --batch $settings --weights "$dir/$2" >"$dir/$2.json" 2>/dev/null &&
+        "$BIN" --batch $settings --weights "$dir/rounded-$2.safetensors" >"$dir/rounded-$2.json" 2>/dev/null &&
+        [ -s "$dir/$2.json" ] && cmp -s "$dir/$2.json" "$dir/rounded-$2.json" &&
+        ! cmp -s "$dir/$2.json" "$dir/f64.json"
+    local status=$?
+    rm -rf "$dir/$2" "$dir/rounded-$2.safetensors"
+    return $status
+}
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    for preset in "${narrow_presets[@]}"; do
+        [ -f "presets/$preset.preset" ] || { not_ok "presets/$preset.preset is missing"; continue; }
+        for dtype in F32 BF16; do
+            check "presets/$preset.preset at $dtype: the document of its rounded values, bit for bit" \
+                narrow_round_trip "$preset" $dtype
+        done
+        rm -rf "$tmp/narrow-$preset"
+    done
+else
+    skip "the presets at F32 and BF16" "Debian's python3-numpy is not installed"
+fi
 # The sinks are the checkpoint's own (self_attn.sinks, gpt-oss's name): one changed by an
 # independent writer changes the document.
 sinks_read() {
