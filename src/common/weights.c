@@ -617,6 +617,11 @@ void Checkpoint_table_rows(const Checkpoint *k, bool positions, uint64_t first, 
         Safetensors_release(k->tensors, t);
 }
 
+int Checkpoint_context(const Checkpoint *k)
+{
+    return k->context;
+}
+
 const WeightSource *Checkpoint_source(const Checkpoint *k)
 {
     return &k->source;

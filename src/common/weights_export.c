@@ -236,9 +236,10 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *read, Safeten
     return status;
 }
 
-/* config.json: Hugging Face's names for what they describe, then every attnscope setting,
-   with which the weights were drawn. */
-static void config_json(const Config *c, SafetensorsDtype dtype, Text *t)
+/* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
+   table rows where it has them, so that the export reads back as it did), then every
+   attnscope setting, with which the weights were drawn. */
+static void config_json(const Config *c, const Checkpoint *read, SafetensorsDtype dtype, Text *t)
 {
     static const char *const ACTIVATIONS[] = {[MLP_RELU] = "relu",
                                               [MLP_GELU] = "gelu",
@@ -252,7 +253,10 @@ static void config_json(const Config *c, SafetensorsDtype dtype, Text *t)
                 "{\n  \"hidden_size\": %d,\n  \"num_attention_heads\": %d,\n"
                 "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
                 "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
-                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, c->tokens);
+                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth,
+                read && Checkpoint_context(read) ? Checkpoint_context(read) : c->tokens);
+    if (read && Checkpoint_table(read, false))
+        Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(read));
     if (c->mlp != MLP_NONE)
         Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
                     Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
@@ -328,7 +332,7 @@ long long Weights_export(const Config *c, const Checkpoint *read, const char *di
     int status = write_model(f, c, read, dtype, err, size);
     long long bytes = status == 0 ? (long long)ftello(f) : -1;
     Text text = {0};
-    config_json(c, dtype, &text);
+    config_json(c, read, dtype, &text);
     if (fwrite(text.data, 1, text.length, g) != text.length || text.failed)
         status = status ? status : -1;
     Text_free(&text);

@@ -90,6 +90,10 @@ const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions);
 void Checkpoint_table_rows(const Checkpoint *k, bool positions, uint64_t first, uint64_t count,
                            double *out);
 
+/* The positions the checkpoint's model takes (its learned positions' rows, its config.json's
+   max_position_embeddings or n_positions, the least of those), 0 where nothing says. */
+int Checkpoint_context(const Checkpoint *k);
+
 /* "[a, b]" into buf. */
 const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_t size);
 

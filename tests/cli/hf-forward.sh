@@ -58,12 +58,14 @@ check "GPT-2: wte's rows and wpe's learned positions" gpt2_positions
 
 # --weights A --export-weights B writes A's table (and GPT-2's wpe) back: --weights B gives A's
 # document bit for bit, but for the table's names in input_source (the export writes Llama's:
-# model.embed_tokens, and attnscope's model.embed_positions for wpe), and holds A's rows.
+# model.embed_tokens, and attnscope's model.embed_positions for wpe), holds A's rows, and takes
+# A's context (32 positions, not the 12 the export ran at).
 table_round_trip() { # name settings checkpoint
     local out=$tmp/rt-$1 settings=$2 checkpoint=$3
     # shellcheck disable=SC2086
     "$BIN" --batch -T 12 $settings --weights "$checkpoint" --export-weights "$out" >"$out.a.json" 2>/dev/null &&
         "$BIN" --batch -T 12 $settings --weights "$out" >"$out.b.json" 2>/dev/null && [ -s "$out.b.json" ] &&
+        "$BIN" --batch -T 32 $settings --weights "$out" >/dev/null 2>&1 &&
         sed 's/ in wte\.weight + wpe\.weight"/ in model.embed_tokens.weight + model.embed_positions.weight"/' \
             "$out.a.json" | cmp -s - "$out.b.json" &&
         /usr/bin/python3 - "$checkpoint" "$out/model.safetensors" <<'PY'
