@@ -108,7 +108,7 @@ narrow_round_trip() { # preset dtype
     # shellcheck disable=SC2086
     [ -d "$dir" ] || { mkdir "$dir" && "$BIN" $settings --export-weights "$dir/f64" >/dev/null 2>&1 &&
         "$BIN" --batch $settings --weights "$dir/f64" >"$dir/f64.json" 2>/dev/null; } || return 1
-    rm -rf "$dir/$2"
+    rm -rf "${dir:?}/$2"
     # shellcheck disable=SC2086
     "$BIN" $settings --export-weights "$dir/$2" --export-dtype "${2,,}" >/dev/null 2>&1 &&
         round_numpy "$dir/f64/model.safetensors" "$dir/rounded-$2.safetensors" "$2" &&
@@ -117,7 +117,7 @@ narrow_round_trip() { # preset dtype
         [ -s "$dir/$2.json" ] && cmp -s "$dir/$2.json" "$dir/rounded-$2.json" &&
         ! cmp -s "$dir/$2.json" "$dir/f64.json"
     local status=$?
-    rm -rf "$dir/$2" "$dir/rounded-$2.safetensors"
+    rm -rf "${dir:?}/$2" "$dir/rounded-$2.safetensors"
     return $status
 }
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
