@@ -9,22 +9,18 @@
 
 #include <stdio.h>
 
-typedef struct {
-    int row, col, rows, cols;
-} Rect;
-
 /* The eigenvalue panel on the left, about square in dots; histogram over stable rank on
    the right. */
-static void layout(int cols, int rows, Rect *eigen, Rect *histogram, Rect *stable)
+static void layout(int cols, int rows, ViewRect *eigen, ViewRect *histogram, ViewRect *stable)
 {
     /* Plot rows ≈ panel rows − title, axis, tick labels and two legend rows; a square of
        them is twice as many columns, plus the tick labels. */
     int wanted = 7 + 2 * (rows - 5);
     int left = wanted < cols * 2 / 5 ? cols * 2 / 5 : wanted > cols / 2 ? cols / 2 : wanted;
     int right = cols - left - 1;
-    *eigen = (Rect){0, 0, rows, left};
-    *histogram = (Rect){0, left + 1, rows / 2, right};
-    *stable = (Rect){rows / 2, left + 1, rows - rows / 2, right};
+    *eigen = (ViewRect){0, 0, rows, left};
+    *histogram = (ViewRect){0, left + 1, rows / 2, right};
+    *stable = (ViewRect){rows / 2, left + 1, rows - rows / 2, right};
 }
 
 static void centred(Screen *s, int row, const char *utf8, bool bold)
@@ -143,14 +139,14 @@ static void caption_box(Screen *s, const char *caption, int top, int box_rows, i
 }
 
 /* Two columns, each an eigenvalue panel over a stable-rank panel. */
-static void compare_layout(int cols, int rows, Rect r[4])
+static void compare_layout(int cols, int rows, ViewRect r[4])
 {
     /* The stable-rank panels need their legends: on a small terminal, half the rows. */
     int left = (cols - 1) / 2, right = cols - left - 1, top = rows < 30 ? rows / 2 : rows * 3 / 5;
-    r[0] = (Rect){0, 0, top, left};
-    r[1] = (Rect){top, 0, rows - top, left};
-    r[2] = (Rect){0, left + 1, top, right};
-    r[3] = (Rect){top, left + 1, rows - top, right};
+    r[0] = (ViewRect){0, 0, top, left};
+    r[1] = (ViewRect){top, 0, rows - top, left};
+    r[2] = (ViewRect){0, left + 1, top, right};
+    r[3] = (ViewRect){top, left + 1, rows - top, right};
 }
 
 /* Which of the frame's panels are drawn: every one, or the zoomed one alone, or in
@@ -215,13 +211,13 @@ unsigned View_subjects(const Display *d)
    at the whole height less hint_rows (the line that says so) when the lower is hidden.
    Returns the count. */
 static int panels_place(const Display *d, int cols, int panel_rows, bool lower_hidden,
-                        int hint_rows, Rect r[VIEW_PANELS_MAX])
+                        int hint_rows, ViewRect r[VIEW_PANELS_MAX])
 {
     int count = Display_panel_count(d);
     if (d->compare)
         compare_layout(cols, panel_rows, r);
     else if (count == 1)
-        r[0] = (Rect){0, 0, panel_rows, cols};
+        r[0] = (ViewRect){0, 0, panel_rows, cols};
     else
         layout(cols, panel_rows, &r[0], &r[1], &r[2]);
     /* The conditioning's κ panels need six plot rows under their title and legend; its
@@ -234,12 +230,12 @@ static int panels_place(const Display *d, int cols, int panel_rows, bool lower_h
     }
     if (d->zoom >= 1 && d->zoom <= count) {
         for (int i = 0; i < count; i++)
-            r[i] = (Rect){0, 0, panel_rows, cols};
+            r[i] = (ViewRect){0, 0, panel_rows, cols};
     } else if (lower_hidden && count > 1) {
         r[0].rows = panel_rows - hint_rows;
         r[d->compare ? 2 : 1].rows = panel_rows - hint_rows;
         if (!d->compare)
-            r[2] = (Rect){0, r[1].col, panel_rows - hint_rows, r[1].cols};
+            r[2] = (ViewRect){0, r[1].col, panel_rows - hint_rows, r[1].cols};
     }
     return count;
 }
@@ -250,7 +246,7 @@ static bool present_lower_hidden(const Display *d, int cols, int panel_rows)
 {
     if (!d->present)
         return false;
-    Rect r[VIEW_PANELS_MAX];
+    ViewRect r[VIEW_PANELS_MAX];
     bool shown[VIEW_PANELS_MAX];
     int count = panels_place(d, cols, panel_rows, false, 0, r);
     panels_shown(d, false, shown);
@@ -271,7 +267,7 @@ static void hidden_text(const bool shown[VIEW_PANELS_MAX], int count, char *out,
 }
 
 /* Draws the panels into their places, recording them for the mouse. */
-static void panels_draw(Screen *s, const View *v, int count, const Rect r[VIEW_PANELS_MAX],
+static void panels_draw(Screen *s, const View *v, int count, const ViewRect r[VIEW_PANELS_MAX],
                         const bool shown[VIEW_PANELS_MAX])
 {
     Canvas *canvas[VIEW_PANELS_MAX] = {NULL, NULL, NULL, NULL};
@@ -292,7 +288,7 @@ static void panels_draw(Screen *s, const View *v, int count, const Rect r[VIEW_P
             Screen_canvas(s, canvas[i], r[i].row, r[i].col);
             if (v->drawn) {
                 ViewPanels *d = v->drawn;
-                d->rect[d->count] = (ViewRect){r[i].row, r[i].col, r[i].rows, r[i].cols};
+                d->rect[d->count] = r[i];
                 d->number[d->count] = i + 1;
                 bool conditioning = v->display.panel == PANEL_CONDITIONING;
                 d->stable_rank[d->count] = v->display.compare
@@ -346,7 +342,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     char hidden[160], buf[320];
     hidden_text(shown, Display_panel_count(&v->display), hidden, sizeof hidden);
     int hint_rows = lower_hidden && !caption ? 1 : 0;
-    Rect r[VIEW_PANELS_MAX];
+    ViewRect r[VIEW_PANELS_MAX];
     int count = panels_place(&v->display, cols, panel_rows, lower_hidden, hint_rows, r);
     panels_draw(s, v, count, r, shown);
     if (hint_rows)
