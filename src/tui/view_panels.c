@@ -63,6 +63,14 @@ void View_layers_axis(double *x, int depth)
         x[l] = l;
 }
 
+/* The labels of a panel's two curves: the network's and its counterpart's, each with its gap. */
+static void curve_labels(const Snapshot *s, char *network, char *counterpart, size_t size)
+{
+    snprintf(network, size, "network (gap %s)", GAP_NAMES.names[s->result->config.gap]);
+    snprintf(counterpart, size, "counterpart (gap %s)",
+             GAP_NAMES.names[s->result->counterpart_gap]);
+}
+
 static void gradient_panel(const Snapshot *s, Canvas *c)
 {
     const char *title = "gradient norm ‖∂X_L/∂W^V_ℓ‖_F², attention frozen, log axis";
@@ -70,9 +78,7 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
     double x[LAYERS_MAX];
     View_layers_axis(x, s->result->config.depth);
     char network[64], counterpart[64];
-    snprintf(network, sizeof network, "network (gap %s)", GAP_NAMES.names[k->gap]);
-    snprintf(counterpart, sizeof counterpart, "counterpart (gap %s)",
-             GAP_NAMES.names[s->result->counterpart_gap]);
+    curve_labels(s, network, counterpart, sizeof network);
     const char *empty = "computing… (the gradients need the full depth)";
     if (s->done)
         empty = Model_gradients_unavailable(k) ? Model_gradients_unavailable(k)
@@ -98,13 +104,10 @@ static void gradient_panel(const Snapshot *s, Canvas *c)
 
 static void similarity_panel(const Snapshot *s, Canvas *c)
 {
-    const Config *k = &s->result->config;
     double x[LAYERS_MAX];
     View_layers_axis(x, s->result->config.depth);
     char network[64], counterpart[64];
-    snprintf(network, sizeof network, "network (gap %s)", GAP_NAMES.names[k->gap]);
-    snprintf(counterpart, sizeof counterpart, "counterpart (gap %s)",
-             GAP_NAMES.names[s->result->counterpart_gap]);
+    curve_labels(s, network, counterpart, sizeof network);
     SeriesPlot p = {
         .title = "token similarity μ(Xℓ)/μ(X0) against depth, log axis",
         .count = 2,
