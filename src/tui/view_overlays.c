@@ -119,22 +119,9 @@ static int warning_lines(const Screen *s, const Warnings *w, int first, int widt
         const char *p = View_spelled(s, text, buf, sizeof buf);
         while (*p && n < WARNING_LINES_MAX) {
             /* The longest run of whole words that fits (one long word is cut). */
-            size_t length = strlen(p), cut = length;
-            char trial[sizeof lines[0]];
-            if (Ascii_columns(p) > width) {
-                cut = 0;
-                for (size_t k = 1; k < length && k < sizeof trial; k++) {
-                    if (p[k] != ' ')
-                        continue;
-                    memcpy(trial, p, k);
-                    trial[k] = '\0';
-                    if (Ascii_columns(trial) > width)
-                        break;
-                    cut = k;
-                }
-                if (cut == 0)
-                    cut = length < sizeof trial - 1 ? length : sizeof trial - 1;
-            }
+            size_t length = strlen(p), cut = Ascii_words_fit(p, width);
+            if (cut == 0)
+                cut = length < sizeof lines[0] - 1 ? length : sizeof lines[0] - 1;
             snprintf(lines[n], sizeof lines[n], "%s%.*s", p == text || p == buf ? "" : "   ",
                      (int)cut, p);
             Ascii_cut(lines[n++], width, NULL);
