@@ -99,6 +99,47 @@ static void test_transliteration(void **state)
     assert_int_equal(cp, 0xFFFD);
 }
 
+/* The longest run of whole words within a width, against the plain reading of its contract:
+   every prefix that ends before a space or at the end, its columns counted on a copy. */
+static size_t words_fit_reference(const char *s, int width)
+{
+    char prefix[128];
+    size_t fit = 0, length = strlen(s);
+    for (size_t k = 1; k <= length; k++) {
+        if (s[k] != ' ' && s[k] != '\0')
+            continue;
+        memcpy(prefix, s, k);
+        prefix[k] = '\0';
+        if (Ascii_columns(prefix) <= width)
+            fit = k;
+    }
+    return fit;
+}
+
+static void test_words_fit_counts_columns_up_to_a_space(void **state)
+{
+    (void)state;
+    /* Columns, not bytes: σ is one column of two bytes. */
+    assert_int_equal(Ascii_words_fit("σ_qk is one", 7), strlen("σ_qk is"));
+    assert_int_equal(Ascii_words_fit("σ_qk is one", 6), strlen("σ_qk"));
+    assert_int_equal(Ascii_words_fit("σ_qk is one", 3), 0); /* the first word alone is wider */
+    assert_int_equal(Ascii_words_fit("σ_qk is one", 11), strlen("σ_qk is one"));
+    assert_int_equal(Ascii_words_fit("", 5), 0);
+    const char *texts[] = {"σ_qk is one",
+                           "a  b   c",
+                           " lead",
+                           "trail  ",
+                           "κ(K) ≥ 1e4 at ℓ=3 (!)",
+                           "one-long-word",
+                           "x",
+                           "\xe2 broken \xff bytes",
+                           "λ λ λ λ λ λ"};
+    for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+        for (int width = 0; width <= 24; width++)
+            assert_int_equal(Ascii_words_fit(texts[t], width),
+                             words_fit_reference(texts[t], width));
+}
+
 /* Room for a label: no glyph under it, and without Unicode no dots either (a cell of dots
    is a character there); off the canvas there is none. */
 static void test_room_for_text(void **state)
@@ -298,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_braille_bits),
         cmocka_unit_test(test_ascii_fallback),
         cmocka_unit_test(test_transliteration),
+        cmocka_unit_test(test_words_fit_counts_columns_up_to_a_space),
         cmocka_unit_test(test_lines),
         cmocka_unit_test(test_room_for_text),
         cmocka_unit_test(test_circles),

@@ -164,6 +164,23 @@ int Ascii_columns(const char *s)
     return columns;
 }
 
+size_t Ascii_words_fit(const char *s, int width)
+{
+    size_t fit = 0, at = 0;
+    int columns = 0;
+    uint32_t cp;
+    /* A word ends where a space or the end follows; the columns count what comes before. */
+    while (columns <= width) {
+        if (at > 0 && (s[at] == ' ' || s[at] == '\0'))
+            fit = at;
+        if (s[at] == '\0')
+            break;
+        at += (size_t)Ascii_decode(s + at, &cp);
+        columns++;
+    }
+    return fit;
+}
+
 char *Ascii_cut(char *s, int width, const char *ellipsis)
 {
     if (Ascii_columns(s) <= width)

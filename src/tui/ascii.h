@@ -23,6 +23,10 @@ int Ascii_encode(uint32_t cp, char *out);
    wide) in the UTF-8 string s. */
 int Ascii_columns(const char *s);
 
+/* The bytes of the longest run of whole words at the start of s (ending before a space or at
+   the end of s) that takes at most width columns; 0 where the first word alone is wider. */
+size_t Ascii_words_fit(const char *s, int width);
+
 /* Cuts s in place to at most width columns (whole characters), ending in ellipsis when it
    was cut (NULL: a plain cut).  Returns s. */
 char *Ascii_cut(char *s, int width, const char *ellipsis);

@@ -263,17 +263,7 @@ static void fit(char *s, int width, bool unicode)
    wider) into line, leaving the rest in text.  Returns 1 (the line taken). */
 static int words_line(char *text, int width, char *line)
 {
-    size_t cut = 0, length = strlen(text);
-    char trial[MESSAGE_SIZE];
-    for (size_t k = 1; k <= length; k++) {
-        if (text[k] != ' ' && text[k] != '\0')
-            continue;
-        memcpy(trial, text, k);
-        trial[k] = '\0';
-        if (Ascii_columns(trial) > width)
-            break;
-        cut = k;
-    }
+    size_t cut = Ascii_words_fit(text, width);
     if (cut == 0) { /* one word wider than the line */
         snprintf(line, STATUS_LINE_SIZE, "%s", text);
         Ascii_cut(line, width, NULL);

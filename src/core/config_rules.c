@@ -1,0 +1,188 @@
+/* The relations between settings that single options cannot check (Config_validate), and what
+ * follows from a configuration: σ, the head width, the MLP's width, the key/value heads, the
+ * sinks, which attention kinds are row-stochastic. */
+#include "config_internal.h"
+
+#include "attnscope/init.h"
+#include "attnscope/qk.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Whether c draws m as the factor of a product's SVD (per head for W^K, per layer for W^V),
+   which one block shared by several heads cannot be. */
+static bool drawn_as_factor(const Config *c, Matrix m)
+{
+    return isnan(Init_matrix(c, m).std);
+}
+
+/* The shape's relations: the orthonormal input's T <= d, the shown layer within the depth, the
+   heads and key/value heads dividing what they share. */
+static int validate_shape(const Config *c, char *err, size_t size)
+{
+    if (c->tokens > c->width && c->input == INPUT_ORTHONORMAL) {
+        snprintf(err, size,
+                 "-T/--tokens %d exceeds -d/--width %d: the orthonormal input needs T <= d "
+                 "(raise --width to at least %d, or choose --input embedding)",
+                 c->tokens, c->width, c->tokens);
+        return -1;
+    }
+    if (c->layer < 1 || c->layer > c->depth) {
+        snprintf(err, size, "-l/--layer %d: accepted 1..%d (the depth)", c->layer, c->depth);
+        return -1;
+    }
+    if (c->width % c->heads != 0) {
+        snprintf(err, size,
+                 "--heads %d: accepted a divisor of -d/--width %d (each head has width d/H)",
+                 c->heads, c->width);
+        return -1;
+    }
+    if (c->kv_heads > 0 && c->heads % c->kv_heads != 0) {
+        snprintf(err, size,
+                 "--kv-heads %d: accepted a divisor of --heads %d (each key/value head serves H/G "
+                 "query heads), or 0 for one per head",
+                 c->kv_heads, c->heads);
+        return -1;
+    }
+    return 0;
+}
+
+/* The draws' relations: shared key/value heads drawn on their own, the W^O each scheme allows,
+   an identity MLP only where its matrices are square. */
+static int validate_draws(const Config *c, char *err, size_t size)
+{
+    if (Config_kv_heads(c) < c->heads &&
+        (drawn_as_factor(c, MATRIX_KEY) || drawn_as_factor(c, MATRIX_VALUE))) {
+        snprintf(err, size,
+                 "--kv-heads %d: accepted only with W^K and W^V drawn on their own (--init %s "
+                 "draws each head's W^K or W^V as a factor of its own product, which a shared "
+                 "one is not); use --kv-heads 0",
+                 c->kv_heads, INIT_NAMES.names[c->init]);
+        return -1;
+    }
+    if (c->init == INIT_CUTTING_SKIP && c->output == OUTPUT_GAUSSIAN) {
+        snprintf(err, size,
+                 "--wo gaussian: accepted identity or orthogonal with --init cutting-skip (its "
+                 "W^O is c times a Haar-orthogonal matrix)");
+        return -1;
+    }
+    if (c->init == INIT_MIMETIC && c->output == OUTPUT_ORTHOGONAL) {
+        snprintf(err, size,
+                 "--wo orthogonal: accepted identity or gaussian with --init mimetic (its W^O is "
+                 "the factor sqrt(S) V^T of alpha2 Z2 - beta2 I, not orthogonal)");
+        return -1;
+    }
+    if (c->output == OUTPUT_ORTHOGONAL && c->init_output != MATRIX_INIT_SCHEME &&
+        c->init_output != MATRIX_INIT_ORTHOGONAL && c->init_output != MATRIX_INIT_IDENTITY) {
+        snprintf(err, size,
+                 "--init-output %s: accepted scheme, orthogonal or identity with --wo orthogonal "
+                 "(choose --wo gaussian for a W^O drawn otherwise)",
+                 MATRIX_INIT_NAMES.names[c->init_output]);
+        return -1;
+    }
+    if (c->mlp != MLP_NONE && c->init_mlp == MATRIX_INIT_IDENTITY &&
+        Config_mlp_hidden(c) != c->width) {
+        if (c->mlp_hidden == 0)
+            snprintf(err, size,
+                     "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are %d·d×d, "
+                     "and only a square matrix is the identity)",
+                     c->mlp_ratio);
+        else
+            snprintf(err, size,
+                     "--init-mlp identity: accepted with --mlp-hidden %d (= d) only (W1 and W2 are "
+                     "%d×d, and only a square matrix is the identity)",
+                     c->width, c->mlp_hidden);
+        return -1;
+    }
+    return 0;
+}
+
+/* The first relation that fails makes the message: the shape's, the draws', then what the screen
+   shows (the head, the window). */
+int Config_validate(const Config *c, char *err, size_t size)
+{
+    if (validate_shape(c, err, size) || validate_draws(c, err, size))
+        return -1;
+    if (c->head < 1 || c->head > c->heads) {
+        snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);
+        return -1;
+    }
+    if (window_in_use(c) && c->window >= c->tokens) {
+        snprintf(err, size,
+                 "-w/--window %d: accepted 1..%d (below T = %d; a wider window is the %s mask)",
+                 c->window, c->tokens - 1, c->tokens, c->mask == MASK_WINDOW ? "full" : "causal");
+        return -1;
+    }
+    return 0;
+}
+
+double Config_sigma(const Config *c)
+{
+    if (Qk_normalised(c)) /* the logits' spread is √d_h·cos θ's, not σ_qk's */
+        return NAN;
+    /* Embedding rows are not orthonormal: the logits of a row share its norm and the rows'
+       overlaps, so they are not the i.i.d. law σ describes. */
+    if (c->input == INPUT_EMBEDDING && !Attention_is_input_independent(c->attention))
+        return NAN;
+    /* Markov attention draws its matrix from σ_qk whatever the scheme draws W^Q, W^K from. */
+    double sigma_qk = c->attention == ATTENTION_MARKOV ? c->sigma_qk : Init_effective_sigma_qk(c);
+    double s2 = sigma_qk * sigma_qk, variance = s2 * s2;
+    /* Input rows of norm √d: every first-layer logit is d times larger. */
+    if (c->input_norm == INPUT_NORM_SQRT_D && logit_scale_in_use(c))
+        variance *= (double)c->width * c->width;
+    /* Orthonormal tokens give logits of variance σ_qk⁴·d_h·scale²: σ_qk⁴ at 1/√d_h. */
+    if (c->logit_scale == LOGIT_SCALE_LINEAR && logit_scale_in_use(c))
+        variance /= Config_head_width(c);
+    return sqrt(expm1(variance));
+}
+
+int Config_head_width(const Config *c)
+{
+    return c->heads > 0 ? c->width / c->heads : c->width;
+}
+
+int Config_mlp_hidden(const Config *c)
+{
+    return c->mlp_hidden > 0 ? c->mlp_hidden : c->mlp_ratio * c->width;
+}
+
+bool Config_mlp_gated(const Config *c)
+{
+    return c->mlp == MLP_SWIGLU || c->mlp == MLP_GEGLU;
+}
+
+int Config_kv_heads(const Config *c)
+{
+    return c->kv_heads > 0 ? c->kv_heads : c->heads;
+}
+
+int Config_kv_head_of(const Config *c, int h)
+{
+    return h / (c->heads / Config_kv_heads(c));
+}
+
+bool Config_has_sink(const Config *c)
+{
+    return c->attention == ATTENTION_SOFTMAX && c->sink != -INFINITY;
+}
+
+bool Config_rows_stochastic(const Config *c)
+{
+    return Attention_is_row_stochastic(c->attention) && !Config_has_sink(c);
+}
+
+int Attention_is_row_stochastic(Attention a)
+{
+    return a == ATTENTION_SOFTMAX || a == ATTENTION_MARKOV || a == ATTENTION_UNIFORM ||
+           a == ATTENTION_IDENTITY;
+}
+
+int Attention_is_input_independent(Attention a)
+{
+    return a == ATTENTION_MARKOV || a == ATTENTION_UNIFORM || a == ATTENTION_IDENTITY;
+}
+
+Gap Gap_toggled(Gap g)
+{
+    return g == GAP_OFF ? GAP_CENTER : GAP_OFF;
+}

@@ -1,0 +1,305 @@
+/* The boxes over a frame (help, warnings, the preset picker, the prompt of p or x) and the text
+ * they hold: spelled for the screen, cut to columns, word-wrapped. */
+#include "view_internal.h"
+
+#include "ascii.h"
+#include "keys.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *View_spelled(const Screen *s, const char *utf8, char *buf, size_t size)
+{
+    if (Screen_unicode(s))
+        return utf8;
+    return Ascii_transliterate(utf8, buf, size);
+}
+
+const char *View_spelled_cut(const Screen *s, const char *utf8, int width, char *buf, size_t size)
+{
+    if (Screen_unicode(s))
+        snprintf(buf, size, "%s", utf8);
+    else
+        Ascii_transliterate(utf8, buf, size);
+    return Ascii_cut(buf, width, NULL);
+}
+
+enum { HELP_LINES_MAX = 96 };
+
+/* The help's lines (spelled for the screen): one per key or, paired, one per setting's
+   raise and lower keys; returns the count and the widest line's columns in *width. */
+static int help_lines(const Screen *s, bool paired, char lines[][KEYS_HELP_SIZE * 2], int *width)
+{
+    char buf[KEYS_HELP_SIZE], ascii[KEYS_HELP_SIZE * 2];
+    int n = 0;
+    *width = 0;
+    for (int i = 0; i < Keys_count() && n < HELP_LINES_MAX; i++) {
+        if (paired)
+            i += Keys_help_compact(Keys_at(i), Keys_at(i + 1), buf, sizeof buf) - 1;
+        else
+            Keys_help_line(Keys_at(i), buf, sizeof buf);
+        snprintf(lines[n], sizeof lines[n], "%s", View_spelled(s, buf, ascii, sizeof ascii));
+        int w = Ascii_columns(lines[n++]);
+        *width = w > *width ? w : *width;
+    }
+    return n;
+}
+
+/* Columns of at most `width` for n lines in the screen's rows − 2 (3 columns apart): the
+   lines per column, and the columns each column gets. */
+static int help_columns(int n, int width, int rows, int cols, int *per_column, int *column_cols)
+{
+    *per_column = rows - 2;
+    int columns = (n + *per_column - 1) / *per_column;
+    if (columns < 2)
+        columns = 2, *per_column = (n + 1) / 2; /* two columns read better than one tall one */
+    else
+        *per_column = (n + columns - 1) / columns;
+    *column_cols = (cols - 4 - 3 * (columns - 1)) / columns;
+    if (*column_cols > width)
+        *column_cols = width;
+    return columns;
+}
+
+void View_help_overlay(Screen *s, int rows, int cols, int page)
+{
+    char lines[HELP_LINES_MAX][KEYS_HELP_SIZE * 2];
+    int width, per_column, column_cols;
+    int n = help_lines(s, false, lines, &width);
+    int columns = help_columns(n, width, rows, cols, &per_column, &column_cols);
+    if (column_cols < width) {
+        n = help_lines(s, true, lines, &width);
+        columns = help_columns(n, width, rows, cols, &per_column, &column_cols);
+    }
+    int first = 0, count = n, pages = 1;
+    if (column_cols < width && rows > 2) {
+        /* The pages share the lines evenly, each in two columns of equal height. */
+        columns = 2;
+        column_cols = (cols - 4 - 3) / 2;
+        pages = (n + 2 * (rows - 2) - 1) / (2 * (rows - 2));
+        int per_page = (n + pages - 1) / pages;
+        per_column = (per_page + 1) / 2;
+        page = (page % pages + pages) % pages;
+        first = page * per_page;
+        count = n - first < per_page ? n - first : per_page;
+    }
+    int box_cols = columns * column_cols + 3 * (columns - 1) + 4, box_rows = per_column + 2;
+    int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
+    Screen_box(s, top, left, box_rows, box_cols);
+    char title[64];
+    Screen_text(s, top, left + 2, View_spelled(s, " attnscope keys ", title, sizeof title),
+                INK_DEFAULT, true);
+    /* What closes it (and turns its pages), on the bottom border, as the ? line says. */
+    char closing[96];
+    if (pages > 1)
+        snprintf(closing, sizeof closing, " page %d of %d, Space turns; Esc, ? or q closes ",
+                 page + 1, pages);
+    else
+        snprintf(closing, sizeof closing, " Esc, ? or q closes this help ");
+    int closing_cols = Ascii_columns(closing);
+    if (closing_cols + 4 <= box_cols)
+        Screen_text(s, top + box_rows - 1, left + box_cols - closing_cols - 2, closing, INK_DEFAULT,
+                    false);
+    for (int i = 0; i < count; i++)
+        Screen_text(s, top + 1 + i % per_column, left + 2 + (i / per_column) * (column_cols + 3),
+                    Ascii_cut(lines[first + i], column_cols, NULL), INK_DEFAULT, false);
+}
+
+enum { WARNING_LINES_MAX = WARNINGS_MAX * 4 };
+
+/* The warning texts from the first-th word-wrapped to width columns, each starting with its
+   number; returns the lines. */
+static int warning_lines(const Screen *s, const Warnings *w, int first, int width,
+                         char lines[][WARNING_LENGTH + 16])
+{
+    int n = 0;
+    for (int i = first; i < w->count && n < WARNING_LINES_MAX; i++) {
+        char text[WARNING_LENGTH + 16], buf[2 * (WARNING_LENGTH + 16)];
+        snprintf(text, sizeof text, "%d. %s", i + 1, w->text[i]);
+        const char *p = View_spelled(s, text, buf, sizeof buf);
+        while (*p && n < WARNING_LINES_MAX) {
+            /* The longest run of whole words that fits (one long word is cut). */
+            size_t length = strlen(p), cut = Ascii_words_fit(p, width);
+            if (cut == 0)
+                cut = length < sizeof lines[0] - 1 ? length : sizeof lines[0] - 1;
+            snprintf(lines[n], sizeof lines[n], "%s%.*s", p == text || p == buf ? "" : "   ",
+                     (int)cut, p);
+            Ascii_cut(lines[n++], width, NULL);
+            p += cut;
+            while (*p == ' ')
+                p++;
+        }
+    }
+    return n;
+}
+
+void View_warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows, int cols)
+{
+    int box_cols = cols - 4 < 100 ? cols - 4 : 100, box_rows = rows - 2;
+    int top = 1, left = (cols - box_cols) / 2, visible = box_rows - 2;
+    static char lines[WARNING_LINES_MAX][WARNING_LENGTH + 16];
+    int n = 0;
+    if (shown)
+        n = warning_lines(s, &shown->result->warnings, first, box_cols - 4, lines);
+    Screen_box(s, top, left, box_rows, box_cols);
+    char title[128], buf[256];
+    snprintf(title, sizeof title, " warnings of the shown result (%d): ↑/↓ scroll, Esc closes ",
+             shown ? shown->result->warnings.count : 0);
+    Screen_text(s, top, left + 2, View_spelled_cut(s, title, box_cols - 4, buf, sizeof buf),
+                INK_DEFAULT, true);
+    if (n == 0)
+        Screen_text(s, top + 1, left + 2, "none: nothing to warn about", INK_DEFAULT, false);
+    for (int i = 0; i < n && i < visible; i++)
+        Screen_text(s, top + 1 + i, left + 2, lines[i], INK_DEFAULT, false);
+    if (visible < n || first > 0) {
+        snprintf(title, sizeof title, " %s%s%s ", first > 0 ? "more above: ↑" : "",
+                 first > 0 && visible < n ? ", " : "", visible < n ? "more below: ↓" : "");
+        Screen_text(s, top + box_rows - 1, left + 2, View_spelled(s, title, buf, sizeof buf),
+                    INK_DEFAULT, false);
+    }
+}
+
+/* A line of wrapped_header: drawn, or only counted. */
+static void header_line(Screen *s, bool draw, int row, int col, const char *line)
+{
+    if (draw)
+        Screen_text(s, row, col, line, INK_DEFAULT, false);
+}
+
+int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int rows, int width)
+{
+    char line[512] = "", word[256], out[512];
+    int used = 0, line_columns = 0;
+    const char *p = header;
+    while (*p && used < rows) {
+        size_t length = strcspn(p, "\n");
+        bool continued = p[0] == ' ', blank = length == 0;
+        if (!continued && line[0]) { /* a new sentence or paragraph: flush the line */
+            header_line(s, draw, row + used++, col, line);
+            line[0] = '\0';
+            line_columns = 0;
+        }
+        if (blank && used > 0 && used < rows)
+            used++; /* the paragraph break */
+        const char *q = p, *end = p + length;
+        while (q < end && used < rows) {
+            while (q < end && *q == ' ')
+                q++;
+            size_t w = strcspn(q, " \n");
+            if (w == 0)
+                break;
+            snprintf(word, sizeof word, "%.*s", (int)(w < sizeof word - 1 ? w : sizeof word - 1),
+                     q);
+            q += w;
+            /* A word wider than the rectangle (a path) goes on in pieces of its width. */
+            char spelled_word[512];
+            snprintf(spelled_word, sizeof spelled_word, "%s",
+                     View_spelled(s, word, out, sizeof out));
+            for (const char *rest = spelled_word; *rest && used < rows;) {
+                snprintf(out, sizeof out, "%s", rest);
+                Ascii_cut(out, width, NULL);
+                size_t bytes = strlen(out);
+                if (bytes == 0)
+                    break;
+                rest += bytes;
+                int columns = Ascii_columns(out);
+                if (line_columns > 0 && line_columns + 1 + columns > width) {
+                    header_line(s, draw, row + used++, col, line);
+                    line[0] = '\0';
+                    line_columns = 0;
+                    if (used >= rows)
+                        break;
+                }
+                /* Fits: the line holds at most width columns. */
+                size_t at = strlen(line), n = bytes;
+                if (line_columns && at + 1 < sizeof line)
+                    line[at++] = ' ';
+                if (at + n >= sizeof line)
+                    n = sizeof line - at - 1;
+                memcpy(line + at, out, n);
+                line[at + n] = '\0';
+                line_columns += (line_columns ? 1 : 0) + columns;
+            }
+        }
+        p = *end ? end + 1 : end;
+    }
+    if (line[0] && used < rows)
+        header_line(s, draw, row + used++, col, line);
+    return used;
+}
+
+static int wrapped_header(Screen *s, const char *header, int row, int col, int rows, int width)
+{
+    return View_wrapped(s, true, header, row, col, rows, width);
+}
+
+void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols)
+{
+    int box_cols = cols - 4 < 120 ? cols - 4 : 120, box_rows = rows - 2;
+    int top = 1, left = (cols - box_cols) / 2;
+    Screen_box(s, top, left, box_rows, box_cols);
+    char buf[512], out[512];
+    snprintf(buf, sizeof buf, " presets (%d): ↑/↓ or j/k choose, Enter loads, Esc closes ",
+             p->count);
+    Screen_text(s, top, left + 2, View_spelled_cut(s, buf, box_cols - 4, out, sizeof out),
+                INK_DEFAULT, true);
+    int name_width = 0;
+    for (int i = 0; i < p->count; i++) {
+        int w = Ascii_columns(p->entry[i].name);
+        name_width = w > name_width ? w : name_width;
+    }
+    int list_cols = name_width + 12 < box_cols / 2 ? name_width + 12 : box_cols / 2;
+    int visible = box_rows - 2, first = p->selected - visible / 2;
+    if (first > p->count - visible)
+        first = p->count - visible;
+    if (first < 0)
+        first = 0;
+    for (int i = first; i < p->count && i - first < visible; i++) {
+        const PickerEntry *e = &p->entry[i];
+        bool selected = i == p->selected;
+        snprintf(buf, sizeof buf, "%c %-*s %s", selected ? '>' : ' ', name_width, e->name,
+                 Preset_source_name(e->source));
+        Screen_text(s, top + 1 + i - first, left + 2,
+                    View_spelled_cut(s, buf, list_cols - 1, out, sizeof out),
+                    selected ? INK_HIGHLIGHT : INK_DEFAULT, selected);
+    }
+    int text_col = left + 2 + list_cols + 1, text_cols = box_cols - list_cols - 5;
+    /* Why the selected preset was refused, in full, above its path. */
+    int note_rows = 0;
+    if (text_cols >= 20 && note && note[0]) {
+        note_rows = visible / 3;
+        wrapped_header(s, note, top + box_rows - 2 - note_rows, text_col, note_rows, text_cols);
+    }
+    if (text_cols >= 20 && p->count > 0) {
+        int used =
+            wrapped_header(s, p->header, top + 1, text_col, visible - 2 - note_rows, text_cols);
+        if (used == 0)
+            Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
+        Screen_text(s, top + box_rows - 2, text_col,
+                    View_spelled_cut(s, p->entry[p->selected].path, text_cols, out, sizeof out),
+                    INK_DEFAULT, false);
+    }
+}
+
+void View_prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows, int cols)
+{
+    int detail_rows = p->detail ? 2 : 0;
+    int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 8 + detail_rows;
+    int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
+    Screen_box(s, top, left, box_rows, box_cols);
+    char buf[PROMPT_SIZE + 64], out[PROMPT_SIZE + 64];
+    Screen_text(s, top, left + 2, p->title, INK_DEFAULT, true);
+    /* A long text shows its end, where the typing is. */
+    int room = box_cols - 5 - (int)strlen(p->label), length = (int)strlen(p->text);
+    const char *shown = length > room ? p->text + (length - room) : p->text;
+    snprintf(buf, sizeof buf, "%s%s_", p->label, shown);
+    Screen_text(s, top + 2, left + 2, View_spelled_cut(s, buf, box_cols - 4, out, sizeof out),
+                INK_DEFAULT, true);
+    if (p->detail)
+        wrapped_header(s, p->detail, top + 3, left + 2, detail_rows, box_cols - 4);
+    Screen_text(s, top + 3 + detail_rows, left + 2,
+                View_spelled_cut(s, p->hint, box_cols - 4, out, sizeof out), INK_DEFAULT, false);
+    /* What the last key was refused for, where the typing is. */
+    if (note && note[0])
+        wrapped_header(s, note, top + 4 + detail_rows, left + 2, 3, box_cols - 4);
+}

@@ -1,0 +1,310 @@
+/* What each panel of a frame shows (View_panels, view.h): a snapshot turned into the plots'
+ * data, drawn on the canvases the frame sized.  The conditioning view's panels are in
+ * view_conditioning.c. */
+#include "view_internal.h"
+
+#include "attnscope/entropy.h"
+#include "attnscope/layer.h"
+#include "plot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The eigenvalues, and the singular values unless histogram is NULL (the conditioning view
+   draws K's there). */
+static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
+                           Canvas *histogram)
+{
+    char wait[96];
+    if (!shown || shown->failed || !shown->result->spectra_ready) {
+        const char *why = "computing…";
+        if (shown && shown->failed)
+            why = "the computation failed (see the status line)";
+        else if (shown && shown->done)
+            why = "no spectra: the network overflowed or vanished at or before this layer";
+        else if (shown) {
+            snprintf(wait, sizeof wait, "waiting for layer %d (%d of %d done)",
+                     shown->result->config.layer, shown->result->layers_done,
+                     shown->result->config.depth);
+            why = wait;
+        }
+        Plot_message(eigen, "eigenvalues √T·λ", why);
+        if (histogram)
+            Plot_message(histogram, "singular values √T·s", why);
+        return;
+    }
+    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE];
+    EigenvaluePlot e;
+    HistogramPlot h;
+    Figure_spectra(shown->result, d->overlays, t1, t2, &e, &h);
+    Plot_eigenvalues(eigen, &e);
+    if (histogram)
+        Plot_histogram(histogram, &h);
+}
+
+static void stable_rank_panel(const Snapshot *shown, const Display *d, StableRankFirst first,
+                              Canvas *c)
+{
+    if (!shown || shown->failed) {
+        Plot_message(c, "stable rank sr(Σℓ) against depth, log axis",
+                     shown ? "the computation failed" : "computing…");
+        return;
+    }
+    StableRankText text;
+    StableRankPlot p;
+    Figure_stable_rank_plot(shown->result, d->overlays, first, &text, &p);
+    Plot_stable_rank(c, &p);
+}
+
+void View_layers_axis(double *x, int depth)
+{
+    for (int l = 0; l <= depth; l++)
+        x[l] = l;
+}
+
+/* The labels of a panel's two curves: the network's and its counterpart's, each with its gap. */
+static void curve_labels(const Snapshot *s, char *network, char *counterpart, size_t size)
+{
+    snprintf(network, size, "network (gap %s)", GAP_NAMES.names[s->result->config.gap]);
+    snprintf(counterpart, size, "counterpart (gap %s)",
+             GAP_NAMES.names[s->result->counterpart_gap]);
+}
+
+static void gradient_panel(const Snapshot *s, Canvas *c)
+{
+    const char *title = "gradient norm ‖∂X_L/∂W^V_ℓ‖_F², attention frozen, log axis";
+    const Config *k = &s->result->config;
+    double x[LAYERS_MAX];
+    View_layers_axis(x, s->result->config.depth);
+    char network[64], counterpart[64];
+    curve_labels(s, network, counterpart, sizeof network);
+    const char *empty = "computing… (the gradients need the full depth)";
+    if (s->done)
+        empty = Model_gradients_unavailable(k) ? Model_gradients_unavailable(k)
+                                               : "undefined here (see the warnings)";
+    /* Index 0 is unused: the curves start at ℓ = 1. */
+    SeriesPlot p = {
+        .title = title,
+        .count = 2,
+        .series = {{network, s->result->config.depth, x + 1,
+                    s->result->network.log10_gradient_norm + 1, INK_BULK, STROKE_SOLID, "●"},
+                   {counterpart, s->result->config.depth, x + 1,
+                    s->result->counterpart.log10_gradient_norm + 1, INK_GHOST, STROKE_DOTTED, "○"}},
+        .x_scale = SCALE_LINEAR,
+        .y_scale = SCALE_LOG10_GIVEN,
+        .notes = 1,
+        .note = {"at full depth L, attention frozen"},
+        .empty = empty,
+        .x_name = "layer ℓ",
+        .x_whole = true,
+    };
+    Plot_series(c, &p);
+}
+
+static void similarity_panel(const Snapshot *s, Canvas *c)
+{
+    double x[LAYERS_MAX];
+    View_layers_axis(x, s->result->config.depth);
+    char network[64], counterpart[64];
+    curve_labels(s, network, counterpart, sizeof network);
+    SeriesPlot p = {
+        .title = "token similarity μ(Xℓ)/μ(X0) against depth, log axis",
+        .count = 2,
+        .series = {{network, s->result->config.depth + 1, x, s->result->network.token_similarity,
+                    INK_BULK, STROKE_SOLID, "●"},
+                   {counterpart, s->result->config.depth + 1, x,
+                    s->result->counterpart.token_similarity, INK_GHOST, STROKE_DOTTED, "○"}},
+        .x_scale = SCALE_LINEAR,
+        .y_scale = SCALE_LOG,
+        .notes = 1,
+        .note = {"μ(X) = ‖X − mean token‖_F; gaps: round-off"},
+        .empty = "computing…",
+        .x_name = "layer ℓ",
+        .x_whole = true,
+    };
+    Plot_series(c, &p);
+}
+
+static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
+{
+    const Config *k = &s->result->config;
+    char title[160];
+    snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d, log–log",
+             k->layer);
+    if (!s->has_sweep || s->sweep.count == 0) {
+        Plot_message(c, title,
+                     s->done && Layer_weights_in_use()
+                         ? "no width sweep: the checkpoint's weights (--weights) fix d"
+                     : s->done ? "no sweep (see the status line)"
+                               : "computing the width sweep (T = 16 … T)…");
+        return;
+    }
+    const WidthSweep *w = &s->sweep;
+    double x[SWEEP_POINTS_MAX], rx[2], ry[2] = {NAN, NAN};
+    for (int i = 0; i < w->count; i++)
+        x[i] = w->tokens[i];
+    /* The theory slope as a reference line through the first gap-off point. */
+    bool reference = d->overlays && isfinite(w->theory_slope);
+    rx[0] = x[0];
+    rx[1] = x[w->count - 1];
+    for (int i = 0; reference && i < w->count; i++)
+        if (w->excess[i] > 0 && isfinite(w->excess[i])) {
+            ry[0] = w->excess[i] * pow(rx[0] / x[i], w->theory_slope);
+            ry[1] = w->excess[i] * pow(rx[1] / x[i], w->theory_slope);
+            break;
+        }
+    char slope[96], fit[128], ensemble[96];
+    snprintf(slope, sizeof slope, "theory slope 1−2ℓ = %g", w->theory_slope);
+    snprintf(fit, sizeof fit, "fitted slopes %.3g (gap off), %.3g (removed)", w->slope,
+             w->slope_gap);
+    snprintf(ensemble, sizeof ensemble, "mean of %d seed%s", k->seeds, k->seeds > 1 ? "s" : "");
+    SeriesPlot p = {
+        .title = title,
+        .count = reference ? 3 : 2,
+        .series = {{"gap off", w->count, x, w->excess, INK_BULK, STROKE_SOLID, "●"},
+                   {"gap removed", w->count, x, w->excess_gap, INK_GHOST, STROKE_DOTTED, "○"},
+                   {slope, 2, rx, ry, INK_THEORY, STROKE_DASHED, NULL}},
+        .x_scale = SCALE_LOG,
+        .y_scale = SCALE_LOG,
+        .notes = 2,
+        .note = {fit, ensemble},
+        .empty = "sr − 1 is round-off at every T",
+        .x_name = "T",
+    };
+    if (d->overlays && !isfinite(w->theory_slope))
+        p.note[p.notes++] = "no theory slope: markov, full mask, no skip, no LN only";
+    Plot_series(c, &p);
+}
+
+enum { ENTROPY_NOTES_ROWS = 16 };
+
+/* The entropy view's main panel: row entropies against depth, with the bounds and the
+   random-energy prediction when the overlays are on (Figure_entropy_plot). */
+static void entropy_panel(const Snapshot *s, const Display *d, Canvas *c)
+{
+    EntropyText text;
+    SeriesPlot p;
+    /* The notes need rows a 24-row terminal's panel does not have. */
+    Figure_entropy_plot(s->result, d->overlays, Canvas_rows(c) >= ENTROPY_NOTES_ROWS, &text, &p);
+    Plot_series(c, &p);
+}
+
+/* The entropy view's second panel: the histogram of the shown matrix's row entropies. */
+static void row_entropy_panel(const Snapshot *s, Canvas *c)
+{
+    const Config *k = &s->result->config;
+    char title[FIGURE_TITLE_SIZE];
+    double *sorted = malloc(sizeof(double) * (size_t)k->tokens);
+    HistogramPlot h;
+    if (!sorted) {
+        Plot_message(c, "row entropies", "out of memory");
+        return;
+    }
+    Figure_row_entropy_plot(s->result, title, sorted, &h);
+    if (h.count == 0)
+        Plot_message(c, title,
+                     Entropy_defined(k->attention) ? "computing…"
+                                                   : Entropy_undefined_reason(k->attention));
+    else
+        Plot_histogram(c, &h);
+    free(sorted);
+}
+
+static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
+{
+    if (d->panel == PANEL_STABLE_RANK || !shown || shown->failed) {
+        stable_rank_panel(shown, d, FIRST_NETWORK, c);
+        return;
+    }
+    if (d->panel == PANEL_WIDTH_SWEEP)
+        sweep_panel(shown, d, c);
+    else if (d->panel == PANEL_GRADIENT)
+        gradient_panel(shown, c);
+    else if (d->panel == PANEL_CONDITIONING)
+        View_conditioning_panel(shown, 0, false, c);
+    else if (d->panel == PANEL_ENTROPY)
+        entropy_panel(shown, d, c);
+    else
+        similarity_panel(shown, c);
+}
+
+/* The attention map alone (docs/model.md §2), drawn from the figure's description. */
+static void map_panel(const Snapshot *shown, Canvas *c)
+{
+    if (!shown || shown->failed) {
+        Plot_message(c, "attention map", shown ? "the computation failed" : "computing…");
+        return;
+    }
+    AttentionMapPlot p;
+    Figure_attention_map(shown->result, &p);
+    Plot_attention_map(c, &p);
+}
+
+/* One half of the compare view: the eigenvalues of the network without (or with) gap
+   removal over its stable-rank curve.  The main run's network is one of the two; the
+   worker's second run (same weights) gives the other's eigenvalues. */
+static void compare_half(const Snapshot *shown, const Display *d, bool removed, Canvas *eigen,
+                         Canvas *stable)
+{
+    const char *heading = removed ? "WITH gap removal" : "WITHOUT gap removal";
+    char title[192];
+    if (!shown || shown->failed || !shown->result->spectra_ready) {
+        snprintf(title, sizeof title, "%s: eigenvalues √T·λ", heading);
+        Plot_message(eigen, title,
+                     shown && shown->failed ? "the computation failed" : "computing…");
+        stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
+        return;
+    }
+    const Config *k = &shown->result->config;
+    bool main_is_this = (k->gap != GAP_OFF) == removed;
+    const Complex *values = main_is_this ? shown->result->eigenvalues : shown->compare_eigenvalues;
+    Gap gap = main_is_this ? shown->result->shown_gap : shown->compare_gap;
+    bool exact = main_is_this ? shown->result->eigenvalues_exact : shown->compare_exact;
+    snprintf(title, sizeof title, "%s (gap %s): eigenvalues √T·λ, ℓ=%d, T=%d", heading,
+             GAP_NAMES.names[gap], k->layer, k->tokens);
+    if (!main_is_this && !shown->has_compare) {
+        Plot_message(eigen, title, "computing the same weights with the gap toggled…");
+    } else {
+        EigenvaluePlot e;
+        Figure_eigenvalue_plot(k, values, gap, exact, d->overlays, title, &e);
+        Plot_eigenvalues(eigen, &e);
+    }
+    stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
+}
+
+void View_panels(const View *v, Canvas **canvas)
+{
+    const Snapshot *shown = v->status.shown;
+    if (v->display.panel == PANEL_CONDITIONING && v->display.compare) {
+        int left = shown ? View_conditioning_slot(shown, false) : 0;
+        View_conditioning_panel(shown, left, true, canvas[0]);
+        View_conditioning_histogram(shown, left, canvas[1]);
+        View_conditioning_panel(shown, 1 - left, true, canvas[2]);
+        View_conditioning_histogram(shown, 1 - left, canvas[3]);
+        return;
+    }
+    if (v->display.panel == PANEL_CONDITIONING && shown && !shown->failed) {
+        spectra_panels(shown, &v->display, canvas[0], NULL);
+        View_conditioning_histogram(shown, 0, canvas[1]);
+        main_panel(shown, &v->display, canvas[2]);
+        return;
+    }
+    if (v->display.panel == PANEL_ATTENTION_MAP && !v->display.compare) {
+        map_panel(shown, canvas[0]);
+        return;
+    }
+    if (v->display.panel == PANEL_ENTROPY && !v->display.compare && shown && !shown->failed) {
+        spectra_panels(shown, &v->display, canvas[0], NULL);
+        row_entropy_panel(shown, canvas[1]);
+        main_panel(shown, &v->display, canvas[2]);
+        return;
+    }
+    if (v->display.compare) {
+        compare_half(shown, &v->display, false, canvas[0], canvas[1]);
+        compare_half(shown, &v->display, true, canvas[2], canvas[3]);
+        return;
+    }
+    spectra_panels(shown, &v->display, canvas[0], canvas[1]);
+    main_panel(shown, &v->display, canvas[2]);
+}
