@@ -15,6 +15,8 @@ typedef enum {
     MEASURE_ROUTE_SINGULAR_VALUES, /* deep collapse: the singular values of X (dgesdd) */
     MEASURE_ROUTE_DEFLATED,        /* deep collapse above MEASURE_SVD_CHEAP: X without its top
                                       singular pair, and that rest's Gram matrix */
+    MEASURE_ROUTE_FLAT_TOP,        /* above MEASURE_SVD_CHEAP, where the certificate cannot
+                                      hold: λ1 by Lanczos within a Cholesky-proved interval */
     MEASURE_ROUTES
 } MeasureRoute;
 
@@ -111,6 +113,9 @@ typedef struct {
        Measure_centred_by_downdate or after the deflated route): a Gram matrix the plan did
        not declare. */
     bool centred_formed_unplanned;
+    /* out: the Cholesky factorisations of the flat-spectrum route (X's and the centred
+       measure's, 0 to 2), where the plan declares dsyevd. */
+    int flat_proofs;
 } MeasureSharing;
 
 /* Measure_tokens with what `share` asks.  The stable rank and every measure but the centred
