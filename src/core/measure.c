@@ -302,7 +302,8 @@ static double flat_top_rest(Linalg *la, int T, const double *gram, double *lancz
     double high;
     flat->proofs++;
     *status = cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high);
-    if (*status || !(flat_rest_error(T, norm2, theta, low, high) <= tolerance))
+    /* (fmax in flat_rest_error would drop an unproved, NaN γ: it is refused first.) */
+    if (*status || isnan(high) || !(flat_rest_error(T, norm2, theta, low, high) <= tolerance))
         return NAN;
     *top = theta;
     return rest;
