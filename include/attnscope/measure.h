@@ -77,7 +77,9 @@ size_t Measure_tokens_scratch_size(int T, int d);
 /* Measures exp(log_scale)·X.  Works on X/‖X‖_F, so nothing overflows; all NaN when X is 0 or
    not finite; log_similarity alone is NaN when μ(X) is below the resolution.
    The stable rank comes from the top eigenpair of the Gram matrix when a certificate
-   guarantees it, else from all its eigenvalues; where sr − 1 is below MEASURE_GRAM_FLOOR,
+   guarantees it, else (above MEASURE_SVD_CHEAP, T ≤ d) from its top eigenvalue within a
+   Cholesky-proved interval where that is as accurate as dsyevd guarantees, else from all its
+   eigenvalues; where sr − 1 is below MEASURE_GRAM_FLOOR,
    from X itself: above MEASURE_SVD_CHEAP by deflation (X with the top singular pair that
    Lanczos found projected out on both sides, and the Gram matrix of the rest, docs/model.md
    §2), else (and without Lanczos's vector) from the singular values of X.  The centred stable
