@@ -225,10 +225,11 @@ static double gram_trace(int T, const double *gram)
  * else NaN, and the caller takes all eigenvalues.  Lanczos's residual already out of reach
  * skips the factorisation. */
 typedef struct {
-    double *factor;  /* T×T scratch of the proof (the measure's unit: T ≤ d), or NULL */
+    double *factor;  /* T×T scratch of the proof (the measure's unit: T ≤ d) */
     const double *x; /* X and its ‖X‖_F, to form unit again where a deep route needs it */
     double norm;
-    int proofs; /* out: the Cholesky factorisations run (the plan declares dsyevd there) */
+    bool factored; /* out: factor (unit) was overwritten */
+    int *proofs;   /* incremented by each Cholesky factorisation (the plan declares dsyevd) */
 } FlatRoute;
 
 /* The shift the Cholesky proof tries above Lanczos's top Ritz value θ with residual ρ (n×n):
@@ -300,7 +301,8 @@ static double flat_top_rest(Linalg *la, int T, const double *gram, double *lancz
     if (!(low > 0 && rest > 0 && flat_rest_error(T, norm2, theta, low, shift) <= tolerance))
         return NAN;
     double high;
-    flat->proofs++;
+    flat->factored = true;
+    (*flat->proofs)++;
     *status = cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high);
     /* (fmax in flat_rest_error would drop an unproved, NaN γ: it is refused first.) */
     if (*status || isnan(high) || !(flat_rest_error(T, norm2, theta, low, high) <= tolerance))
@@ -499,7 +501,7 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
     }
     /* The flat route's proof took unit (T ≤ d), which the routes from X itself read: X/‖X‖_F
        again, the same bits. */
-    if (deep && rest < MEASURE_GRAM_FLOOR && flat && flat->proofs)
+    if (deep && rest < MEASURE_GRAM_FLOOR && flat && flat->factored)
         unit_tokens((size_t)T * d, flat->x, flat->norm, unit);
     if (deep && rest < MEASURE_GRAM_FLOOR && out->route == MEASURE_ROUTE_TOP_EIGENPAIR &&
         !Measure_svd_cheap(T, d)) {
@@ -695,6 +697,8 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     return Measure_tokens_sharing(la, T, d, x, log_scale, unit, gram, eig, lanczos, &none, m);
 }
 
+/* X's measures, then the centred ones, in the order their shared buffers allow (longer than a
+   screen: split, each half would take a dozen of them). */
 int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log_scale,
                            double *unit, double *gram, double *eig, double *lanczos,
                            MeasureSharing *share, Measures *m)
@@ -731,7 +735,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
     /* The flat-spectrum route above the gate, with unit as its proof's T×T scratch. */
     bool flat_ok = lanczos && T <= d && !Measure_svd_cheap(T, d);
-    FlatRoute flat = {.factor = unit, .x = x, .norm = norm};
+    FlatRoute flat = {.factor = unit, .x = x, .norm = norm, .proofs = &share->flat_proofs};
     int info = Linalg_gram(la, T, d, unit, gram);
     if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
         info = input_bound(la, T, d, norm, gram, bound);
@@ -748,7 +752,6 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
         keep_gram(T, gram, &kept);
     if (!info)
         info = gram_rank(la, T, d, unit, gram, eig, lanczos, true, flat_ok ? &flat : NULL, &rank);
-    share->flat_proofs = flat.proofs;
     if (info || isnan(rank.rest))
         return info;
     m->route = rank.route;
@@ -778,9 +781,8 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     /* Only 1 + sr − 1 is reported of it, which below MEASURE_GRAM_FLOOR is 1 exactly in
        double whatever the route: X itself would change no bit. */
     GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
-    flat = (FlatRoute){.factor = unit};
+    flat = (FlatRoute){.factor = unit, .proofs = &share->flat_proofs};
     info = gram_rank(la, T, d, unit, gram, eig, lanczos, false, flat_ok ? &flat : NULL, &centred);
-    share->flat_proofs += flat.proofs;
     if (!info)
         g->centred_stable_rank = 1.0 + centred.rest;
     return info;
