@@ -176,11 +176,51 @@ static void test_missed_top_is_not_certified(void **state)
     free(x);
 }
 
+/* Where the measure also proves ‖X‖₂² (the next layer's entropy bound), the flat-spectrum
+   route takes that proof's Lanczos vector and factorisation, which are its own on the same
+   Gram matrix: the same bits as Measure_tokens alone, one Cholesky factorisation fewer (the
+   centred measure's alone is the route's). */
+static void test_flat_route_takes_the_input_bound(void **state)
+{
+    (void)state;
+    enum { T = 96, D = 128 };
+    double s[T];
+    for (int i = 0; i < T; i++)
+        s[i] = falling(i, T);
+    Prescribed p = prescribed(T, D, s, 90);
+    double *unit = malloc(sizeof(double) * T * D), *gram = malloc(sizeof(double) * T * T);
+    double *eig = malloc(sizeof(double) * T), *factor = malloc(sizeof(double) * T * T);
+    double *lanczos = malloc(sizeof(double) * Measure_tokens_scratch_size(T, D));
+    MeasureInputBound bound = {.factor = factor, .lanczos = lanczos};
+    MeasureSharing alone = {.bound = NULL}, shared = {.bound = &bound};
+    Measures m_alone, m_shared;
+    assert_int_equal(
+        Measure_tokens_sharing(la, T, D, p.x, 0.0, unit, gram, eig, lanczos, &alone, &m_alone), 0);
+    assert_int_equal(
+        Measure_tokens_sharing(la, T, D, p.x, 0.0, unit, gram, eig, lanczos, &shared, &m_shared),
+        0);
+    assert_int_equal(m_alone.route, MEASURE_ROUTE_FLAT_TOP);
+    assert_int_equal(m_shared.route, MEASURE_ROUTE_FLAT_TOP);
+    assert_true(m_shared.stable_rank_minus_one == m_alone.stable_rank_minus_one);
+    assert_true(m_shared.geometry.energy_off_top == m_alone.geometry.energy_off_top);
+    assert_true(m_shared.geometry.centred_stable_rank == m_alone.geometry.centred_stable_rank);
+    assert_true(bound.norm_squared > 0);
+    assert_int_equal(alone.flat_proofs, 2);
+    assert_int_equal(shared.flat_proofs, 1);
+    free(p.x);
+    free(unit);
+    free(gram);
+    free(eig);
+    free(factor);
+    free(lanczos);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flat_route_within_dsyevd_guarantee),
         cmocka_unit_test(test_missed_top_is_not_certified),
+        cmocka_unit_test(test_flat_route_takes_the_input_bound),
     };
     return cmocka_run_group_tests_name("measure_flat", tests, setup, teardown);
 }

@@ -224,9 +224,20 @@ static double gram_trace(int T, const double *gram)
  * Accepted where that bound, relative to a − 1, is within dsyevd's (all_eigenvalues_error);
  * else NaN, and the caller takes all eigenvalues.  Lanczos's residual already out of reach
  * skips the factorisation. */
+/* What the proof of ‖X‖₂² (input_bound) leaves for the flat-spectrum route on the same Ĝ: the
+   same Lanczos (start, steps, stopping residual) and the same trial shift as the route's own, so
+   its vector, shift and λ1(Ĝ)'s bound serve as they are, the same bits. */
 typedef struct {
-    double *factor;  /* T×T scratch of the proof (the measure's unit: T ≤ d) */
-    const double *x; /* X and its ‖X‖_F, to form unit again where a deep route needs it */
+    double *vector; /* T: Lanczos's top Ritz vector, copied out of the scratch */
+    double shift;
+    double high;   /* λ1(Ĝ)'s proved bound; NaN where the factorisation proved nothing */
+    bool factored; /* whether the Lanczos and the factorisation ran */
+} TopProof;
+
+typedef struct {
+    const TopProof *proof; /* X's, from the input bound, or NULL */
+    double *factor;        /* T×T scratch of the proof (the measure's unit: T ≤ d) */
+    const double *x;       /* X and its ‖X‖_F, to form unit again where a deep route needs it */
     double norm;
     bool factored; /* out: factor (unit) was overwritten */
     int *proofs;   /* incremented by each Cholesky factorisation (the plan declares dsyevd) */
@@ -278,32 +289,43 @@ static double abs_row_sum_max(int T, const double *gram, double *row)
 }
 
 static int cholesky_top_bound(Linalg *la, int n, const double *gram, double shift,
-                              double gram_rounding, double *factor, double *bound);
+                              double gram_rounding, double *factor, double *bound,
+                              double *gram_bound);
 
 /* sr − 1 by the flat-spectrum route (*top: θ), or NaN where it is not certified (*status: 0,
-   or a failure to report).  row: T of scratch. */
-static double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, double *row,
-                            FlatRoute *flat, double *top, int *status)
+   or a failure to report).  Takes the input bound's Lanczos and proof where it ran. */
+static double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, FlatRoute *flat,
+                            double *top, int *status)
 {
     Lanczos l = lanczos_carve(lanczos, T);
-    *status = lanczos_top_vector(la, T, gram, &l, MEASURE_BOUND_RESIDUAL);
-    if (*status <= 0)
-        return NAN;
+    const TopProof *proof = flat->proof && flat->proof->factored ? flat->proof : NULL;
+    const double *v = proof ? proof->vector : l.next;
+    double shift = proof ? proof->shift : NAN, high = proof ? proof->high : NAN;
     *status = 0;
-    const double *v = l.next;
+    if (proof && isnan(high))
+        return NAN; /* the same factorisation would fail again */
+    if (!proof) {
+        *status = lanczos_top_vector(la, T, gram, &l, MEASURE_BOUND_RESIDUAL);
+        if (*status <= 0)
+            return NAN;
+        *status = 0;
+        shift = trial_shift(T, l.theta, l.residual);
+    }
     cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, v, 1, 0.0, l.product, 1);
     double theta = cblas_ddot(T, v, 1, l.product, 1) / cblas_ddot(T, v, 1, v, 1);
-    double low = theta - 4 * Linalg_rounding_gamma(T + 1.0) * abs_row_sum_max(T, gram, row);
+    /* (the Lanczos basis is done with: R's row sums take it) */
+    double low = theta - 4 * Linalg_rounding_gamma(T + 1.0) * abs_row_sum_max(T, gram, l.basis);
     double norm2 = gram_norm2(T, gram), rest = norm2 / theta / theta - 1;
-    double trace = gram_trace(T, gram), shift = trial_shift(T, l.theta, l.residual);
+    double trace = gram_trace(T, gram);
     double tolerance = all_eigenvalues_error(T, rest, trace, theta);
     /* The shift is below γ: where even it misses the tolerance, the proof cannot help. */
     if (!(low > 0 && rest > 0 && flat_rest_error(T, norm2, theta, low, shift) <= tolerance))
         return NAN;
-    double high;
-    flat->factored = true;
-    (*flat->proofs)++;
-    *status = cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high);
+    if (!proof) {
+        flat->factored = true;
+        (*flat->proofs)++;
+        *status = cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high, NULL);
+    }
     /* (fmax in flat_rest_error would drop an unproved, NaN γ: it is refused first.) */
     if (*status || isnan(high) || !(flat_rest_error(T, norm2, theta, low, high) <= tolerance))
         return NAN;
@@ -473,7 +495,7 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
         rest = top_eigenpair_rest(la, T, gram, lanczos, &top, &status);
         out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
         if (!status && isnan(rest) && flat) {
-            rest = flat_top_rest(la, T, gram, lanczos, eig, flat, &top, &status);
+            rest = flat_top_rest(la, T, gram, lanczos, flat, &top, &status);
             out->route = MEASURE_ROUTE_FLAT_TOP;
         }
         if (status)
@@ -648,7 +670,7 @@ static void centre_tokens(int T, int d, const double *x, double norm, double spr
 }
 
 static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
-                                    double *lanczos, double *bound);
+                                    double *lanczos, double *bound, TopProof *keep);
 
 double Measure_spread_squared(int T, int d, const double *x, double *squares)
 {
@@ -677,10 +699,10 @@ double Measure_spread_squared(int T, int d, const double *x, double *squares)
    of its exact value, their sum within γ_T).  Rounded up by (1 + 16u) past the few operations
    below.  Beside β's own slack (~n·u·β) the added term is 2u·‖U‖_F/‖U‖₂ ≤ 2u·√T relative. */
 static int input_bound(Linalg *la, int T, int d, double norm, const double *gram,
-                       MeasureInputBound *b)
+                       MeasureInputBound *b, TopProof *keep)
 {
     double unit_bound;
-    int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, b->lanczos, &unit_bound);
+    int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, b->lanczos, &unit_bound, keep);
     if (info || isnan(unit_bound))
         return info;
     double u = DBL_EPSILON / 2;
@@ -735,10 +757,13 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
     /* The flat-spectrum route above the gate, with unit as its proof's T×T scratch. */
     bool flat_ok = lanczos && T <= d && !Measure_svd_cheap(T, d);
-    FlatRoute flat = {.factor = unit, .x = x, .norm = norm, .proofs = &share->flat_proofs};
+    /* (eig holds the input bound's Lanczos vector from its proof to the flat route's) */
+    TopProof proof = {.vector = eig};
+    FlatRoute flat = {
+        .proof = &proof, .factor = unit, .x = x, .norm = norm, .proofs = &share->flat_proofs};
     int info = Linalg_gram(la, T, d, unit, gram);
     if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
-        info = input_bound(la, T, d, norm, gram, bound);
+        info = input_bound(la, T, d, norm, gram, bound, &proof);
     /* The centred Gram matrix from this one where that is as accurate as forming it
        (docs/model.md §2); the scratch beyond Lanczos's and the deflated route's. */
     GramKept kept = {NULL, NULL, 0};
@@ -799,14 +824,19 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
 int Measure_gram_top_bound(Linalg *la, int n, int m, const double *gram, double shift,
                            double *factor, double *bound)
 {
-    return cholesky_top_bound(la, n, gram, shift, 2 * Linalg_rounding_gamma(m), factor, bound);
+    return cholesky_top_bound(la, n, gram, shift, 2 * Linalg_rounding_gamma(m), factor, bound,
+                              NULL);
 }
 
-/* The same of λ1(Ĝ) + gram_rounding·tr Ĝ: 0 bounds Ĝ's own top eigenvalue, 2γ_m that of XXᵀ. */
+/* The same of λ1(Ĝ) + gram_rounding·tr Ĝ: 0 bounds Ĝ's own top eigenvalue, 2γ_m that of XXᵀ;
+   and, unless gram_bound is NULL, Ĝ's own there too. */
 static int cholesky_top_bound(Linalg *la, int n, const double *gram, double shift,
-                              double gram_rounding, double *factor, double *bound)
+                              double gram_rounding, double *factor, double *bound,
+                              double *gram_bound)
 {
     *bound = NAN;
+    if (gram_bound)
+        *gram_bound = NAN;
     for (int j = 0; j < n; j++) {
         double *column = factor + (size_t)j * n;
         const double *g = gram + (size_t)j * n;
@@ -822,6 +852,8 @@ static int cholesky_top_bound(Linalg *la, int n, const double *gram, double shif
         return info;
     double u = DBL_EPSILON / 2, trace = gram_trace(n, gram);
     *bound = (shift + backward + u * shift + (u + gram_rounding) * trace) * (1 + 8 * u);
+    if (gram_bound)
+        *gram_bound = (shift + backward + u * shift + u * trace) * (1 + 8 * u);
     return 0;
 }
 
@@ -830,9 +862,9 @@ static int cholesky_top_bound(Linalg *la, int n, const double *gram, double shif
  * just above λ1(Ĝ) when Lanczos found the top, and Measure_gram_top_bound proves it.  Where the
  * proof fails (Lanczos missed λ1, or the spectrum's top is within rounding of the shift): NaN, and
  * the caller computes the norm exactly.  Tight: the shift's margin and e are ~n·u·θ, ρ is below
- * 1e-13·θ unless the steps ran out. */
+ * 1e-13·θ unless the steps ran out.  keep (or NULL): what the flat-spectrum route takes of it. */
 static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
-                                    double *lanczos, double *bound)
+                                    double *lanczos, double *bound, TopProof *keep)
 {
     *bound = NAN;
     double trace = gram_trace(n, gram);
@@ -842,8 +874,14 @@ static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram
     int found = lanczos_top_vector(la, n, gram, &l, MEASURE_BOUND_RESIDUAL);
     if (found <= 0)
         return found;
-    return Measure_gram_top_bound(la, n, m, gram, trial_shift(n, l.theta, l.residual), factor,
-                                  bound);
+    double shift = trial_shift(n, l.theta, l.residual);
+    if (keep) {
+        memcpy(keep->vector, l.next, sizeof(double) * n);
+        keep->shift = shift;
+        keep->factored = true;
+    }
+    return cholesky_top_bound(la, n, gram, shift, 2 * Linalg_rounding_gamma(m), factor, bound,
+                              keep ? &keep->high : NULL);
 }
 
 int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
@@ -853,7 +891,8 @@ int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, doubl
     int info = smaller_gram(la, T, d, x, transposed, gram);
     if (info)
         return info;
-    return gram_norm2_squared_bound(la, T < d ? T : d, T < d ? d : T, gram, factor, lanczos, bound);
+    return gram_norm2_squared_bound(la, T < d ? T : d, T < d ? d : T, gram, factor, lanczos, bound,
+                                    NULL);
 }
 
 /* Σ x_i² of n numbers, raised past its rounding: the computed sum is within γ_n of the exact
