@@ -211,6 +211,16 @@ static double gram_trace(int T, const double *gram)
     return trace;
 }
 
+/* What the proof of ‖X‖₂² (input_bound) leaves for the flat-spectrum route on the same Ĝ: the
+   same Lanczos (start, steps, stopping residual) and the same trial shift as the route's own, so
+   its vector, shift and λ1(Ĝ)'s bound serve as they are, the same bits. */
+typedef struct {
+    double *vector; /* T: Lanczos's top Ritz vector, copied out of the scratch */
+    double shift;
+    double high;   /* λ1(Ĝ)'s proved bound; NaN where the factorisation proved nothing */
+    bool factored; /* whether the Lanczos and the factorisation ran */
+} TopProof;
+
 /* The flat-spectrum route (docs/model.md §2), where the certificate above cannot hold (α ≥ λ2
  * reaches θ once sr − 1 > 1): λ1(Ĝ) ∈ [θ_lo, γ] from Lanczos's Ritz vector v and a Cholesky
  * proof, and sr − 1 = ‖Ĝ‖_F²/θ² − 1 with its relative error bounded from that interval.
@@ -224,16 +234,6 @@ static double gram_trace(int T, const double *gram)
  * Accepted where that bound, relative to a − 1, is within dsyevd's (all_eigenvalues_error);
  * else NaN, and the caller takes all eigenvalues.  Lanczos's residual already out of reach
  * skips the factorisation. */
-/* What the proof of ‖X‖₂² (input_bound) leaves for the flat-spectrum route on the same Ĝ: the
-   same Lanczos (start, steps, stopping residual) and the same trial shift as the route's own, so
-   its vector, shift and λ1(Ĝ)'s bound serve as they are, the same bits. */
-typedef struct {
-    double *vector; /* T: Lanczos's top Ritz vector, copied out of the scratch */
-    double shift;
-    double high;   /* λ1(Ĝ)'s proved bound; NaN where the factorisation proved nothing */
-    bool factored; /* whether the Lanczos and the factorisation ran */
-} TopProof;
-
 typedef struct {
     const TopProof *proof; /* X's, from the input bound, or NULL */
     double *factor;        /* T×T scratch of the proof (the measure's unit: T ≤ d) */
