@@ -14,23 +14,10 @@
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
+#include "timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
-static double thread_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct {
     double seconds[100];
@@ -73,8 +60,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "flat_clock: Measure_tokens failed\n");
             return 1;
         }
-    qsort(fast.seconds, reps, sizeof(double), compare);
-    qsort(reference.seconds, reps, sizeof(double), compare);
+    qsort(fast.seconds, reps, sizeof(double), compare_doubles);
+    qsort(reference.seconds, reps, sizeof(double), compare_doubles);
     printf("{\"T\": %d, \"tokens\": \"%s\", \"route\": %d, \"stable_rank_minus_one\": [%.17g, "
            "%.17g], \"centred_stable_rank\": [%.17g, %.17g], \"seconds_median\": [%.6f, %.6f]}\n",
            T, gaussian ? "gaussian" : "orthonormal", (int)fast.m.route,
