@@ -84,8 +84,8 @@ size_t Measure_tokens_scratch_size(int T, int d);
    Lanczos found projected out on both sides, and the Gram matrix of the rest, docs/model.md
    §2), else (and without Lanczos's vector) from the singular values of X.  The centred stable
    rank by the same routes on X − 1x̄ᵀ, with a Gram matrix of its own.  lanczos = NULL skips
-   the top-eigenpair route and so the flat and deflated ones (the reference the tests compare them
-   with).
+   the top-eigenpair route and so the flat and deflated ones (the reference the tests compare
+   them with).
    Scratch: unit (T×d), gram (T×T), eig (T), lanczos (Measure_tokens_scratch_size(T, d)).
    Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop hook asked. */
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
