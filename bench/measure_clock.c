@@ -15,23 +15,10 @@
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/random.h"
+#include "timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
-static double thread_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -64,8 +51,9 @@ int main(int argc, char **argv)
         }
         seconds[r] = thread_seconds() - start;
     }
-    qsort(seconds, reps, sizeof seconds[0], compare);
-    printf("{\"T\": %d, \"spread\": %g, \"route\": %d, \"stable_rank_minus_one\": %.17g, \"energy_off_top\": "
+    qsort(seconds, reps, sizeof seconds[0], compare_doubles);
+    printf("{\"T\": %d, \"spread\": %g, \"route\": %d, \"stable_rank_minus_one\": %.17g, "
+           "\"energy_off_top\": "
            "%.17g, \"seconds_median\": %.6f, \"seconds_min\": %.6f}\n",
            T, spread, (int)m.route, m.stable_rank_minus_one, m.geometry.energy_off_top,
            seconds[reps / 2], seconds[0]);

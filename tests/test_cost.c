@@ -478,6 +478,10 @@ static bool assert_declared_work(const Config *c, const char *what)
     if (performed.gram_flops != declared.gram_flops + unplanned)
         fail_msg("%s: Gram flops run %.17g, declared %.17g + %d centred Gram matrices unplanned",
                  what, performed.gram_flops, declared.gram_flops, r->centred_formed_unplanned);
+    /* The flat-spectrum route's Cholesky proofs, where the plan declares dsyevd (T×T each). */
+    double flat = r->flat_proofs, T = c->tokens;
+    declared.calls[WORK_CHOLESKY] += flat;
+    declared.size_cubed[WORK_CHOLESKY] += flat * T * T * T;
     for (size_t i = 0; i < sizeof DECOMPOSITIONS / sizeof DECOMPOSITIONS[0]; i++) {
         WorkKind k = DECOMPOSITIONS[i].declared;
         LinalgRoutine routine = DECOMPOSITIONS[i].performed;
@@ -665,7 +669,8 @@ static void test_deflated_gram_of_the_smaller_side(void **state)
    run of L layers forms 1 of X0 (once for both networks) and 1 per layer and network, plus
    the unplanned centred ones, plus the heads' norms (one head of d_h = d, whose logits go through
    the formed M = W^Q W^Kᵀ: M's d×d Gram matrix per layer), and proves ‖X'‖₂² by 2L − 1 Cholesky
-   factorisations (X0's once) beside the norms' L. */
+   factorisations (X0's once) beside the norms' L, and the flat-spectrum route's proofs (at
+   least one per measure it gave, the centred measures' beside them). */
 static void test_one_gram_matrix_per_token_matrix(void **state)
 {
     (void)state;
@@ -679,7 +684,9 @@ static void test_one_gram_matrix_per_token_matrix(void **state)
     assert_int_equal(r->centred_formed_unplanned, 1); /* the collapsing network's, seed 1 */
     assert_true(performed.gram_flops ==
                 (1 + 2 * L + r->centred_formed_unplanned) * T * T * d + L * d * d * d);
-    assert_int_equal(performed.calls[LINALG_CHOLESKY], (2 * L - 1) + L);
+    assert_true(r->flat_proofs >= r->measure_routes[MEASURE_ROUTE_FLAT_TOP]);
+    assert_true(r->measure_routes[MEASURE_ROUTE_FLAT_TOP] > 0);
+    assert_int_equal(performed.calls[LINALG_CHOLESKY], (2 * L - 1) + L + r->flat_proofs);
     assert_int_equal(performed.calls[LINALG_SINGULAR_VALUES], 1); /* the shown attention's alone */
     Result_free(r);
 }

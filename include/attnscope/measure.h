@@ -15,6 +15,8 @@ typedef enum {
     MEASURE_ROUTE_SINGULAR_VALUES, /* deep collapse: the singular values of X (dgesdd) */
     MEASURE_ROUTE_DEFLATED,        /* deep collapse above MEASURE_SVD_CHEAP: X without its top
                                       singular pair, and that rest's Gram matrix */
+    MEASURE_ROUTE_FLAT_TOP,        /* above MEASURE_SVD_CHEAP, where the certificate cannot
+                                      hold: λ1 by Lanczos within a Cholesky-proved interval */
     MEASURE_ROUTES
 } MeasureRoute;
 
@@ -75,13 +77,15 @@ size_t Measure_tokens_scratch_size(int T, int d);
 /* Measures exp(log_scale)·X.  Works on X/‖X‖_F, so nothing overflows; all NaN when X is 0 or
    not finite; log_similarity alone is NaN when μ(X) is below the resolution.
    The stable rank comes from the top eigenpair of the Gram matrix when a certificate
-   guarantees it, else from all its eigenvalues; where sr − 1 is below MEASURE_GRAM_FLOOR,
+   guarantees it, else (above MEASURE_SVD_CHEAP, T ≤ d) from its top eigenvalue within a
+   Cholesky-proved interval where that is as accurate as dsyevd guarantees, else from all its
+   eigenvalues; where sr − 1 is below MEASURE_GRAM_FLOOR,
    from X itself: above MEASURE_SVD_CHEAP by deflation (X with the top singular pair that
    Lanczos found projected out on both sides, and the Gram matrix of the rest, docs/model.md
    §2), else (and without Lanczos's vector) from the singular values of X.  The centred stable
    rank by the same routes on X − 1x̄ᵀ, with a Gram matrix of its own.  lanczos = NULL skips
-   the top-eigenpair route and so the deflated one (the reference the tests compare them
-   with).
+   the top-eigenpair route and so the flat and deflated ones (the reference the tests compare
+   them with).
    Scratch: unit (T×d), gram (T×T), eig (T), lanczos (Measure_tokens_scratch_size(T, d)).
    Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop hook asked. */
 int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, double *unit,
@@ -111,6 +115,9 @@ typedef struct {
        Measure_centred_by_downdate or after the deflated route): a Gram matrix the plan did
        not declare. */
     bool centred_formed_unplanned;
+    /* out: the Cholesky factorisations of the flat-spectrum route (X's and the centred
+       measure's, 0 to 2), where the plan declares dsyevd. */
+    int flat_proofs;
 } MeasureSharing;
 
 /* Measure_tokens with what `share` asks.  The stable rank and every measure but the centred

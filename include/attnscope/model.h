@@ -148,6 +148,10 @@ typedef struct {
        (MeasureSharing's centred_formed_unplanned; the seeds and networks measure_routes
        counts): T²d flops each beyond the declared work (tests/test_cost.c adds them). */
     int centred_formed_unplanned;
+    /* The Cholesky factorisations the flat-spectrum route ran (MeasureSharing's flat_proofs,
+       counted as centred_formed_unplanned): T³/3 each where the plan declares dsyevd
+       (tests/test_cost.c adds them). */
+    int flat_proofs;
 
     Warnings warnings;
 } Result;

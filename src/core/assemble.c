@@ -371,11 +371,12 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
     block_warnings(c, &out->warnings);
 
     memset(out->measure_routes, 0, sizeof out->measure_routes);
-    out->centred_formed_unplanned = 0;
+    out->centred_formed_unplanned = out->flat_proofs = 0;
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {
         if (tracks[s][0]->layers >= 0) {
             out->measure_routes[tracks[s][0]->state[0].route]++;
             out->centred_formed_unplanned += tracks[s][0]->state[0].centred_formed_unplanned;
+            out->flat_proofs += tracks[s][0]->state[0].flat_proofs;
         }
         for (int l = 1; l <= depth; l++)
             for (int n = 0; n < NETWORKS; n++) {
@@ -386,6 +387,7 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
                 if (!isnan(state->stable_rank))
                     out->measure_routes[state->route]++;
                 out->centred_formed_unplanned += state->centred_formed_unplanned;
+                out->flat_proofs += state->flat_proofs;
                 for (int i = 0; state->warnings && i < state->warnings->count; i++)
                     add_track_warning(&out->warnings, state->warnings->text[i],
                                       state->warnings->subject[i], ROLE_NAMES[n], l);

@@ -201,6 +201,138 @@ static int lanczos_top_vector(Linalg *la, int T, const double *gram, Lanczos *l,
     return 1;
 }
 
+/* Σ_j G_jj: the trace of the Gram matrix, ‖unit‖_F² (1 up to rounding, or less for the
+   centred matrix when it is not rescaled). */
+static double gram_trace(int T, const double *gram)
+{
+    double trace = 0;
+    for (int j = 0; j < T; j++)
+        trace += gram[j + (size_t)j * T];
+    return trace;
+}
+
+/* What the proof of ‖X‖₂² (input_bound) leaves for the flat-spectrum route on the same Ĝ: the
+   same Lanczos (start, steps, stopping residual) and the same trial shift as the route's own, so
+   its vector, shift and λ1(Ĝ)'s bound serve as they are, the same bits. */
+typedef struct {
+    double *vector; /* T: Lanczos's top Ritz vector, copied out of the scratch */
+    double shift;
+    double high;   /* λ1(Ĝ)'s proved bound; NaN where the factorisation proved nothing */
+    bool factored; /* whether the Lanczos and the factorisation ran */
+} TopProof;
+
+/* The flat-spectrum route (docs/model.md §2), where the certificate above cannot hold (α ≥ λ2
+ * reaches θ once sr − 1 > 1): λ1(Ĝ) ∈ [θ_lo, γ] from Lanczos's Ritz vector v and a Cholesky
+ * proof, and sr − 1 = ‖Ĝ‖_F²/θ² − 1 with its relative error bounded from that interval.
+ *   - θ = fl(vᵀfl(Ĝv))/fl(vᵀv) is within 4γ_{T+1}·R of vᵀĜv/vᵀv ≤ λ1(Ĝ), R = max_i Σ_j |Ĝ_ij| ≥
+ *     ‖|Ĝ|‖₂ (each product and sum of T terms within γ_T of |v|ᵀ|Ĝ||v|): θ_lo = θ − 4γ_{T+1}R.
+ *   - γ: the Cholesky factorisation of γ₀I − Ĝ, γ₀ the trial shift of the input bound, proves
+ *     λ1(Ĝ) ≤ γ (Measure_gram_top_bound's argument on Ĝ itself: no term for X's rounding,
+ *     which dsyevd on Ĝ does not see either).
+ *   - N = fl(‖Ĝ‖_F²) within γ_{T+2} of ‖Ĝ‖_F², so with a = N/θ², ρ = sr − 1 = ‖Ĝ‖_F²/λ1² − 1
+ *     lies within a·max((1 + γ_{T+2})(θ/θ_lo)² − 1, 1 − (1 − γ_{T+2})(θ/γ)²) of a − 1.
+ * Accepted where that bound, relative to a − 1, is within dsyevd's (all_eigenvalues_error);
+ * else NaN, and the caller takes all eigenvalues.  Lanczos's residual already out of reach
+ * skips the factorisation. */
+typedef struct {
+    const TopProof *proof; /* X's, from the input bound, or NULL */
+    double *factor;        /* T×T scratch of the proof (the measure's unit: T ≤ d) */
+    const double *x;       /* X and its ‖X‖_F, to form unit again where a deep route needs it */
+    double norm;
+    bool factored; /* out: factor (unit) was overwritten */
+    int *proofs;   /* incremented by each Cholesky factorisation (the plan declares dsyevd) */
+} FlatRoute;
+
+/* The shift the Cholesky proof tries above Lanczos's top Ritz value θ with residual ρ (n×n):
+   (θ + 2ρ)(1 + 8(n + 1)u), just above λ1(Ĝ) when Lanczos found the top. */
+static double trial_shift(int n, double theta, double residual)
+{
+    return (theta + 2 * residual) * (1 + 8 * (n + 1.0) * (DBL_EPSILON / 2));
+}
+
+/* dsyevd's guaranteed relative error of sr − 1 = ρ from eigenvalues within δ = p·u·λ1 of Ĝ's
+   (Weyl, with the Householder tridiagonalisation's backward error p = T², Higham, Accuracy
+   and Stability, Lemma 19.3): Σ_{i≥2} λ_i² moves by up to 2δ(tr − λ1), λ1² by 2δλ1, so
+   2p·u·((τ − 1)/ρ + 1) with τ = tr/λ1, to first order (which only understates it). */
+static double all_eigenvalues_error(int T, double rest, double trace, double top)
+{
+    double p = (double)T * T;
+    return 2 * p * (DBL_EPSILON / 2) * ((trace / top - 1) / rest + 1);
+}
+
+/* The bound above of ρ's relative error from λ1 ∈ [low, high] and N's rounding. */
+static double flat_rest_error(int T, double norm2, double theta, double low, double high)
+{
+    double gamma = Linalg_rounding_gamma(T + 2.0), a = norm2 / theta / theta;
+    double above = (1 + gamma) * (theta / low) * (theta / low) - 1;
+    double below = 1 - (1 - gamma) * (theta / high) * (theta / high);
+    return a * fmax(above, below) / (a - 1) * (1 + 16 * DBL_EPSILON / 2);
+}
+
+/* R = max_i Σ_j |Ĝ_ij| from the lower triangle, rounded up past its T-term sums. */
+static double abs_row_sum_max(int T, const double *gram, double *row)
+{
+    for (int i = 0; i < T; i++)
+        row[i] = 0;
+    for (int j = 0; j < T; j++) {
+        const double *col = gram + (size_t)j * T;
+        row[j] += fabs(col[j]);
+        for (int i = j + 1; i < T; i++) {
+            row[i] += fabs(col[i]);
+            row[j] += fabs(col[i]);
+        }
+    }
+    double top = 0;
+    for (int i = 0; i < T; i++)
+        top = fmax(top, row[i]);
+    return top * (1 + 2 * Linalg_rounding_gamma(T));
+}
+
+static int cholesky_top_bound(Linalg *la, int n, const double *gram, double shift,
+                              double gram_rounding, double *factor, double *bound,
+                              double *gram_bound);
+
+/* sr − 1 by the flat-spectrum route (*top: θ), or NaN where it is not certified (*status: 0,
+   or a failure to report).  Takes the input bound's Lanczos and proof where it ran. */
+static double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, FlatRoute *flat,
+                            double *top, int *status)
+{
+    Lanczos l = lanczos_carve(lanczos, T);
+    const TopProof *proof = flat->proof && flat->proof->factored ? flat->proof : NULL;
+    const double *v = proof ? proof->vector : l.next;
+    double shift = proof ? proof->shift : NAN, high = proof ? proof->high : NAN;
+    *status = 0;
+    if (proof && isnan(high))
+        return NAN; /* the same factorisation would fail again */
+    if (!proof) {
+        *status = lanczos_top_vector(la, T, gram, &l, MEASURE_BOUND_RESIDUAL);
+        if (*status <= 0)
+            return NAN;
+        *status = 0;
+        shift = trial_shift(T, l.theta, l.residual);
+    }
+    cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, v, 1, 0.0, l.product, 1);
+    double theta = cblas_ddot(T, v, 1, l.product, 1) / cblas_ddot(T, v, 1, v, 1);
+    /* (the Lanczos basis is done with: R's row sums take it) */
+    double low = theta - 4 * Linalg_rounding_gamma(T + 1.0) * abs_row_sum_max(T, gram, l.basis);
+    double norm2 = gram_norm2(T, gram), rest = norm2 / theta / theta - 1;
+    double trace = gram_trace(T, gram);
+    double tolerance = all_eigenvalues_error(T, rest, trace, theta);
+    /* The shift is below γ: where even it misses the tolerance, the proof cannot help. */
+    if (!(low > 0 && rest > 0 && flat_rest_error(T, norm2, theta, low, shift) <= tolerance))
+        return NAN;
+    if (!proof) {
+        flat->factored = true;
+        (*flat->proofs)++;
+        *status = cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high, NULL);
+    }
+    /* (fmax in flat_rest_error would drop an unproved, NaN γ: it is refused first.) */
+    if (*status || isnan(high) || !(flat_rest_error(T, norm2, theta, low, high) <= tolerance))
+        return NAN;
+    *top = theta;
+    return rest;
+}
+
 /* sr − 1 by the top eigenpair (*top: θ, within the certificate's η of λ1), or NaN when the
    certificate above does not hold (*status: 0, or a failure to report). */
 static double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *lanczos,
@@ -243,22 +375,19 @@ static double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *
     return bound <= MEASURE_TOP_EIGENPAIR_TOLERANCE ? rest : NAN;
 }
 
-/* Σ_j G_jj: the trace of the Gram matrix, ‖unit‖_F² (1 up to rounding, or less for the
-   centred matrix when it is not rescaled). */
-static double gram_trace(int T, const double *gram)
-{
-    double trace = 0;
-    for (int j = 0; j < T; j++)
-        trace += gram[j + (size_t)j * T];
-    return trace;
-}
-
 /* What the Gram matrix of one unit matrix gives: sr − 1, the fraction of its energy off the
    top direction, and the route that gave them. */
 typedef struct {
     double rest, off_top;
     MeasureRoute route;
 } GramRank;
+
+/* unit = X/‖X‖_F, entry by entry. */
+static void unit_tokens(size_t td, const double *x, double norm, double *unit)
+{
+    for (size_t i = 0; i < td; i++)
+        unit[i] = x[i] / norm;
+}
 
 /* The transposed copy goes by tiles of 8×8 doubles, a 64-byte cache line of each of 8 columns
    of x into 8 lines of the copy: copied column by column, every element written would be a
@@ -357,19 +486,22 @@ static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, d
    far below the rounding of the trace).  `deep`: whether sr − 1 below MEASURE_GRAM_FLOOR is
    wanted to its own digits (from X itself), or only the Gram route's value there. */
 static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double *eig,
-                     double *lanczos, bool deep, GramRank *out)
+                     double *lanczos, bool deep, FlatRoute *flat, GramRank *out)
 {
     double trace = gram_trace(T, gram);
     double rest = NAN, top = NAN;
     if (lanczos) {
         int status;
         rest = top_eigenpair_rest(la, T, gram, lanczos, &top, &status);
+        out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
+        if (!status && isnan(rest) && flat) {
+            rest = flat_top_rest(la, T, gram, lanczos, flat, &top, &status);
+            out->route = MEASURE_ROUTE_FLAT_TOP;
+        }
         if (status)
             return status;
-        if (!isnan(rest)) {
-            out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
+        if (!isnan(rest))
             out->off_top = fmax(trace - top, 0) / trace;
-        }
     }
     if (isnan(rest)) {
         int info = Linalg_symmetric_eigenvalues(la, T, gram, eig);
@@ -389,6 +521,10 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
         out->off_top = off / total;
         out->route = MEASURE_ROUTE_ALL_EIGENVALUES;
     }
+    /* The flat route's proof took unit (T ≤ d), which the routes from X itself read: X/‖X‖_F
+       again, the same bits. */
+    if (deep && rest < MEASURE_GRAM_FLOOR && flat && flat->factored)
+        unit_tokens((size_t)T * d, flat->x, flat->norm, unit);
     if (deep && rest < MEASURE_GRAM_FLOOR && out->route == MEASURE_ROUTE_TOP_EIGENPAIR &&
         !Measure_svd_cheap(T, d)) {
         /* Deep in the collapse the Gram route's floor (~T·eps²) is near: X itself, without
@@ -534,7 +670,7 @@ static void centre_tokens(int T, int d, const double *x, double norm, double spr
 }
 
 static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
-                                    double *lanczos, double *bound);
+                                    double *lanczos, double *bound, TopProof *keep);
 
 double Measure_spread_squared(int T, int d, const double *x, double *squares)
 {
@@ -563,10 +699,10 @@ double Measure_spread_squared(int T, int d, const double *x, double *squares)
    of its exact value, their sum within γ_T).  Rounded up by (1 + 16u) past the few operations
    below.  Beside β's own slack (~n·u·β) the added term is 2u·‖U‖_F/‖U‖₂ ≤ 2u·√T relative. */
 static int input_bound(Linalg *la, int T, int d, double norm, const double *gram,
-                       MeasureInputBound *b)
+                       MeasureInputBound *b, TopProof *keep)
 {
     double unit_bound;
-    int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, b->lanczos, &unit_bound);
+    int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, b->lanczos, &unit_bound, keep);
     if (info || isnan(unit_bound))
         return info;
     double u = DBL_EPSILON / 2;
@@ -583,6 +719,8 @@ int Measure_tokens(Linalg *la, int T, int d, const double *x, double log_scale, 
     return Measure_tokens_sharing(la, T, d, x, log_scale, unit, gram, eig, lanczos, &none, m);
 }
 
+/* X's measures, then the centred ones, in the order their shared buffers allow (longer than a
+   screen: split, each half would take a dozen of them). */
 int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log_scale,
                            double *unit, double *gram, double *eig, double *lanczos,
                            MeasureSharing *share, Measures *m)
@@ -590,6 +728,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     MeasureInputBound *bound = share->bound;
     size_t td = (size_t)T * d;
     share->centred_downdated = share->centred_formed_unplanned = false;
+    share->flat_proofs = 0;
     if (bound)
         bound->norm_squared = NAN;
     double norm = cblas_dnrm2((int)td, x, 1);
@@ -602,8 +741,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     m->log10_norm = log10(norm) + log_scale / M_LN10;
     double rms = exp(log(norm) + log_scale - 0.5 * log((double)T));
     g->token_rms = isfinite(rms) ? rms : NAN;
-    for (size_t i = 0; i < td; i++)
-        unit[i] = x[i] / norm;
+    unit_tokens(td, x, norm, unit);
 
     double similarity2 = Measure_spread_squared(T, d, unit, NULL), spread = sqrt(similarity2);
     g->relative_spread = spread;
@@ -617,9 +755,15 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     /* The eigenvalues of the Gram matrix XXᵀ are s_i(X)², so sr = Σ λ_i² / λ_max².  Their
        absolute error is ~eps·λ_max, so sr − 1 stays accurate far below 1e-13. */
     GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
+    /* The flat-spectrum route above the gate, with unit as its proof's T×T scratch. */
+    bool flat_ok = lanczos && T <= d && !Measure_svd_cheap(T, d);
+    /* (eig holds the input bound's Lanczos vector from its proof to the flat route's) */
+    TopProof proof = {.vector = eig};
+    FlatRoute flat = {
+        .proof = &proof, .factor = unit, .x = x, .norm = norm, .proofs = &share->flat_proofs};
     int info = Linalg_gram(la, T, d, unit, gram);
     if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
-        info = input_bound(la, T, d, norm, gram, bound);
+        info = input_bound(la, T, d, norm, gram, bound, &proof);
     /* The centred Gram matrix from this one where that is as accurate as forming it
        (docs/model.md §2); the scratch beyond Lanczos's and the deflated route's. */
     GramKept kept = {NULL, NULL, 0};
@@ -632,7 +776,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     if (share->centred_downdated)
         keep_gram(T, gram, &kept);
     if (!info)
-        info = gram_rank(la, T, d, unit, gram, eig, lanczos, true, &rank);
+        info = gram_rank(la, T, d, unit, gram, eig, lanczos, true, flat_ok ? &flat : NULL, &rank);
     if (info || isnan(rank.rest))
         return info;
     m->route = rank.route;
@@ -662,7 +806,8 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     /* Only 1 + sr − 1 is reported of it, which below MEASURE_GRAM_FLOOR is 1 exactly in
        double whatever the route: X itself would change no bit. */
     GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
-    info = gram_rank(la, T, d, unit, gram, eig, lanczos, false, &centred);
+    flat = (FlatRoute){.factor = unit, .proofs = &share->flat_proofs};
+    info = gram_rank(la, T, d, unit, gram, eig, lanczos, false, flat_ok ? &flat : NULL, &centred);
     if (!info)
         g->centred_stable_rank = 1.0 + centred.rest;
     return info;
@@ -679,7 +824,19 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
 int Measure_gram_top_bound(Linalg *la, int n, int m, const double *gram, double shift,
                            double *factor, double *bound)
 {
+    return cholesky_top_bound(la, n, gram, shift, 2 * Linalg_rounding_gamma(m), factor, bound,
+                              NULL);
+}
+
+/* The same of λ1(Ĝ) + gram_rounding·tr Ĝ: 0 bounds Ĝ's own top eigenvalue, 2γ_m that of XXᵀ;
+   and, unless gram_bound is NULL, Ĝ's own there too. */
+static int cholesky_top_bound(Linalg *la, int n, const double *gram, double shift,
+                              double gram_rounding, double *factor, double *bound,
+                              double *gram_bound)
+{
     *bound = NAN;
+    if (gram_bound)
+        *gram_bound = NAN;
     for (int j = 0; j < n; j++) {
         double *column = factor + (size_t)j * n;
         const double *g = gram + (size_t)j * n;
@@ -694,8 +851,9 @@ int Measure_gram_top_bound(Linalg *la, int n, int m, const double *gram, double 
     if (info)
         return info;
     double u = DBL_EPSILON / 2, trace = gram_trace(n, gram);
-    *bound =
-        (shift + backward + u * shift + (u + 2 * Linalg_rounding_gamma(m)) * trace) * (1 + 8 * u);
+    *bound = (shift + backward + u * shift + (u + gram_rounding) * trace) * (1 + 8 * u);
+    if (gram_bound)
+        *gram_bound = (shift + backward + u * shift + u * trace) * (1 + 8 * u);
     return 0;
 }
 
@@ -704,9 +862,9 @@ int Measure_gram_top_bound(Linalg *la, int n, int m, const double *gram, double 
  * just above λ1(Ĝ) when Lanczos found the top, and Measure_gram_top_bound proves it.  Where the
  * proof fails (Lanczos missed λ1, or the spectrum's top is within rounding of the shift): NaN, and
  * the caller computes the norm exactly.  Tight: the shift's margin and e are ~n·u·θ, ρ is below
- * 1e-13·θ unless the steps ran out. */
+ * 1e-13·θ unless the steps ran out.  keep (or NULL): what the flat-spectrum route takes of it. */
 static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
-                                    double *lanczos, double *bound)
+                                    double *lanczos, double *bound, TopProof *keep)
 {
     *bound = NAN;
     double trace = gram_trace(n, gram);
@@ -716,9 +874,14 @@ static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram
     int found = lanczos_top_vector(la, n, gram, &l, MEASURE_BOUND_RESIDUAL);
     if (found <= 0)
         return found;
-    double u = DBL_EPSILON / 2;
-    double shift = (l.theta + 2 * l.residual) * (1 + 8 * (n + 1.0) * u);
-    return Measure_gram_top_bound(la, n, m, gram, shift, factor, bound);
+    double shift = trial_shift(n, l.theta, l.residual);
+    if (keep) {
+        memcpy(keep->vector, l.next, sizeof(double) * n);
+        keep->shift = shift;
+        keep->factored = true;
+    }
+    return cholesky_top_bound(la, n, gram, shift, 2 * Linalg_rounding_gamma(m), factor, bound,
+                              keep ? &keep->high : NULL);
 }
 
 int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, double *transposed,
@@ -728,7 +891,8 @@ int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, doubl
     int info = smaller_gram(la, T, d, x, transposed, gram);
     if (info)
         return info;
-    return gram_norm2_squared_bound(la, T < d ? T : d, T < d ? d : T, gram, factor, lanczos, bound);
+    return gram_norm2_squared_bound(la, T < d ? T : d, T < d ? d : T, gram, factor, lanczos, bound,
+                                    NULL);
 }
 
 /* Σ x_i² of n numbers, raised past its rounding: the computed sum is within γ_n of the exact

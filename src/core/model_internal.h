@@ -62,6 +62,8 @@ typedef struct {
     double *x, *frozen;     /* T×d each, or NULL when not kept */
     /* MeasureSharing's centred_formed_unplanned: one Gram matrix beyond the plan. */
     bool centred_formed_unplanned;
+    /* MeasureSharing's flat_proofs: Cholesky factorisations beyond the plan. */
+    int flat_proofs;
     /* Each head's row entropies, of its attention before gap removal (the shown head may
        change without the layer being computed again); NULL where entropy is undefined or
        the layer overflowed. */

@@ -234,6 +234,7 @@ static int measure_layer(Run *run, int which)
     }
     record(&run->track[which]->state[layer], &m, net->log_similarity0);
     run->track[which]->state[layer].centred_formed_unplanned = share.centred_formed_unplanned;
+    run->track[which]->state[layer].flat_proofs = share.flat_proofs;
     return 0;
 }
 
@@ -729,6 +730,7 @@ typedef struct {
     MeasureInputBound bound;
     Measures m0;
     bool centred_formed_unplanned;
+    int flat_proofs;
     int info;
 } InputTasks;
 
@@ -756,6 +758,7 @@ static void input_task(int which, void *context)
                                          w->measure_all_eigenvalues ? NULL : lane->lanczos, &share,
                                          &t->m0);
     t->centred_formed_unplanned = share.centred_formed_unplanned;
+    t->flat_proofs = share.flat_proofs;
 }
 
 /* Layer 0 of both tracks: X0 on both lanes, measured once. */
@@ -787,6 +790,7 @@ static int input_layer(Run *run)
             continue;
         record(&t->state[0], &m0, m0.log_similarity);
         t->state[0].centred_formed_unplanned = tasks.centred_formed_unplanned;
+        t->state[0].flat_proofs = tasks.flat_proofs;
         t->state[0].net = run->nets[n];
         t->layers = 0;
     }
@@ -800,6 +804,7 @@ static void layer_state_undefined(LayerState *s)
     s->stable_rank = s->stable_rank_minus_one = s->log10_norm = s->token_similarity = NAN;
     s->route = MEASURE_ROUTE_NONE;
     s->centred_formed_unplanned = false;
+    s->flat_proofs = 0;
     s->geometry = (TokenGeometry){NAN, NAN, NAN, NAN, NAN};
 }
 
