@@ -4,10 +4,11 @@
  * §3.5) carried step by step through SaWork_jvp and SaWork_vjp, so that each step's error
  * is charged with its own sum's length and the data's own |·| products, where
  * SaWork_product_error charges every step with the longest and Frobenius norms.  The bounded
- * product is itself computed more accurately than SaWork_jvp/vjp's: the tokens' mean row μ
- * is taken out of X before X·W_VO and X·Mᵀ (the centred route, docs/model.md §8), whose
- * row-constant and rank-one remainders the softmax derivative all but removes, and those
- * remainders are added back exactly as they are. */
+ * product is itself computed more accurately than SaWork_jvp/vjp's where the tokens share a
+ * component: a row μ (0, the tokens' mean or their median row, whichever bounds smallest) is
+ * taken out of X before X·W_VO and X·Mᵀ (the centred route, docs/model.md §8), and what that
+ * leaves, a row constant the softmax derivative all but removes and a rank-one term, is
+ * added back as it is. */
 #include "attnscope/conditioning.h"
 #include "attnscope/layer.h"
 
@@ -22,30 +23,34 @@
 #include <string.h>
 
 /* The running bound of one product and what it reuses.  Per product: |v| (the input), the
-   accumulated bound on |fl(K v) − K v| (componentwise), and T×d, T×T and d×d scratch.  Per
-   block (cached until the next SaWork_prepare_heads): the mean row μ and, per head, the
-   centred products fl(X̃ W_VO) and fl(X̃ Mᵀ) (X̃ = fl(X − 1μᵀ)) that the bounded product uses
-   in place of the prepared X W_VO and X Mᵀ (laid out as those, T×d per head), the
-   magnitudes |fl(X̃ W_VO)| and |X̃||W_VO| (the latter bounds its rounding as
-   γ_{d+1}|X̃||W_VO|, X̃'s own included), |fl(X M)|, |X||M|, |fl(X̃ Mᵀ)|, |X̃||Mᵀ|, and the
+   accumulated bound on |fl(K v) − K v| (componentwise), T×d, T×T and d×d scratch, the
+   remainders' terms (RowTerms) and the candidate product.  Per block (cached until the next
+   SaWork_prepare_heads), for each of the CENTRINGS rows μ taken out of X (0, the tokens'
+   mean row, their median row: no one of them gives the smallest bound at every layer), one
+   block of centring_doubles: per head the magnitudes (CACHES T×d), the centred products
+   fl(X̃ W_VO) and fl(X̃ Mᵀ) (X̃ = fl(X − 1μᵀ)) the bounded product uses in place of the
+   prepared X W_VO and X Mᵀ (laid out as those, T×d per head), μ, and per head the
    remainders' vectors (Remainder). */
-enum { BOUND_BUFFERS = 12 };
+enum { CENTRINGS = 3, BOUND_BUFFERS = 10 + CENTRINGS };
+enum { CENTRE_NONE, CENTRE_MEAN, CENTRE_MEDIAN };
 
 struct ProductBound {
     size_t cap[BOUND_BUFFERS];          /* bound_plan's buffers' sizes, in its order */
     double *input, *error, *mag, *mag2; /* T×d */
     double *value_c, *error_c, *work;   /* T×T: |Ċ|, its bound then Ȧ's, scratch */
     double *weights;                    /* d×d: |W_VO,h| or |M_h| */
-    double *cache;                      /* CACHES T×d per head */
-    double *xw_centred, *xmt_centred;   /* T×d per head: fl(X̃ W_VO,h), fl(X̃ M_hᵀ) */
-    double *vectors;                    /* vectors_doubles: μ, RowTerms, Remainder per head */
+    double *terms, *candidate;          /* 6T: RowTerms; T×d: a centring's product */
+    double *centring[CENTRINGS];        /* centring_doubles each */
+    int centre;                         /* the centring under way */
+    int kept[2]; /* the centring the block's first JVP and VJP chose (the least bound), or −1 */
     bool cached;
     double gamma_sum;      /* γ_N of the output's sum, N its terms */
     const double *input_v; /* the product under way's v */
     double *out;           /* and its output, which the rank-one remainder joins */
 };
 
-/* The magnitudes per head; XW and XMT are those of the centred products. */
+/* The magnitudes per head: |fl(X̃ W_VO)|, |X̃||W_VO| (which bounds its rounding as
+   γ_{d+1}|X̃||W_VO|, X̃'s own included), |fl(X M)|, |X||M|, |fl(X̃ Mᵀ)|, |X̃||Mᵀ|. */
 enum { CACHE_XW, CACHE_XW_ROUND, CACHE_XM, CACHE_XM_ROUND, CACHE_XMT, CACHE_XMT_ROUND, CACHES };
 
 /* What taking μ out leaves, per head: fl(μᵀW_VO) and |μ|ᵀ|W_VO|, fl(M μ) and |M||μ| (d each),
@@ -61,19 +66,38 @@ typedef struct {
     double *k, *k_error, *p, *p_error, *q, *q_error;
 } RowTerms;
 
-static size_t vectors_doubles(int T, int d, int heads)
+static size_t centring_doubles(int T, int d, int heads)
 {
-    return (size_t)d + 6 * (size_t)T + (size_t)heads * (4 * (size_t)d + 2 * (size_t)T);
+    size_t td = (size_t)T * d;
+    return (CACHES + 2) * td * (size_t)heads + (size_t)d +
+           (size_t)heads * (4 * (size_t)d + 2 * (size_t)T);
 }
 
-static double *mean_row(const SaWork *w)
+/* The centring under way's block: caches, then fl(X̃ W_VO), fl(X̃ Mᵀ), then μ, remainders. */
+static double *centring_part(const SaWork *w, size_t offset_td_heads)
 {
-    return w->bound->vectors;
+    size_t td = (size_t)w->b[0].T * w->b[0].d;
+    return w->bound->centring[w->bound->centre] + offset_td_heads * td * (size_t)w->heads;
+}
+
+static double *centred_xw(const SaWork *w)
+{
+    return centring_part(w, CACHES);
+}
+
+static double *centred_xmt(const SaWork *w)
+{
+    return centring_part(w, CACHES + 1);
+}
+
+static double *centre_row(const SaWork *w)
+{
+    return centring_part(w, CACHES + 2);
 }
 
 static RowTerms row_terms(const SaWork *w)
 {
-    double *at = w->bound->vectors + w->b[0].d;
+    double *at = w->bound->terms;
     size_t T = (size_t)w->b[0].T;
     return (RowTerms){at, at + T, at + 2 * T, at + 3 * T, at + 4 * T, at + 5 * T};
 }
@@ -81,7 +105,7 @@ static RowTerms row_terms(const SaWork *w)
 static Remainder head_remainder(const SaWork *w, int h)
 {
     size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d;
-    double *at = w->bound->vectors + d + 6 * T + (4 * d + 2 * T) * (size_t)h;
+    double *at = centre_row(w) + d + (4 * d + 2 * T) * (size_t)h;
     return (Remainder){at, at + d, at + 2 * d, at + 3 * d, at + 4 * d, at + 4 * d + T};
 }
 
@@ -94,7 +118,14 @@ void ProductBound_forget(struct ProductBound *b)
 static double *cached(const SaWork *w, int h, int which)
 {
     size_t td = (size_t)w->b[0].T * w->b[0].d;
-    return w->bound->cache + td * ((size_t)CACHES * h + which);
+    return centring_part(w, 0) + td * ((size_t)CACHES * h + which);
+}
+
+/* The same cache in centring 0's block. */
+static const double *cached_uncentred(const SaWork *w, int h, int which)
+{
+    size_t td = (size_t)w->b[0].T * w->b[0].d;
+    return w->bound->centring[CENTRE_NONE] + td * ((size_t)CACHES * h + which);
 }
 
 /* out[k] = |in[k]| over `count` doubles. */
@@ -142,7 +173,7 @@ static void cache_remainders(SaWork *w, int h, const double *abs_mu)
     const SaBlock *b = &w->b[h];
     int T = b->T, d = b->d;
     Remainder r = head_remainder(w, h);
-    const double *mu = mean_row(w);
+    const double *mu = centre_row(w);
     cblas_dgemv(CblasColMajor, CblasTrans, d, d, 1.0, b->wvo, d, mu, 1, 0.0, r.value_row, 1);
     absolute((size_t)d * d, b->wvo, w->bound->weights);
     cblas_dgemv(CblasColMajor, CblasTrans, d, d, 1.0, w->bound->weights, d, abs_mu, 1, 0.0,
@@ -158,59 +189,112 @@ static void cache_remainders(SaWork *w, int h, const double *abs_mu)
         r.deficit[i] = row_deficit(a, T, i, &r.deficit_error[i]);
 }
 
-/* μ = the mean row of X, X̃ = fl(X − 1μᵀ) (in the bound's error, |X̃| in mag2, |X| in mag),
-   then per head the centred products, the magnitudes and the remainders (struct
-   ProductBound).  μ is any vector as far as the proofs go: the closer to the tokens' common
-   row, the smaller X̃ and the bound. */
-static void cache_block(SaWork *w)
+static int ascending(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The centring under way's μ: 0, the tokens' mean row, or their median row (each column's
+   median makes Σ_i |X̃_iq| the least, where the mean is the common row of collapsing tokens
+   and minimises ‖X̃‖_F).  scratch: T. */
+static void choose_centre(const SaWork *w, double *mu, double *scratch)
+{
+    int T = w->b[0].T, d = w->b[0].d, centre = w->bound->centre;
+    const double *x = w->b[0].x;
+    for (int q = 0; q < d; q++) {
+        const double *column = x + (size_t)q * T;
+        double sum = 0;
+        for (int i = 0; centre == CENTRE_MEAN && i < T; i++)
+            sum += column[i];
+        mu[q] = centre == CENTRE_MEAN ? sum / T : 0.0;
+        if (centre == CENTRE_MEDIAN) {
+            memcpy(scratch, column, sizeof(double) * T);
+            qsort(scratch, (size_t)T, sizeof(double), ascending);
+            mu[q] = scratch[(T - 1) / 2];
+        }
+    }
+}
+
+/* The centring under way's block (struct ProductBound): μ, X̃ = fl(X − 1μᵀ) (in the bound's
+   error, |X̃| in mag2, |X| in mag), then per head the centred products, the magnitudes and
+   the remainders.  μ is any vector as far as the proofs go. */
+static void cache_centring(SaWork *w)
 {
     struct ProductBound *pb = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t td = (size_t)T * d;
     const double *x = w->b[0].x;
-    double *mu = mean_row(w), *centred = pb->error, *abs_mu = pb->input;
+    double *mu = centre_row(w), *centred = pb->error, *abs_mu = pb->input;
+    choose_centre(w, mu, pb->mag);
     for (int q = 0; q < d; q++) {
-        double sum = 0;
-        for (int i = 0; i < T; i++)
-            sum += x[i + (size_t)q * T];
-        mu[q] = sum / T;
         abs_mu[q] = fabs(mu[q]);
-    }
-    for (int q = 0; q < d; q++)
         for (int i = 0; i < T; i++)
             centred[i + (size_t)q * T] = x[i + (size_t)q * T] - mu[q];
+    }
     absolute(td, x, pb->mag);
     absolute(td, centred, pb->mag2);
     for (int h = 0; h < w->heads; h++) {
         const SaBlock *b = &w->b[h];
-        double *xw = pb->xw_centred + td * (size_t)h, *xmt = pb->xmt_centred + td * (size_t)h;
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, centred, T, b->wvo, d,
-                    0.0, xw, T);
+        size_t at = td * (size_t)h;
+        double *xw = centred_xw(w) + at, *xmt = centred_xmt(w) + at;
+        /* μ = 0: X̃ is X, and its products are the prepared ones, bit for bit */
+        if (pb->centre == CENTRE_NONE)
+            memcpy(xw, w->xw + at, sizeof(double) * td);
+        else
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, centred, T, b->wvo,
+                        d, 0.0, xw, T);
         absolute(td, xw, cached(w, h, CACHE_XW));
         times_absolute(w, pb->mag2, b->wvo, false, cached(w, h, CACHE_XW_ROUND));
         if (b->m) {
-            absolute(td, w->xm + td * (size_t)h, cached(w, h, CACHE_XM));
-            times_absolute(w, pb->mag, b->m, false, cached(w, h, CACHE_XM_ROUND));
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, centred, T, b->m, d,
-                        0.0, xmt, T);
+            if (pb->centre == CENTRE_NONE) { /* X·M is not centred: the same in every block */
+                absolute(td, w->xm + at, cached(w, h, CACHE_XM));
+                times_absolute(w, pb->mag, b->m, false, cached(w, h, CACHE_XM_ROUND));
+            } else {
+                memcpy(cached(w, h, CACHE_XM), cached_uncentred(w, h, CACHE_XM),
+                       sizeof(double) * td);
+                memcpy(cached(w, h, CACHE_XM_ROUND), cached_uncentred(w, h, CACHE_XM_ROUND),
+                       sizeof(double) * td);
+            }
+            if (pb->centre == CENTRE_NONE)
+                memcpy(xmt, w->xmt + at, sizeof(double) * td);
+            else
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, centred, T, b->m,
+                            d, 0.0, xmt, T);
             absolute(td, xmt, cached(w, h, CACHE_XMT));
             times_absolute(w, pb->mag2, b->m, true, cached(w, h, CACHE_XMT_ROUND));
         }
         cache_remainders(w, h, abs_mu);
     }
-    pb->cached = true;
+}
+
+static void cache_block(SaWork *w)
+{
+    for (w->bound->centre = 0; w->bound->centre < CENTRINGS; w->bound->centre++)
+        cache_centring(w);
+    w->bound->cached = true;
+    w->bound->kept[0] = w->bound->kept[1] = -1;
 }
 
 /* The bound's buffers for T, d and `heads`, one list for their growth and their count. */
 static void bound_plan(struct ProductBound *b, int T, int d, int heads,
                        LayerBuffer plan[BOUND_BUFFERS])
 {
-    size_t td = (size_t)T * d, tt = (size_t)T * T, dd = (size_t)d * d, htd = td * (size_t)heads;
-    const LayerBuffer list[BOUND_BUFFERS] = {
-        {&b->input, td},       {&b->error, td},        {&b->mag, td},
-        {&b->mag2, td},        {&b->value_c, tt},      {&b->error_c, tt},
-        {&b->work, tt},        {&b->weights, dd},      {&b->cache, CACHES * htd},
-        {&b->xw_centred, htd}, {&b->xmt_centred, htd}, {&b->vectors, vectors_doubles(T, d, heads)}};
+    size_t td = (size_t)T * d, tt = (size_t)T * T, dd = (size_t)d * d;
+    size_t centring = centring_doubles(T, d, heads);
+    const LayerBuffer list[BOUND_BUFFERS] = {{&b->input, td},
+                                             {&b->error, td},
+                                             {&b->mag, td},
+                                             {&b->mag2, td},
+                                             {&b->value_c, tt},
+                                             {&b->error_c, tt},
+                                             {&b->work, tt},
+                                             {&b->weights, dd},
+                                             {&b->terms, 6 * (size_t)T},
+                                             {&b->candidate, td},
+                                             {&b->centring[0], centring},
+                                             {&b->centring[1], centring},
+                                             {&b->centring[2], centring}};
     memcpy(plan, list, sizeof list);
 }
 
@@ -387,11 +471,11 @@ static void row_remainders(SaWork *w, int h, const double *carried, const double
         double k = fabs(t.k[i]), k_error = t.k_error[i];
         p[i] = t.k[i] * r.deficit[i];
         p_error[i] = k_error * rho + (k + k_error) * rho_error + g1 * fabs(p[i]);
-        double kept = 1.0 - r.deficit[i], kept_error = rho_error + g1 * fabs(kept);
-        double sum = w->row[i] + t.k[i] * kept;
-        double sum_error = carried[i] + g_row * own[i] + k * kept_error +
-                           k_error * (fabs(kept) + kept_error) +
-                           g2 * (fabs(w->row[i]) + k * fabs(kept));
+        double mass = 1.0 - r.deficit[i], mass_error = rho_error + g1 * fabs(mass);
+        double sum = w->row[i] + t.k[i] * mass;
+        double sum_error = carried[i] + g_row * own[i] + k * mass_error +
+                           k_error * (fabs(mass) + mass_error) +
+                           g2 * (fabs(w->row[i]) + k * fabs(mass));
         double sum_size = fabs(sum) + sum_error; /* ≥ |r_i| */
         t.q[i] = r.deficit[i] * sum;
         t.q_error[i] = rho * sum_error + rho_error * sum_size + g1 * fabs(t.q[i]);
@@ -503,31 +587,53 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
     if (!b->cached)
         cache_block(w);
     absolute(n, v, b->input);
-    memset(b->error, 0, sizeof(double) * n);
-    double terms = output_terms(w, transposed);
-    b->gamma_sum = Linalg_rounding_gamma(terms);
+    b->gamma_sum = Linalg_rounding_gamma(output_terms(w, transposed));
     b->input_v = v;
-    b->out = out;
-    /* The centred route: the products read X̃·W_VO and X̃·Mᵀ where SaWork_jvp/vjp read the
-       prepared X·W_VO and X·Mᵀ, and the hooks add back what taking μ out left. */
-    double *plain_xw = w->xw, *plain_xmt = w->xmt;
-    w->xw = b->xw_centred;
-    w->xmt = b->xmt_centred;
-    w->bounding = true;
-    if (transposed)
-        SaWork_vjp(w, v, out);
-    else
-        SaWork_jvp(w, v, out);
-    w->bounding = false;
+    b->out = b->candidate;
+    /* The products read X̃·W_VO and X̃·Mᵀ where SaWork_jvp/vjp read the prepared X·W_VO and
+       X·Mᵀ, and the hooks add back what taking μ out left.  The block's first JVP (VJP) tries
+       each centring and keeps the smallest bound's; its later ones take that centring alone
+       (a third of the cost; any centring's bound is a proof). */
+    double *plain_xw = w->xw, *plain_xmt = w->xmt, least = INFINITY;
+    int *kept = &b->kept[transposed], chosen = -1;
+    int first = *kept < 0 ? 0 : *kept, last = *kept < 0 ? CENTRINGS : first + 1;
+    for (b->centre = first; b->centre < last; b->centre++) {
+        memset(b->error, 0, sizeof(double) * n);
+        w->xw = centred_xw(w);
+        w->xmt = centred_xmt(w);
+        w->bounding = true;
+        if (transposed)
+            SaWork_vjp(w, v, b->candidate);
+        else
+            SaWork_jvp(w, v, b->candidate);
+        w->bounding = false;
+        double candidate = cblas_dnrm2((int)n, b->error, 1);
+        if (candidate < least) {
+            least = candidate;
+            chosen = b->centre;
+            memcpy(out, b->candidate, sizeof(double) * n);
+        }
+    }
     w->xw = plain_xw;
     w->xmt = plain_xmt;
+    if (*kept < 0)
+        *kept = chosen;
     /* The bound is itself computed in floating point, from non-negative numbers only, so
        each entry is at least (1 − γ_chain) of its exact value, chain the operations along
        its deepest path (the cache's and the logits' d, the derivative's T, the output's T
        and the sum of every head's at most 6T terms into it, a few scalings), and its 2-norm
        of n entries at least (1 − γ_{n+2}) of its own. */
     double chain = 4.0 * (T + d) + 6.0 * w->heads * T + 32.0;
-    double bound = cblas_dnrm2((int)n, b->error, 1) /
-                   ((1.0 - Linalg_rounding_gamma(chain)) * (1.0 - Linalg_rounding_gamma(n + 2.0)));
-    return isfinite(bound) && bound < worst ? bound : worst;
+    double bound =
+        least / ((1.0 - Linalg_rounding_gamma(chain)) * (1.0 - Linalg_rounding_gamma(n + 2.0)));
+    if (isfinite(bound) && bound < worst)
+        return bound;
+    /* η bounds the plain products' rounding: μ = 0's product is theirs, the others are not */
+    if (chosen != CENTRE_NONE) {
+        if (transposed)
+            SaWork_vjp(w, v, out);
+        else
+            SaWork_jvp(w, v, out);
+    }
+    return worst;
 }
