@@ -264,7 +264,7 @@ static void test_product_error_bounds_the_rounding(void **state)
     const Mask masks[] = {MASK_FULL, MASK_CAUSAL};
     const struct {
         double x_std, shift;
-    } kinds[] = {{0.5, 0.0}, {8.0, 0.0}, {0.5, 1e4}};
+    } kinds[] = {{0.5, 0.0}, {8.0, 0.0}, {0.5, 1e5}};
     for (int heads = 1; heads <= HEADS; heads++)
         for (int mi = 0; mi < 2; mi++)
             for (int ki = 0; ki < 3; ki++) {

@@ -43,7 +43,8 @@ struct ProductBound {
     double *centring[CENTRINGS];        /* centring_doubles each */
     int centre;                         /* the centring under way */
     int kept[2]; /* the centring the block's first JVP and VJP chose (the least bound), or −1 */
-    bool cached;
+    bool cached; /* the block's centring 0 and kept[] are set */
+    bool built[CENTRINGS]; /* which centrings' blocks are */
     double gamma_sum;      /* γ_N of the output's sum, N its terms */
     const double *input_v; /* the product under way's v */
     double *out;           /* and its output, which the rank-one remainder joins */
@@ -268,13 +269,21 @@ static void cache_centring(SaWork *w)
     }
 }
 
+/* A new block: μ = 0's centring now, the others when a product first tries them. */
 static void cache_block(SaWork *w)
 {
-    for (w->bound->centre = 0; w->bound->centre < CENTRINGS; w->bound->centre++)
-        cache_centring(w);
-    w->bound->cached = true;
-    w->bound->kept[0] = w->bound->kept[1] = -1;
+    struct ProductBound *b = w->bound;
+    b->centre = CENTRE_NONE;
+    cache_centring(w);
+    for (int c = 0; c < CENTRINGS; c++)
+        b->built[c] = c == CENTRE_NONE;
+    b->cached = true;
+    b->kept[0] = b->kept[1] = -1;
 }
+
+/* A bound this far below its product's norm moves the witnesses' ratios (SaWork_witness) by at
+   most as much, relative: where μ = 0 gives one, the other centrings are not tried. */
+#define CENTRING_UNNEEDED 1e-6
 
 /* The bound's buffers for T, d and `heads`, one list for their growth and their count. */
 static void bound_plan(struct ProductBound *b, int T, int d, int heads,
@@ -586,7 +595,6 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
     struct ProductBound *b = w->bound;
     if (!b->cached)
         cache_block(w);
-    absolute(n, v, b->input);
     b->gamma_sum = Linalg_rounding_gamma(output_terms(w, transposed));
     b->input_v = v;
     b->out = b->candidate;
@@ -598,6 +606,14 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
     int *kept = &b->kept[transposed], chosen = -1;
     int first = *kept < 0 ? 0 : *kept, last = *kept < 0 ? CENTRINGS : first + 1;
     for (b->centre = first; b->centre < last; b->centre++) {
+        if (*kept < 0 && b->centre > CENTRE_NONE &&
+            least <= CENTRING_UNNEEDED * cblas_dnrm2((int)n, out, 1))
+            break;
+        if (!b->built[b->centre]) { /* its scratch includes b->input */
+            cache_centring(w);
+            b->built[b->centre] = true;
+        }
+        absolute(n, v, b->input);
         memset(b->error, 0, sizeof(double) * n);
         w->xw = centred_xw(w);
         w->xmt = centred_xmt(w);
