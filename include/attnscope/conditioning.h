@@ -102,8 +102,9 @@ double SaWork_product_error(const SaWork *w);
    the magnitudes this product meets (|v|, |A_h|, |W_VO,h|, |fl(Ċ)|, …: docs/model.md §8, "the
    rounding of one product"), at most η‖v‖ and usually far below it.  The product is
    SaWork_jvp's (SaWork_vjp's) with a row μ taken out of X before X·W_VO and X·Mᵀ and what that
-   leaves added back exactly (§8, "the centred route"; μ = 0, the tokens' mean or their median
-   row, whichever bounds smallest on the block's first product of each direction): where the
+   leaves added back exactly (§8, "the centred route"; μ = 0 where that bounds the block's
+   first product of each direction to 10⁻⁶ of its norm, else whichever of 0, the tokens' mean
+   and their median row bounds it smallest): where the
    tokens share a large component it is far more accurate than SaWork_jvp's, whose bits it
    need not have.  Where the layer's shape is more than the plain softmax block (QK-norm,
    RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative), or its

@@ -5,7 +5,7 @@
  * is charged with its own sum's length and the data's own |·| products, where
  * SaWork_product_error charges every step with the longest and Frobenius norms.  The bounded
  * product is itself computed more accurately than SaWork_jvp/vjp's where the tokens share a
- * component: a row μ (0, the tokens' mean or their median row, whichever bounds smallest) is
+ * component: a row μ (0, the tokens' mean or their median row: SaWork_product_bounded) is
  * taken out of X before X·W_VO and X·Mᵀ (the centred route, docs/model.md §8), and what that
  * leaves, a row constant the softmax derivative all but removes and a rank-one term, is
  * added back as it is. */
