@@ -104,9 +104,8 @@ double SaWork_product_error(const SaWork *w);
    SaWork_jvp's (SaWork_vjp's) with a row μ taken out of X before X·W_VO and X·Mᵀ and what that
    leaves added back exactly (§8, "the centred route"; μ = 0 where that bounds the block's
    first product of each direction to 10⁻⁶ of its norm, else whichever of 0, the tokens' mean
-   and their median row bounds it smallest): where the
-   tokens share a large component it is far more accurate than SaWork_jvp's, whose bits it
-   need not have.  Where the layer's shape is more than the plain softmax block (QK-norm,
+   and their median row bounds it smallest): where the tokens share a large component it is
+   far more accurate than SaWork_jvp's, whose bits it need not have.  Where the layer's shape is more than the plain softmax block (QK-norm,
    RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative), or its
    bound is not below η‖v‖, it is SaWork_jvp's, bounded by η‖v‖.  Costs about 1.5 products
    more, the block's first of each direction about 5 and its cache about 5. */
