@@ -98,12 +98,17 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx);
    K is the Jacobian at the block's stored state (A, X, M, W_VO, and SaWork_shape's
    projections and norms). */
 double SaWork_product_error(const SaWork *w);
-/* out = fl(K v) as SaWork_jvp computes it (transposed: fl(Kᵀv), SaWork_vjp), and a bound on
-   ‖out − K v‖₂ computed alongside from the magnitudes this product meets (|v|, |A_h|,
-   |W_VO,h|, |fl(Ċ)|, …: docs/model.md §8, "the rounding of one product"), at most η‖v‖ and
-   usually far below it.  Where the layer's shape is more than the plain softmax block (QK-norm,
-   RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative) it is
-   η‖v‖.  Costs about 1.5 products more. */
+/* out = fl(K v) (transposed: fl(Kᵀv)), and a bound on ‖out − K v‖₂ computed alongside from
+   the magnitudes this product meets (|v|, |A_h|, |W_VO,h|, |fl(Ċ)|, …: docs/model.md §8, "the
+   rounding of one product"), at most η‖v‖ and usually far below it.  The product is
+   SaWork_jvp's (SaWork_vjp's) with a row μ taken out of X before X·W_VO and X·Mᵀ and what that
+   leaves added back exactly (§8, "the centred route"; μ = 0 where that bounds the block's
+   first product of each direction to 10⁻⁶ of its norm, else whichever of 0, the tokens' mean
+   and their median row bounds it smallest): where the tokens share a large component it is
+   far more accurate than SaWork_jvp's, whose bits it need not have.  Where the layer's shape is more than the plain softmax block (QK-norm,
+   RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative), or its
+   bound is not below η‖v‖, it is SaWork_jvp's, bounded by η‖v‖.  Costs about 1.5 products
+   more, the block's first of each direction about 5 and its cache about 5. */
 double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out);
 /* The doubles SaWork_product_bounded keeps for blocks of T tokens, width d and `heads` heads
    (the memory estimate). */

@@ -3,7 +3,12 @@
  * componentwise |fl(AB) − AB| ≤ γ_k·|A||B| (Accuracy and Stability of Numerical Algorithms,
  * §3.5) carried step by step through SaWork_jvp and SaWork_vjp, so that each step's error
  * is charged with its own sum's length and the data's own |·| products, where
- * SaWork_product_error charges every step with the longest and Frobenius norms. */
+ * SaWork_product_error charges every step with the longest and Frobenius norms.  The bounded
+ * product is itself computed more accurately than SaWork_jvp/vjp's where the tokens share a
+ * component: a row μ (0, the tokens' mean or their median row: SaWork_product_bounded) is
+ * taken out of X before X·W_VO and X·Mᵀ (the centred route, docs/model.md §8), and what that
+ * leaves, a row constant the softmax derivative all but removes and a rank-one term, is
+ * added back as it is. */
 #include "attnscope/conditioning.h"
 #include "attnscope/layer.h"
 
@@ -18,23 +23,92 @@
 #include <string.h>
 
 /* The running bound of one product and what it reuses.  Per product: |v| (the input), the
-   accumulated bound on |fl(K v) − K v| (componentwise), and T×d, T×T and d×d scratch.  Per
-   block (cached until the next SaWork_prepare_heads), per head, the magnitudes of the
-   prepared products: |fl(X W_VO)| and |X||W_VO| (the latter bounds fl(X W_VO)'s rounding
-   as γ_d|X||W_VO|), |fl(X M)|, |X||M|, |fl(X Mᵀ)| and |X||Mᵀ|. */
-enum { BOUND_BUFFERS = 9 };
+   accumulated bound on |fl(K v) − K v| (componentwise), T×d, T×T and d×d scratch, the
+   remainders' terms (RowTerms) and the candidate product.  Per block (cached until the next
+   SaWork_prepare_heads), for each of the CENTRINGS rows μ taken out of X (0, the tokens'
+   mean row, their median row: no one of them gives the smallest bound at every layer), one
+   block of centring_doubles: per head the magnitudes (CACHES T×d), the centred products
+   fl(X̃ W_VO) and fl(X̃ Mᵀ) (X̃ = fl(X − 1μᵀ)) the bounded product uses in place of the
+   prepared X W_VO and X Mᵀ (laid out as those, T×d per head), μ, and per head the
+   remainders' vectors (Remainder). */
+enum { CENTRINGS = 3, BOUND_BUFFERS = 10 + CENTRINGS };
+enum { CENTRE_NONE, CENTRE_MEAN, CENTRE_MEDIAN };
 
 struct ProductBound {
     size_t cap[BOUND_BUFFERS];          /* bound_plan's buffers' sizes, in its order */
     double *input, *error, *mag, *mag2; /* T×d */
     double *value_c, *error_c, *work;   /* T×T: |Ċ|, its bound then Ȧ's, scratch */
     double *weights;                    /* d×d: |W_VO,h| or |M_h| */
-    double *cache;                      /* 6 T×d per head */
-    bool cached;
-    double gamma_sum; /* γ_N of the output's sum, N its terms */
+    double *terms, *candidate;          /* 6T: RowTerms; T×d: a centring's product */
+    double *centring[CENTRINGS];        /* centring_doubles each */
+    int centre;                         /* the centring under way */
+    int kept[2]; /* the centring the block's first JVP and VJP chose (the least bound), or −1 */
+    bool cached; /* the block's centring 0 and kept[] are set */
+    bool built[CENTRINGS]; /* which centrings' blocks are */
+    double gamma_sum;      /* γ_N of the output's sum, N its terms */
+    const double *input_v; /* the product under way's v */
+    double *out;           /* and its output, which the rank-one remainder joins */
 };
 
+/* The magnitudes per head: |fl(X̃ W_VO)|, |X̃||W_VO| (which bounds its rounding as
+   γ_{d+1}|X̃||W_VO|, X̃'s own included), |fl(X M)|, |X||M|, |fl(X̃ Mᵀ)|, |X̃||Mᵀ|. */
 enum { CACHE_XW, CACHE_XW_ROUND, CACHE_XM, CACHE_XM_ROUND, CACHE_XMT, CACHE_XMT_ROUND, CACHES };
+
+/* What taking μ out leaves, per head: fl(μᵀW_VO) and |μ|ᵀ|W_VO|, fl(M μ) and |M||μ| (d each),
+   the stored softmax's row deficits ρ̂ ≈ ρ = 1 − Σ_j a_ij and a bound on |ρ̂ − ρ| (T each). */
+typedef struct {
+    double *value_row, *value_row_round, *logit_row, *logit_row_round, *deficit, *deficit_error;
+} Remainder;
+
+/* The product under way's, for its head under way (T each): the row constant k̂ of Ċ or Ā and
+   a bound on its error, k̂ ρ̂ and its bound, the exact derivative's row sums q̂ ≈ D·1 and a
+   bound on their error. */
+typedef struct {
+    double *k, *k_error, *p, *p_error, *q, *q_error;
+} RowTerms;
+
+static size_t centring_doubles(int T, int d, int heads)
+{
+    size_t td = (size_t)T * d;
+    return (CACHES + 2) * td * (size_t)heads + (size_t)d +
+           (size_t)heads * (4 * (size_t)d + 2 * (size_t)T);
+}
+
+/* The centring under way's block: caches, then fl(X̃ W_VO), fl(X̃ Mᵀ), then μ, remainders. */
+static double *centring_part(const SaWork *w, size_t offset_td_heads)
+{
+    size_t td = (size_t)w->b[0].T * w->b[0].d;
+    return w->bound->centring[w->bound->centre] + offset_td_heads * td * (size_t)w->heads;
+}
+
+static double *centred_xw(const SaWork *w)
+{
+    return centring_part(w, CACHES);
+}
+
+static double *centred_xmt(const SaWork *w)
+{
+    return centring_part(w, CACHES + 1);
+}
+
+static double *centre_row(const SaWork *w)
+{
+    return centring_part(w, CACHES + 2);
+}
+
+static RowTerms row_terms(const SaWork *w)
+{
+    double *at = w->bound->terms;
+    size_t T = (size_t)w->b[0].T;
+    return (RowTerms){at, at + T, at + 2 * T, at + 3 * T, at + 4 * T, at + 5 * T};
+}
+
+static Remainder head_remainder(const SaWork *w, int h)
+{
+    size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d;
+    double *at = centre_row(w) + d + (4 * d + 2 * T) * (size_t)h;
+    return (Remainder){at, at + d, at + 2 * d, at + 3 * d, at + 4 * d, at + 4 * d + T};
+}
 
 void ProductBound_forget(struct ProductBound *b)
 {
@@ -45,7 +119,14 @@ void ProductBound_forget(struct ProductBound *b)
 static double *cached(const SaWork *w, int h, int which)
 {
     size_t td = (size_t)w->b[0].T * w->b[0].d;
-    return w->bound->cache + td * ((size_t)CACHES * h + which);
+    return centring_part(w, 0) + td * ((size_t)CACHES * h + which);
+}
+
+/* The same cache in centring 0's block. */
+static const double *cached_uncentred(const SaWork *w, int h, int which)
+{
+    size_t td = (size_t)w->b[0].T * w->b[0].d;
+    return w->bound->centring[CENTRE_NONE] + td * ((size_t)CACHES * h + which);
 }
 
 /* out[k] = |in[k]| over `count` doubles. */
@@ -65,34 +146,164 @@ static void times_absolute(const SaWork *w, const double *abs_x, const double *f
                 abs_x, T, w->bound->weights, d, 0.0, out, T);
 }
 
-/* The per-block magnitudes (struct ProductBound), |X| in the bound's mag. */
-static void cache_block(SaWork *w)
+/* ρ̂ ≈ ρ_i = 1 − Σ_j a_ij of row i of the stored softmax a (T×T, column-major) by Sum2 (T.
+   Ogita, S. M. Rump and S. Oishi, "Accurate sum and dot product", SIAM J. Sci. Comput. 26,
+   2005, Algorithm 4.4: TwoSum's error terms summed beside), whose Proposition 4.5 puts it
+   within u|ρ| + γ_T²·(1 + Σ_j a_ij) of ρ for these T + 1 terms; *error bounds that with
+   |ρ| ≤ |ρ̂| + error and Σ_j a_ij ≤ its recursive sum/(1 − γ_T) (non-negative terms).  Plain
+   summation would leave ρ̂ ~ Tu with an error as large, and ρ multiplies the terms that
+   taking μ out leaves, whose size is the rounding the centring removes. */
+static double row_deficit(const double *a, int T, int i, double *error)
 {
-    size_t td = (size_t)w->b[0].T * w->b[0].d;
-    absolute(td, w->b[0].x, w->bound->mag);
+    double sum = 1.0, carried = 0.0, mass = 0.0, u = DBL_EPSILON / 2;
+    for (int j = 0; j < T; j++) {
+        double term = -a[i + (size_t)j * T], next = sum + term, z = next - sum;
+        carried += (sum - (next - z)) + (term - z);
+        sum = next;
+        mass += a[i + (size_t)j * T];
+    }
+    double deficit = sum + carried, gamma = Linalg_rounding_gamma(T);
+    *error = (u * fabs(deficit) + gamma * gamma * (1.0 + mass / (1.0 - gamma))) / (1.0 - u);
+    return deficit;
+}
+
+/* A head's remainders (Remainder): fl(μᵀW_VO), fl(M μ) and their |·| magnitudes, each within
+   γ_d of the latter; the stored softmax's row deficits.  abs_mu: |μ|. */
+static void cache_remainders(SaWork *w, int h, const double *abs_mu)
+{
+    const SaBlock *b = &w->b[h];
+    int T = b->T, d = b->d;
+    Remainder r = head_remainder(w, h);
+    const double *mu = centre_row(w);
+    cblas_dgemv(CblasColMajor, CblasTrans, d, d, 1.0, b->wvo, d, mu, 1, 0.0, r.value_row, 1);
+    absolute((size_t)d * d, b->wvo, w->bound->weights);
+    cblas_dgemv(CblasColMajor, CblasTrans, d, d, 1.0, w->bound->weights, d, abs_mu, 1, 0.0,
+                r.value_row_round, 1);
+    if (!b->m)
+        return;
+    cblas_dgemv(CblasColMajor, CblasNoTrans, d, d, 1.0, b->m, d, mu, 1, 0.0, r.logit_row, 1);
+    absolute((size_t)d * d, b->m, w->bound->weights);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, d, d, 1.0, w->bound->weights, d, abs_mu, 1, 0.0,
+                r.logit_row_round, 1);
+    const double *a = w->a + (size_t)T * T * h;
+    for (int i = 0; i < T; i++)
+        r.deficit[i] = row_deficit(a, T, i, &r.deficit_error[i]);
+}
+
+static int ascending(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The centring under way's μ: 0, the tokens' mean row, or their median row (each column's
+   median makes Σ_i |X̃_iq| the least, where the mean is the common row of collapsing tokens
+   and minimises ‖X̃‖_F).  scratch: T. */
+static void choose_centre(const SaWork *w, double *mu, double *scratch)
+{
+    int T = w->b[0].T, d = w->b[0].d, centre = w->bound->centre;
+    const double *x = w->b[0].x;
+    for (int q = 0; q < d; q++) {
+        const double *column = x + (size_t)q * T;
+        double sum = 0;
+        for (int i = 0; centre == CENTRE_MEAN && i < T; i++)
+            sum += column[i];
+        mu[q] = centre == CENTRE_MEAN ? sum / T : 0.0;
+        if (centre == CENTRE_MEDIAN) {
+            memcpy(scratch, column, sizeof(double) * T);
+            qsort(scratch, (size_t)T, sizeof(double), ascending);
+            mu[q] = scratch[(T - 1) / 2];
+        }
+    }
+}
+
+/* The centring under way's block (struct ProductBound): μ, X̃ = fl(X − 1μᵀ) (in the bound's
+   error, |X̃| in mag2, |X| in mag), then per head the centred products, the magnitudes and
+   the remainders.  μ is any vector as far as the proofs go. */
+static void cache_centring(SaWork *w)
+{
+    struct ProductBound *pb = w->bound;
+    int T = w->b[0].T, d = w->b[0].d;
+    size_t td = (size_t)T * d;
+    const double *x = w->b[0].x;
+    double *mu = centre_row(w), *centred = pb->error, *abs_mu = pb->input;
+    choose_centre(w, mu, pb->mag);
+    for (int q = 0; q < d; q++) {
+        abs_mu[q] = fabs(mu[q]);
+        for (int i = 0; i < T; i++)
+            centred[i + (size_t)q * T] = x[i + (size_t)q * T] - mu[q];
+    }
+    absolute(td, x, pb->mag);
+    absolute(td, centred, pb->mag2);
     for (int h = 0; h < w->heads; h++) {
         const SaBlock *b = &w->b[h];
-        absolute(td, w->xw + td * (size_t)h, cached(w, h, CACHE_XW));
-        times_absolute(w, w->bound->mag, b->wvo, false, cached(w, h, CACHE_XW_ROUND));
-        if (!b->m)
-            continue;
-        absolute(td, w->xm + td * (size_t)h, cached(w, h, CACHE_XM));
-        times_absolute(w, w->bound->mag, b->m, false, cached(w, h, CACHE_XM_ROUND));
-        absolute(td, w->xmt + td * (size_t)h, cached(w, h, CACHE_XMT));
-        times_absolute(w, w->bound->mag, b->m, true, cached(w, h, CACHE_XMT_ROUND));
+        size_t at = td * (size_t)h;
+        double *xw = centred_xw(w) + at, *xmt = centred_xmt(w) + at;
+        /* μ = 0: X̃ is X, and its products are the prepared ones, bit for bit */
+        if (pb->centre == CENTRE_NONE)
+            memcpy(xw, w->xw + at, sizeof(double) * td);
+        else
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, centred, T, b->wvo,
+                        d, 0.0, xw, T);
+        absolute(td, xw, cached(w, h, CACHE_XW));
+        times_absolute(w, pb->mag2, b->wvo, false, cached(w, h, CACHE_XW_ROUND));
+        if (b->m) {
+            if (pb->centre == CENTRE_NONE) { /* X·M is not centred: the same in every block */
+                absolute(td, w->xm + at, cached(w, h, CACHE_XM));
+                times_absolute(w, pb->mag, b->m, false, cached(w, h, CACHE_XM_ROUND));
+            } else {
+                memcpy(cached(w, h, CACHE_XM), cached_uncentred(w, h, CACHE_XM),
+                       sizeof(double) * td);
+                memcpy(cached(w, h, CACHE_XM_ROUND), cached_uncentred(w, h, CACHE_XM_ROUND),
+                       sizeof(double) * td);
+            }
+            if (pb->centre == CENTRE_NONE)
+                memcpy(xmt, w->xmt + at, sizeof(double) * td);
+            else
+                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, centred, T, b->m,
+                            d, 0.0, xmt, T);
+            absolute(td, xmt, cached(w, h, CACHE_XMT));
+            times_absolute(w, pb->mag2, b->m, true, cached(w, h, CACHE_XMT_ROUND));
+        }
+        cache_remainders(w, h, abs_mu);
     }
-    w->bound->cached = true;
 }
+
+/* A new block: μ = 0's centring now, the others when a product first tries them. */
+static void cache_block(SaWork *w)
+{
+    struct ProductBound *b = w->bound;
+    b->centre = CENTRE_NONE;
+    cache_centring(w);
+    for (int c = 0; c < CENTRINGS; c++)
+        b->built[c] = c == CENTRE_NONE;
+    b->cached = true;
+    b->kept[0] = b->kept[1] = -1;
+}
+
+/* A bound this far below its product's norm moves the witnesses' ratios (SaWork_witness) by at
+   most as much, relative: where μ = 0 gives one, the other centrings are not tried. */
+#define CENTRING_UNNEEDED 1e-6
 
 /* The bound's buffers for T, d and `heads`, one list for their growth and their count. */
 static void bound_plan(struct ProductBound *b, int T, int d, int heads,
                        LayerBuffer plan[BOUND_BUFFERS])
 {
     size_t td = (size_t)T * d, tt = (size_t)T * T, dd = (size_t)d * d;
-    const LayerBuffer list[BOUND_BUFFERS] = {
-        {&b->input, td}, {&b->error, td},   {&b->mag, td},
-        {&b->mag2, td},  {&b->value_c, tt}, {&b->error_c, tt},
-        {&b->work, tt},  {&b->weights, dd}, {&b->cache, CACHES * td * (size_t)heads}};
+    size_t centring = centring_doubles(T, d, heads);
+    const LayerBuffer list[BOUND_BUFFERS] = {{&b->input, td},
+                                             {&b->error, td},
+                                             {&b->mag, td},
+                                             {&b->mag2, td},
+                                             {&b->value_c, tt},
+                                             {&b->error_c, tt},
+                                             {&b->work, tt},
+                                             {&b->weights, dd},
+                                             {&b->terms, 6 * (size_t)T},
+                                             {&b->candidate, td},
+                                             {&b->centring[0], centring},
+                                             {&b->centring[1], centring},
+                                             {&b->centring[2], centring}};
     memcpy(plan, list, sizeof list);
 }
 
@@ -154,8 +365,9 @@ static bool bound_follows(const SaWork *w)
 }
 
 /* The output's terms per entry: each head's value path (T products) and the derivative's
-   (T, or 2T through Ċ's two halves in the VJP); two more for the logit scale's product and
-   the zero the sum starts from. */
+   (T, or 2T through Ċ's two halves in the VJP) and its rank-one remainder (a product of
+   three, counted as two); two more for the logit scale's product and the zero the sum starts
+   from. */
 static double output_terms(const SaWork *w, bool transposed)
 {
     double T = w->b[0].T, terms = 2;
@@ -163,9 +375,16 @@ static double output_terms(const SaWork *w, bool transposed)
         if (w->part != PART_PERTURBATION)
             terms += T;
         if (w->b[h].m && w->part != PART_DOMINANT)
-            terms += transposed ? 2 * T : T;
+            terms += (transposed ? 2 * T : T) + 2;
     }
     return terms;
+}
+
+/* γ_{d+1}: the centred products' rounding, X̃'s own subtraction (γ_1) included; the plain
+   X·M takes it too (γ_d ≤ γ_{d+1}). */
+static double gamma_prepared(int d)
+{
+    return Linalg_rounding_gamma(d + 1.0);
 }
 
 /* Value path: fl(A_p t̂) summed into the output, t̂ = fl(Ẋ W) with |t̂ − ẊW| ≤ γ_d|Ẋ||W|:
@@ -184,42 +403,106 @@ void ProductBound_value(SaWork *w, int h, bool transposed)
                 b->work, T, b->mag, T, 1.0, b->error, T);
 }
 
+/* The row constant that taking μ out of X leaves in the derivative's input, k̂ and a bound on
+   its error: in the JVP Ẋ M Xᵀ = Ẋ M X̃ᵀ + (Ẋ M μ)1ᵀ, k = s·Ẋ·fl(M μ); in the VJP
+   Ȳ (X W_VO)ᵀ = Ȳ (X̃ W_VO)ᵀ + (Ȳ W_VOᵀ μ)1ᵀ, k = Ȳ·fl(μᵀW_VO).  Either vector f̂ is within
+   γ_d|F||μ| (Remainder's round) of the exact, and the d products and s add γ_{d+1}|v||f̂|. */
+static void row_constant(SaWork *w, int h, bool transposed)
+{
+    struct ProductBound *b = w->bound;
+    int T = w->b[0].T, d = w->b[0].d;
+    Remainder r = head_remainder(w, h);
+    RowTerms t = row_terms(w);
+    double s = transposed ? 1.0 : w->b[h].scale, gamma = gamma_prepared(d);
+    const double *f = transposed ? r.value_row : r.logit_row;
+    const double *f_round = transposed ? r.value_row_round : r.logit_row_round;
+    cblas_dgemv(CblasColMajor, CblasNoTrans, T, d, s, b->input_v, T, f, 1, 0.0, t.k, 1);
+    double *magnitude = b->weights; /* d */
+    for (int q = 0; q < d; q++)
+        magnitude[q] = gamma * (fabs(f[q]) + f_round[q]);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, T, d, fabs(s), b->input, T, magnitude, 1, 0.0,
+                t.k_error, 1);
+}
+
 /* The derivative's input g (w->cdot) and a bound on its error: in the JVP
-   Ċ = s(Ẋ·(XMᵀ)ᵀ + (XM)·Ẋᵀ), 2d products each scaled by s, from the prepared X·M that
-   carry γ_d|X||M|: |s|(|Ẋ|·(γ_{2d+2}|fl(XMᵀ)| + γ_d|X||Mᵀ|)ᵀ + (γ_{2d+2}|fl(XM)| +
-   γ_d|X||M|)·|Ẋ|ᵀ); in the VJP Ā = Ȳ·fl(X W_VO)ᵀ: γ_d|Ȳ|·(|fl(X W_VO)| + |X||W_VO|)ᵀ. */
+   Ĝ = s(Ẋ·fl(X̃Mᵀ)ᵀ + fl(XM)·Ẋᵀ), 2d products each scaled by s, from the prepared products
+   that carry γ_{d+1}|X̃||Mᵀ| and γ_{d+1}|X||M|: |s|(|Ẋ|·(γ_{2d+2}|fl(X̃Mᵀ)| +
+   γ_{d+1}|X̃||Mᵀ|)ᵀ + (γ_{2d+2}|fl(XM)| + γ_{d+1}|X||M|)·|Ẋ|ᵀ); in the VJP
+   Ā_G = Ȳ·fl(X̃ W_VO)ᵀ: |Ȳ|·(γ_d|fl(X̃ W_VO)| + γ_{d+1}|X̃||W_VO|)ᵀ.  Then its row constant. */
 void ProductBound_logits(SaWork *w, int h, bool transposed)
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t td = (size_t)T * d, tt = (size_t)T * T;
     double gamma_d = Linalg_rounding_gamma(d), gamma_c = Linalg_rounding_gamma(2.0 * d + 2.0),
-           s = fabs(w->b[h].scale);
+           gamma_p = gamma_prepared(d), s = fabs(w->b[h].scale);
     absolute(tt, w->cdot, b->value_c);
     if (transposed) {
         const double *xw = cached(w, h, CACHE_XW), *xw_round = cached(w, h, CACHE_XW_ROUND);
         for (size_t k = 0; k < td; k++)
-            b->mag[k] = gamma_d * (xw[k] + xw_round[k]);
+            b->mag[k] = gamma_d * xw[k] + gamma_p * xw_round[k];
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, b->input, T, b->mag, T,
                     0.0, b->error_c, T);
-        return;
+    } else {
+        const double *xm = cached(w, h, CACHE_XM), *xm_round = cached(w, h, CACHE_XM_ROUND);
+        const double *xmt = cached(w, h, CACHE_XMT), *xmt_round = cached(w, h, CACHE_XMT_ROUND);
+        for (size_t k = 0; k < td; k++) {
+            b->mag[k] = gamma_c * xm[k] + gamma_p * xm_round[k];
+            b->mag2[k] = gamma_c * xmt[k] + gamma_p * xmt_round[k];
+        }
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, s, b->input, T, b->mag2, T,
+                    0.0, b->error_c, T);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, s, b->mag, T, b->input, T,
+                    1.0, b->error_c, T);
     }
-    const double *xm = cached(w, h, CACHE_XM), *xm_round = cached(w, h, CACHE_XM_ROUND);
-    const double *xmt = cached(w, h, CACHE_XMT), *xmt_round = cached(w, h, CACHE_XMT_ROUND);
-    for (size_t k = 0; k < td; k++) {
-        b->mag[k] = gamma_c * xm[k] + gamma_d * xm_round[k];
-        b->mag2[k] = gamma_c * xmt[k] + gamma_d * xmt_round[k];
+    row_constant(w, h, transposed);
+}
+
+/* What the row constant k becomes through D, added to D̂ = w->cdot: D(k1ᵀ) = a ⊙ (k ρ)1ᵀ,
+   ρ the row deficits, computed as fl(a_ij·p̂_i), p̂_i = fl(k̂_i ρ̂_i) within
+   E_p = E_k|ρ̂| + (|k̂| + E_k)E_ρ + γ_1|p̂| of k_i ρ_i; the product and the sum add γ_1 of
+   each.  And q̂ ≈ q = D(g + k1ᵀ)·1 = ρ ⊙ r, r_i = Σ_j a_ij g_ij + k_i(1 − ρ_i) the row sums
+   the exact derivative has (D's output sums to ρ_i r_i along row i), for the rank-one
+   remainder: r̂_i = fl(row_i + k̂_i·fl(1 − ρ̂_i)) from the derivative's computed row sum
+   (within carried_i + γ_{T+1}own_i of the exact), q̂_i = fl(ρ̂_i r̂_i). */
+static void row_remainders(SaWork *w, int h, const double *carried, const double *own)
+{
+    struct ProductBound *b = w->bound;
+    int T = w->b[0].T;
+    const double *a = w->a + (size_t)T * T * h;
+    Remainder r = head_remainder(w, h);
+    RowTerms t = row_terms(w);
+    double g1 = Linalg_rounding_gamma(1.0), g2 = Linalg_rounding_gamma(2.0),
+           g_row = Linalg_rounding_gamma(T + 1.0);
+    double *p = t.p, *p_error = t.p_error;
+    for (int i = 0; i < T; i++) {
+        double rho = fabs(r.deficit[i]), rho_error = r.deficit_error[i];
+        double k = fabs(t.k[i]), k_error = t.k_error[i];
+        p[i] = t.k[i] * r.deficit[i];
+        p_error[i] = k_error * rho + (k + k_error) * rho_error + g1 * fabs(p[i]);
+        double mass = 1.0 - r.deficit[i], mass_error = rho_error + g1 * fabs(mass);
+        double sum = w->row[i] + t.k[i] * mass;
+        double sum_error = carried[i] + g_row * own[i] + k * mass_error +
+                           k_error * (fabs(mass) + mass_error) +
+                           g2 * (fabs(w->row[i]) + k * fabs(mass));
+        double sum_size = fabs(sum) + sum_error; /* ≥ |r_i| */
+        t.q[i] = r.deficit[i] * sum;
+        t.q_error[i] = rho * sum_error + rho_error * sum_size + g1 * fabs(t.q[i]);
     }
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, s, b->input, T, b->mag2, T, 0.0,
-                b->error_c, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, s, b->mag, T, b->input, T, 1.0,
-                b->error_c, T);
+    for (int j = 0; j < T; j++)
+        for (int i = 0; i < T; i++) {
+            size_t at = i + (size_t)j * T;
+            double term = a[at] * p[i];
+            w->cdot[at] += term;
+            b->error_c[at] += a[at] * p_error[i] + g1 * (fabs(term) + fabs(w->cdot[at]));
+        }
 }
 
 /* The softmax derivative D(g) = a ⊙ (g − rowsum(a ⊙ g)), a ≥ 0, of the computed ĝ with
    |ĝ − g| ≤ E: D is linear, |D(Δ)| ≤ a ⊙ (E + rowsum(a ⊙ E)); its own rounding, the row sum
    (T terms from 0: γ_{T+1}·R, R = rowsum(a ⊙ |ĝ|)), the difference and the product (γ_2),
-   is at most a ⊙ (γ_{T+3}·R + γ_2|ĝ|).  Their sum is the bound on Ȧ's (or C̄'s) error. */
+   is at most a ⊙ (γ_{T+3}·R + γ_2|ĝ|).  Their sum is the bound on Ȧ's (or C̄'s) error; then
+   the row constant's part and the row sums (row_remainders). */
 void ProductBound_derivative(SaWork *w, int h)
 {
     struct ProductBound *b = w->bound;
@@ -241,22 +524,50 @@ void ProductBound_derivative(SaWork *w, int h)
             b->error_c[at] = a[at] * (b->error_c[at] + carried[i] + gamma_row * own[i] +
                                       gamma_2 * b->value_c[at]);
         }
+    row_remainders(w, h, carried, own);
+}
+
+/* The rank-one remainder, scale·q̂ f̂ᵀ added to the output: the JVP's D·1μᵀW_VO (f = W_VOᵀμ,
+   scale 1), the VJP's s·D·1μᵀMᵀ (f = M μ).  Its error: |scale|((E_q + γ_N|q̂|)|f̂|ᵀ +
+   (|q̂| + E_q)·γ_d(|F||μ|)ᵀ), the product counted among the output's N terms. */
+static void rank_one_remainder(SaWork *w, int h, bool transposed)
+{
+    struct ProductBound *b = w->bound;
+    int T = w->b[0].T, d = w->b[0].d;
+    Remainder r = head_remainder(w, h);
+    RowTerms t = row_terms(w);
+    double scale = transposed ? w->b[h].scale : 1.0, gamma_d = Linalg_rounding_gamma(d);
+    const double *f = transposed ? r.logit_row : r.value_row;
+    const double *f_round = transposed ? r.logit_row_round : r.value_row_round;
+    cblas_dger(CblasColMajor, T, d, scale, t.q, 1, f, 1, b->out, T);
+    double *left = b->mag, *right = b->mag2; /* T, d */
+    for (int i = 0; i < T; i++)
+        left[i] = t.q_error[i] + b->gamma_sum * fabs(t.q[i]);
+    for (int q = 0; q < d; q++)
+        right[q] = fabs(f[q]);
+    cblas_dger(CblasColMajor, T, d, fabs(scale), left, 1, right, 1, b->error, T);
+    for (int i = 0; i < T; i++)
+        left[i] = fabs(t.q[i]) + t.q_error[i];
+    for (int q = 0; q < d; q++)
+        right[q] = gamma_d * f_round[q];
+    cblas_dger(CblasColMajor, T, d, fabs(scale), left, 1, right, 1, b->error, T);
 }
 
 /* The derivative's product summed into the output, D̂ = w->cdot with |D̂ − D| ≤ E: in the
-   JVP D·(X W_VO), whose error is at most (γ_N|D̂| + E)·|fl(X W_VO)| + γ_d(|D̂| + E)·|X||W_VO|;
-   in the VJP s(D·(X Mᵀ) + Dᵀ·(X M)), the same with |s| and X·Mᵀ, X·M. */
+   JVP D·fl(X̃ W_VO), whose error is at most (γ_N|D̂| + E)·|fl(X̃ W_VO)| + γ_{d+1}(|D̂| +
+   E)·|X̃||W_VO|; in the VJP s(D·fl(X̃ Mᵀ) + Dᵀ·fl(X M)), the same with |s| and X̃·Mᵀ, X·M.
+   Then the rank-one remainder. */
 void ProductBound_output(SaWork *w, int h, bool transposed)
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t tt = (size_t)T * T;
-    double gamma_d = Linalg_rounding_gamma(d), s = transposed ? fabs(w->b[h].scale) : 1.0;
-    double *summed = b->work, *carried = b->value_c; /* γ_N|D̂| + E, γ_d(|D̂| + E) */
+    double gamma_p = gamma_prepared(d), s = transposed ? fabs(w->b[h].scale) : 1.0;
+    double *summed = b->work, *carried = b->value_c; /* γ_N|D̂| + E, γ_{d+1}(|D̂| + E) */
     for (size_t k = 0; k < tt; k++) {
         double size = fabs(w->cdot[k]);
         summed[k] = b->gamma_sum * size + b->error_c[k];
-        carried[k] = gamma_d * (size + b->error_c[k]);
+        carried[k] = gamma_p * (size + b->error_c[k]);
     }
     const double *right[2][2] = {{cached(w, h, CACHE_XW), cached(w, h, CACHE_XW_ROUND)},
                                  {cached(w, h, CACHE_XMT), cached(w, h, CACHE_XMT_ROUND)}};
@@ -266,6 +577,7 @@ void ProductBound_output(SaWork *w, int h, bool transposed)
     for (int part = 0; transposed && part < 2; part++)
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, s, part ? carried : summed, T,
                     cached(w, h, part ? CACHE_XM_ROUND : CACHE_XM), T, 1.0, b->error, T);
+    rank_one_remainder(w, h, transposed);
 }
 
 double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out)
@@ -283,23 +595,61 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
     struct ProductBound *b = w->bound;
     if (!b->cached)
         cache_block(w);
-    absolute(n, v, b->input);
-    memset(b->error, 0, sizeof(double) * n);
-    double terms = output_terms(w, transposed);
-    b->gamma_sum = Linalg_rounding_gamma(terms);
-    w->bounding = true;
-    if (transposed)
-        SaWork_vjp(w, v, out);
-    else
-        SaWork_jvp(w, v, out);
-    w->bounding = false;
+    b->gamma_sum = Linalg_rounding_gamma(output_terms(w, transposed));
+    b->input_v = v;
+    b->out = b->candidate;
+    /* The products read X̃·W_VO and X̃·Mᵀ where SaWork_jvp/vjp read the prepared X·W_VO and
+       X·Mᵀ, and the hooks add back what taking μ out left.  The block's first JVP (VJP) tries
+       each centring and keeps the smallest bound's; its later ones take that centring alone
+       (a third of the cost; any centring's bound is a proof). */
+    double *plain_xw = w->xw, *plain_xmt = w->xmt, least = INFINITY;
+    int *kept = &b->kept[transposed], chosen = -1;
+    int first = *kept < 0 ? 0 : *kept, last = *kept < 0 ? CENTRINGS : first + 1;
+    for (b->centre = first; b->centre < last; b->centre++) {
+        if (*kept < 0 && b->centre > CENTRE_NONE &&
+            least <= CENTRING_UNNEEDED * cblas_dnrm2((int)n, out, 1))
+            break;
+        if (!b->built[b->centre]) { /* its scratch includes b->input */
+            cache_centring(w);
+            b->built[b->centre] = true;
+        }
+        absolute(n, v, b->input);
+        memset(b->error, 0, sizeof(double) * n);
+        w->xw = centred_xw(w);
+        w->xmt = centred_xmt(w);
+        w->bounding = true;
+        if (transposed)
+            SaWork_vjp(w, v, b->candidate);
+        else
+            SaWork_jvp(w, v, b->candidate);
+        w->bounding = false;
+        double candidate = cblas_dnrm2((int)n, b->error, 1);
+        if (candidate < least) {
+            least = candidate;
+            chosen = b->centre;
+            memcpy(out, b->candidate, sizeof(double) * n);
+        }
+    }
+    w->xw = plain_xw;
+    w->xmt = plain_xmt;
+    if (*kept < 0)
+        *kept = chosen;
     /* The bound is itself computed in floating point, from non-negative numbers only, so
        each entry is at least (1 − γ_chain) of its exact value, chain the operations along
        its deepest path (the cache's and the logits' d, the derivative's T, the output's T
        and the sum of every head's at most 6T terms into it, a few scalings), and its 2-norm
        of n entries at least (1 − γ_{n+2}) of its own. */
     double chain = 4.0 * (T + d) + 6.0 * w->heads * T + 32.0;
-    double bound = cblas_dnrm2((int)n, b->error, 1) /
-                   ((1.0 - Linalg_rounding_gamma(chain)) * (1.0 - Linalg_rounding_gamma(n + 2.0)));
-    return isfinite(bound) && bound < worst ? bound : worst;
+    double bound =
+        least / ((1.0 - Linalg_rounding_gamma(chain)) * (1.0 - Linalg_rounding_gamma(n + 2.0)));
+    if (isfinite(bound) && bound < worst)
+        return bound;
+    /* η bounds the plain products' rounding: μ = 0's product is theirs, the others are not */
+    if (chosen != CENTRE_NONE) {
+        if (transposed)
+            SaWork_vjp(w, v, out);
+        else
+            SaWork_jvp(w, v, out);
+    }
+    return worst;
 }

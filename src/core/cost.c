@@ -433,10 +433,13 @@ static double conditioning_price(const Config *c, CostRates rates, bool exact, i
         pair += 2 * (lanczos + conditioning_kron_layer(c, rates, jvp));
     else /* ‖K‖₂ and ‖E‖₂, B₀'s two SVDs, and the bound's VJP and its check's JVP, each with
             the running bound on its rounding (SaWork_product_bounded: 2.5 and 2.65 products'
-            time measured at T = d = 256, bench/README.md) */
+            time measured at T = d = 256, bench/README.md), plus what its three centrings add
+            to a block's first of each and its cache: 8.0 + 7.1 + 5.4 products' time where one
+            centring took 2.5 + 2.65 (measured at T = d = 256, bench/README.md) */
         pair += 2 * (conditioning_extremes(rates, jvp, n) +
                      other(&rates, lapack(GESDD, c->tokens) + lapack(GESDD, c->width) +
-                                       2 * 2.6 * CONDITIONING_LANCZOS_STEP * jvp));
+                                       2 * 2.6 * CONDITIONING_LANCZOS_STEP * jvp +
+                                       (8.0 + 7.1 + 5.4 - 2.5 - 2.65) * jvp));
     /* Several heads or a branch LN: κ(B) from B's own products, built and reduced to its
        extremes, or by Lanczos. */
     if (c->heads > 1 || Layer_branch_norm(c))
