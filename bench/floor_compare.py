@@ -12,13 +12,15 @@ the numbers recorded before), bench/numpy_ref.py --same-as-batch (every per-laye
 built by bench/run.sh, times the products' flops at its dgemm rate plus one dgeev), one after
 the other, so that a change of load hits all of them.  Medians of the wall times and of the
 floors over the rounds, the floor's range, and each round's BIN/floor (a program and the floor
-timed seconds apart).  OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed, as bench/run.sh
+timed seconds apart); the median CPU seconds (user + system of all threads, from
+RUSAGE_CHILDREN) of each program beside its wall time, which a shared machine's load moves less.  OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed, as bench/run.sh
 does.  Prints one JSON object per size, with the 1-minute load average before and after each
 round.  Benchmarks report: timings are never a test.
 """
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import time
@@ -31,12 +33,17 @@ def load_average():
         return float(f.read().split()[0])
 
 
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(argv, env):
-    """Wall seconds of one run, and its stdout."""
-    start = time.perf_counter()
+    """Wall seconds of one run, its CPU seconds (user + system, all its threads), its stdout."""
+    cpu, start = children_cpu(), time.perf_counter()
     done = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                           text=True, check=True)
-    return time.perf_counter() - start, done.stdout
+    return time.perf_counter() - start, children_cpu() - cpu, done.stdout
 
 
 def ratios(numerators, denominators):
@@ -51,14 +58,16 @@ def compare(args, T, env):
                 "numpy": reference + flags, "numpy_full": reference + ["--same-as-batch"] + flags}
     floor_argv = [args.stages] + flags + ["--floor-only", "--reps", "1"]
     walls = {name: [] for name in programs}
+    cpus = {name: [] for name in programs}
     floors, rates = [], []
     loads = [load_average()]
     for round_ in range(args.runs + 1):  # round 0 warms up
         for name, argv in programs.items():
-            wall, _ = timed(argv, env)
+            wall, cpu, _ = timed(argv, env)
             if round_:
                 walls[name].append(wall)
-        _, out = timed(floor_argv, env)
+                cpus[name].append(cpu)
+        _, _, out = timed(floor_argv, env)
         if round_:
             floor = json.loads(out)
             floors.append(floor["floor_ms"] / 1e3)
@@ -69,6 +78,7 @@ def compare(args, T, env):
     per_round = {"bin/floor": ratios(walls["bin"], floors),
                  "base/floor": ratios(walls["base"], floors)}
     return {"T": T, "runs": args.runs, "median_s": median, "walls_s": walls,
+            "median_cpu_s": {name: statistics.median(c) for name, c in cpus.items()},
             "floor_s": floor_s, "floors_s": floors, "floor_range_s": [min(floors), max(floors)],
             "dgemm_gflops": statistics.median(rates), "dgemm_gflops_per_round": rates,
             "load_average": loads,
