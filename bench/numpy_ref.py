@@ -345,13 +345,15 @@ def run_same_as_batch(a):
     measures = [[first], [first]]  # per network, per layer 0..L (None once dead)
     layers = [[None], [None]]  # attention numbers per layer 1..L
     products = [None, None]  # A_ℓ⋯A_1 as applied
-    xs, weights, shown = [x0, x0], [], {}
+    xs, values, drawn, shown = [x0, x0], [], [], {}
     scale = 1.0 / math.sqrt(d)
     for layer in range(1, L + 1):
         wq = rng.standard_normal((d, d)) * a.sigma_qk
         wk = rng.standard_normal((d, d)) * a.sigma_qk
         wv = rng.standard_normal((d, d))
-        weights.append((wq, wk, wv))
+        values.append(wv)
+        if a.write_checkpoint:
+            drawn.append((wq, wk, wv))
         m = (wq @ wk.T) * scale  # both networks' logits X M Xᵀ, and ‖M‖₂ for Zhai's bound
         m_norm = math.sqrt(float(np.linalg.eigvalsh(m.T @ m)[-1]))
         for n in range(2):
@@ -367,7 +369,7 @@ def run_same_as_batch(a):
             built = softmax_rows(logits)
             layers[n].append(attention_numbers(built, m_norm, before))
             applied = built - 1.0 / T if gaps[n] == "center" else built
-            products[n] = applied.copy() if layer == 1 else applied @ products[n]
+            products[n] = applied if layer == 1 else applied @ products[n]
             y = applied @ (x @ wv)
             xs[n] = y
             after = token_measures(y, mu0) if np.all(np.isfinite(y)) else None
@@ -377,9 +379,9 @@ def run_same_as_batch(a):
             if n == 0 and layer == a.layer:
                 shown["rows"] = layers[n][-1]["rows"].tolist()
                 shown["applied"] = applied
-    grads = gradient_norms(products, x0, [w[2] for w in weights])
+    grads = gradient_norms(products, x0, values)
     if a.write_checkpoint:
-        write_checkpoint(a.write_checkpoint, x0, weights)
+        write_checkpoint(a.write_checkpoint, x0, drawn)
     return assemble(a, gaps, measures, layers, grads, shown)
 
 
