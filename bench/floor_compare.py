@@ -13,7 +13,8 @@ built by bench/run.sh, times the products' flops at its dgemm rate plus one dgee
 the other, so that a change of load hits all of them.  Medians of the wall times and of the
 floors over the rounds, the floor's range, and each round's BIN/floor (a program and the floor
 timed seconds apart); the median CPU seconds (user + system of all threads, from
-RUSAGE_CHILDREN) of each program beside its wall time, which a shared machine's load moves less.  OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed, as bench/run.sh
+RUSAGE_CHILDREN) of each program beside its wall time, which a shared machine's load moves less;
+and numpy_ref's own compute seconds (after the interpreter and its imports).  OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed, as bench/run.sh
 does.  Prints one JSON object per size, with the 1-minute load average before and after each
 round.  Benchmarks report: timings are never a test.
 """
@@ -59,14 +60,17 @@ def compare(args, T, env):
     floor_argv = [args.stages] + flags + ["--floor-only", "--reps", "1"]
     walls = {name: [] for name in programs}
     cpus = {name: [] for name in programs}
+    computes = {"numpy": [], "numpy_full": []}  # numpy_ref's own "elapsed": after the imports
     floors, rates = [], []
     loads = [load_average()]
     for round_ in range(args.runs + 1):  # round 0 warms up
         for name, argv in programs.items():
-            wall, cpu, _ = timed(argv, env)
+            wall, cpu, out = timed(argv, env)
             if round_:
                 walls[name].append(wall)
                 cpus[name].append(cpu)
+                if name in computes:
+                    computes[name].append(json.loads(out)["elapsed"])
         _, _, out = timed(floor_argv, env)
         if round_:
             floor = json.loads(out)
@@ -79,6 +83,7 @@ def compare(args, T, env):
                  "base/floor": ratios(walls["base"], floors)}
     return {"T": T, "runs": args.runs, "median_s": median, "walls_s": walls,
             "median_cpu_s": {name: statistics.median(c) for name, c in cpus.items()},
+            "median_compute_s": {name: statistics.median(c) for name, c in computes.items()},
             "floor_s": floor_s, "floors_s": floors, "floor_range_s": [min(floors), max(floors)],
             "dgemm_gflops": statistics.median(rates), "dgemm_gflops_per_round": rates,
             "load_average": loads,
