@@ -23,9 +23,11 @@
  * --model-run it also times Model_run itself in the same process.
  *
  * Usage: bench_stages -T N -d N -L N -a softmax|markov -g off|center [--seed N] [--reps N]
- *                     [--model-run]
+ *                     [--model-run | --floor-only]
  * Prints one JSON object on stdout: medians over the repetitions (after one warm-up when
- * reps > 1) in milliseconds.
+ * reps > 1) in milliseconds.  --floor-only times the floor alone (floor_ms, dgemm_gflops),
+ * after computing just the shown layer's matrix it needs: what bench/floor_compare.py runs
+ * beside each round.
  */
 #include "attnscope/attention.h"
 #include "attnscope/config.h"
@@ -60,7 +62,7 @@ typedef struct {
     Linalg *la;
     RandomStream *rs;
     double *x[2], *xw, *q, *k, *wq, *wk, *wv, *gauss, *logits, *attn;
-    double *shown_before, *shown_applied, *gram, *eig, *lanczos, *gap_scratch;
+    double *shown_before, *shown_applied, *floor_matrix, *gram, *eig, *lanczos, *gap_scratch;
 } Bufs;
 
 static void *alloc(size_t n)
@@ -97,6 +99,7 @@ static void bufs_init(Bufs *b, int T, int d)
     b->attn = alloc(tt);
     b->shown_before = alloc(tt);
     b->shown_applied = alloc(tt);
+    b->floor_matrix = alloc(tt);
     b->gram = alloc(tt);
     b->eig = alloc((size_t)T);
     b->lanczos = alloc(Measure_tokens_scratch_size(T, d));
@@ -112,13 +115,11 @@ static double stable_rank(Bufs *b, const double *x)
     return m.stable_rank;
 }
 
-/* X0 on both networks (orthonormal, from the input's stream) and its stable rank. */
-static int pipeline_input(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
-                          double *sr_cp)
+/* X0 on both networks: orthonormal, from the input's stream. */
+static int draw_input(Bufs *b, const Config *c)
 {
     int T = c->tokens, d = c->width;
     size_t td = (size_t)T * d;
-    double t0 = now();
     double *g = b->xw; /* d×T */
     RandomStream_gaussian(b->rs, c->seed, 0, ROLE_INPUT, 1.0, g, td);
     if (Linalg_orthonormalise(b->la, d, T, g))
@@ -127,6 +128,16 @@ static int pipeline_input(Bufs *b, const Config *c, double t[STAGES], double *sr
         for (int i = 0; i < T; i++)
             b->x[0][i + (size_t)j * T] = g[j + (size_t)i * d];
     memcpy(b->x[1], b->x[0], sizeof(double) * td);
+    return 0;
+}
+
+/* X0 and its stable rank. */
+static int pipeline_input(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
+                          double *sr_cp)
+{
+    double t0 = now();
+    if (draw_input(b, c))
+        return -1;
     double t1 = now();
     t[STAGE_INPUT] += t1 - t0;
     sr_main[0] = sr_cp[0] = stable_rank(b, b->x[0]);
@@ -184,6 +195,14 @@ static int pipeline_attention(Bufs *b, const Config *c, int n, int layer, Gap ga
     return 0;
 }
 
+/* The matrix the shown layer's dgeev takes in the run (the applied one unless Brauer's theorem
+   serves), kept for the floor: the spectra stage's dgeev destroys its own copy. */
+static void keep_floor_matrix(Bufs *b, const Config *c, Gap applied_gap)
+{
+    memcpy(b->floor_matrix, Spectra_brauer(c, applied_gap) ? b->shown_before : b->shown_applied,
+           sizeof(double) * c->tokens * c->tokens);
+}
+
 /* Network n's tokens through its attention and values, then their stable rank; *dead once
    they are not finite. */
 static void pipeline_forward(Bufs *b, const Config *c, int n, bool *dead, double t[STAGES],
@@ -238,6 +257,7 @@ static int pipeline(Bufs *b, const Config *c, double t[STAGES], double *sr_main,
             pipeline_forward(b, c, n, &dead[n], t, &sr[layer]);
         }
         if (layer == c->layer) {
+            keep_floor_matrix(b, c, out->shown_gap);
             double t0 = now();
             if (Spectra_of_shown_layer(c, out->shown_gap, b->shown_before, b->shown_applied, b->la,
                                        b->gram, out))
@@ -272,12 +292,47 @@ static double floor_seconds(Bufs *b, const Config *c, double *rate)
     } while (elapsed < 0.2);
     *rate = 2.0 * n * n * (double)n * reps / elapsed;
     size_t tt = (size_t)c->tokens * c->tokens;
-    memcpy(b->attn, b->shown_before, sizeof(double) * tt);
+    memcpy(b->attn, b->floor_matrix, sizeof(double) * tt);
     double *re = b->gram, *im = b->gram + c->tokens;
     start = now();
     if (Linalg_eigenvalues(b->la, c->tokens, b->attn, re, im))
         return NAN;
     return flops / *rate + (now() - start);
+}
+
+/* --floor-only: X0 and the first network's layers up to the shown one (whose matrix the
+   floor's dgeev takes), then the floor alone, reps times after a warm-up when reps > 1.  No
+   stable rank, spectra or counterpart is timed, so that bench/floor_compare.py can measure the
+   floor beside every round of its runs at the cost of the floor itself. */
+static int floor_only(Bufs *b, const Config *c, int reps)
+{
+    double t[STAGES] = {0}, sr;
+    bool dead = false;
+    Result *out = Result_new();
+    if (!out || draw_input(b, c))
+        return -1;
+    for (int layer = 1; layer <= c->layer; layer++) {
+        pipeline_weights(b, c, layer, t);
+        if (pipeline_attention(b, c, 0, layer, c->gap, out, t))
+            return -1;
+        if (layer < c->layer)
+            pipeline_forward(b, c, 0, &dead, t, &sr);
+    }
+    keep_floor_matrix(b, c, out->shown_gap);
+    Result_free(out);
+    if (dead)
+        return -1;
+    int runs = reps > 1 ? reps + 1 : 1, first = runs > 1 ? 1 : 0, n = runs - first;
+    double *floors = alloc((size_t)runs), *rates = alloc((size_t)runs);
+    for (int k = 0; k < runs; k++)
+        floors[k] = floor_seconds(b, c, &rates[k]);
+    printf("{\"T\":%d,\"d\":%d,\"depth\":%d,\"reps\":%d,\"threads\":%d,"
+           "\"openblas_core\":\"%s\",\"floor_ms\":%.4f,\"dgemm_gflops\":%.2f}\n",
+           c->tokens, c->width, c->depth, n, Linalg_blas_threads(), openblas_get_corename(),
+           1e3 * median(floors + first, n), 1e-9 * median(rates + first, n));
+    free(floors);
+    free(rates);
+    return 0;
 }
 
 static void print_array(const char *name, const double *v, int n)
@@ -295,17 +350,18 @@ static void print_array(const char *name, const double *v, int n)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_stages -T N -d N -L N -a softmax|markov -g off|center "
-                    "[--seed N] [--reps N] [--model-run]\n");
+                    "[--seed N] [--reps N] [--model-run | --floor-only]\n");
     return 2;
 }
 
-/* The command line into c, *reps and *model_run: 0, or -1 for usage(). */
-static int parse_arguments(int argc, char **argv, Config *c, int *reps, bool *model_run)
+/* The command line into c, *reps, *model_run and *floor: 0, or -1 for usage(). */
+static int parse_arguments(int argc, char **argv, Config *c, int *reps, bool *model_run,
+                           bool *floor)
 {
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
-        if (strcmp(o, "--model-run") == 0) {
-            *model_run = true;
+        if (strcmp(o, "--model-run") == 0 || strcmp(o, "--floor-only") == 0) {
+            *(o[2] == 'm' ? model_run : floor) = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -335,20 +391,28 @@ static int parse_arguments(int argc, char **argv, Config *c, int *reps, bool *mo
             return -1;
     }
     char err[256];
-    return *reps < 1 || c->tokens < 2 || c->depth < 1 || Config_validate(c, err, sizeof err) ? -1
-                                                                                             : 0;
+    return *reps < 1 || c->tokens < 2 || c->depth < 1 || (*model_run && *floor) ||
+                   Config_validate(c, err, sizeof err)
+               ? -1
+               : 0;
 }
 
 int main(int argc, char **argv)
 {
     Config c = Config_default();
     int reps = 5;
-    bool model_run = false;
-    if (parse_arguments(argc, argv, &c, &reps, &model_run))
+    bool model_run = false, floor = false;
+    if (parse_arguments(argc, argv, &c, &reps, &model_run, &floor))
         return usage();
     char err[256];
     Bufs b;
     bufs_init(&b, c.tokens, c.width);
+    if (floor) {
+        if (floor_only(&b, &c, reps) == 0)
+            return 0;
+        fprintf(stderr, "bench_stages: a LAPACK call failed or the network died\n");
+        return 1;
+    }
     int L = c.depth, runs = reps > 1 ? reps + 1 : 1; /* one warm-up when repeating */
     double *samples = alloc((size_t)(STAGES + 2) * runs);
     double *floors = alloc((size_t)runs), *rates = alloc((size_t)runs);

@@ -13,11 +13,38 @@ singular values (np.linalg.svd) of the attention matrix applied at the shown lay
 The random numbers come from numpy's PCG64, not attnscope's streams: compare statistics only.
 Prints one JSON document with the fields of attnscope's batch output that it computes, plus
 "elapsed" (seconds of computation after the imports) and "openblas" (the kernel in use).
+
+--same-as-batch (softmax only, gap off or center; the fair reference of bench/README.md, "The
+numpy reference"): every per-layer number `attnscope --batch` prints for that configuration,
+both networks, from docs/model.md's formulas (§2, §3), with attnscope's key names:
+stable_rank (and _minus_one, _mean, _m2), token_similarity, gradient_norm (the frozen-attention
+product ‖P1‖_F²·‖P2‖_F², the W^V suffix products shared by the networks), log10_gradient_norm,
+log10_norm, attention_entropy {mean, min, max, normalised_mean, and their _head_average},
+max_attention_mean (and _head_average), attention_entropy_zhai_bound,
+attention_phase_critical_beta, centred_stable_rank, energy_off_top, relative_spread,
+token_cosine_mean, token_rms (each also counterpart_…), the shown layer's eigenvalues,
+singular_values, outlier, readouts, logit_std and shown_attention_entropy, and the first-layer
+theory (sigma, attention_entropy_theory, attention_phase).  Each token matrix's numbers come
+from one Gram matrix of X/‖X‖_F and its eigenvalues (np.linalg.eigvalsh), the centred ones from
+the Gram matrix of the centred tokens; sr − 1 below 1e-18, where the Gram matrix's eigenvalues no
+longer resolve it, from the singular values of X (docs/model.md §2).  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
+exact (eigenvalues of Gram matrices), where attnscope above T·d·min(T, d) = 64³ uses proved
+upper bounds within ~1e-8 of them (docs/model.md §3).
+Not reproduced: stable_rank_std (null for one seed), seeds_done and the other counts, the
+`theory` object's laws and curves (strings or null for softmax), product_column_mass (null
+unless --attention-map product), the conditioning (not asked), and attnscope's
+warnings and notes (text, not numbers).
+--write-checkpoint DIR writes X0 and the weights as DIR/model.safetensors (X0's rows as the
+embedding table model.embed_tokens.weight, W^Q, W^K, W^V as nn.Linear's (out, in), so their
+transposes) and DIR/ids.txt (0 … T−1), which `attnscope --batch --weights DIR --token-ids
+DIR/ids.txt` reads (tests/cli/numpy-ref.sh).
 """
 import argparse
 import ctypes
 import json
 import math
+import os
+import struct
 import sys
 import time
 
@@ -39,7 +66,18 @@ def parse(argv):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-spectra", action="store_true",
                    help="skip eigvals/svd of the shown layer (for timing the forward pass)")
+    p.add_argument("--same-as-batch", action="store_true",
+                   help="every per-layer number --batch prints (softmax), not only the stable ranks")
+    p.add_argument("--write-checkpoint", metavar="DIR",
+                   help="with --same-as-batch: X0 and the weights as DIR/model.safetensors "
+                        "and DIR/ids.txt, for attnscope --weights DIR --token-ids DIR/ids.txt")
     a = p.parse_args(argv)
+    if a.same_as_batch and a.attention != "softmax":
+        p.error(f"--same-as-batch: -a/--attention {a.attention}: accepted softmax only")
+    if a.same_as_batch and a.no_spectra:
+        p.error("--same-as-batch computes the shown layer's spectra: --no-spectra not accepted")
+    if a.write_checkpoint and not a.same_as_batch:
+        p.error("--write-checkpoint: accepted only with --same-as-batch")
     if not 2 <= a.tokens <= a.width:
         p.error(f"-T/--tokens {a.tokens}: needs 2 <= T <= d = {a.width}")
     if not 1 <= a.layer <= a.depth:
@@ -81,14 +119,18 @@ def stable_rank(x):
     return 1.0 + rest, rest
 
 
-def run(a):
-    T, d, L = a.tokens, a.width, a.depth
-    rng = np.random.default_rng(a.seed)
-
+def orthonormal_input(rng, T, d):
+    """X0 (T x d, orthonormal rows): the Q of a d x T Gaussian's QR, signs by diag(R)."""
     g = rng.standard_normal((d, T))
     q, r = np.linalg.qr(g)  # reduced: q is d x T
     q *= np.sign(np.diag(r))
-    x0 = np.ascontiguousarray(q.T)  # T x d, orthonormal rows
+    return np.ascontiguousarray(q.T)
+
+
+def run(a):
+    T, d, L = a.tokens, a.width, a.depth
+    rng = np.random.default_rng(a.seed)
+    x0 = orthonormal_input(rng, T, d)
 
     gaps = [a.gap, "center" if a.gap == "off" else "off"]  # network, counterpart
     xs = [x0, x0]
@@ -132,10 +174,251 @@ def run(a):
     return out
 
 
+
+
+# docs/model.md §2's thresholds: sr − 1 below GRAM_FLOOR comes from X's singular values (the
+# Gram matrix's eigenvalues carry an absolute error ~eps·λ1); tokens whose spread is below
+# EQUAL_TOKENS of their norm are equal within round-off (no centred stable rank); the readouts
+# read |1 − |λ2|| below READOUT_ROUNDOFF as 0 and s2 below it (relative to s1) as round-off.
+GRAM_FLOOR = 1e-18
+EQUAL_TOKENS = 1e-12
+READOUT_ROUNDOFF = 1e-12
+
+
+def top_rest(lam):
+    """Σ_{i≥2} (λ_i/λ1)² of ascending eigenvalues, smallest first (no cancellation)."""
+    return float(np.sum((lam[:-1] / lam[-1]) ** 2))
+
+
+def token_measures(x, mu0):
+    """docs/model.md §2's numbers of one token matrix X (T x d, T ≤ d), from the Gram matrix
+    of U = X/‖X‖_F; mu0 = μ(X0) (None: X is X0).  None where X is not finite or zero."""
+    nu = float(np.linalg.norm(x))
+    if not math.isfinite(nu) or nu == 0:
+        return None
+    u = x / nu
+    gram = u @ u.T
+    lam = np.linalg.eigvalsh(gram)
+    rest, energy = top_rest(lam), float(np.sum(lam[:-1]) / np.sum(lam))
+    if rest < GRAM_FLOOR:  # below the Gram matrix's resolution: X itself
+        sv = np.linalg.svd(u, compute_uv=False)
+        rest = float(np.sum(((sv[1:] / sv[0]) ** 4)[::-1]))
+        energy = float(np.sum((sv[1:] ** 2)[::-1]) / np.sum(sv ** 2))
+    T = x.shape[0]
+    centred = u - u.mean(axis=0)
+    spread = float(np.linalg.norm(centred))  # μ(X)/‖X‖_F
+    mu = spread * nu
+    centred_sr = None
+    if spread >= EQUAL_TOKENS:
+        centred_sr = 1.0 + top_rest(np.linalg.eigvalsh(centred @ centred.T))
+    # cos(x_i, x_j) over the pairs of nonzero rows: (‖Σ c_i‖² − Σ‖c_i‖²)/(n(n − 1)).
+    diag = np.diag(gram)
+    inv = np.divide(1.0, np.sqrt(diag), out=np.zeros(T), where=diag > 0)
+    n = int(np.count_nonzero(diag > 0))
+    cosine = None
+    if n >= 2:
+        cosine = float((inv @ gram @ inv - np.sum(inv * inv * diag)) / (n * (n - 1)))
+    return {"stable_rank": 1.0 + rest, "stable_rank_minus_one": rest,
+            "token_similarity": 1.0 if mu0 is None else mu / mu0, "log10_norm": math.log10(nu),
+            "centred_stable_rank": centred_sr, "energy_off_top": energy,
+            "relative_spread": spread, "token_cosine_mean": cosine,
+            "token_rms": nu / math.sqrt(T),
+            # for the next layer's bounds: ‖X‖₂², q (mean squared norm), q − p (§3)
+            "norm2_squared": float(lam[-1]) * nu * nu, "mu": mu, "q": nu * nu / T,
+            "q_minus_p": mu * mu / (T - 1)}
+
+
+def row_entropies(a):
+    """H_i = −Σ_j A_ij ln A_ij in nats, 0 ln 0 = 0."""
+    logs = np.log(a, out=np.zeros_like(a), where=a > 0)
+    return -np.einsum("ij,ij->i", a, logs)
+
+
+def zhai_row_bound(n, sigma):
+    """Zhai et al.'s least row entropy for logit norms ≤ sigma over n keys (docs/model.md §3)."""
+    others = n - 1.0
+    b = math.exp(-sigma * math.sqrt(n / others))
+    return math.log1p(others * b) + sigma * math.sqrt(n * others) * b / (1 + others * b)
+
+
+def attention_numbers(a_built, m_norm, before):
+    """A layer's attention numbers (§2, §3) from A as built and its input's measures."""
+    T = a_built.shape[0]
+    h = row_entropies(a_built)
+    sigma = m_norm * before["norm2_squared"]
+    beta_c = None
+    if before["q_minus_p"] > 0:
+        beta_c = math.sqrt(2.0 / (before["q"] * before["q_minus_p"]))
+    return {"mean": float(h.mean()), "min": float(h.min()), "max": float(h.max()),
+            "normalised_mean": float(np.mean(h / math.log(T))),
+            "max_attention_mean": float(a_built.max(axis=1).mean()),
+            "zhai_bound": zhai_row_bound(T, sigma), "critical_beta": beta_c, "rows": h}
+
+
+def gradient_norms(products, x0, values):
+    """‖∂X_L/∂W^V_ℓ‖_F² = ‖P1‖_F²·‖P2‖_F² for ℓ = 1..L (docs/model.md §2), for each network's
+    product A_L⋯A_1 (None: the network died): P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
+    P2 = W_{ℓ+1}⋯W_L (I at ℓ = L), whose norms the networks share."""
+    L, d = len(values), values[0].shape[0]
+    suffix_norms = [float(d)] * L
+    suffix = None
+    for layer in range(L - 2, -1, -1):  # 0-based: P2 of layer+1 is values[layer+1:]
+        suffix = values[layer + 1] if suffix is None else values[layer + 1] @ suffix
+        suffix_norms[layer] = float(np.vdot(suffix, suffix))
+    out = []
+    for product in products:
+        if product is None:
+            out.append([None] * L)
+            continue
+        p1 = product @ x0
+        norms = []
+        for layer in range(L):
+            norms.append(float(np.vdot(p1, p1)) * suffix_norms[layer])
+            if layer + 1 < L:
+                p1 = p1 @ values[layer]
+        out.append(norms)
+    return out
+
+
+def write_checkpoint(directory, x0, weights):
+    """X0 as the embedding table, ids 0 … T−1, the layers' W^Q, W^K, W^V (nn.Linear's (out, in):
+    transposed), F64, as docs/weights.md names them."""
+    os.makedirs(directory, exist_ok=True)
+    tensors = [("model.embed_tokens.weight", x0)]
+    for layer, (wq, wk, wv) in enumerate(weights):
+        for name, w in (("q_proj", wq), ("k_proj", wk), ("v_proj", wv)):
+            tensors.append((f"model.layers.{layer}.self_attn.{name}.weight", w.T))
+    header, body, at = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, array in tensors:
+        raw = np.ascontiguousarray(array, dtype="<f8").tobytes()
+        header[name] = {"dtype": "F64", "shape": list(array.shape),
+                        "data_offsets": [at, at + len(raw)]}
+        body.append(raw)
+        at += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(os.path.join(directory, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(body))
+    with open(os.path.join(directory, "ids.txt"), "w") as f:
+        f.write("".join(f"{i}\n" for i in range(x0.shape[0])))
+
+
+def shown_readouts(applied, gap_off, stable_rank):
+    """The shown matrix's spectra and readouts (docs/model.md §2)."""
+    lam = np.linalg.eigvals(applied)
+    lam = lam[np.argsort(-np.abs(lam), kind="stable")]
+    sv = np.linalg.svd(applied, compute_uv=False)
+    moduli = np.abs(lam)
+    gap = 1.0 - float(moduli[1])
+    return {"eigenvalues": [[float(z.real), float(z.imag)] for z in lam],
+            "singular_values": sv.tolist(),
+            "outlier": 0 if moduli[0] >= 2 * moduli[1] else None,
+            "readouts": {
+                "one_minus_abs_lambda2": (0.0 if abs(gap) < READOUT_ROUNDOFF else gap)
+                if gap_off else None,
+                "s1_over_s2": float(sv[0] / sv[1]) if sv[1] > READOUT_ROUNDOFF * sv[0] else None,
+                "count_abs_lambda_above_half": int(np.sum(moduli > 0.5)) if gap_off else None,
+                "stable_rank_shown_layer": stable_rank}}
+
+
+def first_layer_theory(a, critical_betas):
+    """σ, the entropy prediction and Giorlandino & Goldt's β for layer 1 (docs/model.md §3):
+    logits of std s = σ_qk² at the 1/√d scale on orthonormal rows."""
+    T, s = a.tokens, a.sigma_qk ** 2
+    critical = math.sqrt(2 * math.log(T))
+    beta = s / math.sqrt(math.log(T))
+    sides = [[None if b is None else "entropy-collapse" if beta >= b else "rank-collapse"
+              for b in betas] for betas in critical_betas]
+    return {"attention_entropy_theory": {"layer": 1, "logit_std": s, "critical_logit_std": critical,
+                                         "mean": math.log(T) - s * s / 2 if s < critical else None},
+            "attention_phase": {"beta": beta, "side": sides[0], "counterpart_side": sides[1]}}
+
+
+def run_same_as_batch(a):
+    """Every per-layer number of `attnscope --batch` for softmax attention, both networks."""
+    T, d, L = a.tokens, a.width, a.depth
+    rng = np.random.default_rng(a.seed)
+    x0 = orthonormal_input(rng, T, d)
+    gaps = [a.gap, "center" if a.gap == "off" else "off"]  # network, counterpart
+    first = token_measures(x0, None)
+    mu0 = first["mu"]
+    measures = [[first], [first]]  # per network, per layer 0..L (None once dead)
+    layers = [[None], [None]]  # attention numbers per layer 1..L
+    products = [None, None]  # A_ℓ⋯A_1 as applied
+    xs, values, drawn, shown = [x0, x0], [], [], {}
+    scale = 1.0 / math.sqrt(d)
+    for layer in range(1, L + 1):
+        wq = rng.standard_normal((d, d)) * a.sigma_qk
+        wk = rng.standard_normal((d, d)) * a.sigma_qk
+        wv = rng.standard_normal((d, d))
+        values.append(wv)
+        if a.write_checkpoint:
+            drawn.append((wq, wk, wv))
+        m = (wq @ wk.T) * scale  # both networks' logits X M Xᵀ, and ‖M‖₂ for Zhai's bound
+        m_norm = math.sqrt(float(np.linalg.eigvalsh(m.T @ m)[-1]))
+        for n in range(2):
+            before = measures[n][-1]
+            if before is None:
+                measures[n].append(None)
+                layers[n].append(None)
+                continue
+            x = xs[n]
+            logits = x @ m @ x.T
+            if n == 0 and layer == a.layer:
+                shown["logit_std"] = float(np.std(logits))
+            built = softmax_rows(logits)
+            layers[n].append(attention_numbers(built, m_norm, before))
+            applied = built - 1.0 / T if gaps[n] == "center" else built
+            products[n] = applied if layer == 1 else applied @ products[n]
+            y = applied @ (x @ wv)
+            xs[n] = y
+            after = token_measures(y, mu0) if np.all(np.isfinite(y)) else None
+            measures[n].append(after)
+            if after is None:
+                products[n] = None
+            if n == 0 and layer == a.layer:
+                shown["rows"] = layers[n][-1]["rows"].tolist()
+                shown["applied"] = applied
+    grads = gradient_norms(products, x0, values)
+    if a.write_checkpoint:
+        write_checkpoint(a.write_checkpoint, x0, drawn)
+    return assemble(a, gaps, measures, layers, grads, shown)
+
+
+def assemble(a, gaps, measures, layers, grads, shown):
+    """The JSON fields, with attnscope's key names, from the per-network lists."""
+    out = {"counterpart_gap": gaps[1], "logit_std": shown.get("logit_std")}
+    for n, prefix in enumerate(("", "counterpart_")):
+        def series(key, source=measures[n]):
+            return [None if m is None else m[key] for m in source]
+        for key in ("stable_rank", "stable_rank_minus_one", "token_similarity", "log10_norm",
+                    "centred_stable_rank", "energy_off_top", "relative_spread",
+                    "token_cosine_mean", "token_rms"):
+            out[prefix + key] = series(key)
+        out[prefix + "stable_rank_mean"] = series("stable_rank")
+        out[prefix + "stable_rank_m2"] = [None if m is None else 0.0 for m in measures[n]]
+        out[prefix + "gradient_norm"] = grads[n]
+        out[prefix + "log10_gradient_norm"] = [None if g is None or g <= 0 else math.log10(g)
+                                              for g in grads[n]]
+        entropy = {key: series(key, layers[n]) for key in ("mean", "min", "max", "normalised_mean")}
+        entropy.update({key + "_head_average": entropy[key] for key in list(entropy)})
+        out[prefix + "attention_entropy"] = entropy
+        out[prefix + "max_attention_mean"] = series("max_attention_mean", layers[n])
+        out[prefix + "max_attention_mean_head_average"] = out[prefix + "max_attention_mean"]
+        out[prefix + "attention_entropy_zhai_bound"] = series("zhai_bound", layers[n])
+        out[prefix + "attention_phase_critical_beta"] = series("critical_beta", layers[n])
+    out.update(first_layer_theory(a, [out["attention_phase_critical_beta"],
+                                      out["counterpart_attention_phase_critical_beta"]]))
+    if "applied" in shown:
+        out["shown_attention_entropy"] = {"layer": a.layer, "head": 1, "rows": shown["rows"]}
+        out.update(shown_readouts(shown["applied"], a.gap == "off", out["stable_rank"][a.layer]))
+    return out
+
+
 def main(argv):
     a = parse(argv)
     start = time.perf_counter()
-    out = run(a)
+    out = run_same_as_batch(a) if a.same_as_batch else run(a)
     elapsed = time.perf_counter() - start
     doc = {"numpy_ref": np.__version__,
            "config": {"T": a.tokens, "d": a.width, "depth": a.depth, "sigma_qk": a.sigma_qk,

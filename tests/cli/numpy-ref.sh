@@ -1,0 +1,61 @@
+#!/bin/bash
+# bench/numpy_ref.py --same-as-batch computes what `attnscope --batch` prints: numpy writes its
+# X0 and weights as a checkpoint (X0's rows as the embedding table, ids 0 … T−1), attnscope
+# reads it with --weights and --token-ids, and every number numpy prints equals attnscope's to
+# 1e-9 relative (tests/cli/numpy_ref_compare.py derives the tolerance; what a checkpoint
+# withdraws is compared with a drawn run's and the phase's formula).  A number perturbed by
+# 1e-7 must fail the comparison; bad flags are refused with exit 2.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ref=bench/numpy_ref.py
+compare=tests/cli/numpy_ref_compare.py
+
+if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    skip "numpy_ref --same-as-batch against attnscope" "Debian's python3-numpy is not installed (scripts/install-deps.sh check)"
+    finish
+    exit
+fi
+
+same_numbers() { # T d seed gap
+    local dir=$tmp/$1-$2-$3-$4 flags=(-T "$1" -d "$2" -L 3 --seed "$3" -g "$4")
+    mkdir "$dir" &&
+        /usr/bin/python3 $ref --same-as-batch "${flags[@]}" --write-checkpoint "$dir/ck" >"$dir/numpy.json" &&
+        batch_document "$dir/read" "${flags[@]}" --weights "$dir/ck" --token-ids "$dir/ck/ids.txt" &&
+        batch_document "$dir/drawn" "${flags[@]}" &&
+        /usr/bin/python3 $compare "$dir/numpy.json" "$dir/read.json" "$dir/drawn.json"
+}
+for T in 16 32 48; do
+    for seed in 1 2; do
+        check "T = d = $T, seed $seed, gap off: every number numpy computes is attnscope's" same_numbers $T $T $seed off
+    done
+done
+check "T = d = 32, seed 3, gap center: the same" same_numbers 32 32 3 center
+check "T = 24 < d = 40, seed 1: the same" same_numbers 24 40 1 off
+
+# The comparison can fail: one number of numpy's, perturbed by 1e-7 relative, in turn.
+perturbed_fails() { # path
+    local dir=$tmp/32-32-1-off
+    /usr/bin/python3 $compare "$dir/numpy.json" "$dir/read.json" "$dir/drawn.json" --perturb "$1" >"$tmp/out"
+    [ $? -eq 1 ] && grep -qF "${1%%[*}" "$tmp/out"
+}
+for path in stable_rank_minus_one[2] counterpart_gradient_norm[0] token_rms[3] \
+    centred_stable_rank[1] attention_entropy.min[3] counterpart_attention_entropy_zhai_bound[1] \
+    attention_phase_critical_beta[2] attention_entropy_theory.mean readouts.s1_over_s2 \
+    singular_values[5] shown_attention_entropy.rows[7] logit_std; do
+    check "numpy's $path perturbed by 1e-7: the comparison fails" perturbed_fails "$path"
+done
+
+refused() { # message -- args...
+    local message=$1
+    shift 2
+    /usr/bin/python3 $ref "$@" >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 2 ] && grep -qF -- "$message" "$tmp/err" && [ ! -s "$tmp/out" ]
+}
+check "--same-as-batch with markov: refused, naming what is accepted" refused \
+    "--same-as-batch: -a/--attention markov: accepted softmax only" -- --same-as-batch -a markov -T 16 -d 16
+check "--write-checkpoint without --same-as-batch: refused" refused \
+    "--write-checkpoint: accepted only with --same-as-batch" -- --write-checkpoint "$tmp/x" -T 16 -d 16
+finish

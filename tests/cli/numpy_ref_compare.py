@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""bench/numpy_ref.py --same-as-batch against attnscope's --batch on numpy's own X0 and weights.
+
+    numpy_ref_compare.py NUMPY.json CHECKPOINT.json DRAWN.json [--perturb PATH]
+
+NUMPY.json: numpy_ref's document (it wrote the checkpoint); CHECKPOINT.json: attnscope --batch
+--weights on that checkpoint (--token-ids 0 … T−1: X0's rows); DRAWN.json: attnscope --batch
+with the same flags and its own draws, for what a checkpoint withdraws (docs/model.md §3, "What
+the block's settings do to the theory").  Every numeric field numpy prints is compared:
+- against the checkpoint run, to RTOL relative (each number's own scale; absolute floors below);
+- the first-layer theory (sigma, attention_entropy_theory, attention_phase.beta), which depends
+  on the configuration alone, against the drawn run;
+- Giorlandino & Goldt's β_c and sides, null under a checkpoint: against
+  √(2/(q(q − p))) of the checkpoint run's token_rms and relative_spread of layer ℓ − 1
+  (q = rms², q − p = μ²/(T − 1) = rms²·spread²·T/(T − 1)), whose formula the drawn run's own
+  β_c must satisfy too.
+Exit 0 when all agree (prints the largest difference as a fraction of its tolerance), 1 with the fields that do not,
+2 on bad input.  --perturb PATH multiplies numpy's number at PATH (e.g. token_rms[2]) by
+1 + 100·RTOL first: the comparison must then fail (the test's proof that it can).
+
+RTOL: both programs compute the same formulas in double with other summation orders and
+LAPACK drivers.  One product of length d ≤ 48 errs by γ_d ≈ 48u ≈ 5e-15 relative; a softmax
+layer turns a relative error δ of its input into an absolute error ≈ 2·max|S|·δ of its logits,
+i.e. a relative error of A's entries, and the least entropy of a nearly one-hot row (≈ 4e-6 at
+layer 3) is as accurate as its small entries.  At these sizes (σ_qk = 1, L = 3, max|S| ≲ 1e3 at
+layer 3) that is ≲ 1e-10 (measured: 6e-11, everything else ≤ 1e-12); RTOL = 1e-9 keeps a
+factor 10 and is 1e6 below a wrong formula's error.  Absolute floors where both programs print
+rounding of a number on a larger scale: 2·T·eps (eps = 2⁻⁵²) for token_cosine_mean (0 for
+orthonormal X0, on a scale of 1), energy_off_top (a fraction of trace 1, summed from the small
+eigenvalues or as trace − θ: docs/model.md §2, "absolute rounding ~T·eps") and the singular
+values (each within ~T·u·s1, s1 ≈ 1: the centred matrix's exact 0 prints as 1e-17); the
+eigenvalues within 1e-9 of the unit outlier's scale.  sr − 1 = Σ_{i≥2}(λ_i/λ1)² from the
+eigenvalues of the Gram matrix of U = X/‖X‖_F (trace 1), each within ~d·u of the exact (Weyl):
+by Cauchy–Schwarz it may err by 2·√(T·(sr − 1))·d·eps absolutely, which at sr − 1 = 6e-15
+(T = d = 16, seed 2, layer 3) is 1e-7 of it (measured: 5e-10).  Zhai et al.'s bound
+≈ exp(−σ√(n/(n−1))) turns σ's relative error into ln(bound)'s absolute one: compared as
+|ln a − ln b| ≤ RTOL·|ln a| (both 0 below the double range).
+"""
+import json
+import math
+import sys
+
+RTOL = 1e-9
+EPS = 2.0 ** -52
+ROUNDING_ON_UNIT_SCALE = ("token_cosine_mean", "counterpart_token_cosine_mean", "energy_off_top",
+                          "counterpart_energy_off_top", "singular_values")
+META = {"numpy_ref", "config", "rng", "elapsed", "openblas", "counterpart_gap"}
+WITHDRAWN = {"sigma", "attention_entropy_theory", "attention_phase",
+             "attention_phase_critical_beta", "counterpart_attention_phase_critical_beta"}
+
+
+class Comparison:
+    def __init__(self):
+        self.failures, self.compared, self.worst = [], 0, 0.0
+
+    def number(self, path, want, got, floor=0.0):
+        self.compared += 1
+        if want is None or got is None:
+            if want is not got:
+                self.failures.append(f"{path}: numpy {want}, attnscope {got}")
+            return
+        diff = abs(want - got)
+        scale = max(abs(want), abs(got))
+        if diff > RTOL * scale + floor:
+            self.failures.append(f"{path}: numpy {want!r}, attnscope {got!r}")
+        elif diff > 0:
+            self.worst = max(self.worst, diff / (RTOL * scale + floor))
+
+    def log_scale(self, path, want, got):
+        """Zhai's bound: ln of it to RTOL of itself."""
+        tiny = 1e-290
+        if want is None or got is None or (want < tiny and got < tiny):
+            self.number(path, want, got, floor=tiny)
+            return
+        self.compared += 1
+        if want <= 0 or got <= 0 or abs(math.log(want) - math.log(got)) > RTOL * abs(math.log(want)):
+            self.failures.append(f"{path}: numpy {want!r}, attnscope {got!r}")
+
+    def tree(self, path, want, got, floor=0.0):
+        if isinstance(want, dict):
+            if not isinstance(got, dict):
+                self.failures.append(f"{path}: attnscope has {got!r}")
+                return
+            for key, value in want.items():
+                self.tree(f"{path}.{key}", value, got.get(key, "absent"), floor)
+        elif isinstance(want, list):
+            if not isinstance(got, list) or len(got) != len(want):
+                self.failures.append(f"{path}: lengths or types differ")
+                return
+            for i, (w, g) in enumerate(zip(want, got)):
+                self.tree(f"{path}[{i}]", w, g, floor)
+        elif isinstance(want, str) or isinstance(got, str):
+            self.compared += 1
+            if want != got:
+                self.failures.append(f"{path}: numpy {want!r}, attnscope {got!r}")
+        else:
+            self.number(path, want, got, floor)
+
+    def eigenvalues(self, want, got):
+        """The same multiset: every eigenvalue of one within 1e-9 of one of the other's."""
+        self.compared += 1
+        if len(want) != len(got):
+            self.failures.append("eigenvalues: counts differ")
+            return
+        for a, b, name in ((want, got, "numpy's"), (got, want, "attnscope's")):
+            for z in a:
+                nearest = min(math.hypot(z[0] - w[0], z[1] - w[1]) for w in b)
+                if nearest > RTOL:
+                    self.failures.append(f"eigenvalues: {name} {z} is {nearest:.3g} from the other's")
+                    return
+
+
+def critical_beta(T, rms, spread):
+    """√(2/(q(q − p))) with q = rms², q − p = rms²·spread²·T/(T − 1) (docs/model.md §3)."""
+    if rms is None or spread is None or spread == 0:
+        return None
+    return math.sqrt(2.0 * (T - 1) / (T * rms ** 4 * spread ** 2))
+
+
+def withdrawn_fields(c, numpy_doc, read, drawn):
+    T = numpy_doc["config"]["T"]
+    c.number("sigma (drawn run)", numpy_doc["sigma"], drawn["sigma"])
+    theory = drawn["attention_entropy_theory"]
+    for key in ("logit_std", "critical_logit_std", "mean"):
+        c.number(f"attention_entropy_theory.{key} (drawn run)",
+                 numpy_doc["attention_entropy_theory"][key], theory[key])
+    beta = numpy_doc["attention_phase"]["beta"]
+    c.number("attention_phase.beta (drawn run)", beta, drawn["attention_phase"]["beta"])
+    for prefix, side in (("", "side"), ("counterpart_", "counterpart_side")):
+        key = prefix + "attention_phase_critical_beta"
+        for layer, want in enumerate(numpy_doc[key]):
+            if layer == 0:
+                c.number(f"{key}[0]", want, read[key][0])
+                continue
+            for doc, name, into in ((read, "checkpoint run", numpy_doc), (drawn, "drawn run", drawn)):
+                derived = critical_beta(T, doc[prefix + "token_rms"][layer - 1],
+                                        doc[prefix + "relative_spread"][layer - 1])
+                c.number(f"{key}[{layer}] ({name}'s token_rms, relative_spread)",
+                         into[key][layer], derived)
+            derived = critical_beta(T, read[prefix + "token_rms"][layer - 1],
+                                    read[prefix + "relative_spread"][layer - 1])
+            expected = "entropy-collapse" if beta >= derived else "rank-collapse"
+            c.tree(f"attention_phase.{side}[{layer}]", numpy_doc["attention_phase"][side][layer],
+                   expected)
+
+
+def perturb(doc, path):
+    """Multiplies the number at path (key.key[i]…) by 1 + 100·RTOL."""
+    parts = path.replace("]", "").replace("[", ".").split(".")
+    node = doc
+    for part in parts[:-1]:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    last = int(parts[-1]) if isinstance(node, list) else parts[-1]
+    node[last] *= 1 + 100 * RTOL
+
+
+def main(argv):
+    if len(argv) not in (4, 6) or (len(argv) == 6 and argv[4] != "--perturb"):
+        print(__doc__.splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    try:
+        numpy_doc, read, drawn = (json.load(open(path)) for path in argv[1:4])
+    except (OSError, ValueError) as e:
+        print(f"numpy_ref_compare: {e}", file=sys.stderr)
+        return 2
+    if len(argv) == 6:
+        perturb(numpy_doc, argv[5])
+    c = Comparison()
+    for key, want in numpy_doc.items():
+        if key in META or key in WITHDRAWN:
+            continue
+        if key == "eigenvalues":
+            c.eigenvalues(want, read[key])
+        elif key.endswith("stable_rank_minus_one"):
+            T, d = numpy_doc["config"]["T"], numpy_doc["config"]["d"]
+            for layer, (w, g) in enumerate(zip(want, read[key])):
+                floor = 2 * math.sqrt(T * abs(w)) * d * EPS if w is not None else 0.0
+                c.number(f"{key}[{layer}]", w, g, floor)
+        elif key.endswith("attention_entropy_zhai_bound"):
+            for layer, (w, g) in enumerate(zip(want, read[key])):
+                c.log_scale(f"{key}[{layer}]", w, g)
+        else:
+            floor = 2 * numpy_doc["config"]["T"] * EPS if key in ROUNDING_ON_UNIT_SCALE else 0.0
+            c.tree(key, want, read.get(key, "absent"), floor)
+    withdrawn_fields(c, numpy_doc, read, drawn)
+    if c.failures:
+        print("\n".join(c.failures[:20]))
+        return 1
+    print(f"{c.compared} numbers agree; the largest difference is {c.worst:.2g} of its tolerance")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
