@@ -102,6 +102,7 @@ typedef struct {
     double product_flops, gram_flops;
     double calls[WORK_KINDS];      /* the decompositions' count */
     double size_cubed[WORK_KINDS]; /* Σ m·n·min(m, n) of each */
+    double normals;                /* Σ m of the WORK_NORMALS */
 } WorkTotals;
 
 void WorkTotals_add(WorkTotals *t, const WorkStep *step);

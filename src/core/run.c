@@ -422,7 +422,8 @@ static void qk_task(int which, void *context)
 }
 
 /* The next layer's W^Q and W^K into run->ahead (allocated once per run), from the streams
-   run_layer draws them from again: the same values. */
+   that layer's own draw would start again: the same values, which run_layer then takes
+   (ahead_of_layer) instead of drawing them a second time. */
 static int draw_ahead(Run *run, int layer)
 {
     const Config *c = run->config;
@@ -453,11 +454,18 @@ static double *qk_product_of(Run *run, int layer, int which)
    keep both lanes equally busy: only two layers' side by side halve their wall time); the
    next layer then finds its own done.  Both lanes in turn while the shown eigenvalues hold
    the second thread. */
+/* Whether the layer below drew run->layer's W^Q and W^K into run->ahead and formed its M_h
+   and norms beside its own (layer_qk_work). */
+static bool ahead_of_layer(const Run *run)
+{
+    return run->measure && run->first_seed && run->qk_ahead_layer == run->layer;
+}
+
 static int layer_qk_work(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    if (run->measure && run->first_seed && run->qk_ahead_layer == run->layer) {
+    if (ahead_of_layer(run)) {
         run->qk_ahead_layer = 0;
         memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
         double *formed = w->qk_product[1]; /* the layer's own, formed ahead */
@@ -678,13 +686,21 @@ int lane_replay(Run *run, int which, int layer)
     return lane_load_from(run, which, layer, 0, LOAD_FROM_INPUT);
 }
 
-/* Draws the weights of run->layer and computes it on the active lanes. */
+/* Draws the weights of run->layer and computes it on the active lanes.  A layer drawn ahead
+   reads its W^Q and W^K where draw_ahead put them (a paired layer's attention draw is those
+   two alone: Entropy_zhai_void excludes sinks and markov), so the plan prices them once. */
 static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
     run->weights = w->weights;
-    int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, LAYER_DRAW_ALL,
+    unsigned parts = LAYER_DRAW_ALL;
+    if (ahead_of_layer(run)) {
+        run->weights.query = run->ahead->query;
+        run->weights.key = run->ahead->key;
+        parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
+    }
+    int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
     if (!info)
         info = layer_qk_work(run);

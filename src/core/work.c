@@ -434,8 +434,12 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     bool shared = l == 1 && active[0] && active[1] && c->heads == 1;
     WorkStep step = {0};
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
-    Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, before), &step.serial);
-    if (walk->qk_ahead == l) {
+    /* A layer drawn ahead takes its W^Q and W^K from that draw (run.c's run_layer). */
+    bool drawn_ahead = walk->qk_ahead == l;
+    unsigned parts =
+        drawn_ahead ? LAYER_DRAW_ALL & ~(unsigned)LAYER_DRAW_ATTENTION : LAYER_DRAW_ALL;
+    Layer_declare_draw(c, weight_parts(walk, parts, before), &step.serial);
+    if (drawn_ahead) {
         walk->qk_ahead = 0; /* formed beside the layer below */
     } else if (walk->first && Entropy_qk_norms_ahead(c, l)) {
         /* run.c's layer_qk_work: the next layer's W^Q and W^K drawn, each layer's M_h and
@@ -559,6 +563,8 @@ static void totals_add_list(WorkTotals *t, const WorkList *l)
             t->product_flops += 2 * w->m * w->n * w->k * w->times;
         else if (w->kind == WORK_GRAM)
             t->gram_flops += w->m * w->n * w->k * w->times;
+        else if (w->kind == WORK_NORMALS)
+            t->normals += w->m * w->times;
         t->calls[w->kind] += w->times;
         t->size_cubed[w->kind] += w->m * w->n * min * w->times;
     }

@@ -120,6 +120,11 @@ void Workspace_take_tally(Workspace *w, LinalgTally *tally)
     Linalg_tally_take(w->spectra_la, tally, true);
 }
 
+size_t Workspace_filled(const Workspace *w, Role role)
+{
+    return RandomStream_filled(w->random, role) + RandomStream_filled(w->value_random, role);
+}
+
 void Workspace_full_attention_maps(Workspace *w, bool full)
 {
     w->map_cells = full ? CONFIG_TOKENS_MAX : ATTENTION_MAP_CELLS;
