@@ -132,7 +132,7 @@ typedef struct {
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 17 };
+enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 19 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
@@ -143,6 +143,9 @@ struct Workspace {
     RandomStream *value_random; /* value_chain's, while X0 is drawn from `random` beside it */
     Lane lane[NETWORKS];
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
+    /* W^Q and W^K (d² each) of the layer drawn ahead for its qk work beside the layer below
+       (run.c's draw_ahead), which that layer takes by swapping them with weights' own. */
+    LayerWeights ahead;
     double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     /* The shown eigenvalues' own LAPACK workspace and dgeev's re, im (2T): they may run on a
@@ -221,10 +224,9 @@ typedef struct {
     int info[NETWORKS]; /* LAPACK status of each lane */
     double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
     /* The next layer's norms, computed beside this layer's (layer_qk_work), for layer
-       qk_ahead_layer (0: none); its W^Q and W^K drawn ahead (NULL until first needed). */
+       qk_ahead_layer (0: none), whose W^Q and W^K are the workspace's ahead. */
     double *qk_norm_ahead;
     int qk_ahead_layer;
-    LayerWeights *ahead;
     bool values_chained; /* value_chain has run for this seed's gradients */
 } Run;
 

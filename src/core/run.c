@@ -421,23 +421,25 @@ static void qk_task(int which, void *context)
     mine->info = mine->layer ? layer_query_key(q->c, mine) : 0;
 }
 
-/* The next layer's W^Q and W^K into run->ahead (allocated once per run), from the streams
-   that layer's own draw would start again: the same values, which run_layer then takes
-   (ahead_of_layer) instead of drawing them a second time. */
-static int draw_ahead(Run *run, int layer)
+/* The W^Q and W^K of `layer` into the workspace's ahead buffers, from the streams that
+   layer's own draw would start again: the same values, which the layer then takes
+   (take_ahead) instead of drawing them a second time. */
+static int draw_ahead(Run *run, RandomStream *random, int layer)
 {
-    const Config *c = run->config;
-    size_t dd = (size_t)c->width * c->width; /* as the workspace's: the draw may use it all */
-    LayerWeights *ahead = run->ahead;
-    if (!ahead->query) {
-        ahead->query = malloc(sizeof(double) * dd);
-        ahead->key = malloc(sizeof(double) * dd);
-        if (!ahead->query || !ahead->key)
-            return -1;
-    }
     Workspace *w = run->w;
-    return Layer_draw(w->random, w->lane[NETWORK_MAIN].step.la, c, run->seed, layer,
-                      LAYER_DRAW_ATTENTION, ahead, w->init_scratch);
+    return Layer_draw(random, w->lane[NETWORK_MAIN].step.la, run->config, run->seed, layer,
+                      LAYER_DRAW_ATTENTION, &w->ahead, w->init_scratch);
+}
+
+/* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead
+   buffers (all four the workspace's, of d² each). */
+static void take_ahead(Workspace *w)
+{
+    double *query = w->weights.query, *key = w->weights.key;
+    w->weights.query = w->ahead.query;
+    w->weights.key = w->ahead.key;
+    w->ahead.query = query;
+    w->ahead.key = key;
 }
 
 /* The M_h of `layer` where its logits take them (Layer_logits_through_qk_product): the
@@ -488,14 +490,14 @@ static int layer_qk_work(Run *run)
         qk_task(NETWORK_MAIN, &q);
         return q.lane[0].info;
     }
-    int info = draw_ahead(run, run->layer + 1);
+    int info = draw_ahead(run, w->random, run->layer + 1);
     if (!info)
         info = shown_spectra_join(run, false);
     if (info)
         return info;
     q.lane[1] = (QkLayer){.layer = run->layer + 1,
-                          .query = run->ahead->query,
-                          .key = run->ahead->key,
+                          .query = w->ahead.query,
+                          .key = w->ahead.key,
                           .product = qk_product_of(run, run->layer + 1, 1),
                           .la = w->lane[NETWORK_COUNTERPART].step.la,
                           .norm = run->qk_norm_ahead};
@@ -687,19 +689,18 @@ int lane_replay(Run *run, int which, int layer)
 }
 
 /* Draws the weights of run->layer and computes it on the active lanes.  A layer drawn ahead
-   reads its W^Q and W^K where draw_ahead put them (a paired layer's attention draw is those
-   two alone: Entropy_zhai_void excludes sinks and markov), so the plan prices them once. */
+   takes its W^Q and W^K from draw_ahead (a paired layer's attention draw is those two alone:
+   Entropy_zhai_void excludes sinks and markov), so the plan prices them once. */
 static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    run->weights = w->weights;
     unsigned parts = LAYER_DRAW_ALL;
     if (ahead_of_layer(run)) {
-        run->weights.query = run->ahead->query;
-        run->weights.key = run->ahead->key;
+        take_ahead(w);
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
     }
+    run->weights = w->weights;
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
     if (!info)
@@ -1022,7 +1023,6 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     Kept *k = kept_for(w, c, &scratch);
     Track *(*tracks)[NETWORKS] = calloc((size_t)seeds, sizeof *tracks);
     double *qk_norm = malloc(sizeof(double) * 2 * (size_t)c->heads);
-    LayerWeights ahead = {0}; /* drawn by draw_ahead when it first needs it */
     int status = 0;
     if (!tracks || !qk_norm || workspace_reserve(w, c) ||
         Result_allocate(out, c->tokens, c->depth)) {
@@ -1038,8 +1038,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .out = out,
                .progress = progress,
                .qk_norm = qk_norm,
-               .qk_norm_ahead = qk_norm + c->heads,
-               .ahead = &ahead};
+               .qk_norm_ahead = qk_norm + c->heads};
     /* The lanes' products and long calls poll the stop request too, for the run only: the
        progress need not outlive it. */
     LinalgStop stop = {0};
@@ -1085,8 +1084,6 @@ done:
     Linalg_set_stop(w->spectra_la, (LinalgStop){0});
     free(tracks);
     free(qk_norm);
-    free(ahead.query);
-    free(ahead.key);
     if (k == &scratch)
         kept_clear(&scratch);
     return status;
