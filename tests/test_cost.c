@@ -811,19 +811,25 @@ static StepSplit first_seed_steps(const Config *c)
 
 /* The plan places the gradients' value chain (P2's L products of d×d×d) where run.c's
    input_layer runs it, on lane 1 beside X0's draw and measures (lane 0), and not again in
-   the gradients' serial step (the one before each lane's P1); without gradients X0 is serial
-   and lane 1 idle. */
+   the gradients' serial step (the one before each lane's P1); after them, layer 1's q·k norms
+   and shared attention on lane 0 and layer 2's q·k norms on lane 1
+   (Work_layer_one_beside_input); without gradients X0 is serial and lane 1 idle. */
 static void test_value_chain_planned_beside_x0(void **state)
 {
     (void)state;
     Config c = work_base(); /* T != d: no layer product is d×d×d */
     /* L − 2 products: the top step scales W^V_L (a copy), the last is a norm alone. */
     assert_true(c.depth > 2);
-    double d = c.width, chain = 2 * d * d * d * (c.depth - 2);
+    assert_true(Work_layer_one_beside_input(&c) && !Layer_logits_through_qk_product(&c, 1));
+    double T = c.tokens, d = c.width, chain = 2 * d * d * d * (c.depth - 2);
+    /* One head's norm (below ENTROPY_EXACT_INPUT_NORM): R_B = Q_Bᵀ W^K and W^Q R_Bᵀ; its
+       attention: X0 W^Q, X0 W^K and their T×T product. */
+    double qk = 2 * d * d * d + 2 * d * d * d, attention = 2 * (2 * T * d * d) + 2 * T * T * d;
     StepSplit s = first_seed_steps(&c);
     assert_true(s.input[0].product_flops == 0 && s.input[0].gram_flops == 0);
     assert_true(s.input[1].gram_flops > 0); /* X0's measures */
-    assert_true(s.input[2].product_flops == chain);
+    assert_true(s.input[1].product_flops == qk + attention);
+    assert_true(s.input[2].product_flops == chain + qk);
     assert_true(s.steps >= 3 && s.d_cubed[s.steps - 2] == 0);
     c.heads = 2; /* no gradients: no chain */
     assert_non_null(Model_gradients_unavailable(&c));
@@ -921,13 +927,15 @@ static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, Pair
     run->w = NULL;
 }
 
-/* The plan's lanes are the run's, pair by pair: the q·k norms of layers 1 and 2 on one lane
-   each (run.c's layer_qk_work), layer 3's (the last: no next layer) serial, the networks',
-   X0's beside the value chain, the spectra's and the gradients' products. */
+/* The plan's lanes are the run's, pair by pair: X0's and layer 1's q·k norms and attention
+   beside the value chain and layer 2's q·k norms (run.c's input_layer), the q·k norms of
+   layers 3 and 4 on one lane each (layer_qk_work), the networks', the spectra's and the
+   gradients' products. */
 static void test_pairs_planned_as_run(void **state)
 {
     (void)state;
     Config c = work_base();
+    c.depth = 4; /* layers 1 and 2's norms beside X0 and the value chain, 3 and 4's a pair */
     PairLog declared, run;
     assert_pairs_planned_as_run(&c, &declared, &run);
     /* Layers 1 and 2's norms (one head: below ENTROPY_EXACT_INPUT_NORM each is a QR, two

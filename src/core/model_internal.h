@@ -204,6 +204,9 @@ typedef struct {
     Track *track[NETWORKS];      /* lane n computes track[n] */
     int held[NETWORKS];          /* the layer whose token matrices lane n holds, or -1 */
     Network nets[NETWORKS];      /* lane n's network state at held[n] */
+    /* input_layer built layer 1's M_1, norms and shared A_1 on X0's lane (and layer 2's
+       query-key work on the value chain's): run_layer finds them done. */
+    bool layer_one_built;
     /* ‖X'‖₂² of layer input_bound_for[n]'s attention input on lane n, bounded when the layer
        below it was measured there (Entropy_input_norm_measured; 0: none, or used up). */
     int input_bound_for[NETWORKS];

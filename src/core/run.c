@@ -421,14 +421,13 @@ static void qk_task(int which, void *context)
     mine->info = mine->layer ? layer_query_key(q->c, mine) : 0;
 }
 
-/* The W^Q and W^K of `layer` into the workspace's ahead buffers, from the streams that
-   layer's own draw would start again: the same values, which the layer then takes
-   (take_ahead) instead of drawing them a second time. */
-static int draw_ahead(Run *run, RandomStream *random, int layer)
+/* The W^Q and W^K of `layer` into `into`, from the streams that layer's own draw would start
+   again: the same values, which the layer then takes (take_ahead) instead of drawing them a
+   second time. */
+static int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into)
 {
-    Workspace *w = run->w;
-    return Layer_draw(random, w->lane[NETWORK_MAIN].step.la, run->config, run->seed, layer,
-                      LAYER_DRAW_ATTENTION, &w->ahead, w->init_scratch);
+    return Layer_draw(random, la, run->config, run->seed, layer, LAYER_DRAW_ATTENTION, into,
+                      run->w->init_scratch);
 }
 
 /* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead
@@ -490,7 +489,7 @@ static int layer_qk_work(Run *run)
         qk_task(NETWORK_MAIN, &q);
         return q.lane[0].info;
     }
-    int info = draw_ahead(run, w->random, run->layer + 1);
+    int info = draw_ahead(run, w->random, w->lane[NETWORK_MAIN].step.la, run->layer + 1, &w->ahead);
     if (!info)
         info = shown_spectra_join(run, false);
     if (info)
@@ -695,27 +694,33 @@ static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
+    bool built = run->layer == 1 && run->layer_one_built; /* its W^Q, W^K are the workspace's */
+    run->layer_one_built = false;
     unsigned parts = LAYER_DRAW_ALL;
-    if (ahead_of_layer(run)) {
+    if (ahead_of_layer(run))
         take_ahead(w);
+    if (ahead_of_layer(run) || built)
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
-    }
     run->weights = w->weights;
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
-    if (!info)
+    if (!info && built)
+        run->weights.qk_product = qk_product_of(run, 1, 0);
+    else if (!info)
         info = layer_qk_work(run);
     if (info)
         return info;
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
        matrix per head would be as many T×T buffers). */
     run->attention_ready = run->layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
-    run->shared_logits = NULL;
+    if (!built)
+        run->shared_logits = NULL;
     if (run->attention_ready) {
         LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
         LayerOutcome finite; /* the step itself checks it, on each lane */
-        int status = Layer_attention(c, run->layer, &run->weights, main_step, 0,
-                                     &run->shared_logits, &finite);
+        int status = built ? 0
+                           : Layer_attention(c, run->layer, &run->weights, main_step, 0,
+                                             &run->shared_logits, &finite);
         if (status)
             return status;
         memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,
@@ -742,12 +747,52 @@ static int run_layer(Run *run)
 typedef struct {
     Run *run;
     bool chain;
-    bool bounding; /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
+    bool layer_one; /* and layer 1's (layer 2's) query-key work after X0 (the chain) */
+    bool bounding;  /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
     MeasureInputBound bound;
     Measures m0;
     bool centred_formed_unplanned;
-    int info;
+    int info, chain_info; /* X0's lane's, the chain's lane's query-key work's */
 } InputTasks;
+
+/* Layer 1's M_1 and norms from its W^Q and W^K (drawn ahead before the lanes), then the
+   attention matrix both networks share (run_layer's, bit for bit: the same calls on the same
+   lane's buffers, X0 there), on X0's lane after X0's measure. */
+static int layer_one_beside(Run *run)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
+    LayerWeights weights = w->weights;
+    weights.query = w->ahead.query;
+    weights.key = w->ahead.key;
+    weights.qk_product = qk_product_of(run, 1, 0);
+    QkLayer q = {.layer = 1,
+                 .query = weights.query,
+                 .key = weights.key,
+                 .product = weights.qk_product,
+                 .la = main_step->la,
+                 .norm = run->qk_norm};
+    int info = layer_query_key(c, &q);
+    LayerOutcome finite; /* each network's step checks it */
+    return info ? info
+                : Layer_attention(c, 1, &weights, main_step, 0, &run->shared_logits, &finite);
+}
+
+/* Layer 2's W^Q and W^K into the workspace's own (the chain's scratch until now), from the
+   chain's stream object, and its M_2 and norms, on the chain's lane after the chain. */
+static int layer_two_beside(Run *run, RandomStream *random, Linalg *la)
+{
+    Workspace *w = run->w;
+    QkLayer q = {.layer = 2,
+                 .query = w->weights.query,
+                 .key = w->weights.key,
+                 .product = qk_product_of(run, 2, 1),
+                 .la = la,
+                 .norm = run->qk_norm_ahead};
+    int info = draw_ahead(run, random, la, 2, &w->weights);
+    return info ? info : layer_query_key(run->config, &q);
+}
 
 static void input_task(int which, void *context)
 {
@@ -761,6 +806,8 @@ static void input_task(int which, void *context)
            report it. */
         if (t->chain)
             value_chain(run, w->value_random, lane->step.la);
+        if (t->layer_one)
+            t->chain_info = layer_two_beside(run, w->value_random, lane->step.la);
         return;
     }
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
@@ -773,9 +820,14 @@ static void input_task(int which, void *context)
                                          w->measure_all_eigenvalues ? NULL : lane->lanczos, &share,
                                          &t->m0);
     t->centred_formed_unplanned = share.centred_formed_unplanned;
+    if (!t->info && t->layer_one)
+        t->info = layer_one_beside(run);
 }
 
-/* Layer 0 of both tracks: X0 on both lanes, measured once. */
+/* Layer 0 of both tracks: X0 on both lanes, measured once.  Beside the value chain, layer 1's
+   query-key work and shared attention follow X0 on its lane, and layer 2's the chain on the
+   other (Work_layer_one_beside_input: both networks start at layer 1 of the first seed),
+   which evens the lanes and takes them off the serial part between X0 and layer 1. */
 static int input_layer(Run *run)
 {
     const Config *c = run->config;
@@ -784,12 +836,24 @@ static int input_layer(Run *run)
     InputTasks tasks = {.run = run,
                         .chain = Work_value_chain_beside_input(gradients_due(run)),
                         .bounding = run->first_seed && Entropy_input_norm_measured(c, 1)};
+    tasks.layer_one = tasks.chain && run->first_seed && run->track[0]->layers < 1 &&
+                      run->track[1]->layers < 1 && Work_layer_one_beside_input(c);
+    if (tasks.layer_one) {
+        int info = draw_ahead(run, w->random, main_lane->step.la, 1, &w->ahead);
+        if (info)
+            return info;
+    }
     if (tasks.chain)
         both_lanes(run->progress, input_task, &tasks);
     else
         input_task(NETWORK_MAIN, &tasks);
-    if (tasks.info)
-        return tasks.info;
+    if (tasks.info || tasks.chain_info)
+        return tasks.info ? tasks.info : tasks.chain_info;
+    if (tasks.layer_one) { /* layer 1's W^Q, W^K the workspace's; layer 2's ahead */
+        take_ahead(w);
+        run->qk_ahead_layer = 2;
+        run->layer_one_built = true;
+    }
     const Measures m0 = tasks.m0;
     size_t td = (size_t)c->tokens * c->width;
     memcpy(w->lane[NETWORK_COUNTERPART].step.x, main_lane->step.x, sizeof(double) * td);
