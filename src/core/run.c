@@ -763,10 +763,10 @@ static int layer_one_beside(Run *run)
     const Config *c = run->config;
     Workspace *w = run->w;
     LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
-    LayerWeights weights = w->weights;
-    weights.query = w->ahead.query;
-    weights.key = w->ahead.key;
-    weights.qk_product = qk_product_of(run, 1, 0);
+    /* Not a copy of w->weights: the chain beside swaps its W^Q and W^K pointers as scratch.
+       Softmax without sinks (Entropy_qk_norms_ahead) reads no other part. */
+    LayerWeights weights = {
+        .query = w->ahead.query, .key = w->ahead.key, .qk_product = qk_product_of(run, 1, 0)};
     QkLayer q = {.layer = 1,
                  .query = weights.query,
                  .key = weights.key,
