@@ -448,6 +448,13 @@ static double *qk_product_of(Run *run, int layer, int which)
     return Layer_logits_through_qk_product(run->config, layer) ? run->w->qk_product[which] : NULL;
 }
 
+/* Whether run->layer's W^Q and W^K are the workspace's ahead ones, its M_h and norms formed
+   beside the layer below's (layer_qk_work; layer 2's: beside the value chain, input_layer). */
+static bool ahead_of_layer(const Run *run)
+{
+    return run->measure && run->first_seed && run->qk_ahead_layer == run->layer;
+}
+
 /* The query-key work of run->layer, once for both networks: its M_h where its logits take
    them, into run->weights.qk_product, and, where the entropies are measured, its norms into
    run->qk_norm.  A layer that Entropy_qk_norms_ahead pairs with the next one does both
@@ -455,13 +462,6 @@ static double *qk_product_of(Run *run, int layer, int which)
    keep both lanes equally busy: only two layers' side by side halve their wall time); the
    next layer then finds its own done.  Both lanes in turn while the shown eigenvalues hold
    the second thread. */
-/* Whether the layer below drew run->layer's W^Q and W^K into run->ahead and formed its M_h
-   and norms beside its own (layer_qk_work). */
-static bool ahead_of_layer(const Run *run)
-{
-    return run->measure && run->first_seed && run->qk_ahead_layer == run->layer;
-}
-
 static int layer_qk_work(Run *run)
 {
     const Config *c = run->config;
