@@ -747,7 +747,7 @@ static int run_layer(Run *run)
 typedef struct {
     Run *run;
     bool chain;
-    bool layer_one; /* and layer 1's (layer 2's) query-key work after X0 (the chain) */
+    bool layer_one; /* layer 1's q·k work and attention after X0, layer 2's after the chain */
     bool bounding;  /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
     MeasureInputBound bound;
     Measures m0;

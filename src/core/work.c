@@ -336,9 +336,9 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
 typedef struct {
     const Config *c;
     bool first;
-    bool values_chained;   /* the gradients' value chain ran beside X0 (run.c's input_layer) */
-    int qk_ahead;          /* the layer whose norms the layer below computed beside its own */
-    bool layer_one_beside; /* layer 1's query-key work and attention ran beside X0 */
+    bool values_chained; /* the gradients' value chain ran beside X0 (run.c's input_layer) */
+    int qk_ahead;        /* the layer whose norms the layer below computed beside its own */
+    bool layer1_beside;  /* layer 1's query-key work and attention ran beside X0 */
     bool (*visit)(void *context, const WorkStep *step);
     void *context;
     bool stopped;
@@ -441,7 +441,7 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     WorkStep step = {0};
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
     /* A layer drawn ahead takes its W^Q and W^K from that draw (run.c's run_layer). */
-    bool beside_input = l == 1 && walk->layer_one_beside;
+    bool beside_input = l == 1 && walk->layer1_beside;
     bool drawn_ahead = walk->qk_ahead == l || beside_input;
     unsigned parts =
         drawn_ahead ? LAYER_DRAW_ALL & ~(unsigned)LAYER_DRAW_ATTENTION : LAYER_DRAW_ALL;
@@ -562,9 +562,9 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
         passes(&step.serial, 2.0 * c->tokens * c->width);
         if (walk.values_chained)
             value_chain(c, true, &step.lane[1]);
-        walk.layer_one_beside = walk.values_chained && walk.first && p->first_layer[0] == 1 &&
-                                p->first_layer[1] == 1 && Work_layer_one_beside_input(c);
-        if (walk.layer_one_beside)
+        walk.layer1_beside = walk.values_chained && walk.first && p->first_layer[0] == 1 &&
+                             p->first_layer[1] == 1 && Work_layer_one_beside_input(c);
+        if (walk.layer1_beside)
             layer_one_beside(&walk, &step);
         visit(&walk, &step);
     }
