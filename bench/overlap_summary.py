@@ -5,10 +5,11 @@
     python3 bench/overlap_summary.py trace.txt
 
 For each run of batch's schedule (the one with the eigenvalues beside): the caller alone
-before the first three pairs (X0's pair, layer 1's q.k pair, layer 1's networks) and before all
-pairs, the pairs' imbalance (the slower lane less the faster, summed), and the stretch while
-dgeev runs beside: its CPU seconds, the caller's work in turn until the join, the lane
-thread's idle time before it (0: the caller waited for the join instead), and the answers
+before the first three pairs (X0's pair, layer 1's q.k pair, layer 1's networks; where layer 1's
+q.k work and attention run beside X0, as since branch layer1lane: X0's pair, layer 1's networks,
+layer 2's) and before all pairs, the pairs' imbalance (the slower lane less the faster,
+summed), and the stretch while dgeev runs beside: its CPU seconds, the caller's work in turn
+until the join, the lane thread's idle time before it (0: the caller waited for the join instead), and the answers
 to the run's questions (each "running" sends the next step's lanes in turn).
 """
 import re

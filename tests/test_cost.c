@@ -388,14 +388,18 @@ static WorkTotals declared_work(const Config *c)
     return t;
 }
 
-/* What a fresh run of c really called (both lanes' Linalg). */
-static LinalgTally performed_work(const Config *c, Result *r)
+/* What a fresh run of c really called (both lanes' Linalg), and the normals its streams
+   drew, all roles together (the embedding's token ids are integers, not normals). */
+static LinalgTally performed_work(const Config *c, Result *r, double *filled)
 {
     char err[256];
     Workspace *w = Workspace_new();
     assert_int_equal(Model_run(c, w, r, NULL, err, sizeof err), 0);
     LinalgTally t = {0};
     Workspace_take_tally(w, &t);
+    *filled = 0;
+    for (Role role = 0; role < ROLES; role++)
+        *filled += role == ROLE_TOKEN_IDS ? 0 : (double)Workspace_filled(w, role);
     Workspace_free(w);
     return t;
 }
@@ -461,11 +465,15 @@ static bool assert_declared_work(const Config *c, const char *what)
 {
     Result *r = Result_new();
     WorkTotals declared = declared_work(c);
-    LinalgTally performed = performed_work(c, r);
+    double filled;
+    LinalgTally performed = performed_work(c, r, &filled);
     if (network_died(r)) {
         Result_free(r);
         return false;
     }
+    if (filled != declared.normals)
+        fail_msg("%s: the run drew %.17g normals, the declared work %.17g", what, filled,
+                 declared.normals);
     double excess = performed.product_flops - declared.product_flops;
     double removal = 2.0 * c->tokens * c->tokens;
     bool outliers = c->gap == GAP_OUTLIERS;
@@ -653,7 +661,8 @@ static void test_deflated_gram_of_the_smaller_side(void **state)
     assert_false(Measure_svd_cheap(c.tokens, c.width));
     Result *r = Result_new();
     WorkTotals declared = declared_work(&c);
-    LinalgTally performed = performed_work(&c, r);
+    double filled;
+    LinalgTally performed = performed_work(&c, r, &filled);
     double excess = performed.gram_flops - declared.gram_flops;
     double deflated = (double)c.width * c.width * c.tokens;
     assert_true(r->measure_routes[MEASURE_ROUTE_DEFLATED] > 0);
@@ -679,7 +688,8 @@ static void test_one_gram_matrix_per_token_matrix(void **state)
     assert_true(Entropy_input_norm_measured(&c, 1));
     assert_true(Layer_logits_through_qk_product(&c, 1));
     Result *r = Result_new();
-    LinalgTally performed = performed_work(&c, r);
+    double filled;
+    LinalgTally performed = performed_work(&c, r, &filled);
     double T = c.tokens, d = c.width, L = c.depth;
     assert_int_equal(r->centred_formed_unplanned, 1); /* the collapsing network's, seed 1 */
     assert_true(performed.gram_flops ==
@@ -808,19 +818,25 @@ static StepSplit first_seed_steps(const Config *c)
 
 /* The plan places the gradients' value chain (P2's L products of d×d×d) where run.c's
    input_layer runs it, on lane 1 beside X0's draw and measures (lane 0), and not again in
-   the gradients' serial step (the one before each lane's P1); without gradients X0 is serial
-   and lane 1 idle. */
+   the gradients' serial step (the one before each lane's P1); after them, layer 1's q·k norms
+   and shared attention on lane 0 and layer 2's q·k norms on lane 1
+   (Work_layer_one_beside_input); without gradients X0 is serial and lane 1 idle. */
 static void test_value_chain_planned_beside_x0(void **state)
 {
     (void)state;
     Config c = work_base(); /* T != d: no layer product is d×d×d */
     /* L − 2 products: the top step scales W^V_L (a copy), the last is a norm alone. */
     assert_true(c.depth > 2);
-    double d = c.width, chain = 2 * d * d * d * (c.depth - 2);
+    assert_true(Work_layer_one_beside_input(&c) && !Layer_logits_through_qk_product(&c, 1));
+    double T = c.tokens, d = c.width, chain = 2 * d * d * d * (c.depth - 2);
+    /* One head's norm (below ENTROPY_EXACT_INPUT_NORM): R_B = Q_Bᵀ W^K and W^Q R_Bᵀ; its
+       attention: X0 W^Q, X0 W^K and their T×T product. */
+    double qk = 2 * d * d * d + 2 * d * d * d, attention = 2 * (2 * T * d * d) + 2 * T * T * d;
     StepSplit s = first_seed_steps(&c);
     assert_true(s.input[0].product_flops == 0 && s.input[0].gram_flops == 0);
     assert_true(s.input[1].gram_flops > 0); /* X0's measures */
-    assert_true(s.input[2].product_flops == chain);
+    assert_true(s.input[1].product_flops == qk + attention);
+    assert_true(s.input[2].product_flops == chain + qk);
     assert_true(s.steps >= 3 && s.d_cubed[s.steps - 2] == 0);
     c.heads = 2; /* no gradients: no chain */
     assert_non_null(Model_gradients_unavailable(&c));
@@ -918,13 +934,15 @@ static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, Pair
     run->w = NULL;
 }
 
-/* The plan's lanes are the run's, pair by pair: the q·k norms of layers 1 and 2 on one lane
-   each (run.c's layer_qk_work), layer 3's (the last: no next layer) serial, the networks',
-   X0's beside the value chain, the spectra's and the gradients' products. */
+/* The plan's lanes are the run's, pair by pair: X0's and layer 1's q·k norms and attention
+   beside the value chain and layer 2's q·k norms (run.c's input_layer), the q·k norms of
+   layers 3 and 4 on one lane each (layer_qk_work), the networks', the spectra's and the
+   gradients' products. */
 static void test_pairs_planned_as_run(void **state)
 {
     (void)state;
     Config c = work_base();
+    c.depth = 4; /* layers 1 and 2's norms beside X0 and the value chain, 3 and 4's a pair */
     PairLog declared, run;
     assert_pairs_planned_as_run(&c, &declared, &run);
     /* Layers 1 and 2's norms (one head: below ENTROPY_EXACT_INPUT_NORM each is a QR, two
@@ -955,6 +973,37 @@ static void test_pairs_planned_as_run(void **state)
         formed_paired |= both;
     }
     assert_true(formed_paired);
+}
+
+/* Each layer's W^Q and W^K are drawn once per seed: a layer whose qk norms the layer below
+   paired with its own (Entropy_qk_norms_ahead, first seed) takes them from that draw and
+   does not start their streams again.  So the query and key streams give L·d² normals per
+   seed (one head), and the mimetic init, whose W^Q and W^K are both factors of one draw from
+   the query stream, L·d² from it and none from the key's. */
+static void test_query_key_drawn_once_per_layer(void **state)
+{
+    (void)state;
+    Config normal = work_base(), mimetic = work_base();
+    normal.depth = mimetic.depth = 4;
+    normal.seeds = 2;
+    mimetic.init = INIT_MIMETIC;
+    const Config *configs[] = {&normal, &mimetic};
+    for (int i = 0; i < 2; i++) {
+        const Config *c = configs[i];
+        for (int l = 1; l < c->depth; l += 2)
+            assert_true(Entropy_qk_norms_ahead(c, l)); /* else nothing is drawn ahead */
+        Workspace *w = Workspace_new();
+        Result *r = Result_new();
+        char err[256];
+        assert_int_equal(Model_run(c, w, r, NULL, err, sizeof err), 0);
+        size_t per_stream = (size_t)c->seeds * c->depth * c->width * c->width;
+        size_t query = Workspace_filled(w, ROLE_QUERY), key = Workspace_filled(w, ROLE_KEY);
+        if (query != per_stream || key != (i == 0 ? per_stream : 0))
+            fail_msg("configuration %d: %zu query and %zu key normals drawn, %zu expected each", i,
+                     query, key, per_stream);
+        Result_free(r);
+        Workspace_free(w);
+    }
 }
 
 /* Defect 3: a causal mask's eigenvalues come off the diagonal only where the applied matrix
@@ -1402,6 +1451,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_load_priced),
         cmocka_unit_test(test_declared_work_is_what_the_run_does),
         cmocka_unit_test(test_pairs_planned_as_run),
+        cmocka_unit_test(test_query_key_drawn_once_per_layer),
         cmocka_unit_test(test_deflated_gram_of_the_smaller_side),
         cmocka_unit_test(test_one_gram_matrix_per_token_matrix),
         cmocka_unit_test(test_entropies_are_priced),

@@ -14,6 +14,7 @@
 #include "attnscope/config.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
+#include "attnscope/random.h"
 
 #include <stdbool.h>
 
@@ -226,6 +227,10 @@ void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
    was made) to *tally, and starts counting again: the tests check the work a plan declares
    against it.  Not while a run goes on (the lanes count unlocked). */
 void Workspace_take_tally(Workspace *w, LinalgTally *tally);
+
+/* The numbers the workspace's streams (the weights', X0's and the value chain's) have filled
+   from role's streams since it was made (RandomStream_filled): the tests count the draws. */
+size_t Workspace_filled(const Workspace *w, Role role);
 
 /* Stable ranks from all eigenvalues of the Gram matrix, never from its top eigenpair alone:
    the reference the tests and the benchmark compare the top-eigenpair route with. */

@@ -31,6 +31,7 @@ typedef enum {
     ROLE_EMBEDDING, /* the embedding table's row k, drawn from stream (seed, k, role) */
     ROLE_POSITION,  /* the learned positions' row p, drawn from stream (seed, p, role) */
     ROLE_SINK,      /* the heads' sink logits' spread (--sink-std), head h the h-th number */
+    ROLES           /* how many: a new role goes above */
 } Role;
 
 /* Names the generator and sampler that a seed means, for the JSON document. */
@@ -64,5 +65,9 @@ void RandomStream_uniform_integers(RandomStream *s, uint64_t seed, int layer, Ro
 
 /* Fills out[0..n) with the next n numbers of the stream the last call filled from. */
 void RandomStream_gaussian_more(RandomStream *s, double scale, double *out, size_t n);
+
+/* How many numbers s has filled from role's streams since it was made (a continuation counts
+   for the role it continues): the tests count what a run draws, e.g. each layer's W^Q once. */
+size_t RandomStream_filled(const RandomStream *s, Role role);
 
 #endif

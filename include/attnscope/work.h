@@ -76,6 +76,12 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
    (Layer_draws_ahead).  The run and its plan both ask here. */
 bool Work_value_chain_beside_input(bool gradients);
 
+/* Whether, beside that chain, layer 1's query-key work and the attention matrix both networks
+   share follow X0 on its lane, and layer 2's query-key work the chain on the other (where
+   both networks start at layer 1 of the first seed): one head, and layer 2's norms paired
+   with layer 1's (Entropy_qk_norms_ahead).  The run and its plan both ask here. */
+bool Work_layer_one_beside_input(const Config *c);
+
 /* Whether the measure of a network's X of layer `layer` takes its centred Gram
    matrix from X's (Measure_tokens_sharing): above MEASURE_SVD_CHEAP, every network (of the
    embedding input X0 alone); Measure_centred_by_downdate still decides by the numbers, and
@@ -102,6 +108,7 @@ typedef struct {
     double product_flops, gram_flops;
     double calls[WORK_KINDS];      /* the decompositions' count */
     double size_cubed[WORK_KINDS]; /* Σ m·n·min(m, n) of each */
+    double normals;                /* Σ m of the WORK_NORMALS */
 } WorkTotals;
 
 void WorkTotals_add(WorkTotals *t, const WorkStep *step);

@@ -134,7 +134,7 @@ typedef struct {
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
-enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 17 };
+enum { LANE_BUFFERS = LAYER_BUFFERS + 2, WORKSPACE_BUFFERS = 2 * LANE_BUFFERS + 19 };
 
 struct Workspace {
     int T, d; /* the sizes the buffers hold */
@@ -145,6 +145,9 @@ struct Workspace {
     RandomStream *value_random; /* value_chain's, while X0 is drawn from `random` beside it */
     Lane lane[NETWORKS];
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
+    /* W^Q and W^K (d² each) of the layer drawn ahead for its qk work beside the layer below
+       (run.c's draw_ahead), which that layer takes by swapping them with weights' own. */
+    LayerWeights ahead;
     double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
     /* The shown eigenvalues' own LAPACK workspace and dgeev's re, im (2T): they may run on a
@@ -203,6 +206,9 @@ typedef struct {
     Track *track[NETWORKS];      /* lane n computes track[n] */
     int held[NETWORKS];          /* the layer whose token matrices lane n holds, or -1 */
     Network nets[NETWORKS];      /* lane n's network state at held[n] */
+    /* input_layer built layer 1's M_1, norms and shared A_1 on X0's lane (and layer 2's
+       query-key work on the value chain's): run_layer finds them done. */
+    bool layer_one_built;
     /* ‖X'‖₂² of layer input_bound_for[n]'s attention input on lane n, bounded when the layer
        below it was measured there (Entropy_input_norm_measured; 0: none, or used up). */
     int input_bound_for[NETWORKS];
@@ -223,10 +229,9 @@ typedef struct {
     int info[NETWORKS]; /* LAPACK status of each lane */
     double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
     /* The next layer's norms, computed beside this layer's (layer_qk_work), for layer
-       qk_ahead_layer (0: none); its W^Q and W^K drawn ahead (NULL until first needed). */
+       qk_ahead_layer (0: none), whose W^Q and W^K are the workspace's ahead. */
     double *qk_norm_ahead;
     int qk_ahead_layer;
-    LayerWeights *ahead;
     bool values_chained; /* value_chain has run for this seed's gradients */
 } Run;
 

@@ -110,6 +110,8 @@ struct RandomStream {
     Twister *twister;                /* rng's state; NULL: GSL's mt19937 and sampler alone */
     uint32_t accept[ZIGGURAT_STEPS]; /* k_i: j < k_i is accepted at once */
     double position[ZIGGURAT_STEPS]; /* w_i: the attempt's x = j·w_i */
+    Role role;                       /* of the stream the last call started */
+    size_t filled[ROLES];            /* RandomStream_filled */
 };
 
 /* out[0..n) ← scale times the next n normals of gsl_ran_gaussian_ziggurat(s->rng, 1.0).  The
@@ -239,7 +241,7 @@ static bool same_as_gsl(RandomStream *s)
 
 RandomStream *RandomStream_new(void)
 {
-    RandomStream *s = malloc(sizeof *s);
+    RandomStream *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->rng = gsl_rng_alloc(&TWISTER_TYPE);
@@ -289,22 +291,36 @@ uint32_t Random_stream_seed(uint64_t seed, int layer, Role role)
     return s ? s : 1u;
 }
 
+/* s at the start of stream (seed, layer, role). */
+static void start(RandomStream *s, uint64_t seed, int layer, Role role)
+{
+    gsl_rng_set(s->rng, Random_stream_seed(seed, layer, role));
+    s->role = role;
+}
+
 void RandomStream_gaussian(RandomStream *s, uint64_t seed, int layer, Role role, double scale,
                            double *out, size_t n)
 {
-    gsl_rng_set(s->rng, Random_stream_seed(seed, layer, role));
+    start(s, seed, layer, role);
     RandomStream_gaussian_more(s, scale, out, n);
 }
 
 void RandomStream_gaussian_more(RandomStream *s, double scale, double *out, size_t n)
 {
     fill_normals(s, scale, out, n);
+    s->filled[s->role] += n;
+}
+
+size_t RandomStream_filled(const RandomStream *s, Role role)
+{
+    return s->filled[role];
 }
 
 void RandomStream_truncated_gaussian(RandomStream *s, uint64_t seed, int layer, Role role,
                                      double scale, double cut, double *out, size_t n)
 {
-    gsl_rng_set(s->rng, Random_stream_seed(seed, layer, role));
+    start(s, seed, layer, role);
+    s->filled[role] += n;
     for (size_t i = 0; i < n; i++) {
         /* Rejection: a normal beyond ±cut is drawn again, which leaves exactly the normal's
            law conditioned on [−cut, cut] (0.27% of the draws at cut 3). */
@@ -319,7 +335,8 @@ void RandomStream_truncated_gaussian(RandomStream *s, uint64_t seed, int layer, 
 void RandomStream_uniform_integers(RandomStream *s, uint64_t seed, int layer, Role role,
                                    unsigned long below, double *out, size_t n)
 {
-    gsl_rng_set(s->rng, Random_stream_seed(seed, layer, role));
+    start(s, seed, layer, role);
+    s->filled[role] += n;
     for (size_t i = 0; i < n; i++)
         out[i] = (double)gsl_rng_uniform_int(s->rng, below);
 }

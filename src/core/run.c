@@ -422,22 +422,24 @@ static void qk_task(int which, void *context)
     mine->info = mine->layer ? layer_query_key(q->c, mine) : 0;
 }
 
-/* The next layer's W^Q and W^K into run->ahead (allocated once per run), from the streams
-   run_layer draws them from again: the same values. */
-static int draw_ahead(Run *run, int layer)
+/* The W^Q and W^K of `layer` into `into`, from the streams that layer's own draw would start
+   again: the same values, which the layer then takes (take_ahead) instead of drawing them a
+   second time. */
+static int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into)
 {
-    const Config *c = run->config;
-    size_t dd = (size_t)c->width * c->width; /* as the workspace's: the draw may use it all */
-    LayerWeights *ahead = run->ahead;
-    if (!ahead->query) {
-        ahead->query = malloc(sizeof(double) * dd);
-        ahead->key = malloc(sizeof(double) * dd);
-        if (!ahead->query || !ahead->key)
-            return -1;
-    }
-    Workspace *w = run->w;
-    return Layer_draw(w->random, w->lane[NETWORK_MAIN].step.la, c, run->seed, layer,
-                      LAYER_DRAW_ATTENTION, ahead, w->init_scratch);
+    return Layer_draw(random, la, run->config, run->seed, layer, LAYER_DRAW_ATTENTION, into,
+                      run->w->init_scratch);
+}
+
+/* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead
+   buffers (all four the workspace's, of d² each). */
+static void take_ahead(Workspace *w)
+{
+    double *query = w->weights.query, *key = w->weights.key;
+    w->weights.query = w->ahead.query;
+    w->weights.key = w->ahead.key;
+    w->ahead.query = query;
+    w->ahead.key = key;
 }
 
 /* The M_h of `layer` where its logits take them (Layer_logits_through_qk_product): the
@@ -445,6 +447,13 @@ static int draw_ahead(Run *run, int layer)
 static double *qk_product_of(Run *run, int layer, int which)
 {
     return Layer_logits_through_qk_product(run->config, layer) ? run->w->qk_product[which] : NULL;
+}
+
+/* Whether run->layer's W^Q and W^K are the workspace's ahead ones, its M_h and norms formed
+   beside the layer below's (layer_qk_work; layer 2's: beside the value chain, input_layer). */
+static bool ahead_of_layer(const Run *run)
+{
+    return run->measure && run->first_seed && run->qk_ahead_layer == run->layer;
 }
 
 /* The query-key work of run->layer, once for both networks: its M_h where its logits take
@@ -458,7 +467,7 @@ static int layer_qk_work(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    if (run->measure && run->first_seed && run->qk_ahead_layer == run->layer) {
+    if (ahead_of_layer(run)) {
         run->qk_ahead_layer = 0;
         memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
         double *formed = w->qk_product[1]; /* the layer's own, formed ahead */
@@ -481,14 +490,14 @@ static int layer_qk_work(Run *run)
         qk_task(NETWORK_MAIN, &q);
         return q.lane[0].info;
     }
-    int info = draw_ahead(run, run->layer + 1);
+    int info = draw_ahead(run, w->random, w->lane[NETWORK_MAIN].step.la, run->layer + 1, &w->ahead);
     if (!info)
         info = shown_spectra_join(run, false);
     if (info)
         return info;
     q.lane[1] = (QkLayer){.layer = run->layer + 1,
-                          .query = run->ahead->query,
-                          .key = run->ahead->key,
+                          .query = w->ahead.query,
+                          .key = w->ahead.key,
                           .product = qk_product_of(run, run->layer + 1, 1),
                           .la = w->lane[NETWORK_COUNTERPART].step.la,
                           .norm = run->qk_norm_ahead};
@@ -679,27 +688,40 @@ int lane_replay(Run *run, int which, int layer)
     return lane_load_from(run, which, layer, 0, LOAD_FROM_INPUT);
 }
 
-/* Draws the weights of run->layer and computes it on the active lanes. */
+/* Draws the weights of run->layer and computes it on the active lanes.  A layer drawn ahead
+   takes its W^Q and W^K from draw_ahead (a paired layer's attention draw is those two alone:
+   Entropy_zhai_void excludes sinks and markov), so the plan prices them once. */
 static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
+    bool built = run->layer == 1 && run->layer_one_built; /* its W^Q, W^K are the workspace's */
+    run->layer_one_built = false;
+    unsigned parts = LAYER_DRAW_ALL;
+    if (ahead_of_layer(run))
+        take_ahead(w);
+    if (ahead_of_layer(run) || built)
+        parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
     run->weights = w->weights;
-    int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, LAYER_DRAW_ALL,
+    int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
-    if (!info)
+    if (!info && built)
+        run->weights.qk_product = qk_product_of(run, 1, 0);
+    else if (!info)
         info = layer_qk_work(run);
     if (info)
         return info;
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
        matrix per head would be as many T×T buffers). */
     run->attention_ready = run->layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
-    run->shared_logits = NULL;
+    if (!built)
+        run->shared_logits = NULL;
     if (run->attention_ready) {
         LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
         LayerOutcome finite; /* the step itself checks it, on each lane */
-        int status = Layer_attention(c, run->layer, &run->weights, main_step, 0,
-                                     &run->shared_logits, &finite);
+        int status = built ? 0
+                           : Layer_attention(c, run->layer, &run->weights, main_step, 0,
+                                             &run->shared_logits, &finite);
         if (status)
             return status;
         memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,
@@ -726,13 +748,53 @@ static int run_layer(Run *run)
 typedef struct {
     Run *run;
     bool chain;
-    bool bounding; /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
+    bool layer_one; /* layer 1's q·k work and attention after X0, layer 2's after the chain */
+    bool bounding;  /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
     MeasureInputBound bound;
     Measures m0;
     bool centred_formed_unplanned;
     int flat_proofs;
-    int info;
+    int info, chain_info; /* X0's lane's, the chain's lane's query-key work's */
 } InputTasks;
+
+/* Layer 1's M_1 and norms from its W^Q and W^K (drawn ahead before the lanes), then the
+   attention matrix both networks share (run_layer's, bit for bit: the same calls on the same
+   lane's buffers, X0 there), on X0's lane after X0's measure. */
+static int layer_one_beside(Run *run)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
+    /* Not a copy of w->weights: the chain beside swaps its W^Q and W^K pointers as scratch.
+       Softmax without sinks (Entropy_qk_norms_ahead) reads no other part. */
+    LayerWeights weights = {
+        .query = w->ahead.query, .key = w->ahead.key, .qk_product = qk_product_of(run, 1, 0)};
+    QkLayer q = {.layer = 1,
+                 .query = weights.query,
+                 .key = weights.key,
+                 .product = weights.qk_product,
+                 .la = main_step->la,
+                 .norm = run->qk_norm};
+    int info = layer_query_key(c, &q);
+    LayerOutcome finite; /* each network's step checks it */
+    return info ? info
+                : Layer_attention(c, 1, &weights, main_step, 0, &run->shared_logits, &finite);
+}
+
+/* Layer 2's W^Q and W^K into the workspace's own (the chain's scratch until now), from the
+   chain's stream object, and its M_2 and norms, on the chain's lane after the chain. */
+static int layer_two_beside(Run *run, RandomStream *random, Linalg *la)
+{
+    Workspace *w = run->w;
+    QkLayer q = {.layer = 2,
+                 .query = w->weights.query,
+                 .key = w->weights.key,
+                 .product = qk_product_of(run, 2, 1),
+                 .la = la,
+                 .norm = run->qk_norm_ahead};
+    int info = draw_ahead(run, random, la, 2, &w->weights);
+    return info ? info : layer_query_key(run->config, &q);
+}
 
 static void input_task(int which, void *context)
 {
@@ -746,6 +808,8 @@ static void input_task(int which, void *context)
            report it. */
         if (t->chain)
             value_chain(run, w->value_random, lane->step.la);
+        if (t->layer_one)
+            t->chain_info = layer_two_beside(run, w->value_random, lane->step.la);
         return;
     }
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
@@ -759,9 +823,14 @@ static void input_task(int which, void *context)
                                          &t->m0);
     t->centred_formed_unplanned = share.centred_formed_unplanned;
     t->flat_proofs = share.flat_proofs;
+    if (!t->info && t->layer_one)
+        t->info = layer_one_beside(run);
 }
 
-/* Layer 0 of both tracks: X0 on both lanes, measured once. */
+/* Layer 0 of both tracks: X0 on both lanes, measured once.  Beside the value chain, layer 1's
+   query-key work and shared attention follow X0 on its lane, and layer 2's the chain on the
+   other (Work_layer_one_beside_input: both networks start at layer 1 of the first seed),
+   which evens the lanes and takes them off the serial part between X0 and layer 1. */
 static int input_layer(Run *run)
 {
     const Config *c = run->config;
@@ -770,12 +839,24 @@ static int input_layer(Run *run)
     InputTasks tasks = {.run = run,
                         .chain = Work_value_chain_beside_input(gradients_due(run)),
                         .bounding = run->first_seed && Entropy_input_norm_measured(c, 1)};
+    tasks.layer_one = tasks.chain && run->first_seed && run->track[0]->layers < 1 &&
+                      run->track[1]->layers < 1 && Work_layer_one_beside_input(c);
+    if (tasks.layer_one) {
+        int info = draw_ahead(run, w->random, main_lane->step.la, 1, &w->ahead);
+        if (info)
+            return info;
+    }
     if (tasks.chain)
         both_lanes(run->progress, input_task, &tasks);
     else
         input_task(NETWORK_MAIN, &tasks);
-    if (tasks.info)
-        return tasks.info;
+    if (tasks.info || tasks.chain_info)
+        return tasks.info ? tasks.info : tasks.chain_info;
+    if (tasks.layer_one) { /* layer 1's W^Q, W^K the workspace's; layer 2's ahead */
+        take_ahead(w);
+        run->qk_ahead_layer = 2;
+        run->layer_one_built = true;
+    }
     const Measures m0 = tasks.m0;
     size_t td = (size_t)c->tokens * c->width;
     memcpy(w->lane[NETWORK_COUNTERPART].step.x, main_lane->step.x, sizeof(double) * td);
@@ -1011,7 +1092,6 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
     Kept *k = kept_for(w, c, &scratch);
     Track *(*tracks)[NETWORKS] = calloc((size_t)seeds, sizeof *tracks);
     double *qk_norm = malloc(sizeof(double) * 2 * (size_t)c->heads);
-    LayerWeights ahead = {0}; /* drawn by draw_ahead when it first needs it */
     int status = 0;
     if (!tracks || !qk_norm || workspace_reserve(w, c) ||
         Result_allocate(out, c->tokens, c->depth)) {
@@ -1027,8 +1107,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .out = out,
                .progress = progress,
                .qk_norm = qk_norm,
-               .qk_norm_ahead = qk_norm + c->heads,
-               .ahead = &ahead};
+               .qk_norm_ahead = qk_norm + c->heads};
     /* The lanes' products and long calls poll the stop request too, for the run only: the
        progress need not outlive it. */
     LinalgStop stop = {0};
@@ -1074,8 +1153,6 @@ done:
     Linalg_set_stop(w->spectra_la, (LinalgStop){0});
     free(tracks);
     free(qk_norm);
-    free(ahead.query);
-    free(ahead.key);
     if (k == &scratch)
         kept_clear(&scratch);
     return status;

@@ -79,6 +79,11 @@ bool Work_value_chain_beside_input(bool gradients)
     return gradients && Layer_draws_ahead();
 }
 
+bool Work_layer_one_beside_input(const Config *c)
+{
+    return c->heads == 1 && Entropy_qk_norms_ahead(c, 1);
+}
+
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
    where the initialisation says. */
 static void iid_matrix(const Config *c, Matrix m, WorkList *out)
@@ -333,6 +338,7 @@ typedef struct {
     bool first;
     bool values_chained; /* the gradients' value chain ran beside X0 (run.c's input_layer) */
     int qk_ahead;        /* the layer whose norms the layer below computed beside its own */
+    bool layer1_beside;  /* layer 1's query-key work and attention ran beside X0 */
     bool (*visit)(void *context, const WorkStep *step);
     void *context;
     bool stopped;
@@ -434,8 +440,15 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     bool shared = l == 1 && active[0] && active[1] && c->heads == 1;
     WorkStep step = {0};
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
-    Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, before), &step.serial);
-    if (walk->qk_ahead == l) {
+    /* A layer drawn ahead takes its W^Q and W^K from that draw (run.c's run_layer). */
+    bool beside_input = l == 1 && walk->layer1_beside;
+    bool drawn_ahead = walk->qk_ahead == l || beside_input;
+    unsigned parts =
+        drawn_ahead ? LAYER_DRAW_ALL & ~(unsigned)LAYER_DRAW_ATTENTION : LAYER_DRAW_ALL;
+    Layer_declare_draw(c, weight_parts(walk, parts, before), &step.serial);
+    if (beside_input) {
+        /* M_1, its norms and A_1: X0's step */
+    } else if (walk->qk_ahead == l) {
         walk->qk_ahead = 0; /* formed beside the layer below */
     } else if (walk->first && Entropy_qk_norms_ahead(c, l)) {
         /* run.c's layer_qk_work: the next layer's W^Q and W^K drawn, each layer's M_h and
@@ -450,7 +463,8 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
         query_key(c, l, walk->first, &step.serial);
     }
     if (shared) { /* then copied to the counterpart's lane */
-        Layer_declare_attention(c, l, 0, &step.serial);
+        if (!beside_input)
+            Layer_declare_attention(c, l, 0, &step.serial);
         passes(&step.serial, (double)c->tokens * c->tokens);
     }
     LaneLayer how = {.first_seed = walk->first, .shared = shared, .measured = true};
@@ -514,6 +528,20 @@ static void gradients(Walk *walk, const SeedPlan *p)
     visit(walk, &step);
 }
 
+/* run.c's input_layer: layer 1's W^Q and W^K drawn before the lanes, its M_1, norms and
+   shared attention after X0 on X0's lane, layer 2's W^Q and W^K and query-key work after the
+   value chain on its lane. */
+static void layer_one_beside(Walk *walk, WorkStep *step)
+{
+    const Config *c = walk->c;
+    Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step->serial);
+    query_key(c, 1, true, &step->lane[0]);
+    Layer_declare_attention(c, 1, 0, &step->lane[0]);
+    Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step->lane[1]);
+    query_key(c, 2, true, &step->lane[1]);
+    walk->qk_ahead = 2;
+}
+
 void Work_seed_steps(const ModelPlan *plan, int s, int through,
                      bool (*visit_step)(void *context, const WorkStep *step), void *context)
 {
@@ -534,6 +562,10 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
         passes(&step.serial, 2.0 * c->tokens * c->width);
         if (walk.values_chained)
             value_chain(c, true, &step.lane[1]);
+        walk.layer1_beside = walk.values_chained && walk.first && p->first_layer[0] == 1 &&
+                             p->first_layer[1] == 1 && Work_layer_one_beside_input(c);
+        if (walk.layer1_beside)
+            layer_one_beside(&walk, &step);
         visit(&walk, &step);
     }
     if (p->capture_replay >= 0)
@@ -559,6 +591,8 @@ static void totals_add_list(WorkTotals *t, const WorkList *l)
             t->product_flops += 2 * w->m * w->n * w->k * w->times;
         else if (w->kind == WORK_GRAM)
             t->gram_flops += w->m * w->n * w->k * w->times;
+        else if (w->kind == WORK_NORMALS)
+            t->normals += w->m * w->times;
         t->calls[w->kind] += w->times;
         t->size_cubed[w->kind] += w->m * w->n * min * w->times;
     }

@@ -55,6 +55,8 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         {&w->product_scratch, c && c->attention_map == ATTENTION_MAP_PRODUCT ? tt : 0},
         {&w->qk_product[0], Layer_qk_product_doubles(c)},
         {&w->qk_product[1], c && c->depth > 1 ? Layer_qk_product_doubles(c) : 0},
+        {&w->ahead.query, c && c->depth > 1 && Layer_draws_ahead() ? dd : 0},
+        {&w->ahead.key, c && c->depth > 1 && Layer_draws_ahead() ? dd : 0},
     };
     memcpy(plan + n, shared, sizeof shared);
     return n + (int)(sizeof shared / sizeof shared[0]);
@@ -118,6 +120,11 @@ void Workspace_take_tally(Workspace *w, LinalgTally *tally)
     for (int l = 0; l < NETWORKS; l++)
         Linalg_tally_take(w->lane[l].step.la, tally, true);
     Linalg_tally_take(w->spectra_la, tally, true);
+}
+
+size_t Workspace_filled(const Workspace *w, Role role)
+{
+    return RandomStream_filled(w->random, role) + RandomStream_filled(w->value_random, role);
 }
 
 void Workspace_full_attention_maps(Workspace *w, bool full)
@@ -188,9 +195,6 @@ size_t Model_memory_estimate(const Config *c)
     /* And for the factorised schemes' d×d SVDs with vectors, 4d² + 7d. */
     size_t d = (size_t)c->width;
     doubles += Init_scratch_doubles(c) ? 4 * d * d + 7 * d : 0;
-    /* The next layer's W^Q and W^K, drawn ahead for its norms beside the layer's own (run.c's
-       layer_qk_work), where a next layer exists. */
-    doubles += c->depth > 1 ? 2 * d * d : 0;
     /* The result: per-layer curves of every seed, the spectra. */
     doubles += (size_t)(c->depth + 1) * 8 * (size_t)(c->seeds + 2) + 4 * T;
     /* The attention maps (layer and product), kept and in the result. */
