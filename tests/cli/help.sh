@@ -27,10 +27,11 @@ man_names_all() {
 check "the man page names every option of --help" man_names_all
 
 # The other way: every option the docs name in code (`--x`) exists, in --help or in one of the
-# scripts the docs run (scripts/, bench/; GNU parallel's, which sweep-parallel.sh passes on).
+# scripts the docs run (scripts/, bench/ and its Python; GNU parallel's, which
+# sweep-parallel.sh passes on).
 docs_name_real_options() {
     local option missing=0
-    cat "$tmp/help" scripts/*.sh bench/*.sh >"$tmp/known"
+    cat "$tmp/help" scripts/*.sh bench/*.sh bench/*.py >"$tmp/known"
     for option in $(grep -ohE '`[^`]*`' README.md docs/*.md | grep -oE -- '(^|[ `])--[a-z][a-z0-9-]*' |
         sed 's/^[ `]//' | sort -u); do
         grep -qE -- "$option([^a-z0-9-]|\$)" "$tmp/known" || { echo "  no such option: $option"; missing=1; }
