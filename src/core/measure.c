@@ -229,8 +229,11 @@ typedef struct {
  *   - γ: the Cholesky factorisation of γ₀I − Ĝ, γ₀ the trial shift of the input bound, proves
  *     λ1(Ĝ) ≤ γ (Measure_gram_top_bound's argument on Ĝ itself: no term for X's rounding,
  *     which dsyevd on Ĝ does not see either).
- *   - N = fl(‖Ĝ‖_F²) within γ_{T+2} of ‖Ĝ‖_F², so with a = N/θ², ρ = sr − 1 = ‖Ĝ‖_F²/λ1² − 1
- *     lies within a·max((1 + γ_{T+2})(θ/θ_lo)² − 1, 1 − (1 − γ_{T+2})(θ/γ)²) of a − 1.
+ *   - N = fl(‖Ĝ‖_F²) by gram_norm2: a term of the first column is squared (1 rounding), summed
+ *     into its column's off-diagonal sum (T − 2), added to the diagonal's square (1) and into
+ *     the total (T − 1), 2T − 1 roundings; a = fl(fl(N/θ)/θ) and a − 1 add three (the last one's
+ *     u·|a − 1| ≤ u·a).  So with a the computed quotient, ρ = sr − 1 = ‖Ĝ‖_F²/λ1² − 1 lies within
+ *     a·max((1 + γ_{2T+2})(θ/θ_lo)² − 1, 1 − (1 − γ_{2T+2})(θ/γ)²) of the computed a − 1.
  * Accepted where that bound, relative to a − 1, is within dsyevd's (all_eigenvalues_error);
  * else NaN, and the caller takes all eigenvalues.  Lanczos's residual already out of reach
  * skips the factorisation. */
@@ -260,10 +263,11 @@ static double all_eigenvalues_error(int T, double rest, double trace, double top
     return 2 * p * (DBL_EPSILON / 2) * ((trace / top - 1) / rest + 1);
 }
 
-/* The bound above of ρ's relative error from λ1 ∈ [low, high] and N's rounding. */
+/* The bound above of ρ's relative error from λ1 ∈ [low, high] and the rounding of N, a and
+   a − 1 (2T − 1 + 3 roundings of a positive sum's terms, first order). */
 static double flat_rest_error(int T, double norm2, double theta, double low, double high)
 {
-    double gamma = Linalg_rounding_gamma(T + 2.0), a = norm2 / theta / theta;
+    double gamma = Linalg_rounding_gamma(2.0 * T + 2.0), a = norm2 / theta / theta;
     double above = (1 + gamma) * (theta / low) * (theta / low) - 1;
     double below = 1 - (1 - gamma) * (theta / high) * (theta / high);
     return a * fmax(above, below) / (a - 1) * (1 + 16 * DBL_EPSILON / 2);
