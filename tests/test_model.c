@@ -5,9 +5,11 @@
 #include "model_fixture.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
+#include "attnscope/work.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +91,86 @@ static void test_counterpart_shares_weights(void **state)
     assert_true(off->network.stable_rank[1] < center->network.stable_rank[1]);
     Result_free(off);
     Result_free(center);
+}
+
+/* Watches a run's pairs of lane tasks, run in turn on the caller's thread: the product flops
+   of the first pair's lane 0 (X0's lane in the input pair). */
+typedef struct {
+    Workspace *w;
+    int pairs;
+    double input_lane_products;
+} PairWatch;
+
+static void watch_pair(void *context, void (*task)(int which, void *context), void *task_context)
+{
+    PairWatch *watch = context;
+    LinalgTally before = {0}, lane = {0};
+    Workspace_take_tally(watch->w, &before); /* the serial part's */
+    task(0, task_context);
+    Workspace_take_tally(watch->w, &lane);
+    task(1, task_context);
+    if (watch->pairs++ == 0)
+        watch->input_lane_products = lane.product_flops;
+}
+
+/* Model_run of c on w, watching its pairs. */
+static Result *run_watched(const Config *c, Workspace *w, PairWatch *watch)
+{
+    char err[256];
+    *watch = (PairWatch){.w = w};
+    Progress progress = {.run_pair = watch_pair, .pair_context = watch};
+    Result *r = Result_new();
+    assert_non_null(r);
+    if (Model_run(c, w, r, &progress, err, sizeof err))
+        fail_msg("Model_run: %s", err);
+    return r;
+}
+
+/* Every per-layer series of the two results, and the routes' counts, the same bits. */
+static void assert_same_series(const Result *a, const Result *b, int depth)
+{
+    for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
+        const ResultSeries *s = &RESULT_SERIES[i];
+        const double *x = s->values(a), *y = s->values(b);
+        for (int l = s->from_layer_one ? 1 : 0; l <= depth; l++)
+            if (!(isnan(x[l]) && isnan(y[l])) && memcmp(&x[l], &y[l], sizeof(double)))
+                fail_msg("%s[%d]: %.17g, and %.17g", s->name, l, x[l], y[l]);
+    }
+    assert_memory_equal(a->measure_routes, b->measure_routes, sizeof a->measure_routes);
+    assert_int_equal(a->flat_proofs, b->flat_proofs);
+    assert_int_equal(a->centred_formed_unplanned, b->centred_formed_unplanned);
+}
+
+/* Above 64³ (M₁ formed, ‖X0‖₂² proved, the flat-spectrum route), layer 1 beside X0
+   (Work_layer_one_beside_input: M₁, its q·k norms and the shared A₁ on X0's lane after X0's
+   measure, layer 2's W^Q, W^K and norms on the value chain's lane) gives the bits of layer 1
+   after X0.  A fresh run of gap `uniform` puts layer 1 beside X0; the same run with its
+   counterpart (`off`) kept from a run of `center` computes its network alone, whose layer 1
+   cannot share A₁ and follows X0 (a kept network of that gap serves, REUSE_GAP).  X0's lane
+   tells which ran: layer 1's products there, or none. */
+static void test_layer_one_beside_x0_same_bits(void **state)
+{
+    (void)state;
+    Config c = small(64, 72, 3);
+    c.layer = 2;
+    assert_false(Measure_svd_cheap(c.tokens, c.width));
+    assert_true(Work_layer_one_beside_input(&c) && Layer_logits_through_qk_product(&c, 1));
+    Workspace *fresh = Workspace_new(), *kept = Workspace_new();
+    Workspace_keep_layers(kept, (size_t)64 << 20);
+    PairWatch watch;
+    c.gap = GAP_CENTER;
+    Result_free(run_watched(&c, kept, &watch));
+    c.gap = GAP_UNIFORM;
+    assert_true(Gap_toggled(GAP_CENTER) == Gap_toggled(GAP_UNIFORM));
+    Result *beside = run_watched(&c, fresh, &watch);
+    assert_true(watch.input_lane_products > 0);
+    Result *after = run_watched(&c, kept, &watch);
+    assert_true(watch.pairs > 0 && watch.input_lane_products == 0);
+    assert_same_series(beside, after, c.depth);
+    Result_free(beside);
+    Result_free(after);
+    Workspace_free(fresh);
+    Workspace_free(kept);
 }
 
 /* Distinct keys give distinct streams; the same key gives the same numbers. */
@@ -497,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_markov_collapse_reaches_1e13),
         cmocka_unit_test(test_reproducible_and_prefix_stable),
         cmocka_unit_test(test_counterpart_shares_weights),
+        cmocka_unit_test(test_layer_one_beside_x0_same_bits),
         cmocka_unit_test(test_random_streams),
         cmocka_unit_test(test_overflow_is_reported),
         cmocka_unit_test(test_uniform_center_is_undefined),
