@@ -15,8 +15,9 @@ typedef enum {
     MEASURE_ROUTE_SINGULAR_VALUES, /* deep collapse: the singular values of X (dgesdd) */
     MEASURE_ROUTE_DEFLATED,        /* deep collapse above MEASURE_SVD_CHEAP: X without its top
                                       singular pair, and that rest's Gram matrix */
-    MEASURE_ROUTE_FLAT_TOP,        /* above MEASURE_SVD_CHEAP, where the certificate cannot
-                                      hold: λ1 by Lanczos within a Cholesky-proved interval */
+    MEASURE_ROUTE_FLAT_TOP,        /* above MEASURE_SVD_CHEAP and T ≤ d, where the certificate
+                                      cannot hold: λ1 by Lanczos within a Cholesky-proved
+                                      interval */
     MEASURE_ROUTES
 } MeasureRoute;
 

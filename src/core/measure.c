@@ -487,8 +487,12 @@ static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, d
    by the routes Measure_tokens describes.  The energy off the top,
    1 − s_1²/Σ s_i², is summed from the small terms where the route gives them (no
    cancellation), and is trace − θ on the top-eigenpair route (θ within η ≤ tol·F/(2θ) of λ1,
-   far below the rounding of the trace).  `deep`: whether sr − 1 below MEASURE_GRAM_FLOOR is
-   wanted to its own digits (from X itself), or only the Gram route's value there. */
+   far below the rounding of the trace) and on the flat-spectrum route (θ within its proved
+   interval [θ_lo, γ] of λ1, of the order of the trace's own rounding).  `deep`: whether
+   sr − 1 below MEASURE_GRAM_FLOOR is wanted to its own digits (from X itself), or only the
+   Gram route's value there.  `flat`: the flat-spectrum route's proof and scratch, tried where
+   the top-eigenpair certificate fails; NULL where that route is not taken (below
+   MEASURE_SVD_CHEAP, T > d, or without Lanczos). */
 static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double *eig,
                      double *lanczos, bool deep, FlatRoute *flat, GramRank *out)
 {

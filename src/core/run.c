@@ -698,9 +698,10 @@ static int run_layer(Run *run)
     bool built = run->layer == 1 && run->layer_one_built; /* its W^Q, W^K are the workspace's */
     run->layer_one_built = false;
     unsigned parts = LAYER_DRAW_ALL;
-    if (ahead_of_layer(run))
+    bool ahead = ahead_of_layer(run);
+    if (ahead)
         take_ahead(w);
-    if (ahead_of_layer(run) || built)
+    if (ahead || built)
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
     run->weights = w->weights;
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
