@@ -44,6 +44,7 @@ typedef struct {
     double *overlap;        /* steps: coefficients of one Gram–Schmidt pass */
     double *ritz;           /* steps: the top Ritz vector in the Lanczos basis */
     double theta, residual; /* the last step's top Ritz value and its residual estimate */
+    int done; /* out: steps whose next basis vector was formed (see lanczos_top_vector) */
 } Lanczos;
 
 static int lanczos_steps(int T)
@@ -140,33 +141,45 @@ static double residual_target(double theta, double spread)
     return fmax(sqrt(target2), DBL_EPSILON * theta);
 }
 
+/* Lanczos step k: G·q_k orthogonalised against q_0..q_k into l->next, α_k and β_k. */
+static void lanczos_step(int T, const double *gram, Lanczos *l, int k)
+{
+    const double *q = l->basis + (size_t)k * T;
+    cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, q, 1, 0.0, l->next, 1);
+    l->alpha[k] = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        cblas_dgemv(CblasColMajor, CblasTrans, T, k + 1, 1.0, l->basis, T, l->next, 1, 0.0,
+                    l->overlap, 1);
+        cblas_dgemv(CblasColMajor, CblasNoTrans, T, k + 1, -1.0, l->basis, T, l->overlap, 1, 1.0,
+                    l->next, 1);
+        l->alpha[k] += l->overlap[k];
+    }
+    l->beta[k] = cblas_dnrm2(T, l->next, 1);
+}
+
 /* Runs Lanczos until the top Ritz pair is accurate enough for the certificate (or the steps
    run out), leaves the Ritz vector in l->next and returns 1; returns 0 when the route is
    not worth finishing (the rest of the spectrum is as large as λ1, or dstevx did not
    converge), a negative status when memory ran out or LINALG_STOPPED when la's stop hook
    asked (at T = 4096 the steps take up to ~1 s together, too long to finish first).
    With bound_tolerance > 0 (Measure_norm2_squared_bound) it runs until the residual is below
-   bound_tolerance·θ instead, whatever the rest of the spectrum. */
+   bound_tolerance·θ instead, whatever the rest of the spectrum.  `reuse`: steps that an
+   earlier run on the same Gram matrix left in l (its l->done; 0: none), whose α, β and basis
+   are taken as they are: the same start and steps give the same bits, so only the stopping
+   test, run again on each of their tridiagonal matrices, tells where this run ends. */
 static int lanczos_top_vector(Linalg *la, int T, const double *gram, Lanczos *l,
-                              double bound_tolerance)
+                              double bound_tolerance, int reuse)
 {
     int steps = lanczos_steps(T), used = 0;
     double gram2 = bound_tolerance > 0 ? 0 : gram_norm2(T, gram);
-    lanczos_start(T, gram, l->basis);
+    if (!reuse)
+        lanczos_start(T, gram, l->basis);
+    l->done = reuse;
     for (int k = 0; k < steps; k++) {
         if (Linalg_stop_requested(la))
             return LINALG_STOPPED;
-        const double *q = l->basis + (size_t)k * T;
-        cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, q, 1, 0.0, l->next, 1);
-        l->alpha[k] = 0;
-        for (int pass = 0; pass < 2; pass++) {
-            cblas_dgemv(CblasColMajor, CblasTrans, T, k + 1, 1.0, l->basis, T, l->next, 1, 0.0,
-                        l->overlap, 1);
-            cblas_dgemv(CblasColMajor, CblasNoTrans, T, k + 1, -1.0, l->basis, T, l->overlap, 1,
-                        1.0, l->next, 1);
-            l->alpha[k] += l->overlap[k];
-        }
-        l->beta[k] = cblas_dnrm2(T, l->next, 1);
+        if (k >= reuse)
+            lanczos_step(T, gram, l, k);
         used = k + 1;
 
         memcpy(l->diag, l->alpha, sizeof(double) * used);
@@ -190,10 +203,11 @@ static int lanczos_top_vector(Linalg *la, int T, const double *gram, Lanczos *l,
             if (residual <= residual_target(theta, spread))
                 break;
         }
-        if (used < steps) {
+        if (used < steps && used > reuse) {
             double *q_next = l->basis + (size_t)used * T;
             cblas_dcopy(T, l->next, 1, q_next, 1);
             cblas_dscal(T, 1.0 / l->beta[k], q_next, 1);
+            l->done = used;
         }
     }
     cblas_dgemv(CblasColMajor, CblasNoTrans, T, used, 1.0, l->basis, T, l->ritz, 1, 0.0, l->next,
@@ -244,6 +258,9 @@ typedef struct {
     double norm;
     bool factored; /* out: factor (unit) was overwritten */
     int *proofs;   /* incremented by each Cholesky factorisation (the plan declares dsyevd) */
+    /* The steps the top-eigenpair route's Lanczos on the same Ĝ left in the scratch, which the
+       route's own carries on from (the same start and steps: not done twice). */
+    int lanczos_done;
 } FlatRoute;
 
 /* The shift the Cholesky proof tries above Lanczos's top Ritz value θ with residual ρ (n×n):
@@ -309,7 +326,7 @@ static double flat_top_rest(Linalg *la, int T, const double *gram, double *lancz
     if (proof && isnan(high))
         return NAN; /* the same factorisation would fail again */
     if (!proof) {
-        *status = lanczos_top_vector(la, T, gram, &l, MEASURE_BOUND_RESIDUAL);
+        *status = lanczos_top_vector(la, T, gram, &l, MEASURE_BOUND_RESIDUAL, flat->lanczos_done);
         if (*status <= 0)
             return NAN;
         *status = 0;
@@ -338,13 +355,15 @@ static double flat_top_rest(Linalg *la, int T, const double *gram, double *lancz
 }
 
 /* sr − 1 by the top eigenpair (*top: θ, within the certificate's η of λ1), or NaN when the
-   certificate above does not hold (*status: 0, or a failure to report). */
+   certificate above does not hold (*status: 0, or a failure to report).  *done: the Lanczos
+   steps it left in the scratch (lanczos_top_vector's l->done). */
 static double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *lanczos,
-                                 double *top, int *status)
+                                 double *top, int *status, int *done)
 {
     Lanczos l = lanczos_carve(lanczos, T);
     *status = 0;
-    int found = lanczos_top_vector(la, T, gram, &l, 0);
+    int found = lanczos_top_vector(la, T, gram, &l, 0, 0);
+    *done = l.done;
     if (found <= 0) {
         *status = found;
         return NAN;
@@ -499,10 +518,11 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
     double trace = gram_trace(T, gram);
     double rest = NAN, top = NAN;
     if (lanczos) {
-        int status;
-        rest = top_eigenpair_rest(la, T, gram, lanczos, &top, &status);
+        int status, done;
+        rest = top_eigenpair_rest(la, T, gram, lanczos, &top, &status, &done);
         out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
         if (!status && isnan(rest) && flat) {
+            flat->lanczos_done = done;
             rest = flat_top_rest(la, T, gram, lanczos, flat, &top, &status);
             out->route = MEASURE_ROUTE_FLAT_TOP;
         }
@@ -879,7 +899,7 @@ static int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram
     if (!(trace > 0) || !isfinite(trace))
         return 0;
     Lanczos l = lanczos_carve(lanczos, n);
-    int found = lanczos_top_vector(la, n, gram, &l, MEASURE_BOUND_RESIDUAL);
+    int found = lanczos_top_vector(la, n, gram, &l, MEASURE_BOUND_RESIDUAL, 0);
     if (found <= 0)
         return found;
     double shift = trial_shift(n, l.theta, l.residual);
