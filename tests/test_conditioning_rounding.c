@@ -1,12 +1,14 @@
 /* The products' rounding (docs/model.md §8, "the rounding term" and "the rounding of one
  * product"): fl(K v) and fl(Kᵀ u) from SaWork_jvp/vjp and from SaWork_product_bounded's
- * centred route against K v and Kᵀ u computed loop by loop in __float128 (113-bit
- * significand, so its own error is 2⁻⁶⁰ of double's) from the same block, on blocks whose
- * softmax is saturated (huge logits), whose tokens share a huge component (Ȧ = A ⊙ (Ċ −
- * rowsum(A ⊙ Ċ)) cancels the row-constant part it puts into Ċ), and neither, and on every
- * layer of the default network at T = d = 64.  SaWork_product_bounded's bound of each
- * product must hold and stay below SaWork_product_error's η; on short sums it must come
- * within 10 of the error (so a bound 10 times smaller fails); the plain products must exceed
+ * centred route (and each centring's alone, SaWork_product_centred) against K v and Kᵀ u
+ * computed loop by loop in __float128 (113-bit significand, so its own error is 2⁻⁶⁰ of
+ * double's) from the same block, on blocks whose softmax is saturated (huge logits), whose
+ * tokens share a huge component (Ȧ = A ⊙ (Ċ − rowsum(A ⊙ Ċ)) cancels the row-constant part it
+ * puts into Ċ), and neither, and on every layer of the default network at T = d = 64.
+ * SaWork_product_bounded's bound of each product must hold and stay below
+ * SaWork_product_error's η, and each centring's must hold; one part of K's search must not
+ * decide another's; on short sums it must come within 10 of the error (so a bound 10 times
+ * smaller fails); the plain products must exceed
  * the old model γ‖K‖₂ (γ = (3(T + d) + H)·ε) on the shifted blocks, which is why the bound
  * changed, and the centred route's bound must fall below the plain products' error there and
  * at the default network's deep layers, which is why the bounded product is centred. */
