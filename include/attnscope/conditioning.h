@@ -102,16 +102,28 @@ double SaWork_product_error(const SaWork *w);
    the magnitudes this product meets (|v|, |A_h|, |W_VO,h|, |fl(Ċ)|, …: docs/model.md §8, "the
    rounding of one product"), at most η‖v‖ and usually far below it.  The product is
    SaWork_jvp's (SaWork_vjp's) with a row μ taken out of X before X·W_VO and X·Mᵀ and what that
-   leaves added back exactly (§8, "the centred route"; μ = 0 where that bounds the block's
-   first product of each direction to 10⁻⁶ of its norm, else whichever of 0, the tokens' mean
-   and their median row bounds it smallest): where the tokens share a large component it is
-   far more accurate than SaWork_jvp's, whose bits it need not have.  Where the layer's shape is more than the plain softmax block (QK-norm,
+   leaves added back exactly (§8, "the centred route"): μ = 0, the tokens' mean and their
+   median row are tried in turn, the search stopping at the first whose bound is within 10⁻⁶
+   of its product's norm and keeping the least bound's; once a search of the block has gone
+   past μ = 0 for a part of K (SaWork_perturbation_only, SaWork_dominant_only) and a direction,
+   the block's later products of that part and direction take its choice alone.  Where the
+   tokens share a large component it is far more accurate than SaWork_jvp's, whose bits it
+   need not have.  Where the layer's shape is more than the plain softmax block (QK-norm,
    RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative), or its
    bound is not below η‖v‖, it is SaWork_jvp's, bounded by η‖v‖.  Costs about 1.5 products
-   more, the block's first of each direction about 5 and its cache about 5. */
+   more, a search of all three about 7 (JVP) and 8 (VJP), and the mean's and median's caches
+   about 3.5 once per block (T = d = 256, bench/README.md). */
 double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out);
-/* The doubles SaWork_product_bounded keeps for blocks of T tokens, width d and `heads` heads
-   (the memory estimate). */
+/* The rows μ that SaWork_product_bounded takes out of X: 0, the tokens' mean, their median. */
+typedef enum { SA_CENTRE_NONE, SA_CENTRE_MEAN, SA_CENTRE_MEDIAN, SA_CENTRINGS } SaCentring;
+/* SaWork_product_bounded's product with the one centring given, no search and no η: out and
+   its bound (a proof for every centring, whatever μ), or NaN with SaWork_jvp's (vjp's) out
+   where the bound does not follow the block or there is no memory.  v and out must differ. */
+double SaWork_product_centred(SaWork *w, const double *v, bool transposed, SaCentring centring,
+                              double *out);
+/* The doubles SaWork_product_bounded keeps for blocks of T tokens, width d and `heads` heads,
+   at most (the memory estimate: the mean's and median's blocks are allocated only when a
+   product first tries them). */
 size_t SaWork_product_bounded_doubles(int T, int d, int heads);
 /* A bound from any nonzero T×d vector y, whatever it is: s_min(K) ≤ ‖K y‖/‖y‖ ≤ s_max(K)
    (min and max over unit vectors).  fl(K y) is within e of K y (e the bound of

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 /* Which part of K the products apply. */
-typedef enum { PART_WHOLE, PART_PERTURBATION, PART_DOMINANT } Part;
+typedef enum { PART_WHOLE, PART_PERTURBATION, PART_DOMINANT, PARTS } Part;
 
 struct SaWork {
     size_t td_cap, tt_cap; /* per head */

@@ -25,14 +25,24 @@
 /* The running bound of one product and what it reuses.  Per product: |v| (the input), the
    accumulated bound on |fl(K v) − K v| (componentwise), T×d, T×T and d×d scratch, the
    remainders' terms (RowTerms) and the candidate product.  Per block (cached until the next
-   SaWork_prepare_heads), for each of the CENTRINGS rows μ taken out of X (0, the tokens'
+   SaWork_prepare_heads), for each of the SA_CENTRINGS rows μ taken out of X (0, the tokens'
    mean row, their median row: no one of them gives the smallest bound at every layer), one
-   block of centring_doubles: per head the magnitudes (CACHES T×d), the centred products
-   fl(X̃ W_VO) and fl(X̃ Mᵀ) (X̃ = fl(X − 1μᵀ)) the bounded product uses in place of the
-   prepared X W_VO and X Mᵀ (laid out as those, T×d per head), μ, and per head the
-   remainders' vectors (Remainder). */
-enum { CENTRINGS = 3, BOUND_BUFFERS = 10 + CENTRINGS };
-enum { CENTRE_NONE, CENTRE_MEAN, CENTRE_MEDIAN };
+   block of centring_doubles, allocated when a product first tries that centring: per head
+   the magnitudes (CACHES T×d), then two T×d arrays per head (laid out as the prepared
+   products, heads one after the other) that are X·M's magnitudes |fl(X M)| and |X||M| in
+   μ = 0's block (X·M is never centred: every centring reads them there) and the centred
+   products fl(X̃ W_VO) and fl(X̃ Mᵀ) (X̃ = fl(X − 1μᵀ)) in the others (μ = 0's are the
+   prepared w->xw and w->xmt themselves), then μ and per head the remainders' vectors
+   (Remainder). */
+enum { BOUND_BUFFERS = 10 };
+
+/* The product under way, which the hooks (called from SaWork_jvp/vjp) read: its centring, v,
+   and the output the rank-one remainder joins.  Set by centred_product only while it runs. */
+typedef struct {
+    SaCentring centre;
+    const double *v;
+    double *out;
+} UnderWay;
 
 struct ProductBound {
     size_t cap[BOUND_BUFFERS];          /* bound_plan's buffers' sizes, in its order */
@@ -40,19 +50,21 @@ struct ProductBound {
     double *value_c, *error_c, *work;   /* T×T: |Ċ|, its bound then Ȧ's, scratch */
     double *weights;                    /* d×d: |W_VO,h| or |M_h| */
     double *terms, *candidate;          /* 6T: RowTerms; T×d: a centring's product */
-    double *centring[CENTRINGS];        /* centring_doubles each */
-    int centre;                         /* the centring under way */
-    int kept[2]; /* the centring the block's first JVP and VJP chose (the least bound), or −1 */
-    bool cached; /* the block's centring 0 and kept[] are set */
-    bool built[CENTRINGS]; /* which centrings' blocks are */
-    double gamma_sum;      /* γ_N of the output's sum, N its terms */
-    const double *input_v; /* the product under way's v */
-    double *out;           /* and its output, which the rank-one remainder joins */
+    double *centring[SA_CENTRINGS];     /* centring_doubles each, once built */
+    size_t centring_cap[SA_CENTRINGS];
+    /* per part of K and direction: the centring a search that went past μ = 0 settled on,
+       which the block's later products of that part and direction take alone; −1 where none
+       did (SaWork_product_bounded) */
+    int kept[PARTS][2];
+    bool cached;              /* the block's centring 0 and kept[] are set */
+    bool built[SA_CENTRINGS]; /* which centrings' blocks are */
+    double gamma_sum;         /* γ_N of the output's sum, N its terms */
+    UnderWay under_way;
 };
 
-/* The magnitudes per head: |fl(X̃ W_VO)|, |X̃||W_VO| (which bounds its rounding as
-   γ_{d+1}|X̃||W_VO|, X̃'s own included), |fl(X M)|, |X||M|, |fl(X̃ Mᵀ)|, |X̃||Mᵀ|. */
-enum { CACHE_XW, CACHE_XW_ROUND, CACHE_XM, CACHE_XM_ROUND, CACHE_XMT, CACHE_XMT_ROUND, CACHES };
+/* The magnitudes per head in every centring's block: |fl(X̃ W_VO)|, |X̃||W_VO| (which bounds
+   its rounding as γ_{d+1}|X̃||W_VO|, X̃'s own included), |fl(X̃ Mᵀ)|, |X̃||Mᵀ|. */
+enum { CACHE_XW, CACHE_XW_ROUND, CACHE_XMT, CACHE_XMT_ROUND, CACHES };
 
 /* What taking μ out leaves, per head: fl(μᵀW_VO) and |μ|ᵀ|W_VO|, fl(M μ) and |M||μ| (d each),
    the stored softmax's row deficits ρ̂ ≈ ρ = 1 − Σ_j a_ij and a bound on |ρ̂ − ρ| (T each). */
@@ -74,26 +86,35 @@ static size_t centring_doubles(int T, int d, int heads)
            (size_t)heads * (4 * (size_t)d + 2 * (size_t)T);
 }
 
-/* The centring under way's block: caches, then fl(X̃ W_VO), fl(X̃ Mᵀ), then μ, remainders. */
-static double *centring_part(const SaWork *w, size_t offset_td_heads)
+/* Centring `centre`'s block from `offset_td_heads` blocks of T×d per head on (the layout
+   above). */
+static double *centring_part(const SaWork *w, SaCentring centre, size_t offset_td_heads)
 {
     size_t td = (size_t)w->b[0].T * w->b[0].d;
-    return w->bound->centring[w->bound->centre] + offset_td_heads * td * (size_t)w->heads;
+    return w->bound->centring[centre] + offset_td_heads * td * (size_t)w->heads;
 }
 
-static double *centred_xw(const SaWork *w)
+/* fl(X̃ W_VO) and fl(X̃ Mᵀ) of a centring, all heads: μ = 0's are the prepared products. */
+static double *centred_xw(const SaWork *w, SaCentring centre)
 {
-    return centring_part(w, CACHES);
+    return centre == SA_CENTRE_NONE ? w->xw : centring_part(w, centre, CACHES);
 }
 
-static double *centred_xmt(const SaWork *w)
+static double *centred_xmt(const SaWork *w, SaCentring centre)
 {
-    return centring_part(w, CACHES + 1);
+    return centre == SA_CENTRE_NONE ? w->xmt : centring_part(w, centre, CACHES + 1);
 }
 
-static double *centre_row(const SaWork *w)
+/* |fl(X M_h)| (round false) or |X||M_h| (round true), from μ = 0's block. */
+static double *xm_magnitude(const SaWork *w, int h, bool round)
 {
-    return centring_part(w, CACHES + 2);
+    size_t td = (size_t)w->b[0].T * w->b[0].d;
+    return centring_part(w, SA_CENTRE_NONE, CACHES + (round ? 1 : 0)) + td * (size_t)h;
+}
+
+static double *centre_row(const SaWork *w, SaCentring centre)
+{
+    return centring_part(w, centre, CACHES + 2);
 }
 
 static RowTerms row_terms(const SaWork *w)
@@ -103,10 +124,10 @@ static RowTerms row_terms(const SaWork *w)
     return (RowTerms){at, at + T, at + 2 * T, at + 3 * T, at + 4 * T, at + 5 * T};
 }
 
-static Remainder head_remainder(const SaWork *w, int h)
+static Remainder head_remainder(const SaWork *w, SaCentring centre, int h)
 {
     size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d;
-    double *at = centre_row(w) + d + (4 * d + 2 * T) * (size_t)h;
+    double *at = centre_row(w, centre) + d + (4 * d + 2 * T) * (size_t)h;
     return (Remainder){at, at + d, at + 2 * d, at + 3 * d, at + 4 * d, at + 4 * d + T};
 }
 
@@ -116,17 +137,11 @@ void ProductBound_forget(struct ProductBound *b)
         b->cached = false;
 }
 
-static double *cached(const SaWork *w, int h, int which)
+/* A magnitude (CACHE_*) of head h in centring `centre`'s block. */
+static double *cached(const SaWork *w, SaCentring centre, int h, int which)
 {
     size_t td = (size_t)w->b[0].T * w->b[0].d;
-    return centring_part(w, 0) + td * ((size_t)CACHES * h + which);
-}
-
-/* The same cache in centring 0's block. */
-static const double *cached_uncentred(const SaWork *w, int h, int which)
-{
-    size_t td = (size_t)w->b[0].T * w->b[0].d;
-    return w->bound->centring[CENTRE_NONE] + td * ((size_t)CACHES * h + which);
+    return centring_part(w, centre, 0) + td * ((size_t)CACHES * h + which);
 }
 
 /* out[k] = |in[k]| over `count` doubles. */
@@ -167,14 +182,15 @@ static double row_deficit(const double *a, int T, int i, double *error)
     return deficit;
 }
 
-/* A head's remainders (Remainder): fl(μᵀW_VO), fl(M μ) and their |·| magnitudes, each within
-   γ_d of the latter; the stored softmax's row deficits.  abs_mu: |μ|. */
-static void cache_remainders(SaWork *w, int h, const double *abs_mu)
+/* A head's remainders (Remainder) for the centring's μ: fl(μᵀW_VO), fl(M μ) and their |·|
+   magnitudes, each within γ_d of the latter; the stored softmax's row deficits.
+   abs_mu: |μ|. */
+static void cache_remainders(SaWork *w, SaCentring centre, int h, const double *abs_mu)
 {
     const SaBlock *b = &w->b[h];
     int T = b->T, d = b->d;
-    Remainder r = head_remainder(w, h);
-    const double *mu = centre_row(w);
+    Remainder r = head_remainder(w, centre, h);
+    const double *mu = centre_row(w, centre);
     cblas_dgemv(CblasColMajor, CblasTrans, d, d, 1.0, b->wvo, d, mu, 1, 0.0, r.value_row, 1);
     absolute((size_t)d * d, b->wvo, w->bound->weights);
     cblas_dgemv(CblasColMajor, CblasTrans, d, d, 1.0, w->bound->weights, d, abs_mu, 1, 0.0,
@@ -196,38 +212,51 @@ static int ascending(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The centring under way's μ: 0, the tokens' mean row, or their median row (each column's
-   median makes Σ_i |X̃_iq| the least, where the mean is the common row of collapsing tokens
-   and minimises ‖X̃‖_F).  scratch: T. */
-static void choose_centre(const SaWork *w, double *mu, double *scratch)
+/* The centring's μ: 0, the tokens' mean row, or their median row (each column's median makes
+   Σ_i |X̃_iq| the least, where the mean is the common row of collapsing tokens and minimises
+   ‖X̃‖_F).  scratch: T. */
+static void choose_centre(const SaWork *w, SaCentring centre, double *mu, double *scratch)
 {
-    int T = w->b[0].T, d = w->b[0].d, centre = w->bound->centre;
+    int T = w->b[0].T, d = w->b[0].d;
     const double *x = w->b[0].x;
     for (int q = 0; q < d; q++) {
         const double *column = x + (size_t)q * T;
-        double sum = 0;
-        for (int i = 0; centre == CENTRE_MEAN && i < T; i++)
-            sum += column[i];
-        mu[q] = centre == CENTRE_MEAN ? sum / T : 0.0;
-        if (centre == CENTRE_MEDIAN) {
+        switch (centre) {
+        case SA_CENTRE_MEAN: {
+            double sum = 0;
+            for (int i = 0; i < T; i++)
+                sum += column[i];
+            mu[q] = sum / T;
+            break;
+        }
+        case SA_CENTRE_MEDIAN:
             memcpy(scratch, column, sizeof(double) * T);
             qsort(scratch, (size_t)T, sizeof(double), ascending);
             mu[q] = scratch[(T - 1) / 2];
+            break;
+        default:
+            mu[q] = 0.0;
         }
     }
 }
 
-/* The centring under way's block (struct ProductBound): μ, X̃ = fl(X − 1μᵀ) (in the bound's
-   error, |X̃| in mag2, |X| in mag), then per head the centred products, the magnitudes and
-   the remainders.  μ is any vector as far as the proofs go. */
-static void cache_centring(SaWork *w)
+/* A centring's block (struct ProductBound): μ, X̃ = fl(X − 1μᵀ) (in the bound's error, |X̃|
+   in mag2, |X| in mag), then per head the centred products (μ = 0's are the prepared ones,
+   bit for bit, and its block holds X·M's magnitudes instead), the magnitudes and the
+   remainders.  μ is any vector as far as the proofs go.  Uses the bound's T×d scratch. */
+static int build_centring(SaWork *w, SaCentring centre)
 {
     struct ProductBound *pb = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
-    size_t td = (size_t)T * d;
+    size_t td = (size_t)T * d, doubles = centring_doubles(T, d, w->heads);
+    if (pb->centring_cap[centre] < doubles) {
+        if (Buffer_grow(&pb->centring[centre], doubles))
+            return -1;
+        pb->centring_cap[centre] = doubles;
+    }
     const double *x = w->b[0].x;
-    double *mu = centre_row(w), *centred = pb->error, *abs_mu = pb->input;
-    choose_centre(w, mu, pb->mag);
+    double *mu = centre_row(w, centre), *centred = pb->error, *abs_mu = pb->input;
+    choose_centre(w, centre, mu, pb->mag);
     for (int q = 0; q < d; q++) {
         abs_mu[q] = fabs(mu[q]);
         for (int i = 0; i < T; i++)
@@ -238,72 +267,59 @@ static void cache_centring(SaWork *w)
     for (int h = 0; h < w->heads; h++) {
         const SaBlock *b = &w->b[h];
         size_t at = td * (size_t)h;
-        double *xw = centred_xw(w) + at, *xmt = centred_xmt(w) + at;
-        /* μ = 0: X̃ is X, and its products are the prepared ones, bit for bit */
-        if (pb->centre == CENTRE_NONE)
-            memcpy(xw, w->xw + at, sizeof(double) * td);
-        else
+        double *xw = centred_xw(w, centre) + at, *xmt = centred_xmt(w, centre) + at;
+        if (centre != SA_CENTRE_NONE)
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, centred, T, b->wvo,
                         d, 0.0, xw, T);
-        absolute(td, xw, cached(w, h, CACHE_XW));
-        times_absolute(w, pb->mag2, b->wvo, false, cached(w, h, CACHE_XW_ROUND));
+        absolute(td, xw, cached(w, centre, h, CACHE_XW));
+        times_absolute(w, pb->mag2, b->wvo, false, cached(w, centre, h, CACHE_XW_ROUND));
         if (b->m) {
-            if (pb->centre == CENTRE_NONE) { /* X·M is not centred: the same in every block */
-                absolute(td, w->xm + at, cached(w, h, CACHE_XM));
-                times_absolute(w, pb->mag, b->m, false, cached(w, h, CACHE_XM_ROUND));
+            if (centre == SA_CENTRE_NONE) {
+                absolute(td, w->xm + at, xm_magnitude(w, h, false));
+                times_absolute(w, pb->mag, b->m, false, xm_magnitude(w, h, true));
             } else {
-                memcpy(cached(w, h, CACHE_XM), cached_uncentred(w, h, CACHE_XM),
-                       sizeof(double) * td);
-                memcpy(cached(w, h, CACHE_XM_ROUND), cached_uncentred(w, h, CACHE_XM_ROUND),
-                       sizeof(double) * td);
-            }
-            if (pb->centre == CENTRE_NONE)
-                memcpy(xmt, w->xmt + at, sizeof(double) * td);
-            else
                 cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, centred, T, b->m,
                             d, 0.0, xmt, T);
-            absolute(td, xmt, cached(w, h, CACHE_XMT));
-            times_absolute(w, pb->mag2, b->m, true, cached(w, h, CACHE_XMT_ROUND));
+            }
+            absolute(td, xmt, cached(w, centre, h, CACHE_XMT));
+            times_absolute(w, pb->mag2, b->m, true, cached(w, centre, h, CACHE_XMT_ROUND));
         }
-        cache_remainders(w, h, abs_mu);
+        cache_remainders(w, centre, h, abs_mu);
     }
+    pb->built[centre] = true;
+    return 0;
 }
 
-/* A new block: μ = 0's centring now, the others when a product first tries them. */
-static void cache_block(SaWork *w)
+/* A new block: μ = 0's centring now (every centring reads X·M's magnitudes there), the others
+   when a product first tries them. */
+static int cache_block(SaWork *w)
 {
     struct ProductBound *b = w->bound;
-    b->centre = CENTRE_NONE;
-    cache_centring(w);
-    for (int c = 0; c < CENTRINGS; c++)
-        b->built[c] = c == CENTRE_NONE;
+    for (int c = 0; c < SA_CENTRINGS; c++)
+        b->built[c] = false;
+    for (int p = 0; p < PARTS; p++)
+        b->kept[p][0] = b->kept[p][1] = -1;
+    if (build_centring(w, SA_CENTRE_NONE))
+        return -1;
     b->cached = true;
-    b->kept[0] = b->kept[1] = -1;
+    return 0;
 }
 
 /* A bound this far below its product's norm moves the witnesses' ratios (SaWork_witness) by at
-   most as much, relative: where μ = 0 gives one, the other centrings are not tried. */
+   most as much, relative: a search stops at the first centring whose bound is (μ = 0 first,
+   then the mean). */
 #define CENTRING_UNNEEDED 1e-6
 
-/* The bound's buffers for T, d and `heads`, one list for their growth and their count. */
-static void bound_plan(struct ProductBound *b, int T, int d, int heads,
-                       LayerBuffer plan[BOUND_BUFFERS])
+/* The bound's scratch for T, d and `heads`, one list for its growth and its count (the
+   centrings' blocks grow when built, build_centring). */
+static void bound_plan(struct ProductBound *b, int T, int d, LayerBuffer plan[BOUND_BUFFERS])
 {
     size_t td = (size_t)T * d, tt = (size_t)T * T, dd = (size_t)d * d;
-    size_t centring = centring_doubles(T, d, heads);
-    const LayerBuffer list[BOUND_BUFFERS] = {{&b->input, td},
-                                             {&b->error, td},
-                                             {&b->mag, td},
-                                             {&b->mag2, td},
-                                             {&b->value_c, tt},
-                                             {&b->error_c, tt},
-                                             {&b->work, tt},
-                                             {&b->weights, dd},
-                                             {&b->terms, 6 * (size_t)T},
-                                             {&b->candidate, td},
-                                             {&b->centring[0], centring},
-                                             {&b->centring[1], centring},
-                                             {&b->centring[2], centring}};
+    const LayerBuffer list[BOUND_BUFFERS] = {
+        {&b->input, td},    {&b->error, td},   {&b->mag, td},
+        {&b->mag2, td},     {&b->value_c, tt}, {&b->error_c, tt},
+        {&b->work, tt},     {&b->weights, dd}, {&b->terms, 6 * (size_t)T},
+        {&b->candidate, td}};
     memcpy(plan, list, sizeof list);
 }
 
@@ -312,9 +328,11 @@ void ProductBound_free(struct ProductBound *b)
     if (!b)
         return;
     LayerBuffer plan[BOUND_BUFFERS];
-    bound_plan(b, 0, 0, 0, plan);
+    bound_plan(b, 0, 0, plan);
     for (int i = 0; i < BOUND_BUFFERS; i++)
         free(*plan[i].buffer);
+    for (int c = 0; c < SA_CENTRINGS; c++)
+        free(b->centring[c]);
     free(b);
 }
 
@@ -322,8 +340,8 @@ size_t SaWork_product_bounded_doubles(int T, int d, int heads)
 {
     struct ProductBound none;
     LayerBuffer plan[BOUND_BUFFERS];
-    bound_plan(&none, T, d, heads, plan);
-    size_t doubles = 0;
+    bound_plan(&none, T, d, plan);
+    size_t doubles = SA_CENTRINGS * centring_doubles(T, d, heads);
     for (int i = 0; i < BOUND_BUFFERS; i++)
         doubles += plan[i].doubles;
     return doubles;
@@ -335,14 +353,13 @@ static int bound_grow(SaWork *w)
         return -1;
     struct ProductBound *b = w->bound;
     LayerBuffer plan[BOUND_BUFFERS];
-    bound_plan(b, w->b[0].T, w->b[0].d, w->heads, plan);
+    bound_plan(b, w->b[0].T, w->b[0].d, plan);
     for (int i = 0; i < BOUND_BUFFERS; i++) {
         if (plan[i].doubles <= b->cap[i])
             continue;
         if (Buffer_grow(plan[i].buffer, plan[i].doubles))
             return -1;
         b->cap[i] = plan[i].doubles;
-        b->cached = false;
     }
     return 0;
 }
@@ -411,12 +428,12 @@ static void row_constant(SaWork *w, int h, bool transposed)
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
-    Remainder r = head_remainder(w, h);
+    Remainder r = head_remainder(w, b->under_way.centre, h);
     RowTerms t = row_terms(w);
     double s = transposed ? 1.0 : w->b[h].scale, gamma = gamma_prepared(d);
     const double *f = transposed ? r.value_row : r.logit_row;
     const double *f_round = transposed ? r.value_row_round : r.logit_row_round;
-    cblas_dgemv(CblasColMajor, CblasNoTrans, T, d, s, b->input_v, T, f, 1, 0.0, t.k, 1);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, T, d, s, b->under_way.v, T, f, 1, 0.0, t.k, 1);
     double *magnitude = b->weights; /* d */
     for (int q = 0; q < d; q++)
         magnitude[q] = gamma * (fabs(f[q]) + f_round[q]);
@@ -437,15 +454,18 @@ void ProductBound_logits(SaWork *w, int h, bool transposed)
     double gamma_d = Linalg_rounding_gamma(d), gamma_c = Linalg_rounding_gamma(2.0 * d + 2.0),
            gamma_p = gamma_prepared(d), s = fabs(w->b[h].scale);
     absolute(tt, w->cdot, b->value_c);
+    SaCentring centre = b->under_way.centre;
     if (transposed) {
-        const double *xw = cached(w, h, CACHE_XW), *xw_round = cached(w, h, CACHE_XW_ROUND);
+        const double *xw = cached(w, centre, h, CACHE_XW),
+                     *xw_round = cached(w, centre, h, CACHE_XW_ROUND);
         for (size_t k = 0; k < td; k++)
             b->mag[k] = gamma_d * xw[k] + gamma_p * xw_round[k];
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, b->input, T, b->mag, T,
                     0.0, b->error_c, T);
     } else {
-        const double *xm = cached(w, h, CACHE_XM), *xm_round = cached(w, h, CACHE_XM_ROUND);
-        const double *xmt = cached(w, h, CACHE_XMT), *xmt_round = cached(w, h, CACHE_XMT_ROUND);
+        const double *xm = xm_magnitude(w, h, false), *xm_round = xm_magnitude(w, h, true);
+        const double *xmt = cached(w, centre, h, CACHE_XMT),
+                     *xmt_round = cached(w, centre, h, CACHE_XMT_ROUND);
         for (size_t k = 0; k < td; k++) {
             b->mag[k] = gamma_c * xm[k] + gamma_p * xm_round[k];
             b->mag2[k] = gamma_c * xmt[k] + gamma_p * xmt_round[k];
@@ -470,7 +490,7 @@ static void row_remainders(SaWork *w, int h, const double *carried, const double
     struct ProductBound *b = w->bound;
     int T = w->b[0].T;
     const double *a = w->a + (size_t)T * T * h;
-    Remainder r = head_remainder(w, h);
+    Remainder r = head_remainder(w, b->under_way.centre, h);
     RowTerms t = row_terms(w);
     double g1 = Linalg_rounding_gamma(1.0), g2 = Linalg_rounding_gamma(2.0),
            g_row = Linalg_rounding_gamma(T + 1.0);
@@ -534,12 +554,12 @@ static void rank_one_remainder(SaWork *w, int h, bool transposed)
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
-    Remainder r = head_remainder(w, h);
+    Remainder r = head_remainder(w, b->under_way.centre, h);
     RowTerms t = row_terms(w);
     double scale = transposed ? w->b[h].scale : 1.0, gamma_d = Linalg_rounding_gamma(d);
     const double *f = transposed ? r.logit_row : r.value_row;
     const double *f_round = transposed ? r.logit_row_round : r.value_row_round;
-    cblas_dger(CblasColMajor, T, d, scale, t.q, 1, f, 1, b->out, T);
+    cblas_dger(CblasColMajor, T, d, scale, t.q, 1, f, 1, b->under_way.out, T);
     double *left = b->mag, *right = b->mag2; /* T, d */
     for (int i = 0; i < T; i++)
         left[i] = t.q_error[i] + b->gamma_sum * fabs(t.q[i]);
@@ -569,87 +589,115 @@ void ProductBound_output(SaWork *w, int h, bool transposed)
         summed[k] = b->gamma_sum * size + b->error_c[k];
         carried[k] = gamma_p * (size + b->error_c[k]);
     }
-    const double *right[2][2] = {{cached(w, h, CACHE_XW), cached(w, h, CACHE_XW_ROUND)},
-                                 {cached(w, h, CACHE_XMT), cached(w, h, CACHE_XMT_ROUND)}};
+    SaCentring centre = b->under_way.centre;
+    const double *right[2][2] = {
+        {cached(w, centre, h, CACHE_XW), cached(w, centre, h, CACHE_XW_ROUND)},
+        {cached(w, centre, h, CACHE_XMT), cached(w, centre, h, CACHE_XMT_ROUND)}};
     for (int part = 0; part < 2; part++)
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, s, part ? carried : summed,
                     T, right[transposed][part], T, 1.0, b->error, T);
     for (int part = 0; transposed && part < 2; part++)
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, s, part ? carried : summed, T,
-                    cached(w, h, part ? CACHE_XM_ROUND : CACHE_XM), T, 1.0, b->error, T);
+                    xm_magnitude(w, h, part), T, 1.0, b->error, T);
     rank_one_remainder(w, h, transposed);
 }
 
-double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out)
+/* out = fl(K v) (transposed: fl(Kᵀv)) as SaWork_jvp/vjp compute it. */
+static void plain_product(SaWork *w, const double *v, bool transposed, double *out)
 {
+    if (transposed)
+        SaWork_vjp(w, v, out);
+    else
+        SaWork_jvp(w, v, out);
+}
+
+/* One centring's product into out (not v) and its bound: SaWork_jvp/vjp reading X̃·W_VO and
+   X̃·Mᵀ where they read the prepared X·W_VO and X·Mᵀ, the hooks adding back what taking μ out
+   left.  NaN where the centring's block cannot be built (no memory; out then unset). */
+static double centred_product(SaWork *w, const double *v, bool transposed, SaCentring centre,
+                              double *out)
+{
+    struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t n = (size_t)T * d;
-    double worst = SaWork_product_error(w) * cblas_dnrm2((int)n, v, 1);
-    if (!bound_follows(w) || bound_grow(w)) {
-        if (transposed)
-            SaWork_vjp(w, v, out);
-        else
-            SaWork_jvp(w, v, out);
-        return worst;
-    }
-    struct ProductBound *b = w->bound;
-    if (!b->cached)
-        cache_block(w);
+    if (!b->built[centre] && build_centring(w, centre)) /* its scratch includes b->input */
+        return NAN;
+    absolute(n, v, b->input);
+    memset(b->error, 0, sizeof(double) * n);
     b->gamma_sum = Linalg_rounding_gamma(output_terms(w, transposed));
-    b->input_v = v;
-    b->out = b->candidate;
-    /* The products read X̃·W_VO and X̃·Mᵀ where SaWork_jvp/vjp read the prepared X·W_VO and
-       X·Mᵀ, and the hooks add back what taking μ out left.  The block's first JVP (VJP) tries
-       each centring and keeps the smallest bound's; its later ones take that centring alone
-       (a third of the cost; any centring's bound is a proof). */
-    double *plain_xw = w->xw, *plain_xmt = w->xmt, least = INFINITY;
-    int *kept = &b->kept[transposed], chosen = -1;
-    int first = *kept < 0 ? 0 : *kept, last = *kept < 0 ? CENTRINGS : first + 1;
-    for (b->centre = first; b->centre < last; b->centre++) {
-        if (*kept < 0 && b->centre > CENTRE_NONE &&
-            least <= CENTRING_UNNEEDED * cblas_dnrm2((int)n, out, 1))
-            break;
-        if (!b->built[b->centre]) { /* its scratch includes b->input */
-            cache_centring(w);
-            b->built[b->centre] = true;
-        }
-        absolute(n, v, b->input);
-        memset(b->error, 0, sizeof(double) * n);
-        w->xw = centred_xw(w);
-        w->xmt = centred_xmt(w);
-        w->bounding = true;
-        if (transposed)
-            SaWork_vjp(w, v, b->candidate);
-        else
-            SaWork_jvp(w, v, b->candidate);
-        w->bounding = false;
-        double candidate = cblas_dnrm2((int)n, b->error, 1);
-        if (candidate < least) {
-            least = candidate;
-            chosen = b->centre;
-            memcpy(out, b->candidate, sizeof(double) * n);
-        }
-    }
+    double *plain_xw = w->xw, *plain_xmt = w->xmt;
+    w->xw = centred_xw(w, centre);
+    w->xmt = centred_xmt(w, centre);
+    b->under_way = (UnderWay){centre, v, out};
+    w->bounding = true;
+    plain_product(w, v, transposed, out);
+    w->bounding = false;
+    b->under_way = (UnderWay){SA_CENTRE_NONE, NULL, NULL};
     w->xw = plain_xw;
     w->xmt = plain_xmt;
-    if (*kept < 0)
-        *kept = chosen;
     /* The bound is itself computed in floating point, from non-negative numbers only, so
        each entry is at least (1 − γ_chain) of its exact value, chain the operations along
        its deepest path (the cache's and the logits' d, the derivative's T, the output's T
        and the sum of every head's at most 6T terms into it, a few scalings), and its 2-norm
        of n entries at least (1 − γ_{n+2}) of its own. */
     double chain = 4.0 * (T + d) + 6.0 * w->heads * T + 32.0;
-    double bound =
-        least / ((1.0 - Linalg_rounding_gamma(chain)) * (1.0 - Linalg_rounding_gamma(n + 2.0)));
-    if (isfinite(bound) && bound < worst)
-        return bound;
-    /* η bounds the plain products' rounding: μ = 0's product is theirs, the others are not */
-    if (chosen != CENTRE_NONE) {
-        if (transposed)
-            SaWork_vjp(w, v, out);
-        else
-            SaWork_jvp(w, v, out);
+    return cblas_dnrm2((int)n, b->error, 1) /
+           ((1.0 - Linalg_rounding_gamma(chain)) * (1.0 - Linalg_rounding_gamma(n + 2.0)));
+}
+
+/* The bound's state ready for this block (false: it does not follow the block's shape, or
+   there is no memory). */
+static bool bound_ready(SaWork *w)
+{
+    if (!bound_follows(w) || bound_grow(w))
+        return false;
+    return w->bound->cached || !cache_block(w);
+}
+
+double SaWork_product_centred(SaWork *w, const double *v, bool transposed, SaCentring centring,
+                              double *out)
+{
+    double bound = bound_ready(w) ? centred_product(w, v, transposed, centring, out) : NAN;
+    if (isnan(bound))
+        plain_product(w, v, transposed, out);
+    return bound;
+}
+
+double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out)
+{
+    size_t n = (size_t)w->b[0].T * w->b[0].d;
+    double worst = SaWork_product_error(w) * cblas_dnrm2((int)n, v, 1);
+    if (!bound_ready(w)) {
+        plain_product(w, v, transposed, out);
+        return worst;
     }
+    /* A search tries μ = 0, the mean, the median in turn, stops at the first whose bound is
+       within CENTRING_UNNEEDED of its product's norm and keeps the least.  Once a search of
+       this block, part of K and direction has gone past μ = 0, its choice is kept and later
+       products take it alone (a third of the cost; any centring's bound is a proof); until
+       then each product searches, so μ = 0 is taken only where it bounds that product to
+       CENTRING_UNNEEDED or was the least of a search. */
+    struct ProductBound *b = w->bound;
+    int *kept = &b->kept[w->part][transposed];
+    int first = *kept < 0 ? SA_CENTRE_NONE : *kept, last = *kept < 0 ? SA_CENTRINGS : first + 1;
+    double least = INFINITY;
+    int chosen = -1, tried = 0;
+    for (int centre = first; centre < last; centre++, tried++) {
+        if (tried && least <= CENTRING_UNNEEDED * cblas_dnrm2((int)n, out, 1))
+            break;
+        double bound = centred_product(w, v, transposed, (SaCentring)centre, b->candidate);
+        if (bound < least) {
+            least = bound;
+            chosen = centre;
+            memcpy(out, b->candidate, sizeof(double) * n);
+        }
+    }
+    if (*kept < 0 && tried > 1)
+        *kept = chosen;
+    if (isfinite(least) && least < worst)
+        return least;
+    /* η bounds the plain products' rounding: μ = 0's product is theirs, the others are not */
+    if (chosen != SA_CENTRE_NONE)
+        plain_product(w, v, transposed, out);
     return worst;
 }

@@ -362,6 +362,12 @@ double Cost_compare(const Config *c, CostRates rates, CostLanes lanes)
    singular or far from K, or the steps run out) Lanczos takes s_min, so the price is the
    worst case and a certified layer costs less. */
 #define CONDITIONING_LANCZOS_STEP 2.67
+/* What the bounded products' centrings add per layer and network, in products' time: μ = 0's
+   cache (1.8: a third of the three's 20 ms at T = d = 256) and the searches through the mean
+   and the median where μ = 0 does not bound a product to 10⁻⁶ of its norm, priced at what
+   they measured at the default size (+0.35 s of CPU over its 16 layers and networks, 5.9
+   products each: bench/README.md), not at all three tried at every block. */
+#define CONDITIONING_CENTRING_PRODUCTS (1.8 + 5.9)
 static double conditioning_kron_layer(const Config *c, CostRates rates, double jvp)
 {
     double T = c->tokens, d = c->width, n = T * d, steps = KRON_STEPS_MAX;
@@ -433,13 +439,12 @@ static double conditioning_price(const Config *c, CostRates rates, bool exact, i
         pair += 2 * (lanczos + conditioning_kron_layer(c, rates, jvp));
     else /* ‖K‖₂ and ‖E‖₂, B₀'s two SVDs, and the bound's VJP and its check's JVP, each with
             the running bound on its rounding (SaWork_product_bounded: 2.5 and 2.65 products'
-            time measured at T = d = 256, bench/README.md), plus what its three centrings add
-            to a block's first of each and its cache: 8.0 + 7.1 + 5.4 products' time where one
-            centring took 2.5 + 2.65 (measured at T = d = 256, bench/README.md) */
+            time measured at T = d = 256, bench/README.md), plus its centrings' share
+            (CONDITIONING_CENTRING_PRODUCTS) */
         pair += 2 * (conditioning_extremes(rates, jvp, n) +
                      other(&rates, lapack(GESDD, c->tokens) + lapack(GESDD, c->width) +
                                        2 * 2.6 * CONDITIONING_LANCZOS_STEP * jvp +
-                                       (8.0 + 7.1 + 5.4 - 2.5 - 2.65) * jvp));
+                                       CONDITIONING_CENTRING_PRODUCTS * jvp));
     /* Several heads or a branch LN: κ(B) from B's own products, built and reduced to its
        extremes, or by Lanczos. */
     if (c->heads > 1 || Layer_branch_norm(c))
