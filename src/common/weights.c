@@ -608,12 +608,11 @@ const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions)
     return positions ? k->positions : k->table;
 }
 
-void Checkpoint_table_rows(const Checkpoint *k, bool positions, uint64_t first, uint64_t count,
-                           double *out)
+void Checkpoint_table_row(const Checkpoint *k, bool positions, uint64_t row, double *out)
 {
     const SafetensorsTensor *t = Checkpoint_table(k, positions);
-    Safetensors_range_to_double(t, first * t->shape[1], count * t->shape[1], out);
-    if (first + count == t->shape[0]) /* once, after the last rows: a table may be GBs */
+    Safetensors_range_to_double(t, row * t->shape[1], t->shape[1], out);
+    if (row + 1 == t->shape[0]) /* once, after the last row: a table may be GBs */
         Safetensors_release(k->tensors, t);
 }
 
@@ -625,6 +624,12 @@ int Checkpoint_context(const Checkpoint *k)
 const WeightSource *Checkpoint_source(const Checkpoint *k)
 {
     return &k->source;
+}
+
+const Checkpoint *Checkpoint_in_use(void)
+{
+    const WeightSource *source = Layer_weights_in_use();
+    return source && source->fill == fill_layer ? source->context : NULL;
 }
 
 int Checkpoint_vocab(const Checkpoint *k)

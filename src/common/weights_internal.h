@@ -84,11 +84,10 @@ bool WeightTensor_affine_part(const WeightTensor *t, const double *all, double *
 const char *Weights_table_name(const Names *names, bool positions);
 
 /* The checkpoint's embedding table (positions: its learned positions), NULL where it has none,
-   and `count` of its rows from `first` converted to double into out (the pages let go after
-   the last row). */
+   and its row `row` converted to double into out (the pages let go after the last row: the
+   export reads the rows in order). */
 const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions);
-void Checkpoint_table_rows(const Checkpoint *k, bool positions, uint64_t first, uint64_t count,
-                           double *out);
+void Checkpoint_table_row(const Checkpoint *k, bool positions, uint64_t row, double *out);
 
 /* The positions the checkpoint's model takes (its learned positions' rows, its config.json's
    max_position_embeddings or n_positions, the least of those), 0 where nothing says. */
