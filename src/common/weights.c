@@ -18,10 +18,12 @@ struct Checkpoint {
        layer), NULL where unit or zero; `trained` where the layer has any. */
     LayerAffine *affine;
     bool *trained;
-    /* The embedding table (V, d) and GPT-2's learned positions (n_positions, d), or NULL. */
+    /* The embedding table (V, d) and its learned positions (n_positions, d): GPT-2's wpe, or
+       model.embed_positions under the Llama names (an export's); NULL where it has none. */
     const SafetensorsTensor *table, *positions;
-    /* The positions the model takes (wpe's rows, config.json's max_position_embeddings or
-       n_positions, the least of those given), 0 where nothing says; and what says it. */
+    /* The positions the model takes (the learned positions' rows, config.json's
+       max_position_embeddings or n_positions, the least of those given), 0 where nothing
+       says; and what says it. */
     int context;
     char context_source[96], table_names[2 * NAME_SIZE];
     WeightSource source;
@@ -219,8 +221,9 @@ static void declare_layer(void *context, const Config *c, unsigned parts, WorkLi
     }
 }
 
-/* WeightSource.embed: the table's rows for the ids (and wpe's row per position), converted
-   from the mapping row by row, so that only T of a table's V rows are ever read. */
+/* WeightSource.embed: the table's rows for the ids (and the learned positions' row per
+   position), converted from the mapping row by row, so that only T of a table's V rows are
+   ever read. */
 static int embed_rows(void *context, const Config *c, const double *ids, double *rows)
 {
     const Checkpoint *k = context;
@@ -405,9 +408,9 @@ static const SafetensorsTensor *find_rows(const Checkpoint *k, const char *name,
     return NULL;
 }
 
-/* The embedding table (Llama's model.embed_tokens, GPT-2's wte) and GPT-2's learned positions
-   (wpe), where the checkpoint has them: the embedding input's table (docs/weights.md).  wpe's
-   rows bound the context. */
+/* The embedding table (Llama's model.embed_tokens, GPT-2's wte) and its learned positions
+   (GPT-2's wpe, model.embed_positions under the Llama names), where the checkpoint has them:
+   the embedding input's table (docs/weights.md).  The positions' rows bound the context. */
 static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size_t size)
 {
     const char *table = Weights_table_name(&k->names, false);

@@ -44,7 +44,7 @@ const WeightSource *Checkpoint_source(const Checkpoint *k);
 const Checkpoint *Checkpoint_in_use(void);
 
 /* The rows V of the checkpoint's embedding table, 0 where it has none; whether it has
-   GPT-2's learned positions (wpe) beside it. */
+   learned positions beside it (GPT-2's wpe, model.embed_positions under the Llama names). */
 int Checkpoint_vocab(const Checkpoint *k);
 bool Checkpoint_has_positions(const Checkpoint *k);
 /* The bytes the source's fills have read from the checkpoint so far (the tests compare them

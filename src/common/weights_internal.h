@@ -47,7 +47,8 @@ typedef struct {
     uint64_t first_column, columns; /* COLUMNS, and AFFINE's part of a vector */
     double absent;                  /* AFFINE: the value of every entry where there is none */
     bool optional; /* AFFINE: a checkpoint may leave it out (Llama-family biases: Qwen2 has q, k
-                      and v biases, most others none); the export writes it only with values */
+                      and v biases, most others none; ViT's q, k and v, without qkv_bias); the
+                      export writes it only with values */
 } WeightTensor;
 
 /* The tensors of layer `layer` (from 1) of c under `names`, in the order an export writes
@@ -56,8 +57,8 @@ int Weights_layer_tensors(const Config *c, const Names *names, int layer,
                           WeightTensor out[LAYER_TENSORS_MAX]);
 
 /* Whether `names` describe c's block (GPT-2's and ViT's have no tensor for a gated MLP, Markov
-   logits, sinks or QK-norm, nor ViT's for a norm after a branch): true, or false with the
-   reason in why. */
+   logits, sinks or QK-norm; GPT-2's none for peri-LN's second norm of a sub-block; ViT's none
+   for a norm after a branch): true, or false with the reason in why. */
 bool Weights_names_fit(const Names *names, const Config *c, char *why, size_t size);
 
 /* The names the export writes. */

@@ -59,7 +59,7 @@ static void add_norm(WeightTensor *list, int *n, const Config *c, const Names *n
                    offsetof(LayerAffine, norm[site].bias), 0.0);
 }
 
-/* A projection's bias under Llama-family names, which a checkpoint may leave out. */
+/* A projection's bias, which a checkpoint may leave out (the Llama family's, ViT's q, k, v). */
 static void add_optional_bias(WeightTensor *list, int *n, const Names *names, int layer,
                               const char *projection, uint64_t length, size_t field)
 {
