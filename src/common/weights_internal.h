@@ -27,11 +27,12 @@ typedef enum { AS_STORED, COLUMNS, AFFINE } Layout;
 /* The names a checkpoint uses: Hugging Face's Llama family (model.layers.N.self_attn.q_proj
    ...; what the export writes), GPT-2's (h.N.attn.c_attn ..., under `prefix`, "" or
    "transformer.") or ViT's (encoder.layer.N.attention.attention.query ..., under "" or
-   "vit."). */
-typedef enum { NAMES_LLAMA, NAMES_GPT2, NAMES_VIT } NameFamily;
+   "vit.").  Everything attnscope knows of a family is its NameFamily (weights_names.c holds
+   the three). */
+typedef struct NameFamily NameFamily;
 
 typedef struct {
-    NameFamily family;
+    const NameFamily *family;
     const char *prefix;
 } Names;
 
@@ -63,6 +64,22 @@ bool Weights_names_fit(const Names *names, const Config *c, char *why, size_t si
 
 /* The names the export writes. */
 extern const Names LLAMA_NAMES;
+
+/* The names of a checkpoint's tensors: a family's where its first layer's tensor that tells it
+   apart is there (bare, or under the prefix its model with a head saves it under), Llama's
+   otherwise. */
+Names Weights_names_of(const Safetensors *tensors);
+
+/* Where a tensor the block does not use lies: a whole model's tensors after the block (the final
+   norm, the output head), before it (ViT's patch embedding), or INSIDE (none of those). */
+typedef enum { INSIDE, BEFORE_BLOCK, AFTER_BLOCK } Outside;
+Outside Weights_outside_block(const Names *names, const char *name);
+/* Why the family's tensors before the block are not used, for the warning. */
+const char *Weights_before_block_why(const Names *names);
+
+/* Whether name is a buffer a layer saves beside its weights, not a weight (GPT-2's causal
+   masks, h.N.attn.bias and h.N.attn.masked_bias). */
+bool Weights_layer_buffer(const Names *names, const char *name);
 
 /* The product of t's shape. */
 uint64_t WeightTensor_elements(const WeightTensor *t);
