@@ -44,7 +44,8 @@ input_made_again() { # run what
         cmp -s "$csv" "$again/input.csv"
 }
 check "GPT-2's input.csv: wte's and wpe's rows for the ids, made again from its settings line" \
-    input_made_again gpt2-F64-single "the rows for $tmp/gpt2-F64-single/ids.txt in wte.weight + wpe.weight"
+    input_made_again gpt2-F64-single \
+    "the rows for $tmp/gpt2-F64-single/ids.txt in wte.weight + wpe.weight"
 check "Qwen3's input.csv: the table's rows for the ids, made again from its settings line" \
     input_made_again qwen3-BF16-sharded \
     "the rows for $tmp/qwen3-BF16-sharded/ids.txt in model.embed_tokens.weight"
