@@ -161,15 +161,13 @@ static void check_reads(const char *path)
     Checkpoint_close(k);
 }
 
-static char directory[] = "/tmp/attnscope-test-weights-XXXXXX";
-
 static void test_python_checkpoints(void **state)
 {
     (void)state;
     char f32[128], f16[128], sharded[128];
-    snprintf(f32, sizeof f32, "%s/f32.safetensors", directory);
-    snprintf(f16, sizeof f16, "%s/f16.safetensors", directory);
-    snprintf(sharded, sizeof sharded, "%s/sharded", directory);
+    snprintf(f32, sizeof f32, "%s/f32.safetensors", scratch_directory());
+    snprintf(f16, sizeof f16, "%s/f16.safetensors", scratch_directory());
+    snprintf(sharded, sizeof sharded, "%s/sharded", scratch_directory());
     if (!python_writes(f32, "F32", false, -1))
         skip(); /* no python3 here */
     check_reads(f32);
@@ -183,7 +181,7 @@ static void test_refusals(void **state)
 {
     (void)state;
     char missing[128], err[512];
-    snprintf(missing, sizeof missing, "%s/missing.safetensors", directory);
+    snprintf(missing, sizeof missing, "%s/missing.safetensors", scratch_directory());
     if (!python_writes(missing, "F32", false, 5))
         skip();
     Config c = small_config();
@@ -191,7 +189,7 @@ static void test_refusals(void **state)
     assert_non_null(strstr(err, "no tensor 'model.layers.0.mlp.up_proj.weight' (shape [8, 4])"));
     c.mlp_hidden = 16;
     char f32[128];
-    snprintf(f32, sizeof f32, "%s/f32.safetensors", directory);
+    snprintf(f32, sizeof f32, "%s/f32.safetensors", scratch_directory());
     assert_null(Checkpoint_open(f32, &c, NULL, err, sizeof err));
     assert_non_null(strstr(err, "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [8, 4], "
                                 "expected [16, 4]"));
@@ -275,7 +273,7 @@ static bool python_writes_family(const char *path, const Family *f, int offset, 
 static void check_family(const Family *f, const Config *c, int unit_tensor)
 {
     char path[160], err[512] = "";
-    snprintf(path, sizeof path, "%s/%s.safetensors", directory, f->label);
+    snprintf(path, sizeof path, "%s/%s.safetensors", scratch_directory(), f->label);
     if (!python_writes_family(path, f, c->norm_gain_offset, unit_tensor))
         skip();
     Checkpoint *k = Checkpoint_open(path, c, NULL, err, sizeof err);
@@ -511,9 +509,9 @@ static void test_plan_declares_the_load(void **state)
     for (int i = 0; i < 3; i++) {
         const Config *c = configs[i];
         char dir[128], file[160], err[512];
-        snprintf(dir, sizeof dir, "%s/load%d", directory, i);
+        snprintf(dir, sizeof dir, "%s/load%d", scratch_directory(), i);
         snprintf(file, sizeof file, "%s/model.safetensors", dir);
-        assert_true(Weights_export(c, NULL, dir, dtypes[i], err, sizeof err) > 0);
+        assert_true(Weights_export(c, dir, dtypes[i], err, sizeof err) > 0);
         double drawn_bytes, drawn_normals, input_normals = 0;
         declared_load(c, &drawn_bytes, &drawn_normals);
         Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
@@ -616,8 +614,8 @@ static void test_next_layer_not_read_ahead(void **state)
                          "the next layer's, so this test would prove nothing",
                          i, l);
         char dir[128], err[512];
-        snprintf(dir, sizeof dir, "%s/ahead%d", directory, i);
-        if (Weights_export(c, NULL, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
+        snprintf(dir, sizeof dir, "%s/ahead%d", scratch_directory(), i);
+        if (Weights_export(c, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
             fail_msg("configuration %d: %s", i, err);
         Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
         if (!k)
@@ -654,20 +652,6 @@ static int draw_again(void **state)
     return 0;
 }
 
-static int make_directory(void **state)
-{
-    (void)state;
-    return mkdtemp(directory) ? 0 : -1;
-}
-
-static int remove_directory(void **state)
-{
-    (void)state;
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", directory);
-    return system(command) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -680,5 +664,5 @@ int main(void)
         cmocka_unit_test_teardown(test_plan_declares_the_load, draw_again),
         cmocka_unit_test_teardown(test_next_layer_not_read_ahead, draw_again),
     };
-    return cmocka_run_group_tests(tests, make_directory, remove_directory);
+    return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);
 }

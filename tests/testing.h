@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -57,6 +58,28 @@ static inline int process_threads_settled(int expected)
         n = process_threads();
     }
     return n;
+}
+
+/* A scratch directory for a group of tests: scratch_directory_make and _remove are the group's
+   cmocka setup and teardown (made empty before the tests, removed with all it holds after). */
+static inline char *scratch_directory(void)
+{
+    static char path[] = "/tmp/attnscope-test-XXXXXX";
+    return path;
+}
+
+static inline int scratch_directory_make(void **state)
+{
+    (void)state;
+    return mkdtemp(scratch_directory()) ? 0 : -1;
+}
+
+static inline int scratch_directory_remove(void **state)
+{
+    (void)state;
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf '%s'", scratch_directory());
+    return system(command) == 0 ? 0 : -1;
 }
 
 #endif

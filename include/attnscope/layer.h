@@ -145,6 +145,8 @@ bool Layer_weights_fit(const Config *c, char *why, size_t size);
    line) instead of drawn ones (NULL: drawn again), before any run starts; ids must outlive
    the runs.  Layer_weights_fit then refuses a T other than count and the orthonormal input. */
 void Layer_use_token_ids(const int32_t *ids, int count, const char *name);
+/* The name Layer_use_token_ids was given (the --token-ids file), or NULL while ids are drawn. */
+const char *Layer_token_ids_name(void);
 
 /* Where c's input rows come from, in words ("ids.txt" or "random ids, seed 3", then "in
    wte.weight + wpe.weight" or "in a drawn table"), where token ids are fixed or the table is

@@ -66,12 +66,17 @@ static void csv_number(FILE *f, double x)
 enum { SETTINGS_SIZE = 1024 };
 
 /* Two comment lines that make a CSV file stand alone: the version and what the file holds,
-   then the settings. */
+   then the settings, with the checkpoint and the token-id file, which no setting holds, so
+   that the line runs the file's run again. */
 static void csv_header(FILE *f, const Config *c, const char *what)
 {
     char settings[SETTINGS_SIZE];
     Figure_settings(c, settings, sizeof settings);
-    fprintf(f, "# attnscope %s, %s\n# %s\n", ATTNSCOPE_VERSION, what, settings);
+    const WeightSource *weights = Layer_weights_in_use();
+    const char *ids = Layer_token_ids_name();
+    fprintf(f, "# attnscope %s, %s\n# %s%s%s%s%s\n", ATTNSCOPE_VERSION, what, settings,
+            weights ? " --weights " : "", weights ? weights->name : "", ids ? " --token-ids " : "",
+            ids ? ids : "");
 }
 
 static void write_eigenvalues_csv(FILE *f, const Result *r)
@@ -160,23 +165,30 @@ void Export_conditioning_csv(FILE *f, const Conditioning *k)
     }
 }
 
-/* A T×T matrix kept in full (a map at block 1): a row per query i, its T keys' entries. */
-static void write_matrix_csv(FILE *f, const Result *r, const AttentionMap *m, const char *what)
+/* A matrix as CSV rows: row i (labelled i + 1 under row_label) holds its `columns` entries
+   (headed column_label_1 …), entry (i, j) at data[i·row_stride + j·column_stride]. */
+static void write_rows_csv(FILE *f, const char *row_label, const char *column_label, int rows,
+                           int columns, const double *data, size_t row_stride, size_t column_stride)
 {
-    int T = m->tokens;
-    csv_header(f, &r->config, what);
-    fputs("query", f);
-    for (int j = 1; j <= T; j++)
-        fprintf(f, ",key_%d", j);
+    fputs(row_label, f);
+    for (int j = 1; j <= columns; j++)
+        fprintf(f, ",%s_%d", column_label, j);
     fputc('\n', f);
-    for (int i = 0; i < T; i++) {
+    for (int i = 0; i < rows; i++) {
         fprintf(f, "%d", i + 1);
-        for (int j = 0; j < T; j++) {
+        for (int j = 0; j < columns; j++) {
             fputc(',', f);
-            csv_number(f, m->mean[(size_t)i * T + j]);
+            csv_number(f, data[i * row_stride + j * column_stride]);
         }
         fputc('\n', f);
     }
+}
+
+/* A T×T matrix kept in full (a map at block 1): a row per query i, its T keys' entries. */
+static void write_matrix_csv(FILE *f, const Result *r, const AttentionMap *m, const char *what)
+{
+    csv_header(f, &r->config, what);
+    write_rows_csv(f, "query", "key", m->tokens, m->tokens, m->mean, (size_t)m->tokens, 1);
 }
 
 static void write_attention_matrix_csv(FILE *f, const Result *r)
@@ -193,41 +205,50 @@ static void write_attention_product_csv(FILE *f, const Result *r)
                      "matrices up to the shown layer");
 }
 
-/* The network's input X0 (T×d), drawn again from the result's settings and seed as the run drew
-   it (Layer_input: the orthonormal rows, or the embedding table's), so that another program can
-   run the same forward.  Returns 0, or -1 with errno set and nothing written. */
-static int write_input_csv(FILE *f, const Result *r)
+enum { WHAT_SIZE = 1024 };
+
+/* What input.csv holds, as the run made X0: the rows of a checkpoint's table for the ids
+   (Layer_input_source, for the one seed the file draws), or rows drawn from the seed. */
+static void input_what(const Config *c, char *buf, size_t size)
+{
+    Config first_seed = *c;
+    first_seed.seeds = 1; /* Layer_input draws X0 for c->seed alone */
+    char source[512];
+    const char *head = "input.csv: the network's input X0 (row i: token i's d entries)";
+    if (Layer_input_source(&first_seed, source, sizeof source))
+        snprintf(buf, size, "%s, the rows for %s", head, source);
+    else if (c->input == INPUT_EMBEDDING)
+        snprintf(buf, size, "%s, the rows of a table drawn from the seed for ids drawn from it",
+                 head);
+    else
+        snprintf(buf, size, "%s, orthonormal rows drawn from the seed", head);
+}
+
+/* The network's input X0 (T×d), made again from the result's settings, seed and sources as the
+   run made it (Layer_input), so that another program can run the same forward.  Returns 0, or
+   -1 with the reason in why and nothing written. */
+static int write_input_csv(FILE *f, const Result *r, char *why, size_t size)
 {
     const Config *c = &r->config;
     size_t td = (size_t)c->tokens * c->width;
     double *x = malloc(sizeof(double) * td), *scratch = malloc(sizeof(double) * td);
     RandomStream *random = RandomStream_new();
     Linalg *la = Linalg_new();
-    int status =
-        x && scratch && random && la ? Layer_input(random, la, c, c->seed, x, scratch) : -1;
-    if (status == 0) {
-        csv_header(f, c,
-                   "input.csv: the network's input X0 (row i: token i's d entries), drawn from "
-                   "the seed as the run drew it");
-        fputs("token", f);
-        for (int j = 1; j <= c->width; j++)
-            fprintf(f, ",x_%d", j);
-        fputc('\n', f);
-        for (int i = 0; i < c->tokens; i++) {
-            fprintf(f, "%d", i + 1);
-            for (int j = 0; j < c->width; j++) {
-                fputc(',', f);
-                csv_number(f, x[i + (size_t)j * c->tokens]); /* column-major */
-            }
-            fputc('\n', f);
-        }
+    int status = -1;
+    if (!x || !scratch || !random || !la)
+        snprintf(why, size, "%s", strerror(ENOMEM));
+    else if ((status = Layer_input(random, la, c, c->seed, x, scratch)) != 0)
+        snprintf(why, size, "drawing X0 again failed (status %d)", status);
+    else {
+        char what[WHAT_SIZE];
+        input_what(c, what, sizeof what);
+        csv_header(f, c, what);
+        write_rows_csv(f, "token", "x", c->tokens, c->width, x, 1, (size_t)c->tokens);
     }
     Linalg_free(la);
     RandomStream_free(random);
     free(scratch);
     free(x);
-    if (status != 0)
-        errno = ENOMEM;
     return status ? -1 : 0;
 }
 
@@ -413,20 +434,21 @@ static int write_file(const Result *r, const Conditioning *k, const char *dir, i
     }
     errno = 0;
     int failed = 0;
+    char why[128] = ""; /* input.csv's own reason, where it failed before writing */
     if (i == CONDITIONING_FILE)
         Export_conditioning_csv(f, k);
     else if (i == INPUT_FILE)
-        failed = write_input_csv(f, r) != 0;
+        failed = write_input_csv(f, r, why, sizeof why) != 0;
     else
         WRITERS[i](f, r);
-    int reason = failed ? errno : 0;
     failed |= ferror(f) != 0;
     failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    reason = reason ? reason : errno;
+    int reason = errno;
     failed |= fclose(f) != 0;
     if (failed) {
         reason = reason ? reason : errno ? errno : EIO;
-        snprintf(err, size, "writing %s failed: %s", FILE_NAMES[i], strerror(reason));
+        snprintf(err, size, "writing %s failed: %s", FILE_NAMES[i],
+                 why[0] ? why : strerror(reason));
         return -1;
     }
     return 0;

@@ -18,10 +18,12 @@ struct Checkpoint {
        layer), NULL where unit or zero; `trained` where the layer has any. */
     LayerAffine *affine;
     bool *trained;
-    /* The embedding table (V, d) and GPT-2's learned positions (n_positions, d), or NULL. */
+    /* The embedding table (V, d) and its learned positions (n_positions, d): GPT-2's wpe, or
+       model.embed_positions under the Llama names (an export's); NULL where it has none. */
     const SafetensorsTensor *table, *positions;
-    /* The positions the model takes (wpe's rows, config.json's max_position_embeddings or
-       n_positions, the least of those given), 0 where nothing says; and what says it. */
+    /* The positions the model takes (the learned positions' rows, config.json's
+       max_position_embeddings or n_positions, the least of those given), 0 where nothing
+       says; and what says it. */
     int context;
     char context_source[96], table_names[2 * NAME_SIZE];
     WeightSource source;
@@ -219,8 +221,9 @@ static void declare_layer(void *context, const Config *c, unsigned parts, WorkLi
     }
 }
 
-/* WeightSource.embed: the table's rows for the ids (and wpe's row per position), converted
-   from the mapping row by row, so that only T of a table's V rows are ever read. */
+/* WeightSource.embed: the table's rows for the ids (and the learned positions' row per
+   position), converted from the mapping row by row, so that only T of a table's V rows are
+   ever read. */
 static int embed_rows(void *context, const Config *c, const double *ids, double *rows)
 {
     const Checkpoint *k = context;
@@ -301,60 +304,6 @@ static int find_tensor(Checkpoint *k, int layer, const WeightTensor *want,
     return want->layout == AFFINE ? read_affine(k, layer, want, t, err, size) : 0;
 }
 
-/* A whole model's tensors outside the block: after it, the final norm and the output head (a
-   ViT's pooler and classifier); before it, a ViT's patch embedding, which is no token table. */
-typedef enum { INSIDE, BEFORE_BLOCK, AFTER_BLOCK } Outside;
-
-static Outside outside_block(const Checkpoint *k, const char *name)
-{
-    static const struct {
-        NameFamily family;
-        const char *name;
-        Outside where;
-    } KNOWN[] = {
-        {NAMES_LLAMA, "model.norm.weight", AFTER_BLOCK},
-        {NAMES_LLAMA, "lm_head.weight", AFTER_BLOCK},
-        {NAMES_GPT2, "ln_f.weight", AFTER_BLOCK},
-        {NAMES_GPT2, "ln_f.bias", AFTER_BLOCK},
-        {NAMES_GPT2, "lm_head.weight", AFTER_BLOCK},
-        {NAMES_VIT, "layernorm.weight", AFTER_BLOCK},
-        {NAMES_VIT, "layernorm.bias", AFTER_BLOCK},
-        {NAMES_VIT, "pooler.dense.weight", AFTER_BLOCK},
-        {NAMES_VIT, "pooler.dense.bias", AFTER_BLOCK},
-        {NAMES_VIT, "classifier.weight", AFTER_BLOCK},
-        {NAMES_VIT, "classifier.bias", AFTER_BLOCK},
-        {NAMES_VIT, "embeddings.cls_token", BEFORE_BLOCK},
-        {NAMES_VIT, "embeddings.mask_token", BEFORE_BLOCK},
-        {NAMES_VIT, "embeddings.position_embeddings", BEFORE_BLOCK},
-        {NAMES_VIT, "embeddings.patch_embeddings.projection.weight", BEFORE_BLOCK},
-        {NAMES_VIT, "embeddings.patch_embeddings.projection.bias", BEFORE_BLOCK},
-    };
-    size_t prefix = strlen(k->names.prefix);
-    for (size_t i = 0; i < sizeof KNOWN / sizeof *KNOWN; i++) {
-        const char *known = KNOWN[i].name;
-        if (KNOWN[i].family == k->names.family &&
-            (strcmp(name, known) == 0 ||
-             (strncmp(name, k->names.prefix, prefix) == 0 && strcmp(name + prefix, known) == 0)))
-            return KNOWN[i].where;
-    }
-    return INSIDE;
-}
-
-/* GPT-2's causal-mask buffers, h.N.attn.bias and h.N.attn.masked_bias: not weights. */
-static bool mask_buffer(const Checkpoint *k, const char *name)
-{
-    size_t prefix = strlen(k->names.prefix);
-    if (k->names.family != NAMES_GPT2 || strncmp(name, k->names.prefix, prefix) != 0 ||
-        strncmp(name + prefix, "h.", 2) != 0)
-        return false;
-    const char *rest = name + prefix + 2;
-    if (*rest < '0' || *rest > '9')
-        return false;
-    while (*rest >= '0' && *rest <= '9')
-        rest++;
-    return strcmp(rest, ".attn.bias") == 0 || strcmp(rest, ".attn.masked_bias") == 0;
-}
-
 /* Every tensor of the checkpoint is one of c's, a mask buffer, or a tensor outside the block
    (named on `warnings`): anything else would be silently left out. */
 static int check_nothing_else(const Checkpoint *k, const bool *used, FILE *warnings, char *err,
@@ -362,19 +311,17 @@ static int check_nothing_else(const Checkpoint *k, const bool *used, FILE *warni
 {
     for (int i = 0; i < Safetensors_count(k->tensors); i++) {
         const SafetensorsTensor *t = Safetensors_at(k->tensors, i);
-        if (used[i] || mask_buffer(k, t->name))
+        if (used[i] || Weights_layer_buffer(&k->names, t->name))
             continue;
-        Outside where = outside_block(k, t->name);
+        Outside where = Weights_outside_block(&k->names, t->name);
         if (where != INSIDE) {
             if (warnings)
                 fprintf(warnings,
                         "attnscope: warning: %s: tensor '%s' is outside the block attnscope runs "
                         "(%s), so it is not used\n",
                         t->file, t->name,
-                        where == AFTER_BLOCK
-                            ? "it ends before the final norm and the output head"
-                            : "ViT's patch embedding is no token table: the input is attnscope's "
-                              "own, drawn from the seed (--input)");
+                        where == AFTER_BLOCK ? "it ends before the final norm and the output head"
+                                             : Weights_before_block_why(&k->names));
             continue;
         }
         snprintf(err, size,
@@ -405,15 +352,15 @@ static const SafetensorsTensor *find_rows(const Checkpoint *k, const char *name,
     return NULL;
 }
 
-/* The embedding table (Llama's model.embed_tokens, GPT-2's wte) and GPT-2's learned positions
-   (wpe), where the checkpoint has them: the embedding input's table (docs/weights.md).  wpe's
-   rows bound the context. */
+/* The embedding table (Llama's model.embed_tokens, GPT-2's wte) and its learned positions
+   (GPT-2's wpe, model.embed_positions under the Llama names), where the checkpoint has them:
+   the embedding input's table (docs/weights.md).  The positions' rows bound the context. */
 static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size_t size)
 {
     const char *table = Weights_table_name(&k->names, false);
     int status = 0;
     if (!table)
-        return 0; /* ViT's patch embedding maps pixels, not ids: outside_block */
+        return 0; /* ViT's patch embedding maps pixels, not ids: Weights_outside_block */
     k->table = find_rows(k, table, Settings_find("vocab")->max, &status, err, size);
     k->positions = !status ? find_rows(k, Weights_table_name(&k->names, true), (double)INT32_MAX,
                                        &status, err, size)
@@ -536,27 +483,10 @@ static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err,
     return status;
 }
 
-/* The names the checkpoint's tensors have: GPT-2's where its first layer's c_attn is there
-   (under transformer. or not), ViT's where its first layer's value is (under vit., as
-   ViTForImageClassification saves it, or not, as ViTModel does), Llama's otherwise.  GPT-2's
-   and ViT's must describe the block. */
+/* The names the checkpoint's tensors have (Weights_names_of), which must describe the block. */
 static int detect_names(Checkpoint *k, char *err, size_t size)
 {
-    static const struct {
-        const char *first;
-        Names names;
-    } FAMILIES[] = {
-        {"h.0.attn.c_attn.weight", {NAMES_GPT2, ""}},
-        {"transformer.h.0.attn.c_attn.weight", {NAMES_GPT2, "transformer."}},
-        {"encoder.layer.0.attention.attention.value.weight", {NAMES_VIT, ""}},
-        {"vit.encoder.layer.0.attention.attention.value.weight", {NAMES_VIT, "vit."}},
-    };
-    k->names = LLAMA_NAMES;
-    for (size_t i = 0; i < sizeof FAMILIES / sizeof *FAMILIES; i++)
-        if (Safetensors_find(k->tensors, FAMILIES[i].first)) {
-            k->names = FAMILIES[i].names;
-            break;
-        }
+    k->names = Weights_names_of(k->tensors);
     char why[256];
     if (!Weights_names_fit(&k->names, &k->config, why, sizeof why)) {
         snprintf(err, size, "%s: %s", Safetensors_path(k->tensors), why);
@@ -576,6 +506,7 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         return NULL;
     }
     k->config = *c;
+    k->names = LLAMA_NAMES; /* until its tensors say (Checkpoint_close walks the layers by them) */
     if (check_config_json(path, k, err, size)) {
         Checkpoint_close(k);
         return NULL;
@@ -608,12 +539,11 @@ const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions)
     return positions ? k->positions : k->table;
 }
 
-void Checkpoint_table_rows(const Checkpoint *k, bool positions, uint64_t first, uint64_t count,
-                           double *out)
+void Checkpoint_table_row(const Checkpoint *k, bool positions, uint64_t row, double *out)
 {
     const SafetensorsTensor *t = Checkpoint_table(k, positions);
-    Safetensors_range_to_double(t, first * t->shape[1], count * t->shape[1], out);
-    if (first + count == t->shape[0]) /* once, after the last rows: a table may be GBs */
+    Safetensors_range_to_double(t, row * t->shape[1], t->shape[1], out);
+    if (row + 1 == t->shape[0]) /* once, after the last row: a table may be GBs */
         Safetensors_release(k->tensors, t);
 }
 
@@ -625,6 +555,12 @@ int Checkpoint_context(const Checkpoint *k)
 const WeightSource *Checkpoint_source(const Checkpoint *k)
 {
     return &k->source;
+}
+
+const Checkpoint *Checkpoint_in_use(void)
+{
+    const WeightSource *source = Layer_weights_in_use();
+    return source && source->fill == fill_layer ? source->context : NULL;
 }
 
 int Checkpoint_vocab(const Checkpoint *k)

@@ -139,7 +139,7 @@ static int write_table(Encoder *e, const Checkpoint *read, bool positions)
     double *row = malloc(sizeof(double) * width);
     int status = row ? 0 : -1;
     for (uint64_t r = 0; r < rows && status == 0; r++) {
-        Checkpoint_table_rows(read, positions, r, 1, row);
+        Checkpoint_table_row(read, positions, r, row);
         for (uint64_t j = 0; j < width && status == 0; j++)
             status = encoder_put(e, row[j]);
     }
@@ -311,9 +311,10 @@ static int make_directory(const char *dir, char *err, size_t size)
     return 0;
 }
 
-long long Weights_export(const Config *c, const Checkpoint *read, const char *dir,
-                         SafetensorsDtype dtype, char *err, size_t size)
+long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtype, char *err,
+                         size_t size)
 {
+    const Checkpoint *read = Checkpoint_in_use();
     if (make_directory(dir, err, size))
         return -1;
     char model[4200], config[4200], final_model[4200], final_config[4200];

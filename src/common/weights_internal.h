@@ -27,11 +27,12 @@ typedef enum { AS_STORED, COLUMNS, AFFINE } Layout;
 /* The names a checkpoint uses: Hugging Face's Llama family (model.layers.N.self_attn.q_proj
    ...; what the export writes), GPT-2's (h.N.attn.c_attn ..., under `prefix`, "" or
    "transformer.") or ViT's (encoder.layer.N.attention.attention.query ..., under "" or
-   "vit."). */
-typedef enum { NAMES_LLAMA, NAMES_GPT2, NAMES_VIT } NameFamily;
+   "vit.").  Everything attnscope knows of a family is its NameFamily (weights_names.c holds
+   the three). */
+typedef struct NameFamily NameFamily;
 
 typedef struct {
-    NameFamily family;
+    const NameFamily *family;
     const char *prefix;
 } Names;
 
@@ -47,7 +48,8 @@ typedef struct {
     uint64_t first_column, columns; /* COLUMNS, and AFFINE's part of a vector */
     double absent;                  /* AFFINE: the value of every entry where there is none */
     bool optional; /* AFFINE: a checkpoint may leave it out (Llama-family biases: Qwen2 has q, k
-                      and v biases, most others none); the export writes it only with values */
+                      and v biases, most others none; ViT's q, k and v, without qkv_bias); the
+                      export writes it only with values */
 } WeightTensor;
 
 /* The tensors of layer `layer` (from 1) of c under `names`, in the order an export writes
@@ -56,12 +58,28 @@ int Weights_layer_tensors(const Config *c, const Names *names, int layer,
                           WeightTensor out[LAYER_TENSORS_MAX]);
 
 /* Whether `names` describe c's block (GPT-2's and ViT's have no tensor for a gated MLP, Markov
-   logits, sinks or QK-norm, nor ViT's for a norm after a branch): true, or false with the
-   reason in why. */
+   logits, sinks or QK-norm; GPT-2's none for peri-LN's second norm of a sub-block; ViT's none
+   for a norm after a branch): true, or false with the reason in why. */
 bool Weights_names_fit(const Names *names, const Config *c, char *why, size_t size);
 
 /* The names the export writes. */
 extern const Names LLAMA_NAMES;
+
+/* The names of a checkpoint's tensors: a family's where its first layer's tensor that tells it
+   apart is there (bare, or under the prefix its model with a head saves it under), Llama's
+   otherwise. */
+Names Weights_names_of(const Safetensors *tensors);
+
+/* Where a tensor the block does not use lies: a whole model's tensors after the block (the final
+   norm, the output head), before it (ViT's patch embedding), or INSIDE (none of those). */
+typedef enum { INSIDE, BEFORE_BLOCK, AFTER_BLOCK } Outside;
+Outside Weights_outside_block(const Names *names, const char *name);
+/* Why the family's tensors before the block are not used, for the warning. */
+const char *Weights_before_block_why(const Names *names);
+
+/* Whether name is a buffer a layer saves beside its weights, not a weight (GPT-2's causal
+   masks, h.N.attn.bias and h.N.attn.masked_bias). */
+bool Weights_layer_buffer(const Names *names, const char *name);
 
 /* The product of t's shape. */
 uint64_t WeightTensor_elements(const WeightTensor *t);
@@ -84,11 +102,10 @@ bool WeightTensor_affine_part(const WeightTensor *t, const double *all, double *
 const char *Weights_table_name(const Names *names, bool positions);
 
 /* The checkpoint's embedding table (positions: its learned positions), NULL where it has none,
-   and `count` of its rows from `first` converted to double into out (the pages let go after
-   the last row). */
+   and its row `row` converted to double into out (the pages let go after the last row: the
+   export reads the rows in order). */
 const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions);
-void Checkpoint_table_rows(const Checkpoint *k, bool positions, uint64_t first, uint64_t count,
-                           double *out);
+void Checkpoint_table_row(const Checkpoint *k, bool positions, uint64_t row, double *out);
 
 /* The positions the checkpoint's model takes (its learned positions' rows, its config.json's
    max_position_embeddings or n_positions, the least of those), 0 where nothing says. */

@@ -8,7 +8,36 @@
 #include <stdio.h>
 #include <string.h>
 
-const Names LLAMA_NAMES = {NAMES_LLAMA, ""};
+/* An nn.Linear family's names (Llama's, ViT's), after a layer's: the projections, each
+   NAME.weight (out, in) with NAME.bias; the norms by site, each NAME.weight with LayerNorm's
+   NAME.bias (NULL where the family has none: Weights_names_fit refuses what would need it). */
+typedef struct {
+    const char *query, *key, *value, *output;
+    const char *up, *gate, *down; /* the MLP's W1 (gated: its up projection), gate and W2 */
+    bool biases_optional; /* W^O's and the MLP's biases may be left out (q, k, v's always may) */
+    /* Before and after the attention's branch, before the MLP's (alone, or beside a norm after
+       it: Llama's two names) and after it. */
+    const char *attention_in, *attention_out, *mlp_in, *mlp_in_beside_out, *mlp_out;
+    const char *query_norm, *key_norm, *markov, *sinks;
+} LinearNames;
+
+typedef int (*LayerTensors)(const Config *c, const Names *names, int layer, WeightTensor *out);
+
+struct NameFamily {
+    const char *label;  /* for messages */
+    const char *layers; /* what a layer's names start with (after the prefix), before its index */
+    const char *detect; /* the tensor of layer 0 that tells the family apart (NULL: Llama, the
+                           default) */
+    const char *saved_prefix;      /* where a model with a head saves the names ("" none) */
+    const char *table, *positions; /* the embedding table's names (NULL: no token table) */
+    const char *const *before, *const *after; /* outside the block, NULL-terminated */
+    const char *before_why;                   /* why those before it are not used */
+    const char *const *buffers; /* a layer's tensors that are no weights, NULL-terminated */
+    unsigned refused_places;    /* 1 << LnPlace of the placements it has no norms for */
+    const char *place_missing;  /* what those lack */
+    const LinearNames *linear;  /* Llama's and ViT's (GPT-2's fused Conv1D: gpt2_tensors) */
+    LayerTensors tensors;
+};
 
 /* Appends layer's tensor `suffix` under names, (rows, columns) or (rows) for columns 0. */
 static WeightTensor *add(WeightTensor *list, int *n, const Names *names, int layer,
@@ -22,10 +51,8 @@ static WeightTensor *add(WeightTensor *list, int *n, const Names *names, int lay
                         .field = field,
                         .layout = layout,
                         .columns = columns};
-    const char *format = names->family == NAMES_GPT2  ? "%sh.%d.%s"
-                         : names->family == NAMES_VIT ? "%sencoder.layer.%d.%s"
-                                                      : "%smodel.layers.%d.%s";
-    snprintf(t->name, sizeof t->name, format, names->prefix, layer - 1, suffix);
+    snprintf(t->name, sizeof t->name, "%s%s%d.%s", names->prefix, names->family->layers, layer - 1,
+             suffix);
     return t;
 }
 
@@ -59,101 +86,93 @@ static void add_norm(WeightTensor *list, int *n, const Config *c, const Names *n
                    offsetof(LayerAffine, norm[site].bias), 0.0);
 }
 
-/* A projection's bias under Llama-family names, which a checkpoint may leave out. */
-static void add_optional_bias(WeightTensor *list, int *n, const Names *names, int layer,
-                              const char *projection, uint64_t length, size_t field)
+/* A projection NAME's weight, (rows, columns) in `layout` into LayerWeights' `field`, and its
+   bias (rows) into LayerAffine's `bias`, which the checkpoint may leave out where `optional`. */
+static void add_linear(WeightTensor *list, int *n, const Names *names, int layer,
+                       const char *projection, uint64_t rows, uint64_t columns, unsigned part,
+                       size_t field, Layout layout, size_t bias, bool optional)
 {
     char name[64];
+    snprintf(name, sizeof name, "%s.weight", projection);
+    add(list, n, names, layer, name, rows, columns, part, field, layout);
     snprintf(name, sizeof name, "%s.bias", projection);
-    add_affine(list, n, names, layer, name, length, field, 0.0)->optional = true;
+    add_affine(list, n, names, layer, name, rows, bias, 0.0)->optional = optional;
 }
 
-/* The Llama family's norms of the attention sub-block (before the MLP's when `mlp`): pre-LN as
-   Llama names them (input_layernorm, post_attention_layernorm before the MLP), post- and
-   output-LN as OLMo 2 does (post_attention_layernorm, post_feedforward_layernorm after each
-   branch), peri-LN as Gemma 2 and 3 do (all four). */
-static void add_llama_norms(WeightTensor *list, int *n, const Config *c, const Names *names,
-                            int layer, bool mlp)
+/* The norms of the attention sub-block (of the MLP's when `mlp`) under an nn.Linear family's
+   names: before the branch (pre- and peri-LN) and after it (post-, peri- and output-LN).
+   Llama's are Llama's at pre-LN (input_layernorm, post_attention_layernorm before the MLP),
+   OLMo 2's at post- and output-LN (post_attention_layernorm, post_feedforward_layernorm after
+   each branch), Gemma 2 and 3's at peri-LN (all four). */
+static void add_linear_norms(WeightTensor *list, int *n, const Config *c, const Names *names,
+                             int layer, bool mlp)
 {
+    const LinearNames *l = names->family->linear;
     if (c->layernorm == LAYERNORM_NONE)
         return;
     bool in = Layer_pre_norm(c), out = c->ln_place != LN_PLACE_PRE;
-    if (!mlp && in)
-        add_norm(list, n, c, names, layer, "input_layernorm", NORM_ATTENTION_IN);
-    if (!mlp && out)
-        add_norm(list, n, c, names, layer, "post_attention_layernorm", NORM_ATTENTION_OUT);
-    if (mlp && in)
-        add_norm(list, n, c, names, layer,
-                 out ? "pre_feedforward_layernorm" : "post_attention_layernorm", NORM_MLP_IN);
-    if (mlp && out)
-        add_norm(list, n, c, names, layer, "post_feedforward_layernorm", NORM_MLP_OUT);
+    const char *before = mlp ? (out ? l->mlp_in_beside_out : l->mlp_in) : l->attention_in;
+    const char *after = mlp ? l->mlp_out : l->attention_out;
+    if (in && before)
+        add_norm(list, n, c, names, layer, before, mlp ? NORM_MLP_IN : NORM_ATTENTION_IN);
+    if (out && after)
+        add_norm(list, n, c, names, layer, after, mlp ? NORM_MLP_OUT : NORM_ATTENTION_OUT);
 }
 
-/* Llama's names: nn.Linear (out, in) weights and their optional biases, W1 as up_proj
-   (down(act(up x))) or, gated, gate_proj with up_proj; the norms' gains (add_llama_norms);
-   QK-norm's gains; attnscope's own Markov logits. */
-static int llama_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
+/* An nn.Linear family's layer (Llama's, ViT's): (out, in) weights and their biases, W1 (and,
+   gated, the gate) kept transposed, the norms (add_linear_norms), QK-norm's gains, attnscope's
+   own Markov logits and sinks. */
+static int linear_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
 {
+    const LinearNames *l = names->family->linear;
     int n = 0;
     uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
     uint64_t dh = (uint64_t)Config_head_width(c), hidden = (uint64_t)Config_mlp_hidden(c);
-    add_llama_norms(out, &n, c, names, layer, false);
-    if (Attention_has_query_key(c->attention)) {
-        add(out, &n, names, layer, "self_attn.q_proj.weight", d, d, LAYER_DRAW_ATTENTION,
-            offsetof(LayerWeights, query), AS_STORED);
-        add_optional_bias(out, &n, names, layer, "self_attn.q_proj", d,
-                          offsetof(LayerAffine, query_bias));
-        add(out, &n, names, layer, "self_attn.k_proj.weight", kv, d, LAYER_DRAW_ATTENTION,
-            offsetof(LayerWeights, key), AS_STORED);
-        add_optional_bias(out, &n, names, layer, "self_attn.k_proj", kv,
-                          offsetof(LayerAffine, key_bias));
+    add_linear_norms(out, &n, c, names, layer, false);
+    bool logits = Attention_has_query_key(c->attention);
+    if (logits) {
+        add_linear(out, &n, names, layer, l->query, d, d, LAYER_DRAW_ATTENTION,
+                   offsetof(LayerWeights, query), AS_STORED, offsetof(LayerAffine, query_bias),
+                   true);
+        add_linear(out, &n, names, layer, l->key, kv, d, LAYER_DRAW_ATTENTION,
+                   offsetof(LayerWeights, key), AS_STORED, offsetof(LayerAffine, key_bias), true);
     }
-    if (Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE) {
+    if (logits && c->qk_norm != QK_NORM_NONE) {
         bool full = c->qk_norm == QK_NORM_FULL;
-        add_affine(out, &n, names, layer, "self_attn.q_norm.weight", full ? d : dh,
+        add_affine(out, &n, names, layer, l->query_norm, full ? d : dh,
                    offsetof(LayerAffine, query_norm_gain), unit_gain(c));
-        add_affine(out, &n, names, layer, "self_attn.k_norm.weight", full ? kv : dh,
+        add_affine(out, &n, names, layer, l->key_norm, full ? kv : dh,
                    offsetof(LayerAffine, key_norm_gain), unit_gain(c));
     }
     if (c->attention == ATTENTION_MARKOV) {
-        WeightTensor *t = add(out, &n, names, layer, "self_attn.markov_logits", (uint64_t)c->heads,
-                              0, LAYER_DRAW_ATTENTION, offsetof(LayerWeights, markov), AS_STORED);
+        WeightTensor *t = add(out, &n, names, layer, l->markov, (uint64_t)c->heads, 0,
+                              LAYER_DRAW_ATTENTION, offsetof(LayerWeights, markov), AS_STORED);
         t->rank = 3;
         t->shape[1] = t->shape[2] = (uint64_t)c->tokens;
     }
     if (Config_has_sink(c))
-        add(out, &n, names, layer, "self_attn.sinks", (uint64_t)c->heads, 0, LAYER_DRAW_ATTENTION,
+        add(out, &n, names, layer, l->sinks, (uint64_t)c->heads, 0, LAYER_DRAW_ATTENTION,
             offsetof(LayerWeights, sink), AS_STORED);
-    add(out, &n, names, layer, "self_attn.v_proj.weight", kv, d, LAYER_DRAW_VALUE,
-        offsetof(LayerWeights, value), AS_STORED);
-    add_optional_bias(out, &n, names, layer, "self_attn.v_proj", kv,
-                      offsetof(LayerAffine, value_bias));
-    if (c->output != OUTPUT_IDENTITY) {
-        add(out, &n, names, layer, "self_attn.o_proj.weight", d, d, LAYER_DRAW_OUTPUT,
-            offsetof(LayerWeights, output), AS_STORED);
-        add_optional_bias(out, &n, names, layer, "self_attn.o_proj", d,
-                          offsetof(LayerAffine, output_bias));
-    }
+    add_linear(out, &n, names, layer, l->value, kv, d, LAYER_DRAW_VALUE,
+               offsetof(LayerWeights, value), AS_STORED, offsetof(LayerAffine, value_bias), true);
+    if (c->output != OUTPUT_IDENTITY)
+        add_linear(out, &n, names, layer, l->output, d, d, LAYER_DRAW_OUTPUT,
+                   offsetof(LayerWeights, output), AS_STORED, offsetof(LayerAffine, output_bias),
+                   l->biases_optional);
     if (c->mlp == MLP_NONE)
         return n;
     bool gated = Config_mlp_gated(c);
-    add_llama_norms(out, &n, c, names, layer, true);
-    const char *first = gated ? "mlp.gate_proj" : "mlp.up_proj";
-    char name[64];
-    snprintf(name, sizeof name, "%s.weight", first);
-    add(out, &n, names, layer, name, hidden, d, LAYER_DRAW_MLP, offsetof(LayerWeights, mlp_in),
-        COLUMNS);
-    add_optional_bias(out, &n, names, layer, first, hidden, offsetof(LayerAffine, mlp_in_bias));
-    if (gated) {
-        add(out, &n, names, layer, "mlp.up_proj.weight", hidden, d, LAYER_DRAW_MLP,
-            offsetof(LayerWeights, mlp_up), COLUMNS);
-        add_optional_bias(out, &n, names, layer, "mlp.up_proj", hidden,
-                          offsetof(LayerAffine, mlp_up_bias));
-    }
-    add(out, &n, names, layer, "mlp.down_proj.weight", d, hidden, LAYER_DRAW_MLP,
-        offsetof(LayerWeights, mlp_out), AS_STORED);
-    add_optional_bias(out, &n, names, layer, "mlp.down_proj", d,
-                      offsetof(LayerAffine, mlp_out_bias));
+    add_linear_norms(out, &n, c, names, layer, true);
+    add_linear(out, &n, names, layer, gated ? l->gate : l->up, hidden, d, LAYER_DRAW_MLP,
+               offsetof(LayerWeights, mlp_in), COLUMNS, offsetof(LayerAffine, mlp_in_bias),
+               l->biases_optional);
+    if (gated)
+        add_linear(out, &n, names, layer, l->up, hidden, d, LAYER_DRAW_MLP,
+                   offsetof(LayerWeights, mlp_up), COLUMNS, offsetof(LayerAffine, mlp_up_bias),
+                   l->biases_optional);
+    add_linear(out, &n, names, layer, l->down, d, hidden, LAYER_DRAW_MLP,
+               offsetof(LayerWeights, mlp_out), AS_STORED, offsetof(LayerAffine, mlp_out_bias),
+               l->biases_optional);
     return n;
 }
 
@@ -222,103 +241,211 @@ static int gpt2_tensors(const Config *c, const Names *names, int layer, WeightTe
     return n;
 }
 
-/* ViT's names (modeling_vit.py's ViTLayer): nn.Linear (out, in) weights; query, key and value
-   under attention.attention, their biases there only with qkv_bias (the default); W^O as
-   attention.output.dense, W1 as intermediate.dense, W2 as output.dense, each with its bias;
-   LayerNorm before the attention (layernorm_before) and before the MLP (layernorm_after, "after"
-   the attention's residual add). */
-static int vit_tensors(const Config *c, const Names *names, int layer, WeightTensor *out)
-{
-    int n = 0;
-    uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
-    uint64_t hidden = (uint64_t)Config_mlp_hidden(c);
-    if (c->layernorm != LAYERNORM_NONE)
-        add_norm(out, &n, c, names, layer, "layernorm_before", NORM_ATTENTION_IN);
-    if (Attention_has_query_key(c->attention)) {
-        add(out, &n, names, layer, "attention.attention.query.weight", d, d, LAYER_DRAW_ATTENTION,
-            offsetof(LayerWeights, query), AS_STORED);
-        add_optional_bias(out, &n, names, layer, "attention.attention.query", d,
-                          offsetof(LayerAffine, query_bias));
-        add(out, &n, names, layer, "attention.attention.key.weight", kv, d, LAYER_DRAW_ATTENTION,
-            offsetof(LayerWeights, key), AS_STORED);
-        add_optional_bias(out, &n, names, layer, "attention.attention.key", kv,
-                          offsetof(LayerAffine, key_bias));
-    }
-    add(out, &n, names, layer, "attention.attention.value.weight", kv, d, LAYER_DRAW_VALUE,
-        offsetof(LayerWeights, value), AS_STORED);
-    add_optional_bias(out, &n, names, layer, "attention.attention.value", kv,
-                      offsetof(LayerAffine, value_bias));
-    if (c->output != OUTPUT_IDENTITY) {
-        add(out, &n, names, layer, "attention.output.dense.weight", d, d, LAYER_DRAW_OUTPUT,
-            offsetof(LayerWeights, output), AS_STORED);
-        add_affine(out, &n, names, layer, "attention.output.dense.bias", d,
-                   offsetof(LayerAffine, output_bias), 0.0);
-    }
-    if (c->mlp == MLP_NONE)
-        return n;
-    if (c->layernorm != LAYERNORM_NONE)
-        add_norm(out, &n, c, names, layer, "layernorm_after", NORM_MLP_IN);
-    add(out, &n, names, layer, "intermediate.dense.weight", hidden, d, LAYER_DRAW_MLP,
-        offsetof(LayerWeights, mlp_in), COLUMNS);
-    add_affine(out, &n, names, layer, "intermediate.dense.bias", hidden,
-               offsetof(LayerAffine, mlp_in_bias), 0.0);
-    add(out, &n, names, layer, "output.dense.weight", d, hidden, LAYER_DRAW_MLP,
-        offsetof(LayerWeights, mlp_out), AS_STORED);
-    add_affine(out, &n, names, layer, "output.dense.bias", d, offsetof(LayerAffine, mlp_out_bias),
-               0.0);
-    return n;
-}
+/* ---- The families ------------------------------------------------------------------------ */
+
+/* Llama's names, OLMo 2's and Gemma's norms (add_linear_norms), attnscope's own Markov logits,
+   sinks and learned positions (model.embed_positions, under which the export writes GPT-2's
+   wpe). */
+static const LinearNames LLAMA_LINEAR = {
+    .query = "self_attn.q_proj",
+    .key = "self_attn.k_proj",
+    .value = "self_attn.v_proj",
+    .output = "self_attn.o_proj",
+    .up = "mlp.up_proj",
+    .gate = "mlp.gate_proj",
+    .down = "mlp.down_proj",
+    .biases_optional = true,
+    .attention_in = "input_layernorm",
+    .attention_out = "post_attention_layernorm",
+    .mlp_in = "post_attention_layernorm",
+    .mlp_in_beside_out = "pre_feedforward_layernorm",
+    .mlp_out = "post_feedforward_layernorm",
+    .query_norm = "self_attn.q_norm.weight",
+    .key_norm = "self_attn.k_norm.weight",
+    .markov = "self_attn.markov_logits",
+    .sinks = "self_attn.sinks",
+};
+
+/* ViT's (modeling_vit.py's ViTLayer): query, key and value under attention.attention, their
+   biases there only with qkv_bias (the default); W^O as attention.output.dense, W1 as
+   intermediate.dense, W2 as output.dense, each with its bias; LayerNorm before the attention
+   (layernorm_before) and before the MLP (layernorm_after, "after" the attention's residual
+   add). */
+static const LinearNames VIT_LINEAR = {
+    .query = "attention.attention.query",
+    .key = "attention.attention.key",
+    .value = "attention.attention.value",
+    .output = "attention.output.dense",
+    .up = "intermediate.dense",
+    .down = "output.dense",
+    .attention_in = "layernorm_before",
+    .mlp_in = "layernorm_after",
+};
+
+static const char *const LLAMA_AFTER[] = {"model.norm.weight", "lm_head.weight", NULL};
+static const char *const GPT2_AFTER[] = {"ln_f.weight", "ln_f.bias", "lm_head.weight", NULL};
+static const char *const GPT2_BUFFERS[] = {"attn.bias", "attn.masked_bias", NULL};
+static const char *const VIT_AFTER[] = {"layernorm.weight",
+                                        "layernorm.bias",
+                                        "pooler.dense.weight",
+                                        "pooler.dense.bias",
+                                        "classifier.weight",
+                                        "classifier.bias",
+                                        NULL};
+static const char *const VIT_BEFORE[] = {"embeddings.cls_token",
+                                         "embeddings.mask_token",
+                                         "embeddings.position_embeddings",
+                                         "embeddings.patch_embeddings.projection.weight",
+                                         "embeddings.patch_embeddings.projection.bias",
+                                         NULL};
+static const char *const EMPTY[] = {NULL};
+
+static const NameFamily LLAMA = {
+    .label = "Llama",
+    .layers = "model.layers.",
+    .saved_prefix = "",
+    .table = "model.embed_tokens.weight",
+    .positions = "model.embed_positions.weight",
+    .before = EMPTY,
+    .after = LLAMA_AFTER,
+    .buffers = EMPTY,
+    .linear = &LLAMA_LINEAR,
+    .tensors = linear_tensors,
+};
+
+static const NameFamily GPT2 = {
+    .label = "GPT-2",
+    .layers = "h.",
+    .detect = "attn.c_attn.weight",
+    .saved_prefix = "transformer.",
+    .table = "wte.weight",
+    .positions = "wpe.weight",
+    .before = EMPTY,
+    .after = GPT2_AFTER,
+    .buffers = GPT2_BUFFERS,
+    .refused_places = (1u << LN_PLACE_PERI),
+    .place_missing = "peri-LN's second norm of a sub-block (ln_1 and ln_2 are one each)",
+    .tensors = gpt2_tensors,
+};
+
+static const NameFamily VIT = {
+    .label = "ViT",
+    .layers = "encoder.layer.",
+    .detect = "attention.attention.value.weight",
+    .saved_prefix = "vit.",
+    .before = VIT_BEFORE,
+    .after = VIT_AFTER,
+    .before_why = "ViT's patch embedding is no token table: the input is attnscope's own, drawn "
+                  "from the seed (--input)",
+    .buffers = EMPTY,
+    .refused_places = (1u << LN_PLACE_POST) | (1u << LN_PLACE_PERI) | (1u << LN_PLACE_OUTPUT),
+    .place_missing = "a norm after a branch (layernorm_before and layernorm_after are pre-LN's, "
+                     "before the attention and the MLP)",
+    .linear = &VIT_LINEAR,
+    .tensors = linear_tensors,
+};
+
+const Names LLAMA_NAMES = {&LLAMA, ""};
 
 int Weights_layer_tensors(const Config *c, const Names *names, int layer,
                           WeightTensor out[LAYER_TENSORS_MAX])
 {
-    switch (names->family) {
-    case NAMES_GPT2:
-        return gpt2_tensors(c, names, layer, out);
-    case NAMES_VIT:
-        return vit_tensors(c, names, layer, out);
-    default:
-        return llama_tensors(c, names, layer, out);
-    }
+    return names->family->tensors(c, names, layer, out);
 }
 
-/* What GPT-2's and ViT's names have no tensor for (the Llama names have one for everything). */
-static const char *missing_tensor(const Config *c)
+Names Weights_names_of(const Safetensors *tensors)
 {
-    return Config_mlp_gated(c)                ? "a gated MLP's up projection"
-           : c->attention == ATTENTION_MARKOV ? "Markov logits"
-           : Config_has_sink(c)               ? "attention sinks"
-           : Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE ? "QK-norm's gains"
-                                                                                 : NULL;
+    static const NameFamily *const DETECTED[] = {&GPT2, &VIT};
+    for (size_t i = 0; i < sizeof DETECTED / sizeof *DETECTED; i++) {
+        const NameFamily *f = DETECTED[i];
+        const char *prefixes[] = {"", f->saved_prefix};
+        for (int p = 0; p < 2; p++) {
+            char name[NAME_SIZE];
+            snprintf(name, sizeof name, "%s%s0.%s", prefixes[p], f->layers, f->detect);
+            if (Safetensors_find(tensors, name))
+                return (Names){f, prefixes[p]};
+        }
+    }
+    return LLAMA_NAMES;
+}
+
+/* Whether name is `known`, bare or under the names' prefix. */
+static bool named(const Names *names, const char *name, const char *known)
+{
+    size_t prefix = strlen(names->prefix);
+    return strcmp(name, known) == 0 ||
+           (strncmp(name, names->prefix, prefix) == 0 && strcmp(name + prefix, known) == 0);
+}
+
+static bool listed(const Names *names, const char *name, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (named(names, name, list[i]))
+            return true;
+    return false;
+}
+
+Outside Weights_outside_block(const Names *names, const char *name)
+{
+    return listed(names, name, names->family->after)    ? AFTER_BLOCK
+           : listed(names, name, names->family->before) ? BEFORE_BLOCK
+                                                        : INSIDE;
+}
+
+const char *Weights_before_block_why(const Names *names)
+{
+    return names->family->before_why;
+}
+
+bool Weights_layer_buffer(const Names *names, const char *name)
+{
+    const NameFamily *f = names->family;
+    size_t prefix = strlen(names->prefix), layers = strlen(f->layers);
+    if (!f->buffers[0] || strncmp(name, names->prefix, prefix) != 0 ||
+        strncmp(name + prefix, f->layers, layers) != 0)
+        return false;
+    const char *rest = name + prefix + layers;
+    if (*rest < '0' || *rest > '9')
+        return false;
+    while (*rest >= '0' && *rest <= '9')
+        rest++;
+    for (int i = 0; f->buffers[i]; i++)
+        if (rest[0] == '.' && strcmp(rest + 1, f->buffers[i]) == 0)
+            return true;
+    return false;
+}
+
+/* What the family's names have no tensor for among c's (the Llama names have one for
+   everything). */
+static const char *missing_tensor(const NameFamily *f, const Config *c)
+{
+    const LinearNames *l = f->linear;
+    bool qk_norm = Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE;
+    if (Config_mlp_gated(c) && !(l && l->gate))
+        return "a gated MLP's up projection";
+    if (c->attention == ATTENTION_MARKOV && !(l && l->markov))
+        return "Markov logits";
+    if (Config_has_sink(c) && !(l && l->sinks))
+        return "attention sinks";
+    if (qk_norm && !(l && l->query_norm))
+        return "QK-norm's gains";
+    if (c->layernorm != LAYERNORM_NONE && (f->refused_places & (1u << c->ln_place)))
+        return f->place_missing;
+    return NULL;
 }
 
 bool Weights_names_fit(const Names *names, const Config *c, char *why, size_t size)
 {
-    if (names->family == NAMES_LLAMA)
-        return true;
-    bool gpt2 = names->family == NAMES_GPT2;
-    const char *missing = missing_tensor(c);
-    if (!missing && c->layernorm != LAYERNORM_NONE && gpt2 && c->ln_place == LN_PLACE_PERI)
-        missing = "peri-LN's second norm of a sub-block (ln_1 and ln_2 are one each)";
-    if (!missing && c->layernorm != LAYERNORM_NONE && !gpt2 && c->ln_place != LN_PLACE_PRE)
-        missing = "a norm after a branch (layernorm_before and layernorm_after are pre-LN's, "
-                  "before the attention and the MLP)";
+    const char *missing = missing_tensor(names->family, c);
     if (missing)
         snprintf(why, size, "%s's names have no tensor for %s (the Llama names do)",
-                 gpt2 ? "GPT-2" : "ViT", missing);
+                 names->family->label, missing);
     return !missing;
 }
 
 const char *Weights_table_name(const Names *names, bool positions)
 {
-    switch (names->family) {
-    case NAMES_GPT2:
-        return positions ? "wpe.weight" : "wte.weight";
-    case NAMES_VIT:
-        return NULL;
-    default:
-        return positions ? "model.embed_positions.weight" : "model.embed_tokens.weight";
-    }
+    return positions ? names->family->positions : names->family->table;
 }
 
 double **WeightTensor_affine_slot(LayerAffine *a, const WeightTensor *t)

@@ -149,6 +149,11 @@ void Layer_use_token_ids(const int32_t *ids, int count, const char *name)
     token_ids_name = name;
 }
 
+const char *Layer_token_ids_name(void)
+{
+    return token_ids ? token_ids_name : NULL;
+}
+
 bool Layer_input_source(const Config *c, char *buf, size_t size)
 {
     bool table = weight_source && weight_source->embed;

@@ -159,7 +159,7 @@ void View_warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows
     }
 }
 
-/* A line of wrapped_header: drawn, or only counted. */
+/* A line of View_wrapped: drawn, or only counted. */
 static void header_line(Screen *s, bool draw, int row, int col, const char *line)
 {
     if (draw)
@@ -228,11 +228,6 @@ int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int
     return used;
 }
 
-static int wrapped_header(Screen *s, const char *header, int row, int col, int rows, int width)
-{
-    return View_wrapped(s, true, header, row, col, rows, width);
-}
-
 void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols)
 {
     int box_cols = cols - 4 < 120 ? cols - 4 : 120, box_rows = rows - 2;
@@ -268,11 +263,11 @@ void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows,
     int note_rows = 0;
     if (text_cols >= 20 && note && note[0]) {
         note_rows = visible / 3;
-        wrapped_header(s, note, top + box_rows - 2 - note_rows, text_col, note_rows, text_cols);
+        View_wrapped(s, true, note, top + box_rows - 2 - note_rows, text_col, note_rows, text_cols);
     }
     if (text_cols >= 20 && p->count > 0) {
         int used =
-            wrapped_header(s, p->header, top + 1, text_col, visible - 2 - note_rows, text_cols);
+            View_wrapped(s, true, p->header, top + 1, text_col, visible - 2 - note_rows, text_cols);
         if (used == 0)
             Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
         Screen_text(s, top + box_rows - 2, text_col,
@@ -296,10 +291,10 @@ void View_prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows,
     Screen_text(s, top + 2, left + 2, View_spelled_cut(s, buf, box_cols - 4, out, sizeof out),
                 INK_DEFAULT, true);
     if (p->detail)
-        wrapped_header(s, p->detail, top + 3, left + 2, detail_rows, box_cols - 4);
+        View_wrapped(s, true, p->detail, top + 3, left + 2, detail_rows, box_cols - 4);
     Screen_text(s, top + 3 + detail_rows, left + 2,
                 View_spelled_cut(s, p->hint, box_cols - 4, out, sizeof out), INK_DEFAULT, false);
     /* What the last key was refused for, where the typing is. */
     if (note && note[0])
-        wrapped_header(s, note, top + 4 + detail_rows, left + 2, 3, box_cols - 4);
+        View_wrapped(s, true, note, top + 4 + detail_rows, left + 2, 3, box_cols - 4);
 }

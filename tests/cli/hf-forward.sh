@@ -32,6 +32,26 @@ for model in gpt2 qwen3 vit; do
     done
 done
 
+# input.csv says how the run made X0 (the ids' rows in the checkpoint's table, or orthonormal
+# rows drawn from the seed), and its settings line, --weights and --token-ids among them, makes
+# the same file again.
+input_made_again() { # run what
+    local csv=$tmp/$1/export-1-1/input.csv again=$tmp/$1/again settings
+    settings=$(sed -n '2s/^# //p' "$csv")
+    head -1 "$csv" | grep -qF "X0 (row i: token i's d entries), $2" &&
+        # shellcheck disable=SC2086
+        "$BIN" --batch $settings --export "$again" --export-matrix >/dev/null 2>&1 &&
+        cmp -s "$csv" "$again/input.csv"
+}
+check "GPT-2's input.csv: wte's and wpe's rows for the ids, made again from its settings line" \
+    input_made_again gpt2-F64-single \
+    "the rows for $tmp/gpt2-F64-single/ids.txt in wte.weight + wpe.weight"
+check "Qwen3's input.csv: the table's rows for the ids, made again from its settings line" \
+    input_made_again qwen3-BF16-sharded \
+    "the rows for $tmp/qwen3-BF16-sharded/ids.txt in model.embed_tokens.weight"
+check "ViT's input.csv: orthonormal rows from the seed, made again from its settings line" \
+    input_made_again vit-F64-sharded "orthonormal rows drawn from the seed"
+
 # The same checkpoints without a token-id file: T ids drawn from the seed over the table's V.
 gpt2=$tmp/gpt2-F64-single/checkpoint
 qwen3=$tmp/qwen3-BF16-sharded/checkpoint

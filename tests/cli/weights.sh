@@ -5,9 +5,9 @@
 # its reason and a warning for a checkpoint's weights; a checkpoint changed by an independent writer
 # (tests/cli/safetensors_tool.py) changes it, a resharded one does not; F32 and BF16 exports
 # hold python's own rounding of the F64 values and give the document of those values, bit for
-# bit, for every architecture preset too (numpy's rounding); a trained checkpoint's gains and biases are read and re-exported bit for bit; shapes that
-# do not fit, NaN weights, the export's atomic writes and the options' misuse
-# are each said.
+# bit, for every architecture preset too (numpy's rounding); a trained checkpoint's gains and
+# biases are read and re-exported bit for bit; shapes that do not fit, NaN weights, the
+# export's atomic writes and the options' misuse are each said.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -70,16 +70,17 @@ for settings in "${configs[@]}"; do
 done
 # Every architecture preset of the 2026 block at its small width (T = 32 and two layers, to keep
 # the test short).
-for preset in gpt2-small-small llama3-8b-small mistral-7b-small qwen3-8b-small olmo2-7b-small \
-    gemma3-4b-small gpt-oss-20b-small; do
-    check "round trip, bit for bit: presets/$preset.preset" round_trip "--preset presets/$preset.preset -T 32 -L 2"
+small_presets=(gpt2-small-small llama3-8b-small mistral-7b-small qwen3-8b-small olmo2-7b-small
+    gemma3-4b-small gpt-oss-20b-small)
+for preset in "${small_presets[@]}"; do
+    check "round trip, bit for bit: presets/$preset.preset" round_trip \
+        "--preset presets/$preset.preset -T 32 -L 2"
 done
 # Every architecture preset at F32 and BF16: the checkpoint written at the narrow dtype gives,
 # bit for bit, the document of numpy's rounding of the F64 checkpoint's values (once, from the
 # double, ties to even) written back as F64, and not the document of the unrounded values.
 # The full-width presets (one layer each, 1-2 GB files) run with ATTNSCOPE_SLOW_PRESETS=1.
-narrow_presets=(gpt2-small-small llama3-8b-small mistral-7b-small qwen3-8b-small olmo2-7b-small
-    gemma3-4b-small gpt-oss-20b-small)
+narrow_presets=("${small_presets[@]}")
 if [ -n "${ATTNSCOPE_SLOW_PRESETS:-}" ]; then
     narrow_presets+=(gpt2-small llama3-8b mistral-7b qwen3-8b olmo2-7b gemma3-4b gpt-oss-20b)
 fi

@@ -1,0 +1,131 @@
+/* Export_write's input.csv, made again from the weight source in use: a source whose table
+ * fails makes the export fail saying so (not "out of memory"), with nothing written; one
+ * that gives the rows makes a file whose first line says whose rows they are, whose settings
+ * line names the source and the token-id file, and whose entries are the source's rows. */
+#include "testing.h"
+
+#include "export.h"
+
+#include "attnscope/layer.h"
+#include "attnscope/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { TOKENS = 4, WIDTH = 4 };
+
+static const int32_t IDS[TOKENS] = {7, 2, 7, 0};
+
+/* WeightSource.embed that fails, as a table read past its end would. */
+static int failing_rows(void *context, const Config *c, const double *ids, double *rows)
+{
+    (void)context, (void)c, (void)ids, (void)rows;
+    return -1;
+}
+
+/* WeightSource.embed of a table whose row id holds id + j/8 in column j (exact in binary). */
+static int counting_rows(void *context, const Config *c, const double *ids, double *rows)
+{
+    (void)context;
+    for (int i = 0; i < c->tokens; i++)
+        for (int j = 0; j < c->width; j++)
+            rows[(size_t)i * c->width + j] = ids[i] + j / 8.0;
+    return 0;
+}
+
+static Config embedding_config(void)
+{
+    Config c = Config_default();
+    c.tokens = TOKENS;
+    c.width = WIDTH;
+    c.depth = 1;
+    c.input = INPUT_EMBEDDING;
+    return c;
+}
+
+/* A run of c on drawn weights, the result an export writes. */
+static Result *run(const Config *c)
+{
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    char err[256];
+    assert_non_null(w);
+    assert_non_null(r);
+    if (Model_run(c, w, r, NULL, err, sizeof err) != 0)
+        fail_msg("the run failed: %s", err);
+    Workspace_free(w);
+    return r;
+}
+
+static void test_table_failure_is_said(void **state)
+{
+    (void)state;
+    Config c = embedding_config();
+    Result *r = run(&c);
+    WeightSource source = {.embed = failing_rows, .name = "broken.safetensors", .table = "t"};
+    Layer_use_weights(&source);
+    char dir[96], err[256] = "";
+    snprintf(dir, sizeof dir, "%s/failed", scratch_directory());
+    int written = Export_write(r, NULL, true, dir, err, sizeof err);
+    Layer_use_weights(NULL);
+    assert_int_equal(written, -1);
+    if (!strstr(err, "input.csv") || !strstr(err, "drawing X0 again failed") ||
+        strstr(err, "memory"))
+        fail_msg("the reason is \"%s\"", err);
+    struct stat st;
+    assert_int_not_equal(stat(dir, &st), 0); /* nothing written */
+    Result_free(r);
+}
+
+static void test_table_rows_are_named(void **state)
+{
+    (void)state;
+    Config c = embedding_config();
+    Result *r = run(&c);
+    WeightSource source = {
+        .embed = counting_rows, .name = "model.safetensors", .table = "embed.weight"};
+    Layer_use_weights(&source);
+    Layer_use_token_ids(IDS, TOKENS, "ids.txt");
+    char dir[96], path[128], err[256] = "";
+    snprintf(dir, sizeof dir, "%s/named", scratch_directory());
+    int written = Export_write(r, NULL, true, dir, err, sizeof err);
+    Layer_use_token_ids(NULL, 0, NULL);
+    Layer_use_weights(NULL);
+    if (written < 0)
+        fail_msg("the export failed: %s", err);
+    snprintf(path, sizeof path, "%s/input.csv", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char what[1024], settings[1024], line[1024];
+    assert_non_null(fgets(what, sizeof what, f));
+    assert_non_null(fgets(settings, sizeof settings, f));
+    assert_non_null(fgets(line, sizeof line, f)); /* the columns' names */
+    if (!strstr(what, "the rows for ids.txt in embed.weight"))
+        fail_msg("the first line is \"%s\"", what);
+    if (!strstr(settings, " --weights model.safetensors --token-ids ids.txt\n"))
+        fail_msg("the settings line is \"%s\"", settings);
+    for (int i = 0; i < TOKENS; i++) {
+        int token;
+        double x[WIDTH];
+        assert_int_equal(fscanf(f, "%d,%lf,%lf,%lf,%lf", &token, &x[0], &x[1], &x[2], &x[3]),
+                         1 + WIDTH);
+        assert_int_equal(token, i + 1);
+        for (int j = 0; j < WIDTH; j++)
+            if (x[j] != IDS[i] + j / 8.0)
+                fail_msg("token %d, x_%d: %.17g, expected %.17g", i + 1, j + 1, x[j],
+                         IDS[i] + j / 8.0);
+    }
+    fclose(f);
+    Result_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_failure_is_said),
+        cmocka_unit_test(test_table_rows_are_named),
+    };
+    return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);
+}
