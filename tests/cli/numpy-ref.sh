@@ -4,7 +4,8 @@
 # reads it with --weights and --token-ids, and every number numpy prints equals attnscope's to
 # 1e-9 relative (tests/cli/numpy_ref_compare.py derives the tolerance; what a checkpoint
 # withdraws is compared with a drawn run's and the phase's formula).  A number perturbed by
-# 1e-7 must fail the comparison; bad flags are refused with exit 2.
+# 1e-7 must fail the comparison, and so must a documented field missing from numpy's document;
+# bad flags are refused with exit 2.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -46,6 +47,17 @@ for path in stable_rank_minus_one[2] counterpart_gradient_norm[0] token_rms[3] \
     attention_phase_critical_beta[2] attention_entropy_theory.mean readouts.s1_over_s2 \
     singular_values[5] shown_attention_entropy.rows[7] logit_std; do
     check "numpy's $path perturbed by 1e-7: the comparison fails" perturbed_fails "$path"
+done
+
+# Every documented field is there: one dropped from numpy's document, in turn, fails.
+dropped_fails() { # path
+    local dir=$tmp/32-32-1-off
+    /usr/bin/python3 $compare "$dir/numpy.json" "$dir/read.json" "$dir/drawn.json" --drop "$1" >"$tmp/out"
+    [ $? -eq 1 ] && grep -qF "${1%%[*}" "$tmp/out"
+}
+for path in token_similarity counterpart_relative_spread attention_entropy.min_head_average \
+    readouts.s1_over_s2 attention_entropy_theory.layer singular_values[3]; do
+    check "numpy's $path dropped: the comparison fails" dropped_fails "$path"
 done
 
 refused() { # message -- args...

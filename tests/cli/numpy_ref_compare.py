@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """bench/numpy_ref.py --same-as-batch against attnscope's --batch on numpy's own X0 and weights.
 
-    numpy_ref_compare.py NUMPY.json CHECKPOINT.json DRAWN.json [--perturb PATH]
+    numpy_ref_compare.py NUMPY.json CHECKPOINT.json DRAWN.json [--perturb PATH | --drop PATH]
 
 NUMPY.json: numpy_ref's document (it wrote the checkpoint); CHECKPOINT.json: attnscope --batch
 --weights on that checkpoint (--token-ids 0 … T−1: X0's rows); DRAWN.json: attnscope --batch
 with the same flags and its own draws, for what a checkpoint withdraws (docs/model.md §3, "What
-the block's settings do to the theory").  Every numeric field numpy prints is compared:
+the block's settings do to the theory").  First numpy's document must have exactly the
+documented fields (DOCUMENTED: 51 top-level keys with their sub-keys, each list of L + 1, L or
+T entries), so that a field numpy stopped printing fails; then every number in it is compared:
 - against the checkpoint run, to RTOL relative (each number's own scale; absolute floors below);
 - the first-layer theory (sigma, attention_entropy_theory, attention_phase.beta), which depends
   on the configuration alone, against the drawn run;
@@ -16,7 +18,8 @@ the block's settings do to the theory").  Every numeric field numpy prints is co
   β_c must satisfy too.
 Exit 0 when all agree (prints the largest difference as a fraction of its tolerance), 1 with the fields that do not,
 2 on bad input.  --perturb PATH multiplies numpy's number at PATH (e.g. token_rms[2]) by
-1 + 100·RTOL first: the comparison must then fail (the test's proof that it can).
+1 + 100·RTOL first, --drop PATH removes that field (e.g. token_similarity) or entry: the
+comparison must then fail (the test's proof that it can).
 
 RTOL: both programs compute the same formulas in double with other summation orders and
 LAPACK drivers.  One product of length d ≤ 48 errs by γ_d ≈ 48u ≈ 5e-15 relative; a softmax
@@ -45,6 +48,33 @@ EPS = 2.0 ** -52
 ROUNDING_ON_UNIT_SCALE = ("token_cosine_mean", "counterpart_token_cosine_mean", "energy_off_top",
                           "counterpart_energy_off_top", "singular_values")
 META = {"numpy_ref", "config", "rng", "elapsed", "openblas", "counterpart_gap"}
+
+# The fields numpy_ref --same-as-batch documents (its docstring; bench/README.md, "The numpy
+# reference"), by shape: LAYERS a list indexed by ℓ = 0..L, GRADIENT_LAYERS by ℓ = 1..L, ROWS one
+# entry per token, NUMBER one value (or null), a dict its keys' shapes.  A document of another
+# shape is refused before anything is compared, so a field numpy stopped printing cannot pass.
+LAYERS, GRADIENT_LAYERS, ROWS, NUMBER = "layers", "gradient layers", "rows", "number"
+PER_NETWORK = {
+    **{key: LAYERS for key in ("stable_rank", "stable_rank_minus_one", "stable_rank_mean",
+                               "stable_rank_m2", "token_similarity", "log10_norm",
+                               "centred_stable_rank", "energy_off_top", "relative_spread",
+                               "token_cosine_mean", "token_rms", "max_attention_mean",
+                               "max_attention_mean_head_average", "attention_entropy_zhai_bound",
+                               "attention_phase_critical_beta")},
+    "gradient_norm": GRADIENT_LAYERS, "log10_gradient_norm": GRADIENT_LAYERS,
+    "attention_entropy": {key + average: LAYERS for key in ("mean", "min", "max", "normalised_mean")
+                          for average in ("", "_head_average")}}
+DOCUMENTED = {
+    **{key: NUMBER for key in META}, "sigma": NUMBER, "logit_std": NUMBER, "outlier": NUMBER,
+    **PER_NETWORK, **{"counterpart_" + key: shape for key, shape in PER_NETWORK.items()},
+    "attention_entropy_theory": {"layer": NUMBER, "logit_std": NUMBER,
+                                 "critical_logit_std": NUMBER, "mean": NUMBER},
+    "attention_phase": {"beta": NUMBER, "side": LAYERS, "counterpart_side": LAYERS},
+    "shown_attention_entropy": {"layer": NUMBER, "head": NUMBER, "rows": ROWS},
+    "eigenvalues": ROWS, "singular_values": ROWS,
+    "readouts": {key: NUMBER for key in ("one_minus_abs_lambda2", "s1_over_s2",
+                                         "count_abs_lambda_above_half", "stable_rank_shown_layer")}}
+DOCUMENTED_COUNT = 51  # top-level keys, META included
 WITHDRAWN = {"sigma", "attention_entropy_theory", "attention_phase",
              "attention_phase_critical_beta", "counterpart_attention_phase_critical_beta"}
 
@@ -110,6 +140,22 @@ class Comparison:
                     return
 
 
+def shape_errors(path, value, shape, T, L):
+    """Where value (numpy's, at path) is not of the documented shape."""
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return [f"{path}: not an object"]
+        errors = [f"{path}.{key}: missing" for key in shape if key not in value]
+        errors += [f"{path}.{key}: not documented" for key in value if key not in shape]
+        for key in shape.keys() & value.keys():
+            errors += shape_errors(f"{path}.{key}", value[key], shape[key], T, L)
+        return errors
+    length = {LAYERS: L + 1, GRADIENT_LAYERS: L, ROWS: T}.get(shape)
+    if length is not None and (not isinstance(value, list) or len(value) != length):
+        return [f"{path}: not a list of {length} ({shape})"]
+    return []
+
+
 def critical_beta(T, rms, spread):
     """√(2/(q(q − p))) with q = rms², q − p = rms²·spread²·T/(T − 1) (docs/model.md §3)."""
     if rms is None or spread is None or spread == 0:
@@ -121,7 +167,7 @@ def withdrawn_fields(c, numpy_doc, read, drawn):
     T = numpy_doc["config"]["T"]
     c.number("sigma (drawn run)", numpy_doc["sigma"], drawn["sigma"])
     theory = drawn["attention_entropy_theory"]
-    for key in ("logit_std", "critical_logit_std", "mean"):
+    for key in ("layer", "logit_std", "critical_logit_std", "mean"):
         c.number(f"attention_entropy_theory.{key} (drawn run)",
                  numpy_doc["attention_entropy_theory"][key], theory[key])
     beta = numpy_doc["attention_phase"]["beta"]
@@ -144,18 +190,22 @@ def withdrawn_fields(c, numpy_doc, read, drawn):
                    expected)
 
 
-def perturb(doc, path):
-    """Multiplies the number at path (key.key[i]…) by 1 + 100·RTOL."""
+def alter(doc, how, path):
+    """--perturb: multiplies the number at path (key.key[i]…) by 1 + 100·RTOL; --drop: removes
+    the field (or list entry) at path."""
     parts = path.replace("]", "").replace("[", ".").split(".")
     node = doc
     for part in parts[:-1]:
         node = node[int(part)] if isinstance(node, list) else node[part]
     last = int(parts[-1]) if isinstance(node, list) else parts[-1]
-    node[last] *= 1 + 100 * RTOL
+    if how == "--perturb":
+        node[last] *= 1 + 100 * RTOL
+    else:
+        del node[last]
 
 
 def main(argv):
-    if len(argv) not in (4, 6) or (len(argv) == 6 and argv[4] != "--perturb"):
+    if len(argv) not in (4, 6) or (len(argv) == 6 and argv[4] not in ("--perturb", "--drop")):
         print(__doc__.splitlines()[2].strip(), file=sys.stderr)
         return 2
     try:
@@ -164,7 +214,15 @@ def main(argv):
         print(f"numpy_ref_compare: {e}", file=sys.stderr)
         return 2
     if len(argv) == 6:
-        perturb(numpy_doc, argv[5])
+        alter(numpy_doc, argv[4], argv[5])
+    config = numpy_doc.get("config", {})
+    errors = shape_errors("numpy's document", numpy_doc, DOCUMENTED, config.get("T"),
+                          config.get("depth"))
+    if len(numpy_doc) != DOCUMENTED_COUNT:
+        errors.append(f"numpy's document has {len(numpy_doc)} fields, {DOCUMENTED_COUNT} documented")
+    if errors:
+        print("\n".join(errors[:20]))
+        return 1
     c = Comparison()
     for key, want in numpy_doc.items():
         if key in META or key in WITHDRAWN:
