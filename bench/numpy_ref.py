@@ -27,7 +27,9 @@ singular_values, outlier, readouts, logit_std and shown_attention_entropy, and t
 theory (sigma, attention_entropy_theory, attention_phase).  Each token matrix's numbers come
 from one Gram matrix of X/‖X‖_F and its eigenvalues (np.linalg.eigvalsh), the centred ones from
 the Gram matrix of the centred tokens; sr − 1 below 1e-18, where the Gram matrix's eigenvalues no
-longer resolve it, from the singular values of X (docs/model.md §2).  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
+longer resolve it, from the singular values of X (docs/model.md §2).  Nulls by §2's rules:
+token_similarity and centred_stable_rank where μ(X)/‖X‖_F < 1e-12 (tokens equal within
+round-off), every number of a network from the layer it overflows or vanishes at.  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
 exact (eigenvalues of Gram matrices), where attnscope above T·d·min(T, d) = 64³ uses proved
 upper bounds within ~1e-8 of them (docs/model.md §3).
 Not reproduced: stable_rank_std (null for one seed), seeds_done and the other counts, the
