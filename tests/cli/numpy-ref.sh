@@ -72,6 +72,13 @@ for path in token_similarity counterpart_relative_spread attention_entropy.min_h
     check "numpy's $path dropped: the comparison fails" dropped_fails "$path"
 done
 
+no_checkpoint_refused() {
+    local dir=$tmp/32-32-1-off-3
+    /usr/bin/python3 $compare "$dir/numpy.json" "$dir/read.json" "$dir/drawn.json" "$tmp/none" 2>"$tmp/err"
+    [ $? -eq 2 ] && grep -qF "$tmp/none: not numpy_ref's checkpoint" "$tmp/err"
+}
+check "the comparison without numpy's checkpoint: exit 2, naming the directory" no_checkpoint_refused
+
 refused() { # message -- args...
     local message=$1
     shift 2

@@ -341,8 +341,12 @@ def main(argv):
     if errors:
         print("\n".join(errors[:20]))
         return 1
+    try:
+        rounding = Rounding(numpy_doc, read, checkpoint)
+    except (OSError, ValueError, KeyError, struct.error) as e:
+        print(f"numpy_ref_compare: {checkpoint}: not numpy_ref's checkpoint ({e!r})", file=sys.stderr)
+        return 2
     c = Comparison()
-    rounding = Rounding(numpy_doc, read, checkpoint)
     for key, want in numpy_doc.items():
         if key in META or key in WITHDRAWN:
             continue
