@@ -307,6 +307,49 @@ def null_rules(c, doc, name):
                                       f"relative_spread is {r}: null exactly below 1e-12")
 
 
+def checkpoint_fields(c, numpy_doc, read, rounding):
+    """Every number of numpy's but the withdrawn ones against the checkpoint run's, each to
+    RTOL and its floor (above)."""
+    for key, want in numpy_doc.items():
+        if key in META or key in WITHDRAWN:
+            continue
+        prefix = "counterpart_" if key.startswith("counterpart_") else ""
+        base = key[len(prefix):]
+        if key == "eigenvalues":
+            c.eigenvalues(want, read[key])
+        elif key.endswith("stable_rank_minus_one"):
+            T, d = numpy_doc["config"]["T"], numpy_doc["config"]["d"]
+            for layer, (w, g) in enumerate(zip(want, read[key])):
+                floor = 2 * math.sqrt(T * abs(w)) * d * EPS if w is not None else 0.0
+                c.number(f"{key}[{layer}]", w, g, floor)
+        elif base == "relative_spread":
+            for layer, (w, g) in enumerate(zip(want, read[key])):
+                c.number(f"{key}[{layer}]", w, g, rounding.spread[prefix][layer])
+        elif base == "token_similarity":
+            for layer, (w, g) in enumerate(zip(want, read[key])):
+                spreads = [numpy_doc[prefix + "relative_spread"][layer],
+                           read[prefix + "relative_spread"][layer]]
+                floor = rounding.spread[prefix][layer]
+                if (w is None) != (g is None) and all(
+                        s is not None and abs(s - SPREAD_RESOLUTION) <= floor for s in spreads):
+                    c.compared += 1  # r within its floor of the null rule's threshold
+                    continue
+                c.relative(f"{key}[{layer}]", w, g, rounding.inverse_spread(prefix, layer, spreads))
+        elif base in ATTENTION:
+            series = want if isinstance(want, dict) else {"": want}
+            got = read[key] if isinstance(want, dict) else {"": read[key]}
+            for sub, values in series.items():
+                path = f"{key}.{sub}" if sub else key
+                for layer, (w, g) in enumerate(zip(values, got[sub])):
+                    c.relative(f"{path}[{layer}]", w, g, rounding.attention(prefix, layer))
+        elif key.endswith("attention_entropy_zhai_bound"):
+            for layer, (w, g) in enumerate(zip(want, read[key])):
+                c.log_scale(f"{key}[{layer}]", w, g)
+        else:
+            floor = 2 * numpy_doc["config"]["T"] * EPS if key in ROUNDING_ON_UNIT_SCALE else 0.0
+            c.tree(key, want, read.get(key, "absent"), floor)
+
+
 def alter(doc, how, path):
     """--perturb: multiplies the number at path (key.key[i]…) by 1 + 100·RTOL; --drop: removes
     the field (or list entry) at path."""
@@ -347,44 +390,7 @@ def main(argv):
         print(f"numpy_ref_compare: {checkpoint}: not numpy_ref's checkpoint ({e!r})", file=sys.stderr)
         return 2
     c = Comparison()
-    for key, want in numpy_doc.items():
-        if key in META or key in WITHDRAWN:
-            continue
-        prefix = "counterpart_" if key.startswith("counterpart_") else ""
-        base = key[len(prefix):]
-        if key == "eigenvalues":
-            c.eigenvalues(want, read[key])
-        elif key.endswith("stable_rank_minus_one"):
-            T, d = numpy_doc["config"]["T"], numpy_doc["config"]["d"]
-            for layer, (w, g) in enumerate(zip(want, read[key])):
-                floor = 2 * math.sqrt(T * abs(w)) * d * EPS if w is not None else 0.0
-                c.number(f"{key}[{layer}]", w, g, floor)
-        elif base == "relative_spread":
-            for layer, (w, g) in enumerate(zip(want, read[key])):
-                c.number(f"{key}[{layer}]", w, g, rounding.spread[prefix][layer])
-        elif base == "token_similarity":
-            for layer, (w, g) in enumerate(zip(want, read[key])):
-                spreads = [numpy_doc[prefix + "relative_spread"][layer],
-                           read[prefix + "relative_spread"][layer]]
-                floor = rounding.spread[prefix][layer]
-                if (w is None) != (g is None) and all(
-                        s is not None and abs(s - SPREAD_RESOLUTION) <= floor for s in spreads):
-                    c.compared += 1  # r within its floor of the null rule's threshold
-                    continue
-                c.relative(f"{key}[{layer}]", w, g, rounding.inverse_spread(prefix, layer, spreads))
-        elif base in ATTENTION:
-            series = want if isinstance(want, dict) else {"": want}
-            got = read[key] if isinstance(want, dict) else {"": read[key]}
-            for sub, values in series.items():
-                path = f"{key}.{sub}" if sub else key
-                for layer, (w, g) in enumerate(zip(values, got[sub])):
-                    c.relative(f"{path}[{layer}]", w, g, rounding.attention(prefix, layer))
-        elif key.endswith("attention_entropy_zhai_bound"):
-            for layer, (w, g) in enumerate(zip(want, read[key])):
-                c.log_scale(f"{key}[{layer}]", w, g)
-        else:
-            floor = 2 * numpy_doc["config"]["T"] * EPS if key in ROUNDING_ON_UNIT_SCALE else 0.0
-            c.tree(key, want, read.get(key, "absent"), floor)
+    checkpoint_fields(c, numpy_doc, read, rounding)
     withdrawn_fields(c, numpy_doc, read, drawn, rounding)
     null_rules(c, numpy_doc, "numpy")
     null_rules(c, read, "checkpoint run")
