@@ -42,6 +42,9 @@ check "T = 24 < d = 40, seed 1: the same" same_numbers 24 40 1 off
 check "T = d = 64, L = 8, seed 1, gap off (collapsed layers): the same within the derived floors" \
     same_numbers 64 64 1 off 8
 check "T = d = 64, L = 8, seed 2, gap center: the same" same_numbers 64 64 2 center 8
+# Above T·d·min(T, d) = 64³ attnscope's ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are proved upper bounds, within
+# ~1e-10 of the exact ones at d ≤ 256 (docs/model.md §3), inside RTOL.
+check "T = d = 256, L = 8, seed 1, gap off (above 64³): the same" same_numbers 256 256 1 off 8
 
 # The comparison can fail: one number of numpy's, perturbed by 1e-7 relative, in turn.
 perturbed_fails() { # path [document's directory]
