@@ -300,6 +300,40 @@ static double floor_seconds(Bufs *b, const Config *c, double *rate)
     return flops / *rate + (now() - start);
 }
 
+/* The repetitions of a measurement: one warm-up, not timed, when repeating. */
+typedef struct {
+    int runs;  /* all of them */
+    int first; /* the first one timed */
+    int timed; /* runs − first */
+} Repetitions;
+
+static Repetitions repetitions(int reps)
+{
+    int runs = reps > 1 ? reps + 1 : 1, first = runs > 1 ? 1 : 0;
+    return (Repetitions){runs, first, runs - first};
+}
+
+/* The opening of the JSON object both modes print: the configuration and the BLAS. */
+static void print_configuration(const Config *c, Repetitions r)
+{
+    printf("{\"T\":%d,\"d\":%d,\"depth\":%d,\"reps\":%d,\"threads\":%d,"
+           "\"openblas_core\":\"%s\",",
+           c->tokens, c->width, c->depth, r.timed, Linalg_blas_threads(), openblas_get_corename());
+}
+
+/* floor_ms and dgemm_gflops: the medians of the timed repetitions (sorts both arrays). */
+static void print_floor(double *floors, double *rates, Repetitions r)
+{
+    printf("\"floor_ms\":%.4f,\"dgemm_gflops\":%.2f", 1e3 * median(floors + r.first, r.timed),
+           1e-9 * median(rates + r.first, r.timed));
+}
+
+/* The median in ms of row `row` of samples (r.runs a row) over the timed repetitions. */
+static double median_ms(double *samples, int row, Repetitions r)
+{
+    return 1e3 * median(samples + (size_t)row * r.runs + r.first, r.timed);
+}
+
 /* --floor-only: X0 and the first network's layers up to the shown one (whose matrix the
    floor's dgeev takes), then the floor alone, reps times after a warm-up when reps > 1.  No
    stable rank, spectra or counterpart is timed, so that bench/floor_compare.py can measure the
@@ -322,14 +356,13 @@ static int floor_only(Bufs *b, const Config *c, int reps)
     Result_free(out);
     if (dead)
         return -1;
-    int runs = reps > 1 ? reps + 1 : 1, first = runs > 1 ? 1 : 0, n = runs - first;
-    double *floors = alloc((size_t)runs), *rates = alloc((size_t)runs);
-    for (int k = 0; k < runs; k++)
+    Repetitions r = repetitions(reps);
+    double *floors = alloc((size_t)r.runs), *rates = alloc((size_t)r.runs);
+    for (int k = 0; k < r.runs; k++)
         floors[k] = floor_seconds(b, c, &rates[k]);
-    printf("{\"T\":%d,\"d\":%d,\"depth\":%d,\"reps\":%d,\"threads\":%d,"
-           "\"openblas_core\":\"%s\",\"floor_ms\":%.4f,\"dgemm_gflops\":%.2f}\n",
-           c->tokens, c->width, c->depth, n, Linalg_blas_threads(), openblas_get_corename(),
-           1e3 * median(floors + first, n), 1e-9 * median(rates + first, n));
+    print_configuration(c, r);
+    print_floor(floors, rates, r);
+    printf("}\n");
     free(floors);
     free(rates);
     return 0;
@@ -360,8 +393,12 @@ static int parse_arguments(int argc, char **argv, Config *c, int *reps, bool *mo
 {
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
-        if (strcmp(o, "--model-run") == 0 || strcmp(o, "--floor-only") == 0) {
-            *(o[2] == 'm' ? model_run : floor) = true;
+        if (strcmp(o, "--model-run") == 0) {
+            *model_run = true;
+            continue;
+        }
+        if (strcmp(o, "--floor-only") == 0) {
+            *floor = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -413,7 +450,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_stages: a LAPACK call failed or the network died\n");
         return 1;
     }
-    int L = c.depth, runs = reps > 1 ? reps + 1 : 1; /* one warm-up when repeating */
+    int L = c.depth;
+    Repetitions rounds = repetitions(reps);
+    int runs = rounds.runs;
     double *samples = alloc((size_t)(STAGES + 2) * runs);
     double *floors = alloc((size_t)runs), *rates = alloc((size_t)runs);
     double *sr_main = alloc((size_t)L + 1), *sr_cp = alloc((size_t)L + 1);
@@ -441,20 +480,16 @@ int main(int argc, char **argv)
             samples[(size_t)(STAGES + 1) * runs + k] = now() - start;
         }
     }
-    int first = runs > 1 ? 1 : 0, n = runs - first;
-    printf("{\"T\":%d,\"d\":%d,\"depth\":%d,\"reps\":%d,\"threads\":%d,"
-           "\"openblas_core\":\"%s\",\"stages_ms\":{",
-           c.tokens, c.width, L, n, Linalg_blas_threads(), openblas_get_corename());
+    print_configuration(&c, rounds);
+    printf("\"stages_ms\":{");
     for (int s = 0; s < STAGES; s++)
-        printf("\"%s\":%.4f,", STAGE_NAMES[s], 1e3 * median(samples + (size_t)s * runs + first, n));
-    printf("\"total\":%.4f},", 1e3 * median(samples + (size_t)STAGES * runs + first, n));
-    printf("\"floor_ms\":%.4f,\"dgemm_gflops\":%.2f,", 1e3 * median(floors + first, n),
-           1e-9 * median(rates + first, n));
+        printf("\"%s\":%.4f,", STAGE_NAMES[s], median_ms(samples, s, rounds));
+    printf("\"total\":%.4f},", median_ms(samples, STAGES, rounds));
+    print_floor(floors, rates, rounds);
     if (model_run)
-        printf("\"model_run_ms\":%.4f,",
-               1e3 * median(samples + (size_t)(STAGES + 1) * runs + first, n));
+        printf(",\"model_run_ms\":%.4f,", median_ms(samples, STAGES + 1, rounds));
     else
-        printf("\"model_run_ms\":null,");
+        printf(",\"model_run_ms\":null,");
     print_array("stable_rank", sr_main, L + 1);
     printf(",");
     print_array("counterpart_stable_rank", sr_cp, L + 1);

@@ -7,7 +7,8 @@
 Per size: one warm-up round, then --runs rounds, each of `BASE --batch`, `BIN --batch`,
 bench/numpy_ref.py (the stable ranks and the shown layer's spectra: "numpy", comparable with
 the numbers recorded before), bench/numpy_ref.py --same-as-batch (every per-layer number
---batch prints: "numpy_full", the fair reference) with the same flags (-T T -d T -L 8
+--batch prints: "numpy_full", the fair reference; which of its numbers tests/cli/numpy-ref.sh
+proves equal to attnscope's, and where, bench/README.md says) with the same flags (-T T -d T -L 8
 -a softmax -g off --seed 1), and the floor (`STAGES ... --floor-only --reps 1`: bench_stages,
 built by bench/run.sh, times the products' flops at its dgemm rate plus one dgeev), one after
 the other, so that a change of load hits all of them.  Medians of the wall times and of the

@@ -27,7 +27,9 @@ singular_values, outlier, readouts, logit_std and shown_attention_entropy, and t
 theory (sigma, attention_entropy_theory, attention_phase).  Each token matrix's numbers come
 from one Gram matrix of X/‖X‖_F and its eigenvalues (np.linalg.eigvalsh), the centred ones from
 the Gram matrix of the centred tokens; sr − 1 below 1e-18, where the Gram matrix's eigenvalues no
-longer resolve it, from the singular values of X (docs/model.md §2).  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
+longer resolve it, from the singular values of X (docs/model.md §2).  Nulls by §2's rules:
+token_similarity and centred_stable_rank where μ(X)/‖X‖_F < 1e-12 (tokens equal within
+round-off), every number of a network from the layer it overflows or vanishes at.  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
 exact (eigenvalues of Gram matrices), where attnscope above T·d·min(T, d) = 64³ uses proved
 upper bounds within ~1e-8 of them (docs/model.md §3).
 Not reproduced: stable_rank_std (null for one seed), seeds_done and the other counts, the
@@ -109,14 +111,24 @@ def softmax_rows(s):
     return s
 
 
-def stable_rank(x):
-    """sr(X Xᵀ) = sum s^4 / s1^4 and sr - 1 summed directly (docs/model.md §2)."""
+def singular_value_rank(x):
+    """sr − 1 = Σ_{i≥2}(s_i/s1)⁴ and the energy off the top Σ_{i≥2} s_i²/Σ s_i², each summed
+    smallest first, from the singular values of X (docs/model.md §2); None where they are not
+    finite or X is zero."""
     s = np.linalg.svd(x, compute_uv=False)
     if not np.all(np.isfinite(s)) or s[0] == 0:
-        return None, None
-    r = (s[1:] / s[0]) ** 4
-    rest = float(np.sum(r[::-1]))  # smallest first
-    return 1.0 + rest, rest
+        return None
+    rest = float(np.sum(((s[1:] / s[0]) ** 4)[::-1]))
+    energy = float(np.sum((s[1:] ** 2)[::-1]) / np.sum(s ** 2))
+    return rest, energy
+
+
+def stable_ranks_only(x):
+    """The default's measure of a token matrix: sr(X Xᵀ) and sr − 1 from X's singular values."""
+    rank = singular_value_rank(x)
+    if rank is None:
+        return None
+    return {"stable_rank": 1.0 + rank[0], "stable_rank_minus_one": rank[0]}
 
 
 def orthonormal_input(rng, T, d):
@@ -127,58 +139,10 @@ def orthonormal_input(rng, T, d):
     return np.ascontiguousarray(q.T)
 
 
-def run(a):
-    T, d, L = a.tokens, a.width, a.depth
-    rng = np.random.default_rng(a.seed)
-    x0 = orthonormal_input(rng, T, d)
-
-    gaps = [a.gap, "center" if a.gap == "off" else "off"]  # network, counterpart
-    xs = [x0, x0]
-    curves = [[stable_rank(x0)], [stable_rank(x0)]]
-    shown = None
-    scale = 1.0 / math.sqrt(d)
-    for layer in range(1, L + 1):
-        if a.attention == "softmax":
-            wq = rng.standard_normal((d, d)) * a.sigma_qk
-            wk = rng.standard_normal((d, d)) * a.sigma_qk
-        else:
-            g_markov = rng.standard_normal((T, T)) * a.sigma_qk ** 2
-        wv = rng.standard_normal((d, d))
-        for n in range(2):
-            x = xs[n]
-            if x is None:
-                curves[n].append((None, None))
-                continue
-            if a.attention == "softmax":
-                attn = softmax_rows((x @ wq) @ (x @ wk).T * scale)
-            else:
-                attn = softmax_rows(g_markov.copy())
-            if gaps[n] == "center":
-                attn -= 1.0 / T
-            y = attn @ (x @ wv)
-            if not np.all(np.isfinite(y)):
-                y = None
-            xs[n] = y
-            curves[n].append(stable_rank(y) if y is not None else (None, None))
-            if n == 0 and layer == a.layer:
-                shown = attn
-    out = {"stable_rank": [c[0] for c in curves[0]],
-           "stable_rank_minus_one": [c[1] for c in curves[0]],
-           "counterpart_gap": gaps[1],
-           "counterpart_stable_rank": [c[0] for c in curves[1]],
-           "counterpart_stable_rank_minus_one": [c[1] for c in curves[1]]}
-    if not a.no_spectra:
-        lam = np.linalg.eigvals(shown)
-        out["eigenvalue_moduli"] = sorted(np.abs(lam).tolist(), reverse=True)
-        out["singular_values"] = np.linalg.svd(shown, compute_uv=False).tolist()
-    return out
-
-
-
-
 # docs/model.md §2's thresholds: sr − 1 below GRAM_FLOOR comes from X's singular values (the
 # Gram matrix's eigenvalues carry an absolute error ~eps·λ1); tokens whose spread is below
-# EQUAL_TOKENS of their norm are equal within round-off (no centred stable rank); the readouts
+# EQUAL_TOKENS of their norm are equal within round-off (no centred stable rank, and no token
+# similarity: μ(X_ℓ)/μ(X0) would measure only the growth of ‖X‖); the readouts
 # read |1 − |λ2|| below READOUT_ROUNDOFF as 0 and s2 below it (relative to s1) as round-off.
 GRAM_FLOOR = 1e-18
 EQUAL_TOKENS = 1e-12
@@ -201,9 +165,7 @@ def token_measures(x, mu0):
     lam = np.linalg.eigvalsh(gram)
     rest, energy = top_rest(lam), float(np.sum(lam[:-1]) / np.sum(lam))
     if rest < GRAM_FLOOR:  # below the Gram matrix's resolution: X itself
-        sv = np.linalg.svd(u, compute_uv=False)
-        rest = float(np.sum(((sv[1:] / sv[0]) ** 4)[::-1]))
-        energy = float(np.sum((sv[1:] ** 2)[::-1]) / np.sum(sv ** 2))
+        rest, energy = singular_value_rank(u)
     T = x.shape[0]
     centred = u - u.mean(axis=0)
     spread = float(np.linalg.norm(centred))  # μ(X)/‖X‖_F
@@ -219,7 +181,8 @@ def token_measures(x, mu0):
     if n >= 2:
         cosine = float((inv @ gram @ inv - np.sum(inv * inv * diag)) / (n * (n - 1)))
     return {"stable_rank": 1.0 + rest, "stable_rank_minus_one": rest,
-            "token_similarity": 1.0 if mu0 is None else mu / mu0, "log10_norm": math.log10(nu),
+            "token_similarity": None if spread < EQUAL_TOKENS else 1.0 if mu0 is None else mu / mu0,
+            "log10_norm": math.log10(nu),
             "centred_stable_rank": centred_sr, "energy_off_top": energy,
             "relative_spread": spread, "token_cosine_mean": cosine,
             "token_rms": nu / math.sqrt(T),
@@ -334,55 +297,104 @@ def first_layer_theory(a, critical_betas):
             "attention_phase": {"beta": beta, "side": sides[0], "counterpart_side": sides[1]}}
 
 
-def run_same_as_batch(a):
-    """Every per-layer number of `attnscope --batch` for softmax attention, both networks."""
-    T, d, L = a.tokens, a.width, a.depth
+def draw_layer(rng, a):
+    """One layer's weights in the order both modes draw them: (W^Q, W^K, W^V) for softmax,
+    (the Markov Gaussians, W^V) for markov."""
+    T, d = a.tokens, a.width
+    if a.attention == "markov":
+        return rng.standard_normal((T, T)) * a.sigma_qk ** 2, rng.standard_normal((d, d))
+    wq = rng.standard_normal((d, d)) * a.sigma_qk
+    wk = rng.standard_normal((d, d)) * a.sigma_qk
+    return wq, wk, rng.standard_normal((d, d))
+
+
+def layer_logits(a, weights):
+    """X ↦ the layer's logits, and ‖M‖₂ (None but with --same-as-batch).  --same-as-batch
+    forms M = W^Q W^Kᵀ/√d once for both networks (logits X M Xᵀ; Zhai's bound needs ‖M‖₂
+    anyway); the default keeps (X W^Q)(X W^K)ᵀ/√d per network, as the old comparison timed it."""
+    if a.attention == "markov":
+        return (lambda x: weights[0]), None
+    wq, wk, _ = weights
+    scale = 1.0 / math.sqrt(a.width)
+    if not a.same_as_batch:
+        return (lambda x: (x @ wq) @ (x @ wk).T * scale), None
+    m = (wq @ wk.T) * scale
+    return (lambda x: x @ m @ x.T), math.sqrt(float(np.linalg.eigvalsh(m.T @ m)[-1]))
+
+
+def run(a):
+    """Both networks through the layers, one loop for both modes.  Per network and layer the
+    tokens' measures (the default: the stable ranks alone; --same-as-batch: token_measures),
+    with --same-as-batch also the attention's numbers and A_ℓ⋯A_1 for the gradients; a
+    network that overflows or vanishes is null from that layer on (docs/model.md §2)."""
+    full, T, L = a.same_as_batch, a.tokens, a.depth
     rng = np.random.default_rng(a.seed)
-    x0 = orthonormal_input(rng, T, d)
+    x0 = orthonormal_input(rng, T, a.width)
     gaps = [a.gap, "center" if a.gap == "off" else "off"]  # network, counterpart
-    first = token_measures(x0, None)
-    mu0 = first["mu"]
-    measures = [[first], [first]]  # per network, per layer 0..L (None once dead)
-    layers = [[None], [None]]  # attention numbers per layer 1..L
-    products = [None, None]  # A_ℓ⋯A_1 as applied
+    measure = token_measures if full else (lambda x, mu0: stable_ranks_only(x))
+    first = measure(x0, None)
+    mu0 = first["mu"] if full else None
+    # the default measured X0 once per network: kept, as its timing is the old reference's
+    measures = [[first], [first if full else measure(x0, None)]]  # per layer 0..L
+    layers = [[None], [None]]  # attention numbers per layer 1..L (--same-as-batch)
+    products = [None, None]  # A_ℓ⋯A_1 as applied (--same-as-batch)
     xs, values, drawn, shown = [x0, x0], [], [], {}
-    scale = 1.0 / math.sqrt(d)
     for layer in range(1, L + 1):
-        wq = rng.standard_normal((d, d)) * a.sigma_qk
-        wk = rng.standard_normal((d, d)) * a.sigma_qk
-        wv = rng.standard_normal((d, d))
-        values.append(wv)
+        weights = draw_layer(rng, a)
+        wv = weights[-1]
+        if full:
+            values.append(wv)
         if a.write_checkpoint:
-            drawn.append((wq, wk, wv))
-        m = (wq @ wk.T) * scale  # both networks' logits X M Xᵀ, and ‖M‖₂ for Zhai's bound
-        m_norm = math.sqrt(float(np.linalg.eigvalsh(m.T @ m)[-1]))
+            drawn.append(weights)
+        logits_of, m_norm = layer_logits(a, weights)
         for n in range(2):
-            before = measures[n][-1]
-            if before is None:
+            x = xs[n]
+            if x is None:
                 measures[n].append(None)
                 layers[n].append(None)
                 continue
-            x = xs[n]
-            logits = x @ m @ x.T
-            if n == 0 and layer == a.layer:
+            logits = logits_of(x)
+            is_shown = n == 0 and layer == a.layer
+            if is_shown and full:
                 shown["logit_std"] = float(np.std(logits))
             built = softmax_rows(logits)
-            layers[n].append(attention_numbers(built, m_norm, before))
+            numbers = attention_numbers(built, m_norm, measures[n][-1]) if full else None
             applied = built - 1.0 / T if gaps[n] == "center" else built
-            products[n] = applied if layer == 1 else applied @ products[n]
+            if full:
+                products[n] = applied if layer == 1 else applied @ products[n]
             y = applied @ (x @ wv)
-            xs[n] = y
-            after = token_measures(y, mu0) if np.all(np.isfinite(y)) else None
+            after = measure(y, mu0) if np.all(np.isfinite(y)) else None
             measures[n].append(after)
+            layers[n].append(None if after is None else numbers)
+            xs[n] = None if after is None else y
             if after is None:
                 products[n] = None
-            if n == 0 and layer == a.layer:
-                shown["rows"] = layers[n][-1]["rows"].tolist()
+            if is_shown:
                 shown["applied"] = applied
+                if full:
+                    shown["rows"] = numbers["rows"].tolist()
+    if not full:
+        return assemble_stable_ranks(a, gaps, measures, shown)
     grads = gradient_norms(products, x0, values)
     if a.write_checkpoint:
         write_checkpoint(a.write_checkpoint, x0, drawn)
     return assemble(a, gaps, measures, layers, grads, shown)
+
+
+def assemble_stable_ranks(a, gaps, measures, shown):
+    """The default's fields: both networks' stable ranks, the shown matrix's spectra."""
+    def series(n, key):
+        return [None if m is None else m[key] for m in measures[n]]
+    out = {"stable_rank": series(0, "stable_rank"),
+           "stable_rank_minus_one": series(0, "stable_rank_minus_one"),
+           "counterpart_gap": gaps[1],
+           "counterpart_stable_rank": series(1, "stable_rank"),
+           "counterpart_stable_rank_minus_one": series(1, "stable_rank_minus_one")}
+    if not a.no_spectra and "applied" in shown:
+        lam = np.linalg.eigvals(shown["applied"])
+        out["eigenvalue_moduli"] = sorted(np.abs(lam).tolist(), reverse=True)
+        out["singular_values"] = np.linalg.svd(shown["applied"], compute_uv=False).tolist()
+    return out
 
 
 def assemble(a, gaps, measures, layers, grads, shown):
@@ -418,7 +430,7 @@ def assemble(a, gaps, measures, layers, grads, shown):
 def main(argv):
     a = parse(argv)
     start = time.perf_counter()
-    out = run_same_as_batch(a) if a.same_as_batch else run(a)
+    out = run(a)
     elapsed = time.perf_counter() - start
     doc = {"numpy_ref": np.__version__,
            "config": {"T": a.tokens, "d": a.width, "depth": a.depth, "sigma_qk": a.sigma_qk,
