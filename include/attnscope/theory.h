@@ -106,8 +106,9 @@ void Theory_entropy_first_layer(const Config *c, EntropyTheory *out);
    rows condense (the entropy-collapse side).  β is attnscope's logit std on unit orthogonal
    tokens over √(ln T): var(x_iᵀ M x_j) = β² ln T ‖x_i‖²‖x_j‖², their logits' law. */
 double Theory_phase_beta(const Config *c);
-/* β_c for (q, p); NaN unless q > 0 and q > p. */
-double Theory_phase_critical_beta(double q, double p);
+/* β_c for q and gap = q − p, given apart because q − p formed from the two cancels where the
+   tokens merge; NaN unless q > 0 and gap > 0. */
+double Theory_phase_critical_beta(double q, double gap);
 /* Why their threshold does not describe layer `layer` of c (NULL: it does). */
 const char *Theory_phase_void(const Config *c, int layer);
 /* "entropy-collapse" where β >= β_c, "rank-collapse" below, NULL where either is NaN. */

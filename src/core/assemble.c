@@ -80,7 +80,7 @@ static void fill_entropy_bounds(Curves *dest, const LayerState *s, const Config 
             Entropy_zhai_bound(Config_layer_mask(c, layer), c->window, c->tokens, sigma);
     if (!Theory_phase_void(c, layer))
         dest->phase_critical_beta[layer] =
-            Theory_phase_critical_beta(s->input.second_moment, s->input.overlap);
+            Theory_phase_critical_beta(s->input.second_moment, s->input.moment_gap);
 }
 
 static void fill_curves(Curves *dest, const Track *t, const Config *c)

@@ -45,9 +45,10 @@ typedef struct {
 
 /* What the entropy bounds read of a layer's attention input X' (X, or LN(X) under pre-LN):
    ‖X'‖₂² (NaN where Zhai et al.'s bound does not hold), the tokens' mean squared norm q and
-   their mean pairwise overlap p (Giorlandino & Goldt's); NaN where not measured. */
+   q − p, p their mean pairwise overlap (Giorlandino & Goldt's), kept as the spread per pair
+   because q − p formed from q and p cancels where the tokens merge; NaN where not measured. */
 typedef struct {
-    double norm_squared, second_moment, overlap;
+    double norm_squared, second_moment, moment_gap;
 } AttentionInput;
 
 /* One layer of a kept network: its numbers, the warnings it raised, and (while the budget

@@ -268,9 +268,9 @@ double Theory_phase_beta(const Config *c)
     return unit_rows_logit_std(c) / sqrt(log((double)c->tokens));
 }
 
-double Theory_phase_critical_beta(double q, double p)
+double Theory_phase_critical_beta(double q, double gap)
 {
-    return q > 0 && q > p ? sqrt(2 / (q * (q - p))) : NAN;
+    return q > 0 && gap > 0 ? sqrt(2 / (q * gap)) : NAN;
 }
 
 const char *Theory_phase_void(const Config *c, int layer)
