@@ -4,6 +4,8 @@
  *   layer.c       one layer (include/attnscope/layer.h), which every driver below follows
  *   workspace.c   the buffers of a run: their one list, allocation, the memory estimate
  *   run.c         Model_run: seeds, the two lanes, the layer loop, replays of kept layers
+ *   run_lane.c    one network's layer on its lane, the run's watches on it, its numbers
+ *   run_qk.c      a layer's query-key work (M_h and ‖M_h‖₂), drawn ahead and done beside
  *   shown_layer.c the shown layer's attention matrix, captured or computed again, and its spectra
  *   gradients.c   the frozen-attention gradients and the value weights kept for them
  *   assemble.c    the Result, written from what is kept: curves, bands, readouts, warnings
@@ -147,7 +149,7 @@ struct Workspace {
     Lane lane[NETWORKS];
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
     /* W^Q and W^K (d² each) of the layer drawn ahead for its qk work beside the layer below
-       (run.c's draw_ahead), which that layer takes by swapping them with weights' own. */
+       (run_qk.c's draw_ahead), which that layer takes by swapping them with weights' own. */
     LayerWeights ahead;
     double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
@@ -285,6 +287,30 @@ int lane_replay(Run *run, int which, int layer);
 /* The layer's weights for both lanes: `parts` (LayerDraw) and W^V (*wv: where it is). */
 int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, bool first_seed,
                        unsigned parts, double **wv);
+
+/* ---- run_lane.c ---- */
+/* A layer's measures into its kept state, the token similarity relative to X0's. */
+void layer_state_record(LayerState *state, const Measures *m, double log_similarity0);
+/* both_lanes' task of run_layer: run->layer of network `which` where that lane is active and
+   alive, its status into run->info[which]. */
+void layer_task(int which, void *context);
+
+/* ---- run_qk.c ---- */
+/* The query-key work of run->layer (M_h, and its norms where measured), for both networks;
+   with the next layer's beside it where Entropy_qk_norms_ahead pairs them. */
+int layer_qk_work(Run *run);
+/* Whether run->layer's W^Q and W^K are the workspace's ahead ones, its work done. */
+bool ahead_of_layer(const Run *run);
+/* The W^Q and W^K of `layer` into `into`, the values that layer's own draw would give. */
+int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into);
+/* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead ones. */
+void take_ahead(Workspace *w);
+/* The buffer for `layer`'s M_h where its logits take them (which: 0 its own, 1 ahead), or NULL. */
+double *qk_product_of(Run *run, int layer, int which);
+/* input_layer's work beside X0 (layer 1's M_1, norms and shared attention) and beside the
+   value chain (layer 2's W^Q, W^K, M_2 and norms, from the chain's stream object). */
+int layer_one_beside(Run *run);
+int layer_two_beside(Run *run, RandomStream *random, Linalg *la);
 
 /* ---- shown_layer.c ---- */
 /* The shown matrix as built (with its logits' std) and as applied (with the gap's outcome). */

@@ -1,0 +1,305 @@
+/* The query-key work of a layer, once for both networks (run.c): its M_h = W^Q_h W^K_gᵀ where
+ * its logits go through them, and each head's ‖M_h‖₂ for Zhai et al.'s entropy bound
+ * (docs/model.md §3), with the next layer's drawn ahead and done on the other lane where
+ * Entropy_qk_norms_ahead pairs them, and layers 1 and 2's beside the input (input_layer).
+ */
+#include "attnscope/entropy.h"
+#include "attnscope/init.h"
+#include "attnscope/layer.h"
+#include "attnscope/linalg.h"
+#include "attnscope/measure.h"
+#include "model_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Scratch of the heads' ‖M_h‖₂. */
+typedef struct {
+    double *block[2];       /* d×d_h each */
+    double *lower, *square; /* d_h×d_h each */
+    double *lanczos;        /* Measure_lanczos_size(d_h) */
+    double *values;         /* d_h */
+    /* The formed M_h's route alone (else NULL): d×d each, and Measure_lanczos_size(d). */
+    double *gram, *factor, *gram_lanczos;
+} QkScratch;
+
+/* A proved bound of s_1² as one of s_1, rounded up past the rounding of the square root and
+   of the scale's product. */
+static double norm_from_squared_bound(double bound)
+{
+    return sqrt(bound) * (1 + 2 * DBL_EPSILON);
+}
+
+/* Where one layer's query-key work is done: its W^Q and W^K, the lane's Linalg, its
+   M_h = W^Q_h W^K_gᵀ where its logits go through them (else NULL), and the [heads] norms it
+   fills (NULL: none measured). */
+typedef struct {
+    int layer; /* 0: none on this lane */
+    const double *query, *key;
+    double *product;
+    Linalg *la;
+    double *norm;
+    int info;
+} QkLayer;
+
+/* s_1(W^Q_h W^K_gᵀ) exactly: with A = W^Q_h and B = W^K_g (d×d_h) and B = Q_B R_B (thin QR),
+   s_1(A Bᵀ) = s_1(A R_Bᵀ): one QR, two products of d_h columns and the singular values of a
+   d×d_h matrix, never a d×d SVD.  Leaves s->lower alone. */
+static int qk_norm_exact(const Config *c, const QkLayer *q, int h, QkScratch *s, double *norm)
+{
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh;
+    const double *a = q->query + block * h;
+    const double *key = q->key + block * Config_kv_head_of(c, h);
+    double *qb = s->block[0], *r = s->square, *product = s->block[1];
+    memcpy(qb, key, sizeof(double) * block);
+    int info = Linalg_orthonormalise(q->la, d, dh, qb);
+    if (!info) /* R_B = Q_Bᵀ B */
+        info = Linalg_gemm(q->la, true, false, dh, dh, d, 1.0, qb, d, key, d, 0.0, r, dh);
+    if (!info)
+        info = Linalg_gemm(q->la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product, d);
+    if (!info)
+        info = Linalg_singular_values(q->la, d, dh, product, s->values);
+    if (!info)
+        *norm = s->values[0];
+    return info;
+}
+
+/* Upper bounds of s_1(W^Q_h W^K_gᵀ) for the query heads h of key head g, from one Cholesky
+   factor of W^K_gᵀW^K_g (Measure_product_norm2_squared_bound); exact where the proof fails. */
+static int qk_norm_bounds(const Config *c, const QkLayer *q, int g, QkScratch *s)
+{
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh;
+    MeasureGramFactor key = {.lower = s->lower};
+    int info = Measure_gram_factor(q->la, d, dh, q->key + block * g, s->block[0], &key);
+    for (int h = 0; h < c->heads && !info; h++) {
+        if (Config_kv_head_of(c, h) != g)
+            continue;
+        double bound;
+        info = Measure_product_norm2_squared_bound(q->la, d, dh, q->query + block * h, &key,
+                                                   s->block[1], s->block[0], s->square, s->lanczos,
+                                                   &bound);
+        q->norm[h] = norm_from_squared_bound(bound);
+        if (!info && isnan(bound))
+            info = qk_norm_exact(c, q, h, s, &q->norm[h]);
+    }
+    return info;
+}
+
+/* Upper bounds of every head's s_1(W^Q_h W^K_gᵀ) from the M_h that the logits read
+   (Measure_formed_product_norm2_squared_bound); exact where the proof fails. */
+static int qk_norm_bounds_formed(const Config *c, const QkLayer *q, QkScratch *s)
+{
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh, dd = (size_t)d * d;
+    int info = 0;
+    for (int h = 0; h < c->heads && !info; h++) {
+        double bound;
+        info = Measure_formed_product_norm2_squared_bound(
+            q->la, d, dh, q->query + block * h, q->key + block * Config_kv_head_of(c, h),
+            q->product + dd * h, s->gram, s->factor, s->gram_lanczos, &bound);
+        q->norm[h] = norm_from_squared_bound(bound);
+        if (!info && isnan(bound))
+            info = qk_norm_exact(c, q, h, s, &q->norm[h]);
+    }
+    return info;
+}
+
+/* ‖M_h‖₂ of every head's M_h = scale·W^Q_h W^K_gᵀ of one layer into q->norm (NaN where Zhai
+   et al.'s bound does not hold): exact while that is cheap (Entropy_qk_norm_exact), else a
+   proved upper bound, which keeps the bound a bound (docs/model.md §3): from the formed
+   W^Q_h W^K_gᵀ where the logits take them (q->product), else from W^K_g's Gram factor.
+   Returns 0, -1 (no memory) or LAPACK's status. */
+static int qk_spectral_norms(const Config *c, const QkLayer *q)
+{
+    for (int h = 0; h < c->heads; h++)
+        q->norm[h] = NAN;
+    if (Entropy_zhai_void(c, q->layer))
+        return 0;
+    int d = c->width, dh = Config_head_width(c);
+    size_t block = (size_t)d * dh, square = (size_t)dh * dh, dd = (size_t)d * d;
+    bool formed = q->product && !Entropy_qk_norm_exact(c);
+    size_t own = 2 * block + 2 * square + Measure_lanczos_size(dh) + dh;
+    double *all = malloc(sizeof(double) * (own + (formed ? 2 * dd + Measure_lanczos_size(d) : 0)));
+    if (!all)
+        return -1;
+    QkScratch s = {.block = {all, all + block},
+                   .lower = all + 2 * block,
+                   .square = all + 2 * block + square,
+                   .lanczos = all + 2 * block + 2 * square};
+    s.values = s.lanczos + Measure_lanczos_size(dh);
+    if (formed) {
+        s.gram = all + own;
+        s.factor = s.gram + dd;
+        s.gram_lanczos = s.factor + dd;
+    }
+    int info = 0;
+    if (Entropy_qk_norm_exact(c)) {
+        for (int h = 0; h < c->heads && !info; h++)
+            info = qk_norm_exact(c, q, h, &s, &q->norm[h]);
+    } else if (formed) {
+        info = qk_norm_bounds_formed(c, q, &s);
+    } else {
+        for (int g = 0; g < Config_kv_heads(c) && !info; g++)
+            info = qk_norm_bounds(c, q, g, &s);
+    }
+    for (int h = 0; h < c->heads; h++)
+        q->norm[h] *= Init_logit_scale(c);
+    free(all);
+    return info;
+}
+
+typedef struct {
+    const Config *c;
+    QkLayer lane[NETWORKS];
+} QkLanes;
+
+/* A layer's M_h where its logits take them, then its norms where they are measured. */
+static int layer_query_key(const Config *c, const QkLayer *q)
+{
+    int info = 0;
+    if (q->product)
+        info = Layer_qk_product(q->la, c, q->query, q->key, q->product);
+    if (!info && q->norm)
+        info = qk_spectral_norms(c, q);
+    return info;
+}
+
+static void qk_task(int which, void *context)
+{
+    QkLanes *q = context;
+    QkLayer *mine = &q->lane[which];
+    mine->info = mine->layer ? layer_query_key(q->c, mine) : 0;
+}
+
+/* The W^Q and W^K of `layer` into `into`, from the streams that layer's own draw would start
+   again: the same values, which the layer then takes (take_ahead) instead of drawing them a
+   second time. */
+int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into)
+{
+    return Layer_draw(random, la, run->config, run->seed, layer, LAYER_DRAW_ATTENTION, into,
+                      run->w->init_scratch);
+}
+
+/* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead
+   buffers (all four the workspace's, of d² each). */
+void take_ahead(Workspace *w)
+{
+    double *query = w->weights.query, *key = w->weights.key;
+    w->weights.query = w->ahead.query;
+    w->weights.key = w->ahead.key;
+    w->ahead.query = query;
+    w->ahead.key = key;
+}
+
+/* The M_h of `layer` where its logits take them (Layer_logits_through_qk_product): the
+   workspace's qk_product[0] for run->layer, [1] for the one drawn ahead. */
+double *qk_product_of(Run *run, int layer, int which)
+{
+    return Layer_logits_through_qk_product(run->config, layer) ? run->w->qk_product[which] : NULL;
+}
+
+/* Whether run->layer's W^Q and W^K are the workspace's ahead ones, its M_h and norms formed
+   beside the layer below's (layer_qk_work; layer 2's: beside the value chain, input_layer). */
+bool ahead_of_layer(const Run *run)
+{
+    return run->measure && run->first_seed && run->qk_ahead_layer == run->layer;
+}
+
+/* The query-key work of run->layer, once for both networks: its M_h where its logits take
+   them, into run->weights.qk_product, and, where the entropies are measured, its norms into
+   run->qk_norm.  A layer that Entropy_qk_norms_ahead pairs with the next one does both
+   layers', one on each lane (a single head's work does not split, and the networks' steps
+   keep both lanes equally busy: only two layers' side by side halve their wall time); the
+   next layer then finds its own done.  Both lanes in turn while the shown eigenvalues hold
+   the second thread. */
+int layer_qk_work(Run *run)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    if (ahead_of_layer(run)) {
+        run->qk_ahead_layer = 0;
+        memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
+        double *formed = w->qk_product[1]; /* the layer's own, formed ahead */
+        w->qk_product[1] = w->qk_product[0];
+        w->qk_product[0] = formed;
+        run->weights.qk_product = qk_product_of(run, run->layer, 0);
+        return 0;
+    }
+    /* Unmeasured (a replay, a later seed): the entropies, which the norms go with, are not. */
+    bool norms = run->measure && run->first_seed;
+    run->weights.qk_product = qk_product_of(run, run->layer, 0);
+    QkLanes q = {.c = c};
+    q.lane[0] = (QkLayer){.layer = run->layer,
+                          .query = run->weights.query,
+                          .key = run->weights.key,
+                          .product = run->weights.qk_product,
+                          .la = w->lane[NETWORK_MAIN].step.la,
+                          .norm = norms ? run->qk_norm : NULL};
+    if (!norms || !Entropy_qk_norms_ahead(c, run->layer)) {
+        qk_task(NETWORK_MAIN, &q);
+        return q.lane[0].info;
+    }
+    int info = draw_ahead(run, w->random, w->lane[NETWORK_MAIN].step.la, run->layer + 1, &w->ahead);
+    if (!info)
+        info = shown_spectra_join(run, false);
+    if (info)
+        return info;
+    q.lane[1] = (QkLayer){.layer = run->layer + 1,
+                          .query = w->ahead.query,
+                          .key = w->ahead.key,
+                          .product = qk_product_of(run, run->layer + 1, 1),
+                          .la = w->lane[NETWORK_COUNTERPART].step.la,
+                          .norm = run->qk_norm_ahead};
+    if (!run->spectra_beside) {
+        both_lanes(run->progress, qk_task, &q);
+    } else {
+        qk_task(NETWORK_MAIN, &q);
+        qk_task(NETWORK_COUNTERPART, &q);
+    }
+    if (!q.lane[0].info && !q.lane[1].info)
+        run->qk_ahead_layer = run->layer + 1;
+    return q.lane[0].info ? q.lane[0].info : q.lane[1].info;
+}
+
+/* Layer 1's M_1 and norms from its W^Q and W^K (drawn ahead before the lanes), then the
+   attention matrix both networks share (run_layer's, bit for bit: the same calls on the same
+   lane's buffers, X0 there), on X0's lane after X0's measure. */
+int layer_one_beside(Run *run)
+{
+    const Config *c = run->config;
+    Workspace *w = run->w;
+    LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
+    /* Not a copy of w->weights: the chain beside swaps its W^Q and W^K pointers as scratch.
+       Softmax without sinks (Entropy_qk_norms_ahead) reads no other part. */
+    LayerWeights weights = {
+        .query = w->ahead.query, .key = w->ahead.key, .qk_product = qk_product_of(run, 1, 0)};
+    QkLayer q = {.layer = 1,
+                 .query = weights.query,
+                 .key = weights.key,
+                 .product = weights.qk_product,
+                 .la = main_step->la,
+                 .norm = run->qk_norm};
+    int info = layer_query_key(c, &q);
+    LayerOutcome finite; /* each network's step checks it */
+    return info ? info
+                : Layer_attention(c, 1, &weights, main_step, 0, &run->shared_logits, &finite);
+}
+
+/* Layer 2's W^Q and W^K into the workspace's own (the chain's scratch until now), from the
+   chain's stream object, and its M_2 and norms, on the chain's lane after the chain. */
+int layer_two_beside(Run *run, RandomStream *random, Linalg *la)
+{
+    Workspace *w = run->w;
+    QkLayer q = {.layer = 2,
+                 .query = w->weights.query,
+                 .key = w->weights.key,
+                 .product = qk_product_of(run, 2, 1),
+                 .la = la,
+                 .norm = run->qk_norm_ahead};
+    int info = draw_ahead(run, random, la, 2, &w->weights);
+    return info ? info : layer_query_key(run->config, &q);
+}
