@@ -1,5 +1,6 @@
-/* The SaWork's layout, shared by conditioning.c (the products) and conditioning_rounding.c
- * (the bound on one product's rounding computed alongside it, docs/model.md §8). */
+/* The SaWork's layout, shared by conditioning.c (the products), conditioning_rounding.c
+ * (the bound on one product's rounding computed alongside it, docs/model.md §8) and
+ * conditioning_extreme.c (the extreme singular values through the products). */
 #ifndef ATTNSCOPE_CONDITIONING_INTERNAL_H
 #define ATTNSCOPE_CONDITIONING_INTERNAL_H
 

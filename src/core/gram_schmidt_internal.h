@@ -1,5 +1,5 @@
 /* A vector orthogonalised against an orthonormal basis held in columns: the Lanczos basis of
-   the conditioning's extremes (conditioning.c) and the Davidson subspace of the Kronecker
+   the conditioning's extremes (conditioning_extreme.c) and the Davidson subspace of the Kronecker
    path (conditioning_kron.c). */
 #ifndef ATTNSCOPE_GRAM_SCHMIDT_INTERNAL_H
 #define ATTNSCOPE_GRAM_SCHMIDT_INTERNAL_H
