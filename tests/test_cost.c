@@ -731,7 +731,7 @@ static void test_one_gram_matrix_per_token_matrix(void **state)
     Result_free(r);
 }
 
-/* The heads' row entropies (a log per attention entry, taken by run.c's observer on the first
+/* The heads' row entropies (a log per attention entry, taken by run_lane.c's observer on the first
    seed's layers of both networks) are priced: softmax, whose rows are distributions, declares
    L·2·H more T² entries computed with exp or log than sigmoid, whose rows are not and which
    builds its attention with exp too; the second seed adds none. */

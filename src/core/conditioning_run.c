@@ -1,7 +1,8 @@
 /* The conditioning of every layer of a network and its counterpart (docs/model.md §8): each
  * network runs through the layer step of layer.h (the one Model_run runs), whose observer
  * hands over the sub-block's input and every head's attention; at that input the layer's
- * Jacobian, its dominant term and their κ are taken (conditioning.c). */
+ * Jacobian, its dominant term and their κ are taken (conditioning.c, their κ
+ * conditioning_extreme.c). */
 #include "attnscope/conditioning.h"
 
 #include "attnscope/attention.h"

@@ -276,7 +276,7 @@ static void measured_input_bound(const Config *c, WorkList *out)
     add(out, WORK_CHOLESKY, T, T, 0, 1);
 }
 
-/* run.c's layer_qk_work on one layer: its M_h where its logits go through them, and its norms
+/* run_qk.c's layer_qk_work on one layer: its M_h where its logits go through them, and its norms
    where they are measured (the first seed). */
 static void query_key(const Config *c, int layer, bool norms, WorkList *out)
 {
@@ -319,7 +319,7 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
     Layer_declare(&step, out);
     if (how.first_seed && Model_gradients_unavailable(c) == NULL)
         product(out, c->tokens, c->width, c->tokens, 1);
-    /* Each head's row entropies of A as built (run.c's observer, on the first seed's measured
+    /* Each head's row entropies of A as built (run_lane.c's observer, on the first seed's measured
        layers): a log per entry the mask allows, at most T². */
     if (how.measured && how.first_seed && Entropy_defined(c->attention))
         add(out, WORK_BUILD_EXP, (double)c->tokens * c->tokens, 0, 0, c->heads);
@@ -451,7 +451,7 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     } else if (walk->qk_ahead == l) {
         walk->qk_ahead = 0; /* formed beside the layer below */
     } else if (walk->first && Entropy_qk_norms_ahead(c, l)) {
-        /* run.c's layer_qk_work: the next layer's W^Q and W^K drawn, each layer's M_h and
+        /* run_qk.c's layer_qk_work: the next layer's W^Q and W^K drawn, each layer's M_h and
            norms on a lane of its own, then the networks' step. */
         Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
         query_key(c, l, true, &step.lane[0]);
