@@ -25,19 +25,13 @@ double Conditioning_kappa(double s_max, double s_min, int n)
     return s_max / s_min;
 }
 
-/* A fixed pseudo-random start vector (splitmix64 of the index): deterministic, and with
-   probability one not orthogonal to the singular vectors sought. */
+/* Krylov_pseudo_random at unit norm: the Lanczos runs' start. */
 static void start_vector(size_t n, uint64_t seed, double *v)
 {
+    Krylov_pseudo_random(n, seed, v);
     double norm = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        v[i] = (double)(z >> 11) / 9007199254740992.0 - 0.5;
+    for (size_t i = 0; i < n; i++)
         norm += v[i] * v[i];
-    }
     cblas_dscal((int)n, 1.0 / sqrt(norm), v, 1);
 }
 

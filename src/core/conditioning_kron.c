@@ -291,19 +291,6 @@ static void restart(Davidson *dv)
     dv->m = kept;
 }
 
-/* A fixed pseudo-random vector (splitmix64 of the index): with probability one it is not
-   orthogonal to K's smallest right singular vector, whatever B₀'s vectors miss. */
-static void pseudo_random(size_t n, uint64_t seed, double *v)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        v[i] = (double)(z >> 11) / 9007199254740992.0 - 0.5;
-    }
-}
-
 /* S's first columns: B₀'s START_FROM_B smallest right singular vectors, vec(v_A,i u_W,jᵀ)
    for the smallest products s_A,i·s_W,j (B₀ maps it to s_A,i s_W,j·u_A,i v_W,jᵀ), then the
    pseudo-random one. */
@@ -328,7 +315,7 @@ static void start(Davidson *dv, uint64_t seed)
                 dv->t[p + (size_t)q * T] = f->vat[i + (size_t)p * T] * f->uw[q + (size_t)j * d];
         append(dv, dv->t);
     }
-    pseudo_random(dv->n, seed, dv->t);
+    Krylov_pseudo_random(dv->n, seed, dv->t); /* what B₀'s vectors miss */
     append(dv, dv->t);
 }
 

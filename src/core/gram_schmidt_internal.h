@@ -1,11 +1,13 @@
-/* A vector orthogonalised against an orthonormal basis held in columns: the Lanczos basis of
-   the conditioning's extremes (conditioning_extreme.c) and the Davidson subspace of the Kronecker
-   path (conditioning_kron.c). */
+/* What the two Krylov methods of the conditioning share, the Lanczos basis of its extremes
+   (conditioning_extreme.c) and the Davidson subspace of the Kronecker path
+   (conditioning_kron.c): a vector orthogonalised against an orthonormal basis held in columns,
+   and a fixed pseudo-random vector to start from. */
 #ifndef ATTNSCOPE_GRAM_SCHMIDT_INTERNAL_H
 #define ATTNSCOPE_GRAM_SCHMIDT_INTERNAL_H
 
 #include <cblas.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Columns of the basis per block of GramSchmidt_twice: a block's first dgemv reads it from
    memory and the second finds it in cache.  2 MiB measured best on this machine
@@ -39,6 +41,19 @@ static inline double GramSchmidt_twice(size_t n, int k, const double *basis, dou
             last = coefficients[k - 1];
     }
     return last;
+}
+
+/* v (n doubles) from splitmix64 of the index, uniform in [−0.5, 0.5): deterministic, and with
+   probability one not orthogonal to any given vector (the singular vectors sought). */
+static inline void Krylov_pseudo_random(size_t n, uint64_t seed, double *v)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        v[i] = (double)(z >> 11) / 9007199254740992.0 - 0.5;
+    }
 }
 
 #endif
