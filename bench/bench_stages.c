@@ -343,18 +343,17 @@ static int floor_only(Bufs *b, const Config *c, int reps)
     double t[STAGES] = {0}, sr;
     bool dead = false;
     Result *out = Result_new();
-    if (!out || draw_input(b, c))
-        return -1;
-    for (int layer = 1; layer <= c->layer; layer++) {
+    int failed = !out || draw_input(b, c);
+    for (int layer = 1; !failed && layer <= c->layer; layer++) {
         pipeline_weights(b, c, layer, t);
-        if (pipeline_attention(b, c, 0, layer, c->gap, out, t))
-            return -1;
-        if (layer < c->layer)
+        failed = pipeline_attention(b, c, 0, layer, c->gap, out, t);
+        if (!failed && layer < c->layer)
             pipeline_forward(b, c, 0, &dead, t, &sr);
     }
-    keep_floor_matrix(b, c, out->shown_gap);
+    if (!failed)
+        keep_floor_matrix(b, c, out->shown_gap);
     Result_free(out);
-    if (dead)
+    if (failed || dead)
         return -1;
     Repetitions r = repetitions(reps);
     double *floors = alloc((size_t)r.runs), *rates = alloc((size_t)r.runs);
