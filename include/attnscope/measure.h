@@ -41,6 +41,10 @@ typedef struct {
 
 /* μ(X)/‖X‖_F below which the token similarity is round-off (log_similarity is then NaN). */
 #define MEASURE_SIMILARITY_RESOLUTION 1e-12
+/* Whether tokens of spread Σ_i‖x_i − x̄‖² and Σ_i‖x_i‖² = squares are apart by more than
+   MEASURE_SIMILARITY_RESOLUTION of their size: the token similarity and β_c's q − p hold only
+   then. */
+bool Measure_spread_resolved(double spread, double squares);
 /* sr − 1 below which the Gram eigenvalues lose digits: the singular values of X decide. */
 #define MEASURE_GRAM_FLOOR 1e-18
 /* Lanczos steps of the top-eigenpair route at most (fewer when T is smaller). */

@@ -323,6 +323,11 @@ static void centre_tokens(int T, int d, const double *x, double norm, double spr
     }
 }
 
+bool Measure_spread_resolved(double spread, double squares)
+{
+    return spread >= MEASURE_SIMILARITY_RESOLUTION * MEASURE_SIMILARITY_RESOLUTION * squares;
+}
+
 double Measure_spread_squared(int T, int d, const double *x, double *squares)
 {
     double spread = 0, sum_of_squares = 0;
@@ -398,7 +403,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     g->relative_spread = spread;
     /* Below this, μ/‖X‖_F is round-off (the tokens agree to ~1e-12 of their size), and
        μ(X_ℓ)/μ(X_0) would only measure the growth of ‖X‖: undefined instead. */
-    bool spread_resolved = spread >= MEASURE_SIMILARITY_RESOLUTION;
+    bool spread_resolved = Measure_spread_resolved(similarity2, 1.0); /* Σ‖u_i‖² = 1 */
     if (spread_resolved)
         m->log_similarity = 0.5 * log(similarity2) + log(norm) + log_scale;
     g->token_cosine_mean = cosine_mean(T, d, unit, eig);

@@ -76,10 +76,8 @@ static int lane_branch_input(void *context, const double *input)
     int T = c->tokens, d = c->width;
     double squares, spread = Measure_spread_squared(T, d, input, &squares);
     state->input.second_moment = squares / T;
-    /* Tokens that agree to MEASURE_SIMILARITY_RESOLUTION of their size are equal within the
-       round-off of the spread itself: no q − p, as the token similarity has none. */
-    bool resolved =
-        spread >= MEASURE_SIMILARITY_RESOLUTION * MEASURE_SIMILARITY_RESOLUTION * squares;
+    /* Tokens equal within the round-off of the spread itself: no q − p, as no similarity. */
+    bool resolved = Measure_spread_resolved(spread, squares);
     state->input.moment_gap = T > 1 && resolved ? spread / (T - 1) : NAN;
     if (Entropy_zhai_void(c, run->layer))
         return 0;
