@@ -310,6 +310,10 @@ double *qk_product_of(Run *run, int layer, int which);
 /* input_layer's work beside X0 (layer 1's M_1, norms and shared attention) and beside the
    value chain (layer 2's W^Q, W^K, M_2 and norms, from the chain's stream object). */
 int layer_one_beside(Run *run);
+/* Layer 1's attention matrix, which both networks read, on the main lane's buffers into
+   run->shared_logits: where run_layer builds it and where layer_one_beside does, the same
+   call, so the same bits. */
+int layer_one_attention(Run *run, const LayerWeights *weights);
 int layer_two_beside(Run *run, RandomStream *random, Linalg *la);
 
 /* ---- shown_layer.c ---- */

@@ -207,10 +207,7 @@ static int run_layer(Run *run)
         run->shared_logits = NULL;
     if (run->attention_ready) {
         LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
-        LayerOutcome finite; /* the step itself checks it, on each lane */
-        int status = built ? 0
-                           : Layer_attention(c, run->layer, &run->weights, main_step, 0,
-                                             &run->shared_logits, &finite);
+        int status = built ? 0 : layer_one_attention(run, &run->weights);
         if (status)
             return status;
         memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,

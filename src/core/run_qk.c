@@ -284,9 +284,14 @@ int layer_one_beside(Run *run)
                  .la = main_step->la,
                  .norm = run->qk_norm};
     int info = layer_query_key(c, &q);
+    return info ? info : layer_one_attention(run, &weights);
+}
+
+int layer_one_attention(Run *run, const LayerWeights *weights)
+{
     LayerOutcome finite; /* each network's step checks it */
-    return info ? info
-                : Layer_attention(c, 1, &weights, main_step, 0, &run->shared_logits, &finite);
+    return Layer_attention(run->config, 1, weights, &run->w->lane[NETWORK_MAIN].step, 0,
+                           &run->shared_logits, &finite);
 }
 
 /* Layer 2's W^Q and W^K into the workspace's own (the chain's scratch until now), from the
