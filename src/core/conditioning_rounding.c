@@ -284,7 +284,8 @@ static int build_centring(SaWork *w, SaCentring centre)
             absolute(td, xmt, cached(w, centre, h, CACHE_XMT));
             times_absolute(w, pb->mag2, b->m, true, cached(w, centre, h, CACHE_XMT_ROUND));
         }
-        cache_remainders(w, centre, h, abs_mu);
+        if (centre != SA_CENTRE_NONE) /* μ = 0 leaves nothing to add back */
+            cache_remainders(w, centre, h, abs_mu);
     }
     pb->built[centre] = true;
     return 0;
@@ -382,17 +383,17 @@ static bool bound_follows(const SaWork *w)
 }
 
 /* The output's terms per entry: each head's value path (T products) and the derivative's
-   (T, or 2T through Ċ's two halves in the VJP) and its rank-one remainder (a product of
-   three, counted as two); two more for the logit scale's product and the zero the sum starts
-   from. */
-static double output_terms(const SaWork *w, bool transposed)
+   (T, or 2T through Ċ's two halves in the VJP) and, where μ ≠ 0, its rank-one remainder (a
+   product of three, counted as two); two more for the logit scale's product and the zero the sum
+   starts from. */
+static double output_terms(const SaWork *w, bool transposed, SaCentring centre)
 {
     double T = w->b[0].T, terms = 2;
     for (int h = 0; h < w->heads; h++) {
         if (w->part != PART_PERTURBATION)
             terms += T;
         if (w->b[h].m && w->part != PART_DOMINANT)
-            terms += (transposed ? 2 * T : T) + 2;
+            terms += (transposed ? 2 * T : T) + (centre != SA_CENTRE_NONE ? 2 : 0);
     }
     return terms;
 }
@@ -428,6 +429,8 @@ static void row_constant(SaWork *w, int h, bool transposed)
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
+    if (b->under_way.centre == SA_CENTRE_NONE)
+        return;
     Remainder r = head_remainder(w, b->under_way.centre, h);
     RowTerms t = row_terms(w);
     double s = transposed ? 1.0 : w->b[h].scale, gamma = gamma_prepared(d);
@@ -489,6 +492,8 @@ static void row_remainders(SaWork *w, int h, const double *carried, const double
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T;
+    if (b->under_way.centre == SA_CENTRE_NONE)
+        return;
     const double *a = w->a + (size_t)T * T * h;
     Remainder r = head_remainder(w, b->under_way.centre, h);
     RowTerms t = row_terms(w);
@@ -554,6 +559,8 @@ static void rank_one_remainder(SaWork *w, int h, bool transposed)
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
+    if (b->under_way.centre == SA_CENTRE_NONE)
+        return;
     Remainder r = head_remainder(w, b->under_way.centre, h);
     RowTerms t = row_terms(w);
     double scale = transposed ? w->b[h].scale : 1.0, gamma_d = Linalg_rounding_gamma(d);
@@ -624,7 +631,7 @@ static double centred_product(SaWork *w, const double *v, bool transposed, SaCen
         return NAN;
     absolute(n, v, b->input);
     memset(b->error, 0, sizeof(double) * n);
-    b->gamma_sum = Linalg_rounding_gamma(output_terms(w, transposed));
+    b->gamma_sum = Linalg_rounding_gamma(output_terms(w, transposed, centre));
     double *plain_xw = w->xw, *plain_xmt = w->xmt;
     w->xw = centred_xw(w, centre);
     w->xmt = centred_xmt(w, centre);
