@@ -489,7 +489,7 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
     }
     if (!o->export_weights_dir)
         return -1;
-    long long bytes = Weights_export(&o->config, o->export_weights_dir,
+    long long bytes = Weights_export(&o->config, *checkpoint, o->export_weights_dir,
                                      (SafetensorsDtype)o->export_dtype, err, sizeof err);
     if (bytes < 0) {
         fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);
