@@ -1,7 +1,8 @@
-/* Export_write's input.csv, made again from the weight source in use: a source whose table
- * fails makes the export fail saying so (not "out of memory"), with nothing written; one
- * that gives the rows makes a file whose first line says whose rows they are, whose settings
- * line names the source and the token-id file, and whose entries are the source's rows. */
+/* input.csv: Export_input makes X0 again from the weight source in use, and a source whose
+ * table fails makes it fail saying so (not "out of memory"); one that gives the rows makes a
+ * file whose first line says whose rows they are, whose settings line names the source and
+ * the token-id file, and whose entries are the source's rows.  Export_write writes the X0 its
+ * caller gives (the screen's worker makes it, not the screen), bit for bit. */
 #include "testing.h"
 
 #include "export.h"
@@ -63,19 +64,51 @@ static void test_table_failure_is_said(void **state)
 {
     (void)state;
     Config c = embedding_config();
-    Result *r = run(&c);
     WeightSource source = {.embed = failing_rows, .name = "broken.safetensors", .table = "t"};
     Layer_use_weights(&source);
-    char dir[96], err[256] = "";
-    snprintf(dir, sizeof dir, "%s/failed", scratch_directory());
-    int written = Export_write(r, NULL, true, dir, err, sizeof err);
+    char why[256] = "";
+    double *input = Export_input(&c, NULL, why, sizeof why);
     Layer_use_weights(NULL);
-    assert_int_equal(written, -1);
-    if (!strstr(err, "input.csv") || !strstr(err, "drawing X0 again failed") ||
-        strstr(err, "memory"))
-        fail_msg("the reason is \"%s\"", err);
-    struct stat st;
-    assert_int_not_equal(stat(dir, &st), 0); /* nothing written */
+    assert_null(input);
+    if (!strstr(why, "drawing X0 again failed") || strstr(why, "memory"))
+        fail_msg("the reason is \"%s\"", why);
+}
+
+/* The rows after input.csv's three header lines, T of d numbers each, into x (entry (i, j)
+   at x[i + j·T]), each row numbered from 1. */
+static void read_input_rows(FILE *f, int tokens, int width, double *x)
+{
+    for (int i = 0; i < tokens; i++) {
+        int token;
+        assert_int_equal(fscanf(f, "%d", &token), 1);
+        assert_int_equal(token, i + 1);
+        for (int j = 0; j < width; j++)
+            assert_int_equal(fscanf(f, ",%lf", &x[i + (size_t)j * tokens]), 1);
+    }
+}
+
+/* Export_write's input.csv holds the X0 it is given, every entry bit for bit (thirds and
+   sevenths, which no decimal of fewer than 17 digits holds), not one it makes itself. */
+static void test_given_input_is_written(void **state)
+{
+    (void)state;
+    Config c = embedding_config();
+    Result *r = run(&c);
+    double given[TOKENS * WIDTH], read[TOKENS * WIDTH];
+    for (int k = 0; k < TOKENS * WIDTH; k++)
+        given[k] = (k + 1) / 3.0 - k / 7.0;
+    char dir[96], path[128], err[256] = "", line[1024];
+    snprintf(dir, sizeof dir, "%s/given", scratch_directory());
+    if (Export_write(r, NULL, given, dir, err, sizeof err) < 0)
+        fail_msg("the export failed: %s", err);
+    snprintf(path, sizeof path, "%s/input.csv", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    for (int i = 0; i < 3; i++)
+        assert_non_null(fgets(line, sizeof line, f));
+    read_input_rows(f, TOKENS, WIDTH, read);
+    fclose(f);
+    assert_memory_equal(read, given, sizeof given);
     Result_free(r);
 }
 
@@ -90,9 +123,11 @@ static void test_table_rows_are_named(void **state)
     Layer_use_token_ids(IDS, TOKENS, "ids.txt");
     char dir[96], path[128], err[256] = "";
     snprintf(dir, sizeof dir, "%s/named", scratch_directory());
-    int written = Export_write(r, NULL, true, dir, err, sizeof err);
+    double *input = Export_input(&c, NULL, err, sizeof err);
+    int written = input ? Export_write(r, NULL, input, dir, err, sizeof err) : -1;
     Layer_use_token_ids(NULL, 0, NULL);
     Layer_use_weights(NULL);
+    free(input);
     if (written < 0)
         fail_msg("the export failed: %s", err);
     snprintf(path, sizeof path, "%s/input.csv", dir);
@@ -106,17 +141,13 @@ static void test_table_rows_are_named(void **state)
         fail_msg("the first line is \"%s\"", what);
     if (!strstr(settings, " --weights model.safetensors --token-ids ids.txt\n"))
         fail_msg("the settings line is \"%s\"", settings);
-    for (int i = 0; i < TOKENS; i++) {
-        int token;
-        double x[WIDTH];
-        assert_int_equal(fscanf(f, "%d,%lf,%lf,%lf,%lf", &token, &x[0], &x[1], &x[2], &x[3]),
-                         1 + WIDTH);
-        assert_int_equal(token, i + 1);
+    double x[TOKENS * WIDTH];
+    read_input_rows(f, TOKENS, WIDTH, x);
+    for (int i = 0; i < TOKENS; i++)
         for (int j = 0; j < WIDTH; j++)
-            if (x[j] != IDS[i] + j / 8.0)
-                fail_msg("token %d, x_%d: %.17g, expected %.17g", i + 1, j + 1, x[j],
+            if (x[i + j * TOKENS] != IDS[i] + j / 8.0)
+                fail_msg("token %d, x_%d: %.17g, expected %.17g", i + 1, j + 1, x[i + j * TOKENS],
                          IDS[i] + j / 8.0);
-    }
     fclose(f);
     Result_free(r);
 }
@@ -125,6 +156,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_failure_is_said),
+        cmocka_unit_test(test_given_input_is_written),
         cmocka_unit_test(test_table_rows_are_named),
     };
     return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);

@@ -511,7 +511,7 @@ static void test_plan_declares_the_load(void **state)
         char dir[128], file[160], err[512];
         snprintf(dir, sizeof dir, "%s/load%d", scratch_directory(), i);
         snprintf(file, sizeof file, "%s/model.safetensors", dir);
-        assert_true(Weights_export(c, dir, dtypes[i], err, sizeof err) > 0);
+        assert_true(Weights_export(c, NULL, dir, dtypes[i], err, sizeof err) > 0);
         double drawn_bytes, drawn_normals, input_normals = 0;
         declared_load(c, &drawn_bytes, &drawn_normals);
         Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
@@ -615,7 +615,7 @@ static void test_next_layer_not_read_ahead(void **state)
                          i, l);
         char dir[128], err[512];
         snprintf(dir, sizeof dir, "%s/ahead%d", scratch_directory(), i);
-        if (Weights_export(c, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
+        if (Weights_export(c, NULL, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
             fail_msg("configuration %d: %s", i, err);
         Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
         if (!k)
@@ -643,6 +643,66 @@ static void test_next_layer_not_read_ahead(void **state)
     }
 }
 
+/* The bytes of the file at path (NULL where unreadable), their count in *length. */
+static unsigned char *file_bytes(const char *path, long *length)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *bytes = NULL;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (*length = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (bytes = malloc((size_t)*length + 1)) &&
+        fread(bytes, 1, (size_t)*length, f) != (size_t)*length) {
+        free(bytes);
+        bytes = NULL;
+    }
+    if (f)
+        fclose(f);
+    return bytes;
+}
+
+/* The export of a checkpoint's weights takes the checkpoint from its caller: the one in use
+   exports back to its own file bit for bit; another (opened beside it, whose table would sit
+   beside the layers of the one in use) is refused, naming it, with nothing written. */
+static void test_export_takes_the_checkpoint_in_use(void **state)
+{
+    (void)state;
+    Config c = small_config(), other = c;
+    other.seed = c.seed + 1;
+    char first[128], second[128], again[128], refused[128], path[160], err[512];
+    snprintf(first, sizeof first, "%s/first", scratch_directory());
+    snprintf(second, sizeof second, "%s/second", scratch_directory());
+    snprintf(again, sizeof again, "%s/again", scratch_directory());
+    snprintf(refused, sizeof refused, "%s/refused", scratch_directory());
+    assert_true(Weights_export(&c, NULL, first, SAFETENSORS_F64, err, sizeof err) > 0);
+    assert_true(Weights_export(&other, NULL, second, SAFETENSORS_F64, err, sizeof err) > 0);
+    Checkpoint *in_use = Checkpoint_open(first, &c, NULL, err, sizeof err),
+               *beside = Checkpoint_open(second, &c, NULL, err, sizeof err);
+    assert_non_null(in_use);
+    assert_non_null(beside);
+    Layer_use_weights(Checkpoint_source(in_use));
+    if (Weights_export(&c, in_use, again, SAFETENSORS_F64, err, sizeof err) <= 0)
+        fail_msg("the export of the checkpoint in use failed: %s", err);
+    long written = Weights_export(&c, beside, refused, SAFETENSORS_F64, err, sizeof err);
+    Layer_use_weights(NULL);
+    assert_int_equal(written, -1);
+    if (!strstr(err, second) || !strstr(err, "not the weight source in use"))
+        fail_msg("the reason is \"%s\"", err);
+    snprintf(path, sizeof path, "%s/model.safetensors", refused);
+    assert_int_not_equal(access(path, F_OK), 0);
+    long n_first = 0, n_again = 0;
+    char original[160];
+    snprintf(original, sizeof original, "%s/model.safetensors", first);
+    snprintf(path, sizeof path, "%s/model.safetensors", again);
+    unsigned char *a = file_bytes(original, &n_first), *b = file_bytes(path, &n_again);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(n_first, n_again);
+    assert_memory_equal(a, b, (size_t)n_first);
+    free(a);
+    free(b);
+    Checkpoint_close(beside);
+    Checkpoint_close(in_use);
+}
+
 /* After a test that runs under a checkpoint: weights are drawn again, also where the test
    failed before it could say so, so the next test does not run on a closed checkpoint. */
 static int draw_again(void **state)
@@ -663,6 +723,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mlp_biases, setup, teardown),
         cmocka_unit_test_teardown(test_plan_declares_the_load, draw_again),
         cmocka_unit_test_teardown(test_next_layer_not_read_ahead, draw_again),
+        cmocka_unit_test_teardown(test_export_takes_the_checkpoint_in_use, draw_again),
     };
     return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);
 }

@@ -3,7 +3,9 @@
  * generous (a loaded 2-core machine under TSan is slow); nothing asserts on timing. */
 #include "testing.h"
 
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
+#include "attnscope/random.h"
 #include "worker.h"
 
 #include <math.h>
@@ -231,6 +233,46 @@ static void test_extras_and_reuse(void **state)
     assert_null(strstr(second, "sweep-start gen=2"));
 }
 
+/* With the maps kept whole (--export-matrix), a done snapshot carries X0 of its job for x's
+   input.csv, made on the worker's thread (the screen's must not spend 0.8 s at T = 2048): the
+   bits Layer_input gives for the job's settings, here with the √d norm; a reused result keeps
+   its X0, and a job of other settings gets its own.  Without whole maps, none is made. */
+static void test_input_for_the_export(void **state)
+{
+    (void)state;
+    Config c = small(16, 2);
+    c.width = 24;
+    c.input_norm = INPUT_NORM_SQRT_D;
+    Config other = c;
+    other.seed = c.seed + 1;
+    size_t bytes = sizeof(double) * (size_t)c.tokens * c.width;
+    double *expected = malloc(bytes), *scratch = malloc(bytes);
+    assert_non_null(expected);
+    assert_non_null(scratch);
+    RandomStream *random = RandomStream_new();
+    Linalg *la = Linalg_new();
+    Worker *w = Worker_new(NULL);
+    assert_non_null(w);
+    Snapshot *s = wait_done(w, Worker_submit(w, &c), NULL);
+    assert_null(s->input);
+    Snapshot_free(s);
+    Worker_set_full_attention_maps(w, true);
+    const Config *jobs[] = {&c, &c, &other};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(Layer_input(random, la, jobs[i], jobs[i]->seed, expected, scratch), 0);
+        s = wait_done(w, Worker_submit(w, jobs[i]), NULL);
+        if (!s->input)
+            fail_msg("job %d: no X0 (%s)", i, s->input_note);
+        assert_memory_equal(s->input, expected, bytes);
+        Snapshot_free(s);
+    }
+    assert_true(Worker_stop(w, WAIT_MS));
+    Linalg_free(la);
+    RandomStream_free(random);
+    free(scratch);
+    free(expected);
+}
+
 /* A snapshot published before a newer submission is discarded by take. */
 static void test_stale_generation_discarded(void **state)
 {
@@ -452,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_stale_generation_discarded),
         cmocka_unit_test(test_stop_during_job),
         cmocka_unit_test(test_extras_and_reuse),
+        cmocka_unit_test(test_input_for_the_export),
         cmocka_unit_test(test_estimate_reads_what_is_kept),
         cmocka_unit_test(test_progress_of_the_running_job),
         cmocka_unit_test(test_conditioning_extras),

@@ -289,7 +289,14 @@ static int batch_write(const Options *o, const Result *r, const WidthSweep *swee
         return 1;
     }
     if (o->export_dir) {
-        int files = Export_write(r, conditioning, o->export_matrix, o->export_dir, err, sizeof err);
+        char why[OPTIONS_ERROR_SIZE / 2];
+        double *input = o->export_matrix ? Export_input(&r->config, NULL, why, sizeof why) : NULL;
+        int files = -1;
+        if (o->export_matrix && !input)
+            snprintf(err, sizeof err, "writing input.csv failed: %s", why);
+        else
+            files = Export_write(r, conditioning, input, o->export_dir, err, sizeof err);
+        free(input);
         if (files < 0) {
             fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
             return 1;
@@ -489,7 +496,7 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
     }
     if (!o->export_weights_dir)
         return -1;
-    long long bytes = Weights_export(&o->config, o->export_weights_dir,
+    long long bytes = Weights_export(&o->config, *checkpoint, o->export_weights_dir,
                                      (SafetensorsDtype)o->export_dtype, err, sizeof err);
     if (bytes < 0) {
         fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);

@@ -224,32 +224,36 @@ static void input_what(const Config *c, char *buf, size_t size)
         snprintf(buf, size, "%s, orthonormal rows drawn from the seed", head);
 }
 
-/* The network's input X0 (T×d), made again from the result's settings, seed and sources as the
-   run made it (Layer_input), so that another program can run the same forward.  Returns 0, or
-   -1 with the reason in why and nothing written. */
-static int write_input_csv(FILE *f, const Result *r, char *why, size_t size)
+double *Export_input(const Config *c, Linalg *la, char *why, size_t size)
 {
-    const Config *c = &r->config;
     size_t td = (size_t)c->tokens * c->width;
     double *x = malloc(sizeof(double) * td), *scratch = malloc(sizeof(double) * td);
     RandomStream *random = RandomStream_new();
-    Linalg *la = Linalg_new();
+    Linalg *own = la ? NULL : Linalg_new();
     int status = -1;
-    if (!x || !scratch || !random || !la)
+    if (!x || !scratch || !random || !(la || own))
         snprintf(why, size, "%s", strerror(ENOMEM));
-    else if ((status = Layer_input(random, la, c, c->seed, x, scratch)) != 0)
+    else if ((status = Layer_input(random, la ? la : own, c, c->seed, x, scratch)) != 0)
         snprintf(why, size, "drawing X0 again failed (status %d)", status);
-    else {
-        char what[WHAT_SIZE];
-        input_what(c, what, sizeof what);
-        csv_header(f, c, what);
-        write_rows_csv(f, "token", "x", c->tokens, c->width, x, 1, (size_t)c->tokens);
-    }
-    Linalg_free(la);
+    Linalg_free(own);
     RandomStream_free(random);
     free(scratch);
-    free(x);
-    return status ? -1 : 0;
+    if (status) {
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
+/* The network's input X0 of the result's run (input, T×d: Export_input), so that another
+   program can run the same forward. */
+static void write_input_csv(FILE *f, const Result *r, const double *input)
+{
+    const Config *c = &r->config;
+    char what[WHAT_SIZE];
+    input_what(c, what, sizeof what);
+    csv_header(f, c, what);
+    write_rows_csv(f, "token", "x", c->tokens, c->width, input, 1, (size_t)c->tokens);
 }
 
 typedef void (*Writer)(FILE *f, const Result *r);
@@ -419,8 +423,8 @@ static int make_staging(const char *parent, const char *base, char *out, char *e
 
 /* Writes file i into dir.  O_EXCL in a directory of our own: the kernel applies the umask
    to 0666, as for any file a program writes (mkstemp would give 0600). */
-static int write_file(const Result *r, const Conditioning *k, const char *dir, int i, char *err,
-                      size_t size)
+static int write_file(const Result *r, const Conditioning *k, const double *input, const char *dir,
+                      int i, char *err, size_t size)
 {
     char path[PATH_SIZE + NAME_ROOM];
     snprintf(path, sizeof path, "%s/%s", dir, FILE_NAMES[i]);
@@ -433,22 +437,19 @@ static int write_file(const Result *r, const Conditioning *k, const char *dir, i
         return -1;
     }
     errno = 0;
-    int failed = 0;
-    char why[128] = ""; /* input.csv's own reason, where it failed before writing */
     if (i == CONDITIONING_FILE)
         Export_conditioning_csv(f, k);
     else if (i == INPUT_FILE)
-        failed = write_input_csv(f, r, why, sizeof why) != 0;
+        write_input_csv(f, r, input);
     else
         WRITERS[i](f, r);
-    failed |= ferror(f) != 0;
+    int failed = ferror(f) != 0;
     failed |= fflush(f) != 0 || fsync(fileno(f)) != 0;
     int reason = errno;
     failed |= fclose(f) != 0;
     if (failed) {
         reason = reason ? reason : errno ? errno : EIO;
-        snprintf(err, size, "writing %s failed: %s", FILE_NAMES[i],
-                 why[0] ? why : strerror(reason));
+        snprintf(err, size, "writing %s failed: %s", FILE_NAMES[i], strerror(reason));
         return -1;
     }
     return 0;
@@ -580,9 +581,10 @@ int Export_check(const char *dir, char *err, size_t size)
     return resolve_target(dir, target, &exists, &old, err, size);
 }
 
-int Export_write(const Result *r, const Conditioning *conditioning, bool matrix, const char *dir,
-                 char *err, size_t size)
+int Export_write(const Result *r, const Conditioning *conditioning, const double *input,
+                 const char *dir, char *err, size_t size)
 {
+    bool matrix = input != NULL;
     char target[PATH_SIZE], staging[PATH_SIZE];
     bool exists;
     struct stat old;
@@ -626,7 +628,7 @@ int Export_write(const Result *r, const Conditioning *conditioning, bool matrix,
     }
     int files = 0;
     for (int i = 0; i < NAMES && status == 0; i++)
-        if (wanted[i] && (status = write_file(r, conditioning, staging, i, err, size)) == 0)
+        if (wanted[i] && (status = write_file(r, conditioning, input, staging, i, err, size)) == 0)
             files++;
     if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
         snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));

@@ -7,6 +7,7 @@
 #define ATTNSCOPE_COMMON_EXPORT_H
 
 #include "attnscope/conditioning.h"
+#include "attnscope/linalg.h"
 #include "attnscope/model.h"
 
 #include <stdbool.h>
@@ -32,13 +33,23 @@ const char *Export_default_directory(char *buf, size_t size);
    replaced dir keeps its mode.  An existing dir is replaced as a whole (atomically where the file
    system can exchange two names), so it must be empty or hold only an earlier export's files:
    anything else in it is refused, never moved or deleted.  conditioning.csv is added when
-   conditioning is not NULL; with `matrix`, attention_matrix.csv (the shown layer's A, which
-   the result must keep in full: Workspace_full_attention_maps) and, where the result has the
-   product, attention_product.csv.  Returns the number of files written, or -1 with the
-   reason in err (not naming dir) and nothing changed.  The hidden staging directory beside dir is
-   removed whatever happens, and so are those a killed export left there. */
-int Export_write(const Result *r, const Conditioning *conditioning, bool matrix, const char *dir,
-                 char *err, size_t size);
+   conditioning is not NULL.  With `input` (--export-matrix), the network's input X0 of r's run
+   (Export_input of r's settings), the matrices in full too: attention_matrix.csv (the shown
+   layer's A, which the result must keep in full: Workspace_full_attention_maps), where the
+   result has the product, attention_product.csv, and input.csv with input's rows.  Returns
+   the number of files written, or -1 with the reason in err (not naming dir) and nothing
+   changed.  The hidden staging directory beside dir is removed whatever happens, and so are
+   those a killed export left there. */
+int Export_write(const Result *r, const Conditioning *conditioning, const double *input,
+                 const char *dir, char *err, size_t size);
+
+/* The network's input X0 of a run of c (T×d, entry (i, j) at x[i + j·T]) made again as the
+   run made it: Layer_input for c's seed, from the weight source and token ids in use, its QR
+   factorisation on la (NULL: a Linalg of its own), whose stop and isolation hooks it follows.
+   X0 is not kept by the run, and at T = d = 2048 this takes about 0.8 s of a core
+   (bench/README.md), so the screen's worker makes it, not the screen.  Returns the array,
+   which the caller frees, or NULL with the reason in why. */
+double *Export_input(const Config *c, Linalg *la, char *why, size_t size);
 
 /* The checks Export_write makes of dir before it writes anything, for a caller that is about
    to compute what it will export: 0, or -1 with the reason in err (not naming dir). */

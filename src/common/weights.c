@@ -557,12 +557,6 @@ const WeightSource *Checkpoint_source(const Checkpoint *k)
     return &k->source;
 }
 
-const Checkpoint *Checkpoint_in_use(void)
-{
-    const WeightSource *source = Layer_weights_in_use();
-    return source && source->fill == fill_layer ? source->context : NULL;
-}
-
 int Checkpoint_vocab(const Checkpoint *k)
 {
     return k->table ? (int)k->table->shape[0] : 0;

@@ -20,14 +20,15 @@ typedef struct Checkpoint Checkpoint;
 
 /* Writes the weights of c (as Layer_draw makes them for c's seed, or as the weight source in
    use gives them) into dir as model.safetensors in dtype (F64, F32 or BF16, rounded to
-   nearest) and config.json, creating dir if it is missing (not its parents); where the
-   source in use is a checkpoint's (Checkpoint_in_use), its embedding table and learned
-   positions too, so that the export reads back as the checkpoint did: layers and table come
-   from the one source.  Each file is written beside its final name and renamed into place
-   once both are whole: a failure leaves what dir held as it was, and other files in dir are
-   never touched.  Returns the bytes of model.safetensors, or -1 with the reason in err. */
-long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtype, char *err,
-                         size_t size);
+   nearest) and config.json, creating dir if it is missing (not its parents); with `read`,
+   the checkpoint the caller opened and gave Layer_use_weights (NULL: none), its embedding
+   table and learned positions too, so that the export reads back as the checkpoint did.
+   Layers and table come from the one source: a `read` whose source is not the one in use is
+   refused.  Each file is written beside its final name and renamed into place once both are
+   whole: a failure leaves what dir held as it was, and other files in dir are never touched.
+   Returns the bytes of model.safetensors, or -1 with the reason in err. */
+long long Weights_export(const Config *c, const Checkpoint *read, const char *dir,
+                         SafetensorsDtype dtype, char *err, size_t size);
 
 /* Opens path (safetensors.h) for c: every tensor c's weights need must be there with its
    shape, and nothing else; unit gains (QK-norm's) must be 1.  NaN and infinite entries are
@@ -39,9 +40,6 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
 /* The weight source to give Layer_use_weights: it fills a layer of any configuration whose
    tensors have the shapes this one was opened for, and refuses others. */
 const WeightSource *Checkpoint_source(const Checkpoint *k);
-/* The checkpoint whose source Layer_use_weights was given, NULL while weights are drawn or
-   come from another source. */
-const Checkpoint *Checkpoint_in_use(void);
 
 /* The rows V of the checkpoint's embedding table, 0 where it has none; whether it has
    learned positions beside it (GPT-2's wpe, model.embed_positions under the Llama names). */

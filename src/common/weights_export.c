@@ -311,10 +311,18 @@ static int make_directory(const char *dir, char *err, size_t size)
     return 0;
 }
 
-long long Weights_export(const Config *c, const char *dir, SafetensorsDtype dtype, char *err,
-                         size_t size)
+long long Weights_export(const Config *c, const Checkpoint *read, const char *dir,
+                         SafetensorsDtype dtype, char *err, size_t size)
 {
-    const Checkpoint *read = Checkpoint_in_use();
+    /* The layers are Layer_draw's, from the source in use: beside another checkpoint's table
+       they would make a model that neither checkpoint is. */
+    if (read && Layer_weights_in_use() != Checkpoint_source(read)) {
+        snprintf(err, size,
+                 "the checkpoint %s is not the weight source in use, whose layers the "
+                 "export would write beside its table",
+                 Checkpoint_path(read));
+        return -1;
+    }
     if (make_directory(dir, err, size))
         return -1;
     char model[4200], config[4200], final_model[4200], final_config[4200];

@@ -45,6 +45,14 @@ static double *copied(const double *values, size_t count)
     return p;
 }
 
+bool Snapshot_attach_input(Snapshot *s, const double *input)
+{
+    const Config *c = &s->result->config;
+    free(s->input);
+    s->input = copied(input, (size_t)c->tokens * c->width);
+    return s->input != NULL;
+}
+
 /* The series the screen shows (CONDITIONING_SERIES), each depth + 1 values. */
 static bool copy_curves(ConditioningCurves *to, const ConditioningCurves *from, int depth)
 {
@@ -121,6 +129,7 @@ void Snapshot_free(Snapshot *s)
         return;
     Result_free(s->result);
     free(s->compare_eigenvalues);
+    free(s->input);
     Conditioning_release(&s->conditioning[0]);
     Conditioning_release(&s->conditioning[1]);
     free(s);

@@ -47,6 +47,12 @@ typedef struct {
     bool has_conditioning[2];
     Conditioning conditioning[2];
     char conditioning_note[2][SNAPSHOT_ERROR_SIZE];
+
+    /* The network's input X0 (T×d, Export_input) of a done job whose attention maps are kept
+       whole (--export-matrix), made by the worker for x's input.csv; NULL otherwise, and
+       where it could not be made input_note says why. */
+    double *input;
+    char input_note[SNAPSHOT_ERROR_SIZE];
 } Snapshot;
 
 /* A snapshot holding a copy of r.  Returns NULL when out of memory. */
@@ -57,6 +63,8 @@ bool Snapshot_attach_compare(Snapshot *s, const Result *r);
 /* Copies the conditioning c into s's slot (0 or 1) and its warnings into the result's, so
    that `!` lists why a point is null (false when out of memory). */
 bool Snapshot_attach_conditioning(Snapshot *s, int slot, const Conditioning *c);
+/* Copies X0 (input, T×d of s's settings) into s (false when out of memory). */
+bool Snapshot_attach_input(Snapshot *s, const double *input);
 /* A snapshot that only reports a failure (the config and the message). */
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error);
 void Snapshot_free(Snapshot *s);

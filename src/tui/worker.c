@@ -6,6 +6,7 @@
 #include "attnscope/layer.h"
 #include "attnscope/sweep.h"
 #include "crash.h"
+#include "export.h"
 #include "isolate.h"
 #include "lanes.h"
 #include "rates.h"
@@ -74,6 +75,13 @@ struct Worker {
     /* The running conditioning's place in the job's schedule: seconds before it, per layer
        of one network. */
     double conditioning_base_s, conditioning_layer_s;
+    /* X0 of input_config for x's input.csv where the maps are kept whole (NULL: none, and
+       input_note says why where making it failed), its QR on input_la, which is isolated and
+       stopped as the runs' calls are. */
+    double *input;
+    Config input_config;
+    char input_note[SNAPSHOT_ERROR_SIZE];
+    Linalg *input_la;
 };
 
 /* The schedule the cost model prices for this worker's threads. */
@@ -258,7 +266,62 @@ static Snapshot *snapshot_with_extras(Worker *w, const Config *job, WorkerExtras
             return NULL;
         }
     }
+    if (done && Config_equal(&w->input_config, job)) {
+        snprintf(s->input_note, SNAPSHOT_ERROR_SIZE, "%s", w->input_note);
+        if (w->input && !Snapshot_attach_input(s, w->input)) {
+            Snapshot_free(s);
+            return NULL;
+        }
+    }
     return s;
+}
+
+/* Whether the jobs keep the attention maps whole (--export-matrix), and so make X0 for x. */
+static bool full_maps_wanted(Worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    bool full = w->full_attention_maps;
+    pthread_mutex_unlock(&w->lock);
+    return full;
+}
+
+static bool input_done(const Worker *w, const Config *job)
+{
+    return w->input && Config_equal(&w->input_config, job);
+}
+
+/* Seconds of making X0 for c (Layer_input's declared work). */
+static double input_seconds(const Config *c, CostRates rates)
+{
+    WorkStep step = {0};
+    Layer_declare_input(c, &step.serial);
+    return Cost_step(&step, rates, COST_ONE_LANE);
+}
+
+/* X0 of the job for x's input.csv: the run keeps no X0, and making it again takes about
+   0.8 s of a core at T = d = 2048 (bench/README.md), which the screen's thread cannot spend
+   (a key answers within 30 ms, issue 4).  Returns false only when stopped: a failure is the
+   note. */
+static bool make_input(Worker *w, const Config *job)
+{
+    if (input_done(w, job))
+        return true;
+    pthread_mutex_lock(&w->lock);
+    double total = w->progress.total_s;
+    pthread_mutex_unlock(&w->lock);
+    checkpoint(w, total - input_seconds(job, w->rates), total);
+    free(w->input);
+    w->input_config = *job;
+    w->input_note[0] = '\0';
+    w->input = Export_input(job, w->input_la, w->input_note, sizeof w->input_note);
+    if (!w->input && (w->cancelled || superseded(w))) {
+        Trace_event(w->trace, "extra-cancel gen=%lu input", w->running);
+        w->cancelled = true;
+        return false;
+    }
+    if (!w->input)
+        Trace_event(w->trace, "input-failed gen=%lu %s", w->running, w->input_note);
+    return true;
 }
 
 /* The compare view's network: same weights, gap removal toggled, only up to the shown
@@ -376,9 +439,11 @@ static bool run_conditioning(Worker *w, const Config *job, int slot, double done
 /* Seconds of the extras a job asks for, unless they are complete for it (known: the
    thread's record of them may be read). */
 static double extras_seconds(const Worker *w, const Config *job, WorkerExtras extras, bool known,
-                             unsigned long long budget)
+                             unsigned long long budget, bool input)
 {
     double seconds = 0;
+    if (input && !(known && input_done(w, job)))
+        seconds += input_seconds(job, w->rates);
     if (extras.compare && !(known && compare_done(w, job)))
         seconds += Cost_compare(job, w->rates, priced_lanes(w));
     if (extras.sweep && !(known && w->sweep_complete && Config_equal(&w->sweep_config, job)))
@@ -400,10 +465,12 @@ static void plan_job(Worker *w, const Config *job, WorkerExtras extras, bool reu
     ModelPlan_release(&w->plan);
     pthread_mutex_lock(&w->lock);
     unsigned long long budget = w->memory_budget;
+    bool input = w->full_attention_maps;
     pthread_mutex_unlock(&w->lock);
-    w->extras_s = extras_seconds(w, job, extras, true, budget);
-    w->extras_before_conditioning_s = extras_seconds(
-        w, job, (WorkerExtras){.sweep = extras.sweep, .compare = extras.compare}, true, budget);
+    w->extras_s = extras_seconds(w, job, extras, true, budget, input);
+    w->extras_before_conditioning_s =
+        extras_seconds(w, job, (WorkerExtras){.sweep = extras.sweep, .compare = extras.compare},
+                       true, budget, false);
     double run_s = 0, first = 0;
     bool known = reuse;
     if (!reuse && !Model_plan(job, w->workspace, &w->plan) &&
@@ -508,6 +575,8 @@ static void run_job(Worker *w, const Config *job, WorkerExtras extras)
                                                 false));
         }
     }
+    if (full_maps_wanted(w) && !make_input(w, job))
+        return;
     /* A LAPACK helper or worker that died is said where the job's warnings are. */
     char isolation[256];
     if (Isolate_notice(isolation, sizeof isolation)) {
@@ -558,6 +627,8 @@ static void release(Worker *w)
     Result_free(w->compare);
     Conditioning_release(&w->conditioning[0]);
     Conditioning_release(&w->conditioning[1]);
+    free(w->input);
+    Linalg_free(w->input_la);
     Workspace_free(w->workspace);
     close(w->pipe[0]);
     close(w->pipe[1]);
@@ -607,6 +678,11 @@ Worker *Worker_new_with_lanes(Trace *trace, bool two_lanes)
        the helper (not started) they run here, and a stop waits for the call to end. */
     if (w->workspace)
         Workspace_set_isolation(w->workspace, Isolate_linalg());
+    w->input_la = Linalg_new();
+    if (w->input_la) {
+        Linalg_set_isolation(w->input_la, Isolate_linalg());
+        Linalg_set_stop(w->input_la, (LinalgStop){.requested = stop_requested, .context = w});
+    }
     /* The thread starts with every signal blocked, so the UI thread receives them; its own
        faults still reach the crash handler. */
     sigset_t all, old;
@@ -615,7 +691,8 @@ Worker *Worker_new_with_lanes(Trace *trace, bool two_lanes)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     /* Created here so that the lane thread, too, leaves the signals to the UI thread. */
     w->lanes = two_lanes ? Lanes_new(Crash_thread_begin, Crash_thread_end) : NULL;
-    bool started = w->workspace && w->result && w->compare && (w->lanes || !two_lanes) &&
+    bool started = w->workspace && w->result && w->compare && w->input_la &&
+                   (w->lanes || !two_lanes) &&
                    pthread_create(&w->thread, NULL, worker_main, w) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started) {
@@ -688,7 +765,7 @@ double Worker_estimate(Worker *w, const Config *c, WorkerExtras extras)
             ModelPlan_release(&plan);
         }
     }
-    seconds += extras_seconds(w, c, extras, idle, w->memory_budget);
+    seconds += extras_seconds(w, c, extras, idle, w->memory_budget, w->full_attention_maps);
     pthread_mutex_unlock(&w->lock);
     return seconds;
 }

@@ -47,7 +47,8 @@ void Worker_set_memory_budget(Worker *w, unsigned long long bytes);
 
 /* How the conditioning chooses its path (--conditioning-path; auto at start). */
 void Worker_set_conditioning_path(Worker *w, ConditioningPath path);
-/* Whether the jobs keep the attention maps whole (T×T, --export-matrix) for x to export. */
+/* Whether the jobs keep the attention maps whole (T×T, --export-matrix) for x to export, and
+   make X0 again for its input.csv (Snapshot.input, in the done snapshot). */
 void Worker_set_full_attention_maps(Worker *w, bool full);
 
 /* Readable when a snapshot may be waiting (poll it with POLLIN). */
