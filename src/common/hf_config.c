@@ -206,11 +206,11 @@ static int read_norms(HfReader *r)
     double eps = 0;
     if (HfReader_concept(r, EPS, &v, &key) || number_of(r, key, v, &eps))
         return -1;
-    return HfReader_put(r, "layernorm", LAYERNORM_NAMES.names[f->norm], "model_type") ||
-           HfReader_put(r, "ln-place", LN_PLACE_NAMES.names[f->place], "model_type") ||
+    return HfReader_put(r, "layernorm", LAYERNORM_NAMES.names[f->block->norm], "model_type") ||
+           HfReader_put(r, "ln-place", LN_PLACE_NAMES.names[f->block->place], "model_type") ||
            HfReader_put(r, "ln-scale", "sqrt-d", "model_type") ||
            put_double(r, "ln-eps", eps, key) ||
-           HfReader_put(r, "norm-gain-offset", f->gain_offset ? "1" : "0", "model_type") ||
+           HfReader_put(r, "norm-gain-offset", f->block->gain_offset ? "1" : "0", "model_type") ||
            HfReader_put(r, "qk-norm", QK_NORM_NAMES.names[f->qk_norm], "model_type") ||
            HfReader_put(r, "qk-norm-place", "before-rope", "model_type");
 }
@@ -255,7 +255,7 @@ static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, doubl
    share from partial_rotary_factor; every layer rotates. */
 static int read_rope(HfReader *r)
 {
-    if (!r->family->rope)
+    if (!r->family->block->rope)
         return HfReader_put(r, "rope", "none", "model_type");
     /* NaN: not given.  The file's top-level fields, then its rope_parameters, then the
        family's default θ. */
@@ -309,7 +309,7 @@ static int read_attention(HfReader *r, int head_width, double init_std)
                            "by 1/sqrt(d_h) = 1/sqrt(%d)",
                            head_width);
     }
-    bool sinks = r->family->sinks;
+    bool sinks = r->family->block->sinks;
     return HfReader_put(r, "attention", "softmax", "model_type") ||
            HfReader_put(r, "logit-scale", "sqrt", "model_type") ||
            put_double(r, "logit-softcap", softcap, "attn_logit_softcapping") ||
@@ -325,13 +325,13 @@ static int read_attention(HfReader *r, int head_width, double init_std)
 static int read_mlp(HfReader *r)
 {
     const HfFamily *f = r->family;
-    if (f->mlp == HF_MLP_EXPERTS)
+    if (f->block->mlp == HF_MLP_EXPERTS)
         return HfReader_put(r, "mlp", "none", "model_type");
     const JsonValue *act, *n;
     const char *akey, *nkey;
     if (HfReader_concept(r, ACTIVATION, &act, &akey) || HfReader_concept(r, MLP_WIDTH, &n, &nkey))
         return -1;
-    bool gated = f->mlp == HF_MLP_GATED;
+    bool gated = f->block->mlp == HF_MLP_GATED;
     const char *text = act && act->kind == JSON_STRING ? act->text : "";
     bool tanh_gelu = strcmp(text, "gelu_new") == 0 || strcmp(text, "gelu_pytorch_tanh") == 0 ||
                      strcmp(text, "gelu_fast") == 0;
@@ -372,7 +372,7 @@ static int read_init(HfReader *r, double *std)
     if (number_of(r, "initializer_range", v, std) ||
         HfReader_put(r, "init", "gpt2", "model_type") ||
         put_double(r, "init-std", *std, "initializer_range") ||
-        HfReader_put(r, "depth-scale", DEPTH_SCALE_NAMES.names[r->family->depth_scale],
+        HfReader_put(r, "depth-scale", DEPTH_SCALE_NAMES.names[r->family->block->depth_scale],
                      "model_type"))
         return -1;
     for (size_t i = 0; i < sizeof MATRICES / sizeof *MATRICES; i++)
