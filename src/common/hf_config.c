@@ -513,17 +513,17 @@ int HfConfig_apply(const char *path, Config *c, HfConfigReport *report, char *er
         snprintf(err, size, "%s", message);
         return -1;
     }
-    char *text = malloc(HF_CONFIG_MAX_BYTES + 1);
-    size_t n = text ? fread(text, 1, HF_CONFIG_MAX_BYTES + 1, f) : 0;
-    bool failed = !text || ferror(f) || n > HF_CONFIG_MAX_BYTES;
+    char *text;
+    size_t n;
+    FileWhole outcome = File_read_whole(f, HF_CONFIG_MAX_BYTES, &text, &n);
     fclose(f);
     int status = -1;
-    if (failed)
+    if (outcome != FILE_WHOLE_READ)
         snprintf(err, size, "%s: %s", file,
-                 !text                     ? "out of memory"
-                 : n > HF_CONFIG_MAX_BYTES ? "larger than 1 MiB: accepted a config.json (a few "
-                                             "kilobytes)"
-                                           : "read error");
+                 outcome == FILE_WHOLE_NO_MEMORY   ? "out of memory"
+                 : outcome == FILE_WHOLE_TOO_LARGE ? "larger than 1 MiB: accepted a config.json (a "
+                                                     "few kilobytes)"
+                                                   : "read error");
     else
         status = HfConfig_parse(text, n, file, c, report, err, size);
     free(text);

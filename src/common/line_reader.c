@@ -82,6 +82,26 @@ static const char *not_regular(mode_t mode)
                             : "not a regular file";
 }
 
+FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length)
+{
+    char *buffer = malloc(limit + 1);
+    size_t n = buffer ? fread(buffer, 1, limit + 1, f) : 0;
+    FileWhole status = !buffer     ? FILE_WHOLE_NO_MEMORY
+                       : ferror(f) ? FILE_WHOLE_READ_FAILED
+                       : n > limit ? FILE_WHOLE_TOO_LARGE
+                                   : FILE_WHOLE_READ;
+    if (status == FILE_WHOLE_READ) {
+        buffer[n] = '\0';
+    } else {
+        free(buffer);
+        buffer = NULL;
+        n = 0;
+    }
+    *text = buffer;
+    *length = n;
+    return status;
+}
+
 FILE *File_open_regular(const char *path, char *err, size_t size)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

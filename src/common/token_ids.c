@@ -181,14 +181,15 @@ int TokenIds_read(const char *path, TokenIds *out, char *err, size_t size)
         snprintf(err, size, "%s", why);
         return -1;
     }
-    char *text = malloc(TOKEN_IDS_FILE_MAX + 1);
-    size_t length = text ? fread(text, 1, TOKEN_IDS_FILE_MAX + 1, f) : 0;
+    char *text;
+    size_t length;
+    FileWhole outcome = File_read_whole(f, TOKEN_IDS_FILE_MAX, &text, &length);
     int status = -1;
-    if (!text)
+    if (outcome == FILE_WHOLE_NO_MEMORY)
         snprintf(err, size, "'%s': out of memory", path);
-    else if (ferror(f))
+    else if (outcome == FILE_WHOLE_READ_FAILED)
         snprintf(err, size, "'%s': the read failed", path);
-    else if (length > TOKEN_IDS_FILE_MAX)
+    else if (outcome == FILE_WHOLE_TOO_LARGE)
         snprintf(err, size, "'%s': larger than %zu bytes, more than %d token ids can take", path,
                  TOKEN_IDS_FILE_MAX, CONFIG_TOKENS_MAX);
     else
