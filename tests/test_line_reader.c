@@ -1,7 +1,7 @@
 /* The bounded line reader: lines as getline gives them, a line above the bound and memory
  * running out mid-line reported with the file and the line (never taken as the end),
  * File_open_regular refusing what is not a regular file without blocking, and File_read_whole's
- * bound, exact at the limit. */
+ * (and File_read_regular's) bound, exact at the limit. */
 #include "testing.h"
 
 #include "line_reader.h"
@@ -130,6 +130,25 @@ static void test_only_regular_files(void **state)
     assert_string_equal(err, "'/dev/null': a character device, not a regular file");
     assert_null(File_open_regular("/nonexistent/x", err, sizeof err));
     assert_string_equal(err, "'/nonexistent/x': No such file or directory");
+    /* File_read_regular: the open's refusal, then a regular file whole and its bound. */
+    char *text, small[64];
+    size_t length;
+    assert_int_equal(File_read_regular(fifo, 16, &text, &length, err, sizeof err),
+                     FILE_WHOLE_NOT_OPENED);
+    assert_null(text);
+    assert_non_null(strstr(err, "fifo': a FIFO, not a regular file"));
+    snprintf(small, sizeof small, "%s/small", dir);
+    FILE *w = fopen(small, "w");
+    assert_non_null(w);
+    fputs("xyz", w);
+    fclose(w);
+    assert_int_equal(File_read_regular(small, 3, &text, &length, err, sizeof err), FILE_WHOLE_READ);
+    assert_string_equal(text, "xyz");
+    free(text);
+    assert_int_equal(File_read_regular(small, 2, &text, &length, err, sizeof err),
+                     FILE_WHOLE_TOO_LARGE);
+    assert_null(text);
+    unlink(small);
     unlink(fifo);
     rmdir(dir);
     FILE *f = File_open_regular("Makefile", err, sizeof err);

@@ -504,21 +504,15 @@ int HfConfig_parse(const char *text, size_t length, const char *name, Config *c,
 
 int HfConfig_apply(const char *path, Config *c, HfConfigReport *report, char *err, size_t size)
 {
-    char file[1100], message[1200];
+    char file[1100];
     struct stat st;
     bool directory = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
     snprintf(file, sizeof file, directory ? "%s/config.json" : "%s", path);
-    FILE *f = File_open_regular(file, message, sizeof message);
-    if (!f) {
-        snprintf(err, size, "%s", message);
-        return -1;
-    }
     char *text;
     size_t n;
-    FileWhole outcome = File_read_whole(f, HF_CONFIG_MAX_BYTES, &text, &n);
-    fclose(f);
+    FileWhole outcome = File_read_regular(file, HF_CONFIG_MAX_BYTES, &text, &n, err, size);
     int status = -1;
-    if (outcome != FILE_WHOLE_READ)
+    if (outcome != FILE_WHOLE_READ && outcome != FILE_WHOLE_NOT_OPENED)
         snprintf(err, size, "%s: %s", file,
                  outcome == FILE_WHOLE_NO_MEMORY   ? "out of memory"
                  : outcome == FILE_WHOLE_TOO_LARGE ? "larger than 1 MiB: accepted a config.json (a "

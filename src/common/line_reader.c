@@ -102,6 +102,20 @@ FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length)
     return status;
 }
 
+FileWhole File_read_regular(const char *path, size_t limit, char **text, size_t *length, char *err,
+                            size_t size)
+{
+    FILE *f = File_open_regular(path, err, size);
+    if (!f) {
+        *text = NULL;
+        *length = 0;
+        return FILE_WHOLE_NOT_OPENED;
+    }
+    FileWhole status = File_read_whole(f, limit, text, length);
+    fclose(f);
+    return status;
+}
+
 FILE *File_open_regular(const char *path, char *err, size_t size)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

@@ -57,6 +57,7 @@ typedef enum {
     FILE_WHOLE_TOO_LARGE, /* more than the limit: bad input */
     FILE_WHOLE_NO_MEMORY,
     FILE_WHOLE_READ_FAILED,
+    FILE_WHOLE_NOT_OPENED, /* File_read_regular: err says why */
 } FileWhole;
 
 /* A small file whole (config.json, a token-id list, a checkpoint's index), from f's position:
@@ -64,5 +65,10 @@ typedef enum {
    *length; on any other outcome *text is NULL.  One read of limit + 1 bytes tells a file of
    exactly limit bytes from a larger one. */
 FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length);
+
+/* File_open_regular(path), then File_read_whole: FILE_WHOLE_NOT_OPENED with "'PATH': why" in
+   err where the open refuses. */
+FileWhole File_read_regular(const char *path, size_t limit, char **text, size_t *length, char *err,
+                            size_t size);
 
 #endif
