@@ -53,7 +53,7 @@ import numpy as np
 
 # The safetensors writer the tests' files share (scripts/safetensors_file.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from safetensors_file import write  # noqa: E402
+from safetensors_file import PYTORCH, write  # noqa: E402
 
 GAPS = ("off", "center")
 KINDS = ("softmax", "markov")
@@ -256,7 +256,7 @@ def write_checkpoint(directory, x0, weights):
             tensors.append((f"model.layers.{layer}.self_attn.{name}.weight", w.T))
     write(os.path.join(directory, "model.safetensors"),
           [(name, "F64", list(array.shape), np.ascontiguousarray(array, dtype="<f8").tobytes())
-           for name, array in tensors], {"format": "pt"})
+           for name, array in tensors], PYTORCH)
     with open(os.path.join(directory, "ids.txt"), "w") as f:
         f.write("".join(f"{i}\n" for i in range(x0.shape[0])))
 

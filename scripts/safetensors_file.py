@@ -9,6 +9,9 @@ A tensor here is (name, dtype, shape, raw bytes).
 import json
 import struct
 
+# The metadata transformers' save_pretrained writes.
+PYTORCH = {"format": "pt"}
+
 
 def read(path):
     """The file's tensors in the order of their data, and its __metadata__ (None if absent)."""

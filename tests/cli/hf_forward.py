@@ -33,10 +33,9 @@ import sys
 
 import numpy as np
 
-from safetensors_tool import write
+from safetensors_tool import PYTORCH, write
 
 RTOL = 1e-9
-PT = {"format": "pt"}  # the metadata transformers' save_pretrained writes
 
 
 # The norms' gains and the biases, as a trained checkpoint has them (not 1 and 0, which
@@ -68,14 +67,14 @@ def write_checkpoint(directory, weights, dtype, sharded):
     tensors = [(name, dtype, list(array.shape), stored(array, dtype)[1])
                for name, array in sorted(weights.items())]
     if not sharded:
-        write(os.path.join(directory, "model.safetensors"), tensors, PT)
+        write(os.path.join(directory, "model.safetensors"), tensors, PYTORCH)
         return
     half = len(tensors) // 2
     shards = {"model-00001-of-00002.safetensors": tensors[half:],
               "model-00002-of-00002.safetensors": tensors[:half]}
     weight_map = {}
     for file, part in shards.items():
-        write(os.path.join(directory, file), part, PT)
+        write(os.path.join(directory, file), part, PYTORCH)
         weight_map.update({t[0]: file for t in part})
     with open(os.path.join(directory, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": sum(len(t[3]) for t in tensors)},

@@ -29,7 +29,7 @@ import sys
 
 # The one reader and writer of the format, shared with bench/numpy_ref.py.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-from safetensors_file import read, write  # noqa: E402
+from safetensors_file import PYTORCH, read, write  # noqa: E402
 
 FORMATS = {"F64": ("d", 8), "F32": ("f", 4), "F16": ("e", 2)}
 
@@ -128,7 +128,7 @@ def gpt2(src, dst, norm):
     add("wpe.weight", [4, d], [0.02 * i for i in range(4 * d)])
     add("ln_f.weight", [d], [1.0] * d)
     add("ln_f.bias", [d], [0.0] * d)
-    write(dst, out, {"format": "pt"})
+    write(dst, out, PYTORCH)
 
 
 def hostile(out):
