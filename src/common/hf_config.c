@@ -512,14 +512,14 @@ int HfConfig_apply(const char *path, Config *c, HfConfigReport *report, char *er
     size_t n;
     FileWhole outcome = File_read_regular(file, HF_CONFIG_MAX_BYTES, &text, &n, err, size);
     int status = -1;
-    if (outcome != FILE_WHOLE_READ && outcome != FILE_WHOLE_NOT_OPENED)
+    if (outcome == FILE_WHOLE_READ)
+        status = HfConfig_parse(text, n, file, c, report, err, size);
+    else if (outcome != FILE_WHOLE_NOT_OPENED) /* whose err is the open's own */
         snprintf(err, size, "%s: %s", file,
                  outcome == FILE_WHOLE_NO_MEMORY   ? "out of memory"
                  : outcome == FILE_WHOLE_TOO_LARGE ? "larger than 1 MiB: accepted a config.json (a "
                                                      "few kilobytes)"
                                                    : "read error");
-    else
-        status = HfConfig_parse(text, n, file, c, report, err, size);
     free(text);
     return status;
 }
