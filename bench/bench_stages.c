@@ -75,6 +75,13 @@ static void *alloc(size_t n)
     return p;
 }
 
+/* n doubles into each of the NULL-ended slots. */
+static void alloc_each(double **const slots[], size_t n)
+{
+    for (int i = 0; slots[i]; i++)
+        *slots[i] = alloc(n);
+}
+
 static void bufs_init(Bufs *b, int T, int d)
 {
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
@@ -86,21 +93,13 @@ static void bufs_init(Bufs *b, int T, int d)
         fprintf(stderr, "bench_stages: out of memory\n");
         exit(1);
     }
-    b->x[0] = alloc(td);
-    b->x[1] = alloc(td);
-    b->xw = alloc(td);
-    b->q = alloc(td);
-    b->k = alloc(td);
-    b->wq = alloc(dd);
-    b->wk = alloc(dd);
-    b->wv = alloc(dd);
-    b->gauss = alloc(tt);
-    b->logits = alloc(tt);
-    b->attn = alloc(tt);
-    b->shown_before = alloc(tt);
-    b->shown_applied = alloc(tt);
-    b->floor_matrix = alloc(tt);
-    b->gram = alloc(tt);
+    double **const tokens[] = {&b->x[0], &b->x[1], &b->xw, &b->q, &b->k, NULL};
+    double **const weights[] = {&b->wq, &b->wk, &b->wv, NULL};
+    double **const squares[] = {&b->gauss,         &b->logits,       &b->attn, &b->shown_before,
+                                &b->shown_applied, &b->floor_matrix, &b->gram, NULL};
+    alloc_each(tokens, td);
+    alloc_each(weights, dd);
+    alloc_each(squares, tt);
     b->eig = alloc((size_t)T);
     b->lanczos = alloc(Measure_tokens_scratch_size(T, d));
     b->gap_scratch = alloc(Gap_scratch_size(T));

@@ -46,11 +46,14 @@ import ctypes
 import json
 import math
 import os
-import struct
 import sys
 import time
 
 import numpy as np
+
+# The safetensors writer the tests' files share (scripts/safetensors_file.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from safetensors_file import PYTORCH, write  # noqa: E402
 
 GAPS = ("off", "center")
 KINDS = ("softmax", "markov")
@@ -251,17 +254,9 @@ def write_checkpoint(directory, x0, weights):
     for layer, (wq, wk, wv) in enumerate(weights):
         for name, w in (("q_proj", wq), ("k_proj", wk), ("v_proj", wv)):
             tensors.append((f"model.layers.{layer}.self_attn.{name}.weight", w.T))
-    header, body, at = {"__metadata__": {"format": "pt"}}, [], 0
-    for name, array in tensors:
-        raw = np.ascontiguousarray(array, dtype="<f8").tobytes()
-        header[name] = {"dtype": "F64", "shape": list(array.shape),
-                        "data_offsets": [at, at + len(raw)]}
-        body.append(raw)
-        at += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(os.path.join(directory, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(body))
+    write(os.path.join(directory, "model.safetensors"),
+          [(name, "F64", list(array.shape), np.ascontiguousarray(array, dtype="<f8").tobytes())
+           for name, array in tensors], PYTORCH)
     with open(os.path.join(directory, "ids.txt"), "w") as f:
         f.write("".join(f"{i}\n" for i in range(x0.shape[0])))
 

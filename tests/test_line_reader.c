@@ -1,6 +1,7 @@
 /* The bounded line reader: lines as getline gives them, a line above the bound and memory
- * running out mid-line reported with the file and the line (never taken as the end), and
- * File_open_regular refusing what is not a regular file without blocking. */
+ * running out mid-line reported with the file and the line (never taken as the end),
+ * File_open_regular refusing what is not a regular file without blocking, and File_read_whole's
+ * (and File_read_regular's) bound, exact at the limit. */
 #include "testing.h"
 
 #include "line_reader.h"
@@ -129,6 +130,25 @@ static void test_only_regular_files(void **state)
     assert_string_equal(err, "'/dev/null': a character device, not a regular file");
     assert_null(File_open_regular("/nonexistent/x", err, sizeof err));
     assert_string_equal(err, "'/nonexistent/x': No such file or directory");
+    /* File_read_regular: the open's refusal, then a regular file whole and its bound. */
+    char *text, small[64];
+    size_t length;
+    assert_int_equal(File_read_regular(fifo, 16, &text, &length, err, sizeof err),
+                     FILE_WHOLE_NOT_OPENED);
+    assert_null(text);
+    assert_non_null(strstr(err, "fifo': a FIFO, not a regular file"));
+    snprintf(small, sizeof small, "%s/small", dir);
+    FILE *w = fopen(small, "w");
+    assert_non_null(w);
+    fputs("xyz", w);
+    fclose(w);
+    assert_int_equal(File_read_regular(small, 3, &text, &length, err, sizeof err), FILE_WHOLE_READ);
+    assert_string_equal(text, "xyz");
+    free(text);
+    assert_int_equal(File_read_regular(small, 2, &text, &length, err, sizeof err),
+                     FILE_WHOLE_TOO_LARGE);
+    assert_null(text);
+    unlink(small);
     unlink(fifo);
     rmdir(dir);
     FILE *f = File_open_regular("Makefile", err, sizeof err);
@@ -138,13 +158,59 @@ static void test_only_regular_files(void **state)
     fclose(f);
 }
 
+/* A file of exactly the limit is read whole and NUL-terminated; one byte more is too large;
+   an empty file is read; a stream open only for writing fails to read. */
+static void test_read_whole(void **state)
+{
+    (void)state;
+    char *text;
+    size_t length;
+    FILE *f = holding("ab\0de", 5);
+    assert_int_equal(File_read_whole(f, 5, &text, &length), FILE_WHOLE_READ);
+    assert_int_equal(length, 5);
+    assert_memory_equal(text, "ab\0de", 5);
+    assert_int_equal(text[5], '\0');
+    free(text);
+    rewind(f);
+    assert_int_equal(File_read_whole(f, 4, &text, &length), FILE_WHOLE_TOO_LARGE);
+    assert_null(text);
+    assert_int_equal(length, 0);
+    fclose(f);
+    f = holding("", 0);
+    assert_int_equal(File_read_whole(f, 4, &text, &length), FILE_WHOLE_READ);
+    assert_int_equal(length, 0);
+    assert_int_equal(text[0], '\0');
+    free(text);
+    fclose(f);
+    f = fopen("/dev/null", "w");
+    assert_non_null(f);
+    assert_int_equal(File_read_whole(f, 4, &text, &length), FILE_WHOLE_READ_FAILED);
+    assert_null(text);
+    fclose(f);
+}
+
+/* A limit no allocation can hold: out of memory, nothing read. */
+static void test_read_whole_no_memory(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* AddressSanitizer aborts on an allocation above its maximum instead of failing */
+#endif
+    char *text;
+    size_t length;
+    FILE *f = holding("abc", 3);
+    assert_int_equal(File_read_whole(f, SIZE_MAX - 1, &text, &length), FILE_WHOLE_NO_MEMORY);
+    assert_null(text);
+    assert_int_equal(ftell(f), 0);
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lines),
-        cmocka_unit_test(test_bound),
-        cmocka_unit_test(test_out_of_memory),
-        cmocka_unit_test(test_only_regular_files),
+        cmocka_unit_test(test_lines),         cmocka_unit_test(test_bound),
+        cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_only_regular_files),
+        cmocka_unit_test(test_read_whole),    cmocka_unit_test(test_read_whole_no_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

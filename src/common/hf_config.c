@@ -206,11 +206,11 @@ static int read_norms(HfReader *r)
     double eps = 0;
     if (HfReader_concept(r, EPS, &v, &key) || number_of(r, key, v, &eps))
         return -1;
-    return HfReader_put(r, "layernorm", LAYERNORM_NAMES.names[f->norm], "model_type") ||
-           HfReader_put(r, "ln-place", LN_PLACE_NAMES.names[f->place], "model_type") ||
+    return HfReader_put(r, "layernorm", LAYERNORM_NAMES.names[f->block->norm], "model_type") ||
+           HfReader_put(r, "ln-place", LN_PLACE_NAMES.names[f->block->place], "model_type") ||
            HfReader_put(r, "ln-scale", "sqrt-d", "model_type") ||
            put_double(r, "ln-eps", eps, key) ||
-           HfReader_put(r, "norm-gain-offset", f->gain_offset ? "1" : "0", "model_type") ||
+           HfReader_put(r, "norm-gain-offset", f->block->gain_offset ? "1" : "0", "model_type") ||
            HfReader_put(r, "qk-norm", QK_NORM_NAMES.names[f->qk_norm], "model_type") ||
            HfReader_put(r, "qk-norm-place", "before-rope", "model_type");
 }
@@ -255,7 +255,7 @@ static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, doubl
    share from partial_rotary_factor; every layer rotates. */
 static int read_rope(HfReader *r)
 {
-    if (!r->family->rope)
+    if (!r->family->block->rope)
         return HfReader_put(r, "rope", "none", "model_type");
     /* NaN: not given.  The file's top-level fields, then its rope_parameters, then the
        family's default θ. */
@@ -309,7 +309,7 @@ static int read_attention(HfReader *r, int head_width, double init_std)
                            "by 1/sqrt(d_h) = 1/sqrt(%d)",
                            head_width);
     }
-    bool sinks = r->family->sinks;
+    bool sinks = r->family->block->sinks;
     return HfReader_put(r, "attention", "softmax", "model_type") ||
            HfReader_put(r, "logit-scale", "sqrt", "model_type") ||
            put_double(r, "logit-softcap", softcap, "attn_logit_softcapping") ||
@@ -325,13 +325,13 @@ static int read_attention(HfReader *r, int head_width, double init_std)
 static int read_mlp(HfReader *r)
 {
     const HfFamily *f = r->family;
-    if (f->mlp == HF_MLP_EXPERTS)
+    if (f->block->mlp == HF_MLP_EXPERTS)
         return HfReader_put(r, "mlp", "none", "model_type");
     const JsonValue *act, *n;
     const char *akey, *nkey;
     if (HfReader_concept(r, ACTIVATION, &act, &akey) || HfReader_concept(r, MLP_WIDTH, &n, &nkey))
         return -1;
-    bool gated = f->mlp == HF_MLP_GATED;
+    bool gated = f->block->mlp == HF_MLP_GATED;
     const char *text = act && act->kind == JSON_STRING ? act->text : "";
     bool tanh_gelu = strcmp(text, "gelu_new") == 0 || strcmp(text, "gelu_pytorch_tanh") == 0 ||
                      strcmp(text, "gelu_fast") == 0;
@@ -372,7 +372,7 @@ static int read_init(HfReader *r, double *std)
     if (number_of(r, "initializer_range", v, std) ||
         HfReader_put(r, "init", "gpt2", "model_type") ||
         put_double(r, "init-std", *std, "initializer_range") ||
-        HfReader_put(r, "depth-scale", DEPTH_SCALE_NAMES.names[r->family->depth_scale],
+        HfReader_put(r, "depth-scale", DEPTH_SCALE_NAMES.names[r->family->block->depth_scale],
                      "model_type"))
         return -1;
     for (size_t i = 0; i < sizeof MATRICES / sizeof *MATRICES; i++)
@@ -504,28 +504,22 @@ int HfConfig_parse(const char *text, size_t length, const char *name, Config *c,
 
 int HfConfig_apply(const char *path, Config *c, HfConfigReport *report, char *err, size_t size)
 {
-    char file[1100], message[1200];
+    char file[1100];
     struct stat st;
     bool directory = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
     snprintf(file, sizeof file, directory ? "%s/config.json" : "%s", path);
-    FILE *f = File_open_regular(file, message, sizeof message);
-    if (!f) {
-        snprintf(err, size, "%s", message);
-        return -1;
-    }
-    char *text = malloc(HF_CONFIG_MAX_BYTES + 1);
-    size_t n = text ? fread(text, 1, HF_CONFIG_MAX_BYTES + 1, f) : 0;
-    bool failed = !text || ferror(f) || n > HF_CONFIG_MAX_BYTES;
-    fclose(f);
+    char *text;
+    size_t n;
+    FileWhole outcome = File_read_regular(file, HF_CONFIG_MAX_BYTES, &text, &n, err, size);
     int status = -1;
-    if (failed)
-        snprintf(err, size, "%s: %s", file,
-                 !text                     ? "out of memory"
-                 : n > HF_CONFIG_MAX_BYTES ? "larger than 1 MiB: accepted a config.json (a few "
-                                             "kilobytes)"
-                                           : "read error");
-    else
+    if (outcome == FILE_WHOLE_READ)
         status = HfConfig_parse(text, n, file, c, report, err, size);
+    else if (outcome != FILE_WHOLE_NOT_OPENED) /* whose err is the open's own */
+        snprintf(err, size, "%s: %s", file,
+                 outcome == FILE_WHOLE_NO_MEMORY   ? "out of memory"
+                 : outcome == FILE_WHOLE_TOO_LARGE ? "larger than 1 MiB: accepted a config.json (a "
+                                                     "few kilobytes)"
+                                                   : "read error");
     free(text);
     return status;
 }

@@ -118,8 +118,46 @@ static const char *const VIT_HARMLESS[] = {
     "encoder_stride",     "hidden_dropout_prob", "attention_probs_dropout_prob",
     "pooler_output_size", "pooler_act",          NULL};
 static const HfRule VIT_RULES[] = {{"qkv_bias", HF_WHEN_SET, BIASES}, {NULL, HF_WHEN_SET, NULL}};
-static const HfRule NO_RULES[] = {{NULL, HF_WHEN_SET, NULL}};
-static const char *const NONE[] = {NULL};
+
+/* GPT-2's Conv1D blocks scale c_proj by 1/sqrt(2 n_layer) (the gpt2 scheme's depth scaling). */
+static const HfBlock GPT2_BLOCK = {.norm = LAYERNORM_LN,
+                                   .place = LN_PLACE_PRE,
+                                   .causal = true,
+                                   .mlp = HF_MLP_PLAIN,
+                                   .depth_scale = DEPTH_SCALE_SCHEME};
+static const HfBlock LLAMA_BLOCK = {.norm = LAYERNORM_RMS,
+                                    .place = LN_PLACE_PRE,
+                                    .rope = true,
+                                    .causal = true,
+                                    .mlp = HF_MLP_GATED,
+                                    .depth_scale = DEPTH_SCALE_NONE};
+/* Norms on both sides of each sublayer, gains 1 + w. */
+static const HfBlock GEMMA_BLOCK = {.norm = LAYERNORM_RMS,
+                                    .place = LN_PLACE_PERI,
+                                    .rope = true,
+                                    .causal = true,
+                                    .gain_offset = true,
+                                    .mlp = HF_MLP_GATED,
+                                    .depth_scale = DEPTH_SCALE_NONE};
+/* Llama's with the norms on the sublayers' outputs. */
+static const HfBlock OLMO2_BLOCK = {.norm = LAYERNORM_RMS,
+                                    .place = LN_PLACE_OUTPUT,
+                                    .rope = true,
+                                    .causal = true,
+                                    .mlp = HF_MLP_GATED,
+                                    .depth_scale = DEPTH_SCALE_NONE};
+/* Llama's with attention sinks and experts for the MLP. */
+static const HfBlock GPT_OSS_BLOCK = {.norm = LAYERNORM_RMS,
+                                      .place = LN_PLACE_PRE,
+                                      .rope = true,
+                                      .causal = true,
+                                      .sinks = true,
+                                      .mlp = HF_MLP_EXPERTS,
+                                      .depth_scale = DEPTH_SCALE_NONE};
+static const HfBlock VIT_BLOCK = {.norm = LAYERNORM_LN,
+                                  .place = LN_PLACE_PRE,
+                                  .mlp = HF_MLP_PLAIN,
+                                  .depth_scale = DEPTH_SCALE_NONE};
 
 static const char GEMMA_EMBEDDING[] =
     "Gemma scales its embeddings by sqrt(hidden_size): attnscope's input is its own "
@@ -131,11 +169,7 @@ static const HfFamily FAMILIES[] = {
      .defaults = "{\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, \"n_inner\": null,"
                  "\"activation_function\": \"gelu_new\", \"layer_norm_epsilon\": 1e-05,"
                  "\"initializer_range\": 0.02, \"scale_attn_weights\": true}",
-     .norm = LAYERNORM_LN,
-     .place = LN_PLACE_PRE,
-     .causal = true,
-     .mlp = HF_MLP_PLAIN,
-     .depth_scale = DEPTH_SCALE_SCHEME,
+     .block = &GPT2_BLOCK,
      .harmless = GPT2_HARMLESS,
      .rules = GPT2_RULES,
      .implied = "GPT-2's Conv1D layers have biases: the block has none (0 at initialisation, "
@@ -147,29 +181,15 @@ static const HfFamily FAMILIES[] = {
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": null, \"head_dim\": "
                  "null, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06, \"rope_theta\": "
                  "10000.0, \"initializer_range\": 0.02}",
-     .norm = LAYERNORM_RMS,
-     .place = LN_PLACE_PRE,
-     .rope = true,
-     .causal = true,
-     .mlp = HF_MLP_GATED,
-     .depth_scale = DEPTH_SCALE_NONE,
-     .harmless = NONE,
-     .rules = NO_RULES},
+     .block = &LLAMA_BLOCK},
     {.model_type = "mistral",
      .name = "Mistral",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_hidden_layers\": "
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": "
                  "null, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06, \"rope_theta\": "
                  "10000.0, \"sliding_window\": 4096, \"initializer_range\": 0.02}",
-     .norm = LAYERNORM_RMS,
-     .place = LN_PLACE_PRE,
-     .rope = true,
-     .causal = true,
-     .mlp = HF_MLP_GATED,
-     .depth_scale = DEPTH_SCALE_NONE,
-     .windows = HF_WINDOWS_EVERY,
-     .harmless = NONE,
-     .rules = NO_RULES},
+     .block = &LLAMA_BLOCK,
+     .windows = HF_WINDOWS_EVERY},
     {.model_type = "qwen2",
      .name = "Qwen2",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 22016, \"num_hidden_layers\": "
@@ -177,15 +197,9 @@ static const HfFamily FAMILIES[] = {
                  "\"silu\", \"rms_norm_eps\": 1e-06, \"rope_theta\": 10000.0, "
                  "\"use_sliding_window\": false, \"sliding_window\": 4096, "
                  "\"max_window_layers\": 28, \"initializer_range\": 0.02}",
-     .norm = LAYERNORM_RMS,
-     .place = LN_PLACE_PRE,
-     .rope = true,
-     .causal = true,
-     .mlp = HF_MLP_GATED,
-     .depth_scale = DEPTH_SCALE_NONE,
+     .block = &LLAMA_BLOCK,
      .windows = HF_WINDOWS_QWEN,
      .harmless = QWEN_HARMLESS,
-     .rules = NO_RULES,
      .implied = "Qwen2's q_proj, k_proj and v_proj always have biases: the block has none (0 "
                 "at initialisation, so a model at step 0 is the same)"},
     {.model_type = "qwen3",
@@ -195,16 +209,10 @@ static const HfFamily FAMILIES[] = {
                  "128, \"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-06, \"rope_theta\": "
                  "10000.0, \"use_sliding_window\": false, \"sliding_window\": 4096, "
                  "\"max_window_layers\": 28, \"initializer_range\": 0.02}",
-     .norm = LAYERNORM_RMS,
-     .place = LN_PLACE_PRE,
-     .rope = true,
-     .causal = true,
+     .block = &LLAMA_BLOCK,
      .qk_norm = QK_NORM_HEAD,
-     .mlp = HF_MLP_GATED,
-     .depth_scale = DEPTH_SCALE_NONE,
      .windows = HF_WINDOWS_QWEN,
-     .harmless = QWEN_HARMLESS,
-     .rules = NO_RULES},
+     .harmless = QWEN_HARMLESS},
     {.model_type = "gemma2",
      .name = "Gemma 2",
      .defaults = "{\"hidden_size\": 2304, \"intermediate_size\": 9216, \"num_hidden_layers\": "
@@ -213,16 +221,8 @@ static const HfFamily FAMILIES[] = {
                  "\"rope_theta\": 10000.0, \"query_pre_attn_scalar\": 256, \"sliding_window\": "
                  "4096, \"final_logit_softcapping\": 30.0, \"attn_logit_softcapping\": 50.0, "
                  "\"initializer_range\": 0.02}",
-     .norm = LAYERNORM_RMS,
-     .place = LN_PLACE_PERI,
-     .rope = true,
-     .causal = true,
-     .gain_offset = true,
-     .mlp = HF_MLP_GATED,
-     .depth_scale = DEPTH_SCALE_NONE,
+     .block = &GEMMA_BLOCK,
      .windows = HF_WINDOWS_ALTERNATE,
-     .harmless = NONE,
-     .rules = NO_RULES,
      .implied = GEMMA_EMBEDDING},
     {.model_type = "gemma3_text",
      .name = "Gemma 3",
@@ -233,16 +233,9 @@ static const HfFamily FAMILIES[] = {
                  "\"query_pre_attn_scalar\": 256, \"sliding_window\": 4096, "
                  "\"sliding_window_pattern\": 6, \"final_logit_softcapping\": null, "
                  "\"attn_logit_softcapping\": null, \"initializer_range\": 0.02}",
-     .norm = LAYERNORM_RMS,
-     .place = LN_PLACE_PERI,
-     .rope = true,
-     .causal = true,
-     .gain_offset = true,
+     .block = &GEMMA_BLOCK,
      .qk_norm = QK_NORM_HEAD,
-     .mlp = HF_MLP_GATED,
-     .depth_scale = DEPTH_SCALE_NONE,
      .windows = HF_WINDOWS_PATTERN,
-     .harmless = NONE,
      .rules = GEMMA3_RULES,
      .implied = GEMMA_EMBEDDING},
     /* Gemma 3's multimodal checkpoints: the text model under text_config. */
@@ -251,23 +244,15 @@ static const HfFamily FAMILIES[] = {
      .defaults = "{}",
      .nested = "text_config",
      .nested_type = "gemma3_text",
-     .harmless = GEMMA3_WRAPPER_HARMLESS,
-     .rules = NO_RULES},
+     .harmless = GEMMA3_WRAPPER_HARMLESS},
     {.model_type = "olmo2",
      .name = "OLMo 2",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 11008, \"num_hidden_layers\": "
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": null, "
                  "\"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, "
                  "\"initializer_range\": 0.02}",
-     .norm = LAYERNORM_RMS,
-     .place = LN_PLACE_OUTPUT,
-     .rope = true,
-     .causal = true,
-     .qk_norm = QK_NORM_FULL,
-     .mlp = HF_MLP_GATED,
-     .depth_scale = DEPTH_SCALE_NONE,
-     .harmless = NONE,
-     .rules = NO_RULES},
+     .block = &OLMO2_BLOCK,
+     .qk_norm = QK_NORM_FULL},
     {.model_type = "gpt_oss",
      .name = "gpt-oss",
      .defaults = "{\"hidden_size\": 2880, \"intermediate_size\": 2880, \"num_hidden_layers\": "
@@ -275,13 +260,7 @@ static const HfFamily FAMILIES[] = {
                  "\"num_local_experts\": 128, \"experts_per_token\": 4, \"rms_norm_eps\": "
                  "1e-05, \"rope_theta\": 150000.0, \"sliding_window\": 128, "
                  "\"attention_bias\": true, \"initializer_range\": 0.02}",
-     .norm = LAYERNORM_RMS,
-     .place = LN_PLACE_PRE,
-     .rope = true,
-     .causal = true,
-     .sinks = true,
-     .mlp = HF_MLP_EXPERTS,
-     .depth_scale = DEPTH_SCALE_NONE,
+     .block = &GPT_OSS_BLOCK,
      .windows = HF_WINDOWS_ALTERNATE,
      .harmless = GPT_OSS_HARMLESS,
      .rules = GPT_OSS_RULES},
@@ -290,10 +269,7 @@ static const HfFamily FAMILIES[] = {
      .defaults = "{\"hidden_size\": 768, \"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
                  "\"intermediate_size\": 3072, \"hidden_act\": \"gelu\", \"layer_norm_eps\": "
                  "1e-12, \"initializer_range\": 0.02, \"qkv_bias\": true}",
-     .norm = LAYERNORM_LN,
-     .place = LN_PLACE_PRE,
-     .mlp = HF_MLP_PLAIN,
-     .depth_scale = DEPTH_SCALE_NONE,
+     .block = &VIT_BLOCK,
      .harmless = VIT_HARMLESS,
      .rules = VIT_RULES,
      .implied = "ViT's patch embedding, CLS token and learned positions are outside the "

@@ -36,6 +36,17 @@ typedef struct {
     const char *why;
 } HfRule;
 
+/* The layers a family shares with its relatives: Mistral, Qwen2 and Qwen3 have Llama's, Gemma 3
+   has Gemma 2's; they differ in the QK-norm and the windows (HfFamily). */
+typedef struct {
+    LayerNorm norm;
+    LnPlace place;
+    bool rope, causal, sinks;
+    bool gain_offset; /* its RMSNorm multiplies by 1 + w (Gemma) */
+    HfMlp mlp;
+    DepthScale depth_scale;
+} HfBlock;
+
 typedef struct {
     const char *model_type;
     const char *name; /* for messages and the docs: "Gemma 3" */
@@ -44,16 +55,13 @@ typedef struct {
     const char *defaults;
     /* A multimodal wrapper: its member holding the text model, and that model's type. */
     const char *nested, *nested_type;
-    LayerNorm norm;
-    LnPlace place;
+    const HfBlock *block; /* NULL for a wrapper, whose text model's family reads the block */
     QkNorm qk_norm;
-    bool rope, causal, sinks;
-    bool gain_offset; /* its RMSNorm multiplies by 1 + w (Gemma) */
-    HfMlp mlp;
-    DepthScale depth_scale;
     HfWindows windows;
-    const char *const *harmless; /* fields that leave the block as it is (NULL-ended) */
-    const HfRule *rules;         /* fields that change it and are not modelled ({NULL}-ended) */
+    /* Fields that leave the block as it is (NULL-ended), and fields that change it and are
+       not modelled ({NULL}-ended), beyond HF_HARMLESS and HF_RULES; NULL: none. */
+    const char *const *harmless;
+    const HfRule *rules;
     /* What the family always has and the block does not ("why"), or NULL. */
     const char *implied;
 } HfFamily;

@@ -60,7 +60,7 @@ static bool listed(const char *const *names, const char *key)
 
 static void judge_rules(HfReader *r, const HfRule *rules)
 {
-    for (int i = 0; rules[i].field; i++) {
+    for (int i = 0; rules && rules[i].field; i++) {
         const JsonValue *v = HfReader_lookup(r, rules[i].field);
         if (v && (rules[i].when == HF_WHEN_SET ? !is_off(v) : v->kind == JSON_FALSE))
             HfReader_unmodelled(r, rules[i].field, v, rules[i].why);

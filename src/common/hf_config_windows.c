@@ -132,11 +132,12 @@ int HfReader_windows(HfReader *r)
     if (layer_kinds(r, depth, local, &keys))
         return -1;
     HfConfigReport *h = r->report;
+    bool causal = r->family->block->causal;
     h->judged_tokens = T;
     h->sliding_window = keys;
     int status;
     if (!keys || keys >= T) {
-        status = HfReader_put(r, "mask", r->family->causal ? "causal" : "full", "model_type") ||
+        status = HfReader_put(r, "mask", causal ? "causal" : "full", "model_type") ||
                  HfReader_put(r, "window-layers", "all", "layer_types");
     } else if (layer_pattern(local, depth, pattern)) {
         snprintf(r->err, r->size,
@@ -145,10 +146,9 @@ int HfReader_windows(HfReader *r)
                  r->file, WINDOW_LAYERS_PERIOD_MAX);
         return -1;
     } else {
-        status =
-            HfReader_put(r, "mask", r->family->causal ? "window-causal" : "window", "model_type") ||
-            HfReader_put_int(r, "window", keys - 1, "sliding_window") ||
-            HfReader_put(r, "window-layers", pattern, "layer_types");
+        status = HfReader_put(r, "mask", causal ? "window-causal" : "window", "model_type") ||
+                 HfReader_put_int(r, "window", keys - 1, "sliding_window") ||
+                 HfReader_put(r, "window-layers", pattern, "layer_types");
     }
     h->mask = r->trial.mask;
     h->window = r->trial.window;

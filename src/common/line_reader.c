@@ -82,6 +82,40 @@ static const char *not_regular(mode_t mode)
                             : "not a regular file";
 }
 
+FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length)
+{
+    char *buffer = malloc(limit + 1);
+    size_t n = buffer ? fread(buffer, 1, limit + 1, f) : 0;
+    FileWhole status = !buffer     ? FILE_WHOLE_NO_MEMORY
+                       : ferror(f) ? FILE_WHOLE_READ_FAILED
+                       : n > limit ? FILE_WHOLE_TOO_LARGE
+                                   : FILE_WHOLE_READ;
+    if (status == FILE_WHOLE_READ) {
+        buffer[n] = '\0';
+    } else {
+        free(buffer);
+        buffer = NULL;
+        n = 0;
+    }
+    *text = buffer;
+    *length = n;
+    return status;
+}
+
+FileWhole File_read_regular(const char *path, size_t limit, char **text, size_t *length, char *err,
+                            size_t size)
+{
+    FILE *f = File_open_regular(path, err, size);
+    if (!f) {
+        *text = NULL;
+        *length = 0;
+        return FILE_WHOLE_NOT_OPENED;
+    }
+    FileWhole status = File_read_whole(f, limit, text, length);
+    fclose(f);
+    return status;
+}
+
 FILE *File_open_regular(const char *path, char *err, size_t size)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

@@ -4,6 +4,8 @@
  * holds one configuration or one record (a record at T = 4096 is well under 1 MiB), so a
  * longer one is a wrong file (a device, a binary) that would otherwise take all memory.
  * Memory running out mid-line is an error naming the file and the line, never an end.
+ * Small files a reader takes whole (config.json, token ids, a checkpoint's index) are read up
+ * to a bound here too.
  */
 #ifndef ATTNSCOPE_COMMON_LINE_READER_H
 #define ATTNSCOPE_COMMON_LINE_READER_H
@@ -48,5 +50,25 @@ int LineStatus_exit_status(LineStatus status);
    regular), so a FIFO where a preset should be cannot hang the screen.  NULL with
    "'PATH': why" in err. */
 FILE *File_open_regular(const char *path, char *err, size_t size);
+
+/* What File_read_whole found; each reader says it in its own words. */
+typedef enum {
+    FILE_WHOLE_READ,      /* the file is in *text */
+    FILE_WHOLE_TOO_LARGE, /* more than the limit: bad input */
+    FILE_WHOLE_NO_MEMORY,
+    FILE_WHOLE_READ_FAILED,
+    FILE_WHOLE_NOT_OPENED, /* File_read_regular: err says why */
+} FileWhole;
+
+/* A small file whole (config.json, a token-id list, a checkpoint's index), from f's position:
+   at most limit bytes into *text (malloc'd and NUL-terminated: the caller frees it) and
+   *length; on any other outcome *text is NULL.  One read of limit + 1 bytes tells a file of
+   exactly limit bytes from a larger one. */
+FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length);
+
+/* File_open_regular(path), then File_read_whole: FILE_WHOLE_NOT_OPENED with "'PATH': why" in
+   err where the open refuses. */
+FileWhole File_read_regular(const char *path, size_t limit, char **text, size_t *length, char *err,
+                            size_t size);
 
 #endif

@@ -3,6 +3,7 @@
 #include "safetensors.h"
 
 #include "json_read.h"
+#include "line_reader.h"
 #include "safetensors_internal.h"
 
 #include <errno.h>
@@ -83,20 +84,14 @@ static char *read_small_file(const char *path, size_t limit, size_t *length, cha
         snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
         return NULL;
     }
-    char *text = malloc(limit + 1);
-    size_t n = text ? fread(text, 1, limit + 1, f) : 0;
-    bool failed = !text || ferror(f) || n > limit;
+    char *text;
+    FileWhole outcome = File_read_whole(f, limit, &text, length);
     fclose(f);
-    if (failed) {
+    if (outcome != FILE_WHOLE_READ)
         snprintf(err, size, "%s: %s", path,
-                 !text       ? "out of memory"
-                 : n > limit ? "larger than an index can be"
-                             : "read error");
-        free(text);
-        return NULL;
-    }
-    text[n] = '\0';
-    *length = n;
+                 outcome == FILE_WHOLE_NO_MEMORY   ? "out of memory"
+                 : outcome == FILE_WHOLE_TOO_LARGE ? "larger than an index can be"
+                                                   : "read error");
     return text;
 }
 

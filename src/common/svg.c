@@ -271,27 +271,34 @@ static void svg_close(FILE *f, const LegendItem *items, int n, const Frame *fr)
     fputs("</svg>\n", f);
 }
 
+/* The shown matrix's two spectrum plots with the titles they point into. */
+typedef struct {
+    char eigenvalue_title[FIGURE_TITLE_SIZE], singular_value_title[FIGURE_TITLE_SIZE];
+    EigenvaluePlot eigenvalues;
+    HistogramPlot singular_values;
+} Spectra;
+
 /* The spectra of the shown matrix, or (its layer not done) plots with no points. */
-static void spectra(const Result *r, EigenvaluePlot *e, HistogramPlot *h, char *t1, char *t2)
+static void spectra(const Result *r, Spectra *s)
 {
-    Figure_spectra(r, true, t1, t2, e, h);
+    Figure_spectra(r, true, s->eigenvalue_title, s->singular_value_title, &s->eigenvalues,
+                   &s->singular_values);
     if (!r->spectra_ready)
-        e->count = h->count = 0;
+        s->eigenvalues.count = s->singular_values.count = 0;
 }
 
 enum { EIGEN_ROWS = 360, HISTOGRAM_ROWS = 300, STABLE_ROWS = 300 };
 
 void Svg_eigenvalues(FILE *f, const Result *r)
 {
-    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE];
-    EigenvaluePlot p;
-    HistogramPlot unused;
-    spectra(r, &p, &unused, t1, t2);
+    Spectra s;
+    spectra(r, &s);
+    const EigenvaluePlot *p = &s.eigenvalues;
     EigenvalueFigure fig;
-    Figure_eigenvalues(&p, &fig);
+    Figure_eigenvalues(p, &fig);
     /* Equal units on both axes: the view's square is the height; x shows more. */
     double y_half = fig.range, x_half = fig.range * (SVG_W - 2 * SIDE) / EIGEN_ROWS;
-    int top = svg_open(f, p.title, &r->config, EIGEN_ROWS, fig.legend, fig.legend_count);
+    int top = svg_open(f, p->title, &r->config, EIGEN_ROWS, fig.legend, fig.legend_count);
     Frame fr = {-x_half, x_half, -y_half, y_half, false, top, top + EIGEN_ROWS};
     svg_axes(f, &fr, "Re z, z = √T·λ", "Im z", 8, 6);
     double unit = EIGEN_ROWS / (2 * y_half);
@@ -303,12 +310,12 @@ void Svg_eigenvalues(FILE *f, const Result *r)
         fprintf(f,
                 "<circle class=\"theory sigma\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
                 "stroke=\"%s\"/>\n",
-                px(&fr, 0), py(&fr, 0), p.sigma * unit, INK_COLOUR[INK_THEORY]);
-    for (int i = 0; i < p.count; i++)
-        if (!(fig.marked && i == p.outlier))
+                px(&fr, 0), py(&fr, 0), p->sigma * unit, INK_COLOUR[INK_THEORY]);
+    for (int i = 0; i < p->count; i++)
+        if (!(fig.marked && i == p->outlier))
             fprintf(f, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"2\" fill=\"%s\"/>\n",
-                    px(&fr, fmax(fmin(p.scale * p.values[i].re, x_half), -x_half)),
-                    py(&fr, fmax(fmin(p.scale * p.values[i].im, y_half), -y_half)),
+                    px(&fr, fmax(fmin(p->scale * p->values[i].re, x_half), -x_half)),
+                    py(&fr, fmax(fmin(p->scale * p->values[i].im, y_half), -y_half)),
                     INK_COLOUR[INK_BULK]);
     double re, im, predicted;
     Figure_place(&fig, x_half, y_half, &re, &im, &predicted);
@@ -317,7 +324,7 @@ void Svg_eigenvalues(FILE *f, const Result *r)
                 "<text class=\"theory predicted\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
                 "text-anchor=\"middle\">◇</text>\n",
                 px(&fr, predicted), py(&fr, 0) + 4, INK_COLOUR[INK_THEORY]);
-    if (!fig.marked && p.removed_to_zero)
+    if (!fig.marked && p->removed_to_zero)
         fprintf(f, "<text class=\"removed\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\">○ λ1→0</text>\n",
                 px(&fr, 0) - 4, py(&fr, 0) + 4, INK_COLOUR[INK_OUTLIER]);
     if (fig.marked)
@@ -332,18 +339,17 @@ void Svg_eigenvalues(FILE *f, const Result *r)
 
 void Svg_singular_values(FILE *f, const Result *r)
 {
-    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE];
-    EigenvaluePlot unused;
-    HistogramPlot p;
-    spectra(r, &unused, &p, t1, t2);
+    Spectra s;
+    spectra(r, &s);
+    const HistogramPlot *p = &s.singular_values;
     HistogramFigure fig;
-    Figure_histogram(&p, &fig);
+    Figure_histogram(p, &fig);
     enum { BINS = 40 };
     int counts[BINS];
     double expected[BINS];
-    double top = Figure_histogram_bins(&p, &fig, BINS, counts, expected);
+    double top = Figure_histogram_bins(p, &fig, BINS, counts, expected);
     double range = fig.range > 0 ? fig.range : 1;
-    int start = svg_open(f, p.title, &r->config, HISTOGRAM_ROWS, fig.legend, fig.legend_count);
+    int start = svg_open(f, p->title, &r->config, HISTOGRAM_ROWS, fig.legend, fig.legend_count);
     Frame fr = {0, range, 0, 1.1 * top, false, start, start + HISTOGRAM_ROWS};
     svg_axes(f, &fr, fig.name, "count", 6, 4);
     double width = range / BINS;
@@ -363,14 +369,14 @@ void Svg_singular_values(FILE *f, const Result *r)
     }
     /* One tick per singular value under the axis; s1 is marked apart, as the outlier only
        when it stands apart, and on the right border when the view stops short of it. */
-    for (int i = 1; i < p.count; i++) {
-        double x = px(&fr, fmin(p.scale * p.values[i], range));
+    for (int i = 1; i < p->count; i++) {
+        double x = px(&fr, fmin(p->scale * p->values[i], range));
         fprintf(f,
                 "<line class=\"point\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
                 "stroke=\"%s\"/>\n",
                 x, x, py(&fr, 0), py(&fr, 0) + 6, INK_COLOUR[INK_BULK]);
     }
-    if (p.count > 0) {
+    if (p->count > 0) {
         const char *colour = INK_COLOUR[fig.outlier ? INK_OUTLIER : INK_BULK];
         double x = px(&fr, fig.pinned ? 0.99 * range : fig.s1);
         fprintf(f,

@@ -175,26 +175,20 @@ int TokenIds_parse(const char *text, size_t length, const char *name, TokenIds *
 
 int TokenIds_read(const char *path, TokenIds *out, char *err, size_t size)
 {
-    char why[WHERE_SIZE + 64];
-    FILE *f = File_open_regular(path, why, sizeof why);
-    if (!f) {
-        snprintf(err, size, "%s", why);
-        return -1;
-    }
-    char *text = malloc(TOKEN_IDS_FILE_MAX + 1);
-    size_t length = text ? fread(text, 1, TOKEN_IDS_FILE_MAX + 1, f) : 0;
+    char *text;
+    size_t length;
+    FileWhole outcome = File_read_regular(path, TOKEN_IDS_FILE_MAX, &text, &length, err, size);
     int status = -1;
-    if (!text)
+    if (outcome == FILE_WHOLE_NO_MEMORY)
         snprintf(err, size, "'%s': out of memory", path);
-    else if (ferror(f))
+    else if (outcome == FILE_WHOLE_READ_FAILED)
         snprintf(err, size, "'%s': the read failed", path);
-    else if (length > TOKEN_IDS_FILE_MAX)
+    else if (outcome == FILE_WHOLE_TOO_LARGE)
         snprintf(err, size, "'%s': larger than %zu bytes, more than %d token ids can take", path,
                  TOKEN_IDS_FILE_MAX, CONFIG_TOKENS_MAX);
-    else
+    else if (outcome == FILE_WHOLE_READ)
         status = TokenIds_parse(text, length, path, out, err, size);
     free(text);
-    fclose(f);
     return status;
 }
 

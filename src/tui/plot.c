@@ -270,6 +270,29 @@ void Plot_message(Canvas *c, const char *heading, const char *message)
     Canvas_text(c, col < 0 ? 0 : col, Canvas_rows(c) / 2, message, INK_DEFAULT);
 }
 
+/* A fitted frame's legend, axes and axis names (NULL: none). */
+static void frame_dress(Canvas *c, Frame *f, const LegendItem *legend, int legend_count,
+                        const char *x_name, const char *y_name)
+{
+    legend_draw(c, legend, legend_count, f->legend_row);
+    frame_axes(c, f);
+    frame_names(c, f, x_name, y_name);
+}
+
+/* A panel's title, then its frame (label_width columns for the y ticks) above the legend,
+   dressed; false, with "(panel too small)" drawn instead, where the frame does not fit. */
+static bool panel_open(Canvas *c, const char *heading, int label_width, const LegendItem *legend,
+                       int legend_count, const char *x_name, const char *y_name, Frame *f)
+{
+    int head = title(c, heading);
+    if (!frame_make(c, head, label_width, legend_rows(c, legend, legend_count), f)) {
+        Plot_message(c, heading, "(panel too small)");
+        return false;
+    }
+    frame_dress(c, f, legend, legend_count, x_name, y_name);
+    return true;
+}
+
 /* The circle |z| = 1 as cells of "∘", one per cell it crosses, inside the plot area: a
    shape of its own, where dots would read as eigenvalues without colour (and a small
    dashed circle of dots is only dots).  A glyph would hide the dots under it: cells that
@@ -352,16 +375,9 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
 {
     EigenvalueFigure fig;
     Figure_eigenvalues(p, &fig);
-    int head = title(c, p->title);
-    int rows = legend_rows(c, fig.legend, fig.legend_count);
     Frame f;
-    if (!frame_make(c, head, 6, rows, &f)) {
-        Plot_message(c, p->title, "(panel too small)");
+    if (!panel_open(c, p->title, 6, fig.legend, fig.legend_count, "Re z", "Im z", &f))
         return;
-    }
-    legend_draw(c, fig.legend, fig.legend_count, f.legend_row);
-    frame_axes(c, &f);
-    frame_names(c, &f, "Re z", "Im z");
 
     /* Equal units on both axes: a circle stays a circle (a dot is about square). */
     double per_unit = fmin(2.0 * f.cols, 4.0 * f.rows) / (2 * fig.range);
@@ -401,16 +417,9 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
 {
     HistogramFigure fig;
     Figure_histogram(p, &fig);
-    int head = title(c, p->title);
-    int rows = legend_rows(c, fig.legend, fig.legend_count);
     Frame f;
-    if (!frame_make(c, head, 5, rows, &f)) {
-        Plot_message(c, p->title, "(panel too small)");
+    if (!panel_open(c, p->title, 5, fig.legend, fig.legend_count, fig.name, "count", &f))
         return;
-    }
-    legend_draw(c, fig.legend, fig.legend_count, f.legend_row);
-    frame_axes(c, &f);
-    frame_names(c, &f, fig.name, "count");
 
     /* One bin per cell column. */
     enum { BINS_MAX = 1024 };
@@ -529,10 +538,8 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
         Plot_message(c, p->title, "(panel too small)");
         return;
     }
-    legend_draw(c, items, n, f.legend_row);
-    frame_axes(c, &f);
     /* The title names the y axis; its top tick (T) keeps the first row. */
-    frame_names(c, &f, "layer", NULL);
+    frame_dress(c, &f, items, n, "layer", NULL);
 
     double top = log10(fmax(p->top, 2.0));
     Axis x = {0, p->depth > 0 ? p->depth : 1, 2 * f.left, 2 * f.cols, false};
@@ -619,7 +626,6 @@ static void ticks_log(Canvas *c, const Frame *f, const Axis *a, int wanted, bool
     }
 }
 
-
 /* The axes of a series plot over its points' range, their ticks drawn. */
 static void series_axes(Canvas *c, const SeriesPlot *p, const Frame *f, Axis *x, Axis *y)
 {
@@ -699,16 +705,9 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
         legend_draw(c, items, n, Canvas_rows(c) - legend_rows(c, items, n));
         return;
     }
-    int head = title(c, p->title);
-    int rows = legend_rows(c, items, n);
     Frame f;
-    if (!frame_make(c, head, 6, rows, &f)) {
-        Plot_message(c, p->title, "(panel too small)");
+    if (!panel_open(c, p->title, 6, items, n, p->x_name, NULL, &f))
         return;
-    }
-    legend_draw(c, items, n, f.legend_row);
-    frame_axes(c, &f);
-    frame_names(c, &f, p->x_name, NULL);
     Axis x, y;
     series_axes(c, p, &f, &x, &y);
     series_lines(c, p, &f, &x, &y);

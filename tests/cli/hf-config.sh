@@ -125,9 +125,10 @@ refused "a file above 1 MiB" "$tmp/large.json" "$tmp/large.json: larger than 1 M
 # attnscope's own export writes no model_type (its config.json is not a family's).
 refused "an --export-weights config.json: said so" "$tmp/ckpt-own" "(a config.json --export-weights wrote: give its settings as options)"
 mkdir -p "$tmp/nothing"
-refused "a directory without config.json" "$tmp/nothing" "$tmp/nothing/config.json"
+# The open's own reason, not a parse of nothing.
+refused "a directory without config.json" "$tmp/nothing" "'$tmp/nothing/config.json': No such file or directory"
 mkfifo "$tmp/fifo.json"
-refused "a FIFO" "$tmp/fifo.json" "$tmp/fifo.json"
+refused "a FIFO" "$tmp/fifo.json" "'$tmp/fifo.json': a FIFO, not a regular file"
 
 # Combinations that would lose what it read.
 check "--jsonl with --hf-config is refused" bash -c "! '$BIN' --batch --jsonl --hf-config '$tmp/tiny' </dev/null 2>'$tmp/e' && grep -q 'accepted only without --jsonl' '$tmp/e'"

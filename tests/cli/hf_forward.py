@@ -28,11 +28,12 @@ Prints the largest relative difference; exit 0 when every entry agrees to 1e-9 r
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 
 import numpy as np
+
+from safetensors_tool import PYTORCH, write
 
 RTOL = 1e-9
 
@@ -61,29 +62,19 @@ def stored(x, dtype):
     return back.reshape(x.shape), top.astype("<u2").tobytes()
 
 
-def write_safetensors(path, tensors):
-    header, at = {"__metadata__": {"format": "pt"}}, 0
-    for name, dtype, array, raw in tensors:
-        header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [at, at + len(raw)]}
-        at += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(t[3] for t in tensors))
-
-
 def write_checkpoint(directory, weights, dtype, sharded):
     """weights: name -> float64 array (already the stored values)."""
-    tensors = [(name, dtype, array, stored(array, dtype)[1]) for name, array in sorted(weights.items())]
+    tensors = [(name, dtype, list(array.shape), stored(array, dtype)[1])
+               for name, array in sorted(weights.items())]
     if not sharded:
-        write_safetensors(os.path.join(directory, "model.safetensors"), tensors)
+        write(os.path.join(directory, "model.safetensors"), tensors, PYTORCH)
         return
     half = len(tensors) // 2
     shards = {"model-00001-of-00002.safetensors": tensors[half:],
               "model-00002-of-00002.safetensors": tensors[:half]}
     weight_map = {}
     for file, part in shards.items():
-        write_safetensors(os.path.join(directory, file), part)
+        write(os.path.join(directory, file), part, PYTORCH)
         weight_map.update({t[0]: file for t in part})
     with open(os.path.join(directory, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": sum(len(t[3]) for t in tensors)},

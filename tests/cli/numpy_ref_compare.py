@@ -51,6 +51,8 @@ import os
 import struct
 import sys
 
+import safetensors_tool as safetensors
+
 RTOL = 1e-9
 EPS = 2.0 ** -52
 SPREAD_RESOLUTION = 1e-12  # docs/model.md §2: μ(X)/‖X‖_F below it is round-off
@@ -182,15 +184,10 @@ def gamma(n):
 
 def weight_norms(directory):
     """‖W^Q_ℓ‖_F, ‖W^K_ℓ‖_F, ‖W^V_ℓ‖_F of numpy's checkpoint, per layer ℓ = 1..L."""
-    with open(os.path.join(directory, "model.safetensors"), "rb") as f:
-        raw = f.read()
-    size = struct.unpack("<Q", raw[:8])[0]
-    header, body = json.loads(raw[8:8 + size]), 8 + size
     norms = {}
-    for name, info in header.items():
+    for name, dtype, _, raw in safetensors.read(os.path.join(directory, "model.safetensors"))[0]:
         if name.startswith("model.layers."):
-            start, end = info["data_offsets"]
-            values = struct.unpack(f"<{(end - start) // 8}d", raw[body + start:body + end])
+            values = safetensors.values(dtype, raw)
             layer, kind = int(name.split(".")[2]), name.split(".")[4]
             norms.setdefault(layer + 1, {})[kind] = math.sqrt(math.fsum(v * v for v in values))
     return {layer: (n["q_proj"], n["k_proj"], n["v_proj"]) for layer, n in norms.items()}

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Safetensors files for the tests, written with struct and json alone (no torch, no numpy):
-an independent writer and reader of the format attnscope reads and writes.
+an independent writer and reader of the format attnscope reads and writes (their format is
+scripts/safetensors_file.py's, which `from safetensors_tool import read, write` gives).
 
   safetensors_tool.py shard SRC DIR          SRC's tensors in two shards + the index, in
                                              reverse order and padded otherwise than SRC
@@ -26,35 +27,11 @@ import os
 import struct
 import sys
 
+# The one reader and writer of the format, shared with bench/numpy_ref.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from safetensors_file import PYTORCH, read, write  # noqa: E402
+
 FORMATS = {"F64": ("d", 8), "F32": ("f", 4), "F16": ("e", 2)}
-
-
-def read(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    meta = header.pop("__metadata__", None)
-    body = data[8 + n :]
-    tensors = []
-    for name, info in header.items():
-        begin, end = info["data_offsets"]
-        tensors.append((name, info["dtype"], info["shape"], body[begin:end]))
-    tensors.sort(key=lambda t: header[t[0]]["data_offsets"][0])
-    return tensors, meta
-
-
-def write(path, tensors, meta=None, pad=8, lead=""):
-    header, at = {}, 0
-    if meta is not None:
-        header["__metadata__"] = meta
-    for name, dtype, shape, raw in tensors:
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [at, at + len(raw)]}
-        at += len(raw)
-    text = (lead + json.dumps(header)).encode()
-    text += b" " * (-len(text) % pad)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(t[3] for t in tensors))
 
 
 def values(dtype, raw):
@@ -151,7 +128,7 @@ def gpt2(src, dst, norm):
     add("wpe.weight", [4, d], [0.02 * i for i in range(4 * d)])
     add("ln_f.weight", [d], [1.0] * d)
     add("ln_f.bias", [d], [0.0] * d)
-    write(dst, out, {"format": "pt"})
+    write(dst, out, PYTORCH)
 
 
 def hostile(out):

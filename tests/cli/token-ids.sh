@@ -62,6 +62,16 @@ check "4097 ids: more than T's 4096" refused "$tmp/many.txt:4097: more than 4096
 # shellcheck disable=SC2086
 check "the memory budget is checked for the file's T = 4096" refused \
     "T = 4096, d = 32, depth 2 needs about" -- $base --token-ids "$tmp/4096.txt" --max-memory 16M
+# The file's bound, 1 MiB: two ids and blank lines up to it are read, one byte more is refused.
+"$PY" -c 'import sys; sys.stdout.write("1\n2\n" + "\n" * (2**20 - 4))' >"$tmp/mib.txt"
+# shellcheck disable=SC2086
+check "a file of exactly 1 MiB: read (T = 2)" \
+    bash -c '"$0" $1 --token-ids "$2" | grep -qF "\"T\":2,"' "$BIN" "$base" "$tmp/mib.txt"
+printf '\n' >>"$tmp/mib.txt"
+# shellcheck disable=SC2086
+check "a file of 1 MiB and one byte: refused, naming the bound" refused \
+    "'$tmp/mib.txt': larger than 1048576 bytes, more than 4096 token ids can take" -- \
+    $base --token-ids "$tmp/mib.txt"
 # shellcheck disable=SC2086
 check "a directory: refused, naming what it is" refused "'$tmp': " -- $base --token-ids "$tmp"
 # shellcheck disable=SC2086

@@ -340,6 +340,11 @@ printf '{"n_embd": 16,' >"$tmp/gpt2/config.json"
 # shellcheck disable=SC2086
 check "a malformed config.json is named" refused "$tmp/gpt2/config.json: JSON byte 15" -- \
     "$BIN" $base $A --weights "$tmp/gpt2"
+rm "$tmp/gpt2/config.json"
+mkdir "$tmp/gpt2/config.json"
+# shellcheck disable=SC2086
+check "a config.json that opens but cannot be read (a directory) is named" refused \
+    "$tmp/gpt2/config.json: read error" -- "$BIN" $base $A --weights "$tmp/gpt2"
 
 # The export: into a directory that is not one, nothing is written; over an earlier export,
 # the new files replace the old and other files stay; no staging file is left.
