@@ -209,9 +209,6 @@ typedef struct {
     Track *track[NETWORKS];      /* lane n computes track[n] */
     int held[NETWORKS];          /* the layer whose token matrices lane n holds, or -1 */
     Network nets[NETWORKS];      /* lane n's network state at held[n] */
-    /* input_layer built layer 1's M_1, norms and shared A_1 on X0's lane (and layer 2's
-       query-key work on the value chain's): run_layer finds them done. */
-    bool layer_one_built;
     /* ‖X'‖₂² of layer input_bound_for[n]'s attention input on lane n, bounded when the layer
        below it was measured there (Entropy_input_norm_measured; 0: none, or used up). */
     int input_bound_for[NETWORKS];
@@ -231,10 +228,14 @@ typedef struct {
     bool spectra_beside;
     int info[NETWORKS]; /* LAPACK status of each lane */
     double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
-    /* The next layer's norms, computed beside this layer's (layer_qk_work), for layer
-       qk_ahead_layer (0: none), whose W^Q and W^K are the workspace's ahead. */
+    /* The query-key work done ahead of its layer's turn (qk_state reads it), up to layer
+       qk_ready (0: none): that layer's in the ahead slots (the workspace's ahead W^Q and W^K,
+       its qk_product[1], the norms in qk_norm_ahead), done by layer_qk_work beside the layer
+       below or by input_layer beside the value chain; input_layer also did layer 1's, left
+       in the layer's own slots (weights, qk_product[0], qk_norm) with the attention both
+       networks share. */
     double *qk_norm_ahead;
-    int qk_ahead_layer;
+    int qk_ready;
     bool values_chained; /* value_chain has run for this seed's gradients */
 } Run;
 
@@ -296,11 +297,15 @@ void layer_state_record(LayerState *state, const Measures *m, double log_similar
 void layer_task(int which, void *context);
 
 /* ---- run_qk.c ---- */
-/* The query-key work of run->layer (M_h, and its norms where measured), for both networks;
-   with the next layer's beside it where Entropy_qk_norms_ahead pairs them. */
-int layer_qk_work(Run *run);
-/* Whether run->layer's W^Q and W^K are the workspace's ahead ones, its work done. */
-bool ahead_of_layer(const Run *run);
+/* Where run->layer's query-key work stands: to do, done ahead (its W^Q and W^K the
+   workspace's ahead ones, which take_ahead makes its own), or done beside the input (layer
+   1's, by input_layer: its W^Q and W^K already the workspace's own, its attention built). */
+typedef enum { QK_TO_DO, QK_DONE_AHEAD, QK_DONE_BESIDE_INPUT } QkState;
+QkState qk_state(const Run *run);
+/* The query-key work of run->layer (M_h, and its norms where measured), for both networks,
+   where `state` (qk_state's, before take_ahead) says it is to do; with the next layer's
+   beside it where Entropy_qk_norms_ahead pairs them.  Where it is done, the layer takes it. */
+int layer_qk_work(Run *run, QkState state);
 /* The W^Q and W^K of `layer` into `into`, the values that layer's own draw would give. */
 int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into);
 /* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead ones. */

@@ -183,23 +183,20 @@ static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    bool built = run->layer == 1 && run->layer_one_built; /* its W^Q, W^K are the workspace's */
-    run->layer_one_built = false;
+    QkState qk = qk_state(run);
     unsigned parts = LAYER_DRAW_ALL;
-    bool ahead = ahead_of_layer(run);
-    if (ahead)
+    if (qk == QK_DONE_AHEAD)
         take_ahead(w);
-    if (ahead || built)
+    if (qk != QK_TO_DO)
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
     run->weights = w->weights;
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
-    if (!info && built)
-        run->weights.qk_product = qk_product_of(run, 1, 0);
-    else if (!info)
-        info = layer_qk_work(run);
+    if (!info)
+        info = layer_qk_work(run, qk);
     if (info)
         return info;
+    bool built = qk == QK_DONE_BESIDE_INPUT; /* layer 1's shared attention too */
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
        matrix per head would be as many T×T buffers). */
     run->attention_ready = run->layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
@@ -301,8 +298,7 @@ static int input_layer(Run *run)
         return tasks.info ? tasks.info : tasks.chain_info;
     if (tasks.layer_one) { /* layer 1's W^Q, W^K the workspace's; layer 2's ahead */
         take_ahead(w);
-        run->qk_ahead_layer = 2;
-        run->layer_one_built = true;
+        run->qk_ready = 2;
     }
     const Measures m0 = tasks.m0;
     size_t td = (size_t)c->tokens * c->width;

@@ -202,11 +202,15 @@ double *qk_product_of(Run *run, int layer, int which)
     return Layer_logits_through_qk_product(run->config, layer) ? run->w->qk_product[which] : NULL;
 }
 
-/* Whether run->layer's W^Q and W^K are the workspace's ahead ones, its M_h and norms formed
-   beside the layer below's (layer_qk_work; layer 2's: beside the value chain, input_layer). */
-bool ahead_of_layer(const Run *run)
+/* Work is done ahead only for the measured layers of the first seed (a replay or a later
+   seed measures no norms), and input_layer leaves qk_ready at 2 only beside layer 1's. */
+QkState qk_state(const Run *run)
 {
-    return run->measure && run->first_seed && run->qk_ahead_layer == run->layer;
+    if (!run->measure || !run->first_seed)
+        return QK_TO_DO;
+    if (run->qk_ready == run->layer)
+        return QK_DONE_AHEAD;
+    return run->layer == 1 && run->qk_ready == 2 ? QK_DONE_BESIDE_INPUT : QK_TO_DO;
 }
 
 /* The query-key work of run->layer, once for both networks: its M_h where its logits take
@@ -216,12 +220,16 @@ bool ahead_of_layer(const Run *run)
    keep both lanes equally busy: only two layers' side by side halve their wall time); the
    next layer then finds its own done.  Both lanes in turn while the shown eigenvalues hold
    the second thread. */
-int layer_qk_work(Run *run)
+int layer_qk_work(Run *run, QkState state)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    if (ahead_of_layer(run)) {
-        run->qk_ahead_layer = 0;
+    if (state == QK_DONE_BESIDE_INPUT) { /* layer 2's stays ahead */
+        run->weights.qk_product = qk_product_of(run, 1, 0);
+        return 0;
+    }
+    if (state == QK_DONE_AHEAD) {
+        run->qk_ready = 0;
         memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
         double *formed = w->qk_product[1]; /* the layer's own, formed ahead */
         w->qk_product[1] = w->qk_product[0];
@@ -261,7 +269,7 @@ int layer_qk_work(Run *run)
         qk_task(NETWORK_COUNTERPART, &q);
     }
     if (!q.lane[0].info && !q.lane[1].info)
-        run->qk_ahead_layer = run->layer + 1;
+        run->qk_ready = run->layer + 1;
     return q.lane[0].info ? q.lane[0].info : q.lane[1].info;
 }
 
