@@ -58,15 +58,11 @@ typedef struct {
    attention can be computed again. */
 typedef struct {
     double stable_rank, stable_rank_minus_one, log10_norm, token_similarity;
-    MeasureRoute route;
+    MeasureCounts counts;   /* what its measure did: its route, work beyond the plan */
     TokenGeometry geometry; /* what the stable rank hides */
     Network net;            /* after the layer */
     Warnings *warnings;     /* NULL: none */
     double *x, *frozen;     /* T×d each, or NULL when not kept */
-    /* MeasureSharing's centred_formed_unplanned: one Gram matrix beyond the plan. */
-    bool centred_formed_unplanned;
-    /* MeasureSharing's flat_proofs: Cholesky factorisations beyond the plan. */
-    int flat_proofs;
     /* Each head's row entropies, of its attention before gap removal (the shown head may
        change without the layer being computed again); NULL where entropy is undefined or
        the layer overflowed. */
@@ -133,7 +129,6 @@ typedef struct {
     double *frozen;    /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
     double *lanczos;   /* Measure_tokens_scratch_size(T, d) */
     Warnings warnings; /* merged into the result after each layer, main lane first */
-    int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
@@ -290,8 +285,12 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
                        unsigned parts, double **wv);
 
 /* ---- run_lane.c ---- */
-/* A layer's measures into its kept state, the token similarity relative to X0's. */
-void layer_state_record(LayerState *state, const Measures *m, double log_similarity0);
+/* A layer's measures into its kept state, the token similarity relative to X0's, and what
+   the measure did (`share`, as Measure_tokens_sharing left it) into its counts. */
+void layer_state_record(LayerState *state, const Measures *m, const MeasureSharing *share,
+                        double log_similarity0);
+/* sum += one, count by count (MeasureCounts). */
+void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one);
 /* both_lanes' task of run_layer: run->layer of network `which` where that lane is active and
    alive, its status into run->info[which]. */
 void layer_task(int which, void *context);

@@ -235,8 +235,7 @@ typedef struct {
     bool bounding;  /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
     MeasureInputBound bound;
     Measures m0;
-    bool centred_formed_unplanned;
-    int flat_proofs;
+    MeasureSharing share; /* X0's measure's */
     int info, chain_info; /* X0's lane's, the chain's lane's query-key work's */
 } InputTasks;
 
@@ -258,15 +257,13 @@ static void input_task(int which, void *context)
     }
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
     t->bound = (MeasureInputBound){.factor = lane->step.queries, .lanczos = lane->lanczos};
-    MeasureSharing share = {.bound = t->bounding ? &t->bound : NULL,
-                            .centred_from_gram = Work_centred_downdate_expected(c, 0)};
+    t->share = (MeasureSharing){.bound = t->bounding ? &t->bound : NULL,
+                                .centred_from_gram = Work_centred_downdate_expected(c, 0)};
     if (!t->info)
         t->info = Measure_tokens_sharing(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
                                          lane->step.values, lane->step.logits, lane->step.row_max,
-                                         w->measure_all_eigenvalues ? NULL : lane->lanczos, &share,
-                                         &t->m0);
-    t->centred_formed_unplanned = share.centred_formed_unplanned;
-    t->flat_proofs = share.flat_proofs;
+                                         w->measure_all_eigenvalues ? NULL : lane->lanczos,
+                                         &t->share, &t->m0);
     if (!t->info && t->layer_one)
         t->info = layer_one_beside(run);
 }
@@ -312,9 +309,7 @@ static int input_layer(Run *run)
         run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
         if (t->layers >= 0)
             continue;
-        layer_state_record(&t->state[0], &m0, m0.log_similarity);
-        t->state[0].centred_formed_unplanned = tasks.centred_formed_unplanned;
-        t->state[0].flat_proofs = tasks.flat_proofs;
+        layer_state_record(&t->state[0], &m0, &tasks.share, m0.log_similarity);
         t->state[0].net = run->nets[n];
         t->layers = 0;
     }
@@ -326,9 +321,7 @@ static void layer_state_undefined(LayerState *s)
     free(s->entropy);
     s->entropy = NULL;
     s->stable_rank = s->stable_rank_minus_one = s->log10_norm = s->token_similarity = NAN;
-    s->route = MEASURE_ROUTE_NONE;
-    s->centred_formed_unplanned = false;
-    s->flat_proofs = 0;
+    s->counts = (MeasureCounts){0};
     s->geometry = (TokenGeometry){NAN, NAN, NAN, NAN, NAN};
 }
 
