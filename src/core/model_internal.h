@@ -296,9 +296,13 @@ void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one);
 void layer_task(int which, void *context);
 
 /* ---- run_qk.c ---- */
-/* The doubles the heads' ‖M_h‖₂ of c's layers need in a lane's logits' and values' buffers,
-   their scratch (0 where no layer measures them). */
-void qk_norms_scratch_doubles(const Config *c, size_t *logits, size_t *values);
+/* The lane's buffers that the heads' ‖M_h‖₂ borrow as scratch: three of its step's, free
+   between layer steps (layer.h; none of them is swapped with another buffer, as the queries'
+   is with the frozen product), and its measures' Lanczos scratch, free between a layer's
+   measure and the next layer's step. */
+enum { QK_IN_LOGITS, QK_IN_VALUES, QK_IN_ATTENTION, QK_IN_LANCZOS, QK_BORROWED };
+/* The doubles the norms of c's layers need in each (0 where no layer measures them). */
+void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED]);
 /* Where run->layer's query-key work stands: to do, done ahead (its W^Q and W^K the
    workspace's ahead ones, which take_ahead makes its own), or done beside the input (layer
    1's, by input_layer: its W^Q and W^K already the workspace's own, its attention built). */
@@ -321,7 +325,7 @@ int layer_one_beside(Run *run);
    run->shared_logits: where run_layer builds it and where layer_one_beside does, the same
    call, so the same bits. */
 int layer_one_attention(Run *run, const LayerWeights *weights);
-int layer_two_beside(Run *run, RandomStream *random, LayerBuffers *lane);
+int layer_two_beside(Run *run, RandomStream *random, Lane *lane);
 
 /* ---- shown_layer.c ---- */
 /* The shown matrix as built (with its logits' std) and as applied (with the gap's outcome). */

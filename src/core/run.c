@@ -252,7 +252,7 @@ static void input_task(int which, void *context)
         if (t->chain)
             value_chain(run, w->value_random, lane->step.la);
         if (t->layer_one)
-            t->chain_info = layer_two_beside(run, w->value_random, &lane->step);
+            t->chain_info = layer_two_beside(run, w->value_random, lane);
         return;
     }
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);

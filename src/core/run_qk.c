@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-/* Scratch of the heads' ‖M_h‖₂, in two of the lane's step buffers (qk_scratch_layout). */
+/* Scratch of the heads' ‖M_h‖₂, in the lane's buffers (qk_scratch_layout). */
 typedef struct {
     double *block[2];       /* d×d_h each */
     double *lower, *square; /* d_h×d_h each */
@@ -30,50 +30,61 @@ static bool qk_norms_from_formed(const Config *c, int layer)
     return Layer_logits_through_qk_product(c, layer) && !Entropy_qk_norm_exact(c);
 }
 
-/* Where a layer's norms take their scratch: the lane's logits' and values' buffers, free
-   between layer steps (layer.h), which workspace_plan grows where they are too small
-   (qk_norms_scratch_doubles).  The formed route's Gram matrix in the logits', its factor and
-   Lanczos scratch in the values'; else block[0] and lower in the logits', the rest in the
-   values'.  The exact norm of a head whose formed bound failed overwrites the formed route's
-   scratch, spent by then.  Returns the doubles each buffer needs ([0] logits', [1] values'),
-   and with `lane` fills s. */
-static void qk_scratch_layout(const Config *c, int layer, LayerBuffers *lane, QkScratch *s,
-                              size_t need[2])
+static size_t larger(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Where a layer's norms take their scratch in the lane's buffers, which workspace_plan grows
+   where they are too small (qk_norms_scratch_doubles): block[0] in the logits', block[1] in
+   the values', square and lower in the attention's, values and lanczos in the Lanczos
+   scratch; the formed route's Gram matrix, factor and Lanczos scratch in the logits', values'
+   and Lanczos buffers instead.  The exact norm of a head whose formed bound failed overwrites
+   the formed route's scratch, spent by then.  The doubles each buffer needs into need[], and
+   with `lane`, s filled. */
+static void qk_scratch_layout(const Config *c, int layer, Lane *lane, QkScratch *s,
+                              size_t need[QK_BORROWED])
 {
     size_t d = (size_t)c->width, dh = (size_t)Config_head_width(c);
-    size_t block = d * dh, square = dh * dh, dd = d * d, small = Measure_lanczos_size((int)dh);
+    size_t block = d * dh, square = dh * dh, small = Measure_lanczos_size((int)dh);
     bool formed = qk_norms_from_formed(c, layer);
-    need[0] = block + square;
-    need[1] = block + square + small + dh;
+    /* The exact norms' (also where a proof fails). */
+    need[QK_IN_LOGITS] = need[QK_IN_VALUES] = block;
+    need[QK_IN_ATTENTION] = square;
+    need[QK_IN_LANCZOS] = dh;
     if (formed) {
-        need[0] = need[0] > dd ? need[0] : dd;
-        size_t gram = dd + Measure_lanczos_size((int)d);
-        need[1] = need[1] > gram ? need[1] : gram;
+        need[QK_IN_LOGITS] = need[QK_IN_VALUES] = d * d;
+        need[QK_IN_LANCZOS] = larger(dh, Measure_lanczos_size((int)d));
+    } else if (!Entropy_qk_norm_exact(c)) { /* W^K_g's factor beside, and the proof's Lanczos */
+        need[QK_IN_ATTENTION] += square;
+        need[QK_IN_LANCZOS] += small;
     }
     if (!lane)
         return;
-    *s = (QkScratch){.block = {lane->logits, lane->values},
-                     .lower = lane->logits + block,
-                     .square = lane->values + block};
-    s->lanczos = s->square + square;
-    s->values = s->lanczos + small;
+    LayerBuffers *step = &lane->step;
+    *s = (QkScratch){.block = {step->logits, step->values},
+                     .square = step->attention,
+                     .lower = step->attention + square,
+                     .values = lane->lanczos,
+                     .lanczos = lane->lanczos + dh};
     if (formed) {
-        s->gram = lane->logits;
-        s->factor = lane->values;
-        s->gram_lanczos = lane->values + dd;
+        s->gram = step->logits;
+        s->factor = step->values;
+        s->gram_lanczos = lane->lanczos;
     }
 }
 
-void qk_norms_scratch_doubles(const Config *c, size_t *logits, size_t *values)
+void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED])
 {
-    *logits = *values = 0;
+    for (int i = 0; i < QK_BORROWED; i++)
+        need[i] = 0;
     for (int layer = 1; c && layer <= c->depth; layer++) {
         if (Entropy_zhai_void(c, layer))
             continue;
-        size_t need[2];
-        qk_scratch_layout(c, layer, NULL, NULL, need);
-        *logits = need[0] > *logits ? need[0] : *logits;
-        *values = need[1] > *values ? need[1] : *values;
+        size_t own[QK_BORROWED];
+        qk_scratch_layout(c, layer, NULL, NULL, own);
+        for (int i = 0; i < QK_BORROWED; i++)
+            need[i] = larger(need[i], own[i]);
     }
 }
 
@@ -91,7 +102,7 @@ typedef struct {
     int layer; /* 0: none on this lane */
     const double *query, *key;
     double *product;
-    LayerBuffers *lane;
+    Lane *lane;
     double *norm;
     int info;
 } QkLayer;
@@ -107,13 +118,15 @@ static int qk_norm_exact(const Config *c, const QkLayer *q, int h, QkScratch *s,
     const double *key = q->key + block * Config_kv_head_of(c, h);
     double *qb = s->block[0], *r = s->square, *product = s->block[1];
     memcpy(qb, key, sizeof(double) * block);
-    int info = Linalg_orthonormalise(q->lane->la, d, dh, qb);
+    int info = Linalg_orthonormalise(q->lane->step.la, d, dh, qb);
     if (!info) /* R_B = Q_Bᵀ B */
-        info = Linalg_gemm(q->lane->la, true, false, dh, dh, d, 1.0, qb, d, key, d, 0.0, r, dh);
+        info =
+            Linalg_gemm(q->lane->step.la, true, false, dh, dh, d, 1.0, qb, d, key, d, 0.0, r, dh);
     if (!info)
-        info = Linalg_gemm(q->lane->la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product, d);
+        info = Linalg_gemm(q->lane->step.la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product,
+                           d);
     if (!info)
-        info = Linalg_singular_values(q->lane->la, d, dh, product, s->values);
+        info = Linalg_singular_values(q->lane->step.la, d, dh, product, s->values);
     if (!info)
         *norm = s->values[0];
     return info;
@@ -126,14 +139,14 @@ static int qk_norm_bounds(const Config *c, const QkLayer *q, int g, QkScratch *s
     int d = c->width, dh = Config_head_width(c);
     size_t block = (size_t)d * dh;
     MeasureGramFactor key = {.lower = s->lower};
-    int info = Measure_gram_factor(q->lane->la, d, dh, q->key + block * g, s->block[0], &key);
+    int info = Measure_gram_factor(q->lane->step.la, d, dh, q->key + block * g, s->block[0], &key);
     for (int h = 0; h < c->heads && !info; h++) {
         if (Config_kv_head_of(c, h) != g)
             continue;
         double bound;
-        info = Measure_product_norm2_squared_bound(q->lane->la, d, dh, q->query + block * h, &key,
-                                                   s->block[1], s->block[0], s->square, s->lanczos,
-                                                   &bound);
+        info = Measure_product_norm2_squared_bound(q->lane->step.la, d, dh, q->query + block * h,
+                                                   &key, s->block[1], s->block[0], s->square,
+                                                   s->lanczos, &bound);
         q->norm[h] = norm_from_squared_bound(bound);
         if (!info && isnan(bound))
             info = qk_norm_exact(c, q, h, s, &q->norm[h]);
@@ -151,7 +164,7 @@ static int qk_norm_bounds_formed(const Config *c, const QkLayer *q, QkScratch *s
     for (int h = 0; h < c->heads && !info; h++) {
         double bound;
         info = Measure_formed_product_norm2_squared_bound(
-            q->lane->la, d, dh, q->query + block * h, q->key + block * Config_kv_head_of(c, h),
+            q->lane->step.la, d, dh, q->query + block * h, q->key + block * Config_kv_head_of(c, h),
             q->product + dd * h, s->gram, s->factor, s->gram_lanczos, &bound);
         q->norm[h] = norm_from_squared_bound(bound);
         if (!info && isnan(bound))
@@ -172,7 +185,7 @@ static int qk_spectral_norms(const Config *c, const QkLayer *q)
     if (Entropy_zhai_void(c, q->layer))
         return 0;
     QkScratch s;
-    size_t need[2];
+    size_t need[QK_BORROWED];
     qk_scratch_layout(c, q->layer, q->lane, &s, need);
     int info = 0;
     if (Entropy_qk_norm_exact(c)) {
@@ -199,7 +212,7 @@ static int layer_query_key(const Config *c, const QkLayer *q)
 {
     int info = 0;
     if (q->product)
-        info = Layer_qk_product(q->lane->la, c, q->query, q->key, q->product);
+        info = Layer_qk_product(q->lane->step.la, c, q->query, q->key, q->product);
     if (!info && q->norm)
         info = qk_spectral_norms(c, q);
     return info;
@@ -282,7 +295,7 @@ int layer_qk_work(Run *run, QkState state)
                           .query = run->weights.query,
                           .key = run->weights.key,
                           .product = run->weights.qk_product,
-                          .lane = &w->lane[NETWORK_MAIN].step,
+                          .lane = &w->lane[NETWORK_MAIN],
                           .norm = norms ? run->qk_norm : NULL};
     if (!norms || !Entropy_qk_norms_ahead(c, run->layer)) {
         qk_task(NETWORK_MAIN, &q);
@@ -297,7 +310,7 @@ int layer_qk_work(Run *run, QkState state)
                           .query = w->ahead.query,
                           .key = w->ahead.key,
                           .product = qk_product_of(run, run->layer + 1, 1),
-                          .lane = &w->lane[NETWORK_COUNTERPART].step,
+                          .lane = &w->lane[NETWORK_COUNTERPART],
                           .norm = run->qk_norm_ahead};
     if (!run->spectra_beside) {
         both_lanes(run->progress, qk_task, &q);
@@ -317,7 +330,6 @@ int layer_one_beside(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
     /* Not a copy of w->weights: the chain beside swaps its W^Q and W^K pointers as scratch.
        Softmax without sinks (Entropy_qk_norms_ahead) reads no other part. */
     LayerWeights weights = {
@@ -326,7 +338,7 @@ int layer_one_beside(Run *run)
                  .query = weights.query,
                  .key = weights.key,
                  .product = weights.qk_product,
-                 .lane = main_step,
+                 .lane = &w->lane[NETWORK_MAIN],
                  .norm = run->qk_norm};
     int info = layer_query_key(c, &q);
     return info ? info : layer_one_attention(run, &weights);
@@ -341,7 +353,7 @@ int layer_one_attention(Run *run, const LayerWeights *weights)
 
 /* Layer 2's W^Q and W^K into the workspace's own (the chain's scratch until now), from the
    chain's stream object, and its M_2 and norms, on the chain's lane after the chain. */
-int layer_two_beside(Run *run, RandomStream *random, LayerBuffers *lane)
+int layer_two_beside(Run *run, RandomStream *random, Lane *lane)
 {
     Workspace *w = run->w;
     QkLayer q = {.layer = 2,
@@ -350,6 +362,6 @@ int layer_two_beside(Run *run, RandomStream *random, LayerBuffers *lane)
                  .product = qk_product_of(run, 2, 1),
                  .lane = lane,
                  .norm = run->qk_norm_ahead};
-    int info = draw_ahead(run, random, lane->la, 2, &w->weights);
+    int info = draw_ahead(run, random, lane->step.la, 2, &w->weights);
     return info ? info : layer_query_key(run->config, &q);
 }
