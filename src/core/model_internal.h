@@ -297,9 +297,10 @@ void layer_task(int which, void *context);
 
 /* ---- run_qk.c ---- */
 /* The lane's buffers that the heads' ‖M_h‖₂ borrow as scratch: three of its step's, free
-   between layer steps (layer.h; none of them is swapped with another buffer, as the queries'
-   is with the frozen product), and its measures' Lanczos scratch, free between a layer's
-   measure and the next layer's step. */
+   between layer steps (layer.h; the attention's last applied matrix is read by the frozen
+   product right after its step, and none of the three is swapped with another buffer, as the
+   queries' is with the frozen product), and its measures' Lanczos scratch, free between a
+   layer's measure and the next layer's step. */
 enum { QK_IN_LOGITS, QK_IN_VALUES, QK_IN_ATTENTION, QK_IN_LANCZOS, QK_BORROWED };
 /* The doubles the norms of c's layers need in each (0 where no layer measures them). */
 void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED]);
