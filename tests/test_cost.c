@@ -676,12 +676,12 @@ static void test_deflated_gram_of_the_smaller_side(void **state)
 /* The measures of a run above MEASURE_SVD_CHEAP (T ≤ d) that the flat-spectrum route gives,
    read off the curves: those with sr − 1 > 1, where the top-eigenpair certificate cannot hold
    (its bound α = √F of λ2 is above θ).  Below 1 it can, and in the run below it does (sr − 1
-   from 0.04 to 0.71, none near 1: Result.measure_routes confirms it for X's measures).  X's
+   from 0.04 to 0.71, none near 1: Result.measure_counts.routes confirms it for X's measures).  X's
    measure takes the input bound's Lanczos vector and Cholesky proof where it proves the next
    layer's ‖X'‖₂² (Entropy_input_norm_measured: every layer but the last) and runs none of its
    own; the last layer's and the centred measures, which prove nothing, run one each. */
 typedef struct {
-    int tokens;  /* X's measures (X0 once), as Result.measure_routes counts them */
+    int tokens;  /* X's measures (X0 once), as Result.measure_counts.routes counts them */
     int last;    /* of them, the last layer's */
     int centred; /* the centred measures */
 } FlatMeasures;
