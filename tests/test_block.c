@@ -6,6 +6,7 @@
 #include "attnscope/block.h"
 #include "attnscope/init.h"
 #include "attnscope/linalg.h"
+#include "attnscope/measure.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
 #include "model_fixture.h"
@@ -537,6 +538,30 @@ static void test_memory_estimate_counts_the_mlp(void **state)
     assert_true(Model_memory_estimate(&c) - without >= sizeof(double) * 4 * (2 * td + 2 * dd));
 }
 
+/* The memory estimate counts the scratch of the heads' ‖M_h‖₂, which borrows each lane's
+   logits', values' and attention's buffers (T², T·d and T² doubles) and its measures' Lanczos
+   scratch between steps: at T = 16, d = 192 with four heads of two key heads (the factor
+   route: W^K_g's d×d_h transpose and d_h×d_h factor, the product and its Gram matrix), they
+   are far too small, so the plan grows them.  RoPE, where Zhai et al.'s bound is void,
+   measures no norm and needs none of it. */
+static void test_memory_estimate_counts_the_qk_norms(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 16;
+    c.width = 192;
+    c.heads = 4;
+    c.kv_heads = 2;
+    c.depth = 2;
+    Config rotated = c;
+    rotated.rope = ROPE_HALF;
+    size_t T = 16, d = 192, dh = 48;
+    size_t scratch = 2 * d * dh + 2 * dh * dh;
+    size_t borrowed = 2 * T * T + T * d + Measure_tokens_scratch_size((int)T, (int)d);
+    assert_true(Model_memory_estimate(&c) >=
+                Model_memory_estimate(&rotated) + sizeof(double) * 2 * (scratch - borrowed));
+}
+
 /* The benchmark's forward pass is the run's network: the same ‖X_L‖ for the full block. */
 static void test_forward_is_the_run(void **state)
 {
@@ -712,6 +737,7 @@ int main(void)
         cmocka_unit_test(test_activations),
         cmocka_unit_test(test_mlp_matches_the_reference),
         cmocka_unit_test(test_memory_estimate_counts_the_mlp),
+        cmocka_unit_test(test_memory_estimate_counts_the_qk_norms),
         cmocka_unit_test(test_forward_is_the_run),
         cmocka_unit_test(test_xavier_is_normal_over_root_d),
         cmocka_unit_test(test_orthogonal_singular_values),

@@ -482,12 +482,14 @@ static bool assert_declared_work(const Config *c, const char *what)
                  performed.product_flops, declared.product_flops);
     /* Where the measure refused the downdate the plan expected (the tokens too close to their
        mean for its accuracy, yet resolved apart), the run formed the centred Gram matrix. */
-    double unplanned = r->centred_formed_unplanned * (double)c->tokens * c->tokens * c->width;
+    double unplanned =
+        r->measure_counts.centred_formed_unplanned * (double)c->tokens * c->tokens * c->width;
     if (performed.gram_flops != declared.gram_flops + unplanned)
         fail_msg("%s: Gram flops run %.17g, declared %.17g + %d centred Gram matrices unplanned",
-                 what, performed.gram_flops, declared.gram_flops, r->centred_formed_unplanned);
+                 what, performed.gram_flops, declared.gram_flops,
+                 r->measure_counts.centred_formed_unplanned);
     /* The flat-spectrum route's Cholesky proofs, where the plan declares dsyevd (T×T each). */
-    double flat = r->flat_proofs, T = c->tokens;
+    double flat = r->measure_counts.flat_proofs, T = c->tokens;
     declared.calls[WORK_CHOLESKY] += flat;
     declared.size_cubed[WORK_CHOLESKY] += flat * T * T * T;
     for (size_t i = 0; i < sizeof DECOMPOSITIONS / sizeof DECOMPOSITIONS[0]; i++) {
@@ -665,8 +667,8 @@ static void test_deflated_gram_of_the_smaller_side(void **state)
     LinalgTally performed = performed_work(&c, r, &filled);
     double excess = performed.gram_flops - declared.gram_flops;
     double deflated = (double)c.width * c.width * c.tokens;
-    assert_true(r->measure_routes[MEASURE_ROUTE_DEFLATED] > 0);
-    assert_true(excess == deflated * (r->measure_routes[MEASURE_ROUTE_DEFLATED] - 2));
+    assert_true(r->measure_counts.routes[MEASURE_ROUTE_DEFLATED] > 0);
+    assert_true(excess == deflated * (r->measure_counts.routes[MEASURE_ROUTE_DEFLATED] - 2));
     assert_true(performed.product_flops == declared.product_flops);
     Result_free(r);
 }
@@ -674,12 +676,12 @@ static void test_deflated_gram_of_the_smaller_side(void **state)
 /* The measures of a run above MEASURE_SVD_CHEAP (T ≤ d) that the flat-spectrum route gives,
    read off the curves: those with sr − 1 > 1, where the top-eigenpair certificate cannot hold
    (its bound α = √F of λ2 is above θ).  Below 1 it can, and in the run below it does (sr − 1
-   from 0.04 to 0.71, none near 1: Result.measure_routes confirms it for X's measures).  X's
+   from 0.04 to 0.71, none near 1: Result.measure_counts.routes confirms it for X's measures).  X's
    measure takes the input bound's Lanczos vector and Cholesky proof where it proves the next
    layer's ‖X'‖₂² (Entropy_input_norm_measured: every layer but the last) and runs none of its
    own; the last layer's and the centred measures, which prove nothing, run one each. */
 typedef struct {
-    int tokens;  /* X's measures (X0 once), as Result.measure_routes counts them */
+    int tokens;  /* X's measures (X0 once), as Result.measure_counts.routes counts them */
     int last;    /* of them, the last layer's */
     int centred; /* the centred measures */
 } FlatMeasures;
@@ -719,14 +721,17 @@ static void test_one_gram_matrix_per_token_matrix(void **state)
     double filled;
     LinalgTally performed = performed_work(&c, r, &filled);
     double T = c.tokens, d = c.width, L = c.depth;
-    assert_int_equal(r->centred_formed_unplanned, 1); /* the collapsing network's, seed 1 */
+    /* the collapsing network's, seed 1 */
+    assert_int_equal(r->measure_counts.centred_formed_unplanned, 1);
     assert_true(performed.gram_flops ==
-                (1 + 2 * L + r->centred_formed_unplanned) * T * T * d + L * d * d * d);
+                (1 + 2 * L + r->measure_counts.centred_formed_unplanned) * T * T * d +
+                    L * d * d * d);
     FlatMeasures flat = flat_measures(r, c.depth);
-    assert_int_equal(r->measure_routes[MEASURE_ROUTE_FLAT_TOP], flat.tokens);
+    assert_int_equal(r->measure_counts.routes[MEASURE_ROUTE_FLAT_TOP], flat.tokens);
     assert_true(flat.tokens > flat.last && flat.centred > 0); /* both kinds of proof are seen */
-    assert_int_equal(r->flat_proofs, flat.last + flat.centred);
-    assert_int_equal(performed.calls[LINALG_CHOLESKY], (2 * L - 1) + L + r->flat_proofs);
+    assert_int_equal(r->measure_counts.flat_proofs, flat.last + flat.centred);
+    assert_int_equal(performed.calls[LINALG_CHOLESKY],
+                     (2 * L - 1) + L + r->measure_counts.flat_proofs);
     assert_int_equal(performed.calls[LINALG_SINGULAR_VALUES], 1); /* the shown attention's alone */
     Result_free(r);
 }
@@ -958,7 +963,7 @@ static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, Pair
                          i, n, a->product_flops, a->gram_flops, a->calls[WORK_ORTHONORMAL],
                          b->product_flops, b->gram_flops, b->calls[WORK_ORTHONORMAL]);
         }
-    assert_true(unplanned == r->centred_formed_unplanned);
+    assert_true(unplanned == r->measure_counts.centred_formed_unplanned);
     Result_free(r);
     Workspace_free(run->w);
     run->w = NULL;

@@ -211,9 +211,10 @@ static void test_routes_agree_over_model_runs(void **state)
                     assert_int_equal(Model_run(&c, workspace, fast, NULL, err, sizeof err), 0);
                     Workspace_measure_all_eigenvalues(workspace, true);
                     assert_int_equal(Model_run(&c, workspace, reference, NULL, err, sizeof err), 0);
-                    assert_true(fast->measure_routes[MEASURE_ROUTE_TOP_EIGENPAIR] > 0);
-                    assert_true(fast->measure_routes[MEASURE_ROUTE_FLAT_TOP] > 0);
-                    assert_int_equal(reference->measure_routes[MEASURE_ROUTE_TOP_EIGENPAIR], 0);
+                    assert_true(fast->measure_counts.routes[MEASURE_ROUTE_TOP_EIGENPAIR] > 0);
+                    assert_true(fast->measure_counts.routes[MEASURE_ROUTE_FLAT_TOP] > 0);
+                    assert_int_equal(reference->measure_counts.routes[MEASURE_ROUTE_TOP_EIGENPAIR],
+                                     0);
                     const Curves *pairs[2][2] = {{&fast->network, &reference->network},
                                                  {&fast->counterpart, &reference->counterpart}};
                     for (int n = 0; n < 2; n++)

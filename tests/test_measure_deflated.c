@@ -115,8 +115,8 @@ static void test_collapsed_layers_agree_with_dgesdd(void **state)
             Workspace_measure_all_eigenvalues(workspace, true);
             Result *reference = run(&c);
             Workspace_measure_all_eigenvalues(workspace, false);
-            assert_true(fast->measure_routes[MEASURE_ROUTE_DEFLATED] > 0);
-            assert_int_equal(reference->measure_routes[MEASURE_ROUTE_DEFLATED], 0);
+            assert_true(fast->measure_counts.routes[MEASURE_ROUTE_DEFLATED] > 0);
+            assert_int_equal(reference->measure_counts.routes[MEASURE_ROUTE_DEFLATED], 0);
             const Curves *f = &fast->network, *r = &reference->network;
             for (int l = 1; l <= DEPTH; l++) {
                 double rest = r->stable_rank_minus_one[l];

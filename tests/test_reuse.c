@@ -61,7 +61,8 @@ static void assert_same_result(const Result *kept, const Result *fresh)
     assert_same_doubles(&kept->logit_std, &fresh->logit_std, 1, "logit std");
     assert_same_doubles((const double *)&kept->readouts, (const double *)&fresh->readouts,
                         (int)(sizeof(Readouts) / sizeof(double)), "readouts");
-    assert_memory_equal(kept->measure_routes, fresh->measure_routes, sizeof kept->measure_routes);
+    assert_memory_equal(kept->measure_counts.routes, fresh->measure_counts.routes,
+                        sizeof kept->measure_counts.routes);
     assert_int_equal(kept->warnings.count, fresh->warnings.count);
     for (int i = 0; i < fresh->warnings.count; i++)
         assert_string_equal(kept->warnings.text[i], fresh->warnings.text[i]);

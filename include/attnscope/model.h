@@ -107,6 +107,23 @@ typedef struct {
     double stable_rank_shown_layer;
 } Readouts;
 
+/* What the stable-rank measures did beside their numbers, counted: each measure fills one
+   (Measure_tokens_sharing's route and MeasureSharing's outputs), each kept layer holds its
+   own, and the Result sums them, so that a new count is a field here and a line in each of
+   the two functions that fill and sum it (src/core/run_lane.c). */
+typedef struct {
+    /* The stable ranks each route computed, by MeasureRoute (none for MEASURE_ROUTE_NONE):
+       shows how often the top-eigenpair route was certified. */
+    int routes[MEASURE_ROUTES];
+    /* Centred Gram matrices formed where the plan expected the downdate (MeasureSharing's
+       centred_formed_unplanned): T²d flops each beyond the declared work (tests/test_cost.c
+       adds them). */
+    int centred_formed_unplanned;
+    /* The flat-spectrum route's Cholesky factorisations (MeasureSharing's flat_proofs): T³/3
+       each where the plan declares dsyevd (tests/test_cost.c adds them). */
+    int flat_proofs;
+} MeasureCounts;
+
 typedef struct {
     Config config;       /* as run (after the model's own fallbacks are noted in warnings) */
     Gap counterpart_gap; /* gap mode of the counterpart network */
@@ -142,17 +159,7 @@ typedef struct {
     AttentionMap product_map;
     double *product_column_mass;
 
-    /* How many stable ranks each route computed (all seeds, both networks), by MeasureRoute:
-       shows how often the top-eigenpair route was certified. */
-    int measure_routes[MEASURE_ROUTES];
-    /* How many centred Gram matrices the run formed where its plan expected the downdate
-       (MeasureSharing's centred_formed_unplanned; the seeds and networks measure_routes
-       counts): T²d flops each beyond the declared work (tests/test_cost.c adds them). */
-    int centred_formed_unplanned;
-    /* The Cholesky factorisations the flat-spectrum route ran (MeasureSharing's flat_proofs,
-       counted as centred_formed_unplanned): T³/3 each where the plan declares dsyevd
-       (tests/test_cost.c adds them). */
-    int flat_proofs;
+    MeasureCounts measure_counts; /* of every seed's networks (X0 once a seed) */
 
     Warnings warnings;
 } Result;
@@ -181,8 +188,7 @@ typedef struct {
        beside the singular values alone, so the spectra come with the shown layer's
        after_layer call (which a screen wants first) and the deeper layers wait for them.
        The values are the same bits either way. */
-    void (*start_second)(void *pair_context, void (*task)(int which, void *context),
-                         void *context);
+    void (*start_second)(void *pair_context, void (*task)(int which, void *context), void *context);
     bool (*second_finished)(void *pair_context, bool wait);
     /* When set, sees each head's attention matrix as a layer applies it (after gap removal,
        T×T row by row): network 0 (the run's) or 1 (its counterpart), layer from 1, head from
@@ -223,9 +229,9 @@ size_t Workspace_kept_bytes(const Workspace *w);
    with isolation a stop is prompt even inside one eigensolver call. */
 void Workspace_set_isolation(Workspace *w, LinalgIsolation isolation);
 
-/* Adds the products and long calls both lanes and the shown eigenvalues ran since the last take (or since the workspace
-   was made) to *tally, and starts counting again: the tests check the work a plan declares
-   against it.  Not while a run goes on (the lanes count unlocked). */
+/* Adds the products and long calls both lanes and the shown eigenvalues ran since the last take (or
+   since the workspace was made) to *tally, and starts counting again: the tests check the work a
+   plan declares against it.  Not while a run goes on (the lanes count unlocked). */
 void Workspace_take_tally(Workspace *w, LinalgTally *tally);
 
 /* The numbers the workspace's streams (the weights', X0's and the value chain's) have filled

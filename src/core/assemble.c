@@ -370,24 +370,17 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
     fill_readouts(out);
     block_warnings(c, &out->warnings);
 
-    memset(out->measure_routes, 0, sizeof out->measure_routes);
-    out->centred_formed_unplanned = out->flat_proofs = 0;
+    out->measure_counts = (MeasureCounts){0};
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {
-        if (tracks[s][0]->layers >= 0) {
-            out->measure_routes[tracks[s][0]->state[0].route]++;
-            out->centred_formed_unplanned += tracks[s][0]->state[0].centred_formed_unplanned;
-            out->flat_proofs += tracks[s][0]->state[0].flat_proofs;
-        }
+        if (tracks[s][0]->layers >= 0)
+            measure_counts_add(&out->measure_counts, &tracks[s][0]->state[0].counts);
         for (int l = 1; l <= depth; l++)
             for (int n = 0; n < NETWORKS; n++) {
                 const Track *t = tracks[s][n];
                 if (l > t->layers)
                     continue;
                 const LayerState *state = &t->state[l];
-                if (!isnan(state->stable_rank))
-                    out->measure_routes[state->route]++;
-                out->centred_formed_unplanned += state->centred_formed_unplanned;
-                out->flat_proofs += state->flat_proofs;
+                measure_counts_add(&out->measure_counts, &state->counts);
                 for (int i = 0; state->warnings && i < state->warnings->count; i++)
                     add_track_warning(&out->warnings, state->warnings->text[i],
                                       state->warnings->subject[i], ROLE_NAMES[n], l);

@@ -58,15 +58,11 @@ typedef struct {
    attention can be computed again. */
 typedef struct {
     double stable_rank, stable_rank_minus_one, log10_norm, token_similarity;
-    MeasureRoute route;
+    MeasureCounts counts;   /* what its measure did: its route, work beyond the plan */
     TokenGeometry geometry; /* what the stable rank hides */
     Network net;            /* after the layer */
     Warnings *warnings;     /* NULL: none */
     double *x, *frozen;     /* T×d each, or NULL when not kept */
-    /* MeasureSharing's centred_formed_unplanned: one Gram matrix beyond the plan. */
-    bool centred_formed_unplanned;
-    /* MeasureSharing's flat_proofs: Cholesky factorisations beyond the plan. */
-    int flat_proofs;
     /* Each head's row entropies, of its attention before gap removal (the shown head may
        change without the layer being computed again); NULL where entropy is undefined or
        the layer overflowed. */
@@ -133,7 +129,6 @@ typedef struct {
     double *frozen;    /* T×d: A_ℓ⋯A_1 X0 for the gradients (normalised) */
     double *lanczos;   /* Measure_tokens_scratch_size(T, d) */
     Warnings warnings; /* merged into the result after each layer, main lane first */
-    int measure_routes[MEASURE_ROUTES]; /* merged like the warnings */
 } Lane;
 
 /* The buffers of workspace_plan: a lane's, and the workspace's own. */
@@ -209,9 +204,6 @@ typedef struct {
     Track *track[NETWORKS];      /* lane n computes track[n] */
     int held[NETWORKS];          /* the layer whose token matrices lane n holds, or -1 */
     Network nets[NETWORKS];      /* lane n's network state at held[n] */
-    /* input_layer built layer 1's M_1, norms and shared A_1 on X0's lane (and layer 2's
-       query-key work on the value chain's): run_layer finds them done. */
-    bool layer_one_built;
     /* ‖X'‖₂² of layer input_bound_for[n]'s attention input on lane n, bounded when the layer
        below it was measured there (Entropy_input_norm_measured; 0: none, or used up). */
     int input_bound_for[NETWORKS];
@@ -231,10 +223,14 @@ typedef struct {
     bool spectra_beside;
     int info[NETWORKS]; /* LAPACK status of each lane */
     double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
-    /* The next layer's norms, computed beside this layer's (layer_qk_work), for layer
-       qk_ahead_layer (0: none), whose W^Q and W^K are the workspace's ahead. */
+    /* The query-key work done ahead of its layer's turn (qk_state reads it), up to layer
+       qk_ready (0: none): that layer's in the ahead slots (the workspace's ahead W^Q and W^K,
+       its qk_product[1], the norms in qk_norm_ahead), done by layer_qk_work beside the layer
+       below or by input_layer beside the value chain; input_layer also did layer 1's, left
+       in the layer's own slots (weights, qk_product[0], qk_norm) with the attention both
+       networks share. */
     double *qk_norm_ahead;
-    int qk_ahead_layer;
+    int qk_ready;
     bool values_chained; /* value_chain has run for this seed's gradients */
 } Run;
 
@@ -289,18 +285,34 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
                        unsigned parts, double **wv);
 
 /* ---- run_lane.c ---- */
-/* A layer's measures into its kept state, the token similarity relative to X0's. */
-void layer_state_record(LayerState *state, const Measures *m, double log_similarity0);
+/* A layer's measures into its kept state, the token similarity relative to X0's, and what
+   the measure did (`share`, as Measure_tokens_sharing left it) into its counts. */
+void layer_state_record(LayerState *state, const Measures *m, const MeasureSharing *share,
+                        double log_similarity0);
+/* sum += one, count by count (MeasureCounts). */
+void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one);
 /* both_lanes' task of run_layer: run->layer of network `which` where that lane is active and
    alive, its status into run->info[which]. */
 void layer_task(int which, void *context);
 
 /* ---- run_qk.c ---- */
-/* The query-key work of run->layer (M_h, and its norms where measured), for both networks;
-   with the next layer's beside it where Entropy_qk_norms_ahead pairs them. */
-int layer_qk_work(Run *run);
-/* Whether run->layer's W^Q and W^K are the workspace's ahead ones, its work done. */
-bool ahead_of_layer(const Run *run);
+/* The lane's buffers that the heads' ‖M_h‖₂ borrow as scratch: three of its step's, free
+   between layer steps (layer.h; the attention's last applied matrix is read by the frozen
+   product right after its step, and none of the three is swapped with another buffer, as the
+   queries' is with the frozen product), and its measures' Lanczos scratch, free between a
+   layer's measure and the next layer's step. */
+enum { QK_IN_LOGITS, QK_IN_VALUES, QK_IN_ATTENTION, QK_IN_LANCZOS, QK_BORROWED };
+/* The doubles the norms of c's layers need in each (0 where no layer measures them). */
+void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED]);
+/* Where run->layer's query-key work stands: to do, done ahead (its W^Q and W^K the
+   workspace's ahead ones, which take_ahead makes its own), or done beside the input (layer
+   1's, by input_layer: its W^Q and W^K already the workspace's own, its attention built). */
+typedef enum { QK_TO_DO, QK_DONE_AHEAD, QK_DONE_BESIDE_INPUT } QkState;
+QkState qk_state(const Run *run);
+/* The query-key work of run->layer (M_h, and its norms where measured), for both networks,
+   where `state` (qk_state's, before take_ahead) says it is to do; with the next layer's
+   beside it where Entropy_qk_norms_ahead pairs them.  Where it is done, the layer takes it. */
+int layer_qk_work(Run *run, QkState state);
 /* The W^Q and W^K of `layer` into `into`, the values that layer's own draw would give. */
 int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into);
 /* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead ones. */
@@ -314,7 +326,7 @@ int layer_one_beside(Run *run);
    run->shared_logits: where run_layer builds it and where layer_one_beside does, the same
    call, so the same bits. */
 int layer_one_attention(Run *run, const LayerWeights *weights);
-int layer_two_beside(Run *run, RandomStream *random, Linalg *la);
+int layer_two_beside(Run *run, RandomStream *random, Lane *lane);
 
 /* ---- shown_layer.c ---- */
 /* The shown matrix as built (with its logits' std) and as applied (with the gap's outcome). */

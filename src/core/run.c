@@ -183,23 +183,20 @@ static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    bool built = run->layer == 1 && run->layer_one_built; /* its W^Q, W^K are the workspace's */
-    run->layer_one_built = false;
+    QkState qk = qk_state(run);
     unsigned parts = LAYER_DRAW_ALL;
-    bool ahead = ahead_of_layer(run);
-    if (ahead)
+    if (qk == QK_DONE_AHEAD)
         take_ahead(w);
-    if (ahead || built)
+    if (qk != QK_TO_DO)
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
     run->weights = w->weights;
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
-    if (!info && built)
-        run->weights.qk_product = qk_product_of(run, 1, 0);
-    else if (!info)
-        info = layer_qk_work(run);
+    if (!info)
+        info = layer_qk_work(run, qk);
     if (info)
         return info;
+    bool built = qk == QK_DONE_BESIDE_INPUT; /* layer 1's shared attention too */
     /* Both networks read X0 in layer 1: one attention matrix serves them both (one head: a
        matrix per head would be as many T×T buffers). */
     run->attention_ready = run->layer == 1 && run->active[0] && run->active[1] && c->heads == 1;
@@ -238,8 +235,7 @@ typedef struct {
     bool bounding;  /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
     MeasureInputBound bound;
     Measures m0;
-    bool centred_formed_unplanned;
-    int flat_proofs;
+    MeasureSharing share; /* X0's measure's */
     int info, chain_info; /* X0's lane's, the chain's lane's query-key work's */
 } InputTasks;
 
@@ -256,20 +252,18 @@ static void input_task(int which, void *context)
         if (t->chain)
             value_chain(run, w->value_random, lane->step.la);
         if (t->layer_one)
-            t->chain_info = layer_two_beside(run, w->value_random, lane->step.la);
+            t->chain_info = layer_two_beside(run, w->value_random, lane);
         return;
     }
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
     t->bound = (MeasureInputBound){.factor = lane->step.queries, .lanczos = lane->lanczos};
-    MeasureSharing share = {.bound = t->bounding ? &t->bound : NULL,
-                            .centred_from_gram = Work_centred_downdate_expected(c, 0)};
+    t->share = (MeasureSharing){.bound = t->bounding ? &t->bound : NULL,
+                                .centred_from_gram = Work_centred_downdate_expected(c, 0)};
     if (!t->info)
         t->info = Measure_tokens_sharing(lane->step.la, c->tokens, c->width, lane->step.x, 0.0,
                                          lane->step.values, lane->step.logits, lane->step.row_max,
-                                         w->measure_all_eigenvalues ? NULL : lane->lanczos, &share,
-                                         &t->m0);
-    t->centred_formed_unplanned = share.centred_formed_unplanned;
-    t->flat_proofs = share.flat_proofs;
+                                         w->measure_all_eigenvalues ? NULL : lane->lanczos,
+                                         &t->share, &t->m0);
     if (!t->info && t->layer_one)
         t->info = layer_one_beside(run);
 }
@@ -301,8 +295,7 @@ static int input_layer(Run *run)
         return tasks.info ? tasks.info : tasks.chain_info;
     if (tasks.layer_one) { /* layer 1's W^Q, W^K the workspace's; layer 2's ahead */
         take_ahead(w);
-        run->qk_ahead_layer = 2;
-        run->layer_one_built = true;
+        run->qk_ready = 2;
     }
     const Measures m0 = tasks.m0;
     size_t td = (size_t)c->tokens * c->width;
@@ -316,9 +309,7 @@ static int input_layer(Run *run)
         run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
         if (t->layers >= 0)
             continue;
-        layer_state_record(&t->state[0], &m0, m0.log_similarity);
-        t->state[0].centred_formed_unplanned = tasks.centred_formed_unplanned;
-        t->state[0].flat_proofs = tasks.flat_proofs;
+        layer_state_record(&t->state[0], &m0, &tasks.share, m0.log_similarity);
         t->state[0].net = run->nets[n];
         t->layers = 0;
     }
@@ -330,9 +321,7 @@ static void layer_state_undefined(LayerState *s)
     free(s->entropy);
     s->entropy = NULL;
     s->stable_rank = s->stable_rank_minus_one = s->log10_norm = s->token_similarity = NAN;
-    s->route = MEASURE_ROUTE_NONE;
-    s->centred_formed_unplanned = false;
-    s->flat_proofs = 0;
+    s->counts = (MeasureCounts){0};
     s->geometry = (TokenGeometry){NAN, NAN, NAN, NAN, NAN};
 }
 

@@ -14,15 +14,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A layer's measures into its kept state, the token similarity relative to X0's. */
-void layer_state_record(LayerState *state, const Measures *m, double log_similarity0)
+/* What one measure did, counted (MeasureCounts: a new count is filled here). */
+static MeasureCounts measure_counts_of(const Measures *m, const MeasureSharing *share)
+{
+    MeasureCounts counts = {.centred_formed_unplanned = share->centred_formed_unplanned,
+                            .flat_proofs = share->flat_proofs};
+    if (m->route != MEASURE_ROUTE_NONE) /* a stable rank was computed */
+        counts.routes[m->route] = 1;
+    return counts;
+}
+
+void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one)
+{
+    for (int r = 0; r < MEASURE_ROUTES; r++)
+        sum->routes[r] += one->routes[r];
+    sum->centred_formed_unplanned += one->centred_formed_unplanned;
+    sum->flat_proofs += one->flat_proofs;
+}
+
+void layer_state_record(LayerState *state, const Measures *m, const MeasureSharing *share,
+                        double log_similarity0)
 {
     state->stable_rank = m->stable_rank;
     state->stable_rank_minus_one = m->stable_rank_minus_one;
     state->log10_norm = m->log10_norm;
     double ratio = exp(m->log_similarity - log_similarity0);
     state->token_similarity = isfinite(ratio) ? ratio : NAN;
-    state->route = m->route;
+    state->counts = measure_counts_of(m, share);
     state->geometry = m->geometry;
 }
 
@@ -193,9 +211,7 @@ static int measure_layer(Run *run, int which)
             100 * m.geometry.relative_spread * m.geometry.relative_spread,
             m.geometry.centred_stable_rank);
     }
-    layer_state_record(&run->track[which]->state[layer], &m, net->log_similarity0);
-    run->track[which]->state[layer].centred_formed_unplanned = share.centred_formed_unplanned;
-    run->track[which]->state[layer].flat_proofs = share.flat_proofs;
+    layer_state_record(&run->track[which]->state[layer], &m, &share, net->log_similarity0);
     return 0;
 }
 

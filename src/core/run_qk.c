@@ -12,10 +12,9 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* Scratch of the heads' ‖M_h‖₂. */
+/* Scratch of the heads' ‖M_h‖₂, in the lane's buffers (qk_scratch_layout). */
 typedef struct {
     double *block[2];       /* d×d_h each */
     double *lower, *square; /* d_h×d_h each */
@@ -25,6 +24,70 @@ typedef struct {
     double *gram, *factor, *gram_lanczos;
 } QkScratch;
 
+/* Whether a layer's norms are bounded from its formed M_h (qk_norm_bounds_formed). */
+static bool qk_norms_from_formed(const Config *c, int layer)
+{
+    return Layer_logits_through_qk_product(c, layer) && !Entropy_qk_norm_exact(c);
+}
+
+static size_t larger(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Where a layer's norms take their scratch in the lane's buffers, which workspace_plan grows
+   where they are too small (qk_norms_scratch_doubles): block[0] in the logits', block[1] in
+   the values', square and lower in the attention's, values and lanczos in the Lanczos
+   scratch; the formed route's Gram matrix, factor and Lanczos scratch in the logits', values'
+   and Lanczos buffers instead.  The exact norm of a head whose formed bound failed overwrites
+   the formed route's scratch, spent by then.  The doubles each buffer needs into need[], and
+   with `lane`, s filled. */
+static void qk_scratch_layout(const Config *c, int layer, Lane *lane, QkScratch *s,
+                              size_t need[QK_BORROWED])
+{
+    size_t d = (size_t)c->width, dh = (size_t)Config_head_width(c);
+    size_t block = d * dh, square = dh * dh, small = Measure_lanczos_size((int)dh);
+    bool formed = qk_norms_from_formed(c, layer);
+    /* The exact norms' (also where a proof fails). */
+    need[QK_IN_LOGITS] = need[QK_IN_VALUES] = block;
+    need[QK_IN_ATTENTION] = square;
+    need[QK_IN_LANCZOS] = dh;
+    if (formed) {
+        need[QK_IN_LOGITS] = need[QK_IN_VALUES] = d * d;
+        need[QK_IN_LANCZOS] = larger(dh, Measure_lanczos_size((int)d));
+    } else if (!Entropy_qk_norm_exact(c)) { /* W^K_g's factor beside, and the proof's Lanczos */
+        need[QK_IN_ATTENTION] += square;
+        need[QK_IN_LANCZOS] += small;
+    }
+    if (!lane)
+        return;
+    LayerBuffers *step = &lane->step;
+    *s = (QkScratch){.block = {step->logits, step->values},
+                     .square = step->attention,
+                     .lower = step->attention + square,
+                     .values = lane->lanczos,
+                     .lanczos = lane->lanczos + dh};
+    if (formed) {
+        s->gram = step->logits;
+        s->factor = step->values;
+        s->gram_lanczos = lane->lanczos;
+    }
+}
+
+void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED])
+{
+    for (int i = 0; i < QK_BORROWED; i++)
+        need[i] = 0;
+    for (int layer = 1; c && layer <= c->depth; layer++) {
+        if (Entropy_zhai_void(c, layer))
+            continue;
+        size_t own[QK_BORROWED];
+        qk_scratch_layout(c, layer, NULL, NULL, own);
+        for (int i = 0; i < QK_BORROWED; i++)
+            need[i] = larger(need[i], own[i]);
+    }
+}
+
 /* A proved bound of s_1² as one of s_1, rounded up past the rounding of the square root and
    of the scale's product. */
 static double norm_from_squared_bound(double bound)
@@ -32,14 +95,14 @@ static double norm_from_squared_bound(double bound)
     return sqrt(bound) * (1 + 2 * DBL_EPSILON);
 }
 
-/* Where one layer's query-key work is done: its W^Q and W^K, the lane's Linalg, its
-   M_h = W^Q_h W^K_gᵀ where its logits go through them (else NULL), and the [heads] norms it
-   fills (NULL: none measured). */
+/* Where one layer's query-key work is done: its W^Q and W^K, its M_h = W^Q_h W^K_gᵀ where
+   its logits go through them (else NULL), the lane (its Linalg, and its step's buffers as the
+   norms' scratch), and the [heads] norms it fills (NULL: none measured). */
 typedef struct {
     int layer; /* 0: none on this lane */
     const double *query, *key;
     double *product;
-    Linalg *la;
+    Lane *lane;
     double *norm;
     int info;
 } QkLayer;
@@ -55,13 +118,15 @@ static int qk_norm_exact(const Config *c, const QkLayer *q, int h, QkScratch *s,
     const double *key = q->key + block * Config_kv_head_of(c, h);
     double *qb = s->block[0], *r = s->square, *product = s->block[1];
     memcpy(qb, key, sizeof(double) * block);
-    int info = Linalg_orthonormalise(q->la, d, dh, qb);
+    int info = Linalg_orthonormalise(q->lane->step.la, d, dh, qb);
     if (!info) /* R_B = Q_Bᵀ B */
-        info = Linalg_gemm(q->la, true, false, dh, dh, d, 1.0, qb, d, key, d, 0.0, r, dh);
+        info =
+            Linalg_gemm(q->lane->step.la, true, false, dh, dh, d, 1.0, qb, d, key, d, 0.0, r, dh);
     if (!info)
-        info = Linalg_gemm(q->la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product, d);
+        info = Linalg_gemm(q->lane->step.la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product,
+                           d);
     if (!info)
-        info = Linalg_singular_values(q->la, d, dh, product, s->values);
+        info = Linalg_singular_values(q->lane->step.la, d, dh, product, s->values);
     if (!info)
         *norm = s->values[0];
     return info;
@@ -74,14 +139,14 @@ static int qk_norm_bounds(const Config *c, const QkLayer *q, int g, QkScratch *s
     int d = c->width, dh = Config_head_width(c);
     size_t block = (size_t)d * dh;
     MeasureGramFactor key = {.lower = s->lower};
-    int info = Measure_gram_factor(q->la, d, dh, q->key + block * g, s->block[0], &key);
+    int info = Measure_gram_factor(q->lane->step.la, d, dh, q->key + block * g, s->block[0], &key);
     for (int h = 0; h < c->heads && !info; h++) {
         if (Config_kv_head_of(c, h) != g)
             continue;
         double bound;
-        info = Measure_product_norm2_squared_bound(q->la, d, dh, q->query + block * h, &key,
-                                                   s->block[1], s->block[0], s->square, s->lanczos,
-                                                   &bound);
+        info = Measure_product_norm2_squared_bound(q->lane->step.la, d, dh, q->query + block * h,
+                                                   &key, s->block[1], s->block[0], s->square,
+                                                   s->lanczos, &bound);
         q->norm[h] = norm_from_squared_bound(bound);
         if (!info && isnan(bound))
             info = qk_norm_exact(c, q, h, s, &q->norm[h]);
@@ -99,7 +164,7 @@ static int qk_norm_bounds_formed(const Config *c, const QkLayer *q, QkScratch *s
     for (int h = 0; h < c->heads && !info; h++) {
         double bound;
         info = Measure_formed_product_norm2_squared_bound(
-            q->la, d, dh, q->query + block * h, q->key + block * Config_kv_head_of(c, h),
+            q->lane->step.la, d, dh, q->query + block * h, q->key + block * Config_kv_head_of(c, h),
             q->product + dd * h, s->gram, s->factor, s->gram_lanczos, &bound);
         q->norm[h] = norm_from_squared_bound(bound);
         if (!info && isnan(bound))
@@ -112,35 +177,21 @@ static int qk_norm_bounds_formed(const Config *c, const QkLayer *q, QkScratch *s
    et al.'s bound does not hold): exact while that is cheap (Entropy_qk_norm_exact), else a
    proved upper bound, which keeps the bound a bound (docs/model.md §3): from the formed
    W^Q_h W^K_gᵀ where the logits take them (q->product), else from W^K_g's Gram factor.
-   Returns 0, -1 (no memory) or LAPACK's status. */
+   Returns 0 or LAPACK's status. */
 static int qk_spectral_norms(const Config *c, const QkLayer *q)
 {
     for (int h = 0; h < c->heads; h++)
         q->norm[h] = NAN;
     if (Entropy_zhai_void(c, q->layer))
         return 0;
-    int d = c->width, dh = Config_head_width(c);
-    size_t block = (size_t)d * dh, square = (size_t)dh * dh, dd = (size_t)d * d;
-    bool formed = q->product && !Entropy_qk_norm_exact(c);
-    size_t own = 2 * block + 2 * square + Measure_lanczos_size(dh) + dh;
-    double *all = malloc(sizeof(double) * (own + (formed ? 2 * dd + Measure_lanczos_size(d) : 0)));
-    if (!all)
-        return -1;
-    QkScratch s = {.block = {all, all + block},
-                   .lower = all + 2 * block,
-                   .square = all + 2 * block + square,
-                   .lanczos = all + 2 * block + 2 * square};
-    s.values = s.lanczos + Measure_lanczos_size(dh);
-    if (formed) {
-        s.gram = all + own;
-        s.factor = s.gram + dd;
-        s.gram_lanczos = s.factor + dd;
-    }
+    QkScratch s;
+    size_t need[QK_BORROWED];
+    qk_scratch_layout(c, q->layer, q->lane, &s, need);
     int info = 0;
     if (Entropy_qk_norm_exact(c)) {
         for (int h = 0; h < c->heads && !info; h++)
             info = qk_norm_exact(c, q, h, &s, &q->norm[h]);
-    } else if (formed) {
+    } else if (s.gram) {
         info = qk_norm_bounds_formed(c, q, &s);
     } else {
         for (int g = 0; g < Config_kv_heads(c) && !info; g++)
@@ -148,7 +199,6 @@ static int qk_spectral_norms(const Config *c, const QkLayer *q)
     }
     for (int h = 0; h < c->heads; h++)
         q->norm[h] *= Init_logit_scale(c);
-    free(all);
     return info;
 }
 
@@ -162,7 +212,7 @@ static int layer_query_key(const Config *c, const QkLayer *q)
 {
     int info = 0;
     if (q->product)
-        info = Layer_qk_product(q->la, c, q->query, q->key, q->product);
+        info = Layer_qk_product(q->lane->step.la, c, q->query, q->key, q->product);
     if (!info && q->norm)
         info = qk_spectral_norms(c, q);
     return info;
@@ -202,11 +252,15 @@ double *qk_product_of(Run *run, int layer, int which)
     return Layer_logits_through_qk_product(run->config, layer) ? run->w->qk_product[which] : NULL;
 }
 
-/* Whether run->layer's W^Q and W^K are the workspace's ahead ones, its M_h and norms formed
-   beside the layer below's (layer_qk_work; layer 2's: beside the value chain, input_layer). */
-bool ahead_of_layer(const Run *run)
+/* Work is done ahead only for the measured layers of the first seed (a replay or a later
+   seed measures no norms), and input_layer leaves qk_ready at 2 only beside layer 1's. */
+QkState qk_state(const Run *run)
 {
-    return run->measure && run->first_seed && run->qk_ahead_layer == run->layer;
+    if (!run->measure || !run->first_seed)
+        return QK_TO_DO;
+    if (run->qk_ready == run->layer)
+        return QK_DONE_AHEAD;
+    return run->layer == 1 && run->qk_ready == 2 ? QK_DONE_BESIDE_INPUT : QK_TO_DO;
 }
 
 /* The query-key work of run->layer, once for both networks: its M_h where its logits take
@@ -216,12 +270,16 @@ bool ahead_of_layer(const Run *run)
    keep both lanes equally busy: only two layers' side by side halve their wall time); the
    next layer then finds its own done.  Both lanes in turn while the shown eigenvalues hold
    the second thread. */
-int layer_qk_work(Run *run)
+int layer_qk_work(Run *run, QkState state)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    if (ahead_of_layer(run)) {
-        run->qk_ahead_layer = 0;
+    if (state == QK_DONE_BESIDE_INPUT) { /* layer 2's stays ahead */
+        run->weights.qk_product = qk_product_of(run, 1, 0);
+        return 0;
+    }
+    if (state == QK_DONE_AHEAD) {
+        run->qk_ready = 0;
         memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
         double *formed = w->qk_product[1]; /* the layer's own, formed ahead */
         w->qk_product[1] = w->qk_product[0];
@@ -237,7 +295,7 @@ int layer_qk_work(Run *run)
                           .query = run->weights.query,
                           .key = run->weights.key,
                           .product = run->weights.qk_product,
-                          .la = w->lane[NETWORK_MAIN].step.la,
+                          .lane = &w->lane[NETWORK_MAIN],
                           .norm = norms ? run->qk_norm : NULL};
     if (!norms || !Entropy_qk_norms_ahead(c, run->layer)) {
         qk_task(NETWORK_MAIN, &q);
@@ -252,7 +310,7 @@ int layer_qk_work(Run *run)
                           .query = w->ahead.query,
                           .key = w->ahead.key,
                           .product = qk_product_of(run, run->layer + 1, 1),
-                          .la = w->lane[NETWORK_COUNTERPART].step.la,
+                          .lane = &w->lane[NETWORK_COUNTERPART],
                           .norm = run->qk_norm_ahead};
     if (!run->spectra_beside) {
         both_lanes(run->progress, qk_task, &q);
@@ -261,7 +319,7 @@ int layer_qk_work(Run *run)
         qk_task(NETWORK_COUNTERPART, &q);
     }
     if (!q.lane[0].info && !q.lane[1].info)
-        run->qk_ahead_layer = run->layer + 1;
+        run->qk_ready = run->layer + 1;
     return q.lane[0].info ? q.lane[0].info : q.lane[1].info;
 }
 
@@ -272,7 +330,6 @@ int layer_one_beside(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    LayerBuffers *main_step = &w->lane[NETWORK_MAIN].step;
     /* Not a copy of w->weights: the chain beside swaps its W^Q and W^K pointers as scratch.
        Softmax without sinks (Entropy_qk_norms_ahead) reads no other part. */
     LayerWeights weights = {
@@ -281,7 +338,7 @@ int layer_one_beside(Run *run)
                  .query = weights.query,
                  .key = weights.key,
                  .product = weights.qk_product,
-                 .la = main_step->la,
+                 .lane = &w->lane[NETWORK_MAIN],
                  .norm = run->qk_norm};
     int info = layer_query_key(c, &q);
     return info ? info : layer_one_attention(run, &weights);
@@ -296,15 +353,15 @@ int layer_one_attention(Run *run, const LayerWeights *weights)
 
 /* Layer 2's W^Q and W^K into the workspace's own (the chain's scratch until now), from the
    chain's stream object, and its M_2 and norms, on the chain's lane after the chain. */
-int layer_two_beside(Run *run, RandomStream *random, Linalg *la)
+int layer_two_beside(Run *run, RandomStream *random, Lane *lane)
 {
     Workspace *w = run->w;
     QkLayer q = {.layer = 2,
                  .query = w->weights.query,
                  .key = w->weights.key,
                  .product = qk_product_of(run, 2, 1),
-                 .la = la,
+                 .lane = lane,
                  .norm = run->qk_norm_ahead};
-    int info = draw_ahead(run, random, la, 2, &w->weights);
+    int info = draw_ahead(run, random, lane->step.la, 2, &w->weights);
     return info ? info : layer_query_key(run->config, &q);
 }

@@ -1,5 +1,6 @@
 /* The buffers of a run (docs/model.md §7): two lanes, each a layer step's buffers with the
- * frozen product and the measures' scratch, the layer's weights both lanes read, and the
+ * frozen product and the measures' scratch (some grown where the query-key norms, run_qk.c,
+ * borrow them between steps and need more), the layer's weights both lanes read, and the
  * shown layer's matrices; one list of them serves allocation, release and the memory
  * estimate. */
 #include "attnscope/attention_map.h"
@@ -24,16 +25,26 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
     int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
     size_t hidden = c && c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
     size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
+    size_t qk[QK_BORROWED]; /* what the heads' ‖M_h‖₂ borrow between steps */
+    qk_norms_scratch_doubles(c, qk);
     int n = 0;
     for (int l = 0; l < NETWORKS; l++) {
         Lane *lane = &w->lane[l];
         /* The counterpart's gap mode is off or center, which need no scratch. */
         LayerBuffer step[LAYER_BUFFERS];
         Layer_buffers(c, &lane->step, l == NETWORK_MAIN, step);
-        for (int i = 0; i < LAYER_BUFFERS; i++)
-            plan[n++] = (BufferPlan){step[i].buffer, step[i].doubles};
+        for (int i = 0; i < LAYER_BUFFERS; i++) {
+            size_t borrowed = step[i].buffer == &lane->step.logits      ? qk[QK_IN_LOGITS]
+                              : step[i].buffer == &lane->step.values    ? qk[QK_IN_VALUES]
+                              : step[i].buffer == &lane->step.attention ? qk[QK_IN_ATTENTION]
+                                                                        : 0;
+            plan[n++] = (BufferPlan){step[i].buffer,
+                                     step[i].doubles > borrowed ? step[i].doubles : borrowed};
+        }
         plan[n++] = (BufferPlan){&lane->frozen, td};
-        plan[n++] = (BufferPlan){&lane->lanczos, Measure_tokens_scratch_size(T, d)};
+        size_t lanczos = Measure_tokens_scratch_size(T, d);
+        plan[n++] =
+            (BufferPlan){&lane->lanczos, lanczos > qk[QK_IN_LANCZOS] ? lanczos : qk[QK_IN_LANCZOS]};
     }
     LayerWeights *weights = &w->weights;
     const BufferPlan shared[] = {
