@@ -137,19 +137,20 @@ static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, d
    sr − 1 below MEASURE_GRAM_FLOOR is wanted to its own digits (from X itself), or only the
    Gram route's value there.  `flat`: the flat-spectrum route's proof and scratch, tried where
    the top-eigenpair certificate fails; NULL where that route is not taken (below
-   MEASURE_SVD_CHEAP, T > d, or without Lanczos). */
-static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double *eig,
-                     double *lanczos, bool deep, FlatRoute *flat, GramRank *out)
+   MEASURE_SVD_CHEAP, T > d, or without Lanczos).  gram2: ‖Ĝ‖_F² (gram_norm2), which the
+   Lanczos routes read (not read without Lanczos). */
+static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double gram2,
+                     double *eig, double *lanczos, bool deep, FlatRoute *flat, GramRank *out)
 {
     double trace = gram_trace(T, gram);
     double rest = NAN, top = NAN;
     if (lanczos) {
-        int status, done;
-        rest = top_eigenpair_rest(la, T, gram, lanczos, &top, &status, &done);
+        int status, done = 0;
+        rest = top_eigenpair_rest(la, T, gram, gram2, lanczos, &top, &status, &done);
         out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
         if (!status && isnan(rest) && flat) {
             flat->lanczos_done = done;
-            rest = flat_top_rest(la, T, gram, lanczos, flat, &top, &status);
+            rest = flat_top_rest(la, T, gram, gram2, lanczos, flat, &top, &status);
             out->route = MEASURE_ROUTE_FLAT_TOP;
         }
         if (status)
@@ -418,6 +419,9 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     FlatRoute flat = {
         .proof = &proof, .factor = unit, .x = x, .norm = norm, .proofs = &share->flat_proofs};
     int info = Linalg_gram(la, T, d, unit, gram);
+    /* ‖Ĝ‖_F², once: the downdate's choice and the Lanczos routes read it (without Lanczos,
+       neither). */
+    double gram2 = !info && lanczos ? gram_norm2(T, gram) : NAN;
     if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
         info = input_bound(la, T, d, norm, gram, bound, &proof);
     /* The centred Gram matrix from this one where that is as accurate as forming it
@@ -428,11 +432,12 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
         kept.row_mean = kept.diagonal + T;
     }
     share->centred_downdated = !info && lanczos && share->centred_from_gram &&
-                               Measure_centred_by_downdate(T, d, spread, sqrt(gram_norm2(T, gram)));
+                               Measure_centred_by_downdate(T, d, spread, sqrt(gram2));
     if (share->centred_downdated)
         keep_gram(T, gram, &kept);
     if (!info)
-        info = gram_rank(la, T, d, unit, gram, eig, lanczos, true, flat_ok ? &flat : NULL, &rank);
+        info = gram_rank(la, T, d, unit, gram, gram2, eig, lanczos, true, flat_ok ? &flat : NULL,
+                         &rank);
     if (info || isnan(rank.rest))
         return info;
     m->route = rank.route;
@@ -463,7 +468,9 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
        double whatever the route: X itself would change no bit. */
     GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
     flat = (FlatRoute){.factor = unit, .proofs = &share->flat_proofs};
-    info = gram_rank(la, T, d, unit, gram, eig, lanczos, false, flat_ok ? &flat : NULL, &centred);
+    gram2 = lanczos ? gram_norm2(T, gram) : NAN;
+    info = gram_rank(la, T, d, unit, gram, gram2, eig, lanczos, false, flat_ok ? &flat : NULL,
+                     &centred);
     if (!info)
         g->centred_stable_rank = 1.0 + centred.rest;
     return info;

@@ -62,9 +62,9 @@ static double abs_row_sum_max(int T, const double *gram, double *row)
 }
 
 /* sr − 1 by the flat-spectrum route (*top: θ), or NaN where it is not certified (*status: 0,
-   or a failure to report).  Takes the input bound's Lanczos and proof where it ran. */
-double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, FlatRoute *flat,
-                     double *top, int *status)
+   or a failure to report); gram2 = N.  Takes the input bound's Lanczos and proof where it ran. */
+double flat_top_rest(Linalg *la, int T, const double *gram, double gram2, double *lanczos,
+                     FlatRoute *flat, double *top, int *status)
 {
     Lanczos l = lanczos_carve(lanczos, T);
     const TopProof *proof = flat->proof && flat->proof->factored ? flat->proof : NULL;
@@ -74,7 +74,8 @@ double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, Fla
     if (proof && isnan(high))
         return NAN; /* the same factorisation would fail again */
     if (!proof) {
-        *status = lanczos_top_vector(la, T, gram, &l, MEASURE_BOUND_RESIDUAL, flat->lanczos_done);
+        *status =
+            lanczos_top_vector(la, T, gram, NAN, &l, MEASURE_BOUND_RESIDUAL, flat->lanczos_done);
         if (*status <= 0)
             return NAN;
         *status = 0;
@@ -84,7 +85,7 @@ double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, Fla
     double theta = cblas_ddot(T, v, 1, l.product, 1) / cblas_ddot(T, v, 1, v, 1);
     /* (the Lanczos basis is done with: R's row sums take it) */
     double low = theta - 4 * Linalg_rounding_gamma(T + 1.0) * abs_row_sum_max(T, gram, l.basis);
-    double norm2 = gram_norm2(T, gram), rest = norm2 / theta / theta - 1;
+    double norm2 = gram2, rest = norm2 / theta / theta - 1;
     double trace = gram_trace(T, gram);
     double tolerance = all_eigenvalues_error(T, rest, trace, theta);
     /* The shift is below γ: where even it misses the tolerance, the proof cannot help. */

@@ -59,19 +59,19 @@ typedef struct {
 Lanczos lanczos_carve(double *buf, int T);
 /* Lanczos on gram until its top Ritz pair is accurate enough: 1 (the vector in l->next), 0
    (not worth finishing) or a failure's status. */
-int lanczos_top_vector(Linalg *la, int T, const double *gram, Lanczos *l, double bound_tolerance,
-                       int reuse);
+int lanczos_top_vector(Linalg *la, int T, const double *gram, double gram2, Lanczos *l,
+                       double bound_tolerance, int reuse);
 /* ‖G‖_F² and the trace of G, from the lower triangle. */
 double gram_norm2(int T, const double *gram);
 double gram_trace(int T, const double *gram);
 /* sr − 1 by the top eigenpair, or NaN where its certificate does not hold. */
-double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *lanczos, double *top,
-                          int *status, int *done);
+double top_eigenpair_rest(Linalg *la, int T, const double *gram, double gram2, double *lanczos,
+                          double *top, int *status, int *done);
 
 /* ---- measure_flat.c ---- */
 /* sr − 1 by the flat-spectrum route, or NaN where it is not certified. */
-double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, FlatRoute *flat,
-                     double *top, int *status);
+double flat_top_rest(Linalg *la, int T, const double *gram, double gram2, double *lanczos,
+                     FlatRoute *flat, double *top, int *status);
 
 /* ---- measure_bound.c ---- */
 /* The shift the Cholesky proof tries above Lanczos's top Ritz value. */
