@@ -138,14 +138,17 @@ static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, d
    Gram route's value there.  `flat`: the flat-spectrum route's proof and scratch, tried where
    the top-eigenpair certificate fails; NULL where that route is not taken (below
    MEASURE_SVD_CHEAP, T > d, or without Lanczos).  gram2: ‖Ĝ‖_F² (gram_norm2), which the
-   Lanczos routes read (not read without Lanczos). */
+   Lanczos routes read (not read without Lanczos).  lanczos_done: the steps an earlier Lanczos
+   on this Ĝ from the same start left in `lanczos` (0: none), which the top-eigenpair route
+   carries on from. */
 static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double gram2,
-                     double *eig, double *lanczos, bool deep, FlatRoute *flat, GramRank *out)
+                     int lanczos_done, double *eig, double *lanczos, bool deep, FlatRoute *flat,
+                     GramRank *out)
 {
     double trace = gram_trace(T, gram);
     double rest = NAN, top = NAN;
     if (lanczos) {
-        int status, done = 0;
+        int status, done = lanczos_done;
         rest = top_eigenpair_rest(la, T, gram, gram2, lanczos, &top, &status, &done);
         out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
         if (!status && isnan(rest) && flat) {
@@ -435,9 +438,12 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
                                Measure_centred_by_downdate(T, d, spread, sqrt(gram2));
     if (share->centred_downdated)
         keep_gram(T, gram, &kept);
+    /* The input bound's Lanczos ran on this Ĝ from the same start (lanczos_start): where its
+       scratch is the measure's, the route carries its steps on (the same bits, not done twice). */
+    int reused = bound && bound->lanczos == lanczos ? proof.lanczos_done : 0;
     if (!info)
-        info = gram_rank(la, T, d, unit, gram, gram2, eig, lanczos, true, flat_ok ? &flat : NULL,
-                         &rank);
+        info = gram_rank(la, T, d, unit, gram, gram2, reused, eig, lanczos, true,
+                         flat_ok ? &flat : NULL, &rank);
     if (info || isnan(rank.rest))
         return info;
     m->route = rank.route;
@@ -469,7 +475,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
     flat = (FlatRoute){.factor = unit, .proofs = &share->flat_proofs};
     gram2 = lanczos ? gram_norm2(T, gram) : NAN;
-    info = gram_rank(la, T, d, unit, gram, gram2, eig, lanczos, false, flat_ok ? &flat : NULL,
+    info = gram_rank(la, T, d, unit, gram, gram2, 0, eig, lanczos, false, flat_ok ? &flat : NULL,
                      &centred);
     if (!info)
         g->centred_stable_rank = 1.0 + centred.rest;

@@ -72,6 +72,8 @@ int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, doubl
         return 0;
     Lanczos l = lanczos_carve(lanczos, n);
     int found = lanczos_top_vector(la, n, gram, NAN, &l, MEASURE_BOUND_RESIDUAL, 0);
+    if (keep)
+        keep->lanczos_done = l.done;
     if (found <= 0)
         return found;
     double shift = trial_shift(n, l.theta, l.residual);

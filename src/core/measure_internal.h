@@ -38,6 +38,9 @@ typedef struct {
     double shift;
     double high;   /* λ1(Ĝ)'s proved bound; NaN where the factorisation proved nothing */
     bool factored; /* whether the Lanczos and the factorisation ran */
+    /* The steps its Lanczos left in its scratch (l->done; 0: it did not run), which the
+       top-eigenpair route carries on from where that scratch is the route's own. */
+    int lanczos_done;
 } TopProof;
 
 /* What the flat-spectrum route (measure_flat.c, whose proof heads that file) is given and
