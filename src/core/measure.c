@@ -137,7 +137,7 @@ static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, d
    sr − 1 below MEASURE_GRAM_FLOOR is wanted to its own digits (from X itself), or only the
    Gram route's value there.  `flat`: the flat-spectrum route's proof and scratch, tried where
    the top-eigenpair certificate fails; NULL where that route is not taken (below
-   MEASURE_SVD_CHEAP, T > d, or without Lanczos).  gram2: ‖Ĝ‖_F² (gram_norm2), which the
+   MEASURE_SVD_CHEAP, or without Lanczos).  gram2: ‖Ĝ‖_F² (gram_norm2), which the
    Lanczos routes read (not read without Lanczos).  lanczos_done: the steps an earlier Lanczos
    on this Ĝ from the same start left in `lanczos` (0: none), which the top-eigenpair route
    carries on from. */
@@ -179,8 +179,8 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
         out->off_top = off / total;
         out->route = MEASURE_ROUTE_ALL_EIGENVALUES;
     }
-    /* The flat route's proof took unit (T ≤ d), which the routes from X itself read: X/‖X‖_F
-       again, the same bits. */
+    /* The flat route's proof took unit (T ≤ d; at T > d it took Ĝ's lower triangle and put it
+       back), which the routes from X itself read: X/‖X‖_F again, the same bits. */
     if (deep && rest < MEASURE_GRAM_FLOOR && flat && flat->factored)
         unit_tokens((size_t)T * d, flat->x, flat->norm, unit);
     if (deep && rest < MEASURE_GRAM_FLOOR && out->route == MEASURE_ROUTE_TOP_EIGENPAIR &&
@@ -276,8 +276,29 @@ typedef struct {
     double mean;
 } GramKept;
 
+void gram_mirror(int T, double *gram, double *diagonal)
+{
+    for (int j = 0; j < T; j++) {
+        const double *col = gram + (size_t)j * T;
+        diagonal[j] = col[j];
+        for (int i = j + 1; i < T; i++)
+            gram[j + (size_t)i * T] = col[i];
+    }
+}
+
+void gram_restore(int T, double *gram, const double *diagonal)
+{
+    for (int j = 0; j < T; j++) {
+        double *col = gram + (size_t)j * T;
+        col[j] = diagonal[j];
+        for (int i = j + 1; i < T; i++)
+            col[i] = gram[j + (size_t)i * T];
+    }
+}
+
 /* X's Gram matrix kept through gram_rank for the downdate: its lower triangle mirrored into the
-   upper one, which no route reads or writes (dsyevd 'L' references the lower triangle alone;
+   upper one, which no route reads or writes but the same mirror (the flat route's proof at
+   T > d, measure_flat.c's proof_in_place; dsyevd 'L' references the lower triangle alone;
    so does the deflated route's dsyrk at T ≤ d, while at T > d its transposed copy overwrites
    all of it: Measure_tokens_sharing forms the centred Gram matrix directly then; a collapsed
    X of one direction keeps μ large unless its tokens are equal), the diagonal apart; its row means
@@ -285,12 +306,7 @@ typedef struct {
    pairwise. */
 static void keep_gram(int T, double *gram, GramKept *k)
 {
-    for (int j = 0; j < T; j++) {
-        const double *col = gram + (size_t)j * T;
-        k->diagonal[j] = col[j];
-        for (int i = j + 1; i < T; i++)
-            gram[j + (size_t)i * T] = col[i];
-    }
+    gram_mirror(T, gram, k->diagonal);
     for (int i = 0; i < T; i++)
         k->row_mean[i] = pairwise_sum(T, gram + (size_t)i * T) / T;
     k->mean = pairwise_sum(T, k->row_mean) / T;
@@ -415,12 +431,17 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     /* The eigenvalues of the Gram matrix XXᵀ are s_i(X)², so sr = Σ λ_i² / λ_max².  Their
        absolute error is ~eps·λ_max, so sr − 1 stays accurate far below 1e-13. */
     GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
-    /* The flat-spectrum route above the gate, with unit as its proof's T×T scratch. */
-    bool flat_ok = lanczos && T <= d && !Measure_svd_cheap(T, d);
+    /* The flat-spectrum route above the gate, with unit as its proof's T×T scratch where it
+       holds T×T (T ≤ d), else Ĝ's own lower triangle. */
+    bool flat_ok = lanczos && !Measure_svd_cheap(T, d);
+    double *flat_factor = T <= d ? unit : NULL;
     /* (eig holds the input bound's Lanczos vector from its proof to the flat route's) */
     TopProof proof = {.vector = eig};
-    FlatRoute flat = {
-        .proof = &proof, .factor = unit, .x = x, .norm = norm, .proofs = &share->flat_proofs};
+    FlatRoute flat = {.proof = &proof,
+                      .factor = flat_factor,
+                      .x = x,
+                      .norm = norm,
+                      .proofs = &share->flat_proofs};
     int info = Linalg_gram(la, T, d, unit, gram);
     /* ‖Ĝ‖_F², once: the downdate's choice and the Lanczos routes read it (without Lanczos,
        neither). */
@@ -473,7 +494,7 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     /* Only 1 + sr − 1 is reported of it, which below MEASURE_GRAM_FLOOR is 1 exactly in
        double whatever the route: X itself would change no bit. */
     GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
-    flat = (FlatRoute){.factor = unit, .proofs = &share->flat_proofs};
+    flat = (FlatRoute){.factor = flat_factor, .proofs = &share->flat_proofs};
     gram2 = lanczos ? gram_norm2(T, gram) : NAN;
     info = gram_rank(la, T, d, unit, gram, gram2, 0, eig, lanczos, false, flat_ok ? &flat : NULL,
                      &centred);

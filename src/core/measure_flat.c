@@ -61,9 +61,23 @@ static double abs_row_sum_max(int T, const double *gram, double *row)
     return top * (1 + 2 * Linalg_rounding_gamma(T));
 }
 
+/* The proof's Cholesky factorisation of shift·I − Ĝ (T×T) where the caller has no T×T scratch
+   for it (T > d, where X/‖X‖_F's buffer is smaller): on Ĝ's own lower triangle, which is
+   mirrored first into the upper one (no route reads it; the centred downdate's keep_gram
+   holds the same mirror there) and its diagonal into `diagonal` (T), and restored from them
+   after: the same bits for dsyevd where the proof fails.  Ĝ's trace is taken before. */
+static int proof_in_place(Linalg *la, int T, double *gram, double shift, double *diagonal,
+                          double *high)
+{
+    gram_mirror(T, gram, diagonal);
+    int status = cholesky_top_bound(la, T, gram, shift, 0, gram, high, NULL);
+    gram_restore(T, gram, diagonal);
+    return status;
+}
+
 /* sr − 1 by the flat-spectrum route (*top: θ), or NaN where it is not certified (*status: 0,
    or a failure to report); gram2 = N.  Takes the input bound's Lanczos and proof where it ran. */
-double flat_top_rest(Linalg *la, int T, const double *gram, double gram2, double *lanczos,
+double flat_top_rest(Linalg *la, int T, double *gram, double gram2, double *lanczos,
                      FlatRoute *flat, double *top, int *status)
 {
     Lanczos l = lanczos_carve(lanczos, T);
@@ -92,9 +106,12 @@ double flat_top_rest(Linalg *la, int T, const double *gram, double gram2, double
     if (!(low > 0 && rest > 0 && flat_rest_error(T, norm2, theta, low, shift) <= tolerance))
         return NAN;
     if (!proof) {
-        flat->factored = true;
         (*flat->proofs)++;
-        *status = cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high, NULL);
+        flat->factored = flat->factor != NULL;
+        /* (l.product is done with too: θ is formed) */
+        *status = flat->factor
+                      ? cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high, NULL)
+                      : proof_in_place(la, T, gram, shift, l.product, &high);
     }
     /* (fmax in flat_rest_error would drop an unproved, NaN γ: it is refused first.) */
     if (*status || isnan(high) || !(flat_rest_error(T, norm2, theta, low, high) <= tolerance))
