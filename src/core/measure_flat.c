@@ -76,8 +76,9 @@ static int proof_in_place(Linalg *la, int T, double *gram, double shift, double 
 }
 
 /* sr − 1 by the flat-spectrum route (*top: θ), or NaN where it is not certified (*status: 0,
-   or a failure to report); gram2 = N.  Takes the input bound's Lanczos and proof where it ran. */
-double flat_top_rest(Linalg *la, int T, double *gram, double gram2, double *lanczos,
+   or a failure to report); norm2 = N, gram_norm2 of gram.  Takes the input bound's Lanczos and
+   proof where it ran. */
+double flat_top_rest(Linalg *la, int T, double *gram, double norm2, double *lanczos,
                      FlatRoute *flat, double *top, int *status)
 {
     Lanczos l = lanczos_carve(lanczos, T);
@@ -99,7 +100,7 @@ double flat_top_rest(Linalg *la, int T, double *gram, double gram2, double *lanc
     double theta = cblas_ddot(T, v, 1, l.product, 1) / cblas_ddot(T, v, 1, v, 1);
     /* (the Lanczos basis is done with: R's row sums take it) */
     double low = theta - 4 * Linalg_rounding_gamma(T + 1.0) * abs_row_sum_max(T, gram, l.basis);
-    double norm2 = gram2, rest = norm2 / theta / theta - 1;
+    double rest = norm2 / theta / theta - 1;
     double trace = gram_trace(T, gram);
     double tolerance = all_eigenvalues_error(T, rest, trace, theta);
     /* The shift is below γ: where even it misses the tolerance, the proof cannot help. */

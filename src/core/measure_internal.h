@@ -75,7 +75,7 @@ double top_eigenpair_rest(Linalg *la, int T, const double *gram, double gram2, d
 
 /* ---- measure_flat.c ---- */
 /* sr − 1 by the flat-spectrum route, or NaN where it is not certified. */
-double flat_top_rest(Linalg *la, int T, double *gram, double gram2, double *lanczos,
+double flat_top_rest(Linalg *la, int T, double *gram, double norm2, double *lanczos,
                      FlatRoute *flat, double *top, int *status);
 
 /* ---- measure_bound.c ---- */
