@@ -1,5 +1,5 @@
 /* Measure_tokens' flat-spectrum route (docs/model.md §2): where the top-eigenpair certificate
- * cannot hold (sr − 1 > 1), above MEASURE_SVD_CHEAP and T ≤ d, λ1 by Lanczos within an
+ * cannot hold (sr − 1 > 1), above MEASURE_SVD_CHEAP (T ≤ d and T > d), λ1 by Lanczos within an
  * interval whose top a Cholesky factorisation proves, accepted only where its error bound is
  * within dsyevd's guaranteed one.  Checked on X built in long double with prescribed singular
  * values (so the exact sr − 1 is known) against that guarantee, beside dsyevd's own result;
@@ -105,29 +105,32 @@ static void assert_near_dsyevd(int T, double flat, double dsyevd)
     assert_true(difference <= tolerance);
 }
 
-/* Flat spectra at T = 96, d ∈ {96, 128}: the route's sr − 1 (and the centred one, the rest of
-   X − 1x̄ᵀ = Σ_{k≥2} s_k u_k v_kᵀ, u_1 the mean direction) within dsyevd's guarantee of the
-   exact value, as dsyevd's own is; the route taken wherever its bound allows. */
+/* Flat spectra at (T, d) = (96, 96), (96, 128) and, T > d, (128, 96), (160, 64), where the
+   T×T Ĝ has T − d zero eigenvalues and the proof factors Ĝ's own lower triangle: the route's
+   sr − 1 (and the centred one, the rest of X − 1x̄ᵀ = Σ_{k≥2} s_k u_k v_kᵀ, u_1 the mean
+   direction) within dsyevd's guarantee of the exact value, as dsyevd's own is; the route
+   taken wherever its bound allows. */
 static void test_flat_route_within_dsyevd_guarantee(void **state)
 {
     (void)state;
     const FlatSpectrum spectra[] = {
         {"equal", equal, true}, {"falling", falling, true}, {"near pair", near_pair, false}};
-    const int widths[] = {96, 128};
-    enum { T = 96 };
-    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+    const struct {
+        int T, d;
+    } shapes[] = {{96, 96}, {96, 128}, {128, 96}, {160, 64}};
+    enum { MAX = 160 };
+    for (size_t w = 0; w < sizeof shapes / sizeof shapes[0]; w++)
         for (size_t k = 0; k < sizeof spectra / sizeof spectra[0]; k++) {
-            int d = widths[w];
+            int T = shapes[w].T, d = shapes[w].d, n = T < d ? T : d;
             assert_false(Measure_svd_cheap(T, d));
-            double s[T];
-            long double lam[T], centred[T];
-            for (int i = 0; i < T; i++)
-                s[i] = spectra[k].singular(i, T);
+            double s[MAX];
+            long double lam[MAX] = {0}, centred[MAX] = {0}; /* rank n and n − 1: zeros beyond */
+            for (int i = 0; i < n; i++)
+                s[i] = spectra[k].singular(i, n);
             Prescribed p = prescribed(T, d, s, 70 + w * 8 + k);
             Measures fast = measure_by(T, d, p.x, true), reference = measure_by(T, d, p.x, false);
-            exact_eigenvalues(T, s, lam);
-            exact_eigenvalues(T - 1, s + 1, centred);
-            centred[T - 1] = 0; /* X − 1x̄ᵀ has rank T − 1 */
+            exact_eigenvalues(n, s, lam);
+            exact_eigenvalues(n - 1, s + 1, centred); /* X − 1x̄ᵀ has rank n − 1 */
             double low, high, centred_low, centred_high;
             long double slack = input_slack(d, &p, lam[0]) + route_slack(T, lam[0]);
             rest_interval(T, lam, slack, &low, &high);
@@ -138,9 +141,9 @@ static void test_flat_route_within_dsyevd_guarantee(void **state)
             rest_interval(T, centred,
                           input_slack(d, &p, lam[0]) / mu2 + centring + route_slack(T, centred[0]),
                           &centred_low, &centred_high);
-            print_message("%s, d %d: route %d, sr − 1 exact %.17g, flat %.17g, dsyevd %.17g "
-                          "(guarantee [%.17g, %.17g])\n",
-                          spectra[k].name, d, fast.route, (double)p.exact,
+            print_message("%s, T %d, d %d: route %d, sr − 1 exact %.17g, flat %.17g, dsyevd "
+                          "%.17g (guarantee [%.17g, %.17g])\n",
+                          spectra[k].name, T, d, fast.route, (double)p.exact,
                           fast.stable_rank_minus_one, reference.stable_rank_minus_one, low, high);
             assert_int_equal(reference.route, MEASURE_ROUTE_ALL_EIGENVALUES);
             if (spectra[k].flat_expected)
@@ -174,22 +177,30 @@ static void test_flat_route_within_dsyevd_guarantee(void **state)
 static void test_missed_top_is_not_certified(void **state)
 {
     (void)state;
-    enum { T = 96, D = 128, AXES = 46 };
+    enum { T = 96, AXES = 46 };
+    /* d = 64 < T: the failed factorisation ran on Ĝ's own lower triangle, which dsyevd then
+       reads as it was (the same bits as the reference's). */
+    const int widths[] = {128, 64};
     const double a = 1.0, b = 3.0;
-    double *x = calloc((size_t)T * D, sizeof(double));
-    for (int i = 0; i < AXES; i++)
-        x[i + (size_t)i * T] = sqrt(a);
-    for (int i = AXES; i < T; i++)
-        x[i + (size_t)AXES * T] = sqrt(b / (T - AXES));
-    assert_true(b / (T - AXES) < a);
-    Measures fast = measure_by(T, D, x, true), reference = measure_by(T, D, x, false);
-    double exact = AXES * a * a / (b * b), trusted = (AXES * a * a + b * b) / (a * a) - 1;
-    print_message("missed top: route %d, sr − 1 %.17g (exact %.17g; θ = a would give %.17g)\n",
-                  fast.route, fast.stable_rank_minus_one, exact, trusted);
-    assert_int_equal(fast.route, MEASURE_ROUTE_ALL_EIGENVALUES);
-    assert_true(fast.stable_rank_minus_one == reference.stable_rank_minus_one);
-    assert_relative(fast.stable_rank_minus_one, exact, 1e-13);
-    free(x);
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        int d = widths[w];
+        assert_false(Measure_svd_cheap(T, d));
+        double *x = calloc((size_t)T * d, sizeof(double));
+        for (int i = 0; i < AXES; i++)
+            x[i + (size_t)i * T] = sqrt(a);
+        for (int i = AXES; i < T; i++)
+            x[i + (size_t)AXES * T] = sqrt(b / (T - AXES));
+        assert_true(b / (T - AXES) < a);
+        Measures fast = measure_by(T, d, x, true), reference = measure_by(T, d, x, false);
+        double exact = AXES * a * a / (b * b), trusted = (AXES * a * a + b * b) / (a * a) - 1;
+        print_message("missed top, d %d: route %d, sr − 1 %.17g (exact %.17g; θ = a would give "
+                      "%.17g)\n",
+                      d, fast.route, fast.stable_rank_minus_one, exact, trusted);
+        assert_int_equal(fast.route, MEASURE_ROUTE_ALL_EIGENVALUES);
+        assert_true(fast.stable_rank_minus_one == reference.stable_rank_minus_one);
+        assert_relative(fast.stable_rank_minus_one, exact, 1e-13);
+        free(x);
+    }
 }
 
 /* Where the measure also proves ‖X‖₂² (the next layer's entropy bound), the flat-spectrum

@@ -15,7 +15,7 @@ typedef enum {
     MEASURE_ROUTE_SINGULAR_VALUES, /* deep collapse: the singular values of X (dgesdd) */
     MEASURE_ROUTE_DEFLATED,        /* deep collapse above MEASURE_SVD_CHEAP: X without its top
                                       singular pair, and that rest's Gram matrix */
-    MEASURE_ROUTE_FLAT_TOP,        /* above MEASURE_SVD_CHEAP and T ≤ d, where the certificate
+    MEASURE_ROUTE_FLAT_TOP,        /* above MEASURE_SVD_CHEAP, where the certificate
                                       cannot hold: λ1 by Lanczos within a Cholesky-proved
                                       interval */
     MEASURE_ROUTES
@@ -82,7 +82,7 @@ size_t Measure_tokens_scratch_size(int T, int d);
 /* Measures exp(log_scale)·X.  Works on X/‖X‖_F, so nothing overflows; all NaN when X is 0 or
    not finite; log_similarity alone is NaN when μ(X) is below the resolution.
    The stable rank comes from the top eigenpair of the Gram matrix when a certificate
-   guarantees it, else (above MEASURE_SVD_CHEAP, T ≤ d) from its top eigenvalue within a
+   guarantees it, else (above MEASURE_SVD_CHEAP) from its top eigenvalue within a
    Cholesky-proved interval where that is as accurate as dsyevd guarantees, else from all its
    eigenvalues; where sr − 1 is below MEASURE_GRAM_FLOOR,
    from X itself: above MEASURE_SVD_CHEAP by deflation (X with the top singular pair that

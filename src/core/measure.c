@@ -137,19 +137,23 @@ static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, d
    sr − 1 below MEASURE_GRAM_FLOOR is wanted to its own digits (from X itself), or only the
    Gram route's value there.  `flat`: the flat-spectrum route's proof and scratch, tried where
    the top-eigenpair certificate fails; NULL where that route is not taken (below
-   MEASURE_SVD_CHEAP, T > d, or without Lanczos). */
-static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double *eig,
-                     double *lanczos, bool deep, FlatRoute *flat, GramRank *out)
+   MEASURE_SVD_CHEAP, or without Lanczos).  gram2: ‖Ĝ‖_F² (gram_norm2), which the
+   Lanczos routes read (not read without Lanczos).  lanczos_done: the steps an earlier Lanczos
+   on this Ĝ from the same start left in `lanczos` (0: none), which the top-eigenpair route
+   carries on from. */
+static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double gram2,
+                     int lanczos_done, double *eig, double *lanczos, bool deep, FlatRoute *flat,
+                     GramRank *out)
 {
     double trace = gram_trace(T, gram);
     double rest = NAN, top = NAN;
     if (lanczos) {
-        int status, done;
-        rest = top_eigenpair_rest(la, T, gram, lanczos, &top, &status, &done);
+        int status, done = lanczos_done;
+        rest = top_eigenpair_rest(la, T, gram, gram2, lanczos, &top, &status, &done);
         out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
         if (!status && isnan(rest) && flat) {
             flat->lanczos_done = done;
-            rest = flat_top_rest(la, T, gram, lanczos, flat, &top, &status);
+            rest = flat_top_rest(la, T, gram, gram2, lanczos, flat, &top, &status);
             out->route = MEASURE_ROUTE_FLAT_TOP;
         }
         if (status)
@@ -175,8 +179,8 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
         out->off_top = off / total;
         out->route = MEASURE_ROUTE_ALL_EIGENVALUES;
     }
-    /* The flat route's proof took unit (T ≤ d), which the routes from X itself read: X/‖X‖_F
-       again, the same bits. */
+    /* The flat route's proof took unit (T ≤ d; at T > d it took Ĝ's lower triangle and put it
+       back), which the routes from X itself read: X/‖X‖_F again, the same bits. */
     if (deep && rest < MEASURE_GRAM_FLOOR && flat && flat->factored)
         unit_tokens((size_t)T * d, flat->x, flat->norm, unit);
     if (deep && rest < MEASURE_GRAM_FLOOR && out->route == MEASURE_ROUTE_TOP_EIGENPAIR &&
@@ -272,8 +276,29 @@ typedef struct {
     double mean;
 } GramKept;
 
+void gram_mirror(int T, double *gram, double *diagonal)
+{
+    for (int j = 0; j < T; j++) {
+        const double *col = gram + (size_t)j * T;
+        diagonal[j] = col[j];
+        for (int i = j + 1; i < T; i++)
+            gram[j + (size_t)i * T] = col[i];
+    }
+}
+
+void gram_restore(int T, double *gram, const double *diagonal)
+{
+    for (int j = 0; j < T; j++) {
+        double *col = gram + (size_t)j * T;
+        col[j] = diagonal[j];
+        for (int i = j + 1; i < T; i++)
+            col[i] = gram[j + (size_t)i * T];
+    }
+}
+
 /* X's Gram matrix kept through gram_rank for the downdate: its lower triangle mirrored into the
-   upper one, which no route reads or writes (dsyevd 'L' references the lower triangle alone;
+   upper one, which no route reads or writes but the same mirror (the flat route's proof at
+   T > d, measure_flat.c's proof_in_place; dsyevd 'L' references the lower triangle alone;
    so does the deflated route's dsyrk at T ≤ d, while at T > d its transposed copy overwrites
    all of it: Measure_tokens_sharing forms the centred Gram matrix directly then; a collapsed
    X of one direction keeps μ large unless its tokens are equal), the diagonal apart; its row means
@@ -281,12 +306,7 @@ typedef struct {
    pairwise. */
 static void keep_gram(int T, double *gram, GramKept *k)
 {
-    for (int j = 0; j < T; j++) {
-        const double *col = gram + (size_t)j * T;
-        k->diagonal[j] = col[j];
-        for (int i = j + 1; i < T; i++)
-            gram[j + (size_t)i * T] = col[i];
-    }
+    gram_mirror(T, gram, k->diagonal);
     for (int i = 0; i < T; i++)
         k->row_mean[i] = pairwise_sum(T, gram + (size_t)i * T) / T;
     k->mean = pairwise_sum(T, k->row_mean) / T;
@@ -411,13 +431,21 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     /* The eigenvalues of the Gram matrix XXᵀ are s_i(X)², so sr = Σ λ_i² / λ_max².  Their
        absolute error is ~eps·λ_max, so sr − 1 stays accurate far below 1e-13. */
     GramRank rank = {NAN, NAN, MEASURE_ROUTE_NONE};
-    /* The flat-spectrum route above the gate, with unit as its proof's T×T scratch. */
-    bool flat_ok = lanczos && T <= d && !Measure_svd_cheap(T, d);
+    /* The flat-spectrum route above the gate, with unit as its proof's T×T scratch where it
+       holds T×T (T ≤ d), else Ĝ's own lower triangle. */
+    bool flat_ok = lanczos && !Measure_svd_cheap(T, d);
+    double *flat_factor = T <= d ? unit : NULL;
     /* (eig holds the input bound's Lanczos vector from its proof to the flat route's) */
     TopProof proof = {.vector = eig};
-    FlatRoute flat = {
-        .proof = &proof, .factor = unit, .x = x, .norm = norm, .proofs = &share->flat_proofs};
+    FlatRoute flat = {.proof = &proof,
+                      .factor = flat_factor,
+                      .x = x,
+                      .norm = norm,
+                      .proofs = &share->flat_proofs};
     int info = Linalg_gram(la, T, d, unit, gram);
+    /* ‖Ĝ‖_F², once: the downdate's choice and the Lanczos routes read it (without Lanczos,
+       neither). */
+    double gram2 = !info && lanczos ? gram_norm2(T, gram) : NAN;
     if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
         info = input_bound(la, T, d, norm, gram, bound, &proof);
     /* The centred Gram matrix from this one where that is as accurate as forming it
@@ -428,11 +456,15 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
         kept.row_mean = kept.diagonal + T;
     }
     share->centred_downdated = !info && lanczos && share->centred_from_gram &&
-                               Measure_centred_by_downdate(T, d, spread, sqrt(gram_norm2(T, gram)));
+                               Measure_centred_by_downdate(T, d, spread, sqrt(gram2));
     if (share->centred_downdated)
         keep_gram(T, gram, &kept);
+    /* The input bound's Lanczos ran on this Ĝ from the same start (lanczos_start): where its
+       scratch is the measure's, the route carries its steps on (the same bits, not done twice). */
+    int reused = bound && bound->lanczos == lanczos ? proof.lanczos_done : 0;
     if (!info)
-        info = gram_rank(la, T, d, unit, gram, eig, lanczos, true, flat_ok ? &flat : NULL, &rank);
+        info = gram_rank(la, T, d, unit, gram, gram2, reused, eig, lanczos, true,
+                         flat_ok ? &flat : NULL, &rank);
     if (info || isnan(rank.rest))
         return info;
     m->route = rank.route;
@@ -462,8 +494,10 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     /* Only 1 + sr − 1 is reported of it, which below MEASURE_GRAM_FLOOR is 1 exactly in
        double whatever the route: X itself would change no bit. */
     GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
-    flat = (FlatRoute){.factor = unit, .proofs = &share->flat_proofs};
-    info = gram_rank(la, T, d, unit, gram, eig, lanczos, false, flat_ok ? &flat : NULL, &centred);
+    flat = (FlatRoute){.factor = flat_factor, .proofs = &share->flat_proofs};
+    gram2 = lanczos ? gram_norm2(T, gram) : NAN;
+    info = gram_rank(la, T, d, unit, gram, gram2, 0, eig, lanczos, false, flat_ok ? &flat : NULL,
+                     &centred);
     if (!info)
         g->centred_stable_rank = 1.0 + centred.rest;
     return info;

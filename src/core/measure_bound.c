@@ -30,13 +30,15 @@ int Measure_gram_top_bound(Linalg *la, int n, int m, const double *gram, double 
 }
 
 /* The same of λ1(Ĝ) + gram_rounding·tr Ĝ: 0 bounds Ĝ's own top eigenvalue, 2γ_m that of XXᵀ;
-   and, unless gram_bound is NULL, Ĝ's own there too. */
+   and, unless gram_bound is NULL, Ĝ's own there too.  factor may be gram itself: each entry
+   of shift·I − Ĝ is formed where Ĝ's was, and the trace is taken before. */
 int cholesky_top_bound(Linalg *la, int n, const double *gram, double shift, double gram_rounding,
                        double *factor, double *bound, double *gram_bound)
 {
     *bound = NAN;
     if (gram_bound)
         *gram_bound = NAN;
+    double trace = gram_trace(n, gram);
     for (int j = 0; j < n; j++) {
         double *column = factor + (size_t)j * n;
         const double *g = gram + (size_t)j * n;
@@ -50,7 +52,7 @@ int cholesky_top_bound(Linalg *la, int n, const double *gram, double shift, doub
         return 0; /* not proved: NaN */
     if (info)
         return info;
-    double u = DBL_EPSILON / 2, trace = gram_trace(n, gram);
+    double u = DBL_EPSILON / 2;
     *bound = (shift + backward + u * shift + (u + gram_rounding) * trace) * (1 + 8 * u);
     if (gram_bound)
         *gram_bound = (shift + backward + u * shift + u * trace) * (1 + 8 * u);
@@ -71,7 +73,9 @@ int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, doubl
     if (!(trace > 0) || !isfinite(trace))
         return 0;
     Lanczos l = lanczos_carve(lanczos, n);
-    int found = lanczos_top_vector(la, n, gram, &l, MEASURE_BOUND_RESIDUAL, 0);
+    int found = lanczos_top_vector(la, n, gram, NAN, &l, MEASURE_BOUND_RESIDUAL, 0);
+    if (keep)
+        keep->lanczos_done = l.done;
     if (found <= 0)
         return found;
     double shift = trial_shift(n, l.theta, l.residual);

@@ -61,10 +61,25 @@ static double abs_row_sum_max(int T, const double *gram, double *row)
     return top * (1 + 2 * Linalg_rounding_gamma(T));
 }
 
+/* The proof's Cholesky factorisation of shift·I − Ĝ (T×T) where the caller has no T×T scratch
+   for it (T > d, where X/‖X‖_F's buffer is smaller): on Ĝ's own lower triangle, which is
+   mirrored first into the upper one (no route reads it; the centred downdate's keep_gram
+   holds the same mirror there) and its diagonal into `diagonal` (T), and restored from them
+   after: the same bits for dsyevd where the proof fails.  Ĝ's trace is taken before. */
+static int proof_in_place(Linalg *la, int T, double *gram, double shift, double *diagonal,
+                          double *high)
+{
+    gram_mirror(T, gram, diagonal);
+    int status = cholesky_top_bound(la, T, gram, shift, 0, gram, high, NULL);
+    gram_restore(T, gram, diagonal);
+    return status;
+}
+
 /* sr − 1 by the flat-spectrum route (*top: θ), or NaN where it is not certified (*status: 0,
-   or a failure to report).  Takes the input bound's Lanczos and proof where it ran. */
-double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, FlatRoute *flat,
-                     double *top, int *status)
+   or a failure to report); norm2 = N, gram_norm2 of gram.  Takes the input bound's Lanczos and
+   proof where it ran. */
+double flat_top_rest(Linalg *la, int T, double *gram, double norm2, double *lanczos,
+                     FlatRoute *flat, double *top, int *status)
 {
     Lanczos l = lanczos_carve(lanczos, T);
     const TopProof *proof = flat->proof && flat->proof->factored ? flat->proof : NULL;
@@ -74,7 +89,8 @@ double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, Fla
     if (proof && isnan(high))
         return NAN; /* the same factorisation would fail again */
     if (!proof) {
-        *status = lanczos_top_vector(la, T, gram, &l, MEASURE_BOUND_RESIDUAL, flat->lanczos_done);
+        *status =
+            lanczos_top_vector(la, T, gram, NAN, &l, MEASURE_BOUND_RESIDUAL, flat->lanczos_done);
         if (*status <= 0)
             return NAN;
         *status = 0;
@@ -84,16 +100,19 @@ double flat_top_rest(Linalg *la, int T, const double *gram, double *lanczos, Fla
     double theta = cblas_ddot(T, v, 1, l.product, 1) / cblas_ddot(T, v, 1, v, 1);
     /* (the Lanczos basis is done with: R's row sums take it) */
     double low = theta - 4 * Linalg_rounding_gamma(T + 1.0) * abs_row_sum_max(T, gram, l.basis);
-    double norm2 = gram_norm2(T, gram), rest = norm2 / theta / theta - 1;
+    double rest = norm2 / theta / theta - 1;
     double trace = gram_trace(T, gram);
     double tolerance = all_eigenvalues_error(T, rest, trace, theta);
     /* The shift is below γ: where even it misses the tolerance, the proof cannot help. */
     if (!(low > 0 && rest > 0 && flat_rest_error(T, norm2, theta, low, shift) <= tolerance))
         return NAN;
     if (!proof) {
-        flat->factored = true;
         (*flat->proofs)++;
-        *status = cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high, NULL);
+        flat->factored = flat->factor != NULL;
+        /* (l.product is done with too: θ is formed) */
+        *status = flat->factor
+                      ? cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high, NULL)
+                      : proof_in_place(la, T, gram, shift, l.product, &high);
     }
     /* (fmax in flat_rest_error would drop an unproved, NaN γ: it is refused first.) */
     if (*status || isnan(high) || !(flat_rest_error(T, norm2, theta, low, high) <= tolerance))

@@ -140,16 +140,16 @@ static void lanczos_step(int T, const double *gram, Lanczos *l, int k)
    not worth finishing (the rest of the spectrum is as large as λ1, or dstevx did not
    converge), a negative status when memory ran out or LINALG_STOPPED when la's stop hook
    asked (at T = 4096 the steps take up to ~1 s together, too long to finish first).
+   gram2 = ‖G‖_F² (gram_norm2, computed once per Gram matrix by its caller) enters that test.
    With bound_tolerance > 0 (Measure_norm2_squared_bound) it runs until the residual is below
-   bound_tolerance·θ instead, whatever the rest of the spectrum.  `reuse`: steps that an
-   earlier run on the same Gram matrix left in l (its l->done; 0: none), whose α, β and basis
-   are taken as they are: the same start and steps give the same bits, so only the stopping
-   test, run again on each of their tridiagonal matrices, tells where this run ends. */
-int lanczos_top_vector(Linalg *la, int T, const double *gram, Lanczos *l, double bound_tolerance,
-                       int reuse)
+   bound_tolerance·θ instead, whatever the rest of the spectrum, and gram2 is not read.  `reuse`:
+   steps that an earlier run on the same Gram matrix left in l (its l->done; 0: none), whose α, β
+   and basis are taken as they are: the same start and steps give the same bits, so only the
+   stopping test, run again on each of their tridiagonal matrices, tells where this run ends. */
+int lanczos_top_vector(Linalg *la, int T, const double *gram, double gram2, Lanczos *l,
+                       double bound_tolerance, int reuse)
 {
     int steps = lanczos_steps(T), used = 0;
-    double gram2 = bound_tolerance > 0 ? 0 : gram_norm2(T, gram);
     if (!reuse)
         lanczos_start(T, gram, l->basis);
     l->done = reuse;
@@ -204,14 +204,16 @@ double gram_trace(int T, const double *gram)
 }
 
 /* sr − 1 by the top eigenpair (*top: θ, within the certificate's η of λ1), or NaN when the
-   certificate above does not hold (*status: 0, or a failure to report).  *done: the Lanczos
-   steps it left in the scratch (lanczos_top_vector's l->done). */
-double top_eigenpair_rest(Linalg *la, int T, const double *gram, double *lanczos, double *top,
-                          int *status, int *done)
+   certificate above does not hold (*status: 0, or a failure to report).  gram2: ‖G‖_F².
+   *done: in, the Lanczos steps an earlier run on the same G from the same start left in the
+   scratch (0: none), carried on as lanczos_top_vector's reuse; out, the steps it left there
+   (lanczos_top_vector's l->done). */
+double top_eigenpair_rest(Linalg *la, int T, const double *gram, double gram2, double *lanczos,
+                          double *top, int *status, int *done)
 {
     Lanczos l = lanczos_carve(lanczos, T);
     *status = 0;
-    int found = lanczos_top_vector(la, T, gram, &l, 0, 0);
+    int found = lanczos_top_vector(la, T, gram, gram2, &l, 0, *done);
     *done = l.done;
     if (found <= 0) {
         *status = found;
