@@ -121,6 +121,11 @@ typedef enum { SA_CENTRE_NONE, SA_CENTRE_MEAN, SA_CENTRE_MEDIAN, SA_CENTRINGS } 
    where the bound does not follow the block or there is no memory.  v and out must differ. */
 double SaWork_product_centred(SaWork *w, const double *v, bool transposed, SaCentring centring,
                               double *out);
+/* SaWork_product_centred's product on the compensated route (docs/model.md §8, "the
+   compensated route": the prepared products and Ĝ or Ā by compensated dot products), which
+   SaWork_product_bounded takes where a search's least bound exceeds its product's norm. */
+double SaWork_product_compensated(SaWork *w, const double *v, bool transposed, SaCentring centring,
+                                  double *out);
 /* The doubles SaWork_product_bounded keeps for blocks of T tokens, width d and `heads` heads,
    at most (the memory estimate: the mean's and median's blocks are allocated only when a
    product first tries them). */
