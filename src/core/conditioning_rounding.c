@@ -63,6 +63,7 @@ struct ProductBound {
     double reach[PARTS];
     bool cached;              /* the block's centring 0 and kept[] are set */
     bool built[SA_CENTRINGS]; /* which centrings' blocks are */
+    bool deficits;            /* the block's row deficits are (cache_remainders) */
     /* The compensated route's block (compensated_doubles), for one centring at a time:
        which (−1 none since the block's SaWork_prepare_heads) */
     double *compensated;
@@ -167,11 +168,14 @@ static RowTerms row_terms(const SaWork *w)
     return (RowTerms){at, at + T, at + 2 * T, at + 3 * T, at + 4 * T, at + 5 * T};
 }
 
+/* A head's remainders in centring `centre`'s block; the row deficits, which depend on the
+   softmax alone, in μ = 0's (which has no remainders of its own) for every centring. */
 static Remainder head_remainder(const SaWork *w, SaCentring centre, int h)
 {
-    size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d;
-    double *at = centre_row(w, centre) + d + (4 * d + 2 * T) * (size_t)h;
-    return (Remainder){at, at + d, at + 2 * d, at + 3 * d, at + 4 * d, at + 4 * d + T};
+    size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d, per_head = 4 * d + 2 * T;
+    double *at = centre_row(w, centre) + d + per_head * (size_t)h;
+    double *deficit = centre_row(w, SA_CENTRE_NONE) + d + per_head * (size_t)h + 4 * d;
+    return (Remainder){at, at + d, at + 2 * d, at + 3 * d, deficit, deficit + T};
 }
 
 void ProductBound_forget(struct ProductBound *b)
@@ -234,7 +238,8 @@ static double row_deficit(const double *a, int T, int i, double *error)
 }
 
 /* A head's remainders (Remainder) for the centring's μ: fl(μᵀW_VO), fl(M μ) and their |·|
-   magnitudes, each within γ_d of the latter; the stored softmax's row deficits.
+   magnitudes, each within γ_d of the latter; the stored softmax's row deficits, once per
+   block (the first centring past μ = 0 to be built).
    abs_mu: |μ|. */
 static void cache_remainders(SaWork *w, SaCentring centre, int h, const double *abs_mu)
 {
@@ -253,7 +258,7 @@ static void cache_remainders(SaWork *w, SaCentring centre, int h, const double *
     cblas_dgemv(CblasColMajor, CblasNoTrans, d, d, 1.0, w->bound->weights, d, abs_mu, 1, 0.0,
                 r.logit_row_round, 1);
     const double *a = w->a + (size_t)T * T * h;
-    for (int i = 0; i < T; i++)
+    for (int i = 0; !w->bound->deficits && i < T; i++)
         r.deficit[i] = row_deficit(a, T, i, &r.deficit_error[i]);
 }
 
@@ -339,6 +344,7 @@ static int build_centring(SaWork *w, SaCentring centre)
             cache_remainders(w, centre, h, abs_mu);
     }
     pb->built[centre] = true;
+    pb->deficits |= centre != SA_CENTRE_NONE;
     return 0;
 }
 
@@ -408,6 +414,7 @@ static int cache_block(SaWork *w)
     struct ProductBound *b = w->bound;
     for (int c = 0; c < SA_CENTRINGS; c++)
         b->built[c] = false;
+    b->deficits = false;
     for (int p = 0; p < PARTS; p++) {
         b->kept[p][0] = b->kept[p][1] = -1;
         b->reach[p] = 0.0;
