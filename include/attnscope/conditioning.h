@@ -108,11 +108,15 @@ double SaWork_product_error(const SaWork *w);
    past μ = 0 for a part of K (SaWork_perturbation_only, SaWork_dominant_only) and a direction,
    the block's later products of that part and direction take its choice alone.  Where the
    tokens share a large component it is far more accurate than SaWork_jvp's, whose bits it
-   need not have.  Where the layer's shape is more than the plain softmax block (QK-norm,
-   RoPE, the soft-cap, a branch LN, another kind's or a moving centring's derivative), or its
-   bound is not below η‖v‖, it is SaWork_jvp's, bounded by η‖v‖.  Costs about 1.5 products
-   more, a search of all three about 7 (JVP) and 8 (VJP), and the mean's and median's caches
-   about 3.5 once per block (T = d = 256, bench/README.md). */
+   need not have.  Where the least bound still exceeds ρ‖v‖, ρ the largest ‖fl(K v)‖/‖v‖ of the
+   block's bounded products of that part so far (about ‖K‖₂), the product is computed once more
+   by the compensated route (SaWork_product_compensated) and the smaller bound kept.  Where
+   the layer's shape is more than the plain softmax block (QK-norm, RoPE, the soft-cap, a
+   branch LN, another kind's or a moving centring's derivative), or its bound is not below
+   η‖v‖, it is SaWork_jvp's, bounded by η‖v‖.  Costs about 1.5 products more, a search of all
+   three about 7 (JVP) and 8 (VJP), the mean's and median's caches about 3.5 once per block,
+   and the compensated route about 7–12 products and 15 once per block (T = d = 256,
+   bench/README.md). */
 double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out);
 /* The rows μ that SaWork_product_bounded takes out of X: 0, the tokens' mean, their median. */
 typedef enum { SA_CENTRE_NONE, SA_CENTRE_MEAN, SA_CENTRE_MEDIAN, SA_CENTRINGS } SaCentring;
@@ -121,6 +125,11 @@ typedef enum { SA_CENTRE_NONE, SA_CENTRE_MEAN, SA_CENTRE_MEDIAN, SA_CENTRINGS } 
    where the bound does not follow the block or there is no memory.  v and out must differ. */
 double SaWork_product_centred(SaWork *w, const double *v, bool transposed, SaCentring centring,
                               double *out);
+/* SaWork_product_centred's product on the compensated route (docs/model.md §8, "the
+   compensated route": the prepared products and Ĝ or Ā by compensated dot products), which
+   SaWork_product_bounded takes where a search's least bound exceeds its product's norm. */
+double SaWork_product_compensated(SaWork *w, const double *v, bool transposed, SaCentring centring,
+                                  double *out);
 /* The doubles SaWork_product_bounded keeps for blocks of T tokens, width d and `heads` heads,
    at most (the memory estimate: the mean's and median's blocks are allocated only when a
    product first tries them). */

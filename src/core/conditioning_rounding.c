@@ -15,6 +15,7 @@
 #include "conditioning_internal.h"
 
 #include "buffer_internal.h"
+#include "dot2_internal.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -40,6 +41,7 @@ enum { BOUND_BUFFERS = 10 };
    and the output the rank-one remainder joins.  Set by centred_product only while it runs. */
 typedef struct {
     SaCentring centre;
+    bool compensated; /* the compensated route: Dot2's prepared products and Ĝ (Ā) */
     const double *v;
     double *out;
 } UnderWay;
@@ -56,9 +58,18 @@ struct ProductBound {
        which the block's later products of that part and direction take alone; −1 where none
        did (SaWork_product_bounded) */
     int kept[PARTS][2];
+    /* per part of K: the largest ‖fl(K v)‖/‖v‖ of the block's bounded products so far, about
+       a lower bound on its ‖·‖₂ (the first is s_max's witness, SaWork_extreme) */
+    double reach[PARTS];
     bool cached;              /* the block's centring 0 and kept[] are set */
     bool built[SA_CENTRINGS]; /* which centrings' blocks are */
-    double gamma_sum;         /* γ_N of the output's sum, N its terms */
+    bool deficits;            /* the block's row deficits are (cache_remainders) */
+    /* The compensated route's block (compensated_doubles), for one centring at a time:
+       which (−1 none since the block's SaWork_prepare_heads) */
+    double *compensated;
+    size_t compensated_cap;
+    int compensated_for;
+    double gamma_sum; /* γ_N of the output's sum, N its terms */
     UnderWay under_way;
 };
 
@@ -78,6 +89,36 @@ typedef struct {
 typedef struct {
     double *k, *k_error, *p, *p_error, *q, *q_error;
 } RowTerms;
+
+/* The compensated route's block: per product kind (fl(X̃ W_VO), fl(X̃ Mᵀ), fl(X M), each by
+   Dot2) and stage (the product, its magnitude, the bound on its error), all heads one after the
+   other (so that the products are laid out as the prepared ones); then the scratch of Dot2's
+   splits (two factors, hi and lo) and its sum and carry. */
+enum { COMP_XW, COMP_XMT, COMP_XM, COMP_KINDS };
+enum { STAGE_PRODUCT, STAGE_MAGNITUDE, STAGE_ERROR, STAGES };
+
+static size_t compensated_doubles(int T, int d, int heads)
+{
+    size_t td = (size_t)T * d;
+    return COMP_KINDS * STAGES * td * (size_t)heads + 4 * td + 2 * (size_t)T;
+}
+
+static double *compensated_part(const SaWork *w, int kind, int stage, int h)
+{
+    size_t td = (size_t)w->b[0].T * w->b[0].d, heads = (size_t)w->heads;
+    return w->bound->compensated + (((size_t)stage * COMP_KINDS + kind) * heads + h) * td;
+}
+
+/* The compensated block's scratch: splits[0..3] T×d each, then sum and carry (T each). */
+static double *compensated_scratch(const SaWork *w)
+{
+    return compensated_part(w, 0, STAGES, 0);
+}
+
+static bool compensating(const SaWork *w)
+{
+    return w->bound->under_way.compensated;
+}
 
 static size_t centring_doubles(int T, int d, int heads)
 {
@@ -105,9 +146,12 @@ static double *centred_xmt(const SaWork *w, SaCentring centre)
     return centre == SA_CENTRE_NONE ? w->xmt : centring_part(w, centre, CACHES + 1);
 }
 
-/* |fl(X M_h)| (round false) or |X||M_h| (round true), from μ = 0's block. */
+/* |fl(X M_h)| (round false) or |X||M_h| (round true), from μ = 0's block; on the compensated
+   route its |fl(X M_h)| and the bound on its error. */
 static double *xm_magnitude(const SaWork *w, int h, bool round)
 {
+    if (compensating(w))
+        return compensated_part(w, COMP_XM, round ? STAGE_ERROR : STAGE_MAGNITUDE, h);
     size_t td = (size_t)w->b[0].T * w->b[0].d;
     return centring_part(w, SA_CENTRE_NONE, CACHES + (round ? 1 : 0)) + td * (size_t)h;
 }
@@ -124,11 +168,14 @@ static RowTerms row_terms(const SaWork *w)
     return (RowTerms){at, at + T, at + 2 * T, at + 3 * T, at + 4 * T, at + 5 * T};
 }
 
+/* A head's remainders in centring `centre`'s block; the row deficits, which depend on the
+   softmax alone, in μ = 0's (which has no remainders of its own) for every centring. */
 static Remainder head_remainder(const SaWork *w, SaCentring centre, int h)
 {
-    size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d;
-    double *at = centre_row(w, centre) + d + (4 * d + 2 * T) * (size_t)h;
-    return (Remainder){at, at + d, at + 2 * d, at + 3 * d, at + 4 * d, at + 4 * d + T};
+    size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d, per_head = 4 * d + 2 * T;
+    double *at = centre_row(w, centre) + d + per_head * (size_t)h;
+    double *deficit = centre_row(w, SA_CENTRE_NONE) + d + per_head * (size_t)h + 4 * d;
+    return (Remainder){at, at + d, at + 2 * d, at + 3 * d, deficit, deficit + T};
 }
 
 void ProductBound_forget(struct ProductBound *b)
@@ -137,9 +184,17 @@ void ProductBound_forget(struct ProductBound *b)
         b->cached = false;
 }
 
-/* A magnitude (CACHE_*) of head h in centring `centre`'s block. */
+/* A magnitude (CACHE_*) of head h in centring `centre`'s block; on the compensated route
+   the compensated product's magnitude and the bound on its error instead of the ..._ROUND
+   |X̃||·| (the route's products are of the one centring its block was built for). */
 static double *cached(const SaWork *w, SaCentring centre, int h, int which)
 {
+    if (compensating(w)) {
+        bool logits = which == CACHE_XMT || which == CACHE_XMT_ROUND;
+        bool round = which == CACHE_XW_ROUND || which == CACHE_XMT_ROUND;
+        return compensated_part(w, logits ? COMP_XMT : COMP_XW,
+                                round ? STAGE_ERROR : STAGE_MAGNITUDE, h);
+    }
     size_t td = (size_t)w->b[0].T * w->b[0].d;
     return centring_part(w, centre, 0) + td * ((size_t)CACHES * h + which);
 }
@@ -183,7 +238,8 @@ static double row_deficit(const double *a, int T, int i, double *error)
 }
 
 /* A head's remainders (Remainder) for the centring's μ: fl(μᵀW_VO), fl(M μ) and their |·|
-   magnitudes, each within γ_d of the latter; the stored softmax's row deficits.
+   magnitudes, each within γ_d of the latter; the stored softmax's row deficits, once per
+   block (the first centring past μ = 0 to be built).
    abs_mu: |μ|. */
 static void cache_remainders(SaWork *w, SaCentring centre, int h, const double *abs_mu)
 {
@@ -202,7 +258,7 @@ static void cache_remainders(SaWork *w, SaCentring centre, int h, const double *
     cblas_dgemv(CblasColMajor, CblasNoTrans, d, d, 1.0, w->bound->weights, d, abs_mu, 1, 0.0,
                 r.logit_row_round, 1);
     const double *a = w->a + (size_t)T * T * h;
-    for (int i = 0; i < T; i++)
+    for (int i = 0; !w->bound->deficits && i < T; i++)
         r.deficit[i] = row_deficit(a, T, i, &r.deficit_error[i]);
 }
 
@@ -288,6 +344,66 @@ static int build_centring(SaWork *w, SaCentring centre)
             cache_remainders(w, centre, h, abs_mu);
     }
     pb->built[centre] = true;
+    pb->deficits |= centre != SA_CENTRE_NONE;
+    return 0;
+}
+
+/* The compensated route's prepared product of one kind and head by Dot2 from the split left
+   factor (X̃ or X) and its bound: |P̂ − P| ≤ (u|P̂| + γ_d²|L||F|)/(1 − u) (Dot2's u|P| +
+   γ_d²|L||F|, |P| ≤ |P̂| + the error), plus, where L = X̃ = fl(X − 1μᵀ), X̃'s own rounding
+   carried through F: |X̃ − (X − 1μᵀ)| ≤ u|X̃|/(1 − u).  abs_left: |L|, in pb->mag2 or mag. */
+static void compensated_prepared(SaWork *w, int kind, int h, const double *f, bool centred,
+                                 const double *hi, const double *lo, const double *abs_left)
+{
+    int T = w->b[0].T, d = w->b[0].d;
+    size_t td = (size_t)T * d;
+    bool transposed = kind == COMP_XMT; /* X̃ Mᵀ: F read along its rows */
+    Dot2Part part = {hi, lo, f, transposed ? 1 : (size_t)d, transposed ? (size_t)d : 1};
+    double *scratch = compensated_scratch(w) + 4 * td;
+    double *product = compensated_part(w, kind, STAGE_PRODUCT, h),
+           *magnitude = compensated_part(w, kind, STAGE_MAGNITUDE, h),
+           *error = compensated_part(w, kind, STAGE_ERROR, h);
+    Dot2_products(T, d, d, &part, 1, 1.0, scratch, scratch + T, product);
+    absolute(td, product, magnitude);
+    times_absolute(w, abs_left, f, transposed, error);
+    double u = DBL_EPSILON / 2, gamma = Linalg_rounding_gamma(d);
+    double spread = gamma * gamma + (centred ? u : 0.0);
+    for (size_t k = 0; k < td; k++)
+        error[k] = (u * magnitude[k] + spread * error[k]) / (1.0 - u);
+}
+
+/* The compensated route's block for `centre`: X̃ = fl(X − 1μᵀ) (μ from the centring's block,
+   built) and X split for Dot2, then per head fl(X̃ W_VO), fl(X̃ Mᵀ) and fl(X M) with their
+   magnitudes and bounds.  Uses the bound's T×d scratch. */
+static int build_compensated(SaWork *w, SaCentring centre)
+{
+    struct ProductBound *pb = w->bound;
+    int T = w->b[0].T, d = w->b[0].d;
+    size_t td = (size_t)T * d, doubles = compensated_doubles(T, d, w->heads);
+    if (pb->compensated_cap < doubles) {
+        if (Buffer_grow(&pb->compensated, doubles))
+            return -1;
+        pb->compensated_cap = doubles;
+    }
+    const double *x = w->b[0].x, *mu = centre_row(w, centre);
+    double *centred = pb->error, *split = compensated_scratch(w);
+    bool moved = centre != SA_CENTRE_NONE;
+    for (int q = 0; q < d; q++)
+        for (int i = 0; i < T; i++)
+            centred[i + (size_t)q * T] = x[i + (size_t)q * T] - mu[q];
+    absolute(td, x, pb->mag);
+    absolute(td, centred, pb->mag2);
+    Dot2_split(td, centred, split, split + td);
+    Dot2_split(td, x, split + 2 * td, split + 3 * td);
+    for (int h = 0; h < w->heads; h++) {
+        const SaBlock *b = &w->b[h];
+        compensated_prepared(w, COMP_XW, h, b->wvo, moved, split, split + td, pb->mag2);
+        if (!b->m)
+            continue;
+        compensated_prepared(w, COMP_XMT, h, b->m, moved, split, split + td, pb->mag2);
+        compensated_prepared(w, COMP_XM, h, b->m, false, split + 2 * td, split + 3 * td, pb->mag);
+    }
+    pb->compensated_for = centre;
     return 0;
 }
 
@@ -298,8 +414,12 @@ static int cache_block(SaWork *w)
     struct ProductBound *b = w->bound;
     for (int c = 0; c < SA_CENTRINGS; c++)
         b->built[c] = false;
-    for (int p = 0; p < PARTS; p++)
+    b->deficits = false;
+    for (int p = 0; p < PARTS; p++) {
         b->kept[p][0] = b->kept[p][1] = -1;
+        b->reach[p] = 0.0;
+    }
+    b->compensated_for = -1;
     if (build_centring(w, SA_CENTRE_NONE))
         return -1;
     b->cached = true;
@@ -334,6 +454,7 @@ void ProductBound_free(struct ProductBound *b)
         free(*plan[i].buffer);
     for (int c = 0; c < SA_CENTRINGS; c++)
         free(b->centring[c]);
+    free(b->compensated);
     free(b);
 }
 
@@ -342,7 +463,8 @@ size_t SaWork_product_bounded_doubles(int T, int d, int heads)
     struct ProductBound none;
     LayerBuffer plan[BOUND_BUFFERS];
     bound_plan(&none, T, d, plan);
-    size_t doubles = SA_CENTRINGS * centring_doubles(T, d, heads);
+    size_t doubles =
+        SA_CENTRINGS * centring_doubles(T, d, heads) + compensated_doubles(T, d, heads);
     for (int i = 0; i < BOUND_BUFFERS; i++)
         doubles += plan[i].doubles;
     return doubles;
@@ -398,11 +520,12 @@ static double output_terms(const SaWork *w, bool transposed, SaCentring centre)
     return terms;
 }
 
-/* γ_{d+1}: the centred products' rounding, X̃'s own subtraction (γ_1) included; the plain
-   X·M takes it too (γ_d ≤ γ_{d+1}). */
-static double gamma_prepared(int d)
+/* What the ..._ROUND magnitudes are multiplied by to bound the prepared products' rounding:
+   γ_{d+1} of |X̃||·| (X̃'s own subtraction, γ_1, included; the plain X·M takes it too,
+   γ_d ≤ γ_{d+1}); 1 on the compensated route, whose caches hold the bounds themselves. */
+static double gamma_prepared(const SaWork *w)
 {
-    return Linalg_rounding_gamma(d + 1.0);
+    return compensating(w) ? 1.0 : Linalg_rounding_gamma(w->b[0].d + 1.0);
 }
 
 /* Value path: fl(A_p t̂) summed into the output, t̂ = fl(Ẋ W) with |t̂ − ẊW| ≤ γ_d|Ẋ||W|:
@@ -433,7 +556,7 @@ static void row_constant(SaWork *w, int h, bool transposed)
         return;
     Remainder r = head_remainder(w, b->under_way.centre, h);
     RowTerms t = row_terms(w);
-    double s = transposed ? 1.0 : w->b[h].scale, gamma = gamma_prepared(d);
+    double s = transposed ? 1.0 : w->b[h].scale, gamma = Linalg_rounding_gamma(d + 1.0);
     const double *f = transposed ? r.value_row : r.logit_row;
     const double *f_round = transposed ? r.value_row_round : r.logit_row_round;
     cblas_dgemv(CblasColMajor, CblasNoTrans, T, d, s, b->under_way.v, T, f, 1, 0.0, t.k, 1);
@@ -444,18 +567,60 @@ static void row_constant(SaWork *w, int h, bool transposed)
                 t.k_error, 1);
 }
 
+/* Dot2's factor on Σ|x_q||y_q| for n terms, the rounding to u|result| taken out:
+   |res − xᵀy| ≤ u|xᵀy| + γ_n²Σ ≤ u|res| + u|res − xᵀy| + γ_n²Σ, so within
+   (u|res| + γ_n²Σ)/(1 − u); with the scaling's u, γ_2|fl(s·res)| bounds the first term. */
+static double dot2_gamma(int n)
+{
+    double gamma = Linalg_rounding_gamma(n);
+    return gamma * gamma / (1.0 - DBL_EPSILON / 2);
+}
+
+/* The compensated route's Ĝ = fl(s·Dot2(Ẋ·fl(X̃Mᵀ)ᵀ + fl(XM)·Ẋᵀ)) (JVP) or
+   Ā_G = Dot2(Ȳ·fl(X̃ W_VO)ᵀ) (VJP) into w->cdot, over what SaWork_jvp/vjp put there from the
+   same (compensated) prepared products: within γ_2|Ĝ| + |s|·dot2_gamma(2d)·(|Ẋ||fl(X̃Mᵀ)|ᵀ +
+   |fl(XM)||Ẋ|ᵀ) of the exact sums of those products (ProductBound_logits adds their own
+   errors), and Ā_G within γ_2|Ā_G| + dot2_gamma(d)·|Ȳ||fl(X̃ W_VO)|ᵀ. */
+static void compensated_logits(SaWork *w, int h, bool transposed)
+{
+    int T = w->b[0].T, d = w->b[0].d;
+    size_t td = (size_t)T * d;
+    double *split = compensated_scratch(w), *sum = split + 4 * td;
+    const double *v = w->bound->under_way.v;
+    Dot2_split(td, v, split, split + td);
+    if (transposed) {
+        Dot2Part part = {split, split + td, compensated_part(w, COMP_XW, STAGE_PRODUCT, h), 1,
+                         (size_t)T};
+        Dot2_products(T, T, d, &part, 1, 1.0, sum, sum + T, w->cdot);
+        return;
+    }
+    Dot2_split(td, compensated_part(w, COMP_XM, STAGE_PRODUCT, h), split + 2 * td, split + 3 * td);
+    Dot2Part parts[2] = {
+        {split, split + td, compensated_part(w, COMP_XMT, STAGE_PRODUCT, h), 1, (size_t)T},
+        {split + 2 * td, split + 3 * td, v, 1, (size_t)T}};
+    Dot2_products(T, T, d, parts, 2, w->b[h].scale, sum, sum + T, w->cdot);
+}
+
 /* The derivative's input g (w->cdot) and a bound on its error: in the JVP
    Ĝ = s(Ẋ·fl(X̃Mᵀ)ᵀ + fl(XM)·Ẋᵀ), 2d products each scaled by s, from the prepared products
    that carry γ_{d+1}|X̃||Mᵀ| and γ_{d+1}|X||M|: |s|(|Ẋ|·(γ_{2d+2}|fl(X̃Mᵀ)| +
    γ_{d+1}|X̃||Mᵀ|)ᵀ + (γ_{2d+2}|fl(XM)| + γ_{d+1}|X||M|)·|Ẋ|ᵀ); in the VJP
-   Ā_G = Ȳ·fl(X̃ W_VO)ᵀ: |Ȳ|·(γ_d|fl(X̃ W_VO)| + γ_{d+1}|X̃||W_VO|)ᵀ.  Then its row constant. */
+   Ā_G = Ȳ·fl(X̃ W_VO)ᵀ: |Ȳ|·(γ_d|fl(X̃ W_VO)| + γ_{d+1}|X̃||W_VO|)ᵀ.  On the compensated
+   route (compensated_logits) γ_{2d}²/(1 − u) and γ_d²/(1 − u) replace γ_{2d+2} and γ_d, the
+   prepared products' own bounds their γ_{d+1} terms, and γ_2|Ĝ| is added.  Then its row
+   constant. */
 void ProductBound_logits(SaWork *w, int h, bool transposed)
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t td = (size_t)T * d, tt = (size_t)T * T;
     double gamma_d = Linalg_rounding_gamma(d), gamma_c = Linalg_rounding_gamma(2.0 * d + 2.0),
-           gamma_p = gamma_prepared(d), s = fabs(w->b[h].scale);
+           gamma_p = gamma_prepared(w), s = fabs(w->b[h].scale);
+    if (compensating(w)) {
+        compensated_logits(w, h, transposed);
+        gamma_d = dot2_gamma(d);
+        gamma_c = dot2_gamma(2 * d);
+    }
     absolute(tt, w->cdot, b->value_c);
     SaCentring centre = b->under_way.centre;
     if (transposed) {
@@ -478,6 +643,9 @@ void ProductBound_logits(SaWork *w, int h, bool transposed)
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, s, b->mag, T, b->input, T,
                     1.0, b->error_c, T);
     }
+    double gamma_2 = Linalg_rounding_gamma(2.0);
+    for (size_t k = 0; compensating(w) && k < tt; k++)
+        b->error_c[k] += gamma_2 * b->value_c[k];
     row_constant(w, h, transposed);
 }
 
@@ -589,7 +757,7 @@ void ProductBound_output(SaWork *w, int h, bool transposed)
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t tt = (size_t)T * T;
-    double gamma_p = gamma_prepared(d), s = transposed ? fabs(w->b[h].scale) : 1.0;
+    double gamma_p = gamma_prepared(w), s = transposed ? fabs(w->b[h].scale) : 1.0;
     double *summed = b->work, *carried = b->value_c; /* γ_N|D̂| + E, γ_{d+1}(|D̂| + E) */
     for (size_t k = 0; k < tt; k++) {
         double size = fabs(w->cdot[k]);
@@ -620,34 +788,45 @@ static void plain_product(SaWork *w, const double *v, bool transposed, double *o
 
 /* One centring's product into out (not v) and its bound: SaWork_jvp/vjp reading X̃·W_VO and
    X̃·Mᵀ where they read the prepared X·W_VO and X·Mᵀ, the hooks adding back what taking μ out
-   left.  NaN where the centring's block cannot be built (no memory; out then unset). */
+   left; compensated: the compensated route's prepared products (X·M's too) and Ĝ (Ā) by
+   Dot2.  NaN where the centring's block cannot be built (no memory; out then unset). */
 static double centred_product(SaWork *w, const double *v, bool transposed, SaCentring centre,
-                              double *out)
+                              bool compensated, double *out)
 {
     struct ProductBound *b = w->bound;
     int T = w->b[0].T, d = w->b[0].d;
     size_t n = (size_t)T * d;
     if (!b->built[centre] && build_centring(w, centre)) /* its scratch includes b->input */
         return NAN;
+    if (compensated && b->compensated_for != (int)centre && build_compensated(w, centre))
+        return NAN;
     absolute(n, v, b->input);
     memset(b->error, 0, sizeof(double) * n);
     b->gamma_sum = Linalg_rounding_gamma(output_terms(w, transposed, centre));
-    double *plain_xw = w->xw, *plain_xmt = w->xmt;
-    w->xw = centred_xw(w, centre);
-    w->xmt = centred_xmt(w, centre);
-    b->under_way = (UnderWay){centre, v, out};
+    double *plain_xw = w->xw, *plain_xmt = w->xmt, *plain_xm = w->xm;
+    if (compensated) {
+        w->xw = compensated_part(w, COMP_XW, STAGE_PRODUCT, 0);
+        w->xmt = compensated_part(w, COMP_XMT, STAGE_PRODUCT, 0);
+        w->xm = compensated_part(w, COMP_XM, STAGE_PRODUCT, 0);
+    } else {
+        w->xw = centred_xw(w, centre);
+        w->xmt = centred_xmt(w, centre);
+    }
+    b->under_way = (UnderWay){centre, compensated, v, out};
     w->bounding = true;
     plain_product(w, v, transposed, out);
     w->bounding = false;
-    b->under_way = (UnderWay){SA_CENTRE_NONE, NULL, NULL};
+    b->under_way = (UnderWay){SA_CENTRE_NONE, false, NULL, NULL};
     w->xw = plain_xw;
     w->xmt = plain_xmt;
+    w->xm = plain_xm;
     /* The bound is itself computed in floating point, from non-negative numbers only, so
        each entry is at least (1 − γ_chain) of its exact value, chain the operations along
        its deepest path (the cache's and the logits' d, the derivative's T, the output's T
        and the sum of every head's at most 6T terms into it, a few scalings), and its 2-norm
-       of n entries at least (1 − γ_{n+2}) of its own. */
-    double chain = 4.0 * (T + d) + 6.0 * w->heads * T + 32.0;
+       of n entries at least (1 − γ_{n+2}) of its own.  The compensated route's prepared
+       products' bounds and γ_2|Ĝ| add a few operations. */
+    double chain = 4.0 * (T + d) + 6.0 * w->heads * T + 32.0 + (compensated ? 8.0 : 0.0);
     return cblas_dnrm2((int)n, b->error, 1) /
            ((1.0 - Linalg_rounding_gamma(chain)) * (1.0 - Linalg_rounding_gamma(n + 2.0)));
 }
@@ -664,7 +843,16 @@ static bool bound_ready(SaWork *w)
 double SaWork_product_centred(SaWork *w, const double *v, bool transposed, SaCentring centring,
                               double *out)
 {
-    double bound = bound_ready(w) ? centred_product(w, v, transposed, centring, out) : NAN;
+    double bound = bound_ready(w) ? centred_product(w, v, transposed, centring, false, out) : NAN;
+    if (isnan(bound))
+        plain_product(w, v, transposed, out);
+    return bound;
+}
+
+double SaWork_product_compensated(SaWork *w, const double *v, bool transposed, SaCentring centring,
+                                  double *out)
+{
+    double bound = bound_ready(w) ? centred_product(w, v, transposed, centring, true, out) : NAN;
     if (isnan(bound))
         plain_product(w, v, transposed, out);
     return bound;
@@ -692,7 +880,7 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
     for (int centre = first; centre < last; centre++, tried++) {
         if (tried && least <= CENTRING_UNNEEDED * cblas_dnrm2((int)n, out, 1))
             break;
-        double bound = centred_product(w, v, transposed, (SaCentring)centre, b->candidate);
+        double bound = centred_product(w, v, transposed, (SaCentring)centre, false, b->candidate);
         if (bound < least) {
             least = bound;
             chosen = centre;
@@ -701,6 +889,19 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
     }
     if (*kept < 0 && tried > 1)
         *kept = chosen;
+    /* A bound above ‖K‖₂‖v‖ (as far as the block's products have shown it) leaves a witness
+       no κ bound at all (SaWork_witness): there, and only there, the compensated route with
+       the chosen centring, some 7 products more (docs/model.md §8, "the compensated route"). */
+    double *reach = &b->reach[w->part], v_norm = cblas_dnrm2((int)n, v, 1);
+    if (v_norm > 0 && cblas_dnrm2((int)n, out, 1) / v_norm > *reach)
+        *reach = cblas_dnrm2((int)n, out, 1) / v_norm;
+    if (isfinite(least) && least > *reach * v_norm) {
+        double bound = centred_product(w, v, transposed, (SaCentring)chosen, true, b->candidate);
+        if (bound < least) {
+            least = bound;
+            memcpy(out, b->candidate, sizeof(double) * n);
+        }
+    }
     if (isfinite(least) && least < worst)
         return least;
     /* η bounds the plain products' rounding: μ = 0's product is theirs, the others are not */

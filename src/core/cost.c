@@ -368,6 +368,14 @@ double Cost_compare(const Config *c, CostRates rates, CostLanes lanes)
    they measured at the default size (+0.35 s of CPU over its 16 layers and networks, 5.9
    products each: bench/README.md), not at all three tried at every block. */
 #define CONDITIONING_CENTRING_PRODUCTS (1.8 + 5.9)
+/* What the bounded products' compensated route adds per layer and network, in products' time:
+   it runs only where the centred route's bound exceeds ‖K‖₂‖v‖, at the default size at one
+   layer of each network (layer 7), where its block's Dot2 products and three compensated
+   products took 46 products' time (340 ms of thread CPU for both networks, bench/README.md):
+   priced at that share over the 8 layers, as the centrings are. */
+#define CONDITIONING_COMPENSATED_PRODUCTS 5.8
+#define CONDITIONING_BOUNDED_PRODUCTS                                                              \
+    (CONDITIONING_CENTRING_PRODUCTS + CONDITIONING_COMPENSATED_PRODUCTS)
 static double conditioning_kron_layer(const Config *c, CostRates rates, double jvp)
 {
     double T = c->tokens, d = c->width, n = T * d, steps = KRON_STEPS_MAX;
@@ -440,11 +448,11 @@ static double conditioning_price(const Config *c, CostRates rates, bool exact, i
     else /* ‖K‖₂ and ‖E‖₂, B₀'s two SVDs, and the bound's VJP and its check's JVP, each with
             the running bound on its rounding (SaWork_product_bounded: 2.5 and 2.65 products'
             time measured at T = d = 256, bench/README.md), plus its centrings' share
-            (CONDITIONING_CENTRING_PRODUCTS) */
+            and compensated route's (CONDITIONING_BOUNDED_PRODUCTS) */
         pair += 2 * (conditioning_extremes(rates, jvp, n) +
                      other(&rates, lapack(GESDD, c->tokens) + lapack(GESDD, c->width) +
                                        2 * 2.6 * CONDITIONING_LANCZOS_STEP * jvp +
-                                       CONDITIONING_CENTRING_PRODUCTS * jvp));
+                                       CONDITIONING_BOUNDED_PRODUCTS * jvp));
     /* Several heads or a branch LN: κ(B) from B's own products, built and reduced to its
        extremes, or by Lanczos. */
     if (c->heads > 1 || Layer_branch_norm(c))
