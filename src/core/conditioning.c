@@ -179,6 +179,20 @@ static void attention_derivative(SaWork *w, int h, bool transposed, double *g)
         centre_allowed_rows(w, g);
 }
 
+/* out += B_h·in = vec(A_applied·in·W_VO), or out += B_hᵀ·in = vec(A_appliedᵀ·in·W_VOᵀ): head
+   h's dominant term, through w->tmp, with the running bound's hook after it. */
+static void value_product(SaWork *w, int h, bool transposed, const double *in, double *out)
+{
+    const SaBlock *b = &w->b[h];
+    int T = b->T, d = b->d;
+    CBLAS_TRANSPOSE op = transposed ? CblasTrans : CblasNoTrans;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, op, T, d, d, 1.0, in, T, b->wvo, d, 0.0, w->tmp, T);
+    cblas_dgemm(CblasColMajor, op, CblasNoTrans, T, d, T, 1.0, w->ap + (size_t)T * T * h, T, w->tmp,
+                T, 1.0, out, T);
+    if (w->bounding)
+        ProductBound_value(w, h, transposed);
+}
+
 /* Ċ_h of the JVP into w->cdot: s(Ẋ (X Mᵀ)ᵀ + (X M) Ẋᵀ), or through the shaped projections
    s(Q̇_h K̃_gᵀ + Q̃_h K̇_gᵀ); times the soft-cap's slope. */
 static void logit_tangent(SaWork *w, int h, const double *dx)
@@ -209,21 +223,14 @@ static void logit_tangent(SaWork *w, int h, const double *dx)
 void SaWork_jvp(SaWork *w, const double *dx, double *dy)
 {
     int T = w->b[0].T, d = w->b[0].d;
-    size_t td = (size_t)T * d, tt = (size_t)T * T;
+    size_t td = (size_t)T * d;
     memset(dy, 0, sizeof(double) * td);
     if (w->shaped_logits && w->part != PART_DOMINANT)
         SaShape_project_tangent(w, dx);
     for (int h = 0; h < w->heads; h++) {
         const SaBlock *b = &w->b[h];
-        /* B_h·vec Ẋ = vec(A_applied·Ẋ·W_VO) */
-        if (w->part != PART_PERTURBATION) {
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, dx, T, b->wvo, d,
-                        0.0, w->tmp, T);
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0,
-                        w->ap + tt * (size_t)h, T, w->tmp, T, 1.0, dy, T);
-            if (w->bounding)
-                ProductBound_value(w, h, false);
-        }
+        if (w->part != PART_PERTURBATION)
+            value_product(w, h, false, dx, dy);
         if (!b->m || w->part == PART_DOMINANT)
             continue;
         /* Ċ, then Ȧ, then Ȧ·(X W_VO) */
@@ -282,15 +289,8 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
     }
     for (int h = 0; h < w->heads; h++) {
         const SaBlock *b = &w->b[h];
-        /* B_hᵀ·vec Ȳ = vec(A_appliedᵀ·Ȳ·W_VOᵀ) */
-        if (w->part != PART_PERTURBATION) {
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, dy, T, b->wvo, d,
-                        0.0, w->tmp, T);
-            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0,
-                        w->ap + tt * (size_t)h, T, w->tmp, T, 1.0, dx, T);
-            if (w->bounding)
-                ProductBound_value(w, h, true);
-        }
+        if (w->part != PART_PERTURBATION)
+            value_product(w, h, true, dy, dx);
         if (!b->m || w->part == PART_DOMINANT)
             continue;
         /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā (times the cap's slope), then X̄ */
