@@ -1,5 +1,6 @@
-/* The SaWork's layout, shared by conditioning.c (the products), conditioning_rounding.c
- * (the bound on one product's rounding computed alongside it, docs/model.md §8) and
+/* The SaWork's layout, shared by conditioning.c (the products), conditioning_shape.c (the
+ * layer's shape around f that the products pass through), conditioning_rounding.c (the bound
+ * on one product's rounding computed alongside it, docs/model.md §8) and
  * conditioning_extreme.c (the extreme singular values through the products). */
 #ifndef ATTNSCOPE_CONDITIONING_INTERNAL_H
 #define ATTNSCOPE_CONDITIONING_INTERNAL_H
@@ -42,6 +43,19 @@ struct SaWork {
     struct ProductBound *bound;
     bool bounding;
 };
+
+/* The shape's part of the products (conditioning_shape.c), once SaWork_shape has taken its
+   state at X: Q̇ = shape'·(Ẋ W^Q) and K̇ = shape'·(Ẋ W^K) into w->qdot, w->kdot; X̄ += the
+   transposes' products of w->qdot, w->kdot (Q̄, K̄); x (T×d) ← the branch LN's Jacobian times
+   x, or its transpose.  The bounds on ‖J‖₂ of QK-norm at the queries and the keys (1 where
+   there is none) and of the branch LN, for SaWork_product_error.  Whether c's logits are more
+   than s·X·M·Xᵀ at `layer` (any layer for layer 0). */
+void SaShape_project_tangent(SaWork *w, const double *dx);
+void SaShape_project_cotangent(SaWork *w, double *dx);
+void SaShape_branch_product(SaWork *w, bool transposed, double *x);
+void SaShape_qk_norm_bounds(const SaWork *w, double *queries, double *keys);
+double SaShape_branch_norm_bound(const SaWork *w);
+bool SaShape_logits_shaped(const Config *c, int layer);
 
 /* The hooks of the running bound (conditioning_rounding.c), called by SaWork_jvp and
    SaWork_vjp while w->bounding, each after the step it names: head h's value path (w->tmp

@@ -165,14 +165,21 @@ bool KronFactors_invertible(const KronFactors *f)
     return !isnan(Conditioning_kappa(KronFactors_s_max(f), KronFactors_s_min(f), f->T * f->d));
 }
 
-/* f->mid ⊘ (s_A s_Wᵀ)^power, entry by entry: the diagonal of B₀'s SVD, inverted. */
-static void scale_mid(KronFactors *f, int power)
+/* out ← V_A [f->mid ⊘ (s_A s_Wᵀ)^power] U_Wᵀ (f->mid its scratch), where both solves end: B₀'s
+   singular values divided out entry by entry, then A's right and W's left singular vectors. */
+static void divide_and_turn_back(KronFactors *f, int power, double *out)
 {
-    for (int j = 0; j < f->d; j++)
-        for (int i = 0; i < f->T; i++) {
+    int T = f->T, d = f->d;
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++) {
             double s = f->sa[i] * f->sw[j];
-            f->mid[i + (size_t)j * f->T] /= power == 2 ? s * s : s;
+            f->mid[i + (size_t)j * T] /= power == 2 ? s * s : s;
         }
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, f->vat, T, f->mid, T, 0.0,
+                out, T);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, out, T, f->uw, d, 0.0,
+                f->mid, T);
+    memcpy(out, f->mid, sizeof(double) * (size_t)T * d);
 }
 
 void KronFactors_solve(KronFactors *f, const double *r, double *out)
@@ -182,12 +189,7 @@ void KronFactors_solve(KronFactors *f, const double *r, double *out)
     cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, f->ua, T, r, T, 0.0, out, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, out, T, f->vwt, d, 0.0,
                 f->mid, T);
-    scale_mid(f, 1);
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, f->vat, T, f->mid, T, 0.0,
-                out, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, out, T, f->uw, d, 0.0,
-                f->mid, T);
-    memcpy(out, f->mid, sizeof(double) * (size_t)T * d);
+    divide_and_turn_back(f, 1, out);
 }
 
 void KronFactors_normal_inverse(KronFactors *f, const double *r, double *out)
@@ -198,12 +200,7 @@ void KronFactors_normal_inverse(KronFactors *f, const double *r, double *out)
                 T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, out, T, f->uw, d, 0.0,
                 f->mid, T);
-    scale_mid(f, 2);
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0, f->vat, T, f->mid, T, 0.0,
-                out, T);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, out, T, f->uw, d, 0.0,
-                f->mid, T);
-    memcpy(out, f->mid, sizeof(double) * (size_t)T * d);
+    divide_and_turn_back(f, 2, out);
 }
 
 /* ---- Davidson's iteration for s_min(K), preconditioned by (B₀ᵀB₀)⁻¹ ----------------------- */

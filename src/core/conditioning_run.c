@@ -1,8 +1,8 @@
 /* The conditioning of every layer of a network and its counterpart (docs/model.md §8): each
  * network runs through the layer step of layer.h (the one Model_run runs), whose observer
  * hands over the sub-block's input and every head's attention; at that input the layer's
- * Jacobian, its dominant term and their κ are taken (conditioning.c, their κ
- * conditioning_extreme.c). */
+ * Jacobian, its dominant term and their κ are taken (conditioning_numbers.c, through
+ * conditioning.c's products and conditioning_extreme.c's extremes). */
 #include "attnscope/conditioning.h"
 
 #include "attnscope/attention.h"
@@ -10,8 +10,9 @@
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 
+#include "conditioning_run_internal.h"
+
 #include <cblas.h>
-#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -72,45 +73,6 @@ void Conditioning_release(Conditioning *out)
     out->attention_singular_values = out->value_output_singular_values = NULL;
     out->jacobian_singular_values = NULL;
 }
-
-/* The matrix-free estimates: Lanczos runs until the Ritz residual of an extreme eigenvalue
-   of KᵀK is within 1e-6 relative, within this many steps, or reports NaN; the certificate it
-   reports adds the products' rounding (SaWork_extreme). */
-enum { LANCZOS_STEPS_MAX = 240 };
-#define LANCZOS_TOLERANCE 1e-6
-
-/* The buffers of one run; H heads of width d_h = d/H, R the MLP's ratio.  The forward pass is
-   the layer step's (layer.h), on the step's buffers: the run keeps what the Jacobian reads. */
-typedef struct {
-    const Config *c;
-    const Progress *progress; /* or NULL */
-    int T, d, heads;
-    size_t n;                 /* T·d */
-    bool exact;               /* K built in full */
-    bool kron_off;            /* s_min by Lanczos alone on the matrix-free path */
-    bool shown_spectrum_only; /* ConditioningControl's */
-    RandomStream *random;
-    Linalg *la;
-    SaWork *sa;
-    SaBlock *blocks;                /* one per head */
-    bool *mean_centred;             /* per head: its centring subtracted a mean that moves */
-    LayerBuffers step;              /* the layer step's */
-    LayerWeights weights;           /* the layer's */
-    double *input;                  /* T×d: the attention sub-block's input, as the step read it */
-    double *wvo;                    /* d×d: W_VO = W^V W^O */
-    double *m, *wvo_head;           /* d×d per head: M_h, W_VO,h = W^V_h W^O_h */
-    double *scratch;                /* Init_scratch_doubles, d×d, T×T (copies to decompose) */
-    double *soft, *applied;         /* T×T per head: each head's attention as built, as applied */
-    double *product, *product_next; /* T×T, A_ℓ⋯A_1 of the shown head, at unit norm */
-    double *sv_a, *sv_w;            /* T, d */
-    double *jacobian, *jacobian_copy, *jacobian_sv; /* n×n, n×n and n: exact path only */
-    double *witness; /* 4·T×d, matrix-free path only: B₀'s smallest singular pair, the check's */
-    /* B₀'s factors (matrix-free path, else NULL): the Kronecker path's preconditioner, and
-       the vector whose image bounds s_min(K) from above on every path */
-    KronFactors *kron;
-    KronTally tally;
-    DenseExtremes *extremes; /* exact path only */
-} ConditioningRun;
 
 /* The doubles of each buffer of a run for c (one list for allocation, release and the memory
    estimate); the Jacobian's are apart. */
@@ -260,231 +222,6 @@ static int singular_values(ConditioningRun *r, int m, const double *a, double *s
 {
     memcpy(r->scratch, a, sizeof(double) * (size_t)m * m);
     return Linalg_singular_values(r->la, m, m, r->scratch, s);
-}
-
-/* ‖E‖₂ by Lanczos on EᵀE (E's products). */
-static int perturbation_norm(ConditioningRun *r, double *e_norm)
-{
-    SingularValueEstimate top;
-    SaWork_perturbation_only(r->sa, true);
-    int info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 3, NAN, &top);
-    SaWork_perturbation_only(r->sa, false);
-    *e_norm = top.value;
-    return info;
-}
-
-/* What the matrix-free path knows of a layer's s_min(K): the estimate (certified or NaN), and
-   `above`, a proved upper bound on s_min(K) (NaN where none). */
-typedef struct {
-    SingularValueEstimate estimate;
-    double above;
-} SmallestBound;
-
-static void bound_below(SmallestBound *b, double upper)
-{
-    if (upper >= 0 && !(b->above <= upper))
-        b->above = upper;
-}
-
-/* s_min(K) without forming K, B₀ factored (r->kron): first the image of B₀'s smallest left
-   singular vector y under Kᵀ, one VJP, whose ‖Kᵀy‖ bounds s_min from above (K = (W_VOᵀ ⊗ I)·J
-   and y's W_VO part is its smallest right singular vector, so Kᵀy is small by s_min(W_VO)
-   at least: docs/model.md §8.2).  Then the Kronecker path where B₀ is invertible and near K
-   (‖E‖₂ ≤ KRON_PREMISE_MAX·s_min(B₀); e_norm ≥ 0 where known, else it is taken here),
-   Lanczos on KᵀK where it is not or the path is off, unless the bounds already prove κ(K)
-   beyond LANCZOS_KAPPA_REACH (KronTally_beyond_lanczos): s_min is then null and the bound
-   is the answer.  r->tally counts which way each layer went. */
-static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_low, double *e_norm,
-                                SmallestBound *out)
-{
-    int info = 0;
-    out->above = NAN;
-    if ((info = KronLayer_factor(r->kron, r->la, r->c, r->heads, r->applied, r->wvo, r->wvo_head)))
-        return info;
-    double *right = r->witness, *left = r->witness + r->n;
-    KronFactors_smallest_pair(r->kron, right, left);
-    double right_error;
-    bound_below(out, SaWork_witness(r->sa, left, true, true, right, &right_error));
-    /* Every bound and certificate below rests on the products' rounding bounds: where the JVP
-       and VJP are not adjoint to within them, none is given. */
-    if (!SaWork_rounding_consistent(r->sa, left, right, right_error, r->witness + 2 * r->n)) {
-        r->tally.inexact++;
-        out->above = NAN;
-        out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
-        return 0;
-    }
-    if (!r->kron_off) {
-        if (!KronFactors_invertible(r->kron)) {
-            r->tally.singular++;
-        } else if ((*e_norm < 0 && (info = perturbation_norm(r, e_norm))) ||
-                   !(*e_norm <= KRON_PREMISE_MAX * KronFactors_s_min(r->kron))) {
-            if (info)
-                return info;
-            r->tally.far++;
-        } else {
-            KronEstimate e;
-            if ((info = SaWork_smallest_preconditioned(r->sa, r->kron, r->la, KRON_STEPS_MAX,
-                                                       KRON_TOLERANCE, 2, &e)))
-                return info;
-            if (!isnan(e.value)) {
-                r->tally.certified++;
-                out->estimate = (SingularValueEstimate){.value = e.value, .error = e.error};
-                bound_below(out, e.value + e.error);
-                return 0;
-            }
-            /* σ = ‖K v‖ from K·S, whose columns are off by η each (its half-width). */
-            bound_below(out, e.upper + sqrt((double)e.products) * SaWork_product_error(r->sa) *
-                                           (1.0 + (double)r->n * DBL_EPSILON));
-        }
-    }
-    double resolvable = SaWork_kappa_resolvable(r->sa, s_max),
-           reach = KronTally_lanczos_reach(r->n, LANCZOS_STEPS_MAX, resolvable);
-    if (KronTally_beyond_lanczos(&r->tally, s_max_low, out->above, reach)) {
-        out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
-        return 0;
-    }
-    /* On KKᵀ from that vector, which K's structure already put near the bottom: the bound
-       only improves (the Ritz vector minimises ‖Kᵀy‖ over the Krylov space holding it), and
-       the steps stop once its Ritz value puts κ(K) at the reach, or below the rounding's
-       floor s_max/resolvable, under which no s_min is certified. */
-    ExtremeRun smallest = {.left = true,
-                           .max_steps = LANCZOS_STEPS_MAX,
-                           .tolerance = LANCZOS_TOLERANCE,
-                           .give_up = fmax(s_max_low / reach, s_max / resolvable),
-                           .seed = 2,
-                           .start = left,
-                           .norm = s_max};
-    if ((info = SaWork_extreme_run(r->sa, &smallest, &out->estimate)))
-        return info;
-    bound_below(out, out->estimate.bound);
-    bound_below(out, out->estimate.value + out->estimate.error);
-    return 0;
-}
-
-/* s_max and s_min of the n×n matrix in r->jacobian (kept): LU and Lanczos, or its SVD where
-   those are not certified (DenseExtremes_run). */
-static int extremes(ConditioningRun *r, double *s_max, double *s_min)
-{
-    int n = (int)r->n;
-    int info =
-        DenseExtremes_run(r->extremes, r->la, n, r->jacobian, r->jacobian_copy, s_max, s_min);
-    if (info != DENSE_NOT_CERTIFIED)
-        return info;
-    memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * r->n * r->n);
-    if ((info = Linalg_singular_values(r->la, n, n, r->jacobian_copy, r->jacobian_sv)))
-        return info;
-    *s_max = r->jacobian_sv[0];
-    *s_min = r->jacobian_sv[n - 1];
-    return 0;
-}
-
-/* A lower bound on κ(K) from the exact path's s_max and s_min (docs/model.md §8.2): κ itself
-   where resolved; where not, the decompositions are backward stable (the values of K + δK,
-   ‖δK‖ ≤ n·ε·‖K‖, the same model as Conditioning_kappa's null), so s_min(K) ≤ s_min +
-   n·ε·s_max and s_max(K) ≥ (1 − n·ε)·s_max. */
-static double exact_kappa_lower(double s_max, double s_min, double kappa, int n)
-{
-    if (!isnan(kappa) || !(s_max > 0) || !isfinite(s_max))
-        return kappa;
-    double resolution = n * DBL_EPSILON;
-    return (1.0 - resolution) * s_max / (fmax(s_min, 0.0) + resolution * s_max);
-}
-
-/* The exact path's numbers at one layer (K built in full): κ(K), ‖K‖₂, s_min, κ(K + I). */
-static int exact_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double *layer_sv,
-                         bool shown)
-{
-    size_t n = r->n;
-    int info;
-    if ((info = SaWork_jacobian(r->sa, r->jacobian)))
-        return info;
-    /* Every singular value of K where they are kept.  ‖K‖₂ and s_min are the shown
-       spectrum's ends at the shown layer (one SVD, in batch and on the screen alike) and
-       K's extremes at every other, so that a layer's numbers do not depend on which
-       spectra a run keeps: the screen's and batch's agree bit for bit.  Then K + I's. */
-    if (layer_sv) {
-        memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
-        if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, layer_sv)))
-            return info;
-    }
-    if (shown && layer_sv) {
-        out->jacobian_norm[l] = layer_sv[0];
-        out->jacobian_s_min[l] = layer_sv[n - 1];
-    } else if ((info = extremes(r, &out->jacobian_norm[l], &out->jacobian_s_min[l]))) {
-        return info;
-    }
-    out->jacobian_s_min_error[l] = 0.0;
-    out->kappa_jacobian[l] =
-        Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
-    out->kappa_jacobian_lower[l] = exact_kappa_lower(out->jacobian_norm[l], out->jacobian_s_min[l],
-                                                     out->kappa_jacobian[l], (int)n);
-    for (size_t i = 0; i < n; i++)
-        r->jacobian[i + i * n] += 1.0;
-    double top, bottom;
-    if ((info = extremes(r, &top, &bottom)))
-        return info;
-    out->kappa_jacobian_skip[l] = Conditioning_kappa(top, bottom, (int)n);
-    return 0;
-}
-
-/* The Jacobian's numbers at one layer; the SaWork is prepared.  layer_sv: where K's singular
-   values are kept, or NULL; shown: the shown layer of the network (config.layer). */
-static int jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double s_min_b,
-                            bool has_perturbation, double *layer_sv, bool shown)
-{
-    int info = 0;
-    /* ‖E‖₂ where the premise ratio reads it (s_min(B) resolved); else the Kronecker path
-       takes it if it needs it (negative: not taken). */
-    double e_norm = has_perturbation ? -1.0 : 0.0;
-    if (has_perturbation && !isnan(s_min_b) && (info = perturbation_norm(r, &e_norm)))
-        return info;
-    out->premise_ratio[l] = isnan(s_min_b) ? NAN : e_norm / s_min_b;
-    if (r->jacobian)
-        return exact_numbers(r, out, l, layer_sv, shown);
-    SingularValueEstimate top;
-    SmallestBound smallest;
-    if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, NAN, &top)) ||
-        (info = smallest_matrix_free(r, top.value + top.error, top.bound, &e_norm, &smallest)))
-        return info;
-    out->jacobian_norm[l] = top.value;
-    out->jacobian_s_min[l] = smallest.estimate.value;
-    out->jacobian_s_min_error[l] = smallest.estimate.error;
-    out->kappa_jacobian[l] =
-        Conditioning_kappa(out->jacobian_norm[l], smallest.estimate.value, (int)r->n);
-    /* κ(K) ≥ s_max/s_min ≥ (the witness below s_max)/(the bound above s_min); below 1 (the
-       products' rounding η above ‖K y‖) it says nothing κ ≥ 1 does not: null. */
-    if (smallest.above > 0 && top.bound >= smallest.above)
-        out->kappa_jacobian_lower[l] = top.bound / smallest.above;
-    return 0;
-}
-
-/* κ(B) of several heads, B = Σ_h W_VO,hᵀ ⊗ A_h, from its own products (the SaWork is
-   prepared): exactly on the exact path, else by Lanczos.  Returns s_min(B) through s_min
-   (NaN where κ(B) is not resolved). */
-static int dominant_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double *s_min)
-{
-    size_t n = r->n;
-    int info = 0;
-    double top, bottom;
-    SaWork_dominant_only(r->sa, true);
-    if (r->jacobian) {
-        if (!(info = SaWork_jacobian(r->sa, r->jacobian)))
-            info = extremes(r, &top, &bottom);
-    } else {
-        SingularValueEstimate largest, smallest;
-        if (!(info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 4, NAN,
-                                    &largest)))
-            info = SaWork_extreme(r->sa, false, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 5,
-                                  largest.value + largest.error, &smallest);
-        top = largest.value;
-        bottom = smallest.value;
-    }
-    SaWork_dominant_only(r->sa, false);
-    if (info)
-        return info;
-    out->kappa_dominant[l] = Conditioning_kappa(top, bottom, (int)n);
-    *s_min = isnan(out->kappa_dominant[l]) ? NAN : bottom;
-    return 0;
 }
 
 /* One network's pass through the layers: what it writes, and what it noted so far. */
@@ -656,7 +393,7 @@ static int jacobian_layer(Pass *p, double s_min_b)
     int info = 0;
     if ((jacobian || dominant_products) && prepare_layer(r, l, jacobian))
         return -1;
-    if (dominant_products && (info = dominant_numbers(r, p->out, l, &s_min_b)))
+    if (dominant_products && (info = ConditioningRun_dominant_numbers(r, p->out, l, &s_min_b)))
         return info;
     /* J_LN = (P − y·yᵀ/m)/ρ sends 1 to 0 where LN centres (P1 = 0, ⟨y, 1⟩ = 0), and y itself
        where the rows are cut to unit norm (ε = 0): K = J_LN·(B + E) is singular there. */
@@ -676,10 +413,10 @@ static int jacobian_layer(Pass *p, double s_min_b)
     if (jacobian) {
         bool spectrum = p->shown_numbers && p->result->layers_jacobian_sv &&
                         (!r->shown_spectrum_only || l == c->layer);
-        return jacobian_numbers(r, p->out, l, s_min_b, !input_independent,
-                                spectrum ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n
-                                         : NULL,
-                                p->shown_numbers && l == c->layer);
+        return ConditioningRun_jacobian_numbers(
+            r, p->out, l, s_min_b, !input_independent,
+            spectrum ? p->result->layers_jacobian_sv + (size_t)(l - 1) * r->n : NULL,
+            p->shown_numbers && l == c->layer);
     }
     if (!p->jacobian_noted && biased) {
         p->jacobian_noted = true;
