@@ -159,7 +159,7 @@ typedef struct {
     AttentionMap product_map;
     double *product_column_mass;
 
-    MeasureCounts measure_counts; /* of every seed's networks (X0 once a seed) */
+    MeasureCounts measure_counts; /* of the seeds assembled, both networks (X0 once a seed) */
 
     Warnings warnings;
 } Result;

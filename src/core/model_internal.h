@@ -223,12 +223,13 @@ typedef struct {
     bool spectra_beside;
     int info[NETWORKS]; /* LAPACK status of each lane */
     double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
-    /* The query-key work done ahead of its layer's turn (qk_state reads it), up to layer
-       qk_ready (0: none): that layer's in the ahead slots (the workspace's ahead W^Q and W^K,
-       its qk_product[1], the norms in qk_norm_ahead), done by layer_qk_work beside the layer
-       below or by input_layer beside the value chain; input_layer also did layer 1's, left
-       in the layer's own slots (weights, qk_product[0], qk_norm) with the attention both
-       networks share. */
+    /* The query-key work done ahead of its layer's turn (qk_state reads it): layer
+       qk_ready's (0: none) in the ahead slots (the workspace's ahead W^Q and W^K, its
+       qk_product[1], the norms in qk_norm_ahead), done by layer_qk_work beside the layer
+       below; or QK_READY_BESIDE_INPUT: input_layer did layer 1's, left in the layer's own
+       slots (weights, qk_product[0], qk_norm) with the attention both networks share, and
+       layer 2's in the ahead slots, which layer 1 hands on as qk_ready = 2.  A value of its
+       own, so that no later state of layer 1 can be read as it. */
     double *qk_norm_ahead;
     int qk_ready;
     bool values_chained; /* value_chain has run for this seed's gradients */
@@ -300,7 +301,12 @@ void layer_task(int which, void *context);
    between layer steps (layer.h; the attention's last applied matrix is read by the frozen
    product right after its step, and none of the three is swapped with another buffer, as the
    queries' is with the frozen product), and its measures' Lanczos scratch, free between a
-   layer's measure and the next layer's step. */
+   layer's measure and the next layer's step.  One exception: from layer_one_beside to layer
+   1's step the main lane's logits and attention hold layer 1's shared attention
+   (run->shared_logits); no norms are taken in that window, since layer 1's were taken beside
+   the input and layer 2's are ahead (QK_DONE_BESIDE_INPUT). */
+/* Run.qk_ready's value while input_layer's work for layers 1 and 2 waits for layer 1. */
+enum { QK_READY_BESIDE_INPUT = -1 };
 enum { QK_IN_LOGITS, QK_IN_VALUES, QK_IN_ATTENTION, QK_IN_LANCZOS, QK_BORROWED };
 /* The doubles the norms of c's layers need in each (0 where no layer measures them). */
 void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED]);

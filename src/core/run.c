@@ -295,7 +295,7 @@ static int input_layer(Run *run)
         return tasks.info ? tasks.info : tasks.chain_info;
     if (tasks.layer_one) { /* layer 1's W^Q, W^K the workspace's; layer 2's ahead */
         take_ahead(w);
-        run->qk_ready = 2;
+        run->qk_ready = QK_READY_BESIDE_INPUT;
     }
     const Measures m0 = tasks.m0;
     size_t td = (size_t)c->tokens * c->width;

@@ -253,14 +253,14 @@ double *qk_product_of(Run *run, int layer, int which)
 }
 
 /* Work is done ahead only for the measured layers of the first seed (a replay or a later
-   seed measures no norms), and input_layer leaves qk_ready at 2 only beside layer 1's. */
+   seed measures no norms). */
 QkState qk_state(const Run *run)
 {
     if (!run->measure || !run->first_seed)
         return QK_TO_DO;
-    if (run->qk_ready == run->layer)
-        return QK_DONE_AHEAD;
-    return run->layer == 1 && run->qk_ready == 2 ? QK_DONE_BESIDE_INPUT : QK_TO_DO;
+    if (run->layer == 1 && run->qk_ready == QK_READY_BESIDE_INPUT)
+        return QK_DONE_BESIDE_INPUT;
+    return run->qk_ready == run->layer ? QK_DONE_AHEAD : QK_TO_DO;
 }
 
 /* The query-key work of run->layer, once for both networks: its M_h where its logits take
@@ -274,7 +274,8 @@ int layer_qk_work(Run *run, QkState state)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    if (state == QK_DONE_BESIDE_INPUT) { /* layer 2's stays ahead */
+    if (state == QK_DONE_BESIDE_INPUT) {
+        run->qk_ready = 2; /* layer 2's stays ahead */
         run->weights.qk_product = qk_product_of(run, 1, 0);
         return 0;
     }
