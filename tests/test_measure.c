@@ -421,7 +421,7 @@ void cblas_dsymv(const enum CBLAS_ORDER order, const enum CBLAS_UPLO uplo, const
    lanczos and the bound's. */
 static int measure_products(int T, int d, const double *x, double *unit, double *gram, double *eig,
                             double *lanczos, MeasureInputBound *bound, ptrdiff_t next_offset,
-                            int *repeated)
+                            MeasureRoute route, int *repeated)
 {
     MeasureSharing share = {.bound = bound};
     Measures m;
@@ -430,6 +430,7 @@ static int measure_products(int T, int d, const double *x, double *unit, double 
     assert_int_equal(Measure_tokens_sharing(la, T, d, x, 0.0, unit, gram, eig, lanczos, &share, &m),
                      0);
     products.on = false;
+    assert_int_equal(m.route, route); /* the case's route, with the bound or without */
     bool step[MAX_PRODUCTS];
     int steps = 0;
     *repeated = 0;
@@ -453,17 +454,23 @@ static int measure_products(int T, int d, const double *x, double *unit, double 
    Ĝ from the same start in the same scratch (docs/model.md §2): no product with Ĝ is computed
    twice in the measure, where restarting from step 0 repeats the first and resuming one step
    early repeats that step.  With the proof in a scratch of its own the route starts again, and
-   the counter sees the repeats (the test's own check); the shared scratch saves them all. */
+   the counter sees the repeats (the test's own check); the shared scratch saves them all.  On
+   each route that follows the top-eigenpair route's Lanczos: its certificate, the flat-spectrum
+   route (which carries on its steps in turn), the deflated route. */
 static void test_route_carries_on_the_bounds_steps(void **state)
 {
     (void)state;
-    enum { T = 96, D = 128, SPECTRA = 4 };
+    enum { T = 96, D = 128, SPECTRA = 5 };
     double s[SPECTRA][T];
+    const MeasureRoute route[SPECTRA] = {MEASURE_ROUTE_TOP_EIGENPAIR, MEASURE_ROUTE_FLAT_TOP,
+                                         MEASURE_ROUTE_DEFLATED, MEASURE_ROUTE_FLAT_TOP,
+                                         MEASURE_ROUTE_FLAT_TOP};
     for (int i = 0; i < T; i++) {
-        s[0][i] = 5.0 * pow(0.97, i);            /* geometric: the route certifies */
-        s[1][i] = i == 0 ? 1e3 : 1e-7 / (i + 1); /* collapsed: then the deflated route */
-        s[2][i] = 3e5;                           /* flat: then the flat-spectrum route */
-        s[3][i] = i < 2 ? 3e-7 : 2e-7 / (1 + i); /* a double top */
+        s[0][i] = i == 0 ? 10.0 : 0.5 * pow(0.97, i); /* a clear top */
+        s[1][i] = 5.0 * pow(0.97, i);                 /* geometric */
+        s[2][i] = i == 0 ? 1e3 : 1e-7 / (i + 1);      /* collapsed */
+        s[3][i] = 3e5;                                /* flat */
+        s[4][i] = i < 2 ? 3e-7 : 2e-7 / (1 + i);      /* a double top */
     }
     double *unit = malloc(sizeof(double) * T * D), *gram = malloc(sizeof(double) * T * T);
     double *eig = malloc(sizeof(double) * T), *factor = malloc(sizeof(double) * T * T);
@@ -474,16 +481,16 @@ static void test_route_carries_on_the_bounds_steps(void **state)
         int repeated_alone, repeated_shared, repeated_apart;
         /* The measure's first product is its first step's, into the scratch's next vector. */
         products.count = 0;
-        measure_products(T, D, x, unit, gram, eig, lanczos, NULL, 0, &repeated_alone);
+        measure_products(T, D, x, unit, gram, eig, lanczos, NULL, 0, route[c], &repeated_alone);
         ptrdiff_t next = products.out[0] - lanczos;
-        int alone =
-            measure_products(T, D, x, unit, gram, eig, lanczos, NULL, next, &repeated_alone);
+        int alone = measure_products(T, D, x, unit, gram, eig, lanczos, NULL, next, route[c],
+                                     &repeated_alone);
         MeasureInputBound shared_bound = {.factor = factor, .lanczos = lanczos};
         int shared = measure_products(T, D, x, unit, gram, eig, lanczos, &shared_bound, next,
-                                      &repeated_shared);
+                                      route[c], &repeated_shared);
         MeasureInputBound own_bound = {.factor = factor, .lanczos = apart};
-        int separate =
-            measure_products(T, D, x, unit, gram, eig, lanczos, &own_bound, next, &repeated_apart);
+        int separate = measure_products(T, D, x, unit, gram, eig, lanczos, &own_bound, next,
+                                        route[c], &repeated_apart);
         print_message("spectrum %d: %d steps without the bound (%d repeated), %d with it "
                       "(%d), %d with its own scratch (%d)\n",
                       c, alone, repeated_alone, shared, repeated_shared, separate, repeated_apart);
