@@ -15,7 +15,8 @@
  * compensated route (Dot2 sums, SaWork_product_compensated) must hold on every block, centring
  * and vector too, recover the terms a recursive sum loses (so dropping Dot2's carried errors
  * fails), and bound a layer-7-like block (T = 16, d = 64) where the centred route's bound
- * exceeds the product's norm to a tenth of it. */
+ * exceeds the product's norm to a tenth of it; on constructed blocks, each term of the prepared
+ * products' bound (u|P̂|, γ_d²|L||F|) is the one that holds it (dropping either fails). */
 #include "testing.h"
 
 #include "attnscope/attention.h"
@@ -596,6 +597,89 @@ static void test_compensated_sums_recover_lost_terms(void **state)
     block_free(b);
 }
 
+/* A JVP whose only error is one prepared product's, fl(X M)₀₀, and whose every other charge is
+   0, so that the compensated bound rests on that product's own term alone (each case's comment
+   says which).  T = 2, d = 8, the applied attention 0 (no value path), W_VO = I.  Token 0 holds
+   `row` in columns 2 onwards, token 1 is 0; M's column 0 is 1 in rows 2 .. 1 + terms (so
+   X M's (0, 0) entry is the sum of `row`, in order).  With `cancel`, X₀₇ = 1 and M₇₁ = −1
+   (fl(X M)₀₁ = −1, exact).  X Mᵀ is 0 and so are the logits (M's columns 0 and 1 meet X's,
+   which are 0): a = 1/2 everywhere, exact.  Ẋ: token 0 is (1, cancel, 0, …), token 1 is 0.
+   Ĝ = s(fl(X M)₀₀ − cancel) in row 0, column 0 (0 elsewhere); D, a = 1/2, passes it on as
+   ±Ĝ₀₀/4, and the output's row 0 is D₀₀ times token 0.  Returns the error of
+   SaWork_product_compensated (μ = 0) against the quad reference over its bound. */
+static double compensated_prepared_case(const char *term, const double *row, int terms, bool cancel)
+{
+    const int t = 2, d = 8;
+    size_t n = (size_t)t * d;
+    Block *b = block_new(t, d, 1);
+    double *v = calloc(3 * n, sizeof(double)), *out = v + n, *exact = out + n;
+    assert_non_null(v);
+    assert_non_null(b->applied[0] = calloc((size_t)t * t, sizeof(double)));
+    memset(b->x, 0, sizeof(double) * n);
+    memset(b->m[0], 0, sizeof(double) * (size_t)d * d);
+    memset(b->wvo[0], 0, sizeof(double) * (size_t)d * d);
+    for (int q = 0; q < d; q++)
+        b->wvo[0][q + (size_t)q * d] = 1.0;
+    for (int k = 0; k < terms; k++) {
+        b->x[(size_t)(2 + k) * t] = row[k];
+        b->m[0][2 + k] = 1.0;
+    }
+    if (cancel) {
+        b->x[(size_t)7 * t] = 1.0;
+        b->m[0][7 + d] = -1.0;
+    }
+    block_attend(b, MASK_FULL);
+    v[0] = 1.0;
+    v[t] = cancel ? 1.0 : 0.0;
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    assert_int_equal(SaWork_prepare_heads(w, b->blocks, 1), 0);
+    product_quad(b, v, false, exact);
+    double bound = SaWork_product_compensated(w, v, false, SA_CENTRE_NONE, out);
+    for (size_t k = 0; k < n; k++)
+        out[k] -= exact[k];
+    double error = norm2(out, n);
+    if (!(error > 0))
+        fail_msg("%s's case has no error to bound (the construction changed?)", term);
+    if (!(error <= bound))
+        fail_msg("%s's case: the compensated route's error %.3g above its bound %.3g", term, error,
+                 bound);
+    SaWork_free(w);
+    free(v);
+    block_free(b);
+    return error / bound;
+}
+
+/* Each term of the prepared products' bound E_P = (u|P̂| + γ_d²|L||F|)/(1 − u) is needed: in
+   each case below the bound is 0 without it and the error is not.
+   - u|P̂|: fl(X M)₀₀ = fl(1 + 2⁻⁵³ − 2⁻⁸⁰) = 1 (just below the tie), off by u·(1 − 2⁻²⁷), and
+     fl(X M)₀₁ = −1 cancels it in Ĝ: Ĝ = 0 exactly, so γ_2|Ĝ| and every charge of the
+     derivative and the output on |Ĝ|, |D̂| is 0, γ_d²|X||M| ≈ 64u² ≈ 2⁻¹⁰⁰ is 2⁴⁷ times below
+     the error, and only u|P̂| (u each of the two P̂ entries) covers the s·u/4·‖x₀‖ it leaves.
+   - γ_d² (the γ_n² factor of Dot2's Proposition 5.5, here n = d): the sum 2¹¹⁰ + 2⁵⁴ + 1 − 2¹¹⁰
+     − 2⁵⁴ = 1, which Dot2 returns as 0 (the carried errors 2⁵⁴ and 1 round to 2⁵⁴ in the
+     carry: exact in __float128, 111 bits), so u|P̂| = 0 there and only γ_d²|X||M| (≈ 2¹¹)
+     bounds the error s/4·‖x₀‖ ≈ 2¹⁰⁷.
+   The Dot2 sums of Ĝ and Ā have their own γ_{2d}² and γ_d² terms, which no test here makes
+   necessary: the prepared products they read are charged u|P̂| each, so those sums' Σ|x||y| is
+   charged u·Σ already, 1/(4d²u) times their γ² term (3·10¹⁰ at d = 256); it would matter only
+   where every prepared product errs by its full u|P̂| to within γ² and Ĝ cancels besides.  And
+   γ_2|Ĝ| (Ā) is never the term that matters: the softmax derivative D, which every Ĝ goes through,
+   charges its own rounding a ⊙ (γ_{T+3}·rowsum(a ⊙ |ĝ|) + γ_2|ĝ|), entry by entry at least what
+   γ_2|Ĝ| becomes through D, a ⊙ (γ_2|ĝ| + γ_2·rowsum(a ⊙ |ĝ|)), while D's actual rounding
+   exceeds the rest of its charge by at most 2u|D̂|, which the output sum's γ_N|D̂| (N ≥ T + 2)
+   covers; so the bound holds without it (to first order in u) and no input can show it. */
+static void test_compensated_bound_needs_each_term(void **state)
+{
+    (void)state;
+    const double tie[] = {1.0, 0x1p-53, -0x1p-80};
+    const double lost[] = {0x1p110, 0x1p54, 1.0, -0x1p110, -0x1p54};
+    double rounding = compensated_prepared_case("u|P̂|", tie, 3, true);
+    double cancelled = compensated_prepared_case("γ_d²|X||M|", lost, 5, false);
+    print_message("error/bound: %.3g where u|P̂| alone bounds it, %.3g where γ_d²|X||M| does\n",
+                  rounding, cancelled);
+}
+
 /* Layer 7's situation at the default size, small: at T = 16, d = 64 the counterpart
    network's layer-8 input (‖X‖_F 1.7·10⁶, saturated rows) leaves the centred route's bound,
    for all three centrings, above the product's norm for some vectors (a witness there proves
@@ -668,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_product_bound_is_tight_on_short_sums),
         cmocka_unit_test(test_product_bound_holds_at_the_default_network),
         cmocka_unit_test(test_compensated_sums_recover_lost_terms),
+        cmocka_unit_test(test_compensated_bound_needs_each_term),
         cmocka_unit_test(test_compensated_route_bounds_layer_seven),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -3,6 +3,8 @@
  * eigenvalues (dsyevd), runs where the certificate holds, and leaves to dsyevd what it
  * cannot certify and to X itself (deflated, or its singular values) what lies below
  * MEASURE_GRAM_FLOOR. */
+/* RTLD_NEXT (the products' counter below). */
+#define _GNU_SOURCE
 #include "testing.h"
 
 #include "model_fixture.h"
@@ -12,8 +14,11 @@
 #include "attnscope/model.h"
 #include "attnscope/random.h"
 
+#include <cblas.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,6 +367,148 @@ static void test_measure_bounds_the_input_norm(void **state)
     }
 }
 
+/* The products with a symmetric matrix (cblas_dsymv: each Lanczos step's, each Ritz vector's
+   check) while `products.on`, each as a hash of the matrix's lower triangle and of the vector
+   and where it went, so that a test can tell a step taken twice from two steps.  This definition
+   takes the place of the BLAS's in this program (the core's archive resolves to it) and calls the
+   BLAS's own. */
+enum { MAX_PRODUCTS = 4096 };
+static struct {
+    bool on;
+    int count;
+    uint64_t matrix[MAX_PRODUCTS], vector[MAX_PRODUCTS];
+    const double *out[MAX_PRODUCTS];
+} products;
+
+static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t size)
+{
+    const unsigned char *b = bytes;
+    for (size_t i = 0; i < size; i++)
+        hash = (hash ^ b[i]) * 0x100000001b3u;
+    return hash;
+}
+
+void cblas_dsymv(const enum CBLAS_ORDER order, const enum CBLAS_UPLO uplo, const blasint n,
+                 const double alpha, const double *a, const blasint lda, const double *x,
+                 const blasint incx, const double beta, double *y, const blasint incy)
+{
+    typedef void Dsymv(enum CBLAS_ORDER, enum CBLAS_UPLO, blasint, double, const double *, blasint,
+                       const double *, blasint, double, double *, blasint);
+    static Dsymv *blas;
+    if (!blas)
+        *(void **)&blas = dlsym(RTLD_NEXT, "cblas_dsymv");
+    assert_non_null(blas);
+    if (products.on) {
+        /* The measures' products are column-major, lower triangle, unit stride. */
+        assert_true(order == CblasColMajor && uplo == CblasLower && incx == 1);
+        assert_true(products.count < MAX_PRODUCTS);
+        uint64_t matrix = 0xcbf29ce484222325u;
+        for (blasint j = 0; j < n; j++)
+            matrix = fnv1a(matrix, a + j + (size_t)j * lda, sizeof(double) * (size_t)(n - j));
+        products.matrix[products.count] = matrix;
+        products.vector[products.count] = fnv1a(0xcbf29ce484222325u, x, sizeof(double) * n);
+        products.out[products.count] = y;
+        products.count++;
+    }
+    blas(order, uplo, n, alpha, a, lda, x, incx, beta, y, incy);
+}
+
+/* Measure_tokens_sharing with the input bound (or none), counting its Lanczos steps: *repeated,
+   those that were taken before in it (the same matrix and vector, bit for bit).  A step's
+   product goes to its scratch's next vector, at next_offset in it (where the first product of a
+   measure goes, a step's); a Ritz vector's check goes elsewhere (and may repeat a step's
+   product: at one step the Ritz vector is the start itself).  The scratches: the measure's
+   lanczos and the bound's. */
+static int measure_products(int T, int d, const double *x, double *unit, double *gram, double *eig,
+                            double *lanczos, MeasureInputBound *bound, ptrdiff_t next_offset,
+                            MeasureRoute route, int *repeated)
+{
+    MeasureSharing share = {.bound = bound};
+    Measures m;
+    products.count = 0;
+    products.on = true;
+    assert_int_equal(Measure_tokens_sharing(la, T, d, x, 0.0, unit, gram, eig, lanczos, &share, &m),
+                     0);
+    products.on = false;
+    assert_int_equal(m.route, route); /* the case's route, with the bound or without */
+    bool step[MAX_PRODUCTS];
+    int steps = 0;
+    *repeated = 0;
+    for (int i = 0; i < products.count; i++) {
+        step[i] = products.out[i] == lanczos + next_offset ||
+                  (bound && products.out[i] == bound->lanczos + next_offset);
+        if (!step[i])
+            continue;
+        steps++;
+        for (int j = 0; j < i; j++)
+            if (step[j] && products.matrix[i] == products.matrix[j] &&
+                products.vector[i] == products.vector[j]) {
+                ++*repeated;
+                break;
+            }
+    }
+    return steps;
+}
+
+/* The top-eigenpair route carries on the Lanczos steps the input bound's proof took on the same
+   Ĝ from the same start in the same scratch (docs/model.md §2): no product with Ĝ is computed
+   twice in the measure, where restarting from step 0 repeats the first and resuming one step
+   early repeats that step.  With the proof in a scratch of its own the route starts again, and
+   the counter sees the repeats (the test's own check); the shared scratch saves them all.  On
+   each route that follows the top-eigenpair route's Lanczos: its certificate, the flat-spectrum
+   route (which carries on its steps in turn), the deflated route. */
+static void test_route_carries_on_the_bounds_steps(void **state)
+{
+    (void)state;
+    enum { T = 96, D = 128, SPECTRA = 5 };
+    double s[SPECTRA][T];
+    const MeasureRoute route[SPECTRA] = {MEASURE_ROUTE_TOP_EIGENPAIR, MEASURE_ROUTE_FLAT_TOP,
+                                         MEASURE_ROUTE_DEFLATED, MEASURE_ROUTE_FLAT_TOP,
+                                         MEASURE_ROUTE_FLAT_TOP};
+    for (int i = 0; i < T; i++) {
+        s[0][i] = i == 0 ? 10.0 : 0.5 * pow(0.97, i); /* a clear top */
+        s[1][i] = 5.0 * pow(0.97, i);                 /* geometric */
+        s[2][i] = i == 0 ? 1e3 : 1e-7 / (i + 1);      /* collapsed */
+        s[3][i] = 3e5;                                /* flat */
+        s[4][i] = i < 2 ? 3e-7 : 2e-7 / (1 + i);      /* a double top */
+    }
+    double *unit = malloc(sizeof(double) * T * D), *gram = malloc(sizeof(double) * T * T);
+    double *eig = malloc(sizeof(double) * T), *factor = malloc(sizeof(double) * T * T);
+    double *lanczos = malloc(sizeof(double) * Measure_tokens_scratch_size(T, D));
+    double *apart = malloc(sizeof(double) * Measure_tokens_scratch_size(T, D));
+    for (int c = 0; c < SPECTRA; c++) {
+        double *x = with_singular_values(T, D, s[c], 31 + c);
+        int repeated_alone, repeated_shared, repeated_apart;
+        /* The measure's first product is its first step's, into the scratch's next vector. */
+        products.count = 0;
+        measure_products(T, D, x, unit, gram, eig, lanczos, NULL, 0, route[c], &repeated_alone);
+        ptrdiff_t next = products.out[0] - lanczos;
+        int alone = measure_products(T, D, x, unit, gram, eig, lanczos, NULL, next, route[c],
+                                     &repeated_alone);
+        MeasureInputBound shared_bound = {.factor = factor, .lanczos = lanczos};
+        int shared = measure_products(T, D, x, unit, gram, eig, lanczos, &shared_bound, next,
+                                      route[c], &repeated_shared);
+        MeasureInputBound own_bound = {.factor = factor, .lanczos = apart};
+        int separate = measure_products(T, D, x, unit, gram, eig, lanczos, &own_bound, next,
+                                        route[c], &repeated_apart);
+        print_message("spectrum %d: %d steps without the bound (%d repeated), %d with it "
+                      "(%d), %d with its own scratch (%d)\n",
+                      c, alone, repeated_alone, shared, repeated_shared, separate, repeated_apart);
+        assert_int_equal(repeated_alone, 0);
+        assert_int_equal(repeated_shared, 0);
+        assert_true(repeated_apart > 0);
+        assert_int_equal(shared, separate - repeated_apart);
+        assert_true(shared >= alone);
+        free(x);
+    }
+    free(unit);
+    free(gram);
+    free(eig);
+    free(factor);
+    free(lanczos);
+    free(apart);
+}
+
 /* Tokens X = 1mᵀ + V with V = Q diag(s) Wᵀ, Q's k columns orthonormal and orthogonal to 1 (so
    V is centred and its singular values are s, the centred stable rank Σ s⁴/s_1⁴) and m
    scaled so that ‖V‖_F/‖X‖_F = spread. */
@@ -580,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_routes_agree_over_model_runs),
         cmocka_unit_test(test_norm_bound_is_above_and_tight),
         cmocka_unit_test(test_measure_bounds_the_input_norm),
+        cmocka_unit_test(test_route_carries_on_the_bounds_steps),
         cmocka_unit_test(test_centred_gram_downdated),
         cmocka_unit_test(test_centred_after_the_deflated_route),
         cmocka_unit_test(test_cholesky_decides_definiteness),

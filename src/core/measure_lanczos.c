@@ -159,6 +159,15 @@ int lanczos_top_vector(Linalg *la, int T, const double *gram, double gram2, Lanc
         if (k >= reuse)
             lanczos_step(T, gram, l, k);
         used = k + 1;
+        /* The next basis vector before the stopping tests, whose end overwrites l->next with the
+           Ritz vector: a later run that carries these steps on starts at the next step, where
+           it would otherwise take this one again. */
+        if (used < steps && used > reuse) {
+            double *q_next = l->basis + (size_t)used * T;
+            cblas_dcopy(T, l->next, 1, q_next, 1);
+            cblas_dscal(T, 1.0 / l->beta[k], q_next, 1);
+            l->done = used;
+        }
 
         memcpy(l->diag, l->alpha, sizeof(double) * used);
         memcpy(l->offdiag, l->beta, sizeof(double) * (used - 1));
@@ -180,12 +189,6 @@ int lanczos_top_vector(Linalg *la, int T, const double *gram, double gram2, Lanc
                 return 0;
             if (residual <= residual_target(theta, spread))
                 break;
-        }
-        if (used < steps && used > reuse) {
-            double *q_next = l->basis + (size_t)used * T;
-            cblas_dcopy(T, l->next, 1, q_next, 1);
-            cblas_dscal(T, 1.0 / l->beta[k], q_next, 1);
-            l->done = used;
         }
     }
     cblas_dgemv(CblasColMajor, CblasNoTrans, T, used, 1.0, l->basis, T, l->ritz, 1, 0.0, l->next,
