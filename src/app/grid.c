@@ -34,6 +34,21 @@ static const Setting *setting_named(const char *key)
     return NULL;
 }
 
+/* The earlier value of t that sets the same value as `value` (parsed into c), or NULL: a value
+   given twice would make the same configuration twice, whose seeds merge then refuses to
+   count twice. */
+static const char *earlier_equal(const Term *t, const Config *value)
+{
+    for (int j = 0; j < t->count; j++) {
+        Config earlier = Config_default();
+        char message[OPTIONS_ERROR_SIZE];
+        if (Setting_parse(t->setting, &earlier, t->values[j], message, sizeof message) == 0 &&
+            Config_equal(&earlier, value))
+            return t->values[j];
+    }
+    return NULL;
+}
+
 /* One KEY=V1,V2,... (cut in place).  Returns 0 or -1 with the message. */
 static int parse_term(Grid *g, char *text, char *err, size_t size)
 {
@@ -66,6 +81,14 @@ static int parse_term(Grid *g, char *text, char *err, size_t size)
         char message[OPTIONS_ERROR_SIZE];
         if (Setting_parse(s, &scratch, rest, message, sizeof message)) {
             snprintf(err, size, "grid term %.40s=: %.400s", text, message);
+            return -1;
+        }
+        const char *same = earlier_equal(t, &scratch);
+        if (same) {
+            snprintf(err, size,
+                     "grid term %s=: '%.40s' repeats '%.40s'; accepted distinct values (a "
+                     "configuration twice would count its seeds twice in merge)",
+                     text, rest, same);
             return -1;
         }
         if (t->count == GRID_VALUES_MAX) {

@@ -127,6 +127,12 @@ check "more than 256 values in a term" refused "grid term seed=: accepted at mos
 values250=$(seq -s, 1 250)
 check "more than 1000000 lines" refused "grid: more than 1000000 lines; accepted at most that many" -- \
     "seed=$values250" "depth=$(seq -s, 1 50)" "sigma_qk=$(seq -s, 1 4)" seeds=21 --shards 21 -T 8 -d 8
+# A value twice would make a configuration twice, whose seeds merge refuses to count twice:
+# grid refuses it first, compared as values (1.0 is 1), naming the term and both spellings.
+check "a value twice" refused "grid term T=: '8' repeats '8'; accepted distinct values" -- \
+    'T=8,8 seeds=2' -d 16 -L 2 --shards 2
+check "a value twice, spelled otherwise" refused "grid term sigma_qk=: '1.0' repeats '1'" -- \
+    sigma_qk=1,2,1.0
 check "an enum value" refused "accepted softmax|markov|relu|sigmoid|linear|uniform|identity" -- attention=soft
 
 finish
