@@ -225,6 +225,14 @@ static void test_width_sweep_slope(void **state)
     const int x[] = {1, 10, 100};
     const double y[] = {5, 0.5, 0.05};
     assert_close(Sweep_loglog_slope(x, y, 3), -1.0, 1e-12);
+    /* A point at round-off (below SWEEP_RESOLVED_EXCESS) is left out of the fit, not fitted
+       through: the slope is the other two's, and NaN when one point is left. */
+    const double with_round_off[] = {5, 0.5, 2.7e-64};
+    assert_close(Sweep_loglog_slope(x, with_round_off, 3), -1.0, 1e-12);
+    assert_true(isnan(Sweep_loglog_slope(x + 1, with_round_off + 1, 2)));
+    assert_true(Sweep_resolved(SWEEP_RESOLVED_EXCESS));
+    assert_false(Sweep_resolved(SWEEP_RESOLVED_EXCESS / 2));
+    assert_false(Sweep_resolved(INFINITY));
 }
 
 static bool warned(const Result *r, const char *text)

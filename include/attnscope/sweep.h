@@ -9,11 +9,12 @@ enum { SWEEP_POINTS_MAX = 16 };
 
 typedef struct {
     int count;                           /* points computed (fewer when stopped) */
-    int tokens[SWEEP_POINTS_MAX];        /* 16, 32, … up to the configured T */
+    int tokens[SWEEP_POINTS_MAX];        /* 16, 32, … (2, 4, … below 16) up to the T */
     double excess[SWEEP_POINTS_MAX];     /* mean over seeds of sr − 1, gap off */
     double excess_gap[SWEEP_POINTS_MAX]; /* the same with the gap removed */
-    double slope, slope_gap;             /* least-squares slopes of log(sr − 1) on log T */
-    double theory_slope; /* 1 − 2ℓ where docs/model.md §3 predicts it, else NaN */
+    double slope, slope_gap; /* least-squares slopes of log(sr − 1) on log T over the resolved
+                                points (Sweep_resolved); NaN with fewer than two */
+    double theory_slope;     /* 1 − 2ℓ where docs/model.md §3 predicts it, else NaN */
 } WidthSweep;
 
 /* The token counts of the sweep for T tokens: powers of two from 16 (from 2 below 16) up to
@@ -25,8 +26,20 @@ int Sweep_token_counts(int tokens, int counts[SWEEP_POINTS_MAX]);
 int Sweep_width(const Config *c, Workspace *w, WidthSweep *out, const Progress *progress, char *err,
                 size_t size);
 
-/* Least-squares slope of log y on log x over the points where both are finite and > 0
-   (NaN with fewer than two). */
+/* sr − 1 from which a sweep's point is resolved and enters the fitted slopes.  Below it the
+   value is the size of X's own rounding, not its spectrum: ρ^{1/4} (ρ = sr − 1) is within
+   n^{1/4}·p·u (dgesdd) or 2√2·u (deflation) of the exact, and layers whose tokens are equal to
+   within round-off read ρ = 1e-62 … 1e-57 (docs/model.md §2).  At 1e-50, ρ^{1/4} ≥ 3.2e-13 is
+   56 times the largest of those levels (5.6e-15), so ρ is within 4/56 ≈ 7% of the exact,
+   0.07 in its log: little beside the decades a slope spans.  A T = 2 point with the gap
+   removed read 2.7e-64, and a fit through it gave a slope of 104. */
+#define SWEEP_RESOLVED_EXCESS 1e-50
+
+/* Whether sr − 1 = excess is resolved: finite and at least SWEEP_RESOLVED_EXCESS. */
+bool Sweep_resolved(double excess);
+
+/* Least-squares slope of log y on log x over the points where x > 0 and y is resolved
+   (Sweep_resolved); NaN with fewer than two. */
 double Sweep_loglog_slope(const int *x, const double *y, int n);
 
 #endif

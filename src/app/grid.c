@@ -34,6 +34,21 @@ static const Setting *setting_named(const char *key)
     return NULL;
 }
 
+/* The earlier value of t that sets the same value as `value` (parsed into c), or NULL: a value
+   given twice would make the same configuration twice, whose seeds merge then refuses to
+   count twice. */
+static const char *earlier_equal(const Term *t, const Config *value)
+{
+    for (int j = 0; j < t->count; j++) {
+        Config earlier = Config_default();
+        char message[OPTIONS_ERROR_SIZE];
+        if (Setting_parse(t->setting, &earlier, t->values[j], message, sizeof message) == 0 &&
+            Config_equal(&earlier, value))
+            return t->values[j];
+    }
+    return NULL;
+}
+
 /* One KEY=V1,V2,... (cut in place).  Returns 0 or -1 with the message. */
 static int parse_term(Grid *g, char *text, char *err, size_t size)
 {
@@ -66,6 +81,14 @@ static int parse_term(Grid *g, char *text, char *err, size_t size)
         char message[OPTIONS_ERROR_SIZE];
         if (Setting_parse(s, &scratch, rest, message, sizeof message)) {
             snprintf(err, size, "grid term %.40s=: %.400s", text, message);
+            return -1;
+        }
+        const char *same = earlier_equal(t, &scratch);
+        if (same) {
+            snprintf(err, size,
+                     "grid term %s=: '%.40s' repeats '%.40s'; accepted distinct values (a "
+                     "configuration twice would count its seeds twice in merge)",
+                     text, rest, same);
             return -1;
         }
         if (t->count == GRID_VALUES_MAX) {
@@ -153,6 +176,53 @@ static void max_time_member(const Options *o, Text *line)
     Text_printf(line, "}");
 }
 
+/* The two values of the seed term closest together (true), when it has two or more: the
+   configurations they make, equal but for the seed, overlap where one's seeds reach the
+   other's first, and merge then refuses to count those seeds twice. */
+static bool closest_seeds(const Grid *g, uint64_t *low, uint64_t *high)
+{
+    const Term *t = NULL;
+    for (int i = 0; i < g->count; i++)
+        if (strcmp(g->terms[i].setting->json, "seed") == 0)
+            t = &g->terms[i];
+    if (!t || t->count < 2)
+        return false;
+    uint64_t seeds[GRID_VALUES_MAX];
+    for (int j = 0; j < t->count; j++) {
+        Config c = Config_default();
+        char message[OPTIONS_ERROR_SIZE];
+        Setting_parse(t->setting, &c, t->values[j], message, sizeof message); /* checked */
+        seeds[j] = c.seed;
+    }
+    *low = 0;
+    *high = UINT64_MAX;
+    for (int i = 0; i < t->count; i++)
+        for (int j = 0; j < t->count; j++)
+            if (seeds[i] < seeds[j] && seeds[j] - seeds[i] < *high - *low) {
+                *low = seeds[i];
+                *high = seeds[j];
+            }
+    return true;
+}
+
+/* Whether c's seeds, from near_low and from near_high (the closest seed values), overlap:
+   -1 with err saying so, else 0. */
+static int seeds_overlap(const Config *c, const char *where, uint64_t near_low, uint64_t near_high,
+                         char *err, size_t size)
+{
+    if ((uint64_t)c->seeds <= near_high - near_low)
+        return 0;
+    snprintf(err, size,
+             "grid: %s: seed=%llu and seed=%llu are closer than the configuration's %d seeds "
+             "(seeds %llu..%llu and %llu..%llu overlap: merge would count a seed twice); "
+             "accepted seed values at least %d apart",
+             where, (unsigned long long)near_low, (unsigned long long)near_high, c->seeds,
+             (unsigned long long)near_low, (unsigned long long)near_low + (uint64_t)c->seeds - 1,
+             (unsigned long long)near_high, (unsigned long long)near_high + (uint64_t)c->seeds - 1,
+             c->seeds);
+    return -1;
+}
+
 /* Every configuration of the grid (the last term varying fastest), each as its shards, to out;
    with out NULL, only the checks, so that a grid with a bad configuration writes nothing. */
 static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t size)
@@ -165,6 +235,8 @@ static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t 
         snprintf(err, size, "grid: more than %d lines; accepted at most that many", GRID_LINES_MAX);
         return 2;
     }
+    uint64_t near_low, near_high;
+    bool seed_term = closest_seeds(g, &near_low, &near_high);
     int index[GRID_TERMS_MAX] = {0};
     Text line = {0};
     int status = 0;
@@ -193,6 +265,10 @@ static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t 
             snprintf(err, size, "grid: %s: seeds %llu..%llu pass the largest seed %llu", where,
                      (unsigned long long)c.seed, (unsigned long long)c.seed + (uint64_t)c.seeds - 1,
                      CONFIG_SEED_MAX);
+            status = 2;
+            break;
+        }
+        if (seed_term && seeds_overlap(&c, where, near_low, near_high, err, size)) {
             status = 2;
             break;
         }

@@ -280,15 +280,15 @@ static int within_bound(const Config *c, const Options *o, double bound, Pricing
                                               pricing->two_lanes);
     if (seconds <= bound)
         return 0;
-    char took[32], most[32];
+    char took[32], most[32], suggested[200];
     Duration_text(seconds, DURATION_PLAIN, took, sizeof took);
+    Rates_suggest_bound(seconds, suggested, sizeof suggested);
     Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     snprintf(err, size,
              "T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above the "
-             "line's bound of %s (\"%s\", or --max-time): to go ahead, give %.0f or more, or "
-             "--no-confirm",
+             "line's bound of %s (\"%s\", or --max-time): to go ahead, give %s",
              c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took, seconds, most,
-             MAX_TIME_KEY, ceil(seconds));
+             MAX_TIME_KEY, suggested);
     return -1;
 }
 

@@ -180,15 +180,16 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
     }
     if (!bounded || *seconds <= bound)
         return 0;
-    char took[32], most[32];
+    char took[32], most[32], suggested[200];
     Duration_text(*seconds, DURATION_PLAIN, took, sizeof took);
+    Rates_suggest_bound(*seconds, suggested, sizeof suggested);
     Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     fprintf(stderr,
             "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above "
-            "%s (%s): to go ahead, give --max-time %.0f or more, or --no-confirm\n",
+            "%s (%s): to go ahead, give --max-time %s\n",
             o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
             o->config.seeds == 1 ? "" : "s", took, *seconds, most,
-            o->max_time > 0 ? "--max-time" : "the bound without --max-time", ceil(*seconds));
+            o->max_time > 0 ? "--max-time" : "the bound without --max-time", suggested);
     Config fit;
     BatchPricing pricing = {.options = o, .rates = measured, .two_lanes = two_lanes};
     if (o->conditioning &&

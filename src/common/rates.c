@@ -45,6 +45,14 @@ CostRates Rates_rerated(CostRates rates, double estimated, double elapsed)
     return rates;
 }
 
+int Rates_suggest_bound(double seconds, char *buf, size_t size)
+{
+    return snprintf(buf, size,
+                    "%.0f or more, or --no-confirm (the estimate ×%d: the next start measures "
+                    "the machine's rate anew, and load varies it; --no-confirm always goes ahead)",
+                    ceil(seconds * RATES_SPREAD), RATES_SPREAD);
+}
+
 CostRates Rates_measure(void)
 {
     double gflops;

@@ -22,6 +22,18 @@ int Rates_check_environment(char *err, size_t size);
    measured ones otherwise. */
 CostRates Rates_measure(void);
 
+/* The bound a refusal suggests for a job estimated at some seconds: the estimate times
+   RATES_SPREAD, rounded up.  The next start measures the rate anew (~25 ms of dgemm), and on
+   a loaded machine that varies: over 90 starts at load 15-18 the estimates spanned 3.9-fold,
+   and a later start's estimate passed an earlier one's ×2 in 2.3% of pairs, ×3 in 0.1%
+   (bench/README.md), so the estimate itself was often refused again.  --no-confirm is the
+   sure way. */
+#define RATES_SPREAD 3
+/* "N or more, or --no-confirm (the estimate ×3: …)", N the bound suggested for a job
+   estimated at `seconds`, for a refusal's "to go ahead, give [--max-time] …".  Returns the
+   length, as snprintf does. */
+int Rates_suggest_bound(double seconds, char *buf, size_t size);
+
 /* Whether the environment pins the rates (then nothing re-rates them). */
 bool Rates_pinned(void);
 

@@ -13,12 +13,17 @@ int Sweep_token_counts(int tokens, int counts[SWEEP_POINTS_MAX])
     return n;
 }
 
+bool Sweep_resolved(double excess)
+{
+    return isfinite(excess) && excess >= SWEEP_RESOLVED_EXCESS;
+}
+
 double Sweep_loglog_slope(const int *x, const double *y, int n)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (!(y[i] > 0) || !isfinite(y[i]) || x[i] <= 0)
+        if (!Sweep_resolved(y[i]) || x[i] <= 0)
             continue;
         double lx = log((double)x[i]), ly = log(y[i]);
         sx += lx;

@@ -149,7 +149,7 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
     rx[0] = x[0];
     rx[1] = x[w->count - 1];
     for (int i = 0; reference && i < w->count; i++)
-        if (w->excess[i] > 0 && isfinite(w->excess[i])) {
+        if (Sweep_resolved(w->excess[i])) {
             ry[0] = w->excess[i] * pow(rx[0] / x[i], w->theory_slope);
             ry[1] = w->excess[i] * pow(rx[1] / x[i], w->theory_slope);
             break;

@@ -85,6 +85,48 @@ assert w["theory_slope"] == -1, w
 PY
 }
 check "theory and --sweep-T fields" theory_and_sweep
+
+# The sweep's fitted slopes, against numpy's polyfit of log(sr − 1) on log T over the points
+# docs/model.md §3 calls resolved (sr − 1 >= 1e-50; below, the value is X's own rounding),
+# null with fewer than two.  At -T 8 -d 16 -L 3 the gap-removed T = 2 point reads ~1e-64 (a
+# fit through it gave 104); at -T 4 it leaves one point, so slope_gap is null.  The sweep
+# starts at T = 2 below T = 16, at 16 from there.
+sweep_fits_numpy() {
+    local i=0 args
+    for args in "-T 8 -d 16 -L 3" "-T 4 -d 8 -L 3" "-a markov -T 64 -d 128 -L 2" \
+        "-T 64 -d 64 -L 3 --seeds 2"; do
+        # shellcheck disable=SC2086
+        "$BIN" --batch $args --sweep-T >"$tmp/fit$i.json" || { echo "  $args: exit $?"; return 1; }
+        i=$((i + 1))
+    done
+    /usr/bin/python3 - "$tmp"/fit[0-3].json <<'PY'
+import json, math, sys
+import numpy as np
+RESOLVED = 1e-50  # docs/model.md §3, the width sweep's fit
+left_out = nulls = 0
+for path in sys.argv[1:]:
+    w = json.load(open(path))["width_sweep"]
+    t = w["T"]
+    assert t[0] == (2 if t[-1] < 16 else 16) and all(b == 2 * a for a, b in zip(t, t[1:-1])), t
+    for key, points in (("slope", "stable_rank_minus_one"), ("slope_gap", "stable_rank_minus_one_gap")):
+        kept = [(x, y) for x, y in zip(t, w[points]) if y is not None and math.isfinite(y) and y >= RESOLVED]
+        left_out += len(t) - len(kept)
+        if len(kept) < 2:
+            nulls += 1
+            assert w[key] is None, (path, key, w)
+            continue
+        x, y = np.log(np.array(kept, dtype=float).T)
+        expected = np.polyfit(x, y, 1)[0]
+        assert w[key] is not None and abs(w[key] - expected) <= 1e-9 * max(1, abs(expected)), (path, key, w[key], expected)
+assert left_out >= 2 and nulls >= 1, (left_out, nulls)
+PY
+}
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    check "--sweep-T: the slopes are numpy's polyfit over the resolved points, null below two" \
+        sweep_fits_numpy
+else
+    skip "--sweep-T's slopes against numpy" "Debian's python3-numpy is not installed"
+fi
 # The sweep's layers run in the two lanes (test_worker_lanes counts them); the document is
 # byte for byte the one a single lane gives.
 check "--sweep-T: two lanes give what one lane gives" bash -c \

@@ -40,4 +40,35 @@ started() { # a job above any bound, with --no-confirm: it computes (still runni
         { echo "  status $status, stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
 check "--no-confirm starts a job above the bound" started
+
+# The bound a refusal suggests has a margin: each start measures the machine's rate anew, and
+# on a loaded machine a rerun with the bare estimate was refused again (mistral-7b: "give
+# --max-time 688", then "estimated at 855 s").  At pinned rates: the refusal at 3e-3 GFLOP/s
+# suggests N, and a machine 3 times slower (1e-3), the spread the margin covers, runs the
+# same job within --max-time N; a --batch --jsonl line's bound alike.
+job=(-T 64 -d 64 -L 2)
+suggestion_holds() {
+    local n
+    n=$(ATTNSCOPE_GFLOPS=3e-3 "$BIN" --batch "${job[@]}" --max-time 1e-9 2>&1 >/dev/null |
+        sed -nE 's/.*give --max-time ([0-9]+) or more, or --no-confirm.*/\1/p')
+    [ -n "$n" ] && ATTNSCOPE_GFLOPS=1e-3 "$BIN" --batch "${job[@]}" --max-time "$n" \
+        >"$tmp/out" 2>"$tmp/err" && [ -s "$tmp/out" ] ||
+        { echo "  suggested '$n', then: $(head -c 300 "$tmp/err")"; return 1; }
+}
+check "the suggested --max-time is the estimate ×3: a machine 3 times slower runs within it" \
+    suggestion_holds
+line_suggestion_holds() {
+    local n
+    n=$(echo '{"T": 64, "d": 64, "depth": 2, "max_time": 1e-9}' |
+        ATTNSCOPE_GFLOPS=3e-3 "$BIN" --batch --jsonl 2>/dev/null |
+        sed -nE 's/.*give ([0-9]+) or more, or --no-confirm.*/\1/p')
+    [ -n "$n" ] && echo "{\"T\": 64, \"d\": 64, \"depth\": 2, \"max_time\": $n}" |
+        ATTNSCOPE_GFLOPS=1e-3 "$BIN" --batch --jsonl >"$tmp/out" 2>"$tmp/err" &&
+        ! grep -q '"error"' "$tmp/out" ||
+        { echo "  suggested '$n', then: $(head -c 300 "$tmp/out" "$tmp/err")"; return 1; }
+}
+check "a --jsonl line's suggested bound alike" line_suggestion_holds
+check "the refusal says the margin and why" refused \
+    "give --max-time [0-9]+ or more, or --no-confirm \(the estimate ×3: the next start measures the machine's rate anew" \
+    "${job[@]}" --max-time 1e-9
 finish

@@ -127,6 +127,26 @@ check "more than 256 values in a term" refused "grid term seed=: accepted at mos
 values250=$(seq -s, 1 250)
 check "more than 1000000 lines" refused "grid: more than 1000000 lines; accepted at most that many" -- \
     "seed=$values250" "depth=$(seq -s, 1 50)" "sigma_qk=$(seq -s, 1 4)" seeds=21 --shards 21 -T 8 -d 8
+# A value twice would make a configuration twice, whose seeds merge refuses to count twice:
+# grid refuses it first, compared as values (1.0 is 1), naming the term and both spellings.
+check "a value twice" refused "grid term T=: '8' repeats '8'; accepted distinct values" -- \
+    'T=8,8 seeds=2' -d 16 -L 2 --shards 2
+check "a value twice, spelled otherwise" refused "grid term sigma_qk=: '1.0' repeats '1'" -- \
+    sigma_qk=1,2,1.0
+# Seed values closer than a configuration's seeds give overlapping seed ranges of one
+# configuration, which merge refuses alike; ranges that only touch merge.
+check "seed values closer than the seeds" refused \
+    "grid: seed=1: seed=1 and seed=2 are closer than the configuration's 2 seeds (seeds 1..2 and 2..3 overlap" -- \
+    seed=1,5,2 --seeds 2 -T 8 -d 16 -L 2
+check "... with seeds a term, naming the configuration" refused \
+    "grid: seed=1 seeds=3: seed=1 and seed=3 are closer than the configuration's 3 seeds" -- \
+    'seed=1,3 seeds=2,3' -T 8 -d 16 -L 2
+"$BIN" grid seed=1,3 --seeds 2 -T 8 -d 16 -L 2 | "$BIN" --batch --jsonl >"$tmp/touching.jsonl"
+touching_merge() {
+    "$BIN" merge "$tmp/touching.jsonl" >"$tmp/merged.json" || { echo "  merge: exit $?"; return 1; }
+    "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["config"]; sys.exit(0 if (c["seed"], c["seeds"]) == (1, 4) else 1)' "$tmp/merged.json"
+}
+check "seed=1,3 with 2 seeds: grid | --batch --jsonl | merge exits 0, seeds 1..4 merged" touching_merge
 check "an enum value" refused "accepted softmax|markov|relu|sigmoid|linear|uniform|identity" -- attention=soft
 
 finish
