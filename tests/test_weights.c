@@ -703,6 +703,45 @@ static void test_export_takes_the_checkpoint_in_use(void **state)
     Checkpoint_close(in_use);
 }
 
+static int table_not_read(void *context, const Config *c, const double *ids, double *rows)
+{
+    (void)context, (void)c, (void)ids, (void)rows;
+    fail_msg("the export read the table of a source it was not given");
+    return -1;
+}
+
+/* The other direction: with no checkpoint given while the source in use has an embedding
+   table, the export would write that source's layers without the table; refused, naming
+   the source, with nothing written.  Without a table the source's layers alone are its
+   whole model, and they export. */
+static void test_export_without_the_table_in_use_refused(void **state)
+{
+    (void)state;
+    Config c = small_config();
+    char written[128], refused[128], kept[128], path[160], err[512];
+    snprintf(written, sizeof written, "%s/layers", scratch_directory());
+    snprintf(refused, sizeof refused, "%s/tableless", scratch_directory());
+    snprintf(kept, sizeof kept, "%s/no-table", scratch_directory());
+    assert_true(Weights_export(&c, NULL, written, SAFETENSORS_F64, err, sizeof err) > 0);
+    Checkpoint *k = Checkpoint_open(written, &c, NULL, err, sizeof err);
+    assert_non_null(k);
+    WeightSource with_table = *Checkpoint_source(k);
+    assert_null(with_table.embed); /* this export holds no table: one is given below */
+    with_table.embed = table_not_read;
+    with_table.table = "model.embed_tokens.weight";
+    Layer_use_weights(&with_table);
+    assert_int_equal(Weights_export(&c, NULL, refused, SAFETENSORS_F64, err, sizeof err), -1);
+    if (!strstr(err, written) || !strstr(err, "has an embedding table"))
+        fail_msg("the reason is \"%s\"", err);
+    Layer_use_weights(Checkpoint_source(k));
+    if (Weights_export(&c, NULL, kept, SAFETENSORS_F64, err, sizeof err) <= 0)
+        fail_msg("the layers of a source without a table: %s", err);
+    Layer_use_weights(NULL);
+    snprintf(path, sizeof path, "%s/model.safetensors", refused);
+    assert_int_not_equal(access(path, F_OK), 0);
+    Checkpoint_close(k);
+}
+
 /* After a test that runs under a checkpoint: weights are drawn again, also where the test
    failed before it could say so, so the next test does not run on a closed checkpoint. */
 static int draw_again(void **state)
@@ -724,6 +763,7 @@ int main(void)
         cmocka_unit_test_teardown(test_plan_declares_the_load, draw_again),
         cmocka_unit_test_teardown(test_next_layer_not_read_ahead, draw_again),
         cmocka_unit_test_teardown(test_export_takes_the_checkpoint_in_use, draw_again),
+        cmocka_unit_test_teardown(test_export_without_the_table_in_use_refused, draw_again),
     };
     return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);
 }

@@ -24,9 +24,10 @@ typedef struct Checkpoint Checkpoint;
    the checkpoint the caller opened and gave Layer_use_weights (NULL: none), its embedding
    table and learned positions too, so that the export reads back as the checkpoint did.
    Layers and table come from the one source: a `read` whose source is not the one in use is
-   refused.  Each file is written beside its final name and renamed into place once both are
-   whole: a failure leaves what dir held as it was, and other files in dir are never touched.
-   Returns the bytes of model.safetensors, or -1 with the reason in err. */
+   refused, and so is no `read` while the source in use has a table.  Each file is written beside
+   its final name and renamed into place once both are whole: a failure leaves what dir held as it
+   was, and other files in dir are never touched. Returns the bytes of model.safetensors, or -1 with
+   the reason in err. */
 long long Weights_export(const Config *c, const Checkpoint *read, const char *dir,
                          SafetensorsDtype dtype, char *err, size_t size);
 

@@ -315,12 +315,21 @@ long long Weights_export(const Config *c, const Checkpoint *read, const char *di
                          SafetensorsDtype dtype, char *err, size_t size)
 {
     /* The layers are Layer_draw's, from the source in use: beside another checkpoint's table
-       they would make a model that neither checkpoint is. */
-    if (read && Layer_weights_in_use() != Checkpoint_source(read)) {
+       they would make a model that neither checkpoint is, and without the table of the
+       source in use one that it is not either. */
+    const WeightSource *in_use = Layer_weights_in_use();
+    if (read && in_use != Checkpoint_source(read)) {
         snprintf(err, size,
                  "the checkpoint %s is not the weight source in use, whose layers the "
                  "export would write beside its table",
                  Checkpoint_path(read));
+        return -1;
+    }
+    if (!read && in_use && in_use->embed) {
+        snprintf(err, size,
+                 "the weight source in use, %s, has an embedding table (%s) the export was not "
+                 "given: its layers would be written without it",
+                 in_use->name, in_use->table ? in_use->table : "its table");
         return -1;
     }
     if (make_directory(dir, err, size))
