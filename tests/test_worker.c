@@ -335,6 +335,16 @@ static Trace *open_trace(char *path)
     return trace;
 }
 
+/* Stops w, then the trace's text, its file removed. */
+static const char *stop_and_read_trace(Worker *w, Trace *trace, const char *path)
+{
+    assert_true(Worker_stop(w, WAIT_MS));
+    Trace_close(trace);
+    const char *text = read_all(path);
+    unlink(path);
+    return text;
+}
+
 /* The X0 a snapshot carries for the export is the run's input (reference_input, computed
    here), and a job whose settings X0 was already made for keeps it: the trace shows no
    "input-start" for it, while a job of other settings makes its own. */
@@ -359,10 +369,7 @@ static void test_input_kept_for_a_reused_job(void **state)
         assert_input_is_reference(jobs[i], s->input);
         Snapshot_free(s);
     }
-    assert_true(Worker_stop(w, WAIT_MS));
-    Trace_close(trace);
-    char *text = read_all(path);
-    unlink(path);
+    const char *text = stop_and_read_trace(w, trace, path);
     assert_non_null(strstr(text, "input-start gen=1\n"));
     assert_null(strstr(text, "input-start gen=2\n")); /* kept, not made again */
     assert_non_null(strstr(text, "input-start gen=3\n"));
