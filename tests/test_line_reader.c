@@ -159,34 +159,50 @@ static void test_only_regular_files(void **state)
 }
 
 /* A file of exactly the limit is read whole and NUL-terminated; one byte more is too large;
-   an empty file is read; a stream open only for writing fails to read. */
+   an empty file is read; a stream open only for writing fails to read, and says why. */
 static void test_read_whole(void **state)
 {
     (void)state;
     char *text;
     size_t length;
+    int error = -1;
     FILE *f = holding("ab\0de", 5);
-    assert_int_equal(File_read_whole(f, 5, &text, &length), FILE_WHOLE_READ);
+    assert_int_equal(File_read_whole(f, 5, &text, &length, &error), FILE_WHOLE_READ);
+    assert_int_equal(error, 0);
     assert_int_equal(length, 5);
     assert_memory_equal(text, "ab\0de", 5);
     assert_int_equal(text[5], '\0');
     free(text);
     rewind(f);
-    assert_int_equal(File_read_whole(f, 4, &text, &length), FILE_WHOLE_TOO_LARGE);
+    assert_int_equal(File_read_whole(f, 4, &text, &length, &error), FILE_WHOLE_TOO_LARGE);
     assert_null(text);
     assert_int_equal(length, 0);
     fclose(f);
     f = holding("", 0);
-    assert_int_equal(File_read_whole(f, 4, &text, &length), FILE_WHOLE_READ);
+    assert_int_equal(File_read_whole(f, 4, &text, &length, &error), FILE_WHOLE_READ);
     assert_int_equal(length, 0);
     assert_int_equal(text[0], '\0');
     free(text);
     fclose(f);
     f = fopen("/dev/null", "w");
     assert_non_null(f);
-    assert_int_equal(File_read_whole(f, 4, &text, &length), FILE_WHOLE_READ_FAILED);
+    assert_int_equal(File_read_whole(f, 4, &text, &length, &error), FILE_WHOLE_READ_FAILED);
+    assert_int_equal(error, EBADF); /* the read's own errno, kept */
     assert_null(text);
     fclose(f);
+}
+
+/* A regular file whose read fails names its reason: /proc/self/mem reads at address 0, which
+   no process maps, and the kernel answers EIO. */
+static void test_read_regular_says_why(void **state)
+{
+    (void)state;
+    char *text, err[256];
+    size_t length;
+    assert_int_equal(File_read_regular("/proc/self/mem", 16, &text, &length, err, sizeof err),
+                     FILE_WHOLE_READ_FAILED);
+    assert_null(text);
+    assert_string_equal(err, "'/proc/self/mem': Input/output error");
 }
 
 /* A limit no allocation can hold: out of memory, nothing read. */
@@ -198,8 +214,10 @@ static void test_read_whole_no_memory(void **state)
 #endif
     char *text;
     size_t length;
+    int error;
     FILE *f = holding("abc", 3);
-    assert_int_equal(File_read_whole(f, SIZE_MAX - 1, &text, &length), FILE_WHOLE_NO_MEMORY);
+    assert_int_equal(File_read_whole(f, SIZE_MAX - 1, &text, &length, &error),
+                     FILE_WHOLE_NO_MEMORY);
     assert_null(text);
     assert_int_equal(ftell(f), 0);
     fclose(f);
@@ -208,9 +226,13 @@ static void test_read_whole_no_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lines),         cmocka_unit_test(test_bound),
-        cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_only_regular_files),
-        cmocka_unit_test(test_read_whole),    cmocka_unit_test(test_read_whole_no_memory),
+        cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_bound),
+        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_only_regular_files),
+        cmocka_unit_test(test_read_whole),
+        cmocka_unit_test(test_read_whole_no_memory),
+        cmocka_unit_test(test_read_regular_says_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

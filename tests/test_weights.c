@@ -11,6 +11,7 @@
 #include "affine_reference.h"
 #include "layer_fixture.h"
 #include "model_fixture.h"
+#include "line_reader.h"
 #include "weights.h"
 
 #include "attnscope/entropy.h"
@@ -643,22 +644,6 @@ static void test_next_layer_not_read_ahead(void **state)
     }
 }
 
-/* The bytes of the file at path (NULL where unreadable), their count in *length. */
-static unsigned char *file_bytes(const char *path, long *length)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *bytes = NULL;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (*length = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (bytes = malloc((size_t)*length + 1)) &&
-        fread(bytes, 1, (size_t)*length, f) != (size_t)*length) {
-        free(bytes);
-        bytes = NULL;
-    }
-    if (f)
-        fclose(f);
-    return bytes;
-}
-
 /* The export of a checkpoint's weights takes the checkpoint from its caller: the one in use
    exports back to its own file bit for bit; another (opened beside it, whose table would sit
    beside the layers of the one in use) is refused, naming it, with nothing written. */
@@ -688,19 +673,60 @@ static void test_export_takes_the_checkpoint_in_use(void **state)
         fail_msg("the reason is \"%s\"", err);
     snprintf(path, sizeof path, "%s/model.safetensors", refused);
     assert_int_not_equal(access(path, F_OK), 0);
-    long n_first = 0, n_again = 0;
-    char original[160];
+    size_t n_first = 0, n_again = 0;
+    char original[160], *a, *b;
     snprintf(original, sizeof original, "%s/model.safetensors", first);
     snprintf(path, sizeof path, "%s/model.safetensors", again);
-    unsigned char *a = file_bytes(original, &n_first), *b = file_bytes(path, &n_again);
-    assert_non_null(a);
-    assert_non_null(b);
+    /* A few kilobytes: 1 MiB is a bound, not a size. */
+    assert_int_equal(File_read_regular(original, 1 << 20, &a, &n_first, err, sizeof err),
+                     FILE_WHOLE_READ);
+    assert_int_equal(File_read_regular(path, 1 << 20, &b, &n_again, err, sizeof err),
+                     FILE_WHOLE_READ);
     assert_int_equal(n_first, n_again);
-    assert_memory_equal(a, b, (size_t)n_first);
+    assert_memory_equal(a, b, n_first);
     free(a);
     free(b);
     Checkpoint_close(beside);
     Checkpoint_close(in_use);
+}
+
+static int table_not_read(void *context, const Config *c, const double *ids, double *rows)
+{
+    (void)context, (void)c, (void)ids, (void)rows;
+    fail_msg("the export read the table of a source it was not given");
+    return -1;
+}
+
+/* The other direction: with no checkpoint given while the source in use has an embedding
+   table, the export would write that source's layers without the table; refused, naming
+   the source, with nothing written.  Without a table the source's layers alone are its
+   whole model, and they export. */
+static void test_export_without_the_table_in_use_refused(void **state)
+{
+    (void)state;
+    Config c = small_config();
+    char written[128], refused[128], kept[128], path[160], err[512];
+    snprintf(written, sizeof written, "%s/layers", scratch_directory());
+    snprintf(refused, sizeof refused, "%s/tableless", scratch_directory());
+    snprintf(kept, sizeof kept, "%s/no-table", scratch_directory());
+    assert_true(Weights_export(&c, NULL, written, SAFETENSORS_F64, err, sizeof err) > 0);
+    Checkpoint *k = Checkpoint_open(written, &c, NULL, err, sizeof err);
+    assert_non_null(k);
+    WeightSource with_table = *Checkpoint_source(k);
+    assert_null(with_table.embed); /* this export holds no table: one is given below */
+    with_table.embed = table_not_read;
+    with_table.table = "model.embed_tokens.weight";
+    Layer_use_weights(&with_table);
+    assert_int_equal(Weights_export(&c, NULL, refused, SAFETENSORS_F64, err, sizeof err), -1);
+    if (!strstr(err, written) || !strstr(err, "has an embedding table"))
+        fail_msg("the reason is \"%s\"", err);
+    Layer_use_weights(Checkpoint_source(k));
+    if (Weights_export(&c, NULL, kept, SAFETENSORS_F64, err, sizeof err) <= 0)
+        fail_msg("the layers of a source without a table: %s", err);
+    Layer_use_weights(NULL);
+    snprintf(path, sizeof path, "%s/model.safetensors", refused);
+    assert_int_not_equal(access(path, F_OK), 0);
+    Checkpoint_close(k);
 }
 
 /* After a test that runs under a checkpoint: weights are drawn again, also where the test
@@ -724,6 +750,7 @@ int main(void)
         cmocka_unit_test_teardown(test_plan_declares_the_load, draw_again),
         cmocka_unit_test_teardown(test_next_layer_not_read_ahead, draw_again),
         cmocka_unit_test_teardown(test_export_takes_the_checkpoint_in_use, draw_again),
+        cmocka_unit_test_teardown(test_export_without_the_table_in_use_refused, draw_again),
     };
     return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);
 }

@@ -273,6 +273,108 @@ static void test_input_for_the_export(void **state)
     free(expected);
 }
 
+/* X0 of c's orthonormal input as docs/model.md §1.1 defines it, computed here loop by loop: G
+   (d×T) drawn from the input's stream, its columns orthonormalised by modified Gram-Schmidt
+   (R's diagonal positive, as the sign fix makes it), X0 = Qᵀ, times √d with --input-norm sqrt-d.
+   Independent of LAPACK's QR (Linalg_orthonormalise) and of the layer's transpose and scaling. */
+static void reference_input(const Config *c, double *x)
+{
+    int T = c->tokens, d = c->width;
+    double *g = malloc(sizeof(double) * (size_t)T * d);
+    RandomStream *random = RandomStream_new();
+    assert_non_null(g);
+    assert_non_null(random);
+    RandomStream_gaussian(random, c->seed, 0, ROLE_INPUT, 1.0, g, (size_t)T * d);
+    for (int i = 0; i < T; i++) { /* column i of G is g[i*d .. i*d + d) */
+        double *q = g + (size_t)i * d;
+        for (int k = 0; k < i; k++) {
+            const double *e = g + (size_t)k * d;
+            double dot = 0;
+            for (int j = 0; j < d; j++)
+                dot += e[j] * q[j];
+            for (int j = 0; j < d; j++)
+                q[j] -= dot * e[j];
+        }
+        double norm = 0;
+        for (int j = 0; j < d; j++)
+            norm += q[j] * q[j];
+        for (int j = 0; j < d; j++)
+            q[j] /= sqrt(norm);
+    }
+    double scale = c->input_norm == INPUT_NORM_SQRT_D ? sqrt((double)d) : 1.0;
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < d; j++)
+            x[i + (size_t)j * T] = scale * g[j + (size_t)i * d];
+    RandomStream_free(random);
+    free(g);
+}
+
+/* X0 against reference_input.  Two orthonormalisations of one G differ by rounding: about
+   κ(G)·n·ε in Q (κ ≈ (√d + √T)/(√d − √T) for a Gaussian G, 10 at 16×24; n = d), so
+   √d·10·24·2.2e-16 ≈ 3e-13 in an entry of X0; 1e-11 leaves room, yet a row from another
+   seed, another stream or a transposed X0 is off by O(1). */
+static void assert_input_is_reference(const Config *c, const double *x)
+{
+    size_t td = (size_t)c->tokens * c->width;
+    double *expected = malloc(sizeof(double) * td);
+    assert_non_null(expected);
+    reference_input(c, expected);
+    for (size_t k = 0; k < td; k++)
+        if (fabs(x[k] - expected[k]) > 1e-11)
+            fail_msg("X0[%zu] = %.17g, the reference's %.17g", k, x[k], expected[k]);
+    free(expected);
+}
+
+static Trace *open_trace(char *path)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    Trace *trace = Trace_open(path);
+    assert_non_null(trace);
+    return trace;
+}
+
+/* Stops w, then the trace's text, its file removed. */
+static const char *stop_and_read_trace(Worker *w, Trace *trace, const char *path)
+{
+    assert_true(Worker_stop(w, WAIT_MS));
+    Trace_close(trace);
+    const char *text = read_all(path);
+    unlink(path);
+    return text;
+}
+
+/* The X0 a snapshot carries for the export is the run's input (reference_input, computed
+   here), and a job whose settings X0 was already made for keeps it: the trace shows no
+   "input-start" for it, while a job of other settings makes its own. */
+static void test_input_kept_for_a_reused_job(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/attnscope-worker-XXXXXX";
+    Trace *trace = open_trace(path);
+    Config c = small(16, 2);
+    c.width = 24;
+    c.input_norm = INPUT_NORM_SQRT_D;
+    Config other = c;
+    other.seed = c.seed + 1;
+    Worker *w = Worker_new(trace);
+    assert_non_null(w);
+    Worker_set_full_attention_maps(w, true);
+    const Config *jobs[] = {&c, &c, &other};
+    for (int i = 0; i < 3; i++) {
+        Snapshot *s = wait_done(w, Worker_submit(w, jobs[i]), NULL);
+        if (!s->input)
+            fail_msg("job %d: no X0 (%s)", i, s->input_note);
+        assert_input_is_reference(jobs[i], s->input);
+        Snapshot_free(s);
+    }
+    const char *text = stop_and_read_trace(w, trace, path);
+    assert_non_null(strstr(text, "input-start gen=1\n"));
+    assert_null(strstr(text, "input-start gen=2\n")); /* kept, not made again */
+    assert_non_null(strstr(text, "input-start gen=3\n"));
+}
+
 /* A snapshot published before a newer submission is discarded by take. */
 static void test_stale_generation_discarded(void **state)
 {
@@ -495,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_stop_during_job),
         cmocka_unit_test(test_extras_and_reuse),
         cmocka_unit_test(test_input_for_the_export),
+        cmocka_unit_test(test_input_kept_for_a_reused_job),
         cmocka_unit_test(test_estimate_reads_what_is_kept),
         cmocka_unit_test(test_progress_of_the_running_job),
         cmocka_unit_test(test_conditioning_extras),

@@ -514,12 +514,11 @@ int HfConfig_apply(const char *path, Config *c, HfConfigReport *report, char *er
     int status = -1;
     if (outcome == FILE_WHOLE_READ)
         status = HfConfig_parse(text, n, file, c, report, err, size);
-    else if (outcome != FILE_WHOLE_NOT_OPENED) /* whose err is the open's own */
-        snprintf(err, size, "%s: %s", file,
-                 outcome == FILE_WHOLE_NO_MEMORY   ? "out of memory"
-                 : outcome == FILE_WHOLE_TOO_LARGE ? "larger than 1 MiB: accepted a config.json (a "
-                                                     "few kilobytes)"
-                                                   : "read error");
+    else if (outcome == FILE_WHOLE_NO_MEMORY || outcome == FILE_WHOLE_TOO_LARGE)
+        snprintf(err, size, "%s: %s", file, /* the other failures' err is File_read_regular's */
+                 outcome == FILE_WHOLE_NO_MEMORY ? "out of memory"
+                                                 : "larger than 1 MiB: accepted a config.json (a "
+                                                   "few kilobytes)");
     free(text);
     return status;
 }

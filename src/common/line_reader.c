@@ -82,12 +82,14 @@ static const char *not_regular(mode_t mode)
                             : "not a regular file";
 }
 
-FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length)
+FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length, int *error)
 {
     char *buffer = malloc(limit + 1);
+    errno = 0;
     size_t n = buffer ? fread(buffer, 1, limit + 1, f) : 0;
+    *error = buffer && ferror(f) ? (errno ? errno : EIO) : 0; /* fread may leave errno unset */
     FileWhole status = !buffer     ? FILE_WHOLE_NO_MEMORY
-                       : ferror(f) ? FILE_WHOLE_READ_FAILED
+                       : *error    ? FILE_WHOLE_READ_FAILED
                        : n > limit ? FILE_WHOLE_TOO_LARGE
                                    : FILE_WHOLE_READ;
     if (status == FILE_WHOLE_READ) {
@@ -111,31 +113,43 @@ FileWhole File_read_regular(const char *path, size_t limit, char **text, size_t 
         *length = 0;
         return FILE_WHOLE_NOT_OPENED;
     }
-    FileWhole status = File_read_whole(f, limit, text, length);
+    int error;
+    FileWhole status = File_read_whole(f, limit, text, length, &error);
     fclose(f);
+    if (status == FILE_WHOLE_READ_FAILED)
+        snprintf(err, size, "'%s': %s", path, strerror(error));
     return status;
+}
+
+int File_open_regular_fd(const char *path, struct stat *st, char *err, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, st) != 0) {
+        snprintf(err, size, "'%s': %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(err, size, "'%s': %s", path, not_regular(st->st_mode));
+        close(fd);
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        snprintf(err, size, "'%s': %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 FILE *File_open_regular(const char *path, char *err, size_t size)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, size, "'%s': %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, size, "'%s': %s", path, not_regular(st.st_mode));
-        close(fd);
-        return NULL;
-    }
-    FILE *f = NULL;
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
-        f = fdopen(fd, "r");
-    if (!f) {
+    int fd = File_open_regular_fd(path, &st, err, size);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (fd >= 0 && !f) {
         snprintf(err, size, "'%s': %s", path, strerror(errno));
         close(fd);
     }

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 /* The longest line accepted, in bytes, its newline included (64 MiB). */
 #define LINE_MAX_BYTES ((size_t)64 << 20)
@@ -51,23 +52,30 @@ int LineStatus_exit_status(LineStatus status);
    "'PATH': why" in err. */
 FILE *File_open_regular(const char *path, char *err, size_t size);
 
+/* File_open_regular's open as a descriptor, for a caller that maps the file (a checkpoint's
+   shard): the descriptor, blocking again, and the file's status in *st; -1 with "'PATH': why"
+   in err. */
+int File_open_regular_fd(const char *path, struct stat *st, char *err, size_t size);
+
 /* What File_read_whole found; each reader says it in its own words. */
 typedef enum {
     FILE_WHOLE_READ,      /* the file is in *text */
     FILE_WHOLE_TOO_LARGE, /* more than the limit: bad input */
     FILE_WHOLE_NO_MEMORY,
-    FILE_WHOLE_READ_FAILED,
-    FILE_WHOLE_NOT_OPENED, /* File_read_regular: err says why */
+    FILE_WHOLE_READ_FAILED, /* File_read_whole's *error (File_read_regular's err) says why */
+    FILE_WHOLE_NOT_OPENED,  /* File_read_regular: err says why */
 } FileWhole;
 
 /* A small file whole (config.json, a token-id list, a checkpoint's index), from f's position:
    at most limit bytes into *text (malloc'd and NUL-terminated: the caller frees it) and
    *length; on any other outcome *text is NULL.  One read of limit + 1 bytes tells a file of
-   exactly limit bytes from a larger one. */
-FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length);
+   exactly limit bytes from a larger one.  *error is the read's errno where it failed (so the
+   reader can say "Input/output error"), else 0. */
+FileWhole File_read_whole(FILE *f, size_t limit, char **text, size_t *length, int *error);
 
-/* File_open_regular(path), then File_read_whole: FILE_WHOLE_NOT_OPENED with "'PATH': why" in
-   err where the open refuses. */
+/* File_open_regular(path), then File_read_whole: FILE_WHOLE_NOT_OPENED or
+   FILE_WHOLE_READ_FAILED with "'PATH': why" in err where the open refuses or the read fails;
+   the caller words FILE_WHOLE_TOO_LARGE and FILE_WHOLE_NO_MEMORY. */
 FileWhole File_read_regular(const char *path, size_t limit, char **text, size_t *length, char *err,
                             size_t size);
 

@@ -7,7 +7,6 @@
 #include "safetensors_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,18 +31,12 @@ void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t)
 /* Maps the file at path read-only and checks it; the mapping joins s's. */
 static Safetensors *map_file(const char *path, Mapping *mapping, char *err, size_t size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    struct stat st; /* a FIFO, a device or a folder is refused without waiting on it */
+    int fd = File_open_regular_fd(path, &st, err, size);
+    if (fd < 0)
         return NULL;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size < 8) {
-        snprintf(err, size, "%s: %s", path,
-                 S_ISREG(st.st_mode) ? "too short for the 8-byte header length"
-                                     : "not a regular file");
+    if (st.st_size < 8) {
+        snprintf(err, size, "%s: too short for the 8-byte header length", path);
         close(fd);
         return NULL;
     }
@@ -74,25 +67,6 @@ static Safetensors *open_file(const char *path, char *err, size_t size)
     if (s)
         s->mappings[s->mapping_count++] = m;
     return s;
-}
-
-/* Reads a small file whole, NUL-terminated; NULL with err. */
-static char *read_small_file(const char *path, size_t limit, size_t *length, char *err, size_t size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *text;
-    FileWhole outcome = File_read_whole(f, limit, &text, length);
-    fclose(f);
-    if (outcome != FILE_WHOLE_READ)
-        snprintf(err, size, "%s: %s", path,
-                 outcome == FILE_WHOLE_NO_MEMORY   ? "out of memory"
-                 : outcome == FILE_WHOLE_TOO_LARGE ? "larger than an index can be"
-                                                   : "read error");
-    return text;
 }
 
 /* Moves shard's tensors, metadata and mapping into s. */
@@ -215,8 +189,14 @@ static int open_shards(Safetensors *s, const char *dir, const char *index, const
 JsonValue *Safetensors_read_json(const char *path, char *err, size_t size)
 {
     size_t length;
-    char *text = read_small_file(path, 64u << 20, &length, err, size);
-    if (!text)
+    char *text;
+    FileWhole outcome = File_read_regular(path, 64u << 20, &text, &length, err, size);
+    if (outcome == FILE_WHOLE_NO_MEMORY || outcome == FILE_WHOLE_TOO_LARGE)
+        snprintf(err, size, "%s: %s", path, /* the other failures' err is File_read_regular's */
+                 outcome == FILE_WHOLE_NO_MEMORY ? "out of memory"
+                                                 : "larger than 64 MiB, more than an index or a "
+                                                   "config.json holds");
+    if (outcome != FILE_WHOLE_READ)
         return NULL;
     char json_err[256];
     JsonValue *v = Json_parse(text, length, json_err, sizeof json_err);

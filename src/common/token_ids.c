@@ -181,8 +181,6 @@ int TokenIds_read(const char *path, TokenIds *out, char *err, size_t size)
     int status = -1;
     if (outcome == FILE_WHOLE_NO_MEMORY)
         snprintf(err, size, "'%s': out of memory", path);
-    else if (outcome == FILE_WHOLE_READ_FAILED)
-        snprintf(err, size, "'%s': the read failed", path);
     else if (outcome == FILE_WHOLE_TOO_LARGE)
         snprintf(err, size, "'%s': larger than %zu bytes, more than %d token ids can take", path,
                  TOKEN_IDS_FILE_MAX, CONFIG_TOKENS_MAX);

@@ -20,14 +20,15 @@ typedef struct Checkpoint Checkpoint;
 
 /* Writes the weights of c (as Layer_draw makes them for c's seed, or as the weight source in
    use gives them) into dir as model.safetensors in dtype (F64, F32 or BF16, rounded to
-   nearest) and config.json, creating dir if it is missing (not its parents); with `read`,
+   nearest) and config.json, creating dir if it is missing (not its parents); with `checkpoint`,
    the checkpoint the caller opened and gave Layer_use_weights (NULL: none), its embedding
    table and learned positions too, so that the export reads back as the checkpoint did.
-   Layers and table come from the one source: a `read` whose source is not the one in use is
-   refused.  Each file is written beside its final name and renamed into place once both are
-   whole: a failure leaves what dir held as it was, and other files in dir are never touched.
-   Returns the bytes of model.safetensors, or -1 with the reason in err. */
-long long Weights_export(const Config *c, const Checkpoint *read, const char *dir,
+   Layers and table come from the one source: a `checkpoint` whose source is not the one in use is
+   refused, and so is no `checkpoint` while the source in use has a table.  Each file is written
+   beside its final name and renamed into place once both are whole: a failure leaves what dir held
+   as it was, and other files in dir are never touched. Returns the bytes of model.safetensors, or
+   -1 with the reason in err. */
+long long Weights_export(const Config *c, const Checkpoint *checkpoint, const char *dir,
                          SafetensorsDtype dtype, char *err, size_t size);
 
 /* Opens path (safetensors.h) for c: every tensor c's weights need must be there with its

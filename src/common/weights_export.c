@@ -52,7 +52,8 @@ static void header_entry(Text *t, const char *name, int rank, const uint64_t *sh
 /* The header: every layer's tensors in order, back to back, then the read checkpoint's table
    and positions, then the metadata; padded with spaces to a multiple of 8 bytes, as the
    reference writer does, so the data is aligned. */
-static void export_header(const Config *c, const Checkpoint *read, SafetensorsDtype dtype, Text *t)
+static void export_header(const Config *c, const Checkpoint *checkpoint, SafetensorsDtype dtype,
+                          Text *t)
 {
     uint64_t at = 0;
     Text_printf(t, "{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"attnscope %s\"}",
@@ -65,7 +66,8 @@ static void export_header(const Config *c, const Checkpoint *read, SafetensorsDt
             header_entry(t, list[i].name, list[i].rank, list[i].shape, dtype, &at);
     }
     for (int positions = 0; positions < 2; positions++) {
-        const SafetensorsTensor *table = read ? Checkpoint_table(read, positions) : NULL;
+        const SafetensorsTensor *table =
+            checkpoint ? Checkpoint_table(checkpoint, positions) : NULL;
         if (table)
             header_entry(t, Weights_table_name(&LLAMA_NAMES, positions), table->rank, table->shape,
                          dtype, &at);
@@ -132,14 +134,14 @@ static int write_tensor(Encoder *e, const LayerWeights *w, const WeightTensor *t
 }
 
 /* The read checkpoint's table (positions: its learned positions), row by row from its file. */
-static int write_table(Encoder *e, const Checkpoint *read, bool positions)
+static int write_table(Encoder *e, const Checkpoint *checkpoint, bool positions)
 {
-    const SafetensorsTensor *table = Checkpoint_table(read, positions);
+    const SafetensorsTensor *table = Checkpoint_table(checkpoint, positions);
     uint64_t rows = table->shape[0], width = table->shape[1];
     double *row = malloc(sizeof(double) * width);
     int status = row ? 0 : -1;
     for (uint64_t r = 0; r < rows && status == 0; r++) {
-        Checkpoint_table_row(read, positions, r, row);
+        Checkpoint_table_row(checkpoint, positions, r, row);
         for (uint64_t j = 0; j < width && status == 0; j++)
             status = encoder_put(e, row[j]);
     }
@@ -191,11 +193,11 @@ static int drawing_new(const Config *c, Drawing *d)
 
 /* model.safetensors into f: the length, the header, then layer by layer, drawn and written,
    then the read checkpoint's table and positions. */
-static int write_model(FILE *f, const Config *c, const Checkpoint *read, SafetensorsDtype dtype,
-                       char *err, size_t size)
+static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
+                       SafetensorsDtype dtype, char *err, size_t size)
 {
     Text header = {0};
-    export_header(c, read, dtype, &header);
+    export_header(c, checkpoint, dtype, &header);
     Drawing d;
     Encoder *e = malloc(sizeof *e);
     if (e)
@@ -227,8 +229,8 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *read, Safeten
             status = write_tensor(e, &d.w, &list[i], affine_of[i]);
     }
     for (int positions = 0; positions < 2 && status == 0; positions++)
-        if (read && Checkpoint_table(read, positions))
-            status = write_table(e, read, positions);
+        if (checkpoint && Checkpoint_table(checkpoint, positions))
+            status = write_table(e, checkpoint, positions);
     if (status == 0)
         status = encoder_flush(e);
     drawing_free(&d);
@@ -239,7 +241,8 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *read, Safeten
 /* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
    table rows where it has them, so that the export reads back as it did), then every
    attnscope setting, with which the weights were drawn. */
-static void config_json(const Config *c, const Checkpoint *read, SafetensorsDtype dtype, Text *t)
+static void config_json(const Config *c, const Checkpoint *checkpoint, SafetensorsDtype dtype,
+                        Text *t)
 {
     static const char *const ACTIVATIONS[] = {[MLP_RELU] = "relu",
                                               [MLP_GELU] = "gelu",
@@ -254,9 +257,10 @@ static void config_json(const Config *c, const Checkpoint *read, SafetensorsDtyp
                 "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
                 "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
                 c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth,
-                read && Checkpoint_context(read) ? Checkpoint_context(read) : c->tokens);
-    if (read && Checkpoint_table(read, false))
-        Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(read));
+                checkpoint && Checkpoint_context(checkpoint) ? Checkpoint_context(checkpoint)
+                                                             : c->tokens);
+    if (checkpoint && Checkpoint_table(checkpoint, false))
+        Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
     if (c->mlp != MLP_NONE)
         Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
                     Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
@@ -311,16 +315,25 @@ static int make_directory(const char *dir, char *err, size_t size)
     return 0;
 }
 
-long long Weights_export(const Config *c, const Checkpoint *read, const char *dir,
+long long Weights_export(const Config *c, const Checkpoint *checkpoint, const char *dir,
                          SafetensorsDtype dtype, char *err, size_t size)
 {
     /* The layers are Layer_draw's, from the source in use: beside another checkpoint's table
-       they would make a model that neither checkpoint is. */
-    if (read && Layer_weights_in_use() != Checkpoint_source(read)) {
+       they would make a model that neither checkpoint is, and without the table of the
+       source in use one that it is not either. */
+    const WeightSource *in_use = Layer_weights_in_use();
+    if (checkpoint && in_use != Checkpoint_source(checkpoint)) {
         snprintf(err, size,
                  "the checkpoint %s is not the weight source in use, whose layers the "
                  "export would write beside its table",
-                 Checkpoint_path(read));
+                 Checkpoint_path(checkpoint));
+        return -1;
+    }
+    if (!checkpoint && in_use && in_use->embed) {
+        snprintf(err, size,
+                 "the weight source in use, %s, has an embedding table (%s) the export was not "
+                 "given: its layers would be written without it",
+                 in_use->name, in_use->table ? in_use->table : "its table");
         return -1;
     }
     if (make_directory(dir, err, size))
@@ -338,10 +351,10 @@ long long Weights_export(const Config *c, const Checkpoint *read, const char *di
         }
         return -1;
     }
-    int status = write_model(f, c, read, dtype, err, size);
+    int status = write_model(f, c, checkpoint, dtype, err, size);
     long long bytes = status == 0 ? (long long)ftello(f) : -1;
     Text text = {0};
-    config_json(c, read, dtype, &text);
+    config_json(c, checkpoint, dtype, &text);
     if (fwrite(text.data, 1, text.length, g) != text.length || text.failed)
         status = status ? status : -1;
     Text_free(&text);

@@ -306,6 +306,7 @@ static bool make_input(Worker *w, const Config *job)
 {
     if (input_done(w, job))
         return true;
+    Trace_event(w->trace, "input-start gen=%lu", w->running); /* tests tell made from kept */
     pthread_mutex_lock(&w->lock);
     double total = w->progress.total_s;
     pthread_mutex_unlock(&w->lock);

@@ -129,6 +129,8 @@ mkdir -p "$tmp/nothing"
 refused "a directory without config.json" "$tmp/nothing" "'$tmp/nothing/config.json': No such file or directory"
 mkfifo "$tmp/fifo.json"
 refused "a FIFO" "$tmp/fifo.json" "'$tmp/fifo.json': a FIFO, not a regular file"
+# A regular file whose read fails says the reason (/proc/self/mem at address 0: EIO).
+refused "a read that fails: its reason" /proc/self/mem "'/proc/self/mem': Input/output error"
 
 # Combinations that would lose what it read.
 check "--jsonl with --hf-config is refused" bash -c "! '$BIN' --batch --jsonl --hf-config '$tmp/tiny' </dev/null 2>'$tmp/e' && grep -q 'accepted only without --jsonl' '$tmp/e'"

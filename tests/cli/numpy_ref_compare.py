@@ -51,7 +51,7 @@ import os
 import struct
 import sys
 
-import safetensors_tool as safetensors
+import safetensors_tool
 
 RTOL = 1e-9
 EPS = 2.0 ** -52
@@ -185,9 +185,10 @@ def gamma(n):
 def weight_norms(directory):
     """‖W^Q_ℓ‖_F, ‖W^K_ℓ‖_F, ‖W^V_ℓ‖_F of numpy's checkpoint, per layer ℓ = 1..L."""
     norms = {}
-    for name, dtype, _, raw in safetensors.read(os.path.join(directory, "model.safetensors"))[0]:
+    tensors = safetensors_tool.read(os.path.join(directory, "model.safetensors"))[0]
+    for name, dtype, _, raw in tensors:
         if name.startswith("model.layers."):
-            values = safetensors.values(dtype, raw)
+            values = safetensors_tool.values(dtype, raw)
             layer, kind = int(name.split(".")[2]), name.split(".")[4]
             norms.setdefault(layer + 1, {})[kind] = math.sqrt(math.fsum(v * v for v in values))
     return {layer: (n["q_proj"], n["k_proj"], n["v_proj"]) for layer, n in norms.items()}

@@ -77,6 +77,9 @@ check "a directory: refused, naming what it is" refused "'$tmp': " -- $base --to
 # shellcheck disable=SC2086
 check "a missing file" refused "'$tmp/none': No such file or directory" -- $base --token-ids "$tmp/none"
 # shellcheck disable=SC2086
+check "a read that fails: its reason (/proc/self/mem at address 0)" refused \
+    "'/proc/self/mem': Input/output error" -- $base --token-ids /proc/self/mem
+# shellcheck disable=SC2086
 check "-T that disagrees with the count: refused, naming both" refused \
     "--token-ids '$tmp/same.txt' holds 6 ids, but -T/--tokens says 5" -- $base -T 5 --token-ids "$tmp/same.txt"
 # shellcheck disable=SC2086

@@ -343,8 +343,38 @@ check "a malformed config.json is named" refused "$tmp/gpt2/config.json: JSON by
 rm "$tmp/gpt2/config.json"
 mkdir "$tmp/gpt2/config.json"
 # shellcheck disable=SC2086
-check "a config.json that opens but cannot be read (a directory) is named" refused \
-    "$tmp/gpt2/config.json: read error" -- "$BIN" $base $A --weights "$tmp/gpt2"
+check "a config.json that is a directory is named as one" refused \
+    "'$tmp/gpt2/config.json': Is a directory" -- "$BIN" $base $A --weights "$tmp/gpt2"
+# A FIFO where a file of the checkpoint should be is refused at once, never waited on (a
+# blocking open would wait for a writer for ever: timeout's 124 fails the check).
+rmdir "$tmp/gpt2/config.json"
+mkfifo "$tmp/gpt2/config.json"
+# shellcheck disable=SC2086
+check "a FIFO config.json: refused at once" refused \
+    "'$tmp/gpt2/config.json': a FIFO, not a regular file" -- \
+    timeout 10 "$BIN" $base $A --weights "$tmp/gpt2"
+mkdir "$tmp/fifos"
+mkfifo "$tmp/fifos/model.safetensors.index.json" "$tmp/fifos/model.safetensors" "$tmp/fifos/shard"
+# shellcheck disable=SC2086
+check "a FIFO index: refused at once" refused \
+    "'$tmp/fifos/model.safetensors.index.json': a FIFO, not a regular file" -- \
+    timeout 10 "$BIN" $base $A --weights "$tmp/fifos"
+rm "$tmp/fifos/model.safetensors.index.json"
+# shellcheck disable=SC2086
+check "a FIFO model.safetensors: refused at once" refused \
+    "'$tmp/fifos/model.safetensors': a FIFO, not a regular file" -- \
+    timeout 10 "$BIN" $base $A --weights "$tmp/fifos"
+# shellcheck disable=SC2086
+check "--weights naming a FIFO: refused at once" refused \
+    "'$tmp/fifos/shard': a FIFO, not a regular file" -- \
+    timeout 10 "$BIN" $base $A --weights "$tmp/fifos/shard"
+rm "$tmp/fifos/model.safetensors"
+printf '{"weight_map": {"model.layers.0.self_attn.q_proj.weight": "shard"}}' \
+    >"$tmp/fifos/model.safetensors.index.json"
+# shellcheck disable=SC2086
+check "an index naming a FIFO shard: refused at once" refused \
+    "'$tmp/fifos/shard': a FIFO, not a regular file" -- \
+    timeout 10 "$BIN" $base $A --weights "$tmp/fifos"
 
 # The export: into a directory that is not one, nothing is written; over an earlier export,
 # the new files replace the old and other files stay; no staging file is left.
