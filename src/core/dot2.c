@@ -1,7 +1,9 @@
 /* Compensated dot products (dot2_internal.h).  TwoProduct is Dekker's (Ogita, Rump and Oishi,
  * Algorithm 3.3 with 3.2's splitting), not an fma: the build targets baseline x86-64, where
- * fma() is a library call per term; Dekker's partial products are exact, so contracting them
- * into fmas (as some compilers may) changes no value, and both give the same bits. */
+ * fma() is a library call per term.  Every product and sum here must be rounded on its own:
+ * contracting x = a·r into the TwoSum that follows (GCC does under -ffp-contract=fast, its
+ * default outside ISO modes) breaks TwoProduct, so the Makefile builds this file with
+ * -ffp-contract=off (tests/cli/dot2-contraction.sh). */
 #include "dot2_internal.h"
 
 #include <string.h>
