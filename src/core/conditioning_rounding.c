@@ -891,13 +891,16 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
         *kept = chosen;
     /* A bound above ‖K‖₂‖v‖ (as far as the block's products have shown it) leaves a witness
        no κ bound at all (SaWork_witness): there, and only there, the compensated route with
-       the chosen centring, some 7 products more (docs/model.md §8, "the compensated route"). */
+       the chosen centring, some 7 products more (docs/model.md §8, "the compensated route").
+       Its product replaces out only with a bound below η's too, so that η is returned only
+       with a product it bounds. */
     double *reach = &b->reach[w->part], v_norm = cblas_dnrm2((int)n, v, 1);
-    if (v_norm > 0 && cblas_dnrm2((int)n, out, 1) / v_norm > *reach)
-        *reach = cblas_dnrm2((int)n, out, 1) / v_norm;
+    double out_norm = cblas_dnrm2((int)n, out, 1);
+    if (v_norm > 0 && out_norm / v_norm > *reach)
+        *reach = out_norm / v_norm;
     if (isfinite(least) && least > *reach * v_norm) {
         double bound = centred_product(w, v, transposed, (SaCentring)chosen, true, b->candidate);
-        if (bound < least) {
+        if (bound < least && bound < worst) {
             least = bound;
             memcpy(out, b->candidate, sizeof(double) * n);
         }
