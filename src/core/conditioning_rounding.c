@@ -296,6 +296,16 @@ static void choose_centre(const SaWork *w, SaCentring centre, double *mu, double
     }
 }
 
+/* X̃ = fl(X − 1μᵀ), T×d. */
+static void take_out_row(const SaWork *w, const double *mu, double *centred)
+{
+    int T = w->b[0].T, d = w->b[0].d;
+    const double *x = w->b[0].x;
+    for (int q = 0; q < d; q++)
+        for (int i = 0; i < T; i++)
+            centred[i + (size_t)q * T] = x[i + (size_t)q * T] - mu[q];
+}
+
 /* A centring's block (struct ProductBound): μ, X̃ = fl(X − 1μᵀ) (in the bound's error, |X̃|
    in mag2, |X| in mag), then per head the centred products (μ = 0's are the prepared ones,
    bit for bit, and its block holds X·M's magnitudes instead), the magnitudes and the
@@ -313,11 +323,9 @@ static int build_centring(SaWork *w, SaCentring centre)
     const double *x = w->b[0].x;
     double *mu = centre_row(w, centre), *centred = pb->error, *abs_mu = pb->input;
     choose_centre(w, centre, mu, pb->mag);
-    for (int q = 0; q < d; q++) {
+    for (int q = 0; q < d; q++)
         abs_mu[q] = fabs(mu[q]);
-        for (int i = 0; i < T; i++)
-            centred[i + (size_t)q * T] = x[i + (size_t)q * T] - mu[q];
-    }
+    take_out_row(w, mu, centred);
     absolute(td, x, pb->mag);
     absolute(td, centred, pb->mag2);
     for (int h = 0; h < w->heads; h++) {
@@ -367,9 +375,9 @@ static void compensated_prepared(SaWork *w, int kind, int h, const double *f, bo
     absolute(td, product, magnitude);
     times_absolute(w, abs_left, f, transposed, error);
     double u = DBL_EPSILON / 2, gamma = Linalg_rounding_gamma(d);
-    double spread = gamma * gamma + (centred ? u : 0.0);
+    double abs_product_factor = gamma * gamma + (centred ? u : 0.0);
     for (size_t k = 0; k < td; k++)
-        error[k] = (u * magnitude[k] + spread * error[k]) / (1.0 - u);
+        error[k] = (u * magnitude[k] + abs_product_factor * error[k]) / (1.0 - u);
 }
 
 /* The compensated route's block for `centre`: X̃ = fl(X − 1μᵀ) (μ from the centring's block,
@@ -388,9 +396,7 @@ static int build_compensated(SaWork *w, SaCentring centre)
     const double *x = w->b[0].x, *mu = centre_row(w, centre);
     double *centred = pb->error, *split = compensated_scratch(w);
     bool moved = centre != SA_CENTRE_NONE;
-    for (int q = 0; q < d; q++)
-        for (int i = 0; i < T; i++)
-            centred[i + (size_t)q * T] = x[i + (size_t)q * T] - mu[q];
+    take_out_row(w, mu, centred);
     absolute(td, x, pb->mag);
     absolute(td, centred, pb->mag2);
     Dot2_split(td, centred, split, split + td);
