@@ -108,9 +108,10 @@ double SaWork_product_error(const SaWork *w);
    past μ = 0 for a part of K (SaWork_perturbation_only, SaWork_dominant_only) and a direction,
    the block's later products of that part and direction take its choice alone.  Where the
    tokens share a large component it is far more accurate than SaWork_jvp's, whose bits it
-   need not have.  Where the least bound still exceeds ρ‖v‖, ρ the largest ‖fl(K v)‖/‖v‖ of the
-   block's bounded products of that part so far (about ‖K‖₂), the product is computed once more
-   by the compensated route (SaWork_product_compensated) and the smaller bound kept.  Where
+   need not have.  Where the least bound and η‖v‖ still exceed ρ‖v‖/2, ρ the largest
+   ‖fl(K v)‖/‖v‖ of the block's bounded products of that part so far (about ‖K‖₂), the product
+   is computed once more by the compensated route (SaWork_product_compensated) and its bound
+   kept where it is the smallest.  Where
    the layer's shape is more than the plain softmax block (QK-norm, RoPE, the soft-cap, a
    branch LN, another kind's or a moving centring's derivative), or its bound is not below
    η‖v‖, it is SaWork_jvp's, bounded by η‖v‖.  Costs a product or two more; a search of all

@@ -437,6 +437,13 @@ static int cache_block(SaWork *w)
    then the mean). */
 #define CENTRING_UNNEEDED 1e-6
 
+/* The share of ρ‖v‖ (ρ about ‖K‖₂) above which a product's bound is too weak for its
+   witness, so that the compensated route runs: a bound of ρ‖v‖/2 already halves what s_max's
+   witness proves, where one just under ρ‖v‖ (92.6 against |K v| = 94.2 in
+   test_compensated_route_bounds_layer_seven) proves almost nothing.  At the default size the
+   route runs at the same 6 products for any share from 0.1 to 1 (bench/README.md). */
+#define COMPENSATION_NEEDED 0.5
+
 /* The bound's scratch for T, d and `heads`, one list for its growth and its count (the
    centrings' blocks grow when built, build_centring). */
 static void bound_plan(struct ProductBound *b, int T, int d, LayerBuffer plan[BOUND_BUFFERS])
@@ -895,16 +902,17 @@ double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, doubl
     }
     if (*kept < 0 && tried > 1)
         *kept = chosen;
-    /* A bound above ‖K‖₂‖v‖ (as far as the block's products have shown it) leaves a witness
-       no κ bound at all (SaWork_witness): there, and only there, the compensated route with
-       the chosen centring, some 7 products more (docs/model.md §8, "the compensated route").
-       Its product replaces out only with a bound below η's too, so that η is returned only
-       with a product it bounds. */
+    /* A bound near or above ‖K‖₂‖v‖ (as far as the block's products have shown it) leaves a
+       witness little or no κ bound (SaWork_witness): there, and only there, the compensated
+       route with the chosen centring, some 7 products more (docs/model.md §8, "the
+       compensated route").  Where η's bound is the smaller, it is the one to beat.  Its product
+       replaces out only with a bound below η's too, so that η is returned only with a product
+       it bounds. */
     double *reach = &b->reach[w->part], v_norm = cblas_dnrm2((int)n, v, 1);
     double out_norm = cblas_dnrm2((int)n, out, 1);
     if (v_norm > 0 && out_norm / v_norm > *reach)
         *reach = out_norm / v_norm;
-    if (isfinite(least) && least > *reach * v_norm) {
+    if (isfinite(least) && fmin(least, worst) > COMPENSATION_NEEDED * *reach * v_norm) {
         double bound = centred_product(w, v, transposed, (SaCentring)chosen, true, b->candidate);
         if (bound < least && bound < worst) {
             least = bound;
