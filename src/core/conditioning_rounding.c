@@ -69,7 +69,8 @@ struct ProductBound {
     double *compensated;
     size_t compensated_cap;
     int compensated_for;
-    double gamma_sum; /* γ_N of the output's sum, N its terms */
+    bool compensated_xm; /* its fl(X M) is: X·M is never centred, so once per block */
+    double gamma_sum;    /* γ_N of the output's sum, N its terms */
     UnderWay under_way;
 };
 
@@ -381,8 +382,9 @@ static void compensated_prepared(SaWork *w, int kind, int h, const double *f, bo
 }
 
 /* The compensated route's block for `centre`: X̃ = fl(X − 1μᵀ) (μ from the centring's block,
-   built) and X split for Dot2, then per head fl(X̃ W_VO), fl(X̃ Mᵀ) and fl(X M) with their
-   magnitudes and bounds.  Uses the bound's T×d scratch. */
+   built) split for Dot2, then per head fl(X̃ W_VO) and fl(X̃ Mᵀ) with their magnitudes and
+   bounds; and, the first time in the block, X split and fl(X M)'s.  Uses the bound's T×d
+   scratch. */
 static int build_compensated(SaWork *w, SaCentring centre)
 {
     struct ProductBound *pb = w->bound;
@@ -392,24 +394,31 @@ static int build_compensated(SaWork *w, SaCentring centre)
         if (Buffer_grow(&pb->compensated, doubles))
             return -1;
         pb->compensated_cap = doubles;
+        pb->compensated_xm = false;
     }
     const double *x = w->b[0].x, *mu = centre_row(w, centre);
     double *centred = pb->error, *split = compensated_scratch(w);
     bool moved = centre != SA_CENTRE_NONE;
+    bool xm = !pb->compensated_xm;
     take_out_row(w, mu, centred);
-    absolute(td, x, pb->mag);
     absolute(td, centred, pb->mag2);
     Dot2_split(td, centred, split, split + td);
-    Dot2_split(td, x, split + 2 * td, split + 3 * td);
+    if (xm) {
+        absolute(td, x, pb->mag);
+        Dot2_split(td, x, split + 2 * td, split + 3 * td);
+    }
     for (int h = 0; h < w->heads; h++) {
         const SaBlock *b = &w->b[h];
         compensated_prepared(w, COMP_XW, h, b->wvo, moved, split, split + td, pb->mag2);
         if (!b->m)
             continue;
         compensated_prepared(w, COMP_XMT, h, b->m, moved, split, split + td, pb->mag2);
-        compensated_prepared(w, COMP_XM, h, b->m, false, split + 2 * td, split + 3 * td, pb->mag);
+        if (xm)
+            compensated_prepared(w, COMP_XM, h, b->m, false, split + 2 * td, split + 3 * td,
+                                 pb->mag);
     }
     pb->compensated_for = centre;
+    pb->compensated_xm = true;
     return 0;
 }
 
@@ -426,6 +435,7 @@ static int cache_block(SaWork *w)
         b->reach[p] = 0.0;
     }
     b->compensated_for = -1;
+    b->compensated_xm = false;
     if (build_centring(w, SA_CENTRE_NONE))
         return -1;
     b->cached = true;
