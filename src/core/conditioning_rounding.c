@@ -34,8 +34,8 @@
    μ = 0's block (X·M is never centred: every centring reads them there) and the centred
    products fl(X̃ W_VO) and fl(X̃ Mᵀ) (X̃ = fl(X − 1μᵀ)) in the others (μ = 0's are the
    prepared w->xw and w->xmt themselves), then μ and per head the remainders' vectors
-   (Remainder). */
-enum { BOUND_BUFFERS = 10 };
+   (Remainder).  And per block, for every centring, the row deficits (2T per head). */
+enum { BOUND_BUFFERS = 11 };
 
 /* The product under way, which the hooks (called from SaWork_jvp/vjp) read: its centring, v,
    and the output the rank-one remainder joins.  Set by centred_product only while it runs. */
@@ -52,6 +52,7 @@ struct ProductBound {
     double *value_c, *error_c, *work;   /* T×T: |Ċ|, its bound then Ȧ's, scratch */
     double *weights;                    /* d×d: |W_VO,h| or |M_h| */
     double *terms, *candidate;          /* 6T: RowTerms; T×d: a centring's product */
+    double *deficits_of_heads;          /* 2T per head: Remainder's deficit, deficit_error */
     double *centring[SA_CENTRINGS];     /* centring_doubles each, once built */
     size_t centring_cap[SA_CENTRINGS];
     /* per part of K and direction: the centring a search that went past μ = 0 settled on,
@@ -124,8 +125,7 @@ static bool compensating(const SaWork *w)
 static size_t centring_doubles(int T, int d, int heads)
 {
     size_t td = (size_t)T * d;
-    return (CACHES + 2) * td * (size_t)heads + (size_t)d +
-           (size_t)heads * (4 * (size_t)d + 2 * (size_t)T);
+    return (CACHES + 2) * td * (size_t)heads + (size_t)d + (size_t)heads * 4 * (size_t)d;
 }
 
 /* Centring `centre`'s block from `offset_td_heads` blocks of T×d per head on (the layout
@@ -170,12 +170,12 @@ static RowTerms row_terms(const SaWork *w)
 }
 
 /* A head's remainders in centring `centre`'s block; the row deficits, which depend on the
-   softmax alone, in μ = 0's (which has no remainders of its own) for every centring. */
+   softmax alone, the block's for every centring. */
 static Remainder head_remainder(const SaWork *w, SaCentring centre, int h)
 {
-    size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d, per_head = 4 * d + 2 * T;
-    double *at = centre_row(w, centre) + d + per_head * (size_t)h;
-    double *deficit = centre_row(w, SA_CENTRE_NONE) + d + per_head * (size_t)h + 4 * d;
+    size_t T = (size_t)w->b[0].T, d = (size_t)w->b[0].d;
+    double *at = centre_row(w, centre) + d + 4 * d * (size_t)h;
+    double *deficit = w->bound->deficits_of_heads + 2 * T * (size_t)h;
     return (Remainder){at, at + d, at + 2 * d, at + 3 * d, deficit, deficit + T};
 }
 
@@ -456,14 +456,21 @@ static int cache_block(SaWork *w)
 
 /* The bound's scratch for T, d and `heads`, one list for its growth and its count (the
    centrings' blocks grow when built, build_centring). */
-static void bound_plan(struct ProductBound *b, int T, int d, LayerBuffer plan[BOUND_BUFFERS])
+static void bound_plan(struct ProductBound *b, int T, int d, int heads,
+                       LayerBuffer plan[BOUND_BUFFERS])
 {
     size_t td = (size_t)T * d, tt = (size_t)T * T, dd = (size_t)d * d;
-    const LayerBuffer list[BOUND_BUFFERS] = {
-        {&b->input, td},    {&b->error, td},   {&b->mag, td},
-        {&b->mag2, td},     {&b->value_c, tt}, {&b->error_c, tt},
-        {&b->work, tt},     {&b->weights, dd}, {&b->terms, 6 * (size_t)T},
-        {&b->candidate, td}};
+    const LayerBuffer list[BOUND_BUFFERS] = {{&b->input, td},
+                                             {&b->error, td},
+                                             {&b->mag, td},
+                                             {&b->mag2, td},
+                                             {&b->value_c, tt},
+                                             {&b->error_c, tt},
+                                             {&b->work, tt},
+                                             {&b->weights, dd},
+                                             {&b->terms, 6 * (size_t)T},
+                                             {&b->candidate, td},
+                                             {&b->deficits_of_heads, 2 * (size_t)T * heads}};
     memcpy(plan, list, sizeof list);
 }
 
@@ -472,7 +479,7 @@ void ProductBound_free(struct ProductBound *b)
     if (!b)
         return;
     LayerBuffer plan[BOUND_BUFFERS];
-    bound_plan(b, 0, 0, plan);
+    bound_plan(b, 0, 0, 0, plan);
     for (int i = 0; i < BOUND_BUFFERS; i++)
         free(*plan[i].buffer);
     for (int c = 0; c < SA_CENTRINGS; c++)
@@ -485,7 +492,7 @@ size_t SaWork_product_bounded_doubles(int T, int d, int heads)
 {
     struct ProductBound none;
     LayerBuffer plan[BOUND_BUFFERS];
-    bound_plan(&none, T, d, plan);
+    bound_plan(&none, T, d, heads, plan);
     size_t doubles =
         SA_CENTRINGS * centring_doubles(T, d, heads) + compensated_doubles(T, d, heads);
     for (int i = 0; i < BOUND_BUFFERS; i++)
@@ -499,7 +506,7 @@ static int bound_grow(SaWork *w)
         return -1;
     struct ProductBound *b = w->bound;
     LayerBuffer plan[BOUND_BUFFERS];
-    bound_plan(b, w->b[0].T, w->b[0].d, plan);
+    bound_plan(b, w->b[0].T, w->b[0].d, w->heads, plan);
     for (int i = 0; i < BOUND_BUFFERS; i++) {
         if (plan[i].doubles <= b->cap[i])
             continue;
