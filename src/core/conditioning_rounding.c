@@ -607,12 +607,14 @@ static double dot2_gamma(int n)
 }
 
 /* The compensated route's Ĝ = fl(s·Dot2(Ẋ·fl(X̃Mᵀ)ᵀ + fl(XM)·Ẋᵀ)) (JVP) or
-   Ā_G = Dot2(Ȳ·fl(X̃ W_VO)ᵀ) (VJP) into w->cdot, over what SaWork_jvp/vjp put there from the
-   same (compensated) prepared products: within γ_2|Ĝ| + |s|·dot2_gamma(2d)·(|Ẋ||fl(X̃Mᵀ)|ᵀ +
-   |fl(XM)||Ẋ|ᵀ) of the exact sums of those products (ProductBound_logits adds their own
-   errors), and Ā_G within γ_2|Ā_G| + dot2_gamma(d)·|Ȳ||fl(X̃ W_VO)|ᵀ. */
-static void compensated_logits(SaWork *w, int h, bool transposed)
+   Ā_G = Dot2(Ȳ·fl(X̃ W_VO)ᵀ) (VJP) into w->cdot, where SaWork_jvp/vjp would take it by dgemm
+   from the same (compensated) prepared products: within γ_2|Ĝ| + |s|·dot2_gamma(2d)·
+   (|Ẋ||fl(X̃Mᵀ)|ᵀ + |fl(XM)||Ẋ|ᵀ) of the exact sums of those products (ProductBound_logits
+   adds their own errors), and Ā_G within γ_2|Ā_G| + dot2_gamma(d)·|Ȳ||fl(X̃ W_VO)|ᵀ. */
+bool ProductBound_compensated_logits(SaWork *w, int h, bool transposed)
 {
+    if (!compensating(w))
+        return false;
     int T = w->b[0].T, d = w->b[0].d;
     size_t td = (size_t)T * d;
     double *split = compensated_scratch(w), *sum = split + 4 * td;
@@ -622,13 +624,14 @@ static void compensated_logits(SaWork *w, int h, bool transposed)
         Dot2Part part = {split, split + td, compensated_part(w, COMP_XW, STAGE_PRODUCT, h), 1,
                          (size_t)T};
         Dot2_products(T, T, d, &part, 1, 1.0, sum, sum + T, w->cdot);
-        return;
+        return true;
     }
     Dot2_split(td, compensated_part(w, COMP_XM, STAGE_PRODUCT, h), split + 2 * td, split + 3 * td);
     Dot2Part parts[2] = {
         {split, split + td, compensated_part(w, COMP_XMT, STAGE_PRODUCT, h), 1, (size_t)T},
         {split + 2 * td, split + 3 * td, v, 1, (size_t)T}};
     Dot2_products(T, T, d, parts, 2, w->b[h].scale, sum, sum + T, w->cdot);
+    return true;
 }
 
 /* The derivative's input g (w->cdot) and a bound on its error: in the JVP
@@ -636,8 +639,8 @@ static void compensated_logits(SaWork *w, int h, bool transposed)
    that carry γ_{d+1}|X̃||Mᵀ| and γ_{d+1}|X||M|: |s|(|Ẋ|·(γ_{2d+2}|fl(X̃Mᵀ)| +
    γ_{d+1}|X̃||Mᵀ|)ᵀ + (γ_{2d+2}|fl(XM)| + γ_{d+1}|X||M|)·|Ẋ|ᵀ); in the VJP
    Ā_G = Ȳ·fl(X̃ W_VO)ᵀ: |Ȳ|·(γ_d|fl(X̃ W_VO)| + γ_{d+1}|X̃||W_VO|)ᵀ.  On the compensated
-   route (compensated_logits) γ_{2d}²/(1 − u) and γ_d²/(1 − u) replace γ_{2d+2} and γ_d, the
-   prepared products' own bounds their γ_{d+1} terms, and γ_2|Ĝ| is added.  Then its row
+   route (ProductBound_compensated_logits) γ_{2d}²/(1 − u) and γ_d²/(1 − u) replace γ_{2d+2} and
+   γ_d, the prepared products' own bounds their γ_{d+1} terms, and γ_2|Ĝ| is added.  Then its row
    constant. */
 void ProductBound_logits(SaWork *w, int h, bool transposed)
 {
@@ -646,8 +649,7 @@ void ProductBound_logits(SaWork *w, int h, bool transposed)
     size_t td = (size_t)T * d, tt = (size_t)T * T;
     double gamma_d = Linalg_rounding_gamma(d), gamma_c = Linalg_rounding_gamma(2.0 * d + 2.0),
            gamma_p = gamma_prepared(w), s = fabs(w->b[h].scale);
-    if (compensating(w)) {
-        compensated_logits(w, h, transposed);
+    if (compensating(w)) { /* w->cdot by Dot2 (ProductBound_compensated_logits) */
         gamma_d = dot2_gamma(d);
         gamma_c = dot2_gamma(2 * d);
     }
