@@ -78,6 +78,11 @@ $(BUILD)/tests/%.o: tests/%.c
 $(COMMON_OBJ): CFLAGS += -Isrc/common
 $(TUI_OBJ): CFLAGS += -Isrc/common
 $(APP_OBJ) $(MAIN_OBJ): CFLAGS += -Isrc/common -Isrc/tui
+# Dot2's error-free transformations need each product rounded on its own: a contracted
+# fma (GCC's -ffp-contract=fast, its default outside ISO modes such as -std=gnu11) fused into
+# the TwoSum after it breaks TwoProduct (tests/cli/dot2-contraction.sh).  Last, so it wins
+# over CFLAGS_EXTRA.
+$(BUILD)/core/dot2.o: CFLAGS += -ffp-contract=off
 
 # The installed presets' directory is compiled into presets.o; the file below changes only
 # when PREFIX does, so `make install PREFIX=...` rebuilds presets.o exactly then.

@@ -108,15 +108,17 @@ double SaWork_product_error(const SaWork *w);
    past μ = 0 for a part of K (SaWork_perturbation_only, SaWork_dominant_only) and a direction,
    the block's later products of that part and direction take its choice alone.  Where the
    tokens share a large component it is far more accurate than SaWork_jvp's, whose bits it
-   need not have.  Where the least bound still exceeds ρ‖v‖, ρ the largest ‖fl(K v)‖/‖v‖ of the
-   block's bounded products of that part so far (about ‖K‖₂), the product is computed once more
-   by the compensated route (SaWork_product_compensated) and the smaller bound kept.  Where
+   need not have.  Where the least bound and η‖v‖ still exceed ρ‖v‖/2, ρ the largest
+   ‖fl(K v)‖/‖v‖ of the block's bounded products of that part so far (about ‖K‖₂), the product
+   is computed once more by the compensated route (SaWork_product_compensated) and its bound
+   kept where it is the smallest.  Where
    the layer's shape is more than the plain softmax block (QK-norm, RoPE, the soft-cap, a
    branch LN, another kind's or a moving centring's derivative), or its bound is not below
-   η‖v‖, it is SaWork_jvp's, bounded by η‖v‖.  Costs about 1.5 products more, a search of all
-   three about 7 (JVP) and 8 (VJP), the mean's and median's caches about 3.5 once per block,
-   and the compensated route about 7–12 products and 15 once per block (T = d = 256,
-   bench/README.md). */
+   η‖v‖, it is SaWork_jvp's, bounded by η‖v‖.  Costs a product or two more; a search of all
+   three centrings, their caches (once per block) and the compensated route (its block once,
+   then a few products each) several times that, which is why each runs only where the one
+   before it bounds too loosely (measured in bench/README.md, "the centred route" and "Layer
+   7's κ(K) lower bound"). */
 double SaWork_product_bounded(SaWork *w, const double *v, bool transposed, double *out);
 /* The rows μ that SaWork_product_bounded takes out of X: 0, the tokens' mean, their median. */
 typedef enum { SA_CENTRE_NONE, SA_CENTRE_MEAN, SA_CENTRE_MEDIAN, SA_CENTRINGS } SaCentring;

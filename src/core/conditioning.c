@@ -208,7 +208,7 @@ static void logit_tangent(SaWork *w, int h, const double *dx)
                     w->kt + k, T, 0.0, w->cdot, T);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, dh, b->scale, w->qt + q, T,
                     w->kdot + k, T, 1.0, w->cdot, T);
-    } else {
+    } else if (!(w->bounding && ProductBound_compensated_logits(w, h, false))) {
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale, dx, T,
                     w->xmt + td * (size_t)h, T, 0.0, w->cdot, T);
         cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, b->scale,
@@ -294,8 +294,9 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
         if (!b->m || w->part == PART_DOMINANT)
             continue;
         /* Ā = Ȳ (X W_VO)ᵀ, C̄ = the softmax derivative of Ā (times the cap's slope), then X̄ */
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, dy, T,
-                    w->xw + td * (size_t)h, T, 0.0, w->cdot, T);
+        if (!(w->bounding && ProductBound_compensated_logits(w, h, true)))
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0, dy, T,
+                        w->xw + td * (size_t)h, T, 0.0, w->cdot, T);
         if (w->bounding)
             ProductBound_logits(w, h, true);
         attention_derivative(w, h, true, w->cdot);

@@ -63,6 +63,10 @@ bool SaShape_logits_shaped(const Config *c, int layer);
    the attention derivative applied to it in w->cdot; the derivative's product added to the
    output. */
 void ProductBound_value(SaWork *w, int h, bool transposed);
+/* On the compensated route (while w->bounding), head h's Ċ (transposed: Ā) into w->cdot by
+   Dot2 from the route's prepared products, in place of SaWork_jvp's (vjp's) dgemm: true; else
+   false, and the caller computes it. */
+bool ProductBound_compensated_logits(SaWork *w, int h, bool transposed);
 void ProductBound_logits(SaWork *w, int h, bool transposed);
 void ProductBound_derivative(SaWork *w, int h);
 void ProductBound_output(SaWork *w, int h, bool transposed);

@@ -369,10 +369,10 @@ double Cost_compare(const Config *c, CostRates rates, CostLanes lanes)
    products each: bench/README.md), not at all three tried at every block. */
 #define CONDITIONING_CENTRING_PRODUCTS (1.8 + 5.9)
 /* What the bounded products' compensated route adds per layer and network, in products' time:
-   it runs only where the centred route's bound exceeds ‖K‖₂‖v‖, at the default size at one
-   layer of each network (layer 7), where its block's Dot2 products and three compensated
-   products took 46 products' time (340 ms of thread CPU for both networks, bench/README.md):
-   priced at that share over the 8 layers, as the centrings are. */
+   it runs only where the centred route's bound exceeds ‖K‖₂‖v‖/2, at the default size at one
+   layer of each network (layer 7), so its measured time there (its block's Dot2 products and
+   three compensated products, bench/README.md, "Layer 7's κ(K) lower bound") is priced as a
+   share over the 8 layers, as the centrings are: no layer's share is known before it runs. */
 #define CONDITIONING_COMPENSATED_PRODUCTS 5.8
 #define CONDITIONING_BOUNDED_PRODUCTS                                                              \
     (CONDITIONING_CENTRING_PRODUCTS + CONDITIONING_COMPENSATED_PRODUCTS)

@@ -1,7 +1,9 @@
 /* Compensated dot products (dot2_internal.h).  TwoProduct is Dekker's (Ogita, Rump and Oishi,
  * Algorithm 3.3 with 3.2's splitting), not an fma: the build targets baseline x86-64, where
- * fma() is a library call per term; Dekker's partial products are exact, so contracting them
- * into fmas (as some compilers may) changes no value, and both give the same bits. */
+ * fma() is a library call per term.  Every product and sum here must be rounded on its own:
+ * contracting x = a·r into the TwoSum that follows (GCC does under -ffp-contract=fast, its
+ * default outside ISO modes) breaks TwoProduct, so the Makefile builds this file with
+ * -ffp-contract=off (tests/cli/dot2-contraction.sh). */
 #include "dot2_internal.h"
 
 #include <string.h>
@@ -9,14 +11,18 @@
 /* 2^27 + 1: Veltkamp's factor for 53-bit doubles. */
 #define SPLIT_FACTOR 134217729.0
 
+/* Veltkamp's splitting of one double: returns hi, *lo = a − hi, both exact halves. */
+static inline double split(double a, double *lo)
+{
+    double c = SPLIT_FACTOR * a, high = c - (c - a);
+    *lo = a - high;
+    return high;
+}
+
 void Dot2_split(size_t count, const double *a, double *hi, double *lo)
 {
-    for (size_t k = 0; k < count; k++) {
-        double c = SPLIT_FACTOR * a[k];
-        double high = c - (c - a[k]);
-        hi[k] = high;
-        lo[k] = a[k] - high;
-    }
+    for (size_t k = 0; k < count; k++)
+        hi[k] = split(a[k], &lo[k]);
 }
 
 /* Two rows at a time: GCC's and Clang's vector extension, SSE2's two doubles on baseline
@@ -44,8 +50,7 @@ static void column_part(int rows, int inner, const Dot2Part *part, size_t j, dou
 {
     for (int q = 0; q < inner; q++) {
         double r = part->right[j * part->right_column + (size_t)q * part->right_inner];
-        double c = SPLIT_FACTOR * r;
-        double r_hi = c - (c - r), r_lo = r - r_hi;
+        double r_lo, r_hi = split(r, &r_lo);
         RowPair rr = {r, r}, rr_hi = {r_hi, r_hi}, rr_lo = {r_lo, r_lo};
         const double *hi = part->hi + (size_t)q * rows, *lo = part->lo + (size_t)q * rows;
         int i = 0;
