@@ -5,7 +5,8 @@
 # norm gain and the embedding table, in F32, BF16 and F16 (their own NaN and infinity bit
 # patterns, written here); GPT-2's biases, norm biases, learned positions and fused projections
 # in F64.  A tensor attnscope does not read (lm_head, ln_f) may hold NaN; a finite but huge
-# value (1e300 in F64) is read and runs.
+# value (1e300 in F64) is read and runs, and finite weights whose products overflow give one
+# document with nulls and warnings naming the layer.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -110,6 +111,50 @@ while IFS=$'\t' read -r family file says; do
     fi
     [ "$status" -eq 0 ] || [ -n "$says" ] || head -c 300 "$tmp/err"
 done <"$tmp/manifest"
+
+# Finite weights whose products overflow: the run goes on, stdout holds one document (LAPACK's
+# complaints about a matrix with infinities would land there), and the warnings name the layer
+# where the values stop being finite, null from there on.  scale SETTINGS FACTOR TENSORS
+# (comma-separated parts of names) EXPECTED-WARNING...
+overflows() {
+    local settings=$1 factor=$2 parts=$3
+    shift 3
+    "$PY" - "$tmp/$family/model.safetensors" "$tmp/huge.safetensors" "$factor" "$parts" <<'PYEOF' || return 1
+import sys
+sys.path.insert(0, "tests/cli")
+from safetensors_tool import pack, read, values, write
+src, dst, factor, parts = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4].split(",")
+tensors, meta = read(src)
+write(dst, [(n, d, s, pack("F64", [x * factor if any(p in n for p in parts) else x
+                                    for x in values(d, raw)])) for n, d, s, raw in tensors], meta)
+PYEOF
+    # shellcheck disable=SC2086
+    "$BIN" --batch $settings --weights "$tmp/huge.safetensors" >"$tmp/huge.json" 2>"$tmp/huge.err" || return 1
+    "$PY" - "$tmp/huge.json" "$@" <<'PYEOF'
+import json, sys
+document = json.load(open(sys.argv[1]))
+missing = [w for w in sys.argv[2:] if w not in document["warnings"]]
+if missing:
+    sys.exit("missing %s in %s" % (missing, document["warnings"]))
+PYEOF
+}
+family=llama
+qk="W^Q_h W^K_g^T overflows the double range (its weights are too large); its norm and Zhai et al.'s entropy bound are null"
+for conditioning in "" --conditioning; do
+    check "W^Q, W^K x 1e200 $conditioning: one document, the layers' W^Q W^K named" \
+        overflows "$llama $conditioning" 1e200 q_proj,k_proj "layer 1, head 1: $qk" "layer 2, head 1: $qk"
+done
+family=gpt2
+check "two heads, an MLP, pre-LN, W^Q, W^K x 1e200: one document, both heads of both layers named" \
+    overflows "$gpt2" 1e200 q_proj,k_proj "layer 1, head 1: $qk" "layer 1, head 2: $qk" "layer 2, head 2: $qk"
+# No LayerNorm: W^V x 1e300 makes layer 2's logits overflow; the warning blames the weights.
+"$BIN" -T 8 -d 16 -L 2 --export-weights "$tmp/plain" >/dev/null 2>&1
+family=plain
+for conditioning in "" --conditioning; do
+    check "W^V x 1e300 $conditioning: null from layer 2, the checkpoint's weights named" \
+        overflows "-T 8 -d 16 -L 2 $conditioning" 1e300 v_proj \
+        "the network's attention matrix overflows the double range at layer 2 (the checkpoint's weights are too large); its values from there on are null"
+done
 
 # The screen's start refuses the same way, before the terminal is taken.
 file=$(grep -m1 'q_proj.weight-nan' "$tmp/manifest" | cut -f2)
