@@ -155,6 +155,20 @@ for conditioning in "" --conditioning; do
         overflows "-T 8 -d 16 -L 2 $conditioning" 1e300 v_proj \
         "the network's attention matrix overflows the double range at layer 2 (the checkpoint's weights are too large); its values from there on are null"
 done
+# W^V, W^O x 1e200: W_VO = W^V W^O overflows, and the conditioning's Jacobian with it, whose
+# singular values LAPACK refused ("LAPACK failed (info -5)", exit 1): null, the layer named.
+swiglu="-T 8 -d 16 -L 3 --heads 2 --mlp swiglu -n rms --ln-place pre --wo gaussian --qk-norm head"
+# shellcheck disable=SC2086
+"$BIN" $swiglu --export-weights "$tmp/swiglu" >/dev/null 2>&1
+family=swiglu
+check "W^V, W^O x 1e200 --conditioning: exit 0, one document, null from layer 1, the layer named" \
+    overflows "$swiglu --conditioning" 1e200 v_proj,o_proj \
+    "the network overflows the double range at layer 1 (the checkpoint's weights are too large); its values from there on are null"
+check "... and the conditioning's own warning names layer 1" "$PY" -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['conditioning']
+sys.exit(0 if 'conditioning of the network: the tokens overflow after layer 1, null from there on' in c['warnings']
+         and c['kappa_jacobian'] == [None, None, None] else 1)" "$tmp/huge.json"
 
 # The screen's start refuses the same way, before the terminal is taken.
 file=$(grep -m1 'q_proj.weight-nan' "$tmp/manifest" | cut -f2)
