@@ -170,6 +170,14 @@ c = json.load(open(sys.argv[1]))['conditioning']
 sys.exit(0 if 'conditioning of the network: the tokens overflow after layer 1, null from there on' in c['warnings']
          and c['kappa_jacobian'] == [None, None, None] else 1)" "$tmp/huge.json"
 
+# --export-weights with such a checkpoint: refused before anything is written.
+file=$(grep -m1 'v_proj.weight-inf' "$tmp/manifest" | cut -f2)
+# shellcheck disable=SC2086
+"$BIN" $llama --weights "$file" --export-weights "$tmp/exported" >"$tmp/out" 2>"$tmp/err"
+status=$?
+check "--export-weights: exit 2, the tensor named, no directory written" \
+    bash -c "[ $status -eq 2 ] && [ ! -e '$tmp/exported' ] && grep -qF \"tensor 'model.layers.0.self_attn.v_proj.weight' (F32) holds inf at row 1, column 2\" '$tmp/err'"
+
 # The screen's start refuses the same way, before the terminal is taken.
 file=$(grep -m1 'q_proj.weight-nan' "$tmp/manifest" | cut -f2)
 # shellcheck disable=SC2086
