@@ -201,6 +201,60 @@ static void test_identity_product_is_a_scaled_copy(void **state)
     Linalg_set_blas_threads(1);
 }
 
+/* Every output of the spectral calls is NaN, status 0, for a matrix holding a NaN or an
+   infinity anywhere (LAPACK would refuse it, or print to stdout and answer nonsense); a
+   symmetric matrix's upper triangle is not read, so a NaN there changes nothing. */
+static void test_spectra_of_a_nonfinite_matrix_are_nan(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    const double bad[] = {NAN, INFINITY, -INFINITY};
+    for (int b = 0; b < 3; b++)
+        for (int at = 0; at < N * N; at++) {
+            double a[N * N], s[N], u[N * N], vt[N * N], re[N], im[N];
+            double *outputs[] = {s, u, vt, re, im};
+            const int sizes[] = {N, N * N, N * N, N, N};
+            Linalg *la = Linalg_new();
+            assert_non_null(la);
+            for (int call = 0; call < 4; call++) {
+                double *m = random_matrix(N, N, 3);
+                memcpy(a, m, sizeof a);
+                free(m);
+                a[at] = bad[b];
+                if (call == 3) /* symmetric: the lower triangle alone is read */
+                    a[(at % N) * N + at / N] = bad[b], a[at] = a[(at % N) * N + at / N];
+                for (int o = 0; o < 5; o++)
+                    for (int i = 0; i < sizes[o]; i++)
+                        outputs[o][i] = 0.0;
+                int status = call == 0   ? Linalg_singular_values(la, N, N, a, s)
+                             : call == 1 ? Linalg_svd(la, N, a, s, u, vt)
+                             : call == 2 ? Linalg_eigenvalues(la, N, a, re, im)
+                                         : Linalg_symmetric_eigenvalues(la, N, a, s);
+                assert_int_equal(status, 0);
+                const double *first = call == 2 ? re : s;
+                for (int i = 0; i < N; i++)
+                    if (!isnan(first[i]) || (call == 2 && !isnan(im[i])) ||
+                        (call == 1 && (!isnan(u[i]) || !isnan(vt[i]))))
+                        fail_msg("call %d, %g at %d: output %d is %g", call, bad[b], at, i,
+                                 first[i]);
+            }
+            Linalg_free(la);
+        }
+    /* A NaN above the diagonal of a symmetric matrix: the same eigenvalues as without it. */
+    double sym[N * N], copy[N * N], w[N], w_nan[N];
+    Linalg *la = Linalg_new();
+    assert_non_null(la);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            sym[i + j * N] = 1.0 / (1 + i + j) + (i == j);
+    memcpy(copy, sym, sizeof sym);
+    assert_int_equal(Linalg_symmetric_eigenvalues(la, N, sym, w), 0);
+    copy[0 + 3 * N] = NAN; /* row 0, column 3: upper */
+    assert_int_equal(Linalg_symmetric_eigenvalues(la, N, copy, w_nan), 0);
+    assert_memory_equal(w, w_nan, sizeof w);
+    Linalg_free(la);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_calls_do_not_depend_on_earlier_ones),
         cmocka_unit_test(test_cholesky_backward_error_is_its_definition),
         cmocka_unit_test(test_identity_product_is_a_scaled_copy),
+        cmocka_unit_test(test_spectra_of_a_nonfinite_matrix_are_nan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

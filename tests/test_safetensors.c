@@ -51,7 +51,8 @@ static void test_reads_what_was_written(void **state)
     Safetensors_to_double(b, vb);
     assert_true(va[0] == 1.5 && va[1] == -2.0);
     assert_true(vb[0] == 1.0 && vb[1] == -0.5 && vb[2] == 3.0);
-    assert_int_equal(Safetensors_count_nonfinite(b), 0);
+    double bad = 0;
+    assert_int_equal(Safetensors_first_nonfinite(b, &bad), b->elements);
     /* Releasing pages is for memory maps only: the caller's bytes stay as they are. */
     Safetensors_release(s, a);
     Safetensors_to_double(a, va);

@@ -502,10 +502,14 @@ void Safetensors_columns_to_double(const SafetensorsTensor *t, uint64_t first, u
             out[r + c * rows] = element(t, r * columns + first + c);
 }
 
-uint64_t Safetensors_count_nonfinite(const SafetensorsTensor *t)
+uint64_t Safetensors_first_nonfinite(const SafetensorsTensor *t, double *value)
 {
-    uint64_t n = 0;
-    for (uint64_t i = 0; i < t->elements; i++)
-        n += !isfinite(element(t, i));
-    return n;
+    for (uint64_t i = 0; i < t->elements; i++) {
+        double x = element(t, i);
+        if (!isfinite(x)) {
+            *value = x;
+            return i;
+        }
+    }
+    return t->elements;
 }

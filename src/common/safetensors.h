@@ -97,8 +97,10 @@ void Safetensors_columns_to_double(const SafetensorsTensor *t, uint64_t first, u
    memory; nothing for a checkpoint made by Safetensors_parse on bytes of the caller's. */
 void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t);
 
-/* How many elements are NaN or infinite (the format allows them; a reader warns). */
-uint64_t Safetensors_count_nonfinite(const SafetensorsTensor *t);
+/* The index (row-major, in the file's layout) of the first NaN or infinite element, its value
+   in *value; t->elements when every one is finite.  The format allows them; a reader refuses
+   them where it reads the values as weights. */
+uint64_t Safetensors_first_nonfinite(const SafetensorsTensor *t, double *value);
 
 /* The IEEE binary16 and bfloat16 values of a 16-bit pattern, exactly. */
 double Safetensors_f16_to_double(uint16_t bits);

@@ -352,6 +352,34 @@ static const SafetensorsTensor *find_rows(const Checkpoint *k, const char *name,
     return NULL;
 }
 
+/* Refuses a tensor attnscope reads with a NaN or infinite value: a run would carry it into
+   every measure after it (the SVDs' LAPACK refuses a NaN matrix), and no measure of such a
+   model means anything.  Names the first one by its place in the file's layout. */
+static int check_finite(const Checkpoint *k, const SafetensorsTensor *t, char *err, size_t size)
+{
+    double value = 0;
+    uint64_t first = Safetensors_first_nonfinite(t, &value);
+    Safetensors_release(k->tensors, t);
+    if (first == t->elements)
+        return 0;
+    uint64_t index[SAFETENSORS_RANK_MAX];
+    for (int i = t->rank - 1; i >= 0; i--) {
+        index[i] = first % t->shape[i];
+        first /= t->shape[i];
+    }
+    char place[160];
+    if (t->rank == 2)
+        snprintf(place, sizeof place, "row %llu, column %llu", (unsigned long long)index[0],
+                 (unsigned long long)index[1]);
+    else
+        Weights_shape_text(t->rank, index, place, sizeof place);
+    snprintf(err, size,
+             "%s: tensor '%s' (%s) holds %g at %s: every value must be finite (NaN and "
+             "infinities are refused)",
+             t->file, t->name, SafetensorsDtype_name(t->dtype), value, place);
+    return -1;
+}
+
 /* The embedding table (Llama's model.embed_tokens, GPT-2's wte) and its learned positions
    (GPT-2's wpe, model.embed_positions under the Llama names), where the checkpoint has them:
    the embedding input's table (docs/weights.md).  The positions' rows bound the context. */
@@ -373,6 +401,9 @@ static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size
                  k->positions->file, k->positions->name, k->names.prefix, table);
         return -1;
     }
+    if (check_finite(k, k->table, err, size) ||
+        (k->positions && check_finite(k, k->positions, err, size)))
+        return -1;
     used[k->table - Safetensors_at(k->tensors, 0)] = true;
     snprintf(k->table_names, sizeof k->table_names, "%s", k->table->name);
     if (k->positions) {
@@ -409,13 +440,7 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
             if (status || !t)
                 continue;
             used[t - Safetensors_at(k->tensors, 0)] = true;
-            uint64_t bad = Safetensors_count_nonfinite(t);
-            Safetensors_release(k->tensors, t);
-            if (bad && warnings)
-                fprintf(warnings,
-                        "attnscope: warning: %s: tensor '%s' holds %llu NaN or infinite "
-                        "entries\n",
-                        t->file, t->name, (unsigned long long)bad);
+            status = check_finite(k, t, err, size);
         }
     }
     if (status == 0)

@@ -76,16 +76,13 @@ static int scaled_step(Linalg *la, int rows, int cols, double **product, double 
 
 /* scaled_step of the identity (d×d, in *product) by `left` (d×d): left/‖I‖_F, each entry one
    rounded product, as the product's (its other terms are exact zeros; + 0.0 turns a −0 into
-   the +0 the product's sum starts from), without its d³ multiplications.  A checkpoint's
-   non-finite W^V (warned, not refused) goes through the product, whose zeros times ∞ the copy
-   would not make. */
-static int scaled_identity_step(Linalg *la, int d, double **product, double **spare,
-                                const double *left, double *log_scale, double *log10_norm2)
+   the +0 the product's sum starts from), without its d³ multiplications.  Exact for a finite
+   `left` alone (zeros times ∞ would be NaN in the product): a checkpoint's NaN and infinities
+   are refused when it is opened (docs/weights.md). */
+static int scaled_identity_step(int d, double **product, double **spare, const double *left,
+                                double *log_scale, double *log10_norm2)
 {
     size_t dd = (size_t)d * d;
-    for (size_t i = 0; i < dd; i++)
-        if (!isfinite(left[i]))
-            return scaled_step(la, d, d, product, spare, left, NULL, false, log_scale, log10_norm2);
     double norm = cblas_dnrm2((int)dd, *product, 1), scale = 1.0 / norm;
     for (size_t i = 0; i < dd; i++)
         (*spare)[i] = scale * left[i] + 0.0;
@@ -190,7 +187,7 @@ int value_chain(Run *run, RandomStream *random, Linalg *la)
         if (status)
             return status;
         if (l == L && l > 1)
-            status = scaled_identity_step(la, d, &w->weights.query, &w->weights.key, wv, &log_p2,
+            status = scaled_identity_step(d, &w->weights.query, &w->weights.key, wv, &log_p2,
                                           &log10_p2[l]);
         else
             status = scaled_step(la, d, d, &w->weights.query, &w->weights.key, l > 1 ? wv : NULL,

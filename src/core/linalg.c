@@ -313,9 +313,33 @@ int Linalg_call_sizes(LinalgRoutine routine, int m, int n, size_t size[LINALG_CA
     return 0;
 }
 
+/* Whether a spectral call's matrix holds a NaN or infinity, with its outputs then all NaN.
+   LAPACK has no answer for one: dgesdd refuses a NaN (LAPACKE's info −5) and on an infinity
+   prints its complaint to stdout (inside --batch's document) and answers nonsense.  A finite
+   checkpoint's products can overflow (docs/weights.md), so such a matrix is no bug: its
+   values are unknown, and the callers' nulls follow from the NaN. */
+static bool no_spectrum(const LinalgCall *call)
+{
+    bool spectral = call->routine == LINALG_EIGENVALUES ||
+                    call->routine == LINALG_SINGULAR_VALUES || call->routine == LINALG_SVD ||
+                    call->routine == LINALG_SYMMETRIC_EIGENVALUES;
+    bool finite = true, lower = call->routine == LINALG_SYMMETRIC_EIGENVALUES;
+    size_t rows = (size_t)call->m; /* column-major: entry (i, j) at i + j·m */
+    for (size_t i = 0; spectral && finite && i < call->size[0]; i++)
+        finite = (lower && i % rows < i / rows) || isfinite(call->array[0][i]);
+    if (!spectral || finite)
+        return false;
+    for (int a = 1; a < call->arrays; a++)
+        for (size_t i = 0; i < call->size[a]; i++)
+            call->array[a][i] = NAN;
+    return true;
+}
+
 int Linalg_execute(Linalg *la, const LinalgCall *call)
 {
     double *const *x = call->array;
+    if (no_spectrum(call))
+        return 0;
     switch (call->routine) {
     case LINALG_EIGENVALUES:
         return eigenvalues_here(la, call->n, x[0], x[1], x[2]);

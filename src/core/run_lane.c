@@ -271,10 +271,11 @@ static int network_layer(Run *run, int which)
        the tokens do. */
     if (outcome != LAYER_DONE)
         Warnings_add(&lane->warnings,
-                     ROLE_MARK " network%s overflows the double range at layer %d (no LayerNorm: "
-                               "the tokens grow layer by layer); its values from there on are "
-                               "null",
-                     outcome == LAYER_ATTENTION_OVERFLOW ? "'s attention matrix" : "", run->layer);
+                     ROLE_MARK " network%s overflows the double range at layer %d (%s); its "
+                               "values from there on are null",
+                     outcome == LAYER_ATTENTION_OVERFLOW ? "'s attention matrix" : "", run->layer,
+                     Layer_weights_in_use() ? "the checkpoint's weights are too large"
+                                            : "no LayerNorm: the tokens grow layer by layer");
     net->dead = outcome != LAYER_DONE;
     if (net->dead && run->measure) { /* a head may have been measured before the overflow */
         LayerState *state = &run->track[which]->state[run->layer];
