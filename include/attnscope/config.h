@@ -291,6 +291,10 @@ typedef struct {
     /* Whether the model uses the value (NULL: always), and what its keys say when it does not. */
     bool (*in_use)(const Config *c);
     const char *unused_note;
+    /* Whether a value other than the default is refused where the model does not use it (the
+       command line's option, the screen's key): a value that reads as if it acted (a sink)
+       rather than a knob a sweep leaves set (the window of a non-window mask). */
+    bool refuse_unused;
     /* The screen's keys (0: none); the keys stop at key_min, key_max where these are not 0. */
     char raise_key, lower_key;
     SettingStep step;

@@ -520,6 +520,21 @@ static int check_combinations(const Options *o, char *err, size_t size)
                  "prints the demo alone)");
         return 2;
     }
+    if (o->batch && o->present) {
+        snprintf(err, size,
+                 "--present: accepted only without --batch (it starts the screen in presentation "
+                 "mode; --batch draws no screen)");
+        return 2;
+    }
+    if (o->softmax_demo && (o->weights_path || o->token_ids_path || o->hf_config.file[0])) {
+        snprintf(err, size,
+                 "--softmax-demo: accepted without %s (it draws softmax(alpha Z + beta I) "
+                 "alone, from no checkpoint and no tokens)",
+                 o->weights_path     ? "--weights"
+                 : o->token_ids_path ? "--token-ids"
+                                     : "--hf-config");
+        return 2;
+    }
     if (o->batch && o->trace_path) {
         snprintf(err, size,
                  "--trace '%s': accepted only without --batch (it records the interactive "
@@ -591,6 +606,70 @@ static int check_combinations(const Options *o, char *err, size_t size)
     return 0;
 }
 
+/* The settings --softmax-demo reads: n = T, α, β and the draws; and d, which it does not read
+   but which must keep T <= d for Config_validate. */
+static bool softmax_demo_reads(const Setting *s)
+{
+    static const char *const read[] = {"tokens", "init-alpha", "init-beta",
+                                       "seed",   "seeds",      "width"};
+    for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
+        if (strcmp(s->name, read[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The given setting other than s that leaves s unused (put back at its default, s is in use
+   again), or NULL where a default does (s's note says which). */
+static const Setting *unused_because(const Options *o, const Setting *s, const Config *defaults)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *other = Settings_at(i);
+        if (other == s || !o->given[i])
+            continue;
+        Config c = o->config;
+        Setting_put(other, &c, Setting_get(other, defaults));
+        if (s->in_use(&c))
+            return other;
+    }
+    return NULL;
+}
+
+/* An option given on the command line that nothing reads would be ignored without a word,
+   while the JSON's config records it: refused where its row says so (Setting.refuse_unused),
+   and with --softmax-demo every option but the demo's own; the message names what it needs
+   and the option in its way.  At its default it changes nothing and passes (--sink none). */
+static int check_settings_read(const Options *o, char *err, size_t size)
+{
+    Config defaults = Config_default();
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        double value = Setting_get(s, &o->config), fallback = Setting_get(s, &defaults);
+        bool unused =
+            o->softmax_demo ? !softmax_demo_reads(s) : s->refuse_unused && !s->in_use(&o->config);
+        if (!o->given[i] || !unused || value == fallback || (isnan(value) && isnan(fallback)))
+            continue;
+        char name[64], shown[64], other_name[64], other_shown[64], why[320];
+        Setting_spelled(s, name, sizeof name);
+        Setting_format(s, &o->config, 0, shown, sizeof shown);
+        const Setting *other = o->softmax_demo ? NULL : unused_because(o, s, &defaults);
+        if (o->softmax_demo)
+            snprintf(why, sizeof why,
+                     "with --softmax-demo, which reads only -T, --init-alpha, --init-beta, --seed "
+                     "and --seeds (and takes -d for T <= d)");
+        else if (other) {
+            Setting_format(other, &o->config, 0, other_shown, sizeof other_shown);
+            snprintf(why, sizeof why, "with %s %s: %s",
+                     Setting_spelled(other, other_name, sizeof other_name), other_shown,
+                     s->unused_note);
+        } else
+            snprintf(why, sizeof why, "here: %s", s->unused_note);
+        snprintf(err, size, "%s %s: ignored %s; accepted where it acts, or left at its default",
+                 name, shown, why);
+        return 2;
+    }
+    return 0;
+}
+
 int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size)
 {
     struct option longs[SETTINGS_MAX + OTHER_COUNT + 1];
@@ -649,7 +728,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->token_ids_path, INPUT_NAMES.names[o->config.input]);
         return 2;
     }
-    return Config_validate(&o->config, err, size) ? 2 : 0;
+    if (Config_validate(&o->config, err, size))
+        return 2;
+    return check_settings_read(o, err, size);
 }
 
 int Options_flush_stdout(void)
