@@ -124,6 +124,9 @@ bad kv '{"model_type": "mistral", "hidden_size": 100, "num_attention_heads": 10,
 refused "the file's own value is quoted as the file's" "$tmp/kv.json" "\"num_key_value_heads\" is 3: accepted a divisor"
 bad types '{"model_type": "gpt_oss", "num_hidden_layers": 4, "layer_types": ["sliding_attention"]}'
 refused "layer_types of another length than the depth" "$tmp/types.json" "\"layer_types\" is an array of 1: accepted an array of 4 names"
+# A UTF-8 byte-order mark is named (transformers' json.loads refuses it too), not '?'.
+printf '\xef\xbb\xbf{"model_type": "llama"}' >"$tmp/bom.json"
+refused "a byte-order mark, named" "$tmp/bom.json" "$tmp/bom.json: JSON byte 1: a UTF-8 byte-order mark (EF BB BF) before the value: JSON has none"
 printf '{"model_type": "llama", \xc3\x28: 1}' >"$tmp/utf8.json"
 refused "a name that is not UTF-8" "$tmp/utf8.json" "$tmp/utf8.json: "
 : >"$tmp/empty.json"
