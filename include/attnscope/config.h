@@ -355,6 +355,12 @@ void Config_reset(Config *c, unsigned classes);
  */
 int Config_validate(const Config *c, char *err, size_t size);
 
+/* A setting given[i] (by index) that c does not use while its row refuses that
+   (Setting.refuse_unused) and its value is not the default would be ignored without a word:
+   returns -1 with a message naming it, its value, the given setting in its way (or its note)
+   and what it needs; else 0. */
+int Config_check_given_in_use(const Config *c, const bool given[], char *err, size_t size);
+
 /* The normalised entry spread of softmax/markov attention: sqrt(exp(v) - 1), v the logits'
    variance: σ_qk^4 (markov, or the 1/√d_h logit scale), σ_qk^4/d_h with the 1/d_h scale;
    NaN with QK-norm, whose logits σ_qk does not scale. */

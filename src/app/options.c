@@ -117,6 +117,10 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size)
     }
     LineReader_release(&lines);
     fclose(f);
+    if (status == 0 && Config_check_given_in_use(&trial, seen, msg, sizeof msg)) {
+        snprintf(err, size, "%s: %s", path, msg);
+        status = -1;
+    }
     if (status == 0)
         *c = trial;
     return status;
@@ -618,53 +622,22 @@ static bool softmax_demo_reads(const Setting *s)
     return false;
 }
 
-/* The given setting other than s that leaves s unused (put back at its default, s is in use
-   again), or NULL where a default does (s's note says which). */
-static const Setting *unused_because(const Options *o, const Setting *s, const Config *defaults)
-{
-    for (int i = 0; i < Settings_count(); i++) {
-        const Setting *other = Settings_at(i);
-        if (other == s || !o->given[i])
-            continue;
-        Config c = o->config;
-        Setting_put(other, &c, Setting_get(other, defaults));
-        if (s->in_use(&c))
-            return other;
-    }
-    return NULL;
-}
-
-/* An option given on the command line that nothing reads would be ignored without a word,
-   while the JSON's config records it: refused where its row says so (Setting.refuse_unused),
-   and with --softmax-demo every option but the demo's own; the message names what it needs
-   and the option in its way.  At its default it changes nothing and passes (--sink none). */
-static int check_settings_read(const Options *o, char *err, size_t size)
+/* With --softmax-demo every setting it does not read, given other than at its default, would
+   be ignored without a word (the JSON's config records it): refused, naming it. */
+static int check_softmax_demo_settings(const Options *o, char *err, size_t size)
 {
     Config defaults = Config_default();
-    for (int i = 0; i < Settings_count(); i++) {
+    for (int i = 0; o->softmax_demo && i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
-        double value = Setting_get(s, &o->config), fallback = Setting_get(s, &defaults);
-        bool unused =
-            o->softmax_demo ? !softmax_demo_reads(s) : s->refuse_unused && !s->in_use(&o->config);
-        if (!o->given[i] || !unused || value == fallback || (isnan(value) && isnan(fallback)))
+        if (!o->given[i] || softmax_demo_reads(s) ||
+            Setting_get(s, &o->config) == Setting_get(s, &defaults))
             continue;
-        char name[64], shown[64], other_name[64], other_shown[64], why[320];
-        Setting_spelled(s, name, sizeof name);
+        char name[64], shown[64];
         Setting_format(s, &o->config, 0, shown, sizeof shown);
-        const Setting *other = o->softmax_demo ? NULL : unused_because(o, s, &defaults);
-        if (o->softmax_demo)
-            snprintf(why, sizeof why,
-                     "with --softmax-demo, which reads only -T, --init-alpha, --init-beta, --seed "
-                     "and --seeds (and takes -d for T <= d)");
-        else if (other) {
-            Setting_format(other, &o->config, 0, other_shown, sizeof other_shown);
-            snprintf(why, sizeof why, "with %s %s: %s",
-                     Setting_spelled(other, other_name, sizeof other_name), other_shown,
-                     s->unused_note);
-        } else
-            snprintf(why, sizeof why, "here: %s", s->unused_note);
-        snprintf(err, size, "%s %s: ignored %s; accepted where it acts, or left at its default",
-                 name, shown, why);
+        snprintf(err, size,
+                 "%s %s: ignored with --softmax-demo, which reads only -T, --init-alpha, "
+                 "--init-beta, --seed and --seeds (and takes -d for T <= d)",
+                 Setting_spelled(s, name, sizeof name), shown);
         return 2;
     }
     return 0;
@@ -728,9 +701,10 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->token_ids_path, INPUT_NAMES.names[o->config.input]);
         return 2;
     }
-    if (Config_validate(&o->config, err, size))
+    if (Config_validate(&o->config, err, size) ||
+        Config_check_given_in_use(&o->config, o->given, err, size))
         return 2;
-    return check_settings_read(o, err, size);
+    return check_softmax_demo_settings(o, err, size);
 }
 
 int Options_flush_stdout(void)

@@ -116,6 +116,50 @@ int Config_validate(const Config *c, char *err, size_t size)
     return 0;
 }
 
+/* The given setting other than s that leaves s unused (put back at its default, s is in use
+   again), or NULL where a default does. */
+static const Setting *unused_because(const Config *c, const bool given[], const Setting *s,
+                                     const Config *defaults)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *other = Settings_at(i);
+        if (other == s || !given[i])
+            continue;
+        Config trial = *c;
+        Setting_put(other, &trial, Setting_get(other, defaults));
+        if (s->in_use(&trial))
+            return other;
+    }
+    return NULL;
+}
+
+int Config_check_given_in_use(const Config *c, const bool given[], char *err, size_t size)
+{
+    Config defaults = Config_default();
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (!given[i] || !s->refuse_unused || s->in_use(c) ||
+            Setting_get(s, c) == Setting_get(s, &defaults))
+            continue;
+        char name[64], shown[64], other_name[64], other_shown[64], why[320];
+        Setting_spelled(s, name, sizeof name);
+        Setting_format(s, c, 0, shown, sizeof shown);
+        const Setting *other = unused_because(c, given, s, &defaults);
+        if (other) {
+            Setting_format(other, c, 0, other_shown, sizeof other_shown);
+            snprintf(why, sizeof why, "with %s %s: %s",
+                     Setting_spelled(other, other_name, sizeof other_name), other_shown,
+                     s->unused_note);
+        } else {
+            snprintf(why, sizeof why, "here: %s", s->unused_note);
+        }
+        snprintf(err, size, "%s %s: ignored %s; accepted where it acts, or left at its default",
+                 name, shown, why);
+        return -1;
+    }
+    return 0;
+}
+
 double Config_sigma(const Config *c)
 {
     if (Qk_normalised(c)) /* the logits' spread is √d_h·cos θ's, not σ_qk's */

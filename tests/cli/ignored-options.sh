@@ -47,4 +47,16 @@ check "--softmax-demo --weights: refused" refused "--softmax-demo: accepted with
     --batch --softmax-demo -T 10 -d 10 --weights "$tmp"
 check "--softmax-demo -T 10 -d 10 --seeds 3 --init-alpha 0.1: accepted" accepted \
     --batch --softmax-demo -T 10 -d 10 --seeds 3 --init-alpha 0.1
+# A preset and a --jsonl line follow the same rule, for the keys they give.
+printf 'attention = relu\nsink = 5\n' >"$tmp/relu-sink.preset"
+check "a preset with attention relu and sink 5: refused, naming the file" refused \
+    "$tmp/relu-sink.preset: --sink 5: ignored with -a/--attention relu" -- --batch "${small[@]}" --preset "$tmp/relu-sink.preset"
+jsonl_refused() {
+    printf '{"attention": "markov", "sink": 5}\n' | "$BIN" --batch --jsonl "${small[@]}" >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 2 ] && grep -qF -- "line 1: --sink 5: ignored with -a/--attention markov" "$tmp/err" ||
+        { echo "  stderr: $(head -c 300 "$tmp/err")"; return 1; }
+}
+check "a --jsonl line with markov and a sink: refused" jsonl_refused
+check "a --jsonl line with a sink of none and relu: accepted" bash -c \
+    "printf '{\"attention\": \"relu\", \"sink\": null}\n' | '$BIN' --batch --jsonl ${small[*]} >/dev/null"
 finish
