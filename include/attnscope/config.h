@@ -291,10 +291,6 @@ typedef struct {
     /* Whether the model uses the value (NULL: always), and what its keys say when it does not. */
     bool (*in_use)(const Config *c);
     const char *unused_note;
-    /* Whether a value other than the default is refused where the model does not use it (the
-       command line's option, the screen's key): a value that reads as if it acted (a sink)
-       rather than a knob a sweep leaves set (the window of a non-window mask). */
-    bool refuse_unused;
     /* The screen's keys (0: none); the keys stop at key_min, key_max where these are not 0. */
     char raise_key, lower_key;
     SettingStep step;
@@ -351,15 +347,9 @@ bool Config_same_in(const Config *a, const Config *b, unsigned classes);
 void Config_reset(Config *c, unsigned classes);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
-   window < T, H divides d, head <= H).  Returns 0, or -1 with a message naming the options in err.
+   window < T, H divides d, head <= H, a sink only with softmax).  Returns 0, or -1 with a message naming the options in err.
  */
 int Config_validate(const Config *c, char *err, size_t size);
-
-/* A setting given[i] (by index) that c does not use while its row refuses that
-   (Setting.refuse_unused) and its value is not the default would be ignored without a word:
-   returns -1 with a message naming it, its value, the given setting in its way (or its note)
-   and what it needs; else 0. */
-int Config_check_given_in_use(const Config *c, const bool given[], char *err, size_t size);
 
 /* The normalised entry spread of softmax/markov attention: sqrt(exp(v) - 1), v the logits'
    variance: σ_qk^4 (markov, or the 1/√d_h logit scale), σ_qk^4/d_h with the 1/d_h scale;

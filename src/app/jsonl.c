@@ -53,7 +53,6 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
         return -1;
     }
     const JsonValue *alias = NULL;
-    bool given[SETTINGS_MAX] = {false};
     for (int i = 0; i < object->count; i++) {
         const char *key = object->keys[i];
         const JsonValue *v = &object->items[i];
@@ -66,7 +65,6 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
             unknown_key(key, err, size);
             return -1;
         }
-        given[s - Settings_at(0)] = true;
         JsonKind wanted = Setting_is_text(s) ? JSON_STRING : JSON_NUMBER;
         /* A double's off value (-∞, --sink none) is written null. */
         if (v->kind == JSON_NULL && s->off_word) {
@@ -111,7 +109,7 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
                  WIDTH_ALIAS, c->width);
         return -1;
     }
-    return Config_check_given_in_use(c, given, err, size);
+    return 0;
 }
 
 void Jsonl_write_config(const Config *c, Text *t)

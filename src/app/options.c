@@ -117,10 +117,6 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size)
     }
     LineReader_release(&lines);
     fclose(f);
-    if (status == 0 && Config_check_given_in_use(&trial, seen, msg, sizeof msg)) {
-        snprintf(err, size, "%s: %s", path, msg);
-        status = -1;
-    }
     if (status == 0)
         *c = trial;
     return status;
@@ -701,8 +697,7 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->token_ids_path, INPUT_NAMES.names[o->config.input]);
         return 2;
     }
-    if (Config_validate(&o->config, err, size) ||
-        Config_check_given_in_use(&o->config, o->given, err, size))
+    if (Config_validate(&o->config, err, size))
         return 2;
     return check_softmax_demo_settings(o, err, size);
 }

@@ -98,7 +98,7 @@ static int validate_draws(const Config *c, char *err, size_t size)
 }
 
 /* The first relation that fails makes the message: the shape's, the draws', then what the screen
-   shows (the head, the window). */
+   shows (the head, a sink only with softmax, the window). */
 int Config_validate(const Config *c, char *err, size_t size)
 {
     if (validate_shape(c, err, size) || validate_draws(c, err, size))
@@ -107,54 +107,19 @@ int Config_validate(const Config *c, char *err, size_t size)
         snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);
         return -1;
     }
+    /* A sink joins the softmax's denominator: with another kind it would be ignored while
+       the JSON's config records it, so the combination is refused (the keys stop at it). */
+    if (c->sink != -INFINITY && c->attention != ATTENTION_SOFTMAX) {
+        snprintf(err, size,
+                 "--sink %g: accepted only with softmax attention (the sink joins the softmax's "
+                 "denominator), not -a/--attention %s; use --sink none",
+                 c->sink, ATTENTION_NAMES.names[c->attention]);
+        return -1;
+    }
     if (window_in_use(c) && c->window >= c->tokens) {
         snprintf(err, size,
                  "-w/--window %d: accepted 1..%d (below T = %d; a wider window is the %s mask)",
                  c->window, c->tokens - 1, c->tokens, c->mask == MASK_WINDOW ? "full" : "causal");
-        return -1;
-    }
-    return 0;
-}
-
-/* The given setting other than s that leaves s unused (put back at its default, s is in use
-   again), or NULL where a default does. */
-static const Setting *unused_because(const Config *c, const bool given[], const Setting *s,
-                                     const Config *defaults)
-{
-    for (int i = 0; i < Settings_count(); i++) {
-        const Setting *other = Settings_at(i);
-        if (other == s || !given[i])
-            continue;
-        Config trial = *c;
-        Setting_put(other, &trial, Setting_get(other, defaults));
-        if (s->in_use(&trial))
-            return other;
-    }
-    return NULL;
-}
-
-int Config_check_given_in_use(const Config *c, const bool given[], char *err, size_t size)
-{
-    Config defaults = Config_default();
-    for (int i = 0; i < Settings_count(); i++) {
-        const Setting *s = Settings_at(i);
-        if (!given[i] || !s->refuse_unused || s->in_use(c) ||
-            Setting_get(s, c) == Setting_get(s, &defaults))
-            continue;
-        char name[64], shown[64], other_name[64], other_shown[64], why[320];
-        Setting_spelled(s, name, sizeof name);
-        Setting_format(s, c, 0, shown, sizeof shown);
-        const Setting *other = unused_because(c, given, s, &defaults);
-        if (other) {
-            Setting_format(other, c, 0, other_shown, sizeof other_shown);
-            snprintf(why, sizeof why, "with %s %s: %s",
-                     Setting_spelled(other, other_name, sizeof other_name), other_shown,
-                     s->unused_note);
-        } else {
-            snprintf(why, sizeof why, "here: %s", s->unused_note);
-        }
-        snprintf(err, size, "%s %s: ignored %s; accepted where it acts, or left at its default",
-                 name, shown, why);
         return -1;
     }
     return 0;

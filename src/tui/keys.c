@@ -306,13 +306,6 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
         note_add(note, size, "%s stays at %s: %s", s->key_label, kept, why);
         return false;
     }
-    Config defaults = Config_default();
-    if (s->refuse_unused && !s->in_use(&next) && to != Setting_get(s, &defaults)) {
-        char kept[64];
-        Setting_format(s, &c->config, 3, kept, sizeof kept);
-        note_add(note, size, "%s stays at %s: %s", s->key_label, kept, s->unused_note);
-        return false;
-    }
     *c = after;
     if (s->in_use && !s->in_use(&next))
         note_add(note, size, "%s", s->unused_note);
