@@ -283,6 +283,34 @@ static void test_beyond_lanczos_only_at_its_reach(void **state)
     assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 3 layers"));
 }
 
+/* A reach below 1 (the products' rounding certifies nothing) proves nothing about κ ≥ 1:
+   those layers are counted apart and said to leave Lanczos nothing, never "proves kappa(K) >=
+   0.76"; the layers with a reach of 1 or more keep their bound and their smallest reach. */
+static void test_beyond_below_reach_one_proves_nothing(void **state)
+{
+    (void)state;
+    KronTally tally = {0};
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / 0.9, 0.76));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / 0.8, 0.5));
+    Warnings w = {0};
+    KronTally_warn(&tally, &w);
+    assert_int_equal(w.count, 1);
+    assert_non_null(strstr(w.text[0], "at 2 layers the products' rounding leaves Lanczos on K^T K "
+                                      "nothing it could certify"));
+    assert_null(strstr(w.text[0], "proves"));
+    assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / 500.0, 100.0));
+    assert_int_equal(tally.beyond, 3);
+    assert_int_equal(tally.unresolvable, 2);
+    assert_close(tally.kappa_resolvable, 100.0, 0.0);
+    assert_close(tally.kappa_at_least, 500.0, 1e-12 * 500.0);
+    w = (Warnings){0};
+    KronTally_warn(&tally, &w);
+    assert_int_equal(w.count, 2);
+    assert_non_null(
+        strstr(w.text[0], "at 1 layers the image of one vector proves kappa(K) >= 100,"));
+    assert_non_null(strstr(w.text[1], "at 2 layers the products' rounding leaves"));
+}
+
 /* The reach against what Lanczos does on real blocks, their κ from the SVD of K.  At T = 8,
    d = 16 (n = 128) Lanczos's 240 steps span the whole space, so the reach is the rounding's
    resolvable κ (SaWork_kappa_resolvable), and where Lanczos does not certify it is the
@@ -360,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_certified_s_min_holds_the_exact_one),
         cmocka_unit_test(test_certified_s_min_with_heads),
         cmocka_unit_test(test_beyond_lanczos_only_at_its_reach),
+        cmocka_unit_test(test_beyond_below_reach_one_proves_nothing),
         cmocka_unit_test(test_beyond_lanczos_where_lanczos_cannot_certify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

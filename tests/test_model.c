@@ -570,6 +570,30 @@ static void test_stop_inside_a_layer(void **state)
     Result_free(r);
 }
 
+/* A full warning list never loses a warning without a word: past WARNINGS_MAX its last entry
+   counts the ones that did not fit (the one it displaced among them), a repeat of a kept one
+   still only marks its subject, and the first WARNINGS_MAX - 1 stay as they were. */
+static void test_warnings_past_the_list_are_counted(void **state)
+{
+    (void)state;
+    Warnings w = {0};
+    for (int i = 0; i < WARNINGS_MAX; i++)
+        Warnings_add(&w, "warning %d", i);
+    assert_int_equal(w.count, WARNINGS_MAX);
+    assert_string_equal(w.text[WARNINGS_MAX - 1], "warning 15");
+    Warnings_add_about(&w, WARNING_ABOUT_GRADIENTS, "warning 3");
+    assert_int_equal(w.subject[3], WARNING_ABOUT_RUN | WARNING_ABOUT_GRADIENTS);
+    assert_string_equal(w.text[WARNINGS_MAX - 1], "warning 15");
+    Warnings_add_about(&w, WARNING_ABOUT_SIMILARITY, "warning %d", WARNINGS_MAX);
+    Warnings_add(&w, "warning %d", WARNINGS_MAX + 1);
+    assert_int_equal(w.count, WARNINGS_MAX);
+    assert_int_equal(w.dropped, 3);
+    assert_string_equal(w.text[WARNINGS_MAX - 1],
+                        "3 more warnings (repeats counted) did not fit: a result lists at most 16");
+    assert_true(w.subject[WARNINGS_MAX - 1] & WARNING_ABOUT_SIMILARITY);
+    assert_string_equal(w.text[WARNINGS_MAX - 2], "warning 14");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -591,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_gradient_matches_finite_differences),
         cmocka_unit_test(test_gradient_only_without_skip_and_layernorm),
         cmocka_unit_test(test_gap_removal_keeps_the_gradient_flat),
+        cmocka_unit_test(test_warnings_past_the_list_are_counted),
     };
     return cmocka_run_group_tests_name("model", tests, setup, teardown);
 }

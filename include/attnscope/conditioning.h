@@ -311,9 +311,12 @@ const double *ConditioningSeries_values(const ConditioningSeries *s, const Condi
    products off their rounding model (SaWork_rounding_consistent: null, no bound). */
 typedef struct {
     int certified, singular, far, beyond, lanczos, inexact;
-    double kappa_at_least; /* the largest of the beyond layers' lower bounds on κ(K) (0: none) */
-    /* The smallest reach (KronTally_lanczos_reach) of the layers where Lanczos was not run:
-       every one of them proves κ(K) at least this (0 for none). */
+    /* Of the beyond layers, those whose reach is below 1: there the products' rounding leaves
+       Lanczos nothing it could certify (κ ≥ reach < 1 would prove nothing). */
+    int unresolvable;
+    double kappa_at_least; /* the largest lower bound on κ(K) of those with a reach ≥ 1 (0: none) */
+    /* The smallest reach (KronTally_lanczos_reach) of the beyond layers with a reach of 1 or
+       more: every one of them proves κ(K) at least this (0 for none). */
     double kappa_resolvable;
 } KronTally;
 

@@ -347,7 +347,7 @@ bool Config_same_in(const Config *a, const Config *b, unsigned classes);
 void Config_reset(Config *c, unsigned classes);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
-   window < T, H divides d, head <= H).  Returns 0, or -1 with a message naming the options in err.
+   window < T, H divides d, head <= H, a sink only with softmax).  Returns 0, or -1 with a message naming the options in err.
  */
 int Config_validate(const Config *c, char *err, size_t size);
 

@@ -64,7 +64,10 @@ typedef struct {
     double *m2;
 } Band;
 
-enum { WARNINGS_MAX = 16, WARNING_LENGTH = 240 };
+/* WARNING_LENGTH holds the longest warning any template makes with its widest numbers and
+   names, with room for the prefix a copy adds (tests/cli/warnings_whole.py bound checks
+   every template against it). */
+enum { WARNINGS_MAX = 16, WARNING_LENGTH = 1280 };
 
 /* What a warning is about, as the screen shows it: a screen names on its status line only the
    warnings about something it shows (a warning about the token-similarity panel says nothing
@@ -90,6 +93,9 @@ typedef struct {
     int count;
     char text[WARNINGS_MAX][WARNING_LENGTH];
     unsigned subject[WARNINGS_MAX]; /* WarningSubject bits */
+    /* Warnings that did not fit, repeats among them counted: once there are any, the last
+       entry says how many instead of the warning it held (which counts among them). */
+    int dropped;
 } Warnings;
 
 /* The readouts of docs/model.md §2 for the shown layer, NaN where undefined: 1 − |λ2| and the count

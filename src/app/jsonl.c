@@ -33,6 +33,18 @@ static void unknown_key(const char *key, char *err, size_t size)
              WIDTH_ALIAS);
 }
 
+/* Python writes 8.0 for a whole number that went through a float: for a whole-number setting
+   such a value is the integer it equals (8.5, 1e400 still reach the setter and are refused). */
+static const char *number_text(const Setting *s, const JsonValue *v, char *buf, size_t size)
+{
+    bool whole_setting = s->kind == SETTING_INT || s->kind == SETTING_SEED;
+    if (!whole_setting || v->kind != JSON_NUMBER || !isfinite(v->number) ||
+        v->number != floor(v->number) || fabs(v->number) > 0x1p53)
+        return v->text;
+    snprintf(buf, size, "%.0f", v->number);
+    return buf;
+}
+
 int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t size)
 {
     if (!object || object->kind != JSON_OBJECT) {
@@ -76,17 +88,19 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
                      key);
             return -1;
         }
-        char message[400];
-        if (Setting_parse(s, c, v->text, message, sizeof message)) {
+        char message[400], whole[32];
+        if (Setting_parse(s, c, number_text(s, v, whole, sizeof whole), message, sizeof message)) {
             snprintf(err, size, "\"%s\": %s", key, message);
             return -1;
         }
     }
-    /* The alias is read as "d" is ("8.0" is refused for both), then compared. */
+    /* The alias is read as "d" is (8.0 is 8 for both, 8.5 refused), then compared. */
     Config as_width = *c;
-    char message[400];
+    char message[400], whole[32];
+    const Setting *width = setting_of_key("d");
     if (alias && alias->kind == JSON_NUMBER &&
-        Setting_parse(setting_of_key("d"), &as_width, alias->text, message, sizeof message)) {
+        Setting_parse(width, &as_width, number_text(width, alias, whole, sizeof whole), message,
+                      sizeof message)) {
         snprintf(err, size, "\"%s\": %s", WIDTH_ALIAS, message);
         return -1;
     }
@@ -302,7 +316,9 @@ static int run_line(const Options *o, const char *text, size_t length, const Pro
     char message[OPTIONS_ERROR_SIZE];
     JsonValue *object = Json_parse(text, length, message, sizeof message);
     if (!object) {
-        snprintf(err, size, "%s", message);
+        snprintf(err, size,
+                 "%.400s (a line is one JSON object of settings, as {\"T\": 64, \"d\": 64})",
+                 message);
         return 2;
     }
     Config c;

@@ -522,6 +522,21 @@ static int check_combinations(const Options *o, char *err, size_t size)
                  "prints the demo alone)");
         return 2;
     }
+    if (o->batch && o->present) {
+        snprintf(err, size,
+                 "--present: accepted only without --batch (it starts the screen in presentation "
+                 "mode; --batch draws no screen)");
+        return 2;
+    }
+    if (o->softmax_demo && (o->weights_path || o->token_ids_path || o->hf_config.file[0])) {
+        snprintf(err, size,
+                 "--softmax-demo: accepted without %s (it draws softmax(alpha Z + beta I) "
+                 "alone, from no checkpoint and no tokens)",
+                 o->weights_path     ? "--weights"
+                 : o->token_ids_path ? "--token-ids"
+                                     : "--hf-config");
+        return 2;
+    }
     if (o->batch && o->trace_path) {
         snprintf(err, size,
                  "--trace '%s': accepted only without --batch (it records the interactive "
@@ -593,6 +608,39 @@ static int check_combinations(const Options *o, char *err, size_t size)
     return 0;
 }
 
+/* The settings --softmax-demo reads: n = T, α, β and the draws; and d, which it does not read
+   but which must keep T <= d for Config_validate. */
+static bool softmax_demo_reads(const Setting *s)
+{
+    static const char *const read[] = {"tokens", "init-alpha", "init-beta",
+                                       "seed",   "seeds",      "width"};
+    for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
+        if (strcmp(s->name, read[i]) == 0)
+            return true;
+    return false;
+}
+
+/* With --softmax-demo every setting it does not read, given other than at its default, would
+   be ignored without a word (the JSON's config records it): refused, naming it. */
+static int check_softmax_demo_settings(const Options *o, char *err, size_t size)
+{
+    Config defaults = Config_default();
+    for (int i = 0; o->softmax_demo && i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (!o->given[i] || softmax_demo_reads(s) ||
+            Setting_get(s, &o->config) == Setting_get(s, &defaults))
+            continue;
+        char name[64], shown[64];
+        Setting_format(s, &o->config, 0, shown, sizeof shown);
+        snprintf(err, size,
+                 "%s %s: ignored with --softmax-demo, which reads only -T, --init-alpha, "
+                 "--init-beta, --seed and --seeds (and takes -d for T <= d)",
+                 Setting_spelled(s, name, sizeof name), shown);
+        return 2;
+    }
+    return 0;
+}
+
 int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size)
 {
     struct option longs[SETTINGS_MAX + OTHER_COUNT + 1];
@@ -651,7 +699,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->token_ids_path, INPUT_NAMES.names[o->config.input]);
         return 2;
     }
-    return Config_validate(&o->config, err, size) ? 2 : 0;
+    if (Config_validate(&o->config, err, size))
+        return 2;
+    return check_softmax_demo_settings(o, err, size);
 }
 
 int Options_flush_stdout(void)

@@ -68,15 +68,26 @@ int HfReader_concept(HfReader *r, const char *const keys[], const JsonValue **va
     return 0;
 }
 
+/* For messages about key: " (not in the file: the Mistral family's default)" where the file
+   lacks it and the value read is the family's, else "" (the file holds what is quoted). */
+static const char *default_note(const HfReader *r, const char *key, char *buf, size_t size)
+{
+    if (JsonValue_member(r->object, key) || !JsonValue_member(r->defaults, key))
+        return "";
+    snprintf(buf, size, " (not in the file: the %s family's default)", r->family->name);
+    return buf;
+}
+
 /* What the file says, for messages: a number or string as written, else its kind. */
 int HfReader_refuse(HfReader *r, const char *key, const JsonValue *v, const char *accepted)
 {
-    char value[80];
+    char value[80], note[96];
     if (v && (v->kind == JSON_NUMBER || v->kind == JSON_STRING))
         snprintf(value, sizeof value, v->kind == JSON_STRING ? "\"%.60s\"" : "%.60s", v->text);
     else
         snprintf(value, sizeof value, "%s", v ? JsonKind_name(v->kind) : "missing");
-    snprintf(r->err, r->size, "%s: \"%s\" is %s: accepted %s", r->file, key, value, accepted);
+    snprintf(r->err, r->size, "%s: \"%s\" is %s%s: accepted %s", r->file, key, value,
+             v ? default_note(r, key, note, sizeof note) : "", accepted);
     return -1;
 }
 
@@ -120,7 +131,9 @@ int HfReader_put(HfReader *r, const char *setting, const char *text, const char 
     char message[512];
     if (Setting_parse(Settings_find(setting), &r->trial, text, message, sizeof message) == 0)
         return 0;
-    snprintf(r->err, r->size, "%s: \"%s\" gives %s", r->file, key, message);
+    char note[96];
+    snprintf(r->err, r->size, "%s: \"%s\"%s gives %s", r->file, key,
+             default_note(r, key, note, sizeof note), message);
     return -1;
 }
 

@@ -4,6 +4,7 @@
 
 #include "attnscope/format.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -55,7 +56,12 @@ static bool literal(Reader *r, const char *word)
 {
     size_t n = strlen(word);
     if (r->length - r->at < n || memcmp(r->text + r->at, word, n) != 0) {
-        fail(r, "expected '%s'", word);
+        /* What stands there instead: its letters, at most a dozen. */
+        size_t found = 0;
+        while (found < 12 && r->at + found < r->length && isalpha(r->text[r->at + found]))
+            found++;
+        fail(r, "expected a value (%s?), found '%.*s'", word, (int)found,
+             (const char *)r->text + r->at);
         return false;
     }
     r->at += n;
@@ -440,7 +446,10 @@ static bool value(Reader *r, JsonValue *v)
     default:
         if (peek(r) == '-' || is_digit(peek(r)))
             return number(r, v);
-        fail(r, "expected a value, found '%c'", peek(r) > 0x20 && peek(r) < 0x7F ? peek(r) : '?');
+        if (peek(r) > 0x20 && peek(r) < 0x7F)
+            fail(r, "expected a value, found '%c'", peek(r));
+        else
+            fail(r, "expected a value, found byte 0x%02X", (unsigned)peek(r));
         return false;
     }
 }
@@ -497,7 +506,12 @@ JsonValue *Json_parse_within(const char *text, size_t length, const JsonLimits *
         snprintf(err, size, "out of memory");
         return NULL;
     }
-    if (value(&r, v)) {
+    /* RFC 8259 §8.1 lets a reader ignore a byte-order mark; transformers' json.loads refuses
+       one, so a config.json holding it is refused here too, by name. */
+    if (length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        fail(&r, "a UTF-8 byte-order mark (EF BB BF) before the value: JSON has none; save the "
+                 "file without it");
+    else if (value(&r, v)) {
         skip_space(&r);
         if (r.at < r.length)
             fail(&r, "text after the value");

@@ -144,10 +144,13 @@ int Presets_resolve(const char *arg, char *path, size_t path_size, char *err, si
         (found_in(user_dir, arg, path, path_size) || found_in(shipped_dir, arg, path, path_size) ||
          found_in(tour_dir, arg, path, path_size) || found_in_tour(tour_dir, arg, path, path_size)))
         return 0;
+    struct stat st;
+    bool directory = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
     snprintf(err, size,
-             "--preset '%.80s': no such file, nor a preset of that name in %.160s or %.160s "
+             "--preset '%.80s': %s, nor a preset of that name in %.160s or %.160s "
              "(accepted: a preset file, or the name of one there without .preset)",
-             arg, user_dir ? user_dir : "(no user directory: HOME is not set)",
+             arg, directory ? "a directory, not a preset file" : "no such file",
+             user_dir ? user_dir : "(no user directory: HOME is not set)",
              shipped_dir ? shipped_dir : "(no shipped presets found)");
     return -1;
 }

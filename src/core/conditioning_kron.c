@@ -398,8 +398,14 @@ bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_a
         tally->lanczos++;
         return false;
     }
-    /* The warning claims the reach at every such layer: the smallest holds for all. */
-    if (tally->beyond++ == 0 || reach < tally->kappa_resolvable)
+    /* The warning claims the reach at every such layer: the smallest holds for all.  A reach
+       below 1 claims nothing (every κ is at least 1), so those layers are counted apart. */
+    int resolvable = tally->beyond++ - tally->unresolvable;
+    if (!(reach >= 1.0)) {
+        tally->unresolvable++;
+        return true;
+    }
+    if (resolvable == 0 || reach < tally->kappa_resolvable)
         tally->kappa_resolvable = reach;
     if (!(tally->kappa_at_least >= at_least))
         tally->kappa_at_least = at_least;
@@ -429,13 +435,20 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
                      "far from K to precondition it, so s_min(K) by Lanczos on K^T K there, within "
                      "its reach",
                      KRON_PREMISE_MAX, tally->far);
-    if (tally->beyond)
+    if (tally->beyond > tally->unresolvable)
         Warnings_add(warnings,
                      "conditioning: at %d layers the image of one vector proves kappa(K) >= %.3g, "
                      "the reach of Lanczos on K^T K (its steps, or what the products' rounding "
                      "lets it certify) (up to %.3g; kappa_jacobian_lower per layer): s_min not "
                      "sought there, kappa_jacobian null, the bound the answer",
-                     tally->beyond, tally->kappa_resolvable, tally->kappa_at_least);
+                     tally->beyond - tally->unresolvable, tally->kappa_resolvable,
+                     tally->kappa_at_least);
+    if (tally->unresolvable)
+        Warnings_add(warnings,
+                     "conditioning: at %d layers the products' rounding leaves Lanczos on K^T K "
+                     "nothing it could certify: s_min not sought there, kappa_jacobian null, "
+                     "kappa_jacobian_lower (the image of one vector's bound) the answer",
+                     tally->unresolvable);
     if (tally->inexact)
         Warnings_add(warnings,
                      "conditioning: at %d of %d layers the products with K and K^T disagree "

@@ -98,13 +98,22 @@ static int validate_draws(const Config *c, char *err, size_t size)
 }
 
 /* The first relation that fails makes the message: the shape's, the draws', then what the screen
-   shows (the head, the window). */
+   shows (the head, a sink only with softmax, the window). */
 int Config_validate(const Config *c, char *err, size_t size)
 {
     if (validate_shape(c, err, size) || validate_draws(c, err, size))
         return -1;
     if (c->head < 1 || c->head > c->heads) {
         snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);
+        return -1;
+    }
+    /* A sink joins the softmax's denominator: with another kind it would be ignored while
+       the JSON's config records it, so the combination is refused (the keys stop at it). */
+    if (c->sink != -INFINITY && c->attention != ATTENTION_SOFTMAX) {
+        snprintf(err, size,
+                 "--sink %g: accepted only with softmax attention (the sink joins the softmax's "
+                 "denominator), not -a/--attention %s; use --sink none",
+                 c->sink, ATTENTION_NAMES.names[c->attention]);
         return -1;
     }
     if (window_in_use(c) && c->window >= c->tokens) {

@@ -152,7 +152,15 @@ static void warnings_add(Warnings *w, unsigned subject, const char *fmt, va_list
     if (w->count < WARNINGS_MAX) {
         memcpy(w->text[w->count], text, sizeof text);
         w->subject[w->count++] = subject;
+        return;
     }
+    /* A full list says so rather than losing warnings without a word. */
+    int last = WARNINGS_MAX - 1;
+    w->dropped += w->dropped == 0 ? 2 : 1; /* the first drop also displaces the last entry */
+    snprintf(w->text[last], sizeof w->text[last],
+             "%d more warnings (repeats counted) did not fit: a result lists at most %d",
+             w->dropped, WARNINGS_MAX);
+    w->subject[last] |= subject;
 }
 
 void Warnings_add(Warnings *w, const char *fmt, ...)

@@ -105,12 +105,15 @@ void View_help_overlay(Screen *s, int rows, int cols, int page)
                     Ascii_cut(lines[first + i], column_cols, NULL), INK_DEFAULT, false);
 }
 
-enum { WARNING_LINES_MAX = WARNINGS_MAX * 4 };
+/* Lines enough for any terminal's box (a warning of WARNING_LENGTH wraps to many lines on a
+   narrow one: only those shown are made); a line holds at most the box's 96 columns, each
+   at most 4 bytes of UTF-8. */
+enum { WARNING_LINES_MAX = 256, WARNING_LINE_BYTES = 4 * 96 + 8 };
 
 /* The warning texts from the first-th word-wrapped to width columns, each starting with its
    number; returns the lines. */
 static int warning_lines(const Screen *s, const Warnings *w, int first, int width,
-                         char lines[][WARNING_LENGTH + 16])
+                         char lines[][WARNING_LINE_BYTES])
 {
     int n = 0;
     for (int i = first; i < w->count && n < WARNING_LINES_MAX; i++) {
@@ -137,7 +140,7 @@ void View_warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows
 {
     int box_cols = cols - 4 < 100 ? cols - 4 : 100, box_rows = rows - 2;
     int top = 1, left = (cols - box_cols) / 2, visible = box_rows - 2;
-    static char lines[WARNING_LINES_MAX][WARNING_LENGTH + 16];
+    static char lines[WARNING_LINES_MAX][WARNING_LINE_BYTES];
     int n = 0;
     if (shown)
         n = warning_lines(s, &shown->result->warnings, first, box_cols - 4, lines);

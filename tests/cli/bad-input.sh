@@ -151,6 +151,17 @@ long_line() {
 check "preset: a 10 MB line, refused with the accepted range in the message" long_line
 mkdir "$tmp/dir.preset"
 check "preset: a directory" refused "'$tmp/dir.preset': Is a directory" -- --preset "$tmp/dir.preset"
+# Named without a slash, a directory is looked up as a preset's name: the message says it is a
+# directory, not that there is no such file.
+relative_directory() {
+    local bin
+    bin=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+    (cd "$tmp" && "$bin" --batch --preset dir.preset >out 2>err
+        [ $? -eq 2 ] && [ ! -s out ] &&
+        grep -qF -- "--preset 'dir.preset': a directory, not a preset file, nor a preset of that name" err) ||
+        { echo "  stderr: $(head -c 300 "$tmp/err")"; return 1; }
+}
+check "preset: a directory named without a slash" relative_directory
 check "preset: missing" refused "--preset '$tmp/none.preset': No such file or directory" -- --preset "$tmp/none.preset"
 preset unreadable 'tokens = 64\n' >/dev/null
 chmod 000 "$tmp/unreadable.preset"

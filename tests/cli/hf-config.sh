@@ -114,8 +114,19 @@ bad huge '{"model_type": "llama", "hidden_size": 18446744073709551616}'
 refused "a huge width" "$tmp/huge.json" "\"hidden_size\" is 18446744073709551616"
 bad split '{"model_type": "gpt2", "n_embd": 100, "n_head": 12}'
 refused "a width the heads do not divide" "$tmp/split.json" "\"n_embd\" is 100: accepted a multiple of n_head = 12"
+# A value the file lacks is the family's default, and the message says so rather than quote
+# it as the file's; one the file holds is quoted as before.
+bad nokv '{"model_type": "mistral", "hidden_size": 100, "num_attention_heads": 10, "num_hidden_layers": 2}'
+refused "a family default that does not fit is named as the default" "$tmp/nokv.json" "\"num_key_value_heads\" is 8 (not in the file: the Mistral family's default): accepted a divisor of num_attention_heads = 10"
+bad nokv3 '{"model_type": "qwen3", "hidden_size": 100, "num_attention_heads": 10, "num_hidden_layers": 2}'
+refused "... for Qwen3 too" "$tmp/nokv3.json" "\"num_key_value_heads\" is 32 (not in the file: the Qwen3 family's default)"
+bad kv '{"model_type": "mistral", "hidden_size": 100, "num_attention_heads": 10, "num_key_value_heads": 3, "num_hidden_layers": 2}'
+refused "the file's own value is quoted as the file's" "$tmp/kv.json" "\"num_key_value_heads\" is 3: accepted a divisor"
 bad types '{"model_type": "gpt_oss", "num_hidden_layers": 4, "layer_types": ["sliding_attention"]}'
 refused "layer_types of another length than the depth" "$tmp/types.json" "\"layer_types\" is an array of 1: accepted an array of 4 names"
+# A UTF-8 byte-order mark is named (transformers' json.loads refuses it too), not '?'.
+printf '\xef\xbb\xbf{"model_type": "llama"}' >"$tmp/bom.json"
+refused "a byte-order mark, named" "$tmp/bom.json" "$tmp/bom.json: JSON byte 1: a UTF-8 byte-order mark (EF BB BF) before the value: JSON has none"
 printf '{"model_type": "llama", \xc3\x28: 1}' >"$tmp/utf8.json"
 refused "a name that is not UTF-8" "$tmp/utf8.json" "$tmp/utf8.json: "
 : >"$tmp/empty.json"

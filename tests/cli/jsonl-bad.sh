@@ -41,7 +41,12 @@ cases=(
     '{"window_layers": "LGX"}|"window_layers": --window-layers '"'"'LGX'"'"': accepted all, a:b'
     '{"attention": "soft"}|"attention": -a/--attention '"'"'soft'"'"': accepted softmax|markov|relu|sigmoid|linear|uniform|identity'
     '{"T": 6.5}|"T": -T/--tokens '"'"'6.5'"'"': accepted a whole number 2..4096'
-    '{"T": 1e1}|"T": -T/--tokens '"'"'1e1'"'"': accepted a whole number 2..4096'
+    '{"T": 1e1}|-T/--tokens 10 exceeds -d/--width 8'
+    '{"T": 8.5}|"T": -T/--tokens '"'"'8.5'"'"': accepted a whole number 2..4096'
+    '{"seed": 2.5}|"seed": --seed '"'"'2.5'"'"': accepted a whole number 0..9007199254740991'
+    'not json|JSON byte 1: expected a value (null?), found '"'"'not'"'"' (a line is one JSON object of settings, as {"T": 64, "d": 64})'
+    'True|JSON byte 1: expected a value, found '"'"'T'"'"' (a line is one JSON object of settings'
+    $'\x01|JSON byte 1: expected a value, found byte 0x01 (a line is one JSON object of settings'
     '{"depth": 0}|"depth": -L/--depth '"'"'0'"'"': accepted a whole number 1..256'
     '{"sigma_qk": 0}|"sigma_qk": -s/--sigma-qk '"'"'0'"'"': accepted a number 0 < X <= 4'
     '{"seed": -1}|"seed": --seed '"'"'-1'"'"': accepted a whole number 0..9007199254740991'
@@ -63,6 +68,21 @@ for entry in "${cases[@]}"; do
     # Bytes outside printable ASCII shown as '?': a raw non-UTF-8 byte would make the log binary.
     check "refused: $(printf '%s' "$line" | LC_ALL=C tr -c '[:print:]' '?')" refused_line "$line" "$says"
 done
+# Python writes a whole number that went through a float as 8.0: a whole-number setting reads
+# it as 8 (the document equals the one of 8), where 8.5 above is refused.
+integral_floats() {
+    printf '{"T": 8, "d": 8, "d_qk": 8, "depth": 2, "seed": 3, "seeds": 2}\n' |
+        "$BIN" --batch --jsonl >"$tmp/whole.jsonl" &&
+        printf '{"T": 8.0, "d": 8.0, "d_qk": 8e0, "depth": 2.0, "seed": 3.0, "seeds": 2.0}\n' |
+        "$BIN" --batch --jsonl >"$tmp/float.jsonl" &&
+        "$PY" - "$tmp/whole.jsonl" "$tmp/float.jsonl" <<'PY'
+import json, sys
+a, b = (json.loads(open(p).readline()) for p in sys.argv[1:])
+varying = {"provenance", "blas_threads", "elapsed_seconds"}
+sys.exit(0 if "error" not in b and all(a[k] == b[k] for k in a if k not in varying) else 1)
+PY
+}
+check "accepted: 8.0 for a whole-number setting, read as 8" integral_floats
 check "refused: over the memory budget" refused_line '{"T": 4096, "d": 4096}' \
     "T = 4096, d = 4096, depth 2 needs about" --max-memory 1M
 
