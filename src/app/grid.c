@@ -17,7 +17,8 @@ enum {
 typedef struct {
     const Setting *setting;
     int count;
-    char *values[GRID_VALUES_MAX];
+    char *values[GRID_VALUES_MAX];   /* as given, for messages */
+    double numbers[GRID_VALUES_MAX]; /* each value parsed once (Setting_put sets it) */
 } Term;
 
 typedef struct {
@@ -34,18 +35,13 @@ static const Setting *setting_named(const char *key)
     return NULL;
 }
 
-/* The earlier value of t that sets the same value as `value` (parsed into c), or NULL: a value
-   given twice would make the same configuration twice, whose seeds merge then refuses to
-   count twice. */
-static const char *earlier_equal(const Term *t, const Config *value)
+/* The earlier value of t equal to `number`, or NULL: a value given twice would make the same
+   configuration twice, whose seeds merge then refuses to count twice. */
+static const char *earlier_equal(const Term *t, double number)
 {
-    for (int j = 0; j < t->count; j++) {
-        Config earlier = Config_default();
-        char message[OPTIONS_ERROR_SIZE];
-        if (Setting_parse(t->setting, &earlier, t->values[j], message, sizeof message) == 0 &&
-            Config_equal(&earlier, value))
+    for (int j = 0; j < t->count; j++)
+        if (t->numbers[j] == number)
             return t->values[j];
-    }
     return NULL;
 }
 
@@ -83,7 +79,8 @@ static int parse_term(Grid *g, char *text, char *err, size_t size)
             snprintf(err, size, "grid term %.40s=: %.400s", text, message);
             return -1;
         }
-        const char *same = earlier_equal(t, &scratch);
+        double number = Setting_get(s, &scratch);
+        const char *same = earlier_equal(t, number);
         if (same) {
             snprintf(err, size,
                      "grid term %s=: '%.40s' repeats '%.40s'; accepted distinct values (a "
@@ -95,7 +92,8 @@ static int parse_term(Grid *g, char *text, char *err, size_t size)
             snprintf(err, size, "grid term %s=: accepted at most %d values", text, GRID_VALUES_MAX);
             return -1;
         }
-        t->values[t->count++] = rest;
+        t->values[t->count] = rest;
+        t->numbers[t->count++] = number;
         if (!comma)
             return 0;
         rest = comma + 1;
@@ -188,10 +186,8 @@ static bool sets_seed_range(const Grid *g, int i)
 static Config configuration_at(const Grid *g, const Options *o, const int *index)
 {
     Config c = o->config;
-    char message[OPTIONS_ERROR_SIZE];
     for (int i = 0; i < g->count; i++)
-        Setting_parse(g->terms[i].setting, &c, g->terms[i].values[index[i]], message,
-                      sizeof message); /* checked by parse_term */
+        Setting_put(g->terms[i].setting, &c, g->terms[i].numbers[index[i]]);
     return c;
 }
 
