@@ -27,12 +27,15 @@ int Sweep_width(const Config *c, Workspace *w, WidthSweep *out, const Progress *
                 size_t size);
 
 /* sr − 1 from which a sweep's point is resolved and enters the fitted slopes.  Below it the
-   value is the size of X's own rounding, not its spectrum: ρ^{1/4} (ρ = sr − 1) is within
-   n^{1/4}·p·u (dgesdd) or 2√2·u (deflation) of the exact, and layers whose tokens are equal to
-   within round-off read ρ = 1e-62 … 1e-57 (docs/model.md §2).  At 1e-50, ρ^{1/4} ≥ 3.2e-13 is
-   56 times the largest of those levels (5.6e-15), so ρ is within 4/56 ≈ 7% of the exact,
-   0.07 in its log: little beside the decades a slope spans.  A T = 2 point with the gap
-   removed read 2.7e-64, and a fit through it gave a slope of 104. */
+   value is the size of X's own rounding, not its spectrum.  The cutoff is empirical: layers
+   whose tokens are equal to within round-off read ρ = 1e-62 … 1.7e-57 (ρ = sr − 1; at
+   T = 512, seed 1, docs/model.md §2), ρ^{1/4} up to 6.4e-15.  At 1e-50, ρ^{1/4} ≥ 3.2e-13
+   sits 49 times above the largest of those levels, so where a point's rounding is no larger
+   than that, ρ^{1/4} is within 1/49 of itself and ρ within (1 + 1/49)^4 − 1 ≈ 8.4%, 0.08 in
+   its log: little beside the decades a slope spans.  §2's bounds do not give the cutoff by
+   themselves (dgesdd's n^{1/4}·p·u leaves p unstated; the deflated route's 2√2·u = 3.1e-16
+   bounds the decomposition, not X's rounding).  A T = 2 point with the gap removed read
+   2.7e-64, and a fit through it gave a slope of 104. */
 #define SWEEP_RESOLVED_EXCESS 1e-50
 
 /* Whether sr − 1 = excess is resolved: finite and at least SWEEP_RESOLVED_EXCESS. */

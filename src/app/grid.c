@@ -17,7 +17,8 @@ enum {
 typedef struct {
     const Setting *setting;
     int count;
-    char *values[GRID_VALUES_MAX];
+    char *values[GRID_VALUES_MAX];   /* as given, for messages */
+    double numbers[GRID_VALUES_MAX]; /* each value parsed once (Setting_put sets it) */
 } Term;
 
 typedef struct {
@@ -34,18 +35,13 @@ static const Setting *setting_named(const char *key)
     return NULL;
 }
 
-/* The earlier value of t that sets the same value as `value` (parsed into c), or NULL: a value
-   given twice would make the same configuration twice, whose seeds merge then refuses to
-   count twice. */
-static const char *earlier_equal(const Term *t, const Config *value)
+/* The earlier value of t equal to `number`, or NULL: a value given twice would make the same
+   configuration twice, whose seeds merge then refuses to count twice. */
+static const char *earlier_equal(const Term *t, double number)
 {
-    for (int j = 0; j < t->count; j++) {
-        Config earlier = Config_default();
-        char message[OPTIONS_ERROR_SIZE];
-        if (Setting_parse(t->setting, &earlier, t->values[j], message, sizeof message) == 0 &&
-            Config_equal(&earlier, value))
+    for (int j = 0; j < t->count; j++)
+        if (t->numbers[j] == number)
             return t->values[j];
-    }
     return NULL;
 }
 
@@ -83,7 +79,8 @@ static int parse_term(Grid *g, char *text, char *err, size_t size)
             snprintf(err, size, "grid term %.40s=: %.400s", text, message);
             return -1;
         }
-        const char *same = earlier_equal(t, &scratch);
+        double number = Setting_get(s, &scratch);
+        const char *same = earlier_equal(t, number);
         if (same) {
             snprintf(err, size,
                      "grid term %s=: '%.40s' repeats '%.40s'; accepted distinct values (a "
@@ -95,7 +92,8 @@ static int parse_term(Grid *g, char *text, char *err, size_t size)
             snprintf(err, size, "grid term %s=: accepted at most %d values", text, GRID_VALUES_MAX);
             return -1;
         }
-        t->values[t->count++] = rest;
+        t->values[t->count] = rest;
+        t->numbers[t->count++] = number;
         if (!comma)
             return 0;
         rest = comma + 1;
@@ -176,51 +174,92 @@ static void max_time_member(const Options *o, Text *line)
     Text_printf(line, "}");
 }
 
-/* The two values of the seed term closest together (true), when it has two or more: the
-   configurations they make, equal but for the seed, overlap where one's seeds reach the
-   other's first, and merge then refuses to count those seeds twice. */
-static bool closest_seeds(const Grid *g, uint64_t *low, uint64_t *high)
+/* Whether term i sets the seed range (seed, seeds): configurations that differ only in these
+   are one run to merge (its records grouped by every other setting), whose ranges must tile
+   one range. */
+static bool sets_seed_range(const Grid *g, int i)
 {
-    const Term *t = NULL;
-    for (int i = 0; i < g->count; i++)
-        if (strcmp(g->terms[i].setting->json, "seed") == 0)
-            t = &g->terms[i];
-    if (!t || t->count < 2)
-        return false;
-    uint64_t seeds[GRID_VALUES_MAX];
-    for (int j = 0; j < t->count; j++) {
-        Config c = Config_default();
-        char message[OPTIONS_ERROR_SIZE];
-        Setting_parse(t->setting, &c, t->values[j], message, sizeof message); /* checked */
-        seeds[j] = c.seed;
-    }
-    *low = 0;
-    *high = UINT64_MAX;
-    for (int i = 0; i < t->count; i++)
-        for (int j = 0; j < t->count; j++)
-            if (seeds[i] < seeds[j] && seeds[j] - seeds[i] < *high - *low) {
-                *low = seeds[i];
-                *high = seeds[j];
-            }
-    return true;
+    return (g->terms[i].setting->reuse & (REUSE_SEED | REUSE_ENSEMBLE)) != 0;
 }
 
-/* Whether c's seeds, from near_low and from near_high (the closest seed values), overlap:
-   -1 with err saying so, else 0. */
-static int seeds_overlap(const Config *c, const char *where, uint64_t near_low, uint64_t near_high,
-                         char *err, size_t size)
+/* The configuration at index: the base settings with each term's value. */
+static Config configuration_at(const Grid *g, const Options *o, const int *index)
 {
-    if ((uint64_t)c->seeds <= near_high - near_low)
+    Config c = o->config;
+    for (int i = 0; i < g->count; i++)
+        Setting_put(g->terms[i].setting, &c, g->terms[i].numbers[index[i]]);
+    return c;
+}
+
+typedef struct {
+    uint64_t seed;
+    int seeds;
+    int index[GRID_TERMS_MAX];
+} SeedRange;
+
+static int by_seed(const void *a, const void *b)
+{
+    const SeedRange *x = a, *y = b;
+    if (x->seed != y->seed)
+        return x->seed < y->seed ? -1 : 1;
+    return (x->seeds > y->seeds) - (x->seeds < y->seeds);
+}
+
+/* The configurations that share index's values of every term but seed and seeds (index's
+   own seed-range terms at their first value) tile one range of seeds, as merge requires of
+   the records it groups as one run: 0, else 2 with err naming two that overlap or leave a
+   gap, or 1 when out of memory. */
+static int check_seed_group(const Grid *g, const Options *o, const int *index, char *err,
+                            size_t size)
+{
+    int members = 1;
+    for (int i = 0; i < g->count; i++)
+        members *= sets_seed_range(g, i) ? g->terms[i].count : 1; /* at most 256 x 256 */
+    if (members == 1)
         return 0;
-    snprintf(err, size,
-             "grid: %s: seed=%llu and seed=%llu are closer than the configuration's %d seeds "
-             "(seeds %llu..%llu and %llu..%llu overlap: merge would count a seed twice); "
-             "accepted seed values at least %d apart",
-             where, (unsigned long long)near_low, (unsigned long long)near_high, c->seeds,
-             (unsigned long long)near_low, (unsigned long long)near_low + (uint64_t)c->seeds - 1,
-             (unsigned long long)near_high, (unsigned long long)near_high + (uint64_t)c->seeds - 1,
-             c->seeds);
-    return -1;
+    SeedRange *range = malloc(sizeof *range * (size_t)members);
+    if (!range) {
+        snprintf(err, size, "grid: out of memory");
+        return 1;
+    }
+    SeedRange at = {0};
+    memcpy(at.index, index, sizeof at.index);
+    for (int m = 0; m < members; m++) {
+        Config c = configuration_at(g, o, at.index);
+        at.seed = c.seed;
+        at.seeds = c.seeds;
+        range[m] = at;
+        int i = g->count - 1; /* the next combination of the seed-range terms' values */
+        while (i >= 0 && (!sets_seed_range(g, i) || ++at.index[i] == g->terms[i].count)) {
+            if (sets_seed_range(g, i))
+                at.index[i] = 0;
+            i--;
+        }
+    }
+    qsort(range, (size_t)members, sizeof *range, by_seed);
+    int status = 0;
+    for (int m = 1; m < members && status == 0; m++) {
+        const SeedRange *p = &range[m - 1], *r = &range[m];
+        uint64_t end = p->seed + (uint64_t)p->seeds;
+        if (r->seed == end)
+            continue;
+        char first[300], second[300];
+        Config pc = configuration_at(g, o, p->index), rc = configuration_at(g, o, r->index);
+        describe(g, &pc, first, sizeof first);
+        describe(g, &rc, second, sizeof second);
+        snprintf(err, size,
+                 "grid: %.100s (seeds %llu..%llu) and %.100s (seeds %llu..%llu) %s; accepted "
+                 "seed ranges that differ only in seed and seeds when they tile one range "
+                 "(merge counts them as one run)",
+                 first, (unsigned long long)p->seed, (unsigned long long)end - 1, second,
+                 (unsigned long long)r->seed,
+                 (unsigned long long)r->seed + (unsigned long long)r->seeds - 1,
+                 r->seed < end ? "overlap: merge would count a seed twice"
+                               : "leave a gap: merge would refuse the seeds between as missing");
+        status = 2;
+    }
+    free(range);
+    return status;
 }
 
 /* Every configuration of the grid (the last term varying fastest), each as its shards, to out;
@@ -235,17 +274,12 @@ static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t 
         snprintf(err, size, "grid: more than %d lines; accepted at most that many", GRID_LINES_MAX);
         return 2;
     }
-    uint64_t near_low, near_high;
-    bool seed_term = closest_seeds(g, &near_low, &near_high);
     int index[GRID_TERMS_MAX] = {0};
     Text line = {0};
     int status = 0;
     for (;;) {
-        Config c = o->config;
+        Config c = configuration_at(g, o, index);
         char message[OPTIONS_ERROR_SIZE], where[300];
-        for (int i = 0; i < g->count; i++)
-            Setting_parse(g->terms[i].setting, &c, g->terms[i].values[index[i]], message,
-                          sizeof message);
         describe(g, &c, where, sizeof where);
         if (Config_validate(&c, message, sizeof message) ||
             Options_check_memory(o, &c, message, sizeof message)) {
@@ -268,10 +302,11 @@ static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t 
             status = 2;
             break;
         }
-        if (seed_term && seeds_overlap(&c, where, near_low, near_high, err, size)) {
-            status = 2;
+        bool first_of_group = true; /* of the configurations that differ only in seed range */
+        for (int i = 0; i < g->count; i++)
+            first_of_group = first_of_group && (!sets_seed_range(g, i) || index[i] == 0);
+        if (!out && first_of_group && (status = check_seed_group(g, o, index, err, size)))
             break;
-        }
         /* Shard k has seeds/shards seeds, one more for the first seeds % shards: contiguous
            ranges from the configuration's seed, whose union is exactly its seeds. */
         Config shard = c;

@@ -47,6 +47,11 @@ CostRates Rates_rerated(CostRates rates, double estimated, double elapsed)
 
 int Rates_suggest_bound(double seconds, char *buf, size_t size)
 {
+    if (Rates_pinned())
+        return snprintf(buf, size,
+                        "%.0f or more, or --no-confirm (the estimate: %s pins the rates, so the "
+                        "next start estimates the same)",
+                        ceil(seconds), RATES_ENVIRONMENT);
     return snprintf(buf, size,
                     "%.0f or more, or --no-confirm (the estimate ×%d: the next start measures "
                     "the machine's rate anew, and load varies it; --no-confirm always goes ahead)",

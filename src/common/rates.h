@@ -30,8 +30,9 @@ CostRates Rates_measure(void);
    sure way. */
 #define RATES_SPREAD 3
 /* "N or more, or --no-confirm (the estimate ×3: …)", N the bound suggested for a job
-   estimated at `seconds`, for a refusal's "to go ahead, give [--max-time] …".  Returns the
-   length, as snprintf does. */
+   estimated at `seconds`, for a refusal's "to go ahead, give [--max-time] …"; when the rates
+   are pinned (Rates_pinned), the next start estimates the same, so N is the estimate rounded
+   up, without the margin.  Returns the length, as snprintf does. */
 int Rates_suggest_bound(double seconds, char *buf, size_t size);
 
 /* Whether the environment pins the rates (then nothing re-rates them). */

@@ -43,32 +43,46 @@ check "--no-confirm starts a job above the bound" started
 
 # The bound a refusal suggests has a margin: each start measures the machine's rate anew, and
 # on a loaded machine a rerun with the bare estimate was refused again (mistral-7b: "give
-# --max-time 688", then "estimated at 855 s").  At pinned rates: the refusal at 3e-3 GFLOP/s
-# suggests N, and a machine 3 times slower (1e-3), the spread the margin covers, runs the
-# same job within --max-time N; a --batch --jsonl line's bound alike.
+# --max-time 688", then "estimated at 855 s").  Measured rates (the environment's pin unset):
+# the suggested N is the estimate ×3, read from the same message (printed to 3 significant
+# digits, so within 0.5% of it).  Pinned rates (ATTNSCOPE_GFLOPS) are the same at the next
+# start, so the suggestion is the estimate rounded up, no margin, and a rerun within it runs.
 job=(-T 64 -d 64 -L 2)
-suggestion_holds() {
-    local n
-    n=$(ATTNSCOPE_GFLOPS=3e-3 "$BIN" --batch "${job[@]}" --max-time 1e-9 2>&1 >/dev/null |
-        sed -nE 's/.*give --max-time ([0-9]+) or more, or --no-confirm.*/\1/p')
-    [ -n "$n" ] && ATTNSCOPE_GFLOPS=1e-3 "$BIN" --batch "${job[@]}" --max-time "$n" \
-        >"$tmp/out" 2>"$tmp/err" && [ -s "$tmp/out" ] ||
-        { echo "  suggested '$n', then: $(head -c 300 "$tmp/err")"; return 1; }
+# stdin: a refusal; prints "ESTIMATE N" (the estimate's seconds and the suggested bound)
+estimate_and_bound() {
+    sed -nE 's/.*is estimated at .* \(([0-9.e+-]+) s\), above .*give (--max-time )?([0-9]+) or more, or --no-confirm.*/\1 \3/p'
 }
-check "the suggested --max-time is the estimate ×3: a machine 3 times slower runs within it" \
-    suggestion_holds
-line_suggestion_holds() {
-    local n
-    n=$(echo '{"T": 64, "d": 64, "depth": 2, "max_time": 1e-9}' |
-        ATTNSCOPE_GFLOPS=3e-3 "$BIN" --batch --jsonl 2>/dev/null |
-        sed -nE 's/.*give ([0-9]+) or more, or --no-confirm.*/\1/p')
-    [ -n "$n" ] && echo "{\"T\": 64, \"d\": 64, \"depth\": 2, \"max_time\": $n}" |
-        ATTNSCOPE_GFLOPS=1e-3 "$BIN" --batch --jsonl >"$tmp/out" 2>"$tmp/err" &&
-        ! grep -q '"error"' "$tmp/out" ||
-        { echo "  suggested '$n', then: $(head -c 300 "$tmp/out" "$tmp/err")"; return 1; }
+margin_measured() {
+    env -u ATTNSCOPE_GFLOPS "$BIN" --batch "${job[@]}" --max-time 1e-9 2>"$tmp/err" >/dev/null
+    local status=$? pair
+    pair=$(estimate_and_bound <"$tmp/err")
+    [ $status -eq 2 ] && [ -n "$pair" ] && grep -q "the estimate ×3: the next start measures" "$tmp/err" &&
+        awk -v p="$pair" 'BEGIN { split(p, v, " "); exit !(v[2] >= 3 * v[1] * 0.995 && v[2] <= 3 * v[1] * 1.005 + 1) }' ||
+        { echo "  status $status, estimate and bound '$pair', stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
-check "a --jsonl line's suggested bound alike" line_suggestion_holds
-check "the refusal says the margin and why" refused \
-    "give --max-time [0-9]+ or more, or --no-confirm \(the estimate ×3: the next start measures the machine's rate anew" \
-    "${job[@]}" --max-time 1e-9
+check "measured rates: the suggested --max-time is the estimate ×3, saying why" margin_measured
+pinned_holds() { # command-line-or-jsonl
+    local pair n
+    if [ "$1" = jsonl ]; then
+        pair=$(echo '{"T": 64, "d": 64, "depth": 2, "max_time": 1e-9}' |
+            ATTNSCOPE_GFLOPS=3e-3 "$BIN" --batch --jsonl 2>/dev/null | tee "$tmp/err" | estimate_and_bound)
+    else
+        pair=$(ATTNSCOPE_GFLOPS=3e-3 "$BIN" --batch "${job[@]}" --max-time 1e-9 2>&1 >/dev/null |
+            tee "$tmp/err" | estimate_and_bound)
+    fi
+    n=${pair#* }
+    [ -n "$pair" ] && grep -q "(the estimate: ATTNSCOPE_GFLOPS pins the rates, so the next start estimates the same)" "$tmp/err" &&
+        ! grep -q "×3" "$tmp/err" &&
+        awk -v p="$pair" 'BEGIN { split(p, v, " "); exit !(v[2] >= v[1] * 0.995 && v[2] <= v[1] * 1.005 + 1) }' ||
+        { echo "  estimate and bound '$pair': $(head -c 400 "$tmp/err")"; return 1; }
+    if [ "$1" = jsonl ]; then
+        echo "{\"T\": 64, \"d\": 64, \"depth\": 2, \"max_time\": $n}" |
+            ATTNSCOPE_GFLOPS=3e-3 "$BIN" --batch --jsonl >"$tmp/out" 2>"$tmp/err" && ! grep -q '"error"' "$tmp/out"
+    else
+        ATTNSCOPE_GFLOPS=3e-3 "$BIN" --batch "${job[@]}" --max-time "$n" >"$tmp/out" 2>"$tmp/err" && [ -s "$tmp/out" ]
+    fi || { echo "  suggested '$n', then: $(head -c 300 "$tmp/out" "$tmp/err")"; return 1; }
+}
+check "pinned rates: the suggested --max-time is the estimate, no ×3, and a rerun within it runs" \
+    pinned_holds command-line
+check "... a --jsonl line's suggested bound alike" pinned_holds jsonl
 finish

@@ -133,14 +133,20 @@ check "a value twice" refused "grid term T=: '8' repeats '8'; accepted distinct 
     'T=8,8 seeds=2' -d 16 -L 2 --shards 2
 check "a value twice, spelled otherwise" refused "grid term sigma_qk=: '1.0' repeats '1'" -- \
     sigma_qk=1,2,1.0
-# Seed values closer than a configuration's seeds give overlapping seed ranges of one
-# configuration, which merge refuses alike; ranges that only touch merge.
+# Configurations that differ only in seed and seeds are one run to merge, which refuses
+# their ranges unless they tile one range: grid refuses them first, naming both.
 check "seed values closer than the seeds" refused \
-    "grid: seed=1: seed=1 and seed=2 are closer than the configuration's 2 seeds (seeds 1..2 and 2..3 overlap" -- \
+    "grid: seed=1 (seeds 1..2) and seed=2 (seeds 2..3) overlap: merge would count a seed twice" -- \
     seed=1,5,2 --seeds 2 -T 8 -d 16 -L 2
 check "... with seeds a term, naming the configuration" refused \
-    "grid: seed=1 seeds=3: seed=1 and seed=3 are closer than the configuration's 3 seeds" -- \
+    "grid: seed=1 seeds=2 (seeds 1..2) and seed=1 seeds=3 (seeds 1..3) overlap" -- \
     'seed=1,3 seeds=2,3' -T 8 -d 16 -L 2
+check "seed values further apart than the seeds: a gap" refused \
+    "grid: seed=1 T=8 (seeds 1..2) and seed=10 T=8 (seeds 10..11) leave a gap: merge would refuse the seeds between as missing" -- \
+    'seed=1,10 T=8' --seeds 2 -d 16 -L 2
+check "a seeds term alone: one seed, ranges overlapping" refused \
+    "grid: seeds=2 T=8 (seeds 1..2) and seeds=4 T=8 (seeds 1..4) overlap" -- \
+    'seeds=2,4 T=8' -d 16 -L 2
 "$BIN" grid seed=1,3 --seeds 2 -T 8 -d 16 -L 2 | "$BIN" --batch --jsonl >"$tmp/touching.jsonl"
 touching_merge() {
     "$BIN" merge "$tmp/touching.jsonl" >"$tmp/merged.json" || { echo "  merge: exit $?"; return 1; }
