@@ -295,6 +295,27 @@ static void test_norm_bound_is_above_and_tight(void **state)
     }
 }
 
+/* An exact Lanczos breakdown: X = 2·e_1e_1ᵀ makes G = 4·e_1e_1ᵀ, whose start vector e_1 is an
+   eigenvector, so the first step leaves β_1 = 0 exactly.  The bound is still s_1² = 4, and no
+   next basis vector (0/0: NaN) is left in the scratch, where a later run carrying the steps
+   on would read it. */
+static void test_lanczos_exact_breakdown(void **state)
+{
+    (void)state;
+    enum { T = 8, d = 8 };
+    double x[T * d] = {0}, transposed[T * d], gram[T * T];
+    x[0] = 2.0;
+    double *lanczos = calloc(Measure_lanczos_size(T), sizeof(double));
+    double bound;
+    assert_int_equal(
+        Measure_norm2_squared_bound(la, T, d, x, transposed, gram, transposed, lanczos, &bound), 0);
+    assert_true(bound >= 4.0 && bound <= 4.0 * (1 + 1e-9));
+    for (size_t i = 0; i < Measure_lanczos_size(T); i++)
+        if (!isfinite(lanczos[i]))
+            fail_msg("Lanczos scratch entry %zu is %g after an exact breakdown", i, lanczos[i]);
+    free(lanczos);
+}
+
 /* Measure_tokens_sharing: the bound of ‖X‖₂² from the measure's Gram matrix of X/‖X‖_F is
    never below s_1² and within 1e-9 of it (the scale ‖X‖_F put back with its rounding: X is
    scaled far from 1), on every route the measure takes after it (flat: dsyevd; a gap: the top
@@ -726,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_more_tokens_than_width),
         cmocka_unit_test(test_routes_agree_over_model_runs),
         cmocka_unit_test(test_norm_bound_is_above_and_tight),
+        cmocka_unit_test(test_lanczos_exact_breakdown),
         cmocka_unit_test(test_measure_bounds_the_input_norm),
         cmocka_unit_test(test_route_carries_on_the_bounds_steps),
         cmocka_unit_test(test_centred_gram_downdated),
