@@ -5,6 +5,7 @@
 
 #include "weights_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -367,6 +368,9 @@ static int check_finite(const Checkpoint *k, const SafetensorsTensor *t, char *e
         index[i] = first % t->shape[i];
         first /= t->shape[i];
     }
+    /* %g prints a NaN with its sign bit set as "-nan": a NaN has no sign worth naming. */
+    char shown[32];
+    snprintf(shown, sizeof shown, "%g", isnan(value) ? NAN : value);
     char place[160];
     if (t->rank == 2)
         snprintf(place, sizeof place, "row %llu, column %llu", (unsigned long long)index[0],
@@ -374,9 +378,9 @@ static int check_finite(const Checkpoint *k, const SafetensorsTensor *t, char *e
     else
         Weights_shape_text(t->rank, index, place, sizeof place);
     snprintf(err, size,
-             "%s: tensor '%s' (%s) holds %g at %s: every value must be finite (NaN and "
+             "%s: tensor '%s' (%s) holds %s at %s: every value must be finite (NaN and "
              "infinities are refused)",
-             t->file, t->name, SafetensorsDtype_name(t->dtype), value, place);
+             t->file, t->name, SafetensorsDtype_name(t->dtype), shown, place);
     return -1;
 }
 

@@ -33,13 +33,14 @@ from safetensors_tool import read, values, write
 
 tmp = sys.argv[1]
 SIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
-# The bit patterns of each dtype's quiet NaN and infinities, and of the F64 1e300.
+# The bit patterns of each dtype's quiet NaN (and its sign-bit twin, "-nan", which the message
+# calls plain "nan") and infinities, and of the F64 1e300.
 BITS = {
-    "F64": {"nan": 0x7FF8000000000000, "inf": 0x7FF0000000000000, "-inf": 0xFFF0000000000000,
-            "1e+300": struct.unpack("<Q", struct.pack("<d", 1e300))[0]},
-    "F32": {"nan": 0x7FC00000, "inf": 0x7F800000, "-inf": 0xFF800000},
-    "F16": {"nan": 0x7E00, "inf": 0x7C00, "-inf": 0xFC00},
-    "BF16": {"nan": 0x7FC0, "inf": 0x7F80, "-inf": 0xFF80},
+    "F64": {"nan": 0x7FF8000000000000, "-nan": 0xFFF8000000000000, "inf": 0x7FF0000000000000,
+            "-inf": 0xFFF0000000000000, "1e+300": struct.unpack("<Q", struct.pack("<d", 1e300))[0]},
+    "F32": {"nan": 0x7FC00000, "-nan": 0xFFC00000, "inf": 0x7F800000, "-inf": 0xFF800000},
+    "F16": {"nan": 0x7E00, "-nan": 0xFE00, "inf": 0x7C00, "-inf": 0xFC00},
+    "BF16": {"nan": 0x7FC0, "-nan": 0xFFC0, "inf": 0x7F80, "-inf": 0xFF80},
 }
 
 
@@ -68,7 +69,7 @@ def case(family, source, dtype, name, value, says):
     write(path, out, meta)
     if says:
         says = "%s: tensor '%s' (%s) holds %s at %s: every value must be finite" % (
-            path, name, dtype, value, place)
+            path, name, dtype, "nan" if value == "-nan" else value, place)
     else:
         says = ""
     print("%s\t%s\t%s" % (family, path, says))
@@ -81,13 +82,14 @@ for dtype in ("F32", "BF16", "F16"):
                  "model.embed_tokens.weight"):
         for value in ("nan", "inf", "-inf"):
             case("llama", llama, dtype, name, value, True)
+    case("llama", llama, dtype, "model.layers.0.self_attn.q_proj.weight", "-nan", True)
 gpt2 = os.path.join(tmp, "gpt2.safetensors")
 for name, value in (("transformer.h.0.attn.c_attn.bias", "nan"),
                     ("transformer.h.1.attn.c_attn.weight", "-inf"),
                     ("transformer.h.0.ln_1.bias", "inf"), ("transformer.h.1.ln_2.weight", "nan"),
                     ("transformer.h.0.mlp.c_fc.weight", "nan"),
                     ("transformer.h.1.mlp.c_proj.bias", "-inf"), ("transformer.wpe.weight", "inf"),
-                    ("transformer.wte.weight", "nan")):
+                    ("transformer.wte.weight", "nan"), ("transformer.h.0.attn.c_proj.weight", "-nan")):
     case("gpt2", gpt2, "F64", name, value, True)
 # Not read, or finite: a run.
 case("llama", llama, "F32", "lm_head.weight", "nan", False)
