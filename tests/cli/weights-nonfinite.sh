@@ -68,7 +68,7 @@ def case(family, source, dtype, name, value, says):
     path = os.path.join(tmp, "%s-%s-%s-%s.safetensors" % (family, dtype, name, value))
     write(path, out, meta)
     if says:
-        says = "%s: tensor '%s' (%s) holds %s at %s: every value must be finite" % (
+        says = "'%s': tensor '%s' (%s) holds %s at %s: every value must be finite" % (
             path, name, dtype, "nan" if value == "-nan" else value, place)
     else:
         says = ""
