@@ -157,6 +157,25 @@ for conditioning in "" --conditioning; do
         overflows "-T 8 -d 16 -L 2 $conditioning" 1e300 v_proj \
         "the network's attention matrix overflows the double range at layer 2 (the checkpoint's weights are too large); its values from there on are null"
 done
+# W^V x 1e200 with --conditioning: K is finite and the exact path gives kappa_jacobian at layer
+# 1, but K^T K overflows, so the Krylov paths (kron, lanczos) leave it null and say why, not
+# that B0 is singular or far from K.
+for path in kron lanczos; do
+    check "W^V x 1e200 --conditioning-path $path: K^T K's overflow named at layer 1" \
+        overflows "-T 8 -d 16 -L 2 --conditioning --conditioning-path $path" 1e200 v_proj
+    check "... and kappa_jacobian null there, no B0 warning" "$PY" -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['conditioning']
+said = 'conditioning: K^T K overflows the double range at 2 layers, the first layer 1 (the weights are too large)'
+sys.exit(0 if any(w.startswith(said) for w in c['warnings']) and c['kappa_jacobian'][0] is None
+         and not any('B0' in w for w in c['warnings']) else 1)" "$tmp/huge.json"
+done
+check "W^V x 1e200 --conditioning-path exact: kappa_jacobian at layer 1 (K itself is finite)" \
+    overflows "-T 8 -d 16 -L 2 --conditioning --conditioning-path exact" 1e200 v_proj
+check "... a number, no overflow warning" "$PY" -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['conditioning']
+sys.exit(0 if c['kappa_jacobian'][0] > 1 and not any('K^T K overflows' in w for w in c['warnings']) else 1)" "$tmp/huge.json"
 # W^V, W^O x 1e200: W_VO = W^V W^O overflows, and the conditioning's Jacobian with it, whose
 # singular values LAPACK refused ("LAPACK failed (info -5)", exit 1): null, the layer named.
 swiglu="-T 8 -d 16 -L 3 --heads 2 --mlp swiglu -n rms --ln-place pre --wo gaussian --qk-norm head"
