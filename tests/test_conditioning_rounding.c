@@ -633,9 +633,7 @@ static double compensated_prepared_case(const char *term, const double *row, int
     assert_int_equal(SaWork_prepare_heads(w, b->blocks, 1), 0);
     product_quad(b, v, false, exact);
     double bound = SaWork_product_compensated(w, v, false, SA_CENTRE_NONE, out);
-    for (size_t k = 0; k < n; k++)
-        out[k] -= exact[k];
-    double error = norm2(out, n);
+    double error = error_norm(out, exact, n);
     if (!(error > 0))
         fail_msg("%s's case has no error to bound (the construction changed?)", term);
     if (!(error <= bound))

@@ -331,9 +331,9 @@ static void test_hostile(void **state)
          "\"text_config.model_type\" is \"llama\": accepted \"gemma3_text\""},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"initializer_range\": 0}",
          "\"initializer_range\" gives --init-std '0'"},
-        {"{\"model_type\": \"llama\"", "x.json: "},
-        {"{\"model_type\": \"llama\", \"model_type\": \"llama\"}", "x.json: "},
-        {"{\"model_type\": \"\xff\"}", "x.json: "},
+        {"{\"model_type\": \"llama\"", "'x.json': "},
+        {"{\"model_type\": \"llama\", \"model_type\": \"llama\"}", "'x.json': "},
+        {"{\"model_type\": \"\xff\"}", "'x.json': "},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
         Config c = Config_default(), before = c;
@@ -341,7 +341,7 @@ static void test_hostile(void **state)
         char err[OPTIONS_ERROR_SIZE] = "";
         if (from_text(CASES[i][0], &c, &h, err) == 0)
             fail_msg("accepted: %s", CASES[i][0]);
-        if (strncmp(err, "x.json: ", 8) != 0 || !strstr(err, CASES[i][1]))
+        if (strncmp(err, "'x.json': ", 10) != 0 || !strstr(err, CASES[i][1]))
             fail_msg("%s: message \"%s\", expected \"%s\"", CASES[i][0], err, CASES[i][1]);
         assert_true(Config_equal(&c, &before));
         assert_int_equal(h.count, -7);
@@ -358,7 +358,7 @@ static void test_hostile(void **state)
     HfConfigReport h;
     char err[OPTIONS_ERROR_SIZE];
     assert_int_not_equal(from_text(deep, &c, &h, err), 0);
-    assert_non_null(strstr(err, "x.json: "));
+    assert_non_null(strstr(err, "'x.json': "));
     free(deep);
 }
 

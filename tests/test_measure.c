@@ -295,6 +295,27 @@ static void test_norm_bound_is_above_and_tight(void **state)
     }
 }
 
+/* An exact Lanczos breakdown: X = 2·e_1e_1ᵀ makes G = 4·e_1e_1ᵀ, whose start vector e_1 is an
+   eigenvector, so the first step leaves β_1 = 0 exactly.  The bound is still s_1² = 4, and no
+   next basis vector (0/0: NaN) is left in the scratch, where a later run carrying the steps
+   on would read it. */
+static void test_lanczos_exact_breakdown(void **state)
+{
+    (void)state;
+    enum { T = 8, d = 8 };
+    double x[T * d] = {0}, transposed[T * d], gram[T * T];
+    x[0] = 2.0;
+    double *lanczos = calloc(Measure_lanczos_size(T), sizeof(double));
+    double bound;
+    assert_int_equal(
+        Measure_norm2_squared_bound(la, T, d, x, transposed, gram, transposed, lanczos, &bound), 0);
+    assert_true(bound >= 4.0 && bound <= 4.0 * (1 + 1e-9));
+    for (size_t i = 0; i < Measure_lanczos_size(T); i++)
+        if (!isfinite(lanczos[i]))
+            fail_msg("Lanczos scratch entry %zu is %g after an exact breakdown", i, lanczos[i]);
+    free(lanczos);
+}
+
 /* Measure_tokens_sharing: the bound of ‖X‖₂² from the measure's Gram matrix of X/‖X‖_F is
    never below s_1² and within 1e-9 of it (the scale ‖X‖_F put back with its rounding: X is
    scaled far from 1), on every route the measure takes after it (flat: dsyevd; a gap: the top
@@ -388,16 +409,15 @@ static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t size)
     return hash;
 }
 
+/* The BLAS's own cblas_dsymv, looked up once in main() before any thread may call it. */
+typedef void Dsymv(enum CBLAS_ORDER, enum CBLAS_UPLO, blasint, double, const double *, blasint,
+                   const double *, blasint, double, double *, blasint);
+static Dsymv *blas_dsymv;
+
 void cblas_dsymv(const enum CBLAS_ORDER order, const enum CBLAS_UPLO uplo, const blasint n,
                  const double alpha, const double *a, const blasint lda, const double *x,
                  const blasint incx, const double beta, double *y, const blasint incy)
 {
-    typedef void Dsymv(enum CBLAS_ORDER, enum CBLAS_UPLO, blasint, double, const double *, blasint,
-                       const double *, blasint, double, double *, blasint);
-    static Dsymv *blas;
-    if (!blas)
-        *(void **)&blas = dlsym(RTLD_NEXT, "cblas_dsymv");
-    assert_non_null(blas);
     if (products.on) {
         /* The measures' products are column-major, lower triangle, unit stride. */
         assert_true(order == CblasColMajor && uplo == CblasLower && incx == 1);
@@ -410,7 +430,7 @@ void cblas_dsymv(const enum CBLAS_ORDER order, const enum CBLAS_UPLO uplo, const
         products.out[products.count] = y;
         products.count++;
     }
-    blas(order, uplo, n, alpha, a, lda, x, incx, beta, y, incy);
+    blas_dsymv(order, uplo, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 
 /* Measure_tokens_sharing with the input bound (or none), counting its Lanczos steps: *repeated,
@@ -719,6 +739,12 @@ static void test_cholesky_decides_definiteness(void **state)
 
 int main(void)
 {
+    *(void **)&blas_dsymv = dlsym(RTLD_NEXT, "cblas_dsymv");
+    if (!blas_dsymv) {
+        fprintf(stderr, "test_measure: no cblas_dsymv after this program's (dlsym: %s)\n",
+                dlerror());
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stable_rank_minus_one_accuracy),
         cmocka_unit_test(test_top_eigenpair_route_is_taken),
@@ -726,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_more_tokens_than_width),
         cmocka_unit_test(test_routes_agree_over_model_runs),
         cmocka_unit_test(test_norm_bound_is_above_and_tight),
+        cmocka_unit_test(test_lanczos_exact_breakdown),
         cmocka_unit_test(test_measure_bounds_the_input_norm),
         cmocka_unit_test(test_route_carries_on_the_bounds_steps),
         cmocka_unit_test(test_centred_gram_downdated),

@@ -141,16 +141,33 @@ static char *read_all(const char *path)
     return text;
 }
 
-/* The running job stops after its current layer when superseded (seen in the trace). */
-static void test_cancel_between_layers(void **state)
+/* A trace written to a new file at path (a mkstemp template, filled in here). */
+static Trace *open_trace(char *path)
 {
-    (void)state;
-    char path[] = "/tmp/attnscope-worker-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     Trace *trace = Trace_open(path);
     assert_non_null(trace);
+    return trace;
+}
+
+/* Stops w, then the trace's text, its file removed. */
+static const char *stop_and_read_trace(Worker *w, Trace *trace, const char *path)
+{
+    assert_true(Worker_stop(w, WAIT_MS));
+    Trace_close(trace);
+    const char *text = read_all(path);
+    unlink(path);
+    return text;
+}
+
+/* The running job stops after its current layer when superseded (seen in the trace). */
+static void test_cancel_between_layers(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/attnscope-worker-XXXXXX";
+    Trace *trace = open_trace(path);
     Worker *w = Worker_new(trace);
     /* Seconds of work (more under sanitizers): it cannot end before it is superseded. */
     Config slow = small(192, 256);
@@ -170,11 +187,7 @@ static void test_cancel_between_layers(void **state)
     unsigned long next = Worker_submit(w, &quick);
     s = wait_done(w, next, NULL);
     Snapshot_free(s);
-    assert_true(Worker_stop(w, WAIT_MS));
-    Trace_close(trace);
-
-    char *text = read_all(path);
-    unlink(path);
+    const char *text = stop_and_read_trace(w, trace, path);
     assert_non_null(strstr(text, "job-start gen=1 T=192"));
     char *cancel = strstr(text, "job-cancel gen=1 ");
     assert_non_null(cancel);
@@ -193,11 +206,7 @@ static void test_extras_and_reuse(void **state)
 {
     (void)state;
     char path[] = "/tmp/attnscope-worker-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    Trace *trace = Trace_open(path);
-    assert_non_null(trace);
+    Trace *trace = open_trace(path);
     Worker *w = Worker_new(trace);
     Config c = small(32, 2);
     c.attention = ATTENTION_MARKOV;
@@ -219,10 +228,7 @@ static void test_extras_and_reuse(void **state)
     assert_false(s->has_compare);
     assert_true(s->result->network.stable_rank[1] == sr1);
     Snapshot_free(s);
-    assert_true(Worker_stop(w, WAIT_MS));
-    Trace_close(trace);
-    char *text = read_all(path);
-    unlink(path);
+    const char *text = stop_and_read_trace(w, trace, path);
     assert_non_null(
         strstr(text, "job-start gen=1 T=32 d=32 L=2 layer=1 sweep=1 compare=1 reuse=0"));
     assert_non_null(
@@ -323,26 +329,6 @@ static void assert_input_is_reference(const Config *c, const double *x)
         if (fabs(x[k] - expected[k]) > 1e-11)
             fail_msg("X0[%zu] = %.17g, the reference's %.17g", k, x[k], expected[k]);
     free(expected);
-}
-
-static Trace *open_trace(char *path)
-{
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    Trace *trace = Trace_open(path);
-    assert_non_null(trace);
-    return trace;
-}
-
-/* Stops w, then the trace's text, its file removed. */
-static const char *stop_and_read_trace(Worker *w, Trace *trace, const char *path)
-{
-    assert_true(Worker_stop(w, WAIT_MS));
-    Trace_close(trace);
-    const char *text = read_all(path);
-    unlink(path);
-    return text;
 }
 
 /* The X0 a snapshot carries for the export is the run's input (reference_input, computed
@@ -526,11 +512,7 @@ static void test_conditioning_extras(void **state)
 {
     (void)state;
     char path[] = "/tmp/attnscope-worker-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    Trace *trace = Trace_open(path);
-    assert_non_null(trace);
+    Trace *trace = open_trace(path);
     Worker *w = Worker_new(trace);
     Worker_set_memory_budget(w, 1ull << 30);
     Config c = small(6, 3);
@@ -570,10 +552,7 @@ static void test_conditioning_extras(void **state)
     assert_false(s->has_conditioning[0]);
     assert_non_null(strstr(s->conditioning_note[0], "memory budget"));
     Snapshot_free(s);
-    assert_true(Worker_stop(w, WAIT_MS));
-    Trace_close(trace);
-    char *text = read_all(path);
-    unlink(path);
+    const char *text = stop_and_read_trace(w, trace, path);
     assert_non_null(strstr(text, "conditioning-start gen=1 slot=0 init=cutting-skip exact=1"));
     assert_non_null(strstr(text, "conditioning-start gen=1 slot=1 init=normal exact=1"));
     /* The second job reused both the model run and the conditioning. */

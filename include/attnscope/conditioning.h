@@ -198,11 +198,13 @@ void SaWork_dominant_only(SaWork *w, bool only);
    ‖K y‖/‖y‖ ≤ s_max(K), so `bound` is ‖fl(K y)‖/‖y‖ moved by the product's rounding (its
    bound, SaWork_product_bounded)
    and the norms' (n + 4)·ε: above s_min(K) for the smallest, below s_max(K) for the largest
-   (SaWork_witness). */
+   (SaWork_witness).  `overflow`: a product left the double range (a checkpoint's huge
+   weights: KᵀK ~ ‖K‖² past 1e308), the steps stopped there and every number is NaN. */
 typedef struct {
     double value, error;
     int steps;
     double bound;
+    bool overflow;
 } SingularValueEstimate;
 
 /* Bytes of Lanczos basis an estimate may hold: the step count is cut to fit. */
@@ -308,9 +310,10 @@ const double *ConditioningSeries_values(const ConditioningSeries *s, const Condi
    (Lanczos instead); B₀ too far from K, ‖E‖₂ > KRON_PREMISE_MAX·s_min(B₀) (Lanczos
    instead); the Kronecker path's upper bound on s_min putting κ(K) beyond what Lanczos on
    KᵀK resolves (null, no Lanczos); Lanczos on KᵀK (every layer of the two before, too); the
-   products off their rounding model (SaWork_rounding_consistent: null, no bound). */
+   products off their rounding model (SaWork_rounding_consistent: null, no bound); KᵀK past
+   the double range (null, s_min not sought; first_overflow the first such layer, 1-based). */
 typedef struct {
-    int certified, singular, far, beyond, lanczos, inexact;
+    int certified, singular, far, beyond, lanczos, inexact, overflow, first_overflow;
     /* Of the beyond layers, those whose reach is below 1: there the products' rounding leaves
        Lanczos nothing it could certify (κ ≥ reach < 1 would prove nothing). */
     int unresolvable;

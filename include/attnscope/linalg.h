@@ -122,8 +122,8 @@ bool Linalg_stop_requested(const Linalg *la);
    splitting it would change its bits. */
 int Linalg_gram(Linalg *la, int m, int n, const double *a, double *c);
 
-/* The four spectral calls below: where a holds a NaN or an infinity (read where the call
-   reads it), every output is NaN and the status 0, LAPACK is not called. */
+/* The four spectral calls below: where a holds a NaN or an infinity (the symmetric call reads
+   only the lower triangle), every output is NaN and the status 0, LAPACK is not called. */
 
 /* Eigenvalues of the n×n matrix a (destroyed). */
 int Linalg_eigenvalues(Linalg *la, int n, double *a, double *re, double *im);

@@ -483,7 +483,8 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
     if (o->weights_path) {
         *checkpoint = Checkpoint_open(o->weights_path, &o->config, stderr, err, sizeof err);
         if (!*checkpoint) {
-            fprintf(stderr, "attnscope: --weights '%s': %s\n", o->weights_path, err);
+            /* err names the file it is about (the given path, or a shard or config.json in it). */
+            fprintf(stderr, "attnscope: --weights %s\n", err);
             return 2;
         }
         Layer_use_weights(Checkpoint_source(*checkpoint));

@@ -55,7 +55,7 @@ int HfReader_concept(HfReader *r, const char *const keys[], const JsonValue **va
             continue;
         const JsonValue *v = HfReader_lookup(r, keys[i]);
         if (*value && !same_value(*value, v)) {
-            snprintf(r->err, r->size, "%s: \"%s\" and \"%s\" spell one setting with two values",
+            snprintf(r->err, r->size, "'%s': \"%s\" and \"%s\" spell one setting with two values",
                      r->file, *key, keys[i]);
             return -1;
         }
@@ -86,7 +86,7 @@ int HfReader_refuse(HfReader *r, const char *key, const JsonValue *v, const char
         snprintf(value, sizeof value, v->kind == JSON_STRING ? "\"%.60s\"" : "%.60s", v->text);
     else
         snprintf(value, sizeof value, "%s", v ? JsonKind_name(v->kind) : "missing");
-    snprintf(r->err, r->size, "%s: \"%s\" is %s%s: accepted %s", r->file, key, value,
+    snprintf(r->err, r->size, "'%s': \"%s\" is %s%s: accepted %s", r->file, key, value,
              v ? default_note(r, key, note, sizeof note) : "", accepted);
     return -1;
 }
@@ -132,7 +132,7 @@ int HfReader_put(HfReader *r, const char *setting, const char *text, const char 
     if (Setting_parse(Settings_find(setting), &r->trial, text, message, sizeof message) == 0)
         return 0;
     char note[96];
-    snprintf(r->err, r->size, "%s: \"%s\"%s gives %s", r->file, key,
+    snprintf(r->err, r->size, "'%s': \"%s\"%s gives %s", r->file, key,
              default_note(r, key, note, sizeof note), message);
     return -1;
 }
@@ -193,7 +193,7 @@ static int read_shape(HfReader *r, int *head_width)
     long long d = (long long)heads * *head_width;
     if (d > CONFIG_WIDTH_MAX) {
         snprintf(r->err, r->size,
-                 "%s: %s = %d heads of %d (%s) make d = %lld: accepted d <= %d (attnscope's "
+                 "'%s': %s = %d heads of %d (%s) make d = %lld: accepted d <= %d (attnscope's "
                  "heads split d)",
                  r->file, hkey, heads, *head_width, head_dim ? dkey : "its width / heads", d,
                  CONFIG_WIDTH_MAX);
@@ -290,7 +290,7 @@ static int read_rope(HfReader *r)
     if ((theta_twice && top_theta != theta) ||
         (!isnan(top_fraction) && !isnan(fraction) && top_fraction != fraction)) {
         snprintf(r->err, r->size,
-                 "%s: \"%s\" and \"rope_parameters.%s\" spell one setting with "
+                 "'%s': \"%s\" and \"rope_parameters.%s\" spell one setting with "
                  "two values",
                  r->file, theta_twice ? "rope_theta" : "partial_rotary_factor",
                  theta_twice ? "rope_theta" : "partial_rotary_factor");
@@ -421,7 +421,7 @@ static int run_reader(HfReader *r, bool model)
     r->consumed = calloc((size_t)r->object->count + 1, sizeof *r->consumed);
     int status = -1;
     if (!defaults || !r->consumed)
-        snprintf(r->err, r->size, "%s: %s", r->file, defaults ? "out of memory" : message);
+        snprintf(r->err, r->size, "'%s': %s", r->file, defaults ? "out of memory" : message);
     else {
         r->defaults = defaults;
         HfReader_lookup(r, "model_type");
@@ -444,7 +444,7 @@ static int read_document(const JsonValue *v, const char *name, Config *c, HfConf
     const JsonValue *type = JsonValue_member(v, "model_type");
     const HfFamily *f = type && type->kind == JSON_STRING ? HfFamily_find(type->text) : NULL;
     if (v->kind != JSON_OBJECT) {
-        snprintf(err, size, "%s: a config.json holds a JSON object, found %s", name,
+        snprintf(err, size, "'%s': a config.json holds a JSON object, found %s", name,
                  JsonKind_name(v->kind));
         return -1;
     }
@@ -454,7 +454,7 @@ static int read_document(const JsonValue *v, const char *name, Config *c, HfConf
                               ? " (a config.json --export-weights wrote: give its settings as "
                                 "options)"
                               : "";
-        snprintf(err, size, "%s: \"model_type\" is %s%.60s%s: accepted %s (docs/hf-config.md)%s",
+        snprintf(err, size, "'%s': \"model_type\" is %s%.60s%s: accepted %s (docs/hf-config.md)%s",
                  name, type && type->kind == JSON_STRING ? "\"" : "",
                  !type                       ? "missing"
                  : type->kind == JSON_STRING ? type->text
@@ -498,14 +498,14 @@ int HfConfig_parse(const char *text, size_t length, const char *name, Config *c,
     char message[256];
     JsonValue *v = Json_parse_within(text, length, &limits, message, sizeof message);
     if (!v) {
-        snprintf(err, size, "%s: %s", name, message);
+        snprintf(err, size, "'%s': %s", name, message);
         return -1;
     }
     HfConfigReport *h = calloc(1, sizeof *h);
     Config trial = *c;
     int status = h ? read_document(v, name, &trial, h, err, size) : -1;
     if (!h)
-        snprintf(err, size, "%s: out of memory", name);
+        snprintf(err, size, "'%s': out of memory", name);
     if (status == 0) {
         *c = trial;
         *report = *h;
@@ -528,7 +528,7 @@ int HfConfig_apply(const char *path, Config *c, HfConfigReport *report, char *er
     if (outcome == FILE_WHOLE_READ)
         status = HfConfig_parse(text, n, file, c, report, err, size);
     else if (outcome == FILE_WHOLE_NO_MEMORY || outcome == FILE_WHOLE_TOO_LARGE)
-        snprintf(err, size, "%s: %s", file, /* the other failures' err is File_read_regular's */
+        snprintf(err, size, "'%s': %s", file, /* the other failures' err is File_read_regular's */
                  outcome == FILE_WHOLE_NO_MEMORY ? "out of memory"
                                                  : "larger than 1 MiB: accepted a config.json (a "
                                                    "few kilobytes)");

@@ -60,7 +60,7 @@ static int layer_kinds(HfReader *r, int depth, bool local[], int *keys)
     if (types && types->kind != JSON_NULL) {
         if (types->kind != JSON_ARRAY || types->count != depth) {
             snprintf(r->err, r->size,
-                     "%s: \"layer_types\" is %s of %d: accepted an array of %d names, one per "
+                     "'%s': \"layer_types\" is %s of %d: accepted an array of %d names, one per "
                      "layer (num_hidden_layers)",
                      r->file, JsonKind_name(types->kind),
                      types->kind == JSON_ARRAY ? types->count : 1, depth);
@@ -141,7 +141,7 @@ int HfReader_windows(HfReader *r)
                  HfReader_put(r, "window-layers", "all", "layer_types");
     } else if (layer_pattern(local, depth, pattern)) {
         snprintf(r->err, r->size,
-                 "%s: \"layer_types\": the sliding layers do not repeat with a period of at most "
+                 "'%s': \"layer_types\": the sliding layers do not repeat with a period of at most "
                  "%d layers: accepted a pattern --window-layers can spell",
                  r->file, WINDOW_LAYERS_PERIOD_MAX);
         return -1;

@@ -84,7 +84,7 @@ static int parse_dtype(const JsonValue *v, const char *file, const char *name,
                        SafetensorsDtype *out, char *err, size_t size)
 {
     if (!v || v->kind != JSON_STRING) {
-        snprintf(err, size, "%s: tensor '%s': expected \"dtype\" as a string", file, name);
+        snprintf(err, size, "'%s': tensor '%s': expected \"dtype\" as a string", file, name);
         return -1;
     }
     for (int i = 0; i < 4; i++)
@@ -95,12 +95,13 @@ static int parse_dtype(const JsonValue *v, const char *file, const char *name,
     for (size_t i = 0; i < sizeof OTHER_DTYPES / sizeof *OTHER_DTYPES; i++)
         if (strcmp(v->text, OTHER_DTYPES[i]) == 0) {
             snprintf(err, size,
-                     "%s: tensor '%s': dtype %s is not one attnscope reads (F64, F32, F16, BF16)",
+                     "'%s': tensor '%s': dtype %s is not one attnscope reads (F64, F32, F16, BF16)",
                      file, name, v->text);
             return -1;
         }
-    snprintf(err, size, "%s: tensor '%s': unknown dtype \"%.40s\" (expected F64, F32, F16 or BF16)",
-             file, name, v->text);
+    snprintf(err, size,
+             "'%s': tensor '%s': unknown dtype \"%.40s\" (expected F64, F32, F16 or BF16)", file,
+             name, v->text);
     return -1;
 }
 
@@ -109,7 +110,7 @@ static int parse_shape(const JsonValue *v, const char *file, SafetensorsTensor *
                        char *err, size_t size)
 {
     if (!v || v->kind != JSON_ARRAY || v->count > SAFETENSORS_RANK_MAX) {
-        snprintf(err, size, "%s: tensor '%s': expected \"shape\" as an array of at most %d sizes",
+        snprintf(err, size, "'%s': tensor '%s': expected \"shape\" as an array of at most %d sizes",
                  file, t->name, SAFETENSORS_RANK_MAX);
         return -1;
     }
@@ -117,12 +118,12 @@ static int parse_shape(const JsonValue *v, const char *file, SafetensorsTensor *
     t->elements = 1;
     for (int i = 0; i < v->count; i++) {
         if (!whole_number(&v->items[i], &t->shape[i])) {
-            snprintf(err, size, "%s: tensor '%s': shape entry %d is not a size (a whole number)",
+            snprintf(err, size, "'%s': tensor '%s': shape entry %d is not a size (a whole number)",
                      file, t->name, i);
             return -1;
         }
         if (t->shape[i] && t->elements > UINT64_MAX / t->shape[i]) {
-            snprintf(err, size, "%s: tensor '%s': the shape's product overflows 64 bits", file,
+            snprintf(err, size, "'%s': tensor '%s': the shape's product overflows 64 bits", file,
                      t->name);
             return -1;
         }
@@ -130,7 +131,7 @@ static int parse_shape(const JsonValue *v, const char *file, SafetensorsTensor *
     }
     size_t unit = DTYPE_SIZES[t->dtype];
     if (t->elements > UINT64_MAX / unit) {
-        snprintf(err, size, "%s: tensor '%s': the byte count overflows 64 bits", file, t->name);
+        snprintf(err, size, "'%s': tensor '%s': the byte count overflows 64 bits", file, t->name);
         return -1;
     }
     *bytes = t->elements * unit;
@@ -143,7 +144,7 @@ static int parse_tensor(const JsonValue *v, const char *file, SafetensorsTensor 
                         uint64_t offsets[2], char *err, size_t size)
 {
     if (v->kind != JSON_OBJECT) {
-        snprintf(err, size, "%s: tensor '%s': expected an object, found %s", file, t->name,
+        snprintf(err, size, "'%s': tensor '%s': expected an object, found %s", file, t->name,
                  JsonKind_name(v->kind));
         return -1;
     }
@@ -154,18 +155,18 @@ static int parse_tensor(const JsonValue *v, const char *file, SafetensorsTensor 
     const JsonValue *o = JsonValue_member(v, "data_offsets");
     if (!o || o->kind != JSON_ARRAY || o->count != 2 || !whole_number(&o->items[0], &offsets[0]) ||
         !whole_number(&o->items[1], &offsets[1])) {
-        snprintf(err, size, "%s: tensor '%s': expected \"data_offsets\" as [begin, end]", file,
+        snprintf(err, size, "'%s': tensor '%s': expected \"data_offsets\" as [begin, end]", file,
                  t->name);
         return -1;
     }
     if (offsets[1] < offsets[0]) {
-        snprintf(err, size, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin",
+        snprintf(err, size, "'%s': tensor '%s': data_offsets [%llu, %llu] end before they begin",
                  file, t->name, (unsigned long long)offsets[0], (unsigned long long)offsets[1]);
         return -1;
     }
     if (offsets[1] - offsets[0] != bytes) {
         snprintf(err, size,
-                 "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, but %s × its "
+                 "'%s': tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, but %s × its "
                  "shape needs %llu",
                  file, t->name, (unsigned long long)offsets[0], (unsigned long long)offsets[1],
                  (unsigned long long)(offsets[1] - offsets[0]), DTYPE_NAMES[t->dtype],
@@ -179,18 +180,18 @@ static int parse_metadata(Safetensors *s, const JsonValue *v, const char *file, 
                           size_t size)
 {
     if (v->kind != JSON_OBJECT) {
-        snprintf(err, size, "%s: __metadata__ must be an object of strings", file);
+        snprintf(err, size, "'%s': __metadata__ must be an object of strings", file);
         return -1;
     }
     s->metadata_keys = calloc((size_t)v->count + 1, sizeof *s->metadata_keys);
     s->metadata_values = calloc((size_t)v->count + 1, sizeof *s->metadata_values);
     if (!s->metadata_keys || !s->metadata_values) {
-        snprintf(err, size, "%s: out of memory", file);
+        snprintf(err, size, "'%s': out of memory", file);
         return -1;
     }
     for (int i = 0; i < v->count; i++) {
         if (v->items[i].kind != JSON_STRING) {
-            snprintf(err, size, "%s: __metadata__ '%s' must be a string, found %s", file,
+            snprintf(err, size, "'%s': __metadata__ '%s' must be a string, found %s", file,
                      v->keys[i], JsonKind_name(v->items[i].kind));
             return -1;
         }
@@ -198,7 +199,7 @@ static int parse_metadata(Safetensors *s, const JsonValue *v, const char *file, 
         s->metadata_values[i] = strdup(v->items[i].text);
         s->metadata_count++;
         if (!s->metadata_keys[i] || !s->metadata_values[i]) {
-            snprintf(err, size, "%s: out of memory", file);
+            snprintf(err, size, "'%s': out of memory", file);
             return -1;
         }
     }
@@ -222,7 +223,7 @@ int Safetensors_index_names(Safetensors *s, char *err, size_t size)
     free(s->by_name);
     s->by_name = malloc(sizeof *s->by_name * ((size_t)s->count + 1));
     if (!s->by_name) {
-        snprintf(err, size, "%s: out of memory", s->path);
+        snprintf(err, size, "'%s': out of memory", s->path);
         return -1;
     }
     for (int i = 0; i < s->count; i++)
@@ -254,7 +255,7 @@ static int check_tiling(const Safetensors *s, Extent *extents, uint64_t data_byt
     for (int i = 0; i < s->count; i++) {
         if (extents[i].begin != at) {
             snprintf(err, size,
-                     "%s: tensor '%s' begins at data byte %llu, expected %llu (the tensors must "
+                     "'%s': tensor '%s' begins at data byte %llu, expected %llu (the tensors must "
                      "tile the data with no gap or overlap)",
                      file, s->tensors[extents[i].index].name, (unsigned long long)extents[i].begin,
                      (unsigned long long)at);
@@ -263,8 +264,9 @@ static int check_tiling(const Safetensors *s, Extent *extents, uint64_t data_byt
         at = extents[i].end;
     }
     if (at != data_bytes) {
-        snprintf(err, size, "%s: the tensors cover %llu bytes of data, but %llu follow the header",
-                 file, (unsigned long long)at, (unsigned long long)data_bytes);
+        snprintf(err, size,
+                 "'%s': the tensors cover %llu bytes of data, but %llu follow the header", file,
+                 (unsigned long long)at, (unsigned long long)data_bytes);
         return -1;
     }
     return 0;
@@ -279,7 +281,7 @@ static int read_header(Safetensors *s, const JsonValue *h, const unsigned char *
     Extent *extents = calloc((size_t)h->count + 1, sizeof *extents);
     int status = s->tensors && extents ? 0 : -1;
     if (status)
-        snprintf(err, size, "%s: out of memory", file);
+        snprintf(err, size, "'%s': out of memory", file);
     for (int i = 0; i < h->count && status == 0; i++) {
         if (strcmp(h->keys[i], "__metadata__") == 0) {
             status = parse_metadata(s, &h->items[i], file, err, size);
@@ -315,17 +317,18 @@ Safetensors *Safetensors_parse(const unsigned char *bytes, size_t length, const 
                                char *err, size_t size)
 {
     if (length < 8) {
-        snprintf(err, size, "%s: %zu bytes, too short for the 8-byte header length", file, length);
+        snprintf(err, size, "'%s': %zu bytes, too short for the 8-byte header length", file,
+                 length);
         return NULL;
     }
     uint64_t n = little_endian(bytes, 8);
     if (n > SAFETENSORS_HEADER_MAX) {
-        snprintf(err, size, "%s: header length %llu, expected at most %llu (the format's bound)",
+        snprintf(err, size, "'%s': header length %llu, expected at most %llu (the format's bound)",
                  file, (unsigned long long)n, SAFETENSORS_HEADER_MAX);
         return NULL;
     }
     if (n > length - 8) {
-        snprintf(err, size, "%s: header length %llu, but only %zu bytes follow", file,
+        snprintf(err, size, "'%s': header length %llu, but only %zu bytes follow", file,
                  (unsigned long long)n, length - 8);
         return NULL;
     }
@@ -339,17 +342,17 @@ Safetensors *Safetensors_parse(const unsigned char *bytes, size_t length, const 
         Json_parse_within((const char *)bytes + 8, (size_t)n, &limits, json_err, sizeof json_err);
     if (!h || h->kind != JSON_OBJECT) {
         if (h)
-            snprintf(err, size, "%s: the header is %s, expected a JSON object", file,
+            snprintf(err, size, "'%s': the header is %s, expected a JSON object", file,
                      JsonKind_name(h->kind));
         else
-            snprintf(err, size, "%s: the header is not valid JSON: %s", file, json_err);
+            snprintf(err, size, "'%s': the header is not valid JSON: %s", file, json_err);
         JsonValue_free(h);
         return NULL;
     }
     Safetensors *s = Safetensors_new(file);
     int status = s ? read_header(s, h, bytes + 8 + n, length - 8 - n, file, err, size) : -1;
     if (!s)
-        snprintf(err, size, "%s: out of memory", file);
+        snprintf(err, size, "'%s': out of memory", file);
     JsonValue_free(h);
     if (status) {
         Safetensors_close(s);

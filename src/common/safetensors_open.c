@@ -36,7 +36,7 @@ static Safetensors *map_file(const char *path, Mapping *mapping, char *err, size
     if (fd < 0)
         return NULL;
     if (st.st_size < 8) {
-        snprintf(err, size, "%s: too short for the 8-byte header length", path);
+        snprintf(err, size, "'%s': too short for the 8-byte header length", path);
         close(fd);
         return NULL;
     }
@@ -44,7 +44,7 @@ static Safetensors *map_file(const char *path, Mapping *mapping, char *err, size
     int reason = errno;
     close(fd);
     if (address == MAP_FAILED) {
-        snprintf(err, size, "%s: cannot map it: %s", path, strerror(reason));
+        snprintf(err, size, "'%s': cannot map it: %s", path, strerror(reason));
         return NULL;
     }
     *mapping = (Mapping){address, (size_t)st.st_size};
@@ -61,7 +61,7 @@ static Safetensors *open_file(const char *path, char *err, size_t size)
     if (s && !(s->mappings = malloc(sizeof m))) {
         munmap(m.address, m.length);
         Safetensors_close(s);
-        snprintf(err, size, "%s: out of memory", path);
+        snprintf(err, size, "'%s': out of memory", path);
         return NULL;
     }
     if (s)
@@ -80,7 +80,7 @@ static int adopt_shard(Safetensors *s, Safetensors *shard, char *err, size_t siz
     if (mappings)
         s->mappings = mappings;
     if (!tensors || !mappings) {
-        snprintf(err, size, "%s: out of memory", shard->path);
+        snprintf(err, size, "'%s': out of memory", shard->path);
         return -1;
     }
     memcpy(s->tensors + s->count, shard->tensors, sizeof *tensors * (size_t)shard->count);
@@ -110,15 +110,15 @@ static MapEntry *map_entries(const char *index, const JsonValue *map, char *err,
 {
     MapEntry *entries = malloc(sizeof *entries * ((size_t)map->count + 1));
     if (!entries) {
-        snprintf(err, size, "%s: out of memory", index);
+        snprintf(err, size, "'%s': out of memory", index);
         return NULL;
     }
     for (int i = 0; i < map->count; i++) {
         const char *shard = map->items[i].text;
         if (map->items[i].kind != JSON_STRING || !shard[0] || strchr(shard, '/') ||
             strcmp(shard, "..") == 0 || strcmp(shard, ".") == 0) {
-            snprintf(err, size, "%s: weight_map '%s': expected a file name in the directory", index,
-                     map->keys[i]);
+            snprintf(err, size, "'%s': weight_map '%s': expected a file name in the directory",
+                     index, map->keys[i]);
             free(entries);
             return NULL;
         }
@@ -158,7 +158,7 @@ static int check_map(const Safetensors *s, const char *dir, MapEntry *entries, i
             bsearch(&key, entries, (size_t)count, sizeof *entries, by_entry_name);
         const char *slash = strrchr(s->tensors[i].file, '/');
         if (!where || strcmp(where->shard, slash + 1) != 0) {
-            snprintf(err, size, "%s: tensor '%s' is in %s, but the index %s", dir,
+            snprintf(err, size, "'%s': tensor '%s' is in %s, but the index %s", dir,
                      s->tensors[i].name, s->tensors[i].file,
                      where ? "names another shard for it" : "does not name it");
             return -1;
@@ -168,7 +168,7 @@ static int check_map(const Safetensors *s, const char *dir, MapEntry *entries, i
        them), so the counts agree exactly when the map names nothing more. */
     for (int i = 0; s->count != count && i < count; i++)
         if (!Safetensors_find(s, entries[i].name)) {
-            snprintf(err, size, "%s: the index names tensor '%s' in %s, which does not hold it",
+            snprintf(err, size, "'%s': the index names tensor '%s' in %s, which does not hold it",
                      dir, entries[i].name, entries[i].shard);
             return -1;
         }
@@ -192,7 +192,7 @@ JsonValue *Safetensors_read_json(const char *path, char *err, size_t size)
     char *text;
     FileWhole outcome = File_read_regular(path, 64u << 20, &text, &length, err, size);
     if (outcome == FILE_WHOLE_NO_MEMORY || outcome == FILE_WHOLE_TOO_LARGE)
-        snprintf(err, size, "%s: %s", path, /* the other failures' err is File_read_regular's */
+        snprintf(err, size, "'%s': %s", path, /* the other failures' err is File_read_regular's */
                  outcome == FILE_WHOLE_NO_MEMORY ? "out of memory"
                                                  : "larger than 64 MiB, more than an index or a "
                                                    "config.json holds");
@@ -202,7 +202,7 @@ JsonValue *Safetensors_read_json(const char *path, char *err, size_t size)
     JsonValue *v = Json_parse(text, length, json_err, sizeof json_err);
     free(text);
     if (!v)
-        snprintf(err, size, "%s: %s", path, json_err);
+        snprintf(err, size, "'%s': %s", path, json_err);
     return v;
 }
 
@@ -214,14 +214,14 @@ static Safetensors *open_index(const char *dir, const char *index, char *err, si
         return NULL;
     const JsonValue *map = JsonValue_member(v, "weight_map");
     if (!map || map->kind != JSON_OBJECT) {
-        snprintf(err, size, "%s: expected an object with \"weight_map\" {tensor: shard file}",
+        snprintf(err, size, "'%s': expected an object with \"weight_map\" {tensor: shard file}",
                  index);
         JsonValue_free(v);
         return NULL;
     }
     Safetensors *s = Safetensors_new(dir);
     if (!s)
-        snprintf(err, size, "%s: out of memory", index);
+        snprintf(err, size, "'%s': out of memory", index);
     if (s && open_shards(s, dir, index, map, err, size)) {
         Safetensors_close(s);
         s = NULL;
@@ -234,7 +234,7 @@ Safetensors *Safetensors_open(const char *path, char *err, size_t size)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
-        snprintf(err, size, "%s: cannot read it: %s", path, strerror(errno));
+        snprintf(err, size, "'%s': cannot read it: %s", path, strerror(errno));
         return NULL;
     }
     if (!S_ISDIR(st.st_mode))
@@ -246,7 +246,7 @@ Safetensors *Safetensors_open(const char *path, char *err, size_t size)
         return open_index(path, index, err, size);
     if (access(single, F_OK) == 0)
         return open_file(single, err, size);
-    snprintf(err, size, "%s: a directory without model.safetensors.index.json or model.safetensors",
-             path);
+    snprintf(err, size,
+             "'%s': a directory without model.safetensors.index.json or model.safetensors", path);
     return NULL;
 }

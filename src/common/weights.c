@@ -5,6 +5,7 @@
 
 #include "weights_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -262,7 +263,7 @@ static int read_affine(Checkpoint *k, int layer, const WeightTensor *want,
     if (!all || !part) {
         free(all);
         free(part);
-        snprintf(err, size, "out of memory");
+        snprintf(err, size, "'%s': out of memory", t->file);
         return -1;
     }
     Safetensors_to_double(t, all);
@@ -288,14 +289,14 @@ static int find_tensor(Checkpoint *k, int layer, const WeightTensor *want,
     if (!t && want->optional)
         return 0;
     if (!t) {
-        snprintf(err, size, "%s: no tensor '%s' (shape %s), which this configuration needs",
+        snprintf(err, size, "'%s': no tensor '%s' (shape %s), which this configuration needs",
                  Safetensors_path(k->tensors), want->name,
                  Weights_shape_text(want->rank, want->shape, expected, sizeof expected));
         return -1;
     }
     if (t->rank != want->rank ||
         memcmp(t->shape, want->shape, sizeof(uint64_t) * (size_t)t->rank)) {
-        snprintf(err, size, "%s: tensor '%s' has shape %s, expected %s for this configuration",
+        snprintf(err, size, "'%s': tensor '%s' has shape %s, expected %s for this configuration",
                  t->file, t->name, Weights_shape_text(t->rank, t->shape, found, sizeof found),
                  Weights_shape_text(want->rank, want->shape, expected, sizeof expected));
         return -1;
@@ -325,7 +326,7 @@ static int check_nothing_else(const Checkpoint *k, const bool *used, FILE *warni
             continue;
         }
         snprintf(err, size,
-                 "%s: tensor '%s' is not a weight of this configuration (d=%d, H=%d, L=%d, "
+                 "'%s': tensor '%s' is not a weight of this configuration (d=%d, H=%d, L=%d, "
                  "attention, output, norms, MLP and QK-norm as set; docs/weights.md lists the "
                  "names)",
                  t->file, t->name, k->config.width, k->config.heads, k->config.depth);
@@ -345,9 +346,10 @@ static const SafetensorsTensor *find_rows(const Checkpoint *k, const char *name,
     if (!t || (t->rank == 2 && t->shape[1] == (uint64_t)k->config.width && t->shape[0] >= 1 &&
                t->shape[0] <= max_rows))
         return t;
-    snprintf(err, size, "%s: tensor '%s' has shape %s, expected (rows, d = %d) with 1 to %.0f rows",
-             t->file, t->name, Weights_shape_text(t->rank, t->shape, shape, sizeof shape),
-             k->config.width, max_rows);
+    snprintf(err, size,
+             "'%s': tensor '%s' has shape %s, expected (rows, d = %d) with 1 to %.0f rows", t->file,
+             t->name, Weights_shape_text(t->rank, t->shape, shape, sizeof shape), k->config.width,
+             max_rows);
     *status = -1;
     return NULL;
 }
@@ -367,6 +369,9 @@ static int check_finite(const Checkpoint *k, const SafetensorsTensor *t, char *e
         index[i] = first % t->shape[i];
         first /= t->shape[i];
     }
+    /* %g prints a NaN with its sign bit set as "-nan": a NaN has no sign worth naming. */
+    char shown[32];
+    snprintf(shown, sizeof shown, "%g", isnan(value) ? NAN : value);
     char place[160];
     if (t->rank == 2)
         snprintf(place, sizeof place, "row %llu, column %llu", (unsigned long long)index[0],
@@ -374,9 +379,9 @@ static int check_finite(const Checkpoint *k, const SafetensorsTensor *t, char *e
     else
         Weights_shape_text(t->rank, index, place, sizeof place);
     snprintf(err, size,
-             "%s: tensor '%s' (%s) holds %g at %s: every value must be finite (NaN and "
+             "'%s': tensor '%s' (%s) holds %s at %s: every value must be finite (NaN and "
              "infinities are refused)",
-             t->file, t->name, SafetensorsDtype_name(t->dtype), value, place);
+             t->file, t->name, SafetensorsDtype_name(t->dtype), shown, place);
     return -1;
 }
 
@@ -397,7 +402,7 @@ static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size
         return status;
     if (!k->table) {
         snprintf(err, size,
-                 "%s: tensor '%s' (learned positions) without the embedding table '%s%s'",
+                 "'%s': tensor '%s' (learned positions) without the embedding table '%s%s'",
                  k->positions->file, k->positions->name, k->names.prefix, table);
         return -1;
     }
@@ -427,7 +432,7 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
 {
     bool *used = calloc((size_t)Safetensors_count(k->tensors) + 1, sizeof *used);
     if (!used) {
-        snprintf(err, size, "out of memory");
+        snprintf(err, size, "'%s': out of memory", Safetensors_path(k->tensors));
         return -1;
     }
     int status = 0;
@@ -488,10 +493,11 @@ static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err,
             const JsonValue *n = JsonValue_member(v, sizes[i].keys[k]);
             if (!n || n->kind != JSON_NUMBER || sizes[i].value < 0 || n->number == sizes[i].value)
                 continue;
-            snprintf(err, size,
-                     "%s: %s is %.17g, but the settings give %d (%s): the checkpoint is the model "
-                     "its config.json describes",
-                     path, sizes[i].keys[k], n->number, sizes[i].value, sizes[i].option);
+            snprintf(
+                err, size,
+                "'%s': %s is %.17g, but the settings give %d (%s): the checkpoint is the model "
+                "its config.json describes",
+                path, sizes[i].keys[k], n->number, sizes[i].value, sizes[i].option);
             status = -1;
         }
     static const char *const CONTEXT[] = {"max_position_embeddings", "n_positions"};
@@ -514,7 +520,7 @@ static int detect_names(Checkpoint *k, char *err, size_t size)
     k->names = Weights_names_of(k->tensors);
     char why[256];
     if (!Weights_names_fit(&k->names, &k->config, why, sizeof why)) {
-        snprintf(err, size, "%s: %s", Safetensors_path(k->tensors), why);
+        snprintf(err, size, "'%s': %s", Safetensors_path(k->tensors), why);
         return -1;
     }
     return 0;
@@ -527,7 +533,7 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
     if (!k || !(k->affine = calloc((size_t)c->depth, sizeof *k->affine)) ||
         !(k->trained = calloc((size_t)c->depth, sizeof *k->trained))) {
         Checkpoint_close(k);
-        snprintf(err, size, "out of memory");
+        snprintf(err, size, "'%s': out of memory", path);
         return NULL;
     }
     k->config = *c;

@@ -32,9 +32,9 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
                          SafetensorsDtype dtype, char *err, size_t size);
 
 /* Opens path (safetensors.h) for c: every tensor c's weights need must be there with its
-   shape, and nothing else; unit gains (QK-norm's) must be 1.  NaN and infinite entries are
-   allowed: each tensor holding some is named on `warnings`.  Returns the checkpoint, or NULL
-   with the reason (the file, the tensor, what was expected) in err. */
+   shape, and nothing else; unit gains (QK-norm's) must be 1, and every value read finite.
+   Returns the checkpoint, or NULL with the reason in err, which begins with the file it is
+   about, quoted ('path': the tensor, what was expected). */
 Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, char *err,
                             size_t size);
 

@@ -48,6 +48,7 @@ typedef void (*SymmetricProduct)(void *context, const double *v, double *out);
 typedef struct {
     double theta, residual, coordinates_l1;
     int steps;
+    bool overflow; /* a product left the double range: stopped there, θ NaN */
     /* Whatever the outcome, the extreme Ritz vector of the last check: its coordinates in the
        first `size` basis vectors (in the caller's tri; NULL before a check). */
     const double *coordinates;
@@ -67,6 +68,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
     out->theta = out->residual = out->coordinates_l1 = NAN;
     out->steps = out->size = 0;
     out->coordinates = NULL;
+    out->overflow = false;
     double *alpha = tri, *beta = alpha + steps, *diag = beta + steps, *off = diag + steps;
     double *ritz = off + steps; /* diag: Gram–Schmidt's coefficients between the checks */
     /* The extreme Ritz values θ of the tridiagonal lie inside [λ_min, λ_max] of S
@@ -92,6 +94,11 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
         alpha[j] = GramSchmidt_twice(n, j + 1, basis, next, diag);
         beta[j] = cblas_dnrm2((int)n, next, 1);
         out->steps = j + 1;
+        /* Past the double range (huge weights) the tridiagonal is inf and NaN: nothing to read. */
+        if (!isfinite(alpha[j]) || !isfinite(beta[j])) {
+            out->overflow = true;
+            break;
+        }
         bool last = j + 1 == steps || !(beta[j] > 0);
         if ((j + 1) % check_every == 0 || last) {
             int m = j + 1;
@@ -206,6 +213,7 @@ int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *
         steps = (int)n;
     out->value = out->error = out->bound = NAN;
     out->steps = 0;
+    out->overflow = false;
     double *basis = malloc(sizeof(double) * n * (size_t)(steps + 2));
     double *tri = malloc(sizeof(double) * (4 * (size_t)steps + (size_t)steps * steps));
     if (!basis || !tri || steps < 1) {
@@ -220,6 +228,12 @@ int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *
                                  w->stop, largest, steps, 8, run->tolerance, give_up, run->seed,
                                  run->start, basis, tri, &ritz);
     out->steps = ritz.steps;
+    out->overflow = ritz.overflow;
+    if (ritz.overflow) {
+        free(basis);
+        free(tri);
+        return status;
+    }
     double norm = run->norm;
     if (!isnan(ritz.theta)) {
         /* An eigenvalue of the exact KᵀK within `reach` of θ: the Ritz residual plus what the

@@ -456,6 +456,12 @@ void KronTally_warn(const KronTally *tally, Warnings *warnings)
                      "under huge logits cancels in its derivative): no bound and no s_min there, "
                      "kappa_jacobian and kappa_jacobian_lower null",
                      tally->inexact, layers);
+    if (tally->overflow)
+        Warnings_add(warnings,
+                     "conditioning: K^T K overflows the double range at %d layers, the first "
+                     "layer %d (the weights are too large): kappa_jacobian null there (the exact "
+                     "path does not form K^T K)",
+                     tally->overflow, tally->first_overflow);
     if (tally->lanczos)
         Warnings_add(warnings,
                      "conditioning: s_min(K) by Lanczos on K^T K at %d layers (null where the "

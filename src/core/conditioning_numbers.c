@@ -191,8 +191,14 @@ int ConditioningRun_jacobian_numbers(ConditioningRun *r, ConditioningCurves *out
         return exact_numbers(r, out, l, layer_sv, shown);
     SingularValueEstimate top;
     SmallestBound smallest;
-    if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, NAN, &top)) ||
-        (info = smallest_matrix_free(r, top.value + top.error, top.bound, &e_norm, &smallest)))
+    if ((info = SaWork_extreme(r->sa, true, LANCZOS_STEPS_MAX, LANCZOS_TOLERANCE, 1, NAN, &top)))
+        return info;
+    if (top.overflow) { /* KᵀK past the double range: its numbers stay null, said so */
+        if (r->tally.overflow++ == 0)
+            r->tally.first_overflow = l;
+        return 0;
+    }
+    if ((info = smallest_matrix_free(r, top.value + top.error, top.bound, &e_norm, &smallest)))
         return info;
     out->jacobian_norm[l] = top.value;
     out->jacobian_s_min[l] = smallest.estimate.value;

@@ -70,7 +70,7 @@ struct ProductBound {
     double *compensated;
     size_t compensated_cap;
     int compensated_for;
-    bool compensated_xm; /* its fl(X M) is: X·M is never centred, so once per block */
+    bool compensated_xm; /* fl(X M) built for this block (X·M is never centred) */
     double gamma_sum;    /* γ_N of the output's sum, N its terms */
     UnderWay under_way;
 };

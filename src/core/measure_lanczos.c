@@ -161,8 +161,9 @@ int lanczos_top_vector(Linalg *la, int T, const double *gram, double gram2, Lanc
         used = k + 1;
         /* The next basis vector before the stopping tests, whose end overwrites l->next with the
            Ritz vector: a later run that carries these steps on starts at the next step, where
-           it would otherwise take this one again. */
-        if (used < steps && used > reuse) {
+           it would otherwise take this one again.  None after an exact breakdown (β_k = 0:
+           q_{k+1} = 0/0), where the run ends here and a later one may not carry it on. */
+        if (used < steps && used > reuse && l->beta[k] > 0) {
             double *q_next = l->basis + (size_t)used * T;
             cblas_dcopy(T, l->next, 1, q_next, 1);
             cblas_dscal(T, 1.0 / l->beta[k], q_next, 1);

@@ -107,23 +107,6 @@ typedef struct {
     int info;
 } QkLayer;
 
-/* Whether head h's W^Q_h R_Bᵀ (n entries) is finite; where not, a warning names the layer
-   and head.  Finite weights may still overflow in the product (a checkpoint's entries of
-   1e200, say): LAPACK would refuse it, or print to stdout and answer nonsense. */
-static bool qk_product_finite(const QkLayer *q, int h, const double *product, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(product[i])) {
-            Warnings_add(&q->lane->warnings,
-                         "layer %d, head %d: W^Q_h W^K_g^T overflows the double range "
-                         "(its weights are too large); its norm and Zhai et al.'s entropy bound "
-                         "are null",
-                         q->layer, h + 1);
-            return false;
-        }
-    return true;
-}
-
 /* s_1(W^Q_h W^K_gᵀ) exactly: with A = W^Q_h and B = W^K_g (d×d_h) and B = Q_B R_B (thin QR),
    s_1(A Bᵀ) = s_1(A R_Bᵀ): one QR, two products of d_h columns and the singular values of a
    d×d_h matrix, never a d×d SVD.  Leaves s->lower alone. */
@@ -142,13 +125,20 @@ static int qk_norm_exact(const Config *c, const QkLayer *q, int h, QkScratch *s,
     if (!info)
         info = Linalg_gemm(q->lane->step.la, false, true, d, dh, dh, 1.0, a, d, r, dh, 0.0, product,
                            d);
-    if (!info && !qk_product_finite(q, h, product, block))
-        return 0; /* *norm stays NaN: no SVD of a matrix with infinities exists */
     if (!info)
         info = Linalg_singular_values(q->lane->step.la, d, dh, product, s->values);
-    if (!info)
-        *norm = s->values[0];
-    return info;
+    if (info)
+        return info;
+    /* Finite weights may still overflow in the product (a checkpoint's entries of 1e200, say):
+       Linalg_execute then answers NaN rather than calling LAPACK, and *norm stays NaN. */
+    if (isnan(s->values[0]))
+        Warnings_add(&q->lane->warnings,
+                     "layer %d, head %d: W^Q_h W^K_g^T overflows the double range "
+                     "(its weights are too large); its norm and Zhai et al.'s entropy bound "
+                     "are null",
+                     q->layer, h + 1);
+    *norm = s->values[0];
+    return 0;
 }
 
 /* Upper bounds of s_1(W^Q_h W^K_gᵀ) for the query heads h of key head g, from one Cholesky

@@ -107,7 +107,7 @@ bad() { printf '%s' "$2" >"$tmp/$1.json"; }
 bad unknown '{"model_type": "bert", "hidden_size": 768}'
 refused "an unknown model_type names the accepted ones" "$tmp/unknown.json" "\"model_type\" is \"bert\": accepted gpt2, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, olmo2, gpt_oss, vit"
 bad type '{"model_type": "llama", "num_attention_heads": "32"}'
-refused "a size as a string" "$tmp/type.json" "$tmp/type.json: \"num_attention_heads\" is \"32\": accepted a whole number from 1 to 1048576"
+refused "a size as a string" "$tmp/type.json" "'$tmp/type.json': \"num_attention_heads\" is \"32\": accepted a whole number from 1 to 1048576"
 bad negative '{"model_type": "llama", "num_hidden_layers": -2}'
 refused "a negative depth" "$tmp/negative.json" "\"num_hidden_layers\" is -2"
 bad huge '{"model_type": "llama", "hidden_size": 18446744073709551616}'
@@ -128,11 +128,11 @@ refused "layer_types of another length than the depth" "$tmp/types.json" "\"laye
 printf '\xef\xbb\xbf{"model_type": "llama"}' >"$tmp/bom.json"
 refused "a byte-order mark, named" "$tmp/bom.json" "$tmp/bom.json: JSON byte 1: a UTF-8 byte-order mark (EF BB BF) before the value: JSON has none"
 printf '{"model_type": "llama", \xc3\x28: 1}' >"$tmp/utf8.json"
-refused "a name that is not UTF-8" "$tmp/utf8.json" "$tmp/utf8.json: "
+refused "a name that is not UTF-8" "$tmp/utf8.json" "'$tmp/utf8.json': "
 : >"$tmp/empty.json"
-refused "an empty file" "$tmp/empty.json" "$tmp/empty.json: "
+refused "an empty file" "$tmp/empty.json" "'$tmp/empty.json': "
 head -c 1048577 /dev/zero | tr '\0' ' ' >"$tmp/large.json"
-refused "a file above 1 MiB" "$tmp/large.json" "$tmp/large.json: larger than 1 MiB"
+refused "a file above 1 MiB" "$tmp/large.json" "'$tmp/large.json': larger than 1 MiB"
 # attnscope's own export writes no model_type (its config.json is not a family's).
 refused "an --export-weights config.json: said so" "$tmp/ckpt-own" "(a config.json --export-weights wrote: give its settings as options)"
 mkdir -p "$tmp/nothing"

@@ -10,11 +10,12 @@ cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-refused() { # file expected-message: the message names the file after the option's prefix
+refused() { # file expected-message: the message names the file after the option, quoted, once
     "$BIN" --batch -T 4 -d 4 -L 2 --weights "$1" >"$tmp/out" 2>"$tmp/err" </dev/null
     local status=$?
     if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$2" "$tmp/err" ||
-        ! sed "s|^attnscope: --weights '[^']*': ||" "$tmp/err" | grep -qF -- "$1"; then
+        ! grep -q "^attnscope: --weights '" "$tmp/err" || ! grep -qF -- "$1" "$tmp/err" ||
+        [ "$(grep -oF -e "$1: " -e "$1': " "$tmp/err" | wc -l)" -gt 1 ]; then
         echo "  $1: status $status, $(wc -c <"$tmp/out") bytes out, stderr: $(head -c 300 "$tmp/err")"
         return 1
     fi

@@ -33,13 +33,14 @@ from safetensors_tool import read, values, write
 
 tmp = sys.argv[1]
 SIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
-# The bit patterns of each dtype's quiet NaN and infinities, and of the F64 1e300.
+# The bit patterns of each dtype's quiet NaN (and its sign-bit twin, "-nan", which the message
+# calls plain "nan") and infinities, and of the F64 1e300.
 BITS = {
-    "F64": {"nan": 0x7FF8000000000000, "inf": 0x7FF0000000000000, "-inf": 0xFFF0000000000000,
-            "1e+300": struct.unpack("<Q", struct.pack("<d", 1e300))[0]},
-    "F32": {"nan": 0x7FC00000, "inf": 0x7F800000, "-inf": 0xFF800000},
-    "F16": {"nan": 0x7E00, "inf": 0x7C00, "-inf": 0xFC00},
-    "BF16": {"nan": 0x7FC0, "inf": 0x7F80, "-inf": 0xFF80},
+    "F64": {"nan": 0x7FF8000000000000, "-nan": 0xFFF8000000000000, "inf": 0x7FF0000000000000,
+            "-inf": 0xFFF0000000000000, "1e+300": struct.unpack("<Q", struct.pack("<d", 1e300))[0]},
+    "F32": {"nan": 0x7FC00000, "-nan": 0xFFC00000, "inf": 0x7F800000, "-inf": 0xFF800000},
+    "F16": {"nan": 0x7E00, "-nan": 0xFE00, "inf": 0x7C00, "-inf": 0xFC00},
+    "BF16": {"nan": 0x7FC0, "-nan": 0xFFC0, "inf": 0x7F80, "-inf": 0xFF80},
 }
 
 
@@ -67,8 +68,8 @@ def case(family, source, dtype, name, value, says):
     path = os.path.join(tmp, "%s-%s-%s-%s.safetensors" % (family, dtype, name, value))
     write(path, out, meta)
     if says:
-        says = "%s: tensor '%s' (%s) holds %s at %s: every value must be finite" % (
-            path, name, dtype, value, place)
+        says = "'%s': tensor '%s' (%s) holds %s at %s: every value must be finite" % (
+            path, name, dtype, "nan" if value == "-nan" else value, place)
     else:
         says = ""
     print("%s\t%s\t%s" % (family, path, says))
@@ -81,13 +82,14 @@ for dtype in ("F32", "BF16", "F16"):
                  "model.embed_tokens.weight"):
         for value in ("nan", "inf", "-inf"):
             case("llama", llama, dtype, name, value, True)
+    case("llama", llama, dtype, "model.layers.0.self_attn.q_proj.weight", "-nan", True)
 gpt2 = os.path.join(tmp, "gpt2.safetensors")
 for name, value in (("transformer.h.0.attn.c_attn.bias", "nan"),
                     ("transformer.h.1.attn.c_attn.weight", "-inf"),
                     ("transformer.h.0.ln_1.bias", "inf"), ("transformer.h.1.ln_2.weight", "nan"),
                     ("transformer.h.0.mlp.c_fc.weight", "nan"),
                     ("transformer.h.1.mlp.c_proj.bias", "-inf"), ("transformer.wpe.weight", "inf"),
-                    ("transformer.wte.weight", "nan")):
+                    ("transformer.wte.weight", "nan"), ("transformer.h.0.attn.c_proj.weight", "-nan")):
     case("gpt2", gpt2, "F64", name, value, True)
 # Not read, or finite: a run.
 case("llama", llama, "F32", "lm_head.weight", "nan", False)
@@ -155,6 +157,25 @@ for conditioning in "" --conditioning; do
         overflows "-T 8 -d 16 -L 2 $conditioning" 1e300 v_proj \
         "the network's attention matrix overflows the double range at layer 2 (the checkpoint's weights are too large); its values from there on are null"
 done
+# W^V x 1e200 with --conditioning: K is finite and the exact path gives kappa_jacobian at layer
+# 1, but K^T K overflows, so the Krylov paths (kron, lanczos) leave it null and say why, not
+# that B0 is singular or far from K.
+for path in kron lanczos; do
+    check "W^V x 1e200 --conditioning-path $path: K^T K's overflow named at layer 1" \
+        overflows "-T 8 -d 16 -L 2 --conditioning --conditioning-path $path" 1e200 v_proj
+    check "... and kappa_jacobian null there, no B0 warning" "$PY" -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['conditioning']
+said = 'conditioning: K^T K overflows the double range at 2 layers, the first layer 1 (the weights are too large)'
+sys.exit(0 if any(w.startswith(said) for w in c['warnings']) and c['kappa_jacobian'][0] is None
+         and not any('B0' in w for w in c['warnings']) else 1)" "$tmp/huge.json"
+done
+check "W^V x 1e200 --conditioning-path exact: kappa_jacobian at layer 1 (K itself is finite)" \
+    overflows "-T 8 -d 16 -L 2 --conditioning --conditioning-path exact" 1e200 v_proj
+check "... a number, no overflow warning" "$PY" -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['conditioning']
+sys.exit(0 if c['kappa_jacobian'][0] > 1 and not any('K^T K overflows' in w for w in c['warnings']) else 1)" "$tmp/huge.json"
 # W^V, W^O x 1e200: W_VO = W^V W^O overflows, and the conditioning's Jacobian with it, whose
 # singular values LAPACK refused ("LAPACK failed (info -5)", exit 1): null, the layer named.
 swiglu="-T 8 -d 16 -L 3 --heads 2 --mlp swiglu -n rms --ln-place pre --wo gaussian --qk-norm head"

@@ -171,7 +171,7 @@ if "$PY" $tool scale "$tmp/w/model.safetensors" "$tmp/scaled.safetensors" \
     # shellcheck disable=SC2086
     "$BIN" $base $A --weights "$tmp/nan.safetensors" >"$tmp/nan.json" 2>"$tmp/err"
     status=$?
-    check "NaN weights: exit 2, the tensor named, no document" bash -c "[ $status -eq 2 ] && [ ! -s '$tmp/nan.json' ] && grep -q \"$tmp/nan.safetensors: tensor 'model.layers.2.mlp.up_proj.weight' (F64) holds nan at row 0, column 3: every value must be finite\" '$tmp/err'"
+    check "NaN weights: exit 2, the tensor named, no document" bash -c "[ $status -eq 2 ] && [ ! -s '$tmp/nan.json' ] && grep -q \"'$tmp/nan.safetensors': tensor 'model.layers.2.mlp.up_proj.weight' (F64) holds nan at row 0, column 3: every value must be finite\" '$tmp/err'"
     # F32: each value python's struct rounding of the F64 one (to nearest, ties to even).
     # shellcheck disable=SC2086
     "$BIN" $base $A --export-weights "$tmp/w32" --export-dtype f32 >/dev/null 2>&1
@@ -325,18 +325,18 @@ check "a whole Llama checkpoint: norms' gains read, the rest named unused, the s
 # another width are refused, naming the key and the option (either spelling of the key).
 # shellcheck disable=SC2086
 check "config.json's heads: --heads 4 on the same shapes is refused" refused \
-    "$tmp/w/config.json: num_attention_heads is 2, but the settings give 4 (--heads)" -- \
+    "'$tmp/w/config.json': num_attention_heads is 2, but the settings give 4 (--heads)" -- \
     "$BIN" $base --heads 4 --mlp gelu --wo gaussian --weights "$tmp/w"
 mkdir "$tmp/gpt2"
 cp "$tmp/w/model.safetensors" "$tmp/gpt2/"
 printf '{"n_embd": 32, "n_head": 2}' >"$tmp/gpt2/config.json"
 # shellcheck disable=SC2086
 check "config.json's n_embd (GPT-2's spelling) names the width" refused \
-    "$tmp/gpt2/config.json: n_embd is 32, but the settings give 16 (--width)" -- \
+    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--width)" -- \
     "$BIN" $base $A --weights "$tmp/gpt2"
 printf '{"n_embd": 16,' >"$tmp/gpt2/config.json"
 # shellcheck disable=SC2086
-check "a malformed config.json is named" refused "$tmp/gpt2/config.json: JSON byte 15" -- \
+check "a malformed config.json is named" refused "'$tmp/gpt2/config.json': JSON byte 15" -- \
     "$BIN" $base $A --weights "$tmp/gpt2"
 rm "$tmp/gpt2/config.json"
 mkdir "$tmp/gpt2/config.json"
