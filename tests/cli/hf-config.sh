@@ -126,7 +126,7 @@ bad types '{"model_type": "gpt_oss", "num_hidden_layers": 4, "layer_types": ["sl
 refused "layer_types of another length than the depth" "$tmp/types.json" "\"layer_types\" is an array of 1: accepted an array of 4 names"
 # A UTF-8 byte-order mark is named (transformers' json.loads refuses it too), not '?'.
 printf '\xef\xbb\xbf{"model_type": "llama"}' >"$tmp/bom.json"
-refused "a byte-order mark, named" "$tmp/bom.json" "$tmp/bom.json: JSON byte 1: a UTF-8 byte-order mark (EF BB BF) before the value: JSON has none"
+refused "a byte-order mark, named" "$tmp/bom.json" "'$tmp/bom.json': JSON byte 1: a UTF-8 byte-order mark (EF BB BF) before the value: JSON has none"
 printf '{"model_type": "llama", \xc3\x28: 1}' >"$tmp/utf8.json"
 refused "a name that is not UTF-8" "$tmp/utf8.json" "'$tmp/utf8.json': "
 : >"$tmp/empty.json"
