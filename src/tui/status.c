@@ -197,6 +197,8 @@ static void message(char *m, char *warning, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     activity(m, v);
+    if (v->exporting)
+        message_add(m, v->exporting);
     if (v->note && v->note[0])
         message_add(m, v->note);
     char part[MESSAGE_SIZE];
