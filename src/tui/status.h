@@ -1,8 +1,8 @@
 /* The status lines under the plots: every parameter, then the readouts (σ where it means
  * something, logit std, 1 − |λ2|, s1/s2, |λ| > 0.5, sr at the shown and at the last layer),
  * a line that explains the picture when it needs one (causal: why the eigenvalues are
- * real), then the message line: compute time or progress, the export while it writes, the
- * last key's note, the first warning about what is on screen, and at its right end, at any
+ * real), then the message line: compute time or progress, the last key's note, the export
+ * while it writes, the first warning about what is on screen, and at its right end, at any
  * width, "! N warnings" and "? help".  Pure text: the screen prints the lines it is given.
  */
 #ifndef ATTNSCOPE_TUI_STATUS_H
