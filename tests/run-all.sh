@@ -3,7 +3,7 @@
 # line "N passed, M failed" that CI reads.
 #   plain tree:      unit tests (cmocka), tests/cli/*.sh, tests/tui/*.sh, valgrind
 #   build-asan tree: unit tests and tests/cli/*.sh under ASan+UBSan
-#   build-tsan tree: the threaded tests (test_worker*) under TSan
+#   build-tsan tree: the threaded tests (test_worker*, test_export_job) under TSan
 #   build-fuzz tree: libFuzzer regressions and a short fuzzing pass
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -61,7 +61,7 @@ for tree in "$@"; do
         ;;
     *tsan*)
         export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-        for t in "$tree"/tests/test_worker*; do
+        for t in "$tree"/tests/test_worker* "$tree"/tests/test_export_job; do
             [ -x "$t" ] && run "$t" env OPENBLAS_NUM_THREADS=1 "$t"
         done
         ;;

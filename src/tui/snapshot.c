@@ -123,9 +123,15 @@ Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char
     return s;
 }
 
+Snapshot *Snapshot_hold(Snapshot *s)
+{
+    atomic_fetch_add(&s->extra_holders, 1);
+    return s;
+}
+
 void Snapshot_free(Snapshot *s)
 {
-    if (!s)
+    if (!s || atomic_fetch_sub(&s->extra_holders, 1) > 0)
         return;
     Result_free(s->result);
     free(s->compare_eigenvalues);

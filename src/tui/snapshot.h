@@ -9,6 +9,7 @@
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 enum { SNAPSHOT_ERROR_SIZE = 256 };
@@ -53,6 +54,10 @@ typedef struct {
        where it could not be made input_note says why. */
     double *input;
     char input_note[SNAPSHOT_ERROR_SIZE];
+
+    /* Holders beyond the one that made it (Snapshot_hold): x's export reads the snapshot on
+       a thread of its own while the screen may drop it for a newer one. */
+    atomic_int extra_holders;
 } Snapshot;
 
 /* A snapshot holding a copy of r.  Returns NULL when out of memory. */
@@ -67,6 +72,9 @@ bool Snapshot_attach_conditioning(Snapshot *s, int slot, const Conditioning *c);
 bool Snapshot_attach_input(Snapshot *s, const double *input);
 /* A snapshot that only reports a failure (the config and the message). */
 Snapshot *Snapshot_failure(const Config *c, unsigned long generation, const char *error);
+/* One more holder of s, which stays whole until each holder has called Snapshot_free. */
+Snapshot *Snapshot_hold(Snapshot *s);
+/* Lets go of s: frees it when no other holder is left. */
 void Snapshot_free(Snapshot *s);
 
 /* sr at the last layer computed so far (its layer in *layer, sr − 1 as the core computed

@@ -197,8 +197,11 @@ static void message(char *m, char *warning, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     activity(m, v);
+    /* The last key's note first: it answers what was just pressed. */
     if (v->note && v->note[0])
         message_add(m, v->note);
+    if (v->exporting)
+        message_add(m, v->exporting);
     char part[MESSAGE_SIZE];
     if (s && s->failed) {
         snprintf(part, sizeof part, "error: %s", s->error);

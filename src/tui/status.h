@@ -1,9 +1,9 @@
 /* The status lines under the plots: every parameter, then the readouts (σ where it means
  * something, logit std, 1 − |λ2|, s1/s2, |λ| > 0.5, sr at the shown and at the last layer),
  * a line that explains the picture when it needs one (causal: why the eigenvalues are
- * real), then the message line: compute time or progress, the last key's note, the first
- * warning about what is on screen, and at its right end, at any width, "! N warnings" and
- * "? help".  Pure text: the screen prints the lines it is given.
+ * real), then the message line: compute time or progress, the last key's note, the export
+ * while it writes, the first warning about what is on screen, and at its right end, at any
+ * width, "! N warnings" and "? help".  Pure text: the screen prints the lines it is given.
  */
 #ifndef ATTNSCOPE_TUI_STATUS_H
 #define ATTNSCOPE_TUI_STATUS_H
@@ -27,6 +27,7 @@ typedef struct {
     double seconds_left;     /* from the cost model, at the pace so far */
     bool stopping;           /* the job before it is still winding down */
     unsigned spinner;        /* frame of the busy indicator */
+    const char *exporting;   /* what x's export is writing, while it writes (NULL: none) */
     const char *note;        /* what the last key adjusted or refused ("" for none) */
     bool unicode;            /* otherwise every line is plain ASCII */
     unsigned shown_subjects; /* what the frame shows, as WarningSubject bits (View_subjects) */

@@ -7,6 +7,7 @@
 #include "conditioning_fit.h"
 #include "duration.h"
 #include "export.h"
+#include "export_job.h"
 #include "keys.h"
 #include "picker.h"
 #include "presets.h"
@@ -103,10 +104,13 @@ typedef struct {
     Trace *trace;
     Controls controls;
     unsigned long long memory_budget;
-    bool export_matrix;       /* --export-matrix: x writes the attention matrix in full too */
-    unsigned long generation; /* of the newest job submitted */
-    WorkerExtras extras;      /* what that job computes beyond the model run */
-    Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
+    bool export_matrix;             /* --export-matrix: x writes the attention matrix in full too */
+    unsigned long generation;       /* of the newest job submitted */
+    WorkerExtras extras;            /* what that job computes beyond the model run */
+    Snapshot *shown;                /* the newest snapshot taken (possibly of an older job) */
+    ExportJob *export_job;          /* x's export, written on a thread of its own */
+    double export_since;            /* when it started (Trace_clock_ms) */
+    char export_typed[PROMPT_SIZE]; /* its directory as typed at the prompt */
     bool busy;
     double busy_since;
     unsigned spinner;
@@ -324,6 +328,8 @@ static void long_job_key(Loop *l, int key)
 static const char *export_refusal(const Loop *l)
 {
     const Snapshot *s = l->shown;
+    if (ExportJob_running(l->export_job))
+        return EXPORT_JOB_STILL_WRITING;
     if (!s || s->failed || !s->done || !Config_equal(&s->result->config, &l->controls.config))
         return "nothing to export yet: wait for the result";
     if (l->controls.display.panel == PANEL_CONDITIONING && !s->has_conditioning[0] &&
@@ -332,17 +338,10 @@ static const char *export_refusal(const Loop *l)
     return NULL;
 }
 
-/* The shown job's conditioning, which x exports as --batch --conditioning --export does (NULL:
-   the view computes none, or the block has none: its note says why). */
-static const Conditioning *shown_conditioning(const Loop *l)
-{
-    const Snapshot *s = l->shown;
-    return s->has_conditioning[0] ? &s->conditioning[0] : NULL;
-}
-
-/* Writes the shown result into the directory typed at the prompt (~/ is the home
-   directory; empty: attnscope-YYYYmmdd-HHMMSS in the current directory) and says where,
-   or why not, in the note.  Returns 0 when written. */
+/* Starts writing the shown result into the directory typed at the prompt (~/ is the home
+   directory; empty: attnscope-YYYYmmdd-HHMMSS in the current directory) on the export's
+   thread, or says why not in the note.  The status line says what it writes until
+   on_export_done says what was written.  Returns 0 when started. */
 static int export_shown(Loop *l)
 {
     const char *refusal = export_refusal(l);
@@ -350,7 +349,7 @@ static int export_shown(Loop *l)
         snprintf(l->note, sizeof l->note, "%s", refusal);
         return -1;
     }
-    char dir[PROMPT_SIZE + 512], err[KEYS_NOTE_SIZE];
+    char dir[EXPORT_JOB_DIR_SIZE];
     const char *typed = l->prompt.text, *home = getenv("HOME");
     if (!typed[0])
         Export_default_directory(dir, sizeof dir);
@@ -358,21 +357,14 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    /* X0 for input.csv is the worker's (Export_input takes 0.8 s at T = d = 2048). */
-    const Snapshot *s = l->shown;
-    int files = -1;
-    if (l->export_matrix && !s->input)
-        snprintf(err, sizeof err, "writing input.csv failed: %s",
-                 s->input_note[0] ? s->input_note : "the job made no X0");
-    else
-        files = Export_write(s->result, shown_conditioning(l), l->export_matrix ? s->input : NULL,
-                             dir, err, sizeof err);
-    if (files < 0)
-        snprintf(l->note, sizeof l->note, "export failed: %.140s", err);
-    else
-        snprintf(l->note, sizeof l->note, "exported %d files to %.120s/", files, dir);
-    Trace_event(l->trace, "export files=%d dir=%s", files, dir);
-    return files < 0 ? -1 : 0;
+    if (!ExportJob_start(l->export_job, l->shown, l->export_matrix, dir, l->note, sizeof l->note)) {
+        Trace_event(l->trace, "export files=-1 dir=%s", dir);
+        return -1;
+    }
+    l->export_since = Trace_clock_ms();
+    snprintf(l->export_typed, sizeof l->export_typed, "%s", typed);
+    Trace_event(l->trace, "export-start gen=%lu dir=%s", l->shown->generation, dir);
+    return 0;
 }
 
 /* Saves the settings as a preset named as typed at the prompt (the time when empty), which the
@@ -562,6 +554,25 @@ static void prompt_key(Loop *l, int key)
         snprintf(l->note, sizeof l->note, "at most %d characters", l->prompt.max_chars);
         break;
     }
+}
+
+/* The export ended: the note says what was written, or why not, in the words the prompt
+   said them before the export had a thread.  A failure (known late: the directory's checks
+   passed) opens the prompt again with what was typed, as a failure at Enter keeps it open,
+   unless the picker, another prompt, the help or the warnings have the keys now or the screen
+   is quitting. */
+static void on_export_done(Loop *l)
+{
+    ExportOutcome o;
+    if (!ExportJob_collect(l->export_job, &o))
+        return;
+    ExportJob_outcome_note(&o, l->note, sizeof l->note);
+    l->redraw = true;
+    Trace_event(l->trace, "export files=%d dir=%s", o.files, o.dir);
+    if (o.files >= 0 || l->picker || l->prompting || l->help || l->warnings_first >= 0 || l->quit)
+        return;
+    prompt_open(l, PROMPT_EXPORT_DIRECTORY);
+    snprintf(l->prompt.text, sizeof l->prompt.text, "%s", l->export_typed);
 }
 
 /* A key while the warnings list is open: the arrows, j/k and the page keys scroll it by
@@ -810,6 +821,10 @@ static void draw(Loop *l)
     bool same = l->shown && Config_equal(&l->shown->result->config, &l->controls.config);
     WorkerProgress reading = {0};
     CostProgress progress = job_progress(l, &reading);
+    char exporting[KEYS_NOTE_SIZE];
+    if (ExportJob_running(l->export_job))
+        ExportJob_writing_note(l->export_job, (Trace_clock_ms() - l->export_since) / 1e3, exporting,
+                               sizeof exporting);
     View v = {
         .status =
             {
@@ -823,6 +838,7 @@ static void draw(Loop *l)
                 .seconds_left = progress.seconds_left,
                 .stopping = l->busy && Worker_stopping(l->worker),
                 .spinner = l->spinner,
+                .exporting = ExportJob_running(l->export_job) ? exporting : NULL,
                 .note = l->note,
                 .unicode = Screen_unicode(l->screen),
                 .weights = Layer_weights_in_use() ? Layer_weights_in_use()->name : NULL,
@@ -858,30 +874,49 @@ static void draw(Loop *l)
     l->redraw = l->repaint = false;
 }
 
+/* Quitting while the export writes waits for it, saying so: it replaces its directory
+   atomically, and leaving under it would leave its staging directory behind.  Keys are no
+   longer read (q was the last); signals still are. */
+static void quit_after_export(Loop *l, struct pollfd *tty)
+{
+    if (tty->fd < 0)
+        return;
+    tty->fd = -1;
+    snprintf(l->note, sizeof l->note, "quitting once the export is written");
+    l->redraw = true;
+    Trace_event(l->trace, "quit-waits-for-export");
+}
+
 static void run(Loop *l)
 {
-    struct pollfd fds[3] = {
+    struct pollfd fds[4] = {
         {.fd = STDIN_FILENO, .events = POLLIN},
         {.fd = Worker_fd(l->worker), .events = POLLIN},
         {.fd = signal_pipe[0], .events = POLLIN},
+        {.fd = ExportJob_fd(l->export_job), .events = POLLIN},
     };
     submit(l);
     l->redraw = true;
-    while (!l->quit) {
+    while (!l->quit || ExportJob_running(l->export_job)) {
+        if (l->quit)
+            quit_after_export(l, &fds[0]);
         if (l->redraw)
             draw(l);
         int timeout = -1;
-        if (l->busy) {
+        /* The spinner, and the export's seconds, move while either runs. */
+        if (l->busy || ExportJob_running(l->export_job)) {
             double wait = l->last_frame + SPINNER_MS - Trace_clock_ms();
             timeout = wait > 0 ? (int)wait + 1 : 0;
         }
-        int ready = poll(fds, 3, timeout);
+        int ready = poll(fds, 4, timeout);
         if (ready < 0 && errno != EINTR)
             break;
         if (fds[2].revents & POLLIN)
             on_signals(l);
         if (fds[1].revents & POLLIN)
             on_snapshot(l);
+        if (fds[3].revents & POLLIN)
+            on_export_done(l);
         if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
             Trace_event(l->trace, "tty-closed");
             l->quit = true;
@@ -890,7 +925,8 @@ static void run(Loop *l)
             while (!l->quit && (key = Screen_key(l->screen)) != SCREEN_NO_KEY)
                 on_key(l, key);
         }
-        if (l->busy && Trace_clock_ms() - l->last_frame >= SPINNER_MS) {
+        if ((l->busy || ExportJob_running(l->export_job)) &&
+            Trace_clock_ms() - l->last_frame >= SPINNER_MS) {
             l->spinner++;
             l->redraw = true;
         }
@@ -967,6 +1003,11 @@ int Tui_run(const TuiSettings *s)
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
         goto done;
     }
+    l.export_job = ExportJob_new(Export_write);
+    if (!l.export_job) {
+        fprintf(stderr, "attnscope: cannot make the export's pipe: %s\n", strerror(errno));
+        goto done;
+    }
     Worker_set_memory_budget(l.worker, l.memory_budget);
     Worker_set_conditioning_path(l.worker, (ConditioningPath)s->conditioning_path);
     Worker_set_full_attention_maps(l.worker, s->export_matrix);
@@ -982,6 +1023,8 @@ int Tui_run(const TuiSettings *s)
 done:
     Screen_close(l.screen);
     Trace_event(l.trace, "quit signal=%d", l.quit_signal);
+    /* Only when the loop broke off: it waits for the export before it ends. */
+    ExportJob_free(l.export_job);
     Snapshot_free(l.shown);
     Picker_free(l.picker);
     Tour_free(&l.tour);

@@ -1,0 +1,143 @@
+#include "export_job.h"
+
+#include "export.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+const char EXPORT_JOB_STILL_WRITING[] = "still writing the last export: x again once it is written";
+
+struct ExportJob {
+    ExportWriter write;
+    int pipe[2]; /* [0] polled by the UI, [1] written once by the thread when it ends */
+    /* Set by ExportJob_start and ExportJob_collect on the UI thread only. */
+    bool running;
+    pthread_t thread;
+    Snapshot *held;
+    bool matrix;
+    /* Written by the thread before it writes to the pipe, read after pthread_join. */
+    ExportOutcome outcome;
+};
+
+ExportJob *ExportJob_new(ExportWriter write)
+{
+    ExportJob *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    if (pipe(j->pipe)) {
+        free(j);
+        return NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(j->pipe[i], F_SETFL, fcntl(j->pipe[i], F_GETFL) | O_NONBLOCK);
+        fcntl(j->pipe[i], F_SETFD, FD_CLOEXEC);
+    }
+    j->write = write;
+    return j;
+}
+
+/* The ended (or ending) export's thread joined and its snapshot let go. */
+static void finish(ExportJob *j)
+{
+    pthread_join(j->thread, NULL);
+    Snapshot_free(j->held);
+    j->held = NULL;
+    j->running = false;
+}
+
+void ExportJob_free(ExportJob *j)
+{
+    if (!j)
+        return;
+    if (j->running)
+        finish(j);
+    close(j->pipe[0]);
+    close(j->pipe[1]);
+    free(j);
+}
+
+int ExportJob_fd(const ExportJob *j)
+{
+    return j->pipe[0];
+}
+
+static void *export_thread(void *arg)
+{
+    ExportJob *j = arg;
+    const Snapshot *s = j->held;
+    ExportOutcome *o = &j->outcome;
+    o->files = j->write(s->result, s->has_conditioning[0] ? &s->conditioning[0] : NULL,
+                        j->matrix ? s->input : NULL, o->dir, o->error, sizeof o->error);
+    ssize_t n = write(j->pipe[1], "x", 1);
+    (void)n; /* one byte into an empty pipe: it fits */
+    return NULL;
+}
+
+bool ExportJob_start(ExportJob *j, Snapshot *s, bool matrix, const char *dir, char *err,
+                     size_t size)
+{
+    char why[EXPORT_JOB_ERROR_SIZE];
+    if (j->running) {
+        snprintf(err, size, "%s", EXPORT_JOB_STILL_WRITING);
+        return false;
+    }
+    /* X0 for input.csv is the worker's (Export_input takes 0.8 s at T = d = 2048). */
+    if (matrix && !s->input) {
+        snprintf(err, size, "export failed: writing input.csv failed: %.140s",
+                 s->input_note[0] ? s->input_note : "the job made no X0");
+        return false;
+    }
+    if (Export_check(dir, why, sizeof why)) {
+        snprintf(err, size, "export failed: %.140s", why);
+        return false;
+    }
+    j->outcome = (ExportOutcome){.files = -1};
+    snprintf(j->outcome.dir, sizeof j->outcome.dir, "%s", dir);
+    j->held = Snapshot_hold(s);
+    j->matrix = matrix;
+    int failed = pthread_create(&j->thread, NULL, export_thread, j);
+    if (failed) {
+        Snapshot_free(j->held);
+        j->held = NULL;
+        snprintf(err, size, "export failed: cannot start its thread");
+        return false;
+    }
+    j->running = true;
+    return true;
+}
+
+bool ExportJob_running(const ExportJob *j)
+{
+    return j->running;
+}
+
+const char *ExportJob_dir(const ExportJob *j)
+{
+    return j->outcome.dir;
+}
+
+bool ExportJob_collect(ExportJob *j, ExportOutcome *out)
+{
+    char byte;
+    if (!j->running || read(j->pipe[0], &byte, 1) != 1)
+        return false;
+    finish(j);
+    *out = j->outcome;
+    return true;
+}
+
+void ExportJob_writing_note(const ExportJob *j, double seconds, char *buf, size_t size)
+{
+    snprintf(buf, size, "writing the export to %.120s/, %.1f s", j->outcome.dir, seconds);
+}
+
+void ExportJob_outcome_note(const ExportOutcome *o, char *buf, size_t size)
+{
+    if (o->files < 0)
+        snprintf(buf, size, "export failed: %.140s", o->error);
+    else
+        snprintf(buf, size, "exported %d files to %.120s/", o->files, o->dir);
+}

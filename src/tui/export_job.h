@@ -1,0 +1,68 @@
+/* The screen's export (x) on a thread of its own: Export_write of a snapshot the job holds.
+ * With --export-matrix the export formats 2·T² numbers, 7 s of a core at T = 2048
+ * (bench/README.md), which the UI thread must not spend: its keys answer within 30 ms
+ * (issue 4).  Not on the worker: a key that changes a setting starts a job there, which must
+ * neither wait for the export nor stop it.  The job holds the snapshot (Snapshot_hold), so
+ * the screen may show newer ones while it writes the one the user asked for.
+ */
+#ifndef ATTNSCOPE_TUI_EXPORT_JOB_H
+#define ATTNSCOPE_TUI_EXPORT_JOB_H
+
+#include "attnscope/conditioning.h"
+#include "attnscope/model.h"
+#include "prompt.h"
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum { EXPORT_JOB_DIR_SIZE = PROMPT_SIZE + 512, EXPORT_JOB_ERROR_SIZE = 512 };
+
+/* What writes the files: Export_write, or a test's writer that holds the export at a known
+   point. */
+typedef int (*ExportWriter)(const Result *r, const Conditioning *conditioning, const double *input,
+                            const char *dir, char *err, size_t size);
+
+typedef struct {
+    int files; /* written, or -1 */
+    char dir[EXPORT_JOB_DIR_SIZE];
+    char error[EXPORT_JOB_ERROR_SIZE]; /* why not, when files is -1 */
+} ExportOutcome;
+
+typedef struct ExportJob ExportJob;
+
+/* Why a second export is refused while one writes (not queued: it would write after the
+   user had moved on, into a directory typed while the first was still unknown to succeed). */
+extern const char EXPORT_JOB_STILL_WRITING[];
+
+/* NULL when out of memory or out of file descriptors. */
+ExportJob *ExportJob_new(ExportWriter write);
+/* Waits for a running export to end (it replaces its directory atomically: leaving under it
+   would leave its staging directory behind), then frees. */
+void ExportJob_free(ExportJob *j);
+
+/* Readable once the running export has ended: then ExportJob_collect. */
+int ExportJob_fd(const ExportJob *j);
+
+/* Starts writing s (its result, its conditioning when it has one, and with `matrix`
+   (--export-matrix) its X0 and the matrices in full) into dir on the job's thread, after the
+   checks Export_check makes of dir, which are quick and so answer at once.  Returns false
+   with the reason in err (as the screen says it: "export failed: ...") when an export is
+   still running, s has no X0 to write, dir is refused or the thread does not start. */
+bool ExportJob_start(ExportJob *j, Snapshot *s, bool matrix, const char *dir, char *err,
+                     size_t size);
+
+/* Whether an export was started and not collected yet; the directory it writes. */
+bool ExportJob_running(const ExportJob *j);
+const char *ExportJob_dir(const ExportJob *j);
+
+/* Once ExportJob_fd is readable: the ended export's outcome, its thread joined and its
+   snapshot let go.  Returns false (out untouched) while it still writes or when none ran. */
+bool ExportJob_collect(ExportJob *j, ExportOutcome *out);
+
+/* The status line's words: while it writes, for how long (seconds) ... */
+void ExportJob_writing_note(const ExportJob *j, double seconds, char *buf, size_t size);
+/* ... and once collected, what was written or why not. */
+void ExportJob_outcome_note(const ExportOutcome *o, char *buf, size_t size);
+
+#endif
