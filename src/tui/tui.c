@@ -598,7 +598,7 @@ static void warnings_key(Loop *l, int key, const KeyBinding *b)
             l->warnings_first = -1;
         return;
     }
-    int count = l->shown ? l->shown->result->warnings.count : 0;
+    int count = View_warnings_shown(l->shown, &l->controls.display);
     if (l->warnings_first > count - 1)
         l->warnings_first = count - 1;
     if (l->warnings_first < 0)

@@ -107,15 +107,21 @@ void View_help_overlay(Screen *s, int rows, int cols, int page)
 
 enum { WARNING_LINES_MAX = WARNINGS_MAX * 4 };
 
-/* The warning texts from the first-th word-wrapped to width columns, each starting with its
-   number; returns the lines. */
-static int warning_lines(const Screen *s, const Warnings *w, int first, int width,
-                         char lines[][WARNING_LENGTH + 16])
+/* The texts of the warnings about subjects from the first-th of them, word-wrapped to width
+   columns, each starting with its number among them; returns the lines, and their count of
+   warnings in *count. */
+static int warning_lines(const Screen *s, const Warnings *w, unsigned subjects, int first,
+                         int width, char lines[][WARNING_LENGTH + 16], int *count)
 {
     int n = 0;
-    for (int i = first; i < w->count && n < WARNING_LINES_MAX; i++) {
+    *count = 0;
+    for (int i = 0; i < w->count; i++) {
+        if (!(w->subject[i] & (subjects | WARNING_ABOUT_RUN)))
+            continue;
+        if (++*count <= first || n >= WARNING_LINES_MAX)
+            continue;
         char text[WARNING_LENGTH + 16], buf[2 * (WARNING_LENGTH + 16)];
-        snprintf(text, sizeof text, "%d. %s", i + 1, w->text[i]);
+        snprintf(text, sizeof text, "%d. %s", *count, w->text[i]);
         const char *p = View_spelled(s, text, buf, sizeof buf);
         while (*p && n < WARNING_LINES_MAX) {
             /* The longest run of whole words that fits (one long word is cut). */
@@ -133,18 +139,20 @@ static int warning_lines(const Screen *s, const Warnings *w, int first, int widt
     return n;
 }
 
-void View_warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows, int cols)
+void View_warnings_overlay(Screen *s, const Snapshot *shown, unsigned subjects, int first, int rows,
+                           int cols)
 {
     int box_cols = cols - 4 < 100 ? cols - 4 : 100, box_rows = rows - 2;
     int top = 1, left = (cols - box_cols) / 2, visible = box_rows - 2;
     static char lines[WARNING_LINES_MAX][WARNING_LENGTH + 16];
-    int n = 0;
+    int n = 0, count = 0;
     if (shown)
-        n = warning_lines(s, &shown->result->warnings, first, box_cols - 4, lines);
+        n = warning_lines(s, &shown->result->warnings, subjects, first, box_cols - 4, lines,
+                          &count);
     Screen_box(s, top, left, box_rows, box_cols);
     char title[128], buf[256];
     snprintf(title, sizeof title, " warnings of the shown result (%d): ↑/↓ scroll, Esc closes ",
-             shown ? shown->result->warnings.count : 0);
+             count);
     Screen_text(s, top, left + 2, View_spelled_cut(s, title, box_cols - 4, buf, sizeof buf),
                 INK_DEFAULT, true);
     if (n == 0)
