@@ -236,6 +236,27 @@ int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int
     return used;
 }
 
+/* A path that does not fit in cols columns as its end after an ellipsis: the file's name is
+   what tells presets apart (three columns spare for the ellipsis spelled in ASCII). */
+static const char *path_end(const char *path, int cols, char *buf, size_t size)
+{
+    if (Ascii_columns(path) <= cols)
+        return path;
+    const char *p = path;
+    while (*p && Ascii_columns(p) > cols - 3) {
+        p++;
+        while ((*p & 0xC0) == 0x80) /* a UTF-8 character's continuation bytes */
+            p++;
+    }
+    size_t n = strlen(p), ellipsis = strlen("…");
+    if (n > size - ellipsis - 1)
+        n = size - ellipsis - 1;
+    memcpy(buf, "…", ellipsis);
+    memcpy(buf + ellipsis, p, n);
+    buf[ellipsis + n] = '\0';
+    return buf;
+}
+
 void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols)
 {
     int box_cols = cols - 4 < 120 ? cols - 4 : 120, box_rows = rows - 2;
@@ -278,9 +299,12 @@ void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows,
             View_wrapped(s, true, p->header, top + 1, text_col, visible - 2 - note_rows, text_cols);
         if (used == 0)
             Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
-        Screen_text(s, top + box_rows - 2, text_col,
-                    View_spelled_cut(s, p->entry[p->selected].path, text_cols, out, sizeof out),
-                    INK_DEFAULT, false);
+        char end[sizeof out];
+        Screen_text(
+            s, top + box_rows - 2, text_col,
+            View_spelled_cut(s, path_end(p->entry[p->selected].path, text_cols, end, sizeof end),
+                             text_cols, out, sizeof out),
+            INK_DEFAULT, false);
     }
 }
 
