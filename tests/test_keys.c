@@ -294,9 +294,8 @@ static void test_display_keys(void **state)
     assert_true(Keys_apply(Keys_find('o'), &c, note, sizeof note));
     assert_false(c.display.overlays);
     assert_non_null(strstr(note, "overlays off"));
-    const Panel order[] = {PANEL_WIDTH_SWEEP, PANEL_GRADIENT,      PANEL_SIMILARITY,
-                           PANEL_ENTROPY,     PANEL_ATTENTION_MAP, PANEL_CONDITIONING,
-                           PANEL_STABLE_RANK};
+    const Panel order[] = {PANEL_WIDTH_SWEEP,   PANEL_GRADIENT,     PANEL_SIMILARITY, PANEL_ENTROPY,
+                           PANEL_ATTENTION_MAP, PANEL_CONDITIONING, PANEL_STABLE_RANK};
     for (int i = 0; i < 7; i++) {
         note[0] = '\0';
         Keys_apply(Keys_find('v'), &c, note, sizeof note);
@@ -597,6 +596,47 @@ static void test_lowering_undoes_the_raised_bound(void **state)
     assert_null(strstr(note, "lowered back"));
 }
 
+/* T undoes the w that t lowered, saying so: from T = 64, w = 39 (a checkpoint's window),
+   t then T is back at w = 39; a chain t t T T comes back step by step; a w the user chose
+   after the lowering stays. */
+static void test_raising_undoes_the_lowered_window(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    start.tokens = start.width = 64;
+    start.window = 39;
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    assert_true(press(&c, 't', note));
+    assert_int_equal(c.config.tokens, 32);
+    assert_int_equal(c.config.window, 31);
+    assert_true(press(&c, 'T', note));
+    assert_int_equal(c.config.tokens, 64);
+    assert_int_equal(c.config.window, 39);
+    assert_non_null(strstr(note, "window w raised back to 39 (T had lowered it)"));
+
+    c = Controls_from(&start);
+    press(&c, 't', note);
+    press(&c, 't', note);
+    assert_int_equal(c.config.window, 15);
+    press(&c, 'T', note);
+    assert_int_equal(c.config.window, 31);
+    press(&c, 'T', note);
+    assert_int_equal(c.config.window, 39);
+    press(&c, 'T', note);
+    assert_int_equal(c.config.window, 39);
+    assert_null(strstr(note, "raised back"));
+
+    c = Controls_from(&start);
+    press(&c, 't', note);
+    press(&c, 'w', note);
+    assert_int_equal(c.config.window, 30);
+    press(&c, 'T', note);
+    assert_int_equal(c.config.tokens, 64);
+    assert_int_equal(c.config.window, 30);
+    assert_null(strstr(note, "raised back"));
+}
+
 /* F1 and h open the help as ? does; keys are named as people write them. */
 static void test_help_keys_and_key_names(void **state)
 {
@@ -655,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_window_and_layer_clamps),
         cmocka_unit_test(test_sigma_steps),
         cmocka_unit_test(test_lowering_undoes_the_raised_bound),
+        cmocka_unit_test(test_raising_undoes_the_lowered_window),
         cmocka_unit_test(test_help_keys_and_key_names),
         cmocka_unit_test(test_cycles_gap_and_seed),
         cmocka_unit_test(test_keys_keep_the_relations),

@@ -85,6 +85,7 @@ typedef enum {
     WARNING_ABOUT_SPECTRA_THEORY = 1 << 6,
     WARNING_ABOUT_STABLE_RANK_THEORY = 1 << 7,
     WARNING_ABOUT_ENTROPY = 1 << 8, /* the attention rows' entropies (no view shows them yet) */
+    WARNING_ABOUT_CONDITIONING = 1 << 9, /* the conditioning view's κ and K's singular values */
 } WarningSubject;
 
 #define WARNING_ABOUT_SPECTRA (WARNING_ABOUT_EIGENVALUES | WARNING_ABOUT_SINGULAR_VALUES)

@@ -276,6 +276,55 @@ static void follow_bound(const Setting *s, const Setting *b, int direction, doub
     }
 }
 
+/* Remembers each setting other than s that its bound took down between `was` and next (w
+   under a lower T), keeping where a chain of such lowerings started. */
+static void remember_lowered(const Setting *s, const Config *was, const Config *next,
+                             Controls *after)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *t = Settings_at(i);
+        double had = Setting_get(t, was), now = Setting_get(t, next);
+        if (t == s || !t->bound || now >= had)
+            continue;
+        if (isnan(after->lowered_after[i]) || after->lowered_after[i] != had)
+            after->lowered_before[i] = had;
+        after->lowered_after[i] = now;
+    }
+}
+
+/* A setting its bound took down comes back up towards where it was as the bound rises again
+   (T back up brings w back), as long as it still holds the value the lowering gave it (a w
+   or W since then means the user chose w).  A step of the setting itself forgets it. */
+static void raise_lowered_back(const Setting *s, const Config *was, Controls *after, Config *next,
+                               char *note, size_t size)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *t = Settings_at(i);
+        double now = Setting_get(t, next);
+        if (isnan(after->lowered_after[i]))
+            continue;
+        if (t == s || Setting_get(t, was) != after->lowered_after[i]) {
+            after->lowered_before[i] = after->lowered_after[i] = NAN;
+            continue;
+        }
+        double back = fmin(after->lowered_before[i], Setting_limit(t, next));
+        if (back <= now)
+            continue;
+        Setting_put(t, next, back);
+        if (!divides(t, next)) {
+            Setting_put(t, next, now);
+            continue;
+        }
+        const Setting *b = Settings_find(t->bound);
+        note_add(note, size, "%s raised back to %g (%s had lowered it)", t->key_label, back,
+                 b->label);
+        if (back >= after->lowered_before[i])
+            after->lowered_before[i] = after->lowered_after[i] = NAN;
+        else
+            after->lowered_after[i] = back;
+    }
+}
+
 /* Steps s up or down by its rule; the setting it raises with it, and those bounded by it,
    follow. */
 static bool step(const Setting *s, int direction, Controls *c, char *note, size_t size)
@@ -297,6 +346,8 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
         follow_bound(s, b, direction, to, &after, &next, note, size);
     if (!settle(&next, note, size))
         return false;
+    raise_lowered_back(s, &c->config, &after, &next, note, size);
+    remember_lowered(s, &c->config, &next, &after);
     /* A relation no key settles (--init-mlp identity needs --mlp-ratio 1), or a setting a
        checkpoint's weights fix (--weights): the key stops. */
     char why[256];
@@ -321,8 +372,8 @@ static bool overlays_toggle(Controls *c, char *note, size_t size)
 }
 
 static const char *const PANEL_NAMES[PANEL_COUNT] = {
-    "stable rank", "width sweep", "gradient norms", "token similarity", "entropy", "attention map",
-    "conditioning"};
+    "stable rank", "width sweep",   "gradient norms", "token similarity",
+    "entropy",     "attention map", "conditioning"};
 
 const char *Panel_name(Panel p)
 {
@@ -481,7 +532,7 @@ Controls Controls_from(const Config *c)
         .display = {.overlays = true, .panel = PANEL_STABLE_RANK, .compare = false},
     };
     for (int i = 0; i < SETTINGS_MAX; i++)
-        k.bound_before[i] = k.bound_after[i] = NAN;
+        k.bound_before[i] = k.bound_after[i] = k.lowered_before[i] = k.lowered_after[i] = NAN;
     /* A toggle that starts off turns on at its first name that is on. */
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);

@@ -50,6 +50,10 @@ typedef struct {
        before and after, so lowering the setting lowers the bound back while nobody else
        has changed it.  NaN: nothing raised. */
     double bound_before[SETTINGS_MAX], bound_after[SETTINGS_MAX];
+    /* For each setting (table order) that its bound took down (t lowered w under T): its
+       value before and after, so raising the bound again brings it back while nobody else
+       has changed it.  NaN: nothing lowered. */
+    double lowered_before[SETTINGS_MAX], lowered_after[SETTINGS_MAX];
 } Controls;
 
 /* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display;

@@ -94,10 +94,11 @@ bool Snapshot_attach_conditioning(Snapshot *s, int slot, const Conditioning *c)
     Conditioning_show_layer(to, s->result->config.layer);
     for (int i = 0; i < c->warnings.count; i++)
         if (slot)
-            Warnings_add(&s->result->warnings, "[init %s] %s", INIT_NAMES.names[c->config.init],
-                         c->warnings.text[i]);
+            Warnings_add_about(&s->result->warnings, WARNING_ABOUT_CONDITIONING, "[init %s] %s",
+                               INIT_NAMES.names[c->config.init], c->warnings.text[i]);
         else
-            Warnings_add(&s->result->warnings, "%s", c->warnings.text[i]);
+            Warnings_add_about(&s->result->warnings, WARNING_ABOUT_CONDITIONING, "%s",
+                               c->warnings.text[i]);
     s->has_conditioning[slot] = true;
     return true;
 }

@@ -253,14 +253,20 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
     return false;
 }
 
-/* Whether next needs a job: other settings than the ones on, or a view that adds what the
-   last job did not compute (the sweep, the compare view's second network, the conditioning). */
+/* Whether next needs a job: other settings than the ones on, a view that adds what the
+   last job did not compute (the sweep, the compare view's second network, the conditioning),
+   or a view that leaves what the running job is still computing: a view's extras are
+   computed only while it is shown, so leaving it cancels them (the new job reuses the model
+   run). */
 static bool needs_job(const Loop *l, const Controls *next)
 {
-    WorkerExtras want = extras_for(&next->display);
-    return !Config_equal(&next->config, &l->controls.config) || (want.sweep && !l->extras.sweep) ||
-           (want.compare && !l->extras.compare) || (want.conditioning && !l->extras.conditioning) ||
-           (want.conditioning_other && !l->extras.conditioning_other);
+    WorkerExtras want = extras_for(&next->display), had = l->extras;
+    bool left = l->busy && ((had.sweep && !want.sweep) || (had.compare && !want.compare) ||
+                            (had.conditioning && !want.conditioning) ||
+                            (had.conditioning_other && !want.conditioning_other));
+    return !Config_equal(&next->config, &l->controls.config) || (want.sweep && !had.sweep) ||
+           (want.compare && !had.compare) || (want.conditioning && !had.conditioning) ||
+           (want.conditioning_other && !had.conditioning_other) || left;
 }
 
 /* A setting or view key while the question is open steps the settings and view asked about,
@@ -603,7 +609,7 @@ static void warnings_key(Loop *l, int key, const KeyBinding *b)
             l->warnings_first = -1;
         return;
     }
-    int count = l->shown ? l->shown->result->warnings.count : 0;
+    int count = View_warnings_shown(l->shown, &l->controls.display);
     if (l->warnings_first > count - 1)
         l->warnings_first = count - 1;
     if (l->warnings_first < 0)

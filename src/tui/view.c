@@ -178,17 +178,23 @@ static unsigned panels_subjects(const Display *d, const bool shown[VIEW_PANELS_M
         [PANEL_GRADIENT] = WARNING_ABOUT_GRADIENTS,
         [PANEL_SIMILARITY] = WARNING_ABOUT_SIMILARITY,
         [PANEL_ENTROPY] = WARNING_ABOUT_ENTROPY,
+        [PANEL_CONDITIONING] = WARNING_ABOUT_CONDITIONING,
     };
     unsigned panel[VIEW_PANELS_MAX] = {0};
-    if (d->compare) {
+    if (d->compare && d->panel == PANEL_CONDITIONING) {
+        /* κ and K's singular values, of each initialisation. */
+        for (int i = 0; i < 4; i++)
+            panel[i] = WARNING_ABOUT_CONDITIONING;
+    } else if (d->compare) {
         panel[0] = panel[2] = eigen;
         panel[1] = panel[3] = stable;
     } else if (Display_panel_count(d) == 1) {
         panel[0] = WARNING_ABOUT_EIGENVALUES; /* the shown matrix, as the map draws it */
     } else {
         panel[0] = eigen;
-        panel[1] = d->panel == PANEL_ENTROPY
-                       ? WARNING_ABOUT_ENTROPY
+        panel[1] = d->panel == PANEL_ENTROPY ? WARNING_ABOUT_ENTROPY
+                   : d->panel == PANEL_CONDITIONING
+                       ? WARNING_ABOUT_CONDITIONING
                        : WARNING_ABOUT_SINGULAR_VALUES | (d->overlays ? spectra_theory : 0);
         panel[2] = main_panel_subjects[d->panel];
     }
@@ -204,6 +210,20 @@ unsigned View_subjects(const Display *d)
     bool shown[VIEW_PANELS_MAX];
     panels_shown(d, false, shown);
     return panels_subjects(d, shown);
+}
+
+unsigned View_listed_subjects(const Display *d)
+{
+    return ~(unsigned)WARNING_ABOUT_CONDITIONING | View_subjects(d);
+}
+
+int View_warnings_shown(const Snapshot *shown, const Display *d)
+{
+    unsigned subjects = View_listed_subjects(d);
+    int n = 0;
+    for (int i = 0; shown && i < shown->result->warnings.count; i++)
+        n += (shown->result->warnings.subject[i] & subjects) != 0;
+    return n;
 }
 
 /* The panels' places in panel_rows rows (every canvas gets one, drawn or not): the layout,
@@ -356,7 +376,8 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     if (v->help)
         View_help_overlay(s, rows, cols, v->help_page);
     if (v->warnings_first >= 0)
-        View_warnings_overlay(s, v->status.shown, v->warnings_first, above_status, cols);
+        View_warnings_overlay(s, v->status.shown, View_listed_subjects(&v->display),
+                              v->warnings_first, above_status, cols);
     if (v->picker)
         View_picker_overlay(s, v->picker, v->status.note, above_status, cols);
     if (v->prompt)

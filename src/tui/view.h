@@ -46,6 +46,12 @@ typedef struct {
    drawn (one alone when zoomed) and the theory drawn over them. */
 unsigned View_subjects(const Display *d);
 
+/* What the list ! opens holds, as WarningSubject bits: every warning of the model run, a
+   conditioning's only in its view (the conditioning is a result of that view alone). */
+unsigned View_listed_subjects(const Display *d);
+/* How many of the shown result's warnings that list holds. */
+int View_warnings_shown(const Snapshot *shown, const Display *d);
+
 /* Fills the frame's canvases (sized by the caller): the eigenvalues, the singular values and
    the main panel, or in the compare view the eigenvalues and stable ranks without, then with,
    gap removal. */

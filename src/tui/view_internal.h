@@ -48,9 +48,11 @@ int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int
    columns they need, they go in two columns that hold them whole, on as many pages as that
    takes (Space turns them: a cut line would hide which key does what). */
 void View_help_overlay(Screen *s, int rows, int cols, int page);
-/* Every warning of the shown result, in full, in a box that scrolls by warnings (! opens
-   it), from the first-th. */
-void View_warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows, int cols);
+/* Every warning of the shown result about subjects (WarningSubject bits,
+   View_listed_subjects: a conditioning's warnings are not the stable rank's), in full, in a box
+   that scrolls by warnings (! opens it), from the first-th. */
+void View_warnings_overlay(Screen *s, const Snapshot *shown, unsigned subjects, int first, int rows,
+                           int cols);
 /* The preset picker: the list on the left (source beside each name, the selection marked
    with > and bold, so it does not rest on colour), the selection's header on the right. */
 void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols);

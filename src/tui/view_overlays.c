@@ -110,15 +110,21 @@ void View_help_overlay(Screen *s, int rows, int cols, int page)
    at most 4 bytes of UTF-8. */
 enum { WARNING_LINES_MAX = 256, WARNING_LINE_BYTES = 4 * 96 + 8 };
 
-/* The warning texts from the first-th word-wrapped to width columns, each starting with its
-   number; returns the lines. */
-static int warning_lines(const Screen *s, const Warnings *w, int first, int width,
-                         char lines[][WARNING_LINE_BYTES])
+/* The texts of the warnings about subjects from the first-th of them, word-wrapped to width
+   columns, each starting with its number among them; returns the lines, and their count of
+   warnings in *count. */
+static int warning_lines(const Screen *s, const Warnings *w, unsigned subjects, int first,
+                         int width, char lines[][WARNING_LINE_BYTES], int *count)
 {
     int n = 0;
-    for (int i = first; i < w->count && n < WARNING_LINES_MAX; i++) {
+    *count = 0;
+    for (int i = 0; i < w->count; i++) {
+        if (!(w->subject[i] & (subjects | WARNING_ABOUT_RUN)))
+            continue;
+        if (++*count <= first || n >= WARNING_LINES_MAX)
+            continue;
         char text[WARNING_LENGTH + 16], buf[2 * (WARNING_LENGTH + 16)];
-        snprintf(text, sizeof text, "%d. %s", i + 1, w->text[i]);
+        snprintf(text, sizeof text, "%d. %s", *count, w->text[i]);
         const char *p = View_spelled(s, text, buf, sizeof buf);
         while (*p && n < WARNING_LINES_MAX) {
             /* The longest run of whole words that fits (one long word is cut). */
@@ -136,18 +142,20 @@ static int warning_lines(const Screen *s, const Warnings *w, int first, int widt
     return n;
 }
 
-void View_warnings_overlay(Screen *s, const Snapshot *shown, int first, int rows, int cols)
+void View_warnings_overlay(Screen *s, const Snapshot *shown, unsigned subjects, int first, int rows,
+                           int cols)
 {
     int box_cols = cols - 4 < 100 ? cols - 4 : 100, box_rows = rows - 2;
     int top = 1, left = (cols - box_cols) / 2, visible = box_rows - 2;
     static char lines[WARNING_LINES_MAX][WARNING_LINE_BYTES];
-    int n = 0;
+    int n = 0, count = 0;
     if (shown)
-        n = warning_lines(s, &shown->result->warnings, first, box_cols - 4, lines);
+        n = warning_lines(s, &shown->result->warnings, subjects, first, box_cols - 4, lines,
+                          &count);
     Screen_box(s, top, left, box_rows, box_cols);
     char title[128], buf[256];
     snprintf(title, sizeof title, " warnings of the shown result (%d): ↑/↓ scroll, Esc closes ",
-             shown ? shown->result->warnings.count : 0);
+             count);
     Screen_text(s, top, left + 2, View_spelled_cut(s, title, box_cols - 4, buf, sizeof buf),
                 INK_DEFAULT, true);
     if (n == 0)
@@ -231,6 +239,27 @@ int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int
     return used;
 }
 
+/* A path that does not fit in cols columns as its end after an ellipsis: the file's name is
+   what tells presets apart (three columns spare for the ellipsis spelled in ASCII). */
+static const char *path_end(const char *path, int cols, char *buf, size_t size)
+{
+    if (Ascii_columns(path) <= cols)
+        return path;
+    const char *p = path;
+    while (*p && Ascii_columns(p) > cols - 3) {
+        p++;
+        while ((*p & 0xC0) == 0x80) /* a UTF-8 character's continuation bytes */
+            p++;
+    }
+    size_t n = strlen(p), ellipsis = strlen("…");
+    if (n > size - ellipsis - 1)
+        n = size - ellipsis - 1;
+    memcpy(buf, "…", ellipsis);
+    memcpy(buf + ellipsis, p, n);
+    buf[ellipsis + n] = '\0';
+    return buf;
+}
+
 void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols)
 {
     int box_cols = cols - 4 < 120 ? cols - 4 : 120, box_rows = rows - 2;
@@ -273,9 +302,12 @@ void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows,
             View_wrapped(s, true, p->header, top + 1, text_col, visible - 2 - note_rows, text_cols);
         if (used == 0)
             Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
-        Screen_text(s, top + box_rows - 2, text_col,
-                    View_spelled_cut(s, p->entry[p->selected].path, text_cols, out, sizeof out),
-                    INK_DEFAULT, false);
+        char end[sizeof out];
+        Screen_text(
+            s, top + box_rows - 2, text_col,
+            View_spelled_cut(s, path_end(p->entry[p->selected].path, text_cols, end, sizeof end),
+                             text_cols, out, sizeof out),
+            INK_DEFAULT, false);
     }
 }
 
