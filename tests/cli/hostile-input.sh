@@ -114,8 +114,8 @@ line_refused() { # line expected-message
 }
 check '"gap": "center\u0000anything" refused' line_refused \
     '{"T": 8, "d": 8, "depth": 1, "gap": "center\u0000anything"}' '"gap": a string holding \u0000'
-check '"d_qk": 8.0 refused as "d": 8.0 is' line_refused \
-    '{"T": 8, "d": 8, "depth": 1, "d_qk": 8.0}' "\"d_qk\": -d/--width '8.0': accepted a whole number"
+check '"d_qk": 8.5 refused as "d": 8.5 is' line_refused \
+    '{"T": 8, "d": 8, "depth": 1, "d_qk": 8.5}' "\"d_qk\": -d/--width '8.5': accepted a whole number"
 
 # 11. merge refuses statistics no run can give.
 "$BIN" grid seeds=4 -T 8 -d 8 -L 1 --shards 2 | "$BIN" --batch --jsonl >"$tmp/parts.jsonl"
