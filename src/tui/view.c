@@ -61,6 +61,10 @@ static int caption_box_cols(int cols)
    with a row between them, and the eigenvalues' disk still round (tests/tui/present.sh
    measures the plot rows on the screen at 80x24, 100x30 and 120x40). */
 enum { PRESENT_PANEL_ROWS_MIN = 14 };
+/* The compare view's eigenvalue panels below this height (title, legend and axes take six of
+   their rows) leave the disk a few rows, too flat to read: its stable-rank row is then hidden
+   as presentation mode hides a lower row (at 80x24 the upper row gets 10 rows, at 100x30 13). */
+enum { COMPARE_PANEL_ROWS_MIN = 12 };
 
 /* The rows the panels need: in presentation mode one row of panels at its minimum (the note
    says on its border which are hidden); elsewhere the rows they need to be drawn at all, measured
@@ -260,30 +264,40 @@ static int panels_place(const Display *d, int cols, int panel_rows, bool lower_h
     return count;
 }
 
-/* Presentation mode: whether a panel of the full layout would be below
-   PRESENT_PANEL_ROWS_MIN (the lower row is then hidden). */
-static bool present_lower_hidden(const Display *d, int cols, int panel_rows)
+/* The height below which a panel of the full layout hides the lower row: presentation mode's,
+   the compare view's (not the conditioning's, whose rows are its own), or 0 for none. */
+static int lower_row_rows_min(const Display *d)
 {
-    if (!d->present)
+    if (d->present)
+        return PRESENT_PANEL_ROWS_MIN;
+    return d->compare && d->panel != PANEL_CONDITIONING ? COMPARE_PANEL_ROWS_MIN : 0;
+}
+
+/* Whether a panel of the full layout would be below lower_row_rows_min (the lower row is then
+   hidden). */
+static bool lower_row_hidden(const Display *d, int cols, int panel_rows)
+{
+    int rows_min = lower_row_rows_min(d);
+    if (!rows_min)
         return false;
     ViewRect r[VIEW_PANELS_MAX];
     bool shown[VIEW_PANELS_MAX];
     int count = panels_place(d, cols, panel_rows, false, 0, r);
     panels_shown(d, false, shown);
     for (int i = 0; i < count; i++)
-        if (shown[i] && r[i].rows < PRESENT_PANEL_ROWS_MIN)
+        if (shown[i] && r[i].rows < rows_min)
             return d->zoom < 1 || d->zoom > count;
     return false;
 }
 
 /* What says that some panels are hidden, and how to see them. */
-static void hidden_text(const bool shown[VIEW_PANELS_MAX], int count, char *out, size_t size)
+static void hidden_text(const Display *d, const bool shown[VIEW_PANELS_MAX], char *out, size_t size)
 {
-    int drawn = 0;
+    int drawn = 0, count = Display_panel_count(d);
     for (int i = 0; i < count; i++)
         drawn += shown[i];
     snprintf(out, size, "%d of %d panels at this height (%d rows each): z shows each alone", drawn,
-             count, PRESENT_PANEL_ROWS_MIN);
+             count, lower_row_rows_min(d));
 }
 
 /* Draws the panels into their places, recording them for the mouse. */
@@ -345,7 +359,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     int caption_box_rows =
         caption ? caption_rows(s, caption_shown, above_status, cols, &v->display) : 0;
     int panel_rows = above_status - caption_box_rows;
-    bool shown[VIEW_PANELS_MAX], lower_hidden = present_lower_hidden(&v->display, cols, panel_rows);
+    bool shown[VIEW_PANELS_MAX], lower_hidden = lower_row_hidden(&v->display, cols, panel_rows);
     panels_shown(&v->display, lower_hidden, shown);
     if (lower_hidden) {
         /* The warnings counted are those of the panels drawn; the status may then take a
@@ -360,7 +374,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     }
     /* Which panels are hidden is said on the note's border, or on a line of its own. */
     char hidden[160], buf[320];
-    hidden_text(shown, Display_panel_count(&v->display), hidden, sizeof hidden);
+    hidden_text(&v->display, shown, hidden, sizeof hidden);
     int hint_rows = lower_hidden && !caption ? 1 : 0;
     ViewRect r[VIEW_PANELS_MAX];
     int count = panels_place(&v->display, cols, panel_rows, lower_hidden, hint_rows, r);

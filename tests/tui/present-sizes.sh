@@ -14,55 +14,6 @@ PANEL_ROWS_MIN=14
 PLOT_ROWS_MIN=5
 STEP1="$(pwd)/presets/tour/01-one-matrix-has-a-gap.preset"
 
-# The panels of the last frame, one a line: number rows cols row col.
-panels_of_last_frame() {
-    python3 -c '
-import re, sys
-frames = [l for l in open(sys.argv[1]) if " frame gen=" in l]
-m = re.search(r" panels=(\S*)", frames[-1]) if frames else None
-text = m.group(1) if m else ""
-for number, rows, cols, row, col in re.findall(r"(\d+):(\d+)x(\d+)@(\d+),(\d+)", text):
-    print(number, rows, cols, row, col)
-' "$trace"
-}
-# Every panel of the last frame is at least PANEL_ROWS_MIN rows tall.
-panels_tall() {
-    local n=0 number rows
-    while read -r number rows _; do
-        n=$((n + 1))
-        [ "$rows" -ge "$PANEL_ROWS_MIN" ] || { echo "    # panel $number: $rows rows" && return 1; }
-    done < <(panels_of_last_frame)
-    [ "$n" -gt 0 ]
-}
-# Every drawn panel's plot rows, counted on the screen inside its place.
-plot_rows_ok() {
-    screen >"$TMP/screen.txt"
-    panels_of_last_frame >"$TMP/panels.txt"
-    python3 - "$TMP/screen.txt" "$TMP/panels.txt" "$PLOT_ROWS_MIN" <<'EOF'
-import sys
-screen = open(sys.argv[1], encoding="utf-8").read().split("\n")
-least = int(sys.argv[3])
-ok = True
-for line in open(sys.argv[2]):
-    number, rows, cols, row, col = map(int, line.split())
-    cells = [(screen[r] if r < len(screen) else "").ljust(col + cols)[col:col + cols]
-             for r in range(row, row + rows)]
-    corner = next(((r, c.index("└")) for r, c in enumerate(cells) if "└" in c), None)
-    if corner is None:
-        print("    # panel %d: no x axis on the screen" % number)
-        ok = False
-        continue
-    axis_row, axis_col = corner
-    plot = sum(1 for c in cells[:axis_row] if c[axis_col] in "│┤")
-    if plot < least:
-        print("    # panel %d: %d plot rows" % (number, plot))
-        ok = False
-sys.exit(0 if ok else 1)
-EOF
-}
-shown_count() { panels_of_last_frame | wc -l; }
-count_is() { [ "$(shown_count)" = "$1" ]; }
-
 # size note(yes|no) panels-expected
 for run in "80 24 yes 2" "100 30 yes 2" "120 40 yes 3" "80 24 no 2" "100 30 no 2" "120 40 no 3"; do
     read -r cols rows note expected <<<"$run"
