@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!report)
         abort();
     if (HfConfig_parse(bytes, size, "fuzz.json", &c, report, err, sizeof err) != 0) {
-        if (strncmp(err, "fuzz.json: ", 11) != 0)
+        if (strncmp(err, "'fuzz.json': ", 13) != 0)
             abort();
     } else {
         Text t = {0};

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(bytes, data, size);
     char err[512] = "";
     Safetensors *s = Safetensors_parse(bytes, size, "fuzz.safetensors", err, sizeof err);
-    if (!s && strncmp(err, "fuzz.safetensors: ", 18) != 0)
+    if (!s && strncmp(err, "'fuzz.safetensors': ", 20) != 0)
         abort();
     for (int i = 0; s && i < Safetensors_count(s); i++) {
         const SafetensorsTensor *t = Safetensors_at(s, i);
