@@ -10,8 +10,9 @@
  * Cholesky) are
  * described as a LinalgCall and handed to an isolation hook, which may run them somewhere they can
  * be killed (src/common/isolate.c runs them in a child process) and polls the stop hook while it
- * waits.  The matrix product is stopped from here, between blocks of its columns.  Without hooks
- * every call runs in process and to its end.
+ * waits.  The matrix product is stopped from here, between blocks of its columns, and so is the
+ * QR where it runs in process, between panels of 32 columns.  Without hooks every call runs in
+ * process and to its end.
  */
 #ifndef ATTNSCOPE_LINALG_H
 #define ATTNSCOPE_LINALG_H
@@ -159,7 +160,8 @@ int Linalg_cholesky(Linalg *la, int n, double *a, double *backward_error);
 double Linalg_rounding_gamma(double k);
 
 /* Orthonormal Q of the thin QR factorisation of the m×n matrix a (m >= n), in place, with
-   the signs fixed so that diag(R) > 0. */
+   the signs fixed so that diag(R) > 0.  In process it polls the stop hook every 32 columns
+   (LINALG_STOPPED: a then undefined); its bits are one dgeqrf and one dorgqr's. */
 int Linalg_orthonormalise(Linalg *la, int m, int n, double *a);
 
 #endif

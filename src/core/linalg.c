@@ -470,31 +470,103 @@ static int solve_here(Linalg *la, int n, double *a, double *b, double *rcond)
     return (int)LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, a, n, la->iwork, b, n);
 }
 
+/* LAPACK's blocking of dgeqrf and dorgqr (ilaenv's block size 32 and crossover 128 for QRF
+   and ORGQR), which the panels below repeat call for call: each panel is the very dgeqr2,
+   dlarft, dlarfb or dorg2r call the whole routine makes, so the factor is the same to the bit
+   (test_linalg compares it with one dgeqrf and one dorgqr), and the stop hook is polled
+   between panels, every 32 columns.  In process below ISOLATED_FROM's 1536³ (the QR of X0 and
+   of the orthogonal initialisations), one call would run to its end after a stop: ~0.25 s of a
+   core at 1536; a panel is ~1/100 of that at any size, and a poll costs nothing beside it. */
+enum { QR_PANEL = 32, QR_UNBLOCKED_BELOW = 128 };
+
+/* A's Householder QR (m×n, m ≥ n, leading dimension m) into a and tau as dgeqrf makes it;
+   work: QR_PANEL·n doubles.  0 or LINALG_STOPPED (a and tau then partly factored). */
+static int qr_factor_in_panels(Linalg *la, int m, int n, double *a, double *tau, double *work)
+{
+    int i = 0;
+    if (QR_PANEL < n && QR_UNBLOCKED_BELOW < n)
+        for (; i < n - QR_UNBLOCKED_BELOW; i += QR_PANEL) {
+            if (Linalg_stop_requested(la))
+                return LINALG_STOPPED;
+            double *panel = a + i + (size_t)i * m;
+            int width = n - i < QR_PANEL ? n - i : QR_PANEL;
+            lapack_int info =
+                LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, m - i, width, panel, m, tau + i, work);
+            if (!info && i + width < n) {
+                /* The panel's reflectors as one block (T in work), applied to the columns
+                   right of it. */
+                info = LAPACKE_dlarft_work(LAPACK_COL_MAJOR, 'F', 'C', m - i, width, panel, m,
+                                           tau + i, work, n);
+                if (!info)
+                    info = LAPACKE_dlarfb_work(LAPACK_COL_MAJOR, 'L', 'T', 'F', 'C', m - i,
+                                               n - i - width, width, panel, m, work, n,
+                                               panel + (size_t)width * m, m, work + width, n);
+            }
+            if (info)
+                return (int)info;
+        }
+    if (i >= n)
+        return 0;
+    if (Linalg_stop_requested(la))
+        return LINALG_STOPPED;
+    return (int)LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, m - i, n - i, a + i + (size_t)i * m, m,
+                                    tau + i, work);
+}
+
+/* The n orthonormal columns Q of the factored a (qr_factor_in_panels), in a, as dorgqr forms
+   them: the last columns unblocked, then the panels from right to left.  work: QR_PANEL·n
+   doubles.  0 or LINALG_STOPPED. */
+static int qr_form_in_panels(Linalg *la, int m, int n, double *a, const double *tau, double *work)
+{
+    lapack_int lwork = (lapack_int)QR_PANEL * n, info = 0;
+    int first = 0, blocked = 0; /* the panels cover columns [0, blocked) */
+    if (QR_PANEL < n && QR_UNBLOCKED_BELOW < n) {
+        first = (n - QR_UNBLOCKED_BELOW - 1) / QR_PANEL * QR_PANEL;
+        blocked = n < first + QR_PANEL ? n : first + QR_PANEL;
+        for (int j = blocked; j < n; j++)
+            memset(a + (size_t)j * m, 0, sizeof(double) * (size_t)blocked);
+    }
+    if (blocked < n) {
+        /* dorgqr on a block of at most 128 reflectors is dorg2r. */
+        size_t at = (size_t)blocked + (size_t)blocked * m;
+        info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m - blocked, n - blocked, n - blocked, a + at,
+                                   m, tau + blocked, work, lwork);
+    }
+    for (int i = first; blocked > 0 && i >= 0 && !info; i -= QR_PANEL) {
+        if (Linalg_stop_requested(la))
+            return LINALG_STOPPED;
+        double *panel = a + i + (size_t)i * m;
+        int width = n - i < QR_PANEL ? n - i : QR_PANEL;
+        if (i + width < n) {
+            info = LAPACKE_dlarft_work(LAPACK_COL_MAJOR, 'F', 'C', m - i, width, panel, m, tau + i,
+                                       work, n);
+            if (!info)
+                info = LAPACKE_dlarfb_work(LAPACK_COL_MAJOR, 'L', 'N', 'F', 'C', m - i,
+                                           n - i - width, width, panel, m, work, n,
+                                           panel + (size_t)width * m, m, work + width, n);
+        }
+        if (!info)
+            info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m - i, width, width, panel, m, tau + i,
+                                       work, lwork);
+        for (int j = i; j < i + width; j++)
+            memset(a + (size_t)j * m, 0, sizeof(double) * (size_t)i);
+    }
+    return (int)info;
+}
+
 static int orthonormal_here(Linalg *la, int m, int n, double *a)
 {
-    double query_qrf, query_orgqr;
-    double *tau;
-    if (grow((void **)&la->scratch, &la->scratch_size, 2 * (size_t)n, sizeof(double)))
+    if (reserve(la, (double)QR_PANEL * n, 0, 2 * (size_t)n))
         return LINALG_OUT_OF_MEMORY;
-    tau = la->scratch;
-    lapack_int info = LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, a, m, tau, &query_qrf, -1);
+    double *tau = la->scratch, *diag_sign = la->scratch + n;
+    int info = qr_factor_in_panels(la, m, n, a, tau, la->work);
     if (info)
-        return (int)info;
-    info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, n, a, m, tau, &query_orgqr, -1);
-    if (info)
-        return (int)info;
-    if (reserve(la, fmax(query_qrf, query_orgqr), 0, 2 * (size_t)n))
-        return LINALG_OUT_OF_MEMORY;
-    tau = la->scratch;
-    double *diag_sign = la->scratch + n;
-    info = LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, a, m, tau, la->work, la->work_length);
-    if (info)
-        return (int)info;
+        return info;
     for (int j = 0; j < n; j++)
         diag_sign[j] = a[j + (size_t)j * m] < 0 ? -1.0 : 1.0;
-    info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, n, a, m, tau, la->work, la->work_length);
+    info = qr_form_in_panels(la, m, n, a, tau, la->work);
     if (info)
-        return (int)info;
+        return info;
     for (int j = 0; j < n; j++)
         if (diag_sign[j] < 0)
             cblas_dscal(m, -1.0, a + (size_t)j * m, 1);
