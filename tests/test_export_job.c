@@ -1,7 +1,10 @@
 /* The screen's export on its own thread (src/tui/export_job.c), held at a known point by a
  * gated writer: while it writes, the job says so and refuses a second export, its end is
  * signalled only once it is written, and what it writes is the snapshot it was given even
- * after the screen has let that snapshot go for a newer one.  No timing: the gate decides.
+ * after the screen has let that snapshot go for a newer one.  And cancelled, held inside the
+ * attention matrix's rows (at a poll of its stop hook): it stops at the next poll, removes its
+ * staging directory and leaves the directory's earlier export as it was; freeing the job
+ * cancels it so.  No timing: the gate decides.
  */
 #include "attnscope/model.h"
 #include "export.h"
@@ -9,6 +12,7 @@
 #include "snapshot.h"
 #include "testing.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -34,7 +38,7 @@ static void gate_reset(void)
 }
 
 static int gated_writer(const Result *r, const Conditioning *k, const double *input,
-                        const char *dir, char *err, size_t size)
+                        const char *dir, LinalgStop stop, char *err, size_t size)
 {
     pthread_mutex_lock(&gate.lock);
     gate.entered = true;
@@ -47,7 +51,50 @@ static int gated_writer(const Result *r, const Conditioning *k, const double *in
         snprintf(err, size, "the disk is full (a test's writer)");
         return -1;
     }
-    return Export_write(r, k, input, dir, err, size);
+    return Export_write_stoppable(r, k, input, dir, stop, err, size);
+}
+
+/* A writer held at its stop hook's hold_at-th poll, until the test opens the gate or the job
+   asks it to stop; it counts the polls that follow the job's asking. */
+static struct {
+    int hold_at, polls, polls_after_cancel;
+    LinalgStop job;
+} held;
+
+static bool holding_stop(void *context)
+{
+    (void)context;
+    if (++held.polls == held.hold_at) {
+        pthread_mutex_lock(&gate.lock);
+        gate.entered = true;
+        pthread_cond_broadcast(&gate.changed);
+        /* ExportJob_cancel sets an atomic, not the gate: poll it (the wait's length decides
+           nothing the test checks). */
+        while (!gate.open && !held.job.requested(held.job.context)) {
+            pthread_mutex_unlock(&gate.lock);
+            usleep(1000);
+            pthread_mutex_lock(&gate.lock);
+        }
+        pthread_mutex_unlock(&gate.lock);
+    }
+    bool cancel = held.job.requested(held.job.context);
+    held.polls_after_cancel += cancel;
+    return cancel;
+}
+
+static bool never(void *context)
+{
+    (void)context;
+    return false;
+}
+
+static int holding_writer(const Result *r, const Conditioning *k, const double *input,
+                          const char *dir, LinalgStop stop, char *err, size_t size)
+{
+    held.job = stop;
+    held.polls = held.polls_after_cancel = 0;
+    return Export_write_stoppable(r, k, input, dir, (LinalgStop){.requested = holding_stop}, err,
+                                  size);
 }
 
 static void gate_wait_entered(void)
@@ -154,7 +201,7 @@ static void test_writes_the_held_snapshot_while_the_screen_moves_on(void **state
     assert_int_equal(o.files, 12345);
     ExportJob_writing_note(j, 1.25, note, sizeof note);
     char expected[1024];
-    snprintf(expected, sizeof expected, "writing the export to %s/, 1.2 s", dir);
+    snprintf(expected, sizeof expected, "writing the export to %s/, 1.2 s (Esc cancels)", dir);
     assert_string_equal(note, expected);
     /* A second export is refused, saying why, and changes nothing. */
     assert_false(ExportJob_start(j, shown, false, reference, err, sizeof err));
@@ -250,24 +297,179 @@ static void test_a_late_failure_is_said(void **state)
     Result_free(r);
 }
 
-/* Freeing the job while it writes (the screen's loop broke off) waits for the whole set. */
-static void test_free_waits_for_the_export(void **state)
+/* The name of an entry of root (. and .. aside) that starts with prefix, into out; false
+   when none. */
+static bool entry_of_root(const char *prefix, char *out, size_t size)
+{
+    DIR *d = opendir(root);
+    assert_non_null(d);
+    struct dirent *e;
+    bool found = false;
+    while (!found && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            snprintf(out, size, "%s", e->d_name);
+            found = true;
+        }
+    closedir(d);
+    return found;
+}
+
+/* Until the holding writer is held (true) or the export has ended without reaching its hold
+   (false: a writer that never polls there would otherwise leave the test waiting). */
+static bool held_or_ended(const ExportJob *j)
+{
+    for (;;) {
+        pthread_mutex_lock(&gate.lock);
+        bool entered = gate.entered;
+        pthread_mutex_unlock(&gate.lock);
+        if (entered)
+            return true;
+        if (readable(ExportJob_fd(j), 10))
+            return false;
+    }
+}
+
+/* Freeing the job while it writes (the screen's loop broke off) cancels it and waits for it
+   to end: nothing is left, neither the directory nor its staging. */
+static void test_free_cancels_the_export(void **state)
 {
     (void)state;
     gate_reset();
+    held.hold_at = 3; /* before the third of the eight files */
     Result *r = run_seed(5);
     Snapshot *s = done_snapshot(r, 1);
-    ExportJob *j = ExportJob_new(gated_writer);
-    char err[EXPORT_JOB_ERROR_SIZE], dir[512], file[600];
+    ExportJob *j = ExportJob_new(holding_writer);
+    char err[EXPORT_JOB_ERROR_SIZE], dir[512], name[300];
     path_in(dir, sizeof dir, "freed", NULL);
     assert_true(ExportJob_start(j, s, false, dir, err, sizeof err));
     Snapshot_free(s);
-    gate_wait_entered();
-    gate_open();
+    assert_true(held_or_ended(j));
+    assert_true(entry_of_root(".freed.export-", name, sizeof name));
     ExportJob_free(j);
-    path_in(file, sizeof file, "freed", "layers.csv");
+    assert_int_equal(held.polls_after_cancel, 1);
     struct stat st;
-    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(stat(dir, &st), -1);
+    assert_false(entry_of_root(".", name, sizeof name));
+    Result_free(r);
+}
+
+enum { KEPT_FILES = 8 };
+static const char *const KEPT[KEPT_FILES] = {
+    "eigenvalues.csv",     "singular_values.csv", "layers.csv",        "eigenvalues.svg",
+    "singular_values.svg", "stable_rank.svg",     "attention_map.svg", "entropy.svg"};
+
+/* A result whose attention matrix is kept whole, as --export-matrix keeps it. */
+static Result *run_full_maps(unsigned long seed)
+{
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = 2;
+    c.seed = seed;
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    char err[256];
+    Workspace_full_attention_maps(w, true);
+    if (Model_run(&c, w, r, NULL, err, sizeof err) != 0)
+        fail_msg("the run failed: %s", err);
+    Workspace_free(w);
+    return r;
+}
+
+/* The stop is polled before each of the 12 files' places, before each row of the matrices in
+   full (the product's too where the result has it, T rows each), and before the set is put in
+   place: a cancel waits at most one row. */
+static void test_the_matrices_poll_every_row(void **state)
+{
+    (void)state;
+    gate_reset();
+    gate_open();
+    held.hold_at = 0;
+    Result *r = run_full_maps(8);
+    char err[EXPORT_JOB_ERROR_SIZE], dir[512];
+    double *input = Export_input(&r->config, NULL, err, sizeof err);
+    assert_non_null(input);
+    path_in(dir, sizeof dir, "every-row", NULL);
+    int files =
+        holding_writer(r, NULL, input, dir, (LinalgStop){.requested = never}, err, sizeof err);
+    bool product = r->product_map.mean != NULL;
+    assert_int_equal(files, 10 + product);
+    int T = r->config.tokens;
+    assert_int_equal(held.polls, 13 + (2 + product) * T);
+    assert_int_equal(held.polls_after_cancel, 0);
+    free(input);
+    Result_free(r);
+}
+
+/* Cancelled inside attention_matrix.csv's rows, over an earlier export: the writer stops at
+   its next poll, and the directory holds the earlier set, byte for byte, with no staging
+   directory beside it. */
+static void test_cancel_inside_the_matrix_leaves_the_earlier_set(void **state)
+{
+    (void)state;
+    gate_reset();
+    /* Polls: one before each of the 12 files' places (the 10th before attention_matrix.csv),
+       then one before each of its rows: the 12th is before its second row. */
+    held.hold_at = 12;
+    Result *earlier = run_seed(6), *r = run_full_maps(7);
+    char err[EXPORT_JOB_ERROR_SIZE], dir[512], path[600], name[300], note[1024], expected[1024];
+    path_in(dir, sizeof dir, "kept", NULL);
+    assert_int_equal(Export_write(earlier, NULL, NULL, dir, err, sizeof err), KEPT_FILES);
+    char *before[KEPT_FILES];
+    long length[KEPT_FILES];
+    for (int i = 0; i < KEPT_FILES; i++) {
+        path_in(path, sizeof path, "kept", KEPT[i]);
+        assert_non_null(before[i] = slurp(path, &length[i]));
+    }
+    double *input = Export_input(&r->config, NULL, err, sizeof err);
+    assert_non_null(input);
+    Snapshot *s = done_snapshot(r, 1);
+    assert_true(Snapshot_attach_input(s, input));
+    ExportJob *j = ExportJob_new(holding_writer);
+    assert_true(ExportJob_start(j, s, true, dir, err, sizeof err));
+    assert_true(held_or_ended(j));
+    /* Held where it was asked: attention_matrix.csv open in the staging directory. */
+    assert_true(entry_of_root(".kept.export-", name, sizeof name));
+    snprintf(path, sizeof path, "%s/%s/attention_matrix.csv", root, name);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_false(ExportJob_cancelling(j));
+    assert_true(ExportJob_cancel(j));
+    assert_false(ExportJob_cancel(j)); /* asked once */
+    assert_true(ExportJob_cancelling(j));
+    ExportJob_writing_note(j, 2.0, note, sizeof note);
+    snprintf(expected, sizeof expected, "cancelling the export to %s/, 2.0 s", dir);
+    assert_string_equal(note, expected);
+
+    assert_true(readable(ExportJob_fd(j), -1));
+    ExportOutcome o;
+    assert_true(ExportJob_collect(j, &o));
+    assert_int_equal(o.files, EXPORT_CANCELLED);
+    assert_int_equal(held.polls_after_cancel, 1); /* no row after the one it was held at */
+    ExportJob_outcome_note(&o, note, sizeof note);
+    snprintf(expected, sizeof expected, "export cancelled: %s/ left as it was", dir);
+    assert_string_equal(note, expected);
+    assert_false(entry_of_root(".", name, sizeof name));
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        entries += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(entries, KEPT_FILES);
+    for (int i = 0; i < KEPT_FILES; i++) {
+        long now_length = -1;
+        path_in(path, sizeof path, "kept", KEPT[i]);
+        char *now = slurp(path, &now_length);
+        if (!now || now_length != length[i] || memcmp(now, before[i], (size_t)length[i]) != 0)
+            fail_msg("%s is not the earlier export's", KEPT[i]);
+        free(now);
+        free(before[i]);
+    }
+    ExportJob_free(j);
+    Snapshot_free(s);
+    free(input);
+    Result_free(earlier);
     Result_free(r);
 }
 
@@ -281,7 +483,9 @@ int main(void)
         cmocka_unit_test(test_writes_the_held_snapshot_while_the_screen_moves_on),
         cmocka_unit_test(test_quick_refusals_start_nothing),
         cmocka_unit_test(test_a_late_failure_is_said),
-        cmocka_unit_test(test_free_waits_for_the_export),
+        cmocka_unit_test(test_free_cancels_the_export),
+        cmocka_unit_test(test_the_matrices_poll_every_row),
+        cmocka_unit_test(test_cancel_inside_the_matrix_leaves_the_earlier_set),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char command[128];

@@ -43,6 +43,18 @@ const char *Export_default_directory(char *buf, size_t size);
 int Export_write(const Result *r, const Conditioning *conditioning, const double *input,
                  const char *dir, char *err, size_t size);
 
+/* What Export_write_stoppable returns when its stop hook asked. */
+enum { EXPORT_CANCELLED = -2 };
+
+/* Export_write, cancellable: polls stop (a zeroed struct: never) between files, before each
+   row of the matrices in full (--export-matrix: 2·T² numbers, seconds at T = 2048) and before
+   the set is put in place.  When it asks, returns EXPORT_CANCELLED with err "cancelled" and
+   nothing changed, as after a failure: the staging directory and the parents it made are
+   removed, dir holds what it held.  A stop after the set is in place changes nothing: the
+   export is whole. */
+int Export_write_stoppable(const Result *r, const Conditioning *conditioning, const double *input,
+                           const char *dir, LinalgStop stop, char *err, size_t size);
+
 /* The network's input X0 of a run of c (T×d, entry (i, j) at x[i + j·T]) made again as the
    run made it: Layer_input for c's seed, from the weight source and token ids in use, its QR
    factorisation on la (NULL: a Linalg of its own), whose stop and isolation hooks it follows.

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,6 +19,8 @@ struct ExportJob {
     pthread_t thread;
     Snapshot *held;
     bool matrix;
+    /* Set by ExportJob_cancel (the UI thread), polled by the writer; cleared at start. */
+    atomic_bool cancel;
     /* Written by the thread before it writes to the pipe, read after pthread_join. */
     ExportOutcome outcome;
 };
@@ -52,8 +55,10 @@ void ExportJob_free(ExportJob *j)
 {
     if (!j)
         return;
-    if (j->running)
+    if (j->running) {
+        ExportJob_cancel(j);
         finish(j);
+    }
     close(j->pipe[0]);
     close(j->pipe[1]);
     free(j);
@@ -64,13 +69,20 @@ int ExportJob_fd(const ExportJob *j)
     return j->pipe[0];
 }
 
+static bool cancel_requested(void *context)
+{
+    ExportJob *j = context;
+    return atomic_load(&j->cancel);
+}
+
 static void *export_thread(void *arg)
 {
     ExportJob *j = arg;
     const Snapshot *s = j->held;
     ExportOutcome *o = &j->outcome;
+    LinalgStop stop = {.requested = cancel_requested, .context = j};
     o->files = j->write(s->result, s->has_conditioning[0] ? &s->conditioning[0] : NULL,
-                        j->matrix ? s->input : NULL, o->dir, o->error, sizeof o->error);
+                        j->matrix ? s->input : NULL, o->dir, stop, o->error, sizeof o->error);
     ssize_t n = write(j->pipe[1], "x", 1);
     (void)n; /* one byte into an empty pipe: it fits */
     return NULL;
@@ -98,6 +110,7 @@ bool ExportJob_start(ExportJob *j, Snapshot *s, bool matrix, const char *dir, ch
     snprintf(j->outcome.dir, sizeof j->outcome.dir, "%s", dir);
     j->held = Snapshot_hold(s);
     j->matrix = matrix;
+    atomic_store(&j->cancel, false);
     int failed = pthread_create(&j->thread, NULL, export_thread, j);
     if (failed) {
         Snapshot_free(j->held);
@@ -112,6 +125,19 @@ bool ExportJob_start(ExportJob *j, Snapshot *s, bool matrix, const char *dir, ch
 bool ExportJob_running(const ExportJob *j)
 {
     return j->running;
+}
+
+bool ExportJob_cancel(ExportJob *j)
+{
+    if (!j->running || atomic_load(&j->cancel))
+        return false;
+    atomic_store(&j->cancel, true);
+    return true;
+}
+
+bool ExportJob_cancelling(const ExportJob *j)
+{
+    return j->running && atomic_load(&j->cancel);
 }
 
 const char *ExportJob_dir(const ExportJob *j)
@@ -131,12 +157,18 @@ bool ExportJob_collect(ExportJob *j, ExportOutcome *out)
 
 void ExportJob_writing_note(const ExportJob *j, double seconds, char *buf, size_t size)
 {
-    snprintf(buf, size, "writing the export to %.120s/, %.1f s", j->outcome.dir, seconds);
+    if (ExportJob_cancelling(j))
+        snprintf(buf, size, "cancelling the export to %.120s/, %.1f s", j->outcome.dir, seconds);
+    else
+        snprintf(buf, size, "writing the export to %.120s/, %.1f s (Esc cancels)", j->outcome.dir,
+                 seconds);
 }
 
 void ExportJob_outcome_note(const ExportOutcome *o, char *buf, size_t size)
 {
-    if (o->files < 0)
+    if (o->files == EXPORT_CANCELLED)
+        snprintf(buf, size, "export cancelled: %.120s/ left as it was", o->dir);
+    else if (o->files < 0)
         snprintf(buf, size, "export failed: %.140s", o->error);
     else
         snprintf(buf, size, "exported %d files to %.120s/", o->files, o->dir);

@@ -9,6 +9,7 @@
 #define ATTNSCOPE_TUI_EXPORT_JOB_H
 
 #include "attnscope/conditioning.h"
+#include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "prompt.h"
 #include "snapshot.h"
@@ -18,13 +19,13 @@
 
 enum { EXPORT_JOB_DIR_SIZE = PROMPT_SIZE + 512, EXPORT_JOB_ERROR_SIZE = 512 };
 
-/* What writes the files: Export_write, or a test's writer that holds the export at a known
-   point. */
+/* What writes the files: Export_write_stoppable, or a test's writer that holds the export at a
+   known point.  It polls stop, which ExportJob_cancel makes ask. */
 typedef int (*ExportWriter)(const Result *r, const Conditioning *conditioning, const double *input,
-                            const char *dir, char *err, size_t size);
+                            const char *dir, LinalgStop stop, char *err, size_t size);
 
 typedef struct {
-    int files; /* written, or -1 */
+    int files; /* written, -1, or EXPORT_CANCELLED (export.h) */
     char dir[EXPORT_JOB_DIR_SIZE];
     char error[EXPORT_JOB_ERROR_SIZE]; /* why not, when files is -1 */
 } ExportOutcome;
@@ -37,8 +38,9 @@ extern const char EXPORT_JOB_STILL_WRITING[];
 
 /* NULL when out of memory or out of file descriptors. */
 ExportJob *ExportJob_new(ExportWriter write);
-/* Waits for a running export to end (it replaces its directory atomically: leaving under it
-   would leave its staging directory behind), then frees. */
+/* Cancels a running export and waits for it to end (it removes its staging directory and leaves
+   its directory as it was; leaving under it would leave the staging directory behind), then
+   frees. */
 void ExportJob_free(ExportJob *j);
 
 /* Readable once the running export has ended: then ExportJob_collect. */
@@ -54,13 +56,21 @@ bool ExportJob_start(ExportJob *j, Snapshot *s, bool matrix, const char *dir, ch
 
 /* Whether an export was started and not collected yet; the directory it writes. */
 bool ExportJob_running(const ExportJob *j);
+
+/* Asks the running export to stop (Esc, or quitting): it stops within a row of the matrices
+   and ends as a failure does, its directory as it was, its outcome EXPORT_CANCELLED unless it
+   had already put the set in place.  False when none runs or it was asked already. */
+bool ExportJob_cancel(ExportJob *j);
+/* Whether it was asked and has not been collected yet. */
+bool ExportJob_cancelling(const ExportJob *j);
 const char *ExportJob_dir(const ExportJob *j);
 
 /* Once ExportJob_fd is readable: the ended export's outcome, its thread joined and its
    snapshot let go.  Returns false (out untouched) while it still writes or when none ran. */
 bool ExportJob_collect(ExportJob *j, ExportOutcome *out);
 
-/* The status line's words: while it writes, for how long (seconds) ... */
+/* The status line's words: while it writes, for how long (seconds) and that Esc cancels, or
+   that it is being cancelled ... */
 void ExportJob_writing_note(const ExportJob *j, double seconds, char *buf, size_t size);
 /* ... and once collected, what was written or why not. */
 void ExportJob_outcome_note(const ExportOutcome *o, char *buf, size_t size);

@@ -104,13 +104,14 @@ typedef struct {
     Trace *trace;
     Controls controls;
     unsigned long long memory_budget;
-    bool export_matrix;             /* --export-matrix: x writes the attention matrix in full too */
-    unsigned long generation;       /* of the newest job submitted */
-    WorkerExtras extras;            /* what that job computes beyond the model run */
-    Snapshot *shown;                /* the newest snapshot taken (possibly of an older job) */
-    ExportJob *export_job;          /* x's export, written on a thread of its own */
-    double export_since;            /* when it started (Trace_clock_ms) */
-    char export_typed[PROMPT_SIZE]; /* its directory as typed at the prompt */
+    bool export_matrix;       /* --export-matrix: x writes the attention matrix in full too */
+    unsigned long generation; /* of the newest job submitted */
+    WorkerExtras extras;      /* what that job computes beyond the model run */
+    Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
+    ExportJob *export_job;    /* x's export, written on a thread of its own */
+    char export_cancelled_by_quit[EXPORT_JOB_DIR_SIZE]; /* its directory, said on leaving */
+    double export_since;                                /* when it started (Trace_clock_ms) */
+    char export_typed[PROMPT_SIZE];                     /* its directory as typed at the prompt */
     bool busy;
     double busy_since;
     unsigned spinner;
@@ -575,7 +576,10 @@ static void on_export_done(Loop *l)
     ExportJob_outcome_note(&o, l->note, sizeof l->note);
     l->redraw = true;
     Trace_event(l->trace, "export files=%d dir=%s", o.files, o.dir);
-    if (o.files >= 0 || l->picker || l->prompting || l->help || l->warnings_first >= 0 || l->quit)
+    if (o.files == EXPORT_CANCELLED && l->quit)
+        snprintf(l->export_cancelled_by_quit, sizeof l->export_cancelled_by_quit, "%s", o.dir);
+    if (o.files >= 0 || o.files == EXPORT_CANCELLED || l->picker || l->prompting || l->help ||
+        l->warnings_first >= 0 || l->quit)
         return;
     prompt_open(l, PROMPT_EXPORT_DIRECTORY);
     snprintf(l->prompt.text, sizeof l->prompt.text, "%s", l->export_typed);
@@ -766,6 +770,11 @@ static void on_key(Loop *l, int key)
         return;
     }
     l->note[0] = '\0';
+    if (key == 27 && ExportJob_cancel(l->export_job)) {
+        /* Esc cancels what the status line says it writes; the note comes when it has ended. */
+        Trace_event(l->trace, "export-cancel gen=%lu", l->generation);
+        return;
+    }
     if (!b) {
         snprintf(l->note, sizeof l->note, "key %s does nothing; ? lists the keys", name);
         Trace_event(l->trace, "key %s unbound gen=%lu", name, l->generation);
@@ -880,17 +889,20 @@ static void draw(Loop *l)
     l->redraw = l->repaint = false;
 }
 
-/* Quitting while the export writes waits for it, saying so: it replaces its directory
-   atomically, and leaving under it would leave its staging directory behind.  Keys are no
-   longer read (q was the last); signals still are. */
-static void quit_after_export(Loop *l, struct pollfd *tty)
+/* Quitting while the export writes cancels it and waits the row or so it takes to stop and
+   remove its staging directory (leaving under it would leave that behind); the directory
+   stays as it was, and stderr says so once the screen is closed.  Keys are no longer read
+   (q was the last); signals still are. */
+static void quit_cancelling_export(Loop *l, struct pollfd *tty)
 {
     if (tty->fd < 0)
         return;
     tty->fd = -1;
-    snprintf(l->note, sizeof l->note, "quitting once the export is written");
+    ExportJob_cancel(l->export_job);
+    snprintf(l->note, sizeof l->note, "quitting: cancelling the export to %.120s/",
+             ExportJob_dir(l->export_job));
     l->redraw = true;
-    Trace_event(l->trace, "quit-waits-for-export");
+    Trace_event(l->trace, "quit-cancels-export");
 }
 
 static void run(Loop *l)
@@ -905,7 +917,7 @@ static void run(Loop *l)
     l->redraw = true;
     while (!l->quit || ExportJob_running(l->export_job)) {
         if (l->quit)
-            quit_after_export(l, &fds[0]);
+            quit_cancelling_export(l, &fds[0]);
         if (l->redraw)
             draw(l);
         int timeout = -1;
@@ -1009,7 +1021,7 @@ int Tui_run(const TuiSettings *s)
         fprintf(stderr, "attnscope: cannot start the worker thread\n");
         goto done;
     }
-    l.export_job = ExportJob_new(Export_write);
+    l.export_job = ExportJob_new(Export_write_stoppable);
     if (!l.export_job) {
         fprintf(stderr, "attnscope: cannot make the export's pipe: %s\n", strerror(errno));
         goto done;
@@ -1029,8 +1041,11 @@ int Tui_run(const TuiSettings *s)
 done:
     Screen_close(l.screen);
     Trace_event(l.trace, "quit signal=%d", l.quit_signal);
-    /* Only when the loop broke off: it waits for the export before it ends. */
+    /* Only when the loop broke off: the loop cancels the export and waits for it to end. */
     ExportJob_free(l.export_job);
+    if (l.export_cancelled_by_quit[0])
+        fprintf(stderr, "attnscope: the export to %s/ was cancelled by quitting; it is as it was\n",
+                l.export_cancelled_by_quit);
     Snapshot_free(l.shown);
     Picker_free(l.picker);
     Tour_free(&l.tour);
