@@ -473,10 +473,11 @@ static int solve_here(Linalg *la, int n, double *a, double *b, double *rcond)
 /* LAPACK's blocking of dgeqrf and dorgqr (ilaenv's block size 32 and crossover 128 for QRF
    and ORGQR), which the panels below repeat call for call: each panel is the very dgeqr2,
    dlarft, dlarfb or dorg2r call the whole routine makes, so the factor is the same to the bit
-   (test_linalg compares it with one dgeqrf and one dorgqr), and the stop hook is polled
-   between panels, every 32 columns.  In process below ISOLATED_FROM's 1536³ (the QR of X0 and
-   of the orthogonal initialisations), one call would run to its end after a stop: ~0.25 s of a
-   core at 1536; a panel is ~1/100 of that at any size, and a poll costs nothing beside it. */
+   (test_qr_stop compares it with one dgeqrf and one dorgqr), and the stop hook is polled
+   between panels, every 32 columns.  In process (below isolate.c's 1536³: the QR of X0 and of
+   the orthogonal initialisations) one call would run to its end after a stop, ~0.25 s of a
+   core at 1536; an n×n call has about n/16 panels (57 at 1024, ~1.8 ms each), and a poll costs
+   nothing beside one. */
 enum { QR_PANEL = 32, QR_UNBLOCKED_BELOW = 128 };
 
 /* A's Householder QR (m×n, m ≥ n, leading dimension m) into a and tau as dgeqrf makes it;
