@@ -104,14 +104,15 @@ typedef struct {
     Trace *trace;
     Controls controls;
     unsigned long long memory_budget;
-    bool export_matrix;       /* --export-matrix: x writes the attention matrix in full too */
-    unsigned long generation; /* of the newest job submitted */
-    WorkerExtras extras;      /* what that job computes beyond the model run */
-    Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
-    ExportJob *export_job;    /* x's export, written on a thread of its own */
-    char export_cancelled_by_quit[EXPORT_JOB_DIR_SIZE]; /* its directory, said on leaving */
-    double export_since;                                /* when it started (Trace_clock_ms) */
-    char export_typed[PROMPT_SIZE];                     /* its directory as typed at the prompt */
+    bool export_matrix;             /* --export-matrix: x writes the attention matrix in full too */
+    unsigned long generation;       /* of the newest job submitted */
+    WorkerExtras extras;            /* what that job computes beyond the model run */
+    Snapshot *shown;                /* the newest snapshot taken (possibly of an older job) */
+    ExportJob *export_job;          /* x's export, written on a thread of its own */
+    double export_since;            /* when it started (Trace_clock_ms) */
+    char export_typed[PROMPT_SIZE]; /* its directory as typed at the prompt */
+    /* The directory of the export that quitting cancelled, said on stderr on leaving. */
+    char export_cancelled_by_quit[EXPORT_JOB_DIR_SIZE];
     bool busy;
     double busy_since;
     unsigned spinner;
