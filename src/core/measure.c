@@ -138,9 +138,9 @@ static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, d
    Gram route's value there.  `flat`: the flat-spectrum route's proof and scratch, tried where
    the top-eigenpair certificate fails; NULL where that route is not taken (below
    MEASURE_SVD_CHEAP, or without Lanczos).  gram2: ‖Ĝ‖_F² (gram_norm2), which the
-   Lanczos routes read (not read without Lanczos).  l: the Lanczos scratch, whose steps held on
-   this Ĝ the Lanczos routes carry on, or NULL: all eigenvalues.  right: d doubles of scratch
-   for the deflated route (read with l alone). */
+   Lanczos routes read (not read without Lanczos).  l: the Lanczos scratch (NULL: all
+   eigenvalues), whose held steps, on this Ĝ, the Lanczos routes carry on.  right: d doubles of
+   scratch for the deflated route (read with l alone). */
 static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double gram2,
                      double *eig, Lanczos *l, double *right, bool deep, FlatRoute *flat,
                      GramRank *out)
