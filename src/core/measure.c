@@ -371,10 +371,17 @@ double Measure_spread_squared(int T, int d, const double *x, double *squares)
    gram_norm2_squared_bound, and ‖U‖_F² ≤ tr Ĝ·(1 + 2γ_{T+d}) (each diagonal entry is within γ_d
    of its exact value, their sum within γ_T).  Rounded up by (1 + 16u) past the few operations
    below.  Beside β's own slack (~n·u·β) the added term is 2u·‖U‖_F/‖U‖₂ ≤ 2u·√T relative.
-   Its Lanczos runs in l, carved from b->lanczos. */
+   Its Lanczos runs on Ĝ from the route's start (lanczos_start): in the measure's scratch
+   (measure_lanczos, or NULL) where b->lanczos is that buffer, whose steps the route then carries
+   on (the same bits, not taken twice), else in b->lanczos apart. */
 static int input_bound(Linalg *la, int T, int d, double norm, const double *gram,
-                       MeasureInputBound *b, Lanczos *l, TopProof *keep)
+                       MeasureInputBound *b, Lanczos *measure_lanczos, TopProof *keep)
 {
+    Lanczos apart, *l = measure_lanczos;
+    if (!l || l->basis != b->lanczos) {
+        apart = lanczos_carve(b->lanczos, T);
+        l = &apart;
+    }
     double unit_bound;
     int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, l, &unit_bound, keep);
     if (info || isnan(unit_bound))
@@ -440,25 +447,15 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
                       .x = x,
                       .norm = norm,
                       .proofs = &share->flat_proofs};
-    /* The Lanczos routes' scratch (NULL: all eigenvalues).  The input bound's Lanczos runs on
-       this Ĝ from the same start (lanczos_start): where its scratch is the measure's, the
-       steps it holds are the route's to carry on (the same bits, not taken twice). */
-    Lanczos measure_lanczos, bound_lanczos, *route_lanczos = NULL;
-    if (lanczos) {
-        measure_lanczos = lanczos_carve(lanczos, T);
-        route_lanczos = &measure_lanczos;
-    }
+    /* The Lanczos routes' scratch (NULL: all eigenvalues), the input bound's too where shared. */
+    Lanczos measure_lanczos = lanczos ? lanczos_carve(lanczos, T) : (Lanczos){.basis = NULL};
+    Lanczos *route_lanczos = lanczos ? &measure_lanczos : NULL;
     int info = Linalg_gram(la, T, d, unit, gram);
     /* ‖Ĝ‖_F², once: the downdate's choice and the Lanczos routes read it (without Lanczos,
        neither). */
     double gram2 = !info && lanczos ? gram_norm2(T, gram) : NAN;
-    if (!info && bound) { /* before gram_rank, whose routes may destroy the Gram matrix */
-        bool shared = lanczos && bound->lanczos == lanczos;
-        if (!shared)
-            bound_lanczos = lanczos_carve(bound->lanczos, T);
-        info = input_bound(la, T, d, norm, gram, bound, shared ? route_lanczos : &bound_lanczos,
-                           &proof);
-    }
+    if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
+        info = input_bound(la, T, d, norm, gram, bound, route_lanczos, &proof);
     /* The centred Gram matrix from this one where that is as accurate as forming it
        (docs/model.md §2); the scratch beyond Lanczos's and the deflated route's (right). */
     double *right = NULL;
