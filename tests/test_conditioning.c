@@ -426,7 +426,7 @@ static void test_witness_bounds_hold_and_bad_vectors_are_refused(void **state)
     assert_true(e.bound <= s[0] && e.bound > 0.5 * s[0]);
     for (int left = 0; left < 2; left++) {
         ExtremeRun run = {.left = left,
-                          .max_steps = 16,
+                          .budget = 16,
                           .tolerance = 1e-10,
                           .give_up = NAN,
                           .seed = 2,
@@ -436,7 +436,7 @@ static void test_witness_bounds_hold_and_bad_vectors_are_refused(void **state)
         assert_true(e.bound >= s[N - 1]);
         run.give_up = 1e3 * s[0];
         assert_int_equal(SaWork_extreme_run(w, &run, &e), 0);
-        assert_true(isnan(e.value) && e.steps == 8 && e.bound >= s[N - 1]);
+        assert_true(isnan(e.value) && e.taken == 8 && e.bound >= s[N - 1]);
     }
     memset(y, 0, sizeof y);
     assert_true(isnan(SaWork_witness(w, y, true, false, ky, NULL)));
@@ -513,11 +513,11 @@ static void test_lanczos_across_blocks_of_the_basis(void **state)
     assert_int_equal(SaWork_extreme(w, false, 240, 1e-13, 2, top.value + top.error, &smallest), 0);
     double formed = 4.0 * BD * DBL_EPSILON;
     if (!(fabs(top.value - 2.0) <= top.error + 2.0 * formed))
-        fail_msg("s_max %.17g ± %.3g after %d steps, exactly 2", top.value, top.error, top.steps);
+        fail_msg("s_max %.17g ± %.3g after %d steps, exactly 2", top.value, top.error, top.taken);
     if (!(fabs(smallest.value - 0.5) <= smallest.error + 2.0 * formed))
         fail_msg("s_min %.17g ± %.3g after %d steps, exactly 0.5", smallest.value, smallest.error,
-                 smallest.steps);
-    assert_true(smallest.steps > 16 && top.steps > 16);
+                 smallest.taken);
+    assert_true(smallest.taken > 16 && top.taken > 16);
     SaWork_free(w);
     free(a);
     free(wvo);

@@ -202,7 +202,7 @@ void SaWork_dominant_only(SaWork *w, bool only);
    weights: KᵀK ~ ‖K‖² past 1e308), the steps stopped there and every number is NaN. */
 typedef struct {
     double value, error;
-    int steps;
+    int taken; /* the Lanczos steps taken (at most the budget) */
     double bound;
     bool overflow;
 } SingularValueEstimate;
@@ -213,7 +213,7 @@ typedef struct {
 /* norm: an upper bound on the operator's ‖·‖₂ for the rounding term of s_min (the largest
    takes its own √(θ + r); pass NAN there).  Returns 0, -1 (out of memory) or LINALG_STOPPED
    (SaWork_set_stop). */
-int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
+int SaWork_extreme(SaWork *w, bool largest, int budget, double tolerance, uint64_t seed,
                    double norm, SingularValueEstimate *out);
 /* SaWork_extreme with every choice: on KKᵀ instead of KᵀK (`left`: the same eigenvalues,
    the left singular vectors, the products VJP then JVP, the bound from Kᵀy), from a given
@@ -224,7 +224,7 @@ int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uin
    caller needs. */
 typedef struct {
     bool largest, left;
-    int max_steps;
+    int budget; /* the Lanczos steps it may take, before the basis's cut */
     double tolerance, give_up;
     uint64_t seed;
     const double *start;

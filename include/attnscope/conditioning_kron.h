@@ -91,12 +91,12 @@ int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, con
    κ(K)"). */
 #define LANCZOS_KAPPA_REACH 1e4
 
-/* The κ(K) from which Lanczos on KᵀK (`steps` steps in n dimensions) is not run for s_min:
-   `resolvable` (SaWork_kappa_resolvable: beyond it the products' rounding leaves Lanczos no
+/* The κ(K) from which Lanczos on KᵀK (at most `budget` steps in n dimensions) is not run for
+   s_min: `resolvable` (SaWork_kappa_resolvable: beyond it the products' rounding leaves Lanczos no
    certificate at all), and LANCZOS_KAPPA_REACH as well where its steps do not span the n
    dimensions (where they do, its Krylov space is the whole space and only the rounding limits
    it). */
-double KronTally_lanczos_reach(size_t n, int steps, double resolvable);
+double KronTally_lanczos_reach(size_t n, int budget, double resolvable);
 
 /* κ(K) ≥ s_max_low/s_min_above (a bound below s_max over one above s_min) at least reach
    (KronTally_lanczos_reach): then Lanczos is not run (tally.beyond; kappa_at_least keeps the

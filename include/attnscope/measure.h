@@ -47,7 +47,7 @@ typedef struct {
 bool Measure_spread_resolved(double spread, double squares);
 /* sr − 1 below which the Gram eigenvalues lose digits: the singular values of X decide. */
 #define MEASURE_GRAM_FLOOR 1e-18
-/* Lanczos steps of the top-eigenpair route at most (fewer when T is smaller). */
+/* Lanczos steps of the top-eigenpair route at most: a run's budget is min(T, this). */
 #define MEASURE_LANCZOS_STEPS 64
 /* Relative error of sr − 1 (and so of sr) that the top-eigenpair route's certificate
    guarantees before rounding; a result it cannot certify is computed from all eigenvalues. */

@@ -47,7 +47,7 @@ typedef void (*SymmetricProduct)(void *context, const double *v, double *out);
    at most η in each product S·q_j moves S·y by at most η·‖s‖₁. */
 typedef struct {
     double theta, residual, coordinates_l1;
-    int steps;
+    int taken;     /* the steps the run took */
     bool overflow; /* a product left the double range: stopped there, θ NaN */
     /* Whatever the outcome, the extreme Ritz vector of the last check: its coordinates in the
        first `size` basis vectors (in the caller's tri; NULL before a check). */
@@ -56,21 +56,21 @@ typedef struct {
 } RitzEstimate;
 
 /* Lanczos on S with full reorthogonalisation from a fixed start vector, the Ritz values
-   checked every check_every steps and at the last: basis holds n·(steps + 1) doubles, tri
-   4·steps + steps² (LanczosWork).  give_up: it stops at a check where the extreme Ritz value
-   is at most this (-INFINITY: never), θ then NaN.  Returns 0 or LINALG_STOPPED (stop's hook
-   asked). */
+   checked every check_every steps and at the last, at most `budget` of them: basis holds
+   n·(budget + 1) doubles, tri 4·budget + budget² (LanczosWork).  give_up: it stops at a check where
+   the extreme Ritz value is at most this (-INFINITY: never), θ then NaN.  Returns 0 or
+   LINALG_STOPPED (stop's hook asked). */
 static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, const Linalg *stop,
-                           bool largest, int steps, int check_every, double tolerance,
+                           bool largest, int budget, int check_every, double tolerance,
                            double give_up, uint64_t seed, const double *start, double *basis,
                            double *tri, RitzEstimate *out)
 {
     out->theta = out->residual = out->coordinates_l1 = NAN;
-    out->steps = out->size = 0;
+    out->taken = out->size = 0;
     out->coordinates = NULL;
     out->overflow = false;
-    double *alpha = tri, *beta = alpha + steps, *diag = beta + steps, *off = diag + steps;
-    double *ritz = off + steps; /* diag: Gram–Schmidt's coefficients between the checks */
+    double *alpha = tri, *beta = alpha + budget, *diag = beta + budget, *off = diag + budget;
+    double *ritz = off + budget; /* diag: Gram–Schmidt's coefficients between the checks */
     /* The extreme Ritz values θ of the tridiagonal lie inside [λ_min, λ_max] of S
        (Courant–Fischer), and r = β_j·|last component of θ's eigenvector| puts an eigenvalue of
        S within r of θ. */
@@ -83,7 +83,7 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
         cblas_daxpy((int)n, 1.0 / norm, start, 1, basis, 1);
         cblas_dscal((int)n, 1.0 / cblas_dnrm2((int)n, basis, 1), basis, 1);
     }
-    for (int j = 0; j < steps; j++) {
+    for (int j = 0; j < budget; j++) {
         /* A step at T·d = 65536 takes ~10 ms: polling each one keeps a stop prompt. */
         if (stop && Linalg_stop_requested(stop)) {
             out->theta = out->residual = NAN;
@@ -93,13 +93,13 @@ static int lanczos_extreme(size_t n, SymmetricProduct apply, void *context, cons
         apply(context, q, next);
         alpha[j] = GramSchmidt_twice(n, j + 1, basis, next, diag);
         beta[j] = cblas_dnrm2((int)n, next, 1);
-        out->steps = j + 1;
+        out->taken = j + 1;
         /* Past the double range (huge weights) the tridiagonal is inf and NaN: nothing to read. */
         if (!isfinite(alpha[j]) || !isfinite(beta[j])) {
             out->overflow = true;
             break;
         }
-        bool last = j + 1 == steps || !(beta[j] > 0);
+        bool last = j + 1 == budget || !(beta[j] > 0);
         if ((j + 1) % check_every == 0 || last) {
             int m = j + 1;
             memcpy(diag, alpha, sizeof(double) * m);
@@ -206,28 +206,28 @@ int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *
 {
     size_t n = (size_t)w->b[0].T * w->b[0].d;
     bool largest = run->largest;
-    int steps = run->max_steps;
-    if ((size_t)steps * n * sizeof(double) > CONDITIONING_LANCZOS_BASIS_BYTES)
-        steps = (int)(CONDITIONING_LANCZOS_BASIS_BYTES / (n * sizeof(double))) - 1;
-    if ((size_t)steps > n)
-        steps = (int)n;
+    int budget = run->budget;
+    if ((size_t)budget * n * sizeof(double) > CONDITIONING_LANCZOS_BASIS_BYTES)
+        budget = (int)(CONDITIONING_LANCZOS_BASIS_BYTES / (n * sizeof(double))) - 1;
+    if ((size_t)budget > n)
+        budget = (int)n;
     out->value = out->error = out->bound = NAN;
-    out->steps = 0;
+    out->taken = 0;
     out->overflow = false;
-    double *basis = malloc(sizeof(double) * n * (size_t)(steps + 2));
-    double *tri = malloc(sizeof(double) * (4 * (size_t)steps + (size_t)steps * steps));
-    if (!basis || !tri || steps < 1) {
+    double *basis = malloc(sizeof(double) * n * (size_t)(budget + 2));
+    double *tri = malloc(sizeof(double) * (4 * (size_t)budget + (size_t)budget * budget));
+    if (!basis || !tri || budget < 1) {
         free(basis);
         free(tri);
         return -1;
     }
-    NormalProduct product = {w, basis + n * (size_t)(steps + 1)};
+    NormalProduct product = {w, basis + n * (size_t)(budget + 1)};
     RitzEstimate ritz;
     double give_up = largest ? -INFINITY : run->give_up * run->give_up;
     int status = lanczos_extreme(n, run->left ? left_normal_product : normal_product, &product,
-                                 w->stop, largest, steps, 8, run->tolerance, give_up, run->seed,
+                                 w->stop, largest, budget, 8, run->tolerance, give_up, run->seed,
                                  run->start, basis, tri, &ritz);
-    out->steps = ritz.steps;
+    out->taken = ritz.taken;
     out->overflow = ritz.overflow;
     if (ritz.overflow) {
         free(basis);
@@ -257,11 +257,11 @@ int SaWork_extreme_run(SaWork *w, const ExtremeRun *run, SingularValueEstimate *
     return status;
 }
 
-int SaWork_extreme(SaWork *w, bool largest, int max_steps, double tolerance, uint64_t seed,
+int SaWork_extreme(SaWork *w, bool largest, int budget, double tolerance, uint64_t seed,
                    double norm, SingularValueEstimate *out)
 {
     ExtremeRun run = {.largest = largest,
-                      .max_steps = max_steps,
+                      .budget = budget,
                       .tolerance = tolerance,
                       .give_up = NAN,
                       .seed = seed,
@@ -386,10 +386,10 @@ int DenseExtremes_run(DenseExtremes *e, const Linalg *stop, int n, const double 
     size_t size = (size_t)n;
     if (dense_grow(e, size))
         return -1;
-    int steps = n < DENSE_STEPS_MAX ? n : DENSE_STEPS_MAX;
+    int budget = n < DENSE_STEPS_MAX ? n : DENSE_STEPS_MAX;
     DenseOperator o = {n, k, lu, e->pivots, e->basis + size * (DENSE_STEPS_MAX + 1)};
     RitzEstimate top, inverse;
-    int status = lanczos_extreme(size, dense_normal, &o, stop, true, steps, DENSE_CHECK_EVERY,
+    int status = lanczos_extreme(size, dense_normal, &o, stop, true, budget, DENSE_CHECK_EVERY,
                                  DENSE_TOLERANCE, -INFINITY, 1, NULL, e->basis, e->tri, &top);
     if (status || isnan(top.theta))
         return status ? status : DENSE_NOT_CERTIFIED;
@@ -397,7 +397,7 @@ int DenseExtremes_run(DenseExtremes *e, const Linalg *stop, int n, const double 
     /* An exactly singular factor has no inverse to iterate with. */
     if ((status = lu_stoppable(n, lu, e->pivots, stop)))
         return status;
-    status = lanczos_extreme(size, dense_inverse_normal, &o, stop, true, steps, DENSE_CHECK_EVERY,
+    status = lanczos_extreme(size, dense_inverse_normal, &o, stop, true, budget, DENSE_CHECK_EVERY,
                              DENSE_TOLERANCE, -INFINITY, 2, NULL, e->basis, e->tri, &inverse);
     if (status || isnan(inverse.theta) || !isfinite(inverse.theta))
         return status ? status : DENSE_NOT_CERTIFIED;

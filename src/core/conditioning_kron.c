@@ -386,9 +386,9 @@ int KronLayer_factor(KronFactors *f, Linalg *la, const Config *c, int heads, con
     return KronFactors_factor_nearest(f, la, T, d, heads, applied, wvo_head);
 }
 
-double KronTally_lanczos_reach(size_t n, int steps, double resolvable)
+double KronTally_lanczos_reach(size_t n, int budget, double resolvable)
 {
-    return (size_t)steps >= n ? resolvable : fmin(resolvable, LANCZOS_KAPPA_REACH);
+    return (size_t)budget >= n ? resolvable : fmin(resolvable, LANCZOS_KAPPA_REACH);
 }
 
 bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above, double reach)

@@ -95,7 +95,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
        the steps stop once its Ritz value puts κ(K) at the reach, or below the rounding's
        floor s_max/resolvable, under which no s_min is certified. */
     ExtremeRun smallest = {.left = true,
-                           .max_steps = LANCZOS_STEPS_MAX,
+                           .budget = LANCZOS_STEPS_MAX,
                            .tolerance = LANCZOS_TOLERANCE,
                            .give_up = fmax(s_max_low / reach, s_max / resolvable),
                            .seed = 2,

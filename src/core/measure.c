@@ -138,22 +138,21 @@ static int deflated_rank(Linalg *la, int T, int d, double *unit, double *gram, d
    Gram route's value there.  `flat`: the flat-spectrum route's proof and scratch, tried where
    the top-eigenpair certificate fails; NULL where that route is not taken (below
    MEASURE_SVD_CHEAP, or without Lanczos).  gram2: ‖Ĝ‖_F² (gram_norm2), which the
-   Lanczos routes read (not read without Lanczos).  lanczos_done: the steps an earlier Lanczos
-   on this Ĝ from the same start left in `lanczos` (0: none), which the top-eigenpair route
-   carries on from. */
+   Lanczos routes read (not read without Lanczos).  l: the Lanczos scratch (NULL: all
+   eigenvalues), whose held steps, on this Ĝ, the Lanczos routes carry on.  right: d doubles of
+   scratch for the deflated route (read with l alone). */
 static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, double gram2,
-                     int lanczos_done, double *eig, double *lanczos, bool deep, FlatRoute *flat,
+                     double *eig, Lanczos *l, double *right, bool deep, FlatRoute *flat,
                      GramRank *out)
 {
     double trace = gram_trace(T, gram);
     double rest = NAN, top = NAN;
-    if (lanczos) {
-        int status, done = lanczos_done;
-        rest = top_eigenpair_rest(la, T, gram, gram2, lanczos, &top, &status, &done);
+    if (l) {
+        int status;
+        rest = top_eigenpair_rest(la, T, gram, gram2, l, &top, &status);
         out->route = MEASURE_ROUTE_TOP_EIGENPAIR;
         if (!status && isnan(rest) && flat) {
-            flat->lanczos_done = done;
-            rest = flat_top_rest(la, T, gram, gram2, lanczos, flat, &top, &status);
+            rest = flat_top_rest(la, T, gram, gram2, l, flat, &top, &status);
             out->route = MEASURE_ROUTE_FLAT_TOP;
         }
         if (status)
@@ -187,9 +186,7 @@ static int gram_rank(Linalg *la, int T, int d, double *unit, double *gram, doubl
         !Measure_svd_cheap(T, d)) {
         /* Deep in the collapse the Gram route's floor (~T·eps²) is near: X itself, without
            the top pair that Lanczos found, resolves (s_i/s_1)⁴ down to ~eps⁴. */
-        Lanczos l = lanczos_carve(lanczos, T);
-        int deflated = deflated_rank(la, T, d, unit, gram, l.next, l.product,
-                                     lanczos + Measure_lanczos_size(T), out);
+        int deflated = deflated_rank(la, T, d, unit, gram, l->next, l->product, right, out);
         if (deflated <= 0)
             return deflated;
     }
@@ -373,12 +370,20 @@ double Measure_spread_squared(int T, int d, const double *x, double *squares)
    ‖X‖₂ = ν‖X/ν‖₂ ≤ ν(‖U‖₂ + u/(1 − u)·‖U‖_F), where ‖U‖₂² ≤ β, the proved bound of
    gram_norm2_squared_bound, and ‖U‖_F² ≤ tr Ĝ·(1 + 2γ_{T+d}) (each diagonal entry is within γ_d
    of its exact value, their sum within γ_T).  Rounded up by (1 + 16u) past the few operations
-   below.  Beside β's own slack (~n·u·β) the added term is 2u·‖U‖_F/‖U‖₂ ≤ 2u·√T relative. */
+   below.  Beside β's own slack (~n·u·β) the added term is 2u·‖U‖_F/‖U‖₂ ≤ 2u·√T relative.
+   Its Lanczos runs on Ĝ from the route's start (lanczos_start): in the measure's scratch
+   (measure_lanczos, or NULL) where b->lanczos is that buffer, whose steps the route then carries
+   on (the same bits, not taken twice), else in b->lanczos apart. */
 static int input_bound(Linalg *la, int T, int d, double norm, const double *gram,
-                       MeasureInputBound *b, TopProof *keep)
+                       MeasureInputBound *b, Lanczos *measure_lanczos, TopProof *keep)
 {
+    Lanczos apart, *l = measure_lanczos;
+    if (!l || l->basis != b->lanczos) {
+        apart = lanczos_carve(b->lanczos, T);
+        l = &apart;
+    }
     double unit_bound;
-    int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, b->lanczos, &unit_bound, keep);
+    int info = gram_norm2_squared_bound(la, T, d, gram, b->factor, l, &unit_bound, keep);
     if (info || isnan(unit_bound))
         return info;
     double u = DBL_EPSILON / 2;
@@ -442,28 +447,30 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
                       .x = x,
                       .norm = norm,
                       .proofs = &share->flat_proofs};
+    /* The Lanczos routes' scratch (NULL: all eigenvalues), the input bound's too where shared. */
+    Lanczos measure_lanczos = lanczos ? lanczos_carve(lanczos, T) : (Lanczos){.basis = NULL};
+    Lanczos *route_lanczos = lanczos ? &measure_lanczos : NULL;
     int info = Linalg_gram(la, T, d, unit, gram);
     /* ‖Ĝ‖_F², once: the downdate's choice and the Lanczos routes read it (without Lanczos,
        neither). */
     double gram2 = !info && lanczos ? gram_norm2(T, gram) : NAN;
     if (!info && bound) /* before gram_rank, whose routes may destroy the Gram matrix */
-        info = input_bound(la, T, d, norm, gram, bound, &proof);
+        info = input_bound(la, T, d, norm, gram, bound, route_lanczos, &proof);
     /* The centred Gram matrix from this one where that is as accurate as forming it
-       (docs/model.md §2); the scratch beyond Lanczos's and the deflated route's. */
+       (docs/model.md §2); the scratch beyond Lanczos's and the deflated route's (right). */
+    double *right = NULL;
     GramKept kept = {NULL, NULL, 0};
     if (lanczos) {
-        kept.diagonal = lanczos + Measure_lanczos_size(T) + d;
+        right = lanczos + Measure_lanczos_size(T);
+        kept.diagonal = right + d;
         kept.row_mean = kept.diagonal + T;
     }
     share->centred_downdated = !info && lanczos && share->centred_from_gram &&
                                Measure_centred_by_downdate(T, d, spread, sqrt(gram2));
     if (share->centred_downdated)
         keep_gram(T, gram, &kept);
-    /* The input bound's Lanczos ran on this Ĝ from the same start (lanczos_start): where its
-       scratch is the measure's, the route carries its steps on (the same bits, not done twice). */
-    int reused = bound && bound->lanczos == lanczos ? proof.lanczos_done : 0;
     if (!info)
-        info = gram_rank(la, T, d, unit, gram, gram2, reused, eig, lanczos, true,
+        info = gram_rank(la, T, d, unit, gram, gram2, eig, route_lanczos, right, true,
                          flat_ok ? &flat : NULL, &rank);
     if (info || isnan(rank.rest))
         return info;
@@ -496,8 +503,10 @@ int Measure_tokens_sharing(Linalg *la, int T, int d, const double *x, double log
     GramRank centred = {NAN, NAN, MEASURE_ROUTE_NONE};
     flat = (FlatRoute){.factor = flat_factor, .proofs = &share->flat_proofs};
     gram2 = lanczos ? gram_norm2(T, gram) : NAN;
-    info = gram_rank(la, T, d, unit, gram, gram2, 0, eig, lanczos, false, flat_ok ? &flat : NULL,
-                     &centred);
+    if (route_lanczos)
+        route_lanczos->held = 0; /* its steps were on X's Ĝ, not this one */
+    info = gram_rank(la, T, d, unit, gram, gram2, eig, route_lanczos, right, false,
+                     flat_ok ? &flat : NULL, &centred);
     if (!info)
         g->centred_stable_rank = 1.0 + centred.rest;
     return info;

@@ -64,23 +64,21 @@ int cholesky_top_bound(Linalg *la, int n, const double *gram, double shift, doub
  * just above λ1(Ĝ) when Lanczos found the top, and Measure_gram_top_bound proves it.  Where the
  * proof fails (Lanczos missed λ1, or the spectrum's top is within rounding of the shift): NaN, and
  * the caller computes the norm exactly.  Tight: the shift's margin and e are ~n·u·θ, ρ is below
- * 1e-13·θ unless the steps ran out.  keep (or NULL): what the flat-spectrum route takes of it. */
+ * 1e-13·θ unless the budget ran out.  Its steps stay in l (l->held), carried on by a later run
+ * on the same Gram matrix.  keep (or NULL): what the flat-spectrum route takes of it. */
 int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
-                             double *lanczos, double *bound, TopProof *keep)
+                             Lanczos *l, double *bound, TopProof *keep)
 {
     *bound = NAN;
     double trace = gram_trace(n, gram);
     if (!(trace > 0) || !isfinite(trace))
         return 0;
-    Lanczos l = lanczos_carve(lanczos, n);
-    int found = lanczos_top_vector(la, n, gram, NAN, &l, MEASURE_BOUND_RESIDUAL, 0);
-    if (keep)
-        keep->lanczos_done = l.done;
+    int found = lanczos_top_vector(la, n, gram, NAN, l, MEASURE_BOUND_RESIDUAL);
     if (found <= 0)
         return found;
-    double shift = trial_shift(n, l.theta, l.residual);
+    double shift = trial_shift(n, l->theta, l->residual);
     if (keep) {
-        memcpy(keep->vector, l.next, sizeof(double) * n);
+        memcpy(keep->vector, l->next, sizeof(double) * n);
         keep->shift = shift;
         keep->factored = true;
     }
@@ -95,8 +93,9 @@ int Measure_norm2_squared_bound(Linalg *la, int T, int d, const double *x, doubl
     int info = smaller_gram(la, T, d, x, transposed, gram);
     if (info)
         return info;
-    return gram_norm2_squared_bound(la, T < d ? T : d, T < d ? d : T, gram, factor, lanczos, bound,
-                                    NULL);
+    int n = T < d ? T : d;
+    Lanczos l = lanczos_carve(lanczos, n);
+    return gram_norm2_squared_bound(la, n, T < d ? d : T, gram, factor, &l, bound, NULL);
 }
 
 /* Σ x_i² of n numbers, raised past its rounding: the computed sum is within γ_n of the exact

@@ -77,29 +77,29 @@ static int proof_in_place(Linalg *la, int T, double *gram, double shift, double 
 
 /* sr − 1 by the flat-spectrum route (*top: θ), or NaN where it is not certified (*status: 0,
    or a failure to report); norm2 = N, gram_norm2 of gram.  Takes the input bound's Lanczos and
-   proof where it ran. */
-double flat_top_rest(Linalg *la, int T, double *gram, double norm2, double *lanczos,
-                     FlatRoute *flat, double *top, int *status)
+   proof where it ran, else carries on the steps l holds on gram; takes l's basis as scratch
+   after (l->held is 0 then). */
+double flat_top_rest(Linalg *la, int T, double *gram, double norm2, Lanczos *l, FlatRoute *flat,
+                     double *top, int *status)
 {
-    Lanczos l = lanczos_carve(lanczos, T);
     const TopProof *proof = flat->proof && flat->proof->factored ? flat->proof : NULL;
-    const double *v = proof ? proof->vector : l.next;
+    const double *v = proof ? proof->vector : l->next;
     double shift = proof ? proof->shift : NAN, high = proof ? proof->high : NAN;
     *status = 0;
     if (proof && isnan(high))
         return NAN; /* the same factorisation would fail again */
     if (!proof) {
-        *status =
-            lanczos_top_vector(la, T, gram, NAN, &l, MEASURE_BOUND_RESIDUAL, flat->lanczos_done);
+        *status = lanczos_top_vector(la, T, gram, NAN, l, MEASURE_BOUND_RESIDUAL);
         if (*status <= 0)
             return NAN;
         *status = 0;
-        shift = trial_shift(T, l.theta, l.residual);
+        shift = trial_shift(T, l->theta, l->residual);
     }
-    cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, v, 1, 0.0, l.product, 1);
-    double theta = cblas_ddot(T, v, 1, l.product, 1) / cblas_ddot(T, v, 1, v, 1);
-    /* (the Lanczos basis is done with: R's row sums take it) */
-    double low = theta - 4 * Linalg_rounding_gamma(T + 1.0) * abs_row_sum_max(T, gram, l.basis);
+    cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, v, 1, 0.0, l->product, 1);
+    double theta = cblas_ddot(T, v, 1, l->product, 1) / cblas_ddot(T, v, 1, v, 1);
+    /* (the Lanczos basis is done with: R's row sums take it, and no step is held after) */
+    l->held = 0;
+    double low = theta - 4 * Linalg_rounding_gamma(T + 1.0) * abs_row_sum_max(T, gram, l->basis);
     double rest = norm2 / theta / theta - 1;
     double trace = gram_trace(T, gram);
     double tolerance = all_eigenvalues_error(T, rest, trace, theta);
@@ -109,10 +109,10 @@ double flat_top_rest(Linalg *la, int T, double *gram, double norm2, double *lanc
     if (!proof) {
         (*flat->proofs)++;
         flat->factored = flat->factor != NULL;
-        /* (l.product is done with too: θ is formed) */
+        /* (l->product is done with too: θ is formed) */
         *status = flat->factor
                       ? cholesky_top_bound(la, T, gram, shift, 0, flat->factor, &high, NULL)
-                      : proof_in_place(la, T, gram, shift, l.product, &high);
+                      : proof_in_place(la, T, gram, shift, l->product, &high);
     }
     /* (fmax in flat_rest_error would drop an unproved, NaN γ: it is refused first.) */
     if (*status || isnan(high) || !(flat_rest_error(T, norm2, theta, low, high) <= tolerance))

@@ -17,30 +17,38 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Scratch of the top-eigenpair route, carved from the caller's `lanczos` buffer. */
+/* The Lanczos scratch of a T×T Gram matrix (measure_lanczos.c), carved from a caller's buffer
+   of Measure_lanczos_size(T) doubles, and the steps it holds.  Three counts of Lanczos steps,
+   each under one name wherever it appears in the measures: `budget`, the steps a run may take;
+   `held`, the steps the scratch holds, from which a run carries on; `taken`, the steps one run
+   took (lanczos_top_vector's local: its tridiagonal's order). */
 typedef struct {
-    double *basis;          /* T × steps: the Lanczos vectors */
+    int budget; /* min(T, MEASURE_LANCZOS_STEPS): the columns of basis */
+    /* The steps whose α, β and next basis vector the scratch holds, all on one Gram matrix from
+       lanczos_start's vector (0 after lanczos_carve).  A run on that matrix carries them on: the
+       same start and steps give the same bits, so it takes only the steps past them and runs its
+       own stopping test on each of their tridiagonal matrices.  Whoever gives the scratch
+       another matrix, or writes over basis, sets it to 0. */
+    int held;
+    double *basis;          /* T × budget: the Lanczos vectors */
     double *next;           /* T: G·q before orthogonalisation, then the Ritz vector */
     double *product;        /* T: G times the Ritz vector */
-    double *alpha, *beta;   /* steps: the tridiagonal's diagonal and off-diagonal */
-    double *diag, *offdiag; /* steps: their copies, which LAPACK destroys */
-    double *overlap;        /* steps: coefficients of one Gram–Schmidt pass */
-    double *ritz;           /* steps: the top Ritz vector in the Lanczos basis */
+    double *alpha, *beta;   /* budget: the tridiagonal's diagonal and off-diagonal */
+    double *diag, *offdiag; /* budget: their copies, which LAPACK destroys */
+    double *overlap;        /* budget: coefficients of one Gram–Schmidt pass */
+    double *ritz;           /* budget: the top Ritz vector in the Lanczos basis */
     double theta, residual; /* the last step's top Ritz value and its residual estimate */
-    int done; /* out: steps whose next basis vector was formed (see lanczos_top_vector) */
 } Lanczos;
 
 /* What the proof of ‖X‖₂² (input_bound) leaves for the flat-spectrum route on the same Ĝ: the
    same Lanczos (start, steps, stopping residual) and the same trial shift as the route's own, so
-   its vector, shift and λ1(Ĝ)'s bound serve as they are, the same bits. */
+   its vector, shift and λ1(Ĝ)'s bound serve as they are, the same bits.  Its steps stay in its
+   scratch (Lanczos.held), the route's own where the two share it. */
 typedef struct {
     double *vector; /* T: Lanczos's top Ritz vector, copied out of the scratch */
     double shift;
     double high;   /* λ1(Ĝ)'s proved bound; NaN where the factorisation proved nothing */
     bool factored; /* whether the Lanczos and the factorisation ran */
-    /* The steps its Lanczos left in its scratch (l->done; 0: it did not run), which the
-       top-eigenpair route carries on from where that scratch is the route's own. */
-    int lanczos_done;
 } TopProof;
 
 /* What the flat-spectrum route (measure_flat.c, whose proof heads that file) is given and
@@ -54,29 +62,27 @@ typedef struct {
     double norm;
     bool factored; /* out: factor (unit) was overwritten */
     int *proofs;   /* incremented by each Cholesky factorisation (the plan declares dsyevd) */
-    /* The steps the top-eigenpair route's Lanczos on the same Ĝ left in the scratch, which the
-       route's own carries on from (the same start and steps: not done twice). */
-    int lanczos_done;
 } FlatRoute;
 
 /* ---- measure_lanczos.c ---- */
-/* The scratch of the top-eigenpair route, carved from the caller's `lanczos` buffer. */
+/* The Lanczos scratch of a T×T Gram matrix in buf (Measure_lanczos_size(T) doubles), holding no
+   steps. */
 Lanczos lanczos_carve(double *buf, int T);
-/* Lanczos on gram until its top Ritz pair is accurate enough: 1 (the vector in l->next), 0
-   (not worth finishing) or a failure's status. */
+/* Lanczos on gram, carried on from the steps l holds, until its top Ritz pair is accurate
+   enough: 1 (the vector in l->next), 0 (not worth finishing) or a failure's status. */
 int lanczos_top_vector(Linalg *la, int T, const double *gram, double gram2, Lanczos *l,
-                       double bound_tolerance, int reuse);
+                       double bound_tolerance);
 /* ‖G‖_F² and the trace of G, from the lower triangle. */
 double gram_norm2(int T, const double *gram);
 double gram_trace(int T, const double *gram);
 /* sr − 1 by the top eigenpair, or NaN where its certificate does not hold. */
-double top_eigenpair_rest(Linalg *la, int T, const double *gram, double gram2, double *lanczos,
-                          double *top, int *status, int *done);
+double top_eigenpair_rest(Linalg *la, int T, const double *gram, double gram2, Lanczos *l,
+                          double *top, int *status);
 
 /* ---- measure_flat.c ---- */
 /* sr − 1 by the flat-spectrum route, or NaN where it is not certified. */
-double flat_top_rest(Linalg *la, int T, double *gram, double norm2, double *lanczos,
-                     FlatRoute *flat, double *top, int *status);
+double flat_top_rest(Linalg *la, int T, double *gram, double norm2, Lanczos *l, FlatRoute *flat,
+                     double *top, int *status);
 
 /* ---- measure_bound.c ---- */
 /* The shift the Cholesky proof tries above Lanczos's top Ritz value. */
@@ -88,7 +94,7 @@ int cholesky_top_bound(Linalg *la, int n, const double *gram, double shift, doub
 /* ‖X‖₂² bounded from the Gram matrix Ĝ (n×n of m-term products) of X (NaN: not proved); keep
    (or NULL): what the flat-spectrum route takes of the proof. */
 int gram_norm2_squared_bound(Linalg *la, int n, int m, const double *gram, double *factor,
-                             double *lanczos, double *bound, TopProof *keep);
+                             Lanczos *l, double *bound, TopProof *keep);
 
 /* ---- measure.c ---- */
 /* The lower triangle of XᵀX (d×d) through a transposed copy, and of the smaller side's Gram

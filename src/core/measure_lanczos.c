@@ -37,30 +37,31 @@
  *   Accepted when θ > α, F > Δ and B ≤ MEASURE_TOP_EIGENPAIR_TOLERANCE.  Rounding in G·v and
  *   in F is of the order the all-eigenvalue route has (there each λ_i carries ~eps·λ1). */
 
-static int lanczos_steps(int T)
+/* The steps a Lanczos run on a T×T Gram matrix may take (Lanczos.budget). */
+static int lanczos_budget(int T)
 {
     return T < MEASURE_LANCZOS_STEPS ? T : MEASURE_LANCZOS_STEPS;
 }
 
 size_t Measure_lanczos_size(int T)
 {
-    size_t steps = (size_t)lanczos_steps(T);
-    return (size_t)T * (steps + 2) + 7 * steps;
+    size_t budget = (size_t)lanczos_budget(T);
+    return (size_t)T * (budget + 2) + 7 * budget;
 }
 
 Lanczos lanczos_carve(double *buf, int T)
 {
-    size_t steps = (size_t)lanczos_steps(T);
-    Lanczos l;
+    int budget = lanczos_budget(T);
+    Lanczos l = {.budget = budget, .held = 0};
     l.basis = buf;
-    l.next = l.basis + (size_t)T * steps;
+    l.next = l.basis + (size_t)T * budget;
     l.product = l.next + T;
     l.alpha = l.product + T;
-    l.beta = l.alpha + steps;
-    l.diag = l.beta + steps;
-    l.offdiag = l.diag + steps;
-    l.overlap = l.offdiag + steps;
-    l.ritz = l.overlap + steps;
+    l.beta = l.alpha + budget;
+    l.diag = l.beta + budget;
+    l.offdiag = l.diag + budget;
+    l.overlap = l.offdiag + budget;
+    l.ritz = l.overlap + budget;
     return l;
 }
 
@@ -135,45 +136,44 @@ static void lanczos_step(int T, const double *gram, Lanczos *l, int k)
     l->beta[k] = cblas_dnrm2(T, l->next, 1);
 }
 
-/* Runs Lanczos until the top Ritz pair is accurate enough for the certificate (or the steps
-   run out), leaves the Ritz vector in l->next and returns 1; returns 0 when the route is
+/* Runs Lanczos until the top Ritz pair is accurate enough for the certificate (or its budget
+   runs out), leaves the Ritz vector in l->next and returns 1; returns 0 when the route is
    not worth finishing (the rest of the spectrum is as large as λ1, or dstevx did not
    converge), a negative status when memory ran out or LINALG_STOPPED when la's stop hook
    asked (at T = 4096 the steps take up to ~1 s together, too long to finish first).
    gram2 = ‖G‖_F² (gram_norm2, computed once per Gram matrix by its caller) enters that test.
    With bound_tolerance > 0 (Measure_norm2_squared_bound) it runs until the residual is below
-   bound_tolerance·θ instead, whatever the rest of the spectrum, and gram2 is not read.  `reuse`:
-   steps that an earlier run on the same Gram matrix left in l (its l->done; 0: none), whose α, β
-   and basis are taken as they are: the same start and steps give the same bits, so only the
-   stopping test, run again on each of their tridiagonal matrices, tells where this run ends. */
+   bound_tolerance·θ instead, whatever the rest of the spectrum, and gram2 is not read.  The
+   steps l holds (l->held, on this Gram matrix) are taken as they are, and l->held grows by each
+   step whose next basis vector this run forms. */
 int lanczos_top_vector(Linalg *la, int T, const double *gram, double gram2, Lanczos *l,
-                       double bound_tolerance, int reuse)
+                       double bound_tolerance)
 {
-    int steps = lanczos_steps(T), used = 0;
-    if (!reuse)
+    int taken = 0;
+    if (!l->held)
         lanczos_start(T, gram, l->basis);
-    l->done = reuse;
-    for (int k = 0; k < steps; k++) {
+    for (int k = 0; k < l->budget; k++) {
         if (Linalg_stop_requested(la))
             return LINALG_STOPPED;
-        if (k >= reuse)
+        if (k >= l->held)
             lanczos_step(T, gram, l, k);
-        used = k + 1;
+        taken = k + 1;
         /* The next basis vector before the stopping tests, whose end overwrites l->next with the
            Ritz vector: a later run that carries these steps on starts at the next step, where
            it would otherwise take this one again.  None after an exact breakdown (β_k = 0:
            q_{k+1} = 0/0), where the run ends here and a later one may not carry it on. */
-        if (used < steps && used > reuse && l->beta[k] > 0) {
-            double *q_next = l->basis + (size_t)used * T;
+        if (taken < l->budget && taken > l->held && l->beta[k] > 0) {
+            double *q_next = l->basis + (size_t)taken * T;
             cblas_dcopy(T, l->next, 1, q_next, 1);
             cblas_dscal(T, 1.0 / l->beta[k], q_next, 1);
-            l->done = used;
+            l->held = taken;
         }
 
-        memcpy(l->diag, l->alpha, sizeof(double) * used);
-        memcpy(l->offdiag, l->beta, sizeof(double) * (used - 1));
+        memcpy(l->diag, l->alpha, sizeof(double) * taken);
+        memcpy(l->offdiag, l->beta, sizeof(double) * (taken - 1));
         double theta;
-        int info = Linalg_tridiagonal_top_eigenpair(la, used, l->diag, l->offdiag, &theta, l->ritz);
+        int info =
+            Linalg_tridiagonal_top_eigenpair(la, taken, l->diag, l->offdiag, &theta, l->ritz);
         if (info)
             return info < 0 ? info : 0;
         double residual = l->beta[k] * fabs(l->ritz[k]);
@@ -192,7 +192,7 @@ int lanczos_top_vector(Linalg *la, int T, const double *gram, double gram2, Lanc
                 break;
         }
     }
-    cblas_dgemv(CblasColMajor, CblasNoTrans, T, used, 1.0, l->basis, T, l->ritz, 1, 0.0, l->next,
+    cblas_dgemv(CblasColMajor, CblasNoTrans, T, taken, 1.0, l->basis, T, l->ritz, 1, 0.0, l->next,
                 1);
     return 1;
 }
@@ -209,27 +209,23 @@ double gram_trace(int T, const double *gram)
 
 /* sr − 1 by the top eigenpair (*top: θ, within the certificate's η of λ1), or NaN when the
    certificate above does not hold (*status: 0, or a failure to report).  gram2: ‖G‖_F².
-   *done: in, the Lanczos steps an earlier run on the same G from the same start left in the
-   scratch (0: none), carried on as lanczos_top_vector's reuse; out, the steps it left there
-   (lanczos_top_vector's l->done). */
-double top_eigenpair_rest(Linalg *la, int T, const double *gram, double gram2, double *lanczos,
-                          double *top, int *status, int *done)
+   Lanczos carries on from the steps l holds on G and leaves its own there. */
+double top_eigenpair_rest(Linalg *la, int T, const double *gram, double gram2, Lanczos *l,
+                          double *top, int *status)
 {
-    Lanczos l = lanczos_carve(lanczos, T);
     *status = 0;
-    int found = lanczos_top_vector(la, T, gram, gram2, &l, 0, *done);
-    *done = l.done;
+    int found = lanczos_top_vector(la, T, gram, gram2, l, 0);
     if (found <= 0) {
         *status = found;
         return NAN;
     }
-    const double *v = l.next;
-    cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, v, 1, 0.0, l.product, 1);
+    const double *v = l->next;
+    cblas_dsymv(CblasColMajor, CblasLower, T, 1.0, gram, T, v, 1, 0.0, l->product, 1);
     double vv = cblas_ddot(T, v, 1, v, 1);
-    double theta = cblas_ddot(T, v, 1, l.product, 1) / vv;
+    double theta = cblas_ddot(T, v, 1, l->product, 1) / vv;
     double residual2 = 0;
     for (int i = 0; i < T; i++) {
-        double e = l.product[i] - theta * v[i];
+        double e = l->product[i] - theta * v[i];
         residual2 += e * e;
     }
     residual2 /= vv;

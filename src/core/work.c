@@ -19,8 +19,9 @@
 #include <math.h>
 #include <string.h>
 
-/* Products with the Gram matrix the top-eigenpair route takes (1 to 7 in practice), each a
-   pass over it, and the passes around them. */
+/* Products with the Gram matrix the top-eigenpair route takes (the steps its Lanczos takes,
+   `taken` in measure_internal.h: 1 to 7 in practice, far below its budget), each a pass over
+   it, and the passes around them. */
 #define LANCZOS_PASSES 10
 
 void WorkList_add(WorkList *l, WorkKind kind, double m, double n, double k, double times)
