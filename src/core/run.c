@@ -64,6 +64,21 @@ void both_lanes(const Progress *progress, void (*task)(int which, void *context)
     }
 }
 
+/* Either thread gives the same bits: a task uses its own lane's buffers and Linalg, none of
+   the thread's. */
+void layer_lanes(const Run *run, void (*task)(int which, void *context), void *context)
+{
+    const Progress *p = run->progress;
+    if (!run->spectra_beside) {
+        both_lanes(p, task, context);
+    } else if (p->run_claimed) { /* spectra beside: p offered start_second */
+        p->run_claimed(p->pair_context, task, context);
+    } else {
+        task(NETWORK_MAIN, context);
+        task(NETWORK_COUNTERPART, context);
+    }
+}
+
 /* The input X0 (Layer_input) into lane `which`, and the start of its frozen product. */
 static int input_tokens(Workspace *w, const Config *c, uint64_t seed, int which)
 {
@@ -210,12 +225,13 @@ static int run_layer(Run *run)
         memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,
                sizeof(double) * c->tokens * c->tokens);
     }
-    /* While the shown eigenvalues hold the second thread, the two networks take turns; asked
-       here, after the layer's serial part, so that the answer is as late as it can be. */
+    /* While the shown eigenvalues hold the second thread, the networks are claimed
+       (layer_lanes); asked here, after the layer's serial part, so that the answer is as
+       late as it can be. */
     if ((info = shown_spectra_join(run, false)))
         return info;
-    if (run->active[0] && run->active[1] && !run->spectra_beside) {
-        both_lanes(run->progress, layer_task, run);
+    if (run->active[0] && run->active[1]) {
+        layer_lanes(run, layer_task, run);
     } else {
         for (int n = 0; n < NETWORKS; n++)
             if (run->active[n])
