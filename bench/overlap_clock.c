@@ -8,10 +8,13 @@
  *
  * Runs Model_run at T = d, L = 8, softmax, gap off, seed 1 (the floor's settings), in turn
  * with the screen's schedule (Progress.run_pair alone: dgeev beside dgesdd, the next layers
- * waiting) and batch's (start_second too: dgeev beside the deeper layers).  Every piece is
+ * waiting), batch's before issue 25's claiming (start_second too: dgeev beside the deeper
+ * layers, whose networks take turns on the caller's thread meanwhile) and batch's (with
+ * run_claimed: the lane thread claims a network step once dgeev ends).  Every piece is
  * timed by the CPU clock of the thread that runs it: the caller's work between the hooks, each
  * lane of a pair, the eigenvalues beside.  From them, the wall time two idle cores would
- * take: a pair ends when its slower lane does, a join when the eigenvalues are done (even
+ * take: a pair ends when its slower lane does (a claimed lane that the lane thread ran starts
+ * when the pair and the eigenvalues before it allow), a join when the eigenvalues are done (even
  * where the loaded run found them done sooner, so the estimate of the overlap errs long).
  * Prints one JSON object per schedule with the medians over the reps; with OVERLAP_TRACE set,
  * each piece to stderr as it ends (the caller's CPU alone before each pair, the pair's lanes,
@@ -22,6 +25,7 @@
 #include "attnscope/model.h"
 #include "lanes.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -53,6 +57,13 @@ typedef struct {
     double threads; /* CPU seconds of all threads */
     bool trace;     /* each piece to stderr as it ends */
     double started; /* the run's start on the wall clock: the trace says when the run asked */
+    /* A claimed pair's (run_claimed): apart from the fields above, which the eigenvalues
+       beside still use while the pair is posted. */
+    pthread_t caller_thread;
+    void (*pair_task)(int which, void *context);
+    void *pair_context;
+    double pair_cpu[2];
+    bool on_second[2]; /* the lane thread ran that lane */
 } Clock;
 
 static void bring_up(Clock *k)
@@ -123,6 +134,44 @@ static bool second_finished(void *context, bool wait)
     return finished;
 }
 
+static void timed_claim(int which, void *context)
+{
+    Clock *k = context;
+    double start = thread_seconds();
+    k->pair_task(which, k->pair_context);
+    k->pair_cpu[which] = thread_seconds() - start;
+    k->on_second[which] = !pthread_equal(pthread_self(), k->caller_thread);
+}
+
+/* The caller's lanes in turn from the pair's start; the lane thread's from when both the
+   pair and the eigenvalues it ran before allow (it claims only after them). */
+static void claimed(void *context, void (*task)(int, void *), void *task_context)
+{
+    Clock *k = context;
+    double serial = thread_seconds() - k->mark;
+    bring_up(k);
+    k->pair_task = task;
+    k->pair_context = task_context;
+    Lanes_run_claimed(k->lanes, timed_claim, k);
+    double caller_end = k->caller, second_end = k->caller;
+    /* dgeev's CPU is known (and written) only where the lane thread went on to a lane. */
+    bool second_ran = k->on_second[0] || k->on_second[1];
+    if (second_ran && k->beside && k->second_from + k->cpu[1] > second_end)
+        second_end = k->second_from + k->cpu[1];
+    for (int n = 0; n < 2; n++) {
+        *(k->on_second[n] ? &second_end : &caller_end) += k->pair_cpu[n];
+        k->threads += k->pair_cpu[n];
+    }
+    if (k->trace)
+        fprintf(stderr,
+                "claimed pair at %.3f s: caller alone before it %.3f s, lanes %.3f (%s) and "
+                "%.3f s (%s)\n",
+                k->caller, serial, k->pair_cpu[0], k->on_second[0] ? "lane thread" : "caller",
+                k->pair_cpu[1], k->on_second[1] ? "lane thread" : "caller");
+    k->caller = caller_end > second_end ? caller_end : second_end;
+    k->mark = thread_seconds();
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -156,18 +205,27 @@ int main(int argc, char **argv)
     Result *r = Result_new();
     if (!lanes || !w || !r)
         return 1;
-    static const char *const names[2] = {"screen (dgeev beside dgesdd)",
-                                         "batch (dgeev beside the deeper layers)"};
-    double idle[2][REPS_MAX], wall[2][REPS_MAX], cpu[2][REPS_MAX];
+    enum { SCHEDULES = 3 };
+    static const char *const names[SCHEDULES] = {
+        "screen (dgeev beside dgesdd)", "batch, networks in turn beside dgeev",
+        "batch (dgeev beside the deeper layers, networks claimed)"};
+    double idle[SCHEDULES][REPS_MAX], wall[SCHEDULES][REPS_MAX], cpu[SCHEDULES][REPS_MAX];
     char err[256];
     for (int rep = 0; rep < reps; rep++)
-        for (int s = 0; s < 2; s++) { /* interleaved */
-            Clock k = {.lanes = lanes, .mark = thread_seconds(), .trace = getenv("OVERLAP_TRACE")};
+        for (int s = 0; s < SCHEDULES; s++) { /* interleaved */
+            Clock k = {.lanes = lanes,
+                       .mark = thread_seconds(),
+                       .trace = getenv("OVERLAP_TRACE"),
+                       .caller_thread = pthread_self()};
             Progress p = {.run_pair = pair, .pair_context = &k};
-            if (s == 1) {
+            if (s >= 1) {
                 p.start_second = start_second;
                 p.second_finished = second_finished;
             }
+            if (s == 2)
+                p.run_claimed = claimed;
+            if (k.trace)
+                fprintf(stderr, "%s\n", names[s]);
             double started = wall_seconds();
             k.started = started;
             if (Model_run(&c, w, r, &p, err, sizeof err)) {
@@ -179,7 +237,7 @@ int main(int argc, char **argv)
             idle[s][rep] = k.caller;
             cpu[s][rep] = k.threads;
         }
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < SCHEDULES; s++)
         printf("{\"T\": %d, \"schedule\": \"%s\", \"reps\": %d, \"two_idle_cores_s\": %.3f, "
                "\"cpu_s\": %.3f, \"wall_s\": %.3f}\n",
                T, names[s], reps, median(idle[s], reps), median(cpu[s], reps),

@@ -266,9 +266,9 @@ static double list_price(const WorkList *l)
 
 /* Batch's schedule told with a clock per thread, from the steps a plan declares: a step's
    serial part runs on the caller's thread; while the second thread is still busy after it
-   (with the shown eigenvalues) the step's lanes run in turn, else at once, and a beside step
-   hands lane 0 to the second thread and runs lane 1 itself; a join waits for the second
-   thread. */
+   (with the shown eigenvalues) the caller runs lane 0 and lane 1 goes to whichever thread is
+   free first (claimed), else the lanes run at once, and a beside step hands lane 0 to the
+   second thread and runs lane 1 itself; a join waits for the second thread. */
 typedef struct {
     double caller, second;
 } Clocks;
@@ -281,7 +281,11 @@ static bool clock_step(void *context, const WorkStep *step)
     double a = list_price(&step->lane[0]), b = list_price(&step->lane[1]);
     t->caller += list_price(&step->serial);
     bool busy = t->second > t->caller;
-    if (busy) {
+    if (busy && t->second < t->caller + a) { /* the second thread claims lane 1 */
+        t->second += b;
+        t->caller += a;
+        t->caller = t->second > t->caller ? t->second : t->caller;
+    } else if (busy) { /* the caller, after lane 0 */
         t->caller += a + b;
     } else if (step->beside) {
         t->second = t->caller + a;
@@ -308,8 +312,8 @@ static double clocked(const Config *c)
 }
 
 /* The shown eigenvalues beside the deeper layers (COST_SPECTRA_BESIDE, batch's lanes): the
-   price is the two clocks' (the deeper layers of both networks in turn until dgeev ends, at
-   once after), wherever the layer is shown; shown last, nothing follows it and the price is
+   price is the two clocks' (the deeper layers' lanes claimed until dgeev ends, at once
+   after), wherever the layer is shown; shown last, nothing follows it and the price is
    the two lanes'; and the shown layer's after_layer comes dgeev's excess over dgesdd
    earlier than with two lanes, which wait for dgeev there. */
 static void test_spectra_beside_the_layers_priced(void **state)

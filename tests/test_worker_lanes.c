@@ -241,13 +241,67 @@ static void counting_start(void *lanes, void (*task)(int which, void *context), 
     Lanes_start(lanes, task, context);
 }
 
-/* Batch's schedule: run_pair, and the shown eigenvalues handed to the lane thread. */
+/* Batch's schedule: run_pair, the shown eigenvalues handed to the lane thread, and the
+   networks beside them claimed. */
 static Progress beside(Lanes *runner)
 {
     return (Progress){.run_pair = Lanes_run,
                       .start_second = counting_start,
                       .second_finished = Lanes_finished,
+                      .run_claimed = Lanes_run_claimed,
                       .pair_context = runner};
+}
+
+/* A task and its context, handed on. */
+typedef struct {
+    void (*task)(int which, void *context);
+    void *context;
+} Handed;
+
+/* Progress.start_second whose eigenvalues wait for a gate, so that they are still running
+   when the deeper layers ask, however fast the threads are: the first claimed pair opens it,
+   as does a join that waits (second_finished with `wait`). */
+static Handed held;
+static atomic_int beside_gate;
+
+static void gated_beside(int which, void *context)
+{
+    (void)context;
+    while (!atomic_load(&beside_gate))
+        usleep(1000);
+    held.task(which, held.context);
+}
+
+static void start_gated(void *lanes, void (*task)(int which, void *context), void *context)
+{
+    held = (Handed){task, context};
+    atomic_store(&beside_gate, 0);
+    Lanes_start(lanes, gated_beside, NULL);
+}
+
+static bool finished_gated(void *lanes, bool wait)
+{
+    if (wait)
+        atomic_store(&beside_gate, 1);
+    return Lanes_finished(lanes, wait);
+}
+
+/* Progress.run_claimed with the lanes swapped, as a claim may: the lane thread takes lane 0
+   (once the eigenvalues beside are done) and the caller lane 1. */
+static void swapped(int which, void *context)
+{
+    Handed *s = context;
+    s->task(1 - which, s->context);
+}
+
+static int claimed_pairs;
+static void claimed_swapped(void *lanes, void (*task)(int which, void *context), void *context)
+{
+    claimed_pairs++;
+    Handed s = {task, context};
+    atomic_store(&beside_gate, 1);
+    Lanes_finished(lanes, true);
+    Lanes_run(lanes, swapped, &s);
 }
 
 static void assert_same_spectra(const Result *a, const Result *b, int T)
@@ -294,6 +348,24 @@ static void test_spectra_beside_the_deeper_layers(void **state)
     assert_memory_equal(alone->counterpart.stable_rank, overlapped->counterpart.stable_rank, n);
     assert_memory_equal(alone->network.gradient_norm, overlapped->network.gradient_norm, n);
     assert_int_equal(overlapped->layers_done, c.depth);
+    /* Whichever thread runs a claimed network step, the same bits: each lane on the thread
+       the other would take.  The eigenvalues held until then, layer 2's networks are claimed
+       (its norms: computed ahead with layer 1's). */
+    Progress gated = lanes;
+    gated.start_second = start_gated;
+    gated.second_finished = finished_gated;
+    gated.run_claimed = claimed_swapped;
+    claimed_pairs = 0;
+    assert_int_equal(Model_run(&c, w, overlapped, &gated, err, sizeof err), 0);
+    assert_int_equal(claimed_pairs, 1);
+    assert_same_spectra(alone, overlapped, c.tokens);
+    assert_memory_equal(alone->network.stable_rank, overlapped->network.stable_rank, n);
+    assert_memory_equal(alone->counterpart.stable_rank, overlapped->counterpart.stable_rank, n);
+    assert_memory_equal(alone->network.gradient_norm, overlapped->network.gradient_norm, n);
+    assert_memory_equal(alone->counterpart.log10_norm, overlapped->counterpart.log10_norm, n);
+    assert_memory_equal(alone->network.token_similarity, overlapped->network.token_similarity, n);
+    assert_memory_equal(alone->network.entropy_zhai_bound, overlapped->network.entropy_zhai_bound,
+                        n);
     /* Every configuration of the lanes' test, and the shown layer anywhere. */
     for (int layer = 1; layer <= 4; layer++) {
         Config d = Config_default();
@@ -426,6 +498,103 @@ static void test_start_returns_before_the_task_ends(void **state)
     assert_true(Lanes_finished(NULL, false));
 }
 
+/* Lanes_run_claimed's pair: the caller claims lane 0 at once; lane 1 goes to the lane thread
+   when it is free before the caller is (first case), else to the caller (second: the lane
+   thread holds a handed task throughout).  Third, a stop while the lane thread holds its
+   claim: the caller's lane sees it and returns at once, and Lanes_run_claimed returns only
+   once the lane thread's claimed lane has ended.  The lanes wait for each other with a
+   bound (WAIT_BOUND spins of 1 ms), so that a wrong order fails instead of hanging. */
+enum { WAIT_BOUND = 10000 };
+
+typedef struct {
+    Gate *handed;            /* the task handed before the pair, released by lane 0 (or NULL) */
+    bool await_lane_1;       /* lane 0 waits for lane 1 to start */
+    atomic_int started[2];   /* each lane has begun */
+    atomic_int stop;         /* lane 0 asked the pair to stop */
+    atomic_int stopped_late; /* lane 1 saw the stop, then ran on a while */
+    long tid[2];
+    bool saw_lane_1; /* lane 0 saw lane 1 begin within the bound */
+} Claims;
+
+static bool await_flag(atomic_int *flag)
+{
+    for (int i = 0; i < WAIT_BOUND && !atomic_load(flag); i++)
+        usleep(1000);
+    return atomic_load(flag);
+}
+
+static void claimed_lane(int which, void *context)
+{
+    Claims *k = context;
+    k->tid[which] = thread_id();
+    atomic_store(&k->started[which], 1);
+    if (which == 0) {
+        if (k->handed)
+            atomic_store(&k->handed->release, 1);
+        if (k->await_lane_1)
+            k->saw_lane_1 = await_flag(&k->started[1]);
+        atomic_store(&k->stop, 1); /* a stop: lane 0 ends here */
+    } else if (k->await_lane_1) {
+        /* Lane 1 polls the stop like a network step, and takes a while to act on it. */
+        await_flag(&k->stop);
+        usleep(20000);
+        atomic_store(&k->stopped_late, 1);
+    }
+}
+
+static void claims_init(Claims *k, Gate *handed, bool await_lane_1)
+{
+    *k = (Claims){.handed = handed, .await_lane_1 = await_lane_1};
+    for (int n = 0; n < 2; n++)
+        atomic_init(&k->started[n], 0);
+    atomic_init(&k->stop, 0);
+    atomic_init(&k->stopped_late, 0);
+}
+
+static void test_pair_claimed_by_whichever_thread_is_free(void **state)
+{
+    (void)state;
+    Lanes *lanes = Lanes_new(NULL, NULL);
+    assert_non_null(lanes);
+    Record r = {{0, 0}, {0, 0}, 0};
+    Lanes_run(lanes, record, &r);
+    long lane_thread = r.tid[1];
+    /* The lane thread free: it claims lane 1 while the caller holds lane 0, and runs on
+       after the stop; the pair returns after it. */
+    Claims k;
+    claims_init(&k, NULL, true);
+    Lanes_run_claimed(lanes, claimed_lane, &k);
+    assert_true(k.saw_lane_1);
+    assert_true(k.tid[0] == thread_id() && k.tid[1] == lane_thread);
+    assert_true(atomic_load(&k.stopped_late));
+    /* The lane thread busy with a handed task until lane 0 releases it: lane 1 is claimed by
+       whichever thread is first, and both lanes run once. */
+    Gate g = {.which = 0, .tid = 0};
+    atomic_init(&g.release, 0);
+    Lanes_start(lanes, gated, &g);
+    claims_init(&k, &g, true);
+    Lanes_run_claimed(lanes, claimed_lane, &k);
+    assert_true(k.saw_lane_1 && k.tid[0] == thread_id() && k.tid[1] == lane_thread);
+    assert_true(atomic_load(&k.stopped_late));
+    assert_true(Lanes_finished(lanes, false));
+    assert_true(g.tid == lane_thread);
+    /* The lane thread busy throughout (its task is released after the pair): the caller
+       claims both lanes in turn. */
+    atomic_init(&g.release, 0);
+    Lanes_start(lanes, gated, &g);
+    claims_init(&k, NULL, false);
+    Lanes_run_claimed(lanes, claimed_lane, &k);
+    assert_true(k.tid[0] == thread_id() && k.tid[1] == thread_id());
+    assert_false(Lanes_finished(lanes, false));
+    atomic_store(&g.release, 1);
+    assert_true(Lanes_finished(lanes, true));
+    /* Without a thread, in turn on the caller's. */
+    claims_init(&k, NULL, false);
+    Lanes_run_claimed(NULL, claimed_lane, &k);
+    assert_true(k.tid[0] == thread_id() && k.tid[1] == thread_id());
+    Lanes_free(lanes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_spectra_beside_the_deeper_layers),
         cmocka_unit_test(test_stop_while_spectra_run_beside),
         cmocka_unit_test(test_start_returns_before_the_task_ends),
+        cmocka_unit_test(test_pair_claimed_by_whichever_thread_is_free),
     };
     return cmocka_run_group_tests_name("lanes", tests, NULL, NULL);
 }

@@ -37,8 +37,8 @@ CostRates Cost_calibrate(void);
 /* The threads a run gets from its Progress: the caller's alone; two lanes
    (run_pair: the two networks of a layer at once, the shown eigenvalues beside the shown
    singular values: the screen's); or two lanes whose second thread also takes the shown
-   eigenvalues beside the deeper layers (start_second: batch's), which run their networks in
-   turn on the caller's thread until dgeev ends. */
+   eigenvalues beside the deeper layers (start_second: batch's), whose networks go to
+   whichever thread is free first (run_claimed) until dgeev ends. */
 typedef enum { COST_ONE_LANE, COST_TWO_LANES, COST_SPECTRA_BESIDE } CostLanes;
 
 /* Seconds of one step of declared work (work.h): its serial part, then its two lanes (a

@@ -191,12 +191,20 @@ typedef struct {
        second thread and returns at once; second_finished says whether it is done, waiting
        for it first when `wait` is set.  Model_run then runs the shown layer's eigenvalues
        (dgeev, the longest call of a run) on the second thread beside the deeper layers,
-       whose two networks run in turn on the caller's thread until dgeev ends; without them,
+       whose two networks run in turn on the caller's thread until dgeev ends (or as
+       run_claimed says); without them,
        beside the singular values alone, so the spectra come with the shown layer's
        after_layer call (which a screen wants first) and the deeper layers wait for them.
        The values are the same bits either way. */
     void (*start_second)(void *pair_context, void (*task)(int which, void *context), void *context);
     bool (*second_finished)(void *pair_context, bool wait);
+    /* When set beside start_second: runs task(0, context) and task(1, context) as run_pair
+       does, but each on whichever thread claims it first, the second thread only once the
+       task start_second handed it ends.  Model_run then runs the deeper layers' two networks
+       (and two layers' query-key work) this way while the eigenvalues run beside, instead of
+       in turn on the caller's thread: the second thread takes a step as soon as dgeev ends,
+       where it would otherwise idle until the caller's next layer. */
+    void (*run_claimed)(void *pair_context, void (*task)(int which, void *context), void *context);
     /* When set, sees each head's attention matrix as a layer applies it (after gap removal,
        T×T row by row): network 0 (the run's) or 1 (its counterpart), layer from 1, head from
        0.  Model_run calls it for the layers it computes and measures (not those a kept run

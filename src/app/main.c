@@ -337,11 +337,13 @@ static int run_batch(const Options *o)
         goto done;
     if (parallel)
         lanes = Lanes_new(NULL, NULL);
-    /* The shown layer's eigenvalues run beside the deeper layers: nothing shows the spectra
-       before the document is written. */
+    /* The shown layer's eigenvalues run beside the deeper layers, whose networks the lane
+       thread claims once they end: nothing shows the spectra before the document is
+       written. */
     Progress two_lanes = {.run_pair = Lanes_run,
                           .start_second = Lanes_start,
                           .second_finished = Lanes_finished,
+                          .run_claimed = Lanes_run_claimed,
                           .pair_context = lanes};
     if (o->jsonl) {
         status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);

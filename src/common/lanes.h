@@ -2,7 +2,9 @@
  * thread runs lane 0 while the lane thread runs lane 1.  The thread is started once, by
  * Lanes_new, and reused by every run, so a run costs a hand-over, not a thread's creation.
  * Used by batch mode and by the screen's worker; batch also hands the lane thread work to run
- * beside the caller's (Progress.start_second: the shown layer's eigenvalues).
+ * beside the caller's (Progress.start_second: the shown layer's eigenvalues), and posts the
+ * pairs meanwhile for either thread to claim (Progress.run_claimed), so that the lane thread
+ * takes a network step as soon as those eigenvalues end.
  */
 #ifndef ATTNSCOPE_COMMON_LANES_H
 #define ATTNSCOPE_COMMON_LANES_H
@@ -30,6 +32,12 @@ void Lanes_run(void *lanes, void (*task)(int which, void *context), void *contex
    Lanes_start or Lanes_run, and before Lanes_free. */
 void Lanes_start(void *lanes, void (*task)(int which, void *context), void *context);
 bool Lanes_finished(void *lanes, bool wait);
+
+/* Progress.run_claimed: runs task(0, context) and task(1, context), each on whichever thread
+   claims it first: the caller's, which claims them in turn until none is left, or the lane
+   thread once it is free (of a task Lanes_start handed it, which may still run), and returns
+   when both are done.  Without the thread, both in turn here.  One caller at a time. */
+void Lanes_run_claimed(void *lanes, void (*task)(int which, void *context), void *context);
 
 /* Stops and joins the lane thread (which must be idle) and frees the object; NULL is
    accepted. */

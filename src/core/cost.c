@@ -187,13 +187,27 @@ double Cost_step(const WorkStep *step, CostRates rates, CostLanes lanes)
 }
 
 /* The seconds of a walk on the caller's thread, and of the work left beside it on the second
-   thread (COST_SPECTRA_BESIDE): while that runs when a step's serial part ends, the step's
-   lanes run in turn on the caller's thread (run.c looks at it there, layer by layer). */
+   thread (COST_SPECTRA_BESIDE): while that runs when a step's serial part ends (run.c looks at
+   it there, layer by layer), the step's lanes are claimed (Progress.run_claimed): the caller
+   takes lane 0, and lane 1 goes to the second thread if that is free before the caller is,
+   else to the caller after lane 0. */
 typedef struct {
     const CostRates *rates;
     CostLanes lanes;
     double seconds, beside;
 } Pricing;
+
+static void price_claimed(Pricing *p, const WorkStep *step)
+{
+    double a = list_seconds(&step->lane[0], p->rates), b = list_seconds(&step->lane[1], p->rates);
+    if (p->beside < a) {
+        p->seconds += fmax(a, p->beside + b);
+        p->beside = 0;
+    } else {
+        p->seconds += a + b;
+        p->beside = fmax(p->beside - (a + b), 0);
+    }
+}
 
 static bool price_step(void *context, const WorkStep *step)
 {
@@ -203,12 +217,14 @@ static bool price_step(void *context, const WorkStep *step)
         p->beside = 0;
     }
     double serial = list_seconds(&step->serial, p->rates);
+    p->seconds += serial;
     p->beside = fmax(p->beside - serial, 0);
-    bool turns = p->beside > 0;
-    double seconds = step_seconds(step, p->rates, turns ? COST_ONE_LANE : p->lanes) - serial;
-    p->seconds += serial + seconds;
-    p->beside = fmax(p->beside - seconds, 0);
-    if (p->lanes == COST_SPECTRA_BESIDE && step->beside && !turns)
+    if (p->beside > 0) {
+        price_claimed(p, step);
+        return true;
+    }
+    p->seconds += step_seconds(step, p->rates, p->lanes) - serial;
+    if (p->lanes == COST_SPECTRA_BESIDE && step->beside)
         p->beside = fmax(
             list_seconds(&step->lane[0], p->rates) - list_seconds(&step->lane[1], p->rates), 0);
     return true;

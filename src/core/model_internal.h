@@ -217,8 +217,9 @@ typedef struct {
        none): the main lane's shown head, first seed, as its layer step builds each A. */
     int product_layer;
     /* The shown spectra, and whether their eigenvalues run on the second thread beside the
-       layers (Progress.start_second): until shown_spectra_join ends that, both networks
-       of a layer run in turn on the caller's thread. */
+       layers (Progress.start_second): until shown_spectra_join ends that, a layer's two
+       lanes go to whichever thread is free first (Progress.run_claimed), or run in turn on
+       the caller's thread (layer_lanes). */
     ShownSpectra spectra;
     bool spectra_beside;
     int info[NETWORKS]; /* LAPACK status of each lane */
@@ -276,6 +277,10 @@ void kept_trim(Kept *k, size_t budget, Track *const own[NETWORKS]);
 /* ---- run.c ---- */
 /* task for both lanes: on the caller's two threads when it offers them, else in turn. */
 void both_lanes(const Progress *progress, void (*task)(int which, void *context), void *context);
+/* task for both lanes of a layer's step: both_lanes, or while the shown eigenvalues hold the
+   second thread, each lane on whichever thread is free first (Progress.run_claimed), else
+   both in turn on the caller's. */
+void layer_lanes(const Run *run, void (*task)(int which, void *context), void *context);
 /* Brings lane `which` to its track's token matrices at `layer` (from the nearest kept ones). */
 int lane_load(Run *run, int which, int layer);
 /* The same from X0, whatever is kept: the attention product needs every layer's matrices,

@@ -64,6 +64,21 @@ void both_lanes(const Progress *progress, void (*task)(int which, void *context)
     }
 }
 
+/* Either thread gives the same bits: a task uses its own lane's buffers and Linalg, none of
+   the thread's. */
+void layer_lanes(const Run *run, void (*task)(int which, void *context), void *context)
+{
+    const Progress *p = run->progress;
+    if (!run->spectra_beside) {
+        both_lanes(p, task, context);
+    } else if (p->run_claimed) { /* spectra beside: p offered start_second */
+        p->run_claimed(p->pair_context, task, context);
+    } else {
+        task(NETWORK_MAIN, context);
+        task(NETWORK_COUNTERPART, context);
+    }
+}
+
 /* The input X0 (Layer_input) into lane `which`, and the start of its frozen product. */
 static int input_tokens(Workspace *w, const Config *c, uint64_t seed, int which)
 {
@@ -210,12 +225,13 @@ static int run_layer(Run *run)
         memcpy(w->lane[NETWORK_COUNTERPART].step.attention, main_step->attention,
                sizeof(double) * c->tokens * c->tokens);
     }
-    /* While the shown eigenvalues hold the second thread, the two networks take turns; asked
-       here, after the layer's serial part, so that the answer is as late as it can be. */
+    /* While the shown eigenvalues hold the second thread, the networks are claimed
+       (layer_lanes); asked here, after the layer's serial part, so that the answer is as
+       late as it can be. */
     if ((info = shown_spectra_join(run, false)))
         return info;
-    if (run->active[0] && run->active[1] && !run->spectra_beside) {
-        both_lanes(run->progress, layer_task, run);
+    if (run->active[0] && run->active[1]) {
+        layer_lanes(run, layer_task, run);
     } else {
         for (int n = 0; n < NETWORKS; n++)
             if (run->active[n])
@@ -362,6 +378,16 @@ static int shown_from_kept(Run *run, Track *(*tracks)[NETWORKS], int seed_index,
     return info;
 }
 
+/* The result rewritten from the tracks after a layer or a seed, where a caller follows the
+   run (after_layer); without one nothing reads it before Model_run's last assemble, which
+   rewrites it whole (each assemble copies the shown layer's attention maps, ~1.5 ms at
+   T = 512). */
+static void assemble_followed(Run *run, Track *(*tracks)[NETWORKS], int seeds)
+{
+    if (run->progress && run->progress->after_layer)
+        assemble(run, tracks, seeds, false);
+}
+
 /* Keeps what the active lanes computed of `layer` in their tracks.  Returns 0 or -1. */
 static int keep_layer(Run *run, int layer)
 {
@@ -429,7 +455,7 @@ static int seed_layer(Run *run, Track *(*tracks)[NETWORKS], int seed_index, int 
             return info;
         *spectra = true;
     }
-    assemble(run, tracks, seed_index + 1, false);
+    assemble_followed(run, tracks, seed_index + 1);
     if (progress && progress->after_layer &&
         !progress->after_layer(progress->context, seed_index, layer, c->depth))
         *stopped = true;
@@ -482,7 +508,7 @@ static int run_seed(Run *run, Track *(*tracks)[NETWORKS], int seed_index, bool *
         return info;
     if ((info = seed_gradients(run, stopped)) || *stopped)
         return info;
-    assemble(run, tracks, seed_index + 1, false);
+    assemble_followed(run, tracks, seed_index + 1);
     return 0;
 }
 

@@ -277,8 +277,8 @@ QkState qk_state(const Run *run)
    run->qk_norm.  A layer that Entropy_qk_norms_ahead pairs with the next one does both
    layers', one on each lane (a single head's work does not split, and the networks' steps
    keep both lanes equally busy: only two layers' side by side halve their wall time); the
-   next layer then finds its own done.  Both lanes in turn while the shown eigenvalues hold
-   the second thread. */
+   next layer then finds its own done.  While the shown eigenvalues hold the second thread,
+   each lane goes to whichever thread is free first (layer_lanes). */
 int layer_qk_work(Run *run, QkState state)
 {
     const Config *c = run->config;
@@ -322,12 +322,7 @@ int layer_qk_work(Run *run, QkState state)
                           .product = qk_product_of(run, run->layer + 1, 1),
                           .lane = &w->lane[NETWORK_COUNTERPART],
                           .norm = run->qk_norm_ahead};
-    if (!run->spectra_beside) {
-        both_lanes(run->progress, qk_task, &q);
-    } else {
-        qk_task(NETWORK_MAIN, &q);
-        qk_task(NETWORK_COUNTERPART, &q);
-    }
+    layer_lanes(run, qk_task, &q);
     if (!q.lane[0].info && !q.lane[1].info)
         run->qk_ready = run->layer + 1;
     return q.lane[0].info ? q.lane[0].info : q.lane[1].info;

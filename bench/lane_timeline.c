@@ -1,0 +1,122 @@
+/* Where a core idles in batch's schedule, on the wall clock (issue 25, bench/README.md):
+ *
+ *     cc -std=c11 -O2 -D_DEFAULT_SOURCE -Iinclude -Isrc/common bench/lane_timeline.c \
+ *         src/common/lanes.c build/libattnscope_core.a -lgsl -lopenblas -llapacke -lm -pthread \
+ *         -o build/bench/lane_timeline
+ *     sleep 1; chrt -f 10 build/bench/lane_timeline T [in-turn]
+ *
+ * Runs Model_run once at T = d, L = 8, softmax, gap off, seed 1 (the floor's settings) with
+ * batch's Progress (Lanes_run, the shown eigenvalues beside the deeper layers, the lanes
+ * claimed meanwhile; with `in-turn`, without run_claimed, as before issue 25's claiming) and
+ * prints on stderr, in milliseconds from the run's start, when each pair starts, when each
+ * lane of it begins and ends on which thread, when the eigenvalues run beside and each time
+ * the run asks whether they are done.  overlap_clock adds the threads' CPU clocks up as two
+ * idle cores would run them; this shows what the real threads did, so run it where the
+ * other processes do not take its cores: under SCHED_FIFO (chrt), a second after any other
+ * real-time run, as the kernel gives real-time threads 0.95 s of each second. */
+#include "attnscope/config.h"
+#include "attnscope/linalg.h"
+#include "attnscope/model.h"
+#include "lanes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double started;
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * ((double)t.tv_sec + 1e-9 * (double)t.tv_nsec - started);
+}
+
+/* A task handed to the lanes, and what the timeline calls it. */
+typedef struct {
+    Lanes *lanes;
+    void (*task)(int which, void *context);
+    void *context;
+    const char *kind;
+} Timed;
+
+static void timed(int which, void *context)
+{
+    Timed *t = context;
+    double begun = now_ms();
+    t->task(which, t->context);
+    double ended = now_ms();
+    fprintf(stderr, "  %s lane %d: %.1f .. %.1f ms (%.1f)\n", t->kind, which, begun, ended,
+            ended - begun);
+}
+
+static Timed pair_timed, beside_timed;
+
+static void pair(void *context, void (*task)(int, void *), void *task_context)
+{
+    pair_timed = (Timed){context, task, task_context, "pair"};
+    fprintf(stderr, "pair at %.1f ms\n", now_ms());
+    Lanes_run(context, timed, &pair_timed);
+}
+
+static void claimed(void *context, void (*task)(int, void *), void *task_context)
+{
+    pair_timed = (Timed){context, task, task_context, "claimed"};
+    fprintf(stderr, "claimed pair at %.1f ms\n", now_ms());
+    Lanes_run_claimed(context, timed, &pair_timed);
+}
+
+static void start_second(void *context, void (*task)(int, void *), void *task_context)
+{
+    beside_timed = (Timed){context, task, task_context, "eigenvalues beside,"};
+    fprintf(stderr, "eigenvalues handed beside at %.1f ms\n", now_ms());
+    Lanes_start(context, timed, &beside_timed);
+}
+
+static bool second_finished(void *context, bool wait)
+{
+    bool finished = Lanes_finished(context, wait);
+    fprintf(stderr, "asked at %.1f ms%s: %s\n", now_ms(), wait ? " (waiting)" : "",
+            finished ? "done" : "running");
+    return finished;
+}
+
+int main(int argc, char **argv)
+{
+    int T = argc > 1 ? atoi(argv[1]) : 512;
+    bool in_turn = argc > 2 && strcmp(argv[2], "in-turn") == 0;
+    if (T < 2) {
+        fprintf(stderr, "usage: lane_timeline T [in-turn]\n");
+        return 2;
+    }
+    Linalg_set_blas_threads(1); /* as batch's lanes run */
+    Config c = Config_default();
+    c.tokens = c.width = T;
+    c.depth = 8;
+    c.attention = ATTENTION_SOFTMAX;
+    c.gap = GAP_OFF;
+    c.seed = 1;
+    Lanes *lanes = Lanes_new(NULL, NULL);
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    if (!lanes || !w || !r)
+        return 1;
+    Progress p = {.run_pair = pair,
+                  .start_second = start_second,
+                  .second_finished = second_finished,
+                  .run_claimed = in_turn ? NULL : claimed,
+                  .pair_context = lanes};
+    char err[256];
+    started = 0;
+    started = now_ms() / 1e3;
+    int status = Model_run(&c, w, r, &p, err, sizeof err);
+    if (status)
+        fprintf(stderr, "lane_timeline: %s\n", err);
+    else
+        fprintf(stderr, "end at %.1f ms\n", now_ms());
+    Result_free(r);
+    Workspace_free(w);
+    Lanes_free(lanes);
+    return status ? 1 : 0;
+}
