@@ -307,7 +307,10 @@ void layer_task(int which, void *context);
    the input and layer 2's are ahead (QK_DONE_BESIDE_INPUT). */
 /* Run.qk_ready's value while input_layer's work for layers 1 and 2 waits for layer 1. */
 enum { QK_READY_BESIDE_INPUT = -1 };
-enum { QK_IN_LOGITS, QK_IN_VALUES, QK_IN_ATTENTION, QK_IN_LANCZOS, QK_BORROWED };
+typedef enum { QK_IN_LOGITS, QK_IN_VALUES, QK_IN_ATTENTION, QK_IN_LANCZOS, QK_BORROWED } QkBorrowed;
+/* The lane's buffer behind each slot: the one table that workspace_plan grows and the norms'
+   layout cuts (a buffer borrowed more is a slot and a row here, and its pieces there). */
+double **qk_borrowed_buffer(Lane *lane, QkBorrowed slot);
 /* The doubles the norms of c's layers need in each (0 where no layer measures them). */
 void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED]);
 /* Where run->layer's query-key work stands: to do, done ahead (its W^Q and W^K the

@@ -35,43 +35,74 @@ static size_t larger(size_t a, size_t b)
     return a > b ? a : b;
 }
 
-/* Where a layer's norms take their scratch in the lane's buffers, which workspace_plan grows
-   where they are too small (qk_norms_scratch_doubles): block[0] in the logits', block[1] in
-   the values', square and lower in the attention's, values and lanczos in the Lanczos
-   scratch; the formed route's Gram matrix, factor and Lanczos scratch in the logits', values'
-   and Lanczos buffers instead.  The exact norm of a head whose formed bound failed overwrites
-   the formed route's scratch, spent by then.  The doubles each buffer needs into need[], and
-   with `lane`, s filled. */
+double **qk_borrowed_buffer(Lane *lane, QkBorrowed slot)
+{
+    double **const buffers[QK_BORROWED] = {[QK_IN_LOGITS] = &lane->step.logits,
+                                           [QK_IN_VALUES] = &lane->step.values,
+                                           [QK_IN_ATTENTION] = &lane->step.attention,
+                                           [QK_IN_LANCZOS] = &lane->lanczos};
+    return buffers[slot];
+}
+
+/* One piece of the norms' scratch: where it goes (a field of QkScratch), the borrowed buffer
+   it is cut from and its doubles. */
+typedef struct {
+    double **at;
+    QkBorrowed slot;
+    size_t doubles;
+} QkPiece;
+
+/* Cuts pieces[0..n) one after the other from the start of each slot's buffer in `lane` (NULL:
+   the sizes alone), and raises need[] to what each buffer must hold for them. */
+static void qk_carve(const QkPiece *pieces, int n, Lane *lane, size_t need[QK_BORROWED])
+{
+    size_t used[QK_BORROWED] = {0};
+    for (int i = 0; i < n; i++) {
+        QkBorrowed slot = pieces[i].slot;
+        *pieces[i].at = lane ? *qk_borrowed_buffer(lane, slot) + used[slot] : NULL;
+        used[slot] += pieces[i].doubles;
+    }
+    for (int i = 0; i < QK_BORROWED; i++)
+        need[i] = larger(need[i], used[i]);
+}
+
+/* Where a layer's norms take their scratch in the lane's buffers (qk_borrowed_buffer), which
+   workspace_plan grows where they are too small (qk_norms_scratch_doubles): the one list of
+   the pieces, from which both the pointers and the sizes follow.  The exact norms' pieces
+   (also where a proof fails) and, where the logits' formed M_h are bounded, the formed route's
+   Gram matrix, factor and Lanczos scratch, cut again from the start of the same buffers: the
+   exact norm of a head whose formed bound failed overwrites the formed route's scratch, spent
+   by then.  The doubles each buffer needs into need[], and with `lane`, s filled. */
 static void qk_scratch_layout(const Config *c, int layer, Lane *lane, QkScratch *s,
                               size_t need[QK_BORROWED])
 {
     size_t d = (size_t)c->width, dh = (size_t)Config_head_width(c);
-    size_t block = d * dh, square = dh * dh, small = Measure_lanczos_size((int)dh);
+    size_t block = d * dh, square = dh * dh;
     bool formed = qk_norms_from_formed(c, layer);
-    /* The exact norms' (also where a proof fails). */
-    need[QK_IN_LOGITS] = need[QK_IN_VALUES] = block;
-    need[QK_IN_ATTENTION] = square;
-    need[QK_IN_LANCZOS] = dh;
-    if (formed) {
-        need[QK_IN_LOGITS] = need[QK_IN_VALUES] = d * d;
-        need[QK_IN_LANCZOS] = larger(dh, Measure_lanczos_size((int)d));
-    } else if (!Entropy_qk_norm_exact(c)) { /* W^K_g's factor beside, and the proof's Lanczos */
-        need[QK_IN_ATTENTION] += square;
-        need[QK_IN_LANCZOS] += small;
-    }
-    if (!lane)
-        return;
-    LayerBuffers *step = &lane->step;
-    *s = (QkScratch){.block = {step->logits, step->values},
-                     .square = step->attention,
-                     .lower = step->attention + square,
-                     .values = lane->lanczos,
-                     .lanczos = lane->lanczos + dh};
-    if (formed) {
-        s->gram = step->logits;
-        s->factor = step->values;
-        s->gram_lanczos = lane->lanczos;
-    }
+    /* W^K_g's factor beside, and the proof's Lanczos: the factor route alone. */
+    bool factor = !formed && !Entropy_qk_norm_exact(c);
+    QkScratch unused;
+    if (!s)
+        s = &unused;
+    *s = (QkScratch){0};
+    const QkPiece exact[] = {
+        {&s->block[0], QK_IN_LOGITS, block},
+        {&s->block[1], QK_IN_VALUES, block},
+        {&s->square, QK_IN_ATTENTION, square},
+        {&s->lower, QK_IN_ATTENTION, factor ? square : 0},
+        {&s->values, QK_IN_LANCZOS, dh},
+        {&s->lanczos, QK_IN_LANCZOS, factor ? Measure_lanczos_size((int)dh) : 0},
+    };
+    const QkPiece from_formed[] = {
+        {&s->gram, QK_IN_LOGITS, d * d},
+        {&s->factor, QK_IN_VALUES, d * d},
+        {&s->gram_lanczos, QK_IN_LANCZOS, Measure_lanczos_size((int)d)},
+    };
+    for (int i = 0; i < QK_BORROWED; i++)
+        need[i] = 0;
+    qk_carve(exact, (int)(sizeof exact / sizeof exact[0]), lane, need);
+    if (formed)
+        qk_carve(from_formed, (int)(sizeof from_formed / sizeof from_formed[0]), lane, need);
 }
 
 void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED])
