@@ -265,8 +265,20 @@ static void qk_task(int which, void *context)
     mine->info = mine->layer ? layer_query_key(q->c, mine) : 0;
 }
 
+/* ---- The work done ahead, and its hand-over -------------------------------------------
+   Why ahead: a layer's query-key work is serial (one head's norm does not split across
+   lanes), while the networks' steps keep both lanes equally busy; done beside other work it
+   takes a lane that would otherwise wait: the next layer's beside this one's, one on each lane
+   (layer_qk_work, where Entropy_qk_norms_ahead pairs them: only two layers side by side halve
+   their wall time), and layers 1 and 2's beside X0 and the value chain (input_layer).
+   The hand-over: the work done ahead of its layer's turn is left in the ahead slots (the
+   workspace's ahead W^Q and W^K, its qk_product[1], the norms in run->qk_norm_ahead) and
+   run->qk_ready names its layer; beside the input, layer 1's is left in the layer's own slots
+   instead (QK_READY_BESIDE_INPUT, with layer 2's ahead).  qk_state says what run->layer finds
+   ready, and qk_take makes it the layer's own: nothing else reads or clears run->qk_ready. */
+
 /* The W^Q and W^K of `layer` into `into`, from the streams that layer's own draw would start
-   again: the same values, which the layer then takes (take_ahead) instead of drawing them a
+   again: the same values, which the layer then takes (qk_take) instead of drawing them a
    second time. */
 int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into)
 {
@@ -276,13 +288,19 @@ int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeigh
 
 /* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead
    buffers (all four the workspace's, of d² each). */
-void take_ahead(Workspace *w)
+static void swap_ahead_weights(Workspace *w)
 {
     double *query = w->weights.query, *key = w->weights.key;
     w->weights.query = w->ahead.query;
     w->weights.key = w->ahead.key;
     w->ahead.query = query;
     w->ahead.key = key;
+}
+
+void qk_beside_input_done(Run *run)
+{
+    swap_ahead_weights(run->w);
+    run->qk_ready = QK_READY_BESIDE_INPUT;
 }
 
 /* The M_h of `layer` where its logits take them (Layer_logits_through_qk_product): the
@@ -293,7 +311,7 @@ double *qk_product_of(Run *run, int layer, int which)
 }
 
 /* Work is done ahead only for the measured layers of the first seed (a replay or a later
-   seed measures no norms). */
+   seed measures no norms), so only they find it. */
 QkState qk_state(const Run *run)
 {
     if (!run->measure || !run->first_seed)
@@ -303,34 +321,34 @@ QkState qk_state(const Run *run)
     return run->qk_ready == run->layer ? QK_DONE_AHEAD : QK_TO_DO;
 }
 
+void qk_take(Run *run, QkState state)
+{
+    Workspace *w = run->w;
+    if (state == QK_DONE_BESIDE_INPUT) {
+        run->qk_ready = 2; /* layer 1's is in its own slots; layer 2's stays ahead */
+        return;
+    }
+    if (state != QK_DONE_AHEAD)
+        return;
+    run->qk_ready = 0;
+    swap_ahead_weights(w);
+    double *formed = w->qk_product[1];
+    w->qk_product[1] = w->qk_product[0];
+    w->qk_product[0] = formed;
+    memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)run->config->heads);
+}
+
 /* The query-key work of run->layer, once for both networks: its M_h where its logits take
    them, into run->weights.qk_product, and, where the entropies are measured, its norms into
    run->qk_norm.  A layer that Entropy_qk_norms_ahead pairs with the next one does both
-   layers', one on each lane (a single head's work does not split, and the networks' steps
-   keep both lanes equally busy: only two layers' side by side halve their wall time); the
-   next layer then finds its own done.  Both lanes in turn while the shown eigenvalues hold
-   the second thread. */
-int layer_qk_work(Run *run, QkState state)
+   layers', one on each lane, and leaves the next one's ahead.  Both lanes in turn while the
+   shown eigenvalues hold the second thread. */
+int layer_qk_work(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    if (state == QK_DONE_BESIDE_INPUT) {
-        run->qk_ready = 2; /* layer 2's stays ahead */
-        run->weights.qk_product = qk_product_of(run, 1, 0);
-        return 0;
-    }
-    if (state == QK_DONE_AHEAD) {
-        run->qk_ready = 0;
-        memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
-        double *formed = w->qk_product[1]; /* the layer's own, formed ahead */
-        w->qk_product[1] = w->qk_product[0];
-        w->qk_product[0] = formed;
-        run->weights.qk_product = qk_product_of(run, run->layer, 0);
-        return 0;
-    }
     /* Unmeasured (a replay, a later seed): the entropies, which the norms go with, are not. */
     bool norms = run->measure && run->first_seed;
-    run->weights.qk_product = qk_product_of(run, run->layer, 0);
     QkLanes q = {.c = c};
     q.lane[0] = (QkLayer){.layer = run->layer,
                           .query = run->weights.query,
