@@ -556,6 +556,8 @@ static void assert_estimate_and_heap_differ_by(const Config *with, const Config 
     assert_int_equal(Model_memory_estimate(with) - Model_memory_estimate(without), bytes);
     heap_held_by_run(with); /* once first: what the libraries set up for good on a first call */
     size_t held = heap_held_by_run(with), held_without = heap_held_by_run(without);
+    if (held == 0 && held_without == 0)
+        skip(); /* no count of the heap here (heap_count.h: ThreadSanitizer) */
     double slack = chunks * (4096.0 + 16) + sizeof(double) * 128.0 * with->tokens;
     assert_true(bytes > 2 * slack);
     assert_close((double)held - (double)held_without, (double)bytes, slack);
