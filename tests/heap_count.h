@@ -11,14 +11,27 @@
 #include <malloc.h>
 #include <stddef.h>
 
+/* GCC names the sanitizers by macros, clang by __has_feature. */
 #if defined(__SANITIZE_THREAD__)
+#define HEAP_COUNT_TSAN 1
+#elif defined(__SANITIZE_ADDRESS__)
+#define HEAP_COUNT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HEAP_COUNT_TSAN 1
+#elif __has_feature(address_sanitizer)
+#define HEAP_COUNT_ASAN 1
+#endif
+#endif
+
+#if defined(HEAP_COUNT_TSAN)
 /* ThreadSanitizer's count is of its size classes, up to a quarter above the bytes asked
    for: too coarse for the tests' slack, so none (the tests that read it skip). */
 static size_t heap_in_use(void)
 {
     return 0;
 }
-#elif defined(__SANITIZE_ADDRESS__)
+#elif defined(HEAP_COUNT_ASAN)
 /* AddressSanitizer's runtime's count of the bytes asked for (its header,
    sanitizer/allocator_interface.h, comes with clang). */
 size_t __sanitizer_get_current_allocated_bytes(void);
