@@ -9,6 +9,7 @@
 #include "attnscope/measure.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
+#include "heap_count.h"
 #include "model_fixture.h"
 
 #include <lapacke.h>
@@ -526,40 +527,77 @@ static void test_mlp_matches_the_reference(void **state)
     Result_free(r);
 }
 
+/* What a run of c holds once it is done (a fresh workspace's buffers and LAPACK's kept
+   workspaces, its result), from the heap's count. */
+static size_t heap_held_by_run(const Config *c)
+{
+    size_t before = heap_in_use();
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    char err[256];
+    assert_true(w && r);
+    if (Model_run(c, w, r, NULL, err, sizeof err))
+        fail_msg("Model_run: %s", err);
+    size_t held = heap_in_use() - before;
+    Result_free(r);
+    Workspace_free(w);
+    return held;
+}
+
+/* The memory estimates of `with` and `without` differ by exactly `bytes`, what the settings
+   that set them apart add to the buffers, and so do what their runs really hold, within a
+   derived slack: malloc's rounding of the `chunks` buffers that differ (a mapped chunk rounds
+   up to a 4096-byte page plus its 16-byte header, an arena chunk less), and LAPACK's kept
+   workspaces, which the estimate counts as 128·T doubles whatever the settings.  The slack is
+   below half of `bytes`, so that a buffer's growth missing, or counted twice, fails. */
+static void assert_estimate_and_heap_differ_by(const Config *with, const Config *without,
+                                               size_t bytes, int chunks)
+{
+    assert_int_equal(Model_memory_estimate(with) - Model_memory_estimate(without), bytes);
+    heap_held_by_run(with); /* once first: what the libraries set up for good on a first call */
+    size_t held = heap_held_by_run(with), held_without = heap_held_by_run(without);
+    if (held == 0 && held_without == 0)
+        skip(); /* no count of the heap here (heap_count.h: ThreadSanitizer) */
+    double slack = chunks * (4096.0 + 16) + sizeof(double) * 128.0 * with->tokens;
+    assert_true(bytes > 2 * slack);
+    assert_close((double)held - (double)held_without, (double)bytes, slack);
+}
+
 /* The memory estimate counts the MLP: its hidden layer on both lanes and its two weights. */
 static void test_memory_estimate_counts_the_mlp(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.heads = 2; /* no value cache for the gradients on either side */
-    size_t without = Model_memory_estimate(&c);
+    Config without = small(32, 48, 2);
+    without.heads = 2; /* no value cache for the gradients on either side */
+    Config c = without;
     c.mlp = MLP_GELU;
-    size_t td = (size_t)c.tokens * c.width, dd = (size_t)c.width * c.width;
-    assert_true(Model_memory_estimate(&c) - without >= sizeof(double) * 4 * (2 * td + 2 * dd));
+    size_t T = 32, d = 48, hidden = 4 * d;
+    assert_estimate_and_heap_differ_by(&c, &without, sizeof(double) * 2 * (T * hidden + hidden * d),
+                                       4);
 }
 
 /* The memory estimate counts the scratch of the heads' ‖M_h‖₂, which borrows each lane's
    logits', values' and attention's buffers (T², T·d and T² doubles) and its measures' Lanczos
    scratch between steps: at T = 16, d = 192 with four heads of two key heads (the factor
-   route: W^K_g's d×d_h transpose and d_h×d_h factor, the product and its Gram matrix), they
-   are far too small, so the plan grows them.  RoPE, where Zhai et al.'s bound is void,
-   measures no norm and needs none of it. */
+   route: W^K_g's d×d_h transpose and d×d_h product, two d_h×d_h squares, and the largest
+   singular value's d_h values beside the proof's Lanczos scratch of d_h), they are too small,
+   so the plan grows each to what the norms need, on both lanes.  RoPE, where Zhai et al.'s
+   bound is void, measures no norm and needs none of it. */
 static void test_memory_estimate_counts_the_qk_norms(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.tokens = 16;
-    c.width = 192;
+    Config c = small(16, 192, 2);
     c.heads = 4;
     c.kv_heads = 2;
-    c.depth = 2;
     Config rotated = c;
     rotated.rope = ROPE_HALF;
     size_t T = 16, d = 192, dh = 48;
-    size_t scratch = 2 * d * dh + 2 * dh * dh;
-    size_t borrowed = 2 * T * T + T * d + Measure_tokens_scratch_size((int)T, (int)d);
-    assert_true(Model_memory_estimate(&c) >=
-                Model_memory_estimate(&rotated) + sizeof(double) * 2 * (scratch - borrowed));
+    const size_t needed[] = {d * dh, d * dh, 2 * dh * dh, dh + Measure_lanczos_size((int)dh)};
+    const size_t own[] = {T * T, T * d, T * T, Measure_tokens_scratch_size((int)T, (int)d)};
+    size_t growth = 0;
+    for (int i = 0; i < 4; i++)
+        growth += needed[i] > own[i] ? needed[i] - own[i] : 0;
+    assert_estimate_and_heap_differ_by(&c, &rotated, sizeof(double) * 2 * growth, 8);
 }
 
 /* The benchmark's forward pass is the run's network: the same ‖X_L‖ for the full block. */

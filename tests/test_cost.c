@@ -492,8 +492,10 @@ static bool assert_declared_work(const Config *c, const char *what)
         fail_msg("%s: Gram flops run %.17g, declared %.17g + %d centred Gram matrices unplanned",
                  what, performed.gram_flops, declared.gram_flops,
                  r->measure_counts.centred_formed_unplanned);
-    /* The flat-spectrum route's Cholesky proofs, where the plan declares dsyevd (T×T each). */
-    double flat = r->measure_counts.flat_proofs, T = c->tokens;
+    /* The flat-spectrum route's Cholesky proofs (T×T each): those the run made in place of
+       the ones declared, which the spectrum decides (Work_flat_proofs_declared). */
+    double flat = r->measure_counts.flat_proofs - r->measure_counts.flat_proofs_declared;
+    double T = c->tokens;
     declared.calls[WORK_CHOLESKY] += flat;
     declared.size_cubed[WORK_CHOLESKY] += flat * T * T * T;
     for (size_t i = 0; i < sizeof DECOMPOSITIONS / sizeof DECOMPOSITIONS[0]; i++) {
@@ -713,7 +715,10 @@ static FlatMeasures flat_measures(const Result *r, int depth)
    the unplanned centred ones, plus the heads' norms (one head of d_h = d, whose logits go through
    the formed M = W^Q W^Kᵀ: M's d×d Gram matrix per layer), and proves ‖X'‖₂² by 2L − 1 Cholesky
    factorisations (X0's once) beside the norms' L, and the flat-spectrum route's proofs: one
-   per flat measure without the input bound's (flat_measures). */
+   per flat measure without the input bound's (flat_measures).  The plan declares that route
+   where the theory expects a flat spectrum, in place of dsyevd, which none of the measures
+   runs: a proof for X0's centred measure and one for the gap-removed network's last layer
+   (its earlier layers' take the next input's bound's proof, as X0's does). */
 static void test_one_gram_matrix_per_token_matrix(void **state)
 {
     (void)state;
@@ -737,6 +742,11 @@ static void test_one_gram_matrix_per_token_matrix(void **state)
     assert_int_equal(performed.calls[LINALG_CHOLESKY],
                      (2 * L - 1) + L + r->measure_counts.flat_proofs);
     assert_int_equal(performed.calls[LINALG_SINGULAR_VALUES], 1); /* the shown attention's alone */
+    WorkTotals declared = declared_work(&c);
+    assert_int_equal(performed.calls[LINALG_SYMMETRIC_EIGENVALUES], 0);
+    assert_true(declared.calls[WORK_SYMMETRIC] == 0);
+    assert_int_equal(r->measure_counts.flat_proofs_declared, 2);
+    assert_true(declared.calls[WORK_CHOLESKY] == (2 * L - 1) + L + 2);
     Result_free(r);
 }
 

@@ -121,7 +121,7 @@ typedef struct {
        not declare. */
     bool centred_formed_unplanned;
     /* out: the Cholesky factorisations of the flat-spectrum route (X's and the centred
-       measure's, 0 to 2), where the plan declares dsyevd. */
+       measure's, 0 to 2; the plan's expectation is Work_flat_proofs_declared). */
     int flat_proofs;
 } MeasureSharing;
 

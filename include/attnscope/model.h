@@ -126,9 +126,12 @@ typedef struct {
        centred_formed_unplanned): T²d flops each beyond the declared work (tests/test_cost.c
        adds them). */
     int centred_formed_unplanned;
-    /* The flat-spectrum route's Cholesky factorisations (MeasureSharing's flat_proofs): T³/3
-       each where the plan declares dsyevd (tests/test_cost.c adds them). */
+    /* The flat-spectrum route's Cholesky factorisations (MeasureSharing's flat_proofs), T³/3
+       each, and those the plan declared for the same measures (Work_flat_proofs_declared):
+       the spectrum decides at run time whether the route runs, so tests/test_cost.c takes
+       the declared ones from the plan's and adds the ones made. */
     int flat_proofs;
+    int flat_proofs_declared;
 } MeasureCounts;
 
 typedef struct {

@@ -88,6 +88,15 @@ bool Work_layer_one_beside_input(const Config *c);
    where it refuses with the tokens still resolved apart (0 < μ below its threshold) the run
    forms the Gram matrix the plan did not foresee.  The run and its plan both ask here. */
 bool Work_centred_downdate_expected(const Config *c, int layer);
+/* The flat-spectrum route's Cholesky proofs (T×T) the plan declares for the measures of a
+   network's X of layer `layer` (its gap mode `gap`), where they replace dsyevd: above
+   MEASURE_SVD_CHEAP, one for X0's centred measure and one for X's where the theory expects
+   its spectrum flat (X0, a network whose gap is removed), unless X's measure takes the proof
+   of the next layer's ‖X'‖₂² (`bound_shared`).  Whether the route runs is the spectrum's to
+   say (the top-eigenpair certificate may hold after all, or the route's bound miss dsyevd's
+   and dsyevd run): the run counts the proofs it made beside the ones declared here
+   (MeasureCounts), and the plan prices these.  The run and its plan both ask here. */
+int Work_flat_proofs_declared(const Config *c, Gap gap, int layer, bool bound_shared);
 void Work_matrix_draw(const Config *c, Matrix m, WorkList *out);
 void Work_query_key_draw(const Config *c, WorkList *out);
 

@@ -144,7 +144,8 @@ struct Workspace {
     Lane lane[NETWORKS];
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
     /* W^Q and W^K (d² each) of the layer drawn ahead for its qk work beside the layer below
-       (run_qk.c's draw_ahead), which that layer takes by swapping them with weights' own. */
+       (run_qk.c's draw_ahead), which that layer takes by swapping them with weights' own
+       (qk_take). */
     LayerWeights ahead;
     double *init_scratch; /* the factorised schemes' SVDs (Init_scratch_doubles) */
     double *shown_before_gap, *shown_applied; /* T×T, the shown layer of the main network */
@@ -224,13 +225,13 @@ typedef struct {
     bool spectra_beside;
     int info[NETWORKS]; /* LAPACK status of each lane */
     double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
-    /* The query-key work done ahead of its layer's turn (qk_state reads it): layer
-       qk_ready's (0: none) in the ahead slots (the workspace's ahead W^Q and W^K, its
-       qk_product[1], the norms in qk_norm_ahead), done by layer_qk_work beside the layer
-       below; or QK_READY_BESIDE_INPUT: input_layer did layer 1's, left in the layer's own
-       slots (weights, qk_product[0], qk_norm) with the attention both networks share, and
-       layer 2's in the ahead slots, which layer 1 hands on as qk_ready = 2.  A value of its
-       own, so that no later state of layer 1 can be read as it. */
+    /* The query-key work done ahead of its layer's turn (run_qk.c's hand-over: qk_state
+       reads it, qk_take clears it): layer qk_ready's (0: none) in the ahead slots (the
+       workspace's ahead W^Q and W^K, its qk_product[1], the norms in qk_norm_ahead), done by
+       layer_qk_work beside the layer below; or QK_READY_BESIDE_INPUT: input_layer did layer
+       1's, left in the layer's own slots (weights, qk_product[0], qk_norm) with the attention
+       both networks share, and layer 2's in the ahead slots, which layer 1 hands on as
+       qk_ready = 2.  A value of its own, so that no later state of layer 1 can be read as it. */
     double *qk_norm_ahead;
     int qk_ready;
     bool values_chained; /* value_chain has run for this seed's gradients */
@@ -292,9 +293,10 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
 
 /* ---- run_lane.c ---- */
 /* A layer's measures into its kept state, the token similarity relative to X0's, and what
-   the measure did (`share`, as Measure_tokens_sharing left it) into its counts. */
+   the measure did (`share`, as Measure_tokens_sharing left it) into its counts, beside the
+   flat-spectrum proofs its plan declared (Work_flat_proofs_declared). */
 void layer_state_record(LayerState *state, const Measures *m, const MeasureSharing *share,
-                        double log_similarity0);
+                        int flat_proofs_declared, double log_similarity0);
 /* sum += one, count by count (MeasureCounts). */
 void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one);
 /* both_lanes' task of run_layer: run->layer of network `which` where that lane is active and
@@ -312,22 +314,32 @@ void layer_task(int which, void *context);
    the input and layer 2's are ahead (QK_DONE_BESIDE_INPUT). */
 /* Run.qk_ready's value while input_layer's work for layers 1 and 2 waits for layer 1. */
 enum { QK_READY_BESIDE_INPUT = -1 };
-enum { QK_IN_LOGITS, QK_IN_VALUES, QK_IN_ATTENTION, QK_IN_LANCZOS, QK_BORROWED };
+typedef enum { QK_IN_LOGITS, QK_IN_VALUES, QK_IN_ATTENTION, QK_IN_LANCZOS, QK_BORROWED } QkBorrowed;
+/* The lane's buffer behind each slot: the one table that workspace_plan grows and the norms'
+   layout cuts (a buffer borrowed more is a slot and a row here, and its pieces there). */
+double **qk_borrowed_buffer(Lane *lane, QkBorrowed slot);
 /* The doubles the norms of c's layers need in each (0 where no layer measures them). */
 void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED]);
-/* Where run->layer's query-key work stands: to do, done ahead (its W^Q and W^K the
-   workspace's ahead ones, which take_ahead makes its own), or done beside the input (layer
-   1's, by input_layer: its W^Q and W^K already the workspace's own, its attention built). */
+/* The query-key work done ahead of its layer's turn, and its hand-over (run_qk.c says why it
+   is ahead): what run->layer finds ready (qk_state), which qk_take makes its own before its
+   weights are drawn.  To do; done ahead (its W^Q, W^K, M_h and norms in the ahead slots); or
+   done beside the input (layer 1's, by input_layer: in the layer's own slots, its attention
+   built). */
 typedef enum { QK_TO_DO, QK_DONE_AHEAD, QK_DONE_BESIDE_INPUT } QkState;
 QkState qk_state(const Run *run);
-/* The query-key work of run->layer (M_h, and its norms where measured), for both networks,
-   where `state` (qk_state's, before take_ahead) says it is to do; with the next layer's
-   beside it where Entropy_qk_norms_ahead pairs them.  Where it is done, the layer takes it. */
-int layer_qk_work(Run *run, QkState state);
+/* What `state` (qk_state's, not QK_TO_DO) says is ready becomes run->layer's: its W^Q and W^K
+   the workspace's own, its M_h qk_product[0], its norms run->qk_norm. */
+void qk_take(Run *run, QkState state);
+/* The query-key work of run->layer (M_h into run->weights.qk_product, and its norms where
+   measured), for both networks, where qk_state says it is to do; with the next layer's beside
+   it, left ahead, where Entropy_qk_norms_ahead pairs them. */
+int layer_qk_work(Run *run);
 /* The W^Q and W^K of `layer` into `into`, the values that layer's own draw would give. */
 int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into);
-/* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead ones. */
-void take_ahead(Workspace *w);
+/* input_layer's work for layers 1 and 2 is done (layer 1's W^Q and W^K drawn ahead, layer 2's
+   into the workspace's own after the value chain): they change places, so that layer 1's are
+   its own and layer 2's ahead, and layer 1 finds them (QK_DONE_BESIDE_INPUT). */
+void qk_beside_input_done(Run *run);
 /* The buffer for `layer`'s M_h where its logits take them (which: 0 its own, 1 ahead), or NULL. */
 double *qk_product_of(Run *run, int layer, int which);
 /* input_layer's work beside X0 (layer 1's M_1, norms and shared attention) and beside the

@@ -191,24 +191,26 @@ int lane_replay(Run *run, int which, int layer)
     return lane_load_from(run, which, layer, 0, LOAD_FROM_INPUT);
 }
 
-/* Draws the weights of run->layer and computes it on the active lanes.  A layer drawn ahead
-   takes its W^Q and W^K from draw_ahead (a paired layer's attention draw is those two alone:
-   Entropy_zhai_void excludes sinks and markov), so the plan prices them once. */
+/* Draws the weights of run->layer and computes it on the active lanes.  A layer whose
+   query-key work was done ahead (qk_state) takes it, W^Q and W^K with it (a paired layer's
+   attention draw is those two alone: Entropy_zhai_void excludes sinks and markov), so the plan
+   prices them once. */
 static int run_layer(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
     QkState qk = qk_state(run);
     unsigned parts = LAYER_DRAW_ALL;
-    if (qk == QK_DONE_AHEAD)
-        take_ahead(w);
-    if (qk != QK_TO_DO)
+    if (qk != QK_TO_DO) {
+        qk_take(run, qk);
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
+    }
     run->weights = w->weights;
+    run->weights.qk_product = qk_product_of(run, run->layer, 0);
     int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
-    if (!info)
-        info = layer_qk_work(run, qk);
+    if (!info && qk == QK_TO_DO)
+        info = layer_qk_work(run);
     if (info)
         return info;
     bool built = qk == QK_DONE_BESIDE_INPUT; /* layer 1's shared attention too */
@@ -309,10 +311,8 @@ static int input_layer(Run *run)
         input_task(NETWORK_MAIN, &tasks);
     if (tasks.info || tasks.chain_info)
         return tasks.info ? tasks.info : tasks.chain_info;
-    if (tasks.layer_one) { /* layer 1's W^Q, W^K the workspace's; layer 2's ahead */
-        take_ahead(w);
-        run->qk_ready = QK_READY_BESIDE_INPUT;
-    }
+    if (tasks.layer_one)
+        qk_beside_input_done(run);
     const Measures m0 = tasks.m0;
     size_t td = (size_t)c->tokens * c->width;
     memcpy(w->lane[NETWORK_COUNTERPART].step.x, main_lane->step.x, sizeof(double) * td);
@@ -325,7 +325,9 @@ static int input_layer(Run *run)
         run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
         if (t->layers >= 0)
             continue;
-        layer_state_record(&t->state[0], &m0, &tasks.share, m0.log_similarity);
+        layer_state_record(&t->state[0], &m0, &tasks.share,
+                           Work_flat_proofs_declared(c, GAP_OFF, 0, tasks.bounding),
+                           m0.log_similarity);
         t->state[0].net = run->nets[n];
         t->layers = 0;
     }

@@ -35,43 +35,74 @@ static size_t larger(size_t a, size_t b)
     return a > b ? a : b;
 }
 
-/* Where a layer's norms take their scratch in the lane's buffers, which workspace_plan grows
-   where they are too small (qk_norms_scratch_doubles): block[0] in the logits', block[1] in
-   the values', square and lower in the attention's, values and lanczos in the Lanczos
-   scratch; the formed route's Gram matrix, factor and Lanczos scratch in the logits', values'
-   and Lanczos buffers instead.  The exact norm of a head whose formed bound failed overwrites
-   the formed route's scratch, spent by then.  The doubles each buffer needs into need[], and
-   with `lane`, s filled. */
+double **qk_borrowed_buffer(Lane *lane, QkBorrowed slot)
+{
+    double **const buffers[QK_BORROWED] = {[QK_IN_LOGITS] = &lane->step.logits,
+                                           [QK_IN_VALUES] = &lane->step.values,
+                                           [QK_IN_ATTENTION] = &lane->step.attention,
+                                           [QK_IN_LANCZOS] = &lane->lanczos};
+    return buffers[slot];
+}
+
+/* One piece of the norms' scratch: where it goes (a field of QkScratch), the borrowed buffer
+   it is cut from and its doubles. */
+typedef struct {
+    double **at;
+    QkBorrowed slot;
+    size_t doubles;
+} QkPiece;
+
+/* Cuts pieces[0..n) one after the other from the start of each slot's buffer in `lane` (NULL:
+   the sizes alone), and raises need[] to what each buffer must hold for them. */
+static void qk_carve(const QkPiece *pieces, int n, Lane *lane, size_t need[QK_BORROWED])
+{
+    size_t used[QK_BORROWED] = {0};
+    for (int i = 0; i < n; i++) {
+        QkBorrowed slot = pieces[i].slot;
+        *pieces[i].at = lane ? *qk_borrowed_buffer(lane, slot) + used[slot] : NULL;
+        used[slot] += pieces[i].doubles;
+    }
+    for (int i = 0; i < QK_BORROWED; i++)
+        need[i] = larger(need[i], used[i]);
+}
+
+/* Where a layer's norms take their scratch in the lane's buffers (qk_borrowed_buffer), which
+   workspace_plan grows where they are too small (qk_norms_scratch_doubles): the one list of
+   the pieces, from which both the pointers and the sizes follow.  The exact norms' pieces
+   (also where a proof fails) and, where the logits' formed M_h are bounded, the formed route's
+   Gram matrix, factor and Lanczos scratch, cut again from the start of the same buffers: the
+   exact norm of a head whose formed bound failed overwrites the formed route's scratch, spent
+   by then.  The doubles each buffer needs into need[], and with `lane`, s filled. */
 static void qk_scratch_layout(const Config *c, int layer, Lane *lane, QkScratch *s,
                               size_t need[QK_BORROWED])
 {
     size_t d = (size_t)c->width, dh = (size_t)Config_head_width(c);
-    size_t block = d * dh, square = dh * dh, small = Measure_lanczos_size((int)dh);
+    size_t block = d * dh, square = dh * dh;
     bool formed = qk_norms_from_formed(c, layer);
-    /* The exact norms' (also where a proof fails). */
-    need[QK_IN_LOGITS] = need[QK_IN_VALUES] = block;
-    need[QK_IN_ATTENTION] = square;
-    need[QK_IN_LANCZOS] = dh;
-    if (formed) {
-        need[QK_IN_LOGITS] = need[QK_IN_VALUES] = d * d;
-        need[QK_IN_LANCZOS] = larger(dh, Measure_lanczos_size((int)d));
-    } else if (!Entropy_qk_norm_exact(c)) { /* W^K_g's factor beside, and the proof's Lanczos */
-        need[QK_IN_ATTENTION] += square;
-        need[QK_IN_LANCZOS] += small;
-    }
-    if (!lane)
-        return;
-    LayerBuffers *step = &lane->step;
-    *s = (QkScratch){.block = {step->logits, step->values},
-                     .square = step->attention,
-                     .lower = step->attention + square,
-                     .values = lane->lanczos,
-                     .lanczos = lane->lanczos + dh};
-    if (formed) {
-        s->gram = step->logits;
-        s->factor = step->values;
-        s->gram_lanczos = lane->lanczos;
-    }
+    /* W^K_g's factor beside, and the proof's Lanczos: the factor route alone. */
+    bool factor = !formed && !Entropy_qk_norm_exact(c);
+    QkScratch unused;
+    if (!s)
+        s = &unused;
+    *s = (QkScratch){0};
+    const QkPiece exact[] = {
+        {&s->block[0], QK_IN_LOGITS, block},
+        {&s->block[1], QK_IN_VALUES, block},
+        {&s->square, QK_IN_ATTENTION, square},
+        {&s->lower, QK_IN_ATTENTION, factor ? square : 0},
+        {&s->values, QK_IN_LANCZOS, dh},
+        {&s->lanczos, QK_IN_LANCZOS, factor ? Measure_lanczos_size((int)dh) : 0},
+    };
+    const QkPiece from_formed[] = {
+        {&s->gram, QK_IN_LOGITS, d * d},
+        {&s->factor, QK_IN_VALUES, d * d},
+        {&s->gram_lanczos, QK_IN_LANCZOS, Measure_lanczos_size((int)d)},
+    };
+    for (int i = 0; i < QK_BORROWED; i++)
+        need[i] = 0;
+    qk_carve(exact, (int)(sizeof exact / sizeof exact[0]), lane, need);
+    if (formed)
+        qk_carve(from_formed, (int)(sizeof from_formed / sizeof from_formed[0]), lane, need);
 }
 
 void qk_norms_scratch_doubles(const Config *c, size_t need[QK_BORROWED])
@@ -234,8 +265,20 @@ static void qk_task(int which, void *context)
     mine->info = mine->layer ? layer_query_key(q->c, mine) : 0;
 }
 
+/* ---- The work done ahead, and its hand-over -------------------------------------------
+   Why ahead: a layer's query-key work is serial (one head's norm does not split across
+   lanes), while the networks' steps keep both lanes equally busy; done beside other work it
+   takes a lane that would otherwise wait: the next layer's beside this one's, one on each lane
+   (layer_qk_work, where Entropy_qk_norms_ahead pairs them: only two layers side by side halve
+   their wall time), and layers 1 and 2's beside X0 and the value chain (input_layer).
+   The hand-over: the work done ahead of its layer's turn is left in the ahead slots (the
+   workspace's ahead W^Q and W^K, its qk_product[1], the norms in run->qk_norm_ahead) and
+   run->qk_ready names its layer; beside the input, layer 1's is left in the layer's own slots
+   instead (QK_READY_BESIDE_INPUT, with layer 2's ahead).  qk_state says what run->layer finds
+   ready, and qk_take makes it the layer's own: nothing else reads or clears run->qk_ready. */
+
 /* The W^Q and W^K of `layer` into `into`, from the streams that layer's own draw would start
-   again: the same values, which the layer then takes (take_ahead) instead of drawing them a
+   again: the same values, which the layer then takes (qk_take) instead of drawing them a
    second time. */
 int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into)
 {
@@ -245,13 +288,19 @@ int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeigh
 
 /* The workspace's W^Q and W^K become those drawn ahead, and the spent ones the ahead
    buffers (all four the workspace's, of d² each). */
-void take_ahead(Workspace *w)
+static void swap_ahead_weights(Workspace *w)
 {
     double *query = w->weights.query, *key = w->weights.key;
     w->weights.query = w->ahead.query;
     w->weights.key = w->ahead.key;
     w->ahead.query = query;
     w->ahead.key = key;
+}
+
+void qk_beside_input_done(Run *run)
+{
+    swap_ahead_weights(run->w);
+    run->qk_ready = QK_READY_BESIDE_INPUT;
 }
 
 /* The M_h of `layer` where its logits take them (Layer_logits_through_qk_product): the
@@ -262,7 +311,7 @@ double *qk_product_of(Run *run, int layer, int which)
 }
 
 /* Work is done ahead only for the measured layers of the first seed (a replay or a later
-   seed measures no norms). */
+   seed measures no norms), so only they find it. */
 QkState qk_state(const Run *run)
 {
     if (!run->measure || !run->first_seed)
@@ -272,34 +321,36 @@ QkState qk_state(const Run *run)
     return run->qk_ready == run->layer ? QK_DONE_AHEAD : QK_TO_DO;
 }
 
+void qk_take(Run *run, QkState state)
+{
+    Workspace *w = run->w;
+    if (state == QK_DONE_BESIDE_INPUT) {
+        run->qk_ready = 2; /* layer 1's is in its own slots; layer 2's stays ahead */
+        return;
+    }
+    if (state != QK_DONE_AHEAD)
+        return;
+    run->qk_ready = 0;
+    swap_ahead_weights(w);
+    double *formed = w->qk_product[1];
+    w->qk_product[1] = w->qk_product[0];
+    w->qk_product[0] = formed;
+    memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)run->config->heads);
+}
+
 /* The query-key work of run->layer, once for both networks: its M_h where its logits take
    them, into run->weights.qk_product, and, where the entropies are measured, its norms into
    run->qk_norm.  A layer that Entropy_qk_norms_ahead pairs with the next one does both
    layers', one on each lane (a single head's work does not split, and the networks' steps
-   keep both lanes equally busy: only two layers' side by side halve their wall time); the
-   next layer then finds its own done.  While the shown eigenvalues hold the second thread,
-   each lane goes to whichever thread is free first (layer_lanes). */
-int layer_qk_work(Run *run, QkState state)
+   keep both lanes equally busy: only two layers' side by side halve their wall time), and
+   leaves the next one's ahead.  While the shown eigenvalues hold the second thread, each lane
+   goes to whichever thread is free first (layer_lanes). */
+int layer_qk_work(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    if (state == QK_DONE_BESIDE_INPUT) {
-        run->qk_ready = 2; /* layer 2's stays ahead */
-        run->weights.qk_product = qk_product_of(run, 1, 0);
-        return 0;
-    }
-    if (state == QK_DONE_AHEAD) {
-        run->qk_ready = 0;
-        memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)c->heads);
-        double *formed = w->qk_product[1]; /* the layer's own, formed ahead */
-        w->qk_product[1] = w->qk_product[0];
-        w->qk_product[0] = formed;
-        run->weights.qk_product = qk_product_of(run, run->layer, 0);
-        return 0;
-    }
     /* Unmeasured (a replay, a later seed): the entropies, which the norms go with, are not. */
     bool norms = run->measure && run->first_seed;
-    run->weights.qk_product = qk_product_of(run, run->layer, 0);
     QkLanes q = {.c = c};
     q.lane[0] = (QkLayer){.layer = run->layer,
                           .query = run->weights.query,

@@ -183,14 +183,41 @@ bool Work_centred_downdate_expected(const Config *c, int layer)
     return !Measure_svd_cheap(c->tokens, c->width) && (layer == 0 || c->input != INPUT_EMBEDDING);
 }
 
+int Work_flat_proofs_declared(const Config *c, Gap gap, int layer, bool bound_shared)
+{
+    if (Measure_svd_cheap(c->tokens, c->width))
+        return 0;
+    return (layer == 0) + (spread_expected(c, gap, layer) && !bound_shared);
+}
+
+/* Where the theory expects a flat spectrum (X0's X and centred measures, spread_expected's),
+   all the Gram matrix's eigenvalues below the gate (dsyevd), and above it the flat-spectrum
+   route that runs there instead: Lanczos (the measure's passes) and the Cholesky proofs of
+   Work_flat_proofs_declared. */
+static void flat_measures(const Config *c, Gap gap, int layer, bool bound_shared, WorkList *out)
+{
+    double T = c->tokens;
+    int flat = (layer == 0) + spread_expected(c, gap, layer);
+    if (Measure_svd_cheap(c->tokens, c->width)) {
+        if (flat)
+            add(out, WORK_SYMMETRIC, T, T, 0, flat);
+        return;
+    }
+    int proofs = Work_flat_proofs_declared(c, gap, layer, bound_shared);
+    if (proofs)
+        add(out, WORK_CHOLESKY, T, T, 0, proofs);
+}
+
 /* The stable rank and the other measures of X (Measure_tokens): the Gram matrix, then the
-   route the theory expects: all its eigenvalues at X0 (all equal: the top eigenpair is not
-   certified) and while a network keeps its rank, X itself once a collapsing network's
-   sr − 1 is below the Gram route's floor (T^(1 − 2ℓ)), the top eigenpair otherwise.  X itself
-   is its singular values while they are cheap, else the deflated route: two power steps,
-   both sides projected twice, a scaling pass (and a transposed copy when T > d), the Gram
-   matrix of the smaller side and its norm. */
-static void measure(const Config *c, Gap gap, int layer, WorkList *out)
+   route the theory expects: a flat spectrum's at X0 (all eigenvalues equal: the top eigenpair
+   is not certified) and while a network keeps its rank (flat_measures), X itself once a
+   collapsing network's sr − 1 is below the Gram route's floor (T^(1 − 2ℓ)), the top eigenpair
+   otherwise.  X itself is its singular values while they are cheap, else the deflated route:
+   two power steps, both sides projected twice, a scaling pass (and a transposed copy when
+   T > d), the Gram matrix of the smaller side and its norm.  bound_shared: the measure's
+   Gram matrix bounds the next layer's ‖X'‖₂² (measured_input_bound), whose proof the flat
+   route takes. */
+static void measure(const Config *c, Gap gap, int layer, bool bound_shared, WorkList *out)
 {
     double T = c->tokens, d = c->width;
     passes(out, 4 * T * d + LANCZOS_PASSES * T * T);
@@ -204,14 +231,12 @@ static void measure(const Config *c, Gap gap, int layer, WorkList *out)
         passes(out, 3 * T * d + LANCZOS_PASSES * T * T);
         add(out, WORK_GRAM, T, T, d, 1);
     }
-    if (layer == 0)
-        add(out, WORK_SYMMETRIC, T, T, 0, 1);
+    flat_measures(c, gap, layer, bound_shared, out);
     bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
                      (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
                       c->attention == ATTENTION_UNIFORM);
-    if (spread_expected(c, gap, layer))
-        add(out, WORK_SYMMETRIC, T, T, 0, 1);
-    else if (collapses && (1.0 - 2.0 * layer) * log10(T) < log10(MEASURE_GRAM_FLOOR)) {
+    if (!spread_expected(c, gap, layer) && collapses &&
+        (1.0 - 2.0 * layer) * log10(T) < log10(MEASURE_GRAM_FLOOR)) {
         if (Measure_svd_cheap(c->tokens, c->width)) {
             add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
             return;
@@ -324,9 +349,10 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
        layers): a log per entry the mask allows, at most T². */
     if (how.measured && how.first_seed && Entropy_defined(c->attention))
         add(out, WORK_BUILD_EXP, (double)c->tokens * c->tokens, 0, 0, c->heads);
+    bool bounding = how.first_seed && Entropy_input_norm_measured(c, layer + 1);
     if (how.measured)
-        measure(c, gap, layer, out);
-    if (how.measured && how.first_seed && Entropy_input_norm_measured(c, layer + 1))
+        measure(c, gap, layer, bounding, out);
+    if (how.measured && bounding)
         measured_input_bound(c, out);
     if (how.measured && how.first_seed && Entropy_defined(c->attention))
         input_norms(c, layer, how.below_measured, out);
@@ -557,8 +583,9 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
         WorkStep step = {0};
         WorkList *x0 = walk.values_chained ? &step.lane[0] : &step.serial;
         Layer_declare_input(c, x0);
-        measure(c, GAP_OFF, 0, x0);
-        if (walk.first && Entropy_input_norm_measured(c, 1))
+        bool bounding = walk.first && Entropy_input_norm_measured(c, 1);
+        measure(c, GAP_OFF, 0, bounding, x0);
+        if (bounding)
             measured_input_bound(c, x0);
         passes(&step.serial, 2.0 * c->tokens * c->width);
         if (walk.values_chained)

@@ -19,6 +19,14 @@ typedef struct {
     size_t n;
 } BufferPlan;
 
+/* The buffer `buf` of plan[0..n) holds at least `doubles`. */
+static void plan_grow(BufferPlan *plan, int n, double **buf, size_t doubles)
+{
+    for (int i = 0; i < n; i++)
+        if (plan[i].buf == buf && plan[i].n < doubles)
+            plan[i].n = doubles;
+}
+
 /* The plan for c's sizes; c NULL lists the buffers only (sizes 0), for their release. */
 static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPACE_BUFFERS])
 {
@@ -33,18 +41,14 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         /* The counterpart's gap mode is off or center, which need no scratch. */
         LayerBuffer step[LAYER_BUFFERS];
         Layer_buffers(c, &lane->step, l == NETWORK_MAIN, step);
-        for (int i = 0; i < LAYER_BUFFERS; i++) {
-            size_t borrowed = step[i].buffer == &lane->step.logits      ? qk[QK_IN_LOGITS]
-                              : step[i].buffer == &lane->step.values    ? qk[QK_IN_VALUES]
-                              : step[i].buffer == &lane->step.attention ? qk[QK_IN_ATTENTION]
-                                                                        : 0;
-            plan[n++] = (BufferPlan){step[i].buffer,
-                                     step[i].doubles > borrowed ? step[i].doubles : borrowed};
-        }
+        int first = n;
+        for (int i = 0; i < LAYER_BUFFERS; i++)
+            plan[n++] = (BufferPlan){step[i].buffer, step[i].doubles};
         plan[n++] = (BufferPlan){&lane->frozen, td};
-        size_t lanczos = Measure_tokens_scratch_size(T, d);
-        plan[n++] =
-            (BufferPlan){&lane->lanczos, lanczos > qk[QK_IN_LANCZOS] ? lanczos : qk[QK_IN_LANCZOS]};
+        plan[n++] = (BufferPlan){&lane->lanczos, Measure_tokens_scratch_size(T, d)};
+        for (int slot = 0; slot < QK_BORROWED; slot++)
+            plan_grow(plan + first, n - first, qk_borrowed_buffer(lane, (QkBorrowed)slot),
+                      qk[slot]);
     }
     LayerWeights *weights = &w->weights;
     const BufferPlan shared[] = {
