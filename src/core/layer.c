@@ -568,12 +568,19 @@ static void activate(const Config *c, LayerBuffers *b, size_t n)
         Block_activate(c->mlp, b->hidden, n);
 }
 
-/* y ← keep·y + branch·x over n entries: a pass. */
+/* y ← keep·y + branch·x over n entries: a pass.  With keep = 0, y is not read, as BLAS reads
+   no C where β = 0: it may be a buffer that holds nothing yet (`branch`, into which F goes
+   alone), where 0·NaN would be NaN. */
 static void residual_sum(LayerBuffers *b, double keep, double branch, double *y, const double *x,
                          size_t n)
 {
     if (b->declared) {
         declare(b, WORK_PASSES, (double)n, 0, 0);
+        return;
+    }
+    if (keep == 0) {
+        for (size_t i = 0; i < n; i++)
+            y[i] = branch * x[i];
         return;
     }
     for (size_t i = 0; i < n; i++)
