@@ -188,6 +188,16 @@ bool Layer_weights_fit(const Config *c, char *why, size_t size)
         snprintf(why, size, "the token ids of %s fix T = %d", token_ids_name, token_count);
         return false;
     }
+    /* With the source's table read at fixed ids, no stream of the seed is drawn from (§1.6):
+       every seed would run the same network on the same input, and its spread be 0. */
+    if (token_ids && weight_source && weight_source->embed && c->seeds > 1) {
+        snprintf(why, size,
+                 "--seeds %d: every seed would run the same network on the same input, since "
+                 "neither its weights nor its input (the token ids of %s in %s) are drawn from "
+                 "the seed: accepted 1",
+                 c->seeds, token_ids_name, weight_source->table);
+        return false;
+    }
     return !weight_source || !weight_source->fits ||
            weight_source->fits(weight_source->context, c, why, size);
 }
