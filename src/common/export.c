@@ -595,9 +595,17 @@ static void resolved_once_made(const char *path, char out[PATH_SIZE])
         size_t n = strlen(head);
         while (n > 1 && head[n - 1] == '/')
             head[--n] = '\0';
-        char *slash = strrchr(head, '/'), joined[PATH_SIZE];
-        snprintf(joined, sizeof joined, "%s/%s", slash ? slash + 1 : head, tail);
-        snprintf(tail, sizeof tail, "%s", joined);
+        char *slash = strrchr(head, '/');
+        const char *name = slash ? slash + 1 : head;
+        size_t length = strlen(name), below = strlen(tail);
+        if (length + 1 + below >= sizeof tail) { /* never: tail holds no more than path did */
+            snprintf(resolved, sizeof resolved, "%s", path);
+            tail[0] = '\0';
+            break;
+        }
+        memmove(tail + length + 1, tail, below + 1); /* tail ← name/tail */
+        memcpy(tail, name, length);
+        tail[length] = '/';
         if (!slash)
             snprintf(head, sizeof head, ".");
         else
