@@ -518,6 +518,20 @@ static int settle_input(Options *o, const Checkpoint *k, const TokenIds *ids, ch
     return 0;
 }
 
+/* --seeds above 1 with a checkpoint: what the seeds still vary, said, since the weights are
+   the checkpoint's whatever the seed (where the input is fixed too, Layer_weights_fit has
+   refused the seeds). */
+static void warn_seeds_vary_input(const Config *c)
+{
+    char input[256];
+    if (!Layer_input_source(c, input, sizeof input))
+        snprintf(input, sizeof input, "the %s input", INPUT_NAMES.names[c->input]);
+    fprintf(stderr,
+            "attnscope: warning: --seeds %d with --weights: every seed runs the checkpoint's "
+            "weights, so the seeds vary the input alone (%s)\n",
+            c->seeds, input);
+}
+
 /* --weights: the checkpoint opened for o's settings becomes the layers' weight source, and
    its table the input's.  0 (*checkpoint open or NULL), or 2 when either fails. */
 static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
@@ -539,6 +553,8 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
         fprintf(stderr, "attnscope: %s\n", err);
         return 2;
     }
+    if (*checkpoint && o->config.seeds > 1)
+        warn_seeds_vary_input(&o->config);
     return 0;
 }
 

@@ -3,7 +3,8 @@
 # table read at the ids of --token-ids make every seed the same network on the same input, an
 # ensemble of copies whose spread is 0.  Refused (exit 2, nothing on stdout, saying why), from
 # the command line and from a preset alike; accepted where the seed still draws the ids (no
-# --token-ids) or the table (no checkpoint), where the seeds then differ.
+# --token-ids) or the table (no checkpoint), where the seeds then differ, and with a checkpoint
+# a warning says that they vary the input alone, naming it.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -48,7 +49,7 @@ check "... one seed: accepted" bash -c \
 
 # Where the seed draws, the seeds differ: some layer's stable rank has a spread above 0.
 spread() { # args...: exit 0 when some stable_rank_std is a positive number
-    "$BIN" --batch "$@" >"$tmp/doc.json" 2>/dev/null &&
+    "$BIN" --batch "$@" >"$tmp/doc.json" 2>"$tmp/err" &&
         "$PY" -c 'import json, sys
 s = json.load(open(sys.argv[1]))["stable_rank_std"]
 sys.exit(0 if any(x is not None and x > 0 for x in s) else 1)' "$tmp/doc.json"
@@ -56,6 +57,12 @@ sys.exit(0 if any(x is not None and x > 0 for x in s) else 1)' "$tmp/doc.json"
 # shellcheck disable=SC2086
 check "random ids in the checkpoint's table, --seeds 3: accepted, the seeds differ" \
     spread -T 8 $shape --weights "$tmp/ck.safetensors" --seeds 3
+check "... and a warning says the seeds vary the input alone, naming it" grep -qF \
+    "warning: --seeds 3 with --weights: every seed runs the checkpoint's weights, so the seeds vary the input alone (random ids, seeds 1 … 3 in model.embed_tokens.weight)" "$tmp/err"
+# shellcheck disable=SC2086
+check "the orthonormal input, --seeds 2: the warning names it" bash -c \
+    "'$BIN' --batch -T 8 $shape --weights '$tmp/ck.safetensors' --input orthonormal --seeds 2 2>&1 >/dev/null |
+     grep -qF 'so the seeds vary the input alone (the orthonormal input)'"
 # shellcheck disable=SC2086
 check "--token-ids in a drawn table, --seeds 3: accepted, the seeds differ" \
     spread $shape --input embedding --vocab 7 --token-ids "$tmp/ids.txt" --seeds 3
