@@ -158,6 +158,40 @@ static Config case_config(const Case *k)
     return c;
 }
 
+/* One layer step of c (case n) against the reference.  stale: the buffer F goes into first
+   holds NaN, as a workspace's reused buffers hold what an earlier run left: it must not be
+   read. */
+static void assert_step_matches_reference(const Config *c, size_t n, bool stale)
+{
+    Layer l;
+    layer_new(&l, c);
+    layer_draw_all(&l, c);
+    size_t td = (size_t)c->tokens * c->width;
+    double *want = malloc(sizeof(double) * td);
+    assert_non_null(want);
+    memcpy(want, l.b.x, sizeof(double) * td);
+    reference_sublayer(c, &l, false, want);
+    if (c->mlp != MLP_NONE)
+        reference_sublayer(c, &l, true, want);
+    for (size_t i = 0; stale && l.b.branch && i < td; i++)
+        l.b.branch[i] = NAN;
+    LayerStep s = {.config = c, .layer = 1, .weights = &l.w, .gap = GAP_OFF};
+    LayerOutcome outcome;
+    double log_scale = 0;
+    assert_int_equal(Layer_step(&s, &l.b, &outcome, &log_scale), 0);
+    assert_int_equal(outcome, LAYER_DONE);
+    double scale = 0;
+    for (size_t i = 0; i < td; i++)
+        scale = fmax(scale, fabs(want[i]));
+    for (size_t i = 0; i < td; i++)
+        if (!(fabs(l.b.x[i] - want[i]) <= 1e-13 * scale))
+            fail_msg("%s, case %zu%s: X1[%zu] = %.17g, reference %.17g",
+                     LN_PLACE_NAMES.names[c->ln_place], n, stale ? " (stale branch buffer)" : "", i,
+                     l.b.x[i], want[i]);
+    free(want);
+    layer_free(&l, c);
+}
+
 static void test_step_matches_the_reference(void **state)
 {
     (void)state;
@@ -174,30 +208,23 @@ static void test_step_matches_the_reference(void **state)
             Case k = norms[n];
             k.place = places[p];
             Config c = case_config(&k);
-            Layer l;
-            layer_new(&l, &c);
-            layer_draw_all(&l, &c);
-            size_t td = (size_t)c.tokens * c.width;
-            double *want = malloc(sizeof(double) * td);
-            assert_non_null(want);
-            memcpy(want, l.b.x, sizeof(double) * td);
-            reference_sublayer(&c, &l, false, want);
-            if (c.mlp != MLP_NONE)
-                reference_sublayer(&c, &l, true, want);
-            LayerStep s = {.config = &c, .layer = 1, .weights = &l.w, .gap = GAP_OFF};
-            LayerOutcome outcome;
-            double log_scale = 0;
-            assert_int_equal(Layer_step(&s, &l.b, &outcome, &log_scale), 0);
-            assert_int_equal(outcome, LAYER_DONE);
-            double scale = 0;
-            for (size_t i = 0; i < td; i++)
-                scale = fmax(scale, fabs(want[i]));
-            for (size_t i = 0; i < td; i++)
-                if (fabs(l.b.x[i] - want[i]) > 1e-13 * scale)
-                    fail_msg("%s, case %zu: X1[%zu] = %.17g, reference %.17g",
-                             LN_PLACE_NAMES.names[c.ln_place], n, i, l.b.x[i], want[i]);
-            free(want);
-            layer_free(&l, &c);
+            assert_step_matches_reference(&c, n, false);
+        }
+}
+
+/* F normalised before it joins goes alone into the branch buffer, which under a workspace
+   holds what the last run left there (NaN here): several heads without W^O, summed into it,
+   once read it (0·NaN), and every case is checked so. */
+static void test_stale_branch_buffer_not_read(void **state)
+{
+    (void)state;
+    const LnPlace places[] = {LN_PLACE_PERI, LN_PLACE_OUTPUT};
+    for (size_t p = 0; p < sizeof places / sizeof places[0]; p++)
+        for (int output = 0; output < 2; output++) {
+            Case k = {places[p], LAYERNORM_RMS, LN_SCALE_SQRT_D, 2, MLP_GELU, SKIP_PLAIN};
+            Config c = case_config(&k);
+            c.output = output ? OUTPUT_GAUSSIAN : OUTPUT_IDENTITY;
+            assert_step_matches_reference(&c, (size_t)output, true);
         }
 }
 
@@ -291,6 +318,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step_matches_the_reference),
+        cmocka_unit_test(test_stale_branch_buffer_not_read),
         cmocka_unit_test(test_placements_that_coincide),
         cmocka_unit_test(test_branch_rows_have_norm_sqrt_d),
         cmocka_unit_test(test_conditioning_takes_k_through_a_branch_norm),

@@ -729,6 +729,41 @@ static void test_export_without_the_table_in_use_refused(void **state)
     Checkpoint_close(k);
 }
 
+/* --seeds N > 1 where nothing is drawn from the seed (docs/model.md §1.6): a source's weights
+   and its table read at fixed token ids make every seed the same network on the same input,
+   so the seeds are refused, saying why; one seed is accepted, and so are seeds where the ids
+   or the table are still drawn. */
+static void test_seeds_refused_where_the_seed_draws_nothing(void **state)
+{
+    (void)state;
+    Config c = small_config();
+    c.input = INPUT_EMBEDDING;
+    c.vocab = 7;
+    c.seeds = 3;
+    const int32_t ids[] = {1, 2, 3, 1};
+    WeightSource source = {.name = "a checkpoint", .embed = table_not_read, .table = "its table"};
+    char why[512] = "";
+    Layer_use_weights(&source);
+    Layer_use_token_ids(ids, 4, "ids.txt");
+    bool fixed_input = Layer_weights_fit(&c, why, sizeof why);
+    Config one = c;
+    one.seeds = 1;
+    bool one_seed = Layer_weights_fit(&one, why + 256, sizeof why - 256);
+    Layer_use_token_ids(NULL, 0, NULL);
+    bool drawn_ids = Layer_weights_fit(&c, why + 256, sizeof why - 256);
+    Layer_use_token_ids(ids, 4, "ids.txt");
+    Layer_use_weights(NULL);
+    bool drawn_table = Layer_weights_fit(&c, why + 256, sizeof why - 256);
+    Layer_use_token_ids(NULL, 0, NULL);
+    assert_false(fixed_input);
+    if (!strstr(why, "--seeds 3: every seed would run the same network on the same input") ||
+        !strstr(why, "ids.txt in its table"))
+        fail_msg("the reason is \"%s\"", why);
+    assert_true(one_seed);
+    assert_true(drawn_ids);
+    assert_true(drawn_table);
+}
+
 /* After a test that runs under a checkpoint: weights are drawn again, also where the test
    failed before it could say so, so the next test does not run on a closed checkpoint. */
 static int draw_again(void **state)
@@ -751,6 +786,7 @@ int main(void)
         cmocka_unit_test_teardown(test_next_layer_not_read_ahead, draw_again),
         cmocka_unit_test_teardown(test_export_takes_the_checkpoint_in_use, draw_again),
         cmocka_unit_test_teardown(test_export_without_the_table_in_use_refused, draw_again),
+        cmocka_unit_test_teardown(test_seeds_refused_where_the_seed_draws_nothing, draw_again),
     };
     return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);
 }

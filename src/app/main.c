@@ -208,12 +208,43 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
     return 2;
 }
 
-/* What batch refuses before it computes, each said: --conditioning above the memory budget
-   or, on the automatic path, above an hour (choose_conditioning_path, which also sets
-   *conditioning_exact), an --export target that can never work, an estimate above
-   --max-time.  0 (with the estimate, or NaN), or 2. */
-static int refused_before_computing(const Options *o, bool two_lanes, bool *conditioning_exact,
-                                    double *estimate)
+/* --export-weights' target, refused before anything is written (Weights_export_check): 0,
+   or 2 with the refusal said. */
+static int weights_target_refused(const Options *o, const Checkpoint *checkpoint)
+{
+    char err[OPTIONS_ERROR_SIZE];
+    if (!o->export_weights_dir ||
+        !Weights_export_check(o->export_weights_dir, checkpoint, err, sizeof err))
+        return 0;
+    fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);
+    return 2;
+}
+
+/* --export-weights: the weights (drawn or read) written, once every refusal of the command
+   has been made (refused_before_computing).  0 (nothing asked, or written), or 2. */
+static int export_weights(const Options *o, const Checkpoint *checkpoint)
+{
+    char err[OPTIONS_ERROR_SIZE];
+    if (!o->export_weights_dir)
+        return 0;
+    long long bytes = Weights_export(&o->config, checkpoint, o->export_weights_dir,
+                                     (SafetensorsDtype)o->export_dtype, err, sizeof err);
+    if (bytes < 0) {
+        fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);
+        return 2;
+    }
+    fprintf(stderr, "attnscope: wrote %s/model.safetensors (%lld bytes) and config.json\n",
+            o->export_weights_dir, bytes);
+    return 0;
+}
+
+/* What batch refuses before it writes or computes anything, each said: --conditioning above
+   the memory budget or, on the automatic path, above an hour (choose_conditioning_path, which
+   also sets *conditioning_exact), an --export or --export-weights target that can never work,
+   the weights written where --export replaces the directory, an estimate above --max-time.
+   0 (with the estimate, or NaN), or 2. */
+static int refused_before_computing(const Options *o, const Checkpoint *checkpoint, bool two_lanes,
+                                    bool *conditioning_exact, double *estimate)
 {
     CostRates rates = {0};
     bool measured = o->verbose || o->conditioning;
@@ -225,6 +256,16 @@ static int refused_before_computing(const Options *o, bool two_lanes, bool *cond
     char err[OPTIONS_ERROR_SIZE];
     if (o->export_dir && Export_check(o->export_dir, err, sizeof err)) {
         fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
+        return 2;
+    }
+    if (weights_target_refused(o, checkpoint))
+        return 2;
+    if (o->export_dir && o->export_weights_dir &&
+        Export_holds(o->export_dir, o->export_weights_dir)) {
+        fprintf(stderr,
+                "attnscope: --export-weights '%s': it is --export '%s' or lies within it, which "
+                "the export replaces as a whole: accepted a directory outside --export's\n",
+                o->export_weights_dir, o->export_dir);
         return 2;
     }
     return check_estimate(o, measured ? &rates : NULL, two_lanes, *conditioning_exact, estimate);
@@ -313,7 +354,7 @@ static int batch_write(const Options *o, const Result *r, const WidthSweep *swee
 
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
-static int run_batch(const Options *o)
+static int run_batch(const Options *o, const Checkpoint *checkpoint)
 {
     char err[OPTIONS_ERROR_SIZE];
     Workspace *w = Workspace_new();
@@ -345,6 +386,9 @@ static int run_batch(const Options *o)
                           .second_finished = Lanes_finished,
                           .run_claimed = Lanes_run_claimed,
                           .pair_context = lanes};
+    /* --jsonl and --softmax-demo refuse nothing of the command line's once they start. */
+    if ((o->jsonl || o->softmax_demo) && (status = export_weights(o, checkpoint)))
+        goto done;
     if (o->jsonl) {
         status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);
         goto done;
@@ -356,7 +400,8 @@ static int run_batch(const Options *o)
     }
     double estimate;
     bool exact;
-    if ((status = refused_before_computing(o, parallel, &exact, &estimate)))
+    if ((status = refused_before_computing(o, checkpoint, parallel, &exact, &estimate)) ||
+        (status = export_weights(o, checkpoint)))
         goto done;
     status = 1;
     double started = monotonic_seconds();
@@ -475,10 +520,22 @@ static int settle_input(Options *o, const Checkpoint *k, const TokenIds *ids, ch
     return 0;
 }
 
+/* --seeds above 1 with a checkpoint: what the seeds still vary, said, since the weights are
+   the checkpoint's whatever the seed (where the input is fixed too, Layer_weights_fit has
+   refused the seeds). */
+static void warn_seeds_vary_input(const Config *c)
+{
+    char input[256];
+    if (!Layer_input_source(c, input, sizeof input))
+        snprintf(input, sizeof input, "the %s input", INPUT_NAMES.names[c->input]);
+    fprintf(stderr,
+            "attnscope: warning: --seeds %d with --weights: every seed runs the checkpoint's "
+            "weights, so the seeds vary the input alone (%s)\n",
+            c->seeds, input);
+}
+
 /* --weights: the checkpoint opened for o's settings becomes the layers' weight source, and
-   its table the input's; --export-weights then writes them (drawn or read).  -1 to go on
-   (*checkpoint open or NULL), or the exit status: 2 when either fails, 0 after an export
-   without --batch. */
+   its table the input's.  0 (*checkpoint open or NULL), or 2 when either fails. */
 static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
 {
     char err[OPTIONS_ERROR_SIZE];
@@ -498,17 +555,9 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
         fprintf(stderr, "attnscope: %s\n", err);
         return 2;
     }
-    if (!o->export_weights_dir)
-        return -1;
-    long long bytes = Weights_export(&o->config, *checkpoint, o->export_weights_dir,
-                                     (SafetensorsDtype)o->export_dtype, err, sizeof err);
-    if (bytes < 0) {
-        fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);
-        return 2;
-    }
-    fprintf(stderr, "attnscope: wrote %s/model.safetensors (%lld bytes) and config.json\n",
-            o->export_weights_dir, bytes);
-    return o->batch ? -1 : 0;
+    if (*checkpoint && o->config.seeds > 1)
+        warn_seeds_vary_input(&o->config);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -551,9 +600,12 @@ int main(int argc, char **argv)
     }
     Checkpoint *checkpoint = NULL;
     int status = use_weights(&o, &checkpoint, &ids);
-    if (status < 0 && o.batch)
-        status = run_batch(&o);
-    if (status >= 0) {
+    bool screen = status == 0 && !o.batch && !o.export_weights_dir;
+    if (status == 0 && o.batch)
+        status = run_batch(&o, checkpoint);
+    else if (status == 0 && o.export_weights_dir)
+        status = export_weights(&o, checkpoint);
+    if (!screen) {
         Checkpoint_close(checkpoint);
         TokenIds_free(&ids);
         return status;

@@ -596,6 +596,59 @@ int Export_check(const char *dir, char *err, size_t size)
     return resolve_target(dir, target, &exists, &old, err, size);
 }
 
+/* path as it will resolve once made: its longest existing head resolved (symbolic links, . and
+   ..), the components below it read as written, as make_parents and mkdir would make them. */
+static void resolved_once_made(const char *path, char out[PATH_SIZE])
+{
+    char head[PATH_SIZE], tail[PATH_SIZE] = "", resolved[PATH_MAX];
+    snprintf(head, sizeof head, "%s", path);
+    while (!realpath(head, resolved)) {
+        if (strcmp(head, ".") == 0 || strcmp(head, "/") == 0) { /* a working directory gone */
+            snprintf(resolved, sizeof resolved, "%s", head);
+            break;
+        }
+        size_t n = strlen(head);
+        while (n > 1 && head[n - 1] == '/')
+            head[--n] = '\0';
+        char *slash = strrchr(head, '/');
+        const char *name = slash ? slash + 1 : head;
+        size_t length = strlen(name), below = strlen(tail);
+        if (length + 1 + below >= sizeof tail) { /* never: tail holds no more than path did */
+            snprintf(resolved, sizeof resolved, "%s", path);
+            tail[0] = '\0';
+            break;
+        }
+        memmove(tail + length + 1, tail, below + 1); /* tail ← name/tail */
+        memcpy(tail, name, length);
+        tail[length] = '/';
+        if (!slash)
+            snprintf(head, sizeof head, ".");
+        else
+            slash[slash == head] = '\0'; /* "/name": the root stays */
+    }
+    snprintf(out, PATH_SIZE, "%s", resolved);
+    char *rest;
+    for (char *name = strtok_r(tail, "/", &rest); name; name = strtok_r(NULL, "/", &rest)) {
+        size_t n = strlen(out);
+        if (strcmp(name, "..") == 0) {
+            char *last = strrchr(out, '/');
+            if (last)
+                last[last == out] = '\0';
+        } else if (strcmp(name, ".") != 0 && n + 1 + strlen(name) < PATH_SIZE)
+            snprintf(out + n, PATH_SIZE - n, "%s%s", out[n - 1] == '/' ? "" : "/", name);
+    }
+}
+
+bool Export_holds(const char *dir, const char *path)
+{
+    char target[PATH_SIZE], inner[PATH_SIZE];
+    resolved_once_made(dir, target);
+    resolved_once_made(path, inner);
+    size_t n = strlen(target);
+    return strncmp(target, inner, n) == 0 &&
+           (inner[n] == '\0' || inner[n] == '/' || (n == 1 && target[0] == '/'));
+}
+
 int Export_write(const Result *r, const Conditioning *conditioning, const double *input,
                  const char *dir, char *err, size_t size)
 {

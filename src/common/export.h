@@ -67,4 +67,9 @@ double *Export_input(const Config *c, Linalg *la, char *why, size_t size);
    to compute what it will export: 0, or -1 with the reason in err (not naming dir). */
 int Export_check(const char *dir, char *err, size_t size);
 
+/* Whether path is the directory an export to dir replaces as a whole, or lies within it, once
+   both are made (symbolic links of what exists followed): a caller that writes path before
+   the export (--export-weights) must not. */
+bool Export_holds(const char *dir, const char *path);
+
 #endif

@@ -24,12 +24,21 @@ typedef struct Checkpoint Checkpoint;
    the checkpoint the caller opened and gave Layer_use_weights (NULL: none), its embedding
    table and learned positions too, so that the export reads back as the checkpoint did.
    Layers and table come from the one source: a `checkpoint` whose source is not the one in use is
-   refused, and so is no `checkpoint` while the source in use has a table.  Each file is written
+   refused, and so is no `checkpoint` while the source in use has a table, and so is a dir
+   Weights_export_check refuses.  Each file is written
    beside its final name and renamed into place once both are whole: a failure leaves what dir held
    as it was, and other files in dir are never touched. Returns the bytes of model.safetensors, or
    -1 with the reason in err. */
 long long Weights_export(const Config *c, const Checkpoint *checkpoint, const char *dir,
                          SafetensorsDtype dtype, char *err, size_t size);
+
+/* What Weights_export refuses before it writes anything, for a caller that checks before it
+   computes: dir must be a directory we may write, or one we may create (its parent exists); not
+   the directory of `checkpoint` (NULL: none), the one being read; and hold no checkpoint file
+   (config.json, *.safetensors, an index, PyTorch weights) but those an earlier export wrote
+   (config.json with attnscope's settings, model.safetensors whose header names attnscope its
+   writer), which the export replaces.  0, or -1 with the reason (not naming dir) in err. */
+int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *err, size_t size);
 
 /* Opens path (safetensors.h) for c: every tensor c's weights need must be there with its
    shape, and nothing else; unit gains (QK-norm's) must be 1, and every value read finite.

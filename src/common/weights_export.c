@@ -7,6 +7,7 @@
 #include "json.h"
 #include "weights_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -301,15 +302,138 @@ static int finish_file(FILE *f)
     return failed ? -1 : 0;
 }
 
-static int make_directory(const char *dir, char *err, size_t size)
+/* Whether name is a file a checkpoint is made of: its config.json, a safetensors file (whole or
+   a shard), an index of shards, or PyTorch's own weights. */
+static bool checkpoint_file(const char *name)
 {
-    struct stat st;
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    static const char *const SUFFIXES[] = {".safetensors", ".index.json", ".bin", ".pt", ".pth"};
+    if (strcmp(name, "config.json") == 0)
+        return true;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof SUFFIXES / sizeof *SUFFIXES; i++) {
+        size_t k = strlen(SUFFIXES[i]);
+        if (n > k && strcmp(name + n - k, SUFFIXES[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether dir/name is a file an earlier export wrote, which the next one may replace: a
+   config.json with attnscope's settings and no model_type (config_json), a model.safetensors
+   whose header names attnscope its writer (export_header). */
+static bool written_by_export(const char *dir, const char *name)
+{
+    char path[4200], err[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (strcmp(name, "config.json") == 0) {
+        JsonValue *v = Safetensors_read_json(path, err, sizeof err);
+        bool ours = v && JsonValue_member(v, "attnscope") &&
+                    JsonValue_member(v, "attnscope_version") && !JsonValue_member(v, "model_type");
+        JsonValue_free(v);
+        return ours;
+    }
+    if (strcmp(name, "model.safetensors") != 0)
+        return false;
+    Safetensors *s = Safetensors_open(path, err, sizeof err);
+    const char *writer = s ? Safetensors_metadata(s, "writer") : NULL;
+    bool ours = writer && strncmp(writer, "attnscope ", strlen("attnscope ")) == 0;
+    Safetensors_close(s);
+    return ours;
+}
+
+/* The checkpoint files of dir that no export wrote, listed into `found` ("a, b and 3 more"):
+   0, or -1 with err where dir cannot be read. */
+static int foreign_checkpoint_files(const char *dir, char *found, size_t found_size, char *err,
+                                    size_t size)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, size, "cannot read the directory: %s", strerror(errno));
+        return -1;
+    }
+    enum { LISTED = 4 };
+    int count = 0;
+    size_t used = 0;
+    found[0] = '\0';
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!checkpoint_file(e->d_name) || written_by_export(dir, e->d_name))
+            continue;
+        if (count++ < LISTED && used < found_size)
+            used += (size_t)snprintf(found + used, found_size - used, "%s%s", count > 1 ? ", " : "",
+                                     e->d_name);
+    }
+    closedir(d);
+    if (count > LISTED && used < found_size)
+        snprintf(found + used, found_size - used, " and %d more", count - LISTED);
+    return 0;
+}
+
+/* The directory that holds path ("." for a bare name), trailing slashes ignored. */
+static void parent_directory(const char *path, char *out, size_t size)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    while (n > 0 && path[n - 1] != '/')
+        n--;
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    snprintf(out, size, "%.*s", n ? (int)n : 1, n ? path : ".");
+}
+
+/* The directory a checkpoint path names: the path itself, or the directory holding the file. */
+static int checkpoint_directory(const char *path, struct stat *st)
+{
+    char parent[4200];
+    if (stat(path, st) != 0)
+        return -1;
+    if (S_ISDIR(st->st_mode))
+        return 0;
+    parent_directory(path, parent, sizeof parent);
+    return stat(parent, st);
+}
+
+int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *err, size_t size)
+{
+    static const char ACCEPTED[] =
+        "a new or empty directory, one without a checkpoint, or one holding an earlier "
+        "--export-weights (its model.safetensors and config.json are replaced)";
+    struct stat st, read;
+    if (stat(dir, &st) != 0) {
+        /* Made by the export (not its parents): its parent must take a new directory. */
+        char parent[4200];
+        parent_directory(dir, parent, sizeof parent);
+        if (errno != ENOENT || access(parent, W_OK | X_OK) != 0) {
+            snprintf(err, size, "cannot create the directory: %s", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode)) {
         snprintf(err, size, "it exists and is not a directory");
         return -1;
     }
-    if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
-        snprintf(err, size, "cannot create the directory: %s", strerror(errno));
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, size, "cannot write into the directory: %s", strerror(errno));
+        return -1;
+    }
+    if (checkpoint && checkpoint_directory(Checkpoint_path(checkpoint), &read) == 0 &&
+        read.st_dev == st.st_dev && read.st_ino == st.st_ino) {
+        snprintf(err, size,
+                 "it is the directory of the checkpoint --weights reads ('%s'), which the export "
+                 "would replace as it is read: accepted another one, %s",
+                 Checkpoint_path(checkpoint), ACCEPTED);
+        return -1;
+    }
+    char found[512];
+    if (foreign_checkpoint_files(dir, found, sizeof found, err, size))
+        return -1;
+    if (found[0]) {
+        snprintf(err, size,
+                 "the directory holds a checkpoint that --export-weights did not write (%s): the "
+                 "export would replace its config.json and put a model.safetensors beside its "
+                 "weights: accepted %s",
+                 found, ACCEPTED);
         return -1;
     }
     return 0;
@@ -336,8 +460,12 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
                  in_use->name, in_use->table ? in_use->table : "its table");
         return -1;
     }
-    if (make_directory(dir, err, size))
+    if (Weights_export_check(dir, checkpoint, err, size))
         return -1;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, size, "cannot create the directory: %s", strerror(errno));
+        return -1;
+    }
     char model[4200], config[4200], final_model[4200], final_config[4200];
     snprintf(final_model, sizeof final_model, "%s/model.safetensors", dir);
     snprintf(final_config, sizeof final_config, "%s/config.json", dir);

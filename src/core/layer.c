@@ -188,6 +188,16 @@ bool Layer_weights_fit(const Config *c, char *why, size_t size)
         snprintf(why, size, "the token ids of %s fix T = %d", token_ids_name, token_count);
         return false;
     }
+    /* With the source's table read at fixed ids, no stream of the seed is drawn from (§1.6):
+       every seed would run the same network on the same input, and its spread be 0. */
+    if (token_ids && weight_source && weight_source->embed && c->seeds > 1) {
+        snprintf(why, size,
+                 "--seeds %d: every seed would run the same network on the same input, since "
+                 "neither its weights nor its input (the token ids of %s in %s) are drawn from "
+                 "the seed: accepted 1",
+                 c->seeds, token_ids_name, weight_source->table);
+        return false;
+    }
     return !weight_source || !weight_source->fits ||
            weight_source->fits(weight_source->context, c, why, size);
 }
@@ -568,12 +578,19 @@ static void activate(const Config *c, LayerBuffers *b, size_t n)
         Block_activate(c->mlp, b->hidden, n);
 }
 
-/* y ← keep·y + branch·x over n entries: a pass. */
+/* y ← keep·y + branch·x over n entries: a pass.  With keep = 0, y is not read, as BLAS reads
+   no C where β = 0: it may be a buffer that holds nothing yet (`branch`, into which F goes
+   alone), where 0·NaN would be NaN. */
 static void residual_sum(LayerBuffers *b, double keep, double branch, double *y, const double *x,
                          size_t n)
 {
     if (b->declared) {
         declare(b, WORK_PASSES, (double)n, 0, 0);
+        return;
+    }
+    if (keep == 0) {
+        for (size_t i = 0; i < n; i++)
+            y[i] = branch * x[i];
         return;
     }
     for (size_t i = 0; i < n; i++)
