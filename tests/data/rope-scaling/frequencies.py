@@ -3,7 +3,8 @@
 computed by a numpy transcription of Hugging Face's modeling_rope_utils.py
 (_compute_default_rope_parameters, then _compute_linear_scaling_rope_parameters or
 _compute_llama3_parameters) in float64, which tests/test_rope_scaling.c compares with
-attnscope's Qk_frequency.  Run once; the header is committed beside this script:
+attnscope's Qk_frequency (tests/cli/hf_forward.py's Llama 3.2 forward imports the same
+transcription).  Run once; the header is committed beside this script:
 
     /usr/bin/python3 tests/data/rope-scaling/frequencies.py >tests/rope_scaling_table.h
 """
@@ -66,4 +67,5 @@ def main():
     print("};")
 
 
-main()
+if __name__ == "__main__":
+    main()
