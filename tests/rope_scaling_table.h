@@ -1,5 +1,6 @@
 /* Written by tests/data/rope-scaling/frequencies.py (numpy's transcription of HF's
-   rope_scaling formulas); do not edit by hand. */
+   rope_scaling formulas); do not edit by hand, nor let make format reflow it. */
+/* clang-format off */
 typedef struct {
     const char *name;
     double theta;
@@ -144,3 +145,4 @@ static const RopeScalingCase ROPE_SCALING_CASES[] = {
       0.001,
       0.00031622776601683794}},
 };
+/* clang-format on */

@@ -43,7 +43,8 @@ def inverse_frequencies(theta, dh, fraction, scaling, factor, low, high, context
 
 def main():
     print("/* Written by tests/data/rope-scaling/frequencies.py (numpy's transcription of HF's")
-    print("   rope_scaling formulas); do not edit by hand. */")
+    print("   rope_scaling formulas); do not edit by hand, nor let make format reflow it. */")
+    print("/* clang-format off */")
     print("typedef struct {")
     print("    const char *name;")
     print("    double theta;")
@@ -65,6 +66,7 @@ def main():
         print('    {"%s", %.17g, %d, %.17g, "%s", %.17g, %.17g, %.17g, %d, %d,\n     {%s}},' %
               (name, theta, dh, fraction, scaling, factor, low, high, context, len(f), values))
     print("};")
+    print("/* clang-format on */")
 
 
 if __name__ == "__main__":
