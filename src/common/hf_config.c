@@ -273,8 +273,8 @@ static int read_scaling(HfReader *r, const char *where, const JsonValue *s, HfSc
     return 0;
 }
 
-/* The member `name` of the scaling object into `setting`: a number (the setting checks its
-   range), or a whole one for original_max_position_embeddings. */
+/* The member `name` of the scaling object into `setting`: a number, whole for a whole-number
+   setting (original_max_position_embeddings); the setting checks its range. */
 static int scaling_member(HfReader *r, const HfScaling *h, const char *name, const char *setting)
 {
     char key[128];
@@ -282,7 +282,7 @@ static int scaling_member(HfReader *r, const HfScaling *h, const char *name, con
     const JsonValue *v = JsonValue_member(h->object, name);
     double x = 0;
     int n = 0;
-    if (strcmp(setting, "rope-original-context") == 0)
+    if (Settings_find(setting)->kind == SETTING_INT)
         return HfReader_whole(r, key, v, 1, &n) || HfReader_put_int(r, setting, n, key);
     return number_of(r, key, v, &x) || put_double(r, setting, x, key);
 }
