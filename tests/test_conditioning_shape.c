@@ -204,6 +204,7 @@ typedef struct {
     Attention kind; /* softmax unless set */
     Gap gap;        /* off unless set */
     bool sink;      /* a sink logit 0.5 on every head */
+    RopeScaling scaling;
 } Variant;
 
 /* Unset fields: no QK-norm (its place before RoPE), no RoPE, no cap, no output LN, softmax,
@@ -235,6 +236,7 @@ static const Variant VARIANTS[] = {
      .sink = true},
     {"sinks, gap off", .sink = true},
     {"gap uniform", .gap = GAP_UNIFORM},
+    {"rope half, llama3 scaling", .rope = ROPE_HALF, .scaling = ROPE_SCALING_LLAMA3},
 };
 #undef RMS
 #undef LN
@@ -268,6 +270,10 @@ static Config variant_config(const Variant *v, int heads, int kv_heads, uint64_t
     c.rope = v->rope;
     c.rope_fraction = v->fraction > 0 ? v->fraction : 1.0;
     c.rope_theta = 10.0; /* angles that turn visibly over T positions */
+    /* Llama 3.1's split at a context of 64: wavelengths 2π·10^(2k/d_r) below 16 kept, above 64
+       divided by 8, the ones between blended. */
+    c.rope_scaling = v->scaling;
+    c.rope_original_context = 64;
     c.logit_softcap = v->softcap;
     c.layernorm = v->output_ln;
     c.ln_place = v->output_ln != LAYERNORM_NONE ? LN_PLACE_OUTPUT : LN_PLACE_POST;

@@ -45,10 +45,14 @@ static void test_presets_agree(void **state)
     (void)state;
     static const Pair PAIRS[] = {
         {"presets/gpt2-small.preset", DATA "gpt2.json", ""},
-        {"presets/llama3-8b.preset", DATA "llama-3.1-8b.json", ""},
+        /* The preset is Llama 3 8B (no rope_scaling); the file is Llama 3.1 8B, which adds
+           llama3's scaling for its longer context. */
+        {"presets/llama3-8b.preset", DATA "llama-3.1-8b.json", "rope_scaling"},
         {"presets/mistral-7b.preset", DATA "mistral-7b.json", ""},
         {"presets/qwen3-8b.preset", DATA "qwen3-8b.json", ""},
-        {"presets/gemma3-4b.preset", DATA "gemma-3-4b.json", ""},
+        /* The file's linear scaling is its global layers' alone, which the preset leaves
+           out (attnscope would scale every layer). */
+        {"presets/gemma3-4b.preset", DATA "gemma-3-4b.json", "rope_scaling"},
         /* The preset follows OLMo-core's training init (a normal cut at ±3 std); HF's
            Olmo2PreTrainedModel._init_weights draws a plain normal. */
         {"presets/olmo2-7b.preset", DATA "olmo-2-7b.json", "init"},
@@ -166,10 +170,12 @@ static void test_unmodelled_fields(void **state)
         fail_msg("%s", message);
     assert_true(c.rope_theta == 1e6);
     assert_string_equal(o.hf_config.unmodelled[0].field, "rope_parameters.sliding_attention");
-    /* Llama 3.1: only its llama3 rotary scaling. */
+    /* Llama 3.1: everything modelled, its llama3 rotary scaling too. */
     o = read_file(DATA "llama-3.1-8b.json", "256");
-    assert_int_equal(o.hf_config.count, 1);
-    assert_string_equal(o.hf_config.unmodelled[0].field, "rope_scaling");
+    assert_int_equal(o.hf_config.count, 0);
+    assert_int_equal(o.config.rope_scaling, ROPE_SCALING_LLAMA3);
+    assert_true(o.config.rope_factor == 8 && o.config.rope_low_freq_factor == 1 &&
+                o.config.rope_high_freq_factor == 4 && o.config.rope_original_context == 8192);
 }
 
 static int from_text(const char *json, Config *c, HfConfigReport *h, char *err)
@@ -282,6 +288,50 @@ static void test_order(void **state)
     assert_string_equal(o.hf_config.file, "tests/data/hf-config/dir/config.json");
 }
 
+/* The rotary scaling: rope_scaling's rope_type or older type, transformers 5's rope_parameters,
+   both when they agree; another type named as not modelled, and no scaling; a family without
+   RoPE clears one given before.  The refusals are test_hostile's. */
+static void test_rope_scaling(void **state)
+{
+    (void)state;
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    static const char *const SCALED[] = {
+        "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.5}",
+        "\"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 2.5, "
+        "\"rope_theta\": 10000}",
+        "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.5}, \"rope_parameters\": "
+        "{\"rope_type\": \"linear\", \"factor\": 2.5}",
+    };
+    for (size_t i = 0; i < sizeof SCALED / sizeof *SCALED; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "{\"model_type\": \"llama\", \"hidden_size\": 256, %s}",
+                 SCALED[i]);
+        Config c = Config_default();
+        if (from_text(text, &c, &h, err))
+            fail_msg("%s: %s", text, err);
+        assert_int_equal(c.rope_scaling, ROPE_SCALING_LINEAR);
+        assert_true(c.rope_factor == 2.5);
+        assert_int_equal(h.count, 0);
+    }
+    Config c = Config_default();
+    c.rope = ROPE_HALF;
+    c.rope_scaling = ROPE_SCALING_LLAMA3;
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"rope_scaling\": {\"rope_type\": \"dynamic\", \"factor\": 2}}",
+                               &c, &h, err),
+                     0);
+    assert_int_equal(c.rope_scaling, ROPE_SCALING_NONE);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.unmodelled[0].field, "rope_scaling");
+    assert_string_equal(h.unmodelled[0].value, "{\"rope_type\":\"dynamic\", \"factor\":2}");
+    assert_non_null(strstr(h.unmodelled[0].why, "rotary scaling dynamic (its theta grows"));
+    c.rope_scaling = ROPE_SCALING_LINEAR;
+    assert_int_equal(from_text("{\"model_type\": \"gpt2\"}", &c, &h, err), 0);
+    assert_int_equal(c.rope_scaling, ROPE_SCALING_NONE);
+    assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+}
+
 /* Each broken file: refused with its name, the field and what is accepted; nothing set. */
 static void test_hostile(void **state)
 {
@@ -317,6 +367,31 @@ static void test_hostile(void **state)
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_theta\": 10, "
          "\"rope_parameters\": {\"rope_theta\": 20}}",
          "spell one setting with two values"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_scaling\": 8}",
+         "\"rope_scaling\" is 8: accepted an object or null"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_scaling\": {\"rope_type\": 3}}",
+         "\"rope_scaling.rope_type\" is 3: accepted a string (default, linear, llama3, ...)"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_scaling\": {\"type\": "
+         "\"linear\"}}",
+         "\"rope_scaling.factor\" is missing: accepted a number"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_scaling\": {\"rope_type\": "
+         "\"linear\", \"factor\": 0}}",
+         "\"rope_scaling.factor\" gives --rope-factor '0': accepted a number 0 < X"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_scaling\": {\"rope_type\": "
+         "\"llama3\", \"factor\": 8, \"low_freq_factor\": 1, \"high_freq_factor\": 4}}",
+         "\"rope_scaling.original_max_position_embeddings\" is missing: accepted a whole number"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_scaling\": {\"rope_type\": "
+         "\"llama3\", \"factor\": 8, \"low_freq_factor\": 1, \"high_freq_factor\": 4, "
+         "\"original_max_position_embeddings\": 8192.5}}",
+         "\"rope_scaling.original_max_position_embeddings\" is 8192.5: accepted a whole number"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_scaling\": {\"rope_type\": "
+         "\"llama3\", \"factor\": 8, \"low_freq_factor\": 4, \"high_freq_factor\": 4, "
+         "\"original_max_position_embeddings\": 8192}}",
+         "\"rope_scaling.low_freq_factor\" is 4: accepted a number below high_freq_factor = 4"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_scaling\": {\"rope_type\": "
+         "\"linear\", \"factor\": 2}, \"rope_parameters\": {\"rope_type\": \"linear\", "
+         "\"factor\": 4}}",
+         "\"rope_scaling\" and \"rope_parameters\" spell one rotary scaling with two values"},
         {"{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 3, \"hidden_size\": 256, "
          "\"layer_types\": [\"full_attention\"]}",
          "\"layer_types\" is an array of 1: accepted an array of 3 names"},
@@ -370,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_unmodelled_fields),
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_rope_scaling),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_hostile),
     };

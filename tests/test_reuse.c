@@ -437,6 +437,10 @@ static Config reuse_base(int which)
     } else if (which == 3) { /* the 2026 block's queries and keys, its gated MLP */
         c.qk_norm = QK_NORM_HEAD;
         c.rope = ROPE_HALF;
+        /* Llama 3.1's scaling at a context where d_h = 8's wavelengths 2π·10^(2k/4) fall in
+           each of its three regions (kept below 1024/4, blended, divided above 1024). */
+        c.rope_scaling = ROPE_SCALING_LLAMA3;
+        c.rope_original_context = 1024;
         c.nope_every = 2;
         c.mlp = MLP_SWIGLU;
         c.mlp_hidden = 24;

@@ -285,6 +285,11 @@ static void test_every_setting_on_the_status_line(void **state)
     c.rope = ROPE_PAIRS;
     c.rope_theta = 500000;
     c.rope_fraction = 0.5;
+    c.rope_scaling = ROPE_SCALING_LLAMA3;
+    c.rope_factor = 32;
+    c.rope_low_freq_factor = 2;
+    c.rope_high_freq_factor = 8;
+    c.rope_original_context = 4096;
     c.nope_every = 4;
     c.logit_softcap = 50;
     c.sink = 0.5;

@@ -106,6 +106,11 @@ typedef enum { QK_NORM_BEFORE_ROPE, QK_NORM_AFTER_ROPE } QkNormPlace;
    of a head's rotated part, or Meta's adjacent pairs. */
 typedef enum { ROPE_NONE, ROPE_HALF, ROPE_PAIRS } Rope;
 
+/* How the rotary frequencies are rescaled for a longer context (HF's rope_scaling.rope_type):
+   not at all, all divided by one factor (linear), or Llama 3.1's split by wavelength (llama3).
+   Qk_frequency (qk.h) gives the formula. */
+typedef enum { ROPE_SCALING_NONE, ROPE_SCALING_LINEAR, ROPE_SCALING_LLAMA3 } RopeScaling;
+
 /* The names of one enumeration, as the command line, presets and JSON spell them. */
 typedef struct {
     const char *option; /* long option name, e.g. "attention" */
@@ -117,7 +122,7 @@ extern const EnumNames ATTENTION_MAP_NAMES;
 extern const EnumNames ATTENTION_NAMES, MASK_NAMES, GAP_NAMES, LAYERNORM_NAMES, SKIP_NAMES;
 extern const EnumNames OUTPUT_NAMES, LOGIT_SCALE_NAMES, LN_PLACE_NAMES, LN_SCALE_NAMES, MLP_NAMES,
     INIT_NAMES, INPUT_NORM_NAMES, MATRIX_INIT_NAMES, DEPTH_SCALE_NAMES, INPUT_NAMES,
-    POSITIONS_NAMES, QK_NORM_NAMES, QK_NORM_PLACE_NAMES, ROPE_NAMES;
+    POSITIONS_NAMES, QK_NORM_NAMES, QK_NORM_PLACE_NAMES, ROPE_NAMES, ROPE_SCALING_NAMES;
 
 /* Index of `text` in `e`, or -1. */
 int EnumNames_find(const EnumNames *e, const char *text);
@@ -156,6 +161,14 @@ typedef struct {
     Rope rope;
     double rope_theta;    /* θ of the frequencies θ^(−2k/d_r) */
     double rope_fraction; /* the rotated share of each head's d_h (partial rotary) */
+
+    /* The frequencies' rescaling (HF's rope_scaling): rope_factor s divides them (linear: all;
+       llama3: those of wavelength above C/rope_low_freq_factor, a blend down to
+       C/rope_high_freq_factor), C = rope_original_context the context the model was first
+       trained at (original_max_position_embeddings). */
+    RopeScaling rope_scaling;
+    double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+    int rope_original_context;
     int nope_every;       /* every K-th layer has no rotation (0: every layer rotates) */
     double logit_softcap; /* C: attention logits C·tanh(S/C) (Gemma 2); 0: off */
     /* S: each head's sink logit in the softmax's denominator (gpt-oss); -∞ is "none", the
@@ -347,7 +360,8 @@ bool Config_same_in(const Config *a, const Config *b, unsigned classes);
 void Config_reset(Config *c, unsigned classes);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
-   window < T, H divides d, head <= H, a sink only with softmax).  Returns 0, or -1 with a message naming the options in err.
+   window < T, H divides d, head <= H, a sink only with softmax, a rotary scaling only with RoPE
+   and llama3's low < high).  Returns 0, or -1 with a message naming the options in err.
  */
 int Config_validate(const Config *c, char *err, size_t size);
 

@@ -25,6 +25,12 @@ bool Qk_rotates(const Config *c, int layer);
    an even count (HF's int(d_h·F), made even: a rotation turns pairs). */
 int Qk_rotated_width(const Config *c);
 
+/* The angular frequency f_k of pair k = 0 … d_r/2 − 1: θ^(−2k/d_r), rescaled by
+   --rope-scaling (HF's inv_freq): linear f_k/s; llama3 keeps f_k where its wavelength
+   λ = 2π/f_k < C/high, takes f_k/s where λ > C/low, and between them (1 − a)·f_k/s + a·f_k with
+   a = (C/λ − low)/(high − low).  Unscaled it is pow(θ, −2k/d_r) itself. */
+double Qk_frequency(const Config *c, int k);
+
 /* QK-norm on x (T×heads·d_h) in place: x/√(mean(x²) + ε) over each head's d_h or over the full
    projected width heads·d_h (OLMo 2 normalises the G·d_h keys as one), ε = c->ln_eps; then,
    with a checkpoint's gain w (d_h entries shared by the heads, or heads·d_h), each column
@@ -34,7 +40,7 @@ void Qk_norm(const Config *c, int T, int heads, double *x, const double *gain, d
              double *row_max);
 
 /* RoPE on x (T×heads·d_h) in place: row i at position first_position + i, each head's first d_r
-   dimensions turned by the angles p·θ^(−2k/d_r), k = 0 … d_r/2 − 1: HF's rotate_half pairs
+   dimensions turned by the angles p·f_k (Qk_frequency), k = 0 … d_r/2 − 1: HF's rotate_half pairs
    dimension k with k + d_r/2, Meta's pairs 2k with 2k + 1.  The layer's positions are 0 … T−1
    (first_position 0); another start is for the tests of the invariants. */
 void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x);

@@ -228,10 +228,96 @@ static int read_norms(HfReader *r)
            HfReader_put(r, "qk-norm-place", "before-rope", "model_type");
 }
 
+/* A rotary scaling as a file spells it (rope_scaling, or transformers 5's rope_parameters):
+   where, its object, and the kind its rope_type (or the older type) names. */
+typedef struct {
+    const char *where;
+    const JsonValue *object;
+    RopeScaling kind;
+} HfScaling;
+
+/* Why a rope_type other than default, linear and llama3 is not modelled (transformers'
+   modeling_rope_utils.py computes each). */
+static void scaling_unmodelled(HfReader *r, const char *where, const JsonValue *s, const char *type)
+{
+    const char *why =
+        strcmp(type, "dynamic") == 0    ? "its theta grows with the sequence length at inference"
+        : strcmp(type, "yarn") == 0     ? "YaRN scales the attention too, by attention_factor"
+        : strcmp(type, "longrope") == 0 ? "LongRoPE's per-frequency factors and attention scale"
+                                        : "a rope_type attnscope does not know";
+    char text[256];
+    snprintf(text, sizeof text,
+             "rotary scaling %.40s (%s): attnscope models rope_type linear and llama3 "
+             "(--rope-scaling)",
+             type, why);
+    HfReader_unmodelled(r, where, s, text);
+}
+
+/* The scaling object s at `where`: its rope_type, or the older type (HF reads both; absent:
+   default, no scaling).  Linear and llama3 are modelled; another type is named as not. */
+static int read_scaling(HfReader *r, const char *where, const JsonValue *s, HfScaling *out)
+{
+    const char *type_key = JsonValue_member(s, "rope_type") ? "rope_type" : "type";
+    const JsonValue *type = JsonValue_member(s, type_key);
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", where, type_key);
+    if (type && type->kind != JSON_STRING)
+        return HfReader_refuse(r, key, type, "a string (default, linear, llama3, ...)");
+    const char *name = type ? type->text : "default";
+    int kind = EnumNames_find(&ROPE_SCALING_NAMES, name);
+    *out = (HfScaling){.where = where, .object = s, .kind = ROPE_SCALING_NONE};
+    if (kind > 0)
+        out->kind = (RopeScaling)kind;
+    else if (strcmp(name, "default") != 0)
+        scaling_unmodelled(r, where, s, name);
+    return 0;
+}
+
+/* The member `name` of the scaling object into `setting`: a number, whole for a whole-number
+   setting (original_max_position_embeddings); the setting checks its range. */
+static int scaling_member(HfReader *r, const HfScaling *h, const char *name, const char *setting)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", h->where, name);
+    const JsonValue *v = JsonValue_member(h->object, name);
+    double x = 0;
+    int n = 0;
+    if (Settings_find(setting)->kind == SETTING_INT)
+        return HfReader_whole(r, key, v, 1, &n) || HfReader_put_int(r, setting, n, key);
+    return number_of(r, key, v, &x) || put_double(r, setting, x, key);
+}
+
+/* --rope-scaling and its numbers from h (NULL: none).  llama3's blend runs between the
+   wavelengths C/high < C/low. */
+static int put_scaling(HfReader *r, const HfScaling *h)
+{
+    if (!h)
+        return HfReader_put(r, "rope-scaling", "none", "rope_scaling");
+    char key[96];
+    snprintf(key, sizeof key, "%s.rope_type", h->where);
+    if (HfReader_put(r, "rope-scaling", ROPE_SCALING_NAMES.names[h->kind], key) ||
+        scaling_member(r, h, "factor", "rope-factor"))
+        return -1;
+    if (h->kind != ROPE_SCALING_LLAMA3)
+        return 0;
+    if (scaling_member(r, h, "low_freq_factor", "rope-low-freq-factor") ||
+        scaling_member(r, h, "high_freq_factor", "rope-high-freq-factor") ||
+        scaling_member(r, h, "original_max_position_embeddings", "rope-original-context"))
+        return -1;
+    if (r->trial.rope_low_freq_factor < r->trial.rope_high_freq_factor)
+        return 0;
+    char accepted[96];
+    snprintf(key, sizeof key, "%s.low_freq_factor", h->where);
+    snprintf(accepted, sizeof accepted, "a number below high_freq_factor = %g",
+             r->trial.rope_high_freq_factor);
+    return HfReader_refuse(r, key, JsonValue_member(h->object, "low_freq_factor"), accepted);
+}
+
 /* rope_parameters (transformers 5): {"rope_type", "rope_theta", "partial_rotary_factor", ...},
    or one such object per layer type (Gemma 3: full_attention, sliding_attention), whose
    global one is read and whose local θ is named as unmodelled when it differs. */
-static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, double *fraction)
+static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, double *fraction,
+                           HfScaling *scaling)
 {
     const JsonValue *global = JsonValue_member(p, "full_attention");
     if (global) {
@@ -254,25 +340,61 @@ static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, doubl
         if (strcmp(key, "partial_rotary_factor") == 0 &&
             number_of(r, "rope_parameters.partial_rotary_factor", v, fraction))
             return -1;
-        if (strcmp(key, "rope_type") == 0 &&
-            (v->kind != JSON_STRING || strcmp(v->text, "default") != 0)) {
-            HfReader_unmodelled(r, "rope_parameters", p,
-                                "rotary scaling (linear, dynamic, YaRN, llama3 ...): attnscope's "
-                                "RoPE has one theta and no scaling");
+    }
+    return read_scaling(r, global ? "rope_parameters.full_attention" : "rope_parameters", p,
+                        scaling);
+}
+
+/* The frequencies' scaling: rope_parameters' (already in *from_parameters) or rope_scaling's,
+   one of them, or both saying the same.  A family with local rotary layers (Gemma 3's
+   rope_local_base_freq) scales only its global ones, which attnscope cannot tell apart. */
+static int read_rope_scaling(HfReader *r, const HfScaling *from_parameters)
+{
+    const JsonValue *s = HfReader_lookup(r, "rope_scaling");
+    HfScaling from_scaling = {.kind = ROPE_SCALING_NONE};
+    if (s && s->kind != JSON_NULL && s->kind != JSON_OBJECT)
+        return HfReader_refuse(r, "rope_scaling", s, "an object or null");
+    if (s && s->kind == JSON_OBJECT && read_scaling(r, "rope_scaling", s, &from_scaling))
+        return -1;
+    const HfScaling *h = from_parameters->kind != ROPE_SCALING_NONE ? from_parameters
+                         : from_scaling.kind != ROPE_SCALING_NONE   ? &from_scaling
+                                                                    : NULL;
+    if (put_scaling(r, h))
+        return -1;
+    if (h == from_parameters && from_scaling.kind != ROPE_SCALING_NONE) {
+        Config other = r->trial;
+        if (put_scaling(r, &from_scaling))
+            return -1;
+        if (!Config_equal(&other, &r->trial)) {
+            snprintf(r->err, r->size,
+                     "'%s': \"rope_scaling\" and \"%s\" spell one rotary scaling with two "
+                     "values",
+                     r->file, from_parameters->where);
+            return -1;
         }
     }
+    bool local_rope = JsonValue_member(r->object, "rope_local_base_freq") ||
+                      JsonValue_member(r->defaults, "rope_local_base_freq");
+    if (h && local_rope)
+        HfReader_unmodelled(r, h->where, h->object,
+                            "the model scales only its global layers' frequencies (its "
+                            "local layers turn by rope_local_base_freq, unscaled): attnscope "
+                            "scales every layer's");
     return 0;
 }
 
 /* Rotary positions: HF's rotate_half, θ from rope_theta or rope_parameters, the rotated
-   share from partial_rotary_factor; every layer rotates. */
+   share from partial_rotary_factor, the frequencies' scaling from rope_scaling (or
+   rope_parameters); every layer rotates. */
 static int read_rope(HfReader *r)
 {
     if (!r->family->block->rope)
-        return HfReader_put(r, "rope", "none", "model_type");
+        return HfReader_put(r, "rope", "none", "model_type") ||
+               HfReader_put(r, "rope-scaling", "none", "model_type");
     /* NaN: not given.  The file's top-level fields, then its rope_parameters, then the
        family's default θ. */
     double theta = NAN, fraction = NAN, top_theta = NAN, top_fraction = NAN;
+    HfScaling scaling = {.kind = ROPE_SCALING_NONE};
     const JsonValue *p = HfReader_lookup(r, "rope_parameters");
     const JsonValue *t = JsonValue_member(r->object, "rope_theta");
     const JsonValue *f = HfReader_lookup(r, "partial_rotary_factor");
@@ -282,7 +404,7 @@ static int read_rope(HfReader *r)
         HfReader_lookup(r, "rope_theta");
     else
         t = JsonValue_member(r->defaults, "rope_theta");
-    if ((p && p->kind == JSON_OBJECT && rope_parameters(r, p, &theta, &fraction)) ||
+    if ((p && p->kind == JSON_OBJECT && rope_parameters(r, p, &theta, &fraction, &scaling)) ||
         (t && number_of(r, "rope_theta", t, &top_theta)) ||
         (f && f->kind != JSON_NULL && number_of(r, "partial_rotary_factor", f, &top_fraction)))
         return -1;
@@ -303,7 +425,7 @@ static int read_rope(HfReader *r)
     return HfReader_put(r, "rope", "half", "model_type") ||
            put_double(r, "rope-theta", theta, "rope_theta") ||
            put_double(r, "rope-fraction", fraction, "partial_rotary_factor") ||
-           HfReader_put(r, "nope-every", "0", "model_type");
+           HfReader_put(r, "nope-every", "0", "model_type") || read_rope_scaling(r, &scaling);
 }
 
 /* The attention's kind and scale, its soft-cap and sinks, W^O and the plain residual. */

@@ -46,9 +46,6 @@ static const char EXPERTS[] = "a mixture of experts: the block has one MLP or no
                               "its attention path, --mlp none)";
 
 const HfRule HF_RULES[] = {
-    {"rope_scaling", HF_WHEN_SET,
-     "rotary scaling (linear, dynamic, YaRN, llama3 ...): attnscope's RoPE has one theta and "
-     "no scaling, which is the same only at positions the scaling leaves unchanged"},
     {"attention_bias", HF_WHEN_SET, BIASES},
     {"mlp_bias", HF_WHEN_SET, BIASES},
     {"num_local_experts", HF_WHEN_SET, EXPERTS},

@@ -270,6 +270,19 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
         Json_number(t, c->rope_theta);
         Text_printf(t, ",\n");
     }
+    if (c->rope != ROPE_NONE && c->rope_scaling != ROPE_SCALING_NONE) {
+        Text_printf(t, "  \"rope_scaling\": {\"rope_type\": \"%s\", \"factor\": ",
+                    ROPE_SCALING_NAMES.names[c->rope_scaling]);
+        Json_number(t, c->rope_factor);
+        if (c->rope_scaling == ROPE_SCALING_LLAMA3) {
+            Text_printf(t, ", \"low_freq_factor\": ");
+            Json_number(t, c->rope_low_freq_factor);
+            Text_printf(t, ", \"high_freq_factor\": ");
+            Json_number(t, c->rope_high_freq_factor);
+            Text_printf(t, ", \"original_max_position_embeddings\": %d", c->rope_original_context);
+        }
+        Text_printf(t, "},\n");
+    }
     Text_printf(t, "  \"rms_norm_eps\": ");
     Json_number(t, c->ln_eps);
     Text_printf(t, ",\n  \"torch_dtype\": \"%s\",\n  \"attnscope_version\": \"%s\",\n",

@@ -63,6 +63,18 @@ static bool rope_in_use(const Config *c)
     return c->rope != ROPE_NONE && Attention_has_query_key(c->attention);
 }
 
+/* The factor divides frequencies under either scaling; the two bounds of the blend and the
+   original context are llama3's alone. */
+static bool rope_factor_in_use(const Config *c)
+{
+    return rope_in_use(c) && c->rope_scaling != ROPE_SCALING_NONE;
+}
+
+static bool llama3_scaling_in_use(const Config *c)
+{
+    return rope_in_use(c) && c->rope_scaling == ROPE_SCALING_LLAMA3;
+}
+
 static bool mlp_in_use(const Config *c)
 {
     return c->mlp != MLP_NONE;
@@ -558,6 +570,80 @@ static const Setting SETTINGS[] = {
      .unused_note = "the rotated fraction is RoPE's (@ turns it on)",
      .key_label = "RoPE fraction",
      .label = "RoPE F",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "rope-scaling",
+     .json = "rope_scaling",
+     .argument = "S",
+     .help = "HF's rope_scaling: frequencies / factor (linear) or Llama 3.1's split",
+     .kind = SETTING_ENUM,
+     .names = &ROPE_SCALING_NAMES,
+     .fallback = ROPE_SCALING_NONE,
+     .offset = offsetof(Config, rope_scaling),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = rope_in_use,
+     .unused_note = "the frequencies' scaling is RoPE's (@ turns it on)",
+     .key_label = "RoPE scaling",
+     .label = "RoPE scaling",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "rope-factor",
+     .json = "rope_factor",
+     .argument = "X",
+     .help = "rope_scaling's factor: the scaled frequencies / X (Llama 3.1: 8, 3.2: 32)",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1e6,
+     .fallback = 8,
+     .offset = offsetof(Config, rope_factor),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = rope_factor_in_use,
+     .unused_note = "the factor is --rope-scaling linear's or llama3's",
+     .key_label = "RoPE factor",
+     .label = "RoPE s",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "rope-low-freq-factor",
+     .json = "rope_low_freq_factor",
+     .argument = "X",
+     .help = "llama3: wavelengths above C/X are divided by the factor",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1e6,
+     .fallback = 1,
+     .offset = offsetof(Config, rope_low_freq_factor),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = llama3_scaling_in_use,
+     .unused_note = "the low-frequency factor is --rope-scaling llama3's",
+     .key_label = "RoPE low-freq factor",
+     .label = "RoPE low",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "rope-high-freq-factor",
+     .json = "rope_high_freq_factor",
+     .argument = "X",
+     .help = "llama3: wavelengths below C/X are kept, between the two blended",
+     .kind = SETTING_DOUBLE,
+     .min = 0,
+     .max = 1e6,
+     .fallback = 4,
+     .offset = offsetof(Config, rope_high_freq_factor),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = llama3_scaling_in_use,
+     .unused_note = "the high-frequency factor is --rope-scaling llama3's",
+     .key_label = "RoPE high-freq factor",
+     .label = "RoPE high",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "rope-original-context",
+     .json = "rope_original_context",
+     .argument = "C",
+     .help = "llama3: original_max_position_embeddings, the context before scaling",
+     .kind = SETTING_INT,
+     .min = 1,
+     .max = 1 << 24,
+     .fallback = 8192,
+     .offset = offsetof(Config, rope_original_context),
+     .reuse = REUSE_WEIGHTS,
+     .in_use = llama3_scaling_in_use,
+     .unused_note = "the original context is --rope-scaling llama3's",
+     .key_label = "RoPE original context",
+     .label = "RoPE C",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "nope-every",
      .json = "nope_every",

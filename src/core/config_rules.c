@@ -97,11 +97,37 @@ static int validate_draws(const Config *c, char *err, size_t size)
     return 0;
 }
 
-/* The first relation that fails makes the message: the shape's, the draws', then what the screen
-   shows (the head, a sink only with softmax, the window). */
+/* The rotary scaling's relations: it rescales RoPE's frequencies, so it needs RoPE (else the
+   document would record a scaling nothing applied), and llama3's blend runs between the two
+   wavelengths C/high < C/low. */
+static int validate_rope_scaling(const Config *c, char *err, size_t size)
+{
+    if (c->rope_scaling == ROPE_SCALING_NONE)
+        return 0;
+    if (c->rope == ROPE_NONE) {
+        snprintf(err, size,
+                 "--rope-scaling %s: accepted only with rotary positions (--rope half or pairs), "
+                 "not --rope none; use --rope-scaling none",
+                 ROPE_SCALING_NAMES.names[c->rope_scaling]);
+        return -1;
+    }
+    if (c->rope_scaling == ROPE_SCALING_LLAMA3 &&
+        !(c->rope_low_freq_factor < c->rope_high_freq_factor)) {
+        snprintf(err, size,
+                 "--rope-low-freq-factor %g with --rope-high-freq-factor %g: accepted low < high "
+                 "(llama3 blends the wavelengths between C/high and C/low)",
+                 c->rope_low_freq_factor, c->rope_high_freq_factor);
+        return -1;
+    }
+    return 0;
+}
+
+/* The first relation that fails makes the message: the shape's, the draws', the rotary
+   scaling's, then what the screen shows (the head, a sink only with softmax, the window). */
 int Config_validate(const Config *c, char *err, size_t size)
 {
-    if (validate_shape(c, err, size) || validate_draws(c, err, size))
+    if (validate_shape(c, err, size) || validate_draws(c, err, size) ||
+        validate_rope_scaling(c, err, size))
         return -1;
     if (c->head < 1 || c->head > c->heads) {
         snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);

@@ -24,6 +24,7 @@ static const char *const attention_map_names[] = {"layer", "product"};
 static const char *const qk_norm_names[] = {"none", "head", "full"};
 static const char *const qk_norm_place_names[] = {"before-rope", "after-rope"};
 static const char *const rope_names[] = {"none", "half", "pairs"};
+static const char *const rope_scaling_names[] = {"none", "linear", "llama3"};
 static const char *const input_norm_names[] = {"unit", "sqrt-d"};
 static const char *const init_names[] = {"normal",     "xavier",      "orthogonal", "gpt2",
                                          "small-init", "mup",         "deepnorm",   "cutting-skip",
@@ -61,6 +62,7 @@ const EnumNames ATTENTION_MAP_NAMES = ENUM_NAMES("attention-map", attention_map_
 const EnumNames QK_NORM_NAMES = ENUM_NAMES("qk-norm", qk_norm_names);
 const EnumNames QK_NORM_PLACE_NAMES = ENUM_NAMES("qk-norm-place", qk_norm_place_names);
 const EnumNames ROPE_NAMES = ENUM_NAMES("rope", rope_names);
+const EnumNames ROPE_SCALING_NAMES = ENUM_NAMES("rope-scaling", rope_scaling_names);
 /* Shared by --init-query, --init-key, --init-value, --init-output and --init-mlp. */
 const EnumNames MATRIX_INIT_NAMES = ENUM_NAMES("init-query", matrix_init_names);
 

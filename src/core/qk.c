@@ -42,6 +42,35 @@ void Qk_norm(const Config *c, int T, int heads, double *x, const double *gain, d
     }
 }
 
+/* Llama 3.1's rescaling of one frequency f (HF's _compute_llama3_parameters): a wavelength
+   2π/f shorter than C/high is kept, one longer than C/low is divided by s, and between the two
+   the frequency blends f/s and f, by how many times the wavelength fits in C. */
+static double llama3_frequency(const Config *c, double frequency)
+{
+    double s = c->rope_factor, low = c->rope_low_freq_factor, high = c->rope_high_freq_factor;
+    double context = c->rope_original_context, wavelength = 2 * M_PI / frequency;
+    if (wavelength < context / high)
+        return frequency;
+    if (wavelength > context / low)
+        return frequency / s;
+    double smooth = (context / wavelength - low) / (high - low);
+    return (1 - smooth) * frequency / s + smooth * frequency;
+}
+
+double Qk_frequency(const Config *c, int k)
+{
+    double frequency = pow(c->rope_theta, -2.0 * k / Qk_rotated_width(c));
+    switch (c->rope_scaling) {
+    case ROPE_SCALING_LINEAR:
+        return frequency / c->rope_factor;
+    case ROPE_SCALING_LLAMA3:
+        return llama3_frequency(c, frequency);
+    case ROPE_SCALING_NONE:
+        break;
+    }
+    return frequency;
+}
+
 /* The two dimensions (columns of a head's block) that frequency k turns together. */
 static void rotated_pair(Rope rope, int rotated, int k, int *first, int *second)
 {
@@ -54,7 +83,7 @@ static void rotated_pair(Rope rope, int rotated, int k, int *first, int *second)
     }
 }
 
-/* x turned by the angles sign·p·θ^(−2k/d_r): Qk_rotate (sign 1) or its transpose (−1), their
+/* x turned by the angles sign·p·f_k (Qk_frequency): Qk_rotate (sign 1) or its transpose (−1), their
    cosines and sines from table (Qk_rotation_table, positions 0 … T−1) or, table NULL,
    computed here: cos(−a) = cos a and sin(−a) = −sin a in libm, so both give the same bits. */
 static void turn(const Config *c, int T, int heads, int first_position, double sign,
@@ -63,7 +92,7 @@ static void turn(const Config *c, int T, int heads, int first_position, double s
     int dh = Config_head_width(c), rotated = Qk_rotated_width(c);
     const double *cosines = table, *sines = table ? table + (size_t)T * (rotated / 2) : NULL;
     for (int k = 0; k < rotated / 2; k++) {
-        double frequency = pow(c->rope_theta, -2.0 * k / rotated);
+        double frequency = Qk_frequency(c, k);
         int first, second;
         rotated_pair(c->rope, rotated, k, &first, &second);
         for (int i = 0; i < T; i++) {
@@ -101,7 +130,7 @@ void Qk_rotation_table(const Config *c, int T, double *table)
     int rotated = Qk_rotated_width(c);
     double *sines = table + (size_t)T * (rotated / 2);
     for (int k = 0; k < rotated / 2; k++) {
-        double frequency = pow(c->rope_theta, -2.0 * k / rotated);
+        double frequency = Qk_frequency(c, k);
         for (int i = 0; i < T; i++) {
             table[(size_t)k * T + i] = cos(i * frequency);
             sines[(size_t)k * T + i] = sin(i * frequency);

@@ -52,6 +52,10 @@ numeric=(
     "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0"
     "--sink|--sink|accepted a number -1e+06 <= X <= 1e+06 or none"
     "--sink-std|--sink-std|accepted a number 0 <= X <= 1000"
+    "--rope-factor|--rope-factor|accepted a number 0 < X <= 1e+06"
+    "--rope-low-freq-factor|--rope-low-freq-factor|accepted a number 0 < X <= 1e+06"
+    "--rope-high-freq-factor|--rope-high-freq-factor|accepted a number 0 < X <= 1e+06"
+    "--rope-original-context|--rope-original-context|accepted a whole number 1..16777216"
 )
 values=("" 0 -1 1e400 99999999999999999999 abc 12x nan inf -inf " 5" "5 " 0x10)
 for entry in "${numeric[@]}"; do
@@ -90,6 +94,7 @@ enums=(
     "--init-output|--init-output|scheme|normal|xavier|orthogonal|identity|zero"
     "--init-mlp|--init-mlp|scheme|normal|xavier|orthogonal|identity|zero"
     "--input-norm|--input-norm|unit|sqrt-d"
+    "--rope-scaling|--rope-scaling|none|linear|llama3"
 )
 for entry in "${enums[@]}"; do
     option=${entry%%|*}
@@ -118,6 +123,16 @@ check "--init-mlp identity with --mlp-ratio 4" refused "--init-mlp identity: acc
 check "preset: --init-mlp identity with --mlp-ratio 2" refused "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are 2·d×d" -- --preset "$(printf 'tokens = 16\nwidth = 16\nmlp = gelu\nmlp-ratio = 2\ninit-mlp = identity\n' >"$tmp/mlp.preset"; echo "$tmp/mlp.preset")"
 square_mlp() { "$BIN" --batch --mlp relu --mlp-ratio 1 --init-mlp identity -T 16 -d 16 -L 2 >/dev/null; }
 check "--init-mlp identity with --mlp-ratio 1 runs" square_mlp
+# The rotary scaling's relations: it rescales RoPE's frequencies, and llama3 blends between
+# C/high and C/low.
+check "--rope-scaling llama3 without RoPE" refused \
+    "--rope-scaling llama3: accepted only with rotary positions (--rope half or pairs), not --rope none" -- \
+    --rope-scaling llama3 -T 16 -d 16
+check "preset: --rope-scaling linear without RoPE" refused "--rope-scaling linear: accepted only with rotary positions" -- \
+    --preset "$(printf 'tokens = 16\nwidth = 16\nrope-scaling = linear\n' >"$tmp/scaling.preset"; echo "$tmp/scaling.preset")"
+check "--rope-low-freq-factor not below --rope-high-freq-factor" refused \
+    "--rope-low-freq-factor 4 with --rope-high-freq-factor 2: accepted low < high" -- \
+    --rope half --rope-scaling llama3 --rope-low-freq-factor 4 --rope-high-freq-factor 2 -T 16 -d 16
 check "a value cut in the message still says what is accepted" \
     refused "-T/--tokens '$(printf '1%.0s' {1..40})...'" "accepted a whole number 2..4096" -- \
     --tokens "$(printf '1%.0s' {1..100})x"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # A checkpoint written by numpy (tests/cli/hf_forward.py: a 2-layer GPT-2, a 2-layer
-# Qwen3-shaped Llama-family model and a 2-layer ViT, F64, F32 and BF16, one of each sharded) and
+# Qwen3-shaped Llama-family model, a 2-layer Llama 3.2 shape with its llama3 rotary scaling
+# read by --hf-config, and a 2-layer ViT, F64, F32 and BF16, one of each sharded) and
 # a token-id file (ViT: the input drawn from the seed, exported as input.csv): attnscope's
 # attention matrices, every layer and head, equal numpy's own forward of the Hugging Face block
 # on the same input to 1e-9 relative.  Then the input's other ways and refusals: random ids from
@@ -23,11 +24,12 @@ same_as_numpy() { # model dtype layout
     local dir=$tmp/$1-$2-$3
     mkdir "$dir" && /usr/bin/python3 $forward "$BIN" "$dir" "$@" 2>"$dir.err"
 }
-for model in gpt2 qwen3 vit; do
+for model in gpt2 qwen3 llama32 vit; do
     for dtype in F64 F32 BF16; do
         layout=single
         { [ $model = gpt2 ] && [ $dtype = F32 ]; } || { [ $model = qwen3 ] && [ $dtype = BF16 ]; } ||
-            { [ $model = vit ] && [ $dtype = F64 ]; } && layout=sharded
+            { [ $model = vit ] && [ $dtype = F64 ]; } || { [ $model = llama32 ] && [ $dtype = F32 ]; } &&
+            layout=sharded
         check "$model $dtype $layout: every layer's and head's attention is numpy's" same_as_numpy $model $dtype $layout
     done
 done

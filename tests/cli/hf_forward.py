@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """An independent forward pass for tests/cli/hf-forward.sh: writes a 2-layer Hugging Face
-checkpoint with numpy (GPT-2, the Llama family's Qwen3 shape, or ViT), runs attnscope on it
+checkpoint with numpy (GPT-2, the Llama family's Qwen3 shape, a Llama 3.2 shape with its
+llama3 rotary scaling, or ViT), runs attnscope on it
 with a token-id file (ViT: its input drawn from the seed, which attnscope exports as
 input.csv), and compares every layer's and head's attention matrix attnscope exports with this
 file's own forward of the same block on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
-      MODEL   gpt2 | qwen3 | vit
+      MODEL   gpt2 | qwen3 | llama32 | vit
       DTYPE   F64 | F32 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
@@ -18,6 +19,9 @@ columns q | k | v, wte[ids] + wpe[positions], LayerNorm before each sub-block, t
 scores / sqrt(d_head); Qwen3's nn.Linear y = xWᵀ, RMSNorm x·rsqrt(mean(x²) + ε)·w, q_norm and
 k_norm per head before the rotary embedding, rotate_half with cos/sin of
 positions·θ^(−2i/d_head) repeated over both halves, repeat_kv for grouped keys and values,
+Llama 3.2's the same without q_norm and k_norm, its frequencies rescaled by rope_scaling
+(tests/data/rope-scaling/frequencies.py's transcription of _compute_llama3_parameters) and
+its settings read from its config.json by --hf-config, as a user runs it,
 scores·d_head^(−1/2), down(silu(gate x) ⊙ up x); ViT's ViTLayer: nn.Linear with biases,
 LayerNorm before the attention (layernorm_before) and before the MLP (layernorm_after), no
 mask, scores·d_head^(−1/2), the exact GELU.  The exported input.csv must be numpy's own
@@ -34,6 +38,10 @@ import sys
 import numpy as np
 
 from safetensors_tool import PYTORCH, write
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                                "rope-scaling"))
+from frequencies import inverse_frequencies  # noqa: E402
 
 RTOL = 1e-9
 
@@ -84,6 +92,12 @@ def write_checkpoint(directory, weights, dtype, sharded):
 # The two shapes: sizes, config.json, attnscope's settings for the same block.
 GPT2 = dict(d=16, H=2, G=2, L=2, N=64, V=50, context=32, T=12, eps=1e-5)
 QWEN3 = dict(d=16, H=4, G=2, L=2, N=24, V=40, context=64, T=20, eps=1e-6, theta=10000.0)
+# Llama 3.2's scaling (factor 32, low 1, high 4) at an original context of 64 tokens, so that
+# d_h = 16's eight wavelengths 2π·10^(k/2) fall in all three of its regions at T = 24: one
+# kept (below 64/4), two blended, five divided by 32 (above 64).
+LLAMA32 = dict(d=32, H=2, G=1, L=2, N=48, V=40, context=128, T=24, eps=1e-5, theta=10000.0,
+               scaling=dict(rope_type="llama3", factor=32.0, low_freq_factor=1.0,
+                            high_freq_factor=4.0, original_max_position_embeddings=64))
 VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channels=3)
 
 
@@ -114,8 +128,9 @@ def gpt2_weights(rng, dtype):
     return w
 
 
-def qwen3_weights(rng, dtype):
-    s, d, w = QWEN3, QWEN3["d"], {}
+def llama_weights(rng, dtype, s):
+    """The Llama family's tensors at shape s; q_norm and k_norm where it has QK-norm (Qwen3)."""
+    d, w = s["d"], {}
     dh = d // s["H"]
 
     def put(name, x):
@@ -129,8 +144,9 @@ def qwen3_weights(rng, dtype):
         put(p + "self_attn.k_proj.weight", 0.5 * rng.standard_normal((s["G"] * dh, d)))
         put(p + "self_attn.v_proj.weight", 0.3 * rng.standard_normal((s["G"] * dh, d)))
         put(p + "self_attn.o_proj.weight", 0.3 * rng.standard_normal((d, s["H"] * dh)))
-        put(p + "self_attn.q_norm.weight", gains(rng, dh))
-        put(p + "self_attn.k_norm.weight", gains(rng, dh))
+        if s is QWEN3:
+            put(p + "self_attn.q_norm.weight", gains(rng, dh))
+            put(p + "self_attn.k_norm.weight", gains(rng, dh))
         put(p + "post_attention_layernorm.weight", gains(rng, d))
         put(p + "mlp.gate_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
         put(p + "mlp.up_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
@@ -265,11 +281,16 @@ def rotate_half(x):
     return np.concatenate((-x[..., half:], x[..., :half]), -1)
 
 
-def qwen3_forward(w, ids):
-    s, d = QWEN3, QWEN3["d"]
+def llama_forward(w, ids, s):
+    d = s["d"]
     H, G, T = s["H"], s["G"], len(ids)
     dh = d // H
     inv_freq = 1.0 / s["theta"] ** (np.arange(0, dh, 2) / dh)
+    if "scaling" in s:
+        r = s["scaling"]
+        inv_freq, _ = inverse_frequencies(s["theta"], dh, 1.0, r["rope_type"], r["factor"],
+                                          r["low_freq_factor"], r["high_freq_factor"],
+                                          r["original_max_position_embeddings"])
     freqs = np.outer(np.arange(T), inv_freq)
     emb = np.concatenate((freqs, freqs), -1)
     cos, sin = np.cos(emb), np.sin(emb)
@@ -281,8 +302,9 @@ def qwen3_forward(w, ids):
         q = (a @ w[p + "self_attn.q_proj.weight"].T).reshape(T, H, dh)
         k = (a @ w[p + "self_attn.k_proj.weight"].T).reshape(T, G, dh)
         v = (a @ w[p + "self_attn.v_proj.weight"].T).reshape(T, G, dh)
-        q = rms_norm(q, w[p + "self_attn.q_norm.weight"], s["eps"])
-        k = rms_norm(k, w[p + "self_attn.k_norm.weight"], s["eps"])
+        if s is QWEN3:
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], s["eps"])
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], s["eps"])
         q = q * cos[:, None, :] + rotate_half(q) * sin[:, None, :]
         k = k * cos[:, None, :] + rotate_half(k) * sin[:, None, :]
         heads, outputs = [], []
@@ -312,6 +334,15 @@ def config_json(model):
                 "num_hidden_layers": s["L"], "intermediate_size": s["N"], "hidden_act": "gelu",
                 "layer_norm_eps": s["eps"], "image_size": s["image"], "patch_size": s["patch"],
                 "num_channels": s["channels"], "qkv_bias": True}
+    if model == "llama32":
+        s = LLAMA32
+        return {"model_type": "llama", "hidden_size": s["d"], "num_attention_heads": s["H"],
+                "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
+                "num_hidden_layers": s["L"], "intermediate_size": s["N"],
+                "vocab_size": s["V"], "max_position_embeddings": s["context"],
+                "rope_theta": s["theta"], "rope_scaling": s["scaling"],
+                "rms_norm_eps": s["eps"], "hidden_act": "silu", "tie_word_embeddings": True,
+                "initializer_range": 0.02}
     s = QWEN3
     return {"model_type": "qwen3", "hidden_size": s["d"], "num_attention_heads": s["H"],
             "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
@@ -320,11 +351,15 @@ def config_json(model):
             "rms_norm_eps": s["eps"], "hidden_act": "silu", "tie_word_embeddings": True}
 
 
+SHAPES = {"gpt2": GPT2, "qwen3": QWEN3, "llama32": LLAMA32, "vit": VIT}
+
+
 def attnscope_settings(model, checkpoint):
     """The same block in attnscope's settings (presets/gpt2-small-small.preset and
-    qwen3-8b-small.preset at this size; ViT's from its config.json, as a user reads it)."""
-    if model == "vit":
-        return "-T %d --hf-config %s" % (VIT["T"], checkpoint)
+    qwen3-8b-small.preset at this size; ViT's and Llama 3.2's from their config.json, as a user
+    reads it)."""
+    if model in ("vit", "llama32"):
+        return "-T %d --hf-config %s" % (SHAPES[model]["T"], checkpoint)
     common = "-L 2 -a softmax -m causal -k plain --ln-place pre --ln-scale sqrt-d --wo gaussian"
     if model == "gpt2":
         s = GPT2
@@ -351,7 +386,7 @@ def write_inputs(model, rng, weights, directory):
     table's rows), with the ids; (None, None, None) for ViT, whose input attnscope draws."""
     if model == "vit":
         return None, None, None
-    s = GPT2 if model == "gpt2" else QWEN3
+    s = SHAPES[model]
     ids = rng.integers(0, s["V"], s["T"])
     ids[3] = ids[7]  # a repeated token
     ids_path = os.path.join(directory, "ids.txt")
@@ -375,7 +410,7 @@ def input_is_numpys(x, want, first):
 def main(argv):
     binary, directory, model, dtype, layout = argv[1:6]
     rng = np.random.default_rng(20261126)
-    s = {"gpt2": GPT2, "qwen3": QWEN3, "vit": VIT}[model]
+    s = SHAPES[model]
     # GPT-2's names under transformer. (GPT2LMHeadModel's) for the sharded checkpoints, bare
     # (GPT2Model's) otherwise; ViT's under vit. (ViTForImageClassification's) or bare
     # (ViTModel's) alike.
@@ -384,7 +419,7 @@ def main(argv):
     if model == "vit":
         weights = vit_weights(rng, dtype, prefix)
     else:
-        weights = (gpt2_weights if model == "gpt2" else qwen3_weights)(rng, dtype)
+        weights = gpt2_weights(rng, dtype) if model == "gpt2" else llama_weights(rng, dtype, s)
         weights = {prefix + n: x for n, x in weights.items()}
     checkpoint = os.path.join(directory, "checkpoint")
     os.makedirs(checkpoint)
@@ -394,7 +429,7 @@ def main(argv):
     ids_path, ids, numpy_input = write_inputs(model, rng, weights, directory)
     if model != "vit":
         weights = {n[len(prefix):]: x for n, x in weights.items()}
-        expected = (gpt2_forward if model == "gpt2" else qwen3_forward)(weights, ids)
+        expected = gpt2_forward(weights, ids) if model == "gpt2" else llama_forward(weights, ids, s)
     worst, first_input = 0.0, None
     for layer in range(1, s["L"] + 1):
         for head in range(1, s["H"] + 1):

@@ -387,6 +387,20 @@ check "config.json: HF's names and attnscope's settings" "$PY" -c "
 import json; c = json.load(open('$tmp/w/config.json'))
 assert (c['hidden_size'], c['num_attention_heads'], c['num_hidden_layers'], c['intermediate_size'], c['hidden_act']) == (16, 2, 3, 64, 'gelu'), c
 assert c['attnscope']['T'] == 12 and c['attnscope']['seed'] == 9"
+# The rotary scaling under HF's names, as transformers reads rope_scaling.
+scaled_config() { # settings... -- expected rope_scaling (Python)
+    local settings=()
+    while [ "$1" != -- ]; do settings+=("$1"); shift; done
+    "$BIN" -T 12 -d 16 --rope half "${settings[@]}" --export-weights "$tmp/scaled" >/dev/null 2>&1 &&
+        "$PY" -c "
+import json; c = json.load(open('$tmp/scaled/config.json'))
+assert c.get('rope_scaling') == $2, c.get('rope_scaling')"
+}
+check "config.json: llama3's rope_scaling" scaled_config --rope-scaling llama3 --rope-factor 32 \
+    --rope-original-context 64 -- "{'rope_type': 'llama3', 'factor': 32, 'low_freq_factor': 1, 'high_freq_factor': 4, 'original_max_position_embeddings': 64}"
+check "config.json: linear's rope_scaling" scaled_config --rope-scaling linear --rope-factor 2.5 -- \
+    "{'rope_type': 'linear', 'factor': 2.5}"
+check "config.json: no rope_scaling unscaled" scaled_config -- None
 check "without --batch: exit 0 after the export, nothing on stdout" bash -c "'$BIN' -T 12 -d 16 --export-weights '$tmp/only' >'$tmp/out' 2>/dev/null && [ ! -s '$tmp/out' ] && [ -s '$tmp/only/model.safetensors' ]"
 check "--export-dtype without --export-weights" refused "--export-dtype: accepted only with --export-weights DIR" -- \
     "$BIN" --batch --export-dtype f32
