@@ -7,14 +7,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
-    local name=$1
-    shift
-    batch_document "$tmp/$name" --conditioning --preset presets/skipless-cutting-skip.preset "$@"
-}
+run() { batch_document "$tmp/$1" --conditioning --preset presets/skipless-cutting-skip.preset "${@:2}"; } # name, args...
 
 within() { # exact's name, the estimate's name
     check "$2: the exact s_min within the certificate at every certified layer" \

@@ -9,14 +9,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
-    local name=$1
-    shift
-    batch_document "$tmp/$name" --conditioning --no-confirm "$@"
-}
+run() { batch_document "$tmp/$1" --conditioning --no-confirm "${@:2}"; } # name, args...
 
 below() { # exact's name, the estimate's name
     check "$2: kappa_jacobian_lower <= the exact kappa(K) at every layer of both networks" \

@@ -23,25 +23,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-checks=0
-failures=0
-ok() { checks=$((checks + 1)); echo "ok $checks - $1"; }
-not_ok() {
-    checks=$((checks + 1))
-    failures=$((failures + 1))
-    echo "not ok $checks - $1"
-    if [ -n "${2:-}" ]; then sed 's/^/    # /' "$2"; fi
-}
-skip() { checks=$((checks + 1)); echo "ok $checks - $1 # SKIP $2"; } # description, why
-check() { # description, command...
-    local what=$1
-    shift
-    if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
-finish() {
-    echo "$((checks - failures)) of $checks checks passed"
-    [ "$failures" -eq 0 ]
-}
+. tests/checks.sh
 
 # A new session running a shell command, on a new server: a server that is still shutting
 # down cannot take the new session with it.  The command's exit status lands in $EXIT_FILE,
