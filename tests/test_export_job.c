@@ -95,6 +95,18 @@ static Snapshot *done_snapshot(const Result *r, unsigned long generation)
     return s;
 }
 
+/* A job with the gated writer (the gate reset, closed) and what it exports from: the run of
+   the seed and its finished snapshot. */
+static ExportJob *gated_job(unsigned long seed, Result **r, Snapshot **s)
+{
+    gate_reset();
+    *r = run_seed(seed);
+    *s = done_snapshot(*r, 1);
+    ExportJob *j = ExportJob_new(gated_writer);
+    assert_non_null(j);
+    return j;
+}
+
 /* The whole of a file, or NULL. */
 static char *slurp(const char *path, long *length)
 {
@@ -200,11 +212,10 @@ static void test_writes_the_held_snapshot_while_the_screen_moves_on(void **state
 static void test_quick_refusals_start_nothing(void **state)
 {
     (void)state;
-    gate_reset();
+    Result *r;
+    Snapshot *s;
+    ExportJob *j = gated_job(3, &r, &s);
     gate_open();
-    Result *r = run_seed(3);
-    Snapshot *s = done_snapshot(r, 1);
-    ExportJob *j = ExportJob_new(gated_writer);
     char err[EXPORT_JOB_ERROR_SIZE], file[512], under[600];
     /* --export-matrix without the worker's X0. */
     path_in(file, sizeof file, "no-input", NULL);
@@ -230,11 +241,10 @@ static void test_quick_refusals_start_nothing(void **state)
 static void test_a_late_failure_is_said(void **state)
 {
     (void)state;
-    gate_reset();
+    Result *r;
+    Snapshot *s;
+    ExportJob *j = gated_job(4, &r, &s);
     gate.fail = 1;
-    Result *r = run_seed(4);
-    Snapshot *s = done_snapshot(r, 1);
-    ExportJob *j = ExportJob_new(gated_writer);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], note[1024];
     path_in(dir, sizeof dir, "late", NULL);
     assert_true(ExportJob_start(j, s, false, dir, err, sizeof err));
@@ -254,10 +264,9 @@ static void test_a_late_failure_is_said(void **state)
 static void test_free_waits_for_the_export(void **state)
 {
     (void)state;
-    gate_reset();
-    Result *r = run_seed(5);
-    Snapshot *s = done_snapshot(r, 1);
-    ExportJob *j = ExportJob_new(gated_writer);
+    Result *r;
+    Snapshot *s;
+    ExportJob *j = gated_job(5, &r, &s);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], file[600];
     path_in(dir, sizeof dir, "freed", NULL);
     assert_true(ExportJob_start(j, s, false, dir, err, sizeof err));
