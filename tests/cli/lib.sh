@@ -43,6 +43,23 @@ valid_document() {
     batch_document "$tmp/$name" "$@" && "$PY" tests/cli/contract.py "$T" "$depth" <"$tmp/$name.json"
 }
 
+# run compare case...: each case, "name:args", is run on the exact conditioning path, then on
+# the lanczos and kron paths (by `run name args...`, the script's own), and each of those
+# documents is held to the exact one's by `compare exact-name path-name`.
+paths_against_exact() {
+    local run=$1 compare=$2 one name path args
+    shift 2
+    for one in "$@"; do
+        name=${one%%:*}
+        read -r -a args <<<"${one#*:}"
+        check "$name: exact path" "$run" "$name-exact" "${args[@]}" --conditioning-path exact || continue
+        for path in lanczos kron; do
+            check "$name: $path path" "$run" "$name-$path" "${args[@]}" --conditioning-path $path &&
+                "$compare" "$name-exact" "$name-$path"
+        done
+    done
+}
+
 # files...: merge's records, one a line, without merged_from (which names where each came
 # from): the numbers, to compare with a run that gathered them otherwise.
 merged_numbers() {
@@ -56,14 +73,18 @@ for line in sys.stdin:
 # status fragment... -- command args...: the command, reading nothing (stdin /dev/null), ends
 # with that status, writes nothing on stdout, and its stderr ($tmp/err, left for further
 # checks) holds every fragment as a fixed string; else says what it did instead.
+# args...: the place of the first -- among them (one past the last where there is none)
+dashes_at() {
+    local i=1
+    while [ $i -le $# ] && [ "${!i}" != -- ]; do i=$((i + 1)); done
+    echo $i
+}
 ends_saying() {
-    local want=$1 says=() s
+    local want=$1 at s
     shift
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do
-        says+=("$1")
-        shift
-    done
-    shift
+    at=$(dashes_at "$@")
+    local says=("${@:1:at-1}")
+    shift "$at"
     "$@" >"$tmp/stdout" 2>"$tmp/err" </dev/null
     local status=$?
     if [ $status -ne "$want" ] || [ -s "$tmp/stdout" ]; then
@@ -79,17 +100,10 @@ refused() { ends_saying 2 "$@"; }
 # words... -- fragment... -- args...: refused, the command being the words, then the args: a
 # script whose refusals all run one command names its words once, in a refused() of its own.
 refused_running() {
-    local words=()
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do
-        words+=("$1")
-        shift
-    done
-    shift
-    local says=()
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do
-        says+=("$1")
-        shift
-    done
-    shift
-    ends_saying 2 "${says[@]}" -- "${words[@]}" "$@"
+    local at
+    at=$(dashes_at "$@")
+    local words=("${@:1:at-1}")
+    shift "$at"
+    at=$(dashes_at "$@") # the fragments' --, kept: the words go after it
+    ends_saying 2 "${@:1:at}" "${words[@]}" "${@:at+1}"
 }
