@@ -83,7 +83,7 @@ ends_saying() {
     local want=$1 at s
     shift
     at=$(dashes_at "$@")
-    local says=("${@:1:at-1}")
+    local fragments=("${@:1:at-1}")
     shift "$at"
     "$@" >"$tmp/stdout" 2>"$tmp/err" </dev/null
     local status=$?
@@ -91,7 +91,7 @@ ends_saying() {
         echo "  $*: status $status, $(wc -c <"$tmp/stdout") bytes on stdout, stderr: $(head -c 300 "$tmp/err")"
         return 1
     fi
-    for s in "${says[@]}"; do
+    for s in "${fragments[@]}"; do
         grep -qF -- "$s" "$tmp/err" || { echo "  $*: stderr lacks '$s': $(head -c 300 "$tmp/err")"; return 1; }
     done
 }
