@@ -108,6 +108,15 @@ static void block_attend(Block *b, Mask mask)
     block_link(b);
 }
 
+/* A workspace with b's heads (attended) prepared for the products under test. */
+static SaWork *prepared_work(const Block *b)
+{
+    SaWork *w = SaWork_new();
+    assert_non_null(w);
+    assert_int_equal(SaWork_prepare_heads(w, b->blocks, b->heads), 0);
+    return w;
+}
+
 /* X ~ N(0, x_std²) plus `shift` along the first coordinate in every row, M_h, W_VO,h ~ N(0, 1)
    (M_h's first row zeroed where shifted), s = 1/√d.  x_std = 8 puts the logits' spread in the
    hundreds (a saturated softmax), 0.5 near one.  The shift is the common component of a deep
@@ -306,9 +315,7 @@ static void test_product_error_bounds_the_rounding(void **state)
                 uint64_t seed = 40 + 6 * (uint64_t)heads + 3 * (uint64_t)mi + (uint64_t)ki;
                 Block *b =
                     block_make(T, D, heads, masks[mi], kinds[ki].x_std, kinds[ki].shift, seed);
-                SaWork *w = SaWork_new();
-                assert_non_null(w);
-                assert_int_equal(SaWork_prepare_heads(w, b->blocks, heads), 0);
+                SaWork *w = prepared_work(b);
                 Rounding r = product_rounding(w, b, seed, 6);
                 double eta = SaWork_product_error(w);
                 double old = (3.0 * (T + D) + heads) * DBL_EPSILON * jacobian_frobenius_quad(b);
@@ -347,9 +354,7 @@ static void test_product_bound_holds_with_a_sink(void **state)
         for (int h = 0; h < heads; h++)
             for (size_t k = 0; k < (size_t)T * T; k++)
                 b->a[h][k] *= 0.7;
-        SaWork *w = SaWork_new();
-        assert_non_null(w);
-        assert_int_equal(SaWork_prepare_heads(w, b->blocks, heads), 0);
+        SaWork *w = prepared_work(b);
         Rounding r = product_rounding(w, b, seed, 6);
         double eta = SaWork_product_error(w);
         print_message("heads %d, rows summing to 0.7: error %.3g, bound %.3g (error/bound %.3g at "
@@ -411,9 +416,7 @@ static void test_product_bound_is_tight_on_short_sums(void **state)
             for (int ki = 0; ki < 2; ki++) {
                 Block *b =
                     block_make(sizes[si][0], sizes[si][1], 1, MASK_FULL, 0.5, ki ? 1e4 : 0.0, seed);
-                SaWork *w = SaWork_new();
-                assert_non_null(w);
-                assert_int_equal(SaWork_prepare_heads(w, b->blocks, 1), 0);
+                SaWork *w = prepared_work(b);
                 Rounding r = product_rounding(w, b, seed, 20);
                 worst = fmax(worst, r.tightness);
                 compensated = fmax(compensated, r.compensated_tightness);
@@ -503,9 +506,7 @@ static void test_product_bound_holds_at_the_default_network(void **state)
     for (int g = 0; g < 2; g++)
         for (int layer = 1; layer <= c.depth; layer++) {
             Block *b = network_block(&c, gaps[g], layer);
-            SaWork *w = SaWork_new();
-            assert_non_null(w);
-            assert_int_equal(SaWork_prepare_heads(w, b->blocks, 1), 0);
+            SaWork *w = prepared_work(b);
             Rounding r = product_rounding(w, b, 90 + (uint64_t)layer, 2);
             double eta = SaWork_product_error(w);
             print_message("gap %d, layer %d: ‖X‖_F %.3g, error %.3g, bound %.3g (error/bound "
@@ -548,30 +549,40 @@ static void test_product_bound_holds_at_the_default_network(void **state)
    10 times.  The plain route's bound (γ_{2d+2}Σ, some 260s) exceeds the product's norm here,
    so SaWork_product_bounded takes the compensated route: its bound (whichever centring it
    keeps) must hold and be below a fifth of the product's norm. */
+/* A one-head block of t tokens and width d for the compensated route's constructed cases: its
+   applied attention is 0 (no value path, the derivative's path alone), W_VO = I, X and M are 0
+   for the case to fill.  *vectors gets three t·d vectors: the direction, the product, and the
+   quad reference. */
+static Block *derivative_only_block(int t, int d, double **vectors)
+{
+    size_t n = (size_t)t * d;
+    Block *b = block_new(t, d, 1);
+    assert_non_null(*vectors = calloc(3 * n, sizeof(double)));
+    assert_non_null(b->applied[0] = calloc((size_t)t * t, sizeof(double)));
+    memset(b->x, 0, sizeof(double) * n);
+    memset(b->m[0], 0, sizeof(double) * (size_t)d * d);
+    memset(b->wvo[0], 0, sizeof(double) * (size_t)d * d);
+    for (int q = 0; q < d; q++)
+        b->wvo[0][q + (size_t)q * d] = 1.0;
+    return b;
+}
+
 static void test_compensated_sums_recover_lost_terms(void **state)
 {
     (void)state;
     const int t = 2, d = 64;
     size_t n = (size_t)t * d;
-    Block *b = block_new(t, d, 1);
-    double *v = calloc(3 * n, sizeof(double)), *out = v + n, *exact = out + n;
-    assert_non_null(v);
-    assert_non_null(b->applied[0] = calloc((size_t)t * t, sizeof(double)));
-    memset(b->x, 0, sizeof(double) * n);
-    memset(b->m[0], 0, sizeof(double) * (size_t)d * d);
-    memset(b->wvo[0], 0, sizeof(double) * (size_t)d * d);
-    for (int q = 0; q < d; q++) {
+    double *v;
+    Block *b = derivative_only_block(t, d, &v);
+    double *out = v + n, *exact = out + n;
+    for (int q = 0; q < d; q++)
         b->m[0][q] = 1.0;
-        b->wvo[0][q + (size_t)q * d] = 1.0;
-    }
     b->x[0] = b->x[1 + t] = 1.0;
-    block_attend(b, MASK_FULL);
     for (int i = 0; i < t; i++)
         for (int q = 0; q < d; q++)
             v[i + (size_t)q * t] = q == 1 ? 0x1p53 : q == d - 1 ? -0x1p53 : 1.0;
-    SaWork *w = SaWork_new();
-    assert_non_null(w);
-    assert_int_equal(SaWork_prepare_heads(w, b->blocks, 1), 0);
+    block_attend(b, MASK_FULL);
+    SaWork *w = prepared_work(b);
     product_quad(b, v, false, exact);
     double bound = SaWork_product_compensated(w, v, false, SA_CENTRE_NONE, out);
     double error = error_norm(out, exact, n), image = norm2(exact, n);
@@ -608,15 +619,9 @@ static double compensated_prepared_case(const char *term, const double *row, int
 {
     const int t = 2, d = 8;
     size_t n = (size_t)t * d;
-    Block *b = block_new(t, d, 1);
-    double *v = calloc(3 * n, sizeof(double)), *out = v + n, *exact = out + n;
-    assert_non_null(v);
-    assert_non_null(b->applied[0] = calloc((size_t)t * t, sizeof(double)));
-    memset(b->x, 0, sizeof(double) * n);
-    memset(b->m[0], 0, sizeof(double) * (size_t)d * d);
-    memset(b->wvo[0], 0, sizeof(double) * (size_t)d * d);
-    for (int q = 0; q < d; q++)
-        b->wvo[0][q + (size_t)q * d] = 1.0;
+    double *v;
+    Block *b = derivative_only_block(t, d, &v);
+    double *out = v + n, *exact = out + n;
     for (int k = 0; k < terms; k++) {
         b->x[(size_t)(2 + k) * t] = row[k];
         b->m[0][2 + k] = 1.0;
@@ -625,12 +630,10 @@ static double compensated_prepared_case(const char *term, const double *row, int
         b->x[(size_t)7 * t] = 1.0;
         b->m[0][7 + d] = -1.0;
     }
-    block_attend(b, MASK_FULL);
     v[0] = 1.0;
     v[t] = cancel ? 1.0 : 0.0;
-    SaWork *w = SaWork_new();
-    assert_non_null(w);
-    assert_int_equal(SaWork_prepare_heads(w, b->blocks, 1), 0);
+    block_attend(b, MASK_FULL);
+    SaWork *w = prepared_work(b);
     product_quad(b, v, false, exact);
     double bound = SaWork_product_compensated(w, v, false, SA_CENTRE_NONE, out);
     double error = error_norm(out, exact, n);

@@ -244,6 +244,31 @@ static void test_routes_agree_over_model_runs(void **state)
     assert_true(deep > 50); /* the collapsed layers, where rounding matters, are covered */
 }
 
+/* A spectrum for the input-norm bound's tests, by its shape: flat (every value `flat`), a
+   double top (two at `top`, then `tail`/(1 + i)), geometric (5·0.97^i), or collapsed
+   (`first`, then `rest`/i).  The values set its scale: one test wants X near 1, one far. */
+typedef struct {
+    double flat, top, tail, first, rest;
+} SpectrumScale;
+typedef struct {
+    int T, d;
+    const char *shape;
+} ShapedCase;
+
+static void shaped_spectrum(const char *shape, int n, SpectrumScale k, double *s)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(shape, "flat") == 0)
+            s[i] = k.flat;
+        else if (strcmp(shape, "double top") == 0)
+            s[i] = i < 2 ? k.top : k.tail / (1 + i);
+        else if (strcmp(shape, "geometric") == 0)
+            s[i] = 5.0 * pow(0.97, i);
+        else
+            s[i] = i == 0 ? k.first : k.rest / i;
+    }
+}
+
 /* Measure_norm2_squared_bound on matrices of known singular values: never below s_1², and
    within 1e-9 of it, whatever the spectrum's shape (flat as X0's, a double top, a gap,
    collapsed) and whichever side is smaller; NaN for a zero matrix.  The construction's own
@@ -252,27 +277,15 @@ static void test_norm_bound_is_above_and_tight(void **state)
 {
     (void)state;
     enum { MAX = 160 };
-    const struct {
-        int T, d;
-        const char *shape;
-    } cases[] = {{96, 128, "flat"},
-                 {64, 96, "double top"},
-                 {100, 70, "geometric"},
-                 {80, 80, "collapsed"},
-                 {150, 90, "flat"}};
+    const ShapedCase cases[] = {{96, 128, "flat"},
+                                {64, 96, "double top"},
+                                {100, 70, "geometric"},
+                                {80, 80, "collapsed"},
+                                {150, 90, "flat"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int T = cases[c].T, d = cases[c].d, n = T < d ? T : d;
         double s[MAX];
-        for (int i = 0; i < n; i++) {
-            if (strcmp(cases[c].shape, "flat") == 0)
-                s[i] = 1.0;
-            else if (strcmp(cases[c].shape, "double top") == 0)
-                s[i] = i < 2 ? 3.0 : 2.0 / (1 + i);
-            else if (strcmp(cases[c].shape, "geometric") == 0)
-                s[i] = 5.0 * pow(0.97, i);
-            else
-                s[i] = i == 0 ? 1.0 : 1e-9 / i;
-        }
+        shaped_spectrum(cases[c].shape, n, (SpectrumScale){1.0, 3.0, 2.0, 1.0, 1e-9}, s);
         double *x = with_singular_values(T, d, s, 11 + c);
         double *transposed = malloc(sizeof(double) * T * d);
         double *gram = malloc(sizeof(double) * n * n), *factor = transposed;
@@ -325,27 +338,15 @@ static void test_measure_bounds_the_input_norm(void **state)
 {
     (void)state;
     enum { MAX = 160 };
-    const struct {
-        int T, d;
-        const char *shape;
-    } cases[] = {{96, 128, "flat"},
-                 {64, 96, "double top"},
-                 {80, 80, "collapsed"},
-                 {90, 150, "geometric"},
-                 {100, 70, "flat"}};
+    const ShapedCase cases[] = {{96, 128, "flat"},
+                                {64, 96, "double top"},
+                                {80, 80, "collapsed"},
+                                {90, 150, "geometric"},
+                                {100, 70, "flat"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int T = cases[c].T, d = cases[c].d, n = T < d ? T : d;
         double s[MAX];
-        for (int i = 0; i < n; i++) {
-            if (strcmp(cases[c].shape, "flat") == 0)
-                s[i] = 3e5;
-            else if (strcmp(cases[c].shape, "double top") == 0)
-                s[i] = i < 2 ? 3e-7 : 2e-7 / (1 + i);
-            else if (strcmp(cases[c].shape, "geometric") == 0)
-                s[i] = 5.0 * pow(0.97, i);
-            else
-                s[i] = i == 0 ? 1e3 : 1e-7 / i;
-        }
+        shaped_spectrum(cases[c].shape, n, (SpectrumScale){3e5, 3e-7, 2e-7, 1e3, 1e-7}, s);
         double *x = with_singular_values(T, d, s, 21 + c);
         double *unit = malloc(sizeof(double) * T * d), *gram = malloc(sizeof(double) * T * T);
         double *eig = malloc(sizeof(double) * T), *factor = malloc(sizeof(double) * T * T);

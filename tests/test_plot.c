@@ -3,27 +3,17 @@
  * apart by glyphs, undefined curves marked n/a, and nothing but ASCII without Unicode. */
 #include "testing.h"
 
+#include "canvas_text.h"
 #include "plot.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The canvas as text, rows separated by newlines. */
+/* The canvas as text (canvas_text.h) in a buffer of its own, until the next call. */
 static const char *text(const Canvas *c)
 {
     static char out[1 << 16];
-    size_t used = 0;
-    for (int r = 0; r < Canvas_rows(c); r++) {
-        for (int col = 0; col < Canvas_cols(c); col++) {
-            char cell[8];
-            Canvas_cell(c, col, r, cell);
-            size_t n = strlen(cell);
-            memcpy(out + used, cell, n);
-            used += n;
-        }
-        out[used++] = '\n';
-    }
-    out[used] = '\0';
+    canvas_text(c, out, sizeof out);
     return out;
 }
 

@@ -27,6 +27,15 @@ static const char *layout(const StatusView *v, int width, int *count)
     return all;
 }
 
+/* The default configuration at T = d = 16 and the depth given: small enough to run at once. */
+static Config small_config(int depth)
+{
+    Config c = Config_default();
+    c.tokens = c.width = 16;
+    c.depth = depth;
+    return c;
+}
+
 static Snapshot *computed(const Config *c)
 {
     Workspace *w = Workspace_new();
@@ -88,9 +97,7 @@ static void test_parameters_and_readouts(void **state)
 static void test_pending_and_busy(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.tokens = c.width = 16;
-    c.depth = 2;
+    Config c = small_config(2);
     Snapshot *s = computed(&c);
     Config asked = c;
     asked.tokens = asked.width = 32;
@@ -149,9 +156,7 @@ static void test_pending_and_busy(void **state)
 static void test_messages(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.tokens = c.width = 16;
-    c.depth = 2;
+    Config c = small_config(2);
     c.mask = MASK_CAUSAL;
     c.attention = ATTENTION_UNIFORM;
     Snapshot *s = computed(&c);
@@ -192,9 +197,7 @@ static void test_messages(void **state)
 static void test_note_wraps_at_words(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.tokens = c.width = 16;
-    c.depth = 2;
+    Config c = small_config(2);
     Snapshot *s = computed(&c);
     const char *note = "Tour 3/9: more tokens, the same outlier: rank collapse in width "
                        "(> next, < back)";
@@ -250,9 +253,7 @@ static void test_note_wraps_at_words(void **state)
 static void test_help_always_visible(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.tokens = c.width = 16;
-    c.depth = 2;
+    Config c = small_config(2);
     Snapshot *s = computed(&c);
     Warnings *w = &s->result->warnings;
     w->count = 0;
@@ -285,9 +286,7 @@ static void test_help_always_visible(void **state)
 static void test_warning_about_what_is_shown(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.tokens = c.width = 16;
-    c.depth = 2;
+    Config c = small_config(2);
     Snapshot *s = computed(&c);
     Warnings *w = &s->result->warnings;
     w->count = 0;
@@ -348,9 +347,7 @@ static void test_warning_about_what_is_shown(void **state)
 static void test_readouts_that_mean_something(void **state)
 {
     (void)state;
-    Config c = Config_default();
-    c.tokens = c.width = 16;
-    c.depth = 3;
+    Config c = small_config(3);
     c.layer = 2;
     c.attention = ATTENTION_UNIFORM;
     Snapshot *s = computed(&c);

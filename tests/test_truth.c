@@ -24,6 +24,7 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 #include "canvas.h"
+#include "canvas_text.h"
 #include "model_fixture.h"
 #include "status.h"
 #include "view.h"
@@ -33,25 +34,6 @@
 #include <string.h>
 
 enum { T = 16, EIGEN_COLS = 70, EIGEN_ROWS = 30, HISTOGRAM_ROWS = 16, MAIN_ROWS = 20 };
-
-/* The canvas as text, rows separated by newlines. */
-static void canvas_text(const Canvas *c, char *out, size_t size)
-{
-    size_t used = 0;
-    for (int r = 0; r < Canvas_rows(c); r++) {
-        for (int col = 0; col < Canvas_cols(c); col++) {
-            char cell[8];
-            Canvas_cell(c, col, r, cell);
-            size_t n = strlen(cell);
-            if (used + n + 2 < size) {
-                memcpy(out + used, cell, n);
-                used += n;
-            }
-        }
-        out[used++] = '\n';
-    }
-    out[used] = '\0';
-}
 
 typedef struct {
     char status[STATUS_LINES_MAX * STATUS_LINE_SIZE];

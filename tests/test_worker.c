@@ -25,6 +25,18 @@ static Config small(int T, int depth)
     return c;
 }
 
+/* The first snapshot of the job (done or not), polled every 50 ms; NULL after WAIT_MS. */
+static Snapshot *first_snapshot(Worker *w, unsigned long generation)
+{
+    Snapshot *s = NULL;
+    for (int waited = 0; !s && waited < WAIT_MS; waited += 50) {
+        struct pollfd p = {.fd = Worker_fd(w), .events = POLLIN};
+        if (poll(&p, 1, 50) > 0)
+            s = Worker_take(w, generation);
+    }
+    return s;
+}
+
 /* Waits for snapshots of `generation` until one is done (returned) or time runs out.
    Fails on any snapshot of another generation. */
 static Snapshot *wait_done(Worker *w, unsigned long generation, int *snapshots)
@@ -173,12 +185,7 @@ static void test_cancel_between_layers(void **state)
     Config slow = small(192, 256);
     unsigned long g = Worker_submit(w, &slow);
     /* Wait for its first layer, then supersede it. */
-    Snapshot *s = NULL;
-    for (int waited = 0; !s && waited < WAIT_MS; waited += 50) {
-        struct pollfd p = {.fd = Worker_fd(w), .events = POLLIN};
-        if (poll(&p, 1, 50) > 0)
-            s = Worker_take(w, g);
-    }
+    Snapshot *s = first_snapshot(w, g);
     assert_non_null(s);
     assert_false(s->done);
     assert_true(s->result->layers_done >= 1);
@@ -393,12 +400,7 @@ static void test_stop_during_job(void **state)
     Worker *w = Worker_new(NULL);
     Config slow = small(192, 256);
     unsigned long g = Worker_submit(w, &slow);
-    Snapshot *s = NULL;
-    for (int waited = 0; !s && waited < WAIT_MS; waited += 50) {
-        struct pollfd p = {.fd = Worker_fd(w), .events = POLLIN};
-        if (poll(&p, 1, 50) > 0)
-            s = Worker_take(w, g);
-    }
+    Snapshot *s = first_snapshot(w, g);
     assert_non_null(s);
     assert_false(s->done);
     Snapshot_free(s);

@@ -7,8 +7,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # preset|settings from config.json: width = hidden_size (or heads x head_dim where attnscope's
 # heads split d), depth = num_hidden_layers, heads, kv-heads = num_key_value_heads, the MLP,

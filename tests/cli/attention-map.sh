@@ -8,8 +8,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 settings="-T 32 -d 32 -L 8 --mask causal -n ln"
 for l in 1 2 3 4 5 6 7 8; do
@@ -83,12 +81,7 @@ check "attention_map.svg of the product: lower-triangular too" svg_lower_triangu
 check "attention_map.svg of the product: the column mass as a line of T points" \
     "$PY" -c 'import re, sys; p = re.search(r"class=\"column-mass\"[^>]*points=\"([^\"]*)\"", open(sys.argv[1]).read()).group(1).split(); sys.exit(len(p) != 32)' "$tmp/product/attention_map.svg"
 
-refused() { # message args...
-    local message=$1
-    shift
-    "$BIN" "$@" >"$tmp/out" 2>"$tmp/e"
-    [ $? -eq 2 ] && grep -qF -- "$message" "$tmp/e" && [ ! -s "$tmp/out" ]
-}
+refused() { refused_running "$BIN" -- "$1" -- "${@:2}"; } # message args...
 check "--batch --export-matrix without --export is refused, exit 2" refused \
     "--export-matrix: accepted with --batch only beside --export DIR" --batch -T 8 -d 8 --export-matrix
 check "--attention-map names what it accepts" refused "layer|product" --batch --attention-map sum

@@ -6,26 +6,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'chmod -R u+rwx "$tmp"; rm -rf "$tmp"' EXIT
 
-refused() { # expected-stderr-fragment... -- args...
-    local says=()
-    while [ "$1" != -- ]; do
-        says+=("$1")
-        shift
-    done
-    shift
-    "$BIN" --batch "$@" >"$tmp/out" 2>"$tmp/err"
-    local status=$? s
-    if [ $status -ne 2 ] || [ -s "$tmp/out" ]; then
-        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes on stdout, stderr: $(head -c 300 "$tmp/err")"
-        return 1
-    fi
-    for s in "${says[@]}"; do
-        grep -qF -- "$s" "$tmp/err" || { echo "  $*: stderr lacks '$s': $(head -c 300 "$tmp/err")"; return 1; }
-    done
-}
+refused() { refused_running "$BIN" --batch -- "$@"; } # expected-stderr-fragment... -- args...
 
 # One check for a group of refusals: ok when none of them failed.
 tally() { # failures ok-description not-ok-description
@@ -181,7 +163,7 @@ check "preset: missing" refused "--preset '$tmp/none.preset': No such file or di
 preset unreadable 'tokens = 64\n' >/dev/null
 chmod 000 "$tmp/unreadable.preset"
 if [ "$(id -u)" -eq 0 ]; then
-    ok "# SKIP: preset: unreadable file (chmod 000): running as root, which reads it anyway"
+    skip "preset: unreadable file (chmod 000)" "running as root, which reads it anyway"
 else
     check "preset: unreadable file (chmod 000)" refused "--preset '$tmp/unreadable.preset': Permission denied" -- --preset "$tmp/unreadable.preset"
 fi

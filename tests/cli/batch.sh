@@ -5,14 +5,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-contract() { # T depth args...
-    local T=$1 depth=$2
-    shift 2
-    "$BIN" --batch "$@" >"$tmp/out.json" 2>"$tmp/err" && "$PY" tests/cli/contract.py "$T" "$depth" <"$tmp/out.json"
-}
+contract() { valid_document out "$@"; } # T depth args...
 
 check "defaults follow the contract" contract 256 8
 check "-T 64 -d 64 -L 3" contract 64 3 -T 64 -d 64 -L 3
@@ -21,7 +15,7 @@ for kind in softmax markov relu sigmoid linear uniform identity; do
     for mask in full causal window window-causal; do
         for gap in off center uniform deflate outliers; do
             if ! contract 8 2 -T 8 -d 12 -L 2 -a "$kind" -m "$mask" -w 2 -g "$gap" -n rms; then
-                not_ok "$kind/$mask/$gap: $(cat "$tmp/err")"
+                not_ok "$kind/$mask/$gap: $(cat "$tmp/out.err")"
                 continue 3
             fi
         done
@@ -33,7 +27,7 @@ for mask in full causal window window-causal; do
     for gap in off center uniform deflate outliers; do
         if ! contract 8 4 -T 8 -d 12 -L 4 -m "$mask" -w 2 -g "$gap" --sink 0.5 --sink-std 0.5 \
             --heads 2 --window-layers 1:1; then
-            not_ok "sinks, windows 1:1, $mask/$gap: $(cat "$tmp/err")"
+            not_ok "sinks, windows 1:1, $mask/$gap: $(cat "$tmp/out.err")"
             continue 2
         fi
     done
@@ -142,14 +136,7 @@ PY
 }
 check "no theory: null curves and a note" no_theory_is_null
 
-usage_error() { # expected-stderr-fragment args...
-    local says=$1
-    shift
-    "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
-    local status=$?
-    [ $status -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qF -- "$says" "$tmp/err" ||
-        { echo "  status $status, stderr: $(cat "$tmp/err")"; return 1; }
-}
+usage_error() { refused_running "$BIN" -- "$1" -- "${@:2}"; } # expected-stderr-fragment args...
 check "T > d refused" usage_error "-T/--tokens 512 exceeds -d/--width 256" --batch -T 512
 check "bad sigma" usage_error "-s/--sigma-qk 'nan'" --batch -s nan
 check "bad kind" usage_error "accepted softmax|markov|relu|sigmoid|linear|uniform|identity" --batch -a soft

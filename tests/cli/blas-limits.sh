@@ -11,14 +11,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-if grep -qa __asan_init "$BIN"; then
-    skip "OpenBLAS under ulimit -v" "AddressSanitizer cannot run under ulimit -v"
-    finish
-    exit
-fi
+skip_script_under_asan "OpenBLAS under ulimit -v"
 
 limited() { # kbytes args...: the status; a hang is 124
     local limit=$1

@@ -10,8 +10,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 dir=tests/cli/block-pin
 . tests/blas-kernel.sh
 if ! pin_blas_kernel; then

@@ -7,21 +7,11 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 model=(-T 32 -d 64 -L 4 --heads 4 --head 2 --wo gaussian --ln-place pre -n ln --ln-scale sqrt-d
     -k plain --mlp gelu --mlp-ratio 4 --init gpt2)
 
-runs() { # name args...: exit 0 and a valid document
-    local name=$1
-    shift
-    "$BIN" --batch "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" || {
-        echo "  exit $?: $(head -c 300 "$tmp/$name.err")"
-        return 1
-    }
-    "$PY" tests/cli/contract.py 32 4 <"$tmp/$name.json"
-}
+runs() { valid_document "$1" 32 4 "${@:2}"; } # name args...: exit 0 and a valid document
 check "a GPT-2-style block typed on the command line runs to a valid document" runs model "${model[@]}"
 
 says() {

@@ -7,14 +7,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
-    local name=$1
-    shift
-    batch_document "$tmp/$name" --conditioning --preset presets/skipless-cutting-skip.preset "$@"
-}
+run() { batch_document "$tmp/$1" --conditioning --preset presets/skipless-cutting-skip.preset "${@:2}"; } # name, args...
 
 within() { # exact's name, the estimate's name
     check "$2: the exact s_min within the certificate at every certified layer" \
@@ -44,14 +38,6 @@ PY
 }
 
 # The preset (T = 16, d = 64), a second seed, and other shapes of T*d = 1024 and 2048.
-cases=("preset:" "seed2:--seed 2" "wide:-T 8 -d 128 --seed 3" "square:-T 32 -d 32 -L 10 --seed 4")
-for case in "${cases[@]}"; do
-    name=${case%%:*}
-    read -r -a args <<<"${case#*:}"
-    check "$name: exact path" run "$name-exact" "${args[@]}" --conditioning-path exact || continue
-    for path in lanczos kron; do
-        check "$name: $path path" run "$name-$path" "${args[@]}" --conditioning-path $path &&
-            within "$name-exact" "$name-$path"
-    done
-done
+paths_against_exact run within "preset:" "seed2:--seed 2" "wide:-T 8 -d 128 --seed 3" \
+    "square:-T 32 -d 32 -L 10 --seed 4"
 finish

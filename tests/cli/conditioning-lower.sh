@@ -9,14 +9,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
-    local name=$1
-    shift
-    batch_document "$tmp/$name" --conditioning --no-confirm "$@"
-}
+run() { batch_document "$tmp/$1" --conditioning --no-confirm "${@:2}"; } # name, args...
 
 below() { # exact's name, the estimate's name
     check "$2: kappa_jacobian_lower <= the exact kappa(K) at every layer of both networks" \
@@ -56,20 +50,11 @@ sys.exit(1 if bad or compared == 0 else 0)
 PY
 }
 
-cases=("normal:-T 16 -d 64 -L 4"
-    "preset:--preset skipless-cutting-skip -L 6"
-    "causal:-T 32 -d 32 -L 3 -m causal --init cutting-skip --seed 3"
-    "heads:-T 16 -d 32 -L 3 --heads 2 --seed 5"
-    "rms:-T 8 -d 128 -L 3 -n rms --ln-place pre --gap center --seed 2")
-for case in "${cases[@]}"; do
-    name=${case%%:*}
-    read -r -a args <<<"${case#*:}"
-    check "$name: exact path" run "$name-exact" "${args[@]}" --conditioning-path exact || continue
-    for path in lanczos kron; do
-        check "$name: $path path" run "$name-$path" "${args[@]}" --conditioning-path $path &&
-            below "$name-exact" "$name-$path"
-    done
-done
+paths_against_exact run below "normal:-T 16 -d 64 -L 4" \
+    "preset:--preset skipless-cutting-skip -L 6" \
+    "causal:-T 32 -d 32 -L 3 -m causal --init cutting-skip --seed 3" \
+    "heads:-T 16 -d 32 -L 3 --heads 2 --seed 5" \
+    "rms:-T 8 -d 128 -L 3 -n rms --ln-place pre --gap center --seed 2"
 
 check "the normal initialisation: a bound where kappa(K) is null (the Lanczos path)" \
     "$PY" -c 'import json, sys

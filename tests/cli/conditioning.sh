@@ -6,14 +6,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-run() { # name, args...: the document in $tmp/name.json, ok when the exit status is 0
-    local name=$1
-    shift
-    batch_document "$tmp/$name" "$@"
-}
+run() { batch_document "$tmp/$1" "${@:2}"; } # name, args...: the document in $tmp/name.json, ok when the exit status is 0
 
 py() { # description, python code with doc(name)
     local what=$1 code=$2
@@ -258,16 +252,7 @@ check "--verbose, normal init off the exact path: the seconds s_min's search may
 check "--verbose, cutting-skip off the exact path: s_min's search priced, nothing added" \
     bash -c "ATTNSCOPE_GFLOPS=10 '$BIN' --batch ${path[*]} --conditioning-path kron --verbose --max-time 1e-9 2>&1 >/dev/null | grep -q '1 seed, conditioning (Lanczos) (dgemm at'"
 
-refused() { # expected-stderr-fragment -- args...
-    local says=$1
-    shift 2
-    "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
-    local status=$?
-    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
-        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes out, stderr: $(head -c 300 "$tmp/err")"
-        return 1
-    fi
-}
+refused() { refused_running "$BIN" -- "$@"; } # expected-stderr-fragment -- args...
 # The 2026 presets' blocks (QK-norm per head and full, RoPE and partial rotary, sinks, windows,
 # peri- and output-LN, grouped K/V), shrunk to a size where K is built (T = 8, d = 64, two
 # layers; gpt-oss's window cut to T - 1): kappa_jacobian and premise_ratio at every layer once

@@ -9,12 +9,9 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
 if ! command -v dpkg-query >/dev/null 2>&1; then
-    ok "# SKIP: not a Debian system: no package database to check the commands against"
-    finish
-    exit
+    skip_script "every command the tests run is declared" \
+        "not a Debian system: no package database to check the commands against"
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 scripts=(Makefile tests/*.sh tests/cli/*.sh tests/tui/*.sh tests/fuzz/*.sh)
 
 commands_of() { # scripts...: the command words, one a line

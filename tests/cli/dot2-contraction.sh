@@ -8,26 +8,22 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
 CC=${CC:-cc}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 if ! $CC -march=native -dM -E - </dev/null 2>/dev/null | grep -q '__FMA__'; then
-    skip "Dot2 exact under -ffp-contract=fast" "-march=native has no FMA here"
-    finish
-    exit
+    skip_script "Dot2 exact under -ffp-contract=fast" "-march=native has no FMA here"
 fi
 extra="-std=gnu11 -march=native -ffp-contract=fast"
-if make -s --no-print-directory BUILD="$work" CFLAGS_EXTRA="$extra" "$work/core/dot2.o" \
-    >"$work/make.log" 2>&1; then
+if make -s --no-print-directory BUILD="$tmp" CFLAGS_EXTRA="$extra" "$tmp/core/dot2.o" \
+    >"$tmp/make.log" 2>&1; then
     ok "make builds dot2.o with CFLAGS_EXTRA=\"$extra\""
 else
-    not_ok "make builds dot2.o with CFLAGS_EXTRA=\"$extra\": $(head -c 300 "$work/make.log")"
+    not_ok "make builds dot2.o with CFLAGS_EXTRA=\"$extra\": $(head -c 300 "$tmp/make.log")"
 fi
-if $CC -std=c11 -O2 -Isrc/core -o "$work/exact" tests/cli/dot2_exact.c "$work/core/dot2.o" -lm \
-    2>"$work/cc.log"; then
-    result=$("$work/exact")
+if $CC -std=c11 -O2 -Isrc/core -o "$tmp/exact" tests/cli/dot2_exact.c "$tmp/core/dot2.o" -lm \
+    2>"$tmp/cc.log"; then
+    result=$("$tmp/exact")
     check "Dot2 exact with dot2.o built under $extra ($result)" test $? -eq 0
 else
-    not_ok "tests/cli/dot2_exact.c builds: $(head -c 300 "$work/cc.log")"
+    not_ok "tests/cli/dot2_exact.c builds: $(head -c 300 "$tmp/cc.log")"
 fi
 finish

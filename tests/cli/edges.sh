@@ -4,8 +4,6 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 document() { # python-assertions args...
     local assertions=$1
@@ -35,10 +33,7 @@ assert d["sigma"] > 1e50' -T 32 -d 32 -L 2 -s 4
 check "T = 2, d = 2" document '
 assert len(d["eigenvalues"]) == 2 and abs(d["stable_rank"][0] - 2) < 1e-12' -T 2 -d 2 -L 3
 
-refused() {
-    "$BIN" --batch -T 2 -d 1 >"$tmp/out" 2>"$tmp/err"
-    [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q "needs T <= d" "$tmp/err"
-}
+refused() { ends_saying 2 "needs T <= d" -- "$BIN" --batch -T 2 -d 1; }
 check "d = 1 with T = 2 > d refused" refused
 
 check "depth 256 without LayerNorm: overflow reported as null" document '

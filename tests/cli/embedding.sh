@@ -9,18 +9,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-runs() { # name T depth args...: exit 0 and a valid document
-    local name=$1 T=$2 depth=$3
-    shift 3
-    "$BIN" --batch -T "$T" -L "$depth" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" || {
-        echo "  exit $?: $(head -c 300 "$tmp/$name.err")"
-        return 1
-    }
-    "$PY" tests/cli/contract.py "$T" "$depth" <"$tmp/$name.json"
-}
+runs() { valid_document "$1" "$2" "$3" -T "$2" -L "$3" "${@:4}"; } # name T depth args...: exit 0 and a valid document
 
 says() { # name script: Python over the document, asserting
     "$PY" - "$tmp/$1.json" <<PY
@@ -56,16 +46,7 @@ assert any(w.startswith("embedding input") and w.endswith("no stable-rank curve"
 check "trunc-normal, per-layer depth scale, T > d: runs" \
     runs olmo 64 3 -d 32 --input embedding --init trunc-normal --depth-scale per-layer --wo gaussian --mlp swiglu -k plain -n rms --ln-place pre --ln-scale sqrt-d
 
-refuses() { # what-the-message-says args...: exit 2, the message, nothing on stdout
-    local says=$1
-    shift
-    "$BIN" --batch "$@" >"$tmp/out" 2>"$tmp/err"
-    local status=$?
-    [ "$status" -eq 2 ] && grep -q -- "$says" "$tmp/err" && [ ! -s "$tmp/out" ] || {
-        echo "  exit $status: $(cat "$tmp/err")"
-        return 1
-    }
-}
+refuses() { refused_running "$BIN" --batch -- "$1" -- "${@:2}"; } # what-the-message-says args...
 check "orthonormal input at T > d: exit 2, naming --input embedding" \
     refuses "or choose --input embedding" -T 32 -d 16
 check "--input other: exit 2 with the names" refuses "accepted orthonormal|embedding" --input other

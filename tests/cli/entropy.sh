@@ -8,18 +8,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-runs() { # name T depth args...: exit 0 and a valid document
-    local name=$1 T=$2 depth=$3
-    shift 3
-    "$BIN" --batch -T "$T" -d "$T" -L "$depth" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" || {
-        echo "  exit $?: $(head -c 300 "$tmp/$name.err")"
-        return 1
-    }
-    "$PY" tests/cli/contract.py "$T" "$depth" <"$tmp/$name.json"
-}
+runs() { valid_document "$1" "$2" "$3" -T "$2" -d "$2" -L "$3" "${@:4}"; } # name T depth args...: exit 0 and a valid document
 
 says() { # name script: Python over the document (doc, e = doc["attention_entropy"]), asserting
     "$PY" - "$tmp/$1.json" <<PY

@@ -8,17 +8,13 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-refused() { # expected-message args...
+refused() { # expected-message args...: the message an extended regular expression
     local says=$1
     shift
     # timeout: a binary that does not refuse must not compute for days
-    timeout 20 "$BIN" --batch "$@" >"$tmp/out" 2>"$tmp/err"
-    local status=$?
-    [ $status -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qE -- "$says" "$tmp/err" ||
-        { echo "  status $status, stderr: $(head -c 400 "$tmp/err")"; return 1; }
+    ends_saying 2 -- timeout 20 "$BIN" --batch "$@" && grep -qE -- "$says" "$tmp/err" ||
+        { echo "  stderr lacks /$says/: $(head -c 400 "$tmp/err")"; return 1; }
 }
 huge=(-T 4096 -d 4096 -L 256 --seeds 1024 --max-memory 1000G)
 check "T = d = 4096, L = 256, 1024 seeds: the estimate said, exit 2" refused \

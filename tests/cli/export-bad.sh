@@ -7,8 +7,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 refused_before() { # expected-message target
     "$BIN" --batch --verbose -T 8 -d 8 -L 1 --export "$2" >"$tmp/o" 2>"$tmp/e"

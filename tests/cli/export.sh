@@ -5,8 +5,6 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$BIN" --batch -T 48 -d 64 -L 5 --seeds 2 --export "$tmp/out" >"$tmp/doc.json" 2>"$tmp/err"
 check "export exits 0 and says where" grep -q "wrote 8 files to $tmp/out" "$tmp/err"

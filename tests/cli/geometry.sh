@@ -12,18 +12,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-runs() { # name T d depth args...: exit 0 and a valid document
-    local name=$1 T=$2 d=$3 depth=$4
-    shift 4
-    "$BIN" --batch -T "$T" -d "$d" -L "$depth" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" || {
-        echo "  exit $?: $(head -c 300 "$tmp/$name.err")"
-        return 1
-    }
-    "$PY" tests/cli/contract.py "$T" "$depth" <"$tmp/$name.json"
-}
+runs() { valid_document "$1" "$2" "$4" -T "$2" -d "$3" -L "$4" "${@:5}"; } # name T d depth args...: exit 0 and a valid document
 
 says() { # name script: Python over the document, asserting
     "$PY" - "$tmp/$1.json" "$tmp" <<PY

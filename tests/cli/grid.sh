@@ -6,8 +6,6 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$BIN" grid 'T=8,16 attention=softmax,markov' gap=off,center seeds=10 -d 16 -L 2 --shards 3 \
     >"$tmp/grid.jsonl" 2>"$tmp/err"
@@ -91,16 +89,7 @@ echo '{"T": 8, "d": 8, "max_time": "soon"}' | "$BIN" --batch --jsonl >/dev/null 
 check "a bad max_time: exit 2, the key and what is accepted named" \
     grep -q '"max_time": accepted a number of seconds above 0, found a string' "$tmp/bad.err"
 
-refused() { # expected-message -- args...
-    local says=$1
-    shift 2
-    "$BIN" grid "$@" >"$tmp/out" 2>"$tmp/err"
-    local status=$?
-    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
-        echo "  grid $*: status $status, stderr: $(head -c 300 "$tmp/err")"
-        return 1
-    fi
-}
+refused() { refused_running "$BIN" grid -- "$@"; } # expected-message -- args...
 check "a bad value names the term and what is accepted" refused \
     "grid term T=: -T/--tokens '5x': accepted a whole number 2..4096" -- T=8,5x
 check "an unknown key lists the keys" refused \

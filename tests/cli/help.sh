@@ -4,8 +4,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$BIN" --help >"$tmp/help" 2>"$tmp/err"
 check "--help exits 0 with the usage on stdout, nothing on stderr" \

@@ -10,15 +10,9 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 forward=tests/cli/hf_forward.py
 
-if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-    skip "the independent forward" "Debian's python3-numpy is not installed (scripts/install-deps.sh check)"
-    finish
-    exit
-fi
+skip_script_without_numpy "the independent forward"
 
 same_as_numpy() { # model dtype layout
     local dir=$tmp/$1-$2-$3
@@ -117,12 +111,7 @@ check "Qwen3 (BF16, sharded): the export holds its table, and reads back to its 
 check "GPT-2: the export holds wte and wpe, and reads back to its document bit for bit" \
     table_round_trip gpt2 "$G" "$gpt2"
 
-refused() { # message -- args...
-    local message=$1
-    shift 2
-    "$BIN" --batch "$@" >"$tmp/out" 2>"$tmp/err"
-    [ $? -eq 2 ] && grep -qF -- "$message" "$tmp/err" && [ ! -s "$tmp/out" ]
-}
+refused() { refused_running "$BIN" --batch -- "$@"; } # message -- args...
 # shellcheck disable=SC2086
 check "--vocab that disagrees with the table: refused, naming both" refused \
     "--vocab 41: the checkpoint's embedding table model.embed_tokens.weight has V = 40 rows" -- \

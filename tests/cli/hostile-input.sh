@@ -7,20 +7,19 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 asan=false
 grep -qa __asan_init "$BIN" && asan=true
 
-refused() { # status expected-message -- command args...
-    local want=$1 says=$2
-    shift 3
-    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+refused() { ends_saying "$@"; } # status expected-message -- command args...
+# ulimit's option and value, stdin, out or err, expected -- command args...: under that limit
+# the command exits 2 and its stdout or stderr ($tmp/out, $tmp/err) says what was expected.
+limited_refusal() {
+    local option=$1 value=$2 input=$3 where=$4 says=$5
+    shift 6
+    (ulimit "$option" "$value"; exec "$@") <"$input" >"$tmp/out" 2>"$tmp/err"
     local status=$?
-    if [ $status -ne "$want" ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
-        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes out, stderr: $(head -c 300 "$tmp/err")"
-        return 1
-    fi
+    [ $status -eq 2 ] && grep -qF -- "$says" "$tmp/$where" ||
+        { echo "  status $status, stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
 
 # 1. A line above the bound (64 MiB) is an error naming the file and the line, not the end.
@@ -48,13 +47,8 @@ check "merge --grid: a 65 MiB line named" refused 2 "$tmp/grid.jsonl:3: a line l
 if $asan; then
     skip "--jsonl under ulimit -v 1000000: the long line refused, not taken as the end" "AddressSanitizer cannot run under ulimit -v"
 else
-    limited_long() {
-        (ulimit -v 1000000; exec "$BIN" --batch --jsonl) <"$tmp/long.jsonl" >"$tmp/out" 2>"$tmp/err"
-        local status=$?
-        [ $status -eq 2 ] && grep -qF "standard input:2:" "$tmp/err" ||
-            { echo "  status $status, stderr: $(head -c 300 "$tmp/err")"; return 1; }
-    }
-    check "--jsonl under ulimit -v 1000000: the long line refused, not taken as the end" limited_long
+    check "--jsonl under ulimit -v 1000000: the long line refused, not taken as the end" \
+        limited_refusal -v 1000000 "$tmp/long.jsonl" err "standard input:2:" -- "$BIN" --batch --jsonl
 fi
 
 # 1, 4. Only regular files are read, and opening never blocks: a device, a FIFO, a folder.
@@ -72,13 +66,8 @@ check "merge --grid /dev/zero" refused 2 "--grid '/dev/zero': a character device
 #    80 000 and would take minutes here) are read within 20 s of CPU time, a bound two
 #    orders of magnitude above what the hash needs (0.1 s), so no machine is too slow for it.
 "$PY" -c 'import sys; sys.stdout.write("{" + ",".join("\"k%d\":0" % i for i in range(200000)) + ",\"k7\":1}\n")' >"$tmp/keys.jsonl"
-many_keys() {
-    (ulimit -t 20; exec "$BIN" --batch --jsonl) <"$tmp/keys.jsonl" >"$tmp/out" 2>"$tmp/err"
-    local status=$?
-    [ $status -eq 2 ] && grep -qF 'duplicate key \"k7\"' "$tmp/out" ||
-        { echo "  status $status, stderr: $(head -c 300 "$tmp/err")"; return 1; }
-}
-check "200 000 keys and a duplicate at the end: found within 20 CPU seconds" many_keys
+check "200 000 keys and a duplicate at the end: found within 20 CPU seconds" \
+    limited_refusal -t 20 "$tmp/keys.jsonl" out 'duplicate key \"k7\"' -- "$BIN" --batch --jsonl
 
 # 5. A document's values are bounded: a 20 MB "[0,0,...]" line (10^7 values, once 885 MB
 #    of memory) is refused at the 2^20th value.
@@ -88,13 +77,8 @@ check "--jsonl: 10^7 values refused at the bound" refused 2 "more than 1048576 v
 if $asan; then
     skip "... within 400 MB of address space" "AddressSanitizer cannot run under ulimit -v"
 else
-    zeros_bounded() {
-        (ulimit -v 400000; exec "$BIN" merge "$tmp/zeros.jsonl") >"$tmp/out" 2>"$tmp/err"
-        local status=$?
-        [ $status -eq 2 ] && grep -qF "more than 1048576 values" "$tmp/err" ||
-            { echo "  status $status, stderr: $(head -c 300 "$tmp/err")"; return 1; }
-    }
-    check "... within 400 MB of address space" zeros_bounded
+    check "... within 400 MB of address space" \
+        limited_refusal -v 400000 /dev/null err "more than 1048576 values" -- "$BIN" merge "$tmp/zeros.jsonl"
 fi
 
 # 6. merge of an empty or blank file: nothing to merge is bad input, not a crash.

@@ -8,26 +8,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-refused() { # expected-stderr-fragment... -- args...
-    local says=()
-    while [ "$1" != -- ]; do
-        says+=("$1")
-        shift
-    done
-    shift
-    "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
-    local status=$? s
-    if [ $status -ne 2 ] || [ -s "$tmp/out" ]; then
-        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes on stdout, stderr: $(head -c 300 "$tmp/err")"
-        return 1
-    fi
-    for s in "${says[@]}"; do
-        grep -qF -- "$s" "$tmp/err" || { echo "  $*: stderr lacks '$s': $(head -c 300 "$tmp/err")"; return 1; }
-    done
-}
+refused() { refused_running "$BIN" -- "$@"; } # expected-stderr-fragment... -- args...
 accepted() { "$BIN" "$@" >"$tmp/out" 2>"$tmp/err" && [ -s "$tmp/out" ]; }
 small=(-T 8 -d 8 -L 1)
 

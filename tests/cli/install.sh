@@ -7,8 +7,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 root=$(pwd)
 build=$(dirname "$BIN")
 

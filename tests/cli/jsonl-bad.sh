@@ -5,8 +5,6 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 refused_line() { # line expected-message-fragment [options...]
     local line=$1 says=$2
@@ -86,12 +84,7 @@ check "accepted: 8.0 for a whole-number setting, read as 8" integral_floats
 check "refused: over the memory budget" refused_line '{"T": 4096, "d": 4096}' \
     "T = 4096, d = 4096, depth 2 needs about" --max-memory 1M
 
-refused_option() { # expected-message -- args...
-    local says=$1
-    shift 2
-    "$BIN" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
-    [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qF -- "$says" "$tmp/err"
-}
+refused_option() { refused_running "$BIN" -- "$@"; } # expected-message -- args...
 check "--jsonl without --batch: exit 2, says so" refused_option \
     "--jsonl: accepted only with --batch" -- --jsonl
 check "--jsonl with --export: exit 2, says why" refused_option \

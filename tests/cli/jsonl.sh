@@ -6,8 +6,6 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 base=(-T 16 -d 24 -L 3)
 # Lines sharing weights (depth, gap, seeds change) so that the kept workspace is used, a bad

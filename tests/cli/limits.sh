@@ -7,15 +7,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-if grep -qa __asan_init "$BIN"; then
-    # ASan reserves terabytes of shadow address space: nothing runs under ulimit -v.
-    ok "# SKIP: $BIN is built with AddressSanitizer, which cannot run under ulimit -v"
-    finish
-    exit
-fi
+skip_script_under_asan "attnscope under ulimit -v"
 
 limited() { # kbytes args...
     local limit=$1

@@ -7,8 +7,6 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$BIN" grid seeds=8 -T 8 -d 8 -L 2 --shards 4 | "$BIN" --batch --jsonl >"$tmp/parts.jsonl"
 check "the shards run" test $? -eq 0 -a "$(wc -l <"$tmp/parts.jsonl")" -eq 4
@@ -16,16 +14,7 @@ sed -n 1p "$tmp/parts.jsonl" >"$tmp/first.jsonl"
 sed -n 2p "$tmp/parts.jsonl" >"$tmp/second.jsonl"
 sed -n '3,4p' "$tmp/parts.jsonl" >"$tmp/rest.jsonl"
 
-refused() { # expected-message -- merge arguments...
-    local says=$1
-    shift 2
-    "$BIN" merge "$@" >"$tmp/out" 2>"$tmp/err"
-    local status=$?
-    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
-        echo "  merge $*: status $status, stderr: $(head -c 300 "$tmp/err")"
-        return 1
-    fi
-}
+refused() { refused_running "$BIN" merge -- "$@"; } # expected-message -- merge arguments...
 
 check "a shard twice: overlap, both places named" refused \
     "$tmp/parts.jsonl:1 (seeds 1..2) and $tmp/first.jsonl:1 (seeds 1..2) overlap: a seed would count twice" \

@@ -7,8 +7,6 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 grid=('T=16 gap=off,center mask=full,causal seeds=64' -d 24 -L 4 --seed 11)
 "$BIN" grid "${grid[@]}" --shards 4 >"$tmp/shards.jsonl" &&

@@ -9,16 +9,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 ref=bench/numpy_ref.py
 compare=tests/cli/numpy_ref_compare.py
 
-if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-    skip "numpy_ref --same-as-batch against attnscope" "Debian's python3-numpy is not installed (scripts/install-deps.sh check)"
-    finish
-    exit
-fi
+skip_script_without_numpy "numpy_ref --same-as-batch against attnscope"
 
 same_numbers() { # T d seed gap [depth, default 3]
     local dir=$tmp/$1-$2-$3-$4-${5:-3} flags=(-T "$1" -d "$2" -L "${5:-3}" --seed "$3" -g "$4")
@@ -82,12 +76,7 @@ no_checkpoint_refused() {
 }
 check "the comparison without numpy's checkpoint: exit 2, naming the directory" no_checkpoint_refused
 
-refused() { # message -- args...
-    local message=$1
-    shift 2
-    /usr/bin/python3 $ref "$@" >"$tmp/out" 2>"$tmp/err"
-    [ $? -eq 2 ] && grep -qF -- "$message" "$tmp/err" && [ ! -s "$tmp/out" ]
-}
+refused() { refused_running /usr/bin/python3 "$ref" -- "$@"; } # message -- args...
 check "--same-as-batch with markov: refused, naming what is accepted" refused \
     "--same-as-batch: -a/--attention markov: accepted softmax only" -- --same-as-batch -a markov -T 16 -d 16
 check "--write-checkpoint without --same-as-batch: refused" refused \

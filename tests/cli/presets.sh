@@ -6,8 +6,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 presets=(presets/*.preset presets/tour/*.preset)
 tour=(presets/tour/*.preset)
@@ -278,19 +276,7 @@ overridden() {
 }
 check "options after --preset override it, the rest stays" overridden
 
-refused() { # file, expected-stderr-fragment...
-    local file=$1
-    shift
-    "$BIN" --batch --preset "$file" >"$tmp/r.out" 2>"$tmp/r.err"
-    local status=$? says
-    if [ $status -ne 2 ] || [ -s "$tmp/r.out" ]; then
-        echo "  status $status, stderr: $(cat "$tmp/r.err")"
-        return 1
-    fi
-    for says in "$@"; do
-        grep -qF -- "$says" "$tmp/r.err" || { echo "  stderr lacks '$says': $(cat "$tmp/r.err")"; return 1; }
-    done
-}
+refused() { ends_saying 2 "${@:2}" -- "$BIN" --batch --preset "$1"; } # file, expected-stderr-fragment...
 printf '# a key twice\ntokens = 64\nwidth = 64\n\ntokens = 32\n' >"$tmp/twice.preset"
 check "a key set twice: FILE:LINE, exit 2, nothing on stdout" refused "$tmp/twice.preset" "$tmp/twice.preset:5:" "duplicate key 'tokens'"
 printf 'tokens = 64\ncolour = red   # not a setting\n' >"$tmp/unknown.preset"

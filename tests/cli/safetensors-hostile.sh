@@ -7,24 +7,16 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 refused() { # file expected-message: the message names the file after the option, quoted, once
-    "$BIN" --batch -T 4 -d 4 -L 2 --weights "$1" >"$tmp/out" 2>"$tmp/err" </dev/null
-    local status=$?
-    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$2" "$tmp/err" ||
-        ! grep -q "^attnscope: --weights '" "$tmp/err" || ! grep -qF -- "$1" "$tmp/err" ||
-        [ "$(grep -oF -e "$1: " -e "$1': " "$tmp/err" | wc -l)" -gt 1 ]; then
-        echo "  $1: status $status, $(wc -c <"$tmp/out") bytes out, stderr: $(head -c 300 "$tmp/err")"
-        return 1
-    fi
+    ends_saying 2 "$2" "$1" -- "$BIN" --batch -T 4 -d 4 -L 2 --weights "$1" &&
+        grep -q "^attnscope: --weights '" "$tmp/err" &&
+        [ "$(grep -oF -e "$1: " -e "$1': " "$tmp/err" | wc -l)" -le 1 ] ||
+        { echo "  $1: not named once after --weights: $(head -c 300 "$tmp/err")"; return 1; }
 }
 
 if ! "$PY" tests/cli/safetensors_tool.py hostile "$tmp/corpus"; then
-    skip "the hostile corpus" "python3 cannot write it here"
-    finish
-    exit
+    skip_script "the hostile corpus" "python3 cannot write it here"
 fi
 while IFS=$'\t' read -r name says; do
     check "$name: exit 2, says \"$says\"" refused "$tmp/corpus/$name.safetensors" "$says"

@@ -22,8 +22,6 @@ check "no string literal of the program names anything outside the repository" \
 help_self_contained() {
     "$BIN" --help >"$tmp/help" && [ -s "$tmp/help" ] && ! grep -nE "$outside" "$tmp/help"
 }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 check "--help names nothing outside the repository" help_self_contained
 docs_exist() { # every docs/*.md the user-facing texts link to exists
     local missing=0 f

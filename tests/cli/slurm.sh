@@ -8,17 +8,12 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-skip() {
-    ok "# SKIP: $1"
-    finish
-    exit 0
-}
+cannot_run() { skip_script "a job array on a single-node Slurm, gathered by merge" "$1"; }
 for tool in munged slurmctld slurmd sbatch sinfo; do
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (scripts/install-deps.sh slurm)"
+    command -v "$tool" >/dev/null 2>&1 || cannot_run "$tool is not installed (scripts/install-deps.sh slurm)"
 done
-[ "$(id -u)" -eq 0 ] || skip "starting slurmd needs root"
+[ "$(id -u)" -eq 0 ] || cannot_run "starting slurmd needs root"
 
-tmp=$(mktemp -d)
 chmod 755 "$tmp" # munged wants its socket's directory searchable by all
 pids=()
 # Every wait on an outside service has a deadline of its own, whatever the service does: a
@@ -90,7 +85,7 @@ while [ "$SECONDS" -lt "$deadline" ]; do
 done
 if [ -z "$up" ]; then
     tail -n 5 "$tmp"/*.out "$tmp"/*.log 2>/dev/null | sed 's/^/  /'
-    skip "a single-node Slurm did not come up here within 30 s (its logs above)"
+    cannot_run "a single-node Slurm did not come up here within 30 s (its logs above)"
 fi
 ok "munged, slurmctld and slurmd are up: node $node idle"
 
@@ -106,14 +101,7 @@ check "the tasks hold the 12 lines, each once, in 4 chunks of 3" test "$(cat "$t
 ids() { "$PY" -c 'import json, sys
 print(sorted({json.loads(l)["provenance"].get("SLURM_ARRAY_TASK_ID") for f in sys.argv[1:] for l in open(f)}))' "$@"; }
 check "each record names its array task" test "$(ids "$tmp"/results/task-*.jsonl)" = "['0', '1', '2', '3']"
-numbers() {
-    "$BIN" merge "$@" | "$PY" -c 'import json, sys
-for line in sys.stdin:
-    d = json.loads(line)
-    d.pop("merged_from")
-    print(json.dumps(d))'
-}
 check "gathered by merge: the numbers of one process" \
-    cmp -s <(numbers "$tmp"/results/task-*.jsonl) <(numbers "$tmp/one-process.jsonl")
+    cmp -s <(merged_numbers "$tmp"/results/task-*.jsonl) <(merged_numbers "$tmp/one-process.jsonl")
 
 finish

@@ -7,22 +7,10 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 if ! parallel --version 2>/dev/null | grep -q '^GNU parallel'; then
-    ok "# SKIP: GNU parallel is not installed (scripts/install-deps.sh check installs it)"
-    finish
-    exit 0
+    skip_script "scripts/sweep-parallel.sh" "GNU parallel is not installed (scripts/install-deps.sh check installs it)"
 fi
 sweep() { scripts/sweep-parallel.sh --bin "$BIN" "$@"; }
-# Records without what says how and where each ran: what must not depend on it.
-numbers() {
-    "$BIN" merge "$1" | "$PY" -c 'import json, sys
-for line in sys.stdin:
-    d = json.loads(line)
-    d.pop("merged_from")
-    print(json.dumps(d))'
-}
 
 "$BIN" grid 'T=8,16 gap=off,center seeds=6' -d 16 -L 3 --shards 3 >"$tmp/grid.jsonl"
 "$BIN" --batch --jsonl <"$tmp/grid.jsonl" >"$tmp/one-process.jsonl"
@@ -34,7 +22,7 @@ check "the job log has 12 jobs, each exit 0" \
     test "$(awk 'NR > 1 && $7 == 0' "$tmp/log" | wc -l)" -eq 12
 check "12 records, each named by its job (PARALLEL_SEQ)" test "$("$PY" -c 'import json, sys
 print(sorted(int(json.loads(l)["provenance"]["PARALLEL_SEQ"]) for l in open(sys.argv[1])) == list(range(1, 13)))' "$tmp/results.jsonl")" = True
-check "merged, the same numbers as one process" cmp -s <(numbers "$tmp/results.jsonl") <(numbers "$tmp/one-process.jsonl")
+check "merged, the same numbers as one process" cmp -s <(merged_numbers "$tmp/results.jsonl") <(merged_numbers "$tmp/one-process.jsonl")
 
 cp "$tmp/results.jsonl" "$tmp/before.jsonl"
 sweep --jobs 2 --joblog "$tmp/log" --resume "$tmp/grid.jsonl" "$tmp/results.jsonl"
@@ -54,21 +42,16 @@ sweep --jobs 2 --joblog "$tmp/cut.log" --resume "$tmp/grid.jsonl" "$tmp/cut.json
 check "an interrupted sweep resumed: exit 0" test $? -eq 0
 check "... runs exactly the 5 jobs that had not ended" test "$(wc -l <"$tmp/cut.log")" -eq 13 -a \
     "$(awk 'NR > 1 {print $1}' "$tmp/cut.log" | sort -n | uniq | wc -l)" -eq 12
-check "... and merges to the same numbers" cmp -s <(numbers "$tmp/cut.jsonl") <(numbers "$tmp/one-process.jsonl")
+check "... and merges to the same numbers" cmp -s <(merged_numbers "$tmp/cut.jsonl") <(merged_numbers "$tmp/one-process.jsonl")
 
 # Several configurations per job, and GNU parallel's login file (':' is this machine).
 echo : >"$tmp/logins"
 sweep --lines 5 --sshloginfile "$tmp/logins" "$tmp/grid.jsonl" "$tmp/batched.jsonl"
 check "--lines 5 --sshloginfile: exit 0, 3 jobs" test $? -eq 0 -a \
     "$(awk 'NR > 1' "$tmp/batched.jsonl.joblog" | wc -l)" -eq 3
-check "... the same numbers" cmp -s <(numbers "$tmp/batched.jsonl") <(numbers "$tmp/one-process.jsonl")
+check "... the same numbers" cmp -s <(merged_numbers "$tmp/batched.jsonl") <(merged_numbers "$tmp/one-process.jsonl")
 
-refused() { # expected-message -- args...
-    local says=$1
-    shift 2
-    scripts/sweep-parallel.sh "$@" >"$tmp/out" 2>"$tmp/err"
-    [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -qF -- "$says" "$tmp/err"
-}
+refused() { refused_running scripts/sweep-parallel.sh -- "$@"; } # expected-message -- args...
 check "bad --jobs" refused "--jobs '0': accepted a whole number from 1" -- --jobs 0 "$tmp/grid.jsonl" "$tmp/x"
 check "bad --lines" refused "--lines 'x': accepted a whole number from 1" -- --lines x "$tmp/grid.jsonl" "$tmp/x"
 check "missing configurations" refused "CONFIGS '$tmp/none': not a readable file" -- "$tmp/none" "$tmp/x"

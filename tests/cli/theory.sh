@@ -9,18 +9,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-runs() { # name args...: exit 0 and a valid document
-    local name=$1
-    shift
-    "$BIN" --batch -T 32 -d 32 -L 3 "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" || {
-        echo "  exit $?: $(head -c 300 "$tmp/$name.err")"
-        return 1
-    }
-    "$PY" tests/cli/contract.py 32 3 <"$tmp/$name.json"
-}
+runs() { valid_document "$1" 32 3 -T 32 -d 32 -L 3 "${@:2}"; } # name args...: exit 0 and a valid document
 
 # Python over the named documents (as doc[name]), asserting.
 says() { # script names...
@@ -76,7 +66,8 @@ sr = d["ortho_identity"]["stable_rank"]
 assert all(abs(x - 32) < 1e-6 for x in sr), sr
 assert d["ortho_identity"]["theory"]["stable_rank"] is None
 assert warned("ortho_identity", "orthogonal W^V keep")' ortho_identity
-check "normal and xavier init, markov attention: run" bash -c "$(declare -f runs); BIN='$BIN' PY='$PY' tmp='$tmp'; runs markov -a markov && runs xavier -a markov --init xavier && runs gpt2 -a markov --init gpt2"
+markov_inits() { runs markov -a markov && runs xavier -a markov --init xavier && runs gpt2 -a markov --init gpt2; }
+check "normal and xavier init, markov attention: run" markov_inits
 check "  a Gaussian scheme keeps the theory curve (sr is free of scale), the same curve, no warning" says '
 for n in ("xavier", "gpt2"):
     assert d[n]["theory"]["stable_rank"] == d["markov"]["theory"]["stable_rank"] is not None, n

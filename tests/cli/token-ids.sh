@@ -6,8 +6,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 base="--batch -d 32 -L 2 --heads 2"
 
 stable_rank_0() { # document: sr(Σ_0)
@@ -30,12 +28,7 @@ printf '\n 7 \r\n\n3\n' >"$tmp/spaced.txt"
 check "blank lines, blanks and CRLF around the ids: accepted, T = 2" \
     bash -c '"$0" $1 --token-ids "$2" | grep -qF "\"T\":2,"' "$BIN" "$base" "$tmp/spaced.txt"
 
-refused() { # message -- args...
-    local message=$1
-    shift 2
-    "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
-    [ $? -eq 2 ] && grep -qF -- "$message" "$tmp/err" && [ ! -s "$tmp/out" ]
-}
+refused() { refused_running "$BIN" -- "$@"; } # message -- args...
 bad() { # description, file contents, message
     printf '%b' "$2" >"$tmp/bad"
     # shellcheck disable=SC2086

@@ -5,8 +5,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 run_args=(--batch -T 32 -d 48 -L 3 --seeds 2)
 "$BIN" "${run_args[@]}" >"$tmp/plain.json" 2>"$tmp/plain.err"

@@ -7,8 +7,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 whole=tests/cli/warnings_whole.py
 
 check "every warning template fits WARNING_LENGTH at its widest" \

@@ -10,8 +10,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 llama="-T 8 -d 16 -L 2 -n rms --ln-place pre"
 gpt2="-T 4 -d 16 -L 2 --heads 2 --mlp gelu -n ln --ln-place pre --wo gaussian"
 # shellcheck disable=SC2086

@@ -11,8 +11,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 tool=tests/cli/safetensors_tool.py
 base="--batch -T 12 -d 16 -L 3"
 
@@ -207,16 +205,6 @@ else
 fi
 
 # The shapes' checks, on the file alone (a directory's config.json is checked first, below).
-refused() { # expected-message -- command args...
-    local says=$1
-    shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-    local status=$?
-    if [ $status -ne 2 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$says" "$tmp/err"; then
-        echo "  $*: status $status, $(wc -c <"$tmp/out") bytes out, stderr: $(head -c 300 "$tmp/err")"
-        return 1
-    fi
-}
 # shellcheck disable=SC2086
 check "a wider configuration: the tensor, its shape and the one expected" refused \
     "tensor 'model.layers.0.self_attn.q_proj.weight' has shape [16, 16], expected [32, 32]" -- \

@@ -4,6 +4,7 @@
  * either way (ASan's leak check). */
 #include "hf_config.h"
 #include "json_read.h"
+#include "fuzz_input.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,11 +14,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* A copy of exactly size bytes, so that ASan catches a read one past the end. */
-    char *bytes = malloc(size ? size : 1);
+    char *bytes = Fuzz_input_copy(data, size);
     if (!bytes)
         return 0;
-    memcpy(bytes, data, size);
     Config c = Config_default();
     HfConfigReport *report = calloc(1, sizeof *report);
     char err[1280] = "";

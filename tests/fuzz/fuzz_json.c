@@ -2,6 +2,7 @@
  * a value or refuse with a message that says where ("JSON byte N: ..."), never read past the
  * length it is given, and free what it built either way (ASan's leak check). */
 #include "json_read.h"
+#include "fuzz_input.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,11 +12,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* A copy of exactly size bytes, so that ASan catches a read one past the end. */
-    char *text = malloc(size ? size : 1);
+    char *text = Fuzz_input_copy(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
     char err[256] = "";
     JsonValue *v = Json_parse(text, size, err, sizeof err);
     if (!v && strncmp(err, "JSON byte ", 10) != 0)

@@ -3,6 +3,7 @@
  * read past the end) or refuse with a message that names the file, never crash, and free
  * what it built either way (ASan's leak check). */
 #include "safetensors.h"
+#include "fuzz_input.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,11 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* A copy of exactly size bytes, so that ASan catches a read one past the end. */
-    unsigned char *bytes = malloc(size ? size : 1);
+    unsigned char *bytes = Fuzz_input_copy(data, size);
     if (!bytes)
         return 0;
-    memcpy(bytes, data, size);
     char err[512] = "";
     Safetensors *s = Safetensors_parse(bytes, size, "fuzz.safetensors", err, sizeof err);
     if (!s && strncmp(err, "'fuzz.safetensors': ", 20) != 0)

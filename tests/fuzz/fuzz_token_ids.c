@@ -4,6 +4,7 @@
  * what it built either way (ASan's leak check). */
 #include "attnscope/config.h"
 #include "token_ids.h"
+#include "fuzz_input.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,11 +14,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* A copy of exactly size bytes, so that ASan catches a read one past the end. */
-    char *bytes = malloc(size ? size : 1);
+    char *bytes = Fuzz_input_copy(data, size);
     if (!bytes)
         return 0;
-    memcpy(bytes, data, size);
     char err[512] = "";
     TokenIds ids;
     if (TokenIds_parse(bytes, size, "fuzz.ids", &ids, err, sizeof err) == 0) {

@@ -31,18 +31,8 @@ done
 check "the screen has its helper process" test -n "$helper"
 
 # A worker of the helper that has used 1.5 s of CPU runs one of the shown layer's spectra:
-# the other isolated calls at this size, the Gram matrices, need ~0.25 s each.  CPU time,
-# not age, so that a loaded machine cannot pass a Gram matrix off as one.
-long_call=""
-deadline=$((SECONDS + TIMEOUT))
-while [ -n "$helper" ] && [ -z "$long_call" ] && [ "$SECONDS" -lt "$deadline" ]; do
-    for pid in $(children "$helper"); do
-        if awk -v t="$(cpu_seconds "$pid")" 'BEGIN { exit !(t >= 1.5) }'; then
-            long_call=$pid
-        fi
-    done
-    sleep 0.05
-done
+# the other isolated calls at this size, the Gram matrices, need ~0.25 s each.
+long_call=$(worker_past_cpu "$helper" 1.5)
 check "a long call runs in a worker process" test -n "$long_call"
 keys r
 expect "r: the new seed is shown at once" "seed=2"

@@ -62,16 +62,7 @@ keys V
 check "V: the exact path (T·d = 1536)" wait_trace "conditioning-start gen=2 slot=0 init=cutting-skip exact=1"
 # A worker of the helper with 0.3 s of CPU runs an SVD of K (the other isolated calls at
 # this size take milliseconds).
-long_call=""
-deadline=$((SECONDS + TIMEOUT))
-while [ -n "$helper" ] && [ -z "$long_call" ] && [ "$SECONDS" -lt "$deadline" ]; do
-    for pid in $(children "$helper"); do
-        if awk -v t="$(cpu_seconds "$pid")" 'BEGIN { exit !(t >= 0.3) }'; then
-            long_call=$pid
-        fi
-    done
-    sleep 0.05
-done
+long_call=$(worker_past_cpu "$helper" 0.3)
 check "an SVD of K runs in a worker process" test -n "$long_call"
 keys r
 check "the next job starts" wait_trace "job-start gen=3 "

@@ -9,15 +9,9 @@ cd "$(dirname "$0")/../.." || exit 1
 
 trace=$TMP/confirm.trace
 jobs() { grep -c 'job-start' "$trace" 2>/dev/null; }
+jobs_above() { [ "$(jobs)" -gt "$1" ]; } # n
 # Polls the trace until it has more than n job-start events.
-wait_jobs_above() { # n
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        [ "$(jobs)" -gt "$1" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
+wait_jobs_above() { poll_until "$TIMEOUT" 0.1 jobs_above "$1"; } # n
 # After an answer, gives a wrongly started job time to show in the trace, then compares.
 no_new_job() { # n
     sleep 1

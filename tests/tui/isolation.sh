@@ -14,14 +14,9 @@ program=$(pid_of_screen)
 helper=$(children "$program")
 check "the screen has its helper" test -n "$helper"
 kill -KILL "$helper"
-zombie() { # pid: until it is a zombie (it dies at once; nothing reaps it before a job ends)
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = Z ] && return 0
-        sleep 0.05
-    done
-    return 1
-}
+is_zombie() { [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = Z ]; } # pid
+# pid: until it is a zombie (it dies at once; nothing reaps it before a job ends)
+zombie() { poll_until "$TIMEOUT" 0.05 is_zombie "$1"; }
 check "the killed helper is a zombie until the screen notices" zombie "$helper"
 keys r
 check "the next job notices: restarted, named in the trace" \

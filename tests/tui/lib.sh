@@ -23,25 +23,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-checks=0
-failures=0
-ok() { checks=$((checks + 1)); echo "ok $checks - $1"; }
-not_ok() {
-    checks=$((checks + 1))
-    failures=$((failures + 1))
-    echo "not ok $checks - $1"
-    if [ -n "${2:-}" ]; then sed 's/^/    # /' "$2"; fi
-}
-skip() { checks=$((checks + 1)); echo "ok $checks - $1 # SKIP $2"; } # description, why
-check() { # description, command...
-    local what=$1
-    shift
-    if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
-finish() {
-    echo "$((checks - failures)) of $checks checks passed"
-    [ "$failures" -eq 0 ]
-}
+. tests/checks.sh
 
 # A new session running a shell command, on a new server: a server that is still shutting
 # down cannot take the new session with it.  The command's exit status lands in $EXIT_FILE,
@@ -68,34 +50,24 @@ quits() { # description
     fi
 }
 screen() { tm capture-pane -p -t 0 2>/dev/null; }
-absent() { ! screen | grep -qE -- "$1"; } # pattern: not on the screen now
+shows() { screen | grep -qE -- "$1"; }  # pattern: on the screen now
+absent() { ! shows "$1"; }              # pattern: not on the screen now
 keys() { tm send-keys -t 0 "$@"; }
 
+# Runs the command every `interval` seconds until it succeeds (0) or `seconds` have passed (1).
+poll_until() { # seconds interval command...
+    local deadline=$((SECONDS + $1)) interval=$2
+    shift 2
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        "$@" && return 0
+        sleep "$interval"
+    done
+    return 1
+}
 # Polls the screen until the extended regular expression matches (0) or time runs out (1).
-wait_for() { # pattern [timeout]
-    local deadline=$((SECONDS + ${2:-$TIMEOUT}))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        screen | grep -qE -- "$1" && return 0
-        sleep 0.1
-    done
-    return 1
-}
-wait_gone() { # pattern
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        screen | grep -qE -- "$1" || return 0
-        sleep 0.1
-    done
-    return 1
-}
-wait_file() { # path: exists and is not empty
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        [ -s "$1" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
+wait_for() { poll_until "${2:-$TIMEOUT}" 0.1 shows "$1"; } # pattern [timeout]
+wait_gone() { poll_until "$TIMEOUT" 0.1 absent "$1"; }      # pattern
+wait_file() { poll_until "$TIMEOUT" 0.1 test -s "$1"; }     # path: exists and is not empty
 # Checks that the screen shows pattern (waiting for it); on failure the screen is printed.
 expect() { # description pattern
     if wait_for "$2"; then
@@ -110,7 +82,7 @@ expect() { # description pattern
 press() { # description pattern key...
     local what=$1 pattern=$2
     shift 2
-    if screen | grep -qE -- "$pattern"; then
+    if shows "$pattern"; then
         screen >"$TMP/screen.txt"
         not_ok "$what (/$pattern/ was on the screen before the key)" "$TMP/screen.txt"
         return
@@ -121,14 +93,8 @@ press() { # description pattern key...
 
 # For the scripts that record a --trace in $trace, and follow the program's processes.
 event_ms() { awk -v p="$1" '$0 ~ p { print $1; exit }' "$trace"; } # pattern: its first line's time
-wait_trace() { # pattern: until a line of the trace matches
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        grep -qE -- "$1" "$trace" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
+traced() { grep -sqE -- "$1" "$trace"; } # pattern: a line of the trace matches it now
+wait_trace() { poll_until "$TIMEOUT" 0.05 traced "$1"; } # pattern: until a line of the trace matches
 trace_lines() { wc -l <"$trace" 2>/dev/null || echo 0; }
 # The newest job is done and its last frame drawn: the last event is a frame of a generation
 # whose snapshot came complete (apply ... done=1), and nothing followed for half a second.
@@ -149,14 +115,24 @@ settled() {
 pid_of_screen() { tm display-message -p -t 0 '#{pane_pid}'; }
 children() { [ -n "$1" ] && ps -o pid= --ppid "$1" | tr -d ' '; }
 cpu_seconds() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null; }
-wait_process_gone() { # pid
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        kill -0 "$1" 2>/dev/null || return 0
-        sleep 0.1
+# helper-pid seconds: prints a worker of the LAPACK helper once one has used that much CPU
+# (CPU time, not age: a loaded machine cannot pass a short call off as the long one); fails
+# when none has within TIMEOUT.
+worker_past_cpu() {
+    local helper=$1 least=$2 pid deadline=$((SECONDS + TIMEOUT))
+    while [ -n "$helper" ] && [ "$SECONDS" -lt "$deadline" ]; do
+        for pid in $(children "$helper"); do
+            if awk -v t="$(cpu_seconds "$pid")" -v least="$least" 'BEGIN { exit !(t >= least) }'; then
+                echo "$pid"
+                return 0
+            fi
+        done
+        sleep 0.05
     done
     return 1
 }
+gone() { ! kill -0 "$1" 2>/dev/null; } # pid: no such process now
+wait_process_gone() { poll_until "$TIMEOUT" 0.1 gone "$1"; } # pid
 
 # The panels' places and heights, for a script that sets PANEL_ROWS_MIN and PLOT_ROWS_MIN and
 # runs the screen with --trace "$trace".

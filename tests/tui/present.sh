@@ -43,7 +43,7 @@ mouse() { # button-byte column row (0-based cells)
 click() { mouse " " "$1" "$2" && mouse "#" "$1" "$2"; } # press, release
 click 10 5
 expect "a click on the eigenvalue panel shows it alone" "one panel full screen \(a click: back\)"
-in_trace() { local deadline=$((SECONDS + TIMEOUT)); while [ "$SECONDS" -lt "$deadline" ]; do grep -q "$1" "$trace" && return 0; sleep 0.1; done; return 1; }
+in_trace() { poll_until "$TIMEOUT" 0.1 grep -q "$1" "$trace"; }
 check "the click shows in the trace, on panel 1" in_trace "mouse click row=5 col=10 panel=0"
 check "the histogram's title is gone" wait_gone "singular values √T·s"
 click 10 5
