@@ -109,6 +109,27 @@ static bool press(Controls *c, int key, char *note)
     return Keys_apply(b, c, note, KEYS_NOTE_SIZE);
 }
 
+/* A note that names the key to press says "press K to ...": a key bare in parentheses,
+   "() raises heads H)", reads as garbled punctuation. */
+static void test_bound_notes_name_keys_as_keys(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    assert_int_equal(c.config.heads, 1);
+    assert_false(press(&c, '}', note));
+    assert_string_equal(note, "shown head is at its maximum, H = 1 (press ) to raise heads H)");
+    /* The window is bounded by T less one. */
+    c.config.mask = MASK_WINDOW;
+    c.config.window = c.config.tokens - 1;
+    assert_false(press(&c, 'W', note));
+    assert_non_null(strstr(note, "(press T to raise tokens T)"));
+    /* T raising d names the key that takes d back. */
+    assert_true(press(&c, 'T', note));
+    assert_non_null(strstr(note, "(the input needs T ≤ d; press t to lower it back)"));
+}
+
 static void test_tokens_and_width(void **state)
 {
     (void)state;
@@ -686,6 +707,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_spec_key_bound),
+        cmocka_unit_test(test_bound_notes_name_keys_as_keys),
         cmocka_unit_test(test_every_key_in_the_man_page),
         cmocka_unit_test(test_no_duplicates_and_complete_entries),
         cmocka_unit_test(test_help_from_table),

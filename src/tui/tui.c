@@ -447,7 +447,8 @@ static void tour_go(Loop *l, int step)
     }
     if (step < 0 || step >= l->tour.count) {
         if (l->tour_step < 0)
-            snprintf(l->note, sizeof l->note, "the tour has %d steps: > starts it", l->tour.count);
+            snprintf(l->note, sizeof l->note, "the tour has %d steps: press > to start it",
+                     l->tour.count);
         else
             snprintf(l->note, sizeof l->note, "the tour has %d steps; this is step %d",
                      l->tour.count, l->tour_step + 1);
