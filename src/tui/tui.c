@@ -294,7 +294,8 @@ static void long_job_setting(Loop *l, const KeyBinding *b)
 /* The answer to the long-job question: Enter puts the settings on and starts the job, Esc
    keeps the previous ones, with no job started; a setting or view key changes what is asked
    about (long_job_setting: leaving the conditioning view for one the last job covers asks
-   nothing more); other keys leave the question open. */
+   nothing more); q quits, as the status line under the question offers; other keys leave the
+   question open. */
 static void long_job_key(Loop *l, int key)
 {
     switch (Prompt_key(&l->prompt, key)) {
@@ -319,6 +320,8 @@ static void long_job_key(Loop *l, int key)
         const KeyBinding *b = Keys_find(key);
         if (b && (b->kind == ACTION_SETTING || b->kind == ACTION_DISPLAY))
             long_job_setting(l, b);
+        else if (b && b->kind == ACTION_QUIT)
+            l->quit = true;
         else
             snprintf(l->note, sizeof l->note,
                      "answer with Enter (compute) or Esc (keep), or change the settings or the "
