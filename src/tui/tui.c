@@ -331,6 +331,9 @@ static void long_job_key(Loop *l, int key)
     }
 }
 
+/* How export_refusal begins when the result is not in yet (the prompt says when it is). */
+#define EXPORT_NOT_YET "nothing to export yet: "
+
 /* Why x cannot export now (NULL: it can): the shown result must be the settings' and
    complete and, in the conditioning view, its conditioning in or known to be absent, so
    that the export holds the job whole. */
@@ -340,10 +343,10 @@ static const char *export_refusal(const Loop *l)
     if (ExportJob_running(l->export_job))
         return EXPORT_JOB_STILL_WRITING;
     if (!s || s->failed || !s->done || !Config_equal(&s->result->config, &l->controls.config))
-        return "nothing to export yet: wait for the result";
+        return EXPORT_NOT_YET "wait for the result";
     if (l->controls.display.panel == PANEL_CONDITIONING && !s->has_conditioning[0] &&
         !s->conditioning_note[0][0])
-        return "nothing to export yet: wait for the conditioning";
+        return EXPORT_NOT_YET "wait for the conditioning";
     return NULL;
 }
 
@@ -708,10 +711,9 @@ static void bound_key(Loop *l, const KeyBinding *b)
         break;
     }
     case ACTION_EXPORT:
-        if (!export_refusal(l))
-            prompt_open(l, PROMPT_EXPORT_DIRECTORY);
-        else
-            snprintf(l->note, sizeof l->note, "%s", export_refusal(l));
+        /* Open even before the result is in: what is typed next is a directory, never keys. */
+        prompt_open(l, PROMPT_EXPORT_DIRECTORY);
+        snprintf(l->note, sizeof l->note, "%s", export_refusal(l) ? export_refusal(l) : "");
         break;
     case ACTION_SAVE_PRESET:
         prompt_open(l, PROMPT_PRESET_NAME);
@@ -789,6 +791,10 @@ static void on_snapshot(Loop *l)
     if (s->done)
         l->busy = false;
     l->redraw = true;
+    /* The export's prompt, opened before the result was in, said to wait: it is in now. */
+    if (l->prompting == PROMPT_EXPORT_DIRECTORY &&
+        strncmp(l->note, EXPORT_NOT_YET, strlen(EXPORT_NOT_YET)) == 0 && !export_refusal(l))
+        snprintf(l->note, sizeof l->note, "the result is in: Enter exports it");
     Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d conditioning=%d",
                 s->generation, s->result->layers_done, s->result->config.depth,
                 s->result->spectra_ready, s->done, s->has_conditioning[0]);
