@@ -148,6 +148,8 @@ typedef struct {
     char fitting[KEYS_NOTE_SIZE];
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
+    const Warnings *start_warnings; /* about start_config (TuiSettings), or NULL */
+    Config start_config;
 } Loop;
 
 /* What the display needs beyond the model run. */
@@ -781,11 +783,26 @@ static void on_key(Loop *l, int key)
     Trace_event(l->trace, "key %s gen=%lu", name, l->generation);
 }
 
+/* The warnings about the settings the screen started with go first among those of a result of
+   these settings (s, the loop's alone until it is shown): ! lists them and the status counts
+   them, as long as those settings are on. */
+static void add_start_warnings(const Loop *l, Snapshot *s)
+{
+    if (!l->start_warnings || !l->start_warnings->count ||
+        !Config_equal(&s->result->config, &l->start_config))
+        return;
+    Warnings *run = &s->result->warnings, merged = *l->start_warnings;
+    for (int i = 0; i < run->count; i++)
+        Warnings_add_about(&merged, run->subject[i], "%s", run->text[i]);
+    *run = merged;
+}
+
 static void on_snapshot(Loop *l)
 {
     Snapshot *s = Worker_take(l->worker, l->generation);
     if (!s)
         return;
+    add_start_warnings(l, s);
     Snapshot_free(l->shown);
     l->shown = s;
     if (s->done)
@@ -994,7 +1011,9 @@ int Tui_run(const TuiSettings *s)
               .tour_dir = s->tour_dir,
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
-              .format_preset = s->format_preset};
+              .format_preset = s->format_preset,
+              .start_warnings = s->start_warnings,
+              .start_config = s->config};
     l.controls.display.present = s->present;
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));
