@@ -130,6 +130,24 @@ static void test_bound_notes_name_keys_as_keys(void **state)
     assert_non_null(strstr(note, "(the input needs T ≤ d; press t to lower it back)"));
 }
 
+/* A note that says to raise a setting names the key that raises it ("raise H (H)" named
+   QK-norm's key). */
+static void test_notes_name_the_key_that_raises(void **state)
+{
+    (void)state;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        for (int k = 0; s->unused_note && k < Settings_count(); k++) {
+            const Setting *b = Settings_at(k);
+            char raise[64], press[80];
+            snprintf(raise, sizeof raise, "raise %s ", b->label);
+            snprintf(press, sizeof press, "press %c to raise %s ", b->raise_key, b->label);
+            if (b->raise_key && strstr(s->unused_note, raise) && !strstr(s->unused_note, press))
+                fail_msg("%s's note '%s' does not say '%s'", s->name, s->unused_note, press);
+        }
+    }
+}
+
 static void test_tokens_and_width(void **state)
 {
     (void)state;
@@ -708,6 +726,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_spec_key_bound),
         cmocka_unit_test(test_bound_notes_name_keys_as_keys),
+        cmocka_unit_test(test_notes_name_the_key_that_raises),
         cmocka_unit_test(test_every_key_in_the_man_page),
         cmocka_unit_test(test_no_duplicates_and_complete_entries),
         cmocka_unit_test(test_help_from_table),
