@@ -109,6 +109,45 @@ static bool press(Controls *c, int key, char *note)
     return Keys_apply(b, c, note, KEYS_NOTE_SIZE);
 }
 
+/* A note that names the key to press says "press K to ...": a key bare in parentheses,
+   "() raises heads H)", reads as garbled punctuation. */
+static void test_bound_notes_name_keys_as_keys(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE];
+    assert_int_equal(c.config.heads, 1);
+    assert_false(press(&c, '}', note));
+    assert_string_equal(note, "shown head is at its maximum, H = 1 (press ) to raise heads H)");
+    /* The window is bounded by T less one. */
+    c.config.mask = MASK_WINDOW;
+    c.config.window = c.config.tokens - 1;
+    assert_false(press(&c, 'W', note));
+    assert_non_null(strstr(note, "(press T to raise tokens T)"));
+    /* T raising d names the key that takes d back. */
+    assert_true(press(&c, 'T', note));
+    assert_non_null(strstr(note, "(the input needs T ≤ d; press t to lower it back)"));
+}
+
+/* A note that says to raise a setting names the key that raises it ("raise H (H)" named
+   QK-norm's key). */
+static void test_notes_name_the_key_that_raises(void **state)
+{
+    (void)state;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        for (int k = 0; s->unused_note && k < Settings_count(); k++) {
+            const Setting *b = Settings_at(k);
+            char raise[64], press[80];
+            snprintf(raise, sizeof raise, "raise %s ", b->label);
+            snprintf(press, sizeof press, "press %c to raise %s ", b->raise_key, b->label);
+            if (b->raise_key && strstr(s->unused_note, raise) && !strstr(s->unused_note, press))
+                fail_msg("%s's note '%s' does not say '%s'", s->name, s->unused_note, press);
+        }
+    }
+}
+
 static void test_tokens_and_width(void **state)
 {
     (void)state;
@@ -686,6 +725,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_spec_key_bound),
+        cmocka_unit_test(test_bound_notes_name_keys_as_keys),
+        cmocka_unit_test(test_notes_name_the_key_that_raises),
         cmocka_unit_test(test_every_key_in_the_man_page),
         cmocka_unit_test(test_no_duplicates_and_complete_entries),
         cmocka_unit_test(test_help_from_table),

@@ -53,7 +53,8 @@ static void screenful(const Result *r, Screenful *out)
                          .current = true,
                          .note = "",
                          .unicode = true,
-                         .shown_subjects = View_subjects(&display)},
+                         .shown_subjects = View_subjects(&display),
+                         .warnings_listed = View_warnings_shown(s, &display)},
               .display = display,
               .warnings_first = -1};
     char lines[STATUS_LINES_MAX][STATUS_LINE_SIZE];

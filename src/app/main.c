@@ -560,6 +560,24 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
     return 0;
 }
 
+/* The warnings HfConfig_warn prints, each without its "attnscope: warning: " prefix, into w
+   for the screen's list: curses takes the terminal right after they are printed. */
+static void hf_config_warnings(const HfConfigReport *h, Warnings *w)
+{
+    static const char prefix[] = "attnscope: warning: ";
+    char *text = NULL;
+    size_t length = 0;
+    FILE *f = open_memstream(&text, &length);
+    if (!f)
+        return;
+    HfConfig_warn(h, f);
+    if (fclose(f) == 0)
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+            Warnings_add_about(w, WARNING_ABOUT_RUN, "%s",
+                               line + (strncmp(line, prefix, strlen(prefix)) ? 0 : strlen(prefix)));
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     /* A LAPACK helper started again after the first one died (isolate.h). */
@@ -633,6 +651,8 @@ int main(int argc, char **argv)
     Isolate_restart_with("/proc/self/exe");
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
     const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
+    static Warnings hf_warnings;
+    hf_config_warnings(&o.hf_config, &hf_warnings);
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,
                        .no_color = o.no_color,
@@ -646,7 +666,8 @@ int main(int argc, char **argv)
                        .tour_dir = tour_directory(presets, tour, sizeof tour),
                        .presets_dir = presets,
                        .load_preset = Options_load_preset,
-                       .format_preset = Options_write_preset};
+                       .format_preset = Options_write_preset,
+                       .start_warnings = &hf_warnings};
     status = Tui_run(&tui);
     Checkpoint_close(checkpoint);
     TokenIds_free(&ids);

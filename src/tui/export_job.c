@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-const char EXPORT_JOB_STILL_WRITING[] = "still writing the last export: x again once it is written";
+const char EXPORT_JOB_STILL_WRITING[] =
+    "still writing the last export: Enter again once it is written";
 
 struct ExportJob {
     ExportWriter write;

@@ -150,7 +150,7 @@ static void at_end(const Setting *s, int direction, double top, char *note, size
         if (s->bound_offset)
             snprintf(offset, sizeof offset, " %s %d", s->bound_offset < 0 ? "−" : "+",
                      abs(s->bound_offset));
-        note_add(note, size, "%s is at its maximum, %s%s = %g (%c raises %s)", s->key_label,
+        note_add(note, size, "%s is at its maximum, %s%s = %g (press %c to raise %s)", s->key_label,
                  b->label, offset, top, b->raise_key, b->key_label);
     } else {
         note_add(note, size, "%s is at its maximum, %g", s->key_label, top);
@@ -264,8 +264,8 @@ static void follow_bound(const Setting *s, const Setting *b, int direction, doub
     int i = setting_index(s);
     if (had < need) {
         Setting_put(b, next, need);
-        note_add(note, size, "%s raised to %g with %s (%s; %c lowers it back)", b->key_label, need,
-                 s->label, s->bound_reason, s->lower_key);
+        note_add(note, size, "%s raised to %g with %s (%s; press %c to lower it back)",
+                 b->key_label, need, s->label, s->bound_reason, s->lower_key);
         /* A chain of raises remembers where the bound started. */
         if (i >= 0 && (isnan(after->bound_after[i]) || after->bound_after[i] != had))
             after->bound_before[i] = had;

@@ -216,15 +216,11 @@ static void message(char *m, char *warning, const StatusView *v)
         }
 }
 
-/* What stays at the right end of the message line at any width: the way to the warnings
-   about what is on screen (those about a panel not shown would alarm for nothing; the list
-   ! opens has them all) and to the help. */
+/* What stays at the right end of the message line at any width: the way to the warnings,
+   counted as the list ! opens counts them, and to the help. */
 static void keys_hint(const StatusView *v, char *out, size_t size)
 {
-    const Snapshot *s = v->current ? v->shown : NULL;
-    int n = 0;
-    for (int i = 0; s && i < s->result->warnings.count; i++)
-        n += on_screen(v, s->result->warnings.subject[i]);
+    int n = v->warnings_listed;
     if (n > 0)
         snprintf(out, size, "! %d warning%s  ? help", n, n > 1 ? "s" : "");
     else

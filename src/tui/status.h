@@ -31,6 +31,7 @@ typedef struct {
     const char *note;        /* what the last key adjusted or refused ("" for none) */
     bool unicode;            /* otherwise every line is plain ASCII */
     unsigned shown_subjects; /* what the frame shows, as WarningSubject bits (View_subjects) */
+    int warnings_listed;     /* the warnings the list ! opens holds (View_warnings_shown) */
     const char *weights;     /* the checkpoint whose weights run (--weights), or NULL */
     int reading_layer;       /* the layer whose weights the checkpoint is read for (0: none) */
     int reading_depth;       /* of how many */

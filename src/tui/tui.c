@@ -150,6 +150,8 @@ typedef struct {
     char fitting[KEYS_NOTE_SIZE];
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
+    const Warnings *start_warnings; /* about start_config (TuiSettings), or NULL */
+    Config start_config;
 } Loop;
 
 /* What the display needs beyond the model run. */
@@ -296,7 +298,8 @@ static void long_job_setting(Loop *l, const KeyBinding *b)
 /* The answer to the long-job question: Enter puts the settings on and starts the job, Esc
    keeps the previous ones, with no job started; a setting or view key changes what is asked
    about (long_job_setting: leaving the conditioning view for one the last job covers asks
-   nothing more); other keys leave the question open. */
+   nothing more); q quits, as the status line under the question offers; other keys leave the
+   question open. */
 static void long_job_key(Loop *l, int key)
 {
     switch (Prompt_key(&l->prompt, key)) {
@@ -321,6 +324,8 @@ static void long_job_key(Loop *l, int key)
         const KeyBinding *b = Keys_find(key);
         if (b && (b->kind == ACTION_SETTING || b->kind == ACTION_DISPLAY))
             long_job_setting(l, b);
+        else if (b && b->kind == ACTION_QUIT)
+            l->quit = true;
         else
             snprintf(l->note, sizeof l->note,
                      "answer with Enter (compute) or Esc (keep), or change the settings or the "
@@ -329,6 +334,9 @@ static void long_job_key(Loop *l, int key)
     }
     }
 }
+
+/* How export_refusal begins when the result is not in yet (the prompt says when it is). */
+#define EXPORT_NOT_YET "nothing to export yet: "
 
 /* Why x cannot export now (NULL: it can): the shown result must be the settings' and
    complete and, in the conditioning view, its conditioning in or known to be absent, so
@@ -339,10 +347,10 @@ static const char *export_refusal(const Loop *l)
     if (ExportJob_running(l->export_job))
         return EXPORT_JOB_STILL_WRITING;
     if (!s || s->failed || !s->done || !Config_equal(&s->result->config, &l->controls.config))
-        return "nothing to export yet: wait for the result";
+        return EXPORT_NOT_YET "wait for the result";
     if (l->controls.display.panel == PANEL_CONDITIONING && !s->has_conditioning[0] &&
         !s->conditioning_note[0][0])
-        return "nothing to export yet: wait for the conditioning";
+        return EXPORT_NOT_YET "wait for the conditioning";
     return NULL;
 }
 
@@ -449,7 +457,8 @@ static void tour_go(Loop *l, int step)
     }
     if (step < 0 || step >= l->tour.count) {
         if (l->tour_step < 0)
-            snprintf(l->note, sizeof l->note, "the tour has %d steps: > starts it", l->tour.count);
+            snprintf(l->note, sizeof l->note, "the tour has %d steps: press > to start it",
+                     l->tour.count);
         else
             snprintf(l->note, sizeof l->note, "the tour has %d steps; this is step %d",
                      l->tour.count, l->tour_step + 1);
@@ -709,10 +718,9 @@ static void bound_key(Loop *l, const KeyBinding *b)
         break;
     }
     case ACTION_EXPORT:
-        if (!export_refusal(l))
-            prompt_open(l, PROMPT_EXPORT_DIRECTORY);
-        else
-            snprintf(l->note, sizeof l->note, "%s", export_refusal(l));
+        /* Open even before the result is in: what is typed next is a directory, never keys. */
+        prompt_open(l, PROMPT_EXPORT_DIRECTORY);
+        snprintf(l->note, sizeof l->note, "%s", export_refusal(l) ? export_refusal(l) : "");
         break;
     case ACTION_SAVE_PRESET:
         prompt_open(l, PROMPT_PRESET_NAME);
@@ -785,16 +793,35 @@ static void on_key(Loop *l, int key)
     Trace_event(l->trace, "key %s gen=%lu", name, l->generation);
 }
 
+/* The warnings about the settings the screen started with go first among those of a result of
+   these settings (s, the loop's alone until it is shown): ! lists them and the status counts
+   them, as long as those settings are on. */
+static void add_start_warnings(const Loop *l, Snapshot *s)
+{
+    if (!l->start_warnings || !l->start_warnings->count ||
+        !Config_equal(&s->result->config, &l->start_config))
+        return;
+    Warnings *run = &s->result->warnings, merged = *l->start_warnings;
+    for (int i = 0; i < run->count; i++)
+        Warnings_add_about(&merged, run->subject[i], "%s", run->text[i]);
+    *run = merged;
+}
+
 static void on_snapshot(Loop *l)
 {
     Snapshot *s = Worker_take(l->worker, l->generation);
     if (!s)
         return;
+    add_start_warnings(l, s);
     Snapshot_free(l->shown);
     l->shown = s;
     if (s->done)
         l->busy = false;
     l->redraw = true;
+    /* The export's prompt, opened before the result was in, said to wait: it is in now. */
+    if (l->prompting == PROMPT_EXPORT_DIRECTORY &&
+        strncmp(l->note, EXPORT_NOT_YET, strlen(EXPORT_NOT_YET)) == 0 && !export_refusal(l))
+        snprintf(l->note, sizeof l->note, "the result is in: Enter exports it");
     Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d conditioning=%d",
                 s->generation, s->result->layers_done, s->result->config.depth,
                 s->result->spectra_ready, s->done, s->has_conditioning[0]);
@@ -997,7 +1024,9 @@ int Tui_run(const TuiSettings *s)
               .tour_dir = s->tour_dir,
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
-              .format_preset = s->format_preset};
+              .format_preset = s->format_preset,
+              .start_warnings = s->start_warnings,
+              .start_config = s->config};
     l.controls.display.present = s->present;
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
         fprintf(stderr, "attnscope: --trace '%s': %s\n", s->trace_path, strerror(errno));

@@ -350,6 +350,11 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     char status[STATUS_LINES_MAX][STATUS_LINE_SIZE];
     StatusView status_view = v->status;
     status_view.shown_subjects = View_subjects(&v->display);
+    status_view.warnings_listed = View_warnings_shown(v->status.shown, &v->display);
+    /* A prompt's or the picker's box says the note: in the status too, a long one (an export
+       that failed) would take a line more and lay the panels out again behind the box. */
+    if (v->prompt || v->picker)
+        status_view.note = NULL;
     int n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
     /* Above the status lines: the panels, then the tour's caption in rows of its own. */
     bool caption = v->display.present && v->caption;

@@ -110,6 +110,14 @@ check "V again: no question left on the screen" question_gone
 check "V again: no job started" no_new_job "$before"
 quits "q quits in the attention map"
 
+# q quits while the question is open, as the status line under it offers (T = d = 64, L = 4:
+# no warning takes q's place there; at the rate pinned to 0.01 GFLOP/s T = 128 is minutes).
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=0.01 '$BIN' -T 64 -d 64 -L 4"
+expect "T = d = 64, L = 4 computes" "computed in [0-9]+ ms"
+press "T: the question" "a long computation" T
+check "  the status line under it offers q" eval 'screen | grep -q "q quit"'
+quits "q quits while the question is open"
+
 # --no-confirm: the same key starts its job at once.
 trace=$TMP/no-confirm.trace
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 256 -d 256 -L 256 --seeds 16 --no-confirm --trace '$trace'"

@@ -19,7 +19,8 @@ expect "T = d = 1024 computes" "computed in [0-9]+ ms"
 press "x asks for a directory" "directory: _" x
 keys -l "$TMP/x/screen"
 press "Enter: the status line says it writes, and where" "writing the export to .*/screen/, [0-9.]+ s" Enter
-press "x again while it writes is refused, saying why" "still writing the last export: x again once it is written" x
+press "x again while it writes opens its prompt, saying why Enter would be refused" "still writing the last export: Enter again once it is written" x
+press "Esc closes that prompt, the export still writing" "not exported" Escape
 keys s
 expect "it ends saying what it wrote, the words the prompt said before" "exported 10 files to .*/screen/"
 key_during_export() { # the s key's event lies between the export's start and its end

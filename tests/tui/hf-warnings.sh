@@ -1,0 +1,54 @@
+#!/bin/bash
+# --hf-config's "not modelled" warnings, printed on stderr just before the screen takes the
+# terminal, are in the screen's list too (! and the status line's count), first, for as long
+# as the settings the file gave are on: a setting changed takes them away, changed back brings
+# them back.  The file: Qwen3-0.6B's config.json, with one field added that no reader knows
+# (its warning does not depend on what attnscope models); L = 2 of its 28 layers, for time.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+config=$TMP/qwen3.json
+/usr/bin/python3 - tests/data/hf-config/qwen3-0.6b.json "$config" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["attn_unheard_of_scale"] = 2.5
+json.dump(c, open(sys.argv[2], "w"), indent=2)
+EOF
+"$BIN" --batch -T 16 --hf-config "$config" -L 2 2>"$TMP/stderr" >/dev/null
+fields=$(sed -nE 's/^attnscope: warning: [^:]*: ([A-Za-z0-9_]+) = .*/\1/p' "$TMP/stderr")
+check "stderr warns about the unknown field" grep -q "attn_unheard_of_scale = 2.5 is not modelled" "$TMP/stderr"
+
+trace=$TMP/hf.trace
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 16 --hf-config '$config' -L 2 --no-confirm --trace '$trace' 2>/dev/null"
+expect "the file's settings compute" "computed in [0-9]+ ms"
+check "  and settle" settled
+press "! opens the list" "warnings of the shown result \([0-9]+\)" "!"
+listed() { # every field stderr warned about is in the list on the screen
+    local field
+    for field in $fields; do
+        screen | grep -q "$field = " || { echo "    # $field is not listed" && return 1; }
+    done
+}
+check "the list holds every field stderr warned about" listed
+expect "  first, numbered 1" "1\. $config: "
+listed_count() { screen | grep -oE 'warnings of the shown result \([0-9]+\)' | grep -oE '[0-9]+'; }
+with=$(listed_count)
+keys Escape
+check "Esc closes it" wait_gone "warnings of the shown result"
+check "the status line counts them" eval 'screen | grep -qE "! $with warnings  \? help"'
+
+press "t: T = 8, other settings than the file's" "T=8 " t
+check "  computed" settled
+press "! lists none of the file's warnings now" "warnings of the shown result \([0-9]+\)" "!"
+check "  attn_unheard_of_scale is not listed" absent "attn_unheard_of_scale"
+check "  the list is shorter by stderr's warnings" \
+    eval '[ "$(listed_count)" -eq $((with - $(wc -l <"$TMP/stderr"))) ]'
+keys Escape
+check "Esc closes it" wait_gone "warnings of the shown result"
+
+press "T: the file's settings again" "T=16 " T
+check "  computed" settled
+press "! lists the file's warnings again" "attn_unheard_of_scale = 2.5" "!"
+keys Escape
+quits "q quits"
+finish
