@@ -200,6 +200,18 @@ path=(-T 8 -d 16 -L 2 --init cutting-skip --conditioning)
 exact_of() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["conditioning"]["jacobian_exact"])' "$tmp/$1.json"; }
 check "--conditioning-path lanczos: kappa(K) by Lanczos at T*d = 128" run lanczos "${path[@]}" --conditioning-path lanczos
 check "  jacobian_exact false" test "$(exact_of lanczos)" = False
+# K not built: the warning says whose choice that was, the option's or the budget's.
+warning_says() { # name, text: a warning of the document's conditioning has text
+    "$PY" -c 'import json, sys
+sys.exit(0 if any(sys.argv[2] in w for w in json.load(open(sys.argv[1]))["conditioning"]["warnings"]) else 1)' \
+        "$tmp/$1.json" "$2" || { echo "  $1.json lacks '$2'"; return 1; }
+}
+check "  its warning: the option chose the path, not the budget" warning_says lanczos \
+    "K (128 x 128) is not built, as --conditioning-path lanczos asks (chosen by the option, not by the time or memory budget)"
+check "--conditioning-path kron: kappa(K) without K at T*d = 128" run kron "${path[@]}" --conditioning-path kron
+check "  its warning: the option chose the path, not the budget" warning_says kron \
+    "K (128 x 128) is not built, as --conditioning-path kron asks (chosen by the option, not by the time or memory budget)"
+check "  and says nothing of a budget" bash -c "! grep -q 'does not fit the time or memory budget' '$tmp/lanczos.json' '$tmp/kron.json'"
 check "--conditioning-path exact: K built" run exact "${path[@]}" --conditioning-path exact
 check "  jacobian_exact true" test "$(exact_of exact)" = True
 check "auto on a fast machine (ATTNSCOPE_GFLOPS=1e5): K built, nothing said" \
@@ -210,6 +222,8 @@ check "  jacobian_exact true, stderr empty" test "$(exact_of fast)" = True -a ! 
 check "auto on a slow machine (ATTNSCOPE_GFLOPS=0.01), T*d = 4096: Lanczos, and stderr says why and how to force it" \
     env ATTNSCOPE_GFLOPS=0.01 bash -c "'$BIN' --batch ${path[*]} -T 64 -d 64 -L 1 >'$tmp/slow.json' 2>'$tmp/slow.err'"
 check "  jacobian_exact false" test "$(exact_of slow)" = False
+check "  its warning: K does not fit the budget" warning_says slow \
+    "building K (4096 x 4096) does not fit the time or memory budget"
 check "  the message names the price and --conditioning-path exact" \
     grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated without K instead \(the Kronecker path, Lanczos where it cannot run; --conditioning-path exact builds it\)" "$tmp/slow.err"
 refused_slow() { # args...: exit 2 at 1e-4 GFLOP/s, the estimate (the conditioning's with the
