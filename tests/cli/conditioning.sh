@@ -256,6 +256,29 @@ fit_estimate() {
         { echo "  T=$fit_t d=$fit_d estimated at '${s}' s"; return 1; }
 }
 check "  that size's own estimate is within 5 min" fit_estimate
+# Followed with the same options, the size a refusal names is accepted: its candidates are
+# priced on the path --conditioning-path pins, with the memory checks the run makes (they were
+# priced on auto's path, whose Lanczos is far cheaper than building K, and K at the size named
+# was then refused: T = 32, d = 32 estimated at 53 s here).
+suggest=(--conditioning -T 128 -d 512 -L 8 --heads 4 --mlp gelu --conditioning-path exact)
+followed() {
+    local t d
+    read -r t d <<<"$(ATTNSCOPE_GFLOPS=3 "$BIN" --batch "${suggest[@]}" --max-time 10 2>&1 >/dev/null |
+        sed -nE 's/.*the conditioning fits at T = ([0-9]+), d = ([0-9]+) .*/\1 \2/p')"
+    [ -n "$t" ] || { echo "  no size named"; return 1; }
+    ATTNSCOPE_GFLOPS=3 "$BIN" --batch "${suggest[@]}" -T "$t" -d "$d" --max-time 10 >"$tmp/followed.json" \
+        2>"$tmp/followed.err" && [ "$(exact_of followed)" = True ] ||
+        { echo "  T=$t d=$d: $(head -c 300 "$tmp/followed.err")"; return 1; }
+}
+check "--conditioning-path exact refused at --max-time 10: the size it names, followed, is accepted (K built)" followed
+# Unpinned, the next start measures the rate anew: the size named is held to the margin the
+# bound suggested beside it keeps (rates.h), and says so.
+margin_said() {
+    env -u ATTNSCOPE_GFLOPS "$BIN" --batch "${engineer[@]}" --max-time 300 2>&1 >/dev/null |
+        grep -qE "within 5 min \(its estimate ×3 within it, as above\) the conditioning fits at" ||
+        { echo "  the suggestion does not say its margin"; return 1; }
+}
+check "unpinned rates: the size named is held to the estimate ×3, and says so" margin_said
 check "--verbose prices the conditioning too" \
     bash -c "'$BIN' --batch ${path[*]} --conditioning-path exact --verbose 2>&1 >/dev/null | grep -q '1 seed, conditioning (exact) (dgemm at'"
 # On the matrix-free path the default initialisation is priced for the lower bound on kappa(K)
