@@ -4,41 +4,63 @@
 # writes OUTDIR/task-ID.jsonl (under a temporary name until it is complete); then
 # `attnscope merge OUTDIR/task-*.jsonl` combines them.
 #
-#   sbatch --array=0-15 [sbatch options] scripts/slurm-array.sh [--bin PATH] CONFIGS.jsonl OUTDIR
+#   sbatch --array=0-15 [sbatch options] scripts/slurm-array.sh --tasks 16 [--bin PATH] CONFIGS.jsonl OUTDIR
 #   attnscope merge --csv --grid CONFIGS.jsonl OUTDIR/task-*.jsonl >table.csv
 #
-# The tasks split the lines evenly whatever the array's size (task k of K gets lines
-# k·n/K+1 .. (k+1)·n/K); a task that failed can be run again alone (sbatch --array=K ...),
-# since each task's file is its own.  --bin: the attnscope binary (default: build/attnscope
-# of the directory sbatch was run in when it exists, else attnscope on PATH).
+# --tasks K splits the lines into K even chunks (task k gets lines k·n/K+1 .. (k+1)·n/K, at
+# least one each, so K <= n) and names task k by its SLURM_ARRAY_TASK_ID alone, never by the
+# array's size: a task that failed is run again alone with the same --tasks K (sbatch
+# --array=k ...) and writes exactly its own lines, and any set of IDs in 0..K-1 (a step
+# array 0-15:2, then 1-15:2) runs those tasks' lines.  An ID outside 0..K-1 is refused.
+# --bin: the attnscope binary (default: build/attnscope of the directory sbatch was run in
+# when it exists, else attnscope on PATH).
 #SBATCH --job-name=attnscope-sweep
 #SBATCH --ntasks=1
 #SBATCH --cpus-per-task=2
 set -u
 bin=attnscope
 [ -x "${SLURM_SUBMIT_DIR:-.}/build/attnscope" ] && bin=${SLURM_SUBMIT_DIR:-.}/build/attnscope
-if [ "${1:-}" = --bin ]; then
-    bin=${2:?--bin needs a value}
-    shift 2
-fi
+usage="usage: sbatch --array=0-N scripts/slurm-array.sh --tasks N+1 [--bin PATH] CONFIGS.jsonl OUTDIR"
 fail() {
     echo "slurm-array.sh: $1" >&2
     exit 2
 }
-[ $# -eq 2 ] || fail "usage: sbatch --array=0-N scripts/slurm-array.sh [--bin PATH] CONFIGS.jsonl OUTDIR"
+tasks=
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --tasks | --bin)
+        [ $# -ge 2 ] || fail "$1: needs a value ($usage)"
+        case "$1" in
+        --tasks) tasks=$2 ;;
+        --bin) bin=$2 ;;
+        esac
+        shift 2
+        ;;
+    -*) fail "unknown option '$1' ($usage)" ;;
+    *) break ;;
+    esac
+done
+[ $# -eq 2 ] || fail "$usage"
 configs=$1 outdir=$2
-[ -n "${SLURM_ARRAY_TASK_ID:-}" ] || fail "not a task of a job array: submit with sbatch --array=0-N"
-[ -r "$configs" ] || fail "CONFIGS '$configs': not a readable file"
+case "$tasks" in
+'') fail "--tasks K is needed: the number of tasks the grid's lines are split into, the same for every submission of the array (its first 0-(K-1), and a rerun of task k as --array=k)" ;;
+*[!0-9]* | 0*) fail "--tasks '$tasks': accepted a whole number from 1" ;;
+esac
+id=${SLURM_ARRAY_TASK_ID:-}
+[ -n "$id" ] || fail "not a task of a job array: submit with sbatch --array=0-$((tasks - 1))"
+case "$id" in
+*[!0-9]* | 0?*) fail "SLURM_ARRAY_TASK_ID '$id': accepted a task 0..$((tasks - 1)) of --tasks $tasks" ;;
+esac
+[ "$id" -lt "$tasks" ] || fail "SLURM_ARRAY_TASK_ID $id: accepted a task 0..$((tasks - 1)) of --tasks $tasks (the array's IDs must be within the grid's tasks)"
+[ -r "$configs" ] && [ -f "$configs" ] || fail "CONFIGS '$configs': not a readable file"
+lines=$(grep -c . "$configs")
+[ "$tasks" -le "$lines" ] || fail "--tasks $tasks: accepted 1..$lines, the lines of CONFIGS '$configs' (each task runs at least one)"
 mkdir -p "$outdir" || fail "OUTDIR '$outdir': cannot be created"
 
-first=${SLURM_ARRAY_TASK_MIN:-0}
-count=${SLURM_ARRAY_TASK_COUNT:-$((${SLURM_ARRAY_TASK_MAX:-0} - first + 1))}
-task=$((SLURM_ARRAY_TASK_ID - first))
-lines=$(grep -c . "$configs")
-from=$((task * lines / count + 1))
-to=$(((task + 1) * lines / count))
-out=$outdir/task-$SLURM_ARRAY_TASK_ID.jsonl
-tmp=$outdir/.task-$SLURM_ARRAY_TASK_ID.jsonl.partial
+from=$((id * lines / tasks + 1))
+to=$(((id + 1) * lines / tasks))
+out=$outdir/task-$id.jsonl
+tmp=$outdir/.task-$id.jsonl.partial
 # The task's cores run the network and its counterpart side by side (two lanes) unless the
 # cluster sets OPENBLAS_NUM_THREADS.
 grep . "$configs" | sed -n "${from},${to}p" | "$bin" --batch --jsonl >"$tmp"
@@ -46,6 +68,6 @@ status=$?
 if [ $status -eq 0 ]; then
     mv "$tmp" "$out"
 else
-    echo "slurm-array.sh: task $SLURM_ARRAY_TASK_ID (lines $from..$to): attnscope exit $status; records in $tmp" >&2
+    echo "slurm-array.sh: task $id of $tasks (lines $from..$to): attnscope exit $status; records in $tmp" >&2
 fi
 exit $status

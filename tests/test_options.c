@@ -62,7 +62,7 @@ static void test_every_option(void **state)
                     "-l",
                     "4",
                     "--seed",
-                    "9007199254740991",
+                    "9007199254740985",
                     "--seeds",
                     "7",
                     "--ascii",
@@ -83,7 +83,7 @@ static void test_every_option(void **state)
     assert_int_equal(c.layernorm, LAYERNORM_LN);
     assert_int_equal(c.skip, SKIP_SCALED);
     assert_int_equal(c.layer, 4);
-    assert_true(c.seed == 9007199254740991ull);
+    assert_true(c.seed == 9007199254740985ull); /* its last seed is 2^53 - 1 */
     assert_int_equal(c.seeds, 7);
     assert_true(o.ascii && o.no_color && !o.batch);
 }
@@ -161,6 +161,10 @@ static void test_bad_combinations(void **state)
         {{"attnscope", "-x", NULL}, "unknown option '-x'"},
         {{"attnscope", "-T", NULL}, "-T: needs a value"},
         {{"attnscope", "extra", NULL}, "unexpected argument 'extra'"},
+        {{"attnscope", "--seed", "9007199254740990", "--seeds", "3", NULL},
+         "seeds 9007199254740990..9007199254740992 pass the largest seed 9007199254740991 (a "
+         "seed is written as a JSON number, exact to 2^53 - 1); accepted --seed up to "
+         "9007199254740989 with --seeds 3"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Options o;

@@ -53,9 +53,28 @@ static void test_rerated(void **state)
     assert_true(Rates_rerated(r, 1, 0).flops_per_second == 1e10);
 }
 
+/* The margin between an estimate and the bound that accepts it at the next start: ×3 when the
+   next start measures the rates anew, none when they are pinned; the bound a refusal suggests
+   keeps it. */
+static void test_margin(void **state)
+{
+    (void)state;
+    char text[256];
+    unsetenv(RATES_ENVIRONMENT);
+    assert_int_equal(Rates_margin(), 3);
+    Rates_suggest_bound(10.2, text, sizeof text);
+    assert_non_null(strstr(text, "31 or more"));
+    setenv(RATES_ENVIRONMENT, "5", 1);
+    assert_int_equal(Rates_margin(), 1);
+    Rates_suggest_bound(10.2, text, sizeof text);
+    assert_non_null(strstr(text, "11 or more"));
+    unsetenv(RATES_ENVIRONMENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_pinned),
-                                       cmocka_unit_test(test_rerated)};
+                                       cmocka_unit_test(test_rerated),
+                                       cmocka_unit_test(test_margin)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

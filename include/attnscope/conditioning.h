@@ -364,6 +364,9 @@ typedef struct {
     /* On the matrix-free path, s_min(K) by Lanczos alone (--conditioning-path lanczos), not
        the Kronecker path first. */
     bool kron_off;
+    /* lanczos_only because the user asked for the matrix-free path (--conditioning-path
+       lanczos or kron), not because of a budget: its warning says which. */
+    bool matrix_free_asked;
     /* On the exact path, K's singular values at the shown layer (config.layer) only, its
        extremes elsewhere (the same κ, ‖K‖₂ and s_min to rounding): for a caller that shows
        no other layer's (batch), which so takes one SVD of K instead of L.  The other layers'

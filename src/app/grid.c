@@ -295,13 +295,6 @@ static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t 
             status = 2;
             break;
         }
-        if (c.seed > CONFIG_SEED_MAX - (uint64_t)(c.seeds - 1)) {
-            snprintf(err, size, "grid: %s: seeds %llu..%llu pass the largest seed %llu", where,
-                     (unsigned long long)c.seed, (unsigned long long)c.seed + (uint64_t)c.seeds - 1,
-                     CONFIG_SEED_MAX);
-            status = 2;
-            break;
-        }
         bool first_of_group = true; /* of the configurations that differ only in seed range */
         for (int i = 0; i < g->count; i++)
             first_of_group = first_of_group && (!sets_seed_range(g, i) || index[i] == 0);

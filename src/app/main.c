@@ -82,13 +82,18 @@ static double estimate_seconds(const Options *o, CostRates rates, bool two_lanes
 /* --conditioning's path, chosen by the rule the screen uses (conditioning_path.h) at rates:
    0, or 2 with a message on stderr when the path's memory is above the budget.  Its time
    joins the estimate that check_estimate bounds, the one rule for every batch job. */
+/* Whether --conditioning of c takes the exact path on o's --conditioning-path at rates.
+   Memory is not part of the choice: a budget that the exact path needs and the user did not
+   give is refused, as it always was, rather than answered with an estimate of another kind. */
+static bool conditioning_path_exact(const Options *o, const Config *c, CostRates rates)
+{
+    return ConditioningPath_exact((ConditioningPath)o->conditioning_path, c, rates, ULLONG_MAX);
+}
+
 static int choose_conditioning_path(const Options *o, CostRates rates, bool *exact)
 {
     const Config *c = &o->config;
-    /* Memory is not part of the choice here: a budget that the exact path needs and the
-       user did not give is refused, as it always was, rather than answered with an
-       estimate of another kind. */
-    *exact = ConditioningPath_exact((ConditioningPath)o->conditioning_path, c, rates, ULLONG_MAX);
+    *exact = conditioning_path_exact(o, c, rates);
     unsigned long long need = Conditioning_memory_estimate_path(c, *exact),
                        budget = Options_memory_budget(o);
     if (need > budget) {
@@ -116,14 +121,19 @@ typedef struct {
     bool two_lanes;
 } BatchPricing;
 
-/* A --conditioning run of c as batch would estimate it, on the path the automatic rule would
-   take (ConditioningFit_search's price). */
+/* A --conditioning run of c as batch would estimate it when started with the same options
+   at c's size: on the path --conditioning-path takes there, infinite where its memory would
+   be refused (ConditioningFit_search's price). */
 static double batch_conditioning_seconds(const Config *c, void *context)
 {
     const BatchPricing *p = context;
     Options candidate = *p->options;
     candidate.config = *c;
-    bool exact = ConditioningPath_exact(CONDITIONING_PATH_AUTO, c, p->rates, ULLONG_MAX);
+    bool exact = conditioning_path_exact(&candidate, c, p->rates);
+    char err[OPTIONS_ERROR_SIZE];
+    if (Conditioning_memory_estimate_path(c, exact) > Options_memory_budget(&candidate) ||
+        Options_check_memory(&candidate, c, err, sizeof err))
+        return INFINITY;
     return estimate_seconds(&candidate, p->rates, p->two_lanes, exact);
 }
 
@@ -190,12 +200,18 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
             o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
             o->config.seeds == 1 ? "" : "s", took, *seconds, most,
             o->max_time > 0 ? "--max-time" : "the bound without --max-time", suggested);
+    /* The size suggested is held to the margin the bound suggested above keeps, so that the
+       next start, measuring the rate anew, accepts it as it accepts that bound. */
     Config fit;
     BatchPricing pricing = {.options = o, .rates = measured, .two_lanes = two_lanes};
-    if (o->conditioning &&
-        ConditioningFit_search(&o->config, bound, batch_conditioning_seconds, &pricing, &fit)) {
-        char fits[160];
-        ConditioningFit_phrase(&fit, most, fits, sizeof fits);
+    if (o->conditioning && ConditioningFit_search(&o->config, bound / Rates_margin(),
+                                                  batch_conditioning_seconds, &pricing, &fit)) {
+        char fits[240], within[96];
+        if (Rates_margin() > 1)
+            snprintf(within, sizeof within, "%s (its estimate ×%d within it, as above)", most, RATES_SPREAD);
+        else
+            snprintf(within, sizeof within, "%s", most);
+        ConditioningFit_phrase(&fit, within, fits, sizeof fits);
         fprintf(stderr,
                 "attnscope: %s: each layer of both networks takes %s products with K, of "
                 "H(2Td^2 + 8T^2 d) flops each\n",

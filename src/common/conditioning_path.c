@@ -30,5 +30,7 @@ bool ConditioningPath_exact(ConditioningPath path, const Config *c, CostRates ra
 ConditioningControl ConditioningPath_control(ConditioningPath path, bool exact)
 {
     return (ConditioningControl){.lanczos_only = !exact,
-                                 .kron_off = path == CONDITIONING_PATH_LANCZOS};
+                                 .kron_off = path == CONDITIONING_PATH_LANCZOS,
+                                 .matrix_free_asked = path == CONDITIONING_PATH_LANCZOS ||
+                                                      path == CONDITIONING_PATH_KRON};
 }

@@ -45,9 +45,14 @@ CostRates Rates_rerated(CostRates rates, double estimated, double elapsed)
     return rates;
 }
 
+int Rates_margin(void)
+{
+    return Rates_pinned() ? 1 : RATES_SPREAD;
+}
+
 int Rates_suggest_bound(double seconds, char *buf, size_t size)
 {
-    if (Rates_pinned())
+    if (Rates_margin() == 1)
         return snprintf(buf, size,
                         "%.0f or more, or --no-confirm (the estimate: %s pins the rates, so the "
                         "next start estimates the same)",
@@ -55,7 +60,7 @@ int Rates_suggest_bound(double seconds, char *buf, size_t size)
     return snprintf(buf, size,
                     "%.0f or more, or --no-confirm (the estimate ×%d: the next start measures "
                     "the machine's rate anew, and load varies it; --no-confirm always goes ahead)",
-                    ceil(seconds * RATES_SPREAD), RATES_SPREAD);
+                    ceil(seconds * Rates_margin()), RATES_SPREAD);
 }
 
 CostRates Rates_measure(void)

@@ -29,6 +29,10 @@ CostRates Rates_measure(void);
    (bench/README.md), so the estimate itself was often refused again.  --no-confirm is the
    sure way. */
 #define RATES_SPREAD 3
+/* The factor between a job's estimate and the bound that accepts it at the next start:
+   RATES_SPREAD, or 1 when the rates are pinned (Rates_pinned: the next start estimates the
+   same). */
+int Rates_margin(void);
 /* "N or more, or --no-confirm (the estimate ×3: …)", N the bound suggested for a job
    estimated at `seconds`, for a refusal's "to go ahead, give [--max-time] …"; when the rates
    are pinned (Rates_pinned), the next start estimates the same, so N is the estimate rounded

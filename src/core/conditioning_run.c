@@ -583,6 +583,31 @@ int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size)
     return Conditioning_run_controlled(c, &(ConditioningControl){0}, out, err, size);
 }
 
+/* Why K (n x n) was not built, for a run off the exact path: its size, the path the caller
+   asked for, or the caller's time or memory budget. */
+static void warn_not_built(Conditioning *out, const ConditioningControl *control, size_t n)
+{
+    if (n > CONDITIONING_EXACT_MAX)
+        Warnings_add(&out->warnings,
+                     "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 by Lanczos "
+                     "on K^T K, s_min(K) as said next (null where not certified), "
+                     "kappa_jacobian_skip null",
+                     n, CONDITIONING_EXACT_MAX);
+    else if (control->matrix_free_asked)
+        Warnings_add(&out->warnings,
+                     "conditioning: K (%zu x %zu) is not built, as --conditioning-path %s asks "
+                     "(chosen by the option, not by the time or memory budget), so ||K||_2 is by "
+                     "Lanczos on K^T K, s_min(K) as said next (null where not certified), "
+                     "kappa_jacobian_skip null",
+                     n, n, control->kron_off ? "lanczos" : "kron");
+    else
+        Warnings_add(&out->warnings,
+                     "conditioning: building K (%zu x %zu) does not fit the time or memory "
+                     "budget, so ||K||_2 is by Lanczos on K^T K, s_min(K) as said next (null "
+                     "where not certified), kappa_jacobian_skip null",
+                     n, n);
+}
+
 int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
                                 Conditioning *out, char *err, size_t size)
 {
@@ -625,18 +650,8 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                        .product_resolved = true}};
     if ((info = network_pass(&r, &passes[0])) || (info = network_pass(&r, &passes[1])))
         goto done;
-    if (!out->jacobian_exact && r.n > CONDITIONING_EXACT_MAX)
-        Warnings_add(&out->warnings,
-                     "conditioning: T*d = %zu > %d, so K is not built: ||K||_2 by Lanczos "
-                     "on K^T K, s_min(K) as said next (null where not certified), "
-                     "kappa_jacobian_skip null",
-                     r.n, CONDITIONING_EXACT_MAX);
-    else if (!out->jacobian_exact)
-        Warnings_add(&out->warnings,
-                     "conditioning: building K (%zu x %zu) does not fit the time or memory "
-                     "budget, so ||K||_2 is by Lanczos on K^T K, s_min(K) as said next (null "
-                     "where not certified), kappa_jacobian_skip null",
-                     r.n, r.n);
+    if (!out->jacobian_exact)
+        warn_not_built(out, control, r.n);
     out->kron = r.tally;
     if (!out->jacobian_exact)
         KronTally_warn(&r.tally, &out->warnings);

@@ -123,7 +123,8 @@ static int validate_rope_scaling(const Config *c, char *err, size_t size)
 }
 
 /* The first relation that fails makes the message: the shape's, the draws', the rotary
-   scaling's, then what the screen shows (the head, a sink only with softmax, the window). */
+   scaling's, then what the screen shows (the head, a sink only with softmax, the seed range,
+   the window). */
 int Config_validate(const Config *c, char *err, size_t size)
 {
     if (validate_shape(c, err, size) || validate_draws(c, err, size) ||
@@ -140,6 +141,18 @@ int Config_validate(const Config *c, char *err, size_t size)
                  "--sink %g: accepted only with softmax attention (the sink joins the softmax's "
                  "denominator), not -a/--attention %s; use --sink none",
                  c->sink, ATTENTION_NAMES.names[c->attention]);
+        return -1;
+    }
+    /* The run draws seeds seed .. seed + seeds - 1, each recorded (merge, --jsonl) as a JSON
+       number: past 2^53 - 1 a seed would not be written exactly. */
+    if (c->seed > CONFIG_SEED_MAX - (uint64_t)(c->seeds - 1)) {
+        snprintf(err, size,
+                 "--seed %llu with --seeds %d: seeds %llu..%llu pass the largest seed %llu (a seed "
+                 "is written as a JSON number, exact to 2^53 - 1); accepted --seed up to %llu "
+                 "with --seeds %d",
+                 (unsigned long long)c->seed, c->seeds, (unsigned long long)c->seed,
+                 (unsigned long long)c->seed + (unsigned long long)(c->seeds - 1), CONFIG_SEED_MAX,
+                 CONFIG_SEED_MAX - (unsigned long long)(c->seeds - 1), c->seeds);
         return -1;
     }
     if (window_in_use(c) && c->window >= c->tokens) {

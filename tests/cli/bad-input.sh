@@ -103,6 +103,26 @@ for choice in normal xavier zero; do
 done
 check "--init-mlp identity with --mlp-ratio 4" refused "--init-mlp identity: accepted with --mlp-ratio 1 only" -- --mlp relu --init-mlp identity -T 16 -d 16
 check "preset: --init-mlp identity with --mlp-ratio 2" refused "--init-mlp identity: accepted with --mlp-ratio 1 only (W1 and W2 are 2·d×d" -- --preset "$(printf 'tokens = 16\nwidth = 16\nmlp = gelu\nmlp-ratio = 2\ninit-mlp = identity\n' >"$tmp/mlp.preset"; echo "$tmp/mlp.preset")"
+# The seed range: every seed seed..seed+seeds-1 is written exactly as a JSON number (<= 2^53 - 1),
+# one rule for the options, a preset and --jsonl (grid.sh checks grid's).
+seed_range="--seed 9007199254740990 with --seeds 4: seeds 9007199254740990..9007199254740993 pass the largest seed 9007199254740991"
+largest="accepted --seed up to 9007199254740988 with --seeds 4"
+check "--seed 2^53-2 --seeds 4: refused, naming the largest seed accepted" refused "$seed_range" "$largest" -- \
+    -T 4 -d 4 -L 1 --seed 9007199254740990 --seeds 4
+check "preset: a seed range past 2^53-1" refused "$seed_range" "$largest" -- --preset \
+    "$(printf 'tokens = 4\nwidth = 4\ndepth = 1\nseed = 9007199254740990\nseeds = 4\n' >"$tmp/seeds.preset"; echo "$tmp/seeds.preset")"
+jsonl_seed_range() {
+    echo '{"T": 4, "d": 4, "depth": 1, "seed": 9007199254740990, "seeds": 4}' |
+        "$BIN" --batch --jsonl >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 2 ] && grep -qF -- "\"error\":\"$seed_range" "$tmp/out" && grep -qF -- "$largest" "$tmp/out" ||
+        { echo "  --jsonl: $(head -c 300 "$tmp/out")"; return 1; }
+}
+check "--jsonl: a seed range past 2^53-1 is the line's error" jsonl_seed_range
+last_seed_range() { # the largest accepted runs, and records its seed exactly
+    "$BIN" --batch -T 4 -d 4 -L 1 --seed 9007199254740988 --seeds 4 >"$tmp/out" 2>"$tmp/err" &&
+        grep -qF '"seed":9007199254740988,"seeds":4' "$tmp/out"
+}
+check "--seed 9007199254740988 --seeds 4 (the last seed 2^53-1) runs" last_seed_range
 square_mlp() { "$BIN" --batch --mlp relu --mlp-ratio 1 --init-mlp identity -T 16 -d 16 -L 2 >/dev/null; }
 check "--init-mlp identity with --mlp-ratio 1 runs" square_mlp
 # The rotary scaling's relations: it rescales RoPE's frequencies, and llama3 blends between

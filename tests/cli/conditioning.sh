@@ -194,6 +194,18 @@ path=(-T 8 -d 16 -L 2 --init cutting-skip --conditioning)
 exact_of() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["conditioning"]["jacobian_exact"])' "$tmp/$1.json"; }
 check "--conditioning-path lanczos: kappa(K) by Lanczos at T*d = 128" run lanczos "${path[@]}" --conditioning-path lanczos
 check "  jacobian_exact false" test "$(exact_of lanczos)" = False
+# K not built: the warning says whose choice that was, the option's or the budget's.
+warning_says() { # name, text: a warning of the document's conditioning has text
+    "$PY" -c 'import json, sys
+sys.exit(0 if any(sys.argv[2] in w for w in json.load(open(sys.argv[1]))["conditioning"]["warnings"]) else 1)' \
+        "$tmp/$1.json" "$2" || { echo "  $1.json lacks '$2'"; return 1; }
+}
+check "  its warning: the option chose the path, not the budget" warning_says lanczos \
+    "K (128 x 128) is not built, as --conditioning-path lanczos asks (chosen by the option, not by the time or memory budget)"
+check "--conditioning-path kron: kappa(K) without K at T*d = 128" run kron "${path[@]}" --conditioning-path kron
+check "  its warning: the option chose the path, not the budget" warning_says kron \
+    "K (128 x 128) is not built, as --conditioning-path kron asks (chosen by the option, not by the time or memory budget)"
+check "  and says nothing of a budget" bash -c "! grep -q 'does not fit the time or memory budget' '$tmp/lanczos.json' '$tmp/kron.json'"
 check "--conditioning-path exact: K built" run exact "${path[@]}" --conditioning-path exact
 check "  jacobian_exact true" test "$(exact_of exact)" = True
 check "auto on a fast machine (ATTNSCOPE_GFLOPS=1e5): K built, nothing said" \
@@ -204,6 +216,8 @@ check "  jacobian_exact true, stderr empty" test "$(exact_of fast)" = True -a ! 
 check "auto on a slow machine (ATTNSCOPE_GFLOPS=0.01), T*d = 4096: Lanczos, and stderr says why and how to force it" \
     env ATTNSCOPE_GFLOPS=0.01 bash -c "'$BIN' --batch ${path[*]} -T 64 -d 64 -L 1 >'$tmp/slow.json' 2>'$tmp/slow.err'"
 check "  jacobian_exact false" test "$(exact_of slow)" = False
+check "  its warning: K does not fit the budget" warning_says slow \
+    "building K (4096 x 4096) does not fit the time or memory budget"
 check "  the message names the price and --conditioning-path exact" \
     grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated without K instead \(the Kronecker path, Lanczos where it cannot run; --conditioning-path exact builds it\)" "$tmp/slow.err"
 refused_slow() { # args...: exit 2 at 1e-4 GFLOP/s, the estimate (the conditioning's with the
@@ -236,6 +250,29 @@ fit_estimate() {
         { echo "  T=$fit_t d=$fit_d estimated at '${s}' s"; return 1; }
 }
 check "  that size's own estimate is within 5 min" fit_estimate
+# Followed with the same options, the size a refusal names is accepted: its candidates are
+# priced on the path --conditioning-path pins, with the memory checks the run makes (they were
+# priced on auto's path, whose Lanczos is far cheaper than building K, and K at the size named
+# was then refused: T = 32, d = 32 estimated at 53 s here).
+suggest=(--conditioning -T 128 -d 512 -L 8 --heads 4 --mlp gelu --conditioning-path exact)
+followed() {
+    local t d
+    read -r t d <<<"$(ATTNSCOPE_GFLOPS=3 "$BIN" --batch "${suggest[@]}" --max-time 10 2>&1 >/dev/null |
+        sed -nE 's/.*the conditioning fits at T = ([0-9]+), d = ([0-9]+) .*/\1 \2/p')"
+    [ -n "$t" ] || { echo "  no size named"; return 1; }
+    ATTNSCOPE_GFLOPS=3 "$BIN" --batch "${suggest[@]}" -T "$t" -d "$d" --max-time 10 >"$tmp/followed.json" \
+        2>"$tmp/followed.err" && [ "$(exact_of followed)" = True ] ||
+        { echo "  T=$t d=$d: $(head -c 300 "$tmp/followed.err")"; return 1; }
+}
+check "--conditioning-path exact refused at --max-time 10: the size it names, followed, is accepted (K built)" followed
+# Unpinned, the next start measures the rate anew: the size named is held to the margin the
+# bound suggested beside it keeps (rates.h), and says so.
+margin_said() {
+    env -u ATTNSCOPE_GFLOPS "$BIN" --batch "${engineer[@]}" --max-time 300 2>&1 >/dev/null |
+        grep -qE "within 5 min \(its estimate ×3 within it, as above\) the conditioning fits at" ||
+        { echo "  the suggestion does not say its margin"; return 1; }
+}
+check "unpinned rates: the size named is held to the estimate ×3, and says so" margin_said
 check "--verbose prices the conditioning too" \
     bash -c "'$BIN' --batch ${path[*]} --conditioning-path exact --verbose 2>&1 >/dev/null | grep -q '1 seed, conditioning (exact) (dgemm at'"
 # On the matrix-free path the default initialisation is priced for the lower bound on kappa(K)

@@ -92,7 +92,7 @@ ok "munged, slurmctld and slurmd are up: node $node idle"
 "$BIN" grid 'T=8,16 gap=off,center seeds=6' -d 16 -L 3 --shards 3 >"$tmp/grid.jsonl"
 "$BIN" --batch --jsonl <"$tmp/grid.jsonl" >"$tmp/one-process.jsonl"
 (cd "$tmp" && timeout 120 sbatch --wait --array=0-3 -o "$tmp/task-%a.out" \
-    "$OLDPWD/scripts/slurm-array.sh" --bin "$BIN" "$tmp/grid.jsonl" "$tmp/results") >"$tmp/sbatch.out" 2>&1
+    "$OLDPWD/scripts/slurm-array.sh" --tasks 4 --bin "$BIN" "$tmp/grid.jsonl" "$tmp/results") >"$tmp/sbatch.out" 2>&1
 check "sbatch --array=0-3 --wait: every task exit 0 ($(tail -c 200 "$tmp/sbatch.out"))" test $? -eq 0
 check "4 task files, no partial one left" test "$(ls "$tmp/results" | grep -c '^task-[0-3]\.jsonl$')" -eq 4 -a \
     -z "$(ls -A "$tmp/results" | grep partial)"
