@@ -4,7 +4,9 @@
  * sides of LAPACK's blocking (32) and crossover (128); a hook that fires at its k-th poll
  * stops the call at once, with no panel's update (dlarfb, counted by interposing it) after
  * it; every update is preceded by a poll of its own; and X0 of a job superseded inside its QR
- * stops as the call does.  No timing: the hook decides where, the counts say how much.
+ * stops as the call does; and a run stopped inside an orthogonal W^V's draw leaves the value
+ * cache as it was, so the next run of the cached seed reads its own W^V.  No timing: the hook
+ * decides where, the counts say how much.
  */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include "testing.h"
@@ -12,6 +14,7 @@
 #include "attnscope/config.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
+#include "attnscope/model.h"
 #include "attnscope/random.h"
 
 #include <dlfcn.h>
@@ -173,12 +176,62 @@ static void test_x0_stops_inside_its_qr(void **state)
     Linalg_free(la);
 }
 
+static bool same_doubles(const double *a, const double *b, int n)
+{
+    return memcmp(a, b, sizeof(double) * (size_t)n) == 0;
+}
+
+/* The first seed's W^V is cached for its gradients (gradients.c's draw_value_weights).  A run
+   of another seed on the same workspace, stopped at its k-th poll, may stop inside the QR of
+   its orthogonal W^V after the draw began writing into the cache's slot; the cached seed's
+   next run must still give a fresh workspace's result bit for bit, whichever poll stopped. */
+static void test_a_stopped_value_draw_keeps_the_cache(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 8;
+    c.width = 12;
+    c.depth = 3;
+    c.layer = 2;
+    c.init_value = MATRIX_INIT_ORTHOGONAL;
+    char err[256];
+    assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+    assert_true(Model_value_weights_cached(&c));
+    Workspace *fresh = Workspace_new();
+    Result *expected = Result_new();
+    assert_int_equal(Model_run(&c, fresh, expected, NULL, err, sizeof err), 0);
+    Config other = c;
+    other.seed = c.seed + 1;
+    int n = c.depth + 1;
+    for (int k = 1; k <= 40; k++) {
+        Workspace *w = Workspace_new();
+        Result *first = Result_new(), *stopped = Result_new(), *again = Result_new();
+        assert_int_equal(Model_run(&c, w, first, NULL, err, sizeof err), 0);
+        seen_reset(k);
+        Progress p = {.stop_requested = counting_stop};
+        Model_run(&other, w, stopped, &p, err, sizeof err);
+        assert_int_equal(Model_run(&c, w, again, NULL, err, sizeof err), 0);
+        if (!same_doubles(again->network.gradient_norm, expected->network.gradient_norm, n) ||
+            !same_doubles(again->counterpart.gradient_norm, expected->counterpart.gradient_norm,
+                          n) ||
+            !same_doubles(again->network.stable_rank, expected->network.stable_rank, n))
+            fail_msg("stopped at poll %d: the cached seed's rerun differs from a fresh run", k);
+        Result_free(first);
+        Result_free(stopped);
+        Result_free(again);
+        Workspace_free(w);
+    }
+    Result_free(expected);
+    Workspace_free(fresh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_panels_give_one_calls_bits),
         cmocka_unit_test(test_a_stop_ends_the_call_at_the_poll),
         cmocka_unit_test(test_x0_stops_inside_its_qr),
+        cmocka_unit_test(test_a_stopped_value_draw_keeps_the_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

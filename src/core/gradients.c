@@ -104,6 +104,10 @@ int draw_value_weights(Workspace *w, RandomStream *random, Linalg *la, const Con
     *out = into.value;
     if (cached && w->value_cached[layer] && w->value_seed == seed)
         return 0;
+    /* The draw writes into the slot as it goes, and a stop can end it part-way (an orthogonal
+       W^V's QR polls the stop hook): until it succeeds, the slot holds no seed's matrix. */
+    if (cached)
+        w->value_cached[layer] = false;
     int info = Layer_draw(random, la, c, seed, layer, LAYER_DRAW_VALUE, &into, w->init_scratch);
     if (cached && !info) {
         if (w->value_seed != seed)
