@@ -45,8 +45,8 @@ static int arrow(double dx, double dy)
 
 static void complex_words(Complex z, char *out, size_t size)
 {
-    if (z.im == 0)
-        snprintf(out, size, "%.3g", z.re);
+    if (z.im == 0 || !isfinite(z.re) || !isfinite(z.im))
+        Figure_number(out, size, "%.3g", isfinite(z.im) ? z.re : NAN, FIGURE_MISSING);
     else
         snprintf(out, size, "%.3g%+.3gi", z.re, z.im);
 }
@@ -63,11 +63,12 @@ static void eigenvalue_legend(const EigenvaluePlot *p, EigenvalueFigure *f)
         snprintf(item->text, sizeof item->text, "predicted λ1 = %.3g", p->predicted_outlier);
     }
     if (f->marked) {
-        char value[48];
+        char value[48], radius[FORMAT_NUMBER_SIZE];
         complex_words(p->values[p->outlier], value, sizeof value);
         item = legend_add(f->legend, &n, INK_OUTLIER, 1);
         sample(item, 0, f->glyph, 0);
-        snprintf(item->text, sizeof item->text, "λ1 = %s, √T·|λ1| = %.3g%s", value, f->radius,
+        snprintf(item->text, sizeof item->text, "λ1 = %s, √T·|λ1| = %s%s", value,
+                 Figure_number(radius, sizeof radius, "%.3g", f->radius, FIGURE_MISSING),
                  f->pinned ? " off scale" : "");
     } else if (p->removed_to_zero) {
         item = legend_add(f->legend, &n, INK_OUTLIER, 1);
@@ -166,12 +167,14 @@ static void histogram_legend(const HistogramPlot *p, bool law, HistogramFigure *
     }
     item = legend_add(f->legend, &n, f->outlier ? INK_OUTLIER : INK_BULK, 1);
     sample(item, 0, f->glyph, 0);
+    char s1[FORMAT_NUMBER_SIZE], other[FORMAT_NUMBER_SIZE];
+    Figure_number(s1, sizeof s1, "%.3g", f->s1, FIGURE_MISSING);
     if (p->value_name)
-        snprintf(item->text, sizeof item->text, "%s1 = %.3g, %s2 = %.3g", f->name, f->s1, f->name,
-                 f->s2);
+        snprintf(item->text, sizeof item->text, "%s1 = %s, %s2 = %s", f->name, s1, f->name,
+                 Figure_number(other, sizeof other, "%.3g", f->s2, FIGURE_MISSING));
     else
-        snprintf(item->text, sizeof item->text, "√T·s1 = %.3g, gap √T·(s1−s2) = %.3g", f->s1,
-                 f->s1 - f->s2);
+        snprintf(item->text, sizeof item->text, "√T·s1 = %s, gap √T·(s1−s2) = %s", s1,
+                 Figure_number(other, sizeof other, "%.3g", f->s1 - f->s2, FIGURE_MISSING));
     f->legend_count = n;
 }
 
@@ -186,7 +189,10 @@ static void histogram_of_every_value(const HistogramPlot *p, HistogramFigure *f)
     sample(item, 0, NULL, SAMPLE_FULL);
     snprintf(item->text, sizeof item->text, "%s of each of the %d rows", f->name, p->count);
     item = legend_add(f->legend, &n, INK_DEFAULT, 0);
-    snprintf(item->text, sizeof item->text, "largest %.3g, least %.3g", largest, least);
+    char high[FORMAT_NUMBER_SIZE], low[FORMAT_NUMBER_SIZE];
+    snprintf(item->text, sizeof item->text, "largest %s, least %s",
+             Figure_number(high, sizeof high, "%.3g", largest, FIGURE_MISSING),
+             Figure_number(low, sizeof low, "%.3g", least, FIGURE_MISSING));
     f->legend_count = n;
 }
 
@@ -487,6 +493,15 @@ void Figure_tick_label(double v, double step, char *out, size_t size)
     snprintf(out, size, "%g", fabs(v) < 1e-9 * step ? 0.0 : v);
 }
 
+const char *Figure_number(char *out, size_t size, const char *format, double v, const char *missing)
+{
+    if (isfinite(v))
+        snprintf(out, size, format, v);
+    else
+        snprintf(out, size, "%s", missing);
+    return out;
+}
+
 void Figure_settings(const Config *c, char *buf, size_t size)
 {
     Config defaults = Config_default();
@@ -540,9 +555,11 @@ void Figure_attention_map(const Result *r, AttentionMapPlot *p)
     for (int j = 1; j < c->tokens; j++)
         if (r->product_column_mass[j] > r->product_column_mass[peak])
             peak = j;
+    char mass[FORMAT_NUMBER_SIZE];
     snprintf(p->mass_label, sizeof p->mass_label,
-             "column mass Σ_i P_ij/T against token j: largest %.3g at j=%d",
-             r->product_column_mass[peak], peak + 1);
+             "column mass Σ_i P_ij/T against token j: largest %s at j=%d",
+             Figure_number(mass, sizeof mass, "%.3g", r->product_column_mass[peak], FIGURE_MISSING),
+             peak + 1);
 }
 
 int Figure_map_factor(const AttentionMap *m, int cells)
@@ -664,12 +681,14 @@ static int entropy_notes(const Result *r, const EntropyTheory *e, EntropyText *t
 {
     const Config *c = &r->config;
     int n = 0;
+    char a[FORMAT_NUMBER_SIZE], b[FORMAT_NUMBER_SIZE];
     if (e->note)
         snprintf(t->notes[n++], sizeof t->notes[0], "no random-energy line: %s", e->note);
     else
         snprintf(t->notes[n++], sizeof t->notes[0],
-                 "ln T − s²/2 holds at ℓ=1 for s < s_c = %.3g; s = %.3g", e->critical_logit_std,
-                 e->logit_std);
+                 "ln T − s²/2 holds at ℓ=1 for s < s_c = %s; s = %s",
+                 Figure_number(a, sizeof a, "%.3g", e->critical_logit_std, FIGURE_MISSING),
+                 Figure_number(b, sizeof b, "%.3g", e->logit_std, FIGURE_MISSING));
     const char *zhai = Entropy_zhai_void(c, c->layer);
     if (zhai)
         snprintf(t->notes[n++], sizeof t->notes[0], "no Zhai bound at ℓ=%d: %s", c->layer, zhai);
@@ -677,8 +696,9 @@ static int entropy_notes(const Result *r, const EntropyTheory *e, EntropyText *t
     const char *side = Theory_phase_side(beta, critical);
     if (side && !Theory_phase_void(c, c->layer))
         snprintf(t->notes[n++], sizeof t->notes[0],
-                 "ℓ=%d: %s side, β = %.3g, β_c = %.3g (Giorlandino & Goldt)", c->layer, side, beta,
-                 critical);
+                 "ℓ=%d: %s side, β = %s, β_c = %s (Giorlandino & Goldt)", c->layer, side,
+                 Figure_number(a, sizeof a, "%.3g", beta, FIGURE_MISSING),
+                 Figure_number(b, sizeof b, "%.3g", critical, FIGURE_MISSING));
     return n;
 }
 

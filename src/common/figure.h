@@ -286,6 +286,13 @@ double Figure_nice_step(double raw);
 int Figure_ticks(double lo, double hi, int wanted, bool whole, double *out, int max, double *step);
 /* A tick's label; what is left of 0 after stepping there prints as 0. */
 void Figure_tick_label(double v, double step, char *out, size_t size);
+/* A value as a readout prints it: v with format (one double conversion), or `missing` where v
+   is NaN or infinite, which the JSON writes as null: "nan" or "inf" on a screen would claim a
+   number the document does not have.  Returns out. */
+const char *Figure_number(char *out, size_t size, const char *format, double v,
+                          const char *missing);
+/* The word Figure_number's callers print for a missing value, unless theirs names it. */
+#define FIGURE_MISSING "n/a"
 
 /* Every setting as the command line spells it, those away from their defaults after T, d and
    the depth, from the settings table: the line that reproduces the run, in every exported

@@ -39,14 +39,10 @@ static const char *conditioning_missing(const Snapshot *s, int slot)
 enum { CONDITIONING_COMPACT_ROWS = 16 };
 
 /* A κ as the panel prints it: "null" where it is not computed (the reason is on the path and
-   the nulls lines), never "nan". */
+   the nulls lines), never "nan" or "inf". */
 static const char *kappa_text(char *out, size_t size, double kappa)
 {
-    if (isnan(kappa))
-        snprintf(out, size, "null");
-    else
-        snprintf(out, size, "%.4g", kappa);
-    return out;
+    return Figure_number(out, size, "%.4g", kappa, "null");
 }
 
 /* A κ(K) as the readout prints it after its name: "=" the value; where it is null, "≥" the
@@ -54,7 +50,7 @@ static const char *kappa_text(char *out, size_t size, double kappa)
 static const char *kappa_or_bound(char *out, size_t size, double kappa, double lower)
 {
     char value[24];
-    if (isnan(kappa) && !isnan(lower))
+    if (!isfinite(kappa) && isfinite(lower))
         snprintf(out, size, "≥%.3g", lower);
     else
         snprintf(out, size, "=%s", kappa_text(value, sizeof value, kappa));
