@@ -464,7 +464,7 @@ static void test_removed_outlier_marked(void **state)
     Plot_eigenvalues(c, &p);
     const char *t = text(c);
     assert_non_null(strstr(t, "λ1: 1 → 0 (gap removed)"));
-    assert_non_null(strstr(t, "○λ1→0"));
+    assert_non_null(strstr(t, "◎λ1→0"));
     assert_null(strstr(t, "◆"));
     Canvas_free(c);
 }

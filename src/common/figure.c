@@ -72,7 +72,7 @@ static void eigenvalue_legend(const EigenvaluePlot *p, EigenvalueFigure *f)
                  f->pinned ? " off scale" : "");
     } else if (p->removed_to_zero) {
         item = legend_add(f->legend, &n, INK_OUTLIER, 1);
-        sample(item, 0, "○", 0);
+        sample(item, 0, FIGURE_REMOVED_GLYPH, 0);
         snprintf(item->text, sizeof item->text, "λ1: 1 → 0 (gap removed)");
     } else if (p->count > 1) {
         item = legend_add(f->legend, &n, INK_DEFAULT, 0);
@@ -662,16 +662,20 @@ int Figure_series_legend(const SeriesPlot *p, LegendItem *items, bool *any)
 
 /* ---- the entropy view ------------------------------------------------------------------- */
 
-/* The mean over the rows of ln n_i: the mean row entropy of uniform rows, its ceiling. */
-static double mean_log_keys(const Config *c)
+/* Over the rows of a layer's mask, the mean of ln n_i (the mean row entropy of uniform rows,
+   the ceiling of the mean) and the largest (the ceiling of every row's). */
+static void log_keys(const Config *c, int layer, double *mean, double *largest)
 {
     double sum = 0;
+    *largest = 0;
     for (int i = 0; i < c->tokens; i++) {
         int first, last;
-        Mask_row_range(c->mask, c->window, c->tokens, i, &first, &last);
-        sum += log(last - first + 1.0);
+        Mask_row_range(Config_layer_mask(c, layer), c->window, c->tokens, i, &first, &last);
+        double keys = log(last - first + 1.0);
+        sum += keys;
+        *largest = fmax(*largest, keys);
     }
-    return sum / c->tokens;
+    *mean = sum / c->tokens;
 }
 
 /* The notes under the entropy curves: where the random-energy line holds (or why there is
@@ -707,10 +711,14 @@ void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText
 {
     const Config *c = &r->config;
     int depth = c->depth, layers = depth + 1;
-    double ceiling = mean_log_keys(c);
-    for (int l = 0; l <= depth; l++) {
+    bool every_key = true; /* every layer's mask the full one: the ceiling is ln T */
+    text->layers[0] = 0;
+    text->ceiling[0] = NAN;
+    for (int l = 1; l <= depth; l++) {
+        double largest;
         text->layers[l] = l;
-        text->ceiling[l] = l ? ceiling : NAN;
+        log_keys(c, l, &text->ceiling[l], &largest);
+        every_key = every_key && Config_layer_mask(c, l) == MASK_FULL;
     }
     EntropyTheory e;
     Theory_entropy_first_layer(c, &e);
@@ -722,7 +730,7 @@ void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText
              GAP_NAMES.names[r->counterpart_gap]);
     snprintf(text->least, sizeof text->least, "least H_i");
     snprintf(text->ceiling_label, sizeof text->ceiling_label, "%s",
-             c->mask == MASK_FULL ? "ln T" : "mean ln n_i");
+             every_key ? "ln T" : "mean ln n_i");
     snprintf(text->bound, sizeof text->bound, "Zhai bound");
     snprintf(text->prediction_label, sizeof text->prediction_label, "ln T − s²/2");
     *p = (SeriesPlot){
@@ -745,9 +753,11 @@ void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText
     };
     if (!overlays)
         return;
+    /* × as the stable rank's theory curves: without colour a bare dashed line's legend
+       sample reads as the ceiling's dotted one. */
     p->series[p->count++] =
         (Series){text->bound, layers,        text->layers, r->network.entropy_zhai_bound,
-                 INK_THEORY,  STROKE_DASHED, NULL};
+                 INK_THEORY,  STROKE_DASHED, "×"};
     p->series[p->count++] =
         (Series){text->prediction_label, 1,  text->layers + 1, text->prediction, INK_THEORY,
                  STROKE_SOLID,           "◇"};
@@ -767,8 +777,15 @@ void Figure_row_entropy_plot(const Result *r, char *title, double *sorted, Histo
     const Config *c = &r->config;
     int T = c->tokens;
     bool defined = r->spectra_ready && Entropy_defined(c->attention);
-    snprintf(title, FIGURE_TITLE_SIZE, "row entropies H_i, ℓ=%d (ln T = %.3g)", c->layer,
-             log((double)T));
+    /* What bounds every row: H_i ≤ ln n_i, ln T only where each row sees every key. */
+    double mean, largest;
+    log_keys(c, c->layer, &mean, &largest);
+    if (Config_layer_mask(c, c->layer) == MASK_FULL)
+        snprintf(title, FIGURE_TITLE_SIZE, "row entropies H_i, ℓ=%d (ln T = %.3g)", c->layer,
+                 largest);
+    else
+        snprintf(title, FIGURE_TITLE_SIZE, "row entropies H_i, ℓ=%d (max ln n_i = %.3g)", c->layer,
+                 largest);
     if (defined) {
         memcpy(sorted, r->row_entropy, sizeof(double) * T);
         qsort(sorted, (size_t)T, sizeof(double), descending_values);

@@ -169,6 +169,10 @@ typedef struct {
 void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst first,
                              StableRankText *text, StableRankPlot *p);
 
+/* The mark of the eigenvalue gap removal sent from 1 to 0: a glyph of its own, where ○ (the
+   counterpart's) would read in ASCII as the unit circle's ∘ ("o" both). */
+#define FIGURE_REMOVED_GLYPH "◎"
+
 /* The glyph of a window layer's mark on the stable-rank panel. */
 #define FIGURE_LOCAL_GLYPH "▾"
 

@@ -313,11 +313,10 @@ static void unit_circle(Canvas *c, const Frame *f, const Axis *x, const Axis *y)
 }
 
 /* Whether a label of width cells fits at (at, row) inside the plot area covering nothing
-   that reads as text (Canvas_room_for_text) and, when apart, touching nothing: the cells on
-   either side free too, the point's own glyph at (col, glyph_row) or the area's edge
-   excepted. */
+   that reads as text (Canvas_room_for_text) and touching nothing: the cells on either side
+   free too, the point's own glyph at (col, glyph_row) or the area's edge excepted. */
 static bool label_fits(const Canvas *c, const Frame *f, int at, int row, int width, int col,
-                       int glyph_row, bool apart)
+                       int glyph_row)
 {
     int right = f->left + f->cols;
     if (row < f->top || row >= f->axis_row || at < f->left || at + width > right ||
@@ -327,27 +326,31 @@ static bool label_fits(const Canvas *c, const Frame *f, int at, int row, int wid
                   Canvas_room_for_text(c, at - 1, row, 1);
     bool after = at + width == right || (at + width == col && row == glyph_row) ||
                  Canvas_room_for_text(c, at + width, row, 1);
-    return !apart || (before && after);
+    return before && after;
 }
 
-/* Where a label of width cells goes for the glyph at (col, row), apart from what is drawn
-   or (apart false) only covering nothing: right of it, left of it, else over or under it
-   (ending in its column, or starting there), the nearest row first.  False: nowhere. */
-static bool label_place(const Canvas *c, const Frame *f, int col, int row, int width, bool apart,
-                        int *at, int *r)
+/* How many rows above or below its glyph a label may go: farther, it no longer reads as the
+   point's (a λ1→0 on the circle's border, rows above the ◎ at 0 it names). */
+enum { LABEL_REACH = 1 };
+
+/* Where a label of width cells goes for the glyph at (col, row), apart from what is drawn:
+   right of it, left of it, else over or under it (ending in its column, or starting there)
+   within LABEL_REACH rows.  False: nowhere. */
+static bool label_place(const Canvas *c, const Frame *f, int col, int row, int width, int *at,
+                        int *r)
 {
     const int beside[] = {col + 1, col - width};
     for (int k = 0; k < 2; k++)
-        if (label_fits(c, f, beside[k], row, width, col, row, apart)) {
+        if (label_fits(c, f, beside[k], row, width, col, row)) {
             *at = beside[k];
             *r = row;
             return true;
         }
-    for (int away = 1; away < f->rows; away++)
+    for (int away = 1; away <= LABEL_REACH; away++)
         for (int sign = -1; sign <= 1; sign += 2) {
             const int over[] = {col + 1 - width, col};
             for (int k = 0; k < 2; k++)
-                if (label_fits(c, f, over[k], row + sign * away, width, col, row, apart)) {
+                if (label_fits(c, f, over[k], row + sign * away, width, col, row)) {
                     *at = over[k];
                     *r = row + sign * away;
                     return true;
@@ -358,17 +361,22 @@ static bool label_place(const Canvas *c, const Frame *f, int col, int row, int w
 
 /* A point's label next to its glyph at (col, row) where it neither covers nor touches other
    text (in ASCII, where dots are characters too, a long "lambda1" ran into the bulk and the
-   circles: "::::lambda1> :"), else where it covers none; where the whole area is taken,
-   beside the glyph on the side with room. */
+   circles: "::::lambda1> :"); where the points around leave no such place, beside the glyph
+   on the side with room, over what is there, with the cell past its end blanked so that it
+   still stands whole. */
 static void label_beside(Canvas *c, const Frame *f, int col, int row, const char *label, Ink ink)
 {
     int width = Canvas_text_width(c, label), at, r;
-    if (!label_place(c, f, col, row, width, true, &at, &r) &&
-        !label_place(c, f, col, row, width, false, &at, &r)) {
-        r = row;
-        at = col + 1 + width <= f->left + f->cols ? col + 1 : col - width;
+    if (label_place(c, f, col, row, width, &at, &r)) {
+        Canvas_text(c, at, r, label, ink);
+        return;
     }
-    Canvas_text(c, at, r, label, ink);
+    bool right = col + 1 + width <= f->left + f->cols;
+    at = right ? col + 1 : col - width;
+    int past = right ? at + width : at - 1;
+    if (past >= f->left && past < f->left + f->cols)
+        Canvas_text(c, past, row, " ", INK_DEFAULT);
+    Canvas_text(c, at, row, label, ink);
 }
 
 void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
@@ -403,7 +411,7 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
         Canvas_text(c, axis_dot(&x, predicted) / 2, axis_dot(&y, 0) / 4, "◇", INK_THEORY);
     if (!fig.marked && p->removed_to_zero) {
         int col = cx / 2, row = cy / 4;
-        Canvas_text(c, col, row, "○", INK_OUTLIER);
+        Canvas_text(c, col, row, FIGURE_REMOVED_GLYPH, INK_OUTLIER);
         label_beside(c, &f, col, row, "λ1→0", INK_OUTLIER);
     }
     if (!fig.marked)
