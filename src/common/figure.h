@@ -173,6 +173,11 @@ void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst fir
    counterpart's) would read in ASCII as the unit circle's ∘ ("o" both). */
 #define FIGURE_REMOVED_GLYPH "◎"
 
+/* Where the network's ● lands on a cell that holds the counterpart's ○ (the two curves meet
+   on the grid, as the causal mask's with the gap removed and not do), this shows both, and
+   the legend says so: the ● alone would hide the ○ that the legend names. */
+#define FIGURE_BOTH_GLYPH "◉"
+
 /* The glyph of a window layer's mark on the stable-rank panel. */
 #define FIGURE_LOCAL_GLYPH "▾"
 

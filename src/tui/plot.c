@@ -476,8 +476,36 @@ static int marker_every(int depth, int cols)
     return cells_per_layer >= 2 ? 1 : (int)ceil(2 / cells_per_layer);
 }
 
-static void curve(Canvas *c, const Axis *x, const Axis *y, const double *values, int depth,
-                  int every, Ink ink, Stroke stroke, const char *marker)
+/* A curve's marker at (col, row); the network's ● over the counterpart's ○ (spelled o in
+   ASCII) becomes FIGURE_BOTH_GLYPH.  Returns 1 where it did, else 0. */
+static int marker_put(Canvas *c, int col, int row, const char *marker, Ink ink)
+{
+    char cell[8] = "";
+    if (col >= 0 && col < Canvas_cols(c) && row >= 0 && row < Canvas_rows(c))
+        Canvas_cell(c, col, row, cell);
+    bool both = strcmp(marker, "●") == 0 && (strcmp(cell, "○") == 0 || strcmp(cell, "o") == 0);
+    Canvas_text(c, col, row, both ? FIGURE_BOTH_GLYPH : marker, ink);
+    return both;
+}
+
+/* The legend says what ◉ is in the ○ curve's entry (a word more there costs no legend row
+   where an entry of its own would cost the plot one at 80×24).  Returns whether it has one. */
+static bool legend_both(LegendItem *items, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < items[i].cells; k++)
+            if (items[i].sample[k].glyph && strcmp(items[i].sample[k].glyph, "○") == 0) {
+                size_t used = strlen(items[i].text);
+                snprintf(items[i].text + used, sizeof items[i].text - used, ", %s on ●",
+                         FIGURE_BOTH_GLYPH);
+                return true;
+            }
+    return false;
+}
+
+/* Returns the cells where ● met ○ (marker_put). */
+static int curve(Canvas *c, const Axis *x, const Axis *y, const double *values, int depth,
+                 int every, Ink ink, Stroke stroke, const char *marker)
 {
     int px = 0, py = 0;
     bool have = false;
@@ -495,10 +523,12 @@ static void curve(Canvas *c, const Axis *x, const Axis *y, const double *values,
         py = dy;
         have = true;
     }
+    int met = 0;
     for (int l = 0; l <= depth; l++)
         if (values[l] > 0 && isfinite(values[l]) && (l % every == 0 || l == depth))
-            Canvas_text(c, axis_dot(x, l) / 2, axis_dot(y, log10(fmax(values[l], 1.0))) / 4, marker,
-                        ink);
+            met += marker_put(c, axis_dot(x, l) / 2, axis_dot(y, log10(fmax(values[l], 1.0))) / 4,
+                              marker, ink);
+    return met;
 }
 
 /* The ±1 std band around the mean as dotted vertical strokes in every dot column, the
@@ -522,12 +552,16 @@ static void band(Canvas *c, const Axis *x, const Axis *y, const double *mean, co
     }
 }
 
-void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
+/* The panel, the legend saying what ◉ is when `both` and both networks have a curve.
+   Returns the cells where ● met ○. */
+static int stable_rank_draw(Canvas *c, const StableRankPlot *p, bool both)
 {
     StableRankFigure fig;
     Figure_stable_rank(p, &fig);
     LegendItem *items = fig.legend;
     int n = fig.legend_count, note = fig.note;
+    if (both && fig.network && fig.counterpart)
+        legend_both(items, n);
     bool ensemble = fig.ensemble, theory = fig.theory, counterpart_theory = fig.counterpart_theory;
     int head = title(c, p->title);
     Frame f;
@@ -544,7 +578,7 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     }
     if (!fits) {
         Plot_message(c, p->title, "(panel too small)");
-        return;
+        return 0;
     }
     /* The title names the y axis; its top tick (T) keeps the first row. */
     frame_dress(c, &f, items, n, "layer", NULL);
@@ -572,7 +606,7 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     if (theory)
         curve(c, &x, &y, p->theory, p->depth, every, INK_THEORY, STROKE_DASHED, "×");
     curve(c, &x, &y, p->counterpart, p->depth, every, INK_GHOST, STROKE_DOTTED, "○");
-    curve(c, &x, &y, p->network, p->depth, every, INK_BULK, STROKE_SOLID, "●");
+    int met = curve(c, &x, &y, p->network, p->depth, every, INK_BULK, STROKE_SOLID, "●");
     Canvas_unclip(c);
     /* The shown layer last, as a column of ┆ in the cells the curves leave empty: a glyph
        of its own, where a dotted line would read as the dotted counterpart without colour. */
@@ -590,6 +624,16 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
         Canvas_cell(c, column, f.top, cell);
         if (p->local[l] && strcmp(cell, " ") == 0)
             Canvas_text(c, column, f.top, FIGURE_LOCAL_GLYPH, INK_AXIS);
+    }
+    return met;
+}
+
+void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
+{
+    /* With ◉ in the legend first; drawn again without it where the curves never meet. */
+    if (stable_rank_draw(c, p, true) == 0) {
+        Canvas_clear(c);
+        stable_rank_draw(c, p, false);
     }
 }
 
@@ -664,9 +708,10 @@ static void series_axes(Canvas *c, const SeriesPlot *p, const Frame *f, Axis *x,
 }
 
 /* Each series' line through its finite points (broken at the others), the last series
-   first; then the markers, the first series on top, on every point when there is room. */
-static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const Axis *x,
-                         const Axis *y)
+   first; then the markers, the first series on top, on every point when there is room.
+   Returns the cells where ● met ○ (marker_put). */
+static int series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const Axis *x,
+                        const Axis *y)
 {
     frame_clip(c, f);
     for (int k = p->count - 1; k >= 0; k--) {
@@ -690,6 +735,7 @@ static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const A
         }
     }
     Canvas_unclip(c);
+    int met = 0;
     for (int k = p->count - 1; k >= 0; k--) {
         const Series *s = &p->series[k];
         if (!s->marker)
@@ -698,12 +744,14 @@ static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const A
         for (int i = 0; i < s->count; i++) {
             double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
             if (isfinite(u) && isfinite(v) && (i % every == 0 || i == s->count - 1))
-                Canvas_text(c, axis_dot(x, u) / 2, axis_dot(y, v) / 4, s->marker, s->ink);
+                met += marker_put(c, axis_dot(x, u) / 2, axis_dot(y, v) / 4, s->marker, s->ink);
         }
     }
+    return met;
 }
 
-void Plot_series(Canvas *c, const SeriesPlot *p)
+/* The panel, the legend saying what ◉ is when `both`.  Returns the cells where ● met ○. */
+static int series_draw(Canvas *c, const SeriesPlot *p, bool both)
 {
     LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
     bool any;
@@ -711,12 +759,23 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
     if (!any) {
         Plot_message(c, p->title, p->empty ? p->empty : "no data");
         legend_draw(c, items, n, Canvas_rows(c) - legend_rows(c, items, n));
-        return;
+        return 0;
     }
+    if (both)
+        legend_both(items, n);
     Frame f;
     if (!panel_open(c, p->title, 6, items, n, p->x_name, NULL, &f))
-        return;
+        return 0;
     Axis x, y;
     series_axes(c, p, &f, &x, &y);
-    series_lines(c, p, &f, &x, &y);
+    return series_lines(c, p, &f, &x, &y);
+}
+
+void Plot_series(Canvas *c, const SeriesPlot *p)
+{
+    /* With ◉ in the legend first; drawn again without it where the curves never meet. */
+    if (series_draw(c, p, true) == 0) {
+        Canvas_clear(c);
+        series_draw(c, p, false);
+    }
 }

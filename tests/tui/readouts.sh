@@ -5,7 +5,9 @@
 # view's ceiling and Zhai et al.'s bound have legend marks of their own; the row-entropy
 # histogram's title names the bound of rows a window mask cuts to 9 keys (ln 9 = 2.2), not
 # ln T; the compare view's λ1→0 sits by the ◎ it names, in presentation mode too, at 100×30
-# and 120×40 (it sat on the circle's border, rows above).
+# and 120×40 (it sat on the circle's border, rows above); under a causal mask with the gap
+# removed the two networks' curves meet from layer 5 on, and where the ● lands on the ○ the
+# cell shows ◉, which the ○ entry of the legend names (the ○ was hidden there).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -61,6 +63,15 @@ if not (beside or over):
 sys.exit(0 if beside or over else 1)
 EOF2
 }
+
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --mask causal --gap center"
+expect "causal, gap center, computes" "computed in [0-9]+ ms"
+expect "the stable-rank curves meet: ◉ in the plot" "┤.*◉.*◉"
+expect "the ○ entry of the legend says what ◉ is" "counterpart \(gap off\), ◉ on ●"
+press "v v: the gradient norms, whose curves do not meet, keep their plain legend" \
+    "gradient norm" v v
+check "  no ◉ there" absent "◉"
+quits "q quits the causal run"
 
 for size in "100 30" "120 40"; do
     read -r cols rows <<<"$size"
