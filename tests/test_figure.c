@@ -9,6 +9,8 @@
  */
 #include "testing.h"
 
+#include "model_fixture.h"
+
 #include "canvas.h"
 #include "figure.h"
 
@@ -51,21 +53,6 @@ static void assert_marks_distinct(const char *panel, const LegendItem *items, in
                     fail_msg("%s (%s): \"%s\" and \"%s\" share the mark '%s'", panel,
                              u == 0 ? "Unicode" : "ASCII", items[i].text, items[j].text, a);
             }
-}
-
-static Result *run(const Config *c)
-{
-    char err[256];
-    if (Config_validate(c, err, sizeof err))
-        fail_msg("invalid test configuration: %s", err);
-    Workspace *w = Workspace_new();
-    Result *r = Result_new();
-    assert_non_null(w);
-    assert_non_null(r);
-    if (Model_run(c, w, r, NULL, err, sizeof err))
-        fail_msg("Model_run: %s", err);
-    Workspace_free(w);
-    return r;
 }
 
 /* Every figure.c description of one result, overlays as given. */
@@ -111,22 +98,12 @@ static void assert_result_marks_distinct(const Result *r, bool overlays)
     free(sorted);
 }
 
-static Config small(int T, int depth)
-{
-    Config c = Config_default();
-    c.tokens = T;
-    c.width = T;
-    c.depth = depth;
-    c.layer = 1;
-    return c;
-}
-
 static void test_no_two_marks_alike(void **state)
 {
     (void)state;
     Config cases[6];
     for (int k = 0; k < 6; k++)
-        cases[k] = small(16, 3);
+        cases[k] = small(16, 16, 3);
     cases[1].mask = MASK_CAUSAL;
     cases[1].gap = GAP_CENTER;
     cases[2].mask = MASK_WINDOW_CAUSAL;
@@ -169,7 +146,7 @@ static void test_row_entropy_title_names_the_rows_bound(void **state)
     (void)state;
     const Mask masks[] = {MASK_FULL, MASK_CAUSAL, MASK_WINDOW, MASK_WINDOW_CAUSAL};
     for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++) {
-        Config c = small(32, 1);
+        Config c = small(32, 32, 1);
         c.mask = masks[k];
         c.window = 4;
         Result *r = run(&c);
@@ -205,5 +182,5 @@ int main(void)
         cmocka_unit_test(test_row_entropy_title_names_the_rows_bound),
         cmocka_unit_test(test_missing_values_print_as_words),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -270,7 +270,8 @@ int Figure_series_legend(const SeriesPlot *p, LegendItem *items, bool *any);
 
 /* The entropy view (docs/model.md §2, §3): each layer's mean row entropy of both networks,
    the least row's with Zhai et al.'s bound under it, the ceiling ln n (the mean over rows of
-   ln n_i, ln T for the full mask) and, at layer 1, the random-energy prediction with the
+   ln n_i under each layer's mask, ln T where every mask is full) and, at layer 1, the
+   random-energy prediction with the
    domain it holds on; the theory only with overlays.  What the plot points into: */
 typedef struct {
     double layers[CONFIG_DEPTH_MAX + 1], ceiling[CONFIG_DEPTH_MAX + 1], prediction[1];
