@@ -4,7 +4,8 @@
  *     gap off and removed, singular values, stable rank in each order, the entropy curves
  *     and the row-entropy histogram), overlays on and off, over masks, kinds and ensembles;
  *   - the row-entropy histogram's title names what bounds its rows: ln T where each row sees
- *     every key, else the largest ln n_i, counted here from the mask's rule loop by loop;
+ *     every key, else the largest ln n_i, counted here from the mask's rule loop by loop; the
+ *     depth plot's ceiling follows each layer's mask;
  *   - a missing value (NaN, ±inf: null in the JSON) prints as a word, never "nan" or "inf".
  */
 #include "testing.h"
@@ -164,6 +165,32 @@ static void test_row_entropy_title_names_the_rows_bound(void **state)
     }
 }
 
+/* The depth plot's ceiling follows each layer's mask: under --window-layers 1:1 layer 1 is
+   windowed (mean ln n_i, n_i = the keys within w of i) and layer 2 global (ln T). */
+static void test_entropy_ceiling_per_layer_mask(void **state)
+{
+    (void)state;
+    Config c = small(16, 16, 2);
+    c.mask = MASK_WINDOW;
+    c.window = 2;
+    assert_int_equal(Config_window_layers_code("1:1", &c.window_layers), 0);
+    Result *r = run(&c);
+    double windowed = 0;
+    for (int i = 0; i < c.tokens; i++) {
+        int keys = 0;
+        for (int j = 0; j < c.tokens; j++)
+            keys += abs(i - j) <= c.window;
+        windowed += log(keys) / c.tokens;
+    }
+    EntropyText text;
+    SeriesPlot p;
+    Figure_entropy_plot(r, true, false, &text, &p);
+    assert_close(text.ceiling[1], windowed, 1e-14);
+    assert_close(text.ceiling[2], log(16.0), 1e-14);
+    assert_string_equal(text.ceiling_label, "mean ln n_i");
+    Result_free(r);
+}
+
 static void test_missing_values_print_as_words(void **state)
 {
     (void)state;
@@ -180,6 +207,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_two_marks_alike),
         cmocka_unit_test(test_row_entropy_title_names_the_rows_bound),
+        cmocka_unit_test(test_entropy_ceiling_per_layer_mask),
         cmocka_unit_test(test_missing_values_print_as_words),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
