@@ -90,12 +90,11 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
     /* The matrix-free path's ways to s_min, over both networks' layers. */
     const KronTally *kron = &k->kron;
     const char *how = kron->certified ? "Kronecker" : "Lanczos";
-    char where[48] = "";
-    /* "Kronecker 8/24": the layers it certified of both networks' (the rest: Lanczos), short
-       enough for the panel's line. */
+    char where[64] = "";
+    /* "Kronecker 8/2×12" at L = 12: the layers it certified of both networks' (the rest:
+       Lanczos), short enough for the panel's line, where 8/24 read as 24 layers. */
     if (kron->certified)
-        snprintf(where, sizeof where, " %d/%d", kron->certified,
-                 kron->certified + kron->lanczos + kron->beyond + kron->inexact);
+        snprintf(where, sizeof where, " %d/2×%d", kron->certified, depth);
     /* The bound as 1e-04, never 0.0001: "± 0" must mean a zero bound alone. */
     if (k->jacobian_exact)
         snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
