@@ -277,10 +277,11 @@ static void test_beyond_lanczos_only_at_its_reach(void **state)
     assert_close(tally.kappa_at_least, 4.0 * limit, 1e-6 * limit);
     assert_close(tally.kappa_resolvable, limit, 1e-9 * limit);
     Warnings w = {0};
-    KronTally_warn(&tally, &w);
+    KronTally_warn(&tally, 4, &w);
     assert_int_equal(w.count, 2);
-    assert_non_null(strstr(w.text[0], "at 2 layers the image of one vector proves kappa(K) >="));
-    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 3 layers"));
+    assert_non_null(strstr(w.text[0], "at 2 of the 8 layers of both networks the image of one "
+                                      "vector proves kappa(K) >="));
+    assert_non_null(strstr(w.text[1], "by Lanczos on K^T K at 3 of the 8 layers of both networks"));
 }
 
 /* A reach below 1 (the products' rounding certifies nothing) proves nothing about κ ≥ 1:
@@ -293,10 +294,10 @@ static void test_beyond_below_reach_one_proves_nothing(void **state)
     assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / 0.9, 0.76));
     assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / 0.8, 0.5));
     Warnings w = {0};
-    KronTally_warn(&tally, &w);
+    KronTally_warn(&tally, 1, &w);
     assert_int_equal(w.count, 1);
-    assert_non_null(strstr(w.text[0], "at 2 layers the products' rounding leaves Lanczos on K^T K "
-                                      "nothing it could certify"));
+    assert_non_null(strstr(w.text[0], "at 2 of the 2 layers of both networks the products' "
+                                      "rounding leaves Lanczos on K^T K nothing it could certify"));
     assert_null(strstr(w.text[0], "proves"));
     assert_true(KronTally_beyond_lanczos(&tally, 2.0, 2.0 / 500.0, 100.0));
     assert_int_equal(tally.beyond, 3);
@@ -304,11 +305,12 @@ static void test_beyond_below_reach_one_proves_nothing(void **state)
     assert_close(tally.kappa_resolvable, 100.0, 0.0);
     assert_close(tally.kappa_at_least, 500.0, 1e-12 * 500.0);
     w = (Warnings){0};
-    KronTally_warn(&tally, &w);
+    KronTally_warn(&tally, 2, &w);
     assert_int_equal(w.count, 2);
+    assert_non_null(strstr(w.text[0], "at 1 of the 4 layers of both networks the image of one "
+                                      "vector proves kappa(K) >= 100,"));
     assert_non_null(
-        strstr(w.text[0], "at 1 layers the image of one vector proves kappa(K) >= 100,"));
-    assert_non_null(strstr(w.text[1], "at 2 layers the products' rounding leaves"));
+        strstr(w.text[1], "at 2 of the 4 layers of both networks the products' rounding leaves"));
 }
 
 /* The reach against what Lanczos does on real blocks, their κ from the SVD of K.  At T = 8,

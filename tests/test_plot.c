@@ -454,7 +454,7 @@ static void test_removed_outlier_marked(void **state)
     Plot_eigenvalues(c, &p);
     const char *t = text(c);
     assert_non_null(strstr(t, "λ1: 1 → 0 (gap removed)"));
-    assert_non_null(strstr(t, "○λ1→0"));
+    assert_non_null(strstr(t, "◎λ1→0"));
     assert_null(strstr(t, "◆"));
     Canvas_free(c);
 }
@@ -548,6 +548,60 @@ static void test_layer_axis_and_shown_layer(void **state)
 }
 
 /* A title wider than its panel wraps at a space: its end is on the second row. */
+/* Where the network's ● and the counterpart's ○ fall in one cell the ● would hide the ○ the
+   legend names: the cell shows ◉ (ASCII &) and the ○ curve's legend entry says what it is; curves
+   that never meet draw neither.  Counted against the layers where the two values are equal. */
+static void test_meeting_curves_both_visible(void **state)
+{
+    (void)state;
+    double network[5] = {64, 1.5, 1.01, 1.0, 1.0}, counterpart[5] = {64, 20, 8, 1.0, 1.0};
+    double apart[5] = {40, 20, 8, 3, 2};
+    StableRankPlot p = {.title = "stable rank",
+                        .depth = 4,
+                        .network = network,
+                        .counterpart = counterpart,
+                        .network_label = "network",
+                        .counterpart_label = "counterpart",
+                        .top = 64,
+                        .shown_layer = 1};
+    for (int unicode = 0; unicode < 2; unicode++) {
+        const char *both = unicode ? "◉" : "&";
+        Canvas *c = Canvas_new(60, 16, unicode);
+        Plot_stable_rank(c, &p);
+        /* Equal at layers 0, 3 and 4: three cells, and the ○ entry of the legend says what they
+         * are. */
+        assert_int_equal(count_glyph(c, both), 3 + 1);
+        assert_non_null(strstr(text(c), unicode ? "counterpart, ◉ on ●" : "counterpart, & on *"));
+        Canvas_free(c);
+    }
+    p.counterpart = apart;
+    Canvas *c = Canvas_new(60, 16, true);
+    Plot_stable_rank(c, &p);
+    assert_int_equal(count_glyph(c, "◉"), 0);
+    assert_null(strstr(text(c), "on ●"));
+    assert_int_equal(count_glyph(c, "○"), 5 + 1);
+    Canvas_free(c);
+
+    double x[5] = {0, 1, 2, 3, 4};
+    SeriesPlot s = {.title = "similarity",
+                    .count = 2,
+                    .series = {{"network", 5, x, network, INK_BULK, STROKE_SOLID, "●"},
+                               {"counterpart", 5, x, counterpart, INK_GHOST, STROKE_DOTTED, "○"}},
+                    .x_scale = SCALE_LINEAR,
+                    .y_scale = SCALE_LOG};
+    c = Canvas_new(60, 16, true);
+    Plot_series(c, &s);
+    assert_int_equal(count_glyph(c, "◉"), 3 + 1);
+    assert_non_null(strstr(text(c), "counterpart, ◉ on ●"));
+    Canvas_free(c);
+    s.series[1].y = apart;
+    c = Canvas_new(60, 16, true);
+    Plot_series(c, &s);
+    assert_int_equal(count_glyph(c, "◉"), 0);
+    assert_null(strstr(text(c), "on ●"));
+    Canvas_free(c);
+}
+
 static void test_title_wraps(void **state)
 {
     (void)state;
@@ -691,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_axes_follow_the_data),
         cmocka_unit_test(test_unit_circle_shape),
         cmocka_unit_test(test_layer_axis_and_shown_layer),
+        cmocka_unit_test(test_meeting_curves_both_visible),
         cmocka_unit_test(test_title_wraps),
         cmocka_unit_test(test_shades),
         cmocka_unit_test(test_attention_map_causal),

@@ -104,8 +104,9 @@ double KronTally_lanczos_reach(size_t n, int budget, double resolvable);
    is beyond. */
 bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_above, double reach);
 
-/* The warnings that say how the matrix-free path took s_min(K), one per way it went. */
-void KronTally_warn(const KronTally *tally, Warnings *warnings);
+/* The warnings that say how the matrix-free path took s_min(K), one per way it went, each
+   count out of the 2·depth layers of both networks (the tally counts them together). */
+void KronTally_warn(const KronTally *tally, int depth, Warnings *warnings);
 
 /* s_min(K) of the prepared w by Davidson's method with the preconditioner (B₀ᵀB₀)⁻¹: the
    subspace S starts with B₀'s four smallest right singular vectors and a pseudo-random one

@@ -45,8 +45,8 @@ static int arrow(double dx, double dy)
 
 static void complex_words(Complex z, char *out, size_t size)
 {
-    if (z.im == 0)
-        snprintf(out, size, "%.3g", z.re);
+    if (z.im == 0 || !isfinite(z.re) || !isfinite(z.im))
+        Figure_number(out, size, "%.3g", isfinite(z.im) ? z.re : NAN, FIGURE_MISSING);
     else
         snprintf(out, size, "%.3g%+.3gi", z.re, z.im);
 }
@@ -63,15 +63,16 @@ static void eigenvalue_legend(const EigenvaluePlot *p, EigenvalueFigure *f)
         snprintf(item->text, sizeof item->text, "predicted λ1 = %.3g", p->predicted_outlier);
     }
     if (f->marked) {
-        char value[48];
+        char value[48], radius[FORMAT_NUMBER_SIZE];
         complex_words(p->values[p->outlier], value, sizeof value);
         item = legend_add(f->legend, &n, INK_OUTLIER, 1);
         sample(item, 0, f->glyph, 0);
-        snprintf(item->text, sizeof item->text, "λ1 = %s, √T·|λ1| = %.3g%s", value, f->radius,
+        snprintf(item->text, sizeof item->text, "λ1 = %s, √T·|λ1| = %s%s", value,
+                 Figure_number(radius, sizeof radius, "%.3g", f->radius, FIGURE_MISSING),
                  f->pinned ? " off scale" : "");
     } else if (p->removed_to_zero) {
         item = legend_add(f->legend, &n, INK_OUTLIER, 1);
-        sample(item, 0, "○", 0);
+        sample(item, 0, FIGURE_REMOVED_GLYPH, 0);
         snprintf(item->text, sizeof item->text, "λ1: 1 → 0 (gap removed)");
     } else if (p->count > 1) {
         item = legend_add(f->legend, &n, INK_DEFAULT, 0);
@@ -166,12 +167,14 @@ static void histogram_legend(const HistogramPlot *p, bool law, HistogramFigure *
     }
     item = legend_add(f->legend, &n, f->outlier ? INK_OUTLIER : INK_BULK, 1);
     sample(item, 0, f->glyph, 0);
+    char s1[FORMAT_NUMBER_SIZE], other[FORMAT_NUMBER_SIZE];
+    Figure_number(s1, sizeof s1, "%.3g", f->s1, FIGURE_MISSING);
     if (p->value_name)
-        snprintf(item->text, sizeof item->text, "%s1 = %.3g, %s2 = %.3g", f->name, f->s1, f->name,
-                 f->s2);
+        snprintf(item->text, sizeof item->text, "%s1 = %s, %s2 = %s", f->name, s1, f->name,
+                 Figure_number(other, sizeof other, "%.3g", f->s2, FIGURE_MISSING));
     else
-        snprintf(item->text, sizeof item->text, "√T·s1 = %.3g, gap √T·(s1−s2) = %.3g", f->s1,
-                 f->s1 - f->s2);
+        snprintf(item->text, sizeof item->text, "√T·s1 = %s, gap √T·(s1−s2) = %s", s1,
+                 Figure_number(other, sizeof other, "%.3g", f->s1 - f->s2, FIGURE_MISSING));
     f->legend_count = n;
 }
 
@@ -186,7 +189,10 @@ static void histogram_of_every_value(const HistogramPlot *p, HistogramFigure *f)
     sample(item, 0, NULL, SAMPLE_FULL);
     snprintf(item->text, sizeof item->text, "%s of each of the %d rows", f->name, p->count);
     item = legend_add(f->legend, &n, INK_DEFAULT, 0);
-    snprintf(item->text, sizeof item->text, "largest %.3g, least %.3g", largest, least);
+    char high[FORMAT_NUMBER_SIZE], low[FORMAT_NUMBER_SIZE];
+    snprintf(item->text, sizeof item->text, "largest %s, least %s",
+             Figure_number(high, sizeof high, "%.3g", largest, FIGURE_MISSING),
+             Figure_number(low, sizeof low, "%.3g", least, FIGURE_MISSING));
     f->legend_count = n;
 }
 
@@ -487,6 +493,15 @@ void Figure_tick_label(double v, double step, char *out, size_t size)
     snprintf(out, size, "%g", fabs(v) < 1e-9 * step ? 0.0 : v);
 }
 
+const char *Figure_number(char *out, size_t size, const char *format, double v, const char *missing)
+{
+    if (isfinite(v))
+        snprintf(out, size, format, v);
+    else
+        snprintf(out, size, "%s", missing);
+    return out;
+}
+
 void Figure_settings(const Config *c, char *buf, size_t size)
 {
     Config defaults = Config_default();
@@ -540,9 +555,11 @@ void Figure_attention_map(const Result *r, AttentionMapPlot *p)
     for (int j = 1; j < c->tokens; j++)
         if (r->product_column_mass[j] > r->product_column_mass[peak])
             peak = j;
+    char mass[FORMAT_NUMBER_SIZE];
     snprintf(p->mass_label, sizeof p->mass_label,
-             "column mass Σ_i P_ij/T against token j: largest %.3g at j=%d",
-             r->product_column_mass[peak], peak + 1);
+             "column mass Σ_i P_ij/T against token j: largest %s at j=%d",
+             Figure_number(mass, sizeof mass, "%.3g", r->product_column_mass[peak], FIGURE_MISSING),
+             peak + 1);
 }
 
 int Figure_map_factor(const AttentionMap *m, int cells)
@@ -645,16 +662,20 @@ int Figure_series_legend(const SeriesPlot *p, LegendItem *items, bool *any)
 
 /* ---- the entropy view ------------------------------------------------------------------- */
 
-/* The mean over the rows of ln n_i: the mean row entropy of uniform rows, its ceiling. */
-static double mean_log_keys(const Config *c)
+/* Over the rows of a layer's mask, the mean of ln n_i (the mean row entropy of uniform rows,
+   the ceiling of the mean) and the largest (the ceiling of every row's). */
+static void log_keys(const Config *c, int layer, double *mean, double *largest)
 {
     double sum = 0;
+    *largest = 0;
     for (int i = 0; i < c->tokens; i++) {
         int first, last;
-        Mask_row_range(c->mask, c->window, c->tokens, i, &first, &last);
-        sum += log(last - first + 1.0);
+        Mask_row_range(Config_layer_mask(c, layer), c->window, c->tokens, i, &first, &last);
+        double keys = log(last - first + 1.0);
+        sum += keys;
+        *largest = fmax(*largest, keys);
     }
-    return sum / c->tokens;
+    *mean = sum / c->tokens;
 }
 
 /* The notes under the entropy curves: where the random-energy line holds (or why there is
@@ -664,12 +685,14 @@ static int entropy_notes(const Result *r, const EntropyTheory *e, EntropyText *t
 {
     const Config *c = &r->config;
     int n = 0;
+    char a[FORMAT_NUMBER_SIZE], b[FORMAT_NUMBER_SIZE];
     if (e->note)
         snprintf(t->notes[n++], sizeof t->notes[0], "no random-energy line: %s", e->note);
     else
         snprintf(t->notes[n++], sizeof t->notes[0],
-                 "ln T − s²/2 holds at ℓ=1 for s < s_c = %.3g; s = %.3g", e->critical_logit_std,
-                 e->logit_std);
+                 "ln T − s²/2 holds at ℓ=1 for s < s_c = %s; s = %s",
+                 Figure_number(a, sizeof a, "%.3g", e->critical_logit_std, FIGURE_MISSING),
+                 Figure_number(b, sizeof b, "%.3g", e->logit_std, FIGURE_MISSING));
     const char *zhai = Entropy_zhai_void(c, c->layer);
     if (zhai)
         snprintf(t->notes[n++], sizeof t->notes[0], "no Zhai bound at ℓ=%d: %s", c->layer, zhai);
@@ -677,8 +700,9 @@ static int entropy_notes(const Result *r, const EntropyTheory *e, EntropyText *t
     const char *side = Theory_phase_side(beta, critical);
     if (side && !Theory_phase_void(c, c->layer))
         snprintf(t->notes[n++], sizeof t->notes[0],
-                 "ℓ=%d: %s side, β = %.3g, β_c = %.3g (Giorlandino & Goldt)", c->layer, side, beta,
-                 critical);
+                 "ℓ=%d: %s side, β = %s, β_c = %s (Giorlandino & Goldt)", c->layer, side,
+                 Figure_number(a, sizeof a, "%.3g", beta, FIGURE_MISSING),
+                 Figure_number(b, sizeof b, "%.3g", critical, FIGURE_MISSING));
     return n;
 }
 
@@ -687,10 +711,14 @@ void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText
 {
     const Config *c = &r->config;
     int depth = c->depth, layers = depth + 1;
-    double ceiling = mean_log_keys(c);
-    for (int l = 0; l <= depth; l++) {
+    bool every_key = true; /* every layer's mask the full one: the ceiling is ln T */
+    text->layers[0] = 0;
+    text->ceiling[0] = NAN;
+    for (int l = 1; l <= depth; l++) {
+        double largest;
         text->layers[l] = l;
-        text->ceiling[l] = l ? ceiling : NAN;
+        log_keys(c, l, &text->ceiling[l], &largest);
+        every_key = every_key && Config_layer_mask(c, l) == MASK_FULL;
     }
     EntropyTheory e;
     Theory_entropy_first_layer(c, &e);
@@ -702,7 +730,7 @@ void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText
              GAP_NAMES.names[r->counterpart_gap]);
     snprintf(text->least, sizeof text->least, "least H_i");
     snprintf(text->ceiling_label, sizeof text->ceiling_label, "%s",
-             c->mask == MASK_FULL ? "ln T" : "mean ln n_i");
+             every_key ? "ln T" : "mean ln n_i");
     snprintf(text->bound, sizeof text->bound, "Zhai bound");
     snprintf(text->prediction_label, sizeof text->prediction_label, "ln T − s²/2");
     *p = (SeriesPlot){
@@ -725,9 +753,11 @@ void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText
     };
     if (!overlays)
         return;
+    /* × as the stable rank's theory curves: without colour a bare dashed line's legend
+       sample reads as the ceiling's dotted one. */
     p->series[p->count++] =
         (Series){text->bound, layers,        text->layers, r->network.entropy_zhai_bound,
-                 INK_THEORY,  STROKE_DASHED, NULL};
+                 INK_THEORY,  STROKE_DASHED, "×"};
     p->series[p->count++] =
         (Series){text->prediction_label, 1,  text->layers + 1, text->prediction, INK_THEORY,
                  STROKE_SOLID,           "◇"};
@@ -747,8 +777,15 @@ void Figure_row_entropy_plot(const Result *r, char *title, double *sorted, Histo
     const Config *c = &r->config;
     int T = c->tokens;
     bool defined = r->spectra_ready && Entropy_defined(c->attention);
-    snprintf(title, FIGURE_TITLE_SIZE, "row entropies H_i, ℓ=%d (ln T = %.3g)", c->layer,
-             log((double)T));
+    /* What bounds every row: H_i ≤ ln n_i, ln T only where each row sees every key. */
+    double mean, largest;
+    log_keys(c, c->layer, &mean, &largest);
+    if (Config_layer_mask(c, c->layer) == MASK_FULL)
+        snprintf(title, FIGURE_TITLE_SIZE, "row entropies H_i, ℓ=%d (ln T = %.3g)", c->layer,
+                 largest);
+    else
+        snprintf(title, FIGURE_TITLE_SIZE, "row entropies H_i, ℓ=%d (max ln n_i = %.3g)", c->layer,
+                 largest);
     if (defined) {
         memcpy(sorted, r->row_entropy, sizeof(double) * T);
         qsort(sorted, (size_t)T, sizeof(double), descending_values);

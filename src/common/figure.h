@@ -169,6 +169,15 @@ typedef struct {
 void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst first,
                              StableRankText *text, StableRankPlot *p);
 
+/* The mark of the eigenvalue gap removal sent from 1 to 0: a glyph of its own, where ○ (the
+   counterpart's) would read in ASCII as the unit circle's ∘ ("o" both). */
+#define FIGURE_REMOVED_GLYPH "◎"
+
+/* Where the network's ● lands on a cell that holds the counterpart's ○ (the two curves meet
+   on the grid, as the causal mask's with the gap removed and not do), this shows both, and
+   the legend says so: the ● alone would hide the ○ that the legend names. */
+#define FIGURE_BOTH_GLYPH "◉"
+
 /* The glyph of a window layer's mark on the stable-rank panel. */
 #define FIGURE_LOCAL_GLYPH "▾"
 
@@ -261,7 +270,8 @@ int Figure_series_legend(const SeriesPlot *p, LegendItem *items, bool *any);
 
 /* The entropy view (docs/model.md §2, §3): each layer's mean row entropy of both networks,
    the least row's with Zhai et al.'s bound under it, the ceiling ln n (the mean over rows of
-   ln n_i, ln T for the full mask) and, at layer 1, the random-energy prediction with the
+   ln n_i under each layer's mask, ln T where every mask is full) and, at layer 1, the
+   random-energy prediction with the
    domain it holds on; the theory only with overlays.  What the plot points into: */
 typedef struct {
     double layers[CONFIG_DEPTH_MAX + 1], ceiling[CONFIG_DEPTH_MAX + 1], prediction[1];
@@ -286,6 +296,13 @@ double Figure_nice_step(double raw);
 int Figure_ticks(double lo, double hi, int wanted, bool whole, double *out, int max, double *step);
 /* A tick's label; what is left of 0 after stepping there prints as 0. */
 void Figure_tick_label(double v, double step, char *out, size_t size);
+/* A value as a readout prints it: v with format (one double conversion), or `missing` where v
+   is NaN or infinite, which the JSON writes as null: "nan" or "inf" on a screen would claim a
+   number the document does not have.  Returns out. */
+const char *Figure_number(char *out, size_t size, const char *format, double v,
+                          const char *missing);
+/* The word Figure_number's callers print for a missing value, unless theirs names it. */
+#define FIGURE_MISSING "n/a"
 
 /* Every setting as the command line spells it, those away from their defaults after T, d and
    the depth, from the settings table: the line that reproduces the run, in every exported

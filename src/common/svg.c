@@ -325,8 +325,8 @@ void Svg_eigenvalues(FILE *f, const Result *r)
                 "text-anchor=\"middle\">◇</text>\n",
                 px(&fr, predicted), py(&fr, 0) + 4, INK_COLOUR[INK_THEORY]);
     if (!fig.marked && p->removed_to_zero)
-        fprintf(f, "<text class=\"removed\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\">○ λ1→0</text>\n",
-                px(&fr, 0) - 4, py(&fr, 0) + 4, INK_COLOUR[INK_OUTLIER]);
+        fprintf(f, "<text class=\"removed\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\">%s λ1→0</text>\n",
+                px(&fr, 0) - 4, py(&fr, 0) + 4, INK_COLOUR[INK_OUTLIER], FIGURE_REMOVED_GLYPH);
     if (fig.marked)
         fprintf(
             f,

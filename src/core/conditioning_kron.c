@@ -10,6 +10,7 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -412,60 +413,68 @@ bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_a
     return true;
 }
 
-void KronTally_warn(const KronTally *tally, Warnings *warnings)
+/* "3 of the 16 layers of both networks": the tally counts the network's layers and its
+   counterpart's together, so a count beside the depth alone would read as more layers than
+   the network has (14 at L = 8). */
+static const char *layers_of_both(char *out, size_t size, int count, int depth)
 {
-    /* singular, far: in lanczos or beyond */
-    int layers = tally->certified + tally->beyond + tally->lanczos + tally->inexact;
+    snprintf(out, size, "%d of the %d layers of both networks", count, 2 * depth);
+    return out;
+}
+
+void KronTally_warn(const KronTally *tally, int depth, Warnings *warnings)
+{
+    char at[64];
     if (tally->certified)
         Warnings_add(warnings,
                      "conditioning: s_min(K) on the Kronecker path (Davidson on K preconditioned "
-                     "by (B0^T B0)^-1) at %d of %d layers, within %g relative, rounding counted; "
+                     "by (B0^T B0)^-1) at %s, within %g relative, rounding counted; "
                      "its interval holds a singular value of K, the smallest unless one was "
                      "missed",
-                     tally->certified, layers, KRON_TOLERANCE);
+                     layers_of_both(at, sizeof at, tally->certified, depth), KRON_TOLERANCE);
     if (tally->singular)
         Warnings_add(warnings,
                      "conditioning: B0 = W_VO^T (x) A, which preconditions the Kronecker path, is "
-                     "singular to double precision at %d layers (A or W_VO nearly rank "
+                     "singular to double precision at %s (A or W_VO nearly rank "
                      "deficient): s_min(K) by Lanczos on K^T K there, within its reach",
-                     tally->singular);
+                     layers_of_both(at, sizeof at, tally->singular, depth));
     if (tally->far)
         Warnings_add(warnings,
-                     "conditioning: ||E||_2 > %g s_min(B0) at %d layers: B0 = W_VO^T (x) A is too "
+                     "conditioning: ||E||_2 > %g s_min(B0) at %s: B0 = W_VO^T (x) A is too "
                      "far from K to precondition it, so s_min(K) by Lanczos on K^T K there, within "
                      "its reach",
-                     KRON_PREMISE_MAX, tally->far);
+                     KRON_PREMISE_MAX, layers_of_both(at, sizeof at, tally->far, depth));
     if (tally->beyond > tally->unresolvable)
         Warnings_add(warnings,
-                     "conditioning: at %d layers the image of one vector proves kappa(K) >= %.3g, "
+                     "conditioning: at %s the image of one vector proves kappa(K) >= %.3g, "
                      "the reach of Lanczos on K^T K (its steps, or what the products' rounding "
                      "lets it certify) (up to %.3g; kappa_jacobian_lower per layer): s_min not "
                      "sought there, kappa_jacobian null, the bound the answer",
-                     tally->beyond - tally->unresolvable, tally->kappa_resolvable,
-                     tally->kappa_at_least);
+                     layers_of_both(at, sizeof at, tally->beyond - tally->unresolvable, depth),
+                     tally->kappa_resolvable, tally->kappa_at_least);
     if (tally->unresolvable)
         Warnings_add(warnings,
-                     "conditioning: at %d layers the products' rounding leaves Lanczos on K^T K "
+                     "conditioning: at %s the products' rounding leaves Lanczos on K^T K "
                      "nothing it could certify: s_min not sought there, kappa_jacobian null, "
                      "kappa_jacobian_lower (the image of one vector's bound) the answer",
-                     tally->unresolvable);
+                     layers_of_both(at, sizeof at, tally->unresolvable, depth));
     if (tally->inexact)
         Warnings_add(warnings,
-                     "conditioning: at %d of %d layers the products with K and K^T disagree "
+                     "conditioning: at %s the products with K and K^T disagree "
                      "beyond their rounding model (<Kx, y> vs <x, K^T y>; a saturated softmax "
                      "under huge logits cancels in its derivative): no bound and no s_min there, "
                      "kappa_jacobian and kappa_jacobian_lower null",
-                     tally->inexact, layers);
+                     layers_of_both(at, sizeof at, tally->inexact, depth));
     if (tally->overflow)
         Warnings_add(warnings,
-                     "conditioning: K^T K overflows the double range at %d layers, the first "
+                     "conditioning: K^T K overflows the double range at %s, the first "
                      "layer %d (the weights are too large): kappa_jacobian null there (the exact "
                      "path does not form K^T K)",
-                     tally->overflow, tally->first_overflow);
+                     layers_of_both(at, sizeof at, tally->overflow, depth), tally->first_overflow);
     if (tally->lanczos)
         Warnings_add(warnings,
-                     "conditioning: s_min(K) by Lanczos on K^T K at %d layers (null where the "
+                     "conditioning: s_min(K) by Lanczos on K^T K at %s (null where the "
                      "residual or the products' rounding leaves no certificate); its interval "
                      "holds an eigenvalue of K^T K, the smallest unless Lanczos missed one",
-                     tally->lanczos);
+                     layers_of_both(at, sizeof at, tally->lanczos, depth));
 }

@@ -654,7 +654,7 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
         warn_not_built(out, control, r.n);
     out->kron = r.tally;
     if (!out->jacobian_exact)
-        KronTally_warn(&r.tally, &out->warnings);
+        KronTally_warn(&r.tally, c->depth, &out->warnings);
     /* Not a failure: the exact value is infinite.  Under a causal mask token 1 attends to
        itself alone, so y_1 = x_1 W_VO and K's first row of blocks has W_VO's rank. */
     bool first_token_alone = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL;

@@ -44,6 +44,8 @@ static const struct {
     {0x25C6, "@"},      /* ◆ */
     {0x25CF, "*"},      /* ● */
     {0x25CB, "o"},      /* ○ */
+    {0x25CE, "0"},      /* ◎ (the eigenvalue sent to 0) */
+    {0x25C9, "&"},      /* ◉ (● and ○ in one cell) */
     {0x25B8, ">"},      /* ▸ */
     {0x25C2, "<"},      /* ◂ */
     {0x25B4, "^"},      /* ▴ */

@@ -3,6 +3,7 @@
 #include "ascii.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     uint8_t dots;
@@ -41,6 +42,12 @@ Canvas *Canvas_new(int cols, int rows, bool unicode)
     c->bold = false;
     Canvas_unclip(c);
     return c;
+}
+
+void Canvas_clear(Canvas *c)
+{
+    memset(c->cells, 0, sizeof(Cell) * (size_t)c->cols * c->rows);
+    Canvas_unclip(c);
 }
 
 void Canvas_free(Canvas *c)

@@ -20,6 +20,8 @@ typedef struct Canvas Canvas;
 /* An empty canvas of cols × rows cells (NULL when out of memory). */
 Canvas *Canvas_new(int cols, int rows, bool unicode);
 void Canvas_free(Canvas *c);
+/* Every cell empty again and no clip (a plot drawn a second time, its legend changed). */
+void Canvas_clear(Canvas *c);
 
 int Canvas_cols(const Canvas *c);
 int Canvas_rows(const Canvas *c);

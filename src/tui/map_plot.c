@@ -97,7 +97,7 @@ static void draw_mass(Canvas *c, const MapLayout *l, const AttentionMapPlot *p, 
     if (!(peak > 0))
         return;
     char label[16];
-    snprintf(label, sizeof label, "%.2g", peak);
+    Figure_number(label, sizeof label, "%.2g", peak, FIGURE_MISSING);
     right_aligned(c, l->margin - 1, l->mass_top, label);
     right_aligned(c, l->margin - 1, l->mass_top + l->mass_rows - 1, "0");
     int dots_across = 4 * cells, dots_down = 4 * l->mass_rows;

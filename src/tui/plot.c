@@ -313,11 +313,10 @@ static void unit_circle(Canvas *c, const Frame *f, const Axis *x, const Axis *y)
 }
 
 /* Whether a label of width cells fits at (at, row) inside the plot area covering nothing
-   that reads as text (Canvas_room_for_text) and, when apart, touching nothing: the cells on
-   either side free too, the point's own glyph at (col, glyph_row) or the area's edge
-   excepted. */
+   that reads as text (Canvas_room_for_text) and touching nothing: the cells on either side
+   free too, the point's own glyph at (col, glyph_row) or the area's edge excepted. */
 static bool label_fits(const Canvas *c, const Frame *f, int at, int row, int width, int col,
-                       int glyph_row, bool apart)
+                       int glyph_row)
 {
     int right = f->left + f->cols;
     if (row < f->top || row >= f->axis_row || at < f->left || at + width > right ||
@@ -327,27 +326,31 @@ static bool label_fits(const Canvas *c, const Frame *f, int at, int row, int wid
                   Canvas_room_for_text(c, at - 1, row, 1);
     bool after = at + width == right || (at + width == col && row == glyph_row) ||
                  Canvas_room_for_text(c, at + width, row, 1);
-    return !apart || (before && after);
+    return before && after;
 }
 
-/* Where a label of width cells goes for the glyph at (col, row), apart from what is drawn
-   or (apart false) only covering nothing: right of it, left of it, else over or under it
-   (ending in its column, or starting there), the nearest row first.  False: nowhere. */
-static bool label_place(const Canvas *c, const Frame *f, int col, int row, int width, bool apart,
-                        int *at, int *r)
+/* How many rows above or below its glyph a label may go: farther, it no longer reads as the
+   point's (a λ1→0 on the circle's border, rows above the ◎ at 0 it names). */
+enum { LABEL_REACH = 1 };
+
+/* Where a label of width cells goes for the glyph at (col, row), apart from what is drawn:
+   right of it, left of it, else over or under it (ending in its column, or starting there)
+   within LABEL_REACH rows.  False: nowhere. */
+static bool label_place(const Canvas *c, const Frame *f, int col, int row, int width, int *at,
+                        int *r)
 {
     const int beside[] = {col + 1, col - width};
     for (int k = 0; k < 2; k++)
-        if (label_fits(c, f, beside[k], row, width, col, row, apart)) {
+        if (label_fits(c, f, beside[k], row, width, col, row)) {
             *at = beside[k];
             *r = row;
             return true;
         }
-    for (int away = 1; away < f->rows; away++)
+    for (int away = 1; away <= LABEL_REACH; away++)
         for (int sign = -1; sign <= 1; sign += 2) {
             const int over[] = {col + 1 - width, col};
             for (int k = 0; k < 2; k++)
-                if (label_fits(c, f, over[k], row + sign * away, width, col, row, apart)) {
+                if (label_fits(c, f, over[k], row + sign * away, width, col, row)) {
                     *at = over[k];
                     *r = row + sign * away;
                     return true;
@@ -358,17 +361,22 @@ static bool label_place(const Canvas *c, const Frame *f, int col, int row, int w
 
 /* A point's label next to its glyph at (col, row) where it neither covers nor touches other
    text (in ASCII, where dots are characters too, a long "lambda1" ran into the bulk and the
-   circles: "::::lambda1> :"), else where it covers none; where the whole area is taken,
-   beside the glyph on the side with room. */
+   circles: "::::lambda1> :"); where the points around leave no such place, beside the glyph
+   on the side with room, over what is there, with the cell past its end blanked so that it
+   still stands whole. */
 static void label_beside(Canvas *c, const Frame *f, int col, int row, const char *label, Ink ink)
 {
     int width = Canvas_text_width(c, label), at, r;
-    if (!label_place(c, f, col, row, width, true, &at, &r) &&
-        !label_place(c, f, col, row, width, false, &at, &r)) {
-        r = row;
-        at = col + 1 + width <= f->left + f->cols ? col + 1 : col - width;
+    if (label_place(c, f, col, row, width, &at, &r)) {
+        Canvas_text(c, at, r, label, ink);
+        return;
     }
-    Canvas_text(c, at, r, label, ink);
+    bool right = col + 1 + width <= f->left + f->cols;
+    at = right ? col + 1 : col - width;
+    int past = right ? at + width : at - 1;
+    if (past >= f->left && past < f->left + f->cols)
+        Canvas_text(c, past, row, " ", INK_DEFAULT);
+    Canvas_text(c, at, row, label, ink);
 }
 
 void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
@@ -403,7 +411,7 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
         Canvas_text(c, axis_dot(&x, predicted) / 2, axis_dot(&y, 0) / 4, "◇", INK_THEORY);
     if (!fig.marked && p->removed_to_zero) {
         int col = cx / 2, row = cy / 4;
-        Canvas_text(c, col, row, "○", INK_OUTLIER);
+        Canvas_text(c, col, row, FIGURE_REMOVED_GLYPH, INK_OUTLIER);
         label_beside(c, &f, col, row, "λ1→0", INK_OUTLIER);
     }
     if (!fig.marked)
@@ -468,8 +476,36 @@ static int marker_every(int depth, int cols)
     return cells_per_layer >= 2 ? 1 : (int)ceil(2 / cells_per_layer);
 }
 
-static void curve(Canvas *c, const Axis *x, const Axis *y, const double *values, int depth,
-                  int every, Ink ink, Stroke stroke, const char *marker)
+/* A curve's marker at (col, row); the network's ● over the counterpart's ○ (spelled o in
+   ASCII) becomes FIGURE_BOTH_GLYPH.  Returns 1 where it did, else 0. */
+static int marker_put(Canvas *c, int col, int row, const char *marker, Ink ink)
+{
+    char cell[8] = "";
+    if (col >= 0 && col < Canvas_cols(c) && row >= 0 && row < Canvas_rows(c))
+        Canvas_cell(c, col, row, cell);
+    bool both = strcmp(marker, "●") == 0 && (strcmp(cell, "○") == 0 || strcmp(cell, "o") == 0);
+    Canvas_text(c, col, row, both ? FIGURE_BOTH_GLYPH : marker, ink);
+    return both;
+}
+
+/* The legend says what ◉ is in the ○ curve's entry (a word more there costs no legend row
+   where an entry of its own would cost the plot one at 80×24).  Returns whether it has one. */
+static bool legend_both(LegendItem *items, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < items[i].cells; k++)
+            if (items[i].sample[k].glyph && strcmp(items[i].sample[k].glyph, "○") == 0) {
+                size_t used = strlen(items[i].text);
+                snprintf(items[i].text + used, sizeof items[i].text - used, ", %s on ●",
+                         FIGURE_BOTH_GLYPH);
+                return true;
+            }
+    return false;
+}
+
+/* Returns the cells where ● met ○ (marker_put). */
+static int curve(Canvas *c, const Axis *x, const Axis *y, const double *values, int depth,
+                 int every, Ink ink, Stroke stroke, const char *marker)
 {
     int px = 0, py = 0;
     bool have = false;
@@ -487,10 +523,12 @@ static void curve(Canvas *c, const Axis *x, const Axis *y, const double *values,
         py = dy;
         have = true;
     }
+    int met = 0;
     for (int l = 0; l <= depth; l++)
         if (values[l] > 0 && isfinite(values[l]) && (l % every == 0 || l == depth))
-            Canvas_text(c, axis_dot(x, l) / 2, axis_dot(y, log10(fmax(values[l], 1.0))) / 4, marker,
-                        ink);
+            met += marker_put(c, axis_dot(x, l) / 2, axis_dot(y, log10(fmax(values[l], 1.0))) / 4,
+                              marker, ink);
+    return met;
 }
 
 /* The ±1 std band around the mean as dotted vertical strokes in every dot column, the
@@ -514,12 +552,16 @@ static void band(Canvas *c, const Axis *x, const Axis *y, const double *mean, co
     }
 }
 
-void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
+/* The panel, the legend saying what ◉ is when `both` and both networks have a curve.
+   Returns the cells where ● met ○. */
+static int stable_rank_draw(Canvas *c, const StableRankPlot *p, bool both)
 {
     StableRankFigure fig;
     Figure_stable_rank(p, &fig);
     LegendItem *items = fig.legend;
     int n = fig.legend_count, note = fig.note;
+    if (both && fig.network && fig.counterpart)
+        legend_both(items, n);
     bool ensemble = fig.ensemble, theory = fig.theory, counterpart_theory = fig.counterpart_theory;
     int head = title(c, p->title);
     Frame f;
@@ -536,7 +578,7 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     }
     if (!fits) {
         Plot_message(c, p->title, "(panel too small)");
-        return;
+        return 0;
     }
     /* The title names the y axis; its top tick (T) keeps the first row. */
     frame_dress(c, &f, items, n, "layer", NULL);
@@ -564,7 +606,7 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     if (theory)
         curve(c, &x, &y, p->theory, p->depth, every, INK_THEORY, STROKE_DASHED, "×");
     curve(c, &x, &y, p->counterpart, p->depth, every, INK_GHOST, STROKE_DOTTED, "○");
-    curve(c, &x, &y, p->network, p->depth, every, INK_BULK, STROKE_SOLID, "●");
+    int met = curve(c, &x, &y, p->network, p->depth, every, INK_BULK, STROKE_SOLID, "●");
     Canvas_unclip(c);
     /* The shown layer last, as a column of ┆ in the cells the curves leave empty: a glyph
        of its own, where a dotted line would read as the dotted counterpart without colour. */
@@ -582,6 +624,16 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
         Canvas_cell(c, column, f.top, cell);
         if (p->local[l] && strcmp(cell, " ") == 0)
             Canvas_text(c, column, f.top, FIGURE_LOCAL_GLYPH, INK_AXIS);
+    }
+    return met;
+}
+
+void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
+{
+    /* With ◉ in the legend first; drawn again without it where the curves never meet. */
+    if (stable_rank_draw(c, p, true) == 0) {
+        Canvas_clear(c);
+        stable_rank_draw(c, p, false);
     }
 }
 
@@ -656,9 +708,10 @@ static void series_axes(Canvas *c, const SeriesPlot *p, const Frame *f, Axis *x,
 }
 
 /* Each series' line through its finite points (broken at the others), the last series
-   first; then the markers, the first series on top, on every point when there is room. */
-static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const Axis *x,
-                         const Axis *y)
+   first; then the markers, the first series on top, on every point when there is room.
+   Returns the cells where ● met ○ (marker_put). */
+static int series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const Axis *x,
+                        const Axis *y)
 {
     frame_clip(c, f);
     for (int k = p->count - 1; k >= 0; k--) {
@@ -682,6 +735,7 @@ static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const A
         }
     }
     Canvas_unclip(c);
+    int met = 0;
     for (int k = p->count - 1; k >= 0; k--) {
         const Series *s = &p->series[k];
         if (!s->marker)
@@ -690,12 +744,14 @@ static void series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const A
         for (int i = 0; i < s->count; i++) {
             double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
             if (isfinite(u) && isfinite(v) && (i % every == 0 || i == s->count - 1))
-                Canvas_text(c, axis_dot(x, u) / 2, axis_dot(y, v) / 4, s->marker, s->ink);
+                met += marker_put(c, axis_dot(x, u) / 2, axis_dot(y, v) / 4, s->marker, s->ink);
         }
     }
+    return met;
 }
 
-void Plot_series(Canvas *c, const SeriesPlot *p)
+/* The panel, the legend saying what ◉ is when `both`.  Returns the cells where ● met ○. */
+static int series_draw(Canvas *c, const SeriesPlot *p, bool both)
 {
     LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
     bool any;
@@ -703,12 +759,23 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
     if (!any) {
         Plot_message(c, p->title, p->empty ? p->empty : "no data");
         legend_draw(c, items, n, Canvas_rows(c) - legend_rows(c, items, n));
-        return;
+        return 0;
     }
+    if (both)
+        legend_both(items, n);
     Frame f;
     if (!panel_open(c, p->title, 6, items, n, p->x_name, NULL, &f))
-        return;
+        return 0;
     Axis x, y;
     series_axes(c, p, &f, &x, &y);
-    series_lines(c, p, &f, &x, &y);
+    return series_lines(c, p, &f, &x, &y);
+}
+
+void Plot_series(Canvas *c, const SeriesPlot *p)
+{
+    /* With ◉ in the legend first; drawn again without it where the curves never meet. */
+    if (series_draw(c, p, true) == 0) {
+        Canvas_clear(c);
+        series_draw(c, p, false);
+    }
 }

@@ -2,6 +2,7 @@
 
 #include "ascii.h"
 #include "duration.h"
+#include "figure.h"
 #include "attnscope/layer.h"
 #include "attnscope/theory.h"
 
@@ -41,10 +42,8 @@ static void readout(Fields *f, const StatusView *v, const char *label, double va
     char number[32];
     if (!v->current || (!isfinite(value) && v->busy))
         snprintf(number, sizeof number, "…");
-    else if (!isfinite(value))
-        snprintf(number, sizeof number, "n/a");
     else
-        snprintf(number, sizeof number, format, value);
+        Figure_number(number, sizeof number, format, value, FIGURE_MISSING);
     field(f, false, "%s=%s", label, number);
 }
 

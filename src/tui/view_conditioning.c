@@ -39,14 +39,10 @@ static const char *conditioning_missing(const Snapshot *s, int slot)
 enum { CONDITIONING_COMPACT_ROWS = 16 };
 
 /* A κ as the panel prints it: "null" where it is not computed (the reason is on the path and
-   the nulls lines), never "nan". */
+   the nulls lines), never "nan" or "inf". */
 static const char *kappa_text(char *out, size_t size, double kappa)
 {
-    if (isnan(kappa))
-        snprintf(out, size, "null");
-    else
-        snprintf(out, size, "%.4g", kappa);
-    return out;
+    return Figure_number(out, size, "%.4g", kappa, "null");
 }
 
 /* A κ(K) as the readout prints it after its name: "=" the value; where it is null, "≥" the
@@ -54,7 +50,7 @@ static const char *kappa_text(char *out, size_t size, double kappa)
 static const char *kappa_or_bound(char *out, size_t size, double kappa, double lower)
 {
     char value[24];
-    if (isnan(kappa) && !isnan(lower))
+    if (!isfinite(kappa) && isfinite(lower))
         snprintf(out, size, "≥%.3g", lower);
     else
         snprintf(out, size, "=%s", kappa_text(value, sizeof value, kappa));
@@ -94,12 +90,11 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
     /* The matrix-free path's ways to s_min, over both networks' layers. */
     const KronTally *kron = &k->kron;
     const char *how = kron->certified ? "Kronecker" : "Lanczos";
-    char where[48] = "";
-    /* "Kronecker 8/24": the layers it certified of both networks' (the rest: Lanczos), short
-       enough for the panel's line. */
+    char where[64] = "";
+    /* "Kronecker 8/2×12" at L = 12: the layers it certified of both networks' (the rest:
+       Lanczos), short enough for the panel's line, where 8/24 read as 24 layers. */
     if (kron->certified)
-        snprintf(where, sizeof where, " %d/%d", kron->certified,
-                 kron->certified + kron->lanczos + kron->beyond + kron->inexact);
+        snprintf(where, sizeof where, " %d/2×%d", kron->certified, depth);
     /* The bound as 1e-04, never 0.0001: "± 0" must mean a zero bound alone. */
     if (k->jacobian_exact)
         snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);

@@ -4,6 +4,7 @@
 #include "view_internal.h"
 
 #include "attnscope/entropy.h"
+#include "attnscope/format.h"
 #include "attnscope/layer.h"
 #include "plot.h"
 
@@ -154,10 +155,15 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
             ry[1] = w->excess[i] * pow(rx[1] / x[i], w->theory_slope);
             break;
         }
-    char slope[96], fit[128], ensemble[96];
-    snprintf(slope, sizeof slope, "theory slope 1−2ℓ = %g", w->theory_slope);
-    snprintf(fit, sizeof fit, "fitted slopes %.3g (gap off), %.3g (removed)", w->slope,
-             w->slope_gap);
+    char slope[96], fit[160], ensemble[96], off[FORMAT_NUMBER_SIZE], removed[FORMAT_NUMBER_SIZE];
+    snprintf(slope, sizeof slope, "theory slope 1−2ℓ = %s",
+             Figure_number(off, sizeof off, "%g", w->theory_slope, FIGURE_MISSING));
+    /* A slope is null (JSON) with fewer than two resolved points: said, never "nan". */
+    bool unfitted = !isfinite(w->slope) || !isfinite(w->slope_gap);
+    snprintf(fit, sizeof fit, "fitted slopes %s (gap off), %s (removed)%s",
+             Figure_number(off, sizeof off, "%.3g", w->slope, FIGURE_MISSING),
+             Figure_number(removed, sizeof removed, "%.3g", w->slope_gap, FIGURE_MISSING),
+             unfitted ? "; " FIGURE_MISSING ": fewer than two points resolved" : "");
     snprintf(ensemble, sizeof ensemble, "mean of %d seed%s", k->seeds, k->seeds > 1 ? "s" : "");
     SeriesPlot p = {
         .title = title,

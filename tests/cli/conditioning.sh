@@ -107,7 +107,7 @@ for l, (x, v, err, top, lv) in enumerate(zip(e["jacobian_s_min"], k["jacobian_s_
         assert abs(v - x) <= err + 4 * n * 2.0**-52 * top, (l + 1, v, x, err)
 assert kron == list(range(1, 9)), kron
 w = [t for t in k["warnings"] if "on the Kronecker path" in t]
-assert len(w) == 1 and "at 8 of 24 layers" in w[0], k["warnings"]'
+assert len(w) == 1 and "at 8 of the 24 layers of both networks" in w[0], k["warnings"]'
 check "--conditioning-path with a bad value names the four accepted" \
     bash -c "'$BIN' --batch --conditioning --conditioning-path krylov 2>&1 >/dev/null | grep -qF \"accepted auto|exact|lanczos|kron\" && [ \${PIPESTATUS[0]} -eq 2 ]"
 
@@ -145,6 +145,19 @@ assert k["kappa_jacobian_skip"] == [None]
 assert k["jacobian_norm"][0] > 0 and 0 < k["jacobian_s_min"][0] < k["jacobian_norm"][0]
 assert 0 <= k["jacobian_s_min_error"][0] < 1e-3 * k["jacobian_s_min"][0], k["jacobian_s_min_error"]
 assert any("Lanczos" in w for w in k["warnings"])'
+# The matrix-free path counts the layers of both networks together: every count a warning
+# gives is out of the 2L layers of both networks, never a bare "at 3 layers" that reads as
+# more layers than the network has (L = 2 here: its counts reach 3).
+check "matrix-free run at L = 2 (T*d = 4352)" run counted -T 16 -d 272 -L 2 --conditioning
+py "the matrix-free warnings count layers out of the 4 of both networks, none more" '
+import re
+said = [w for w in doc("counted")["conditioning"]["warnings"] if re.search(r"\bat \d+ ", w)]
+assert said, "no warning with a count"
+for w in said:
+    assert not re.search(r"\bat \d+ layers?\b", w), w
+    for n in re.findall(r"\bat (\d+) of the 4 layers of both networks", w):
+        assert 1 <= int(n) <= 4, w
+    assert re.search(r"\bat \d+ of the 4 layers of both networks", w), w'
 
 # The softmax demo: small alpha concentrates at (e^beta + n - 1)/(e^beta - 1).  softmax is
 # 1/2-Lipschitz per row, so every singular value moves by at most alpha*|Z|_F/2 <= 3 alpha

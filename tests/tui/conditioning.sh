@@ -139,7 +139,7 @@ quits "q quits"
 # the others go to Lanczos; the path line says so with the count and the certificate's width.
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --preset skipless-cutting-skip --no-confirm --conditioning-path kron"
 expect "the preset is loaded" "L=12"
-press "V: the conditioning view on the Kronecker path" "κ\(K\) estimated: Kronecker 8/24, s_min ± [0-9.e+-]+ relative" V
+press "V: the conditioning view on the Kronecker path" "κ\(K\) estimated: Kronecker 8/2×12, s_min ± [0-9.e+-]+ relative" V
 check "no nan anywhere on the screen" absent "nan"
 check "no error bound claimed" absent "± 0"
 quits "q quits"

@@ -22,8 +22,8 @@ for line in open(sys.argv[1]).read().split("\n"):
             continue  # a legend's entry or the status line, not a label
         labels += 1
         before = line[m.start() - 1] if m.start() > 0 else " "
-        # The removed outlier's marker "o" sits beside its label; the arrows beside theirs.
-        own = MARKERS + ("o" if m.group(1) else "")
+        # The removed outlier's marker "0" sits beside its label; the arrows beside theirs.
+        own = MARKERS + ("0" if m.group(1) else "")
         if before not in " " + own or after[:1] not in ("", " ") and after[:1] not in own:
             wrong.append("touches other text: %r" % line.strip())
 if labels == 0:

@@ -1,0 +1,214 @@
+/* The plot descriptions of figure.c say what the numbers say:
+ *   - no two marks of one legend look alike, with or without Unicode (nothing is told by
+ *     colour alone): every description figure.c builds from real runs (eigenvalues with the
+ *     gap off and removed, singular values, stable rank in each order, the entropy curves
+ *     and the row-entropy histogram), overlays on and off, over masks, kinds and ensembles;
+ *   - the row-entropy histogram's title names what bounds its rows: ln T where each row sees
+ *     every key, else the largest ln n_i, counted here from the mask's rule loop by loop; the
+ *     depth plot's ceiling follows each layer's mask;
+ *   - a missing value (NaN, ±inf: null in the JSON) prints as a word, never "nan" or "inf".
+ */
+#include "testing.h"
+
+#include "model_fixture.h"
+
+#include "canvas.h"
+#include "figure.h"
+
+#include "attnscope/format.h"
+#include "attnscope/model.h"
+
+#include <string.h>
+
+/* A legend sample as a canvas of that rendering draws it (the one way the screen does). */
+static void sample_text(const LegendItem *item, bool unicode, char *out, size_t size)
+{
+    Canvas *c = Canvas_new(item->cells, 1, unicode);
+    assert_non_null(c);
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = 0; k < item->cells; k++) {
+        if (item->sample[k].glyph)
+            Canvas_text(c, k, 0, item->sample[k].glyph, item->ink);
+        else
+            Canvas_pattern(c, k, 0, item->sample[k].dots, item->ink);
+        char cell[8];
+        Canvas_cell(c, k, 0, cell);
+        used += (size_t)snprintf(out + used, size - used, "%s", cell);
+    }
+    Canvas_free(c);
+}
+
+/* Every two entries with a sample differ in it, in Unicode and in ASCII. */
+static void assert_marks_distinct(const char *panel, const LegendItem *items, int n)
+{
+    for (int u = 0; u < 2; u++)
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) {
+                if (items[i].cells == 0 || items[j].cells == 0)
+                    continue;
+                char a[64], b[64];
+                sample_text(&items[i], u == 0, a, sizeof a);
+                sample_text(&items[j], u == 0, b, sizeof b);
+                if (strcmp(a, b) == 0)
+                    fail_msg("%s (%s): \"%s\" and \"%s\" share the mark '%s'", panel,
+                             u == 0 ? "Unicode" : "ASCII", items[i].text, items[j].text, a);
+            }
+}
+
+/* Every figure.c description of one result, overlays as given. */
+static void assert_result_marks_distinct(const Result *r, bool overlays)
+{
+    char t1[FIGURE_TITLE_SIZE], t2[FIGURE_TITLE_SIZE];
+    EigenvaluePlot e;
+    HistogramPlot h;
+    EigenvalueFigure ef;
+    HistogramFigure hf;
+    Figure_spectra(r, overlays, t1, t2, &e, &h);
+    Figure_eigenvalues(&e, &ef);
+    assert_marks_distinct(t1, ef.legend, ef.legend_count);
+    Figure_histogram(&h, &hf);
+    assert_marks_distinct(t2, hf.legend, hf.legend_count);
+    /* The compare view's other half: the same matrix's values with the gap removed. */
+    Figure_eigenvalue_plot(&r->config, r->eigenvalues, GAP_CENTER, r->eigenvalues_exact, overlays,
+                           "gap removed", &e);
+    Figure_eigenvalues(&e, &ef);
+    assert_marks_distinct("eigenvalues, gap removed", ef.legend, ef.legend_count);
+    for (int first = FIRST_NETWORK; first <= FIRST_GAP_REMOVED; first++) {
+        StableRankText text;
+        StableRankPlot p;
+        StableRankFigure f;
+        Figure_stable_rank_plot(r, overlays, (StableRankFirst)first, &text, &p);
+        Figure_stable_rank(&p, &f);
+        assert_marks_distinct(text.title, f.legend, f.legend_count);
+    }
+    EntropyText text;
+    SeriesPlot s;
+    LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
+    bool any;
+    Figure_entropy_plot(r, overlays, true, &text, &s);
+    int n = Figure_series_legend(&s, items, &any);
+    assert_true(any);
+    assert_marks_distinct(text.title, items, n);
+    double *sorted = malloc(sizeof(double) * (size_t)r->config.tokens);
+    assert_non_null(sorted);
+    char title[FIGURE_TITLE_SIZE];
+    Figure_row_entropy_plot(r, title, sorted, &h);
+    Figure_histogram(&h, &hf);
+    assert_marks_distinct(title, hf.legend, hf.legend_count);
+    free(sorted);
+}
+
+static void test_no_two_marks_alike(void **state)
+{
+    (void)state;
+    Config cases[6];
+    for (int k = 0; k < 6; k++)
+        cases[k] = small(16, 16, 3);
+    cases[1].mask = MASK_CAUSAL;
+    cases[1].gap = GAP_CENTER;
+    cases[2].mask = MASK_WINDOW_CAUSAL;
+    cases[2].window = 4;
+    cases[3].attention = ATTENTION_MARKOV; /* the theory's curves */
+    cases[3].seeds = 2;                    /* the ensemble's band */
+    cases[4].attention = ATTENTION_RELU;   /* the predicted λ1 */
+    cases[5].mask = MASK_WINDOW;
+    cases[5].window = 2;
+    assert_int_equal(Config_window_layers_code("1:1", &cases[5].window_layers), 0);
+    for (int k = 0; k < 6; k++) {
+        Result *r = run(&cases[k]);
+        assert_result_marks_distinct(r, true);
+        assert_result_marks_distinct(r, false);
+        Result_free(r);
+    }
+}
+
+/* The largest ln n_i of c's shown layer, from the mask's definition (docs/model.md §2): the
+   full mask lets every key in, causal j ≤ i, window |i − j| ≤ w, window-causal
+   i − w ≤ j ≤ i. */
+static double largest_log_keys(const Config *c)
+{
+    int most = 0;
+    for (int i = 0; i < c->tokens; i++) {
+        int keys = 0;
+        for (int j = 0; j < c->tokens; j++) {
+            bool in = c->mask == MASK_FULL || (c->mask == MASK_CAUSAL && j <= i) ||
+                      (c->mask == MASK_WINDOW && abs(i - j) <= c->window) ||
+                      (c->mask == MASK_WINDOW_CAUSAL && j <= i && i - j <= c->window);
+            keys += in;
+        }
+        most = keys > most ? keys : most;
+    }
+    return log(most);
+}
+
+static void test_row_entropy_title_names_the_rows_bound(void **state)
+{
+    (void)state;
+    const Mask masks[] = {MASK_FULL, MASK_CAUSAL, MASK_WINDOW, MASK_WINDOW_CAUSAL};
+    for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++) {
+        Config c = small(32, 32, 1);
+        c.mask = masks[k];
+        c.window = 4;
+        Result *r = run(&c);
+        double sorted[32];
+        char title[FIGURE_TITLE_SIZE], want[FIGURE_TITLE_SIZE];
+        HistogramPlot h;
+        Figure_row_entropy_plot(r, title, sorted, &h);
+        snprintf(want, sizeof want, "row entropies H_i, ℓ=1 (%s = %.3g)",
+                 masks[k] == MASK_FULL ? "ln T" : "max ln n_i", largest_log_keys(&c));
+        assert_string_equal(title, want);
+        /* Every row's entropy is under the bound the title names. */
+        for (int i = 0; i < h.count; i++)
+            assert_true(h.values[i] <= largest_log_keys(&c) + 1e-12);
+        Result_free(r);
+    }
+}
+
+/* The depth plot's ceiling follows each layer's mask: under --window-layers 1:1 layer 1 is
+   windowed (mean ln n_i, n_i = the keys within w of i) and layer 2 global (ln T). */
+static void test_entropy_ceiling_per_layer_mask(void **state)
+{
+    (void)state;
+    Config c = small(16, 16, 2);
+    c.mask = MASK_WINDOW;
+    c.window = 2;
+    assert_int_equal(Config_window_layers_code("1:1", &c.window_layers), 0);
+    Result *r = run(&c);
+    double windowed = 0;
+    for (int i = 0; i < c.tokens; i++) {
+        int keys = 0;
+        for (int j = 0; j < c.tokens; j++)
+            keys += abs(i - j) <= c.window;
+        windowed += log(keys) / c.tokens;
+    }
+    EntropyText text;
+    SeriesPlot p;
+    Figure_entropy_plot(r, true, false, &text, &p);
+    assert_close(text.ceiling[1], windowed, 1e-14);
+    assert_close(text.ceiling[2], log(16.0), 1e-14);
+    assert_string_equal(text.ceiling_label, "mean ln n_i");
+    Result_free(r);
+}
+
+static void test_missing_values_print_as_words(void **state)
+{
+    (void)state;
+    char out[FORMAT_NUMBER_SIZE];
+    assert_string_equal(Figure_number(out, sizeof out, "%.3g", NAN, FIGURE_MISSING), "n/a");
+    assert_string_equal(Figure_number(out, sizeof out, "%.3g", INFINITY, "null"), "null");
+    assert_string_equal(Figure_number(out, sizeof out, "%.3g", -INFINITY, "n/a"), "n/a");
+    assert_string_equal(Figure_number(out, sizeof out, "%.3g", 16.517630789219226, "n/a"), "16.5");
+    assert_string_equal(Figure_number(out, sizeof out, "%g", -1.0, "n/a"), "-1");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_two_marks_alike),
+        cmocka_unit_test(test_row_entropy_title_names_the_rows_bound),
+        cmocka_unit_test(test_entropy_ceiling_per_layer_mask),
+        cmocka_unit_test(test_missing_values_print_as_words),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
