@@ -487,6 +487,8 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
             fprintf(stderr, "attnscope: --weights %s\n", err);
             return 2;
         }
+        if (o->hf_config.file[0]) /* a .safetensors path: no config.json of its own */
+            Checkpoint_use_family(*checkpoint, o->hf_config.model_type);
         Layer_use_weights(Checkpoint_source(*checkpoint));
         static int said;
         if (o->batch && o->verbose)

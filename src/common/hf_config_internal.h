@@ -42,7 +42,8 @@ typedef struct {
     LayerNorm norm;
     LnPlace place;
     bool rope, causal, sinks;
-    bool gain_offset; /* its RMSNorm multiplies by 1 + w (Gemma) */
+    bool gain_offset;      /* its RMSNorm multiplies by 1 + w (Gemma) */
+    bool scaled_embedding; /* it multiplies the embedding rows by sqrt(hidden_size) (Gemma) */
     HfMlp mlp;
     DepthScale depth_scale;
 } HfBlock;

@@ -38,6 +38,11 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
 Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, char *err,
                             size_t size);
 
+/* The model family of --hf-config's file (its model_type), for a checkpoint whose own
+   config.json names none (a path to a .safetensors file): Gemma's scales the table's rows by
+   sqrt(hidden_size), as its model does.  A family the checkpoint's config.json names wins. */
+void Checkpoint_use_family(Checkpoint *k, const char *model_type);
+
 /* The weight source to give Layer_use_weights: it fills a layer of any configuration whose
    tensors have the shapes this one was opened for, and refuses others. */
 const WeightSource *Checkpoint_source(const Checkpoint *k);

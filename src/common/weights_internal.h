@@ -107,6 +107,10 @@ const char *Weights_table_name(const Names *names, bool positions);
 const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions);
 void Checkpoint_table_row(const Checkpoint *k, bool positions, uint64_t row, double *out);
 
+/* The model_type of a checkpoint whose family scales the table's rows (Gemma: the export's
+   config.json names it, so that the table reads back as it did), else NULL. */
+const char *Checkpoint_scaled_family(const Checkpoint *k);
+
 /* The positions the checkpoint's model takes (its learned positions' rows, its config.json's
    max_position_embeddings or n_positions, the least of those), 0 where nothing says. */
 int Checkpoint_context(const Checkpoint *k);

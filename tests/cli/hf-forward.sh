@@ -1,6 +1,7 @@
 #!/bin/bash
 # A checkpoint written by numpy (tests/cli/hf_forward.py: a 2-layer GPT-2, a 2-layer
-# Qwen3-shaped Llama-family model and a 2-layer ViT, F64, F32 and BF16, one of each sharded) and
+# Qwen3-shaped Llama-family model and a 2-layer ViT, F64, F32 and BF16, one of each sharded; a
+# 2-layer Gemma 2, whose embedding rows are scaled by sqrt(hidden_size), F64 and BF16) and
 # a token-id file (ViT: the input drawn from the seed, exported as input.csv): attnscope's
 # attention matrices, every layer and head, equal numpy's own forward of the Hugging Face block
 # on the same input to 1e-9 relative.  Then the input's other ways and refusals: random ids from
@@ -31,6 +32,12 @@ for model in gpt2 qwen3 vit; do
         check "$model $dtype $layout: every layer's and head's attention is numpy's" same_as_numpy $model $dtype $layout
     done
 done
+# Gemma 2's family from --hf-config (--weights names the .safetensors file), or from the
+# config.json in --weights' directory (the settings as options).
+check "gemma2 F64 single: the table's rows times sqrt(24), then every layer's attention is numpy's" \
+    same_as_numpy gemma2 F64 single
+check "gemma2 BF16 sharded: the same with the family from the checkpoint's config.json" \
+    same_as_numpy gemma2 BF16 sharded
 
 # input.csv says how the run made X0 (the ids' rows in the checkpoint's table, or orthonormal
 # rows drawn from the seed), and its settings line, --weights and --token-ids among them, makes
@@ -114,6 +121,11 @@ check "Qwen3 (BF16, sharded): the export holds its table, and reads back to its 
     table_round_trip qwen3 "$Q" "$qwen3"
 check "GPT-2: the export holds wte and wpe, and reads back to its document bit for bit" \
     table_round_trip gpt2 "$G" "$gpt2"
+# The export's config.json names gemma2, so that its (unscaled) table is read back scaled.
+gemma2=$tmp/gemma2-BF16-sharded/checkpoint
+E="-L 2 -a softmax -m window-causal --window 3 --window-layers 1:1 -k plain --ln-place peri --ln-scale sqrt-d --wo gaussian -d 24 --heads 4 --kv-heads 2 -n rms --ln-eps 1e-06 --norm-gain-offset 1 --rope half --rope-theta 10000 --logit-softcap 5 --mlp geglu --mlp-hidden 32"
+check "Gemma 2: the export holds its table unscaled and reads back, scaled, to its document bit for bit" \
+    table_round_trip gemma2 "$E" "$gemma2"
 
 refused() { # message -- args...
     local message=$1

@@ -1,27 +1,31 @@
 #!/usr/bin/python3
 """An independent forward pass for tests/cli/hf-forward.sh: writes a 2-layer Hugging Face
-checkpoint with numpy (GPT-2, the Llama family's Qwen3 shape, or ViT), runs attnscope on it
+checkpoint with numpy (GPT-2, the Llama family's Qwen3 shape, Gemma 2, or ViT), runs attnscope on it
 with a token-id file (ViT: its input drawn from the seed, which attnscope exports as
 input.csv), and compares every layer's and head's attention matrix attnscope exports with this
 file's own forward of the same block on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
-      MODEL   gpt2 | qwen3 | vit
+      MODEL   gpt2 | qwen3 | gemma2 | vit
       DTYPE   F64 | F32 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
               model.safetensors.index.json)
 
 The forward follows Hugging Face's modeling code (transformers' modeling_gpt2.py,
-modeling_qwen3.py and modeling_vit.py), not attnscope's: GPT-2's Conv1D y = xW + b with W (in, out), c_attn's
+modeling_qwen3.py, modeling_gemma2.py and modeling_vit.py), not attnscope's: GPT-2's Conv1D y = xW + b with W (in, out), c_attn's
 columns q | k | v, wte[ids] + wpe[positions], LayerNorm before each sub-block, the causal mask,
 scores / sqrt(d_head); Qwen3's nn.Linear y = xWᵀ, RMSNorm x·rsqrt(mean(x²) + ε)·w, q_norm and
 k_norm per head before the rotary embedding, rotate_half with cos/sin of
 positions·θ^(−2i/d_head) repeated over both halves, repeat_kv for grouped keys and values,
-scores·d_head^(−1/2), down(silu(gate x) ⊙ up x); ViT's ViTLayer: nn.Linear with biases,
+scores·d_head^(−1/2), down(silu(gate x) ⊙ up x); Gemma 2's embed_tokens[ids]·normalizer
+(sqrt(hidden_size), Gemma2Model.forward), RMSNorm x·rsqrt(mean(x²) + ε)·(1 + w) before and
+after each sub-block, scores·query_pre_attn_scalar^(−1/2) capped by
+attn_logit_softcapping·tanh(·/cap), every other layer (the first) a sliding window of
+sliding_window keys, down(gelu_pytorch_tanh(gate x) ⊙ up x); ViT's ViTLayer: nn.Linear with biases,
 LayerNorm before the attention (layernorm_before) and before the MLP (layernorm_after), no
 mask, scores·d_head^(−1/2), the exact GELU.  The exported input.csv must be numpy's own
-input (wte[ids] + wpe, the table's rows) bit for bit, or for ViT have orthonormal rows.
+input (wte[ids] + wpe, the table's rows, Gemma's times sqrt(hidden_size)) bit for bit, or for ViT have orthonormal rows.
 Prints the largest relative difference; exit 0 when every entry agrees to 1e-9 relative
 (masked entries exactly 0), 1 otherwise.
 """
@@ -84,6 +88,9 @@ def write_checkpoint(directory, weights, dtype, sharded):
 # The two shapes: sizes, config.json, attnscope's settings for the same block.
 GPT2 = dict(d=16, H=2, G=2, L=2, N=64, V=50, context=32, T=12, eps=1e-5)
 QWEN3 = dict(d=16, H=4, G=2, L=2, N=24, V=40, context=64, T=20, eps=1e-6, theta=10000.0)
+# d = 24: the embedding scale sqrt(24) is not a float that rounds the same in float32.
+GEMMA2 = dict(d=24, H=4, G=2, L=2, N=32, V=40, context=64, T=14, eps=1e-6, theta=10000.0,
+              window=4, cap=5.0)
 VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channels=3)
 
 
@@ -136,6 +143,31 @@ def qwen3_weights(rng, dtype):
         put(p + "mlp.up_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
         put(p + "mlp.down_proj.weight", 0.2 * rng.standard_normal((d, s["N"])))
     put("model.norm.weight", gains(rng, d))
+    return w
+
+
+def gemma2_weights(rng, dtype):
+    """Gemma2Model's tensors; its norms' weights w are read as gains 1 + w."""
+    s, d, w = GEMMA2, GEMMA2["d"], {}
+    dh = d // s["H"]
+
+    def put(name, x):
+        w[name] = stored(x, dtype)[0]
+
+    put("model.embed_tokens.weight", 0.5 * rng.standard_normal((s["V"], d)))
+    for layer in range(s["L"]):
+        p = "model.layers.%d." % layer
+        for norm in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                     "post_feedforward_layernorm"):
+            put(p + norm + ".weight", 0.3 * rng.standard_normal(d))
+        put(p + "self_attn.q_proj.weight", 0.6 * rng.standard_normal((s["H"] * dh, d)))
+        put(p + "self_attn.k_proj.weight", 0.6 * rng.standard_normal((s["G"] * dh, d)))
+        put(p + "self_attn.v_proj.weight", 0.3 * rng.standard_normal((s["G"] * dh, d)))
+        put(p + "self_attn.o_proj.weight", 0.3 * rng.standard_normal((d, s["H"] * dh)))
+        put(p + "mlp.gate_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
+        put(p + "mlp.up_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
+        put(p + "mlp.down_proj.weight", 0.2 * rng.standard_normal((d, s["N"])))
+    put("model.norm.weight", 0.3 * rng.standard_normal(d))
     return w
 
 
@@ -265,14 +297,19 @@ def rotate_half(x):
     return np.concatenate((-x[..., half:], x[..., :half]), -1)
 
 
+def rope(T, dh, theta):
+    """cos and sin of positions·θ^(−2i/d_head), repeated over both halves (T×dh)."""
+    inv_freq = 1.0 / theta ** (np.arange(0, dh, 2) / dh)
+    freqs = np.outer(np.arange(T), inv_freq)
+    emb = np.concatenate((freqs, freqs), -1)
+    return np.cos(emb), np.sin(emb)
+
+
 def qwen3_forward(w, ids):
     s, d = QWEN3, QWEN3["d"]
     H, G, T = s["H"], s["G"], len(ids)
     dh = d // H
-    inv_freq = 1.0 / s["theta"] ** (np.arange(0, dh, 2) / dh)
-    freqs = np.outer(np.arange(T), inv_freq)
-    emb = np.concatenate((freqs, freqs), -1)
-    cos, sin = np.cos(emb), np.sin(emb)
+    cos, sin = rope(T, dh, s["theta"])
     h = w["model.embed_tokens.weight"][ids]
     attention = []
     for layer in range(s["L"]):
@@ -300,6 +337,50 @@ def qwen3_forward(w, ids):
     return attention
 
 
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gemma2_forward(w, ids):
+    s, d = GEMMA2, GEMMA2["d"]
+    H, G, T = s["H"], s["G"], len(ids)
+    dh = d // H
+    cos, sin = rope(T, dh, s["theta"])
+
+    def norm(x, name):
+        return rms_norm(x, 1 + w[name + ".weight"], s["eps"])
+
+    h = w["model.embed_tokens.weight"][ids] * np.sqrt(d)  # Gemma2Model's normalizer
+    i, j = np.meshgrid(np.arange(T), np.arange(T), indexing="ij")
+    attention = []
+    for layer in range(s["L"]):
+        p = "model.layers.%d." % layer
+        a = norm(h, p + "input_layernorm")
+        q = (a @ w[p + "self_attn.q_proj.weight"].T).reshape(T, H, dh)
+        k = (a @ w[p + "self_attn.k_proj.weight"].T).reshape(T, G, dh)
+        v = (a @ w[p + "self_attn.v_proj.weight"].T).reshape(T, G, dh)
+        q = q * cos[:, None, :] + rotate_half(q) * sin[:, None, :]
+        k = k * cos[:, None, :] + rotate_half(k) * sin[:, None, :]
+        allowed = j <= i
+        if layer % 2 == 0:  # Gemma2's is_sliding: the even layers
+            allowed &= j > i - s["window"]
+        heads, outputs = [], []
+        for head in range(H):
+            g = head // (H // G)
+            scores = q[:, head] @ k[:, g].T * dh ** -0.5  # query_pre_attn_scalar = d_head
+            scores = s["cap"] * np.tanh(scores / s["cap"])
+            A = softmax(np.where(allowed, scores, -np.inf))
+            heads.append(A)
+            outputs.append(A @ v[:, g])
+        attention.append(heads)
+        o = np.concatenate(outputs, 1) @ w[p + "self_attn.o_proj.weight"].T
+        h = h + norm(o, p + "post_attention_layernorm")
+        m = norm(h, p + "pre_feedforward_layernorm")
+        m = gelu_tanh(m @ w[p + "mlp.gate_proj.weight"].T) * (m @ w[p + "mlp.up_proj.weight"].T)
+        h = h + norm(m @ w[p + "mlp.down_proj.weight"].T, p + "post_feedforward_layernorm")
+    return attention
+
+
 def config_json(model):
     if model == "gpt2":
         s = GPT2
@@ -312,6 +393,15 @@ def config_json(model):
                 "num_hidden_layers": s["L"], "intermediate_size": s["N"], "hidden_act": "gelu",
                 "layer_norm_eps": s["eps"], "image_size": s["image"], "patch_size": s["patch"],
                 "num_channels": s["channels"], "qkv_bias": True}
+    if model == "gemma2":
+        s = GEMMA2
+        return {"model_type": "gemma2", "hidden_size": s["d"], "num_attention_heads": s["H"],
+                "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
+                "num_hidden_layers": s["L"], "intermediate_size": s["N"], "vocab_size": s["V"],
+                "max_position_embeddings": s["context"], "rope_theta": s["theta"],
+                "rms_norm_eps": s["eps"], "hidden_activation": "gelu_pytorch_tanh",
+                "query_pre_attn_scalar": s["d"] // s["H"], "sliding_window": s["window"],
+                "attn_logit_softcapping": s["cap"], "final_logit_softcapping": None}
     s = QWEN3
     return {"model_type": "qwen3", "hidden_size": s["d"], "num_attention_heads": s["H"],
             "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
@@ -320,11 +410,21 @@ def config_json(model):
             "rms_norm_eps": s["eps"], "hidden_act": "silu", "tie_word_embeddings": True}
 
 
-def attnscope_settings(model, checkpoint):
+def attnscope_settings(model, checkpoint, sharded):
     """The same block in attnscope's settings (presets/gpt2-small-small.preset and
-    qwen3-8b-small.preset at this size; ViT's from its config.json, as a user reads it)."""
-    if model == "vit":
-        return "-T %d --hf-config %s" % (VIT["T"], checkpoint)
+    qwen3-8b-small.preset at this size; ViT's from its config.json, as a user reads it;
+    Gemma 2's from its config.json with --weights naming the .safetensors file, whose scale
+    then comes from --hf-config's model_type, or sharded as options, whose scale then comes
+    from the config.json in --weights' directory)."""
+    if model == "vit" or (model == "gemma2" and not sharded):
+        return "-T %d --hf-config %s" % ({"vit": VIT, "gemma2": GEMMA2}[model]["T"], checkpoint)
+    if model == "gemma2":
+        s = GEMMA2
+        return ("-L 2 -a softmax -m window-causal --window %d --window-layers 1:1 -k plain "
+                "--ln-place peri --ln-scale sqrt-d --wo gaussian -d %d --heads %d --kv-heads %d "
+                "-n rms --ln-eps %g --norm-gain-offset 1 --rope half --rope-theta %g "
+                "--logit-softcap %g --mlp geglu --mlp-hidden %d") % (
+                    s["window"] - 1, s["d"], s["H"], s["G"], s["eps"], s["theta"], s["cap"], s["N"])
     common = "-L 2 -a softmax -m causal -k plain --ln-place pre --ln-scale sqrt-d --wo gaussian"
     if model == "gpt2":
         s = GPT2
@@ -351,7 +451,7 @@ def write_inputs(model, rng, weights, directory):
     table's rows), with the ids; (None, None, None) for ViT, whose input attnscope draws."""
     if model == "vit":
         return None, None, None
-    s = GPT2 if model == "gpt2" else QWEN3
+    s = {"gpt2": GPT2, "qwen3": QWEN3, "gemma2": GEMMA2}[model]
     ids = rng.integers(0, s["V"], s["T"])
     ids[3] = ids[7]  # a repeated token
     ids_path = os.path.join(directory, "ids.txt")
@@ -360,7 +460,8 @@ def write_inputs(model, rng, weights, directory):
     if model == "gpt2":
         positions = weights[table_name(weights, "wpe.weight")][np.arange(s["T"])]
         return ids_path, ids, weights[table_name(weights, "wte.weight")][ids] + positions
-    return ids_path, ids, weights["model.embed_tokens.weight"][ids]
+    scale = np.sqrt(s["d"]) if model == "gemma2" else 1.0
+    return ids_path, ids, weights["model.embed_tokens.weight"][ids] * scale
 
 
 def input_is_numpys(x, want, first):
@@ -375,7 +476,7 @@ def input_is_numpys(x, want, first):
 def main(argv):
     binary, directory, model, dtype, layout = argv[1:6]
     rng = np.random.default_rng(20261126)
-    s = {"gpt2": GPT2, "qwen3": QWEN3, "vit": VIT}[model]
+    s = {"gpt2": GPT2, "qwen3": QWEN3, "gemma2": GEMMA2, "vit": VIT}[model]
     # GPT-2's names under transformer. (GPT2LMHeadModel's) for the sharded checkpoints, bare
     # (GPT2Model's) otherwise; ViT's under vit. (ViTForImageClassification's) or bare
     # (ViTModel's) alike.
@@ -384,7 +485,8 @@ def main(argv):
     if model == "vit":
         weights = vit_weights(rng, dtype, prefix)
     else:
-        weights = (gpt2_weights if model == "gpt2" else qwen3_weights)(rng, dtype)
+        weights = {"gpt2": gpt2_weights, "qwen3": qwen3_weights,
+                   "gemma2": gemma2_weights}[model](rng, dtype)
         weights = {prefix + n: x for n, x in weights.items()}
     checkpoint = os.path.join(directory, "checkpoint")
     os.makedirs(checkpoint)
@@ -394,15 +496,19 @@ def main(argv):
     ids_path, ids, numpy_input = write_inputs(model, rng, weights, directory)
     if model != "vit":
         weights = {n[len(prefix):]: x for n, x in weights.items()}
-        expected = (gpt2_forward if model == "gpt2" else qwen3_forward)(weights, ids)
+        expected = {"gpt2": gpt2_forward, "qwen3": qwen3_forward,
+                    "gemma2": gemma2_forward}[model](weights, ids)
     worst, first_input = 0.0, None
     for layer in range(1, s["L"] + 1):
         for head in range(1, s["H"] + 1):
             out = os.path.join(directory, "export-%d-%d" % (layer, head))
-            command = [binary, "--batch", "--weights", checkpoint, "--layer", str(layer),
+            weights_path = checkpoint
+            if model == "gemma2" and not sharded:
+                weights_path = os.path.join(checkpoint, "model.safetensors")
+            command = [binary, "--batch", "--weights", weights_path, "--layer", str(layer),
                        "--head", str(head), "--export", out, "--export-matrix"]
             command += ["--token-ids", ids_path] if ids_path else []
-            command += attnscope_settings(model, checkpoint).split()
+            command += attnscope_settings(model, checkpoint, sharded).split()
             document = subprocess.run(command, check=True, stdout=subprocess.PIPE).stdout
             source = json.loads(document)["config"].get("input_source", "")
             if ids_path and not source.startswith(ids_path + " in "):
