@@ -374,6 +374,13 @@ check "an index naming a FIFO shard: refused at once" refused \
     "'$tmp/fifos/shard': a FIFO, not a regular file" -- \
     timeout 10 "$BIN" $base $A --weights "$tmp/fifos"
 
+rm "$tmp/fifos/shard"
+cp "$tmp/w/model.safetensors" "$tmp/fifos/shard"
+# shellcheck disable=SC2086
+check "--weights naming the shard index itself: refused, naming its directory" refused \
+    "'$tmp/fifos/model.safetensors.index.json': a shard index: give its directory, '$tmp/fifos'" -- \
+    "$BIN" $base $A --weights "$tmp/fifos/model.safetensors.index.json"
+
 # The export: into a directory that is not one, nothing is written; over an earlier export,
 # the new files replace the old and other files stay; no staging file is left.
 touch "$tmp/file"
