@@ -78,7 +78,8 @@ Outside Weights_outside_block(const Names *names, const char *name);
 const char *Weights_before_block_why(const Names *names);
 
 /* Whether name is a buffer a layer saves beside its weights, not a weight (GPT-2's causal
-   masks, h.N.attn.bias and h.N.attn.masked_bias). */
+   masks, h.N.attn.bias and h.N.attn.masked_bias; the Llama family's rotary inverse
+   frequencies, model.layers.N.self_attn.rotary_emb.inv_freq). */
 bool Weights_layer_buffer(const Names *names, const char *name);
 
 /* The product of t's shape. */

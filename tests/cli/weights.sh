@@ -320,6 +320,23 @@ llama_whole() {
         trained_read "$tmp/gain2.safetensors" "$tmp/l.json" $base $settings
 }
 check "a whole Llama checkpoint: norms' gains read, the rest named unused, the same document" llama_whole
+# Older Llama checkpoints save each layer's rotary inverse frequencies: skipped as transformers
+# skips them (the same document, nothing said); another tensor beside them is still refused.
+inv_freq_skipped() {
+    local settings="--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half"
+    "$PY" $tool add "$tmp/whole.safetensors" "$tmp/inv0.safetensors" model.layers.0.self_attn.rotary_emb.inv_freq 2 1 &&
+        "$PY" $tool add "$tmp/inv0.safetensors" "$tmp/inv1.safetensors" model.layers.1.self_attn.rotary_emb.inv_freq 2 0.01 &&
+        "$PY" $tool add "$tmp/inv1.safetensors" "$tmp/inv.safetensors" model.layers.2.self_attn.rotary_emb.inv_freq 2 0.01 &&
+        # shellcheck disable=SC2086
+        "$BIN" $base $settings --input orthonormal --weights "$tmp/inv.safetensors" >"$tmp/inv.json" 2>"$tmp/inv.err" &&
+        cmp -s "$tmp/l2.json" "$tmp/inv.json" && ! grep -q inv_freq "$tmp/inv.err"
+}
+check "a Llama checkpoint with rotary_emb.inv_freq per layer: skipped, the same document" inv_freq_skipped
+"$PY" $tool add "$tmp/inv.safetensors" "$tmp/inv-more.safetensors" model.layers.0.self_attn.rotary_emb.scale 2 1
+# shellcheck disable=SC2086
+check "another tensor beside inv_freq: still refused" refused \
+    "tensor 'model.layers.0.self_attn.rotary_emb.scale' is not a weight of this configuration" -- \
+    "$BIN" $base --heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half --input orthonormal --weights "$tmp/inv-more.safetensors"
 
 # A directory's config.json states the model: the same tensors read with other heads or
 # another width are refused, naming the key and the option (either spelling of the key).
