@@ -70,9 +70,14 @@ int HfReader_concept(HfReader *r, const char *const keys[], const JsonValue **va
 
 /* For messages about key: " (not in the file: the Mistral family's default)" where the file
    lacks it and the value read is the family's, else "" (the file holds what is quoted). */
+bool HfReader_from_default(const HfReader *r, const char *key)
+{
+    return !JsonValue_member(r->object, key) && JsonValue_member(r->defaults, key);
+}
+
 static const char *default_note(const HfReader *r, const char *key, char *buf, size_t size)
 {
-    if (JsonValue_member(r->object, key) || !JsonValue_member(r->defaults, key))
+    if (!HfReader_from_default(r, key))
         return "";
     snprintf(buf, size, " (not in the file: the %s family's default)", r->family->name);
     return buf;
@@ -254,14 +259,31 @@ static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, doubl
         if (strcmp(key, "partial_rotary_factor") == 0 &&
             number_of(r, "rope_parameters.partial_rotary_factor", v, fraction))
             return -1;
-        if (strcmp(key, "rope_type") == 0 &&
-            (v->kind != JSON_STRING || strcmp(v->text, "default") != 0)) {
+        if (strcmp(key, "rope_type") == 0 && !HfRope_scaling_is_identity(p)) {
             HfReader_unmodelled(r, "rope_parameters", p,
                                 "rotary scaling (linear, dynamic, YaRN, llama3 ...): attnscope's "
                                 "RoPE has one theta and no scaling");
         }
     }
     return 0;
+}
+
+bool HfRope_scaling_is_identity(const JsonValue *v)
+{
+    const JsonValue *type = JsonValue_member(v, "rope_type");
+    if (!type)
+        type = JsonValue_member(v, "type"); /* the older spelling */
+    const JsonValue *factor = JsonValue_member(v, "factor");
+    if (!type || type->kind != JSON_STRING)
+        return false;
+    return strcmp(type->text, "default") == 0 ||
+           (strcmp(type->text, "linear") == 0 && factor && factor->kind == JSON_NUMBER &&
+            factor->number == 1); /* positions divided by 1 */
+}
+
+bool HfRope_local_theta_is_global(const HfReader *r, const JsonValue *v)
+{
+    return v->kind == JSON_NUMBER && r->trial.rope == ROPE_HALF && v->number == r->trial.rope_theta;
 }
 
 /* Rotary positions: HF's rotate_half, θ from rope_theta or rope_parameters, the rotated

@@ -19,6 +19,7 @@ typedef struct {
     char value[128];
     bool value_is_json;
     char why[256];
+    char default_of[32]; /* the family whose default it is, the file lacking it; "" if in it */
 } HfUnmodelled;
 
 enum { HF_UNMODELLED_MAX = 32 };

@@ -46,7 +46,7 @@ static const char EXPERTS[] = "a mixture of experts: the block has one MLP or no
                               "its attention path, --mlp none)";
 
 const HfRule HF_RULES[] = {
-    {"rope_scaling", HF_WHEN_SET,
+    {"rope_scaling", HF_WHEN_SCALES,
      "rotary scaling (linear, dynamic, YaRN, llama3 ...): attnscope's RoPE has one theta and "
      "no scaling, which is the same only at positions the scaling leaves unchanged"},
     {"attention_bias", HF_WHEN_SET, BIASES},
@@ -98,7 +98,7 @@ static const HfRule GPT2_RULES[] = {
 
 static const char *const QWEN_HARMLESS[] = {"max_window_layers", "use_sliding_window", NULL};
 static const HfRule GEMMA3_RULES[] = {
-    {"rope_local_base_freq", HF_WHEN_SET,
+    {"rope_local_base_freq", HF_WHEN_NOT_GLOBAL_THETA,
      "the local layers' rotary theta, beside rope_theta for the global ones: attnscope has "
      "one theta (rope_theta)"},
     {NULL, HF_WHEN_SET, NULL},

@@ -27,8 +27,10 @@ typedef enum {
 typedef enum { HF_MLP_PLAIN, HF_MLP_GATED, HF_MLP_EXPERTS } HfMlp;
 
 /* When a field changes the model in a way the block does not: any value but null, false, 0
-   and empty ones (HF's "off"); or false where true is what the block does. */
-typedef enum { HF_WHEN_SET, HF_WHEN_FALSE } HfWhen;
+   and empty ones (HF's "off"); or false where true is what the block does; a rotary scaling
+   that is not the identity (HfRope_scaling_is_identity); a local theta other than the global
+   one. */
+typedef enum { HF_WHEN_SET, HF_WHEN_FALSE, HF_WHEN_SCALES, HF_WHEN_NOT_GLOBAL_THETA } HfWhen;
 
 typedef struct {
     const char *field;
@@ -98,6 +100,14 @@ const JsonValue *HfReader_lookup(HfReader *r, const char *key);
    one read. */
 int HfReader_concept(HfReader *r, const char *const keys[], const JsonValue **value,
                      const char **key);
+
+/* Whether the value read for key is the family's default, the file lacking it. */
+bool HfReader_from_default(const HfReader *r, const char *key);
+
+/* Whether a rope_scaling (or rope_parameters) scales nothing: its rope_type (or type)
+   "default", or "linear" by a factor of 1; whether a local theta is the global one read. */
+bool HfRope_scaling_is_identity(const JsonValue *v);
+bool HfRope_local_theta_is_global(const HfReader *r, const JsonValue *v);
 
 /* "FILE: "key" is VALUE: accepted ..." into the reader's err; returns -1. */
 int HfReader_refuse(HfReader *r, const char *key, const JsonValue *v, const char *accepted);

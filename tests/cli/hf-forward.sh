@@ -75,6 +75,12 @@ random_ids() {
         grep -qF '"input_source":"random ids, seed 2 in model.embed_tokens.weight"' "$tmp/r2.json"
 }
 check "no --token-ids: random ids over the table's 40 rows, resampled by the seed" random_ids
+# The embedding input's warning names the table read, not the S of a drawn one.
+table_warning() {
+    grep -qF "embedding input (V = 40, the checkpoint's table model.embed_tokens.weight): " "$tmp/r1.json" &&
+        ! grep -qF 'embedding input (V = 40, S = ' "$tmp/r1.json"
+}
+check "the embedding input's warning names the checkpoint's table, not a drawn table's S" table_warning
 gpt2_positions() {
     # shellcheck disable=SC2086
     "$BIN" --batch -T 8 $G --weights "$gpt2" >"$tmp/g.json" 2>/dev/null &&
@@ -84,7 +90,8 @@ gpt2_positions() {
 check "GPT-2: wte's rows and wpe's learned positions" gpt2_positions
 
 # --weights A --export-weights B writes A's table (and GPT-2's wpe) back: --weights B gives A's
-# document bit for bit, but for the table's names in input_source (the export writes Llama's:
+# document bit for bit, but for the table's names in input_source and the embedding input's
+# warning (the export writes Llama's:
 # model.embed_tokens, and attnscope's model.embed_positions for wpe), holds A's rows, and takes
 # A's context (32 positions, not the 12 the export ran at).
 table_round_trip() { # name settings checkpoint
@@ -93,7 +100,7 @@ table_round_trip() { # name settings checkpoint
     "$BIN" --batch -T 12 $settings --weights "$checkpoint" --export-weights "$out" >"$out.a.json" 2>/dev/null &&
         "$BIN" --batch -T 12 $settings --weights "$out" >"$out.b.json" 2>/dev/null && [ -s "$out.b.json" ] &&
         "$BIN" --batch -T 32 $settings --weights "$out" >/dev/null 2>&1 &&
-        sed 's/ in wte\.weight + wpe\.weight"/ in model.embed_tokens.weight + model.embed_positions.weight"/' \
+        sed 's/\([ (]\)wte\.weight + wpe\.weight\([")]\)/\1model.embed_tokens.weight + model.embed_positions.weight\2/g' \
             "$out.a.json" | cmp -s - "$out.b.json" &&
         /usr/bin/python3 - "$checkpoint" "$out/model.safetensors" <<'PY'
 import glob, os, sys
