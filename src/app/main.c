@@ -481,7 +481,9 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
 {
     char err[OPTIONS_ERROR_SIZE];
     if (o->weights_path) {
-        *checkpoint = Checkpoint_open(o->weights_path, &o->config, stderr, err, sizeof err);
+        SettingOrigins origins = {Options_describe_origin, o};
+        *checkpoint =
+            Checkpoint_open(o->weights_path, &o->config, &origins, stderr, err, sizeof err);
         if (!*checkpoint) {
             /* err names the file it is about (the given path, or a shard or config.json in it). */
             fprintf(stderr, "attnscope: --weights %s\n", err);

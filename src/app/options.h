@@ -13,15 +13,18 @@
 typedef struct {
     Config config;
     bool batch;
-    bool jsonl;                     /* --jsonl: with --batch, one configuration per stdin line */
-    bool sweep_tokens;              /* --sweep-T: add the width sweep to the batch document */
-    bool conditioning;              /* --conditioning: add the conditioning object */
-    bool softmax_demo;              /* --softmax-demo: the softmax conditioning demo instead */
-    unsigned long long max_memory;  /* bytes; 0: half of the physical memory */
-    const char *export_dir;         /* --export DIR: CSV and SVG files of the result */
-    const char *weights_path;       /* --weights FILE|DIR: a checkpoint's weights, not drawn */
-    const char *token_ids_path;     /* --token-ids FILE: the embedding input's ids */
-    bool given[SETTINGS_MAX];       /* the settings the command line gave, by table index */
+    bool jsonl;                    /* --jsonl: with --batch, one configuration per stdin line */
+    bool sweep_tokens;             /* --sweep-T: add the width sweep to the batch document */
+    bool conditioning;             /* --conditioning: add the conditioning object */
+    bool softmax_demo;             /* --softmax-demo: the softmax conditioning demo instead */
+    unsigned long long max_memory; /* bytes; 0: half of the physical memory */
+    const char *export_dir;        /* --export DIR: CSV and SVG files of the result */
+    const char *weights_path;      /* --weights FILE|DIR: a checkpoint's weights, not drawn */
+    const char *token_ids_path;    /* --token-ids FILE: the embedding input's ids */
+    bool given[SETTINGS_MAX];      /* the settings the command line gave, by table index */
+    /* By table index, the --preset or --hf-config whose file last changed the setting (the
+       option, and its argument), NULL where an option after it, or nothing, set it. */
+    const char *origin_option[SETTINGS_MAX], *origin_file[SETTINGS_MAX];
     const char *export_weights_dir; /* --export-weights DIR: the weights as a checkpoint */
     HfConfigReport hf_config;       /* --hf-config FILE|DIR: what it read (file "" if none) */
     int export_dtype;               /* --export-dtype: a SafetensorsDtype, F64 by default */
@@ -50,6 +53,10 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size);
 
 /* Whether the command line gave the setting called name. */
 bool Options_given(const Options *o, const char *name);
+
+/* SettingOrigins.describe for the Options at context: "--width" where an option set the
+   setting last, "--hf-config ckpt" where a file did, "--width's default" where nothing did. */
+void Options_describe_origin(const void *context, const char *setting, char *buf, size_t size);
 
 /* Options_parse without the checks between settings (Config_validate): for a caller that
    changes the settings further (the grid) and checks each result itself. */

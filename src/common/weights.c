@@ -486,16 +486,17 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
 }
 
 /* A config.json size beside the checkpoint: its keys (the Llama family's, then GPT-2's), the
-   value the settings give it, and the option that sets it. */
+   value the settings give it, and the setting that gives it. */
 typedef struct {
     const char *keys[2];
     int value;
-    const char *option;
+    const char *setting;
 } ConfigSize;
 
 /* The sizes a directory's config.json states must be the settings': the same tensors split
    into other heads, or read as another depth, would be another model. */
-static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err, size_t size)
+static int check_config_json(const char *dir, Checkpoint *checkpoint, const SettingOrigins *origins,
+                             char *err, size_t size)
 {
     const Config *c = &checkpoint->config;
     char path[4200];
@@ -511,14 +512,14 @@ static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err,
         !memchr(type->text, '\0', type->length))
         use_family(checkpoint, type->text);
     const ConfigSize sizes[] = {
-        {{"hidden_size", "n_embd"}, c->width, "--width"},
-        {{"num_attention_heads", "n_head"}, c->heads, "--heads"},
-        {{"num_key_value_heads", NULL}, Config_kv_heads(c), "--kv-heads"},
-        {{"head_dim", NULL}, Config_head_width(c), "--heads"},
-        {{"num_hidden_layers", "n_layer"}, c->depth, "--depth"},
+        {{"hidden_size", "n_embd"}, c->width, "width"},
+        {{"num_attention_heads", "n_head"}, c->heads, "heads"},
+        {{"num_key_value_heads", NULL}, Config_kv_heads(c), "kv-heads"},
+        {{"head_dim", NULL}, Config_head_width(c), "heads"},
+        {{"num_hidden_layers", "n_layer"}, c->depth, "depth"},
         {{"intermediate_size", "n_inner"},
          c->mlp == MLP_NONE ? -1 : Config_mlp_hidden(c),
-         "--mlp-hidden"},
+         c->mlp_hidden ? "mlp-hidden" : "mlp-ratio"},
     };
     int status = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && status == 0; i++)
@@ -526,11 +527,16 @@ static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err,
             const JsonValue *n = JsonValue_member(v, sizes[i].keys[k]);
             if (!n || n->kind != JSON_NUMBER || sizes[i].value < 0 || n->number == sizes[i].value)
                 continue;
+            char origin[1200];
+            if (origins)
+                origins->describe(origins->context, sizes[i].setting, origin, sizeof origin);
+            else
+                snprintf(origin, sizeof origin, "--%s", sizes[i].setting);
             snprintf(
                 err, size,
                 "'%s': %s is %.17g, but the settings give %d (%s): the checkpoint is the model "
                 "its config.json describes",
-                path, sizes[i].keys[k], n->number, sizes[i].value, sizes[i].option);
+                path, sizes[i].keys[k], n->number, sizes[i].value, origin);
             status = -1;
         }
     static const char *const CONTEXT[] = {"max_position_embeddings", "n_positions"};
@@ -559,8 +565,8 @@ static int detect_names(Checkpoint *k, char *err, size_t size)
     return 0;
 }
 
-Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, char *err,
-                            size_t size)
+Checkpoint *Checkpoint_open(const char *path, const Config *c, const SettingOrigins *origins,
+                            FILE *warnings, char *err, size_t size)
 {
     Checkpoint *k = calloc(1, sizeof *k);
     if (!k || !(k->affine = calloc((size_t)c->depth, sizeof *k->affine)) ||
@@ -572,7 +578,7 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
     k->config = *c;
     k->embedding_scale = 1;
     k->names = LLAMA_NAMES; /* until its tensors say (Checkpoint_close walks the layers by them) */
-    if (check_config_json(path, k, err, size)) {
+    if (check_config_json(path, k, origins, err, size)) {
         Checkpoint_close(k);
         return NULL;
     }

@@ -351,6 +351,17 @@ printf '{"n_embd": 32, "n_head": 2}' >"$tmp/gpt2/config.json"
 check "config.json's n_embd (GPT-2's spelling) names the width" refused \
     "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--width)" -- \
     "$BIN" $base $A --weights "$tmp/gpt2"
+# ... naming what gave the setting: the file of --hf-config, or nothing (the default).
+printf '{"model_type": "llama", "hidden_size": 16, "num_attention_heads": 2, "num_hidden_layers": 3, "intermediate_size": 64}' >"$tmp/hf16.json"
+check "... naming --hf-config where its file gave the width" refused \
+    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--hf-config $tmp/hf16.json)" -- \
+    "$BIN" --batch -T 12 --hf-config "$tmp/hf16.json" --weights "$tmp/gpt2"
+check "... and the default where nothing gave it" refused \
+    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 256 (--width's default)" -- \
+    "$BIN" --batch -T 12 -L 3 --weights "$tmp/gpt2"
+check "... and the option given after --hf-config" refused \
+    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--width)" -- \
+    "$BIN" --batch -T 12 -d 64 --hf-config "$tmp/hf16.json" -d 16 --weights "$tmp/gpt2"
 printf '{"n_embd": 16,' >"$tmp/gpt2/config.json"
 # shellcheck disable=SC2086
 check "a malformed config.json is named" refused "'$tmp/gpt2/config.json': JSON byte 15" -- \
