@@ -121,8 +121,11 @@ def gpt2_weights(rng, dtype):
     return w
 
 
-def qwen3_weights(rng, dtype):
-    s, d, w = QWEN3, QWEN3["d"], {}
+def llama_family_weights(rng, dtype, s, layer_norms):
+    """The Llama family's tensors (Qwen3's, Gemma 2's) for the sizes s: the table, each layer's
+    projections and norms, the final norm's gains.  layer_norms(put, prefix) puts a layer's
+    norms drawn before its projections, and returns a function that puts those drawn after."""
+    d, w = s["d"], {}
     dh = d // s["H"]
 
     def put(name, x):
@@ -131,14 +134,12 @@ def qwen3_weights(rng, dtype):
     put("model.embed_tokens.weight", 0.5 * rng.standard_normal((s["V"], d)))
     for layer in range(s["L"]):
         p = "model.layers.%d." % layer
-        put(p + "input_layernorm.weight", gains(rng, d))
+        rest = layer_norms(put, p)
         put(p + "self_attn.q_proj.weight", 0.5 * rng.standard_normal((s["H"] * dh, d)))
         put(p + "self_attn.k_proj.weight", 0.5 * rng.standard_normal((s["G"] * dh, d)))
         put(p + "self_attn.v_proj.weight", 0.3 * rng.standard_normal((s["G"] * dh, d)))
         put(p + "self_attn.o_proj.weight", 0.3 * rng.standard_normal((d, s["H"] * dh)))
-        put(p + "self_attn.q_norm.weight", gains(rng, dh))
-        put(p + "self_attn.k_norm.weight", gains(rng, dh))
-        put(p + "post_attention_layernorm.weight", gains(rng, d))
+        rest()
         put(p + "mlp.gate_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
         put(p + "mlp.up_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
         put(p + "mlp.down_proj.weight", 0.2 * rng.standard_normal((d, s["N"])))
@@ -146,29 +147,30 @@ def qwen3_weights(rng, dtype):
     return w
 
 
+def qwen3_weights(rng, dtype):
+    d, dh = QWEN3["d"], QWEN3["d"] // QWEN3["H"]
+
+    def norms(put, p):
+        put(p + "input_layernorm.weight", gains(rng, d))
+
+        def rest():
+            put(p + "self_attn.q_norm.weight", gains(rng, dh))
+            put(p + "self_attn.k_norm.weight", gains(rng, dh))
+            put(p + "post_attention_layernorm.weight", gains(rng, d))
+        return rest
+
+    return llama_family_weights(rng, dtype, QWEN3, norms)
+
+
 def gemma2_weights(rng, dtype):
     """Gemma2Model's tensors; its norms' weights w are read as gains 1 + w."""
-    s, d, w = GEMMA2, GEMMA2["d"], {}
-    dh = d // s["H"]
-
-    def put(name, x):
-        w[name] = stored(x, dtype)[0]
-
-    put("model.embed_tokens.weight", 0.5 * rng.standard_normal((s["V"], d)))
-    for layer in range(s["L"]):
-        p = "model.layers.%d." % layer
+    def norms(put, p):
         for norm in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                      "post_feedforward_layernorm"):
-            put(p + norm + ".weight", 0.3 * rng.standard_normal(d))
-        put(p + "self_attn.q_proj.weight", 0.6 * rng.standard_normal((s["H"] * dh, d)))
-        put(p + "self_attn.k_proj.weight", 0.6 * rng.standard_normal((s["G"] * dh, d)))
-        put(p + "self_attn.v_proj.weight", 0.3 * rng.standard_normal((s["G"] * dh, d)))
-        put(p + "self_attn.o_proj.weight", 0.3 * rng.standard_normal((d, s["H"] * dh)))
-        put(p + "mlp.gate_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
-        put(p + "mlp.up_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
-        put(p + "mlp.down_proj.weight", 0.2 * rng.standard_normal((d, s["N"])))
-    put("model.norm.weight", 0.3 * rng.standard_normal(d))
-    return w
+            put(p + norm + ".weight", 0.3 * rng.standard_normal(GEMMA2["d"]))
+        return lambda: None
+
+    return llama_family_weights(rng, dtype, GEMMA2, norms)
 
 
 def vit_weights(rng, dtype, prefix):
