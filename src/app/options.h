@@ -13,18 +13,15 @@
 typedef struct {
     Config config;
     bool batch;
-    bool jsonl;                    /* --jsonl: with --batch, one configuration per stdin line */
-    bool sweep_tokens;             /* --sweep-T: add the width sweep to the batch document */
-    bool conditioning;             /* --conditioning: add the conditioning object */
-    bool softmax_demo;             /* --softmax-demo: the softmax conditioning demo instead */
-    unsigned long long max_memory; /* bytes; 0: half of the physical memory */
-    const char *export_dir;        /* --export DIR: CSV and SVG files of the result */
-    const char *weights_path;      /* --weights FILE|DIR: a checkpoint's weights, not drawn */
-    const char *token_ids_path;    /* --token-ids FILE: the embedding input's ids */
-    bool given[SETTINGS_MAX];      /* the settings the command line gave, by table index */
-    /* By table index, the --preset or --hf-config whose file last changed the setting (the
-       option, and its argument), NULL where an option after it, or nothing, set it. */
-    const char *origin_option[SETTINGS_MAX], *origin_file[SETTINGS_MAX];
+    bool jsonl;                     /* --jsonl: with --batch, one configuration per stdin line */
+    bool sweep_tokens;              /* --sweep-T: add the width sweep to the batch document */
+    bool conditioning;              /* --conditioning: add the conditioning object */
+    bool softmax_demo;              /* --softmax-demo: the softmax conditioning demo instead */
+    unsigned long long max_memory;  /* bytes; 0: half of the physical memory */
+    const char *export_dir;         /* --export DIR: CSV and SVG files of the result */
+    const char *weights_path;       /* --weights FILE|DIR: a checkpoint's weights, not drawn */
+    const char *token_ids_path;     /* --token-ids FILE: the embedding input's ids */
+    bool given[SETTINGS_MAX];       /* the settings the command line gave, by table index */
     const char *export_weights_dir; /* --export-weights DIR: the weights as a checkpoint */
     HfConfigReport hf_config;       /* --hf-config FILE|DIR: what it read (file "" if none) */
     int export_dtype;               /* --export-dtype: a SafetensorsDtype, F64 by default */
@@ -40,6 +37,9 @@ typedef struct {
     bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
     double max_time; /* --max-time SECONDS: the longest estimate batch starts; 0: none given */
     int conditioning_path; /* --conditioning-path: a ConditioningPath, auto by default */
+    /* By table index, the --preset or --hf-config whose file last changed the setting (the
+       option, and its argument), NULL where an option after it, or nothing, set it. */
+    const char *origin_option[SETTINGS_MAX], *origin_file[SETTINGS_MAX];
 } Options;
 
 /* The longest estimated compute time --batch starts without --max-time or --no-confirm. */

@@ -68,13 +68,13 @@ int HfReader_concept(HfReader *r, const char *const keys[], const JsonValue **va
     return 0;
 }
 
-/* For messages about key: " (not in the file: the Mistral family's default)" where the file
-   lacks it and the value read is the family's, else "" (the file holds what is quoted). */
 bool HfReader_from_default(const HfReader *r, const char *key)
 {
     return !JsonValue_member(r->object, key) && JsonValue_member(r->defaults, key);
 }
 
+/* For messages about key: " (not in the file: the Mistral family's default)" where the file
+   lacks it and the value read is the family's, else "" (the file holds what is quoted). */
 static const char *default_note(const HfReader *r, const char *key, char *buf, size_t size)
 {
     if (!HfReader_from_default(r, key))
