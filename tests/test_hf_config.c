@@ -264,6 +264,104 @@ static void test_rope(void **state)
                         "{\"rope_type\":\"yarn\", \"rope_theta\":1000.0, \"factor\":4}");
 }
 
+/* The field named unmodelled, or NULL: the report holds at most one in these files. */
+static const char *only_unmodelled(const char *json)
+{
+    static HfConfigReport h;
+    Config c = Config_default();
+    char err[OPTIONS_ERROR_SIZE];
+    if (from_text(json, &c, &h, err))
+        fail_msg("%s: %s", json, err);
+    assert_true(h.count <= 1);
+    return h.count ? h.unmodelled[0].field : NULL;
+}
+
+/* What scales nothing is not warned: rope_scaling of rope_type "default", or linear by a
+   factor of 1 (either spelling of the type, or in rope_parameters); a local theta equal to the
+   global one.  Their neighbours that do scale are. */
+static void test_identities_not_warned(void **state)
+{
+    (void)state;
+    static const char LLAMA[] = "{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                                "\"num_attention_heads\": 4, %s}";
+    static const char *const QUIET[] = {
+        "\"rope_scaling\": {\"rope_type\": \"default\"}",
+        "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 1.0}",
+        "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 1}",
+        "\"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 1, \"rope_theta\": 1e4}"};
+    /* The scalings attnscope does not model are still named (linear and llama3 are
+       modelled since the rotary scaling settings: test_rope_scaling). */
+    static const char *const WARNED[][2] = {
+        {"\"rope_scaling\": {\"rope_type\": \"dynamic\", \"factor\": 1.0}", "rope_scaling"},
+        {"\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4.0}", "rope_scaling"}};
+    char text[512];
+    for (size_t i = 0; i < sizeof QUIET / sizeof *QUIET; i++) {
+        snprintf(text, sizeof text, LLAMA, QUIET[i]);
+        const char *field = only_unmodelled(text);
+        if (field)
+            fail_msg("%s: %s named unmodelled", QUIET[i], field);
+    }
+    for (size_t i = 0; i < sizeof WARNED / sizeof *WARNED; i++) {
+        snprintf(text, sizeof text, LLAMA, WARNED[i][0]);
+        const char *field = only_unmodelled(text);
+        if (!field || strcmp(field, WARNED[i][1]) != 0)
+            fail_msg("%s: %s named unmodelled", WARNED[i][0], field ? field : "nothing");
+    }
+    static const char GEMMA3[] =
+        "{\"model_type\": \"gemma3_text\", \"hidden_size\": 2048, \"query_pre_attn_scalar\": "
+        "256, \"rope_theta\": 10000.0, \"rope_local_base_freq\": %s}";
+    for (int differs = 0; differs <= 1; differs++) {
+        snprintf(text, sizeof text, GEMMA3, differs ? "20000" : "10000.0");
+        Config c = Config_default();
+        HfConfigReport h;
+        char err[OPTIONS_ERROR_SIZE];
+        assert_int_equal(from_text(text, &c, &h, err), 0);
+        bool local = false;
+        for (int i = 0; i < h.count; i++)
+            local |= strcmp(h.unmodelled[i].field, "rope_local_base_freq") == 0;
+        assert_int_equal(local, differs);
+    }
+}
+
+/* A field the file leaves out is judged at its class's default, and the warning and the
+   document say so: gpt-oss's attention_bias and intermediate_size. */
+static void test_defaults_named_as_defaults(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    assert_int_equal(from_text("{\"model_type\": \"gpt_oss\", \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"head_dim\": 64, "
+                               "\"num_key_value_heads\": 2, \"intermediate_size\": 256}",
+                               &c, &h, err),
+                     0);
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    HfConfig_warn(&h, out);
+    fclose(out);
+    assert_non_null(strstr(text, "x.json: attention_bias = true (not in the file: the gpt-oss "
+                                 "family's default) is not modelled: "));
+    assert_non_null(strstr(text, "x.json: intermediate_size = 256 is not modelled: "));
+    free(text);
+    Text t = {0};
+    Text_printf(&t, "{\"x\": 0");
+    HfConfig_json(&h, &t);
+    Text_printf(&t, "}");
+    JsonValue *v = Json_parse(t.data, t.length, err, sizeof err);
+    assert_non_null(v);
+    const JsonValue *list = JsonValue_member(JsonValue_member(v, "hf_config"), "unmodelled");
+    for (int i = 0; i < list->count; i++) {
+        const JsonValue *field = JsonValue_member(&list->items[i], "field"),
+                        *in_file = JsonValue_member(&list->items[i], "in_file");
+        bool given = strcmp(field->text, "intermediate_size") == 0;
+        assert_int_equal(in_file->kind, given ? JSON_TRUE : JSON_FALSE);
+    }
+    JsonValue_free(v);
+    Text_free(&t);
+}
+
 /* Options after --hf-config override it, options before it are overridden (one mechanism
    with --preset); a -T after it that changes what its window means is refused. */
 static void test_order(void **state)
@@ -446,6 +544,8 @@ int main(void)
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_rope_scaling),
+        cmocka_unit_test(test_identities_not_warned),
+        cmocka_unit_test(test_defaults_named_as_defaults),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_hostile),
     };

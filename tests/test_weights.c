@@ -118,7 +118,7 @@ static void check_reads(const char *path)
 {
     Config c = small_config();
     char err[512] = "";
-    Checkpoint *k = Checkpoint_open(path, &c, NULL, err, sizeof err);
+    Checkpoint *k = Checkpoint_open(path, &c, NULL, NULL, err, sizeof err);
     if (!k)
         fail_msg("%s", err);
     double storage[7][64];
@@ -186,17 +186,17 @@ static void test_refusals(void **state)
     if (!python_writes(missing, "F32", false, 5))
         skip();
     Config c = small_config();
-    assert_null(Checkpoint_open(missing, &c, NULL, err, sizeof err));
+    assert_null(Checkpoint_open(missing, &c, NULL, NULL, err, sizeof err));
     assert_non_null(strstr(err, "no tensor 'model.layers.0.mlp.up_proj.weight' (shape [8, 4])"));
     c.mlp_hidden = 16;
     char f32[128];
     snprintf(f32, sizeof f32, "%s/f32.safetensors", scratch_directory());
-    assert_null(Checkpoint_open(f32, &c, NULL, err, sizeof err));
+    assert_null(Checkpoint_open(f32, &c, NULL, NULL, err, sizeof err));
     assert_non_null(strstr(err, "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [8, 4], "
                                 "expected [16, 4]"));
     c = small_config();
     c.depth = 1;
-    assert_null(Checkpoint_open(f32, &c, NULL, err, sizeof err));
+    assert_null(Checkpoint_open(f32, &c, NULL, NULL, err, sizeof err));
     assert_non_null(strstr(err, "tensor 'model.layers.1.self_attn.q_proj.weight' is not a weight "
                                 "of this configuration"));
 }
@@ -277,7 +277,7 @@ static void check_family(const Family *f, const Config *c, int unit_tensor)
     snprintf(path, sizeof path, "%s/%s.safetensors", scratch_directory(), f->label);
     if (!python_writes_family(path, f, c->norm_gain_offset, unit_tensor))
         skip();
-    Checkpoint *k = Checkpoint_open(path, c, NULL, err, sizeof err);
+    Checkpoint *k = Checkpoint_open(path, c, NULL, NULL, err, sizeof err);
     if (!k)
         fail_msg("%s: %s", f->label, err);
     const WeightSource *source = Checkpoint_source(k);
@@ -515,7 +515,7 @@ static void test_plan_declares_the_load(void **state)
         assert_true(Weights_export(c, NULL, dir, dtypes[i], err, sizeof err) > 0);
         double drawn_bytes, drawn_normals, input_normals = 0;
         declared_load(c, &drawn_bytes, &drawn_normals);
-        Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
+        Checkpoint *k = Checkpoint_open(dir, c, NULL, NULL, err, sizeof err);
         assert_non_null(k);
         Layer_use_weights(Checkpoint_source(k));
         double bytes, normals;
@@ -618,7 +618,7 @@ static void test_next_layer_not_read_ahead(void **state)
         snprintf(dir, sizeof dir, "%s/ahead%d", scratch_directory(), i);
         if (Weights_export(c, NULL, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
             fail_msg("configuration %d: %s", i, err);
-        Checkpoint *k = Checkpoint_open(dir, c, NULL, err, sizeof err);
+        Checkpoint *k = Checkpoint_open(dir, c, NULL, NULL, err, sizeof err);
         if (!k)
             fail_msg("configuration %d: %s", i, err);
         CountedReads reads = {.checkpoint = Checkpoint_source(k)};
@@ -659,8 +659,8 @@ static void test_export_takes_the_checkpoint_in_use(void **state)
     snprintf(refused, sizeof refused, "%s/refused", scratch_directory());
     assert_true(Weights_export(&c, NULL, first, SAFETENSORS_F64, err, sizeof err) > 0);
     assert_true(Weights_export(&other, NULL, second, SAFETENSORS_F64, err, sizeof err) > 0);
-    Checkpoint *in_use = Checkpoint_open(first, &c, NULL, err, sizeof err),
-               *beside = Checkpoint_open(second, &c, NULL, err, sizeof err);
+    Checkpoint *in_use = Checkpoint_open(first, &c, NULL, NULL, err, sizeof err),
+               *beside = Checkpoint_open(second, &c, NULL, NULL, err, sizeof err);
     assert_non_null(in_use);
     assert_non_null(beside);
     Layer_use_weights(Checkpoint_source(in_use));
@@ -710,7 +710,7 @@ static void test_export_without_the_table_in_use_refused(void **state)
     snprintf(refused, sizeof refused, "%s/tableless", scratch_directory());
     snprintf(kept, sizeof kept, "%s/no-table", scratch_directory());
     assert_true(Weights_export(&c, NULL, written, SAFETENSORS_F64, err, sizeof err) > 0);
-    Checkpoint *k = Checkpoint_open(written, &c, NULL, err, sizeof err);
+    Checkpoint *k = Checkpoint_open(written, &c, NULL, NULL, err, sizeof err);
     assert_non_null(k);
     WeightSource with_table = *Checkpoint_source(k);
     assert_null(with_table.embed); /* this export holds no table: one is given below */

@@ -556,12 +556,16 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
 {
     char err[OPTIONS_ERROR_SIZE];
     if (o->weights_path) {
-        *checkpoint = Checkpoint_open(o->weights_path, &o->config, stderr, err, sizeof err);
+        SettingOrigins origins = {Options_describe_origin, o};
+        *checkpoint =
+            Checkpoint_open(o->weights_path, &o->config, &origins, stderr, err, sizeof err);
         if (!*checkpoint) {
             /* err names the file it is about (the given path, or a shard or config.json in it). */
             fprintf(stderr, "attnscope: --weights %s\n", err);
             return 2;
         }
+        if (o->hf_config.file[0]) /* a .safetensors path: no config.json of its own */
+            Checkpoint_use_family(*checkpoint, o->hf_config.model_type);
         Layer_use_weights(Checkpoint_source(*checkpoint));
         static int said;
         if (o->batch && o->verbose)

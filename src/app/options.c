@@ -398,6 +398,31 @@ static bool other_flag(int ch, Options *o)
     }
 }
 
+/* Each setting that the file of option (--preset, --hf-config) changed from `before`: its
+   origin, for the messages that name what gave a setting. */
+static void note_file_origins(Options *o, const Config *before, const char *option)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        double was = Setting_get(Settings_at(i), before),
+               is = Setting_get(Settings_at(i), &o->config);
+        if (was != is && !(isnan(was) && isnan(is))) {
+            o->origin_option[i] = option;
+            o->origin_file[i] = optarg;
+        }
+    }
+}
+
+void Options_describe_origin(const void *context, const char *setting, char *buf, size_t size)
+{
+    const Options *o = context;
+    const Setting *s = Settings_find(setting);
+    int i = s ? (int)(s - Settings_at(0)) : -1;
+    if (i >= 0 && o->origin_file[i])
+        snprintf(buf, size, "%s %s", o->origin_option[i], o->origin_file[i]);
+    else
+        snprintf(buf, size, i >= 0 && o->given[i] ? "--%s" : "--%s's default", setting);
+}
+
 /* The other options whose argument is checked: 0, 2 with err written, or -1 when ch is none
    of them. */
 static int other_value(int ch, Options *o, char *err, size_t size)
@@ -405,16 +430,21 @@ static int other_value(int ch, Options *o, char *err, size_t size)
     switch (ch) {
     case OPT_PRESET: {
         char path[PATH_MAX];
+        Config before = o->config;
         if (Presets_resolve(optarg, path, sizeof path, err, size) ||
             Options_load_preset(&o->config, path, err, size))
             return 2;
+        note_file_origins(o, &before, "--preset");
         return 0;
     }
     case OPT_HF_CONFIG: {
         /* Applied here, in its place among the options, as a preset is: later ones override. */
         char msg[OPTIONS_ERROR_SIZE];
-        if (HfConfig_apply(optarg, &o->config, &o->hf_config, msg, sizeof msg) == 0)
+        Config before = o->config;
+        if (HfConfig_apply(optarg, &o->config, &o->hf_config, msg, sizeof msg) == 0) {
+            note_file_origins(o, &before, "--hf-config");
             return 0;
+        }
         snprintf(err, size, "--hf-config %s", msg);
         return 2;
     }
@@ -665,6 +695,7 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         if (Setting_parse(setting, &o->config, optarg, err, size))
             return 2;
         o->given[setting - Settings_at(0)] = true;
+        o->origin_file[setting - Settings_at(0)] = NULL;
     }
     if (optind < argc) {
         snprintf(err, size, "unexpected argument '%s' (see --help)", argv[optind]);

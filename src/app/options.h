@@ -37,6 +37,9 @@ typedef struct {
     bool no_confirm;        /* --no-confirm: the screen never asks before a long job */
     double max_time; /* --max-time SECONDS: the longest estimate batch starts; 0: none given */
     int conditioning_path; /* --conditioning-path: a ConditioningPath, auto by default */
+    /* By table index, the --preset or --hf-config whose file last changed the setting (the
+       option, and its argument), NULL where an option after it, or nothing, set it. */
+    const char *origin_option[SETTINGS_MAX], *origin_file[SETTINGS_MAX];
 } Options;
 
 /* The longest estimated compute time --batch starts without --max-time or --no-confirm. */
@@ -50,6 +53,10 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size);
 
 /* Whether the command line gave the setting called name. */
 bool Options_given(const Options *o, const char *name);
+
+/* SettingOrigins.describe for the Options at context: "--width" where an option set the
+   setting last, "--hf-config ckpt" where a file did, "--width's default" where nothing did. */
+void Options_describe_origin(const void *context, const char *setting, char *buf, size_t size);
 
 /* Options_parse without the checks between settings (Config_validate): for a caller that
    changes the settings further (the grid) and checks each result itself. */

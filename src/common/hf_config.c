@@ -68,11 +68,16 @@ int HfReader_concept(HfReader *r, const char *const keys[], const JsonValue **va
     return 0;
 }
 
+bool HfReader_from_default(const HfReader *r, const char *key)
+{
+    return !JsonValue_member(r->object, key) && JsonValue_member(r->defaults, key);
+}
+
 /* For messages about key: " (not in the file: the Mistral family's default)" where the file
    lacks it and the value read is the family's, else "" (the file holds what is quoted). */
 static const char *default_note(const HfReader *r, const char *key, char *buf, size_t size)
 {
-    if (JsonValue_member(r->object, key) || !JsonValue_member(r->defaults, key))
+    if (!HfReader_from_default(r, key))
         return "";
     snprintf(buf, size, " (not in the file: the %s family's default)", r->family->name);
     return buf;
@@ -381,6 +386,11 @@ static int read_rope_scaling(HfReader *r, const HfScaling *from_parameters)
                             "local layers turn by rope_local_base_freq, unscaled): attnscope "
                             "scales every layer's");
     return 0;
+}
+
+bool HfRope_local_theta_is_global(const HfReader *r, const JsonValue *v)
+{
+    return v->kind == JSON_NUMBER && r->trial.rope == ROPE_HALF && v->number == r->trial.rope_theta;
 }
 
 /* Rotary positions: HF's rotate_half, θ from rope_theta or rope_parameters, the rotated

@@ -19,6 +19,7 @@ typedef struct {
     char value[128];
     bool value_is_json;
     char why[256];
+    char default_of[32]; /* the family whose default it is, the file lacking it; "" if in it */
 } HfUnmodelled;
 
 enum { HF_UNMODELLED_MAX = 32 };
@@ -54,6 +55,10 @@ int HfConfig_check(const HfConfigReport *report, const Config *c, char *err, siz
 
 /* "attnscope: warning: FILE: FIELD = VALUE is not modelled: WHY", one line per field. */
 void HfConfig_warn(const HfConfigReport *report, FILE *out);
+
+/* Whether the family of model_type multiplies its embedding rows by sqrt(hidden_size) before
+   the first block (Gemma 2 and 3: their ScaledWordEmbedding, or the model's normalizer). */
+bool HfConfig_scales_embedding(const char *model_type);
 
 /* The batch document's member: "hf_config": {"file", "model_type", "unmodelled": [...]}. */
 void HfConfig_json(const HfConfigReport *report, Text *t);

@@ -95,7 +95,7 @@ static const HfRule GPT2_RULES[] = {
 
 static const char *const QWEN_HARMLESS[] = {"max_window_layers", "use_sliding_window", NULL};
 static const HfRule GEMMA3_RULES[] = {
-    {"rope_local_base_freq", HF_WHEN_SET,
+    {"rope_local_base_freq", HF_WHEN_NOT_GLOBAL_THETA,
      "the local layers' rotary theta, beside rope_theta for the global ones: attnscope has "
      "one theta (rope_theta)"},
     {NULL, HF_WHEN_SET, NULL},
@@ -134,6 +134,7 @@ static const HfBlock GEMMA_BLOCK = {.norm = LAYERNORM_RMS,
                                     .rope = true,
                                     .causal = true,
                                     .gain_offset = true,
+                                    .scaled_embedding = true,
                                     .mlp = HF_MLP_GATED,
                                     .depth_scale = DEPTH_SCALE_NONE};
 /* Llama's with the norms on the sublayers' outputs. */
@@ -157,8 +158,8 @@ static const HfBlock VIT_BLOCK = {.norm = LAYERNORM_LN,
                                   .depth_scale = DEPTH_SCALE_NONE};
 
 static const char GEMMA_EMBEDDING[] =
-    "Gemma scales its embeddings by sqrt(hidden_size): attnscope's input is its own "
-    "(--input), before the first block";
+    "Gemma scales its embeddings by sqrt(hidden_size): a checkpoint's table (--weights) is read "
+    "so scaled, but attnscope's own drawn input (--input) is not";
 
 static const HfFamily FAMILIES[] = {
     {.model_type = "gpt2",
@@ -280,6 +281,14 @@ const HfFamily *HfFamily_find(const char *model_type)
         if (strcmp(FAMILIES[i].model_type, model_type) == 0)
             return &FAMILIES[i];
     return NULL;
+}
+
+bool HfConfig_scales_embedding(const char *model_type)
+{
+    const HfFamily *f = HfFamily_find(model_type);
+    if (f && f->nested_type)
+        f = HfFamily_find(f->nested_type);
+    return f && f->block && f->block->scaled_embedding;
 }
 
 void HfFamily_accepted(char *buf, size_t size)

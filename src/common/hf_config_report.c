@@ -38,6 +38,8 @@ void HfReader_unmodelled(HfReader *r, const char *field, const JsonValue *value,
     utf8_copy(u->field, sizeof u->field, field);
     utf8_copy(u->value, sizeof u->value, text.data ? text.data : "");
     utf8_copy(u->why, sizeof u->why, why);
+    utf8_copy(u->default_of, sizeof u->default_of,
+              HfReader_from_default(r, field) ? r->family->name : "");
     Text_free(&text);
 }
 
@@ -58,11 +60,24 @@ static bool listed(const char *const *names, const char *key)
     return false;
 }
 
+static bool unmodelled_when(const HfReader *r, HfWhen when, const JsonValue *v)
+{
+    switch (when) {
+    case HF_WHEN_FALSE:
+        return v->kind == JSON_FALSE;
+    case HF_WHEN_NOT_GLOBAL_THETA:
+        return !is_off(v) && !HfRope_local_theta_is_global(r, v);
+    case HF_WHEN_SET:
+        break;
+    }
+    return !is_off(v);
+}
+
 static void judge_rules(HfReader *r, const HfRule *rules)
 {
     for (int i = 0; rules && rules[i].field; i++) {
         const JsonValue *v = HfReader_lookup(r, rules[i].field);
-        if (v && (rules[i].when == HF_WHEN_SET ? !is_off(v) : v->kind == JSON_FALSE))
+        if (v && unmodelled_when(r, rules[i].when, v))
             HfReader_unmodelled(r, rules[i].field, v, rules[i].why);
     }
 }
@@ -89,8 +104,12 @@ void HfConfig_warn(const HfConfigReport *h, FILE *out)
 {
     for (int i = 0; i < h->count; i++) {
         const HfUnmodelled *u = &h->unmodelled[i];
-        fprintf(out, "attnscope: warning: %s: %s = %s%s is not modelled: %s\n", h->file, u->field,
-                u->value, u->value_is_json ? "" : "...", u->why);
+        char note[80] = "";
+        if (u->default_of[0])
+            snprintf(note, sizeof note, " (not in the file: the %s family's default)",
+                     u->default_of);
+        fprintf(out, "attnscope: warning: %s: %s = %s%s%s is not modelled: %s\n", h->file, u->field,
+                u->value, u->value_is_json ? "" : "...", note, u->why);
     }
     if (h->left_out)
         fprintf(out, "attnscope: warning: %s: and %d more fields not modelled\n", h->file,
@@ -113,7 +132,7 @@ void HfConfig_json(const HfConfigReport *h, Text *t)
             Text_printf(t, "%s", u->value);
         else
             Json_string(t, u->value);
-        Text_printf(t, ", \"why\": ");
+        Text_printf(t, ", \"in_file\": %s, \"why\": ", u->default_of[0] ? "false" : "true");
         Json_string(t, u->why);
         Text_printf(t, "}");
     }

@@ -230,11 +230,28 @@ static Safetensors *open_index(const char *dir, const char *index, char *err, si
     return s;
 }
 
+/* Whether path names a shard index (model.safetensors.index.json, or another model's
+   NAME.safetensors.index.json), which is opened through its directory. */
+static bool is_shard_index(const char *path)
+{
+    static const char SUFFIX[] = ".safetensors.index.json";
+    size_t n = strlen(path), k = sizeof SUFFIX - 1;
+    return n >= k && strcmp(path + n - k, SUFFIX) == 0;
+}
+
 Safetensors *Safetensors_open(const char *path, char *err, size_t size)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
         snprintf(err, size, "'%s': cannot read it: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISDIR(st.st_mode) && is_shard_index(path)) {
+        /* Its JSON would be read as a header length of some 10^18 bytes. */
+        const char *slash = strrchr(path, '/');
+        int dir_length = slash ? (int)(slash - path) : 1;
+        snprintf(err, size, "'%s': a shard index: give its directory, '%.*s'", path,
+                 dir_length ? dir_length : 1, slash ? path : ".");
         return NULL;
     }
     if (!S_ISDIR(st.st_mode))

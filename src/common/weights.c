@@ -3,6 +3,7 @@
  * weights_export.c writes them. */
 #include "weights.h"
 
+#include "hf_config.h"
 #include "weights_internal.h"
 
 #include <math.h>
@@ -26,7 +27,13 @@ struct Checkpoint {
        max_position_embeddings or n_positions, the least of those given), 0 where nothing
        says; and what says it. */
     int context;
-    char context_source[96], table_names[2 * NAME_SIZE];
+    char context_source[96], table_names[3 * NAME_SIZE];
+    /* The family its config.json (or --hf-config's) names, "" where none does, and the scale
+       that family's model puts on the table's rows before the first block: Gemma's
+       sqrt(hidden_size), in double (transformers rounds it to the hidden states' dtype), else
+       1. */
+    char model_type[64];
+    double embedding_scale;
     WeightSource source;
     uint64_t bytes_read; /* by fill, counted atomically: runs on two threads may fill at once */
 };
@@ -240,6 +247,9 @@ static int embed_rows(void *context, const Config *c, const double *ids, double 
             return -1; /* the ids are checked against V before a run */
         }
         Safetensors_range_to_double(k->table, id * d, d, row);
+        if (k->embedding_scale != 1)
+            for (uint64_t j = 0; j < d; j++)
+                row[j] *= k->embedding_scale;
         if (k->positions && c->positions == POSITIONS_LEARNED) {
             Safetensors_range_to_double(k->positions, (uint64_t)i * d, d, position);
             for (uint64_t j = 0; j < d; j++)
@@ -385,6 +395,26 @@ static int check_finite(const Checkpoint *k, const SafetensorsTensor *t, char *e
     return -1;
 }
 
+/* What the input's status and input.csv call the table: its tensors, and the family's scale
+   where it has one ("model.embed_tokens.weight scaled by sqrt(2304) (gemma2)"). */
+static void name_table(Checkpoint *k)
+{
+    int n = snprintf(k->table_names, sizeof k->table_names, "%s", k->table->name);
+    if (k->embedding_scale != 1)
+        n += snprintf(k->table_names + n, sizeof k->table_names - (size_t)n,
+                      " scaled by sqrt(%d) (%s)", k->config.width, k->model_type);
+    if (k->positions)
+        snprintf(k->table_names + n, sizeof k->table_names - (size_t)n, " + %s",
+                 k->positions->name);
+}
+
+/* The family's scale on the table's rows (Checkpoint.embedding_scale). */
+static void use_family(Checkpoint *k, const char *model_type)
+{
+    snprintf(k->model_type, sizeof k->model_type, "%s", model_type);
+    k->embedding_scale = HfConfig_scales_embedding(model_type) ? sqrt((double)k->config.width) : 1;
+}
+
 /* The embedding table (Llama's model.embed_tokens, GPT-2's wte) and its learned positions
    (GPT-2's wpe, model.embed_positions under the Llama names), where the checkpoint has them:
    the embedding input's table (docs/weights.md).  The positions' rows bound the context. */
@@ -410,10 +440,9 @@ static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size
         (k->positions && check_finite(k, k->positions, err, size)))
         return -1;
     used[k->table - Safetensors_at(k->tensors, 0)] = true;
-    snprintf(k->table_names, sizeof k->table_names, "%s", k->table->name);
+    name_table(k);
     if (k->positions) {
         used[k->positions - Safetensors_at(k->tensors, 0)] = true;
-        snprintf(k->table_names + strlen(k->table_names), NAME_SIZE, " + %s", k->positions->name);
         if (!k->context || k->positions->shape[0] < (uint64_t)k->context) {
             k->context = (int)k->positions->shape[0];
             snprintf(k->context_source, sizeof k->context_source, "the rows of %s",
@@ -457,16 +486,17 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
 }
 
 /* A config.json size beside the checkpoint: its keys (the Llama family's, then GPT-2's), the
-   value the settings give it, and the option that sets it. */
+   value the settings give it, and the setting that gives it. */
 typedef struct {
     const char *keys[2];
     int value;
-    const char *option;
+    const char *setting;
 } ConfigSize;
 
 /* The sizes a directory's config.json states must be the settings': the same tensors split
    into other heads, or read as another depth, would be another model. */
-static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err, size_t size)
+static int check_config_json(const char *dir, Checkpoint *checkpoint, const SettingOrigins *origins,
+                             char *err, size_t size)
 {
     const Config *c = &checkpoint->config;
     char path[4200];
@@ -477,15 +507,19 @@ static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err,
     JsonValue *v = Safetensors_read_json(path, err, size);
     if (!v)
         return -1;
+    const JsonValue *type = JsonValue_member(v, "model_type");
+    if (type && type->kind == JSON_STRING && type->length < sizeof checkpoint->model_type &&
+        !memchr(type->text, '\0', type->length))
+        use_family(checkpoint, type->text);
     const ConfigSize sizes[] = {
-        {{"hidden_size", "n_embd"}, c->width, "--width"},
-        {{"num_attention_heads", "n_head"}, c->heads, "--heads"},
-        {{"num_key_value_heads", NULL}, Config_kv_heads(c), "--kv-heads"},
-        {{"head_dim", NULL}, Config_head_width(c), "--heads"},
-        {{"num_hidden_layers", "n_layer"}, c->depth, "--depth"},
+        {{"hidden_size", "n_embd"}, c->width, "width"},
+        {{"num_attention_heads", "n_head"}, c->heads, "heads"},
+        {{"num_key_value_heads", NULL}, Config_kv_heads(c), "kv-heads"},
+        {{"head_dim", NULL}, Config_head_width(c), "heads"},
+        {{"num_hidden_layers", "n_layer"}, c->depth, "depth"},
         {{"intermediate_size", "n_inner"},
          c->mlp == MLP_NONE ? -1 : Config_mlp_hidden(c),
-         "--mlp-hidden"},
+         c->mlp_hidden ? "mlp-hidden" : "mlp-ratio"},
     };
     int status = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && status == 0; i++)
@@ -493,11 +527,16 @@ static int check_config_json(const char *dir, Checkpoint *checkpoint, char *err,
             const JsonValue *n = JsonValue_member(v, sizes[i].keys[k]);
             if (!n || n->kind != JSON_NUMBER || sizes[i].value < 0 || n->number == sizes[i].value)
                 continue;
+            char origin[1200];
+            if (origins)
+                origins->describe(origins->context, sizes[i].setting, origin, sizeof origin);
+            else
+                snprintf(origin, sizeof origin, "--%s", sizes[i].setting);
             snprintf(
                 err, size,
                 "'%s': %s is %.17g, but the settings give %d (%s): the checkpoint is the model "
                 "its config.json describes",
-                path, sizes[i].keys[k], n->number, sizes[i].value, sizes[i].option);
+                path, sizes[i].keys[k], n->number, sizes[i].value, origin);
             status = -1;
         }
     static const char *const CONTEXT[] = {"max_position_embeddings", "n_positions"};
@@ -526,8 +565,8 @@ static int detect_names(Checkpoint *k, char *err, size_t size)
     return 0;
 }
 
-Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, char *err,
-                            size_t size)
+Checkpoint *Checkpoint_open(const char *path, const Config *c, const SettingOrigins *origins,
+                            FILE *warnings, char *err, size_t size)
 {
     Checkpoint *k = calloc(1, sizeof *k);
     if (!k || !(k->affine = calloc((size_t)c->depth, sizeof *k->affine)) ||
@@ -537,8 +576,9 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         return NULL;
     }
     k->config = *c;
+    k->embedding_scale = 1;
     k->names = LLAMA_NAMES; /* until its tensors say (Checkpoint_close walks the layers by them) */
-    if (check_config_json(path, k, err, size)) {
+    if (check_config_json(path, k, origins, err, size)) {
         Checkpoint_close(k);
         return NULL;
     }
@@ -563,6 +603,20 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, FILE *warnings, c
         k->source.table = k->table_names;
     }
     return k;
+}
+
+void Checkpoint_use_family(Checkpoint *k, const char *model_type)
+{
+    if (k->model_type[0] || !model_type[0])
+        return;
+    use_family(k, model_type);
+    if (k->table)
+        name_table(k);
+}
+
+const char *Checkpoint_scaled_family(const Checkpoint *k)
+{
+    return k->embedding_scale != 1 ? k->model_type : NULL;
 }
 
 const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions)

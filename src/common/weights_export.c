@@ -262,6 +262,8 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
                                                              : c->tokens);
     if (checkpoint && Checkpoint_table(checkpoint, false))
         Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
+    if (checkpoint && Checkpoint_table(checkpoint, false) && Checkpoint_scaled_family(checkpoint))
+        Text_printf(t, "  \"model_type\": \"%s\",\n", Checkpoint_scaled_family(checkpoint));
     if (c->mlp != MLP_NONE)
         Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
                     Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);

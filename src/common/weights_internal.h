@@ -78,7 +78,8 @@ Outside Weights_outside_block(const Names *names, const char *name);
 const char *Weights_before_block_why(const Names *names);
 
 /* Whether name is a buffer a layer saves beside its weights, not a weight (GPT-2's causal
-   masks, h.N.attn.bias and h.N.attn.masked_bias). */
+   masks, h.N.attn.bias and h.N.attn.masked_bias; the Llama family's rotary inverse
+   frequencies, model.layers.N.self_attn.rotary_emb.inv_freq). */
 bool Weights_layer_buffer(const Names *names, const char *name);
 
 /* The product of t's shape. */
@@ -106,6 +107,10 @@ const char *Weights_table_name(const Names *names, bool positions);
    export reads the rows in order). */
 const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions);
 void Checkpoint_table_row(const Checkpoint *k, bool positions, uint64_t row, double *out);
+
+/* The model_type of a checkpoint whose family scales the table's rows (Gemma: the export's
+   config.json names it, so that the table reads back as it did), else NULL. */
+const char *Checkpoint_scaled_family(const Checkpoint *k);
 
 /* The positions the checkpoint's model takes (its learned positions' rows, its config.json's
    max_position_embeddings or n_positions, the least of those), 0 where nothing says. */

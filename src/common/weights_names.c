@@ -285,6 +285,9 @@ static const LinearNames VIT_LINEAR = {
 static const char *const LLAMA_AFTER[] = {"model.norm.weight", "lm_head.weight", NULL};
 static const char *const GPT2_AFTER[] = {"ln_f.weight", "ln_f.bias", "lm_head.weight", NULL};
 static const char *const GPT2_BUFFERS[] = {"attn.bias", "attn.masked_bias", NULL};
+/* The rotary inverse frequencies older Llama-family checkpoints saved per layer, which
+   transformers ignores on loading (_keys_to_ignore_on_load_unexpected): rope_theta gives them. */
+static const char *const LLAMA_BUFFERS[] = {"self_attn.rotary_emb.inv_freq", NULL};
 static const char *const VIT_AFTER[] = {"layernorm.weight",
                                         "layernorm.bias",
                                         "pooler.dense.weight",
@@ -308,7 +311,7 @@ static const NameFamily LLAMA = {
     .positions = "model.embed_positions.weight",
     .before = EMPTY,
     .after = LLAMA_AFTER,
-    .buffers = EMPTY,
+    .buffers = LLAMA_BUFFERS,
     .linear = &LLAMA_LINEAR,
     .tensors = linear_tensors,
 };

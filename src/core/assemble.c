@@ -193,14 +193,20 @@ static void heads_and_norms_warnings(const Config *c, Warnings *w)
                            "same keys: their matrices are correlated, not independent draws",
                            kv_heads, c->heads, c->head, first, first + group - 1);
     }
-    if (c->input == INPUT_EMBEDDING) /* markov, uniform, identity: A ignores the rows */
+    if (c->input == INPUT_EMBEDDING) { /* markov, uniform, identity: A ignores the rows */
+        /* A checkpoint's table is not drawn: S would describe rows the run does not read. */
+        const WeightSource *source = Layer_weights_in_use();
+        char table[160];
+        if (source && source->embed)
+            snprintf(table, sizeof table, "the checkpoint's table %s", source->table);
+        else
+            snprintf(table, sizeof table, "S = %g", Init_embedding_std(c));
         Warnings_add_about(
             w,
             WARNING_ABOUT_STABLE_RANK_THEORY | (input_dependent ? WARNING_ABOUT_SPECTRA_THEORY : 0),
-            "embedding input (V = %d, S = %g): %s: no %s", c->vocab, Init_embedding_std(c),
-            THEORY_EMBEDDING_NOTE,
+            "embedding input (V = %d, %s): %s: no %s", c->vocab, table, THEORY_EMBEDDING_NOTE,
             input_dependent ? "sigma, circle laws or stable-rank curve" : "stable-rank curve");
-    else if (input_dependent && !Theory_first_layer_unit_rows(c))
+    } else if (input_dependent && !Theory_first_layer_unit_rows(c))
         Warnings_add_about(w, WARNING_ABOUT_SPECTRA_THEORY,
                            "%s-LN: the first layer's attention reads LN(X0), rows of norm %s, "
                            "not the input's %s rows that sigma is computed for: no sigma, no "

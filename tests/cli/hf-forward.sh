@@ -1,7 +1,8 @@
 #!/bin/bash
 # A checkpoint written by numpy (tests/cli/hf_forward.py: a 2-layer GPT-2, a 2-layer
 # Qwen3-shaped Llama-family model, a 2-layer Llama 3.2 shape with its llama3 rotary scaling
-# read by --hf-config, and a 2-layer ViT, F64, F32 and BF16, one of each sharded) and
+# read by --hf-config, and a 2-layer ViT, F64, F32 and BF16, one of each sharded; a 2-layer
+# Gemma 2, whose embedding rows are scaled by sqrt(hidden_size), F64 and BF16) and
 # a token-id file (ViT: the input drawn from the seed, exported as input.csv): attnscope's
 # attention matrices, every layer and head, equal numpy's own forward of the Hugging Face block
 # on the same input to 1e-9 relative.  Then the input's other ways and refusals: random ids from
@@ -27,6 +28,12 @@ for model in gpt2 qwen3 llama32 vit; do
         check "$model $dtype $layout: every layer's and head's attention is numpy's" same_as_numpy $model $dtype $layout
     done
 done
+# Gemma 2's family from --hf-config (--weights names the .safetensors file), or from the
+# config.json in --weights' directory (the settings as options).
+check "gemma2 F64 single: the table's rows times sqrt(24), then every layer's attention is numpy's" \
+    same_as_numpy gemma2 F64 single
+check "gemma2 BF16 sharded: the same with the family from the checkpoint's config.json" \
+    same_as_numpy gemma2 BF16 sharded
 
 # input.csv says how the run made X0 (the ids' rows in the checkpoint's table, or orthonormal
 # rows drawn from the seed), and its settings line, --weights and --token-ids among them, makes
@@ -64,6 +71,12 @@ random_ids() {
         grep -qF '"input_source":"random ids, seed 2 in model.embed_tokens.weight"' "$tmp/r2.json"
 }
 check "no --token-ids: random ids over the table's 40 rows, resampled by the seed" random_ids
+# The embedding input's warning names the table read, not the S of a drawn one.
+table_warning() {
+    grep -qF "embedding input (V = 40, the checkpoint's table model.embed_tokens.weight): " "$tmp/r1.json" &&
+        ! grep -qF 'embedding input (V = 40, S = ' "$tmp/r1.json"
+}
+check "the embedding input's warning names the checkpoint's table, not a drawn table's S" table_warning
 gpt2_positions() {
     # shellcheck disable=SC2086
     "$BIN" --batch -T 8 $G --weights "$gpt2" >"$tmp/g.json" 2>/dev/null &&
@@ -73,7 +86,8 @@ gpt2_positions() {
 check "GPT-2: wte's rows and wpe's learned positions" gpt2_positions
 
 # --weights A --export-weights B writes A's table (and GPT-2's wpe) back: --weights B gives A's
-# document bit for bit, but for the table's names in input_source (the export writes Llama's:
+# document bit for bit, but for the table's names in input_source and the embedding input's
+# warning (the export writes Llama's:
 # model.embed_tokens, and attnscope's model.embed_positions for wpe), holds A's rows, and takes
 # A's context (32 positions, not the 12 the export ran at).
 table_round_trip() { # name settings checkpoint
@@ -82,7 +96,7 @@ table_round_trip() { # name settings checkpoint
     "$BIN" --batch -T 12 $settings --weights "$checkpoint" --export-weights "$out" >"$out.a.json" 2>/dev/null &&
         "$BIN" --batch -T 12 $settings --weights "$out" >"$out.b.json" 2>/dev/null && [ -s "$out.b.json" ] &&
         "$BIN" --batch -T 32 $settings --weights "$out" >/dev/null 2>&1 &&
-        sed 's/ in wte\.weight + wpe\.weight"/ in model.embed_tokens.weight + model.embed_positions.weight"/' \
+        sed 's/\([ (]\)wte\.weight + wpe\.weight\([")]\)/\1model.embed_tokens.weight + model.embed_positions.weight\2/g' \
             "$out.a.json" | cmp -s - "$out.b.json" &&
         /usr/bin/python3 - "$checkpoint" "$out/model.safetensors" <<'PY'
 import glob, os, sys
@@ -110,6 +124,11 @@ check "Qwen3 (BF16, sharded): the export holds its table, and reads back to its 
     table_round_trip qwen3 "$Q" "$qwen3"
 check "GPT-2: the export holds wte and wpe, and reads back to its document bit for bit" \
     table_round_trip gpt2 "$G" "$gpt2"
+# The export's config.json names gemma2, so that its (unscaled) table is read back scaled.
+gemma2=$tmp/gemma2-BF16-sharded/checkpoint
+E="-L 2 -a softmax -m window-causal --window 3 --window-layers 1:1 -k plain --ln-place peri --ln-scale sqrt-d --wo gaussian -d 24 --heads 4 --kv-heads 2 -n rms --ln-eps 1e-06 --norm-gain-offset 1 --rope half --rope-theta 10000 --logit-softcap 5 --mlp geglu --mlp-hidden 32"
+check "Gemma 2: the export holds its table unscaled and reads back, scaled, to its document bit for bit" \
+    table_round_trip gemma2 "$E" "$gemma2"
 
 refused() { refused_running "$BIN" --batch -- "$@"; } # message -- args...
 # shellcheck disable=SC2086

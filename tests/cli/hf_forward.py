@@ -1,31 +1,37 @@
 #!/usr/bin/python3
 """An independent forward pass for tests/cli/hf-forward.sh: writes a 2-layer Hugging Face
 checkpoint with numpy (GPT-2, the Llama family's Qwen3 shape, a Llama 3.2 shape with its
-llama3 rotary scaling, or ViT), runs attnscope on it
-with a token-id file (ViT: its input drawn from the seed, which attnscope exports as
-input.csv), and compares every layer's and head's attention matrix attnscope exports with this
-file's own forward of the same block on the same input.
+llama3 rotary scaling, Gemma 2, or ViT), runs attnscope on it with a token-id file (ViT: its
+input drawn from the seed, which attnscope exports as input.csv), and compares every layer's
+and head's attention matrix attnscope exports with this file's own forward of the same block
+on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
-      MODEL   gpt2 | qwen3 | llama32 | vit
+      MODEL   gpt2 | qwen3 | llama32 | gemma2 | vit
       DTYPE   F64 | F32 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
               model.safetensors.index.json)
 
 The forward follows Hugging Face's modeling code (transformers' modeling_gpt2.py,
-modeling_qwen3.py and modeling_vit.py), not attnscope's: GPT-2's Conv1D y = xW + b with W (in, out), c_attn's
-columns q | k | v, wte[ids] + wpe[positions], LayerNorm before each sub-block, the causal mask,
+modeling_qwen3.py, modeling_llama.py, modeling_gemma2.py and modeling_vit.py), not
+attnscope's: GPT-2's Conv1D y = xW + b with W (in, out), c_attn's columns q | k | v,
+wte[ids] + wpe[positions], LayerNorm before each sub-block, the causal mask,
 scores / sqrt(d_head); Qwen3's nn.Linear y = xWᵀ, RMSNorm x·rsqrt(mean(x²) + ε)·w, q_norm and
 k_norm per head before the rotary embedding, rotate_half with cos/sin of
 positions·θ^(−2i/d_head) repeated over both halves, repeat_kv for grouped keys and values,
-Llama 3.2's the same without q_norm and k_norm, its frequencies rescaled by rope_scaling
-(tests/data/rope-scaling/frequencies.py's transcription of _compute_llama3_parameters) and
-its settings read from its config.json by --hf-config, as a user runs it,
-scores·d_head^(−1/2), down(silu(gate x) ⊙ up x); ViT's ViTLayer: nn.Linear with biases,
-LayerNorm before the attention (layernorm_before) and before the MLP (layernorm_after), no
-mask, scores·d_head^(−1/2), the exact GELU.  The exported input.csv must be numpy's own
-input (wte[ids] + wpe, the table's rows) bit for bit, or for ViT have orthonormal rows.
+scores·d_head^(−1/2), down(silu(gate x) ⊙ up x); Llama 3.2's the same without q_norm and
+k_norm, its frequencies rescaled by rope_scaling (tests/data/rope-scaling/frequencies.py's
+transcription of _compute_llama3_parameters) and its settings read from its config.json by
+--hf-config, as a user runs it; Gemma 2's embed_tokens[ids]·normalizer (sqrt(hidden_size),
+Gemma2Model.forward), RMSNorm x·rsqrt(mean(x²) + ε)·(1 + w) before and after each
+sub-block, scores·query_pre_attn_scalar^(−1/2) capped by attn_logit_softcapping·tanh(·/cap),
+every other layer (the first) a sliding window of sliding_window keys,
+down(gelu_pytorch_tanh(gate x) ⊙ up x); ViT's ViTLayer: nn.Linear with biases, LayerNorm
+before the attention (layernorm_before) and before the MLP (layernorm_after), no mask,
+scores·d_head^(−1/2), the exact GELU.  The exported input.csv must be numpy's own input
+(wte[ids] + wpe, the table's rows, Gemma's times sqrt(hidden_size)) bit for bit, or for ViT
+have orthonormal rows.
 Prints the largest relative difference; exit 0 when every entry agrees to 1e-9 relative
 (masked entries exactly 0), 1 otherwise.
 """
@@ -98,7 +104,11 @@ QWEN3 = dict(d=16, H=4, G=2, L=2, N=24, V=40, context=64, T=20, eps=1e-6, theta=
 LLAMA32 = dict(d=32, H=2, G=1, L=2, N=48, V=40, context=128, T=24, eps=1e-5, theta=10000.0,
                scaling=dict(rope_type="llama3", factor=32.0, low_freq_factor=1.0,
                             high_freq_factor=4.0, original_max_position_embeddings=64))
+# d = 24: the embedding scale sqrt(24) is not a float that rounds the same in float32.
+GEMMA2 = dict(d=24, H=4, G=2, L=2, N=32, V=40, context=64, T=14, eps=1e-6, theta=10000.0,
+              window=4, cap=5.0)
 VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channels=3)
+SHAPES = {"gpt2": GPT2, "qwen3": QWEN3, "llama32": LLAMA32, "gemma2": GEMMA2, "vit": VIT}
 
 
 def gpt2_weights(rng, dtype):
@@ -128,8 +138,11 @@ def gpt2_weights(rng, dtype):
     return w
 
 
-def llama_weights(rng, dtype, s):
-    """The Llama family's tensors at shape s; q_norm and k_norm where it has QK-norm (Qwen3)."""
+def llama_family_weights(rng, dtype, s, layer_norms):
+    """The Llama family's tensors (Qwen3's, Llama 3.2's, Gemma 2's) for the sizes s: the
+    table, each layer's projections and norms, the final norm's gains.  layer_norms(put,
+    prefix) puts a layer's norms drawn before its projections, and returns a function that
+    puts those drawn after."""
     d, w = s["d"], {}
     dh = d // s["H"]
 
@@ -139,20 +152,46 @@ def llama_weights(rng, dtype, s):
     put("model.embed_tokens.weight", 0.5 * rng.standard_normal((s["V"], d)))
     for layer in range(s["L"]):
         p = "model.layers.%d." % layer
-        put(p + "input_layernorm.weight", gains(rng, d))
+        rest = layer_norms(put, p)
         put(p + "self_attn.q_proj.weight", 0.5 * rng.standard_normal((s["H"] * dh, d)))
         put(p + "self_attn.k_proj.weight", 0.5 * rng.standard_normal((s["G"] * dh, d)))
         put(p + "self_attn.v_proj.weight", 0.3 * rng.standard_normal((s["G"] * dh, d)))
         put(p + "self_attn.o_proj.weight", 0.3 * rng.standard_normal((d, s["H"] * dh)))
-        if s is QWEN3:
-            put(p + "self_attn.q_norm.weight", gains(rng, dh))
-            put(p + "self_attn.k_norm.weight", gains(rng, dh))
-        put(p + "post_attention_layernorm.weight", gains(rng, d))
+        rest()
         put(p + "mlp.gate_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
         put(p + "mlp.up_proj.weight", 0.3 * rng.standard_normal((s["N"], d)))
         put(p + "mlp.down_proj.weight", 0.2 * rng.standard_normal((d, s["N"])))
     put("model.norm.weight", gains(rng, d))
     return w
+
+
+def llama_weights(rng, dtype, s):
+    """Qwen3's or Llama 3.2's tensors at shape s; q_norm and k_norm where it has QK-norm
+    (Qwen3)."""
+    d, dh = s["d"], s["d"] // s["H"]
+
+    def norms(put, p):
+        put(p + "input_layernorm.weight", gains(rng, d))
+
+        def rest():
+            if s is QWEN3:
+                put(p + "self_attn.q_norm.weight", gains(rng, dh))
+                put(p + "self_attn.k_norm.weight", gains(rng, dh))
+            put(p + "post_attention_layernorm.weight", gains(rng, d))
+        return rest
+
+    return llama_family_weights(rng, dtype, s, norms)
+
+
+def gemma2_weights(rng, dtype):
+    """Gemma2Model's tensors; its norms' weights w are read as gains 1 + w."""
+    def norms(put, p):
+        for norm in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                     "post_feedforward_layernorm"):
+            put(p + norm + ".weight", 0.3 * rng.standard_normal(GEMMA2["d"]))
+        return lambda: None
+
+    return llama_family_weights(rng, dtype, GEMMA2, norms)
 
 
 def vit_weights(rng, dtype, prefix):
@@ -281,19 +320,25 @@ def rotate_half(x):
     return np.concatenate((-x[..., half:], x[..., :half]), -1)
 
 
+def rope(T, dh, theta, scaling=None):
+    """cos and sin of positions·θ^(−2i/d_head), the frequencies rescaled by a rope_scaling
+    when one is given, repeated over both halves (T×dh)."""
+    inv_freq = 1.0 / theta ** (np.arange(0, dh, 2) / dh)
+    if scaling:
+        inv_freq, _ = inverse_frequencies(theta, dh, 1.0, scaling["rope_type"],
+                                          scaling["factor"], scaling["low_freq_factor"],
+                                          scaling["high_freq_factor"],
+                                          scaling["original_max_position_embeddings"])
+    freqs = np.outer(np.arange(T), inv_freq)
+    emb = np.concatenate((freqs, freqs), -1)
+    return np.cos(emb), np.sin(emb)
+
+
 def llama_forward(w, ids, s):
     d = s["d"]
     H, G, T = s["H"], s["G"], len(ids)
     dh = d // H
-    inv_freq = 1.0 / s["theta"] ** (np.arange(0, dh, 2) / dh)
-    if "scaling" in s:
-        r = s["scaling"]
-        inv_freq, _ = inverse_frequencies(s["theta"], dh, 1.0, r["rope_type"], r["factor"],
-                                          r["low_freq_factor"], r["high_freq_factor"],
-                                          r["original_max_position_embeddings"])
-    freqs = np.outer(np.arange(T), inv_freq)
-    emb = np.concatenate((freqs, freqs), -1)
-    cos, sin = np.cos(emb), np.sin(emb)
+    cos, sin = rope(T, dh, s["theta"], s.get("scaling"))
     h = w["model.embed_tokens.weight"][ids]
     attention = []
     for layer in range(s["L"]):
@@ -322,6 +367,50 @@ def llama_forward(w, ids, s):
     return attention
 
 
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gemma2_forward(w, ids):
+    s, d = GEMMA2, GEMMA2["d"]
+    H, G, T = s["H"], s["G"], len(ids)
+    dh = d // H
+    cos, sin = rope(T, dh, s["theta"])
+
+    def norm(x, name):
+        return rms_norm(x, 1 + w[name + ".weight"], s["eps"])
+
+    h = w["model.embed_tokens.weight"][ids] * np.sqrt(d)  # Gemma2Model's normalizer
+    i, j = np.meshgrid(np.arange(T), np.arange(T), indexing="ij")
+    attention = []
+    for layer in range(s["L"]):
+        p = "model.layers.%d." % layer
+        a = norm(h, p + "input_layernorm")
+        q = (a @ w[p + "self_attn.q_proj.weight"].T).reshape(T, H, dh)
+        k = (a @ w[p + "self_attn.k_proj.weight"].T).reshape(T, G, dh)
+        v = (a @ w[p + "self_attn.v_proj.weight"].T).reshape(T, G, dh)
+        q = q * cos[:, None, :] + rotate_half(q) * sin[:, None, :]
+        k = k * cos[:, None, :] + rotate_half(k) * sin[:, None, :]
+        allowed = j <= i
+        if layer % 2 == 0:  # Gemma2's is_sliding: the even layers
+            allowed &= j > i - s["window"]
+        heads, outputs = [], []
+        for head in range(H):
+            g = head // (H // G)
+            scores = q[:, head] @ k[:, g].T * dh ** -0.5  # query_pre_attn_scalar = d_head
+            scores = s["cap"] * np.tanh(scores / s["cap"])
+            A = softmax(np.where(allowed, scores, -np.inf))
+            heads.append(A)
+            outputs.append(A @ v[:, g])
+        attention.append(heads)
+        o = np.concatenate(outputs, 1) @ w[p + "self_attn.o_proj.weight"].T
+        h = h + norm(o, p + "post_attention_layernorm")
+        m = norm(h, p + "pre_feedforward_layernorm")
+        m = gelu_tanh(m @ w[p + "mlp.gate_proj.weight"].T) * (m @ w[p + "mlp.up_proj.weight"].T)
+        h = h + norm(m @ w[p + "mlp.down_proj.weight"].T, p + "post_feedforward_layernorm")
+    return attention
+
+
 def config_json(model):
     if model == "gpt2":
         s = GPT2
@@ -343,6 +432,15 @@ def config_json(model):
                 "rope_theta": s["theta"], "rope_scaling": s["scaling"],
                 "rms_norm_eps": s["eps"], "hidden_act": "silu", "tie_word_embeddings": True,
                 "initializer_range": 0.02}
+    if model == "gemma2":
+        s = GEMMA2
+        return {"model_type": "gemma2", "hidden_size": s["d"], "num_attention_heads": s["H"],
+                "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
+                "num_hidden_layers": s["L"], "intermediate_size": s["N"], "vocab_size": s["V"],
+                "max_position_embeddings": s["context"], "rope_theta": s["theta"],
+                "rms_norm_eps": s["eps"], "hidden_activation": "gelu_pytorch_tanh",
+                "query_pre_attn_scalar": s["d"] // s["H"], "sliding_window": s["window"],
+                "attn_logit_softcapping": s["cap"], "final_logit_softcapping": None}
     s = QWEN3
     return {"model_type": "qwen3", "hidden_size": s["d"], "num_attention_heads": s["H"],
             "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
@@ -351,15 +449,21 @@ def config_json(model):
             "rms_norm_eps": s["eps"], "hidden_act": "silu", "tie_word_embeddings": True}
 
 
-SHAPES = {"gpt2": GPT2, "qwen3": QWEN3, "llama32": LLAMA32, "vit": VIT}
-
-
-def attnscope_settings(model, checkpoint):
+def attnscope_settings(model, checkpoint, sharded):
     """The same block in attnscope's settings (presets/gpt2-small-small.preset and
-    qwen3-8b-small.preset at this size; ViT's and Llama 3.2's from their config.json, as a user
-    reads it)."""
-    if model in ("vit", "llama32"):
+    qwen3-8b-small.preset at this size; ViT's and Llama 3.2's from their config.json, as a
+    user reads it; Gemma 2's from its config.json with --weights naming the .safetensors file,
+    whose scale then comes from --hf-config's model_type, or sharded as options, whose scale
+    then comes from the config.json in --weights' directory)."""
+    if model in ("vit", "llama32") or (model == "gemma2" and not sharded):
         return "-T %d --hf-config %s" % (SHAPES[model]["T"], checkpoint)
+    if model == "gemma2":
+        s = GEMMA2
+        return ("-L 2 -a softmax -m window-causal --window %d --window-layers 1:1 -k plain "
+                "--ln-place peri --ln-scale sqrt-d --wo gaussian -d %d --heads %d --kv-heads %d "
+                "-n rms --ln-eps %g --norm-gain-offset 1 --rope half --rope-theta %g "
+                "--logit-softcap %g --mlp geglu --mlp-hidden %d") % (
+                    s["window"] - 1, s["d"], s["H"], s["G"], s["eps"], s["theta"], s["cap"], s["N"])
     common = "-L 2 -a softmax -m causal -k plain --ln-place pre --ln-scale sqrt-d --wo gaussian"
     if model == "gpt2":
         s = GPT2
@@ -395,7 +499,8 @@ def write_inputs(model, rng, weights, directory):
     if model == "gpt2":
         positions = weights[table_name(weights, "wpe.weight")][np.arange(s["T"])]
         return ids_path, ids, weights[table_name(weights, "wte.weight")][ids] + positions
-    return ids_path, ids, weights["model.embed_tokens.weight"][ids]
+    scale = np.sqrt(s["d"]) if model == "gemma2" else 1.0
+    return ids_path, ids, weights["model.embed_tokens.weight"][ids] * scale
 
 
 def input_is_numpys(x, want, first):
@@ -419,7 +524,9 @@ def main(argv):
     if model == "vit":
         weights = vit_weights(rng, dtype, prefix)
     else:
-        weights = gpt2_weights(rng, dtype) if model == "gpt2" else llama_weights(rng, dtype, s)
+        weights = (gpt2_weights(rng, dtype) if model == "gpt2" else
+                   gemma2_weights(rng, dtype) if model == "gemma2" else
+                   llama_weights(rng, dtype, s))
         weights = {prefix + n: x for n, x in weights.items()}
     checkpoint = os.path.join(directory, "checkpoint")
     os.makedirs(checkpoint)
@@ -429,15 +536,20 @@ def main(argv):
     ids_path, ids, numpy_input = write_inputs(model, rng, weights, directory)
     if model != "vit":
         weights = {n[len(prefix):]: x for n, x in weights.items()}
-        expected = gpt2_forward(weights, ids) if model == "gpt2" else llama_forward(weights, ids, s)
+        expected = (gpt2_forward(weights, ids) if model == "gpt2" else
+                    gemma2_forward(weights, ids) if model == "gemma2" else
+                    llama_forward(weights, ids, s))
     worst, first_input = 0.0, None
     for layer in range(1, s["L"] + 1):
         for head in range(1, s["H"] + 1):
             out = os.path.join(directory, "export-%d-%d" % (layer, head))
-            command = [binary, "--batch", "--weights", checkpoint, "--layer", str(layer),
+            weights_path = checkpoint
+            if model == "gemma2" and not sharded:
+                weights_path = os.path.join(checkpoint, "model.safetensors")
+            command = [binary, "--batch", "--weights", weights_path, "--layer", str(layer),
                        "--head", str(head), "--export", out, "--export-matrix"]
             command += ["--token-ids", ids_path] if ids_path else []
-            command += attnscope_settings(model, checkpoint).split()
+            command += attnscope_settings(model, checkpoint, sharded).split()
             document = subprocess.run(command, check=True, stdout=subprocess.PIPE).stdout
             source = json.loads(document)["config"].get("input_source", "")
             if ids_path and not source.startswith(ids_path + " in "):

@@ -308,6 +308,23 @@ llama_whole() {
         trained_read "$tmp/gain2.safetensors" "$tmp/l.json" $base $settings
 }
 check "a whole Llama checkpoint: norms' gains read, the rest named unused, the same document" llama_whole
+# Older Llama checkpoints save each layer's rotary inverse frequencies: skipped as transformers
+# skips them (the same document, nothing said); another tensor beside them is still refused.
+inv_freq_skipped() {
+    local settings="--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half"
+    "$PY" $tool add "$tmp/whole.safetensors" "$tmp/inv0.safetensors" model.layers.0.self_attn.rotary_emb.inv_freq 2 1 &&
+        "$PY" $tool add "$tmp/inv0.safetensors" "$tmp/inv1.safetensors" model.layers.1.self_attn.rotary_emb.inv_freq 2 0.01 &&
+        "$PY" $tool add "$tmp/inv1.safetensors" "$tmp/inv.safetensors" model.layers.2.self_attn.rotary_emb.inv_freq 2 0.01 &&
+        # shellcheck disable=SC2086
+        "$BIN" $base $settings --input orthonormal --weights "$tmp/inv.safetensors" >"$tmp/inv.json" 2>"$tmp/inv.err" &&
+        cmp -s "$tmp/l2.json" "$tmp/inv.json" && ! grep -q inv_freq "$tmp/inv.err"
+}
+check "a Llama checkpoint with rotary_emb.inv_freq per layer: skipped, the same document" inv_freq_skipped
+"$PY" $tool add "$tmp/inv.safetensors" "$tmp/inv-more.safetensors" model.layers.0.self_attn.rotary_emb.scale 2 1
+# shellcheck disable=SC2086
+check "another tensor beside inv_freq: still refused" refused \
+    "tensor 'model.layers.0.self_attn.rotary_emb.scale' is not a weight of this configuration" -- \
+    "$BIN" $base --heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half --input orthonormal --weights "$tmp/inv-more.safetensors"
 
 # A directory's config.json states the model: the same tensors read with other heads or
 # another width are refused, naming the key and the option (either spelling of the key).
@@ -322,6 +339,17 @@ printf '{"n_embd": 32, "n_head": 2}' >"$tmp/gpt2/config.json"
 check "config.json's n_embd (GPT-2's spelling) names the width" refused \
     "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--width)" -- \
     "$BIN" $base $A --weights "$tmp/gpt2"
+# ... naming what gave the setting: the file of --hf-config, or nothing (the default).
+printf '{"model_type": "llama", "hidden_size": 16, "num_attention_heads": 2, "num_hidden_layers": 3, "intermediate_size": 64}' >"$tmp/hf16.json"
+check "... naming --hf-config where its file gave the width" refused \
+    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--hf-config $tmp/hf16.json)" -- \
+    "$BIN" --batch -T 12 --hf-config "$tmp/hf16.json" --weights "$tmp/gpt2"
+check "... and the default where nothing gave it" refused \
+    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 256 (--width's default)" -- \
+    "$BIN" --batch -T 12 -L 3 --weights "$tmp/gpt2"
+check "... and the option given after --hf-config" refused \
+    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--width)" -- \
+    "$BIN" --batch -T 12 -d 64 --hf-config "$tmp/hf16.json" -d 16 --weights "$tmp/gpt2"
 printf '{"n_embd": 16,' >"$tmp/gpt2/config.json"
 # shellcheck disable=SC2086
 check "a malformed config.json is named" refused "'$tmp/gpt2/config.json': JSON byte 15" -- \
@@ -361,6 +389,13 @@ printf '{"weight_map": {"model.layers.0.self_attn.q_proj.weight": "shard"}}' \
 check "an index naming a FIFO shard: refused at once" refused \
     "'$tmp/fifos/shard': a FIFO, not a regular file" -- \
     timeout 10 "$BIN" $base $A --weights "$tmp/fifos"
+
+rm "$tmp/fifos/shard"
+cp "$tmp/w/model.safetensors" "$tmp/fifos/shard"
+# shellcheck disable=SC2086
+check "--weights naming the shard index itself: refused, naming its directory" refused \
+    "'$tmp/fifos/model.safetensors.index.json': a shard index: give its directory, '$tmp/fifos'" -- \
+    "$BIN" $base $A --weights "$tmp/fifos/model.safetensors.index.json"
 
 # The export: into a directory that is not one, nothing is written; over an earlier export,
 # the new files replace the old and other files stay; no staging file is left.
