@@ -208,7 +208,8 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
                                                   batch_conditioning_seconds, &pricing, &fit)) {
         char fits[240], within[96];
         if (Rates_margin() > 1)
-            snprintf(within, sizeof within, "%s (its estimate ×%d within it, as above)", most, RATES_SPREAD);
+            snprintf(within, sizeof within, "%s (its estimate ×%d within it, as above)", most,
+                     RATES_SPREAD);
         else
             snprintf(within, sizeof within, "%s", most);
         ConditioningFit_phrase(&fit, within, fits, sizeof fits);
