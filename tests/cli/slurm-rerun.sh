@@ -8,8 +8,6 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$BIN" grid 'T=8,16 gap=off,center seeds=4' -d 16 -L 2 --shards 2 >"$tmp/grid.jsonl"
 check "the grid has 8 lines" test "$(wc -l <"$tmp/grid.jsonl")" -eq 8
