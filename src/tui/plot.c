@@ -705,7 +705,13 @@ void Plot_series(Canvas *c, const SeriesPlot *p)
         legend_draw(c, items, n, Canvas_rows(c) - legend_rows(c, items, n));
         return;
     }
+    /* A small panel keeps its plot: the notes go first, the last first (a taller panel shows
+       them), as the stable-rank panel's note does. */
+    int least = n - (p->notes < SERIES_NOTES_MAX ? p->notes : SERIES_NOTES_MAX);
     Frame f;
+    int head = title(c, p->title);
+    while (n > least && !frame_make(c, head, 6, legend_rows(c, items, n), &f))
+        n--;
     if (!panel_open(c, p->title, 6, items, n, p->x_name, NULL, &f))
         return;
     Axis x, y;
