@@ -721,6 +721,44 @@ static void test_every_key_in_the_man_page(void **state)
     }
 }
 
+/* The README's keys table (the rows of its "### Keys" section) names every binding of the help
+   overlay: a single-character key in backquotes (`x`), a named one (F1, Ctrl-L, ←) as the help
+   names it, so that a key added to the table fails here until the README lists it. */
+static void test_every_key_in_the_readme(void **state)
+{
+    (void)state;
+    FILE *f = fopen("README.md", "r");
+    assert_non_null(f); /* the tests run from the source tree's root */
+    static char readme[1 << 18], rows[1 << 15];
+    size_t length = fread(readme, 1, sizeof readme - 1, f);
+    fclose(f);
+    assert_true(length < sizeof readme - 1);
+    readme[length] = '\0';
+    const char *section = strstr(readme, "\n### Keys\n");
+    assert_non_null(section);
+    /* The table's rows: the lines from the first "| key" up to the first line not a row. */
+    const char *row = strstr(section, "\n| key");
+    assert_non_null(row);
+    size_t used = 0;
+    for (row++; *row == '|';) {
+        const char *end = strchr(row, '\n');
+        size_t n = end ? (size_t)(end - row) + 1 : strlen(row);
+        assert_true(used + n < sizeof rows);
+        memcpy(rows + used, row, n);
+        used += n;
+        row += n;
+    }
+    rows[used] = '\0';
+    for (int i = 0; i < Keys_count(); i++) {
+        char name[32], quoted[40];
+        Keys_name(Keys_at(i)->key, name, sizeof name);
+        snprintf(quoted, sizeof quoted, "`%s`", name);
+        bool named = strlen(name) > 1 && strstr(rows, name);
+        if (!strstr(rows, quoted) && !named)
+            fail_msg("README.md's keys table lacks the key %s (\"%s\")", name, Keys_at(i)->help);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -728,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_bound_notes_name_keys_as_keys),
         cmocka_unit_test(test_notes_name_the_key_that_raises),
         cmocka_unit_test(test_every_key_in_the_man_page),
+        cmocka_unit_test(test_every_key_in_the_readme),
         cmocka_unit_test(test_no_duplicates_and_complete_entries),
         cmocka_unit_test(test_help_from_table),
         cmocka_unit_test(test_compact_help_fits_80x24),

@@ -477,7 +477,8 @@ static const char *const STEP_WORDS[][2][2] = {
     [STEP_ONE] = {{"", " −1"}, {"", " +1"}},
     [STEP_QUARTER] = {{"", " ÷2^¼"}, {"", " ×2^¼"}},
     [STEP_CYCLE] = {{"", " previous"}, {"", " next"}},
-    [STEP_TOGGLE] = {{"", " on / off"}, {"", " mode next"}},
+    /* Up from off turns the setting on at the mode it last had, as down does. */
+    [STEP_TOGGLE] = {{"", " on / off"}, {"", " on / next mode"}},
     [STEP_NEW] = {{"", ""}, {"new ", ""}},
     [STEP_OFF_UP] = {{"", ""}, {"", " none|0|1|2|4|8"}},
 };
@@ -633,8 +634,10 @@ int Keys_help_compact(const KeyBinding *a, const KeyBinding *b, char *out, size_
 {
     char names[24];
     snprintf(names, sizeof names, "%s %s", a->name, b ? b->name : "");
+    /* A toggle's two keys keep a line each: both turn it on from off, which one line's
+       "up|down" words cannot say within the column. */
     if (b && a->kind == ACTION_SETTING && b->kind == ACTION_SETTING && a->setting == b->setting &&
-        a->direction > 0 && b->direction < 0) {
+        a->direction > 0 && b->direction < 0 && a->setting->step != STEP_TOGGLE) {
         const Setting *s = a->setting;
         const char *const(*words)[2] = STEP_WORDS[s->step];
         snprintf(out, size, "%-5s %s%s%s|%s", names, words[1][0], s->key_label, words[1][1],

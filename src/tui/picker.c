@@ -11,6 +11,7 @@
 static void read_header(Picker *p)
 {
     p->header[0] = '\0';
+    p->header_page = 0;
     if (p->count > 0)
         Tour_header(p->entry[p->selected].path, p->header, sizeof p->header, 64);
 }
@@ -114,6 +115,9 @@ PickerOutcome Picker_key(Picker *p, int key)
         return PICKER_STAY;
     case KEY_END:
         move_to(p, p->count - 1);
+        return PICKER_STAY;
+    case ' ':
+        p->header_page++;
         return PICKER_STAY;
     case '\n':
     case '\r':

@@ -27,6 +27,9 @@ typedef struct {
     PickerEntry *entry; /* count entries: every preset of the three directories */
     /* The selected preset's header (see Tour_header), read when the selection moves. */
     char header[PICKER_HEADER_SIZE];
+    /* Which page of it is shown where it is longer than its rectangle: Space turns, the
+       screen takes it modulo the pages at its size; 0 when the selection moves. */
+    int header_page;
 } Picker;
 
 /* An empty picker (NULL when out of memory). */
@@ -45,7 +48,8 @@ void Picker_select_path(Picker *p, const char *path);
 
 typedef enum { PICKER_STAY, PICKER_CLOSE, PICKER_LOAD } PickerOutcome;
 
-/* One key: arrows, j/k, PgUp/PgDn, Home/End move; Enter loads; Esc, q and P close. */
+/* One key: arrows, j/k, PgUp/PgDn, Home/End move; Space turns the header's page; Enter
+   loads; Esc, q and P close. */
 PickerOutcome Picker_key(Picker *p, int key);
 
 /* "shipped", "tour", "yours". */

@@ -763,7 +763,13 @@ static int series_draw(Canvas *c, const SeriesPlot *p, bool both)
     }
     if (both)
         legend_both(items, n);
+    /* A small panel keeps its plot: the notes go first, the last first (a taller panel shows
+       them), as the stable-rank panel's note does. */
+    int least = n - (p->notes < SERIES_NOTES_MAX ? p->notes : SERIES_NOTES_MAX);
     Frame f;
+    int head = title(c, p->title);
+    while (n > least && !frame_make(c, head, 6, legend_rows(c, items, n), &f))
+        n--;
     if (!panel_open(c, p->title, 6, items, n, p->x_name, NULL, &f))
         return 0;
     Axis x, y;

@@ -331,12 +331,15 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
     }
     char text[MESSAGE_SIZE];
     const char *why = explanation(v);
-    if (why && n < max - 1) {
+    if (why) {
+        /* Its point is at its end ("… so all real"): broken between words over the lines it
+           needs, never cut. */
         if (v->unicode)
-            snprintf(lines[n], STATUS_LINE_SIZE, "%s", why);
+            snprintf(text, sizeof text, "%s", why);
         else
-            Ascii_transliterate(why, lines[n], STATUS_LINE_SIZE);
-        fit(lines[n++], width, v->unicode);
+            Ascii_transliterate(why, text, sizeof text);
+        while (text[0] && n < max - 1)
+            n += words_line(text, width, lines[n]);
     }
     char m[MESSAGE_SIZE], warning[MESSAGE_SIZE], hint[64];
     message(m, warning, v);

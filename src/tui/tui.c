@@ -241,10 +241,14 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
     char left[32];
     Duration_text(seconds, DURATION_ABOUT, left, sizeof left);
     const Config *c = &next->config;
-    /* "about", not "about ~": the duration's own tilde says it twice. */
+    /* "about", not "about ~": the duration's own tilde says it twice.  Where the conditioning is
+       priced to seek s_min at every layer the price is a ceiling (some layers stop at the
+       bound: Cost_conditioning_seeks_s_min), and the question says so. */
+    bool ceiling = extras_for(&next->display).conditioning && Cost_conditioning_seeks_s_min(c);
     snprintf(l->question, sizeof l->question,
-             "about %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ", left + (left[0] == '~'),
-             c->tokens, c->width, c->depth, c->seeds);
+             "%s %s to compute T=%d d=%d L=%d seeds=%d. Compute it? ",
+             ceiling ? "at most" : "about", left + (left[0] == '~'), c->tokens, c->width, c->depth,
+             c->seeds);
     describe_fitting_size(l, next);
     l->prompting = PROMPT_LONG_JOB;
     l->prompt = (Prompt){.title = " a long computation ",

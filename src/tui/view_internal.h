@@ -41,6 +41,10 @@ const char *View_spelled_cut(const Screen *s, const char *utf8, int width, char 
    takes): a line that starts with a space continues the one before (the presets' indented
    continuation lines), an empty line separates paragraphs.  Returns the rows used. */
 int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int rows, int width);
+/* The same from its wrapped line `first` on (the lines before it wrapped, not drawn): a
+   header longer than its rectangle read page by page.  Returns the rows used from first. */
+int View_wrapped_from(Screen *s, bool draw, const char *header, int first, int row, int col,
+                      int rows, int width);
 
 /* Every key in as many columns as the screen needs, over the whole screen (status lines
    included).  Where one line per key would be cut (80×24: eight columns for the words, × and

@@ -170,23 +170,32 @@ void View_warnings_overlay(Screen *s, const Snapshot *shown, unsigned subjects, 
     }
 }
 
-/* A line of View_wrapped: drawn, or only counted. */
-static void header_line(Screen *s, bool draw, int row, int col, const char *line)
+/* Line `index` of View_wrapped_from: drawn at its row when at or after `first`, or only
+   counted. */
+static void header_line(Screen *s, bool draw, int index, int first, int row, int col,
+                        const char *line)
 {
-    if (draw)
-        Screen_text(s, row, col, line, INK_DEFAULT, false);
+    if (draw && index >= first)
+        Screen_text(s, row + index - first, col, line, INK_DEFAULT, false);
 }
 
 int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int rows, int width)
 {
+    return View_wrapped_from(s, draw, header, 0, row, col, rows, width);
+}
+
+int View_wrapped_from(Screen *s, bool draw, const char *header, int first, int row, int col,
+                      int rows, int width)
+{
     char line[512] = "", word[256], out[512];
     int used = 0, line_columns = 0;
+    rows += first; /* the lines before first are wrapped, not drawn */
     const char *p = header;
     while (*p && used < rows) {
         size_t length = strcspn(p, "\n");
         bool continued = p[0] == ' ', blank = length == 0;
         if (!continued && line[0]) { /* a new sentence or paragraph: flush the line */
-            header_line(s, draw, row + used++, col, line);
+            header_line(s, draw, used++, first, row, col, line);
             line[0] = '\0';
             line_columns = 0;
         }
@@ -215,7 +224,7 @@ int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int
                 rest += bytes;
                 int columns = Ascii_columns(out);
                 if (line_columns > 0 && line_columns + 1 + columns > width) {
-                    header_line(s, draw, row + used++, col, line);
+                    header_line(s, draw, used++, first, row, col, line);
                     line[0] = '\0';
                     line_columns = 0;
                     if (used >= rows)
@@ -235,8 +244,8 @@ int View_wrapped(Screen *s, bool draw, const char *header, int row, int col, int
         p = *end ? end + 1 : end;
     }
     if (line[0] && used < rows)
-        header_line(s, draw, row + used++, col, line);
-    return used;
+        header_line(s, draw, used++, first, row, col, line);
+    return used > first ? used - first : 0;
 }
 
 /* A path that does not fit in cols columns as its end after an ellipsis: the file's name is
@@ -258,6 +267,26 @@ static const char *path_end(const char *path, int cols, char *buf, size_t size)
     memcpy(buf + ellipsis, p, n);
     buf[ellipsis + n] = '\0';
     return buf;
+}
+
+/* The selected preset's header in rows × cols at (row, col): whole where it fits, else a
+   page of it (Picker.header_page, modulo the pages) over a last row that marks the cut and
+   names Space, which turns to the next page (after the last, the first).  Returns the rows
+   used. */
+static int picker_header(Screen *s, const Picker *p, int row, int col, int rows, int cols)
+{
+    int total = View_wrapped(s, false, p->header, 0, 0, PICKER_HEADER_SIZE, cols);
+    if (total <= rows || rows < 2)
+        return View_wrapped(s, true, p->header, row, col, rows, cols);
+    int page_rows = rows - 1, pages = (total + page_rows - 1) / page_rows;
+    int page = p->header_page % pages;
+    int used = View_wrapped_from(s, true, p->header, page * page_rows, row, col, page_rows, cols);
+    char mark[128], out[128];
+    snprintf(mark, sizeof mark, "… page %d/%d: Space for %s", page + 1, pages,
+             page + 1 < pages ? "more" : "the first");
+    Screen_text(s, row + page_rows, col, View_spelled_cut(s, mark, cols, out, sizeof out),
+                INK_HIGHLIGHT, true);
+    return used + 1;
 }
 
 void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols)
@@ -298,8 +327,7 @@ void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows,
         View_wrapped(s, true, note, top + box_rows - 2 - note_rows, text_col, note_rows, text_cols);
     }
     if (text_cols >= 20 && p->count > 0) {
-        int used =
-            View_wrapped(s, true, p->header, top + 1, text_col, visible - 2 - note_rows, text_cols);
+        int used = picker_header(s, p, top + 1, text_col, visible - 2 - note_rows, text_cols);
         if (used == 0)
             Screen_text(s, top + 1, text_col, "(no header comment)", INK_DEFAULT, false);
         char end[sizeof out];

@@ -173,7 +173,8 @@ static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
                    {slope, 2, rx, ry, INK_THEORY, STROKE_DASHED, NULL}},
         .x_scale = SCALE_LOG,
         .y_scale = SCALE_LOG,
-        .notes = 2,
+        /* The seeds are named where there are several: the curves are then their means. */
+        .notes = k->seeds > 1 ? 2 : 1,
         .note = {fit, ensemble},
         .empty = "sr − 1 is round-off at every T",
         .x_name = "T",

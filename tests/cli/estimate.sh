@@ -24,6 +24,13 @@ check "a --max-time below the estimate refuses too, naming it" refused \
     "above 100 s \(--max-time\)" "${huge[@]}" --max-time 100
 check "a small job above --max-time 1e-9 is refused" refused "is estimated at .* above 1e-09 s" \
     -T 64 -d 64 -L 2 --max-time 1e-9
+# The conditioning priced to seek s_min at every layer (cutting-skip: W_VO orthogonal) is priced
+# at its ceiling, and the refusal says "up to"; a Gaussian initialisation's price is an
+# estimate, said without it.
+check "cutting-skip's conditioning: the refusal says its estimate is a ceiling" refused \
+    "is estimated at up to [0-9.]+ (ms|s|min|h|days) \(" --conditioning --init cutting-skip -T 256 -d 256 -L 8 --max-time 1e-9
+check "the normal initialisation's: an estimate, no ceiling" refused \
+    "is estimated at [0-9.]+ (ms|s|min|h|days) \(" --conditioning -T 256 -d 256 -L 8 --max-time 1e-9
 check "a small job runs without --max-time" bash -c '"$1" --batch -T 64 -d 64 -L 2 >/dev/null' _ "$BIN"
 check "... and with --max-time 1e-9 and --no-confirm" \
     bash -c '"$1" --batch -T 64 -d 64 -L 2 --max-time 1e-9 --no-confirm >/dev/null' _ "$BIN"

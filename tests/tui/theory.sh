@@ -36,4 +36,14 @@ check "layer 2: no σ circle in the legend" absent "\|z\| = σ"
 press "[: layer 1, σ again" "σ=1.311" "["
 check "and the line is gone" wait_gone "is layer 1's, on orthonormal tokens"
 quits "softmax"
+
+# At 80 columns the line is broken between words over two, its point (its end) on screen; so is
+# the causal mask's, whose point is "so all real".
+start 80 24 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 32 -d 32 -L 3"
+expect "80×24: softmax computes" "computed in [0-9]+ ms"
+press "]: layer 2 at 80 columns, the line's point shown" "reads the tokens the layers before it made" "]"
+check "  its start on the line above" eval "screen | grep -q 'theory over these spectra'"
+check "  nothing cut with an ellipsis" absent "on orthonormal tokens; this layer reads the…"
+press "m: causal, the explanation's point shown at 80 columns" "so all real" m
+quits "softmax at 80×24"
 finish
