@@ -6,7 +6,7 @@ input.csv), and compares every layer's and head's attention matrix attnscope exp
 file's own forward of the same block on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
-      MODEL   gpt2 | qwen3 | vit
+      MODEL   gpt2 | qwen3 | qwen3-wide | qwen3-wide-gqa | vit
       DTYPE   F64 | F32 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
@@ -22,8 +22,11 @@ scores·d_head^(−1/2), down(silu(gate x) ⊙ up x); ViT's ViTLayer: nn.Linear 
 LayerNorm before the attention (layernorm_before) and before the MLP (layernorm_after), no
 mask, scores·d_head^(−1/2), the exact GELU.  The exported input.csv must be numpy's own
 input (wte[ids] + wpe, the table's rows) bit for bit, or for ViT have orthonormal rows.
-Prints the largest relative difference; exit 0 when every entry agrees to 1e-9 relative
-(masked entries exactly 0), 1 otherwise.
+The Llama shapes' X_ℓ (every layer's output) are compared through the numbers attnscope prints
+of them (token_rms, stable_rank, token_cosine_mean): MODEL qwen3-wide and qwen3-wide-gqa are
+Qwen3's block with heads whose width does not split d (H·d_h = 32 and 48 at d = 40,
+--head-dim).  Prints the largest relative difference; exit 0 when every entry agrees to 1e-9
+relative (masked entries exactly 0), 1 otherwise.
 """
 import json
 import math
@@ -83,7 +86,12 @@ def write_checkpoint(directory, weights, dtype, sharded):
 
 # The two shapes: sizes, config.json, attnscope's settings for the same block.
 GPT2 = dict(d=16, H=2, G=2, L=2, N=64, V=50, context=32, T=12, eps=1e-5)
-QWEN3 = dict(d=16, H=4, G=2, L=2, N=24, V=40, context=64, T=20, eps=1e-6, theta=10000.0)
+QWEN3 = dict(d=16, H=4, G=2, L=2, N=24, V=40, context=64, T=20, eps=1e-6, theta=10000.0, dh=4)
+# Heads whose width does not split d (head_dim, as Gemma 2/3, Qwen3-0.6B and gpt-oss have):
+# H·d_h = 32 < d = 40 with two heads of 16, and 48 > 40 with four of 12 over two key/value heads.
+QWEN3_WIDE = dict(QWEN3, d=40, H=2, G=2, dh=16)
+QWEN3_WIDE_GQA = dict(QWEN3, d=40, H=4, G=2, dh=12)
+LLAMA_SHAPES = {"qwen3": QWEN3, "qwen3-wide": QWEN3_WIDE, "qwen3-wide-gqa": QWEN3_WIDE_GQA}
 VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channels=3)
 
 
@@ -114,9 +122,9 @@ def gpt2_weights(rng, dtype):
     return w
 
 
-def qwen3_weights(rng, dtype):
-    s, d, w = QWEN3, QWEN3["d"], {}
-    dh = d // s["H"]
+def qwen3_weights(rng, dtype, s):
+    d, w = s["d"], {}
+    dh = s["dh"]
 
     def put(name, x):
         w[name] = stored(x, dtype)[0]
@@ -265,10 +273,10 @@ def rotate_half(x):
     return np.concatenate((-x[..., half:], x[..., :half]), -1)
 
 
-def qwen3_forward(w, ids):
-    s, d = QWEN3, QWEN3["d"]
+def qwen3_forward(w, ids, s, tokens):
+    """Every layer's attention, [layer][head]; each layer's output X_ℓ appended to tokens."""
     H, G, T = s["H"], s["G"], len(ids)
-    dh = d // H
+    dh = s["dh"]
     inv_freq = 1.0 / s["theta"] ** (np.arange(0, dh, 2) / dh)
     freqs = np.outer(np.arange(T), inv_freq)
     emb = np.concatenate((freqs, freqs), -1)
@@ -297,6 +305,7 @@ def qwen3_forward(w, ids):
         gate = m @ w[p + "mlp.gate_proj.weight"].T
         up = m @ w[p + "mlp.up_proj.weight"].T
         h = h + (gate / (1 + np.exp(-gate)) * up) @ w[p + "mlp.down_proj.weight"].T
+        tokens.append(h)
     return attention
 
 
@@ -312,9 +321,9 @@ def config_json(model):
                 "num_hidden_layers": s["L"], "intermediate_size": s["N"], "hidden_act": "gelu",
                 "layer_norm_eps": s["eps"], "image_size": s["image"], "patch_size": s["patch"],
                 "num_channels": s["channels"], "qkv_bias": True}
-    s = QWEN3
+    s = LLAMA_SHAPES[model]
     return {"model_type": "qwen3", "hidden_size": s["d"], "num_attention_heads": s["H"],
-            "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
+            "num_key_value_heads": s["G"], "head_dim": s["dh"],
             "num_hidden_layers": s["L"], "intermediate_size": s["N"], "vocab_size": s["V"],
             "max_position_embeddings": s["context"], "rope_theta": s["theta"],
             "rms_norm_eps": s["eps"], "hidden_act": "silu", "tie_word_embeddings": True}
@@ -330,10 +339,12 @@ def attnscope_settings(model, checkpoint):
         s = GPT2
         return "%s -d %d --heads %d -n ln --ln-eps %g --mlp gelu --mlp-hidden %d" % (
             common, s["d"], s["H"], s["eps"], s["N"])
-    s = QWEN3
+    s = LLAMA_SHAPES[model]
+    head_dim = " --head-dim %d" % s["dh"] if s["dh"] * s["H"] != s["d"] else ""
     return ("%s -d %d --heads %d --kv-heads %d -n rms --ln-eps %g --qk-norm head "
             "--qk-norm-place before-rope --rope half --rope-theta %g --mlp swiglu "
-            "--mlp-hidden %d") % (common, s["d"], s["H"], s["G"], s["eps"], s["theta"], s["N"])
+            "--mlp-hidden %d%s") % (common, s["d"], s["H"], s["G"], s["eps"], s["theta"], s["N"],
+                                    head_dim)
 
 
 def exported_matrix(path):
@@ -351,7 +362,7 @@ def write_inputs(model, rng, weights, directory):
     table's rows), with the ids; (None, None, None) for ViT, whose input attnscope draws."""
     if model == "vit":
         return None, None, None
-    s = GPT2 if model == "gpt2" else QWEN3
+    s = GPT2 if model == "gpt2" else LLAMA_SHAPES[model]
     ids = rng.integers(0, s["V"], s["T"])
     ids[3] = ids[7]  # a repeated token
     ids_path = os.path.join(directory, "ids.txt")
@@ -372,10 +383,26 @@ def input_is_numpys(x, want, first):
     return np.array_equal(x, want)
 
 
+def tokens_differ(document, layer, x):
+    """The largest relative difference between numpy's X_ℓ and the numbers attnscope prints of
+    its own: token_rms ‖X‖_F/√T (its scale), the stable rank of Σ = XXᵀ, Σ s_i⁴/s_1⁴ (its
+    spectrum's shape) and token_cosine_mean (its rows' angles), docs/model.md §2."""
+    T = len(x)
+    s = np.linalg.svd(x, compute_uv=False)
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    cosines = unit @ unit.T
+    want = {"token_rms": np.linalg.norm(x) / math.sqrt(T),
+            "stable_rank": float(np.sum(s ** 4) / s[0] ** 4),
+            "token_cosine_mean": float((cosines.sum() - T) / (T * (T - 1)))}
+    # The cosine mean is near 0 for spread tokens: its difference is taken on its [−1, 1] scale.
+    return max(abs(document[key][layer] - value) / (1.0 if key == "token_cosine_mean" else abs(value))
+               for key, value in want.items())
+
+
 def main(argv):
     binary, directory, model, dtype, layout = argv[1:6]
     rng = np.random.default_rng(20261126)
-    s = {"gpt2": GPT2, "qwen3": QWEN3, "vit": VIT}[model]
+    s = dict(LLAMA_SHAPES, gpt2=GPT2, vit=VIT)[model]
     # GPT-2's names under transformer. (GPT2LMHeadModel's) for the sharded checkpoints, bare
     # (GPT2Model's) otherwise; ViT's under vit. (ViTForImageClassification's) or bare
     # (ViTModel's) alike.
@@ -384,7 +411,7 @@ def main(argv):
     if model == "vit":
         weights = vit_weights(rng, dtype, prefix)
     else:
-        weights = (gpt2_weights if model == "gpt2" else qwen3_weights)(rng, dtype)
+        weights = gpt2_weights(rng, dtype) if model == "gpt2" else qwen3_weights(rng, dtype, s)
         weights = {prefix + n: x for n, x in weights.items()}
     checkpoint = os.path.join(directory, "checkpoint")
     os.makedirs(checkpoint)
@@ -392,10 +419,12 @@ def main(argv):
     with open(os.path.join(checkpoint, "config.json"), "w") as f:
         json.dump(config_json(model), f)
     ids_path, ids, numpy_input = write_inputs(model, rng, weights, directory)
+    tokens = []  # numpy's X_ℓ, ℓ = 1 … L (the Llama shapes')
     if model != "vit":
         weights = {n[len(prefix):]: x for n, x in weights.items()}
-        expected = (gpt2_forward if model == "gpt2" else qwen3_forward)(weights, ids)
-    worst, first_input = 0.0, None
+        expected = (gpt2_forward(weights, ids) if model == "gpt2" else
+                    qwen3_forward(weights, ids, s, tokens))
+    worst, first_input, document = 0.0, None, None
     for layer in range(1, s["L"] + 1):
         for head in range(1, s["H"] + 1):
             out = os.path.join(directory, "export-%d-%d" % (layer, head))
@@ -403,8 +432,8 @@ def main(argv):
                        "--head", str(head), "--export", out, "--export-matrix"]
             command += ["--token-ids", ids_path] if ids_path else []
             command += attnscope_settings(model, checkpoint).split()
-            document = subprocess.run(command, check=True, stdout=subprocess.PIPE).stdout
-            source = json.loads(document)["config"].get("input_source", "")
+            document = json.loads(subprocess.run(command, check=True, stdout=subprocess.PIPE).stdout)
+            source = document["config"].get("input_source", "")
             if ids_path and not source.startswith(ids_path + " in "):
                 print("input_source is %r" % source)
                 return 1
@@ -421,6 +450,8 @@ def main(argv):
                 return 1
             nonzero = want != 0
             worst = max(worst, float(np.max(np.abs(got[nonzero] - want[nonzero]) / want[nonzero])))
+    for layer, x in enumerate(tokens, 1):
+        worst = max(worst, tokens_differ(document, layer, x))
     print("%s %s %s: largest relative difference %.3g over %d layers x %d heads (T = %d)" % (
         model, dtype, layout, worst, s["L"], s["H"], s["T"]))
     return 0 if worst <= RTOL else 1
