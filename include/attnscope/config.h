@@ -291,6 +291,8 @@ typedef struct {
     /* Another setting this one must divide (H divides d): lowering that one lowers this to
        their greatest common divisor, and this one's keys stop where it would not divide. */
     const char *divides;
+    /* Whether it must divide for c (NULL: always; H divides d unless --head-dim sets d_h). */
+    bool (*divides_in_use)(const Config *c);
     /* Whether the model uses the value (NULL: always), and what its keys say when it does not. */
     bool (*in_use)(const Config *c);
     const char *unused_note;

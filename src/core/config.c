@@ -30,6 +30,12 @@ static bool head_in_use(const Config *c)
     return c->heads > 1;
 }
 
+/* H divides d only where each head is d/H wide (no --head-dim). */
+static bool heads_split_width(const Config *c)
+{
+    return c->head_dim == 0;
+}
+
 static bool layernorm_in_use(const Config *c)
 {
     return c->layernorm != LAYERNORM_NONE;
@@ -335,6 +341,7 @@ static const Setting SETTINGS[] = {
      .bound = "width",
      .bound_reason = "H ≤ d",
      .divides = "width",
+     .divides_in_use = heads_split_width,
      .raise_key = ')',
      .lower_key = '(',
      .step = STEP_DOUBLE,
