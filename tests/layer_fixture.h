@@ -40,7 +40,8 @@ static void layer_new(Layer *l, const Config *c)
         *list[i].buffer = list[i].doubles ? calloc(list[i].doubles, sizeof(double)) : NULL;
     l->b.la = la;
     size_t dd = (size_t)c->width * c->width, nd = (size_t)Config_mlp_hidden(c) * c->width;
-    size_t sizes[LAYER_WEIGHTS] = {dd, dd, dd, dd, nd, nd, nd, (size_t)c->heads};
+    size_t p = Init_doubles(c, MATRIX_QUERY); /* W^Q, W^K, W^V d×H·d_h, W^O H·d_h×d */
+    size_t sizes[LAYER_WEIGHTS] = {p, p, p, p, nd, nd, nd, (size_t)c->heads};
     double **slots[LAYER_WEIGHTS];
     layer_weight_slots(l, slots);
     for (int i = 0; i < LAYER_WEIGHTS; i++) {

@@ -547,6 +547,16 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_declared_work_compared(&v, "four heads, two key/value heads");
     v = c, v.heads = 3, v.kv_heads = 1, v.attention = ATTENTION_MARKOV;
     assert_declared_work_compared(&v, "multi-query values, markov");
+    /* Heads whose width does not split d (H·d_h = 16 and 8 at d = 12): W^Q, W^K, W^V d×H·d_h
+       and W^O H·d_h×d, an orthogonal one of them wide (through its transpose). */
+    v = c, v.heads = 2, v.head_dim = 8, v.output = OUTPUT_GAUSSIAN;
+    assert_declared_work_compared(&v, "two heads of 8, d = 12");
+    v = c, v.heads = 4, v.kv_heads = 2, v.head_dim = 2, v.output = OUTPUT_ORTHOGONAL, v.head = 3;
+    v.qk_norm = QK_NORM_FULL, v.rope = ROPE_HALF;
+    assert_declared_work_compared(&v, "four heads of 2, two key/value heads, W^O orthogonal");
+    v = c, v.heads = 2, v.head_dim = 10, v.output = OUTPUT_ORTHOGONAL, v.init = INIT_ORTHOGONAL;
+    v.mlp = MLP_GELU, v.mlp_ratio = 2, v.skip = SKIP_PLAIN;
+    assert_declared_work_compared(&v, "orthogonal init, two heads of 10, MLP");
     v = c, v.output = OUTPUT_ORTHOGONAL;
     assert_declared_work_compared(&v, "W^O orthogonal");
     v = c, v.output = OUTPUT_GAUSSIAN;
@@ -951,9 +961,10 @@ static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, Pair
     Result *r = Result_new();
     char err[256];
     assert_int_equal(Model_run(c, run->w, r, &p, err, sizeof err), 0);
-    /* The gradients' P1: one step declared, the last, whose L products the run pairs one
-       layer at a time. */
-    assert_int_equal(run->pairs, declared->pairs - 1 + c->depth);
+    /* The gradients' P1 (where the model computes them): one step declared, the last, whose L
+       products the run pairs one layer at a time. */
+    int chained = Model_gradients_unavailable(c) ? 0 : c->depth - 1;
+    assert_int_equal(run->pairs, declared->pairs + chained);
     for (int i = declared->pairs; i < run->pairs; i++)
         for (int n = 0; n < 2; n++) {
             WorkTotals *last = &run->lane[declared->pairs - 1][n];
@@ -1022,6 +1033,12 @@ static void test_pairs_planned_as_run(void **state)
         formed_paired |= both;
     }
     assert_true(formed_paired);
+    /* Heads whose width does not split d: H·d_h = 24 and 6 at d = 12. */
+    c = work_base();
+    c.depth = 4, c.heads = 3, c.head_dim = 8, c.output = OUTPUT_GAUSSIAN;
+    assert_pairs_planned_as_run(&c, &declared, &run);
+    c.heads = 3, c.head_dim = 2, c.kv_heads = 1, c.output = OUTPUT_ORTHOGONAL;
+    assert_pairs_planned_as_run(&c, &declared, &run);
 }
 
 /* Each layer's W^Q and W^K are drawn once per seed: a layer whose qk norms the layer below

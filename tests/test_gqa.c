@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* x·w's first n columns (T×n, column-major; w is d×d). */
+/* x·w's first n columns (T×n, column-major; w is d×H·d_h). */
 static double *project(const Config *c, const double *x, const double *w, int n)
 {
     int T = c->tokens, d = c->width;
@@ -41,18 +41,19 @@ static void normalise_rows(const Config *c, double *p, int n)
 /* F(X) = [A_1 X W^V_{g(1)} … A_H X W^V_{g(H)}] W^O, A_h = softmax(q_h k_{g(h)}ᵀ/√d_h) over the
    full mask, q_h = X W^Q_h, k_g = X W^K_g (QK-norm over the full width where c asks), written
    with plain loops; g(h) = h/(H/G) as HF's repeat_kv repeats each key/value head H/G times.
-   x is T×d column-major, the weights d×d as drawn (the G heads: their first G·d_h columns). */
+   x is T×d column-major, W^Q, W^K, W^V d×H·d_h as drawn (the G heads: their first G·d_h
+   columns) and W^O H·d_h×d, d_h = d/H or --head-dim's. */
 static void reference_layer(const Config *c, const Layer *l, const double *x, double *out)
 {
-    int T = c->tokens, d = c->width, H = c->heads, dh = d / H;
-    int G = c->kv_heads ? c->kv_heads : H;
-    double *q = project(c, x, l->w.query, d), *k = project(c, x, l->w.key, G * dh);
+    int T = c->tokens, d = c->width, H = c->heads, dh = c->head_dim ? c->head_dim : d / H;
+    int G = c->kv_heads ? c->kv_heads : H, inner = H * dh;
+    double *q = project(c, x, l->w.query, inner), *k = project(c, x, l->w.key, G * dh);
     double *v = project(c, x, l->w.value, G * dh);
     if (c->qk_norm == QK_NORM_FULL) {
-        normalise_rows(c, q, d);
+        normalise_rows(c, q, inner);
         normalise_rows(c, k, G * dh);
     }
-    double *mixed = calloc((size_t)T * d, sizeof(double));
+    double *mixed = calloc((size_t)T * inner, sizeof(double));
     double *logit = malloc(sizeof(double) * T);
     assert_true(mixed && logit);
     for (int h = 0; h < H; h++) {
@@ -74,7 +75,7 @@ static void reference_layer(const Config *c, const Layer *l, const double *x, do
         }
     }
     memset(out, 0, sizeof(double) * T * d);
-    reference_product(T, d, d, mixed, l->w.output, 1, (size_t)d, out);
+    reference_product(T, inner, d, mixed, l->w.output, 1, (size_t)inner, out);
     free(q);
     free(k);
     free(v);
@@ -82,7 +83,7 @@ static void reference_layer(const Config *c, const Layer *l, const double *x, do
     free(logit);
 }
 
-static Config grouped(int heads, int kv_heads)
+static Config grouped_wide(int heads, int kv_heads, int head_dim)
 {
     Config c = Config_default();
     c.tokens = 6;
@@ -90,11 +91,17 @@ static Config grouped(int heads, int kv_heads)
     c.depth = 2;
     c.heads = heads;
     c.kv_heads = kv_heads;
+    c.head_dim = head_dim;
     c.output = OUTPUT_GAUSSIAN;
     c.sigma_qk = 1.5;
     char err[256];
     assert_int_equal(Config_validate(&c, err, sizeof err), 0);
     return c;
+}
+
+static Config grouped(int heads, int kv_heads)
+{
+    return grouped_wide(heads, kv_heads, 0);
 }
 
 /* The grouped layer is the loop-by-loop one, for multi-query (G = 1), groups of two and of three
@@ -112,6 +119,26 @@ static void test_grouped_layer_matches_the_reference(void **state)
         layer_draw_all(&l, &c);
         char what[64];
         snprintf(what, sizeof what, "H %d G %d", c.heads, c.kv_heads);
+        assert_step_matches(&c, &l, reference_layer, 1e-12, what);
+        layer_free(&l, &c);
+    }
+}
+
+/* Heads whose width does not split d (--head-dim): H·d_h = 10 < d = 12 and 20 > 12, grouped
+   and not, with the full-width QK-norm over H·d_h; the layer is the loop-by-loop one. */
+static void test_heads_of_their_own_width_match_the_reference(void **state)
+{
+    (void)state;
+    const int cases[][4] = {{2, 2, 5, 0}, {4, 2, 5, 1}, {5, 1, 4, 0}, {2, 1, 10, 1}};
+    for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+        Config c = grouped_wide(cases[n][0], cases[n][1], cases[n][2]);
+        c.qk_norm = cases[n][3] ? QK_NORM_FULL : QK_NORM_NONE;
+        assert_true(Config_heads_width(&c) != c.width);
+        Layer l;
+        layer_new(&l, &c);
+        layer_draw_all(&l, &c);
+        char what[64];
+        snprintf(what, sizeof what, "H %d G %d d_h %d", c.heads, c.kv_heads, c.head_dim);
         assert_step_matches(&c, &l, reference_layer, 1e-12, what);
         layer_free(&l, &c);
     }
@@ -213,14 +240,9 @@ static void test_bad_groups_are_refused(void **state)
 /* The conditioning's K of layer 1 with shared W^K, W^V is the Jacobian of the grouped layer
    itself: its largest and smallest singular values against those of central differences of
    the layer step (no skip, LayerNorm or MLP: the step is f). */
-static void test_grouped_jacobian_matches_finite_differences(void **state)
+static void assert_jacobian_matches_finite_differences(Config c)
 {
-    (void)state;
     char err[256];
-    Config c = grouped(4, 2);
-    c.tokens = 4;
-    c.width = 8;
-    c.depth = 1;
     int T = c.tokens, d = c.width, n = T * d;
     Layer l;
     layer_new(&l, &c);
@@ -259,15 +281,58 @@ static void test_grouped_jacobian_matches_finite_differences(void **state)
     layer_free(&l, &c);
 }
 
+static void test_grouped_jacobian_matches_finite_differences(void **state)
+{
+    (void)state;
+    Config c = grouped(4, 2);
+    c.tokens = 4;
+    c.width = 8;
+    c.depth = 1;
+    assert_jacobian_matches_finite_differences(c);
+    /* Heads whose width does not split d: W_VO,h = W^V_h W^O_h is still d×d, through H·d_h
+       = 12 > 8, grouped (G·d_h = 6 < 8) with QK-norm's shaped projections and RoPE. */
+    c.head_dim = 3;
+    assert_jacobian_matches_finite_differences(c);
+    c.heads = 2, c.kv_heads = 1, c.qk_norm = QK_NORM_HEAD, c.rope = ROPE_HALF, c.head_dim = 6;
+    c.sigma_qk = 0.7;
+    assert_jacobian_matches_finite_differences(c);
+}
+
+/* Heads narrower than d in all (H·d_h = 6 < d = 8): every row of f(X) lies in W^O's row space
+   of dimension 6, so K is singular whatever the mask: κ(K), κ(W_VO) and κ(B) null, and the
+   warnings say why. */
+static void test_narrow_heads_make_k_singular(void **state)
+{
+    (void)state;
+    Config c = grouped_wide(2, 0, 3);
+    c.tokens = 4;
+    c.width = 8;
+    c.depth = 1;
+    char err[256];
+    Conditioning cond;
+    assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+    assert_true(isnan(cond.network.kappa_jacobian[1]));
+    assert_true(isnan(cond.network.kappa_value_output[1]));
+    bool rows = false, values = false;
+    for (int i = 0; i < cond.warnings.count; i++) {
+        rows |= strstr(cond.warnings.text[i], "row space of dimension H*d_h = 6 < d = 8") != NULL;
+        values |= strstr(cond.warnings.text[i], "H*d_h = 6 value columns, fewer than d") != NULL;
+    }
+    assert_true(rows && values);
+    Conditioning_release(&cond);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grouped_layer_matches_the_reference),
+        cmocka_unit_test(test_heads_of_their_own_width_match_the_reference),
         cmocka_unit_test(test_heads_of_a_group_share_their_keys),
         cmocka_unit_test(test_one_group_per_head_is_todays_layer),
         cmocka_unit_test(test_shown_heads_group_is_named),
         cmocka_unit_test(test_bad_groups_are_refused),
         cmocka_unit_test(test_grouped_jacobian_matches_finite_differences),
+        cmocka_unit_test(test_narrow_heads_make_k_singular),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

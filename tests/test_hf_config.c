@@ -51,12 +51,15 @@ static void test_presets_agree(void **state)
         {"presets/mistral-7b.preset", DATA "mistral-7b.json", ""},
         {"presets/qwen3-8b.preset", DATA "qwen3-8b.json", ""},
         /* The file's linear scaling is its global layers' alone, which the preset leaves
-           out (attnscope would scale every layer). */
-        {"presets/gemma3-4b.preset", DATA "gemma-3-4b.json", "rope_scaling"},
+           out (attnscope would scale every layer); and the preset keeps d = H·d_h
+           (8·256 = 2048), the shape it had before --head-dim, where the file gives its own
+           residual width (2560) and head_dim. */
+        {"presets/gemma3-4b.preset", DATA "gemma-3-4b.json", "d head_dim rope_scaling"},
         /* The preset follows OLMo-core's training init (a normal cut at ±3 std); HF's
            Olmo2PreTrainedModel._init_weights draws a plain normal. */
         {"presets/olmo2-7b.preset", DATA "olmo-2-7b.json", "init"},
-        {"presets/gpt-oss-20b.preset", DATA "gpt-oss-20b.json", ""},
+        /* Likewise d = H·d_h (64·64 = 4096), where the file gives 2880 and head_dim. */
+        {"presets/gpt-oss-20b.preset", DATA "gpt-oss-20b.json", "d head_dim"},
     };
     for (size_t i = 0; i < sizeof PAIRS / sizeof *PAIRS; i++) {
         Options preset, hf;
@@ -100,7 +103,8 @@ static void test_families_without_presets(void **state)
     assert_int_equal(c->qk_norm, QK_NORM_NONE);
 
     o = read_file(DATA "gemma-2-9b.json", "256");
-    assert_int_equal(c->width, 16 * 256); /* the heads split d; hidden_size 3584 is named */
+    assert_int_equal(c->width, 3584); /* hidden_size, with heads of head_dim 256: 16·256 ≠ d */
+    assert_int_equal(c->head_dim, 256);
     assert_int_equal(c->heads, 16);
     assert_int_equal(c->kv_heads, 8);
     assert_int_equal(c->depth, 42);
@@ -129,14 +133,16 @@ static void test_unmodelled_fields(void **state)
     (void)state;
     Options o = read_file(DATA "gpt-oss-20b.json", "512");
     static const char *const WANT[] = {
-        "hidden_size",         "rope_scaling",        "attention_bias",
-        "num_local_experts",   "num_experts_per_tok", "experts_per_token",
-        "quantization_config", "swiglu_limit",        "intermediate_size"};
+        "rope_scaling",      "attention_bias",      "num_local_experts", "num_experts_per_tok",
+        "experts_per_token", "quantization_config", "swiglu_limit",      "intermediate_size"};
     assert_int_equal(o.hf_config.count, (int)(sizeof WANT / sizeof *WANT));
     for (size_t i = 0; i < sizeof WANT / sizeof *WANT; i++)
         assert_string_equal(o.hf_config.unmodelled[i].field, WANT[i]);
     assert_string_equal(o.hf_config.model_type, "gpt_oss");
-    assert_string_equal(o.hf_config.unmodelled[3].value, "32");
+    assert_string_equal(o.hf_config.unmodelled[2].value, "32");
+    /* The residual width is modelled: hidden_size 2880 with 64 heads of head_dim 64. */
+    assert_int_equal(o.config.width, 2880);
+    assert_int_equal(o.config.head_dim, 64);
     /* The document's member is JSON, and whole. */
     Text t = {0};
     Text_printf(&t, "{\"x\": 0");
@@ -149,10 +155,8 @@ static void test_unmodelled_fields(void **state)
     const JsonValue *list = JsonValue_member(JsonValue_member(v, "hf_config"), "unmodelled");
     assert_non_null(list);
     assert_int_equal(list->count, o.hf_config.count);
-    const JsonValue *value = JsonValue_member(&list->items[0], "value");
-    assert_true(value->kind == JSON_NUMBER && value->number == 2880);
     /* rope_scaling's object is longer than the report keeps: a string, cut. */
-    value = JsonValue_member(&list->items[1], "value");
+    const JsonValue *value = JsonValue_member(&list->items[0], "value");
     assert_int_equal(value->kind, JSON_STRING);
     assert_int_equal(strncmp(value->text, "{\"beta_fast\":32.0, ", 19), 0);
     JsonValue_free(v);
@@ -447,7 +451,8 @@ static void test_hostile(void **state)
         {"{\"model_type\": \"llama\", \"hidden_size\": 100, \"num_attention_heads\": 3}",
          "\"hidden_size\" is 100: accepted a multiple of num_attention_heads = 3"},
         {"{\"model_type\": \"llama\", \"head_dim\": 1024}",
-         "num_attention_heads = 32 heads of 1024 (head_dim) make d = 32768: accepted d <= 4096"},
+         "num_attention_heads = 32 heads of 1024 (head_dim) make H·d_h = 32768: accepted H·d_h <= "
+         "4096"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"num_key_value_heads\": 5}",
          "\"num_key_value_heads\" is 5: accepted a divisor of num_attention_heads = 32"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"num_hidden_layers\": 1000}",

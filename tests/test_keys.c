@@ -441,6 +441,15 @@ static void test_keys_keep_the_relations(void **state)
     assert_int_equal(c.config.heads, 2);
     assert_int_equal(c.config.kv_heads, 2);
     assert_non_null(strstr(note, "K/V heads G lowered to 2 with H (G ≤ H)"));
+    /* Heads of --head-dim's width need not divide d: 8 heads of 4 on d = 40 double to 16. */
+    start = Config_default();
+    start.width = start.tokens = 40;
+    start.heads = 8;
+    start.head_dim = 4;
+    start.output = OUTPUT_GAUSSIAN;
+    c = Controls_from(&start);
+    assert_true(press(&c, ')', note));
+    assert_int_equal(c.config.heads, 16);
     /* The embedding input takes T > d; = back to orthonormal rows takes T down to d, and T
        then raises d again as the bound says. */
     start = Config_default();

@@ -268,6 +268,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.heads = 4;
     c.head = 2;
     c.kv_heads = 2;
+    c.head_dim = 64; /* d/H given: shown, as every setting set */
     c.output = OUTPUT_ORTHOGONAL;
     c.logit_scale = LOGIT_SCALE_LINEAR;
     c.ln_place = LN_PLACE_PRE;

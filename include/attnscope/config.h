@@ -144,11 +144,14 @@ typedef struct {
     Gap gap;
     LayerNorm layernorm;
     Skip skip;
-    int heads; /* H, dividing d: each head has width d_h = d/H */
+    int heads; /* H, dividing d unless --head-dim sets d_h: each head has width d_h = d/H */
     int head;  /* head whose attention matrix is shown, 1..heads */
     /* G key/value heads (grouped-query attention, HF's num_key_value_heads): heads of one group
        share W^K and W^V; 0 means one per head (G = H), as HF's absent key does. */
     int kv_heads;
+    /* d_h, each head's width (HF's head_dim): 0 means d/H; set, H·d_h need not be d (Gemma,
+       Qwen3, Mistral Nemo), and W^Q, W^K, W^V are d×H·d_h, W^O H·d_h×d. */
+    int head_dim;
     OutputProjection output;
     LogitScale logit_scale;
     LnPlace ln_place;
@@ -301,6 +304,8 @@ typedef struct {
     /* Another setting this one must divide (H divides d): lowering that one lowers this to
        their greatest common divisor, and this one's keys stop where it would not divide. */
     const char *divides;
+    /* Whether it must divide for c (NULL: always; H divides d unless --head-dim sets d_h). */
+    bool (*divides_in_use)(const Config *c);
     /* Whether the model uses the value (NULL: always), and what its keys say when it does not. */
     bool (*in_use)(const Config *c);
     const char *unused_note;
@@ -360,8 +365,9 @@ bool Config_same_in(const Config *a, const Config *b, unsigned classes);
 void Config_reset(Config *c, unsigned classes);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
-   window < T, H divides d, head <= H, a sink only with softmax, a rotary scaling only with RoPE
-   and llama3's low < high).  Returns 0, or -1 with a message naming the options in err.
+   window < T, H divides d unless --head-dim is set, head <= H, a sink only with softmax, a
+   rotary scaling only with RoPE and llama3's low < high).  Returns 0, or -1 with a message
+   naming the options in err.
  */
 int Config_validate(const Config *c, char *err, size_t size);
 
@@ -379,8 +385,12 @@ int Attention_is_input_independent(Attention a);
    the errors that list what is accepted.  Truncated to `size` (1024 holds them all). */
 void Settings_names(bool json, char *out, size_t size);
 
-/* d_h = d/H, the width of one head. */
+/* d_h, the width of one head: --head-dim, or d/H where it is 0. */
 int Config_head_width(const Config *c);
+
+/* H·d_h, the heads' concatenated width: the columns of W^Q (and of the drawn W^K, W^V), the
+   rows of W^O; d unless --head-dim sets d_h. */
+int Config_heads_width(const Config *c);
 
 /* The MLP's hidden width: --mlp-hidden where set, else --mlp-ratio times d. */
 int Config_mlp_hidden(const Config *c);

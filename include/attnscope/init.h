@@ -69,6 +69,9 @@ MatrixInit Init_matrix(const Config *c, Matrix m);
 /* Rows and columns of m as stored. */
 void Init_shape(const Config *c, Matrix m, int *rows, int *cols);
 
+/* The doubles of m as stored: rows × cols of Init_shape. */
+size_t Init_doubles(const Config *c, Matrix m);
+
 /* Draws matrix m of (seed, layer) into out.  Returns 0 or LAPACK's status; -1 for a matrix
    that is the factor of an SVD (Init_draw_with_scratch, Init_draw_query_key). */
 int Init_draw(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer, Matrix m,

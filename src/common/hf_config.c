@@ -168,8 +168,8 @@ static void unmodelled_because(HfReader *r, const char *field, const char *forma
     HfReader_unmodelled(r, field, NULL, why);
 }
 
-/* The heads and their width: d = H·d_h, which the residual width need not be (Gemma 3,
-   gpt-oss), since attnscope's heads split d. */
+/* The heads and their width: d_h is head_dim where the file gives one (--head-dim; H·d_h need
+   not be the residual width: Gemma 2 and 3, Qwen3-0.6B, Mistral Nemo, gpt-oss), else d/H. */
 static int read_shape(HfReader *r, int *head_width)
 {
     int width, heads, head_dim, kv, depth;
@@ -195,23 +195,18 @@ static int read_shape(HfReader *r, int *head_width)
         snprintf(accepted, sizeof accepted, "a divisor of %s = %d", hkey, heads);
         return HfReader_refuse(r, kvkey, HfReader_lookup(r, kvkey), accepted);
     }
-    long long d = (long long)heads * *head_width;
-    if (d > CONFIG_WIDTH_MAX) {
+    long long inner = (long long)heads * *head_width;
+    if (inner > CONFIG_WIDTH_MAX) {
         snprintf(r->err, r->size,
-                 "'%s': %s = %d heads of %d (%s) make d = %lld: accepted d <= %d (attnscope's "
-                 "heads split d)",
-                 r->file, hkey, heads, *head_width, head_dim ? dkey : "its width / heads", d,
+                 "'%s': %s = %d heads of %d (%s) make H·d_h = %lld: accepted H·d_h <= %d", r->file,
+                 hkey, heads, *head_width, head_dim ? dkey : "its width / heads", inner,
                  CONFIG_WIDTH_MAX);
         return -1;
     }
-    if (d != width) {
-        unmodelled_because(r, wkey,
-                           "the residual stream is %d wide and the %d heads of %d are %lld: "
-                           "attnscope's heads split d, so d = %lld",
-                           width, heads, *head_width, d, d);
-    }
-    return HfReader_put_int(r, "width", (int)d, wkey) ||
-           HfReader_put_int(r, "heads", heads, hkey) ||
+    /* 0 (d/H) where the heads split the width, so such a file gives the settings it always
+       gave. */
+    return HfReader_put_int(r, "width", width, wkey) || HfReader_put_int(r, "heads", heads, hkey) ||
+           HfReader_put_int(r, "head-dim", inner == width ? 0 : *head_width, dkey ? dkey : hkey) ||
            HfReader_put_int(r, "kv-heads", kv, kvkey) || HfReader_put_int(r, "depth", depth, lkey);
 }
 

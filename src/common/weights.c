@@ -6,6 +6,8 @@
 #include "hf_config.h"
 #include "weights_internal.h"
 
+#include "attnscope/init.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +46,7 @@ static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, co
 {
     double *out = WeightTensor_buffer(w, want);
     if (want->field == offsetof(LayerWeights, key) || want->field == offsetof(LayerWeights, value))
-        memset(out, 0, sizeof(double) * (size_t)c->width * c->width); /* columns past G·d_h */
+        memset(out, 0, sizeof(double) * Init_doubles(c, MATRIX_KEY)); /* columns past G·d_h */
     if (want->layout == AS_STORED)
         Safetensors_to_double(t, out);
     else
@@ -225,7 +227,7 @@ static void declare_layer(void *context, const Config *c, unsigned parts, WorkLi
             WorkList_add(out, WORK_LOAD, (double)bytes_read(t, &want[i]), elements, 0, 1);
         if (want[i].field == offsetof(LayerWeights, key) ||
             want[i].field == offsetof(LayerWeights, value))
-            WorkList_add(out, WORK_PASSES, (double)c->width * c->width, 0, 0, 1);
+            WorkList_add(out, WORK_PASSES, (double)Init_doubles(c, MATRIX_KEY), 0, 0, 1);
     }
 }
 
@@ -515,7 +517,7 @@ static int check_config_json(const char *dir, Checkpoint *checkpoint, const Sett
         {{"hidden_size", "n_embd"}, c->width, "width"},
         {{"num_attention_heads", "n_head"}, c->heads, "heads"},
         {{"num_key_value_heads", NULL}, Config_kv_heads(c), "kv-heads"},
-        {{"head_dim", NULL}, Config_head_width(c), "heads"},
+        {{"head_dim", NULL}, Config_head_width(c), c->head_dim ? "head-dim" : "heads"},
         {{"num_hidden_layers", "n_layer"}, c->depth, "depth"},
         {{"intermediate_size", "n_inner"},
          c->mlp == MLP_NONE ? -1 : Config_mlp_hidden(c),

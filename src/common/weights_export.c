@@ -170,13 +170,13 @@ static void drawing_free(Drawing *d)
 
 static int drawing_new(const Config *c, Drawing *d)
 {
-    size_t dd = (size_t)c->width * c->width, nd = (size_t)Config_mlp_hidden(c) * c->width;
+    size_t projection = Init_doubles(c, MATRIX_QUERY), nd = (size_t)Config_mlp_hidden(c) * c->width;
     size_t markov = (size_t)c->tokens * c->tokens * c->heads;
     memset(d, 0, sizeof *d);
-    d->w.query = calloc(dd, sizeof(double));
-    d->w.key = calloc(dd, sizeof(double));
-    d->w.value = calloc(dd, sizeof(double));
-    d->w.output = calloc(dd, sizeof(double));
+    d->w.query = calloc(projection, sizeof(double));
+    d->w.key = calloc(projection, sizeof(double));
+    d->w.value = calloc(projection, sizeof(double));
+    d->w.output = calloc(projection, sizeof(double));
     d->w.mlp_in = calloc(nd + 1, sizeof(double));
     d->w.mlp_out = calloc(nd + 1, sizeof(double));
     d->w.mlp_up = calloc(nd + 1, sizeof(double));

@@ -128,10 +128,11 @@ static int linear_tensors(const Config *c, const Names *names, int layer, Weight
     int n = 0;
     uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
     uint64_t dh = (uint64_t)Config_head_width(c), hidden = (uint64_t)Config_mlp_hidden(c);
+    uint64_t inner = (uint64_t)Config_heads_width(c); /* H·d_h: q_proj's rows, o_proj's columns */
     add_linear_norms(out, &n, c, names, layer, false);
     bool logits = Attention_has_query_key(c->attention);
     if (logits) {
-        add_linear(out, &n, names, layer, l->query, d, d, LAYER_DRAW_ATTENTION,
+        add_linear(out, &n, names, layer, l->query, inner, d, LAYER_DRAW_ATTENTION,
                    offsetof(LayerWeights, query), AS_STORED, offsetof(LayerAffine, query_bias),
                    true);
         add_linear(out, &n, names, layer, l->key, kv, d, LAYER_DRAW_ATTENTION,
@@ -139,7 +140,7 @@ static int linear_tensors(const Config *c, const Names *names, int layer, Weight
     }
     if (logits && c->qk_norm != QK_NORM_NONE) {
         bool full = c->qk_norm == QK_NORM_FULL;
-        add_affine(out, &n, names, layer, l->query_norm, full ? d : dh,
+        add_affine(out, &n, names, layer, l->query_norm, full ? inner : dh,
                    offsetof(LayerAffine, query_norm_gain), unit_gain(c));
         add_affine(out, &n, names, layer, l->key_norm, full ? kv : dh,
                    offsetof(LayerAffine, key_norm_gain), unit_gain(c));
@@ -156,7 +157,7 @@ static int linear_tensors(const Config *c, const Names *names, int layer, Weight
     add_linear(out, &n, names, layer, l->value, kv, d, LAYER_DRAW_VALUE,
                offsetof(LayerWeights, value), AS_STORED, offsetof(LayerAffine, value_bias), true);
     if (c->output != OUTPUT_IDENTITY)
-        add_linear(out, &n, names, layer, l->output, d, d, LAYER_DRAW_OUTPUT,
+        add_linear(out, &n, names, layer, l->output, d, inner, LAYER_DRAW_OUTPUT,
                    offsetof(LayerWeights, output), AS_STORED, offsetof(LayerAffine, output_bias),
                    l->biases_optional);
     if (c->mlp == MLP_NONE)
@@ -195,7 +196,7 @@ static int gpt2_tensors(const Config *c, const Names *names, int layer, WeightTe
 {
     int n = 0;
     uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
-    uint64_t hidden = (uint64_t)Config_mlp_hidden(c);
+    uint64_t hidden = (uint64_t)Config_mlp_hidden(c), inner = (uint64_t)Config_heads_width(c);
     add_gpt2_norm(out, &n, c, names, layer, "ln_1", false);
     const struct {
         bool used;
@@ -203,26 +204,26 @@ static int gpt2_tensors(const Config *c, const Names *names, int layer, WeightTe
         unsigned part;
         size_t field, bias;
     } fused[] = {
-        {Attention_has_query_key(c->attention), 0, d, LAYER_DRAW_ATTENTION,
+        {Attention_has_query_key(c->attention), 0, inner, LAYER_DRAW_ATTENTION,
          offsetof(LayerWeights, query), offsetof(LayerAffine, query_bias)},
-        {Attention_has_query_key(c->attention), d, kv, LAYER_DRAW_ATTENTION,
+        {Attention_has_query_key(c->attention), inner, kv, LAYER_DRAW_ATTENTION,
          offsetof(LayerWeights, key), offsetof(LayerAffine, key_bias)},
-        {true, d + kv, kv, LAYER_DRAW_VALUE, offsetof(LayerWeights, value),
+        {true, inner + kv, kv, LAYER_DRAW_VALUE, offsetof(LayerWeights, value),
          offsetof(LayerAffine, value_bias)},
     };
     for (int i = 0; i < 3; i++)
         if (fused[i].used) {
-            WeightTensor *t = add(out, &n, names, layer, "attn.c_attn.weight", d, d + 2 * kv,
+            WeightTensor *t = add(out, &n, names, layer, "attn.c_attn.weight", d, inner + 2 * kv,
                                   fused[i].part, fused[i].field, COLUMNS);
             t->first_column = fused[i].first;
             t->columns = fused[i].columns;
-            t = add_affine(out, &n, names, layer, "attn.c_attn.bias", d + 2 * kv, fused[i].bias,
+            t = add_affine(out, &n, names, layer, "attn.c_attn.bias", inner + 2 * kv, fused[i].bias,
                            0.0);
             t->first_column = fused[i].first;
             t->columns = fused[i].columns;
         }
     if (c->output != OUTPUT_IDENTITY) {
-        add(out, &n, names, layer, "attn.c_proj.weight", d, d, LAYER_DRAW_OUTPUT,
+        add(out, &n, names, layer, "attn.c_proj.weight", inner, d, LAYER_DRAW_OUTPUT,
             offsetof(LayerWeights, output), COLUMNS);
         add_affine(out, &n, names, layer, "attn.c_proj.bias", d, offsetof(LayerAffine, output_bias),
                    0.0);

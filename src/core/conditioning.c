@@ -104,9 +104,9 @@ double SaWork_product_flops(const Config *c, int layer)
         /* Ẋ·W^Q, Ẋ·W^K, Ċ's halves on d_h columns, then per entry of the projections the
            norm's product (a dot, a mean, the update: 6 flops) and RoPE's turn (3 flops, its
            cosines and sines from SaWork_shape's table); the slope on each logit. */
-        flops += 2 * T * d * (d + nk) + H * 4 * T * T * dh;
+        flops += 2 * T * d * (H * dh + nk) + H * 4 * T * T * dh;
         if (Qk_normalised(c))
-            flops += 6 * T * (d + nk);
+            flops += 6 * T * (H * dh + nk);
         if (Qk_rotates(c, layer))
             flops += (H + G) * T * Qk_rotated_width(c) * 3;
         if (c->logit_softcap > 0)
@@ -284,7 +284,7 @@ void SaWork_vjp(SaWork *w, const double *dy, double *dx)
     memset(dx, 0, sizeof(double) * td);
     bool projections = w->shaped_logits && w->part != PART_DOMINANT;
     if (projections) {
-        memset(w->qdot, 0, sizeof(double) * td);
+        memset(w->qdot, 0, sizeof(double) * T * Config_heads_width(w->shape.c));
         memset(w->kdot, 0, sizeof(double) * T * Layer_kv_width(w->shape.c));
     }
     for (int h = 0; h < w->heads; h++) {
@@ -340,11 +340,11 @@ static double logit_magnitude(const SaWork *w, int h, double x_norm, double *pre
         *prepared = 2.0 * s * x_norm * frobenius((size_t)b->d * b->d, b->m);
         return s * (frobenius(td, w->xm + td * (size_t)h) + frobenius(td, w->xmt + td * (size_t)h));
     }
-    int T = b->T, d = b->d, nk = Layer_kv_width(w->shape.c);
+    int T = b->T, d = b->d, nk = Layer_kv_width(w->shape.c), nq = Config_heads_width(w->shape.c);
     double lq, lk;
     SaShape_qk_norm_bounds(w, &lq, &lk);
-    return s * (lq * frobenius((size_t)d * d, w->shape.query) * frobenius((size_t)T * nk, w->kt) +
-                frobenius((size_t)T * d, w->qt) * lk * frobenius((size_t)d * nk, w->shape.key));
+    return s * (lq * frobenius((size_t)d * nq, w->shape.query) * frobenius((size_t)T * nk, w->kt) +
+                frobenius((size_t)T * nq, w->qt) * lk * frobenius((size_t)d * nk, w->shape.key));
 }
 
 /* An upper bound on ‖D‖₂ of head h's attention derivative D and on its rounding's scale: the

@@ -81,7 +81,7 @@ static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, td = T * d, dd = d * d, tt = T * T;
     size_t H = (size_t)c->heads, hidden = c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
-    size_t scratch = Init_scratch_doubles(c);
+    size_t scratch = Init_scratch_doubles(c), projection = Init_doubles(c, MATRIX_QUERY);
     if (scratch < dd)
         scratch = dd;
     if (scratch < tt)
@@ -90,10 +90,10 @@ static int run_plan(ConditioningRun *r, const Config *c, bool exact, LayerBuffer
     Layer_buffers(c, &r->step, true, plan);
     LayerWeights *w = &r->weights;
     const LayerBuffer own[RUN_BUFFERS - LAYER_BUFFERS] = {
-        {&w->query, dd},
-        {&w->key, dd},
-        {&w->value, dd},
-        {&w->output, c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&w->query, projection},
+        {&w->key, projection},
+        {&w->value, projection},
+        {&w->output, c->output != OUTPUT_IDENTITY ? projection : 0},
         {&w->mlp_in, hidden * d},
         {&w->mlp_out, hidden * d},
         {&w->mlp_up, Config_mlp_gated(c) ? hidden * d : 0},
@@ -177,7 +177,7 @@ static int layer_weights(ConditioningRun *r, int layer)
 {
     const Config *c = r->c;
     const LayerWeights *w = &r->weights;
-    int d = r->d, dh = d / r->heads;
+    int d = r->d, dh = Config_head_width(c), inner = Config_heads_width(c);
     size_t dd = (size_t)d * d;
     int info = Layer_draw(r->random, r->la, c, c->seed, layer, LAYER_DRAW_ALL, w, r->scratch);
     if (info)
@@ -195,10 +195,11 @@ static int layer_weights(ConditioningRun *r, int layer)
     if (c->output == OUTPUT_IDENTITY && !grouped)
         memcpy(r->wvo, w->value, sizeof(double) * dd);
     else if (!grouped)
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->value, d, w->output,
-                    d, 0.0, r->wvo, d);
-    /* Head h writes its d_h columns of the concatenation, which W^O's rows h·d_h.. map: without
-       an output projection those are the identity's, so W_VO,h is W^V_h in its own columns. */
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, inner, 1.0, w->value, d,
+                    w->output, inner, 0.0, r->wvo, d);
+    /* Head h writes its d_h columns of the concatenation (H·d_h wide), which W^O's rows h·d_h..
+       map: without an output projection (H·d_h = d) those are the identity's, so W_VO,h is
+       W^V_h in its own columns. */
     for (int h = 0; r->heads > 1 && h < r->heads; h++) {
         double *vo = r->wvo_head + dd * (size_t)h;
         const double *v = w->value + (size_t)Config_kv_head_of(c, h) * dh * d;
@@ -207,7 +208,7 @@ static int layer_weights(ConditioningRun *r, int layer)
             memcpy(vo + (size_t)h * dh * d, v, sizeof(double) * (size_t)dh * d);
         } else {
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, d, d, dh, 1.0, v, d,
-                        w->output + (size_t)h * dh, d, 0.0, vo, d);
+                        w->output + (size_t)h * dh, inner, 0.0, vo, d);
         }
     }
     /* With shared W^V the layer's W_VO is no longer W^V W^O but the heads' sum. */
@@ -608,6 +609,26 @@ static void warn_not_built(Conditioning *out, const ConditioningControl *control
                      n, n);
 }
 
+/* Heads of --head-dim's width (H·d_h ≠ d): the value columns fewer than d without grouping
+   make W_VO and B singular; heads narrower than d in all make every row of f(X) = [heads]·W^O
+   lie in W^O's H·d_h-dimensional row space, so K is singular whatever the mask. */
+static void heads_width_warnings(const Config *c, bool grouped, bool narrow, Warnings *w)
+{
+    int inner = Config_heads_width(c);
+    if (narrow && !grouped)
+        Warnings_add(w,
+                     "conditioning: heads of d_h = %d: W_VO = sum_h W^V_h W^O_h and B read X "
+                     "only through the H*d_h = %d value columns, fewer than d = %d, so W_VO and "
+                     "B are singular: kappa_value_output and kappa_dominant are null",
+                     Config_head_width(c), inner, c->width);
+    if (inner < c->width)
+        Warnings_add(w,
+                     "conditioning: heads of d_h = %d: every row of f(X) = [heads] W^O lies in "
+                     "W^O's row space of dimension H*d_h = %d < d = %d, so K is singular: "
+                     "kappa_jacobian is null (infinite)",
+                     Config_head_width(c), inner, c->width);
+}
+
 int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
                                 Conditioning *out, char *err, size_t size)
 {
@@ -658,13 +679,15 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
     /* Not a failure: the exact value is infinite.  Under a causal mask token 1 attends to
        itself alone, so y_1 = x_1 W_VO and K's first row of blocks has W_VO's rank. */
     bool first_token_alone = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL;
-    if (Config_kv_heads(c) < c->heads)
+    bool grouped = Config_kv_heads(c) < c->heads, narrow = Layer_kv_width(c) < c->width;
+    heads_width_warnings(c, grouped, narrow, &out->warnings);
+    if (grouped && narrow)
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "
                      "only through its G*d_h = %d value columns, fewer than d = %d, so W_VO and "
                      "B are singular: kappa_value_output and kappa_dominant are null",
                      Config_kv_heads(c), Layer_kv_width(c), c->width);
-    if (Config_kv_heads(c) < c->heads && first_token_alone)
+    if (grouped && narrow && first_token_alone)
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V and a causal mask: token 1 sees itself alone, "
                      "y_1 = x_1 W_VO, and W_VO has rank <= G*d_h = %d < d, so K is singular too: "

@@ -170,9 +170,10 @@ size_t SaWork_shape_doubles(const Config *c)
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, H = (size_t)c->heads;
     size_t G = (size_t)Config_kv_heads(c), nk = (size_t)Layer_kv_width(c);
-    size_t doubles = T + (T > d ? T : d);
+    size_t nq = (size_t)Config_heads_width(c), row = T > d ? T : d; /* as shape_buffers cuts */
+    size_t doubles = T + (row > nq ? row : nq);
     if (SaShape_logits_shaped(c, 0))
-        doubles += 3 * T * (d + nk) + T * (H + G) + (c->logit_softcap > 0 ? H * T * T : 0) +
+        doubles += 3 * T * (nq + nk) + T * (H + G) + (c->logit_softcap > 0 ? H * T * T : 0) +
                    rope_table_doubles(c);
     if (Layer_branch_norm(c))
         doubles += 2 * T * d + T;
@@ -184,6 +185,7 @@ static void shape_buffers(SaWork *w, const Config *c)
 {
     size_t T = (size_t)c->tokens, d = (size_t)c->width, H = (size_t)c->heads;
     size_t G = (size_t)Config_kv_heads(c), nk = (size_t)Layer_kv_width(c);
+    size_t nq = (size_t)Config_heads_width(c), row = T > d ? T : d; /* H·d_h */
     bool logits = SaShape_logits_shaped(c, 0), capped = logits && c->logit_softcap > 0;
     bool branch = Layer_branch_norm(c);
     size_t rope = rope_table_doubles(c);
@@ -191,13 +193,13 @@ static void shape_buffers(SaWork *w, const Config *c)
     struct {
         double **buffer;
         size_t doubles;
-    } plan[] = {{&w->sums, T + (T > d ? T : d)}, {&w->qt, logits ? T * d : 0},
-                {&w->kt, logits ? T * nk : 0},   {&w->qn, logits ? T * d : 0},
-                {&w->kn, logits ? T * nk : 0},   {&w->qdot, logits ? T * d : 0},
-                {&w->kdot, logits ? T * nk : 0}, {&w->q_inv, logits ? T * H : 0},
-                {&w->k_inv, logits ? T * G : 0}, {&w->cap_slope, capped ? H * T * T : 0},
-                {&w->fn, branch ? T * d : 0},    {&w->ybar, branch ? T * d : 0},
-                {&w->f_inv, branch ? T : 0},     {&w->rope_table, rope}};
+    } plan[] = {{&w->sums, T + (row > nq ? row : nq)}, {&w->qt, logits ? T * nq : 0},
+                {&w->kt, logits ? T * nk : 0},         {&w->qn, logits ? T * nq : 0},
+                {&w->kn, logits ? T * nk : 0},         {&w->qdot, logits ? T * nq : 0},
+                {&w->kdot, logits ? T * nk : 0},       {&w->q_inv, logits ? T * H : 0},
+                {&w->k_inv, logits ? T * G : 0},       {&w->cap_slope, capped ? H * T * T : 0},
+                {&w->fn, branch ? T * d : 0},          {&w->ybar, branch ? T * d : 0},
+                {&w->f_inv, branch ? T : 0},           {&w->rope_table, rope}};
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
         *plan[i].buffer = plan[i].doubles ? at : NULL;
         at += plan[i].doubles;
@@ -210,14 +212,14 @@ static void shape_logits(SaWork *w)
 {
     const Config *c = w->shape.c;
     int T = w->b[0].T, d = w->b[0].d, nk = Layer_kv_width(c), dh = Config_head_width(c);
-    int G = Config_kv_heads(c);
+    int G = Config_kv_heads(c), nq = Config_heads_width(c);
     size_t tt = (size_t)T * T;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, w->b[0].x, T,
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, nq, d, 1.0, w->b[0].x, T,
                 w->shape.query, d, 0.0, w->qt, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, nk, d, 1.0, w->b[0].x, T,
                 w->shape.key, d, 0.0, w->kt, T);
     if (Qk_normalised(c)) {
-        memcpy(w->qn, w->qt, sizeof(double) * T * d);
+        memcpy(w->qn, w->qt, sizeof(double) * T * nq);
         memcpy(w->kn, w->kt, sizeof(double) * T * nk);
         if (c->qk_norm_place == QK_NORM_AFTER_ROPE && Qk_rotates(c, w->shape.layer)) {
             Qk_turn(c, T, w->heads, w->rope_table, false, w->qn);
@@ -277,8 +279,8 @@ int SaWork_shape(SaWork *w, const SaShape *s)
 void SaShape_project_tangent(SaWork *w, const double *dx)
 {
     const Config *c = w->shape.c;
-    int T = w->b[0].T, d = w->b[0].d, nk = Layer_kv_width(c);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, d, d, 1.0, dx, T, w->shape.query, d,
+    int T = w->b[0].T, d = w->b[0].d, nk = Layer_kv_width(c), nq = Config_heads_width(c);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, nq, d, 1.0, dx, T, w->shape.query, d,
                 0.0, w->qdot, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, T, nk, d, 1.0, dx, T, w->shape.key, d,
                 0.0, w->kdot, T);
@@ -290,10 +292,10 @@ void SaShape_project_tangent(SaWork *w, const double *dx)
 void SaShape_project_cotangent(SaWork *w, double *dx)
 {
     const Config *c = w->shape.c;
-    int T = w->b[0].T, d = w->b[0].d, nk = Layer_kv_width(c);
+    int T = w->b[0].T, d = w->b[0].d, nk = Layer_kv_width(c), nq = Config_heads_width(c);
     shape_product(w, w->heads, w->qn, w->q_inv, w->shape.query_gain, true, w->qdot);
     shape_product(w, Config_kv_heads(c), w->kn, w->k_inv, w->shape.key_gain, true, w->kdot);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, d, 1.0, w->qdot, T, w->shape.query,
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, nq, 1.0, w->qdot, T, w->shape.query,
                 d, 1.0, dx, T);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, T, d, nk, 1.0, w->kdot, T, w->shape.key, d,
                 1.0, dx, T);

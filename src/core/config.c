@@ -30,6 +30,12 @@ static bool head_in_use(const Config *c)
     return c->heads > 1;
 }
 
+/* H divides d only where each head is d/H wide (no --head-dim). */
+static bool heads_split_width(const Config *c)
+{
+    return c->head_dim == 0;
+}
+
 static bool layernorm_in_use(const Config *c)
 {
     return c->layernorm != LAYERNORM_NONE;
@@ -337,7 +343,7 @@ static const Setting SETTINGS[] = {
     {.name = "heads",
      .json = "heads",
      .argument = "H",
-     .help = "attention heads of width d/H (H divides d)",
+     .help = "attention heads of width d/H (H divides d), or of --head-dim's",
      .kind = SETTING_INT,
      .min = 1,
      .max = CONFIG_WIDTH_MAX,
@@ -347,6 +353,7 @@ static const Setting SETTINGS[] = {
      .bound = "width",
      .bound_reason = "H ≤ d",
      .divides = "width",
+     .divides_in_use = heads_split_width,
      .raise_key = ')',
      .lower_key = '(',
      .step = STEP_DOUBLE,
@@ -391,6 +398,21 @@ static const Setting SETTINGS[] = {
      .unused_note = "one head has its own keys and values: press ) to raise H and group them",
      .key_label = "K/V heads G",
      .label = "G",
+     .show = SHOW_UNLESS_DEFAULT},
+    {.name = "head-dim",
+     .json = "head_dim",
+     .argument = "N",
+     .help = "width d_h of each head (Gemma, Qwen3: H·d_h need not be d); 0: d/H",
+     .kind = SETTING_INT,
+     .min = 0,
+     .max = CONFIG_WIDTH_MAX,
+     .fallback = 0,
+     .offset = offsetof(Config, head_dim),
+     .reuse = REUSE_WEIGHTS,
+     .bound = "width",
+     .bound_reason = "d_h ≤ d",
+     .key_label = "head width d_h",
+     .label = "d_h",
      .show = SHOW_UNLESS_DEFAULT},
     {.name = "wo",
      .json = "wo",

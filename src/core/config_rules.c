@@ -31,10 +31,23 @@ static int validate_shape(const Config *c, char *err, size_t size)
         snprintf(err, size, "-l/--layer %d: accepted 1..%d (the depth)", c->layer, c->depth);
         return -1;
     }
-    if (c->width % c->heads != 0) {
+    if (c->head_dim == 0 && c->width % c->heads != 0) {
         snprintf(err, size,
-                 "--heads %d: accepted a divisor of -d/--width %d (each head has width d/H)",
+                 "--heads %d: accepted a divisor of -d/--width %d (each head has width d/H), "
+                 "or any H with --head-dim setting each head's width",
                  c->heads, c->width);
+        return -1;
+    }
+    if (c->head_dim > c->width) { /* a head's queries and keys have rank at most d anyway */
+        snprintf(err, size, "--head-dim %d: accepted 0..%d (d_h <= -d/--width %d; 0: d/H)",
+                 c->head_dim, c->width, c->width);
+        return -1;
+    }
+    if (c->rope != ROPE_NONE && Config_head_width(c) % 2 != 0 && c->head_dim > 0) {
+        snprintf(err, size,
+                 "--head-dim %d: accepted an even width with --rope %s (rotary positions turn a "
+                 "head's dimensions in pairs), or --rope none",
+                 c->head_dim, ROPE_NAMES.names[c->rope]);
         return -1;
     }
     if (c->kv_heads > 0 && c->heads % c->kv_heads != 0) {
@@ -42,6 +55,53 @@ static int validate_shape(const Config *c, char *err, size_t size)
                  "--kv-heads %d: accepted a divisor of --heads %d (each key/value head serves H/G "
                  "query heads), or 0 for one per head",
                  c->kv_heads, c->heads);
+        return -1;
+    }
+    return 0;
+}
+
+/* Heads whose concatenated width H·d_h is not d (--head-dim): W^Q, W^K, W^V are d×H·d_h and
+   W^O H·d_h×d, so nothing that needs them square can be drawn. */
+static int validate_heads_width(const Config *c, char *err, size_t size)
+{
+    int inner = Config_heads_width(c);
+    if (inner == c->width)
+        return 0;
+    if (inner > CONFIG_WIDTH_MAX) { /* the heads' width is bounded as the width is */
+        snprintf(err, size,
+                 "--head-dim %d: accepted H·d_h <= %d, not %d with --heads %d (choose at most "
+                 "%d)",
+                 c->head_dim, CONFIG_WIDTH_MAX, inner, c->heads, CONFIG_WIDTH_MAX / c->heads);
+        return -1;
+    }
+    if (c->output == OUTPUT_IDENTITY) {
+        snprintf(err, size,
+                 "--wo identity: accepted only where H·d_h = d, not with --heads %d of --head-dim "
+                 "%d (H·d_h = %d, d = %d: the heads' concatenation is not the width, so there is "
+                 "no identity from one to the other); choose --wo gaussian or orthogonal",
+                 c->heads, c->head_dim, inner, c->width);
+        return -1;
+    }
+    if (c->init == INIT_CUTTING_SKIP || c->init == INIT_MIMETIC) {
+        snprintf(err, size,
+                 "--init %s: accepted only where H·d_h = d, not with --heads %d of --head-dim %d "
+                 "(H·d_h = %d, d = %d: its W^V W^O is a d×d target factorised through the "
+                 "heads' width)",
+                 INIT_NAMES.names[c->init], c->heads, c->head_dim, inner, c->width);
+        return -1;
+    }
+    static const char *const options[] = {"--init-query", "--init-key", "--init-value",
+                                          "--init-output"};
+    const MatrixInitChoice choices[] = {c->init_query, c->init_key, c->init_value, c->init_output};
+    for (int i = 0; i < 4; i++) {
+        MatrixInitChoice choice = choices[i];
+        if (choice != MATRIX_INIT_IDENTITY)
+            continue;
+        snprintf(err, size,
+                 "%s identity: accepted only where H·d_h = d, not with --heads %d of --head-dim %d "
+                 "(the matrix is %d×%d, and only a square matrix is the identity)",
+                 options[i], c->heads, c->head_dim, i == 3 ? inner : c->width,
+                 i == 3 ? c->width : inner);
         return -1;
     }
     return 0;
@@ -127,8 +187,8 @@ static int validate_rope_scaling(const Config *c, char *err, size_t size)
    the window). */
 int Config_validate(const Config *c, char *err, size_t size)
 {
-    if (validate_shape(c, err, size) || validate_draws(c, err, size) ||
-        validate_rope_scaling(c, err, size))
+    if (validate_shape(c, err, size) || validate_heads_width(c, err, size) ||
+        validate_draws(c, err, size) || validate_rope_scaling(c, err, size))
         return -1;
     if (c->head < 1 || c->head > c->heads) {
         snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);
@@ -186,7 +246,14 @@ double Config_sigma(const Config *c)
 
 int Config_head_width(const Config *c)
 {
+    if (c->head_dim > 0)
+        return c->head_dim;
     return c->heads > 0 ? c->width / c->heads : c->width;
+}
+
+int Config_heads_width(const Config *c)
+{
+    return c->heads > 0 ? c->heads * Config_head_width(c) : c->width;
 }
 
 int Config_mlp_hidden(const Config *c)

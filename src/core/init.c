@@ -1,16 +1,27 @@
 #include "attnscope/init.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const Role MATRIX_ROLES[MATRICES] = {ROLE_QUERY,  ROLE_KEY,     ROLE_VALUE, ROLE_OUTPUT,
                                             ROLE_MLP_IN, ROLE_MLP_OUT, ROLE_MLP_UP};
 
+/* W^Q, W^K, W^V are d×H·d_h (grouped keys and values use the first G·d_h columns of theirs),
+   W^O H·d_h×d, the MLP's hidden×d: H·d_h = d unless --head-dim sets d_h. */
 void Init_shape(const Config *c, Matrix m, int *rows, int *cols)
 {
     bool mlp = m == MATRIX_MLP_IN || m == MATRIX_MLP_OUT || m == MATRIX_MLP_UP;
-    *rows = mlp ? Config_mlp_hidden(c) : c->width;
-    *cols = c->width;
+    int heads = Config_heads_width(c);
+    *rows = mlp ? Config_mlp_hidden(c) : m == MATRIX_OUTPUT ? heads : c->width;
+    *cols = mlp || m == MATRIX_OUTPUT ? c->width : heads;
+}
+
+size_t Init_doubles(const Config *c, Matrix m)
+{
+    int rows, cols;
+    Init_shape(c, m, &rows, &cols);
+    return (size_t)rows * cols;
 }
 
 /* xavier_normal (Glorot & Bengio 2010): √(2/(fan-in + fan-out)). */
@@ -29,7 +40,7 @@ static bool factorised(InitScheme scheme)
 /* How `scheme` draws matrix m. */
 static MatrixInit scheme_matrix(const Config *c, InitScheme scheme, Matrix m)
 {
-    double d = c->width, hidden = Config_mlp_hidden(c);
+    double d = c->width, hidden = Config_mlp_hidden(c), heads = Config_heads_width(c);
     switch (scheme) {
     case INIT_NORMAL:
         break;
@@ -43,10 +54,13 @@ static MatrixInit scheme_matrix(const Config *c, InitScheme scheme, Matrix m)
         return (MatrixInit){c->init_std, false, 1.0, 0.0, INIT_TRUNCATION};
     case INIT_SMALL_INIT:
         return (MatrixInit){sqrt(2.0 / (5.0 * d)), false, 1.0, 0.0, 0.0};
-    case INIT_MUP: /* zero queries: uniform attention at initialisation */
+    case INIT_MUP: /* zero queries: uniform attention at initialisation; 1/√(fan-in) */
         if (m == MATRIX_QUERY)
             return (MatrixInit){0.0, false, 1.0, 0.0, 0.0};
-        return (MatrixInit){1.0 / sqrt(m == MATRIX_MLP_OUT ? hidden : d), false, 1.0, 0.0, 0.0};
+        return (MatrixInit){1.0 / sqrt(m == MATRIX_MLP_OUT  ? hidden
+                                       : m == MATRIX_OUTPUT ? heads
+                                                            : d),
+                            false, 1.0, 0.0, 0.0};
     case INIT_DEEPNORM: { /* encoder: β = (8N)^(−1/4) on values, projections and the MLP */
         double beta = pow(8.0 * c->depth, -0.25);
         bool scaled = m != MATRIX_QUERY && m != MATRIX_KEY;
@@ -81,8 +95,8 @@ static MatrixInit scheme_matrix(const Config *c, InitScheme scheme, Matrix m)
         return (MatrixInit){c->sigma_qk, false, 1.0, 0.0, 0.0};
     case MATRIX_VALUE:
         return (MatrixInit){1.0, false, 1.0, 0.0, 0.0};
-    case MATRIX_OUTPUT:
-        return (MatrixInit){1.0 / sqrt(d), c->output == OUTPUT_ORTHOGONAL, 1.0, 0.0, 0.0};
+    case MATRIX_OUTPUT: /* 1/√(fan-in), the heads' width H·d_h */
+        return (MatrixInit){1.0 / sqrt(heads), c->output == OUTPUT_ORTHOGONAL, 1.0, 0.0, 0.0};
     case MATRIX_MLP_IN:
     case MATRIX_MLP_UP: /* LeCun normal on the fan-in d, as W1 */
         return (MatrixInit){1.0 / sqrt(d), false, 1.0, 0.0, 0.0};
@@ -220,6 +234,28 @@ static int draw_factor(RandomStream *random, Linalg *la, const Config *c, uint64
     return -1;
 }
 
+/* A Haar-orthogonal rows×cols matrix from the Gaussian a: orthonormal columns where it is
+   tall, orthonormal rows (its transpose's columns) where it is wide, as torch's orthogonal_
+   does; a wide one is W^Q or W^O of heads wider or narrower than d (--head-dim). */
+static int orthonormalise(Linalg *la, int rows, int cols, double *a)
+{
+    if (rows >= cols)
+        return Linalg_orthonormalise(la, rows, cols, a);
+    size_t n = (size_t)rows * cols;
+    double *t = malloc(sizeof(double) * n);
+    if (!t)
+        return LINALG_OUT_OF_MEMORY;
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < rows; i++)
+            t[j + (size_t)i * cols] = a[i + (size_t)j * rows];
+    int info = Linalg_orthonormalise(la, cols, rows, t);
+    for (int j = 0; j < cols && !info; j++)
+        for (int i = 0; i < rows; i++)
+            a[i + (size_t)j * rows] = t[j + (size_t)i * cols];
+    free(t);
+    return info;
+}
+
 int Init_draw_with_scratch(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
                            int layer, Matrix m, double *out, double *scratch)
 {
@@ -244,7 +280,7 @@ int Init_draw_with_scratch(RandomStream *random, Linalg *la, const Config *c, ui
         for (int i = 0; i < rows && i < cols; i++)
             out[i + (size_t)i * rows] += how.diagonal;
     if (how.orthogonal) {
-        int info = Linalg_orthonormalise(la, rows, cols, out);
+        int info = orthonormalise(la, rows, cols, out);
         if (info || how.gain == 1.0)
             return info;
         for (size_t i = 0; i < n; i++)
@@ -284,13 +320,16 @@ double Init_logit_scale(const Config *c)
     return c->logit_scale == LOGIT_SCALE_LINEAR ? 1.0 / dh : 1.0 / sqrt((double)dh);
 }
 
-/* An entry's size as the logits see it: orthonormal columns and the identity have entries of
-   size 1/√d, a truncated normal's are below its S. */
+/* An entry's size as the logits see it: orthonormal columns (or rows, the longer side n of
+   d×H·d_h) and the identity have entries of size 1/√n and 1/√d, a truncated normal's are
+   below its S. */
 static double effective_entry_std(const Config *c, Matrix m)
 {
     MatrixInit how = Init_matrix(c, m);
+    int rows, cols;
+    Init_shape(c, m, &rows, &cols);
     if (how.orthogonal)
-        return how.gain / sqrt((double)c->width);
+        return how.gain / sqrt((double)(rows > cols ? rows : cols));
     if (how.diagonal != 0.0)
         return hypot(how.std, how.diagonal / sqrt((double)c->width));
     return how.cut > 0 ? how.std * Init_truncated_std(how.cut) : how.std;

@@ -394,20 +394,25 @@ void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
 {
     size_t T = c ? (size_t)c->tokens : 0, d = c ? (size_t)c->width : 0;
     size_t td = T * d, tt = T * T;
+    /* The heads' T×H·d_h (queries, mixed; keys and values take G·d_h of it), each at least
+       T×d: the queries' holds X M_h where the logits go through M_h, and the drivers borrow
+       these buffers for T×d tokens between steps. */
+    size_t inner = c ? (size_t)Config_heads_width(c) : 0, th = T * inner > td ? T * inner : td;
     size_t hidden = c && c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
+    size_t row = T > d ? T : d;
     const LayerBuffer list[LAYER_BUFFERS] = {
         {&b->x, td},
         {&b->normed, c && Layer_pre_norm(c) ? td : 0},
         {&b->branch, c && Layer_branch_norm(c) ? td : 0},
-        {&b->queries, td},
-        {&b->keys, c && c->heads > 1 ? td : 0},
-        {&b->values, td},
+        {&b->queries, th},
+        {&b->keys, c && c->heads > 1 ? th : 0},
+        {&b->values, th},
         {&b->logits, tt},
         {&b->attention, tt},
-        {&b->mixed, c && !Layer_fused_heads(c) ? td : 0},
+        {&b->mixed, c && !Layer_fused_heads(c) ? th : 0},
         {&b->hidden, T * hidden},
         {&b->up, c && Config_mlp_gated(c) ? T * hidden : 0},
-        {&b->row_stat, T > d ? T : d},
+        {&b->row_stat, row > inner ? row : inner},
         {&b->row_max, T},
         {&b->gap_scratch, c && gap_scratch ? Gap_scratch_size(c->tokens) : 0},
     };
@@ -507,7 +512,7 @@ static const NormAffine *norm_at(const LayerAffine *a, LayerNormSite site)
     return a ? &a->norm[site] : NULL;
 }
 
-/* QK-norm (with its gains where a checkpoint has them) and RoPE on the T×d queries and
+/* QK-norm (with its gains where a checkpoint has them) and RoPE on the T×H·d_h queries and
    T×G·d_h keys (qk.h): a pass for each norm's sums, its scaling, each gain and each
    rotation. */
 static void shape_query_key(const Config *c, int layer, const LayerAffine *a, LayerBuffers *b,
@@ -518,11 +523,12 @@ static void shape_query_key(const Config *c, int layer, const LayerAffine *a, La
         Qk_shape(c, layer, c->tokens, q, k, q_gain, k_gain, b->row_stat, b->row_max);
         return;
     }
-    double T = c->tokens, entries = T * (c->width + Layer_kv_width(c));
+    double T = c->tokens, entries = T * (Config_heads_width(c) + Layer_kv_width(c));
     if (Qk_normalised(c))
         declare(b, WORK_PASSES,
-                3 * entries + (q_gain ? T * c->width : 0) + (k_gain ? T * Layer_kv_width(c) : 0), 0,
-                0);
+                3 * entries + (q_gain ? T * Config_heads_width(c) : 0) +
+                    (k_gain ? T * Layer_kv_width(c) : 0),
+                0, 0);
     if (Qk_rotates(c, layer))
         declare(b, WORK_PASSES, 2 * entries, 0, 0);
 }
@@ -684,20 +690,20 @@ void Layer_declare_qk_product(const Config *c, WorkList *out)
     WorkList_add(out, WORK_PRODUCT, c->width, c->width, Config_head_width(c), c->heads);
 }
 
-/* Stage 2's queries q and keys k (T×d each) of layer `layer`: the projections with their
-   biases, then QK-norm and RoPE on them (qk.h).  Returns 0 or LINALG_STOPPED. */
+/* Stage 2's queries q (T×H·d_h) and keys k (T×G·d_h) of layer `layer`: the projections with
+   their biases, then QK-norm and RoPE on them (qk.h).  Returns 0 or LINALG_STOPPED. */
 static int project_query_key(const Config *c, int layer, const LayerWeights *w,
                              const LayerAffine *a, LayerBuffers *b, const double *source, double *q,
                              double *k)
 {
-    int T = c->tokens, d = c->width, kv = Layer_kv_width(c);
-    int info = gemm(b, false, false, T, d, d, 1.0, source, T, w->query, d, 0.0, q, T);
+    int T = c->tokens, d = c->width, inner = Config_heads_width(c), kv = Layer_kv_width(c);
+    int info = gemm(b, false, false, T, inner, d, 1.0, source, T, w->query, d, 0.0, q, T);
     if (!info)
         info = gemm(b, false, false, T, kv, d, 1.0, source, T, w->key, d, 0.0, k, T);
     if (info)
         return info;
     if (a) {
-        add_bias(b, T, d, q, 1.0, a->query_bias);
+        add_bias(b, T, inner, q, 1.0, a->query_bias);
         add_bias(b, T, kv, k, 1.0, a->key_bias);
     }
     shape_query_key(c, layer, a, b, q, k);
@@ -869,19 +875,20 @@ static int step_head(const LayerStep *s, const LayerAffine *a, LayerBuffers *b, 
                 block(b->mixed, at), T);
 }
 
-/* Stage 4: X ← keep·X + branch·[head_1 … head_H]·W^O (join_of), once every head has read X.
-   Returns 0 or LINALG_STOPPED. */
+/* Stage 4: X ← keep·X + branch·[head_1 … head_H]·W^O (join_of), once every head has read X;
+   the heads' T×H·d_h through the H·d_h×d W^O (the identity only where H·d_h = d,
+   Config_validate).  Returns 0 or LINALG_STOPPED. */
 static int combine_heads(const Config *c, const LayerWeights *w, const LayerAffine *a,
                          LayerBuffers *b)
 {
-    int T = c->tokens, d = c->width;
+    int T = c->tokens, d = c->width, inner = Config_heads_width(c);
     Join join = join_of(c, b);
     if (c->output == OUTPUT_IDENTITY) {
         residual_sum(b, join.keep, join.branch, join.into, b->mixed, (size_t)T * d);
         return 0;
     }
-    int info = gemm(b, false, false, T, d, d, join.branch, b->mixed, T, w->output, d, join.keep,
-                    join.into, T);
+    int info = gemm(b, false, false, T, d, inner, join.branch, b->mixed, T, w->output, inner,
+                    join.keep, join.into, T);
     if (!info && a) /* F = [heads]·W^O + β_O joins as branch·F */
         add_bias(b, T, d, join.into, join.branch, a->output_bias);
     return info;

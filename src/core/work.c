@@ -97,8 +97,10 @@ static void iid_matrix(const Config *c, Matrix m, WorkList *out)
         passes(out, n);
     else
         add(out, WORK_NORMALS, n, 0, 0, 1);
+    if (how.orthogonal && rows < cols) /* a wide one through its transpose, there and back */
+        passes(out, 2 * n);
     if (how.orthogonal)
-        add(out, WORK_ORTHONORMAL, rows, cols, 0, 1);
+        add(out, WORK_ORTHONORMAL, rows > cols ? rows : cols, rows > cols ? cols : rows, 0, 1);
 }
 
 void Work_matrix_draw(const Config *c, Matrix m, WorkList *out)

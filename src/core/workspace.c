@@ -32,7 +32,9 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
 {
     int T = c ? c->tokens : 0, d = c ? c->width : 0, heads = c ? c->heads : 0;
     size_t hidden = c && c->mlp != MLP_NONE ? (size_t)Config_mlp_hidden(c) : 0;
-    size_t td = (size_t)T * d, dd = (size_t)d * d, tt = (size_t)T * T;
+    size_t td = (size_t)T * d, tt = (size_t)T * T;
+    /* W^Q, W^K, W^V (d×H·d_h) and W^O (H·d_h×d) hold as many doubles (Init_shape). */
+    size_t projection = c ? Init_doubles(c, MATRIX_QUERY) : 0;
     size_t qk[QK_BORROWED]; /* what the heads' ‖M_h‖₂ borrow between steps */
     qk_norms_scratch_doubles(c, qk);
     int n = 0;
@@ -52,10 +54,10 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
     }
     LayerWeights *weights = &w->weights;
     const BufferPlan shared[] = {
-        {&weights->query, dd},
-        {&weights->key, dd},
-        {&weights->value, dd},
-        {&weights->output, c && c->output != OUTPUT_IDENTITY ? dd : 0},
+        {&weights->query, projection},
+        {&weights->key, projection},
+        {&weights->value, projection},
+        {&weights->output, c && c->output != OUTPUT_IDENTITY ? projection : 0},
         {&w->init_scratch, c ? Init_scratch_doubles(c) : 0},
         {&weights->mlp_in, hidden * d},
         {&weights->mlp_out, hidden * d},
@@ -70,8 +72,8 @@ static int workspace_plan(Workspace *w, const Config *c, BufferPlan plan[WORKSPA
         {&w->product_scratch, c && c->attention_map == ATTENTION_MAP_PRODUCT ? tt : 0},
         {&w->qk_product[0], Layer_qk_product_doubles(c)},
         {&w->qk_product[1], c && c->depth > 1 ? Layer_qk_product_doubles(c) : 0},
-        {&w->ahead.query, c && c->depth > 1 && Layer_draws_ahead() ? dd : 0},
-        {&w->ahead.key, c && c->depth > 1 && Layer_draws_ahead() ? dd : 0},
+        {&w->ahead.query, c && c->depth > 1 && Layer_draws_ahead() ? projection : 0},
+        {&w->ahead.key, c && c->depth > 1 && Layer_draws_ahead() ? projection : 0},
     };
     memcpy(plan + n, shared, sizeof shared);
     return n + (int)(sizeof shared / sizeof shared[0]);

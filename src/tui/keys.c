@@ -78,7 +78,7 @@ static int gcd(int a, int b)
 /* Whether s divides the setting it must divide (H divides d), or has no such setting. */
 static bool divides(const Setting *s, const Config *c)
 {
-    if (!s->divides)
+    if (!s->divides || (s->divides_in_use && !s->divides_in_use(c)))
         return true;
     int value = (int)Setting_get(s, c), of = (int)Setting_get(Settings_find(s->divides), c);
     return value > 0 && of % value == 0;

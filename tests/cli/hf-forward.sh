@@ -2,7 +2,8 @@
 # A checkpoint written by numpy (tests/cli/hf_forward.py: a 2-layer GPT-2, a 2-layer
 # Qwen3-shaped Llama-family model, a 2-layer Llama 3.2 shape with its llama3 rotary scaling
 # read by --hf-config, and a 2-layer ViT, F64, F32 and BF16, one of each sharded; a 2-layer
-# Gemma 2, whose embedding rows are scaled by sqrt(hidden_size), F64 and BF16) and
+# Gemma 2, whose embedding rows are scaled by sqrt(hidden_size), F64 and BF16; two Qwen3
+# shapes whose heads do not split d = 40 (--head-dim), where X_ℓ is numpy's too) and
 # a token-id file (ViT: the input drawn from the seed, exported as input.csv): attnscope's
 # attention matrices, every layer and head, equal numpy's own forward of the Hugging Face block
 # on the same input to 1e-9 relative.  Then the input's other ways and refusals: random ids from
@@ -34,6 +35,32 @@ check "gemma2 F64 single: the table's rows times sqrt(24), then every layer's at
     same_as_numpy gemma2 F64 single
 check "gemma2 BF16 sharded: the same with the family from the checkpoint's config.json" \
     same_as_numpy gemma2 BF16 sharded
+# Heads whose width does not split d (--head-dim): two of 16 and four of 12 (two key/value
+# heads) at d = 40; X_ℓ's numbers too (hf_forward.py).
+check "qwen3-wide F64 single (H·d_h = 32, d = 40): every attention and X_ℓ is numpy's" \
+    same_as_numpy qwen3-wide F64 single
+check "qwen3-wide-gqa F32 sharded (H·d_h = 48, G = 2, d = 40): every attention and X_ℓ is numpy's" \
+    same_as_numpy qwen3-wide-gqa F32 sharded
+
+# --hf-config of such a checkpoint reads head_dim as its own setting (d stays hidden_size = 40,
+# nothing named as not modelled) and --weights loads it: the attention of every head at layer
+# 2 is the explicit settings' (hf_forward.py's, which numpy's forward checked) bit for bit.
+hf_config_loads() { # model heads
+    local dir=$tmp/$1-$2 ck m
+    ck=$(ls -d "$tmp/$1"-*/checkpoint | head -1)
+    m=$(dirname "$ck")
+    for head in $(seq 1 "$2"); do
+        "$BIN" --batch -T 20 --hf-config "$ck" --weights "$ck" --token-ids "$m/ids.txt" --layer 2 \
+            --head "$head" --export "$dir-$head" --export-matrix >"$dir-$head.json" 2>/dev/null || return 1
+        grep -qF '"d":40,' "$dir-$head.json" && grep -qF '"unmodelled": []' "$dir-$head.json" || return 1
+        grep -v '^#' "$dir-$head/attention_matrix.csv" | cmp -s - <(grep -v '^#' "$m/export-2-$head/attention_matrix.csv") ||
+            return 1
+    done
+}
+check "--hf-config + --weights, qwen3-wide: head_dim read as --head-dim 16, d = 40, numpy's attention" \
+    hf_config_loads qwen3-wide 2
+check "--hf-config + --weights, qwen3-wide-gqa: --head-dim 12 over 2 key/value heads, the same" \
+    hf_config_loads qwen3-wide-gqa 4
 
 # input.csv says how the run made X0 (the ids' rows in the checkpoint's table, or orthonormal
 # rows drawn from the seed), and its settings line, --weights and --token-ids among them, makes

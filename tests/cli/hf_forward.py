@@ -7,7 +7,7 @@ and head's attention matrix attnscope exports with this file's own forward of th
 on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
-      MODEL   gpt2 | qwen3 | llama32 | gemma2 | vit
+      MODEL   gpt2 | qwen3 | qwen3-wide | qwen3-wide-gqa | llama32 | gemma2 | vit
       DTYPE   F64 | F32 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
@@ -32,6 +32,10 @@ before the attention (layernorm_before) and before the MLP (layernorm_after), no
 scores·d_head^(−1/2), the exact GELU.  The exported input.csv must be numpy's own input
 (wte[ids] + wpe, the table's rows, Gemma's times sqrt(hidden_size)) bit for bit, or for ViT
 have orthonormal rows.
+The Llama family's X_ℓ (every layer's output; Qwen3's, Llama 3.2's, Gemma 2's) are compared
+through the numbers attnscope prints of them (token_rms, stable_rank, token_cosine_mean):
+MODEL qwen3-wide and qwen3-wide-gqa are Qwen3's block with heads whose width does not split d
+(H·d_h = 32 and 48 at d = 40, --head-dim).
 Prints the largest relative difference; exit 0 when every entry agrees to 1e-9 relative
 (masked entries exactly 0), 1 otherwise.
 """
@@ -97,7 +101,13 @@ def write_checkpoint(directory, weights, dtype, sharded):
 
 # The two shapes: sizes, config.json, attnscope's settings for the same block.
 GPT2 = dict(d=16, H=2, G=2, L=2, N=64, V=50, context=32, T=12, eps=1e-5)
-QWEN3 = dict(d=16, H=4, G=2, L=2, N=24, V=40, context=64, T=20, eps=1e-6, theta=10000.0)
+QWEN3 = dict(d=16, H=4, G=2, L=2, N=24, V=40, context=64, T=20, eps=1e-6, theta=10000.0,
+             qk_norm=True)
+# Heads whose width does not split d (head_dim, as Gemma 2/3, Qwen3-0.6B and gpt-oss have):
+# H·d_h = 32 < d = 40 with two heads of 16, and 48 > 40 with four of 12 over two key/value heads.
+QWEN3_WIDE = dict(QWEN3, d=40, H=2, G=2, dh=16)
+QWEN3_WIDE_GQA = dict(QWEN3, d=40, H=4, G=2, dh=12)
+QWEN3_SHAPES = {"qwen3": QWEN3, "qwen3-wide": QWEN3_WIDE, "qwen3-wide-gqa": QWEN3_WIDE_GQA}
 # Llama 3.2's scaling (factor 32, low 1, high 4) at an original context of 64 tokens, so that
 # d_h = 16's eight wavelengths 2π·10^(k/2) fall in all three of its regions at T = 24: one
 # kept (below 64/4), two blended, five divided by 32 (above 64).
@@ -108,7 +118,12 @@ LLAMA32 = dict(d=32, H=2, G=1, L=2, N=48, V=40, context=128, T=24, eps=1e-5, the
 GEMMA2 = dict(d=24, H=4, G=2, L=2, N=32, V=40, context=64, T=14, eps=1e-6, theta=10000.0,
               window=4, cap=5.0)
 VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channels=3)
-SHAPES = {"gpt2": GPT2, "qwen3": QWEN3, "llama32": LLAMA32, "gemma2": GEMMA2, "vit": VIT}
+SHAPES = dict(QWEN3_SHAPES, gpt2=GPT2, llama32=LLAMA32, gemma2=GEMMA2, vit=VIT)
+
+
+def head_width(s):
+    """d_h: the shape's own head_dim where it has one (--head-dim), else d/H."""
+    return s.get("dh", s["d"] // s["H"])
 
 
 def gpt2_weights(rng, dtype):
@@ -144,7 +159,7 @@ def llama_family_weights(rng, dtype, s, layer_norms):
     prefix) puts a layer's norms drawn before its projections, and returns a function that
     puts those drawn after."""
     d, w = s["d"], {}
-    dh = d // s["H"]
+    dh = head_width(s)
 
     def put(name, x):
         w[name] = stored(x, dtype)[0]
@@ -167,14 +182,14 @@ def llama_family_weights(rng, dtype, s, layer_norms):
 
 def llama_weights(rng, dtype, s):
     """Qwen3's or Llama 3.2's tensors at shape s; q_norm and k_norm where it has QK-norm
-    (Qwen3)."""
-    d, dh = s["d"], s["d"] // s["H"]
+    (Qwen3's shapes)."""
+    d, dh = s["d"], head_width(s)
 
     def norms(put, p):
         put(p + "input_layernorm.weight", gains(rng, d))
 
         def rest():
-            if s is QWEN3:
+            if s.get("qk_norm"):
                 put(p + "self_attn.q_norm.weight", gains(rng, dh))
                 put(p + "self_attn.k_norm.weight", gains(rng, dh))
             put(p + "post_attention_layernorm.weight", gains(rng, d))
@@ -334,10 +349,10 @@ def rope(T, dh, theta, scaling=None):
     return np.cos(emb), np.sin(emb)
 
 
-def llama_forward(w, ids, s):
-    d = s["d"]
+def llama_forward(w, ids, s, tokens):
+    """Every layer's attention, [layer][head]; each layer's output X_ℓ appended to tokens."""
     H, G, T = s["H"], s["G"], len(ids)
-    dh = d // H
+    dh = head_width(s)
     cos, sin = rope(T, dh, s["theta"], s.get("scaling"))
     h = w["model.embed_tokens.weight"][ids]
     attention = []
@@ -347,7 +362,7 @@ def llama_forward(w, ids, s):
         q = (a @ w[p + "self_attn.q_proj.weight"].T).reshape(T, H, dh)
         k = (a @ w[p + "self_attn.k_proj.weight"].T).reshape(T, G, dh)
         v = (a @ w[p + "self_attn.v_proj.weight"].T).reshape(T, G, dh)
-        if s is QWEN3:
+        if s.get("qk_norm"):
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], s["eps"])
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], s["eps"])
         q = q * cos[:, None, :] + rotate_half(q) * sin[:, None, :]
@@ -364,6 +379,7 @@ def llama_forward(w, ids, s):
         gate = m @ w[p + "mlp.gate_proj.weight"].T
         up = m @ w[p + "mlp.up_proj.weight"].T
         h = h + (gate / (1 + np.exp(-gate)) * up) @ w[p + "mlp.down_proj.weight"].T
+        tokens.append(h)
     return attention
 
 
@@ -371,10 +387,11 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-def gemma2_forward(w, ids):
+def gemma2_forward(w, ids, tokens):
+    """Every layer's attention, [layer][head]; each layer's output X_ℓ appended to tokens."""
     s, d = GEMMA2, GEMMA2["d"]
     H, G, T = s["H"], s["G"], len(ids)
-    dh = d // H
+    dh = head_width(s)
     cos, sin = rope(T, dh, s["theta"])
 
     def norm(x, name):
@@ -408,6 +425,7 @@ def gemma2_forward(w, ids):
         m = norm(h, p + "pre_feedforward_layernorm")
         m = gelu_tanh(m @ w[p + "mlp.gate_proj.weight"].T) * (m @ w[p + "mlp.up_proj.weight"].T)
         h = h + norm(m @ w[p + "mlp.down_proj.weight"].T, p + "post_feedforward_layernorm")
+        tokens.append(h)
     return attention
 
 
@@ -426,7 +444,7 @@ def config_json(model):
     if model == "llama32":
         s = LLAMA32
         return {"model_type": "llama", "hidden_size": s["d"], "num_attention_heads": s["H"],
-                "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
+                "num_key_value_heads": s["G"], "head_dim": head_width(s),
                 "num_hidden_layers": s["L"], "intermediate_size": s["N"],
                 "vocab_size": s["V"], "max_position_embeddings": s["context"],
                 "rope_theta": s["theta"], "rope_scaling": s["scaling"],
@@ -435,15 +453,15 @@ def config_json(model):
     if model == "gemma2":
         s = GEMMA2
         return {"model_type": "gemma2", "hidden_size": s["d"], "num_attention_heads": s["H"],
-                "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
+                "num_key_value_heads": s["G"], "head_dim": head_width(s),
                 "num_hidden_layers": s["L"], "intermediate_size": s["N"], "vocab_size": s["V"],
                 "max_position_embeddings": s["context"], "rope_theta": s["theta"],
                 "rms_norm_eps": s["eps"], "hidden_activation": "gelu_pytorch_tanh",
                 "query_pre_attn_scalar": s["d"] // s["H"], "sliding_window": s["window"],
                 "attn_logit_softcapping": s["cap"], "final_logit_softcapping": None}
-    s = QWEN3
+    s = QWEN3_SHAPES[model]
     return {"model_type": "qwen3", "hidden_size": s["d"], "num_attention_heads": s["H"],
-            "num_key_value_heads": s["G"], "head_dim": s["d"] // s["H"],
+            "num_key_value_heads": s["G"], "head_dim": head_width(s),
             "num_hidden_layers": s["L"], "intermediate_size": s["N"], "vocab_size": s["V"],
             "max_position_embeddings": s["context"], "rope_theta": s["theta"],
             "rms_norm_eps": s["eps"], "hidden_act": "silu", "tie_word_embeddings": True}
@@ -469,10 +487,13 @@ def attnscope_settings(model, checkpoint, sharded):
         s = GPT2
         return "%s -d %d --heads %d -n ln --ln-eps %g --mlp gelu --mlp-hidden %d" % (
             common, s["d"], s["H"], s["eps"], s["N"])
-    s = QWEN3
+    s = QWEN3_SHAPES[model]
+    dh = head_width(s)
+    head_dim = " --head-dim %d" % dh if dh * s["H"] != s["d"] else ""
     return ("%s -d %d --heads %d --kv-heads %d -n rms --ln-eps %g --qk-norm head "
             "--qk-norm-place before-rope --rope half --rope-theta %g --mlp swiglu "
-            "--mlp-hidden %d") % (common, s["d"], s["H"], s["G"], s["eps"], s["theta"], s["N"])
+            "--mlp-hidden %d%s") % (common, s["d"], s["H"], s["G"], s["eps"], s["theta"], s["N"],
+                                    head_dim)
 
 
 def exported_matrix(path):
@@ -512,6 +533,22 @@ def input_is_numpys(x, want, first):
     return np.array_equal(x, want)
 
 
+def tokens_differ(document, layer, x):
+    """The largest relative difference between numpy's X_ℓ and the numbers attnscope prints of
+    its own: token_rms ‖X‖_F/√T (its scale), the stable rank of Σ = XXᵀ, Σ s_i⁴/s_1⁴ (its
+    spectrum's shape) and token_cosine_mean (its rows' angles), docs/model.md §2."""
+    T = len(x)
+    s = np.linalg.svd(x, compute_uv=False)
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    cosines = unit @ unit.T
+    want = {"token_rms": np.linalg.norm(x) / math.sqrt(T),
+            "stable_rank": float(np.sum(s ** 4) / s[0] ** 4),
+            "token_cosine_mean": float((cosines.sum() - T) / (T * (T - 1)))}
+    # The cosine mean is near 0 for spread tokens: its difference is taken on its [−1, 1] scale.
+    return max(abs(document[key][layer] - value) / (1.0 if key == "token_cosine_mean" else abs(value))
+               for key, value in want.items())
+
+
 def main(argv):
     binary, directory, model, dtype, layout = argv[1:6]
     rng = np.random.default_rng(20261126)
@@ -534,12 +571,13 @@ def main(argv):
     with open(os.path.join(checkpoint, "config.json"), "w") as f:
         json.dump(config_json(model), f)
     ids_path, ids, numpy_input = write_inputs(model, rng, weights, directory)
+    tokens = []  # numpy's X_ℓ, ℓ = 1 … L (the Llama family's)
     if model != "vit":
         weights = {n[len(prefix):]: x for n, x in weights.items()}
         expected = (gpt2_forward(weights, ids) if model == "gpt2" else
-                    gemma2_forward(weights, ids) if model == "gemma2" else
-                    llama_forward(weights, ids, s))
-    worst, first_input = 0.0, None
+                    gemma2_forward(weights, ids, tokens) if model == "gemma2" else
+                    llama_forward(weights, ids, s, tokens))
+    worst, first_input, document = 0.0, None, None
     for layer in range(1, s["L"] + 1):
         for head in range(1, s["H"] + 1):
             out = os.path.join(directory, "export-%d-%d" % (layer, head))
@@ -550,8 +588,8 @@ def main(argv):
                        "--head", str(head), "--export", out, "--export-matrix"]
             command += ["--token-ids", ids_path] if ids_path else []
             command += attnscope_settings(model, checkpoint, sharded).split()
-            document = subprocess.run(command, check=True, stdout=subprocess.PIPE).stdout
-            source = json.loads(document)["config"].get("input_source", "")
+            document = json.loads(subprocess.run(command, check=True, stdout=subprocess.PIPE).stdout)
+            source = document["config"].get("input_source", "")
             if ids_path and not source.startswith(ids_path + " in "):
                 print("input_source is %r" % source)
                 return 1
@@ -568,6 +606,8 @@ def main(argv):
                 return 1
             nonzero = want != 0
             worst = max(worst, float(np.max(np.abs(got[nonzero] - want[nonzero]) / want[nonzero])))
+    for layer, x in enumerate(tokens, 1):
+        worst = max(worst, tokens_differ(document, layer, x))
     print("%s %s %s: largest relative difference %.3g over %d layers x %d heads (T = %d)" % (
         model, dtype, layout, worst, s["L"], s["H"], s["T"]))
     return 0 if worst <= RTOL else 1

@@ -82,7 +82,7 @@ every = ["tokens", "width", "depth", "sigma-qk", "attention", "mask", "window", 
          "layernorm", "skip", "layer", "seed", "seeds"]
 # The transformer block's settings are optional: a preset of today's layer leaves them at
 # their defaults.
-block = ["heads", "head", "kv-heads", "wo", "logit-scale", "ln-place", "ln-scale", "ln-eps",
+block = ["heads", "head", "kv-heads", "head-dim", "wo", "logit-scale", "ln-place", "ln-scale", "ln-eps",
          "norm-gain-offset",
          "qk-norm", "qk-norm-place", "rope", "rope-theta", "rope-fraction", "rope-scaling",
          "rope-factor", "rope-low-freq-factor", "rope-high-freq-factor", "rope-original-context",

@@ -350,6 +350,18 @@ check "... and the default where nothing gave it" refused \
 check "... and the option given after --hf-config" refused \
     "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--width)" -- \
     "$BIN" --batch -T 12 -d 64 --hf-config "$tmp/hf16.json" -d 16 --weights "$tmp/gpt2"
+# head_dim's width comes from --head-dim where it is set, else from d/H: the message names which.
+mkdir "$tmp/hd"
+cp "$tmp/w/model.safetensors" "$tmp/hd/"
+printf '{"hidden_size": 16, "num_attention_heads": 2, "head_dim": 4}' >"$tmp/hd/config.json"
+# shellcheck disable=SC2086
+check "config.json's head_dim against d/H: names --heads" refused \
+    "'$tmp/hd/config.json': head_dim is 4, but the settings give 8 (--heads)" -- \
+    "$BIN" $base $A --weights "$tmp/hd"
+# shellcheck disable=SC2086
+check "config.json's head_dim against --head-dim 8: names --head-dim" refused \
+    "'$tmp/hd/config.json': head_dim is 4, but the settings give 8 (--head-dim)" -- \
+    "$BIN" $base $A --head-dim 8 --weights "$tmp/hd"
 printf '{"n_embd": 16,' >"$tmp/gpt2/config.json"
 # shellcheck disable=SC2086
 check "a malformed config.json is named" refused "'$tmp/gpt2/config.json': JSON byte 15" -- \
