@@ -8,8 +8,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 refused() { # message -- args...
     local message=$1
