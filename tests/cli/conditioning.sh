@@ -234,11 +234,12 @@ check "  its warning: K does not fit the budget" warning_says slow \
 check "  the message names the price and --conditioning-path exact" \
     grep -qE "building K \(4096 x 4096\) is priced at [0-9.e+]+ s here, above 60 s: kappa\(K\) is estimated without K instead \(the Kronecker path, Lanczos where it cannot run; --conditioning-path exact builds it\)" "$tmp/slow.err"
 refused_slow() { # args...: exit 2 at 1e-4 GFLOP/s, the estimate (the conditioning's with the
-    # rest: one bound for every batch job) and the ways to go ahead named
+    # rest: one bound for every batch job; "up to" where it is a ceiling) and the ways to go
+    # ahead named
     ATTNSCOPE_GFLOPS=1e-4 "$BIN" --batch "$@" >"$tmp/refused.out" 2>"$tmp/refused.err"
     local status=$?
     [ $status -eq 2 ] && [ ! -s "$tmp/refused.out" ] &&
-        grep -qE "is estimated at [0-9.]+ (h|days) \([0-9.e+]+ s\), above 60 min \(the bound without --max-time\): to go ahead, give --max-time [0-9]+ or more, or --no-confirm" "$tmp/refused.err" ||
+        grep -qE "is estimated at (up to )?[0-9.]+ (h|days) \([0-9.e+]+ s\), above 60 min \(the bound without --max-time\): to go ahead, give --max-time [0-9]+ or more, or --no-confirm" "$tmp/refused.err" ||
         { echo "  status $status: $(head -c 300 "$tmp/refused.err")"; return 1; }
 }
 check "auto priced above an hour: refused (exit 2), naming the estimate and how to go ahead" \
