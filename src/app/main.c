@@ -259,6 +259,28 @@ static int export_weights(const Options *o, const Checkpoint *checkpoint)
     return 0;
 }
 
+/* Whether --export and --export-weights write one into the other, said: --export's directory
+   is replaced as a whole, so the weights may not lie within it; the weights are written first,
+   so an --export within their directory would fail after they were (or take a file's name). */
+static bool exports_overlap(const Options *o)
+{
+    if (Export_holds(o->export_dir, o->export_weights_dir)) {
+        fprintf(stderr,
+                "attnscope: --export-weights '%s': it is --export '%s' or lies within it, which "
+                "the export replaces as a whole: accepted a directory outside --export's\n",
+                o->export_weights_dir, o->export_dir);
+        return true;
+    }
+    if (Export_holds(o->export_weights_dir, o->export_dir)) {
+        fprintf(stderr,
+                "attnscope: --export '%s': it lies within --export-weights '%s', which the "
+                "weights are written into first: accepted a directory outside --export-weights'\n",
+                o->export_dir, o->export_weights_dir);
+        return true;
+    }
+    return false;
+}
+
 /* What batch refuses before it writes or computes anything, each said: --conditioning above
    the memory budget or, on the automatic path, above an hour (choose_conditioning_path, which
    also sets *conditioning_exact), an --export or --export-weights target that can never work,
@@ -281,14 +303,8 @@ static int refused_before_computing(const Options *o, const Checkpoint *checkpoi
     }
     if (weights_target_refused(o, checkpoint))
         return 2;
-    if (o->export_dir && o->export_weights_dir &&
-        Export_holds(o->export_dir, o->export_weights_dir)) {
-        fprintf(stderr,
-                "attnscope: --export-weights '%s': it is --export '%s' or lies within it, which "
-                "the export replaces as a whole: accepted a directory outside --export's\n",
-                o->export_weights_dir, o->export_dir);
+    if (o->export_dir && o->export_weights_dir && exports_overlap(o))
         return 2;
-    }
     return check_estimate(o, measured ? &rates : NULL, two_lanes, *conditioning_exact, estimate);
 }
 

@@ -4,7 +4,8 @@
 # (a config.json, shards and their index, a model.safetensors of another writer), is refused
 # before anything is computed, naming the option, the directory, what is there and what is
 # accepted; an earlier --export-weights is replaced as before.  Every refusal of a --batch
-# command (the time budget, an --export target, the weights inside --export's directory) comes
+# command (the time budget, an --export target, the weights inside --export's directory or
+# --export inside the weights') comes
 # before the first write: exit 2, no directory made, an existing one's files byte-identical.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -62,6 +63,10 @@ check "--export-weights inside --export's directory (through a link): refused, i
     refused_untouched "--export-weights '$tmp/link/w': it is --export '$tmp/set' or lies within it" \
     "$tmp/set" -- --batch $base --export-weights "$tmp/link/w" --export "$tmp/set"
 check "... nothing made in it" test -z "$(ls -A "$tmp/set")"
+# shellcheck disable=SC2086
+check "--export inside --export-weights' directory: refused, neither made" refused_untouched \
+    "--export '$tmp/ew4/config.json': it lies within --export-weights '$tmp/ew4'" "!$tmp/ew4" -- \
+    --batch $base --export-weights "$tmp/ew4" --export "$tmp/ew4/config.json"
 touch "$tmp/plain"
 # shellcheck disable=SC2086
 check "an --export target that is a file: refused before the weights are written" refused_untouched \
