@@ -423,11 +423,15 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
                           .second_finished = Lanes_finished,
                           .run_claimed = Lanes_run_claimed,
                           .pair_context = lanes};
-    /* --jsonl and --softmax-demo refuse nothing of the command line's once they start. */
-    if ((o->jsonl || o->softmax_demo) && (status = export_weights(o, checkpoint)))
+    /* --softmax-demo refuses nothing of the command line's once it starts.  --jsonl's lines may
+       be refused as they come: its weights' target is checked first, and the weights are
+       written only once every line has run, so that an exit 2 has written nothing. */
+    if (o->softmax_demo && (status = export_weights(o, checkpoint)))
         goto done;
     if (o->jsonl) {
-        status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);
+        if (!(status = weights_target_refused(o, checkpoint)) &&
+            !(status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout)))
+            status = export_weights(o, checkpoint);
         goto done;
     }
     WidthSweep sweep;

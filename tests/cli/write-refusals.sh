@@ -5,8 +5,8 @@
 # before anything is computed, naming the option, the directory, what is there and what is
 # accepted; an earlier --export-weights is replaced as before.  Every refusal of a --batch
 # command (the time budget, an --export target, the weights inside --export's directory or
-# --export inside the weights') comes
-# before the first write: exit 2, no directory made, an existing one's files byte-identical.
+# --export inside the weights', a bad --jsonl line) comes before the first write: exit 2, no
+# directory made, an existing one's files byte-identical.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -67,6 +67,21 @@ check "... nothing made in it" test -z "$(ls -A "$tmp/set")"
 check "--export inside --export-weights' directory: refused, neither made" refused_untouched \
     "--export '$tmp/ew4/config.json': it lies within --export-weights '$tmp/ew4'" "!$tmp/ew4" -- \
     --batch $base --export-weights "$tmp/ew4" --export "$tmp/ew4/config.json"
+# --jsonl: the weights are written once every line has run, so a bad line (exit 2) leaves none.
+jsonl_weights() { # status line directory: that exit status; an error record or the line's seed
+    local want=$1 status
+    # shellcheck disable=SC2086
+    echo "$2" | "$BIN" --batch $base --jsonl --export-weights "$3" >"$tmp/jsonl.out" 2>"$tmp/err"
+    status=$?
+    [ $status -eq "$want" ] || { echo "  exit $status: $(head -c 300 "$tmp/err")"; return 1; }
+    if [ "$want" -eq 2 ]; then
+        grep -qF '"error"' "$tmp/jsonl.out" && [ ! -e "$3" ]
+    else
+        grep -qF '"seed":3' "$tmp/jsonl.out" && [ -s "$3/model.safetensors" ]
+    fi
+}
+check "--jsonl, a bad line: exit 2, no --export-weights directory made" jsonl_weights 2 garbage "$tmp/j1"
+check "--jsonl, every line good: the lines, then the weights" jsonl_weights 0 '{"seed": 3}' "$tmp/j2"
 touch "$tmp/plain"
 # shellcheck disable=SC2086
 check "an --export target that is a file: refused before the weights are written" refused_untouched \
