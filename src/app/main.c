@@ -284,8 +284,8 @@ static bool exports_overlap(const Options *o)
 /* What batch refuses before it writes or computes anything, each said: --conditioning above
    the memory budget or, on the automatic path, above an hour (choose_conditioning_path, which
    also sets *conditioning_exact), an --export or --export-weights target that can never work,
-   the weights written where --export replaces the directory, an estimate above --max-time.
-   0 (with the estimate, or NaN), or 2. */
+   --export and --export-weights one within the other (exports_overlap), an estimate above
+   --max-time.  0 (with the estimate, or NaN), or 2. */
 static int refused_before_computing(const Options *o, const Checkpoint *checkpoint, bool two_lanes,
                                     bool *conditioning_exact, double *estimate)
 {
