@@ -259,11 +259,33 @@ static int export_weights(const Options *o, const Checkpoint *checkpoint)
     return 0;
 }
 
+/* Whether --export and --export-weights write one into the other, said: --export's directory
+   is replaced as a whole, so the weights may not lie within it; the weights are written first,
+   so an --export within their directory would fail after they were (or take a file's name). */
+static bool exports_overlap(const Options *o)
+{
+    if (Export_holds(o->export_dir, o->export_weights_dir)) {
+        fprintf(stderr,
+                "attnscope: --export-weights '%s': it is --export '%s' or lies within it, which "
+                "the export replaces as a whole: accepted a directory outside --export's\n",
+                o->export_weights_dir, o->export_dir);
+        return true;
+    }
+    if (Export_holds(o->export_weights_dir, o->export_dir)) {
+        fprintf(stderr,
+                "attnscope: --export '%s': it lies within --export-weights '%s', which the "
+                "weights are written into first: accepted a directory outside --export-weights'\n",
+                o->export_dir, o->export_weights_dir);
+        return true;
+    }
+    return false;
+}
+
 /* What batch refuses before it writes or computes anything, each said: --conditioning above
    the memory budget or, on the automatic path, above an hour (choose_conditioning_path, which
    also sets *conditioning_exact), an --export or --export-weights target that can never work,
-   the weights written where --export replaces the directory, an estimate above --max-time.
-   0 (with the estimate, or NaN), or 2. */
+   --export and --export-weights one within the other (exports_overlap), an estimate above
+   --max-time.  0 (with the estimate, or NaN), or 2. */
 static int refused_before_computing(const Options *o, const Checkpoint *checkpoint, bool two_lanes,
                                     bool *conditioning_exact, double *estimate)
 {
@@ -281,14 +303,8 @@ static int refused_before_computing(const Options *o, const Checkpoint *checkpoi
     }
     if (weights_target_refused(o, checkpoint))
         return 2;
-    if (o->export_dir && o->export_weights_dir &&
-        Export_holds(o->export_dir, o->export_weights_dir)) {
-        fprintf(stderr,
-                "attnscope: --export-weights '%s': it is --export '%s' or lies within it, which "
-                "the export replaces as a whole: accepted a directory outside --export's\n",
-                o->export_weights_dir, o->export_dir);
+    if (o->export_dir && o->export_weights_dir && exports_overlap(o))
         return 2;
-    }
     return check_estimate(o, measured ? &rates : NULL, two_lanes, *conditioning_exact, estimate);
 }
 
@@ -407,11 +423,15 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
                           .second_finished = Lanes_finished,
                           .run_claimed = Lanes_run_claimed,
                           .pair_context = lanes};
-    /* --jsonl and --softmax-demo refuse nothing of the command line's once they start. */
-    if ((o->jsonl || o->softmax_demo) && (status = export_weights(o, checkpoint)))
+    /* --softmax-demo refuses nothing of the command line's once it starts.  --jsonl's lines may
+       be refused as they come: its weights' target is checked first, and the weights are
+       written only once every line has run, so that an exit 2 has written nothing. */
+    if (o->softmax_demo && (status = export_weights(o, checkpoint)))
         goto done;
     if (o->jsonl) {
-        status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout);
+        if (!(status = weights_target_refused(o, checkpoint)) &&
+            !(status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout)))
+            status = export_weights(o, checkpoint);
         goto done;
     }
     WidthSweep sweep;

@@ -334,16 +334,18 @@ static bool checkpoint_file(const char *name)
 }
 
 /* Whether dir/name is a file an earlier export wrote, which the next one may replace: a
-   config.json with attnscope's settings and no model_type (config_json), a model.safetensors
-   whose header names attnscope its writer (export_header). */
+   config.json holding attnscope's settings object and version (config_json, which also names
+   Hugging Face's model_type where the family scales its embeddings: not a sign of another
+   writer), a model.safetensors whose header names attnscope its writer (export_header). */
 static bool written_by_export(const char *dir, const char *name)
 {
     char path[4200], err[256];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (strcmp(name, "config.json") == 0) {
         JsonValue *v = Safetensors_read_json(path, err, sizeof err);
-        bool ours = v && JsonValue_member(v, "attnscope") &&
-                    JsonValue_member(v, "attnscope_version") && !JsonValue_member(v, "model_type");
+        const JsonValue *settings = v ? JsonValue_member(v, "attnscope") : NULL;
+        bool ours =
+            settings && settings->kind == JSON_OBJECT && JsonValue_member(v, "attnscope_version");
         JsonValue_free(v);
         return ours;
     }

@@ -4,8 +4,9 @@
 # (a config.json, shards and their index, a model.safetensors of another writer), is refused
 # before anything is computed, naming the option, the directory, what is there and what is
 # accepted; an earlier --export-weights is replaced as before.  Every refusal of a --batch
-# command (the time budget, an --export target, the weights inside --export's directory) comes
-# before the first write: exit 2, no directory made, an existing one's files byte-identical.
+# command (the time budget, an --export target, the weights inside --export's directory or
+# --export inside the weights', a bad --jsonl line) comes before the first write: exit 2, no
+# directory made, an existing one's files byte-identical.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -62,6 +63,25 @@ check "--export-weights inside --export's directory (through a link): refused, i
     refused_untouched "--export-weights '$tmp/link/w': it is --export '$tmp/set' or lies within it" \
     "$tmp/set" -- --batch $base --export-weights "$tmp/link/w" --export "$tmp/set"
 check "... nothing made in it" test -z "$(ls -A "$tmp/set")"
+# shellcheck disable=SC2086
+check "--export inside --export-weights' directory: refused, neither made" refused_untouched \
+    "--export '$tmp/ew4/config.json': it lies within --export-weights '$tmp/ew4'" "!$tmp/ew4" -- \
+    --batch $base --export-weights "$tmp/ew4" --export "$tmp/ew4/config.json"
+# --jsonl: the weights are written once every line has run, so a bad line (exit 2) leaves none.
+jsonl_weights() { # status line directory: that exit status; an error record or the line's seed
+    local want=$1 status
+    # shellcheck disable=SC2086
+    echo "$2" | "$BIN" --batch $base --jsonl --export-weights "$3" >"$tmp/jsonl.out" 2>"$tmp/err"
+    status=$?
+    [ $status -eq "$want" ] || { echo "  exit $status: $(head -c 300 "$tmp/err")"; return 1; }
+    if [ "$want" -eq 2 ]; then
+        grep -qF '"error"' "$tmp/jsonl.out" && [ ! -e "$3" ]
+    else
+        grep -qF '"seed":3' "$tmp/jsonl.out" && [ -s "$3/model.safetensors" ]
+    fi
+}
+check "--jsonl, a bad line: exit 2, no --export-weights directory made" jsonl_weights 2 garbage "$tmp/j1"
+check "--jsonl, every line good: the lines, then the weights" jsonl_weights 0 '{"seed": 3}' "$tmp/j2"
 touch "$tmp/plain"
 # shellcheck disable=SC2086
 check "an --export target that is a file: refused before the weights are written" refused_untouched \
@@ -126,4 +146,31 @@ echo keep >"$tmp/earlier/notes.txt"
 check "an earlier export re-exported: replaced, other files kept" bash -c \
     "'$BIN' $base --seed 7 --export-weights '$tmp/earlier' 2>/dev/null &&
      grep -qF '\"seed\":7' '$tmp/earlier/config.json' && [ \"\$(cat '$tmp/earlier/notes.txt')\" = keep ]"
+# An export of a checkpoint whose family scales its embeddings names that family (model_type) in
+# its config.json: still the export's own, replaced by the next one; a config.json carrying a
+# model_type and attnscope_version but no settings object is not.
+gemma=$tmp/gemma
+scaled="--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half"
+# shellcheck disable=SC2086
+if "$BIN" $base $scaled --vocab 7 --export-weights "$tmp/llama" >/dev/null 2>&1 && mkdir "$gemma" &&
+    "$PY" $tool whole-model "$tmp/llama/model.safetensors" "$gemma/model.safetensors" 2>/dev/null; then
+    printf '{"model_type": "gemma3_text", "hidden_size": 8, "num_attention_heads": 4, "num_hidden_layers": 2}\n' >"$gemma/config.json"
+    # shellcheck disable=SC2086
+    check "a Gemma checkpoint exported: its config.json names the family" bash -c \
+        "'$BIN' --batch $base $scaled --weights '$gemma' --export-weights '$tmp/g-out' >/dev/null 2>&1 &&
+         grep -qF '\"model_type\": \"gemma3_text\"' '$tmp/g-out/config.json'"
+    # shellcheck disable=SC2086
+    check "... exported again into the same directory: replaced" bash -c \
+        "'$BIN' --batch $base $scaled --seed 7 --weights '$gemma' --export-weights '$tmp/g-out' >/dev/null 2>&1 &&
+         grep -qF '\"seed\":7' '$tmp/g-out/config.json'"
+    mkdir "$tmp/unsettled" && "$PY" -c "
+import json, sys
+c = json.load(open(sys.argv[1])); del c['attnscope']; json.dump(c, open(sys.argv[2], 'w'))" \
+        "$tmp/g-out/config.json" "$tmp/unsettled/config.json"
+    # shellcheck disable=SC2086
+    check "a config.json with model_type and attnscope_version, without the settings: refused" \
+        refused_untouched "did not write (config.json)" "$tmp/unsettled" -- $base --export-weights "$tmp/unsettled"
+else
+    skip "an earlier export of a Gemma checkpoint" "tests/cli/safetensors_tool.py could not run"
+fi
 finish
