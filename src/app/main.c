@@ -122,19 +122,15 @@ typedef struct {
 } BatchPricing;
 
 /* A --conditioning run of c as batch would estimate it when started with the same options
-   at c's size: on the path --conditioning-path takes there, infinite where the start would
-   refuse it (ConditioningFit_search's price): the settings' rules (a window of 128 needs
-   T > 128), what --weights or --token-ids fix, or its memory.  A size named must be one that,
-   followed, is accepted. */
+   at c's size: on the path --conditioning-path takes there, infinite where its memory would
+   be refused (ConditioningFit_search's price; the settings' rules the search checks itself). */
 static double batch_conditioning_seconds(const Config *c, void *context)
 {
     const BatchPricing *p = context;
-    char err[OPTIONS_ERROR_SIZE];
-    if (Config_validate(c, err, sizeof err) || !Layer_weights_fit(c, err, sizeof err))
-        return INFINITY;
     Options candidate = *p->options;
     candidate.config = *c;
     bool exact = conditioning_path_exact(&candidate, c, p->rates);
+    char err[OPTIONS_ERROR_SIZE];
     if (Conditioning_memory_estimate_path(c, exact) > Options_memory_budget(&candidate) ||
         Options_check_memory(&candidate, c, err, sizeof err))
         return INFINITY;
