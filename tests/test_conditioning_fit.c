@@ -1,7 +1,7 @@
 /* The fitting-size search (conditioning_fit.h) against the candidates written out by hand: the
    order it tries them in (d halved down to T while the heads divide it, then T and d in turn),
-   the first one priced within the bound, nothing else of the settings changed, and no fit
-   below T = d = 8. */
+   the first one priced within the bound, nothing else of the settings changed, no size the
+   settings' rules refuse, and no fit below T = d = 8. */
 #include "testing.h"
 
 #include "conditioning_fit.h"
@@ -97,6 +97,30 @@ static void test_none_fits(void **state)
     assert_int_equal(v.width[4], 8);
 }
 
+/* A size the settings' rules refuse is never named, nor priced: a window of 64 needs T > 64,
+   so of T = d = 256's candidates only those with T = 256 or 128 are asked about. */
+static void test_refused_sizes_passed_over(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 256;
+    c.width = 256;
+    c.heads = 1;
+    c.mask = MASK_WINDOW_CAUSAL;
+    c.window = 64;
+    Visits v = {0};
+    Config fit;
+    /* A bound that 64·128² would fit and 128·128² would not. */
+    assert_false(ConditioningFit_search(&c, 1.5e6, recorded_price, &v, &fit));
+    assert_int_equal(v.count, 3); /* 256·256, 128·256, 128·128 */
+    for (int i = 0; i < v.count; i++)
+        assert_true(v.tokens[i] > c.window);
+    v = (Visits){0};
+    assert_true(ConditioningFit_search(&c, 128.0 * 128 * 128, recorded_price, &v, &fit));
+    assert_int_equal(fit.tokens, 128);
+    assert_int_equal(fit.width, 128);
+}
+
 static void test_phrase(void **state)
 {
     (void)state;
@@ -117,6 +141,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engineer_size_order), cmocka_unit_test(test_heads_divide_width),
-        cmocka_unit_test(test_none_fits), cmocka_unit_test(test_phrase)};
+        cmocka_unit_test(test_none_fits), cmocka_unit_test(test_refused_sizes_passed_over),
+        cmocka_unit_test(test_phrase)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

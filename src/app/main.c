@@ -123,7 +123,7 @@ typedef struct {
 
 /* A --conditioning run of c as batch would estimate it when started with the same options
    at c's size: on the path --conditioning-path takes there, infinite where its memory would
-   be refused (ConditioningFit_search's price). */
+   be refused (ConditioningFit_search's price; the settings' rules the search checks itself). */
 static double batch_conditioning_seconds(const Config *c, void *context)
 {
     const BatchPricing *p = context;

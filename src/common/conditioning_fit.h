@@ -16,8 +16,9 @@
 typedef double (*ConditioningFitPrice)(const Config *c, void *context);
 
 /* The largest size whose job `price` puts within bound seconds, into *fit: d halved down to T
-   (while the heads still divide it), then T and d in turn, depth and the rest kept.  False
-   when none from T = d = 8 up fits. */
+   (while the heads still divide it), then T and d in turn, depth and the rest kept.  A size
+   the settings' rules or the loaded weights and token ids refuse (Config_validate,
+   Layer_weights_fit) is passed over unpriced.  False when none from T = d = 8 up fits. */
 bool ConditioningFit_search(const Config *c, double bound, ConditioningFitPrice price,
                             void *context, Config *fit);
 

@@ -279,6 +279,33 @@ followed() {
         { echo "  T=$t d=$d: $(head -c 300 "$tmp/followed.err")"; return 1; }
 }
 check "--conditioning-path exact refused at --max-time 10: the size it names, followed, is accepted (K built)" followed
+# The settings' own rules price a candidate too: a window of 64 needs T > 64, so no size with
+# T <= 64 is named (T = 64, d = 128 was, and following it was refused with "-w/--window 64:
+# accepted 1..63"); 64 token ids fix T = 64 (T = 32 was named).  Where a size within the rules
+# fits, it is named, and followed, accepted.
+seq 0 63 >"$tmp/ids64.txt"
+rule_followed() { # none|named GFLOP/s --max-time args...: what the refusal names, followed
+    local expect=$1 gflops=$2 bound=$3 t d
+    shift 3
+    read -r t d <<<"$(ATTNSCOPE_GFLOPS=$gflops "$BIN" --batch "$@" --max-time "$bound" 2>&1 >/dev/null |
+        sed -nE 's/.*the conditioning fits at T = ([0-9]+), d = ([0-9]+) .*/\1 \2/p')"
+    if [ -z "$t" ]; then
+        [ "$expect" = none ] || { echo "  no size named at --max-time $bound"; return 1; }
+        return 0
+    fi
+    [ "$expect" = named ] || { echo "  T=$t d=$d named at --max-time $bound, where no size within the rules fits"; return 1; }
+    ATTNSCOPE_GFLOPS=$gflops "$BIN" --batch "$@" -T "$t" -d "$d" --max-time "$bound" \
+        >/dev/null 2>"$tmp/rule.err" || { echo "  T=$t d=$d: $(head -c 300 "$tmp/rule.err")"; return 1; }
+}
+windowed=(--conditioning -T 256 -d 256 -L 1 --mask window-causal -w 64)
+check "-w 64 refused at --max-time 0.2: no size the window refuses (T <= 64) is named" \
+    rule_followed none 10 0.2 "${windowed[@]}"
+check "-w 64 refused at --max-time 0.5: the size it names, followed, is accepted" \
+    rule_followed named 10 0.5 "${windowed[@]}"
+tokens64=(--conditioning --token-ids "$tmp/ids64.txt" --input embedding -d 512 -L 2)
+check "64 token ids refused at --max-time 0.5: no T but 64 is named" rule_followed none 1 0.5 "${tokens64[@]}"
+check "64 token ids refused at --max-time 5: the size it names, followed, is accepted" \
+    rule_followed named 1 5 "${tokens64[@]}"
 # Unpinned, the next start measures the rate anew: the size named is held to the margin the
 # bound suggested beside it keeps (rates.h), and says so.
 margin_said() {
