@@ -172,8 +172,10 @@ static void test_messages(void **state)
     v.note = "a note that is long enough to push everything else off the line when it is "
              "printed at eighty columns";
     t = layout(&v, 80, &n);
-    /* The note goes on over a line more; the explanation stays above it. */
-    assert_non_null(strstr(lines[n - 3], "eigenvalues exact"));
+    /* The note goes on over a line more; the explanation stays above it, wrapped between
+       words over two lines at 80 columns. */
+    assert_non_null(strstr(lines[n - 4], "eigenvalues exact"));
+    assert_non_null(strstr(lines[n - 3], "so all real"));
     assert_non_null(strstr(lines[n - 2], "a note that is long enough"));
     assert_non_null(strstr(lines[n - 1], "eighty columns"));
     v.note = "";
