@@ -119,7 +119,8 @@ static bool readable(int fd, int timeout_ms)
     return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
 }
 
-static Result *run_seed(unsigned long seed)
+/* full_maps: the attention matrix kept whole, as --export-matrix keeps it. */
+static Result *run_kept(unsigned long seed, bool full_maps)
 {
     Config c = Config_default();
     c.tokens = c.width = 16;
@@ -128,6 +129,7 @@ static Result *run_seed(unsigned long seed)
     Workspace *w = Workspace_new();
     Result *r = Result_new();
     char err[256];
+    Workspace_full_attention_maps(w, full_maps);
     if (Model_run(&c, w, r, NULL, err, sizeof err) != 0)
         fail_msg("the run failed: %s", err);
     Workspace_free(w);
@@ -181,7 +183,7 @@ static void test_writes_the_held_snapshot_while_the_screen_moves_on(void **state
 {
     (void)state;
     gate_reset();
-    Result *asked = run_seed(1), *newer = run_seed(2);
+    Result *asked = run_kept(1, false), *newer = run_kept(2, false);
     char dir[512], reference[512], err[EXPORT_JOB_ERROR_SIZE], note[1024];
     path_in(dir, sizeof dir, "screen", NULL);
     path_in(reference, sizeof reference, "reference", NULL);
@@ -249,7 +251,7 @@ static void test_quick_refusals_start_nothing(void **state)
     (void)state;
     gate_reset();
     gate_open();
-    Result *r = run_seed(3);
+    Result *r = run_kept(3, false);
     Snapshot *s = done_snapshot(r, 1);
     ExportJob *j = ExportJob_new(gated_writer);
     char err[EXPORT_JOB_ERROR_SIZE], file[512], under[600];
@@ -279,7 +281,7 @@ static void test_a_late_failure_is_said(void **state)
     (void)state;
     gate_reset();
     gate.fail = 1;
-    Result *r = run_seed(4);
+    Result *r = run_kept(4, false);
     Snapshot *s = done_snapshot(r, 1);
     ExportJob *j = ExportJob_new(gated_writer);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], note[1024];
@@ -337,7 +339,7 @@ static void test_free_cancels_the_export(void **state)
     (void)state;
     gate_reset();
     held.hold_at = 3; /* before the third of the eight files */
-    Result *r = run_seed(5);
+    Result *r = run_kept(5, false);
     Snapshot *s = done_snapshot(r, 1);
     ExportJob *j = ExportJob_new(holding_writer);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], name[300];
@@ -359,23 +361,6 @@ static const char *const KEPT[KEPT_FILES] = {
     "eigenvalues.csv",     "singular_values.csv", "layers.csv",        "eigenvalues.svg",
     "singular_values.svg", "stable_rank.svg",     "attention_map.svg", "entropy.svg"};
 
-/* A result whose attention matrix is kept whole, as --export-matrix keeps it. */
-static Result *run_full_maps(unsigned long seed)
-{
-    Config c = Config_default();
-    c.tokens = c.width = 16;
-    c.depth = 2;
-    c.seed = seed;
-    Workspace *w = Workspace_new();
-    Result *r = Result_new();
-    char err[256];
-    Workspace_full_attention_maps(w, true);
-    if (Model_run(&c, w, r, NULL, err, sizeof err) != 0)
-        fail_msg("the run failed: %s", err);
-    Workspace_free(w);
-    return r;
-}
-
 /* The stop is polled before each of the 12 files' places, before each row of the matrices in
    full (the product's too where the result has it, T rows each), and before the set is put in
    place: a cancel waits at most one row. */
@@ -385,7 +370,7 @@ static void test_the_matrices_poll_every_row(void **state)
     gate_reset();
     gate_open();
     held.hold_at = 0;
-    Result *r = run_full_maps(8);
+    Result *r = run_kept(8, true);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512];
     double *input = Export_input(&r->config, NULL, err, sizeof err);
     assert_non_null(input);
@@ -411,7 +396,7 @@ static void test_cancel_inside_the_matrix_leaves_the_earlier_set(void **state)
     /* Polls: one before each of the 12 files' places (the 10th before attention_matrix.csv),
        then one before each of its rows: the 12th is before its second row. */
     held.hold_at = 12;
-    Result *earlier = run_seed(6), *r = run_full_maps(7);
+    Result *earlier = run_kept(6, false), *r = run_kept(7, true);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], path[600], name[300], note[1024], expected[1024];
     path_in(dir, sizeof dir, "kept", NULL);
     assert_int_equal(Export_write(earlier, NULL, NULL, dir, err, sizeof err), KEPT_FILES);
