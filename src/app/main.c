@@ -605,22 +605,15 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
     return 0;
 }
 
-/* The warnings HfConfig_warn prints, each without its "attnscope: warning: " prefix, into w
-   for the screen's list: curses takes the terminal right after they are printed. */
+/* The warnings HfConfig_warn prints, for the screen's list: curses takes the terminal right
+   after they are printed. */
 static void hf_config_warnings(const HfConfigReport *h, Warnings *w)
 {
-    static const char prefix[] = "attnscope: warning: ";
-    char *text = NULL;
-    size_t length = 0;
-    FILE *f = open_memstream(&text, &length);
-    if (!f)
-        return;
-    HfConfig_warn(h, f);
-    if (fclose(f) == 0)
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-            Warnings_add_about(w, WARNING_ABOUT_RUN, "%s",
-                               line + (strncmp(line, prefix, strlen(prefix)) ? 0 : strlen(prefix)));
-    free(text);
+    char text[WARNING_LENGTH];
+    for (int i = 0; i < HfConfig_warning_count(h); i++) {
+        HfConfig_warning(h, i, text, sizeof text);
+        Warnings_add_about(w, WARNING_ABOUT_RUN, "%s", text);
+    }
 }
 
 int main(int argc, char **argv)

@@ -53,7 +53,14 @@ int HfConfig_parse(const char *text, size_t length, const char *name, Config *c,
    not at the final one).  0, or -1 with the message. */
 int HfConfig_check(const HfConfigReport *report, const Config *c, char *err, size_t size);
 
-/* "attnscope: warning: FILE: FIELD = VALUE is not modelled: WHY", one line per field. */
+/* The warnings, one per field not modelled and one for the fields left out: their count, and
+   warning i's text "FILE: FIELD = VALUE is not modelled: WHY" into buf, whole in
+   HF_WARNING_SIZE (the longest path, field, value and reason, and the words between). */
+enum { HF_WARNING_SIZE = 1024 + 64 + 128 + 256 + 160 };
+int HfConfig_warning_count(const HfConfigReport *report);
+void HfConfig_warning(const HfConfigReport *report, int i, char *buf, size_t size);
+
+/* "attnscope: warning: " and each warning, a line each. */
 void HfConfig_warn(const HfConfigReport *report, FILE *out);
 
 /* Whether the family of model_type multiplies its embedding rows by sqrt(hidden_size) before

@@ -100,20 +100,32 @@ void HfReader_judge_rest(HfReader *r)
     }
 }
 
+int HfConfig_warning_count(const HfConfigReport *h)
+{
+    return h->count + (h->left_out > 0);
+}
+
+void HfConfig_warning(const HfConfigReport *h, int i, char *buf, size_t size)
+{
+    if (i == h->count) {
+        snprintf(buf, size, "%s: and %d more fields not modelled", h->file, h->left_out);
+        return;
+    }
+    const HfUnmodelled *u = &h->unmodelled[i];
+    char note[80] = "";
+    if (u->default_of[0])
+        snprintf(note, sizeof note, " (not in the file: the %s family's default)", u->default_of);
+    snprintf(buf, size, "%s: %s = %s%s%s is not modelled: %s", h->file, u->field, u->value,
+             u->value_is_json ? "" : "...", note, u->why);
+}
+
 void HfConfig_warn(const HfConfigReport *h, FILE *out)
 {
-    for (int i = 0; i < h->count; i++) {
-        const HfUnmodelled *u = &h->unmodelled[i];
-        char note[80] = "";
-        if (u->default_of[0])
-            snprintf(note, sizeof note, " (not in the file: the %s family's default)",
-                     u->default_of);
-        fprintf(out, "attnscope: warning: %s: %s = %s%s%s is not modelled: %s\n", h->file, u->field,
-                u->value, u->value_is_json ? "" : "...", note, u->why);
+    char text[HF_WARNING_SIZE];
+    for (int i = 0; i < HfConfig_warning_count(h); i++) {
+        HfConfig_warning(h, i, text, sizeof text);
+        fprintf(out, "attnscope: warning: %s\n", text);
     }
-    if (h->left_out)
-        fprintf(out, "attnscope: warning: %s: and %d more fields not modelled\n", h->file,
-                h->left_out);
 }
 
 void HfConfig_json(const HfConfigReport *h, Text *t)
