@@ -423,22 +423,17 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
                           .second_finished = Lanes_finished,
                           .run_claimed = Lanes_run_claimed,
                           .pair_context = lanes};
-    /* --softmax-demo refuses nothing of the command line's once it starts.  --jsonl's lines may
-       be refused as they come: its weights' target is checked first, and the weights are
-       written only once every line has run, so that an exit 2 has written nothing. */
-    if (o->softmax_demo && (status = export_weights(o, checkpoint)))
-        goto done;
-    if (o->jsonl) {
+    /* --jsonl's lines may be refused as they come, and the demo may fail: the weights' target
+       is checked first, and the weights are written only once the lines or the demo have run,
+       so that a failed command has written nothing. */
+    if (o->jsonl || o->softmax_demo) {
         if (!(status = weights_target_refused(o, checkpoint)) &&
-            !(status = Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout)))
+            !(status = o->jsonl ? Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout)
+                                : softmax_demo(o, &doc)))
             status = export_weights(o, checkpoint);
         goto done;
     }
     WidthSweep sweep;
-    if (o->softmax_demo) {
-        status = softmax_demo(o, &doc);
-        goto done;
-    }
     double estimate;
     bool exact;
     if ((status = refused_before_computing(o, checkpoint, parallel, &exact, &estimate)) ||
