@@ -187,6 +187,71 @@ static int from_text(const char *json, Config *c, HfConfigReport *h, char *err)
     return HfConfig_parse(json, strlen(json), "x.json", c, h, err, OPTIONS_ERROR_SIZE);
 }
 
+/* Phi-3 and Phi-4-mini (microsoft/Phi-3-mini-4k-instruct's and microsoft/Phi-4-mini-instruct's
+   config.json, tests/data/hf-config/): Llama's block; Phi3Model slides a window of
+   sliding_window keys on every layer, so Phi-3-mini's 2047 act at T = 4096 and not at 2047;
+   Phi-4-mini rotates 3/4 of each head and its LongRoPE scaling is named as not modelled, as
+   is nothing else (its dropouts, original context and remote code's fields are harmless). */
+static void test_phi3(void **state)
+{
+    (void)state;
+    Options o;
+    char message[OPTIONS_ERROR_SIZE];
+    /* T > d: the embedding input (the orthonormal one needs T <= d). */
+    char *argv[] = {
+        "attnscope", "-T", "4096", "--input", "embedding", "--hf-config", DATA "phi-3-mini-4k.json",
+        NULL};
+    if (parse(argv, &o, message))
+        fail_msg("%s", message);
+    const Config *c = &o.config;
+    assert_int_equal(c->width, 3072);
+    assert_int_equal(c->heads, 32);
+    assert_int_equal(c->kv_heads, 32);
+    assert_int_equal(c->head_dim, 0);
+    assert_int_equal(c->depth, 32);
+    assert_int_equal(c->layernorm, LAYERNORM_RMS);
+    assert_int_equal(c->ln_place, LN_PLACE_PRE);
+    assert_true(c->ln_eps == 1e-5 && c->rope == ROPE_HALF && c->rope_theta == 1e4);
+    assert_true(c->rope_fraction == 1);
+    assert_int_equal(c->rope_scaling, ROPE_SCALING_NONE);
+    assert_int_equal(c->mlp, MLP_SWIGLU);
+    assert_int_equal(c->mlp_hidden, 8192);
+    assert_int_equal(c->qk_norm, QK_NORM_NONE);
+    assert_int_equal(c->mask, MASK_WINDOW_CAUSAL);
+    assert_int_equal(c->window, 2046);
+    for (int layer = 1; layer <= 32; layer++)
+        assert_true(Config_layer_local(c, layer));
+    assert_int_equal(o.hf_config.count, 0);
+    assert_string_equal(o.hf_config.model_type, "phi3");
+    o = read_file(DATA "phi-3-mini-4k.json", "2047");
+    assert_int_equal(o.config.mask, MASK_CAUSAL);
+
+    o = read_file(DATA "phi-4-mini.json", "512");
+    assert_int_equal(c->width, 3072);
+    assert_int_equal(c->heads, 24);
+    assert_int_equal(c->kv_heads, 8);
+    assert_true(c->rope_fraction == 0.75);
+    assert_int_equal(c->rope_scaling, ROPE_SCALING_NONE);
+    assert_int_equal(c->mask, MASK_CAUSAL); /* 262144 keys */
+    assert_int_equal(o.hf_config.count, 1);
+    assert_string_equal(o.hf_config.unmodelled[0].field, "rope_scaling");
+    assert_non_null(strstr(o.hf_config.unmodelled[0].why, "LongRoPE"));
+    assert_int_equal(strncmp(o.hf_config.unmodelled[0].value, "{\"long_factor\":[1, 1.118", 24), 0);
+
+    /* Phi-3 128k's first files named LongRoPE "su"; the defaults of Phi3Config fill the rest. */
+    Config d = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    assert_int_equal(from_text("{\"model_type\": \"phi3\", \"rope_scaling\": {\"type\": \"su\", "
+                               "\"short_factor\": [1.0], \"long_factor\": [1.0]}}",
+                               &d, &h, err),
+                     0);
+    assert_int_equal(h.count, 1);
+    assert_non_null(strstr(h.unmodelled[0].why, "rotary scaling su (LongRoPE"));
+    assert_true(d.width == 3072 && d.heads == 32 && d.kv_heads == 0 && d.mlp_hidden == 8192);
+    assert_int_equal(d.mask, MASK_CAUSAL); /* sliding_window's default: null */
+}
+
 /* Windows at the T in force: gpt-oss's 128 keys act at T = 512 and cover T = 64; Gemma 3's
    pattern and Qwen's max_window_layers give their layers. */
 static void test_windows(void **state)
@@ -547,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_families_without_presets),
         cmocka_unit_test(test_unmodelled_fields),
         cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_rope_scaling),
         cmocka_unit_test(test_identities_not_warned),

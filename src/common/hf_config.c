@@ -241,10 +241,11 @@ typedef struct {
 static void scaling_unmodelled(HfReader *r, const char *where, const JsonValue *s, const char *type)
 {
     const char *why =
-        strcmp(type, "dynamic") == 0    ? "its theta grows with the sequence length at inference"
-        : strcmp(type, "yarn") == 0     ? "YaRN scales the attention too, by attention_factor"
-        : strcmp(type, "longrope") == 0 ? "LongRoPE's per-frequency factors and attention scale"
-                                        : "a rope_type attnscope does not know";
+        strcmp(type, "dynamic") == 0 ? "its theta grows with the sequence length at inference"
+        : strcmp(type, "yarn") == 0  ? "YaRN scales the attention too, by attention_factor"
+        : strcmp(type, "longrope") == 0 || strcmp(type, "su") == 0 /* Phi-3's first name */
+            ? "LongRoPE's per-frequency factors and attention scale"
+            : "a rope_type attnscope does not know";
     char text[256];
     snprintf(text, sizeof text,
              "rotary scaling %.40s (%s): attnscope models rope_type linear and llama3 "

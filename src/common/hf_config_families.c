@@ -110,6 +110,16 @@ static const HfRule GPT_OSS_RULES[] = {
     {"intermediate_size", HF_WHEN_SET, EXPERTS},
     {NULL, HF_WHEN_SET, NULL},
 };
+/* Phi-3's dropouts, the context its LongRoPE scaling (warned where set) starts from, the LM
+   head's bias (after the block), and two fields of Phi-4-mini's file that transformers'
+   Phi3 does not read (its remote code's). */
+static const char *const PHI3_HARMLESS[] = {"resid_pdrop",
+                                            "embd_pdrop",
+                                            "original_max_position_embeddings",
+                                            "lm_head_bias",
+                                            "full_attn_mod",
+                                            "interpolate_factor",
+                                            NULL};
 static const char *const VIT_HARMLESS[] = {
     "image_size",         "patch_size",          "num_channels",
     "encoder_stride",     "hidden_dropout_prob", "attention_probs_dropout_prob",
@@ -262,6 +272,19 @@ static const HfFamily FAMILIES[] = {
      .windows = HF_WINDOWS_ALTERNATE,
      .harmless = GPT_OSS_HARMLESS,
      .rules = GPT_OSS_RULES},
+    /* Phi-3, Phi-3.5-mini and Phi-4-mini: Llama's block with fused projections (qkv_proj,
+       gate_up_proj: their tensors' names, weights_names.c), a window on every layer where
+       sliding_window is set (Phi3Model's sliding-window causal mask), partial rotary
+       dimensions (partial_rotary_factor). */
+    {.model_type = "phi3",
+     .name = "Phi-3",
+     .defaults = "{\"hidden_size\": 3072, \"intermediate_size\": 8192, \"num_hidden_layers\": "
+                 "32, \"num_attention_heads\": 32, \"num_key_value_heads\": null, "
+                 "\"hidden_act\": \"silu\", \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, "
+                 "\"sliding_window\": null, \"initializer_range\": 0.02}",
+     .block = &LLAMA_BLOCK,
+     .windows = HF_WINDOWS_EVERY,
+     .harmless = PHI3_HARMLESS},
     {.model_type = "vit",
      .name = "ViT",
      .defaults = "{\"hidden_size\": 768, \"num_hidden_layers\": 12, \"num_attention_heads\": 12, "

@@ -97,7 +97,7 @@ check "gpt-oss-20b.json at d = 256, window 16: gpt-oss-20b-small's document" sma
 refused() { check "$1" ends_saying 2 "$3" -- "$BIN" --batch -T 16 --hf-config "$2"; } # description, file, expected message part
 bad() { printf '%s' "$2" >"$tmp/$1.json"; }
 bad unknown '{"model_type": "bert", "hidden_size": 768}'
-refused "an unknown model_type names the accepted ones" "$tmp/unknown.json" "\"model_type\" is \"bert\": accepted gpt2, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, olmo2, gpt_oss, vit"
+refused "an unknown model_type names the accepted ones" "$tmp/unknown.json" "\"model_type\" is \"bert\": accepted gpt2, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, olmo2, gpt_oss, phi3, vit"
 bad type '{"model_type": "llama", "num_attention_heads": "32"}'
 refused "a size as a string" "$tmp/type.json" "'$tmp/type.json': \"num_attention_heads\" is \"32\": accepted a whole number from 1 to 1048576"
 bad negative '{"model_type": "llama", "num_hidden_layers": -2}'
