@@ -496,13 +496,13 @@ void Safetensors_range_to_double(const SafetensorsTensor *t, uint64_t first, uin
         out[i] = element(t, first + i);
 }
 
-void Safetensors_columns_to_double(const SafetensorsTensor *t, uint64_t first, uint64_t count,
-                                   double *out)
+void Safetensors_block_to_double(const SafetensorsTensor *t, uint64_t first_row, uint64_t rows,
+                                 uint64_t first_column, uint64_t columns, double *out)
 {
-    uint64_t rows = t->shape[0], columns = t->rank > 1 ? t->shape[1] : 1;
+    uint64_t width = t->rank > 1 ? t->shape[1] : 1;
     for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < count; c++)
-            out[r + c * rows] = element(t, r * columns + first + c);
+        for (uint64_t c = 0; c < columns; c++)
+            out[r + c * rows] = element(t, (first_row + r) * width + first_column + c);
 }
 
 uint64_t Safetensors_first_nonfinite(const SafetensorsTensor *t, double *value)

@@ -86,11 +86,12 @@ void Safetensors_to_double(const SafetensorsTensor *t, double *out);
    exactly: a table's rows are converted where they are used, never the whole table. */
 void Safetensors_range_to_double(const SafetensorsTensor *t, uint64_t first, uint64_t count,
                                  double *out);
-/* Columns [first, first + count) of a (rows, columns) tensor as the column-major rows × count
-   matrix, into out: element (r, first + c) at out[r + c·rows].  first + count must not pass
-   the tensor's columns. */
-void Safetensors_columns_to_double(const SafetensorsTensor *t, uint64_t first, uint64_t count,
-                                   double *out);
+/* Rows [first_row, first_row + rows) and columns [first_column, first_column + columns) of a
+   rank-2 tensor as the column-major rows × columns matrix, into out: element
+   (first_row + r, first_column + c) at out[r + c·rows] (GPT-2's fused c_attn by columns,
+   Phi-3's fused gate_up_proj by rows).  The block must lie inside the tensor. */
+void Safetensors_block_to_double(const SafetensorsTensor *t, uint64_t first_row, uint64_t rows,
+                                 uint64_t first_column, uint64_t columns, double *out);
 
 /* Lets the pages of a tensor of a memory-mapped checkpoint go (they are read from the file
    again when needed), so that reading a checkpoint layer by layer keeps about one layer in

@@ -47,10 +47,14 @@ static void fill_tensor(const SafetensorsTensor *t, const WeightTensor *want, co
     double *out = WeightTensor_buffer(w, want);
     if (want->field == offsetof(LayerWeights, key) || want->field == offsetof(LayerWeights, value))
         memset(out, 0, sizeof(double) * Init_doubles(c, MATRIX_KEY)); /* columns past G·d_h */
-    if (want->layout == AS_STORED)
+    uint64_t rows = want->rows ? want->rows : t->shape[0];
+    if (want->layout == AS_STORED && !want->rows)
         Safetensors_to_double(t, out);
+    else if (want->layout == AS_STORED) /* a fused tensor's rows: contiguous */
+        Safetensors_range_to_double(t, want->first_row * t->shape[1], rows * t->shape[1], out);
     else
-        Safetensors_columns_to_double(t, want->first_column, want->columns, out);
+        Safetensors_block_to_double(t, want->first_row, rows, want->first_column, want->columns,
+                                    out);
 }
 
 /* The tensor of list[0..n) named name, or NULL. */
@@ -473,8 +477,8 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
         for (int i = 0; i < n && status == 0; i++) {
             const SafetensorsTensor *t; /* NULL: an optional one left out */
             status = find_tensor(k, layer, &want[i], &t, err, size);
-            if (status || !t)
-                continue;
+            if (status || !t || used[t - Safetensors_at(k->tensors, 0)])
+                continue; /* a fused tensor's later matrix: scanned with its first */
             used[t - Safetensors_at(k->tensors, 0)] = true;
             status = check_finite(k, t, err, size);
         }
@@ -614,6 +618,11 @@ void Checkpoint_use_family(Checkpoint *k, const char *model_type)
     use_family(k, model_type);
     if (k->table)
         name_table(k);
+}
+
+Names Checkpoint_names(const Checkpoint *k)
+{
+    return k->names;
 }
 
 const char *Checkpoint_scaled_family(const Checkpoint *k)

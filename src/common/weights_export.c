@@ -15,14 +15,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The tensors the export writes of layer `layer`: the configuration's, without the optional
-   biases that the weights do not have (drawn ones have none; a checkpoint's are Layer_affine's),
-   and the values of each gain and bias (NULL: every entry its absent value) in affine_of. */
-static int export_tensors(const Config *c, int layer, WeightTensor list[LAYER_TENSORS_MAX],
+/* The names the export writes: Llama's, or a checkpoint's own where its family's model loads
+   no other (Weights_export_names). */
+static Names export_names(const Checkpoint *checkpoint)
+{
+    if (!checkpoint)
+        return LLAMA_NAMES;
+    Names read = Checkpoint_names(checkpoint);
+    return Weights_export_names(&read);
+}
+
+/* The tensors the export writes of layer `layer` under `names`: the configuration's, without
+   the optional biases that the weights do not have (drawn ones have none; a checkpoint's are
+   Layer_affine's), and the values of each gain and bias (NULL: every entry its absent value)
+   in affine_of. */
+static int export_tensors(const Config *c, const Names *names, int layer,
+                          WeightTensor list[LAYER_TENSORS_MAX],
                           const double *affine_of[LAYER_TENSORS_MAX])
 {
     WeightTensor all[LAYER_TENSORS_MAX];
-    int n = Weights_layer_tensors(c, &LLAMA_NAMES, layer, all), kept = 0;
+    int n = Weights_layer_tensors(c, names, layer, all), kept = 0;
     const LayerAffine *affine = Layer_affine(c, layer);
     for (int i = 0; i < n; i++) {
         const double *values =
@@ -57,30 +69,32 @@ static void export_header(const Config *c, const Checkpoint *checkpoint, Safeten
                           Text *t)
 {
     uint64_t at = 0;
+    Names names = export_names(checkpoint);
     Text_printf(t, "{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"attnscope %s\"}",
                 ATTNSCOPE_VERSION);
     for (int layer = 1; layer <= c->depth; layer++) {
         WeightTensor list[LAYER_TENSORS_MAX];
         const double *affine_of[LAYER_TENSORS_MAX];
-        int n = export_tensors(c, layer, list, affine_of);
+        int n = export_tensors(c, &names, layer, list, affine_of);
         for (int i = 0; i < n; i++)
-            header_entry(t, list[i].name, list[i].rank, list[i].shape, dtype, &at);
+            if (!WeightTensor_continues(&list[i])) /* a fused tensor: whole, at its first part */
+                header_entry(t, list[i].name, list[i].rank, list[i].shape, dtype, &at);
     }
     for (int positions = 0; positions < 2; positions++) {
         const SafetensorsTensor *table =
             checkpoint ? Checkpoint_table(checkpoint, positions) : NULL;
         if (table)
-            header_entry(t, Weights_table_name(&LLAMA_NAMES, positions), table->rank, table->shape,
-                         dtype, &at);
+            header_entry(t, Weights_table_name(&names, positions), table->rank, table->shape, dtype,
+                         &at);
     }
     Text_printf(t, "}");
     while (t->length % 8)
         Text_printf(t, " ");
 }
 
-/* Element i of the tensor in its row-major order, from the layer's buffer or (a gain, a bias)
-   its values, NULL where absent (the Llama names the export writes take whole tensors: no
-   column is another buffer's). */
+/* Element i of the tensor in its row-major order (a fused tensor's part: of its own rows), from
+   the layer's buffer or (a gain, a bias) its values, NULL where absent (the names the export
+   writes split no tensor by columns). */
 static double tensor_element(const LayerWeights *w, const WeightTensor *t, const double *affine,
                              uint64_t i)
 {
@@ -90,7 +104,7 @@ static double tensor_element(const LayerWeights *w, const WeightTensor *t, const
     if (t->layout == AS_STORED)
         return buffer[i];
     uint64_t columns = t->shape[1], r = i / columns, column = i % columns;
-    return buffer[r + (column - t->first_column) * t->shape[0]];
+    return buffer[r + (column - t->first_column) * (t->rows ? t->rows : t->shape[0])];
 }
 
 /* Values encoded in dtype (little-endian) and written in chunks. */
@@ -217,6 +231,7 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
             ? 0
             : -1;
     Text_free(&header);
+    Names names = export_names(checkpoint);
     for (int layer = 1; layer <= c->depth && status == 0; layer++) {
         if (Layer_draw(d.random, d.la, c, c->seed, layer, LAYER_DRAW_ALL, &d.w, d.scratch)) {
             snprintf(err, size, "drawing the weights of layer %d failed", layer);
@@ -225,7 +240,8 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
         }
         WeightTensor list[LAYER_TENSORS_MAX];
         const double *affine_of[LAYER_TENSORS_MAX];
-        int n = export_tensors(c, layer, list, affine_of);
+        int n = export_tensors(c, &names, layer, list, affine_of);
+        /* A fused tensor's parts in order: their rows one after the other, the whole tensor. */
         for (int i = 0; i < n && status == 0; i++)
             status = write_tensor(e, &d.w, &list[i], affine_of[i]);
     }
@@ -262,7 +278,11 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
                                                              : c->tokens);
     if (checkpoint && Checkpoint_table(checkpoint, false))
         Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
-    if (checkpoint && Checkpoint_table(checkpoint, false) && Checkpoint_scaled_family(checkpoint))
+    Names names = export_names(checkpoint);
+    if (Weights_names_model_type(&names))
+        Text_printf(t, "  \"model_type\": \"%s\",\n", Weights_names_model_type(&names));
+    else if (checkpoint && Checkpoint_table(checkpoint, false) &&
+             Checkpoint_scaled_family(checkpoint))
         Text_printf(t, "  \"model_type\": \"%s\",\n", Checkpoint_scaled_family(checkpoint));
     if (c->mlp != MLP_NONE)
         Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
@@ -270,6 +290,11 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
     if (c->rope != ROPE_NONE) {
         Text_printf(t, "  \"rope_theta\": ");
         Json_number(t, c->rope_theta);
+        Text_printf(t, ",\n");
+    }
+    if (c->rope != ROPE_NONE && c->rope_fraction != 1) {
+        Text_printf(t, "  \"partial_rotary_factor\": ");
+        Json_number(t, c->rope_fraction);
         Text_printf(t, ",\n");
     }
     if (c->rope != ROPE_NONE && c->rope_scaling != ROPE_SCALING_NONE) {

@@ -21,14 +21,18 @@
    layer's LayerAffine (layer.h) rather than into a buffer: entries [first_column,
    first_column + columns) of the vector (all of it where columns is 0; GPT-2's c_attn bias
    holds q | k | v), left NULL where every entry is `absent` (a unit gain, a zero bias), so that
-   a checkpoint at step 0 runs as drawn weights do. */
+   a checkpoint at step 0 runs as drawn weights do.  A fused nn.Linear tensor (Phi-3's
+   qkv_proj: W^Q's rows, then W^K's, then W^V's; gate_up_proj: the gate's, then the up
+   projection's) is one WeightTensor per matrix, each taking rows [first_row, first_row + rows)
+   in either layout (rows 0: all of them). */
 typedef enum { AS_STORED, COLUMNS, AFFINE } Layout;
 
 /* The names a checkpoint uses: Hugging Face's Llama family (model.layers.N.self_attn.q_proj
    ...; what the export writes), GPT-2's (h.N.attn.c_attn ..., under `prefix`, "" or
-   "transformer.") or ViT's (encoder.layer.N.attention.attention.query ..., under "" or
-   "vit.").  Everything attnscope knows of a family is its NameFamily (weights_names.c holds
-   the three). */
+   "transformer."), ViT's (encoder.layer.N.attention.attention.query ..., under "" or
+   "vit.") or Phi-3's (Llama's with model.layers.N.self_attn.qkv_proj and mlp.gate_up_proj
+   fused).  Everything attnscope knows of a family is its NameFamily (weights_names.c holds
+   the four). */
 typedef struct NameFamily NameFamily;
 
 typedef struct {
@@ -46,6 +50,7 @@ typedef struct {
     size_t field;  /* offsetof(LayerWeights, ...), or offsetof(LayerAffine, ...) for AFFINE */
     Layout layout;
     uint64_t first_column, columns; /* COLUMNS, and AFFINE's part of a vector */
+    uint64_t first_row, rows;       /* a fused tensor's rows this matrix takes; rows 0: all */
     double absent;                  /* AFFINE: the value of every entry where there is none */
     bool optional; /* AFFINE: a checkpoint may leave it out (Llama-family biases: Qwen2 has q, k
                       and v biases, most others none; ViT's q, k and v, without qkv_bias); the
@@ -82,8 +87,19 @@ const char *Weights_before_block_why(const Names *names);
    frequencies, model.layers.N.self_attn.rotary_emb.inv_freq). */
 bool Weights_layer_buffer(const Names *names, const char *name);
 
-/* The product of t's shape. */
+/* The elements of t's matrix: the product of its shape, with its own rows of a fused tensor. */
 uint64_t WeightTensor_elements(const WeightTensor *t);
+
+/* Whether t continues the fused tensor an earlier WeightTensor of the layer begins (its rows
+   start past the first): the export writes the tensor's header entry once, at its first part,
+   and the parts' rows one after the other. */
+bool WeightTensor_continues(const WeightTensor *t);
+
+/* The names the export writes for a checkpoint read under `names`: its own where transformers'
+   model of the family loads no other (Phi-3's fused tensors), else Llama's, which read back
+   the same; and that family's model_type for config.json (NULL: none). */
+Names Weights_export_names(const Names *names);
+const char *Weights_names_model_type(const Names *names);
 
 /* The buffer of w that holds t (not for AFFINE). */
 double *WeightTensor_buffer(const LayerWeights *w, const WeightTensor *t);
@@ -107,6 +123,9 @@ const char *Weights_table_name(const Names *names, bool positions);
    export reads the rows in order). */
 const SafetensorsTensor *Checkpoint_table(const Checkpoint *k, bool positions);
 void Checkpoint_table_row(const Checkpoint *k, bool positions, uint64_t row, double *out);
+
+/* The names the checkpoint's tensors have. */
+Names Checkpoint_names(const Checkpoint *k);
 
 /* The model_type of a checkpoint whose family scales the table's rows (Gemma: the export's
    config.json names it, so that the table reads back as it did), else NULL. */

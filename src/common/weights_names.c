@@ -1,5 +1,5 @@
-/* The tensors of a configuration's weights under Hugging Face's Llama names, GPT-2's or ViT's
- * (weights_internal.h, docs/weights.md): names, shapes, and where each lies in the layer's
+/* The tensors of a configuration's weights under Hugging Face's Llama names, GPT-2's, ViT's or
+ * Phi-3's (weights_internal.h, docs/weights.md): names, shapes, and where each lies in the layer's
  * buffers. */
 #include "weights_internal.h"
 
@@ -19,12 +19,18 @@ typedef struct {
        it: Llama's two names) and after it. */
     const char *attention_in, *attention_out, *mlp_in, *mlp_in_beside_out, *mlp_out;
     const char *query_norm, *key_norm, *markov, *sinks;
+    /* Phi-3's fused tensors, without biases: W^Q, W^K and W^V's rows in one, the gate's and
+       the up projection's in the other (NULL: separate ones). */
+    const char *fused_qkv, *fused_gate_up;
 } LinearNames;
 
 typedef int (*LayerTensors)(const Config *c, const Names *names, int layer, WeightTensor *out);
 
 struct NameFamily {
-    const char *label;  /* for messages */
+    const char *label; /* for messages */
+    /* The model_type whose transformers model loads only these names, so that the export of a
+       checkpoint read under them keeps them (Phi-3); NULL: the export writes Llama's. */
+    const char *exported_as;
     const char *layers; /* what a layer's names start with (after the prefix), before its index */
     const char *detect; /* the tensor of layer 0 that tells the family apart (NULL: Llama, the
                            default) */
@@ -99,6 +105,75 @@ static void add_linear(WeightTensor *list, int *n, const Names *names, int layer
     add_affine(list, n, names, layer, name, rows, bias, 0.0)->optional = optional;
 }
 
+/* Rows [first, first + rows) of the fused (total, columns) nn.Linear tensor `fused` as one
+   matrix (Phi-3's qkv_proj and gate_up_proj, which have no biases). */
+static void add_fused_part(WeightTensor *list, int *n, const Names *names, int layer,
+                           const char *fused, uint64_t total, uint64_t first, uint64_t rows,
+                           uint64_t columns, unsigned part, size_t field, Layout layout)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.weight", fused);
+    WeightTensor *t = add(list, n, names, layer, name, total, columns, part, field, layout);
+    t->first_row = first;
+    t->rows = rows;
+}
+
+enum { QUERY, KEY, VALUE };
+
+/* W^Q, W^K or W^V (which): its own projection with its optional bias, or its rows of the fused
+   qkv_proj (queries, then keys, then values, as Phi3Attention slices them). */
+static void add_attention_input(WeightTensor *list, int *n, const Config *c, const Names *names,
+                                int layer, int which)
+{
+    const LinearNames *l = names->family->linear;
+    uint64_t d = (uint64_t)c->width, kv = (uint64_t)Layer_kv_width(c);
+    uint64_t inner = (uint64_t)Config_heads_width(c);
+    const struct {
+        const char *name;
+        uint64_t first, rows;
+        unsigned part;
+        size_t field, bias;
+    } m[] = {
+        [QUERY] = {l->query, 0, inner, LAYER_DRAW_ATTENTION, offsetof(LayerWeights, query),
+                   offsetof(LayerAffine, query_bias)},
+        [KEY] = {l->key, inner, kv, LAYER_DRAW_ATTENTION, offsetof(LayerWeights, key),
+                 offsetof(LayerAffine, key_bias)},
+        [VALUE] = {l->value, inner + kv, kv, LAYER_DRAW_VALUE, offsetof(LayerWeights, value),
+                   offsetof(LayerAffine, value_bias)},
+    };
+    if (l->fused_qkv)
+        add_fused_part(list, n, names, layer, l->fused_qkv, inner + 2 * kv, m[which].first,
+                       m[which].rows, d, m[which].part, m[which].field, AS_STORED);
+    else
+        add_linear(list, n, names, layer, m[which].name, m[which].rows, d, m[which].part,
+                   m[which].field, AS_STORED, m[which].bias, true);
+}
+
+/* The MLP's input projections, kept transposed (N×d): W1 (gated: the gate, and the up
+   projection), each its own with its bias, or the gate's and the up projection's rows of the
+   fused gate_up_proj (Phi3MLP's chunk: the gate first). */
+static void add_mlp_inputs(WeightTensor *list, int *n, const Config *c, const Names *names,
+                           int layer)
+{
+    const LinearNames *l = names->family->linear;
+    uint64_t d = (uint64_t)c->width, hidden = (uint64_t)Config_mlp_hidden(c);
+    bool gated = Config_mlp_gated(c);
+    if (l->fused_gate_up) {
+        add_fused_part(list, n, names, layer, l->fused_gate_up, 2 * hidden, 0, hidden, d,
+                       LAYER_DRAW_MLP, offsetof(LayerWeights, mlp_in), COLUMNS);
+        add_fused_part(list, n, names, layer, l->fused_gate_up, 2 * hidden, hidden, hidden, d,
+                       LAYER_DRAW_MLP, offsetof(LayerWeights, mlp_up), COLUMNS);
+        return;
+    }
+    add_linear(list, n, names, layer, gated ? l->gate : l->up, hidden, d, LAYER_DRAW_MLP,
+               offsetof(LayerWeights, mlp_in), COLUMNS, offsetof(LayerAffine, mlp_in_bias),
+               l->biases_optional);
+    if (gated)
+        add_linear(list, n, names, layer, l->up, hidden, d, LAYER_DRAW_MLP,
+                   offsetof(LayerWeights, mlp_up), COLUMNS, offsetof(LayerAffine, mlp_up_bias),
+                   l->biases_optional);
+}
+
 /* The norms of the attention sub-block (of the MLP's when `mlp`) under an nn.Linear family's
    names: before the branch (pre- and peri-LN) and after it (post-, peri- and output-LN).
    Llama's are Llama's at pre-LN (input_layernorm, post_attention_layernorm before the MLP),
@@ -132,11 +207,8 @@ static int linear_tensors(const Config *c, const Names *names, int layer, Weight
     add_linear_norms(out, &n, c, names, layer, false);
     bool logits = Attention_has_query_key(c->attention);
     if (logits) {
-        add_linear(out, &n, names, layer, l->query, inner, d, LAYER_DRAW_ATTENTION,
-                   offsetof(LayerWeights, query), AS_STORED, offsetof(LayerAffine, query_bias),
-                   true);
-        add_linear(out, &n, names, layer, l->key, kv, d, LAYER_DRAW_ATTENTION,
-                   offsetof(LayerWeights, key), AS_STORED, offsetof(LayerAffine, key_bias), true);
+        add_attention_input(out, &n, c, names, layer, QUERY);
+        add_attention_input(out, &n, c, names, layer, KEY);
     }
     if (logits && c->qk_norm != QK_NORM_NONE) {
         bool full = c->qk_norm == QK_NORM_FULL;
@@ -154,23 +226,15 @@ static int linear_tensors(const Config *c, const Names *names, int layer, Weight
     if (Config_has_sink(c))
         add(out, &n, names, layer, l->sinks, (uint64_t)c->heads, 0, LAYER_DRAW_ATTENTION,
             offsetof(LayerWeights, sink), AS_STORED);
-    add_linear(out, &n, names, layer, l->value, kv, d, LAYER_DRAW_VALUE,
-               offsetof(LayerWeights, value), AS_STORED, offsetof(LayerAffine, value_bias), true);
+    add_attention_input(out, &n, c, names, layer, VALUE);
     if (c->output != OUTPUT_IDENTITY)
         add_linear(out, &n, names, layer, l->output, d, inner, LAYER_DRAW_OUTPUT,
                    offsetof(LayerWeights, output), AS_STORED, offsetof(LayerAffine, output_bias),
                    l->biases_optional);
     if (c->mlp == MLP_NONE)
         return n;
-    bool gated = Config_mlp_gated(c);
     add_linear_norms(out, &n, c, names, layer, true);
-    add_linear(out, &n, names, layer, gated ? l->gate : l->up, hidden, d, LAYER_DRAW_MLP,
-               offsetof(LayerWeights, mlp_in), COLUMNS, offsetof(LayerAffine, mlp_in_bias),
-               l->biases_optional);
-    if (gated)
-        add_linear(out, &n, names, layer, l->up, hidden, d, LAYER_DRAW_MLP,
-                   offsetof(LayerWeights, mlp_up), COLUMNS, offsetof(LayerAffine, mlp_up_bias),
-                   l->biases_optional);
+    add_mlp_inputs(out, &n, c, names, layer);
     add_linear(out, &n, names, layer, l->down, d, hidden, LAYER_DRAW_MLP,
                offsetof(LayerWeights, mlp_out), AS_STORED, offsetof(LayerAffine, mlp_out_bias),
                l->biases_optional);
@@ -283,6 +347,19 @@ static const LinearNames VIT_LINEAR = {
     .mlp_in = "layernorm_after",
 };
 
+/* Phi-3's (modeling_phi3.py: Phi3Attention, Phi3MLP, Phi3DecoderLayer): Llama's, with the
+   queries, keys and values fused in qkv_proj and the gate and up projection in gate_up_proj,
+   without biases; pre-LN only (input_layernorm, post_attention_layernorm). */
+static const LinearNames PHI3_LINEAR = {
+    .output = "self_attn.o_proj",
+    .down = "mlp.down_proj",
+    .biases_optional = true,
+    .attention_in = "input_layernorm",
+    .mlp_in = "post_attention_layernorm",
+    .fused_qkv = "self_attn.qkv_proj",
+    .fused_gate_up = "mlp.gate_up_proj",
+};
+
 static const char *const LLAMA_AFTER[] = {"model.norm.weight", "lm_head.weight", NULL};
 static const char *const GPT2_AFTER[] = {"ln_f.weight", "ln_f.bias", "lm_head.weight", NULL};
 static const char *const GPT2_BUFFERS[] = {"attn.bias", "attn.masked_bias", NULL};
@@ -349,7 +426,35 @@ static const NameFamily VIT = {
     .tensors = linear_tensors,
 };
 
+static const NameFamily PHI3 = {
+    .label = "Phi-3",
+    .exported_as = "phi3",
+    .layers = "model.layers.",
+    .detect = "self_attn.qkv_proj.weight",
+    .saved_prefix = "",
+    .table = "model.embed_tokens.weight",
+    .positions = "model.embed_positions.weight",
+    .before = EMPTY,
+    .after = LLAMA_AFTER,
+    .buffers = LLAMA_BUFFERS,
+    .refused_places = (1u << LN_PLACE_POST) | (1u << LN_PLACE_PERI) | (1u << LN_PLACE_OUTPUT),
+    .place_missing = "a norm after a branch (input_layernorm and post_attention_layernorm are "
+                     "pre-LN's, before the attention and the MLP)",
+    .linear = &PHI3_LINEAR,
+    .tensors = linear_tensors,
+};
+
 const Names LLAMA_NAMES = {&LLAMA, ""};
+
+Names Weights_export_names(const Names *names)
+{
+    return names && names->family->exported_as ? (Names){names->family, ""} : LLAMA_NAMES;
+}
+
+const char *Weights_names_model_type(const Names *names)
+{
+    return names->family->exported_as;
+}
 
 int Weights_layer_tensors(const Config *c, const Names *names, int layer,
                           WeightTensor out[LAYER_TENSORS_MAX])
@@ -359,7 +464,7 @@ int Weights_layer_tensors(const Config *c, const Names *names, int layer,
 
 Names Weights_names_of(const Safetensors *tensors)
 {
-    static const NameFamily *const DETECTED[] = {&GPT2, &VIT};
+    static const NameFamily *const DETECTED[] = {&GPT2, &VIT, &PHI3};
     for (size_t i = 0; i < sizeof DETECTED / sizeof *DETECTED; i++) {
         const NameFamily *f = DETECTED[i];
         const char *prefixes[] = {"", f->saved_prefix};
@@ -425,8 +530,12 @@ static const char *missing_tensor(const NameFamily *f, const Config *c)
 {
     const LinearNames *l = f->linear;
     bool qk_norm = Attention_has_query_key(c->attention) && c->qk_norm != QK_NORM_NONE;
-    if (Config_mlp_gated(c) && !(l && l->gate))
+    if (Config_mlp_gated(c) && !(l && (l->gate || l->fused_gate_up)))
         return "a gated MLP's up projection";
+    if (l && l->fused_gate_up && c->mlp != MLP_NONE && !Config_mlp_gated(c))
+        return "a plain MLP's W1 (gate_up_proj fuses a gate and an up projection)";
+    if (l && l->fused_qkv && !Attention_has_query_key(c->attention))
+        return "values without queries and keys (qkv_proj fuses the three)";
     if (c->attention == ATTENTION_MARKOV && !(l && l->markov))
         return "Markov logits";
     if (Config_has_sink(c) && !(l && l->sinks))
@@ -477,8 +586,13 @@ uint64_t WeightTensor_elements(const WeightTensor *t)
 {
     uint64_t n = 1;
     for (int i = 0; i < t->rank; i++)
-        n *= t->shape[i];
+        n *= i == 0 && t->rows ? t->rows : t->shape[i];
     return n;
+}
+
+bool WeightTensor_continues(const WeightTensor *t)
+{
+    return t->rows && t->first_row > 0;
 }
 
 double *WeightTensor_buffer(const LayerWeights *w, const WeightTensor *t)

@@ -3,7 +3,9 @@
 # Qwen3-shaped Llama-family model, a 2-layer Llama 3.2 shape with its llama3 rotary scaling
 # read by --hf-config, and a 2-layer ViT, F64, F32 and BF16, one of each sharded; a 2-layer
 # Gemma 2, whose embedding rows are scaled by sqrt(hidden_size), F64 and BF16; two Qwen3
-# shapes whose heads do not split d = 40 (--head-dim), where X_ℓ is numpy's too) and
+# shapes whose heads do not split d = 40 (--head-dim), where X_ℓ is numpy's too; a 2-layer
+# Phi-3 with fused qkv_proj and gate_up_proj, read by --hf-config, F64, F32, F16 and BF16, to
+# 1e-12 with X_ℓ, its export round trip and its fused tensors' refusals) and
 # a token-id file (ViT: the input drawn from the seed, exported as input.csv): attnscope's
 # attention matrices, every layer and head, equal numpy's own forward of the Hugging Face block
 # on the same input to 1e-9 relative.  Then the input's other ways and refusals: random ids from
@@ -41,6 +43,80 @@ check "qwen3-wide F64 single (H·d_h = 32, d = 40): every attention and X_ℓ is
     same_as_numpy qwen3-wide F64 single
 check "qwen3-wide-gqa F32 sharded (H·d_h = 48, G = 2, d = 40): every attention and X_ℓ is numpy's" \
     same_as_numpy qwen3-wide-gqa F32 sharded
+
+refused() { refused_running "$BIN" --batch -- "$@"; } # message -- args...
+# Phi-3 (model_type phi3, its settings from the checkpoint's config.json): the fused tensors
+# split by rows, 3/4 of each head turned, every layer's window; attention and X_ℓ to 1e-12.
+for dtype in F64 F32 F16 BF16; do
+    layout=single
+    { [ $dtype = F32 ] || [ $dtype = F16 ]; } && layout=sharded
+    check "phi3 $dtype $layout: qkv_proj and gate_up_proj split, every attention and X_ℓ is numpy's" \
+        same_as_numpy phi3 $dtype $layout
+done
+# --weights A --export-weights B of a Phi-3 checkpoint writes Phi-3's fused names (transformers'
+# Phi3 loads no others) and model_type phi3: B holds A's block tensors, value for value, under
+# A's names, and --weights B gives A's document bit for bit.
+phi3_round_trip() { # checkpoint
+    local ck=$1 out=$tmp/rt-phi3 m
+    m=$(dirname "$1")
+    "$BIN" --batch -T 14 --hf-config "$ck" --weights "$ck" --token-ids "$m/ids.txt" \
+        --export-weights "$out" >"$out.a.json" 2>/dev/null &&
+        "$BIN" --batch -T 14 --hf-config "$ck" --weights "$out" --token-ids "$m/ids.txt" \
+            >"$out.b.json" 2>/dev/null && [ -s "$out.b.json" ] && cmp -s "$out.a.json" "$out.b.json" &&
+        grep -qF '"model_type": "phi3",' "$out/config.json" &&
+        grep -qF '"partial_rotary_factor": 0.75,' "$out/config.json" &&
+        /usr/bin/python3 - "$ck" "$out/model.safetensors" <<'PY'
+import glob, os, sys
+sys.path.insert(0, "tests/cli")
+import numpy as np
+from safetensors_tool import read
+def tensors(path):
+    files = glob.glob(os.path.join(path, "*.safetensors")) if os.path.isdir(path) else [path]
+    found = {}
+    for f in files:
+        for name, dtype, shape, raw in read(f)[0]:
+            kind = {"F64": "<f8", "F32": "<f4", "F16": "<f2"}.get(dtype)
+            values = (np.frombuffer(raw, kind).astype(np.float64) if kind else
+                      (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64))
+            found[name] = values.reshape(shape)
+    return found
+a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+block = set(a) - {"model.norm.weight", "lm_head.weight"}
+sys.exit(0 if set(b) == block and all(np.array_equal(a[n], b[n]) for n in b) else 1)
+PY
+}
+check "phi3: the export keeps qkv_proj and gate_up_proj and reads back to its document bit for bit" \
+    phi3_round_trip "$tmp/phi3-F32-sharded/checkpoint"
+phi3=$tmp/phi3-F64-single/checkpoint
+/usr/bin/python3 - "$phi3/model.safetensors" "$tmp" <<'PY'
+import sys
+sys.path.insert(0, "tests/cli")
+from safetensors_tool import read, write
+tensors, meta = read(sys.argv[1])
+def short_by_a_row(name, out):
+    row = lambda s: s[1] * 8  # F64 bytes of a row
+    cut = [(n, t, [s[0] - 1, s[1]] if n == name else s, r[:-row(s)] if n == name else r)
+           for n, t, s, r in tensors]
+    write(sys.argv[2] + out, cut, meta)
+short_by_a_row("model.layers.0.self_attn.qkv_proj.weight", "/phi3-qkv.safetensors")
+short_by_a_row("model.layers.1.mlp.gate_up_proj.weight", "/phi3-gate-up.safetensors")
+PY
+P="-T 14 --hf-config $phi3"
+# shellcheck disable=SC2086
+check "phi3: a qkv_proj short of a row is refused, naming the fused tensor and both shapes" refused \
+    "tensor 'model.layers.0.self_attn.qkv_proj.weight' has shape [63, 32], expected [64, 32] for this configuration" -- \
+    $P --weights "$tmp/phi3-qkv.safetensors"
+# shellcheck disable=SC2086
+check "phi3: a gate_up_proj of odd rows is refused, naming the fused tensor and both shapes" refused \
+    "tensor 'model.layers.1.mlp.gate_up_proj.weight' has shape [39, 32], expected [40, 32] for this configuration" -- \
+    $P --weights "$tmp/phi3-gate-up.safetensors"
+# shellcheck disable=SC2086
+check "phi3: its names under a plain MLP are refused, naming what they lack" refused \
+    "Phi-3's names have no tensor for a plain MLP's W1 (gate_up_proj fuses a gate and an up projection)" -- \
+    $P --mlp gelu --weights "$phi3"
+# shellcheck disable=SC2086
+check "phi3: its names under post-LN are refused" refused \
+    "Phi-3's names have no tensor for a norm after a branch" -- $P --ln-place post --weights "$phi3"
 
 # --hf-config of such a checkpoint reads head_dim as its own setting (d stays hidden_size = 40,
 # nothing named as not modelled) and --weights loads it: the attention of every head at layer
@@ -157,7 +233,6 @@ E="-L 2 -a softmax -m window-causal --window 3 --window-layers 1:1 -k plain --ln
 check "Gemma 2: the export holds its table unscaled and reads back, scaled, to its document bit for bit" \
     table_round_trip gemma2 "$E" "$gemma2"
 
-refused() { refused_running "$BIN" --batch -- "$@"; } # message -- args...
 # shellcheck disable=SC2086
 check "--vocab that disagrees with the table: refused, naming both" refused \
     "--vocab 41: the checkpoint's embedding table model.embed_tokens.weight has V = 40 rows" -- \

@@ -1,14 +1,14 @@
 #!/usr/bin/python3
 """An independent forward pass for tests/cli/hf-forward.sh: writes a 2-layer Hugging Face
 checkpoint with numpy (GPT-2, the Llama family's Qwen3 shape, a Llama 3.2 shape with its
-llama3 rotary scaling, Gemma 2, or ViT), runs attnscope on it with a token-id file (ViT: its
+llama3 rotary scaling, Gemma 2, Phi-3, or ViT), runs attnscope on it with a token-id file (ViT: its
 input drawn from the seed, which attnscope exports as input.csv), and compares every layer's
 and head's attention matrix attnscope exports with this file's own forward of the same block
 on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
-      MODEL   gpt2 | qwen3 | qwen3-wide | qwen3-wide-gqa | llama32 | gemma2 | vit
-      DTYPE   F64 | F32 | BF16 (the values are rounded once, and both forwards read the
+      MODEL   gpt2 | qwen3 | qwen3-wide | qwen3-wide-gqa | llama32 | gemma2 | phi3 | vit
+      DTYPE   F64 | F32 | F16 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
               model.safetensors.index.json)
@@ -27,17 +27,22 @@ transcription of _compute_llama3_parameters) and its settings read from its conf
 Gemma2Model.forward), RMSNorm x·rsqrt(mean(x²) + ε)·(1 + w) before and after each
 sub-block, scores·query_pre_attn_scalar^(−1/2) capped by attn_logit_softcapping·tanh(·/cap),
 every other layer (the first) a sliding window of sliding_window keys,
-down(gelu_pytorch_tanh(gate x) ⊙ up x); ViT's ViTLayer: nn.Linear with biases, LayerNorm
+down(gelu_pytorch_tanh(gate x) ⊙ up x); Phi-3's (modeling_phi3.py) Llama block with fused
+projections: qkv_proj's output sliced at H·d_h and H·d_h + G·d_h into queries, keys and values
+(Phi3Attention), gate_up_proj's chunked in two, the gate first (Phi3MLP), rotate_half on the
+first int(d_h·partial_rotary_factor) dimensions only (apply_rotary_pos_emb's q_rot, q_pass),
+and every layer's sliding window of sliding_window keys (Phi3Model's sliding-window causal
+mask), its settings read from its config.json by --hf-config; ViT's ViTLayer: nn.Linear with biases, LayerNorm
 before the attention (layernorm_before) and before the MLP (layernorm_after), no mask,
 scores·d_head^(−1/2), the exact GELU.  The exported input.csv must be numpy's own input
 (wte[ids] + wpe, the table's rows, Gemma's times sqrt(hidden_size)) bit for bit, or for ViT
 have orthonormal rows.
-The Llama family's X_ℓ (every layer's output; Qwen3's, Llama 3.2's, Gemma 2's) are compared
+The Llama family's X_ℓ (every layer's output; Qwen3's, Llama 3.2's, Gemma 2's, Phi-3's) are compared
 through the numbers attnscope prints of them (token_rms, stable_rank, token_cosine_mean):
 MODEL qwen3-wide and qwen3-wide-gqa are Qwen3's block with heads whose width does not split d
 (H·d_h = 32 and 48 at d = 40, --head-dim).
 Prints the largest relative difference; exit 0 when every entry agrees to 1e-9 relative
-(masked entries exactly 0), 1 otherwise.
+(Phi-3's: 1e-12; masked entries exactly 0), 1 otherwise.
 """
 import json
 import math
@@ -71,6 +76,9 @@ def stored(x, dtype):
     x = np.asarray(x, dtype=np.float64)
     if dtype == "F64":
         return x, x.astype("<f8").tobytes()
+    if dtype == "F16":  # numpy rounds a double to half once, to nearest, ties to even
+        f16 = x.astype(np.float16)
+        return f16.astype(np.float64), f16.astype("<f2").tobytes()
     f32 = x.astype(np.float32)
     if dtype == "F32":
         return f32.astype(np.float64), f32.astype("<f4").tobytes()
@@ -118,7 +126,11 @@ LLAMA32 = dict(d=32, H=2, G=1, L=2, N=48, V=40, context=128, T=24, eps=1e-5, the
 GEMMA2 = dict(d=24, H=4, G=2, L=2, N=32, V=40, context=64, T=14, eps=1e-6, theta=10000.0,
               window=4, cap=5.0)
 VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channels=3)
-SHAPES = dict(QWEN3_SHAPES, gpt2=GPT2, llama32=LLAMA32, gemma2=GEMMA2, vit=VIT)
+# Phi-4-mini's shape in small: grouped keys and values, 3/4 of each head's 8 dimensions turned,
+# and Phi-3-mini's window on every layer (5 keys at T = 14).
+PHI3 = dict(d=32, H=4, G=2, L=2, N=20, V=40, context=64, T=14, eps=1e-5, theta=10000.0,
+            window=5, fraction=0.75)
+SHAPES = dict(QWEN3_SHAPES, gpt2=GPT2, llama32=LLAMA32, gemma2=GEMMA2, phi3=PHI3, vit=VIT)
 
 
 def head_width(s):
@@ -207,6 +219,30 @@ def gemma2_weights(rng, dtype):
         return lambda: None
 
     return llama_family_weights(rng, dtype, GEMMA2, norms)
+
+
+def phi3_weights(rng, dtype):
+    """Phi3ForCausalLM's tensors: W^Q, W^K and W^V's rows in qkv_proj, the gate's and the up
+    projection's in gate_up_proj, no biases; the table, the final norm and the LM head."""
+    s, d, w = PHI3, PHI3["d"], {}
+    dh = head_width(s)
+
+    def put(name, x):
+        w[name] = stored(x, dtype)[0]
+
+    put("model.embed_tokens.weight", 0.5 * rng.standard_normal((s["V"], d)))
+    for layer in range(s["L"]):
+        p = "model.layers.%d." % layer
+        put(p + "input_layernorm.weight", gains(rng, d))
+        put(p + "self_attn.qkv_proj.weight",
+            0.5 * rng.standard_normal(((s["H"] + 2 * s["G"]) * dh, d)))
+        put(p + "self_attn.o_proj.weight", 0.3 * rng.standard_normal((d, s["H"] * dh)))
+        put(p + "post_attention_layernorm.weight", gains(rng, d))
+        put(p + "mlp.gate_up_proj.weight", 0.3 * rng.standard_normal((2 * s["N"], d)))
+        put(p + "mlp.down_proj.weight", 0.2 * rng.standard_normal((d, s["N"])))
+    put("model.norm.weight", gains(rng, d))
+    put("lm_head.weight", 0.1 * rng.standard_normal((s["V"], d)))
+    return w
 
 
 def vit_weights(rng, dtype, prefix):
@@ -383,6 +419,46 @@ def llama_forward(w, ids, s, tokens):
     return attention
 
 
+def phi3_forward(w, ids, tokens):
+    """Every layer's attention, [layer][head]; each layer's output X_ℓ appended to tokens."""
+    s = PHI3
+    H, G, T, N = s["H"], s["G"], len(ids), s["N"]
+    dh = head_width(s)
+    rotary = int(dh * s["fraction"])  # Phi3RotaryEmbedding's dim
+    cos, sin = rope(T, rotary, s["theta"])
+    i, j = np.meshgrid(np.arange(T), np.arange(T), indexing="ij")
+    allowed = (j <= i) & (j > i - s["window"])
+    h = w["model.embed_tokens.weight"][ids]
+    attention = []
+    for layer in range(s["L"]):
+        p = "model.layers.%d." % layer
+        a = rms_norm(h, w[p + "input_layernorm.weight"], s["eps"])
+        qkv = a @ w[p + "self_attn.qkv_proj.weight"].T
+        q = qkv[:, :H * dh].reshape(T, H, dh)
+        k = qkv[:, H * dh:(H + G) * dh].reshape(T, G, dh)
+        v = qkv[:, (H + G) * dh:].reshape(T, G, dh)
+
+        def turn(x):
+            r, rest = x[..., :rotary], x[..., rotary:]
+            r = r * cos[:, None, :] + rotate_half(r) * sin[:, None, :]
+            return np.concatenate((r, rest), -1)
+        q, k = turn(q), turn(k)
+        heads, outputs = [], []
+        for head in range(H):
+            g = head // (H // G)
+            A = softmax(np.where(allowed, q[:, head] @ k[:, g].T * dh ** -0.5, -np.inf))
+            heads.append(A)
+            outputs.append(A @ v[:, g])
+        attention.append(heads)
+        h = h + np.concatenate(outputs, 1) @ w[p + "self_attn.o_proj.weight"].T
+        m = rms_norm(h, w[p + "post_attention_layernorm.weight"], s["eps"])
+        gate_up = m @ w[p + "mlp.gate_up_proj.weight"].T
+        gate, up = gate_up[:, :N], gate_up[:, N:]
+        h = h + (up * (gate / (1 + np.exp(-gate)))) @ w[p + "mlp.down_proj.weight"].T
+        tokens.append(h)
+    return attention
+
+
 def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
@@ -459,6 +535,18 @@ def config_json(model):
                 "rms_norm_eps": s["eps"], "hidden_activation": "gelu_pytorch_tanh",
                 "query_pre_attn_scalar": s["d"] // s["H"], "sliding_window": s["window"],
                 "attn_logit_softcapping": s["cap"], "final_logit_softcapping": None}
+    if model == "phi3":
+        s = PHI3
+        return {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+                "hidden_size": s["d"], "num_attention_heads": s["H"],
+                "num_key_value_heads": s["G"], "num_hidden_layers": s["L"],
+                "intermediate_size": s["N"], "vocab_size": s["V"],
+                "max_position_embeddings": s["context"],
+                "original_max_position_embeddings": s["context"], "rope_theta": s["theta"],
+                "partial_rotary_factor": s["fraction"], "rope_scaling": None,
+                "sliding_window": s["window"], "rms_norm_eps": s["eps"], "hidden_act": "silu",
+                "tie_word_embeddings": False, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
+                "attention_dropout": 0.0, "initializer_range": 0.02}
     s = QWEN3_SHAPES[model]
     return {"model_type": "qwen3", "hidden_size": s["d"], "num_attention_heads": s["H"],
             "num_key_value_heads": s["G"], "head_dim": head_width(s),
@@ -473,7 +561,7 @@ def attnscope_settings(model, checkpoint, sharded):
     user reads it; Gemma 2's from its config.json with --weights naming the .safetensors file,
     whose scale then comes from --hf-config's model_type, or sharded as options, whose scale
     then comes from the config.json in --weights' directory)."""
-    if model in ("vit", "llama32") or (model == "gemma2" and not sharded):
+    if model in ("vit", "llama32", "phi3") or (model == "gemma2" and not sharded):
         return "-T %d --hf-config %s" % (SHAPES[model]["T"], checkpoint)
     if model == "gemma2":
         s = GEMMA2
@@ -563,6 +651,7 @@ def main(argv):
     else:
         weights = (gpt2_weights(rng, dtype) if model == "gpt2" else
                    gemma2_weights(rng, dtype) if model == "gemma2" else
+                   phi3_weights(rng, dtype) if model == "phi3" else
                    llama_weights(rng, dtype, s))
         weights = {prefix + n: x for n, x in weights.items()}
     checkpoint = os.path.join(directory, "checkpoint")
@@ -576,6 +665,7 @@ def main(argv):
         weights = {n[len(prefix):]: x for n, x in weights.items()}
         expected = (gpt2_forward(weights, ids) if model == "gpt2" else
                     gemma2_forward(weights, ids, tokens) if model == "gemma2" else
+                    phi3_forward(weights, ids, tokens) if model == "phi3" else
                     llama_forward(weights, ids, s, tokens))
     worst, first_input, document = 0.0, None, None
     for layer in range(1, s["L"] + 1):
@@ -610,7 +700,7 @@ def main(argv):
         worst = max(worst, tokens_differ(document, layer, x))
     print("%s %s %s: largest relative difference %.3g over %d layers x %d heads (T = %d)" % (
         model, dtype, layout, worst, s["L"], s["H"], s["T"]))
-    return 0 if worst <= RTOL else 1
+    return 0 if worst <= (1e-12 if model == "phi3" else RTOL) else 1
 
 
 if __name__ == "__main__":

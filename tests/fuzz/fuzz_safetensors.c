@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         Safetensors_to_double(t, values);
         if (t->rank == 2)
-            Safetensors_columns_to_double(t, 0, t->shape[1], values);
+            Safetensors_block_to_double(t, 0, t->shape[0], 0, t->shape[1], values);
         double bad;
         (void)Safetensors_first_nonfinite(t, &bad);
         free(values);
