@@ -544,6 +544,69 @@ static void test_plan_declares_the_load(void **state)
     }
 }
 
+/* Phi-3: W^Q, W^K and W^V fused by rows in qkv_proj, the gate and the up projection in
+   gate_up_proj, no biases.  Each matrix is its rows of the fused tensor, placed as the
+   separate tensors' are (W^K: rows 4, 5 of qkv_proj as the d × 2 column-major matrix; the up
+   projection: rows 8 … 15 of gate_up_proj kept transposed, N × d); a run reads each fused
+   tensor once, the bytes its plan declares. */
+static void test_phi3_fused(void **state)
+{
+    (void)state;
+    const Family phi3 = {
+        "phi3",
+        "model.layers.",
+        {{"input_layernorm.weight", 4, 0, SLOT(norm[NORM_ATTENTION_IN].gain), 0, true},
+         {"self_attn.qkv_proj.weight", 8, 4, MATRIX, 0, false},
+         {"self_attn.o_proj.weight", 4, 4, MATRIX, 0, false},
+         {"post_attention_layernorm.weight", 4, 0, SLOT(norm[NORM_MLP_IN].gain), 0, true},
+         {"mlp.gate_up_proj.weight", 16, 4, MATRIX, 0, false},
+         {"mlp.down_proj.weight", 4, 8, MATRIX, 0, false}}};
+    Config c = family_config(LAYERNORM_RMS, LN_PLACE_PRE, MLP_SWIGLU);
+    check_family(&phi3, &c, 0);
+    char path[160], err[512] = "";
+    snprintf(path, sizeof path, "%s/phi3.safetensors", scratch_directory());
+    Checkpoint *k = Checkpoint_open(path, &c, NULL, NULL, err, sizeof err);
+    if (!k)
+        fail_msg("%s", err);
+    const WeightSource *source = Checkpoint_source(k);
+    double query[64], key[64], value[64], output[64], in[64], up[64], down[64];
+    LayerWeights w = {.query = query,
+                      .key = key,
+                      .value = value,
+                      .output = output,
+                      .mlp_in = in,
+                      .mlp_up = up,
+                      .mlp_out = down};
+    assert_int_equal(source->fill(source->context, &c, 1, LAYER_DRAW_ALL, &w), 0);
+    for (int row = 0; row < 2; row++)
+        for (int col = 0; col < 4; col++) {
+            assert_true(key[col + 4 * row] ==
+                        gain_value(&phi3.tensors[1], 0, 1, (4 + row) * 4 + col, 0));
+            assert_true(value[col + 4 * row] ==
+                        gain_value(&phi3.tensors[1], 0, 1, (6 + row) * 4 + col, 0));
+        }
+    for (int row = 0; row < 8; row++)
+        for (int col = 0; col < 4; col++) {
+            assert_true(in[row + 8 * col] == gain_value(&phi3.tensors[4], 0, 4, row * 4 + col, 0));
+            assert_true(up[row + 8 * col] ==
+                        gain_value(&phi3.tensors[4], 0, 4, (8 + row) * 4 + col, 0));
+        }
+    double bytes, normals, filled = (double)Checkpoint_bytes_read(k);
+    Layer_use_weights(source);
+    declared_load(&c, &bytes, &normals);
+    Workspace *ws = Workspace_new();
+    Result *r = Result_new();
+    assert_int_equal(Model_run(&c, ws, r, NULL, err, sizeof err), 0);
+    double read = (double)Checkpoint_bytes_read(k) - filled;
+    if (bytes != read || (!Model_value_weights_cached(&c) && read != weight_bytes(path)))
+        fail_msg("the plan declares %.17g bytes, the run read %.17g, the file's weights are %.17g",
+                 bytes, read, weight_bytes(path));
+    Layer_use_weights(NULL);
+    Result_free(r);
+    Workspace_free(ws);
+    Checkpoint_close(k);
+}
+
 /* A checkpoint's source with its fills counted: how often the run read each layer's W^Q and
    W^K (the attention part).  The other calls go to the checkpoint as they are. */
 typedef struct {
@@ -782,6 +845,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gemma_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpt2_biases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mlp_biases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_phi3_fused, setup, teardown),
         cmocka_unit_test_teardown(test_plan_declares_the_load, draw_again),
         cmocka_unit_test_teardown(test_next_layer_not_read_ahead, draw_again),
         cmocka_unit_test_teardown(test_export_takes_the_checkpoint_in_use, draw_again),
