@@ -7,6 +7,7 @@
 #include "conditioning_fit.h"
 #include "duration.h"
 #include "export.h"
+#include "export_gate.h"
 #include "export_job.h"
 #include "keys.h"
 #include "picker.h"
@@ -111,6 +112,7 @@ typedef struct {
     ExportJob *export_job;          /* x's export, written on a thread of its own */
     double export_since;            /* when it started (Trace_clock_ms) */
     char export_typed[PROMPT_SIZE]; /* its directory as typed at the prompt */
+    ExportWait export_wait;         /* the prompt said to wait for the result */
     /* The directory of the export that quitting cancelled, said on stderr on leaving. */
     char export_cancelled_by_quit[EXPORT_JOB_DIR_SIZE];
     bool busy;
@@ -339,23 +341,12 @@ static void long_job_key(Loop *l, int key)
     }
 }
 
-/* How export_refusal begins when the result is not in yet (the prompt says when it is). */
-#define EXPORT_NOT_YET "nothing to export yet: "
-
-/* Why x cannot export now (NULL: it can): the shown result must be the settings' and
-   complete and, in the conditioning view, its conditioning in or known to be absent, so
-   that the export holds the job whole. */
-static const char *export_refusal(const Loop *l)
+/* x's gate for the shown result under the settings on (export_gate.h). */
+static ExportGate export_gate(const Loop *l)
 {
-    const Snapshot *s = l->shown;
-    if (ExportJob_running(l->export_job))
-        return EXPORT_JOB_STILL_WRITING;
-    if (!s || s->failed || !s->done || !Config_equal(&s->result->config, &l->controls.config))
-        return EXPORT_NOT_YET "wait for the result";
-    if (l->controls.display.panel == PANEL_CONDITIONING && !s->has_conditioning[0] &&
-        !s->conditioning_note[0][0])
-        return EXPORT_NOT_YET "wait for the conditioning";
-    return NULL;
+    return ExportGate_of(l->shown, &l->controls.config,
+                         l->controls.display.panel == PANEL_CONDITIONING,
+                         ExportJob_running(l->export_job));
 }
 
 /* Starts writing the shown result into the directory typed at the prompt (~/ is the home
@@ -364,7 +355,7 @@ static const char *export_refusal(const Loop *l)
    on_export_done says what was written.  Returns 0 when started. */
 static int export_shown(Loop *l)
 {
-    const char *refusal = export_refusal(l);
+    const char *refusal = ExportWait_said(&l->export_wait, export_gate(l));
     if (refusal) {
         snprintf(l->note, sizeof l->note, "%s", refusal);
         return -1;
@@ -721,11 +712,13 @@ static void bound_key(Loop *l, const KeyBinding *b)
             l->controls = next;
         break;
     }
-    case ACTION_EXPORT:
+    case ACTION_EXPORT: {
         /* Open even before the result is in: what is typed next is a directory, never keys. */
         prompt_open(l, PROMPT_EXPORT_DIRECTORY);
-        snprintf(l->note, sizeof l->note, "%s", export_refusal(l) ? export_refusal(l) : "");
+        const char *refusal = ExportWait_said(&l->export_wait, export_gate(l));
+        snprintf(l->note, sizeof l->note, "%s", refusal ? refusal : "");
         break;
+    }
     case ACTION_SAVE_PRESET:
         prompt_open(l, PROMPT_PRESET_NAME);
         break;
@@ -824,7 +817,7 @@ static void on_snapshot(Loop *l)
     l->redraw = true;
     /* The export's prompt, opened before the result was in, said to wait: it is in now. */
     if (l->prompting == PROMPT_EXPORT_DIRECTORY &&
-        strncmp(l->note, EXPORT_NOT_YET, strlen(EXPORT_NOT_YET)) == 0 && !export_refusal(l))
+        ExportWait_ended(&l->export_wait, export_gate(l)))
         snprintf(l->note, sizeof l->note, "the result is in: Enter exports it");
     Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d conditioning=%d",
                 s->generation, s->result->layers_done, s->result->config.depth,
