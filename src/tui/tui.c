@@ -799,8 +799,7 @@ static void add_start_warnings(const Loop *l, Snapshot *s)
         !Config_equal(&s->result->config, &l->start_config))
         return;
     Warnings *run = &s->result->warnings, merged = *l->start_warnings;
-    for (int i = 0; i < run->count; i++)
-        Warnings_add_about(&merged, run->subject[i], "%s", run->text[i]);
+    Warnings_add_all(&merged, run);
     *run = merged;
 }
 
