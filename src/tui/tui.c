@@ -152,8 +152,8 @@ typedef struct {
     char fitting[KEYS_NOTE_SIZE];
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
-    const Warnings *start_warnings; /* about start_config (TuiSettings), or NULL */
-    Config start_config;
+    const HfConfigReport *hf_config; /* --hf-config's report (TuiSettings), or NULL */
+    Config start_config;             /* the settings the screen started with */
 } Loop;
 
 /* What the display needs beyond the model run. */
@@ -790,17 +790,25 @@ static void on_key(Loop *l, int key)
     Trace_event(l->trace, "key %s gen=%lu", name, l->generation);
 }
 
-/* The warnings about the settings the screen started with go first among those of a result of
-   these settings (s, the loop's alone until it is shown): ! lists them and the status counts
-   them, as long as those settings are on. */
+/* --hf-config's warnings that describe the result of s (HfConfig_warning_holds: a warning
+   about a field the user has since changed by key, or about the file's model once a setting the
+   file set has changed, does not) go first among its warnings: ! lists them and the status
+   counts them with that result, the previous one's staying with it while the next computes. */
 static void add_start_warnings(const Loop *l, Snapshot *s)
 {
-    if (!l->start_warnings || !l->start_warnings->count ||
-        !Config_equal(&s->result->config, &l->start_config))
+    const HfConfigReport *h = l->hf_config;
+    static Warnings merged; /* 20 KB: on the UI thread alone */
+    merged = (Warnings){0};
+    char text[HF_WARNING_SIZE];
+    for (int i = 0; h && i < HfConfig_warning_count(h); i++)
+        if (HfConfig_warning_holds(h, i, &l->start_config, &s->result->config)) {
+            HfConfig_warning(h, i, text, sizeof text);
+            Warnings_add(&merged, "%s", text);
+        }
+    if (!merged.count)
         return;
-    Warnings *run = &s->result->warnings, merged = *l->start_warnings;
-    Warnings_add_all(&merged, run);
-    *run = merged;
+    Warnings_add_all(&merged, &s->result->warnings);
+    s->result->warnings = merged;
 }
 
 static void on_snapshot(Loop *l)
@@ -1021,7 +1029,7 @@ int Tui_run(const TuiSettings *s)
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
               .format_preset = s->format_preset,
-              .start_warnings = s->start_warnings,
+              .hf_config = s->hf_config,
               .start_config = s->config};
     l.controls.display.present = s->present;
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {
