@@ -252,6 +252,78 @@ static void test_phi3(void **state)
     assert_int_equal(d.mask, MASK_CAUSAL); /* sliding_window's default: null */
 }
 
+/* The index of the warning about `field`, or -1. */
+static int warning_about(const HfConfigReport *h, const char *field)
+{
+    for (int i = 0; i < h->count; i++)
+        if (strcmp(h->unmodelled[i].field, field) == 0)
+            return i;
+    return -1;
+}
+
+/* Fails unless warning all[k] holds for a run of c exactly where expected[k] says so. */
+static void holds_as(const HfConfigReport *h, const int all[3], const Config *start,
+                     const Config *c, const bool expected[3], int line)
+{
+    for (int k = 0; k < 3; k++)
+        if (HfConfig_warning_holds(h, all[k], start, c) != expected[k])
+            fail_msg("line %d: the warning about %s should have %s", line,
+                     h->unmodelled[all[k]].field, expected[k] ? "held" : "dropped");
+}
+
+/* Which of --hf-config's warnings still describe a run of changed settings (the screen lists
+   those with each result): GPT-2's activation_function (read into --mlp) while --mlp is the
+   file's; its model_type (the family's biases) while the settings the family fixes are; a
+   field no reader knows while every setting the file set is.  T, the seed and the shown layer
+   are not the file's; a setting an option after the file changed is not asked of the file. */
+static void test_warnings_hold_per_field(void **state)
+{
+    (void)state;
+    static const char GPT2[] =
+        "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_head\": 4, \"n_layer\": 6, "
+        "\"activation_function\": \"gelu_new\", \"initializer_range\": 0.02, "
+        "\"attn_unheard_of_scale\": 2.5}";
+    Config start = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    assert_int_equal(from_text(GPT2, &start, &h, err), 0);
+    int act = warning_about(&h, "activation_function"), family = warning_about(&h, "model_type"),
+        unknown = warning_about(&h, "attn_unheard_of_scale");
+    assert_true(act >= 0 && family >= 0 && unknown >= 0);
+    const int all[] = {act, family, unknown};
+    holds_as(&h, all, &start, &start, (const bool[]){true, true, true}, __LINE__);
+    Config c = start;
+    c.tokens = start.tokens / 2;
+    c.seed = start.seed + 1;
+    c.layer = 2;
+    /* none of these is the file's */
+    holds_as(&h, all, &start, &c, (const bool[]){true, true, true}, __LINE__);
+    c = start;
+    c.mlp = MLP_RELU;
+    /* activation_function's own setting, and one of the file's */
+    holds_as(&h, all, &start, &c, (const bool[]){false, true, false}, __LINE__);
+    c = start;
+    c.width = 2 * start.width;
+    /* n_embd: the file's model, not the activation's */
+    holds_as(&h, all, &start, &c, (const bool[]){true, true, false}, __LINE__);
+    c = start;
+    c.layernorm = LAYERNORM_RMS;
+    /* the family's norm */
+    holds_as(&h, all, &start, &c, (const bool[]){true, false, false}, __LINE__);
+    c.layernorm = start.layernorm;
+    /* changed back */
+    holds_as(&h, all, &start, &c, (const bool[]){true, true, true}, __LINE__);
+    /* -L 2 after the file: the file's depth no longer asked for; --mlp relu after it: the
+       activation's warning does not describe the run from the start. */
+    Config options = start;
+    options.depth = 2;
+    options.mlp = MLP_RELU;
+    c = options;
+    c.depth = 4;
+    assert_true(HfConfig_warning_holds(&h, unknown, &options, &c));
+    assert_false(HfConfig_warning_holds(&h, act, &options, &options));
+}
+
 /* Windows at the T in force: gpt-oss's 128 keys act at T = 512 and cover T = 64; Gemma 3's
    pattern and Qwen's max_window_layers give their layers. */
 static void test_windows(void **state)
@@ -619,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_defaults_named_as_defaults),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_warnings_hold_per_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

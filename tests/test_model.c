@@ -594,6 +594,58 @@ static void test_warnings_past_the_list_are_counted(void **state)
     assert_string_equal(w.text[WARNINGS_MAX - 2], "warning 14");
 }
 
+/* Two lists merged that each overflowed (the screen's start warnings and a run's): the merged
+   list's warnings and the count of the rest add up to both lists' warnings, the count of each
+   list's dropped ones carried (its counting entry is no warning of its own), and every warning
+   listed is one of theirs, the first list's first. */
+static void test_merged_lists_carry_their_dropped_counts(void **state)
+{
+    (void)state;
+    static Warnings start, run, merged;
+    int start_total = WARNINGS_MAX + 4, run_total = WARNINGS_MAX + 7;
+    for (int i = 0; i < start_total; i++)
+        Warnings_add(&start, "start %d", i);
+    for (int i = 0; i < run_total; i++)
+        Warnings_add_about(&run, WARNING_ABOUT_GRADIENTS, "run %d", i);
+    assert_int_equal(start.dropped, 5);
+    assert_int_equal(run.dropped, 8);
+    merged = start;
+    Warnings_add_all(&merged, &run);
+    assert_int_equal(merged.count, WARNINGS_MAX);
+    int listed = merged.count - 1;
+    for (int i = 0; i < listed; i++) {
+        char expected[32];
+        snprintf(expected, sizeof expected, "start %d", i);
+        assert_string_equal(merged.text[i], expected);
+    }
+    assert_int_equal(listed + merged.dropped, start_total + run_total);
+    char counted[128];
+    snprintf(counted, sizeof counted,
+             "%d more warnings (repeats counted) did not fit: a result lists at most %d",
+             start_total + run_total - listed, WARNINGS_MAX);
+    assert_string_equal(merged.text[WARNINGS_MAX - 1], counted);
+    assert_true(merged.subject[WARNINGS_MAX - 1] & WARNING_ABOUT_GRADIENTS);
+
+    /* A short first list: the run's listed warnings follow it, then the count of its rest. */
+    static Warnings few;
+    Warnings_add(&few, "start 0");
+    Warnings_add_all(&few, &run);
+    int few_listed = few.count - 1;
+    assert_int_equal(few_listed + few.dropped, 1 + run_total);
+    assert_string_equal(few.text[1], "run 0");
+    /* A repeat of the first list's entry leaves the last slot free: the count takes it (the
+       run's displaced warning is among those it counts), and stays last when another comes. */
+    static Warnings repeat;
+    Warnings_add_about(&repeat, WARNING_ABOUT_GRADIENTS, "run 0");
+    Warnings_add_all(&repeat, &run);
+    assert_int_equal(repeat.count, WARNINGS_MAX);
+    assert_int_equal(repeat.count - 1 + repeat.dropped, run_total);
+    Warnings_add(&repeat, "one more");
+    assert_int_equal(repeat.count, WARNINGS_MAX);
+    assert_int_equal(repeat.count - 1 + repeat.dropped, run_total + 1);
+    assert_non_null(strstr(repeat.text[repeat.count - 1], "more warnings"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_gradient_only_without_skip_and_layernorm),
         cmocka_unit_test(test_gap_removal_keeps_the_gradient_flat),
         cmocka_unit_test(test_warnings_past_the_list_are_counted),
+        cmocka_unit_test(test_merged_lists_carry_their_dropped_counts),
     };
     return cmocka_run_group_tests_name("model", tests, setup, teardown);
 }

@@ -328,6 +328,9 @@ typedef struct {
     Gap counterpart_gap;
     bool jacobian_exact; /* K built and decomposed in full (T·d ≤ CONDITIONING_EXACT_MAX) */
     KronTally kron;      /* the matrix-free path's ways to s_min (zero on the exact path) */
+    /* Why K is singular by its structure (κ(K) = ∞, null in the series), short, for the screen
+       ("H·d_h = 8 < d = 16"); a warning says it in full.  "" where it is not known to be. */
+    char jacobian_singular[96];
     ConditioningCurves network, counterpart;
     /* Every layer ℓ of the network, at (ℓ − 1)·size: the singular values of A (T) and of
        W_VO (d), whose pairwise products are those of B for one head, and K's (T·d, exact

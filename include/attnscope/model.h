@@ -351,5 +351,9 @@ const char *Model_gradients_unavailable(const Config *c);
 void Warnings_add(Warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void Warnings_add_about(Warnings *w, unsigned subject, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Adds every warning of `from` after w's, each about its own subjects, and carries from's
+   count of warnings that did not fit: the listed warnings and the count of the rest add up to
+   both lists' warnings (the entry that counts from's is not a warning of its own). */
+void Warnings_add_all(Warnings *w, const Warnings *from);
 
 #endif

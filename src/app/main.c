@@ -600,17 +600,6 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
     return 0;
 }
 
-/* The warnings HfConfig_warn prints, for the screen's list: curses takes the terminal right
-   after they are printed. */
-static void hf_config_warnings(const HfConfigReport *h, Warnings *w)
-{
-    char text[WARNING_LENGTH];
-    for (int i = 0; i < HfConfig_warning_count(h); i++) {
-        HfConfig_warning(h, i, text, sizeof text);
-        Warnings_add_about(w, WARNING_ABOUT_RUN, "%s", text);
-    }
-}
-
 int main(int argc, char **argv)
 {
     /* A LAPACK helper started again after the first one died (isolate.h). */
@@ -684,8 +673,6 @@ int main(int argc, char **argv)
     Isolate_restart_with("/proc/self/exe");
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
     const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
-    static Warnings hf_warnings;
-    hf_config_warnings(&o.hf_config, &hf_warnings);
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,
                        .no_color = o.no_color,
@@ -700,7 +687,7 @@ int main(int argc, char **argv)
                        .presets_dir = presets,
                        .load_preset = Options_load_preset,
                        .format_preset = Options_write_preset,
-                       .start_warnings = &hf_warnings};
+                       .hf_config = o.hf_config.file[0] ? &o.hf_config : NULL};
     status = Tui_run(&tui);
     Checkpoint_close(checkpoint);
     TokenIds_free(&ids);

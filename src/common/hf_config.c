@@ -134,8 +134,16 @@ static int number_of(HfReader *r, const char *key, const JsonValue *v, double *o
 int HfReader_put(HfReader *r, const char *setting, const char *text, const char *key)
 {
     char message[512];
-    if (Setting_parse(Settings_find(setting), &r->trial, text, message, sizeof message) == 0)
+    const Setting *s = Settings_find(setting);
+    if (Setting_parse(s, &r->trial, text, message, sizeof message) == 0) {
+        HfConfigReport *h = r->report;
+        for (int i = 0; i < Settings_count() && h->set_count < HF_SET_MAX; i++)
+            if (Settings_at(i) == s) {
+                h->set[h->set_count].setting = i;
+                snprintf(h->set[h->set_count++].field, sizeof h->set[0].field, "%s", key);
+            }
         return 0;
+    }
     char note[96];
     snprintf(r->err, r->size, "'%s': \"%s\"%s gives %s", r->file, key,
              default_note(r, key, note, sizeof note), message);
@@ -636,6 +644,7 @@ int HfConfig_parse(const char *text, size_t length, const char *name, Config *c,
         snprintf(err, size, "'%s': out of memory", name);
     if (status == 0) {
         *c = trial;
+        h->read = trial;
         *report = *h;
     }
     free(h);

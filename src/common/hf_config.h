@@ -22,7 +22,14 @@ typedef struct {
     char default_of[32]; /* the family whose default it is, the file lacking it; "" if in it */
 } HfUnmodelled;
 
-enum { HF_UNMODELLED_MAX = 32 };
+enum { HF_UNMODELLED_MAX = 32, HF_SET_MAX = 96 };
+
+/* A setting the file set (its index in the settings table) and the field that set it
+   ("hidden_act", "rope_scaling.factor", or "model_type" for what the family fixes). */
+typedef struct {
+    int setting;
+    char field[96];
+} HfSet;
 
 typedef struct {
     char file[1024];     /* the config.json read; "" when none was */
@@ -37,6 +44,11 @@ typedef struct {
     Mask mask;
     int window;
     double window_layers;
+    /* The settings the file set, with the field each came from, and their values as it left
+       them: what its warnings are about (HfConfig_warning_holds). */
+    int set_count;
+    HfSet set[HF_SET_MAX];
+    Config read;
 } HfConfigReport;
 
 /* Reads FILE, or DIR/config.json, into *c over its current settings: all of them, or (on an
@@ -59,6 +71,16 @@ int HfConfig_check(const HfConfigReport *report, const Config *c, char *err, siz
 enum { HF_WARNING_SIZE = 1024 + 64 + 128 + 256 + 160 };
 int HfConfig_warning_count(const HfConfigReport *report);
 void HfConfig_warning(const HfConfigReport *report, int i, char *buf, size_t size);
+
+/* Whether warning i still describes a run of c, the program having started with `start`
+   (the file's settings as the options after it left them).  A warning about a field the file
+   read into settings (hidden_act into --mlp, rope_scaling into --rope-scaling) holds while
+   those settings are as the file set them; a warning about what the block lacks (biases,
+   experts, a field no reader knows, the fields left out) is about the file's model as a whole
+   and holds while every setting the file set and the options left is as the file set it.
+   Settings the file does not set (T, the seeds, the input, the shown layer) change neither. */
+bool HfConfig_warning_holds(const HfConfigReport *report, int i, const Config *start,
+                            const Config *c);
 
 /* "attnscope: warning: " and each warning, a line each. */
 void HfConfig_warn(const HfConfigReport *report, FILE *out);

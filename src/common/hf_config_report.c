@@ -119,6 +119,34 @@ void HfConfig_warning(const HfConfigReport *h, int i, char *buf, size_t size)
              u->value_is_json ? "" : "...", note, u->why);
 }
 
+/* Whether the setting entry e was set by `field` or by one of its members ("rope_scaling"
+   sets what "rope_scaling.factor" sets). */
+static bool set_by(const HfSet *e, const char *field)
+{
+    size_t n = strlen(field);
+    return strncmp(e->field, field, n) == 0 && (e->field[n] == '\0' || e->field[n] == '.');
+}
+
+bool HfConfig_warning_holds(const HfConfigReport *h, int i, const Config *start, const Config *c)
+{
+    const char *field = i < h->count ? h->unmodelled[i].field : NULL;
+    bool own = false; /* the field set settings of its own */
+    for (int k = 0; field && k < h->set_count; k++)
+        own = own || set_by(&h->set[k], field);
+    for (int k = 0; k < h->set_count; k++) {
+        const Setting *s = Settings_at(h->set[k].setting);
+        double file = Setting_get(s, &h->read);
+        if (own && !set_by(&h->set[k], field))
+            continue;
+        /* Where an option after the file changed the setting, the warning about the whole
+           model does not ask for the file's value (the run never had it); its own does. */
+        bool left = Setting_get(s, start) == file;
+        if ((own || left) && Setting_get(s, c) != file)
+            return false;
+    }
+    return true;
+}
+
 void HfConfig_warn(const HfConfigReport *h, FILE *out)
 {
     char text[HF_WARNING_SIZE];

@@ -410,6 +410,9 @@ static int jacobian_layer(Pass *p, double s_min_b)
                      c->layernorm == LAYERNORM_LN ? "centres F's rows"
                                                   : "cuts F's rows to unit norm",
                      c->layernorm == LAYERNORM_LN ? "the direction 1" : "the row's own direction");
+        snprintf(p->result->jacobian_singular, sizeof p->result->jacobian_singular,
+                 "%s-LN's Jacobian sends %s to 0", LN_PLACE_NAMES.names[c->ln_place],
+                 c->layernorm == LAYERNORM_LN ? "1" : "each row");
     }
     if (jacobian) {
         bool spectrum = p->shown_numbers && p->result->layers_jacobian_sv &&
@@ -612,9 +615,10 @@ static void warn_not_built(Conditioning *out, const ConditioningControl *control
 /* Heads of --head-dim's width (H·d_h ≠ d): the value columns fewer than d without grouping
    make W_VO and B singular; heads narrower than d in all make every row of f(X) = [heads]·W^O
    lie in W^O's H·d_h-dimensional row space, so K is singular whatever the mask. */
-static void heads_width_warnings(const Config *c, bool grouped, bool narrow, Warnings *w)
+static void heads_width_warnings(const Config *c, bool grouped, bool narrow, Conditioning *out)
 {
     int inner = Config_heads_width(c);
+    Warnings *w = &out->warnings;
     if (narrow && !grouped)
         Warnings_add(w,
                      "conditioning: heads of d_h = %d: W_VO = sum_h W^V_h W^O_h and B read X "
@@ -627,6 +631,9 @@ static void heads_width_warnings(const Config *c, bool grouped, bool narrow, War
                      "W^O's row space of dimension H*d_h = %d < d = %d, so K is singular: "
                      "kappa_jacobian is null (infinite)",
                      Config_head_width(c), inner, c->width);
+    if (inner < c->width)
+        snprintf(out->jacobian_singular, sizeof out->jacobian_singular, "H·d_h = %d < d = %d",
+                 inner, c->width);
 }
 
 int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
@@ -680,7 +687,7 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
        itself alone, so y_1 = x_1 W_VO and K's first row of blocks has W_VO's rank. */
     bool first_token_alone = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL;
     bool grouped = Config_kv_heads(c) < c->heads, narrow = Layer_kv_width(c) < c->width;
-    heads_width_warnings(c, grouped, narrow, &out->warnings);
+    heads_width_warnings(c, grouped, narrow, out);
     if (grouped && narrow)
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "
@@ -693,6 +700,9 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                      "y_1 = x_1 W_VO, and W_VO has rank <= G*d_h = %d < d, so K is singular too: "
                      "kappa_jacobian is null (infinite)",
                      Layer_kv_width(c));
+    if (grouped && narrow && first_token_alone && !out->jacobian_singular[0])
+        snprintf(out->jacobian_singular, sizeof out->jacobian_singular,
+                 "causal, rank W_VO ≤ G·d_h = %d < d", Layer_kv_width(c));
     Conditioning_show_layer(out, c->layer);
 done:
     run_free(&r);

@@ -140,27 +140,54 @@ Result *Result_copy(const Result *r)
     return c;
 }
 
-static void warnings_add(Warnings *w, unsigned subject, const char *fmt, va_list ap)
+/* Counts n more warnings that did not fit in the list's last entry, about subject too.  The
+   first count displaces the warning that entry held (which counts among them), or, where the
+   list has room (a merged list whose warnings were dropped before), adds the entry: the entry
+   that counts stays the last, and later warnings are counted in it. */
+static void warnings_drop(Warnings *w, int n, unsigned subject)
 {
-    char text[WARNING_LENGTH];
-    vsnprintf(text, sizeof text, fmt, ap);
+    if (w->dropped == 0 && w->count == WARNINGS_MAX)
+        n++;
+    else if (w->dropped == 0)
+        w->subject[w->count++] = 0;
+    int last = w->count - 1;
+    w->dropped += n;
+    snprintf(w->text[last], sizeof w->text[last],
+             "%d more warnings (repeats counted) did not fit: a result lists at most %d",
+             w->dropped, WARNINGS_MAX);
+    w->subject[last] |= subject;
+}
+
+static void warnings_add_text(Warnings *w, unsigned subject, const char *text)
+{
     for (int i = 0; i < w->count; i++)
         if (strcmp(w->text[i], text) == 0) {
             w->subject[i] |= subject;
             return;
         }
-    if (w->count < WARNINGS_MAX) {
-        memcpy(w->text[w->count], text, sizeof text);
+    /* A full list says so rather than losing warnings without a word. */
+    if (w->count < WARNINGS_MAX && w->dropped == 0) {
+        snprintf(w->text[w->count], sizeof w->text[w->count], "%s", text);
         w->subject[w->count++] = subject;
         return;
     }
-    /* A full list says so rather than losing warnings without a word. */
-    int last = WARNINGS_MAX - 1;
-    w->dropped += w->dropped == 0 ? 2 : 1; /* the first drop also displaces the last entry */
-    snprintf(w->text[last], sizeof w->text[last],
-             "%d more warnings (repeats counted) did not fit: a result lists at most %d",
-             w->dropped, WARNINGS_MAX);
-    w->subject[last] |= subject;
+    warnings_drop(w, 1, subject);
+}
+
+static void warnings_add(Warnings *w, unsigned subject, const char *fmt, va_list ap)
+{
+    char text[WARNING_LENGTH];
+    vsnprintf(text, sizeof text, fmt, ap);
+    warnings_add_text(w, subject, text);
+}
+
+void Warnings_add_all(Warnings *w, const Warnings *from)
+{
+    int listed = from->count - (from->dropped > 0); /* from's last entry counts its dropped */
+    for (int i = 0; i < listed; i++)
+        warnings_add_text(w, from->subject[i], from->text[i]);
+    if (from->dropped > 0)
+        warnings_drop(w, from->dropped, from->subject[from->count - 1]);
 }
 
 void Warnings_add(Warnings *w, const char *fmt, ...)

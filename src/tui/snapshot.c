@@ -76,6 +76,7 @@ bool Snapshot_attach_conditioning(Snapshot *s, int slot, const Conditioning *c)
     to->counterpart_gap = c->counterpart_gap;
     to->jacobian_exact = c->jacobian_exact;
     to->kron = c->kron;
+    memcpy(to->jacobian_singular, c->jacobian_singular, sizeof to->jacobian_singular);
     to->warnings = c->warnings;
     size_t T = (size_t)c->config.tokens, d = (size_t)c->config.width, L = (size_t)c->config.depth;
     bool made = copy_curves(&to->network, &c->network, c->config.depth) &&

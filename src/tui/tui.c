@@ -7,6 +7,7 @@
 #include "conditioning_fit.h"
 #include "duration.h"
 #include "export.h"
+#include "export_gate.h"
 #include "export_job.h"
 #include "keys.h"
 #include "picker.h"
@@ -111,6 +112,7 @@ typedef struct {
     ExportJob *export_job;          /* x's export, written on a thread of its own */
     double export_since;            /* when it started (Trace_clock_ms) */
     char export_typed[PROMPT_SIZE]; /* its directory as typed at the prompt */
+    ExportWait export_wait;         /* the prompt said to wait for the result */
     /* The directory of the export that quitting cancelled, said on stderr on leaving. */
     char export_cancelled_by_quit[EXPORT_JOB_DIR_SIZE];
     bool busy;
@@ -150,8 +152,8 @@ typedef struct {
     char fitting[KEYS_NOTE_SIZE];
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);
     int (*format_preset)(const Config *c, char *buf, size_t size);
-    const Warnings *start_warnings; /* about start_config (TuiSettings), or NULL */
-    Config start_config;
+    const HfConfigReport *hf_config; /* --hf-config's report (TuiSettings), or NULL */
+    Config start_config;             /* the settings the screen started with */
 } Loop;
 
 /* What the display needs beyond the model run. */
@@ -339,23 +341,12 @@ static void long_job_key(Loop *l, int key)
     }
 }
 
-/* How export_refusal begins when the result is not in yet (the prompt says when it is). */
-#define EXPORT_NOT_YET "nothing to export yet: "
-
-/* Why x cannot export now (NULL: it can): the shown result must be the settings' and
-   complete and, in the conditioning view, its conditioning in or known to be absent, so
-   that the export holds the job whole. */
-static const char *export_refusal(const Loop *l)
+/* x's gate for the shown result under the settings on (export_gate.h). */
+static ExportGate export_gate(const Loop *l)
 {
-    const Snapshot *s = l->shown;
-    if (ExportJob_running(l->export_job))
-        return EXPORT_JOB_STILL_WRITING;
-    if (!s || s->failed || !s->done || !Config_equal(&s->result->config, &l->controls.config))
-        return EXPORT_NOT_YET "wait for the result";
-    if (l->controls.display.panel == PANEL_CONDITIONING && !s->has_conditioning[0] &&
-        !s->conditioning_note[0][0])
-        return EXPORT_NOT_YET "wait for the conditioning";
-    return NULL;
+    return ExportGate_of(l->shown, &l->controls.config,
+                         l->controls.display.panel == PANEL_CONDITIONING,
+                         ExportJob_running(l->export_job));
 }
 
 /* Starts writing the shown result into the directory typed at the prompt (~/ is the home
@@ -364,7 +355,7 @@ static const char *export_refusal(const Loop *l)
    on_export_done says what was written.  Returns 0 when started. */
 static int export_shown(Loop *l)
 {
-    const char *refusal = export_refusal(l);
+    const char *refusal = ExportWait_said(&l->export_wait, export_gate(l));
     if (refusal) {
         snprintf(l->note, sizeof l->note, "%s", refusal);
         return -1;
@@ -721,11 +712,13 @@ static void bound_key(Loop *l, const KeyBinding *b)
             l->controls = next;
         break;
     }
-    case ACTION_EXPORT:
+    case ACTION_EXPORT: {
         /* Open even before the result is in: what is typed next is a directory, never keys. */
         prompt_open(l, PROMPT_EXPORT_DIRECTORY);
-        snprintf(l->note, sizeof l->note, "%s", export_refusal(l) ? export_refusal(l) : "");
+        const char *refusal = ExportWait_said(&l->export_wait, export_gate(l));
+        snprintf(l->note, sizeof l->note, "%s", refusal ? refusal : "");
         break;
+    }
     case ACTION_SAVE_PRESET:
         prompt_open(l, PROMPT_PRESET_NAME);
         break;
@@ -797,18 +790,25 @@ static void on_key(Loop *l, int key)
     Trace_event(l->trace, "key %s gen=%lu", name, l->generation);
 }
 
-/* The warnings about the settings the screen started with go first among those of a result of
-   these settings (s, the loop's alone until it is shown): ! lists them and the status counts
-   them, as long as those settings are on. */
+/* --hf-config's warnings that describe the result of s (HfConfig_warning_holds: a warning
+   about a field the user has since changed by key, or about the file's model once a setting the
+   file set has changed, does not) go first among its warnings: ! lists them and the status
+   counts them with that result, the previous one's staying with it while the next computes. */
 static void add_start_warnings(const Loop *l, Snapshot *s)
 {
-    if (!l->start_warnings || !l->start_warnings->count ||
-        !Config_equal(&s->result->config, &l->start_config))
+    const HfConfigReport *h = l->hf_config;
+    static Warnings merged; /* 20 KB: on the UI thread alone */
+    merged = (Warnings){0};
+    char text[HF_WARNING_SIZE];
+    for (int i = 0; h && i < HfConfig_warning_count(h); i++)
+        if (HfConfig_warning_holds(h, i, &l->start_config, &s->result->config)) {
+            HfConfig_warning(h, i, text, sizeof text);
+            Warnings_add(&merged, "%s", text);
+        }
+    if (!merged.count)
         return;
-    Warnings *run = &s->result->warnings, merged = *l->start_warnings;
-    for (int i = 0; i < run->count; i++)
-        Warnings_add_about(&merged, run->subject[i], "%s", run->text[i]);
-    *run = merged;
+    Warnings_add_all(&merged, &s->result->warnings);
+    s->result->warnings = merged;
 }
 
 static void on_snapshot(Loop *l)
@@ -824,7 +824,7 @@ static void on_snapshot(Loop *l)
     l->redraw = true;
     /* The export's prompt, opened before the result was in, said to wait: it is in now. */
     if (l->prompting == PROMPT_EXPORT_DIRECTORY &&
-        strncmp(l->note, EXPORT_NOT_YET, strlen(EXPORT_NOT_YET)) == 0 && !export_refusal(l))
+        ExportWait_ended(&l->export_wait, export_gate(l)))
         snprintf(l->note, sizeof l->note, "the result is in: Enter exports it");
     Trace_event(l->trace, "apply gen=%lu layers=%d/%d spectra=%d done=%d conditioning=%d",
                 s->generation, s->result->layers_done, s->result->config.depth,
@@ -1029,7 +1029,7 @@ int Tui_run(const TuiSettings *s)
               .presets_dir = s->presets_dir,
               .load_preset = s->load_preset,
               .format_preset = s->format_preset,
-              .start_warnings = s->start_warnings,
+              .hf_config = s->hf_config,
               .start_config = s->config};
     l.controls.display.present = s->present;
     if (s->trace_path && !(l.trace = Trace_open(s->trace_path))) {

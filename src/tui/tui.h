@@ -4,6 +4,7 @@
 
 #include "attnscope/config.h"
 #include "attnscope/model.h"
+#include "hf_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,10 +35,10 @@ typedef struct {
     /* The preset writer the command line uses (p saves the settings with it); returns the
        length it needed, as snprintf does. */
     int (*format_preset)(const Config *c, char *buf, size_t size);
-    /* Warnings about config as it was given, which no run makes (--hf-config's fields not
-       modelled): listed with each result of those settings, as long as they are on.  NULL:
-       none. */
-    const Warnings *start_warnings;
+    /* --hf-config's report, whose warnings (fields not modelled) no run makes: each is listed
+       with every result it describes (HfConfig_warning_holds of config and the result's
+       settings).  NULL: no file was read. */
+    const HfConfigReport *hf_config;
 } TuiSettings;
 
 /* Runs the screen until q or a signal.  Returns the exit status: 0, 2 when there is no

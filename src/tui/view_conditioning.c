@@ -45,12 +45,15 @@ static const char *kappa_text(char *out, size_t size, double kappa)
     return Figure_number(out, size, "%.4g", kappa, "null");
 }
 
-/* A κ(K) as the readout prints it after its name: "=" the value; where it is null, "≥" the
-   proved lower bound when there is one (never the bound as the value), else "=null". */
-static const char *kappa_or_bound(char *out, size_t size, double kappa, double lower)
+/* A κ(K) as the readout prints it after its name: "=" the value; where it is null, "=∞" where K
+   is singular, "≥" the proved lower bound when there is one (never the bound as the value),
+   else "=null". */
+static const char *kappa_or_bound(char *out, size_t size, double kappa, double lower, bool singular)
 {
     char value[24];
-    if (!isfinite(kappa) && isfinite(lower))
+    if (isnan(kappa) && singular)
+        snprintf(out, size, "=∞");
+    else if (!isfinite(kappa) && isfinite(lower))
         snprintf(out, size, "≥%.3g", lower);
     else
         snprintf(out, size, "=%s", kappa_text(value, sizeof value, kappa));
@@ -103,7 +106,11 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
     else
         snprintf(path, size, "κ(K) estimated: %s, certified at no layer", how);
     nulls[0] = '\0';
-    if (missing && bounded == missing)
+    /* Null because K is singular: κ(K) = ∞, not an unknown value, and no bound is drawn. */
+    bool singular = k->jacobian_singular[0] != '\0';
+    if (missing && singular)
+        snprintf(nulls, size, "K singular, κ(K) = ∞: %s (!)", k->jacobian_singular);
+    else if (missing && bounded == missing)
         snprintf(nulls, size, "κ(K) null at %d of %d layers; ▴ a proved κ(K) ≥ (!)", missing,
                  depth);
     else if (missing && bounded)
@@ -116,7 +123,8 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
     /* On the exact path a null κ(K) is beyond double precision, and its bound is not drawn. */
     snprintf(values, size, "ℓ=%d: κ(K)%s κ(K+I)=%s κ(A⋯A)=%s", shown,
              kappa_or_bound(kj, sizeof kj, k->network.kappa_jacobian[shown],
-                            k->jacobian_exact ? NAN : k->network.kappa_jacobian_lower[shown]),
+                            k->jacobian_exact ? NAN : k->network.kappa_jacobian_lower[shown],
+                            singular),
              kappa_text(ks, sizeof ks, k->network.kappa_jacobian_skip[shown]),
              kappa_text(ka, sizeof ka, k->network.kappa_attention_product[shown]));
     return missing;
@@ -148,9 +156,15 @@ void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c)
        null, the proved lower bound instead (▴ the network's, ▵ its counterpart's). */
     double bound[LAYERS_MAX], counterpart_bound[LAYERS_MAX];
     int bounded = 0;
+    bool singular = k->jacobian_singular[0] != '\0';
     if (!k->jacobian_exact) {
-        bounded = bound_points(&k->network, depth, bound);
-        bound_points(&k->counterpart, depth, counterpart_bound);
+        /* A bound below ∞ says less than "singular" does: none is drawn where K is. */
+        bounded = singular ? 0 : bound_points(&k->network, depth, bound);
+        if (singular)
+            for (int l = 0; l <= depth; l++)
+                bound[l] = counterpart_bound[l] = NAN;
+        else
+            bound_points(&k->counterpart, depth, counterpart_bound);
         snprintf(network_skip, sizeof network_skip, "κ(K) ≥ (gap %s)",
                  GAP_NAMES.names[k->config.gap]);
         snprintf(counterpart_skip, sizeof counterpart_skip, "κ(K) ≥ (gap %s)",
@@ -163,7 +177,10 @@ void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c)
     int missing_points = conditioning_notes(k, bounded, path, nulls, values, sizeof path);
     if (compact)
         snprintf(title, sizeof title, "%s%sκ, log: K %s%s", named ? init : "", named ? ": " : "",
-                 k->jacobian_exact ? "exact" : "Lanczos", missing_points ? ", nulls (!)" : "");
+                 k->jacobian_exact ? "exact" : "Lanczos",
+                 !missing_points ? ""
+                 : singular      ? ", singular: κ(K) = ∞ (!)"
+                                 : ", nulls (!)");
     SeriesPlot p = {
         .title = title,
         .count = 5,
@@ -184,7 +201,9 @@ void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c)
                  : nulls[0] ? 3
                             : 2,
         .note = {path, values, nulls},
-        .empty = "every κ is null here: beyond double precision or not certified (see !)",
+        .empty = singular
+                     ? "κ(K) = ∞ (K singular) and every other κ null here (see !)"
+                     : "every κ is null here: beyond double precision or not certified (see !)",
         .x_name = "layer ℓ",
         .x_whole = true,
     };

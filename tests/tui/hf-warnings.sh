@@ -1,9 +1,12 @@
 #!/bin/bash
 # --hf-config's "not modelled" warnings, printed on stderr just before the screen takes the
-# terminal, are in the screen's list too (! and the status line's count), first, for as long
-# as the settings the file gave are on: a setting changed takes them away, changed back brings
-# them back.  The file: Qwen3-0.6B's config.json, with one field added that no reader knows
-# (its warning does not depend on what attnscope models); L = 2 of its 28 layers, for time.
+# terminal, are in the screen's list too (! and the status line's count), first, with every
+# result they describe: T is attnscope's, not the file's, so a new T keeps them; a setting the
+# file set (its hidden_size, d) changed by key takes the warning about its model away, changed
+# back brings it back (tests/test_hf_config.c checks the rule warning by warning).  The file:
+# Qwen3-0.6B's config.json, with one field added that no reader knows (its warning is about
+# the file's model as a whole); L = 2 of its 28 layers, for time (-L after the file: its depth
+# is the option's, and the L key would not count as leaving the file's model).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -37,7 +40,15 @@ keys Escape
 check "Esc closes it" wait_gone "warnings of the shown result"
 check "the status line counts them" eval 'screen | grep -qE "! $with warnings  \? help"'
 
-press "t: T = 8, other settings than the file's" "T=8 " t
+press "t: T = 8, which the file does not set" "T=8 " t
+check "  computed" settled
+press "! still lists the file's warnings, first" "1\\. $config: " "!"
+check "  every field stderr warned about" listed
+check "  as many as before" eval '[ "$(listed_count)" -eq "$with" ]'
+keys Escape
+check "Esc closes it" wait_gone "warnings of the shown result"
+
+press "d: d = 512, the file's hidden_size changed" "d=512 " d
 check "  computed" settled
 press "! lists none of the file's warnings now" "warnings of the shown result \([0-9]+\)" "!"
 check "  attn_unheard_of_scale is not listed" absent "attn_unheard_of_scale"
@@ -46,7 +57,7 @@ check "  the list is shorter by stderr's warnings" \
 keys Escape
 check "Esc closes it" wait_gone "warnings of the shown result"
 
-press "T: the file's settings again" "T=16 " T
+press "D: the file's d again" "d=1024 " D
 check "  computed" settled
 # The status line may show the file's first warning itself: the list's numbered entry is what
 # only ! shows.
