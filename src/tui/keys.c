@@ -452,6 +452,7 @@ static const KeyBinding OTHER_KEYS[] = {
     {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL, 0, NULL},
     {'p', "p", "save settings as a preset", ACTION_SAVE_PRESET, NULL, 0, NULL},
     {'P', "P", "presets: pick one to load", ACTION_PICK_PRESET, NULL, 0, NULL},
+    {':', ":", "set a setting by name", ACTION_SETTING_LINE, NULL, 0, NULL},
     {'>', ">", "tour: next step", ACTION_TOUR_NEXT, NULL, 0, NULL},
     {'<', "<", "tour: previous step", ACTION_TOUR_PREVIOUS, NULL, 0, NULL},
     {'!', "!", "all warnings, in full", ACTION_WARNINGS, NULL, 0, NULL},

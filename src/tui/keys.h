@@ -58,7 +58,8 @@ typedef struct {
 
 /* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display;
    ACTION_EXPORT writes the shown result as CSV and SVG files, ACTION_SAVE_PRESET asks for
-   a name and saves the settings as a preset, ACTION_PICK_PRESET opens the preset picker;
+   a name and saves the settings as a preset, ACTION_PICK_PRESET opens the preset picker,
+   ACTION_SETTING_LINE the line that sets any setting by name (setline.h);
    the tour keys load the next or previous preset of the classroom tour. */
 typedef enum {
     ACTION_SETTING,
@@ -66,6 +67,7 @@ typedef enum {
     ACTION_EXPORT,
     ACTION_SAVE_PRESET,
     ACTION_PICK_PRESET,
+    ACTION_SETTING_LINE,
     ACTION_TOUR_NEXT,
     ACTION_TOUR_PREVIOUS,
     ACTION_HELP,
