@@ -1,0 +1,55 @@
+#!/bin/bash
+# The : line sets a setting that has no key by its name: Tab completes the name and shows what
+# it accepts, Enter sets it and the next result is --batch's with the same settings (layers.csv
+# byte for byte), a refusal says the command line's words and sets nothing, ↑ recalls the line,
+# Esc cancels, an option that is not a setting is refused with the reason, and q quits.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+ARGS="-T 32 -d 64 -L 2 --wo gaussian"
+trace=$TMP/setline.trace
+mkdir -p "$TMP/out"
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $ARGS --no-confirm --trace '$trace'"
+expect "computes" "computed in [0-9]+ ms"
+press ": opens the line" "set: a setting and its value" ":"
+keys -l "head-d"
+press "Tab completes the name" ":head-dim _" Tab
+expect "and says what it accepts and holds" "accepted 0\.\.d; now 0"
+keys -l "32"
+press "Enter sets it, the status line says so" "set head-dim=32" Enter
+expect "the status line shows the new setting" "d_h=32"
+check "the new result is in" settled
+press "x asks for a directory" "directory: _" x
+keys -l "$TMP/out/screen"
+press "and exports the result" "exported [0-9]+ files to" Enter
+"$BIN" --batch $ARGS --head-dim 32 --export "$TMP/batch" >/dev/null 2>&1
+"$BIN" --batch $ARGS --export "$TMP/before" >/dev/null 2>&1
+check "its numbers are --batch --head-dim 32's (layers.csv byte for byte)" \
+    cmp "$TMP/batch/layers.csv" "$TMP/out/screen/layers.csv"
+check "which are not those before the line (the comparison can fail)" \
+    bash -c "! cmp -s '$TMP/before/layers.csv' '$TMP/out/screen/layers.csv'"
+
+refusal=$("$BIN" --batch $ARGS --head-dim 32 --heads 0 2>&1 >/dev/null | sed 's/^attnscope: //')
+check "the command line refuses --heads 0" test -n "$refusal"
+keys ":"
+keys -l "heads 0"
+press "a refusal says the command line's words" "$(printf '%s' "${refusal:0:40}" | sed 's/[][().*^$|+?{}\\]/\\&/g')" Enter
+expect "and keeps the line open to change it" ":heads 0_"
+press "Esc cancels: nothing set" "nothing set" Escape
+check "the settings stay" shows "d_h=32"
+
+keys ":"
+keys -l "rope-"
+press "Tab on several matches: the first, counted" ":rope-theta_" Tab
+expect "its count" "1 of 7 \(Tab: next\)"
+press "Tab again: the next match" ":rope-fraction_" Tab
+keys Escape
+keys ":"
+press "↑ recalls the line set before" ":head-dim 32_" Up
+keys Escape
+keys ":"
+keys -l "weights x.safetensors"
+press "an option that is not a setting: refused with the reason" "--weights is not set on the screen: a checkpoint is read at start only" Enter
+keys Escape
+quits "q quits"
+finish
