@@ -114,6 +114,9 @@ static void complete(SetLine *l, const Config *c)
         size_t at = strlen(text);
         while (at > 0 && text[at - 1] != ' ' && text[at - 1] != '\t' && text[at - 1] != '=')
             at--;
+        memcpy(l->stem, text, at);
+        l->stem[at] = '\0';
+        l->value = value_next(l->stem, &l->named);
         if (strncmp(text + at, "--", 2) == 0)
             at += 2;
         snprintf(l->partial, sizeof l->partial, "%s", text + at);
@@ -121,8 +124,8 @@ static void complete(SetLine *l, const Config *c)
         l->stem[at] = '\0';
         l->match = -1;
     }
-    const Setting *named;
-    bool value = value_next(l->stem, &named);
+    const Setting *named = l->named;
+    bool value = l->value;
     const char *found[SETTINGS_MAX];
     int count = candidates(l, named, value, found);
     l->completing = count > 1;

@@ -23,10 +23,13 @@ typedef struct {
     int count, recalled;
     char typed[PROMPT_SIZE];
     /* Tab's cycle while the text is what the last Tab made: the text before the word, the
-       word as typed (without its "--"), and the match shown (-1: none yet). */
+       word as typed (without its "--"), the match shown (-1: none yet), and whether the word
+       is a value (of named, NULL where its name is no setting) or a name. */
     bool completing;
     char stem[PROMPT_SIZE], partial[PROMPT_SIZE];
     int match;
+    bool value;
+    const Setting *named;
     char detail[SETLINE_DETAIL_SIZE]; /* what the completed setting accepts (prompt.detail) */
 } SetLine;
 
