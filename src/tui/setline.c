@@ -142,14 +142,12 @@ static void complete(SetLine *l, const Config *c)
     if (n >= PROMPT_SIZE)
         snprintf(text, PROMPT_SIZE, "%s", l->stem);
     const Setting *s = value ? named : Settings_find(found[l->match]);
-    char about[SETLINE_DETAIL_SIZE] = "";
+    int used = count > 1 ? snprintf(l->detail, sizeof l->detail,
+                                    "%d of %d (Tab: next): ", l->match + 1, count)
+                         : 0;
+    l->detail[used] = '\0';
     if (s)
-        describe(s, c, about, sizeof about);
-    if (count > 1)
-        snprintf(l->detail, sizeof l->detail, "%d of %d (Tab: next): %s", l->match + 1, count,
-                 about);
-    else
-        snprintf(l->detail, sizeof l->detail, "%s", about);
+        describe(s, c, l->detail + used, sizeof l->detail - (size_t)used);
     l->prompt.detail = l->detail;
 }
 
