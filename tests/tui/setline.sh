@@ -1,8 +1,9 @@
 #!/bin/bash
 # The : line sets a setting that has no key by its name: Tab completes the name and shows what
-# it accepts, Enter sets it and the next result is --batch's with the same settings (layers.csv
-# byte for byte), a refusal says the command line's words and sets nothing, ↑ recalls the line,
-# Esc cancels, an option that is not a setting is refused with the reason, and q quits.
+# it accepts, Enter sets it and the next result is --batch's with the same settings (its CSV
+# files, settings line and numbers, byte for byte), a refusal says the command line's words and
+# sets nothing, ↑ recalls the line, Esc cancels, an option that is not a setting is refused
+# with the reason, and q quits.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -24,8 +25,14 @@ keys -l "$TMP/out/screen"
 press "and exports the result" "exported [0-9]+ files to" Enter
 "$BIN" --batch $ARGS --head-dim 32 --export "$TMP/batch" >/dev/null 2>&1
 "$BIN" --batch $ARGS --export "$TMP/before" >/dev/null 2>&1
-check "its numbers are --batch --head-dim 32's (layers.csv byte for byte)" \
-    cmp "$TMP/batch/layers.csv" "$TMP/out/screen/layers.csv"
+same_csv() { # every CSV file of the two exports the same, byte for byte
+    local f
+    for f in layers eigenvalues singular_values; do
+        cmp "$1/$f.csv" "$2/$f.csv" || return 1
+    done
+}
+check "its numbers and settings are --batch --head-dim 32's (every CSV byte for byte)" \
+    same_csv "$TMP/batch" "$TMP/out/screen"
 check "which are not those before the line (the comparison can fail)" \
     bash -c "! cmp -s '$TMP/before/layers.csv' '$TMP/out/screen/layers.csv'"
 
