@@ -285,6 +285,17 @@ static bool needs_job(const Loop *l, const Controls *next)
            (want.conditioning_other && !had.conditioning_other) || left;
 }
 
+/* Puts next on: a job where it needs one (or the long-job question), else at once.  A view
+   redraws from the snapshot; only what it adds (the sweep, the compare view's second network)
+   is a job, and the worker reuses the model run. */
+static void change_to(Loop *l, const Controls *next)
+{
+    if (needs_job(l, next))
+        submit_or_ask(l, next, NULL);
+    else
+        l->controls = *next;
+}
+
 /* A setting or view key while the question is open steps the settings and view asked about,
    which are priced again: back at what the last job computed (a view it covers), nothing is
    asked or computed; still long, the question asks about the new ones; short enough, they are
@@ -599,10 +610,7 @@ static void setline_key(Loop *l, int key)
         SetLine_remember(&l->setline);
         l->prompting = PROMPT_NONE;
         Trace_event(l->trace, "set %s", l->setline.prompt.text);
-        if (needs_job(l, &next))
-            submit_or_ask(l, &next, NULL);
-        else
-            l->controls = next;
+        change_to(l, &next);
         break;
     }
     case PROMPT_CANCEL:
@@ -758,12 +766,7 @@ static void bound_key(Loop *l, const KeyBinding *b)
     case ACTION_DISPLAY: {
         Controls next = l->controls;
         Keys_apply(b, &next, l->note, sizeof l->note);
-        /* A view redraws from the snapshot; only what it adds (the sweep, the compare
-           view's second network) is a job, and the worker reuses the model run. */
-        if (needs_job(l, &next))
-            submit_or_ask(l, &next, NULL);
-        else
-            l->controls = next;
+        change_to(l, &next);
         break;
     }
     case ACTION_EXPORT:
