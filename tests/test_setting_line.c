@@ -1,8 +1,9 @@
 /* A line of settings (the screen's `:` line) against the command line's own parsing of the
- * same settings: the same Config where both accept, the same message where both refuse, and
- * nothing applied on a refusal. */
+ * same settings: the same Config (and the batch document's "config" object) where both accept, the
+ * same message where both refuse, and nothing applied on a refusal. */
 #include "testing.h"
 
+#include "json.h"
 #include "options.h"
 #include "setting_line.h"
 
@@ -60,6 +61,16 @@ static void test_lines_set_what_the_command_line_sets(void **state)
         while (SAME[i].args[given])
             given++;
         assert_int_equal(applied, given / 2);
+        /* The "config" object the batch document prints of each. */
+        Text from_line = {0}, from_options = {0};
+        Json_config_members(&from_line, &line);
+        Json_config_members(&from_options, &expected);
+        assert_false(from_line.failed || from_options.failed);
+        if (strcmp(from_line.data, from_options.data) != 0)
+            fail_msg("'%s' gives {%s}, the command line {%s}", SAME[i].line, from_line.data,
+                     from_options.data);
+        Text_free(&from_line);
+        Text_free(&from_options);
         if (!Config_equal(&line, &expected))
             fail_msg("'%s' is not the command line's %s ...", SAME[i].line, SAME[i].args[0]);
         for (int k = 0; k < given; k += 2) {
