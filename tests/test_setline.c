@@ -76,6 +76,7 @@ static void test_tab_completes_values(void **state)
         {"mask = window-c", "mask = window-causal "},
         {"heads 2 attention sig", "heads 2 attention sigmoid "},
         {"mask window win", "mask window window"}, /* a name again: window, window-layers */
+        {"window-layers 5", "window-layers 5:1 "}, /* a pattern's stops */
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         SetLine l = {0};

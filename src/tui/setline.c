@@ -85,7 +85,7 @@ static void describe(const Setting *s, const Config *c, char *out, size_t size)
              s->help ? s->help : "", s->help ? "; " : "", accepted, now);
 }
 
-/* The candidates for the word being typed: the settings' names, or the names of the enumeration
+/* The candidates for the word being typed: the settings' names, or the names of the setting
    whose value it is.  Returns their count. */
 static int candidates(const SetLine *l, const Setting *named, bool value,
                       const char *out[SETTINGS_MAX])
@@ -93,7 +93,8 @@ static int candidates(const SetLine *l, const Setting *named, bool value,
     int n = 0;
     size_t typed = strlen(l->partial);
     if (value) {
-        for (int i = 0; named && named->kind == SETTING_ENUM && i < named->names->count; i++)
+        /* An enumeration's names, or a pattern's stops (window-layers: all, 1:1, 5:1). */
+        for (int i = 0; named && named->names && i < named->names->count; i++)
             if (strncmp(named->names->names[i], l->partial, typed) == 0)
                 out[n++] = named->names->names[i];
         return n;
