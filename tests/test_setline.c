@@ -164,6 +164,39 @@ static void test_apply_sets_what_the_line_says(void **state)
     assert_true(Config_equal(&same.config, &k.config));
 }
 
+/* What the line does not name follows what it names, as under a key (and says so); what it
+   names never moves: a line whose own settings clash is refused in the command line's words. */
+static void test_apply_settles_only_what_the_line_does_not_name(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.layer = 5;
+    c.heads = 4;
+    Controls k = Controls_from(&c);
+    char note[KEYS_NOTE_SIZE];
+    assert_true(SetLine_apply("width 50", &k, note, sizeof note));
+    assert_int_equal(k.config.width, 50);
+    assert_int_equal(k.config.tokens, 50); /* T <= d */
+    assert_int_equal(k.config.heads, 2);   /* gcd(4, 50): H divides d */
+    assert_non_null(strstr(note, "set width=50; "));
+    assert_non_null(strstr(note, "lowered to 50"));
+    assert_non_null(strstr(note, "lowered to 2"));
+    assert_true(SetLine_apply("depth 2", &k, note, sizeof note));
+    assert_int_equal(k.config.layer, 2);
+
+    static const char *const CLASHES[] = {"width 64 tokens 128", "depth 2 layer 5", "heads 3"};
+    for (size_t i = 0; i < sizeof CLASHES / sizeof CLASHES[0]; i++) {
+        Config d = Config_default(), as_command_line = d;
+        Controls before = Controls_from(&d), after = before;
+        char says[KEYS_NOTE_SIZE];
+        assert_int_equal(SettingLine_apply(&as_command_line, CLASHES[i], NULL, says, sizeof says),
+                         -1);
+        assert_false(SetLine_apply(CLASHES[i], &after, note, sizeof note));
+        assert_string_equal(note, says);
+        assert_true(Config_equal(&after.config, &before.config));
+    }
+}
+
 /* Refused: the command line's words, or why an option is not set on the screen; nothing
    changes. */
 static void test_apply_refuses_and_changes_nothing(void **state)
@@ -200,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_tab_without_a_match_says_so),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_apply_sets_what_the_line_says),
+        cmocka_unit_test(test_apply_settles_only_what_the_line_does_not_name),
         cmocka_unit_test(test_apply_refuses_and_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,8 +96,7 @@ static int next_assignment(char *words[], int count, int *at, const Setting **s,
     return 0;
 }
 
-int SettingLine_apply(Config *c, const char *text, bool changed[SETTINGS_MAX], char *err,
-                      size_t size)
+int SettingLine_set(Config *c, const char *text, bool changed[SETTINGS_MAX], char *err, size_t size)
 {
     char line[SETTING_LINE_MAX], *words[SETTING_LINE_WORDS];
     if (strlen(text) >= sizeof line) {
@@ -123,10 +122,19 @@ int SettingLine_apply(Config *c, const char *text, bool changed[SETTINGS_MAX], c
             SettingLine_assign(s, &trial, value, seen, err, size))
             return -1;
     }
-    if (Config_validate(&trial, err, size))
-        return -1;
     *c = trial;
     if (changed)
         memcpy(changed, seen, sizeof seen);
+    return applied;
+}
+
+int SettingLine_apply(Config *c, const char *text, bool changed[SETTINGS_MAX], char *err,
+                      size_t size)
+{
+    Config trial = *c;
+    int applied = SettingLine_set(&trial, text, changed, err, size);
+    if (applied < 0 || Config_validate(&trial, err, size))
+        return -1;
+    *c = trial;
     return applied;
 }

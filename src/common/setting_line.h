@@ -20,12 +20,17 @@ const Setting *SettingLine_setting(const char *word);
 int SettingLine_assign(const Setting *s, Config *c, const char *value, bool seen[SETTINGS_MAX],
                        char *err, size_t size);
 
-/* Applies the settings of text to c, all of them or none: each name and its value as above,
+/* Sets the settings of text in c, all of them or none: each name and its value as above,
    apart by blanks or by '=' ("head-dim 128", "head-dim=128", "--head-dim 128", "-T 64"),
-   several in a row, then the relations between them (Config_validate) on the whole, so that
-   `heads 4 kv-heads 2` passes where either alone would not.  Returns the number of settings
-   applied (1 or more), or -1 with a message naming the setting, the value and what is
+   several in a row; the relations between settings are not checked.  Returns the number of
+   settings set (1 or more), or -1 with a message naming the setting, the value and what is
    accepted, c untouched.  `changed` (by table index, may be NULL) marks the settings given. */
+int SettingLine_set(Config *c, const char *text, bool changed[SETTINGS_MAX], char *err,
+                    size_t size);
+
+/* SettingLine_set, then the relations between settings (Config_validate) on the whole, as the
+   command line checks them, so that `heads 4 kv-heads 2` passes where either alone would not:
+   all or nothing. */
 int SettingLine_apply(Config *c, const char *text, bool changed[SETTINGS_MAX], char *err,
                       size_t size);
 

@@ -105,6 +105,12 @@ Controls Controls_from(const Config *c);
    refused, says why in note (empty otherwise).  Returns false when nothing changed. */
 bool Keys_apply(const KeyBinding *b, Controls *c, char *note, size_t size);
 
+/* Takes every setting that another bounds back under its bound (T ≤ d, w < T, layer ≤ depth)
+   and each that must divide another to their greatest common divisor (H and d), as the keys
+   do, saying so in note.  Returns false, changing nothing, where one would go below its
+   minimum. */
+bool Keys_settle(Config *c, char *note, size_t size);
+
 /* The binding of key, or NULL. */
 const KeyBinding *Keys_find(int key);
 int Keys_count(void);

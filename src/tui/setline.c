@@ -231,14 +231,36 @@ static void say_set(const bool changed[], const Config *c, char *note, size_t si
     }
 }
 
+/* The relations between settings on trial, as a key keeps them: what the line did not name
+   follows what it did (width 64 takes T down to 64, as d does), what it named never moves.
+   Returns true with what followed in said, or false with the command line's refusal in why. */
+static bool settle_unnamed(Config *trial, const bool named[], char *said, size_t said_size,
+                           char *why, size_t why_size)
+{
+    said[0] = '\0';
+    if (Config_validate(trial, why, why_size) == 0)
+        return true;
+    Config settled = *trial;
+    char ignored[KEYS_NOTE_SIZE];
+    if (!Keys_settle(&settled, said, said_size) ||
+        Config_validate(&settled, ignored, sizeof ignored))
+        return false;
+    for (int i = 0; i < Settings_count(); i++)
+        if (named[i] && Setting_get(Settings_at(i), &settled) != Setting_get(Settings_at(i), trial))
+            return false;
+    *trial = settled;
+    return true;
+}
+
 bool SetLine_apply(const char *text, Controls *next, char *note, size_t size)
 {
     if (!screen_takes(text, note, size))
         return false;
     Config trial = next->config;
     bool changed[SETTINGS_MAX];
-    char why[KEYS_NOTE_SIZE];
-    if (SettingLine_apply(&trial, text, changed, why, sizeof why) < 0) {
+    char why[KEYS_NOTE_SIZE], followed[KEYS_NOTE_SIZE];
+    if (SettingLine_set(&trial, text, changed, why, sizeof why) < 0 ||
+        !settle_unnamed(&trial, changed, followed, sizeof followed, why, sizeof why)) {
         snprintf(note, size, "%s", why);
         return false;
     }
@@ -248,6 +270,8 @@ bool SetLine_apply(const char *text, Controls *next, char *note, size_t size)
         return false;
     }
     say_set(changed, &trial, note, size);
+    if (followed[0])
+        snprintf(note + strlen(note), size - strlen(note), "; %s", followed);
     if (Config_equal(&trial, &next->config)) {
         snprintf(note + strlen(note), size - strlen(note), ": as before, nothing to compute");
         return true;

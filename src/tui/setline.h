@@ -44,10 +44,13 @@ PromptOutcome SetLine_key(SetLine *l, int key, const Config *c);
 /* The text into the history (after Enter applied it). */
 void SetLine_remember(SetLine *l);
 
-/* Applies the typed settings to next as a key's change is checked (SettingLine_apply: the
-   command line's parsing and its rules between settings; then the shapes a checkpoint fixes),
-   all or nothing.  The note says what was set and which of it the model does not use, or why
-   nothing was.  Returns true when next changed. */
+/* Applies the typed settings to next as a key's change is checked, all or nothing: the command
+   line's parsing (SettingLine_set), its relations between settings, which the settings the
+   line does not name follow as under a key (width 64 takes T down with it) while those it
+   names never move (width 64 tokens 128 is refused in the command line's words), then the
+   shapes a checkpoint fixes.  The note says what was set, what followed and which of it the
+   model does not use, or why nothing was.  Returns true when the line is taken (next may be
+   as it was). */
 bool SetLine_apply(const char *text, Controls *next, char *note, size_t size);
 
 #endif

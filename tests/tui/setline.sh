@@ -3,7 +3,7 @@
 # it accepts, Enter sets it and the next result is --batch's with the same settings (its CSV
 # files, settings line and numbers, byte for byte), a refusal says the command line's words and
 # sets nothing, ↑ recalls the line, Esc cancels, an option that is not a setting is refused
-# with the reason, and q quits.
+# with the reason, T follows a width the line sets as it follows d, and q quits.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -58,5 +58,9 @@ keys ":"
 keys -l "weights x.safetensors"
 press "an option that is not a setting: refused with the reason" "--weights is not set on the screen: a checkpoint is read at start only" Enter
 keys Escape
+keys ":"
+keys -l "width 16"
+press "what the line does not name follows, as under a key: T down with d" "set width=16; tokens T lowered to 16 with d" Enter
+expect "the status line shows both" "T=16 +d=16"
 quits "q quits"
 finish
