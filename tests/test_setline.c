@@ -183,8 +183,12 @@ static void test_apply_settles_only_what_the_line_does_not_name(void **state)
     assert_non_null(strstr(note, "lowered to 2"));
     assert_true(SetLine_apply("depth 2", &k, note, sizeof note));
     assert_int_equal(k.config.layer, 2);
+    assert_true(SetLine_apply("tokens 128", &k, note, sizeof note));
+    assert_int_equal(k.config.width, 128); /* raised with T, as the key T raises it */
+    assert_non_null(strstr(note, "set tokens=128; width d raised to 128 with T"));
 
-    static const char *const CLASHES[] = {"width 64 tokens 128", "depth 2 layer 5", "heads 3"};
+    static const char *const CLASHES[] = {"width 64 tokens 128", "depth 2 layer 5", "heads 3",
+                                          "tokens 512 width 256"};
     for (size_t i = 0; i < sizeof CLASHES / sizeof CLASHES[0]; i++) {
         Config d = Config_default(), as_command_line = d;
         Controls before = Controls_from(&d), after = before;

@@ -232,7 +232,8 @@ static void say_set(const bool changed[], const Config *c, char *note, size_t si
 }
 
 /* The relations between settings on trial, as a key keeps them: what the line did not name
-   follows what it did (width 64 takes T down to 64, as d does), what it named never moves.
+   follows what it did (width 64 takes T down to 64, as d does; tokens 512 raises d, as T
+   does), what it named never moves.
    Returns true with what followed in said, or false with the command line's refusal in why. */
 static bool settle_unnamed(Config *trial, const bool named[], char *said, size_t said_size,
                            char *why, size_t why_size)
@@ -241,8 +242,21 @@ static bool settle_unnamed(Config *trial, const bool named[], char *said, size_t
     if (Config_validate(trial, why, why_size) == 0)
         return true;
     Config settled = *trial;
+    /* A setting whose key raises its bound (T raises d) raises it here, where the line does not
+       name the bound. */
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i), *b = Setting_bound(s, &settled);
+        double value = Setting_get(s, &settled);
+        if (!named[i] || !s->raises_bound || !b || named[b - Settings_at(0)] ||
+            value <= Setting_limit(s, &settled))
+            continue;
+        Setting_put(b, &settled, value - s->bound_offset);
+        size_t used = strlen(said);
+        snprintf(said + used, said_size - used, "%s%s raised to %g with %s (%s)", used ? "; " : "",
+                 b->key_label, value - s->bound_offset, s->label, s->bound_reason);
+    }
     char ignored[KEYS_NOTE_SIZE];
-    if (!Keys_settle(&settled, said, said_size) ||
+    if (!Keys_settle(&settled, said + strlen(said), said_size - strlen(said)) ||
         Config_validate(&settled, ignored, sizeof ignored))
         return false;
     for (int i = 0; i < Settings_count(); i++)
