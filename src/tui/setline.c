@@ -131,10 +131,14 @@ static void complete(SetLine *l, const Config *c)
     int count = candidates(l, named, value, found);
     l->completing = count > 1;
     if (count == 0) {
-        snprintf(l->detail, sizeof l->detail, "%s starts with '%s'",
-                 value ? "no value of this setting" : "no setting's name", l->partial);
+        /* A number's value: what it accepts; a word after one that is no setting: nothing. */
         if (value && named)
             describe(named, c, l->detail, sizeof l->detail);
+        else if (value)
+            snprintf(l->detail, sizeof l->detail, "no setting before '%s' to complete it for",
+                     l->partial);
+        else
+            snprintf(l->detail, sizeof l->detail, "no setting's name starts with '%s'", l->partial);
         l->prompt.detail = l->detail;
         return;
     }
