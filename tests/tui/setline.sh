@@ -1,9 +1,10 @@
 #!/bin/bash
 # The : line sets a setting that has no key by its name: Tab completes the name and shows what
 # it accepts, Enter sets it and the next result is --batch's with the same settings (its CSV
-# files, settings line and numbers, byte for byte), a refusal says the command line's words and
-# sets nothing, ↑ recalls the line, Esc cancels, an option that is not a setting is refused
-# with the reason, T follows a width the line sets as it follows d, and q quits.
+# files, settings line and numbers, byte for byte), what it changes is computed as a key's
+# change is (a shown layer from the kept networks), a refusal says the command line's words and
+# sets nothing, ↑/↓ recall the lines set, Esc cancels, an option that is not a setting is
+# refused with the reason, T follows a width the line sets as it follows d, and q quits.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -36,7 +37,22 @@ check "its numbers and settings are --batch --head-dim 32's (every CSV byte for 
 check "which are not those before the line (the comparison can fail)" \
     bash -c "! cmp -s '$TMP/before/layers.csv' '$TMP/out/screen/layers.csv'"
 
-refusal=$("$BIN" --batch $ARGS --head-dim 32 --heads 0 2>&1 >/dev/null | sed 's/^attnscope: //')
+# What the line changes is computed as a key's change is: the kept networks serve a new shown
+# layer (no layer computed again, as ] does), a new seed computes them anew.
+last_job() { sed -nE 's/.* job-start gen=([0-9]+) .*/\1/p' "$trace" | tail -n 1; }
+layers_run() { grep -c " layer gen=$1 " "$trace"; }
+keys ":"
+keys -l "layer 2"
+press ":layer 2 sets the shown layer" "set layer=2" Enter
+check "its result is in" settled
+check "and no layer was computed again for it" test "$(layers_run "$(last_job)")" = 0
+keys ":"
+keys -l "seed 2"
+press ":seed 2 sets the seed" "set seed=2" Enter
+check "its result is in" settled
+check "and both layers were computed for it" test "$(layers_run "$(last_job)")" -ge 2
+
+refusal=$("$BIN" --batch $ARGS --head-dim 32 --seed 2 --layer 2 --heads 0 2>&1 >/dev/null | sed 's/^attnscope: //')
 check "the command line refuses --heads 0" test -n "$refusal"
 keys ":"
 keys -l "heads 0"
@@ -52,7 +68,9 @@ expect "its count" "1 of 7 \(Tab: next\)"
 press "Tab again: the next match" ":rope-fraction_" Tab
 keys Escape
 keys ":"
-press "↑ recalls the line set before" ":head-dim 32_" Up
+press "↑ recalls the line set last" ":seed 2_" Up
+press "↑ again, the one before it" ":layer 2_" Up
+press "↓ back to the last" ":seed 2_" Down
 keys Escape
 keys ":"
 keys -l "weights x.safetensors"
