@@ -6,6 +6,7 @@
 #include "conditioning_path.h"
 #include "presets.h"
 #include "safetensors.h"
+#include "setting_line.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -76,21 +77,14 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[], char *
     }
     *eq = '\0';
     char *key = trim(text), *value = trim(eq + 1);
-    int index = 0;
-    while (index < Settings_count() && strcmp(Settings_at(index)->name, key) != 0)
-        index++;
-    if (index == Settings_count()) {
+    const Setting *s = Settings_find(key);
+    if (!s) {
         char names[1024];
         Settings_names(false, names, sizeof names);
         snprintf(err, size, "unknown key '%.40s'; accepted: %s", key, names);
         return -1;
     }
-    if (seen[index]) {
-        snprintf(err, size, "duplicate key '%s'", key);
-        return -1;
-    }
-    seen[index] = true;
-    return Setting_parse(Settings_at(index), c, value, err, size);
+    return SettingLine_assign(s, c, value, seen, err, size);
 }
 
 int Options_load_preset(Config *c, const char *path, char *err, size_t size)
@@ -130,19 +124,7 @@ static void setting_usage(FILE *out, const Setting *s, const Config *defaults)
     if (s->letter)
         snprintf(letter, sizeof letter, "-%c,", s->letter);
     snprintf(option, sizeof option, "--%s %s", s->name, s->argument);
-    if (s->kind == SETTING_ENUM)
-        EnumNames_list(s->names, range, sizeof range);
-    else if (s->kind == SETTING_PATTERN)
-        snprintf(range, sizeof range, "up to %d layers", WINDOW_LAYERS_PERIOD_MAX);
-    else if (s->kind == SETTING_DOUBLE)
-        snprintf(range, sizeof range, "%g %s X <= %g%s%s", s->min, s->min_included ? "<=" : "<",
-                 s->max, s->off_word ? " or " : "", s->off_word ? s->off_word : "");
-    else if (bound && !s->raises_bound && s->bound_offset)
-        snprintf(range, sizeof range, "%.0f..%s%+d", s->min, bound->label, s->bound_offset);
-    else if (bound && !s->raises_bound)
-        snprintf(range, sizeof range, "%.0f..%s", s->min, bound->label);
-    else
-        snprintf(range, sizeof range, "%.0f..%.0f", s->min, s->max);
+    SettingLine_accepted(s, range, sizeof range);
     Setting_format(s, defaults, 0, fallback, sizeof fallback);
     if (s->kind == SETTING_DOUBLE && !strpbrk(fallback, ".e") && isfinite(Setting_get(s, defaults)))
         strcat(fallback, ".0"); /* a number, not a count */

@@ -84,9 +84,7 @@ static bool divides(const Setting *s, const Config *c)
     return value > 0 && of % value == 0;
 }
 
-/* Takes every setting that another bounds back under its bound (T ≤ d, w < T, layer ≤ depth),
-   saying so.  Returns false, changing nothing, when one would have to go below its minimum. */
-static bool settle(Config *c, char *note, size_t size)
+bool Keys_settle(Config *c, char *note, size_t size)
 {
     Config trial = *c;
     char said[KEYS_NOTE_SIZE] = "";
@@ -134,7 +132,7 @@ static bool accepted_with(const Setting *s, const Config *c, double to)
     Config trial = *c;
     char why[KEYS_NOTE_SIZE] = "";
     Setting_put(s, &trial, to);
-    return settle(&trial, why, sizeof why) && Config_validate(&trial, why, sizeof why) == 0;
+    return Keys_settle(&trial, why, sizeof why) && Config_validate(&trial, why, sizeof why) == 0;
 }
 
 /* Why a numeric setting cannot go further: at its maximum, at its bound, or at its minimum. */
@@ -344,7 +342,7 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     const Setting *b = Setting_bound(s, &next);
     if (b && s->raises_bound)
         follow_bound(s, b, direction, to, &after, &next, note, size);
-    if (!settle(&next, note, size))
+    if (!Keys_settle(&next, note, size))
         return false;
     raise_lowered_back(s, &c->config, &after, &next, note, size);
     remember_lowered(s, &c->config, &next, &after);
@@ -452,6 +450,7 @@ static const KeyBinding OTHER_KEYS[] = {
     {'x', "x", "export CSV + SVG", ACTION_EXPORT, NULL, 0, NULL},
     {'p', "p", "save settings as a preset", ACTION_SAVE_PRESET, NULL, 0, NULL},
     {'P', "P", "presets: pick one to load", ACTION_PICK_PRESET, NULL, 0, NULL},
+    {':', ":", "set a setting by name", ACTION_SETTING_LINE, NULL, 0, NULL},
     {'>', ">", "tour: next step", ACTION_TOUR_NEXT, NULL, 0, NULL},
     {'<', "<", "tour: previous step", ACTION_TOUR_PREVIOUS, NULL, 0, NULL},
     {'!', "!", "all warnings, in full", ACTION_WARNINGS, NULL, 0, NULL},

@@ -58,7 +58,8 @@ typedef struct {
 
 /* ACTION_SETTING changes config (a new job); ACTION_DISPLAY changes only display;
    ACTION_EXPORT writes the shown result as CSV and SVG files, ACTION_SAVE_PRESET asks for
-   a name and saves the settings as a preset, ACTION_PICK_PRESET opens the preset picker;
+   a name and saves the settings as a preset, ACTION_PICK_PRESET opens the preset picker,
+   ACTION_SETTING_LINE the line that sets any setting by name (setline.h);
    the tour keys load the next or previous preset of the classroom tour. */
 typedef enum {
     ACTION_SETTING,
@@ -66,6 +67,7 @@ typedef enum {
     ACTION_EXPORT,
     ACTION_SAVE_PRESET,
     ACTION_PICK_PRESET,
+    ACTION_SETTING_LINE,
     ACTION_TOUR_NEXT,
     ACTION_TOUR_PREVIOUS,
     ACTION_HELP,
@@ -102,6 +104,12 @@ Controls Controls_from(const Config *c);
 /* ACTION_SETTING, ACTION_DISPLAY: changes c as b says and, when the change was adjusted or
    refused, says why in note (empty otherwise).  Returns false when nothing changed. */
 bool Keys_apply(const KeyBinding *b, Controls *c, char *note, size_t size);
+
+/* Takes every setting that another bounds back under its bound (T ≤ d, w < T, layer ≤ depth)
+   and each that must divide another to their greatest common divisor (H and d), as the keys
+   do, saying so in note.  Returns false, changing nothing, where one would go below its
+   minimum. */
+bool Keys_settle(Config *c, char *note, size_t size);
 
 /* The binding of key, or NULL. */
 const KeyBinding *Keys_find(int key);

@@ -15,6 +15,7 @@
 #include "prompt.h"
 #include "save.h"
 #include "screen.h"
+#include "setline.h"
 #include "status.h"
 #include "tour.h"
 #include "trace.h"
@@ -140,8 +141,15 @@ typedef struct {
     ViewPanels panels;                  /* where the last frame put its panels (the mouse) */
     /* The prompt of p (a preset's name) or x (the export directory), or the question before
        a long job, while it is open. */
-    enum { PROMPT_NONE, PROMPT_PRESET_NAME, PROMPT_EXPORT_DIRECTORY, PROMPT_LONG_JOB } prompting;
+    enum {
+        PROMPT_NONE,
+        PROMPT_PRESET_NAME,
+        PROMPT_EXPORT_DIRECTORY,
+        PROMPT_LONG_JOB,
+        PROMPT_SETTING_LINE
+    } prompting;
     Prompt prompt;
+    SetLine setline; /* the : line, its prompt and the session's history */
     /* What the long-job question is about: the settings asked for, the preset they come
        from ("" for a key), and the question. */
     Controls pending;
@@ -277,6 +285,17 @@ static bool needs_job(const Loop *l, const Controls *next)
     return !Config_equal(&next->config, &l->controls.config) || (want.sweep && !had.sweep) ||
            (want.compare && !had.compare) || (want.conditioning && !had.conditioning) ||
            (want.conditioning_other && !had.conditioning_other) || left;
+}
+
+/* Puts next on: a job where it needs one (or the long-job question), else at once.  A view
+   redraws from the snapshot; only what it adds (the sweep, the compare view's second network)
+   is a job, and the worker reuses the model run. */
+static void change_to(Loop *l, const Controls *next)
+{
+    if (needs_job(l, next))
+        submit_or_ask(l, next, NULL);
+    else
+        l->controls = *next;
 }
 
 /* A setting or view key while the question is open steps the settings and view asked about,
@@ -568,6 +587,38 @@ static void prompt_key(Loop *l, int key)
     }
 }
 
+/* A key while the : line is open.  Enter sets what it says as a key's change is set (the
+   memory budget, then the job or the long-job question); a refusal keeps the line open, its
+   reason under it, and sets nothing. */
+static void setline_key(Loop *l, int key)
+{
+    switch (SetLine_key(&l->setline, key, &l->controls.config)) {
+    case PROMPT_DONE: {
+        Controls next = l->controls;
+        if (!SetLine_apply(l->setline.prompt.text, &next, l->note, sizeof l->note) ||
+            Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
+            break;
+        SetLine_remember(&l->setline);
+        l->prompting = PROMPT_NONE;
+        Trace_event(l->trace, "set %s", l->setline.prompt.text);
+        change_to(l, &next);
+        break;
+    }
+    case PROMPT_CANCEL:
+        l->prompting = PROMPT_NONE;
+        snprintf(l->note, sizeof l->note, "nothing set");
+        break;
+    case PROMPT_REFUSED:
+        snprintf(l->note, sizeof l->note, "the line takes printable ASCII");
+        break;
+    case PROMPT_FULL:
+        snprintf(l->note, sizeof l->note, "at most %d characters", l->setline.prompt.max_chars);
+        break;
+    case PROMPT_EDITED:
+        break;
+    }
+}
+
 /* The export ended: the note says what was written, or why not, in the words the prompt
    said them before the export had a thread.  A failure (known late: the directory's checks
    passed) opens the prompt again with what was typed, as a failure at Enter keeps it open,
@@ -667,6 +718,8 @@ static void modal_key(Loop *l, int key, const char *name)
         picker_key(l, key);
     else if (l->prompting == PROMPT_LONG_JOB)
         long_job_key(l, key);
+    else if (l->prompting == PROMPT_SETTING_LINE)
+        setline_key(l, key);
     else
         prompt_key(l, key);
     Trace_event(l->trace, "key %s %s gen=%lu", name, l->picker ? "picker" : "modal", l->generation);
@@ -704,12 +757,7 @@ static void bound_key(Loop *l, const KeyBinding *b)
     case ACTION_DISPLAY: {
         Controls next = l->controls;
         Keys_apply(b, &next, l->note, sizeof l->note);
-        /* A view redraws from the snapshot; only what it adds (the sweep, the compare
-           view's second network) is a job, and the worker reuses the model run. */
-        if (needs_job(l, &next))
-            submit_or_ask(l, &next, NULL);
-        else
-            l->controls = next;
+        change_to(l, &next);
         break;
     }
     case ACTION_EXPORT: {
@@ -724,6 +772,10 @@ static void bound_key(Loop *l, const KeyBinding *b)
         break;
     case ACTION_PICK_PRESET:
         picker_open(l);
+        break;
+    case ACTION_SETTING_LINE:
+        SetLine_open(&l->setline);
+        l->prompting = PROMPT_SETTING_LINE;
         break;
     case ACTION_TOUR_NEXT:
         tour_go(l, l->tour_step + 1);
@@ -903,7 +955,9 @@ static void draw(Loop *l)
         .help_page = l->help_page,
         .warnings_first = l->warnings_first,
         .picker = l->picker,
-        .prompt = l->prompting ? &l->prompt : NULL,
+        .prompt = l->prompting == PROMPT_SETTING_LINE ? &l->setline.prompt
+                  : l->prompting                      ? &l->prompt
+                                                      : NULL,
     };
     Screen_set_bold(l->screen, l->controls.display.present);
     bool full = View_draw(l->screen, &v, l->repaint);

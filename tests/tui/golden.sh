@@ -41,6 +41,8 @@ ENTROPY_STEPS=("entropy:vvvv")
 ENTROPY_ARGS="-T 32 -d 32 -L 4"
 # The help alone, where its layout is tightest (80×24: a setting's two keys share a line).
 HELP_STEPS=("help:?")
+# The : line open, a setting's name completed by Tab and what it accepts under it.
+SETLINE_STEPS=("setline::rope-sc"$'\t')
 # Small enough for the exact path in a second: T·d = 256.
 CONDITIONING_ARGS="-T 16 -d 16 -L 4 --init cutting-skip -n rms --conditioning-path exact"
 # The full set of steps at 120×40 in UTF-8 with colour and at 80×24 in ASCII without; the
@@ -52,7 +54,7 @@ TERMINALS=(
     "120x40 utf8 nocolor 2" "120x40 ascii color 2" "120x40 ascii nocolor 2"
     "200x60 utf8 color 2" "200x60 utf8 nocolor 2" "200x60 ascii color 2" "200x60 ascii nocolor 2"
     "120x40 utf8 color 2 conditioning" "80x24 ascii nocolor 2 conditioning"
-    "80x24 utf8 color 1 help"
+    "80x24 utf8 color 1 help" "80x24 utf8 color 1 setline"
     "100x30 utf8 color 3"
     "80x24 utf8 color 2 map" "80x24 utf8 nocolor 2 map" "80x24 ascii color 2 map"
     "80x24 ascii nocolor 2 map" "120x40 utf8 color 2 map" "120x40 utf8 nocolor 2 map"
@@ -154,6 +156,8 @@ for t in "${TERMINALS[@]}"; do
         steps_of=("${MAP_STEPS[@]}")
     elif [ "${set:-}" = help ]; then
         steps_of=("${HELP_STEPS[@]}")
+    elif [ "${set:-}" = setline ]; then
+        steps_of=("${SETLINE_STEPS[@]}")
     elif [ "${set:-}" = entropy ]; then
         args=$ENTROPY_ARGS
         steps_of=("${ENTROPY_STEPS[@]}")
@@ -201,6 +205,8 @@ for t in "${TERMINALS[@]}"; do
         keys q
         wait_gone "attnscope keys" || true
     fi
+    # Esc closes the : line (a q there would be typed into it).
+    [ "${set:-}" = setline ] && keys Escape
     quits "$size $charset $colour: q quits, exit status 0"
 done
 finish
