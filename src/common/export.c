@@ -6,7 +6,7 @@
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/random.h"
-#include "figure.h"
+#include "figure_series.h"
 #include "svg.h"
 
 #include <dirent.h>
@@ -24,17 +24,47 @@
 #include <unistd.h>
 
 /* NAME_ROOM: what a file's name adds to its directory's path. */
-enum { FILES = 8, PATH_SIZE = 4096, NAME_ROOM = 32 };
+enum { FILES = 8, PATH_SIZE = 4096, NAME_ROOM = 40 };
 
-/* The files of every export, then conditioning.csv (CONDITIONING_FILE), written when there is a
-   conditioning result, and the attention matrix, product and input in full, when asked (the
-   product where the result has it). */
-enum { CONDITIONING_FILE = FILES, MATRIX_FILE, PRODUCT_FILE, INPUT_FILE, NAMES };
-static const char *const FILE_NAMES[NAMES] = {
-    "eigenvalues.csv",      "singular_values.csv",   "layers.csv",
-    "eigenvalues.svg",      "singular_values.svg",   "stable_rank.svg",
-    "attention_map.svg",    "entropy.svg",           "conditioning.csv",
-    "attention_matrix.csv", "attention_product.csv", "input.csv"};
+/* The files of every export, then those beside them (EXTRA_FILES), each written where the
+   export has it. */
+enum {
+    SWEEP_CSV = FILES,
+    SWEEP_SVG,
+    GRADIENT_CSV,
+    GRADIENT_SVG,
+    SIMILARITY_CSV,
+    SIMILARITY_SVG,
+    CONDITIONING_FILE,
+    CONDITIONING_SVG,
+    CONDITIONING_VALUES_CSV,
+    CONDITIONING_VALUES_SVG,
+    MATRIX_FILE,
+    PRODUCT_FILE,
+    INPUT_FILE,
+    NAMES
+};
+static const char *const FILE_NAMES[NAMES] = {"eigenvalues.csv",
+                                              "singular_values.csv",
+                                              "layers.csv",
+                                              "eigenvalues.svg",
+                                              "singular_values.svg",
+                                              "stable_rank.svg",
+                                              "attention_map.svg",
+                                              "entropy.svg",
+                                              "width_sweep.csv",
+                                              "width_sweep.svg",
+                                              "gradient.csv",
+                                              "gradient.svg",
+                                              "token_similarity.csv",
+                                              "token_similarity.svg",
+                                              "conditioning.csv",
+                                              "conditioning.svg",
+                                              "conditioning_singular_values.csv",
+                                              "conditioning_singular_values.svg",
+                                              "attention_matrix.csv",
+                                              "attention_product.csv",
+                                              "input.csv"};
 
 /* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
 static const Complex *shown_eigenvalues(const Result *r)
@@ -165,6 +195,98 @@ void Export_conditioning_csv(FILE *f, const Conditioning *k)
     }
 }
 
+/* A CSV of columns side by side: the header lines, the names, then `rows` rows, row i holding
+   each column's values[i] (the first column the plot's x). */
+static void write_columns_csv(FILE *f, const Config *c, const char *what, int columns,
+                              const char *const *names, const double *const *values, int rows)
+{
+    csv_header(f, c, what);
+    for (int k = 0; k < columns; k++)
+        fprintf(f, "%s%s", k ? "," : "", names[k]);
+    fputc('\n', f);
+    for (int i = 0; i < rows; i++) {
+        for (int k = 0; k < columns; k++) {
+            if (k)
+                fputc(',', f);
+            csv_number(f, values[k][i]);
+        }
+        fputc('\n', f);
+    }
+}
+
+/* The numbers a series panel plots: its x, then each series that has markers (the curves of
+   data: a line the figure derives, as the sweep's reference slope, is no number of the run),
+   under the names given in order, rows from first (where the series start). */
+static void write_series_csv(FILE *f, const Config *c, const char *what, const SeriesPlot *p,
+                             const char *x_name, const char *const *names)
+{
+    const char *columns[SERIES_MAX + 1] = {x_name};
+    const double *values[SERIES_MAX + 1] = {p->series[0].x};
+    int n = 1;
+    for (int k = 0; k < p->count; k++)
+        if (p->series[k].marker) {
+            columns[n] = names[n - 1];
+            values[n++] = p->series[k].y;
+        }
+    write_columns_csv(f, c, what, n, columns, values, p->series[0].count);
+}
+
+static void write_sweep_csv(FILE *f, const Result *r, const WidthSweep *w)
+{
+    SeriesText t;
+    SeriesPlot p;
+    const char *const names[] = {"stable_rank_minus_one", "stable_rank_minus_one_gap"};
+    Figure_sweep_plot(&r->config, w, false, &t, &p);
+    write_series_csv(f, &r->config,
+                     "width_sweep.csv: the width sweep's sr - 1 at the shown layer against T, "
+                     "the mean over seeds, gap off and removed",
+                     &p, "T", names);
+}
+
+static void write_gradient_csv(FILE *f, const Result *r)
+{
+    SeriesText t;
+    SeriesPlot p;
+    const char *const names[] = {"log10_gradient_norm", "counterpart_log10_gradient_norm"};
+    Figure_gradient_plot(r, true, &t, &p);
+    write_series_csv(f, &r->config,
+                     "gradient.csv: log10 of the gradient norm at full depth per layer, attention "
+                     "frozen, the network and its counterpart",
+                     &p, "layer", names);
+}
+
+static void write_similarity_csv(FILE *f, const Result *r)
+{
+    SeriesText t;
+    SeriesPlot p;
+    const char *const names[] = {"token_similarity", "counterpart_token_similarity"};
+    Figure_similarity_plot(r, &t, &p);
+    write_series_csv(f, &r->config,
+                     "token_similarity.csv: mu(X_l)/mu(X_0) per layer, the network and its "
+                     "counterpart",
+                     &p, "layer", names);
+}
+
+/* The singular values the conditioning view's histogram draws: K's (the exact path), or B's
+   products of its factors' (every k-th above 256 of each), descending; no rows where the
+   panel says why instead (in the first line). */
+static void write_conditioning_values_csv(FILE *f, const Conditioning *k)
+{
+    ConditioningHistogram h;
+    Figure_conditioning_histogram(k, false, &h);
+    char what[FIGURE_TITLE_SIZE + 128];
+    snprintf(what, sizeof what, "conditioning_singular_values.csv: %s%s%s", h.title,
+             h.message ? ": " : "", h.message ? h.message : "");
+    csv_header(f, &k->config, what);
+    fputs("index,singular_value\n", f);
+    for (int i = 0; !h.message && i < h.plot.count; i++) {
+        fprintf(f, "%d,", i + 1);
+        csv_number(f, h.plot.values[i]);
+        fputc('\n', f);
+    }
+    Figure_conditioning_histogram_release(&h);
+}
+
 static bool stop_requested(LinalgStop stop)
 {
     return stop.requested && stop.requested(stop.context);
@@ -262,8 +384,8 @@ static bool write_input_csv(FILE *f, const Result *r, const double *input, Linal
 
 typedef void (*Writer)(FILE *f, const Result *r);
 
-/* The files of every export, each a few ms at T = 2048; conditioning.csv and the matrices in
-   full are written by write_file itself (the matrices row by row, polling the stop). */
+/* The files of every export, each a few ms at T = 2048; those beside them are written by
+   write_extra (the matrices in full row by row, polling the stop). */
 static const Writer WRITERS[FILES] = {
     write_eigenvalues_csv, write_singular_values_csv, Export_layers_csv, Svg_eigenvalues,
     Svg_singular_values,   Svg_stable_rank,           Svg_attention_map, Svg_entropy};
@@ -421,10 +543,83 @@ static int make_staging(const char *parent, const char *base, char *out, char *e
 /* What an export writes, and the hook that cancels it. */
 typedef struct {
     const Result *r;
-    const Conditioning *conditioning;
-    const double *input;
+    ExportExtras x;
     LinalgStop stop;
 } Exported;
+
+/* File i beside the files of every export (i ≥ FILES).  False: stopped. */
+static bool write_extra(FILE *f, const Exported *e, int i)
+{
+    const Result *r = e->r;
+    const Conditioning *k = e->x.conditioning;
+    switch (i) {
+    case SWEEP_CSV:
+        write_sweep_csv(f, r, e->x.sweep);
+        break;
+    case SWEEP_SVG:
+        Svg_width_sweep(f, &r->config, e->x.sweep);
+        break;
+    case GRADIENT_CSV:
+        write_gradient_csv(f, r);
+        break;
+    case GRADIENT_SVG:
+        Svg_gradient(f, r);
+        break;
+    case SIMILARITY_CSV:
+        write_similarity_csv(f, r);
+        break;
+    case SIMILARITY_SVG:
+        Svg_token_similarity(f, r);
+        break;
+    case CONDITIONING_FILE:
+        Export_conditioning_csv(f, k);
+        break;
+    case CONDITIONING_SVG:
+        Svg_conditioning(f, k);
+        break;
+    case CONDITIONING_VALUES_CSV:
+        write_conditioning_values_csv(f, k);
+        break;
+    case CONDITIONING_VALUES_SVG:
+        Svg_conditioning_singular_values(f, k);
+        break;
+    case INPUT_FILE:
+        return write_input_csv(f, r, e->x.input, e->stop);
+    default: /* MATRIX_FILE, PRODUCT_FILE */
+        return write_matrix_csv(f, r, i == PRODUCT_FILE, e->stop);
+    }
+    return true;
+}
+
+/* Whether file i is in the export e: every export's, and those of what its extras have. */
+static bool wanted(const Exported *e, int i)
+{
+    const ExportExtras *x = &e->x;
+    bool matrix = x->input != NULL;
+    switch (i) {
+    case SWEEP_CSV:
+    case SWEEP_SVG:
+        return x->sweep != NULL;
+    case GRADIENT_CSV:
+    case GRADIENT_SVG:
+        return x->gradient;
+    case SIMILARITY_CSV:
+    case SIMILARITY_SVG:
+        return x->similarity;
+    case CONDITIONING_FILE:
+    case CONDITIONING_SVG:
+    case CONDITIONING_VALUES_CSV:
+    case CONDITIONING_VALUES_SVG:
+        return x->conditioning != NULL;
+    case MATRIX_FILE:
+    case INPUT_FILE:
+        return matrix;
+    case PRODUCT_FILE:
+        return matrix && e->r->product_map.mean;
+    default:
+        return i < FILES;
+    }
+}
 
 /* Writes file i into dir.  O_EXCL in a directory of our own: the kernel applies the umask
    to 0666, as for any file a program writes (mkstemp would give 0600).  0, -1 with err, or
@@ -445,14 +640,10 @@ static int write_file(const Exported *e, const char *dir, int i, char *err, size
     }
     errno = 0;
     bool whole = true;
-    if (i == CONDITIONING_FILE)
-        Export_conditioning_csv(f, e->conditioning);
-    else if (i == INPUT_FILE)
-        whole = write_input_csv(f, r, e->input, e->stop);
-    else if (i == MATRIX_FILE || i == PRODUCT_FILE)
-        whole = write_matrix_csv(f, r, i == PRODUCT_FILE, e->stop);
-    else
+    if (i < FILES)
         WRITERS[i](f, r);
+    else
+        whole = write_extra(f, e, i);
     if (!whole) { /* no fsync: the file is about to be removed */
         fclose(f);
         snprintf(err, size, "cancelled");
@@ -649,16 +840,17 @@ bool Export_holds(const char *dir, const char *path)
            (inner[n] == '\0' || inner[n] == '/' || (n == 1 && target[0] == '/'));
 }
 
-int Export_write(const Result *r, const Conditioning *conditioning, const double *input,
-                 const char *dir, char *err, size_t size)
+int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
+                 size_t size)
 {
-    return Export_write_stoppable(r, conditioning, input, dir, (LinalgStop){0}, err, size);
+    return Export_write_stoppable(r, extras, dir, (LinalgStop){0}, err, size);
 }
 
-int Export_write_stoppable(const Result *r, const Conditioning *conditioning, const double *input,
-                           const char *dir, LinalgStop stop, char *err, size_t size)
+int Export_write_stoppable(const Result *r, const ExportExtras *extras, const char *dir,
+                           LinalgStop stop, char *err, size_t size)
 {
-    bool matrix = input != NULL;
+    Exported e = {r, extras ? *extras : (ExportExtras){0}, stop};
+    bool matrix = e.x.input != NULL;
     char target[PATH_SIZE], staging[PATH_SIZE];
     bool exists;
     struct stat old;
@@ -688,26 +880,21 @@ int Export_write_stoppable(const Result *r, const Conditioning *conditioning, co
                  strerror(errno));
         status = -1;
     }
-    bool wanted[NAMES] = {[CONDITIONING_FILE] = conditioning != NULL,
-                          [MATRIX_FILE] = matrix,
-                          [PRODUCT_FILE] = matrix && r->product_map.mean,
-                          [INPUT_FILE] = matrix};
-    for (int i = 0; i < FILES; i++)
-        wanted[i] = true;
     if (status == 0 && matrix && !full_map(&r->attention_map)) {
         snprintf(err, size, "no attention matrix to export in full: %s",
                  r->attention_map.mean ? "the result keeps block means of it only"
                                        : "the shown layer has no finite attention matrix");
         status = -1;
     }
-    Exported e = {r, conditioning, input, stop};
     int files = 0;
     for (int i = 0; i <= NAMES && status == 0; i++) {
-        /* Between files, and once more before the set is put in place. */
+        /* Before each file, and once more before the set is put in place. */
+        if (i < NAMES && !wanted(&e, i))
+            continue;
         if (stop_requested(stop)) {
             snprintf(err, size, "cancelled");
             status = EXPORT_CANCELLED;
-        } else if (i < NAMES && wanted[i] && (status = write_file(&e, staging, i, err, size)) == 0)
+        } else if (i < NAMES && (status = write_file(&e, staging, i, err, size)) == 0)
             files++;
     }
     if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
