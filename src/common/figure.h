@@ -1,8 +1,9 @@
 /* What a panel shows, decided once (htop's Meter: one set of values, several renderings): the
  * points, which of them is marked apart and how, the outlier rule, the ticks, the legend and
  * the settings line.  The screen's canvas (src/tui/plot.c) and the SVG writer
- * (src/common/export.c) both draw these descriptions, so an export cannot disagree with the
- * screen.  Nothing here knows a terminal, a cell or a pixel.
+ * (src/common/svg.c) both draw these descriptions, so an export cannot disagree with the
+ * screen; figure_series.h describes the other views' panels the same way.  Nothing here knows
+ * a terminal, a cell or a pixel.
  */
 #ifndef ATTNSCOPE_COMMON_FIGURE_H
 #define ATTNSCOPE_COMMON_FIGURE_H

@@ -1,6 +1,7 @@
-/* What each panel of a frame shows (View_panels, view.h): a snapshot turned into the plots'
- * data, drawn on the canvases the frame sized.  The conditioning view's panels are in
- * view_conditioning.c. */
+/* What each panel of a frame shows (View_panels, view.h): a snapshot handed to the plots'
+ * descriptions (figure.h, figure_series.h, which the SVG writer draws too), drawn on the
+ * canvases the frame sized, or what a panel not computed yet says.  The conditioning view's
+ * panels are in view_conditioning.c. */
 #include "view_internal.h"
 
 #include "attnscope/entropy.h"
