@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "export.h"
 
+#include "attnscope/entropy.h"
 #include "attnscope/format.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
@@ -35,6 +36,8 @@ enum {
     GRADIENT_SVG,
     SIMILARITY_CSV,
     SIMILARITY_SVG,
+    ROW_ENTROPIES_CSV,
+    ROW_ENTROPIES_SVG,
     CONDITIONING_FILE,
     CONDITIONING_SVG,
     CONDITIONING_VALUES_CSV,
@@ -58,6 +61,8 @@ static const char *const FILE_NAMES[NAMES] = {"eigenvalues.csv",
                                               "gradient.svg",
                                               "token_similarity.csv",
                                               "token_similarity.svg",
+                                              "row_entropies.csv",
+                                              "row_entropies.svg",
                                               "conditioning.csv",
                                               "conditioning.svg",
                                               "conditioning_singular_values.csv",
@@ -265,6 +270,22 @@ static void write_similarity_csv(FILE *f, const Result *r)
                      "token_similarity.csv: mu(X_l)/mu(X_0) per layer, the network and its "
                      "counterpart",
                      &p, "layer", names);
+}
+
+/* The row entropies H_i of the shown matrix that the entropy view's histogram draws, a row
+   per query i; none where they are undefined. */
+static void write_row_entropies_csv(FILE *f, const Result *r)
+{
+    const Config *c = &r->config;
+    csv_header(f, c,
+               "row_entropies.csv: the row entropies H_i (nats) of the shown layer's attention "
+               "matrix, shown head, as built");
+    fputs("row,row_entropy\n", f);
+    for (int i = 0; r->spectra_ready && Entropy_defined(c->attention) && i < c->tokens; i++) {
+        fprintf(f, "%d,", i + 1);
+        csv_number(f, r->row_entropy[i]);
+        fputc('\n', f);
+    }
 }
 
 /* The singular values the conditioning view's histogram draws: K's (the exact path), or B's
@@ -571,6 +592,12 @@ static bool write_extra(FILE *f, const Exported *e, int i)
     case SIMILARITY_SVG:
         Svg_token_similarity(f, r);
         break;
+    case ROW_ENTROPIES_CSV:
+        write_row_entropies_csv(f, r);
+        break;
+    case ROW_ENTROPIES_SVG:
+        Svg_row_entropies(f, r);
+        break;
     case CONDITIONING_FILE:
         Export_conditioning_csv(f, k);
         break;
@@ -606,6 +633,9 @@ static bool wanted(const Exported *e, int i)
     case SIMILARITY_CSV:
     case SIMILARITY_SVG:
         return x->similarity;
+    case ROW_ENTROPIES_CSV:
+    case ROW_ENTROPIES_SVG:
+        return x->entropy;
     case CONDITIONING_FILE:
     case CONDITIONING_SVG:
     case CONDITIONING_VALUES_CSV:

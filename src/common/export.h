@@ -38,6 +38,9 @@ typedef struct {
     const WidthSweep *sweep; /* width_sweep.csv and .svg (--sweep-T, the width sweep view) */
     bool gradient;           /* gradient.csv and .svg: the gradient view's panel */
     bool similarity;         /* token_similarity.csv and .svg: the token-similarity view's */
+    /* row_entropies.csv and .svg: the entropy view's histogram of the shown matrix's row
+       entropies (its curves against depth are every export's entropy.svg) */
+    bool entropy;
     /* --export-matrix: the network's input X0 of r's run (Export_input of r's settings), and
        the matrices in full: attention_matrix.csv (the shown layer's A, which the result must
        keep in full: Workspace_full_attention_maps), where the result has the product,

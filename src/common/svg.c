@@ -1,9 +1,11 @@
 #include "svg.h"
 
+#include "attnscope/entropy.h"
 #include "figure_series.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A 640-pixel-wide picture: the title, the settings wrapped under it, the plot area with
@@ -357,7 +359,8 @@ void Svg_eigenvalues(FILE *f, const Result *r)
 
 /* A histogram as the screen draws it: bars of scale·s_i, i ≥ 2, with the law's expected
    counts, a tick under the axis for every value, and s1 marked apart (as the outlier only
-   when it stands apart, on the right border when the view stops short of it). */
+   when it stands apart, on the right border when the view stops short of it); of every value
+   alike (every_value), none apart. */
 static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
 {
     HistogramFigure fig;
@@ -385,14 +388,14 @@ static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
                     px(&fr, b * width), px(&fr, (b + 1) * width), py(&fr, expected[b]),
                     py(&fr, expected[b]), INK_COLOUR[INK_THEORY]);
     }
-    for (int i = 1; i < p->count; i++) {
+    for (int i = p->every_value ? 0 : 1; i < p->count; i++) {
         double x = px(&fr, fmin(p->scale * p->values[i], range));
         fprintf(f,
                 "<line class=\"point\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
                 "stroke=\"%s\"/>\n",
                 x, x, py(&fr, 0), py(&fr, 0) + 6, INK_COLOUR[INK_BULK]);
     }
-    if (p->count > 0) {
+    if (p->count > 0 && !p->every_value) {
         const char *colour = INK_COLOUR[fig.outlier ? INK_OUTLIER : INK_BULK];
         double x = px(&fr, fig.pinned ? 0.99 * range : fig.s1);
         fprintf(f,
@@ -721,4 +724,25 @@ void Svg_conditioning_singular_values(FILE *f, const Conditioning *k)
     else
         svg_histogram(f, &k->config, &h.plot);
     Figure_conditioning_histogram_release(&h);
+}
+
+void Svg_row_entropies(FILE *f, const Result *r)
+{
+    const Config *c = &r->config;
+    char title[FIGURE_TITLE_SIZE];
+    double *sorted = malloc(sizeof(double) * (size_t)c->tokens);
+    HistogramPlot h;
+    if (!sorted) {
+        svg_message(f, c, "row entropies", HISTOGRAM_ROWS, HISTOGRAM_ROWS / 2, "out of memory");
+        return;
+    }
+    Figure_row_entropy_plot(r, title, sorted, &h);
+    if (h.count == 0)
+        svg_message(f, c, title, HISTOGRAM_ROWS, HISTOGRAM_ROWS / 2,
+                    Entropy_defined(c->attention) ? "no row entropies: the shown layer has no "
+                                                    "finite attention matrix"
+                                                  : Entropy_undefined_reason(c->attention));
+    else
+        svg_histogram(f, c, &h);
+    free(sorted);
 }

@@ -21,6 +21,9 @@ void Svg_stable_rank(FILE *f, const Result *r);
 void Svg_attention_map(FILE *f, const Result *r);
 /* The entropy view's main panel (Figure_entropy_plot, overlays and notes on). */
 void Svg_entropy(FILE *f, const Result *r);
+/* The entropy view's histogram of the shown matrix's row entropies (Figure_row_entropy_plot;
+   where they are undefined, why). */
+void Svg_row_entropies(FILE *f, const Result *r);
 /* The gradient view's and the token-similarity view's panels (figure_series.h). */
 void Svg_gradient(FILE *f, const Result *r);
 void Svg_token_similarity(FILE *f, const Result *r);

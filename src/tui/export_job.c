@@ -97,6 +97,7 @@ static ExportExtras view_extras(const Snapshot *s, Panel panel, bool matrix)
         .sweep = panel == PANEL_WIDTH_SWEEP && s->has_sweep ? &s->sweep : NULL,
         .gradient = panel == PANEL_GRADIENT,
         .similarity = panel == PANEL_SIMILARITY,
+        .entropy = panel == PANEL_ENTROPY,
         .input = matrix ? s->input : NULL,
     };
 }

@@ -50,7 +50,7 @@ int ExportJob_fd(const ExportJob *j);
 
 /* Starts writing s into dir on the job's thread: its result, the panels of the view `panel`
    where s has them (the width sweep, the conditioning of the settings' initialisation, the
-   gradients, the token similarity), and with `matrix` (--export-matrix) its X0 and the matrices in
+   gradients, the token similarity, the row entropies), and with `matrix` (--export-matrix) its X0 and the matrices in
    full, after the checks Export_check makes of dir, which are quick and so answer at once.  Returns
    false with the reason in err (as the screen says it: "export failed: ...") when an export
    is still running, s has no X0 to write, dir is refused or the thread does not start. */

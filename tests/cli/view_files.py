@@ -1,5 +1,5 @@
 """view_files.py DIR DOC.json VIEW...: the files an export wrote for each view (sweep, gradient,
-similarity, conditioning) hold the batch document's numbers: each CSV its values exactly (both
+similarity, entropy, conditioning) hold the batch document's numbers: each CSV its values exactly (both
 print a double in its shortest round-trip form), each SVG its points where its axes, read off
 their labelled ticks, put them (svg_points.py).  Prints what it checked; fails on the first
 mismatch."""
@@ -65,6 +65,15 @@ def similarity(out, doc):
     return rows, points
 
 
+def entropy(out, doc):
+    rows = doc["shown_attention_entropy"]["rows"]
+    count = columns_equal(out + "/row_entropies.csv", ["row", "row_entropy"],
+                          [[float(i + 1) for i in range(len(rows))], rows])
+    points = check_histogram(open(out + "/row_entropies.svg").read(),
+                             sorted(rows, reverse=True), every_value=True)
+    return count, points
+
+
 def drawn_singular_values(doc):
     """What the conditioning view's histogram draws: K's singular values on the exact path,
     else B's, every product s_i(A)·s_j(W_VO) (every k-th of each factor above 256),
@@ -102,7 +111,7 @@ def conditioning(out, doc):
     return rows, points
 
 
-VIEWS = {"sweep": sweep, "gradient": gradient, "similarity": similarity,
+VIEWS = {"sweep": sweep, "gradient": gradient, "similarity": similarity, "entropy": entropy,
          "conditioning": conditioning}
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/bin/bash
 # x exports the panels of the view on screen beside every export's files, named after the view:
 # the width sweep's width_sweep.csv and .svg, the gradient view's gradient.*, the token
-# similarity's token_similarity.*, the conditioning view's conditioning.csv, conditioning.svg and
+# similarity's token_similarity.*, the entropy view's row_entropies.*, the conditioning view's conditioning.csv, conditioning.svg and
 # conditioning_singular_values.* (the default view: every export's files alone).  Each export
 # goes to a directory named after its view, so its "exported N files to …/VIEW/" cannot be on
 # screen before its x; its files hold the numbers --batch gives for the same settings
@@ -50,11 +50,15 @@ press "v: the token-similarity view" "view: token similarity" v
 check "  its job done" settled
 export_to similarity 10
 check "  every export's files and the similarity's" files_are "$TMP/x/similarity" "${EVERY[@]}" token_similarity.csv token_similarity.svg
+press "v: the entropy view" "view: entropy" v
+check "  its job done" settled
+export_to entropy 10
+check "  every export's files and the row entropies'" files_are "$TMP/x/entropy" "${EVERY[@]}" row_entropies.csv row_entropies.svg
 quits "q quits after the exports"
 
 "$BIN" --batch "${settings[@]}" --sweep-T >"$TMP/doc.json" 2>"$TMP/doc.err"
 check "--batch --sweep-T with the same settings exits 0" test $? -eq 0
-for view in sweep gradient similarity; do
+for view in sweep gradient similarity entropy; do
     check "the $view view's files hold the document's numbers" \
         "$PY" tests/cli/view_files.py "$TMP/x/$view" "$TMP/doc.json" "$view"
 done
