@@ -150,57 +150,63 @@ static void write_columns_csv(FILE *f, const Config *c, const char *what, int co
     }
 }
 
+/* A series panel's CSV: what the file holds (its first line), the name of x and of each
+   series with markers, in order. */
+typedef struct {
+    const char *what, *x_name, *names[2];
+} SeriesCsv;
+
+static const SeriesCsv SWEEP_CSV = {"width_sweep.csv: the width sweep's sr - 1 at the shown "
+                                    "layer against T, the mean over seeds, gap off and removed",
+                                    "T",
+                                    {"stable_rank_minus_one", "stable_rank_minus_one_gap"}},
+                       GRADIENT_CSV = {"gradient.csv: log10 of the gradient norm at full depth "
+                                       "per layer, attention frozen, the network and its "
+                                       "counterpart",
+                                       "layer",
+                                       {"log10_gradient_norm", "counterpart_log10_gradient_norm"}},
+                       SIMILARITY_CSV = {"token_similarity.csv: mu(X_l)/mu(X_0) per layer, the "
+                                         "network and its counterpart",
+                                         "layer",
+                                         {"token_similarity", "counterpart_token_similarity"}};
+
 /* The numbers a series panel plots: its x, then each series that has markers (the curves of
-   data: a line the figure derives, as the sweep's reference slope, is no number of the run),
-   under the names given in order, rows from first (where the series start). */
-static void write_series_csv(FILE *f, const Config *c, const char *what, const SeriesPlot *p,
-                             const char *x_name, const char *const *names)
+   data: a line the figure derives, as the sweep's reference slope, is no number of the run). */
+static void write_series_csv(FILE *f, const Config *c, const SeriesCsv *csv, const SeriesPlot *p)
 {
-    const char *columns[SERIES_MAX + 1] = {x_name};
+    const char *columns[SERIES_MAX + 1] = {csv->x_name};
     const double *values[SERIES_MAX + 1] = {p->series[0].x};
     int n = 1;
-    for (int k = 0; k < p->count; k++)
+    for (int k = 0; k < p->count && n <= 2; k++)
         if (p->series[k].marker) {
-            columns[n] = names[n - 1];
+            columns[n] = csv->names[n - 1];
             values[n++] = p->series[k].y;
         }
-    write_columns_csv(f, c, what, n, columns, values, p->series[0].count);
+    write_columns_csv(f, c, csv->what, n, columns, values, p->series[0].count);
 }
 
 void ExportCsv_width_sweep(FILE *f, const Result *r, const WidthSweep *w)
 {
     SeriesText t;
     SeriesPlot p;
-    const char *const names[] = {"stable_rank_minus_one", "stable_rank_minus_one_gap"};
     Figure_sweep_plot(&r->config, w, false, &t, &p);
-    write_series_csv(f, &r->config,
-                     "width_sweep.csv: the width sweep's sr - 1 at the shown layer against T, "
-                     "the mean over seeds, gap off and removed",
-                     &p, "T", names);
+    write_series_csv(f, &r->config, &SWEEP_CSV, &p);
 }
 
 void ExportCsv_gradient(FILE *f, const Result *r)
 {
     SeriesText t;
     SeriesPlot p;
-    const char *const names[] = {"log10_gradient_norm", "counterpart_log10_gradient_norm"};
     Figure_gradient_plot(r, true, &t, &p);
-    write_series_csv(f, &r->config,
-                     "gradient.csv: log10 of the gradient norm at full depth per layer, attention "
-                     "frozen, the network and its counterpart",
-                     &p, "layer", names);
+    write_series_csv(f, &r->config, &GRADIENT_CSV, &p);
 }
 
 void ExportCsv_token_similarity(FILE *f, const Result *r)
 {
     SeriesText t;
     SeriesPlot p;
-    const char *const names[] = {"token_similarity", "counterpart_token_similarity"};
     Figure_similarity_plot(r, &t, &p);
-    write_series_csv(f, &r->config,
-                     "token_similarity.csv: mu(X_l)/mu(X_0) per layer, the network and its "
-                     "counterpart",
-                     &p, "layer", names);
+    write_series_csv(f, &r->config, &SIMILARITY_CSV, &p);
 }
 
 /* The row entropies H_i of the shown matrix that the entropy view's histogram draws, a row

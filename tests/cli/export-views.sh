@@ -8,16 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
 
-files_are() { # dir expected-names...
-    local dir=$1
-    shift
-    diff <(ls "$dir") <(printf '%s\n' "$@" | sort) >/dev/null || {
-        echo "  $dir holds: $(ls "$dir" | tr '\n' ' ')"
-        return 1
-    }
-}
-EVERY=(eigenvalues.csv singular_values.csv layers.csv eigenvalues.svg singular_values.svg
-    stable_rank.svg attention_map.svg entropy.svg)
+. tests/export_sets.sh
 SWEEP=(width_sweep.csv width_sweep.svg)
 CONDITIONING=(conditioning.csv conditioning.svg conditioning_singular_values.csv
     conditioning_singular_values.svg)
@@ -25,7 +16,7 @@ CONDITIONING=(conditioning.csv conditioning.svg conditioning_singular_values.csv
 # The sweep over T = 16 … 128: four points a curve, three decades of ticks on x.
 check "--sweep-T --export exits 0" batch_document "$tmp/sweep" -T 128 -d 128 -L 3 --sweep-T --export "$tmp/sweep"
 check "  and says it wrote ten files" grep -q "wrote 10 files to $tmp/sweep" "$tmp/sweep.err"
-check "  every export's files and the sweep's" files_are "$tmp/sweep" "${EVERY[@]}" "${SWEEP[@]}"
+check "  every export's files and the sweep's" files_are "$tmp/sweep" "${EVERY_EXPORT[@]}" "${SWEEP[@]}"
 check "  the sweep's CSV and SVG hold the document's width_sweep" \
     "$PY" tests/cli/view_files.py "$tmp/sweep" "$tmp/sweep.json" sweep
 check "  width_sweep.svg is well-formed XML" xmllint --noout "$tmp/sweep/width_sweep.svg"
@@ -33,7 +24,7 @@ check "  width_sweep.svg is well-formed XML" xmllint --noout "$tmp/sweep/width_s
 # The exact path (K built in full, κ(K + I) beside κ(K)), and Lanczos, where every κ(K) is
 # null and the proved lower bounds take κ(K + I)'s places, with B's singular values.
 check "--conditioning --export exits 0 (exact)" batch_document "$tmp/exact" -T 8 -d 8 -L 4 --conditioning --export "$tmp/exact"
-check "  every export's files and the conditioning's" files_are "$tmp/exact" "${EVERY[@]}" "${CONDITIONING[@]}"
+check "  every export's files and the conditioning's" files_are "$tmp/exact" "${EVERY_EXPORT[@]}" "${CONDITIONING[@]}"
 check "  the κ plot and K's singular values hold the document's" \
     "$PY" tests/cli/view_files.py "$tmp/exact" "$tmp/exact.json" conditioning
 check "--conditioning --export exits 0 (Lanczos)" batch_document "$tmp/lanczos" -T 32 -d 32 -L 3 --conditioning --conditioning-path lanczos --export "$tmp/lanczos"
@@ -76,5 +67,5 @@ check "a CSV value changed fails the check" bash -c "! '$PY' tests/cli/view_file
 # Without them, none of the views' files; and an earlier export's view files are an export's
 # own, replaced with the rest.
 check "a plain export into the sweep's directory replaces it" batch_document "$tmp/plain" -T 16 -d 16 -L 2 --export "$tmp/sweep"
-check "  with every export's files alone" files_are "$tmp/sweep" "${EVERY[@]}"
+check "  with every export's files alone" files_are "$tmp/sweep" "${EVERY_EXPORT[@]}"
 finish

@@ -44,25 +44,25 @@ def sweep(out, doc):
     return rows, points
 
 
-def gradient(out, doc):
-    depth = doc["config"]["depth"]
-    names = ["log10_gradient_norm", "counterpart_log10_gradient_norm"]
-    rows = columns_equal(out + "/gradient.csv", ["layer"] + names,
-                         [layers(1, depth)] + [doc[n] for n in names])
-    # Log10 given: the axis's units are the values themselves.
-    points = check_series(open(out + "/gradient.svg").read(), False, True, {
-        k: list(zip(layers(1, depth), doc[n])) for k, n in enumerate(names)})
+def layer_curves(out, stem, doc, names, first, units):
+    """stem.csv and stem.svg of the network's and counterpart's curves against depth from
+    layer `first`, on a log y axis whose units are units(values)."""
+    x = layers(first, doc["config"]["depth"])
+    rows = columns_equal(f"{out}/{stem}.csv", ["layer"] + names, [x] + [doc[n] for n in names])
+    points = check_series(open(f"{out}/{stem}.svg").read(), False, True, {
+        k: list(zip(x, units(doc[n]))) for k, n in enumerate(names)})
     return rows, points
+
+
+def gradient(out, doc):
+    # Log10 given: the axis's units are the values themselves.
+    return layer_curves(out, "gradient", doc,
+                        ["log10_gradient_norm", "counterpart_log10_gradient_norm"], 1, list)
 
 
 def similarity(out, doc):
-    depth = doc["config"]["depth"]
-    names = ["token_similarity", "counterpart_token_similarity"]
-    rows = columns_equal(out + "/token_similarity.csv", ["layer"] + names,
-                         [layers(0, depth)] + [doc[n] for n in names])
-    points = check_series(open(out + "/token_similarity.svg").read(), False, True, {
-        k: list(zip(layers(0, depth), log_units(doc[n]))) for k, n in enumerate(names)})
-    return rows, points
+    return layer_curves(out, "token_similarity", doc,
+                        ["token_similarity", "counterpart_token_similarity"], 0, log_units)
 
 
 def entropy(out, doc):

@@ -12,16 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
-EVERY=(eigenvalues.csv singular_values.csv layers.csv eigenvalues.svg singular_values.svg
-    stable_rank.svg attention_map.svg entropy.svg)
-files_are() { # dir expected-names...
-    local dir=$1
-    shift
-    diff <(ls "$dir") <(printf '%s\n' "$@" | sort) >/dev/null || {
-        echo "  $dir holds: $(ls "$dir" | tr '\n' ' ')"
-        return 1
-    }
-}
+. tests/export_sets.sh
 # x, the directory $TMP/x/NAME typed at its prompt, Enter: the export's words name NAME.
 export_to() { # name files
     press "x in the $1 view asks for a directory" "directory: _" x
@@ -36,24 +27,22 @@ start 120 40 "cd '$TMP/x' && env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' ${settings[*]} -
 expect "T = d = 64 computes" "computed in [0-9]+ ms"
 check "  and its job is done" settled
 export_to default 8
-check "  every export's files alone" files_are "$TMP/x/default" "${EVERY[@]}"
+check "  every export's files alone" files_are "$TMP/x/default" "${EVERY_EXPORT[@]}"
 
-press "v: the width sweep view" "view: width sweep" v
-check "  its sweep computed" settled
-export_to sweep 10
-check "  every export's files and the sweep's" files_are "$TMP/x/sweep" "${EVERY[@]}" width_sweep.csv width_sweep.svg
-press "v: the gradient view" "view: gradient norms" v
-check "  its job done" settled
-export_to gradient 10
-check "  every export's files and the gradient's" files_are "$TMP/x/gradient" "${EVERY[@]}" gradient.csv gradient.svg
-press "v: the token-similarity view" "view: token similarity" v
-check "  its job done" settled
-export_to similarity 10
-check "  every export's files and the similarity's" files_are "$TMP/x/similarity" "${EVERY[@]}" token_similarity.csv token_similarity.svg
-press "v: the entropy view" "view: entropy" v
-check "  its job done" settled
-export_to entropy 10
-check "  every export's files and the row entropies'" files_are "$TMP/x/entropy" "${EVERY[@]}" row_entropies.csv row_entropies.svg
+# v to the next view (its name on the status line), its job done, then x: every export's files
+# and the view's own, those named.
+next_view_exports() { # name words-of-its-status files...
+    local name=$1 words=$2
+    shift 2
+    press "v: the $words view" "view: $words" v
+    check "  its job done" settled
+    export_to "$name" $((${#EVERY_EXPORT[@]} + $#))
+    check "  every export's files and the $name view's" files_are "$TMP/x/$name" "${EVERY_EXPORT[@]}" "$@"
+}
+next_view_exports sweep "width sweep" width_sweep.csv width_sweep.svg
+next_view_exports gradient "gradient norms" gradient.csv gradient.svg
+next_view_exports similarity "token similarity" token_similarity.csv token_similarity.svg
+next_view_exports entropy entropy row_entropies.csv row_entropies.svg
 quits "q quits after the exports"
 
 "$BIN" --batch "${settings[@]}" --sweep-T >"$TMP/doc.json" 2>"$TMP/doc.err"
@@ -71,7 +60,7 @@ expect "a small stack computes" "computed in [0-9]+ ms"
 press "V: the conditioning view" "κ\(K\) exact" V
 check "  its job done" settled
 export_to conditioning 12
-check "  every export's files and the conditioning's" files_are "$TMP/x/conditioning" "${EVERY[@]}" \
+check "  every export's files and the conditioning's" files_are "$TMP/x/conditioning" "${EVERY_EXPORT[@]}" \
     conditioning.csv conditioning.svg conditioning_singular_values.csv conditioning_singular_values.svg
 quits "q quits after the export"
 "$BIN" --batch "${small[@]}" --conditioning >"$TMP/conditioning.json" 2>"$TMP/conditioning.err"
