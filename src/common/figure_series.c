@@ -1,12 +1,10 @@
 #include "figure_series.h"
 
 #include "attnscope/format.h"
-#include "attnscope/layer.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* x[ℓ] = ℓ for ℓ = 0..depth, and the labels of a panel's two curves: the network's and its
    counterpart's, each with its gap (label[0], label[1]). */

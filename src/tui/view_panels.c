@@ -5,12 +5,10 @@
 #include "view_internal.h"
 
 #include "attnscope/entropy.h"
-#include "attnscope/format.h"
 #include "attnscope/layer.h"
 #include "figure_series.h"
 #include "plot.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
