@@ -35,6 +35,10 @@ assert any(v is not None for v in k["kappa_jacobian_lower"])' "$tmp/lanczos.json
 check "  on the matrix-free path, with proved bounds to draw" lanczos_bounds
 check "  the κ plot (the bounds as ▴) and B's singular values hold the document's" \
     "$PY" tests/cli/view_files.py "$tmp/lanczos" "$tmp/lanczos.json" conditioning
+# One layer: its x axis has one tick, where the κ plot's points are.
+check "--conditioning --export of one layer exits 0" batch_document "$tmp/one" -T 8 -d 8 -L 1 --conditioning --export "$tmp/one"
+check "  its κ plot and K's singular values hold the document's" \
+    "$PY" tests/cli/view_files.py "$tmp/one" "$tmp/one.json" conditioning
 check "the new SVGs are well-formed XML" xmllint --noout "$tmp/exact/conditioning.svg" \
     "$tmp/exact/conditioning_singular_values.svg" "$tmp/lanczos/conditioning.svg" \
     "$tmp/lanczos/conditioning_singular_values.svg"

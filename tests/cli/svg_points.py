@@ -17,23 +17,29 @@ ROUNDING = 0.005
 
 
 class Axis:
-    """value (in the axis's units: log10 of the value on a log axis) to pixel, from ticks."""
+    """value (in the axis's units: log10 of the value on a log axis) to pixel, from ticks.  An
+    axis of one tick (the layers of a one-layer network) places that tick's value alone."""
 
     def __init__(self, ticks, log):
-        assert len(ticks) >= 2, f"an axis needs two ticks to be read, has {ticks}"
+        assert ticks, "an axis without ticks cannot be read"
         units = [(p, math.log10(v) if log else v) for p, v in ticks]
         (self.p0, self.u0), (self.p1, self.u1) = units[0], units[-1]
-        assert self.u1 != self.u0
+        self.single = len(units) == 1
+        assert self.single or self.u1 != self.u0
         for p, u in units[1:-1]:  # every tick where its label says
             assert abs(self.pixel(u) - p) <= self.tolerance(u), (p, u, self.pixel(u))
 
     def place(self, u):
+        if self.single:
+            assert u == self.u0, f"{u} on an axis whose one tick is {self.u0}"
+            return 0.0
         return (u - self.u0) / (self.u1 - self.u0)
 
     def pixel(self, u):
         return self.p0 + self.place(u) * (self.p1 - self.p0)
 
     def value(self, pixel):
+        assert not self.single, "one tick gives no scale to read a pixel by"
         return self.u0 + (pixel - self.p0) / (self.p1 - self.p0) * (self.u1 - self.u0)
 
     def tolerance(self, u):
