@@ -99,7 +99,7 @@ static void test_given_input_is_written(void **state)
         given[k] = (k + 1) / 3.0 - k / 7.0;
     char dir[96], path[128], err[256] = "", line[1024];
     snprintf(dir, sizeof dir, "%s/given", scratch_directory());
-    if (Export_write(r, NULL, given, dir, err, sizeof err) < 0)
+    if (Export_write(r, &(ExportExtras){.input = given}, dir, err, sizeof err) < 0)
         fail_msg("the export failed: %s", err);
     snprintf(path, sizeof path, "%s/input.csv", dir);
     FILE *f = fopen(path, "r");
@@ -124,7 +124,8 @@ static void test_table_rows_are_named(void **state)
     char dir[96], path[128], err[256] = "";
     snprintf(dir, sizeof dir, "%s/named", scratch_directory());
     double *input = Export_input(&c, NULL, err, sizeof err);
-    int written = input ? Export_write(r, NULL, input, dir, err, sizeof err) : -1;
+    int written =
+        input ? Export_write(r, &(ExportExtras){.input = input}, dir, err, sizeof err) : -1;
     Layer_use_token_ids(NULL, 0, NULL);
     Layer_use_weights(NULL);
     free(input);

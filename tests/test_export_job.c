@@ -37,8 +37,8 @@ static void gate_reset(void)
     pthread_mutex_unlock(&gate.lock);
 }
 
-static int gated_writer(const Result *r, const Conditioning *k, const double *input,
-                        const char *dir, LinalgStop stop, char *err, size_t size)
+static int gated_writer(const Result *r, const ExportExtras *extras, const char *dir,
+                        LinalgStop stop, char *err, size_t size)
 {
     pthread_mutex_lock(&gate.lock);
     gate.entered = true;
@@ -51,7 +51,7 @@ static int gated_writer(const Result *r, const Conditioning *k, const double *in
         snprintf(err, size, "the disk is full (a test's writer)");
         return -1;
     }
-    return Export_write_stoppable(r, k, input, dir, stop, err, size);
+    return Export_write_stoppable(r, extras, dir, stop, err, size);
 }
 
 /* A writer held at its stop hook's hold_at-th poll, until the test opens the gate or the job
@@ -88,12 +88,12 @@ static bool never(void *context)
     return false;
 }
 
-static int holding_writer(const Result *r, const Conditioning *k, const double *input,
-                          const char *dir, LinalgStop stop, char *err, size_t size)
+static int holding_writer(const Result *r, const ExportExtras *extras, const char *dir,
+                          LinalgStop stop, char *err, size_t size)
 {
     held.job = stop;
     held.polls = held.polls_after_cancel = 0;
-    return Export_write_stoppable(r, k, input, dir, (LinalgStop){.requested = holding_stop}, err,
+    return Export_write_stoppable(r, extras, dir, (LinalgStop){.requested = holding_stop}, err,
                                   size);
 }
 
@@ -188,12 +188,12 @@ static void test_writes_the_held_snapshot_while_the_screen_moves_on(void **state
     path_in(dir, sizeof dir, "screen", NULL);
     path_in(reference, sizeof reference, "reference", NULL);
     /* The reference: the result asked for, written directly. */
-    assert_int_equal(Export_write(asked, NULL, NULL, reference, err, sizeof err), 8);
+    assert_int_equal(Export_write(asked, NULL, reference, err, sizeof err), 8);
 
     ExportJob *j = ExportJob_new(gated_writer);
     assert_non_null(j);
     Snapshot *shown = done_snapshot(asked, 1);
-    assert_true(ExportJob_start(j, shown, false, dir, err, sizeof err));
+    assert_true(ExportJob_start(j, shown, PANEL_STABLE_RANK, false, dir, err, sizeof err));
     gate_wait_entered();
     /* Held inside the writer: the job says it writes, and its end is not signalled. */
     assert_true(ExportJob_running(j));
@@ -206,7 +206,7 @@ static void test_writes_the_held_snapshot_while_the_screen_moves_on(void **state
     snprintf(expected, sizeof expected, "writing the export to %s/, 1.2 s (Esc cancels)", dir);
     assert_string_equal(note, expected);
     /* A second export is refused, saying why, and changes nothing. */
-    assert_false(ExportJob_start(j, shown, false, reference, err, sizeof err));
+    assert_false(ExportJob_start(j, shown, PANEL_STABLE_RANK, false, reference, err, sizeof err));
     assert_string_equal(err, EXPORT_JOB_STILL_WRITING);
     /* The screen takes a newer snapshot and lets the one it showed go. */
     Snapshot_free(shown);
@@ -234,7 +234,7 @@ static void test_writes_the_held_snapshot_while_the_screen_moves_on(void **state
     /* And not the newer one's (the test would not see a mix-up otherwise). */
     char newer_dir[512], a[600], b[600];
     path_in(newer_dir, sizeof newer_dir, "newer", NULL);
-    assert_int_equal(Export_write(newer, NULL, NULL, newer_dir, err, sizeof err), 8);
+    assert_int_equal(Export_write(newer, NULL, newer_dir, err, sizeof err), 8);
     path_in(a, sizeof a, "screen", "eigenvalues.csv");
     path_in(b, sizeof b, "newer", "eigenvalues.csv");
     assert_false(same_file(a, b));
@@ -257,7 +257,7 @@ static void test_quick_refusals_start_nothing(void **state)
     char err[EXPORT_JOB_ERROR_SIZE], file[512], under[600];
     /* --export-matrix without the worker's X0. */
     path_in(file, sizeof file, "no-input", NULL);
-    assert_false(ExportJob_start(j, s, true, file, err, sizeof err));
+    assert_false(ExportJob_start(j, s, PANEL_STABLE_RANK, true, file, err, sizeof err));
     assert_string_equal(err, "export failed: writing input.csv failed: the job made no X0");
     /* A directory below a regular file: Export_check refuses it at once. */
     path_in(file, sizeof file, "a-file", NULL);
@@ -265,7 +265,7 @@ static void test_quick_refusals_start_nothing(void **state)
     assert_non_null(f);
     fclose(f);
     snprintf(under, sizeof under, "%s/below", file);
-    assert_false(ExportJob_start(j, s, false, under, err, sizeof err));
+    assert_false(ExportJob_start(j, s, PANEL_STABLE_RANK, false, under, err, sizeof err));
     if (strncmp(err, "export failed: cannot create the directory", 42) != 0)
         fail_msg("the reason is \"%s\"", err);
     assert_false(ExportJob_running(j));
@@ -286,7 +286,7 @@ static void test_a_late_failure_is_said(void **state)
     ExportJob *j = ExportJob_new(gated_writer);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], note[1024];
     path_in(dir, sizeof dir, "late", NULL);
-    assert_true(ExportJob_start(j, s, false, dir, err, sizeof err));
+    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, false, dir, err, sizeof err));
     gate_open();
     assert_true(readable(ExportJob_fd(j), -1));
     ExportOutcome o;
@@ -344,7 +344,7 @@ static void test_free_cancels_the_export(void **state)
     ExportJob *j = ExportJob_new(holding_writer);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], name[300];
     path_in(dir, sizeof dir, "freed", NULL);
-    assert_true(ExportJob_start(j, s, false, dir, err, sizeof err));
+    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, false, dir, err, sizeof err));
     Snapshot_free(s);
     assert_true(held_or_ended(j));
     assert_true(entry_of_root(".freed.export-", name, sizeof name));
@@ -361,7 +361,7 @@ static const char *const KEPT[KEPT_FILES] = {
     "eigenvalues.csv",     "singular_values.csv", "layers.csv",        "eigenvalues.svg",
     "singular_values.svg", "stable_rank.svg",     "attention_map.svg", "entropy.svg"};
 
-/* The stop is polled before each of the 12 files' places, before each row of the matrices in
+/* The stop is polled before each file, before each row of the matrices in
    full (the product's too where the result has it, T rows each), and before the set is put in
    place: a cancel waits at most one row. */
 static void test_the_matrices_poll_every_row(void **state)
@@ -375,12 +375,13 @@ static void test_the_matrices_poll_every_row(void **state)
     double *input = Export_input(&r->config, NULL, err, sizeof err);
     assert_non_null(input);
     path_in(dir, sizeof dir, "every-row", NULL);
-    int files =
-        holding_writer(r, NULL, input, dir, (LinalgStop){.requested = never}, err, sizeof err);
+    int files = holding_writer(r, &(ExportExtras){.input = input}, dir,
+                               (LinalgStop){.requested = never}, err, sizeof err);
     bool product = r->product_map.mean != NULL;
     assert_int_equal(files, 10 + product);
     int T = r->config.tokens;
-    assert_int_equal(held.polls, 13 + (2 + product) * T);
+    /* Before each file, once more before the set is put in place, and before each row. */
+    assert_int_equal(held.polls, files + 1 + (2 + product) * T);
     assert_int_equal(held.polls_after_cancel, 0);
     free(input);
     Result_free(r);
@@ -393,13 +394,14 @@ static void test_cancel_inside_the_matrix_leaves_the_earlier_set(void **state)
 {
     (void)state;
     gate_reset();
-    /* Polls: one before each of the 12 files' places (the 10th before attention_matrix.csv),
-       then one before each of its rows: the 12th is before its second row. */
-    held.hold_at = 12;
+    /* Polls: one before each file written (the 9th before attention_matrix.csv, after the
+       eight of every export), then one before each of its rows: the 11th is before its second
+       row. */
+    held.hold_at = 11;
     Result *earlier = run_kept(6, false), *r = run_kept(7, true);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], path[600], name[300], note[1024], expected[1024];
     path_in(dir, sizeof dir, "kept", NULL);
-    assert_int_equal(Export_write(earlier, NULL, NULL, dir, err, sizeof err), KEPT_FILES);
+    assert_int_equal(Export_write(earlier, NULL, dir, err, sizeof err), KEPT_FILES);
     char *before[KEPT_FILES];
     long length[KEPT_FILES];
     for (int i = 0; i < KEPT_FILES; i++) {
@@ -411,7 +413,7 @@ static void test_cancel_inside_the_matrix_leaves_the_earlier_set(void **state)
     Snapshot *s = done_snapshot(r, 1);
     assert_true(Snapshot_attach_input(s, input));
     ExportJob *j = ExportJob_new(holding_writer);
-    assert_true(ExportJob_start(j, s, true, dir, err, sizeof err));
+    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, true, dir, err, sizeof err));
     assert_true(held_or_ended(j));
     /* Held where it was asked: attention_matrix.csv open in the staging directory. */
     assert_true(entry_of_root(".kept.export-", name, sizeof name));

@@ -374,7 +374,9 @@ static int batch_write(const Options *o, const Result *r, const WidthSweep *swee
         if (o->export_matrix && !input)
             snprintf(err, sizeof err, "writing input.csv failed: %s", why);
         else
-            files = Export_write(r, conditioning, input, o->export_dir, err, sizeof err);
+            files = Export_write(
+                r, &(ExportExtras){.conditioning = conditioning, .sweep = sweep, .input = input},
+                o->export_dir, err, sizeof err);
         free(input);
         if (files < 0) {
             fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);

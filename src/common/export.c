@@ -2,18 +2,16 @@
 #define _GNU_SOURCE
 #include "export.h"
 
-#include "attnscope/format.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/random.h"
-#include "figure.h"
+#include "export_csv.h"
 #include "svg.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,28 +22,51 @@
 #include <unistd.h>
 
 /* NAME_ROOM: what a file's name adds to its directory's path. */
-enum { FILES = 8, PATH_SIZE = 4096, NAME_ROOM = 32 };
+enum { FILES = 8, PATH_SIZE = 4096, NAME_ROOM = 40 };
 
-/* The files of every export, then conditioning.csv (CONDITIONING_FILE), written when there is a
-   conditioning result, and the attention matrix, product and input in full, when asked (the
-   product where the result has it). */
-enum { CONDITIONING_FILE = FILES, MATRIX_FILE, PRODUCT_FILE, INPUT_FILE, NAMES };
-static const char *const FILE_NAMES[NAMES] = {
-    "eigenvalues.csv",      "singular_values.csv",   "layers.csv",
-    "eigenvalues.svg",      "singular_values.svg",   "stable_rank.svg",
-    "attention_map.svg",    "entropy.svg",           "conditioning.csv",
-    "attention_matrix.csv", "attention_product.csv", "input.csv"};
-
-/* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
-static const Complex *shown_eigenvalues(const Result *r)
-{
-    return r->spectra_ready ? r->eigenvalues : NULL;
-}
-
-static const double *shown_singular_values(const Result *r)
-{
-    return r->spectra_ready ? r->singular_values : NULL;
-}
+/* The files of every export, then those beside them (EXTRA_FILES), each written where the
+   export has it. */
+enum {
+    SWEEP_CSV = FILES,
+    SWEEP_SVG,
+    GRADIENT_CSV,
+    GRADIENT_SVG,
+    SIMILARITY_CSV,
+    SIMILARITY_SVG,
+    ROW_ENTROPIES_CSV,
+    ROW_ENTROPIES_SVG,
+    CONDITIONING_FILE,
+    CONDITIONING_SVG,
+    CONDITIONING_VALUES_CSV,
+    CONDITIONING_VALUES_SVG,
+    MATRIX_FILE,
+    PRODUCT_FILE,
+    INPUT_FILE,
+    NAMES
+};
+static const char *const FILE_NAMES[NAMES] = {"eigenvalues.csv",
+                                              "singular_values.csv",
+                                              "layers.csv",
+                                              "eigenvalues.svg",
+                                              "singular_values.svg",
+                                              "stable_rank.svg",
+                                              "attention_map.svg",
+                                              "entropy.svg",
+                                              "width_sweep.csv",
+                                              "width_sweep.svg",
+                                              "gradient.csv",
+                                              "gradient.svg",
+                                              "token_similarity.csv",
+                                              "token_similarity.svg",
+                                              "row_entropies.csv",
+                                              "row_entropies.svg",
+                                              "conditioning.csv",
+                                              "conditioning.svg",
+                                              "conditioning_singular_values.csv",
+                                              "conditioning_singular_values.svg",
+                                              "attention_matrix.csv",
+                                              "attention_product.csv",
+                                              "input.csv"};
 
 const char *Export_default_directory(char *buf, size_t size)
 {
@@ -54,178 +75,6 @@ const char *Export_default_directory(char *buf, size_t size)
     localtime_r(&now, &tm);
     strftime(buf, size, "attnscope-%Y%m%d-%H%M%S", &tm);
     return buf;
-}
-
-/* A number for CSV: shortest round-trip form, an empty field when undefined. */
-static void csv_number(FILE *f, double x)
-{
-    char buf[FORMAT_NUMBER_SIZE];
-    fputs(Format_shortest(x, buf), f);
-}
-
-enum { SETTINGS_SIZE = 1024 };
-
-/* Two comment lines that make a CSV file stand alone: the version and what the file holds,
-   then the settings, with the checkpoint and the token-id file, which no setting holds, so
-   that the line runs the file's run again. */
-static void csv_header(FILE *f, const Config *c, const char *what)
-{
-    char settings[SETTINGS_SIZE];
-    Figure_settings(c, settings, sizeof settings);
-    const WeightSource *weights = Layer_weights_in_use();
-    const char *ids = Layer_token_ids_name();
-    fprintf(f, "# attnscope %s, %s\n# %s%s%s%s%s\n", ATTNSCOPE_VERSION, what, settings,
-            weights ? " --weights " : "", weights ? weights->name : "", ids ? " --token-ids " : "",
-            ids ? ids : "");
-}
-
-static void write_eigenvalues_csv(FILE *f, const Result *r)
-{
-    const Complex *eigenvalues = shown_eigenvalues(r);
-    int T = r->config.tokens;
-    double root_t = sqrt((double)T);
-    csv_header(f, &r->config,
-               "eigenvalues.csv: the eigenvalues of the shown layer's attention matrix");
-    fputs("index,re,im,modulus,sqrtT_re,sqrtT_im\n", f);
-    for (int i = 0; eigenvalues && i < T; i++) {
-        const Complex *z = &eigenvalues[i];
-        fprintf(f, "%d,", i + 1);
-        csv_number(f, z->re);
-        fputc(',', f);
-        csv_number(f, z->im);
-        fputc(',', f);
-        csv_number(f, hypot(z->re, z->im));
-        fputc(',', f);
-        csv_number(f, root_t * z->re);
-        fputc(',', f);
-        csv_number(f, root_t * z->im);
-        fputc('\n', f);
-    }
-}
-
-static void write_singular_values_csv(FILE *f, const Result *r)
-{
-    const double *singular_values = shown_singular_values(r);
-    int T = r->config.tokens;
-    csv_header(f, &r->config,
-               "singular_values.csv: the singular values of the shown layer's attention matrix");
-    fputs("index,singular_value,sqrtT_singular_value\n", f);
-    for (int i = 0; singular_values && i < T; i++) {
-        fprintf(f, "%d,", i + 1);
-        csv_number(f, singular_values[i]);
-        fputc(',', f);
-        csv_number(f, sqrt((double)T) * singular_values[i]);
-        fputc('\n', f);
-    }
-}
-
-void Export_layers_csv(FILE *f, const Result *r)
-{
-    const Config *c = &r->config;
-    csv_header(f, &r->config, "layers.csv: one row per layer, every per-layer series");
-    fputs("layer", f);
-    for (int i = 0; i < RESULT_SERIES_COUNT; i++)
-        fprintf(f, ",%s", RESULT_SERIES[i].name);
-    fputs(",mask\n", f);
-    for (int l = 0; l <= c->depth; l++) {
-        fprintf(f, "%d", l);
-        for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
-            fputc(',', f);
-            if (l > 0 || !RESULT_SERIES[i].from_layer_one)
-                csv_number(f, RESULT_SERIES[i].values(r)[l]);
-        }
-        /* The layer's own mask (--window-layers); the input, layer 0, has no attention. */
-        fprintf(f, ",%s\n", l > 0 ? MASK_NAMES.names[Config_layer_mask(c, l)] : "");
-    }
-}
-
-void Export_conditioning_csv(FILE *f, const Conditioning *k)
-{
-    csv_header(f, &k->config,
-               k->jacobian_exact ? "conditioning.csv: one row per layer, the network's series and "
-                                   "the counterpart's (docs/model.md section 8); jacobian_exact = "
-                                   "true"
-                                 : "conditioning.csv: one row per layer, the network's series and "
-                                   "the counterpart's (docs/model.md section 8); jacobian_exact = "
-                                   "false");
-    fputs("layer", f);
-    for (int n = 0; n < 2; n++)
-        for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++)
-            fprintf(f, ",%s%s", n ? "counterpart_" : "", CONDITIONING_SERIES[i].name);
-    fputc('\n', f);
-    for (int l = 1; l <= k->config.depth; l++) {
-        fprintf(f, "%d", l);
-        for (int n = 0; n < 2; n++)
-            for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++) {
-                fputc(',', f);
-                csv_number(f, ConditioningSeries_values(&CONDITIONING_SERIES[i],
-                                                        n ? &k->counterpart : &k->network)[l]);
-            }
-        fputc('\n', f);
-    }
-}
-
-static bool stop_requested(LinalgStop stop)
-{
-    return stop.requested && stop.requested(stop.context);
-}
-
-/* A matrix as CSV rows: row i (labelled i + 1 under row_label) holds its `columns` entries
-   (headed column_label_1 …), entry (i, j) at data[i·row_stride + j·column_stride].  Polls
-   stop before each row (T numbers: ~1.7 ms of a core at T = 2048, where the whole file takes
-   seconds) and returns false when it asked, the file then cut short. */
-static bool write_rows_csv(FILE *f, const char *row_label, const char *column_label, int rows,
-                           int columns, const double *data, size_t row_stride, size_t column_stride,
-                           LinalgStop stop)
-{
-    fputs(row_label, f);
-    for (int j = 1; j <= columns; j++)
-        fprintf(f, ",%s_%d", column_label, j);
-    fputc('\n', f);
-    for (int i = 0; i < rows; i++) {
-        if (stop_requested(stop))
-            return false;
-        fprintf(f, "%d", i + 1);
-        for (int j = 0; j < columns; j++) {
-            fputc(',', f);
-            csv_number(f, data[i * row_stride + j * column_stride]);
-        }
-        fputc('\n', f);
-    }
-    return true;
-}
-
-/* A T×T matrix kept in full (a map at block 1): a row per query i, its T keys' entries, the
-   shown layer's A or (product) the product of the shown head's matrices.  False: stopped. */
-static bool write_matrix_csv(FILE *f, const Result *r, bool product, LinalgStop stop)
-{
-    const AttentionMap *m = product ? &r->product_map : &r->attention_map;
-    csv_header(f, &r->config,
-               product ? "attention_product.csv: the product A_l...A_1 of the shown head's "
-                         "attention matrices up to the shown layer"
-                       : "attention_matrix.csv: the shown layer's attention matrix A as built "
-                         "(row i: query i's weights on the keys)");
-    return write_rows_csv(f, "query", "key", m->tokens, m->tokens, m->mean, (size_t)m->tokens, 1,
-                          stop);
-}
-
-enum { WHAT_SIZE = 1024 };
-
-/* What input.csv holds, as the run made X0: the rows of a checkpoint's table for the ids
-   (Layer_input_source, for the one seed the file draws), or rows drawn from the seed. */
-static void input_what(const Config *c, char *buf, size_t size)
-{
-    Config first_seed = *c;
-    first_seed.seeds = 1; /* Layer_input draws X0 for c->seed alone */
-    char source[512];
-    const char *head = "input.csv: the network's input X0 (row i: token i's d entries)";
-    if (Layer_input_source(&first_seed, source, sizeof source))
-        snprintf(buf, size, "%s, the rows for %s", head, source);
-    else if (c->input == INPUT_EMBEDDING)
-        snprintf(buf, size, "%s, the rows of a table drawn from the seed for ids drawn from it",
-                 head);
-    else
-        snprintf(buf, size, "%s, orthonormal rows drawn from the seed", head);
 }
 
 double *Export_input(const Config *c, Linalg *la, char *why, size_t size)
@@ -249,23 +98,12 @@ double *Export_input(const Config *c, Linalg *la, char *why, size_t size)
     return x;
 }
 
-/* The network's input X0 of the result's run (input, T×d: Export_input), so that another
-   program can run the same forward.  False: stopped. */
-static bool write_input_csv(FILE *f, const Result *r, const double *input, LinalgStop stop)
-{
-    const Config *c = &r->config;
-    char what[WHAT_SIZE];
-    input_what(c, what, sizeof what);
-    csv_header(f, c, what);
-    return write_rows_csv(f, "token", "x", c->tokens, c->width, input, 1, (size_t)c->tokens, stop);
-}
-
 typedef void (*Writer)(FILE *f, const Result *r);
 
-/* The files of every export, each a few ms at T = 2048; conditioning.csv and the matrices in
-   full are written by write_file itself (the matrices row by row, polling the stop). */
+/* The files of every export, each a few ms at T = 2048; those beside them are written by
+   write_extra (the matrices in full row by row, polling the stop). */
 static const Writer WRITERS[FILES] = {
-    write_eigenvalues_csv, write_singular_values_csv, Export_layers_csv, Svg_eigenvalues,
+    ExportCsv_eigenvalues, ExportCsv_singular_values, Export_layers_csv, Svg_eigenvalues,
     Svg_singular_values,   Svg_stable_rank,           Svg_attention_map, Svg_entropy};
 
 /* Whether a full matrix is there to write: kept at block 1 (--export-matrix). */
@@ -421,10 +259,92 @@ static int make_staging(const char *parent, const char *base, char *out, char *e
 /* What an export writes, and the hook that cancels it. */
 typedef struct {
     const Result *r;
-    const Conditioning *conditioning;
-    const double *input;
+    ExportExtras x;
     LinalgStop stop;
 } Exported;
+
+/* File i beside the files of every export (i ≥ FILES).  False: stopped. */
+static bool write_extra(FILE *f, const Exported *e, int i)
+{
+    const Result *r = e->r;
+    const Conditioning *k = e->x.conditioning;
+    switch (i) {
+    case SWEEP_CSV:
+        ExportCsv_width_sweep(f, r, e->x.sweep);
+        break;
+    case SWEEP_SVG:
+        Svg_width_sweep(f, &r->config, e->x.sweep);
+        break;
+    case GRADIENT_CSV:
+        ExportCsv_gradient(f, r);
+        break;
+    case GRADIENT_SVG:
+        Svg_gradient(f, r);
+        break;
+    case SIMILARITY_CSV:
+        ExportCsv_token_similarity(f, r);
+        break;
+    case SIMILARITY_SVG:
+        Svg_token_similarity(f, r);
+        break;
+    case ROW_ENTROPIES_CSV:
+        ExportCsv_row_entropies(f, r);
+        break;
+    case ROW_ENTROPIES_SVG:
+        Svg_row_entropies(f, r);
+        break;
+    case CONDITIONING_FILE:
+        Export_conditioning_csv(f, k);
+        break;
+    case CONDITIONING_SVG:
+        Svg_conditioning(f, k);
+        break;
+    case CONDITIONING_VALUES_CSV:
+        ExportCsv_conditioning_singular_values(f, k);
+        break;
+    case CONDITIONING_VALUES_SVG:
+        Svg_conditioning_singular_values(f, k);
+        break;
+    case INPUT_FILE:
+        return ExportCsv_input(f, r, e->x.input, e->stop);
+    default: /* MATRIX_FILE, PRODUCT_FILE */
+        return ExportCsv_matrix(f, r, i == PRODUCT_FILE, e->stop);
+    }
+    return true;
+}
+
+/* Whether file i is in the export e: every export's, and those of what its extras have. */
+static bool wanted(const Exported *e, int i)
+{
+    const ExportExtras *x = &e->x;
+    bool matrix = x->input != NULL;
+    switch (i) {
+    case SWEEP_CSV:
+    case SWEEP_SVG:
+        return x->sweep != NULL;
+    case GRADIENT_CSV:
+    case GRADIENT_SVG:
+        return x->gradient;
+    case SIMILARITY_CSV:
+    case SIMILARITY_SVG:
+        return x->similarity;
+    case ROW_ENTROPIES_CSV:
+    case ROW_ENTROPIES_SVG:
+        return x->entropy;
+    case CONDITIONING_FILE:
+    case CONDITIONING_SVG:
+    case CONDITIONING_VALUES_CSV:
+    case CONDITIONING_VALUES_SVG:
+        return x->conditioning != NULL;
+    case MATRIX_FILE:
+    case INPUT_FILE:
+        return matrix;
+    case PRODUCT_FILE:
+        return matrix && e->r->product_map.mean;
+    default:
+        return i < FILES;
+    }
+}
 
 /* Writes file i into dir.  O_EXCL in a directory of our own: the kernel applies the umask
    to 0666, as for any file a program writes (mkstemp would give 0600).  0, -1 with err, or
@@ -445,14 +365,10 @@ static int write_file(const Exported *e, const char *dir, int i, char *err, size
     }
     errno = 0;
     bool whole = true;
-    if (i == CONDITIONING_FILE)
-        Export_conditioning_csv(f, e->conditioning);
-    else if (i == INPUT_FILE)
-        whole = write_input_csv(f, r, e->input, e->stop);
-    else if (i == MATRIX_FILE || i == PRODUCT_FILE)
-        whole = write_matrix_csv(f, r, i == PRODUCT_FILE, e->stop);
-    else
+    if (i < FILES)
         WRITERS[i](f, r);
+    else
+        whole = write_extra(f, e, i);
     if (!whole) { /* no fsync: the file is about to be removed */
         fclose(f);
         snprintf(err, size, "cancelled");
@@ -649,16 +565,17 @@ bool Export_holds(const char *dir, const char *path)
            (inner[n] == '\0' || inner[n] == '/' || (n == 1 && target[0] == '/'));
 }
 
-int Export_write(const Result *r, const Conditioning *conditioning, const double *input,
-                 const char *dir, char *err, size_t size)
+int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
+                 size_t size)
 {
-    return Export_write_stoppable(r, conditioning, input, dir, (LinalgStop){0}, err, size);
+    return Export_write_stoppable(r, extras, dir, (LinalgStop){0}, err, size);
 }
 
-int Export_write_stoppable(const Result *r, const Conditioning *conditioning, const double *input,
-                           const char *dir, LinalgStop stop, char *err, size_t size)
+int Export_write_stoppable(const Result *r, const ExportExtras *extras, const char *dir,
+                           LinalgStop stop, char *err, size_t size)
 {
-    bool matrix = input != NULL;
+    Exported e = {r, extras ? *extras : (ExportExtras){0}, stop};
+    bool matrix = e.x.input != NULL;
     char target[PATH_SIZE], staging[PATH_SIZE];
     bool exists;
     struct stat old;
@@ -688,26 +605,21 @@ int Export_write_stoppable(const Result *r, const Conditioning *conditioning, co
                  strerror(errno));
         status = -1;
     }
-    bool wanted[NAMES] = {[CONDITIONING_FILE] = conditioning != NULL,
-                          [MATRIX_FILE] = matrix,
-                          [PRODUCT_FILE] = matrix && r->product_map.mean,
-                          [INPUT_FILE] = matrix};
-    for (int i = 0; i < FILES; i++)
-        wanted[i] = true;
     if (status == 0 && matrix && !full_map(&r->attention_map)) {
         snprintf(err, size, "no attention matrix to export in full: %s",
                  r->attention_map.mean ? "the result keeps block means of it only"
                                        : "the shown layer has no finite attention matrix");
         status = -1;
     }
-    Exported e = {r, conditioning, input, stop};
     int files = 0;
     for (int i = 0; i <= NAMES && status == 0; i++) {
-        /* Between files, and once more before the set is put in place. */
-        if (stop_requested(stop)) {
+        /* Before each file, and once more before the set is put in place. */
+        if (i < NAMES && !wanted(&e, i))
+            continue;
+        if (Export_stop_requested(stop)) {
             snprintf(err, size, "cancelled");
             status = EXPORT_CANCELLED;
-        } else if (i < NAMES && wanted[i] && (status = write_file(&e, staging, i, err, size)) == 0)
+        } else if (i < NAMES && (status = write_file(&e, staging, i, err, size)) == 0)
             files++;
     }
     if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {

@@ -9,6 +9,7 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
+#include "attnscope/sweep.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,21 +28,37 @@ void Export_conditioning_csv(FILE *f, const Conditioning *k);
 /* "attnscope-YYYYmmdd-HHMMSS" for now, into buf. */
 const char *Export_default_directory(char *buf, size_t size);
 
+/* What an export writes beside the files of every export: what the run computed beside the
+   result, and the panels of the screen's view, each as the SVG the screen's panel is and the
+   CSV of the numbers it plots.  A zeroed struct (or NULL): nothing beside. */
+typedef struct {
+    /* conditioning.csv (every series), conditioning.svg (κ against depth) and
+       conditioning_singular_values.csv and .svg (K's, or B's at the shown layer) */
+    const Conditioning *conditioning;
+    const WidthSweep *sweep; /* width_sweep.csv and .svg (--sweep-T, the width sweep view) */
+    bool gradient;           /* gradient.csv and .svg: the gradient view's panel */
+    bool similarity;         /* token_similarity.csv and .svg: the token-similarity view's */
+    /* row_entropies.csv and .svg: the entropy view's histogram of the shown matrix's row
+       entropies (its curves against depth are every export's entropy.svg) */
+    bool entropy;
+    /* --export-matrix: the network's input X0 of r's run (Export_input of r's settings), and
+       the matrices in full: attention_matrix.csv (the shown layer's A, which the result must
+       keep in full: Workspace_full_attention_maps), where the result has the product,
+       attention_product.csv, and input.csv with input's rows.  NULL: none of them. */
+    const double *input;
+} ExportExtras;
+
 /* Writes eigenvalues.csv, singular_values.csv, layers.csv, eigenvalues.svg,
-   singular_values.svg, stable_rank.svg and attention_map.svg as the directory dir, creating
-   its missing parents (as mkdir -p).  Files get 0666 and new directories 0777, less the umask; a
-   replaced dir keeps its mode.  An existing dir is replaced as a whole (atomically where the file
-   system can exchange two names), so it must be empty or hold only an earlier export's files:
-   anything else in it is refused, never moved or deleted.  conditioning.csv is added when
-   conditioning is not NULL.  With `input` (--export-matrix), the network's input X0 of r's run
-   (Export_input of r's settings), the matrices in full too: attention_matrix.csv (the shown
-   layer's A, which the result must keep in full: Workspace_full_attention_maps), where the
-   result has the product, attention_product.csv, and input.csv with input's rows.  Returns
-   the number of files written, or -1 with the reason in err (not naming dir) and nothing
-   changed.  The hidden staging directory beside dir is removed whatever happens, and so are
-   those a killed export left there. */
-int Export_write(const Result *r, const Conditioning *conditioning, const double *input,
-                 const char *dir, char *err, size_t size);
+   singular_values.svg, stable_rank.svg, attention_map.svg and entropy.svg, then those of
+   extras (NULL: none), as the directory dir, creating its missing parents (as mkdir -p).
+   Files get 0666 and new directories 0777, less the umask; a replaced dir keeps its mode.  An
+   existing dir is replaced as a whole (atomically where the file system can exchange two
+   names), so it must be empty or hold only an earlier export's files: anything else in it is
+   refused, never moved or deleted.  Returns the number of files written, or -1 with the reason
+   in err (not naming dir) and nothing changed.  The hidden staging directory beside dir is
+   removed whatever happens, and so are those a killed export left there. */
+int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
+                 size_t size);
 
 /* What Export_write_stoppable returns when its stop hook asked. */
 enum { EXPORT_CANCELLED = -2 };
@@ -52,8 +69,8 @@ enum { EXPORT_CANCELLED = -2 };
    nothing changed, as after a failure: the staging directory and the parents it made are
    removed, dir holds what it held.  A stop after the set is in place changes nothing: the
    export is whole. */
-int Export_write_stoppable(const Result *r, const Conditioning *conditioning, const double *input,
-                           const char *dir, LinalgStop stop, char *err, size_t size);
+int Export_write_stoppable(const Result *r, const ExportExtras *extras, const char *dir,
+                           LinalgStop stop, char *err, size_t size);
 
 /* The network's input X0 of a run of c (T×d, entry (i, j) at x[i + j·T]) made again as the
    run made it: Layer_input for c's seed, from the weight source and token ids in use, its QR

@@ -493,6 +493,36 @@ void Figure_tick_label(double v, double step, char *out, size_t size)
     snprintf(out, size, "%g", fabs(v) < 1e-9 * step ? 0.0 : v);
 }
 
+int Figure_log_ticks(double lo, double hi, int wanted, double *out, int max)
+{
+    double step = ceil(Figure_nice_step((hi - lo) / wanted));
+    bool fine = hi - lo < 2;
+    const double mantissas[] = {1, 2, 5};
+    int n = 0;
+    for (int i = 0; i < 64; i++) {
+        double k = floor(lo / step) * step + i * step;
+        if (k > hi + 1e-9)
+            break;
+        for (int m = 0; m < (fine ? 3 : 1) && n < max; m++) {
+            double v = k + log10(mantissas[m]);
+            if (v >= lo - 1e-9 && v <= hi + 1e-9)
+                out[n++] = v;
+        }
+    }
+    return n;
+}
+
+void Figure_log_label(double v, char *out, size_t size)
+{
+    double e = floor(v + 1e-9), mantissa = round(pow(10.0, v - e));
+    if (fabs(e) <= 4)
+        snprintf(out, size, "%g", mantissa * pow(10.0, e));
+    else if (mantissa == 1)
+        snprintf(out, size, "1e%.0f", e);
+    else
+        snprintf(out, size, "%.0fe%.0f", mantissa, e);
+}
+
 const char *Figure_number(char *out, size_t size, const char *format, double v, const char *missing)
 {
     if (isfinite(v))

@@ -1,8 +1,9 @@
 /* What a panel shows, decided once (htop's Meter: one set of values, several renderings): the
  * points, which of them is marked apart and how, the outlier rule, the ticks, the legend and
  * the settings line.  The screen's canvas (src/tui/plot.c) and the SVG writer
- * (src/common/export.c) both draw these descriptions, so an export cannot disagree with the
- * screen.  Nothing here knows a terminal, a cell or a pixel.
+ * (src/common/svg.c) both draw these descriptions, so an export cannot disagree with the
+ * screen; figure_series.h describes the other views' panels the same way.  Nothing here knows
+ * a terminal, a cell or a pixel.
  */
 #ifndef ATTNSCOPE_COMMON_FIGURE_H
 #define ATTNSCOPE_COMMON_FIGURE_H
@@ -296,6 +297,12 @@ double Figure_nice_step(double raw);
 int Figure_ticks(double lo, double hi, int wanted, bool whole, double *out, int max, double *step);
 /* A tick's label; what is left of 0 after stepping there prints as 0. */
 void Figure_tick_label(double v, double step, char *out, size_t size);
+/* Ticks on a log axis whose plotted units are exponents, inside [lo, hi], ascending: powers
+   of ten, every k-th for about `wanted`; across less than two decades also 2 and 5 times them,
+   so a short axis still has labels.  Returns how many (at most max). */
+int Figure_log_ticks(double lo, double hi, int wanted, double *out, int max);
+/* 10^v as a log axis's tick label; far exponents as "1e400", which a double could not hold. */
+void Figure_log_label(double v, char *out, size_t size);
 /* A value as a readout prints it: v with format (one double conversion), or `missing` where v
    is NaN or infinite, which the JSON writes as null: "nan" or "inf" on a screen would claim a
    number the document does not have.  Returns out. */

@@ -1,9 +1,11 @@
 #include "svg.h"
 
-#include "figure.h"
+#include "attnscope/entropy.h"
+#include "figure_series.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A 640-pixel-wide picture: the title, the settings wrapped under it, the plot area with
@@ -132,6 +134,23 @@ static int tick_values(double lo, double hi, bool log_axis, int wanted, double *
     return n;
 }
 
+/* One tick at pixel `at` along the x axis (or the y axis) with its label. */
+static void svg_tick(FILE *f, const Frame *fr, bool x_axis, double at, const char *label)
+{
+    if (x_axis)
+        fprintf(f,
+                "<line class=\"tick\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" "
+                "stroke=\"#333\"/><text x=\"%.2f\" y=\"%d\" "
+                "text-anchor=\"middle\">%s</text>\n",
+                at, at, fr->bottom, fr->bottom + 5, at, fr->bottom + 18, label);
+    else
+        fprintf(f,
+                "<line class=\"tick\" x1=\"%d\" x2=\"%d\" y1=\"%.2f\" y2=\"%.2f\" "
+                "stroke=\"#333\"/><text x=\"%d\" y=\"%.2f\" "
+                "text-anchor=\"end\">%s</text>\n",
+                SIDE - 5, SIDE, at, at, SIDE - 7, at + 4, label);
+}
+
 static void svg_ticks(FILE *f, const Frame *fr, bool x_axis, int wanted)
 {
     double values[64], step;
@@ -140,26 +159,12 @@ static void svg_ticks(FILE *f, const Frame *fr, bool x_axis, int wanted)
     for (int i = 0; i < n; i++) {
         char label[32];
         Figure_tick_label(values[i], step, label, sizeof label);
-        if (x_axis) {
-            double x = px(fr, values[i]);
-            fprintf(f,
-                    "<line class=\"tick\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" "
-                    "stroke=\"#333\"/><text x=\"%.2f\" y=\"%d\" "
-                    "text-anchor=\"middle\">%s</text>\n",
-                    x, x, fr->bottom, fr->bottom + 5, x, fr->bottom + 18, label);
-        } else {
-            double y = py(fr, values[i]);
-            fprintf(f,
-                    "<line class=\"tick\" x1=\"%d\" x2=\"%d\" y1=\"%.2f\" y2=\"%.2f\" "
-                    "stroke=\"#333\"/><text x=\"%d\" y=\"%.2f\" "
-                    "text-anchor=\"end\">%s</text>\n",
-                    SIDE - 5, SIDE, y, y, SIDE - 7, y + 4, label);
-        }
+        svg_tick(f, fr, x_axis, x_axis ? px(fr, values[i]) : py(fr, values[i]), label);
     }
 }
 
-static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *ylabel, int x_ticks,
-                     int y_ticks)
+/* The plot area's frame and its axes' names. */
+static void svg_box(FILE *f, const Frame *fr, const char *xlabel, const char *ylabel)
 {
     int middle = (fr->top + fr->bottom) / 2;
     fprintf(f,
@@ -169,6 +174,12 @@ static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *y
             "</text>\n",
             SIDE, fr->top, SVG_W - 2 * SIDE, fr->bottom - fr->top, SVG_W / 2, fr->bottom + 34,
             xlabel, middle, middle, ylabel);
+}
+
+static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *ylabel, int x_ticks,
+                     int y_ticks)
+{
+    svg_box(f, fr, xlabel, ylabel);
     svg_ticks(f, fr, true, x_ticks);
     svg_ticks(f, fr, false, y_ticks);
 }
@@ -271,6 +282,15 @@ static void svg_close(FILE *f, const LegendItem *items, int n, const Frame *fr)
     fputs("</svg>\n", f);
 }
 
+/* A picture of `rows` pixel rows that says, `down` rows into it, why its plot is not there. */
+static void svg_message(FILE *f, const Config *c, const char *title, int rows, int down,
+                        const char *message)
+{
+    int top = svg_open(f, title, c, rows, NULL, 0);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n</svg>\n", SVG_W / 2,
+            top + down, message);
+}
+
 /* The shown matrix's two spectrum plots with the titles they point into. */
 typedef struct {
     char eigenvalue_title[FIGURE_TITLE_SIZE], singular_value_title[FIGURE_TITLE_SIZE];
@@ -337,11 +357,12 @@ void Svg_eigenvalues(FILE *f, const Result *r)
     svg_close(f, fig.legend, fig.legend_count, &fr);
 }
 
-void Svg_singular_values(FILE *f, const Result *r)
+/* A histogram as the screen draws it: bars of scale·s_i, i ≥ 2, with the law's expected
+   counts, a tick under the axis for every value, and s1 marked apart (as the outlier only
+   when it stands apart, on the right border when the view stops short of it); of every value
+   alike (every_value), none apart. */
+static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
 {
-    Spectra s;
-    spectra(r, &s);
-    const HistogramPlot *p = &s.singular_values;
     HistogramFigure fig;
     Figure_histogram(p, &fig);
     enum { BINS = 40 };
@@ -349,7 +370,7 @@ void Svg_singular_values(FILE *f, const Result *r)
     double expected[BINS];
     double top = Figure_histogram_bins(p, &fig, BINS, counts, expected);
     double range = fig.range > 0 ? fig.range : 1;
-    int start = svg_open(f, p->title, &r->config, HISTOGRAM_ROWS, fig.legend, fig.legend_count);
+    int start = svg_open(f, p->title, c, HISTOGRAM_ROWS, fig.legend, fig.legend_count);
     Frame fr = {0, range, 0, 1.1 * top, false, start, start + HISTOGRAM_ROWS};
     svg_axes(f, &fr, fig.name, "count", 6, 4);
     double width = range / BINS;
@@ -367,16 +388,14 @@ void Svg_singular_values(FILE *f, const Result *r)
                     px(&fr, b * width), px(&fr, (b + 1) * width), py(&fr, expected[b]),
                     py(&fr, expected[b]), INK_COLOUR[INK_THEORY]);
     }
-    /* One tick per singular value under the axis; s1 is marked apart, as the outlier only
-       when it stands apart, and on the right border when the view stops short of it. */
-    for (int i = 1; i < p->count; i++) {
+    for (int i = p->every_value ? 0 : 1; i < p->count; i++) {
         double x = px(&fr, fmin(p->scale * p->values[i], range));
         fprintf(f,
                 "<line class=\"point\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
                 "stroke=\"%s\"/>\n",
                 x, x, py(&fr, 0), py(&fr, 0) + 6, INK_COLOUR[INK_BULK]);
     }
-    if (p->count > 0) {
+    if (p->count > 0 && !p->every_value) {
         const char *colour = INK_COLOUR[fig.outlier ? INK_OUTLIER : INK_BULK];
         double x = px(&fr, fig.pinned ? 0.99 * range : fig.s1);
         fprintf(f,
@@ -387,6 +406,13 @@ void Svg_singular_values(FILE *f, const Result *r)
                 py(&fr, 0) - 14, colour);
     }
     svg_close(f, fig.legend, fig.legend_count, &fr);
+}
+
+void Svg_singular_values(FILE *f, const Result *r)
+{
+    Spectra s;
+    spectra(r, &s);
+    svg_histogram(f, &r->config, &s.singular_values);
 }
 
 /* A curve of stable ranks (at least 1: the log axis starts there) as a polyline, with a
@@ -502,12 +528,12 @@ void Svg_attention_map(FILE *f, const Result *r)
     bool map =
         !p.message && !AttentionMap_coarsen(p.map, Figure_map_factor(p.map, SVG_MAP_CELLS), &drawn);
     int side = SVG_W - 2 * SIDE, below = p.product && map ? MAP_MASS_ROWS + 80 : 0;
-    int top = svg_open(f, p.title, &r->config, side + below + MAP_LEGEND_ROWS, NULL, 0);
     if (!map) {
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n</svg>\n", SVG_W / 2,
-                top + side / 2, p.message ? p.message : "out of memory for the map");
+        svg_message(f, &r->config, p.title, side + MAP_LEGEND_ROWS, side / 2,
+                    p.message ? p.message : "out of memory for the map");
         return;
     }
+    int top = svg_open(f, p.title, &r->config, side + below + MAP_LEGEND_ROWS, NULL, 0);
     double cell = (double)side / drawn.cells, scale_top = Figure_map_top(&drawn);
     fprintf(f, "<g class=\"map\">\n");
     for (int i = 0; i < drawn.cells; i++)
@@ -540,14 +566,42 @@ static const char *dash_of(Stroke s)
                                 : "";
 }
 
-/* A series plot on linear axes, as the screen's Plot_series draws it: each series a polyline
-   broken at undefined points, its markers on every point (each mark carries its values in
-   data-x and data-y, for the tests), the legend and notes below. */
-static void svg_series(FILE *f, const Config *c, const SeriesPlot *p)
+enum { SERIES_TICKS_MAX = 192 };
+
+/* The ticks of a series plot's axis, in its scale's units (exponents on a log axis): the
+   screen's (Figure_log_ticks, or Figure_ticks on whole numbers along layers).  A log axis
+   across so little of a decade that it has fewer than two of those (the screen then labels
+   one row) gets the linear steps of its values instead, placed at their logarithms, so that
+   every axis of a picture can be read. */
+static void series_ticks(FILE *f, const Frame *fr, bool x_axis, Scale scale, bool whole, int wanted)
 {
-    LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
-    bool any;
-    int n = Figure_series_legend(p, items, &any);
+    double lo = x_axis ? fr->x0 : fr->y0, hi = x_axis ? fr->x1 : fr->y1;
+    double values[SERIES_TICKS_MAX], step = 1;
+    bool log_axis = scale != SCALE_LINEAR;
+    int n = log_axis ? Figure_log_ticks(lo, hi, wanted, values, SERIES_TICKS_MAX)
+                     : Figure_ticks(lo, hi, wanted, whole, values, SERIES_TICKS_MAX, &step);
+    bool linear_steps = log_axis && n < 2 && fabs(lo) < 300 && fabs(hi) < 300;
+    if (linear_steps)
+        n = Figure_ticks(pow(10, lo), pow(10, hi), wanted, false, values, SERIES_TICKS_MAX, &step);
+    for (int i = 0; i < n; i++) {
+        char label[32];
+        if (linear_steps) /* the digits down to the step's: 5.0125e+07 where %g cuts */
+            snprintf(label, sizeof label, "%.*g",
+                     (int)fmax(1, floor(log10(fabs(values[i]))) - floor(log10(step)) + 1),
+                     values[i]);
+        else if (log_axis)
+            Figure_log_label(values[i], label, sizeof label);
+        else
+            Figure_tick_label(values[i], step, label, sizeof label);
+        double at = linear_steps ? log10(values[i]) : values[i];
+        svg_tick(f, fr, x_axis, x_axis ? px(fr, at) : py(fr, at), label);
+    }
+}
+
+/* The axes of a series plot over its points' range in its scales' units, as the screen's:
+   a single value gets an axis around it, and y a little room above and below. */
+static Frame series_frame(const SeriesPlot *p, bool any, int top)
+{
     double xlo, xhi, ylo, yhi;
     Figure_series_range(p, true, &xlo, &xhi);
     Figure_series_range(p, false, &ylo, &yhi);
@@ -558,36 +612,63 @@ static void svg_series(FILE *f, const Config *c, const SeriesPlot *p)
     if (yhi - ylo < 1e-12)
         ylo -= 0.5, yhi += 0.5;
     double pad = 0.05 * (yhi - ylo);
-    int top = svg_open(f, p->title, c, SERIES_ROWS, items, n);
-    Frame fr = {xlo, xhi, ylo - pad, yhi + pad, false, top, top + SERIES_ROWS};
-    svg_axes(f, &fr, p->x_name ? p->x_name : "", "", 6, 4);
-    for (int k = p->count - 1; k >= 0; k--) {
-        const Series *s = &p->series[k];
-        /* One polyline per run of defined points: an undefined one leaves a gap. */
-        bool open = false;
-        for (int i = 0; i < s->count; i++) {
-            bool defined = isfinite(s->x[i]) && isfinite(s->y[i]);
-            if (defined && !open)
-                fprintf(f, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\"%s points=\"",
-                        INK_COLOUR[s->ink], dash_of(s->stroke));
-            if (defined)
-                fprintf(f, "%.2f,%.2f ", px(&fr, s->x[i]), py(&fr, s->y[i]));
-            if (open && !defined)
-                fputs("\"/>\n", f);
-            open = defined;
-        }
-        if (open)
+    return (Frame){xlo, xhi, ylo - pad, yhi + pad, false, top, top + SERIES_ROWS};
+}
+
+/* One series as a polyline per run of defined points (an undefined one leaves a gap), then
+   its marker on every point, each carrying its values in data-x and data-y. */
+static void svg_one_series(FILE *f, const Frame *fr, const SeriesPlot *p, int k)
+{
+    const Series *s = &p->series[k];
+    bool open = false;
+    for (int i = 0; i < s->count; i++) {
+        double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
+        bool defined = isfinite(u) && isfinite(v);
+        if (defined && !open)
+            fprintf(f, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\"%s points=\"",
+                    INK_COLOUR[s->ink], dash_of(s->stroke));
+        if (defined)
+            fprintf(f, "%.2f,%.2f ", px(fr, u), py(fr, v));
+        if (open && !defined)
             fputs("\"/>\n", f);
-        for (int i = 0; s->marker && i < s->count; i++)
-            if (isfinite(s->x[i]) && isfinite(s->y[i])) {
-                fprintf(f,
-                        "<text class=\"point\" data-series=\"%d\" data-x=\"%.17g\" "
-                        "data-y=\"%.17g\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
-                        "text-anchor=\"middle\">%s</text>\n",
-                        k, s->x[i], s->y[i], px(&fr, s->x[i]), py(&fr, s->y[i]) + 4,
-                        INK_COLOUR[s->ink], s->marker);
-            }
+        open = defined;
     }
+    if (open)
+        fputs("\"/>\n", f);
+    for (int i = 0; s->marker && i < s->count; i++) {
+        double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
+        if (isfinite(u) && isfinite(v))
+            fprintf(f,
+                    "<text class=\"point\" data-series=\"%d\" data-x=\"%.17g\" "
+                    "data-y=\"%.17g\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\" "
+                    "text-anchor=\"middle\">%s</text>\n",
+                    k, s->x[i], s->y[i], px(fr, u), py(fr, v) + 4, INK_COLOUR[s->ink], s->marker);
+    }
+}
+
+/* A series plot as the screen's Plot_series draws it, on its linear or log axes (the ticks of
+   a log axis are the screen's powers of ten): each series a polyline broken at undefined
+   points, its markers on every point, the last series first, the legend and notes below;
+   with no point at all, what the screen says in the middle. */
+static void svg_series(FILE *f, const Config *c, const SeriesPlot *p)
+{
+    LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
+    bool any;
+    int n = Figure_series_legend(p, items, &any);
+    int top = svg_open(f, p->title, c, SERIES_ROWS, items, n);
+    Frame fr = series_frame(p, any, top);
+    svg_box(f, &fr, p->x_name ? p->x_name : "", "");
+    if (!any) {
+        fprintf(f, "<text class=\"empty\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", SVG_W / 2,
+                (fr.top + fr.bottom) / 2);
+        escaped(f, p->empty ? p->empty : "no data");
+        fputs("</text>\n", f);
+    } else {
+        series_ticks(f, &fr, true, p->x_scale, p->x_whole, 6);
+        series_ticks(f, &fr, false, p->y_scale, false, 4);
+    }
+    for (int k = p->count - 1; k >= 0; k--)
+        svg_one_series(f, &fr, p, k);
     svg_close(f, items, n, &fr);
 }
 
@@ -597,4 +678,71 @@ void Svg_entropy(FILE *f, const Result *r)
     SeriesPlot p;
     Figure_entropy_plot(r, true, true, &text, &p);
     svg_series(f, &r->config, &p);
+}
+
+/* The exported result is whole (the screen exports none before it is in): with no gradient
+   the panel says why, as the screen's once the run is done. */
+void Svg_gradient(FILE *f, const Result *r)
+{
+    SeriesText t;
+    SeriesPlot p;
+    Figure_gradient_plot(r, true, &t, &p);
+    svg_series(f, &r->config, &p);
+}
+
+void Svg_token_similarity(FILE *f, const Result *r)
+{
+    SeriesText t;
+    SeriesPlot p;
+    Figure_similarity_plot(r, &t, &p);
+    svg_series(f, &r->config, &p);
+}
+
+void Svg_width_sweep(FILE *f, const Config *c, const WidthSweep *w)
+{
+    SeriesText t;
+    SeriesPlot p;
+    if (!Figure_sweep_plot(c, w, true, &t, &p))
+        p = (SeriesPlot){.title = t.title, .empty = "no width sweep", .x_name = "T"};
+    svg_series(f, c, &p);
+}
+
+void Svg_conditioning(FILE *f, const Conditioning *k)
+{
+    SeriesText t;
+    SeriesPlot p;
+    Figure_conditioning_plot(k, NULL, false, &t, &p);
+    svg_series(f, &k->config, &p);
+}
+
+void Svg_conditioning_singular_values(FILE *f, const Conditioning *k)
+{
+    ConditioningHistogram h;
+    Figure_conditioning_histogram(k, false, &h);
+    if (h.message)
+        svg_message(f, &k->config, h.title, HISTOGRAM_ROWS, HISTOGRAM_ROWS / 2, h.message);
+    else
+        svg_histogram(f, &k->config, &h.plot);
+    Figure_conditioning_histogram_release(&h);
+}
+
+void Svg_row_entropies(FILE *f, const Result *r)
+{
+    const Config *c = &r->config;
+    char title[FIGURE_TITLE_SIZE];
+    double *sorted = malloc(sizeof(double) * (size_t)c->tokens);
+    HistogramPlot h;
+    if (!sorted) {
+        svg_message(f, c, "row entropies", HISTOGRAM_ROWS, HISTOGRAM_ROWS / 2, "out of memory");
+        return;
+    }
+    Figure_row_entropy_plot(r, title, sorted, &h);
+    if (h.count == 0)
+        svg_message(f, c, title, HISTOGRAM_ROWS, HISTOGRAM_ROWS / 2,
+                    Entropy_defined(c->attention) ? "no row entropies: the shown layer has no "
+                                                    "finite attention matrix"
+                                                  : Entropy_undefined_reason(c->attention));
+    else
+        svg_histogram(f, c, &h);
+    free(sorted);
 }

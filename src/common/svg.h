@@ -5,7 +5,9 @@
 #ifndef ATTNSCOPE_COMMON_SVG_H
 #define ATTNSCOPE_COMMON_SVG_H
 
+#include "attnscope/conditioning.h"
 #include "attnscope/model.h"
+#include "attnscope/sweep.h"
 
 #include <stdio.h>
 
@@ -19,5 +21,17 @@ void Svg_stable_rank(FILE *f, const Result *r);
 void Svg_attention_map(FILE *f, const Result *r);
 /* The entropy view's main panel (Figure_entropy_plot, overlays and notes on). */
 void Svg_entropy(FILE *f, const Result *r);
+/* The entropy view's histogram of the shown matrix's row entropies (Figure_row_entropy_plot;
+   where they are undefined, why). */
+void Svg_row_entropies(FILE *f, const Result *r);
+/* The gradient view's and the token-similarity view's panels (figure_series.h). */
+void Svg_gradient(FILE *f, const Result *r);
+void Svg_token_similarity(FILE *f, const Result *r);
+/* The width sweep of c's shown layer, overlays on (a panel that says so when w is empty). */
+void Svg_width_sweep(FILE *f, const Config *c, const WidthSweep *w);
+/* The conditioning view's panels: κ against depth, and the singular values of K at the shown
+   layer (or of B = W_VOᵀ ⊗ A; where neither is there, the screen's words instead). */
+void Svg_conditioning(FILE *f, const Conditioning *k);
+void Svg_conditioning_singular_values(FILE *f, const Conditioning *k);
 
 #endif

@@ -19,7 +19,7 @@ struct ExportJob {
     bool running;
     pthread_t thread;
     Snapshot *held;
-    bool matrix;
+    ExportExtras extras; /* pointers into held */
     /* Set by ExportJob_cancel (the UI thread), polled by the writer; cleared at start. */
     atomic_bool cancel;
     /* Written by the thread before it writes to the pipe, read after pthread_join. */
@@ -79,18 +79,31 @@ static bool cancel_requested(void *context)
 static void *export_thread(void *arg)
 {
     ExportJob *j = arg;
-    const Snapshot *s = j->held;
     ExportOutcome *o = &j->outcome;
     LinalgStop stop = {.requested = cancel_requested, .context = j};
-    o->files = j->write(s->result, s->has_conditioning[0] ? &s->conditioning[0] : NULL,
-                        j->matrix ? s->input : NULL, o->dir, stop, o->error, sizeof o->error);
+    o->files = j->write(j->held->result, &j->extras, o->dir, stop, o->error, sizeof o->error);
     ssize_t n = write(j->pipe[1], "x", 1);
     (void)n; /* one byte into an empty pipe: it fits */
     return NULL;
 }
 
-bool ExportJob_start(ExportJob *j, Snapshot *s, bool matrix, const char *dir, char *err,
-                     size_t size)
+/* What an export of s from the view `panel` writes beside every export's files (pointers into
+   s). */
+static ExportExtras view_extras(const Snapshot *s, Panel panel, bool matrix)
+{
+    return (ExportExtras){
+        .conditioning =
+            panel == PANEL_CONDITIONING && s->has_conditioning[0] ? &s->conditioning[0] : NULL,
+        .sweep = panel == PANEL_WIDTH_SWEEP && s->has_sweep ? &s->sweep : NULL,
+        .gradient = panel == PANEL_GRADIENT,
+        .similarity = panel == PANEL_SIMILARITY,
+        .entropy = panel == PANEL_ENTROPY,
+        .input = matrix ? s->input : NULL,
+    };
+}
+
+bool ExportJob_start(ExportJob *j, Snapshot *s, Panel panel, bool matrix, const char *dir,
+                     char *err, size_t size)
 {
     char why[EXPORT_JOB_ERROR_SIZE];
     if (j->running) {
@@ -110,7 +123,7 @@ bool ExportJob_start(ExportJob *j, Snapshot *s, bool matrix, const char *dir, ch
     j->outcome = (ExportOutcome){.files = -1};
     snprintf(j->outcome.dir, sizeof j->outcome.dir, "%s", dir);
     j->held = Snapshot_hold(s);
-    j->matrix = matrix;
+    j->extras = view_extras(j->held, panel, matrix);
     atomic_store(&j->cancel, false);
     int failed = pthread_create(&j->thread, NULL, export_thread, j);
     if (failed) {

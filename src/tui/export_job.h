@@ -11,6 +11,8 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
+#include "export.h"
+#include "keys.h"
 #include "prompt.h"
 #include "snapshot.h"
 
@@ -21,8 +23,8 @@ enum { EXPORT_JOB_DIR_SIZE = PROMPT_SIZE + 512, EXPORT_JOB_ERROR_SIZE = 512 };
 
 /* What writes the files: Export_write_stoppable, or a test's writer that holds the export at a
    known point.  It polls stop, which ExportJob_cancel makes ask. */
-typedef int (*ExportWriter)(const Result *r, const Conditioning *conditioning, const double *input,
-                            const char *dir, LinalgStop stop, char *err, size_t size);
+typedef int (*ExportWriter)(const Result *r, const ExportExtras *extras, const char *dir,
+                            LinalgStop stop, char *err, size_t size);
 
 typedef struct {
     int files; /* written, -1, or EXPORT_CANCELLED (export.h) */
@@ -46,13 +48,14 @@ void ExportJob_free(ExportJob *j);
 /* Readable once the running export has ended: then ExportJob_collect. */
 int ExportJob_fd(const ExportJob *j);
 
-/* Starts writing s (its result, its conditioning when it has one, and with `matrix`
-   (--export-matrix) its X0 and the matrices in full) into dir on the job's thread, after the
-   checks Export_check makes of dir, which are quick and so answer at once.  Returns false
-   with the reason in err (as the screen says it: "export failed: ...") when an export is
-   still running, s has no X0 to write, dir is refused or the thread does not start. */
-bool ExportJob_start(ExportJob *j, Snapshot *s, bool matrix, const char *dir, char *err,
-                     size_t size);
+/* Starts writing s into dir on the job's thread: its result, the panels of the view `panel`
+   where s has them (the width sweep, the conditioning of the settings' initialisation, the
+   gradients, the token similarity, the row entropies), and with `matrix` (--export-matrix) its X0 and the matrices in
+   full, after the checks Export_check makes of dir, which are quick and so answer at once.  Returns
+   false with the reason in err (as the screen says it: "export failed: ...") when an export
+   is still running, s has no X0 to write, dir is refused or the thread does not start. */
+bool ExportJob_start(ExportJob *j, Snapshot *s, Panel panel, bool matrix, const char *dir,
+                     char *err, size_t size);
 
 /* Whether an export was started and not collected yet; the directory it writes. */
 bool ExportJob_running(const ExportJob *j);

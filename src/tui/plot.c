@@ -637,44 +637,20 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     }
 }
 
-/* 10^v as a tick label; far exponents as "1e400", which a double could not hold. */
-static void log_label(double v, char *out, size_t size)
-{
-    double e = floor(v + 1e-9), mantissa = round(pow(10.0, v - e));
-    if (fabs(e) <= 4)
-        snprintf(out, size, "%g", mantissa * pow(10.0, e));
-    else if (mantissa == 1)
-        snprintf(out, size, "1e%.0f", e);
-    else
-        snprintf(out, size, "%.0fe%.0f", mantissa, e);
-}
-
-/* Ticks on a log axis (plotted units are exponents): powers of ten, every k-th; across
-   less than two decades also 2 and 5 times them, so a short axis still has labels. */
+/* Ticks on a log axis (Figure_log_ticks); y labels from the top down, x labels from the
+   left: a label that would touch the previous one gives way. */
 static void ticks_log(Canvas *c, const Frame *f, const Axis *a, int wanted, bool vertical)
 {
-    double step = ceil(Figure_nice_step((a->hi - a->lo) / wanted));
-    bool fine = a->hi - a->lo < 2;
-    const double mantissas[] = {1, 2, 5};
-    int last = -1;
-    /* y labels from the top down, x labels from the left: a label that would touch the
-       previous one gives way. */
-    double start = vertical ? floor(a->hi / step) * step : floor(a->lo / step) * step;
-    for (int n = 0; n < 64; n++) {
-        double k = vertical ? start - n * step : start + n * step;
-        if (vertical ? k < a->lo - 1 : k > a->hi + 1e-9)
-            break;
-        for (int m = 0; m < (fine ? 3 : 1); m++) {
-            double v = k + log10(mantissas[vertical && fine ? 2 - m : m]);
-            if (v < a->lo - 1e-9 || v > a->hi + 1e-9)
-                continue;
-            char label[32];
-            log_label(v, label, sizeof label);
-            if (vertical)
-                frame_ytick(c, f, axis_dot(a, v), label, &last);
-            else
-                frame_xtick(c, f, axis_dot(a, v), label, INK_AXIS, &last);
-        }
+    double ticks[64 * 3];
+    int n = Figure_log_ticks(a->lo, a->hi, wanted, ticks, 64 * 3), last = -1;
+    for (int i = 0; i < n; i++) {
+        double v = ticks[vertical ? n - 1 - i : i];
+        char label[32];
+        Figure_log_label(v, label, sizeof label);
+        if (vertical)
+            frame_ytick(c, f, axis_dot(a, v), label, &last);
+        else
+            frame_xtick(c, f, axis_dot(a, v), label, INK_AXIS, &last);
     }
 }
 

@@ -387,7 +387,11 @@ static int export_shown(Loop *l)
         snprintf(dir, sizeof dir, "%s%s", home, typed + 1);
     else
         snprintf(dir, sizeof dir, "%s", typed);
-    if (!ExportJob_start(l->export_job, l->shown, l->export_matrix, dir, l->note, sizeof l->note)) {
+    /* The compare view's panels are the default view's, but for the conditioning's. */
+    const Display *d = &l->controls.display;
+    Panel panel = d->compare && d->panel != PANEL_CONDITIONING ? PANEL_STABLE_RANK : d->panel;
+    if (!ExportJob_start(l->export_job, l->shown, panel, l->export_matrix, dir, l->note,
+                         sizeof l->note)) {
         Trace_event(l->trace, "export files=-1 dir=%s", dir);
         return -1;
     }

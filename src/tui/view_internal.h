@@ -16,12 +16,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Per-layer arrays on the stack: the depth is at most CONFIG_DEPTH_MAX. */
-enum { LAYERS_MAX = CONFIG_DEPTH_MAX + 1 };
-
-/* x[ℓ] = ℓ for ℓ = 0..depth: the layers as a plot's x values. */
-void View_layers_axis(double *x, int depth);
-
 /* The conditioning slot whose initialisation is the paper's (cutting_skip) or not: the
    compare view puts normal on the left, cutting-skip on the right. */
 int View_conditioning_slot(const Snapshot *s, bool cutting_skip);

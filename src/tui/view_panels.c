@@ -1,14 +1,14 @@
-/* What each panel of a frame shows (View_panels, view.h): a snapshot turned into the plots'
- * data, drawn on the canvases the frame sized.  The conditioning view's panels are in
- * view_conditioning.c. */
+/* What each panel of a frame shows (View_panels, view.h): a snapshot handed to the plots'
+ * descriptions (figure.h, figure_series.h, which the SVG writer draws too), drawn on the
+ * canvases the frame sized, or what a panel not computed yet says.  The conditioning view's
+ * panels are in view_conditioning.c. */
 #include "view_internal.h"
 
 #include "attnscope/entropy.h"
-#include "attnscope/format.h"
 #include "attnscope/layer.h"
+#include "figure_series.h"
 #include "plot.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -58,129 +58,35 @@ static void stable_rank_panel(const Snapshot *shown, const Display *d, StableRan
     Plot_stable_rank(c, &p);
 }
 
-void View_layers_axis(double *x, int depth)
-{
-    for (int l = 0; l <= depth; l++)
-        x[l] = l;
-}
-
-/* The labels of a panel's two curves: the network's and its counterpart's, each with its gap. */
-static void curve_labels(const Snapshot *s, char *network, char *counterpart, size_t size)
-{
-    snprintf(network, size, "network (gap %s)", GAP_NAMES.names[s->result->config.gap]);
-    snprintf(counterpart, size, "counterpart (gap %s)",
-             GAP_NAMES.names[s->result->counterpart_gap]);
-}
-
 static void gradient_panel(const Snapshot *s, Canvas *c)
 {
-    const char *title = "gradient norm ‖∂X_L/∂W^V_ℓ‖_F², attention frozen, log axis";
-    const Config *k = &s->result->config;
-    double x[LAYERS_MAX];
-    View_layers_axis(x, s->result->config.depth);
-    char network[64], counterpart[64];
-    curve_labels(s, network, counterpart, sizeof network);
-    const char *empty = "computing… (the gradients need the full depth)";
-    if (s->done)
-        empty = Model_gradients_unavailable(k) ? Model_gradients_unavailable(k)
-                                               : "undefined here (see the warnings)";
-    /* Index 0 is unused: the curves start at ℓ = 1. */
-    SeriesPlot p = {
-        .title = title,
-        .count = 2,
-        .series = {{network, s->result->config.depth, x + 1,
-                    s->result->network.log10_gradient_norm + 1, INK_BULK, STROKE_SOLID, "●"},
-                   {counterpart, s->result->config.depth, x + 1,
-                    s->result->counterpart.log10_gradient_norm + 1, INK_GHOST, STROKE_DOTTED, "○"}},
-        .x_scale = SCALE_LINEAR,
-        .y_scale = SCALE_LOG10_GIVEN,
-        .notes = 1,
-        .note = {"at full depth L, attention frozen"},
-        .empty = empty,
-        .x_name = "layer ℓ",
-        .x_whole = true,
-    };
+    SeriesText t;
+    SeriesPlot p;
+    Figure_gradient_plot(s->result, s->done, &t, &p);
     Plot_series(c, &p);
 }
 
 static void similarity_panel(const Snapshot *s, Canvas *c)
 {
-    double x[LAYERS_MAX];
-    View_layers_axis(x, s->result->config.depth);
-    char network[64], counterpart[64];
-    curve_labels(s, network, counterpart, sizeof network);
-    SeriesPlot p = {
-        .title = "token similarity μ(Xℓ)/μ(X0) against depth, log axis",
-        .count = 2,
-        .series = {{network, s->result->config.depth + 1, x, s->result->network.token_similarity,
-                    INK_BULK, STROKE_SOLID, "●"},
-                   {counterpart, s->result->config.depth + 1, x,
-                    s->result->counterpart.token_similarity, INK_GHOST, STROKE_DOTTED, "○"}},
-        .x_scale = SCALE_LINEAR,
-        .y_scale = SCALE_LOG,
-        .notes = 1,
-        .note = {"μ(X) = ‖X − mean token‖_F; gaps: round-off"},
-        .empty = "computing…",
-        .x_name = "layer ℓ",
-        .x_whole = true,
-    };
+    SeriesText t;
+    SeriesPlot p;
+    Figure_similarity_plot(s->result, &t, &p);
     Plot_series(c, &p);
 }
 
 static void sweep_panel(const Snapshot *s, const Display *d, Canvas *c)
 {
-    const Config *k = &s->result->config;
-    char title[160];
-    snprintf(title, sizeof title, "width sweep: sr(Σℓ) − 1 at ℓ=%d against T, γ=T/d, log–log",
-             k->layer);
-    if (!s->has_sweep || s->sweep.count == 0) {
-        Plot_message(c, title,
+    SeriesText t;
+    SeriesPlot p;
+    if (!Figure_sweep_plot(&s->result->config, s->has_sweep ? &s->sweep : NULL, d->overlays, &t,
+                           &p)) {
+        Plot_message(c, t.title,
                      s->done && Layer_weights_in_use()
                          ? "no width sweep: the checkpoint's weights (--weights) fix d"
                      : s->done ? "no sweep (see the status line)"
                                : "computing the width sweep (T = 16 … T)…");
         return;
     }
-    const WidthSweep *w = &s->sweep;
-    double x[SWEEP_POINTS_MAX], rx[2], ry[2] = {NAN, NAN};
-    for (int i = 0; i < w->count; i++)
-        x[i] = w->tokens[i];
-    /* The theory slope as a reference line through the first gap-off point. */
-    bool reference = d->overlays && isfinite(w->theory_slope);
-    rx[0] = x[0];
-    rx[1] = x[w->count - 1];
-    for (int i = 0; reference && i < w->count; i++)
-        if (Sweep_resolved(w->excess[i])) {
-            ry[0] = w->excess[i] * pow(rx[0] / x[i], w->theory_slope);
-            ry[1] = w->excess[i] * pow(rx[1] / x[i], w->theory_slope);
-            break;
-        }
-    char slope[96], fit[160], ensemble[96], off[FORMAT_NUMBER_SIZE], removed[FORMAT_NUMBER_SIZE];
-    snprintf(slope, sizeof slope, "theory slope 1−2ℓ = %s",
-             Figure_number(off, sizeof off, "%g", w->theory_slope, FIGURE_MISSING));
-    /* A slope is null (JSON) with fewer than two resolved points: said, never "nan". */
-    bool unfitted = !isfinite(w->slope) || !isfinite(w->slope_gap);
-    snprintf(fit, sizeof fit, "fitted slopes %s (gap off), %s (removed)%s",
-             Figure_number(off, sizeof off, "%.3g", w->slope, FIGURE_MISSING),
-             Figure_number(removed, sizeof removed, "%.3g", w->slope_gap, FIGURE_MISSING),
-             unfitted ? "; " FIGURE_MISSING ": fewer than two points resolved" : "");
-    snprintf(ensemble, sizeof ensemble, "mean of %d seed%s", k->seeds, k->seeds > 1 ? "s" : "");
-    SeriesPlot p = {
-        .title = title,
-        .count = reference ? 3 : 2,
-        .series = {{"gap off", w->count, x, w->excess, INK_BULK, STROKE_SOLID, "●"},
-                   {"gap removed", w->count, x, w->excess_gap, INK_GHOST, STROKE_DOTTED, "○"},
-                   {slope, 2, rx, ry, INK_THEORY, STROKE_DASHED, NULL}},
-        .x_scale = SCALE_LOG,
-        .y_scale = SCALE_LOG,
-        /* The seeds are named where there are several: the curves are then their means. */
-        .notes = k->seeds > 1 ? 2 : 1,
-        .note = {fit, ensemble},
-        .empty = "sr − 1 is round-off at every T",
-        .x_name = "T",
-    };
-    if (d->overlays && !isfinite(w->theory_slope))
-        p.note[p.notes++] = "no theory slope: markov, full mask, no skip, no LN only";
     Plot_series(c, &p);
 }
 

@@ -91,7 +91,8 @@ check "  computed anew in the worker" bash -c "[ \$(grep -c 'conditioning-done g
 quits "q quits from the conditioning view"
 
 # x in the conditioning view exports the job whole: the files --batch --conditioning --export
-# writes for the same settings, byte for byte, conditioning.csv among them.
+# writes for the same settings, byte for byte, conditioning.csv, the κ plot and K's singular
+# values among them.
 small=(-T 16 -d 16 -L 4 --init cutting-skip -n rms)
 mkdir -p "$TMP/x"
 trace=$TMP/export.trace
@@ -100,14 +101,14 @@ expect "a small cutting-skip stack computes" "computed in [0-9]+ ms"
 press "V: the conditioning view" "κ\(K\) exact" V
 press "x asks for a directory" "directory: _" x
 keys -l "$TMP/x/screen"
-press "Enter: nine files, conditioning.csv among them" "exported 9 files to .*/screen/" Enter
+press "Enter: twelve files, conditioning.csv among them" "exported 12 files to .*/screen/" Enter
 same_export() {
     "$BIN" --batch --conditioning "${small[@]}" --export "$TMP/x/batch" >/dev/null 2>&1 || return 1
     local f status=0
     for f in $(ls "$TMP/x/batch"); do
         cmp "$TMP/x/batch/$f" "$TMP/x/screen/$f" || status=1
     done
-    [ "$(ls "$TMP/x/screen" | wc -l)" -eq 9 ] && [ "$(ls "$TMP/x/batch" | wc -l)" -eq 9 ] && return $status
+    [ "$(ls "$TMP/x/screen" | wc -l)" -eq 12 ] && [ "$(ls "$TMP/x/batch" | wc -l)" -eq 12 ] && return $status
 }
 check "x writes what --batch --conditioning --export writes, file for file" same_export
 quits "q quits after the export"
