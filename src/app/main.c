@@ -242,7 +242,9 @@ static int weights_target_refused(const Options *o, const Checkpoint *checkpoint
 }
 
 /* --export-weights: the weights (drawn or read) written, once every refusal of the command
-   has been made (refused_before_computing).  0 (nothing asked, or written), or 2. */
+   has been made (refused_before_computing, weights_target_refused).  0 (nothing asked, or
+   written), or 1: what fails now (a full disk) fails at run time, as --export's writes do,
+   and Weights_export leaves no directory of its making. */
 static int export_weights(const Options *o, const Checkpoint *checkpoint)
 {
     char err[OPTIONS_ERROR_SIZE];
@@ -252,7 +254,7 @@ static int export_weights(const Options *o, const Checkpoint *checkpoint)
                                      (SafetensorsDtype)o->export_dtype, err, sizeof err);
     if (bytes < 0) {
         fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);
-        return 2;
+        return 1;
     }
     fprintf(stderr, "attnscope: wrote %s/model.safetensors (%lld bytes) and config.json\n",
             o->export_weights_dir, bytes);
@@ -654,7 +656,8 @@ int main(int argc, char **argv)
     bool screen = status == 0 && !o.batch && !o.export_weights_dir;
     if (status == 0 && o.batch)
         status = run_batch(&o, checkpoint);
-    else if (status == 0 && o.export_weights_dir)
+    else if (status == 0 && o.export_weights_dir &&
+             !(status = weights_target_refused(&o, checkpoint)))
         status = export_weights(&o, checkpoint);
     if (!screen) {
         Checkpoint_close(checkpoint);

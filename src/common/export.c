@@ -7,6 +7,7 @@
 #include "attnscope/linalg.h"
 #include "attnscope/random.h"
 #include "figure.h"
+#include "staging.h"
 #include "svg.h"
 
 #include <dirent.h>
@@ -14,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,12 +386,9 @@ static void remove_abandoned_staging(const char *parent, const char *base)
     int n = snprintf(prefix, sizeof prefix, ".%s.export-", base);
     struct dirent *e;
     while (n > 0 && (size_t)n < sizeof prefix && (e = readdir(d))) {
-        char *end;
-        if (strncmp(e->d_name, prefix, (size_t)n) != 0)
-            continue;
-        long pid = strtol(e->d_name + n, &end, 10);
-        if (end == e->d_name + n || *end != '-' || pid <= 0 || pid == (long)getpid() ||
-            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        const char *end;
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0 ||
+            !Staging_writer_gone(e->d_name + n, &end) || *end != '-')
             continue; /* not one of ours, or its export may still run */
         if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < PATH_SIZE - NAME_ROOM)
             remove_export(path);
