@@ -510,6 +510,8 @@ static int check_creatable(const char *target, char *err, size_t size)
         name += n + (name[n] == '/');
     }
     snprintf(above, sizeof above, "%s", target);
+    if (Staging_dangling_link(target, true, err, size))
+        return -1;
     struct stat st;
     for (;;) {
         memcpy(below, above, sizeof below);
@@ -522,6 +524,8 @@ static int check_creatable(const char *target, char *err, size_t size)
             *slash = '\0';
         if (stat(above, &st) == 0)
             break;
+        if (Staging_dangling_link(above, false, err, size))
+            return -1;
         if (errno != ENOENT) {
             snprintf(err, size, "cannot create the directory %s: %s", above, strerror(errno));
             return -1;

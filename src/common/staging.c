@@ -1,10 +1,13 @@
 #include "staging.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 bool Staging_writer_gone(const char *text, const char **end)
@@ -19,6 +22,21 @@ bool Staging_writer_gone(const char *text, const char **end)
     if (errno || pid <= 0 || pid == (long)getpid() || pid != (long)(pid_t)pid)
         return false;
     return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+bool Staging_dangling_link(const char *path, bool whole, char *err, size_t size)
+{
+    struct stat st;
+    char names[PATH_MAX];
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode) || stat(path, &st) == 0 || errno != ENOENT)
+        return false;
+    ssize_t n = readlink(path, names, sizeof names - 1);
+    names[n > 0 ? n : 0] = '\0';
+    snprintf(err, size,
+             "%s%s is a symbolic link to '%s', which does not exist: accepted a directory, a "
+             "link to one, or a path where one can be created",
+             whole ? "it" : "", whole ? "" : path, names);
+    return true;
 }
 
 static const int ENDING_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};

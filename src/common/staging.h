@@ -1,7 +1,8 @@
 /* What the writers of a directory (--export, --export-weights) share about their staging
  * names, the hidden names beside a target that carry the writer's process id: whether the
  * writer of one is gone, so that what it left may be removed, and the removal of the running
- * writer's staging files when SIGINT, SIGTERM or SIGHUP ends it.
+ * writer's staging files when SIGINT, SIGTERM or SIGHUP ends it; and a check of the target
+ * both make before the run.
  */
 #ifndef ATTNSCOPE_COMMON_STAGING_H
 #define ATTNSCOPE_COMMON_STAGING_H
@@ -13,6 +14,12 @@
    staging name of a writer that was killed.  *end is past the digits (at text when there are
    none). */
 bool Staging_writer_gone(const char *text, const char **end);
+
+/* Whether path is a symbolic link to nothing (lstat finds the link, stat nothing), which a
+   writer would find only when it puts its files in place, after the run: said in err as
+   "it" (whole: path is the target) or as path (one of the target's parents), with what the
+   link names and what is accepted. */
+bool Staging_dangling_link(const char *path, bool whole, char *err, size_t size);
 
 /* The most paths Staging_remove_on_signal holds at once. */
 enum { STAGING_PATHS = 2, STAGING_PATH_SIZE = 4200 };

@@ -450,6 +450,9 @@ int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *er
         /* Made by the export (not its parents): its parent must take a new directory. */
         char parent[4200];
         parent_directory(dir, parent, sizeof parent);
+        if (Staging_dangling_link(dir, true, err, size) ||
+            Staging_dangling_link(parent, false, err, size))
+            return -1;
         if (errno != ENOENT || access(parent, W_OK | X_OK) != 0) {
             snprintf(err, size, "cannot create the directory: %s", strerror(errno));
             return -1;
