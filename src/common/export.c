@@ -712,7 +712,12 @@ int Export_write_stoppable(const Result *r, const Conditioning *conditioning, co
             files++;
     }
     if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
-        snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
+        if (!exists && (errno == ENOTEMPTY || errno == EEXIST)) /* rename keeps a full one */
+            snprintf(err, size,
+                     "the directory appeared while the files were written (another export into "
+                     "it?): left as it is, the new files not put there");
+        else
+            snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
         status = -1;
     }
     /* After the exchange the staging name holds the old set. */

@@ -3,7 +3,8 @@
 # command exits 1 (a runtime failure, not bad input) or by its signal (128 + N), every
 # directory it created is removed, an existing one's files are byte-identical, and no staging
 # file stays.  An --export-weights ended by SIGTERM or SIGINT once left its temporary files
-# (250 MB at -d 512) for good; the next export now also removes those a killed one left.
+# (250 MB at -d 512) for good; the next export now also removes those a killed one left.  Of
+# two --export runs racing to one new directory, the loser leaves the winner's set as it is.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -76,6 +77,32 @@ if mount -t tmpfs -o size=2M tmpfs "$tmp/small" 2>/dev/null; then
     umount "$tmp/small"
 else
     skip "--export-weights and --export on a full tmpfs" "mounting a tmpfs is not allowed here"
+fi
+
+# ---- Two exports racing to the same new directory. ------------------------------------------
+# The loser, checked before its run while the directory was new, finds the winner's set there
+# when it writes: it exits 1 saying the directory appeared meanwhile, the winner's files
+# byte-identical (not replaced as an earlier export is).  The run is held (SIGSTOP) once
+# --verbose's estimate, said after the target's check, is out, while the winner writes.
+# shellcheck disable=SC2086
+"$BIN" --batch $base --export "$tmp/winner" >/dev/null 2>&1
+"$BIN" --batch -T 256 -d 256 -L 4 --verbose --export "$tmp/race" >"$tmp/race.out" 2>"$tmp/race.err" &
+loser=$!
+for _ in $(seq 1200); do grep -qF "estimate" "$tmp/race.err" && break; sleep 0.01; done
+if kill -STOP "$loser" 2>/dev/null && ! grep -qF "computed in" "$tmp/race.err"; then
+    cp -r "$tmp/winner" "$tmp/race"
+    fingerprint "$tmp/before" "$tmp/race"
+    kill -CONT "$loser"
+    wait "$loser"
+    status=$?
+    fingerprint "$tmp/after" "$tmp/race"
+    check "the loser of a race: exit 1 (got $status), saying the directory appeared meanwhile" \
+        bash -c "[ $status -eq 1 ] && grep -qF -- \"--export '$tmp/race': the directory appeared while the run computed\" '$tmp/race.err'"
+    check "... the winner's files byte-identical" cmp -s "$tmp/before" "$tmp/after"
+else
+    kill -CONT "$loser" 2>/dev/null
+    wait "$loser"
+    skip "two exports racing to the same new directory" "the run ended before it could be held"
 fi
 
 # ---- A signal: the temporary files removed, the status the signal's. ------------------------
