@@ -67,6 +67,8 @@ fi
 # The same on a real full file system: a 2 MiB tmpfs, where mounting is allowed.
 mkdir "$tmp/small"
 if mount -t tmpfs -o size=2M tmpfs "$tmp/small" 2>/dev/null; then
+    # Unmounted however the script ends, before lib.sh's trap removes the scratch directory.
+    trap 'umount "$tmp/small" 2>/dev/null; chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
     check "--export-weights on a full tmpfs: exit 1, nothing left" \
         fails_leaving 1 "!$tmp/small/w" "No space left on device" -- \
         "$BIN" -T 64 -d 256 -L 4 --export-weights "$tmp/small/w"
