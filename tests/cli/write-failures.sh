@@ -110,7 +110,7 @@ fi
 # ---- A signal: the temporary files removed, the status the signal's. ------------------------
 # A job of its own (set -m), so that SIGINT is not ignored as it is for a script's & job.
 interrupted() { # signal dir: ends an --export-weights into dir by the signal once it writes
-    local sig=$1 dir=$2 pid status
+    local sig=$1 dir=$2 pid status seen=
     mkdir -p "$dir"
     set -m
     "$BIN" -T 64 -d 512 -L 8 --mlp swiglu --export-weights "$dir" 2>"$tmp/err" &
@@ -118,12 +118,13 @@ interrupted() { # signal dir: ends an --export-weights into dir by the signal on
     set +m
     # Until the model's temporary file holds data (the check then proves it is removed).
     for _ in $(seq 600); do
-        [ -n "$(find "$dir" -name '.model.safetensors.*.tmp' -size +0 2>/dev/null)" ] && break
+        [ -n "$(find "$dir" -name '.model.safetensors.*.tmp' -size +0 2>/dev/null)" ] && seen=1 && break
         sleep 0.05
     done
     kill -s "$sig" "$pid"
     wait "$pid"
     status=$?
+    [ -n "$seen" ] || { echo "  no temporary file appeared within 30 s: nothing proved"; return 1; }
     [ $status -eq $((128 + $(kill -l "$sig"))) ] && [ -z "$(ls -A "$dir")" ] ||
         { echo "  exit $status, left: $(ls -A "$dir")"; return 1; }
 }
