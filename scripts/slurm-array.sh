@@ -53,6 +53,9 @@ case "$id" in
 esac
 [ "$id" -lt "$tasks" ] || fail "SLURM_ARRAY_TASK_ID $id: accepted a task 0..$((tasks - 1)) of --tasks $tasks (the array's IDs must be within the grid's tasks)"
 [ -r "$configs" ] && [ -f "$configs" ] || fail "CONFIGS '$configs': not a readable file"
+# Checked before anything is made: a missing binary would exit 127 leaving an empty .partial.
+command -v "$bin" >/dev/null 2>&1 ||
+    fail "--bin '$bin': not an executable on this node (accepted the attnscope binary's path; default build/attnscope of the submit directory, else attnscope on PATH)"
 lines=$(grep -c . "$configs")
 [ "$tasks" -le "$lines" ] || fail "--tasks $tasks: accepted 1..$lines, the lines of CONFIGS '$configs' (each task runs at least one)"
 mkdir -p "$outdir" || fail "OUTDIR '$outdir': cannot be created"

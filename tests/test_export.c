@@ -153,12 +153,56 @@ static void test_table_rows_are_named(void **state)
     Result_free(r);
 }
 
+/* A stop hook that never stops, but makes the export's new directory, with a file of another
+   export in it, the first time it is asked: a second export into the same new directory that
+   finished while this one wrote. */
+static bool another_export_finishes(void *context)
+{
+    const char *dir = context;
+    char path[160];
+    snprintf(path, sizeof path, "%s/layers.csv", dir);
+    if (mkdir(dir, 0777) == 0) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("the other export's\n", f);
+        assert_int_equal(fclose(f), 0);
+    }
+    return false;
+}
+
+/* A new directory that appears while the files are written is another's: the export fails
+   saying so, and the other's file is as it was, nothing added beside it. */
+static void test_directory_appearing_is_left(void **state)
+{
+    (void)state;
+    Config c = embedding_config();
+    Result *r = run(&c);
+    char dir[96], path[160], err[256] = "", line[64] = "";
+    snprintf(dir, sizeof dir, "%s/raced", scratch_directory());
+    int written = Export_write_stoppable(
+        r, &(ExportExtras){0}, dir, (LinalgStop){another_export_finishes, dir}, err, sizeof err);
+    assert_int_equal(written, -1);
+    if (!strstr(err, "the directory appeared while the files were written"))
+        fail_msg("the error is \"%s\"", err);
+    snprintf(path, sizeof path, "%s/layers.csv", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_null(fgets(line + strlen(line), 2, f));
+    fclose(f);
+    assert_string_equal(line, "the other export's\n");
+    snprintf(path, sizeof path, "%s/eigenvalues.csv", dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    Result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_failure_is_said),
         cmocka_unit_test(test_given_input_is_written),
         cmocka_unit_test(test_table_rows_are_named),
+        cmocka_unit_test(test_directory_appearing_is_left),
     };
     return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -335,6 +336,14 @@ static int run_line(const Options *o, const char *text, size_t length, const Pro
 
 int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, FILE *in, FILE *out)
 {
+    /* A folder reads as EISDIR, which the reader would take for a failed read (exit 1): it is
+       bad input, refused before the first line as any folder given for a file is. */
+    struct stat st;
+    if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "attnscope: --jsonl: standard input is a directory: accepted JSON Lines "
+                        "from a file or a pipe (attnscope --batch --jsonl < FILE)\n");
+        return 2;
+    }
     /* Lines that share weights (same seed, sizes, kind, ...; another depth, gap or seed
        count) then compute only what is missing; the results are bit for bit those of a
        fresh workspace.  A quarter of the budget bounds what is kept. */

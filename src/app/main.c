@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -242,7 +243,9 @@ static int weights_target_refused(const Options *o, const Checkpoint *checkpoint
 }
 
 /* --export-weights: the weights (drawn or read) written, once every refusal of the command
-   has been made (refused_before_computing).  0 (nothing asked, or written), or 2. */
+   has been made (refused_before_computing, weights_target_refused).  0 (nothing asked, or
+   written), or 1: what fails now (a full disk) fails at run time, as --export's writes do,
+   and Weights_export leaves no directory of its making. */
 static int export_weights(const Options *o, const Checkpoint *checkpoint)
 {
     char err[OPTIONS_ERROR_SIZE];
@@ -252,7 +255,7 @@ static int export_weights(const Options *o, const Checkpoint *checkpoint)
                                      (SafetensorsDtype)o->export_dtype, err, sizeof err);
     if (bytes < 0) {
         fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);
-        return 2;
+        return 1;
     }
     fprintf(stderr, "attnscope: wrote %s/model.safetensors (%lld bytes) and config.json\n",
             o->export_weights_dir, bytes);
@@ -356,15 +359,31 @@ static bool batch_lanes(bool *parallel)
     return *parallel || blas_buffers_reserved(1);
 }
 
+/* Whether path exists (a link followed), as the export's target is looked at. */
+static bool exists_now(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
 /* The batch document of r (with the sweep and the conditioning where asked) on stdout, and
-   the exported files where asked: 0, or 1 (said on stderr). */
+   the exported files where asked: 0, or 1 (said on stderr).  export_new: --export's directory
+   did not exist when it was checked, before the run; one there now is another's (a second
+   export racing to the same new directory), never replaced as an earlier export is. */
 static int batch_write(const Options *o, const Result *r, const WidthSweep *sweep,
-                       const Conditioning *conditioning, Text *doc)
+                       const Conditioning *conditioning, bool export_new, Text *doc)
 {
     char err[OPTIONS_ERROR_SIZE];
     Batch_document(r, sweep, conditioning, o->hf_config.file[0] ? &o->hf_config : NULL, doc);
     if (doc->failed) {
         fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
+        return 1;
+    }
+    if (o->export_dir && export_new && exists_now(o->export_dir)) {
+        fprintf(stderr,
+                "attnscope: --export '%s': the directory appeared while the run computed "
+                "(another export into it?): left as it is, the new files not written\n",
+                o->export_dir);
         return 1;
     }
     if (o->export_dir) {
@@ -441,6 +460,7 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
     if ((status = refused_before_computing(o, checkpoint, parallel, &exact, &estimate)) ||
         (status = export_weights(o, checkpoint)))
         goto done;
+    bool export_new = o->export_dir && !exists_now(o->export_dir);
     status = 1;
     double started = monotonic_seconds();
     if (Compute_batch(&o->config, o->sweep_tokens, parallel ? &two_lanes : NULL, w, r, &sweep, err,
@@ -460,7 +480,7 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
         fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s)\n",
                 monotonic_seconds() - started, estimate);
     status = batch_write(o, r, o->sweep_tokens ? &sweep : NULL,
-                         o->conditioning ? &conditioning : NULL, &doc);
+                         o->conditioning ? &conditioning : NULL, export_new, &doc);
 done:
     Conditioning_release(&conditioning);
     Lanes_free(lanes);
@@ -645,7 +665,8 @@ int main(int argc, char **argv)
     bool screen = status == 0 && !o.batch && !o.export_weights_dir;
     if (status == 0 && o.batch)
         status = run_batch(&o, checkpoint);
-    else if (status == 0 && o.export_weights_dir)
+    else if (status == 0 && o.export_weights_dir &&
+             !(status = weights_target_refused(&o, checkpoint)))
         status = export_weights(&o, checkpoint);
     if (!screen) {
         Checkpoint_close(checkpoint);

@@ -6,13 +6,13 @@
 #include "attnscope/linalg.h"
 #include "attnscope/random.h"
 #include "export_csv.h"
+#include "staging.h"
 #include "svg.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,12 +224,9 @@ static void remove_abandoned_staging(const char *parent, const char *base)
     int n = snprintf(prefix, sizeof prefix, ".%s.export-", base);
     struct dirent *e;
     while (n > 0 && (size_t)n < sizeof prefix && (e = readdir(d))) {
-        char *end;
-        if (strncmp(e->d_name, prefix, (size_t)n) != 0)
-            continue;
-        long pid = strtol(e->d_name + n, &end, 10);
-        if (end == e->d_name + n || *end != '-' || pid <= 0 || pid == (long)getpid() ||
-            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        const char *end;
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0 ||
+            !Staging_writer_gone(e->d_name + n, &end) || *end != '-')
             continue; /* not one of ours, or its export may still run */
         if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < PATH_SIZE - NAME_ROOM)
             remove_export(path);
@@ -429,6 +426,8 @@ static int check_creatable(const char *target, char *err, size_t size)
         name += n + (name[n] == '/');
     }
     snprintf(above, sizeof above, "%s", target);
+    if (Staging_dangling_link(target, true, err, size))
+        return -1;
     struct stat st;
     for (;;) {
         memcpy(below, above, sizeof below);
@@ -441,6 +440,8 @@ static int check_creatable(const char *target, char *err, size_t size)
             *slash = '\0';
         if (stat(above, &st) == 0)
             break;
+        if (Staging_dangling_link(above, false, err, size))
+            return -1;
         if (errno != ENOENT) {
             snprintf(err, size, "cannot create the directory %s: %s", above, strerror(errno));
             return -1;
@@ -623,7 +624,12 @@ int Export_write_stoppable(const Result *r, const ExportExtras *extras, const ch
             files++;
     }
     if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
-        snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
+        if (!exists && (errno == ENOTEMPTY || errno == EEXIST)) /* rename keeps a full one */
+            snprintf(err, size,
+                     "the directory appeared while the files were written (another export into "
+                     "it?): left as it is, the new files not put there");
+        else
+            snprintf(err, size, "cannot put the new files in place: %s", strerror(errno));
         status = -1;
     }
     /* After the exchange the staging name holds the old set. */

@@ -27,8 +27,11 @@ typedef struct Checkpoint Checkpoint;
    refused, and so is no `checkpoint` while the source in use has a table, and so is a dir
    Weights_export_check refuses.  Each file is written
    beside its final name and renamed into place once both are whole: a failure leaves what dir held
-   as it was, and other files in dir are never touched. Returns the bytes of model.safetensors, or
-   -1 with the reason in err. */
+   as it was (dir removed where the export created it), and other files in dir are never touched
+   but the staged files of an export killed earlier (Staging_writer_gone).  The staged files are
+   removed if SIGINT, SIGTERM or SIGHUP ends the process meanwhile (staging.h: not for a caller
+   with handlers of its own).  Returns the bytes of model.safetensors, or -1 with the reason in
+   err. */
 long long Weights_export(const Config *c, const Checkpoint *checkpoint, const char *dir,
                          SafetensorsDtype dtype, char *err, size_t size);
 

@@ -5,6 +5,7 @@
 #include "attnscope/init.h"
 #include "attnscope/random.h"
 #include "json.h"
+#include "staging.h"
 #include "weights_internal.h"
 
 #include <dirent.h>
@@ -319,11 +320,40 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
     Text_printf(t, "}\n}\n");
 }
 
-/* A new file beside its final name (.NAME.PID.tmp in dir), O_EXCL: 0666 less the umask. */
+/* The files the export writes, each staged as .NAME.PID.tmp beside its final name. */
+static const char *const EXPORTED[] = {"model.safetensors", "config.json"};
+enum { EXPORTED_COUNT = sizeof EXPORTED / sizeof EXPORTED[0] };
+
+/* Removes the staged files of exports into dir that were killed (SIGKILL, a crash, a power
+   cut: Staging_remove_on_signal cannot act), those whose process no longer exists, named
+   exactly .NAME.PID.tmp: a file of 250 MB each time would otherwise stay for good. */
+static void remove_abandoned_staged(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));)
+        for (int i = 0; i < EXPORTED_COUNT; i++) {
+            size_t n = strlen(EXPORTED[i]);
+            const char *end;
+            if (e->d_name[0] == '.' && strncmp(e->d_name + 1, EXPORTED[i], n) == 0 &&
+                e->d_name[n + 1] == '.' && Staging_writer_gone(e->d_name + n + 2, &end) &&
+                strcmp(end, ".tmp") == 0)
+                unlinkat(dirfd(d), e->d_name, 0);
+        }
+    closedir(d);
+}
+
+/* A new file beside its final name (.NAME.PID.tmp in dir), O_EXCL: 0666 less the umask;
+   removed if a signal ends the process before Staging_forget. */
 static FILE *staged_file(const char *dir, const char *name, char *path, size_t path_size)
 {
     snprintf(path, path_size, "%s/.%s.%ld.tmp", dir, name, (long)getpid());
     unlink(path); /* a killed export of an earlier process with our pid */
+    if (Staging_remove_on_signal(path)) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f && fd >= 0)
@@ -445,6 +475,9 @@ int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *er
         /* Made by the export (not its parents): its parent must take a new directory. */
         char parent[4200];
         parent_directory(dir, parent, sizeof parent);
+        if (Staging_dangling_link(dir, true, err, size) ||
+            Staging_dangling_link(parent, false, err, size))
+            return -1;
         if (errno != ENOENT || access(parent, W_OK | X_OK) != 0) {
             snprintf(err, size, "cannot create the directory: %s", strerror(errno));
             return -1;
@@ -504,21 +537,27 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
     }
     if (Weights_export_check(dir, checkpoint, err, size))
         return -1;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    bool made = mkdir(dir, 0777) == 0;
+    if (!made && errno != EEXIST) {
         snprintf(err, size, "cannot create the directory: %s", strerror(errno));
         return -1;
     }
-    char model[4200], config[4200], final_model[4200], final_config[4200];
-    snprintf(final_model, sizeof final_model, "%s/model.safetensors", dir);
-    snprintf(final_config, sizeof final_config, "%s/config.json", dir);
-    FILE *f = staged_file(dir, "model.safetensors", model, sizeof model);
-    FILE *g = f ? staged_file(dir, "config.json", config, sizeof config) : NULL;
+    remove_abandoned_staged(dir);
+    char model[STAGING_PATH_SIZE], config[STAGING_PATH_SIZE], final_model[STAGING_PATH_SIZE],
+        final_config[STAGING_PATH_SIZE];
+    snprintf(final_model, sizeof final_model, "%s/%s", dir, EXPORTED[0]);
+    snprintf(final_config, sizeof final_config, "%s/%s", dir, EXPORTED[1]);
+    FILE *f = staged_file(dir, EXPORTED[0], model, sizeof model);
+    FILE *g = f ? staged_file(dir, EXPORTED[1], config, sizeof config) : NULL;
     if (!f || !g) {
         snprintf(err, size, "cannot write into the directory: %s", strerror(errno));
         if (f) {
             fclose(f);
             unlink(model);
         }
+        Staging_forget();
+        if (made)
+            rmdir(dir);
         return -1;
     }
     int status = write_model(f, c, checkpoint, dtype, err, size);
@@ -541,5 +580,9 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
     }
     unlink(model);
     unlink(config);
+    Staging_forget();
+    /* A failed export leaves no directory of its own making (rmdir: only while empty). */
+    if (status != 0 && made)
+        rmdir(dir);
     return status == 0 ? bytes : -1;
 }

@@ -1,12 +1,15 @@
 #include "trace.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 struct Trace {
     FILE *file;
+    int lost; /* errno of the first write that failed (under the file's lock), 0: none */
 };
 
 Trace *Trace_open(const char *path)
@@ -20,15 +23,19 @@ Trace *Trace_open(const char *path)
         return NULL;
     }
     t->file = f;
+    t->lost = 0;
     return t;
 }
 
-void Trace_close(Trace *t)
+int Trace_close(Trace *t)
 {
     if (!t)
-        return;
-    fclose(t->file);
+        return 0;
+    int lost = t->lost;
+    if (fclose(t->file) != 0 && !lost)
+        lost = errno ? errno : EIO;
     free(t);
+    return lost;
 }
 
 double Trace_clock_ms(void)
@@ -50,7 +57,10 @@ void Trace_event(Trace *t, const char *fmt, ...)
     /* The clock is read under the file's lock, so the lines of both threads come out in
        time order. */
     flockfile(t->file);
-    fprintf(t->file, "%.3f %s\n", Trace_clock_ms(), message);
-    fflush(t->file);
+    errno = 0;
+    bool failed = fprintf(t->file, "%.3f %s\n", Trace_clock_ms(), message) < 0;
+    failed |= fflush(t->file) != 0;
+    if (failed && !t->lost)
+        t->lost = errno ? errno : EIO;
     funlockfile(t->file);
 }

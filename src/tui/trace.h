@@ -9,7 +9,9 @@ typedef struct Trace Trace;
 
 /* Opens (truncates) path; NULL with errno set on failure. */
 Trace *Trace_open(const char *path);
-void Trace_close(Trace *t);
+/* Closes t (NULL: nothing): 0, or the errno of the first write that failed (lines were then
+   lost: a full disk, /dev/full), for the caller to say. */
+int Trace_close(Trace *t);
 
 /* Writes one line; does nothing when t is NULL.  Safe from any thread. */
 void Trace_event(Trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1148,7 +1148,12 @@ done:
         _exit(status);
     }
     signals_restore(old);
-    Trace_close(l.trace);
+    int lost = Trace_close(l.trace);
+    if (lost) { /* a trace with lines missing would mislead whoever measures with it */
+        fprintf(stderr, "attnscope: --trace '%s': writing failed, lines lost: %s\n", s->trace_path,
+                strerror(lost));
+        status = status ? status : 1;
+    }
     end_by_signal(l.quit_signal);
     return status;
 }

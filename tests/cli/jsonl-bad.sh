@@ -6,6 +6,13 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
 
+# Standard input a directory: bad input (exit 2), said before any line, nothing on stdout; it
+# once read as a failed read (exit 1, "standard input:1: Is a directory").
+"$BIN" --batch --jsonl -T 8 -d 8 -L 2 <"$tmp" >"$tmp/out" 2>"$tmp/err"
+status=$?
+check "standard input a directory: exit 2 (got $status), said, nothing on stdout" bash -c \
+    "[ $status -eq 2 ] && [ ! -s '$tmp/out' ] && grep -qF -- '--jsonl: standard input is a directory' '$tmp/err'"
+
 refused_line() { # line expected-message-fragment [options...]
     local line=$1 says=$2
     shift 2

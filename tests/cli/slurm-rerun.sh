@@ -3,7 +3,8 @@
 # sees (SLURM_ARRAY_TASK_ID, _MIN, _MAX, _COUNT), no Slurm needed: a whole array, a task run
 # again alone (sbatch --array=2: MIN = MAX = 2, COUNT = 1), a step array's two halves
 # (--array=0-3:2 then 1-3:2) each write exactly their tasks' lines, which merge --grid
-# accepts; an ID outside the tasks and a missing or bad --tasks are refused (exit 2).
+# accepts; an ID outside the tasks, a missing or bad --tasks and a --bin that is not an
+# executable are refused (exit 2), nothing made.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
@@ -83,5 +84,9 @@ refused "without --tasks: refused, saying what it is" "--tasks K is needed" 0 0 
 refused "--tasks 0: refused" "--tasks '0': accepted a whole number from 1" 0 0 3 4 --tasks 0
 refused "--tasks 9 over 8 lines: refused, naming the lines" \
     "--tasks 9: accepted 1..8, the lines of CONFIGS" 0 0 8 9 --tasks 9
+# The binary missing on the node: refused before anything is made (it once exited 127 and left
+# an empty .partial file).
+BIN=$tmp/no-such-attnscope refused "a missing --bin: refused, naming it, nothing made" \
+    "--bin '$tmp/no-such-attnscope': not an executable" 0 0 3 4 --tasks 4
 
 finish

@@ -5,8 +5,9 @@
 # before anything is computed, naming the option, the directory, what is there and what is
 # accepted; an earlier --export-weights is replaced as before.  Every refusal of a --batch
 # command (the time budget, an --export target, the weights inside --export's directory or
-# --export inside the weights', a bad --jsonl line) comes before the first write: exit 2, no
-# directory made, an existing one's files byte-identical.
+# --export inside the weights', a bad --jsonl line, a target that is a symbolic link to nothing)
+# comes before the first write: exit 2, no directory made, an existing one's files
+# byte-identical.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -67,6 +68,19 @@ check "... nothing made in it" test -z "$(ls -A "$tmp/set")"
 check "--export inside --export-weights' directory: refused, neither made" refused_untouched \
     "--export '$tmp/ew4/config.json': it lies within --export-weights '$tmp/ew4'" "!$tmp/ew4" -- \
     --batch $base --export-weights "$tmp/ew4" --export "$tmp/ew4/config.json"
+# A symbolic link to nothing, as the target or above it: refused before computing (--export
+# found it only when it put its files in place, after the run: exit 1), the link unchanged.
+ln -s "$tmp/nowhere" "$tmp/dangling"
+for option in --export --export-weights; do
+    for target in "$tmp/dangling" "$tmp/dangling/x"; do
+        [ "$target" = "$tmp/dangling" ] && said=it || said=$tmp/dangling
+        # shellcheck disable=SC2086
+        check "$option $target, a link to nothing: refused before computing, naming it" \
+            refused_untouched "$option '$target': $said is a symbolic link to '$tmp/nowhere', which does not exist" \
+            "!$tmp/nowhere" -- --batch $base $option "$target"
+        check "... the link unchanged" test "$(readlink "$tmp/dangling")" = "$tmp/nowhere"
+    done
+done
 # --jsonl: the weights are written once every line has run, so a bad line (exit 2) leaves none.
 jsonl_weights() { # status line directory: that exit status; an error record or the line's seed
     local want=$1 status

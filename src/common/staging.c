@@ -1,0 +1,103 @@
+#include "staging.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool Staging_writer_gone(const char *text, const char **end)
+{
+    *end = text;
+    if (*text < '0' || *text > '9') /* strtol would take spaces and a sign */
+        return false;
+    char *past;
+    errno = 0;
+    long pid = strtol(text, &past, 10);
+    *end = past;
+    if (errno || pid <= 0 || pid == (long)getpid() || pid != (long)(pid_t)pid)
+        return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+bool Staging_dangling_link(const char *path, bool whole, char *err, size_t size)
+{
+    struct stat st;
+    char names[PATH_MAX];
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode) || stat(path, &st) == 0 || errno != ENOENT)
+        return false;
+    ssize_t n = readlink(path, names, sizeof names - 1);
+    names[n > 0 ? n : 0] = '\0';
+    snprintf(err, size,
+             "%s%s is a symbolic link to '%s', which does not exist: accepted a directory, a "
+             "link to one, or a path where one can be created",
+             whole ? "it" : "", whole ? "" : path, names);
+    return true;
+}
+
+static const int ENDING_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
+enum { ENDING_COUNT = sizeof ENDING_SIGNALS / sizeof ENDING_SIGNALS[0] };
+
+/* The handler reads only what count says is written: a path is stored before count grows. */
+static struct {
+    char path[STAGING_PATHS][STAGING_PATH_SIZE];
+    volatile sig_atomic_t count;
+    struct sigaction old[ENDING_COUNT];
+    bool armed;
+} staging;
+
+static void on_ending_signal(int sig)
+{
+    for (int i = 0; i < staging.count; i++)
+        unlink(staging.path[i]);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    /* Blocked while the handler runs: delivered on return, now with the default action. */
+    raise(sig);
+}
+
+static void arm(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_ending_signal;
+    sigfillset(&sa.sa_mask); /* one handler at a time: the second signal waits for the end */
+    for (int i = 0; i < ENDING_COUNT; i++) {
+        sigaction(ENDING_SIGNALS[i], NULL, &staging.old[i]);
+        if (staging.old[i].sa_handler != SIG_IGN)
+            sigaction(ENDING_SIGNALS[i], &sa, NULL);
+    }
+    staging.armed = true;
+}
+
+int Staging_remove_on_signal(const char *path)
+{
+    int n = staging.count;
+    size_t length = strlen(path);
+    if (n >= STAGING_PATHS || length >= STAGING_PATH_SIZE)
+        return -1;
+    memcpy(staging.path[n], path, length + 1);
+    atomic_signal_fence(memory_order_seq_cst);
+    staging.count = n + 1;
+    if (!staging.armed)
+        arm();
+    return 0;
+}
+
+void Staging_forget(void)
+{
+    staging.count = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (!staging.armed)
+        return;
+    for (int i = 0; i < ENDING_COUNT; i++)
+        sigaction(ENDING_SIGNALS[i], &staging.old[i], NULL);
+    staging.armed = false;
+}

@@ -1,0 +1,38 @@
+/* What the writers of a directory (--export, --export-weights) share about their staging
+ * names, the hidden names beside a target that carry the writer's process id: whether the
+ * writer of one is gone, so that what it left may be removed, and the removal of the running
+ * writer's staging files when SIGINT, SIGTERM or SIGHUP ends it; and a check of the target
+ * both make before the run.
+ */
+#ifndef ATTNSCOPE_COMMON_STAGING_H
+#define ATTNSCOPE_COMMON_STAGING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether text begins with the id of a process, not ours, that no longer exists (ESRCH): a
+   staging name of a writer that was killed.  *end is past the digits (at text when there are
+   none). */
+bool Staging_writer_gone(const char *text, const char **end);
+
+/* Whether path is a symbolic link to nothing (lstat finds the link, stat nothing), which a
+   writer would find only when it puts its files in place, after the run: said in err as
+   "it" (whole: path is the target) or as path (one of the target's parents), with what the
+   link names and what is accepted. */
+bool Staging_dangling_link(const char *path, bool whole, char *err, size_t size);
+
+/* The most paths Staging_remove_on_signal holds at once. */
+enum { STAGING_PATHS = 2, STAGING_PATH_SIZE = 4200 };
+
+/* Records path, to be unlinked if SIGINT, SIGTERM or SIGHUP ends the process before
+   Staging_forget; the first path arms the handlers, which then end the process by the signal
+   as before (status 128 + N).  A signal the parent made us ignore stays ignored.  Only for a
+   process that installs no handlers of its own for these signals (batch and --export-weights:
+   the screen has its own).  0, or -1 when path is too long or STAGING_PATHS are recorded (it is
+   then not). */
+int Staging_remove_on_signal(const char *path);
+
+/* Forgets the recorded paths and gives the signals their handlers back. */
+void Staging_forget(void);
+
+#endif
