@@ -159,9 +159,16 @@ static int validate_draws(const Config *c, char *err, size_t size)
 
 /* The rotary scaling's relations: it rescales RoPE's frequencies, so it needs RoPE (else the
    document would record a scaling nothing applied), and llama3's blend runs between the two
-   wavelengths C/high < C/low. */
+   wavelengths C/high < C/low.  A local θ is a θ (at least 1, as --rope-theta) or 0 for none. */
 static int validate_rope_scaling(const Config *c, char *err, size_t size)
 {
+    if (c->rope_local_base_freq > 0 && c->rope_local_base_freq < 1) {
+        snprintf(err, size,
+                 "--rope-local-base-freq %g: accepted 0 (every layer turns by --rope-theta) or "
+                 "1 to 1e9, the local layers' theta",
+                 c->rope_local_base_freq);
+        return -1;
+    }
     if (c->rope_scaling == ROPE_SCALING_NONE)
         return 0;
     if (c->rope == ROPE_NONE) {
