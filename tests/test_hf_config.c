@@ -45,17 +45,13 @@ static void test_presets_agree(void **state)
     (void)state;
     static const Pair PAIRS[] = {
         {"presets/gpt2-small.preset", DATA "gpt2.json", ""},
-        /* The preset is Llama 3 8B (no rope_scaling); the file is Llama 3.1 8B, which adds
-           llama3's scaling for its longer context. */
+        /* meta-llama/Meta-Llama-3-8B's config.json, the model the preset describes (no
+           rope_scaling); Llama 3.1 8B's adds llama3's scaling for its longer context. */
+        {"presets/llama3-8b.preset", DATA "llama-3-8b.json", ""},
         {"presets/llama3-8b.preset", DATA "llama-3.1-8b.json", "rope_scaling"},
         {"presets/mistral-7b.preset", DATA "mistral-7b.json", ""},
         {"presets/qwen3-8b.preset", DATA "qwen3-8b.json", ""},
-        /* The file's linear scaling is its global layers' alone, which the preset leaves
-           out (attnscope would scale every layer); and the preset keeps d = H·d_h
-           (8·256 = 2048), the shape it had before --head-dim, where the file gives its own
-           residual width (2560) and head_dim. */
-        {"presets/gemma3-4b.preset", DATA "gemma-3-4b.json",
-         "d window_layers head_dim rope_local_base_freq rope_scaling"},
+        {"presets/gemma3-4b.preset", DATA "gemma-3-4b.json", ""},
         /* The preset follows OLMo-core's training init (a normal cut at ±3 std); HF's
            Olmo2PreTrainedModel._init_weights draws a plain normal. */
         {"presets/olmo2-7b.preset", DATA "olmo-2-7b.json", "init"},
