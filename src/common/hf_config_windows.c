@@ -137,7 +137,8 @@ int HfReader_windows(HfReader *r)
     h->judged_tokens = T;
     h->sliding_window = keys;
     int status;
-    bool windows_act = keys && keys<T, local_theta = r->trial.rope_local_base_freq> 0;
+    bool windows_act = keys && keys < T;
+    bool local_theta = r->trial.rope_local_base_freq > 0;
     if ((windows_act || local_theta) && layer_pattern(local, depth, pattern)) {
         snprintf(r->err, r->size,
                  "'%s': \"layer_types\": the sliding layers do not repeat with a period of at most "
