@@ -205,6 +205,7 @@ typedef struct {
     Gap gap;        /* off unless set */
     bool sink;      /* a sink logit 0.5 on every head */
     RopeScaling scaling;
+    double local_theta; /* --rope-local-base-freq: 0 none */
 } Variant;
 
 /* Unset fields: no QK-norm (its place before RoPE), no RoPE, no cap, no output LN, softmax,
@@ -237,6 +238,10 @@ static const Variant VARIANTS[] = {
     {"sinks, gap off", .sink = true},
     {"gap uniform", .gap = GAP_UNIFORM},
     {"rope half, llama3 scaling", .rope = ROPE_HALF, .scaling = ROPE_SCALING_LLAMA3},
+    /* The one layer is local (--window-layers all): it turns at θ 3, unscaled, not at the
+       global layers' scaled θ 10. */
+    {"rope half, a local theta (Gemma 3)", .rope = ROPE_HALF, .scaling = ROPE_SCALING_LLAMA3,
+     .local_theta = 3.0},
 };
 #undef RMS
 #undef LN
@@ -274,6 +279,7 @@ static Config variant_config(const Variant *v, int heads, int kv_heads, uint64_t
        divided by 8, the ones between blended. */
     c.rope_scaling = v->scaling;
     c.rope_original_context = 64;
+    c.rope_local_base_freq = v->local_theta;
     c.logit_softcap = v->softcap;
     c.layernorm = v->output_ln;
     c.ln_place = v->output_ln != LAYERNORM_NONE ? LN_PLACE_OUTPUT : LN_PLACE_POST;

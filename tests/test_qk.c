@@ -220,7 +220,7 @@ static void test_rotation_keeps_norms(void **state)
         double x[T * D], before[T * D];
         for (int i = 0; i < T * D; i++)
             x[i] = before[i] = sin(0.37 * i + 1);
-        Qk_rotate(&c, T, c.heads, 123456, x);
+        Qk_rotate(&c, 1, T, c.heads, 123456, x);
         double moved = 0;
         for (int h = 0; h < 3; h++)
             for (int i = 0; i < T; i++) {
@@ -256,15 +256,15 @@ static void test_table_turns_as_rotate(void **state)
                 c.rope = (Rope)rope;
                 c.rope_fraction = partial ? 0.5 : 1.0;
                 assert_true(Qk_rotation_table_doubles(&c, T) <= T * D);
-                Qk_rotation_table(&c, T, table);
+                Qk_rotation_table(&c, 1, T, table);
                 for (int transposed = 0; transposed < 2; transposed++) {
                     memcpy(x, start, sizeof x);
                     memcpy(by_table, start, sizeof x);
                     if (transposed)
-                        Qk_unrotate(&c, T, heads, x);
+                        Qk_unrotate(&c, 1, T, heads, x);
                     else
-                        Qk_rotate(&c, T, heads, 0, x);
-                    Qk_turn(&c, T, heads, table, transposed, by_table);
+                        Qk_rotate(&c, 1, T, heads, 0, x);
+                    Qk_turn(&c, 1, T, heads, table, transposed, by_table);
                     if (memcmp(x, by_table, sizeof x) != 0)
                         fail_msg("rope %d, fraction %g, %d heads, transposed %d: the table's "
                                  "turn differs from the computed one",
@@ -290,10 +290,10 @@ static void test_logits_depend_on_position_differences(void **state)
             q[i] = q2[i] = cos(0.91 * i);
             k[i] = k2[i] = sin(1.7 * i + 0.2);
         }
-        Qk_rotate(&c, T, c.heads, 0, q);
-        Qk_rotate(&c, T, c.heads, 0, k);
-        Qk_rotate(&c, T, c.heads, 37, q2);
-        Qk_rotate(&c, T, c.heads, 37, k2);
+        Qk_rotate(&c, 1, T, c.heads, 0, q);
+        Qk_rotate(&c, 1, T, c.heads, 0, k);
+        Qk_rotate(&c, 1, T, c.heads, 37, q2);
+        Qk_rotate(&c, 1, T, c.heads, 37, k2);
         for (int h = 0; h < 2; h++)
             for (int i = 0; i < T; i++)
                 for (int j = 0; j < T; j++) {

@@ -50,7 +50,7 @@ static void test_frequencies_match_numpys_table(void **state)
         int rotated = Qk_rotated_width(&c);
         assert_int_equal(rotated, 2 * t->pairs);
         for (int k = 0; k < t->pairs; k++) {
-            double f = Qk_frequency(&c, k), want = t->frequency[k];
+            double f = Qk_frequency(&c, 1, k), want = t->frequency[k];
             if (!(fabs(f / want - 1) <= FREQUENCY_RELATIVE))
                 fail_msg("%s, pair %d: %.17g, numpy %.17g", t->name, k, f, want);
             if (c.rope_scaling == ROPE_SCALING_NONE)
@@ -79,12 +79,12 @@ static void test_rotation_turns_by_the_scaled_frequencies(void **state)
                 double angle = POSITION * t->frequency[k];
                 memset(x, 0, sizeof x);
                 x[first] = 1;
-                Qk_rotate(&c, 1, 1, POSITION, x);
+                Qk_rotate(&c, 1, 1, 1, POSITION, x);
                 assert_close(x[first], cos(angle), 1e-12);
                 assert_close(x[second], sin(angle), 1e-12);
             }
             c.tokens = T;
-            Qk_rotation_table(&c, T, table);
+            Qk_rotation_table(&c, 1, T, table);
             const double *sines = table + (size_t)T * t->pairs;
             for (int k = 0; k < t->pairs; k++)
                 for (int p = 0; p < T; p++) {

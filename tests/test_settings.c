@@ -285,6 +285,7 @@ static void test_every_setting_on_the_status_line(void **state)
     c.qk_norm_place = QK_NORM_AFTER_ROPE;
     c.rope = ROPE_PAIRS;
     c.rope_theta = 500000;
+    c.rope_local_base_freq = 10000;
     c.rope_fraction = 0.5;
     c.rope_scaling = ROPE_SCALING_LLAMA3;
     c.rope_factor = 32;

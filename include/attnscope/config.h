@@ -162,7 +162,11 @@ typedef struct {
     QkNorm qk_norm;
     QkNormPlace qk_norm_place;
     Rope rope;
-    double rope_theta;    /* θ of the frequencies θ^(−2k/d_r) */
+    double rope_theta; /* θ of the frequencies θ^(−2k/d_r) */
+    /* Gemma 3's rope_local_base_freq: θ of the layers --window-layers marks local (L), which
+       turn unscaled (--rope-scaling is then the global layers' alone); 0: every layer turns
+       by rope_theta and the scaling. */
+    double rope_local_base_freq;
     double rope_fraction; /* the rotated share of each head's d_h (partial rotary) */
 
     /* The frequencies' rescaling (HF's rope_scaling): rope_factor s divides them (linear: all;
@@ -407,6 +411,11 @@ Mask Config_layer_mask(const Config *c, int layer);
 
 /* Whether layer ℓ is local (windowed) by the --window-layers pattern (a window mask in use). */
 bool Config_layer_local(const Config *c, int layer);
+
+/* Whether layer ℓ turns by the local rotary θ (--rope-local-base-freq, unscaled): one is set
+   and the --window-layers pattern marks ℓ local, whatever the mask (Gemma 3's local layers
+   keep their θ where the window covers every key). */
+bool Config_layer_rotary_local(const Config *c, int layer);
 
 /* The pattern's code from its spelling: "all", "a:b" (a L then b G), or L/G letters, at most
    WINDOW_LAYERS_PERIOD_MAX long; the code is that of the pattern's shortest period, 0 when

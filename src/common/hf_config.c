@@ -322,23 +322,39 @@ static int put_scaling(HfReader *r, const HfScaling *h)
     return HfReader_refuse(r, key, JsonValue_member(h->object, "low_freq_factor"), accepted);
 }
 
+/* The local layers' rotary parameters under rope_parameters (transformers 5's
+   sliding_attention): their θ, turned unscaled (a scaling there is named as not modelled). */
+static int local_rope_parameters(HfReader *r, const JsonValue *local, double *local_theta)
+{
+    static const char WHERE[] = "rope_parameters.sliding_attention";
+    if (local->kind != JSON_OBJECT)
+        return HfReader_refuse(r, WHERE, local, "an object");
+    const JsonValue *theta = JsonValue_member(local, "rope_theta");
+    HfScaling scaling;
+    if ((theta &&
+         number_of(r, "rope_parameters.sliding_attention.rope_theta", theta, local_theta)) ||
+        read_scaling(r, WHERE, local, &scaling))
+        return -1;
+    if (scaling.kind != ROPE_SCALING_NONE)
+        HfReader_unmodelled(r, WHERE, local,
+                            "the local layers' frequencies scaled: attnscope turns the local "
+                            "layers (--rope-local-base-freq) unscaled, as Gemma 3 does");
+    return 0;
+}
+
 /* rope_parameters (transformers 5): {"rope_type", "rope_theta", "partial_rotary_factor", ...},
-   or one such object per layer type (Gemma 3: full_attention, sliding_attention), whose
-   global one is read and whose local θ is named as unmodelled when it differs. */
+   or one such object per layer type (Gemma 3: full_attention, sliding_attention), the
+   global one giving θ and the scaling, the local one *local_theta. */
 static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, double *fraction,
-                           HfScaling *scaling)
+                           HfScaling *scaling, double *local_theta)
 {
     const JsonValue *global = JsonValue_member(p, "full_attention");
     if (global) {
         const JsonValue *local = JsonValue_member(p, "sliding_attention");
-        const JsonValue *local_theta = JsonValue_member(local, "rope_theta");
         if (global->kind != JSON_OBJECT)
             return HfReader_refuse(r, "rope_parameters.full_attention", global, "an object");
-        const JsonValue *global_theta = JsonValue_member(global, "rope_theta");
-        if (local_theta && (!global_theta || !same_value(local_theta, global_theta)))
-            HfReader_unmodelled(r, "rope_parameters.sliding_attention", local,
-                                "the local layers' rotary theta differs from the global one: "
-                                "attnscope has one theta (the global one)");
+        if (local && local_rope_parameters(r, local, local_theta))
+            return -1;
         p = global;
     }
     for (int i = 0; i < p->count; i++) {
@@ -355,8 +371,8 @@ static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, doubl
 }
 
 /* The frequencies' scaling: rope_parameters' (already in *from_parameters) or rope_scaling's,
-   one of them, or both saying the same.  A family with local rotary layers (Gemma 3's
-   rope_local_base_freq) scales only its global ones, which attnscope cannot tell apart. */
+   one of them, or both saying the same.  Where the family has local rotary layers (Gemma 3)
+   it scales the global ones alone, as --rope-local-base-freq's layers turn unscaled. */
 static int read_rope_scaling(HfReader *r, const HfScaling *from_parameters)
 {
     const JsonValue *s = HfReader_lookup(r, "rope_scaling");
@@ -382,32 +398,39 @@ static int read_rope_scaling(HfReader *r, const HfScaling *from_parameters)
             return -1;
         }
     }
-    bool local_rope = JsonValue_member(r->object, "rope_local_base_freq") ||
-                      JsonValue_member(r->defaults, "rope_local_base_freq");
-    if (h && local_rope)
-        HfReader_unmodelled(r, h->where, h->object,
-                            "the model scales only its global layers' frequencies (its "
-                            "local layers turn by rope_local_base_freq, unscaled): attnscope "
-                            "scales every layer's");
     return 0;
 }
 
-bool HfRope_local_theta_is_global(const HfReader *r, const JsonValue *v)
+/* The local layers' θ: rope_parameters.sliding_attention's (already in *local_theta, NaN where
+   absent), or rope_local_base_freq for a family whose defaults name one (Gemma 3: HF reads it
+   there alone); 0 for none, every layer turning by rope_theta. */
+static int put_local_theta(HfReader *r, double local_theta)
 {
-    return v->kind == JSON_NUMBER && r->trial.rope == ROPE_HALF && v->number == r->trial.rope_theta;
+    const char *key = "rope_parameters.sliding_attention.rope_theta";
+    if (isnan(local_theta) && JsonValue_member(r->defaults, "rope_local_base_freq")) {
+        key = "rope_local_base_freq";
+        if (number_of(r, key, HfReader_lookup(r, key), &local_theta))
+            return -1;
+    }
+    if (isnan(local_theta)) {
+        local_theta = 0;
+        key = "model_type";
+    }
+    return put_double(r, "rope-local-base-freq", local_theta, key);
 }
 
 /* Rotary positions: HF's rotate_half, θ from rope_theta or rope_parameters, the rotated
    share from partial_rotary_factor, the frequencies' scaling from rope_scaling (or
-   rope_parameters); every layer rotates. */
+   rope_parameters), a local layers' θ where the family has one; every layer rotates. */
 static int read_rope(HfReader *r)
 {
     if (!r->family->block->rope)
         return HfReader_put(r, "rope", "none", "model_type") ||
-               HfReader_put(r, "rope-scaling", "none", "model_type");
+               HfReader_put(r, "rope-scaling", "none", "model_type") ||
+               HfReader_put(r, "rope-local-base-freq", "0", "model_type");
     /* NaN: not given.  The file's top-level fields, then its rope_parameters, then the
        family's default θ. */
-    double theta = NAN, fraction = NAN, top_theta = NAN, top_fraction = NAN;
+    double theta = NAN, fraction = NAN, top_theta = NAN, top_fraction = NAN, local_theta = NAN;
     HfScaling scaling = {.kind = ROPE_SCALING_NONE};
     const JsonValue *p = HfReader_lookup(r, "rope_parameters");
     const JsonValue *t = JsonValue_member(r->object, "rope_theta");
@@ -418,7 +441,8 @@ static int read_rope(HfReader *r)
         HfReader_lookup(r, "rope_theta");
     else
         t = JsonValue_member(r->defaults, "rope_theta");
-    if ((p && p->kind == JSON_OBJECT && rope_parameters(r, p, &theta, &fraction, &scaling)) ||
+    if ((p && p->kind == JSON_OBJECT &&
+         rope_parameters(r, p, &theta, &fraction, &scaling, &local_theta)) ||
         (t && number_of(r, "rope_theta", t, &top_theta)) ||
         (f && f->kind != JSON_NULL && number_of(r, "partial_rotary_factor", f, &top_fraction)))
         return -1;
@@ -439,7 +463,8 @@ static int read_rope(HfReader *r)
     return HfReader_put(r, "rope", "half", "model_type") ||
            put_double(r, "rope-theta", theta, "rope_theta") ||
            put_double(r, "rope-fraction", fraction, "partial_rotary_factor") ||
-           HfReader_put(r, "nope-every", "0", "model_type") || read_rope_scaling(r, &scaling);
+           HfReader_put(r, "nope-every", "0", "model_type") || read_rope_scaling(r, &scaling) ||
+           put_local_theta(r, local_theta);
 }
 
 /* The attention's kind and scale, its soft-cap and sinks, W^O and the plain residual. */

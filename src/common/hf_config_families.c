@@ -94,12 +94,6 @@ static const HfRule GPT2_RULES[] = {
 };
 
 static const char *const QWEN_HARMLESS[] = {"max_window_layers", "use_sliding_window", NULL};
-static const HfRule GEMMA3_RULES[] = {
-    {"rope_local_base_freq", HF_WHEN_NOT_GLOBAL_THETA,
-     "the local layers' rotary theta, beside rope_theta for the global ones: attnscope has "
-     "one theta (rope_theta)"},
-    {NULL, HF_WHEN_SET, NULL},
-};
 static const char *const GEMMA3_WRAPPER_HARMLESS[] = {"boi_token_index",   "eoi_token_index",
                                                       "image_token_index", "mm_tokens_per_image",
                                                       "initializer_range", NULL};
@@ -244,7 +238,6 @@ static const HfFamily FAMILIES[] = {
      .block = &GEMMA_BLOCK,
      .qk_norm = QK_NORM_HEAD,
      .windows = HF_WINDOWS_PATTERN,
-     .rules = GEMMA3_RULES,
      .implied = GEMMA_EMBEDDING},
     /* Gemma 3's multimodal checkpoints: the text model under text_config. */
     {.model_type = "gemma3",

@@ -27,9 +27,8 @@ typedef enum {
 typedef enum { HF_MLP_PLAIN, HF_MLP_GATED, HF_MLP_EXPERTS } HfMlp;
 
 /* When a field changes the model in a way the block does not: any value but null, false, 0
-   and empty ones (HF's "off"); or false where true is what the block does; a local theta
-   other than the global one. */
-typedef enum { HF_WHEN_SET, HF_WHEN_FALSE, HF_WHEN_NOT_GLOBAL_THETA } HfWhen;
+   and empty ones (HF's "off"); or false where true is what the block does. */
+typedef enum { HF_WHEN_SET, HF_WHEN_FALSE } HfWhen;
 
 typedef struct {
     const char *field;
@@ -102,9 +101,6 @@ int HfReader_concept(HfReader *r, const char *const keys[], const JsonValue **va
 
 /* Whether the value read for key is the family's default, the file lacking it. */
 bool HfReader_from_default(const HfReader *r, const char *key);
-
-/* Whether a local theta is the global one read. */
-bool HfRope_local_theta_is_global(const HfReader *r, const JsonValue *v);
 
 /* "FILE: "key" is VALUE: accepted ..." into the reader's err; returns -1. */
 int HfReader_refuse(HfReader *r, const char *key, const JsonValue *v, const char *accepted);

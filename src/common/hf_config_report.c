@@ -60,13 +60,11 @@ static bool listed(const char *const *names, const char *key)
     return false;
 }
 
-static bool unmodelled_when(const HfReader *r, HfWhen when, const JsonValue *v)
+static bool unmodelled_when(HfWhen when, const JsonValue *v)
 {
     switch (when) {
     case HF_WHEN_FALSE:
         return v->kind == JSON_FALSE;
-    case HF_WHEN_NOT_GLOBAL_THETA:
-        return !is_off(v) && !HfRope_local_theta_is_global(r, v);
     case HF_WHEN_SET:
         break;
     }
@@ -77,7 +75,7 @@ static void judge_rules(HfReader *r, const HfRule *rules)
 {
     for (int i = 0; rules && rules[i].field; i++) {
         const JsonValue *v = HfReader_lookup(r, rules[i].field);
-        if (v && unmodelled_when(r, rules[i].when, v))
+        if (v && unmodelled_when(rules[i].when, v))
             HfReader_unmodelled(r, rules[i].field, v, rules[i].why);
     }
 }

@@ -123,7 +123,8 @@ static int layer_pattern(const bool local[], int depth, char *out)
 }
 
 /* The mask: the family's (causal, or full for an encoder), its sliding windows where they act
-   at the T in force: a window of T keys or more covers every row, the causal mask exactly. */
+   at the T in force: a window of T keys or more covers every row, the causal mask exactly.
+   The sliding layers' pattern is kept there too where a local θ (Gemma 3) turns them. */
 int HfReader_windows(HfReader *r)
 {
     int depth = r->trial.depth, keys, T = r->trial.tokens;
@@ -136,15 +137,17 @@ int HfReader_windows(HfReader *r)
     h->judged_tokens = T;
     h->sliding_window = keys;
     int status;
-    if (!keys || keys >= T) {
-        status = HfReader_put(r, "mask", causal ? "causal" : "full", "model_type") ||
-                 HfReader_put(r, "window-layers", "all", "layer_types");
-    } else if (layer_pattern(local, depth, pattern)) {
+    bool windows_act = keys && keys < T;
+    bool local_theta = r->trial.rope_local_base_freq > 0;
+    if ((windows_act || local_theta) && layer_pattern(local, depth, pattern)) {
         snprintf(r->err, r->size,
                  "'%s': \"layer_types\": the sliding layers do not repeat with a period of at most "
                  "%d layers: accepted a pattern --window-layers can spell",
                  r->file, WINDOW_LAYERS_PERIOD_MAX);
         return -1;
+    } else if (!windows_act) {
+        status = HfReader_put(r, "mask", causal ? "causal" : "full", "model_type") ||
+                 HfReader_put(r, "window-layers", local_theta ? pattern : "all", "layer_types");
     } else {
         status = HfReader_put(r, "mask", causal ? "window-causal" : "window", "model_type") ||
                  HfReader_put_int(r, "window", keys - 1, "sliding_window") ||

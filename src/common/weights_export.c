@@ -298,6 +298,11 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
         Json_number(t, c->rope_fraction);
         Text_printf(t, ",\n");
     }
+    if (c->rope != ROPE_NONE && c->rope_local_base_freq > 0) { /* Gemma 3's name */
+        Text_printf(t, "  \"rope_local_base_freq\": ");
+        Json_number(t, c->rope_local_base_freq);
+        Text_printf(t, ",\n");
+    }
     if (c->rope != ROPE_NONE && c->rope_scaling != ROPE_SCALING_NONE) {
         Text_printf(t, "  \"rope_scaling\": {\"rope_type\": \"%s\", \"factor\": ",
                     ROPE_SCALING_NAMES.names[c->rope_scaling]);

@@ -144,7 +144,7 @@ static void shape_product(SaWork *w, int heads, const double *y, const double *i
         row_norm_product(n, y + block * g, inv + (size_t)T * g, gain, transposed, x + block * g,
                          w->sums);
     if (rotates)
-        Qk_turn(c, T, heads, w->rope_table, transposed, x);
+        Qk_turn(c, w->shape.layer, T, heads, w->rope_table, transposed, x);
     for (int g = 0; normalised && !norm_first && g < groups; g++)
         row_norm_product(n, y + block * g, inv + (size_t)T * g, gain, transposed, x + block * g,
                          w->sums);
@@ -222,8 +222,8 @@ static void shape_logits(SaWork *w)
         memcpy(w->qn, w->qt, sizeof(double) * T * nq);
         memcpy(w->kn, w->kt, sizeof(double) * T * nk);
         if (c->qk_norm_place == QK_NORM_AFTER_ROPE && Qk_rotates(c, w->shape.layer)) {
-            Qk_turn(c, T, w->heads, w->rope_table, false, w->qn);
-            Qk_turn(c, T, G, w->rope_table, false, w->kn);
+            Qk_turn(c, w->shape.layer, T, w->heads, w->rope_table, false, w->qn);
+            Qk_turn(c, w->shape.layer, T, G, w->rope_table, false, w->kn);
         }
         qk_norm_state(w, w->heads, w->qn, w->qn, w->q_inv);
         qk_norm_state(w, G, w->kn, w->kn, w->k_inv);
@@ -267,7 +267,7 @@ int SaWork_shape(SaWork *w, const SaShape *s)
     }
     shape_buffers(w, c);
     if (w->shaped_logits && Qk_rotates(c, s->layer)) /* every product turns the same positions */
-        Qk_rotation_table(c, w->b[0].T, w->rope_table);
+        Qk_rotation_table(c, s->layer, w->b[0].T, w->rope_table);
     if (w->shaped_logits)
         shape_logits(w);
     if (w->branch_norm)

@@ -7,10 +7,12 @@
  *   config_rules.c         the relations between settings (Config_validate) and what follows
  *                          from a configuration (σ, widths, heads, sinks)
  *   config_window_layers.c the --window-layers pattern: its code, its spelling, each layer's mask
+ *                          and local rotary θ
  */
 #ifndef ATTNSCOPE_CONFIG_INTERNAL_H
 #define ATTNSCOPE_CONFIG_INTERNAL_H
 
+#include "attnscope/attention.h"
 #include "attnscope/config.h"
 
 #include <stdbool.h>
@@ -23,6 +25,20 @@ extern const EnumNames WINDOW_LAYERS_STOPS;
 static inline bool window_in_use(const Config *c)
 {
     return c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
+}
+
+/* A local rotary θ (Gemma 3's rope_local_base_freq) turns the layers the --window-layers
+   pattern marks local: RoPE on, an attention kind with queries and keys, the θ set. */
+static inline bool rope_local_in_use(const Config *c)
+{
+    return c->rope != ROPE_NONE && c->rope_local_base_freq > 0 &&
+           Attention_has_query_key(c->attention);
+}
+
+/* The --window-layers pattern picks each layer's mask, and its local θ where one is set. */
+static inline bool window_layers_in_use(const Config *c)
+{
+    return window_in_use(c) || rope_local_in_use(c);
 }
 
 /* The cutting-skip scheme sets W^Q W^Kᵀ = αZ + βI as the logits' matrix itself. */

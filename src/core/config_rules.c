@@ -82,12 +82,25 @@ static int validate_heads_width(const Config *c, char *err, size_t size)
                  c->heads, c->head_dim, inner, c->width);
         return -1;
     }
-    if (c->init == INIT_CUTTING_SKIP || c->init == INIT_MIMETIC) {
+    if (c->init == INIT_CUTTING_SKIP) {
         snprintf(err, size,
-                 "--init %s: accepted only where H·d_h = d, not with --heads %d of --head-dim %d "
-                 "(H·d_h = %d, d = %d: its W^V W^O is a d×d target factorised through the "
-                 "heads' width)",
-                 INIT_NAMES.names[c->init], c->heads, c->head_dim, inner, c->width);
+                 "--init cutting-skip: accepted only where H·d_h = d, not with --heads %d of "
+                 "--head-dim %d (H·d_h = %d, d = %d): %s",
+                 c->heads, c->head_dim, inner, c->width,
+                 inner < c->width
+                     ? "W^V W^O = W_VO then has rank at most H·d_h < d, and the scheme is "
+                       "W_VO = c^2 times an orthogonal d×d matrix, which has rank d"
+                     : "two independent Haar factors d×H·d_h and H·d_h×d multiply to a "
+                       "contraction, not to c^2 times an orthogonal matrix, where H·d_h > d");
+        return -1;
+    }
+    if (c->init == INIT_MIMETIC && inner > c->width) {
+        snprintf(err, size,
+                 "--init mimetic: accepted where H·d_h <= d, not with --heads %d of --head-dim %d "
+                 "(H·d_h = %d > d = %d: alpha2 Z2 - beta2 I has only d singular triplets for "
+                 "the heads' %d columns, and the scheme does not say how wider heads share "
+                 "them)",
+                 c->heads, c->head_dim, inner, c->width, inner);
         return -1;
     }
     static const char *const options[] = {"--init-query", "--init-key", "--init-value",
@@ -159,9 +172,16 @@ static int validate_draws(const Config *c, char *err, size_t size)
 
 /* The rotary scaling's relations: it rescales RoPE's frequencies, so it needs RoPE (else the
    document would record a scaling nothing applied), and llama3's blend runs between the two
-   wavelengths C/high < C/low. */
+   wavelengths C/high < C/low.  A local θ is a θ (at least 1, as --rope-theta) or 0 for none. */
 static int validate_rope_scaling(const Config *c, char *err, size_t size)
 {
+    if (c->rope_local_base_freq > 0 && c->rope_local_base_freq < 1) {
+        snprintf(err, size,
+                 "--rope-local-base-freq %g: accepted 0 (every layer turns by --rope-theta) or "
+                 "1 to 1e9, the local layers' theta",
+                 c->rope_local_base_freq);
+        return -1;
+    }
     if (c->rope_scaling == ROPE_SCALING_NONE)
         return 0;
     if (c->rope == ROPE_NONE) {

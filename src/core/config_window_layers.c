@@ -1,5 +1,5 @@
 /* The --window-layers pattern (config.h): its code from its spelling and back, and each
- * layer's mask under it. */
+ * layer's mask and rotary θ under it. */
 #include "config_internal.h"
 
 #include <math.h>
@@ -89,13 +89,24 @@ void Config_window_layers_text(double code, char *buf, size_t size)
     buf[k] = '\0';
 }
 
+/* Whether the pattern marks layer ℓ local (L); code 0 (or one no spelling gives) marks all. */
+static bool pattern_local(double code, int layer)
+{
+    if (!pattern_code_valid(code))
+        return true;
+    uint64_t local;
+    int p = pattern_of(code, &local);
+    return local >> (((layer - 1) % p + p) % p) & 1;
+}
+
 bool Config_layer_local(const Config *c, int layer)
 {
-    if (!window_in_use(c) || !pattern_code_valid(c->window_layers))
-        return window_in_use(c);
-    uint64_t local;
-    int p = pattern_of(c->window_layers, &local);
-    return local >> (((layer - 1) % p + p) % p) & 1;
+    return window_in_use(c) && pattern_local(c->window_layers, layer);
+}
+
+bool Config_layer_rotary_local(const Config *c, int layer)
+{
+    return rope_local_in_use(c) && pattern_local(c->window_layers, layer);
 }
 
 Mask Config_layer_mask(const Config *c, int layer)

@@ -158,8 +158,8 @@ MatrixInit Init_matrix(const Config *c, Matrix m)
 /* For each of `parts` blocks h, the SVD U S Vᵀ of M_h = (α/√d)·G_h + shift·I, G_h the h-th
    d² normals of the role's stream (one stream per layer: block h continues where h − 1
    stopped), and its `width` leading triplets: left's columns h·width.. = U_h √S_h, right's =
-   V_h √S_h (as columns) or √S_h V_hᵀ (as rows, right_as_rows).  Either may be NULL.  Returns
-   LAPACK's status. */
+   V_h √S_h (as columns) or √S_h V_hᵀ (as rows of a parts·width×d matrix, right_as_rows).
+   Either may be NULL.  Returns LAPACK's status. */
 static int factorise(RandomStream *random, Linalg *la, const Config *c, uint64_t seed, int layer,
                      Role role, double alpha, double shift, int parts, int width, double *left,
                      double *right, bool right_as_rows, double *scratch)
@@ -184,7 +184,7 @@ static int factorise(RandomStream *random, Linalg *la, const Config *c, uint64_t
                 if (left)
                     left[i + column * d] = u[i + (size_t)j * d] * root;
                 if (right && right_as_rows)
-                    right[column + (size_t)i * d] = vt[j + (size_t)i * d] * root;
+                    right[column + (size_t)i * parts * width] = vt[j + (size_t)i * d] * root;
                 else if (right)
                     right[i + column * d] = vt[j + (size_t)i * d] * root;
             }
@@ -204,12 +204,14 @@ static int factorise_query_key(RandomStream *random, Linalg *la, const Config *c
 /* W^V and W^O: the factors of one α₂Z₂ − β₂I for the whole layer (head h's W^V_h is the
    h-th block of d_h columns of U√S, its W^O_h the same rows of √S Vᵀ), so that
    W^V W^O = Σ_h W^V_h W^O_h is the target itself, as the paper's d×d value-projection
-   product is. */
+   product is.  Heads narrower than d together (H·d_h < d, --head-dim) take its H·d_h leading
+   triplets: W^V W^O is then the target's best rank-H·d_h approximation (Eckart–Young), as
+   each head's W^Q_h W^K_hᵀ is of its own target at rank d_h. */
 static int factorise_value_output(RandomStream *random, Linalg *la, const Config *c, uint64_t seed,
                                   int layer, double *wv, double *wo, double *scratch)
 {
     return factorise(random, la, c, seed, layer, ROLE_VALUE, c->init_vo_alpha, -c->init_vo_beta, 1,
-                     c->width, wv, wo, true, scratch);
+                     Config_heads_width(c), wv, wo, true, scratch);
 }
 
 /* Matrix m as a factor of its scheme's target product (Init_matrix's NaN std). */

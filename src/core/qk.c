@@ -57,8 +57,11 @@ static double llama3_frequency(const Config *c, double frequency)
     return (1 - smooth) * frequency / s + smooth * frequency;
 }
 
-double Qk_frequency(const Config *c, int k)
+double Qk_frequency(const Config *c, int layer, int k)
 {
+    /* Gemma 3's local layers turn by their own θ, unscaled (HF's rotary_emb_local). */
+    if (Config_layer_rotary_local(c, layer))
+        return pow(c->rope_local_base_freq, -2.0 * k / Qk_rotated_width(c));
     double frequency = pow(c->rope_theta, -2.0 * k / Qk_rotated_width(c));
     switch (c->rope_scaling) {
     case ROPE_SCALING_LINEAR:
@@ -83,16 +86,17 @@ static void rotated_pair(Rope rope, int rotated, int k, int *first, int *second)
     }
 }
 
-/* x turned by the angles sign·p·f_k (Qk_frequency): Qk_rotate (sign 1) or its transpose (−1), their
-   cosines and sines from table (Qk_rotation_table, positions 0 … T−1) or, table NULL,
-   computed here: cos(−a) = cos a and sin(−a) = −sin a in libm, so both give the same bits. */
-static void turn(const Config *c, int T, int heads, int first_position, double sign,
+/* x turned by the angles sign·p·f_k (Qk_frequency of the layer): Qk_rotate (sign 1) or its
+   transpose (−1), their cosines and sines from table (Qk_rotation_table, positions 0 … T−1)
+   or, table NULL, computed here: cos(−a) = cos a and sin(−a) = −sin a in libm, so both give
+   the same bits. */
+static void turn(const Config *c, int layer, int T, int heads, int first_position, double sign,
                  const double *table, double *x)
 {
     int dh = Config_head_width(c), rotated = Qk_rotated_width(c);
     const double *cosines = table, *sines = table ? table + (size_t)T * (rotated / 2) : NULL;
     for (int k = 0; k < rotated / 2; k++) {
-        double frequency = Qk_frequency(c, k);
+        double frequency = Qk_frequency(c, layer, k);
         int first, second;
         rotated_pair(c->rope, rotated, k, &first, &second);
         for (int i = 0; i < T; i++) {
@@ -110,14 +114,14 @@ static void turn(const Config *c, int T, int heads, int first_position, double s
     }
 }
 
-void Qk_rotate(const Config *c, int T, int heads, int first_position, double *x)
+void Qk_rotate(const Config *c, int layer, int T, int heads, int first_position, double *x)
 {
-    turn(c, T, heads, first_position, 1.0, NULL, x);
+    turn(c, layer, T, heads, first_position, 1.0, NULL, x);
 }
 
-void Qk_unrotate(const Config *c, int T, int heads, double *x)
+void Qk_unrotate(const Config *c, int layer, int T, int heads, double *x)
 {
-    turn(c, T, heads, 0, -1.0, NULL, x);
+    turn(c, layer, T, heads, 0, -1.0, NULL, x);
 }
 
 size_t Qk_rotation_table_doubles(const Config *c, int T)
@@ -125,12 +129,12 @@ size_t Qk_rotation_table_doubles(const Config *c, int T)
     return (size_t)T * (size_t)Qk_rotated_width(c);
 }
 
-void Qk_rotation_table(const Config *c, int T, double *table)
+void Qk_rotation_table(const Config *c, int layer, int T, double *table)
 {
     int rotated = Qk_rotated_width(c);
     double *sines = table + (size_t)T * (rotated / 2);
     for (int k = 0; k < rotated / 2; k++) {
-        double frequency = Qk_frequency(c, k);
+        double frequency = Qk_frequency(c, layer, k);
         for (int i = 0; i < T; i++) {
             table[(size_t)k * T + i] = cos(i * frequency);
             sines[(size_t)k * T + i] = sin(i * frequency);
@@ -138,9 +142,10 @@ void Qk_rotation_table(const Config *c, int T, double *table)
     }
 }
 
-void Qk_turn(const Config *c, int T, int heads, const double *table, bool transposed, double *x)
+void Qk_turn(const Config *c, int layer, int T, int heads, const double *table, bool transposed,
+             double *x)
 {
-    turn(c, T, heads, 0, transposed ? -1.0 : 1.0, table, x);
+    turn(c, layer, T, heads, 0, transposed ? -1.0 : 1.0, table, x);
 }
 
 void Qk_shape(const Config *c, int layer, int T, double *q, double *k, const double *query_gain,
@@ -154,8 +159,8 @@ void Qk_shape(const Config *c, int layer, int T, double *q, double *k, const dou
         Qk_norm(c, T, kv_heads, k, key_gain, row_stat, row_max);
     }
     if (rotates) {
-        Qk_rotate(c, T, c->heads, 0, q);
-        Qk_rotate(c, T, kv_heads, 0, k);
+        Qk_rotate(c, layer, T, c->heads, 0, q);
+        Qk_rotate(c, layer, T, kv_heads, 0, k);
     }
     if (normalised && !norm_first) {
         Qk_norm(c, T, c->heads, q, query_gain, row_stat, row_max);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The presets of real architectures: each one's settings are the values its header cites from
 # the model's config.json (the table below, written from those files, not from the presets),
-# its -small variant is the same block at d = 256, T = 64 with the depth kept, the program
+# its -small variant is the same block at d = 256, T = 64 with the depth kept (where the heads
+# do not split d, a d that keeps their span H·d_h/d: gemma3-4b's 0.8, gpt-oss-20b's 4096/2880), the program
 # reads each full preset (it prices it: T, d and depth as cited), and each -small variant runs
 # in --batch to a valid document.  The times are printed as notes, never judged.
 set -u
@@ -15,15 +16,20 @@ cd "$(dirname "$0")/../.." || exit 1
 # writes: HF's _init_weights N(0, 0.02^2) with no depth scaling of W^O and the down
 # projection (only GPT-2's scales them, init = gpt2's own), OLMo-core's `normal` (a normal cut
 # at 3 std, no depth scaling); gpt-oss's sliding_window 128 (window = W - 1 = 127) on every
-# other layer, sliding first (layer_types: window-layers 1:1), and its sinks drawn N(0, 0.02^2).
+# other layer, sliding first (layer_types: window-layers 1:1), and its sinks drawn N(0, 0.02^2);
+# head-dim where H x head_dim is not hidden_size (Gemma 3 4B: 8 x 256 on 2560; gpt-oss: 64 x 64
+# on 2880); Gemma 3's rope_local_base_freq 10000 on its sliding layers (sliding_window_pattern
+# 6: window-layers 5:1, the pattern kept where the window covers T) and its rope_scaling
+# (linear, factor 8) on the global ones.
 cited='gpt2-small|width=768 depth=12 heads=12 layernorm=ln ln-place=pre ln-eps=1e-05 mlp=gelu mlp-ratio=4 init=gpt2 mask=causal wo=gaussian
 llama3-8b|width=4096 depth=32 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 mlp=swiglu mlp-hidden=14336 rope=half rope-theta=500000 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
 mistral-7b|width=4096 depth=32 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 mlp=swiglu mlp-hidden=14336 rope=half rope-theta=10000 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
 qwen3-8b|width=4096 depth=36 heads=32 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-06 mlp=swiglu mlp-hidden=12288 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
 olmo2-7b|width=4096 depth=32 heads=32 kv-heads=32 layernorm=rms ln-place=output ln-eps=1e-06 mlp=swiglu mlp-hidden=11008 qk-norm=full qk-norm-place=before-rope rope=half rope-theta=500000 mask=causal wo=gaussian init=trunc-normal init-std=0.02 depth-scale=none
-gemma3-4b|width=2048 depth=34 heads=8 kv-heads=4 layernorm=rms ln-place=peri ln-eps=1e-06 mlp=geglu mlp-hidden=10240 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
-gpt-oss-20b|width=4096 depth=24 heads=64 kv-heads=8 layernorm=rms ln-place=pre ln-eps=1e-05 rope=half rope-theta=150000 mask=window-causal window=127 window-layers=1:1 sink=0 sink-std=0.02 wo=gaussian init=gpt2 init-std=0.02 depth-scale=none'
-# The head width each config states (head_dim, or n_embd / n_head): width / heads must be it.
+gemma3-4b|width=2560 depth=34 heads=8 kv-heads=4 head-dim=256 layernorm=rms ln-place=peri ln-eps=1e-06 mlp=geglu mlp-hidden=10240 qk-norm=head qk-norm-place=before-rope rope=half rope-theta=1000000 rope-local-base-freq=10000 rope-scaling=linear rope-factor=8 window-layers=5:1 mask=causal wo=gaussian init=gpt2 init-std=0.02 depth-scale=none
+gpt-oss-20b|width=2880 depth=24 heads=64 kv-heads=8 head-dim=64 layernorm=rms ln-place=pre ln-eps=1e-05 rope=half rope-theta=150000 mask=window-causal window=127 window-layers=1:1 sink=0 sink-std=0.02 wo=gaussian init=gpt2 init-std=0.02 depth-scale=none'
+# The head width each config states (head_dim, or n_embd / n_head): head-dim, or width / heads
+# where the preset sets none, must be it.
 head_dims='gpt2-small=64 llama3-8b=128 mistral-7b=128 qwen3-8b=128 olmo2-7b=128 gemma3-4b=256 gpt-oss-20b=64'
 
 # A preset's settings, KEY=VALUE a line (the file read here, not by the program).
@@ -40,7 +46,8 @@ equals_cited() { # preset, cited settings
     done
     local dh=${head_dims#*"$1="}
     dh=${dh%% *}
-    got=$(($(grep -m1 '^width=' "$tmp/$1" | cut -d= -f2) / $(grep -m1 '^heads=' "$tmp/$1" | cut -d= -f2)))
+    got=$(grep -m1 '^head-dim=' "$tmp/$1" | cut -d= -f2)
+    [ -n "$got" ] || got=$(($(grep -m1 '^width=' "$tmp/$1" | cut -d= -f2) / $(grep -m1 '^heads=' "$tmp/$1" | cut -d= -f2)))
     [ "$got" = "$dh" ] || { echo "  head width $got, its config.json's $dh"; bad=1; }
     return $bad
 }
@@ -65,8 +72,13 @@ def read(path):
             out[k] = v
     return out
 full, small = read(sys.argv[1]), read(sys.argv[2])
-scaled = {"tokens", "width", "heads", "kv-heads", "mlp-hidden", "window"}
-assert small["tokens"] == "64" and small["width"] == "256", (small["tokens"], small["width"])
+scaled = {"tokens", "width", "heads", "kv-heads", "head-dim", "mlp-hidden", "window"}
+assert small["tokens"] == "64", small["tokens"]
+if "head-dim" in full:  # the heads' span H·d_h/d kept, H·d_h ≠ d on both
+    span = lambda s: int(s["heads"]) * int(s["head-dim"]) / int(s["width"])
+    assert span(full) == span(small) != 1, f"H·d_h/d {span(full)} at full size, {span(small)} in -small"
+else:
+    assert small["width"] == "256", small["width"]
 assert set(full) == set(small), f"keys differ: {set(full) ^ set(small)}"
 for k in set(full) - scaled:
     assert full[k] == small[k], f"{k}: {full[k]} at full size, {small[k]} in -small"
@@ -110,7 +122,7 @@ runs_small() { # name
 
 while IFS='|' read -r name want; do
     check "$name: the settings its config.json gives" equals_cited "$name" "$want"
-    check "$name-small: the same block at d = 256, T = 64, depth kept" same_block_scaled "$name"
+    check "$name-small: the same block at d = 256 (or the heads' span to d kept), T = 64, depth kept" same_block_scaled "$name"
     read -r T d depth < <(settings_of "presets/$name.preset" |
         awk -F= '$1 == "tokens" { t = $2 } $1 == "width" { w = $2 } $1 == "depth" { l = $2 } END { print t, w, l }')
     check "$name: the program reads it (T = $T, d = $d, depth $depth)" program_reads "$name" "$T" "$d" "$depth"

@@ -335,7 +335,9 @@ refused() { refused_running "$BIN" -- "$@"; } # expected-stderr-fragment -- args
 # peri- and output-LN, grouped K/V), shrunk to a size where K is built (T = 8, d = 64, two
 # layers; gpt-oss's window cut to T - 1): kappa_jacobian and premise_ratio at every layer once
 # every head has its own K/V; with the preset's grouped K/V under the causal mask K is singular
-# (token 1 sees itself alone: y_1 = x_1 W_VO), null with that reason.
+# where the G shared values span less than d (token 1 sees itself alone: y_1 = x_1 W_VO, of
+# rank at most G·d_h), null with that reason; where they span d (gemma3-4b-small's 2 of 64 on
+# d = 64), κ is computed.
 shrunk=(-T 8 -d 64 -L 2 --conditioning --conditioning-path exact)
 for preset in gemma3-4b gpt-oss-20b gpt2-small llama3-8b mistral-7b olmo2-7b qwen3-8b; do
     window=()
@@ -351,9 +353,12 @@ for n in ('kappa_jacobian', 'premise_ratio', 'jacobian_norm', 'jacobian_s_min'):
     assert all(v is not None and v > 0 for v in own[n]), (n, own[n])
 assert not any('null at every layer' in w or 'changes: kappa_jacobian' in w for w in own['warnings'])
 d = doc('$preset'); k = d['conditioning']; c = d['config']
-if c['kv_heads'] and c['kv_heads'] < c['heads']:
+grouped = c['kv_heads'] and c['kv_heads'] < c['heads']
+if grouped and c['kv_heads'] * (c['head_dim'] or c['d'] // c['heads']) < c['d']:
     assert k['kappa_jacobian'] == [None, None], k['kappa_jacobian']
     assert any('so K is singular too' in w for w in k['warnings']), k['warnings']
+elif grouped:
+    assert all(v is not None and v > 0 for v in k['kappa_jacobian']), k['kappa_jacobian']
 else:
     assert k['kappa_jacobian'] == own['kappa_jacobian']"
 done

@@ -23,8 +23,15 @@ check "--wo identity (the default) at H·d_h ≠ d: refused, saying there is no 
     $W --heads 2 --head-dim 16
 check "an odd d_h with rotary positions: refused, naming --rope" refused \
     "--head-dim 13: accepted an even width with --rope half" -- $W --heads 4 --head-dim 13 --wo gaussian --rope half
-check "--init mimetic at H·d_h ≠ d: refused" refused \
-    "--init mimetic: accepted only where H·d_h = d" -- $W --heads 2 --head-dim 16 --wo gaussian --init mimetic
+check "--init mimetic at H·d_h > d: refused, saying the target has only d triplets" refused \
+    "--init mimetic: accepted where H·d_h <= d, not with --heads 4 of --head-dim 12 (H·d_h = 48 > d = 40: alpha2 Z2 - beta2 I has only d singular triplets" -- \
+    $W --heads 4 --head-dim 12 --wo gaussian --init mimetic
+check "--init cutting-skip at H·d_h < d: refused, saying W_VO's rank cannot be d" refused \
+    "(H·d_h = 32, d = 40): W^V W^O = W_VO then has rank at most H·d_h < d, and the scheme is W_VO = c^2 times an orthogonal d×d matrix" -- \
+    $W --heads 2 --head-dim 16 --wo orthogonal --init cutting-skip
+check "--init cutting-skip at H·d_h > d: refused, saying two Haar factors do not multiply to one" refused \
+    "(H·d_h = 48, d = 40): two independent Haar factors d×H·d_h and H·d_h×d multiply to a contraction" -- \
+    $W --heads 4 --head-dim 12 --wo orthogonal --init cutting-skip
 check "--init-query identity at H·d_h ≠ d: refused, naming the matrix's shape" refused \
     "--init-query identity: accepted only where H·d_h = d, not with --heads 2 of --head-dim 16 (the matrix is 40×32" -- \
     $W --heads 2 --head-dim 16 --wo gaussian --init-query identity
@@ -96,4 +103,79 @@ sys.exit(0 if all(a[k] == b[k] for k in keys) and a["eigenvalues"] == b["eigenva
 PY
 }
 check "an export at H·d_h = 48, d = 40 reads back to the same numbers" round_trip
+
+# --init mimetic at H·d_h < d: W^V W^O is the best rank-H·d_h approximation of the layer's
+# alpha2 Z2 - beta2 I, and head h's W^Q_h W^K_hᵀ the best rank-d_h one of its own target.  The
+# targets come from runs of the same seed that hold more of them (W^V W^O at H·d_h = d is the
+# whole target; W^Q_h W^K_hᵀ at d_h = 20 its rank-20 approximation, whose best rank-16 one is
+# the target's): numpy's SVD of those against the weights exported at 2 heads of 16 and 3 of
+# 12 (d = 40), each factor carrying half of the singular values; then numpy's first layer
+# (X1 = X0 + Σ_h softmax(X0 W^Q_h (X0 W^K_h)ᵀ/√d_h) X0 W^V_h W^O_h) from the exported input
+# against the attention attnscope exports and the numbers it prints of X1.
+mimetic_narrow() { # heads head-dim reference-head-dim
+    local S="-T 12 -d 40 -L 1 --init mimetic --wo gaussian --skip plain --seed 3" run=$tmp/mimetic-$1-$2
+    # shellcheck disable=SC2086
+    batch_document "$run-whole" $S --heads 2 --export-weights "$run-whole-w" &&
+        batch_document "$run-ref" $S --heads "$1" --head-dim "$3" --export-weights "$run-ref-w" &&
+        batch_document "$run" $S --heads "$1" --head-dim "$2" --export-weights "$run-w" &&
+        batch_document "$run-x" $S --heads "$1" --head-dim "$2" --export "$run-x" --export-matrix &&
+        /usr/bin/python3 - "$run" "$1" "$2" <<'PY'
+import math, sys
+sys.path.insert(0, "tests/cli")
+import json
+import numpy as np
+from safetensors_tool import read
+run, H, dh = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, n = 40, H * dh
+def weights(path):
+    t = {name: np.frombuffer(raw, "<f8").reshape(shape) for name, _, shape, raw in read(path + "/model.safetensors")[0]}
+    p = "model.layers.0.self_attn."
+    return (t[p + "q_proj.weight"].T, t[p + "k_proj.weight"].T, t[p + "v_proj.weight"].T,
+            t[p + "o_proj.weight"].T)  # d×n, d×n, d×n, n×d
+def best(m, rank):
+    u, s, vt = np.linalg.svd(m)
+    return (u[:, :rank] * s[:rank]) @ vt[:rank], s[:rank]
+q, k, v, o = weights(run + "-w")
+worst = 0.0
+def off(got, want):
+    global worst
+    worst = max(worst, np.max(np.abs(got - want)) / np.max(np.abs(want)))
+_, _, v_all, o_all = weights(run + "-whole-w")
+want, s = best(v_all @ o_all, n)
+off(v @ o, want)                              # the rank-n approximation of the target
+off(v.T @ v, np.diag(s)); off(o @ o.T, np.diag(s))  # each factor carries sqrt(S)
+q_ref, k_ref, _, _ = weights(run + "-ref-w")
+dr = q_ref.shape[1] // H
+for h in range(H):
+    qh, kh = q[:, h * dh:(h + 1) * dh], k[:, h * dh:(h + 1) * dh]
+    want, s = best(q_ref[:, h * dr:(h + 1) * dr] @ k_ref[:, h * dr:(h + 1) * dr].T, dh)
+    off(qh @ kh.T, want)
+    off(qh.T @ qh, np.diag(s)); off(kh.T @ kh, np.diag(s))
+def csv(path):
+    rows = [line for line in open(path) if not line.startswith("#")][1:]
+    return np.array([[float(x) for x in line.split(",")[1:]] for line in rows])
+x0 = csv(run + "-x/input.csv")
+out, first = x0.copy(), None
+for h in range(H):
+    sl = slice(h * dh, (h + 1) * dh)
+    scores = (x0 @ q[:, sl]) @ (x0 @ k[:, sl]).T / math.sqrt(dh)
+    a = np.exp(scores - scores.max(1, keepdims=True)); a /= a.sum(1, keepdims=True)
+    first = a if first is None else first
+    out += a @ x0 @ v[:, sl] @ o[sl]
+off(csv(run + "-x/attention_matrix.csv"), first)
+doc = json.load(open(run + ".json"))
+sv = np.linalg.svd(out, compute_uv=False)
+unit = out / np.linalg.norm(out, axis=1, keepdims=True)
+T = len(out)
+for key, value in (("token_rms", np.linalg.norm(out) / math.sqrt(T)),
+                   ("stable_rank", np.sum(sv ** 4) / sv[0] ** 4),
+                   ("token_cosine_mean", ((unit @ unit.T).sum() - T) / (T * (T - 1)))):
+    worst = max(worst, abs(doc[key][1] - value) / max(abs(value), 1.0))
+print("mimetic, %d heads of %d on d = 40: largest relative difference %.3g" % (H, dh, worst))
+sys.exit(0 if worst <= 1e-9 else 1)
+PY
+}
+check "--init mimetic, 2 heads of 16 on d = 40: numpy's rank-32 W^V W^O, rank-16 W^Q_h W^K_hᵀ, first layer" \
+    mimetic_narrow 2 16 20
+check "--init mimetic, 3 heads of 12 on d = 40: the same at rank 36 and 12" mimetic_narrow 3 12 13
 finish

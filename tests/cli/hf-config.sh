@@ -89,9 +89,12 @@ check "gpt2.json at d = 256: gpt2-small-small's document" small gpt2-small-small
 check "qwen3-8b.json at d = 256: qwen3-8b-small's document" small qwen3-8b-small qwen3-8b.json \
     "-d 256 --heads 4 --kv-heads 1 --mlp-hidden 768"
 # (The file's head_dim 64 is --head-dim 64, its 64 heads not splitting 2880; the small preset's
-# 8 heads split d = 256: --head-dim 0.)
-check "gpt-oss-20b.json at d = 256, window 16: gpt-oss-20b-small's document" small gpt-oss-20b-small \
-    gpt-oss-20b.json "-d 256 --heads 8 --head-dim 0 --kv-heads 1 -m window-causal -w 15 --window-layers 1:1"
+# 8 heads of 32 span 256 of d = 180, the same share.)
+check "gpt-oss-20b.json at d = 180, window 16: gpt-oss-20b-small's document" small gpt-oss-20b-small \
+    gpt-oss-20b.json "-d 180 --heads 8 --head-dim 32 --kv-heads 1 -m window-causal -w 15 --window-layers 1:1"
+# Gemma 3's window covers T = 64: the mask causal, the 5:1 pattern kept for the local theta.
+check "gemma-3-4b.json at d = 320: gemma3-4b-small's document" small gemma3-4b-small \
+    gemma-3-4b.json "-d 320 --heads 4 --kv-heads 2 --head-dim 64 --mlp-hidden 1280"
 
 # Hostile files: exit 2, the file named, nothing on stdout.
 refused() { check "$1" ends_saying 2 "$3" -- "$BIN" --batch -T 16 --hf-config "$2"; } # description, file, expected message part

@@ -2,7 +2,8 @@
 # A checkpoint written by numpy (tests/cli/hf_forward.py: a 2-layer GPT-2, a 2-layer
 # Qwen3-shaped Llama-family model, a 2-layer Llama 3.2 shape with its llama3 rotary scaling
 # read by --hf-config, and a 2-layer ViT, F64, F32 and BF16, one of each sharded; a 2-layer
-# Gemma 2, whose embedding rows are scaled by sqrt(hidden_size), F64 and BF16; two Qwen3
+# Gemma 2, whose embedding rows are scaled by sqrt(hidden_size), F64 and BF16; a 3-layer
+# Gemma 3 whose local and global layers rotate with their own frequencies; two Qwen3
 # shapes whose heads do not split d = 40 (--head-dim), where X_ℓ is numpy's too; a 2-layer
 # Phi-3 with fused qkv_proj and gate_up_proj, read by --hf-config, F64, F32, F16 and BF16, to
 # 1e-12 with X_ℓ, its export round trip and its fused tensors' refusals) and
@@ -37,6 +38,17 @@ check "gemma2 F64 single: the table's rows times sqrt(24), then every layer's at
     same_as_numpy gemma2 F64 single
 check "gemma2 BF16 sharded: the same with the family from the checkpoint's config.json" \
     same_as_numpy gemma2 BF16 sharded
+# Gemma 3 read by --hf-config: its sliding layers (1 and 2 of every 3) turn by
+# rope_local_base_freq unscaled, its full ones by rope_theta with the linear rope_scaling, each
+# layer against numpy's own rotation; with the window covering T (every layer causal) too.
+# Nothing about the rotation is named as not modelled.
+gemma3_as_numpy() { # model dtype layout
+    same_as_numpy "$@" && ! grep -q 'rope' "$tmp/$1-$2-$3.err"
+}
+check "gemma3 F64 single: local layers at their own theta, the global one scaled: numpy's, no rope warning" \
+    gemma3_as_numpy gemma3 F64 single
+check "gemma3-wide-window F32 sharded: the same where the window covers T (every layer causal)" \
+    gemma3_as_numpy gemma3-wide-window F32 sharded
 # Heads whose width does not split d (--head-dim): two of 16 and four of 12 (two key/value
 # heads) at d = 40; X_ℓ's numbers too (hf_forward.py).
 check "qwen3-wide F64 single (H·d_h = 32, d = 40): every attention and X_ℓ is numpy's" \

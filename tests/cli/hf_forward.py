@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """An independent forward pass for tests/cli/hf-forward.sh: writes a 2-layer Hugging Face
 checkpoint with numpy (GPT-2, the Llama family's Qwen3 shape, a Llama 3.2 shape with its
-llama3 rotary scaling, Gemma 2, Phi-3, or ViT), runs attnscope on it with a token-id file (ViT: its
+llama3 rotary scaling, Gemma 2, Gemma 3, Phi-3, or ViT), runs attnscope on it with a token-id file (ViT: its
 input drawn from the seed, which attnscope exports as input.csv), and compares every layer's
 and head's attention matrix attnscope exports with this file's own forward of the same block
 on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
-      MODEL   gpt2 | qwen3 | qwen3-wide | qwen3-wide-gqa | llama32 | gemma2 | phi3 | vit
+      MODEL   gpt2 | qwen3 | qwen3-wide | qwen3-wide-gqa | llama32 | gemma2 | gemma3 |
+              gemma3-wide-window | phi3 | vit
       DTYPE   F64 | F32 | F16 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
@@ -27,7 +28,11 @@ transcription of _compute_llama3_parameters) and its settings read from its conf
 Gemma2Model.forward), RMSNorm x·rsqrt(mean(x²) + ε)·(1 + w) before and after each
 sub-block, scores·query_pre_attn_scalar^(−1/2) capped by attn_logit_softcapping·tanh(·/cap),
 every other layer (the first) a sliding window of sliding_window keys,
-down(gelu_pytorch_tanh(gate x) ⊙ up x); Phi-3's (modeling_phi3.py) Llama block with fused
+down(gelu_pytorch_tanh(gate x) ⊙ up x); Gemma 3's the same without the cap, with q_norm and
+k_norm (gains 1 + w) before the rotation, all but the last of every sliding_window_pattern
+layers sliding and turning by rope_local_base_freq unscaled, the others by rope_theta with
+rope_scaling (modeling_gemma3.py's rotary_emb_local and rotary_emb), read by --hf-config;
+Phi-3's (modeling_phi3.py) Llama block with fused
 projections: qkv_proj's output sliced at H·d_h and H·d_h + G·d_h into queries, keys and values
 (Phi3Attention), gate_up_proj's chunked in two, the gate first (Phi3MLP), rotate_half on the
 first int(d_h·partial_rotary_factor) dimensions only (apply_rotary_pos_emb's q_rot, q_pass),
@@ -125,12 +130,21 @@ LLAMA32 = dict(d=32, H=2, G=1, L=2, N=48, V=40, context=128, T=24, eps=1e-5, the
 # d = 24: the embedding scale sqrt(24) is not a float that rounds the same in float32.
 GEMMA2 = dict(d=24, H=4, G=2, L=2, N=32, V=40, context=64, T=14, eps=1e-6, theta=10000.0,
               window=4, cap=5.0)
+# Gemma 3: layers 1 and 2 of every 3 (sliding_window_pattern) slide a window and turn by
+# rope_local_base_freq unscaled, layer 3 turns by rope_theta with rope_scaling's linear factor;
+# two heads of 16 at d = 24 over one key/value head, QK-norm with gains 1 + w.  gemma3-wide-window's
+# window covers all T = 14 keys: every layer causal, the local layers' θ still their own.
+GEMMA3 = dict(d=24, H=2, G=1, dh=16, L=3, N=32, V=40, context=64, T=14, eps=1e-6,
+              theta=1000000.0, local_theta=10000.0, scaling=dict(rope_type="linear", factor=8.0),
+              window=4, pattern=3, qk_norm=True)
+GEMMA3_WIDE_WINDOW = dict(GEMMA3, window=32)
+GEMMA_SHAPES = {"gemma2": GEMMA2, "gemma3": GEMMA3, "gemma3-wide-window": GEMMA3_WIDE_WINDOW}
 VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channels=3)
 # Phi-4-mini's shape in small: grouped keys and values, 3/4 of each head's 8 dimensions turned,
 # and Phi-3-mini's window on every layer (5 keys at T = 14).
 PHI3 = dict(d=32, H=4, G=2, L=2, N=20, V=40, context=64, T=14, eps=1e-5, theta=10000.0,
             window=5, fraction=0.75)
-SHAPES = dict(QWEN3_SHAPES, gpt2=GPT2, llama32=LLAMA32, gemma2=GEMMA2, phi3=PHI3, vit=VIT)
+SHAPES = dict(QWEN3_SHAPES, **GEMMA_SHAPES, gpt2=GPT2, llama32=LLAMA32, phi3=PHI3, vit=VIT)
 
 
 def head_width(s):
@@ -210,15 +224,21 @@ def llama_weights(rng, dtype, s):
     return llama_family_weights(rng, dtype, s, norms)
 
 
-def gemma2_weights(rng, dtype):
-    """Gemma2Model's tensors; its norms' weights w are read as gains 1 + w."""
+def gemma_weights(rng, dtype, s):
+    """Gemma2Model's or Gemma3TextModel's tensors; its norms' weights w are read as gains
+    1 + w (Gemma 3's q_norm and k_norm too)."""
     def norms(put, p):
         for norm in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                      "post_feedforward_layernorm"):
-            put(p + norm + ".weight", 0.3 * rng.standard_normal(GEMMA2["d"]))
-        return lambda: None
+            put(p + norm + ".weight", 0.3 * rng.standard_normal(s["d"]))
 
-    return llama_family_weights(rng, dtype, GEMMA2, norms)
+        def rest():
+            if s.get("qk_norm"):
+                put(p + "self_attn.q_norm.weight", 0.3 * rng.standard_normal(head_width(s)))
+                put(p + "self_attn.k_norm.weight", 0.3 * rng.standard_normal(head_width(s)))
+        return rest
+
+    return llama_family_weights(rng, dtype, s, norms)
 
 
 def phi3_weights(rng, dtype):
@@ -377,9 +397,9 @@ def rope(T, dh, theta, scaling=None):
     inv_freq = 1.0 / theta ** (np.arange(0, dh, 2) / dh)
     if scaling:
         inv_freq, _ = inverse_frequencies(theta, dh, 1.0, scaling["rope_type"],
-                                          scaling["factor"], scaling["low_freq_factor"],
-                                          scaling["high_freq_factor"],
-                                          scaling["original_max_position_embeddings"])
+                                          scaling["factor"], scaling.get("low_freq_factor"),
+                                          scaling.get("high_freq_factor"),
+                                          scaling.get("original_max_position_embeddings"))
     freqs = np.outer(np.arange(T), inv_freq)
     emb = np.concatenate((freqs, freqs), -1)
     return np.cos(emb), np.sin(emb)
@@ -463,12 +483,20 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-def gemma2_forward(w, ids, tokens):
-    """Every layer's attention, [layer][head]; each layer's output X_ℓ appended to tokens."""
-    s, d = GEMMA2, GEMMA2["d"]
-    H, G, T = s["H"], s["G"], len(ids)
+def gemma_sliding(s, layer):
+    """Whether layer (from 0) slides its window: Gemma2's is_sliding (the even layers), Gemma
+    3's layer_types default (all but the last of every sliding_window_pattern)."""
+    return (layer + 1) % s["pattern"] != 0 if "pattern" in s else layer % 2 == 0
+
+
+def gemma_forward(w, ids, tokens, s):
+    """Every layer's attention, [layer][head]; each layer's output X_ℓ appended to tokens.
+    Gemma 3's sliding layers turn by rope_local_base_freq unscaled (rotary_emb_local), its
+    full ones by rope_theta scaled (rotary_emb); Gemma 2's every layer by rope_theta."""
+    d, H, G, T = s["d"], s["H"], s["G"], len(ids)
     dh = head_width(s)
-    cos, sin = rope(T, dh, s["theta"])
+    global_rope = rope(T, dh, s["theta"], s.get("scaling"))
+    local_rope = rope(T, dh, s["local_theta"]) if "local_theta" in s else global_rope
 
     def norm(x, name):
         return rms_norm(x, 1 + w[name + ".weight"], s["eps"])
@@ -482,16 +510,22 @@ def gemma2_forward(w, ids, tokens):
         q = (a @ w[p + "self_attn.q_proj.weight"].T).reshape(T, H, dh)
         k = (a @ w[p + "self_attn.k_proj.weight"].T).reshape(T, G, dh)
         v = (a @ w[p + "self_attn.v_proj.weight"].T).reshape(T, G, dh)
+        if s.get("qk_norm"):  # Gemma 3's q_norm and k_norm, before the rotation
+            q = norm(q, p + "self_attn.q_norm")
+            k = norm(k, p + "self_attn.k_norm")
+        sliding = gemma_sliding(s, layer)
+        cos, sin = local_rope if sliding else global_rope
         q = q * cos[:, None, :] + rotate_half(q) * sin[:, None, :]
         k = k * cos[:, None, :] + rotate_half(k) * sin[:, None, :]
         allowed = j <= i
-        if layer % 2 == 0:  # Gemma2's is_sliding: the even layers
+        if sliding:
             allowed &= j > i - s["window"]
         heads, outputs = [], []
         for head in range(H):
             g = head // (H // G)
             scores = q[:, head] @ k[:, g].T * dh ** -0.5  # query_pre_attn_scalar = d_head
-            scores = s["cap"] * np.tanh(scores / s["cap"])
+            if s.get("cap"):
+                scores = s["cap"] * np.tanh(scores / s["cap"])
             A = softmax(np.where(allowed, scores, -np.inf))
             heads.append(A)
             outputs.append(A @ v[:, g])
@@ -547,6 +581,18 @@ def config_json(model):
                 "sliding_window": s["window"], "rms_norm_eps": s["eps"], "hidden_act": "silu",
                 "tie_word_embeddings": False, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
                 "attention_dropout": 0.0, "initializer_range": 0.02}
+    if model in GEMMA_SHAPES:
+        s = GEMMA_SHAPES[model]
+        return {"model_type": "gemma3_text", "hidden_size": s["d"],
+                "num_attention_heads": s["H"], "num_key_value_heads": s["G"],
+                "head_dim": head_width(s), "num_hidden_layers": s["L"],
+                "intermediate_size": s["N"], "vocab_size": s["V"],
+                "max_position_embeddings": s["context"], "rope_theta": s["theta"],
+                "rope_local_base_freq": s["local_theta"], "rope_scaling": s["scaling"],
+                "rms_norm_eps": s["eps"], "hidden_activation": "gelu_pytorch_tanh",
+                "query_pre_attn_scalar": head_width(s), "sliding_window": s["window"],
+                "sliding_window_pattern": s["pattern"], "attn_logit_softcapping": None,
+                "final_logit_softcapping": None}
     s = QWEN3_SHAPES[model]
     return {"model_type": "qwen3", "hidden_size": s["d"], "num_attention_heads": s["H"],
             "num_key_value_heads": s["G"], "head_dim": head_width(s),
@@ -561,7 +607,8 @@ def attnscope_settings(model, checkpoint, sharded):
     user reads it; Gemma 2's from its config.json with --weights naming the .safetensors file,
     whose scale then comes from --hf-config's model_type, or sharded as options, whose scale
     then comes from the config.json in --weights' directory)."""
-    if model in ("vit", "llama32", "phi3") or (model == "gemma2" and not sharded):
+    if model in ("vit", "llama32", "gemma3", "gemma3-wide-window", "phi3") or (
+            model == "gemma2" and not sharded):
         return "-T %d --hf-config %s" % (SHAPES[model]["T"], checkpoint)
     if model == "gemma2":
         s = GEMMA2
@@ -608,7 +655,7 @@ def write_inputs(model, rng, weights, directory):
     if model == "gpt2":
         positions = weights[table_name(weights, "wpe.weight")][np.arange(s["T"])]
         return ids_path, ids, weights[table_name(weights, "wte.weight")][ids] + positions
-    scale = np.sqrt(s["d"]) if model == "gemma2" else 1.0
+    scale = np.sqrt(s["d"]) if model in GEMMA_SHAPES else 1.0
     return ids_path, ids, weights["model.embed_tokens.weight"][ids] * scale
 
 
@@ -650,7 +697,7 @@ def main(argv):
         weights = vit_weights(rng, dtype, prefix)
     else:
         weights = (gpt2_weights(rng, dtype) if model == "gpt2" else
-                   gemma2_weights(rng, dtype) if model == "gemma2" else
+                   gemma_weights(rng, dtype, s) if model in GEMMA_SHAPES else
                    phi3_weights(rng, dtype) if model == "phi3" else
                    llama_weights(rng, dtype, s))
         weights = {prefix + n: x for n, x in weights.items()}
@@ -664,7 +711,7 @@ def main(argv):
     if model != "vit":
         weights = {n[len(prefix):]: x for n, x in weights.items()}
         expected = (gpt2_forward(weights, ids) if model == "gpt2" else
-                    gemma2_forward(weights, ids, tokens) if model == "gemma2" else
+                    gemma_forward(weights, ids, tokens, s) if model in GEMMA_SHAPES else
                     phi3_forward(weights, ids, tokens) if model == "phi3" else
                     llama_forward(weights, ids, s, tokens))
     worst, first_input, document = 0.0, None, None

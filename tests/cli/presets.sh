@@ -84,7 +84,8 @@ every = ["tokens", "width", "depth", "sigma-qk", "attention", "mask", "window", 
 # their defaults.
 block = ["heads", "head", "kv-heads", "head-dim", "wo", "logit-scale", "ln-place", "ln-scale", "ln-eps",
          "norm-gain-offset",
-         "qk-norm", "qk-norm-place", "rope", "rope-theta", "rope-fraction", "rope-scaling",
+         "qk-norm", "qk-norm-place", "rope", "rope-theta", "rope-local-base-freq", "rope-fraction",
+         "rope-scaling",
          "rope-factor", "rope-low-freq-factor", "rope-high-freq-factor", "rope-original-context",
          "nope-every",
          "logit-softcap", "sink", "sink-std", "window-layers", "mlp-hidden", "skip-gain",
@@ -116,7 +117,7 @@ for line in open(preset, encoding="utf-8"):
     got = config[field.get(key, key.replace("-", "_"))]
     numbers = ("sigma-qk", "skip-gain", "branch-gain", "init-alpha", "init-beta", "init-c",
                "init-vo-alpha", "init-vo-beta", "init-std", "ln-eps", "rope-theta",
-               "rope-fraction", "rope-factor", "rope-low-freq-factor", "rope-high-freq-factor",
+               "rope-local-base-freq", "rope-fraction", "rope-factor", "rope-low-freq-factor", "rope-high-freq-factor",
                "logit-softcap", "sink", "sink-std")
     want = float(value) if key in numbers else (int(value) if value.isdigit() else value)
     assert got == want, f"{key} = {value} in the file, {got} in the document"
