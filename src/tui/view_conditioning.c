@@ -114,7 +114,7 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
                  k->jacobian_exact ? "beyond double precision" : "not certified", missing, depth);
     char kj[32], ks[24], ka[24];
     /* On the exact path a null κ(K) is beyond double precision, and its bound is not drawn. */
-    snprintf(values, size, "ℓ=%d: κ(K)%s κ(K+I)=%s κ(A⋯A)=%s", shown,
+    snprintf(values, size, "ℓ=%d: κ(K)%s κ(aI+bK)=%s κ(A⋯A)=%s", shown,
              kappa_or_bound(kj, sizeof kj, k->network.kappa_jacobian[shown],
                             k->jacobian_exact ? NAN : k->network.kappa_jacobian_lower[shown]),
              kappa_text(ks, sizeof ks, k->network.kappa_jacobian_skip[shown]),
@@ -140,11 +140,11 @@ void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c)
     View_layers_axis(x, depth);
     char network[48], network_skip[48], counterpart[64], counterpart_skip[64];
     snprintf(network, sizeof network, "κ(K) (gap %s)", GAP_NAMES.names[k->config.gap]);
-    snprintf(network_skip, sizeof network_skip, "κ(K + I)");
+    snprintf(network_skip, sizeof network_skip, "κ(aI + bK)");
     snprintf(counterpart, sizeof counterpart, "κ(K) (gap %s)", GAP_NAMES.names[k->counterpart_gap]);
-    snprintf(counterpart_skip, sizeof counterpart_skip, "κ(K + I) (gap %s)",
+    snprintf(counterpart_skip, sizeof counterpart_skip, "κ(aI + bK) (gap %s)",
              GAP_NAMES.names[k->counterpart_gap]);
-    /* Above the exact size κ(K + I) is never computed: its places show, where κ(K) is
+    /* Above the exact size κ(aI + bK) is never computed: its places show, where κ(K) is
        null, the proved lower bound instead (▴ the network's, ▵ its counterpart's). */
     double bound[LAYERS_MAX], counterpart_bound[LAYERS_MAX];
     int bounded = 0;
@@ -191,7 +191,7 @@ void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c)
     if (compact) {
         p.count = 3;
         p.series[0].label = "K";
-        p.series[1].label = k->jacobian_exact ? "K+I" : "K≥";
+        p.series[1].label = k->jacobian_exact ? "aI+bK" : "K≥";
         p.series[2].label = "A⋯A";
     }
     Plot_series(c, &p);

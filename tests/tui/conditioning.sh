@@ -22,7 +22,7 @@ k = doc["conditioning"]
 def g(name):
     v = k[name][layer - 1]
     return "null" if v is None else "%.4g" % v
-line = "ℓ=%d: κ(K)=%s κ(K+I)=%s κ(A⋯A)=%s" % (
+line = "ℓ=%d: κ(K)=%s κ(aI+bK)=%s κ(A⋯A)=%s" % (
     layer, g("kappa_jacobian"), g("kappa_jacobian_skip"), g("kappa_attention_product"))
 print("".join("[" + c + "]" if c in "().+*?{}|$" else c for c in line))
 PY
