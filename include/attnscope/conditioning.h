@@ -387,6 +387,11 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
    rows to unit norm.  Off the exact path s_min(K) is then not sought. */
 bool Conditioning_singular_by_structure(const Config *c);
 
+/* Whether B (B_N with a branch LN) is singular whatever the weights: it reads X only through
+   the G·d_h < d value columns, or a branch LN that centres or cuts rows to unit norm sends a
+   direction of every row to 0.  Off the exact path κ(B) is then not sought. */
+bool Conditioning_dominant_singular_by_structure(const Config *c);
+
 /* Whether kappa_jacobian_skip is taken: the block X ← a·X + b′·F(X) has the Jacobian a·I + b′·K
    (a skip, and no LayerNorm before the branch or after the skip). */
 bool Conditioning_skip_jacobian(const Config *c);

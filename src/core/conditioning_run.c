@@ -390,6 +390,11 @@ static bool first_token_singular(const Config *c)
     return Layer_kv_width(c) + (moves ? c->heads : 0) < c->width;
 }
 
+bool Conditioning_dominant_singular_by_structure(const Config *c)
+{
+    return Layer_kv_width(c) < c->width || branch_norm_singular(c);
+}
+
 bool Conditioning_singular_by_structure(const Config *c)
 {
     return Config_heads_width(c) < c->width || first_token_singular(c) || branch_norm_singular(c);
@@ -422,10 +427,14 @@ static int jacobian_layer(Pass *p, double s_min_b)
     /* Several heads, or a branch LN (B is then J_LN·Σ_h W_VO,hᵀ ⊗ A_h, no Kronecker product):
        κ(B) from B's own products. */
     bool dominant_products = r->heads > 1 || Layer_branch_norm(c);
+    /* Off the exact path B's Lanczos is not run where B is singular by structure: κ(B), s_min(B)
+       and the premise ratio are null there whatever it would find. */
+    bool dominant_known = !r->exact && Conditioning_dominant_singular_by_structure(c);
     int info = 0;
     if ((jacobian || dominant_products) && prepare_layer(r, l, jacobian))
         return -1;
-    if (dominant_products && (info = ConditioningRun_dominant_numbers(r, p->out, l, &s_min_b)))
+    if (dominant_products && !dominant_known &&
+        (info = ConditioningRun_dominant_numbers(r, p->out, l, &s_min_b)))
         return info;
     if (jacobian && branch_norm_singular(c) && !p->norm_noted) {
         p->norm_noted = true;

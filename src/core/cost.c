@@ -475,9 +475,12 @@ static double conditioning_price(const Config *c, CostRates rates, bool exact, i
                                        2 * 2.6 * CONDITIONING_LANCZOS_STEP * jvp +
                                        CONDITIONING_BOUNDED_PRODUCTS * jvp));
     /* Several heads or a branch LN: κ(B) from B's own products, built and reduced to its
-       extremes, or by Lanczos. */
-    if (c->heads > 1 || Layer_branch_norm(c))
-        pair += built ? 2 * (product(&rates, n * jvp / 4) + extremes) : 4 * lanczos / 3;
+       extremes, or by Lanczos unless B is singular by structure. */
+    if (built && (c->heads > 1 || Layer_branch_norm(c)))
+        pair += 2 * (product(&rates, n * jvp / 4) + extremes);
+    else if ((c->heads > 1 || Layer_branch_norm(c)) &&
+             !Conditioning_dominant_singular_by_structure(c))
+        pair += 4 * lanczos / 3;
     if (spectra > c->depth)
         spectra = c->depth;
     return c->depth * pair + (built ? spectra * other(&rates, lapack(GESDD, (int)n)) : 0);

@@ -111,7 +111,10 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
                  depth, bounded);
     else if (missing)
         snprintf(nulls, size, "%s: null at %d of %d layers (!)",
-                 k->jacobian_exact ? "beyond double precision" : "not certified", missing, depth);
+                 Conditioning_singular_by_structure(&k->config) ? "K singular by structure"
+                 : k->jacobian_exact                            ? "beyond double precision"
+                                                                : "not certified",
+                 missing, depth);
     char kj[32], ks[24], ka[24];
     /* On the exact path a null κ(K) is beyond double precision, and its bound is not drawn. */
     snprintf(values, size, "ℓ=%d: κ(K)%s κ(aI+bK)=%s κ(A⋯A)=%s", shown,
