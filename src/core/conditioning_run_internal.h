@@ -52,7 +52,7 @@ typedef struct {
     DenseExtremes *extremes; /* exact path only */
 } ConditioningRun;
 
-/* A layer's numbers of K (‖K‖₂, s_min, κ, its lower bound, κ(K + I), the premise ratio) and of
+/* A layer's numbers of K (‖K‖₂, s_min, κ, its lower bound, κ(a·I + b′·K), the premise ratio) and of
    B (κ(B) of several heads), the SaWork prepared (conditioning_numbers.c). */
 int ConditioningRun_jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l,
                                      double s_min_b, bool has_perturbation, double *layer_sv,

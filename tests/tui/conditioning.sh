@@ -128,7 +128,7 @@ check "the batch document proves a lower bound at layer 1 where kappa(K) is null
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --preset skipless-cutting-skip --init normal --no-confirm --conditioning-path lanczos"
 expect "the preset is loaded" "L=12"
 press "V: the readout says kappa(K) >= the batch document's bound at layer 1" \
-    "ℓ=1: κ\(K\)≥${bound_text//+/\\+} κ\(K\+I\)=null κ\(A⋯A\)=[0-9]" V
+    "ℓ=1: κ\(K\)≥${bound_text//+/\\+} κ\(aI\+bK\)=null κ\(A⋯A\)=[0-9]" V
 expect "the path line says no layer is certified" "κ\(K\) estimated: Lanczos, certified at no layer"
 expect "the nulls line says the marker is a proved lower bound" "κ\(K\) null at 12 of 12 layers; ▴ a proved κ\(K\) ≥"
 expect "the legend names the bound's marker" "▴.* κ\(K\) ≥ \(gap off\)"
