@@ -735,7 +735,7 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
     if (!out->jacobian_exact && r.singular)
         Warnings_add(&out->warnings,
                      "conditioning: s_min(K) not sought (no Lanczos or Kronecker steps): K is "
-                     "singular by the structure said below, whatever the weights, so "
+                     "singular whatever the weights (its own warning says why), so "
                      "jacobian_s_min, kappa_jacobian and kappa_jacobian_lower are null at every "
                      "layer (s_min = 0, kappa infinite)");
     out->kron = r.tally;
