@@ -143,4 +143,12 @@ press "V: the conditioning view on the Kronecker path" "κ\(K\) estimated: Krone
 check "no nan anywhere on the screen" absent "nan"
 check "no error bound claimed" absent "± 0"
 quits "q quits"
+# Grouped K/V under the causal mask off the exact path: K is singular by structure, so no s_min
+# is sought and no bound is drawn; the nulls line gives that reason, not "not certified".
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 16 -d 64 -L 3 --heads 4 --kv-heads 1 -m causal --wo gaussian --no-confirm --conditioning-path lanczos"
+expect "the grouped causal block is loaded" "L=3"
+press "V: the nulls line says K is singular by structure" \
+    "K singular by structure: null at 3 of 3 layers \(!\)" V
+check "no nan anywhere on the screen" absent "nan"
+quits "q quits"
 finish
