@@ -873,7 +873,8 @@ static void assert_norms_agree(const Config *c, const Result *r, const Condition
 
 /* Without LayerNorm the tokens grow: the attention saturates within four layers, or K + I
    turns singular (κ beyond double precision, null); the κ are checked where LayerNorm keeps
-   the tokens' scale.  Grouped values make B singular (null, said). */
+   the tokens' scale: κ(a·I + b′·K) there only where that is the block's Jacobian
+   (Conditioning_skip_jacobian), else null.  Grouped values make B singular (null, said). */
 static void assert_kappas(const Config *c, const Conditioning *cond, const char *what)
 {
     bool settled = c->layernorm != LAYERNORM_NONE && !Layer_branch_norm(c);
@@ -889,12 +890,13 @@ static void assert_kappas(const Config *c, const Conditioning *cond, const char 
         assert_true(said);
     }
     for (int l = 1; settled && l <= c->depth; l++)
-        if (isnan(cond->network.kappa_jacobian[l]) || isnan(cond->network.kappa_jacobian_skip[l]) ||
+        if (isnan(cond->network.kappa_jacobian[l]) ||
+            isnan(cond->network.kappa_jacobian_skip[l]) == Conditioning_skip_jacobian(c) ||
             (c->heads == 1 &&
              !(cond->network.kappa_dominant[l] >= cond->network.kappa_attention[l])) ||
             isnan(cond->network.kappa_dominant[l]))
-            fail_msg("%s, layer %d: kappa(K) %g, kappa(K + I) %g, kappa(B) %g, kappa(A) %g", what,
-                     l, cond->network.kappa_jacobian[l], cond->network.kappa_jacobian_skip[l],
+            fail_msg("%s, layer %d: kappa(K) %g, kappa(a I + b' K) %g, kappa(B) %g, kappa(A) %g",
+                     what, l, cond->network.kappa_jacobian[l], cond->network.kappa_jacobian_skip[l],
                      cond->network.kappa_dominant[l], cond->network.kappa_attention[l]);
 }
 

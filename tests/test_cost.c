@@ -1376,6 +1376,23 @@ static void test_conditioning_price(void **state)
     assert_true(Cost_conditioning_unpriced(&big, rates) >
                 3 * Cost_conditioning(&big, rates, false));
     assert_true(Cost_conditioning_unpriced(&seeking, rates) == 0);
+    /* K singular by structure (grouped K/V, causal mask): ‖K‖₂ alone, s_min never sought,
+       even with orthogonal W^V and W^O, where a key/value head per head seeks it. */
+    Config own = big;
+    own.init = INIT_ORTHOGONAL;
+    own.output = OUTPUT_ORTHOGONAL;
+    own.heads = 4;
+    own.mask = MASK_CAUSAL;
+    Config grouped = own;
+    grouped.kv_heads = 1;
+    assert_true(Cost_conditioning_seeks_s_min(&own) && !Cost_conditioning_seeks_s_min(&grouped));
+    assert_true(Cost_conditioning_unpriced(&grouped, rates) == 0);
+    assert_true(Cost_conditioning(&grouped, rates, false) <
+                Cost_conditioning(&own, rates, false) / 4);
+    /* On the exact path a skip adds a·I + b′·K's extremes per layer of both networks. */
+    Config skip = c;
+    skip.skip = SKIP_PLAIN;
+    assert_true(Cost_conditioning(&skip, rates, true) > Cost_conditioning(&c, rates, true));
     /* The engineer's size of issue 25 (T = 512, d = 2048, L = 24, 16 heads) is far above five
        minutes at the reference rates: batch refuses it at once, naming a size that fits. */
     Config engineer = Config_default();
@@ -1489,7 +1506,9 @@ static void test_conditioning_counts_the_shaped_products(void **state)
     /* A --nope-every layer does not turn. */
     c.nope_every = 2;
     assert_close(SaWork_product_flops(&c, 2), shaped - 3 * 8 * 8 * 3, 0);
-    /* The price follows: more than the plain block's at the same size, on both paths. */
+    /* The price follows: more than the plain block's at the same size, on both paths (RMS
+       rows of norm √d, so that the branch LN leaves K nonsingular and s_min is sought). */
+    c.ln_scale = LN_SCALE_SQRT_D;
     CostRates rates = Cost_reference_rates();
     Config plain = Config_default();
     plain.tokens = 8;

@@ -488,7 +488,7 @@ static void assert_same_or_both_null(double a, double b)
 }
 
 /* The snapshot's conditioning in `slot` is Conditioning_run's of c under `init`: κ(K) of the
-   network, κ(K + I) of the counterpart at every layer, and the shown layer's singular values of
+   network, κ(a·I + b′·K) of the counterpart at every layer, and the shown layer's singular values of
    K, bit for bit. */
 static void assert_slot_is_direct(const Config *c, const Snapshot *s, int slot, InitScheme init)
 {

@@ -385,6 +385,20 @@ enum { CONDITIONING_STOPPED = 1 };
 int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
                                 Conditioning *out, char *err, size_t size);
 
+/* Whether K is singular whatever the weights, proved from c alone (docs/model.md §8.1): heads
+   narrower than d in all, grouped K/V under a causal mask, or a branch LN that centres or cuts
+   rows to unit norm.  Off the exact path s_min(K) is then not sought. */
+bool Conditioning_singular_by_structure(const Config *c);
+
+/* Whether B (B_N with a branch LN) is singular whatever the weights: it reads X only through
+   the G·d_h < d value columns, or a branch LN that centres or cuts rows to unit norm sends a
+   direction of every row to 0.  Off the exact path κ(B) is then not sought. */
+bool Conditioning_dominant_singular_by_structure(const Config *c);
+
+/* Whether kappa_jacobian_skip is taken: the block X ← a·X + b′·F(X) has the Jacobian a·I + b′·K
+   (a skip, and no LayerNorm before the branch or after the skip). */
+bool Conditioning_skip_jacobian(const Config *c);
+
 /* Whether a run of c takes the exact path (K built in full) under control. */
 bool Conditioning_exact(const Config *c, const ConditioningControl *control);
 void Conditioning_release(Conditioning *out);

@@ -101,7 +101,8 @@ double Cost_conditioning_seeking(const Config *c, CostRates rates);
    cutting-skip, orthogonal).  Those are priced to seek s_min at every layer (an upper bound:
    some layers still stop at the bound), every other initialisation for the bound alone, and a
    layer that does seek s_min runs past that (Cost_conditioning_unpriced; bench/README.md,
-   "Pricing the conditioning by initialisation"). */
+   "Pricing the conditioning by initialisation").  Never where K is singular by structure
+   (Conditioning_singular_by_structure): s_min is not sought there at all. */
 bool Cost_conditioning_seeks_s_min(const Config *c);
 /* The most a matrix-free run of c may add to its price (Cost_conditioning) where layers seek
    s_min(K) unpriced: Cost_conditioning_seeking's price less it, 0 where seeking is priced

@@ -251,6 +251,11 @@ bool Layer_fused_heads(const Config *c);
 bool Layer_pre_norm(const Config *c);
 bool Layer_branch_norm(const Config *c);
 
+/* The residual's gains, X ← a·X + b′·F(X): a the skip's (0 without one), b′ the branch's, over
+   √d for the scaled skip (docs/model.md §1.5, §1.8), as the step applies them. */
+double Layer_skip_gain(const Config *c);
+double Layer_branch_gain(const Config *c);
+
 /* G·d_h: the columns of W^K and W^V (and of the projected keys and values) the heads read. */
 int Layer_kv_width(const Config *c);
 

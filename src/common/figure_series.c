@@ -218,7 +218,7 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
                  k->jacobian_exact ? "beyond double precision" : "not certified", missing, depth);
     char kj[32], ks[24], ka[24];
     /* On the exact path a null κ(K) is beyond double precision, and its bound is not drawn. */
-    snprintf(values, size, "ℓ=%d: κ(K)%s κ(K+I)=%s κ(A⋯A)=%s", shown,
+    snprintf(values, size, "ℓ=%d: κ(K)%s κ(aI+bK)=%s κ(A⋯A)=%s", shown,
              kappa_or_bound(kj, sizeof kj, k->network.kappa_jacobian[shown],
                             k->jacobian_exact ? NAN : k->network.kappa_jacobian_lower[shown],
                             singular),
@@ -233,8 +233,8 @@ void Figure_conditioning_title(const char *init, char *title, size_t size)
              init ? "init " : "", init ? init : "", init ? ": " : "");
 }
 
-/* The curves' labels (label[0..4]): κ(K) and κ(K + I) of both networks, or above the exact
-   size, where κ(K + I) is never computed, the proved lower bounds' in its places. */
+/* The curves' labels (label[0..4]): κ(K) and κ(a·I + b′·K) of both networks, or above the exact
+   size, where κ(a·I + b′·K) is never computed, the proved lower bounds' in its places. */
 static void conditioning_labels(const Conditioning *k, SeriesText *t)
 {
     const char *gap = GAP_NAMES.names[k->config.gap],
@@ -242,8 +242,8 @@ static void conditioning_labels(const Conditioning *k, SeriesText *t)
     snprintf(t->label[0], sizeof t->label[0], "κ(K) (gap %s)", gap);
     snprintf(t->label[2], sizeof t->label[2], "κ(K) (gap %s)", counterpart);
     if (k->jacobian_exact) {
-        snprintf(t->label[1], sizeof t->label[1], "κ(K + I)");
-        snprintf(t->label[3], sizeof t->label[3], "κ(K + I) (gap %s)", counterpart);
+        snprintf(t->label[1], sizeof t->label[1], "κ(aI + bK)");
+        snprintf(t->label[3], sizeof t->label[3], "κ(aI + bK) (gap %s)", counterpart);
     } else {
         snprintf(t->label[1], sizeof t->label[1], "κ(K) ≥ (gap %s)", gap);
         snprintf(t->label[3], sizeof t->label[3], "κ(K) ≥ (gap %s)", counterpart);
@@ -257,7 +257,7 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
     for (int l = 0; l <= depth; l++)
         t->x[l] = l;
     conditioning_labels(k, t);
-    /* Above the exact size the places of κ(K + I) show, where κ(K) is null, the proved lower
+    /* Above the exact size the places of κ(a·I + b′·K) show, where κ(K) is null, the proved lower
        bound instead (▴ the network's, ▵ its counterpart's). */
     int bounded = 0;
     const double *skip = k->network.kappa_jacobian_skip,
@@ -313,7 +313,7 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
     if (compact) {
         p->count = 3;
         p->series[0].label = "K";
-        p->series[1].label = k->jacobian_exact ? "K+I" : "K≥";
+        p->series[1].label = k->jacobian_exact ? "aI+bK" : "K≥";
         p->series[2].label = "A⋯A";
     }
 }

@@ -137,7 +137,9 @@ static double exact_kappa_lower(double s_max, double s_min, double kappa, int n)
     return (1.0 - resolution) * s_max / (fmax(s_min, 0.0) + resolution * s_max);
 }
 
-/* The exact path's numbers at one layer (K built in full): κ(K), ‖K‖₂, s_min, κ(K + I). */
+/* The exact path's numbers at one layer (K built in full): κ(K), ‖K‖₂, s_min, and κ(a·I + b′·K),
+   the Jacobian of the block X ← a·X + b′·F(X) with the skip's gains as the step applies them,
+   where that is the block's (Conditioning_skip_jacobian). */
 static int exact_numbers(ConditioningRun *r, ConditioningCurves *out, int l, double *layer_sv,
                          bool shown)
 {
@@ -148,7 +150,7 @@ static int exact_numbers(ConditioningRun *r, ConditioningCurves *out, int l, dou
     /* Every singular value of K where they are kept.  ‖K‖₂ and s_min are the shown
        spectrum's ends at the shown layer (one SVD, in batch and on the screen alike) and
        K's extremes at every other, so that a layer's numbers do not depend on which
-       spectra a run keeps: the screen's and batch's agree bit for bit.  Then K + I's. */
+       spectra a run keeps: the screen's and batch's agree bit for bit.  Then a·I + b′·K's. */
     if (layer_sv) {
         memcpy(r->jacobian_copy, r->jacobian, sizeof(double) * n * n);
         if ((info = Linalg_singular_values(r->la, (int)n, (int)n, r->jacobian_copy, layer_sv)))
@@ -165,8 +167,12 @@ static int exact_numbers(ConditioningRun *r, ConditioningCurves *out, int l, dou
         Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
     out->kappa_jacobian_lower[l] = exact_kappa_lower(out->jacobian_norm[l], out->jacobian_s_min[l],
                                                      out->kappa_jacobian[l], (int)n);
+    if (!r->skip_jacobian)
+        return 0;
+    for (size_t i = 0; i < n * n; i++)
+        r->jacobian[i] *= r->branch_gain;
     for (size_t i = 0; i < n; i++)
-        r->jacobian[i + i * n] += 1.0;
+        r->jacobian[i + i * n] += r->skip_gain;
     double top, bottom;
     if ((info = extremes(r, &top, &bottom)))
         return info;
@@ -198,9 +204,11 @@ int ConditioningRun_jacobian_numbers(ConditioningRun *r, ConditioningCurves *out
             r->tally.first_overflow = l;
         return 0;
     }
+    out->jacobian_norm[l] = top.value;
+    if (r->singular) /* s_min(K) = 0, proved from the settings: not sought */
+        return 0;
     if ((info = smallest_matrix_free(r, top.value + top.error, top.bound, &e_norm, &smallest)))
         return info;
-    out->jacobian_norm[l] = top.value;
     out->jacobian_s_min[l] = smallest.estimate.value;
     out->jacobian_s_min_error[l] = smallest.estimate.error;
     out->kappa_jacobian[l] =

@@ -41,7 +41,7 @@ const ConditioningSeries CONDITIONING_SERIES[] = {
     {"kappa_jacobian", offsetof(ConditioningCurves, kappa_jacobian), "κ(K_ℓ)"},
     {"kappa_jacobian_lower", offsetof(ConditioningCurves, kappa_jacobian_lower),
      "a proved lower bound on κ(K_ℓ)"},
-    {"kappa_jacobian_skip", offsetof(ConditioningCurves, kappa_jacobian_skip), "κ(K_ℓ + I)"},
+    {"kappa_jacobian_skip", offsetof(ConditioningCurves, kappa_jacobian_skip), "κ(a·I + b′·K_ℓ)"},
     {"jacobian_norm", offsetof(ConditioningCurves, jacobian_norm), "‖K_ℓ‖₂"},
     {"jacobian_s_min", offsetof(ConditioningCurves, jacobian_s_min), "s_min(K_ℓ)"},
     {"jacobian_s_min_error", offsetof(ConditioningCurves, jacobian_s_min_error),
@@ -370,6 +370,62 @@ static int prepare_layer(ConditioningRun *r, int layer, bool jacobian)
     return SaWork_prepare_heads(r->sa, r->blocks, r->heads) || SaWork_shape(r->sa, &shape) ? -1 : 0;
 }
 
+/* J_LN = (P − y·yᵀ/m)/ρ sends 1 to 0 where LN centres (P1 = 0, ⟨y, 1⟩ = 0), and y itself
+   where the rows are cut to unit norm (ε = 0): K = J_LN·(B + E) is singular there. */
+static bool branch_norm_singular(const Config *c)
+{
+    return Layer_branch_norm(c) && (c->layernorm == LAYERNORM_LN || c->ln_scale == LN_SCALE_UNIT);
+}
+
+/* Under a causal mask token 1 sees itself alone: y_1 = Σ_h a_h(x_1)·x_1 W^V_g W^O_h, whose
+   derivative has rank ≤ G·d_h (the value columns it reads) plus one per head where a_h moves
+   with x_1 (a sink, or a kind other than the softmax, whose single entry is 1; gap centring
+   makes the row 0).  Below d, K's first row of blocks is rank deficient: K is singular. */
+static int first_token_rank(const Config *c)
+{
+    bool moves = Attention_has_query_key(c->attention) &&
+                 (c->attention != ATTENTION_SOFTMAX || Config_has_sink(c));
+    return Layer_kv_width(c) + (moves ? c->heads : 0);
+}
+
+static bool first_token_singular(const Config *c)
+{
+    return (c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL) &&
+           first_token_rank(c) < c->width;
+}
+
+/* Why K is singular whatever the weights, in a few words for the screen (the first of the
+   proved cases that holds), or "" where it is not known to be. */
+static void singular_reason(const Config *c, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (Config_heads_width(c) < c->width)
+        snprintf(out, size, "H·d_h = %d < d = %d", Config_heads_width(c), c->width);
+    else if (first_token_singular(c))
+        snprintf(out, size, "causal, token 1's rank ≤ %d < d", first_token_rank(c));
+    else if (branch_norm_singular(c))
+        snprintf(out, size, "%s-LN's Jacobian sends %s to 0", LN_PLACE_NAMES.names[c->ln_place],
+                 c->layernorm == LAYERNORM_LN ? "1" : "each row");
+}
+
+bool Conditioning_dominant_singular_by_structure(const Config *c)
+{
+    return Layer_kv_width(c) < c->width || branch_norm_singular(c);
+}
+
+bool Conditioning_singular_by_structure(const Config *c)
+{
+    char reason[sizeof((Conditioning *)0)->jacobian_singular];
+    singular_reason(c, reason, sizeof reason);
+    return reason[0] != '\0';
+}
+
+bool Conditioning_skip_jacobian(const Config *c)
+{
+    return c->skip != SKIP_NONE && !Layer_pre_norm(c) &&
+           !(c->ln_place == LN_PLACE_POST && c->layernorm != LAYERNORM_NONE);
+}
+
 /* The Jacobian of the sub-block at its input (B alone where K is not taken). */
 static int jacobian_layer(Pass *p, double s_min_b)
 {
@@ -391,16 +447,16 @@ static int jacobian_layer(Pass *p, double s_min_b)
     /* Several heads, or a branch LN (B is then J_LN·Σ_h W_VO,hᵀ ⊗ A_h, no Kronecker product):
        κ(B) from B's own products. */
     bool dominant_products = r->heads > 1 || Layer_branch_norm(c);
+    /* Off the exact path B's Lanczos is not run where B is singular by structure: κ(B), s_min(B)
+       and the premise ratio are null there whatever it would find. */
+    bool dominant_known = !r->exact && Conditioning_dominant_singular_by_structure(c);
     int info = 0;
     if ((jacobian || dominant_products) && prepare_layer(r, l, jacobian))
         return -1;
-    if (dominant_products && (info = ConditioningRun_dominant_numbers(r, p->out, l, &s_min_b)))
+    if (dominant_products && !dominant_known &&
+        (info = ConditioningRun_dominant_numbers(r, p->out, l, &s_min_b)))
         return info;
-    /* J_LN = (P − y·yᵀ/m)/ρ sends 1 to 0 where LN centres (P1 = 0, ⟨y, 1⟩ = 0), and y itself
-       where the rows are cut to unit norm (ε = 0): K = J_LN·(B + E) is singular there. */
-    bool singular_norm =
-        Layer_branch_norm(c) && (c->layernorm == LAYERNORM_LN || c->ln_scale == LN_SCALE_UNIT);
-    if (jacobian && singular_norm && !p->norm_noted) {
+    if (jacobian && branch_norm_singular(c) && !p->norm_noted) {
         p->norm_noted = true;
         Warnings_add(&p->result->warnings,
                      "the Jacobian of %s network: %s-LN %s, whose Jacobian sends %s of each "
@@ -410,9 +466,6 @@ static int jacobian_layer(Pass *p, double s_min_b)
                      c->layernorm == LAYERNORM_LN ? "centres F's rows"
                                                   : "cuts F's rows to unit norm",
                      c->layernorm == LAYERNORM_LN ? "the direction 1" : "the row's own direction");
-        snprintf(p->result->jacobian_singular, sizeof p->result->jacobian_singular,
-                 "%s-LN's Jacobian sends %s to 0", LN_PLACE_NAMES.names[c->ln_place],
-                 c->layernorm == LAYERNORM_LN ? "1" : "each row");
     }
     if (jacobian) {
         bool spectrum = p->shown_numbers && p->result->layers_jacobian_sv &&
@@ -587,6 +640,25 @@ int Conditioning_run(const Config *c, Conditioning *out, char *err, size_t size)
     return Conditioning_run_controlled(c, &(ConditioningControl){0}, out, err, size);
 }
 
+/* Why kappa_jacobian_skip is null on the exact path (Conditioning_skip_jacobian false). */
+static void warn_no_skip_jacobian(const Config *c, Warnings *w)
+{
+    if (c->skip == SKIP_NONE)
+        Warnings_add(w, "conditioning: no skip (-k none): the block's Jacobian is K itself "
+                        "(kappa_jacobian), so kappa_jacobian_skip, kappa(a I + b' K) of "
+                        "X <- a X + b' F(X), is null");
+    else if (Layer_pre_norm(c))
+        Warnings_add(w,
+                     "conditioning: with --ln-place %s the branch reads LN(X), so the block's "
+                     "Jacobian is a I + b' K J_LN(X), not a I + b' K, and J_LN is not formed: "
+                     "kappa_jacobian_skip null",
+                     LN_PLACE_NAMES.names[c->ln_place]);
+    else
+        Warnings_add(w, "conditioning: with --ln-place post the LayerNorm follows the skip, so "
+                        "the block's Jacobian is J_LN (a I + b' K), not a I + b' K, and J_LN is "
+                        "not formed: kappa_jacobian_skip null");
+}
+
 /* Why K (n x n) was not built, for a run off the exact path: its size, the path the caller
    asked for, or the caller's time or memory budget. */
 static void warn_not_built(Conditioning *out, const ConditioningControl *control, size_t n)
@@ -615,10 +687,9 @@ static void warn_not_built(Conditioning *out, const ConditioningControl *control
 /* Heads of --head-dim's width (H·d_h ≠ d): the value columns fewer than d without grouping
    make W_VO and B singular; heads narrower than d in all make every row of f(X) = [heads]·W^O
    lie in W^O's H·d_h-dimensional row space, so K is singular whatever the mask. */
-static void heads_width_warnings(const Config *c, bool grouped, bool narrow, Conditioning *out)
+static void heads_width_warnings(const Config *c, bool grouped, bool narrow, Warnings *w)
 {
     int inner = Config_heads_width(c);
-    Warnings *w = &out->warnings;
     if (narrow && !grouped)
         Warnings_add(w,
                      "conditioning: heads of d_h = %d: W_VO = sum_h W^V_h W^O_h and B read X "
@@ -631,9 +702,6 @@ static void heads_width_warnings(const Config *c, bool grouped, bool narrow, Con
                      "W^O's row space of dimension H*d_h = %d < d = %d, so K is singular: "
                      "kappa_jacobian is null (infinite)",
                      Config_head_width(c), inner, c->width);
-    if (inner < c->width)
-        snprintf(out->jacobian_singular, sizeof out->jacobian_singular, "H·d_h = %d < d = %d",
-                 inner, c->width);
 }
 
 int Conditioning_run_controlled(const Config *c, const ConditioningControl *control,
@@ -649,6 +717,10 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                          .heads = c->heads,
                          .exact = Conditioning_exact(c, control),
                          .kron_off = control->kron_off,
+                         .singular = Conditioning_singular_by_structure(c),
+                         .skip_jacobian = Conditioning_skip_jacobian(c),
+                         .skip_gain = Layer_skip_gain(c),
+                         .branch_gain = Layer_branch_gain(c),
                          .shown_spectrum_only = control->shown_spectrum_only};
     r.n = (size_t)r.T * r.d;
     out->jacobian_exact = r.exact;
@@ -680,29 +752,33 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
         goto done;
     if (!out->jacobian_exact)
         warn_not_built(out, control, r.n);
+    if (!out->jacobian_exact && r.singular)
+        Warnings_add(&out->warnings,
+                     "conditioning: s_min(K) not sought (no Lanczos or Kronecker steps): K is "
+                     "singular whatever the weights (its own warning says why), so "
+                     "jacobian_s_min, kappa_jacobian and kappa_jacobian_lower are null at every "
+                     "layer (s_min = 0, kappa infinite)");
     out->kron = r.tally;
     if (!out->jacobian_exact)
         KronTally_warn(&r.tally, c->depth, &out->warnings);
-    /* Not a failure: the exact value is infinite.  Under a causal mask token 1 attends to
-       itself alone, so y_1 = x_1 W_VO and K's first row of blocks has W_VO's rank. */
-    bool first_token_alone = c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL;
+    if (out->jacobian_exact && !r.skip_jacobian)
+        warn_no_skip_jacobian(c, &out->warnings);
+    /* Not a failure: the exact value is infinite (first_token_singular). */
     bool grouped = Config_kv_heads(c) < c->heads, narrow = Layer_kv_width(c) < c->width;
-    heads_width_warnings(c, grouped, narrow, out);
+    heads_width_warnings(c, grouped, narrow, &out->warnings);
     if (grouped && narrow)
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V (G = %d): W_VO = sum_h W^V_g W^O_h and B read X "
                      "only through its G*d_h = %d value columns, fewer than d = %d, so W_VO and "
                      "B are singular: kappa_value_output and kappa_dominant are null",
                      Config_kv_heads(c), Layer_kv_width(c), c->width);
-    if (grouped && narrow && first_token_alone)
+    if (grouped && narrow && first_token_singular(c))
         Warnings_add(&out->warnings,
                      "conditioning: grouped K/V and a causal mask: token 1 sees itself alone, "
                      "y_1 = x_1 W_VO, and W_VO has rank <= G*d_h = %d < d, so K is singular too: "
                      "kappa_jacobian is null (infinite)",
                      Layer_kv_width(c));
-    if (grouped && narrow && first_token_alone && !out->jacobian_singular[0])
-        snprintf(out->jacobian_singular, sizeof out->jacobian_singular,
-                 "causal, rank W_VO ≤ G·d_h = %d < d", Layer_kv_width(c));
+    singular_reason(c, out->jacobian_singular, sizeof out->jacobian_singular);
     Conditioning_show_layer(out, c->layer);
 done:
     run_free(&r);

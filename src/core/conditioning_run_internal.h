@@ -26,6 +26,9 @@ typedef struct {
     bool exact;               /* K built in full */
     bool kron_off;            /* s_min by Lanczos alone on the matrix-free path */
     bool shown_spectrum_only; /* ConditioningControl's */
+    bool singular;            /* K singular by structure: s_min not sought off the exact path */
+    bool skip_jacobian;       /* κ(a·I + b′·K) taken (Conditioning_skip_jacobian) */
+    double skip_gain, branch_gain; /* a and b′ (Layer_skip_gain, Layer_branch_gain) */
     RandomStream *random;
     Linalg *la;
     SaWork *sa;
@@ -49,7 +52,7 @@ typedef struct {
     DenseExtremes *extremes; /* exact path only */
 } ConditioningRun;
 
-/* A layer's numbers of K (‖K‖₂, s_min, κ, its lower bound, κ(K + I), the premise ratio) and of
+/* A layer's numbers of K (‖K‖₂, s_min, κ, its lower bound, κ(a·I + b′·K), the premise ratio) and of
    B (κ(B) of several heads), the SaWork prepared (conditioning_numbers.c). */
 int ConditioningRun_jacobian_numbers(ConditioningRun *r, ConditioningCurves *out, int l,
                                      double s_min_b, bool has_perturbation, double *layer_sv,

@@ -407,10 +407,11 @@ static double conditioning_kron_layer(const Config *c, CostRates rates, double j
    CONDITIONING_EXTREME_STEP flop equivalents per JVP flop and step, fitted to the default
    size's run (T = d = 256, L = 8: 28 s measured against the price at the same load). */
 #define CONDITIONING_EXTREME_STEPS 24.0
+/* ‖K‖₂ alone (K singular by structure: no s_min, and B singular, so no ‖E‖₂): its 16 steps. */
+#define CONDITIONING_NORM_STEPS 16.0
 #define CONDITIONING_EXTREME_STEP 1.3
-static double conditioning_extremes(CostRates rates, double jvp, double n)
+static double conditioning_extremes(CostRates rates, double jvp, double n, double steps)
 {
-    double steps = CONDITIONING_EXTREME_STEPS;
     return other(&rates, CONDITIONING_EXTREME_STEP * steps * jvp + 4.0 * 16.0 * 16.0 * n);
 }
 
@@ -424,7 +425,7 @@ static bool drawn_orthogonal(const Config *c, Matrix m)
 
 bool Cost_conditioning_seeks_s_min(const Config *c)
 {
-    return drawn_orthogonal(c, MATRIX_VALUE) &&
+    return !Conditioning_singular_by_structure(c) && drawn_orthogonal(c, MATRIX_VALUE) &&
            (c->output == OUTPUT_IDENTITY || drawn_orthogonal(c, MATRIX_OUTPUT));
 }
 
@@ -453,26 +454,33 @@ static double conditioning_price(const Config *c, CostRates rates, bool exact, i
     double extremes =
         product(&rates, 2.0 / 3.0 * n * n * n) + other(&rates, CONDITIONING_DENSE_LANCZOS * n * n);
     bool built = exact && n <= CONDITIONING_EXACT_MAX;
-    /* A layer of both networks: each builds K column by column, takes the extremes of K and
-       of K + I and ‖E‖₂ by Lanczos (one of the three estimates); the network's K is also
-       decomposed where its singular values are kept (below). */
+    /* A layer of both networks: each builds K column by column, takes the extremes of K and,
+       where the skip's Jacobian is the block's, of a·I + b′·K, and ‖E‖₂ by Lanczos (one of the
+       three estimates); the network's K is also decomposed where its singular values are kept
+       (below).  Off the exact path, where K is singular by structure only ‖K‖₂ is sought. */
     double pair = 2 * layer;
     if (built)
-        pair += 2 * product(&rates, n * jvp) + 4 * extremes + 2 * lanczos / 3;
+        pair += 2 * product(&rates, n * jvp) + 2 * (1 + Conditioning_skip_jacobian(c)) * extremes +
+                2 * lanczos / 3;
+    else if (Conditioning_singular_by_structure(c))
+        pair += 2 * conditioning_extremes(rates, jvp, n, CONDITIONING_NORM_STEPS);
     else if (seek || Cost_conditioning_seeks_s_min(c))
         pair += 2 * (lanczos + conditioning_kron_layer(c, rates, jvp));
     else /* ‖K‖₂ and ‖E‖₂, B₀'s two SVDs, and the bound's VJP and its check's JVP, each with
             the running bound on its rounding (SaWork_product_bounded: 2.5 and 2.65 products'
             time measured at T = d = 256, bench/README.md), plus its centrings' share
             and compensated route's (CONDITIONING_BOUNDED_PRODUCTS) */
-        pair += 2 * (conditioning_extremes(rates, jvp, n) +
+        pair += 2 * (conditioning_extremes(rates, jvp, n, CONDITIONING_EXTREME_STEPS) +
                      other(&rates, lapack(GESDD, c->tokens) + lapack(GESDD, c->width) +
                                        2 * 2.6 * CONDITIONING_LANCZOS_STEP * jvp +
                                        CONDITIONING_BOUNDED_PRODUCTS * jvp));
     /* Several heads or a branch LN: κ(B) from B's own products, built and reduced to its
-       extremes, or by Lanczos. */
-    if (c->heads > 1 || Layer_branch_norm(c))
-        pair += built ? 2 * (product(&rates, n * jvp / 4) + extremes) : 4 * lanczos / 3;
+       extremes, or by Lanczos unless B is singular by structure. */
+    if (built && (c->heads > 1 || Layer_branch_norm(c)))
+        pair += 2 * (product(&rates, n * jvp / 4) + extremes);
+    else if ((c->heads > 1 || Layer_branch_norm(c)) &&
+             !Conditioning_dominant_singular_by_structure(c))
+        pair += 4 * lanczos / 3;
     if (spectra > c->depth)
         spectra = c->depth;
     return c->depth * pair + (built ? spectra * other(&rates, lapack(GESDD, (int)n)) : 0);

@@ -364,12 +364,12 @@ bool Layer_branch_norm(const Config *c)
 
 /* The residual's gains, X ← keep·X + branch·F(X) (docs/model.md §1.5, §1.8): the skip's a
    (none: 0) and the branch's b, over √d for the scaled skip. */
-static double skip_gain(const Config *c)
+double Layer_skip_gain(const Config *c)
 {
     return c->skip == SKIP_NONE ? 0.0 : c->skip_gain;
 }
 
-static double branch_gain(const Config *c)
+double Layer_branch_gain(const Config *c)
 {
     return c->skip == SKIP_SCALED ? c->branch_gain / sqrt((double)c->width) : c->branch_gain;
 }
@@ -386,7 +386,7 @@ static Join join_of(const Config *c, LayerBuffers *b)
 {
     if (Layer_branch_norm(c))
         return (Join){.into = b->branch, .branch = 1.0, .keep = 0.0};
-    return (Join){.into = b->x, .branch = branch_gain(c), .keep = skip_gain(c)};
+    return (Join){.into = b->x, .branch = Layer_branch_gain(c), .keep = Layer_skip_gain(c)};
 }
 
 void Layer_buffers(const Config *c, LayerBuffers *b, bool gap_scratch,
@@ -621,7 +621,8 @@ static void join_normed_branch(const Config *c, LayerBuffers *b, const NormAffin
     if (!Layer_branch_norm(c))
         return;
     layernorm(c, b, b->branch, norm);
-    residual_sum(b, skip_gain(c), branch_gain(c), b->x, b->branch, (size_t)c->tokens * c->width);
+    residual_sum(b, Layer_skip_gain(c), Layer_branch_gain(c), b->x, b->branch,
+                 (size_t)c->tokens * c->width);
 }
 
 /* Post-LN: X ← LN(X) after a sub-block's skip. */

@@ -19,9 +19,9 @@
 /* The conditioning slot whose initialisation is the paper's (cutting_skip) or not: the
    compare view puts normal on the left, cutting-skip on the right. */
 int View_conditioning_slot(const Snapshot *s, bool cutting_skip);
-/* κ against depth on a log axis: the network's κ(K_ℓ) (no skip), κ(K_ℓ + I) (what a skip
-   adds) and κ(A_ℓ⋯A_1), and its counterpart's κ(K_ℓ), κ(K_ℓ + I); a null point is a gap,
-   its reason in the warnings (!). */
+/* κ against depth on a log axis: the network's κ(K_ℓ) (the sub-block), κ(a·I + b′·K_ℓ) (the
+   block with its skip) and κ(A_ℓ⋯A_1), and its counterpart's κ(K_ℓ), κ(a·I + b′·K_ℓ); a null
+   point is a gap, its reason in the warnings (!). */
 void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c);
 /* The singular values of K at the shown layer (exact path), or of the dominant term
    B = W_VOᵀ ⊗ A, the pairwise products of the two SVDs, above the exact size. */

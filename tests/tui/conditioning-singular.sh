@@ -25,7 +25,7 @@ conditioning_view() { # description cols rows path: the view's panel once its jo
 }
 
 conditioning_view "exact" 120 40 exact
-expect "  the shown layer's κ(K) is ∞" "ℓ=1: κ\(K\)=∞ κ\(K\+I\)=[0-9]"
+expect "  the shown layer's κ(K) is ∞ (no skip: no κ(aI + bK))" "ℓ=1: κ\(K\)=∞ κ\(aI\+bK\)=null"
 expect "  the panel says K is singular, and why" "K singular, κ\(K\) = ∞: H·d_h = 8 < d = 16 \(!\)"
 check "  no κ(K) reads null" absent "κ\(K\)=null"
 check "  nothing is said to be beyond double precision" absent "beyond double precision"

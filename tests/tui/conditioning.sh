@@ -22,7 +22,7 @@ k = doc["conditioning"]
 def g(name):
     v = k[name][layer - 1]
     return "null" if v is None else "%.4g" % v
-line = "ℓ=%d: κ(K)=%s κ(K+I)=%s κ(A⋯A)=%s" % (
+line = "ℓ=%d: κ(K)=%s κ(aI+bK)=%s κ(A⋯A)=%s" % (
     layer, g("kappa_jacobian"), g("kappa_jacobian_skip"), g("kappa_attention_product"))
 print("".join("[" + c + "]" if c in "().+*?{}|$" else c for c in line))
 PY
@@ -129,7 +129,7 @@ check "the batch document proves a lower bound at layer 1 where kappa(K) is null
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' --preset skipless-cutting-skip --init normal --no-confirm --conditioning-path lanczos"
 expect "the preset is loaded" "L=12"
 press "V: the readout says kappa(K) >= the batch document's bound at layer 1" \
-    "ℓ=1: κ\(K\)≥${bound_text//+/\\+} κ\(K\+I\)=null κ\(A⋯A\)=[0-9]" V
+    "ℓ=1: κ\(K\)≥${bound_text//+/\\+} κ\(aI\+bK\)=null κ\(A⋯A\)=[0-9]" V
 expect "the path line says no layer is certified" "κ\(K\) estimated: Lanczos, certified at no layer"
 expect "the nulls line says the marker is a proved lower bound" "κ\(K\) null at 12 of 12 layers; ▴ a proved κ\(K\) ≥"
 expect "the legend names the bound's marker" "▴.* κ\(K\) ≥ \(gap off\)"
@@ -143,5 +143,13 @@ expect "the preset is loaded" "L=12"
 press "V: the conditioning view on the Kronecker path" "κ\(K\) estimated: Kronecker 8/2×12, s_min ± [0-9.e+-]+ relative" V
 check "no nan anywhere on the screen" absent "nan"
 check "no error bound claimed" absent "± 0"
+quits "q quits"
+# Grouped K/V under the causal mask off the exact path: K is singular by structure, so no s_min
+# is sought and no bound is drawn; the nulls line gives that reason, not "not certified".
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 16 -d 64 -L 3 --heads 4 --kv-heads 1 -m causal --wo gaussian --no-confirm --conditioning-path lanczos"
+expect "the grouped causal block is loaded" "L=3"
+press "V: the nulls line says K is singular, and why" \
+    "K singular, κ\(K\) = ∞: causal, token 1's rank ≤ 16 < d \(!\)" V
+check "no nan anywhere on the screen" absent "nan"
 quits "q quits"
 finish

@@ -1,0 +1,214 @@
+/* The block's Jacobian with its skip (docs/model.md §8.2, kappa_jacobian_skip): κ(a·I + b′·K)
+ * against the singular values of central differences of the real layer step, for the plain
+ * and scaled skips, the gains and a branch LN; null, said why, without a skip or with a
+ * LayerNorm before the branch or after the skip.  And K singular by structure (§8.1): where the
+ * settings prove it, the exact path finds K singular, and the matrix-free path seeks no
+ * s_min. */
+#include "testing.h"
+
+#include "attnscope/conditioning.h"
+#include "layer_fixture.h"
+
+#include <float.h>
+#include <lapacke.h>
+
+/* κ of the finite-difference Jacobian of layer 1's step (X ← a·X + b′·F(X) here: no MLP) at
+   c's X0: central differences at h = 1e-5, whose O(h²) error is about 1e-10 of ‖J‖. */
+static double step_kappa_by_differences(const Config *c)
+{
+    int n = c->tokens * c->width;
+    Layer l;
+    layer_new(&l, c);
+    layer_draw_all(&l, c);
+    double *x0 = malloc(sizeof(double) * n), *j = malloc(sizeof(double) * n * n);
+    double *plus = malloc(sizeof(double) * n), *s = malloc(sizeof(double) * n);
+    assert_true(x0 && j && plus && s);
+    memcpy(x0, l.b.x, sizeof(double) * n);
+    const double h = 1e-5;
+    for (int col = 0; col < n; col++) {
+        memcpy(l.b.x, x0, sizeof(double) * n);
+        l.b.x[col] += h;
+        layer_step_once(c, &l);
+        memcpy(plus, l.b.x, sizeof(double) * n);
+        memcpy(l.b.x, x0, sizeof(double) * n);
+        l.b.x[col] -= h;
+        layer_step_once(c, &l);
+        for (int i = 0; i < n; i++)
+            j[i + (size_t)col * n] = (plus[i] - l.b.x[i]) / (2 * h);
+    }
+    double superb[128];
+    assert_true(n <= 128);
+    assert_int_equal(
+        LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', n, n, j, n, s, NULL, 1, NULL, 1, superb), 0);
+    double kappa = s[0] / s[n - 1];
+    free(x0);
+    free(j);
+    free(plus);
+    free(s);
+    layer_free(&l, c);
+    return kappa;
+}
+
+static bool has_warning(const Conditioning *cond, const char *fragment)
+{
+    for (int i = 0; i < cond->warnings.count; i++)
+        if (strstr(cond->warnings.text[i], fragment))
+            return true;
+    return false;
+}
+
+static Config skip_block(Skip skip, double a, double b)
+{
+    Config c = small(4, 6, 1);
+    c.sigma_qk = 1.5; /* logits away from uniform, so E is not small */
+    c.skip = skip;
+    c.skip_gain = a;
+    c.branch_gain = b;
+    char err[256];
+    assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+    return c;
+}
+
+/* κ(a·I + b′·K) from the run against the step's differences: an error δ ≤ 1e-7‖J‖ in J moves κ
+   by at most (1 + κ)·1e-7 relative to first order (Weyl on both ends). */
+static double assert_skip_kappa_is_the_steps(const Config *c)
+{
+    char err[256];
+    Conditioning cond;
+    assert_int_equal(Conditioning_run(c, &cond, err, sizeof err), 0);
+    assert_true(cond.jacobian_exact);
+    double got = cond.network.kappa_jacobian_skip[1], want = step_kappa_by_differences(c);
+    if (!(fabs(got - want) <= 1e-7 * (1 + want) * want))
+        fail_msg("skip %s, a = %g, b = %g: kappa_jacobian_skip %.12g, differences %.12g",
+                 SKIP_NAMES.names[c->skip], c->skip_gain, c->branch_gain, got, want);
+    Conditioning_release(&cond);
+    return got;
+}
+
+static void test_skip_jacobian_is_the_blocks(void **state)
+{
+    (void)state;
+    Config blocks[] = {skip_block(SKIP_PLAIN, 1, 1), skip_block(SKIP_SCALED, 1, 1),
+                       skip_block(SKIP_PLAIN, 2, 0.5)};
+    double plain = assert_skip_kappa_is_the_steps(&blocks[0]),
+           scaled = assert_skip_kappa_is_the_steps(&blocks[1]),
+           gains = assert_skip_kappa_is_the_steps(&blocks[2]);
+    /* The three blocks differ, so a κ of K + I for all of them could not pass. */
+    assert_true(fabs(plain - scaled) > 0.1 * plain && fabs(plain - gains) > 0.1 * plain);
+    /* The scaled skip with gains, and a branch LN (output-LN: X ← a·X + b′·N(F(X)), N inside
+       K): still a·I + b′·K. */
+    Config normed = skip_block(SKIP_SCALED, 1.5, 2);
+    normed.layernorm = LAYERNORM_RMS;
+    normed.ln_place = LN_PLACE_OUTPUT;
+    normed.ln_scale = LN_SCALE_SQRT_D;
+    assert_skip_kappa_is_the_steps(&normed);
+}
+
+/* No skip: the block's Jacobian is K, so kappa_jacobian_skip is null and a warning says why;
+   likewise with a LayerNorm before the branch or after the skip, where it is not a·I + b′·K. */
+static void test_skip_jacobian_null_where_not_the_blocks(void **state)
+{
+    (void)state;
+    struct {
+        Skip skip;
+        LayerNorm norm;
+        LnPlace place;
+        const char *why;
+    } cases[] = {
+        {SKIP_NONE, LAYERNORM_NONE, LN_PLACE_POST, "no skip (-k none)"},
+        {SKIP_PLAIN, LAYERNORM_RMS, LN_PLACE_PRE, "--ln-place pre the branch reads LN(X)"},
+        {SKIP_PLAIN, LAYERNORM_RMS, LN_PLACE_PERI, "--ln-place peri the branch reads LN(X)"},
+        {SKIP_SCALED, LAYERNORM_LN, LN_PLACE_POST, "the LayerNorm follows the skip"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Config c = skip_block(cases[i].skip, 1, 1);
+        c.layernorm = cases[i].norm;
+        c.ln_place = cases[i].place;
+        char err[256];
+        Conditioning cond;
+        assert_int_equal(Conditioning_run(&c, &cond, err, sizeof err), 0);
+        assert_false(Conditioning_skip_jacobian(&c));
+        assert_true(isnan(cond.network.kappa_jacobian_skip[1]) &&
+                    isnan(cond.counterpart.kappa_jacobian_skip[1]));
+        if (!has_warning(&cond, cases[i].why))
+            fail_msg("case %zu: no warning saying \"%s\"", i, cases[i].why);
+        Conditioning_release(&cond);
+    }
+}
+
+/* Grouped K/V: 4 heads of 3 on d = 12 sharing G key/value heads, the causal mask. */
+static Config grouped_causal(int kv_heads, double sink)
+{
+    Config c = small(5, 12, 2);
+    c.heads = 4;
+    c.kv_heads = kv_heads;
+    c.output = OUTPUT_GAUSSIAN;
+    c.mask = MASK_CAUSAL;
+    c.sink = sink;
+    char err[256];
+    assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+    return c;
+}
+
+/* Where the settings prove K singular the exact path's K is singular to rounding (κ null,
+   s_min below n·ε·s_max), and the matrix-free path takes ‖K‖₂ but no s_min step: no layer of
+   either network went to Lanczos or the Kronecker path, s_min and the bound null, said so.
+   With a key/value head per head it is not proved, and s_min is sought. */
+static void test_structurally_singular_k_seeks_no_s_min(void **state)
+{
+    (void)state;
+    Config shared = grouped_causal(1, -INFINITY), own = grouped_causal(4, -INFINITY);
+    Config narrow = own;
+    narrow.head_dim = 2; /* H·d_h = 8 < 12: every row of f in W^O's row space */
+    /* Sinks move token 1's weight with x_1: G·d_h + H = 3 + 4 = 7 < 12 still proves it. */
+    Config sunk = grouped_causal(1, 0.0);
+    const Config *singular[] = {&shared, &narrow, &sunk};
+    char err[256];
+    for (int i = 0; i < 3; i++) {
+        const Config *c = singular[i];
+        assert_true(Conditioning_singular_by_structure(c));
+        Conditioning exact, free_path;
+        assert_int_equal(Conditioning_run(c, &exact, err, sizeof err), 0);
+        assert_int_equal(Conditioning_run_controlled(c,
+                                                     &(ConditioningControl){.lanczos_only = true},
+                                                     &free_path, err, sizeof err),
+                         0);
+        assert_false(free_path.jacobian_exact);
+        const KronTally *t = &free_path.kron;
+        assert_int_equal(t->certified + t->singular + t->far + t->beyond + t->lanczos, 0);
+        assert_true(has_warning(&free_path, "s_min(K) not sought"));
+        for (int l = 1; l <= c->depth; l++) {
+            int n = c->tokens * c->width;
+            assert_true(isnan(exact.network.kappa_jacobian[l]));
+            assert_true(exact.network.jacobian_s_min[l] <=
+                        n * DBL_EPSILON * exact.network.jacobian_norm[l]);
+            assert_true(isnan(free_path.network.jacobian_s_min[l]) &&
+                        isnan(free_path.network.kappa_jacobian_lower[l]) &&
+                        isnan(free_path.counterpart.jacobian_s_min[l]));
+            /* ‖K‖₂ still taken: Lanczos's certificate against the SVD's, 1e-6 relative. */
+            assert_true(fabs(free_path.network.jacobian_norm[l] - exact.network.jacobian_norm[l]) <=
+                        1e-6 * exact.network.jacobian_norm[l]);
+        }
+        Conditioning_release(&exact);
+        Conditioning_release(&free_path);
+    }
+    assert_false(Conditioning_singular_by_structure(&own));
+    Conditioning free_path;
+    assert_int_equal(Conditioning_run_controlled(&own, &(ConditioningControl){.lanczos_only = true},
+                                                 &free_path, err, sizeof err),
+                     0);
+    const KronTally *t = &free_path.kron;
+    assert_true(t->certified + t->singular + t->far + t->beyond + t->lanczos > 0);
+    assert_false(has_warning(&free_path, "s_min(K) not sought"));
+    Conditioning_release(&free_path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_skip_jacobian_is_the_blocks),
+        cmocka_unit_test(test_skip_jacobian_null_where_not_the_blocks),
+        cmocka_unit_test(test_structurally_singular_k_seeks_no_s_min),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
