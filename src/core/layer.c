@@ -567,7 +567,7 @@ static int remove_gap(const Config *c, int layer, LayerBuffers *b, Gap mode, Gap
                       Warnings *warnings)
 {
     if (b->declared) {
-        Work_gap_removal(c, mode, b->declared);
+        Work_gap_removal(c, mode, layer, b->declared);
         *outcome = (GapOutcome){0};
         return 0;
     }
