@@ -289,6 +289,26 @@ static void weights_warnings(const Config *c, Warnings *w)
                            c->branch_gain);
 }
 
+/* The stable-rank curves' large-T limits below 1 (docs/model.md §3): null there, and each
+   network's first such layer named. */
+static void curve_range_warnings(const Config *c, Warnings *w)
+{
+    double curves[NETWORKS][CONFIG_DEPTH_MAX + 1];
+    TheoryPrediction p = {.stable_rank = curves[0], .counterpart_stable_rank = curves[1]};
+    Theory_predict(c, &p);
+    const TheoryOutOfRange *ranges[NETWORKS] = {&p.out_of_range, &p.counterpart_out_of_range};
+    const Gap gaps[NETWORKS] = {c->gap, Gap_toggled(c->gap)};
+    for (int n = 0; n < NETWORKS; n++)
+        if (ranges[n]->layer)
+            Warnings_add_about(
+                w, WARNING_ABOUT_STABLE_RANK_THEORY,
+                "stable-rank theory of %s network (gap %s): its large-T limit %s is %.3g at "
+                "layer %d, below 1, where no stable rank can be (T = %d is too small for the "
+                "limit there): the curve is null wherever it falls below 1",
+                ROLE_NAMES[n], GAP_NAMES.names[gaps[n]], ranges[n]->formula, ranges[n]->limit,
+                ranges[n]->layer, c->tokens);
+}
+
 /* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
    of §3): each overlay or prediction they void is not drawn, and a warning about it says
    why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
@@ -306,6 +326,7 @@ static void block_warnings(const Config *c, Warnings *w)
     heads_and_norms_warnings(c, w);
     query_key_warnings(c, w);
     weights_warnings(c, w);
+    curve_range_warnings(c, w);
 }
 
 /* The kept entry's attention maps and the product's column mass into the result. */

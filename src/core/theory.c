@@ -120,9 +120,25 @@ static bool every_layer_full(const Config *c)
     return true;
 }
 
-/* The curve of one network, or NaN with a note. */
-static const char *predict_curve(const Config *c, Gap gap, double sigma, double *sr)
+/* The curve's entries below 1, where no stable rank can be: the large-T limits C_ℓ(γ)·T and
+   T(1 + ℓγ)/E² fall below it once ℓ is of the order of T (docs/model.md §3), and are null
+   there; the first such layer into *out. */
+static void null_below_one(double *sr, int depth, const char *formula, TheoryOutOfRange *out)
 {
+    *out = (TheoryOutOfRange){0};
+    for (int l = 1; l <= depth; l++)
+        if (sr[l] < 1) {
+            if (!out->layer)
+                *out = (TheoryOutOfRange){.layer = l, .limit = sr[l], .formula = formula};
+            sr[l] = NAN;
+        }
+}
+
+/* The curve of one network, or NaN with a note. */
+static const char *predict_curve(const Config *c, Gap gap, double sigma, double *sr,
+                                 TheoryOutOfRange *range)
+{
+    *range = (TheoryOutOfRange){0};
     int T = c->tokens;
     double gamma = (double)T / c->width;
     for (int l = 0; l <= c->depth; l++)
@@ -152,6 +168,8 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
             else if (gap == GAP_CENTER || gap == GAP_UNIFORM)
                 sr[l] = Theory_gap_removed_ratio(l, gamma) * T;
         }
+        if (gap == GAP_CENTER || gap == GAP_UNIFORM)
+            null_below_one(sr, c->depth, "C_l(gamma)*T", range);
         if (gap == GAP_OFF || gap == GAP_CENTER || gap == GAP_UNIFORM)
             return NULL;
         break;
@@ -160,6 +178,7 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
             break;
         for (int l = 1; l <= c->depth; l++)
             sr[l] = Theory_identity_ratio(l, gamma) * T;
+        null_below_one(sr, c->depth, "T*(1 + l*gamma)/E_l^2", range);
         return NULL;
     case ATTENTION_UNIFORM:
         if (gap != GAP_OFF)
@@ -382,6 +401,7 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     if (!Theory_weights_drawn())
         withdraw_for_checkpoint(c, p);
     p->stable_rank_note = NULL;
+    p->out_of_range = p->counterpart_out_of_range = (TheoryOutOfRange){0};
     if (!p->stable_rank) /* the spectra alone: the curves' maximisations cost ~1 ms at L = 256 */
         return;
     if (!Theory_weights_drawn()) {
@@ -390,9 +410,9 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
         p->stable_rank_note = THEORY_CHECKPOINT_NOTE;
         return;
     }
-    const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank);
-    const char *counterpart_note =
-        predict_curve(c, Gap_toggled(c->gap), p->sigma, p->counterpart_stable_rank);
+    const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank, &p->out_of_range);
+    const char *counterpart_note = predict_curve(
+        c, Gap_toggled(c->gap), p->sigma, p->counterpart_stable_rank, &p->counterpart_out_of_range);
     p->stable_rank_note = note ? note : counterpart_note;
 }
 
