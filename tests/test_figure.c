@@ -146,7 +146,7 @@ static void test_theory_drawn_only_in_its_range(void **state)
             assert_true(isnan(removed[l]) && isfinite(off[l]));
         bool said = false;
         for (int i = 0; i < f.legend_count; i++)
-            said |= strstr(f.legend[i].text, "not drawn from ℓ = 2 (limit < 1)") != NULL;
+            said |= strstr(f.legend[i].text, "not drawn from ℓ = 2 (outside [1, T])") != NULL;
         assert_true(said);
     }
     Result_free(r);

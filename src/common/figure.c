@@ -457,7 +457,7 @@ void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f)
         char range[2][64] = {"", ""};
         for (int i = 0; i < 2; i++)
             if (ends[i])
-                snprintf(range[i], sizeof range[i], "; %s%snot drawn from ℓ = %d (limit < 1)",
+                snprintf(range[i], sizeof range[i], "; %s%snot drawn from ℓ = %d (outside [1, T])",
                          both ? whose[i] : "", both ? " " : "", ends[i]);
         snprintf(item->text, sizeof item->text, "theory (docs/model.md §3)%s%s%s",
                  both        ? ", both networks"

@@ -289,7 +289,7 @@ static void weights_warnings(const Config *c, Warnings *w)
                            c->branch_gain);
 }
 
-/* The stable-rank curves' large-T limits below 1 (docs/model.md §3): null there, and each
+/* The stable-rank curves where they leave [1, T] (docs/model.md §3): null there, and each
    network's first such layer named. */
 static void curve_range_warnings(const Config *c, Warnings *w)
 {
@@ -302,9 +302,9 @@ static void curve_range_warnings(const Config *c, Warnings *w)
         if (ranges[n]->layer)
             Warnings_add_about(
                 w, WARNING_ABOUT_STABLE_RANK_THEORY,
-                "stable-rank theory of %s network (gap %s): its large-T limit %s is %.3g at "
-                "layer %d, below 1, where no stable rank can be (T = %d is too small for the "
-                "limit there): the curve is null wherever it falls below 1",
+                "stable-rank theory of %s network (gap %s): %s is %.4g at layer %d, outside "
+                "[1, T = %d] where every stable rank lies (the limit does not hold there): the "
+                "curve is null wherever it leaves that range",
                 ROLE_NAMES[n], GAP_NAMES.names[gaps[n]], ranges[n]->formula, ranges[n]->limit,
                 ranges[n]->layer, c->tokens);
 }

@@ -120,14 +120,17 @@ static bool every_layer_full(const Config *c)
     return true;
 }
 
-/* The curve's entries below 1, where no stable rank can be: the large-T limits C_ℓ(γ)·T and
-   T(1 + ℓγ)/E² fall below it once ℓ is of the order of T (docs/model.md §3), and are null
-   there; the first such layer into *out. */
-static void null_below_one(double *sr, int depth, const char *formula, TheoryOutOfRange *out)
+/* The curve's entries outside [1, T], where no stable rank can be (T ≤ d here: X0 has
+   orthonormal rows).  The large-T limits C_ℓ(γ)·T and T(1 + ℓγ)/E² fall below 1 once ℓ is
+   of the order of T, and the collapse's expansion 1 + σ_A^{4ℓ}(…)T^{1−2ℓ}, for small
+   excesses, passes T where σ_A^{4ℓ} is large (docs/model.md §3): null there; the first such
+   layer into *out. */
+static void null_outside_range(double *sr, int depth, int tokens, const char *formula,
+                               TheoryOutOfRange *out)
 {
     *out = (TheoryOutOfRange){0};
     for (int l = 1; l <= depth; l++)
-        if (sr[l] < 1) {
+        if (sr[l] < 1 || sr[l] > tokens) {
             if (!out->layer)
                 *out = (TheoryOutOfRange){.layer = l, .limit = sr[l], .formula = formula};
             sr[l] = NAN;
@@ -168,8 +171,11 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
             else if (gap == GAP_CENTER || gap == GAP_UNIFORM)
                 sr[l] = Theory_gap_removed_ratio(l, gamma) * T;
         }
-        if (gap == GAP_CENTER || gap == GAP_UNIFORM)
-            null_below_one(sr, c->depth, "C_l(gamma)*T", range);
+        if (gap == GAP_OFF)
+            null_outside_range(sr, c->depth, T, "1 + sigma_A^(4l)*(1 + l*(1 + gamma))*T^(1 - 2l)",
+                               range);
+        else if (gap == GAP_CENTER || gap == GAP_UNIFORM)
+            null_outside_range(sr, c->depth, T, "C_l(gamma)*T", range);
         if (gap == GAP_OFF || gap == GAP_CENTER || gap == GAP_UNIFORM)
             return NULL;
         break;
@@ -178,7 +184,7 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
             break;
         for (int l = 1; l <= c->depth; l++)
             sr[l] = Theory_identity_ratio(l, gamma) * T;
-        null_below_one(sr, c->depth, "T*(1 + l*gamma)/E_l^2", range);
+        null_outside_range(sr, c->depth, T, "T*(1 + l*gamma)/E_l^2", range);
         return NULL;
     case ATTENTION_UNIFORM:
         if (gap != GAP_OFF)

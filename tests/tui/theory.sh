@@ -43,8 +43,8 @@ quits "softmax"
 # to 2, and the legend says the curve is not drawn from there.
 start 140 45 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 16 -d 16 -L 1 -a markov"
 expect "markov, L = 1: computes, both theory curves" "theory \(docs/model.md §3\), both networks"
-check "  in range: the legend names no end" absent "limit < 1"
-press "L: depth 2, the legend says where the curve stops" "from ℓ = 2 \(limit < 1\)" L
+check "  in range: the legend names no end" absent "outside \[1, T\]"
+press "L: depth 2, the legend says where the curve stops" "from ℓ = 2 \(outside \[1, T\]\)" L
 quits "markov"
 
 # At 80 columns the line is broken between words over two, its point (its end) on screen; so is
