@@ -10,19 +10,6 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
 
-# Python over the named documents (as doc[name]), asserting.
-says() { # script names...
-    local script=$1
-    shift
-    "$PY" - "$tmp" "$@" <<PY
-import json, sys
-d = {n: json.load(open(f"{sys.argv[1]}/{n}.json")) for n in sys.argv[2:]}
-def warned(n, phrase):
-    return any(phrase in w for w in d[n]["warnings"])
-$script
-PY
-}
-
 # The zero network's numbers, held to center's (whose zero the arithmetic itself gives).
 zero_as_center() { # name center-name
     says '
