@@ -451,19 +451,18 @@ void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f)
         sample(item, 1, "×", 0);
         sample(item, 2, NULL, SAMPLE_STROKE);
         bool both = f->theory && f->counterpart_theory;
+        size_t used = (size_t)snprintf(item->text, sizeof item->text, "theory (docs/model.md §3)%s",
+                                       both        ? ", both networks"
+                                       : f->theory ? ", network"
+                                                   : ", counterpart");
         int ends[2] = {f->theory ? p->theory_out_of_range : 0,
                        f->counterpart_theory ? p->counterpart_theory_out_of_range : 0};
-        const char *whose[2] = {"network's", "counterpart's"};
-        char range[2][64] = {"", ""};
+        const char *whose[2] = {"network's ", "counterpart's "};
         for (int i = 0; i < 2; i++)
-            if (ends[i])
-                snprintf(range[i], sizeof range[i], "; %s%snot drawn from ℓ = %d (outside [1, T])",
-                         both ? whose[i] : "", both ? " " : "", ends[i]);
-        snprintf(item->text, sizeof item->text, "theory (docs/model.md §3)%s%s%s",
-                 both        ? ", both networks"
-                 : f->theory ? ", network"
-                             : ", counterpart",
-                 range[0], range[1]);
+            if (ends[i] && used < sizeof item->text)
+                used += (size_t)snprintf(item->text + used, sizeof item->text - used,
+                                         "; %snot drawn from ℓ = %d (outside [1, T])",
+                                         both ? whose[i] : "", ends[i]);
     } else if (p->theory && p->theory_note) {
         f->note = n;
         item = legend_add(f->legend, &n, INK_THEORY, 0);
