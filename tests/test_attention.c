@@ -244,8 +244,9 @@ static double *apply_gap(Gap mode, Attention kind, MaskCase m, int T, const doub
     double *b = malloc(sizeof(double) * T * T);
     double *scratch = malloc(sizeof(double) * Gap_scratch_size(T));
     memcpy(b, a, sizeof(double) * T * T);
-    assert_int_equal(
-        Gap_apply(mode, kind, false, m.mask, m.window, T, b, la, scratch, outcome, warnings), 0);
+    assert_int_equal(Gap_apply(mode, kind, false, kind == ATTENTION_UNIFORM, m.mask, m.window, T, b,
+                               la, scratch, outcome, warnings),
+                     0);
     free(scratch);
     return b;
 }
@@ -392,8 +393,7 @@ static void test_gap_leaves_zero_where_exact(void **state)
     const Gap modes[] = {GAP_OUTLIERS, GAP_DEFLATE};
     for (int m = 0; m < 2; m++)
         for (int g = 0; g < 2; g++) {
-            assert_true(Gap_leaves_zero(modes[g], ATTENTION_UNIFORM, every_key[m].mask,
-                                        every_key[m].window, T));
+            assert_true(Gap_leaves_zero(modes[g], true, every_key[m].mask, every_key[m].window, T));
             double *a = build(ATTENTION_UNIFORM, every_key[m], T, 3, 1.0);
             GapOutcome out;
             Warnings warnings = {0};
@@ -406,10 +406,10 @@ static void test_gap_leaves_zero_where_exact(void **state)
             free(a);
             free(b);
         }
-    assert_false(Gap_leaves_zero(GAP_OUTLIERS, ATTENTION_UNIFORM, MASK_CAUSAL, 1, T));
-    assert_false(Gap_leaves_zero(GAP_DEFLATE, ATTENTION_UNIFORM, MASK_WINDOW, T - 2, T));
-    assert_false(Gap_leaves_zero(GAP_OUTLIERS, ATTENTION_SOFTMAX, MASK_FULL, 1, T));
-    assert_false(Gap_leaves_zero(GAP_OFF, ATTENTION_UNIFORM, MASK_FULL, 1, T));
+    assert_false(Gap_leaves_zero(GAP_OUTLIERS, true, MASK_CAUSAL, 1, T));
+    assert_false(Gap_leaves_zero(GAP_DEFLATE, true, MASK_WINDOW, T - 2, T));
+    assert_false(Gap_leaves_zero(GAP_OUTLIERS, false, MASK_FULL, 1, T));
+    assert_false(Gap_leaves_zero(GAP_OFF, true, MASK_FULL, 1, T));
 
     double *a = build(ATTENTION_IDENTITY, MASKS[0], T, 3, 1.0);
     GapOutcome out;

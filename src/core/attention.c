@@ -241,9 +241,9 @@ static int gap_outliers(int T, double *a, Linalg *la, double *scratch, int *remo
     return info;
 }
 
-bool Gap_leaves_zero(Gap mode, Attention kind, Mask mask, int window, int T)
+bool Gap_leaves_zero(Gap mode, bool uniform_rows, Mask mask, int window, int T)
 {
-    if (kind != ATTENTION_UNIFORM || (mode != GAP_DEFLATE && mode != GAP_OUTLIERS))
+    if (!uniform_rows || (mode != GAP_DEFLATE && mode != GAP_OUTLIERS))
         return false;
     for (int i = 0; i < T; i++) {
         int first, last;
@@ -254,8 +254,8 @@ bool Gap_leaves_zero(Gap mode, Attention kind, Mask mask, int window, int T)
     return true;
 }
 
-int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T, double *a,
-              Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings)
+int Gap_apply(Gap mode, Attention kind, bool sink, bool uniform_rows, Mask mask, int window, int T,
+              double *a, Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings)
 {
     /* Sinks take each row's share 1 − Σ_j A_ij: the rows are no distributions over the keys,
        so the modes treat them as the kinds whose rows do not sum to 1. */
@@ -287,7 +287,7 @@ int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T,
         return 0;
     }
     case GAP_DEFLATE: {
-        if (Gap_leaves_zero(mode, kind, mask, window, T)) { /* 1πᵀ = U = A */
+        if (Gap_leaves_zero(mode, uniform_rows, mask, window, T)) { /* 1πᵀ = U = A */
             memset(a, 0, sizeof(double) * (size_t)T * (size_t)T);
             return 0;
         }
@@ -313,7 +313,8 @@ int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T,
         return 0;
     }
     case GAP_OUTLIERS:
-        if (Gap_leaves_zero(mode, kind, mask, window, T)) { /* s = (1, 0, …): r = 1, s1u1v1ᵀ = A */
+        if (Gap_leaves_zero(mode, uniform_rows, mask, window,
+                            T)) { /* s = (1, 0, …): r = 1, s1u1v1ᵀ = A */
             memset(a, 0, sizeof(double) * (size_t)T * (size_t)T);
             outcome->outliers_removed = 1;
             return 0;

@@ -142,7 +142,8 @@ Gap Work_applied_gap(const Config *c, Gap gap)
 void Work_gap_removal(const Config *c, Gap gap, int layer, WorkList *out)
 {
     double T = c->tokens, tt = T * T;
-    if (Gap_leaves_zero(gap, c->attention, Config_layer_mask(c, layer), c->window, c->tokens)) {
+    if (Gap_leaves_zero(gap, Layer_attention_uniform(c), Config_layer_mask(c, layer), c->window,
+                        c->tokens)) {
         passes(out, tt); /* the zero written */
         return;
     }
