@@ -31,6 +31,7 @@
  */
 #include "attnscope/attention.h"
 #include "attnscope/config.h"
+#include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/model.h"
@@ -183,8 +184,8 @@ static int pipeline_attention(Bufs *b, const Config *c, int n, int layer, Gap ga
     if (shown)
         memcpy(b->shown_before, b->attn, sizeof(double) * tt);
     GapOutcome outcome;
-    if (Gap_apply(gap, c->attention, false, c->mask, c->window, T, b->attn, b->la, b->gap_scratch,
-                  &outcome, &out->warnings))
+    if (Gap_apply(gap, c->attention, false, Layer_attention_uniform(c), c->mask, c->window, T,
+                  b->attn, b->la, b->gap_scratch, &outcome, &out->warnings))
         return -1;
     if (shown) {
         memcpy(b->shown_applied, b->attn, sizeof(double) * tt);

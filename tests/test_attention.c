@@ -244,8 +244,9 @@ static double *apply_gap(Gap mode, Attention kind, MaskCase m, int T, const doub
     double *b = malloc(sizeof(double) * T * T);
     double *scratch = malloc(sizeof(double) * Gap_scratch_size(T));
     memcpy(b, a, sizeof(double) * T * T);
-    assert_int_equal(
-        Gap_apply(mode, kind, false, m.mask, m.window, T, b, la, scratch, outcome, warnings), 0);
+    assert_int_equal(Gap_apply(mode, kind, false, kind == ATTENTION_UNIFORM, m.mask, m.window, T, b,
+                               la, scratch, outcome, warnings),
+                     0);
     free(scratch);
     return b;
 }
@@ -380,6 +381,48 @@ static void test_gap_outliers(void **state)
     }
 }
 
+/* Uniform attention over every key is U = (1/T)11ᵀ: its outlier (r = 1) and deflate's 1πᵀ are
+   U itself, so both leave exactly 0 (rounding would leave ~1e-16), as center does; under a
+   mask with rows of different lengths U has full rank and neither is 0.  Identity attention
+   has no outlier: outliers removes nothing from I and says so. */
+static void test_gap_leaves_zero_where_exact(void **state)
+{
+    (void)state;
+    int T = T_SMALL;
+    const MaskCase every_key[] = {{MASK_FULL, 1}, {MASK_WINDOW, T - 1}};
+    const Gap modes[] = {GAP_OUTLIERS, GAP_DEFLATE};
+    for (int m = 0; m < 2; m++)
+        for (int g = 0; g < 2; g++) {
+            assert_true(Gap_leaves_zero(modes[g], true, every_key[m].mask, every_key[m].window, T));
+            double *a = build(ATTENTION_UNIFORM, every_key[m], T, 3, 1.0);
+            GapOutcome out;
+            Warnings warnings = {0};
+            double *b = apply_gap(modes[g], ATTENTION_UNIFORM, every_key[m], T, a, &out, &warnings);
+            for (int k = 0; k < T * T; k++)
+                assert_true(b[k] == 0.0);
+            assert_int_equal(out.applied, modes[g]);
+            assert_int_equal(out.outliers_removed, modes[g] == GAP_OUTLIERS ? 1 : 0);
+            assert_int_equal(warnings.count, 0);
+            free(a);
+            free(b);
+        }
+    assert_false(Gap_leaves_zero(GAP_OUTLIERS, true, MASK_CAUSAL, 1, T));
+    assert_false(Gap_leaves_zero(GAP_DEFLATE, true, MASK_WINDOW, T - 2, T));
+    assert_false(Gap_leaves_zero(GAP_OUTLIERS, false, MASK_FULL, 1, T));
+    assert_false(Gap_leaves_zero(GAP_OFF, true, MASK_FULL, 1, T));
+
+    double *a = build(ATTENTION_IDENTITY, MASKS[0], T, 3, 1.0);
+    GapOutcome out;
+    Warnings warnings = {0};
+    double *b = apply_gap(GAP_OUTLIERS, ATTENTION_IDENTITY, MASKS[0], T, a, &out, &warnings);
+    assert_memory_equal(a, b, sizeof(double) * T * T);
+    assert_int_equal(out.outliers_removed, 0);
+    assert_int_equal(warnings.count, 1);
+    assert_non_null(strstr(warnings.text[0], "identity attention has no outlier"));
+    free(a);
+    free(b);
+}
+
 /* The textbook softmax of one row over its keys [first, last], zero elsewhere. */
 static void reference_softmax_row(int T, const double *s, int first, int last, double *row)
 {
@@ -449,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_gap_uniform_warns_on_masks),
         cmocka_unit_test(test_gap_deflate),
         cmocka_unit_test(test_gap_outliers),
+        cmocka_unit_test(test_gap_leaves_zero_where_exact),
     };
     return cmocka_run_group_tests_name("attention", tests, setup, teardown);
 }

@@ -123,6 +123,46 @@ static void test_no_two_marks_alike(void **state)
     }
 }
 
+/* Where the gap-removed curve's large-T limit C_ℓ(γ)·T falls below 1 (markov, T = d = 16:
+   0.537 at ℓ = 2, docs/model.md §3) it is not drawn, and the legend says from which layer, in
+   every order of the two networks; the gap-off curve is drawn whole.  At L = 1 it stays in
+   range and the legend says nothing of it. */
+static void test_theory_drawn_only_in_its_range(void **state)
+{
+    (void)state;
+    Config c = small(16, 16, 4);
+    c.attention = ATTENTION_MARKOV;
+    Result *r = run(&c);
+    for (int first = FIRST_NETWORK; first <= FIRST_GAP_REMOVED; first++) {
+        StableRankText text;
+        StableRankPlot p;
+        StableRankFigure f;
+        Figure_stable_rank_plot(r, true, (StableRankFirst)first, &text, &p);
+        Figure_stable_rank(&p, &f);
+        const double *removed = first == FIRST_GAP_REMOVED ? p.theory : p.counterpart_theory;
+        const double *off = first == FIRST_GAP_REMOVED ? p.counterpart_theory : p.theory;
+        assert_true(isfinite(removed[1]) && removed[1] >= 1);
+        for (int l = 2; l <= 4; l++)
+            assert_true(isnan(removed[l]) && isfinite(off[l]));
+        bool said = false;
+        for (int i = 0; i < f.legend_count; i++)
+            said |= strstr(f.legend[i].text, "not drawn from ℓ = 2 (outside [1, T])") != NULL;
+        assert_true(said);
+    }
+    Result_free(r);
+    c.depth = 1;
+    r = run(&c);
+    StableRankText text;
+    StableRankPlot p;
+    StableRankFigure f;
+    Figure_stable_rank_plot(r, true, FIRST_NETWORK, &text, &p);
+    Figure_stable_rank(&p, &f);
+    assert_true(f.theory && f.counterpart_theory);
+    for (int i = 0; i < f.legend_count; i++)
+        assert_null(strstr(f.legend[i].text, "not drawn"));
+    Result_free(r);
+}
+
 /* The largest ln n_i of c's shown layer, from the mask's definition (docs/model.md §2): the
    full mask lets every key in, causal j ≤ i, window |i − j| ≤ w, window-causal
    i − w ≤ j ≤ i. */
@@ -206,6 +246,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_two_marks_alike),
+        cmocka_unit_test(test_theory_drawn_only_in_its_range),
         cmocka_unit_test(test_row_entropy_title_names_the_rows_bound),
         cmocka_unit_test(test_entropy_ceiling_per_layer_mask),
         cmocka_unit_test(test_missing_values_print_as_words),

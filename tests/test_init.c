@@ -344,7 +344,7 @@ static void test_theory_follows_the_values(void **state)
     double sr[5], counterpart[5];
     TheoryPrediction p = {.stable_rank = sr, .counterpart_stable_rank = counterpart};
     Config c = Config_default();
-    c.tokens = c.width = 16;
+    c.tokens = c.width = 64; /* at T = 16 the identity limit is below 1 by layer 3: null */
     c.depth = 4;
     c.attention = ATTENTION_IDENTITY;
     Theory_predict(&c, &p);

@@ -446,8 +446,8 @@ static void test_gradient_matches_finite_differences(void **state)
             Attention_build(ATTENTION_MARKOV, MASK_FULL, 1, GT, logits, -INFINITY, a[l]);
             GapOutcome outcome;
             Warnings warnings = {0};
-            assert_int_equal(Gap_apply(gap, ATTENTION_MARKOV, false, MASK_FULL, 1, GT, a[l], la,
-                                       scratch, &outcome, &warnings),
+            assert_int_equal(Gap_apply(gap, ATTENTION_MARKOV, false, false, MASK_FULL, 1, GT, a[l],
+                                       la, scratch, &outcome, &warnings),
                              0);
             RandomStream_gaussian(random, c.seed, l + 1, ROLE_VALUE, 1.0, w[l], GD * GD);
         }

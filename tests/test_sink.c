@@ -296,8 +296,8 @@ static void test_gap_modes_treat_sink_rows_as_not_summing_to_one(void **state)
         Attention_build(ATTENTION_SOFTMAX, MASKS[m], WINDOW, T, s, 0.0, a);
         GapOutcome outcome;
         Warnings warnings = {.count = 0};
-        assert_int_equal(Gap_apply(GAP_CENTER, ATTENTION_SOFTMAX, true, MASKS[m], WINDOW, T, a, la,
-                                   scratch, &outcome, &warnings),
+        assert_int_equal(Gap_apply(GAP_CENTER, ATTENTION_SOFTMAX, true, false, MASKS[m], WINDOW, T,
+                                   a, la, scratch, &outcome, &warnings),
                          0);
         for (int i = 0; i < T; i++) {
             double row = 0;
@@ -308,8 +308,8 @@ static void test_gap_modes_treat_sink_rows_as_not_summing_to_one(void **state)
         /* deflate: no Perron vector for sub-stochastic rows, centred instead, and said. */
         Attention_build(ATTENTION_SOFTMAX, MASKS[m], WINDOW, T, s, 0.0, a);
         warnings.count = 0;
-        assert_int_equal(Gap_apply(GAP_DEFLATE, ATTENTION_SOFTMAX, true, MASKS[m], WINDOW, T, a, la,
-                                   scratch, &outcome, &warnings),
+        assert_int_equal(Gap_apply(GAP_DEFLATE, ATTENTION_SOFTMAX, true, false, MASKS[m], WINDOW, T,
+                                   a, la, scratch, &outcome, &warnings),
                          0);
         assert_int_equal(outcome.applied, GAP_CENTER);
         assert_int_equal(warnings.count, 1);
@@ -317,8 +317,8 @@ static void test_gap_modes_treat_sink_rows_as_not_summing_to_one(void **state)
         /* uniform: says that the rows do not sum to 1. */
         Attention_build(ATTENTION_SOFTMAX, MASKS[m], WINDOW, T, s, 0.0, a);
         warnings.count = 0;
-        assert_int_equal(Gap_apply(GAP_UNIFORM, ATTENTION_SOFTMAX, true, MASKS[m], WINDOW, T, a, la,
-                                   scratch, &outcome, &warnings),
+        assert_int_equal(Gap_apply(GAP_UNIFORM, ATTENTION_SOFTMAX, true, false, MASKS[m], WINDOW, T,
+                                   a, la, scratch, &outcome, &warnings),
                          0);
         bool said = false;
         for (int i = 0; i < warnings.count; i++)

@@ -47,11 +47,27 @@ typedef struct {
 /* Doubles of scratch Gap_apply needs for T tokens. */
 size_t Gap_scratch_size(int T);
 
+/* Whether gap removal `mode` leaves exactly 0 in exact arithmetic, where rounding would leave a
+   residue (docs/model.md §1.4): attention whose rows are uniform over their keys
+   (`uniform_rows`: Layer_attention_uniform proves it from the settings) and whose every row
+   sees all T keys is U = (1/T)11ᵀ, singular values (1, 0, …, 0) and left Perron vector 1/T,
+   so the outlier removed (r = 1) and deflate's 1πᵀ are U itself.  Center and uniform
+   subtract U's own entries: their zero is exact in floating point too, and they need no
+   proof. */
+bool Gap_leaves_zero(Gap mode, bool uniform_rows, Mask mask, int window, int T);
+
+/* Identity attention under gap outliers: every singular value of I is 1, every gap 0, so no
+   direction is an outlier and the top one LAPACK returns would be arbitrary. */
+#define GAP_IDENTITY_HAS_NO_OUTLIER                                                                \
+    "identity attention has no outlier (every singular value of I is 1, every gap 0), so "         \
+    "nothing is removed: the network is the gap-off one"
+
 /* Replaces A by the matrix the gap mode applies (docs/model.md §1.4).  `sink`: A was built with
    sinks (its rows sum below 1), so center subtracts each row's mean and deflate falls back to
-   it, as for the kinds whose rows do not sum to 1.  Fallbacks and broken masks are reported in
+   it, as for the kinds whose rows do not sum to 1.  `uniform_rows`: every row of A is uniform
+   over its keys in exact arithmetic (Gap_leaves_zero).  Fallbacks and broken masks are reported in
    `warnings`.  Returns 0, a LAPACK failure, or LINALG_STOPPED when la's stop hook asked. */
-int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T, double *a,
-              Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings);
+int Gap_apply(Gap mode, Attention kind, bool sink, bool uniform_rows, Mask mask, int window, int T,
+              double *a, Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings);
 
 #endif

@@ -183,6 +183,13 @@ void Layer_declare_draw(const Config *c, unsigned parts, WorkList *out);
    this says so, and the declared step follows it. */
 bool Layer_logits_through_qk_product(const Config *c, int layer);
 
+/* Whether every attention row of c is exactly uniform over its allowed keys, whatever the
+   tokens (Gap_leaves_zero's premise): uniform attention; or softmax without sinks whose logits
+   are exactly 0 at every layer because its drawn W^Q or W^K is (mup's queries, a per-matrix
+   zero): q = 0 stays 0 through QK-norm (0/√ε), RoPE and the soft-cap, and exp(0) is 1 at
+   every allowed key.  A checkpoint's weights are no such draw (and its biases make logits). */
+bool Layer_attention_uniform(const Config *c);
+
 /* Doubles of LayerWeights.qk_product: H·d² where a layer of c takes its logits through it,
    else (and for c NULL) 0. */
 size_t Layer_qk_product_doubles(const Config *c);

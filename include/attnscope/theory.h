@@ -39,6 +39,14 @@ double Theory_circular_radial_cdf(double r, double sigma);
 double Theory_ks_distance(double *samples, size_t n, double (*cdf)(double x, double sigma),
                           double sigma);
 
+/* Where a stable-rank curve leaves the range [1, T] of every stable rank (T ≤ d, rank ≤ T):
+   its limit or expansion no longer holds there (docs/model.md §3). */
+typedef struct {
+    int layer;           /* the first layer whose value is outside [1, T], 0: none */
+    double limit;        /* the limit there */
+    const char *formula; /* its formula, as the warning names it */
+} TheoryOutOfRange;
+
 /* What theory predicts for one configuration (NaN where nothing applies). */
 typedef struct {
     double sigma;             /* √(e^{σ_qk⁴} − 1) */
@@ -49,6 +57,8 @@ typedef struct {
     double *stable_rank;      /* sr(Σ_ℓ), ℓ = 0..depth, of the network (NaN: none) */
     double *counterpart_stable_rank; /* the same for the counterpart */
     const char *stable_rank_note;    /* why there is no curve, when there is none */
+    /* Where each curve is null because it left [1, T] (its other entries stand). */
+    TheoryOutOfRange out_of_range, counterpart_out_of_range;
 } TheoryPrediction;
 
 /* Why the theory says nothing of a checkpoint's weights (--weights: a weight source is in use,

@@ -100,8 +100,9 @@ int Work_flat_proofs_declared(const Config *c, Gap gap, int layer, bool bound_sh
 void Work_matrix_draw(const Config *c, Matrix m, WorkList *out);
 void Work_query_key_draw(const Config *c, WorkList *out);
 
-/* The work of Gap_apply(gap) on one T×T attention matrix of c, added to out. */
-void Work_gap_removal(const Config *c, Gap gap, WorkList *out);
+/* The work of Gap_apply(gap) on one T×T attention matrix of c at `layer` (whose mask it
+   reads), added to out. */
+void Work_gap_removal(const Config *c, Gap gap, int layer, WorkList *out);
 
 /* The shown matrix's spectra: whether the eigenvalues are read off a diagonal or come from
    dgeev, as spectra.c decides for the gap mode a run applies. */

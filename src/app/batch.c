@@ -53,14 +53,12 @@ static void field_string_or_null(Text *t, const char *name, const char *value)
         Text_printf(t, "null");
 }
 
-/* [..] when any value is defined, null when theory has no curve. */
+/* A theory curve, null where theory has none: every curve starts at sr(Σ_0) = T, so a finite
+   entry 0 says there is one, whose later entries may be null (outside [1, T], theory.h). */
 static void field_curve(Text *t, const char *name, const double *x, int n)
 {
-    bool any = false;
-    for (int i = 1; i < n; i++)
-        any |= isfinite(x[i]);
     Text_printf(t, "\"%s\": ", name);
-    if (any)
+    if (n > 0 && isfinite(x[0]))
         Json_numbers(t, x, n);
     else
         Text_printf(t, "null");

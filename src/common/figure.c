@@ -358,11 +358,15 @@ void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst fir
                           .counterpart_stable_rank = text->theory_other};
     Theory_predict(k, &t);
     const double *curve = text->theory, *curve_other = text->theory_other;
+    int out_of_range = t.out_of_range.layer, out_of_range_other = t.counterpart_out_of_range.layer;
     if ((first == FIRST_GAP_OFF && gap != GAP_OFF) ||
         (first == FIRST_GAP_REMOVED && gap == GAP_OFF)) {
         swap(&network, &counterpart);
         swap(&std, &counterpart_std);
         swap(&curve, &curve_other);
+        int o = out_of_range;
+        out_of_range = out_of_range_other;
+        out_of_range_other = o;
         Gap g = gap;
         gap = other_gap;
         other_gap = g;
@@ -403,6 +407,8 @@ void Figure_stable_rank_plot(const Result *r, bool overlays, StableRankFirst fir
         .theory = overlays ? curve : NULL,
         .counterpart_theory = overlays ? curve_other : NULL,
         .theory_note = t.stable_rank_note,
+        .theory_out_of_range = out_of_range,
+        .counterpart_theory_out_of_range = out_of_range_other,
         .band_std = ensemble ? std : NULL,
         .counterpart_band_std = ensemble ? counterpart_std : NULL,
         .seeds = ensemble ? r->seeds_done : 1,
@@ -444,10 +450,19 @@ void Figure_stable_rank(const StableRankPlot *p, StableRankFigure *f)
         sample(item, 0, NULL, SAMPLE_STROKE);
         sample(item, 1, "×", 0);
         sample(item, 2, NULL, SAMPLE_STROKE);
-        snprintf(item->text, sizeof item->text, "theory (docs/model.md §3)%s",
-                 f->theory && f->counterpart_theory ? ", both networks"
-                 : f->theory                        ? ", network"
-                                                    : ", counterpart");
+        bool both = f->theory && f->counterpart_theory;
+        size_t used = (size_t)snprintf(item->text, sizeof item->text, "theory (docs/model.md §3)%s",
+                                       both        ? ", both networks"
+                                       : f->theory ? ", network"
+                                                   : ", counterpart");
+        int ends[2] = {f->theory ? p->theory_out_of_range : 0,
+                       f->counterpart_theory ? p->counterpart_theory_out_of_range : 0};
+        const char *whose[2] = {"network's ", "counterpart's "};
+        for (int i = 0; i < 2; i++)
+            if (ends[i] && used < sizeof item->text)
+                used += (size_t)snprintf(item->text + used, sizeof item->text - used,
+                                         "; %snot drawn from ℓ = %d (outside [1, T])",
+                                         both ? whose[i] : "", ends[i]);
     } else if (p->theory && p->theory_note) {
         f->note = n;
         item = legend_add(f->legend, &n, INK_THEORY, 0);

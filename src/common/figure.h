@@ -144,6 +144,9 @@ typedef struct {
        are all NaN the note says why instead. */
     const double *theory, *counterpart_theory;
     const char *theory_note;
+    /* The first layer where each curve left [1, T] and is not drawn (0: none;
+       TheoryOutOfRange), which the legend names. */
+    int theory_out_of_range, counterpart_theory_out_of_range;
     /* Ensemble (NULL or seeds < 2: none): the curves above are then the means, and the
        network's ±1 std band is drawn around its mean. */
     const double *band_std, *counterpart_band_std;

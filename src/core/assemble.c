@@ -289,6 +289,32 @@ static void weights_warnings(const Config *c, Warnings *w)
                            c->branch_gain);
 }
 
+void assemble_curve_ranges(Run *run)
+{
+    const Config *c = run->config;
+    double curves[NETWORKS][CONFIG_DEPTH_MAX + 1];
+    TheoryPrediction p = {.stable_rank = curves[0], .counterpart_stable_rank = curves[1]};
+    Theory_predict(c, &p);
+    run->curve_range[NETWORK_MAIN] = p.out_of_range;
+    run->curve_range[NETWORK_COUNTERPART] = p.counterpart_out_of_range;
+}
+
+/* The stable-rank curves where they leave [1, T] (docs/model.md §3): null there, and each
+   network's first such layer named. */
+static void curve_range_warnings(const Config *c, const TheoryOutOfRange *ranges, Warnings *w)
+{
+    const Gap gaps[NETWORKS] = {c->gap, Gap_toggled(c->gap)};
+    for (int n = 0; n < NETWORKS; n++)
+        if (ranges[n].layer)
+            Warnings_add_about(
+                w, WARNING_ABOUT_STABLE_RANK_THEORY,
+                "stable-rank theory of %s network (gap %s): %s is %.4g at layer %d, outside "
+                "[1, T = %d] where every stable rank lies (the limit does not hold there): the "
+                "curve is null wherever it leaves that range",
+                ROLE_NAMES[n], GAP_NAMES.names[gaps[n]], ranges[n].formula, ranges[n].limit,
+                ranges[n].layer, c->tokens);
+}
+
 /* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
    of §3): each overlay or prediction they void is not drawn, and a warning about it says
    why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
@@ -375,6 +401,7 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
     }
     fill_readouts(out);
     block_warnings(c, &out->warnings);
+    curve_range_warnings(c, run->curve_range, &out->warnings);
 
     out->measure_counts = (MeasureCounts){0};
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {

@@ -241,8 +241,21 @@ static int gap_outliers(int T, double *a, Linalg *la, double *scratch, int *remo
     return info;
 }
 
-int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T, double *a,
-              Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings)
+bool Gap_leaves_zero(Gap mode, bool uniform_rows, Mask mask, int window, int T)
+{
+    if (!uniform_rows || (mode != GAP_DEFLATE && mode != GAP_OUTLIERS))
+        return false;
+    for (int i = 0; i < T; i++) {
+        int first, last;
+        Mask_row_range(mask, window, T, i, &first, &last);
+        if (first != 0 || last != T - 1)
+            return false;
+    }
+    return true;
+}
+
+int Gap_apply(Gap mode, Attention kind, bool sink, bool uniform_rows, Mask mask, int window, int T,
+              double *a, Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings)
 {
     /* Sinks take each row's share 1 − Σ_j A_ij: the rows are no distributions over the keys,
        so the modes treat them as the kinds whose rows do not sum to 1. */
@@ -274,6 +287,10 @@ int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T,
         return 0;
     }
     case GAP_DEFLATE: {
+        if (Gap_leaves_zero(mode, uniform_rows, mask, window, T)) { /* 1πᵀ = U = A */
+            memset(a, 0, sizeof(double) * (size_t)T * (size_t)T);
+            return 0;
+        }
         bool simple = false;
         double *m = scratch, *pi = scratch + 3 * (size_t)T * T;
         if (stochastic) {
@@ -296,6 +313,16 @@ int Gap_apply(Gap mode, Attention kind, bool sink, Mask mask, int window, int T,
         return 0;
     }
     case GAP_OUTLIERS:
+        if (Gap_leaves_zero(mode, uniform_rows, mask, window,
+                            T)) { /* s = (1, 0, …): r = 1, s1u1v1ᵀ = A */
+            memset(a, 0, sizeof(double) * (size_t)T * (size_t)T);
+            outcome->outliers_removed = 1;
+            return 0;
+        }
+        if (kind == ATTENTION_IDENTITY) {
+            Warnings_add(warnings, "gap outliers: %s", GAP_IDENTITY_HAS_NO_OUTLIER);
+            return 0;
+        }
         return gap_outliers(T, a, la, scratch, &outcome->outliers_removed);
     }
     return 0;

@@ -567,12 +567,13 @@ static int remove_gap(const Config *c, int layer, LayerBuffers *b, Gap mode, Gap
                       Warnings *warnings)
 {
     if (b->declared) {
-        Work_gap_removal(c, mode, b->declared);
+        Work_gap_removal(c, mode, layer, b->declared);
         *outcome = (GapOutcome){0};
         return 0;
     }
-    return Gap_apply(mode, c->attention, Config_has_sink(c), Config_layer_mask(c, layer), c->window,
-                     c->tokens, b->attention, b->la, b->gap_scratch, outcome, warnings);
+    return Gap_apply(mode, c->attention, Config_has_sink(c), Layer_attention_uniform(c),
+                     Config_layer_mask(c, layer), c->window, c->tokens, b->attention, b->la,
+                     b->gap_scratch, outcome, warnings);
 }
 
 /* The MLP's activation on its n hidden entries (relu a pass, the others with exp or erf). */
@@ -647,6 +648,21 @@ static const double *branch_input(const Config *c, LayerBuffers *b, const NormAf
         memcpy(b->normed, b->x, sizeof(double) * td);
     layernorm(c, b, b->normed, norm);
     return b->normed;
+}
+
+/* A matrix drawn exactly 0: no std, no diagonal, not orthonormalised. */
+static bool drawn_zero(const Config *c, Matrix m)
+{
+    MatrixInit init = Init_matrix(c, m);
+    return init.std == 0 && init.diagonal == 0 && !init.orthogonal;
+}
+
+bool Layer_attention_uniform(const Config *c)
+{
+    if (c->attention == ATTENTION_UNIFORM)
+        return true;
+    return c->attention == ATTENTION_SOFTMAX && !Config_has_sink(c) && !Layer_weights_in_use() &&
+           (drawn_zero(c, MATRIX_QUERY) || drawn_zero(c, MATRIX_KEY));
 }
 
 bool Layer_logits_through_qk_product(const Config *c, int layer)

@@ -20,6 +20,7 @@
 #include "attnscope/measure.h"
 #include "attnscope/model.h"
 #include "attnscope/random.h"
+#include "attnscope/theory.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -235,6 +236,10 @@ typedef struct {
     double *qk_norm_ahead;
     int qk_ready;
     bool values_chained; /* value_chain has run for this seed's gradients */
+    /* Where the theory's stable-rank curves leave [1, T], for each network (assemble's
+       warning), found once a run (assemble_curve_ranges): their maximisations cost ~1.5 ms
+       at L = 256, which every assemble after a layer would repeat. */
+    TheoryOutOfRange curve_range[NETWORKS];
 } Run;
 
 /* A kept warning about one network names it by its role in the run that shows it (the
@@ -388,5 +393,7 @@ int frozen_attention_gradients(Run *run);
 /* ---- assemble.c ---- */
 /* Rewrites run->out from the kept tracks of the first `seeds` seeds. */
 void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed);
+/* run->curve_range from the theory's curves for run->config. */
+void assemble_curve_ranges(Run *run);
 
 #endif

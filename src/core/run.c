@@ -572,6 +572,7 @@ int Model_run(const Config *c, Workspace *w, Result *out, const Progress *progre
                .progress = progress,
                .qk_norm = qk_norm,
                .qk_norm_ahead = qk_norm + c->heads};
+    assemble_curve_ranges(&run);
     /* The lanes' products and long calls poll the stop request too, for the run only: the
        progress need not outlive it. */
     LinalgStop stop = {0};

@@ -153,8 +153,9 @@ int capture_shown_attention(Run *run, int which, int layer)
     capture_built(run, logits, lane->step.attention);
     GapOutcome outcome;
     info = Gap_apply(run->track[which]->gap, c->attention, Config_has_sink(c),
-                     Config_layer_mask(c, layer), c->window, c->tokens, lane->step.attention,
-                     lane->step.la, lane->step.gap_scratch, &outcome, &lane->warnings);
+                     Layer_attention_uniform(c), Config_layer_mask(c, layer), c->window, c->tokens,
+                     lane->step.attention, lane->step.la, lane->step.gap_scratch, &outcome,
+                     &lane->warnings);
     lane->warnings.count = 0; /* raised when the layer was first computed, and kept */
     capture_applied(run, lane->step.attention, outcome);
     /* The lane's token matrices are still those of layer − 1: the attention did not touch

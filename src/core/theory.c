@@ -120,9 +120,28 @@ static bool every_layer_full(const Config *c)
     return true;
 }
 
-/* The curve of one network, or NaN with a note. */
-static const char *predict_curve(const Config *c, Gap gap, double sigma, double *sr)
+/* The curve's entries outside [1, T], where no stable rank can be (T ≤ d here: X0 has
+   orthonormal rows).  The large-T limits C_ℓ(γ)·T and T(1 + ℓγ)/E² fall below 1 once ℓ is
+   of the order of T, and the collapse's expansion 1 + σ_A^{4ℓ}(…)T^{1−2ℓ}, for small
+   excesses, passes T where σ_A^{4ℓ} is large (docs/model.md §3): null there; the first such
+   layer into *out. */
+static void null_outside_range(double *sr, int depth, int tokens, const char *formula,
+                               TheoryOutOfRange *out)
 {
+    *out = (TheoryOutOfRange){0};
+    for (int l = 1; l <= depth; l++)
+        if (sr[l] < 1 || sr[l] > tokens) {
+            if (!out->layer)
+                *out = (TheoryOutOfRange){.layer = l, .limit = sr[l], .formula = formula};
+            sr[l] = NAN;
+        }
+}
+
+/* The curve of one network, or NaN with a note. */
+static const char *predict_curve(const Config *c, Gap gap, double sigma, double *sr,
+                                 TheoryOutOfRange *range)
+{
+    *range = (TheoryOutOfRange){0};
     int T = c->tokens;
     double gamma = (double)T / c->width;
     for (int l = 0; l <= c->depth; l++)
@@ -152,6 +171,11 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
             else if (gap == GAP_CENTER || gap == GAP_UNIFORM)
                 sr[l] = Theory_gap_removed_ratio(l, gamma) * T;
         }
+        if (gap == GAP_OFF)
+            null_outside_range(sr, c->depth, T, "1 + sigma_A^(4l)*(1 + l*(1 + gamma))*T^(1 - 2l)",
+                               range);
+        else if (gap == GAP_CENTER || gap == GAP_UNIFORM)
+            null_outside_range(sr, c->depth, T, "C_l(gamma)*T", range);
         if (gap == GAP_OFF || gap == GAP_CENTER || gap == GAP_UNIFORM)
             return NULL;
         break;
@@ -160,6 +184,7 @@ static const char *predict_curve(const Config *c, Gap gap, double sigma, double 
             break;
         for (int l = 1; l <= c->depth; l++)
             sr[l] = Theory_identity_ratio(l, gamma) * T;
+        null_outside_range(sr, c->depth, T, "T*(1 + l*gamma)/E_l^2", range);
         return NULL;
     case ATTENTION_UNIFORM:
         if (gap != GAP_OFF)
@@ -382,6 +407,7 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     if (!Theory_weights_drawn())
         withdraw_for_checkpoint(c, p);
     p->stable_rank_note = NULL;
+    p->out_of_range = p->counterpart_out_of_range = (TheoryOutOfRange){0};
     if (!p->stable_rank) /* the spectra alone: the curves' maximisations cost ~1 ms at L = 256 */
         return;
     if (!Theory_weights_drawn()) {
@@ -390,9 +416,9 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
         p->stable_rank_note = THEORY_CHECKPOINT_NOTE;
         return;
     }
-    const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank);
-    const char *counterpart_note =
-        predict_curve(c, Gap_toggled(c->gap), p->sigma, p->counterpart_stable_rank);
+    const char *note = predict_curve(c, c->gap, p->sigma, p->stable_rank, &p->out_of_range);
+    const char *counterpart_note = predict_curve(
+        c, Gap_toggled(c->gap), p->sigma, p->counterpart_stable_rank, &p->counterpart_out_of_range);
     p->stable_rank_note = note ? note : counterpart_note;
 }
 

@@ -139,9 +139,16 @@ Gap Work_applied_gap(const Config *c, Gap gap)
     return gap == GAP_DEFLATE && !deflates ? GAP_CENTER : gap;
 }
 
-void Work_gap_removal(const Config *c, Gap gap, WorkList *out)
+void Work_gap_removal(const Config *c, Gap gap, int layer, WorkList *out)
 {
     double T = c->tokens, tt = T * T;
+    if (Gap_leaves_zero(gap, Layer_attention_uniform(c), Config_layer_mask(c, layer), c->window,
+                        c->tokens)) {
+        passes(out, tt); /* the zero written */
+        return;
+    }
+    if (gap == GAP_OUTLIERS && c->attention == ATTENTION_IDENTITY)
+        return; /* no outlier: nothing removed */
     switch (gap) {
     case GAP_OFF:
         return;
@@ -435,7 +442,7 @@ static void capture(Walk *walk, const SeedPlan *p)
         Layer_declare_qk_product(c, &step.serial);
     Layer_declare_attention(c, c->layer, c->head - 1, &step.serial);
     passes(&step.serial, T * T); /* the copy capture_built keeps, before gap removal */
-    Work_gap_removal(c, c->gap, &step.serial);
+    Work_gap_removal(c, c->gap, c->layer, &step.serial);
     visit(walk, &step);
     step = (WorkStep){0};
     Work_spectra(c, &step);

@@ -35,6 +35,20 @@ batch_document() {
     [ $status -eq 0 ] || echo "  $*: exit $status: $(head -c 300 "$stem.err")"
     return $status
 }
+# script names...: Python over the documents $tmp/NAME.json (as d[name], warned(name, phrase)
+# whether a warning holds the phrase), asserting; ok when it exits 0.  Scripts that read
+# their documents otherwise define a says of their own.
+says() {
+    local script=$1
+    shift
+    "$PY" - "$tmp" "$@" <<PY
+import json, math, sys
+d = {n: json.load(open(f"{sys.argv[1]}/{n}.json")) for n in sys.argv[2:]}
+def warned(n, phrase):
+    return any(phrase in w for w in d[n]["warnings"])
+$script
+PY
+}
 # name T depth args...: --batch with args (which set T and the depth themselves) exits 0 and
 # its document, $tmp/name.json, follows the contract for that T and depth.
 valid_document() {

@@ -12,19 +12,6 @@ cd "$(dirname "$0")/../.." || exit 1
 
 runs() { valid_document "$1" 32 3 -T 32 -d 32 -L 3 "${@:2}"; } # name args...: exit 0 and a valid document
 
-# Python over the named documents (as doc[name]), asserting.
-says() { # script names...
-    local script=$1
-    shift
-    "$PY" - "$tmp" "$@" <<PY
-import json, math, sys
-d = {n: json.load(open(f"{sys.argv[1]}/{n}.json")) for n in sys.argv[2:]}
-def warned(n, phrase):
-    return any(phrase in w for w in d[n]["warnings"])
-$script
-PY
-}
-
 check "pre-LN, PyTorch LN: runs" runs preln_torch --ln-place pre -n ln --ln-scale sqrt-d
 check "pre-LN, PyTorch LN: the first layer reads rows of norm sqrt(d): no sigma, circle or quartercircle, a warning" says '
 t = d["preln_torch"]["theory"]

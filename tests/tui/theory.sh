@@ -2,7 +2,8 @@
 # Silence where the theory does not apply, on screen: pre-LN with PyTorch's LayerNorm makes
 # the first layer read rows of norm √d, so σ is not on the status line, the σ circle is not
 # drawn, and the status line names why while the eigenvalues are shown; the default
-# (post-LN) keeps them.  Every session ends with q and checks the exit status.
+# (post-LN) keeps them; a stable-rank curve whose limit leaves its range (below 1) is drawn
+# only where it holds, and the legend says so.  Every session ends with q and checks the exit status.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -36,6 +37,15 @@ check "layer 2: no σ circle in the legend" absent "\|z\| = σ"
 press "[: layer 1, σ again" "σ=1.311" "["
 check "and the line is gone" wait_gone "is layer 1's, on orthonormal tokens"
 quits "softmax"
+
+# Markov at T = d = 16: the gap-removed curve's limit C_ℓ·T is 1.05 at ℓ = 1 and 0.537 at
+# ℓ = 2, where no stable rank can be.  At L = 1 both curves are drawn whole; L raises the depth
+# to 2, and the legend says the curve is not drawn from there.
+start 140 45 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 16 -d 16 -L 1 -a markov"
+expect "markov, L = 1: computes, both theory curves" "theory \(docs/model.md §3\), both networks"
+check "  in range: the legend names no end" absent "outside \[1, T\]"
+press "L: depth 2, the legend says where the curve stops" "from ℓ = 2 \(outside \[1, T\]\)" L
+quits "markov"
 
 # At 80 columns the line is broken between words over two, its point (its end) on screen; so is
 # the causal mask's, whose point is "so all real".
