@@ -82,6 +82,12 @@ bool Work_value_chain_beside_input(bool gradients);
    with layer 1's (Entropy_qk_norms_ahead).  The run and its plan both ask here. */
 bool Work_layer_one_beside_input(const Config *c);
 
+/* Whether, there, layer 1's W^Q and W^K are drawn on X0's lane too (before its query-key
+   work) rather than alone before the lanes: where the initialisation draws them without the
+   workspace's scratch (Init_scratch_doubles), which the chain's value draws use beside.  The
+   run and its plan both ask here. */
+bool Work_layer_one_drawn_on_input_lane(const Config *c);
+
 /* Whether the measure of a network's X of layer `layer` takes its centred Gram
    matrix from X's (Measure_tokens_sharing): above MEASURE_SVD_CHEAP, every network (of the
    embedding input X0 alone); Measure_centred_by_downdate still decides by the numbers, and

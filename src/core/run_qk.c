@@ -379,7 +379,7 @@ int layer_qk_work(Run *run)
     return q.lane[0].info ? q.lane[0].info : q.lane[1].info;
 }
 
-/* Layer 1's M_1 and norms from its W^Q and W^K (drawn ahead before the lanes), then the
+/* Layer 1's M_1 and norms from its W^Q and W^K (drawn ahead: input_layer), then the
    attention matrix both networks share (run_layer's, bit for bit: the same calls on the same
    lane's buffers, X0 there), on X0's lane after X0's measure. */
 int layer_one_beside(Run *run)

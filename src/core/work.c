@@ -85,6 +85,11 @@ bool Work_layer_one_beside_input(const Config *c)
     return c->heads == 1 && Entropy_qk_norms_ahead(c, 1);
 }
 
+bool Work_layer_one_drawn_on_input_lane(const Config *c)
+{
+    return Work_layer_one_beside_input(c) && Init_scratch_doubles(c) == 0;
+}
+
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
    where the initialisation says. */
 static void iid_matrix(const Config *c, Matrix m, WorkList *out)
@@ -557,13 +562,14 @@ static void gradients(Walk *walk, const SeedPlan *p)
     visit(walk, &step);
 }
 
-/* run.c's input_layer: layer 1's W^Q and W^K drawn before the lanes, its M_1, norms and
-   shared attention after X0 on X0's lane, layer 2's W^Q and W^K and query-key work after the
-   value chain on its lane. */
+/* run.c's input_layer: layer 1's W^Q and W^K drawn on X0's lane or before the lanes
+   (Work_layer_one_drawn_on_input_lane), its M_1, norms and shared attention after X0 on X0's
+   lane, layer 2's W^Q and W^K and query-key work after the value chain on its lane. */
 static void layer_one_beside(Walk *walk, WorkStep *step)
 {
     const Config *c = walk->c;
-    Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step->serial);
+    Layer_declare_draw(c, LAYER_DRAW_ATTENTION,
+                       Work_layer_one_drawn_on_input_lane(c) ? &step->lane[0] : &step->serial);
     query_key(c, 1, true, &step->lane[0]);
     Layer_declare_attention(c, 1, 0, &step->lane[0]);
     Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step->lane[1]);
@@ -589,7 +595,7 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
         measure(c, GAP_OFF, 0, bounding, x0);
         if (bounding)
             measured_input_bound(c, x0);
-        passes(&step.serial, 2.0 * c->tokens * c->width);
+        passes(x0, 2.0 * c->tokens * c->width); /* X0 and its frozen start copied */
         if (walk.values_chained)
             value_chain(c, true, &step.lane[1]);
         walk.layer1_beside = walk.values_chained && walk.first && p->first_layer[0] == 1 &&
