@@ -419,12 +419,27 @@ void Work_spectra(const Config *c, WorkStep *out)
 {
     double T = c->tokens;
     Gap applied = Work_applied_gap(c, c->gap);
-    passes(&out->serial, 2 * T * T);
     if (Spectra_from_diagonal(c, applied))
         passes(&out->lane[0], T * T);
     else
         add(&out->lane[0], WORK_EIGENVALUES, T, T, 0, 1);
     add(&out->lane[1], WORK_SINGULAR_VALUES, T, T, 0, 1);
+}
+
+/* keep_shown_spectra's readings of the shown matrix as built, before its spectra overwrite
+   it: the map on one lane, the rows' entropies on the other; then the spectra, `beside` the
+   layers after it or not. */
+static void shown_spectra(Walk *walk, bool beside)
+{
+    const Config *c = walk->c;
+    double T = c->tokens;
+    WorkStep step = {0};
+    passes(&step.lane[0], T * T);
+    passes(&step.lane[1], T * T);
+    visit(walk, &step);
+    step = (WorkStep){.beside = beside};
+    Work_spectra(c, &step);
+    visit(walk, &step);
 }
 
 /* capture_shown_attention: the shown head's attention of a kept network built again from the
@@ -442,9 +457,7 @@ static void capture(Walk *walk, const SeedPlan *p)
     passes(&step.serial, T * T); /* the copy capture_built keeps, before gap removal */
     Work_gap_removal(c, c->gap, &step.serial);
     visit(walk, &step);
-    step = (WorkStep){0};
-    Work_spectra(c, &step);
-    visit(walk, &step);
+    shown_spectra(walk, false);
 }
 
 /* keep_shown_product: the run's network from X0 to the shown layer again where the run did
@@ -509,11 +522,8 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
             lane_layer(c, gaps[n], l, how, &step.lane[n]);
     }
     visit(walk, &step);
-    if (p->spectra && p->capture_replay < 0 && l == c->layer) {
-        step = (WorkStep){.beside = true};
-        Work_spectra(c, &step);
-        visit(walk, &step);
-    }
+    if (p->spectra && p->capture_replay < 0 && l == c->layer)
+        shown_spectra(walk, true);
 }
 
 /* `count` value weights drawn afresh: the gradients' chains of L factors take L − 1 steps, so
