@@ -103,6 +103,14 @@ bool Work_centred_downdate_expected(const Config *c, int layer);
    and dsyevd run): the run counts the proofs it made beside the ones declared here
    (MeasureCounts), and the plan prices these.  The run and its plan both ask here. */
 int Work_flat_proofs_declared(const Config *c, Gap gap, int layer, bool bound_shared);
+
+/* Whether the plan declares the deflated route (its Gram matrix of the smaller side) for the
+   measure of a network's X of layer `layer` (its gap mode `gap`): above MEASURE_SVD_CHEAP,
+   where the theory has a collapsing network's sr − 1 below MEASURE_GRAM_FLOOR by then.  The
+   numbers decide (a seed's network may collapse layers earlier or later than the theory's
+   sr − 1 ≈ T^(1 − 2ℓ) says): the run counts the measures declared so beside the routes
+   taken (MeasureCounts).  The run and its plan both ask here. */
+bool Work_deflated_route_declared(const Config *c, Gap gap, int layer);
 void Work_matrix_draw(const Config *c, Matrix m, WorkList *out);
 void Work_query_key_draw(const Config *c, WorkList *out);
 

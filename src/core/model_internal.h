@@ -293,10 +293,10 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
 
 /* ---- run_lane.c ---- */
 /* A layer's measures into its kept state, the token similarity relative to X0's, and what
-   the measure did (`share`, as Measure_tokens_sharing left it) into its counts, beside the
-   flat-spectrum proofs its plan declared (Work_flat_proofs_declared). */
+   the measure did (`share`, as Measure_tokens_sharing left it) into its counts, beside what
+   its plan declared (`declared`: Work_flat_proofs_declared, Work_deflated_route_declared). */
 void layer_state_record(LayerState *state, const Measures *m, const MeasureSharing *share,
-                        int flat_proofs_declared, double log_similarity0);
+                        const MeasureCounts *declared, double log_similarity0);
 /* sum += one, count by count (MeasureCounts). */
 void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one);
 /* both_lanes' task of run_layer: run->layer of network `which` where that lane is active and

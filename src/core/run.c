@@ -335,9 +335,10 @@ static int input_layer(Run *run)
         run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
         if (t->layers >= 0)
             continue;
-        layer_state_record(&t->state[0], &m0, &tasks.share,
-                           Work_flat_proofs_declared(c, GAP_OFF, 0, tasks.bounding),
-                           m0.log_similarity);
+        MeasureCounts declared = {.flat_proofs_declared =
+                                      Work_flat_proofs_declared(c, GAP_OFF, 0, tasks.bounding),
+                                  .deflated_declared = Work_deflated_route_declared(c, GAP_OFF, 0)};
+        layer_state_record(&t->state[0], &m0, &tasks.share, &declared, m0.log_similarity);
         t->state[0].net = run->nets[n];
         t->layers = 0;
     }

@@ -197,6 +197,23 @@ int Work_flat_proofs_declared(const Config *c, Gap gap, int layer, bool bound_sh
     return (layer == 0) + (spread_expected(c, gap, layer) && !bound_shared);
 }
 
+/* The route from X itself where the theory has a collapsing network's sr − 1 below the Gram
+   route's floor, T^(1 − 2ℓ) < MEASURE_GRAM_FLOOR: its singular values while they are cheap,
+   else the deflated route. */
+static bool from_x_expected(const Config *c, Gap gap, int layer)
+{
+    bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
+                     (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
+                      c->attention == ATTENTION_UNIFORM);
+    return !spread_expected(c, gap, layer) && collapses &&
+           (1.0 - 2.0 * layer) * log10((double)c->tokens) < log10(MEASURE_GRAM_FLOOR);
+}
+
+bool Work_deflated_route_declared(const Config *c, Gap gap, int layer)
+{
+    return from_x_expected(c, gap, layer) && !Measure_svd_cheap(c->tokens, c->width);
+}
+
 /* Where the theory expects a flat spectrum (X0's X and centred measures, spread_expected's),
    all the Gram matrix's eigenvalues below the gate (dsyevd), and above it the flat-spectrum
    route that runs there instead: Lanczos (the measure's passes) and the Cholesky proofs of
@@ -239,12 +256,8 @@ static void measure(const Config *c, Gap gap, int layer, bool bound_shared, Work
         add(out, WORK_GRAM, T, T, d, 1);
     }
     flat_measures(c, gap, layer, bound_shared, out);
-    bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
-                     (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
-                      c->attention == ATTENTION_UNIFORM);
-    if (!spread_expected(c, gap, layer) && collapses &&
-        (1.0 - 2.0 * layer) * log10(T) < log10(MEASURE_GRAM_FLOOR)) {
-        if (Measure_svd_cheap(c->tokens, c->width)) {
+    if (from_x_expected(c, gap, layer)) {
+        if (!Work_deflated_route_declared(c, gap, layer)) {
             add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
             return;
         }
