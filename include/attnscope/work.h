@@ -88,6 +88,13 @@ bool Work_layer_one_beside_input(const Config *c);
    run and its plan both ask here. */
 bool Work_layer_one_drawn_on_input_lane(const Config *c);
 
+/* Whether a layer whose query-key work is paired with the next one's (Entropy_qk_norms_ahead)
+   draws each layer's W^Q and W^K on that layer's lane, from a stream object of its own, rather
+   than both alone before the lanes: where weights are drawn (Layer_draws_ahead) without the
+   workspace's scratch (Init_scratch_doubles), which both lanes would share.  The run and its
+   plan both ask here. */
+bool Work_qk_pair_drawn_on_lanes(const Config *c);
+
 /* Whether the measure of a network's X of layer `layer` takes its centred Gram
    matrix from X's (Measure_tokens_sharing): above MEASURE_SVD_CHEAP, every network (of the
    embedding input X0 alone); Measure_centred_by_downdate still decides by the numbers, and

@@ -334,6 +334,9 @@ void qk_take(Run *run, QkState state);
    measured), for both networks, where qk_state says it is to do; with the next layer's beside
    it, left ahead, where Entropy_qk_norms_ahead pairs them. */
 int layer_qk_work(Run *run);
+/* Whether run->layer's query-key work is paired with the next layer's (measured, first seed,
+   Entropy_qk_norms_ahead). */
+bool qk_paired(const Run *run);
 /* The W^Q and W^K of `layer` into `into`, the values that layer's own draw would give. */
 int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into);
 /* input_layer's work for layers 1 and 2 is done (layer 1's W^Q and W^K drawn ahead, layer 2's

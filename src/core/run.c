@@ -204,6 +204,8 @@ static int run_layer(Run *run)
     if (qk != QK_TO_DO) {
         qk_take(run, qk);
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
+    } else if (qk_paired(run) && Work_qk_pair_drawn_on_lanes(c)) {
+        parts &= ~(unsigned)LAYER_DRAW_ATTENTION; /* on its lane of the pair (layer_qk_work) */
     }
     run->weights = w->weights;
     run->weights.qk_product = qk_product_of(run, run->layer, 0);

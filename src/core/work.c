@@ -90,6 +90,11 @@ bool Work_layer_one_drawn_on_input_lane(const Config *c)
     return Work_layer_one_beside_input(c) && Init_scratch_doubles(c) == 0;
 }
 
+bool Work_qk_pair_drawn_on_lanes(const Config *c)
+{
+    return Layer_draws_ahead() && Init_scratch_doubles(c) == 0;
+}
+
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
    where the initialisation says. */
 static void iid_matrix(const Config *c, Matrix m, WorkList *out)
@@ -502,7 +507,10 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
     /* A layer drawn ahead takes its W^Q and W^K from that draw (run.c's run_layer). */
     bool beside_input = l == 1 && walk->layer1_beside;
-    bool drawn_ahead = walk->qk_ahead == l || beside_input;
+    bool paired =
+        !beside_input && walk->qk_ahead != l && walk->first && Entropy_qk_norms_ahead(c, l);
+    bool on_lanes = paired && Work_qk_pair_drawn_on_lanes(c);
+    bool drawn_ahead = walk->qk_ahead == l || beside_input || on_lanes;
     unsigned parts =
         drawn_ahead ? LAYER_DRAW_ALL & ~(unsigned)LAYER_DRAW_ATTENTION : LAYER_DRAW_ALL;
     Layer_declare_draw(c, weight_parts(walk, parts, before), &step.serial);
@@ -510,10 +518,16 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
         /* M_1, its norms and A_1: X0's step */
     } else if (walk->qk_ahead == l) {
         walk->qk_ahead = 0; /* formed beside the layer below */
-    } else if (walk->first && Entropy_qk_norms_ahead(c, l)) {
-        /* run_qk.c's layer_qk_work: the next layer's W^Q and W^K drawn, each layer's M_h and
-           norms on a lane of its own, then the networks' step. */
-        Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
+    } else if (paired) {
+        /* run_qk.c's layer_qk_work: the next layer's W^Q and W^K drawn (with this one's, each
+           on its lane, Work_qk_pair_drawn_on_lanes), each layer's M_h and norms on a lane of
+           its own, then the networks' step. */
+        if (on_lanes) {
+            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.lane[0]);
+            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.lane[1]);
+        } else {
+            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
+        }
         query_key(c, l, true, &step.lane[0]);
         query_key(c, l + 1, true, &step.lane[1]);
         visit(walk, &step);
