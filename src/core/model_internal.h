@@ -140,7 +140,8 @@ struct Workspace {
        (other sizes, heads, output projection or LayerNorm place) allocates afresh. */
     size_t planned[WORKSPACE_BUFFERS];
     RandomStream *random;
-    RandomStream *value_random; /* value_chain's, while X0 is drawn from `random` beside it */
+    RandomStream *value_random; /* value_chain's, while X0 is drawn from `random` beside it;
+                                   a q·k pair's second layer's (layer_qk_work) */
     Lane lane[NETWORKS];
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
     /* W^Q and W^K (d² each) of the layer drawn ahead for its qk work beside the layer below
