@@ -366,8 +366,7 @@ int layer_qk_work(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    /* Unmeasured (a replay, a later seed): the entropies, which the norms go with, are not. */
-    bool norms = run->measure && run->first_seed;
+    bool norms = run->measure && run->first_seed; /* as qk_paired says why */
     QkLanes q = {.run = run};
     q.lane[0] = (QkLayer){.layer = run->layer,
                           .query = run->weights.query,
