@@ -14,10 +14,7 @@
  * idle cores would run them; this shows what the real threads did, so run it where the
  * other processes do not take its cores: under SCHED_FIFO (chrt), a second after any other
  * real-time run, as the kernel gives real-time threads 0.95 s of each second. */
-#include "attnscope/config.h"
-#include "attnscope/linalg.h"
-#include "attnscope/model.h"
-#include "lanes.h"
+#include "floor_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,33 +87,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lane_timeline T [in-turn]\n");
         return 2;
     }
-    Linalg_set_blas_threads(1); /* as batch's lanes run */
-    Config c = Config_default();
-    c.tokens = c.width = T;
-    c.depth = 8;
-    c.attention = ATTENTION_SOFTMAX;
-    c.gap = GAP_OFF;
-    c.seed = 1;
-    Lanes *lanes = Lanes_new(NULL, NULL);
-    Workspace *w = Workspace_new();
-    Result *r = Result_new();
-    if (!lanes || !w || !r)
+    FloorRun f;
+    if (!FloorRun_begin(&f, T))
         return 1;
     Progress p = {.run_pair = pair,
                   .start_second = start_second,
                   .second_finished = second_finished,
                   .run_claimed = in_turn ? NULL : claimed,
-                  .pair_context = lanes};
+                  .pair_context = f.lanes};
     char err[256];
     started = 0;
     started = now_ms() / 1e3;
-    int status = Model_run(&c, w, r, &p, err, sizeof err);
+    int status = Model_run(&f.config, f.w, f.r, &p, err, sizeof err);
     if (status)
         fprintf(stderr, "lane_timeline: %s\n", err);
     else
         fprintf(stderr, "end at %.1f ms\n", now_ms());
-    Result_free(r);
-    Workspace_free(w);
-    Lanes_free(lanes);
+    FloorRun_end(&f);
     return status ? 1 : 0;
 }

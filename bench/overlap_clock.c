@@ -20,10 +20,7 @@
  * each piece to stderr as it ends (the caller's CPU alone before each pair, the pair's lanes,
  * the eigenvalues beside, and, on the wall clock, when they started and each time the run
  * asked whether they were done). */
-#include "attnscope/config.h"
-#include "attnscope/linalg.h"
-#include "attnscope/model.h"
-#include "lanes.h"
+#include "floor_run.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -193,17 +190,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: overlap_clock T [reps, 1..%d]\n", REPS_MAX);
         return 2;
     }
-    Linalg_set_blas_threads(1); /* as batch's lanes run */
-    Config c = Config_default();
-    c.tokens = c.width = T;
-    c.depth = 8;
-    c.attention = ATTENTION_SOFTMAX;
-    c.gap = GAP_OFF;
-    c.seed = 1;
-    Lanes *lanes = Lanes_new(NULL, NULL);
-    Workspace *w = Workspace_new();
-    Result *r = Result_new();
-    if (!lanes || !w || !r)
+    FloorRun f;
+    if (!FloorRun_begin(&f, T))
         return 1;
     enum { SCHEDULES = 3 };
     static const char *const names[SCHEDULES] = {
@@ -213,7 +201,7 @@ int main(int argc, char **argv)
     char err[256];
     for (int rep = 0; rep < reps; rep++)
         for (int s = 0; s < SCHEDULES; s++) { /* interleaved */
-            Clock k = {.lanes = lanes,
+            Clock k = {.lanes = f.lanes,
                        .mark = thread_seconds(),
                        .trace = getenv("OVERLAP_TRACE"),
                        .caller_thread = pthread_self()};
@@ -228,7 +216,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s\n", names[s]);
             double started = wall_seconds();
             k.started = started;
-            if (Model_run(&c, w, r, &p, err, sizeof err)) {
+            if (Model_run(&f.config, f.w, f.r, &p, err, sizeof err)) {
                 fprintf(stderr, "overlap_clock: %s\n", err);
                 return 1;
             }
@@ -242,8 +230,6 @@ int main(int argc, char **argv)
                "\"cpu_s\": %.3f, \"wall_s\": %.3f}\n",
                T, names[s], reps, median(idle[s], reps), median(cpu[s], reps),
                median(wall[s], reps));
-    Result_free(r);
-    Workspace_free(w);
-    Lanes_free(lanes);
+    FloorRun_end(&f);
     return 0;
 }

@@ -76,6 +76,40 @@ static void test_block_means_against_loops(void **state)
     assert_int_equal(AttentionMap_block_for(1000, 37), 28); /* ⌈1000/28⌉ = 36 ≤ 37 < ⌈1000/27⌉ */
 }
 
+/* The map bit for bit as entry-by-entry sums into cell j / block give it, each over its
+   count (how the map was first computed, and what a reordered sum would break). */
+static void check_same_as_entry_by_entry(int T, int block)
+{
+    double *a = test_matrix(T);
+    int cells = (T + block - 1) / block;
+    double *expected = calloc((size_t)cells * cells, sizeof(double));
+    assert_non_null(expected);
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++)
+            expected[(i / block) * cells + j / block] += a[i * T + j];
+    for (int r = 0; r < cells; r++)
+        for (int c = 0; c < cells; c++)
+            expected[r * cells + c] /= (double)(min_int((r + 1) * block, T) - r * block) *
+                                       (min_int((c + 1) * block, T) - c * block);
+    AttentionMap m;
+    assert_int_equal(AttentionMap_reduce(a, T, block, &m), 0);
+    assert_int_equal(m.cells, cells);
+    assert_memory_equal(m.mean, expected, sizeof(double) * cells * cells);
+    AttentionMap_release(&m);
+    free(expected);
+    free(a);
+}
+
+static void test_block_means_bit_for_bit(void **state)
+{
+    (void)state;
+    check_same_as_entry_by_entry(48, 4);
+    check_same_as_entry_by_entry(37, 5);
+    check_same_as_entry_by_entry(37, 1);
+    check_same_as_entry_by_entry(37, 37);
+    check_same_as_entry_by_entry(1000, 8);
+}
+
 static void test_coarsening_is_exact(void **state)
 {
     (void)state;
@@ -235,6 +269,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_means_against_loops),
+        cmocka_unit_test(test_block_means_bit_for_bit),
         cmocka_unit_test(test_coarsening_is_exact),
         cmocka_unit_test(test_product_against_loops),
         cmocka_unit_test(test_product_from_kept_layers),

@@ -485,13 +485,20 @@ static bool assert_declared_work(const Config *c, const char *what)
         fail_msg("%s: the run's products did %.17g flops, the declared work %.17g", what,
                  performed.product_flops, declared.product_flops);
     /* Where the measure refused the downdate the plan expected (the tokens too close to their
-       mean for its accuracy, yet resolved apart), the run formed the centred Gram matrix. */
-    double unplanned =
-        r->measure_counts.centred_formed_unplanned * (double)c->tokens * c->tokens * c->width;
+       mean for its accuracy, yet resolved apart), the run formed the centred Gram matrix; and
+       where a seed's network fell below the Gram route's floor at another layer than the
+       theory says, the deflated route's Gram matrix of the smaller side was formed where the
+       plan did not declare it, or not where it did. */
+    const MeasureCounts *counts = &r->measure_counts;
+    double small = c->tokens < c->width ? c->tokens : c->width;
+    double deflated = counts->routes[MEASURE_ROUTE_DEFLATED] - counts->deflated_declared;
+    double unplanned = counts->centred_formed_unplanned * (double)c->tokens * c->tokens * c->width +
+                       deflated * small * small * (c->tokens + c->width - small);
     if (performed.gram_flops != declared.gram_flops + unplanned)
-        fail_msg("%s: Gram flops run %.17g, declared %.17g + %d centred Gram matrices unplanned",
-                 what, performed.gram_flops, declared.gram_flops,
-                 r->measure_counts.centred_formed_unplanned);
+        fail_msg("%s: Gram flops run %.17g, declared %.17g + %d centred Gram matrices unplanned "
+                 "+ %.0f deflated routes unplanned",
+                 what, performed.gram_flops, declared.gram_flops, counts->centred_formed_unplanned,
+                 deflated);
     /* The flat-spectrum route's Cholesky proofs (T×T each): those the run made in place of
        the ones declared, which the spectrum decides (Work_flat_proofs_declared). */
     double flat = r->measure_counts.flat_proofs - r->measure_counts.flat_proofs_declared;
@@ -758,6 +765,38 @@ static void test_one_gram_matrix_per_token_matrix(void **state)
     assert_int_equal(r->measure_counts.flat_proofs_declared, 2);
     assert_true(declared.calls[WORK_CHOLESKY] == (2 * L - 1) + L + 2);
     Result_free(r);
+}
+
+/* Deeper runs of several seeds: the plan declares the deflated route (a Gram matrix of the
+   smaller side, here T²d) where the theory has sr − 1 below the Gram route's floor, layer 6
+   at T = 64; seed 2's collapsing network falls below it at layer 4 already, seed 3's at 5.
+   The run counts the routes declared beside those taken, and the Gram matrices formed are
+   the plan's with the difference (assert_declared_work), with and without a gap mode. */
+static void test_gram_matrices_of_several_seeds_at_depth(void **state)
+{
+    (void)state;
+    Config c = work_base();
+    c.tokens = 64, c.width = 72, c.depth = 4, c.seeds = 2;
+    Result *r = Result_new();
+    double filled;
+    performed_work(&c, r, &filled);
+    assert_int_equal(r->measure_counts.deflated_declared, 0);
+    assert_int_equal(r->measure_counts.routes[MEASURE_ROUTE_DEFLATED], 1);
+    c.depth = 6, c.seeds = 1;
+    performed_work(&c, r, &filled);
+    assert_int_equal(r->measure_counts.deflated_declared, 1);
+    assert_int_equal(r->measure_counts.routes[MEASURE_ROUTE_DEFLATED], 1);
+    Result_free(r);
+    for (int depth = 4; depth <= 6; depth++)
+        for (int seeds = 2; seeds <= 3; seeds++)
+            for (int centre = 0; centre < 2; centre++) {
+                c.depth = depth, c.seeds = seeds;
+                c.gap = centre ? GAP_CENTER : GAP_OFF;
+                char what[64];
+                snprintf(what, sizeof what, "depth %d, %d seeds, gap %s", depth, seeds,
+                         centre ? "center" : "off");
+                assert_declared_work_compared(&c, what);
+            }
 }
 
 /* The heads' row entropies (a log per attention entry, taken by run_lane.c's observer on the first
@@ -1539,6 +1578,7 @@ int main(void)
         cmocka_unit_test(test_query_key_drawn_once_per_layer),
         cmocka_unit_test(test_deflated_gram_of_the_smaller_side),
         cmocka_unit_test(test_one_gram_matrix_per_token_matrix),
+        cmocka_unit_test(test_gram_matrices_of_several_seeds_at_depth),
         cmocka_unit_test(test_entropies_are_priced),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),

@@ -132,6 +132,11 @@ typedef struct {
        the declared ones from the plan's and adds the ones made. */
     int flat_proofs;
     int flat_proofs_declared;
+    /* The measures the plan declared the deflated route for (Work_deflated_route_declared),
+       beside routes[MEASURE_ROUTE_DEFLATED], those that took it: each takes one Gram matrix of
+       the smaller side, min(T, d)²·max(T, d) flops, which tests/test_cost.c adds or takes
+       away where the numbers chose otherwise. */
+    int deflated_declared;
 } MeasureCounts;
 
 typedef struct {

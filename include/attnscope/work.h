@@ -82,6 +82,19 @@ bool Work_value_chain_beside_input(bool gradients);
    with layer 1's (Entropy_qk_norms_ahead).  The run and its plan both ask here. */
 bool Work_layer_one_beside_input(const Config *c);
 
+/* Whether, there, layer 1's W^Q and W^K are drawn on X0's lane too (before its query-key
+   work) rather than alone before the lanes: where the initialisation draws them without the
+   workspace's scratch (Init_scratch_doubles), which the chain's value draws use beside.  The
+   run and its plan both ask here. */
+bool Work_layer_one_drawn_on_input_lane(const Config *c);
+
+/* Whether a layer whose query-key work is paired with the next one's (Entropy_qk_norms_ahead)
+   draws each layer's W^Q and W^K on that layer's lane, from a stream object of its own, rather
+   than both alone before the lanes: where weights are drawn (Layer_draws_ahead) without the
+   workspace's scratch (Init_scratch_doubles), which both lanes would share.  The run and its
+   plan both ask here. */
+bool Work_qk_pair_drawn_on_lanes(const Config *c);
+
 /* Whether the measure of a network's X of layer `layer` takes its centred Gram
    matrix from X's (Measure_tokens_sharing): above MEASURE_SVD_CHEAP, every network (of the
    embedding input X0 alone); Measure_centred_by_downdate still decides by the numbers, and
@@ -97,6 +110,14 @@ bool Work_centred_downdate_expected(const Config *c, int layer);
    and dsyevd run): the run counts the proofs it made beside the ones declared here
    (MeasureCounts), and the plan prices these.  The run and its plan both ask here. */
 int Work_flat_proofs_declared(const Config *c, Gap gap, int layer, bool bound_shared);
+
+/* Whether the plan declares the deflated route (its Gram matrix of the smaller side) for the
+   measure of a network's X of layer `layer` (its gap mode `gap`): above MEASURE_SVD_CHEAP,
+   where the theory has a collapsing network's sr − 1 below MEASURE_GRAM_FLOOR by then.  The
+   numbers decide (a seed's network may collapse layers earlier or later than the theory's
+   sr − 1 ≈ T^(1 − 2ℓ) says): the run counts the measures declared so beside the routes
+   taken (MeasureCounts).  The run and its plan both ask here. */
+bool Work_deflated_route_declared(const Config *c, Gap gap, int layer);
 void Work_matrix_draw(const Config *c, Matrix m, WorkList *out);
 void Work_query_key_draw(const Config *c, WorkList *out);
 

@@ -410,6 +410,12 @@ static int batch_write(const Options *o, const Result *r, const WidthSweep *swee
     return 0;
 }
 
+static void workspace_free_task(int which, void *workspace)
+{
+    (void)which;
+    Workspace_free(workspace);
+}
+
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
 static int run_batch(const Options *o, const Checkpoint *checkpoint)
@@ -479,8 +485,16 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
     if (o->verbose)
         fprintf(stderr, "attnscope: computed in %.3g s (estimate %.3g s)\n",
                 monotonic_seconds() - started, estimate);
+    /* The document reads the result alone: the workspace's buffers (their unmapping takes
+       ~5 ms at T = 512) are freed on the lane thread while it is formatted and written. */
+    if (lanes) {
+        Lanes_start(lanes, workspace_free_task, w);
+        w = NULL;
+    }
     status = batch_write(o, r, o->sweep_tokens ? &sweep : NULL,
                          o->conditioning ? &conditioning : NULL, export_new, &doc);
+    if (lanes)
+        Lanes_finished(lanes, true);
 done:
     Conditioning_release(&conditioning);
     Lanes_free(lanes);

@@ -39,13 +39,22 @@ int AttentionMap_reduce(const double *a, int tokens, int block, AttentionMap *ou
     if (map_new(tokens, block, out))
         return -1;
     int cells = out->cells;
-    /* Sums row by row (the matrix is read once, in order), then each sum over its count. */
+    /* Sums row by row (the matrix is read once, in order), then each sum over its count.  A
+       row's entries go to their cell's sum block by block, each in column order: no division
+       per entry, and the same additions in the same order as entry by entry. */
     for (int i = 0; i < tokens; i++) {
         double *sums = out->mean + (size_t)(i / block) * cells;
         const double *row = a + (size_t)i * tokens;
-        for (int j = 0; j < tokens; j++)
-            sums[j / block] += row[j];
+        for (int cell = 0, j = 0; cell < cells; cell++) {
+            int end = j + block < tokens ? j + block : tokens;
+            double sum = sums[cell];
+            for (; j < end; j++)
+                sum += row[j];
+            sums[cell] = sum;
+        }
     }
+    if (block == 1) /* each cell one entry: its sum is its mean, exactly (x / 1 is x) */
+        return 0;
     for (int r = 0; r < cells; r++)
         for (int c = 0; c < cells; c++)
             out->mean[(size_t)r * cells + c] /=

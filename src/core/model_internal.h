@@ -141,7 +141,8 @@ struct Workspace {
        (other sizes, heads, output projection or LayerNorm place) allocates afresh. */
     size_t planned[WORKSPACE_BUFFERS];
     RandomStream *random;
-    RandomStream *value_random; /* value_chain's, while X0 is drawn from `random` beside it */
+    RandomStream *value_random; /* value_chain's, while X0 is drawn from `random` beside it;
+                                   a q·k pair's second layer's (layer_qk_work) */
     Lane lane[NETWORKS];
     LayerWeights weights; /* the current layer's, shared by both lanes (W^V: Run.weights) */
     /* W^Q and W^K (d² each) of the layer drawn ahead for its qk work beside the layer below
@@ -298,10 +299,10 @@ int draw_layer_weights(Workspace *w, const Config *c, uint64_t seed, int layer, 
 
 /* ---- run_lane.c ---- */
 /* A layer's measures into its kept state, the token similarity relative to X0's, and what
-   the measure did (`share`, as Measure_tokens_sharing left it) into its counts, beside the
-   flat-spectrum proofs its plan declared (Work_flat_proofs_declared). */
+   the measure did (`share`, as Measure_tokens_sharing left it) into its counts, beside what
+   its plan declared (`declared`: Work_flat_proofs_declared, Work_deflated_route_declared). */
 void layer_state_record(LayerState *state, const Measures *m, const MeasureSharing *share,
-                        int flat_proofs_declared, double log_similarity0);
+                        const MeasureCounts *declared, double log_similarity0);
 /* sum += one, count by count (MeasureCounts). */
 void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one);
 /* both_lanes' task of run_layer: run->layer of network `which` where that lane is active and
@@ -339,6 +340,9 @@ void qk_take(Run *run, QkState state);
    measured), for both networks, where qk_state says it is to do; with the next layer's beside
    it, left ahead, where Entropy_qk_norms_ahead pairs them. */
 int layer_qk_work(Run *run);
+/* Whether run->layer's query-key work is paired with the next layer's (measured, first seed,
+   Entropy_qk_norms_ahead). */
+bool qk_paired(const Run *run);
 /* The W^Q and W^K of `layer` into `into`, the values that layer's own draw would give. */
 int draw_ahead(Run *run, RandomStream *random, Linalg *la, int layer, LayerWeights *into);
 /* input_layer's work for layers 1 and 2 is done (layer 1's W^Q and W^K drawn ahead, layer 2's

@@ -204,6 +204,8 @@ static int run_layer(Run *run)
     if (qk != QK_TO_DO) {
         qk_take(run, qk);
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
+    } else if (qk_paired(run) && Work_qk_pair_drawn_on_lanes(c)) {
+        parts &= ~(unsigned)LAYER_DRAW_ATTENTION; /* on its lane of the pair (layer_qk_work) */
     }
     run->weights = w->weights;
     run->weights.qk_product = qk_product_of(run, run->layer, 0);
@@ -250,6 +252,7 @@ typedef struct {
     Run *run;
     bool chain;
     bool layer_one; /* layer 1's q·k work and attention after X0, layer 2's after the chain */
+    bool draw_one;  /* layer 1's W^Q and W^K drawn on X0's lane, before its q·k work */
     bool bounding;  /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
     MeasureInputBound bound;
     Measures m0;
@@ -282,14 +285,25 @@ static void input_task(int which, void *context)
                                          lane->step.values, lane->step.logits, lane->step.row_max,
                                          w->measure_all_eigenvalues ? NULL : lane->lanczos,
                                          &t->share, &t->m0);
+    if (!t->info && t->draw_one)
+        t->info = draw_ahead(run, w->random, lane->step.la, 1, &w->ahead);
     if (!t->info && t->layer_one)
         t->info = layer_one_beside(run);
+    if (t->info)
+        return;
+    /* X0 and its frozen start for the counterpart too, here rather than alone after the
+       lanes: the chain beside reads neither buffer. */
+    size_t td = (size_t)c->tokens * c->width;
+    Lane *counterpart = &w->lane[NETWORK_COUNTERPART];
+    memcpy(counterpart->step.x, lane->step.x, sizeof(double) * td);
+    memcpy(counterpart->frozen, lane->frozen, sizeof(double) * td);
 }
 
 /* Layer 0 of both tracks: X0 on both lanes, measured once.  Beside the value chain, layer 1's
    query-key work and shared attention follow X0 on its lane, and layer 2's the chain on the
    other (Work_layer_one_beside_input: both networks start at layer 1 of the first seed),
-   which evens the lanes and takes them off the serial part between X0 and layer 1. */
+   which evens the lanes and takes them off the serial part between X0 and layer 1; layer
+   1's W^Q and W^K are drawn on X0's lane too where no scratch is shared with the chain. */
 static int input_layer(Run *run)
 {
     const Config *c = run->config;
@@ -300,7 +314,8 @@ static int input_layer(Run *run)
                         .bounding = run->first_seed && Entropy_input_norm_measured(c, 1)};
     tasks.layer_one = tasks.chain && run->first_seed && run->track[0]->layers < 1 &&
                       run->track[1]->layers < 1 && Work_layer_one_beside_input(c);
-    if (tasks.layer_one) {
+    tasks.draw_one = tasks.layer_one && Work_layer_one_drawn_on_input_lane(c);
+    if (tasks.layer_one && !tasks.draw_one) {
         int info = draw_ahead(run, w->random, main_lane->step.la, 1, &w->ahead);
         if (info)
             return info;
@@ -314,9 +329,6 @@ static int input_layer(Run *run)
     if (tasks.layer_one)
         qk_beside_input_done(run);
     const Measures m0 = tasks.m0;
-    size_t td = (size_t)c->tokens * c->width;
-    memcpy(w->lane[NETWORK_COUNTERPART].step.x, main_lane->step.x, sizeof(double) * td);
-    memcpy(w->lane[NETWORK_COUNTERPART].frozen, main_lane->frozen, sizeof(double) * td);
     for (int n = 0; n < NETWORKS; n++) {
         Track *t = run->track[n];
         run->held[n] = 0;
@@ -325,9 +337,10 @@ static int input_layer(Run *run)
         run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
         if (t->layers >= 0)
             continue;
-        layer_state_record(&t->state[0], &m0, &tasks.share,
-                           Work_flat_proofs_declared(c, GAP_OFF, 0, tasks.bounding),
-                           m0.log_similarity);
+        MeasureCounts declared = {.flat_proofs_declared =
+                                      Work_flat_proofs_declared(c, GAP_OFF, 0, tasks.bounding),
+                                  .deflated_declared = Work_deflated_route_declared(c, GAP_OFF, 0)};
+        layer_state_record(&t->state[0], &m0, &tasks.share, &declared, m0.log_similarity);
         t->state[0].net = run->nets[n];
         t->layers = 0;
     }

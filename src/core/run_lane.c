@@ -16,11 +16,12 @@
 
 /* What one measure did, counted (MeasureCounts: a new count is filled here). */
 static MeasureCounts measure_counts_of(const Measures *m, const MeasureSharing *share,
-                                       int flat_proofs_declared)
+                                       const MeasureCounts *declared)
 {
     MeasureCounts counts = {.centred_formed_unplanned = share->centred_formed_unplanned,
                             .flat_proofs = share->flat_proofs,
-                            .flat_proofs_declared = flat_proofs_declared};
+                            .flat_proofs_declared = declared->flat_proofs_declared,
+                            .deflated_declared = declared->deflated_declared};
     if (m->route != MEASURE_ROUTE_NONE) /* a stable rank was computed */
         counts.routes[m->route] = 1;
     return counts;
@@ -33,17 +34,18 @@ void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one)
     sum->centred_formed_unplanned += one->centred_formed_unplanned;
     sum->flat_proofs += one->flat_proofs;
     sum->flat_proofs_declared += one->flat_proofs_declared;
+    sum->deflated_declared += one->deflated_declared;
 }
 
 void layer_state_record(LayerState *state, const Measures *m, const MeasureSharing *share,
-                        int flat_proofs_declared, double log_similarity0)
+                        const MeasureCounts *declared, double log_similarity0)
 {
     state->stable_rank = m->stable_rank;
     state->stable_rank_minus_one = m->stable_rank_minus_one;
     state->log10_norm = m->log10_norm;
     double ratio = exp(m->log_similarity - log_similarity0);
     state->token_similarity = isfinite(ratio) ? ratio : NAN;
-    state->counts = measure_counts_of(m, share, flat_proofs_declared);
+    state->counts = measure_counts_of(m, share, declared);
     state->geometry = m->geometry;
 }
 
@@ -214,9 +216,11 @@ static int measure_layer(Run *run, int which)
             100 * m.geometry.relative_spread * m.geometry.relative_spread,
             m.geometry.centred_stable_rank);
     }
-    int flat_proofs_declared =
-        Work_flat_proofs_declared(c, run->track[which]->gap, layer, bounding);
-    layer_state_record(&run->track[which]->state[layer], &m, &share, flat_proofs_declared,
+    Gap gap = run->track[which]->gap;
+    MeasureCounts declared = {.flat_proofs_declared =
+                                  Work_flat_proofs_declared(c, gap, layer, bounding),
+                              .deflated_declared = Work_deflated_route_declared(c, gap, layer)};
+    layer_state_record(&run->track[which]->state[layer], &m, &share, &declared,
                        net->log_similarity0);
     return 0;
 }

@@ -135,6 +135,10 @@ typedef struct {
     double *product;
     Lane *lane;
     double *norm;
+    /* Where the lane draws W^Q and W^K first (Work_qk_pair_drawn_on_lanes): the stream
+       object it draws them from, and the weights they go to (query and key); else NULL. */
+    RandomStream *random;
+    LayerWeights *drawn;
     int info;
 } QkLayer;
 
@@ -243,7 +247,7 @@ static int qk_spectral_norms(const Config *c, const QkLayer *q)
 }
 
 typedef struct {
-    const Config *c;
+    Run *run;
     QkLayer lane[NETWORKS];
 } QkLanes;
 
@@ -262,7 +266,14 @@ static void qk_task(int which, void *context)
 {
     QkLanes *q = context;
     QkLayer *mine = &q->lane[which];
-    mine->info = mine->layer ? layer_query_key(q->c, mine) : 0;
+    mine->info = 0;
+    if (!mine->layer)
+        return;
+    if (mine->random)
+        mine->info =
+            draw_ahead(q->run, mine->random, mine->lane->step.la, mine->layer, mine->drawn);
+    if (!mine->info)
+        mine->info = layer_query_key(q->run->config, mine);
 }
 
 /* ---- The work done ahead, and its hand-over -------------------------------------------
@@ -338,6 +349,12 @@ void qk_take(Run *run, QkState state)
     memcpy(run->qk_norm, run->qk_norm_ahead, sizeof(double) * (size_t)run->config->heads);
 }
 
+bool qk_paired(const Run *run)
+{
+    /* Unmeasured (a replay, a later seed): the entropies, which the norms go with, are not. */
+    return run->measure && run->first_seed && Entropy_qk_norms_ahead(run->config, run->layer);
+}
+
 /* The query-key work of run->layer, once for both networks: its M_h where its logits take
    them, into run->weights.qk_product, and, where the entropies are measured, its norms into
    run->qk_norm.  A layer that Entropy_qk_norms_ahead pairs with the next one does both
@@ -349,20 +366,27 @@ int layer_qk_work(Run *run)
 {
     const Config *c = run->config;
     Workspace *w = run->w;
-    /* Unmeasured (a replay, a later seed): the entropies, which the norms go with, are not. */
-    bool norms = run->measure && run->first_seed;
-    QkLanes q = {.c = c};
+    bool norms = run->measure && run->first_seed; /* as qk_paired says why */
+    QkLanes q = {.run = run};
     q.lane[0] = (QkLayer){.layer = run->layer,
                           .query = run->weights.query,
                           .key = run->weights.key,
                           .product = run->weights.qk_product,
                           .lane = &w->lane[NETWORK_MAIN],
                           .norm = norms ? run->qk_norm : NULL};
-    if (!norms || !Entropy_qk_norms_ahead(c, run->layer)) {
+    if (!qk_paired(run)) {
         qk_task(NETWORK_MAIN, &q);
         return q.lane[0].info;
     }
-    int info = draw_ahead(run, w->random, w->lane[NETWORK_MAIN].step.la, run->layer + 1, &w->ahead);
+    int info = 0;
+    if (Work_qk_pair_drawn_on_lanes(c)) { /* the chain beside X0 is done with value_random */
+        q.lane[0].random = w->random;
+        q.lane[0].drawn = &w->weights;
+        q.lane[1].random = w->value_random;
+        q.lane[1].drawn = &w->ahead;
+    } else {
+        info = draw_ahead(run, w->random, w->lane[NETWORK_MAIN].step.la, run->layer + 1, &w->ahead);
+    }
     if (!info)
         info = shown_spectra_join(run, false);
     if (info)
@@ -372,14 +396,16 @@ int layer_qk_work(Run *run)
                           .key = w->ahead.key,
                           .product = qk_product_of(run, run->layer + 1, 1),
                           .lane = &w->lane[NETWORK_COUNTERPART],
-                          .norm = run->qk_norm_ahead};
+                          .norm = run->qk_norm_ahead,
+                          .random = q.lane[1].random,
+                          .drawn = q.lane[1].drawn};
     layer_lanes(run, qk_task, &q);
     if (!q.lane[0].info && !q.lane[1].info)
         run->qk_ready = run->layer + 1;
     return q.lane[0].info ? q.lane[0].info : q.lane[1].info;
 }
 
-/* Layer 1's M_1 and norms from its W^Q and W^K (drawn ahead before the lanes), then the
+/* Layer 1's M_1 and norms from its W^Q and W^K (drawn ahead: input_layer), then the
    attention matrix both networks share (run_layer's, bit for bit: the same calls on the same
    lane's buffers, X0 there), on X0's lane after X0's measure. */
 int layer_one_beside(Run *run)

@@ -70,15 +70,41 @@ static bool second_thread_offered(const Progress *p)
     return p && p->run_pair && p->start_second && p->second_finished;
 }
 
+/* What the entry keeps of the matrix as built, read before the spectra, whose LAPACK calls
+   overwrite it: its map on one lane, its rows' entropies on the other (each lane writes its
+   own fields of the entry, and both only read the matrix). */
+typedef struct {
+    Run *run;
+    KeptSpectra *entry;
+    int info; /* the map's */
+} BuiltReadings;
+
+static void built_readings_task(int which, void *context)
+{
+    BuiltReadings *b = context;
+    const Config *c = b->run->config;
+    const double *built = b->run->w->shown_before_gap;
+    if (which == 0)
+        b->info = AttentionMap_reduce(built, c->tokens,
+                                      AttentionMap_block_for(c->tokens, b->run->w->map_cells),
+                                      &b->entry->map);
+    else if (Entropy_defined(c->attention))
+        Entropy_each_row(Config_layer_mask(c, c->layer), c->window, c->tokens, Config_has_sink(c),
+                         built, b->entry->row_entropy);
+    else
+        for (int i = 0; i < c->tokens; i++)
+            b->entry->row_entropy[i] = NAN;
+}
+
 int keep_shown_spectra(Run *run, bool beside)
 {
     const Config *c = run->config;
     KeptSpectra *s = kept_spectra_new(run->kept, run->seed, c);
     if (!s)
         return -1;
-    /* The map first: the eigenvalue task destroys its input. */
-    if (AttentionMap_reduce(run->w->shown_before_gap, c->tokens,
-                            AttentionMap_block_for(c->tokens, run->w->map_cells), &s->map)) {
+    BuiltReadings built = {.run = run, .entry = s};
+    both_lanes(run->progress, built_readings_task, &built);
+    if (built.info) {
         kept_spectra_free(s);
         run->kept->spectra_count--;
         return -1;
@@ -86,13 +112,6 @@ int keep_shown_spectra(Run *run, bool beside)
     s->applied = run->shown_outcome.applied;
     s->outliers_removed = run->shown_outcome.outliers_removed;
     s->logit_std = run->shown_logit_std;
-    /* Before the spectra, whose LAPACK calls overwrite the matrix. */
-    if (Entropy_defined(c->attention))
-        Entropy_each_row(Config_layer_mask(c, c->layer), c->window, c->tokens, Config_has_sink(c),
-                         run->w->shown_before_gap, s->row_entropy);
-    else
-        for (int i = 0; i < c->tokens; i++)
-            s->row_entropy[i] = NAN;
     /* The spectra functions fill a Result's fields: one that points into the entry. */
     ShownSpectra *job = &run->spectra;
     *job = (ShownSpectra){.w = run->w, .T = c->tokens, .entry = s};

@@ -85,6 +85,16 @@ bool Work_layer_one_beside_input(const Config *c)
     return c->heads == 1 && Entropy_qk_norms_ahead(c, 1);
 }
 
+bool Work_layer_one_drawn_on_input_lane(const Config *c)
+{
+    return Work_layer_one_beside_input(c) && Init_scratch_doubles(c) == 0;
+}
+
+bool Work_qk_pair_drawn_on_lanes(const Config *c)
+{
+    return Layer_draws_ahead() && Init_scratch_doubles(c) == 0;
+}
+
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
    where the initialisation says. */
 static void iid_matrix(const Config *c, Matrix m, WorkList *out)
@@ -199,6 +209,23 @@ int Work_flat_proofs_declared(const Config *c, Gap gap, int layer, bool bound_sh
     return (layer == 0) + (spread_expected(c, gap, layer) && !bound_shared);
 }
 
+/* The route from X itself where the theory has a collapsing network's sr − 1 below the Gram
+   route's floor, T^(1 − 2ℓ) < MEASURE_GRAM_FLOOR: its singular values while they are cheap,
+   else the deflated route. */
+static bool from_x_expected(const Config *c, Gap gap, int layer)
+{
+    bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
+                     (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
+                      c->attention == ATTENTION_UNIFORM);
+    return !spread_expected(c, gap, layer) && collapses &&
+           (1.0 - 2.0 * layer) * log10((double)c->tokens) < log10(MEASURE_GRAM_FLOOR);
+}
+
+bool Work_deflated_route_declared(const Config *c, Gap gap, int layer)
+{
+    return from_x_expected(c, gap, layer) && !Measure_svd_cheap(c->tokens, c->width);
+}
+
 /* Where the theory expects a flat spectrum (X0's X and centred measures, spread_expected's),
    all the Gram matrix's eigenvalues below the gate (dsyevd), and above it the flat-spectrum
    route that runs there instead: Lanczos (the measure's passes) and the Cholesky proofs of
@@ -241,12 +268,8 @@ static void measure(const Config *c, Gap gap, int layer, bool bound_shared, Work
         add(out, WORK_GRAM, T, T, d, 1);
     }
     flat_measures(c, gap, layer, bound_shared, out);
-    bool collapses = gap == GAP_OFF && c->skip == SKIP_NONE &&
-                     (c->attention == ATTENTION_SOFTMAX || c->attention == ATTENTION_MARKOV ||
-                      c->attention == ATTENTION_UNIFORM);
-    if (!spread_expected(c, gap, layer) && collapses &&
-        (1.0 - 2.0 * layer) * log10(T) < log10(MEASURE_GRAM_FLOOR)) {
-        if (Measure_svd_cheap(c->tokens, c->width)) {
+    if (from_x_expected(c, gap, layer)) {
+        if (!Work_deflated_route_declared(c, gap, layer)) {
             add(out, WORK_SINGULAR_VALUES, T, d, 0, 1);
             return;
         }
@@ -421,12 +444,27 @@ void Work_spectra(const Config *c, WorkStep *out)
 {
     double T = c->tokens;
     Gap applied = Work_applied_gap(c, c->gap);
-    passes(&out->serial, 2 * T * T);
     if (Spectra_from_diagonal(c, applied))
         passes(&out->lane[0], T * T);
     else
         add(&out->lane[0], WORK_EIGENVALUES, T, T, 0, 1);
     add(&out->lane[1], WORK_SINGULAR_VALUES, T, T, 0, 1);
+}
+
+/* keep_shown_spectra's readings of the shown matrix as built, before its spectra overwrite
+   it: the map on one lane, the rows' entropies on the other; then the spectra, `beside` the
+   layers after it or not. */
+static void shown_spectra(Walk *walk, bool beside)
+{
+    const Config *c = walk->c;
+    double T = c->tokens;
+    WorkStep step = {0};
+    passes(&step.lane[0], T * T);
+    passes(&step.lane[1], T * T);
+    visit(walk, &step);
+    step = (WorkStep){.beside = beside};
+    Work_spectra(c, &step);
+    visit(walk, &step);
 }
 
 /* capture_shown_attention: the shown head's attention of a kept network built again from the
@@ -444,9 +482,7 @@ static void capture(Walk *walk, const SeedPlan *p)
     passes(&step.serial, T * T); /* the copy capture_built keeps, before gap removal */
     Work_gap_removal(c, c->gap, c->layer, &step.serial);
     visit(walk, &step);
-    step = (WorkStep){0};
-    Work_spectra(c, &step);
-    visit(walk, &step);
+    shown_spectra(walk, false);
 }
 
 /* keep_shown_product: the run's network from X0 to the shown layer again where the run did
@@ -478,7 +514,10 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     bool before = l < p->first_layer[0] || l < p->first_layer[1];
     /* A layer drawn ahead takes its W^Q and W^K from that draw (run.c's run_layer). */
     bool beside_input = l == 1 && walk->layer1_beside;
-    bool drawn_ahead = walk->qk_ahead == l || beside_input;
+    bool paired =
+        !beside_input && walk->qk_ahead != l && walk->first && Entropy_qk_norms_ahead(c, l);
+    bool on_lanes = paired && Work_qk_pair_drawn_on_lanes(c);
+    bool drawn_ahead = walk->qk_ahead == l || beside_input || on_lanes;
     unsigned parts =
         drawn_ahead ? LAYER_DRAW_ALL & ~(unsigned)LAYER_DRAW_ATTENTION : LAYER_DRAW_ALL;
     Layer_declare_draw(c, weight_parts(walk, parts, before), &step.serial);
@@ -486,10 +525,16 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
         /* M_1, its norms and A_1: X0's step */
     } else if (walk->qk_ahead == l) {
         walk->qk_ahead = 0; /* formed beside the layer below */
-    } else if (walk->first && Entropy_qk_norms_ahead(c, l)) {
-        /* run_qk.c's layer_qk_work: the next layer's W^Q and W^K drawn, each layer's M_h and
-           norms on a lane of its own, then the networks' step. */
-        Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
+    } else if (paired) {
+        /* run_qk.c's layer_qk_work: the next layer's W^Q and W^K drawn (with this one's, each
+           on its lane, Work_qk_pair_drawn_on_lanes), each layer's M_h and norms on a lane of
+           its own, then the networks' step. */
+        if (on_lanes) {
+            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.lane[0]);
+            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.lane[1]);
+        } else {
+            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
+        }
         query_key(c, l, true, &step.lane[0]);
         query_key(c, l + 1, true, &step.lane[1]);
         visit(walk, &step);
@@ -511,11 +556,8 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
             lane_layer(c, gaps[n], l, how, &step.lane[n]);
     }
     visit(walk, &step);
-    if (p->spectra && p->capture_replay < 0 && l == c->layer) {
-        step = (WorkStep){.beside = true};
-        Work_spectra(c, &step);
-        visit(walk, &step);
-    }
+    if (p->spectra && p->capture_replay < 0 && l == c->layer)
+        shown_spectra(walk, true);
 }
 
 /* `count` value weights drawn afresh: the gradients' chains of L factors take L − 1 steps, so
@@ -564,13 +606,14 @@ static void gradients(Walk *walk, const SeedPlan *p)
     visit(walk, &step);
 }
 
-/* run.c's input_layer: layer 1's W^Q and W^K drawn before the lanes, its M_1, norms and
-   shared attention after X0 on X0's lane, layer 2's W^Q and W^K and query-key work after the
-   value chain on its lane. */
+/* run.c's input_layer: layer 1's W^Q and W^K drawn on X0's lane or before the lanes
+   (Work_layer_one_drawn_on_input_lane), its M_1, norms and shared attention after X0 on X0's
+   lane, layer 2's W^Q and W^K and query-key work after the value chain on its lane. */
 static void layer_one_beside(Walk *walk, WorkStep *step)
 {
     const Config *c = walk->c;
-    Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step->serial);
+    Layer_declare_draw(c, LAYER_DRAW_ATTENTION,
+                       Work_layer_one_drawn_on_input_lane(c) ? &step->lane[0] : &step->serial);
     query_key(c, 1, true, &step->lane[0]);
     Layer_declare_attention(c, 1, 0, &step->lane[0]);
     Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step->lane[1]);
@@ -596,7 +639,7 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
         measure(c, GAP_OFF, 0, bounding, x0);
         if (bounding)
             measured_input_bound(c, x0);
-        passes(&step.serial, 2.0 * c->tokens * c->width);
+        passes(x0, 2.0 * c->tokens * c->width); /* X0 and its frozen start copied */
         if (walk.values_chained)
             value_chain(c, true, &step.lane[1]);
         walk.layer1_beside = walk.values_chained && walk.first && p->first_layer[0] == 1 &&
