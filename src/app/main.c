@@ -449,6 +449,7 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
+    Options_warn_inert(o, &o->config, &r->warnings);
     ConditioningControl control =
         ConditioningPath_control((ConditioningPath)o->conditioning_path, exact);
     control.shown_spectrum_only = true;
