@@ -565,6 +565,17 @@ static void test_sink_key_cycles_through_none(void **state)
     c = Controls_from(&start);
     assert_true(press(&c, '%', note));
     assert_true(c.config.sink == -INFINITY);
+    /* A key that leaves another setting, away from its default, without effect says so. */
+    start = Config_default();
+    start.sink = 5;
+    c = Controls_from(&start);
+    assert_true(press(&c, 'a', note)); /* softmax → markov */
+    assert_int_equal(c.config.attention, ATTENTION_MARKOV);
+    assert_non_null(strstr(note, "sink now has no effect: the sink joins the softmax's"));
+    start.sink = -INFINITY; /* at its default: nothing said */
+    c = Controls_from(&start);
+    assert_true(press(&c, 'a', note));
+    assert_null(strstr(note, "sink"));
 }
 
 /* ; steps the window pattern all, 1:1, 5:1 and back; a pattern of the user's goes to the
