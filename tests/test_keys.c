@@ -554,18 +554,28 @@ static void test_sink_key_cycles_through_none(void **state)
     c = Controls_from(&start);
     assert_true(press(&c, '%', note));
     assert_true(c.config.sink == 8);
-    /* Without softmax a sink would be unused: the key refuses a value and says why (as
-       Config_validate refuses --sink with -a markov), yet still takes the sink back to none. */
+    /* Without softmax the sink has no effect: the key steps it and says so (the row's
+       unused note), as --batch warns, rather than refusing it. */
     start.attention = ATTENTION_MARKOV;
     c = Controls_from(&start);
-    assert_false(press(&c, '%', note));
-    assert_true(c.config.sink == 5);
-    assert_non_null(
-        strstr(note, "sink stays at 5: --sink 8: accepted only with softmax attention"));
+    assert_true(press(&c, '%', note));
+    assert_true(c.config.sink == 8);
+    assert_non_null(strstr(note, "the sink joins the softmax's denominator: softmax attention"));
     start.sink = 8;
     c = Controls_from(&start);
     assert_true(press(&c, '%', note));
     assert_true(c.config.sink == -INFINITY);
+    /* A key that leaves another setting, away from its default, without effect says so. */
+    start = Config_default();
+    start.sink = 5;
+    c = Controls_from(&start);
+    assert_true(press(&c, 'a', note)); /* softmax → markov */
+    assert_int_equal(c.config.attention, ATTENTION_MARKOV);
+    assert_non_null(strstr(note, "sink now has no effect: the sink joins the softmax's"));
+    start.sink = -INFINITY; /* at its default: nothing said */
+    c = Controls_from(&start);
+    assert_true(press(&c, 'a', note));
+    assert_null(strstr(note, "sink"));
 }
 
 /* ; steps the window pattern all, 1:1, 5:1 and back; a pattern of the user's goes to the

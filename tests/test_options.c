@@ -2,6 +2,7 @@
  * option and the value; presets apply whole or not at all, with FILE:LINE messages. */
 #include "testing.h"
 
+#include "attnscope/budget.h"
 #include "options.h"
 
 #include <stdlib.h>
@@ -307,6 +308,29 @@ static void test_preset_long_line_and_directory(void **state)
     unlink(path);
 }
 
+/* Each amount in the largest of bytes, KiB and MiB in which it is at least 1; a need
+   rounded up and a budget down, so that a need above a budget never reads as equal. */
+static void test_bytes_text(void **state)
+{
+    (void)state;
+    struct {
+        unsigned long long bytes;
+        const char *down, *up;
+    } cases[] = {{0, "0 bytes", "0 bytes"},
+                 {1023, "1023 bytes", "1023 bytes"},
+                 {1024, "1 KiB", "1 KiB"},
+                 {1025, "1 KiB", "2 KiB"},
+                 {(1ull << 20) - 1, "1023 KiB", "1024 KiB"},
+                 {1ull << 20, "1 MiB", "1 MiB"},
+                 {(3ull << 20) + 1, "3 MiB", "4 MiB"},
+                 {1ull << 40, "1048576 MiB", "1048576 MiB"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[BUDGET_BYTES_TEXT_SIZE];
+        assert_string_equal(Budget_bytes_text(cases[i].bytes, false, buf), cases[i].down);
+        assert_string_equal(Budget_bytes_text(cases[i].bytes, true, buf), cases[i].up);
+    }
+}
+
 static void test_memory_budget(void **state)
 {
     (void)state;
@@ -338,6 +362,11 @@ static void test_memory_budget(void **state)
     assert_non_null(strstr(err, "above the memory budget of 1024 MiB"));
     o.config.tokens = o.config.width = 256;
     assert_int_equal(Options_check_memory(&o, &o.config, err, sizeof err), 0);
+    /* A budget below 1 MiB shows in the unit that holds it (it printed as "0 MiB"). */
+    char *small[] = {"attnscope", "-T", "8", "-d", "8", "-L", "1", "--max-memory", "1K", NULL};
+    assert_int_equal(parse(small, &o, err), 0);
+    assert_int_equal(Options_check_memory(&o, &o.config, err, sizeof err), -1);
+    assert_non_null(strstr(err, "above the memory budget of 1 KiB "));
     o.max_memory = 0; /* the default: half of the physical memory, never 0 */
     assert_true(Options_memory_budget(&o) > 0);
 }
@@ -353,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_preset_round_trip),
         cmocka_unit_test(test_preset_errors),
         cmocka_unit_test(test_preset_long_line_and_directory),
+        cmocka_unit_test(test_bytes_text),
         cmocka_unit_test(test_memory_budget),
     };
     return cmocka_run_group_tests_name("options", tests, NULL, NULL);

@@ -210,7 +210,7 @@ static void test_apply_refuses_and_changes_nothing(void **state)
         const char *line, *says;
     } CASES[] = {
         {"heads 3", "accepted a divisor of"},
-        {"rope-scaling llama3", "--rope"},
+        {"rope half rope-scaling llama3 rope-low-freq-factor 4", "--rope-low-freq-factor 4"},
         {"weights ckpt/", "--weights is not set on the screen"},
         {"--hf-config=x.json", "--hf-config is not set on the screen"},
         {"seed 2 batch 1", "--batch is not set on the screen"},

@@ -313,6 +313,14 @@ typedef struct {
     /* Whether the model uses the value (NULL: always), and what its keys say when it does not. */
     bool (*in_use)(const Config *c);
     const char *unused_note;
+    /* Where in_use is set: settings, as preset lines spell them ("rope=half rope-scaling=linear",
+       space-separated), under which the value takes effect from the defaults; a name that
+       is no setting is an option the message names as it stands ("weights=FILE": a
+       checkpoint's gains).  A warning
+       names them when the user set this one where it has none (Setting_inert_text), and
+       tests/test_settings.c runs each to check that the value then changes the output and
+       otherwise does not. */
+    const char *needs;
     /* The screen's keys (0: none); the keys stop at key_min, key_max where these are not 0. */
     char raise_key, lower_key;
     SettingStep step;
@@ -355,6 +363,15 @@ int Setting_format(const Setting *s, const Config *c, int digits, char *buf, siz
 /* "T=256" as the status line shows it, or "" where it shows nothing.  Returns the length. */
 int Setting_show(const Setting *s, const Config *c, char *buf, size_t size);
 
+/* Whether s's value changes what c computes (its in_use; true where it has none). */
+bool Setting_has_effect(const Setting *s, const Config *c);
+
+/* Where s has no effect in c: "--rope-factor 8 has no effect: it takes effect with --rope half
+   --rope-scaling linear (here --rope none, --rope-scaling none)", the settings of s->needs and
+   those of them that c has otherwise; returns the length, as snprintf does.  "" (0) where s
+   has an effect. */
+int Setting_inert_text(const Setting *s, const Config *c, char *buf, size_t size);
+
 /* Every setting at its default. */
 Config Config_default(void);
 
@@ -369,10 +386,9 @@ bool Config_same_in(const Config *a, const Config *b, unsigned classes);
 void Config_reset(Config *c, unsigned classes);
 
 /* Checks the relations between settings that single options cannot (T <= d, layer <= depth,
-   window < T, H divides d unless --head-dim is set, head <= H, a sink only with softmax, a
-   rotary scaling only with RoPE and llama3's low < high).  Returns 0, or -1 with a message
-   naming the options in err.
- */
+   window < T, H divides d unless --head-dim is set, head <= H, llama3's low < high): what
+   cannot be computed.  A setting without effect under the others passes (it warns:
+   Setting_inert_text).  Returns 0, or -1 with a message naming the options in err. */
 int Config_validate(const Config *c, char *err, size_t size);
 
 /* The normalised entry spread of softmax/markov attention: sqrt(exp(v) - 1), v the logits'

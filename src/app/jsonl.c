@@ -331,7 +331,10 @@ static int run_line(const Options *o, const char *text, size_t length, const Pro
         snprintf(err, size, "%s", message);
         return 2;
     }
-    return Compute_batch(&c, o->sweep_tokens, lanes, w, r, sweep, err, size) ? 1 : 0;
+    if (Compute_batch(&c, o->sweep_tokens, lanes, w, r, sweep, err, size))
+        return 1;
+    Options_warn_inert(o, &c, &r->warnings);
+    return 0;
 }
 
 int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, FILE *in, FILE *out)

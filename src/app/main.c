@@ -1,4 +1,5 @@
 /* attnscope: the spectra of transformer attention at initialisation. */
+#include "attnscope/budget.h"
 #include "attnscope/conditioning.h"
 #include "attnscope/cost.h"
 #include "attnscope/linalg.h"
@@ -98,10 +99,12 @@ static int choose_conditioning_path(const Options *o, CostRates rates, bool *exa
     unsigned long long need = Conditioning_memory_estimate_path(c, *exact),
                        budget = Options_memory_budget(o);
     if (need > budget) {
+        char need_text[BUDGET_BYTES_TEXT_SIZE], budget_text[BUDGET_BYTES_TEXT_SIZE];
         fprintf(stderr,
-                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
-                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
-                c->tokens, c->width, (need + (1ull << 20) - 1) >> 20, budget >> 20);
+                "attnscope: --conditioning at T = %d, d = %d needs about %s (the Jacobian "
+                "or the Lanczos basis), above the memory budget of %s (--max-memory)\n",
+                c->tokens, c->width, Budget_bytes_text(need, true, need_text),
+                Budget_bytes_text(budget, false, budget_text));
         return 2;
     }
     if (o->conditioning_path == CONDITIONING_PATH_AUTO && !*exact &&
@@ -474,6 +477,7 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
         fprintf(stderr, "attnscope: %s\n", err);
         goto done;
     }
+    Options_warn_inert(o, &o->config, &r->warnings);
     ConditioningControl control =
         ConditioningPath_control((ConditioningPath)o->conditioning_path, exact);
     control.shown_spectrum_only = true;

@@ -697,6 +697,17 @@ bool Options_given(const Options *o, const char *name)
     return s && o->given[s - Settings_at(0)];
 }
 
+void Options_warn_inert(const Options *o, const Config *c, Warnings *w)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char text[WARNING_LENGTH];
+        if ((o->given[i] || Setting_get(s, c) != Setting_get(s, &o->config)) &&
+            Setting_inert_text(s, c, text, sizeof text) > 0)
+            Warnings_add_about(w, WARNING_ABOUT_RUN, "%s", text);
+    }
+}
+
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
 {
     int status = Options_parse_each(argc, argv, o, err, size);

@@ -4,6 +4,7 @@
 #define ATTNSCOPE_OPTIONS_H
 
 #include "attnscope/config.h"
+#include "attnscope/model.h"
 #include "hf_config.h"
 
 #include <stdbool.h>
@@ -57,6 +58,12 @@ bool Options_given(const Options *o, const char *name);
 /* SettingOrigins.describe for the Options at context: "--width" where an option set the
    setting last, "--hf-config ckpt" where a file did, "--width's default" where nothing did. */
 void Options_describe_origin(const void *context, const char *setting, char *buf, size_t size);
+
+/* A warning in w for each setting that the user set and that has no effect in c
+   (Setting_inert_text): set means given on the command line, or changed from o's value by
+   c's own source (a --jsonl line); a preset's lines alone do not warn, since a preset
+   writes every setting whether it applies or not. */
+void Options_warn_inert(const Options *o, const Config *c, Warnings *w);
 
 /* Options_parse without the checks between settings (Config_validate): for a caller that
    changes the settings further (the grid) and checks each result itself. */

@@ -1,13 +1,16 @@
-/* The relations between settings that single options cannot check (Config_validate), and what
+/* The relations between settings that single options cannot check (Config_validate), what
  * follows from a configuration: σ, the head width, the MLP's width, the key/value heads, the
- * sinks, which attention kinds are row-stochastic. */
+ * sinks, which attention kinds are row-stochastic; and whether a setting has an effect under
+ * the others (its row's in_use and needs), in words. */
 #include "config_internal.h"
 
 #include "attnscope/init.h"
 #include "attnscope/qk.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Whether c draws m as the factor of a product's SVD (per head for W^K, per layer for W^V),
    which one block shared by several heads cannot be. */
@@ -170,9 +173,10 @@ static int validate_draws(const Config *c, char *err, size_t size)
     return 0;
 }
 
-/* The rotary scaling's relations: it rescales RoPE's frequencies, so it needs RoPE (else the
-   document would record a scaling nothing applied), and llama3's blend runs between the two
-   wavelengths C/high < C/low.  A local θ is a θ (at least 1, as --rope-theta) or 0 for none. */
+/* The rotary scaling's relation: llama3's blend runs between the two wavelengths
+   C/high < C/low, and no frequency can be computed otherwise.  (A scaling without RoPE has
+   no effect, and says so as every such setting does: Setting_inert_text.)  A local θ is a θ
+   (at least 1, as --rope-theta) or 0 for none. */
 static int validate_rope_scaling(const Config *c, char *err, size_t size)
 {
     if (c->rope_local_base_freq > 0 && c->rope_local_base_freq < 1) {
@@ -180,15 +184,6 @@ static int validate_rope_scaling(const Config *c, char *err, size_t size)
                  "--rope-local-base-freq %g: accepted 0 (every layer turns by --rope-theta) or "
                  "1 to 1e9, the local layers' theta",
                  c->rope_local_base_freq);
-        return -1;
-    }
-    if (c->rope_scaling == ROPE_SCALING_NONE)
-        return 0;
-    if (c->rope == ROPE_NONE) {
-        snprintf(err, size,
-                 "--rope-scaling %s: accepted only with rotary positions (--rope half or pairs), "
-                 "not --rope none; use --rope-scaling none",
-                 ROPE_SCALING_NAMES.names[c->rope_scaling]);
         return -1;
     }
     if (c->rope_scaling == ROPE_SCALING_LLAMA3 &&
@@ -203,8 +198,9 @@ static int validate_rope_scaling(const Config *c, char *err, size_t size)
 }
 
 /* The first relation that fails makes the message: the shape's, the draws', the rotary
-   scaling's, then what the screen shows (the head, a sink only with softmax, the seed range,
-   the window). */
+   scaling's, then what the screen shows (the head, the seed range, the window).  Only what
+   cannot be computed or would be misread is refused: a setting that merely has no effect
+   under the others runs, with a warning (Setting_inert_text, docs/model.md §1). */
 int Config_validate(const Config *c, char *err, size_t size)
 {
     if (validate_shape(c, err, size) || validate_heads_width(c, err, size) ||
@@ -212,15 +208,6 @@ int Config_validate(const Config *c, char *err, size_t size)
         return -1;
     if (c->head < 1 || c->head > c->heads) {
         snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);
-        return -1;
-    }
-    /* A sink joins the softmax's denominator: with another kind it would be ignored while
-       the JSON's config records it, so the combination is refused (the keys stop at it). */
-    if (c->sink != -INFINITY && c->attention != ATTENTION_SOFTMAX) {
-        snprintf(err, size,
-                 "--sink %g: accepted only with softmax attention (the sink joins the softmax's "
-                 "denominator), not -a/--attention %s; use --sink none",
-                 c->sink, ATTENTION_NAMES.names[c->attention]);
         return -1;
     }
     /* The run draws seeds seed .. seed + seeds - 1, each recorded (merge, --jsonl) as a JSON
@@ -320,4 +307,60 @@ int Attention_is_input_independent(Attention a)
 Gap Gap_toggled(Gap g)
 {
     return g == GAP_OFF ? GAP_CENTER : GAP_OFF;
+}
+
+bool Setting_has_effect(const Setting *s, const Config *c)
+{
+    return !s->in_use || s->in_use(c);
+}
+
+/* snprintf's way of appending: `used` counts what did not fit too, and nothing is written
+   past the end. */
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    int n =
+        vsnprintf(*used < size ? buf + *used : NULL, *used < size ? size - *used : 0, fmt, args);
+    va_end(args);
+    if (n > 0)
+        *used += (size_t)n;
+}
+
+int Setting_inert_text(const Setting *s, const Config *c, char *buf, size_t size)
+{
+    if (size)
+        buf[0] = '\0';
+    if (Setting_has_effect(s, c))
+        return 0;
+    /* s->needs as options ("--rope half --rope-scaling linear"), and what c has instead. */
+    char needs[256] = "", here[256] = "";
+    size_t needs_used = 0, here_used = 0;
+    for (const char *p = s->needs; p && *p;) {
+        size_t length = strcspn(p, " ");
+        const char *equals = memchr(p, '=', length);
+        int name_length = equals ? (int)(equals - p) : (int)length;
+        int want_length = equals ? (int)(p + length - equals - 1) : 0;
+        char name[64], current[64];
+        snprintf(name, sizeof name, "%.*s", name_length, p);
+        const Setting *other = Settings_find(name);
+        append(needs, sizeof needs, &needs_used, "%s--%s %.*s", needs_used ? " " : "", name,
+               want_length, equals + 1);
+        if (other && (Setting_format(other, c, 0, current, sizeof current) != want_length ||
+                      strncmp(current, equals + 1, (size_t)want_length)))
+            append(here, sizeof here, &here_used, "%s--%s %s", here_used ? ", " : "", name,
+                   current);
+        p += length;
+        p += strspn(p, " ");
+    }
+    char value[64];
+    Setting_format(s, c, 0, value, sizeof value);
+    if (here_used)
+        return snprintf(buf, size, "--%s %s has no effect: it needs, for one, %s (here %s)",
+                        s->name, value, needs, here);
+    return snprintf(buf, size,
+                    "--%s %s has no effect under the other settings (it has one with, for one, %s)",
+                    s->name, value, needs);
 }

@@ -325,6 +325,21 @@ static void raise_lowered_back(const Setting *s, const Config *was, Controls *af
 
 /* Steps s up or down by its rule; the setting it raises with it, and those bounded by it,
    follow. */
+/* The settings away from their defaults that a change of s from `before` to `after` leaves
+   without effect (a sink of 5 when the attention turns markov): said, as --batch warns. */
+static void note_made_inert(const Setting *s, const Config *before, const Config *after, char *note,
+                            size_t size)
+{
+    Config defaults = Config_default();
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *o = Settings_at(i);
+        if (o != s && Setting_get(o, after) != Setting_get(o, &defaults) &&
+            Setting_has_effect(o, before) && !Setting_has_effect(o, after))
+            note_add(note, size, "%s now has no effect: %s", o->key_label ? o->key_label : o->name,
+                     o->unused_note);
+    }
+}
+
 static bool step(const Setting *s, int direction, Controls *c, char *note, size_t size)
 {
     Config next = c->config;
@@ -358,6 +373,7 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     *c = after;
     if (s->in_use && !s->in_use(&next))
         note_add(note, size, "%s", s->unused_note);
+    note_made_inert(s, &c->config, &next, note, size);
     c->config = next;
     return true;
 }

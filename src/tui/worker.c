@@ -1,5 +1,6 @@
 #include "worker.h"
 
+#include "attnscope/budget.h"
 #include "attnscope/conditioning.h"
 #include "attnscope/cost.h"
 #include "attnscope/model.h"
@@ -402,9 +403,11 @@ static bool run_conditioning(Worker *w, const Config *job, int slot, double done
         return true;
     }
     if (need > budget) {
+        char need_text[BUDGET_BYTES_TEXT_SIZE], budget_text[BUDGET_BYTES_TEXT_SIZE];
         snprintf(w->conditioning_note[slot], SNAPSHOT_ERROR_SIZE,
-                 "the conditioning needs %.0f MiB, above the memory budget of %.0f MiB",
-                 need / 1048576.0, budget / 1048576.0);
+                 "the conditioning needs %s, above the memory budget of %s",
+                 Budget_bytes_text(need, true, need_text),
+                 Budget_bytes_text(budget, false, budget_text));
         return true;
     }
     double seconds = Cost_conditioning(&c, w->rates, exact);

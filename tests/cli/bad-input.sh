@@ -125,13 +125,8 @@ last_seed_range() { # the largest accepted runs, and records its seed exactly
 check "--seed 9007199254740988 --seeds 4 (the last seed 2^53-1) runs" last_seed_range
 square_mlp() { "$BIN" --batch --mlp relu --mlp-ratio 1 --init-mlp identity -T 16 -d 16 -L 2 >/dev/null; }
 check "--init-mlp identity with --mlp-ratio 1 runs" square_mlp
-# The rotary scaling's relations: it rescales RoPE's frequencies, and llama3 blends between
-# C/high and C/low.
-check "--rope-scaling llama3 without RoPE" refused \
-    "--rope-scaling llama3: accepted only with rotary positions (--rope half or pairs), not --rope none" -- \
-    --rope-scaling llama3 -T 16 -d 16
-check "preset: --rope-scaling linear without RoPE" refused "--rope-scaling linear: accepted only with rotary positions" -- \
-    --preset "$(printf 'tokens = 16\nwidth = 16\nrope-scaling = linear\n' >"$tmp/scaling.preset"; echo "$tmp/scaling.preset")"
+# llama3 blends between C/high and C/low: no frequency exists otherwise.  (A scaling without
+# RoPE runs, with a warning: tests/cli/ignored-options.sh.)
 check "--rope-low-freq-factor not below --rope-high-freq-factor" refused \
     "--rope-low-freq-factor 4 with --rope-high-freq-factor 2: accepted low < high" -- \
     --rope half --rope-scaling llama3 --rope-low-freq-factor 4 --rope-high-freq-factor 2 -T 16 -d 16

@@ -1,10 +1,11 @@
 #!/bin/bash
-# Options that would be accepted and then ignored are refused: exit 2, nothing on stdout, the
-# message naming both options and what is accepted.  A sink with another attention than
-# softmax (issue 25's explorer: -a relu --sink 5 ran as if without the sink) is a rule of
-# Config_validate, so presets, --jsonl lines and the % key (tests/test_keys.c) follow it;
-# --present with --batch; --softmax-demo with a setting it does not read or a checkpoint.  At
-# its default an option changes nothing and passes; knobs that sweeps leave set pass.
+# A setting the user set where it has no effect runs, and the document says so: one warning
+# naming the setting, its value and what it needs (Setting_inert_text, from the settings
+# table's in_use and needs).  Each case of the issue-25 exploration (each ran as the default,
+# without a word), and the main option on: no warning.  A sink with another attention than
+# softmax, once refused, follows the same rule now, on the command line, in a --jsonl line
+# and (as documented) not from a preset's own lines.  Refused still: --present with --batch;
+# --softmax-demo with a setting it does not read or a checkpoint.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -13,17 +14,69 @@ refused() { refused_running "$BIN" -- "$@"; } # expected-stderr-fragment... -- a
 accepted() { "$BIN" "$@" >"$tmp/out" 2>"$tmp/err" && [ -s "$tmp/out" ]; }
 small=(-T 8 -d 8 -L 1)
 
-check "-a relu --sink 5: refused, naming both and softmax" refused \
-    "--sink 5: accepted only with softmax attention (the sink joins the softmax's denominator), not -a/--attention relu; use --sink none" \
-    -- --batch "${small[@]}" -a relu --sink 5
-check "-a markov --sink 0.5: refused" refused "--sink 0.5: accepted only with softmax attention" \
-    "not -a/--attention markov" -- --batch "${small[@]}" -a markov --sink 0.5
-check "-w 2 with the full mask: accepted (a knob a sweep over masks leaves set)" accepted \
-    --batch "${small[@]}" -m full -w 2
-check "--sink-std without a sink: accepted too (the sinks' spread, a knob like the window)" accepted \
-    --batch "${small[@]}" --sink-std 0.1
-check "-a relu --sink none (the default): accepted" accepted --batch "${small[@]}" -a relu --sink none
-check "--sink 1 --sink-std 0.1 with softmax: accepted" accepted --batch "${small[@]}" --sink 1 --sink-std 0.1
+# args...: the run succeeds and its warnings are in $tmp/warnings, one a line.
+warnings_of() {
+    "$BIN" --batch "${small[@]}" "$@" >"$tmp/out" 2>"$tmp/err" &&
+        "$PY" -c 'import json,sys; print("\n".join(json.load(sys.stdin)["warnings"]))' \
+            <"$tmp/out" >"$tmp/warnings" ||
+        { echo "  status $?, stderr: $(head -c 300 "$tmp/err")"; return 1; }
+}
+warns() { # expected-warning -- args...
+    local expected=$1
+    shift 2
+    warnings_of "$@" && grep -qxF -- "$expected" "$tmp/warnings" ||
+        { echo "  warnings: $(cat "$tmp/warnings" 2>/dev/null)"; return 1; }
+}
+quiet_about() { # option -- args...: no warning names the option
+    local option=$1
+    shift 2
+    warnings_of "$@" && ! grep -qF -- "$option " "$tmp/warnings" ||
+        { echo "  warnings: $(cat "$tmp/warnings")"; return 1; }
+}
+# Each case: the option and its value, the warning's words after "has no effect: it needs, for
+# one, ", and the options that give it an effect.
+while IFS='|' read -r given needs on; do
+    option=${given%% *}
+    [ -n "$given" ] || continue
+    # shellcheck disable=SC2086
+    check "$given alone: the warning names it and what it needs" warns \
+        "$given has no effect: it needs, for one, $needs" -- $given
+    # shellcheck disable=SC2086
+    check "  with $on: no warning about $option" quiet_about "$option" -- $given $on
+done <<'CASES'
+--rope-factor 16|--rope half --rope-scaling linear (here --rope none, --rope-scaling none)|--rope half --rope-scaling linear
+--rope-theta 500|--rope half (here --rope none)|--rope half
+--nope-every 2|--rope half (here --rope none)|--rope half
+--sink-std 0.3|--sink 0 (here --sink none)|--sink 0
+--window 2|--mask window (here --mask full)|--mask window
+--window-layers 1:1|--mask window (here --mask full)|--mask window
+--init-alpha 0.2|--init cutting-skip (here --init normal)|--init cutting-skip
+--mlp-ratio 2|--mlp gelu --mlp-hidden 0 (here --mlp none)|--mlp gelu
+--skip-gain 0.5|--skip plain (here --skip none)|--skip plain
+--positions learned|--input embedding (here --input orthonormal)|--input embedding
+--vocab 100|--input embedding (here --input orthonormal)|--input embedding
+--init-std 0.05|--init gpt2 (here --init normal)|--init gpt2
+--rope-scaling linear|--rope half (here --rope none)|--rope half
+CASES
+check "--ln-eps 0.001 with unit LN rows: the warning" warns \
+    "--ln-eps 0.001 has no effect: it needs, for one, --layernorm rms --ln-scale sqrt-d (here --ln-scale unit)" \
+    -- -n rms --ln-eps 0.001
+check "  with --ln-scale sqrt-d: none" quiet_about --ln-eps -- -n rms --ln-scale sqrt-d --ln-eps 0.001
+check "--norm-gain-offset 1 with drawn weights (no gains to offset): the warning" warns \
+    "--norm-gain-offset 1 has no effect under the other settings (it has one with, for one, --layernorm rms --weights FILE)" \
+    -- -n rms --norm-gain-offset 1
+for option in "--logit-softcap 30" "--qk-norm head" "--rope half" "--sink 5"; do
+    # shellcheck disable=SC2086
+    check "-a markov $option: the warning" warns \
+        "$option has no effect: it needs, for one, --attention softmax (here --attention markov)" -- -a markov $option
+    # shellcheck disable=SC2086
+    check "  with softmax: none" quiet_about "${option%% *}" -- $option
+done
+check "-a relu --sink 5 runs, as relu without the sink (the numbers bit for bit)" bash -c "
+    '$BIN' --batch ${small[*]} -a relu --sink 5 | '$PY' -c 'import json,sys; d=json.load(sys.stdin); [d.pop(k) for k in (\"config\", \"warnings\")]; print(json.dumps(d))' >'$tmp/sink.json' &&
+    '$BIN' --batch ${small[*]} -a relu | '$PY' -c 'import json,sys; d=json.load(sys.stdin); [d.pop(k) for k in (\"config\", \"warnings\")]; print(json.dumps(d))' >'$tmp/nosink.json' &&
+    cmp -s '$tmp/sink.json' '$tmp/nosink.json'"
+check "a default left alone says nothing" bash -c "'$BIN' --batch ${small[*]} | grep -q '\"warnings\": \[\]'"
 check "--present --batch: refused" refused "--present: accepted only without --batch" -- \
     --batch "${small[@]}" --present
 check "--softmax-demo -a markov: refused, naming both" refused "-a/--attention markov: ignored with --softmax-demo" -- \
@@ -32,17 +85,24 @@ check "--softmax-demo --weights: refused" refused "--softmax-demo: accepted with
     --batch --softmax-demo -T 10 -d 10 --weights "$tmp"
 check "--softmax-demo -T 10 -d 10 --seeds 3 --init-alpha 0.1: accepted" accepted \
     --batch --softmax-demo -T 10 -d 10 --seeds 3 --init-alpha 0.1
-# A preset and a --jsonl line follow the same rule (Config_validate's); the screen's keys too
-# (tests/test_keys.c: % stops).
+# A preset's own lines do not warn (a preset writes every setting, applied or not); the same
+# setting on the command line does.  A --jsonl line warns for what it changes.
 printf 'attention = relu\nsink = 5\n' >"$tmp/relu-sink.preset"
-check "a preset with attention relu and sink 5: refused, naming the file" refused \
-    "--sink 5: accepted only with softmax attention (the sink joins the softmax's denominator), not -a/--attention relu" -- --batch "${small[@]}" --preset "$tmp/relu-sink.preset"
-jsonl_refused() {
-    printf '{"attention": "markov", "sink": 5}\n' | "$BIN" --batch --jsonl "${small[@]}" >"$tmp/out" 2>"$tmp/err"
-    [ $? -eq 2 ] && grep -qF -- "line 1: --sink 5: accepted only with softmax attention (the sink joins the softmax's denominator), not -a/--attention markov" "$tmp/err" ||
+check "a preset with attention relu and sink 5: runs, no warning about the sink" quiet_about --sink \
+    -- --preset "$tmp/relu-sink.preset"
+check "  and --sink 5 given after it: the warning" warns \
+    "--sink 5 has no effect: it needs, for one, --attention softmax (here --attention relu)" -- \
+    --preset "$tmp/relu-sink.preset" --sink 5
+jsonl_warns() {
+    printf '{"attention": "markov", "sink": 5}\n{"attention": "markov"}\n' |
+        "$BIN" --batch --jsonl "${small[@]}" >"$tmp/out" 2>"$tmp/err" &&
+        "$PY" -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin]
+said = "--sink 5 has no effect: it needs, for one, --attention softmax (here --attention markov)"
+assert said in lines[0]["warnings"], lines[0]["warnings"]
+assert not any("--sink" in w for w in lines[1]["warnings"]), lines[1]["warnings"]' <"$tmp/out" ||
         { echo "  stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
-check "a --jsonl line with markov and a sink: refused" jsonl_refused
-check "a --jsonl line with a sink of none and relu: accepted" bash -c \
-    "printf '{\"attention\": \"relu\", \"sink\": null}\n' | '$BIN' --batch --jsonl ${small[*]} >/dev/null"
+check "a --jsonl line with markov and a sink: runs with the warning; the next line without it" jsonl_warns
 finish

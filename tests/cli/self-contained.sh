@@ -31,4 +31,6 @@ docs_exist() { # every docs/*.md the user-facing texts link to exists
     return $missing
 }
 check "every docs/ file that is named exists" docs_exist
+check "every docs/model.md §N named exists, and one beside a topic (merge, conditioning, cost, initialisation) has it in its title" \
+    "$PY" tests/cli/doc_refs.py
 finish

@@ -64,8 +64,8 @@ check "the settings stay" shows "d_h=32"
 keys ":"
 keys -l "rope-"
 press "Tab on several matches: the first, counted" ":rope-theta_" Tab
-expect "its count" "1 of 7 \(Tab: next\)"
-press "Tab again: the next match" ":rope-fraction_" Tab
+expect "its count" "1 of 8 \(Tab: next\)"
+press "Tab again: the next match" ":rope-local-base-freq_" Tab
 keys Escape
 keys ":"
 press "↑ recalls the line set last" ":seed 2_" Up
