@@ -452,8 +452,9 @@ static int other_value(int ch, Options *o, char *err, size_t size)
         o->max_memory = parse_size(optarg);
         if (!o->max_memory) {
             snprintf(err, size,
-                     "--max-memory '%s': accepted a size like 512M, 2G or 300 (MiB), above 0",
-                     optarg);
+                     "--max-memory '%s': accepted a size like 512M, 2G or 300 (MiB), above 0 "
+                     "and at most %lluT (2^64 bytes less one)",
+                     optarg, ~0ull >> 40);
             return 2;
         }
         return 0;

@@ -31,7 +31,7 @@ numeric=(
     "--mlp-ratio|--mlp-ratio|accepted a whole number 1..16"
     "--init-vo-alpha|--init-vo-alpha|accepted a number 0 <= X <= 100"
     "--init-vo-beta|--init-vo-beta|accepted a number -50 < X <= 50"
-    "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0"
+    "--max-memory|--max-memory|accepted a size like 512M, 2G or 300 (MiB), above 0 and at most 16777215T"
     "--sink|--sink|accepted a number -1e+06 <= X <= 1e+06 or none"
     "--sink-std|--sink-std|accepted a number 0 <= X <= 1000"
     "--rope-factor|--rope-factor|accepted a number 0 < X <= 1e+06"
@@ -39,7 +39,7 @@ numeric=(
     "--rope-high-freq-factor|--rope-high-freq-factor|accepted a number 0 < X <= 1e+06"
     "--rope-original-context|--rope-original-context|accepted a whole number 1..16777216"
 )
-values=("" 0 -1 1e400 99999999999999999999 abc 12x nan inf -inf " 5" "5 " 0x10)
+values=("" 0 -1 1e400 99999999999999999999 16777216T abc 12x nan inf -inf " 5" "5 " 0x10)
 for entry in "${numeric[@]}"; do
     IFS='|' read -r option spelled accepted <<<"$entry"
     bad=0
