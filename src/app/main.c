@@ -423,9 +423,9 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
                           .second_finished = Lanes_finished,
                           .run_claimed = Lanes_run_claimed,
                           .pair_context = lanes};
-    /* --jsonl's lines may be refused as they come, and the demo may fail: the weights' target
-       is checked first, and the weights are written only once the lines or the demo have run,
-       so that a failed command has written nothing. */
+    /* The demo may fail: the weights' target is checked first, and the weights are written
+       only once the demo has run, so that a failed command has written nothing (--jsonl takes
+       no --export-weights: each line describes its own model). */
     if (o->jsonl || o->softmax_demo) {
         if (!(status = weights_target_refused(o, checkpoint)) &&
             !(status = o->jsonl ? Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout)

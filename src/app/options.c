@@ -453,7 +453,7 @@ static int other_value(int ch, Options *o, char *err, size_t size)
         if (!o->max_memory) {
             snprintf(err, size,
                      "--max-memory '%s': accepted a size like 512M, 2G or 300 (MiB), above 0 "
-                     "and at most %lluT (2^64 bytes less one)",
+                     "and at most %lluT",
                      optarg, ~0ull >> 40);
             return 2;
         }
@@ -592,6 +592,13 @@ static int check_combinations(const Options *o, char *err, size_t size)
                  "--export '%s': accepted only without --jsonl (every line would overwrite "
                  "the same files)",
                  o->export_dir);
+        return 2;
+    }
+    if (o->jsonl && o->export_weights_dir) {
+        snprintf(err, size,
+                 "--export-weights '%s': accepted only without --jsonl (each line describes its "
+                 "own model; export one with --batch and that line's settings)",
+                 o->export_weights_dir);
         return 2;
     }
     if (o->export_matrix && o->batch && !o->export_dir) {
