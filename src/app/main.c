@@ -547,7 +547,8 @@ static int settle_input(Options *o, const Checkpoint *k, const TokenIds *ids, ch
         snprintf(err, size, "--token-ids: %s", why);
         return 2;
     }
-    if (Config_validate(c, err, size))
+    /* --jsonl takes no checkpoint and no ids; its lines check their own combinations. */
+    if (!o->jsonl && Config_validate(c, err, size))
         return 2;
     if (!Layer_weights_fit(c, why, sizeof why)) {
         snprintf(err, size, "--weights '%s': %s", o->weights_path, why);
@@ -642,8 +643,9 @@ int main(int argc, char **argv)
         return Options_flush_stdout();
     }
     TokenIds ids = {0};
+    /* --jsonl's lines check their own memory: the command line's settings are their base. */
     if (read_token_ids(&o, &ids, err, sizeof err) ||
-        Options_check_memory(&o, &o.config, err, sizeof err) ||
+        (!o.jsonl && Options_check_memory(&o, &o.config, err, sizeof err)) ||
         Rates_check_environment(err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         TokenIds_free(&ids);

@@ -738,7 +738,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->token_ids_path, INPUT_NAMES.names[o->config.input]);
         return 2;
     }
-    if (Config_validate(&o->config, err, size))
+    /* With --jsonl the command line's settings are only the base of each line, which checks
+       its own combination (an error record); each value was checked as it was parsed. */
+    if (!o->jsonl && Config_validate(&o->config, err, size))
         return 2;
     return check_softmax_demo_settings(o, err, size);
 }
