@@ -12,4 +12,9 @@
    configuration, the memory it needs and the budget. */
 int Budget_check(const Config *c, unsigned long long budget, char *err, size_t size);
 
+/* Budget_check with the budget's source named in the message (what set it: "--max-memory",
+   "ulimit -v of 244 MiB, ..."). */
+int Budget_check_named(const Config *c, unsigned long long budget, const char *source, char *err,
+                       size_t size);
+
 #endif

@@ -14,6 +14,7 @@
 #include "jsonl.h"
 #include "isolate.h"
 #include "lanes.h"
+#include "memory_limits.h"
 #include "rates.h"
 #include "merge.h"
 #include "options.h"
@@ -90,17 +91,31 @@ static bool conditioning_path_exact(const Options *o, const Config *c, CostRates
     return ConditioningPath_exact((ConditioningPath)o->conditioning_path, c, rates, ULLONG_MAX);
 }
 
+/* Bytes in MiB rounded up, so that a need never prints equal to a budget below it. */
+static unsigned long long mib_up(unsigned long long bytes)
+{
+    return (bytes + (1ull << 20) - 1) >> 20;
+}
+
 static int choose_conditioning_path(const Options *o, CostRates rates, bool *exact)
 {
     const Config *c = &o->config;
     *exact = conditioning_path_exact(o, c, rates);
-    unsigned long long need = Conditioning_memory_estimate_path(c, *exact),
+    /* The network and the conditioning are each held to the budget; one refusal names both,
+       so that a budget raised to the larger passes (main leaves the network's check here). */
+    unsigned long long conditioning = Conditioning_memory_estimate_path(c, *exact),
+                       network = Model_memory_estimate(c),
+                       need = conditioning > network ? conditioning : network,
                        budget = Options_memory_budget(o);
     if (need > budget) {
+        char source[MEMORY_SOURCE_SIZE];
+        Options_memory_budget_source(o, source, sizeof source);
         fprintf(stderr,
-                "attnscope: --conditioning at T = %d, d = %d needs about %llu MiB (the Jacobian "
-                "or the Lanczos basis), above the memory budget of %llu MiB (--max-memory)\n",
-                c->tokens, c->width, (need + (1ull << 20) - 1) >> 20, budget >> 20);
+                "attnscope: --conditioning at T = %d, d = %d, depth %d needs about %llu MiB (the "
+                "network %llu MiB; the Jacobian or the Lanczos basis %llu MiB), above the memory "
+                "budget of %llu MiB (%s)\n",
+                c->tokens, c->width, c->depth, mib_up(need), mib_up(network), mib_up(conditioning),
+                budget >> 20, source);
         return 2;
     }
     if (o->conditioning_path == CONDITIONING_PATH_AUTO && !*exact &&
@@ -289,6 +304,12 @@ static bool exports_overlap(const Options *o)
 static int refused_before_computing(const Options *o, const Checkpoint *checkpoint, bool two_lanes,
                                     bool *conditioning_exact, double *estimate)
 {
+    if (o->verbose) {
+        char source[MEMORY_SOURCE_SIZE];
+        Options_memory_budget_source(o, source, sizeof source);
+        fprintf(stderr, "attnscope: memory budget %llu MiB (%s)\n", Options_memory_budget(o) >> 20,
+                source);
+    }
     CostRates rates = {0};
     bool measured = o->verbose || o->conditioning;
     if (measured)
@@ -313,10 +334,17 @@ static bool blas_buffers_reserved(int callers)
 {
     if (BlasBuffers_reserve(callers) == 0)
         return true;
+    struct rlimit limit;
+    getrlimit(RLIMIT_AS, &limit);
+    unsigned long long mapped = MemoryLimits_mapped_bytes(),
+                       holds = mapped + BLAS_BUFFER_BYTES * (unsigned long long)callers;
     fprintf(stderr,
-            "attnscope: out of memory: the address-space limit (ulimit -v) leaves no room for "
-            "OpenBLAS's buffers, %zu MiB for each of %d\n",
-            BLAS_BUFFER_BYTES >> 20, callers);
+            "attnscope: out of memory: the address-space limit (ulimit -v %llu) leaves no room "
+            "for OpenBLAS's buffers, %zu MiB for each of %d thread%s calling BLAS, beside the "
+            "%llu MiB mapped; ulimit -v %llu would hold %s (more for the run itself)\n",
+            (unsigned long long)limit.rlim_cur >> 10, BLAS_BUFFER_BYTES >> 20, callers,
+            callers == 1 ? "" : "s", mapped >> 20, (holds + 1023) >> 10,
+            callers == 1 ? "it" : "them");
     return false;
 }
 
@@ -643,9 +671,10 @@ int main(int argc, char **argv)
         return Options_flush_stdout();
     }
     TokenIds ids = {0};
-    /* --jsonl's lines check their own memory: the command line's settings are their base. */
+    /* --jsonl's lines check their own memory: the command line's settings are their base;
+       --conditioning's check names the network's need beside its own (choose_conditioning_path). */
     if (read_token_ids(&o, &ids, err, sizeof err) ||
-        (!o.jsonl && Options_check_memory(&o, &o.config, err, sizeof err)) ||
+        (!o.jsonl && !o.conditioning && Options_check_memory(&o, &o.config, err, sizeof err)) ||
         Rates_check_environment(err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         TokenIds_free(&ids);

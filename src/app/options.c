@@ -2,7 +2,9 @@
 
 #include "attnscope/budget.h"
 #include "attnscope/format.h"
+#include "attnscope/model.h"
 #include "line_reader.h"
+#include "memory_limits.h"
 #include "conditioning_path.h"
 #include "presets.h"
 #include "safetensors.h"
@@ -193,7 +195,8 @@ void Options_usage(FILE *out)
           "      --verbose       with --batch: print the estimated compute time on stderr before\n"
           "                      computing, and the actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
-          "                      half of the physical memory)\n"
+          "                      half of the physical memory, or less where ulimit -v or\n"
+          "                      the cgroup's memory limit leaves less)\n"
           "      --max-time S    with --batch: start a computation estimated at up to S seconds\n"
           "                      (default 3600; above it batch says the estimate and exits 2)\n"
           "      --ascii         no Unicode glyphs\n"
@@ -314,16 +317,27 @@ static unsigned long long parse_size(const char *text)
 
 unsigned long long Options_memory_budget(const Options *o)
 {
+    return o->max_memory ? o->max_memory : MemoryLimits_default()->bytes;
+}
+
+void Options_memory_budget_source(const Options *o, char *buf, size_t size)
+{
     if (o->max_memory)
-        return o->max_memory;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page / 2
-                                 : 1ull << 32;
+        snprintf(buf, size, "--max-memory");
+    else
+        snprintf(buf, size, "set by %s; --max-memory sets one", MemoryLimits_default()->source);
 }
 
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size)
 {
-    return Budget_check(c, Options_memory_budget(o), err, size);
+    char source[MEMORY_SOURCE_SIZE], raise[96] = "";
+    Options_memory_budget_source(o, source, sizeof source);
+    if (!o->max_memory)
+        MemoryLimits_raise_text(MemoryLimits_default(), Model_memory_estimate(c), raise,
+                                sizeof raise);
+    size_t used = strlen(source);
+    snprintf(source + used, sizeof source - used, "%s", raise);
+    return Budget_check_named(c, Options_memory_budget(o), source, err, size);
 }
 
 /* getopt_long's tables: the settings' options from the table, then the others. */

@@ -382,7 +382,7 @@ refused "--wo gaussian: accepted identity or orthogonal with --init cutting-skip
     --init cutting-skip --wo gaussian || bad=$((bad + 1))
 refused "--jsonl: accepted without --conditioning and --softmax-demo" -- --batch --jsonl \
     --conditioning || bad=$((bad + 1))
-refused "--conditioning at T = 64, d = 64 needs about" -- --batch -T 64 -d 64 --conditioning --conditioning-path exact \
+refused "--conditioning at T = 64, d = 64, depth 8 needs about" -- --batch -T 64 -d 64 --conditioning --conditioning-path exact \
     --max-memory 100M || bad=$((bad + 1))
 check "bad values of the new options exit 2 naming the option, the value and what is accepted" test $bad -eq 0
 
