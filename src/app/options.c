@@ -43,6 +43,8 @@ static char *trim(char *s)
     return s;
 }
 
+#define UTF8_BYTE_ORDER_MARK "\xEF\xBB\xBF"
+
 /* Parses one preset line into c; returns 0, or -1 with the message (without FILE:LINE). */
 static int preset_line(Config *c, char *line, size_t length, bool seen[], char *err, size_t size)
 {
@@ -84,7 +86,11 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[], char *
     if (index == Settings_count()) {
         char names[1024];
         Settings_names(false, names, sizeof names);
-        snprintf(err, size, "unknown key '%.40s'; accepted: %s", key, names);
+        snprintf(err, size, "unknown key '%.40s'%s; accepted: %s", key,
+                 strstr(key, UTF8_BYTE_ORDER_MARK)
+                     ? " (it holds a byte-order mark, U+FEFF, accepted only at the file's start)"
+                     : "",
+                 names);
         return -1;
     }
     if (seen[index]) {
@@ -108,11 +114,17 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size)
     LineReader lines = LineReader_start(f, path);
     LineStatus got = LINE_END;
     int status = 0;
-    while (status == 0 && (got = LineReader_next(&lines, msg, sizeof msg)) == LINE_READ)
-        if (preset_line(&trial, lines.text, lines.length, seen, msg, sizeof msg)) {
+    while (status == 0 && (got = LineReader_next(&lines, msg, sizeof msg)) == LINE_READ) {
+        /* A byte-order mark, which Windows editors write, is no part of the first key. */
+        size_t mark = lines.number == 1 && lines.length >= 3 &&
+                              memcmp(lines.text, UTF8_BYTE_ORDER_MARK, 3) == 0
+                          ? 3
+                          : 0;
+        if (preset_line(&trial, lines.text + mark, lines.length - mark, seen, msg, sizeof msg)) {
             snprintf(err, size, "%s:%ld: %s", path, lines.number, msg);
             status = -1;
         }
+    }
     if (status == 0 && got != LINE_END) {
         snprintf(err, size, "%s", msg);
         status = -1;

@@ -161,6 +161,19 @@ utf8_ok() { # UTF-8 in comments is text
     "$BIN" --batch --preset "$tmp/utf8.preset" >"$tmp/out" 2>"$tmp/err" && "$PY" tests/cli/contract.py 16 1 <"$tmp/out"
 }
 check "preset: UTF-8 comments are accepted" utf8_ok
+# A byte-order mark (Windows editors write one) starts the file, not its first key: the
+# document is the one of the same preset without it.  Anywhere else it is named.
+bom_ok() {
+    printf 'tokens = 16\nwidth = 16\ndepth = 1\n' >"$tmp/plain.preset"
+    printf '\357\273\277tokens = 16\nwidth = 16\ndepth = 1\n' >"$tmp/bom.preset"
+    "$BIN" --batch --preset "$tmp/plain.preset" >"$tmp/plain.json" &&
+        "$BIN" --batch --preset "$tmp/bom.preset" >"$tmp/bom.json" 2>"$tmp/err" &&
+        cmp -s "$tmp/plain.json" "$tmp/bom.json" || { echo "  $(head -c 300 "$tmp/err")"; return 1; }
+}
+check "preset: a UTF-8 byte-order mark at the start is accepted (the same document)" bom_ok
+check "preset: a byte-order mark on a later line is named" refused \
+    "$(preset bom2 'tokens = 16\n\357\273\277width = 16\n'):2: unknown key" \
+    "(it holds a byte-order mark, U+FEFF, accepted only at the file's start)" -- --preset "$tmp/bom2.preset"
 long_line() {
     { printf 'tokens = 64\nseed = '; head -c $((10 << 20)) /dev/zero | tr '\0' 7; printf '\n'; } >"$tmp/long.preset"
     refused "$tmp/long.preset:2: --seed '7777777777777777777777777777777777777777...': accepted a whole number 0..9007199254740991" -- --preset "$tmp/long.preset"
