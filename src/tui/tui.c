@@ -223,6 +223,12 @@ static void describe_fitting_size(Loop *l, const Controls *next)
     ConditioningFit_phrase(fits ? &fit : NULL, within, l->fitting, sizeof l->fitting);
 }
 
+/* Whether no job has run or runs: the command line's job was asked about and declined. */
+static bool nothing_computed(const Loop *l)
+{
+    return !l->shown && !l->busy;
+}
+
 /* Starts the job for next (from a key, or from the preset at `preset`), or, when the cost
    model puts it above confirm_above, asks first and changes nothing yet.  Returns
    true when the settings are on. */
@@ -254,7 +260,10 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
     l->prompt = (Prompt){.title = " a long computation ",
                          .label = l->question,
                          .detail = l->fitting[0] ? l->fitting : NULL,
-                         .hint = "Enter computes it; Esc keeps the previous settings",
+                         .hint = nothing_computed(l)
+                                     ? "Enter computes it; Esc computes nothing (then change "
+                                       "the settings with keys, or q quits)"
+                                     : "Enter computes it; Esc keeps the previous settings",
                          .max_chars = 0,
                          .allowed = no_text};
     Trace_event(l->trace, "confirm-ask seconds=%.1f", seconds);
@@ -272,8 +281,9 @@ static bool needs_job(const Loop *l, const Controls *next)
     bool left = l->busy && ((had.sweep && !want.sweep) || (had.compare && !want.compare) ||
                             (had.conditioning && !want.conditioning) ||
                             (had.conditioning_other && !want.conditioning_other));
-    return !Config_equal(&next->config, &l->controls.config) || (want.sweep && !had.sweep) ||
-           (want.compare && !had.compare) || (want.conditioning && !had.conditioning) ||
+    return nothing_computed(l) || !Config_equal(&next->config, &l->controls.config) ||
+           (want.sweep && !had.sweep) || (want.compare && !had.compare) ||
+           (want.conditioning && !had.conditioning) ||
            (want.conditioning_other && !had.conditioning_other) || left;
 }
 
@@ -321,7 +331,10 @@ static void long_job_key(Loop *l, int key)
         break;
     case PROMPT_CANCEL:
         l->prompting = PROMPT_NONE;
-        snprintf(l->note, sizeof l->note, "kept the previous settings: nothing computed");
+        snprintf(l->note, sizeof l->note, "%s",
+                 nothing_computed(l) ? "nothing computed: change the settings with keys (T, d, "
+                                       "L, ...), or q quits"
+                                     : "kept the previous settings: nothing computed");
         Trace_event(l->trace, "confirm-stay");
         break;
     default: {
@@ -945,7 +958,9 @@ static void run(Loop *l)
         {.fd = signal_pipe[0], .events = POLLIN},
         {.fd = ExportJob_fd(l->export_job), .events = POLLIN},
     };
-    submit(l);
+    /* The command line's job is asked about as a key's is (--no-confirm never asks). */
+    Controls start = l->controls;
+    submit_or_ask(l, &start, NULL);
     l->redraw = true;
     while (!l->quit || ExportJob_running(l->export_job)) {
         if (l->quit)
