@@ -257,15 +257,14 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
              c->seeds);
     describe_fitting_size(l, next);
     l->prompting = PROMPT_LONG_JOB;
-    l->prompt = (Prompt){.title = " a long computation ",
-                         .label = l->question,
-                         .detail = l->fitting[0] ? l->fitting : NULL,
-                         .hint = nothing_computed(l)
-                                     ? "Enter computes it; Esc computes nothing (then change "
-                                       "the settings with keys, or q quits)"
-                                     : "Enter computes it; Esc keeps the previous settings",
-                         .max_chars = 0,
-                         .allowed = no_text};
+    l->prompt =
+        (Prompt){.title = " a long computation ",
+                 .label = l->question,
+                 .detail = l->fitting[0] ? l->fitting : NULL,
+                 .hint = nothing_computed(l) ? "Enter computes it; Esc computes nothing yet"
+                                             : "Enter computes it; Esc keeps the previous settings",
+                 .max_chars = 0,
+                 .allowed = no_text};
     Trace_event(l->trace, "confirm-ask seconds=%.1f", seconds);
     return false;
 }
