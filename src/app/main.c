@@ -715,6 +715,8 @@ int main(int argc, char **argv)
     Isolate_restart_with("/proc/self/exe");
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
     const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
+    char budget_source[MEMORY_SOURCE_SIZE];
+    Options_memory_budget_source(&o, budget_source, sizeof budget_source);
     static Warnings hf_warnings;
     hf_config_warnings(&o.hf_config, &hf_warnings);
     TuiSettings tui = {.config = o.config,
@@ -726,6 +728,7 @@ int main(int argc, char **argv)
                        .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
+                       .memory_budget_source = budget_source,
                        .one_lane = one_lane,
                        .tour_dir = tour_directory(presets, tour, sizeof tour),
                        .presets_dir = presets,

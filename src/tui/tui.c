@@ -104,6 +104,7 @@ typedef struct {
     Trace *trace;
     Controls controls;
     unsigned long long memory_budget;
+    const char *memory_budget_source; /* what set it, named by the refusals */
     bool export_matrix;             /* --export-matrix: x writes the attention matrix in full too */
     unsigned long generation;       /* of the newest job submitted */
     WorkerExtras extras;            /* what that job computes beyond the model run */
@@ -294,7 +295,8 @@ static void long_job_setting(Loop *l, const KeyBinding *b)
 {
     Controls next = l->pending;
     if (!Keys_apply(b, &next, l->note, sizeof l->note) ||
-        Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
+        Budget_check_named(&next.config, l->memory_budget, l->memory_budget_source, l->note,
+                           sizeof l->note))
         return; /* the question stays, about the settings it named */
     char preset[TOUR_PATH_SIZE];
     snprintf(preset, sizeof preset, "%s", l->pending_preset);
@@ -450,7 +452,7 @@ static int load_preset_file(Loop *l, const char *path)
         snprintf(l->note, sizeof l->note, "%.40s is not loaded: %.400s", path, err);
         return -1;
     }
-    if (Budget_check(&c, l->memory_budget, err, sizeof err)) {
+    if (Budget_check_named(&c, l->memory_budget, l->memory_budget_source, err, sizeof err)) {
         snprintf(l->note, sizeof l->note, "%.40s: %.115s", path, err);
         return -1;
     }
@@ -717,7 +719,8 @@ static void bound_key(Loop *l, const KeyBinding *b)
         if (!Keys_apply(b, &next, l->note, sizeof l->note))
             break;
         /* Refused before anything is allocated: the screen stays as it was. */
-        if (Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
+        if (Budget_check_named(&next.config, l->memory_budget, l->memory_budget_source, l->note,
+                               sizeof l->note))
             break;
         submit_or_ask(l, &next, NULL);
         break;
@@ -1036,6 +1039,8 @@ int Tui_run(const TuiSettings *s)
     bool unicode = !s->ascii && MB_CUR_MAX > 1 && draws_unicode_glyphs(getenv("TERM"));
     Loop l = {.controls = Controls_from(&s->config),
               .memory_budget = s->memory_budget,
+              .memory_budget_source =
+                  s->memory_budget_source ? s->memory_budget_source : "--max-memory",
               .tour_step = -1,
               .warnings_first = -1,
               .confirm_above = s->no_confirm ? INFINITY : CONFIRM_ABOVE_SECONDS,
