@@ -134,12 +134,12 @@ void MemoryLimits_raise_text(const MemoryLimit *limit, unsigned long long need, 
                              size_t size)
 {
     unsigned long long holds = need + limit->beside;
-    char text[32];
-    MemoryLimits_size_text(holds, text, sizeof text);
-    if (limit->kind == MEMORY_LIMIT_ADDRESS_SPACE) /* in KiB, as ulimit -v takes it */
+    /* Rounded up, in the units each limit is set in: never printed equal to one too small. */
+    if (limit->kind == MEMORY_LIMIT_ADDRESS_SPACE) /* KiB, as ulimit -v takes it */
         snprintf(buf, size, "; ulimit -v %llu would hold it", (holds + 1023) >> 10);
     else if (limit->kind == MEMORY_LIMIT_CGROUP)
-        snprintf(buf, size, "; a cgroup limit of at least %s would hold it", text);
+        snprintf(buf, size, "; a cgroup limit of at least %lluM would hold it",
+                 (holds + (1ull << 20) - 1) >> 20);
     else
         buf[0] = '\0';
 }

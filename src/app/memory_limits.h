@@ -33,7 +33,7 @@ const MemoryLimit *MemoryLimits_default(void);
 unsigned long long MemoryLimits_mapped_bytes(void);
 
 /* What would hold a need of `need` bytes under the limit that set the budget, for a refusal:
-   "; ulimit -v 191488 would hold it", "; a memory.max of at least 2.1 GiB would hold it", or
+   "; ulimit -v 191488 would hold it", "; a cgroup limit of at least 2060M would hold it", or
    "" where the physical memory set it. */
 void MemoryLimits_raise_text(const MemoryLimit *limit, unsigned long long need, char *buf,
                              size_t size);

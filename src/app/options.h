@@ -80,7 +80,7 @@ void Options_usage(FILE *out);
    (MemoryLimits_default). */
 unsigned long long Options_memory_budget(const Options *o);
 
-enum { MEMORY_SOURCE_SIZE = 256 };
+enum { MEMORY_SOURCE_SIZE = 320 };
 
 /* What set that budget, for the messages: "--max-memory", or "set by ulimit -v of 244 MiB,
    ...; --max-memory sets one". */

@@ -80,7 +80,8 @@ cgroup "$tmp/v1" 2147483648 2080374784 v1
 cgroup "$tmp/none" max 2080374784
 with_cgroup() { ATTNSCOPE_TEST_CGROUP_DIR=$1 "${@:2}"; }
 check "cgroup v2 memory.max 2 GiB, 1.9 GiB in use: T = d = 512 refused, naming memory.max" \
-    refused "needs about 76 MiB, above the memory budget of 64 MiB (set by the cgroup's memory.max of 2.0 GiB, 1.9 GiB of it in use" -- \
+    refused "needs about 76 MiB, above the memory budget of 64 MiB (set by the cgroup's memory.max of 2.0 GiB, 1.9 GiB of it in use" \
+    "a cgroup limit of at least 2060M would hold it)" -- \
     with_cgroup "$tmp/v2" "$BIN" --batch -T 512 -d 512 -L 8
 check "cgroup v1 memory.limit_in_bytes: the same, naming it" \
     refused "above the memory budget of 64 MiB (set by the cgroup's memory.limit_in_bytes of 2.0 GiB" -- \
