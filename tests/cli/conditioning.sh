@@ -322,7 +322,7 @@ check "--verbose prices the conditioning too" \
 unpriced_said() {
     local says
     says=$(ATTNSCOPE_GFLOPS=10 "$BIN" --batch --conditioning -T 32 -d 32 -L 4 --conditioning-path kron \
-        --verbose --max-time 1e-9 2>&1 >/dev/null | head -1)
+        --verbose --max-time 1e-9 2>&1 >/dev/null | grep '^attnscope: estimate')
     grep -qE "1 seed, conditioning \(Lanczos; up to [0-9.e+]+ s more where kappa\(K\) < 1e4 makes a layer seek s_min, which only the run knows\) \(dgemm at" <<<"$says" &&
         ! grep -qE "up to 0 s more" <<<"$says" || { echo "  $says"; return 1; }
 }
