@@ -66,7 +66,7 @@ out=$outdir/task-$id.jsonl
 tmp=$outdir/.task-$id.jsonl.partial
 # The task's cores run the network and its counterpart side by side (two lanes) unless the
 # cluster sets OPENBLAS_NUM_THREADS.
-grep . "$configs" | sed -n "${from},${to}p" | "$bin" --batch --jsonl >"$tmp"
+grep . "$configs" | sed -n "${from},${to}p" | ATTNSCOPE_FIRST_LINE=$from "$bin" --batch --jsonl >"$tmp"
 status=$?
 if [ $status -eq 0 ]; then
     mv "$tmp" "$out"

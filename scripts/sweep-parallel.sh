@@ -72,4 +72,6 @@ args=(--pipe -N "$lines" --joblog "$joblog")
 [ -n "$sshloginfile" ] && args+=(--sshloginfile "$sshloginfile")
 # --pipe numbers the blocks of N lines in order, so a job's number names the same lines in a
 # resumed run.  Each job's output reaches RESULTS whole, once the job has ended.
-parallel "${args[@]}" env OPENBLAS_NUM_THREADS=1 "$bin" --batch --jsonl <"$configs" >>"$results"
+# ATTNSCOPE_FIRST_LINE: the chunk's first line in CONFIGS, so that stderr names the grid's line.
+parallel "${args[@]}" env OPENBLAS_NUM_THREADS=1 ATTNSCOPE_FIRST_LINE="{= \$_ = (seq() - 1) * $lines + 1 =}" \
+    "$bin" --batch --jsonl <"$configs" >>"$results"

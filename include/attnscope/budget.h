@@ -22,4 +22,9 @@ enum { BUDGET_BYTES_TEXT_SIZE = 32 };
 const char *Budget_bytes_text(unsigned long long bytes, bool round_up,
                               char buf[BUDGET_BYTES_TEXT_SIZE]);
 
+/* Budget_check with the budget's source named in the message (what set it: "--max-memory",
+   "ulimit -v of 244 MiB, ..."). */
+int Budget_check_named(const Config *c, unsigned long long budget, const char *source, char *err,
+                       size_t size);
+
 #endif

@@ -337,6 +337,26 @@ static int run_line(const Options *o, const char *text, size_t length, const Pro
     return 0;
 }
 
+/* The number in the whole grid of the input's first line (JSONL_FIRST_LINE_ENV, which the
+   sweep scripts set for a job's chunk), or 1 where it is unset or not a whole number >= 1. */
+static long first_line_number(void)
+{
+    const char *text = getenv(JSONL_FIRST_LINE_ENV);
+    char *end;
+    long first = text && *text ? strtol(text, &end, 10) : 1;
+    return text && *text && !*end && first >= 1 ? first : 1;
+}
+
+/* "line 7" of the input; of a job's chunk, "line 7 of the grid (line 1 of this job's)". */
+static void line_name(long line, long first, char *buf, size_t size)
+{
+    if (first == 1)
+        snprintf(buf, size, "line %ld", line);
+    else
+        snprintf(buf, size, "line %ld of the grid (line %ld of this job's)", first - 1 + line,
+                 line);
+}
+
 int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, FILE *in, FILE *out)
 {
     /* A folder reads as EISDIR, which the reader would take for a failed read (exit 1): it is
@@ -358,6 +378,8 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
     WidthSweep sweep;
     char err[OPTIONS_ERROR_SIZE];
     Pricing pricing = {.two_lanes = lanes != NULL};
+    long first = first_line_number();
+    char named[96];
     while ((got = LineReader_next(&lines, err, sizeof err)) == LINE_READ) {
         long line = lines.number;
         const char *text = lines.text;
@@ -369,7 +391,8 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
             run_line(o, text, lines.length, lanes, &pricing, w, r, &sweep, err, sizeof err);
         record.length = 0;
         if (outcome) {
-            fprintf(stderr, "attnscope: line %ld: %s\n", line, err);
+            line_name(line, first, named, sizeof named);
+            fprintf(stderr, "attnscope: %s: %s\n", named, err);
             error_record(err, line, &record);
             if (status != 1)
                 status = outcome;
@@ -377,7 +400,8 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
             result_record(r, o->sweep_tokens ? &sweep : NULL, line, seconds_since(&start), &record);
         }
         if (record.failed) {
-            fprintf(stderr, "attnscope: line %ld: out of memory writing the record\n", line);
+            line_name(line, first, named, sizeof named);
+            fprintf(stderr, "attnscope: %s: out of memory writing the record\n", named);
             status = 1;
             break;
         }

@@ -28,6 +28,10 @@ int Jsonl_apply_line(const JsonValue *object, Config *c, double *max_time, char 
 /* c as a JSON object with every setting, in table order: {"T":256,"d":256,...}. */
 void Jsonl_write_config(const Config *c, Text *t);
 
+/* The number in the whole grid of stdin's first line, for stderr's messages only (a record's
+   "line" stays the input's): the sweep scripts set it for each job's chunk of the grid. */
+#define JSONL_FIRST_LINE_ENV "ATTNSCOPE_FIRST_LINE"
+
 /* Runs every line of in (base settings: o->config) with the workspace, result and lanes
    given, and writes the records to out.  Returns the exit status: 0 when every line ran, 2
    when some line was refused as bad input, 1 when a computation or a write failed. */

@@ -15,6 +15,7 @@
 #include "jsonl.h"
 #include "isolate.h"
 #include "lanes.h"
+#include "memory_limits.h"
 #include "rates.h"
 #include "merge.h"
 #include "options.h"
@@ -96,15 +97,25 @@ static int choose_conditioning_path(const Options *o, CostRates rates, bool *exa
 {
     const Config *c = &o->config;
     *exact = conditioning_path_exact(o, c, rates);
-    unsigned long long need = Conditioning_memory_estimate_path(c, *exact),
+    /* The network and the conditioning are each held to the budget; one refusal names both,
+       so that a budget raised to the larger passes (main leaves the network's check here). */
+    unsigned long long conditioning = Conditioning_memory_estimate_path(c, *exact),
+                       network = Model_memory_estimate(c),
+                       need = conditioning > network ? conditioning : network,
                        budget = Options_memory_budget(o);
     if (need > budget) {
-        char need_text[BUDGET_BYTES_TEXT_SIZE], budget_text[BUDGET_BYTES_TEXT_SIZE];
+        char source[MEMORY_SOURCE_SIZE], need_text[BUDGET_BYTES_TEXT_SIZE],
+            network_text[BUDGET_BYTES_TEXT_SIZE], conditioning_text[BUDGET_BYTES_TEXT_SIZE],
+            budget_text[BUDGET_BYTES_TEXT_SIZE];
+        Options_memory_budget_source(o, source, sizeof source);
         fprintf(stderr,
-                "attnscope: --conditioning at T = %d, d = %d needs about %s (the Jacobian "
-                "or the Lanczos basis), above the memory budget of %s (--max-memory)\n",
-                c->tokens, c->width, Budget_bytes_text(need, true, need_text),
-                Budget_bytes_text(budget, false, budget_text));
+                "attnscope: --conditioning at T = %d, d = %d, depth %d needs about %s (the "
+                "network %s; the Jacobian or the Lanczos basis %s), above the memory budget of "
+                "%s (%s)\n",
+                c->tokens, c->width, c->depth, Budget_bytes_text(need, true, need_text),
+                Budget_bytes_text(network, true, network_text),
+                Budget_bytes_text(conditioning, true, conditioning_text),
+                Budget_bytes_text(budget, false, budget_text), source);
         return 2;
     }
     if (o->conditioning_path == CONDITIONING_PATH_AUTO && !*exact &&
@@ -295,6 +306,12 @@ static bool exports_overlap(const Options *o)
 static int refused_before_computing(const Options *o, const Checkpoint *checkpoint, bool two_lanes,
                                     bool *conditioning_exact, double *estimate)
 {
+    if (o->verbose) {
+        char source[MEMORY_SOURCE_SIZE];
+        Options_memory_budget_source(o, source, sizeof source);
+        fprintf(stderr, "attnscope: memory budget %llu MiB (%s)\n", Options_memory_budget(o) >> 20,
+                source);
+    }
     CostRates rates = {0};
     bool measured = o->verbose || o->conditioning;
     if (measured)
@@ -319,10 +336,17 @@ static bool blas_buffers_reserved(int callers)
 {
     if (BlasBuffers_reserve(callers) == 0)
         return true;
+    struct rlimit limit;
+    getrlimit(RLIMIT_AS, &limit);
+    unsigned long long mapped = MemoryLimits_mapped_bytes(),
+                       holds = mapped + BLAS_BUFFER_BYTES * (unsigned long long)callers;
     fprintf(stderr,
-            "attnscope: out of memory: the address-space limit (ulimit -v) leaves no room for "
-            "OpenBLAS's buffers, %zu MiB for each of %d\n",
-            BLAS_BUFFER_BYTES >> 20, callers);
+            "attnscope: out of memory: the address-space limit (ulimit -v %llu) leaves no room "
+            "for OpenBLAS's buffers, %zu MiB for each of %d thread%s calling BLAS, beside the "
+            "%llu MiB mapped; ulimit -v %llu would hold %s (more for the run itself)\n",
+            (unsigned long long)limit.rlim_cur >> 10, BLAS_BUFFER_BYTES >> 20, callers,
+            callers == 1 ? "" : "s", mapped >> 20, (holds + 1023) >> 10,
+            callers == 1 ? "it" : "them");
     return false;
 }
 
@@ -453,9 +477,9 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
                           .second_finished = Lanes_finished,
                           .run_claimed = Lanes_run_claimed,
                           .pair_context = lanes};
-    /* --jsonl's lines may be refused as they come, and the demo may fail: the weights' target
-       is checked first, and the weights are written only once the lines or the demo have run,
-       so that a failed command has written nothing. */
+    /* The demo may fail: the weights' target is checked first, and the weights are written
+       only once the demo has run, so that a failed command has written nothing (--jsonl takes
+       no --export-weights: each line describes its own model). */
     if (o->jsonl || o->softmax_demo) {
         if (!(status = weights_target_refused(o, checkpoint)) &&
             !(status = o->jsonl ? Jsonl_run(o, parallel ? &two_lanes : NULL, w, r, stdin, stdout)
@@ -587,7 +611,8 @@ static int settle_input(Options *o, const Checkpoint *k, const TokenIds *ids, ch
         snprintf(err, size, "--token-ids: %s", why);
         return 2;
     }
-    if (Config_validate(c, err, size))
+    /* --jsonl takes no checkpoint and no ids; its lines check their own combinations. */
+    if (!o->jsonl && Config_validate(c, err, size))
         return 2;
     if (!Layer_weights_fit(c, why, sizeof why)) {
         snprintf(err, size, "--weights '%s': %s", o->weights_path, why);
@@ -671,8 +696,10 @@ int main(int argc, char **argv)
         return Options_flush_stdout();
     }
     TokenIds ids = {0};
+    /* --jsonl's lines check their own memory: the command line's settings are their base;
+       --conditioning's check names the network's need beside its own (choose_conditioning_path). */
     if (read_token_ids(&o, &ids, err, sizeof err) ||
-        Options_check_memory(&o, &o.config, err, sizeof err) ||
+        (!o.jsonl && !o.conditioning && Options_check_memory(&o, &o.config, err, sizeof err)) ||
         Rates_check_environment(err, sizeof err)) {
         fprintf(stderr, "attnscope: %s\n", err);
         TokenIds_free(&ids);
@@ -714,6 +741,8 @@ int main(int argc, char **argv)
     Isolate_restart_with("/proc/self/exe");
     char tour[PATH_MAX + 8], shipped[PATH_MAX];
     const char *presets = Presets_shipped_directory(shipped, sizeof shipped);
+    char budget_source[MEMORY_SOURCE_SIZE];
+    Options_memory_budget_source(&o, budget_source, sizeof budget_source);
     TuiSettings tui = {.config = o.config,
                        .ascii = o.ascii,
                        .no_color = o.no_color,
@@ -723,6 +752,7 @@ int main(int argc, char **argv)
                        .present = o.present,
                        .trace_path = o.trace_path,
                        .memory_budget = Options_memory_budget(&o),
+                       .memory_budget_source = budget_source,
                        .one_lane = one_lane,
                        .tour_dir = tour_directory(presets, tour, sizeof tour),
                        .presets_dir = presets,

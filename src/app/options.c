@@ -2,7 +2,9 @@
 
 #include "attnscope/budget.h"
 #include "attnscope/format.h"
+#include "attnscope/model.h"
 #include "line_reader.h"
+#include "memory_limits.h"
 #include "conditioning_path.h"
 #include "presets.h"
 #include "safetensors.h"
@@ -41,6 +43,8 @@ static char *trim(char *s)
         s[--n] = '\0';
     return s;
 }
+
+#define UTF8_BYTE_ORDER_MARK "\xEF\xBB\xBF"
 
 /* Parses one preset line into c; returns 0, or -1 with the message (without FILE:LINE). */
 static int preset_line(Config *c, char *line, size_t length, bool seen[], char *err, size_t size)
@@ -81,7 +85,11 @@ static int preset_line(Config *c, char *line, size_t length, bool seen[], char *
     if (!s) {
         char names[1024];
         Settings_names(false, names, sizeof names);
-        snprintf(err, size, "unknown key '%.40s'; accepted: %s", key, names);
+        snprintf(err, size, "unknown key '%.40s'%s; accepted: %s", key,
+                 strstr(key, UTF8_BYTE_ORDER_MARK)
+                     ? " (it holds a byte-order mark, U+FEFF, accepted only at the file's start)"
+                     : "",
+                 names);
         return -1;
     }
     return SettingLine_assign(s, c, value, seen, err, size);
@@ -100,11 +108,17 @@ int Options_load_preset(Config *c, const char *path, char *err, size_t size)
     LineReader lines = LineReader_start(f, path);
     LineStatus got = LINE_END;
     int status = 0;
-    while (status == 0 && (got = LineReader_next(&lines, msg, sizeof msg)) == LINE_READ)
-        if (preset_line(&trial, lines.text, lines.length, seen, msg, sizeof msg)) {
+    while (status == 0 && (got = LineReader_next(&lines, msg, sizeof msg)) == LINE_READ) {
+        /* A byte-order mark, which Windows editors write, is no part of the first key. */
+        size_t mark = lines.number == 1 && lines.length >= 3 &&
+                              memcmp(lines.text, UTF8_BYTE_ORDER_MARK, 3) == 0
+                          ? 3
+                          : 0;
+        if (preset_line(&trial, lines.text + mark, lines.length - mark, seen, msg, sizeof msg)) {
             snprintf(err, size, "%s:%ld: %s", path, lines.number, msg);
             status = -1;
         }
+    }
     if (status == 0 && got != LINE_END) {
         snprintf(err, size, "%s", msg);
         status = -1;
@@ -173,10 +187,12 @@ void Options_usage(FILE *out)
           "                      attention matrix in full (attention_matrix.csv; with\n"
           "                      --attention-map product, attention_product.csv too) and\n"
           "                      the input X0 (input.csv)\n"
-          "      --verbose       with --batch: print the estimated compute time on stderr before\n"
-          "                      computing, and the actual time after\n"
+          "      --verbose       with --batch: print the memory budget (and what set it) and the\n"
+          "                      estimated compute time on stderr before computing, and the\n"
+          "                      actual time after\n"
           "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
-          "                      half of the physical memory)\n"
+          "                      half of the physical memory, or less where ulimit -v or\n"
+          "                      the cgroup's memory limit leaves less)\n"
           "      --max-time S    with --batch: start a computation estimated at up to S seconds\n"
           "                      (default 3600; above it batch says the estimate and exits 2)\n"
           "      --ascii         no Unicode glyphs\n"
@@ -297,16 +313,27 @@ static unsigned long long parse_size(const char *text)
 
 unsigned long long Options_memory_budget(const Options *o)
 {
+    return o->max_memory ? o->max_memory : MemoryLimits_default()->bytes;
+}
+
+void Options_memory_budget_source(const Options *o, char *buf, size_t size)
+{
     if (o->max_memory)
-        return o->max_memory;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page / 2
-                                 : 1ull << 32;
+        snprintf(buf, size, "--max-memory");
+    else
+        snprintf(buf, size, "set by %s; --max-memory sets one", MemoryLimits_default()->source);
 }
 
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size)
 {
-    return Budget_check(c, Options_memory_budget(o), err, size);
+    char source[MEMORY_SOURCE_SIZE], raise[96] = "";
+    Options_memory_budget_source(o, source, sizeof source);
+    if (!o->max_memory)
+        MemoryLimits_raise_text(MemoryLimits_default(), Model_memory_estimate(c), raise,
+                                sizeof raise);
+    size_t used = strlen(source);
+    snprintf(source + used, sizeof source - used, "%s", raise);
+    return Budget_check_named(c, Options_memory_budget(o), source, err, size);
 }
 
 /* getopt_long's tables: the settings' options from the table, then the others. */
@@ -435,8 +462,9 @@ static int other_value(int ch, Options *o, char *err, size_t size)
         o->max_memory = parse_size(optarg);
         if (!o->max_memory) {
             snprintf(err, size,
-                     "--max-memory '%s': accepted a size like 512M, 2G or 300 (MiB), above 0",
-                     optarg);
+                     "--max-memory '%s': accepted a size like 512M, 2G or 300 (MiB), above 0 "
+                     "and at most %lluT",
+                     optarg, ~0ull >> 40);
             return 2;
         }
         return 0;
@@ -574,6 +602,13 @@ static int check_combinations(const Options *o, char *err, size_t size)
                  "--export '%s': accepted only without --jsonl (every line would overwrite "
                  "the same files)",
                  o->export_dir);
+        return 2;
+    }
+    if (o->jsonl && o->export_weights_dir) {
+        snprintf(err, size,
+                 "--export-weights '%s': accepted only without --jsonl (each line describes its "
+                 "own model; export one with --batch and that line's settings)",
+                 o->export_weights_dir);
         return 2;
     }
     if (o->export_matrix && o->batch && !o->export_dir) {
@@ -724,7 +759,9 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
                  o->token_ids_path, INPUT_NAMES.names[o->config.input]);
         return 2;
     }
-    if (Config_validate(&o->config, err, size))
+    /* With --jsonl the command line's settings are only the base of each line, which checks
+       its own combination (an error record); each value was checked as it was parsed. */
+    if (!o->jsonl && Config_validate(&o->config, err, size))
         return 2;
     return check_softmax_demo_settings(o, err, size);
 }

@@ -83,8 +83,15 @@ int Options_flush_stdout(void);
 
 void Options_usage(FILE *out);
 
-/* The memory budget in bytes (--max-memory, or half of the physical memory). */
+/* The memory budget in bytes: --max-memory, or the least of the process's real limits
+   (MemoryLimits_default). */
 unsigned long long Options_memory_budget(const Options *o);
+
+enum { MEMORY_SOURCE_SIZE = 320 };
+
+/* What set that budget, for the messages: "--max-memory", or "set by ulimit -v of 244 MiB,
+   ...; --max-memory sets one". */
+void Options_memory_budget_source(const Options *o, char *buf, size_t size);
 
 /* Budget_check against that budget. */
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size);

@@ -18,14 +18,19 @@ const char *Budget_bytes_text(unsigned long long bytes, bool round_up,
 
 int Budget_check(const Config *c, unsigned long long budget, char *err, size_t size)
 {
+    return Budget_check_named(c, budget, "--max-memory, default half of the physical memory", err,
+                              size);
+}
+
+int Budget_check_named(const Config *c, unsigned long long budget, const char *source, char *err,
+                       size_t size)
+{
     unsigned long long need = Model_memory_estimate(c);
     if (need <= budget)
         return 0;
     char need_text[BUDGET_BYTES_TEXT_SIZE], budget_text[BUDGET_BYTES_TEXT_SIZE];
-    snprintf(err, size,
-             "T = %d, d = %d, depth %d needs about %s, above the memory budget of %s "
-             "(--max-memory, default half of the physical memory)",
+    snprintf(err, size, "T = %d, d = %d, depth %d needs about %s, above the memory budget of %s (%s)",
              c->tokens, c->width, c->depth, Budget_bytes_text(need, true, need_text),
-             Budget_bytes_text(budget, false, budget_text));
+             Budget_bytes_text(budget, false, budget_text), source);
     return -1;
 }

@@ -106,6 +106,7 @@ typedef struct {
     Trace *trace;
     Controls controls;
     unsigned long long memory_budget;
+    const char *memory_budget_source; /* what set it, named by the refusals */
     bool export_matrix;             /* --export-matrix: x writes the attention matrix in full too */
     unsigned long generation;       /* of the newest job submitted */
     WorkerExtras extras;            /* what that job computes beyond the model run */
@@ -233,6 +234,12 @@ static void describe_fitting_size(Loop *l, const Controls *next)
     ConditioningFit_phrase(fits ? &fit : NULL, within, l->fitting, sizeof l->fitting);
 }
 
+/* Whether no job has run or runs: the command line's job was asked about and declined. */
+static bool nothing_computed(const Loop *l)
+{
+    return !l->shown && !l->busy;
+}
+
 /* Starts the job for next (from a key, or from the preset at `preset`), or, when the cost
    model puts it above confirm_above, asks first and changes nothing yet.  Returns
    true when the settings are on. */
@@ -261,12 +268,14 @@ static bool submit_or_ask(Loop *l, const Controls *next, const char *preset)
              c->seeds);
     describe_fitting_size(l, next);
     l->prompting = PROMPT_LONG_JOB;
-    l->prompt = (Prompt){.title = " a long computation ",
-                         .label = l->question,
-                         .detail = l->fitting[0] ? l->fitting : NULL,
-                         .hint = "Enter computes it; Esc keeps the previous settings",
-                         .max_chars = 0,
-                         .allowed = no_text};
+    l->prompt =
+        (Prompt){.title = " a long computation ",
+                 .label = l->question,
+                 .detail = l->fitting[0] ? l->fitting : NULL,
+                 .hint = nothing_computed(l) ? "Enter computes it; Esc computes nothing yet"
+                                             : "Enter computes it; Esc keeps the previous settings",
+                 .max_chars = 0,
+                 .allowed = no_text};
     Trace_event(l->trace, "confirm-ask seconds=%.1f", seconds);
     return false;
 }
@@ -282,8 +291,9 @@ static bool needs_job(const Loop *l, const Controls *next)
     bool left = l->busy && ((had.sweep && !want.sweep) || (had.compare && !want.compare) ||
                             (had.conditioning && !want.conditioning) ||
                             (had.conditioning_other && !want.conditioning_other));
-    return !Config_equal(&next->config, &l->controls.config) || (want.sweep && !had.sweep) ||
-           (want.compare && !had.compare) || (want.conditioning && !had.conditioning) ||
+    return nothing_computed(l) || !Config_equal(&next->config, &l->controls.config) ||
+           (want.sweep && !had.sweep) || (want.compare && !had.compare) ||
+           (want.conditioning && !had.conditioning) ||
            (want.conditioning_other && !had.conditioning_other) || left;
 }
 
@@ -306,7 +316,8 @@ static void long_job_setting(Loop *l, const KeyBinding *b)
 {
     Controls next = l->pending;
     if (!Keys_apply(b, &next, l->note, sizeof l->note) ||
-        Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
+        Budget_check_named(&next.config, l->memory_budget, l->memory_budget_source, l->note,
+                           sizeof l->note))
         return; /* the question stays, about the settings it named */
     char preset[TOUR_PATH_SIZE];
     snprintf(preset, sizeof preset, "%s", l->pending_preset);
@@ -342,7 +353,10 @@ static void long_job_key(Loop *l, int key)
         break;
     case PROMPT_CANCEL:
         l->prompting = PROMPT_NONE;
-        snprintf(l->note, sizeof l->note, "kept the previous settings: nothing computed");
+        snprintf(l->note, sizeof l->note, "%s",
+                 nothing_computed(l) ? "nothing computed: change the settings with keys (T, d, "
+                                       "L, ...), or q quits"
+                                     : "kept the previous settings: nothing computed");
         Trace_event(l->trace, "confirm-stay");
         break;
     default: {
@@ -452,7 +466,7 @@ static int load_preset_file(Loop *l, const char *path)
         snprintf(l->note, sizeof l->note, "%.40s is not loaded: %.400s", path, err);
         return -1;
     }
-    if (Budget_check(&c, l->memory_budget, err, sizeof err)) {
+    if (Budget_check_named(&c, l->memory_budget, l->memory_budget_source, err, sizeof err)) {
         snprintf(l->note, sizeof l->note, "%.40s: %.115s", path, err);
         return -1;
     }
@@ -753,7 +767,8 @@ static void bound_key(Loop *l, const KeyBinding *b)
         if (!Keys_apply(b, &next, l->note, sizeof l->note))
             break;
         /* Refused before anything is allocated: the screen stays as it was. */
-        if (Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
+        if (Budget_check_named(&next.config, l->memory_budget, l->memory_budget_source, l->note,
+                               sizeof l->note))
             break;
         submit_or_ask(l, &next, NULL);
         break;
@@ -1003,7 +1018,9 @@ static void run(Loop *l)
         {.fd = signal_pipe[0], .events = POLLIN},
         {.fd = ExportJob_fd(l->export_job), .events = POLLIN},
     };
-    submit(l);
+    /* The command line's job is asked about as a key's is (--no-confirm never asks). */
+    Controls start = l->controls;
+    submit_or_ask(l, &start, NULL);
     l->redraw = true;
     while (!l->quit || ExportJob_running(l->export_job)) {
         if (l->quit)
@@ -1080,6 +1097,8 @@ int Tui_run(const TuiSettings *s)
     bool unicode = !s->ascii && MB_CUR_MAX > 1 && draws_unicode_glyphs(getenv("TERM"));
     Loop l = {.controls = Controls_from(&s->config),
               .memory_budget = s->memory_budget,
+              .memory_budget_source =
+                  s->memory_budget_source ? s->memory_budget_source : "--max-memory",
               .tour_step = -1,
               .warnings_first = -1,
               .confirm_above = s->no_confirm ? INFINITY : CONFIRM_ABOVE_SECONDS,

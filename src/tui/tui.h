@@ -23,6 +23,7 @@ typedef struct {
     bool present;                     /* --present: start in presentation mode */
     const char *trace_path;           /* --trace FILE, or NULL */
     unsigned long long memory_budget; /* bytes a job may take (keys beyond it are refused) */
+    const char *memory_budget_source; /* what set it, for the refusal ("--max-memory", ...) */
     /* Only one of OpenBLAS's buffers fits the address space (ulimit -v): the network and its
        counterpart run in turn, and the status line says why at start. */
     bool one_lane;

@@ -8,6 +8,7 @@
 #include "tour.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* The eigenvalue panel on the left, about square in dots; histogram over stable rank on
    the right. */
@@ -31,15 +32,50 @@ static void centred(Screen *s, int row, const char *utf8, bool bold)
     Screen_text(s, row, col < 0 ? 0 : col, t, INK_DEFAULT, bold);
 }
 
+/* The rows utf8 takes word-wrapped to the terminal's width (a word wider than it alone on a
+   row, cut at the edge), drawn centred from row where draw is set. */
+static int wrapped(Screen *s, const char *utf8, int row, bool bold, bool draw)
+{
+    char buf[256], line[256];
+    const char *t = View_spelled(s, utf8, buf, sizeof buf);
+    int rows = 0;
+    while (*t) {
+        size_t n = Ascii_words_fit(t, Screen_cols(s));
+        if (!n)
+            n = strcspn(t, " ");
+        snprintf(line, sizeof line, "%.*s", (int)n, t);
+        if (draw)
+            centred(s, row + rows, line, bold);
+        rows++;
+        t += n;
+        while (*t == ' ')
+            t++;
+    }
+    return rows;
+}
+
+/* What the terminal needs, what it is and how to leave, each sentence wrapped to the width;
+   where the three do not fit the height, a brief form, so that a terminal of any size says
+   what it needs (and that q quits). */
 static void size_message(Screen *s)
 {
-    char line[160];
+    char need[64], have[64], brief_need[32];
     int rows = Screen_rows(s);
-    snprintf(line, sizeof line, "attnscope needs at least %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
-    centred(s, rows / 2 - 1, line, true);
-    snprintf(line, sizeof line, "this terminal is %d×%d", Screen_cols(s), rows);
-    centred(s, rows / 2, line, false);
-    centred(s, rows / 2 + 1, "enlarge it, or press q to quit", false);
+    snprintf(need, sizeof need, "attnscope needs at least %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
+    snprintf(have, sizeof have, "this terminal is %d×%d", Screen_cols(s), rows);
+    snprintf(brief_need, sizeof brief_need, "needs %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
+    const char *full[] = {need, have, "enlarge it, or press q to quit"},
+               *brief[] = {brief_need, "q quits", NULL};
+    int taken = 0;
+    for (int i = 0; i < 3; i++)
+        taken += wrapped(s, full[i], 0, false, false);
+    const char **lines = taken <= rows ? full : brief;
+    if (lines == brief)
+        for (int i = taken = 0; i < 2; i++)
+            taken += wrapped(s, brief[i], 0, false, false);
+    int row = (rows - taken + 1) / 2 < 0 ? 0 : (rows - taken + 1) / 2;
+    for (int i = 0; i < 3 && lines[i]; i++)
+        row += wrapped(s, lines[i], row, i == 0, true);
 }
 
 /* Presentation mode: the loaded preset's "Point at:" note in a box under the panels, in rows

@@ -322,7 +322,7 @@ check "--verbose prices the conditioning too" \
 unpriced_said() {
     local says
     says=$(ATTNSCOPE_GFLOPS=10 "$BIN" --batch --conditioning -T 32 -d 32 -L 4 --conditioning-path kron \
-        --verbose --max-time 1e-9 2>&1 >/dev/null | head -1)
+        --verbose --max-time 1e-9 2>&1 >/dev/null | grep '^attnscope: estimate')
     grep -qE "1 seed, conditioning \(Lanczos; up to [0-9.e+]+ s more where kappa\(K\) < 1e4 makes a layer seek s_min, which only the run knows\) \(dgemm at" <<<"$says" &&
         ! grep -qE "up to 0 s more" <<<"$says" || { echo "  $says"; return 1; }
 }
@@ -387,7 +387,7 @@ refused "--wo gaussian: accepted identity or orthogonal with --init cutting-skip
     --init cutting-skip --wo gaussian || bad=$((bad + 1))
 refused "--jsonl: accepted without --conditioning and --softmax-demo" -- --batch --jsonl \
     --conditioning || bad=$((bad + 1))
-refused "--conditioning at T = 64, d = 64 needs about" -- --batch -T 64 -d 64 --conditioning --conditioning-path exact \
+refused "--conditioning at T = 64, d = 64, depth 8 needs about" -- --batch -T 64 -d 64 --conditioning --conditioning-path exact \
     --max-memory 100M || bad=$((bad + 1))
 check "bad values of the new options exit 2 naming the option, the value and what is accepted" test $bad -eq 0
 

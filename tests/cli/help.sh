@@ -24,6 +24,19 @@ man_names_all() {
 }
 check "the man page names every option of --help" man_names_all
 
+# EXIT STATUS says that 2 writes nothing to stdout; a bad --jsonl line does write its record
+# (exit 2): the section must say so, beside the behaviour it describes.
+man_exit_status_jsonl() {
+    echo garbage | "$BIN" --batch --jsonl -T 8 -d 8 -L 1 >"$tmp/bad.jsonl" 2>/dev/null
+    local status=$?
+    [ $status -eq 2 ] && grep -qF '"error"' "$tmp/bad.jsonl" ||
+        { echo "  a bad line: exit $status, stdout: $(head -c 200 "$tmp/bad.jsonl")"; return 1; }
+    sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' attnscope.1 >"$tmp/exit-status"
+    grep -qF 'jsonl, a bad line' "$tmp/exit-status" && grep -qF 'is written to standard output' "$tmp/exit-status" ||
+        { echo "  EXIT STATUS does not say that a bad --jsonl line writes its record"; return 1; }
+}
+check "the man page's EXIT STATUS says a bad --jsonl line's record is written (exit 2)" man_exit_status_jsonl
+
 # The other way: every option the docs name in code (`--x`) exists, in --help or in one of the
 # scripts the docs run (scripts/, bench/ and its Python; GNU parallel's, which
 # sweep-parallel.sh passes on).

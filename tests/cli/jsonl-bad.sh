@@ -90,8 +90,37 @@ PY
 check "accepted: 8.0 for a whole-number setting, read as 8" integral_floats
 check "refused: over the memory budget" refused_line '{"T": 4096, "d": 4096}' \
     "T = 4096, d = 4096, depth 2 needs about" --max-memory 1M
+# The command line's settings are each line's base: a combination only the base gets wrong
+# (the default T = 256 above -d 64, the memory of T = d = 4096 above 1M) is each line's
+# to check; lines that set T run, a line that keeps the base gets its error record.
+base_combination_per_line() {
+    printf '{"T": 16}\n{}\n{"T": 32, "d": 32}\n' |
+        "$BIN" --batch --jsonl -d 64 -L 2 >"$tmp/base.jsonl" 2>"$tmp/base.err"
+    local status=$?
+    [ $status -eq 2 ] || { echo "  exit $status: $(head -c 300 "$tmp/base.err")"; return 1; }
+    "$PY" - "$tmp/base.jsonl" <<'PY' || { echo "  records: $(head -c 400 "$tmp/base.jsonl")"; return 1; }
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+ok = (len(r) == 3 and [x["line"] for x in r] == [1, 2, 3]
+      and "error" not in r[0] and r[0]["config"]["T"] == 16 and r[0]["config"]["d"] == 64
+      and "-T/--tokens 256 exceeds -d/--width 64" in r[1]["error"]
+      and "error" not in r[2] and r[2]["config"]["d"] == 32)
+sys.exit(0 if ok else 1)
+PY
+}
+check "the command line's T above its d: each line checks its own (lines setting T run)" \
+    base_combination_per_line
+base_memory_per_line() {
+    printf '{"T": 8, "d": 8}\n' | "$BIN" --batch --jsonl -T 4096 -d 4096 --max-memory 1M \
+        >"$tmp/mem.jsonl" 2>"$tmp/mem.err" && grep -qF '"T":8' "$tmp/mem.jsonl" ||
+        { echo "  $(head -c 300 "$tmp/mem.err")"; return 1; }
+}
+check "the command line's size above --max-memory: a line that sets a small one runs" \
+    base_memory_per_line
 
 refused_option() { refused_running "$BIN" -- "$@"; } # expected-message -- args...
+check "a value out of its own range: refused before any line (whatever a line says)" \
+    refused_option "-d/--width '0': accepted a whole number 1..4096" -- --batch --jsonl -d 0
 check "--jsonl without --batch: exit 2, says so" refused_option \
     "--jsonl: accepted only with --batch" -- --jsonl
 check "--jsonl with --export: exit 2, says why" refused_option \

@@ -24,6 +24,17 @@ check "12 records, each named by its job (PARALLEL_SEQ)" test "$("$PY" -c 'impor
 print(sorted(int(json.loads(l)["provenance"]["PARALLEL_SEQ"]) for l in open(sys.argv[1])) == list(range(1, 13)))' "$tmp/results.jsonl")" = True
 check "merged, the same numbers as one process" cmp -s <(merged_numbers "$tmp/results.jsonl") <(merged_numbers "$tmp/one-process.jsonl")
 
+# A bad line in the second job of three lines: stderr names its line in the grid, not in the
+# job's chunk (the record's "line" stays the chunk's, as merge reads it).
+bad_line_named() {
+    { head -4 "$tmp/grid.jsonl"; echo '{"T": 8, "d": 4}'; } >"$tmp/bad-grid.jsonl"
+    sweep --lines 3 --joblog "$tmp/bad.log" "$tmp/bad-grid.jsonl" "$tmp/bad-results.jsonl" 2>"$tmp/bad.err"
+    local status=$?
+    [ $status -eq 1 ] && grep -qF "attnscope: line 5 of the grid (line 2 of this job's): -T/--tokens 8 exceeds -d/--width 4" "$tmp/bad.err" ||
+        { echo "  exit $status: $(head -c 300 "$tmp/bad.err")"; return 1; }
+}
+check "--lines 3, a bad fifth line: stderr names line 5 of the grid" bad_line_named
+
 cp "$tmp/results.jsonl" "$tmp/before.jsonl"
 sweep --jobs 2 --joblog "$tmp/log" --resume "$tmp/grid.jsonl" "$tmp/results.jsonl"
 check "a resumed finished sweep: exit 0" test $? -eq 0

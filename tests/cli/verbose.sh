@@ -15,12 +15,16 @@ check "--batch with and without --verbose exit 0" test "$plain" -eq 0 -a "$verbo
 check "--verbose leaves stdout as it was" cmp -s "$tmp/plain.json" "$tmp/verbose.json"
 check "without --verbose stderr is empty" test ! -s "$tmp/plain.err"
 
-# Two lines, in order: the estimate (with what it is for), then the time taken quoting it.
+# Three lines, in order: the memory budget and the limit that set it (memory-limits.sh checks
+# which), the estimate (with what it is for), then the time taken quoting it.
 estimate_then_actual() {
     "$PY" - "$tmp/verbose.err" <<'PY'
 import re, sys
 lines = open(sys.argv[1]).read().splitlines()
-assert len(lines) == 2, lines
+assert len(lines) == 3, lines
+assert re.fullmatch(r"attnscope: memory budget [0-9]+ MiB \(set by .*; --max-memory sets one\)",
+                    lines[0]), lines
+lines = lines[1:]
 first = re.fullmatch(r"attnscope: estimate ([0-9.e+-]+) s for T = 32, d = 48, depth 3, 2 seeds "
                      r"\(dgemm at ([0-9.]+) GFLOP/s per core, (two lanes|one lane)\)", lines[0])
 second = re.fullmatch(r"attnscope: computed in ([0-9.e+-]+) s \(estimate ([0-9.e+-]+) s\)", lines[1])
@@ -30,7 +34,7 @@ assert first.group(1) == second.group(2), lines
 assert float(second.group(1)) > 0, lines
 PY
 }
-check "stderr: the estimate, then the time taken with the same estimate" estimate_then_actual
+check "stderr: the memory budget, the estimate, then the time taken with the same estimate" estimate_then_actual
 
 "$BIN" --batch -T 32 -d 32 -L 2 --sweep-T --verbose >/dev/null 2>"$tmp/sweep.err"
 check "--sweep-T: exit 0, the estimate includes the width sweep" \
@@ -42,9 +46,9 @@ check "OPENBLAS_NUM_THREADS set: the estimate is for one lane" grep -q "one lane
 # With --weights: each layer the checkpoint is read for, once per seed, between the two.
 "$BIN" -T 16 -d 16 -L 3 --export-weights "$tmp/w" 2>/dev/null
 "$BIN" --batch -T 16 -d 16 -L 3 --seeds 2 --weights "$tmp/w" --verbose >/dev/null 2>"$tmp/read.err"
-reading=$(grep -v "^attnscope: warning" "$tmp/read.err" | sed -E 's/^attnscope: (estimate|computed).*/\1/; s/^attnscope: reading layer //' | tr '\n' ,)
+reading=$(grep -v "^attnscope: warning" "$tmp/read.err" | sed -E 's/^attnscope: (memory budget|estimate|computed).*/\1/; s/^attnscope: reading layer //' | tr '\n' ,)
 check "--weights: every layer read once per seed, after the estimate ($reading)" \
-    test "$reading" = "estimate,1/3,2/3,3/3,1/3,2/3,3/3,computed,"
+    test "$reading" = "memory budget,estimate,1/3,2/3,3/3,1/3,2/3,3/3,computed,"
 
 "$BIN" -T 32 -d 32 --verbose >"$tmp/screen.out" 2>"$tmp/screen.err"
 status=$?

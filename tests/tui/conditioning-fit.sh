@@ -27,6 +27,9 @@ named_size() { box_text | sed -nE 's/.*within 5 min the conditioning fits at T =
 
 trace=$TMP/fit.trace
 start 80 24 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=10 '$BIN' ${engineer[*]} --trace '$trace'"
+expect "the start-up job of minutes is asked about first" "a long computation"
+keys Enter
+check "  Enter: the question is gone" wait_gone "a long computation"
 expect "the screen starts at the engineer's size" "^T=512 +d=2048 +L=24"
 check "no size is named before the key" absent "the conditioning fits at"
 press "V: the conditioning view's job is asked about at once" "a long computation" V
@@ -53,6 +56,8 @@ batch_t8_refused() {
 check "batch refuses T = d = 8, L = 24 above 5 min at 1e-4 GFLOP/s" batch_t8_refused
 trace=$TMP/nofit.trace
 start 80 24 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=1e-4 '$BIN' -T 16 -d 16 -L 24 --trace '$trace'"
+expect "the start-up job, priced long at 1e-4 GFLOP/s, is asked about first" "a long computation"
+keys Enter
 check "the first job is done" wait_trace "job-done gen=1 "
 press "V: asked about the conditioning" "a long computation" V
 no_size_fits() {
@@ -68,6 +73,8 @@ quits "q quits"
 # stable-rank view, priced long at 1e-4 GFLOP/s).
 trace=$TMP/seeds.trace
 start 80 24 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=1e-4 '$BIN' -T 32 -d 32 -L 8 --seeds 2 --trace '$trace'"
+expect "the start-up job, priced long at 1e-4 GFLOP/s, is asked about first" "a long computation"
+keys Enter
 check "the first job is done" wait_trace "job-done gen=1 "
 press "E: asked about 4 seeds" "a long computation" E
 check "  naming no size: the stable-rank view computes no conditioning" absent "the conditioning fits"

@@ -27,6 +27,8 @@ printf '# Tour 1/1: a preset too big to start unasked\ntokens = 2048\nwidth = 20
 # ATTNSCOPE_GFLOPS pins (a machine of 10 GFLOP/s per core), asked on a fast machine as on a
 # busy one.
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=10 ATTNSCOPE_TOUR='$TMP/tour' '$BIN' -T 256 -d 256 -L 256 --seeds 16 --trace '$trace'"
+expect "the start-up job of minutes is asked about too (start-confirm.sh)" "a long computation"
+keys Enter
 expect "the screen starts with 16 seeds" "seeds=16"
 expect "the status line shows the time left" "computing [0-9]+%, (<1 s|~[0-9.]+ (s|min|h)) left"
 check "the first job started" wait_jobs_above 0

@@ -81,7 +81,7 @@ quits "q quits"
 
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 4 --max-memory 40M"
 expect "with a 40 MiB budget, T=256 runs" "computed in [0-9]+ ms"
-press "T=512 would take more: refused with the reason" "needs about [0-9]+ MiB, above the memory budget of 40 MiB" T
+press "T=512 would take more: refused with the reason and what set the budget" "needs about [0-9]+ MiB, above the memory budget of 40 MiB \(--max-memory\)" T
 expect "and the settings stay" "T=256 +d=256"
 keys q
 finish

@@ -29,6 +29,14 @@ expect "back at 120×40 it redraws the panels" "stable rank sr\(Σℓ\)"
 expect "and the status kept the key pressed while small" "T=512 +d=512"
 tm resize-window -t 0 -x 60 -y 20
 expect "small again" "needs at least 80×24"
+# Narrower than the message: each sentence wrapped at a word, none cut; lower than the
+# wrapped sentences: the brief form, whole.
+tm resize-window -t 0 -x 20 -y 8
+expect "at 20×8 the message wraps at words, the size whole" "^ *least 80×24 *$"
+expect "... and says how to quit" "^ *q to quit *$"
+tm resize-window -t 0 -x 20 -y 5
+expect "at 20×5 the brief form: what it needs" "^ *needs 80×24 *$"
+expect "... and that q quits" "^ *q quits *$"
 quits "q quits from the size message"
 
 start 80 24 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN'"
