@@ -150,7 +150,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := build-fuzz
 # The options read --hf-config's config.json (src/common/hf_config*.c, on the JSON reader and
 # writer), which fuzz_hf_config drives alone.
-FUZZ_SRC := src/app/options.c src/app/memory_limits.c src/common/presets.c src/common/line_reader.c \
+FUZZ_SRC := src/app/options.c src/app/memory_limits.c src/common/presets.c src/common/setting_line.c src/common/line_reader.c \
             src/common/conditioning_path.c \
             $(wildcard src/common/hf_config*.c) src/common/json_read.c src/common/json.c $(CORE_SRC)
 FUZZ_CFLAGS := -std=c11 -O1 -g -Iinclude -Isrc/app -Isrc/common -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \

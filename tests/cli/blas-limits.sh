@@ -30,7 +30,7 @@ says_out_of_memory() {
 # is refused before anything is reserved (exit 2), naming the limit and one that would hold it.
 says_refused_for_the_limit() {
     [ $1 -eq 2 ] && [ ! -s "$tmp/out" ] &&
-        grep -q "above the memory budget of 0 MiB (set by ulimit -v of 146 MiB, .*; ulimit -v [0-9]* would hold it)" "$tmp/err" ||
+        grep -q "above the memory budget of 0 bytes (set by ulimit -v of 146 MiB, .*; ulimit -v [0-9]* would hold it)" "$tmp/err" ||
         { echo "  status $1, stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
 computes() {

@@ -36,7 +36,7 @@ PY
 }
 
 cases=(
-    '{"foo": 1}|unknown key "foo"; accepted: T, d, depth, sigma_qk, attention, mask, window, window_layers, gap, layernorm, skip, heads, head, kv_heads, head_dim, wo, logit_scale, ln_place, ln_scale, ln_eps, norm_gain_offset, qk_norm, qk_norm_place, rope, rope_theta, rope_fraction, rope_scaling, rope_factor, rope_low_freq_factor, rope_high_freq_factor, rope_original_context, nope_every, logit_softcap, sink, sink_std, skip_gain, branch_gain, mlp, mlp_ratio, mlp_hidden, init, init_std, depth_scale, init_alpha, init_beta, init_c, init_vo_alpha, init_vo_beta, init_query, init_key, init_value, init_output, init_mlp, input, vocab, positions, input_norm, layer, attention_map, seed, seeds (and d_qk, equal to d)'
+    '{"foo": 1}|unknown key "foo"; accepted: T, d, depth, sigma_qk, attention, mask, window, window_layers, gap, layernorm, skip, heads, head, kv_heads, head_dim, wo, logit_scale, ln_place, ln_scale, ln_eps, norm_gain_offset, qk_norm, qk_norm_place, rope, rope_theta, rope_local_base_freq, rope_fraction, rope_scaling, rope_factor, rope_low_freq_factor, rope_high_freq_factor, rope_original_context, nope_every, logit_softcap, sink, sink_std, skip_gain, branch_gain, mlp, mlp_ratio, mlp_hidden, init, init_std, depth_scale, init_alpha, init_beta, init_c, init_vo_alpha, init_vo_beta, init_query, init_key, init_value, init_output, init_mlp, input, vocab, positions, input_norm, layer, attention_map, seed, seeds (and d_qk, equal to d)'
     '{"T": "16"}|"T": accepted a number, found a string'
     '{"gap": 1}|"gap": accepted a string off|center|uniform|deflate|outliers, found a number'
     '{"gap": null}|"gap": accepted a string off|center|uniform|deflate|outliers, found null'
