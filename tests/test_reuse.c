@@ -498,8 +498,11 @@ static void test_each_setting_reuses_what_its_class_allows(void **state)
             Workspace_free(fresh);
         }
     }
+    /* A setting whose needs name a checkpoint (--norm-gain-offset: its gains) is in use in
+       no drawn network, so no base here can change it. */
     for (int i = 0; i < Settings_count(); i++)
-        if (!changed_once[i])
+        if (!changed_once[i] &&
+            !(Settings_at(i)->needs && strstr(Settings_at(i)->needs, "weights=FILE")))
             fail_msg("--%s was changed in no base configuration", Settings_at(i)->name);
     Result_free(kept_result);
     Result_free(fresh_result);

@@ -50,9 +50,12 @@ assert all(e[1] == 0 for e in d["eigenvalues"])' -T 24 -d 24 -L 2 -m causal -g d
 check "uniform + center: A-perp = 0, stable rank null" document '
 assert d["stable_rank"][1] is None and all(s == 0 for s in d["singular_values"])' -T 16 -d 16 -L 2 -a uniform -g center
 
-check "identity + outliers: r reported, finite" document '
-assert d["outliers_removed"] >= 1
-assert all(v is not None for v in d["counterpart_stable_rank"])' -T 16 -d 16 -L 2 -a identity -g outliers
+# Identity has no outlier (every singular-value gap is 0): nothing is removed, and the
+# network equals gap off's, with a warning (docs/model.md §1.4).
+check "identity + outliers: nothing removed, finite, said" document '
+assert d["outliers_removed"] == 0
+assert all(v is not None for v in d["counterpart_stable_rank"])
+assert any("no outlier" in w for w in d["warnings"])' -T 16 -d 16 -L 2 -a identity -g outliers
 
 check "linear attention, deep: overflow reported, no NaN" document '
 assert any("overflows" in w for w in d["warnings"])' -T 16 -d 16 -L 40 -a linear -s 2

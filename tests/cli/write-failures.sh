@@ -113,7 +113,9 @@ interrupted() { # signal dir: ends an --export-weights into dir by the signal on
     local sig=$1 dir=$2 pid status seen=
     mkdir -p "$dir"
     set -m
-    "$BIN" -T 64 -d 512 -L 8 --mlp swiglu --export-weights "$dir" 2>"$tmp/err" &
+    # Without a terminal bash cannot take job control and starts & jobs with SIGINT ignored
+    # (CI's case): env gives the program SIGINT's default back.
+    env --default-signal=INT "$BIN" -T 64 -d 512 -L 8 --mlp swiglu --export-weights "$dir" 2>"$tmp/err" &
     pid=$!
     set +m
     # Until the model's temporary file holds data (the check then proves it is removed).
