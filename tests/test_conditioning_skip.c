@@ -203,12 +203,65 @@ static void test_structurally_singular_k_seeks_no_s_min(void **state)
     Conditioning_release(&free_path);
 }
 
+/* The exact path's smallest singular value of K over its largest, at every layer of both
+   networks: the worst (largest) of them. */
+static double exact_s_min_ratio(const Config *c, const char *warning)
+{
+    Conditioning exact;
+    char err[256];
+    assert_int_equal(Conditioning_run(c, &exact, err, sizeof err), 0);
+    assert_true(exact.jacobian_exact);
+    if (warning && !has_warning(&exact, warning))
+        fail_msg("no warning saying \"%s\"", warning);
+    double worst = 0;
+    for (int l = 1; l <= c->depth; l++) {
+        worst = fmax(worst, exact.network.jacobian_s_min[l] / exact.network.jacobian_norm[l]);
+        worst =
+            fmax(worst, exact.counterpart.jacobian_s_min[l] / exact.counterpart.jacobian_norm[l]);
+    }
+    Conditioning_release(&exact);
+    return worst;
+}
+
+/* Where token 1's weight moves with x_1, first_token_rank proves rank ≤ G·d_h + H − G: with
+   4 heads of d_h = 4 on d = 12 in G = 2 groups that is 10 < 12 (G·d_h + H = 12 would not
+   prove it), and the exact path's s_min is 0 to rounding for each kind whose weight moves.
+   At d_h = 5 the bound is 12 = d: not claimed, and the exact s_min is far from 0. */
+static void test_grouped_causal_rank_with_moving_weights(void **state)
+{
+    (void)state;
+    Attention moving[] = {ATTENTION_SOFTMAX, ATTENTION_RELU, ATTENTION_SIGMOID, ATTENTION_LINEAR};
+    for (size_t i = 0; i < sizeof moving / sizeof *moving; i++) {
+        Config c = grouped_causal(2, moving[i] == ATTENTION_SOFTMAX ? 0.0 : -INFINITY);
+        c.attention = moving[i];
+        c.head_dim = 4;
+        char err[256];
+        assert_int_equal(Config_validate(&c, err, sizeof err), 0);
+        if (!Conditioning_singular_by_structure(&c))
+            fail_msg("%s: G·d_h + H − G = 10 < 12 not claimed", ATTENTION_NAMES.names[moving[i]]);
+        double ratio = exact_s_min_ratio(&c, "rank <= G*d_h + H - G = 10 < d");
+        int n = c.tokens * c.width;
+        if (ratio > n * DBL_EPSILON)
+            fail_msg("%s: s_min/‖K‖ = %.3g, not 0 to rounding", ATTENTION_NAMES.names[moving[i]],
+                     ratio);
+    }
+    Config above = grouped_causal(2, 0.0);
+    above.head_dim = 5;
+    assert_false(Conditioning_singular_by_structure(&above));
+    assert_true(exact_s_min_ratio(&above, NULL) > 1e-6);
+    /* The softmax without a sink: a fixed weight, the value columns' bound and its words. */
+    Config fixed = grouped_causal(1, -INFINITY);
+    assert_true(exact_s_min_ratio(&fixed, "y_1 = x_1 W_VO, and W_VO has rank <= G*d_h = 3 < d") <=
+                fixed.tokens * fixed.width * DBL_EPSILON);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_skip_jacobian_is_the_blocks),
         cmocka_unit_test(test_skip_jacobian_null_where_not_the_blocks),
         cmocka_unit_test(test_structurally_singular_k_seeks_no_s_min),
+        cmocka_unit_test(test_grouped_causal_rank_with_moving_weights),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -231,6 +231,61 @@ static void test_declared_dependencies_hold_in_runs(void **state)
                   declared, inert_checked, inert_configurations);
 }
 
+/* c with its rotary settings: RoPE half, the local θ and the --window-layers pattern. */
+static Config rotary(double local_theta, const char *pattern, int nope_every)
+{
+    Config c = tiny();
+    c.rope = ROPE_HALF;
+    c.rope_local_base_freq = local_theta;
+    c.nope_every = nope_every;
+    char err[256];
+    assert_int_equal(Setting_parse(Settings_find("window-layers"), &c, pattern, err, sizeof err),
+                     0);
+    return c;
+}
+
+/* Whether --name is declared in use in c, checked against the run: a setting in use changes
+   the numbers with its other value, one without effect changes none. */
+static bool in_use_as_run(const char *name, Config c)
+{
+    const Setting *s = Settings_find(name);
+    put_other_value(s, &c);
+    bool in_use = Setting_has_effect(s, &c);
+    if (value_changes_numbers(s, &c) != in_use)
+        fail_msg("--%s declared %s, yet the run says otherwise", name,
+                 in_use ? "in use" : "without effect");
+    return in_use;
+}
+
+/* The global θ (and its scaling) acts on the layers no local θ turns, the local θ on the
+   rotated layers the pattern marks L: a θ that turns no layer is declared without effect. */
+static void test_a_theta_in_use_where_a_layer_turns_by_it(void **state)
+{
+    (void)state;
+    const char *global[] = {"rope-theta", "rope-scaling"};
+    for (size_t i = 0; i < sizeof global / sizeof *global; i++) {
+        assert_false(in_use_as_run(global[i], rotary(500, "all", 0)));
+        assert_true(in_use_as_run(global[i], rotary(500, "LG", 0)));
+        assert_false(in_use_as_run(global[i], rotary(500, "LG", 2))); /* layer 2 has no RoPE */
+        assert_true(in_use_as_run(global[i], rotary(0, "all", 0)));
+    }
+    Config scaled = rotary(100, "all", 0);
+    scaled.rope_scaling = ROPE_SCALING_LINEAR;
+    assert_false(in_use_as_run("rope-factor", scaled));
+    assert_false(in_use_as_run("rope-local-base-freq", rotary(100, "G", 0)));
+    assert_false(in_use_as_run("rope-local-base-freq", rotary(0, "0:1", 0)));
+    assert_false(in_use_as_run("rope-local-base-freq", rotary(100, "GL", 2)));
+    assert_true(in_use_as_run("rope-local-base-freq", rotary(100, "LG", 2)));
+    /* A local θ that turns no layer does not put the pattern in use (no window mask here):
+       the run of the two is that of neither, (G, 100) = (G, 0) above and (G, 0) = (all, 0). */
+    const Setting *pattern = Settings_find("window-layers");
+    Config no_local = rotary(100, "G", 0), every_layer_local = rotary(100, "all", 0);
+    assert_false(Setting_has_effect(pattern, &no_local));
+    no_local.rope_local_base_freq = 0;
+    assert_false(value_changes_numbers(pattern, &no_local));
+    assert_true(Setting_has_effect(pattern, &every_layer_local));
+}
+
 /* The words: the setting, its value, what it needs and what c has instead. */
 static void test_inert_text(void **state)
 {
@@ -259,6 +314,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inert_text),
+        cmocka_unit_test(test_a_theta_in_use_where_a_layer_turns_by_it),
         cmocka_unit_test(test_declared_dependencies_hold_in_runs),
     };
     return cmocka_run_group_tests_name("inert", tests, NULL, NULL);

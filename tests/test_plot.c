@@ -378,6 +378,29 @@ static const char *row_text(const Canvas *c, int row)
     return out;
 }
 
+/* A message wider than the panel is read whole: broken at spaces into centred rows below the
+   title, each within the width; one that fits stays on the middle row. */
+static void test_message_wraps_at_spaces(void **state)
+{
+    (void)state;
+    Canvas *c = Canvas_new(20, 10, false);
+    Plot_message(c, "title", "nothing computed: change the settings, or q quits");
+    const char *expected[] = {"nothing computed:", "change the settings,", "or q quits"};
+    for (int i = 0; i < 3; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "%s", row_text(c, 4 + i));
+        size_t lead = strspn(row, " "), width = strlen(expected[i]);
+        assert_int_equal(lead, (20 - width) / 2);
+        assert_true(strncmp(row + lead, expected[i], width) == 0);
+        assert_int_equal(strspn(row + lead + width, " "), strlen(row + lead + width));
+    }
+    Canvas_free(c);
+    c = Canvas_new(20, 10, false);
+    Plot_message(c, "title", "short");
+    assert_string_equal(row_text(c, 5), "       short        ");
+    Canvas_free(c);
+}
+
 static int count_glyph(const Canvas *c, const char *glyph)
 {
     int n = 0;
@@ -750,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_shades),
         cmocka_unit_test(test_attention_map_causal),
         cmocka_unit_test(test_attention_map_blocks_not_dividing),
+        cmocka_unit_test(test_message_wraps_at_spaces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -377,21 +377,57 @@ static bool branch_norm_singular(const Config *c)
     return Layer_branch_norm(c) && (c->layernorm == LAYERNORM_LN || c->ln_scale == LN_SCALE_UNIT);
 }
 
-/* Under a causal mask token 1 sees itself alone: y_1 = Σ_h a_h(x_1)·x_1 W^V_g W^O_h, whose
-   derivative has rank ≤ G·d_h (the value columns it reads) plus one per head where a_h moves
-   with x_1 (a sink, or a kind other than the softmax, whose single entry is 1; gap centring
-   makes the row 0).  Below d, K's first row of blocks is rank deficient: K is singular. */
+/* Whether token 1's own attention weight a_h moves with x_1 under a causal mask: a sink (the
+   softmax over itself and the sink), or a kind other than the softmax (whose single entry is
+   1 whatever x_1). */
+static bool first_token_weight_moves(const Config *c)
+{
+    return Attention_has_query_key(c->attention) &&
+           (c->attention != ATTENTION_SOFTMAX || Config_has_sink(c));
+}
+
+/* Under a causal mask token 1 sees itself alone: y_1 = Σ_h a_h(x_1)·x_1 W^V_g W^O_h, with g the
+   group of head h.  Its derivative in δ is
+     Σ_g (δ W^V_g) M_g  +  Σ_h (∇a_h·δ) v_h,   M_g = Σ_{h∈g} a_h W^O_h,  v_h = x_1 W^V_g W^O_h.
+   The first term lies in S = Σ_g rowspace(M_g), of dimension ≤ G·d_h (M_g has d_h rows); the
+   second adds the H vectors v_h where a_h moves.  But Σ_{h∈g} a_h v_h = (x_1 W^V_g) M_g lies in
+   rowspace(M_g) ⊂ S: in a group with some a_h ≠ 0 one of its v_h is in S plus the others, so
+   each group adds at most |g| − 1 beyond S; in a group whose a_h are all 0, M_g = 0 and the
+   group adds |g| ≤ d_h + |g| − 1 with nothing in S.  Either way the rank is ≤ G·d_h + H − G,
+   whatever the weights (gap centring makes the row 0, lower still).  Below d, K's first row
+   of blocks is rank deficient: K is singular. */
 static int first_token_rank(const Config *c)
 {
-    bool moves = Attention_has_query_key(c->attention) &&
-                 (c->attention != ATTENTION_SOFTMAX || Config_has_sink(c));
-    return Layer_kv_width(c) + (moves ? c->heads : 0);
+    int moving = first_token_weight_moves(c) ? c->heads - Config_kv_heads(c) : 0;
+    return Layer_kv_width(c) + moving;
 }
 
 static bool first_token_singular(const Config *c)
 {
     return (c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW_CAUSAL) &&
            first_token_rank(c) < c->width;
+}
+
+/* Why K is singular under grouped K/V and a causal mask (first_token_rank), as it holds for
+   token 1's weights: fixed (the softmax's 1), or moving with x_1. */
+static void warn_first_token(const Config *c, Warnings *warnings)
+{
+    if (!first_token_weight_moves(c)) {
+        Warnings_add(warnings,
+                     "conditioning: grouped K/V and a causal mask: token 1 sees itself alone, "
+                     "y_1 = x_1 W_VO, and W_VO has rank <= G*d_h = %d < d, so K is singular too: "
+                     "kappa_jacobian is null (infinite)",
+                     Layer_kv_width(c));
+        return;
+    }
+    Warnings_add(warnings,
+                 "conditioning: grouped K/V and a causal mask: token 1 sees itself alone, y_1 = "
+                 "sum_h a_h(x_1) x_1 W^V_g W^O_h with its weight a_h moving with x_1 (%s), whose "
+                 "derivative has rank <= G*d_h + H - G = %d < d (each group's sum_h a_h x_1 W^V_g "
+                 "W^O_h is the first term's at x_1), so K is singular too: kappa_jacobian is null "
+                 "(infinite)",
+                 c->attention == ATTENTION_SOFTMAX ? "a sink" : ATTENTION_NAMES.names[c->attention],
+                 first_token_rank(c));
 }
 
 /* Why K is singular whatever the weights, in a few words for the screen (the first of the
@@ -773,11 +809,7 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                      "B are singular: kappa_value_output and kappa_dominant are null",
                      Config_kv_heads(c), Layer_kv_width(c), c->width);
     if (grouped && narrow && first_token_singular(c))
-        Warnings_add(&out->warnings,
-                     "conditioning: grouped K/V and a causal mask: token 1 sees itself alone, "
-                     "y_1 = x_1 W_VO, and W_VO has rank <= G*d_h = %d < d, so K is singular too: "
-                     "kappa_jacobian is null (infinite)",
-                     Layer_kv_width(c));
+        warn_first_token(c, &out->warnings);
     singular_reason(c, out->jacobian_singular, sizeof out->jacobian_singular);
     Conditioning_show_layer(out, c->layer);
 done:

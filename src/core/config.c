@@ -71,16 +71,33 @@ static bool rope_in_use(const Config *c)
     return c->rope != ROPE_NONE && Attention_has_query_key(c->attention);
 }
 
+/* The global θ and its scaling turn the layers that no local θ turns (a local θ turns the
+   pattern's L layers, every layer under `all`). */
+static bool rope_theta_in_use(const Config *c)
+{
+    return Config_some_layer_turns(c, false);
+}
+
+/* Whether a local θ would turn a layer (some rotated layer the pattern marks L), whatever its
+   value: 0, rope-theta's, is one value among others. */
+static bool rope_local_theta_in_use(const Config *c)
+{
+    Config with_local = *c;
+    if (!(with_local.rope_local_base_freq > 0))
+        with_local.rope_local_base_freq = with_local.rope_theta;
+    return Config_some_layer_turns(&with_local, true);
+}
+
 /* The factor divides frequencies under either scaling; the two bounds of the blend and the
    original context are llama3's alone. */
 static bool rope_factor_in_use(const Config *c)
 {
-    return rope_in_use(c) && c->rope_scaling != ROPE_SCALING_NONE;
+    return rope_theta_in_use(c) && c->rope_scaling != ROPE_SCALING_NONE;
 }
 
 static bool llama3_scaling_in_use(const Config *c)
 {
-    return rope_in_use(c) && c->rope_scaling == ROPE_SCALING_LLAMA3;
+    return rope_theta_in_use(c) && c->rope_scaling == ROPE_SCALING_LLAMA3;
 }
 
 static bool mlp_in_use(const Config *c)
@@ -588,9 +605,9 @@ static const Setting SETTINGS[] = {
      .fallback = 10000,
      .offset = offsetof(Config, rope_theta),
      .reuse = REUSE_WEIGHTS,
-     .in_use = rope_in_use,
+     .in_use = rope_theta_in_use,
      .needs = "rope=half",
-     .unused_note = "θ is RoPE's (@ turns it on)",
+     .unused_note = "θ is RoPE's (@ turns it on), on the layers no local θ turns",
      .key_label = "RoPE θ",
      .label = "θ",
      .show = SHOW_UNLESS_DEFAULT},
@@ -605,9 +622,9 @@ static const Setting SETTINGS[] = {
      .fallback = 0,
      .offset = offsetof(Config, rope_local_base_freq),
      .reuse = REUSE_WEIGHTS,
-     .in_use = rope_in_use,
+     .in_use = rope_local_theta_in_use,
      .needs = "rope=half",
-     .unused_note = "the local layers' θ is RoPE's (@ turns it on)",
+     .unused_note = "the local layers' θ is RoPE's (@ turns it on), on the pattern's L layers",
      .key_label = "RoPE local θ",
      .label = "local θ",
      .show = SHOW_UNLESS_DEFAULT},
@@ -637,9 +654,9 @@ static const Setting SETTINGS[] = {
      .fallback = ROPE_SCALING_NONE,
      .offset = offsetof(Config, rope_scaling),
      .reuse = REUSE_WEIGHTS,
-     .in_use = rope_in_use,
+     .in_use = rope_theta_in_use,
      .needs = "rope=half",
-     .unused_note = "the frequencies' scaling is RoPE's (@ turns it on)",
+     .unused_note = "the frequencies' scaling is RoPE's (@ turns it on), of the global θ",
      .key_label = "RoPE scaling",
      .label = "RoPE scaling",
      .show = SHOW_UNLESS_DEFAULT},

@@ -35,10 +35,16 @@ static inline bool rope_local_in_use(const Config *c)
            Attention_has_query_key(c->attention);
 }
 
-/* The --window-layers pattern picks each layer's mask, and its local θ where one is set. */
+/* Whether some layer 1 … L turns by the local θ (by_local_theta) or by the global one, by the
+   rotation's own predicates (Qk_rotates, Config_layer_rotary_local): a θ no layer turns by has
+   no effect. */
+bool Config_some_layer_turns(const Config *c, bool by_local_theta);
+
+/* The --window-layers pattern picks each layer's mask, and the layers a set local θ turns:
+   with no layer local (G, 0:1) that θ acts nowhere, and the pattern with it. */
 static inline bool window_layers_in_use(const Config *c)
 {
-    return window_in_use(c) || rope_local_in_use(c);
+    return window_in_use(c) || Config_some_layer_turns(c, true);
 }
 
 /* The cutting-skip scheme sets W^Q W^Kᵀ = αZ + βI as the logits' matrix itself. */

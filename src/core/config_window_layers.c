@@ -2,6 +2,8 @@
  * layer's mask and rotary θ under it. */
 #include "config_internal.h"
 
+#include "attnscope/qk.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,6 +109,14 @@ bool Config_layer_local(const Config *c, int layer)
 bool Config_layer_rotary_local(const Config *c, int layer)
 {
     return rope_local_in_use(c) && pattern_local(c->window_layers, layer);
+}
+
+bool Config_some_layer_turns(const Config *c, bool by_local_theta)
+{
+    for (int layer = 1; layer <= c->depth; layer++)
+        if (Qk_rotates(c, layer) && Config_layer_rotary_local(c, layer) == by_local_theta)
+            return true;
+    return false;
 }
 
 Mask Config_layer_mask(const Config *c, int layer)

@@ -225,16 +225,13 @@ static void legend_draw(Canvas *c, const LegendItem *given, int given_count, int
     }
 }
 
-/* The title on the first row or, when it is wider than the panel, on two, broken at the
-   last space that fits (a cut title loses its end: "log axis", "frozen attention").
-   Returns the rows it took. */
-static int title(Canvas *c, const char *text)
+/* The length of text's longest start that fits the panel's width: all of it, or up to the
+   last space that fits (0 where even the first word is wider). */
+static size_t fitting_length(const Canvas *c, const char *text)
 {
     int cols = Canvas_cols(c);
-    if (Canvas_text_width(c, text) <= cols) {
-        Canvas_text(c, 0, 0, text, INK_DEFAULT);
-        return 1;
-    }
+    if (Canvas_text_width(c, text) <= cols)
+        return strlen(text);
     char first[256];
     size_t cut = 0;
     for (size_t k = 1; text[k] && k < sizeof first; k++) {
@@ -246,10 +243,20 @@ static int title(Canvas *c, const char *text)
             break;
         cut = k;
     }
-    if (cut == 0) {
+    return cut;
+}
+
+/* The title on the first row or, when it is wider than the panel, on two, broken at the
+   last space that fits (a cut title loses its end: "log axis", "frozen attention").
+   Returns the rows it took. */
+static int title(Canvas *c, const char *text)
+{
+    size_t cut = fitting_length(c, text);
+    if (cut == 0 || text[cut] == '\0') {
         Canvas_text(c, 0, 0, text, INK_DEFAULT);
         return 1;
     }
+    char first[256];
     memcpy(first, text, cut);
     first[cut] = '\0';
     Canvas_text(c, 0, 0, first, INK_DEFAULT);
@@ -262,12 +269,31 @@ int Plot_title(Canvas *c, const char *text)
     return title(c, text);
 }
 
+/* The message centred on the panel; one wider than the panel is broken at spaces into rows
+   (a word wider still is cut at the edge), so that what it says to do is read whole. */
 void Plot_message(Canvas *c, const char *heading, const char *message)
 {
-    title(c, heading);
-    int width = Canvas_text_width(c, message);
-    int col = (Canvas_cols(c) - width) / 2;
-    Canvas_text(c, col < 0 ? 0 : col, Canvas_rows(c) / 2, message, INK_DEFAULT);
+    int head = title(c, heading);
+    enum { MESSAGE_ROWS_MAX = 8 };
+    const char *start[MESSAGE_ROWS_MAX];
+    size_t length[MESSAGE_ROWS_MAX];
+    int rows = 0;
+    for (const char *rest = message; *rest && rows < MESSAGE_ROWS_MAX; rows++) {
+        size_t n = fitting_length(c, rest);
+        start[rows] = rest;
+        length[rows] = n ? n : strlen(rest);
+        rest += length[rows];
+        rest += *rest == ' ';
+    }
+    int first_row = Canvas_rows(c) / 2 - (rows - 1) / 2;
+    if (rows > 1 && first_row < head)
+        first_row = head;
+    for (int i = 0; i < rows; i++) {
+        char line[256];
+        snprintf(line, sizeof line, "%.*s", (int)length[i], start[i]);
+        int col = (Canvas_cols(c) - Canvas_text_width(c, line)) / 2;
+        Canvas_text(c, col < 0 ? 0 : col, first_row + i, line, INK_DEFAULT);
+    }
 }
 
 /* A fitted frame's legend, axes and axis names (NULL: none). */

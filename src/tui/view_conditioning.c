@@ -19,11 +19,12 @@ static InitScheme slot_init(const Snapshot *s, int slot)
     return slot == 0 ? own : own == INIT_CUTTING_SKIP ? INIT_NORMAL : INIT_CUTTING_SKIP;
 }
 
-/* Why a conditioning slot has no curves yet, or NULL when it has them. */
-static const char *conditioning_missing(const Snapshot *s, int slot)
+/* Why a conditioning slot has no curves yet (`unshown` with no snapshot), or NULL when it has
+   them. */
+static const char *conditioning_missing(const Snapshot *s, int slot, const char *unshown)
 {
     if (!s || s->failed)
-        return s ? "the computation failed (see the status line)" : "computing…";
+        return s ? "the computation failed (see the status line)" : unshown;
     if (s->conditioning_note[slot][0])
         return s->conditioning_note[slot];
     if (!s->has_conditioning[slot])
@@ -35,10 +36,11 @@ static const char *conditioning_missing(const Snapshot *s, int slot)
    three curves with a one-row legend, no notes, so that the plot keeps its six rows. */
 enum { CONDITIONING_COMPACT_ROWS = 16 };
 
-void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c)
+void View_conditioning_panel(const Snapshot *s, int slot, bool named, const char *unshown,
+                             Canvas *c)
 {
     const char *init = named && s ? INIT_NAMES.names[slot_init(s, slot)] : named ? "" : NULL;
-    const char *missing = conditioning_missing(s, slot);
+    const char *missing = conditioning_missing(s, slot, unshown);
     if (missing) {
         char title[FIGURE_TITLE_SIZE];
         Figure_conditioning_title(init, title, sizeof title);
@@ -52,9 +54,9 @@ void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c)
     Plot_series(c, &p);
 }
 
-void View_conditioning_histogram(const Snapshot *s, int slot, Canvas *c)
+void View_conditioning_histogram(const Snapshot *s, int slot, const char *unshown, Canvas *c)
 {
-    const char *missing = conditioning_missing(s, slot);
+    const char *missing = conditioning_missing(s, slot, unshown);
     if (missing) {
         Plot_message(c, "singular values of K", missing);
         return;

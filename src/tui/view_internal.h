@@ -21,11 +21,12 @@
 int View_conditioning_slot(const Snapshot *s, bool cutting_skip);
 /* κ against depth on a log axis: the network's κ(K_ℓ) (the sub-block), κ(a·I + b′·K_ℓ) (the
    block with its skip) and κ(A_ℓ⋯A_1), and its counterpart's κ(K_ℓ), κ(a·I + b′·K_ℓ); a null
-   point is a gap, its reason in the warnings (!). */
-void View_conditioning_panel(const Snapshot *s, int slot, bool named, Canvas *c);
+   point is a gap, its reason in the warnings (!).  With s NULL the panel says `unshown`. */
+void View_conditioning_panel(const Snapshot *s, int slot, bool named, const char *unshown,
+                             Canvas *c);
 /* The singular values of K at the shown layer (exact path), or of the dominant term
    B = W_VOᵀ ⊗ A, the pairwise products of the two SVDs, above the exact size. */
-void View_conditioning_histogram(const Snapshot *s, int slot, Canvas *c);
+void View_conditioning_histogram(const Snapshot *s, int slot, const char *unshown, Canvas *c);
 
 /* utf8 as this screen spells it: itself, or transliterated into buf. */
 const char *View_spelled(const Screen *s, const char *utf8, char *buf, size_t size);

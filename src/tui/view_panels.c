@@ -13,13 +13,13 @@
 #include <stdlib.h>
 
 /* The eigenvalues, and the singular values unless histogram is NULL (the conditioning view
-   draws K's there). */
-static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eigen,
-                           Canvas *histogram)
+   draws K's there).  `unshown` is what a panel with no snapshot says (unshown_text). */
+static void spectra_panels(const Snapshot *shown, const Display *d, const char *unshown,
+                           Canvas *eigen, Canvas *histogram)
 {
     char wait[96];
     if (!shown || shown->failed || !shown->result->spectra_ready) {
-        const char *why = "computing…";
+        const char *why = unshown;
         if (shown && shown->failed)
             why = "the computation failed (see the status line)";
         else if (shown && shown->done)
@@ -45,11 +45,11 @@ static void spectra_panels(const Snapshot *shown, const Display *d, Canvas *eige
 }
 
 static void stable_rank_panel(const Snapshot *shown, const Display *d, StableRankFirst first,
-                              Canvas *c)
+                              const char *unshown, Canvas *c)
 {
     if (!shown || shown->failed) {
         Plot_message(c, "stable rank sr(Σℓ) against depth, log axis",
-                     shown ? "the computation failed" : "computing…");
+                     shown ? "the computation failed" : unshown);
         return;
     }
     StableRankText text;
@@ -124,10 +124,10 @@ static void row_entropy_panel(const Snapshot *s, Canvas *c)
     free(sorted);
 }
 
-static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
+static void main_panel(const Snapshot *shown, const Display *d, const char *unshown, Canvas *c)
 {
     if (d->panel == PANEL_STABLE_RANK || !shown || shown->failed) {
-        stable_rank_panel(shown, d, FIRST_NETWORK, c);
+        stable_rank_panel(shown, d, FIRST_NETWORK, unshown, c);
         return;
     }
     if (d->panel == PANEL_WIDTH_SWEEP)
@@ -135,7 +135,7 @@ static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
     else if (d->panel == PANEL_GRADIENT)
         gradient_panel(shown, c);
     else if (d->panel == PANEL_CONDITIONING)
-        View_conditioning_panel(shown, 0, false, c);
+        View_conditioning_panel(shown, 0, false, unshown, c);
     else if (d->panel == PANEL_ENTROPY)
         entropy_panel(shown, d, c);
     else
@@ -143,10 +143,10 @@ static void main_panel(const Snapshot *shown, const Display *d, Canvas *c)
 }
 
 /* The attention map alone (docs/model.md §2), drawn from the figure's description. */
-static void map_panel(const Snapshot *shown, Canvas *c)
+static void map_panel(const Snapshot *shown, const char *unshown, Canvas *c)
 {
     if (!shown || shown->failed) {
-        Plot_message(c, "attention map", shown ? "the computation failed" : "computing…");
+        Plot_message(c, "attention map", shown ? "the computation failed" : unshown);
         return;
     }
     AttentionMapPlot p;
@@ -157,16 +157,15 @@ static void map_panel(const Snapshot *shown, Canvas *c)
 /* One half of the compare view: the eigenvalues of the network without (or with) gap
    removal over its stable-rank curve.  The main run's network is one of the two; the
    worker's second run (same weights) gives the other's eigenvalues. */
-static void compare_half(const Snapshot *shown, const Display *d, bool removed, Canvas *eigen,
-                         Canvas *stable)
+static void compare_half(const Snapshot *shown, const Display *d, bool removed, const char *unshown,
+                         Canvas *eigen, Canvas *stable)
 {
     const char *heading = removed ? "WITH gap removal" : "WITHOUT gap removal";
     char title[192];
     if (!shown || shown->failed || !shown->result->spectra_ready) {
         snprintf(title, sizeof title, "%s: eigenvalues √T·λ", heading);
-        Plot_message(eigen, title,
-                     shown && shown->failed ? "the computation failed" : "computing…");
-        stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
+        Plot_message(eigen, title, shown && shown->failed ? "the computation failed" : unshown);
+        stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, unshown, stable);
         return;
     }
     const Config *k = &shown->result->config;
@@ -183,41 +182,53 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
         Figure_eigenvalue_plot(k, values, gap, exact, d->overlays, title, &e);
         Plot_eigenvalues(eigen, &e);
     }
-    stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, stable);
+    stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, unshown, stable);
+}
+
+/* What a panel with no snapshot says: a job computes one, or none runs (the start-up job's
+   question is open, or was declined with Esc) and the panel says how to go on. */
+static const char *unshown_text(const View *v)
+{
+    if (v->status.busy)
+        return "computing…";
+    if (v->prompt)
+        return "nothing computed yet: the question below decides";
+    return "nothing computed: change the settings with keys (T, d, L, ...), or q quits";
 }
 
 void View_panels(const View *v, Canvas **canvas)
 {
     const Snapshot *shown = v->status.shown;
+    const char *unshown = unshown_text(v);
     if (v->display.panel == PANEL_CONDITIONING && v->display.compare) {
         int left = shown ? View_conditioning_slot(shown, false) : 0;
-        View_conditioning_panel(shown, left, true, canvas[0]);
-        View_conditioning_histogram(shown, left, canvas[1]);
-        View_conditioning_panel(shown, 1 - left, true, canvas[2]);
-        View_conditioning_histogram(shown, 1 - left, canvas[3]);
+        View_conditioning_panel(shown, left, true, unshown, canvas[0]);
+        View_conditioning_histogram(shown, left, unshown, canvas[1]);
+        View_conditioning_panel(shown, 1 - left, true, unshown, canvas[2]);
+        View_conditioning_histogram(shown, 1 - left, unshown, canvas[3]);
         return;
     }
     if (v->display.panel == PANEL_CONDITIONING && shown && !shown->failed) {
-        spectra_panels(shown, &v->display, canvas[0], NULL);
-        View_conditioning_histogram(shown, 0, canvas[1]);
-        main_panel(shown, &v->display, canvas[2]);
+        spectra_panels(shown, &v->display, unshown, canvas[0], NULL);
+        View_conditioning_histogram(shown, 0, unshown, canvas[1]);
+        main_panel(shown, &v->display, unshown, canvas[2]);
         return;
     }
     if (v->display.panel == PANEL_ATTENTION_MAP && !v->display.compare) {
-        map_panel(shown, canvas[0]);
+        map_panel(shown, unshown, canvas[0]);
         return;
     }
     if (v->display.panel == PANEL_ENTROPY && !v->display.compare && shown && !shown->failed) {
-        spectra_panels(shown, &v->display, canvas[0], NULL);
+        spectra_panels(shown, &v->display, unshown, canvas[0], NULL);
         row_entropy_panel(shown, canvas[1]);
-        main_panel(shown, &v->display, canvas[2]);
+        main_panel(shown, &v->display, unshown, canvas[2]);
         return;
     }
     if (v->display.compare) {
-        compare_half(shown, &v->display, false, canvas[0], canvas[1]);
-        compare_half(shown, &v->display, true, canvas[2], canvas[3]);
+        compare_half(shown, &v->display, false, unshown, canvas[0], canvas[1]);
+        compare_half(shown, &v->display, true, unshown, canvas[2], canvas[3]);
         return;
     }
-    spectra_panels(shown, &v->display, canvas[0], canvas[1]);
-    main_panel(shown, &v->display, canvas[2]);
+    spectra_panels(shown, &v->display, unshown, canvas[0], canvas[1]);
+    main_panel(shown, &v->display, unshown, canvas[2]);
 }

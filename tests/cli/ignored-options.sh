@@ -72,6 +72,26 @@ for option in "--logit-softcap 30" "--qk-norm head" "--rope half" "--sink 5"; do
     # shellcheck disable=SC2086
     check "  with softmax: none" quiet_about "${option%% *}" -- $option
 done
+# A θ that turns no layer: a local θ turns every layer the pattern marks L (all of them under
+# `all`), leaving the global θ and its scaling nothing; under G no layer is local, and the
+# pattern then picks nothing either (no window mask).
+local=(--rope half --rope-local-base-freq 100)
+for option in "--rope-theta 500" "--rope-scaling linear" "--rope-factor 4"; do
+    needs="--rope half"
+    [ "$option" = "--rope-factor 4" ] && needs="--rope half --rope-scaling linear"
+    # shellcheck disable=SC2086
+    check "${local[*]} $option (every layer local): the warning" warns \
+        "$option has no effect under the other settings (it has one with, for one, $needs)" \
+        -- "${local[@]}" --rope-scaling linear $option
+    # shellcheck disable=SC2086
+    check "  with --window-layers GL (layer 1 global): none" quiet_about "${option%% *}" \
+        -- "${local[@]}" --rope-scaling linear --window-layers GL $option
+done
+check "${local[*]} --window-layers G: a warning for each" bash -c "
+    warnings_of() { '$BIN' --batch ${small[*]} \"\$@\" | '$PY' -c 'import json,sys; print(chr(10).join(json.load(sys.stdin)[\"warnings\"]))'; }
+    warnings_of ${local[*]} --window-layers G >'$tmp/both' &&
+    grep -qF -- '--rope-local-base-freq 100 has no effect' '$tmp/both' &&
+    grep -qF -- '--window-layers 0:1 has no effect' '$tmp/both'"
 check "-a relu --sink 5 runs, as relu without the sink (the numbers bit for bit)" bash -c "
     '$BIN' --batch ${small[*]} -a relu --sink 5 | '$PY' -c 'import json,sys; d=json.load(sys.stdin); [d.pop(k) for k in (\"config\", \"warnings\")]; print(json.dumps(d))' >'$tmp/sink.json' &&
     '$BIN' --batch ${small[*]} -a relu | '$PY' -c 'import json,sys; d=json.load(sys.stdin); [d.pop(k) for k in (\"config\", \"warnings\")]; print(json.dumps(d))' >'$tmp/nosink.json' &&

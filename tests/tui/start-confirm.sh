@@ -20,8 +20,19 @@ expect "the start-up job above 30 s: the question, before anything is computed" 
 expect "it names the command line's size" "to compute T=4096 d=4096 L=256 seeds=1"
 expect "it says what Esc does before any result" "Esc computes nothing"
 check "no job started while it asks" no_job
+panels_say_the_question_decides() {
+    shows 'nothing computed yet: the question below decides' && absent 'computing…'
+}
+check "the panels say the question decides, not computing" panels_say_the_question_decides
 press "Esc: nothing computed, saying how to go on" "nothing computed: change the settings with keys" Escape
 check "Esc: no job started" no_job
+# The panels too (the note is one line; each panel says it again): no "computing…".
+panels_say_nothing_computed() {
+    absent 'computing…' && absent 'the question below decides' &&
+        [ "$(screen | grep -c 'nothing computed: change the settings')" -ge 3 ]
+}
+check "Esc: the panels say nothing is computed and how to go on, not computing" \
+    poll_until "$TIMEOUT" 0.1 panels_say_nothing_computed
 press "t (T halved): asked again, still long, about T=2048" "to compute T=2048 d=4096 L=256" t
 keys Escape
 quits "q quits after the question"
