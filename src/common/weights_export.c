@@ -484,7 +484,10 @@ int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *er
             Staging_dangling_link(parent, false, err, size))
             return -1;
         if (errno != ENOENT || access(parent, W_OK | X_OK) != 0) {
-            snprintf(err, size, "cannot create the directory: %s", strerror(errno));
+            snprintf(err, size,
+                     "cannot create the directory: %s (in '%s'): accepted a new directory in an "
+                     "existing one that can be written (the export makes no parents), or %s",
+                     strerror(errno), parent, ACCEPTED);
             return -1;
         }
         return 0;
@@ -547,6 +550,8 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
         snprintf(err, size, "cannot create the directory: %s", strerror(errno));
         return -1;
     }
+    if (made)
+        Staging_remove_directory_on_signal(dir); /* too long a path: the staged names are too */
     remove_abandoned_staged(dir);
     char model[STAGING_PATH_SIZE], config[STAGING_PATH_SIZE], final_model[STAGING_PATH_SIZE],
         final_config[STAGING_PATH_SIZE];
