@@ -256,6 +256,34 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
     return status;
 }
 
+/* The window the run's mask used, as Hugging Face's configs spell it, so that the export loads
+   with the window it was run with: sliding_window in keys (window w: w + 1, the key and the w
+   before it), and layer_types naming each layer's kind (Gemma 2 and 3, Qwen2/3 and gpt-oss
+   read them; --hf-config reads them for every family), also where only a local θ (Gemma 3's
+   rope_local_base_freq) marks the local layers; Qwen's configs drop the window unless
+   use_sliding_window.  No window: "sliding_window": null, as Mistral's default of 4096
+   would otherwise act. */
+static void window_json(const Config *c, const char *model_type, int context, Text *t)
+{
+    bool windowed = c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
+    bool local_theta = c->rope != ROPE_NONE && c->rope_local_base_freq > 0;
+    if (!windowed && !local_theta) {
+        Text_printf(t, "  \"sliding_window\": null,\n");
+        return;
+    }
+    /* A local θ without a window mask: a window of the whole context, the causal mask. */
+    Text_printf(t, "  \"sliding_window\": %d,\n  \"layer_types\": [",
+                windowed ? c->window + 1 : context);
+    for (int layer = 1; layer <= c->depth; layer++)
+        Text_printf(t, "%s\"%s\"", layer > 1 ? ", " : "",
+                    Config_layer_local(c, layer) || Config_layer_rotary_local(c, layer)
+                        ? "sliding_attention"
+                        : "full_attention");
+    Text_printf(t, "],\n");
+    if (model_type && strncmp(model_type, "qwen", 4) == 0)
+        Text_printf(t, "  \"use_sliding_window\": true,\n");
+}
+
 /* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
    table rows where it has them, so that the export reads back as it did), then every
    attnscope setting, with which the weights were drawn. */
@@ -270,21 +298,22 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
     static const char *const DTYPES[] = {[SAFETENSORS_F64] = "float64",
                                          [SAFETENSORS_F32] = "float32",
                                          [SAFETENSORS_BF16] = "bfloat16"};
+    int context =
+        checkpoint && Checkpoint_context(checkpoint) ? Checkpoint_context(checkpoint) : c->tokens;
     Text_printf(t,
                 "{\n  \"hidden_size\": %d,\n  \"num_attention_heads\": %d,\n"
                 "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
                 "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
-                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth,
-                checkpoint && Checkpoint_context(checkpoint) ? Checkpoint_context(checkpoint)
-                                                             : c->tokens);
+                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, context);
     if (checkpoint && Checkpoint_table(checkpoint, false))
         Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
     Names names = export_names(checkpoint);
-    if (Weights_names_model_type(&names))
-        Text_printf(t, "  \"model_type\": \"%s\",\n", Weights_names_model_type(&names));
-    else if (checkpoint && Checkpoint_table(checkpoint, false) &&
-             Checkpoint_scaled_family(checkpoint))
-        Text_printf(t, "  \"model_type\": \"%s\",\n", Checkpoint_scaled_family(checkpoint));
+    const char *model_type = Weights_names_model_type(&names);
+    if (!model_type && checkpoint && Checkpoint_table(checkpoint, false))
+        model_type = Checkpoint_scaled_family(checkpoint);
+    if (model_type)
+        Text_printf(t, "  \"model_type\": \"%s\",\n", model_type);
+    window_json(c, model_type, context, t);
     if (c->mlp != MLP_NONE)
         Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
                     Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);

@@ -99,6 +99,26 @@ PY
 }
 check "phi3: the export keeps qkv_proj and gate_up_proj and reads back to its document bit for bit" \
     phi3_round_trip "$tmp/phi3-F32-sharded/checkpoint"
+# The export's own config.json (not the original's) gives the same settings and numbers: Phi-3's
+# window on every layer (sliding_window 5 read as --window 4) kept, and no field of it warned
+# about (attnscope_version and the attnscope record are harmless).
+exported_config_reads_back() { # checkpoint: after phi3_round_trip, which left $tmp/rt-phi3
+    local out=$tmp/rt-phi3 m
+    m=$(dirname "$1")
+    "$BIN" --batch -T 14 --hf-config "$out/config.json" --weights "$out" --token-ids "$m/ids.txt" \
+        >"$out.c.json" 2>"$out.c.err" &&
+        /usr/bin/python3 - "$out.a.json" "$out.c.json" "$out/config.json" <<'PY'
+import json, sys
+a, c, exported = (json.load(open(p)) for p in sys.argv[1:])
+for d in (a, c):
+    d["hf_config"].pop("file")
+ok = a == c and c["config"]["mask"] == "window-causal" and c["config"]["window"] == 4
+ok = ok and exported["sliding_window"] == 5 and c["hf_config"]["unmodelled"] == []
+sys.exit(0 if ok else 1)
+PY
+}
+check "phi3: the export's config.json read back gives the same document (its window kept, nothing warned)" \
+    exported_config_reads_back "$tmp/phi3-F32-sharded/checkpoint"
 phi3=$tmp/phi3-F64-single/checkpoint
 /usr/bin/python3 - "$phi3/model.safetensors" "$tmp" <<'PY'
 import sys
