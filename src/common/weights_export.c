@@ -258,12 +258,11 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
 
 /* The window the run's mask used, as Hugging Face's configs spell it, so that the export loads
    with the window it was run with: sliding_window in keys (window w: w + 1, the key and the w
-   before it), and layer_types naming each layer's kind (Gemma 2 and 3, Qwen2/3 and gpt-oss
-   read them; --hf-config reads them for every family), also where only a local θ (Gemma 3's
-   rope_local_base_freq) marks the local layers; Qwen's configs drop the window unless
-   use_sliding_window.  No window: "sliding_window": null, as Mistral's default of 4096
-   would otherwise act. */
-static void window_json(const Config *c, const char *model_type, int context, Text *t)
+   before it), and layer_types naming each layer's kind (Gemma 2 and 3 read them; --hf-config
+   reads them for every family; Phi-3 slides every layer), also where only a local θ (Gemma
+   3's rope_local_base_freq) marks the local layers.  No window: "sliding_window": null, as
+   Mistral's default of 4096 would otherwise act. */
+static void window_json(const Config *c, int context, Text *t)
 {
     bool windowed = c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
     bool local_theta = c->rope != ROPE_NONE && c->rope_local_base_freq > 0;
@@ -280,8 +279,6 @@ static void window_json(const Config *c, const char *model_type, int context, Te
                         ? "sliding_attention"
                         : "full_attention");
     Text_printf(t, "],\n");
-    if (model_type && strncmp(model_type, "qwen", 4) == 0)
-        Text_printf(t, "  \"use_sliding_window\": true,\n");
 }
 
 /* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
@@ -313,7 +310,7 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
         model_type = Checkpoint_scaled_family(checkpoint);
     if (model_type)
         Text_printf(t, "  \"model_type\": \"%s\",\n", model_type);
-    window_json(c, model_type, context, t);
+    window_json(c, context, t);
     if (c->mlp != MLP_NONE)
         Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
                     Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
