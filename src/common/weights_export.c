@@ -281,6 +281,24 @@ static void window_json(const Config *c, int context, Text *t)
     Text_printf(t, "],\n");
 }
 
+/* The logits' scale and soft-cap where a family's defaults would change them: Gemma's
+   query_pre_attn_scalar (its default 256, not d_h; 1/sqrt(d_h²) is --logit-scale linear's
+   1/d_h) and attn_logit_softcapping (Gemma 2's default 50: null where the run has none). */
+static void logit_json(const Config *c, const char *model_type, Text *t)
+{
+    bool gemma = model_type && strncmp(model_type, "gemma", 5) == 0;
+    int head_width = Config_head_width(c);
+    if (gemma)
+        Text_printf(t, "  \"query_pre_attn_scalar\": %d,\n",
+                    c->logit_scale == LOGIT_SCALE_SQRT ? head_width : head_width * head_width);
+    if (c->logit_softcap > 0) {
+        Text_printf(t, "  \"attn_logit_softcapping\": ");
+        Json_number(t, c->logit_softcap);
+        Text_printf(t, ",\n");
+    } else if (gemma)
+        Text_printf(t, "  \"attn_logit_softcapping\": null,\n");
+}
+
 /* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
    table rows where it has them, so that the export reads back as it did), then every
    attnscope setting, with which the weights were drawn. */
@@ -311,6 +329,7 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
     if (model_type)
         Text_printf(t, "  \"model_type\": \"%s\",\n", model_type);
     window_json(c, context, t);
+    logit_json(c, model_type, t);
     if (c->mlp != MLP_NONE)
         Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
                     Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
