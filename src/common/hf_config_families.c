@@ -8,12 +8,15 @@
 
 /* Fields outside the block or without effect on a forward pass at initialisation: token ids,
    the vocabulary and the LM head, the context length (T is attnscope's), dropout (off in a
-   forward pass that is not training), caching, dtypes and bookkeeping. */
+   forward pass that is not training), caching, dtypes and bookkeeping (--export-weights' own
+   record of its run too: the Hugging Face fields beside it describe the model it wrote). */
 const char *const HF_HARMLESS[] = {"_name_or_path",
                                    "architectures",
                                    "auto_map",
                                    "model_type",
                                    "transformers_version",
+                                   "attnscope_version",
+                                   "attnscope",
                                    "torch_dtype",
                                    "dtype",
                                    "bos_token_id",

@@ -46,6 +46,8 @@ enum { ENDING_COUNT = sizeof ENDING_SIGNALS / sizeof ENDING_SIGNALS[0] };
 static struct {
     char path[STAGING_PATHS][STAGING_PATH_SIZE];
     volatile sig_atomic_t count;
+    char directory[STAGING_PATH_SIZE];
+    volatile sig_atomic_t has_directory;
     struct sigaction old[ENDING_COUNT];
     bool armed;
 } staging;
@@ -54,6 +56,8 @@ static void on_ending_signal(int sig)
 {
     for (int i = 0; i < staging.count; i++)
         unlink(staging.path[i]);
+    if (staging.has_directory)
+        rmdir(staging.directory); /* only while empty: what else is in it stays */
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -91,9 +95,23 @@ int Staging_remove_on_signal(const char *path)
     return 0;
 }
 
+int Staging_remove_directory_on_signal(const char *dir)
+{
+    size_t length = strlen(dir);
+    if (length >= STAGING_PATH_SIZE)
+        return -1;
+    memcpy(staging.directory, dir, length + 1);
+    atomic_signal_fence(memory_order_seq_cst);
+    staging.has_directory = 1;
+    if (!staging.armed)
+        arm();
+    return 0;
+}
+
 void Staging_forget(void)
 {
     staging.count = 0;
+    staging.has_directory = 0;
     atomic_signal_fence(memory_order_seq_cst);
     if (!staging.armed)
         return;

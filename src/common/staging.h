@@ -1,7 +1,8 @@
 /* What the writers of a directory (--export, --export-weights) share about their staging
  * names, the hidden names beside a target that carry the writer's process id: whether the
  * writer of one is gone, so that what it left may be removed, and the removal of the running
- * writer's staging files when SIGINT, SIGTERM or SIGHUP ends it; and a check of the target
+ * writer's staging files (and of the directory it made, when empty) when SIGINT, SIGTERM or
+ * SIGHUP ends it; and a check of the target
  * both make before the run.
  */
 #ifndef ATTNSCOPE_COMMON_STAGING_H
@@ -32,7 +33,13 @@ enum { STAGING_PATHS = 2, STAGING_PATH_SIZE = 4200 };
    then not). */
 int Staging_remove_on_signal(const char *path);
 
-/* Forgets the recorded paths and gives the signals their handlers back. */
+/* Records dir, a directory the writer made, to be removed (rmdir: only while empty) after the
+   recorded paths if one of those signals ends the process before Staging_forget: a killed
+   writer leaves no empty directory of its own making, as a failed one does not.  0, or -1
+   when dir is too long (it is then not recorded). */
+int Staging_remove_directory_on_signal(const char *dir);
+
+/* Forgets the recorded paths and directory and gives the signals their handlers back. */
 void Staging_forget(void);
 
 #endif

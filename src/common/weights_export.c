@@ -256,6 +256,49 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
     return status;
 }
 
+/* The window the run's mask used, as Hugging Face's configs spell it, so that the export loads
+   with the window it was run with: sliding_window in keys (window w: w + 1, the key and the w
+   before it), and layer_types naming each layer's kind (Gemma 2 and 3 read them; --hf-config
+   reads them for every family; Phi-3 slides every layer), also where only a local θ (Gemma
+   3's rope_local_base_freq) marks the local layers.  No window: "sliding_window": null, as
+   Mistral's default of 4096 would otherwise act. */
+static void window_json(const Config *c, int context, Text *t)
+{
+    bool windowed = c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
+    bool local_theta = c->rope != ROPE_NONE && c->rope_local_base_freq > 0;
+    if (!windowed && !local_theta) {
+        Text_printf(t, "  \"sliding_window\": null,\n");
+        return;
+    }
+    /* A local θ without a window mask: a window of the whole context, the causal mask. */
+    Text_printf(t, "  \"sliding_window\": %d,\n  \"layer_types\": [",
+                windowed ? c->window + 1 : context);
+    for (int layer = 1; layer <= c->depth; layer++)
+        Text_printf(t, "%s\"%s\"", layer > 1 ? ", " : "",
+                    Config_layer_local(c, layer) || Config_layer_rotary_local(c, layer)
+                        ? "sliding_attention"
+                        : "full_attention");
+    Text_printf(t, "],\n");
+}
+
+/* The logits' scale and soft-cap where a family's defaults would change them: Gemma's
+   query_pre_attn_scalar (its default 256, not d_h; 1/sqrt(d_h²) is --logit-scale linear's
+   1/d_h) and attn_logit_softcapping (Gemma 2's default 50: null where the run has none). */
+static void logit_json(const Config *c, const char *model_type, Text *t)
+{
+    bool gemma = model_type && strncmp(model_type, "gemma", 5) == 0;
+    int head_width = Config_head_width(c);
+    if (gemma)
+        Text_printf(t, "  \"query_pre_attn_scalar\": %d,\n",
+                    c->logit_scale == LOGIT_SCALE_SQRT ? head_width : head_width * head_width);
+    if (c->logit_softcap > 0) {
+        Text_printf(t, "  \"attn_logit_softcapping\": ");
+        Json_number(t, c->logit_softcap);
+        Text_printf(t, ",\n");
+    } else if (gemma)
+        Text_printf(t, "  \"attn_logit_softcapping\": null,\n");
+}
+
 /* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
    table rows where it has them, so that the export reads back as it did), then every
    attnscope setting, with which the weights were drawn. */
@@ -270,21 +313,23 @@ static void config_json(const Config *c, const Checkpoint *checkpoint, Safetenso
     static const char *const DTYPES[] = {[SAFETENSORS_F64] = "float64",
                                          [SAFETENSORS_F32] = "float32",
                                          [SAFETENSORS_BF16] = "bfloat16"};
+    int context =
+        checkpoint && Checkpoint_context(checkpoint) ? Checkpoint_context(checkpoint) : c->tokens;
     Text_printf(t,
                 "{\n  \"hidden_size\": %d,\n  \"num_attention_heads\": %d,\n"
                 "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
                 "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
-                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth,
-                checkpoint && Checkpoint_context(checkpoint) ? Checkpoint_context(checkpoint)
-                                                             : c->tokens);
+                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, context);
     if (checkpoint && Checkpoint_table(checkpoint, false))
         Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
     Names names = export_names(checkpoint);
-    if (Weights_names_model_type(&names))
-        Text_printf(t, "  \"model_type\": \"%s\",\n", Weights_names_model_type(&names));
-    else if (checkpoint && Checkpoint_table(checkpoint, false) &&
-             Checkpoint_scaled_family(checkpoint))
-        Text_printf(t, "  \"model_type\": \"%s\",\n", Checkpoint_scaled_family(checkpoint));
+    const char *model_type = Weights_names_model_type(&names);
+    if (!model_type && checkpoint && Checkpoint_table(checkpoint, false))
+        model_type = Checkpoint_scaled_family(checkpoint);
+    if (model_type)
+        Text_printf(t, "  \"model_type\": \"%s\",\n", model_type);
+    window_json(c, context, t);
+    logit_json(c, model_type, t);
     if (c->mlp != MLP_NONE)
         Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
                     Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
@@ -484,7 +529,10 @@ int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *er
             Staging_dangling_link(parent, false, err, size))
             return -1;
         if (errno != ENOENT || access(parent, W_OK | X_OK) != 0) {
-            snprintf(err, size, "cannot create the directory: %s", strerror(errno));
+            snprintf(err, size,
+                     "cannot create the directory: %s (in '%s'): accepted a new directory in an "
+                     "existing one that can be written (the export makes no parents), or %s",
+                     strerror(errno), parent, ACCEPTED);
             return -1;
         }
         return 0;
@@ -547,6 +595,8 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
         snprintf(err, size, "cannot create the directory: %s", strerror(errno));
         return -1;
     }
+    if (made)
+        Staging_remove_directory_on_signal(dir); /* too long a path: the staged names are too */
     remove_abandoned_staged(dir);
     char model[STAGING_PATH_SIZE], config[STAGING_PATH_SIZE], final_model[STAGING_PATH_SIZE],
         final_config[STAGING_PATH_SIZE];

@@ -5,6 +5,7 @@
 #include "config_internal.h"
 
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/qk.h"
 
 #include <math.h>
@@ -352,6 +353,9 @@ int Setting_inert_text(const Setting *s, const Config *c, char *buf, size_t size
                       strncmp(current, equals + 1, (size_t)want_length)))
             append(here, sizeof here, &here_used, "%s--%s %s", here_used ? ", " : "", name,
                    current);
+        /* --weights is no setting, but the one the run has is known: without it, say so. */
+        if (!other && strcmp(name, "weights") == 0 && !Layer_weights_in_use())
+            append(here, sizeof here, &here_used, "%sno --weights", here_used ? ", " : "");
         p += length;
         p += strspn(p, " ");
     }

@@ -99,6 +99,30 @@ PY
 }
 check "phi3: the export keeps qkv_proj and gate_up_proj and reads back to its document bit for bit" \
     phi3_round_trip "$tmp/phi3-F32-sharded/checkpoint"
+# The export's own config.json (not the original's) gives the same settings, numbers and
+# warnings: Phi-3's window on every layer (sliding_window 5, read as --window 4) kept, Gemma 3's
+# local layers (layer_types) and d_h as its query_pre_attn_scalar (its default is 256), and no
+# field of the export's own warned about (attnscope_version and the attnscope record).
+exported_config_reads_back() { # checkpoint T
+    local ck=$1 out m
+    m=$(dirname "$1")
+    out=$tmp/ec-$(basename "$m")
+    "$BIN" --batch -T "$2" --hf-config "$ck" --weights "$ck" --token-ids "$m/ids.txt" \
+        --export-weights "$out" >"$out.a.json" 2>/dev/null &&
+        "$BIN" --batch -T "$2" --hf-config "$out/config.json" --weights "$out" \
+            --token-ids "$m/ids.txt" >"$out.c.json" 2>/dev/null &&
+        /usr/bin/python3 - "$out.a.json" "$out.c.json" <<'PY'
+import json, sys
+a, c = (json.load(open(p)) for p in sys.argv[1:])
+for d in (a, c):
+    d["hf_config"].pop("file")
+sys.exit(0 if a == c else 1)
+PY
+}
+check "phi3: the export's config.json read back gives the same document (its window kept)" \
+    exported_config_reads_back "$tmp/phi3-F32-sharded/checkpoint" 14
+check "gemma3: the export's config.json read back gives the same document (local layers, scale)" \
+    exported_config_reads_back "$tmp/gemma3-F64-single/checkpoint" 14
 phi3=$tmp/phi3-F64-single/checkpoint
 /usr/bin/python3 - "$phi3/model.safetensors" "$tmp" <<'PY'
 import sys

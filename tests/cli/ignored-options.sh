@@ -63,8 +63,11 @@ check "--ln-eps 0.001 with unit LN rows: the warning" warns \
     -- -n rms --ln-eps 0.001
 check "  with --ln-scale sqrt-d: none" quiet_about --ln-eps -- -n rms --ln-scale sqrt-d --ln-eps 0.001
 check "--norm-gain-offset 1 with drawn weights (no gains to offset): the warning" warns \
-    "--norm-gain-offset 1 has no effect under the other settings (it has one with, for one, --layernorm rms --weights FILE)" \
+    "--norm-gain-offset 1 has no effect: it needs, for one, --layernorm rms --weights FILE (here no --weights)" \
     -- -n rms --norm-gain-offset 1
+check "--norm-gain-offset 1 without RMSNorm nor --weights: both named" warns \
+    "--norm-gain-offset 1 has no effect: it needs, for one, --layernorm rms --weights FILE (here --layernorm none, no --weights)" \
+    -- -n none --norm-gain-offset 1
 for option in "--logit-softcap 30" "--qk-norm head" "--rope half" "--sink 5"; do
     # shellcheck disable=SC2086
     check "-a markov $option: the warning" warns \

@@ -109,9 +109,11 @@ fi
 
 # ---- A signal: the temporary files removed, the status the signal's. ------------------------
 # A job of its own (set -m), so that SIGINT is not ignored as it is for a script's & job.
-interrupted() { # signal dir: ends an --export-weights into dir by the signal once it writes
-    local sig=$1 dir=$2 pid status seen=
-    mkdir -p "$dir"
+# dir existed (and stays, empty), or with "new" the export made it (and it is gone, as after a
+# failed write).
+interrupted() { # signal dir [new]: ends an --export-weights into dir by the signal once it writes
+    local sig=$1 dir=$2 new=${3:-} pid status seen=
+    [ -n "$new" ] || mkdir -p "$dir"
     set -m
     # Without a terminal bash cannot take job control and starts & jobs with SIGINT ignored
     # (CI's case): env gives the program SIGINT's default back.
@@ -127,11 +129,23 @@ interrupted() { # signal dir: ends an --export-weights into dir by the signal on
     wait "$pid"
     status=$?
     [ -n "$seen" ] || { echo "  no temporary file appeared within 30 s: nothing proved"; return 1; }
-    [ $status -eq $((128 + $(kill -l "$sig"))) ] && [ -z "$(ls -A "$dir")" ] ||
-        { echo "  exit $status, left: $(ls -A "$dir")"; return 1; }
+    if [ -n "$new" ]; then
+        [ $status -eq $((128 + $(kill -l "$sig"))) ] && [ ! -e "$dir" ] ||
+            { echo "  exit $status, left: $(ls -d "$dir" 2>&1) $(ls -A "$dir" 2>&1)"; return 1; }
+    else
+        [ $status -eq $((128 + $(kill -l "$sig"))) ] && [ -d "$dir" ] && [ -z "$(ls -A "$dir")" ] ||
+            { echo "  exit $status, left: $(ls -A "$dir")"; return 1; }
+    fi
 }
 check "--export-weights ended by SIGTERM: status 143, no temporary file left" interrupted TERM "$tmp/t"
 check "--export-weights ended by SIGINT: status 130, no temporary file left" interrupted INT "$tmp/i"
+check "--export-weights into a new directory ended by SIGTERM: status 143, the directory removed" \
+    interrupted TERM "$tmp/tn" new
+
+# A parent that does not exist: --export-weights makes none, and says what it accepts.
+check "--export-weights under a missing parent: exit 2, what is accepted named, nothing made" \
+    fails_leaving 2 "!$tmp/none" "cannot create the directory: No such file or directory (in '$tmp/none'): accepted a new directory in an existing one" -- \
+    "$BIN" $base --export-weights "$tmp/none/x"
 
 # What a killed export left (SIGKILL: nothing can run) is removed by the next export into the
 # directory: only files named exactly .NAME.PID.tmp whose process no longer exists.
