@@ -1,0 +1,33 @@
+#!/bin/bash
+# The : line keeps the rules the command line and the keys keep: a V not above every fixed
+# token id is refused in --batch's words, and a setting the line leaves without effect is
+# said, as its key says it.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+
+seq 0 3 45 >"$TMP/ids.txt"
+refusal=$("$BIN" --batch -T 16 -d 16 -L 1 --token-ids "$TMP/ids.txt" --vocab 10 2>&1 >/dev/null |
+    sed 's/^attnscope: --token-ids: //')
+check "the command line refuses --vocab 10 under ids up to 45" test -n "$refusal"
+start 160 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 16 -d 16 -L 1 --token-ids '$TMP/ids.txt' 2>/dev/null"
+expect "computes" "computed in [0-9]+ ms"
+keys ":"
+keys -l "vocab 10"
+# The path and the words after "V = 10" may wrap in the box: the id, its line and V are the rule.
+check "... naming the id's line" test "${refusal#*ids.txt:5: token id 12 is not below V = 10 (}" != "$refusal"
+press ":vocab 10 is refused in the command line's words" \
+    "nothing set: .*ids\.txt:5: token id 12 is not below V = 10 \(" Enter
+keys Escape
+keys ":"
+keys -l "vocab 46"
+press ":vocab 46, above every id, is set" "set vocab=46" Enter
+quits "q quits"
+
+start 160 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 16 -d 16 -L 1 --sink 5 2>/dev/null"
+expect "computes" "computed in [0-9]+ ms"
+keys ":"
+keys -l "attention markov"
+press ":attention markov says the sink it leaves without effect" \
+    "set attention=markov; sink now has no effect" Enter
+quits "q quits"
+finish
