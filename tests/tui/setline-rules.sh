@@ -30,4 +30,20 @@ keys -l "attention markov"
 press ":attention markov says the sink it leaves without effect" \
     "set attention=markov; sink now has no effect" Enter
 quits "q quits"
+
+# A T across --hf-config's sliding window (2047 keys, read at T = 64) is refused, by the line
+# and by the key, with the command line's reason; the mask the file set stays.
+hf="-T 64 --hf-config tests/data/hf-config/phi-3-mini-4k.json -d 64 --heads 2 --head-dim 32 --kv-heads 2 -L 1 --input embedding"
+# shellcheck disable=SC2086
+check "the command line refuses -T 2100 after it" \
+    bash -c "'$BIN' --batch $hf -T 2100 2>&1 >/dev/null | grep -q 'sliding window of 2047 keys'"
+start 200 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $hf --no-confirm 2>/dev/null"
+expect "computes" "computed in [0-9]+ ms"
+keys ":"
+keys -l "T 2100"
+press ":T 2100 is refused with the command line's reason" \
+    "nothing set: -T/--tokens 2100 after --hf-config" Enter
+keys Escape
+check "T stays at 64" shows "T=64 "
+quits "q quits"
 finish
