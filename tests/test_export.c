@@ -120,13 +120,13 @@ static void test_table_rows_are_named(void **state)
     WeightSource source = {
         .embed = counting_rows, .name = "model.safetensors", .table = "embed.weight"};
     Layer_use_weights(&source);
-    Layer_use_token_ids(IDS, TOKENS, "ids.txt");
+    Layer_use_token_ids(IDS, NULL, TOKENS, "ids.txt");
     char dir[96], path[128], err[256] = "";
     snprintf(dir, sizeof dir, "%s/named", scratch_directory());
     double *input = Export_input(&c, NULL, err, sizeof err);
     int written =
         input ? Export_write(r, &(ExportExtras){.input = input}, dir, err, sizeof err) : -1;
-    Layer_use_token_ids(NULL, 0, NULL);
+    Layer_use_token_ids(NULL, NULL, 0, NULL);
     Layer_use_weights(NULL);
     free(input);
     if (written < 0)

@@ -44,6 +44,9 @@ static const struct {
     {"layer 2 -L 3", {"-L", "3", "--layer", "2"}},
     {"rope half rope-fraction 0.25 nope-every 4",
      {"--rope", "half", "--rope-fraction", "0.25", "--nope-every", "4"}},
+    /* Given twice: the last wins, on the line as on the command line. */
+    {"tokens 32 tokens 48", {"--tokens", "32", "--tokens", "48"}},
+    {"depth 2 -L 3", {"-L", "2", "-L", "3"}},
 };
 
 static void test_lines_set_what_the_command_line_sets(void **state)
@@ -123,8 +126,6 @@ static void test_malformed_lines(void **state)
         {"bogus 3", "'bogus' is not a setting"},
         {"heads 2 head-dim", "--head-dim: needs a value (accepted "},
         {"rope-scaling", "(accepted none|linear|llama3)"},
-        {"tokens 64 tokens 32", "duplicate key 'tokens'"},
-        {"depth 2 -L 3", "duplicate key 'depth'"},
         {"  \t ", "nothing to set"},
         {"--T 64", "'--T' is not a setting"},
         {"=64", "'=64' is not a setting"},

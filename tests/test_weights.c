@@ -792,6 +792,41 @@ static void test_export_without_the_table_in_use_refused(void **state)
     Checkpoint_close(k);
 }
 
+/* The screen's `:vocab` meets fixed token ids where --vocab does (Layer_weights_fit): a V not
+   above every id is refused with the command line's words, naming the id's line; a V above
+   them all is taken, and so is any V once the ids are drawn again. */
+static void test_vocab_below_a_token_id_refused(void **state)
+{
+    (void)state;
+    Config c = small_config();
+    c.input = INPUT_EMBEDDING;
+    c.tokens = 4;
+    const int32_t ids[] = {0, 3, 12, 9};
+    const int32_t lines[] = {1, 2, 4, 5};
+    char why[256] = "";
+    Layer_use_token_ids(ids, lines, 4, "ids.txt");
+    c.vocab = 12;
+    bool at_largest = Layer_weights_fit(&c, why, sizeof why);
+    char said[256];
+    snprintf(said, sizeof said, "%s", why);
+    c.vocab = 13;
+    bool above = Layer_weights_fit(&c, why, sizeof why);
+    Layer_use_token_ids(ids, NULL, 4, "ids.json");
+    c.vocab = 10;
+    bool by_index = Layer_weights_fit(&c, why, sizeof why);
+    Layer_use_token_ids(NULL, NULL, 0, NULL);
+    c.vocab = 2;
+    bool drawn = Layer_weights_fit(&c, why + 128, sizeof why - 128);
+    assert_false(at_largest);
+    assert_string_equal(
+        said, "ids.txt:4: token id 12 is not below V = 12 (--vocab, the drawn table's rows)");
+    assert_true(above);
+    assert_false(by_index);
+    assert_string_equal(why,
+                        "ids.json: [2] = 12 is not below V = 10 (--vocab, the drawn table's rows)");
+    assert_true(drawn);
+}
+
 /* --seeds N > 1 where nothing is drawn from the seed (docs/model.md §1.6): a source's weights
    and its table read at fixed token ids make every seed the same network on the same input,
    so the seeds are refused, saying why; one seed is accepted, and so are seeds where the ids
@@ -807,17 +842,17 @@ static void test_seeds_refused_where_the_seed_draws_nothing(void **state)
     WeightSource source = {.name = "a checkpoint", .embed = table_not_read, .table = "its table"};
     char why[512] = "";
     Layer_use_weights(&source);
-    Layer_use_token_ids(ids, 4, "ids.txt");
+    Layer_use_token_ids(ids, NULL, 4, "ids.txt");
     bool fixed_input = Layer_weights_fit(&c, why, sizeof why);
     Config one = c;
     one.seeds = 1;
     bool one_seed = Layer_weights_fit(&one, why + 256, sizeof why - 256);
-    Layer_use_token_ids(NULL, 0, NULL);
+    Layer_use_token_ids(NULL, NULL, 0, NULL);
     bool drawn_ids = Layer_weights_fit(&c, why + 256, sizeof why - 256);
-    Layer_use_token_ids(ids, 4, "ids.txt");
+    Layer_use_token_ids(ids, NULL, 4, "ids.txt");
     Layer_use_weights(NULL);
     bool drawn_table = Layer_weights_fit(&c, why + 256, sizeof why - 256);
-    Layer_use_token_ids(NULL, 0, NULL);
+    Layer_use_token_ids(NULL, NULL, 0, NULL);
     assert_false(fixed_input);
     if (!strstr(why, "--seeds 3: every seed would run the same network on the same input") ||
         !strstr(why, "ids.txt in its table"))
@@ -850,6 +885,7 @@ int main(void)
         cmocka_unit_test_teardown(test_next_layer_not_read_ahead, draw_again),
         cmocka_unit_test_teardown(test_export_takes_the_checkpoint_in_use, draw_again),
         cmocka_unit_test_teardown(test_export_without_the_table_in_use_refused, draw_again),
+        cmocka_unit_test_teardown(test_vocab_below_a_token_id_refused, draw_again),
         cmocka_unit_test_teardown(test_seeds_refused_where_the_seed_draws_nothing, draw_again),
     };
     return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);

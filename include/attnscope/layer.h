@@ -142,9 +142,16 @@ void Layer_watch_reading(LayerReading reading, void *context);
 bool Layer_weights_fit(const Config *c, char *why, size_t size);
 
 /* Makes the embedding input's T token ids these (count of them, named `name` for the status
-   line) instead of drawn ones (NULL: drawn again), before any run starts; ids must outlive
-   the runs.  Layer_weights_fit then refuses a T other than count and the orthonormal input. */
-void Layer_use_token_ids(const int32_t *ids, int count, const char *name);
+   line; lines[i] the file line of id i for messages, or NULL to name its index) instead of
+   drawn ones (NULL: drawn again), before any run starts; ids and lines must outlive the runs.
+   Layer_weights_fit then refuses a T other than count, the orthonormal input and a V not above
+   every id. */
+void Layer_use_token_ids(const int32_t *ids, const int32_t *lines, int count, const char *name);
+/* Whether every one of the count ids is below vocab (the rows of `table`); false with the
+   first that is not in why, by its line (lines[i]) or, lines NULL, its index.  The one rule
+   for --token-ids against --vocab, on the command line and the screen's `:vocab`. */
+bool Layer_token_ids_below(const int32_t *ids, const int32_t *lines, int count, const char *name,
+                           int vocab, const char *table, char *why, size_t size);
 /* The name Layer_use_token_ids was given (the --token-ids file), or NULL while ids are drawn. */
 const char *Layer_token_ids_name(void);
 

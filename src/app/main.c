@@ -572,7 +572,7 @@ static int read_token_ids(Options *o, TokenIds *ids, char *err, size_t size)
     o->config.tokens = ids->count;
     if (Config_validate(&o->config, err, size))
         return 2;
-    Layer_use_token_ids(ids->ids, ids->count, o->token_ids_path);
+    Layer_use_token_ids(ids->ids, ids->lines, ids->count, o->token_ids_path);
     return 0;
 }
 

@@ -696,7 +696,10 @@ int Figure_series_legend(const SeriesPlot *p, LegendItem *items, bool *any)
         uint8_t dots = s->stroke == STROKE_SOLID ? SAMPLE_STROKE : SAMPLE_DOT;
         items[n] = (LegendItem){
             .sample = {{NULL, dots}, {s->marker, dots}, {NULL, dots}}, .cells = 3, .ink = s->ink};
-        snprintf(items[n++].text, sizeof items[0].text, "%s%s", s->label, has ? "" : " (n/a)");
+        snprintf(items[n++].text, sizeof items[0].text, "%s%s%s", s->label, has ? "" : " ",
+                 has         ? ""
+                 : s->absent ? s->absent
+                             : "(n/a)");
     }
     for (int k = 0; k < p->notes && k < SERIES_NOTES_MAX; k++) {
         items[n] = (LegendItem){.cells = 0, .ink = INK_DEFAULT};
@@ -802,10 +805,15 @@ void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText
        sample reads as the ceiling's dotted one. */
     p->series[p->count++] =
         (Series){text->bound, layers,        text->layers, r->network.entropy_zhai_bound,
-                 INK_THEORY,  STROKE_DASHED, "×"};
-    p->series[p->count++] =
-        (Series){text->prediction_label, 1,  text->layers + 1, text->prediction, INK_THEORY,
-                 STROKE_SOLID,           "◇"};
+                 INK_THEORY,  STROKE_DASHED, "×",          NULL};
+    p->series[p->count++] = (Series){text->prediction_label,
+                                     1,
+                                     text->layers + 1,
+                                     text->prediction,
+                                     INK_THEORY,
+                                     STROKE_SOLID,
+                                     "◇",
+                                     NULL};
     p->notes = notes ? entropy_notes(r, &e, text) : 0;
     for (int k = 0; k < p->notes; k++)
         p->note[k] = text->notes[k];

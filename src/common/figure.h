@@ -245,6 +245,9 @@ typedef struct {
     Ink ink;
     Stroke stroke;
     const char *marker; /* drawn on the points, NULL: none */
+    /* What the legend says after the label where no point is drawn: why the values are absent
+       ("∞ (singular)" where they are infinite), NULL: "(n/a)". */
+    const char *absent;
 } Series;
 
 enum { SERIES_MAX = 6, SERIES_NOTES_MAX = 3 };

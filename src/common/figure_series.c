@@ -310,6 +310,10 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
         .x_name = "layer ℓ",
         .x_whole = true,
     };
+    /* K singular by its structure is so in both networks (the gap changes no shape, mask or
+       norm): their κ(K) are ∞, not unknown. */
+    if (singular)
+        p->series[0].absent = p->series[3].absent = "∞ (singular)";
     if (compact) {
         p->count = 3;
         p->series[0].label = "K";

@@ -118,9 +118,12 @@ int SettingLine_set(Config *c, const char *text, bool changed[SETTINGS_MAX], cha
     for (int at = 0; at < count; applied++) {
         const Setting *s;
         const char *value;
+        /* A setting given twice takes its last value, as on the command line (a preset
+           file's duplicate key, SettingLine_assign, is a mistake in a file kept for reuse). */
         if (next_assignment(words, count, &at, &s, &value, err, size) ||
-            SettingLine_assign(s, &trial, value, seen, err, size))
+            Setting_parse(s, &trial, value, err, size))
             return -1;
+        seen[s - Settings_at(0)] = true;
     }
     *c = trial;
     if (changed)

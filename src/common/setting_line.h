@@ -22,7 +22,8 @@ int SettingLine_assign(const Setting *s, Config *c, const char *value, bool seen
 
 /* Sets the settings of text in c, all of them or none: each name and its value as above,
    apart by blanks or by '=' ("head-dim 128", "head-dim=128", "--head-dim 128", "-T 64"),
-   several in a row; the relations between settings are not checked.  Returns the number of
+   several in a row, the last of a setting given twice winning as on the command line; the
+   relations between settings are not checked.  Returns the number of
    settings set (1 or more), or -1 with a message naming the setting, the value and what is
    accepted, c untouched.  `changed` (by table index, may be NULL) marks the settings given. */
 int SettingLine_set(Config *c, const char *text, bool changed[SETTINGS_MAX], char *err,

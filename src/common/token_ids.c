@@ -2,6 +2,7 @@
 #include "token_ids.h"
 
 #include "attnscope/config.h"
+#include "attnscope/layer.h"
 #include "json_read.h"
 #include "line_reader.h"
 
@@ -193,18 +194,8 @@ int TokenIds_read(const char *path, TokenIds *out, char *err, size_t size)
 int TokenIds_check_vocab(const TokenIds *t, const char *name, int vocab, const char *table,
                          char *err, size_t size)
 {
-    for (int i = 0; i < t->count; i++) {
-        if (t->ids[i] < vocab)
-            continue;
-        if (t->lines)
-            snprintf(err, size, "%s:%d: token id %d is not below V = %d (%s)", name, t->lines[i],
-                     t->ids[i], vocab, table);
-        else
-            snprintf(err, size, "%s: [%d] = %d is not below V = %d (%s)", name, i, t->ids[i], vocab,
-                     table);
-        return -1;
-    }
-    return 0;
+    return Layer_token_ids_below(t->ids, t->lines, t->count, name, vocab, table, err, size) ? 0
+                                                                                            : -1;
 }
 
 void TokenIds_free(TokenIds *t)

@@ -139,12 +139,14 @@ bool Layer_draws_ahead(void)
 
 /* Set once by the app before any run, then only read: --token-ids. */
 static const int32_t *token_ids;
+static const int32_t *token_lines;
 static int token_count;
 static const char *token_ids_name;
 
-void Layer_use_token_ids(const int32_t *ids, int count, const char *name)
+void Layer_use_token_ids(const int32_t *ids, const int32_t *lines, int count, const char *name)
 {
     token_ids = ids;
+    token_lines = lines;
     token_count = count;
     token_ids_name = name;
 }
@@ -177,6 +179,23 @@ const LayerAffine *Layer_affine(const Config *c, int layer)
                : NULL;
 }
 
+bool Layer_token_ids_below(const int32_t *ids, const int32_t *lines, int count, const char *name,
+                           int vocab, const char *table, char *why, size_t size)
+{
+    for (int i = 0; i < count; i++) {
+        if (ids[i] < vocab)
+            continue;
+        if (lines)
+            snprintf(why, size, "%s:%d: token id %d is not below V = %d (%s)", name, lines[i],
+                     ids[i], vocab, table);
+        else
+            snprintf(why, size, "%s: [%d] = %d is not below V = %d (%s)", name, i, ids[i], vocab,
+                     table);
+        return false;
+    }
+    return true;
+}
+
 bool Layer_weights_fit(const Config *c, char *why, size_t size)
 {
     if (token_ids && c->input != INPUT_EMBEDDING) {
@@ -188,6 +207,13 @@ bool Layer_weights_fit(const Config *c, char *why, size_t size)
         snprintf(why, size, "the token ids of %s fix T = %d", token_ids_name, token_count);
         return false;
     }
+    /* The screen's V (`:vocab`) meets the ids here as the command line's --vocab does. */
+    bool table = weight_source && weight_source->embed;
+    if (token_ids &&
+        !Layer_token_ids_below(token_ids, token_lines, token_count, token_ids_name, c->vocab,
+                               table ? weight_source->table : "--vocab, the drawn table's rows",
+                               why, size))
+        return false;
     /* With the source's table read at fixed ids, no stream of the seed is drawn from (§1.6):
        every seed would run the same network on the same input, and its spread be 0. */
     if (token_ids && weight_source && weight_source->embed && c->seeds > 1) {

@@ -323,12 +323,8 @@ static void raise_lowered_back(const Setting *s, const Config *was, Controls *af
     }
 }
 
-/* Steps s up or down by its rule; the setting it raises with it, and those bounded by it,
-   follow. */
-/* The settings away from their defaults that a change of s from `before` to `after` leaves
-   without effect (a sink of 5 when the attention turns markov): said, as --batch warns. */
-static void note_made_inert(const Setting *s, const Config *before, const Config *after, char *note,
-                            size_t size)
+void Keys_note_made_inert(const Setting *s, const Config *before, const Config *after, char *note,
+                          size_t size)
 {
     Config defaults = Config_default();
     for (int i = 0; i < Settings_count(); i++) {
@@ -340,6 +336,8 @@ static void note_made_inert(const Setting *s, const Config *before, const Config
     }
 }
 
+/* Steps s up or down by its rule; the setting it raises with it, and those bounded by it,
+   follow. */
 static bool step(const Setting *s, int direction, Controls *c, char *note, size_t size)
 {
     Config next = c->config;
@@ -373,7 +371,7 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     *c = after;
     if (s->in_use && !s->in_use(&next))
         note_add(note, size, "%s", s->unused_note);
-    note_made_inert(s, &c->config, &next, note, size);
+    Keys_note_made_inert(s, &c->config, &next, note, size);
     c->config = next;
     return true;
 }

@@ -104,6 +104,12 @@ Controls Controls_from(const Config *c);
 /* ACTION_SETTING, ACTION_DISPLAY: changes c as b says and, when the change was adjusted or
    refused, says why in note (empty otherwise).  Returns false when nothing changed. */
 bool Keys_apply(const KeyBinding *b, Controls *c, char *note, size_t size);
+/* Appends to note ("; "-separated) each setting away from its default that a change from
+   `before` to `after` leaves without effect (a sink of 5 when the attention turns markov), as
+   --batch warns; s (the setting changed, NULL for none) is not named, since the change itself
+   says so. */
+void Keys_note_made_inert(const Setting *s, const Config *before, const Config *after, char *note,
+                          size_t size);
 
 /* Takes every setting that another bounds back under its bound (T ≤ d, w < T, layer ≤ depth)
    and each that must divide another to their greatest common divisor (H and d), as the keys

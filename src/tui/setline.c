@@ -288,6 +288,7 @@ bool SetLine_apply(const char *text, Controls *next, char *note, size_t size)
         return false;
     }
     say_set(changed, &trial, note, size);
+    Keys_note_made_inert(NULL, &next->config, &trial, note, size);
     if (followed[0])
         snprintf(note + strlen(note), size - strlen(note), "; %s", followed);
     if (Config_equal(&trial, &next->config)) {

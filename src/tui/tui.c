@@ -308,6 +308,19 @@ static void change_to(Loop *l, const Controls *next)
         l->controls = *next;
 }
 
+/* A T across --hf-config's sliding window from the T the file was read at: refused, in the
+   command line's words (HfConfig_check), since the mask the file's window sets at a T cannot
+   be recomputed here without the file's own reading of it.  True with the reason in the
+   note. */
+static bool hf_window_refuses(Loop *l, const Config *c)
+{
+    char why[512];
+    if (!l->hf_config || !HfConfig_check(l->hf_config, c, why, sizeof why))
+        return false;
+    snprintf(l->note, sizeof l->note, "nothing set: %s", why);
+    return true;
+}
+
 /* A setting or view key while the question is open steps the settings and view asked about,
    which are priced again: back at what the last job computed (a view it covers), nothing is
    asked or computed; still long, the question asks about the new ones; short enough, they are
@@ -315,7 +328,7 @@ static void change_to(Loop *l, const Controls *next)
 static void long_job_setting(Loop *l, const KeyBinding *b)
 {
     Controls next = l->pending;
-    if (!Keys_apply(b, &next, l->note, sizeof l->note) ||
+    if (!Keys_apply(b, &next, l->note, sizeof l->note) || hf_window_refuses(l, &next.config) ||
         Budget_check_named(&next.config, l->memory_budget, l->memory_budget_source, l->note,
                            sizeof l->note))
         return; /* the question stays, about the settings it named */
@@ -614,6 +627,7 @@ static void setline_key(Loop *l, int key)
     case PROMPT_DONE: {
         Controls next = l->controls;
         if (!SetLine_apply(l->setline.prompt.text, &next, l->note, sizeof l->note) ||
+            hf_window_refuses(l, &next.config) ||
             Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
             break;
         SetLine_remember(&l->setline);
@@ -764,7 +778,7 @@ static void bound_key(Loop *l, const KeyBinding *b)
     switch (b->kind) {
     case ACTION_SETTING: {
         Controls next = l->controls;
-        if (!Keys_apply(b, &next, l->note, sizeof l->note))
+        if (!Keys_apply(b, &next, l->note, sizeof l->note) || hf_window_refuses(l, &next.config))
             break;
         /* Refused before anything is allocated: the screen stays as it was. */
         if (Budget_check_named(&next.config, l->memory_budget, l->memory_budget_source, l->note,

@@ -15,6 +15,12 @@ check "batch: the narrow heads' conditioning" \
 check "  its kappa_jacobian is null at every layer" \
     grep -qE '"kappa_jacobian": \[null,null,null\]' "$doc"
 check "  and a warning says K is singular" grep -q "so K is singular: kappa_jacobian is null" "$doc"
+# The legend of both networks' κ(K) says ∞ beside the readout's ∞, never "not available".
+check "batch: the conditioning figure exported" \
+    bash -c "'$BIN' --batch --conditioning --conditioning-path exact $narrow --export '$TMP/svg' >/dev/null 2>&1"
+check "  its legend says κ(K) of both networks is ∞ (singular)" \
+    test "$(grep -cE '>κ\(K\) \(gap (off|center)\) ∞ \(singular\)<' "$TMP/svg/conditioning.svg")" = 2
+check "  and not (n/a)" bash -c "! grep -qE '>κ\(K\) \(gap [a-z]+\) \(n/a\)<' '$TMP/svg/conditioning.svg'"
 
 conditioning_view() { # description cols rows path: the view's panel once its job is done
     trace=$TMP/$RANDOM.trace
@@ -28,6 +34,8 @@ conditioning_view "exact" 120 40 exact
 expect "  the shown layer's κ(K) is ∞ (no skip: no κ(aI + bK))" "ℓ=1: κ\(K\)=∞ κ\(aI\+bK\)=null"
 expect "  the panel says K is singular, and why" "K singular, κ\(K\) = ∞: H·d_h = 8 < d = 16 \(!\)"
 check "  no κ(K) reads null" absent "κ\(K\)=null"
+expect "  the legend says the network's κ(K) is ∞ (singular)" "κ\(K\) \(gap off\) ∞ \(singular\)"
+check "  not (n/a)" absent "κ\(K\) \(gap off\) \(n/a\)"
 check "  nothing is said to be beyond double precision" absent "beyond double precision"
 quits "q quits"
 
