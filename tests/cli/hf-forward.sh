@@ -78,21 +78,11 @@ phi3_round_trip() { # checkpoint
         grep -qF '"model_type": "phi3",' "$out/config.json" &&
         grep -qF '"partial_rotary_factor": 0.75,' "$out/config.json" &&
         /usr/bin/python3 - "$ck" "$out/model.safetensors" <<'PY'
-import glob, os, sys
+import sys
 sys.path.insert(0, "tests/cli")
 import numpy as np
-from safetensors_tool import read
-def tensors(path):
-    files = glob.glob(os.path.join(path, "*.safetensors")) if os.path.isdir(path) else [path]
-    found = {}
-    for f in files:
-        for name, dtype, shape, raw in read(f)[0]:
-            kind = {"F64": "<f8", "F32": "<f4", "F16": "<f2"}.get(dtype)
-            values = (np.frombuffer(raw, kind).astype(np.float64) if kind else
-                      (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64))
-            found[name] = values.reshape(shape)
-    return found
-a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+from hf_forward import checkpoint_tensors
+a, b = checkpoint_tensors(sys.argv[1]), checkpoint_tensors(sys.argv[2])
 block = set(a) - {"model.norm.weight", "lm_head.weight"}
 sys.exit(0 if set(b) == block and all(np.array_equal(a[n], b[n]) for n in b) else 1)
 PY
@@ -238,21 +228,12 @@ table_round_trip() { # name settings checkpoint
         sed 's/\([ (]\)wte\.weight + wpe\.weight\([")]\)/\1model.embed_tokens.weight + model.embed_positions.weight\2/g' \
             "$out.a.json" | cmp -s - "$out.b.json" &&
         /usr/bin/python3 - "$checkpoint" "$out/model.safetensors" <<'PY'
-import glob, os, sys
+import sys
 sys.path.insert(0, "tests/cli")
 import numpy as np
-from safetensors_tool import read
-def tensors(path):
-    files = glob.glob(os.path.join(path, "*.safetensors")) if os.path.isdir(path) else [path]
-    found = {}
-    for f in files:
-        for name, dtype, shape, raw in read(f)[0]:
-            kind = {"F64": "<f8", "F32": "<f4"}.get(dtype)
-            values = (np.frombuffer(raw, kind).astype(np.float64) if kind else
-                      (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64))
-            found[name.replace("transformer.", "")] = values.reshape(shape)
-    return found
-a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+from hf_forward import checkpoint_tensors
+a, b = ({n.replace("transformer.", ""): x for n, x in checkpoint_tensors(path).items()}
+        for path in sys.argv[1:3])
 pairs = [("model.embed_tokens.weight", "model.embed_tokens.weight"), ("wte.weight", "model.embed_tokens.weight"),
          ("wpe.weight", "model.embed_positions.weight")]
 same = [np.array_equal(a[x], b[y]) for x, y in pairs if x in a]

@@ -49,6 +49,7 @@ MODEL qwen3-wide and qwen3-wide-gqa are Qwen3's block with heads whose width doe
 Prints the largest relative difference; exit 0 when every entry agrees to 1e-9 relative
 (Phi-3's: 1e-12; masked entries exactly 0), 1 otherwise.
 """
+import glob
 import json
 import math
 import os
@@ -57,7 +58,7 @@ import sys
 
 import numpy as np
 
-from safetensors_tool import PYTORCH, write
+from safetensors_tool import PYTORCH, read, write
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                                 "rope-scaling"))
@@ -91,6 +92,21 @@ def stored(x, dtype):
     top = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     back = (top.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     return back.reshape(x.shape), top.astype("<u2").tobytes()
+
+
+def checkpoint_tensors(path):
+    """Every tensor of a checkpoint (a .safetensors file, or a directory of them) by name, as
+    float64 arrays of the values it holds (F64, F32, F16 or BF16): what an export is compared
+    with, read independently of attnscope."""
+    files = glob.glob(os.path.join(path, "*.safetensors")) if os.path.isdir(path) else [path]
+    found = {}
+    for f in files:
+        for name, dtype, shape, raw in read(f)[0]:
+            kind = {"F64": "<f8", "F32": "<f4", "F16": "<f2"}.get(dtype)
+            values = (np.frombuffer(raw, kind) if kind else
+                      (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32))
+            found[name] = values.astype(np.float64).reshape(shape)
+    return found
 
 
 def write_checkpoint(directory, weights, dtype, sharded):
