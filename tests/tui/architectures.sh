@@ -10,7 +10,8 @@ for architecture in gpt2-small llama3-8b mistral-7b qwen3-8b olmo2-7b gemma3-4b 
     for name in "$architecture" "$small"; do
         read -r T d L H < <(grep -E '^(tokens|width|depth|heads) =' "presets/$name.preset" |
             awk '{ v[$1] = $3 } END { print v["tokens"], v["width"], v["depth"], v["heads"] }')
-        start 160 44 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(pwd)/presets' '$BIN' --preset $name"
+        # --no-confirm: a full preset's minutes would otherwise be asked about first.
+        start 160 44 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$(pwd)/presets' '$BIN' --preset $name --no-confirm"
         expect "$name loads by name: T=$T d=$d L=$L H=$H on the status line" "T=$T +d=$d +L=$L .* H=$H "
         if [ "$name" = "$small" ]; then
             expect "$name is computed on the screen" "computed in [0-9]+ ms"
