@@ -31,18 +31,40 @@ static bool read_number(const char *dir, const char *name, unsigned long long *v
     return read;
 }
 
+/* The value of key in dir/memory.stat ("inactive_file 123"), 0 where absent. */
+static unsigned long long stat_value(const char *dir, const char *key)
+{
+    char path[PATH_MAX + 64], line[256];
+    snprintf(path, sizeof path, "%s/memory.stat", dir);
+    FILE *f = fopen(path, "r");
+    unsigned long long value = 0;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ' ' && sscanf(line + n, "%llu", &value) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return value;
+}
+
 /* One cgroup directory's limit: v2's memory.max less memory.current, else v1's
-   memory.limit_in_bytes less memory.usage_in_bytes; kept in *best where below it. */
+   memory.limit_in_bytes less memory.usage_in_bytes; kept in *best where below it.  The use
+   counts the page cache too, whose inactive part the kernel drops before it fails an
+   allocation: it is not counted against the run (as a container's working set leaves it
+   out), else a cgroup that has read many files would refuse what fits. */
 static void cgroup_dir_limit(const char *dir, MemoryLimit *best)
 {
-    unsigned long long limit, used = 0;
+    unsigned long long limit, used = 0, cache;
     const char *name = "memory.max";
-    if (read_number(dir, name, &limit))
+    if (read_number(dir, name, &limit)) {
         read_number(dir, "memory.current", &used);
-    else if (name = "memory.limit_in_bytes", read_number(dir, name, &limit))
+        cache = stat_value(dir, "inactive_file");
+    } else if (name = "memory.limit_in_bytes", read_number(dir, name, &limit)) {
         read_number(dir, "memory.usage_in_bytes", &used);
-    else
+        cache = stat_value(dir, "total_inactive_file");
+    } else
         return;
+    used = used > cache ? used - cache : 0;
     unsigned long long left = limit > used ? limit - used : 0;
     if (left >= best->bytes)
         return;
@@ -52,7 +74,8 @@ static void cgroup_dir_limit(const char *dir, MemoryLimit *best)
     best->bytes = left;
     best->kind = MEMORY_LIMIT_CGROUP;
     best->beside = used;
-    snprintf(best->source, sizeof best->source, "the cgroup's %s of %s, %s of it in use", name, max,
+    snprintf(best->source, sizeof best->source,
+             "the cgroup's %s of %s, %s of it in use (its inactive file cache left out)", name, max,
              in_use);
 }
 

@@ -79,6 +79,22 @@ cgroup "$tmp/v2" 2147483648 2080374784
 cgroup "$tmp/v1" 2147483648 2080374784 v1
 cgroup "$tmp/none" max 2080374784
 with_cgroup() { ATTNSCOPE_TEST_CGROUP_DIR=$1 "${@:2}"; }
+# The same use, 1.5 GiB of it the inactive page cache the kernel drops before it fails an
+# allocation: 1.56 GiB left, which holds T = d = 512 (v2's inactive_file, v1's
+# total_inactive_file; a line that only starts with the key is another's).
+cgroup "$tmp/v2cache" 2147483648 2080374784
+printf 'active_file 1\ninactive_file_x 7\ninactive_file 1610612736\n' >"$tmp/v2cache/memory.stat"
+cgroup "$tmp/v1cache" 2147483648 2080374784 v1
+printf 'inactive_file 1\ntotal_inactive_file 1610612736\n' >"$tmp/v1cache/memory.stat"
+cache_left_out() { # dir: --verbose's budget is memory.max less the use without the cache
+    with_cgroup "$1" "$BIN" --batch --verbose -T 512 -d 512 -L 2 2>"$tmp/cache.err" >/dev/null &&
+        grep -qE "attnscope: memory budget 1600 MiB \(set by the cgroup's memory\.(max|limit_in_bytes) of 2\.0 GiB, 448 MiB of it in use \(its inactive file cache left out\)" \
+            "$tmp/cache.err" || { echo "  $(head -c 400 "$tmp/cache.err")"; return 1; }
+}
+check "cgroup v2: its inactive file cache is not counted as in use; the run goes on" \
+    cache_left_out "$tmp/v2cache"
+check "cgroup v1: its total_inactive_file is not counted as in use; the run goes on" \
+    cache_left_out "$tmp/v1cache"
 check "cgroup v2 memory.max 2 GiB, 1.9 GiB in use: T = d = 512 refused, naming memory.max" \
     refused "needs about 76 MiB, above the memory budget of 64 MiB (set by the cgroup's memory.max of 2.0 GiB, 1.9 GiB of it in use" \
     "a cgroup limit of at least 2060M would hold it)" -- \
