@@ -176,13 +176,13 @@ $(FUZZ_DIR)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c src/common/safetenso
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
 
-# The token-id file reader of --token-ids, alone: the JSON reader below it, the line reader's
-# file opener and the core's text helpers.
+# The token-id file reader of --token-ids: the JSON reader below it, the line reader's file
+# opener and the core (its text helpers, and the ids' check against V the run shares).
 $(FUZZ_DIR)/fuzz_token_ids: tests/fuzz/fuzz_token_ids.c src/common/token_ids.c \
-                            src/common/json_read.c src/common/line_reader.c src/core/format.c
+                            src/common/json_read.c src/common/line_reader.c $(CORE_SRC)
 	@mkdir -p $(FUZZ_DIR)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
+	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lgsl $(PKG_BLAS_LIBS) -lm
 
 fuzz-build: $(FUZZ_DIR)/fuzz_options $(FUZZ_DIR)/fuzz_preset $(FUZZ_DIR)/fuzz_json \
             $(FUZZ_DIR)/fuzz_safetensors $(FUZZ_DIR)/fuzz_token_ids \
