@@ -321,6 +321,16 @@ static bool hf_window_refuses(Loop *l, const Config *c)
     return true;
 }
 
+/* Whether the settings a key or the : line would put on are refused before anything is
+   allocated (--hf-config's window, then the memory budget, named by what set it): the screen
+   stays as it was, the reason in the note. */
+static bool settings_refused(Loop *l, const Config *c)
+{
+    return hf_window_refuses(l, c) ||
+           Budget_check_named(c, l->memory_budget, l->memory_budget_source, l->note,
+                              sizeof l->note);
+}
+
 /* A setting or view key while the question is open steps the settings and view asked about,
    which are priced again: back at what the last job computed (a view it covers), nothing is
    asked or computed; still long, the question asks about the new ones; short enough, they are
@@ -328,9 +338,7 @@ static bool hf_window_refuses(Loop *l, const Config *c)
 static void long_job_setting(Loop *l, const KeyBinding *b)
 {
     Controls next = l->pending;
-    if (!Keys_apply(b, &next, l->note, sizeof l->note) || hf_window_refuses(l, &next.config) ||
-        Budget_check_named(&next.config, l->memory_budget, l->memory_budget_source, l->note,
-                           sizeof l->note))
+    if (!Keys_apply(b, &next, l->note, sizeof l->note) || settings_refused(l, &next.config))
         return; /* the question stays, about the settings it named */
     char preset[TOUR_PATH_SIZE];
     snprintf(preset, sizeof preset, "%s", l->pending_preset);
@@ -627,8 +635,7 @@ static void setline_key(Loop *l, int key)
     case PROMPT_DONE: {
         Controls next = l->controls;
         if (!SetLine_apply(l->setline.prompt.text, &next, l->note, sizeof l->note) ||
-            hf_window_refuses(l, &next.config) ||
-            Budget_check(&next.config, l->memory_budget, l->note, sizeof l->note))
+            settings_refused(l, &next.config))
             break;
         SetLine_remember(&l->setline);
         l->prompting = PROMPT_NONE;
@@ -778,11 +785,7 @@ static void bound_key(Loop *l, const KeyBinding *b)
     switch (b->kind) {
     case ACTION_SETTING: {
         Controls next = l->controls;
-        if (!Keys_apply(b, &next, l->note, sizeof l->note) || hf_window_refuses(l, &next.config))
-            break;
-        /* Refused before anything is allocated: the screen stays as it was. */
-        if (Budget_check_named(&next.config, l->memory_budget, l->memory_budget_source, l->note,
-                               sizeof l->note))
+        if (!Keys_apply(b, &next, l->note, sizeof l->note) || settings_refused(l, &next.config))
             break;
         submit_or_ask(l, &next, NULL);
         break;
