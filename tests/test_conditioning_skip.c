@@ -150,10 +150,12 @@ static Config grouped_causal(int kv_heads, double sink)
     return c;
 }
 
-/* Where the settings prove K singular the exact path's K is singular to rounding (κ null,
-   s_min below n·ε·s_max), and the matrix-free path takes ‖K‖₂ but no s_min step: no layer of
-   either network went to Lanczos or the Kronecker path, s_min and the bound null, said so.
-   With a key/value head per head it is not proved, and s_min is sought. */
+/* Where the settings prove K singular the exact path's K is singular to rounding (its
+   spectrum's smallest below n·ε·s_max) and reported as the structure proves it (s_min, κ and
+   the bound null, route "structure"), and the matrix-free path takes ‖K‖₂ but no s_min step:
+   no layer of either network went to Lanczos or the Kronecker path, s_min and the bound null,
+   said so, each layer's route "structure".  With a key/value head per head it is not proved,
+   and s_min is sought: no layer's route is "structure". */
 static void test_structurally_singular_k_seeks_no_s_min(void **state)
 {
     (void)state;
@@ -179,9 +181,19 @@ static void test_structurally_singular_k_seeks_no_s_min(void **state)
         assert_true(has_warning(&free_path, "s_min(K) not sought"));
         for (int l = 1; l <= c->depth; l++) {
             int n = c->tokens * c->width;
+            const double *sv = exact.layers_jacobian_sv + (size_t)(l - 1) * n;
             assert_true(isnan(exact.network.kappa_jacobian[l]));
-            assert_true(exact.network.jacobian_s_min[l] <=
-                        n * DBL_EPSILON * exact.network.jacobian_norm[l]);
+            assert_true(sv[n - 1] <= n * DBL_EPSILON * sv[0]);
+            assert_true(isnan(exact.network.jacobian_s_min[l]) &&
+                        isnan(exact.network.kappa_jacobian_lower[l]) &&
+                        isnan(exact.counterpart.jacobian_s_min[l]));
+            for (int net = 0; net < 2; net++) {
+                const Conditioning *k[] = {&exact, &free_path};
+                for (int path = 0; path < 2; path++)
+                    assert_int_equal(
+                        (net ? &k[path]->counterpart : &k[path]->network)->s_min_route[l],
+                        CONDITIONING_ROUTE_STRUCTURE);
+            }
             assert_true(isnan(free_path.network.jacobian_s_min[l]) &&
                         isnan(free_path.network.kappa_jacobian_lower[l]) &&
                         isnan(free_path.counterpart.jacobian_s_min[l]));
@@ -200,11 +212,16 @@ static void test_structurally_singular_k_seeks_no_s_min(void **state)
     const KronTally *t = &free_path.kron;
     assert_true(t->certified + t->singular + t->far + t->beyond + t->lanczos > 0);
     assert_false(has_warning(&free_path, "s_min(K) not sought"));
+    for (int l = 1; l <= own.depth; l++)
+        assert_true(free_path.network.s_min_route[l] != CONDITIONING_ROUTE_STRUCTURE &&
+                    free_path.network.s_min_route[l] != CONDITIONING_ROUTE_NONE &&
+                    free_path.counterpart.s_min_route[l] != CONDITIONING_ROUTE_STRUCTURE);
     Conditioning_release(&free_path);
 }
 
-/* The exact path's smallest singular value of K over its largest, at every layer of both
-   networks: the worst (largest) of them. */
+/* The exact path's smallest singular value of K over its largest, at every layer: the worst
+   (largest) of them.  The network's spectrum is kept at every layer and is read where the
+   structure's null stands for s_min; the counterpart's s_min where it is reported. */
 static double exact_s_min_ratio(const Config *c, const char *warning)
 {
     Conditioning exact;
@@ -214,10 +231,13 @@ static double exact_s_min_ratio(const Config *c, const char *warning)
     if (warning && !has_warning(&exact, warning))
         fail_msg("no warning saying \"%s\"", warning);
     double worst = 0;
+    size_t n = (size_t)c->tokens * c->width;
     for (int l = 1; l <= c->depth; l++) {
-        worst = fmax(worst, exact.network.jacobian_s_min[l] / exact.network.jacobian_norm[l]);
-        worst =
-            fmax(worst, exact.counterpart.jacobian_s_min[l] / exact.counterpart.jacobian_norm[l]);
+        const double *sv = exact.layers_jacobian_sv + (size_t)(l - 1) * n;
+        worst = fmax(worst, sv[n - 1] / sv[0]);
+        if (exact.counterpart.s_min_route[l] != CONDITIONING_ROUTE_STRUCTURE)
+            worst = fmax(worst,
+                         exact.counterpart.jacobian_s_min[l] / exact.counterpart.jacobian_norm[l]);
     }
     Conditioning_release(&exact);
     return worst;

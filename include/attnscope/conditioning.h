@@ -272,6 +272,22 @@ double SoftmaxDemo_closed_form(int n, double beta);
 
 /* ---- per layer, for the network and its counterpart ------------------------------------ */
 
+/* How a layer's s_min(K_ℓ) and κ(B_ℓ) were obtained (docs/model.md §8.2, the JSON's
+   `jacobian_s_min_route` and `kappa_dominant_route`). */
+typedef enum {
+    CONDITIONING_ROUTE_NONE, /* not taken (null): K not formed there, or the layer not reached */
+    CONDITIONING_ROUTE_STRUCTURE, /* singular by structure: 0 by proof, reported null (κ = ∞) */
+    CONDITIONING_ROUTE_EXACT,     /* the matrix built in full and decomposed */
+    CONDITIONING_ROUTE_KRONECKER, /* s_min: the Kronecker path, certified; κ(B): κ(W_VO)·κ(A) */
+    CONDITIONING_ROUTE_LANCZOS,   /* Lanczos on KᵀK, or on B's own products */
+    CONDITIONING_ROUTE_BEYOND,    /* s_min: a proved bound puts κ(K) beyond Lanczos's reach */
+    CONDITIONING_ROUTE_INEXACT,   /* s_min: the products off their rounding model, none given */
+    CONDITIONING_ROUTE_OVERFLOW,  /* KᵀK past the double range: not sought */
+} ConditioningRoute;
+
+/* The JSON's name of a route; NULL for CONDITIONING_ROUTE_NONE. */
+const char *ConditioningRoute_name(ConditioningRoute route);
+
 /* Index ℓ = 1..depth (index 0 unused, NaN); NaN where undefined or beyond double precision. */
 typedef struct {
     double *kappa_attention;         /* κ(A_ℓ), the matrix applied (after gap removal) */
@@ -289,6 +305,8 @@ typedef struct {
     double *jacobian_s_min_error; /* 0 on the exact path, else the Lanczos bound */
     double *premise_ratio;        /* ‖E_ℓ‖₂ / s_min(B_ℓ) */
     double *log10_norm;           /* log10 ‖X_ℓ‖_F of the forward pass, ℓ = 0..depth */
+    /* ConditioningRoute of s_min(K_ℓ) and of κ(B_ℓ), ℓ = 1..depth */
+    unsigned char s_min_route[CONFIG_DEPTH_MAX + 1], dominant_route[CONFIG_DEPTH_MAX + 1];
 } ConditioningCurves;
 
 /* The per-layer series of ConditioningCurves: the one list the JSON document reads, so that

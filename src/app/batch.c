@@ -240,6 +240,23 @@ static void warnings_array(Text *t, const Warnings *w)
     Text_printf(t, "]");
 }
 
+/* A route per layer ℓ = 1..L (ConditioningRoute_name, null where none was taken). */
+static void routes_array(Text *t, const char *name, bool counterpart, const unsigned char *route,
+                         int L)
+{
+    Text_printf(t, ",\n  \"%s%s\": [", counterpart ? "counterpart_" : "", name);
+    for (int l = 1; l <= L; l++) {
+        if (l > 1)
+            Text_printf(t, ", ");
+        const char *way = ConditioningRoute_name((ConditioningRoute)route[l]);
+        if (way)
+            Json_string(t, way);
+        else
+            Text_printf(t, "null");
+    }
+    Text_printf(t, "]");
+}
+
 /* docs/model.md §8: per layer ℓ = 1..L, the network's series and the counterpart's. */
 static void conditioning_object(Text *t, const Conditioning *k)
 {
@@ -247,12 +264,19 @@ static void conditioning_object(Text *t, const Conditioning *k)
     Text_printf(t, ",\n \"conditioning\": {\"jacobian_exact\": %s, \"exact_max\": %d, ",
                 k->jacobian_exact ? "true" : "false", CONDITIONING_EXACT_MAX);
     field_number(t, "logit_scale", Init_logit_scale(&k->config));
-    for (int n = 0; n < 2; n++)
+    Text_printf(t, ", ");
+    field_string_or_null(t, "jacobian_singular",
+                         k->jacobian_singular[0] ? k->jacobian_singular : NULL);
+    for (int n = 0; n < 2; n++) {
+        const ConditioningCurves *curves = n ? &k->counterpart : &k->network;
         for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++) {
             const ConditioningSeries *s = &CONDITIONING_SERIES[i];
             Text_printf(t, ",\n  \"%s%s\": ", n ? "counterpart_" : "", s->name);
-            Json_numbers(t, ConditioningSeries_values(s, n ? &k->counterpart : &k->network) + 1, L);
+            Json_numbers(t, ConditioningSeries_values(s, curves) + 1, L);
         }
+        routes_array(t, "jacobian_s_min_route", n, curves->s_min_route, L);
+        routes_array(t, "kappa_dominant_route", n, curves->dominant_route, L);
+    }
     Text_printf(t, ",\n  \"shown_layer\": {\"layer\": %d, \"attention_singular_values\": ",
                 k->config.layer);
     Json_numbers(t, k->attention_singular_values, T);

@@ -20,11 +20,12 @@ static int perturbation_norm(ConditioningRun *r, double *e_norm)
     return info;
 }
 
-/* What the matrix-free path knows of a layer's s_min(K): the estimate (certified or NaN), and
-   `above`, a proved upper bound on s_min(K) (NaN where none). */
+/* What the matrix-free path knows of a layer's s_min(K): the estimate (certified or NaN),
+   `above`, a proved upper bound on s_min(K) (NaN where none), and the way it went. */
 typedef struct {
     SingularValueEstimate estimate;
     double above;
+    ConditioningRoute route;
 } SmallestBound;
 
 static void bound_below(SmallestBound *b, double upper)
@@ -56,6 +57,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
        and VJP are not adjoint to within them, none is given. */
     if (!SaWork_rounding_consistent(r->sa, left, right, right_error, r->witness + 2 * r->n)) {
         r->tally.inexact++;
+        out->route = CONDITIONING_ROUTE_INEXACT;
         out->above = NAN;
         out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
         return 0;
@@ -75,6 +77,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
                 return info;
             if (!isnan(e.value)) {
                 r->tally.certified++;
+                out->route = CONDITIONING_ROUTE_KRONECKER;
                 out->estimate = (SingularValueEstimate){.value = e.value, .error = e.error};
                 bound_below(out, e.value + e.error);
                 return 0;
@@ -87,6 +90,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
     double resolvable = SaWork_kappa_resolvable(r->sa, s_max),
            reach = KronTally_lanczos_reach(r->n, LANCZOS_STEPS_MAX, resolvable);
     if (KronTally_beyond_lanczos(&r->tally, s_max_low, out->above, reach)) {
+        out->route = CONDITIONING_ROUTE_BEYOND;
         out->estimate = (SingularValueEstimate){.value = NAN, .error = NAN};
         return 0;
     }
@@ -103,6 +107,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
                            .norm = s_max};
     if ((info = SaWork_extreme_run(r->sa, &smallest, &out->estimate)))
         return info;
+    out->route = CONDITIONING_ROUTE_LANCZOS;
     bound_below(out, out->estimate.bound);
     bound_below(out, out->estimate.value + out->estimate.error);
     return 0;
@@ -167,6 +172,15 @@ static int exact_numbers(ConditioningRun *r, ConditioningCurves *out, int l, dou
         Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
     out->kappa_jacobian_lower[l] = exact_kappa_lower(out->jacobian_norm[l], out->jacobian_s_min[l],
                                                      out->kappa_jacobian[l], (int)n);
+    out->s_min_route[l] = CONDITIONING_ROUTE_EXACT;
+    if (r->singular) {
+        /* The settings prove s_min(K) = 0: what the SVD found is rounding (the shown layer's
+           jacobian_singular_values keep it, the check), not a measurement, and κ(K) = ∞ has no
+           finite lower bound; null as on the matrix-free path. */
+        out->jacobian_s_min[l] = out->jacobian_s_min_error[l] = NAN;
+        out->kappa_jacobian[l] = out->kappa_jacobian_lower[l] = NAN;
+        out->s_min_route[l] = CONDITIONING_ROUTE_STRUCTURE;
+    }
     if (!r->skip_jacobian)
         return 0;
     for (size_t i = 0; i < n * n; i++)
@@ -202,13 +216,17 @@ int ConditioningRun_jacobian_numbers(ConditioningRun *r, ConditioningCurves *out
     if (top.overflow) { /* KᵀK past the double range: its numbers stay null, said so */
         if (r->tally.overflow++ == 0)
             r->tally.first_overflow = l;
+        out->s_min_route[l] = CONDITIONING_ROUTE_OVERFLOW;
         return 0;
     }
     out->jacobian_norm[l] = top.value;
-    if (r->singular) /* s_min(K) = 0, proved from the settings: not sought */
+    if (r->singular) { /* s_min(K) = 0, proved from the settings: not sought */
+        out->s_min_route[l] = CONDITIONING_ROUTE_STRUCTURE;
         return 0;
+    }
     if ((info = smallest_matrix_free(r, top.value + top.error, top.bound, &e_norm, &smallest)))
         return info;
+    out->s_min_route[l] = smallest.route;
     out->jacobian_s_min[l] = smallest.estimate.value;
     out->jacobian_s_min_error[l] = smallest.estimate.error;
     out->kappa_jacobian[l] =
@@ -246,6 +264,7 @@ int ConditioningRun_dominant_numbers(ConditioningRun *r, ConditioningCurves *out
     if (info)
         return info;
     out->kappa_dominant[l] = Conditioning_kappa(top, bottom, (int)n);
+    out->dominant_route[l] = r->jacobian ? CONDITIONING_ROUTE_EXACT : CONDITIONING_ROUTE_LANCZOS;
     *s_min = isnan(out->kappa_dominant[l]) ? NAN : bottom;
     return 0;
 }

@@ -50,6 +50,16 @@ const ConditioningSeries CONDITIONING_SERIES[] = {
 };
 const int CONDITIONING_SERIES_COUNT = sizeof CONDITIONING_SERIES / sizeof CONDITIONING_SERIES[0];
 
+const char *ConditioningRoute_name(ConditioningRoute route)
+{
+    static const char *const names[] = {
+        [CONDITIONING_ROUTE_STRUCTURE] = "structure", [CONDITIONING_ROUTE_EXACT] = "exact",
+        [CONDITIONING_ROUTE_KRONECKER] = "kronecker", [CONDITIONING_ROUTE_LANCZOS] = "lanczos",
+        [CONDITIONING_ROUTE_BEYOND] = "beyond",       [CONDITIONING_ROUTE_INEXACT] = "inexact",
+        [CONDITIONING_ROUTE_OVERFLOW] = "overflow"};
+    return names[route];
+}
+
 const double *ConditioningSeries_values(const ConditioningSeries *s, const ConditioningCurves *c)
 {
     return *(double *const *)((const char *)c + s->offset);
@@ -321,6 +331,7 @@ static int attention_numbers(Pass *p, double *s_min_b)
     *s_min_b = NAN;
     if (r->heads == 1) {
         out->kappa_dominant[l] = out->kappa_attention[l] * out->kappa_value_output[l];
+        out->dominant_route[l] = CONDITIONING_ROUTE_KRONECKER;
         *s_min_b = isnan(out->kappa_dominant[l]) ? NAN : r->sv_a[T - 1] * r->sv_w[d - 1];
     }
     if (p->shown_numbers) {
@@ -489,6 +500,11 @@ static int jacobian_layer(Pass *p, double s_min_b)
     int info = 0;
     if ((jacobian || dominant_products) && prepare_layer(r, l, jacobian))
         return -1;
+    if (dominant_products && dominant_known) {
+        /* One head's κ(W_VO)·κ(A) (attention_numbers) is not κ(B) here: B is J_LN·B₀. */
+        p->out->kappa_dominant[l] = s_min_b = NAN;
+        p->out->dominant_route[l] = CONDITIONING_ROUTE_STRUCTURE;
+    }
     if (dominant_products && !dominant_known &&
         (info = ConditioningRun_dominant_numbers(r, p->out, l, &s_min_b)))
         return info;

@@ -26,8 +26,8 @@ typedef struct {
     bool exact;               /* K built in full */
     bool kron_off;            /* s_min by Lanczos alone on the matrix-free path */
     bool shown_spectrum_only; /* ConditioningControl's */
-    bool singular;            /* K singular by structure: s_min not sought off the exact path */
-    bool skip_jacobian;       /* κ(a·I + b′·K) taken (Conditioning_skip_jacobian) */
+    bool singular;      /* K singular by structure: s_min null, not sought off the exact path */
+    bool skip_jacobian; /* κ(a·I + b′·K) taken (Conditioning_skip_jacobian) */
     double skip_gain, branch_gain; /* a and b′ (Layer_skip_gain, Layer_branch_gain) */
     RandomStream *random;
     Linalg *la;

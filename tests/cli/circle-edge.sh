@@ -70,3 +70,5 @@ for n in (256, 512):
 PY
 }
 check "the Ginibre control (numpy, 24 draws at n = 256 and 512): in the same band, median beyond 1" ginibre
+
+finish
