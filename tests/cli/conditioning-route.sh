@@ -18,18 +18,19 @@ both_paths() {
 
 # Two heads of d_h = 4 on d = 16 (H·d_h = 8 < d); the same with heads of the width (no
 # structure); grouped K/V under the causal mask with a sink (rank of token 1's block
-# ≤ G·d_h + H − G = 12 < 16); the LN branch norm (J_LN sends each row's 1 to 0).
+# ≤ G·d_h + H − G = 12 < 16); the branch norm of unit rows (ε = 0), `ln` (J_LN sends each
+# row's 1 and its own direction to 0) and `rms` (its own direction).
 both_paths narrow -T 8 -d 16 -L 2 --heads 2 --head-dim 4 --wo gaussian
 both_paths wide -T 8 -d 16 -L 2 --heads 2 --wo gaussian
 both_paths grouped -T 8 -d 16 -L 2 --heads 8 --kv-heads 4 --wo gaussian -m causal --sink 0
 both_paths branch_ln -T 8 -d 16 -L 2 --ln-place peri -n ln
+both_paths branch_rms -T 8 -d 16 -L 2 --ln-place peri -n rms
 
-# name zeros [least]: every route and null as the structure (zeros > 0) or its absence (0)
-# says; the shown layer's exact spectrum has exactly `zeros` values below n·eps·s_max (at
-# least, with `least`: the proof's count is a lower bound there), the next far above.
+# name zeros: every route and null as the structure (zeros > 0) or its absence (0) says; the
+# shown layer's exact spectrum has exactly `zeros` values below n·eps·s_max, the next far above.
 routes() {
     says "
-name, zeros, least = '$1', $2, '${3:-}' == 'least'
+name, zeros = '$1', $2
 exact, free = d[name + '_exact']['conditioning'], d[name + '_free']['conditioning']
 assert exact['jacobian_exact'] and not free['jacobian_exact']
 for k in (exact, free):
@@ -51,27 +52,28 @@ sv = sorted(exact['shown_layer']['jacobian_singular_values'])
 n = len(sv)
 floor = n * 2.0 ** -52 * sv[-1]
 found = sum(1 for s in sv if s <= floor)
-assert found == zeros or (least and found >= zeros), (found, zeros, sv[:zeros + 2])
-assert sv[found] > 1e6 * floor, (sv[found], floor)
+assert found == zeros, (found, zeros, sv[:zeros + 2])
+assert sv[zeros] > 1e6 * floor, (sv[zeros], floor)
 " "$1_exact" "$1_free"
 }
 check "H*d_h = 8 < 16: 'structure' at every layer of both networks on both paths, s_min null; T*(d - H*d_h) = 64 zeros" routes narrow 64
 check "heads of the width: no structure, s_min sought on both paths, no zero in the spectrum" routes wide 0
 check "grouped causal with a sink: 'structure'; d - (G*d_h + H - G) = 4 zeros" routes grouped 4
-# The proof counts T (J_LN's 1 of each row); the SVD finds 2T = 16 at T = 8, d = 16.
-check "peri-LN with ln: 'structure'; at least T = 8 zeros (1 of each row)" routes branch_ln 8 least
+check "peri-LN, ln of unit rows: 'structure'; 2T = 16 zeros (1 and its own direction of each row)" routes branch_ln 16
+check "peri-LN, rms of unit rows: 'structure'; T = 8 zeros (its own direction of each row)" routes branch_rms 8
 
-check "kappa(B): one head's from the two SVDs, several heads' built on the exact path, Lanczos off it; skipped as 'structure' off the exact path exactly where G*d_h < d or the ln branch norm, null there (not one head's kappa(W_VO) kappa(A), nor a premise ratio)" says '
+check "kappa(B): one head's from the two SVDs, several heads' built on the exact path, Lanczos off it; skipped as 'structure' off the exact path exactly where G*d_h < d or a branch norm that centres or cuts rows to unit norm, null there (not one head's kappa(W_VO) kappa(A), nor a premise ratio)" says '
 assert d["branch_ln_exact"]["conditioning"]["kappa_dominant_route"] == ["exact"] * 2
 for name in ("narrow", "wide"):
     assert d[name + "_exact"]["conditioning"]["kappa_dominant_route"] == ["exact"] * 2
 # G*d_h = 8 < 16 (narrow: H*d_h = 8; grouped: 4 groups of 2) and the ln branch norm: B singular.
-for name in ("narrow", "grouped", "branch_ln"):
+for name in ("narrow", "grouped", "branch_ln", "branch_rms"):
     k = d[name + "_free"]["conditioning"]
     assert k["kappa_dominant_route"] == ["structure"] * 2, (name, k["kappa_dominant_route"])
     assert k["kappa_dominant"] == [None] * 2 and k["premise_ratio"] == [None] * 2, (name, k["kappa_dominant"], k["premise_ratio"])
 assert d["wide_free"]["conditioning"]["kappa_dominant_route"] == ["lanczos"] * 2' \
-    narrow_exact wide_exact branch_ln_exact narrow_free wide_free grouped_free branch_ln_free
+    narrow_exact wide_exact branch_ln_exact narrow_free wide_free grouped_free branch_ln_free \
+    branch_rms_free
 
 check "one head: kappa(B) = kappa(W_VO) kappa(A), route kronecker; gap deflate: K not taken, route null" \
     batch_document "$tmp/one" --conditioning -T 8 -d 8 -L 2 -g deflate
