@@ -34,7 +34,7 @@ def main():
     for T in (64, 128, 256, 512):
         r = bulk_ratios(binary, T, sigma_qk, attention, range(1, 21))
         g = np.array([abs(np.linalg.eigvals(rng.standard_normal((T, T)) / math.sqrt(T))).max()
-                      for _ in range(150)])
+                      for _ in range(400 if T <= 256 else 150)])
         gamma = math.log(T / (2 * math.pi)) - 2 * math.log(math.log(T))
         rider = (1 + math.sqrt(gamma / (4 * T)) + 0.5772 / math.sqrt(4 * T * gamma)
                  if gamma > 0 else float('nan'))
