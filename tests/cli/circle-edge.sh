@@ -6,8 +6,8 @@
 # in the band G ∈ [x_lo, x_hi] whose Gumbel probability outside is 1e-4 per draw (x_hi = 9.21,
 # x_lo = −2.22), a 0.5% chance for the 48 draws together were the law exact; real Ginibre
 # matrices of the same variance (numpy, seeded) must lie in the same band, which checks the
-# band itself.  T = 256 and 512 only: γ_n ≤ 0.3 below 256 (negative at 64), where the
-# asymptotic scale is no scale at all.
+# band itself.  T = 256 and 512 only: γ_n < 0 below n ≈ 163 (−0.53 at 64, −0.14 at 128),
+# where the asymptotic scale is no scale at all.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
