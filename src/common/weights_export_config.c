@@ -227,8 +227,12 @@ static void export_warning(ExportConfig *e)
     bool windowed = c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL, every = true;
     for (int layer = 1; layer <= c->depth; layer++)
         every &= Config_layer_local(c, layer);
-    char pattern[2 * WINDOW_LAYERS_PERIOD_MAX + 1];
+    char pattern[2 * WINDOW_LAYERS_PERIOD_MAX + 1], families[160] = "";
     Config_window_layers_text(c->window_layers, pattern, sizeof pattern);
+    for (size_t i = 0, used = 0;
+         i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED && used < sizeof families; i++)
+        used += (size_t)snprintf(families + used, sizeof families - used, "%s%s", i ? ", " : "",
+                                 LLAMA_NAMED[i].model_type);
     e->warning[0] = '\0';
     if (e->hf.model_type && strcmp(e->hf.model_type, "phi3") == 0 && windowed && !every)
         snprintf(e->warning, sizeof e->warning,
@@ -241,8 +245,7 @@ static void export_warning(ExportConfig *e)
                  "config.json names no model_type: no Hugging Face family that loads these "
                  "tensor names (%s) has this block%s; --hf-config reads no such file (its settings "
                  "are under \"attnscope\")",
-                 "llama, mistral, qwen3, olmo2, gemma2, gemma3_text, gpt_oss, qwen2",
-                 e->biases ? " with these biases" : "");
+                 families, e->biases ? " with these biases" : "");
     else if (c->mlp == MLP_NONE)
         snprintf(e->warning, sizeof e->warning,
                  "--mlp none: transformers' %s follows each attention with its MLP (gpt-oss: its "
