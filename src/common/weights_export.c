@@ -453,18 +453,29 @@ int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *er
     return 0;
 }
 
-/* Whether the layers' tensors under the names the export writes include optional biases. */
-static bool has_biases(const Config *c, const Names *names)
+/* The optional biases of the layers' tensors under the names the export writes. */
+static ExportBiases export_biases(const Config *c, const Names *names)
 {
+    static const char *const QKV[] = {"self_attn.q_proj.bias", "self_attn.k_proj.bias",
+                                      "self_attn.v_proj.bias"};
+    int qkv = 0, other = 0;
     for (int layer = 1; layer <= c->depth; layer++) {
         WeightTensor list[LAYER_TENSORS_MAX];
         const double *affine_of[LAYER_TENSORS_MAX];
         int n = export_tensors(c, names, layer, list, affine_of);
-        for (int k = 0; k < n; k++)
-            if (list[k].optional)
-                return true;
+        for (int k = 0; k < n; k++) {
+            bool named = false;
+            size_t length = strlen(list[k].name);
+            for (size_t q = 0; q < sizeof QKV / sizeof *QKV; q++)
+                named |= length > strlen(QKV[q]) &&
+                         strcmp(list[k].name + length - strlen(QKV[q]), QKV[q]) == 0;
+            qkv += list[k].optional && named;
+            other += list[k].optional && !named;
+        }
     }
-    return false;
+    return qkv == 0 && other == 0          ? EXPORT_BIASES_NONE
+           : qkv == 3 * c->depth && !other ? EXPORT_BIASES_QKV
+                                           : EXPORT_BIASES_OTHER;
 }
 
 long long Weights_export(const Config *c, const Checkpoint *checkpoint, const HfConfigReport *read,
@@ -499,7 +510,7 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const Hf
                       .checkpoint = checkpoint,
                       .read = read,
                       .dtype = dtype,
-                      .biases = has_biases(c, &names)};
+                      .biases = export_biases(c, &names)};
     ExportConfig_name_family(&e, fixed);
     if (e.warning[0] && warnings)
         fprintf(warnings, "attnscope: warning: --export-weights '%s': %s\n", dir, e.warning);

@@ -14,8 +14,11 @@ static const HfClass LLAMA_NAMED[] = {
     {"llama", "LlamaForCausalLM", false},   {"mistral", "MistralForCausalLM", false},
     {"qwen3", "Qwen3ForCausalLM", false},   {"olmo2", "Olmo2ForCausalLM", false},
     {"gemma2", "Gemma2ForCausalLM", true},  {"gemma3_text", "Gemma3ForCausalLM", true},
-    {"gpt_oss", "GptOssForCausalLM", true}, {"qwen2", "Qwen2ForCausalLM", false},
+    {"gpt_oss", "GptOssForCausalLM", true},
 };
+/* Qwen2's model has q_proj's, k_proj's and v_proj's biases, and no others: the family of a
+   checkpoint read with those (without them, Llama's block is named first). */
+static const HfClass QWEN2 = {"qwen2", "Qwen2ForCausalLM", false};
 /* The families a checkpoint's names or table fix (Weights_names_model_type,
    Checkpoint_scaled_family): a multimodal Gemma 3's text model is written as Gemma 3's text
    model, under its names and with its fields at the top (gemma3 reads them in text_config). */
@@ -146,7 +149,7 @@ void ExportConfig_json(const ExportConfig *e, bool with_types, Text *t)
                 c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, context);
     if (checkpoint && Checkpoint_table(checkpoint, false))
         Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
-    if (e->hf.model_type && !e->biases) /* gpt-oss's default has them */
+    if (e->hf.model_type && e->biases == EXPORT_BIASES_NONE) /* gpt-oss's default has them */
         Text_printf(t, "  \"attention_bias\": false,\n");
     window_json(e, context, with_types, t);
     logit_json(c, e->hf.model_type, t);
@@ -245,7 +248,7 @@ static void export_warning(ExportConfig *e)
                  "config.json names no model_type: no Hugging Face family that loads these "
                  "tensor names (%s) has this block%s; --hf-config reads no such file (its settings "
                  "are under \"attnscope\")",
-                 families, e->biases ? " with these biases" : "");
+                 families, e->biases ? " with these biases (qwen2: q, k and v's alone)" : "");
     else if (c->mlp == MLP_NONE)
         snprintf(e->warning, sizeof e->warning,
                  "--mlp none: transformers' %s follows each attention with its MLP (gpt-oss: its "
@@ -260,11 +263,18 @@ void ExportConfig_name_family(ExportConfig *e, const char *fixed)
     for (size_t i = 0; fixed && i < sizeof FIXED / sizeof *FIXED; i++)
         if (strcmp(FIXED[i].fixed, fixed) == 0)
             e->hf = FIXED[i].hf;
-    for (size_t i = 0; !fixed && !e->biases && i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED; i++) {
+    for (size_t i = 0;
+         !fixed && e->biases == EXPORT_BIASES_NONE && i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED;
+         i++) {
         e->hf = LLAMA_NAMED[i];
         if (reads_back(e))
             break;
         e->hf = (HfClass){0};
+    }
+    if (!fixed && e->biases == EXPORT_BIASES_QKV) {
+        e->hf = QWEN2;
+        if (!reads_back(e))
+            e->hf = (HfClass){0};
     }
     export_warning(e);
 }

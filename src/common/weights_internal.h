@@ -148,6 +148,10 @@ typedef struct {
     bool reads_layer_types;
 } HfClass;
 
+/* The optional biases the layers' tensors include: none, Qwen2's (q_proj's, k_proj's and
+   v_proj's on every layer, no other), or others. */
+typedef enum { EXPORT_BIASES_NONE, EXPORT_BIASES_QKV, EXPORT_BIASES_OTHER } ExportBiases;
+
 /* What config.json is written from: the run's settings, the checkpoint read (NULL: drawn
    weights), --hf-config's report (NULL: none), the family named, and the warning the export
    gives ("" none). */
@@ -157,14 +161,15 @@ typedef struct {
     const HfConfigReport *read;
     SafetensorsDtype dtype;
     HfClass hf;
-    bool biases; /* whether the layers' tensors include optional biases */
+    ExportBiases biases;
     char warning[512];
 } ExportConfig;
 
 /* Names e's family (e->hf) and its warning (e->warning), e->biases said: `fixed`, the
    model_type the checkpoint's names or table fix (NULL: none), or the first family loading
-   Llama's names whose --hf-config reading of the file gives the run's block back (none where
-   the weights have biases, which these families' configs switch on in their own ways). */
+   Llama's names whose --hf-config reading of the file gives the run's block back: without
+   biases any of them, with Qwen2's qwen2 alone, with others none (the families switch them on
+   in their own ways). */
 void ExportConfig_name_family(ExportConfig *e, const char *fixed);
 
 /* config.json of e into t (weights_export_config.c): layer_types where with_types. */

@@ -318,6 +318,43 @@ if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.lay
             "$PY" -c "import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:3]); sys.exit(0 if a['gradient_norm'][0] is not None and b['gradient_norm'] == [None] * 3 and a['stable_rank'][1] == b['stable_rank'][1] and a['stable_rank'][2] != b['stable_rank'][2] else 1)" "$tmp/one.json" "$tmp/vb.json"
     }
     check "a value bias is read: layer 2 changes, the gradients' product formula is null" value_bias
+    # Qwen2's biases (q_proj's, k_proj's and v_proj's on every layer, no other) on Llama's block
+    # name qwen2 (Qwen2ForCausalLM, whose model has exactly those); --hf-config of the re-export
+    # with --weights gives the checkpoint's document back, the file's own warnings and
+    # "hf_config" aside.  A W^O bias besides them is no family's: no model_type.
+    qwen2_biases() {
+        local llama="-d 16 --heads 2 --kv-heads 1 -n rms --ln-place pre --ln-scale sqrt-d
+            --mlp swiglu --mlp-hidden 24 --rope half --init gpt2 --init-std 0.02 --depth-scale none
+            -m causal --wo gaussian -k plain" layer part
+        rm -rf "$tmp/llama" "$tmp/qwen2"
+        # shellcheck disable=SC2086
+        "$BIN" $base $llama --export-weights "$tmp/llama" >/dev/null 2>&1 &&
+            cp "$tmp/llama/model.safetensors" "$tmp/qkv.safetensors" || return 1
+        for layer in 0 1 2; do
+            for part in q:16 k:8 v:8; do
+                "$PY" $tool add "$tmp/qkv.safetensors" "$tmp/qkv.tmp" \
+                    "model.layers.$layer.self_attn.${part%%:*}_proj.bias" "${part##*:}" 0.125 &&
+                    mv "$tmp/qkv.tmp" "$tmp/qkv.safetensors" || return 1
+            done
+        done
+        # shellcheck disable=SC2086
+        "$BIN" $base $llama --weights "$tmp/qkv.safetensors" --export-weights "$tmp/qwen2" \
+            >"$tmp/qkv.json" 2>"$tmp/qkv.err" &&
+            ! grep -q "warning: --export-weights" "$tmp/qkv.err" &&
+            grep -qF '"model_type": "qwen2",' "$tmp/qwen2/config.json" &&
+            grep -qF '"architectures": ["Qwen2ForCausalLM"],' "$tmp/qwen2/config.json" &&
+            "$BIN" --batch -T 12 --hf-config "$tmp/qwen2" --weights "$tmp/qwen2" \
+                >"$tmp/qwen2.json" 2>/dev/null &&
+            same_but_file "$tmp/qkv.json" "$tmp/qwen2.json" "$tmp/qwen2/config.json" &&
+            "$PY" $tool add "$tmp/qkv.safetensors" "$tmp/qkvo.safetensors" \
+                model.layers.1.self_attn.o_proj.bias 16 0.125 &&
+            rm -rf "$tmp/qwen2" &&
+            "$BIN" $base $llama --weights "$tmp/qkvo.safetensors" --export-weights "$tmp/qwen2" \
+                >/dev/null 2>&1 &&
+            ! grep -q '"model_type"' "$tmp/qwen2/config.json"
+    }
+    check "Qwen2's q, k and v biases name qwen2, and --hf-config of the export reads it back" \
+        qwen2_biases
 fi
 
 # GPT-2's names and layouts (Conv1D, q | k | v fused by columns, zero biases, unit LN gains, a
