@@ -512,7 +512,7 @@ static void test_plan_declares_the_load(void **state)
         char dir[128], file[160], err[512];
         snprintf(dir, sizeof dir, "%s/load%d", scratch_directory(), i);
         snprintf(file, sizeof file, "%s/model.safetensors", dir);
-        assert_true(Weights_export(c, NULL, dir, dtypes[i], err, sizeof err) > 0);
+        assert_true(Weights_export(c, NULL, NULL, dir, dtypes[i], NULL, err, sizeof err) > 0);
         double drawn_bytes, drawn_normals, input_normals = 0;
         declared_load(c, &drawn_bytes, &drawn_normals);
         Checkpoint *k = Checkpoint_open(dir, c, NULL, NULL, err, sizeof err);
@@ -679,7 +679,7 @@ static void test_next_layer_not_read_ahead(void **state)
                          i, l);
         char dir[128], err[512];
         snprintf(dir, sizeof dir, "%s/ahead%d", scratch_directory(), i);
-        if (Weights_export(c, NULL, dir, SAFETENSORS_F64, err, sizeof err) <= 0)
+        if (Weights_export(c, NULL, NULL, dir, SAFETENSORS_F64, NULL, err, sizeof err) <= 0)
             fail_msg("configuration %d: %s", i, err);
         Checkpoint *k = Checkpoint_open(dir, c, NULL, NULL, err, sizeof err);
         if (!k)
@@ -720,16 +720,18 @@ static void test_export_takes_the_checkpoint_in_use(void **state)
     snprintf(second, sizeof second, "%s/second", scratch_directory());
     snprintf(again, sizeof again, "%s/again", scratch_directory());
     snprintf(refused, sizeof refused, "%s/refused", scratch_directory());
-    assert_true(Weights_export(&c, NULL, first, SAFETENSORS_F64, err, sizeof err) > 0);
-    assert_true(Weights_export(&other, NULL, second, SAFETENSORS_F64, err, sizeof err) > 0);
+    assert_true(Weights_export(&c, NULL, NULL, first, SAFETENSORS_F64, NULL, err, sizeof err) > 0);
+    assert_true(Weights_export(&other, NULL, NULL, second, SAFETENSORS_F64, NULL, err, sizeof err) >
+                0);
     Checkpoint *in_use = Checkpoint_open(first, &c, NULL, NULL, err, sizeof err),
                *beside = Checkpoint_open(second, &c, NULL, NULL, err, sizeof err);
     assert_non_null(in_use);
     assert_non_null(beside);
     Layer_use_weights(Checkpoint_source(in_use));
-    if (Weights_export(&c, in_use, again, SAFETENSORS_F64, err, sizeof err) <= 0)
+    if (Weights_export(&c, in_use, NULL, again, SAFETENSORS_F64, NULL, err, sizeof err) <= 0)
         fail_msg("the export of the checkpoint in use failed: %s", err);
-    long written = Weights_export(&c, beside, refused, SAFETENSORS_F64, err, sizeof err);
+    long written =
+        Weights_export(&c, beside, NULL, refused, SAFETENSORS_F64, NULL, err, sizeof err);
     Layer_use_weights(NULL);
     assert_int_equal(written, -1);
     if (!strstr(err, second) || !strstr(err, "not the weight source in use"))
@@ -772,7 +774,8 @@ static void test_export_without_the_table_in_use_refused(void **state)
     snprintf(written, sizeof written, "%s/layers", scratch_directory());
     snprintf(refused, sizeof refused, "%s/tableless", scratch_directory());
     snprintf(kept, sizeof kept, "%s/no-table", scratch_directory());
-    assert_true(Weights_export(&c, NULL, written, SAFETENSORS_F64, err, sizeof err) > 0);
+    assert_true(Weights_export(&c, NULL, NULL, written, SAFETENSORS_F64, NULL, err, sizeof err) >
+                0);
     Checkpoint *k = Checkpoint_open(written, &c, NULL, NULL, err, sizeof err);
     assert_non_null(k);
     WeightSource with_table = *Checkpoint_source(k);
@@ -780,11 +783,12 @@ static void test_export_without_the_table_in_use_refused(void **state)
     with_table.embed = table_not_read;
     with_table.table = "model.embed_tokens.weight";
     Layer_use_weights(&with_table);
-    assert_int_equal(Weights_export(&c, NULL, refused, SAFETENSORS_F64, err, sizeof err), -1);
+    assert_int_equal(
+        Weights_export(&c, NULL, NULL, refused, SAFETENSORS_F64, NULL, err, sizeof err), -1);
     if (!strstr(err, written) || !strstr(err, "has an embedding table"))
         fail_msg("the reason is \"%s\"", err);
     Layer_use_weights(Checkpoint_source(k));
-    if (Weights_export(&c, NULL, kept, SAFETENSORS_F64, err, sizeof err) <= 0)
+    if (Weights_export(&c, NULL, NULL, kept, SAFETENSORS_F64, NULL, err, sizeof err) <= 0)
         fail_msg("the layers of a source without a table: %s", err);
     Layer_use_weights(NULL);
     snprintf(path, sizeof path, "%s/model.safetensors", refused);

@@ -265,8 +265,9 @@ static int export_weights(const Options *o, const Checkpoint *checkpoint)
     char err[OPTIONS_ERROR_SIZE];
     if (!o->export_weights_dir)
         return 0;
-    long long bytes = Weights_export(&o->config, checkpoint, o->export_weights_dir,
-                                     (SafetensorsDtype)o->export_dtype, err, sizeof err);
+    long long bytes = Weights_export(
+        &o->config, checkpoint, o->hf_config.file[0] ? &o->hf_config : NULL, o->export_weights_dir,
+        (SafetensorsDtype)o->export_dtype, stderr, err, sizeof err);
     if (bytes < 0) {
         fprintf(stderr, "attnscope: --export-weights '%s': %s\n", o->export_weights_dir, err);
         return 1;

@@ -39,8 +39,12 @@ typedef struct {
     HfUnmodelled unmodelled[HF_UNMODELLED_MAX];
     /* The windows were judged at T = judged_tokens: a sliding window of sliding_window keys
        (0: none) that covers all T tokens is the causal mask, exactly.  mask, window and
-       window_layers are what the file set, so a later -T can be checked (HfConfig_check). */
+       window_layers are what the file set, so a later -T can be checked (HfConfig_check);
+       sliding_local[ℓ−1] whether the file slides the window on layer ℓ, kept where the window
+       covers every token and the mask is causal, so that an export states the file's window
+       (HfConfig_covering_window). */
     int judged_tokens, sliding_window;
+    bool sliding_local[CONFIG_DEPTH_MAX];
     Mask mask;
     int window;
     double window_layers;
@@ -64,6 +68,13 @@ int HfConfig_parse(const char *text, size_t length, const char *name, Config *c,
    window means (a window that covered every token at the T the file was read with and does
    not at the final one).  0, or -1 with the message. */
 int HfConfig_check(const HfConfigReport *report, const Config *c, char *err, size_t size);
+
+/* The file's sliding window where it covers all of c's tokens (the mask the causal one) and c's
+   mask is still the one the file set: its keys, with the layers that slide it in local[] (depth
+   entries); 0 otherwise (no file, no window, a window that acts, or options after the file that
+   set the mask).  What an export of c states as its window, so that it reads back as the file
+   did at any T. */
+int HfConfig_covering_window(const HfConfigReport *report, const Config *c, bool local[]);
 
 /* The warnings, one per field not modelled and one for the fields left out: their count, and
    warning i's text "FILE: FIELD = VALUE is not modelled: WHY" into buf, whole in

@@ -192,3 +192,13 @@ int HfConfig_check(const HfConfigReport *h, const Config *c, char *err, size_t s
              keys < before ? "acts" : "covers every token", before);
     return -1;
 }
+
+int HfConfig_covering_window(const HfConfigReport *h, const Config *c, bool local[])
+{
+    if (!h || !h->file[0] || !h->sliding_window || h->sliding_window < c->tokens ||
+        c->mask != h->mask || c->window != h->window || c->window_layers != h->window_layers ||
+        c->depth != h->read.depth)
+        return 0;
+    memcpy(local, h->sliding_local, sizeof *local * (size_t)c->depth);
+    return h->sliding_window;
+}

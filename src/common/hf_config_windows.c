@@ -136,6 +136,7 @@ int HfReader_windows(HfReader *r)
     bool causal = r->family->block->causal;
     h->judged_tokens = T;
     h->sliding_window = keys;
+    memcpy(h->sliding_local, local, sizeof *local * (size_t)depth);
     int status;
     bool windows_act = keys && keys < T;
     bool local_theta = r->trial.rope_local_base_freq > 0;

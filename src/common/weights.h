@@ -9,6 +9,7 @@
 #include "attnscope/config.h"
 #include "attnscope/layer.h"
 
+#include "hf_config.h"
 #include "safetensors.h"
 
 #include <stdbool.h>
@@ -30,10 +31,14 @@ typedef struct Checkpoint Checkpoint;
    as it was (dir removed where the export created it), and other files in dir are never touched
    but the staged files of an export killed earlier (Staging_writer_gone).  The staged files are
    removed if SIGINT, SIGTERM or SIGHUP ends the process meanwhile (staging.h: not for a caller
-   with handlers of its own).  Returns the bytes of model.safetensors, or -1 with the reason in
-   err. */
-long long Weights_export(const Config *c, const Checkpoint *checkpoint, const char *dir,
-                         SafetensorsDtype dtype, char *err, size_t size);
+   with handlers of its own).  config.json names the Hugging Face family whose model is the
+   run's block (docs/weights.md), and states a window `read` (--hf-config's report, NULL: none)
+   found covering every token as the file did; where transformers' model of the family named
+   (or of none) is not the run's, a warning says so on `warnings` (NULL: not said) and in
+   config.json.  Returns the bytes of model.safetensors, or -1 with the reason in err. */
+long long Weights_export(const Config *c, const Checkpoint *checkpoint, const HfConfigReport *read,
+                         const char *dir, SafetensorsDtype dtype, FILE *warnings, char *err,
+                         size_t size);
 
 /* What Weights_export refuses before it writes anything, for a caller that checks before it
    computes: dir must be a directory we may write, or one we may create (its parent exists); not

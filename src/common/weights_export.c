@@ -256,120 +256,6 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
     return status;
 }
 
-/* The window the run's mask used, as Hugging Face's configs spell it, so that the export loads
-   with the window it was run with: sliding_window in keys (window w: w + 1, the key and the w
-   before it), and layer_types naming each layer's kind (Gemma 2 and 3 read them; --hf-config
-   reads them for every family; Phi-3 slides every layer), also where only a local θ (Gemma
-   3's rope_local_base_freq) marks the local layers.  No window: "sliding_window": null, as
-   Mistral's default of 4096 would otherwise act. */
-static void window_json(const Config *c, int context, Text *t)
-{
-    bool windowed = c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
-    bool local_theta = c->rope != ROPE_NONE && c->rope_local_base_freq > 0;
-    if (!windowed && !local_theta) {
-        Text_printf(t, "  \"sliding_window\": null,\n");
-        return;
-    }
-    /* A local θ without a window mask: a window of the whole context, the causal mask. */
-    Text_printf(t, "  \"sliding_window\": %d,\n  \"layer_types\": [",
-                windowed ? c->window + 1 : context);
-    for (int layer = 1; layer <= c->depth; layer++)
-        Text_printf(t, "%s\"%s\"", layer > 1 ? ", " : "",
-                    Config_layer_local(c, layer) || Config_layer_rotary_local(c, layer)
-                        ? "sliding_attention"
-                        : "full_attention");
-    Text_printf(t, "],\n");
-}
-
-/* The logits' scale and soft-cap where a family's defaults would change them: Gemma's
-   query_pre_attn_scalar (its default 256, not d_h; 1/sqrt(d_h²) is --logit-scale linear's
-   1/d_h) and attn_logit_softcapping (Gemma 2's default 50: null where the run has none). */
-static void logit_json(const Config *c, const char *model_type, Text *t)
-{
-    bool gemma = model_type && strncmp(model_type, "gemma", 5) == 0;
-    int head_width = Config_head_width(c);
-    if (gemma)
-        Text_printf(t, "  \"query_pre_attn_scalar\": %d,\n",
-                    c->logit_scale == LOGIT_SCALE_SQRT ? head_width : head_width * head_width);
-    if (c->logit_softcap > 0) {
-        Text_printf(t, "  \"attn_logit_softcapping\": ");
-        Json_number(t, c->logit_softcap);
-        Text_printf(t, ",\n");
-    } else if (gemma)
-        Text_printf(t, "  \"attn_logit_softcapping\": null,\n");
-}
-
-/* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
-   table rows where it has them, so that the export reads back as it did), then every
-   attnscope setting, with which the weights were drawn. */
-static void config_json(const Config *c, const Checkpoint *checkpoint, SafetensorsDtype dtype,
-                        Text *t)
-{
-    static const char *const ACTIVATIONS[] = {[MLP_RELU] = "relu",
-                                              [MLP_GELU] = "gelu",
-                                              [MLP_TANH] = "tanh",
-                                              [MLP_SWIGLU] = "silu",
-                                              [MLP_GEGLU] = "gelu_pytorch_tanh"};
-    static const char *const DTYPES[] = {[SAFETENSORS_F64] = "float64",
-                                         [SAFETENSORS_F32] = "float32",
-                                         [SAFETENSORS_BF16] = "bfloat16"};
-    int context =
-        checkpoint && Checkpoint_context(checkpoint) ? Checkpoint_context(checkpoint) : c->tokens;
-    Text_printf(t,
-                "{\n  \"hidden_size\": %d,\n  \"num_attention_heads\": %d,\n"
-                "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
-                "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
-                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, context);
-    if (checkpoint && Checkpoint_table(checkpoint, false))
-        Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
-    Names names = export_names(checkpoint);
-    const char *model_type = Weights_names_model_type(&names);
-    if (!model_type && checkpoint && Checkpoint_table(checkpoint, false))
-        model_type = Checkpoint_scaled_family(checkpoint);
-    if (model_type)
-        Text_printf(t, "  \"model_type\": \"%s\",\n", model_type);
-    window_json(c, context, t);
-    logit_json(c, model_type, t);
-    if (c->mlp != MLP_NONE)
-        Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
-                    Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
-    if (c->rope != ROPE_NONE) {
-        Text_printf(t, "  \"rope_theta\": ");
-        Json_number(t, c->rope_theta);
-        Text_printf(t, ",\n");
-    }
-    if (c->rope != ROPE_NONE && c->rope_fraction != 1) {
-        Text_printf(t, "  \"partial_rotary_factor\": ");
-        Json_number(t, c->rope_fraction);
-        Text_printf(t, ",\n");
-    }
-    if (c->rope != ROPE_NONE && c->rope_local_base_freq > 0) { /* Gemma 3's name */
-        Text_printf(t, "  \"rope_local_base_freq\": ");
-        Json_number(t, c->rope_local_base_freq);
-        Text_printf(t, ",\n");
-    }
-    if (c->rope != ROPE_NONE && c->rope_scaling != ROPE_SCALING_NONE) {
-        Text_printf(t, "  \"rope_scaling\": {\"rope_type\": \"%s\", \"factor\": ",
-                    ROPE_SCALING_NAMES.names[c->rope_scaling]);
-        Json_number(t, c->rope_factor);
-        if (c->rope_scaling == ROPE_SCALING_LLAMA3) {
-            Text_printf(t, ", \"low_freq_factor\": ");
-            Json_number(t, c->rope_low_freq_factor);
-            Text_printf(t, ", \"high_freq_factor\": ");
-            Json_number(t, c->rope_high_freq_factor);
-            Text_printf(t, ", \"original_max_position_embeddings\": %d", c->rope_original_context);
-        }
-        Text_printf(t, "},\n");
-    }
-    Text_printf(t, "  \"rms_norm_eps\": ");
-    Json_number(t, c->ln_eps);
-    Text_printf(t, ",\n  \"torch_dtype\": \"%s\",\n  \"attnscope_version\": \"%s\",\n",
-                DTYPES[dtype], ATTNSCOPE_VERSION);
-    Text_printf(t, "  \"attnscope\": {");
-    Json_config_members(t, c);
-    Text_printf(t, "}\n}\n");
-}
-
 /* The files the export writes, each staged as .NAME.PID.tmp beside its final name. */
 static const char *const EXPORTED[] = {"model.safetensors", "config.json"};
 enum { EXPORTED_COUNT = sizeof EXPORTED / sizeof EXPORTED[0] };
@@ -567,8 +453,34 @@ int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *er
     return 0;
 }
 
-long long Weights_export(const Config *c, const Checkpoint *checkpoint, const char *dir,
-                         SafetensorsDtype dtype, char *err, size_t size)
+/* The optional biases of the layers' tensors under the names the export writes. */
+static ExportBiases export_biases(const Config *c, const Names *names)
+{
+    static const char *const QKV[] = {"self_attn.q_proj.bias", "self_attn.k_proj.bias",
+                                      "self_attn.v_proj.bias"};
+    int qkv = 0, other = 0;
+    for (int layer = 1; layer <= c->depth; layer++) {
+        WeightTensor list[LAYER_TENSORS_MAX];
+        const double *affine_of[LAYER_TENSORS_MAX];
+        int n = export_tensors(c, names, layer, list, affine_of);
+        for (int k = 0; k < n; k++) {
+            bool named = false;
+            size_t length = strlen(list[k].name);
+            for (size_t q = 0; q < sizeof QKV / sizeof *QKV; q++)
+                named |= length > strlen(QKV[q]) &&
+                         strcmp(list[k].name + length - strlen(QKV[q]), QKV[q]) == 0;
+            qkv += list[k].optional && named;
+            other += list[k].optional && !named;
+        }
+    }
+    return qkv == 0 && other == 0          ? EXPORT_BIASES_NONE
+           : qkv == 3 * c->depth && !other ? EXPORT_BIASES_QKV
+                                           : EXPORT_BIASES_OTHER;
+}
+
+long long Weights_export(const Config *c, const Checkpoint *checkpoint, const HfConfigReport *read,
+                         const char *dir, SafetensorsDtype dtype, FILE *warnings, char *err,
+                         size_t size)
 {
     /* The layers are Layer_draw's, from the source in use: beside another checkpoint's table
        they would make a model that neither checkpoint is, and without the table of the
@@ -590,6 +502,18 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
     }
     if (Weights_export_check(dir, checkpoint, err, size))
         return -1;
+    Names names = export_names(checkpoint);
+    const char *fixed = Weights_names_model_type(&names);
+    if (!fixed && checkpoint && Checkpoint_table(checkpoint, false))
+        fixed = Checkpoint_scaled_family(checkpoint);
+    ExportConfig e = {.c = c,
+                      .checkpoint = checkpoint,
+                      .read = read,
+                      .dtype = dtype,
+                      .biases = export_biases(c, &names)};
+    ExportConfig_name_family(&e, fixed);
+    if (e.warning[0] && warnings)
+        fprintf(warnings, "attnscope: warning: --export-weights '%s': %s\n", dir, e.warning);
     bool made = mkdir(dir, 0777) == 0;
     if (!made && errno != EEXIST) {
         snprintf(err, size, "cannot create the directory: %s", strerror(errno));
@@ -618,7 +542,7 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const ch
     int status = write_model(f, c, checkpoint, dtype, err, size);
     long long bytes = status == 0 ? (long long)ftello(f) : -1;
     Text text = {0};
-    config_json(c, checkpoint, dtype, &text);
+    ExportConfig_json(&e, true, &text);
     if (fwrite(text.data, 1, text.length, g) != text.length || text.failed)
         status = status ? status : -1;
     Text_free(&text);

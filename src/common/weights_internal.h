@@ -5,6 +5,7 @@
 
 #include "attnscope/config.h"
 #include "attnscope/layer.h"
+#include "json.h"
 #include "weights.h"
 
 #include <stdbool.h>
@@ -137,5 +138,41 @@ int Checkpoint_context(const Checkpoint *k);
 
 /* "[a, b]" into buf. */
 const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_t size);
+
+/* How config.json names the model for Hugging Face: its model_type and the class a reader
+   builds (NULL: no family's), and whether that class's model reads layer_types (the others
+   slide by their own rule: Mistral every layer, Phi-3 every layer where sliding_window is set,
+   Llama and OLMo 2 none, Qwen only with use_sliding_window). */
+typedef struct {
+    const char *model_type, *architecture;
+    bool reads_layer_types;
+} HfClass;
+
+/* The optional biases the layers' tensors include: none, Qwen2's (q_proj's, k_proj's and
+   v_proj's on every layer, no other), or others. */
+typedef enum { EXPORT_BIASES_NONE, EXPORT_BIASES_QKV, EXPORT_BIASES_OTHER } ExportBiases;
+
+/* What config.json is written from: the run's settings, the checkpoint read (NULL: drawn
+   weights), --hf-config's report (NULL: none), the family named, and the warning the export
+   gives ("" none). */
+typedef struct {
+    const Config *c;
+    const Checkpoint *checkpoint;
+    const HfConfigReport *read;
+    SafetensorsDtype dtype;
+    HfClass hf;
+    ExportBiases biases;
+    char warning[512];
+} ExportConfig;
+
+/* Names e's family (e->hf) and its warning (e->warning), e->biases said: `fixed`, the
+   model_type the checkpoint's names or table fix (NULL: none), or the first family loading
+   Llama's names whose --hf-config reading of the file gives the run's block back: without
+   biases any of them, with Qwen2's qwen2 alone, with others none (the families switch them on
+   in their own ways). */
+void ExportConfig_name_family(ExportConfig *e, const char *fixed);
+
+/* config.json of e into t (weights_export_config.c): layer_types where with_types. */
+void ExportConfig_json(const ExportConfig *e, bool with_types, Text *t);
 
 #endif

@@ -50,4 +50,26 @@ docs_name_real_options() {
     return $missing
 }
 check "every option README.md and docs/ name exists" docs_name_real_options
+# The commands the README and docs/ show in code blocks run the build's own binary,
+# build/attnscope, as a newcomer copies them after `make` (the README says `make install` makes
+# the short name work): no line of a code block starts with a bare `attnscope` command, but for
+# the Options section's copy of --help, whose usage lines name the program.
+code_runs_the_build() {
+    "$PY" - README.md docs/*.md <<'PYEOF'
+import re, sys
+bare = []
+for path in sys.argv[1:]:
+    inside, options = False, False
+    for number, line in enumerate(open(path, encoding="utf-8"), 1):
+        if line.startswith("## "):
+            options = line.strip() == "## Options"
+        if line.startswith("```"):
+            inside = not inside
+        elif inside and not options and re.match(r"\s*(\$ )?attnscope( |$)", line):
+            bare.append("%s:%d: %s" % (path, number, line.strip()))
+print("\n".join("  " + b for b in bare))
+sys.exit(1 if bare else 0)
+PYEOF
+}
+check "README.md's and docs/' code blocks run build/attnscope" code_runs_the_build
 finish

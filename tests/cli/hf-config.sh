@@ -65,8 +65,10 @@ check "-L 1 before --hf-config: the file's depth 2" bash -c "'$BIN' $base -L 1 -
 # config.json, read back as --weights with the settings spelled out.
 # shellcheck disable=SC2086
 "$BIN" $base $spelled --export-weights "$tmp/ckpt" >/dev/null 2>&1
-mkdir -p "$tmp/ckpt-own"
-cp "$tmp/ckpt/config.json" "$tmp/ckpt-own/config.json"
+# An export whose block no Hugging Face family has (LayerNorm, a plain MLP, no rotation under
+# Llama's names) names no model_type.
+# shellcheck disable=SC2086
+"$BIN" $base --heads 2 --mlp gelu --export-weights "$tmp/ckpt-own" >/dev/null 2>&1
 cp "$tmp/tiny/config.json" "$tmp/ckpt/config.json"
 # shellcheck disable=SC2086
 "$BIN" $base --hf-config "$tmp/ckpt" --weights "$tmp/ckpt" >"$tmp/two.json" 2>"$tmp/two.err"
@@ -128,7 +130,7 @@ refused "a name that is not UTF-8" "$tmp/utf8.json" "'$tmp/utf8.json': "
 refused "an empty file" "$tmp/empty.json" "'$tmp/empty.json': "
 head -c 1048577 /dev/zero | tr '\0' ' ' >"$tmp/large.json"
 refused "a file above 1 MiB" "$tmp/large.json" "'$tmp/large.json': larger than 1 MiB"
-# attnscope's own export writes no model_type (its config.json is not a family's).
+# attnscope's own export of a block no family has writes no model_type.
 refused "an --export-weights config.json: said so" "$tmp/ckpt-own" "(a config.json --export-weights wrote: give its settings as options)"
 mkdir -p "$tmp/nothing"
 # The open's own reason, not a parse of nothing.
@@ -137,6 +139,49 @@ mkfifo "$tmp/fifo.json"
 refused "a FIFO" "$tmp/fifo.json" "'$tmp/fifo.json': a FIFO, not a regular file"
 # A regular file whose read fails says the reason (/proc/self/mem at address 0: EIO).
 refused "a read that fails: its reason" /proc/self/mem "'/proc/self/mem': Input/output error"
+
+# A window that covers every token at the T read (the causal mask) is exported as the file's own
+# window, not one of T keys: Gemma 3's 24 keys on 2 of every 3 layers, Mistral's 20 on every
+# layer (which names mistral: Llama's model slides none), read at T = 14; the export read back
+# gives the original's document at T = 14 and at T = 30, where the window acts.
+cat >"$tmp/gemma3-window.json" <<'JSON'
+{"model_type": "gemma3_text", "hidden_size": 32, "num_attention_heads": 2,
+ "num_key_value_heads": 1, "head_dim": 16, "num_hidden_layers": 6, "intermediate_size": 64,
+ "sliding_window": 24, "sliding_window_pattern": 3, "query_pre_attn_scalar": 16,
+ "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "rms_norm_eps": 1e-6,
+ "hidden_activation": "gelu_pytorch_tanh"}
+JSON
+cat >"$tmp/mistral-window.json" <<'JSON'
+{"model_type": "mistral", "hidden_size": 32, "num_attention_heads": 2, "num_key_value_heads": 1,
+ "num_hidden_layers": 2, "intermediate_size": 64, "sliding_window": 20, "rope_theta": 10000.0,
+ "rms_norm_eps": 1e-5, "hidden_act": "silu"}
+JSON
+# The two documents without "hf_config" and the files' own warnings are equal.
+same_but_files() { # a.json b.json
+    "$PY" - "$1" "$2" <<'PYEOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    d.pop("hf_config")
+    d["warnings"] = [w for w in d["warnings"] if ".json: " not in w]
+sys.exit(0 if a == b else 1)
+PYEOF
+}
+window_kept() { # name keys model_type
+    local out=$tmp/export-$1
+    "$BIN" --batch -T 14 --hf-config "$tmp/$1.json" --export-weights "$out" >/dev/null 2>&1 &&
+        grep -qF "\"sliding_window\": $2," "$out/config.json" &&
+        grep -qF "\"model_type\": \"$3\"," "$out/config.json" || return 1
+    for T in 14 30; do
+        "$BIN" --batch -T $T --hf-config "$tmp/$1.json" >"$tmp/original.json" 2>/dev/null &&
+            "$BIN" --batch -T $T --hf-config "$out" >"$tmp/exported.json" 2>/dev/null &&
+            same_but_files "$tmp/original.json" "$tmp/exported.json" || return 1
+    done
+}
+check "Gemma 3's window of 24 keys at T = 14: exported as 24, the same model at T = 14 and 30" \
+    window_kept gemma3-window 24 gemma3_text
+check "Mistral's window of 20 keys at T = 14: exported as 20 under mistral, the same at 14 and 30" \
+    window_kept mistral-window 20 mistral
 
 # Combinations that would lose what it read.
 check "--jsonl with --hf-config is refused" bash -c "! '$BIN' --batch --jsonl --hf-config '$tmp/tiny' </dev/null 2>'$tmp/e' && grep -q 'accepted only without --jsonl' '$tmp/e'"

@@ -89,6 +89,30 @@ PY
 }
 check "phi3: the export keeps qkv_proj and gate_up_proj and reads back to its document bit for bit" \
     phi3_round_trip "$tmp/phi3-F32-sharded/checkpoint"
+# transformers' Phi3 slides sliding_window on every layer (Phi3Model makes one sliding-window
+# causal mask for all; it reads no layer_types): an export whose --window-layers is not "all"
+# says so on stderr and in config.json's "attnscope" record, naming the pattern and the window;
+# with every layer sliding (the checkpoint's own), neither.
+phi3_window_warning() { # checkpoint window-layers ("": the file's)
+    local ck=$1 out=$tmp/ww-phi3 m said
+    m=$(dirname "$1")
+    said="--window-layers $2: transformers' Phi3 slides the window of 5 keys on every layer"
+    rm -rf "$out"
+    # shellcheck disable=SC2086
+    "$BIN" --batch -T 14 --hf-config "$ck" --weights "$ck" --token-ids "$m/ids.txt" \
+        ${2:+--window-layers $2} --export-weights "$out" >/dev/null 2>"$out.err" || return 1
+    if [ -z "$2" ]; then
+        ! grep -q "warning: --export-weights" "$out.err" && ! grep -q export_warning "$out/config.json"
+    else
+        grep -qF "attnscope: warning: --export-weights '$out': $said" "$out.err" &&
+            grep -qF "\"export_warning\":\"$said" "$out/config.json" &&
+            grep -qF '"layer_types": ["sliding_attention", "full_attention"],' "$out/config.json"
+    fi
+}
+check "phi3 --window-layers 1:1: the export warns that transformers slides every layer" \
+    phi3_window_warning "$tmp/phi3-F64-single/checkpoint" 1:1
+check "phi3 with its window on every layer: the export warns of nothing" \
+    phi3_window_warning "$tmp/phi3-F64-single/checkpoint" ""
 # The export's own config.json (not the original's) gives the same settings, numbers and
 # warnings: Phi-3's window on every layer (sliding_window 5, read as --window 4) kept, Gemma 3's
 # local layers (layer_types) and d_h as its query_pre_attn_scalar (its default is 256), and no

@@ -78,6 +78,66 @@ for preset in "${small_presets[@]}"; do
     check "round trip, bit for bit: presets/$preset.preset" round_trip \
         "--preset presets/$preset.preset -T 32 -L 2"
 done
+# Every model preset's export names the Hugging Face family whose model is its block (the
+# model_type and class a reader expects for Llama's names), and --hf-config of that config.json
+# gives the preset's document back, bit for bit (six layers, so that Gemma 3's 5:1 pattern is
+# whole; the drawn weights are the seed's again): the file's own warnings and "hf_config"
+# aside.  OLMo 2's preset draws OLMo-core's cut normal where HF's config says a plain one
+# (docs/hf-config.md): its --init follows the file.  gpt-oss's export is its attention path, and
+# a warning says transformers' model would add experts.  GPT-2's block under Llama's names is no
+# family's: no model_type, a warning that says so, and --hf-config refuses the file.
+same_but_file() { # preset.json hf.json config.json
+    "$PY" - "$1" "$2" "$3" <<'PYEOF'
+import json, sys
+drawn, read = (json.load(open(p)) for p in sys.argv[1:3])
+read.pop("hf_config")
+read["warnings"] = [w for w in read["warnings"] if not w.startswith(sys.argv[3] + ": ")]
+sys.exit(0 if drawn == read else 1)
+PYEOF
+}
+family_round_trip() { # preset model_type architecture export-warning ("": none) [options after --hf-config]
+    local dir=$tmp/family-$1
+    rm -rf "$dir"
+    "$BIN" --batch --preset "presets/$1.preset" -T 32 -L 6 --seed 3 --export-weights "$dir" \
+        >"$tmp/family.json" \
+        2>"$tmp/family.err" &&
+        grep -qF "\"model_type\": \"$2\"," "$dir/config.json" &&
+        grep -qF "\"architectures\": [\"$3\"]," "$dir/config.json" &&
+        if [ -n "$4" ]; then
+            grep -qF "attnscope: warning: --export-weights '$dir': $4" "$tmp/family.err"
+        else ! grep -q "warning: --export-weights" "$tmp/family.err"; fi &&
+        "$BIN" --batch -T 32 --seed 3 --hf-config "$dir" ${5:-} >"$tmp/family-hf.json" \
+            2>/dev/null &&
+        same_but_file "$tmp/family.json" "$tmp/family-hf.json" "$dir/config.json"
+}
+check "llama3-8b-small: llama, and --hf-config of the export gives its document" \
+    family_round_trip llama3-8b-small llama LlamaForCausalLM ""
+check "mistral-7b-small (no window: Llama's block): llama, the same" \
+    family_round_trip mistral-7b-small llama LlamaForCausalLM ""
+check "qwen3-8b-small: qwen3 (QK-norm per head), the same" \
+    family_round_trip qwen3-8b-small qwen3 Qwen3ForCausalLM ""
+check "olmo2-7b-small: olmo2 (norms after the branches, QK-norm over the width), the same" \
+    family_round_trip olmo2-7b-small olmo2 Olmo2ForCausalLM "" "--init trunc-normal"
+check "gemma3-4b-small: gemma3_text (peri-norms, gains 1 + w, its local θ on 5 of 6), the same" \
+    family_round_trip gemma3-4b-small gemma3_text Gemma3ForCausalLM ""
+check "gpt-oss-20b-small: gpt_oss (sinks, every other layer's window), the same; its experts warned" \
+    family_round_trip gpt-oss-20b-small gpt_oss GptOssForCausalLM \
+    "--mlp none: transformers' GptOssForCausalLM follows each attention with its MLP"
+no_family() { # dir
+    local said="config.json names no model_type: no Hugging Face family that loads these tensor names"
+    rm -rf "$1"
+    "$BIN" --batch --preset presets/gpt2-small-small.preset -T 32 -L 2 --export-weights "$1" \
+        >/dev/null 2>"$tmp/family.err" &&
+        ! grep -q '"model_type"' "$1/config.json" &&
+        grep -qF "attnscope: warning: --export-weights '$1': $said" "$tmp/family.err" &&
+        grep -qF "\"export_warning\":\"$said" "$1/config.json"
+}
+check "gpt2-small-small under Llama's names: no model_type, and a warning that says why" \
+    no_family "$tmp/family-gpt2"
+check "... which --hf-config refuses, saying it is an export" ends_saying 2 \
+    "(a config.json --export-weights wrote: give its settings as options)" -- \
+    "$BIN" --batch -T 32 --hf-config "$tmp/family-gpt2"
+
 # Every architecture preset at F32 and BF16: the checkpoint written at the narrow dtype gives,
 # bit for bit, the document of numpy's rounding of the F64 checkpoint's values (once, from the
 # double, ties to even) written back as F64, and not the document of the unrounded values.
@@ -258,6 +318,43 @@ if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.lay
             "$PY" -c "import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:3]); sys.exit(0 if a['gradient_norm'][0] is not None and b['gradient_norm'] == [None] * 3 and a['stable_rank'][1] == b['stable_rank'][1] and a['stable_rank'][2] != b['stable_rank'][2] else 1)" "$tmp/one.json" "$tmp/vb.json"
     }
     check "a value bias is read: layer 2 changes, the gradients' product formula is null" value_bias
+    # Qwen2's biases (q_proj's, k_proj's and v_proj's on every layer, no other) on Llama's block
+    # name qwen2 (Qwen2ForCausalLM, whose model has exactly those); --hf-config of the re-export
+    # with --weights gives the checkpoint's document back, the file's own warnings and
+    # "hf_config" aside.  A W^O bias besides them is no family's: no model_type.
+    qwen2_biases() {
+        local llama="-d 16 --heads 2 --kv-heads 1 -n rms --ln-place pre --ln-scale sqrt-d
+            --mlp swiglu --mlp-hidden 24 --rope half --init gpt2 --init-std 0.02 --depth-scale none
+            -m causal --wo gaussian -k plain" layer part
+        rm -rf "$tmp/llama" "$tmp/qwen2"
+        # shellcheck disable=SC2086
+        "$BIN" $base $llama --export-weights "$tmp/llama" >/dev/null 2>&1 &&
+            cp "$tmp/llama/model.safetensors" "$tmp/qkv.safetensors" || return 1
+        for layer in 0 1 2; do
+            for part in q:16 k:8 v:8; do
+                "$PY" $tool add "$tmp/qkv.safetensors" "$tmp/qkv.tmp" \
+                    "model.layers.$layer.self_attn.${part%%:*}_proj.bias" "${part##*:}" 0.125 &&
+                    mv "$tmp/qkv.tmp" "$tmp/qkv.safetensors" || return 1
+            done
+        done
+        # shellcheck disable=SC2086
+        "$BIN" $base $llama --weights "$tmp/qkv.safetensors" --export-weights "$tmp/qwen2" \
+            >"$tmp/qkv.json" 2>"$tmp/qkv.err" &&
+            ! grep -q "warning: --export-weights" "$tmp/qkv.err" &&
+            grep -qF '"model_type": "qwen2",' "$tmp/qwen2/config.json" &&
+            grep -qF '"architectures": ["Qwen2ForCausalLM"],' "$tmp/qwen2/config.json" &&
+            "$BIN" --batch -T 12 --hf-config "$tmp/qwen2" --weights "$tmp/qwen2" \
+                >"$tmp/qwen2.json" 2>/dev/null &&
+            same_but_file "$tmp/qkv.json" "$tmp/qwen2.json" "$tmp/qwen2/config.json" &&
+            "$PY" $tool add "$tmp/qkv.safetensors" "$tmp/qkvo.safetensors" \
+                model.layers.1.self_attn.o_proj.bias 16 0.125 &&
+            rm -rf "$tmp/qwen2" &&
+            "$BIN" $base $llama --weights "$tmp/qkvo.safetensors" --export-weights "$tmp/qwen2" \
+                >/dev/null 2>&1 &&
+            ! grep -q '"model_type"' "$tmp/qwen2/config.json"
+    }
+    check "Qwen2's q, k and v biases name qwen2, and --hf-config of the export reads it back" \
+        qwen2_biases
 fi
 
 # GPT-2's names and layouts (Conv1D, q | k | v fused by columns, zero biases, unit LN gains, a

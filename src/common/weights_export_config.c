@@ -1,0 +1,280 @@
+/* config.json of --export-weights (docs/weights.md): Hugging Face's fields for the run's block,
+ * the family whose model it is (checked against --hf-config's own reader), and attnscope's
+ * record of the run. */
+#include "weights_internal.h"
+
+#include "json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The families whose models load Llama's names, in the order they are tried: the first whose
+   --hf-config reading gives the run's block back names the export. */
+static const HfClass LLAMA_NAMED[] = {
+    {"llama", "LlamaForCausalLM", false},   {"mistral", "MistralForCausalLM", false},
+    {"qwen3", "Qwen3ForCausalLM", false},   {"olmo2", "Olmo2ForCausalLM", false},
+    {"gemma2", "Gemma2ForCausalLM", true},  {"gemma3_text", "Gemma3ForCausalLM", true},
+    {"gpt_oss", "GptOssForCausalLM", true},
+};
+/* Qwen2's model has q_proj's, k_proj's and v_proj's biases, and no others: the family of a
+   checkpoint read with those (without them, Llama's block is named first). */
+static const HfClass QWEN2 = {"qwen2", "Qwen2ForCausalLM", false};
+/* The families a checkpoint's names or table fix (Weights_names_model_type,
+   Checkpoint_scaled_family): a multimodal Gemma 3's text model is written as Gemma 3's text
+   model, under its names and with its fields at the top (gemma3 reads them in text_config). */
+static const struct {
+    const char *fixed;
+    HfClass hf;
+} FIXED[] = {
+    {"phi3", {"phi3", "Phi3ForCausalLM", false}},
+    {"gemma2", {"gemma2", "Gemma2ForCausalLM", true}},
+    {"gemma3_text", {"gemma3_text", "Gemma3ForCausalLM", true}},
+    {"gemma3", {"gemma3_text", "Gemma3ForCausalLM", true}},
+};
+
+/* The window the run's mask used, as Hugging Face's configs spell it, so that the export loads
+   with the window it was run with: sliding_window in keys (window w: w + 1, the key and the w
+   before it), and layer_types naming each layer's kind (with_types; --hf-config reads them for
+   every family), also where only a local θ (Gemma 3's rope_local_base_freq) marks the local
+   layers.  A window --hf-config read that covers every token is the file's own (its keys and
+   layers: HfConfig_covering_window), so that the export reads back as the file did at any T.
+   No window: "sliding_window": null, as Mistral's default of 4096 would otherwise act, and
+   every layer full where the family reads layer_types (Gemma's default slides). */
+static void window_json(const ExportConfig *e, int context, bool with_types, Text *t)
+{
+    const Config *c = e->c;
+    bool read_local[CONFIG_DEPTH_MAX];
+    int read_keys = HfConfig_covering_window(e->read, c, read_local);
+    bool windowed = c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL;
+    bool local_theta = c->rope != ROPE_NONE && c->rope_local_base_freq > 0;
+    if (!windowed && !local_theta && !read_keys) {
+        Text_printf(t, "  \"sliding_window\": null,\n");
+        with_types = with_types && e->hf.reads_layer_types;
+    } else {
+        /* A local θ without a window mask: a window of the whole context, the causal mask. */
+        Text_printf(t, "  \"sliding_window\": %d,\n",
+                    read_keys  ? read_keys
+                    : windowed ? c->window + 1
+                               : context);
+    }
+    if (!with_types)
+        return;
+    Text_printf(t, "  \"layer_types\": [");
+    for (int layer = 1; layer <= c->depth; layer++)
+        Text_printf(t, "%s\"%s\"", layer > 1 ? ", " : "",
+                    (read_keys ? read_local[layer - 1] : Config_layer_local(c, layer)) ||
+                            Config_layer_rotary_local(c, layer)
+                        ? "sliding_attention"
+                        : "full_attention");
+    Text_printf(t, "],\n");
+}
+
+/* The logits' scale and soft-cap where a family's defaults would change them: Gemma's
+   query_pre_attn_scalar (its default 256, not d_h; 1/sqrt(d_h²) is --logit-scale linear's
+   1/d_h) and attn_logit_softcapping (Gemma 2's default 50: null where the run has none). */
+static void logit_json(const Config *c, const char *model_type, Text *t)
+{
+    bool gemma = model_type && strncmp(model_type, "gemma", 5) == 0;
+    int head_width = Config_head_width(c);
+    if (gemma)
+        Text_printf(t, "  \"query_pre_attn_scalar\": %d,\n",
+                    c->logit_scale == LOGIT_SCALE_SQRT ? head_width : head_width * head_width);
+    if (c->logit_softcap > 0) {
+        Text_printf(t, "  \"attn_logit_softcapping\": ");
+        Json_number(t, c->logit_softcap);
+        Text_printf(t, ",\n");
+    } else if (gemma)
+        Text_printf(t, "  \"attn_logit_softcapping\": null,\n");
+}
+
+/* The rotary frequencies: θ, the rotated share, Gemma 3's local θ, the scaling. */
+static void rope_json(const Config *c, Text *t)
+{
+    if (c->rope == ROPE_NONE)
+        return;
+    Text_printf(t, "  \"rope_theta\": ");
+    Json_number(t, c->rope_theta);
+    Text_printf(t, ",\n");
+    if (c->rope_fraction != 1) {
+        Text_printf(t, "  \"partial_rotary_factor\": ");
+        Json_number(t, c->rope_fraction);
+        Text_printf(t, ",\n");
+    }
+    if (c->rope_local_base_freq > 0) { /* Gemma 3's name */
+        Text_printf(t, "  \"rope_local_base_freq\": ");
+        Json_number(t, c->rope_local_base_freq);
+        Text_printf(t, ",\n");
+    }
+    if (c->rope_scaling != ROPE_SCALING_NONE) {
+        Text_printf(t, "  \"rope_scaling\": {\"rope_type\": \"%s\", \"factor\": ",
+                    ROPE_SCALING_NAMES.names[c->rope_scaling]);
+        Json_number(t, c->rope_factor);
+        if (c->rope_scaling == ROPE_SCALING_LLAMA3) {
+            Text_printf(t, ", \"low_freq_factor\": ");
+            Json_number(t, c->rope_low_freq_factor);
+            Text_printf(t, ", \"high_freq_factor\": ");
+            Json_number(t, c->rope_high_freq_factor);
+            Text_printf(t, ", \"original_max_position_embeddings\": %d", c->rope_original_context);
+        }
+        Text_printf(t, "},\n");
+    }
+}
+
+/* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
+   table rows where it has them, so that the export reads back as it did; the family's
+   model_type and class where one has the block), then every attnscope setting, with which the
+   weights were drawn, and the export's warning. */
+void ExportConfig_json(const ExportConfig *e, bool with_types, Text *t)
+{
+    static const char *const ACTIVATIONS[] = {[MLP_RELU] = "relu",
+                                              [MLP_GELU] = "gelu",
+                                              [MLP_TANH] = "tanh",
+                                              [MLP_SWIGLU] = "silu",
+                                              [MLP_GEGLU] = "gelu_pytorch_tanh"};
+    static const char *const DTYPES[] = {[SAFETENSORS_F64] = "float64",
+                                         [SAFETENSORS_F32] = "float32",
+                                         [SAFETENSORS_BF16] = "bfloat16"};
+    const Config *c = e->c;
+    const Checkpoint *checkpoint = e->checkpoint;
+    int context =
+        checkpoint && Checkpoint_context(checkpoint) ? Checkpoint_context(checkpoint) : c->tokens;
+    Text_printf(t, "{\n");
+    if (e->hf.model_type)
+        Text_printf(t, "  \"architectures\": [\"%s\"],\n  \"model_type\": \"%s\",\n",
+                    e->hf.architecture, e->hf.model_type);
+    Text_printf(t,
+                "  \"hidden_size\": %d,\n  \"num_attention_heads\": %d,\n"
+                "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
+                "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
+                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, context);
+    if (checkpoint && Checkpoint_table(checkpoint, false))
+        Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
+    if (e->hf.model_type && e->biases == EXPORT_BIASES_NONE) /* gpt-oss's default has them */
+        Text_printf(t, "  \"attention_bias\": false,\n");
+    window_json(e, context, with_types, t);
+    logit_json(c, e->hf.model_type, t);
+    if (c->mlp != MLP_NONE)
+        Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
+                    Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
+    rope_json(c, t);
+    Text_printf(t, "  \"rms_norm_eps\": ");
+    Json_number(t, c->ln_eps);
+    Text_printf(t, ",\n  \"initializer_range\": ");
+    Json_number(t, c->init_std);
+    Text_printf(t, ",\n  \"torch_dtype\": \"%s\",\n  \"attnscope_version\": \"%s\",\n",
+                DTYPES[e->dtype], ATTNSCOPE_VERSION);
+    Text_printf(t, "  \"attnscope\": {");
+    Json_config_members(t, c);
+    if (e->warning[0]) {
+        Text_printf(t, ",\"export_warning\":");
+        Json_string(t, e->warning);
+    }
+    Text_printf(t, "}\n}\n");
+}
+/* Whether b has a's block: every setting alike but those that say how weights are drawn
+   (the file holds them) and those spelled two ways (d_h, G, the MLP's width, which layers
+   slide: compared as used). */
+static bool same_block(const Config *a, const Config *b)
+{
+    static const char *const DRAWING[] = {"init",      "init-std",     "depth-scale", "init-query",
+                                          "init-key",  "init-value",   "init-output", "init-mlp",
+                                          "sink-std",  "head-dim",     "kv-heads",    "mlp-hidden",
+                                          "mlp-ratio", "window-layers"};
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        bool drawing = false;
+        for (size_t k = 0; k < sizeof DRAWING / sizeof *DRAWING; k++)
+            drawing |= strcmp(s->name, DRAWING[k]) == 0;
+        if (!drawing && Setting_get(s, a) != Setting_get(s, b))
+            return false;
+    }
+    for (int layer = 1; layer <= a->depth; layer++)
+        if (Config_layer_local(a, layer) != Config_layer_local(b, layer) ||
+            Config_layer_rotary_local(a, layer) != Config_layer_rotary_local(b, layer))
+            return false;
+    return Config_head_width(a) == Config_head_width(b) &&
+           Config_kv_heads(a) == Config_kv_heads(b) &&
+           (a->mlp == MLP_NONE || Config_mlp_hidden(a) == Config_mlp_hidden(b));
+}
+
+/* Whether --hf-config of the config.json written under e->hf, layer_types stated only where
+   the family's model reads them, gives the run's block back at the run's T, and the window
+   --hf-config read covering every token (if any) as the same window on the same layers: a
+   family that slides none would say the same at this T, but not at a longer one. */
+static bool reads_back(const ExportConfig *e)
+{
+    Text text = {0};
+    ExportConfig_json(e, e->hf.reads_layer_types, &text);
+    HfConfigReport *report = calloc(1, sizeof *report);
+    Config trial = *e->c;
+    char err[512];
+    bool local[CONFIG_DEPTH_MAX];
+    int keys = HfConfig_covering_window(e->read, e->c, local);
+    bool same =
+        !text.failed && report &&
+        HfConfig_parse(text.data, text.length, "config.json", &trial, report, err, sizeof err) ==
+            0 &&
+        same_block(e->c, &trial) &&
+        (!keys || (report->sliding_window == keys &&
+                   memcmp(report->sliding_local, local, sizeof *local * (size_t)e->c->depth) == 0));
+    free(report);
+    Text_free(&text);
+    return same;
+}
+
+/* Where transformers' model of the family named (or of none) is not the run's block: Phi3
+   slides its window on every layer, no family has the block, or its MLP has no tensors. */
+static void export_warning(ExportConfig *e)
+{
+    const Config *c = e->c;
+    bool windowed = c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL, every = true;
+    for (int layer = 1; layer <= c->depth; layer++)
+        every &= Config_layer_local(c, layer);
+    char pattern[2 * WINDOW_LAYERS_PERIOD_MAX + 1], families[160] = "";
+    Config_window_layers_text(c->window_layers, pattern, sizeof pattern);
+    for (size_t i = 0, used = 0;
+         i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED && used < sizeof families; i++)
+        used += (size_t)snprintf(families + used, sizeof families - used, "%s%s", i ? ", " : "",
+                                 LLAMA_NAMED[i].model_type);
+    e->warning[0] = '\0';
+    if (e->hf.model_type && strcmp(e->hf.model_type, "phi3") == 0 && windowed && !every)
+        snprintf(e->warning, sizeof e->warning,
+                 "--window-layers %s: transformers' Phi3 slides the window of %d keys on every "
+                 "layer (its model reads sliding_window, not layer_types): config.json's "
+                 "layer_types load these windows only through --hf-config",
+                 pattern, c->window + 1);
+    else if (!e->hf.model_type)
+        snprintf(e->warning, sizeof e->warning,
+                 "config.json names no model_type: no Hugging Face family that loads these "
+                 "tensor names (%s) has this block%s; --hf-config reads no such file (its settings "
+                 "are under \"attnscope\")",
+                 families, e->biases ? " with these biases (qwen2: q, k and v's alone)" : "");
+    else if (c->mlp == MLP_NONE)
+        snprintf(e->warning, sizeof e->warning,
+                 "--mlp none: transformers' %s follows each attention with its MLP (gpt-oss: its "
+                 "experts), which the file has no tensors for and which it would initialise "
+                 "itself: this block is its attention path",
+                 e->hf.architecture);
+}
+
+void ExportConfig_name_family(ExportConfig *e, const char *fixed)
+{
+    e->hf = (HfClass){0};
+    for (size_t i = 0; fixed && i < sizeof FIXED / sizeof *FIXED; i++)
+        if (strcmp(FIXED[i].fixed, fixed) == 0)
+            e->hf = FIXED[i].hf;
+    for (size_t i = 0;
+         !fixed && e->biases == EXPORT_BIASES_NONE && i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED;
+         i++) {
+        e->hf = LLAMA_NAMED[i];
+        if (reads_back(e))
+            break;
+        e->hf = (HfClass){0};
+    }
+    if (!fixed && e->biases == EXPORT_BIASES_QKV) {
+        e->hf = QWEN2;
+        if (!reads_back(e))
+            e->hf = (HfClass){0};
+    }
+    export_warning(e);
+}
