@@ -566,14 +566,11 @@ bool Export_holds(const char *dir, const char *path)
            (inner[n] == '\0' || inner[n] == '/' || (n == 1 && target[0] == '/'));
 }
 
-int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
-                 size_t size)
-{
-    return Export_write_stoppable(r, extras, dir, (LinalgStop){0}, err, size);
-}
-
-int Export_write_stoppable(const Result *r, const ExportExtras *extras, const char *dir,
-                           LinalgStop stop, char *err, size_t size)
+/* Export_write_stoppable; on_signal: the staging directory is removed if SIGINT, SIGTERM or
+   SIGHUP ends the process meanwhile (staging.h: batch's, not the screen's, which quits by its
+   own handlers and cancels the export). */
+static int write_export(const Result *r, const ExportExtras *extras, const char *dir,
+                        LinalgStop stop, bool on_signal, char *err, size_t size)
 {
     Exported e = {r, extras ? *extras : (ExportExtras){0}, stop};
     bool matrix = e.x.input != NULL;
@@ -601,6 +598,10 @@ int Export_write_stoppable(const Result *r, const ExportExtras *extras, const ch
         return -1;
     }
     int status = 0;
+    if (on_signal && Staging_remove_tree_on_signal(staging, FILE_NAMES, NAMES) != 0) {
+        snprintf(err, size, "the path is too long"); /* never: make_staging leaves room */
+        status = -1;
+    }
     if (exists && chmod(staging, old.st_mode & 07777) != 0) {
         snprintf(err, size, "cannot give the new directory the old one's mode: %s",
                  strerror(errno));
@@ -634,7 +635,21 @@ int Export_write_stoppable(const Result *r, const ExportExtras *extras, const ch
     }
     /* After the exchange the staging name holds the old set. */
     remove_export(staging);
+    if (on_signal)
+        Staging_forget();
     if (status != 0)
         remove_parents(target, &made);
     return status == 0 ? files : status == EXPORT_CANCELLED ? EXPORT_CANCELLED : -1;
+}
+
+int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
+                 size_t size)
+{
+    return write_export(r, extras, dir, (LinalgStop){0}, true, err, size);
+}
+
+int Export_write_stoppable(const Result *r, const ExportExtras *extras, const char *dir,
+                           LinalgStop stop, char *err, size_t size)
+{
+    return write_export(r, extras, dir, stop, false, err, size);
 }

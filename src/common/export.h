@@ -56,7 +56,10 @@ typedef struct {
    names), so it must be empty or hold only an earlier export's files: anything else in it is
    refused, never moved or deleted.  Returns the number of files written, or -1 with the reason
    in err (not naming dir) and nothing changed.  The hidden staging directory beside dir is
-   removed whatever happens, and so are those a killed export left there. */
+   removed whatever happens, and so are those a killed export left there; when SIGINT, SIGTERM
+   or SIGHUP ends the process meanwhile, its handler empties and removes it before the signal
+   ends the process as before (staging.h: for a process without handlers of its own for
+   them, as batch; the screen's export is Export_write_stoppable). */
 int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
                  size_t size);
 
