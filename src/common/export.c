@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "export.h"
 
+#include "attnscope/entropy.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/random.h"
@@ -96,6 +97,24 @@ double *Export_input(const Config *c, Linalg *la, char *why, size_t size)
         return NULL;
     }
     return x;
+}
+
+void Export_result_views(const Result *r, ExportExtras *x, char *left_out, size_t size)
+{
+    const Config *c = &r->config;
+    const char *gradients = Model_gradients_unavailable(c);
+    const char *entropies = !Entropy_defined(c->attention) ? Entropy_undefined_reason(c->attention)
+                            : !r->spectra_ready ? "the shown layer has no finite attention matrix"
+                                                : NULL;
+    x->similarity = true;
+    x->gradient = gradients == NULL;
+    x->entropy = entropies == NULL;
+    snprintf(left_out, size, "%s%s%s%s%s",
+             gradients ? "gradient.csv and .svg, as the "
+                         "frozen-attention gradient formula "
+                       : "",
+             gradients ? gradients : "", gradients && entropies ? "; " : "",
+             entropies ? "row_entropies.csv and .svg, as " : "", entropies ? entropies : "");
 }
 
 typedef void (*Writer)(FILE *f, const Result *r);

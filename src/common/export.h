@@ -48,6 +48,13 @@ typedef struct {
     const double *input;
 } ExportExtras;
 
+/* The views' files r holds, which batch writes beside every export's: the token similarity's
+   always, the gradients' where docs/model.md §2's formula describes the run
+   (Model_gradients_unavailable), the row entropies' where the shown matrix's are defined; the
+   others left false in x (its other members untouched), and said in left_out as "NAME.csv and
+   .svg, as WHY", joined by "; " ("" when none). */
+void Export_result_views(const Result *r, ExportExtras *x, char *left_out, size_t size);
+
 /* Writes eigenvalues.csv, singular_values.csv, layers.csv, eigenvalues.svg,
    singular_values.svg, stable_rank.svg, attention_map.svg and entropy.svg, then those of
    extras (NULL: none), as the directory dir, creating its missing parents (as mkdir -p).
