@@ -357,10 +357,33 @@ void Svg_eigenvalues(FILE *f, const Result *r)
     svg_close(f, fig.legend, fig.legend_count, &fr);
 }
 
-/* A histogram as the screen draws it: bars of scale·s_i, i ≥ 2, with the law's expected
-   counts, a tick under the axis for every value, and s1 marked apart (as the outlier only
-   when it stands apart, on the right border when the view stops short of it); of every value
-   alike (every_value), none apart. */
+/* The ticks under a histogram's axis: one per pixel column that holds values, at its middle,
+   carrying how many (data-count) and the least and greatest of them (data-min, data-max, as
+   given, unscaled), so that 65 536 singular values make at most a mark per column, each
+   value still accounted for.  Values come descending: a column's are consecutive. */
+static void svg_value_ticks(FILE *f, const Frame *fr, const HistogramPlot *p, double range)
+{
+    for (int i = p->every_value ? 0 : 1, next; i < p->count; i = next) {
+        double column = floor(px(fr, fmin(p->scale * p->values[i], range)));
+        double least = p->values[i], greatest = p->values[i];
+        for (next = i + 1;
+             next < p->count && floor(px(fr, fmin(p->scale * p->values[next], range))) == column;
+             next++) {
+            least = fmin(least, p->values[next]);
+            greatest = fmax(greatest, p->values[next]);
+        }
+        fprintf(f,
+                "<line class=\"point\" data-count=\"%d\" data-min=\"%.17g\" data-max=\"%.17g\" "
+                "x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>\n",
+                next - i, least, greatest, column + 0.5, column + 0.5, py(fr, 0), py(fr, 0) + 6,
+                INK_COLOUR[INK_BULK]);
+    }
+}
+
+/* A histogram as the screen draws it: bars of scale·s_i, i ≥ 2 (each with its count in
+   data-count), with the law's expected counts, ticks under the axis where the values are,
+   and s1 marked apart (as the outlier only when it stands apart, on the right border when the
+   view stops short of it); of every value alike (every_value), none apart. */
 static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
 {
     HistogramFigure fig;
@@ -377,9 +400,9 @@ static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
     for (int b = 0; b < BINS; b++) {
         if (counts[b])
             fprintf(f,
-                    "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                    "fill=\"#9bd\"/>\n",
-                    px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
+                    "<rect class=\"bar\" data-count=\"%d\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                    "height=\"%.2f\" fill=\"#9bd\"/>\n",
+                    counts[b], px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
                     py(&fr, 0) - py(&fr, counts[b]));
         if (fig.theory && expected[b] > 0)
             fprintf(f,
@@ -388,13 +411,7 @@ static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
                     px(&fr, b * width), px(&fr, (b + 1) * width), py(&fr, expected[b]),
                     py(&fr, expected[b]), INK_COLOUR[INK_THEORY]);
     }
-    for (int i = p->every_value ? 0 : 1; i < p->count; i++) {
-        double x = px(&fr, fmin(p->scale * p->values[i], range));
-        fprintf(f,
-                "<line class=\"point\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
-                "stroke=\"%s\"/>\n",
-                x, x, py(&fr, 0), py(&fr, 0) + 6, INK_COLOUR[INK_BULK]);
-    }
+    svg_value_ticks(f, &fr, p, range);
     if (p->count > 0 && !p->every_value) {
         const char *colour = INK_COLOUR[fig.outlier ? INK_OUTLIER : INK_BULK];
         double x = px(&fr, fig.pinned ? 0.99 * range : fig.s1);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The views' files of --export: with --sweep-T the width sweep (width_sweep.csv, .svg), with
 # --conditioning the κ plot and K's (or B's) singular values (conditioning.svg,
-# conditioning_singular_values.csv, .svg) beside conditioning.csv.  Each CSV holds the
+# conditioning_singular_values.csv, .svg) beside conditioning.csv; and those of the views the
+# result holds (gradient, token similarity, row entropies), or stderr says why not.  Each CSV holds the
 # document's numbers exactly, and each SVG draws them where its axes, read off their labelled
 # ticks, put them (view_files.py, svg_points.py); a point one pixel off fails that check.
 set -u
@@ -68,6 +69,17 @@ check "  its κ plot and K's singular values hold the document's" \
 check "the new SVGs are well-formed XML" xmllint --noout "$tmp/exact/conditioning.svg" \
     "$tmp/exact/conditioning_singular_values.svg" "$tmp/lanczos/conditioning.svg" \
     "$tmp/lanczos/conditioning_singular_values.svg"
+# T = d = 256: B's 65 536 products in the CSV, and in the SVG what the screen draws, the
+# histogram's bars and a tick per pixel column (its count, least and greatest value), not a
+# mark per value (5 MB once).
+check "--conditioning --export at T = d = 256 exits 0" batch_document "$tmp/wide" -T 256 -d 256 -L 1 --conditioning --export "$tmp/wide"
+check "  the CSV holds the 65 536 products, the SVG's bars and ticks account for each" \
+    "$PY" tests/cli/view_files.py "$tmp/wide" "$tmp/wide.json" conditioning
+below_bytes() { # file bytes
+    [ "$(stat -c %s "$1")" -lt "$2" ] || { echo "  $1: $(stat -c %s "$1") bytes"; return 1; }
+}
+check "  conditioning_singular_values.svg is below 100 kB" below_bytes "$tmp/wide/conditioning_singular_values.svg" 100000
+check "  and well-formed XML" xmllint --noout "$tmp/wide/conditioning_singular_values.svg"
 version=$("$BIN" --version | sed 's/^attnscope //')
 for f in width_sweep.csv; do
     check "$f names the version and itself" bash -c "head -1 '$tmp/sweep/$f' | grep -q '^# attnscope $version, $f: '"
@@ -95,6 +107,18 @@ shifted "$tmp/digit/conditioning_singular_values.csv" '(\n2,)([0-9.e+-]+)'
 cp -r "$tmp/views" "$tmp/views-digit"
 shifted "$tmp/views-digit/gradient.csv" '(\n2,)([0-9.e+-]+)'
 check "a gradient.csv value changed fails the check" bash -c "! '$PY' tests/cli/view_files.py '$tmp/views-digit' '$tmp/views.json' gradient 2>/dev/null"
+counted() { # file: its first tick counts one value more
+    "$PY" - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+changed = re.sub(r'(class="point" data-count=")(\d+)', lambda m: m.group(1) + str(int(m.group(2)) + 1), text, count=1)
+assert changed != text
+open(sys.argv[1], "w").write(changed)
+PY
+}
+cp -r "$tmp/wide" "$tmp/counted"
+counted "$tmp/counted/conditioning_singular_values.svg"
+check "a tick counting one value more fails the check" bash -c "! '$PY' tests/cli/view_files.py '$tmp/counted' '$tmp/wide.json' conditioning 2>/dev/null"
 check "a CSV value changed fails the check" bash -c "! '$PY' tests/cli/view_files.py '$tmp/digit' '$tmp/exact.json' conditioning 2>/dev/null"
 
 # Without them, none of the views' files; and an earlier export's view files are an export's

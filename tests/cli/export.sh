@@ -75,7 +75,17 @@ marks() { # file expected
     [ "$n" -eq "$2" ] || { echo "  $1: $n marks, expected $2"; return 1; }
 }
 check "eigenvalues.svg: one mark per eigenvalue" marks "$tmp/out/eigenvalues.svg" 48
-check "singular_values.svg: one mark per singular value" marks "$tmp/out/singular_values.svg" 48
+histogram_accounts() { # singular_values.svg's bars and ticks account for the document's values
+    "$PY" - "$tmp" <<'PY'
+import json, math, sys
+sys.path.insert(0, "tests/cli")
+from svg_points import check_histogram
+doc = json.load(open(sys.argv[1] + "/doc.json"))
+check_histogram(open(sys.argv[1] + "/out/singular_values.svg").read(), doc["singular_values"],
+                scale=math.sqrt(doc["config"]["T"]))
+PY
+}
+check "singular_values.svg: its bars and ticks account for every singular value, s1 apart" histogram_accounts
 check "stable_rank.svg: one mark per layer and network" marks "$tmp/out/stable_rank.svg" 12
 # The entropy view's SVG draws the document's numbers: each mark carries its value (data-y),
 # series 0-2 the mean entropies of both networks and the least row's, 5 the random-energy
