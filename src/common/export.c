@@ -40,7 +40,13 @@ enum {
     CONDITIONING_SVG,
     CONDITIONING_VALUES_CSV,
     CONDITIONING_VALUES_SVG,
-    MATRIX_FILE,
+    WITHOUT_GAP_REMOVAL_CSV,
+    WITHOUT_GAP_REMOVAL_SVG,
+    WITH_GAP_REMOVAL_CSV,
+    WITH_GAP_REMOVAL_SVG,
+    NORMAL_CONDITIONING, /* the four files of conditioning_*, for each initialisation */
+    CUTTING_SKIP_CONDITIONING = NORMAL_CONDITIONING + 4,
+    MATRIX_FILE = CUTTING_SKIP_CONDITIONING + 4,
     PRODUCT_FILE,
     INPUT_FILE,
     NAMES
@@ -65,6 +71,18 @@ static const char *const FILE_NAMES[NAMES] = {"eigenvalues.csv",
                                               "conditioning.svg",
                                               "conditioning_singular_values.csv",
                                               "conditioning_singular_values.svg",
+                                              "eigenvalues_without_gap_removal.csv",
+                                              "eigenvalues_without_gap_removal.svg",
+                                              "eigenvalues_with_gap_removal.csv",
+                                              "eigenvalues_with_gap_removal.svg",
+                                              "conditioning_normal.csv",
+                                              "conditioning_normal.svg",
+                                              "conditioning_singular_values_normal.csv",
+                                              "conditioning_singular_values_normal.svg",
+                                              "conditioning_cutting_skip.csv",
+                                              "conditioning_cutting_skip.svg",
+                                              "conditioning_singular_values_cutting_skip.csv",
+                                              "conditioning_singular_values_cutting_skip.svg",
                                               "attention_matrix.csv",
                                               "attention_product.csv",
                                               "input.csv"};
@@ -279,11 +297,48 @@ typedef struct {
     LinalgStop stop;
 } Exported;
 
+/* The conditioning's file `which` of its four (conditioning.csv, its κ plot, its singular
+   values' CSV and SVG, in CONDITIONING_FILE's order); named: the κ plot names its init. */
+static void write_conditioning(FILE *f, const Conditioning *k, int which, bool named)
+{
+    switch (which) {
+    case 0:
+        Export_conditioning_csv(f, k);
+        break;
+    case 1:
+        Svg_conditioning(f, k, named);
+        break;
+    case 2:
+        ExportCsv_conditioning_singular_values(f, k);
+        break;
+    default:
+        Svg_conditioning_singular_values(f, k);
+    }
+}
+
+/* The initialisation whose files (NORMAL_CONDITIONING or CUTTING_SKIP_CONDITIONING, four)
+   hold the other initialisation's conditioning of the compare view, or -1 for none. */
+static int other_init_files(const ExportExtras *x)
+{
+    if (!x->other_init)
+        return -1;
+    return x->other_init->config.init == INIT_CUTTING_SKIP ? CUTTING_SKIP_CONDITIONING
+                                                           : NORMAL_CONDITIONING;
+}
+
 /* File i beside the files of every export (i ≥ FILES).  False: stopped. */
 static bool write_extra(FILE *f, const Exported *e, int i)
 {
     const Result *r = e->r;
-    const Conditioning *k = e->x.conditioning;
+    bool compared = e->x.other_init != NULL;
+    if (i >= CONDITIONING_FILE && i <= CONDITIONING_VALUES_SVG) {
+        write_conditioning(f, e->x.conditioning, i - CONDITIONING_FILE, compared);
+        return true;
+    }
+    if (i >= NORMAL_CONDITIONING && i < MATRIX_FILE) {
+        write_conditioning(f, e->x.other_init, (i - NORMAL_CONDITIONING) % 4, compared);
+        return true;
+    }
     switch (i) {
     case SWEEP_CSV:
         ExportCsv_width_sweep(f, r, e->x.sweep);
@@ -309,17 +364,13 @@ static bool write_extra(FILE *f, const Exported *e, int i)
     case ROW_ENTROPIES_SVG:
         Svg_row_entropies(f, r);
         break;
-    case CONDITIONING_FILE:
-        Export_conditioning_csv(f, k);
+    case WITHOUT_GAP_REMOVAL_CSV:
+    case WITH_GAP_REMOVAL_CSV:
+        ExportCsv_compare_eigenvalues(f, r, e->x.toggled, i == WITH_GAP_REMOVAL_CSV);
         break;
-    case CONDITIONING_SVG:
-        Svg_conditioning(f, k);
-        break;
-    case CONDITIONING_VALUES_CSV:
-        ExportCsv_conditioning_singular_values(f, k);
-        break;
-    case CONDITIONING_VALUES_SVG:
-        Svg_conditioning_singular_values(f, k);
+    case WITHOUT_GAP_REMOVAL_SVG:
+    case WITH_GAP_REMOVAL_SVG:
+        Svg_compare_eigenvalues(f, r, e->x.toggled, i == WITH_GAP_REMOVAL_SVG);
         break;
     case INPUT_FILE:
         return ExportCsv_input(f, r, e->x.input, e->stop);
@@ -352,12 +403,19 @@ static bool wanted(const Exported *e, int i)
     case CONDITIONING_VALUES_CSV:
     case CONDITIONING_VALUES_SVG:
         return x->conditioning != NULL;
+    case WITHOUT_GAP_REMOVAL_CSV:
+    case WITHOUT_GAP_REMOVAL_SVG:
+    case WITH_GAP_REMOVAL_CSV:
+    case WITH_GAP_REMOVAL_SVG:
+        return x->toggled != NULL;
     case MATRIX_FILE:
     case INPUT_FILE:
         return matrix;
     case PRODUCT_FILE:
         return matrix && e->r->product_map.mean;
     default:
+        if (i >= NORMAL_CONDITIONING && i < MATRIX_FILE)
+            return other_init_files(x) == NORMAL_CONDITIONING + (i - NORMAL_CONDITIONING) / 4 * 4;
         return i < FILES;
     }
 }

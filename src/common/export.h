@@ -10,6 +10,7 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
+#include "figure.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +42,16 @@ typedef struct {
     /* row_entropies.csv and .svg: the entropy view's histogram of the shown matrix's row
        entropies (its curves against depth are every export's entropy.svg) */
     bool entropy;
+    /* The compare view's second network, the run's weights with gap removal toggled (NULL:
+       not the compare view, or not computed): both halves' eigenvalues, as
+       eigenvalues_without_gap_removal.csv and .svg and eigenvalues_with_gap_removal.csv and
+       .svg */
+    const ToggledNetwork *toggled;
+    /* The conditioning's compare view: the other initialisation's conditioning (NULL: none),
+       as conditioning_INIT.csv, conditioning_INIT.svg, conditioning_singular_values_INIT.csv
+       and .svg, INIT normal or cutting_skip (its init); both κ plots' titles then name their
+       initialisation, as the view's panels do */
+    const Conditioning *other_init;
     /* --export-matrix: the network's input X0 of r's run (Export_input of r's settings), and
        the matrices in full: attention_matrix.csv (the shown layer's A, which the result must
        keep in full: Workspace_full_attention_maps), where the result has the product,

@@ -1,5 +1,6 @@
 #include "svg.h"
 
+#include "attnscope/cost.h"
 #include "attnscope/entropy.h"
 #include "figure_series.h"
 
@@ -309,16 +310,14 @@ static void spectra(const Result *r, Spectra *s)
 
 enum { EIGEN_ROWS = 360, HISTOGRAM_ROWS = 300, STABLE_ROWS = 300 };
 
-void Svg_eigenvalues(FILE *f, const Result *r)
+/* An eigenvalue panel of the matrix of c's settings. */
+static void svg_eigenvalue_plot(FILE *f, const Config *c, const EigenvaluePlot *p)
 {
-    Spectra s;
-    spectra(r, &s);
-    const EigenvaluePlot *p = &s.eigenvalues;
     EigenvalueFigure fig;
     Figure_eigenvalues(p, &fig);
     /* Equal units on both axes: the view's square is the height; x shows more. */
     double y_half = fig.range, x_half = fig.range * (SVG_W - 2 * SIDE) / EIGEN_ROWS;
-    int top = svg_open(f, p->title, &r->config, EIGEN_ROWS, fig.legend, fig.legend_count);
+    int top = svg_open(f, p->title, c, EIGEN_ROWS, fig.legend, fig.legend_count);
     Frame fr = {-x_half, x_half, -y_half, y_half, false, top, top + EIGEN_ROWS};
     svg_axes(f, &fr, "Re z, z = √T·λ", "Im z", 8, 6);
     double unit = EIGEN_ROWS / (2 * y_half);
@@ -355,6 +354,26 @@ void Svg_eigenvalues(FILE *f, const Result *r)
             px(&fr, re), py(&fr, im) + 4, INK_COLOUR[INK_OUTLIER], fig.glyph, px(&fr, re) + 7,
             py(&fr, im) + 4, INK_COLOUR[INK_OUTLIER]);
     svg_close(f, fig.legend, fig.legend_count, &fr);
+}
+
+void Svg_eigenvalues(FILE *f, const Result *r)
+{
+    Spectra s;
+    spectra(r, &s);
+    svg_eigenvalue_plot(f, &r->config, &s.eigenvalues);
+}
+
+void Svg_compare_eigenvalues(FILE *f, const Result *r, const ToggledNetwork *toggled, bool removed)
+{
+    char title[FIGURE_TITLE_SIZE];
+    EigenvaluePlot e;
+    bool own = (r->config.gap != GAP_OFF) == removed;
+    Config toggled_config = Cost_compare_config(&r->config);
+    const Config *c = own ? &r->config : &toggled_config;
+    if (Figure_compare_eigenvalues(r, toggled, removed, true, title, &e))
+        svg_eigenvalue_plot(f, c, &e);
+    else
+        svg_message(f, c, title, EIGEN_ROWS, EIGEN_ROWS / 2, "not computed when exported");
 }
 
 /* The ticks under a histogram's axis: one per pixel column that holds values, at its middle,
@@ -724,11 +743,11 @@ void Svg_width_sweep(FILE *f, const Config *c, const WidthSweep *w)
     svg_series(f, c, &p);
 }
 
-void Svg_conditioning(FILE *f, const Conditioning *k)
+void Svg_conditioning(FILE *f, const Conditioning *k, bool named)
 {
     SeriesText t;
     SeriesPlot p;
-    Figure_conditioning_plot(k, NULL, false, &t, &p);
+    Figure_conditioning_plot(k, named ? INIT_NAMES.names[k->config.init] : NULL, false, &t, &p);
     svg_series(f, &k->config, &p);
 }
 
