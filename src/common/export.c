@@ -128,9 +128,7 @@ void Export_result_views(const Result *r, ExportExtras *x, char *left_out, size_
     x->gradient = gradients == NULL;
     x->entropy = entropies == NULL;
     snprintf(left_out, size, "%s%s%s%s%s",
-             gradients ? "gradient.csv and .svg, as the "
-                         "frozen-attention gradient formula "
-                       : "",
+             gradients ? "gradient.csv and .svg, as the frozen-attention gradient formula " : "",
              gradients ? gradients : "", gradients && entropies ? "; " : "",
              entropies ? "row_entropies.csv and .svg, as " : "", entropies ? entropies : "");
 }
@@ -316,8 +314,9 @@ static void write_conditioning(FILE *f, const Conditioning *k, int which, bool n
     }
 }
 
-/* The initialisation whose files (NORMAL_CONDITIONING or CUTTING_SKIP_CONDITIONING, four)
-   hold the other initialisation's conditioning of the compare view, or -1 for none. */
+/* The first of the four files that hold the compare view's other initialisation's
+   conditioning, named after it (NORMAL_CONDITIONING or CUTTING_SKIP_CONDITIONING), or -1 for
+   none. */
 static int other_init_files(const ExportExtras *x)
 {
     if (!x->other_init)
