@@ -5,13 +5,13 @@
 # files byte for byte where it existed.  --export-matrix at T = 1024 writes 45 MB, so the
 # export is caught while attention_matrix.csv grows in the staging directory.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
 
 # signal dir: ends --export-matrix --export dir by the signal once the staging directory's
 # matrix holds data; ok when the status is the signal's and no staging directory is left.
 interrupted() {
-    local sig=$1 dir=$2 pid status seen= staged
+    local sig=$1 dir=$2 pid status seen="" staged
     set -m
     # Without a terminal bash starts & jobs with SIGINT ignored: env gives its default back.
     env --default-signal=INT "$BIN" --batch -T 1024 -d 1024 -L 1 --export-matrix \
@@ -50,7 +50,7 @@ check "  and the earlier export's files as they were" diff -r "$tmp/copy" "$tmp/
 # directory stays with it, the export's own files gone.
 mkdir "$tmp/user"
 user_file() { # the user's file put into the staging directory while the export writes
-    local pid seen= staged status
+    local pid seen="" staged status
     set -m
     env --default-signal=INT "$BIN" --batch -T 1024 -d 1024 -L 1 --export-matrix \
         --export "$tmp/user/out" >/dev/null 2>"$tmp/err" &

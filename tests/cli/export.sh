@@ -1,7 +1,8 @@
 #!/bin/bash
 # --export DIR (issue 7): CSV files with headers and the right row counts, well-formed SVG
-# with one mark per data point (a histogram's values counted in ticks per pixel column), atomic all-or-nothing writes, and clear failures (issue 12:
-# missing parents, the umask, a failed re-export).
+# with one mark per data point (a histogram's values counted in ticks per pixel column),
+# atomic all-or-nothing writes, and clear failures (issue 12: missing parents, the umask, a
+# failed re-export).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh

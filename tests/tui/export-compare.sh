@@ -69,8 +69,8 @@ check "  and titled as the screen's halves" bash -c "grep -q 'WITHOUT gap remova
 small=(-T 8 -d 8 -L 3)
 conditioning_compare() { # own-init other-init: x in the compare view, held to --batch of the other
     local own=$1 other=$2 name=conditioning-$1 suffix=_${2//-/_} f
-    local files=(conditioning$suffix.csv conditioning$suffix.svg
-        conditioning_singular_values$suffix.csv conditioning_singular_values$suffix.svg)
+    local files=("conditioning$suffix.csv" "conditioning$suffix.svg"
+        "conditioning_singular_values$suffix.csv" "conditioning_singular_values$suffix.svg")
     trace=$TMP/$name.trace
     start 120 40 "cd '$TMP/x' && env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' ${small[*]} --init $own --no-confirm --trace '$trace'"
     expect "--init $own: a small stack computes" "computed in [0-9]+ ms"
