@@ -27,18 +27,28 @@ static void test_gate_of_each_state(void **state)
     (void)state;
     Config on = Config_default(), other = on;
     other.tokens = on.tokens / 2;
-    assert_int_equal(ExportGate_of(NULL, &on, false, false), EXPORT_GATE_WAIT_RESULT);
+    assert_int_equal(ExportGate_of(NULL, &on, false, false, false), EXPORT_GATE_WAIT_RESULT);
     Snapshot *partial = snapshot_of(&on, false), *done = snapshot_of(&on, true),
              *older = snapshot_of(&other, true), *failed = Snapshot_failure(&on, 1, "no memory");
-    assert_int_equal(ExportGate_of(partial, &on, false, false), EXPORT_GATE_WAIT_RESULT);
-    assert_int_equal(ExportGate_of(older, &on, false, false), EXPORT_GATE_WAIT_RESULT);
-    assert_int_equal(ExportGate_of(failed, &on, false, false), EXPORT_GATE_WAIT_RESULT);
-    assert_int_equal(ExportGate_of(done, &on, false, false), EXPORT_GATE_OPEN);
-    assert_int_equal(ExportGate_of(done, &on, false, true), EXPORT_GATE_WRITING);
+    assert_int_equal(ExportGate_of(partial, &on, false, false, false), EXPORT_GATE_WAIT_RESULT);
+    assert_int_equal(ExportGate_of(older, &on, false, false, false), EXPORT_GATE_WAIT_RESULT);
+    assert_int_equal(ExportGate_of(failed, &on, false, false, false), EXPORT_GATE_WAIT_RESULT);
+    assert_int_equal(ExportGate_of(done, &on, false, false, false), EXPORT_GATE_OPEN);
+    assert_int_equal(ExportGate_of(done, &on, false, false, true), EXPORT_GATE_WRITING);
     /* The conditioning view waits for its numbers, or for the note saying there are none. */
-    assert_int_equal(ExportGate_of(done, &on, true, false), EXPORT_GATE_WAIT_CONDITIONING);
+    assert_int_equal(ExportGate_of(done, &on, true, false, false), EXPORT_GATE_WAIT_CONDITIONING);
     snprintf(done->conditioning_note[0], sizeof done->conditioning_note[0], "out of memory");
-    assert_int_equal(ExportGate_of(done, &on, true, false), EXPORT_GATE_OPEN);
+    assert_int_equal(ExportGate_of(done, &on, true, false, false), EXPORT_GATE_OPEN);
+    /* Its compare view waits for the other initialisation's too. */
+    assert_int_equal(ExportGate_of(done, &on, true, true, false), EXPORT_GATE_WAIT_CONDITIONING);
+    done->has_conditioning[1] = true;
+    assert_int_equal(ExportGate_of(done, &on, true, true, false), EXPORT_GATE_OPEN);
+    /* The compare view waits for the network with the gap toggled. */
+    assert_int_equal(ExportGate_of(done, &on, false, true, false), EXPORT_GATE_WAIT_COMPARE);
+    done->has_compare = true;
+    assert_int_equal(ExportGate_of(done, &on, false, true, false), EXPORT_GATE_OPEN);
+    assert_string_equal(ExportGate_refusal(EXPORT_GATE_WAIT_COMPARE),
+                        "nothing to export yet: wait for the network with the gap toggled");
     assert_null(ExportGate_refusal(EXPORT_GATE_OPEN));
     assert_string_equal(ExportGate_refusal(EXPORT_GATE_WRITING), EXPORT_JOB_STILL_WRITING);
     assert_string_equal(ExportGate_refusal(EXPORT_GATE_WAIT_RESULT),
@@ -62,6 +72,7 @@ static void test_wait_is_a_state(void **state)
     assert_string_equal(said, ExportGate_refusal(EXPORT_GATE_WAIT_RESULT));
     assert_false(ExportWait_ended(&w, EXPORT_GATE_WAIT_RESULT));
     assert_false(ExportWait_ended(&w, EXPORT_GATE_WAIT_CONDITIONING));
+    assert_false(ExportWait_ended(&w, EXPORT_GATE_WAIT_COMPARE));
     assert_true(ExportWait_ended(&w, EXPORT_GATE_OPEN));
     assert_false(ExportWait_ended(&w, EXPORT_GATE_OPEN)); /* said once */
     /* Said again at an open gate (x once the result is in): no note, no wait. */

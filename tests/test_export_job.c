@@ -193,7 +193,7 @@ static void test_writes_the_held_snapshot_while_the_screen_moves_on(void **state
     ExportJob *j = ExportJob_new(gated_writer);
     assert_non_null(j);
     Snapshot *shown = done_snapshot(asked, 1);
-    assert_true(ExportJob_start(j, shown, PANEL_STABLE_RANK, false, dir, err, sizeof err));
+    assert_true(ExportJob_start(j, shown, PANEL_STABLE_RANK, false, false, dir, err, sizeof err));
     gate_wait_entered();
     /* Held inside the writer: the job says it writes, and its end is not signalled. */
     assert_true(ExportJob_running(j));
@@ -206,7 +206,8 @@ static void test_writes_the_held_snapshot_while_the_screen_moves_on(void **state
     snprintf(expected, sizeof expected, "writing the export to %s/, 1.2 s (Esc cancels)", dir);
     assert_string_equal(note, expected);
     /* A second export is refused, saying why, and changes nothing. */
-    assert_false(ExportJob_start(j, shown, PANEL_STABLE_RANK, false, reference, err, sizeof err));
+    assert_false(
+        ExportJob_start(j, shown, PANEL_STABLE_RANK, false, false, reference, err, sizeof err));
     assert_string_equal(err, EXPORT_JOB_STILL_WRITING);
     /* The screen takes a newer snapshot and lets the one it showed go. */
     Snapshot_free(shown);
@@ -257,7 +258,7 @@ static void test_quick_refusals_start_nothing(void **state)
     char err[EXPORT_JOB_ERROR_SIZE], file[512], under[600];
     /* --export-matrix without the worker's X0. */
     path_in(file, sizeof file, "no-input", NULL);
-    assert_false(ExportJob_start(j, s, PANEL_STABLE_RANK, true, file, err, sizeof err));
+    assert_false(ExportJob_start(j, s, PANEL_STABLE_RANK, false, true, file, err, sizeof err));
     assert_string_equal(err, "export failed: writing input.csv failed: the job made no X0");
     /* A directory below a regular file: Export_check refuses it at once. */
     path_in(file, sizeof file, "a-file", NULL);
@@ -265,7 +266,7 @@ static void test_quick_refusals_start_nothing(void **state)
     assert_non_null(f);
     fclose(f);
     snprintf(under, sizeof under, "%s/below", file);
-    assert_false(ExportJob_start(j, s, PANEL_STABLE_RANK, false, under, err, sizeof err));
+    assert_false(ExportJob_start(j, s, PANEL_STABLE_RANK, false, false, under, err, sizeof err));
     if (strncmp(err, "export failed: cannot create the directory", 42) != 0)
         fail_msg("the reason is \"%s\"", err);
     assert_false(ExportJob_running(j));
@@ -286,7 +287,7 @@ static void test_a_late_failure_is_said(void **state)
     ExportJob *j = ExportJob_new(gated_writer);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], note[1024];
     path_in(dir, sizeof dir, "late", NULL);
-    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, false, dir, err, sizeof err));
+    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, false, false, dir, err, sizeof err));
     gate_open();
     assert_true(readable(ExportJob_fd(j), -1));
     ExportOutcome o;
@@ -344,7 +345,7 @@ static void test_free_cancels_the_export(void **state)
     ExportJob *j = ExportJob_new(holding_writer);
     char err[EXPORT_JOB_ERROR_SIZE], dir[512], name[300];
     path_in(dir, sizeof dir, "freed", NULL);
-    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, false, dir, err, sizeof err));
+    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, false, false, dir, err, sizeof err));
     Snapshot_free(s);
     assert_true(held_or_ended(j));
     assert_true(entry_of_root(".freed.export-", name, sizeof name));
@@ -413,7 +414,7 @@ static void test_cancel_inside_the_matrix_leaves_the_earlier_set(void **state)
     Snapshot *s = done_snapshot(r, 1);
     assert_true(Snapshot_attach_input(s, input));
     ExportJob *j = ExportJob_new(holding_writer);
-    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, true, dir, err, sizeof err));
+    assert_true(ExportJob_start(j, s, PANEL_STABLE_RANK, false, true, dir, err, sizeof err));
     assert_true(held_or_ended(j));
     /* Held where it was asked: attention_matrix.csv open in the staging directory. */
     assert_true(entry_of_root(".kept.export-", name, sizeof name));

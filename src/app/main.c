@@ -417,19 +417,21 @@ static int batch_write(const Options *o, const Result *r, const WidthSweep *swee
     if (o->export_dir) {
         char why[OPTIONS_ERROR_SIZE / 2];
         double *input = o->export_matrix ? Export_input(&r->config, NULL, why, sizeof why) : NULL;
+        ExportExtras extras = {.conditioning = conditioning, .sweep = sweep, .input = input};
+        char left_out[OPTIONS_ERROR_SIZE];
+        Export_result_views(r, &extras, left_out, sizeof left_out);
         int files = -1;
         if (o->export_matrix && !input)
             snprintf(err, sizeof err, "writing input.csv failed: %s", why);
         else
-            files = Export_write(
-                r, &(ExportExtras){.conditioning = conditioning, .sweep = sweep, .input = input},
-                o->export_dir, err, sizeof err);
+            files = Export_write(r, &extras, o->export_dir, err, sizeof err);
         free(input);
         if (files < 0) {
             fprintf(stderr, "attnscope: --export '%s': %s\n", o->export_dir, err);
             return 1;
         }
-        fprintf(stderr, "attnscope: wrote %d files to %s\n", files, o->export_dir);
+        fprintf(stderr, "attnscope: wrote %d files to %s%s%s\n", files, o->export_dir,
+                left_out[0] ? "; left out: " : "", left_out);
     }
     if (fwrite(doc->data, 1, doc->length, stdout) != doc->length || fflush(stdout) != 0) {
         perror("attnscope: stdout");

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "export.h"
 
+#include "attnscope/entropy.h"
 #include "attnscope/layer.h"
 #include "attnscope/linalg.h"
 #include "attnscope/random.h"
@@ -39,7 +40,13 @@ enum {
     CONDITIONING_SVG,
     CONDITIONING_VALUES_CSV,
     CONDITIONING_VALUES_SVG,
-    MATRIX_FILE,
+    WITHOUT_GAP_REMOVAL_CSV,
+    WITHOUT_GAP_REMOVAL_SVG,
+    WITH_GAP_REMOVAL_CSV,
+    WITH_GAP_REMOVAL_SVG,
+    NORMAL_CONDITIONING, /* the four files of conditioning_*, for each initialisation */
+    CUTTING_SKIP_CONDITIONING = NORMAL_CONDITIONING + 4,
+    MATRIX_FILE = CUTTING_SKIP_CONDITIONING + 4,
     PRODUCT_FILE,
     INPUT_FILE,
     NAMES
@@ -64,6 +71,18 @@ static const char *const FILE_NAMES[NAMES] = {"eigenvalues.csv",
                                               "conditioning.svg",
                                               "conditioning_singular_values.csv",
                                               "conditioning_singular_values.svg",
+                                              "eigenvalues_without_gap_removal.csv",
+                                              "eigenvalues_without_gap_removal.svg",
+                                              "eigenvalues_with_gap_removal.csv",
+                                              "eigenvalues_with_gap_removal.svg",
+                                              "conditioning_normal.csv",
+                                              "conditioning_normal.svg",
+                                              "conditioning_singular_values_normal.csv",
+                                              "conditioning_singular_values_normal.svg",
+                                              "conditioning_cutting_skip.csv",
+                                              "conditioning_cutting_skip.svg",
+                                              "conditioning_singular_values_cutting_skip.csv",
+                                              "conditioning_singular_values_cutting_skip.svg",
                                               "attention_matrix.csv",
                                               "attention_product.csv",
                                               "input.csv"};
@@ -96,6 +115,22 @@ double *Export_input(const Config *c, Linalg *la, char *why, size_t size)
         return NULL;
     }
     return x;
+}
+
+void Export_result_views(const Result *r, ExportExtras *x, char *left_out, size_t size)
+{
+    const Config *c = &r->config;
+    const char *gradients = Model_gradients_unavailable(c);
+    const char *entropies = !Entropy_defined(c->attention) ? Entropy_undefined_reason(c->attention)
+                            : !r->spectra_ready ? "the shown layer has no finite attention matrix"
+                                                : NULL;
+    x->similarity = true;
+    x->gradient = gradients == NULL;
+    x->entropy = entropies == NULL;
+    snprintf(left_out, size, "%s%s%s%s%s",
+             gradients ? "gradient.csv and .svg, as the frozen-attention gradient formula " : "",
+             gradients ? gradients : "", gradients && entropies ? "; " : "",
+             entropies ? "row_entropies.csv and .svg, as " : "", entropies ? entropies : "");
 }
 
 typedef void (*Writer)(FILE *f, const Result *r);
@@ -260,11 +295,49 @@ typedef struct {
     LinalgStop stop;
 } Exported;
 
+/* The conditioning's file `which` of its four (conditioning.csv, its κ plot, its singular
+   values' CSV and SVG, in CONDITIONING_FILE's order); named: the κ plot names its init. */
+static void write_conditioning(FILE *f, const Conditioning *k, int which, bool named)
+{
+    switch (which) {
+    case 0:
+        Export_conditioning_csv(f, k);
+        break;
+    case 1:
+        Svg_conditioning(f, k, named);
+        break;
+    case 2:
+        ExportCsv_conditioning_singular_values(f, k);
+        break;
+    default:
+        Svg_conditioning_singular_values(f, k);
+    }
+}
+
+/* The first of the four files that hold the compare view's other initialisation's
+   conditioning, named after it (NORMAL_CONDITIONING or CUTTING_SKIP_CONDITIONING), or -1 for
+   none. */
+static int other_init_files(const ExportExtras *x)
+{
+    if (!x->other_init)
+        return -1;
+    return x->other_init->config.init == INIT_CUTTING_SKIP ? CUTTING_SKIP_CONDITIONING
+                                                           : NORMAL_CONDITIONING;
+}
+
 /* File i beside the files of every export (i ≥ FILES).  False: stopped. */
 static bool write_extra(FILE *f, const Exported *e, int i)
 {
     const Result *r = e->r;
-    const Conditioning *k = e->x.conditioning;
+    bool compared = e->x.other_init != NULL;
+    if (i >= CONDITIONING_FILE && i <= CONDITIONING_VALUES_SVG) {
+        write_conditioning(f, e->x.conditioning, i - CONDITIONING_FILE, compared);
+        return true;
+    }
+    if (i >= NORMAL_CONDITIONING && i < MATRIX_FILE) {
+        write_conditioning(f, e->x.other_init, (i - NORMAL_CONDITIONING) % 4, compared);
+        return true;
+    }
     switch (i) {
     case SWEEP_CSV:
         ExportCsv_width_sweep(f, r, e->x.sweep);
@@ -290,17 +363,13 @@ static bool write_extra(FILE *f, const Exported *e, int i)
     case ROW_ENTROPIES_SVG:
         Svg_row_entropies(f, r);
         break;
-    case CONDITIONING_FILE:
-        Export_conditioning_csv(f, k);
+    case WITHOUT_GAP_REMOVAL_CSV:
+    case WITH_GAP_REMOVAL_CSV:
+        ExportCsv_compare_eigenvalues(f, r, e->x.toggled, i == WITH_GAP_REMOVAL_CSV);
         break;
-    case CONDITIONING_SVG:
-        Svg_conditioning(f, k);
-        break;
-    case CONDITIONING_VALUES_CSV:
-        ExportCsv_conditioning_singular_values(f, k);
-        break;
-    case CONDITIONING_VALUES_SVG:
-        Svg_conditioning_singular_values(f, k);
+    case WITHOUT_GAP_REMOVAL_SVG:
+    case WITH_GAP_REMOVAL_SVG:
+        Svg_compare_eigenvalues(f, r, e->x.toggled, i == WITH_GAP_REMOVAL_SVG);
         break;
     case INPUT_FILE:
         return ExportCsv_input(f, r, e->x.input, e->stop);
@@ -333,12 +402,19 @@ static bool wanted(const Exported *e, int i)
     case CONDITIONING_VALUES_CSV:
     case CONDITIONING_VALUES_SVG:
         return x->conditioning != NULL;
+    case WITHOUT_GAP_REMOVAL_CSV:
+    case WITHOUT_GAP_REMOVAL_SVG:
+    case WITH_GAP_REMOVAL_CSV:
+    case WITH_GAP_REMOVAL_SVG:
+        return x->toggled != NULL;
     case MATRIX_FILE:
     case INPUT_FILE:
         return matrix;
     case PRODUCT_FILE:
         return matrix && e->r->product_map.mean;
     default:
+        if (i >= NORMAL_CONDITIONING && i < MATRIX_FILE)
+            return other_init_files(x) == NORMAL_CONDITIONING + (i - NORMAL_CONDITIONING) / 4 * 4;
         return i < FILES;
     }
 }
@@ -566,14 +642,11 @@ bool Export_holds(const char *dir, const char *path)
            (inner[n] == '\0' || inner[n] == '/' || (n == 1 && target[0] == '/'));
 }
 
-int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
-                 size_t size)
-{
-    return Export_write_stoppable(r, extras, dir, (LinalgStop){0}, err, size);
-}
-
-int Export_write_stoppable(const Result *r, const ExportExtras *extras, const char *dir,
-                           LinalgStop stop, char *err, size_t size)
+/* Export_write_stoppable; on_signal: the staging directory is removed if SIGINT, SIGTERM or
+   SIGHUP ends the process meanwhile (staging.h: batch's, not the screen's, which quits by its
+   own handlers and cancels the export). */
+static int write_export(const Result *r, const ExportExtras *extras, const char *dir,
+                        LinalgStop stop, bool on_signal, char *err, size_t size)
 {
     Exported e = {r, extras ? *extras : (ExportExtras){0}, stop};
     bool matrix = e.x.input != NULL;
@@ -601,6 +674,10 @@ int Export_write_stoppable(const Result *r, const ExportExtras *extras, const ch
         return -1;
     }
     int status = 0;
+    if (on_signal && Staging_remove_tree_on_signal(staging, FILE_NAMES, NAMES) != 0) {
+        snprintf(err, size, "the path is too long"); /* never: make_staging leaves room */
+        status = -1;
+    }
     if (exists && chmod(staging, old.st_mode & 07777) != 0) {
         snprintf(err, size, "cannot give the new directory the old one's mode: %s",
                  strerror(errno));
@@ -634,7 +711,21 @@ int Export_write_stoppable(const Result *r, const ExportExtras *extras, const ch
     }
     /* After the exchange the staging name holds the old set. */
     remove_export(staging);
+    if (on_signal)
+        Staging_forget();
     if (status != 0)
         remove_parents(target, &made);
     return status == 0 ? files : status == EXPORT_CANCELLED ? EXPORT_CANCELLED : -1;
+}
+
+int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
+                 size_t size)
+{
+    return write_export(r, extras, dir, (LinalgStop){0}, true, err, size);
+}
+
+int Export_write_stoppable(const Result *r, const ExportExtras *extras, const char *dir,
+                           LinalgStop stop, char *err, size_t size)
+{
+    return write_export(r, extras, dir, stop, false, err, size);
 }

@@ -10,6 +10,7 @@
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
+#include "figure.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,12 +42,29 @@ typedef struct {
     /* row_entropies.csv and .svg: the entropy view's histogram of the shown matrix's row
        entropies (its curves against depth are every export's entropy.svg) */
     bool entropy;
+    /* The compare view's second network, the run's weights with gap removal toggled (NULL:
+       not the compare view, or not computed): both halves' eigenvalues, as
+       eigenvalues_without_gap_removal.csv and .svg and eigenvalues_with_gap_removal.csv and
+       .svg */
+    const ToggledNetwork *toggled;
+    /* The conditioning's compare view: the other initialisation's conditioning (NULL: none),
+       as conditioning_INIT.csv, conditioning_INIT.svg, conditioning_singular_values_INIT.csv
+       and .svg, INIT normal or cutting_skip (its init); both κ plots' titles then name their
+       initialisation, as the view's panels do */
+    const Conditioning *other_init;
     /* --export-matrix: the network's input X0 of r's run (Export_input of r's settings), and
        the matrices in full: attention_matrix.csv (the shown layer's A, which the result must
        keep in full: Workspace_full_attention_maps), where the result has the product,
        attention_product.csv, and input.csv with input's rows.  NULL: none of them. */
     const double *input;
 } ExportExtras;
+
+/* The views' files r holds, which batch writes beside every export's: the token similarity's
+   always, the gradients' where docs/model.md §2's formula describes the run
+   (Model_gradients_unavailable), the row entropies' where the shown matrix's are defined; the
+   others left false in x (its other members untouched), and said in left_out as "NAME.csv and
+   .svg, as WHY", joined by "; " ("" when none). */
+void Export_result_views(const Result *r, ExportExtras *x, char *left_out, size_t size);
 
 /* Writes eigenvalues.csv, singular_values.csv, layers.csv, eigenvalues.svg,
    singular_values.svg, stable_rank.svg, attention_map.svg and entropy.svg, then those of
@@ -56,7 +74,10 @@ typedef struct {
    names), so it must be empty or hold only an earlier export's files: anything else in it is
    refused, never moved or deleted.  Returns the number of files written, or -1 with the reason
    in err (not naming dir) and nothing changed.  The hidden staging directory beside dir is
-   removed whatever happens, and so are those a killed export left there. */
+   removed whatever happens, and so are those a killed export left there; when SIGINT, SIGTERM
+   or SIGHUP ends the process meanwhile, its handler empties and removes it before the signal
+   ends the process as before (staging.h: for a process without handlers of its own for
+   them, as batch; the screen's export is Export_write_stoppable). */
 int Export_write(const Result *r, const ExportExtras *extras, const char *dir, char *err,
                  size_t size);
 

@@ -2,6 +2,7 @@
  * conditioning as the document has them, in their shortest round-trip form. */
 #include "export_csv.h"
 
+#include "attnscope/cost.h"
 #include "attnscope/entropy.h"
 #include "attnscope/format.h"
 #include "attnscope/layer.h"
@@ -45,13 +46,13 @@ static void csv_header(FILE *f, const Config *c, const char *what)
             ids ? ids : "");
 }
 
-void ExportCsv_eigenvalues(FILE *f, const Result *r)
+/* The eigenvalues of a T×T matrix (none: NULL) under the header of c's settings. */
+static void write_eigenvalues(FILE *f, const Config *c, const Complex *eigenvalues,
+                              const char *what)
 {
-    const Complex *eigenvalues = shown_eigenvalues(r);
-    int T = r->config.tokens;
+    int T = c->tokens;
     double root_t = sqrt((double)T);
-    csv_header(f, &r->config,
-               "eigenvalues.csv: the eigenvalues of the shown layer's attention matrix");
+    csv_header(f, c, what);
     fputs("index,re,im,modulus,sqrtT_re,sqrtT_im\n", f);
     for (int i = 0; eigenvalues && i < T; i++) {
         const Complex *z = &eigenvalues[i];
@@ -67,6 +68,25 @@ void ExportCsv_eigenvalues(FILE *f, const Result *r)
         csv_number(f, root_t * z->im);
         fputc('\n', f);
     }
+}
+
+void ExportCsv_eigenvalues(FILE *f, const Result *r)
+{
+    write_eigenvalues(f, &r->config, shown_eigenvalues(r),
+                      "eigenvalues.csv: the eigenvalues of the shown layer's attention matrix");
+}
+
+void ExportCsv_compare_eigenvalues(FILE *f, const Result *r, const ToggledNetwork *toggled,
+                                   bool removed)
+{
+    char title[FIGURE_TITLE_SIZE], what[FIGURE_TITLE_SIZE + 96];
+    EigenvaluePlot e;
+    bool drawn = Figure_compare_eigenvalues(r, toggled, removed, false, title, &e);
+    bool own = (r->config.gap != GAP_OFF) == removed;
+    Config toggled_config = Cost_compare_config(&r->config);
+    snprintf(what, sizeof what, "eigenvalues_with%s_gap_removal.csv: the compare view's %s",
+             removed ? "" : "out", title);
+    write_eigenvalues(f, own ? &r->config : &toggled_config, drawn ? e.values : NULL, what);
 }
 
 void ExportCsv_singular_values(FILE *f, const Result *r)

@@ -16,6 +16,12 @@
 /* The shown layer's eigenvalues and singular values (no rows until its layer is done). */
 void ExportCsv_eigenvalues(FILE *f, const Result *r);
 void ExportCsv_singular_values(FILE *f, const Result *r);
+/* The eigenvalues of one half of the compare view (Figure_compare_eigenvalues): of the network
+   without (removed false) or with gap removal, r's own or toggled's, under the settings of the
+   network they are (the toggled one's: Cost_compare_config, run to the shown layer); no rows
+   where they are not there. */
+void ExportCsv_compare_eigenvalues(FILE *f, const Result *r, const ToggledNetwork *toggled,
+                                   bool removed);
 /* The numbers the views' panels plot (figure_series.h): the width sweep's sr − 1 against T,
    the gradient norms' log10 and the token similarity against depth, the shown matrix's row
    entropies by row (none where undefined), the singular values the conditioning view's

@@ -301,6 +301,23 @@ void Figure_eigenvalue_plot(const Config *k, const Complex *values, Gap applied,
     };
 }
 
+bool Figure_compare_eigenvalues(const Result *r, const ToggledNetwork *toggled, bool removed,
+                                bool overlays, char *title, EigenvaluePlot *e)
+{
+    const Config *k = &r->config;
+    bool own = (k->gap != GAP_OFF) == removed;
+    Gap gap = own ? r->shown_gap : toggled->gap;
+    snprintf(title, FIGURE_TITLE_SIZE, "%s (gap %s): eigenvalues √T·λ, ℓ=%d, T=%d",
+             removed ? "WITH gap removal" : "WITHOUT gap removal", GAP_NAMES.names[gap], k->layer,
+             k->tokens);
+    const Complex *values = own ? r->eigenvalues : toggled->eigenvalues;
+    if (!r->spectra_ready || !values)
+        return false;
+    Figure_eigenvalue_plot(k, values, gap, own ? r->eigenvalues_exact : toggled->exact, overlays,
+                           title, e);
+    return true;
+}
+
 void Figure_spectra(const Result *r, bool overlays, char *t1, char *t2, EigenvaluePlot *e,
                     HistogramPlot *h)
 {

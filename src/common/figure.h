@@ -130,6 +130,22 @@ void Figure_spectra(const Result *r, bool overlays, char *t1, char *t2, Eigenval
 void Figure_eigenvalue_plot(const Config *k, const Complex *values, Gap applied, bool exact,
                             bool overlays, const char *title, EigenvaluePlot *e);
 
+/* The compare view's second network: the run's weights with gap removal toggled, its shown
+   layer's eigenvalues (NULL: not computed yet), the gap mode applied there and whether they
+   are exact. */
+typedef struct {
+    const Complex *eigenvalues;
+    Gap gap;
+    bool exact;
+} ToggledNetwork;
+
+/* One half of the compare view: the eigenvalues of the network without (removed false) or with
+   gap removal, r's own or the toggled one's, under the title the screen gives it (into title,
+   FIGURE_TITLE_SIZE).  Returns false where that network's eigenvalues are not there yet (the
+   toggled one computing, or r's shown layer not done): e is then unset. */
+bool Figure_compare_eigenvalues(const Result *r, const ToggledNetwork *toggled, bool removed,
+                                bool overlays, char *title, EigenvaluePlot *e);
+
 /* Stable rank against depth on a log axis, with the counterpart network as a ghost. */
 typedef struct {
     const char *title;

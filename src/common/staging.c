@@ -48,14 +48,39 @@ static struct {
     volatile sig_atomic_t count;
     char directory[STAGING_PATH_SIZE];
     volatile sig_atomic_t has_directory;
+    /* The files directory may hold (Staging_remove_tree_on_signal), and a path to build each
+       one's in: the handler may not allocate. */
+    const char *const *names;
+    volatile sig_atomic_t name_count;
+    char name_path[STAGING_PATH_SIZE];
     struct sigaction old[ENDING_COUNT];
     bool armed;
 } staging;
+
+/* unlinks directory/name for each recorded name; byte copies alone, as a handler may. */
+static void unlink_named_files(void)
+{
+    size_t n = 0;
+    while (staging.directory[n])
+        n++;
+    staging.name_path[n] = '/';
+    for (size_t i = 0; i < n; i++)
+        staging.name_path[i] = staging.directory[i];
+    for (int k = 0; k < staging.name_count; k++) {
+        size_t j = 0;
+        for (const char *name = staging.names[k]; name[j]; j++)
+            staging.name_path[n + 1 + j] = name[j];
+        staging.name_path[n + 1 + j] = '\0';
+        unlink(staging.name_path);
+    }
+}
 
 static void on_ending_signal(int sig)
 {
     for (int i = 0; i < staging.count; i++)
         unlink(staging.path[i]);
+    if (staging.has_directory && staging.name_count > 0)
+        unlink_named_files();
     if (staging.has_directory)
         rmdir(staging.directory); /* only while empty: what else is in it stays */
     struct sigaction dfl;
@@ -100,8 +125,29 @@ int Staging_remove_directory_on_signal(const char *dir)
     size_t length = strlen(dir);
     if (length >= STAGING_PATH_SIZE)
         return -1;
+    staging.name_count = 0; /* a directory alone: only while empty */
     memcpy(staging.directory, dir, length + 1);
     atomic_signal_fence(memory_order_seq_cst);
+    staging.has_directory = 1;
+    if (!staging.armed)
+        arm();
+    return 0;
+}
+
+int Staging_remove_tree_on_signal(const char *dir, const char *const *names, int count)
+{
+    size_t length = strlen(dir), longest = 0;
+    for (int k = 0; k < count; k++)
+        longest = strlen(names[k]) > longest ? strlen(names[k]) : longest;
+    if (length + 1 + longest >= STAGING_PATH_SIZE)
+        return -1;
+    staging.has_directory = 0; /* the handler reads none of it while it changes */
+    staging.name_count = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    memcpy(staging.directory, dir, length + 1);
+    staging.names = names;
+    atomic_signal_fence(memory_order_seq_cst);
+    staging.name_count = count;
     staging.has_directory = 1;
     if (!staging.armed)
         arm();
@@ -112,6 +158,7 @@ void Staging_forget(void)
 {
     staging.count = 0;
     staging.has_directory = 0;
+    staging.name_count = 0;
     atomic_signal_fence(memory_order_seq_cst);
     if (!staging.armed)
         return;

@@ -1,9 +1,8 @@
 /* What the writers of a directory (--export, --export-weights) share about their staging
  * names, the hidden names beside a target that carry the writer's process id: whether the
  * writer of one is gone, so that what it left may be removed, and the removal of the running
- * writer's staging files (and of the directory it made, when empty) when SIGINT, SIGTERM or
- * SIGHUP ends it; and a check of the target
- * both make before the run.
+ * writer's staging files (and of the directory it made or staged into) when SIGINT, SIGTERM or
+ * SIGHUP ends it; and a check of the target both make before the run.
  */
 #ifndef ATTNSCOPE_COMMON_STAGING_H
 #define ATTNSCOPE_COMMON_STAGING_H
@@ -38,6 +37,14 @@ int Staging_remove_on_signal(const char *path);
    writer leaves no empty directory of its own making, as a failed one does not.  0, or -1
    when dir is too long (it is then not recorded). */
 int Staging_remove_directory_on_signal(const char *dir);
+
+/* Records dir, a staging directory the writer made and alone writes into, with the names of
+   the files it may hold (count of them, each a string that outlives the record), to be emptied
+   and removed if one of those signals ends the process before Staging_forget: dir/name for
+   each name, then dir (rmdir: only while empty, so a file we did not name keeps it).  Takes
+   the place of a directory Staging_remove_directory_on_signal recorded.  0, or -1 when a
+   path would be too long (nothing is then recorded). */
+int Staging_remove_tree_on_signal(const char *dir, const char *const *names, int count);
 
 /* Forgets the recorded paths and directory and gives the signals their handlers back. */
 void Staging_forget(void);

@@ -1,5 +1,6 @@
 #include "svg.h"
 
+#include "attnscope/cost.h"
 #include "attnscope/entropy.h"
 #include "figure_series.h"
 
@@ -309,16 +310,14 @@ static void spectra(const Result *r, Spectra *s)
 
 enum { EIGEN_ROWS = 360, HISTOGRAM_ROWS = 300, STABLE_ROWS = 300 };
 
-void Svg_eigenvalues(FILE *f, const Result *r)
+/* An eigenvalue panel of the matrix of c's settings. */
+static void svg_eigenvalue_plot(FILE *f, const Config *c, const EigenvaluePlot *p)
 {
-    Spectra s;
-    spectra(r, &s);
-    const EigenvaluePlot *p = &s.eigenvalues;
     EigenvalueFigure fig;
     Figure_eigenvalues(p, &fig);
     /* Equal units on both axes: the view's square is the height; x shows more. */
     double y_half = fig.range, x_half = fig.range * (SVG_W - 2 * SIDE) / EIGEN_ROWS;
-    int top = svg_open(f, p->title, &r->config, EIGEN_ROWS, fig.legend, fig.legend_count);
+    int top = svg_open(f, p->title, c, EIGEN_ROWS, fig.legend, fig.legend_count);
     Frame fr = {-x_half, x_half, -y_half, y_half, false, top, top + EIGEN_ROWS};
     svg_axes(f, &fr, "Re z, z = √T·λ", "Im z", 8, 6);
     double unit = EIGEN_ROWS / (2 * y_half);
@@ -357,10 +356,53 @@ void Svg_eigenvalues(FILE *f, const Result *r)
     svg_close(f, fig.legend, fig.legend_count, &fr);
 }
 
-/* A histogram as the screen draws it: bars of scale·s_i, i ≥ 2, with the law's expected
-   counts, a tick under the axis for every value, and s1 marked apart (as the outlier only
-   when it stands apart, on the right border when the view stops short of it); of every value
-   alike (every_value), none apart. */
+void Svg_eigenvalues(FILE *f, const Result *r)
+{
+    Spectra s;
+    spectra(r, &s);
+    svg_eigenvalue_plot(f, &r->config, &s.eigenvalues);
+}
+
+void Svg_compare_eigenvalues(FILE *f, const Result *r, const ToggledNetwork *toggled, bool removed)
+{
+    char title[FIGURE_TITLE_SIZE];
+    EigenvaluePlot e;
+    bool own = (r->config.gap != GAP_OFF) == removed;
+    Config toggled_config = Cost_compare_config(&r->config);
+    const Config *c = own ? &r->config : &toggled_config;
+    if (Figure_compare_eigenvalues(r, toggled, removed, true, title, &e))
+        svg_eigenvalue_plot(f, c, &e);
+    else
+        svg_message(f, c, title, EIGEN_ROWS, EIGEN_ROWS / 2, "not computed when exported");
+}
+
+/* The ticks under a histogram's axis: one per pixel column that holds values, at its middle,
+   carrying how many (data-count) and the least and greatest of them (data-min, data-max, as
+   given, unscaled), so that 65 536 singular values make at most a mark per column, each
+   value still accounted for.  Values come descending: a column's are consecutive. */
+static void svg_value_ticks(FILE *f, const Frame *fr, const HistogramPlot *p, double range)
+{
+    for (int i = p->every_value ? 0 : 1, next; i < p->count; i = next) {
+        double column = floor(px(fr, fmin(p->scale * p->values[i], range)));
+        double least = p->values[i], greatest = p->values[i];
+        for (next = i + 1;
+             next < p->count && floor(px(fr, fmin(p->scale * p->values[next], range))) == column;
+             next++) {
+            least = fmin(least, p->values[next]);
+            greatest = fmax(greatest, p->values[next]);
+        }
+        fprintf(f,
+                "<line class=\"point\" data-count=\"%d\" data-min=\"%.17g\" data-max=\"%.17g\" "
+                "x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>\n",
+                next - i, least, greatest, column + 0.5, column + 0.5, py(fr, 0), py(fr, 0) + 6,
+                INK_COLOUR[INK_BULK]);
+    }
+}
+
+/* A histogram as the screen draws it: bars of scale·s_i, i ≥ 2 (each with its count in
+   data-count), with the law's expected counts, ticks under the axis where the values are,
+   and s1 marked apart (as the outlier only when it stands apart, on the right border when the
+   view stops short of it); of every value alike (every_value), none apart. */
 static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
 {
     HistogramFigure fig;
@@ -377,9 +419,9 @@ static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
     for (int b = 0; b < BINS; b++) {
         if (counts[b])
             fprintf(f,
-                    "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                    "fill=\"#9bd\"/>\n",
-                    px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
+                    "<rect class=\"bar\" data-count=\"%d\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                    "height=\"%.2f\" fill=\"#9bd\"/>\n",
+                    counts[b], px(&fr, b * width), py(&fr, counts[b]), px(&fr, width) - px(&fr, 0),
                     py(&fr, 0) - py(&fr, counts[b]));
         if (fig.theory && expected[b] > 0)
             fprintf(f,
@@ -388,13 +430,7 @@ static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
                     px(&fr, b * width), px(&fr, (b + 1) * width), py(&fr, expected[b]),
                     py(&fr, expected[b]), INK_COLOUR[INK_THEORY]);
     }
-    for (int i = p->every_value ? 0 : 1; i < p->count; i++) {
-        double x = px(&fr, fmin(p->scale * p->values[i], range));
-        fprintf(f,
-                "<line class=\"point\" x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" "
-                "stroke=\"%s\"/>\n",
-                x, x, py(&fr, 0), py(&fr, 0) + 6, INK_COLOUR[INK_BULK]);
-    }
+    svg_value_ticks(f, &fr, p, range);
     if (p->count > 0 && !p->every_value) {
         const char *colour = INK_COLOUR[fig.outlier ? INK_OUTLIER : INK_BULK];
         double x = px(&fr, fig.pinned ? 0.99 * range : fig.s1);
@@ -707,11 +743,11 @@ void Svg_width_sweep(FILE *f, const Config *c, const WidthSweep *w)
     svg_series(f, c, &p);
 }
 
-void Svg_conditioning(FILE *f, const Conditioning *k)
+void Svg_conditioning(FILE *f, const Conditioning *k, bool named)
 {
     SeriesText t;
     SeriesPlot p;
-    Figure_conditioning_plot(k, NULL, false, &t, &p);
+    Figure_conditioning_plot(k, named ? INIT_NAMES.names[k->config.init] : NULL, false, &t, &p);
     svg_series(f, &k->config, &p);
 }
 

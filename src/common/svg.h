@@ -8,12 +8,16 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
+#include "figure.h"
 
 #include <stdio.h>
 
 /* The shown layer's eigenvalues and singular values (no points until its layer is done), and
    the stable rank of both networks against depth. */
 void Svg_eigenvalues(FILE *f, const Result *r);
+/* One half of the compare view's eigenvalues (Figure_compare_eigenvalues, overlays on), under
+   the settings of the network it is (ExportCsv_compare_eigenvalues). */
+void Svg_compare_eigenvalues(FILE *f, const Result *r, const ToggledNetwork *toggled, bool removed);
 void Svg_singular_values(FILE *f, const Result *r);
 void Svg_stable_rank(FILE *f, const Result *r);
 /* The attention map of the shown layer (or the product, with its column mass under it), as
@@ -30,8 +34,9 @@ void Svg_token_similarity(FILE *f, const Result *r);
 /* The width sweep of c's shown layer, overlays on (a panel that says so when w is empty). */
 void Svg_width_sweep(FILE *f, const Config *c, const WidthSweep *w);
 /* The conditioning view's panels: κ against depth, and the singular values of K at the shown
-   layer (or of B = W_VOᵀ ⊗ A; where neither is there, the screen's words instead). */
-void Svg_conditioning(FILE *f, const Conditioning *k);
+   layer (or of B = W_VOᵀ ⊗ A; where neither is there, the screen's words instead); named:
+   the κ plot's title names its initialisation, as the compare view's panels do. */
+void Svg_conditioning(FILE *f, const Conditioning *k, bool named);
 void Svg_conditioning_singular_values(FILE *f, const Conditioning *k);
 
 #endif

@@ -2,15 +2,24 @@
 
 #include "export_job.h"
 
+/* Whether the conditioning of slot is in, or a note says why there is none. */
+static bool conditioning_settled(const Snapshot *s, int slot)
+{
+    return s->has_conditioning[slot] || s->conditioning_note[slot][0];
+}
+
 ExportGate ExportGate_of(const Snapshot *shown, const Config *settings, bool conditioning_view,
-                         bool writing)
+                         bool compare, bool writing)
 {
     if (writing)
         return EXPORT_GATE_WRITING;
     if (!shown || shown->failed || !shown->done || !Config_equal(&shown->result->config, settings))
         return EXPORT_GATE_WAIT_RESULT;
-    if (conditioning_view && !shown->has_conditioning[0] && !shown->conditioning_note[0][0])
+    if (conditioning_view &&
+        (!conditioning_settled(shown, 0) || (compare && !conditioning_settled(shown, 1))))
         return EXPORT_GATE_WAIT_CONDITIONING;
+    if (compare && !conditioning_view && !shown->has_compare)
+        return EXPORT_GATE_WAIT_COMPARE;
     return EXPORT_GATE_OPEN;
 }
 
@@ -23,6 +32,8 @@ const char *ExportGate_refusal(ExportGate g)
         return "nothing to export yet: wait for the result";
     case EXPORT_GATE_WAIT_CONDITIONING:
         return "nothing to export yet: wait for the conditioning";
+    case EXPORT_GATE_WAIT_COMPARE:
+        return "nothing to export yet: wait for the network with the gap toggled";
     case EXPORT_GATE_OPEN:
         break;
     }
@@ -31,7 +42,8 @@ const char *ExportGate_refusal(ExportGate g)
 
 static bool waits(ExportGate g)
 {
-    return g == EXPORT_GATE_WAIT_RESULT || g == EXPORT_GATE_WAIT_CONDITIONING;
+    return g == EXPORT_GATE_WAIT_RESULT || g == EXPORT_GATE_WAIT_CONDITIONING ||
+           g == EXPORT_GATE_WAIT_COMPARE;
 }
 
 const char *ExportWait_said(ExportWait *w, ExportGate g)

@@ -1,7 +1,9 @@
 /* Whether x's export can start now, and the prompt's wait for the result: the export holds a
  * job whole, so it waits for the result of the settings on (and, in the conditioning view, for
- * its conditioning).  The prompt opens at once anyway (what is typed after x is a directory,
- * never keys); where it was told to wait, it says when the result is in.
+ * its conditioning, in its compare view both initialisations'; in the compare view for the
+ * network with the gap toggled, whose eigenvalues its files hold).  The prompt opens at once anyway
+ * (what is typed after x is a directory, never keys); where it was told to wait, it says when the
+ * result is in.
  */
 #ifndef ATTNSCOPE_TUI_EXPORT_GATE_H
 #define ATTNSCOPE_TUI_EXPORT_GATE_H
@@ -15,12 +17,13 @@ typedef enum {
     EXPORT_GATE_WRITING,           /* the last export is still being written */
     EXPORT_GATE_WAIT_RESULT,       /* the settings' result is not complete yet */
     EXPORT_GATE_WAIT_CONDITIONING, /* the conditioning view's numbers are not in yet */
+    EXPORT_GATE_WAIT_COMPARE,      /* the compare view's second network is not in yet */
 } ExportGate;
 
 /* The gate for shown (NULL: nothing yet) under the settings on, in the conditioning view or
-   not, while an export writes or not. */
+   not, in a compare view or not, while an export writes or not. */
 ExportGate ExportGate_of(const Snapshot *shown, const Config *settings, bool conditioning_view,
-                         bool writing);
+                         bool compare, bool writing);
 
 /* Why x cannot export at gate g, as the note says it, or NULL where g is open. */
 const char *ExportGate_refusal(ExportGate g);

@@ -19,7 +19,8 @@ struct ExportJob {
     bool running;
     pthread_t thread;
     Snapshot *held;
-    ExportExtras extras; /* pointers into held */
+    ExportExtras extras;    /* pointers into held, and to toggled */
+    ToggledNetwork toggled; /* the compare view's second network, held's */
     /* Set by ExportJob_cancel (the UI thread), polled by the writer; cleared at start. */
     atomic_bool cancel;
     /* Written by the thread before it writes to the pipe, read after pthread_join. */
@@ -87,13 +88,17 @@ static void *export_thread(void *arg)
     return NULL;
 }
 
-/* What an export of s from the view `panel` writes beside every export's files (pointers into
-   s). */
-static ExportExtras view_extras(const Snapshot *s, Panel panel, bool matrix)
+/* What an export of s from the view `panel` (compare: its compare view) writes beside every
+   export's files (pointers into s, and to toggled, s's second network where it has one). */
+static ExportExtras view_extras(const Snapshot *s, Panel panel, bool compare, bool matrix,
+                                const ToggledNetwork *toggled)
 {
+    bool conditioning = panel == PANEL_CONDITIONING;
     return (ExportExtras){
-        .conditioning =
-            panel == PANEL_CONDITIONING && s->has_conditioning[0] ? &s->conditioning[0] : NULL,
+        .conditioning = conditioning && s->has_conditioning[0] ? &s->conditioning[0] : NULL,
+        .toggled = compare && !conditioning && s->has_compare ? toggled : NULL,
+        .other_init =
+            compare && conditioning && s->has_conditioning[1] ? &s->conditioning[1] : NULL,
         .sweep = panel == PANEL_WIDTH_SWEEP && s->has_sweep ? &s->sweep : NULL,
         .gradient = panel == PANEL_GRADIENT,
         .similarity = panel == PANEL_SIMILARITY,
@@ -102,8 +107,8 @@ static ExportExtras view_extras(const Snapshot *s, Panel panel, bool matrix)
     };
 }
 
-bool ExportJob_start(ExportJob *j, Snapshot *s, Panel panel, bool matrix, const char *dir,
-                     char *err, size_t size)
+bool ExportJob_start(ExportJob *j, Snapshot *s, Panel panel, bool compare, bool matrix,
+                     const char *dir, char *err, size_t size)
 {
     char why[EXPORT_JOB_ERROR_SIZE];
     if (j->running) {
@@ -123,7 +128,8 @@ bool ExportJob_start(ExportJob *j, Snapshot *s, Panel panel, bool matrix, const 
     j->outcome = (ExportOutcome){.files = -1};
     snprintf(j->outcome.dir, sizeof j->outcome.dir, "%s", dir);
     j->held = Snapshot_hold(s);
-    j->extras = view_extras(j->held, panel, matrix);
+    j->toggled = Snapshot_toggled(j->held);
+    j->extras = view_extras(j->held, panel, compare, matrix, &j->toggled);
     atomic_store(&j->cancel, false);
     int failed = pthread_create(&j->thread, NULL, export_thread, j);
     if (failed) {

@@ -50,12 +50,14 @@ int ExportJob_fd(const ExportJob *j);
 
 /* Starts writing s into dir on the job's thread: its result, the panels of the view `panel`
    where s has them (the width sweep, the conditioning of the settings' initialisation, the
-   gradients, the token similarity, the row entropies), and with `matrix` (--export-matrix) its X0 and the matrices in
-   full, after the checks Export_check makes of dir, which are quick and so answer at once.  Returns
+   gradients, the token similarity, the row entropies), with `compare` those of its compare
+   view (both halves' eigenvalues; the conditioning's: the other initialisation's too), and
+   with `matrix` (--export-matrix) its X0 and the matrices in full, after the checks
+   Export_check makes of dir, which are quick and so answer at once.  Returns
    false with the reason in err (as the screen says it: "export failed: ...") when an export
    is still running, s has no X0 to write, dir is refused or the thread does not start. */
-bool ExportJob_start(ExportJob *j, Snapshot *s, Panel panel, bool matrix, const char *dir,
-                     char *err, size_t size);
+bool ExportJob_start(ExportJob *j, Snapshot *s, Panel panel, bool compare, bool matrix,
+                     const char *dir, char *err, size_t size);
 
 /* Whether an export was started and not collected yet; the directory it writes. */
 bool ExportJob_running(const ExportJob *j);

@@ -35,6 +35,12 @@ bool Snapshot_attach_compare(Snapshot *s, const Result *r)
     return true;
 }
 
+ToggledNetwork Snapshot_toggled(const Snapshot *s)
+{
+    return (ToggledNetwork){s->has_compare ? s->compare_eigenvalues : NULL, s->compare_gap,
+                            s->compare_exact};
+}
+
 static double *copied(const double *values, size_t count)
 {
     if (!values)

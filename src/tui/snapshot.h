@@ -8,6 +8,7 @@
 #include "attnscope/conditioning.h"
 #include "attnscope/model.h"
 #include "attnscope/sweep.h"
+#include "figure.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -59,6 +60,10 @@ typedef struct {
        a thread of its own while the screen may drop it for a newer one. */
     atomic_int extra_holders;
 } Snapshot;
+
+/* The compare view's second network of s as figure.h describes it (no eigenvalues until
+   has_compare). */
+ToggledNetwork Snapshot_toggled(const Snapshot *s);
 
 /* A snapshot holding a copy of r.  Returns NULL when out of memory. */
 Snapshot *Snapshot_of(const Result *r, unsigned long generation);

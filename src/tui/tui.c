@@ -400,7 +400,7 @@ static ExportGate export_gate(const Loop *l)
 {
     return ExportGate_of(l->shown, &l->controls.config,
                          l->controls.display.panel == PANEL_CONDITIONING,
-                         ExportJob_running(l->export_job));
+                         l->controls.display.compare, ExportJob_running(l->export_job));
 }
 
 /* Starts writing the shown result into the directory typed at the prompt (~/ is the home
@@ -425,7 +425,7 @@ static int export_shown(Loop *l)
     /* The compare view's panels are the default view's, but for the conditioning's. */
     const Display *d = &l->controls.display;
     Panel panel = d->compare && d->panel != PANEL_CONDITIONING ? PANEL_STABLE_RANK : d->panel;
-    if (!ExportJob_start(l->export_job, l->shown, panel, l->export_matrix, dir, l->note,
+    if (!ExportJob_start(l->export_job, l->shown, panel, d->compare, l->export_matrix, dir, l->note,
                          sizeof l->note)) {
         Trace_event(l->trace, "export files=-1 dir=%s", dir);
         return -1;

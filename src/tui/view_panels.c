@@ -161,27 +161,19 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
                          Canvas *eigen, Canvas *stable)
 {
     const char *heading = removed ? "WITH gap removal" : "WITHOUT gap removal";
-    char title[192];
+    char title[FIGURE_TITLE_SIZE];
     if (!shown || shown->failed || !shown->result->spectra_ready) {
         snprintf(title, sizeof title, "%s: eigenvalues √T·λ", heading);
         Plot_message(eigen, title, shown && shown->failed ? "the computation failed" : unshown);
         stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, unshown, stable);
         return;
     }
-    const Config *k = &shown->result->config;
-    bool main_is_this = (k->gap != GAP_OFF) == removed;
-    const Complex *values = main_is_this ? shown->result->eigenvalues : shown->compare_eigenvalues;
-    Gap gap = main_is_this ? shown->result->shown_gap : shown->compare_gap;
-    bool exact = main_is_this ? shown->result->eigenvalues_exact : shown->compare_exact;
-    snprintf(title, sizeof title, "%s (gap %s): eigenvalues √T·λ, ℓ=%d, T=%d", heading,
-             GAP_NAMES.names[gap], k->layer, k->tokens);
-    if (!main_is_this && !shown->has_compare) {
-        Plot_message(eigen, title, "computing the same weights with the gap toggled…");
-    } else {
-        EigenvaluePlot e;
-        Figure_eigenvalue_plot(k, values, gap, exact, d->overlays, title, &e);
+    ToggledNetwork toggled = Snapshot_toggled(shown);
+    EigenvaluePlot e;
+    if (Figure_compare_eigenvalues(shown->result, &toggled, removed, d->overlays, title, &e))
         Plot_eigenvalues(eigen, &e);
-    }
+    else
+        Plot_message(eigen, title, "computing the same weights with the gap toggled…");
     stable_rank_panel(shown, d, removed ? FIRST_GAP_REMOVED : FIRST_GAP_OFF, unshown, stable);
 }
 

@@ -18,7 +18,7 @@ done
 # shellcheck disable=SC2086
 "$BIN" --batch $settings -l 8 --attention-map product --export "$tmp/product" --export-matrix \
     >"$tmp/product.json" 2>"$tmp/err"
-check "the product run exits 0 and writes 11 files (input.csv among them)" grep -q "wrote 11 files" "$tmp/err"
+check "the product run exits 0 and writes 15 files (input.csv among them)" grep -q "wrote 15 files" "$tmp/err"
 
 product_matches_loops() {
     "$PY" - "$tmp" <<'PY'

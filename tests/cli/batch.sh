@@ -192,8 +192,8 @@ check "a reader gone, SIGPIPE ignored by the parent: the same" killed_by_sigpipe
 export_then_pipe() {
     "$BIN" --batch -T 16 -d 16 -L 2 --export "$tmp/ref" >/dev/null 2>&1 &&
         killed_by_sigpipe default -T 16 -d 16 -L 2 --export "$tmp/exported" &&
-        diff -r "$tmp/ref" "$tmp/exported" && [ "$(ls -A "$tmp/exported" | wc -l)" -eq 8 ]
+        diff -r "$tmp/ref" "$tmp/exported" && [ "$(ls -A "$tmp/exported" | wc -l)" -eq 14 ]
 }
-check "--export into a closed pipe: the eight files complete, no temporaries" export_then_pipe
+check "--export into a closed pipe: the fourteen files complete, no temporaries" export_then_pipe
 
 finish

@@ -1,13 +1,14 @@
 #!/bin/bash
 # --export DIR (issue 7): CSV files with headers and the right row counts, well-formed SVG
-# with one mark per data point, atomic all-or-nothing writes, and clear failures (issue 12:
-# missing parents, the umask, a failed re-export).
+# with one mark per data point (a histogram's values counted in ticks per pixel column),
+# atomic all-or-nothing writes, and clear failures (issue 12: missing parents, the umask, a
+# failed re-export).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
 
 "$BIN" --batch -T 48 -d 64 -L 5 --seeds 2 --export "$tmp/out" >"$tmp/doc.json" 2>"$tmp/err"
-check "export exits 0 and says where" grep -q "wrote 8 files to $tmp/out" "$tmp/err"
+check "export exits 0 and says where (every export's 8 files and 6 of the views)" grep -qx "attnscope: wrote 14 files to $tmp/out" "$tmp/err"
 check "JSON still on stdout" "$PY" -c "import json; json.load(open('$tmp/doc.json'))"
 
 rows() { # file expected-lines
@@ -75,7 +76,17 @@ marks() { # file expected
     [ "$n" -eq "$2" ] || { echo "  $1: $n marks, expected $2"; return 1; }
 }
 check "eigenvalues.svg: one mark per eigenvalue" marks "$tmp/out/eigenvalues.svg" 48
-check "singular_values.svg: one mark per singular value" marks "$tmp/out/singular_values.svg" 48
+histogram_accounts() { # singular_values.svg's bars and ticks account for the document's values
+    "$PY" - "$tmp" <<'PY'
+import json, math, sys
+sys.path.insert(0, "tests/cli")
+from svg_points import check_histogram
+doc = json.load(open(sys.argv[1] + "/doc.json"))
+check_histogram(open(sys.argv[1] + "/out/singular_values.svg").read(), doc["singular_values"],
+                scale=math.sqrt(doc["config"]["T"]))
+PY
+}
+check "singular_values.svg: its bars and ticks account for every singular value, s1 apart" histogram_accounts
 check "stable_rank.svg: one mark per layer and network" marks "$tmp/out/stable_rank.svg" 12
 # The entropy view's SVG draws the document's numbers: each mark carries its value (data-y),
 # series 0-2 the mean entropies of both networks and the least row's, 5 the random-energy
@@ -160,7 +171,7 @@ check "an export that cannot work names the option and the path, says why, exits
 # Missing parents are created (as the screen's preset save does), with the user's umask.
 with_parents() {
     (umask 022 && "$BIN" --batch -T 8 -d 8 -L 1 --export "$tmp/new/deeper/out" >/dev/null 2>"$tmp/e") &&
-        [ "$(ls "$tmp/new/deeper/out" | wc -l)" -eq 8 ] &&
+        [ "$(ls "$tmp/new/deeper/out" | wc -l)" -eq 14 ] &&
         [ "$(stat -c %a "$tmp/new" "$tmp/new/deeper" "$tmp/new/deeper/out" | sort -u)" = 755 ]
 }
 check "--export a/b/c creates the missing a and a/b" with_parents
@@ -192,7 +203,7 @@ cp -r "$tmp/re" "$tmp/re.first"
 chmod 750 "$tmp/re"
 replaced() {
     "$BIN" --batch -T 12 -d 12 -L 2 --export "$tmp/re" >/dev/null 2>&1 &&
-        [ "$(ls "$tmp/re" | wc -l)" -eq 8 ] && [ "$(wc -l <"$tmp/re/eigenvalues.csv")" -eq 15 ] &&
+        [ "$(ls "$tmp/re" | wc -l)" -eq 14 ] && [ "$(wc -l <"$tmp/re/eigenvalues.csv")" -eq 15 ] &&
         [ "$(stat -c %a "$tmp/re")" = 750 ] && [ "$(ls -A "$tmp" | grep -c '^\.')" -eq 0 ]
 }
 check "a re-export replaces the set, keeps the directory's mode, leaves nothing beside it" replaced
@@ -231,7 +242,7 @@ conditioning_replaced() {
         "$BIN" --batch -T 8 -d 8 -L 2 --conditioning --export "$tmp/cond/out" >/dev/null 2>&1 &&
         [ -f "$tmp/cond/out/conditioning.csv" ] &&
         "$BIN" --batch -T 8 -d 8 -L 2 --export "$tmp/cond/out" >/dev/null 2>&1 &&
-        [ "$(ls "$tmp/cond/out" | wc -l)" -eq 8 ] &&
+        [ "$(ls "$tmp/cond/out" | wc -l)" -eq 14 ] && [ ! -e "$tmp/cond/out/conditioning.csv" ] &&
         [ "$(ls -A "$tmp/cond")" = out ] || { echo "  left: $(ls -A "$tmp/cond" | paste -sd' ')"; return 1; }
 }
 check "an export over one with conditioning.csv leaves nothing of the old set" conditioning_replaced

@@ -89,19 +89,37 @@ def log_units(values):
     return [math.log10(v) if v is not None and v > 0 else None for v in values]
 
 
-def check_histogram(svg, values, every_value=False):
-    """A histogram of values (descending): a tick under the axis for each value but the first,
-    at the value (or at the frame's right edge where the view stops short of it), and the
-    first marked apart at its value or, pinned, at 0.99 of the view; with every_value, a tick
-    for each and none apart.  Returns the count."""
-    x_axis, _ = axes(svg, False, False)
+def check_histogram(svg, values, every_value=False, scale=1.0):
+    """A histogram of values (descending, as the axis reads them once times scale): ticks
+    under the axis, one per pixel column that holds values, at the column's middle, each with
+    how many (data-count) and the least and greatest (data-min, data-max) of the values that
+    fall in it, values beyond the view's right edge in its column; the first value marked apart
+    at its value or, pinned, at 0.99 of the view; with every_value, ticks for each and none
+    apart.  The ticks, taken left to right, account for every value but the first (every
+    value: every_value) exactly, and each column's values lie in it; the bars' counts
+    (data-count) sum to the same number, each bar as high as its count on the y axis.  Returns
+    the count."""
+    x_axis, y_axis = axes(svg, False, False)
     right = x_axis.value(580)  # the frame's right edge: SIDE + (640 − 2·SIDE)
-    lines = [float(x) for x in re.findall(r'<line class="point" x1="([-0-9.]+)"', svg)]
-    ticked = values if every_value else values[1:]
-    assert len(lines) == len(ticked), (len(lines), len(values))
-    for px, v in zip(lines, ticked):
-        u = min(v, right)
-        assert abs(x_axis.pixel(u) - px) <= x_axis.tolerance(u), (v, px)
+    ticks = sorted((float(x), int(n), float(lo), float(hi)) for n, lo, hi, x in re.findall(
+        r'<line class="point" data-count="(\d+)" data-min="([^"]+)" data-max="([^"]+)" '
+        r'x1="([-0-9.]+)"', svg))
+    ticked = sorted(values if every_value else values[1:])
+    assert sum(n for _, n, _, _ in ticks) == len(ticked), (len(ticks), len(ticked))
+    assert len(set(x for x, _, _, _ in ticks)) == len(ticks), "a column ticked twice"
+    taken = 0
+    for x, n, lo, hi in ticks:
+        group = ticked[taken:taken + n]
+        taken += n
+        assert group[0] == lo and group[-1] == hi, (x, n, lo, hi, group[0], group[-1])
+        for v in (lo, hi):  # the column's edges, x ± 0.5, widened by the axis's rounding
+            u = min(scale * v, right)
+            assert abs(x_axis.pixel(u) - x) <= 0.5 + x_axis.tolerance(u), (v, x)
+    bars = [(int(n), float(y)) for n, y in re.findall(
+        r'<rect class="bar" data-count="(\d+)" x="[-0-9.]+" y="([-0-9.]+)"', svg)]
+    assert sum(n for n, _ in bars) == len(ticked), (sum(n for n, _ in bars), len(ticked))
+    for n, y in bars:
+        assert abs(y_axis.pixel(n) - y) <= y_axis.tolerance(n), (n, y)
     first = re.search(r'<text class="point (?:first|outlier)" x="([-0-9.]+)"', svg)
     if every_value:
         assert not first, "a value marked apart"
@@ -110,5 +128,5 @@ def check_histogram(svg, values, every_value=False):
     at = float(first.group(1))
     # Pinned, 0.99 of the right edge read back: twice the tolerance (that edge's own error).
     assert any(abs(x_axis.pixel(u) - at) <= 2 * x_axis.tolerance(u)
-               for u in (values[0], 0.99 * right)), (values[0], at)
+               for u in (scale * values[0], 0.99 * right)), (values[0], at)
     return len(values)
