@@ -276,7 +276,7 @@ static void scaling_unmodelled(HfReader *r, const char *where, const JsonValue *
    θ and the rotated share are not scaling members: rope_parameters holds them either way. */
 static void scaling_without_type(HfReader *r, const char *where, const JsonValue *s)
 {
-    char ignored[160] = "";
+    char ignored[96] = "";
     size_t used = 0;
     for (int i = 0; i < s->count && used < sizeof ignored; i++) {
         const char *key = s->keys[i];
