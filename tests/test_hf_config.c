@@ -707,6 +707,15 @@ static void test_origin_named(void **state)
     char *given[] = {"attnscope", "-T", "1000", "--hf-config", DATA "gpt2.json", "-d", "768", NULL};
     assert_int_equal(parse(given, &o, err), 2);
     assert_null(strstr(err, "n_embd"));
+    /* A bound the file gave: the shown head against its heads, the shown layer its depth. */
+    char *head[] = {"attnscope", "--head", "40", "--hf-config", DATA "qwen3-8b.json", NULL};
+    assert_int_equal(parse(head, &o, err), 2);
+    assert_non_null(strstr(err, "--head 40: accepted 1..32 (the heads, --heads 32); --heads 32 "
+                                "is \"num_attention_heads\" of --hf-config"));
+    char *layer[] = {"attnscope", "-l", "40", "--hf-config", DATA "qwen3-8b.json", NULL};
+    assert_int_equal(parse(layer, &o, err), 2);
+    assert_non_null(strstr(err, "(the depth, -L/--depth 36); --depth 36 is "
+                                "\"num_hidden_layers\" of --hf-config"));
 }
 
 /* Each broken file: refused with its name, the field and what is accepted; nothing set. */
