@@ -482,6 +482,13 @@ static void test_defaults_named_as_defaults(void **state)
     assert_non_null(strstr(text, "x.json: attention_bias = true (not in the file: the gpt-oss "
                                  "family's default) is not modelled: "));
     assert_non_null(strstr(text, "x.json: intermediate_size = 256 is not modelled: "));
+    /* GptOssConfig's own defaults for what the file leaves out: YaRN, and the experts' clamp. */
+    assert_non_null(strstr(text, "x.json: rope_scaling = {\"rope_type\":\"yarn\", "
+                                 "\"factor\":32.0, "));
+    assert_non_null(strstr(text, "(not in the file: the gpt-oss family's default) is not "
+                                 "modelled: rotary scaling yarn"));
+    assert_non_null(strstr(text, "x.json: swiglu_limit = 7.0 (not in the file: the gpt-oss "
+                                 "family's default) is not modelled: "));
     free(text);
     Text t = {0};
     Text_printf(&t, "{\"x\": 0");
@@ -498,6 +505,41 @@ static void test_defaults_named_as_defaults(void **state)
     }
     JsonValue_free(v);
     Text_free(&t);
+    /* transformers 5's spelling of the scaling, rope_parameters: the file's, and not the
+       default rope_scaling besides. */
+    assert_int_equal(from_text("{\"model_type\": \"gpt_oss\", \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"head_dim\": 64, "
+                               "\"num_key_value_heads\": 2, \"rope_parameters\": {\"rope_type\": "
+                               "\"yarn\", \"factor\": 32.0, \"rope_theta\": 150000}}",
+                               &c, &h, err),
+                     0);
+    int scalings = 0;
+    for (int i = 0; i < h.count; i++)
+        scalings += strncmp(h.unmodelled[i].field, "rope_", 5) == 0;
+    assert_int_equal(scalings, 1);
+}
+
+/* GPT-2's and Qwen2's biases (and GPT-2's learned positions), which their model_type implies:
+   the warning true with the drawn block and with --weights, which reads them (as the bias
+   fields' warnings say). */
+static void test_implied_with_weights(void **state)
+{
+    (void)state;
+    static const char *const FILES[][2] = {
+        {DATA "gpt2.json", "--weights reads a checkpoint's biases, and its wte and wpe as the "
+                           "input"},
+        {DATA "qwen2.5-7b.json", "the drawn block has none (0 at initialisation, so a model at "
+                                 "step 0 is the same); --weights reads a checkpoint's"},
+    };
+    for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++) {
+        Options o = read_file(FILES[i][0], "256");
+        int found = 0;
+        for (int k = 0; k < o.hf_config.count; k++)
+            found += strcmp(o.hf_config.unmodelled[k].field, "model_type") == 0 &&
+                     strstr(o.hf_config.unmodelled[k].why, FILES[i][1]) != NULL;
+        if (found != 1)
+            fail_msg("%s: no model_type warning saying \"%s\"", FILES[i][0], FILES[i][1]);
+    }
 }
 
 /* Options after --hf-config override it, options before it are overridden (one mechanism
@@ -568,6 +610,114 @@ static void test_rope_scaling(void **state)
     assert_int_equal(Config_validate(&c, err, sizeof err), 0);
 }
 
+/* rope_scaling without a rope_type or type: transformers 5 turns the default rotation and
+   ignores the members (4 refuses the file); attnscope turns the default too, and says so. */
+static void test_rope_scaling_without_type(void **state)
+{
+    (void)state;
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    Config c = Config_default();
+    c.rope_scaling = ROPE_SCALING_LINEAR;
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"rope_scaling\": {\"factor\": 2.0}}",
+                               &c, &h, err),
+                     0);
+    assert_int_equal(c.rope_scaling, ROPE_SCALING_NONE);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.unmodelled[0].field, "rope_scaling");
+    assert_string_equal(h.unmodelled[0].value, "{\"factor\":2.0}");
+    assert_non_null(strstr(h.unmodelled[0].why, "no rope_type (or type): transformers uses the "
+                                                "default rotation and ignores factor 2.0"));
+    /* θ alone is no scaling to ignore: rope_parameters without a type, silent. */
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"rope_parameters\": {\"rope_theta\": 20000}}",
+                               &c, &h, err),
+                     0);
+    assert_true(c.rope_theta == 20000);
+    assert_int_equal(h.count, 0);
+}
+
+/* The windows judged again at the T --token-ids set after the file was read: exactly the
+   settings the file gives when read at that T (-T before it), both ways across the window. */
+static void test_judge_tokens(void **state)
+{
+    (void)state;
+    char err[OPTIONS_ERROR_SIZE];
+    static const struct {
+        const char *read_at, *run_at;
+    } CASES[] = {{"256", "20"}, {"64", "512"}, {"512", "300"}, {"20", "128"}};
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        Options o = read_file(DATA "gpt-oss-20b.json", CASES[i].read_at);
+        Options want = read_file(DATA "gpt-oss-20b.json", CASES[i].run_at);
+        o.config.tokens = atoi(CASES[i].run_at);
+        if (HfConfig_judge_tokens(&o.hf_config, &o.config, err, sizeof err))
+            fail_msg("%s", err);
+        char diff[1024];
+        differing(&o.config, &want.config, diff, sizeof diff);
+        if (diff[0])
+            fail_msg("read at T = %s, judged at %s: \"%s\" differ from reading at %s",
+                     CASES[i].read_at, CASES[i].run_at, diff, CASES[i].run_at);
+        assert_int_equal(Config_validate(&o.config, err, sizeof err), 0);
+        /* The report's record follows: a -T check and the warnings see the run's mask. */
+        assert_int_equal(HfConfig_check(&o.hf_config, &o.config, err, sizeof err), 0);
+        assert_int_equal(o.hf_config.read.mask, o.config.mask);
+    }
+    /* A mask an option after the file chose is the option's: left as it is. */
+    Options o = read_file(DATA "gpt-oss-20b.json", "512");
+    o.config.mask = MASK_CAUSAL;
+    o.config.tokens = 20;
+    assert_int_equal(HfConfig_judge_tokens(&o.hf_config, &o.config, err, sizeof err), 0);
+    assert_int_equal(o.config.window, 127);
+    /* Sliding layers no --window-layers pattern spells (the first of 50), where the window
+       covered every token when read and acts at the ids' T: refused, saying why. */
+    char text[2048];
+    int at = snprintf(text, sizeof text,
+                      "{\"model_type\": \"gpt_oss\", \"hidden_size\": 256, \"num_attention_"
+                      "heads\": 4, \"head_dim\": 64, \"num_key_value_heads\": 2, "
+                      "\"num_hidden_layers\": 50, \"sliding_window\": 300, \"layer_types\": [");
+    for (int layer = 0; layer < 50; layer++)
+        at += snprintf(text + at, sizeof text - (size_t)at, "%s\"%s_attention\"", layer ? ", " : "",
+                       layer ? "full" : "sliding");
+    snprintf(text + at, sizeof text - (size_t)at, "]}");
+    Config c = Config_default();
+    HfConfigReport h;
+    assert_int_equal(from_text(text, &c, &h, err), 0);
+    assert_int_equal(c.mask, MASK_CAUSAL);
+    c.tokens = 400;
+    Config before = c;
+    assert_int_equal(HfConfig_judge_tokens(&h, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "T = 400, the ids' count: the sliding window of --hf-config "
+                                "x.json (300 keys) acts"));
+    assert_true(Config_equal(&c, &before));
+}
+
+/* A relation between settings refused after the options names a setting a file gave as
+   that file's field: nobody typed the option it names. */
+static void test_origin_named(void **state)
+{
+    (void)state;
+    Options o;
+    char err[OPTIONS_ERROR_SIZE];
+    char *wide[] = {"attnscope", "-T", "1000", "--hf-config", DATA "gpt2.json", NULL};
+    assert_int_equal(parse(wide, &o, err), 2);
+    assert_non_null(strstr(err, "-T/--tokens 1000 exceeds -d/--width 768"));
+    assert_non_null(strstr(err, "; --width 768 is \"n_embd\" of --hf-config "
+                                "'" DATA "gpt2.json'"));
+    char *given[] = {"attnscope", "-T", "1000", "--hf-config", DATA "gpt2.json", "-d", "768", NULL};
+    assert_int_equal(parse(given, &o, err), 2);
+    assert_null(strstr(err, "n_embd"));
+    /* A bound the file gave: the shown head against its heads, the shown layer its depth. */
+    char *head[] = {"attnscope", "--head", "40", "--hf-config", DATA "qwen3-8b.json", NULL};
+    assert_int_equal(parse(head, &o, err), 2);
+    assert_non_null(strstr(err, "--head 40: accepted 1..32 (the heads, --heads 32); --heads 32 "
+                                "is \"num_attention_heads\" of --hf-config"));
+    char *layer[] = {"attnscope", "-l", "40", "--hf-config", DATA "qwen3-8b.json", NULL};
+    assert_int_equal(parse(layer, &o, err), 2);
+    assert_non_null(strstr(err, "(the depth, -L/--depth 36); --depth 36 is "
+                                "\"num_hidden_layers\" of --hf-config"));
+}
+
 /* Each broken file: refused with its name, the field and what is accepted; nothing set. */
 static void test_hostile(void **state)
 {
@@ -595,6 +745,24 @@ static void test_hostile(void **state)
          "\"hidden_size\" and \"n_embd\" spell one setting with two values"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rms_norm_eps\": 2}",
          "\"rms_norm_eps\" gives --ln-eps '2'"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"num_hidden_layers\": null}",
+         "\"num_hidden_layers\" is null: accepted a whole number from 1"},
+        /* LlamaConfig's intermediate_size is a number: null builds no MLP in transformers
+           (GPT-2's n_inner, whose default is null, is 4 n_embd: test_presets_agree). */
+        {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"intermediate_size\": null}",
+         "\"intermediate_size\" is null: accepted a whole number from 1 to 1048576"},
+        /* The settings' relations where the file set both sides: its fields named, not the
+           options (--head-dim, -d) that nobody gave. */
+        {"{\"model_type\": \"qwen3\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+         "\"num_key_value_heads\": 2, \"head_dim\": 128}",
+         "\"head_dim\" is 128: accepted at most hidden_size = 64"},
+        {"{\"model_type\": \"qwen3\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+         "\"num_key_value_heads\": 2}",
+         "\"head_dim\" is 128 (not in the file: the Qwen3 family's default): accepted at most "
+         "hidden_size = 64"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+         "\"head_dim\": 15}",
+         "\"head_dim\" is 15: accepted an even width: rotary positions turn"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rms_norm_eps\": null}",
          "\"rms_norm_eps\" is null: accepted a number"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"hidden_act\": \"tanh\"}",
@@ -684,8 +852,12 @@ int main(void)
         cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_rope_scaling),
+        cmocka_unit_test(test_rope_scaling_without_type),
+        cmocka_unit_test(test_judge_tokens),
+        cmocka_unit_test(test_origin_named),
         cmocka_unit_test(test_identities_not_warned),
         cmocka_unit_test(test_defaults_named_as_defaults),
+        cmocka_unit_test(test_implied_with_weights),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_warnings_hold_per_field),

@@ -557,7 +557,8 @@ static void say_reading(void *context, int layer, int depth, bool done)
 }
 
 /* --token-ids: the file's ids become the input's, and their count T (a -T that says another
-   is refused).  0, or 2 with the message in err. */
+   is refused), at which --hf-config's sliding window is judged again.  0, or 2 with the
+   message in err. */
 static int read_token_ids(Options *o, TokenIds *ids, char *err, size_t size)
 {
     char why[1024];
@@ -573,7 +574,8 @@ static int read_token_ids(Options *o, TokenIds *ids, char *err, size_t size)
         return 2;
     }
     o->config.tokens = ids->count;
-    if (Config_validate(&o->config, err, size))
+    if (HfConfig_judge_tokens(&o->hf_config, &o->config, err, size) ||
+        Config_validate(&o->config, err, size))
         return 2;
     Layer_use_token_ids(ids->ids, ids->lines, ids->count, o->token_ids_path);
     return 0;

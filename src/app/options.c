@@ -743,6 +743,30 @@ void Options_warn_inert(const Options *o, const Config *c, Warnings *w)
     }
 }
 
+/* A relation between settings refused (Config_validate) names them as options; where one was
+   set by a file (--hf-config, --preset) and left so by the options after it, nobody typed
+   that option: the message adds where its value came from, --hf-config's field too. */
+static void name_file_origins(const Options *o, char *err, size_t size)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char spelled[64], value[64];
+        snprintf(spelled, sizeof spelled, "--%s ", s->name);
+        if (!o->origin_file[i] || !strstr(err, spelled))
+            continue;
+        bool hf = strcmp(o->origin_option[i], "--hf-config") == 0;
+        const char *field = hf ? HfConfig_field_of(&o->hf_config, s->name) : NULL;
+        Setting_format(s, &o->config, 0, value, sizeof value);
+        size_t n = strlen(err);
+        if (field)
+            snprintf(err + n, size - n, "; --%s %s is \"%s\" of --hf-config '%s'", s->name, value,
+                     field, o->hf_config.file);
+        else
+            snprintf(err + n, size - n, "; --%s %s is %s %s's", s->name, value, o->origin_option[i],
+                     o->origin_file[i]);
+    }
+}
+
 int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
 {
     int status = Options_parse_each(argc, argv, o, err, size);
@@ -761,8 +785,10 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size)
     }
     /* With --jsonl the command line's settings are only the base of each line, which checks
        its own combination (an error record); each value was checked as it was parsed. */
-    if (!o->jsonl && Config_validate(&o->config, err, size))
+    if (!o->jsonl && Config_validate(&o->config, err, size)) {
+        name_file_origins(o, err, size);
         return 2;
+    }
     return check_softmax_demo_settings(o, err, size);
 }
 

@@ -109,13 +109,14 @@ int HfReader_whole(HfReader *r, const char *key, const JsonValue *v, int lo, int
     return 0;
 }
 
-/* The concept's whole number, or fallback where it is absent or null. */
+/* The concept's whole number, or fallback (0) where it is absent or null; without a fallback
+   (-1) absent and null are refused, each named as what it is. */
 static int size_of(HfReader *r, const char *const keys[], int fallback, int *out, const char **key)
 {
     const JsonValue *v;
     if (HfReader_concept(r, keys, &v, key))
         return -1;
-    if (!v || v->kind == JSON_NULL) {
+    if ((!v || v->kind == JSON_NULL) && fallback >= 0) {
         *out = fallback;
         return 0;
     }
@@ -186,12 +187,6 @@ static int read_shape(HfReader *r, int *head_width)
         size_of(r, HEAD_DIM, 0, &head_dim, &dkey) || size_of(r, KV_HEADS, 0, &kv, &kvkey) ||
         size_of(r, DEPTH, -1, &depth, &lkey))
         return -1;
-    if (width < 0 || heads < 0 || depth < 0)
-        return HfReader_refuse(r,
-                               width < 0   ? wkey
-                               : heads < 0 ? hkey
-                                           : lkey,
-                               NULL, "a whole number");
     if (!head_dim && width % heads != 0) {
         char accepted[96];
         snprintf(accepted, sizeof accepted, "a multiple of %s = %d (or a head_dim)", hkey, heads);
@@ -203,7 +198,20 @@ static int read_shape(HfReader *r, int *head_width)
         snprintf(accepted, sizeof accepted, "a divisor of %s = %d", hkey, heads);
         return HfReader_refuse(r, kvkey, HfReader_lookup(r, kvkey), accepted);
     }
+    /* The settings' own relations (Config_validate's), judged here where the file set both
+       sides, so that the message names its fields and not options nobody gave. */
+    if (head_dim > width) {
+        char accepted[96];
+        snprintf(accepted, sizeof accepted,
+                 "at most %s = %d (a head's width within the residual "
+                 "width)",
+                 wkey, width);
+        return HfReader_refuse(r, dkey, HfReader_lookup(r, dkey), accepted);
+    }
     long long inner = (long long)heads * *head_width;
+    if (r->family->block->rope && inner != width && *head_width % 2 != 0)
+        return HfReader_refuse(r, dkey, HfReader_lookup(r, dkey),
+                               "an even width: rotary positions turn a head's dimensions in pairs");
     if (inner > CONFIG_WIDTH_MAX) {
         snprintf(r->err, r->size,
                  "'%s': %s = %d heads of %d (%s) make H·d_h = %lld: accepted H·d_h <= %d", r->file,
@@ -262,6 +270,34 @@ static void scaling_unmodelled(HfReader *r, const char *where, const JsonValue *
     HfReader_unmodelled(r, where, s, text);
 }
 
+/* A scaling object without a rope_type or type: transformers 5 turns the default rotation
+   and ignores its scaling members (transformers 4 refuses it, a required key missing), so
+   attnscope turns the default too, and names what is ignored rather than drop it silently.
+   θ and the rotated share are not scaling members: rope_parameters holds them either way. */
+static void scaling_without_type(HfReader *r, const char *where, const JsonValue *s)
+{
+    char ignored[96] = "";
+    size_t used = 0;
+    for (int i = 0; i < s->count && used < sizeof ignored; i++) {
+        const char *key = s->keys[i];
+        if (strcmp(key, "rope_theta") == 0 || strcmp(key, "partial_rotary_factor") == 0)
+            continue;
+        const JsonValue *v = &s->items[i];
+        int n =
+            snprintf(ignored + used, sizeof ignored - used, "%s%.40s%s%.24s", used ? ", " : "", key,
+                     v->kind == JSON_NUMBER ? " " : "", v->kind == JSON_NUMBER ? v->text : "");
+        used += n > 0 ? (size_t)n : 0;
+    }
+    if (!ignored[0])
+        return;
+    char why[256];
+    snprintf(why, sizeof why,
+             "no rope_type (or type): transformers uses the default rotation and ignores %s "
+             "(transformers 4 refuses the file), and so does attnscope",
+             ignored);
+    HfReader_unmodelled(r, where, s, why);
+}
+
 /* The scaling object s at `where`: its rope_type, or the older type (HF reads both; absent:
    default, no scaling).  Linear and llama3 are modelled; another type is named as not. */
 static int read_scaling(HfReader *r, const char *where, const JsonValue *s, HfScaling *out)
@@ -277,6 +313,8 @@ static int read_scaling(HfReader *r, const char *where, const JsonValue *s, HfSc
     *out = (HfScaling){.where = where, .object = s, .kind = ROPE_SCALING_NONE};
     if (kind > 0)
         out->kind = (RopeScaling)kind;
+    else if (!type)
+        scaling_without_type(r, where, s);
     else if (strcmp(name, "default") != 0)
         scaling_unmodelled(r, where, s, name);
     return 0;
@@ -375,7 +413,12 @@ static int rope_parameters(HfReader *r, const JsonValue *p, double *theta, doubl
    it scales the global ones alone, as --rope-local-base-freq's layers turn unscaled. */
 static int read_rope_scaling(HfReader *r, const HfScaling *from_parameters)
 {
-    const JsonValue *s = HfReader_lookup(r, "rope_scaling");
+    /* A family's default rope_scaling (gpt-oss: YaRN) is transformers 4's spelling: a file
+       in transformers 5's rope_parameters spells its scaling there instead. */
+    const JsonValue *p = JsonValue_member(r->object, "rope_parameters");
+    const JsonValue *s = JsonValue_member(r->object, "rope_scaling") || !p || p->kind == JSON_NULL
+                             ? HfReader_lookup(r, "rope_scaling")
+                             : NULL;
     HfScaling from_scaling = {.kind = ROPE_SCALING_NONE};
     if (s && s->kind != JSON_NULL && s->kind != JSON_OBJECT)
         return HfReader_refuse(r, "rope_scaling", s, "an object or null");
@@ -529,7 +572,15 @@ static int read_mlp(HfReader *r)
                                     "normal CDF (they differ by at most 4.7e-4)");
     if (HfReader_put(r, "mlp", mlp, akey))
         return -1;
-    if (!n || n->kind == JSON_NULL) /* GPT-2's n_inner: null is 4 n_embd */
+    /* GPT-2's n_inner: null is 4 n_embd.  Where the config class's default is a number
+       (LlamaConfig's intermediate_size), transformers builds its MLP from the value as given,
+       and null is no width at all. */
+    const JsonValue *fallback = JsonValue_member(r->defaults, nkey);
+    if (n && n->kind == JSON_NULL && fallback && fallback->kind == JSON_NUMBER)
+        return HfReader_refuse(r, nkey, n,
+                               "a whole number from 1 to 1048576 (the MLP's width; null gives "
+                               "transformers none to build)");
+    if (!n || n->kind == JSON_NULL)
         return HfReader_put(r, "mlp-ratio", "4", nkey) || HfReader_put(r, "mlp-hidden", "0", nkey);
     int hidden;
     return HfReader_whole(r, nkey, n, 1, &hidden) ||

@@ -39,15 +39,21 @@ typedef struct {
     HfUnmodelled unmodelled[HF_UNMODELLED_MAX];
     /* The windows were judged at T = judged_tokens: a sliding window of sliding_window keys
        (0: none) that covers all T tokens is the causal mask, exactly.  mask, window and
-       window_layers are what the file set, so a later -T can be checked (HfConfig_check);
-       sliding_local[ℓ−1] whether the file slides the window on layer ℓ, kept where the window
-       covers every token and the mask is causal, so that an export states the file's window
-       (HfConfig_covering_window). */
+       window_layers are what the file set, so a later -T can be checked (HfConfig_check).
+       The sliding layers' --window-layers where the window acts ("" where no pattern spells
+       them) and where it covers every token ("all", or the pattern where a local θ turns
+       them), and whether the family is causal: the judgement again at another T
+       (HfConfig_judge_tokens).  sliding_local[ℓ−1] whether the file slides the window on
+       layer ℓ, kept where the window covers every token and the mask is causal, so that an
+       export states the file's window (HfConfig_covering_window). */
     int judged_tokens, sliding_window;
     bool sliding_local[CONFIG_DEPTH_MAX];
     Mask mask;
     int window;
     double window_layers;
+    char acting_layers[WINDOW_LAYERS_PERIOD_MAX + 1], covering_layers[WINDOW_LAYERS_PERIOD_MAX + 1];
+    bool causal;
+    int window_before; /* -w as the file found it: the file sets it only where the window acts */
     /* The settings the file set, with the field each came from, and their values as it left
        them: what its warnings are about (HfConfig_warning_holds). */
     int set_count;
@@ -76,6 +82,12 @@ int HfConfig_check(const HfConfigReport *report, const Config *c, char *err, siz
    did at any T. */
 int HfConfig_covering_window(const HfConfigReport *report, const Config *c, bool local[]);
 
+/* --token-ids set T (their count) after the file was read: the file's sliding window judged
+   again at c->tokens, where the options left the mask, window and layers as the file set
+   them (a window of T keys or more is the causal mask, as when the file is read).  0, or -1
+   with the message (layers no --window-layers pattern spells, where the window now acts). */
+int HfConfig_judge_tokens(HfConfigReport *report, Config *c, char *err, size_t size);
+
 /* The warnings, one per field not modelled and one for the fields left out: their count, and
    warning i's text "FILE: FIELD = VALUE is not modelled: WHY" into buf, whole in
    HF_WARNING_SIZE (the longest path, field, value and reason, and the words between). */
@@ -92,6 +104,10 @@ void HfConfig_warning(const HfConfigReport *report, int i, char *buf, size_t siz
    Settings the file does not set (T, the seeds, the input, the shown layer) change neither. */
 bool HfConfig_warning_holds(const HfConfigReport *report, int i, const Config *start,
                             const Config *c);
+
+/* The field that set the setting named `setting` (its long option: "width"), the last where
+   several did, or NULL where the file set none. */
+const char *HfConfig_field_of(const HfConfigReport *report, const char *setting);
 
 /* "attnscope: warning: " and each warning, a line each. */
 void HfConfig_warn(const HfConfigReport *report, FILE *out);

@@ -177,9 +177,10 @@ static const HfFamily FAMILIES[] = {
      .block = &GPT2_BLOCK,
      .harmless = GPT2_HARMLESS,
      .rules = GPT2_RULES,
-     .implied = "GPT-2's Conv1D layers have biases: the block has none (0 at initialisation, "
-                "so a model at step 0 is the same); its learned positions are outside the "
-                "block"},
+     .implied = "GPT-2's Conv1D layers have biases and its input adds learned positions: the "
+                "drawn block has no biases (0 at initialisation, so a model at step 0 is the "
+                "same) and draws its own input; --weights reads a checkpoint's biases, and its "
+                "wte and wpe as the input"},
     {.model_type = "llama",
      .name = "Llama",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 11008, \"num_hidden_layers\": "
@@ -205,8 +206,9 @@ static const HfFamily FAMILIES[] = {
      .block = &LLAMA_BLOCK,
      .windows = HF_WINDOWS_QWEN,
      .harmless = QWEN_HARMLESS,
-     .implied = "Qwen2's q_proj, k_proj and v_proj always have biases: the block has none (0 "
-                "at initialisation, so a model at step 0 is the same)"},
+     .implied = "Qwen2's q_proj, k_proj and v_proj always have biases: the drawn block has "
+                "none (0 at initialisation, so a model at step 0 is the same); --weights reads "
+                "a checkpoint's"},
     {.model_type = "qwen3",
      .name = "Qwen3",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 22016, \"num_hidden_layers\": "
@@ -263,7 +265,10 @@ static const HfFamily FAMILIES[] = {
                  "36, \"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 64, "
                  "\"num_local_experts\": 128, \"experts_per_token\": 4, \"rms_norm_eps\": "
                  "1e-05, \"rope_theta\": 150000.0, \"sliding_window\": 128, "
-                 "\"attention_bias\": true, \"initializer_range\": 0.02}",
+                 "\"attention_bias\": true, \"initializer_range\": 0.02, \"swiglu_limit\": "
+                 "7.0, \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 32.0, "
+                 "\"beta_fast\": 32.0, \"beta_slow\": 1.0, \"truncate\": false, "
+                 "\"original_max_position_embeddings\": 4096}}",
      .block = &GPT_OSS_BLOCK,
      .windows = HF_WINDOWS_ALTERNATE,
      .harmless = GPT_OSS_HARMLESS,

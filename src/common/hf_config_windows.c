@@ -2,6 +2,7 @@
  * what the mask then is at the T in force. */
 #include "hf_config_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The family's sliding layers (a window given, no layer_types): Mistral every layer, Gemma 2
@@ -122,6 +123,29 @@ static int layer_pattern(const bool local[], int depth, char *out)
     return -1;
 }
 
+/* The mask, window and layers at T for the sliding window h describes, on c through the
+   settings' own setters: the window where it acts (fewer keys than T), else the family's
+   mask (causal, or full for an encoder), exactly what a window of T keys or more leaves.
+   put(context, setting, text) sets one; 0, or -1 where it refused. */
+typedef int (*PutSetting)(void *context, const char *setting, const char *text, const char *key);
+
+static int put_window(const HfConfigReport *h, int T, PutSetting put, void *context)
+{
+    char keys[16];
+    snprintf(keys, sizeof keys, "%d", h->sliding_window - 1);
+    if (!(h->sliding_window && h->sliding_window < T))
+        return put(context, "mask", h->causal ? "causal" : "full", "model_type") ||
+               put(context, "window-layers", h->covering_layers, "layer_types");
+    return put(context, "mask", h->causal ? "window-causal" : "window", "model_type") ||
+           put(context, "window", keys, "sliding_window") ||
+           put(context, "window-layers", h->acting_layers, "layer_types");
+}
+
+static int put_read(void *context, const char *setting, const char *text, const char *key)
+{
+    return HfReader_put(context, setting, text, key);
+}
+
 /* The mask: the family's (causal, or full for an encoder), its sliding windows where they act
    at the T in force: a window of T keys or more covers every row, the causal mask exactly.
    The sliding layers' pattern is kept there too where a local θ (Gemma 3) turns them. */
@@ -129,33 +153,70 @@ int HfReader_windows(HfReader *r)
 {
     int depth = r->trial.depth, keys, T = r->trial.tokens;
     bool local[CONFIG_DEPTH_MAX];
-    char pattern[WINDOW_LAYERS_PERIOD_MAX + 1];
     if (layer_kinds(r, depth, local, &keys))
         return -1;
     HfConfigReport *h = r->report;
-    bool causal = r->family->block->causal;
+    h->causal = r->family->block->causal;
     h->judged_tokens = T;
     h->sliding_window = keys;
     memcpy(h->sliding_local, local, sizeof *local * (size_t)depth);
-    int status;
-    bool windows_act = keys && keys < T;
     bool local_theta = r->trial.rope_local_base_freq > 0;
-    if ((windows_act || local_theta) && layer_pattern(local, depth, pattern)) {
+    if (layer_pattern(local, depth, h->acting_layers))
+        h->acting_layers[0] = '\0';
+    snprintf(h->covering_layers, sizeof h->covering_layers, "%s",
+             local_theta ? h->acting_layers : "all");
+    if (((keys && keys < T) || local_theta) && !h->acting_layers[0]) {
         snprintf(r->err, r->size,
                  "'%s': \"layer_types\": the sliding layers do not repeat with a period of at most "
                  "%d layers: accepted a pattern --window-layers can spell",
                  r->file, WINDOW_LAYERS_PERIOD_MAX);
         return -1;
-    } else if (!windows_act) {
-        status = HfReader_put(r, "mask", causal ? "causal" : "full", "model_type") ||
-                 HfReader_put(r, "window-layers", local_theta ? pattern : "all", "layer_types");
-    } else {
-        status = HfReader_put(r, "mask", causal ? "window-causal" : "window", "model_type") ||
-                 HfReader_put_int(r, "window", keys - 1, "sliding_window") ||
-                 HfReader_put(r, "window-layers", pattern, "layer_types");
     }
+    h->window_before = r->trial.window;
+    int status = put_window(h, T, put_read, r);
     h->mask = r->trial.mask;
     h->window = r->trial.window;
     h->window_layers = r->trial.window_layers;
     return status ? -1 : 0;
+}
+
+typedef struct {
+    Config *c;
+    char *err;
+    size_t size;
+} PutOption;
+
+static int put_option(void *context, const char *setting, const char *text, const char *key)
+{
+    (void)key;
+    PutOption *p = context;
+    return Setting_parse(Settings_find(setting), p->c, text, p->err, p->size);
+}
+
+int HfConfig_judge_tokens(HfConfigReport *h, Config *c, char *err, size_t size)
+{
+    int T = c->tokens;
+    if (!h->file[0] || !h->sliding_window || T == h->judged_tokens || c->mask != h->mask ||
+        c->window != h->window || c->window_layers != h->window_layers)
+        return 0;
+    if (h->sliding_window < T && !h->acting_layers[0]) {
+        snprintf(err, size,
+                 "--token-ids: T = %d, the ids' count: the sliding window of --hf-config %s "
+                 "(%d keys) acts, and its sliding layers do not repeat with a period of at most "
+                 "%d layers (--window-layers)",
+                 T, h->file, h->sliding_window, WINDOW_LAYERS_PERIOD_MAX);
+        return -1;
+    }
+    Config trial = *c;
+    PutOption option = {&trial, err, size};
+    if (put_window(h, T, put_option, &option))
+        return -1;
+    if (!(h->sliding_window < T))
+        trial.window = h->window_before;
+    *c = trial;
+    h->judged_tokens = T;
+    h->read.mask = h->mask = c->mask;
+    h->read.window = h->window = c->window;
+    h->read.window_layers = h->window_layers = c->window_layers;
+    return 0;
 }

@@ -32,7 +32,8 @@ static int validate_shape(const Config *c, char *err, size_t size)
         return -1;
     }
     if (c->layer < 1 || c->layer > c->depth) {
-        snprintf(err, size, "-l/--layer %d: accepted 1..%d (the depth)", c->layer, c->depth);
+        snprintf(err, size, "-l/--layer %d: accepted 1..%d (the depth, -L/--depth %d)", c->layer,
+                 c->depth, c->depth);
         return -1;
     }
     if (c->head_dim == 0 && c->width % c->heads != 0) {
@@ -208,7 +209,8 @@ int Config_validate(const Config *c, char *err, size_t size)
         validate_draws(c, err, size) || validate_rope_scaling(c, err, size))
         return -1;
     if (c->head < 1 || c->head > c->heads) {
-        snprintf(err, size, "--head %d: accepted 1..%d (the heads)", c->head, c->heads);
+        snprintf(err, size, "--head %d: accepted 1..%d (the heads, --heads %d)", c->head, c->heads,
+                 c->heads);
         return -1;
     }
     /* The run draws seeds seed .. seed + seeds - 1, each recorded (merge, --jsonl) as a JSON

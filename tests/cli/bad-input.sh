@@ -93,7 +93,7 @@ done
 # The block's relations: heads divide the width, the shown head is one of them.
 check "--heads not dividing d" refused "--heads 3: accepted a divisor of -d/--width 64" -- -T 32 -d 64 --heads 3
 check "--heads above d" refused "--heads 128: accepted a divisor of -d/--width 64" -- -T 32 -d 64 --heads 128
-check "--head above --heads" refused "--head 5: accepted 1..4 (the heads)" -- -T 32 -d 64 --heads 4 --head 5
+check "--head above --heads" refused "--head 5: accepted 1..4 (the heads, --heads 4)" -- -T 32 -d 64 --heads 4 --head 5
 check "preset: heads not dividing d" refused "--heads 3: accepted a divisor of -d/--width 64" -- --preset "$(printf 'tokens = 32\nwidth = 64\nheads = 3\n' >"$tmp/heads.preset"; echo "$tmp/heads.preset")"
 # The initialisation's relations: mimetic's W^O is a factor, not orthogonal; a W^O under
 # --wo orthogonal is orthogonal; only a square matrix is the identity.

@@ -183,6 +183,63 @@ check "Gemma 3's window of 24 keys at T = 14: exported as 24, the same model at 
 check "Mistral's window of 20 keys at T = 14: exported as 20 under mistral, the same at 14 and 30" \
     window_kept mistral-window 20 mistral
 
+# A null where the class has a number, and the relations between the file's own values: the
+# file and its fields named (not --head-dim, which nobody gave).
+bad nullmlp '{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": null}'
+refused "a null MLP width where LlamaConfig has a number" "$tmp/nullmlp.json" "'$tmp/nullmlp.json': \"intermediate_size\" is null: accepted a whole number"
+bad nulldepth '{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": null}'
+refused "a null depth is null, not missing" "$tmp/nulldepth.json" "\"num_hidden_layers\" is null: accepted"
+bad hd128 '{"model_type": "qwen3", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "head_dim": 128}'
+refused "head_dim above the width: the file's field" "$tmp/hd128.json" "'$tmp/hd128.json': \"head_dim\" is 128: accepted at most hidden_size = 64"
+bad hdodd '{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "head_dim": 15}'
+refused "an odd head_dim with rotary positions: the file's field" "$tmp/hdodd.json" "\"head_dim\" is 15: accepted an even width"
+check "... and the T <= d of the orthonormal input names the file's width" ends_saying 2 \
+    "--width 64 is \"hidden_size\" of --hf-config '$tmp/tiny/config.json'" -- "$BIN" --batch -T 100 --hf-config "$tmp/tiny"
+
+# What the file leaves out or leaves untyped is said, never silent.
+bad notype '{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "rope_scaling": {"factor": 2.0}}'
+check "rope_scaling without a rope_type: the default rotation, and a warning saying so" bash -c "
+    '$BIN' --batch -T 16 --hf-config '$tmp/notype.json' 2>'$tmp/e' | '$PY' -c 'import json,sys; assert json.load(sys.stdin)[\"config\"][\"rope_scaling\"] == \"none\"' &&
+    grep -qF 'rope_scaling = {\"factor\":2.0} is not modelled: no rope_type (or type): transformers uses the default rotation and ignores factor 2.0' '$tmp/e'"
+bad ossmin '{"model_type": "gpt_oss", "hidden_size": 64, "num_attention_heads": 4, "head_dim": 16, "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 64}'
+check "gpt-oss without rope_scaling: GptOssConfig's YaRN, warned as the family's default" bash -c "
+    '$BIN' --batch -T 16 --hf-config '$tmp/ossmin.json' 2>'$tmp/e' >/dev/null &&
+    grep -qF '(not in the file: the gpt-oss family'\''s default) is not modelled: rotary scaling yarn' '$tmp/e' &&
+    grep -qF 'swiglu_limit = 7.0 (not in the file' '$tmp/e'"
+
+# --token-ids setting T after the file: its window judged at the ids' count, wherever
+# --token-ids stands, as if -T had been given before --hf-config.
+mkdir -p "$tmp/mis"
+cat >"$tmp/mis/config.json" <<'JSON'
+{"model_type": "mistral", "hidden_size": 32, "intermediate_size": 48, "num_attention_heads": 4,
+ "num_key_value_heads": 1, "num_hidden_layers": 2, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+ "hidden_act": "silu", "sliding_window": 64, "vocab_size": 40}
+JSON
+seq 1 14 >"$tmp/ids14.txt"
+# shellcheck disable=SC2086
+"$BIN" --batch -T 14 --hf-config "$tmp/mis" --token-ids "$tmp/ids14.txt" >"$tmp/t-first.json" 2>/dev/null
+for order in "--token-ids $tmp/ids14.txt --hf-config $tmp/mis" "--hf-config $tmp/mis --token-ids $tmp/ids14.txt"; do
+    # shellcheck disable=SC2086
+    "$BIN" --batch $order >"$tmp/t-ids.json" 2>"$tmp/e"
+    check "a window of 64 keys, 14 ids ($order): exit 0" test $? -eq 0
+    check "... the document of -T 14 before --hf-config" cmp -s "$tmp/t-ids.json" "$tmp/t-first.json"
+done
+check "... the mask causal (the window covers the 14 tokens)" "$PY" -c "
+import json; c = json.load(open('$tmp/t-ids.json'))['config']
+assert c['mask'] == 'causal' and c['window_layers'] == 'all', c"
+# The other way: 300 keys cover T = 256, the default the file is read at, and act at 400 ids.
+sed 's/"sliding_window": 64/"sliding_window": 300/' "$tmp/mis/config.json" >"$tmp/mis300.json"
+seq 1 400 >"$tmp/ids400.txt"
+check "a window of 300 keys, 400 ids: the window acts, 299 keys back" bash -c "
+    '$BIN' --batch --hf-config '$tmp/mis300.json' --token-ids '$tmp/ids400.txt' 2>/dev/null |
+    '$PY' -c 'import json,sys; c = json.load(sys.stdin)[\"config\"]; assert (c[\"T\"], c[\"mask\"], c[\"window\"]) == (400, \"window-causal\", 299), c'"
+# A checkpoint read in two arguments: the same (the window judged before its shapes are).
+"$BIN" --batch -T 14 --hf-config "$tmp/mis" --input embedding --vocab 40 --export-weights "$tmp/misckpt" >/dev/null 2>&1
+cp "$tmp/mis/config.json" "$tmp/misckpt/config.json"
+check "... and with --weights, --token-ids first" bash -c "
+    '$BIN' --batch --token-ids '$tmp/ids14.txt' --hf-config '$tmp/misckpt' --weights '$tmp/misckpt' 2>'$tmp/e' |
+    '$PY' -c 'import json,sys; c = json.load(sys.stdin)[\"config\"]; assert (c[\"T\"], c[\"mask\"]) == (14, \"causal\"), c'"
+
 # Combinations that would lose what it read.
 check "--jsonl with --hf-config is refused" bash -c "! '$BIN' --batch --jsonl --hf-config '$tmp/tiny' </dev/null 2>'$tmp/e' && grep -q 'accepted only without --jsonl' '$tmp/e'"
 check "grid with --hf-config is refused" bash -c "! '$BIN' grid 'T=8,16' --hf-config '$tmp/tiny' >/dev/null 2>'$tmp/e' && grep -q 'grid: --hf-config is not accepted' '$tmp/e'"

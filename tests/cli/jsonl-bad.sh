@@ -57,7 +57,7 @@ cases=(
     '{"seed": -1}|"seed": --seed '"'"'-1'"'"': accepted a whole number 0..9007199254740991'
     '{"seeds": 2000}|"seeds": --seeds '"'"'2000'"'"': accepted a whole number 1..1024'
     '{"T": 16}|-T/--tokens 16 exceeds -d/--width 8'
-    '{"layer": 3}|-l/--layer 3: accepted 1..2 (the depth)'
+    '{"layer": 3}|-l/--layer 3: accepted 1..2 (the depth, -L/--depth 2)'
     '{"d": 16, "d_qk": 8}|"d_qk": accepted only the width d = 16'
     '{"T": 8, "T": 8}|JSON byte 10: duplicate key "T"'
     '[{"T": 8}]|expected an object of settings, found an array'

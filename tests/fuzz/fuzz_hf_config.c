@@ -1,7 +1,7 @@
 /* libFuzzer harness: arbitrary bytes as one config.json for --hf-config.  The reader must
  * either set the settings (and then its report is valid JSON that the project's reader takes
- * back) or refuse with a message that names the file, never crash, and free what it built
- * either way (ASan's leak check). */
+ * back, and its window judged at another T stands at that T) or refuse with a message that
+ * names the file, never crash, and free what it built either way (ASan's leak check). */
 #include "hf_config.h"
 #include "json_read.h"
 #include "fuzz_input.h"
@@ -35,6 +35,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* the document's member would not be JSON */
         JsonValue_free(v);
         Text_free(&t);
+        /* --token-ids setting another T: the window judged there, after which that T is the
+           one the file was read at (HfConfig_check has nothing to refuse). */
+        Config at = c;
+        at.tokens = 2 + (int)(size % 4095);
+        if (HfConfig_judge_tokens(report, &at, err, sizeof err) == 0 &&
+            HfConfig_check(report, &at, err, sizeof err) != 0)
+            abort();
     }
     free(report);
     free(bytes);
