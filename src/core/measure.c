@@ -361,16 +361,22 @@ bool Measure_spread_resolved(double spread, double squares)
     return spread >= MEASURE_SIMILARITY_RESOLUTION * MEASURE_SIMILARITY_RESOLUTION * squares;
 }
 
+/* Column by column: its mean, then its squares about the mean and about 0 added to the two
+   sums.  Each is a chain of dependent additions, so the next column's sum for its mean goes
+   beside this column's squares, a third chain in the same pass: each sum in the order of a
+   column-by-column loop, in one pass instead of two.  (The last column's "next" sum reads itself
+   again and is not used.) */
 double Measure_spread_squared(int T, int d, const double *x, double *squares)
 {
-    double spread = 0, sum_of_squares = 0;
+    double spread = 0, sum_of_squares = 0, next_sum = 0;
+    for (int i = 0; i < T && d > 0; i++)
+        next_sum += x[i];
     for (int j = 0; j < d; j++) {
-        const double *col = x + (size_t)j * T;
-        double mean = 0;
-        for (int i = 0; i < T; i++)
-            mean += col[i];
-        mean /= T;
+        const double *col = x + (size_t)j * T, *next = j + 1 < d ? col + T : col;
+        double mean = next_sum / T;
+        next_sum = 0;
         for (int i = 0; i < T; i++) {
+            next_sum += next[i];
             sum_of_squares += col[i] * col[i];
             spread += (col[i] - mean) * (col[i] - mean);
         }
