@@ -244,11 +244,21 @@ static double cosine_mean(int T, int d, const double *unit, double *row_norm2)
 }
 
 /* Σ x_i by pairwise summation: within γ_⌈log2 n⌉·Σ|x_i| of the exact sum (Higham, Accuracy
-   and Stability of Numerical Algorithms, §4.2), where a running sum is within γ_{n−1}. */
+   and Stability of Numerical Algorithms, §4.2), where a running sum is within γ_{n−1}.  The
+   halves are n/2 and the rest down to four terms, summed there as the halving would: two
+   levels of calls fewer, the same bits. */
 static double pairwise_sum(int n, const double *x)
 {
-    if (n <= 2)
-        return n == 2 ? x[0] + x[1] : x[0];
+    switch (n) {
+    case 4:
+        return (x[0] + x[1]) + (x[2] + x[3]);
+    case 3:
+        return x[0] + (x[1] + x[2]);
+    case 2:
+        return x[0] + x[1];
+    }
+    if (n <= 1)
+        return x[0];
     int half = n / 2;
     return pairwise_sum(half, x) + pairwise_sum(n - half, x + half);
 }
