@@ -636,7 +636,7 @@ static void test_declared_work_is_what_the_run_does(void **state)
     assert_declared_work_compared(&v, "the bound's W^Q W^K^T norms by Cholesky, grouped heads");
     /* W^V drawn again (orthogonal: a QR each) for the gradients: L·d² doubles above the
        cache. */
-    v = c, v.width = 1024, v.depth = 9, v.layer = 9, v.init_value = MATRIX_INIT_ORTHOGONAL;
+    v = c, v.width = 512, v.depth = 9, v.layer = 9, v.init_value = MATRIX_INIT_ORTHOGONAL;
     v.attention = ATTENTION_SIGMOID; /* (softmax's centred counterpart vanishes at T = 8) */
     assert_false(Model_value_weights_cached(&v));
     assert_declared_work_compared(&v, "gradients without the value cache");

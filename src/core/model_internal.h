@@ -172,10 +172,8 @@ struct Workspace {
 };
 
 /* The value weights of all layers are kept for the gradient pass below this size, and drawn
-   again from their streams above it: each layer's W^V by the caller alone between the lanes'
-   pairs, and again for each layer of the gradients, while the other core waits.  64 MiB:
-   the eight layers of d = 1024. */
-#define VALUE_CACHE_MAX ((size_t)64 << 20)
+   again from their streams above it. */
+#define VALUE_CACHE_MAX ((size_t)16 << 20)
 
 /* The shown layer's spectra being computed, into `into`, whose arrays are the kept entry's:
    the singular values on the caller's thread (with the counterpart lane's Linalg), the
