@@ -1,8 +1,9 @@
 /* The `:` line: any setting by its name, typed as on the command line or in a preset
  * (`head-dim 128`, `--head-dim 128`, `head-dim=128`, several in a row), for the settings that
- * have no key.  A Prompt edits it; Tab completes a setting's name (or an enumeration's value),
- * cycling through the matches, and shows what the completed one accepts; ↑/↓ recall the
- * session's earlier lines.  Curses-free but for the KEY_ codes, so it is unit-tested.
+ * have no key.  A Prompt edits it at its cursor; Tab completes the setting's name (or an
+ * enumeration's value) at the cursor, cycling through the matches, and shows what the
+ * completed one accepts; ↑/↓ recall the session's earlier lines.  Curses-free but for the
+ * KEY_ codes, so it is unit-tested.
  */
 #ifndef ATTNSCOPE_TUI_SETLINE_H
 #define ATTNSCOPE_TUI_SETLINE_H
@@ -23,10 +24,11 @@ typedef struct {
     int count, recalled;
     char typed[PROMPT_SIZE];
     /* Tab's cycle while the text is what the last Tab made: the text before the word, the
-       word as typed (without its "--"), the match shown (-1: none yet), and whether the word
-       is a value (of named, NULL where its name is no setting) or a name. */
+       word as typed before the cursor (without its "--"), the text after the cursor, the match
+       shown (-1: none yet), and whether the word is a value (of named, NULL where its name is
+       no setting) or a name. */
     bool completing;
-    char stem[PROMPT_SIZE], partial[PROMPT_SIZE];
+    char stem[PROMPT_SIZE], partial[PROMPT_SIZE], rest[PROMPT_SIZE];
     int match;
     bool value;
     const Setting *named;

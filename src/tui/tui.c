@@ -677,7 +677,7 @@ static void on_export_done(Loop *l)
         l->warnings_first >= 0 || l->quit)
         return;
     prompt_open(l, PROMPT_EXPORT_DIRECTORY);
-    snprintf(l->prompt.text, sizeof l->prompt.text, "%s", l->export_typed);
+    Prompt_set_text(&l->prompt, l->export_typed);
 }
 
 /* A key while the warnings list is open: the arrows, j/k and the page keys scroll it by
