@@ -192,6 +192,38 @@ static void test_tab_completes_the_word_at_the_cursor(void **state)
     assert_int_equal(l.prompt.cursor, (int)strlen(Settings_at(second)->name));
 }
 
+/* Enter remembers a refused line as a taken one (tui.c calls SetLine_remember before it
+   applies the line): ↑ on a new line brings it back to fix; on the refused line, still open,
+   ↑ goes past it to the one before, and a recalled line puts the cursor at its end. */
+static void test_refused_lines_recalled(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    SetLine l = {0};
+    SetLine_open(&l);
+    type(&l, "seed 2", &c);
+    SetLine_remember(&l);
+    SetLine_open(&l);
+    type(&l, "heads 3", &c);
+    Controls k = Controls_from(&c);
+    char note[KEYS_NOTE_SIZE];
+    SetLine_remember(&l);
+    assert_false(SetLine_apply(l.prompt.text, &k, note, sizeof note));
+    SetLine_key(&l, KEY_UP, &c);
+    assert_string_equal(l.prompt.text, "seed 2");
+    assert_int_equal(l.prompt.cursor, 6);
+    SetLine_key(&l, KEY_DOWN, &c);
+    assert_string_equal(l.prompt.text, "heads 3");
+    SetLine_open(&l);
+    SetLine_key(&l, KEY_UP, &c);
+    assert_string_equal(l.prompt.text, "heads 3");
+    assert_int_equal(l.prompt.cursor, 7);
+    SetLine_key(&l, KEY_BACKSPACE, &c);
+    type(&l, "4", &c);
+    assert_true(SetLine_apply(l.prompt.text, &k, note, sizeof note));
+    assert_int_equal(k.config.heads, 4);
+}
+
 /* Enter's settings go into the Controls as the command line reads them; the note says them
    and which the model does not use; a toggle set on is where its key turns it back on. */
 static void test_apply_sets_what_the_line_says(void **state)
@@ -285,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_tab_without_a_match_says_so),
         cmocka_unit_test(test_tab_completes_the_word_at_the_cursor),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_refused_lines_recalled),
         cmocka_unit_test(test_apply_sets_what_the_line_says),
         cmocka_unit_test(test_apply_settles_only_what_the_line_does_not_name),
         cmocka_unit_test(test_apply_refuses_and_changes_nothing),

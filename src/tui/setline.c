@@ -170,6 +170,10 @@ static void complete(SetLine *l, const Config *c)
 static void recall(SetLine *l, int step)
 {
     int to = l->recalled + step;
+    /* A refused line stays open and is the newest entry: ↑ goes past it to the one before. */
+    if (l->recalled == l->count && to > 0 && to < l->count &&
+        strcmp(l->history[to], l->prompt.text) == 0)
+        to--;
     if (to < 0 || to > l->count)
         return;
     if (l->recalled == l->count)

@@ -2,8 +2,8 @@
  * (`head-dim 128`, `--head-dim 128`, `head-dim=128`, several in a row), for the settings that
  * have no key.  A Prompt edits it at its cursor; Tab completes the setting's name (or an
  * enumeration's value) at the cursor, cycling through the matches, and shows what the
- * completed one accepts; ↑/↓ recall the session's earlier lines.  Curses-free but for the
- * KEY_ codes, so it is unit-tested.
+ * completed one accepts; ↑/↓ recall the session's earlier lines, refused ones included.
+ * Curses-free but for the KEY_ codes, so it is unit-tested.
  */
 #ifndef ATTNSCOPE_TUI_SETLINE_H
 #define ATTNSCOPE_TUI_SETLINE_H
@@ -18,8 +18,8 @@ enum { SETLINE_HISTORY = 32, SETLINE_DETAIL_SIZE = 320 };
 
 typedef struct {
     Prompt prompt;
-    /* The lines applied this session, oldest first; recalled: the one ↑/↓ show (count: the
-       line being typed, kept in typed meanwhile). */
+    /* The lines entered this session (taken or refused), oldest first; recalled: the one ↑/↓
+       show (count: the line being typed, kept in typed meanwhile). */
     char history[SETLINE_HISTORY][PROMPT_SIZE];
     int count, recalled;
     char typed[PROMPT_SIZE];
@@ -43,7 +43,8 @@ void SetLine_open(SetLine *l);
    of a completed name shows. */
 PromptOutcome SetLine_key(SetLine *l, int key, const Config *c);
 
-/* The text into the history (after Enter applied it). */
+/* The text into the history at Enter, whether the line was taken or refused (as a shell keeps
+   a mistyped command, for ↑ to bring it back to fix). */
 void SetLine_remember(SetLine *l);
 
 /* Applies the typed settings to next as a key's change is checked, all or nothing: the command
