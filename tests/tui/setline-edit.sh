@@ -29,7 +29,10 @@ for y, row in enumerate(rows):
         print(at + 1 + int(sys.argv[1]), y, 1)
         break
 ' "$1")
-    [ -n "$want" ] && [ "$(cursor)" = "$want" ] || { echo "    # cursor $(cursor), wanted $want" && return 1; }
+    if [ -z "$want" ] || [ "$(cursor)" != "$want" ]; then
+        echo "    # cursor $(cursor), wanted $want"
+        return 1
+    fi
 }
 cursor_hidden() { [ "$(cursor | cut -d' ' -f3)" = 0 ]; }
 
