@@ -6,7 +6,7 @@
 #include "setline.h"
 #include "setting_line.h"
 
-#include <curses.h> /* KEY_UP, KEY_DOWN */
+#include <curses.h> /* KEY_UP, KEY_DOWN, KEY_LEFT */
 #include <string.h>
 
 static void type(SetLine *l, const char *text, const Config *c)
@@ -144,6 +144,86 @@ static void test_history(void **state)
     assert_string_equal(l.history[SETLINE_HISTORY - 1], "seed 34");
 }
 
+/* Tab completes the word at the cursor as a shell does: matched by what is typed of it before
+   the cursor, the text after the cursor kept; the cursor ends after the completion. */
+static void test_tab_completes_the_word_at_the_cursor(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    static const struct {
+        const char *typed;
+        int cursor;
+        const char *completed;
+        int after;
+    } CASES[] = {
+        {"rope-sc linear", 7, "rope-scaling linear", 12}, /* the blank after it is the text's */
+        {"kv-hxyz 2", 4, "kv-heads xyz 2", 9},            /* the text after it stays */
+        {"seed 2 --kv-h", 13, "seed 2 --kv-heads ", 18},  /* at the end, as before */
+        {"rope-scaling ll heads 4", 15, "rope-scaling llama3 heads 4", 19}, /* a value */
+        {"heads 4 rope-scaling=li", 23, "heads 4 rope-scaling=linear ", 28},
+        {"mask=window-c seed 3", 13, "mask=window-causal seed 3", 18},
+        {"kv-he2", 5, "kv-heads 2", 9}, /* a unique match ends with a blank */
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        SetLine l = {0};
+        SetLine_open(&l);
+        type(&l, CASES[i].typed, &c);
+        while (l.prompt.cursor > CASES[i].cursor)
+            assert_int_equal(SetLine_key(&l, KEY_LEFT, &c), PROMPT_EDITED);
+        SetLine_key(&l, '\t', &c);
+        assert_string_equal(l.prompt.text, CASES[i].completed);
+        assert_int_equal(l.prompt.cursor, CASES[i].after);
+    }
+    /* Several matches cycle in place, the text after the word kept. */
+    SetLine l = {0};
+    SetLine_open(&l);
+    type(&l, "rope- 2", &c);
+    SetLine_key(&l, KEY_LEFT, &c);
+    SetLine_key(&l, KEY_LEFT, &c);
+    SetLine_key(&l, '\t', &c);
+    SetLine_key(&l, '\t', &c);
+    char expected[PROMPT_SIZE];
+    int second = -1;
+    for (int i = 0, seen = 0; i < Settings_count() && second < 0; i++)
+        if (strncmp(Settings_at(i)->name, "rope-", 5) == 0 && seen++ == 1)
+            second = i;
+    snprintf(expected, sizeof expected, "%s 2", Settings_at(second)->name);
+    assert_string_equal(l.prompt.text, expected);
+    assert_int_equal(l.prompt.cursor, (int)strlen(Settings_at(second)->name));
+}
+
+/* Enter remembers a refused line as a taken one (tui.c calls SetLine_remember before it
+   applies the line): ↑ on a new line brings it back to fix; on the refused line, still open,
+   ↑ goes past it to the one before, and a recalled line puts the cursor at its end. */
+static void test_refused_lines_recalled(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    SetLine l = {0};
+    SetLine_open(&l);
+    type(&l, "seed 2", &c);
+    SetLine_remember(&l);
+    SetLine_open(&l);
+    type(&l, "heads 3", &c);
+    Controls k = Controls_from(&c);
+    char note[KEYS_NOTE_SIZE];
+    SetLine_remember(&l);
+    assert_false(SetLine_apply(l.prompt.text, &k, note, sizeof note));
+    SetLine_key(&l, KEY_UP, &c);
+    assert_string_equal(l.prompt.text, "seed 2");
+    assert_int_equal(l.prompt.cursor, 6);
+    SetLine_key(&l, KEY_DOWN, &c);
+    assert_string_equal(l.prompt.text, "heads 3");
+    SetLine_open(&l);
+    SetLine_key(&l, KEY_UP, &c);
+    assert_string_equal(l.prompt.text, "heads 3");
+    assert_int_equal(l.prompt.cursor, 7);
+    SetLine_key(&l, KEY_BACKSPACE, &c);
+    type(&l, "4", &c);
+    assert_true(SetLine_apply(l.prompt.text, &k, note, sizeof note));
+    assert_int_equal(k.config.heads, 4);
+}
+
 /* Enter's settings go into the Controls as the command line reads them; the note says them
    and which the model does not use; a toggle set on is where its key turns it back on. */
 static void test_apply_sets_what_the_line_says(void **state)
@@ -235,7 +315,9 @@ int main(void)
         cmocka_unit_test(test_tab_cycles_through_the_matches),
         cmocka_unit_test(test_tab_completes_values),
         cmocka_unit_test(test_tab_without_a_match_says_so),
+        cmocka_unit_test(test_tab_completes_the_word_at_the_cursor),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_refused_lines_recalled),
         cmocka_unit_test(test_apply_sets_what_the_line_says),
         cmocka_unit_test(test_apply_settles_only_what_the_line_does_not_name),
         cmocka_unit_test(test_apply_refuses_and_changes_nothing),

@@ -16,6 +16,10 @@ struct Screen {
     bool unicode;
     bool color;
     bool bold; /* presentation mode: every cell bold */
+    /* Where this frame shows the terminal's cursor (row -1: hidden), and whether it is shown
+       now (curs_set is sent only when that changes). */
+    int cursor_row, cursor_col;
+    bool cursor_shown;
 };
 
 /* The colour of each ink on 8-colour terminals (pair number = ink + 1); -1 is the
@@ -313,8 +317,14 @@ void Screen_set_bold(Screen *s, bool bold)
 
 void Screen_erase(Screen *s)
 {
-    (void)s;
     werase(stdscr);
+    s->cursor_row = -1;
+}
+
+void Screen_cursor(Screen *s, int row, int col)
+{
+    s->cursor_row = row;
+    s->cursor_col = col;
 }
 
 /* Colour or, on a monochrome screen, an attribute where one helps the eye; glyphs and
@@ -393,9 +403,16 @@ void Screen_box(Screen *s, int row, int col, int rows, int cols)
 
 void Screen_show(Screen *s, bool repaint)
 {
-    (void)s;
+    bool shown = s->cursor_row >= 0;
+    /* doupdate leaves the terminal's cursor where stdscr's is (leaveok is off). */
+    if (shown)
+        wmove(stdscr, s->cursor_row, s->cursor_col);
     if (repaint)
         clearok(curscr, TRUE);
     wnoutrefresh(stdscr);
     doupdate();
+    if (shown != s->cursor_shown) {
+        curs_set(shown ? 1 : 0);
+        s->cursor_shown = shown;
+    }
 }

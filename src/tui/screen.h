@@ -66,6 +66,9 @@ void Screen_canvas(Screen *s, const Canvas *c, int row, int col);
 void Screen_text(Screen *s, int row, int col, const char *text, Ink ink, bool bold);
 /* Clears the rectangle and draws a frame around it (for overlays). */
 void Screen_box(Screen *s, int row, int col, int rows, int cols);
+/* Shows the terminal's cursor at row, col in this frame (a prompt's typing place); a frame
+   that does not place it hides it. */
+void Screen_cursor(Screen *s, int row, int col);
 /* Sends the frame; repaint redraws every cell (Ctrl-L). */
 void Screen_show(Screen *s, bool repaint);
 

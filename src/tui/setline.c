@@ -105,23 +105,26 @@ static int candidates(const SetLine *l, const Setting *named, bool value,
     return n;
 }
 
-/* Tab: the word being typed completed to its next match, the detail saying what the completed
-   setting (or the setting whose value it is) accepts. */
+/* Tab: the word at the cursor completed to its next match, as a shell completes it: matched by
+   what is typed of it before the cursor, the match in its place and the text after the cursor
+   kept.  The detail says what the completed setting (or the setting whose value it is)
+   accepts. */
 static void complete(SetLine *l, const Config *c)
 {
     char *text = l->prompt.text;
     if (!l->completing) {
         /* The stem keeps the word's "--" or its "name=", the partial is what is matched. */
-        size_t at = strlen(text);
-        while (at > 0 && text[at - 1] != ' ' && text[at - 1] != '\t' && text[at - 1] != '=')
+        int at = l->prompt.cursor;
+        while (at > 0 && !strchr(" \t=", text[at - 1]))
             at--;
-        memcpy(l->stem, text, at);
+        memcpy(l->stem, text, (size_t)at);
         l->stem[at] = '\0';
         l->value = value_next(l->stem, &l->named);
-        if (strncmp(text + at, "--", 2) == 0)
+        if (strncmp(text + at, "--", 2) == 0 && at + 2 <= l->prompt.cursor)
             at += 2;
-        snprintf(l->partial, sizeof l->partial, "%s", text + at);
-        memcpy(l->stem, text, at);
+        snprintf(l->partial, sizeof l->partial, "%.*s", l->prompt.cursor - at, text + at);
+        snprintf(l->rest, sizeof l->rest, "%s", text + l->prompt.cursor);
+        memcpy(l->stem, text, (size_t)at);
         l->stem[at] = '\0';
         l->match = -1;
     }
@@ -143,9 +146,16 @@ static void complete(SetLine *l, const Config *c)
         return;
     }
     l->match = (l->match + 1) % count;
-    int n = snprintf(text, PROMPT_SIZE, "%s%s%s", l->stem, found[l->match], count == 1 ? " " : "");
-    if (n >= PROMPT_SIZE)
-        snprintf(text, PROMPT_SIZE, "%s", l->stem);
+    /* One match ends its word with a blank, unless the text after it starts with one. */
+    bool blank = count == 1 && l->rest[0] != ' ' && l->rest[0] != '\t';
+    char line[PROMPT_SIZE];
+    int cursor = snprintf(line, sizeof line, "%s%s%s", l->stem, found[l->match], blank ? " " : "");
+    /* A completion too long for the line leaves the text as it was. */
+    if ((size_t)cursor + strlen(l->rest) < sizeof line) {
+        memcpy(text, line, (size_t)cursor);
+        memcpy(text + cursor, l->rest, strlen(l->rest) + 1);
+        l->prompt.cursor = cursor;
+    }
     const Setting *s = value ? named : Settings_find(found[l->match]);
     int used = count > 1 ? snprintf(l->detail, sizeof l->detail,
                                     "%d of %d (Tab: next): ", l->match + 1, count)
@@ -160,13 +170,16 @@ static void complete(SetLine *l, const Config *c)
 static void recall(SetLine *l, int step)
 {
     int to = l->recalled + step;
+    /* A refused line stays open and is the newest entry: ↑ goes past it to the one before. */
+    if (l->recalled == l->count && to > 0 && to < l->count &&
+        strcmp(l->history[to], l->prompt.text) == 0)
+        to--;
     if (to < 0 || to > l->count)
         return;
     if (l->recalled == l->count)
         snprintf(l->typed, sizeof l->typed, "%s", l->prompt.text);
     l->recalled = to;
-    snprintf(l->prompt.text, sizeof l->prompt.text, "%s",
-             to == l->count ? l->typed : l->history[to]);
+    Prompt_set_text(&l->prompt, to == l->count ? l->typed : l->history[to]);
 }
 
 PromptOutcome SetLine_key(SetLine *l, int key, const Config *c)

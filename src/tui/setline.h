@@ -1,8 +1,9 @@
 /* The `:` line: any setting by its name, typed as on the command line or in a preset
  * (`head-dim 128`, `--head-dim 128`, `head-dim=128`, several in a row), for the settings that
- * have no key.  A Prompt edits it; Tab completes a setting's name (or an enumeration's value),
- * cycling through the matches, and shows what the completed one accepts; ↑/↓ recall the
- * session's earlier lines.  Curses-free but for the KEY_ codes, so it is unit-tested.
+ * have no key.  A Prompt edits it at its cursor; Tab completes the setting's name (or an
+ * enumeration's value) at the cursor, cycling through the matches, and shows what the
+ * completed one accepts; ↑/↓ recall the session's earlier lines, refused ones included.
+ * Curses-free but for the KEY_ codes, so it is unit-tested.
  */
 #ifndef ATTNSCOPE_TUI_SETLINE_H
 #define ATTNSCOPE_TUI_SETLINE_H
@@ -17,16 +18,17 @@ enum { SETLINE_HISTORY = 32, SETLINE_DETAIL_SIZE = 320 };
 
 typedef struct {
     Prompt prompt;
-    /* The lines applied this session, oldest first; recalled: the one ↑/↓ show (count: the
-       line being typed, kept in typed meanwhile). */
+    /* The lines entered this session (taken or refused), oldest first; recalled: the one ↑/↓
+       show (count: the line being typed, kept in typed meanwhile). */
     char history[SETLINE_HISTORY][PROMPT_SIZE];
     int count, recalled;
     char typed[PROMPT_SIZE];
     /* Tab's cycle while the text is what the last Tab made: the text before the word, the
-       word as typed (without its "--"), the match shown (-1: none yet), and whether the word
-       is a value (of named, NULL where its name is no setting) or a name. */
+       word as typed before the cursor (without its "--"), the text after the cursor, the match
+       shown (-1: none yet), and whether the word is a value (of named, NULL where its name is
+       no setting) or a name. */
     bool completing;
-    char stem[PROMPT_SIZE], partial[PROMPT_SIZE];
+    char stem[PROMPT_SIZE], partial[PROMPT_SIZE], rest[PROMPT_SIZE];
     int match;
     bool value;
     const Setting *named;
@@ -41,7 +43,8 @@ void SetLine_open(SetLine *l);
    of a completed name shows. */
 PromptOutcome SetLine_key(SetLine *l, int key, const Config *c);
 
-/* The text into the history (after Enter applied it). */
+/* The text into the history at Enter, whether the line was taken or refused (as a shell keeps
+   a mistyped command, for ↑ to bring it back to fix). */
 void SetLine_remember(SetLine *l);
 
 /* Applies the typed settings to next as a key's change is checked, all or nothing: the command

@@ -628,16 +628,16 @@ static void prompt_key(Loop *l, int key)
 
 /* A key while the : line is open.  Enter sets what it says as a key's change is set (the
    memory budget, then the job or the long-job question); a refusal keeps the line open, its
-   reason under it, and sets nothing. */
+   reason under it, and sets nothing.  Either way the line goes into the history. */
 static void setline_key(Loop *l, int key)
 {
     switch (SetLine_key(&l->setline, key, &l->controls.config)) {
     case PROMPT_DONE: {
         Controls next = l->controls;
+        SetLine_remember(&l->setline);
         if (!SetLine_apply(l->setline.prompt.text, &next, l->note, sizeof l->note) ||
             settings_refused(l, &next.config))
             break;
-        SetLine_remember(&l->setline);
         l->prompting = PROMPT_NONE;
         Trace_event(l->trace, "set %s", l->setline.prompt.text);
         change_to(l, &next);
@@ -677,7 +677,7 @@ static void on_export_done(Loop *l)
         l->warnings_first >= 0 || l->quit)
         return;
     prompt_open(l, PROMPT_EXPORT_DIRECTORY);
-    snprintf(l->prompt.text, sizeof l->prompt.text, "%s", l->export_typed);
+    Prompt_set_text(&l->prompt, l->export_typed);
 }
 
 /* A key while the warnings list is open: the arrows, j/k and the page keys scroll it by

@@ -380,6 +380,9 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     Screen_erase(s);
     if (cols < VIEW_MIN_COLS || rows < VIEW_MIN_ROWS) {
         size_message(s);
+        /* An open prompt still takes the keys: its line on the last row shows what they do. */
+        if (v->prompt)
+            View_prompt_line(s, v->prompt, rows - 1, 0, cols);
         Screen_show(s, repaint);
         return false;
     }

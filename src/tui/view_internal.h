@@ -55,6 +55,10 @@ void View_warnings_overlay(Screen *s, const Snapshot *shown, unsigned subjects, 
 /* The preset picker: the list on the left (source beside each name, the selection marked
    with > and bold, so it does not rest on colour), the selection's header on the right. */
 void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows, int cols);
+/* A prompt's label and the part of its text that keeps the cursor in view, on one row of
+   width columns (never more: a long text scrolls, Prompt_first_shown), the terminal's cursor
+   placed where typing goes (a prompt that takes no text shows none). */
+void View_prompt_line(Screen *s, const Prompt *p, int row, int col, int width);
 /* The prompt of p or x: its title, what is typed so far with a cursor, its detail, what the
    keys do. */
 void View_prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows, int cols);

@@ -339,20 +339,33 @@ void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows,
     }
 }
 
+void View_prompt_line(Screen *s, const Prompt *p, int row, int col, int width)
+{
+    char label[PROMPT_SIZE + 64], line[2 * PROMPT_SIZE + 64];
+    View_spelled_cut(s, p->label, width, label, sizeof label);
+    int label_cols = Ascii_columns(label), room = width - label_cols;
+    int length = (int)strlen(p->text);
+    int cursor = p->cursor < 0 || p->cursor > length ? length : p->cursor;
+    int first = room > 0 ? Prompt_first_shown(p, room) : length;
+    /* The cell past the end, where typing appends, is marked (the cursor may be elsewhere). */
+    bool end = cursor == length && room > 0;
+    int shown = length - first < room - end ? length - first : room - end;
+    snprintf(line, sizeof line, "%s%.*s%s", label, shown > 0 ? shown : 0, p->text + first,
+             end ? "_" : "");
+    Screen_text(s, row, col, line, INK_DEFAULT, true);
+    if (p->max_chars > 0 && room > 0)
+        Screen_cursor(s, row, col + label_cols + cursor - first);
+}
+
 void View_prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows, int cols)
 {
     int detail_rows = p->detail ? 2 : 0;
     int box_cols = cols - 4 < 90 ? cols - 4 : 90, box_rows = 8 + detail_rows;
     int top = (rows - box_rows) / 2, left = (cols - box_cols) / 2;
     Screen_box(s, top, left, box_rows, box_cols);
-    char buf[PROMPT_SIZE + 64], out[PROMPT_SIZE + 64];
+    char out[PROMPT_SIZE + 64];
     Screen_text(s, top, left + 2, p->title, INK_DEFAULT, true);
-    /* A long text shows its end, where the typing is. */
-    int room = box_cols - 5 - (int)strlen(p->label), length = (int)strlen(p->text);
-    const char *shown = length > room ? p->text + (length - room) : p->text;
-    snprintf(buf, sizeof buf, "%s%s_", p->label, shown);
-    Screen_text(s, top + 2, left + 2, View_spelled_cut(s, buf, box_cols - 4, out, sizeof out),
-                INK_DEFAULT, true);
+    View_prompt_line(s, p, top + 2, left + 2, box_cols - 4);
     if (p->detail)
         View_wrapped(s, true, p->detail, top + 3, left + 2, detail_rows, box_cols - 4);
     Screen_text(s, top + 3 + detail_rows, left + 2,

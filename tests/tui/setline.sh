@@ -3,8 +3,9 @@
 # it accepts, Enter sets it and the next result is --batch's with the same settings (its CSV
 # files, settings line and numbers, byte for byte), what it changes is computed as a key's
 # change is (a shown layer from the kept networks), a refusal says the command line's words and
-# sets nothing, ↑/↓ recall the lines set, Esc cancels, an option that is not a setting is
-# refused with the reason, T follows a width the line sets as it follows d, and q quits.
+# sets nothing, ↑/↓ recall the lines entered (a refused one too), Esc cancels, an option that is
+# not a setting is refused with the reason, T follows a width the line sets as it follows d,
+# and q quits.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -68,9 +69,10 @@ expect "its count" "1 of 8 \(Tab: next\)"
 press "Tab again: the next match" ":rope-local-base-freq_" Tab
 keys Escape
 keys ":"
-press "↑ recalls the line set last" ":seed 2_" Up
+press "↑ recalls the line entered last, refused as it was (to fix it)" ":heads 0_" Up
+press "↑ again, the one set before it" ":seed 2_" Up
 press "↑ again, the one before it" ":layer 2_" Up
-press "↓ back to the last" ":seed 2_" Down
+press "↓ back to the later one" ":seed 2_" Down
 keys Escape
 keys ":"
 keys -l "weights x.safetensors"
