@@ -118,11 +118,23 @@ int draw_value_weights(Workspace *w, RandomStream *random, Linalg *la, const Con
     return info;
 }
 
+/* Layer 1 multiplies A_1·X0 first for its values, and X0 is the frozen product's start: the
+   step's own product is A_1·X0, 2T²d flops fewer a network than a product after it. */
+bool Model_frozen_product_in_step(const Config *c, int layer)
+{
+    return layer == 1 && gradients_apply(c);
+}
+
 /* frozen ← A_ℓ·frozen after lane's layer step, whose attention buffer holds the one head's
    applied matrix (as Aᵀ); the queries are spent, so their buffer is the product's spare.
-   Returns 0 or LANE_STOPPED. */
-int frozen_attention_step(const Config *c, Lane *lane, Network *net)
+   Where the step formed it (Model_frozen_product_in_step), its values' buffer holds A_ℓ·frozen,
+   copied, its scale the input's.  Returns 0 or LANE_STOPPED. */
+int frozen_attention_step(const Config *c, int layer, Lane *lane, Network *net)
 {
+    if (Model_frozen_product_in_step(c, layer)) {
+        memcpy(lane->frozen, lane->step.values, sizeof(double) * c->tokens * c->width);
+        return 0;
+    }
     double unused;
     return scaled_step(lane->step.la, c->tokens, c->width, &lane->frozen, &lane->step.queries,
                        lane->step.attention, NULL, true, &net->log_frozen, &unused);

@@ -385,7 +385,7 @@ bool gradients_apply(const Config *c);
 int draw_value_weights(Workspace *w, RandomStream *random, Linalg *la, const Config *c,
                        uint64_t seed, int layer, double **out);
 /* frozen ← A_ℓ·frozen after lane's layer step. */
-int frozen_attention_step(const Config *c, Lane *lane, Network *net);
+int frozen_attention_step(const Config *c, int layer, Lane *lane, Network *net);
 /* Whether the first seed's gradients at the depth are to be computed: its tracks lack them. */
 bool gradients_due(const Run *run);
 /* The value weights' part of the gradients (their product from the top down), with la,

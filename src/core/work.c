@@ -373,9 +373,16 @@ typedef struct {
    first seed, by the gradients' own rule), the heads' entropies and the measures. */
 static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out)
 {
-    LayerStep step = {.config = c, .layer = layer, .gap = gap, .attention_built = how.shared};
+    bool frozen_in_step = how.first_seed && Model_frozen_product_in_step(c, layer);
+    LayerStep step = {.config = c,
+                      .layer = layer,
+                      .gap = gap,
+                      .attention_built = how.shared,
+                      .mix_tokens_first = frozen_in_step};
     Layer_declare(&step, out);
-    if (how.first_seed && Model_gradients_unavailable(c) == NULL)
+    if (frozen_in_step)
+        passes(out, (double)c->tokens * c->width); /* the step's A_1·X0 copied */
+    else if (how.first_seed && Model_gradients_unavailable(c) == NULL)
         product(out, c->tokens, c->width, c->tokens, 1);
     /* Each head's row entropies of A as built (run_lane.c's observer, on the first seed's measured
        layers): a log per entry the mask allows, at most T². */
