@@ -127,8 +127,9 @@ bool Model_frozen_product_in_step(const Config *c, int layer)
 
 /* frozen ← A_ℓ·frozen after lane's layer step, whose attention buffer holds the one head's
    applied matrix (as Aᵀ); the queries are spent, so their buffer is the product's spare.
-   Where the step formed it (Model_frozen_product_in_step), its values' buffer holds A_ℓ·frozen,
-   copied, its scale the input's.  Returns 0 or LANE_STOPPED. */
+   Where the step formed it (Model_frozen_product_in_step), its values' buffer holds A_1·X0,
+   A_1 times the frozen product's start (a copy of X0): copied, with X0's scale, log_frozen
+   unchanged.  Returns 0 or LANE_STOPPED. */
 int frozen_attention_step(const Config *c, int layer, Lane *lane, Network *net)
 {
     if (Model_frozen_product_in_step(c, layer)) {
