@@ -868,10 +868,11 @@ static void test_gradients_priced_by_the_models_rule(void **state)
 }
 
 /* The gradients' products, counted by Linalg in the run (not by the plan): per network the
-   frozen products A_ℓ·F_{ℓ−1} of layers 2..L (layer 1's is the step's own A_1·X0, the values
-   multiplied in that order) and P1's chain, L − 1 products each, and P2's chain of L − 2
-   d×d×d products; the difference between a run with them and one without (b = 2, the same
-   layers' products otherwise).  T ≠ d tells the T×T×d products from the T×d×d ones. */
+   frozen products A_ℓ·F_{ℓ−1} of layers 2..L, L − 1 (layer 1's is the step's own A_1·X0, the
+   values multiplied in that order), P1's chain, L − 2 (ℓ = L's P1 is layer L's A_L·X_{L−1}),
+   and P2's chain of L − 2 d×d×d products; the difference between a run with them and one
+   without (b = 2, the same layers' products otherwise).  T ≠ d tells the T×T×d products from
+   the T×d×d ones. */
 static void test_gradients_products_counted_in_the_run(void **state)
 {
     (void)state;
@@ -891,7 +892,7 @@ static void test_gradients_products_counted_in_the_run(void **state)
         assert_false(network_died(r));
         Result_free(r);
     }
-    double frozen = 2 * (L - 1) * 2 * T * T * d, p1 = 2 * (L - 1) * 2 * T * d * d;
+    double frozen = 2 * (L - 1) * 2 * T * T * d, p1 = 2 * (L - 2) * 2 * T * d * d;
     double p2 = (L - 2) * 2 * d * d * d;
     if (gradients != frozen + p1 + p2)
         fail_msg("the gradients' products did %.17g flops, expected %.17g (frozen %.17g, P1 "
