@@ -867,6 +867,39 @@ static void test_gradients_priced_by_the_models_rule(void **state)
     assert_true(fresh(&with) > fresh(&none));
 }
 
+/* The gradients' products, counted by Linalg in the run (not by the plan): per network the
+   frozen products A_ℓ·F_{ℓ−1} of layers 2..L, L − 1 (layer 1's is the step's own A_1·X0, the
+   values multiplied in that order), P1's chain, L − 2 (ℓ = L's P1 is layer L's A_L·X_{L−1}),
+   and P2's chain of L − 2 d×d×d products; the difference between a run with them and one
+   without (b = 2, the same layers' products otherwise).  T ≠ d tells the T×T×d products from
+   the T×d×d ones. */
+static void test_gradients_products_counted_in_the_run(void **state)
+{
+    (void)state;
+    Config with = Config_default();
+    with.attention = ATTENTION_RELU; /* no collapse: the same stable-rank route either way */
+    with.tokens = 16;
+    with.width = 24;
+    with.depth = 3; /* at 4, b = 2's network is exactly 0 after its last layer, unmeasured */
+    Config none = with;
+    none.branch_gain = 2;
+    assert_null(Model_gradients_unavailable(&with));
+    assert_non_null(Model_gradients_unavailable(&none));
+    double filled, T = with.tokens, d = with.width, L = with.depth, gradients = 0;
+    for (int run = 0; run < 2; run++) {
+        Result *r = Result_new();
+        gradients += (run ? -1 : 1) * performed_work(run ? &none : &with, r, &filled).product_flops;
+        assert_false(network_died(r));
+        Result_free(r);
+    }
+    double frozen = 2 * (L - 1) * 2 * T * T * d, p1 = 2 * (L - 2) * 2 * T * d * d;
+    double p2 = (L - 2) * 2 * d * d * d;
+    if (gradients != frozen + p1 + p2)
+        fail_msg("the gradients' products did %.17g flops, expected %.17g (frozen %.17g, P1 "
+                 "%.17g, P2 %.17g)",
+                 gradients, frozen + p1 + p2, frozen, p1, p2);
+}
+
 /* The steps of a fresh first seed: the first one's lists summed apart, and each step's
    d×d×d product flops (the value chain's products; with one head the q·k norms' too). */
 enum { STEPS_MAX = 64 };
@@ -1582,6 +1615,7 @@ int main(void)
         cmocka_unit_test(test_entropies_are_priced),
         cmocka_unit_test(test_mlp_and_output_projection_are_priced),
         cmocka_unit_test(test_gradients_priced_by_the_models_rule),
+        cmocka_unit_test(test_gradients_products_counted_in_the_run),
         cmocka_unit_test(test_value_chain_planned_beside_x0),
         cmocka_unit_test(test_causal_outliers_priced_as_dgeev),
         cmocka_unit_test(test_head_key_priced_as_its_dgeev),

@@ -299,6 +299,11 @@ typedef struct {
        (NULL for kinds without); false: built here. */
     bool attention_built;
     const double *built_logits;
+    /* One fused head without a value bias (the gradients' network, Model_gradients_unavailable):
+       the values as (A·X')·W^V, A·X' left in the buffers' `values` for the driver (the frozen
+       product of the gradients at layer 1, A_1·X0), in place of A·(X'·W^V): the same flops
+       in the other order.  false: A·(X'·W^V). */
+    bool mix_tokens_first;
 } LayerStep;
 
 typedef enum {

@@ -118,11 +118,28 @@ int draw_value_weights(Workspace *w, RandomStream *random, Linalg *la, const Con
     return info;
 }
 
-/* frozen ← A_ℓ·frozen after lane's layer step, whose attention buffer holds the one head's
-   applied matrix (as Aᵀ); the queries are spent, so their buffer is the product's spare.
-   Returns 0 or LANE_STOPPED. */
-int frozen_attention_step(const Config *c, Lane *lane, Network *net)
+/* Layer 1 multiplies A_1·X0 first for its values, and X0 is the frozen product's start: the
+   step's own product is A_1·X0, 2T²d flops fewer a network than a product after it. */
+bool Model_frozen_product_in_step(const Config *c, int layer)
 {
+    return layer == 1 && gradients_apply(c);
+}
+
+/* frozen ← A_ℓ·frozen after lane's layer step (LayerStep.mix_tokens_first), whose attention
+   buffer holds the one head's applied matrix (as Aᵀ); the queries are spent, so their buffer
+   is the product's spare.  The step's values' buffer holds A_ℓ·x, X_{ℓ−1} = exp(log_scale_in)·x:
+   its norm is P1's at ℓ = L for a network of depth ℓ (X_{L−1} = A_{L−1}⋯A_1 X0 W_1⋯W_{L−1},
+   so P1 = A_L⋯A_1 X0 W_1⋯W_{L−1} = A_L X_{L−1}).  Layer 1's is A_1 times the frozen product's
+   start (a copy of X0, Model_frozen_product_in_step): copied, with X0's scale, log_frozen
+   unchanged.  Returns 0 or LANE_STOPPED. */
+int frozen_attention_step(const Config *c, int layer, Lane *lane, Network *net, double log_scale_in)
+{
+    double mixed = cblas_dnrm2(c->tokens * c->width, lane->step.values, 1);
+    net->log10_mixed2 = mixed > 0 ? log10_true_norm2(mixed, log_scale_in) : -INFINITY;
+    if (Model_frozen_product_in_step(c, layer)) {
+        memcpy(lane->frozen, lane->step.values, sizeof(double) * c->tokens * c->width);
+        return 0;
+    }
     double unused;
     return scaled_step(lane->step.la, c->tokens, c->width, &lane->frozen, &lane->step.queries,
                        lane->step.attention, NULL, true, &net->log_frozen, &unused);
@@ -142,11 +159,14 @@ static void gradient_task(int which, void *context)
         return;
     }
     Lane *lane = &run->w->lane[which];
-    double log10_p1;
-    /* Layer L's P1 is the last: its norm alone (run->weights.value is NULL there). */
-    run->info[which] = scaled_step(lane->step.la, run->config->tokens, run->config->width,
-                                   &lane->frozen, &lane->step.queries, NULL, run->weights.value,
-                                   false, &run->nets[which].log_frozen, &log10_p1);
+    int L = run->config->depth;
+    double log10_p1 = run->nets[which].log10_mixed2; /* layer L's own A_L X_{L−1} */
+    /* Layer L − 1's P1 is the chain's last: its norm alone (run->weights.value is NULL there);
+       layer L's, A_L X_{L−1}, layer L's step measured. */
+    if (l < L)
+        run->info[which] = scaled_step(lane->step.la, run->config->tokens, run->config->width,
+                                       &lane->frozen, &lane->step.queries, NULL, run->weights.value,
+                                       false, &run->nets[which].log_frozen, &log10_p1);
     if (run->info[which])
         return;
     t->log10_gradient_norm[l] += log10_p1;
@@ -208,8 +228,9 @@ int value_chain(Run *run, RandomStream *random, Linalg *la)
 /* ‖∂X_L/∂W^V_ℓ‖_F² with attention frozen = ‖P1‖_F²·‖P2‖_F², P1 = A_L⋯A_1 X0 W_1⋯W_{ℓ−1},
    P2 = W_{ℓ+1}⋯W_L (docs/model.md §2), in log10 for ℓ = 1..L, for both tracks of the first seed.
    The lanes hold the frozen products of layer L; P2's part is value_chain's, computed here
-   unless it already was.  P1 takes L − 1 products, one per pair of lanes, and the last pair
-   only its norm.  W^V_1..W^V_{L−1} come from the cache, or are drawn again from their
+   unless it already was.  P1 takes L − 2 products, one per pair of lanes, the next pair only
+   its norm, and ℓ = L's is layer L's own (frozen_attention_step).  W^V_1..W^V_{L−2} come
+   from the cache, or are drawn again from their
    streams where L·d² doubles would not fit.  Returns 0 or LANE_STOPPED (the tracks then
    have no gradients) or LAPACK's status. */
 int frozen_attention_gradients(Run *run)
@@ -228,8 +249,9 @@ int frozen_attention_gradients(Run *run)
     for (int l = 1; l <= L; l++) {
         run->layer = l;
         run->weights.value = NULL;
-        int info =
-            l < L ? draw_value_weights(w, w->random, la, c, run->seed, l, &run->weights.value) : 0;
+        int info = l < L - 1
+                       ? draw_value_weights(w, w->random, la, c, run->seed, l, &run->weights.value)
+                       : 0;
         if (info)
             return info;
         both_lanes(run->progress, gradient_task, run);

@@ -787,6 +787,20 @@ static int project_heads(const Config *c, int layer, const LayerWeights *w, cons
     return info;
 }
 
+/* LayerStep.mix_tokens_first: A·X' into `values`, then X ← keep·X + branch·(A·X')·W^V (one
+   fused head, no value bias), 2T²d + 2Td² flops as A·(X'·W^V).  Returns 0 or LINALG_STOPPED. */
+static int mix_then_project(const Config *c, const LayerWeights *w, LayerBuffers *b,
+                            const double *source)
+{
+    int T = c->tokens, d = c->width;
+    int info = gemm(b, true, false, T, d, T, 1.0, b->attention, T, source, T, 0.0, b->values, T);
+    if (info)
+        return info;
+    Join join = join_of(c, b);
+    return gemm(b, false, false, T, d, d, join.branch, b->values, T, w->value, d, join.keep,
+                join.into, T);
+}
+
 /* The soft-cap on the logits just formed (status 0), which *logits then names. */
 static int finish_logits(const Config *c, LayerBuffers *b, int status, const double **logits)
 {
@@ -904,6 +918,8 @@ static int step_head(const LayerStep *s, const LayerAffine *a, LayerBuffers *b, 
         info = o->applied(o->context, h, b->attention, gap, &gap_warnings);
     /* The attention buffer is Aᵀ to BLAS, hence the transposed flag.  Several heads: X' W^V
        is in `values` already (project_heads). */
+    if (!info && s->mix_tokens_first)
+        return mix_then_project(c, s->weights, b, source);
     if (!info && c->heads == 1)
         info = project_values(c, s->weights, a, b, source);
     if (info)

@@ -32,7 +32,10 @@ enum { NETWORK_MAIN, NETWORK_COUNTERPART, NETWORKS };
 typedef struct {
     double log_scale; /* X_ℓ = exp(log_scale) · x (input-independent kinds are rescaled) */
     double log_similarity0;
-    double log_frozen;    /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
+    double log_frozen; /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
+    /* log10 ‖A_ℓ X_{ℓ−1}‖_F² of the layer (first seed, where the gradients apply: the step's
+       first product, LayerStep.mix_tokens_first), P1 of ℓ = L at depth L = ℓ; else NaN. */
+    double log10_mixed2;
     bool similarity_lost; /* its token similarity became round-off (warned once) */
     bool mean_dominates;  /* its stable rank read collapsed beside a spread (warned once) */
     bool dead;            /* overflowed or vanished: later layers are undefined */
@@ -384,8 +387,9 @@ bool gradients_apply(const Config *c);
 /* The first seed's W^V of `layer`, from the cache or drawn into it (*out: where it is). */
 int draw_value_weights(Workspace *w, RandomStream *random, Linalg *la, const Config *c,
                        uint64_t seed, int layer, double **out);
-/* frozen ← A_ℓ·frozen after lane's layer step. */
-int frozen_attention_step(const Config *c, Lane *lane, Network *net);
+/* frozen ← A_ℓ·frozen after lane's layer step, and the norm of the step's A_ℓ X_{ℓ−1}. */
+int frozen_attention_step(const Config *c, int layer, Lane *lane, Network *net,
+                          double log_scale_in);
 /* Whether the first seed's gradients at the depth are to be computed: its tracks lack them. */
 bool gradients_due(const Run *run);
 /* The value weights' part of the gradients (their product from the top down), with la,

@@ -334,7 +334,7 @@ static int input_layer(Run *run)
         run->held[n] = 0;
         run->input_bound_for[n] = tasks.bounding ? 1 : 0;
         run->input_bound[n] = tasks.bound.norm_squared;
-        run->nets[n] = (Network){.log_similarity0 = m0.log_similarity};
+        run->nets[n] = (Network){.log_similarity0 = m0.log_similarity, .log10_mixed2 = NAN};
         if (t->layers >= 0)
             continue;
         MeasureCounts declared = {.flat_proofs_declared =

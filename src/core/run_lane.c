@@ -270,11 +270,13 @@ static int network_layer(Run *run, int which)
                       .gap = run->track[which]->gap,
                       .observer = &observer,
                       .attention_built = run->attention_ready,
-                      .built_logits = run->shared_logits};
+                      .built_logits = run->shared_logits,
+                      .mix_tokens_first = run->first_seed && gradients_apply(c)};
     LayerOutcome outcome;
+    double log_scale_in = net->log_scale;
     int info = Layer_step(&step, &lane->step, &outcome, &net->log_scale);
-    if (!info && outcome != LAYER_ATTENTION_OVERFLOW && run->first_seed && gradients_apply(c))
-        info = frozen_attention_step(c, lane, net);
+    if (!info && outcome != LAYER_ATTENTION_OVERFLOW && step.mix_tokens_first)
+        info = frozen_attention_step(c, run->layer, lane, net, log_scale_in);
     if (info)
         return info;
     /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before

@@ -373,9 +373,18 @@ typedef struct {
    first seed, by the gradients' own rule), the heads' entropies and the measures. */
 static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out)
 {
-    LayerStep step = {.config = c, .layer = layer, .gap = gap, .attention_built = how.shared};
+    bool gradients = how.first_seed && Model_gradients_unavailable(c) == NULL;
+    LayerStep step = {.config = c,
+                      .layer = layer,
+                      .gap = gap,
+                      .attention_built = how.shared,
+                      .mix_tokens_first = gradients};
     Layer_declare(&step, out);
-    if (how.first_seed && Model_gradients_unavailable(c) == NULL)
+    if (gradients) /* the norm of the step's A·X */
+        passes(out, (double)c->tokens * c->width);
+    if (gradients && Model_frozen_product_in_step(c, layer))
+        passes(out, (double)c->tokens * c->width); /* the step's A_1·X0 copied */
+    else if (gradients)
         product(out, c->tokens, c->width, c->tokens, 1);
     /* Each head's row entropies of A as built (run_lane.c's observer, on the first seed's measured
        layers): a log per entry the mask allows, at most T². */
@@ -584,8 +593,9 @@ static void value_chain(const Config *c, bool drawing, WorkList *out)
         value_draws(c, c->depth - 1, out);
 }
 
-/* frozen_attention_gradients: P2 (unless it ran beside X0), then each lane's P1, L − 1
-   products; W^V drawn again for them where the cache does not hold them. */
+/* frozen_attention_gradients: P2 (unless it ran beside X0), then each lane's P1, L − 2
+   products (ℓ = L's is layer L's step's); W^V drawn again for them where the cache does not
+   hold them. */
 static void gradients(Walk *walk, const SeedPlan *p)
 {
     const Config *c = walk->c;
@@ -597,12 +607,12 @@ static void gradients(Walk *walk, const SeedPlan *p)
     bool cached = Model_value_weights_cached(c);
     if (!walk->values_chained)
         value_chain(c, !cached, &step.serial);
-    if (!cached)
-        value_draws(c, c->depth - 1, &step.serial);
+    if (!cached && c->depth > 2)
+        value_draws(c, c->depth - 2, &step.serial);
     visit(walk, &step);
     step = (WorkStep){0};
     for (int n = 0; n < 2; n++)
-        product(&step.lane[n], T, d, d, L - 1);
+        product(&step.lane[n], T, d, d, L > 2 ? L - 2 : 0);
     visit(walk, &step);
 }
 
