@@ -91,13 +91,23 @@ int Linalg_blas_threads(void)
     return openblas_get_num_threads();
 }
 
+/* LAPACK's work arrays start on a cache line, wherever malloc would put them: some of
+   OpenBLAS's vector kernels (Haswell's on a CPU with AVX-512, for one) sum a misaligned start
+   apart, in another order, so dgecon's estimate in an isolated worker would differ in its last
+   bit from the same call in process. */
+enum { LINALG_WORK_ALIGN = 64 };
+
 static int grow(void **buf, size_t *have, size_t need, size_t elem)
 {
     if (need <= *have)
         return 0;
-    void *p = realloc(*buf, need * elem);
+    size_t bytes = (need * elem + LINALG_WORK_ALIGN - 1) / LINALG_WORK_ALIGN * LINALG_WORK_ALIGN;
+    void *p = aligned_alloc(LINALG_WORK_ALIGN, bytes);
     if (!p)
         return -1;
+    if (*have)
+        memcpy(p, *buf, *have * elem);
+    free(*buf);
     *buf = p;
     *have = need;
     return 0;
