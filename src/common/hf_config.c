@@ -568,7 +568,7 @@ const char *HfConfig_activation_key(const char *model_type)
 
 /* The activation under the family's own name (Gemma 2 and 3: hidden_activation); another
    spelling the file gives with another value is named as ignored by the family's model. */
-static int read_activation(HfReader *r, const JsonValue **act, const char **akey)
+static void read_activation(HfReader *r, const JsonValue **act, const char **akey)
 {
     const HfFamily *f = r->family;
     *akey = activation_key(f);
@@ -583,7 +583,6 @@ static int read_activation(HfReader *r, const JsonValue **act, const char **akey
                 r, ACTIVATION[i], "ignored by transformers' %s, whose MLP reads %s (here %s)",
                 f->name, *akey, *act && (*act)->kind == JSON_STRING ? (*act)->text : "absent");
     }
-    return 0;
 }
 
 /* The MLP: its activation (gated in the Llama family) and width; none for experts. */
@@ -594,7 +593,8 @@ static int read_mlp(HfReader *r)
         return HfReader_put(r, "mlp", "none", "model_type");
     const JsonValue *act, *n;
     const char *akey, *nkey;
-    if (read_activation(r, &act, &akey) || HfReader_concept(r, MLP_WIDTH, &n, &nkey))
+    read_activation(r, &act, &akey);
+    if (HfReader_concept(r, MLP_WIDTH, &n, &nkey))
         return -1;
     bool gated = f->block->mlp == HF_MLP_GATED;
     const HfActivation *a =
