@@ -231,6 +231,30 @@ static void test_entropy_ceiling_per_layer_mask(void **state)
     Result_free(r);
 }
 
+/* Each half of the compare view names its network's config once, for the screen, the CSV and
+   the SVG alike: the half whose gap setting is r's is r's config; the other is r's with the gap
+   toggled, run to the shown layer; set also while the toggled network's values are missing. */
+static void test_compare_half_config(void **state)
+{
+    (void)state;
+    Config c = small(16, 16, 3);
+    c.layer = 2;
+    Result *r = run(&c);
+    ToggledNetwork missing = {.eigenvalues = NULL, .gap = GAP_CENTER, .exact = false};
+    char title[FIGURE_TITLE_SIZE];
+    EigenvaluePlot e;
+    Config half;
+    assert_true(Figure_compare_eigenvalues(r, &missing, false, false, title, &e, &half));
+    assert_true(Config_equal(&half, &r->config));
+    assert_false(Figure_compare_eigenvalues(r, &missing, true, false, title, &e, &half));
+    assert_int_equal(half.gap, Gap_toggled(GAP_OFF));
+    assert_true(half.gap != GAP_OFF);
+    assert_int_equal(half.depth, 2);
+    assert_int_equal(half.tokens, c.tokens);
+    assert_int_equal(half.seed, c.seed);
+    Result_free(r);
+}
+
 static void test_missing_values_print_as_words(void **state)
 {
     (void)state;
@@ -249,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_theory_drawn_only_in_its_range),
         cmocka_unit_test(test_row_entropy_title_names_the_rows_bound),
         cmocka_unit_test(test_entropy_ceiling_per_layer_mask),
+        cmocka_unit_test(test_compare_half_config),
         cmocka_unit_test(test_missing_values_print_as_words),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -382,7 +382,7 @@ static void test_rope(void **state)
     Config c = Config_default();
     HfConfigReport h;
     char err[OPTIONS_ERROR_SIZE];
-    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+    assert_int_equal(from_text("{\"model_type\": \"phi3\", \"hidden_size\": 256, "
                                "\"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": "
                                "\"default\", \"rope_theta\": 500000.0, "
                                "\"partial_rotary_factor\": 0.25}}",
@@ -390,6 +390,25 @@ static void test_rope(void **state)
                      0);
     assert_true(c.rope_theta == 500000 && c.rope_fraction == 0.25);
     assert_int_equal(h.count, 0);
+    /* Llama's apply_rotary_pos_emb turns every dimension: the share is named, not taken. */
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": "
+                               "\"default\", \"rope_theta\": 500000.0, "
+                               "\"partial_rotary_factor\": 0.25}}",
+                               &c, &h, err),
+                     0);
+    assert_true(c.rope_theta == 500000 && c.rope_fraction == 1);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.unmodelled[0].field, "rope_parameters");
+    assert_int_equal(
+        from_text("{\"model_type\": \"qwen3\", \"hidden_size\": 256, \"num_key_value_heads\": 4, "
+                  "\"num_attention_heads\": 4, \"partial_rotary_factor\": 0.5}",
+                  &c, &h, err),
+        0);
+    assert_true(c.rope_fraction == 1);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.unmodelled[0].field, "partial_rotary_factor");
+    assert_string_equal(h.unmodelled[0].value, "0.5");
     assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
                                "\"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": "
                                "\"yarn\", \"rope_theta\": 1000.0, \"factor\": 4}}",
@@ -400,6 +419,113 @@ static void test_rope(void **state)
     assert_string_equal(h.unmodelled[0].field, "rope_parameters");
     assert_string_equal(h.unmodelled[0].value,
                         "{\"rope_type\":\"yarn\", \"rope_theta\":1000.0, \"factor\":4}");
+}
+
+/* Fields one family's model reads and another's ignores: the soft-cap (Gemma 2 and 3 alone),
+   the activation under its family's own name (Gemma 2 and 3: hidden_activation, and
+   hidden_act beside it is ignored), each named as ignored where the model ignores it. */
+static void test_family_fields(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    const char *llama_cap = "{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                            "\"num_attention_heads\": 4, \"attn_logit_softcapping\": 30.0}";
+    assert_int_equal(from_text(llama_cap, &c, &h, err), 0);
+    assert_true(c.logit_softcap == 0);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.unmodelled[0].field, "attn_logit_softcapping");
+    assert_non_null(strstr(h.unmodelled[0].why, "ignored by transformers' Llama"));
+    const char *gemma_cap = "{\"model_type\": \"gemma2\", \"hidden_size\": 256, "
+                            "\"num_attention_heads\": 4, \"head_dim\": 64, "
+                            "\"query_pre_attn_scalar\": 64, \"final_logit_softcapping\": null, "
+                            "\"attn_logit_softcapping\": 30.0}";
+    assert_int_equal(from_text(gemma_cap, &c, &h, err), 0);
+    assert_true(c.logit_softcap == 30 && c.mlp == MLP_GEGLU);
+    assert_int_equal(h.count, 1); /* the embedding's scale alone */
+    assert_string_equal(h.unmodelled[0].field, "model_type");
+    /* hidden_act alone: Gemma2MLP builds its default, gelu_pytorch_tanh (GeGLU). */
+    const char *gemma_act = "{\"model_type\": \"gemma3_text\", \"hidden_size\": 256, "
+                            "\"num_attention_heads\": 4, \"head_dim\": 64, "
+                            "\"query_pre_attn_scalar\": 64, \"hidden_act\": \"silu\"}";
+    assert_int_equal(from_text(gemma_act, &c, &h, err), 0);
+    assert_true(c.mlp == MLP_GEGLU);
+    assert_int_equal(h.count, 2);
+    assert_string_equal(h.unmodelled[0].field, "hidden_act");
+    assert_non_null(strstr(h.unmodelled[0].why,
+                           "ignored by transformers' Gemma 3, whose MLP "
+                           "reads hidden_activation (here gelu_pytorch_tanh)"));
+    const char *gemma_silu = "{\"model_type\": \"gemma3_text\", \"hidden_size\": 256, "
+                             "\"num_attention_heads\": 4, \"head_dim\": 64, "
+                             "\"query_pre_attn_scalar\": 64, \"hidden_act\": \"silu\", "
+                             "\"hidden_activation\": \"silu\"}";
+    assert_int_equal(from_text(gemma_silu, &c, &h, err), 0);
+    assert_true(c.mlp == MLP_SWIGLU);
+    assert_int_equal(h.count, 1); /* the same value under both names: nothing ignored */
+    /* Llama's MLP reads hidden_act: a hidden_activation beside it is ignored. */
+    assert_int_equal(from_text("{\"model_type\": \"llama\", \"hidden_size\": 256, "
+                               "\"num_attention_heads\": 4, \"hidden_activation\": \"gelu\"}",
+                               &c, &h, err),
+                     0);
+    assert_true(c.mlp == MLP_SWIGLU);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.unmodelled[0].field, "hidden_activation");
+}
+
+/* The activations' one table: the name an export writes for each MLP reads back as that MLP,
+   exactly (no warning), in the kind of MLP (gated or plain) it is. */
+static void test_activation_names(void **state)
+{
+    (void)state;
+    static const struct {
+        Mlp mlp;
+        bool gated;
+        const char *name;
+    } WRITTEN[] = {{MLP_RELU, false, "relu"},
+                   {MLP_GELU, false, "gelu"},
+                   {MLP_TANH, false, "tanh"},
+                   {MLP_SWIGLU, true, "silu"},
+                   {MLP_GEGLU, true, "gelu_pytorch_tanh"}};
+    assert_null(HfActivation_name(MLP_NONE));
+    for (size_t i = 0; i < sizeof WRITTEN / sizeof *WRITTEN; i++) {
+        assert_string_equal(HfActivation_name(WRITTEN[i].mlp), WRITTEN[i].name);
+        const HfActivation *a = HfActivation_find(WRITTEN[i].name, WRITTEN[i].gated);
+        assert_non_null(a);
+        assert_int_equal(a->mlp, WRITTEN[i].mlp);
+        assert_null(a->unlike);
+    }
+    assert_string_equal(HfConfig_activation_key("gemma2"), "hidden_activation");
+    assert_string_equal(HfConfig_activation_key("gemma3_text"), "hidden_activation");
+    assert_string_equal(HfConfig_activation_key("gpt2"), "activation_function");
+    assert_string_equal(HfConfig_activation_key("llama"), "hidden_act");
+    assert_string_equal(HfConfig_activation_key(NULL), "hidden_act");
+}
+
+/* gpt-oss's default rope_scaling is YaRN: a file's "rope_scaling": null is no scaling, and
+   nothing is warned about it. */
+static void test_null_scaling(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    HfConfigReport h;
+    char err[OPTIONS_ERROR_SIZE];
+    const char *yarn = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 256, "
+                       "\"num_attention_heads\": 4, \"head_dim\": 64, \"num_key_value_heads\": 4}";
+    const char *none = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 256, "
+                       "\"num_attention_heads\": 4, \"head_dim\": 64, \"num_key_value_heads\": 4, "
+                       "\"rope_scaling\": null}";
+    assert_int_equal(from_text(yarn, &c, &h, err), 0);
+    bool yarn_named = false;
+    for (int i = 0; i < h.count; i++)
+        yarn_named |= strcmp(h.unmodelled[i].field, "rope_scaling") == 0;
+    assert_true(yarn_named);
+    assert_int_equal(from_text(none, &c, &h, err), 0);
+    assert_true(c.rope_scaling == ROPE_SCALING_NONE);
+    for (int i = 0; i < h.count; i++)
+        assert_string_not_equal(h.unmodelled[i].field, "rope_scaling");
+    assert_true(HfConfig_default_sets("gpt_oss", "rope_scaling"));
+    assert_false(HfConfig_default_sets("llama", "rope_scaling"));
 }
 
 /* The field named unmodelled, or NULL: the report holds at most one in these files. */
@@ -766,7 +892,8 @@ static void test_hostile(void **state)
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rms_norm_eps\": null}",
          "\"rms_norm_eps\" is null: accepted a number"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"hidden_act\": \"tanh\"}",
-         "\"hidden_act\" is \"tanh\": accepted silu or swish"},
+         "\"hidden_act\" is \"tanh\": accepted silu, swish, gelu_pytorch_tanh, gelu_new, "
+         "gelu_fast or gelu"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_theta\": \"big\"}",
          "\"rope_theta\" is \"big\": accepted a number"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 256, \"rope_theta\": 10, "
@@ -851,6 +978,9 @@ int main(void)
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_family_fields),
+        cmocka_unit_test(test_activation_names),
+        cmocka_unit_test(test_null_scaling),
         cmocka_unit_test(test_rope_scaling),
         cmocka_unit_test(test_rope_scaling_without_type),
         cmocka_unit_test(test_judge_tokens),

@@ -462,8 +462,9 @@ static int write_file(const Exported *e, const char *dir, int i, char *err, size
 /* Puts the directory fresh at target and target's at fresh, in one step where the file
    system can (RENAME_EXCHANGE).  Where it cannot (NFS, some FUSE), the old directory steps
    aside for the new one and comes back if that fails: target is then absent for a moment,
-   but never holds a mixed set. */
-static int exchange(const char *fresh, const char *target)
+   but never holds a mixed set, and (on_signal) a signal that ends the process meanwhile puts
+   the old one back. */
+static int exchange(const char *fresh, const char *target, bool on_signal)
 {
     if (renameat2(AT_FDCWD, fresh, AT_FDCWD, target, RENAME_EXCHANGE) == 0)
         return 0;
@@ -471,6 +472,10 @@ static int exchange(const char *fresh, const char *target)
         return -1;
     char aside[PATH_SIZE];
     if (snprintf(aside, sizeof aside, "%s.old", fresh) >= (int)sizeof aside) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (on_signal && Staging_restore_on_signal(aside, target) != 0) {
         errno = ENAMETOOLONG;
         return -1;
     }
@@ -658,6 +663,11 @@ static int write_export(const Result *r, const ExportExtras *extras, const char 
     Parents made = {0};
     if (!exists && make_parents(target, &made, err, size))
         return -1;
+    if (on_signal && Staging_remove_parents_on_signal(target, made.length, made.count) != 0) {
+        snprintf(err, size, "the path is too long"); /* never: resolve_target bounds it */
+        remove_parents(target, &made);
+        return -1;
+    }
 
     /* The new set goes into a fresh directory beside the target, which one rename then puts
        in its place: the target holds the whole old set or the whole new set at every moment,
@@ -670,6 +680,8 @@ static int write_export(const Result *r, const ExportExtras *extras, const char 
     const char *base = slash ? slash + 1 : target;
     remove_abandoned_staging(parent, base);
     if (make_staging(parent, base, staging, err, size)) {
+        if (on_signal)
+            Staging_forget();
         remove_parents(target, &made);
         return -1;
     }
@@ -700,7 +712,8 @@ static int write_export(const Result *r, const ExportExtras *extras, const char 
         } else if (i < NAMES && (status = write_file(&e, staging, i, err, size)) == 0)
             files++;
     }
-    if (status == 0 && (exists ? exchange(staging, target) : rename(staging, target)) != 0) {
+    if (status == 0 &&
+        (exists ? exchange(staging, target, on_signal) : rename(staging, target)) != 0) {
         if (!exists && (errno == ENOTEMPTY || errno == EEXIST)) /* rename keeps a full one */
             snprintf(err, size,
                      "the directory appeared while the files were written (another export into "

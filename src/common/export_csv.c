@@ -2,7 +2,6 @@
  * conditioning as the document has them, in their shortest round-trip form. */
 #include "export_csv.h"
 
-#include "attnscope/cost.h"
 #include "attnscope/entropy.h"
 #include "attnscope/format.h"
 #include "attnscope/layer.h"
@@ -81,12 +80,11 @@ void ExportCsv_compare_eigenvalues(FILE *f, const Result *r, const ToggledNetwor
 {
     char title[FIGURE_TITLE_SIZE], what[FIGURE_TITLE_SIZE + 96];
     EigenvaluePlot e;
-    bool drawn = Figure_compare_eigenvalues(r, toggled, removed, false, title, &e);
-    bool own = (r->config.gap != GAP_OFF) == removed;
-    Config toggled_config = Cost_compare_config(&r->config);
+    Config half;
+    bool drawn = Figure_compare_eigenvalues(r, toggled, removed, false, title, &e, &half);
     snprintf(what, sizeof what, "eigenvalues_with%s_gap_removal.csv: the compare view's %s",
              removed ? "" : "out", title);
-    write_eigenvalues(f, own ? &r->config : &toggled_config, drawn ? e.values : NULL, what);
+    write_eigenvalues(f, &half, drawn ? e.values : NULL, what);
 }
 
 void ExportCsv_singular_values(FILE *f, const Result *r)

@@ -1,6 +1,7 @@
 #include "figure.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/cost.h"
 #include "attnscope/entropy.h"
 #include "attnscope/format.h"
 #include "attnscope/spectra.h"
@@ -302,10 +303,12 @@ void Figure_eigenvalue_plot(const Config *k, const Complex *values, Gap applied,
 }
 
 bool Figure_compare_eigenvalues(const Result *r, const ToggledNetwork *toggled, bool removed,
-                                bool overlays, char *title, EigenvaluePlot *e)
+                                bool overlays, char *title, EigenvaluePlot *e, Config *config)
 {
     const Config *k = &r->config;
     bool own = (k->gap != GAP_OFF) == removed;
+    if (config)
+        *config = own ? *k : Cost_compare_config(k);
     Gap gap = own ? r->shown_gap : toggled->gap;
     snprintf(title, FIGURE_TITLE_SIZE, "%s (gap %s): eigenvalues √T·λ, ℓ=%d, T=%d",
              removed ? "WITH gap removal" : "WITHOUT gap removal", GAP_NAMES.names[gap], k->layer,

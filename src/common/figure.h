@@ -141,10 +141,11 @@ typedef struct {
 
 /* One half of the compare view: the eigenvalues of the network without (removed false) or with
    gap removal, r's own or the toggled one's, under the title the screen gives it (into title,
-   FIGURE_TITLE_SIZE).  Returns false where that network's eigenvalues are not there yet (the
-   toggled one computing, or r's shown layer not done): e is then unset. */
+   FIGURE_TITLE_SIZE), and that network's config into *config (NULL: not wanted; r's own, or
+   Cost_compare_config's), set either way.  Returns false where that network's eigenvalues are
+   not there yet (the toggled one computing, or r's shown layer not done): e is then unset. */
 bool Figure_compare_eigenvalues(const Result *r, const ToggledNetwork *toggled, bool removed,
-                                bool overlays, char *title, EigenvaluePlot *e);
+                                bool overlays, char *title, EigenvaluePlot *e, Config *config);
 
 /* Stable rank against depth on a log axis, with the counterpart network as a ghost. */
 typedef struct {

@@ -22,7 +22,7 @@ static const char *const HEADS[] = {"num_attention_heads", "n_head", NULL};
 static const char *const DEPTH[] = {"num_hidden_layers", "n_layer", NULL};
 static const char *const MLP_WIDTH[] = {"intermediate_size", "n_inner", NULL};
 static const char *const EPS[] = {"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps", NULL};
-static const char *const ACTIVATION[] = {"hidden_activation", "hidden_act", "activation_function",
+static const char *const ACTIVATION[] = {"hidden_act", "hidden_activation", "activation_function",
                                          NULL};
 static const char *const HEAD_DIM[] = {"head_dim", NULL};
 static const char *const KV_HEADS[] = {"num_key_value_heads", NULL};
@@ -503,6 +503,14 @@ static int read_rope(HfReader *r)
     fraction = !isnan(fraction) ? fraction : !isnan(top_fraction) ? top_fraction : 1;
     if (isnan(theta))
         return HfReader_refuse(r, "rope_theta", NULL, "a number (or rope_parameters.rope_theta)");
+    if (fraction != 1 && !HfFamily_reads(r->family, "partial_rotary_factor")) {
+        bool top = !isnan(top_fraction);
+        HfReader_unmodelled(r, top ? "partial_rotary_factor" : "rope_parameters", top ? f : p,
+                            "a share of each head rotated: transformers' model of this family "
+                            "turns every dimension (its apply_rotary_pos_emb has no partial "
+                            "rotation), and so does attnscope");
+        fraction = 1;
+    }
     return HfReader_put(r, "rope", "half", "model_type") ||
            put_double(r, "rope-theta", theta, "rope_theta") ||
            put_double(r, "rope-fraction", fraction, "partial_rotary_factor") ||
@@ -520,6 +528,12 @@ static int read_attention(HfReader *r, int head_width, double init_std)
         (scalar && scalar->kind != JSON_NULL &&
          number_of(r, "query_pre_attn_scalar", scalar, &query_scalar)))
         return -1;
+    if (softcap != 0 && !HfFamily_reads(r->family, "attn_logit_softcapping")) {
+        unmodelled_because(r, "attn_logit_softcapping",
+                           "ignored by transformers' %s, whose attention does not cap the logits",
+                           r->family->name);
+        softcap = 0;
+    }
     if (query_scalar != head_width) {
         unmodelled_because(r, "query_pre_attn_scalar",
                            "the logits are scaled by 1/sqrt(query_pre_attn_scalar), attnscope's "
@@ -538,6 +552,39 @@ static int read_attention(HfReader *r, int head_width, double init_std)
            HfReader_put(r, "branch-gain", "1", "model_type");
 }
 
+/* The name f's MLP reads its activation under (hidden_act for none). */
+static const char *activation_key(const HfFamily *f)
+{
+    for (int i = 0; f && ACTIVATION[i]; i++)
+        if (HfFamily_reads(f, ACTIVATION[i]))
+            return ACTIVATION[i];
+    return ACTIVATION[0];
+}
+
+const char *HfConfig_activation_key(const char *model_type)
+{
+    return activation_key(model_type ? HfFamily_find(model_type) : NULL);
+}
+
+/* The activation under the family's own name (Gemma 2 and 3: hidden_activation); another
+   spelling the file gives with another value is named as ignored by the family's model. */
+static void read_activation(HfReader *r, const JsonValue **act, const char **akey)
+{
+    const HfFamily *f = r->family;
+    *akey = activation_key(f);
+    *act = HfReader_lookup(r, *akey);
+    for (int i = 0; ACTIVATION[i]; i++) {
+        const JsonValue *other = JsonValue_member(r->object, ACTIVATION[i]);
+        if (ACTIVATION[i] == *akey || !other)
+            continue;
+        HfReader_lookup(r, ACTIVATION[i]);
+        if (!*act || !same_value(other, *act))
+            unmodelled_because(
+                r, ACTIVATION[i], "ignored by transformers' %s, whose MLP reads %s (here %s)",
+                f->name, *akey, *act && (*act)->kind == JSON_STRING ? (*act)->text : "absent");
+    }
+}
+
 /* The MLP: its activation (gated in the Llama family) and width; none for experts. */
 static int read_mlp(HfReader *r)
 {
@@ -546,31 +593,20 @@ static int read_mlp(HfReader *r)
         return HfReader_put(r, "mlp", "none", "model_type");
     const JsonValue *act, *n;
     const char *akey, *nkey;
-    if (HfReader_concept(r, ACTIVATION, &act, &akey) || HfReader_concept(r, MLP_WIDTH, &n, &nkey))
+    read_activation(r, &act, &akey);
+    if (HfReader_concept(r, MLP_WIDTH, &n, &nkey))
         return -1;
     bool gated = f->block->mlp == HF_MLP_GATED;
-    const char *text = act && act->kind == JSON_STRING ? act->text : "";
-    bool tanh_gelu = strcmp(text, "gelu_new") == 0 || strcmp(text, "gelu_pytorch_tanh") == 0 ||
-                     strcmp(text, "gelu_fast") == 0;
-    bool exact_gelu = strcmp(text, "gelu") == 0;
-    const char *mlp = strcmp(text, "silu") == 0 || strcmp(text, "swish") == 0
-                          ? (gated ? "swiglu" : NULL)
-                      : strcmp(text, "relu") == 0 ? (gated ? NULL : "relu")
-                      : tanh_gelu || exact_gelu   ? (gated ? "geglu" : "gelu")
-                                                  : NULL;
-    if (!mlp)
-        return HfReader_refuse(
-            r, akey, act,
-            gated ? "silu or swish (SwiGLU), gelu_pytorch_tanh, gelu_new, gelu_fast "
-                    "or gelu (GeGLU)"
-                  : "relu, gelu, gelu_new, gelu_pytorch_tanh or gelu_fast");
-    if (gated ? exact_gelu : tanh_gelu)
-        HfReader_unmodelled(r, akey, NULL,
-                            gated ? "the exact GELU: attnscope's geglu gates with GELU's tanh "
-                                    "approximation (they differ by at most 4.7e-4)"
-                                  : "GELU's tanh approximation: attnscope's gelu is the exact "
-                                    "normal CDF (they differ by at most 4.7e-4)");
-    if (HfReader_put(r, "mlp", mlp, akey))
+    const HfActivation *a =
+        HfActivation_find(act && act->kind == JSON_STRING ? act->text : "", gated);
+    if (!a) {
+        char accepted[160];
+        HfActivation_accepted(gated, accepted, sizeof accepted);
+        return HfReader_refuse(r, akey, act, accepted);
+    }
+    if (a->unlike)
+        HfReader_unmodelled(r, akey, NULL, a->unlike);
+    if (HfReader_put(r, "mlp", MLP_NAMES.names[a->mlp], akey))
         return -1;
     /* GPT-2's n_inner: null is 4 n_embd.  Where the config class's default is a number
        (LlamaConfig's intermediate_size), transformers builds its MLP from the value as given,

@@ -116,6 +116,33 @@ void HfConfig_warn(const HfConfigReport *report, FILE *out);
    the first block (Gemma 2 and 3: their ScaledWordEmbedding, or the model's normalizer). */
 bool HfConfig_scales_embedding(const char *model_type);
 
+/* An MLP's activation as transformers names it (ACT2FN), and the MLP it is in a plain MLP
+   (GPT-2, ViT) or a gated one (the Llama family), with why it is not quite attnscope's (NULL:
+   it is exactly). */
+typedef struct {
+    const char *name;
+    bool gated;
+    Mlp mlp;
+    const char *unlike;
+} HfActivation;
+
+/* The row of name in a gated or plain MLP, or NULL where no attnscope MLP is it. */
+const HfActivation *HfActivation_find(const char *name, bool gated);
+
+/* The name config.json gives mlp (exactly it), or NULL for none (--mlp none). */
+const char *HfActivation_name(Mlp mlp);
+
+/* The field model_type's MLP reads its activation from: hidden_act, Gemma 2 and 3's
+   hidden_activation, GPT-2's activation_function (NULL, no family: hidden_act). */
+const char *HfConfig_activation_key(const char *model_type);
+
+/* "silu, swish, ... or gelu": the names a gated or plain MLP accepts, into buf. */
+void HfActivation_accepted(bool gated, char *buf, size_t size);
+
+/* Whether the config class of model_type's family gives field a value other than null when a
+   file leaves it out (gpt-oss's rope_scaling: YaRN), so that a file meaning none writes null. */
+bool HfConfig_default_sets(const char *model_type, const char *field);
+
 /* The batch document's member: "hf_config": {"file", "model_type", "unmodelled": [...]}. */
 void HfConfig_json(const HfConfigReport *report, Text *t);
 

@@ -123,6 +123,20 @@ static const char *const VIT_HARMLESS[] = {
     "pooler_output_size", "pooler_act",          NULL};
 static const HfRule VIT_RULES[] = {{"qkv_bias", HF_WHEN_SET, BIASES}, {NULL, HF_WHEN_SET, NULL}};
 
+const char *const HF_FAMILY_FIELDS[] = {"hidden_act",
+                                        "hidden_activation",
+                                        "activation_function",
+                                        "attn_logit_softcapping",
+                                        "partial_rotary_factor",
+                                        NULL};
+/* GPT2MLP reads activation_function; Gemma2MLP and Gemma3MLP hidden_activation (not
+   hidden_act: Gemma 1's name), and their attention alone soft-caps the logits; Phi-3's
+   apply_rotary_pos_emb alone rotates a share of a head (Llama's turns every dimension). */
+static const char *const GPT2_READS[] = {"activation_function", NULL};
+static const char *const LLAMA_READS[] = {"hidden_act", NULL};
+static const char *const GEMMA_READS[] = {"hidden_activation", "attn_logit_softcapping", NULL};
+static const char *const PHI3_READS[] = {"hidden_act", "partial_rotary_factor", NULL};
+
 /* GPT-2's Conv1D blocks scale c_proj by 1/sqrt(2 n_layer) (the gpt2 scheme's depth scaling). */
 static const HfBlock GPT2_BLOCK = {.norm = LAYERNORM_LN,
                                    .place = LN_PLACE_PRE,
@@ -170,6 +184,7 @@ static const char GEMMA_EMBEDDING[] =
 
 static const HfFamily FAMILIES[] = {
     {.model_type = "gpt2",
+     .reads = GPT2_READS,
      .name = "GPT-2",
      .defaults = "{\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, \"n_inner\": null,"
                  "\"activation_function\": \"gelu_new\", \"layer_norm_epsilon\": 1e-05,"
@@ -182,6 +197,7 @@ static const HfFamily FAMILIES[] = {
                 "same) and draws its own input; --weights reads a checkpoint's biases, and its "
                 "wte and wpe as the input"},
     {.model_type = "llama",
+     .reads = LLAMA_READS,
      .name = "Llama",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 11008, \"num_hidden_layers\": "
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": null, \"head_dim\": "
@@ -189,6 +205,7 @@ static const HfFamily FAMILIES[] = {
                  "10000.0, \"initializer_range\": 0.02}",
      .block = &LLAMA_BLOCK},
     {.model_type = "mistral",
+     .reads = LLAMA_READS,
      .name = "Mistral",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_hidden_layers\": "
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": "
@@ -197,6 +214,7 @@ static const HfFamily FAMILIES[] = {
      .block = &LLAMA_BLOCK,
      .windows = HF_WINDOWS_EVERY},
     {.model_type = "qwen2",
+     .reads = LLAMA_READS,
      .name = "Qwen2",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 22016, \"num_hidden_layers\": "
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": 32, \"hidden_act\": "
@@ -210,6 +228,7 @@ static const HfFamily FAMILIES[] = {
                 "none (0 at initialisation, so a model at step 0 is the same); --weights reads "
                 "a checkpoint's"},
     {.model_type = "qwen3",
+     .reads = LLAMA_READS,
      .name = "Qwen3",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 22016, \"num_hidden_layers\": "
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": 32, \"head_dim\": "
@@ -221,6 +240,7 @@ static const HfFamily FAMILIES[] = {
      .windows = HF_WINDOWS_QWEN,
      .harmless = QWEN_HARMLESS},
     {.model_type = "gemma2",
+     .reads = GEMMA_READS,
      .name = "Gemma 2",
      .defaults = "{\"hidden_size\": 2304, \"intermediate_size\": 9216, \"num_hidden_layers\": "
                  "26, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": "
@@ -232,6 +252,7 @@ static const HfFamily FAMILIES[] = {
      .windows = HF_WINDOWS_ALTERNATE,
      .implied = GEMMA_EMBEDDING},
     {.model_type = "gemma3_text",
+     .reads = GEMMA_READS,
      .name = "Gemma 3",
      .defaults = "{\"hidden_size\": 2304, \"intermediate_size\": 9216, \"num_hidden_layers\": "
                  "26, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": "
@@ -252,6 +273,7 @@ static const HfFamily FAMILIES[] = {
      .nested_type = "gemma3_text",
      .harmless = GEMMA3_WRAPPER_HARMLESS},
     {.model_type = "olmo2",
+     .reads = LLAMA_READS,
      .name = "OLMo 2",
      .defaults = "{\"hidden_size\": 4096, \"intermediate_size\": 11008, \"num_hidden_layers\": "
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": null, "
@@ -260,6 +282,7 @@ static const HfFamily FAMILIES[] = {
      .block = &OLMO2_BLOCK,
      .qk_norm = QK_NORM_FULL},
     {.model_type = "gpt_oss",
+     .reads = LLAMA_READS,
      .name = "gpt-oss",
      .defaults = "{\"hidden_size\": 2880, \"intermediate_size\": 2880, \"num_hidden_layers\": "
                  "36, \"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 64, "
@@ -278,6 +301,7 @@ static const HfFamily FAMILIES[] = {
        sliding_window is set (Phi3Model's sliding-window causal mask), partial rotary
        dimensions (partial_rotary_factor). */
     {.model_type = "phi3",
+     .reads = PHI3_READS,
      .name = "Phi-3",
      .defaults = "{\"hidden_size\": 3072, \"intermediate_size\": 8192, \"num_hidden_layers\": "
                  "32, \"num_attention_heads\": 32, \"num_key_value_heads\": null, "
@@ -287,6 +311,7 @@ static const HfFamily FAMILIES[] = {
      .windows = HF_WINDOWS_EVERY,
      .harmless = PHI3_HARMLESS},
     {.model_type = "vit",
+     .reads = LLAMA_READS,
      .name = "ViT",
      .defaults = "{\"hidden_size\": 768, \"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
                  "\"intermediate_size\": 3072, \"hidden_act\": \"gelu\", \"layer_norm_eps\": "
@@ -307,12 +332,92 @@ const HfFamily *HfFamily_find(const char *model_type)
     return NULL;
 }
 
+bool HfFamily_reads(const HfFamily *f, const char *field)
+{
+    bool family_own = false, read = false;
+    for (int i = 0; HF_FAMILY_FIELDS[i]; i++)
+        family_own |= strcmp(HF_FAMILY_FIELDS[i], field) == 0;
+    for (int i = 0; f->reads && f->reads[i]; i++)
+        read |= strcmp(f->reads[i], field) == 0;
+    return !family_own || read;
+}
+
 bool HfConfig_scales_embedding(const char *model_type)
 {
     const HfFamily *f = HfFamily_find(model_type);
     if (f && f->nested_type)
         f = HfFamily_find(f->nested_type);
     return f && f->block && f->block->scaled_embedding;
+}
+
+static const char EXACT_GELU[] = "the exact GELU: attnscope's geglu gates with GELU's tanh "
+                                 "approximation (they differ by at most 4.7e-4)";
+static const char TANH_GELU[] = "GELU's tanh approximation: attnscope's gelu is the exact "
+                                "normal CDF (they differ by at most 4.7e-4)";
+/* The first exact row of an MLP is the name an export writes for it. */
+static const HfActivation ACTIVATIONS[] = {
+    {"silu", true, MLP_SWIGLU, NULL},
+    {"swish", true, MLP_SWIGLU, NULL},
+    {"gelu_pytorch_tanh", true, MLP_GEGLU, NULL},
+    {"gelu_new", true, MLP_GEGLU, NULL},
+    {"gelu_fast", true, MLP_GEGLU, NULL},
+    {"gelu", true, MLP_GEGLU, EXACT_GELU},
+    {"relu", false, MLP_RELU, NULL},
+    {"gelu", false, MLP_GELU, NULL},
+    {"tanh", false, MLP_TANH, NULL},
+    {"gelu_new", false, MLP_GELU, TANH_GELU},
+    {"gelu_pytorch_tanh", false, MLP_GELU, TANH_GELU},
+    {"gelu_fast", false, MLP_GELU, TANH_GELU},
+};
+enum { ACTIVATION_COUNT = sizeof ACTIVATIONS / sizeof ACTIVATIONS[0] };
+
+const HfActivation *HfActivation_find(const char *name, bool gated)
+{
+    for (int i = 0; i < ACTIVATION_COUNT; i++)
+        if (ACTIVATIONS[i].gated == gated && strcmp(ACTIVATIONS[i].name, name) == 0)
+            return &ACTIVATIONS[i];
+    return NULL;
+}
+
+const char *HfActivation_name(Mlp mlp)
+{
+    for (int i = 0; i < ACTIVATION_COUNT; i++)
+        if (ACTIVATIONS[i].mlp == mlp && !ACTIVATIONS[i].unlike)
+            return ACTIVATIONS[i].name;
+    return NULL;
+}
+
+void HfActivation_accepted(bool gated, char *buf, size_t size)
+{
+    int count = 0, last = 0;
+    for (int i = 0; i < ACTIVATION_COUNT; i++)
+        if (ACTIVATIONS[i].gated == gated)
+            count++;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ACTIVATION_COUNT && used < size; i++) {
+        if (ACTIVATIONS[i].gated != gated)
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s",
+                         !last               ? ""
+                         : last == count - 1 ? " or "
+                                             : ", ",
+                         ACTIVATIONS[i].name);
+        last++;
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+bool HfConfig_default_sets(const char *model_type, const char *field)
+{
+    const HfFamily *f = HfFamily_find(model_type);
+    char message[256];
+    JsonValue *defaults =
+        f ? Json_parse(f->defaults, strlen(f->defaults), message, sizeof message) : NULL;
+    const JsonValue *v = JsonValue_member(defaults, field);
+    bool sets = v && v->kind != JSON_NULL;
+    JsonValue_free(defaults);
+    return sets;
 }
 
 void HfFamily_accepted(char *buf, size_t size)

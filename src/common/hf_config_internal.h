@@ -65,7 +65,16 @@ typedef struct {
     const HfRule *rules;
     /* What the family always has and the block does not ("why"), or NULL. */
     const char *implied;
+    /* Which of HF_FAMILY_FIELDS its model reads (NULL-ended); the others it ignores. */
+    const char *const *reads;
 } HfFamily;
+
+/* Fields some families' models read and others ignore: the MLP's activation under its three
+   names, the logits' soft-cap, the rotated share of a head. */
+extern const char *const HF_FAMILY_FIELDS[];
+
+/* Whether f's model reads field: any field not in HF_FAMILY_FIELDS, and those in f->reads. */
+bool HfFamily_reads(const HfFamily *f, const char *field);
 
 /* The family of model_type, or NULL. */
 const HfFamily *HfFamily_find(const char *model_type);

@@ -53,6 +53,13 @@ static struct {
     const char *const *names;
     volatile sig_atomic_t name_count;
     char name_path[STAGING_PATH_SIZE];
+    /* The parents the writer made: prefixes of parents, in the order they were made. */
+    char parents[STAGING_PATH_SIZE];
+    unsigned short parent_length[STAGING_PATH_SIZE / 2];
+    volatile sig_atomic_t parent_count;
+    /* The old directory stepped aside (aside) from target's name. */
+    char aside[STAGING_PATH_SIZE], target[STAGING_PATH_SIZE];
+    volatile sig_atomic_t has_aside;
     struct sigaction old[ENDING_COUNT];
     bool armed;
 } staging;
@@ -75,14 +82,29 @@ static void unlink_named_files(void)
     }
 }
 
+/* rmdir's each parent the writer made, deepest first, cutting the path in place. */
+static void remove_parents(void)
+{
+    for (int i = staging.parent_count - 1; i >= 0; i--) {
+        char *end = &staging.parents[staging.parent_length[i]];
+        char kept = *end;
+        *end = '\0';
+        rmdir(staging.parents);
+        *end = kept;
+    }
+}
+
 static void on_ending_signal(int sig)
 {
+    if (staging.has_aside) /* the old set back at its name first: target never stays absent */
+        rename(staging.aside, staging.target);
     for (int i = 0; i < staging.count; i++)
         unlink(staging.path[i]);
     if (staging.has_directory && staging.name_count > 0)
         unlink_named_files();
     if (staging.has_directory)
         rmdir(staging.directory); /* only while empty: what else is in it stays */
+    remove_parents();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -154,11 +176,47 @@ int Staging_remove_tree_on_signal(const char *dir, const char *const *names, int
     return 0;
 }
 
+int Staging_remove_parents_on_signal(const char *path, const unsigned short *lengths, int count)
+{
+    size_t length = strlen(path);
+    if (length >= STAGING_PATH_SIZE || count < 0 ||
+        (size_t)count > sizeof staging.parent_length / sizeof *staging.parent_length)
+        return -1;
+    staging.parent_count = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    memcpy(staging.parents, path, length + 1);
+    for (int i = 0; i < count; i++)
+        staging.parent_length[i] = lengths[i];
+    atomic_signal_fence(memory_order_seq_cst);
+    staging.parent_count = count;
+    if (!staging.armed)
+        arm();
+    return 0;
+}
+
+int Staging_restore_on_signal(const char *aside, const char *target)
+{
+    size_t a = strlen(aside), t = strlen(target);
+    if (a >= STAGING_PATH_SIZE || t >= STAGING_PATH_SIZE)
+        return -1;
+    staging.has_aside = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    memcpy(staging.aside, aside, a + 1);
+    memcpy(staging.target, target, t + 1);
+    atomic_signal_fence(memory_order_seq_cst);
+    staging.has_aside = 1;
+    if (!staging.armed)
+        arm();
+    return 0;
+}
+
 void Staging_forget(void)
 {
     staging.count = 0;
     staging.has_directory = 0;
     staging.name_count = 0;
+    staging.parent_count = 0;
+    staging.has_aside = 0;
     atomic_signal_fence(memory_order_seq_cst);
     if (!staging.armed)
         return;

@@ -46,6 +46,20 @@ int Staging_remove_directory_on_signal(const char *dir);
    path would be too long (nothing is then recorded). */
 int Staging_remove_tree_on_signal(const char *dir, const char *const *names, int count);
 
+/* Records the directories above a target that the writer made (mkdir -p): path's prefixes of
+   lengths[0..count) bytes, in the order they were made, to be removed (rmdir: only while
+   empty) deepest first, after the staging directory, if one of those signals ends the process
+   before Staging_forget: a killed writer leaves no parent of its making, as a failed one does
+   not.  0, or -1 when path is too long (nothing is then recorded). */
+int Staging_remove_parents_on_signal(const char *path, const unsigned short *lengths, int count);
+
+/* Records that target's old directory stands aside as `aside` while a new one takes its
+   name (where the file system cannot exchange names in one step): if one of those signals
+   ends the process before Staging_forget, aside is renamed back to target before anything is
+   removed.  The rename fails, harmlessly, once target holds the new directory again or aside
+   is gone.  0, or -1 when a path is too long (nothing is then recorded). */
+int Staging_restore_on_signal(const char *aside, const char *target);
+
 /* Forgets the recorded paths and directory and gives the signals their handlers back. */
 void Staging_forget(void);
 

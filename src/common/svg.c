@@ -1,6 +1,5 @@
 #include "svg.h"
 
-#include "attnscope/cost.h"
 #include "attnscope/entropy.h"
 #include "figure_series.h"
 
@@ -367,13 +366,11 @@ void Svg_compare_eigenvalues(FILE *f, const Result *r, const ToggledNetwork *tog
 {
     char title[FIGURE_TITLE_SIZE];
     EigenvaluePlot e;
-    bool own = (r->config.gap != GAP_OFF) == removed;
-    Config toggled_config = Cost_compare_config(&r->config);
-    const Config *c = own ? &r->config : &toggled_config;
-    if (Figure_compare_eigenvalues(r, toggled, removed, true, title, &e))
-        svg_eigenvalue_plot(f, c, &e);
+    Config half;
+    if (Figure_compare_eigenvalues(r, toggled, removed, true, title, &e, &half))
+        svg_eigenvalue_plot(f, &half, &e);
     else
-        svg_message(f, c, title, EIGEN_ROWS, EIGEN_ROWS / 2, "not computed when exported");
+        svg_message(f, &half, title, EIGEN_ROWS, EIGEN_ROWS / 2, "not computed when exported");
 }
 
 /* The ticks under a histogram's axis: one per pixel column that holds values, at its middle,

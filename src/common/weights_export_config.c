@@ -3,22 +3,30 @@
  * record of the run. */
 #include "weights_internal.h"
 
+#include "hf_config.h"
 #include "json.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* gpt-oss's experts, which the block leaves out (its attention path): their fields'
+   defaults. */
+static const char *const GPT_OSS_EXPERTS[] = {"num_local_experts", "experts_per_token",
+                                              "swiglu_limit", "intermediate_size", NULL};
 /* The families whose models load Llama's names, in the order they are tried: the first whose
    --hf-config reading gives the run's block back names the export. */
 static const HfClass LLAMA_NAMED[] = {
-    {"llama", "LlamaForCausalLM", false},   {"mistral", "MistralForCausalLM", false},
-    {"qwen3", "Qwen3ForCausalLM", false},   {"olmo2", "Olmo2ForCausalLM", false},
-    {"gemma2", "Gemma2ForCausalLM", true},  {"gemma3_text", "Gemma3ForCausalLM", true},
-    {"gpt_oss", "GptOssForCausalLM", true},
+    {"llama", "LlamaForCausalLM", false, NULL},
+    {"mistral", "MistralForCausalLM", false, NULL},
+    {"qwen3", "Qwen3ForCausalLM", false, NULL},
+    {"olmo2", "Olmo2ForCausalLM", false, NULL},
+    {"gemma2", "Gemma2ForCausalLM", true, NULL},
+    {"gemma3_text", "Gemma3ForCausalLM", true, NULL},
+    {"gpt_oss", "GptOssForCausalLM", true, GPT_OSS_EXPERTS},
 };
 /* Qwen2's model has q_proj's, k_proj's and v_proj's biases, and no others: the family of a
    checkpoint read with those (without them, Llama's block is named first). */
-static const HfClass QWEN2 = {"qwen2", "Qwen2ForCausalLM", false};
+static const HfClass QWEN2 = {"qwen2", "Qwen2ForCausalLM", false, NULL};
 /* The families a checkpoint's names or table fix (Weights_names_model_type,
    Checkpoint_scaled_family): a multimodal Gemma 3's text model is written as Gemma 3's text
    model, under its names and with its fields at the top (gemma3 reads them in text_config). */
@@ -26,10 +34,10 @@ static const struct {
     const char *fixed;
     HfClass hf;
 } FIXED[] = {
-    {"phi3", {"phi3", "Phi3ForCausalLM", false}},
-    {"gemma2", {"gemma2", "Gemma2ForCausalLM", true}},
-    {"gemma3_text", {"gemma3_text", "Gemma3ForCausalLM", true}},
-    {"gemma3", {"gemma3_text", "Gemma3ForCausalLM", true}},
+    {"phi3", {"phi3", "Phi3ForCausalLM", false, NULL}},
+    {"gemma2", {"gemma2", "Gemma2ForCausalLM", true, NULL}},
+    {"gemma3_text", {"gemma3_text", "Gemma3ForCausalLM", true, NULL}},
+    {"gemma3", {"gemma3_text", "Gemma3ForCausalLM", true, NULL}},
 };
 
 /* The window the run's mask used, as Hugging Face's configs spell it, so that the export loads
@@ -87,8 +95,9 @@ static void logit_json(const Config *c, const char *model_type, Text *t)
         Text_printf(t, "  \"attn_logit_softcapping\": null,\n");
 }
 
-/* The rotary frequencies: θ, the rotated share, Gemma 3's local θ, the scaling. */
-static void rope_json(const Config *c, Text *t)
+/* The rotary frequencies: θ, the rotated share, Gemma 3's local θ, the scaling ("null" for
+   none where the family's default scales: gpt-oss's YaRN would otherwise act). */
+static void rope_json(const Config *c, const char *model_type, Text *t)
 {
     if (c->rope == ROPE_NONE)
         return;
@@ -117,7 +126,8 @@ static void rope_json(const Config *c, Text *t)
             Text_printf(t, ", \"original_max_position_embeddings\": %d", c->rope_original_context);
         }
         Text_printf(t, "},\n");
-    }
+    } else if (model_type && HfConfig_default_sets(model_type, "rope_scaling"))
+        Text_printf(t, "  \"rope_scaling\": null,\n");
 }
 
 /* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
@@ -126,11 +136,6 @@ static void rope_json(const Config *c, Text *t)
    weights were drawn, and the export's warning. */
 void ExportConfig_json(const ExportConfig *e, bool with_types, Text *t)
 {
-    static const char *const ACTIVATIONS[] = {[MLP_RELU] = "relu",
-                                              [MLP_GELU] = "gelu",
-                                              [MLP_TANH] = "tanh",
-                                              [MLP_SWIGLU] = "silu",
-                                              [MLP_GEGLU] = "gelu_pytorch_tanh"};
     static const char *const DTYPES[] = {[SAFETENSORS_F64] = "float64",
                                          [SAFETENSORS_F32] = "float32",
                                          [SAFETENSORS_BF16] = "bfloat16"};
@@ -153,10 +158,10 @@ void ExportConfig_json(const ExportConfig *e, bool with_types, Text *t)
         Text_printf(t, "  \"attention_bias\": false,\n");
     window_json(e, context, with_types, t);
     logit_json(c, e->hf.model_type, t);
-    if (c->mlp != MLP_NONE)
-        Text_printf(t, "  \"intermediate_size\": %d,\n  \"hidden_act\": \"%s\",\n",
-                    Config_mlp_hidden(c), ACTIVATIONS[c->mlp]);
-    rope_json(c, t);
+    if (c->mlp != MLP_NONE) /* under the family's own name for it: Gemma's hidden_activation */
+        Text_printf(t, "  \"intermediate_size\": %d,\n  \"%s\": \"%s\",\n", Config_mlp_hidden(c),
+                    HfConfig_activation_key(e->hf.model_type), HfActivation_name(c->mlp));
+    rope_json(c, e->hf.model_type, t);
     Text_printf(t, "  \"rms_norm_eps\": ");
     Json_number(t, c->ln_eps);
     Text_printf(t, ",\n  \"initializer_range\": ");
@@ -171,42 +176,101 @@ void ExportConfig_json(const ExportConfig *e, bool with_types, Text *t)
     }
     Text_printf(t, "}\n}\n");
 }
-/* Whether b has a's block: every setting alike but those that say how weights are drawn
-   (the file holds them) and those spelled two ways (d_h, G, the MLP's width, which layers
-   slide: compared as used). */
+/* The settings a config.json does not determine: how the weights were drawn (the file holds
+   them) and what the run feeds the block and shows (T, the input, the seed).  The read-back
+   keeps the run's, and the block is compared without them. */
+static const char *const FILE_SILENT[] = {
+    "init",       "init-std",    "depth-scale", "init-query",    "init-key",
+    "init-value", "init-output", "init-mlp",    "sink-std",      "sigma-qk",
+    "init-alpha", "init-beta",   "init-c",      "init-vo-alpha", "init-vo-beta",
+    "tokens",     "seed",        "seeds",       "layer",         "head",
+    "input",      "vocab",       "positions",   "input-norm",    "attention-map"};
+/* Settings spelled two ways (d_h, G, the MLP's width, the mask and which layers slide it):
+   compared as used. */
+static const char *const TWO_WAYS[] = {"head-dim", "kv-heads", "mlp-hidden",   "mlp-ratio",
+                                       "mask",     "window",   "window-layers"};
+
+static bool named_in(const char *name, const char *const *list, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        if (strcmp(name, list[k]) == 0)
+            return true;
+    return false;
+}
+
+/* Layer's mask at c's T: a window of at least T − 1 keys before each query covers every token,
+   the mask without it. */
+static Mask acting_mask(const Config *c, int layer)
+{
+    Mask m = Config_layer_mask(c, layer);
+    if ((m == MASK_WINDOW || m == MASK_WINDOW_CAUSAL) && c->window >= c->tokens - 1)
+        return m == MASK_WINDOW ? MASK_FULL : MASK_CAUSAL;
+    return m;
+}
+
+/* Whether b has a's block: every setting alike but those the file does not determine and
+   those spelled two ways, the masks as they act at T. */
 static bool same_block(const Config *a, const Config *b)
 {
-    static const char *const DRAWING[] = {"init",      "init-std",     "depth-scale", "init-query",
-                                          "init-key",  "init-value",   "init-output", "init-mlp",
-                                          "sink-std",  "head-dim",     "kv-heads",    "mlp-hidden",
-                                          "mlp-ratio", "window-layers"};
     for (int i = 0; i < Settings_count(); i++) {
         const Setting *s = Settings_at(i);
-        bool drawing = false;
-        for (size_t k = 0; k < sizeof DRAWING / sizeof *DRAWING; k++)
-            drawing |= strcmp(s->name, DRAWING[k]) == 0;
-        if (!drawing && Setting_get(s, a) != Setting_get(s, b))
+        if (!named_in(s->name, FILE_SILENT, sizeof FILE_SILENT / sizeof *FILE_SILENT) &&
+            !named_in(s->name, TWO_WAYS, sizeof TWO_WAYS / sizeof *TWO_WAYS) &&
+            Setting_get(s, a) != Setting_get(s, b))
             return false;
     }
-    for (int layer = 1; layer <= a->depth; layer++)
-        if (Config_layer_local(a, layer) != Config_layer_local(b, layer) ||
+    for (int layer = 1; layer <= a->depth; layer++) {
+        Mask m = acting_mask(a, layer);
+        if (m != acting_mask(b, layer) ||
+            ((m == MASK_WINDOW || m == MASK_WINDOW_CAUSAL) && a->window != b->window) ||
             Config_layer_rotary_local(a, layer) != Config_layer_rotary_local(b, layer))
             return false;
+    }
     return Config_head_width(a) == Config_head_width(b) &&
            Config_kv_heads(a) == Config_kv_heads(b) &&
            (a->mlp == MLP_NONE || Config_mlp_hidden(a) == Config_mlp_hidden(b));
 }
 
+/* Whether every field the read-back names as not modelled is one the family's model has
+   and the block leaves out on purpose: the family's own (model_type's) and e->hf's list. */
+static bool warnings_expected(const ExportConfig *e, const HfConfigReport *report)
+{
+    if (report->left_out)
+        return false;
+    for (int i = 0; i < report->count; i++) {
+        const char *field = report->unmodelled[i].field;
+        bool expected = strcmp(field, "model_type") == 0;
+        for (int k = 0; e->hf.expected && e->hf.expected[k]; k++)
+            expected |= strcmp(field, e->hf.expected[k]) == 0;
+        if (!expected)
+            return false;
+    }
+    return true;
+}
+
+/* A read-back starts from the defaults with the run's settings the file does not determine,
+   so that any other setting the file leaves alone differs from a run that changed it. */
+static Config read_back_start(const Config *c)
+{
+    Config trial = Config_default();
+    for (size_t k = 0; k < sizeof FILE_SILENT / sizeof *FILE_SILENT; k++) {
+        const Setting *s = Settings_find(FILE_SILENT[k]);
+        Setting_put(s, &trial, Setting_get(s, c));
+    }
+    return trial;
+}
+
 /* Whether --hf-config of the config.json written under e->hf, layer_types stated only where
-   the family's model reads them, gives the run's block back at the run's T, and the window
-   --hf-config read covering every token (if any) as the same window on the same layers: a
-   family that slides none would say the same at this T, but not at a longer one. */
+   the family's model reads them, gives the run's block back at the run's T with no warning
+   the family does not expect, and the window --hf-config read covering every token (if any)
+   as the same window on the same layers: a family that slides none would say the same at
+   this T, but not at a longer one. */
 static bool reads_back(const ExportConfig *e)
 {
     Text text = {0};
     ExportConfig_json(e, e->hf.reads_layer_types, &text);
     HfConfigReport *report = calloc(1, sizeof *report);
-    Config trial = *e->c;
+    Config trial = read_back_start(e->c);
     char err[512];
     bool local[CONFIG_DEPTH_MAX];
     int keys = HfConfig_covering_window(e->read, e->c, local);
@@ -214,7 +278,7 @@ static bool reads_back(const ExportConfig *e)
         !text.failed && report &&
         HfConfig_parse(text.data, text.length, "config.json", &trial, report, err, sizeof err) ==
             0 &&
-        same_block(e->c, &trial) &&
+        same_block(e->c, &trial) && warnings_expected(e, report) &&
         (!keys || (report->sliding_window == keys &&
                    memcmp(report->sliding_local, local, sizeof *local * (size_t)e->c->depth) == 0));
     free(report);

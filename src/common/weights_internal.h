@@ -142,10 +142,13 @@ const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_
 /* How config.json names the model for Hugging Face: its model_type and the class a reader
    builds (NULL: no family's), and whether that class's model reads layer_types (the others
    slide by their own rule: Mistral every layer, Phi-3 every layer where sliding_window is set,
-   Llama and OLMo 2 none, Qwen only with use_sliding_window). */
+   Llama and OLMo 2 none, Qwen only with use_sliding_window), and the fields --hf-config names
+   as not modelled in every such export beyond model_type's (NULL-ended; NULL: none):
+   gpt-oss's experts. */
 typedef struct {
     const char *model_type, *architecture;
     bool reads_layer_types;
+    const char *const *expected;
 } HfClass;
 
 /* The optional biases the layers' tensors include: none, Qwen2's (q_proj's, k_proj's and

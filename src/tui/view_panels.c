@@ -170,7 +170,7 @@ static void compare_half(const Snapshot *shown, const Display *d, bool removed, 
     }
     ToggledNetwork toggled = Snapshot_toggled(shown);
     EigenvaluePlot e;
-    if (Figure_compare_eigenvalues(shown->result, &toggled, removed, d->overlays, title, &e))
+    if (Figure_compare_eigenvalues(shown->result, &toggled, removed, d->overlays, title, &e, NULL))
         Plot_eigenvalues(eigen, &e);
     else
         Plot_message(eigen, title, "computing the same weights with the gap toggled…");

@@ -3,8 +3,9 @@
 # (docs/model.md §3, "The circle's edge at finite T").  For an n×n matrix of i.i.d. entries of
 # variance σ²/n the spectral radius is σ·(1 + √(γ_n/(4n)) + G/√(4nγ_n) + …), G Gumbel
 # (Rider 2003), γ_n = ln(n/2π) − 2 ln ln n.  Every seed's √T·|λ2|/σ of the first layer must lie
-# in the band G ∈ [x_lo, x_hi] whose Gumbel probability outside is 1e-4 per draw (x_hi = 9.21,
-# x_lo = −2.22), a 0.5% chance for the 48 draws together were the law exact; real Ginibre
+# in the band G ∈ [x_lo, x_hi] whose Gumbel probability outside is 2e-4 per draw (1e-4 in each
+# tail: x_hi = 9.21, x_lo = −2.22), a 1% chance for the 48 draws together were the law exact
+# (1 − (1 − 2e-4)^48 = 0.96%); real Ginibre
 # matrices of the same variance (numpy, seeded) must lie in the same band, which checks the
 # band itself.  T = 256 and 512 only: γ_n < 0 below n ≈ 163 (−0.53 at 64, −0.14 at 128),
 # where the asymptotic scale is no scale at all.

@@ -1,9 +1,10 @@
 #!/bin/bash
 # An --export ended by SIGTERM, SIGINT or SIGHUP while it writes: its hidden staging directory
 # (.DIR.export-PID-N beside DIR) is emptied and removed before the signal ends the process
-# (status 128 + N), and DIR holds what it held: nothing where it was new, an earlier export's
-# files byte for byte where it existed.  --export-matrix at T = 1024 writes 45 MB, so the
-# export is caught while attention_matrix.csv grows in the staging directory.
+# (status 128 + N), and DIR holds what it held: nothing where it was new (nor the parents it
+# made), an earlier export's files byte for byte where it existed.  --export-matrix at
+# T = 1024 writes 45 MB, so the export is caught while attention_matrix.csv grows in the
+# staging directory.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -38,6 +39,12 @@ for sig in TERM INT HUP; do
         interrupted $sig "$tmp/new/out-$sig"
     check "  and no directory where it was to go" test ! -e "$tmp/new/out-$sig"
 done
+
+# The directories --export made above a new target (mkdir -p) go with it: none is left.
+mkdir "$tmp/parents"
+check "--export into new parents p/a/b ended by SIGTERM: status 143, no staging directory left" \
+    interrupted TERM "$tmp/parents/p/a/b/out"
+check "  and none of the parents it made" test ! -e "$tmp/parents/p"
 
 # An earlier export stays whole, byte for byte.
 mkdir "$tmp/old"

@@ -82,20 +82,24 @@ done
 # model_type and class a reader expects for Llama's names), and --hf-config of that config.json
 # gives the preset's document back, bit for bit (six layers, so that Gemma 3's 5:1 pattern is
 # whole; the drawn weights are the seed's again): the file's own warnings and "hf_config"
-# aside.  OLMo 2's preset draws OLMo-core's cut normal where HF's config says a plain one
+# aside, and those warnings are exactly the fields the family's model has and the block leaves
+# out (Gemma's scaled embedding, gpt-oss's experts), nothing else.  OLMo 2's preset draws OLMo-core's cut normal where HF's config says a plain one
 # (docs/hf-config.md): its --init follows the file.  gpt-oss's export is its attention path, and
 # a warning says transformers' model would add experts.  GPT-2's block under Llama's names is no
 # family's: no model_type, a warning that says so, and --hf-config refuses the file.
-same_but_file() { # preset.json hf.json config.json
-    "$PY" - "$1" "$2" "$3" <<'PYEOF'
+same_but_file() { # preset.json hf.json config.json "the fields the file's warnings name"
+    "$PY" - "$1" "$2" "$3" "$4" <<'PYEOF'
 import json, sys
 drawn, read = (json.load(open(p)) for p in sys.argv[1:3])
-read.pop("hf_config")
+warned = sorted(u["field"] for u in read.pop("hf_config")["unmodelled"])
+if warned != sorted(sys.argv[4].split()):
+    print(f"the read-back warns {warned}, expected {sorted(sys.argv[4].split())}", file=sys.stderr)
+    sys.exit(1)
 read["warnings"] = [w for w in read["warnings"] if not w.startswith(sys.argv[3] + ": ")]
 sys.exit(0 if drawn == read else 1)
 PYEOF
 }
-family_round_trip() { # preset model_type architecture export-warning ("": none) [options after --hf-config]
+family_round_trip() { # preset model_type architecture export-warning ("": none) warned-fields [options after --hf-config]
     local dir=$tmp/family-$1
     rm -rf "$dir"
     "$BIN" --batch --preset "presets/$1.preset" -T 32 -L 6 --seed 3 --export-weights "$dir" \
@@ -106,23 +110,65 @@ family_round_trip() { # preset model_type architecture export-warning ("": none)
         if [ -n "$4" ]; then
             grep -qF "attnscope: warning: --export-weights '$dir': $4" "$tmp/family.err"
         else ! grep -q "warning: --export-weights" "$tmp/family.err"; fi &&
-        "$BIN" --batch -T 32 --seed 3 --hf-config "$dir" ${5:-} >"$tmp/family-hf.json" \
+        "$BIN" --batch -T 32 --seed 3 --hf-config "$dir" ${6:-} >"$tmp/family-hf.json" \
             2>/dev/null &&
-        same_but_file "$tmp/family.json" "$tmp/family-hf.json" "$dir/config.json"
+        same_but_file "$tmp/family.json" "$tmp/family-hf.json" "$dir/config.json" "$5"
 }
 check "llama3-8b-small: llama, and --hf-config of the export gives its document" \
-    family_round_trip llama3-8b-small llama LlamaForCausalLM ""
+    family_round_trip llama3-8b-small llama LlamaForCausalLM "" ""
 check "mistral-7b-small (no window: Llama's block): llama, the same" \
-    family_round_trip mistral-7b-small llama LlamaForCausalLM ""
+    family_round_trip mistral-7b-small llama LlamaForCausalLM "" ""
 check "qwen3-8b-small: qwen3 (QK-norm per head), the same" \
-    family_round_trip qwen3-8b-small qwen3 Qwen3ForCausalLM ""
+    family_round_trip qwen3-8b-small qwen3 Qwen3ForCausalLM "" ""
 check "olmo2-7b-small: olmo2 (norms after the branches, QK-norm over the width), the same" \
-    family_round_trip olmo2-7b-small olmo2 Olmo2ForCausalLM "" "--init trunc-normal"
+    family_round_trip olmo2-7b-small olmo2 Olmo2ForCausalLM "" "" "--init trunc-normal"
 check "gemma3-4b-small: gemma3_text (peri-norms, gains 1 + w, its local θ on 5 of 6), the same" \
-    family_round_trip gemma3-4b-small gemma3_text Gemma3ForCausalLM ""
+    family_round_trip gemma3-4b-small gemma3_text Gemma3ForCausalLM "" "model_type"
 check "gpt-oss-20b-small: gpt_oss (sinks, every other layer's window), the same; its experts warned" \
     family_round_trip gpt-oss-20b-small gpt_oss GptOssForCausalLM \
-    "--mlp none: transformers' GptOssForCausalLM follows each attention with its MLP"
+    "--mlp none: transformers' GptOssForCausalLM follows each attention with its MLP" \
+    "num_local_experts experts_per_token swiglu_limit intermediate_size"
+# gpt-oss's config class defaults to YaRN: its export says "no scaling" as null.
+check "... whose config.json says \"rope_scaling\": null" \
+    grep -qF '"rope_scaling": null,' "$tmp/family-gpt-oss-20b-small/config.json"
+# Gemma 2 and 3's MLPs read hidden_activation (hidden_act is Gemma 1's): a Gemma block with
+# SwiGLU is written under that name alone, and its read-back is SwiGLU, its document the same.
+gemma_swiglu() { # dir
+    rm -rf "$1"
+    "$BIN" --batch --preset presets/gemma3-4b-small.preset -T 32 -L 6 --seed 3 --mlp swiglu \
+        --export-weights "$1" >"$tmp/gemma-swiglu.json" 2>/dev/null &&
+        grep -qF '"model_type": "gemma3_text",' "$1/config.json" &&
+        grep -qF '"hidden_activation": "silu",' "$1/config.json" &&
+        ! grep -q '"hidden_act"' "$1/config.json" &&
+        "$BIN" --batch -T 32 --seed 3 --hf-config "$1" >"$tmp/gemma-swiglu-hf.json" 2>/dev/null &&
+        same_but_file "$tmp/gemma-swiglu.json" "$tmp/gemma-swiglu-hf.json" "$1/config.json" \
+            "model_type"
+}
+check "gemma3-4b-small with --mlp swiglu: \"hidden_activation\": \"silu\", the same document" \
+    gemma_swiglu "$tmp/gemma-swiglu"
+# A block transformers' model of a family cannot express is named as no family's: the gap
+# removal (-g) changes the forward, Llama's attention caps no logits and turns every dimension
+# of a head.  The read-back starts from the defaults, so none of these passes unseen.
+no_model_type() { # options...
+    rm -rf "$tmp/unnamed"
+    "$BIN" --batch --preset presets/llama3-8b-small.preset -T 16 -L 2 "$@" \
+        --export-weights "$tmp/unnamed" >/dev/null 2>"$tmp/unnamed.err" &&
+        ! grep -q '"model_type"' "$tmp/unnamed/config.json" &&
+        grep -qF "config.json names no model_type" "$tmp/unnamed.err"
+}
+for extra in "-g center" "-g deflate" "-g uniform" "--logit-softcap 30" "--rope-fraction 0.5"; do
+    # shellcheck disable=SC2086
+    check "llama3-8b-small $extra: no model_type, and the warning" no_model_type $extra
+done
+# A window of at least T − 1 keys covers every token: the causal mask, as gpt-oss's file
+# reads at that T, so the export still names gpt_oss (at T = 16 its 16 keys cover all).
+short_gpt_oss() { # dir
+    rm -rf "$1"
+    "$BIN" --batch --preset presets/gpt-oss-20b-small.preset -T 16 -L 2 --export-weights "$1" \
+        >/dev/null 2>&1 && grep -qF '"model_type": "gpt_oss",' "$1/config.json"
+}
+check "gpt-oss-20b-small at T = 16 (its window covers every token): gpt_oss" \
+    short_gpt_oss "$tmp/gpt-oss-short"
 no_family() { # dir
     local said="config.json names no model_type: no Hugging Face family that loads these tensor names"
     rm -rf "$1"
@@ -345,7 +391,7 @@ if "$PY" $tool set "$tmp/qk/model.safetensors" "$tmp/gain.safetensors" model.lay
             grep -qF '"architectures": ["Qwen2ForCausalLM"],' "$tmp/qwen2/config.json" &&
             "$BIN" --batch -T 12 --hf-config "$tmp/qwen2" --weights "$tmp/qwen2" \
                 >"$tmp/qwen2.json" 2>/dev/null &&
-            same_but_file "$tmp/qkv.json" "$tmp/qwen2.json" "$tmp/qwen2/config.json" &&
+            same_but_file "$tmp/qkv.json" "$tmp/qwen2.json" "$tmp/qwen2/config.json" model_type &&
             "$PY" $tool add "$tmp/qkv.safetensors" "$tmp/qkvo.safetensors" \
                 model.layers.1.self_attn.o_proj.bias 16 0.125 &&
             rm -rf "$tmp/qwen2" &&
