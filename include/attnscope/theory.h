@@ -28,6 +28,12 @@ double Theory_identity_ratio(int layer, double gamma);
 /* σ_A^{4ℓ}·(1 + ℓ(1+γ))·T^{1−2ℓ}: sr(Σ_ℓ) − 1 for markov without gap removal (corrected). */
 double Theory_collapse_excess(int layer, double sigma_a, double gamma, int tokens);
 
+/* 1 − |λ2| of the window mask's attention at σ_qk → 0 (A_ij = 1/n_i on |i − j| ≤ w, n_i the
+   row's keys): a walk with steps of variance w(w+1)/3 on T tokens whose ends reflect, so
+   π²w(w+1)/(6T'²) on the length T' = T − w(w+1)/(2w+1) the ends leave it (docs/model.md §3,
+   Masks); relative error ≈ (π/T')²(3w² + 3w − 1)/60. */
+double Theory_window_spectral_gap(int tokens, int window);
+
 /* Quartercircle law on [0, 2σ]: density (1/(πσ²))·√(4σ² − x²) and its CDF. */
 double Theory_quartercircle_density(double x, double sigma);
 double Theory_quartercircle_cdf(double x, double sigma);

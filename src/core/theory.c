@@ -68,6 +68,12 @@ double Theory_collapse_excess(int layer, double sigma_a, double gamma, int token
            pow((double)tokens, 1.0 - 2.0 * layer);
 }
 
+double Theory_window_spectral_gap(int tokens, int window)
+{
+    double w = window, length = tokens - w * (w + 1) / (2 * w + 1);
+    return M_PI * M_PI * w * (w + 1) / (6 * length * length);
+}
+
 double Theory_quartercircle_density(double x, double sigma)
 {
     if (x < 0 || x > 2 * sigma)
