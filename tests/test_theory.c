@@ -316,7 +316,7 @@ static bool warned(const Result *r, const char *text)
    with the reason (the outlier 1 of a row-stochastic matrix stays), and the run measures the
    logit std, ≈ 1 whatever σ_qk.  RoPE: the uniform fixed point is not claimed (a warning says
    attention on collapsed tokens is Toeplitz); σ at the first layer stays, as the logits of
-   distinct tokens keep their law (BLOCKS.md). */
+   distinct tokens keep their law (docs/model.md §3). */
 static void test_qk_norm_and_rope_claims(void **state)
 {
     (void)state;

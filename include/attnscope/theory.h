@@ -100,7 +100,7 @@ bool Theory_describes_shown_layer(const Config *c);
 void Theory_predict(const Config *c, TheoryPrediction *p);
 
 /* The random-energy prediction for the first layer's mean row entropy (docs/model.md §3,
-   THEORY.md §entropy): one softmax row of n = T i.i.d. N(0, s²) logits has
+   Attention entropy): one softmax row of n = T i.i.d. N(0, s²) logits has
    H ≈ ln n − s²/2 below s_c = √(2 ln n) and condenses (H = O(1)) above; on orthonormal input
    the first layer's logits are such a row, given its query, with s = σ_qk² (the logit std
    at the 1/√d_h scale).  Defined for softmax, the full mask, Gaussian W^Q and W^K, rows of
