@@ -416,6 +416,15 @@ static void test_readouts_that_mean_something(void **state)
     assert_int_equal(c.window, 1);
     assert_non_null(strstr(lines[n - 2], note));
     Snapshot_free(s);
+    /* w = 4 at T = 64: the exact 1 − |λ2| of the σ_qk → 0 matrix is 0.0085959 (numpy), where
+       the note once said π²/(3T²) = 0.0008 for every w. */
+    c.window = 4;
+    c.tokens = c.width = 64;
+    s = computed(&c);
+    v.shown = s;
+    layout(&v, 200, &n);
+    assert_non_null(strstr(lines[n - 2], "window mask: 1 − |λ2| → 0.0086 as σ_qk → 0"));
+    Snapshot_free(s);
 }
 
 int main(void)
