@@ -365,18 +365,18 @@ static void test_kept_run_reports_the_shown_head(void **state)
     Workspace_free(kept);
 }
 
-/* The random-energy prediction (docs/model.md §3, THEORY.md §entropy) against the measured
+/* The random-energy prediction (docs/model.md §3, Attention entropy) against the measured
    first-layer mean row entropy over 8 seeds, softmax, full mask, orthonormal input, d = T,
    s = σ_qk² ≤ 1.5, where it holds.  The tolerance is 4 standard errors of the seeds' mean
-   (from their sample spread) plus the finite-n excess THEORY.md measured over 2000 rows of
-   numpy: the limit ln n − s²/2 is approached from above, slowly (at n = 256, s = 1.5 the
+   (from their sample spread) plus the finite-n excess docs/model.md §3 gives, measured over 2000
+   rows of numpy: the limit ln n − s²/2 is approached from above, slowly (at n = 256, s = 1.5 the
    mean is 4.469 against 4.420).  T = 256 reads the run's numbers; T = 1024 reads the layer
    step's (reference_forward, depth 1): a run there spends 4 s a seed on the shown layer's
    spectra, and test_run_matches_reference_forward shows the run's entropies are the step's. */
 typedef struct {
     int T;
     double s;
-    double quoted, rounding; /* THEORY.md's measured mean there, and half its last digit */
+    double quoted, rounding; /* docs/model.md §3's measured mean there, and half its last digit */
     bool from_run;
 } EnergyCase;
 

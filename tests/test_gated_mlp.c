@@ -1,4 +1,4 @@
-/* Gated MLPs (--mlp swiglu|geglu, --mlp-hidden; BLOCKS.md §Gated MLPs): the layer against a
+/* Gated MLPs (--mlp swiglu|geglu, --mlp-hidden; docs/model.md §1.9): the layer against a
  * reference written here loop by loop, the gate drawn from the ungated MLP's W1 stream and the
  * up projection from its own, and --mlp-hidden R·d equal to --mlp-ratio R bit for bit. */
 #include "testing.h"

@@ -1,4 +1,4 @@
-/* Grouped keys and values (--kv-heads, BLOCKS.md §Grouped keys and values): the layer against a
+/* Grouped keys and values (--kv-heads, docs/model.md §1.7): the layer against a
  * reference written here loop by loop with HF's repeat_kv sharing, G = H against one key/value
  * head per head bit for bit, the sharing refused where the scheme draws factors, and the
  * conditioning's Jacobian against finite differences of the grouped layer. */

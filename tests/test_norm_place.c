@@ -1,4 +1,4 @@
-/* LayerNorm placements beyond post and pre (BLOCKS.md §Norms): peri, X + LN(F(LN X)) (Gemma
+/* LayerNorm placements beyond post and pre (docs/model.md §1.8): peri, X + LN(F(LN X)) (Gemma
  * 2/3), and output, X + LN(F X) (OLMo 2).  One layer step against a reference written here loop
  * by loop from the layer's weights, with and without an MLP, a skip, several heads and W^O;
  * the exact invariants of the placements; and the conditioning's refusal of K there. */

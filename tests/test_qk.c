@@ -1,4 +1,4 @@
-/* QK-norm and rotary positions (BLOCKS.md §QK-norm, §Rotary positions): the layer's logits
+/* QK-norm and rotary positions (docs/model.md §1.8a): the layer's logits
  * against a reference written here loop by loop from the same random streams, for both
  * placements and both rotation conventions, and the invariants the algebra promises. */
 #include "testing.h"
@@ -361,8 +361,8 @@ static void test_placements_agree_to_rounding(void **state)
     }
 }
 
-/* With QK-norm the first layer's logits are √d_h·cos θ: std 1 whatever σ_qk (BLOCKS.md).  At
-   T = d = 64, one head (d_h = 64), the logits of a layer are pairwise independent (given q̂_i the
+/* With QK-norm the first layer's logits are √d_h·cos θ: std 1 whatever σ_qk (docs/model.md §1.8a).
+   At T = d = 64, one head (d_h = 64), the logits of a layer are pairwise independent (given q̂_i the
    S_ij, j = 1 … T, are i.i.d. with a law free of q̂_i, by rotation invariance of the independent
    k̂_j), E S² = d_h·E cos² = 1 and Var S² = 3d_h/(d_h + 2) − 1 < 2; over 8 seeds the mean of S²
    averages N = 8·64² = 32768 of them: its standard deviation is at most √(2/N) = 0.0078, 0.4%

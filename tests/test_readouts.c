@@ -55,7 +55,7 @@ static void test_outlier_where_one_stands_apart(void **state)
         {ATTENTION_RELU, MASK_FULL, GAP_OFF, 0},
         {ATTENTION_SIGMOID, MASK_FULL, GAP_OFF, 0},
         {ATTENTION_UNIFORM, MASK_FULL, GAP_OFF, 0},
-        /* The window mask has no spectral gap: |λ2| ≈ 1 − π²/(3T²). */
+        /* The window mask has no spectral gap: 1 − |λ2| ≈ π²w(w+1)/(6T²) at σ_qk → 0. */
         {ATTENTION_SOFTMAX, MASK_WINDOW, GAP_OFF, -1},
         {ATTENTION_LINEAR, MASK_FULL, GAP_OFF, -1},
         {ATTENTION_IDENTITY, MASK_FULL, GAP_OFF, -1},

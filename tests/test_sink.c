@@ -1,4 +1,4 @@
-/* Attention sinks (--sink, --sink-std; BLOCKS.md §Sinks and caps, gpt-oss): the sink softmax
+/* Attention sinks (--sink, --sink-std; gpt-oss, docs/model.md §1.2): the sink softmax
  * against a loop-by-loop reference written here for every mask, rows that sum to 1 minus the
  * sink's weight, no sink as the plain softmax bit for bit, each head's sink from its own stream
  * (no other stream moves), the layer step's attention against the reference from its own
@@ -329,7 +329,7 @@ static void test_gap_modes_treat_sink_rows_as_not_summing_to_one(void **state)
 }
 
 /* The readouts measured against λ1 = 1 are null, the predicted outlier 1 withdrawn; the
-   causal sink matrix at σ_qk → 0 has λ1 = 1/2 (BLOCKS.md), which the run reads off its
+   causal sink matrix at σ_qk → 0 has λ1 = 1/2 (docs/model.md §1.2), which the run reads off its
    diagonal. */
 static void test_run_readouts_with_sinks(void **state)
 {

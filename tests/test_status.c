@@ -408,7 +408,22 @@ static void test_readouts_that_mean_something(void **state)
     int n;
     layout(&v, 200, &n);
     assert_int_equal(s->result->outlier, -1);
-    assert_non_null(strstr(lines[n - 2], "window mask: |λ2| ≈ 1 − π²/(3T²)"));
+    /* π²·2/(6T'²) at the configuration's T with w = 1, T' = T − 2/3 (tests/test_theory.c). */
+    char note[128];
+    double length = c.tokens - 2.0 / 3;
+    snprintf(note, sizeof note, "window mask: 1 − |λ2| → %.2g as σ_qk → 0",
+             M_PI * M_PI / (3 * length * length));
+    assert_int_equal(c.window, 1);
+    assert_non_null(strstr(lines[n - 2], note));
+    Snapshot_free(s);
+    /* w = 4 at T = 64: the exact 1 − |λ2| of the σ_qk → 0 matrix is 0.0085959 (numpy), where
+       the note once said π²/(3T²) = 0.0008 for every w. */
+    c.window = 4;
+    c.tokens = c.width = 64;
+    s = computed(&c);
+    v.shown = s;
+    layout(&v, 200, &n);
+    assert_non_null(strstr(lines[n - 2], "window mask: 1 − |λ2| → 0.0086 as σ_qk → 0"));
     Snapshot_free(s);
 }
 

@@ -7,6 +7,7 @@
 #include "attnscope/sweep.h"
 #include "attnscope/theory.h"
 
+#include <lapacke.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,74 @@ static void test_laws_fit_sampled_spectra(void **state)
     free(x);
 }
 
+/* 1 − |λ2| of the window mask's σ_qk → 0 attention (A_ij = 1/n_i on |i − j| ≤ w), from its
+   symmetric twin D^(−1/2) B D^(−1/2) by LAPACK: the same eigenvalues, all real. */
+static double window_gap_exact(int tokens, int window)
+{
+    double *s = calloc((size_t)tokens * tokens, sizeof(double)),
+           *eig = malloc(sizeof(double) * tokens);
+    for (int i = 0; i < tokens; i++)
+        for (int j = 0; j < tokens; j++) {
+            int n_i =
+                (i + window < tokens ? i + window : tokens - 1) - (i > window ? i - window : 0) + 1;
+            int n_j =
+                (j + window < tokens ? j + window : tokens - 1) - (j > window ? j - window : 0) + 1;
+            if (abs(i - j) <= window)
+                s[(size_t)i * tokens + j] = 1 / sqrt((double)n_i * n_j);
+        }
+    assert_int_equal(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', tokens, s, tokens, eig), 0);
+    double second = 0; /* eig ascends: λ1 = 1 is last, the band's negative ones first */
+    for (int i = 0; i < tokens - 1; i++)
+        second = fmax(second, fabs(eig[i]));
+    assert_close(eig[tokens - 1], 1.0, 1e-12);
+    free(s);
+    free(eig);
+    return 1 - second;
+}
+
+/* The formula against the exact eigenvalues wherever the window is narrow (2w + 1 ≤ T/2): it
+   neglects the band's quartic term, a relative (π/T')²(3w² + 3w − 1)/60, and overestimates by
+   it (measured 1.00–1.38 times it here: the next orders of w/T); without the ends' shorter
+   length, π²w(w+1)/(6T²) is low by ≈ 2w(w+1)/((2w+1)T), several times that tolerance. */
+static void test_window_gap_against_exact_eigenvalues(void **state)
+{
+    (void)state;
+    for (int tokens = 32; tokens <= 512; tokens *= 2)
+        for (int w = 1; w <= 16 && 2 * w + 1 <= tokens / 2; w++) {
+            double exact = window_gap_exact(tokens, w),
+                   predicted = Theory_window_spectral_gap(tokens, w);
+            double length = tokens - w * (w + 1.0) / (2 * w + 1);
+            double quartic = pow(M_PI / length, 2) * (3.0 * w * w + 3 * w - 1) / 60;
+            double bulk_only = M_PI * M_PI * w * (w + 1) / (6.0 * tokens * tokens);
+            if (!(predicted >= exact && predicted - exact <= 1.5 * quartic * predicted) ||
+                exact - bulk_only < 3 * 1.5 * quartic * exact)
+                fail_msg("T = %d, w = %d: 1 − |λ2| %.9g exact, %.9g predicted (quartic term %.3g), "
+                         "%.9g without the ends",
+                         tokens, w, exact, predicted, quartic, bulk_only);
+        }
+}
+
+/* attnscope's own window mask at σ_qk = 10⁻⁶ (logits of order 10⁻¹²) is that matrix: its |λ2| from
+   the dense solver is the symmetric twin's. */
+static void test_window_mask_is_the_reflecting_walk(void **state)
+{
+    (void)state;
+    const int windows[] = {1, 4};
+    for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+        Config c = Config_default();
+        c.tokens = c.width = 64;
+        c.depth = 1;
+        c.attention = ATTENTION_SOFTMAX;
+        c.mask = MASK_WINDOW;
+        c.window = windows[k];
+        c.sigma_qk = 1e-6;
+        Result *r = run(&c);
+        double second = hypot(r->eigenvalues[1].re, r->eigenvalues[1].im);
+        assert_close(1 - second, window_gap_exact(c.tokens, c.window), 1e-9);
+        Result_free(r);
+    }
+}
+
 static void test_prediction_applies_only_where_theory_exists(void **state)
 {
     (void)state;
@@ -247,7 +316,7 @@ static bool warned(const Result *r, const char *text)
    with the reason (the outlier 1 of a row-stochastic matrix stays), and the run measures the
    logit std, ≈ 1 whatever σ_qk.  RoPE: the uniform fixed point is not claimed (a warning says
    attention on collapsed tokens is Toeplitz); σ at the first layer stays, as the logits of
-   distinct tokens keep their law (BLOCKS.md). */
+   distinct tokens keep their law (docs/model.md §3). */
 static void test_qk_norm_and_rope_claims(void **state)
 {
     (void)state;
@@ -351,6 +420,8 @@ int main(void)
         cmocka_unit_test(test_quartercircle),
         cmocka_unit_test(test_ks_distance),
         cmocka_unit_test(test_laws_fit_sampled_spectra),
+        cmocka_unit_test(test_window_gap_against_exact_eigenvalues),
+        cmocka_unit_test(test_window_mask_is_the_reflecting_walk),
         cmocka_unit_test(test_prediction_applies_only_where_theory_exists),
         cmocka_unit_test(test_width_sweep_slope),
         cmocka_unit_test(test_qk_norm_and_rope_claims),

@@ -1,4 +1,4 @@
-/* Per-layer windows (--window-layers; BLOCKS.md §Windows per layer): the pattern's spellings
+/* Per-layer windows (--window-layers; docs/model.md §1.3): the pattern's spellings
  * and their canonical form, each layer's mask against a reference read off the pattern's
  * letters here, the layer step's attention zero exactly where that mask forbids, an all-global
  * pattern equal to the global mask bit for bit, and the entropy's n_i following each layer's

@@ -38,7 +38,7 @@ typedef enum { LOGIT_SCALE_SQRT, LOGIT_SCALE_LINEAR } LogitScale;
 typedef enum { LN_PLACE_POST, LN_PLACE_PRE, LN_PLACE_PERI, LN_PLACE_OUTPUT } LnPlace;
 
 /* The MLP sub-block's activation (docs/model.md §1.9); none: attention only.  swiglu and geglu
-   are gated (BLOCKS.md §Gated MLPs): down(act(gate x) ⊙ up x), act silu or tanh-GELU. */
+   are gated (docs/model.md §1.9): down(act(gate x) ⊙ up x), act silu or tanh-GELU. */
 typedef enum { MLP_NONE, MLP_RELU, MLP_GELU, MLP_TANH, MLP_SWIGLU, MLP_GEGLU } Mlp;
 
 /* Initialisation schemes (docs/model.md §1.10); cutting-skip is the skipless transformer
@@ -69,7 +69,7 @@ typedef enum {
 } DepthScale;
 
 /* The network's input X0: T orthonormal rows (today's, T <= d), or rows of a V-row embedding
-   table N(0, S²) indexed by T uniformly drawn token ids (BLOCKS.md §Initialisation). */
+   table N(0, S²) indexed by T uniformly drawn token ids (docs/model.md §1.1). */
 typedef enum { INPUT_ORTHONORMAL, INPUT_EMBEDDING } InputKind;
 
 /* Positions added to the embedding input's rows: none, or GPT-2's learned ones (wpe), a T-row
@@ -94,7 +94,7 @@ typedef enum { INPUT_NORM_UNIT, INPUT_NORM_SQRT_D } InputNorm;
    ε (--ln-eps) inside the root. */
 typedef enum { LN_SCALE_UNIT, LN_SCALE_SQRT_D } LnScale;
 
-/* QK-norm (BLOCKS.md §QK-norm): an RMSNorm with unit gain on the queries and keys, over each
+/* QK-norm (docs/model.md §1.8a): an RMSNorm with unit gain on the queries and keys, over each
    head's d_h (Qwen3, Gemma 3) or over the full projected width H·d_h (OLMo 2). */
 typedef enum { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_FULL } QkNorm;
 
@@ -102,7 +102,7 @@ typedef enum { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_FULL } QkNorm;
    after (Llama 4). */
 typedef enum { QK_NORM_BEFORE_ROPE, QK_NORM_AFTER_ROPE } QkNormPlace;
 
-/* Rotary positions (BLOCKS.md §Rotary positions): none, HF's rotate_half on the split halves
+/* Rotary positions (docs/model.md §1.8a): none, HF's rotate_half on the split halves
    of a head's rotated part, or Meta's adjacent pairs. */
 typedef enum { ROPE_NONE, ROPE_HALF, ROPE_PAIRS } Rope;
 

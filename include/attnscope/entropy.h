@@ -1,4 +1,4 @@
-/* The entropy of attention rows (docs/model.md §2, THEORY.md §"Entropy of attention rows"):
+/* The entropy of attention rows (docs/model.md §2, §3 Attention entropy):
  * the second failure mode, where every query attends to one key, beside rank collapse,
  * where every query attends to all alike.
  *

@@ -1,5 +1,5 @@
 /* What stage 2 of a layer (layer.h) does to the projected queries and keys before the logits
- * (BLOCKS.md §QK-norm, §Rotary positions): QK-norm, an RMSNorm with unit gain over each head's
+ * (docs/model.md §1.8a): QK-norm, an RMSNorm with unit gain over each head's
  * d_h (Qwen3, Gemma 3) or over the full projected width H·d_h (OLMo 2), and rotary positions,
  * each head's rotated part turned by its token's position, in the order --qk-norm-place says.
  *

@@ -28,6 +28,12 @@ double Theory_identity_ratio(int layer, double gamma);
 /* σ_A^{4ℓ}·(1 + ℓ(1+γ))·T^{1−2ℓ}: sr(Σ_ℓ) − 1 for markov without gap removal (corrected). */
 double Theory_collapse_excess(int layer, double sigma_a, double gamma, int tokens);
 
+/* 1 − |λ2| of the window mask's attention at σ_qk → 0 (A_ij = 1/n_i on |i − j| ≤ w, n_i the
+   row's keys): a walk with steps of variance w(w+1)/3 on T tokens whose ends reflect, so
+   π²w(w+1)/(6T'²) on the length T' = T − w(w+1)/(2w+1) the ends leave it (docs/model.md §3,
+   Masks); relative error ≈ (π/T')²(3w² + 3w − 1)/60. */
+double Theory_window_spectral_gap(int tokens, int window);
+
 /* Quartercircle law on [0, 2σ]: density (1/(πσ²))·√(4σ² − x²) and its CDF. */
 double Theory_quartercircle_density(double x, double sigma);
 double Theory_quartercircle_cdf(double x, double sigma);
@@ -94,7 +100,7 @@ bool Theory_describes_shown_layer(const Config *c);
 void Theory_predict(const Config *c, TheoryPrediction *p);
 
 /* The random-energy prediction for the first layer's mean row entropy (docs/model.md §3,
-   THEORY.md §entropy): one softmax row of n = T i.i.d. N(0, s²) logits has
+   Attention entropy): one softmax row of n = T i.i.d. N(0, s²) logits has
    H ≈ ln n − s²/2 below s_c = √(2 ln n) and condenses (H = O(1)) above; on orthonormal input
    the first layer's logits are such a row, given its query, with s = σ_qk² (the logit std
    at the 1/√d_h scale).  Defined for softmax, the full mask, Gaussian W^Q and W^K, rows of

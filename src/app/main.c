@@ -760,6 +760,7 @@ int main(int argc, char **argv)
                        .memory_budget_source = budget_source,
                        .one_lane = one_lane,
                        .tour_dir = tour_directory(presets, tour, sizeof tour),
+                       .start_preset = o.preset_path[0] ? o.preset_path : NULL,
                        .presets_dir = presets,
                        .load_preset = Options_load_preset,
                        .format_preset = Options_write_preset,

@@ -445,6 +445,7 @@ static int other_value(int ch, Options *o, char *err, size_t size)
             Options_load_preset(&o->config, path, err, size))
             return 2;
         note_file_origins(o, &before, "--preset");
+        snprintf(o->preset_path, sizeof o->preset_path, "%s", path);
         return 0;
     }
     case OPT_HF_CONFIG: {

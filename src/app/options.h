@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+enum { OPTIONS_PATH_SIZE = 4096 }; /* PATH_MAX on Linux */
+
 typedef struct {
     Config config;
     bool batch;
@@ -41,6 +43,8 @@ typedef struct {
     /* By table index, the --preset or --hf-config whose file last changed the setting (the
        option, and its argument), NULL where an option after it, or nothing, set it. */
     const char *origin_option[SETTINGS_MAX], *origin_file[SETTINGS_MAX];
+    /* The last --preset's file as found (a tour step's note is read from it), "" if none. */
+    char preset_path[OPTIONS_PATH_SIZE];
 } Options;
 
 /* The longest estimated compute time --batch starts without --max-time or --no-confirm. */

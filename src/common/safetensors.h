@@ -1,4 +1,4 @@
-/* A strict reader of Hugging Face's safetensors format (BLOCKS.md §safetensors): an 8-byte
+/* A strict reader of Hugging Face's safetensors format (docs/weights.md): an 8-byte
  * little-endian header length N ≤ 100 000 000, N bytes of JSON naming each tensor's dtype,
  * shape and [begin, end) within the data that follows, then the data, which the tensors tile
  * exactly.  Strict as the reference reader (huggingface/safetensors, tensor.rs) is: a file it

@@ -68,6 +68,12 @@ double Theory_collapse_excess(int layer, double sigma_a, double gamma, int token
            pow((double)tokens, 1.0 - 2.0 * layer);
 }
 
+double Theory_window_spectral_gap(int tokens, int window)
+{
+    double w = window, length = tokens - w * (w + 1) / (2 * w + 1);
+    return M_PI * M_PI * w * (w + 1) / (6 * length * length);
+}
+
 double Theory_quartercircle_density(double x, double sigma)
 {
     if (x < 0 || x > 2 * sigma)
@@ -375,7 +381,7 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
     }
     if (Config_has_sink(c)) {
         /* Sinks take a share of every row: A is sub-stochastic, λ1 is below 1 (T/(T + e^s)
-           for the full mask at σ_qk → 0, 1/2 for the causal one, BLOCKS.md), and the
+           for the full mask at σ_qk → 0, 1/2 for the causal one, docs/model.md §1.2), and the
            i.i.d. Markov laws describe rows that sum to 1. */
         p->outlier = p->bulk_radius = p->singular_edge = NAN;
         p->singular_law = NULL;
@@ -389,8 +395,8 @@ void Theory_predict(const Config *c, TheoryPrediction *p)
             p->outlier = NAN;
     }
     if (Qk_normalised(c)) {
-        /* QK-norm: every logit is √d_h·cos θ whatever σ_qk or the rows' norm (BLOCKS.md
-           §QK-norm), so σ, computed from σ_qk, names nothing; only the exact λ1 = 1 of a
+        /* QK-norm: every logit is √d_h·cos θ whatever σ_qk or the rows' norm (docs/model.md
+           §1.8a), so σ, computed from σ_qk, names nothing; only the exact λ1 = 1 of a
            row-stochastic matrix stays, and the measured logit std says the spread. */
         p->sigma = p->bulk_radius = p->singular_edge = NAN;
         p->singular_law = NULL;

@@ -226,8 +226,9 @@ static void keys_hint(const StatusView *v, char *out, size_t size)
         snprintf(out, size, "? help  q quit");
 }
 
-/* The one line the picture needs to be read right, kept as long as it is true. */
-static const char *explanation(const StatusView *v)
+/* The one line the picture needs to be read right, kept as long as it is true (written into
+   note where it carries a number). */
+static const char *explanation(const StatusView *v, char *note, size_t size)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     if (!s || !s->result->spectra_ready)
@@ -241,9 +242,13 @@ static const char *explanation(const StatusView *v)
     if (r->eigenvalues_exact)
         return "eigenvalues exact: A is diagonal (each token attends only to itself), so all real";
     if (Config_layer_mask(&r->config, r->config.layer) == MASK_WINDOW && r->shown_gap == GAP_OFF &&
-        r->outlier < 0 && Config_rows_stochastic(&r->config))
-        return "window mask: |λ2| ≈ 1 − π²/(3T²), so no eigenvalue stands apart: there is no "
-               "spectral gap (docs/model.md §3)";
+        r->outlier < 0 && Config_rows_stochastic(&r->config)) {
+        snprintf(note, size,
+                 "window mask: 1 − |λ2| → %.2g as σ_qk → 0 (≈ π²w(w+1)/(6T²)), so no eigenvalue "
+                 "stands apart: there is no spectral gap (docs/model.md §3)",
+                 Theory_window_spectral_gap(r->config.tokens, r->config.window));
+        return note;
+    }
     Attention kind = r->config.attention;
     if (!Theory_describes_shown_layer(&r->config) && kind != ATTENTION_LINEAR)
         return "the theory over these spectra (σ, its laws, the predicted λ1) is layer 1's, on "
@@ -329,8 +334,8 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
         }
         from = to;
     }
-    char text[MESSAGE_SIZE];
-    const char *why = explanation(v);
+    char text[MESSAGE_SIZE], note[MESSAGE_SIZE];
+    const char *why = explanation(v, note, sizeof note);
     if (why) {
         /* Its point is at its end ("… so all real"): broken between words over the lines it
            needs, never cut. */

@@ -501,11 +501,22 @@ static int load_preset_file(Loop *l, const char *path)
     return submit_or_ask(l, &next, path) ? 0 : 1;
 }
 
+/* Why > and < step nothing: where the tour was looked for. */
+static void no_tour_note(Loop *l)
+{
+    if (l->tour_dir)
+        snprintf(l->note, sizeof l->note, "no tour: no steps in %.200s", l->tour_dir);
+    else
+        snprintf(l->note, sizeof l->note,
+                 "no tour: presets/tour not found beside the program, in its install or here "
+                 "(ATTNSCOPE_TOUR names one)");
+}
+
 /* Loads the tour's step `step`, saying which step it is. */
 static void tour_go(Loop *l, int step)
 {
     if (l->tour.count == 0) {
-        snprintf(l->note, sizeof l->note, "no tour: presets/tour not found");
+        no_tour_note(l);
         return;
     }
     if (step < 0 || step >= l->tour.count) {
@@ -1076,17 +1087,26 @@ static void run(Loop *l)
 }
 
 /* Settings that start the screen as a tour step's preset does (--preset tour/02-...) are
-   that step: its note is shown, and > goes on to the next step instead of the first. */
+   that step: its note is shown, and > goes on to the next step instead of the first.  A
+   --preset outside the tour (or a tour that is not found) still shows its own note while
+   the settings are its own; presentation mode without a tour says why > will not step. */
 static void tour_step_of_start(Loop *l, const TuiSettings *s)
 {
     char err[256];
+    Config c;
     for (int i = 0; s->load_preset && i < l->tour.count; i++) {
-        Config c = Config_default();
+        c = Config_default();
         if (!s->load_preset(&c, l->tour.path[i], err, sizeof err) && Config_equal(&c, &s->config)) {
             preset_applied(l, l->tour.path[i]);
             return;
         }
     }
+    c = Config_default();
+    if (s->start_preset && s->load_preset &&
+        !s->load_preset(&c, s->start_preset, err, sizeof err) && Config_equal(&c, &s->config))
+        preset_applied(l, s->start_preset);
+    if (s->present && l->tour.count == 0)
+        no_tour_note(l);
 }
 
 /* Whether a terminal of this type draws braille and the other glyphs of the Unicode mode: the

@@ -30,6 +30,9 @@ typedef struct {
     /* The classroom tour stepped with > and <: its directory (NULL: none) and the preset
        parser the command line uses (all of the file or nothing, "FILE:LINE: ..." in err). */
     const char *tour_dir;
+    /* The --preset file the settings came from (NULL: none): its "Point at:" note is shown in
+       presentation mode while the settings are its own, found in the tour or not. */
+    const char *start_preset;
     /* The shipped presets the picker (P) lists beside the tour and the user's own. */
     const char *presets_dir;
     int (*load_preset)(Config *c, const char *path, char *err, size_t size);

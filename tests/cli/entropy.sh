@@ -70,7 +70,7 @@ assert any(w.startswith('attention entropy is null: $kind rows are not distribut
 done
 # The random-energy prediction (docs/model.md §3): attention_entropy_theory against the mean
 # of 8 seeds' measured first-layer entropy at T = d = 256, s = sigma_qk^2 = 1.5; the tolerance
-# is 4 standard errors of that mean plus the finite-n excess THEORY.md measured there (4.469
+# is 4 standard errors of that mean plus the finite-n excess docs/model.md §3 gives there (4.469
 # against 4.420: the limit is approached from above).
 energy() {
     for seed in 1 2 3 4 5 6 7 8; do

@@ -31,6 +31,6 @@ docs_exist() { # every docs/*.md the user-facing texts link to exists
     return $missing
 }
 check "every docs/ file that is named exists" docs_exist
-check "every docs/model.md §N named exists, and one beside a topic (merge, conditioning, cost, initialisation) has it in its title" \
-    "$PY" tests/cli/doc_refs.py
+check "every docs/model.md §N named exists, and one beside a topic (merge, conditioning, cost, initialisation) has it in its title; every .md file and repository path named (docs, presets, sources, tests, --help) is in the repository" \
+    env BIN="$BIN" "$PY" tests/cli/doc_refs.py
 finish

@@ -4,7 +4,7 @@
 # (identity attention) falls below 1, or the collapse's expansion
 # 1 + sigma_A^{4l}(1 + l(1 + gamma))T^{1-2l} (gap off, markov) passes T, the document's theory
 # entry is null, the array keeps its shape, and a warning names the first such layer; elsewhere
-# the entry is the formula's.  The formulas are evaluated here independently: THEORY.md's
+# the entry is the formula's.  The formulas are evaluated here independently: docs/model.md §3's
 # closed forms at gamma = 1, C_l = (2l)^{4l}/(2l+1)^{4l+1} and l^{2l}/(l+1)^{2l+1}, at
 # gamma != 1 the maximisation over z > 0 on a fine grid in numpy.
 set -u
@@ -44,7 +44,7 @@ def limit(g, l):
         return T * (1 + l * (1 + gamma)) * np.exp(-2 * log_edge(l + 1, l))
     return T * (1 + l * gamma) * np.exp(-2 * log_edge(1, l))  # identity
 
-if gamma == 1:  # the formula against THEORY.md's closed forms first
+if gamma == 1:  # the formula against docs/model.md §3's closed forms first
     for l in range(1, L + 1):
         c = (2 * l) ** (4 * l) / (2 * l + 1) ** (4 * l + 1)
         if kind == "markov":

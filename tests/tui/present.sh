@@ -87,4 +87,17 @@ expect "  the note: the entropy-collapse side of beta_c" "entropy-collapse side,
 press "> step 11: QK-norm takes it back" "Tour 11/11" ">"
 expect "  rows diffuse again: H/ln n about 0.91" "H/ln n=0\.91[0-9]? +max A=0\.04[0-9]?"
 quits "q quits after the tour's last steps"
+
+# A tour step's preset where no tour is found (a binary copied elsewhere: no presets beside
+# it, installed or here): the note is the file's own, and the status line says why > and <
+# will not step.  With a tour directory that holds no step, > names it.
+start 120 40 "env -u ATTNSCOPE_TOUR LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_PRESETS='$TMP/no-presets' '$BIN' --preset '$(pwd)/presets/tour/02-remove-the-gap.preset' --present --no-confirm"
+expect "--preset of tour step 2 without a tour: its note at once" "Point at: \(1\) the outlier is gone"
+expect "  and why there is no tour" "no tour: presets/tour not found"
+quits "q quits"
+mkdir -p "$TMP/empty-tour"
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_TOUR='$TMP/empty-tour' '$BIN' -T 32 -d 32 -L 2 --no-confirm"
+expect "computes" "computed in [0-9]+ ms"
+press "> with an empty tour directory names it" "no tour: no steps in $TMP/empty-tour" ">"
+quits "q quits"
 finish
