@@ -427,10 +427,24 @@ void Options_describe_origin(const void *context, const char *setting, char *buf
     const Options *o = context;
     const Setting *s = Settings_find(setting);
     int i = s ? (int)(s - Settings_at(0)) : -1;
-    if (i >= 0 && o->origin_file[i])
+    const char *field =
+        i >= 0 && o->origin_file[i] && strcmp(o->origin_option[i], "--hf-config") == 0
+            ? HfConfig_field_of(&o->hf_config, setting)
+            : NULL;
+    if (field)
+        snprintf(buf, size, "--hf-config %s's %s", o->hf_config.file, field);
+    else if (i >= 0 && o->origin_file[i])
         snprintf(buf, size, "%s %s", o->origin_option[i], o->origin_file[i]);
     else
         snprintf(buf, size, i >= 0 && o->given[i] ? "--%s" : "--%s's default", setting);
+}
+
+bool Options_chosen(const void *context, const char *setting)
+{
+    const Options *o = context;
+    const Setting *s = Settings_find(setting);
+    int i = s ? (int)(s - Settings_at(0)) : -1;
+    return i >= 0 && (o->given[i] || o->origin_file[i]);
 }
 
 /* The other options whose argument is checked: 0, 2 with err written, or -1 when ch is none

@@ -82,12 +82,21 @@ void HfConfig_warning(const HfConfigReport *report, int i, char *buf, size_t siz
 bool HfConfig_warning_holds(const HfConfigReport *report, int i, const Config *start,
                             const Config *c);
 
+/* The field that set the setting named `setting` (its long option: "width"), the last where
+   several did, or NULL where the file set none. */
+const char *HfConfig_field_of(const HfConfigReport *report, const char *setting);
+
 /* "attnscope: warning: " and each warning, a line each. */
 void HfConfig_warn(const HfConfigReport *report, FILE *out);
 
 /* Whether the family of model_type multiplies its embedding rows by sqrt(hidden_size) before
    the first block (Gemma 2 and 3: their ScaledWordEmbedding, or the model's normalizer). */
 bool HfConfig_scales_embedding(const char *model_type);
+
+/* The gain offset o of model_type's family's norms, y = N(x)·(o + w) (Gemma's 1: its RMSNorm
+   multiplies by 1 + w), into *offset: false, *offset untouched, where model_type is no family
+   attnscope reads. */
+bool HfConfig_gain_offset(const char *model_type, int *offset);
 
 /* The batch document's member: "hf_config": {"file", "model_type", "unmodelled": [...]}. */
 void HfConfig_json(const HfConfigReport *report, Text *t);

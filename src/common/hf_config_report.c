@@ -145,6 +145,15 @@ bool HfConfig_warning_holds(const HfConfigReport *h, int i, const Config *start,
     return true;
 }
 
+const char *HfConfig_field_of(const HfConfigReport *h, const char *setting)
+{
+    const char *field = NULL;
+    for (int k = 0; k < h->set_count; k++)
+        if (strcmp(Settings_at(h->set[k].setting)->name, setting) == 0)
+            field = h->set[k].field;
+    return field;
+}
+
 void HfConfig_warn(const HfConfigReport *h, FILE *out)
 {
     char text[HF_WARNING_SIZE];

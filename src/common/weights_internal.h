@@ -76,11 +76,23 @@ extern const Names LLAMA_NAMES;
 Names Weights_names_of(const Safetensors *tensors);
 
 /* Where a tensor the block does not use lies: a whole model's tensors after the block (the final
-   norm, the output head), before it (ViT's patch embedding), or INSIDE (none of those). */
-typedef enum { INSIDE, BEFORE_BLOCK, AFTER_BLOCK } Outside;
-Outside Weights_outside_block(const Names *names, const char *name);
-/* Why the family's tensors before the block are not used, for the warning. */
-const char *Weights_before_block_why(const Names *names);
+   norm, the output head), before it (ViT's patch embedding), beside it (a multimodal model's
+   vision tower: *group is the prefix its names start with), a layer's mixture of experts where
+   c has no MLP (gpt-oss's mlp.router and mlp.experts, and the norm before them where the layer
+   has a router: *group is the name after the layer's "model.layers.N."), or INSIDE (none of
+   those; *group is the name). */
+typedef enum { INSIDE, BEFORE_BLOCK, AFTER_BLOCK, BESIDE_BLOCK, EXPERTS } Outside;
+Outside Weights_outside_block(const Names *names, const Config *c, const Safetensors *tensors,
+                              const char *name, const char **group);
+/* The layer (from 1) whose tensor name is, 0 where it is no layer's; what every layer's names
+   start with ("model.layers.", under the prefix). */
+int Weights_layer_of(const Names *names, const char *name);
+/* The name after its layer's "model.layers.N." ("input_layernorm.weight"), the name where it is
+   no layer's. */
+const char *Weights_layer_part(const Names *names, const char *name);
+const char *Weights_layers_start(const Names *names, char *buf, size_t size);
+/* Why the family's tensors at `where` (not INSIDE) are not used, for the warning. */
+const char *Weights_outside_why(const Names *names, Outside where);
 
 /* Whether name is a buffer a layer saves beside its weights, not a weight (GPT-2's causal
    masks, h.N.attn.bias and h.N.attn.masked_bias; the Llama family's rotary inverse
