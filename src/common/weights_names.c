@@ -583,9 +583,11 @@ static bool expert_tensor(const Names *names, const Safetensors *tensors, const 
     char router[NAME_SIZE];
     snprintf(router, sizeof router, "%s%s%d.mlp.router.weight", names->prefix,
              names->family->layers, layer);
+    if (!rest || strncmp(rest, EXPERTS_NORM, strlen(EXPERTS_NORM)) != 0 ||
+        !Safetensors_find(tensors, router))
+        return false;
     *part = rest;
-    return rest && strncmp(rest, EXPERTS_NORM, strlen(EXPERTS_NORM)) == 0 &&
-           Safetensors_find(tensors, router);
+    return true;
 }
 
 int Weights_layer_of(const Names *names, const char *name)
