@@ -68,6 +68,14 @@ check "... and --norm-gain-offset 0 is kept, other numbers, with a warning that 
     eval 'batch_document "$tmp/gemma-0" $gemma --norm-gain-offset 0 --weights "$tmp/g" --token-ids "$ids" &&
         ! same_numbers gemma-family gemma-0 && config_is gemma-0 norm_gain_offset 0 &&
         grep -qF "the checkpoint'"'"'s family, gemma2 (its config.json), stores its norms'"'"' gains for N(x)·(1 + w), but --norm-gain-offset 0 (from --norm-gain-offset) reads them as 0 + w" "$tmp/gemma-0.err"'
+"$PY" -c 'import json, sys
+c = json.load(open(sys.argv[1])); c["model_type"] = "llama"; json.dump(c, open(sys.argv[2], "w"))' \
+    "$tmp/g/config.json" "$tmp/llama.json"
+# shellcheck disable=SC2086
+check "... and so is the gain offset --hf-config's file chose (llama's 0, its default), the warning naming the file and field" \
+    eval 'batch_document "$tmp/gemma-llama" -T 8 --hf-config "$tmp/llama.json" $gemma --wo identity --weights "$tmp/g" --token-ids "$ids" &&
+        config_is gemma-llama norm_gain_offset 0 &&
+        grep -qF "but --norm-gain-offset 0 (from --hf-config $tmp/llama.json'"'"'s model_type) reads them as 0 + w" "$tmp/gemma-llama.err"'
 
 # ---- gpt-oss: its attention path, the mixture of experts beside it skipped and named.
 oss="-T 8 -d 16 -L 2 --heads 2 --kv-heads 1 -n rms --ln-place pre --sink 0 --wo gaussian --mlp none"
