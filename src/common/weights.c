@@ -11,8 +11,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 struct Checkpoint {
     Safetensors *tensors;
@@ -297,36 +295,6 @@ static int read_affine(Checkpoint *k, int layer, const WeightTensor *want,
     return 0;
 }
 
-/* What set the setting called `setting` (origins; NULL: its option), into buf. */
-static const char *origin_of(const SettingOrigins *origins, const char *setting, char *buf,
-                             size_t size)
-{
-    if (origins)
-        origins->describe(origins->context, setting, buf, size);
-    else
-        snprintf(buf, size, "--%s", setting);
-    return buf;
-}
-
-/* The sizes a tensor's shape is made of, each with what set it: d, H, G and d_h, and N for the
-   MLP's tensors (T for Markov logits), so that a shape refused names the settings to mend. */
-static void shape_sizes(const Config *c, const WeightTensor *want, const SettingOrigins *origins,
-                        char *buf, size_t size)
-{
-    char d[1200], h[1200], g[1200], dh[1200];
-    int n = snprintf(buf, size, "d = %d (%s), H = %d (%s), G = %d (%s), d_h = %d (%s)", c->width,
-                     origin_of(origins, "width", d, sizeof d), c->heads,
-                     origin_of(origins, "heads", h, sizeof h), Config_kv_heads(c),
-                     origin_of(origins, "kv-heads", g, sizeof g), Config_head_width(c),
-                     c->head_dim ? origin_of(origins, "head-dim", dh, sizeof dh) : "d/H");
-    if (n > 0 && (size_t)n < size && want->part == LAYER_DRAW_MLP)
-        snprintf(buf + n, size - (size_t)n, ", N = %d (%s)", Config_mlp_hidden(c),
-                 origin_of(origins, c->mlp_hidden ? "mlp-hidden" : "mlp-ratio", d, sizeof d));
-    else if (n > 0 && (size_t)n < size && want->field == offsetof(LayerWeights, markov))
-        snprintf(buf + n, size - (size_t)n, ", T = %d (%s)", c->tokens,
-                 origin_of(origins, "tokens", d, sizeof d));
-}
-
 /* The tensor of the checkpoint that want names, with want's shape (NULL for an optional one
    left out); gains and biases read into the layer's LayerAffine.  A shape refused names the
    sizes it is made of and what set them (origins). */
@@ -348,7 +316,7 @@ static int find_tensor(Checkpoint *k, int layer, const WeightTensor *want,
     if (t->rank != want->rank ||
         memcmp(t->shape, want->shape, sizeof(uint64_t) * (size_t)t->rank)) {
         char sizes[4096];
-        shape_sizes(&k->config, want, origins, sizes, sizeof sizes);
+        Weights_shape_sizes(&k->config, want, origins, sizes, sizeof sizes);
         snprintf(err, size,
                  "'%s': tensor '%s' has shape %s, expected %s for this configuration: %s", t->file,
                  t->name, Weights_shape_text(t->rank, t->shape, found, sizeof found),
@@ -404,60 +372,6 @@ static void warn_tally(const Checkpoint *k, const OutsideTally *t, Outside where
             t->count == 1 ? "it is" : "they are");
 }
 
-/* Whether the tensor called name is one of the layer's under c, with c's sizes. */
-static bool among_tensors(const Checkpoint *k, const Config *c, int layer, const char *name)
-{
-    WeightTensor list[LAYER_TENSORS_MAX];
-    char why[8];
-    if (!Weights_names_fit(&k->names, c, why, sizeof why))
-        return false;
-    int n = Weights_layer_tensors(c, &k->names, layer, list);
-    for (int i = 0; i < n; i++)
-        if (strcmp(list[i].name, name) == 0)
-            return true;
-    return false;
-}
-
-/* The refusal of t, which no tensor of the configuration is: the setting in force that leaves it
-   out and the value that reads it (--wo identity has no o_proj: --wo gaussian reads it), where
-   one setting's change does; else the sizes and the names' table. */
-static void not_a_weight(const Checkpoint *k, const SafetensorsTensor *t,
-                         const SettingOrigins *origins, char *err, size_t size)
-{
-    static const char *const READS[][2] = {
-        {"wo", "gaussian"},      {"mlp", "swiglu"},    {"mlp", "gelu"},
-        {"layernorm", "rms"},    {"layernorm", "ln"},  {"ln-place", "pre"},
-        {"ln-place", "peri"},    {"ln-place", "post"}, {"qk-norm", "head"},
-        {"qk-norm", "full"},     {"sink", "0"},        {"attention", "softmax"},
-        {"attention", "markov"}, {"depth", NULL},
-    };
-    int layer = Weights_layer_of(&k->names, t->name);
-    char depth[16], why[256];
-    snprintf(depth, sizeof depth, "%d", layer);
-    for (size_t i = 0; layer && i < sizeof READS / sizeof *READS; i++) {
-        const Setting *s = Settings_find(READS[i][0]);
-        Config other = k->config;
-        const char *value = READS[i][1] ? READS[i][1] : depth;
-        if (Setting_parse(s, &other, value, why, sizeof why) ||
-            Setting_get(s, &other) == Setting_get(s, &k->config) ||
-            !among_tensors(k, &other, layer, t->name))
-            continue;
-        char now[64], origin[1200];
-        Setting_format(s, &k->config, 0, now, sizeof now);
-        origin_of(origins, s->name, origin, sizeof origin);
-        snprintf(err, size,
-                 "'%s': tensor '%s' is not a weight of this configuration: --%s %s (from %s) "
-                 "has no such tensor: give --%s %s to read it",
-                 t->file, t->name, s->name, now, origin, s->name, value);
-        return;
-    }
-    snprintf(err, size,
-             "'%s': tensor '%s' is not a weight of this configuration (d=%d, H=%d, L=%d, "
-             "attention, output, norms, MLP and QK-norm as set; docs/weights.md lists the "
-             "names)",
-             t->file, t->name, k->config.width, k->config.heads, k->config.depth);
-}
-
 /* Every tensor of the checkpoint is one of c's, a mask buffer, or a tensor outside the block
    (named on `warnings`): anything else would be silently left out. */
 static int check_nothing_else(const Checkpoint *k, const bool *used, const SettingOrigins *origins,
@@ -482,7 +396,7 @@ static int check_nothing_else(const Checkpoint *k, const bool *used, const Setti
                         t->file, t->name, Weights_outside_why(&k->names, where));
             continue;
         }
-        not_a_weight(k, t, origins, err, size);
+        Weights_not_a_weight(&k->names, &k->config, t, origins, err, size);
         return -1;
     }
     warn_tally(k, &beside, BESIDE_BLOCK, warnings);
@@ -576,7 +490,7 @@ static void settle_family(Checkpoint *k, const Config *c, const SettingOrigins *
         return;
     }
     char origin[1200];
-    origin_of(origins, "norm-gain-offset", origin, sizeof origin);
+    Weights_origin(origins, "norm-gain-offset", origin, sizeof origin);
     if (warnings)
         fprintf(warnings,
                 "attnscope: warning: --weights '%s': the checkpoint's family, %s (%s), stores its "
@@ -657,74 +571,6 @@ static int find_all(Checkpoint *k, const SettingOrigins *origins, FILE *warnings
     return status;
 }
 
-/* A config.json size beside the checkpoint: its keys (the Llama family's, then GPT-2's), the
-   value the settings give it, and the setting that gives it. */
-typedef struct {
-    const char *keys[2];
-    int value;
-    const char *setting;
-} ConfigSize;
-
-/* The sizes a directory's config.json states must be the settings': the same tensors split
-   into other heads, or read as another depth, would be another model. */
-static int check_config_json(const char *dir, Checkpoint *checkpoint, const SettingOrigins *origins,
-                             char *err, size_t size)
-{
-    const Config *c = &checkpoint->config;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, F_OK) != 0)
-        return 0;
-    JsonValue *v = Safetensors_read_json(path, err, size);
-    if (!v)
-        return -1;
-    const JsonValue *type = JsonValue_member(v, "model_type");
-    if (type && type->kind == JSON_STRING && type->length < sizeof checkpoint->model_type &&
-        !memchr(type->text, '\0', type->length))
-        snprintf(checkpoint->model_type, sizeof checkpoint->model_type, "%s", type->text);
-    /* A multimodal config (Gemma 3's) states the text model's sizes in text_config. */
-    const JsonValue *text = JsonValue_member(v, "text_config");
-    const JsonValue *model = text && text->kind == JSON_OBJECT ? text : v;
-    const ConfigSize sizes[] = {
-        {{"hidden_size", "n_embd"}, c->width, "width"},
-        {{"num_attention_heads", "n_head"}, c->heads, "heads"},
-        {{"num_key_value_heads", NULL}, Config_kv_heads(c), "kv-heads"},
-        {{"head_dim", NULL}, Config_head_width(c), c->head_dim ? "head-dim" : "heads"},
-        {{"num_hidden_layers", "n_layer"}, c->depth, "depth"},
-        {{"intermediate_size", "n_inner"},
-         c->mlp == MLP_NONE ? -1 : Config_mlp_hidden(c),
-         c->mlp_hidden ? "mlp-hidden" : "mlp-ratio"},
-    };
-    int status = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && status == 0; i++)
-        for (int k = 0; k < 2 && sizes[i].keys[k] && status == 0; k++) {
-            const JsonValue *n = JsonValue_member(model, sizes[i].keys[k]);
-            if (!n || n->kind != JSON_NUMBER || sizes[i].value < 0 || n->number == sizes[i].value)
-                continue;
-            char origin[1200];
-            origin_of(origins, sizes[i].setting, origin, sizeof origin);
-            snprintf(
-                err, size,
-                "'%s': %s is %.17g, but the settings give %d (%s): the checkpoint is the model "
-                "its config.json describes",
-                path, sizes[i].keys[k], n->number, sizes[i].value, origin);
-            status = -1;
-        }
-    static const char *const CONTEXT[] = {"max_position_embeddings", "n_positions"};
-    for (int i = 0; i < 2; i++) {
-        const JsonValue *n = JsonValue_member(model, CONTEXT[i]);
-        if (n && n->kind == JSON_NUMBER && n->number >= 1 && n->number <= INT32_MAX &&
-            (!checkpoint->context || n->number < checkpoint->context)) {
-            checkpoint->context = (int)n->number;
-            snprintf(checkpoint->context_source, sizeof checkpoint->context_source,
-                     "%s in config.json", CONTEXT[i]);
-        }
-    }
-    JsonValue_free(v);
-    return status;
-}
-
 /* The names the checkpoint's tensors have (Weights_names_of), which must describe the block. */
 static int detect_names(Checkpoint *k, char *err, size_t size)
 {
@@ -750,10 +596,14 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, const SettingOrig
     k->config = *c;
     k->embedding_scale = 1;
     k->names = LLAMA_NAMES; /* until its tensors say (Checkpoint_close walks the layers by them) */
-    if (check_config_json(path, k, origins, err, size)) {
+    CheckpointConfig described = {.context = 0};
+    if (Weights_read_config_json(path, c, origins, &described, err, size)) {
         Checkpoint_close(k);
         return NULL;
     }
+    snprintf(k->model_type, sizeof k->model_type, "%s", described.model_type);
+    k->context = described.context;
+    snprintf(k->context_source, sizeof k->context_source, "%s", described.context_source);
     k->tensors = Safetensors_open(path, err, size);
     if (k->tensors && detect_names(k, err, size)) {
         Checkpoint_close(k);

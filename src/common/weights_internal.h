@@ -147,6 +147,37 @@ const char *Checkpoint_scaled_family(const Checkpoint *k);
    max_position_embeddings or n_positions, the least of those), 0 where nothing says. */
 int Checkpoint_context(const Checkpoint *k);
 
+/* What set the setting called `setting` (origins; NULL: its option) into buf, which it returns:
+   "--width", "--hf-config ckpt/config.json's hidden_size", "--width's default". */
+const char *Weights_origin(const SettingOrigins *origins, const char *setting, char *buf,
+                           size_t size);
+
+/* The sizes want's shape is made of under c, each with what set it (d, H, G and d_h; N for the
+   MLP's tensors, T for Markov logits), into buf: a shape refused names the settings to mend. */
+void Weights_shape_sizes(const Config *c, const WeightTensor *want, const SettingOrigins *origins,
+                         char *buf, size_t size);
+
+/* The refusal of t, none of c's tensors under names, into err: the setting in force that leaves
+   it out and the value that reads it (--wo identity has no o_proj: --wo gaussian reads it),
+   where one setting's other value does; else the sizes and where the names are listed. */
+void Weights_not_a_weight(const Names *names, const Config *c, const SafetensorsTensor *t,
+                          const SettingOrigins *origins, char *err, size_t size);
+
+/* What a checkpoint directory's config.json says besides its sizes: its family (model_type; ""
+   where it names none) and its context (max_position_embeddings or n_positions, the least; 0
+   where neither), with what says it. */
+typedef struct {
+    char model_type[64];
+    int context;
+    char context_source[96];
+} CheckpointConfig;
+
+/* Reads dir/config.json, where dir is a directory holding one (else *out stays as it is): its
+   sizes (from text_config in a multimodal config) must be c's, a refusal naming what gave the
+   setting (origins).  0, or -1 with the reason in err. */
+int Weights_read_config_json(const char *dir, const Config *c, const SettingOrigins *origins,
+                             CheckpointConfig *out, char *err, size_t size);
+
 /* "[a, b]" into buf. */
 const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_t size);
 
