@@ -168,13 +168,13 @@ $(FUZZ_DIR)/fuzz_json: tests/fuzz/fuzz_json.c src/common/json_read.c src/core/fo
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
 
-# The safetensors header reader of --weights, alone: the JSON reader below it and the core's
-# text helpers.
+# The safetensors header reader of --weights and the names it reads (weights_names.c): the
+# JSON reader below it and the core (its text helpers, and the sizes the names' shapes read).
 $(FUZZ_DIR)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c src/common/safetensors.c \
-                              src/common/json_read.c src/core/format.c
+                              src/common/weights_names.c src/common/json_read.c $(CORE_SRC)
 	@mkdir -p $(FUZZ_DIR)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lm
+	$(Q)clang $(FUZZ_CFLAGS) -Isrc/common -o $@ $^ -lgsl $(PKG_BLAS_LIBS) -lm
 
 # The token-id file reader of --token-ids: the JSON reader below it, the line reader's file
 # opener and the core (its text helpers, and the ids' check against V the run shares).

@@ -646,7 +646,8 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
 {
     char err[OPTIONS_ERROR_SIZE];
     if (o->weights_path) {
-        SettingOrigins origins = {Options_describe_origin, o};
+        SettingOrigins origins = {Options_describe_origin, Options_chosen, o,
+                                  o->hf_config.model_type};
         *checkpoint =
             Checkpoint_open(o->weights_path, &o->config, &origins, stderr, err, sizeof err);
         if (!*checkpoint) {
@@ -654,8 +655,7 @@ static int use_weights(Options *o, Checkpoint **checkpoint, const TokenIds *ids)
             fprintf(stderr, "attnscope: --weights %s\n", err);
             return 2;
         }
-        if (o->hf_config.file[0]) /* a .safetensors path: no config.json of its own */
-            Checkpoint_use_family(*checkpoint, o->hf_config.model_type);
+        o->config.norm_gain_offset = Checkpoint_norm_gain_offset(*checkpoint); /* its family's */
         Layer_use_weights(Checkpoint_source(*checkpoint));
         static int said;
         if (o->batch && o->verbose)

@@ -422,15 +422,37 @@ static void note_file_origins(Options *o, const Config *before, const char *opti
     }
 }
 
+/* The field of --hf-config's file that set setting i last, NULL where an option or a preset
+   did after it, or the file did not: a file that set the value the setting already had left no
+   origin_file, but chose it all the same. */
+static const char *hf_field(const Options *o, int i)
+{
+    bool by_file =
+        o->origin_file[i] ? strcmp(o->origin_option[i], "--hf-config") == 0 : !o->given[i];
+    return by_file && o->hf_config.file[0] ? HfConfig_field_of(&o->hf_config, Settings_at(i)->name)
+                                           : NULL;
+}
+
 void Options_describe_origin(const void *context, const char *setting, char *buf, size_t size)
 {
     const Options *o = context;
     const Setting *s = Settings_find(setting);
     int i = s ? (int)(s - Settings_at(0)) : -1;
-    if (i >= 0 && o->origin_file[i])
+    const char *field = i >= 0 ? hf_field(o, i) : NULL;
+    if (field)
+        snprintf(buf, size, "--hf-config %s's %s", o->hf_config.file, field);
+    else if (i >= 0 && o->origin_file[i])
         snprintf(buf, size, "%s %s", o->origin_option[i], o->origin_file[i]);
     else
         snprintf(buf, size, i >= 0 && o->given[i] ? "--%s" : "--%s's default", setting);
+}
+
+bool Options_chosen(const void *context, const char *setting)
+{
+    const Options *o = context;
+    const Setting *s = Settings_find(setting);
+    int i = s ? (int)(s - Settings_at(0)) : -1;
+    return i >= 0 && (o->given[i] || o->origin_file[i] || hf_field(o, i));
 }
 
 /* The other options whose argument is checked: 0, 2 with err written, or -1 when ch is none

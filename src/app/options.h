@@ -60,8 +60,13 @@ int Options_parse(int argc, char **argv, Options *o, char *err, size_t size);
 bool Options_given(const Options *o, const char *name);
 
 /* SettingOrigins.describe for the Options at context: "--width" where an option set the
-   setting last, "--hf-config ckpt" where a file did, "--width's default" where nothing did. */
+   setting last, "--hf-config ckpt/config.json's hidden_size" where --hf-config's file did
+   ("--preset P" for a preset), "--width's default" where nothing did. */
 void Options_describe_origin(const void *context, const char *setting, char *buf, size_t size);
+
+/* SettingOrigins.chosen for the Options at context: whether an option or a file (--preset,
+   --hf-config) set the setting, rather than its default. */
+bool Options_chosen(const void *context, const char *setting);
 
 /* A warning in w for each setting that the user set and that has no effect in c
    (Setting_inert_text): set means given on the command line, or changed from o's value by

@@ -143,6 +143,11 @@ void HfActivation_accepted(bool gated, char *buf, size_t size);
    file leaves it out (gpt-oss's rope_scaling: YaRN), so that a file meaning none writes null. */
 bool HfConfig_default_sets(const char *model_type, const char *field);
 
+/* The gain offset o of model_type's family's norms, y = N(x)·(o + w) (Gemma's 1: its RMSNorm
+   multiplies by 1 + w), into *offset: false, *offset untouched, where model_type is no family
+   attnscope reads. */
+bool HfConfig_gain_offset(const char *model_type, int *offset);
+
 /* The batch document's member: "hf_config": {"file", "model_type", "unmodelled": [...]}. */
 void HfConfig_json(const HfConfigReport *report, Text *t);
 

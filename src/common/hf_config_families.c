@@ -342,12 +342,27 @@ bool HfFamily_reads(const HfFamily *f, const char *field)
     return !family_own || read;
 }
 
-bool HfConfig_scales_embedding(const char *model_type)
+/* The block of model_type's family (a multimodal family's text model's), NULL where none. */
+static const HfBlock *block_of(const char *model_type)
 {
     const HfFamily *f = HfFamily_find(model_type);
     if (f && f->nested_type)
         f = HfFamily_find(f->nested_type);
-    return f && f->block && f->block->scaled_embedding;
+    return f ? f->block : NULL;
+}
+
+bool HfConfig_scales_embedding(const char *model_type)
+{
+    const HfBlock *b = block_of(model_type);
+    return b && b->scaled_embedding;
+}
+
+bool HfConfig_gain_offset(const char *model_type, int *offset)
+{
+    const HfBlock *b = block_of(model_type);
+    if (b)
+        *offset = b->gain_offset ? 1 : 0;
+    return b != NULL;
 }
 
 static const char EXACT_GELU[] = "the exact GELU: attnscope's geglu gates with GELU's tanh "

@@ -127,9 +127,10 @@ static MapEntry *map_entries(const char *index, const JsonValue *map, char *err,
     return entries;
 }
 
-/* Every shard the map names, once each (in the order of their names). */
-static int open_each_shard(Safetensors *s, const char *dir, MapEntry *entries, int count, char *err,
-                           size_t size)
+/* Every shard the map names, once each (in the order of their names); one missing is refused
+   naming the index and a tensor it puts there. */
+static int open_each_shard(Safetensors *s, const char *dir, const char *index, MapEntry *entries,
+                           int count, char *err, size_t size)
 {
     char path[4096];
     qsort(entries, (size_t)count, sizeof *entries, by_entry_shard);
@@ -137,6 +138,12 @@ static int open_each_shard(Safetensors *s, const char *dir, MapEntry *entries, i
         if (i > 0 && strcmp(entries[i].shard, entries[i - 1].shard) == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, entries[i].shard);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            snprintf(err, size, "'%s' names shard '%s' for tensor '%s', but '%s': %s", index,
+                     entries[i].shard, entries[i].name, path, strerror(errno));
+            return -1;
+        }
         Safetensors *one = open_file(path, err, size);
         int status = one ? adopt_shard(s, one, err, size) : -1;
         Safetensors_close(one);
@@ -179,7 +186,7 @@ static int open_shards(Safetensors *s, const char *dir, const char *index, const
                        char *err, size_t size)
 {
     MapEntry *entries = map_entries(index, map, err, size);
-    int status = entries ? open_each_shard(s, dir, entries, map->count, err, size) : -1;
+    int status = entries ? open_each_shard(s, dir, index, entries, map->count, err, size) : -1;
     if (status == 0)
         status = check_map(s, dir, entries, map->count, err, size);
     free(entries);

@@ -11,8 +11,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 struct Checkpoint {
     Safetensors *tensors;
@@ -67,26 +65,30 @@ static const WeightTensor *named(const WeightTensor *list, int n, const char *na
 }
 
 /* The first tensor of c that the checkpoint lacks or holds in another shape, else the first
-   of the checkpoint's that c would leave out, described in why; false where none. */
+   of the checkpoint's that c would leave out, described in why: short, for the screen's
+   message line (the name after its layer's, which is named past the first). */
 static bool shapes_differ(const Checkpoint *k, const Config *c, int layer, char *why, size_t size)
 {
     WeightTensor want[LAYER_TENSORS_MAX], opened[LAYER_TENSORS_MAX];
     int n = Weights_layer_tensors(c, &k->names, layer, want),
         m = Weights_layer_tensors(&k->config, &k->names, layer, opened);
-    char need[64], has[64];
+    char need[64], has[64], where[32] = "";
+    if (layer > 1)
+        snprintf(where, sizeof where, "layer %d's ", layer);
     for (int i = 0; i < n; i++) {
         const WeightTensor *o = named(opened, m, want[i].name);
         if (o && o->rank == want[i].rank && memcmp(o->shape, want[i].shape, sizeof o->shape) == 0)
             continue;
-        snprintf(why, size, "the checkpoint's tensors fix it (the settings need %s %s, %s)",
-                 want[i].name, Weights_shape_text(want[i].rank, want[i].shape, need, sizeof need),
-                 o ? Weights_shape_text(o->rank, o->shape, has, sizeof has) : "not in it");
+        snprintf(why, size, "%s%s needs %s, file has %s", where,
+                 Weights_layer_part(&k->names, want[i].name),
+                 Weights_shape_text(want[i].rank, want[i].shape, need, sizeof need),
+                 o ? Weights_shape_text(o->rank, o->shape, has, sizeof has) : "none");
         return true;
     }
     for (int i = 0; i < m; i++)
         if (!named(want, n, opened[i].name)) {
-            snprintf(why, size, "the checkpoint's tensors fix it (%s would be left out)",
-                     opened[i].name);
+            snprintf(why, size, "the checkpoint's %s%s would be left out", where,
+                     Weights_layer_part(&k->names, opened[i].name));
             return true;
         }
     return false;
@@ -109,8 +111,7 @@ static bool fixed_differ(const Checkpoint *k, const Config *c, int first, int la
         return true;
     if (c->depth != o->depth || c->heads != o->heads || Config_kv_heads(c) != Config_kv_heads(o)) {
         snprintf(why, size,
-                 "the checkpoint's tensors fix it (it holds L = %d layers of H = %d heads, G = %d "
-                 "key/value heads)",
+                 "the checkpoint holds L = %d layers of H = %d heads, G = %d key/value heads",
                  o->depth, o->heads, Config_kv_heads(o));
         return true;
     }
@@ -295,9 +296,11 @@ static int read_affine(Checkpoint *k, int layer, const WeightTensor *want,
 }
 
 /* The tensor of the checkpoint that want names, with want's shape (NULL for an optional one
-   left out); gains and biases read into the layer's LayerAffine. */
+   left out); gains and biases read into the layer's LayerAffine.  A shape refused names the
+   sizes it is made of and what set them (origins). */
 static int find_tensor(Checkpoint *k, int layer, const WeightTensor *want,
-                       const SafetensorsTensor **out, char *err, size_t size)
+                       const SettingOrigins *origins, const SafetensorsTensor **out, char *err,
+                       size_t size)
 {
     char expected[96], found[96];
     const SafetensorsTensor *t = Safetensors_find(k->tensors, want->name);
@@ -312,42 +315,92 @@ static int find_tensor(Checkpoint *k, int layer, const WeightTensor *want,
     }
     if (t->rank != want->rank ||
         memcmp(t->shape, want->shape, sizeof(uint64_t) * (size_t)t->rank)) {
-        snprintf(err, size, "'%s': tensor '%s' has shape %s, expected %s for this configuration",
-                 t->file, t->name, Weights_shape_text(t->rank, t->shape, found, sizeof found),
-                 Weights_shape_text(want->rank, want->shape, expected, sizeof expected));
+        char sizes[4096];
+        Weights_shape_sizes(&k->config, want, origins, sizes, sizeof sizes);
+        snprintf(err, size,
+                 "'%s': tensor '%s' has shape %s, expected %s for this configuration: %s", t->file,
+                 t->name, Weights_shape_text(t->rank, t->shape, found, sizeof found),
+                 Weights_shape_text(want->rank, want->shape, expected, sizeof expected), sizes);
         return -1;
     }
     *out = t;
     return want->layout == AFFINE ? read_affine(k, layer, want, t, err, size) : 0;
 }
 
+/* Tensors outside the block that come in numbers (a vision tower's, a layer's mixture of
+   experts in every layer), said in one warning: how many, and the distinct groups they fall in
+   (Weights_outside_block's: the prefixes, or the names after the layers'). */
+enum { TALLY_GROUPS = 12 };
+typedef struct {
+    int count, groups;
+    const char *group[TALLY_GROUPS];
+    bool more; /* groups past TALLY_GROUPS, not listed */
+} OutsideTally;
+
+static void tally(OutsideTally *t, const char *group)
+{
+    t->count++;
+    for (int i = 0; i < t->groups; i++)
+        if (strcmp(t->group[i], group) == 0)
+            return;
+    if (t->groups < TALLY_GROUPS)
+        t->group[t->groups++] = group;
+    else
+        t->more = true;
+}
+
+static void warn_tally(const Checkpoint *k, const OutsideTally *t, Outside where, FILE *warnings)
+{
+    if (!t->count || !warnings)
+        return;
+    char groups[(TALLY_GROUPS + 2) * (NAME_SIZE + 2)], layers[NAME_SIZE];
+    int n = where == EXPERTS
+                ? snprintf(groups, sizeof groups,
+                           "%sN.: ", Weights_layers_start(&k->names, layers, sizeof layers))
+                : 0;
+    for (int i = 0; i < t->groups && (size_t)n < sizeof groups; i++)
+        n += snprintf(groups + n, sizeof groups - (size_t)n, "%s%.*s", i ? ", " : "", NAME_SIZE,
+                      t->group[i]);
+    if (t->more && (size_t)n < sizeof groups)
+        snprintf(groups + n, sizeof groups - (size_t)n, ", …");
+    fprintf(warnings,
+            "attnscope: warning: %s: %d tensor%s %s (%s) %s outside the block attnscope runs "
+            "(%s), so %s not used\n",
+            Safetensors_path(k->tensors), t->count, t->count == 1 ? "" : "s",
+            where == EXPERTS ? "of the layers' mixture of experts" : "beside the text model",
+            groups, t->count == 1 ? "is" : "are", Weights_outside_why(&k->names, where),
+            t->count == 1 ? "it is" : "they are");
+}
+
 /* Every tensor of the checkpoint is one of c's, a mask buffer, or a tensor outside the block
    (named on `warnings`): anything else would be silently left out. */
-static int check_nothing_else(const Checkpoint *k, const bool *used, FILE *warnings, char *err,
-                              size_t size)
+static int check_nothing_else(const Checkpoint *k, const bool *used, const SettingOrigins *origins,
+                              FILE *warnings, char *err, size_t size)
 {
+    OutsideTally beside = {0}, experts = {0};
     for (int i = 0; i < Safetensors_count(k->tensors); i++) {
         const SafetensorsTensor *t = Safetensors_at(k->tensors, i);
         if (used[i] || Weights_layer_buffer(&k->names, t->name))
             continue;
-        Outside where = Weights_outside_block(&k->names, t->name);
+        const char *group;
+        Outside where = Weights_outside_block(&k->names, &k->config, k->tensors, t->name, &group);
+        if (where == BESIDE_BLOCK || where == EXPERTS) {
+            tally(where == EXPERTS ? &experts : &beside, group);
+            continue;
+        }
         if (where != INSIDE) {
             if (warnings)
                 fprintf(warnings,
                         "attnscope: warning: %s: tensor '%s' is outside the block attnscope runs "
                         "(%s), so it is not used\n",
-                        t->file, t->name,
-                        where == AFTER_BLOCK ? "it ends before the final norm and the output head"
-                                             : Weights_before_block_why(&k->names));
+                        t->file, t->name, Weights_outside_why(&k->names, where));
             continue;
         }
-        snprintf(err, size,
-                 "'%s': tensor '%s' is not a weight of this configuration (d=%d, H=%d, L=%d, "
-                 "attention, output, norms, MLP and QK-norm as set; docs/weights.md lists the "
-                 "names)",
-                 t->file, t->name, k->config.width, k->config.heads, k->config.depth);
+        Weights_not_a_weight(&k->names, &k->config, t, origins, err, size);
         return -1;
     }
+    warn_tally(k, &beside, BESIDE_BLOCK, warnings);
+    warn_tally(k, &experts, EXPERTS, warnings);
     return 0;
 }
 
@@ -414,11 +467,37 @@ static void name_table(Checkpoint *k)
                  k->positions->name);
 }
 
-/* The family's scale on the table's rows (Checkpoint.embedding_scale). */
-static void use_family(Checkpoint *k, const char *model_type)
+/* The checkpoint's family (its directory's config.json's model_type, else --hf-config's)
+   decides what its tensors' names cannot say, both or neither: the scale on the table's rows
+   (Checkpoint.embedding_scale) and the norms' gain offset the gains are read with, where
+   nothing chose c's.  A choice against the family is kept, and said: the run is then not the
+   family's model. */
+static void settle_family(Checkpoint *k, const Config *c, const SettingOrigins *origins,
+                          FILE *warnings)
 {
-    snprintf(k->model_type, sizeof k->model_type, "%s", model_type);
-    k->embedding_scale = HfConfig_scales_embedding(model_type) ? sqrt((double)k->config.width) : 1;
+    const char *from = "its config.json";
+    if (!k->model_type[0] && origins && origins->model_type && origins->model_type[0]) {
+        snprintf(k->model_type, sizeof k->model_type, "%s", origins->model_type);
+        from = "--hf-config's file";
+    }
+    k->embedding_scale =
+        HfConfig_scales_embedding(k->model_type) ? sqrt((double)k->config.width) : 1;
+    int offset;
+    if (!HfConfig_gain_offset(k->model_type, &offset) || offset == c->norm_gain_offset)
+        return;
+    if (!origins || !origins->chosen || !origins->chosen(origins->context, "norm-gain-offset")) {
+        k->config.norm_gain_offset = offset;
+        return;
+    }
+    char origin[1200];
+    Weights_origin(origins, "norm-gain-offset", origin, sizeof origin);
+    if (warnings)
+        fprintf(warnings,
+                "attnscope: warning: --weights '%s': the checkpoint's family, %s (%s), stores its "
+                "norms' gains for N(x)·(%d + w), but --norm-gain-offset %d (from %s) reads them as "
+                "%d + w: the run is not %s's model\n",
+                Safetensors_path(k->tensors), k->model_type, from, offset, c->norm_gain_offset,
+                origin, c->norm_gain_offset, k->model_type);
 }
 
 /* The embedding table (Llama's model.embed_tokens, GPT-2's wte) and its learned positions
@@ -463,7 +542,8 @@ static int find_table(Checkpoint *k, bool *used, FILE *warnings, char *err, size
     return 0;
 }
 
-static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
+static int find_all(Checkpoint *k, const SettingOrigins *origins, FILE *warnings, char *err,
+                    size_t size)
 {
     bool *used = calloc((size_t)Safetensors_count(k->tensors) + 1, sizeof *used);
     if (!used) {
@@ -476,7 +556,7 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
         int n = Weights_layer_tensors(&k->config, &k->names, layer, want);
         for (int i = 0; i < n && status == 0; i++) {
             const SafetensorsTensor *t; /* NULL: an optional one left out */
-            status = find_tensor(k, layer, &want[i], &t, err, size);
+            status = find_tensor(k, layer, &want[i], origins, &t, err, size);
             if (status || !t || used[t - Safetensors_at(k->tensors, 0)])
                 continue; /* a fused tensor's later matrix: scanned with its first */
             used[t - Safetensors_at(k->tensors, 0)] = true;
@@ -486,76 +566,8 @@ static int find_all(Checkpoint *k, FILE *warnings, char *err, size_t size)
     if (status == 0)
         status = find_table(k, used, warnings, err, size);
     if (status == 0)
-        status = check_nothing_else(k, used, warnings, err, size);
+        status = check_nothing_else(k, used, origins, warnings, err, size);
     free(used);
-    return status;
-}
-
-/* A config.json size beside the checkpoint: its keys (the Llama family's, then GPT-2's), the
-   value the settings give it, and the setting that gives it. */
-typedef struct {
-    const char *keys[2];
-    int value;
-    const char *setting;
-} ConfigSize;
-
-/* The sizes a directory's config.json states must be the settings': the same tensors split
-   into other heads, or read as another depth, would be another model. */
-static int check_config_json(const char *dir, Checkpoint *checkpoint, const SettingOrigins *origins,
-                             char *err, size_t size)
-{
-    const Config *c = &checkpoint->config;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, F_OK) != 0)
-        return 0;
-    JsonValue *v = Safetensors_read_json(path, err, size);
-    if (!v)
-        return -1;
-    const JsonValue *type = JsonValue_member(v, "model_type");
-    if (type && type->kind == JSON_STRING && type->length < sizeof checkpoint->model_type &&
-        !memchr(type->text, '\0', type->length))
-        use_family(checkpoint, type->text);
-    const ConfigSize sizes[] = {
-        {{"hidden_size", "n_embd"}, c->width, "width"},
-        {{"num_attention_heads", "n_head"}, c->heads, "heads"},
-        {{"num_key_value_heads", NULL}, Config_kv_heads(c), "kv-heads"},
-        {{"head_dim", NULL}, Config_head_width(c), c->head_dim ? "head-dim" : "heads"},
-        {{"num_hidden_layers", "n_layer"}, c->depth, "depth"},
-        {{"intermediate_size", "n_inner"},
-         c->mlp == MLP_NONE ? -1 : Config_mlp_hidden(c),
-         c->mlp_hidden ? "mlp-hidden" : "mlp-ratio"},
-    };
-    int status = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && status == 0; i++)
-        for (int k = 0; k < 2 && sizes[i].keys[k] && status == 0; k++) {
-            const JsonValue *n = JsonValue_member(v, sizes[i].keys[k]);
-            if (!n || n->kind != JSON_NUMBER || sizes[i].value < 0 || n->number == sizes[i].value)
-                continue;
-            char origin[1200];
-            if (origins)
-                origins->describe(origins->context, sizes[i].setting, origin, sizeof origin);
-            else
-                snprintf(origin, sizeof origin, "--%s", sizes[i].setting);
-            snprintf(
-                err, size,
-                "'%s': %s is %.17g, but the settings give %d (%s): the checkpoint is the model "
-                "its config.json describes",
-                path, sizes[i].keys[k], n->number, sizes[i].value, origin);
-            status = -1;
-        }
-    static const char *const CONTEXT[] = {"max_position_embeddings", "n_positions"};
-    for (int i = 0; i < 2; i++) {
-        const JsonValue *n = JsonValue_member(v, CONTEXT[i]);
-        if (n && n->kind == JSON_NUMBER && n->number >= 1 && n->number <= INT32_MAX &&
-            (!checkpoint->context || n->number < checkpoint->context)) {
-            checkpoint->context = (int)n->number;
-            snprintf(checkpoint->context_source, sizeof checkpoint->context_source,
-                     "%s in config.json", CONTEXT[i]);
-        }
-    }
-    JsonValue_free(v);
     return status;
 }
 
@@ -584,15 +596,21 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, const SettingOrig
     k->config = *c;
     k->embedding_scale = 1;
     k->names = LLAMA_NAMES; /* until its tensors say (Checkpoint_close walks the layers by them) */
-    if (check_config_json(path, k, origins, err, size)) {
+    CheckpointConfig described = {.context = 0};
+    if (Weights_read_config_json(path, c, origins, &described, err, size)) {
         Checkpoint_close(k);
         return NULL;
     }
+    snprintf(k->model_type, sizeof k->model_type, "%s", described.model_type);
+    k->context = described.context;
+    snprintf(k->context_source, sizeof k->context_source, "%s", described.context_source);
     k->tensors = Safetensors_open(path, err, size);
     if (k->tensors && detect_names(k, err, size)) {
         Checkpoint_close(k);
         return NULL;
     }
+    if (k->tensors)
+        settle_family(k, c, origins, warnings);
     if (k->tensors)
         k->source = (WeightSource){.fill = fill_layer,
                                    .fits = fits,
@@ -600,7 +618,7 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, const SettingOrig
                                    .declare = declare_layer,
                                    .name = Safetensors_path(k->tensors),
                                    .context = k};
-    if (!k->tensors || find_all(k, warnings, err, size)) {
+    if (!k->tensors || find_all(k, origins, warnings, err, size)) {
         Checkpoint_close(k);
         return NULL;
     }
@@ -611,13 +629,9 @@ Checkpoint *Checkpoint_open(const char *path, const Config *c, const SettingOrig
     return k;
 }
 
-void Checkpoint_use_family(Checkpoint *k, const char *model_type)
+int Checkpoint_norm_gain_offset(const Checkpoint *k)
 {
-    if (k->model_type[0] || !model_type[0])
-        return;
-    use_family(k, model_type);
-    if (k->table)
-        name_table(k);
+    return k->config.norm_gain_offset;
 }
 
 Names Checkpoint_names(const Checkpoint *k)

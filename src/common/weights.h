@@ -47,26 +47,34 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const Hf
    (config.json with attnscope's settings, model.safetensors whose header names attnscope its
    writer), which the export replaces.  0, or -1 with the reason (not naming dir) in err. */
 int Weights_export_check(const char *dir, const Checkpoint *checkpoint, char *err, size_t size);
-/* What gave each setting, for the messages that name one: describe writes into buf what set
-   the setting called `setting` ("--width", "--hf-config ckpt", "--width's default"). */
+/* What the caller knows of the settings: what gave each (describe writes into buf what set the
+   setting called `setting`: "--width", "--hf-config ckpt/config.json's hidden_size",
+   "--width's default"), whether an option or a file chose it (chosen: false for a default),
+   and the family --hf-config's file names (model_type; NULL or "": none). */
 typedef struct {
     void (*describe)(const void *context, const char *setting, char *buf, size_t size);
+    bool (*chosen)(const void *context, const char *setting);
     const void *context;
+    const char *model_type;
 } SettingOrigins;
 
 /* Opens path (safetensors.h) for c: every tensor c's weights need must be there with its
    shape, and nothing else; unit gains (QK-norm's) must be 1, and every value read finite.
    A size the directory's config.json states otherwise is refused naming what gave the
-   setting (origins; NULL: its option).  Returns the checkpoint, or NULL with the reason in
-   err, which begins with the file it is about, quoted ('path': the tensor, what was
-   expected). */
+   setting (origins; NULL: its option, nothing chosen, no --hf-config).  The checkpoint's
+   family (its directory's config.json's model_type, else origins->model_type) decides what its
+   tensors' names cannot say: the table's scale (Gemma's sqrt(d)) and the gain offset its norms'
+   gains are read with (Checkpoint_norm_gain_offset), c's where origins say something chose it
+   (a choice against the family is kept and warned about on `warnings`), the family's otherwise
+   (docs/weights.md, "What the checkpoint's config.json decides").  Returns the checkpoint, or
+   NULL with the reason in err, which begins with the file it is about, quoted ('path': the
+   tensor, what was expected). */
 Checkpoint *Checkpoint_open(const char *path, const Config *c, const SettingOrigins *origins,
                             FILE *warnings, char *err, size_t size);
 
-/* The model family of --hf-config's file (its model_type), for a checkpoint whose own
-   config.json names none (a path to a .safetensors file): Gemma's scales the table's rows by
-   sqrt(hidden_size), as its model does.  A family the checkpoint's config.json names wins. */
-void Checkpoint_use_family(Checkpoint *k, const char *model_type);
+/* The gain offset the checkpoint's gains were read with: the run's --norm-gain-offset, which the
+   weight source's fits requires. */
+int Checkpoint_norm_gain_offset(const Checkpoint *k);
 
 /* The weight source to give Layer_use_weights: it fills a layer of any configuration whose
    tensors have the shapes this one was opened for, and refuses others. */

@@ -77,11 +77,23 @@ extern const Names LLAMA_NAMES;
 Names Weights_names_of(const Safetensors *tensors);
 
 /* Where a tensor the block does not use lies: a whole model's tensors after the block (the final
-   norm, the output head), before it (ViT's patch embedding), or INSIDE (none of those). */
-typedef enum { INSIDE, BEFORE_BLOCK, AFTER_BLOCK } Outside;
-Outside Weights_outside_block(const Names *names, const char *name);
-/* Why the family's tensors before the block are not used, for the warning. */
-const char *Weights_before_block_why(const Names *names);
+   norm, the output head), before it (ViT's patch embedding), beside it (a multimodal model's
+   vision tower: *group is the prefix its names start with), a layer's mixture of experts where
+   c has no MLP (gpt-oss's mlp.router and mlp.experts, and the norm before them where the layer
+   has a router: *group is the name after the layer's "model.layers.N."), or INSIDE (none of
+   those; *group is the name). */
+typedef enum { INSIDE, BEFORE_BLOCK, AFTER_BLOCK, BESIDE_BLOCK, EXPERTS } Outside;
+Outside Weights_outside_block(const Names *names, const Config *c, const Safetensors *tensors,
+                              const char *name, const char **group);
+/* The layer (from 1) whose tensor name is, 0 where it is no layer's; what every layer's names
+   start with ("model.layers.", under the prefix). */
+int Weights_layer_of(const Names *names, const char *name);
+/* The name after its layer's "model.layers.N." ("input_layernorm.weight"), the name where it is
+   no layer's. */
+const char *Weights_layer_part(const Names *names, const char *name);
+const char *Weights_layers_start(const Names *names, char *buf, size_t size);
+/* Why the family's tensors at `where` (not INSIDE) are not used, for the warning. */
+const char *Weights_outside_why(const Names *names, Outside where);
 
 /* Whether name is a buffer a layer saves beside its weights, not a weight (GPT-2's causal
    masks, h.N.attn.bias and h.N.attn.masked_bias; the Llama family's rotary inverse
@@ -135,6 +147,37 @@ const char *Checkpoint_scaled_family(const Checkpoint *k);
 /* The positions the checkpoint's model takes (its learned positions' rows, its config.json's
    max_position_embeddings or n_positions, the least of those), 0 where nothing says. */
 int Checkpoint_context(const Checkpoint *k);
+
+/* What set the setting called `setting` (origins; NULL: its option) into buf, which it returns:
+   "--width", "--hf-config ckpt/config.json's hidden_size", "--width's default". */
+const char *Weights_origin(const SettingOrigins *origins, const char *setting, char *buf,
+                           size_t size);
+
+/* The sizes want's shape is made of under c, each with what set it (d, H, G and d_h; N for the
+   MLP's tensors, T for Markov logits), into buf: a shape refused names the settings to mend. */
+void Weights_shape_sizes(const Config *c, const WeightTensor *want, const SettingOrigins *origins,
+                         char *buf, size_t size);
+
+/* The refusal of t, none of c's tensors under names, into err: the setting in force that leaves
+   it out and the value that reads it (--wo identity has no o_proj: --wo gaussian reads it),
+   where one setting's other value does; else the sizes and where the names are listed. */
+void Weights_not_a_weight(const Names *names, const Config *c, const SafetensorsTensor *t,
+                          const SettingOrigins *origins, char *err, size_t size);
+
+/* What a checkpoint directory's config.json says besides its sizes: its family (model_type; ""
+   where it names none) and its context (max_position_embeddings or n_positions, the least; 0
+   where neither), with what says it. */
+typedef struct {
+    char model_type[64];
+    int context;
+    char context_source[96];
+} CheckpointConfig;
+
+/* Reads dir/config.json, where dir is a directory holding one (else *out stays as it is): its
+   sizes (from text_config in a multimodal config) must be c's, a refusal naming what gave the
+   setting (origins).  0, or -1 with the reason in err. */
+int Weights_read_config_json(const char *dir, const Config *c, const SettingOrigins *origins,
+                             CheckpointConfig *out, char *err, size_t size);
 
 /* "[a, b]" into buf. */
 const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_t size);

@@ -34,10 +34,16 @@ struct NameFamily {
     const char *layers; /* what a layer's names start with (after the prefix), before its index */
     const char *detect; /* the tensor of layer 0 that tells the family apart (NULL: Llama, the
                            default) */
-    const char *saved_prefix;      /* where a model with a head saves the names ("" none) */
+    /* The prefixes the names are saved under, NULL-terminated: "" bare, and where a model
+       with a head (or a multimodal model, its text model) saves them. */
+    const char *const *prefixes;
     const char *table, *positions; /* the embedding table's names (NULL: no token table) */
     const char *const *before, *const *after; /* outside the block, NULL-terminated */
     const char *before_why;                   /* why those before it are not used */
+    /* Beside the block: the prefixes of another model's names (a vision tower's), NULL or
+       NULL-terminated, and why they are not used. */
+    const char *const *beside;
+    const char *beside_why;
     const char *const *buffers; /* a layer's tensors that are no weights, NULL-terminated */
     unsigned refused_places;    /* 1 << LnPlace of the placements it has no norms for */
     const char *place_missing;  /* what those lack */
@@ -380,11 +386,26 @@ static const char *const VIT_BEFORE[] = {"embeddings.cls_token",
                                          "embeddings.patch_embeddings.projection.bias",
                                          NULL};
 static const char *const EMPTY[] = {NULL};
+static const char *const BARE[] = {"", NULL};
+static const char *const GPT2_PREFIXES[] = {"", "transformer.", NULL};
+static const char *const VIT_PREFIXES[] = {"", "vit.", NULL};
+/* Gemma 3's multimodal checkpoints (Gemma3ForConditionalGeneration) hold the text model under
+   language_model.model.layers.N (as saved up to transformers 4.51) or
+   model.language_model.layers.N (as saved since), the vision tower and its projector beside. */
+static const char *const GEMMA3_OLD_PREFIXES[] = {"language_model.", NULL};
+static const char *const GEMMA3_NEW_PREFIXES[] = {"model.language_model.", NULL};
+static const char *const GEMMA3_NEW_AFTER[] = {"norm.weight", "lm_head.weight", NULL};
+static const char *const VISION_TOWER[] = {"vision_tower.", "multi_modal_projector.",
+                                           "model.vision_tower.", "model.multi_modal_projector.",
+                                           NULL};
+static const char VISION_WHY[] =
+    "the vision tower turns images into the text model's input: attnscope runs the text "
+    "model's block on its own input";
 
 static const NameFamily LLAMA = {
     .label = "Llama",
     .layers = "model.layers.",
-    .saved_prefix = "",
+    .prefixes = BARE,
     .table = "model.embed_tokens.weight",
     .positions = "model.embed_positions.weight",
     .before = EMPTY,
@@ -394,11 +415,45 @@ static const NameFamily LLAMA = {
     .tensors = linear_tensors,
 };
 
+/* Gemma 3's text model in a multimodal checkpoint: Llama's names under language_model. */
+static const NameFamily GEMMA3_OLD = {
+    .label = "Gemma 3 multimodal",
+    .layers = "model.layers.",
+    .detect = "self_attn.v_proj.weight",
+    .prefixes = GEMMA3_OLD_PREFIXES,
+    .table = "model.embed_tokens.weight",
+    .positions = "model.embed_positions.weight",
+    .before = EMPTY,
+    .after = LLAMA_AFTER,
+    .beside = VISION_TOWER,
+    .beside_why = VISION_WHY,
+    .buffers = LLAMA_BUFFERS,
+    .linear = &LLAMA_LINEAR,
+    .tensors = linear_tensors,
+};
+
+/* The same as saved since: the text model's own names under model.language_model. */
+static const NameFamily GEMMA3_NEW = {
+    .label = "Gemma 3 multimodal",
+    .layers = "layers.",
+    .detect = "self_attn.v_proj.weight",
+    .prefixes = GEMMA3_NEW_PREFIXES,
+    .table = "embed_tokens.weight",
+    .positions = "embed_positions.weight",
+    .before = EMPTY,
+    .after = GEMMA3_NEW_AFTER,
+    .beside = VISION_TOWER,
+    .beside_why = VISION_WHY,
+    .buffers = LLAMA_BUFFERS,
+    .linear = &LLAMA_LINEAR,
+    .tensors = linear_tensors,
+};
+
 static const NameFamily GPT2 = {
     .label = "GPT-2",
     .layers = "h.",
     .detect = "attn.c_attn.weight",
-    .saved_prefix = "transformer.",
+    .prefixes = GPT2_PREFIXES,
     .table = "wte.weight",
     .positions = "wpe.weight",
     .before = EMPTY,
@@ -413,7 +468,7 @@ static const NameFamily VIT = {
     .label = "ViT",
     .layers = "encoder.layer.",
     .detect = "attention.attention.value.weight",
-    .saved_prefix = "vit.",
+    .prefixes = VIT_PREFIXES,
     .before = VIT_BEFORE,
     .after = VIT_AFTER,
     .before_why = "ViT's patch embedding is no token table: the input is attnscope's own, drawn "
@@ -431,7 +486,7 @@ static const NameFamily PHI3 = {
     .exported_as = "phi3",
     .layers = "model.layers.",
     .detect = "self_attn.qkv_proj.weight",
-    .saved_prefix = "",
+    .prefixes = BARE,
     .table = "model.embed_tokens.weight",
     .positions = "model.embed_positions.weight",
     .before = EMPTY,
@@ -464,15 +519,14 @@ int Weights_layer_tensors(const Config *c, const Names *names, int layer,
 
 Names Weights_names_of(const Safetensors *tensors)
 {
-    static const NameFamily *const DETECTED[] = {&GPT2, &VIT, &PHI3};
+    static const NameFamily *const DETECTED[] = {&GPT2, &VIT, &PHI3, &GEMMA3_OLD, &GEMMA3_NEW};
     for (size_t i = 0; i < sizeof DETECTED / sizeof *DETECTED; i++) {
         const NameFamily *f = DETECTED[i];
-        const char *prefixes[] = {"", f->saved_prefix};
-        for (int p = 0; p < 2; p++) {
+        for (int p = 0; f->prefixes[p]; p++) {
             char name[NAME_SIZE];
-            snprintf(name, sizeof name, "%s%s0.%s", prefixes[p], f->layers, f->detect);
+            snprintf(name, sizeof name, "%s%s0.%s", f->prefixes[p], f->layers, f->detect);
             if (Safetensors_find(tensors, name))
-                return (Names){f, prefixes[p]};
+                return (Names){f, f->prefixes[p]};
         }
     }
     return LLAMA_NAMES;
@@ -494,32 +548,104 @@ static bool listed(const Names *names, const char *name, const char *const *list
     return false;
 }
 
-Outside Weights_outside_block(const Names *names, const char *name)
+/* The part of name after its layer's "PREFIX LAYERS N.", NULL where it is no layer's. */
+static const char *in_layer(const Names *names, const char *name, int *layer)
 {
-    return listed(names, name, names->family->after)    ? AFTER_BLOCK
-           : listed(names, name, names->family->before) ? BEFORE_BLOCK
-                                                        : INSIDE;
+    const NameFamily *f = names->family;
+    size_t prefix = strlen(names->prefix), layers = strlen(f->layers);
+    if (strncmp(name, names->prefix, prefix) != 0 || strncmp(name + prefix, f->layers, layers) != 0)
+        return NULL;
+    const char *rest = name + prefix + layers;
+    if (*rest < '0' || *rest > '9')
+        return NULL;
+    *layer = 0;
+    while (*rest >= '0' && *rest <= '9' && *layer < 100000000)
+        *layer = *layer * 10 + (*rest++ - '0');
+    return *rest == '.' ? rest + 1 : NULL;
 }
 
-const char *Weights_before_block_why(const Names *names)
+/* gpt-oss's mixture of experts, in a layer of Llama's names: its router and experts, and the
+   norm before them (post_attention_layernorm, the MoE's input norm beside a router). */
+static const char *const EXPERTS_PARTS[] = {"mlp.router.", "mlp.experts.", NULL};
+static const char EXPERTS_NORM[] = "post_attention_layernorm.";
+
+static bool expert_tensor(const Names *names, const Safetensors *tensors, const char *name,
+                          const char **part)
 {
-    return names->family->before_why;
+    int layer = 0;
+    const char *rest =
+        names->family->linear == &LLAMA_LINEAR ? in_layer(names, name, &layer) : NULL;
+    for (int i = 0; rest && EXPERTS_PARTS[i]; i++)
+        if (strncmp(rest, EXPERTS_PARTS[i], strlen(EXPERTS_PARTS[i])) == 0) {
+            *part = rest;
+            return true;
+        }
+    char router[NAME_SIZE];
+    snprintf(router, sizeof router, "%s%s%d.mlp.router.weight", names->prefix,
+             names->family->layers, layer);
+    if (!rest || strncmp(rest, EXPERTS_NORM, strlen(EXPERTS_NORM)) != 0 ||
+        !Safetensors_find(tensors, router))
+        return false;
+    *part = rest;
+    return true;
+}
+
+int Weights_layer_of(const Names *names, const char *name)
+{
+    int layer;
+    return in_layer(names, name, &layer) ? layer + 1 : 0;
+}
+
+const char *Weights_layer_part(const Names *names, const char *name)
+{
+    int layer;
+    const char *rest = in_layer(names, name, &layer);
+    return rest ? rest : name;
+}
+
+const char *Weights_layers_start(const Names *names, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s", names->prefix, names->family->layers);
+    return buf;
+}
+
+Outside Weights_outside_block(const Names *names, const Config *c, const Safetensors *tensors,
+                              const char *name, const char **group)
+{
+    const NameFamily *f = names->family;
+    *group = name;
+    for (int i = 0; f->beside && f->beside[i]; i++)
+        if (strncmp(name, f->beside[i], strlen(f->beside[i])) == 0) {
+            *group = f->beside[i];
+            return BESIDE_BLOCK;
+        }
+    if (c->mlp == MLP_NONE && expert_tensor(names, tensors, name, group))
+        return EXPERTS;
+    return listed(names, name, f->after)    ? AFTER_BLOCK
+           : listed(names, name, f->before) ? BEFORE_BLOCK
+                                            : INSIDE;
+}
+
+const char *Weights_outside_why(const Names *names, Outside where)
+{
+    switch (where) {
+    case BEFORE_BLOCK:
+        return names->family->before_why;
+    case BESIDE_BLOCK:
+        return names->family->beside_why;
+    case EXPERTS:
+        return "the block has no mixture of experts: --mlp none, its attention path";
+    default:
+        return "it ends before the final norm and the output head";
+    }
 }
 
 bool Weights_layer_buffer(const Names *names, const char *name)
 {
-    const NameFamily *f = names->family;
-    size_t prefix = strlen(names->prefix), layers = strlen(f->layers);
-    if (!f->buffers[0] || strncmp(name, names->prefix, prefix) != 0 ||
-        strncmp(name + prefix, f->layers, layers) != 0)
-        return false;
-    const char *rest = name + prefix + layers;
-    if (*rest < '0' || *rest > '9')
-        return false;
-    while (*rest >= '0' && *rest <= '9')
-        rest++;
-    for (int i = 0; f->buffers[i]; i++)
-        if (rest[0] == '.' && strcmp(rest + 1, f->buffers[i]) == 0)
+    int layer;
+    const char *rest = in_layer(names, name, &layer);
+    for (int i = 0; rest && names->family->buffers[i]; i++)
+        if (strcmp(rest, names->family->buffers[i]) == 0)
             return true;
     return false;
 }

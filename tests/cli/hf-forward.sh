@@ -33,10 +33,11 @@ for model in gpt2 qwen3 llama32 vit; do
     done
 done
 # Gemma 2's family from --hf-config (--weights names the .safetensors file), or from the
-# config.json in --weights' directory (the settings as options).
+# config.json in --weights' directory (the settings as options, but for --norm-gain-offset:
+# the family decides the gains' 1 + w as it decides the table's scale).
 check "gemma2 F64 single: the table's rows times sqrt(24), then every layer's attention is numpy's" \
     same_as_numpy gemma2 F64 single
-check "gemma2 BF16 sharded: the same with the family from the checkpoint's config.json" \
+check "gemma2 BF16 sharded: the same with the family from the checkpoint's config.json (the scale and gains 1 + w)" \
     same_as_numpy gemma2 BF16 sharded
 # Gemma 3 read by --hf-config: its sliding layers (1 and 2 of every 3) turn by
 # rope_local_base_freq unscaled, its full ones by rope_theta with the linear rope_scaling, each

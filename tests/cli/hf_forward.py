@@ -621,8 +621,9 @@ def attnscope_settings(model, checkpoint, sharded):
     """The same block in attnscope's settings (presets/gpt2-small-small.preset and
     qwen3-8b-small.preset at this size; ViT's and Llama 3.2's from their config.json, as a
     user reads it; Gemma 2's from its config.json with --weights naming the .safetensors file,
-    whose scale then comes from --hf-config's model_type, or sharded as options, whose scale
-    then comes from the config.json in --weights' directory)."""
+    whose scale then comes from --hf-config's model_type, or sharded as options without
+    --norm-gain-offset, whose scale and gains 1 + w then come from the config.json in
+    --weights' directory)."""
     if model in ("vit", "llama32", "gemma3", "gemma3-wide-window", "phi3") or (
             model == "gemma2" and not sharded):
         return "-T %d --hf-config %s" % (SHAPES[model]["T"], checkpoint)
@@ -630,7 +631,7 @@ def attnscope_settings(model, checkpoint, sharded):
         s = GEMMA2
         return ("-L 2 -a softmax -m window-causal --window %d --window-layers 1:1 -k plain "
                 "--ln-place peri --ln-scale sqrt-d --wo gaussian -d %d --heads %d --kv-heads %d "
-                "-n rms --ln-eps %g --norm-gain-offset 1 --rope half --rope-theta %g "
+                "-n rms --ln-eps %g --rope half --rope-theta %g "
                 "--logit-softcap %g --mlp geglu --mlp-hidden %d") % (
                     s["window"] - 1, s["d"], s["H"], s["G"], s["eps"], s["theta"], s["cap"], s["N"])
     common = "-L 2 -a softmax -m causal -k plain --ln-place pre --ln-scale sqrt-d --wo gaussian"

@@ -7,6 +7,7 @@ scripts/safetensors_file.py's, which `from safetensors_tool import read, write` 
                                              reverse order and padded otherwise than SRC
   safetensors_tool.py scale SRC DST NAME X   NAME's F64 values times X
   safetensors_tool.py set SRC DST NAME I X   NAME's F64 element I set to X (nan, inf allowed)
+  safetensors_tool.py fill SRC DST NAME X    every element of NAME X
   safetensors_tool.py convert SRC DST DTYPE  every tensor in F32 or F16 (struct's rounding)
   safetensors_tool.py round SRC DST DTYPE    every tensor's values rounded to F32 or BF16
                                              (nearest, ties to even), written as F64
@@ -17,6 +18,13 @@ scripts/safetensors_file.py's, which `from safetensors_tool import read, write` 
                                              wpe, ln_f, all under transformer.
   safetensors_tool.py whole-model SRC DST    SRC with a Llama model's tensors outside the
                                              block: model.embed_tokens, model.norm, lm_head
+  safetensors_tool.py gpt-oss SRC DST        SRC (Llama names, F64, no MLP) with gpt-oss's
+                                             mixture of experts in every layer: the norm
+                                             before it, mlp.router, mlp.experts (4 experts)
+  safetensors_tool.py gemma3-mm SRC DST OLD|NEW  SRC (Llama names) as a multimodal Gemma 3
+                                             saves its text model: under language_model.
+                                             (OLD) or model.language_model. (NEW), with a
+                                             vision tower and projector beside it
   safetensors_tool.py values FILE NAME       NAME's values, one float.hex per line
   safetensors_tool.py hostile DIR            the hostile corpus: DIR/NAME.safetensors, and
                                              DIR/manifest (NAME, tab, what the error says)
@@ -131,6 +139,47 @@ def gpt2(src, dst, norm):
     write(dst, out, PYTORCH)
 
 
+def gpt_oss(src, dst):
+    """gpt-oss's tensors beyond its attention path, as its BF16 checkpoints lay them out
+    (modeling_gpt_oss.py: GptOssTopKRouter, GptOssExperts), each layer's after its own."""
+    tensors, meta = read(src)
+    d = [s for n, _, s, _ in tensors if n.endswith("v_proj.weight")][0][1]
+    experts, out, layer = 4, list(tensors), 0
+    while any(n.startswith("model.layers.%d." % layer) for n, _, _, _ in tensors):
+        p = "model.layers.%d." % layer
+        for name, shape in (("post_attention_layernorm.weight", [d]),
+                            ("mlp.router.weight", [experts, d]), ("mlp.router.bias", [experts]),
+                            ("mlp.experts.gate_up_proj", [experts, d, 2 * d]),
+                            ("mlp.experts.gate_up_proj_bias", [experts, 2 * d]),
+                            ("mlp.experts.down_proj", [experts, d, d]),
+                            ("mlp.experts.down_proj_bias", [experts, d])):
+            count = math.prod(shape)
+            out.append((p + name, "F64", shape, pack("F64", [0.01 * (i % 7) for i in range(count)])))
+        layer += 1
+    write(dst, out, meta)
+
+
+def gemma3_mm(src, dst, layout):
+    """SRC's text model as Gemma3ForConditionalGeneration saves it: transformers up to 4.51
+    (OLD) under language_model., since (NEW) under model.language_model. without the text
+    model's own model., lm_head at the top; the vision tower and its projector beside."""
+    tensors, meta = read(src)
+    d = [s for n, _, s, _ in tensors if n.endswith("v_proj.weight")][0][1]
+    renamed = []
+    for n, dtype, shape, raw in tensors:
+        if layout == "OLD":
+            n = "language_model." + n
+        elif n.startswith("model."):
+            n = "model.language_model." + n[len("model."):]
+        renamed.append((n, dtype, shape, raw))
+    top = "" if layout == "OLD" else "model."
+    vision = [(top + "vision_tower.vision_model.embeddings.patch_embedding.weight", [4, 3, 2, 2]),
+              (top + "vision_tower.vision_model.post_layernorm.weight", [4]),
+              (top + "multi_modal_projector.mm_input_projection_weight", [4, d])]
+    write(dst, [(n, "F64", s, pack("F64", [0.5] * math.prod(s))) for n, s in vision] + renamed,
+          meta)
+
+
 def hostile(out):
     """Each rule of the reader broken once, on a valid two-tensor file."""
     os.makedirs(out, exist_ok=True)
@@ -213,6 +262,8 @@ def main(argv):
         shard(argv[2], argv[3])
     elif command == "scale":
         edit(argv[2], argv[3], argv[4], lambda xs: [x * float(argv[5]) for x in xs])
+    elif command == "fill":
+        edit(argv[2], argv[3], argv[4], lambda xs: [float(argv[5])] * len(xs))
     elif command == "set":
         i = int(argv[5])
         edit(argv[2], argv[3], argv[4], lambda xs: xs[:i] + [float(argv[6])] + xs[i + 1 :])
@@ -237,6 +288,10 @@ def main(argv):
         write(argv[3], tensors + [(argv[4], "F64", [n], pack("F64", [float(argv[6])] * n))], meta)
     elif command == "gpt2":
         gpt2(argv[2], argv[3], argv[4])
+    elif command == "gpt-oss":
+        gpt_oss(argv[2], argv[3])
+    elif command == "gemma3-mm":
+        gemma3_mm(argv[2], argv[3], argv[4])
     elif command == "values":
         tensors, _ = read(argv[2])
         for n, d, s, raw in tensors:

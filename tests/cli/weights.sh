@@ -488,8 +488,8 @@ check "config.json's n_embd (GPT-2's spelling) names the width" refused \
     "$BIN" $base $A --weights "$tmp/gpt2"
 # ... naming what gave the setting: the file of --hf-config, or nothing (the default).
 printf '{"model_type": "llama", "hidden_size": 16, "num_attention_heads": 2, "num_hidden_layers": 3, "intermediate_size": 64}' >"$tmp/hf16.json"
-check "... naming --hf-config where its file gave the width" refused \
-    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--hf-config $tmp/hf16.json)" -- \
+check "... naming --hf-config's file and field where they gave the width" refused \
+    "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 16 (--hf-config $tmp/hf16.json's hidden_size)" -- \
     "$BIN" --batch -T 12 --hf-config "$tmp/hf16.json" --weights "$tmp/gpt2"
 check "... and the default where nothing gave it" refused \
     "'$tmp/gpt2/config.json': n_embd is 32, but the settings give 256 (--width's default)" -- \

@@ -22,13 +22,13 @@ check "the trace says each layer is read before it is computed ($order)" \
 expect "and shows no σ_qk, which the weights do not have" "d=16"
 check "... no σ_qk on it" absent "σ_qk="
 check "... nor the theory's σ, which σ_qk's draws make" absent "σ=[0-9]"
-press "D: d stays, the checkpoint's tensors fix it" "d stays at 16: the checkpoint's tensors fix it" D
-press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the checkpoint's tensors fix it \(it holds L = 3 layers of H = 2 heads" L
-press "): the heads stay, the checkpoint's W^Q is split into 2" "H stays at 2: the checkpoint's tensors fix it" ')'
+press "D: d stays, the tensor the new width needs in one shape and the file has in another" "d stays at 16: self_attn\.q_proj\.weight needs \[32, 32\], file has \[16, 16\]" D
+press "L: the depth stays, the checkpoint holds 3 layers" "stays at 3: the checkpoint holds L = 3 layers of H = 2 heads" L
+press "): the heads stay, the checkpoint's W^Q is split into 2" "H stays at 2: the checkpoint holds L = 3 layers of H = 2 heads" ')'
 press "C: the initialisation stays, the weights are not drawn" "stays at normal: the weights are the checkpoint's, not drawn" C
 press "S: σ_qk stays, the weights are not drawn" "σ_qk stays at 1: the weights are the checkpoint's, not drawn, so σ_qk does not apply" S
 press "O: W^O stays Gaussian, how o_proj was drawn is not the checkpoint's to change" "W\^O stays at gaussian: the weights are the checkpoint's, not drawn, so W\^O=orthogonal" O
-press "U: W^O stays, the identity would leave o_proj out" "W\^O stays at gaussian: the checkpoint's tensors fix it \(model\.layers\.0\.self_attn\.o_proj\.weight would be left" U
+press "U: W^O stays, the identity would leave o_proj out" "W\^O stays at gaussian: the checkpoint's self_attn\.o_proj\.weight would be left out" U
 press "r: a new seed draws a new input" "seed=2" r
 check "... and no refusal with it" absent "seed stays"
 wait_trace " job-done gen=2 "
@@ -37,4 +37,9 @@ press "v: the width sweep panel says the checkpoint fixes d" "no width sweep: th
 keys v v v v v # gradient, similarity, entropy, attention map, conditioning
 press "c in the conditioning view: no cutting-skip side, the weights are not drawn" "no cutting-skip side: the weights are the checkpoint's, not drawn" c
 quits "q quits"
+# At 120 columns D's message fits on the message line whole, beside the time and the warnings.
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $settings --weights '$TMP/w'"
+expect "a second screen, 120 columns wide, on the checkpoint" "computed in"
+press "D at 120 columns: the whole message on one line" "d stays at 16: self_attn\.q_proj\.weight needs \[32, 32\], file has \[16, 16\]" D
+quits "q quits the second"
 finish
