@@ -134,6 +134,17 @@ static void null_layer(Curves *dest, int l)
     dest->entropy_zhai_bound[l] = NAN;
 }
 
+/* Whether X_ℓ is rank one exactly by the settings (ℓ ≥ 1): rows uniform over all T keys
+   whatever the tokens (Layer_attention_uniform, every row of the layer's mask sees every key)
+   make every token the mean token, the gap kept and no skip carrying X0 past them; the MLP and
+   LayerNorm act on each token alone.  sr = 1 and sr − 1 = 0 there are the exact values. */
+static bool rank_one_by_structure(const Config *c, Gap gap, int layer)
+{
+    return layer >= 1 && gap == GAP_OFF && c->skip == SKIP_NONE && !Config_has_sink(c) &&
+           Layer_attention_uniform(c) &&
+           Gap_leaves_zero(GAP_OUTLIERS, true, Config_layer_mask(c, layer), c->window, c->tokens);
+}
+
 static void fill_curves(Curves *dest, const Track *t, const Config *c)
 {
     int depth = c->depth, equal;
@@ -169,6 +180,10 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
             null_differences(dest, l);
         if (from(dest->noise_from, l))
             null_layer(dest, l);
+        if (rank_one_by_structure(c, t->gap, l) && isfinite(s->stable_rank)) {
+            dest->stable_rank[l] = 1;
+            dest->stable_rank_minus_one[l] = 0;
+        }
     }
     if (t->gradient_depth == depth) {
         memcpy(dest->gradient_norm, t->gradient_norm, sizeof(double) * (depth + 1));

@@ -110,9 +110,13 @@ static void stable_rank_field(Fields *f, const StatusView *v, int layer, const R
     double sr = n->stable_rank[layer], minus_one = n->stable_rank_minus_one[layer];
     if (from_layer(n->noise_from, layer)) {
         field(f, false, "%s=round-off", label);
-    } else if (r->seeds_done > 1 && isfinite(r->stable_rank_band.mean[layer])) {
-        field(f, false, "%s=%.4g±%.2g (mean of %d seeds)", label, r->stable_rank_band.mean[layer],
-              r->stable_rank_band.std[layer], r->seeds_done);
+    } else if (r->seeds_done > 1) { /* n/a where a seed has no value (noise, a dead network) */
+        double mean = r->stable_rank_band.mean[layer];
+        if (isfinite(mean))
+            field(f, false, "%s=%.4g±%.2g (mean of %d seeds)", label, mean,
+                  r->stable_rank_band.std[layer], r->seeds_done);
+        else
+            readout(f, v, label, NAN, "%.4g");
     } else if (isfinite(sr) && isnan(minus_one)) { /* X is rank one within round-off */
         field(f, false, "%s=1 (round-off)", label);
     } else if (isfinite(sr) && minus_one == 0) {

@@ -4,10 +4,11 @@ held to each other: every number one prints, the other prints too, to 1e-6 of it
 Why 1e-6.  The thread count changes only the order of BLAS's sums, so a number that is not
 round-off moves by its own rounding: a few γ_n (n ≤ T + d, γ_n = n·u/(1 − n·u) ≈ 6e-14 at
 n = 512) relative, amplified by the conditioning of the layers it passed; measured over these
-configurations the largest such move is below 1e-11 relative.  A number that is round-off
+configurations (round-off.sh's) the largest such move is 7.9e-10 relative (the window
+mask's), 2.3e-13 at the default settings.  A number that is round-off
 moves by its own size (docs/model.md §2, "Round-off from a layer on": sr − 1 of the collapsed
-gap-removed network read 4.8e-10 on one thread and 1.2e-9 on two).  1e-6 sits five decades
-above the one and six below the other.
+gap-removed network read 4.8e-10 on one thread and 1.2e-9 on two).  1e-6 sits three decades
+above the one and several below the other.
 
 The scale of a number is itself, except where its digits are absolute: a singular value or
 eigenvalue of the shown matrix is within p·u·‖A‖₂ of the exact (Weyl; LAPACK Users' Guide
