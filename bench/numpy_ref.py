@@ -395,8 +395,8 @@ def assemble_stable_ranks(a, gaps, measures, shown):
 
 def round_off(out, prefix, gap):
     """docs/model.md §2, "Round-off from a layer on", for softmax, the full mask and no skip:
-    sr − 1 and the energy off the top null where that energy is below EQUAL_TOKENS²; from the
-    first layer ℓ* whose spread is below EQUAL_TOKENS, what reads the tokens' differences, and
+    from the first layer ℓ* whose spread is below EQUAL_TOKENS, what reads the tokens'
+    differences (sr − 1 among them, below 1e-48 there), and
     from ℓ* + 1 the attention rows' numbers and β_c; with the gap removed (center: M·1 = 0),
     every number from ℓ* + 1 on and the gradients at every layer."""
     def null(keys, first):
@@ -404,10 +404,6 @@ def round_off(out, prefix, gap):
             series = out[prefix + key]
             for layer in range(first, len(series)):
                 series[layer] = None
-    energy = out[prefix + "energy_off_top"]
-    for layer, e in enumerate(energy):
-        if e is not None and e < EQUAL_TOKENS ** 2:
-            out[prefix + "stable_rank_minus_one"][layer] = energy[layer] = None
     spreads = out[prefix + "relative_spread"]
     equal = next((l for l, s in enumerate(spreads) if s is not None and s < EQUAL_TOKENS), None)
     if equal is None:

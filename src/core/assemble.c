@@ -86,7 +86,7 @@ static void fill_entropy_bounds(Curves *dest, const LayerState *s, const Config 
 
 bool round_off_noise_after(const Config *c, Gap gap, int layer)
 {
-    return c->skip == SKIP_NONE && layer < c->depth &&
+    return c->skip == SKIP_NONE &&
            Gap_annihilates_equal_tokens(gap, c->attention, Config_has_sink(c),
                                         Config_layer_mask(c, layer + 1), c->window, c->tokens);
 }
@@ -170,12 +170,6 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
         fill_entropy_bounds(dest, s, c, l);
         if (rows_round_off)
             dest->phase_critical_beta[l] = NAN; /* its q − p is their spread */
-        /* X within round-off of rank one (the energy off its top direction, ‖X − s1u1v1ᵀ‖_F²
-           relative, unresolved as the spread is; tokens equal are a case of it): sr − 1 ≤
-           (e/(1 − e))² is below every digit of sr and computed as rounding. */
-        double off_top = s->geometry.energy_off_top;
-        if (isfinite(off_top) && !Measure_spread_resolved(off_top, 1.0))
-            dest->stable_rank_minus_one[l] = dest->energy_off_top[l] = NAN;
         if (from(equal, l))
             null_differences(dest, l);
         if (from(dest->noise_from, l))

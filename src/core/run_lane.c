@@ -166,13 +166,14 @@ static bool mean_dominates(const Measures *m)
 }
 
 /* From `layer` on the tokens of lane `which` are equal to within round-off: what is null from
-   there (assemble.c's track_round_off, docs/model.md §2 "Round-off from a layer on"), said once. */
+   there (assemble.c's track_round_off, docs/model.md §2 "Round-off from a layer on"), said once,
+   in words that hold at any depth (a deeper run reuses the kept layer and its warning). */
 static void round_off_warning(Run *run, int which, int layer)
 {
     const Config *c = run->config;
     unsigned subject = WARNING_ABOUT_SIMILARITY | WARNING_ABOUT_ENTROPY;
     char attention[160] = "", noise[400] = "";
-    if (layer < c->depth && round_off_rows_read_logits(c))
+    if (round_off_rows_read_logits(c))
         snprintf(attention, sizeof attention,
                  ", and from layer %d the attention rows' entropies and largest weights (the "
                  "logits are equal up to their rounding)",
@@ -183,8 +184,9 @@ static void round_off_warning(Run *run, int which, int layer)
         snprintf(noise, sizeof noise,
                  "; gap %s sends equal tokens to 0 and no skip carries them, so layer %d passes "
                  "on their rounding alone: every number of the network from layer %d on is "
-                 "null, and its gradients at every layer (each takes A_L...A_1 through layer %d)",
-                 GAP_NAMES.names[gap], layer + 1, layer + 1, layer + 1);
+                 "null, and where the network is deeper than layer %d so are its gradients at "
+                 "every layer (each takes A_L...A_1 through layer %d)",
+                 GAP_NAMES.names[gap], layer + 1, layer + 1, layer, layer + 1);
     }
     Warnings_add_about(&run->w->lane[which].warnings, subject,
                        "token similarity of " ROLE_MARK " network: from layer %d on its tokens "

@@ -93,9 +93,9 @@ static bool from_layer(int first, int layer)
 
 /* sr(Σ_ℓ) of the network at one layer of r (NULL: none yet) (docs/model.md §2): "1+2e-05"
    when collapsed, where "1" alone would hide how close (sr − 1 reaches 1e-13); "1 (round-off)"
-   where X is rank one within round-off (its tokens equal, or on one direction), whose sr − 1
-   ≤ (e/(1 − e))², e the energy off the top below the similarity's resolution squared, is below
-   every digit of sr and computed as rounding (NaN, assemble.c); "round-off"
+   where the tokens are equal within round-off (sr − 1 is NaN there, assemble.c): sr − 1 ≤
+   (μ²/(1 − μ²))² < 1e-48 with the relative spread μ below the similarity's resolution, below
+   every digit of sr, and its computed value is rounding; "round-off"
    where the network passes on rounding alone ("Round-off from a layer on"); with an ensemble
    the mean ± std over the seeds done, as the panel's band. */
 static void stable_rank_field(Fields *f, const StatusView *v, int layer, const Result *r)
@@ -117,7 +117,7 @@ static void stable_rank_field(Fields *f, const StatusView *v, int layer, const R
                   r->stable_rank_band.std[layer], r->seeds_done);
         else
             readout(f, v, label, NAN, "%.4g");
-    } else if (isfinite(sr) && isnan(minus_one)) { /* X is rank one within round-off */
+    } else if (isfinite(sr) && isnan(minus_one)) { /* tokens equal within round-off */
         field(f, false, "%s=1 (round-off)", label);
     } else if (isfinite(sr) && minus_one == 0) {
         field(f, false, "%s=1", label);
