@@ -180,7 +180,7 @@ static void round_off_warning(Run *run, int which, int layer)
                  layer + 1);
     Gap gap = run->track[which]->gap;
     if (round_off_noise_after(c, gap, layer)) {
-        subject |= WARNING_ABOUT_STABLE_RANK | WARNING_ABOUT_GRADIENTS;
+        subject |= WARNING_ABOUT_GRADIENTS; /* the stable rank's status line says round-off */
         snprintf(noise, sizeof noise,
                  "; gap %s sends equal tokens to 0 and no skip carries them, so layer %d passes "
                  "on their rounding alone: every number of the network from layer %d on is "
