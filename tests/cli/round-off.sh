@@ -46,6 +46,8 @@ for p in ("", "counterpart_"):
         assert doc[p + key][7] is None and doc[p + key][6] is not None, (p, key)
     assert doc[p + "stable_rank"][7] == 1
     assert doc[p + "max_attention_mean"][8] is None and doc[p + "max_attention_mean"][7] is not None
+    # the similarity warning says "not shown there" from layer 7: no layer after it either
+    assert doc[p + "token_similarity"][8] is None, (p, doc[p + "token_similarity"])
 warned = [w for w in doc["warnings"] if "counterpart network: from layer 7" in w]
 assert len(warned) == 1 and "from layer 8 on is null" in warned[0], doc["warnings"]
 assert not any("the network: from layer 7" in w and "on is null" in w for w in doc["warnings"])' default-1
