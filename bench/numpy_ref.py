@@ -29,7 +29,8 @@ from one Gram matrix of X/‖X‖_F and its eigenvalues (np.linalg.eigvalsh), th
 the Gram matrix of the centred tokens; sr − 1 below 1e-18, where the Gram matrix's eigenvalues no
 longer resolve it, from the singular values of X (docs/model.md §2).  Nulls by §2's rules:
 token_similarity and centred_stable_rank where μ(X)/‖X‖_F < 1e-12 (tokens equal within
-round-off), every number of a network from the layer it overflows or vanishes at.  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
+round-off), every number of a network from the layer it overflows or vanishes at, and the
+round-off rules of §2's "Round-off from a layer on" (round_off).  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
 exact (eigenvalues of Gram matrices), where attnscope above T·d·min(T, d) = 64³ uses proved
 upper bounds within ~1e-8 of them (docs/model.md §3).
 Not reproduced: stable_rank_std (null for one seed), seeds_done and the other counts, the
@@ -392,6 +393,36 @@ def assemble_stable_ranks(a, gaps, measures, shown):
     return out
 
 
+def round_off(out, prefix, gap):
+    """docs/model.md §2, "Round-off from a layer on", for softmax, the full mask and no skip:
+    from the first layer ℓ* whose spread is below EQUAL_TOKENS, what reads the tokens'
+    differences (sr − 1 among them, below 1e-48 there), and
+    from ℓ* + 1 the attention rows' numbers and β_c; with the gap removed (center: M·1 = 0),
+    every number from ℓ* + 1 on and the gradients at every layer."""
+    def null(keys, first):
+        for key in keys:
+            series = out[prefix + key]
+            for layer in range(first, len(series)):
+                series[layer] = None
+    spreads = out[prefix + "relative_spread"]
+    equal = next((l for l, s in enumerate(spreads) if s is not None and s < EQUAL_TOKENS), None)
+    if equal is None:
+        return
+    null(("token_similarity", "centred_stable_rank", "energy_off_top", "relative_spread",
+          "stable_rank_minus_one"), equal)
+    entropy = out[prefix + "attention_entropy"]
+    rows = [entropy[key] for key in entropy]
+    rows += [out[prefix + "max_attention_mean"], out[prefix + "attention_phase_critical_beta"]]
+    for series in rows:
+        for layer in range(equal + 1, len(series)):
+            series[layer] = None
+    if gap == "off" or equal + 1 >= len(spreads):
+        return
+    null(("stable_rank", "log10_norm", "token_cosine_mean", "token_rms", "stable_rank_mean",
+          "stable_rank_m2", "attention_entropy_zhai_bound"), equal + 1)
+    null(("gradient_norm", "log10_gradient_norm"), 0)
+
+
 def assemble(a, gaps, measures, layers, grads, shown):
     """The JSON fields, with attnscope's key names, from the per-network lists."""
     out = {"counterpart_gap": gaps[1], "logit_std": shown.get("logit_std")}
@@ -414,6 +445,8 @@ def assemble(a, gaps, measures, layers, grads, shown):
         out[prefix + "max_attention_mean_head_average"] = out[prefix + "max_attention_mean"]
         out[prefix + "attention_entropy_zhai_bound"] = series("zhai_bound", layers[n])
         out[prefix + "attention_phase_critical_beta"] = series("critical_beta", layers[n])
+    for prefix, gap in zip(("", "counterpart_"), gaps):
+        round_off(out, prefix, gap)
     out.update(first_layer_theory(a, [out["attention_phase_critical_beta"],
                                       out["counterpart_attention_phase_critical_beta"]]))
     if "applied" in shown:

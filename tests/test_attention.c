@@ -423,6 +423,53 @@ static void test_gap_leaves_zero_where_exact(void **state)
     free(b);
 }
 
+/* Gap_annihilates_equal_tokens against what Gap_apply does (docs/model.md §2, "Round-off
+   from a layer on"): A built from equal logits (the attention equal tokens get), its gap
+   removed, and M·1 computed loop by loop: within rounding of 0 exactly where the predicate
+   says M sends equal tokens to 0, and five decades above it everywhere else (every kind, mask,
+   mode). */
+static void test_gap_annihilates_equal_tokens(void **state)
+{
+    (void)state;
+    int T = T_SMALL;
+    const Attention kinds[] = {ATTENTION_SOFTMAX, ATTENTION_MARKOV,  ATTENTION_RELU,
+                               ATTENTION_SIGMOID, ATTENTION_UNIFORM, ATTENTION_IDENTITY};
+    const Gap modes[] = {GAP_OFF, GAP_CENTER, GAP_UNIFORM, GAP_DEFLATE, GAP_OUTLIERS};
+    double *logits = malloc(sizeof(double) * T * T);
+    double *a = malloc(sizeof(double) * T * T);
+    for (int k = 0; k < T * T; k++)
+        logits[k] = 0.5;
+    int annihilating = 0, kept = 0;
+    for (size_t kind = 0; kind < sizeof kinds / sizeof kinds[0]; kind++)
+        for (int m = 0; m < N_MASKS; m++)
+            for (size_t g = 0; g < sizeof modes / sizeof modes[0]; g++) {
+                Attention_build(kinds[kind], MASKS[m].mask, MASKS[m].window, T, logits, -INFINITY,
+                                a);
+                GapOutcome out;
+                Warnings warnings = {0};
+                double *b = apply_gap(modes[g], kinds[kind], MASKS[m], T, a, &out, &warnings);
+                double largest = 0; /* max_i |(M·1)_i| */
+                for (int i = 0; i < T; i++) {
+                    double row = 0;
+                    for (int j = 0; j < T; j++)
+                        row += b[(size_t)i * T + j]; /* row-major */
+                    largest = fmax(largest, fabs(row));
+                }
+                bool said = Gap_annihilates_equal_tokens(modes[g], kinds[kind], false,
+                                                         MASKS[m].mask, MASKS[m].window, T);
+                if (said)
+                    assert_true(largest <= 1e-13);
+                else /* 5e-5 the least: relu's outliers under a one-key causal window */
+                    assert_true(largest >= 1e-8);
+                annihilating += said;
+                kept += !said;
+                free(b);
+            }
+    assert_true(annihilating > 0 && kept > 0);
+    free(logits);
+    free(a);
+}
+
 /* The textbook softmax of one row over its keys [first, last], zero elsewhere. */
 static void reference_softmax_row(int T, const double *s, int first, int last, double *row)
 {
@@ -493,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_gap_deflate),
         cmocka_unit_test(test_gap_outliers),
         cmocka_unit_test(test_gap_leaves_zero_where_exact),
+        cmocka_unit_test(test_gap_annihilates_equal_tokens),
     };
     return cmocka_run_group_tests_name("attention", tests, setup, teardown);
 }

@@ -120,7 +120,8 @@ static void test_collapsed_layers_agree_with_dgesdd(void **state)
             const Curves *f = &fast->network, *r = &reference->network;
             for (int l = 1; l <= DEPTH; l++) {
                 double rest = r->stable_rank_minus_one[l];
-                if (!(rest < MEASURE_GRAM_FLOOR))
+                if (!(rest <
+                      MEASURE_GRAM_FLOOR)) /* null (NaN) too: tokens equal within round-off */
                     continue;
                 /* X/‖X‖_F: s_1 ≤ ‖X‖_F = 1 and s_1 ≥ 1 − e, e ≤ √(T·ρ) ≪ 1e-6 here */
                 Prescribed measured = {.exact = rest, .frobenius = 1.0};
@@ -134,7 +135,9 @@ static void test_collapsed_layers_agree_with_dgesdd(void **state)
             Result_free(reference);
         }
     print_message("%d collapsed layers compared\n", compared);
-    assert_true(compared >= 12);
+    /* 10: the layers below the Gram floor whose tokens are not yet equal within round-off
+       (docs/model.md §2, "Round-off from a layer on": sr − 1 is null past that) */
+    assert_true(compared >= 10);
 }
 
 int main(void)

@@ -56,6 +56,17 @@ size_t Gap_scratch_size(int T);
    proof. */
 bool Gap_leaves_zero(Gap mode, bool uniform_rows, Mask mask, int window, int T);
 
+/* Whether the matrix M that gap removal `mode` applies sends tokens equal to one another to 0
+   in exact arithmetic (docs/model.md §2, "Round-off from a layer on"): center (each row minus
+   its mean over its keys), deflate (A − 1πᵀ, or center where it falls back) and uniform on rows
+   that sum to 1 give M·1 = 0, so M·X = M·(X − 1x̄ᵀ) reads only the tokens' differences; and
+   outliers, where every row sees all T keys and equal tokens make every entry of A the same
+   (A = a·11ᵀ, rank one, sinks or not: the outlier removed is A itself), except identity attention,
+   which reads no tokens and has no outlier.  Then, once the tokens entering the layer are equal to
+   within round-off, what M passes on is their rounding. */
+bool Gap_annihilates_equal_tokens(Gap mode, Attention kind, bool sink, Mask mask, int window,
+                                  int T);
+
 /* Identity attention under gap outliers: every singular value of I is 1, every gap 0, so no
    direction is an outlier and the top one LAPACK returns would be arbitrary. */
 #define GAP_IDENTITY_HAS_NO_OUTLIER                                                                \

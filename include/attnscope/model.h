@@ -53,7 +53,15 @@ typedef struct {
        shown head's least row entropy, and Giorlandino & Goldt's β_c of the layer's input. */
     double *entropy_zhai_bound;
     double *phase_critical_beta;
+    /* From this layer on (CURVES_NO_LAYER: nowhere) every number of the network is rounding
+       alone, NaN, and so are its gradients everywhere, which all take the product A_L⋯A_1
+       through it (docs/model.md §2, "Round-off from a layer on"): its tokens entered the
+       layer before equal to within round-off and a removed gap sent them to 0, no skip
+       carrying them.  First seed. */
+    int noise_from;
 } Curves;
+
+enum { CURVES_NO_LAYER = -1 };
 
 /* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum
    of squared deviations from the mean (M2), which lets results of disjoint seed ranges be

@@ -4,6 +4,7 @@
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
 #include "attnscope/init.h"
+#include "attnscope/layer.h"
 #include "attnscope/qk.h"
 #include "attnscope/spectra.h"
 #include "attnscope/theory.h"
@@ -83,9 +84,72 @@ static void fill_entropy_bounds(Curves *dest, const LayerState *s, const Config 
             Theory_phase_critical_beta(s->input.second_moment, s->input.moment_gap);
 }
 
+bool round_off_noise_after(const Config *c, Gap gap, int layer)
+{
+    return c->skip == SKIP_NONE &&
+           Gap_annihilates_equal_tokens(gap, c->attention, Config_has_sink(c),
+                                        Config_layer_mask(c, layer + 1), c->window, c->tokens);
+}
+
+bool round_off_rows_read_logits(const Config *c)
+{
+    return c->attention != ATTENTION_IDENTITY && !Layer_attention_uniform(c);
+}
+
+void track_round_off(const Track *t, const Config *c, int *tokens_equal_from, int *noise_from)
+{
+    *tokens_equal_from = *noise_from = CURVES_NO_LAYER;
+    for (int l = 0; l <= c->depth && l <= t->layers; l++) {
+        double spread = t->state[l].geometry.relative_spread; /* Σ‖u_i‖² = 1 */
+        if (isfinite(spread) && !Measure_spread_resolved(spread * spread, 1.0)) {
+            *tokens_equal_from = l;
+            if (round_off_noise_after(c, t->gap, l))
+                *noise_from = l + 1;
+            return;
+        }
+    }
+}
+
+static bool from(int first, int layer)
+{
+    return first != CURVES_NO_LAYER && layer >= first;
+}
+
+/* What reads the differences of tokens equal to within round-off, made NaN at one layer. */
+static void null_differences(Curves *dest, int l)
+{
+    dest->stable_rank_minus_one[l] = NAN;
+    dest->token_similarity[l] = NAN;
+    dest->centred_stable_rank[l] = NAN;
+    dest->energy_off_top[l] = NAN;
+    dest->relative_spread[l] = NAN;
+}
+
+/* Every number of a network at one layer made NaN: its input there was rounding. */
+static void null_layer(Curves *dest, int l)
+{
+    null_differences(dest, l);
+    dest->stable_rank[l] = dest->log10_norm[l] = NAN;
+    dest->token_cosine_mean[l] = dest->token_rms[l] = NAN;
+    dest->entropy_zhai_bound[l] = NAN;
+}
+
+/* Whether X_ℓ is rank one exactly by the settings (ℓ ≥ 1): rows uniform over all T keys
+   whatever the tokens (Layer_attention_uniform, every row of the layer's mask sees every key)
+   make every token the mean token, the gap kept and no skip carrying X0 past them; the MLP and
+   LayerNorm act on each token alone.  sr = 1 and sr − 1 = 0 there are the exact values. */
+static bool rank_one_by_structure(const Config *c, Gap gap, int layer)
+{
+    return layer >= 1 && gap == GAP_OFF && c->skip == SKIP_NONE && !Config_has_sink(c) &&
+           Layer_attention_uniform(c) &&
+           Gap_leaves_zero(GAP_OUTLIERS, true, Config_layer_mask(c, layer), c->window, c->tokens);
+}
+
 static void fill_curves(Curves *dest, const Track *t, const Config *c)
 {
-    int depth = c->depth;
+    int depth = c->depth, equal;
+    track_round_off(t, c, &equal, &dest->noise_from);
+    bool rows_read_logits = round_off_rows_read_logits(c);
     for (int l = 0; l <= depth && l <= t->layers; l++) {
         const LayerState *s = &t->state[l];
         dest->stable_rank[l] = s->stable_rank;
@@ -97,22 +161,47 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
         dest->relative_spread[l] = s->geometry.relative_spread;
         dest->token_cosine_mean[l] = s->geometry.token_cosine_mean;
         dest->token_rms[l] = s->geometry.token_rms;
-        fill_entropy(dest, s, c, l);
+        /* The attention that tokens equal within round-off enter: its logits are equal up to
+           their rounding, which alone decides how its rows differ from uniform (not where the
+           rows read no logits: uniform rows by the settings, identity). */
+        static const LayerState no_attention = {.entropy = NULL};
+        bool rows_round_off = equal != CURVES_NO_LAYER && l > equal && rows_read_logits;
+        fill_entropy(dest, rows_round_off ? &no_attention : s, c, l);
         fill_entropy_bounds(dest, s, c, l);
+        if (rows_round_off)
+            dest->phase_critical_beta[l] = NAN; /* its q − p is their spread */
+        if (from(equal, l))
+            null_differences(dest, l);
+        if (from(dest->noise_from, l))
+            null_layer(dest, l);
+        if (rank_one_by_structure(c, t->gap, l) && isfinite(s->stable_rank)) {
+            dest->stable_rank[l] = 1;
+            dest->stable_rank_minus_one[l] = 0;
+        }
     }
     if (t->gradient_depth == depth) {
         memcpy(dest->gradient_norm, t->gradient_norm, sizeof(double) * (depth + 1));
         memcpy(dest->log10_gradient_norm, t->log10_gradient_norm, sizeof(double) * (depth + 1));
+        if (from(dest->noise_from, depth))
+            for (int l = 0; l <= depth; l++)
+                dest->gradient_norm[l] = dest->log10_gradient_norm[l] = NAN;
     }
 }
 
-/* Mean, sample std and M2 of one per-layer value over the seeds; NaN if any seed lacks it. */
-static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, int depth, int network)
+/* Mean, sample std and M2 of one per-layer value over the seeds; NaN if any seed lacks it or
+   has it from rounding alone (track_round_off's noise). */
+static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, const Config *c,
+                      int network)
 {
-    for (int l = 0; l <= depth; l++) {
+    int noise_from[seeds > 0 ? seeds : 1];
+    for (int s = 0; s < seeds; s++) {
+        int equal;
+        track_round_off(tracks[s][network], c, &equal, &noise_from[s]);
+    }
+    for (int l = 0; l <= c->depth; l++) {
         double mean = 0, ss = 0;
         for (int s = 0; s < seeds; s++)
-            mean += tracks[s][network]->state[l].stable_rank;
+            mean += from(noise_from[s], l) ? NAN : tracks[s][network]->state[l].stable_rank;
         mean /= seeds;
         for (int s = 0; s < seeds; s++) {
             double dv = tracks[s][network]->state[l].stable_rank - mean;
@@ -370,8 +459,8 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
            tracks[complete][1]->layers >= depth)
         complete++;
     if (complete > out->seeds_done) {
-        fill_band(&out->stable_rank_band, tracks, complete, depth, NETWORK_MAIN);
-        fill_band(&out->counterpart_band, tracks, complete, depth, NETWORK_COUNTERPART);
+        fill_band(&out->stable_rank_band, tracks, complete, c, NETWORK_MAIN);
+        fill_band(&out->counterpart_band, tracks, complete, c, NETWORK_COUNTERPART);
         out->seeds_done = complete;
     }
 

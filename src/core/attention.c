@@ -254,6 +254,21 @@ bool Gap_leaves_zero(Gap mode, bool uniform_rows, Mask mask, int window, int T)
     return true;
 }
 
+bool Gap_annihilates_equal_tokens(Gap mode, Attention kind, bool sink, Mask mask, int window, int T)
+{
+    switch (mode) {
+    case GAP_CENTER:
+    case GAP_DEFLATE:
+        return true;
+    case GAP_UNIFORM:
+        return Attention_is_row_stochastic(kind) && !sink;
+    case GAP_OUTLIERS:
+        return kind != ATTENTION_IDENTITY && Gap_leaves_zero(mode, true, mask, window, T);
+    default:
+        return false;
+    }
+}
+
 int Gap_apply(Gap mode, Attention kind, bool sink, bool uniform_rows, Mask mask, int window, int T,
               double *a, Linalg *la, double *scratch, GapOutcome *outcome, Warnings *warnings)
 {

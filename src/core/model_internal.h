@@ -401,6 +401,17 @@ int frozen_attention_gradients(Run *run);
 /* ---- assemble.c ---- */
 /* Rewrites run->out from the kept tracks of the first `seeds` seeds. */
 void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed);
+/* Whether layer + 1 of a network with gap `gap` passes on only the rounding of its input once
+   the tokens entering it are equal to within round-off: no skip carries them past the
+   attention, whose applied matrix sends equal tokens to 0 (Gap_annihilates_equal_tokens). */
+bool round_off_noise_after(const Config *c, Gap gap, int layer);
+/* Whether the attention rows of c read the logits (not identity, not uniform by the settings):
+   where they do, the rows that tokens equal within round-off enter are round-off. */
+bool round_off_rows_read_logits(const Config *c);
+/* Where a track's numbers are round-off (docs/model.md §2, "Round-off from a layer on"),
+   Curves' tokens_equal_from and noise_from. */
+void track_round_off(const Track *t, const Config *c, int *tokens_equal_from, int *noise_from);
+
 /* run->curve_range from the theory's curves for run->config. */
 void assemble_curve_ranges(Run *run);
 

@@ -87,6 +87,9 @@ int Result_allocate(Result *r, int T, int depth)
     for (int i = 0; i < LAYER_ARRAYS; i++)
         if (!(*arrays[i] = nan_array((size_t)depth + 1)))
             status = -1;
+    Curves *curves[] = {&r->network, &r->counterpart};
+    for (int k = 0; k < 2; k++)
+        curves[k]->noise_from = CURVES_NO_LAYER;
     r->eigenvalues = calloc((size_t)T, sizeof(Complex));
     r->singular_values = nan_array((size_t)T);
     r->product_column_mass = nan_array((size_t)T);

@@ -11,6 +11,7 @@
 #include "model_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +165,38 @@ static bool mean_dominates(const Measures *m)
            mean_energy >= 0.5 * (1 - g->energy_off_top);
 }
 
+/* From `layer` on the tokens of lane `which` are equal to within round-off: what is null from
+   there (assemble.c's track_round_off, docs/model.md §2 "Round-off from a layer on"), said once,
+   in words that hold at any depth (a deeper run reuses the kept layer and its warning). */
+static void round_off_warning(Run *run, int which, int layer)
+{
+    const Config *c = run->config;
+    unsigned subject = WARNING_ABOUT_SIMILARITY | WARNING_ABOUT_ENTROPY;
+    char attention[160] = "", noise[400] = "";
+    if (round_off_rows_read_logits(c))
+        snprintf(attention, sizeof attention,
+                 ", and from layer %d the attention rows' entropies and largest weights (the "
+                 "logits are equal up to their rounding)",
+                 layer + 1);
+    Gap gap = run->track[which]->gap;
+    if (round_off_noise_after(c, gap, layer)) {
+        subject |= WARNING_ABOUT_GRADIENTS; /* the stable rank's status line says round-off */
+        snprintf(noise, sizeof noise,
+                 "; gap %s sends equal tokens to 0 and no skip carries them, so layer %d passes "
+                 "on their rounding alone: every number of the network from layer %d on is "
+                 "null, and where the network is deeper than layer %d so are its gradients at "
+                 "every layer (each takes A_L...A_1 through layer %d)",
+                 GAP_NAMES.names[gap], layer + 1, layer + 1, layer, layer + 1);
+    }
+    Warnings_add_about(&run->w->lane[which].warnings, subject,
+                       "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
+                       "are equal to within round-off (%.0e of ||X||), so it is not shown "
+                       "there; nor are stable_rank_minus_one (sr is 1 to every digit), "
+                       "relative_spread and energy_off_top, and centred_stable_rank is null "
+                       "(0/0)%s%s",
+                       layer, MEASURE_SIMILARITY_RESOLUTION, attention, noise);
+}
+
 /* The layer's numbers of lane `which` (docs/model.md §2), into its track. */
 static int measure_layer(Run *run, int which)
 {
@@ -198,12 +231,7 @@ static int measure_layer(Run *run, int which)
     if (run->first_seed && isnan(m.log_similarity) && !isnan(m.stable_rank) &&
         !net->similarity_lost) {
         net->similarity_lost = true;
-        Warnings_add_about(
-            &lane->warnings, WARNING_ABOUT_SIMILARITY,
-            "token similarity of " ROLE_MARK " network: from layer %d on its tokens "
-            "are equal to within round-off (%.0e of ||X||), so it is not shown there, and "
-            "centred_stable_rank is null (0/0)",
-            layer, MEASURE_SIMILARITY_RESOLUTION);
+        round_off_warning(run, which, layer);
     }
     if (run->first_seed && !net->mean_dominates && mean_dominates(&m)) {
         net->mean_dominates = true;

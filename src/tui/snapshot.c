@@ -148,14 +148,3 @@ void Snapshot_free(Snapshot *s)
     Conditioning_release(&s->conditioning[1]);
     free(s);
 }
-
-double Snapshot_last_stable_rank(const Snapshot *s, int *layer, double *minus_one)
-{
-    const Result *r = s->result;
-    *layer = r->layers_done;
-    *minus_one = NAN;
-    if (!r->network.stable_rank || r->layers_done < 1)
-        return NAN;
-    *minus_one = r->network.stable_rank_minus_one[r->layers_done];
-    return r->network.stable_rank[r->layers_done];
-}

@@ -82,8 +82,4 @@ Snapshot *Snapshot_hold(Snapshot *s);
 /* Lets go of s: frees it when no other holder is left. */
 void Snapshot_free(Snapshot *s);
 
-/* sr at the last layer computed so far (its layer in *layer, sr − 1 as the core computed
-   it, without cancellation, in *minus_one), NaN before the first layer. */
-double Snapshot_last_stable_rank(const Snapshot *s, int *layer, double *minus_one);
-
 #endif

@@ -86,17 +86,46 @@ static void parameters(Fields *f, const StatusView *v)
     }
 }
 
-/* sr(Σ_ℓ) at one layer: "1+2e-05" when collapsed, where "1" alone would hide how close
-   (sr − 1 reaches 1e-13, docs/model.md §2). */
-static void stable_rank_field(Fields *f, const StatusView *v, int layer, double sr,
-                              double minus_one)
+static bool from_layer(int first, int layer)
+{
+    return first != CURVES_NO_LAYER && layer >= first;
+}
+
+/* sr(Σ_ℓ) of the network at one layer of r (NULL: none yet) (docs/model.md §2): "1+2e-05"
+   when collapsed, where "1" alone would hide how close (sr − 1 reaches 1e-13); "1 (round-off)"
+   where the tokens are equal within round-off (sr − 1 is NaN there, assemble.c): sr − 1 ≤
+   (μ²/(1 − μ²))² < 1e-48 with the relative spread μ below the similarity's resolution, below
+   every digit of sr, and its computed value is rounding; "round-off"
+   where the network passes on rounding alone ("Round-off from a layer on"); with an ensemble
+   the mean ± std over the seeds done, as the panel's band. */
+static void stable_rank_field(Fields *f, const StatusView *v, int layer, const Result *r)
 {
     char label[32];
     snprintf(label, sizeof label, "sr(ℓ=%d)", layer);
-    if (isfinite(sr) && minus_one < 1e-3)
+    const Curves *n = r ? &r->network : NULL;
+    if (!v->current || !n || layer < 1 || layer > r->layers_done) {
+        readout(f, v, label, NAN, "%.4g");
+        return;
+    }
+    double sr = n->stable_rank[layer], minus_one = n->stable_rank_minus_one[layer];
+    if (from_layer(n->noise_from, layer)) {
+        field(f, false, "%s=round-off", label);
+    } else if (r->seeds_done > 1) { /* n/a where a seed has no value (noise, a dead network) */
+        double mean = r->stable_rank_band.mean[layer];
+        if (isfinite(mean))
+            field(f, false, "%s=%.4g±%.2g (mean of %d seeds)", label, mean,
+                  r->stable_rank_band.std[layer], r->seeds_done);
+        else
+            readout(f, v, label, NAN, "%.4g");
+    } else if (isfinite(sr) && isnan(minus_one)) { /* tokens equal within round-off */
+        field(f, false, "%s=1 (round-off)", label);
+    } else if (isfinite(sr) && minus_one == 0) {
+        field(f, false, "%s=1", label);
+    } else if (isfinite(sr) && minus_one < 1e-3) {
         field(f, false, "%s=1+%.2g", label, minus_one);
-    else
+    } else {
         readout(f, v, label, sr, "%.4g");
+    }
 }
 
 static void readouts(Fields *f, const StatusView *v)
@@ -122,14 +151,9 @@ static void readouts(Fields *f, const StatusView *v)
     /* The shown layer's stable rank, then the last layer's when that is another. */
     const Result *r = s ? s->result : NULL;
     bool shown_done = r && c->layer <= r->layers_done;
-    stable_rank_field(f, v, c->layer, shown_done ? r->network.stable_rank[c->layer] : NAN,
-                      shown_done ? r->network.stable_rank_minus_one[c->layer] : NAN);
-    if (c->layer != c->depth) {
-        int layer = c->depth;
-        double minus_one = NAN;
-        double sr = s ? Snapshot_last_stable_rank(s, &layer, &minus_one) : NAN;
-        stable_rank_field(f, v, s && layer > 0 ? layer : c->depth, sr, minus_one);
-    }
+    stable_rank_field(f, v, c->layer, r);
+    if (c->layer != c->depth)
+        stable_rank_field(f, v, r && r->layers_done > 0 ? r->layers_done : c->depth, r);
     /* The entropy view's readouts at the shown layer: the mean of H_i / ln n_i over the rows
        (1: uniform, 0: one-hot) and the mean of the rows' largest weight. */
     if (v->shown_subjects & WARNING_ABOUT_ENTROPY) {

@@ -57,7 +57,9 @@ def main():
     elif sr[0] is not None:  # embedding rows: rank <= min(T, d)
         assert 1 - 1e-12 <= sr[0] <= min(T, config["d"]) * (1 + 1e-12), sr[0]
     for v, m in zip(sr, doc["stable_rank_minus_one"]):
-        if v is not None:
+        if v is not None and m is None:  # X rank one within round-off: sr is 1 to every digit
+            assert abs(v - 1) <= 1e-12, (v, m)
+        elif v is not None:
             assert v >= 1 - 1e-12 and abs((v - 1) - m) <= 1e-12 * v, (v, m)
     eig = doc["eigenvalues"]
     assert len(eig) == T and all(len(e) == 2 for e in eig), "eigenvalues: T pairs"
@@ -159,7 +161,8 @@ def check_entropy(doc, config, depth):
 def check_geometry(doc, config, depth):
     """docs/model.md §2, what the stable rank hides: per layer, both networks; the centred
     stable rank null only where the tokens are equal (a warning says 0/0) or the network
-    is dead, and in [1, T - 1]; energy off the top and the relative spread in [0, 1] with the
+    is dead, and in [1, T - 1]; energy off the top and the relative spread in [0, 1] (null
+    where round-off: the energy where sr is 1, the spread under the 0/0 warning) with the
     spread's square at least the energy (the mean direction holds at most s1^2); the mean
     cosine in [-1/(T - 1), 1]; the RMS norm positive."""
     T = config["T"]
@@ -176,8 +179,13 @@ def check_geometry(doc, config, depth):
                 continue
             assert c is not None or zero_zero, f"{p}centred_stable_rank[{l}] null, no warning"
             assert c is None or 1 - tol <= c <= (T - 1) * (1 + tol), f"{p}centred {l}: {c}"
-            assert -tol <= e <= 1 - 1 / T + tol, f"{p}energy_off_top {l}: {e}"
-            assert -tol <= s <= 1 + tol and s * s >= e - 1e-9, f"{p}spread {l}: {s}, {e}"
+            # null where X is rank one within round-off (sr is 1), the spread where the
+            # tokens are equal within it (docs/model.md §2, "Round-off from a layer on")
+            assert e is not None or abs(doc[p + "stable_rank"][l] - 1) <= tol, f"{p}energy {l}"
+            assert s is not None or zero_zero, f"{p}relative_spread[{l}] null, no warning"
+            assert e is None or -tol <= e <= 1 - 1 / T + tol, f"{p}energy_off_top {l}: {e}"
+            assert s is None or -tol <= s <= 1 + tol, f"{p}spread {l}: {s}"
+            assert s is None or e is None or s * s >= e - 1e-9, f"{p}spread {l}: {s}, {e}"
             assert cos is None or -1 / (T - 1) - tol <= cos <= 1 + tol, f"{p}cosine {l}: {cos}"
             assert rms is None or rms > 0, f"{p}token_rms {l}: {rms}"
 

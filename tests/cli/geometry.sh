@@ -43,12 +43,14 @@ for p in NETS[:1]:
     for l in range(L + 1): orthonormal(p, l)'
 
 check "uniform attention: runs" runs uniform 16 16 3 -a uniform
-check "uniform: equal tokens, centred stable rank null with the 0/0 warning, cosine 1" says uniform '
+check "uniform: equal tokens, what reads their differences null with the 0/0 warning, cosine 1" says uniform '
 for l in range(1, L + 1):
     assert doc["centred_stable_rank"][l] is None
     close(doc["token_cosine_mean"][l], 1, 1e-14)
-    close(doc["energy_off_top"][l], 0, 1e-14)
-    assert doc["relative_spread"][l] < 1e-12
+    # round-off (docs/model.md §2): the tokens equal within it
+    assert doc["energy_off_top"][l] is None and doc["relative_spread"][l] is None
+    # and rank one exactly by the settings (uniform rows over every key): sr 1, sr − 1 0
+    assert doc["stable_rank"][l] == 1 and doc["stable_rank_minus_one"][l] == 0
 assert any("centred_stable_rank is null (0/0)" in w for w in doc["warnings"]), doc["warnings"]'
 
 check "markov, unit input: runs" runs markov 16 24 4 -a markov

@@ -220,6 +220,8 @@ class Rounding:
         self.spread, self.logits = {}, {}
         for prefix in ("", "counterpart_"):
             rms, r = read[prefix + "token_rms"], read[prefix + "relative_spread"]
+            # null where the tokens are equal within round-off: r below SPREAD_RESOLUTION
+            r = [SPREAD_RESOLUTION if v is None else v for v in r]
             spread, logits = [0.0], [0.0]
             for layer in range(1, len(rms)):
                 wq, wk, wv = weights[layer]
