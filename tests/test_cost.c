@@ -267,11 +267,25 @@ static double list_price(const WorkList *l)
 /* Batch's schedule told with a clock per thread, from the steps a plan declares: a step's
    serial part runs on the caller's thread; while the second thread is still busy after it
    (with the shown eigenvalues) the caller runs lane 0 and lane 1 goes to whichever thread is
-   free first (claimed), else the lanes run at once, and a beside step hands lane 0 to the
+   free first (claimed), the lanes' rest first and then their tails the same way, else the
+   lanes run at once, and a beside step hands lane 0 to the
    second thread and runs lane 1 itself; a join waits for the second thread. */
 typedef struct {
     double caller, second;
 } Clocks;
+
+/* A claimed pair of a and b seconds while the second thread is busy until t->second. */
+static void clock_claimed(Clocks *t, double a, double b)
+{
+    if (t->second < t->caller + a) { /* the second thread claims lane 1 */
+        t->second = (t->second > t->caller ? t->second : t->caller) + b;
+        t->caller += a;
+        t->caller = t->second > t->caller ? t->second : t->caller;
+        t->second = t->caller;
+    } else { /* the caller, after lane 0 */
+        t->caller += a + b;
+    }
+}
 
 static bool clock_step(void *context, const WorkStep *step)
 {
@@ -281,12 +295,10 @@ static bool clock_step(void *context, const WorkStep *step)
     double a = list_price(&step->lane[0]), b = list_price(&step->lane[1]);
     t->caller += list_price(&step->serial);
     bool busy = t->second > t->caller;
-    if (busy && t->second < t->caller + a) { /* the second thread claims lane 1 */
-        t->second += b;
-        t->caller += a;
-        t->caller = t->second > t->caller ? t->second : t->caller;
-    } else if (busy) { /* the caller, after lane 0 */
-        t->caller += a + b;
+    if (busy) { /* each lane's rest, then each lane's tail, claimed */
+        double tail_a = list_price(&step->tail[0]), tail_b = list_price(&step->tail[1]);
+        clock_claimed(t, a - tail_a, b - tail_b);
+        clock_claimed(t, tail_a, tail_b);
     } else if (step->beside) {
         t->second = t->caller + a;
         t->caller += b;

@@ -350,14 +350,15 @@ static void test_spectra_beside_the_deeper_layers(void **state)
     assert_int_equal(overlapped->layers_done, c.depth);
     /* Whichever thread runs a claimed network step, the same bits: each lane on the thread
        the other would take.  The eigenvalues held until then, layer 2's networks are claimed
-       (its norms: computed ahead with layer 1's). */
+       (its norms: computed ahead with layer 1's) as two pairs, their steps and then their
+       tails (the frozen products and the measures), each swapped. */
     Progress gated = lanes;
     gated.start_second = start_gated;
     gated.second_finished = finished_gated;
     gated.run_claimed = claimed_swapped;
     claimed_pairs = 0;
     assert_int_equal(Model_run(&c, w, overlapped, &gated, err, sizeof err), 0);
-    assert_int_equal(claimed_pairs, 1);
+    assert_int_equal(claimed_pairs, 2);
     assert_same_spectra(alone, overlapped, c.tokens);
     assert_memory_equal(alone->network.stable_rank, overlapped->network.stable_rank, n);
     assert_memory_equal(alone->counterpart.stable_rank, overlapped->counterpart.stable_rank, n);

@@ -219,7 +219,9 @@ typedef struct {
        task start_second handed it ends.  Model_run then runs the deeper layers' two networks
        (and two layers' query-key work) this way while the eigenvalues run beside, instead of
        in turn on the caller's thread: the second thread takes a step as soon as dgeev ends,
-       where it would otherwise idle until the caller's next layer. */
+       where it would otherwise idle until the caller's next layer.  A layer's networks are
+       two such pairs, their steps and then their tails (frozen products and measures), so
+       that a thread freed during the last step takes a tail. */
     void (*run_claimed)(void *pair_context, void (*task)(int which, void *context), void *context);
     /* When set, sees each head's attention matrix as a layer applies it (after gap removal,
        T×T row by row): network 0 (the run's) or 1 (its counterpart), layer from 1, head from

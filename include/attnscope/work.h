@@ -54,9 +54,12 @@ typedef struct {
    the caller offers two threads).  A `beside` step (the shown layer's spectra, computed with
    the layer) may instead hand lane[0] (its eigenvalues) to the second thread to run beside
    the caller's lane[1] and the steps after it (Progress.start_second), until a `join` step
-   (empty: the end of the seed's layers) waits for what is left of it. */
+   (empty: the end of the seed's layers) waits for what is left of it.  tail[n] is the part
+   of lane[n] that may follow both lanes' rest as a claimed pair of its own (a network's
+   frozen product and measures after its layer step, run.c's run_layer): counted in lane[n]
+   too, and empty where a lane is not split. */
 typedef struct {
-    WorkList serial, lane[2];
+    WorkList serial, lane[2], tail[2];
     bool beside, join;
 } WorkStep;
 

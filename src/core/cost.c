@@ -190,16 +190,15 @@ double Cost_step(const WorkStep *step, CostRates rates, CostLanes lanes)
    thread (COST_SPECTRA_BESIDE): while that runs when a step's serial part ends (run.c looks at
    it there, layer by layer), the step's lanes are claimed (Progress.run_claimed): the caller
    takes lane 0, and lane 1 goes to the second thread if that is free before the caller is,
-   else to the caller after lane 0. */
+   else to the caller after lane 0; a step with tails claims them the same way after. */
 typedef struct {
     const CostRates *rates;
     CostLanes lanes;
     double seconds, beside;
 } Pricing;
 
-static void price_claimed(Pricing *p, const WorkStep *step)
+static void price_claimed_pair(Pricing *p, double a, double b)
 {
-    double a = list_seconds(&step->lane[0], p->rates), b = list_seconds(&step->lane[1], p->rates);
     if (p->beside < a) {
         p->seconds += fmax(a, p->beside + b);
         p->beside = 0;
@@ -207,6 +206,19 @@ static void price_claimed(Pricing *p, const WorkStep *step)
         p->seconds += a + b;
         p->beside = fmax(p->beside - (a + b), 0);
     }
+}
+
+/* The lanes claimed as two pairs, as run.c's run_layer claims them: both lanes' rest, then
+   their tails. */
+static void price_claimed(Pricing *p, const WorkStep *step)
+{
+    double tail[2], rest[2];
+    for (int n = 0; n < 2; n++) {
+        tail[n] = list_seconds(&step->tail[n], p->rates);
+        rest[n] = list_seconds(&step->lane[n], p->rates) - tail[n];
+    }
+    price_claimed_pair(p, rest[0], rest[1]);
+    price_claimed_pair(p, tail[0], tail[1]);
 }
 
 static bool price_step(void *context, const WorkStep *step)

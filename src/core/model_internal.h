@@ -229,7 +229,11 @@ typedef struct {
     ShownSpectra spectra;
     bool spectra_beside;
     int info[NETWORKS]; /* LAPACK status of each lane */
-    double *qk_norm;    /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
+    /* What each lane's layer step left for the rest of its layer (layer_tail_task): how the
+       step ended, and the tokens' log-scale it began from. */
+    LayerOutcome outcome[NETWORKS];
+    double step_log_scale[NETWORKS];
+    double *qk_norm; /* [heads]: the layer's HeadEntropy.qk_norm, or NULL (none measured) */
     /* The query-key work done ahead of its layer's turn (run_qk.c's hand-over: qk_state
        reads it, qk_take clears it): layer qk_ready's (0: none) in the ahead slots (the
        workspace's ahead W^Q and W^K, its qk_product[1], the norms in qk_norm_ahead), done by
@@ -309,8 +313,13 @@ void layer_state_record(LayerState *state, const Measures *m, const MeasureShari
 /* sum += one, count by count (MeasureCounts). */
 void measure_counts_add(MeasureCounts *sum, const MeasureCounts *one);
 /* both_lanes' task of run_layer: run->layer of network `which` where that lane is active and
-   alive, its status into run->info[which]. */
+   alive, its status into run->info[which].  It is layer_step_task then layer_tail_task, which
+   run_layer claims as two pairs while the shown eigenvalues hold the second thread: the
+   tail (the frozen product and the measures) reads its own lane's buffers alone, after its
+   step. */
 void layer_task(int which, void *context);
+void layer_step_task(int which, void *context);
+void layer_tail_task(int which, void *context);
 
 /* ---- run_qk.c ---- */
 /* The lane's buffers that the heads' ‖M_h‖₂ borrow as scratch: three of its step's, free

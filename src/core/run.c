@@ -231,10 +231,15 @@ static int run_layer(Run *run)
     }
     /* While the shown eigenvalues hold the second thread, the networks are claimed
        (layer_lanes); asked here, after the layer's serial part, so that the answer is as
-       late as it can be. */
+       late as it can be.  Claimed, a network's layer is two tasks, its step then its tail,
+       the steps' pair first: a thread that is freed while the other runs the last step
+       takes a tail (the cost model's price_claimed). */
     if ((info = shown_spectra_join(run, false)))
         return info;
-    if (run->active[0] && run->active[1]) {
+    if (run->active[0] && run->active[1] && run->spectra_beside) {
+        layer_lanes(run, layer_step_task, run);
+        layer_lanes(run, layer_tail_task, run);
+    } else if (run->active[0] && run->active[1]) {
         layer_lanes(run, layer_task, run);
     } else {
         for (int n = 0; n < NETWORKS; n++)

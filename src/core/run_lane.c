@@ -277,10 +277,10 @@ static int entropy_begin(Run *run, int which)
     return 0;
 }
 
-/* One layer of one network: the layer step on its lane (the shown head's attention captured
-   and every head's row entropies measured on the way), the frozen product of the gradients,
-   and the layer's numbers. */
-static int network_layer(Run *run, int which)
+/* The first part of one network's layer: the layer step on its lane (the shown head's
+   attention captured and every head's row entropies measured on the way); what the rest needs
+   of it into run->outcome and run->step_log_scale. */
+static int network_step(Run *run, int which)
 {
     const Config *c = run->config;
     Lane *lane = &run->w->lane[which];
@@ -300,11 +300,21 @@ static int network_layer(Run *run, int which)
                       .attention_built = run->attention_ready,
                       .built_logits = run->shared_logits,
                       .mix_tokens_first = run->first_seed && gradients_apply(c)};
-    LayerOutcome outcome;
-    double log_scale_in = net->log_scale;
-    int info = Layer_step(&step, &lane->step, &outcome, &net->log_scale);
-    if (!info && outcome != LAYER_ATTENTION_OVERFLOW && step.mix_tokens_first)
-        info = frozen_attention_step(c, run->layer, lane, net, log_scale_in);
+    run->step_log_scale[which] = net->log_scale;
+    return Layer_step(&step, &lane->step, &run->outcome[which], &net->log_scale);
+}
+
+/* The rest of it, after its step: the frozen product of the gradients, then the layer's
+   numbers. */
+static int network_tail(Run *run, int which)
+{
+    const Config *c = run->config;
+    Lane *lane = &run->w->lane[which];
+    Network *net = &run->nets[which];
+    LayerOutcome outcome = run->outcome[which];
+    int info = 0;
+    if (outcome != LAYER_ATTENTION_OVERFLOW && run->first_seed && gradients_apply(c))
+        info = frozen_attention_step(c, run->layer, lane, net, run->step_log_scale[which]);
     if (info)
         return info;
     /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before
@@ -325,10 +335,24 @@ static int network_layer(Run *run, int which)
     return net->dead || !run->measure ? 0 : measure_layer(run, which);
 }
 
-void layer_task(int which, void *context)
+void layer_step_task(int which, void *context)
 {
     Run *run = context;
     run->info[which] = 0;
     if (run->active[which] && !run->nets[which].dead)
-        run->info[which] = network_layer(run, which);
+        run->info[which] = network_step(run, which);
+}
+
+/* A lane whose step ran and succeeded (its network is marked dead only here). */
+void layer_tail_task(int which, void *context)
+{
+    Run *run = context;
+    if (run->active[which] && !run->nets[which].dead && !run->info[which])
+        run->info[which] = network_tail(run, which);
+}
+
+void layer_task(int which, void *context)
+{
+    layer_step_task(which, context);
+    layer_tail_task(which, context);
 }

@@ -371,7 +371,10 @@ typedef struct {
 
 /* network_layer on one lane: the layer step, the frozen product of the gradients (on the
    first seed, by the gradients' own rule), the heads' entropies and the measures. */
-static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out)
+/* One network's layer into out; its tail (run_lane.c's network_tail: the frozen product and
+   the measures) into tail as well. */
+static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out,
+                       WorkList *tail)
 {
     bool gradients = how.first_seed && Model_gradients_unavailable(c) == NULL;
     LayerStep step = {.config = c,
@@ -380,23 +383,25 @@ static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkL
                       .attention_built = how.shared,
                       .mix_tokens_first = gradients};
     Layer_declare(&step, out);
-    if (gradients) /* the norm of the step's A·X */
-        passes(out, (double)c->tokens * c->width);
-    if (gradients && Model_frozen_product_in_step(c, layer))
-        passes(out, (double)c->tokens * c->width); /* the step's A_1·X0 copied */
-    else if (gradients)
-        product(out, c->tokens, c->width, c->tokens, 1);
     /* Each head's row entropies of A as built (run_lane.c's observer, on the first seed's measured
        layers): a log per entry the mask allows, at most T². */
     if (how.measured && how.first_seed && Entropy_defined(c->attention))
         add(out, WORK_BUILD_EXP, (double)c->tokens * c->tokens, 0, 0, c->heads);
-    bool bounding = how.first_seed && Entropy_input_norm_measured(c, layer + 1);
-    if (how.measured)
-        measure(c, gap, layer, bounding, out);
-    if (how.measured && bounding)
-        measured_input_bound(c, out);
     if (how.measured && how.first_seed && Entropy_defined(c->attention))
         input_norms(c, layer, how.below_measured, out);
+    *tail = (WorkList){0};
+    if (gradients) /* the norm of the step's A·X */
+        passes(tail, (double)c->tokens * c->width);
+    if (gradients && Model_frozen_product_in_step(c, layer))
+        passes(tail, (double)c->tokens * c->width); /* the step's A_1·X0 copied */
+    else if (gradients)
+        product(tail, c->tokens, c->width, c->tokens, 1);
+    bool bounding = how.first_seed && Entropy_input_norm_measured(c, layer + 1);
+    if (how.measured)
+        measure(c, gap, layer, bounding, tail);
+    if (how.measured && bounding)
+        measured_input_bound(c, tail);
+    add_times(out, tail, 1);
 }
 
 /* ---- the steps of a seed --------------------------------------------------------------- */
@@ -444,7 +449,8 @@ static void replay(Walk *walk, Gap gap, int to, int count, bool from_input)
         step = (WorkStep){0};
         Layer_declare_draw(c, weight_parts(walk, LAYER_DRAW_ALL, true), &step.serial);
         query_key(c, l, false, &step.serial);
-        lane_layer(c, gap, l, (LaneLayer){.first_seed = walk->first}, &step.serial);
+        WorkList tail; /* on the caller's thread alone: not claimed apart */
+        lane_layer(c, gap, l, (LaneLayer){.first_seed = walk->first}, &step.serial, &tail);
         visit(walk, &step);
     }
 }
@@ -562,7 +568,7 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
         /* X0 is measured once, for both lanes (run.c's input_layer). */
         how.below_measured = l - 1 >= p->first_layer[n] || (l == 1 && p->input);
         if (active[n])
-            lane_layer(c, gaps[n], l, how, &step.lane[n]);
+            lane_layer(c, gaps[n], l, how, &step.lane[n], &step.tail[n]);
     }
     visit(walk, &step);
     if (p->spectra && p->capture_replay < 0 && l == c->layer)
