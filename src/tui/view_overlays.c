@@ -363,15 +363,16 @@ void View_prompt_line(Screen *s, const Prompt *p, int row, int col, int width)
 static void prompt_detail(Screen *s, const Prompt *p, int row, int col, int rows, int width)
 {
     char text[2 * PROMPT_SIZE + 64];
-    int kept = p->detail_elidable, length = (int)strlen(p->detail);
-    kept = kept < 0 ? 0 : kept > length ? length : kept;
+    int length = (int)strlen(p->detail), elidable = p->detail_elidable;
+    elidable = elidable < 0 ? 0 : elidable > length ? length : elidable;
+    int kept = elidable;
     snprintf(text, sizeof text, "%s", p->detail);
     while (kept > 0 && View_wrapped(s, false, text, 0, 0, rows + 1, width) > rows) {
         while (kept > 0 && p->detail[kept - 1] != ' ')
             kept--;
         while (kept > 0 && p->detail[kept - 1] == ' ')
             kept--;
-        snprintf(text, sizeof text, "%.*s…%s", kept, p->detail, p->detail + p->detail_elidable);
+        snprintf(text, sizeof text, "%.*s…%s", kept, p->detail, p->detail + elidable);
     }
     View_wrapped(s, true, text, row, col, rows, width);
 }
