@@ -105,6 +105,62 @@ static void test_tab_without_a_match_says_so(void **state)
     assert_non_null(strstr(l.detail, "--head-dim N:"));
 }
 
+/* The detail's description may be cut on a narrow screen, never what follows it: the
+   elidable part is the table's "--name ARG: help", the rest what it accepts and its value now. */
+static void test_detail_marks_the_description_elidable(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    const Setting *s = Settings_find("window-layers");
+    assert_non_null(s->help);
+    SetLine l = {0};
+    SetLine_open(&l);
+    type(&l, "window-l", &c);
+    SetLine_key(&l, '\t', &c);
+    char description[SETLINE_DETAIL_SIZE], accepted[160], now[64], kept[SETLINE_DETAIL_SIZE];
+    snprintf(description, sizeof description, "--%s %s: %s", s->name, s->argument, s->help);
+    SettingLine_accepted(s, accepted, sizeof accepted);
+    Setting_format(s, &c, 0, now, sizeof now);
+    snprintf(kept, sizeof kept, "; accepted %s; now %s", accepted, now);
+    assert_int_equal(l.prompt.detail_elidable, (int)strlen(description));
+    assert_memory_equal(l.detail, description, strlen(description));
+    assert_string_equal(l.detail + l.prompt.detail_elidable, kept);
+    /* "1 of 3 (Tab: next): " before a cycle's description may go with it. */
+    SetLine_open(&l);
+    type(&l, "heads 4 he", &c);
+    SetLine_key(&l, '\t', &c);
+    assert_non_null(strstr(l.detail, "(Tab: next): --head"));
+    assert_non_null(strstr(l.detail + l.prompt.detail_elidable, "; accepted "));
+    assert_null(strstr(l.detail + l.prompt.detail_elidable, "Tab: next"));
+    /* A message that names no setting has nothing to cut. */
+    SetLine_open(&l);
+    type(&l, "zebra", &c);
+    SetLine_key(&l, '\t', &c);
+    assert_int_equal(l.prompt.detail_elidable, 0);
+}
+
+/* Tab's detail speaks of the word it completed: an edit, a move or Enter's refusal takes it
+   away, and the next Tab brings a detail back. */
+static void test_any_other_key_takes_the_detail_away(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    static const int KEYS[] = {'x',    KEY_BACKSPACE, KEY_LEFT, KEY_HOME,
+                               KEY_UP, '\n',          1 /* Ctrl-A */};
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        SetLine l = {0};
+        SetLine_open(&l);
+        type(&l, "heads 3", &c);
+        SetLine_key(&l, '\t', &c);
+        assert_ptr_equal(l.prompt.detail, l.detail);
+        assert_non_null(strstr(l.detail, "--heads H"));
+        SetLine_key(&l, KEYS[i], &c);
+        if (l.prompt.detail)
+            fail_msg("key %d left the detail '%s'", KEYS[i], l.prompt.detail);
+        assert_int_equal(l.prompt.detail_elidable, 0);
+    }
+}
+
 /* ↑ goes back through the lines remembered, ↓ forward to the line being typed, kept as typed;
    a line repeated is remembered once, and the oldest go past SETLINE_HISTORY. */
 static void test_history(void **state)
@@ -315,6 +371,8 @@ int main(void)
         cmocka_unit_test(test_tab_cycles_through_the_matches),
         cmocka_unit_test(test_tab_completes_values),
         cmocka_unit_test(test_tab_without_a_match_says_so),
+        cmocka_unit_test(test_detail_marks_the_description_elidable),
+        cmocka_unit_test(test_any_other_key_takes_the_detail_away),
         cmocka_unit_test(test_tab_completes_the_word_at_the_cursor),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_refused_lines_recalled),

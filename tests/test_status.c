@@ -4,6 +4,7 @@
 #include "testing.h"
 
 #include "ascii.h"
+#include "setting_line.h"
 #include "status.h"
 #include "view.h"
 
@@ -62,26 +63,11 @@ static void test_parameters_and_readouts(void **state)
     int n;
     const char *t = layout(&v, 120, &n);
     assert_int_equal(n, 3);
-    const char *fields[] = {"T=32",
-                            "d=32",
-                            "L=3",
-                            "σ_qk=1",
-                            "attn=softmax",
-                            "mask=full",
-                            "w=1",
-                            "gap=off",
-                            "LN=none",
-                            "skip=none",
-                            "layer=1/3",
-                            "seed=1",
-                            "σ=1.311",
-                            "logit std=",
-                            "1−|λ2|=",
-                            "s1/s2=",
-                            "|λ|>0.5=",
-                            "sr(ℓ=3)=",
-                            "computed in 12 ms",
-                            "? help"};
+    const char *fields[] = {
+        "T=32",       "d=32",    "L=3",       "σ_qk=1",    "attn=softmax", "mask=full",
+        "gap=off",    "LN=none", "skip=none", "layer=1/3", "seed=1",       "σ=1.311",
+        "logit std=", "1−|λ2|=", "s1/s2=",    "|λ|>0.5=",  "sr(ℓ=3)=",     "computed in 12 ms",
+        "? help"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (!strstr(t, fields[i]))
             fail_msg("'%s' missing from:\n%s", fields[i], t);
@@ -92,6 +78,36 @@ static void test_parameters_and_readouts(void **state)
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         assert_non_null(strstr(t, fields[i]));
     Snapshot_free(s);
+}
+
+/* A setting shows where it acts (its row's in_use): the window under a window mask, not under
+   the full one; σ_qk under the normal scheme, not under one that draws W^Q, W^K itself; a
+   setting away from its default the same way (the sinks' spread needs a sink). */
+static void test_settings_without_effect_not_shown(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *settings, *shown, *hidden;
+    } CASES[] = {
+        {"mask=full window=3", "mask=full", "w="},
+        {"mask=window window=3", "w=3", NULL},
+        {"init=gpt2", "init=gpt2", "σ_qk="},
+        {"init=normal", "σ_qk=1", NULL},
+        {"sink=none sink-std=0.5", "T=32", "sink std="},
+        {"sink=0 sink-std=0.5", "sink std=0.5", NULL},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        Config c = Config_default();
+        c.tokens = c.width = 32;
+        char err[256];
+        if (SettingLine_apply(&c, CASES[i].settings, NULL, err, sizeof err) < 0)
+            fail_msg("%s: %s", CASES[i].settings, err);
+        StatusView v = {.config = &c, .note = "", .unicode = true};
+        const char *t = layout(&v, 160, NULL);
+        if (!strstr(t, CASES[i].shown) || (CASES[i].hidden && strstr(t, CASES[i].hidden)))
+            fail_msg("%s: wanted '%s' and no '%s' in\n%s", CASES[i].settings, CASES[i].shown,
+                     CASES[i].hidden ? CASES[i].hidden : "", t);
+    }
 }
 
 static void test_pending_and_busy(void **state)
@@ -431,6 +447,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parameters_and_readouts),
+        cmocka_unit_test(test_settings_without_effect_not_shown),
         cmocka_unit_test(test_help_always_visible),
         cmocka_unit_test(test_warning_about_what_is_shown),
         cmocka_unit_test(test_readouts_that_mean_something),

@@ -544,6 +544,119 @@ static void test_plan_declares_the_load(void **state)
     }
 }
 
+/* Whether s's needs name drawn weights ("weights=none"). */
+static bool needs_drawn_weights(const Setting *s)
+{
+    return s->needs && strstr(s->needs, "weights=none") != NULL;
+}
+
+/* c with s's needs but drawn weights applied (preset-style: "init=gpt2 weights=none"). */
+static Config under_needs(const Setting *s, Config c)
+{
+    char text[256], err[256];
+    snprintf(text, sizeof text, "%s", s->needs);
+    for (char *save = NULL, *item = strtok_r(text, " ", &save); item;
+         item = strtok_r(NULL, " ", &save)) {
+        char *equals = strchr(item, '=');
+        *equals = '\0';
+        const Setting *other = Settings_find(item);
+        if (other && Setting_parse(other, &c, equals + 1, err, sizeof err))
+            fail_msg("--%s needs: %s", s->name, err);
+    }
+    return c;
+}
+
+/* Every series of the JSON and CSV and the shown matrix's spectra, bit for bit. */
+static bool same_numbers(const Result *a, const Result *b)
+{
+    int layers = a->config.depth + 1, T = a->config.tokens;
+    for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
+        const double *x = RESULT_SERIES[i].values(a), *y = RESULT_SERIES[i].values(b);
+        if ((x == NULL) != (y == NULL) || (x && memcmp(x, y, sizeof(double) * layers)))
+            return false;
+    }
+    return memcmp(a->eigenvalues, b->eigenvalues, sizeof(Complex) * T) == 0 &&
+           memcmp(a->singular_values, b->singular_values, sizeof(double) * T) == 0;
+}
+
+static Result *run_on(const Config *c)
+{
+    char err[512];
+    Workspace *w = Workspace_new();
+    Result *r = Result_new();
+    if (Model_run(c, w, r, NULL, err, sizeof err))
+        fail_msg("%s", err);
+    Workspace_free(w);
+    return r;
+}
+
+/* On a checkpoint's weights what says how weights are drawn has no effect: exactly the rows
+   whose needs say "weights=none" are without effect there while in use under their needs on
+   drawn weights, the warning says which weights the run has, every other row's effect is the
+   checkpoint's to leave as it was (but the gain offset, which needs one), and a drawing value
+   the checkpoint takes (the depth scale, the sinks' spread) changes no number. */
+static void test_drawing_settings_inert_on_a_checkpoint(void **state)
+{
+    (void)state;
+    Config c = small_config();
+    c.mlp = MLP_GELU;
+    c.sink = 0;
+    c.sink_std = 0.02;
+    char dir[128], err[512];
+    snprintf(dir, sizeof dir, "%s/drawing", scratch_directory());
+    assert_true(Weights_export(&c, NULL, NULL, dir, SAFETENSORS_F64, NULL, err, sizeof err) > 0);
+    Checkpoint *k = Checkpoint_open(dir, &c, NULL, NULL, err, sizeof err);
+    if (!k)
+        fail_msg("%s", err);
+    const WeightSource *source = Checkpoint_source(k);
+    bool drawn_effect[SETTINGS_MAX], drawn_under_needs[SETTINGS_MAX];
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        Config on = needs_drawn_weights(s) ? under_needs(s, c) : c;
+        drawn_effect[i] = Setting_has_effect(s, &c);
+        drawn_under_needs[i] = Setting_has_effect(s, &on);
+    }
+    Layer_use_weights(source);
+    int drawing = 0;
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        char text[WARNING_LENGTH], here[256];
+        if (!needs_drawn_weights(s)) {
+            bool gain_offset = s->needs && strstr(s->needs, "weights=FILE");
+            if (!gain_offset && Setting_has_effect(s, &c) != drawn_effect[i])
+                fail_msg("--%s: its effect changed with the checkpoint", s->name);
+            continue;
+        }
+        drawing++;
+        Config on = under_needs(s, c);
+        if (!drawn_under_needs[i])
+            fail_msg("--%s: not in use under its needs (%s) on drawn weights", s->name, s->needs);
+        if (Setting_has_effect(s, &on))
+            fail_msg("--%s: in use on a checkpoint's weights", s->name);
+        assert_true(Setting_inert_text(s, &on, text, sizeof text) > 0);
+        snprintf(here, sizeof here, "(here --weights %s)", source->name);
+        if (!strstr(text, "drawn weights (no --weights)") || !strstr(text, here))
+            fail_msg("--%s: '%s'", s->name, text);
+    }
+    assert_true(drawing >= 10); /* σ_qk, --init, its parameters, the per-matrix choices, ... */
+    Config taken = c;
+    taken.depth_scale = DEPTH_SCALE_TOTAL;
+    taken.sink_std = 0.5;
+    assert_true(source->fits(source->context, &taken, err, sizeof err));
+    Result *a = run_on(&c), *b = run_on(&taken);
+    assert_true(same_numbers(a, b));
+    Result_free(a);
+    Result_free(b);
+    Layer_use_weights(NULL);
+    Checkpoint_close(k);
+    /* Drawn again: the same two values draw other weights. */
+    a = run_on(&c);
+    b = run_on(&taken);
+    assert_false(same_numbers(a, b));
+    Result_free(a);
+    Result_free(b);
+}
+
 /* Phi-3: W^Q, W^K and W^V fused by rows in qkv_proj, the gate and the up projection in
    gate_up_proj, no biases.  Each matrix is its rows of the fused tensor, placed as the
    separate tensors' are (W^K: rows 4, 5 of qkv_proj as the d × 2 column-major matrix; the up
@@ -891,6 +1004,7 @@ int main(void)
         cmocka_unit_test_teardown(test_export_without_the_table_in_use_refused, draw_again),
         cmocka_unit_test_teardown(test_vocab_below_a_token_id_refused, draw_again),
         cmocka_unit_test_teardown(test_seeds_refused_where_the_seed_draws_nothing, draw_again),
+        cmocka_unit_test_teardown(test_drawing_settings_inert_on_a_checkpoint, draw_again),
     };
     return cmocka_run_group_tests(tests, scratch_directory_make, scratch_directory_remove);
 }

@@ -316,7 +316,9 @@ typedef struct {
     /* Where in_use is set: settings, as preset lines spell them ("rope=half rope-scaling=linear",
        space-separated), under which the value takes effect from the defaults; a name that
        is no setting is an option the message names as it stands ("weights=FILE": a
-       checkpoint's gains; "(here no --weights)" when no weight source is in use).  A warning
+       checkpoint's gains; "(here no --weights)" when no weight source is in use), and
+       "weights=none" drawn weights (what says how weights are drawn: σ_qk, --init and its
+       parameters, the depth scale, the sinks' spread; "(here --weights FILE)").  A warning
        names them when the user set this one where it has none (Setting_inert_text), and
        tests/test_settings.c runs each to check that the value then changes the output and
        otherwise does not. */

@@ -20,10 +20,24 @@ static bool drawn_by_normal(const Config *c, MatrixInitChoice choice)
     return choice == MATRIX_INIT_NORMAL || (choice == MATRIX_INIT_SCHEME && c->init == INIT_NORMAL);
 }
 
+/* Whether the weights are drawn: a checkpoint's (--weights) are read, so that what says how
+   weights are drawn (σ_qk, the scheme, its parameters and per-matrix choices, the depth
+   scale, the sinks' spread) has no effect on them.  Their rows' needs say "weights=none". */
+static bool weights_drawn(void)
+{
+    return !Layer_weights_in_use();
+}
+
+static bool drawn_in_use(const Config *c)
+{
+    (void)c;
+    return weights_drawn();
+}
+
 static bool sigma_qk_in_use(const Config *c)
 {
-    return drawn_by_normal(c, c->init_query) || drawn_by_normal(c, c->init_key) ||
-           c->attention == ATTENTION_MARKOV;
+    return weights_drawn() && (drawn_by_normal(c, c->init_query) ||
+                               drawn_by_normal(c, c->init_key) || c->attention == ATTENTION_MARKOV);
 }
 
 static bool head_in_use(const Config *c)
@@ -100,9 +114,9 @@ static bool llama3_scaling_in_use(const Config *c)
     return rope_theta_in_use(c) && c->rope_scaling == ROPE_SCALING_LLAMA3;
 }
 
-static bool mlp_in_use(const Config *c)
+static bool mlp_drawn_in_use(const Config *c)
 {
-    return c->mlp != MLP_NONE;
+    return weights_drawn() && c->mlp != MLP_NONE;
 }
 
 static bool mlp_ratio_in_use(const Config *c)
@@ -128,34 +142,46 @@ static bool skip_in_use(const Config *c)
 
 static bool cutting_skip_in_use(const Config *c)
 {
-    return c->init == INIT_CUTTING_SKIP;
+    return weights_drawn() && c->init == INIT_CUTTING_SKIP;
 }
 
 /* Both factorised schemes draw W^Q W^Kᵀ = αZ + βI. */
-static bool query_key_factor_in_use(const Config *c)
+static bool query_key_factor(const Config *c)
 {
     return c->init == INIT_CUTTING_SKIP || c->init == INIT_MIMETIC;
 }
 
-static bool mimetic_in_use(const Config *c)
+static bool query_key_factor_in_use(const Config *c)
 {
-    return c->init == INIT_MIMETIC;
+    return weights_drawn() && query_key_factor(c);
 }
 
-static bool output_in_use(const Config *c)
+static bool mimetic_in_use(const Config *c)
 {
-    return c->output != OUTPUT_IDENTITY;
+    return weights_drawn() && c->init == INIT_MIMETIC;
+}
+
+static bool output_drawn_in_use(const Config *c)
+{
+    return weights_drawn() && c->output != OUTPUT_IDENTITY;
 }
 
 static bool init_std_in_use(const Config *c)
 {
-    return Init_uses_one_std(c);
+    return weights_drawn() && Init_uses_one_std(c);
 }
 
 /* The factorised schemes draw W^O as a factor, which no std scales. */
 static bool depth_scale_in_use(const Config *c)
 {
-    return (c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE) && !query_key_factor_in_use(c);
+    return weights_drawn() && (c->output != OUTPUT_IDENTITY || c->mlp != MLP_NONE) &&
+           !query_key_factor(c);
+}
+
+/* A checkpoint's sinks are its own (self_attn.sinks), not drawn around S. */
+static bool sink_std_in_use(const Config *c)
+{
+    return weights_drawn() && Config_has_sink(c);
 }
 
 static bool vocab_in_use(const Config *c)
@@ -242,7 +268,7 @@ static const Setting SETTINGS[] = {
      .offset = offsetof(Config, sigma_qk),
      .reuse = REUSE_WEIGHTS,
      .in_use = sigma_qk_in_use,
-     .needs = "init=normal",
+     .needs = "init=normal weights=none",
      .unused_note = "σ_qk is the normal scheme's: this --init draws W^Q, W^K itself",
      .raise_key = 'S',
      .lower_key = 's',
@@ -789,9 +815,9 @@ static const Setting SETTINGS[] = {
      .fallback = 0,
      .offset = offsetof(Config, sink_std),
      .reuse = REUSE_WEIGHTS,
-     .in_use = Config_has_sink,
-     .needs = "sink=0",
-     .unused_note = "the sinks' spread needs a sink (%)",
+     .in_use = sink_std_in_use,
+     .needs = "sink=0 weights=none",
+     .unused_note = "the sinks' spread needs a sink (%) that is drawn: a checkpoint's are read",
      .key_label = "sink std",
      .label = "sink std",
      .show = SHOW_UNLESS_DEFAULT},
@@ -891,6 +917,9 @@ static const Setting SETTINGS[] = {
      .fallback = INIT_NORMAL,
      .offset = offsetof(Config, init),
      .reuse = REUSE_WEIGHTS,
+     .in_use = drawn_in_use,
+     .needs = "weights=none",
+     .unused_note = "the weights are the checkpoint's (--weights), not drawn",
      .raise_key = 'C',
      .step = STEP_CYCLE,
      .key_label = "init scheme",
@@ -907,8 +936,8 @@ static const Setting SETTINGS[] = {
      .offset = offsetof(Config, init_std),
      .reuse = REUSE_WEIGHTS,
      .in_use = init_std_in_use,
-     .needs = "init=gpt2",
-     .unused_note = "S is the std of --init gpt2 and trunc-normal",
+     .needs = "init=gpt2 weights=none",
+     .unused_note = "S is the std of --init gpt2 and trunc-normal, on drawn weights",
      .key_label = "init std S",
      .label = "S",
      .show = SHOW_UNLESS_DEFAULT},
@@ -922,8 +951,9 @@ static const Setting SETTINGS[] = {
      .offset = offsetof(Config, depth_scale),
      .reuse = REUSE_WEIGHTS,
      .in_use = depth_scale_in_use,
-     .needs = "mlp=gelu",
-     .unused_note = "the depth scale acts on a drawn W^O (--wo) or MLP (X), not on factors",
+     .needs = "mlp=gelu weights=none",
+     .unused_note = "the depth scale acts on a drawn W^O (--wo) or MLP (X), not on factors nor a "
+                    "checkpoint's weights",
      .raise_key = '&',
      .step = STEP_CYCLE,
      .key_label = "depth scale",
@@ -941,7 +971,7 @@ static const Setting SETTINGS[] = {
      .offset = offsetof(Config, init_alpha),
      .reuse = REUSE_WEIGHTS,
      .in_use = query_key_factor_in_use,
-     .needs = "init=cutting-skip",
+     .needs = "init=cutting-skip weights=none",
      .unused_note = "α is used by --init cutting-skip and mimetic",
      /* The letters are taken: + and − read as up and down, × and ÷ (*, /) are c's. */
      .raise_key = '+',
@@ -963,7 +993,7 @@ static const Setting SETTINGS[] = {
      .offset = offsetof(Config, init_beta),
      .reuse = REUSE_WEIGHTS,
      .in_use = query_key_factor_in_use,
-     .needs = "init=cutting-skip",
+     .needs = "init=cutting-skip weights=none",
      .unused_note = "β is used by --init cutting-skip and mimetic",
      /* β adds to the logits' diagonal: steps of 1 (the paper's 0 and 5 are five apart);
         . and , are > and < unshifted. */
@@ -984,7 +1014,7 @@ static const Setting SETTINGS[] = {
      .offset = offsetof(Config, init_c),
      .reuse = REUSE_WEIGHTS,
      .in_use = cutting_skip_in_use,
-     .needs = "init=cutting-skip",
+     .needs = "init=cutting-skip weights=none",
      .unused_note = "c is used by --init cutting-skip",
      .raise_key = '*',
      .lower_key = '/',
@@ -1007,7 +1037,7 @@ static const Setting SETTINGS[] = {
      .offset = offsetof(Config, init_vo_alpha),
      .reuse = REUSE_WEIGHTS,
      .in_use = mimetic_in_use,
-     .needs = "init=mimetic",
+     .needs = "init=mimetic weights=none",
      .unused_note = "α₂ is used by --init mimetic",
      .key_label = "α₂",
      .label = "α₂",
@@ -1023,7 +1053,7 @@ static const Setting SETTINGS[] = {
      .offset = offsetof(Config, init_vo_beta),
      .reuse = REUSE_WEIGHTS,
      .in_use = mimetic_in_use,
-     .needs = "init=mimetic",
+     .needs = "init=mimetic weights=none",
      .unused_note = "β₂ is used by --init mimetic",
      .key_label = "β₂",
      .label = "β₂",
@@ -1038,6 +1068,9 @@ static const Setting SETTINGS[] = {
      .fallback = MATRIX_INIT_SCHEME,
      .offset = offsetof(Config, init_query),
      .reuse = REUSE_WEIGHTS,
+     .in_use = drawn_in_use,
+     .needs = "weights=none",
+     .unused_note = "the weights are the checkpoint's (--weights), not drawn",
      .key_label = "W^Q init",
      .label = "W^Q",
      .show = SHOW_UNLESS_DEFAULT},
@@ -1050,6 +1083,9 @@ static const Setting SETTINGS[] = {
      .fallback = MATRIX_INIT_SCHEME,
      .offset = offsetof(Config, init_key),
      .reuse = REUSE_WEIGHTS,
+     .in_use = drawn_in_use,
+     .needs = "weights=none",
+     .unused_note = "the weights are the checkpoint's (--weights), not drawn",
      .key_label = "W^K init",
      .label = "W^K",
      .show = SHOW_UNLESS_DEFAULT},
@@ -1062,6 +1098,9 @@ static const Setting SETTINGS[] = {
      .fallback = MATRIX_INIT_SCHEME,
      .offset = offsetof(Config, init_value),
      .reuse = REUSE_WEIGHTS,
+     .in_use = drawn_in_use,
+     .needs = "weights=none",
+     .unused_note = "the weights are the checkpoint's (--weights), not drawn",
      .key_label = "W^V init",
      .label = "W^V",
      .show = SHOW_UNLESS_DEFAULT},
@@ -1074,8 +1113,8 @@ static const Setting SETTINGS[] = {
      .fallback = MATRIX_INIT_SCHEME,
      .offset = offsetof(Config, init_output),
      .reuse = REUSE_WEIGHTS,
-     .in_use = output_in_use,
-     .needs = "wo=gaussian",
+     .in_use = output_drawn_in_use,
+     .needs = "wo=gaussian weights=none",
      .unused_note = "W^O's initialisation matters once there is one (--wo)",
      .key_label = "W^O init",
      .label = "W^O init",
@@ -1089,8 +1128,8 @@ static const Setting SETTINGS[] = {
      .fallback = MATRIX_INIT_SCHEME,
      .offset = offsetof(Config, init_mlp),
      .reuse = REUSE_WEIGHTS,
-     .in_use = mlp_in_use,
-     .needs = "mlp=gelu",
+     .in_use = mlp_drawn_in_use,
+     .needs = "mlp=gelu weights=none",
      .unused_note = "the MLP's initialisation matters once there is one (X)",
      .key_label = "MLP init",
      .label = "MLP init",

@@ -349,15 +349,28 @@ int Setting_inert_text(const Setting *s, const Config *c, char *buf, size_t size
         char name[64], current[64];
         snprintf(name, sizeof name, "%.*s", name_length, p);
         const Setting *other = Settings_find(name);
-        append(needs, sizeof needs, &needs_used, "%s--%s %.*s", needs_used ? " " : "", name,
-               want_length, equals + 1);
+        /* --weights is no setting, but the one the run has is known: "weights=FILE" needs
+           one, "weights=none" drawn weights. */
+        bool weights = !other && strcmp(name, "weights") == 0;
+        bool drawn = weights && want_length == 4 && strncmp(equals + 1, "none", 4) == 0;
+        const WeightSource *source = Layer_weights_in_use();
+        /* Drawn weights are named where a checkpoint is read instead, not where they are
+           drawn: there they go without saying. */
+        if (drawn && source)
+            append(needs, sizeof needs, &needs_used, "%sdrawn weights (no --weights)",
+                   needs_used ? " and " : "");
+        else if (!drawn)
+            append(needs, sizeof needs, &needs_used, "%s--%s %.*s", needs_used ? " " : "", name,
+                   want_length, equals + 1);
         if (other && (Setting_format(other, c, 0, current, sizeof current) != want_length ||
                       strncmp(current, equals + 1, (size_t)want_length)))
             append(here, sizeof here, &here_used, "%s--%s %s", here_used ? ", " : "", name,
                    current);
-        /* --weights is no setting, but the one the run has is known: without it, say so. */
-        if (!other && strcmp(name, "weights") == 0 && !Layer_weights_in_use())
+        if (weights && !drawn && !source)
             append(here, sizeof here, &here_used, "%sno --weights", here_used ? ", " : "");
+        if (drawn && source)
+            append(here, sizeof here, &here_used, "%s--weights %s", here_used ? ", " : "",
+                   source->name);
         p += length;
         p += strspn(p, " ");
     }

@@ -22,6 +22,10 @@ typedef struct {
     /* A sentence under the label, wrapped on two rows (NULL: none): the long-job question's
        size that would fit. */
     const char *detail;
+    /* The detail's first bytes that may be cut, by words and with an ellipsis, where the whole
+       would not fit its rows (0: none): a setting's description, so that what it accepts and
+       its value now are never cut. */
+    int detail_elidable;
 } Prompt;
 
 typedef enum {

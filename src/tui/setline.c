@@ -75,14 +75,22 @@ static bool value_next(const char *stem, const Setting **named)
     return value;
 }
 
-/* What s accepts and holds in c, for the detail under the line. */
-static void describe(const Setting *s, const Config *c, char *out, size_t size)
+/* What s accepts and holds in c, for the detail under the line after the `used` bytes already
+   in it; what the screen may cut of it to fit (its description) marked in the prompt. */
+static void describe(SetLine *l, size_t used, const Setting *s, const Config *c)
 {
     char accepted[160], now[64];
     SettingLine_accepted(s, accepted, sizeof accepted);
     Setting_format(s, c, 0, now, sizeof now);
-    snprintf(out, size, "--%s %s: %s%saccepted %s; now %s", s->name, s->argument,
-             s->help ? s->help : "", s->help ? "; " : "", accepted, now);
+    char *out = l->detail + used;
+    size_t size = sizeof l->detail - used;
+    int description = snprintf(out, size, "--%s %s%s%s", s->name, s->argument, s->help ? ": " : "",
+                               s->help ? s->help : "");
+    if (description < 0 || (size_t)description >= size)
+        return;
+    snprintf(out + description, size - (size_t)description, "%saccepted %s; now %s",
+             s->help ? "; " : ": ", accepted, now);
+    l->prompt.detail_elidable = (int)used + description;
 }
 
 /* The candidates for the word being typed: the settings' names, or the names of the setting
@@ -130,13 +138,14 @@ static void complete(SetLine *l, const Config *c)
     }
     const Setting *named = l->named;
     bool value = l->value;
+    l->prompt.detail_elidable = 0;
     const char *found[SETTINGS_MAX];
     int count = candidates(l, named, value, found);
     l->completing = count > 1;
     if (count == 0) {
         /* A number's value: what it accepts; a word after one that is no setting: nothing. */
         if (value && named)
-            describe(named, c, l->detail, sizeof l->detail);
+            describe(l, 0, named, c);
         else if (value)
             snprintf(l->detail, sizeof l->detail, "no setting before '%s' to complete it for",
                      l->partial);
@@ -162,7 +171,7 @@ static void complete(SetLine *l, const Config *c)
                          : 0;
     l->detail[used] = '\0';
     if (s)
-        describe(s, c, l->detail + used, sizeof l->detail - (size_t)used);
+        describe(l, (size_t)used, s, c);
     l->prompt.detail = l->detail;
 }
 
@@ -188,7 +197,11 @@ PromptOutcome SetLine_key(SetLine *l, int key, const Config *c)
         complete(l, c);
         return PROMPT_EDITED;
     }
+    /* Tab's detail is of the word it completed: after any other key (an edit, Enter's refusal)
+       it would speak of a line no longer there. */
     l->completing = false;
+    l->prompt.detail = NULL;
+    l->prompt.detail_elidable = 0;
     if (key == KEY_UP || key == KEY_DOWN) {
         recall(l, key == KEY_UP ? -1 : 1);
         return PROMPT_EDITED;

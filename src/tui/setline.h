@@ -40,7 +40,8 @@ void SetLine_open(SetLine *l);
 
 /* One key: Tab completes, ↑/↓ recall, the others edit as Prompt_key does (its outcome is
    returned; Tab and the arrows return PROMPT_EDITED).  c: the settings on, which the detail
-   of a completed name shows. */
+   of a completed name shows.  Any key but Tab takes the detail away (the line it spoke of
+   is edited, or refused at Enter with its reason). */
 PromptOutcome SetLine_key(SetLine *l, int key, const Config *c);
 
 /* The text into the history at Enter, whether the line was taken or refused (as a shell keeps

@@ -68,10 +68,10 @@ static void parameters(Fields *f, const StatusView *v)
         char text[FIELD_SIZE];
         if (!Setting_show(setting, c, text, sizeof text))
             continue;
-        /* σ_qk only where it acts: a scheme that draws W^Q and W^K itself (--init gpt2), or a
-           checkpoint's weights, ignore it, and "σ_qk=1" there would claim a setting the
-           network does not have. */
-        if (setting->offset == offsetof(Config, sigma_qk) && (!setting->in_use(c) || v->weights))
+        /* Only what acts in the run (the table's in_use): "σ_qk=1" under --init gpt2, or
+           "init=gpt2" under a checkpoint's weights, would claim what the network does not
+           have. */
+        if (!Setting_has_effect(setting, c))
             continue;
         size_t used = strlen(text);
         if (setting->offset == offsetof(Config, gap) && s && s->result->spectra_ready) {

@@ -54,18 +54,20 @@ static int wrapped(Screen *s, const char *utf8, int row, bool bold, bool draw)
     return rows;
 }
 
-/* What the terminal needs, what it is and how to leave, each sentence wrapped to the width;
-   where the three do not fit the height, a brief form, so that a terminal of any size says
-   what it needs (and that q quits). */
-static void size_message(Screen *s)
+/* What the terminal needs, what it is and how to leave, each sentence wrapped to the width,
+   in the first `rows` rows; where the three do not fit them, a brief form, so that a terminal
+   of any size says what it needs and how to leave: q quits, but while a prompt takes text
+   (the : line, a directory, a name) q is typed into it, and Esc closes it first. */
+static void size_message(Screen *s, int rows, bool typing)
 {
     char need[64], have[64], brief_need[32];
-    int rows = Screen_rows(s);
     snprintf(need, sizeof need, "attnscope needs at least %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
-    snprintf(have, sizeof have, "this terminal is %d×%d", Screen_cols(s), rows);
+    snprintf(have, sizeof have, "this terminal is %d×%d", Screen_cols(s), Screen_rows(s));
     snprintf(brief_need, sizeof brief_need, "needs %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
-    const char *full[] = {need, have, "enlarge it, or press q to quit"},
-               *brief[] = {brief_need, "q quits", NULL};
+    const char *leave =
+        typing ? "enlarge it; Esc closes the line, then q quits" : "enlarge it, or press q to quit";
+    const char *full[] = {need, have, leave},
+               *brief[] = {brief_need, typing ? "Esc closes the line" : "q quits", NULL};
     int taken = 0;
     for (int i = 0; i < 3; i++)
         taken += wrapped(s, full[i], 0, false, false);
@@ -379,8 +381,8 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     int cols = Screen_cols(s), rows = Screen_rows(s);
     Screen_erase(s);
     if (cols < VIEW_MIN_COLS || rows < VIEW_MIN_ROWS) {
-        size_message(s);
         /* An open prompt still takes the keys: its line on the last row shows what they do. */
+        size_message(s, v->prompt ? rows - 1 : rows, v->prompt && v->prompt->max_chars > 0);
         if (v->prompt)
             View_prompt_line(s, v->prompt, rows - 1, 0, cols);
         Screen_show(s, repaint);

@@ -357,6 +357,26 @@ void View_prompt_line(Screen *s, const Prompt *p, int row, int col, int width)
         Screen_cursor(s, row, col + label_cols + cursor - first);
 }
 
+/* The prompt's detail in rows × width at (row, col), word-wrapped: where the whole does not
+   fit, its elidable start loses words from its end, an ellipsis in their place, until the
+   rest fits (a setting's description shortened, what it accepts and its value now whole). */
+static void prompt_detail(Screen *s, const Prompt *p, int row, int col, int rows, int width)
+{
+    char text[2 * PROMPT_SIZE + 64];
+    int length = (int)strlen(p->detail), elidable = p->detail_elidable;
+    elidable = elidable < 0 ? 0 : elidable > length ? length : elidable;
+    int kept = elidable;
+    snprintf(text, sizeof text, "%s", p->detail);
+    while (kept > 0 && View_wrapped(s, false, text, 0, 0, rows + 1, width) > rows) {
+        while (kept > 0 && p->detail[kept - 1] != ' ')
+            kept--;
+        while (kept > 0 && p->detail[kept - 1] == ' ')
+            kept--;
+        snprintf(text, sizeof text, "%.*s…%s", kept, p->detail, p->detail + elidable);
+    }
+    View_wrapped(s, true, text, row, col, rows, width);
+}
+
 void View_prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows, int cols)
 {
     int detail_rows = p->detail ? 2 : 0;
@@ -367,7 +387,7 @@ void View_prompt_overlay(Screen *s, const Prompt *p, const char *note, int rows,
     Screen_text(s, top, left + 2, p->title, INK_DEFAULT, true);
     View_prompt_line(s, p, top + 2, left + 2, box_cols - 4);
     if (p->detail)
-        View_wrapped(s, true, p->detail, top + 3, left + 2, detail_rows, box_cols - 4);
+        prompt_detail(s, p, top + 3, left + 2, detail_rows, box_cols - 4);
     Screen_text(s, top + 3 + detail_rows, left + 2,
                 View_spelled_cut(s, p->hint, box_cols - 4, out, sizeof out), INK_DEFAULT, false);
     /* What the last key was refused for, where the typing is. */

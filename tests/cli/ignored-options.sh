@@ -68,6 +68,17 @@ check "--norm-gain-offset 1 with drawn weights (no gains to offset): the warning
 check "--norm-gain-offset 1 without RMSNorm nor --weights: both named" warns \
     "--norm-gain-offset 1 has no effect: it needs, for one, --layernorm rms --weights FILE (here --layernorm none, no --weights)" \
     -- -n none --norm-gain-offset 1
+# On a checkpoint's weights what says how weights are drawn has no effect ("weights=none" in
+# the table's needs): the warning names the checkpoint; on drawn weights, nothing.
+drawing=(--mlp gelu --wo gaussian --init gpt2 --init-std 0.03)
+"$BIN" "${small[@]}" "${drawing[@]}" --export-weights "$tmp/drawing" >/dev/null 2>&1
+check "--init-std 0.03 on a checkpoint: the warning names it" warns \
+    "--init-std 0.03 has no effect: it needs, for one, --init gpt2 and drawn weights (no --weights) (here --weights $tmp/drawing/model.safetensors)" \
+    -- "${drawing[@]}" --weights "$tmp/drawing"
+check "  --init gpt2 too" grep -qxF -- \
+    "--init gpt2 has no effect: it needs, for one, drawn weights (no --weights) (here --weights $tmp/drawing/model.safetensors)" \
+    "$tmp/warnings"
+check "  on drawn weights: none" quiet_about --init -- "${drawing[@]}"
 for option in "--logit-softcap 30" "--qk-norm head" "--rope half" "--sink 5"; do
     # shellcheck disable=SC2086
     check "-a markov $option: the warning" warns \

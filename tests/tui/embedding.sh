@@ -2,7 +2,7 @@
 # The embedding input on the screen: T = 64 > d = 16 runs to its last layer, the status line
 # says the input, and no σ is claimed; = cycles the input back to orthonormal rows, which
 # take T down to d, saying why; & cycles the depth scale, which says it is unused until there
-# is a W^O or an MLP.
+# is a W^O or an MLP, and shows on the status line once there is one.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -15,7 +15,9 @@ press "=: orthonormal rows take T down to d" "tokens T lowered to 16 with d" '='
 expect "=: T = d = 16 on the status line" "T=16 +d=16"
 check "=: the input is the default, not shown" wait_gone "X0=embedding"
 expect "=: σ is back" "σ=[0-9]"
-press "&: the depth scale, unused without W^O or an MLP" "depth scale=none" '&'
-expect "&: the note says why it does nothing" "not on factors|acts on a drawn W\^O"
+press "&: the depth scale, unused without W^O or an MLP: the note says why it does nothing" \
+    "not on factors|acts on a drawn W\^O" '&'
+check "  and the status line leaves it out, as it acts on nothing" absent "depth scale="
+press "X: an MLP, on which it acts: the status line shows it" "depth scale=none" X
 quits "q quits"
 finish

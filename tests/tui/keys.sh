@@ -16,7 +16,7 @@ expect "histogram legend: the gap printed" "gap √T·\(s1−s2\) = [0-9.]+"
 expect "histogram legend: the Markov-limit overlay" "i.i.d. Markov limit"
 expect "stable-rank legend: network and ghost" "network \(gap off\) .*counterpart \(gap center\)"
 expect "stable-rank legend: shown layer" "shown layer 1"
-expect "status: parameters" "T=256 +d=256 +L=4 +σ_qk=1 +attn=softmax +mask=full +w=1 +gap=off"
+expect "status: parameters" "T=256 +d=256 +L=4 +σ_qk=1 +attn=softmax +mask=full +gap=off"
 expect "status: readouts" "σ=1.311 +logit std=[0-9.]+ +1−\|λ2\|=[0-9.]+ +s1/s2=[0-9.]+"
 
 press "T doubles T and raises d, saying so" "T=512 +d=512.*" T

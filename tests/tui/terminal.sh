@@ -45,7 +45,8 @@ expect "80×24: eigenvalue panel" "^eigenvalues √T·λ"
 expect "80×24: histogram panel" "singular values √T·s"
 expect "80×24: stable-rank panel" "stable rank sr"
 expect "80×24: legends" "network \(gap off\)"
-expect "80×24: every parameter" "skip=none +layer=1/8 +seed=1"
+expect "80×24: every parameter" "mask=full +gap=off +LN=none +skip=none"
+expect "80×24: ... to the last" "layer=1/8 +seed=1"
 press "80×24: the help's first page" "page 1 of [0-9]+, Space turns" "?"
 press "80×24: its last page holds the last key whole" "q {3,}quit" PPage
 keys q

@@ -4,7 +4,9 @@
 # drawn) stay and say why; a key that changes the input (r, a new seed) works; the width sweep and the conditioning's other
 # initialisation, which would need other weights, say so instead of computing.  Each layer's
 # read of the checkpoint is what the screen shows while it lasts ("reading layer 2/3"): the
-# trace has one line per layer of a job, before that layer's computation.
+# trace has one line per layer of a job, before that layer's computation.  What only says how
+# weights are drawn (the scheme, its std, the depth scale, the sinks' spread) is on the status
+# line of drawn weights and not on a checkpoint's.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -42,4 +44,26 @@ start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $settings --weights '$TMP/w'"
 expect "a second screen, 120 columns wide, on the checkpoint" "computed in"
 press "D at 120 columns: the whole message on one line" "d stays at 16: self_attn\.q_proj\.weight needs \[32, 32\], file has \[16, 16\]" D
 quits "q quits the second"
+
+# What says how weights are drawn shows on the status line of drawn weights, and not on a
+# checkpoint's, where it has no effect (the settings table's in_use: "weights=none").
+drawing="-T 16 -d 16 -L 2 --mlp gelu --wo gaussian --init gpt2 --init-std 0.03 --depth-scale total --sink 0 --sink-std 0.02"
+# shellcheck disable=SC2086
+"$BIN" $drawing --export-weights "$TMP/drawing" 2>/dev/null
+drawn_fields=("init=gpt2" "S=0.03" "depth scale=total" "sink std=0.02")
+start 140 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $drawing"
+expect "drawn weights: the status line shows the scheme" "init=gpt2"
+for field in "${drawn_fields[@]}"; do
+    check "  and $field" shows "$field"
+done
+quits "q quits"
+start 140 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $drawing --weights '$TMP/drawing'"
+expect "the checkpoint of the same settings: its status line names it" \
+    "weights=$TMP/drawing/model\.safetensors"
+expect "  its result is in" "computed in [0-9]+ ms"
+for field in "${drawn_fields[@]}"; do
+    check "  no $field: the weights are not drawn" absent "$field"
+done
+check "  the sinks it reads are still said" shows "sink=0"
+quits "q quits"
 finish
