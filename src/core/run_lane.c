@@ -271,11 +271,14 @@ static int network_layer(Run *run, int which)
                       .observer = &observer,
                       .attention_built = run->attention_ready,
                       .built_logits = run->shared_logits,
-                      .mix_tokens_first = run->first_seed && gradients_apply(c)};
+                      .mix_tokens_first = gradients_apply(c)};
     LayerOutcome outcome;
     double log_scale_in = net->log_scale;
     int info = Layer_step(&step, &lane->step, &outcome, &net->log_scale);
-    if (!info && outcome != LAYER_ATTENTION_OVERFLOW && step.mix_tokens_first)
+    /* Every seed multiplies in the gradients' order, so a seed's bits do not depend on its
+       place in the run (a shard's first seed is an unsharded run's later one); only the first
+       seed's gradients read the product. */
+    if (!info && outcome != LAYER_ATTENTION_OVERFLOW && run->first_seed && step.mix_tokens_first)
         info = frozen_attention_step(c, run->layer, lane, net, log_scale_in);
     if (info)
         return info;

@@ -373,12 +373,13 @@ typedef struct {
    first seed, by the gradients' own rule), the heads' entropies and the measures. */
 static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out)
 {
-    bool gradients = how.first_seed && Model_gradients_unavailable(c) == NULL;
+    bool mix_tokens_first = Model_gradients_unavailable(c) == NULL; /* every seed's order */
+    bool gradients = how.first_seed && mix_tokens_first;
     LayerStep step = {.config = c,
                       .layer = layer,
                       .gap = gap,
                       .attention_built = how.shared,
-                      .mix_tokens_first = gradients};
+                      .mix_tokens_first = mix_tokens_first};
     Layer_declare(&step, out);
     if (gradients) /* the norm of the step's A·X */
         passes(out, (double)c->tokens * c->width);
