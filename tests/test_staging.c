@@ -1,7 +1,8 @@
 /* The staging record's signal handler (staging.h), driven in a child process that a real
  * SIGTERM ends: the parents a writer made are removed deepest first where empty, kept where
  * not; an old directory stepped aside from its name is put back before the new one's files
- * are removed, and left alone once the new one holds the name.  The parent checks the
+ * are removed, and left alone once the new one holds the name or the record is forgotten
+ * (a directory not ours at the aside name stays there).  The parent checks the
  * directories the child left and that the signal ended it. */
 #include "testing.h"
 
@@ -160,6 +161,39 @@ static void test_new_set_kept(void **state)
     assert_true(exists("%s/%s", ".out.new.old/old.csv"));
 }
 
+/* The first rename of the fallback failed: the aside name holds a directory that is not ours
+   (root/.out.new.old, with the user's file), which rename refuses to replace; target root/out
+   stays, empty.  The writer forgets the aside record before the signal; the staging directory
+   is still removed. */
+static void step_aside_failed_then_die(void)
+{
+    char aside[256], target[256], fresh[256], theirs[256];
+    snprintf(target, sizeof target, "%s/out", root);
+    snprintf(aside, sizeof aside, "%s/.out.new.old", root);
+    snprintf(fresh, sizeof fresh, "%s/.out.new", root);
+    snprintf(theirs, sizeof theirs, "%s/.out.new.old/theirs.csv", root);
+    static const char *const NAMES[] = {"data.csv"};
+    FILE *f;
+    if (mkdir(target, 0777) || mkdir(fresh, 0777) || mkdir(aside, 0777) ||
+        !(f = fopen(theirs, "w")))
+        _exit(3);
+    fclose(f);
+    if (Staging_remove_tree_on_signal(fresh, NAMES, 1) ||
+        Staging_restore_on_signal(aside, target) || rename(target, aside) == 0)
+        _exit(4);
+    Staging_forget_aside();
+}
+
+static void test_failed_aside_left_alone(void **state)
+{
+    (void)state;
+    in_killed_child(step_aside_failed_then_die);
+    assert_true(exists("%s/%s", ".out.new.old/theirs.csv"));
+    assert_true(exists("%s/%s", "out"));
+    assert_false(exists("%s/%s", "out/theirs.csv"));
+    assert_false(exists("%s/%s", ".out.new"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +201,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parents_kept_where_not_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aside_put_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_set_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_aside_left_alone, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

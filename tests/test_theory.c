@@ -177,7 +177,8 @@ static double window_gap_exact(int tokens, int window)
     return 1 - second;
 }
 
-/* The formula against the exact eigenvalues wherever the window is narrow (2w + 1 ≤ T/2): it
+/* The formula against the exact eigenvalues wherever the window is narrow (2w + 1 ≤ T/2,
+   Theory_window_spectral_gap_holds; w = 1..16 and the widest such w): within 6%; it
    neglects the band's quartic term, a relative (π/T')²(3w² + 3w − 1)/60, and overestimates by
    it (measured 1.00–1.38 times it here: the next orders of w/T); without the ends' shorter
    length, π²w(w+1)/(6T²) is low by ≈ 2w(w+1)/((2w+1)T), several times that tolerance. */
@@ -185,14 +186,15 @@ static void test_window_gap_against_exact_eigenvalues(void **state)
 {
     (void)state;
     for (int tokens = 32; tokens <= 512; tokens *= 2)
-        for (int w = 1; w <= 16 && 2 * w + 1 <= tokens / 2; w++) {
+        for (int w = 1; Theory_window_spectral_gap_holds(tokens, w);
+             w = w < 16 ? w + 1 : (tokens / 2 - 1) / 2 + (w == (tokens / 2 - 1) / 2)) {
             double exact = window_gap_exact(tokens, w),
                    predicted = Theory_window_spectral_gap(tokens, w);
             double length = tokens - w * (w + 1.0) / (2 * w + 1);
             double quartic = pow(M_PI / length, 2) * (3.0 * w * w + 3 * w - 1) / 60;
             double bulk_only = M_PI * M_PI * w * (w + 1) / (6.0 * tokens * tokens);
             if (!(predicted >= exact && predicted - exact <= 1.5 * quartic * predicted) ||
-                exact - bulk_only < 3 * 1.5 * quartic * exact)
+                predicted - exact > 0.06 * exact || exact - bulk_only < 3 * 1.5 * quartic * exact)
                 fail_msg("T = %d, w = %d: 1 − |λ2| %.9g exact, %.9g predicted (quartic term %.3g), "
                          "%.9g without the ends",
                          tokens, w, exact, predicted, quartic, bulk_only);
@@ -411,6 +413,20 @@ static void test_checkpoint_weights_withdraw_the_theory(void **state)
     assert_true(Theory_weights_drawn());
 }
 
+/* The formula's range ends where 2w + 1 passes T/2: one window past it the formula is off by
+   more than the 6% it keeps inside, and it passes 1 as w nears T. */
+static void test_window_gap_range(void **state)
+{
+    (void)state;
+    assert_true(Theory_window_spectral_gap_holds(64, 15));
+    assert_false(Theory_window_spectral_gap_holds(64, 16));
+    assert_false(Theory_window_spectral_gap_holds(64, 28));
+    double past = Theory_window_spectral_gap(64, 28), exact = window_gap_exact(64, 28);
+    if (!(past > 1.2 * exact))
+        fail_msg("T = 64, w = 28: formula %.6g, exact %.6g", past, exact);
+    assert_true(Theory_window_spectral_gap(64, 60) > 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_ks_distance),
         cmocka_unit_test(test_laws_fit_sampled_spectra),
         cmocka_unit_test(test_window_gap_against_exact_eigenvalues),
+        cmocka_unit_test(test_window_gap_range),
         cmocka_unit_test(test_window_mask_is_the_reflecting_walk),
         cmocka_unit_test(test_prediction_applies_only_where_theory_exists),
         cmocka_unit_test(test_width_sweep_slope),

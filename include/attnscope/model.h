@@ -362,9 +362,9 @@ bool Model_value_weights_cached(const Config *c);
 const char *Model_gradients_unavailable(const Config *c);
 
 /* Whether the first seed's step of `layer` (from 1) forms its frozen product A_ℓ⋯A_1 X0 itself,
-   as the first product of its values (LayerStep.mix_tokens_first, which every layer of the
-   first seed takes where the gradients apply; layer 1's A_1·X0): no product after the step
-   then.  The plan's cost reads it. */
+   as the first product of its values (LayerStep.mix_tokens_first, which every layer of every
+   seed takes where the gradients apply, so that a seed's bits do not depend on its place in
+   the run; layer 1's A_1·X0): no product after the step then.  The plan's cost reads it. */
 bool Model_frozen_product_in_step(const Config *c, int layer);
 
 /* Adds a warning about the run as a whole, or (_about) about `subject` (WarningSubject bits).

@@ -31,8 +31,15 @@ double Theory_collapse_excess(int layer, double sigma_a, double gamma, int token
 /* 1 − |λ2| of the window mask's attention at σ_qk → 0 (A_ij = 1/n_i on |i − j| ≤ w, n_i the
    row's keys): a walk with steps of variance w(w+1)/3 on T tokens whose ends reflect, so
    π²w(w+1)/(6T'²) on the length T' = T − w(w+1)/(2w+1) the ends leave it (docs/model.md §3,
-   Masks); relative error ≈ (π/T')²(3w² + 3w − 1)/60. */
+   Masks); relative error ≈ (π/T')²(3w² + 3w − 1)/60, within 6% where
+   Theory_window_spectral_gap_holds. */
 double Theory_window_spectral_gap(int tokens, int window);
+
+/* Whether the window is narrow enough for Theory_window_spectral_gap, 2w + 1 ≤ T/2: where
+   tests/test_theory.c checks it against the exact eigenvalues.  A wider window's walk feels
+   both ends at once; the formula overshoots (0.54 for the exact 0.409 at T = 64, w = 28) and
+   passes 1 as w nears T. */
+bool Theory_window_spectral_gap_holds(int tokens, int window);
 
 /* Quartercircle law on [0, 2σ]: density (1/(πσ²))·√(4σ² − x²) and its CDF. */
 double Theory_quartercircle_density(double x, double sigma);

@@ -479,15 +479,24 @@ static int exchange(const char *fresh, const char *target, bool on_signal)
         errno = ENAMETOOLONG;
         return -1;
     }
-    if (rename(target, aside) != 0)
+    if (rename(target, aside) != 0) {
+        int saved = errno;
+        if (on_signal) /* aside is not our old set: a signal must not put it at target */
+            Staging_forget_aside();
+        errno = saved;
         return -1;
+    }
     if (rename(fresh, target) != 0) {
         int saved = errno;
         rename(aside, target);
+        if (on_signal)
+            Staging_forget_aside();
         errno = saved;
         return -1;
     }
     rename(aside, fresh); /* where the caller removes the old set */
+    if (on_signal)
+        Staging_forget_aside();
     return 0;
 }
 

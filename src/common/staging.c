@@ -210,6 +210,12 @@ int Staging_restore_on_signal(const char *aside, const char *target)
     return 0;
 }
 
+void Staging_forget_aside(void)
+{
+    staging.has_aside = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
 void Staging_forget(void)
 {
     staging.count = 0;

@@ -60,6 +60,11 @@ int Staging_remove_parents_on_signal(const char *path, const unsigned short *len
    is gone.  0, or -1 when a path is too long (nothing is then recorded). */
 int Staging_restore_on_signal(const char *aside, const char *target);
 
+/* Forgets Staging_restore_on_signal's record alone, once aside is no longer the old directory
+   stepped aside (it never went there, or went back, or went on to the staging name): a signal
+   then renames no directory that is not ours over target.  The other records stay. */
+void Staging_forget_aside(void);
+
 /* Forgets the recorded paths and directory and gives the signals their handlers back. */
 void Staging_forget(void);
 

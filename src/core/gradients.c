@@ -131,7 +131,9 @@ bool Model_frozen_product_in_step(const Config *c, int layer)
    its norm is P1's at ℓ = L for a network of depth ℓ (X_{L−1} = A_{L−1}⋯A_1 X0 W_1⋯W_{L−1},
    so P1 = A_L⋯A_1 X0 W_1⋯W_{L−1} = A_L X_{L−1}).  Layer 1's is A_1 times the frozen product's
    start (a copy of X0, Model_frozen_product_in_step): copied, with X0's scale, log_frozen
-   unchanged.  Returns 0 or LANE_STOPPED. */
+   unchanged.  That copy takes log_frozen == log_scale_in at layer 1: both are X0's, 0 as
+   run.c's input_layer leaves them (X0 is not rescaled), and A_1·x carries x's scale.
+   Returns 0 or LANE_STOPPED. */
 int frozen_attention_step(const Config *c, int layer, Lane *lane, Network *net, double log_scale_in)
 {
     double mixed = cblas_dnrm2(c->tokens * c->width, lane->step.values, 1);

@@ -34,7 +34,10 @@ typedef struct {
     double log_similarity0;
     double log_frozen; /* A_ℓ⋯A_1 X0 = exp(log_frozen) · frozen */
     /* log10 ‖A_ℓ X_{ℓ−1}‖_F² of the layer (first seed, where the gradients apply: the step's
-       first product, LayerStep.mix_tokens_first), P1 of ℓ = L at depth L = ℓ; else NaN. */
+       first product, LayerStep.mix_tokens_first), P1 of ℓ = L at depth L = ℓ; NaN from the
+       input until a layer writes it.  A layer whose attention overflows writes none: the
+       field keeps the layer below's value, stale but unread, as the network is then dead and
+       its gradient NaN (gradients.c). */
     double log10_mixed2;
     bool similarity_lost; /* its token similarity became round-off (warned once) */
     bool mean_dominates;  /* its stable rank read collapsed beside a spread (warned once) */

@@ -299,7 +299,7 @@ static int network_step(Run *run, int which)
                       .observer = &observer,
                       .attention_built = run->attention_ready,
                       .built_logits = run->shared_logits,
-                      .mix_tokens_first = run->first_seed && gradients_apply(c)};
+                      .mix_tokens_first = gradients_apply(c)};
     run->step_log_scale[which] = net->log_scale;
     return Layer_step(&step, &lane->step, &run->outcome[which], &net->log_scale);
 }
@@ -313,6 +313,9 @@ static int network_tail(Run *run, int which)
     Network *net = &run->nets[which];
     LayerOutcome outcome = run->outcome[which];
     int info = 0;
+    /* Every seed multiplies in the gradients' order (network_step), so a seed's bits do not
+       depend on its place in the run (a shard's first seed is an unsharded run's later one);
+       only the first seed's gradients read the product. */
     if (outcome != LAYER_ATTENTION_OVERFLOW && run->first_seed && gradients_apply(c))
         info = frozen_attention_step(c, run->layer, lane, net, run->step_log_scale[which]);
     if (info)

@@ -74,6 +74,11 @@ double Theory_window_spectral_gap(int tokens, int window)
     return M_PI * M_PI * w * (w + 1) / (6 * length * length);
 }
 
+bool Theory_window_spectral_gap_holds(int tokens, int window)
+{
+    return 2 * window + 1 <= tokens / 2.0;
+}
+
 double Theory_quartercircle_density(double x, double sigma)
 {
     if (x < 0 || x > 2 * sigma)

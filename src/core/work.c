@@ -376,12 +376,13 @@ typedef struct {
 static void lane_layer(const Config *c, Gap gap, int layer, LaneLayer how, WorkList *out,
                        WorkList *tail)
 {
-    bool gradients = how.first_seed && Model_gradients_unavailable(c) == NULL;
+    bool mix_tokens_first = Model_gradients_unavailable(c) == NULL; /* every seed's order */
+    bool gradients = how.first_seed && mix_tokens_first;
     LayerStep step = {.config = c,
                       .layer = layer,
                       .gap = gap,
                       .attention_built = how.shared,
-                      .mix_tokens_first = gradients};
+                      .mix_tokens_first = mix_tokens_first};
     Layer_declare(&step, out);
     /* Each head's row entropies of A as built (run_lane.c's observer, on the first seed's measured
        layers): a log per entry the mask allows, at most T². */

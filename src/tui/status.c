@@ -267,10 +267,15 @@ static const char *explanation(const StatusView *v, char *note, size_t size)
         return "eigenvalues exact: A is diagonal (each token attends only to itself), so all real";
     if (Config_layer_mask(&r->config, r->config.layer) == MASK_WINDOW && r->shown_gap == GAP_OFF &&
         r->outlier < 0 && Config_rows_stochastic(&r->config)) {
+        int T = r->config.tokens, w = r->config.window;
+        /* Past 2w + 1 ≤ T/2 the formula is not the limit, and the limit has a gap: no claim. */
+        if (!Theory_window_spectral_gap_holds(T, w))
+            return "window mask: no eigenvalue stands apart here; 1 − |λ2| as σ_qk → 0 is not "
+                   "given in closed form for a window this wide, 2w + 1 > T/2 (docs/model.md §3)";
         snprintf(note, size,
-                 "window mask: 1 − |λ2| → %.2g as σ_qk → 0 (≈ π²w(w+1)/(6T²)), so no eigenvalue "
+                 "window mask: 1 − |λ2| ≈ %.2g as σ_qk → 0 (π²w(w+1)/(6T′²)), so no eigenvalue "
                  "stands apart: there is no spectral gap (docs/model.md §3)",
-                 Theory_window_spectral_gap(r->config.tokens, r->config.window));
+                 Theory_window_spectral_gap(T, w));
         return note;
     }
     Attention kind = r->config.attention;

@@ -3,7 +3,7 @@
 # configurations of one grid: every first-seed value to the last bit, the ensemble's mean,
 # std and M2 per layer within the rounding bound derived below; the result does not depend
 # on the order of the files (records come out in the order of their settings); --csv is one row per configuration and layer with the same
-# numbers.
+# numbers; 2 seeds in 2 shards merge to the 2-seed run's stable-rank means bit for bit.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
@@ -135,5 +135,31 @@ check "... the records of the file, its name aside" cmp -s "$tmp/piped.jsonl" \
 "$BIN" grid "${grid[@]}" --shards 4 | "$BIN" --batch --jsonl | "$BIN" merge --csv >"$tmp/pipe.csv"
 check "a pipe from --batch --jsonl into merge --csv: the table of the file" \
     cmp -s "$tmp/pipe.csv" <("$BIN" merge --csv "$tmp/parts.jsonl")
+
+# A seed's numbers do not depend on its place in its run: the second shard's first seed is the
+# whole run's second.  Two seeds as two shards of one: the run's mean (x1 + x2)/2 and merge's
+# x1 + (x2 - x1)/2 are then the same double (stable ranks >= 1 of one layer lie within a factor
+# 2 of each other, so x2 - x1 is exact, and both round (x1 + x2)/2 once), so the means agree
+# bit for bit wherever each seed's stable ranks do.
+twin=('T=16 gap=off,center mask=full,causal' -d 16 -L 3 --seed 5 --seeds 2)
+"$BIN" grid "${twin[@]}" | "$BIN" --batch --jsonl >"$tmp/twin-one.jsonl" &&
+    "$BIN" grid "${twin[@]}" --shards 2 | "$BIN" --batch --jsonl | "$BIN" merge >"$tmp/twin-merged.jsonl"
+check "2 seeds in 2 shards: the runs and the merge succeed" test $? -eq 0
+"$PY" - "$tmp/twin-one.jsonl" "$tmp/twin-merged.jsonl" >"$tmp/why" 2>&1 <<'PY'
+import json, sys
+one = {json.dumps(d["config"]): d for d in map(json.loads, open(sys.argv[1]))}
+merged = [json.loads(l) for l in open(sys.argv[2])]
+failures = [] if len(one) == len(merged) == 4 else [f"{len(one)} runs, {len(merged)} merged"]
+for m in merged:
+    o = one.get(json.dumps(m["config"]), {})
+    for key in ("stable_rank_mean", "counterpart_stable_rank_mean"):
+        for l, (got, want) in enumerate(zip(m[key], o.get(key, []))):
+            if got != want:
+                failures.append(f"{m['config']['mask']} gap={m['config']['gap']} {key}[{l}] = {got!r}, one run {want!r}")
+if failures:
+    print("; ".join(failures[:3]))
+PY
+check "2 shards of 1 seed merged: the stable-rank means of the 2-seed run, bit for bit $(head -c 400 "$tmp/why")" \
+    test ! -s "$tmp/why"
 
 finish

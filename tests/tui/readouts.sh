@@ -7,7 +7,8 @@
 # ln T; the compare view's λ1→0 sits by the ◎ it names, in presentation mode too, at 100×30
 # and 120×40 (it sat on the circle's border, rows above); under a causal mask with the gap
 # removed the two networks' curves meet from layer 5 on, and where the ● lands on the ○ the
-# cell shows ◉, which the ○ entry of the legend names (the ○ was hidden there).
+# cell shows ◉, which the ○ entry of the legend names (the ○ was hidden there); the window
+# mask's note gives a limit only where its formula holds.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -89,5 +90,18 @@ for size in "100 30" "120 40"; do
     check "  λ1→0 by its ◎ among the whole-cell points" label_by_its_point "$TMP/present.txt"
     quits "${cols}x$rows: q quits"
 done
+
+# The window mask's note gives 1 − |λ2| at σ_qk → 0 as ≈ where the formula holds (w = 4,
+# T = 64: numpy's exact 0.0086, docs/model.md §3), and no number past 2w + 1 ≤ T/2, where the
+# formula's 0.54 is not the exact 0.409 and that limit has a gap.
+start 200 50 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 64 -d 64 -L 2 -m window -w 4"
+expect "window, w = 4, T = 64: 1 − |λ2| ≈ 0.0086, the formula named with T′" \
+    "window mask: 1 − \|λ2\| ≈ 0\.0086 as σ_qk → 0 \(π²w\(w\+1\)/\(6T′²\)\)"
+quits "window, w = 4: q quits"
+start 200 50 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -T 64 -d 64 -L 2 -m window -w 28"
+expect "window, w = 28, T = 64: the note says the limit is not given in closed form" \
+    "1 − \|λ2\| as σ_qk → 0 is not given in closed form for a window this wide"
+check "... and claims no number, nor that there is no gap" absent "0\.54|there is no spectral gap"
+quits "window, w = 28: q quits"
 
 finish
