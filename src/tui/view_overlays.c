@@ -127,13 +127,19 @@ static int warning_lines(const Screen *s, const Warnings *w, unsigned subjects, 
         snprintf(text, sizeof text, "%d. %s", *count, w->text[i]);
         const char *p = View_spelled(s, text, buf, sizeof buf);
         while (*p && n < WARNING_LINES_MAX) {
-            /* The longest run of whole words that fits (one long word is cut). */
-            size_t length = strlen(p), cut = Ascii_words_fit(p, width);
+            /* The longest run of whole words that fits beside the line's indent (the lines
+               after the first are indented 3 columns); a word wider than that goes on in
+               pieces of its width. */
+            int indent = p == text || p == buf ? 0 : 3;
+            size_t cut = Ascii_words_fit(p, width - indent);
+            if (cut == 0) {
+                snprintf(lines[n], sizeof lines[n], "%.*s", (int)sizeof lines[n] - 1, p);
+                cut = strlen(Ascii_cut(lines[n], width - indent, NULL));
+            }
             if (cut == 0)
-                cut = length < sizeof lines[0] - 1 ? length : sizeof lines[0] - 1;
-            snprintf(lines[n], sizeof lines[n], "%s%.*s", p == text || p == buf ? "" : "   ",
-                     (int)cut, p);
-            Ascii_cut(lines[n++], width, NULL);
+                break; /* no column to write in */
+            snprintf(lines[n], sizeof lines[n], "%*s%.*s", indent, "", (int)cut, p);
+            n++;
             p += cut;
             while (*p == ' ')
                 p++;
