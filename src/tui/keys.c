@@ -472,6 +472,7 @@ static const KeyBinding OTHER_KEYS[] = {
     {'h', "h", "help, as ? does", ACTION_HELP, NULL, 0, NULL},
     {KEY_F(1), "F1", "help, as ? does", ACTION_HELP, NULL, 0, NULL},
     {'L' & 0x1f, "Ctrl-L", "redraw the screen", ACTION_REDRAW, NULL, 0, NULL},
+    {27, "Esc", "cancel the export or job", ACTION_CANCEL, NULL, 0, NULL},
     {'q', "q", "quit", ACTION_QUIT, NULL, 0, NULL},
 };
 enum { OTHER_COUNT = sizeof OTHER_KEYS / sizeof OTHER_KEYS[0] };

@@ -64,7 +64,8 @@ static void size_message(Screen *s)
     snprintf(need, sizeof need, "attnscope needs at least %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
     snprintf(have, sizeof have, "this terminal is %d×%d", Screen_cols(s), rows);
     snprintf(brief_need, sizeof brief_need, "needs %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
-    const char *full[] = {need, have, "enlarge it, or press q to quit"},
+    const char *full[] = {need, have,
+                          "enlarge it, or press q to quit; other keys do nothing at this size"},
                *brief[] = {brief_need, "q quits", NULL};
     int taken = 0;
     for (int i = 0; i < 3; i++)
