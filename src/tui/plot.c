@@ -217,6 +217,8 @@ static void legend_draw(Canvas *c, const LegendItem *given, int given_count, int
         for (int k = 0; k < item->cells; k++, at++) {
             if (item->sample[k].glyph)
                 Canvas_text(c, at, row, item->sample[k].glyph, item->ink);
+            else if (item->sample[k].point)
+                Canvas_point_sample(c, at, row, item->sample[k].dots, item->ink);
             else
                 Canvas_pattern(c, at, row, item->sample[k].dots, item->ink);
         }
