@@ -371,6 +371,14 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     *c = after;
     if (s->in_use && !s->in_use(&next))
         note_add(note, size, "%s", s->unused_note);
+    /* The map's setting shows in the attention-map view alone: elsewhere the key says where,
+       since nothing on the screen changes. */
+    if (s == Settings_find("attention-map") && c->display.panel != PANEL_ATTENTION_MAP) {
+        char shown[64];
+        Setting_format(s, &next, 3, shown, sizeof shown);
+        note_add(note, size, "%s %s: drawn in the attention-map view alone (v or V to it)",
+                 s->key_label, shown);
+    }
     Keys_note_made_inert(s, &c->config, &next, note, size);
     c->config = next;
     return true;
