@@ -126,16 +126,26 @@ static void ticks_x(Canvas *c, const Frame *f, const Axis *a, int wanted, bool w
     }
 }
 
-/* From the top down: a label that would touch the one above gives way. */
+/* The lowest label first, then from the top down: a label that would touch the one above
+   gives way, and so does one on the lowest's row.  On an axis of two rows the lowest (0)
+   shares its row with the next (2): labelled by the next, the data at the bottom would be
+   drawn on a row that names another value. */
 static void ticks_y(Canvas *c, const Frame *f, const Axis *a, int wanted)
 {
     double values[64], step;
     int n = Figure_ticks(a->lo, a->hi, wanted, false, values, 64, &step);
-    int last_row = -1;
-    for (int i = n - 1; i >= 0; i--) {
-        char label[32];
+    int bottom_row = -1, last_row = -1;
+    char label[32];
+    if (n > 0) {
+        Figure_tick_label(values[0], step, label, sizeof label);
+        frame_ytick(c, f, axis_dot(a, values[0]), label, &bottom_row);
+    }
+    for (int i = n - 1; i >= 1; i--) {
+        int y = axis_dot(a, values[i]);
+        if (y / 4 == bottom_row)
+            continue;
         Figure_tick_label(values[i], step, label, sizeof label);
-        frame_ytick(c, f, axis_dot(a, values[i]), label, &last_row);
+        frame_ytick(c, f, y, label, &last_row);
     }
 }
 

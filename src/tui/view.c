@@ -20,8 +20,11 @@ static void layout(int cols, int rows, ViewRect *eigen, ViewRect *histogram, Vie
     int left = wanted < cols * 2 / 5 ? cols * 2 / 5 : wanted > cols / 2 ? cols / 2 : wanted;
     int right = cols - left - 1;
     *eigen = (ViewRect){0, 0, rows, left};
-    *histogram = (ViewRect){0, left + 1, rows / 2, right};
-    *stable = (ViewRect){rows / 2, left + 1, rows - rows / 2, right};
+    /* Below 20 rows (80×24 under a status of five lines or more) the histogram keeps its 7
+       and the stable-rank panel, whose legend is the taller, takes the rest. */
+    int upper = rows < 20 && rows - 7 > rows / 2 ? 7 : rows / 2;
+    *histogram = (ViewRect){0, left + 1, upper, right};
+    *stable = (ViewRect){upper, left + 1, rows - upper, right};
 }
 
 static void centred(Screen *s, int row, const char *utf8, bool bold)
