@@ -20,9 +20,10 @@ static void layout(int cols, int rows, ViewRect *eigen, ViewRect *histogram, Vie
     int left = wanted < cols * 2 / 5 ? cols * 2 / 5 : wanted > cols / 2 ? cols / 2 : wanted;
     int right = cols - left - 1;
     *eigen = (ViewRect){0, 0, rows, left};
-    /* Below 20 rows (80×24 under a status of five lines or more) the histogram keeps its 7
-       and the stable-rank panel, whose legend is the taller, takes the rest. */
-    int upper = rows < 20 && rows - 7 > rows / 2 ? 7 : rows / 2;
+    /* Below 19 rows (80×24 under a status of six lines: an ensemble's, with a note) half
+       would leave the stable-rank panel, whose legend is the taller, too small to draw: the
+       histogram keeps its 7 and the stable-rank panel takes the rest. */
+    int upper = rows < 19 ? 7 : rows / 2;
     *histogram = (ViewRect){0, left + 1, upper, right};
     *stable = (ViewRect){upper, left + 1, rows - upper, right};
 }
