@@ -7,6 +7,7 @@
 #include "plot.h"
 #include "tour.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,6 +158,37 @@ static const char *caption_text(const View *v, char *out, size_t size)
         return v->caption;
     snprintf(out, size, "%s %s", pinned, v->caption);
     return out;
+}
+
+/* Whether p starts one of the note's numbered items: "(2) ". */
+static bool item_start(const char *p)
+{
+    return p[0] == '(' && isdigit((unsigned char)p[1]) && p[2] == ')';
+}
+
+/* The note without its numbered items ("(2) the stray bar of the histogram is gone, ...;")
+   that name a panel left out at this height (left_out: "histogram"), in out, so that it
+   points only at what is drawn; the note itself where none does. */
+static const char *items_drawn(const char *note, const char *left_out, char *out, size_t size)
+{
+    size_t used = 0;
+    bool dropped = false;
+    out[0] = '\0';
+    for (const char *p = note; *p;) {
+        const char *next = p + 1;
+        while (*next && !(next[-1] == ' ' && item_start(next)))
+            next++;
+        char item[TOUR_CAPTION_SIZE + 256];
+        snprintf(item, sizeof item, "%.*s", (int)(next - p), p);
+        if (item_start(p) && strstr(item, left_out))
+            dropped = true;
+        else if (used + strlen(item) < size)
+            used += (size_t)snprintf(out + used, size - used, "%s", item);
+        p = next;
+    }
+    while (used > 0 && (out[used - 1] == ' ' || out[used - 1] == ';'))
+        out[--used] = '\0';
+    return dropped ? out : note;
 }
 
 /* The note's box; hidden (or NULL) says on its top border which panels are not drawn. */
@@ -399,7 +431,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     int n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
     /* Above the status lines: the panels, then the tour's caption in rows of its own. */
     bool caption = v->display.present && v->caption;
-    char caption_buf[TOUR_CAPTION_SIZE + 256];
+    char caption_buf[TOUR_CAPTION_SIZE + 256], drawn_buf[sizeof caption_buf];
     const char *caption_shown = caption ? caption_text(v, caption_buf, sizeof caption_buf) : NULL;
     int above_status = rows - n;
     int caption_box_rows =
@@ -413,6 +445,11 @@ bool View_draw(Screen *s, const View *v, bool repaint)
            row is far above its minimum). */
         status_view.shown_subjects = panels_subjects(&v->display, shown);
         n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
+        /* The note points only at the panels drawn. */
+        if (caption)
+            caption_shown =
+                items_drawn(caption_shown, v->display.compare ? "stable rank" : "histogram",
+                            drawn_buf, sizeof drawn_buf);
         above_status = rows - n;
         caption_box_rows =
             caption ? caption_rows(s, caption_shown, above_status, cols, &v->display) : 0;
