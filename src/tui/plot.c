@@ -159,12 +159,15 @@ static int legend_item_width(const Canvas *c, const LegendItem *item)
 enum { LEGEND_PIECES_MAX = 24 };
 
 /* Items wider than the canvas (long notes) are cut at spaces into pieces that fit, each
-   after the first without a sample; returns the number of pieces. */
-static int legend_wrap(const Canvas *c, const LegendItem *items, int n, LegendItem *out)
+   after the first without a sample (continued[k]: piece k goes on the item before it);
+   returns the number of pieces. */
+static int legend_wrap(const Canvas *c, const LegendItem *items, int n, LegendItem *out,
+                       bool *continued)
 {
     int count = 0, cols = Canvas_cols(c);
     for (int i = 0; i < n && count < LEGEND_PIECES_MAX; i++) {
         LegendItem piece = items[i];
+        bool continuing = false;
         while (legend_item_width(c, &piece) > cols && count < LEGEND_PIECES_MAX - 1) {
             /* The longest prefix ending before a space that fits. */
             char prefix[sizeof piece.text];
@@ -182,58 +185,71 @@ static int legend_wrap(const Canvas *c, const LegendItem *items, int n, LegendIt
             }
             if (cut == 0)
                 break; /* one long word: the canvas cuts it */
+            continued[count] = continuing;
             out[count] = piece;
             out[count].text[cut] = '\0';
             count++;
             LegendItem rest = {.cells = 0, .ink = piece.ink};
             snprintf(rest.text, sizeof rest.text, "%s", piece.text + cut + 1);
             piece = rest;
+            continuing = true;
         }
+        continued[count] = continuing;
         out[count++] = piece;
     }
     return count;
 }
 
-/* Items flow left to right and wrap; returns the rows they need. */
+/* Items flow left to right and wrap, the pieces of a cut item each on a row of their own
+   (an item after a cut one on the next row: beside its end it would read as one item):
+   the pieces in items, each piece's row (from 0) in row_of and column in col_of; returns
+   their count, and the rows they need in *rows. */
+static int legend_layout(const Canvas *c, const LegendItem *given, int given_count,
+                         LegendItem *items, int *row_of, int *col_of, int *rows)
+{
+    bool continued[LEGEND_PIECES_MAX];
+    int n = legend_wrap(c, given, given_count, items, continued);
+    int row = 0, col = 0;
+    for (int i = 0; i < n; i++) {
+        int width = legend_item_width(c, &items[i]);
+        bool cut = continued[i] || (i > 0 && continued[i - 1]);
+        if (col > 0 && (col + width > Canvas_cols(c) || cut)) {
+            row++;
+            col = 0;
+        }
+        row_of[i] = row;
+        col_of[i] = col;
+        col += width + LEGEND_GAP;
+    }
+    *rows = row + 1;
+    return n;
+}
+
 static int legend_rows(const Canvas *c, const LegendItem *given, int given_count)
 {
     LegendItem items[LEGEND_PIECES_MAX];
-    int n = legend_wrap(c, given, given_count, items);
-    int rows = 1, col = 0;
-    for (int i = 0; i < n; i++) {
-        int width = legend_item_width(c, &items[i]);
-        if (col > 0 && col + width > Canvas_cols(c)) {
-            rows++;
-            col = 0;
-        }
-        col += width + LEGEND_GAP;
-    }
+    int row_of[LEGEND_PIECES_MAX], col_of[LEGEND_PIECES_MAX], rows;
+    legend_layout(c, given, given_count, items, row_of, col_of, &rows);
     return rows;
 }
 
 static void legend_draw(Canvas *c, const LegendItem *given, int given_count, int row)
 {
     LegendItem items[LEGEND_PIECES_MAX];
-    int n = legend_wrap(c, given, given_count, items);
-    int col = 0;
+    int row_of[LEGEND_PIECES_MAX], col_of[LEGEND_PIECES_MAX], rows;
+    int n = legend_layout(c, given, given_count, items, row_of, col_of, &rows);
     for (int i = 0; i < n; i++) {
         const LegendItem *item = &items[i];
-        int width = legend_item_width(c, item);
-        if (col > 0 && col + width > Canvas_cols(c)) {
-            row++;
-            col = 0;
-        }
-        int at = col;
+        int at = col_of[i], on = row + row_of[i];
         for (int k = 0; k < item->cells; k++, at++) {
             if (item->sample[k].glyph)
-                Canvas_text(c, at, row, item->sample[k].glyph, item->ink);
+                Canvas_text(c, at, on, item->sample[k].glyph, item->ink);
             else if (item->sample[k].point)
-                Canvas_point_sample(c, at, row, item->sample[k].dots, item->ink);
+                Canvas_point_sample(c, at, on, item->sample[k].dots, item->ink);
             else
-                Canvas_pattern(c, at, row, item->sample[k].dots, item->ink);
+                Canvas_pattern(c, at, on, item->sample[k].dots, item->ink);
         }
-        Canvas_text(c, at + (item->cells ? 1 : 0), row, item->text, INK_DEFAULT);
-        col += width + LEGEND_GAP;
+        Canvas_text(c, at + (item->cells ? 1 : 0), on, item->text, INK_DEFAULT);
     }
 }
 
