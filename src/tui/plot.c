@@ -253,11 +253,10 @@ static void legend_draw(Canvas *c, const LegendItem *given, int given_count, int
     }
 }
 
-/* The length of text's longest start that fits the panel's width: all of it, or up to the
+/* The length of text's longest start that fits cols columns: all of it, or up to the
    last space that fits (0 where even the first word is wider). */
-static size_t fitting_length(const Canvas *c, const char *text)
+static size_t fitting_length(const Canvas *c, const char *text, int cols)
 {
-    int cols = Canvas_cols(c);
     if (Canvas_text_width(c, text) <= cols)
         return strlen(text);
     char first[256];
@@ -274,12 +273,16 @@ static size_t fitting_length(const Canvas *c, const char *text)
     return cut;
 }
 
+enum { TITLE_MARGIN = 2 };
+
 /* The title on the first row or, when it is wider than the panel, on two, broken at the
    last space that fits (a cut title loses its end: "log axis", "frozen attention").
    Returns the rows it took. */
 static int title(Canvas *c, const char *text)
 {
-    size_t cut = fitting_length(c, text);
+    /* Two columns short of the panel's: beside the next panel's title (one column apart)
+       the two never read as one ("…of A, l=1, singular values…"). */
+    size_t cut = fitting_length(c, text, Canvas_cols(c) - TITLE_MARGIN);
     if (cut == 0 || text[cut] == '\0') {
         Canvas_text(c, 0, 0, text, INK_DEFAULT);
         return 1;
@@ -307,7 +310,7 @@ void Plot_message(Canvas *c, const char *heading, const char *message)
     size_t length[MESSAGE_ROWS_MAX];
     int rows = 0;
     for (const char *rest = message; *rest && rows < MESSAGE_ROWS_MAX; rows++) {
-        size_t n = fitting_length(c, rest);
+        size_t n = fitting_length(c, rest, Canvas_cols(c));
         start[rows] = rest;
         length[rows] = n ? n : strlen(rest);
         rest += length[rows];
