@@ -17,19 +17,24 @@ static const Case CASES[] = {
     {1, "1 s", "~1 s"},
     {12.4, "12.4 s", "~12 s"},
     {59.4, "59.4 s", "~59 s"},
+    {59.7, "59.7 s", "~1 min"}, /* "~60 s" would read apart from 60 s's "~1 min" */
     {60, "60 s", "~1 min"},
-    {119.9, "120 s", "~2 min"},
+    {119.4, "119 s", "~2 min"},
+    {119.9, "2 min", "~2 min"}, /* not "120 s" beside 120 s's "2 min" */
     {120, "2 min", "~2 min"},
     {185, "3 min", "~3 min"},
-    {3599, "60 min", "~60 min"},
+    {3569, "59 min", "~59 min"},
+    {3599, "60 min", "~1.0 h"}, /* not "~60 min" beside 3600 s's "~1.0 h" */
     {3600, "60 min", "~1.0 h"},
-    {7199, "120 min", "~2.0 h"},
+    {7169, "119 min", "~2.0 h"},
+    {7199, "2 h", "~2.0 h"}, /* not "120 min" beside 7200 s's "2 h" */
     {7200, "2 h", "~2.0 h"},
     {9000, "2.5 h", "~2.5 h"},
-    {172799, "48 h", "~48.0 h"},           /* a second short of two days: still hours */
-    {172800, "2 days", "~2 days"},         /* two days: days */
-    {348941, "4.04 days", "~4.04 days"},   /* the engineer's size at 10 GFLOP/s */
-    {923400, "10.7 days", "~10.7 days"},   /* 256.5 h, as the screen said before */
+    {169200, "47 h", "~47.0 h"},         /* 47 h: hours */
+    {172799, "2 days", "~2 days"},       /* a second short of two days: "48 h" would be two days */
+    {172800, "2 days", "~2 days"},       /* two days: days */
+    {348941, "4.04 days", "~4.04 days"}, /* the engineer's size at 10 GFLOP/s */
+    {923400, "10.7 days", "~10.7 days"}, /* 256.5 h, as the screen said before */
     {1.3162121e7, "152 days", "~152 days"} /* estimate.sh's huge run */
 };
 

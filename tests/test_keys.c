@@ -28,10 +28,29 @@ static void test_every_spec_key_bound(void **state)
     assert_non_null(Keys_find(KEY_RIGHT));
     /* y toggles the attention map between the shown layer's A and the product A_ℓ⋯A_1. */
     assert_non_null(Keys_find('y'));
-    /* No Alt, Ctrl-S or Ctrl-Q bindings (flow control and terminals disagree on them). */
+    /* No Alt, Ctrl-S or Ctrl-Q bindings (flow control and terminals disagree on them); Esc
+       alone cancels the running export or job. */
     assert_null(Keys_find('S' & 0x1f));
     assert_null(Keys_find('Q' & 0x1f));
-    assert_null(Keys_find(27));
+    assert_int_equal(Keys_find(27)->kind, ACTION_CANCEL);
+}
+
+/* y steps the attention map's setting, which shows in the map view alone: elsewhere its note
+   says so (it had set map=product silently); in the map view the map itself shows it. */
+static void test_map_key_outside_its_view_says_where(void **state)
+{
+    (void)state;
+    Config start = Config_default();
+    Controls c = Controls_from(&start);
+    char note[KEYS_NOTE_SIZE] = "";
+    assert_true(Keys_apply(Keys_find('y'), &c, note, sizeof note));
+    assert_int_equal(c.config.attention_map, ATTENTION_MAP_PRODUCT);
+    assert_non_null(strstr(note, "attention map product: drawn in the attention-map view alone"));
+    c.display.panel = PANEL_ATTENTION_MAP;
+    note[0] = '\0';
+    assert_true(Keys_apply(Keys_find('y'), &c, note, sizeof note));
+    assert_int_equal(c.config.attention_map, ATTENTION_MAP_LAYER);
+    assert_null(strstr(note, "attention-map view"));
 }
 
 static void test_no_duplicates_and_complete_entries(void **state)
@@ -782,6 +801,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_spec_key_bound),
+        cmocka_unit_test(test_map_key_outside_its_view_says_where),
         cmocka_unit_test(test_bound_notes_name_keys_as_keys),
         cmocka_unit_test(test_notes_name_the_key_that_raises),
         cmocka_unit_test(test_every_key_in_the_man_page),

@@ -68,6 +68,32 @@ static void test_eigenvalues(void **state)
     Canvas_free(c);
 }
 
+/* Presentation mode draws the eigenvalues as whole cells (●, ASCII '*'): the legend's sample
+   is that glyph too, not the dot the plain plot draws (and its legend shows). */
+static void test_bold_legend_shows_the_drawn_point(void **state)
+{
+    (void)state;
+    EigenvaluePlot p = {"eigenvalues", 4, NEAR, 2.0, NAN, false, false, NAN, 0, false};
+    Canvas *c = Canvas_new(50, 24, true);
+    Plot_eigenvalues(c, &p);
+    assert_non_null(strstr(text(c), "⠄ √T·λ (3)"));
+    assert_null(strstr(text(c), "●"));
+    Canvas_free(c);
+    c = Canvas_new(50, 24, true);
+    Canvas_set_bold(c, true);
+    Plot_eigenvalues(c, &p);
+    const char *t = text(c), *legend = strstr(t, "● √T·λ (3)");
+    assert_non_null(legend);
+    assert_non_null(strstr(t, "●") < legend ? strstr(t, "●") : NULL); /* drawn above it too */
+    assert_null(strstr(t, "⠄ √T·λ"));
+    Canvas_free(c);
+    c = Canvas_new(50, 24, false);
+    Canvas_set_bold(c, true);
+    Plot_eigenvalues(c, &p);
+    assert_non_null(strstr(text(c), "* sqrtT*lambda (3)"));
+    Canvas_free(c);
+}
+
 static void test_histogram(void **state)
 {
     (void)state;
@@ -755,6 +781,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eigenvalues),
+        cmocka_unit_test(test_bold_legend_shows_the_drawn_point),
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_stable_rank),
         cmocka_unit_test(test_ascii_and_small),

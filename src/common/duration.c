@@ -1,42 +1,56 @@
 /* Durations as text (see duration.h). */
 #include "duration.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define MINUTE 60.0
 #define HOUR 3600.0
-#define DAY 86400.0
 
-/* Below two days, as batch has written them: seconds to two minutes, minutes to two hours. */
+/* Whether value, written with format, reads as at least limit: a unit gives way to the next
+   where its rounded number would reach the next one's, so that 59.7 s is "~1 min" as 60 s
+   is, never "~60 s" beside "~1 min". */
+static bool reads_at_least(double value, const char *format, double limit)
+{
+    char text[64];
+    snprintf(text, sizeof text, format, value);
+    return strtod(text, NULL) >= limit;
+}
+
+/* As batch has written them: seconds to two minutes, minutes to two hours, hours to two
+   days. */
 static void plain(double seconds, char *out, size_t size)
 {
-    if (seconds >= 2 * HOUR)
+    if (reads_at_least(seconds / HOUR, "%.2g", 48))
+        snprintf(out, size, "%.3g days", seconds / (24 * HOUR));
+    else if (reads_at_least(seconds / MINUTE, "%.0f", 120))
         snprintf(out, size, "%.2g h", seconds / HOUR);
-    else if (seconds >= 2 * MINUTE)
+    else if (reads_at_least(seconds, "%.3g", 120))
         snprintf(out, size, "%.0f min", seconds / MINUTE);
     else
         snprintf(out, size, "%.3g s", seconds);
 }
 
-/* Below two days, as the screen's status line has written them: rounded, and "~" for an
-   estimate's uncertainty. */
+/* As the screen's status line has written them: rounded, and "~" for an estimate's
+   uncertainty. */
 static void about(double seconds, char *out, size_t size)
 {
-    if (seconds < 1)
-        snprintf(out, size, "<1 s");
-    else if (seconds < MINUTE)
-        snprintf(out, size, "~%.0f s", seconds);
-    else if (seconds < HOUR)
-        snprintf(out, size, "~%.0f min", seconds / MINUTE);
-    else
+    if (reads_at_least(seconds / HOUR, "%.1f", 48))
+        snprintf(out, size, "~%.3g days", seconds / (24 * HOUR));
+    else if (reads_at_least(seconds / MINUTE, "%.0f", 60))
         snprintf(out, size, "~%.1f h", seconds / HOUR);
+    else if (reads_at_least(seconds, "%.0f", 60))
+        snprintf(out, size, "~%.0f min", seconds / MINUTE);
+    else if (seconds >= 1)
+        snprintf(out, size, "~%.0f s", seconds);
+    else
+        snprintf(out, size, "<1 s");
 }
 
 void Duration_text(double seconds, DurationStyle style, char *out, size_t size)
 {
-    if (seconds >= 2 * DAY)
-        snprintf(out, size, "%s%.3g days", style == DURATION_ABOUT ? "~" : "", seconds / DAY);
-    else if (style == DURATION_ABOUT)
+    if (style == DURATION_ABOUT)
         about(seconds, out, size);
     else
         plain(seconds, out, size);

@@ -1,6 +1,7 @@
 /* A duration as a reader weighs it, one rule for the screen and batch mode: from two days on
  * in days ("4.04 days"), where hours would leave the reader dividing by 24; below that each
- * front end keeps the units it has always written.
+ * front end keeps the units it has always written.  A unit gives way to the next where its
+ * rounded number would reach the next one's: 59.7 s is "~1 min" as 60 s is, not "~60 s".
  */
 #ifndef ATTNSCOPE_COMMON_DURATION_H
 #define ATTNSCOPE_COMMON_DURATION_H

@@ -57,6 +57,7 @@ static void eigenvalue_legend(const EigenvaluePlot *p, EigenvalueFigure *f)
     int n = 0;
     LegendItem *item = legend_add(f->legend, &n, INK_BULK, 1);
     sample(item, 0, NULL, SAMPLE_DOT);
+    item->sample[0].point = true; /* the eigenvalues are points (Canvas_point) */
     snprintf(item->text, sizeof item->text, "√T·λ (%d)", f->marked ? p->count - 1 : p->count);
     if (f->predicted) {
         item = legend_add(f->legend, &n, INK_THEORY, 1);

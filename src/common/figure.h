@@ -24,11 +24,14 @@ enum {
     SAMPLE_VERTICAL_DOTS = 0x01 | 0x04
 };
 
-/* One legend entry: a sample of up to three cells (each a glyph or dots) and a text. */
+/* One legend entry: a sample of up to three cells (each a glyph or dots) and a text.  A
+   sample of data points (point) is drawn as the renderer draws the points: the dots, or
+   presentation mode's whole-cell glyph. */
 typedef struct {
     struct {
         const char *glyph;
         uint8_t dots;
+        bool point;
     } sample[3];
     int cells;
     Ink ink;

@@ -106,6 +106,12 @@ void Canvas_set_bold(Canvas *c, bool bold)
     c->bold = bold;
 }
 
+/* A point's whole cell in bold mode. */
+static uint32_t point_glyph(const Canvas *c)
+{
+    return c->unicode ? 0x25CFu : '*'; /* ● */
+}
+
 void Canvas_point(Canvas *c, int x, int y, Ink ink)
 {
     if (!c->bold) {
@@ -118,7 +124,20 @@ void Canvas_point(Canvas *c, int x, int y, Ink ink)
     /* A marker or a label already there wins: it says more than one more point. */
     if (cell->glyph)
         return;
-    cell->glyph = c->unicode ? 0x25CFu : '*'; /* ● */
+    cell->glyph = point_glyph(c);
+    cell->ink = (uint8_t)ink;
+}
+
+void Canvas_point_sample(Canvas *c, int col, int row, uint8_t dots, Ink ink)
+{
+    if (!c->bold) {
+        Canvas_pattern(c, col, row, dots, ink);
+        return;
+    }
+    if (col < 0 || col >= c->cols || row < 0 || row >= c->rows)
+        return;
+    Cell *cell = &c->cells[(size_t)row * c->cols + col];
+    cell->glyph = point_glyph(c);
     cell->ink = (uint8_t)ink;
 }
 

@@ -49,6 +49,9 @@ void Canvas_circle(Canvas *c, int cx, int cy, int r, Ink ink, Stroke stroke);
 /* ORs the dot bits into cell (col, row), e.g. a legend's sample of a stroke; ignores the
    clip rectangle. */
 void Canvas_pattern(Canvas *c, int col, int row, uint8_t bits, Ink ink);
+/* A legend's sample of the points Canvas_point draws, in cell (col, row): these dots, or in
+   bold mode the point's whole-cell glyph, so that the legend shows what the plot draws. */
+void Canvas_point_sample(Canvas *c, int col, int row, uint8_t dots, Ink ink);
 
 /* Writes the UTF-8 text from cell (col, row) rightwards, transliterated to ASCII when the
    canvas has no Unicode; text covers dots.  Returns the number of cells written. */

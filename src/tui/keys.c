@@ -371,6 +371,14 @@ static bool step(const Setting *s, int direction, Controls *c, char *note, size_
     *c = after;
     if (s->in_use && !s->in_use(&next))
         note_add(note, size, "%s", s->unused_note);
+    /* The map's setting shows in the attention-map view alone: elsewhere the key says where,
+       since nothing on the screen changes. */
+    if (s == Settings_find("attention-map") && c->display.panel != PANEL_ATTENTION_MAP) {
+        char shown[64];
+        Setting_format(s, &next, 3, shown, sizeof shown);
+        note_add(note, size, "%s %s: drawn in the attention-map view alone (v or V to it)",
+                 s->key_label, shown);
+    }
     Keys_note_made_inert(s, &c->config, &next, note, size);
     c->config = next;
     return true;
@@ -472,6 +480,7 @@ static const KeyBinding OTHER_KEYS[] = {
     {'h', "h", "help, as ? does", ACTION_HELP, NULL, 0, NULL},
     {KEY_F(1), "F1", "help, as ? does", ACTION_HELP, NULL, 0, NULL},
     {'L' & 0x1f, "Ctrl-L", "redraw the screen", ACTION_REDRAW, NULL, 0, NULL},
+    {27, "Esc", "cancel the export or job", ACTION_CANCEL, NULL, 0, NULL},
     {'q', "q", "quit", ACTION_QUIT, NULL, 0, NULL},
 };
 enum { OTHER_COUNT = sizeof OTHER_KEYS / sizeof OTHER_KEYS[0] };

@@ -60,7 +60,8 @@ typedef struct {
    ACTION_EXPORT writes the shown result as CSV and SVG files, ACTION_SAVE_PRESET asks for
    a name and saves the settings as a preset, ACTION_PICK_PRESET opens the preset picker,
    ACTION_SETTING_LINE the line that sets any setting by name (setline.h);
-   the tour keys load the next or previous preset of the classroom tour. */
+   the tour keys load the next or previous preset of the classroom tour; ACTION_CANCEL stops
+   the running export, else the running job. */
 typedef enum {
     ACTION_SETTING,
     ACTION_DISPLAY,
@@ -73,7 +74,8 @@ typedef enum {
     ACTION_HELP,
     ACTION_WARNINGS,
     ACTION_QUIT,
-    ACTION_REDRAW
+    ACTION_REDRAW,
+    ACTION_CANCEL
 } KeyAction;
 
 /* A help line is at most KEYS_HELP_COLUMNS columns wide, so that two columns of them fit

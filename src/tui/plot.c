@@ -126,16 +126,26 @@ static void ticks_x(Canvas *c, const Frame *f, const Axis *a, int wanted, bool w
     }
 }
 
-/* From the top down: a label that would touch the one above gives way. */
+/* The lowest label first, then from the top down: a label that would touch the one above
+   gives way, and so does one on the lowest's row.  On an axis of two rows the lowest (0)
+   shares its row with the next (2): labelled by the next, the data at the bottom would be
+   drawn on a row that names another value. */
 static void ticks_y(Canvas *c, const Frame *f, const Axis *a, int wanted)
 {
     double values[64], step;
     int n = Figure_ticks(a->lo, a->hi, wanted, false, values, 64, &step);
-    int last_row = -1;
-    for (int i = n - 1; i >= 0; i--) {
-        char label[32];
+    int bottom_row = -1, last_row = -1;
+    char label[32];
+    if (n > 0) {
+        Figure_tick_label(values[0], step, label, sizeof label);
+        frame_ytick(c, f, axis_dot(a, values[0]), label, &bottom_row);
+    }
+    for (int i = n - 1; i >= 1; i--) {
+        int y = axis_dot(a, values[i]);
+        if (y / 4 == bottom_row)
+            continue;
         Figure_tick_label(values[i], step, label, sizeof label);
-        frame_ytick(c, f, axis_dot(a, values[i]), label, &last_row);
+        frame_ytick(c, f, y, label, &last_row);
     }
 }
 
@@ -149,12 +159,15 @@ static int legend_item_width(const Canvas *c, const LegendItem *item)
 enum { LEGEND_PIECES_MAX = 24 };
 
 /* Items wider than the canvas (long notes) are cut at spaces into pieces that fit, each
-   after the first without a sample; returns the number of pieces. */
-static int legend_wrap(const Canvas *c, const LegendItem *items, int n, LegendItem *out)
+   after the first without a sample (continued[k]: piece k goes on the item before it);
+   returns the number of pieces. */
+static int legend_wrap(const Canvas *c, const LegendItem *items, int n, LegendItem *out,
+                       bool *continued)
 {
     int count = 0, cols = Canvas_cols(c);
     for (int i = 0; i < n && count < LEGEND_PIECES_MAX; i++) {
         LegendItem piece = items[i];
+        bool continuing = false;
         while (legend_item_width(c, &piece) > cols && count < LEGEND_PIECES_MAX - 1) {
             /* The longest prefix ending before a space that fits. */
             char prefix[sizeof piece.text];
@@ -172,64 +185,78 @@ static int legend_wrap(const Canvas *c, const LegendItem *items, int n, LegendIt
             }
             if (cut == 0)
                 break; /* one long word: the canvas cuts it */
+            continued[count] = continuing;
             out[count] = piece;
             out[count].text[cut] = '\0';
             count++;
             LegendItem rest = {.cells = 0, .ink = piece.ink};
             snprintf(rest.text, sizeof rest.text, "%s", piece.text + cut + 1);
             piece = rest;
+            continuing = true;
         }
+        continued[count] = continuing;
         out[count++] = piece;
     }
     return count;
 }
 
-/* Items flow left to right and wrap; returns the rows they need. */
+/* Items flow left to right and wrap, the pieces of a cut item each on a row of their own
+   (an item after a cut one on the next row: beside its end it would read as one item):
+   the pieces in items, each piece's row (from 0) in row_of and column in col_of; returns
+   their count, and the rows they need in *rows. */
+static int legend_layout(const Canvas *c, const LegendItem *given, int given_count,
+                         LegendItem *items, int *row_of, int *col_of, int *rows)
+{
+    bool continued[LEGEND_PIECES_MAX];
+    int n = legend_wrap(c, given, given_count, items, continued);
+    int row = 0, col = 0;
+    for (int i = 0; i < n; i++) {
+        int width = legend_item_width(c, &items[i]);
+        bool cut = continued[i] || (i > 0 && continued[i - 1]);
+        if (col > 0 && (col + width > Canvas_cols(c) || cut)) {
+            row++;
+            col = 0;
+        }
+        row_of[i] = row;
+        col_of[i] = col;
+        col += width + LEGEND_GAP;
+    }
+    *rows = row + 1;
+    return n;
+}
+
 static int legend_rows(const Canvas *c, const LegendItem *given, int given_count)
 {
     LegendItem items[LEGEND_PIECES_MAX];
-    int n = legend_wrap(c, given, given_count, items);
-    int rows = 1, col = 0;
-    for (int i = 0; i < n; i++) {
-        int width = legend_item_width(c, &items[i]);
-        if (col > 0 && col + width > Canvas_cols(c)) {
-            rows++;
-            col = 0;
-        }
-        col += width + LEGEND_GAP;
-    }
+    int row_of[LEGEND_PIECES_MAX], col_of[LEGEND_PIECES_MAX], rows;
+    legend_layout(c, given, given_count, items, row_of, col_of, &rows);
     return rows;
 }
 
 static void legend_draw(Canvas *c, const LegendItem *given, int given_count, int row)
 {
     LegendItem items[LEGEND_PIECES_MAX];
-    int n = legend_wrap(c, given, given_count, items);
-    int col = 0;
+    int row_of[LEGEND_PIECES_MAX], col_of[LEGEND_PIECES_MAX], rows;
+    int n = legend_layout(c, given, given_count, items, row_of, col_of, &rows);
     for (int i = 0; i < n; i++) {
         const LegendItem *item = &items[i];
-        int width = legend_item_width(c, item);
-        if (col > 0 && col + width > Canvas_cols(c)) {
-            row++;
-            col = 0;
-        }
-        int at = col;
+        int at = col_of[i], on = row + row_of[i];
         for (int k = 0; k < item->cells; k++, at++) {
             if (item->sample[k].glyph)
-                Canvas_text(c, at, row, item->sample[k].glyph, item->ink);
+                Canvas_text(c, at, on, item->sample[k].glyph, item->ink);
+            else if (item->sample[k].point)
+                Canvas_point_sample(c, at, on, item->sample[k].dots, item->ink);
             else
-                Canvas_pattern(c, at, row, item->sample[k].dots, item->ink);
+                Canvas_pattern(c, at, on, item->sample[k].dots, item->ink);
         }
-        Canvas_text(c, at + (item->cells ? 1 : 0), row, item->text, INK_DEFAULT);
-        col += width + LEGEND_GAP;
+        Canvas_text(c, at + (item->cells ? 1 : 0), on, item->text, INK_DEFAULT);
     }
 }
 
-/* The length of text's longest start that fits the panel's width: all of it, or up to the
+/* The length of text's longest start that fits cols columns: all of it, or up to the
    last space that fits (0 where even the first word is wider). */
-static size_t fitting_length(const Canvas *c, const char *text)
+static size_t fitting_length(const Canvas *c, const char *text, int cols)
 {
-    int cols = Canvas_cols(c);
     if (Canvas_text_width(c, text) <= cols)
         return strlen(text);
     char first[256];
@@ -246,12 +273,16 @@ static size_t fitting_length(const Canvas *c, const char *text)
     return cut;
 }
 
+enum { TITLE_MARGIN = 2 };
+
 /* The title on the first row or, when it is wider than the panel, on two, broken at the
    last space that fits (a cut title loses its end: "log axis", "frozen attention").
    Returns the rows it took. */
 static int title(Canvas *c, const char *text)
 {
-    size_t cut = fitting_length(c, text);
+    /* Two columns short of the panel's: beside the next panel's title (one column apart)
+       the two never read as one ("…of A, l=1, singular values…"). */
+    size_t cut = fitting_length(c, text, Canvas_cols(c) - TITLE_MARGIN);
     if (cut == 0 || text[cut] == '\0') {
         Canvas_text(c, 0, 0, text, INK_DEFAULT);
         return 1;
@@ -279,7 +310,7 @@ void Plot_message(Canvas *c, const char *heading, const char *message)
     size_t length[MESSAGE_ROWS_MAX];
     int rows = 0;
     for (const char *rest = message; *rest && rows < MESSAGE_ROWS_MAX; rows++) {
-        size_t n = fitting_length(c, rest);
+        size_t n = fitting_length(c, rest, Canvas_cols(c));
         start[rows] = rest;
         length[rows] = n ? n : strlen(rest);
         rest += length[rows];

@@ -107,10 +107,14 @@ typedef struct {
     Controls controls;
     unsigned long long memory_budget;
     const char *memory_budget_source; /* what set it, named by the refusals */
-    bool export_matrix;             /* --export-matrix: x writes the attention matrix in full too */
-    unsigned long generation;       /* of the newest job submitted */
-    WorkerExtras extras;            /* what that job computes beyond the model run */
-    Snapshot *shown;                /* the newest snapshot taken (possibly of an older job) */
+    bool export_matrix;       /* --export-matrix: x writes the attention matrix in full too */
+    unsigned long generation; /* of the newest job submitted */
+    WorkerExtras extras;      /* what that job computes beyond the model run */
+    Snapshot *shown;          /* the newest snapshot taken (possibly of an older job) */
+    /* The last complete result and the settings (the view too) it stands for: where Esc
+       returns when it cancels a job. */
+    Snapshot *resting;
+    Controls resting_controls;
     ExportJob *export_job;          /* x's export, written on a thread of its own */
     double export_since;            /* when it started (Trace_clock_ms) */
     char export_typed[PROMPT_SIZE]; /* its directory as typed at the prompt */
@@ -297,6 +301,14 @@ static bool needs_job(const Loop *l, const Controls *next)
            (want.conditioning_other && !had.conditioning_other) || left;
 }
 
+/* Puts next on without a job: while none runs, the shown result stands for them. */
+static void put_on(Loop *l, const Controls *next)
+{
+    l->controls = *next;
+    if (!l->busy)
+        l->resting_controls = *next;
+}
+
 /* Puts next on: a job where it needs one (or the long-job question), else at once.  A view
    redraws from the snapshot; only what it adds (the sweep, the compare view's second network)
    is a job, and the worker reuses the model run. */
@@ -305,7 +317,7 @@ static void change_to(Loop *l, const Controls *next)
     if (needs_job(l, next))
         submit_or_ask(l, next, NULL);
     else
-        l->controls = *next;
+        put_on(l, next);
 }
 
 /* A T across --hf-config's sliding window from the T the file was read at: refused, in the
@@ -344,7 +356,7 @@ static void long_job_setting(Loop *l, const KeyBinding *b)
     snprintf(preset, sizeof preset, "%s", l->pending_preset);
     l->prompting = PROMPT_NONE;
     if (!needs_job(l, &next)) {
-        l->controls = next;
+        put_on(l, &next);
         snprintf(l->note, sizeof l->note, "back to the settings on: nothing to compute");
         Trace_event(l->trace, "confirm-back");
         return;
@@ -790,6 +802,29 @@ static void help_key(Loop *l, int key, const KeyBinding *b, const char *name)
                 l->generation);
 }
 
+/* Esc while a job runs (and no export, which Esc cancels first): the job stops, and the
+   screen returns to the last complete result and the settings it stands for, as Esc at the
+   long-job question keeps the previous settings. */
+static void cancel_job(Loop *l)
+{
+    if (!l->busy) {
+        snprintf(l->note, sizeof l->note, "Esc cancels a running job or export: none runs");
+        return;
+    }
+    l->generation = Worker_cancel(l->worker);
+    l->busy = false;
+    Snapshot_free(l->shown);
+    l->shown = l->resting ? Snapshot_hold(l->resting) : NULL;
+    if (l->resting)
+        l->controls = l->resting_controls;
+    l->extras = extras_for(&l->controls.display);
+    snprintf(l->note, sizeof l->note, "%s",
+             l->resting ? "cancelled: back to the settings of the shown result"
+                        : "cancelled: nothing computed; change the settings with keys (T, d, L, "
+                          "...), or q quits");
+    Trace_event(l->trace, "job-cancel-key gen=%lu", l->generation);
+}
+
 /* A bound key's action on the main screen. */
 static void bound_key(Loop *l, const KeyBinding *b)
 {
@@ -843,6 +878,9 @@ static void bound_key(Loop *l, const KeyBinding *b)
     case ACTION_QUIT:
         l->quit = true;
         break;
+    case ACTION_CANCEL:
+        cancel_job(l);
+        break;
     }
 }
 
@@ -857,6 +895,16 @@ static void on_key(Loop *l, int key)
     l->redraw = true;
     if (key == SCREEN_RESIZED) {
         Trace_event(l->trace, "resize %dx%d", Screen_cols(l->screen), Screen_rows(l->screen));
+        return;
+    }
+    bool typing = l->prompting != PROMPT_NONE && l->prompting != PROMPT_LONG_JOB;
+    if ((Screen_cols(l->screen) < VIEW_MIN_COLS || Screen_rows(l->screen) < VIEW_MIN_ROWS) &&
+        !typing) {
+        /* The size message hides what any other key would do: only q acts, as it says.  An
+           open line to type into is drawn on the last row, so its keys still reach it. */
+        l->quit = key == 'q';
+        Trace_event(l->trace, "key %s %s below the minimum size", name,
+                    l->quit ? "quits" : "ignored");
         return;
     }
     if (l->picker || l->prompting) {
@@ -918,8 +966,12 @@ static void on_snapshot(Loop *l)
     add_start_warnings(l, s);
     Snapshot_free(l->shown);
     l->shown = s;
-    if (s->done)
+    if (s->done) {
         l->busy = false;
+        Snapshot_free(l->resting);
+        l->resting = Snapshot_hold(s);
+        l->resting_controls = l->controls;
+    }
     l->redraw = true;
     /* The export's prompt, opened before the result was in, said to wait: it is in now. */
     if (l->prompting == PROMPT_EXPORT_DIRECTORY &&
@@ -1195,6 +1247,7 @@ done:
         fprintf(stderr, "attnscope: the export to %s/ was cancelled by quitting; it is as it was\n",
                 l.export_cancelled_by_quit);
     Snapshot_free(l.shown);
+    Snapshot_free(l.resting);
     Picker_free(l.picker);
     Tour_free(&l.tour);
     if (l.worker && !Worker_stop(l.worker, STOP_WAIT_MS)) {

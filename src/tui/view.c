@@ -7,6 +7,7 @@
 #include "plot.h"
 #include "tour.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,8 +21,12 @@ static void layout(int cols, int rows, ViewRect *eigen, ViewRect *histogram, Vie
     int left = wanted < cols * 2 / 5 ? cols * 2 / 5 : wanted > cols / 2 ? cols / 2 : wanted;
     int right = cols - left - 1;
     *eigen = (ViewRect){0, 0, rows, left};
-    *histogram = (ViewRect){0, left + 1, rows / 2, right};
-    *stable = (ViewRect){rows / 2, left + 1, rows - rows / 2, right};
+    /* Below 19 rows (80×24 under a status of six lines: an ensemble's, with a note) half
+       would leave the stable-rank panel, whose legend is the taller, too small to draw: the
+       histogram keeps its 7 and the stable-rank panel takes the rest. */
+    int upper = rows < 19 ? 7 : rows / 2;
+    *histogram = (ViewRect){0, left + 1, upper, right};
+    *stable = (ViewRect){upper, left + 1, rows - upper, right};
 }
 
 static void centred(Screen *s, int row, const char *utf8, bool bold)
@@ -64,8 +69,9 @@ static void size_message(Screen *s, int rows, bool typing)
     snprintf(need, sizeof need, "attnscope needs at least %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
     snprintf(have, sizeof have, "this terminal is %d×%d", Screen_cols(s), Screen_rows(s));
     snprintf(brief_need, sizeof brief_need, "needs %d×%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
-    const char *leave =
-        typing ? "enlarge it; Esc closes the line, then q quits" : "enlarge it, or press q to quit";
+    const char *leave = typing
+                            ? "enlarge it; Esc closes the line, then q quits"
+                            : "enlarge it, or press q to quit; other keys do nothing at this size";
     const char *full[] = {need, have, leave},
                *brief[] = {brief_need, typing ? "Esc closes the line" : "q quits", NULL};
     int taken = 0;
@@ -154,6 +160,37 @@ static const char *caption_text(const View *v, char *out, size_t size)
         return v->caption;
     snprintf(out, size, "%s %s", pinned, v->caption);
     return out;
+}
+
+/* Whether p starts one of the note's numbered items: "(2) ". */
+static bool item_start(const char *p)
+{
+    return p[0] == '(' && isdigit((unsigned char)p[1]) && p[2] == ')';
+}
+
+/* The note without its numbered items ("(2) the stray bar of the histogram is gone, ...;")
+   that name a panel left out at this height (left_out: "histogram"), in out, so that it
+   points only at what is drawn; the note itself where none does. */
+static const char *items_drawn(const char *note, const char *left_out, char *out, size_t size)
+{
+    size_t used = 0;
+    bool dropped = false;
+    out[0] = '\0';
+    for (const char *p = note; *p;) {
+        const char *next = p + 1;
+        while (*next && !(next[-1] == ' ' && item_start(next)))
+            next++;
+        char item[TOUR_CAPTION_SIZE + 256];
+        snprintf(item, sizeof item, "%.*s", (int)(next - p), p);
+        if (item_start(p) && strstr(item, left_out))
+            dropped = true;
+        else if (used + strlen(item) < size)
+            used += (size_t)snprintf(out + used, size - used, "%s", item);
+        p = next;
+    }
+    while (used > 0 && (out[used - 1] == ' ' || out[used - 1] == ';'))
+        out[--used] = '\0';
+    return dropped ? out : note;
 }
 
 /* The note's box; hidden (or NULL) says on its top border which panels are not drawn. */
@@ -399,7 +436,7 @@ bool View_draw(Screen *s, const View *v, bool repaint)
     int n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
     /* Above the status lines: the panels, then the tour's caption in rows of its own. */
     bool caption = v->display.present && v->caption;
-    char caption_buf[TOUR_CAPTION_SIZE + 256];
+    char caption_buf[TOUR_CAPTION_SIZE + 256], drawn_buf[sizeof caption_buf];
     const char *caption_shown = caption ? caption_text(v, caption_buf, sizeof caption_buf) : NULL;
     int above_status = rows - n;
     int caption_box_rows =
@@ -413,6 +450,11 @@ bool View_draw(Screen *s, const View *v, bool repaint)
            row is far above its minimum). */
         status_view.shown_subjects = panels_subjects(&v->display, shown);
         n = Status_layout(&status_view, cols, status, STATUS_LINES_MAX);
+        /* The note points only at the panels drawn. */
+        if (caption)
+            caption_shown =
+                items_drawn(caption_shown, v->display.compare ? "stable rank" : "histogram",
+                            drawn_buf, sizeof drawn_buf);
         above_status = rows - n;
         caption_box_rows =
             caption ? caption_rows(s, caption_shown, above_status, cols, &v->display) : 0;

@@ -127,13 +127,19 @@ static int warning_lines(const Screen *s, const Warnings *w, unsigned subjects, 
         snprintf(text, sizeof text, "%d. %s", *count, w->text[i]);
         const char *p = View_spelled(s, text, buf, sizeof buf);
         while (*p && n < WARNING_LINES_MAX) {
-            /* The longest run of whole words that fits (one long word is cut). */
-            size_t length = strlen(p), cut = Ascii_words_fit(p, width);
+            /* The longest run of whole words that fits beside the line's indent (the lines
+               after the first are indented 3 columns); a word wider than that goes on in
+               pieces of its width. */
+            int indent = p == text || p == buf ? 0 : 3;
+            size_t cut = Ascii_words_fit(p, width - indent);
+            if (cut == 0) {
+                snprintf(lines[n], sizeof lines[n], "%.*s", (int)sizeof lines[n] - 1, p);
+                cut = strlen(Ascii_cut(lines[n], width - indent, NULL));
+            }
             if (cut == 0)
-                cut = length < sizeof lines[0] - 1 ? length : sizeof lines[0] - 1;
-            snprintf(lines[n], sizeof lines[n], "%s%.*s", p == text || p == buf ? "" : "   ",
-                     (int)cut, p);
-            Ascii_cut(lines[n++], width, NULL);
+                break; /* no column to write in */
+            snprintf(lines[n], sizeof lines[n], "%*s%.*s", indent, "", (int)cut, p);
+            n++;
             p += cut;
             while (*p == ' ')
                 p++;
@@ -305,6 +311,11 @@ void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows,
         name_width = w > name_width ? w : name_width;
     }
     int list_cols = name_width + 12 < box_cols / 2 ? name_width + 12 : box_cols / 2;
+    /* The origin column is whole: where the names are wider than the list leaves them
+       (after "> " and before " shipped"), a long name is cut, its cut marked. */
+    int name_cols = list_cols - 1 - 3 - Ascii_columns(Preset_source_name(PRESET_SHIPPED));
+    if (name_cols > name_width)
+        name_cols = name_width;
     int visible = box_rows - 2, first = p->selected - visible / 2;
     if (first > p->count - visible)
         first = p->count - visible;
@@ -313,7 +324,11 @@ void View_picker_overlay(Screen *s, const Picker *p, const char *note, int rows,
     for (int i = first; i < p->count && i - first < visible; i++) {
         const PickerEntry *e = &p->entry[i];
         bool selected = i == p->selected;
-        snprintf(buf, sizeof buf, "%c %-*s %s", selected ? '>' : ' ', name_width, e->name,
+        char name[sizeof e->name * 2];
+        View_spelled_cut(s, e->name, (int)sizeof name, name, sizeof name);
+        Ascii_cut(name, name_cols, Screen_unicode(s) ? "…" : "...");
+        int pad = name_cols - Ascii_columns(name);
+        snprintf(buf, sizeof buf, "%c %s%*s %s", selected ? '>' : ' ', name, pad, "",
                  Preset_source_name(e->source));
         Screen_text(s, top + 1 + i - first, left + 2,
                     View_spelled_cut(s, buf, list_cols - 1, out, sizeof out),

@@ -749,6 +749,15 @@ unsigned long Worker_submit_extras(Worker *w, const Config *c, WorkerExtras extr
     return generation;
 }
 
+unsigned long Worker_cancel(Worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    unsigned long generation = ++w->latest;
+    w->queued = false;
+    pthread_mutex_unlock(&w->lock);
+    return generation;
+}
+
 double Worker_estimate(Worker *w, const Config *c, WorkerExtras extras)
 {
     pthread_mutex_lock(&w->lock);

@@ -67,6 +67,11 @@ unsigned long Worker_submit(Worker *w, const Config *c);
 /* The same, with extras computed after the model run. */
 unsigned long Worker_submit_extras(Worker *w, const Config *c, WorkerExtras extras);
 
+/* Cancels the running or queued job without starting another: it stops as a superseded one
+   does, and its snapshots are stale.  Returns the generation that superseded it, which no
+   snapshot has. */
+unsigned long Worker_cancel(Worker *w);
+
 /* The estimated seconds of a job for c with these extras (the cost model, docs/model.md §7,
    against what the worker keeps when it is idle; as for a fresh workspace while it
    computes).  NaN when out of memory. */

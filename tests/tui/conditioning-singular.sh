@@ -46,7 +46,7 @@ check "  no proved bound is claimed for it" absent "κ\(K\)≥"
 quits "q quits"
 
 conditioning_view "80×24" 80 24 exact
-expect "  the compact panel's title says singular" "κ, log: K exact, singular: κ\(K\) = ∞ \(!\)"
+expect "  the compact panel's title says singular" "κ\(K\) = ∞, singular \(!\)"
 quits "q quits"
 
 # The control: heads that fill d.  The same words must not appear.

@@ -22,18 +22,23 @@ check "a colour terminal gets colours" has_colours
 tm resize-window -t 0 -x 60 -y 20
 expect "at 60×20 it says what it needs" "needs at least 80×24"
 expect "and the size it has" "this terminal is 60×20"
-keys T
+expect "... and that only q acts there" "other keys do nothing"
+# Keys that would change the settings or open a box, pressed unseen, do nothing.
+keys T g ?
 expect "a key below the minimum keeps the size message" "needs at least 80×24"
 tm resize-window -t 0 -x 120 -y 40
 expect "back at 120×40 it redraws the panels" "stable rank sr\(Σℓ\)"
-expect "and the status kept the key pressed while small" "T=512 +d=512"
+expect "and the keys pressed while small did nothing: T and the gap as they were" \
+    "T=256 +d=256 .*gap=off"
+check "... nor did ? open the help" absent "attnscope keys"
+check "... nor did they start a job" absent "computing"
 tm resize-window -t 0 -x 60 -y 20
 expect "small again" "needs at least 80×24"
 # Narrower than the message: each sentence wrapped at a word, none cut; lower than the
 # wrapped sentences: the brief form, whole.
 tm resize-window -t 0 -x 20 -y 8
 expect "at 20×8 the message wraps at words, the size whole" "^ *least 80×24 *$"
-expect "... and says how to quit" "^ *q to quit *$"
+expect "... and says how to quit" "^ *q to quit; other *$"
 tm resize-window -t 0 -x 20 -y 5
 expect "at 20×5 the brief form: what it needs" "^ *needs 80×24 *$"
 expect "... and that q quits" "^ *q quits *$"

@@ -71,7 +71,7 @@ press "h opens the help" "attnscope keys" h
 keys "?"
 check "? closes it" wait_gone "attnscope keys"
 press "Space is named" "key Space does nothing" Space
-press "Esc is named" "key Esc does nothing" Escape
+press "Esc with nothing running says it has nothing to cancel" "Esc cancels a running job or export: none runs" Escape
 press "F5 is named" "key F5 does nothing" F5
 press "Enter is named" "key Enter does nothing" Enter
 quits "second session"
