@@ -3,6 +3,7 @@
  * effect, changing it leaves every number bit for bit, and Setting_inert_text says so.  A new
  * setting whose dependency is declared wrong fails here, at T = d = 8. */
 #include "testing.h"
+#include "result_compare.h"
 
 #include "attnscope/config.h"
 #include "attnscope/layer.h"
@@ -72,20 +73,6 @@ static bool apply_needs(const Setting *s, Config *c)
             fail_msg("--%s needs: %s", s->name, err);
     }
     return all;
-}
-
-/* Whether a and b hold the same numbers, bit for bit: every per-layer series of the JSON and
-   CSV, and the shown matrix's eigenvalues and singular values. */
-static bool same_numbers(const Result *a, const Result *b)
-{
-    int layers = a->config.depth + 1, T = a->config.tokens;
-    for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
-        const double *x = RESULT_SERIES[i].values(a), *y = RESULT_SERIES[i].values(b);
-        if ((x == NULL) != (y == NULL) || (x && memcmp(x, y, sizeof(double) * layers)))
-            return false;
-    }
-    return memcmp(a->eigenvalues, b->eigenvalues, sizeof(Complex) * T) == 0 &&
-           memcmp(a->singular_values, b->singular_values, sizeof(double) * T) == 0;
 }
 
 /* Whether s's value changes the numbers of c (at s's default against c's value of s). */

@@ -11,6 +11,7 @@
 #include "affine_reference.h"
 #include "layer_fixture.h"
 #include "model_fixture.h"
+#include "result_compare.h"
 #include "line_reader.h"
 #include "weights.h"
 
@@ -564,19 +565,6 @@ static Config under_needs(const Setting *s, Config c)
             fail_msg("--%s needs: %s", s->name, err);
     }
     return c;
-}
-
-/* Every series of the JSON and CSV and the shown matrix's spectra, bit for bit. */
-static bool same_numbers(const Result *a, const Result *b)
-{
-    int layers = a->config.depth + 1, T = a->config.tokens;
-    for (int i = 0; i < RESULT_SERIES_COUNT; i++) {
-        const double *x = RESULT_SERIES[i].values(a), *y = RESULT_SERIES[i].values(b);
-        if ((x == NULL) != (y == NULL) || (x && memcmp(x, y, sizeof(double) * layers)))
-            return false;
-    }
-    return memcmp(a->eigenvalues, b->eigenvalues, sizeof(Complex) * T) == 0 &&
-           memcmp(a->singular_values, b->singular_values, sizeof(double) * T) == 0;
 }
 
 static Result *run_on(const Config *c)
