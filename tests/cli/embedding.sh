@@ -35,8 +35,9 @@ assert th["sigma"] is None and th["circle_radius"] is None and th["outlier"] == 
 assert th["stable_rank"] is None and "orthonormal rows" in th["note"], th'
 
 check "V = 1: every row the same id, sr(X0) = 1" runs one 40 2 -d 8 --input embedding --vocab 1
-check "V = 1: sr(X0) - 1 is round-off" says one '
-assert doc["stable_rank_minus_one"][0] < 1e-20, doc["stable_rank_minus_one"][0]'
+# Equal tokens: sr − 1 is round-off, so null (docs/model.md §2, "Round-off from a layer on").
+check "V = 1: sr(X0) - 1 is round-off: null, sr = 1" says one '
+assert doc["stable_rank_minus_one"][0] is None and doc["stable_rank"][0] == 1, doc'
 
 check "markov attention ignores the rows: sigma stays" runs markov 48 2 -d 16 -a markov --input embedding
 check "markov: sigma numeric, the stable-rank curve withdrawn" says markov '
