@@ -267,6 +267,31 @@ static void test_note_wraps_at_words(void **state)
     Snapshot_free(s);
 }
 
+/* Whether a long note goes on over a second line does not follow the time's digits: the
+   layout at a note's every length is the same for a run of 97 ms and one of 1234567 ms. */
+static void test_layout_does_not_follow_the_time(void **state)
+{
+    (void)state;
+    Config c = small_config(2);
+    Snapshot *s = computed(&c);
+    StatusView v = {.config = &c, .shown = s, .current = true, .unicode = true};
+    for (int length = 30; length <= 90; length++) {
+        char words[128];
+        for (int i = 0; i < length; i++)
+            words[i] = i % 5 == 4 ? ' ' : 'a' + i % 5;
+        words[length - 1] = 'z';
+        words[length] = '\0';
+        v.note = words;
+        int fast, slow;
+        s->elapsed_ms = 97;
+        layout(&v, 100, &fast);
+        s->elapsed_ms = 1234567;
+        layout(&v, 100, &slow);
+        assert_int_equal(fast, slow);
+    }
+    Snapshot_free(s);
+}
+
 /* "? help" ends the message line at every width, however long the note and the warnings;
    "! N warning(s)" says how to read them, counting what the list ! opens holds: the
    similarity panel's warning too, though that panel is not drawn (only the conditioning's
@@ -466,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_pending_and_busy),
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_note_wraps_at_words),
+        cmocka_unit_test(test_layout_does_not_follow_the_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

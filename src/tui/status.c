@@ -197,6 +197,19 @@ static void activity(char *m, const StatusView *v)
     }
 }
 
+/* The columns a message's "computed in N ms" would take more at the widest time the line
+   reserves (TIME_DIGITS): whether a long message goes on over a line more must not follow the
+   time's digits, or the screen's layout would change with the machine's speed. */
+enum { TIME_DIGITS = 7 };
+static int time_slack(const char *m)
+{
+    static const char lead[] = "computed in ";
+    if (strncmp(m, lead, sizeof lead - 1) != 0)
+        return 0;
+    int digits = (int)strspn(m + sizeof lead - 1, "0123456789");
+    return digits < TIME_DIGITS ? TIME_DIGITS - digits : 0;
+}
+
 /* Appends part (after " | " unless first), cut at MESSAGE_SIZE; fit() shortens later. */
 static void message_add(char *m, const char *part)
 {
@@ -390,7 +403,7 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
     int room = width - Ascii_columns(hint) - 2;
     /* A warning after it takes its separator and an ellipsis at least. */
     int warning_least = warning[0] ? Ascii_columns(" | …") : 0;
-    if (Ascii_columns(m) > room - warning_least && n < max - 1)
+    if (Ascii_columns(m) + time_slack(m) > room - warning_least && n < max - 1)
         n += words_line(m, width, lines[n]);
     char *last = lines[n++];
     /* All of it went up: the warning starts the line without its separator. */
