@@ -165,7 +165,14 @@ static void readouts(Fields *f, const StatusView *v)
 }
 
 /* The busy indicator with progress and the time left, or how long the shown result took. */
-static void activity(char *m, const StatusView *v)
+/* A result's time is given room for TIME_DIGITS digits: whether a long message goes on over a
+   line more must not follow the time's digits, or the layout would change with the machine's
+   speed. */
+enum { TIME_DIGITS = 7 };
+
+/* What the job is doing, or how long the shown result took, into m; returns the columns its
+   time may still grow by (TIME_DIGITS). */
+static int activity(char *m, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
     static const char *const braille[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
@@ -191,23 +198,13 @@ static void activity(char *m, const StatusView *v)
     } else if (s && s->failed) {
         snprintf(m, MESSAGE_SIZE, "failed");
     } else if (s) {
+        int digits = snprintf(NULL, 0, "%.0f", s->elapsed_ms);
         snprintf(m, MESSAGE_SIZE, "computed in %.0f ms", s->elapsed_ms);
+        return digits < TIME_DIGITS ? TIME_DIGITS - digits : 0;
     } else {
         m[0] = '\0';
     }
-}
-
-/* The columns a message's "computed in N ms" would take more at the widest time the line
-   reserves (TIME_DIGITS): whether a long message goes on over a line more must not follow the
-   time's digits, or the screen's layout would change with the machine's speed. */
-enum { TIME_DIGITS = 7 };
-static int time_slack(const char *m)
-{
-    static const char lead[] = "computed in ";
-    if (strncmp(m, lead, sizeof lead - 1) != 0)
-        return 0;
-    int digits = (int)strspn(m + sizeof lead - 1, "0123456789");
-    return digits < TIME_DIGITS ? TIME_DIGITS - digits : 0;
+    return 0;
 }
 
 /* Appends part (after " | " unless first), cut at MESSAGE_SIZE; fit() shortens later. */
@@ -228,11 +225,12 @@ static bool on_screen(const StatusView *v, unsigned subject)
 }
 
 /* The message: what the job is doing, the last key's note and an error, in m; the first
-   warning about what is on screen (after " | "), in warning ("" when none). */
-static void message(char *m, char *warning, const StatusView *v)
+   warning about what is on screen (after " | "), in warning ("" when none).  Returns the
+   columns the message's time may still grow by (activity). */
+static int message(char *m, char *warning, const StatusView *v)
 {
     const Snapshot *s = v->current ? v->shown : NULL;
-    activity(m, v);
+    int time_slack = activity(m, v);
     /* The last key's note first: it answers what was just pressed. */
     if (v->note && v->note[0])
         message_add(m, v->note);
@@ -250,6 +248,7 @@ static void message(char *m, char *warning, const StatusView *v)
                      s->result->warnings.text[i]);
             break;
         }
+    return time_slack;
 }
 
 /* What stays at the right end of the message line at any width: the way to the warnings,
@@ -389,7 +388,7 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
             n += words_line(text, width, lines[n]);
     }
     char m[MESSAGE_SIZE], warning[MESSAGE_SIZE], hint[64];
-    message(m, warning, v);
+    int time_slack = message(m, warning, v);
     keys_hint(v, hint, sizeof hint);
     if (!v->unicode) {
         Ascii_transliterate(m, text, sizeof text);
@@ -403,7 +402,7 @@ int Status_layout(const StatusView *v, int width, char lines[][STATUS_LINE_SIZE]
     int room = width - Ascii_columns(hint) - 2;
     /* A warning after it takes its separator and an ellipsis at least. */
     int warning_least = warning[0] ? Ascii_columns(" | …") : 0;
-    if (Ascii_columns(m) + time_slack(m) > room - warning_least && n < max - 1)
+    if (Ascii_columns(m) + time_slack > room - warning_least && n < max - 1)
         n += words_line(m, width, lines[n]);
     char *last = lines[n++];
     /* All of it went up: the warning starts the line without its separator. */
