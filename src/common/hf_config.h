@@ -40,18 +40,15 @@ typedef struct {
     /* The windows were judged at T = judged_tokens: a sliding window of sliding_window keys
        (0: none) that covers all T tokens is the causal mask, exactly.  mask, window and
        window_layers are what the file set, so a later -T can be checked (HfConfig_check).
-       The sliding layers' --window-layers where the window acts ("" where no pattern spells
-       them) and where it covers every token ("all", or the pattern where a local θ turns
-       them), and whether the family is causal: the judgement again at another T
-       (HfConfig_judge_tokens).  sliding_local[ℓ−1] whether the file slides the window on
-       layer ℓ, kept where the window covers every token and the mask is causal, so that an
-       export states the file's window (HfConfig_covering_window). */
+       sliding_local[ℓ−1] whether the file slides the window on layer ℓ, and whether the
+       family is causal: the judgement again at another T (HfConfig_judge_tokens, which spells
+       the layers as --window-layers from them), and, where the window covers every token and
+       the mask is causal, the file's window an export states (HfConfig_covering_window). */
     int judged_tokens, sliding_window;
     bool sliding_local[CONFIG_DEPTH_MAX];
     Mask mask;
     int window;
     double window_layers;
-    char acting_layers[WINDOW_LAYERS_PERIOD_MAX + 1], covering_layers[WINDOW_LAYERS_PERIOD_MAX + 1];
     bool causal;
     int window_before; /* -w as the file found it: the file sets it only where the window acts */
     /* The settings the file set, with the field each came from, and their values as it left

@@ -126,19 +126,34 @@ static int layer_pattern(const bool local[], int depth, char *out)
 /* The mask, window and layers at T for the sliding window h describes, on c through the
    settings' own setters: the window where it acts (fewer keys than T), else the family's
    mask (causal, or full for an encoder), exactly what a window of T keys or more leaves.
-   put(context, setting, text) sets one; 0, or -1 where it refused. */
+   The layers as --window-layers spells them, from h's sliding_local over depth layers: where
+   the window acts its sliding layers, where it covers every token "all", or the sliding
+   layers where a local θ (local_theta) turns them.  put(context, setting, text) sets one; 0,
+   or -1 where it refused. */
 typedef int (*PutSetting)(void *context, const char *setting, const char *text, const char *key);
 
-static int put_window(const HfConfigReport *h, int T, PutSetting put, void *context)
+static int put_window(const HfConfigReport *h, int depth, bool local_theta, int T, PutSetting put,
+                      void *context)
 {
-    char keys[16];
+    char keys[16], pattern[WINDOW_LAYERS_PERIOD_MAX + 1];
+    bool acts = h->sliding_window && h->sliding_window < T;
+    if ((acts || local_theta) && layer_pattern(h->sliding_local, depth, pattern))
+        return -1; /* the callers said so first: sliding_pattern */
     snprintf(keys, sizeof keys, "%d", h->sliding_window - 1);
-    if (!(h->sliding_window && h->sliding_window < T))
+    if (!acts)
         return put(context, "mask", h->causal ? "causal" : "full", "model_type") ||
-               put(context, "window-layers", h->covering_layers, "layer_types");
+               put(context, "window-layers", local_theta ? pattern : "all", "layer_types");
     return put(context, "mask", h->causal ? "window-causal" : "window", "model_type") ||
            put(context, "window", keys, "sliding_window") ||
-           put(context, "window-layers", h->acting_layers, "layer_types");
+           put(context, "window-layers", pattern, "layer_types");
+}
+
+/* Whether the sliding layers h read over depth layers repeat with a period --window-layers
+   can spell. */
+static bool sliding_pattern(const HfConfigReport *h, int depth)
+{
+    char pattern[WINDOW_LAYERS_PERIOD_MAX + 1];
+    return layer_pattern(h->sliding_local, depth, pattern) == 0;
 }
 
 static int put_read(void *context, const char *setting, const char *text, const char *key)
@@ -161,11 +176,7 @@ int HfReader_windows(HfReader *r)
     h->sliding_window = keys;
     memcpy(h->sliding_local, local, sizeof *local * (size_t)depth);
     bool local_theta = r->trial.rope_local_base_freq > 0;
-    if (layer_pattern(local, depth, h->acting_layers))
-        h->acting_layers[0] = '\0';
-    snprintf(h->covering_layers, sizeof h->covering_layers, "%s",
-             local_theta ? h->acting_layers : "all");
-    if (((keys && keys < T) || local_theta) && !h->acting_layers[0]) {
+    if (((keys && keys < T) || local_theta) && !sliding_pattern(h, depth)) {
         snprintf(r->err, r->size,
                  "'%s': \"layer_types\": the sliding layers do not repeat with a period of at most "
                  "%d layers: accepted a pattern --window-layers can spell",
@@ -173,7 +184,7 @@ int HfReader_windows(HfReader *r)
         return -1;
     }
     h->window_before = r->trial.window;
-    int status = put_window(h, T, put_read, r);
+    int status = put_window(h, depth, local_theta, T, put_read, r);
     h->mask = r->trial.mask;
     h->window = r->trial.window;
     h->window_layers = r->trial.window_layers;
@@ -199,7 +210,9 @@ int HfConfig_judge_tokens(HfConfigReport *h, Config *c, char *err, size_t size)
     if (!h->file[0] || !h->sliding_window || T == h->judged_tokens || c->mask != h->mask ||
         c->window != h->window || c->window_layers != h->window_layers)
         return 0;
-    if (h->sliding_window < T && !h->acting_layers[0]) {
+    int depth = h->read.depth;
+    bool local_theta = h->read.rope_local_base_freq > 0;
+    if (h->sliding_window < T && !sliding_pattern(h, depth)) {
         snprintf(err, size,
                  "--token-ids: T = %d, the ids' count: the sliding window of --hf-config %s "
                  "(%d keys) acts, and its sliding layers do not repeat with a period of at most "
@@ -209,7 +222,7 @@ int HfConfig_judge_tokens(HfConfigReport *h, Config *c, char *err, size_t size)
     }
     Config trial = *c;
     PutOption option = {&trial, err, size};
-    if (put_window(h, T, put_option, &option))
+    if (put_window(h, depth, local_theta, T, put_option, &option))
         return -1;
     if (!(h->sliding_window < T))
         trial.window = h->window_before;
