@@ -108,7 +108,11 @@ int Weights_read_config_json(const char *dir, const Config *c, const SettingOrig
     JsonValue *v = Safetensors_read_json(path, err, size);
     if (!v)
         return -1;
+    /* An export whose checkpoint's family does not have the run's block names no model_type,
+       and keeps the family its tensors are stored for under "attnscope". */
     const JsonValue *type = JsonValue_member(v, "model_type");
+    if (!type)
+        type = JsonValue_member(JsonValue_member(v, "attnscope"), "tensors_family");
     if (type && type->kind == JSON_STRING && type->length < sizeof out->model_type &&
         !memchr(type->text, '\0', type->length))
         snprintf(out->model_type, sizeof out->model_type, "%s", type->text);

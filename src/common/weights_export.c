@@ -66,17 +66,16 @@ static void header_entry(Text *t, const char *name, int rank, const uint64_t *sh
 /* The header: every layer's tensors in order, back to back, then the read checkpoint's table
    and positions, then the metadata; padded with spaces to a multiple of 8 bytes, as the
    reference writer does, so the data is aligned. */
-static void export_header(const Config *c, const Checkpoint *checkpoint, SafetensorsDtype dtype,
-                          Text *t)
+static void export_header(const Config *c, const Names *names, const Checkpoint *checkpoint,
+                          SafetensorsDtype dtype, Text *t)
 {
     uint64_t at = 0;
-    Names names = export_names(checkpoint);
     Text_printf(t, "{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"attnscope %s\"}",
                 ATTNSCOPE_VERSION);
     for (int layer = 1; layer <= c->depth; layer++) {
         WeightTensor list[LAYER_TENSORS_MAX];
         const double *affine_of[LAYER_TENSORS_MAX];
-        int n = export_tensors(c, &names, layer, list, affine_of);
+        int n = export_tensors(c, names, layer, list, affine_of);
         for (int i = 0; i < n; i++)
             if (!WeightTensor_continues(&list[i])) /* a fused tensor: whole, at its first part */
                 header_entry(t, list[i].name, list[i].rank, list[i].shape, dtype, &at);
@@ -85,7 +84,7 @@ static void export_header(const Config *c, const Checkpoint *checkpoint, Safeten
         const SafetensorsTensor *table =
             checkpoint ? Checkpoint_table(checkpoint, positions) : NULL;
         if (table)
-            header_entry(t, Weights_table_name(&names, positions), table->rank, table->shape, dtype,
+            header_entry(t, Weights_table_name(names, positions), table->rank, table->shape, dtype,
                          &at);
     }
     Text_printf(t, "}");
@@ -93,9 +92,9 @@ static void export_header(const Config *c, const Checkpoint *checkpoint, Safeten
         Text_printf(t, " ");
 }
 
-/* Element i of the tensor in its row-major order (a fused tensor's part: of its own rows), from
-   the layer's buffer or (a gain, a bias) its values, NULL where absent (the names the export
-   writes split no tensor by columns). */
+/* Element i of the tensor in its row-major order (a fused tensor's part: of its own rows or
+   entries), from the layer's buffer or (a gain, a bias) its values, NULL where absent; a part of
+   a matrix fused by columns is written by write_columns. */
 static double tensor_element(const LayerWeights *w, const WeightTensor *t, const double *affine,
                              uint64_t i)
 {
@@ -105,7 +104,7 @@ static double tensor_element(const LayerWeights *w, const WeightTensor *t, const
     if (t->layout == AS_STORED)
         return buffer[i];
     uint64_t columns = t->shape[1], r = i / columns, column = i % columns;
-    return buffer[r + (column - t->first_column) * (t->rows ? t->rows : t->shape[0])];
+    return buffer[r + column * (t->rows ? t->rows : t->shape[0])];
 }
 
 /* Values encoded in dtype (little-endian) and written in chunks. */
@@ -142,11 +141,51 @@ static int encoder_put(Encoder *e, double x)
 static int write_tensor(Encoder *e, const LayerWeights *w, const WeightTensor *t,
                         const double *affine)
 {
-    uint64_t n = WeightTensor_elements(t);
+    uint64_t n = t->layout == AFFINE && t->columns ? t->columns : WeightTensor_elements(t);
     for (uint64_t i = 0; i < n; i++)
         if (encoder_put(e, tensor_element(w, t, affine, i)))
             return -1;
     return 0;
+}
+
+/* The parts of one matrix fused by columns, at list[part[0 .. count)], row by row: each row's
+   columns of the first part, then the next's (a part's matrix is its rows × columns,
+   column-major). */
+static int write_columns(Encoder *e, const LayerWeights *w, const WeightTensor *list,
+                         const int *part, int count)
+{
+    for (uint64_t r = 0; r < list[part[0]].shape[0]; r++)
+        for (int p = 0; p < count; p++) {
+            const WeightTensor *t = &list[part[p]];
+            const double *buffer = WeightTensor_buffer(w, t);
+            for (uint64_t j = 0; j < t->columns; j++)
+                if (encoder_put(e, buffer[r + j * t->shape[0]]))
+                    return -1;
+        }
+    return 0;
+}
+
+/* One layer's tensors in the header's order, each whole where its first part is: a fused
+   tensor's parts (GPT-2's c_attn and its bias, whose parts lie between others') one after the
+   other, by rows or entries, or by columns row by row. */
+static int write_layer(Encoder *e, const LayerWeights *w, const WeightTensor *list,
+                       const double *const *affine_of, int n)
+{
+    int status = 0;
+    for (int i = 0; i < n && status == 0; i++) {
+        if (WeightTensor_continues(&list[i]))
+            continue;
+        int part[LAYER_TENSORS_MAX], parts = 0;
+        for (int j = i; j < n; j++)
+            if (strcmp(list[j].name, list[i].name) == 0)
+                part[parts++] = j;
+        if (list[i].layout == COLUMNS && list[i].columns != list[i].shape[1])
+            status = write_columns(e, w, list, part, parts);
+        else
+            for (int p = 0; p < parts && status == 0; p++)
+                status = write_tensor(e, w, &list[part[p]], affine_of[part[p]]);
+    }
+    return status;
 }
 
 /* The read checkpoint's table (positions: its learned positions), row by row from its file. */
@@ -209,11 +248,11 @@ static int drawing_new(const Config *c, Drawing *d)
 
 /* model.safetensors into f: the length, the header, then layer by layer, drawn and written,
    then the read checkpoint's table and positions. */
-static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
+static int write_model(FILE *f, const Config *c, const Names *names, const Checkpoint *checkpoint,
                        SafetensorsDtype dtype, char *err, size_t size)
 {
     Text header = {0};
-    export_header(c, checkpoint, dtype, &header);
+    export_header(c, names, checkpoint, dtype, &header);
     Drawing d;
     Encoder *e = malloc(sizeof *e);
     if (e)
@@ -232,7 +271,6 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
             ? 0
             : -1;
     Text_free(&header);
-    Names names = export_names(checkpoint);
     for (int layer = 1; layer <= c->depth && status == 0; layer++) {
         if (Layer_draw(d.random, d.la, c, c->seed, layer, LAYER_DRAW_ALL, &d.w, d.scratch)) {
             snprintf(err, size, "drawing the weights of layer %d failed", layer);
@@ -241,10 +279,8 @@ static int write_model(FILE *f, const Config *c, const Checkpoint *checkpoint,
         }
         WeightTensor list[LAYER_TENSORS_MAX];
         const double *affine_of[LAYER_TENSORS_MAX];
-        int n = export_tensors(c, &names, layer, list, affine_of);
-        /* A fused tensor's parts in order: their rows one after the other, the whole tensor. */
-        for (int i = 0; i < n && status == 0; i++)
-            status = write_tensor(e, &d.w, &list[i], affine_of[i]);
+        int n = export_tensors(c, names, layer, list, affine_of);
+        status = write_layer(e, &d.w, list, affine_of, n);
     }
     for (int positions = 0; positions < 2 && status == 0; positions++)
         if (checkpoint && Checkpoint_table(checkpoint, positions))
@@ -512,6 +548,8 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const Hf
                       .dtype = dtype,
                       .biases = export_biases(c, &names)};
     ExportConfig_name_family(&e, fixed);
+    if (e.hf.names) /* a plain family's block: its own names */
+        names = *e.hf.names;
     if (e.warning[0] && warnings)
         fprintf(warnings, "attnscope: warning: --export-weights '%s': %s\n", dir, e.warning);
     bool made = mkdir(dir, 0777) == 0;
@@ -539,7 +577,7 @@ long long Weights_export(const Config *c, const Checkpoint *checkpoint, const Hf
             rmdir(dir);
         return -1;
     }
-    int status = write_model(f, c, checkpoint, dtype, err, size);
+    int status = write_model(f, c, &names, checkpoint, dtype, err, size);
     long long bytes = status == 0 ? (long long)ftello(f) : -1;
     Text text = {0};
     ExportConfig_json(&e, true, &text);

@@ -16,17 +16,46 @@ static const char *const GPT_OSS_EXPERTS[] = {"num_local_experts", "experts_per_
 /* The families whose models load Llama's names, in the order they are tried: the first whose
    --hf-config reading gives the run's block back names the export. */
 static const HfClass LLAMA_NAMED[] = {
-    {"llama", "LlamaForCausalLM", false, NULL},
-    {"mistral", "MistralForCausalLM", false, NULL},
-    {"qwen3", "Qwen3ForCausalLM", false, NULL},
-    {"olmo2", "Olmo2ForCausalLM", false, NULL},
-    {"gemma2", "Gemma2ForCausalLM", true, NULL},
-    {"gemma3_text", "Gemma3ForCausalLM", true, NULL},
-    {"gpt_oss", "GptOssForCausalLM", true, GPT_OSS_EXPERTS},
+    {"llama", "LlamaForCausalLM", false, NULL, NULL, NULL},
+    {"mistral", "MistralForCausalLM", false, NULL, NULL, NULL},
+    {"qwen3", "Qwen3ForCausalLM", false, NULL, NULL, NULL},
+    {"olmo2", "Olmo2ForCausalLM", false, NULL, NULL, NULL},
+    {"gemma2", "Gemma2ForCausalLM", true, NULL, NULL, NULL},
+    {"gemma3_text", "Gemma3ForCausalLM", true, NULL, NULL, NULL},
+    {"gpt_oss", "GptOssForCausalLM", true, GPT_OSS_EXPERTS, NULL, NULL},
+};
+/* Drawn weights whose block no family loading Llama's names has: GPT-2's (LayerNorm before
+   each branch, causal, a plain MLP; Conv1D names, every bias) and ViT's (the same without a
+   mask; its names, no q, k, v biases: "qkv_bias": false), with their config classes' fields
+   (configuration_gpt2.py, configuration_vit.py). */
+static const HfFields GPT2_FIELDS = {.width = "n_embd",
+                                     .heads = "n_head",
+                                     .depth = "n_layer",
+                                     .context = "n_positions",
+                                     .mlp_width = "n_inner",
+                                     .eps = "layer_norm_epsilon",
+                                     .null_four_widths = true};
+static const HfFields VIT_FIELDS = {.width = "hidden_size",
+                                    .heads = "num_attention_heads",
+                                    .depth = "num_hidden_layers",
+                                    .mlp_width = "intermediate_size",
+                                    .eps = "layer_norm_eps",
+                                    .fixed = "\"qkv_bias\": false"};
+static const HfFields LLAMA_FIELDS = {.width = "hidden_size",
+                                      .heads = "num_attention_heads",
+                                      .depth = "num_hidden_layers",
+                                      .context = "max_position_embeddings",
+                                      .mlp_width = "intermediate_size",
+                                      .eps = "rms_norm_eps",
+                                      .heads_shape = true,
+                                      .attention_fields = true};
+static const HfClass PLAIN_NAMED[] = {
+    {"gpt2", "GPT2Model", false, NULL, &GPT2_NAMES, &GPT2_FIELDS},
+    {"vit", "ViTModel", false, NULL, &VIT_NAMES, &VIT_FIELDS},
 };
 /* Qwen2's model has q_proj's, k_proj's and v_proj's biases, and no others: the family of a
    checkpoint read with those (without them, Llama's block is named first). */
-static const HfClass QWEN2 = {"qwen2", "Qwen2ForCausalLM", false, NULL};
+static const HfClass QWEN2 = {"qwen2", "Qwen2ForCausalLM", false, NULL, NULL, NULL};
 /* The families a checkpoint's names or table fix (Weights_names_model_type,
    Checkpoint_scaled_family): a multimodal Gemma 3's text model is written as Gemma 3's text
    model, under its names and with its fields at the top (gemma3 reads them in text_config). */
@@ -34,10 +63,10 @@ static const struct {
     const char *fixed;
     HfClass hf;
 } FIXED[] = {
-    {"phi3", {"phi3", "Phi3ForCausalLM", false, NULL}},
-    {"gemma2", {"gemma2", "Gemma2ForCausalLM", true, NULL}},
-    {"gemma3_text", {"gemma3_text", "Gemma3ForCausalLM", true, NULL}},
-    {"gemma3", {"gemma3_text", "Gemma3ForCausalLM", true, NULL}},
+    {"phi3", {"phi3", "Phi3ForCausalLM", false, NULL, NULL, NULL}},
+    {"gemma2", {"gemma2", "Gemma2ForCausalLM", true, NULL, NULL, NULL}},
+    {"gemma3_text", {"gemma3_text", "Gemma3ForCausalLM", true, NULL, NULL, NULL}},
+    {"gemma3", {"gemma3_text", "Gemma3ForCausalLM", true, NULL, NULL, NULL}},
 };
 
 /* The window the run's mask used, as Hugging Face's configs spell it, so that the export loads
@@ -130,6 +159,20 @@ static void rope_json(const Config *c, const char *model_type, Text *t)
         Text_printf(t, "  \"rope_scaling\": null,\n");
 }
 
+/* The MLP's width (GPT-2's n_inner: null for 4·d, as its configs state it) and its activation,
+   under the family's own name for it (Gemma's hidden_activation, GPT-2's activation_function). */
+static void mlp_json(const Config *c, const HfFields *f, const char *model_type, Text *t)
+{
+    if (c->mlp == MLP_NONE)
+        return;
+    if (f->null_four_widths && Config_mlp_hidden(c) == 4 * c->width)
+        Text_printf(t, "  \"%s\": null,\n", f->mlp_width);
+    else
+        Text_printf(t, "  \"%s\": %d,\n", f->mlp_width, Config_mlp_hidden(c));
+    Text_printf(t, "  \"%s\": \"%s\",\n", HfConfig_activation_key(model_type),
+                HfActivation_name(c->mlp));
+}
+
 /* config.json: Hugging Face's names for what they describe (a read checkpoint's context and
    table rows where it has them, so that the export reads back as it did; the family's
    model_type and class where one has the block), then every attnscope setting, with which the
@@ -141,28 +184,32 @@ void ExportConfig_json(const ExportConfig *e, bool with_types, Text *t)
                                          [SAFETENSORS_BF16] = "bfloat16"};
     const Config *c = e->c;
     const Checkpoint *checkpoint = e->checkpoint;
+    const HfFields *f = e->hf.fields ? e->hf.fields : &LLAMA_FIELDS;
     int context =
         checkpoint && Checkpoint_context(checkpoint) ? Checkpoint_context(checkpoint) : c->tokens;
     Text_printf(t, "{\n");
     if (e->hf.model_type)
         Text_printf(t, "  \"architectures\": [\"%s\"],\n  \"model_type\": \"%s\",\n",
                     e->hf.architecture, e->hf.model_type);
-    Text_printf(t,
-                "  \"hidden_size\": %d,\n  \"num_attention_heads\": %d,\n"
-                "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
-                "  \"num_hidden_layers\": %d,\n  \"max_position_embeddings\": %d,\n",
-                c->width, c->heads, Config_kv_heads(c), Config_head_width(c), c->depth, context);
+    Text_printf(t, "  \"%s\": %d,\n  \"%s\": %d,\n", f->width, c->width, f->heads, c->heads);
+    if (f->heads_shape)
+        Text_printf(t, "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n", Config_kv_heads(c),
+                    Config_head_width(c));
+    Text_printf(t, "  \"%s\": %d,\n", f->depth, c->depth);
+    if (f->context)
+        Text_printf(t, "  \"%s\": %d,\n", f->context, context);
     if (checkpoint && Checkpoint_table(checkpoint, false))
         Text_printf(t, "  \"vocab_size\": %d,\n", Checkpoint_vocab(checkpoint));
-    if (e->hf.model_type && e->biases == EXPORT_BIASES_NONE) /* gpt-oss's default has them */
-        Text_printf(t, "  \"attention_bias\": false,\n");
-    window_json(e, context, with_types, t);
+    if (f->fixed)
+        Text_printf(t, "  %s,\n", f->fixed);
+    if (f->attention_fields && e->hf.model_type && e->biases == EXPORT_BIASES_NONE)
+        Text_printf(t, "  \"attention_bias\": false,\n"); /* gpt-oss's default has them */
+    if (f->attention_fields)
+        window_json(e, context, with_types, t);
     logit_json(c, e->hf.model_type, t);
-    if (c->mlp != MLP_NONE) /* under the family's own name for it: Gemma's hidden_activation */
-        Text_printf(t, "  \"intermediate_size\": %d,\n  \"%s\": \"%s\",\n", Config_mlp_hidden(c),
-                    HfConfig_activation_key(e->hf.model_type), HfActivation_name(c->mlp));
+    mlp_json(c, f, e->hf.model_type, t);
     rope_json(c, e->hf.model_type, t);
-    Text_printf(t, "  \"rms_norm_eps\": ");
+    Text_printf(t, "  \"%s\": ", f->eps);
     Json_number(t, c->ln_eps);
     Text_printf(t, ",\n  \"initializer_range\": ");
     Json_number(t, c->init_std);
@@ -170,6 +217,10 @@ void ExportConfig_json(const ExportConfig *e, bool with_types, Text *t)
                 DTYPES[e->dtype], ATTNSCOPE_VERSION);
     Text_printf(t, "  \"attnscope\": {");
     Json_config_members(t, c);
+    if (e->tensors_family[0]) {
+        Text_printf(t, ",\"tensors_family\":");
+        Json_string(t, e->tensors_family);
+    }
     if (e->warning[0]) {
         Text_printf(t, ",\"export_warning\":");
         Json_string(t, e->warning);
@@ -286,33 +337,31 @@ static bool reads_back(const ExportConfig *e)
     return same;
 }
 
-/* Where transformers' model of the family named (or of none) is not the run's block: Phi3
-   slides its window on every layer, no family has the block, or its MLP has no tensors. */
+/* Where transformers' model of the family named (or of none) is not the run's block: no family
+   has the block (the checkpoint's own neither), or its MLP has no tensors. */
 static void export_warning(ExportConfig *e)
 {
     const Config *c = e->c;
-    bool windowed = c->mask == MASK_WINDOW || c->mask == MASK_WINDOW_CAUSAL, every = true;
-    for (int layer = 1; layer <= c->depth; layer++)
-        every &= Config_layer_local(c, layer);
-    char pattern[2 * WINDOW_LAYERS_PERIOD_MAX + 1], families[160] = "";
-    Config_window_layers_text(c->window_layers, pattern, sizeof pattern);
+    char families[160] = "";
     for (size_t i = 0, used = 0;
          i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED && used < sizeof families; i++)
         used += (size_t)snprintf(families + used, sizeof families - used, "%s%s", i ? ", " : "",
                                  LLAMA_NAMED[i].model_type);
     e->warning[0] = '\0';
-    if (e->hf.model_type && strcmp(e->hf.model_type, "phi3") == 0 && windowed && !every)
+    if (!e->hf.model_type && e->tensors_family[0])
         snprintf(e->warning, sizeof e->warning,
-                 "--window-layers %s: transformers' Phi3 slides the window of %d keys on every "
-                 "layer (its model reads sliding_window, not layer_types): config.json's "
-                 "layer_types load these windows only through --hf-config",
-                 pattern, c->window + 1);
+                 "config.json names no model_type: the checkpoint's family, %s, whose names and "
+                 "conventions the tensors keep, does not have this block (--hf-config of the file "
+                 "would not give the run's settings back); \"tensors_family\" under "
+                 "\"attnscope\" keeps the family for --weights",
+                 e->tensors_family);
     else if (!e->hf.model_type)
         snprintf(e->warning, sizeof e->warning,
                  "config.json names no model_type: no Hugging Face family that loads these "
-                 "tensor names (%s) has this block%s; --hf-config reads no such file (its settings "
-                 "are under \"attnscope\")",
-                 families, e->biases ? " with these biases (qwen2: q, k and v's alone)" : "");
+                 "tensor names (%s)%s has this block%s; --hf-config reads no such file (its "
+                 "settings are under \"attnscope\")",
+                 families, e->checkpoint ? "" : " nor gpt2 or vit under their own names",
+                 e->biases ? " with these biases (qwen2: q, k and v's alone)" : "");
     else if (c->mlp == MLP_NONE)
         snprintf(e->warning, sizeof e->warning,
                  "--mlp none: transformers' %s follows each attention with its MLP (gpt-oss: its "
@@ -321,24 +370,33 @@ static void export_warning(ExportConfig *e)
                  e->hf.architecture);
 }
 
+/* e->hf = hf where --hf-config's reading of the file written under it gives the run's block
+   back, else none: whether it does. */
+static bool name_if_read_back(ExportConfig *e, HfClass hf)
+{
+    e->hf = hf;
+    if (!reads_back(e))
+        e->hf = (HfClass){0};
+    return e->hf.model_type != NULL;
+}
+
 void ExportConfig_name_family(ExportConfig *e, const char *fixed)
 {
     e->hf = (HfClass){0};
+    e->tensors_family[0] = '\0';
     for (size_t i = 0; fixed && i < sizeof FIXED / sizeof *FIXED; i++)
-        if (strcmp(FIXED[i].fixed, fixed) == 0)
-            e->hf = FIXED[i].hf;
+        if (strcmp(FIXED[i].fixed, fixed) == 0 && !name_if_read_back(e, FIXED[i].hf))
+            snprintf(e->tensors_family, sizeof e->tensors_family, "%s", fixed);
+    bool named = false;
     for (size_t i = 0;
          !fixed && e->biases == EXPORT_BIASES_NONE && i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED;
-         i++) {
-        e->hf = LLAMA_NAMED[i];
-        if (reads_back(e))
-            break;
-        e->hf = (HfClass){0};
-    }
-    if (!fixed && e->biases == EXPORT_BIASES_QKV) {
-        e->hf = QWEN2;
-        if (!reads_back(e))
-            e->hf = (HfClass){0};
-    }
+         i++)
+        named = named || name_if_read_back(e, LLAMA_NAMED[i]);
+    for (size_t i = 0; !fixed && !named && !e->checkpoint && e->biases == EXPORT_BIASES_NONE &&
+                       i < sizeof PLAIN_NAMED / sizeof *PLAIN_NAMED;
+         i++)
+        named = name_if_read_back(e, PLAIN_NAMED[i]);
+    if (!fixed && e->biases == EXPORT_BIASES_QKV)
+        name_if_read_back(e, QWEN2);
     export_warning(e);
 }

@@ -68,8 +68,9 @@ int Weights_layer_tensors(const Config *c, const Names *names, int layer,
    for a norm after a branch): true, or false with the reason in why. */
 bool Weights_names_fit(const Names *names, const Config *c, char *why, size_t size);
 
-/* The names the export writes. */
-extern const Names LLAMA_NAMES;
+/* The names the export writes: Llama's, and GPT-2's and ViT's (bare) for a block that is
+   their family's. */
+extern const Names LLAMA_NAMES, GPT2_NAMES, VIT_NAMES;
 
 /* The names of a checkpoint's tensors: a family's where its first layer's tensor that tells it
    apart is there (bare, or under the prefix its model with a head saves it under), Llama's
@@ -104,8 +105,9 @@ bool Weights_layer_buffer(const Names *names, const char *name);
 uint64_t WeightTensor_elements(const WeightTensor *t);
 
 /* Whether t continues the fused tensor an earlier WeightTensor of the layer begins (its rows
-   start past the first): the export writes the tensor's header entry once, at its first part,
-   and the parts' rows one after the other. */
+   or columns start past the first): the export writes the tensor's header entry once, at its
+   first part, and the parts' rows one after the other (fused by columns, GPT-2's c_attn: each
+   row's parts one after the other). */
 bool WeightTensor_continues(const WeightTensor *t);
 
 /* The names the export writes for a checkpoint read under `names`: its own where transformers'
@@ -188,10 +190,27 @@ const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_
    Llama and OLMo 2 none, Qwen only with use_sliding_window), and the fields --hf-config names
    as not modelled in every such export beyond model_type's (NULL-ended; NULL: none):
    gpt-oss's experts. */
+/* The fields config.json states the block's sizes under, as the family's config class reads
+   them (the Llama family's hidden_size …; GPT-2's n_embd …), NULL where its model reads none
+   (ViT's context: its image and patch sizes); whether it states the key/value heads and a
+   head's width (GPT-2's and ViT's models have neither: H heads of d/H) and the attention's
+   bias and window fields (the Llama family's); whether the MLP's width 4·d is null (GPT-2's
+   n_inner, as its own configs state it); and fields its model must be told that the block
+   fixes (ViT's "qkv_bias": false), or NULL. */
+typedef struct {
+    const char *width, *heads, *depth, *context, *mlp_width, *eps;
+    bool heads_shape, attention_fields, null_four_widths;
+    const char *fixed;
+} HfFields;
+
 typedef struct {
     const char *model_type, *architecture;
     bool reads_layer_types;
     const char *const *expected;
+    /* The names its model loads (NULL: Llama's, or the checkpoint's own) and its fields (NULL:
+       the Llama family's). */
+    const Names *names;
+    const HfFields *fields;
 } HfClass;
 
 /* The optional biases the layers' tensors include: none, Qwen2's (q_proj's, k_proj's and
@@ -208,14 +227,19 @@ typedef struct {
     SafetensorsDtype dtype;
     HfClass hf;
     ExportBiases biases;
-    char warning[512];
+    /* The family a checkpoint's names or table fix where it does not have the run's block
+       (config.json then names no model_type): "tensors_family" under "attnscope", which
+       --weights reads in model_type's place (Gemma's table scale and gain offset). */
+    char tensors_family[32];
+    char warning[640];
 } ExportConfig;
 
 /* Names e's family (e->hf) and its warning (e->warning), e->biases said: `fixed`, the
    model_type the checkpoint's names or table fix (NULL: none), or the first family loading
-   Llama's names whose --hf-config reading of the file gives the run's block back: without
-   biases any of them, with Qwen2's qwen2 alone, with others none (the families switch them on
-   in their own ways). */
+   Llama's names (drawn weights: then GPT-2's or ViT's, under their own names) whose --hf-config
+   reading of the file gives the run's block back: without biases any of them, with Qwen2's
+   qwen2 alone, with others none (the families switch them on in their own ways).  A fixed
+   family is named only where it reads the block back too (else e->tensors_family). */
 void ExportConfig_name_family(ExportConfig *e, const char *fixed);
 
 /* config.json of e into t (weights_export_config.c): layer_types where with_types. */

@@ -500,6 +500,8 @@ static const NameFamily PHI3 = {
 };
 
 const Names LLAMA_NAMES = {&LLAMA, ""};
+const Names GPT2_NAMES = {&GPT2, ""};
+const Names VIT_NAMES = {&VIT, ""};
 
 Names Weights_export_names(const Names *names)
 {
@@ -718,7 +720,7 @@ uint64_t WeightTensor_elements(const WeightTensor *t)
 
 bool WeightTensor_continues(const WeightTensor *t)
 {
-    return t->rows && t->first_row > 0;
+    return (t->rows && t->first_row > 0) || t->first_column > 0;
 }
 
 double *WeightTensor_buffer(const LayerWeights *w, const WeightTensor *t)

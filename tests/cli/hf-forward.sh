@@ -6,7 +6,8 @@
 # Gemma 3 whose local and global layers rotate with their own frequencies; two Qwen3
 # shapes whose heads do not split d = 40 (--head-dim), where X_ℓ is numpy's too; a 2-layer
 # Phi-3 with fused qkv_proj and gate_up_proj, read by --hf-config, F64, F32, F16 and BF16, to
-# 1e-12 with X_ℓ, its export round trip and its fused tensors' refusals) and
+# 1e-12 with X_ℓ, its export round trip and its fused tensors' refusals; attnscope's own
+# export of drawn weights with GPT-2's and ViT's blocks, under their names) and
 # a token-id file (ViT: the input drawn from the seed, exported as input.csv): attnscope's
 # attention matrices, every layer and head, equal numpy's own forward of the Hugging Face block
 # on the same input to 1e-9 relative.  Then the input's other ways and refusals: random ids from
@@ -31,6 +32,15 @@ for model in gpt2 qwen3 llama32 vit; do
             layout=sharded
         check "$model $dtype $layout: every layer's and head's attention is numpy's" same_as_numpy $model $dtype $layout
     done
+done
+# attnscope's own export of drawn weights whose block is GPT-2's (ViT's) is written under that
+# family's names (GPT2Model's Conv1D c_attn, q | k | v by columns; ViTModel's, "qkv_bias":
+# false) with model_type gpt2 (vit): read back by --weights with --hf-config of its config.json,
+# every attention is numpy's forward of the family's block from the file's bytes.
+for export in "gpt2-export F64" "gpt2-export BF16" "vit-export F32"; do
+    # shellcheck disable=SC2086
+    check "${export% *} ${export#* }: the family's names and layout, every attention numpy's" \
+        same_as_numpy $export single
 done
 # Gemma 2's family from --hf-config (--weights names the .safetensors file), or from the
 # config.json in --weights' directory (the settings as options, but for --norm-gain-offset:
@@ -90,30 +100,43 @@ PY
 }
 check "phi3: the export keeps qkv_proj and gate_up_proj and reads back to its document bit for bit" \
     phi3_round_trip "$tmp/phi3-F32-sharded/checkpoint"
-# transformers' Phi3 slides sliding_window on every layer (Phi3Model makes one sliding-window
-# causal mask for all; it reads no layer_types): an export whose --window-layers is not "all"
-# says so on stderr and in config.json's "attnscope" record, naming the pattern and the window;
-# with every layer sliding (the checkpoint's own), neither.
-phi3_window_warning() { # checkpoint window-layers ("": the file's)
+# The checkpoint's family names the export only where --hf-config of the written config.json
+# reads the run back, as every family does: transformers' Phi3 slides sliding_window on every
+# layer (it reads no layer_types), so --window-layers 1:1 is not its block, nor is a gap removal
+# (-g center).  Such an export names no model_type, says why on stderr and in config.json's
+# "attnscope" record, keeps "tensors_family": "phi3" there (and the layer_types), and --weights
+# of it (Phi-3's fused names) reads back the run's document bit for bit; with the checkpoint's
+# own settings, no warning.
+phi3_unnamed() { # checkpoint options-after-the-file ("": none)
     local ck=$1 out=$tmp/ww-phi3 m said
     m=$(dirname "$1")
-    said="--window-layers $2: transformers' Phi3 slides the window of 5 keys on every layer"
+    said="config.json names no model_type: the checkpoint's family, phi3,"
     rm -rf "$out"
     # shellcheck disable=SC2086
     "$BIN" --batch -T 14 --hf-config "$ck" --weights "$ck" --token-ids "$m/ids.txt" \
-        ${2:+--window-layers $2} --export-weights "$out" >/dev/null 2>"$out.err" || return 1
+        $2 --export-weights "$out" >"$out.a.json" 2>"$out.err" || return 1
     if [ -z "$2" ]; then
-        ! grep -q "warning: --export-weights" "$out.err" && ! grep -q export_warning "$out/config.json"
+        ! grep -q "warning: --export-weights" "$out.err" && ! grep -q export_warning "$out/config.json" &&
+            grep -qF '"model_type": "phi3",' "$out/config.json"
     else
+        # shellcheck disable=SC2086
         grep -qF "attnscope: warning: --export-weights '$out': $said" "$out.err" &&
             grep -qF "\"export_warning\":\"$said" "$out/config.json" &&
-            grep -qF '"layer_types": ["sliding_attention", "full_attention"],' "$out/config.json"
+            grep -qF '"tensors_family":"phi3"' "$out/config.json" &&
+            ! grep -q '"model_type"' "$out/config.json" &&
+            "$BIN" --batch -T 14 --hf-config "$ck" --weights "$out" --token-ids "$m/ids.txt" \
+                $2 >"$out.b.json" 2>/dev/null && [ -s "$out.b.json" ] &&
+            cmp -s "$out.a.json" "$out.b.json"
     fi
 }
-check "phi3 --window-layers 1:1: the export warns that transformers slides every layer" \
-    phi3_window_warning "$tmp/phi3-F64-single/checkpoint" 1:1
-check "phi3 with its window on every layer: the export warns of nothing" \
-    phi3_window_warning "$tmp/phi3-F64-single/checkpoint" ""
+check "phi3 --window-layers 1:1 (transformers' Phi3 slides every layer): no model_type, read back the same" \
+    phi3_unnamed "$tmp/phi3-F64-single/checkpoint" "--window-layers 1:1"
+check "... and its layer_types kept" \
+    grep -qF '"layer_types": ["sliding_attention", "full_attention"],' "$tmp/ww-phi3/config.json"
+check "phi3 -g center: no model_type, read back the same" \
+    phi3_unnamed "$tmp/phi3-F64-single/checkpoint" "-g center"
+check "phi3 with its own settings: phi3, no warning" \
+    phi3_unnamed "$tmp/phi3-F64-single/checkpoint" ""
 # The export's own config.json (not the original's) gives the same settings, numbers and
 # warnings: Phi-3's window on every layer (sliding_window 5, read as --window 4) kept, Gemma 3's
 # local layers (layer_types) and d_h as its query_pre_attn_scalar (its default is 256), and no

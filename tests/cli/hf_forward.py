@@ -8,7 +8,9 @@ on the same input.
 
   hf_forward.py BIN DIR MODEL DTYPE LAYOUT
       MODEL   gpt2 | qwen3 | qwen3-wide | qwen3-wide-gqa | llama32 | gemma2 | gemma3 |
-              gemma3-wide-window | phi3 | vit
+              gemma3-wide-window | phi3 | vit | gpt2-export | vit-export (attnscope's own
+              --export-weights of drawn weights whose block is GPT-2's or ViT's, DTYPE F64,
+              F32 or BF16, read back with --hf-config of its config.json: compare_export)
       DTYPE   F64 | F32 | F16 | BF16 (the values are rounded once, and both forwards read the
               rounded values: numpy computes in float64 from exactly what the file holds)
       LAYOUT  single (DIR/model.safetensors) | sharded (two shards and
@@ -161,6 +163,9 @@ VIT = dict(d=16, H=4, G=4, L=2, N=40, T=12, eps=1e-12, patch=4, image=8, channel
 PHI3 = dict(d=32, H=4, G=2, L=2, N=20, V=40, context=64, T=14, eps=1e-5, theta=10000.0,
             window=5, fraction=0.75)
 SHAPES = dict(QWEN3_SHAPES, **GEMMA_SHAPES, gpt2=GPT2, llama32=LLAMA32, phi3=PHI3, vit=VIT)
+# attnscope's own export of drawn weights whose block is GPT-2's or ViT's, under that family's
+# names: the same shapes, the block's settings as options (drawn_settings).
+SHAPES.update({"gpt2-export": GPT2, "vit-export": VIT})
 
 
 def head_width(s):
@@ -341,11 +346,10 @@ def causal_softmax(scores):
 ERF = np.vectorize(math.erf)
 
 
-def gpt2_forward(w, ids):
-    """Every layer's attention, [layer][head] (T×T)."""
+def gpt2_forward(w, h):
+    """Every layer's attention, [layer][head] (T×T), from the hidden states h (T×d)."""
     s, d = GPT2, GPT2["d"]
-    dh, T = d // s["H"], len(ids)
-    h = w["wte.weight"][ids] + w["wpe.weight"][np.arange(T)]
+    dh = d // s["H"]
     attention = []
     for layer in range(s["L"]):
         p = "h.%d." % layer
@@ -380,8 +384,8 @@ def vit_forward(w, h, prefix):
     for layer in range(s["L"]):
         p = prefix + "encoder.layer.%d." % layer
 
-        def linear(x, name):
-            return x @ w[p + name + ".weight"].T + w[p + name + ".bias"]
+        def linear(x, name):  # without the bias where qkv_bias is false: nn.Linear(bias=False)
+            return x @ w[p + name + ".weight"].T + w.get(p + name + ".bias", 0.0)
 
         a = layer_norm(h, w[p + "layernorm_before.weight"], w[p + "layernorm_before.bias"], s["eps"])
         q = linear(a, "attention.attention.query")
@@ -648,6 +652,32 @@ def attnscope_settings(model, checkpoint, sharded):
                                     head_dim)
 
 
+def drawn_settings(family):
+    """The settings of GPT-2's and ViT's blocks at the shapes above, for an export of drawn
+    weights: pre-LN LayerNorm, a plain MLP with the exact GELU, W^O; causal for GPT-2."""
+    s = SHAPES[family]
+    return ("-T %d -L %d -a softmax -m %s -k plain --ln-place pre --ln-scale sqrt-d --wo gaussian "
+            "-d %d --heads %d -n ln --ln-eps %g --mlp gelu --mlp-hidden %d --seed 7") % (
+                s["T"], s["L"], "causal" if family == "gpt2" else "full", s["d"], s["H"], s["eps"],
+                s["N"])
+
+
+def export_drawn(binary, family, dtype, checkpoint):
+    """attnscope's export of drawn weights (--export-dtype dtype), its tensors as numpy reads
+    them from the file's bytes; None where config.json does not name the family or a tensor is
+    not under its names (GPT2Model's h.N., ViTModel's encoder.layer.N.)."""
+    command = [binary, "--batch", "--export-weights", checkpoint, "--export-dtype", dtype.lower()]
+    subprocess.run(command + drawn_settings(family).split(), check=True, stdout=subprocess.DEVNULL)
+    config = json.load(open(os.path.join(checkpoint, "config.json")))
+    weights = checkpoint_tensors(checkpoint)
+    layers = {"gpt2": "h.", "vit": "encoder.layer."}[family]
+    if config.get("model_type") != family or not all(n.startswith(layers) for n in weights):
+        print("the export is not %s's: model_type %r, tensors %s" % (
+            family, config.get("model_type"), sorted(weights)[:4]))
+        return None
+    return weights
+
+
 def exported_matrix(path):
     rows = [line for line in open(path) if not line.startswith("#")][1:]
     return np.array([[float(x) for x in line.split(",")[1:]] for line in rows])
@@ -710,6 +740,9 @@ def main(argv):
     # (ViTModel's) alike.
     sharded = layout == "sharded"
     prefix = {"gpt2": "transformer.", "vit": "vit."}.get(model, "") if sharded else ""
+    checkpoint = os.path.join(directory, "checkpoint")
+    if model.endswith("-export"):
+        return compare_export(binary, directory, model[:-len("-export")], dtype, checkpoint)
     if model == "vit":
         weights = vit_weights(rng, dtype, prefix)
     else:
@@ -718,7 +751,6 @@ def main(argv):
                    phi3_weights(rng, dtype) if model == "phi3" else
                    llama_weights(rng, dtype, s))
         weights = {prefix + n: x for n, x in weights.items()}
-    checkpoint = os.path.join(directory, "checkpoint")
     os.makedirs(checkpoint)
     write_checkpoint(checkpoint, weights, dtype, sharded)
     with open(os.path.join(checkpoint, "config.json"), "w") as f:
@@ -727,7 +759,7 @@ def main(argv):
     tokens = []  # numpy's X_ℓ, ℓ = 1 … L (the Llama family's)
     if model != "vit":
         weights = {n[len(prefix):]: x for n, x in weights.items()}
-        expected = (gpt2_forward(weights, ids) if model == "gpt2" else
+        expected = (gpt2_forward(weights, numpy_input) if model == "gpt2" else
                     gemma_forward(weights, ids, tokens, s) if model in GEMMA_SHAPES else
                     phi3_forward(weights, ids, tokens) if model == "phi3" else
                     llama_forward(weights, ids, s, tokens))
@@ -765,6 +797,42 @@ def main(argv):
     print("%s %s %s: largest relative difference %.3g over %d layers x %d heads (T = %d)" % (
         model, dtype, layout, worst, s["L"], s["H"], s["T"]))
     return 0 if worst <= (1e-12 if model == "phi3" else RTOL) else 1
+
+
+def compare_export(binary, directory, family, dtype, checkpoint):
+    """attnscope's export of drawn weights whose block is GPT-2's (ViT's), read back by
+    --weights with --hf-config of its own config.json: every layer's and head's attention is
+    numpy's forward of the family's block from the file's tensors on attnscope's drawn input
+    (input.csv, orthonormal rows)."""
+    weights = export_drawn(binary, family, dtype, checkpoint)
+    if weights is None:
+        return 1
+    s, worst, expected = SHAPES[family], 0.0, None
+    for layer in range(1, s["L"] + 1):
+        for head in range(1, s["H"] + 1):
+            out = os.path.join(directory, "export-%d-%d" % (layer, head))
+            command = [binary, "--batch", "--weights", checkpoint, "--hf-config", checkpoint,
+                       "-T", str(s["T"]), "--seed", "7", "--layer", str(layer), "--head",
+                       str(head), "--export", out, "--export-matrix"]
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            x = exported_matrix(os.path.join(out, "input.csv"))
+            if expected is None:
+                first = x
+                expected = gpt2_forward(weights, x) if family == "gpt2" else vit_forward(
+                    weights, x, "")
+            if not input_is_numpys(x, None, first):
+                print("layer %d head %d: input.csv is not the drawn input" % (layer, head))
+                return 1
+            got = exported_matrix(os.path.join(out, "attention_matrix.csv"))
+            want = expected[layer - 1][head - 1]
+            if got.shape != want.shape or np.any((want == 0) != (got == 0)):
+                print("layer %d head %d: shape or masked entries differ" % (layer, head))
+                return 1
+            nonzero = want != 0
+            worst = max(worst, float(np.max(np.abs(got[nonzero] - want[nonzero]) / want[nonzero])))
+    print("%s's export %s: largest relative difference %.3g over %d layers x %d heads (T = %d)" % (
+        family, dtype, worst, s["L"], s["H"], s["T"]))
+    return 0 if worst <= RTOL else 1
 
 
 if __name__ == "__main__":

@@ -76,6 +76,25 @@ check "... and so is the gain offset --hf-config's file chose (llama's 0, its de
     eval 'batch_document "$tmp/gemma-llama" -T 8 --hf-config "$tmp/llama.json" $gemma --wo identity --weights "$tmp/g" --token-ids "$ids" &&
         config_is gemma-llama norm_gain_offset 0 &&
         grep -qF "but --norm-gain-offset 0 (from --hf-config $tmp/llama.json'"'"'s model_type) reads them as 0 + w" "$tmp/gemma-llama.err"'
+# The export of a Gemma checkpoint names its family only where --hf-config of the written
+# config.json reads the run back: with -g center (a gap removal no family's model has) it names
+# no model_type and keeps "tensors_family": "gemma2" under "attnscope", which --weights reads
+# in model_type's place, so that the export reads back scaled with gains 1 + w: the document of
+# the checkpoint's own.
+gemma_center_export() {
+    rm -rf "$tmp/gc"
+    # shellcheck disable=SC2086
+    batch_document "$tmp/gemma-center" $gemma -g center --weights "$tmp/g" --token-ids "$ids" \
+        --export-weights "$tmp/gc" &&
+        ! grep -q '"model_type"' "$tmp/gc/config.json" &&
+        grep -qF '"tensors_family":"gemma2"' "$tmp/gc/config.json" &&
+        grep -qF "attnscope: warning: --export-weights '$tmp/gc': config.json names no model_type: the checkpoint's family, gemma2," "$tmp/gemma-center.err" &&
+        batch_document "$tmp/gemma-center-back" $gemma -g center --weights "$tmp/gc" --token-ids "$ids" &&
+        same_numbers gemma-center gemma-center-back && config_is gemma-center-back norm_gain_offset 1 &&
+        config_is gemma-center-back input_source "\"$ids in model.embed_tokens.weight scaled by sqrt(16) (gemma2)\""
+}
+check "a gemma2 checkpoint exported with -g center: no model_type, its family kept for --weights, read back the same" \
+    gemma_center_export
 
 # ---- gpt-oss: its attention path, the mixture of experts beside it skipped and named.
 oss="-T 8 -d 16 -L 2 --heads 2 --kv-heads 1 -n rms --ln-place pre --sink 0 --wo gaussian --mlp none"

@@ -23,6 +23,7 @@ configs=(
     "--init cutting-skip -L 4 --conditioning"
     "--heads 2 -n rms --ln-place peri --mlp geglu --qk-norm head --norm-gain-offset 1"
     "--heads 2 --sink 0 --sink-std 0.02 --mlp swiglu -n rms --ln-place pre"
+    "--heads 2 -n ln --ln-place pre --skip plain --ln-scale sqrt-d --mlp gelu --wo gaussian"
 )
 # The two documents (drawn, then read from a checkpoint) are the same number for number (JSON
 # parsed: Python's floats are the doubles printed), but for the theory, which the second
@@ -88,8 +89,10 @@ done
 # aside, and those warnings are exactly the fields the family's model has and the block leaves
 # out (Gemma's scaled embedding, gpt-oss's experts), nothing else.  OLMo 2's preset draws OLMo-core's cut normal where HF's config says a plain one
 # (docs/hf-config.md): its --init follows the file.  gpt-oss's export is its attention path, and
-# a warning says transformers' model would add experts.  GPT-2's block under Llama's names is no
-# family's: no model_type, a warning that says so, and --hf-config refuses the file.
+# a warning says transformers' model would add experts.  GPT-2's block is written under GPT-2's
+# names (GPT2Model), and ViT's (no mask) under ViT's (ViTModel), each with the fields its config
+# class reads; a block no family has (GPT-2's with -g center): no model_type, a warning that
+# says so, and --hf-config refuses the file.
 same_but_file() { # preset.json hf.json config.json "the fields the file's warnings name"
     "$PY" - "$1" "$2" "$3" "$4" <<'PYEOF'
 import json, sys
@@ -127,6 +130,53 @@ check "qwen3-8b-small: qwen3 (QK-norm per head), the same" \
     family_round_trip qwen3-8b-small qwen3 Qwen3ForCausalLM "" ""
 check "olmo2-7b-small: olmo2 (norms after the branches, QK-norm over the width), the same" \
     family_round_trip olmo2-7b-small olmo2 Olmo2ForCausalLM "" "" "--init trunc-normal"
+check "gpt2-small-small: gpt2 (LayerNorm, learned positions' block, GELU MLP), the same" \
+    family_round_trip gpt2-small-small gpt2 GPT2Model "" "model_type"
+# The names and fields GPT-2's model loads: every tensor under h.N. (c_attn (d, 3d), Conv1D's
+# (in, out), and every bias, zero as drawn), n_embd and its kin (n_inner null: 4·d), no field
+# the Llama family's config has; ViT's likewise (encoder.layer.N., "qkv_bias": false without q, k, v biases).
+names_and_fields() { # dir prefix fields-present fields-absent
+    "$PY" - "$@" <<'PYEOF'
+import json, struct, sys
+path, prefix, present, absent = sys.argv[1:5]
+raw = open(path + "/model.safetensors", "rb").read()
+header = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+header.pop("__metadata__")
+config = json.load(open(path + "/config.json"))
+ok = all(name.startswith(prefix) for name in header)
+if prefix == "h.":
+    ok &= header["h.0.attn.c_attn.weight"]["shape"] == [256, 768] and config["n_inner"] is None
+    ok &= all(p + ".bias" in header for p in ("h.0.attn.c_attn", "h.0.attn.c_proj",
+                                               "h.0.mlp.c_fc", "h.0.mlp.c_proj"))
+else:
+    ok &= not any(n.endswith(("query.bias", "key.bias", "value.bias")) for n in header)
+    ok &= config.get("qkv_bias") is False
+ok &= all(f in config for f in present.split()) and not any(f in config for f in absent.split())
+sys.exit(0 if ok else 1)
+PYEOF
+}
+check "... under GPT-2's names, with GPT-2's fields" names_and_fields \
+    "$tmp/family-gpt2-small-small" "h." \
+    "n_embd n_head n_layer n_positions n_inner activation_function layer_norm_epsilon" \
+    "hidden_size num_key_value_heads head_dim sliding_window rms_norm_eps attention_bias"
+vit_block="--heads 4 -n ln --ln-place pre --skip plain --ln-scale sqrt-d --mlp gelu --wo gaussian"
+vit_round_trip() { # dir
+    rm -rf "$1"
+    # shellcheck disable=SC2086
+    "$BIN" --batch -T 32 -d 64 -L 3 --seed 3 $vit_block --ln-eps 1e-12 --mlp-hidden 256 \
+        --init gpt2 --depth-scale none --export-weights "$1" \
+        >"$tmp/vit.json" 2>"$tmp/vit.err" &&
+        grep -qF '"model_type": "vit",' "$1/config.json" &&
+        grep -qF '"architectures": ["ViTModel"],' "$1/config.json" &&
+        ! grep -q "warning: --export-weights" "$tmp/vit.err" &&
+        "$BIN" --batch -T 32 --seed 3 --hf-config "$1" >"$tmp/vit-hf.json" 2>/dev/null &&
+        same_but_file "$tmp/vit.json" "$tmp/vit-hf.json" "$1/config.json" "model_type" &&
+        names_and_fields "$1" "encoder.layer." \
+            "hidden_size num_attention_heads num_hidden_layers intermediate_size hidden_act layer_norm_eps" \
+            "num_key_value_heads head_dim max_position_embeddings sliding_window rms_norm_eps attention_bias"
+}
+check "ViT's block (LayerNorm before each branch, no mask, GELU MLP): vit under ViT's names, the same" \
+    vit_round_trip "$tmp/family-vit"
 check "gemma3-4b-small: gemma3_text (peri-norms, gains 1 + w, its local θ on 5 of 6), the same" \
     family_round_trip gemma3-4b-small gemma3_text Gemma3ForCausalLM "" "model_type"
 check "gpt-oss-20b-small: gpt_oss (sinks, every other layer's window), the same; its experts warned" \
@@ -175,16 +225,18 @@ short_gpt_oss() { # dir
 check "gpt-oss-20b-small at T = 16 (its window covers every token): gpt_oss" \
     short_gpt_oss "$tmp/gpt-oss-short"
 no_family() { # dir
-    local said="config.json names no model_type: no Hugging Face family that loads these tensor names"
+    local said="config.json names no model_type: no Hugging Face family that loads these tensor names (llama, mistral, qwen3, olmo2, gemma2, gemma3_text, gpt_oss) nor gpt2 or vit under their own names has this block"
     rm -rf "$1"
-    "$BIN" --batch --preset presets/gpt2-small-small.preset -T 32 -L 2 --export-weights "$1" \
+    "$BIN" --batch --preset presets/gpt2-small-small.preset -T 32 -L 2 -g center --export-weights "$1" \
         >/dev/null 2>"$tmp/family.err" &&
         ! grep -q '"model_type"' "$1/config.json" &&
         grep -qF "attnscope: warning: --export-weights '$1': $said" "$tmp/family.err" &&
         grep -qF "\"export_warning\":\"$said" "$1/config.json"
 }
-check "gpt2-small-small under Llama's names: no model_type, and a warning that says why" \
+check "gpt2-small-small -g center (no family's block): Llama's names, no model_type, a warning that says why" \
     no_family "$tmp/family-gpt2"
+check "... under Llama's names" grep -qF '"model.layers.0.self_attn.q_proj.weight"' \
+    "$tmp/family-gpt2/model.safetensors"
 check "... which --hf-config refuses, saying it is an export" ends_saying 2 \
     "(a config.json --export-weights wrote: give its settings as options)" -- \
     "$BIN" --batch -T 32 --hf-config "$tmp/family-gpt2"
