@@ -13,6 +13,8 @@
    defaults. */
 static const char *const GPT_OSS_EXPERTS[] = {"num_local_experts", "experts_per_token",
                                               "swiglu_limit", "intermediate_size", NULL};
+/* Gemma 2's final soft-cap of the LM head's logits (its default 30), after the block. */
+static const char *const GEMMA2_HEAD[] = {"final_logit_softcapping", NULL};
 /* The families whose models load Llama's names, in the order they are tried: the first whose
    --hf-config reading gives the run's block back names the export. */
 static const HfClass LLAMA_NAMED[] = {
@@ -20,7 +22,7 @@ static const HfClass LLAMA_NAMED[] = {
     {"mistral", "MistralForCausalLM", false, NULL, NULL, NULL},
     {"qwen3", "Qwen3ForCausalLM", false, NULL, NULL, NULL},
     {"olmo2", "Olmo2ForCausalLM", false, NULL, NULL, NULL},
-    {"gemma2", "Gemma2ForCausalLM", true, NULL, NULL, NULL},
+    {"gemma2", "Gemma2ForCausalLM", true, GEMMA2_HEAD, NULL, NULL},
     {"gemma3_text", "Gemma3ForCausalLM", true, NULL, NULL, NULL},
     {"gpt_oss", "GptOssForCausalLM", true, GPT_OSS_EXPERTS, NULL, NULL},
 };
@@ -64,7 +66,7 @@ static const struct {
     HfClass hf;
 } FIXED[] = {
     {"phi3", {"phi3", "Phi3ForCausalLM", false, NULL, NULL, NULL}},
-    {"gemma2", {"gemma2", "Gemma2ForCausalLM", true, NULL, NULL, NULL}},
+    {"gemma2", {"gemma2", "Gemma2ForCausalLM", true, GEMMA2_HEAD, NULL, NULL}},
     {"gemma3_text", {"gemma3_text", "Gemma3ForCausalLM", true, NULL, NULL, NULL}},
     {"gemma3", {"gemma3_text", "Gemma3ForCausalLM", true, NULL, NULL, NULL}},
 };

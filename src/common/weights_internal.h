@@ -189,7 +189,7 @@ const char *Weights_shape_text(int rank, const uint64_t *shape, char *buf, size_
    slide by their own rule: Mistral every layer, Phi-3 every layer where sliding_window is set,
    Llama and OLMo 2 none, Qwen only with use_sliding_window), and the fields --hf-config names
    as not modelled in every such export beyond model_type's (NULL-ended; NULL: none):
-   gpt-oss's experts. */
+   gpt-oss's experts, Gemma 2's final soft-cap (its LM head's, after the block). */
 /* The fields config.json states the block's sizes under, as the family's config class reads
    them (the Llama family's hidden_size …; GPT-2's n_embd …), NULL where its model reads none
    (ViT's context: its image and patch sizes); whether it states the key/value heads and a

@@ -77,24 +77,32 @@ check "... and so is the gain offset --hf-config's file chose (llama's 0, its de
         config_is gemma-llama norm_gain_offset 0 &&
         grep -qF "but --norm-gain-offset 0 (from --hf-config $tmp/llama.json'"'"'s model_type) reads them as 0 + w" "$tmp/gemma-llama.err"'
 # The export of a Gemma checkpoint names its family only where --hf-config of the written
-# config.json reads the run back: with -g center (a gap removal no family's model has) it names
-# no model_type and keeps "tensors_family": "gemma2" under "attnscope", which --weights reads
-# in model_type's place, so that the export reads back scaled with gains 1 + w: the document of
-# the checkpoint's own.
-gemma_center_export() {
-    rm -rf "$tmp/gc"
+# config.json reads the run back: with Gemma 2's block it names gemma2; with -g center (a gap
+# removal no family's model has) it names no model_type and keeps "tensors_family": "gemma2"
+# under "attnscope", which --weights reads in model_type's place, so that the export reads back
+# scaled with gains 1 + w: the document of the checkpoint's own.
+gemma2="$gemma --rope half --skip plain --ln-scale sqrt-d --wo gaussian -m causal --norm-gain-offset 1"
+# shellcheck disable=SC2086
+"$BIN" --batch $gemma2 --export-weights "$tmp/g2" >/dev/null 2>&1
+"$PY" $tool whole-model "$tmp/g2/model.safetensors" "$tmp/g2/model.safetensors"
+gemma_export() { # stem options...
+    local stem=$1
+    shift
+    rm -rf "$tmp/$stem"
     # shellcheck disable=SC2086
-    batch_document "$tmp/gemma-center" $gemma -g center --weights "$tmp/g" --token-ids "$ids" \
-        --export-weights "$tmp/gc" &&
-        ! grep -q '"model_type"' "$tmp/gc/config.json" &&
-        grep -qF '"tensors_family":"gemma2"' "$tmp/gc/config.json" &&
-        grep -qF "attnscope: warning: --export-weights '$tmp/gc': config.json names no model_type: the checkpoint's family, gemma2," "$tmp/gemma-center.err" &&
-        batch_document "$tmp/gemma-center-back" $gemma -g center --weights "$tmp/gc" --token-ids "$ids" &&
-        same_numbers gemma-center gemma-center-back && config_is gemma-center-back norm_gain_offset 1 &&
-        config_is gemma-center-back input_source "\"$ids in model.embed_tokens.weight scaled by sqrt(16) (gemma2)\""
+    batch_document "$tmp/$stem-a" $gemma2 "$@" --weights "$tmp/g2" --token-ids "$ids" \
+        --export-weights "$tmp/$stem" &&
+        batch_document "$tmp/$stem-b" $gemma2 "$@" --weights "$tmp/$stem" --token-ids "$ids" &&
+        same_numbers "$stem-a" "$stem-b" && config_is "$stem-b" norm_gain_offset 1 &&
+        config_is "$stem-b" input_source "\"$ids in model.embed_tokens.weight scaled by sqrt(16) (gemma2)\""
 }
-check "a gemma2 checkpoint exported with -g center: no model_type, its family kept for --weights, read back the same" \
-    gemma_center_export
+check "a gemma2 checkpoint with Gemma 2's block exported: gemma2, read back the same" \
+    eval 'gemma_export gn && grep -qF "\"model_type\": \"gemma2\"," "$tmp/gn/config.json" &&
+        ! grep -q tensors_family "$tmp/gn/config.json"'
+check "... with -g center: no model_type, its family kept for --weights, read back the same" \
+    eval 'gemma_export gc -g center && ! grep -q "\"model_type\"" "$tmp/gc/config.json" &&
+        grep -qF "\"tensors_family\":\"gemma2\"" "$tmp/gc/config.json" &&
+        grep -qF "attnscope: warning: --export-weights '"'"'$tmp/gc'"'"': config.json names no model_type: the checkpoint'"'"'s family, gemma2," "$tmp/gc-a.err"'
 
 # ---- gpt-oss: its attention path, the mixture of experts beside it skipped and named.
 oss="-T 8 -d 16 -L 2 --heads 2 --kv-heads 1 -n rms --ln-place pre --sink 0 --wo gaussian --mlp none"

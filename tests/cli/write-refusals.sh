@@ -157,19 +157,20 @@ echo keep >"$tmp/earlier/notes.txt"
 check "an earlier export re-exported: replaced, other files kept" bash -c \
     "'$BIN' $base --seed 7 --export-weights '$tmp/earlier' 2>/dev/null &&
      grep -qF '\"seed\":7' '$tmp/earlier/config.json' && [ \"\$(cat '$tmp/earlier/notes.txt')\" = keep ]"
-# An export of a checkpoint whose family scales its embeddings names that family (model_type) in
-# its config.json: still the export's own, replaced by the next one; a config.json carrying a
-# model_type and attnscope_version but no settings object is not.
+# An export of a checkpoint whose family scales its embeddings, run with that family's block
+# (Gemma 2's), names the family (model_type) in its config.json: still the export's own, replaced
+# by the next one; a config.json carrying a model_type and attnscope_version but no settings
+# object is not.
 gemma=$tmp/gemma
-scaled="--heads 4 --kv-heads 2 --mlp swiglu --qk-norm head -n rms --ln-place pre --rope half"
+scaled="--mlp geglu -n rms --ln-place peri --rope half --skip plain --ln-scale sqrt-d --wo gaussian -m causal"
 # shellcheck disable=SC2086
 if "$BIN" $base $scaled --vocab 7 --export-weights "$tmp/llama" >/dev/null 2>&1 && mkdir "$gemma" &&
     "$PY" $tool whole-model "$tmp/llama/model.safetensors" "$gemma/model.safetensors" 2>/dev/null; then
-    printf '{"model_type": "gemma3_text", "hidden_size": 8, "num_attention_heads": 4, "num_hidden_layers": 2}\n' >"$gemma/config.json"
+    printf '{"model_type": "gemma2", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 2}\n' >"$gemma/config.json"
     # shellcheck disable=SC2086
     check "a Gemma checkpoint exported: its config.json names the family" bash -c \
         "'$BIN' --batch $base $scaled --weights '$gemma' --export-weights '$tmp/g-out' >/dev/null 2>&1 &&
-         grep -qF '\"model_type\": \"gemma3_text\"' '$tmp/g-out/config.json'"
+         grep -qF '\"model_type\": \"gemma2\"' '$tmp/g-out/config.json'"
     # shellcheck disable=SC2086
     check "... exported again into the same directory: replaced" bash -c \
         "'$BIN' --batch $base $scaled --seed 7 --weights '$gemma' --export-weights '$tmp/g-out' >/dev/null 2>&1 &&
