@@ -29,7 +29,7 @@ static const HfClass LLAMA_NAMED[] = {
 /* Drawn weights whose block no family loading Llama's names has: GPT-2's (LayerNorm before
    each branch, causal, a plain MLP; Conv1D names, every bias) and ViT's (the same without a
    mask; its names, no q, k, v biases: "qkv_bias": false), with their config classes' fields
-   (configuration_gpt2.py, configuration_vit.py). */
+   (transformers' configuration_gpt2.py and configuration_vit.py). */
 static const HfFields GPT2_FIELDS = {.width = "n_embd",
                                      .heads = "n_head",
                                      .depth = "n_layer",
