@@ -177,6 +177,29 @@ static void unmodelled_because(HfReader *r, const char *field, const char *forma
     HfReader_unmodelled(r, field, NULL, why);
 }
 
+/* head_dim and num_key_value_heads where the family's model ignores them (GPT-2's, ViT's: heads
+   of width / heads, each its own keys and values): named as not modelled where they say other
+   than the model does, and read as absent. */
+static void ignored_heads_shape(HfReader *r, int width, int heads, int *head_dim, int *kv)
+{
+    if (*head_dim && !HfFamily_reads(r->family, "head_dim")) {
+        if (width % heads != 0 || *head_dim != width / heads)
+            unmodelled_because(r, "head_dim",
+                               "ignored by transformers' %s, whose heads are hidden_size / "
+                               "num_attention_heads wide",
+                               r->family->name);
+        *head_dim = 0;
+    }
+    if (*kv && !HfFamily_reads(r->family, "num_key_value_heads")) {
+        if (*kv != heads)
+            unmodelled_because(r, "num_key_value_heads",
+                               "ignored by transformers' %s, whose heads each have their own "
+                               "keys and values",
+                               r->family->name);
+        *kv = 0;
+    }
+}
+
 /* The heads and their width: d_h is head_dim where the file gives one (--head-dim; H·d_h need
    not be the residual width: Gemma 2 and 3, Qwen3-0.6B, Mistral Nemo, gpt-oss), else d/H. */
 static int read_shape(HfReader *r, int *head_width)
@@ -187,6 +210,7 @@ static int read_shape(HfReader *r, int *head_width)
         size_of(r, HEAD_DIM, 0, &head_dim, &dkey) || size_of(r, KV_HEADS, 0, &kv, &kvkey) ||
         size_of(r, DEPTH, -1, &depth, &lkey))
         return -1;
+    ignored_heads_shape(r, width, heads, &head_dim, &kv);
     if (!head_dim && width % heads != 0) {
         char accepted[96];
         snprintf(accepted, sizeof accepted, "a multiple of %s = %d (or a head_dim)", hkey, heads);

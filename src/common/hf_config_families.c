@@ -128,14 +128,22 @@ const char *const HF_FAMILY_FIELDS[] = {"hidden_act",
                                         "activation_function",
                                         "attn_logit_softcapping",
                                         "partial_rotary_factor",
+                                        "head_dim",
+                                        "num_key_value_heads",
                                         NULL};
 /* GPT2MLP reads activation_function; Gemma2MLP and Gemma3MLP hidden_activation (not
    hidden_act: Gemma 1's name), and their attention alone soft-caps the logits; Phi-3's
-   apply_rotary_pos_emb alone rotates a share of a head (Llama's turns every dimension). */
+   apply_rotary_pos_emb alone rotates a share of a head (Llama's turns every dimension).  The
+   Llama family's attention takes its heads' width and its key/value heads from the config;
+   GPT2Attention and ViTSelfAttention have num_attention_heads heads of hidden_size / heads,
+   each its own keys and values. */
 static const char *const GPT2_READS[] = {"activation_function", NULL};
-static const char *const LLAMA_READS[] = {"hidden_act", NULL};
-static const char *const GEMMA_READS[] = {"hidden_activation", "attn_logit_softcapping", NULL};
-static const char *const PHI3_READS[] = {"hidden_act", "partial_rotary_factor", NULL};
+static const char *const VIT_READS[] = {"hidden_act", NULL};
+static const char *const LLAMA_READS[] = {"hidden_act", "head_dim", "num_key_value_heads", NULL};
+static const char *const GEMMA_READS[] = {"hidden_activation", "attn_logit_softcapping", "head_dim",
+                                          "num_key_value_heads", NULL};
+static const char *const PHI3_READS[] = {"hidden_act", "partial_rotary_factor", "head_dim",
+                                         "num_key_value_heads", NULL};
 
 /* GPT-2's Conv1D blocks scale c_proj by 1/sqrt(2 n_layer) (the gpt2 scheme's depth scaling). */
 static const HfBlock GPT2_BLOCK = {.norm = LAYERNORM_LN,
@@ -311,7 +319,7 @@ static const HfFamily FAMILIES[] = {
      .windows = HF_WINDOWS_EVERY,
      .harmless = PHI3_HARMLESS},
     {.model_type = "vit",
-     .reads = LLAMA_READS,
+     .reads = VIT_READS,
      .name = "ViT",
      .defaults = "{\"hidden_size\": 768, \"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
                  "\"intermediate_size\": 3072, \"hidden_act\": \"gelu\", \"layer_norm_eps\": "

@@ -210,6 +210,20 @@ check "gpt-oss without rope_scaling: GptOssConfig's YaRN, warned as the family's
     '$BIN' --batch -T 16 --hf-config '$tmp/ossmin.json' 2>'$tmp/e' >/dev/null &&
     grep -qF '(not in the file: the gpt-oss family'\''s default) is not modelled: rotary scaling yarn' '$tmp/e' &&
     grep -qF 'swiglu_limit = 7.0 (not in the file' '$tmp/e'"
+# GPT-2's and ViT's attention has n_head heads of n_embd / n_head, each its own keys and values:
+# transformers ignores head_dim and num_key_value_heads there, and so does attnscope, naming
+# them where they say otherwise (a head_dim of n_embd / n_head and as many key/value heads as
+# heads say the same: no warning).
+bad gpt2shape '{"model_type": "gpt2", "n_embd": 32, "n_head": 2, "n_layer": 2, "activation_function": "gelu", "head_dim": 8, "num_key_value_heads": 1}'
+check "GPT-2 with head_dim and num_key_value_heads: ignored (heads of n_embd / n_head), each warned" bash -c "
+    '$BIN' --batch -T 16 --hf-config '$tmp/gpt2shape.json' 2>'$tmp/e' | '$PY' -c 'import json,sys
+c = json.load(sys.stdin)[\"config\"]; assert (c[\"heads\"], c[\"head_dim\"], c[\"kv_heads\"]) == (2, 0, 0)' &&
+    grep -qF 'head_dim = 8 is not modelled: ignored by transformers'\'' GPT-2, whose heads are hidden_size / num_attention_heads wide' '$tmp/e' &&
+    grep -qF 'num_key_value_heads = 1 is not modelled: ignored by transformers'\'' GPT-2, whose heads each have their own keys and values' '$tmp/e'"
+bad vitshape '{"model_type": "vit", "hidden_size": 32, "num_attention_heads": 2, "num_hidden_layers": 2, "intermediate_size": 64, "head_dim": 16, "num_key_value_heads": 2}'
+check "ViT with a head_dim of d/H and as many key/value heads as heads: no warning about them" bash -c "
+    '$BIN' --batch -T 16 --hf-config '$tmp/vitshape.json' 2>'$tmp/e' >/dev/null &&
+    ! grep -q 'head_dim\|num_key_value_heads' '$tmp/e'"
 
 # --token-ids setting T after the file: its window judged at the ids' count, wherever
 # --token-ids stands, as if -T had been given before --hf-config.
