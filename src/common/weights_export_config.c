@@ -388,12 +388,12 @@ void ExportConfig_name_family(ExportConfig *e, const char *fixed)
     e->tensors_family[0] = '\0';
     for (size_t i = 0; fixed && i < sizeof FIXED / sizeof *FIXED; i++)
         if (strcmp(FIXED[i].fixed, fixed) == 0 && !name_if_read_back(e, FIXED[i].hf))
-            snprintf(e->tensors_family, sizeof e->tensors_family, "%s", fixed);
+            snprintf(e->tensors_family, sizeof e->tensors_family, "%s", FIXED[i].hf.model_type);
     bool named = false;
-    for (size_t i = 0;
-         !fixed && e->biases == EXPORT_BIASES_NONE && i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED;
+    for (size_t i = 0; !fixed && !named && e->biases == EXPORT_BIASES_NONE &&
+                       i < sizeof LLAMA_NAMED / sizeof *LLAMA_NAMED;
          i++)
-        named = named || name_if_read_back(e, LLAMA_NAMED[i]);
+        named = name_if_read_back(e, LLAMA_NAMED[i]);
     for (size_t i = 0; !fixed && !named && !e->checkpoint && e->biases == EXPORT_BIASES_NONE &&
                        i < sizeof PLAIN_NAMED / sizeof *PLAIN_NAMED;
          i++)

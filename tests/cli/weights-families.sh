@@ -2,7 +2,8 @@
 # What a checkpoint's family decides, and the families' layouts beyond Llama's names:
 # - a Gemma checkpoint's config.json decides both of what its tensors' names cannot say, the
 #   table's scale and the norms' gain offset (1 + w), without --hf-config; an option against
-#   the family is kept and warned about;
+#   the family is kept and warned about; its export names the family only where --hf-config
+#   of the written config.json reads the run back, else keeps it as "tensors_family";
 # - gpt-oss's mixture of experts (router, experts, the norm before them) is skipped with a
 #   warning naming it where the settings have no MLP, and the document is the attention path's
 #   own; with an MLP the block would read, nothing is skipped;
