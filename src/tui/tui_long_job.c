@@ -1,7 +1,8 @@
-/* The question before a long job: a job the cost model prices above confirm_above asks first
- * (docs/model.md §7), with the size that would fit under the conditioning view, and its answer
- * (Enter, Esc, or a setting key that changes what is asked about).  Apart from tui_job.c because
- * it is a dialogue of its own, with its own state (Loop.pending, question, fitting). */
+/* The question before a long job: a job whose cost (docs/model.md §7) is above confirm_above
+ * asks first, and names the size that would fit where the view is the conditioning's; then its
+ * answer (Enter, Esc, or a setting key that changes what is asked about).  Apart from
+ * tui_job.c because it is a dialogue of its own, with its own state (Loop.pending, question,
+ * fitting). */
 #include "tui_internal.h"
 
 #include "attnscope/cost.h"
