@@ -248,7 +248,7 @@ static void test_tab_completes_the_word_at_the_cursor(void **state)
     assert_int_equal(l.prompt.cursor, (int)strlen(Settings_at(second)->name));
 }
 
-/* Enter remembers a refused line as a taken one (tui.c calls SetLine_remember before it
+/* Enter remembers a refused line as a taken one (tui_keys.c calls SetLine_remember before it
    applies the line): ↑ on a new line brings it back to fix; on the refused line, still open,
    ↑ goes past it to the one before, and a recalled line puts the cursor at its end. */
 static void test_refused_lines_recalled(void **state)

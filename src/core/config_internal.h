@@ -1,7 +1,8 @@
 /* What the files of the settings table share inside the core (config.h is their interface):
  *
  *   config.c               the one table of settings, the predicates its rows point to, and the
- *                          lookups of a row
+ *                          lookups of a row; the rows themselves in config_rows_*.inc, by what
+ *                          they set, included there in table order
  *   config_values.c        the enumerations' names; one setting's value read, written, parsed,
  *                          formatted and shown; a whole configuration through every row
  *   config_rules.c         the relations between settings (Config_validate) and what follows
