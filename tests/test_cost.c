@@ -1123,6 +1123,17 @@ static void test_pairs_planned_as_run(void **state)
     assert_pairs_planned_as_run(&c, &declared, &run);
     c.heads = 3, c.head_dim = 2, c.kv_heads = 1, c.output = OUTPUT_ORTHOGONAL;
     assert_pairs_planned_as_run(&c, &declared, &run);
+    /* Above the value cache the gradients' pairs draw W^V_2..W^V_{L−2} two at a time, the
+       first of each two on lane 0 (Work_gradient_values_drawn_on_lanes), W^V_1 alone before
+       them: at L = 9, 2, 4, 6 on lane 0 and 3, 5, 7 on lane 1, an orthogonal one a QR each
+       on the lane that draws it (the gradients' pairs are summed into the last declared). */
+    c = work_base();
+    c.width = 512, c.depth = 9, c.layer = 9, c.init_value = MATRIX_INIT_ORTHOGONAL;
+    c.attention = ATTENTION_SIGMOID;
+    assert_true(Work_gradient_values_drawn_on_lanes(&c));
+    assert_pairs_planned_as_run(&c, &declared, &run);
+    for (int n = 0; n < 2; n++)
+        assert_true(run.lane[declared.pairs - 1][n].calls[WORK_ORTHONORMAL] == 3);
 }
 
 /* Each layer's W^Q and W^K are drawn once per seed: a layer whose qk norms the layer below

@@ -98,6 +98,12 @@ bool Work_layer_one_drawn_on_input_lane(const Config *c);
    plan both ask here. */
 bool Work_qk_pair_drawn_on_lanes(const Config *c);
 
+/* Whether the gradients' pairs draw the W^V their later pairs read, two at a time (one on
+   each lane, from the lane's stream object), where the value cache does not hold them and
+   weights are drawn without the workspace's scratch (as Work_qk_pair_drawn_on_lanes): only
+   W^V_1 is then drawn alone before them.  The run and its plan both ask here. */
+bool Work_gradient_values_drawn_on_lanes(const Config *c);
+
 /* Whether the measure of a network's X of layer `layer` takes its centred Gram
    matrix from X's (Measure_tokens_sharing): above MEASURE_SVD_CHEAP, every network (of the
    embedding input X0 alone); Measure_centred_by_downdate still decides by the numbers, and

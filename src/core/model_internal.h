@@ -247,6 +247,10 @@ typedef struct {
     double *qk_norm_ahead;
     int qk_ready;
     bool values_chained; /* value_chain has run for this seed's gradients */
+    /* The W^V lane n draws in the gradients' current pair after its product, for a later
+       pair (frozen_attention_gradients): its layer (0: none) and where it goes. */
+    int value_draw_layer[NETWORKS];
+    double *value_draw_into[NETWORKS];
     /* Where the theory's stable-rank curves leave [1, T], for each network (assemble's
        warning), found once a run (assemble_curve_ranges): their maximisations cost ~1.5 ms
        at L = 256, which every assemble after a layer would repeat. */

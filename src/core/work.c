@@ -95,6 +95,11 @@ bool Work_qk_pair_drawn_on_lanes(const Config *c)
     return Layer_draws_ahead() && Init_scratch_doubles(c) == 0;
 }
 
+bool Work_gradient_values_drawn_on_lanes(const Config *c)
+{
+    return !Model_value_weights_cached(c) && Work_qk_pair_drawn_on_lanes(c);
+}
+
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
    where the initialisation says. */
 static void iid_matrix(const Config *c, Matrix m, WorkList *out)
@@ -611,15 +616,19 @@ static void gradients(Walk *walk, const SeedPlan *p)
     for (int n = 0; n < 2; n++)
         replay(walk, gaps[n], c->depth, p->gradient_replay[n], false);
     WorkStep step = {0};
-    bool cached = Model_value_weights_cached(c);
+    bool cached = Model_value_weights_cached(c), on_lanes = Work_gradient_values_drawn_on_lanes(c);
     if (!walk->values_chained)
         value_chain(c, !cached, &step.serial);
-    if (!cached && c->depth > 2)
-        value_draws(c, c->depth - 2, &step.serial);
+    /* W^V_1..W^V_{L−2}: alone, or W^V_1 alone and the rest two at a time on the lanes, the
+       first of each two on lane 0. */
+    int draws = !cached && c->depth > 2 ? c->depth - 2 : 0, alone = on_lanes && draws ? 1 : draws;
+    value_draws(c, alone, &step.serial);
     visit(walk, &step);
     step = (WorkStep){0};
-    for (int n = 0; n < 2; n++)
+    for (int n = 0; n < 2; n++) {
         product(&step.lane[n], T, d, d, L > 2 ? L - 2 : 0);
+        value_draws(c, (draws - alone + 1 - n) / 2, &step.lane[n]);
+    }
     visit(walk, &step);
 }
 
