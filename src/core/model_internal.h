@@ -246,6 +246,9 @@ typedef struct {
        qk_ready = 2.  A value of its own, so that no later state of layer 1 can be read as it. */
     double *qk_norm_ahead;
     int qk_ready;
+    /* W^V of layer qk_ready where its q·k work drew it beside (Work_values_drawn_beside_qk):
+       in the buffer its W^K was in, which the layer then reads as its W^V; else NULL. */
+    double *value_ahead;
     bool values_chained; /* value_chain has run for this seed's gradients */
     /* The W^V lane n draws in the gradients' current pair after its product, for a later
        pair (frozen_attention_gradients): its layer (0: none) and where it goes. */

@@ -201,16 +201,27 @@ static int run_layer(Run *run)
     Workspace *w = run->w;
     QkState qk = qk_state(run);
     unsigned parts = LAYER_DRAW_ALL;
+    /* W^V drawn on a lane of the q·k pair (Work_values_drawn_beside_qk), and where; NULL: here. */
+    double *value = NULL;
     if (qk != QK_TO_DO) {
+        value = qk == QK_DONE_AHEAD ? run->value_ahead : NULL;
         qk_take(run, qk);
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
     } else if (qk_paired(run) && Work_qk_pair_drawn_on_lanes(c)) {
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION; /* on its lane of the pair (layer_qk_work) */
+        value = Work_values_drawn_beside_qk(c, run->layer) ? w->weights.value : NULL;
     }
     run->weights = w->weights;
     run->weights.qk_product = qk_product_of(run, run->layer, 0);
-    int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
+    int info = 0;
+    if (value) {
+        run->weights.value = value;
+        info = Layer_draw(w->random, w->lane[NETWORK_MAIN].step.la, c, run->seed, run->layer,
+                          parts & ~(unsigned)LAYER_DRAW_VALUE, &w->weights, w->init_scratch);
+    } else {
+        info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
+    }
     if (!info && qk == QK_TO_DO)
         info = layer_qk_work(run);
     if (info)

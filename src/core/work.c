@@ -100,6 +100,12 @@ bool Work_gradient_values_drawn_on_lanes(const Config *c)
     return !Model_value_weights_cached(c) && Work_qk_pair_drawn_on_lanes(c);
 }
 
+bool Work_values_drawn_beside_qk(const Config *c, int layer)
+{
+    return Work_qk_pair_drawn_on_lanes(c) && !Model_value_weights_cached(c) &&
+           Layer_logits_through_qk_product(c, layer + 1);
+}
+
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
    where the initialisation says. */
 static void iid_matrix(const Config *c, Matrix m, WorkList *out)
@@ -417,6 +423,7 @@ typedef struct {
     bool first;
     bool values_chained; /* the gradients' value chain ran beside X0 (run.c's input_layer) */
     int qk_ahead;        /* the layer whose norms the layer below computed beside its own */
+    int value_ahead;     /* the layer whose W^V the layer below drew beside its q·k work */
     bool layer1_beside;  /* layer 1's query-key work and attention ran beside X0 */
     bool (*visit)(void *context, const WorkStep *step);
     void *context;
@@ -541,7 +548,13 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     bool drawn_ahead = walk->qk_ahead == l || beside_input || on_lanes;
     unsigned parts =
         drawn_ahead ? LAYER_DRAW_ALL & ~(unsigned)LAYER_DRAW_ATTENTION : LAYER_DRAW_ALL;
-    Layer_declare_draw(c, weight_parts(walk, parts, before), &step.serial);
+    /* Both layers' W^V then on the pair's lanes too (run.c's run_layer). */
+    bool values_beside = on_lanes && Work_values_drawn_beside_qk(c, l);
+    parts = weight_parts(walk, parts, before);
+    if (values_beside || walk->value_ahead == l)
+        parts &= ~(unsigned)LAYER_DRAW_VALUE;
+    walk->value_ahead = 0;
+    Layer_declare_draw(c, parts, &step.serial);
     if (beside_input) {
         /* M_1, its norms and A_1: X0's step */
     } else if (walk->qk_ahead == l) {
@@ -550,9 +563,11 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
         /* run_qk.c's layer_qk_work: the next layer's W^Q and W^K drawn (with this one's, each
            on its lane, Work_qk_pair_drawn_on_lanes), each layer's M_h and norms on a lane of
            its own, then the networks' step. */
+        unsigned beside = LAYER_DRAW_ATTENTION | (values_beside ? LAYER_DRAW_VALUE : 0u);
         if (on_lanes) {
-            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.lane[0]);
-            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.lane[1]);
+            Layer_declare_draw(c, beside, &step.lane[0]);
+            Layer_declare_draw(c, beside, &step.lane[1]);
+            walk->value_ahead = values_beside ? l + 1 : 0;
         } else {
             Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
         }
