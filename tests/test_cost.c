@@ -1032,7 +1032,8 @@ static bool log_declared_pair(void *context, const WorkStep *step)
 }
 
 /* The pairs the plan declares for c and those its run hands over, lane by lane, into the
-   logs; the run's result, which the caller frees. */
+   logs (the run's gradient pairs summed into its last declared one); the run's result, which
+   the caller frees. */
 static Result *pairs_logged(const Config *c, PairLog *declared, PairLog *run)
 {
     ModelPlan plan;
@@ -1047,14 +1048,6 @@ static Result *pairs_logged(const Config *c, PairLog *declared, PairLog *run)
     assert_int_equal(Model_run(c, run->w, r, &p, err, sizeof err), 0);
     Workspace_free(run->w);
     run->w = NULL;
-    return r;
-}
-
-/* The pairs the plan declares for c against those its run hands over, lane by lane: their
-   products, Gram matrices and QR factorisations.  Fills both logs. */
-static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, PairLog *run)
-{
-    Result *r = pairs_logged(c, declared, run);
     /* The gradients' P1 (where the model computes them): one step declared, the last, whose L
        products the run pairs one layer at a time. */
     int chained = Model_gradients_unavailable(c) ? 0 : c->depth - 1;
@@ -1066,6 +1059,14 @@ static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, Pair
             last->gram_flops += run->lane[i][n].gram_flops;
             last->calls[WORK_ORTHONORMAL] += run->lane[i][n].calls[WORK_ORTHONORMAL];
         }
+    return r;
+}
+
+/* The pairs the plan declares for c against those its run hands over, lane by lane: their
+   products, Gram matrices and QR factorisations.  Fills both logs. */
+static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, PairLog *run)
+{
+    Result *r = pairs_logged(c, declared, run);
     /* A lane may form centred Gram matrices the plan did not declare (the run counts them):
        whole T²d ones, as many as the run reports. */
     double centred = (double)c->tokens * c->tokens * c->width, unplanned = 0;
@@ -1148,11 +1149,19 @@ static void test_pairs_planned_as_run(void **state)
     c = work_base();
     c.tokens = 128, c.width = 192, c.depth = 57, c.init_value = MATRIX_INIT_ORTHOGONAL;
     assert_true(Work_values_drawn_beside_qk(&c, 3) && !Model_value_weights_cached(&c));
-    /* (Not all pairs: at this size the plan declares a centred Gram matrix where a collapsed
-       network forms none.) */
+    /* Their QR factorisations pair by pair, lane by lane (not all their work: at this size
+       the plan declares a centred Gram matrix where a collapsed network forms none), layer
+       1's W^V's on the chain's lane beside X0 (Work_value_one_beside_input) with them. */
+    assert_true(Work_layer_one_beside_input(&c) && Work_value_one_beside_input(&c));
     Result_free(pairs_logged(&c, &declared, &run));
     int values_paired = 0;
     for (int i = 0; i < declared.pairs; i++) {
+        for (int n = 0; n < 2; n++)
+            if (run.lane[i][n].calls[WORK_ORTHONORMAL] !=
+                declared.lane[i][n].calls[WORK_ORTHONORMAL])
+                fail_msg("pair %d, lane %d: %.0f QR run, %.0f declared", i, n,
+                         run.lane[i][n].calls[WORK_ORTHONORMAL],
+                         declared.lane[i][n].calls[WORK_ORTHONORMAL]);
         bool both = true;
         for (int n = 0; n < 2; n++)
             for (const PairLog *log = &declared; log; log = log == &declared ? &run : NULL)

@@ -112,6 +112,12 @@ bool Work_gradient_values_drawn_on_lanes(const Config *c);
    formed.  The run and its plan both ask here. */
 bool Work_values_drawn_beside_qk(const Config *c, int layer);
 
+/* Whether, where layer 1's and 2's query-key work runs beside X0 and the value chain
+   (Work_layer_one_beside_input), layer 1's W^V is drawn on the chain's lane after layer 2's
+   (the chain is then done with the workspace's W^V buffer) rather than alone before layer 1's
+   networks: where the value cache does not hold it.  The run and its plan both ask here. */
+bool Work_value_one_beside_input(const Config *c);
+
 /* Whether the measure of a network's X of layer `layer` takes its centred Gram
    matrix from X's (Measure_tokens_sharing): above MEASURE_SVD_CHEAP, every network (of the
    embedding input X0 alone); Measure_centred_by_downdate still decides by the numbers, and

@@ -246,8 +246,9 @@ typedef struct {
        qk_ready = 2.  A value of its own, so that no later state of layer 1 can be read as it. */
     double *qk_norm_ahead;
     int qk_ready;
-    /* W^V of layer qk_ready where its q·k work drew it beside (Work_values_drawn_beside_qk):
-       in the buffer its W^K was in, which the layer then reads as its W^V; else NULL. */
+    /* W^V of layer qk_ready where its q·k work drew it beside (Work_values_drawn_beside_qk:
+       in the buffer its W^K was in), or of layer 1 where the chain's lane drew it beside X0
+       (Work_value_one_beside_input: the workspace's), which the layer then reads; else NULL. */
     double *value_ahead;
     bool values_chained; /* value_chain has run for this seed's gradients */
     /* The W^V lane n draws in the gradients' current pair after its product, for a later

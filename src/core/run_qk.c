@@ -340,6 +340,7 @@ QkState qk_state(const Run *run)
 void qk_take(Run *run, QkState state)
 {
     Workspace *w = run->w;
+    run->value_ahead = NULL; /* run_layer took it */
     if (state == QK_DONE_BESIDE_INPUT) {
         run->qk_ready = 2; /* layer 1's is in its own slots; layer 2's stays ahead */
         return;
@@ -347,7 +348,6 @@ void qk_take(Run *run, QkState state)
     if (state != QK_DONE_AHEAD)
         return;
     run->qk_ready = 0;
-    run->value_ahead = NULL; /* run_layer took it */
     swap_ahead_weights(w);
     double *formed = w->qk_product[1];
     w->qk_product[1] = w->qk_product[0];

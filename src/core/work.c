@@ -100,6 +100,11 @@ bool Work_gradient_values_drawn_on_lanes(const Config *c)
     return !Model_value_weights_cached(c) && Work_qk_pair_drawn_on_lanes(c);
 }
 
+bool Work_value_one_beside_input(const Config *c)
+{
+    return !Model_value_weights_cached(c);
+}
+
 bool Work_values_drawn_beside_qk(const Config *c, int layer)
 {
     return Work_qk_pair_drawn_on_lanes(c) && !Model_value_weights_cached(c) &&
@@ -423,7 +428,7 @@ typedef struct {
     bool first;
     bool values_chained; /* the gradients' value chain ran beside X0 (run.c's input_layer) */
     int qk_ahead;        /* the layer whose norms the layer below computed beside its own */
-    int value_ahead;     /* the layer whose W^V the layer below drew beside its q·k work */
+    int value_ahead;     /* the layer whose W^V a lane drew beside: its q·k pair, or X0 */
     bool layer1_beside;  /* layer 1's query-key work and attention ran beside X0 */
     bool (*visit)(void *context, const WorkStep *step);
     void *context;
@@ -687,6 +692,10 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
                              p->first_layer[1] == 1 && Work_layer_one_beside_input(c);
         if (walk.layer1_beside)
             layer_one_beside(&walk, &step);
+        if (walk.layer1_beside && Work_value_one_beside_input(c)) {
+            Layer_declare_draw(c, LAYER_DRAW_VALUE, &step.lane[1]);
+            walk.value_ahead = 1;
+        }
         visit(&walk, &step);
     }
     if (p->capture_replay >= 0)
