@@ -201,7 +201,8 @@ static int run_layer(Run *run)
     Workspace *w = run->w;
     QkState qk = qk_state(run);
     unsigned parts = LAYER_DRAW_ALL;
-    /* W^V drawn on a lane of the q·k pair (Work_values_drawn_beside_qk), and where; NULL: here. */
+    /* Where a lane drew the layer's W^V beside other work: its q·k pair's
+       (Work_values_drawn_beside_qk) or X0's (Work_value_one_beside_input); NULL: drawn here. */
     double *value = NULL;
     if (qk != QK_TO_DO) {
         value = run->value_ahead;
