@@ -9,11 +9,13 @@
  * batch's Progress (Lanes_run, the shown eigenvalues beside the deeper layers, the lanes
  * claimed meanwhile; with `in-turn`, without run_claimed, as before issue 25's claiming) and
  * prints on stderr, in milliseconds from the run's start, when each pair starts, when each
- * lane of it begins and ends on which thread, when the eigenvalues run beside and each time
- * the run asks whether they are done.  overlap_clock adds the threads' CPU clocks up as two
- * idle cores would run them; this shows what the real threads did, so run it where the
- * other processes do not take its cores: under SCHED_FIFO (chrt), a second after any other
- * real-time run, as the kernel gives real-time threads 0.95 s of each second. */
+ * lane of it begins and ends on which thread (and its thread's CPU clock meanwhile, "ran"),
+ * when the eigenvalues run beside and each time the run asks whether they are done.  overlap_clock
+ * adds the threads' CPU clocks up as two idle cores would run them; this shows what the real
+ * threads did, so run it where the other processes do not take its cores: under SCHED_FIFO (chrt),
+ * a second after any other real-time run, as the kernel gives real-time threads 0.95 s of each
+ * second: a run longer than that loses ~50 ms of a thread once a second, which "ran" shows below a
+ * task's wall span. */
 #include "floor_run.h"
 
 #include <stdio.h>
@@ -38,14 +40,23 @@ typedef struct {
     const char *kind;
 } Timed;
 
+/* The calling thread's CPU clock, ms: below the wall clock's span where the thread did not run. */
+static double thread_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
 static void timed(int which, void *context)
 {
     Timed *t = context;
-    double begun = now_ms();
+    double begun = now_ms(), cpu = thread_ms();
     t->task(which, t->context);
     double ended = now_ms();
-    fprintf(stderr, "  %s lane %d: %.1f .. %.1f ms (%.1f)\n", t->kind, which, begun, ended,
-            ended - begun);
+    cpu = thread_ms() - cpu;
+    fprintf(stderr, "  %s lane %d: %.1f .. %.1f ms (%.1f, ran %.1f)\n", t->kind, which, begun,
+            ended, ended - begun, cpu);
 }
 
 static Timed pair_timed, beside_timed;

@@ -992,7 +992,7 @@ static void test_value_chain_planned_beside_x0(void **state)
    the run did it: the pair's two tasks run in turn here, on the caller's thread alone, so the
    workspace's tally between them is one task's work (taking it mid-run is safe without a
    second thread). */
-enum { PAIRS_MAX = 32 };
+enum { PAIRS_MAX = 256 };
 typedef struct {
     Workspace *w;
     int pairs;
@@ -1031,9 +1031,10 @@ static bool log_declared_pair(void *context, const WorkStep *step)
     return true;
 }
 
-/* The pairs the plan declares for c against those its run hands over, lane by lane: their
-   products, Gram matrices and QR factorisations.  Fills both logs. */
-static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, PairLog *run)
+/* The pairs the plan declares for c and those its run hands over, lane by lane, into the
+   logs (the run's gradient pairs summed into its last declared one); the run's result, which
+   the caller frees. */
+static Result *pairs_logged(const Config *c, PairLog *declared, PairLog *run)
 {
     ModelPlan plan;
     assert_int_equal(Model_plan(c, NULL, &plan), 0);
@@ -1045,6 +1046,8 @@ static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, Pair
     Result *r = Result_new();
     char err[256];
     assert_int_equal(Model_run(c, run->w, r, &p, err, sizeof err), 0);
+    Workspace_free(run->w);
+    run->w = NULL;
     /* The gradients' P1 (where the model computes them): one step declared, the last, whose L
        products the run pairs one layer at a time. */
     int chained = Model_gradients_unavailable(c) ? 0 : c->depth - 1;
@@ -1056,6 +1059,14 @@ static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, Pair
             last->gram_flops += run->lane[i][n].gram_flops;
             last->calls[WORK_ORTHONORMAL] += run->lane[i][n].calls[WORK_ORTHONORMAL];
         }
+    return r;
+}
+
+/* The pairs the plan declares for c against those its run hands over, lane by lane: their
+   products, Gram matrices and QR factorisations.  Fills both logs. */
+static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, PairLog *run)
+{
+    Result *r = pairs_logged(c, declared, run);
     /* A lane may form centred Gram matrices the plan did not declare (the run counts them):
        whole T²d ones, as many as the run reports. */
     double centred = (double)c->tokens * c->tokens * c->width, unplanned = 0;
@@ -1074,8 +1085,6 @@ static void assert_pairs_planned_as_run(const Config *c, PairLog *declared, Pair
         }
     assert_true(unplanned == r->measure_counts.centred_formed_unplanned);
     Result_free(r);
-    Workspace_free(run->w);
-    run->w = NULL;
 }
 
 /* The plan's lanes are the run's, pair by pair: X0's and layer 1's q·k norms and attention
@@ -1123,6 +1132,44 @@ static void test_pairs_planned_as_run(void **state)
     assert_pairs_planned_as_run(&c, &declared, &run);
     c.heads = 3, c.head_dim = 2, c.kv_heads = 1, c.output = OUTPUT_ORTHOGONAL;
     assert_pairs_planned_as_run(&c, &declared, &run);
+    /* Above the value cache the gradients' pairs draw W^V_2..W^V_{L−2} two at a time, the
+       first of each two on lane 0 (Work_gradient_values_drawn_on_lanes), W^V_1 alone before
+       them: at L = 9, 2, 4, 6 on lane 0 and 3, 5, 7 on lane 1, an orthogonal one a QR each
+       on the lane that draws it (the gradients' pairs are summed into the last declared). */
+    c = work_base();
+    c.width = 512, c.depth = 9, c.layer = 9, c.init_value = MATRIX_INIT_ORTHOGONAL;
+    c.attention = ATTENTION_SIGMOID;
+    assert_true(Work_gradient_values_drawn_on_lanes(&c));
+    assert_pairs_planned_as_run(&c, &declared, &run);
+    for (int n = 0; n < 2; n++)
+        assert_true(run.lane[declared.pairs - 1][n].calls[WORK_ORTHONORMAL] == 3);
+    /* There, where the logits go through M (T = 128, d = 192), the layers paired for their
+       q·k work draw both layers' W^V on the pair's lanes too (Work_values_drawn_beside_qk):
+       layer 3's on lane 0 and layer 4's on lane 1, a QR each beside its M. */
+    c = work_base();
+    c.tokens = 128, c.width = 192, c.depth = 57, c.init_value = MATRIX_INIT_ORTHOGONAL;
+    assert_true(Work_values_drawn_beside_qk(&c, 3) && !Model_value_weights_cached(&c));
+    /* Their QR factorisations pair by pair, lane by lane (not all their work: at this size
+       the plan declares a centred Gram matrix where a collapsed network forms none), layer
+       1's W^V's on the chain's lane beside X0 (Work_value_one_beside_input) with them. */
+    assert_true(Work_layer_one_beside_input(&c) && Work_value_one_beside_input(&c));
+    Result_free(pairs_logged(&c, &declared, &run));
+    int values_paired = 0;
+    for (int i = 0; i < declared.pairs; i++) {
+        for (int n = 0; n < 2; n++)
+            if (run.lane[i][n].calls[WORK_ORTHONORMAL] !=
+                declared.lane[i][n].calls[WORK_ORTHONORMAL])
+                fail_msg("pair %d, lane %d: %.0f QR run, %.0f declared", i, n,
+                         run.lane[i][n].calls[WORK_ORTHONORMAL],
+                         declared.lane[i][n].calls[WORK_ORTHONORMAL]);
+        bool both = true;
+        for (int n = 0; n < 2; n++)
+            for (const PairLog *log = &declared; log; log = log == &declared ? &run : NULL)
+                both &= log->lane[i][n].calls[WORK_ORTHONORMAL] == 1 &&
+                        log->lane[i][n].product_flops == 2.0 * 192 * 192 * 192;
+        values_paired += both;
+    }
+    assert_int_equal(values_paired, (c.depth - 2) / 2); /* layers 3, 5, ..., 55 */
 }
 
 /* Each layer's W^Q and W^K are drawn once per seed: a layer whose qk norms the layer below

@@ -7,6 +7,7 @@
 
 #include "attnscope/linalg.h"
 #include "attnscope/model.h"
+#include "attnscope/work.h"
 #include "compute.h"
 #include "lanes.h"
 
@@ -105,6 +106,16 @@ static void test_two_threads_equal_one(void **state)
     c.mlp = MLP_SWIGLU;
     c.skip = SKIP_PLAIN;
     c.seeds = 2;
+    compare(&c);
+    /* Above the value cache, logits through M: the W^V drawn on the lanes of the q·k pairs
+       and of the gradients' (Work_values_drawn_beside_qk, Work_gradient_values_drawn_on_lanes),
+       from each lane's stream object while the other lane draws or multiplies. */
+    c = Config_default();
+    c.tokens = 64;
+    c.width = 96;
+    c.depth = 228;
+    c.layer = 2;
+    assert_true(Work_values_drawn_beside_qk(&c, 3) && Work_gradient_values_drawn_on_lanes(&c));
     compare(&c);
 }
 

@@ -98,6 +98,26 @@ bool Work_layer_one_drawn_on_input_lane(const Config *c);
    plan both ask here. */
 bool Work_qk_pair_drawn_on_lanes(const Config *c);
 
+/* Whether the gradients' pairs draw the W^V their later pairs read, two at a time (one on
+   each lane, from the lane's stream object), where the value cache does not hold them and
+   weights are drawn without the workspace's scratch (as Work_qk_pair_drawn_on_lanes): only
+   W^V_1 is then drawn alone before them.  The run and its plan both ask here. */
+bool Work_gradient_values_drawn_on_lanes(const Config *c);
+
+/* Whether a layer whose W^Q and W^K are drawn on the lanes of its query-key pair with the
+   next layer's (Work_qk_pair_drawn_on_lanes) draws both layers' W^V there too, each after its
+   layer's query-key work on the same lane, rather than each alone before its layer's
+   networks: where the value cache does not hold them and the next layer's logits go through
+   M (Layer_logits_through_qk_product), so that its W^K's buffer is free for its W^V once M is
+   formed.  The run and its plan both ask here. */
+bool Work_values_drawn_beside_qk(const Config *c, int layer);
+
+/* Whether, where layer 1's and 2's query-key work runs beside X0 and the value chain
+   (Work_layer_one_beside_input), layer 1's W^V is drawn on the chain's lane after layer 2's
+   (the chain is then done with the workspace's W^V buffer) rather than alone before layer 1's
+   networks: where the value cache does not hold it.  The run and its plan both ask here. */
+bool Work_value_one_beside_input(const Config *c);
+
 /* Whether the measure of a network's X of layer `layer` takes its centred Gram
    matrix from X's (Measure_tokens_sharing): above MEASURE_SVD_CHEAP, every network (of the
    embedding input X0 alone); Measure_centred_by_downdate still decides by the numbers, and

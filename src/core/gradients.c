@@ -2,6 +2,7 @@
  * frozen, from the products A_ℓ⋯A_1 X0 the lanes carry along the layers and the value weights
  * of every layer, kept while they fit. */
 #include "attnscope/layer.h"
+#include "attnscope/work.h"
 #include "model_internal.h"
 
 #include <cblas.h>
@@ -147,33 +148,54 @@ int frozen_attention_step(const Config *c, int layer, Lane *lane, Network *net, 
                        lane->step.attention, NULL, true, &net->log_frozen, &unused);
 }
 
-static void gradient_task(int which, void *context)
+static int gradient_product(Run *run, int which)
 {
-    Run *run = context;
     Track *t = run->track[which];
     int l = run->layer;
-    run->info[which] = 0;
     if (run->nets[which].dead) {
         /* X_L is exactly 0, so is its derivative; the array is reused between runs, so the
            value is written, never left as found. */
         t->log10_gradient_norm[l] = NAN;
         t->gradient_norm[l] = 0;
-        return;
+        return 0;
     }
     Lane *lane = &run->w->lane[which];
     int L = run->config->depth;
     double log10_p1 = run->nets[which].log10_mixed2; /* layer L's own A_L X_{L−1} */
     /* Layer L − 1's P1 is the chain's last: its norm alone (run->weights.value is NULL there);
        layer L's, A_L X_{L−1}, layer L's step measured. */
-    if (l < L)
-        run->info[which] = scaled_step(lane->step.la, run->config->tokens, run->config->width,
-                                       &lane->frozen, &lane->step.queries, NULL, run->weights.value,
-                                       false, &run->nets[which].log_frozen, &log10_p1);
-    if (run->info[which])
-        return;
+    int info = l < L ? scaled_step(lane->step.la, run->config->tokens, run->config->width,
+                                   &lane->frozen, &lane->step.queries, NULL, run->weights.value,
+                                   false, &run->nets[which].log_frozen, &log10_p1)
+                     : 0;
+    if (info)
+        return info;
     t->log10_gradient_norm[l] += log10_p1;
     double value = pow(10.0, t->log10_gradient_norm[l]);
     t->gradient_norm[l] = isfinite(value) ? value : NAN;
+    return 0;
+}
+
+/* Lane `which`'s W^V for a later pair of the gradients, if it has one: drawn from the lane's
+   own stream object and Linalg into a buffer no pair reads until then. */
+static int gradient_value_draw(Run *run, int which)
+{
+    int layer = run->value_draw_layer[which];
+    if (!layer)
+        return 0;
+    Workspace *w = run->w;
+    RandomStream *random = which == NETWORK_MAIN ? w->random : w->value_random;
+    LayerWeights into = {.value = run->value_draw_into[which]};
+    return Layer_draw(random, w->lane[which].step.la, run->config, run->seed, layer,
+                      LAYER_DRAW_VALUE, &into, w->init_scratch);
+}
+
+static void gradient_task(int which, void *context)
+{
+    Run *run = context;
+    run->info[which] = gradient_product(run, which);
+    if (!run->info[which])
+        run->info[which] = gradient_value_draw(run, which);
 }
 
 bool gradients_due(const Run *run)
@@ -248,14 +270,31 @@ int frozen_attention_gradients(Run *run)
     for (int n = 0; n < NETWORKS; n++)
         run->track[n]->gradient_norm[0] = NAN;
     run->active[0] = run->active[1] = true;
+    /* On the lanes (Work_gradient_values_drawn_on_lanes), W^V_l is in slot (l − 1) mod 3 of
+       the weights' three d×d buffers (value_chain is done with the logit weights'): a pair
+       whose next W^V is not drawn yet draws the next two into the slots its own does not
+       hold, which the two pairs before it read. */
+    bool on_lanes = Work_gradient_values_drawn_on_lanes(c);
+    double *slot[3] = {w->weights.value, w->weights.query, w->weights.key};
+    int drawn = 0; /* W^V_1..W^V_drawn are in their slots */
     for (int l = 1; l <= L; l++) {
         run->layer = l;
         run->weights.value = NULL;
-        int info = l < L - 1
-                       ? draw_value_weights(w, w->random, la, c, run->seed, l, &run->weights.value)
-                       : 0;
+        int info = 0;
+        if (l < L - 1 && (!on_lanes || drawn < l))
+            info = draw_value_weights(w, w->random, la, c, run->seed, l, &run->weights.value);
+        else if (l < L - 1)
+            run->weights.value = slot[(l - 1) % 3];
         if (info)
             return info;
+        drawn = l > drawn ? l : drawn;
+        for (int n = 0; n < NETWORKS; n++) {
+            int next = drawn + 1;
+            bool due = on_lanes && drawn == l && next + n <= L - 2;
+            run->value_draw_layer[n] = due ? next + n : 0;
+            run->value_draw_into[n] = due ? slot[(next + n - 1) % 3] : NULL;
+        }
+        drawn += (run->value_draw_layer[0] > 0) + (run->value_draw_layer[1] > 0);
         both_lanes(run->progress, gradient_task, run);
         status = run->info[0] ? run->info[0] : run->info[1];
         if (status)

@@ -246,7 +246,15 @@ typedef struct {
        qk_ready = 2.  A value of its own, so that no later state of layer 1 can be read as it. */
     double *qk_norm_ahead;
     int qk_ready;
+    /* W^V of layer qk_ready where its q·k work drew it beside (Work_values_drawn_beside_qk:
+       in the buffer its W^K was in), or of layer 1 where the chain's lane drew it beside X0
+       (Work_value_one_beside_input: the workspace's), which the layer then reads; else NULL. */
+    double *value_ahead;
     bool values_chained; /* value_chain has run for this seed's gradients */
+    /* The W^V lane n draws in the gradients' current pair after its product, for a later
+       pair (frozen_attention_gradients): its layer (0: none) and where it goes. */
+    int value_draw_layer[NETWORKS];
+    double *value_draw_into[NETWORKS];
     /* Where the theory's stable-rank curves leave [1, T], for each network (assemble's
        warning), found once a run (assemble_curve_ranges): their maximisations cost ~1.5 ms
        at L = 256, which every assemble after a layer would repeat. */

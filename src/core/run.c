@@ -201,16 +201,28 @@ static int run_layer(Run *run)
     Workspace *w = run->w;
     QkState qk = qk_state(run);
     unsigned parts = LAYER_DRAW_ALL;
+    /* Where a lane drew the layer's W^V beside other work: its q·k pair's
+       (Work_values_drawn_beside_qk) or X0's (Work_value_one_beside_input); NULL: drawn here. */
+    double *value = NULL;
     if (qk != QK_TO_DO) {
+        value = run->value_ahead;
         qk_take(run, qk);
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION;
     } else if (qk_paired(run) && Work_qk_pair_drawn_on_lanes(c)) {
         parts &= ~(unsigned)LAYER_DRAW_ATTENTION; /* on its lane of the pair (layer_qk_work) */
+        value = Work_values_drawn_beside_qk(c, run->layer) ? w->weights.value : NULL;
     }
     run->weights = w->weights;
     run->weights.qk_product = qk_product_of(run, run->layer, 0);
-    int info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
+    int info = 0;
+    if (value) {
+        run->weights.value = value;
+        info = Layer_draw(w->random, w->lane[NETWORK_MAIN].step.la, c, run->seed, run->layer,
+                          parts & ~(unsigned)LAYER_DRAW_VALUE, &w->weights, w->init_scratch);
+    } else {
+        info = draw_layer_weights(w, c, run->seed, run->layer, run->first_seed, parts,
                                   &run->weights.value);
+    }
     if (!info && qk == QK_TO_DO)
         info = layer_qk_work(run);
     if (info)
@@ -259,6 +271,7 @@ typedef struct {
     bool layer_one; /* layer 1's q·k work and attention after X0, layer 2's after the chain */
     bool draw_one;  /* layer 1's W^Q and W^K drawn on X0's lane, before its q·k work */
     bool bounding;  /* layer 1's ‖X0‖₂² from X0's measure, for both lanes */
+    bool value_one; /* layer 1's W^V drawn after layer 2's q·k work (Work_value_one_beside_input) */
     MeasureInputBound bound;
     Measures m0;
     MeasureSharing share; /* X0's measure's */
@@ -279,6 +292,10 @@ static void input_task(int which, void *context)
             value_chain(run, w->value_random, lane->step.la);
         if (t->layer_one)
             t->chain_info = layer_two_beside(run, w->value_random, lane);
+        LayerWeights value = {.value = w->weights.value};
+        if (t->value_one && !t->chain_info)
+            t->chain_info = Layer_draw(w->value_random, lane->step.la, c, run->seed, 1,
+                                       LAYER_DRAW_VALUE, &value, w->init_scratch);
         return;
     }
     t->info = input_tokens(w, c, run->seed, NETWORK_MAIN);
@@ -320,6 +337,7 @@ static int input_layer(Run *run)
     tasks.layer_one = tasks.chain && run->first_seed && run->track[0]->layers < 1 &&
                       run->track[1]->layers < 1 && Work_layer_one_beside_input(c);
     tasks.draw_one = tasks.layer_one && Work_layer_one_drawn_on_input_lane(c);
+    tasks.value_one = tasks.layer_one && Work_value_one_beside_input(c);
     if (tasks.layer_one && !tasks.draw_one) {
         int info = draw_ahead(run, w->random, main_lane->step.la, 1, &w->ahead);
         if (info)
@@ -333,6 +351,7 @@ static int input_layer(Run *run)
         return tasks.info ? tasks.info : tasks.chain_info;
     if (tasks.layer_one)
         qk_beside_input_done(run);
+    run->value_ahead = tasks.value_one ? w->weights.value : NULL;
     const Measures m0 = tasks.m0;
     for (int n = 0; n < NETWORKS; n++) {
         Track *t = run->track[n];

@@ -139,6 +139,7 @@ typedef struct {
        object it draws them from, and the weights they go to (query and key); else NULL. */
     RandomStream *random;
     LayerWeights *drawn;
+    double *value; /* where the lane draws the layer's W^V after (Work_values_drawn_beside_qk) */
     int info;
 } QkLayer;
 
@@ -274,6 +275,10 @@ static void qk_task(int which, void *context)
             draw_ahead(q->run, mine->random, mine->lane->step.la, mine->layer, mine->drawn);
     if (!mine->info)
         mine->info = layer_query_key(q->run->config, mine);
+    LayerWeights value = {.value = mine->value};
+    if (!mine->info && mine->value)
+        mine->info = Layer_draw(mine->random, mine->lane->step.la, q->run->config, q->run->seed,
+                                mine->layer, LAYER_DRAW_VALUE, &value, q->run->w->init_scratch);
 }
 
 /* ---- The work done ahead, and its hand-over -------------------------------------------
@@ -335,6 +340,7 @@ QkState qk_state(const Run *run)
 void qk_take(Run *run, QkState state)
 {
     Workspace *w = run->w;
+    run->value_ahead = NULL; /* run_layer took it */
     if (state == QK_DONE_BESIDE_INPUT) {
         run->qk_ready = 2; /* layer 1's is in its own slots; layer 2's stays ahead */
         return;
@@ -379,9 +385,18 @@ int layer_qk_work(Run *run)
         return q.lane[0].info;
     }
     int info = 0;
+    /* Each lane draws its layer's W^V last where both do (run_layer then draws neither):
+       this layer's into the workspace's, the next one's over its own W^K, spent once its M
+       is formed. */
+    double *values[NETWORKS] = {NULL, NULL};
+    if (Work_values_drawn_beside_qk(c, run->layer)) {
+        values[0] = w->weights.value;
+        values[1] = w->ahead.key;
+    }
     if (Work_qk_pair_drawn_on_lanes(c)) { /* the chain beside X0 is done with value_random */
         q.lane[0].random = w->random;
         q.lane[0].drawn = &w->weights;
+        q.lane[0].value = values[0];
         q.lane[1].random = w->value_random;
         q.lane[1].drawn = &w->ahead;
     } else {
@@ -398,10 +413,13 @@ int layer_qk_work(Run *run)
                           .lane = &w->lane[NETWORK_COUNTERPART],
                           .norm = run->qk_norm_ahead,
                           .random = q.lane[1].random,
-                          .drawn = q.lane[1].drawn};
+                          .drawn = q.lane[1].drawn,
+                          .value = values[1]};
     layer_lanes(run, qk_task, &q);
-    if (!q.lane[0].info && !q.lane[1].info)
+    if (!q.lane[0].info && !q.lane[1].info) {
         run->qk_ready = run->layer + 1;
+        run->value_ahead = values[1];
+    }
     return q.lane[0].info ? q.lane[0].info : q.lane[1].info;
 }
 

@@ -95,6 +95,22 @@ bool Work_qk_pair_drawn_on_lanes(const Config *c)
     return Layer_draws_ahead() && Init_scratch_doubles(c) == 0;
 }
 
+bool Work_gradient_values_drawn_on_lanes(const Config *c)
+{
+    return !Model_value_weights_cached(c) && Work_qk_pair_drawn_on_lanes(c);
+}
+
+bool Work_value_one_beside_input(const Config *c)
+{
+    return !Model_value_weights_cached(c);
+}
+
+bool Work_values_drawn_beside_qk(const Config *c, int layer)
+{
+    return Work_qk_pair_drawn_on_lanes(c) && !Model_value_weights_cached(c) &&
+           Layer_logits_through_qk_product(c, layer + 1);
+}
+
 /* Matrix m drawn i.i.d. (Init_draw_with_scratch): normals, or zeros, then orthonormalised
    where the initialisation says. */
 static void iid_matrix(const Config *c, Matrix m, WorkList *out)
@@ -412,6 +428,7 @@ typedef struct {
     bool first;
     bool values_chained; /* the gradients' value chain ran beside X0 (run.c's input_layer) */
     int qk_ahead;        /* the layer whose norms the layer below computed beside its own */
+    int value_ahead;     /* the layer whose W^V a lane drew beside: its q·k pair, or X0 */
     bool layer1_beside;  /* layer 1's query-key work and attention ran beside X0 */
     bool (*visit)(void *context, const WorkStep *step);
     void *context;
@@ -536,7 +553,13 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
     bool drawn_ahead = walk->qk_ahead == l || beside_input || on_lanes;
     unsigned parts =
         drawn_ahead ? LAYER_DRAW_ALL & ~(unsigned)LAYER_DRAW_ATTENTION : LAYER_DRAW_ALL;
-    Layer_declare_draw(c, weight_parts(walk, parts, before), &step.serial);
+    /* Both layers' W^V then on the pair's lanes too (run.c's run_layer). */
+    bool values_beside = on_lanes && Work_values_drawn_beside_qk(c, l);
+    parts = weight_parts(walk, parts, before);
+    if (values_beside || walk->value_ahead == l)
+        parts &= ~(unsigned)LAYER_DRAW_VALUE;
+    walk->value_ahead = 0;
+    Layer_declare_draw(c, parts, &step.serial);
     if (beside_input) {
         /* M_1, its norms and A_1: X0's step */
     } else if (walk->qk_ahead == l) {
@@ -545,9 +568,11 @@ static void layer(Walk *walk, const SeedPlan *p, int l)
         /* run_qk.c's layer_qk_work: the next layer's W^Q and W^K drawn (with this one's, each
            on its lane, Work_qk_pair_drawn_on_lanes), each layer's M_h and norms on a lane of
            its own, then the networks' step. */
+        unsigned beside = LAYER_DRAW_ATTENTION | (values_beside ? LAYER_DRAW_VALUE : 0u);
         if (on_lanes) {
-            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.lane[0]);
-            Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.lane[1]);
+            Layer_declare_draw(c, beside, &step.lane[0]);
+            Layer_declare_draw(c, beside, &step.lane[1]);
+            walk->value_ahead = values_beside ? l + 1 : 0;
         } else {
             Layer_declare_draw(c, LAYER_DRAW_ATTENTION, &step.serial);
         }
@@ -611,15 +636,19 @@ static void gradients(Walk *walk, const SeedPlan *p)
     for (int n = 0; n < 2; n++)
         replay(walk, gaps[n], c->depth, p->gradient_replay[n], false);
     WorkStep step = {0};
-    bool cached = Model_value_weights_cached(c);
+    bool cached = Model_value_weights_cached(c), on_lanes = Work_gradient_values_drawn_on_lanes(c);
     if (!walk->values_chained)
         value_chain(c, !cached, &step.serial);
-    if (!cached && c->depth > 2)
-        value_draws(c, c->depth - 2, &step.serial);
+    /* W^V_1..W^V_{L−2}: alone, or W^V_1 alone and the rest two at a time on the lanes, the
+       first of each two on lane 0. */
+    int draws = !cached && c->depth > 2 ? c->depth - 2 : 0, alone = on_lanes && draws ? 1 : draws;
+    value_draws(c, alone, &step.serial);
     visit(walk, &step);
     step = (WorkStep){0};
-    for (int n = 0; n < 2; n++)
+    for (int n = 0; n < 2; n++) {
         product(&step.lane[n], T, d, d, L > 2 ? L - 2 : 0);
+        value_draws(c, (draws - alone + 1 - n) / 2, &step.lane[n]);
+    }
     visit(walk, &step);
 }
 
@@ -663,6 +692,10 @@ void Work_seed_steps(const ModelPlan *plan, int s, int through,
                              p->first_layer[1] == 1 && Work_layer_one_beside_input(c);
         if (walk.layer1_beside)
             layer_one_beside(&walk, &step);
+        if (walk.layer1_beside && Work_value_one_beside_input(c)) {
+            Layer_declare_draw(c, LAYER_DRAW_VALUE, &step.lane[1]);
+            walk.value_ahead = 1;
+        }
         visit(&walk, &step);
     }
     if (p->capture_replay >= 0)
