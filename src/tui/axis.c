@@ -158,4 +158,7 @@ void Axis_label_rows(Axis *a, const double *values, int n, int skip_row, double 
                 low++;
         }
     }
+    /* A label alone gives no spacing to go by: the axis stays even. */
+    if (high - low < 1)
+        a->knots = 0;
 }

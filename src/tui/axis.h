@@ -31,9 +31,10 @@ int Axis_dot(const Axis *a, double v);
 /* The rows (dot / 4) of a down axis's tick labels, and the axis mapped through them.  values:
    the ticks in order of priority, n at most AXIS_LABELS_MAX: each is labelled on the row its
    value falls on evenly, unless an earlier one took that row or the row is skip_row (-1:
-   none).  The data drawn reach from data_lo to data_hi: a highest or lowest label on the
-   axis's last row with data beyond half a row past it (by the labels' spacing) is left out,
-   as it would name the row of values far from it.  rows[i]: tick i's row, -1 unlabelled. */
+   none).  The data drawn reach from data_lo to data_hi (NaN: no bound), and past the end
+   labels they keep the labels' spacing, as a reader extends it: where that would run past
+   the axis, the end label moves a row in, else gives way (on axes of 2 or 3 rows).  With
+   fewer than two labels the axis stays even.  rows[i]: tick i's row, -1 unlabelled. */
 void Axis_label_rows(Axis *a, const double *values, int n, int skip_row, double data_lo,
                      double data_hi, int *rows);
 
