@@ -1,6 +1,7 @@
 #include "axis.h"
 
 #include <math.h>
+#include <string.h>
 
 Axis Axis_make(double lo, double hi, int first, int count, bool down)
 {
@@ -139,23 +140,24 @@ void Axis_label_rows(Axis *a, const double *values, int n, int skip_row, double 
     a->knots = 0;
     Label labels[AXIS_LABELS_MAX];
     int low = 0, high = label_candidates(a, values, n, skip_row, rows, labels) - 1, end;
-    /* Where the data run past the axis at the labels' spacing, the end label moves a row in
-       (the spacing narrows and the room past it grows), else gives way. */
+    /* Where the data run past the axis at the labels' spacing (two labels at least), the end
+       label moves a row in (the spacing narrows and the room past it grows); where its
+       neighbour has that row, the neighbour gives way (the spacing widens), and of two labels
+       the end one does. */
     while (low <= high &&
            !through_labels(a, labels + low, high - low + 1, data_lo, data_hi, &end)) {
-        Label *e = &labels[end > 0 ? high : low];
-        int inward = e->row + end; /* rows count down the screen */
-        bool free = (high > low && inward != labels[end > 0 ? high - 1 : low + 1].row) &&
-                    inward != skip_row;
-        if (free) {
-            e->row = inward;
-            rows[e->tick] = inward;
+        int at = end > 0 ? high : low, next = end > 0 ? high - 1 : low + 1;
+        int inward = labels[at].row + end; /* rows count down the screen */
+        if (inward != labels[next].row && inward != skip_row) {
+            labels[at].row = rows[labels[at].tick] = inward;
+        } else if (high - low >= 2) {
+            rows[labels[next].tick] = -1;
+            memmove(&labels[next], &labels[next + 1], (size_t)(high - next) * sizeof labels[0]);
+            high--;
         } else {
-            rows[e->tick] = -1;
-            if (end > 0)
-                high--;
-            else
-                low++;
+            rows[labels[at].tick] = -1;
+            high -= end > 0;
+            low += end < 0;
         }
     }
     /* A label alone gives no spacing to go by: the axis stays even. */

@@ -52,20 +52,27 @@ static void frame_clip(Canvas *c, const Frame *f)
 }
 
 /* y tick labels: the ticks in order of priority (Axis_label_rows: a later one gives way on a
-   row taken), each on its row, a mark on the axis and the label right-aligned before it; a
-   is then mapped through them, for data from data_lo to data_hi (NaN: an axis drawn through
-   a copy, whose labels only read it). */
+   row taken) that fit left of the axis, each on its row, a mark on the axis and the label
+   right-aligned before it; a is then mapped through them, for data from data_lo to data_hi (NaN: an
+   axis drawn through a copy, whose labels only read it). */
 static void label_y(Canvas *c, const Frame *f, Axis *a, const double *values, char (*labels)[32],
                     int n, double data_lo, double data_hi)
 {
-    int rows[AXIS_LABELS_MAX];
-    n = n < AXIS_LABELS_MAX ? n : AXIS_LABELS_MAX;
-    Axis_label_rows(a, values, n, f->y_name_row, data_lo, data_hi, rows);
-    for (int i = 0; i < n; i++) {
-        if (rows[i] < 0)
+    /* A label wider than the column left of the axis would lose its first digits. */
+    double fitting[AXIS_LABELS_MAX] = {0};
+    int rows[AXIS_LABELS_MAX], kept[AXIS_LABELS_MAX], m = 0;
+    for (int i = 0; i < n && i < AXIS_LABELS_MAX; i++)
+        if (Canvas_text_width(c, labels[i]) <= f->axis_col) {
+            kept[m] = i;
+            fitting[m++] = values[i];
+        }
+    Axis_label_rows(a, fitting, m, f->y_name_row, data_lo, data_hi, rows);
+    for (int k = 0; k < m; k++) {
+        if (rows[k] < 0)
             continue;
-        Canvas_text(c, f->axis_col, rows[i], "┤", INK_AXIS);
-        Canvas_text(c, f->axis_col - Canvas_text_width(c, labels[i]), rows[i], labels[i], INK_AXIS);
+        const char *label = labels[kept[k]];
+        Canvas_text(c, f->axis_col, rows[k], "┤", INK_AXIS);
+        Canvas_text(c, f->axis_col - Canvas_text_width(c, label), rows[k], label, INK_AXIS);
     }
 }
 
@@ -682,19 +689,22 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     }
 }
 
-/* Ticks on a log axis (Figure_log_ticks); y labels as label_y lays them out, x labels from
+/* Ticks on a log axis (Figure_log_axis_ticks); y labels as label_y lays them out, x labels from
    the left: a label that would touch the previous one gives way.  The y axis is then mapped
    through its labels, for data from data_lo to data_hi. */
 static void ticks_log(Canvas *c, const Frame *f, Axis *a, int wanted, bool vertical, double data_lo,
                       double data_hi)
 {
     double ticks[AXIS_LABELS_MAX], values[AXIS_LABELS_MAX];
-    char labels[AXIS_LABELS_MAX][32];
-    int n = Figure_log_ticks(a->lo, a->hi, wanted, ticks, AXIS_LABELS_MAX), last = -1;
+    char tick_labels[AXIS_LABELS_MAX][FIGURE_TICK_LABEL_SIZE], labels[AXIS_LABELS_MAX][32];
+    _Static_assert(sizeof labels[0] == sizeof tick_labels[0], "one label size");
+    int n = Figure_log_axis_ticks(a->lo, a->hi, wanted, ticks, tick_labels, AXIS_LABELS_MAX);
+    int last = -1;
     for (int i = 0; i < n; i++) {
         /* Up the y axis: the highest, the lowest, then from the top down. */
-        values[i] = ticks[!vertical ? i : i == 0 ? n - 1 : i == 1 ? 0 : n - i];
-        Figure_log_label(values[i], labels[i], sizeof labels[i]);
+        int k = !vertical ? i : i == 0 ? n - 1 : i == 1 ? 0 : n - i;
+        values[i] = ticks[k];
+        memcpy(labels[i], tick_labels[k], sizeof labels[i]);
         if (!vertical)
             frame_xtick(c, f, Axis_dot(a, values[i]), labels[i], INK_AXIS, &last);
     }

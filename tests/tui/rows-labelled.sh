@@ -4,7 +4,8 @@
 # labelled 256, the row below labelled 10.  The values are --batch's for the same settings;
 # each marker's place is interpolated in log10 between the two labels around it (extrapolated
 # past the last two) as a reader would, and its row must be that place rounded (within half a
-# row).  At 80×24 and 100×30.
+# row).  At 80×24 and 100×30; and the gradient view (v v), whose 3-row log axis across a
+# twentieth of a decade had no label at all, where it now has the linear steps of its values.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
@@ -16,16 +17,17 @@ if ! "$BIN" $ARGS --batch >"$TMP/batch.json" 2>"$TMP/batch.err"; then
     exit 1
 fi
 
-# The stable-rank panel of the screen in $1 against the document $2: prints what is wrong
-# (nothing when every marker is where its labels say); exits 1 when anything is.
-markers_on_labelled_rows() {
-    python3 - "$1" "$2" <<'EOF'
+# The panel titled $3 of the screen in $1 against the document $2's values under the keys $4
+# (the network's, ● and ◉) and $5 (the counterpart's, ○ and ◉), one a marker column: prints
+# what is wrong (nothing when every marker is where its labels say); exits 1 when anything is.
+markers_on_labelled_rows() { # screen document title network-key counterpart-key
+    python3 - "$@" <<'EOF'
 import json, math, re, sys
 screen = open(sys.argv[1], encoding="utf-8").read().split("\n")
 doc = json.load(open(sys.argv[2]))
-network, counterpart = doc["stable_rank_mean"], doc["counterpart_stable_rank_mean"]
-title = next(i for i, line in enumerate(screen) if "stable rank sr(Σℓ) against depth" in line)
-left = screen[title].index("stable rank")
+network, counterpart = doc[sys.argv[4]], doc[sys.argv[5]]
+title = next(i for i, line in enumerate(screen) if sys.argv[3] in line)
+left = screen[title].index(sys.argv[3])
 axis_row = next(i for i in range(title, len(screen)) if "└" in screen[i][left:])
 axis_col = screen[axis_row].index("└", left)
 labels, markers, wrong = [], {}, []
@@ -33,7 +35,8 @@ for row in range(title + 1, axis_row):
     line = screen[row].ljust(axis_col + 1)
     if line[axis_col] == "┤":
         text = line[left:axis_col].split()[-1]
-        labels.append((row, math.log10(float(text))))
+        mantissa, _, exponent = text.partition("e")
+        labels.append((row, math.log10(float(mantissa)) + float(exponent or 0)))
     for col in range(axis_col + 1, len(line)):
         if line[col] in "●○◉":
             markers.setdefault(col, []).append((row, line[col]))
@@ -61,19 +64,29 @@ sys.exit(1 if wrong else 0)
 EOF
 }
 
+# The panel on the screen now against the document: ok, or not ok with what is wrong.
+check_panel() { # description title network-key counterpart-key
+    screen >"$TMP/screen.txt"
+    if markers_on_labelled_rows "$TMP/screen.txt" "$TMP/batch.json" "$2" "$3" "$4" >"$TMP/wrong.txt"; then
+        ok "$1"
+    else
+        cat "$TMP/screen.txt" >>"$TMP/wrong.txt"
+        not_ok "$1" "$TMP/wrong.txt"
+    fi
+}
+
 for size in "80 24" "100 30"; do
     read -r cols rows <<<"$size"
     trace="$TMP/rows-$cols.trace"
     start "$cols" "$rows" "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' $ARGS --no-confirm --trace '$trace'"
     expect "${cols}x$rows: the ensemble is done" "mean of 4 seeds"
     check "  the screen settles" settled
-    screen >"$TMP/screen-$cols.txt"
-    if markers_on_labelled_rows "$TMP/screen-$cols.txt" "$TMP/batch.json" >"$TMP/wrong.txt"; then
-        ok "${cols}x$rows: every stable-rank marker is on the row its labels say"
-    else
-        cat "$TMP/screen-$cols.txt" >>"$TMP/wrong.txt"
-        not_ok "${cols}x$rows: a stable-rank marker is off the row its labels say" "$TMP/wrong.txt"
-    fi
+    check_panel "${cols}x$rows: every stable-rank marker is on the row its labels say" \
+        "stable rank sr(Σℓ) against depth" stable_rank_mean counterpart_stable_rank_mean
+    press "${cols}x$rows: v v, the gradient view" "view: gradient norms" v v
+    check "  the screen settles" settled
+    check_panel "${cols}x$rows: every gradient marker is on the row its labels say" \
+        "gradient norm ‖∂X_L/∂W^V_ℓ‖_F²" gradient_norm counterpart_gradient_norm
     quits "${cols}x$rows: q quits"
 done
 finish
