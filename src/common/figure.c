@@ -586,8 +586,13 @@ int Figure_log_axis_ticks(double lo, double hi, int wanted, double *at,
             Figure_log_label(at[i], labels[i], FIGURE_TICK_LABEL_SIZE);
             continue;
         }
-        snprintf(labels[i], FIGURE_TICK_LABEL_SIZE, "%.*g",
-                 (int)fmax(1, floor(log10(fabs(at[i]))) - floor(log10(step)) + 1), at[i]);
+        /* The digits down to the step's; below 10^5 every digit of the whole part (%g
+           wrote 500 as 5e+02). */
+        double exponent = floor(log10(fabs(at[i])));
+        double digits = fmax(1, exponent - floor(log10(step)) + 1);
+        if (exponent >= 0 && exponent < 5)
+            digits = fmax(digits, exponent + 1);
+        snprintf(labels[i], FIGURE_TICK_LABEL_SIZE, "%.*g", (int)digits, at[i]);
         compact_exponent(labels[i]);
         at[i] = log10(at[i]);
     }
