@@ -266,6 +266,43 @@ static void test_missing_values_print_as_words(void **state)
     assert_string_equal(Figure_number(out, sizeof out, "%g", -1.0, "n/a"), "-1");
 }
 
+/* A log axis across a fraction of a decade is labelled by the linear steps of its values,
+   each label the value its tick sits at (parsed back: 10^at), short enough for the screen's
+   six-cell column where a plain number is; across decades the powers as before. */
+static void test_log_axis_ticks_read_back(void **state)
+{
+    (void)state;
+    const struct {
+        double lo, hi;
+        const char *first, *last;
+    } cases[] = {
+        {2.4624, 2.7076, "300", "500"},         /* 290..510 */
+        {21.6656, 21.6928, "4.7e21", "4.9e21"}, /* 4.63e21..4.93e21 */
+        {-2.9101, -2.8962, "0.00124", "0.00126"},
+        {0, 10, "1", "1e10"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        double at[64];
+        char labels[64][FIGURE_TICK_LABEL_SIZE];
+        int n = Figure_log_axis_ticks(cases[k].lo, cases[k].hi, 4, at, labels, 64);
+        assert_true(n >= 2);
+        assert_string_equal(labels[0], cases[k].first);
+        assert_string_equal(labels[n - 1], cases[k].last);
+        for (int i = 0; i < n; i++) {
+            assert_true(at[i] >= cases[k].lo - 1e-9 && at[i] <= cases[k].hi + 1e-9);
+            assert_true(strchr(labels[i], '+') == NULL);
+            if (cases[k].hi < 10)
+                assert_true(strlen(labels[i]) <= 7);
+            char *e = strchr(labels[i], 'e');
+            double exponent = e ? strtod(e + 1, NULL) : 0;
+            if (e)
+                *e = '\0';
+            /* The label names the tick's value to its printed digits. */
+            assert_close(log10(strtod(labels[i], NULL)) + exponent, at[i], 1e-9);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_entropy_ceiling_per_layer_mask),
         cmocka_unit_test(test_compare_half_config),
         cmocka_unit_test(test_missing_values_print_as_words),
+        cmocka_unit_test(test_log_axis_ticks_read_back),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -559,6 +559,46 @@ void Figure_log_label(double v, char *out, size_t size)
         snprintf(out, size, "%.0fe%.0f", mantissa, e);
 }
 
+/* "4.7e+21" as "4.7e21", "5e-07" as "5e-7": a screen's label column has six cells. */
+static void compact_exponent(char *label)
+{
+    char *e = strchr(label, 'e');
+    if (!e)
+        return;
+    char *digits = e + 1 + (e[1] == '-' || e[1] == '+'), *first = digits;
+    while (first[0] == '0' && first[1])
+        first++;
+    if (e[1] == '+')
+        digits = e + 1;
+    memmove(digits, first, strlen(first) + 1);
+}
+
+int Figure_log_axis_ticks(double lo, double hi, int wanted, double *at,
+                          char (*labels)[FIGURE_TICK_LABEL_SIZE], int max)
+{
+    int n = Figure_log_ticks(lo, hi, wanted, at, max);
+    double step = 1;
+    bool linear_steps = n < 2 && fabs(lo) < 300 && fabs(hi) < 300;
+    if (linear_steps)
+        n = Figure_ticks(pow(10, lo), pow(10, hi), wanted, false, at, max, &step);
+    for (int i = 0; i < n; i++) {
+        if (!linear_steps) {
+            Figure_log_label(at[i], labels[i], FIGURE_TICK_LABEL_SIZE);
+            continue;
+        }
+        /* The digits down to the step's; below 10^5 every digit of the whole part (%g
+           wrote 500 as 5e+02). */
+        double exponent = floor(log10(fabs(at[i])));
+        double digits = fmax(1, exponent - floor(log10(step)) + 1);
+        if (exponent >= 0 && exponent < 5)
+            digits = fmax(digits, exponent + 1);
+        snprintf(labels[i], FIGURE_TICK_LABEL_SIZE, "%.*g", (int)digits, at[i]);
+        compact_exponent(labels[i]);
+        at[i] = log10(at[i]);
+    }
+    return n;
+}
+
 const char *Figure_number(char *out, size_t size, const char *format, double v, const char *missing)
 {
     if (isfinite(v))

@@ -329,6 +329,14 @@ void Figure_tick_label(double v, double step, char *out, size_t size);
 int Figure_log_ticks(double lo, double hi, int wanted, double *out, int max);
 /* 10^v as a log axis's tick label; far exponents as "1e400", which a double could not hold. */
 void Figure_log_label(double v, char *out, size_t size);
+enum { FIGURE_TICK_LABEL_SIZE = 32 };
+/* The ticks of a log axis over exponents [lo, hi], at (exponents, ascending) and labelled:
+   Figure_log_ticks' powers; across so little of a decade that it has fewer than two of those,
+   the linear steps of its values (Figure_ticks) at their logarithms, labelled to the step's
+   digits (5.0125e7 where %g cuts; exponents without + or leading zeros), so that every axis
+   can be read.  Returns how many. */
+int Figure_log_axis_ticks(double lo, double hi, int wanted, double *at,
+                          char (*labels)[FIGURE_TICK_LABEL_SIZE], int max);
 /* A value as a readout prints it: v with format (one double conversion), or `missing` where v
    is NaN or infinite, which the JSON writes as null: "nan" or "inf" on a screen would claim a
    number the document does not have.  Returns out. */

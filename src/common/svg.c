@@ -602,32 +602,19 @@ static const char *dash_of(Stroke s)
 enum { SERIES_TICKS_MAX = 192 };
 
 /* The ticks of a series plot's axis, in its scale's units (exponents on a log axis): the
-   screen's (Figure_log_ticks, or Figure_ticks on whole numbers along layers).  A log axis
-   across so little of a decade that it has fewer than two of those (the screen then labels
-   one row) gets the linear steps of its values instead, placed at their logarithms, so that
-   every axis of a picture can be read. */
+   screen's (Figure_log_axis_ticks, or Figure_ticks on whole numbers along layers). */
 static void series_ticks(FILE *f, const Frame *fr, bool x_axis, Scale scale, bool whole, int wanted)
 {
     double lo = x_axis ? fr->x0 : fr->y0, hi = x_axis ? fr->x1 : fr->y1;
     double values[SERIES_TICKS_MAX], step = 1;
-    bool log_axis = scale != SCALE_LINEAR;
-    int n = log_axis ? Figure_log_ticks(lo, hi, wanted, values, SERIES_TICKS_MAX)
-                     : Figure_ticks(lo, hi, wanted, whole, values, SERIES_TICKS_MAX, &step);
-    bool linear_steps = log_axis && n < 2 && fabs(lo) < 300 && fabs(hi) < 300;
-    if (linear_steps)
-        n = Figure_ticks(pow(10, lo), pow(10, hi), wanted, false, values, SERIES_TICKS_MAX, &step);
+    char labels[SERIES_TICKS_MAX][FIGURE_TICK_LABEL_SIZE];
+    int n = scale != SCALE_LINEAR
+                ? Figure_log_axis_ticks(lo, hi, wanted, values, labels, SERIES_TICKS_MAX)
+                : Figure_ticks(lo, hi, wanted, whole, values, SERIES_TICKS_MAX, &step);
     for (int i = 0; i < n; i++) {
-        char label[32];
-        if (linear_steps) /* the digits down to the step's: 5.0125e+07 where %g cuts */
-            snprintf(label, sizeof label, "%.*g",
-                     (int)fmax(1, floor(log10(fabs(values[i]))) - floor(log10(step)) + 1),
-                     values[i]);
-        else if (log_axis)
-            Figure_log_label(values[i], label, sizeof label);
-        else
-            Figure_tick_label(values[i], step, label, sizeof label);
-        double at = linear_steps ? log10(values[i]) : values[i];
-        svg_tick(f, fr, x_axis, x_axis ? px(fr, at) : py(fr, at), label);
+        if (scale == SCALE_LINEAR)
+            Figure_tick_label(values[i], step, labels[i], sizeof labels[i]);
+        svg_tick(f, fr, x_axis, x_axis ? px(fr, values[i]) : py(fr, values[i]), labels[i]);
     }
 }
 

@@ -1,5 +1,7 @@
 #include "plot.h"
 
+#include "axis.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,22 +9,6 @@
 
 /* Room around the data, so nothing sits on the frame. */
 #define MARGIN 1.1
-
-/* Maps data values onto a run of dots; `down` counts from the high end (screen y). */
-typedef struct {
-    double lo, hi;
-    int first, count;
-    bool down;
-} Axis;
-
-static int axis_dot(const Axis *a, double v)
-{
-    double t = (v - a->lo) / (a->hi - a->lo);
-    /* Far-off values still give a point beyond the clip, on the right side of it. */
-    t = t < -1.0 ? -1.0 : t > 2.0 ? 2.0 : t;
-    int offset = (int)lround(t * (a->count - 1));
-    return a->down ? a->first + a->count - 1 - offset : a->first + offset;
-}
 
 /* The plot area of a panel: title on row 0, y labels left of the axis column, the x axis
    and its labels under the area, the legend on the last rows. */
@@ -65,17 +51,29 @@ static void frame_clip(Canvas *c, const Frame *f)
     Canvas_clip(c, 2 * f->left, 4 * f->top, 2 * (f->left + f->cols), 4 * (f->top + f->rows));
 }
 
-/* A y tick at dot row y: a mark on the axis and the label right-aligned before it.
- *last_row keeps labels from overwriting each other. */
-static void frame_ytick(Canvas *c, const Frame *f, int y, const char *label, int *last_row)
+/* y tick labels: the ticks in order of priority (Axis_label_rows: a later one gives way on a
+   row taken) that fit left of the axis, each on its row, a mark on the axis and the label
+   right-aligned before it; a is then mapped through them, for data from data_lo to data_hi (NaN: an
+   axis drawn through a copy, whose labels only read it). */
+static void label_y(Canvas *c, const Frame *f, Axis *a, const double *values, char (*labels)[32],
+                    int n, double data_lo, double data_hi)
 {
-    int row = y / 4;
-    if (row < f->top || row >= f->axis_row || row == *last_row || row == f->y_name_row)
-        return;
-    *last_row = row;
-    Canvas_text(c, f->axis_col, row, "┤", INK_AXIS);
-    int width = Canvas_text_width(c, label);
-    Canvas_text(c, f->axis_col - width, row, label, INK_AXIS);
+    /* A label wider than the column left of the axis would lose its first digits. */
+    double fitting[AXIS_LABELS_MAX] = {0};
+    int rows[AXIS_LABELS_MAX], kept[AXIS_LABELS_MAX], m = 0;
+    for (int i = 0; i < n && i < AXIS_LABELS_MAX; i++)
+        if (Canvas_text_width(c, labels[i]) <= f->axis_col) {
+            kept[m] = i;
+            fitting[m++] = values[i];
+        }
+    Axis_label_rows(a, fitting, m, f->y_name_row, data_lo, data_hi, rows);
+    for (int k = 0; k < m; k++) {
+        if (rows[k] < 0)
+            continue;
+        const char *label = labels[kept[k]];
+        Canvas_text(c, f->axis_col, rows[k], "┤", INK_AXIS);
+        Canvas_text(c, f->axis_col - Canvas_text_width(c, label), rows[k], label, INK_AXIS);
+    }
 }
 
 /* An x tick at dot column x, its label centred under it unless it would touch the
@@ -122,31 +120,22 @@ static void ticks_x(Canvas *c, const Frame *f, const Axis *a, int wanted, bool w
     for (int i = 0; i < n; i++) {
         char label[32];
         Figure_tick_label(values[i], step, label, sizeof label);
-        frame_xtick(c, f, axis_dot(a, values[i]), label, INK_AXIS, &last_end);
+        frame_xtick(c, f, Axis_dot(a, values[i]), label, INK_AXIS, &last_end);
     }
 }
 
-/* The lowest label first, then from the top down: a label that would touch the one above
-   gives way, and so does one on the lowest's row.  On an axis of two rows the lowest (0)
-   shares its row with the next (2): labelled by the next, the data at the bottom would be
-   drawn on a row that names another value. */
-static void ticks_y(Canvas *c, const Frame *f, const Axis *a, int wanted)
+/* The lowest label first, then from the top down: on an axis of two rows the lowest (0)
+   shares its row with the next (2), and the data at the bottom belong to the row named 0. */
+static void ticks_y(Canvas *c, const Frame *f, Axis *a, int wanted, double data_lo, double data_hi)
 {
-    double values[64], step;
-    int n = Figure_ticks(a->lo, a->hi, wanted, false, values, 64, &step);
-    int bottom_row = -1, last_row = -1;
-    char label[32];
-    if (n > 0) {
-        Figure_tick_label(values[0], step, label, sizeof label);
-        frame_ytick(c, f, axis_dot(a, values[0]), label, &bottom_row);
+    double ticks[AXIS_LABELS_MAX], values[AXIS_LABELS_MAX], step;
+    char labels[AXIS_LABELS_MAX][32];
+    int n = Figure_ticks(a->lo, a->hi, wanted, false, ticks, AXIS_LABELS_MAX, &step);
+    for (int i = 0; i < n; i++) {
+        values[i] = ticks[i == 0 ? 0 : n - i];
+        Figure_tick_label(values[i], step, labels[i], sizeof labels[i]);
     }
-    for (int i = n - 1; i >= 1; i--) {
-        int y = axis_dot(a, values[i]);
-        if (y / 4 == bottom_row)
-            continue;
-        Figure_tick_label(values[i], step, label, sizeof label);
-        frame_ytick(c, f, y, label, &last_row);
-    }
+    label_y(c, f, a, values, labels, n, data_lo, data_hi);
 }
 
 enum { LEGEND_GAP = 2 };
@@ -359,7 +348,7 @@ static void unit_circle(Canvas *c, const Frame *f, const Axis *x, const Axis *y)
     int last_col = -1, last_row = -1;
     for (int k = 0; k < 256; k++) {
         double angle = 2 * M_PI * k / 256;
-        int col = axis_dot(x, cos(angle)) / 2, row = axis_dot(y, sin(angle)) / 4;
+        int col = Axis_dot(x, cos(angle)) / 2, row = Axis_dot(y, sin(angle)) / 4;
         if ((col == last_col && row == last_row) || col < f->left || col >= f->left + f->cols ||
             row < f->top || row >= f->axis_row || Canvas_dots(c, col, row))
             continue;
@@ -446,26 +435,29 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
 
     /* Equal units on both axes: a circle stays a circle (a dot is about square). */
     double per_unit = fmin(2.0 * f.cols, 4.0 * f.rows) / (2 * fig.range);
-    Axis x = {-f.cols / per_unit, f.cols / per_unit, 2 * f.left, 2 * f.cols, false};
-    Axis y = {-2.0 * f.rows / per_unit, 2.0 * f.rows / per_unit, 4 * f.top, 4 * f.rows, true};
+    Axis x = Axis_make(-f.cols / per_unit, f.cols / per_unit, 2 * f.left, 2 * f.cols, false);
+    Axis y =
+        Axis_make(-2.0 * f.rows / per_unit, 2.0 * f.rows / per_unit, 4 * f.top, 4 * f.rows, true);
     ticks_x(c, &f, &x, 4, false);
-    ticks_y(c, &f, &y, 4);
+    /* Evenly, through a copy: a circle stays a circle. */
+    Axis even = y;
+    ticks_y(c, &f, &even, 4, NAN, NAN);
 
     frame_clip(c, &f);
-    int cx = axis_dot(&x, 0), cy = axis_dot(&y, 0);
+    int cx = Axis_dot(&x, 0), cy = Axis_dot(&y, 0);
     if (fig.sigma_fits)
         Canvas_circle(c, cx, cy, (int)lround(p->sigma * per_unit), INK_THEORY, STROKE_SOLID);
     for (int i = 0; i < p->count; i++)
         if (!(fig.marked && i == p->outlier))
-            Canvas_point(c, axis_dot(&x, p->scale * p->values[i].re),
-                         axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
+            Canvas_point(c, Axis_dot(&x, p->scale * p->values[i].re),
+                         Axis_dot(&y, p->scale * p->values[i].im), INK_BULK);
     Canvas_unclip(c);
     unit_circle(c, &f, &x, &y);
     double re, im, predicted;
     Figure_place(&fig, x.hi, y.hi, &re, &im, &predicted);
     /* Drawn before the measured outlier, which wins a shared cell. */
     if (fig.predicted)
-        Canvas_text(c, axis_dot(&x, predicted) / 2, axis_dot(&y, 0) / 4, "◇", INK_THEORY);
+        Canvas_text(c, Axis_dot(&x, predicted) / 2, Axis_dot(&y, 0) / 4, "◇", INK_THEORY);
     if (!fig.marked && p->removed_to_zero) {
         int col = cx / 2, row = cy / 4;
         Canvas_text(c, col, row, FIGURE_REMOVED_GLYPH, INK_OUTLIER);
@@ -473,7 +465,7 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p)
     }
     if (!fig.marked)
         return;
-    int col = axis_dot(&x, re) / 2, row = axis_dot(&y, im) / 4;
+    int col = Axis_dot(&x, re) / 2, row = Axis_dot(&y, im) / 4;
     Canvas_text(c, col, row, fig.glyph, INK_OUTLIER);
     label_beside(c, &f, col, row, "λ1", INK_OUTLIER);
 }
@@ -492,17 +484,17 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
     int counts[BINS_MAX];
     double expected[BINS_MAX];
     double top = Figure_histogram_bins(p, &fig, bins, counts, expected);
-    Axis x = {0, fig.range, 2 * f.left, 2 * f.cols, false};
-    Axis y = {0, top * MARGIN, 4 * f.top, 4 * f.rows, true};
+    Axis x = Axis_make(0, fig.range, 2 * f.left, 2 * f.cols, false);
+    Axis y = Axis_make(0, top * MARGIN, 4 * f.top, 4 * f.rows, true);
     ticks_x(c, &f, &x, 5, false);
-    ticks_y(c, &f, &y, 3);
+    ticks_y(c, &f, &y, 3, 0, top);
 
     frame_clip(c, &f);
     int bottom = 4 * (f.top + f.rows) - 1;
     for (int b = 0; b < bins; b++) {
         if (counts[b] == 0)
             continue;
-        int y_top = axis_dot(&y, counts[b]);
+        int y_top = Axis_dot(&y, counts[b]);
         if (y_top > bottom)
             y_top = bottom; /* one value is still visible */
         int x0 = 2 * (f.left + b);
@@ -512,10 +504,10 @@ void Plot_histogram(Canvas *c, const HistogramPlot *p)
     Canvas_unclip(c);
     for (int b = 0; fig.theory && b < bins; b++)
         if (expected[b] > 0)
-            Canvas_text(c, f.left + b, axis_dot(&y, expected[b]) / 4, "─", INK_THEORY);
+            Canvas_text(c, f.left + b, Axis_dot(&y, expected[b]) / 4, "─", INK_THEORY);
     if (p->count == 0 || p->every_value)
         return;
-    int col = fig.pinned ? f.left + f.cols - 1 : axis_dot(&x, fig.s1) / 2;
+    int col = fig.pinned ? f.left + f.cols - 1 : Axis_dot(&x, fig.s1) / 2;
     if (col >= f.left + f.cols)
         col = f.left + f.cols - 1;
     int row = f.axis_row - 1;
@@ -571,7 +563,7 @@ static int curve(Canvas *c, const Axis *x, const Axis *y, const double *values, 
             have = false;
             continue;
         }
-        int dx = axis_dot(x, l), dy = axis_dot(y, log10(fmax(values[l], 1.0)));
+        int dx = Axis_dot(x, l), dy = Axis_dot(y, log10(fmax(values[l], 1.0)));
         if (have)
             Canvas_line(c, px, py, dx, dy, ink, stroke);
         else
@@ -583,7 +575,7 @@ static int curve(Canvas *c, const Axis *x, const Axis *y, const double *values, 
     int met = 0;
     for (int l = 0; l <= depth; l++)
         if (values[l] > 0 && isfinite(values[l]) && (l % every == 0 || l == depth))
-            met += marker_put(c, axis_dot(x, l) / 2, axis_dot(y, log10(fmax(values[l], 1.0))) / 4,
+            met += marker_put(c, Axis_dot(x, l) / 2, Axis_dot(y, log10(fmax(values[l], 1.0))) / 4,
                               marker, ink);
     return met;
 }
@@ -599,10 +591,10 @@ static void band(Canvas *c, const Axis *x, const Axis *y, const double *mean, co
             continue;
         double lo0 = log10(fmax(m0 - s0, 1.0)), hi0 = log10(fmax(m0 + s0, 1.0));
         double lo1 = log10(fmax(m1 - s1, 1.0)), hi1 = log10(fmax(m1 + s1, 1.0));
-        int x0 = axis_dot(x, l), x1 = axis_dot(x, l + 1);
+        int x0 = Axis_dot(x, l), x1 = Axis_dot(x, l + 1);
         for (int dx = x0; dx <= x1; dx++) {
             double t = x1 > x0 ? (double)(dx - x0) / (x1 - x0) : 0;
-            int ylo = axis_dot(y, lo0 + t * (lo1 - lo0)), yhi = axis_dot(y, hi0 + t * (hi1 - hi0));
+            int ylo = Axis_dot(y, lo0 + t * (lo1 - lo0)), yhi = Axis_dot(y, hi0 + t * (hi1 - hi0));
             if (dx % 2 == 0)
                 Canvas_line(c, dx, ylo, dx, yhi, ink, STROKE_DOTTED);
         }
@@ -641,21 +633,24 @@ static int stable_rank_draw(Canvas *c, const StableRankPlot *p, bool both)
     frame_dress(c, &f, items, n, "layer", NULL);
 
     double top = log10(fmax(p->top, 2.0));
-    Axis x = {0, p->depth > 0 ? p->depth : 1, 2 * f.left, 2 * f.cols, false};
-    Axis y = {0, top, 4 * f.top, 4 * f.rows, true};
-    int last_row = -1;
-    char label[32];
-    snprintf(label, sizeof label, "%g", p->top);
-    frame_ytick(c, &f, axis_dot(&y, top), label, &last_row);
-    for (int k = (int)floor(top); k >= 0; k--) {
-        snprintf(label, sizeof label, "%g", pow(10.0, k));
-        frame_ytick(c, &f, axis_dot(&y, k), label, &last_row);
+    Axis x = Axis_make(0, p->depth > 0 ? p->depth : 1, 2 * f.left, 2 * f.cols, false);
+    Axis y = Axis_make(0, top, 4 * f.top, 4 * f.rows, true);
+    /* The top (T) first, then the lowest (1), then the powers of ten down from the top. */
+    double values[AXIS_LABELS_MAX] = {top, 0};
+    char labels[AXIS_LABELS_MAX][32];
+    snprintf(labels[0], sizeof labels[0], "%g", p->top);
+    snprintf(labels[1], sizeof labels[1], "1");
+    int n_ticks = 2;
+    for (int k = (int)floor(top); k >= 1 && n_ticks < AXIS_LABELS_MAX; k--, n_ticks++) {
+        values[n_ticks] = k;
+        snprintf(labels[n_ticks], sizeof labels[0], "%g", pow(10.0, k));
     }
+    label_y(c, &f, &y, values, labels, n_ticks, 0, top);
     ticks_x(c, &f, &x, 6, true);
 
     int every = marker_every(p->depth, f.cols);
     frame_clip(c, &f);
-    int hx = axis_dot(&x, p->shown_layer);
+    int hx = Axis_dot(&x, p->shown_layer);
     if (ensemble)
         band(c, &x, &y, p->network, p->band_std, p->depth, INK_BULK);
     if (counterpart_theory)
@@ -677,7 +672,7 @@ static int stable_rank_draw(Canvas *c, const StableRankPlot *p, bool both)
     /* The window layers on the top row, where the curves leave it empty. */
     for (int l = 1; p->local && l <= p->depth; l++) {
         char cell[8];
-        int column = axis_dot(&x, l) / 2;
+        int column = Axis_dot(&x, l) / 2;
         Canvas_cell(c, column, f.top, cell);
         if (p->local[l] && strcmp(cell, " ") == 0)
             Canvas_text(c, column, f.top, FIGURE_LOCAL_GLYPH, INK_AXIS);
@@ -694,21 +689,27 @@ void Plot_stable_rank(Canvas *c, const StableRankPlot *p)
     }
 }
 
-/* Ticks on a log axis (Figure_log_ticks); y labels from the top down, x labels from the
-   left: a label that would touch the previous one gives way. */
-static void ticks_log(Canvas *c, const Frame *f, const Axis *a, int wanted, bool vertical)
+/* Ticks on a log axis (Figure_log_axis_ticks); y labels as label_y lays them out, x labels from
+   the left: a label that would touch the previous one gives way.  The y axis is then mapped
+   through its labels, for data from data_lo to data_hi. */
+static void ticks_log(Canvas *c, const Frame *f, Axis *a, int wanted, bool vertical, double data_lo,
+                      double data_hi)
 {
-    double ticks[64 * 3];
-    int n = Figure_log_ticks(a->lo, a->hi, wanted, ticks, 64 * 3), last = -1;
+    double ticks[AXIS_LABELS_MAX], values[AXIS_LABELS_MAX];
+    char tick_labels[AXIS_LABELS_MAX][FIGURE_TICK_LABEL_SIZE], labels[AXIS_LABELS_MAX][32];
+    _Static_assert(sizeof labels[0] == sizeof tick_labels[0], "one label size");
+    int n = Figure_log_axis_ticks(a->lo, a->hi, wanted, ticks, tick_labels, AXIS_LABELS_MAX);
+    int last = -1;
     for (int i = 0; i < n; i++) {
-        double v = ticks[vertical ? n - 1 - i : i];
-        char label[32];
-        Figure_log_label(v, label, sizeof label);
-        if (vertical)
-            frame_ytick(c, f, axis_dot(a, v), label, &last);
-        else
-            frame_xtick(c, f, axis_dot(a, v), label, INK_AXIS, &last);
+        /* Up the y axis: the highest, the lowest, then from the top down. */
+        int k = !vertical ? i : i == 0 ? n - 1 : i == 1 ? 0 : n - i;
+        values[i] = ticks[k];
+        memcpy(labels[i], tick_labels[k], sizeof labels[i]);
+        if (!vertical)
+            frame_xtick(c, f, Axis_dot(a, values[i]), labels[i], INK_AXIS, &last);
     }
+    if (vertical)
+        label_y(c, f, a, values, labels, n, data_lo, data_hi);
 }
 
 /* The axes of a series plot over its points' range, their ticks drawn. */
@@ -728,16 +729,16 @@ static void series_axes(Canvas *c, const SeriesPlot *p, const Frame *f, Axis *x,
     }
     double pad = 0.05 * (yhi - ylo);
     bool log_x = p->x_scale != SCALE_LINEAR, log_y = p->y_scale != SCALE_LINEAR;
-    *x = (Axis){xlo, xhi, 2 * f->left, 2 * f->cols, false};
-    *y = (Axis){ylo - pad, yhi + pad, 4 * f->top, 4 * f->rows, true};
+    *x = Axis_make(xlo, xhi, 2 * f->left, 2 * f->cols, false);
+    *y = Axis_make(ylo - pad, yhi + pad, 4 * f->top, 4 * f->rows, true);
     if (log_x)
-        ticks_log(c, f, x, 5, false);
+        ticks_log(c, f, x, 5, false, xlo, xhi);
     else
         ticks_x(c, f, x, 6, p->x_whole);
     if (log_y)
-        ticks_log(c, f, y, 4, true);
+        ticks_log(c, f, y, 4, true, ylo, yhi);
     else
-        ticks_y(c, f, y, 4);
+        ticks_y(c, f, y, 4, ylo, yhi);
 }
 
 /* Each series' line through its finite points (broken at the others), the last series
@@ -757,7 +758,7 @@ static int series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const Ax
                 have = false;
                 continue;
             }
-            int dx = axis_dot(x, u), dy = axis_dot(y, v);
+            int dx = Axis_dot(x, u), dy = Axis_dot(y, v);
             if (have)
                 Canvas_line(c, px, py, dx, dy, s->ink, s->stroke);
             else
@@ -777,7 +778,7 @@ static int series_lines(Canvas *c, const SeriesPlot *p, const Frame *f, const Ax
         for (int i = 0; i < s->count; i++) {
             double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
             if (isfinite(u) && isfinite(v) && (i % every == 0 || i == s->count - 1))
-                met += marker_put(c, axis_dot(x, u) / 2, axis_dot(y, v) / 4, s->marker, s->ink);
+                met += marker_put(c, Axis_dot(x, u) / 2, Axis_dot(y, v) / 4, s->marker, s->ink);
         }
     }
     return met;

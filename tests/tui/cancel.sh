@@ -23,12 +23,8 @@ start 120 40 "exec env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -a markov -T 2048 -d 2048 
 expect "T=2048: the job runs" "computing [0-9]+%"
 program=$(pid_of_screen)
 helper=""
-for _ in $(seq 1 100); do
-    helper=$(children "$program")
-    [ -n "$helper" ] && break
-    sleep 0.1
-done
-check "the screen has its helper process" test -n "$helper"
+helper_found() { helper=$(children "$program") && [ -n "$helper" ]; }
+check "the screen has its helper process" poll_until "$TIMEOUT" 0.1 helper_found
 
 # A worker of the helper that has used 1.5 s of CPU runs one of the shown layer's spectra:
 # the other isolated calls at this size, the Gram matrices, need ~0.25 s each.

@@ -19,7 +19,7 @@ press "Esc: the status line says it was cancelled" \
 expect "... and the settings are the shown result's again" "T=256 +d=256 +L=3"
 check "the job was cancelled by the key" wait_trace "job-cancel-key"
 check "... and stopped: no more computing on the screen" wait_gone "computing"
-sleep 1
+check "the worker stopped it" wait_trace "job-cancel gen=4 "
 check "the cancelled job never finished" bash -c "! grep -q 'job-done gen=4 ' '$trace'"
 press "a key after it computes as before" "seed=2" r
 expect "... its result" "computed in [0-9]+ ms"

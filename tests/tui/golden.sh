@@ -9,7 +9,8 @@
 # step with its caption, one panel zoomed, the help), captured after each; two more start on
 # a small cutting-skip stack and go to the conditioning view and its compare view, and eight
 # on a causal stack go to the attention map and its product.  A capture waits
-# for the job to be done and drawn (the trace's events), then for two equal captures; the
+# for the keys to be read, the job done and drawn (the trace's events), the status line's
+# finished state and the step's own text, then for the same capture a second later; the
 # timing ("computed in N ms") is masked, and the attributes are written in a canonical form.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
@@ -45,6 +46,14 @@ HELP_STEPS=("help:?")
 SETLINE_STEPS=("setline::rope-sc"$'\t')
 # Small enough for the exact path in a second: T·d = 256.
 CONDITIONING_ARGS="-T 16 -d 16 -L 4 --init cutting-skip -n rms --conditioning-path exact"
+# What each step's final screen shows that the one before it did not (final_screen waits
+# for it, with the finished status line): the default screen is the first job's.
+declare -A FINAL=(
+    [default]="computed in" [present]="presentation mode on" [tour]="Tour 1/"
+    [zoom]="full screen \(z: next" [help]="Esc, \? or q closes" [setline]=":rope-scaling"
+    [conditioning]="view: conditioning" [conditioning-compare]="compare view on"
+    [map]="view: attention map" [map-product]="attention product A_" [entropy]="view: entropy"
+)
 # The full set of steps at 120×40 in UTF-8 with colour and at 80×24 in ASCII without; the
 # default screen and presentation mode at every size and mode; a presentation-mode tour step
 # at 100×30, where presentation mode leaves the histogram out.
@@ -62,18 +71,6 @@ TERMINALS=(
     "120x40 utf8 color 1 entropy" "80x24 utf8 color 1 entropy" "80x24 ascii nocolor 1 entropy"
 )
 
-# Two equal captures in a row: tmux has drawn all the program wrote.
-capture() { # out
-    local a b deadline=$((SECONDS + TIMEOUT))
-    a=$(tm capture-pane -p -e -t 0)
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        sleep 0.3
-        b=$(tm capture-pane -p -e -t 0)
-        [ "$a" = "$b" ] && break
-        a=$b
-    done
-    canonical <<<"$a" >"$1"
-}
 # The capture in a form that depends on the screen only, not on how curses chose to update
 # it: each line's text with its attributes re-emitted where they change between visible
 # characters (a blank's attributes depend on which cells curses rewrote, not on the layout).
@@ -144,6 +141,7 @@ for line in sys.stdin.read().split("\n"):
 '
 }
 
+keys_read() { [ "$(grep -c ' key ' "$trace")" -ge "$1" ]; } # count: the trace's key lines
 for t in "${TERMINALS[@]}"; do
     read -r size charset colour steps set <<<"$t"
     args="-T 32 -d 32 -L 3"
@@ -165,7 +163,9 @@ for t in "${TERMINALS[@]}"; do
     cols=${size%x*} rows=${size#*x}
     locale=$UTF8
     [ "$charset" = ascii ] && locale=C
-    env="LANG=$locale LC_ALL=$locale ATTNSCOPE_PRESETS='$(pwd)/presets'"
+    # The cost model's rates pinned: a loaded machine's start measures them slow, and a step
+    # priced above the long-job bound would ask first (another screen).
+    env="LANG=$locale LC_ALL=$locale ATTNSCOPE_PRESETS='$(pwd)/presets' ATTNSCOPE_GFLOPS=10"
     [ "$colour" = nocolor ] && env="$env NO_COLOR=1"
     trace="$TMP/$size-$charset-$colour-${set:-}.trace"
     start "$cols" "$rows" "env $env '$BIN' $args --trace '$trace'"
@@ -173,20 +173,22 @@ for t in "${TERMINALS[@]}"; do
     settled || not_ok "$size $charset $colour ${set:-}: the first screen did not settle"
     for ((i = 0; i < steps; i++)); do
         name=${steps_of[i]%%:*} key=${steps_of[i]#*:}
-        if [ -n "$key" ]; then
-            before=$(grep -c ' key ' "$trace")
-            keys "$key"
-            deadline=$((SECONDS + TIMEOUT))
-            while [ "$(grep -c ' key ' "$trace")" -le "$before" ] && [ "$SECONDS" -lt "$deadline" ]; do
-                sleep 0.1
-            done
-        fi
         case_name="$size-$charset-$colour-$name"
-        if ! settled; then
-            not_ok "$case_name: the screen did not settle (trace: $trace)"
+        # The program has read every key of the step (the trace has a line for each) before
+        # the screen can be its final one.
+        if [ -n "$key" ]; then
+            want=$(($(grep -c ' key ' "$trace") + ${#key}))
+            keys "$key"
+            if ! poll_until "$TIMEOUT" 0.1 keys_read "$want"; then
+                not_ok "$case_name: the program read $(grep -c ' key ' "$trace") keys of $want in ${TIMEOUT}s"
+                continue
+            fi
+        fi
+        if ! final_screen "$TMP/$case_name.raw" "${FINAL[$name]}" -e; then
+            not_ok "$case_name: no final screen in ${TIMEOUT}s (trace: $trace)" "$TMP/$case_name.raw.why"
             continue
         fi
-        capture "$TMP/$case_name.txt"
+        canonical <"$TMP/$case_name.raw" >"$TMP/$case_name.txt"
         expected="$dir/$case_name.txt"
         if $update; then
             cp "$TMP/$case_name.txt" "$expected"

@@ -4,7 +4,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 
-start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 4"
+trace=$TMP/keys.trace
+start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 '$BIN' -L 4 --trace '$trace'"
 expect "the default computes and says how long it took" "computed in [0-9]+ ms"
 expect "eigenvalue panel with its title" "^eigenvalues √T·λ of A, ℓ=1, T=256"
 expect "histogram panel with its title" "singular values √T·s of A, ℓ=1, T=256"
@@ -65,8 +66,8 @@ expect "help lists Ctrl-L" "Ctrl-L +redraw the screen"
 expect "help lists q (not the status line's hint)" "q {3,}quit"
 expect "help says what closes it" "Esc, \? or q closes this help"
 keys y
-sleep 0.5
-check "another key leaves the help open" wait_for "attnscope keys"
+check "another key leaves the help open" wait_trace "key y help-open"
+check "  and on the screen" shows "attnscope keys"
 keys Escape
 check "Esc closes the help" wait_gone "attnscope keys"
 check "the key pressed in the help did nothing" bash -c "! tmux -L '$SOCKET' capture-pane -p | grep -q 'key y does nothing'"

@@ -112,6 +112,42 @@ settled() {
     done
     return 1
 }
+# The screen a test may compare, after settled(): the status line in its finished state
+# ("computed in N ms": no job pending), the pattern given (what the last key brings), no
+# long-job question up, and the same capture with no new trace line a second later (tmux has
+# drawn all the program wrote).  Captures (capture-pane with the options after the pattern)
+# into out; after TIMEOUT fails, with why and the last capture in out.why.
+final_screen() { # out pattern [capture-pane options...]
+    local out=$1 pattern=$2 deadline=$((SECONDS + TIMEOUT)) first plain again lines why
+    shift 2
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if ! settled; then
+            why="the trace never settled: no frame of a finished job last, quiet for half a second"
+            break
+        fi
+        lines=$(trace_lines)
+        first=$(tm capture-pane -p "$@" -t 0)
+        plain=$(sed 's/\x1b\[[0-9;]*m//g' <<<"$first")
+        if grep -q " a long computation " <<<"$plain"; then
+            why="the long-job question is up: the cost model priced the job above its bound"
+            break
+        elif ! grep -qE "computed in [0-9]+ ms" <<<"$plain"; then
+            why="the status line never said \"computed in N ms\""
+        elif ! grep -qE -- "$pattern" <<<"$plain"; then
+            why="the screen never showed /$pattern/"
+        else
+            sleep 1
+            again=$(tm capture-pane -p "$@" -t 0)
+            [ "$first" = "$again" ] && [ "$(trace_lines)" = "$lines" ] &&
+                printf '%s\n' "$first" >"$out" && return 0
+            why="the screen or the trace kept changing across a second"
+            continue
+        fi
+        sleep 0.2
+    done
+    { echo "$why"; tm capture-pane -p -t 0; } >"$out.why"
+    return 1
+}
 pid_of_screen() { tm display-message -p -t 0 '#{pane_pid}'; }
 children() { [ -n "$1" ] && ps -o pid= --ppid "$1" | tr -d ' '; }
 cpu_seconds() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null; }

@@ -25,12 +25,16 @@ reach_measured() {
     screen | grep -q "Measured (attnscope"
 }
 check "Space on: the 'Measured' lines are read" reach_measured
+# One Space at a time, each waited for: a Space sent before the last one was drawn would
+# turn past the last page.
 to_last_page() {
-    local i
+    local i page
     for ((i = 0; i < pages; i++)); do
-        screen | grep -q "page $pages/$pages" && return 0
+        page=$(screen | sed -nE "s/.*page ([0-9]+)\/$pages: Space.*/\1/p" | head -1)
+        [ "$page" = "$pages" ] && return 0
+        [ -n "$page" ] || return 1
         keys Space
-        sleep 0.3
+        wait_for "page $((page + 1))/$pages" || return 1
     done
     return 1
 }

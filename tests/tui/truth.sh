@@ -53,7 +53,8 @@ press "[ at layer 1: a note" "layer 1 is the first" "["
 check "the explanation stays with the note on screen" bash -c "tmux -L '$SOCKET' capture-pane -p | grep -q 'eigenvalues exact: .*so all real'"
 quits "first session"
 
-run 120 40 -T 32 -d 32 -L 1
+trace=$TMP/truth.trace
+run 120 40 -T 32 -d 32 -L 1 --trace "$trace"
 expect "T = d = 32 computes" "computed in [0-9]+ ms"
 press "T×4: d raised with T" "T=512 +d=512" T T T T
 press "t: T halves and d comes back down, saying so" "d lowered back to 256 \(T had raised it\)" t
@@ -61,8 +62,8 @@ expect "the status line agrees" "T=256 +d=256"
 press "F1 opens the help" "attnscope keys" F1
 expect "the help says what closes it" "Esc, \? or q closes this help"
 keys z
-sleep 0.5
-check "another key leaves the help open" wait_for "attnscope keys"
+check "another key leaves the help open" wait_trace "key z help-open"
+check "  and on the screen" shows "attnscope keys"
 keys q
 check "q closes the help" wait_gone "attnscope keys"
 check "and does not quit" wait_for "T=256 +d=256"

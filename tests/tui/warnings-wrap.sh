@@ -32,6 +32,8 @@ for i, entry in enumerate(entries):
 PY
 }
 
+screen_differs() { [ "$(screen)" != "$1" ]; } # capture
+
 # Every warning of the box, scrolled through, is whole: its joined text is --batch's.
 warnings_whole() { # cols options...
     local cols=$1
@@ -41,12 +43,16 @@ import json, sys
 for i, w in enumerate(json.load(sys.stdin)["warnings"]):
     print("%d. %s" % (i + 1, w))' >"$TMP/expected.txt" || return 1
     : >"$TMP/seen.txt"
-    local count
+    local count before
     count=$(wc -l <"$TMP/expected.txt")
+    # Down until the box has nothing more below, each scroll waited for (the screen changes):
+    # a capture before the box was drawn again would miss the warning Down brought.
     for _ in $(seq "$count"); do
         box_warnings "$cols" >>"$TMP/seen.txt"
+        screen | grep -q "more below" || break
+        before=$(screen)
         keys Down
-        sleep 0.3
+        poll_until "$TIMEOUT" 0.1 screen_differs "$before" || break
     done
     sort -u "$TMP/seen.txt" -o "$TMP/seen.txt"
     if ! diff <(sort "$TMP/expected.txt") "$TMP/seen.txt" >"$TMP/diff.txt"; then
