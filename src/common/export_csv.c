@@ -5,6 +5,7 @@
 #include "attnscope/entropy.h"
 #include "attnscope/format.h"
 #include "attnscope/layer.h"
+#include "attnscope/theory.h"
 #include "figure_series.h"
 
 #include <math.h>
@@ -103,13 +104,49 @@ void ExportCsv_singular_values(FILE *f, const Result *r)
     }
 }
 
+/* A theory curve's entry at layer l, empty where theory has none (the document's null curve:
+   entry 0, sr(Σ_0) = T, not finite) or the entry is undefined. */
+static void theory_entry(FILE *f, const double *curve, int l)
+{
+    if (isfinite(curve[0]))
+        csv_number(f, curve[l]);
+}
+
+/* The per-layer members of the document's grouped objects that are no Result series: the
+   theory's curves (theory_stable_rank, theory_counterpart_stable_rank) and each layer's side
+   of the phase threshold (attention_phase_side, attention_phase_counterpart_side), a text;
+   all empty where the document has null.  Header (row < 0) or layer row's fields. */
+static void grouped_fields(FILE *f, const Result *r, const TheoryPrediction *p, double beta,
+                           int row)
+{
+    if (row < 0) {
+        fputs(",theory_stable_rank,theory_counterpart_stable_rank,attention_phase_side,"
+              "attention_phase_counterpart_side",
+              f);
+        return;
+    }
+    const char *side = Theory_phase_side(beta, r->network.phase_critical_beta[row]),
+               *counterpart_side = Theory_phase_side(beta, r->counterpart.phase_critical_beta[row]);
+    fputc(',', f);
+    theory_entry(f, p->stable_rank, row);
+    fputc(',', f);
+    theory_entry(f, p->counterpart_stable_rank, row);
+    fprintf(f, ",%s,%s", side ? side : "", counterpart_side ? counterpart_side : "");
+}
+
 void Export_layers_csv(FILE *f, const Result *r)
 {
     const Config *c = &r->config;
+    int layers = c->depth + 1;
+    double curves[2 * (CONFIG_DEPTH_MAX + 1)];
+    TheoryPrediction p = {.stable_rank = curves, .counterpart_stable_rank = curves + layers};
+    Theory_predict(c, &p);
+    double beta = Theory_phase_void(c, 1) ? NAN : Theory_phase_beta(c);
     csv_header(f, &r->config, "layers.csv: one row per layer, every per-layer series");
     fputs("layer", f);
     for (int i = 0; i < RESULT_SERIES_COUNT; i++)
         fprintf(f, ",%s", RESULT_SERIES[i].name);
+    grouped_fields(f, r, &p, beta, -1);
     fputs(",mask\n", f);
     for (int l = 0; l <= c->depth; l++) {
         fprintf(f, "%d", l);
@@ -118,6 +155,7 @@ void Export_layers_csv(FILE *f, const Result *r)
             if (l > 0 || !RESULT_SERIES[i].from_layer_one)
                 csv_number(f, RESULT_SERIES[i].values(r)[l]);
         }
+        grouped_fields(f, r, &p, beta, l);
         /* The layer's own mask (--window-layers); the input, layer 0, has no attention. */
         fprintf(f, ",%s\n", l > 0 ? MASK_NAMES.names[Config_layer_mask(c, l)] : "");
     }

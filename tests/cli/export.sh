@@ -38,28 +38,45 @@ for f in eigenvalues.svg singular_values.svg stable_rank.svg attention_map.svg e
     check "$f's settings (its desc) reproduce the run" settings_reproduce "$f" 3
 done
 
-csv_matches_json() {
-    "$PY" - "$tmp/out" "$tmp/doc.json" <<'PY'
+csv_matches_json() { # the export's directory, its document
+    "$PY" - "$1" "$2" <<'PY'
 import csv, json, sys
 out, doc = sys.argv[1], json.load(open(sys.argv[2]))
 layers = list(csv.DictReader(line for line in open(out + "/layers.csv") if not line.startswith("#")))
 columns = [c for c in layers[0] if c not in ("layer", "mask")]
 # The mask column: each layer's own (the run's -m here, no --window-layers), none at layer 0.
 assert [r["mask"] for r in layers] == [""] + [doc["config"]["mask"]] * (len(layers) - 1)
-# One schema: every per-layer series of the JSON document is a column, and no other; a group
-# of series (an object of arrays only, as "attention_entropy") is a column per member,
-# named GROUP_MEMBER.
-for group in [k for k, v in doc.items() if isinstance(v, dict) and v and all(isinstance(m, list) for m in v.values())]:
-    doc.update({group + "_" + k: v for k, v in doc.pop(group).items()})
-series = [k for k, v in doc.items() if isinstance(v, list) and k not in ("eigenvalues", "singular_values", "warnings")]
-assert sorted(columns) == sorted(series), (columns, series)
-value = lambda text: None if text == "" else float(text)
+# One schema: every per-layer series of the JSON document is a column, and no other; a member
+# of an object that is a per-layer series (an array of L + 1 entries, or L: "attention_entropy"'s
+# "mean", "theory"'s "stable_rank", "attention_phase"'s "side") is a column GROUP_MEMBER.  A
+# member null as a whole (theory's curve where theory has none) is an empty column of that
+# name.  The runs have T other than L and L + 1, so that no per-token array passes for one.
+per_layer = lambda v: isinstance(v, list) and len(v) in (len(layers), len(layers) - 1)
+nulls = set()
+for group in [k for k, v in doc.items() if isinstance(v, dict) and k != "config"]:
+    for k, v in doc[group].items():
+        if per_layer(v):
+            doc[group + "_" + k] = v
+        elif v is None and group + "_" + k in columns:
+            nulls.add(group + "_" + k)
+series = [k for k, v in doc.items() if per_layer(v)]
+assert sorted(columns) == sorted(series + list(nulls)), (sorted(set(columns) ^ set(series + list(nulls))))
+def value(text):
+    if text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
 for name in columns:
     column = [value(r[name]) for r in layers]
+    if name in nulls:
+        assert column == [None] * len(layers), name
+        continue
     if len(doc[name]) == len(layers) - 1:  # the gradients: layers 1..L, layer 0 empty
         assert column[0] is None, name
         column = column[1:]
-    assert column == doc[name], name
+    assert column == doc[name], (name, column, doc[name])
 rows = lambda name: csv.DictReader(line for line in open(out + "/" + name) if not line.startswith("#"))
 sv = [float(r["singular_value"]) for r in rows("singular_values.csv")]
 assert sv == doc["singular_values"]
@@ -67,7 +84,12 @@ ev = [[float(r["re"]), float(r["im"])] for r in rows("eigenvalues.csv")]
 assert ev == doc["eigenvalues"]
 PY
 }
-check "CSV values equal the JSON values exactly" csv_matches_json
+check "CSV values equal the JSON values exactly" csv_matches_json "$tmp/out" "$tmp/doc.json"
+# Markov attention: theory's curves are numbers (attention_phase's sides null); softmax above:
+# the sides are words (theory's curves null).
+"$BIN" --batch -T 48 -d 64 -L 5 -a markov --export "$tmp/markov" >"$tmp/markov.json" 2>/dev/null
+check "CSV values equal the JSON values exactly, theory's curves too (markov)" \
+    csv_matches_json "$tmp/markov" "$tmp/markov.json"
 
 check "SVG files are well-formed XML" xmllint --noout "$tmp/out/eigenvalues.svg" "$tmp/out/singular_values.svg" "$tmp/out/stable_rank.svg" "$tmp/out/attention_map.svg" "$tmp/out/entropy.svg"
 marks() { # file expected
