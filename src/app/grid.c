@@ -373,6 +373,7 @@ int Grid_main(int argc, char **argv, FILE *out)
     if (Options_parse_each(kept, rest, &o, err, sizeof err) ||
         refuse_run_options(&o, err, sizeof err))
         goto refused;
+    Options_warn_dropped(&o, stderr);
     if (o.help || o.version) {
         Options_usage(stdout);
         status = Options_flush_stdout();

@@ -307,12 +307,8 @@ static bool exports_overlap(const Options *o)
 static int refused_before_computing(const Options *o, const Checkpoint *checkpoint, bool two_lanes,
                                     bool *conditioning_exact, double *estimate)
 {
-    if (o->verbose) {
-        char source[MEMORY_SOURCE_SIZE];
-        Options_memory_budget_source(o, source, sizeof source);
-        fprintf(stderr, "attnscope: memory budget %llu MiB (%s)\n", Options_memory_budget(o) >> 20,
-                source);
-    }
+    if (o->verbose)
+        Options_say_memory_budget(o, stderr);
     CostRates rates = {0};
     bool measured = o->verbose || o->conditioning;
     if (measured)
@@ -693,6 +689,7 @@ int main(int argc, char **argv)
         return 2;
     }
     HfConfig_warn(&o.hf_config, stderr);
+    Options_warn_dropped(&o, stderr);
     if (o.help || o.version) {
         if (o.help)
             Options_usage(stdout);
