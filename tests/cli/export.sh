@@ -82,6 +82,19 @@ sv = [float(r["singular_value"]) for r in rows("singular_values.csv")]
 assert sv == doc["singular_values"]
 ev = [[float(r["re"]), float(r["im"])] for r in rows("eigenvalues.csv")]
 assert ev == doc["eigenvalues"]
+# The README's layout: T pairs [re, im] by modulus, largest first, and T singular values,
+# largest first, of A unscaled (a row-stochastic A: λ1 = 1, s1 >= 1); the CSVs' sqrtT columns
+# are those times √T (to a rounding).
+import math
+T = doc["config"]["T"]; root = math.sqrt(T)
+assert len(ev) == T and all(len(z) == 2 for z in ev)
+moduli = [math.hypot(*z) for z in ev]
+assert moduli == sorted(moduli, reverse=True) and abs(ev[0][0] - 1) < 1e-12 and ev[0][1] == 0, ev[:2]
+assert len(sv) == T and sv == sorted(sv, reverse=True) and sv[0] >= 1 - 1e-12, sv[:2]
+close = lambda a, b: abs(a - b) <= 4e-16 * max(abs(a), abs(b), 1e-300)
+scaled = [[float(r["sqrtT_re"]), float(r["sqrtT_im"])] for r in rows("eigenvalues.csv")]
+assert all(close(s[k], root * z[k]) for s, z in zip(scaled, ev) for k in (0, 1))
+assert all(close(float(r["sqrtT_singular_value"]), root * x) for r, x in zip(rows("singular_values.csv"), sv))
 PY
 }
 check "CSV values equal the JSON values exactly" csv_matches_json "$tmp/out" "$tmp/doc.json"
