@@ -305,15 +305,15 @@ static int within_bound(const Config *c, const Options *o, double bound, Pricing
                                               pricing->two_lanes);
     if (seconds <= bound)
         return 0;
-    char took[32], most[32], suggested[200];
-    Duration_text(seconds, DURATION_PLAIN, took, sizeof took);
+    char took[80], most[32], suggested[200];
+    Duration_text_seconds(seconds, took, sizeof took);
     Rates_suggest_bound(seconds, suggested, sizeof suggested);
     Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     snprintf(err, size,
-             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above the "
-             "line's bound of %s (the line's \"%s\", else --max-time, else %.0f s): to go "
+             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s, above the line's bound of %s "
+             "(the line's \"%s\", else --max-time, else %.0f s): to go "
              "ahead, give \"%s\" or --max-time %s",
-             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took, seconds, most,
+             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took, most,
              MAX_TIME_KEY, BATCH_MAX_SECONDS, MAX_TIME_KEY, suggested);
     return -1;
 }
