@@ -54,4 +54,29 @@ for a, b in zip(shown, got):
 PY
 }
 check "README: the Batch mode sample is the binary's output (numbers to 1e-12)" batch_sample
+# The README's row for the conditioning object names every key the object has: a series of
+# the list "for the network and (prefix counterpart_) its counterpart" has its twin, a key
+# named after "Once for both networks" has none (main's README listed jacobian_singular
+# among the twins, which it has not, and left exact_max out).
+conditioning_keys_documented() {
+    "$BIN" --batch -T 8 -d 8 -L 2 --conditioning >"$tmp/cond.json" 2>"$tmp/cond.err" || return 1
+    "$PY" - README.md "$tmp/cond.json" <<'PY'
+import json, re, sys
+row = next(l for l in open(sys.argv[1]) if l.startswith("| `conditioning` (with `--conditioning`) |"))
+twins_text, once_text = row.split("Once for both networks", 1)
+named = lambda text: set(re.findall(r"`([a-z_]+)`", text))
+k = json.load(open(sys.argv[2]))["conditioning"]
+keys = set(k)
+twins = named(twins_text.split("its counterpart:", 1)[1])
+once = {n for n in named(once_text) if n in keys or "counterpart_" + n in keys}
+for n in twins:
+    assert n in keys and "counterpart_" + n in keys, ("listed with a twin", n)
+for n in once:
+    assert n in keys and "counterpart_" + n not in keys, ("listed once", n)
+undocumented = {n for n in keys if n.removeprefix("counterpart_") not in twins | once}
+assert not undocumented, ("not in the README's row", sorted(undocumented))
+PY
+}
+check "README: the conditioning row names every key of the object, twins and once-only keys as they are" \
+    conditioning_keys_documented
 finish
