@@ -33,6 +33,26 @@ settings_reproduce() { # file, the line of its settings: given back to the comma
 for f in eigenvalues.csv singular_values.csv layers.csv; do
     check "$f's settings line reproduces the run" settings_reproduce "$f" 2
 done
+# The files of --sweep-T and --conditioning: their settings line names the option that
+# computed them (and the conditioning's path as it went), so that it runs them again: the
+# file written by that line's export is the same byte for byte (main's lines left the
+# option out, and their export had no such file).
+extra_reproduces() { # directory, file
+    local settings
+    settings=$(sed -n 2p "$1/$2" | sed 's/^# //')
+    rm -rf "$tmp/again"
+    # shellcheck disable=SC2086
+    "$BIN" --batch $settings --export "$tmp/again" >/dev/null 2>&1 && cmp "$1/$2" "$tmp/again/$2" ||
+        { echo "  $2's line: $settings"; return 1; }
+}
+"$BIN" --batch -T 8 -d 8 -L 2 --sweep-T --conditioning --export "$tmp/extras" >/dev/null 2>&1
+"$BIN" --batch -T 8 -d 16 -L 2 --conditioning --conditioning-path lanczos --export "$tmp/lanczos" >/dev/null 2>&1
+for f in width_sweep.csv conditioning.csv conditioning_singular_values.csv; do
+    check "$f's settings line reproduces it" extra_reproduces "$tmp/extras" "$f"
+done
+check "conditioning.csv of the Lanczos path: its line pins the path, and reproduces it" \
+    eval 'sed -n 2p "$tmp/lanczos/conditioning.csv" | grep -q -- "--conditioning --conditioning-path lanczos$" &&
+        extra_reproduces "$tmp/lanczos" conditioning.csv'
 for f in eigenvalues.svg singular_values.svg stable_rank.svg attention_map.svg entropy.svg; do
     check "$f names the version" grep -q "^<desc>attnscope $version --tokens" "$tmp/out/$f"
     check "$f's settings (its desc) reproduce the run" settings_reproduce "$f" 3
