@@ -124,6 +124,23 @@ check "CSV values equal the JSON values exactly" csv_matches_json "$tmp/out" "$t
 check "CSV values equal the JSON values exactly, theory's curves too (markov)" \
     csv_matches_json "$tmp/markov" "$tmp/markov.json"
 
+# stable_rank.svg's x axis counts layers: its ticks are whole layers, every one of 0..L where L
+# is small (main ticked -L 3 at 0.5, 1.5, ... and -L 1 at 0.2, 0.4, ...).
+layer_ticks() { # depth, expected labels
+    rm -rf "$tmp/ticks"
+    "$BIN" --batch -T 8 -d 8 -L "$1" --export "$tmp/ticks" >/dev/null 2>&1 || return 1
+    local labels
+    labels=$("$PY" - "$tmp/ticks/stable_rank.svg" <<'PY'
+import re, sys
+svg = open(sys.argv[1]).read()
+bottom = re.search(r'<line class="tick" x1="[0-9.]+" x2="[0-9.]+" y1="([0-9]+)"', svg).group(1)
+print(" ".join(re.findall(r'<text x="[0-9.]+" y="%d" text-anchor="middle">([^<]*)</text>' % (int(bottom) + 18), svg)))
+PY
+)
+    [ "$labels" = "$2" ] || { echo "  -L $1: x ticks '$labels', expected '$2'"; return 1; }
+}
+check "stable_rank.svg: -L 1 ticks its layers 0 and 1 only" layer_ticks 1 "0 1"
+check "stable_rank.svg: -L 3 ticks whole layers" layer_ticks 3 "0 1 2 3"
 check "SVG files are well-formed XML" xmllint --noout "$tmp/out/eigenvalues.svg" "$tmp/out/singular_values.svg" "$tmp/out/stable_rank.svg" "$tmp/out/attention_map.svg" "$tmp/out/entropy.svg"
 marks() { # file expected
     local n
