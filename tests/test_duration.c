@@ -53,6 +53,27 @@ static void test_boundaries(void **state)
     }
 }
 
+/* Batch's refusals: the seconds beside a larger unit, once where the text is in seconds
+   already (main wrote "estimated at 1.52 s (1.52 s)"). */
+static void test_with_seconds(void **state)
+{
+    (void)state;
+    static const struct {
+        double seconds;
+        const char *text;
+    } cases[] = {{1.52, "1.52 s"},
+                 {119.4, "119 s"},
+                 {119.9, "2 min (120 s)"},
+                 {27700, "7.7 h (2.77e+04 s)"},
+                 {1.3162121e7, "152 days (1.32e+07 s)"}};
+    char out[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Duration_text_seconds(cases[i].seconds, out, sizeof out);
+        if (strcmp(out, cases[i].text))
+            fail_msg("%.9g s: '%s', expected '%s'", cases[i].seconds, out, cases[i].text);
+    }
+}
+
 /* A short buffer gets a cut, terminated text, as snprintf cuts it. */
 static void test_short_buffer(void **state)
 {
@@ -66,6 +87,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_boundaries),
+        cmocka_unit_test(test_with_seconds),
         cmocka_unit_test(test_short_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

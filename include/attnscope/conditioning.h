@@ -346,6 +346,7 @@ typedef struct {
     Gap counterpart_gap;
     bool jacobian_exact; /* K built and decomposed in full (T·d ≤ CONDITIONING_EXACT_MAX) */
     KronTally kron;      /* the matrix-free path's ways to s_min (zero on the exact path) */
+    bool kron_off;       /* the matrix-free path ran Lanczos alone (--conditioning-path lanczos) */
     /* Why K is singular by its structure (κ(K) = ∞, null in the series), short, for the screen
        ("H·d_h = 8 < d = 16"); a warning says it in full.  "" where it is not known to be. */
     char jacobian_singular[96];

@@ -356,6 +356,12 @@ int Grid_main(int argc, char **argv, FILE *out)
             }
             if (parse_shards(g, value, err, sizeof err))
                 goto refused;
+        } else if (strcmp(a, "--verbose") == 0) {
+            /* Refused here, before the options' own rule names --batch and the screen. */
+            snprintf(err, sizeof err,
+                     "grid: --verbose is not accepted (grid prints configurations; attnscope "
+                     "--batch --jsonl --verbose says each line's estimate and time as it runs)");
+            goto refused;
         } else if (a[0] != '-' && strchr(a, '=')) {
             /* Terms are cut in place, so they work on a copy of the argument. */
             if (!(copies[copied] = strdup(a))) {
@@ -373,6 +379,7 @@ int Grid_main(int argc, char **argv, FILE *out)
     if (Options_parse_each(kept, rest, &o, err, sizeof err) ||
         refuse_run_options(&o, err, sizeof err))
         goto refused;
+    Options_warn_dropped(&o, stderr);
     if (o.help || o.version) {
         Options_usage(stdout);
         status = Options_flush_stdout();

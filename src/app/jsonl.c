@@ -26,12 +26,19 @@ static const Setting *setting_of_key(const char *key)
     return NULL;
 }
 
-static void unknown_key(const char *key, char *err, size_t size)
+/* The job key a configuration line takes beside its settings (Jsonl_apply_line): the bound
+   on its computation's estimated seconds, as --max-time bounds a batch run's (grid writes it
+   from its own --max-time). */
+static const char MAX_TIME_KEY[] = "max_time";
+
+/* An unknown key refused, listing the keys accepted: a line's (line) adds its job key. */
+static void unknown_key(const char *key, bool line, char *err, size_t size)
 {
     char names[1024];
     Settings_names(true, names, sizeof names);
-    snprintf(err, size, "unknown key \"%.40s\"; accepted: %s (and %s, equal to d)", key, names,
-             WIDTH_ALIAS);
+    snprintf(err, size, "unknown key \"%.40s\"; accepted: %s (and %s, equal to d%s%s%s)", key,
+             names, WIDTH_ALIAS, line ? "; and " : "", line ? MAX_TIME_KEY : "",
+             line ? ", a bound on the estimated seconds" : "");
 }
 
 /* Python writes 8.0 for a whole number that went through a float: for a whole-number setting
@@ -46,7 +53,8 @@ static const char *number_text(const Setting *s, const JsonValue *v, char *buf, 
     return buf;
 }
 
-int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t size)
+/* Jsonl_apply_config, for a line (line: its unknown key's message lists its job key). */
+static int apply_settings(const JsonValue *object, bool line, Config *c, char *err, size_t size)
 {
     if (!object || object->kind != JSON_OBJECT) {
         snprintf(err, size, "expected an object of settings, found %s",
@@ -63,7 +71,7 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
         }
         const Setting *s = setting_of_key(key);
         if (!s) {
-            unknown_key(key, err, size);
+            unknown_key(key, line, err, size);
             return -1;
         }
         JsonKind wanted = Setting_is_text(s) ? JSON_STRING : JSON_NUMBER;
@@ -111,6 +119,11 @@ int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t siz
         return -1;
     }
     return 0;
+}
+
+int Jsonl_apply_config(const JsonValue *object, Config *c, char *err, size_t size)
+{
+    return apply_settings(object, false, c, err, size);
 }
 
 void Jsonl_write_config(const Config *c, Text *t)
@@ -206,10 +219,6 @@ static bool blank(const char *text, size_t length)
     return true;
 }
 
-/* A line's key that bounds its computation's estimated seconds, as --max-time bounds a
-   batch run's (grid writes it from its own --max-time); no setting. */
-static const char MAX_TIME_KEY[] = "max_time";
-
 /* The lines' pricing: the two lanes or one, and this machine's rates, measured once, for the
    first line that needs them. */
 typedef struct {
@@ -239,7 +248,7 @@ int Jsonl_apply_line(const JsonValue *object, Config *c, double *max_time, char 
 {
     *max_time = 0;
     if (!object || object->kind != JSON_OBJECT) /* refused, saying what was expected */
-        return Jsonl_apply_config(object, c, err, size);
+        return apply_settings(object, true, c, err, size);
     const JsonValue *given = JsonValue_member(object, MAX_TIME_KEY);
     if (given && !(given->kind == JSON_NUMBER && given->number > 0 && isfinite(given->number))) {
         snprintf(err, size, "\"%s\": accepted a number of seconds above 0, found %s", MAX_TIME_KEY,
@@ -253,14 +262,15 @@ int Jsonl_apply_line(const JsonValue *object, Config *c, double *max_time, char 
     if (bad)
         snprintf(err, size, "out of memory reading the line");
     else
-        bad = Jsonl_apply_config(&settings, c, err, size);
+        bad = apply_settings(&settings, true, c, err, size);
     free(settings.items);
     free(settings.keys);
     return bad ? -1 : 0;
 }
 
 /* The configuration c of a line, its settings applied to o->config, checked, with its bound on
-   the estimate: its "max_time", else --max-time, else none (0); none with --no-confirm.
+   the estimate: its "max_time", else --max-time, else BATCH_MAX_SECONDS, as a lone batch run
+   has (a line estimated at hours in a sweep is a slip as likely); none with --no-confirm.
    Returns 0, or -1 with err written. */
 static int line_config(const JsonValue *object, const Options *o, Config *c, double *bound,
                        char *err, size_t size)
@@ -270,7 +280,7 @@ static int line_config(const JsonValue *object, const Options *o, Config *c, dou
         Options_check_memory(o, c, err, size))
         return -1;
     if (!(*bound > 0))
-        *bound = o->max_time > 0 ? o->max_time : 0;
+        *bound = o->max_time > 0 ? o->max_time : BATCH_MAX_SECONDS;
     if (o->no_confirm)
         *bound = 0;
     return 0;
@@ -295,24 +305,44 @@ static int within_bound(const Config *c, const Options *o, double bound, Pricing
                                               pricing->two_lanes);
     if (seconds <= bound)
         return 0;
-    char took[32], most[32], suggested[200];
-    Duration_text(seconds, DURATION_PLAIN, took, sizeof took);
+    char took[80], most[32], suggested[200];
+    Duration_text_seconds(seconds, took, sizeof took);
     Rates_suggest_bound(seconds, suggested, sizeof suggested);
     Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     snprintf(err, size,
-             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s (%.3g s), above the "
-             "line's bound of %s (\"%s\", or --max-time): to go ahead, give %s",
-             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took, seconds, most,
-             MAX_TIME_KEY, suggested);
+             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s, above the line's bound of %s "
+             "(the line's \"%s\", else --max-time, else %.0f s): to go "
+             "ahead, give \"%s\" or --max-time %s",
+             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took, most,
+             MAX_TIME_KEY, BATCH_MAX_SECONDS, MAX_TIME_KEY, suggested);
     return -1;
 }
 
-/* One line into r: the configuration it describes, checked, priced against its bound, then
-   run.  Returns 0, 2 (bad input or above its bound) or 1 (the computation failed), with the
+/* --verbose: the line's estimate at this machine's rates (measured once, for the first line
+   that needs them), said before it computes. */
+static double say_estimate(const Config *c, const Options *o, Pricing *pricing, const char *named)
+{
+    if (!pricing->measured)
+        pricing->rates = Rates_measure();
+    pricing->measured = true;
+    double seconds = Compute_estimate_seconds(c, o->sweep_tokens, false, false, pricing->rates,
+                                              pricing->two_lanes);
+    fprintf(stderr,
+            "attnscope: %s: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at "
+            "%.1f GFLOP/s per core, %s)\n",
+            named, seconds, c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s",
+            o->sweep_tokens ? ", width sweep" : "", pricing->rates.flops_per_second / 1e9,
+            pricing->two_lanes ? "two lanes" : "one lane");
+    return seconds;
+}
+
+/* One line (named so for --verbose) into r: the configuration it describes, checked, priced
+   against its bound, then run; with --verbose its estimate is said before and its time
+   after.  Returns 0, 2 (bad input or above its bound) or 1 (the computation failed), with the
    message in err. */
-static int run_line(const Options *o, const char *text, size_t length, const Progress *lanes,
-                    Pricing *pricing, Workspace *w, Result *r, WidthSweep *sweep, char *err,
-                    size_t size)
+static int run_line(const Options *o, const char *text, size_t length, const char *named,
+                    const Progress *lanes, Pricing *pricing, Workspace *w, Result *r,
+                    WidthSweep *sweep, char *err, size_t size)
 {
     char message[OPTIONS_ERROR_SIZE];
     JsonValue *object = Json_parse(text, length, message, sizeof message);
@@ -331,8 +361,14 @@ static int run_line(const Options *o, const char *text, size_t length, const Pro
         snprintf(err, size, "%s", message);
         return 2;
     }
+    double estimate = o->verbose ? say_estimate(&c, o, pricing, named) : NAN;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     if (Compute_batch(&c, o->sweep_tokens, lanes, w, r, sweep, err, size))
         return 1;
+    if (o->verbose)
+        fprintf(stderr, "attnscope: %s: computed in %.3g s (estimate %.3g s)\n", named,
+                seconds_since(&start), estimate);
     Options_warn_inert(o, &c, &r->warnings);
     return 0;
 }
@@ -371,6 +407,8 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
        count) then compute only what is missing; the results are bit for bit those of a
        fresh workspace.  A quarter of the budget bounds what is kept. */
     Workspace_keep_layers(w, (size_t)(Options_memory_budget(o) / 4));
+    if (o->verbose)
+        Options_say_memory_budget(o, stderr);
     LineReader lines = LineReader_start(in, "standard input");
     LineStatus got = LINE_END;
     int status = 0;
@@ -387,11 +425,11 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
             continue; /* a trailing empty line is common and says nothing */
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
+        line_name(line, first, named, sizeof named);
         int outcome =
-            run_line(o, text, lines.length, lanes, &pricing, w, r, &sweep, err, sizeof err);
+            run_line(o, text, lines.length, named, lanes, &pricing, w, r, &sweep, err, sizeof err);
         record.length = 0;
         if (outcome) {
-            line_name(line, first, named, sizeof named);
             fprintf(stderr, "attnscope: %s: %s\n", named, err);
             error_record(err, line, &record);
             if (status != 1)
@@ -400,7 +438,6 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
             result_record(r, o->sweep_tokens ? &sweep : NULL, line, seconds_since(&start), &record);
         }
         if (record.failed) {
-            line_name(line, first, named, sizeof named);
             fprintf(stderr, "attnscope: %s: out of memory writing the record\n", named);
             status = 1;
             break;

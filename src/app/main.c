@@ -205,8 +205,8 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
     }
     if (!bounded || *seconds <= bound)
         return 0;
-    char took[32], most[32], suggested[200];
-    Duration_text(*seconds, DURATION_PLAIN, took, sizeof took);
+    char took[80], most[32], suggested[200];
+    Duration_text_seconds(*seconds, took, sizeof took);
     Rates_suggest_bound(*seconds, suggested, sizeof suggested);
     Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     /* Priced to seek s_min at every layer, the matrix-free conditioning's price is a ceiling
@@ -214,10 +214,10 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
     bool ceiling =
         o->conditioning && !conditioning_exact && Cost_conditioning_seeks_s_min(&o->config);
     fprintf(stderr,
-            "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s%s (%.3g s), above "
-            "%s (%s): to go ahead, give --max-time %s\n",
+            "attnscope: T = %d, d = %d, depth %d, %d seed%s is estimated at %s%s, above %s "
+            "(%s): to go ahead, give --max-time %s\n",
             o->config.tokens, o->config.width, o->config.depth, o->config.seeds,
-            o->config.seeds == 1 ? "" : "s", ceiling ? "up to " : "", took, *seconds, most,
+            o->config.seeds == 1 ? "" : "s", ceiling ? "up to " : "", took, most,
             o->max_time > 0 ? "--max-time" : "the bound without --max-time", suggested);
     /* The size suggested is held to the margin the bound suggested above keeps, so that the
        next start, measuring the rate anew, accepts it as it accepts that bound. */
@@ -307,12 +307,8 @@ static bool exports_overlap(const Options *o)
 static int refused_before_computing(const Options *o, const Checkpoint *checkpoint, bool two_lanes,
                                     bool *conditioning_exact, double *estimate)
 {
-    if (o->verbose) {
-        char source[MEMORY_SOURCE_SIZE];
-        Options_memory_budget_source(o, source, sizeof source);
-        fprintf(stderr, "attnscope: memory budget %llu MiB (%s)\n", Options_memory_budget(o) >> 20,
-                source);
-    }
+    if (o->verbose)
+        Options_say_memory_budget(o, stderr);
     CostRates rates = {0};
     bool measured = o->verbose || o->conditioning;
     if (measured)
@@ -693,6 +689,7 @@ int main(int argc, char **argv)
         return 2;
     }
     HfConfig_warn(&o.hf_config, stderr);
+    Options_warn_dropped(&o, stderr);
     if (o.help || o.version) {
         if (o.help)
             Options_usage(stdout);

@@ -168,11 +168,13 @@ void Options_usage(FILE *out)
     for (int i = 0; i < Settings_count(); i++)
         setting_usage(out, Settings_at(i), &defaults);
     fputs("      --preset FILE   load settings (key = value lines); later options override;\n"
+          "                      earlier ones it changes are dropped, each named in a warning;\n"
           "                      a name (fig1-markov) reads your or the shipped preset of it\n"
           "      --batch         print the results as one JSON document and exit\n"
           "      --jsonl         with --batch: read one JSON object of settings per line on\n"
           "                      stdin (keys as in the document's config; missing keys take\n"
-          "                      the options' values) and print one result per line\n"
+          "                      the options' values; \"max_time\" bounds the line's estimate\n"
+          "                      as --max-time does) and print one result per line\n"
           "      --sweep-T       with --batch: add sr - 1 at the shown layer for T = 16, 32, ...\n"
           "                      (2, 4, ... when T < 16) up to T at the same T/d, gap off and\n"
           "                      removed, with log-log slopes over the resolved points\n"
@@ -189,12 +191,15 @@ void Options_usage(FILE *out)
           "                      the input X0 (input.csv)\n"
           "      --verbose       with --batch: print the memory budget (and what set it) and the\n"
           "                      estimated compute time on stderr before computing, and the\n"
-          "                      actual time after\n"
-          "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; default:\n"
-          "                      half of the physical memory, or less where ulimit -v or\n"
-          "                      the cgroup's memory limit leaves less)\n"
+          "                      actual time after (with --jsonl: each line's)\n"
+          "      --max-memory N  refuse configurations needing more (e.g. 512M, 2G; a bare\n"
+          "                      number is MiB; default: half of the physical memory,\n"
+          "                      or less where ulimit -v or the cgroup's memory limit\n"
+          "                      leaves less)\n"
           "      --max-time S    with --batch: start a computation estimated at up to S seconds\n"
-          "                      (default 3600; above it batch says the estimate and exits 2)\n"
+          "                      (default 3600; above it batch says the estimate and exits 2;\n"
+          "                      with --jsonl each line is bounded so, by its \"max_time\" key\n"
+          "                      where it has one, and one above it gets an error record)\n"
           "      --ascii         no Unicode glyphs\n"
           "      --no-color      no colours (NO_COLOR is honoured too)\n"
           "      --present       presentation mode (key Z): bold points and curves, the\n"
@@ -227,7 +232,8 @@ void Options_usage(FILE *out)
           "      --hf-config FILE|DIR\n"
           "                      the settings a Hugging Face config.json determines (DIR:\n"
           "                      DIR/config.json); later options override; fields the block\n"
-          "                      does not model are warned about and listed in the JSON\n"
+          "                      does not model are warned about and listed in the JSON;\n"
+          "                      earlier options it changes are dropped, each named in a warning\n"
           "  -h, --help          this text\n"
           "  -V, --version       version\n"
           "\n"
@@ -324,6 +330,14 @@ void Options_memory_budget_source(const Options *o, char *buf, size_t size)
         snprintf(buf, size, "set by %s; --max-memory sets one", MemoryLimits_default()->source);
 }
 
+void Options_say_memory_budget(const Options *o, FILE *out)
+{
+    char source[MEMORY_SOURCE_SIZE];
+    Options_memory_budget_source(o, source, sizeof source);
+    fprintf(out, "attnscope: memory budget %llu MiB (%s)\n", Options_memory_budget(o) >> 20,
+            source);
+}
+
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size)
 {
     char source[MEMORY_SOURCE_SIZE], raise[96] = "";
@@ -409,13 +423,16 @@ static bool other_flag(int ch, Options *o)
 }
 
 /* Each setting that the file of option (--preset, --hf-config) changed from `before`: its
-   origin, for the messages that name what gave a setting. */
+   origin, for the messages that name what gave a setting; an option typed before the file
+   that it changed is dropped (Options_warn_dropped says so). */
 static void note_file_origins(Options *o, const Config *before, const char *option)
 {
     for (int i = 0; i < Settings_count(); i++) {
         double was = Setting_get(Settings_at(i), before),
                is = Setting_get(Settings_at(i), &o->config);
         if (was != is && !(isnan(was) && isnan(is))) {
+            if (!o->origin_file[i])
+                o->dropped_text[i] = o->given_text[i];
             o->origin_option[i] = option;
             o->origin_file[i] = optarg;
         }
@@ -736,6 +753,8 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
         if (Setting_parse(setting, &o->config, optarg, err, size))
             return 2;
         o->given[setting - Settings_at(0)] = true;
+        o->given_text[setting - Settings_at(0)] = optarg;
+        o->dropped_text[setting - Settings_at(0)] = NULL;
         o->origin_file[setting - Settings_at(0)] = NULL;
     }
     if (optind < argc) {
@@ -747,6 +766,23 @@ int Options_parse_each(int argc, char **argv, Options *o, char *err, size_t size
     if (HfConfig_check(&o->hf_config, &o->config, err, size))
         return 2;
     return check_combinations(o, err, size);
+}
+
+void Options_warn_dropped(const Options *o, FILE *out)
+{
+    for (int i = 0; i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (!o->dropped_text[i] || !o->origin_file[i])
+            continue;
+        char spelled[64], holds[64];
+        Setting_spelled(s, spelled, sizeof spelled);
+        Setting_format(s, &o->config, 0, holds, sizeof holds);
+        fprintf(out,
+                "attnscope: warning: %s %s is dropped: %s %s, given after it, sets %s = %s (give "
+                "options after %s to override it)\n",
+                spelled, o->dropped_text[i], o->origin_option[i], o->origin_file[i], s->name, holds,
+                o->origin_option[i]);
+    }
 }
 
 bool Options_given(const Options *o, const char *name)

@@ -43,6 +43,10 @@ typedef struct {
     /* By table index, the --preset or --hf-config whose file last changed the setting (the
        option, and its argument), NULL where an option after it, or nothing, set it. */
     const char *origin_option[SETTINGS_MAX], *origin_file[SETTINGS_MAX];
+    /* By table index, the argument of the setting's option as typed (given_text), and that
+       argument where a --preset or --hf-config after it changed the setting and no option
+       set it again (dropped_text), NULL otherwise: Options_warn_dropped names each. */
+    const char *given_text[SETTINGS_MAX], *dropped_text[SETTINGS_MAX];
     /* The last --preset's file as found (a tour step's note is read from it), "" if none. */
     char preset_path[OPTIONS_PATH_SIZE];
 } Options;
@@ -51,6 +55,10 @@ typedef struct {
 #define BATCH_MAX_SECONDS 3600.0
 
 enum { OPTIONS_ERROR_SIZE = 1280 }; /* an unknown key's error lists every setting */
+
+/* One warning on out for each option that a --preset or --hf-config after it overrode
+   (Options.dropped_text): what was typed, the file, and the value that holds. */
+void Options_warn_dropped(const Options *o, FILE *out);
 
 /* Parses argv into o (defaults first, then each option and preset in order).  Returns 0,
    or 2 with a message in err that names the option, the value and what is accepted. */
@@ -101,6 +109,9 @@ enum { MEMORY_SOURCE_SIZE = 320 };
 /* What set that budget, for the messages: "--max-memory", or "set by ulimit -v of 244 MiB,
    ...; --max-memory sets one". */
 void Options_memory_budget_source(const Options *o, char *buf, size_t size);
+
+/* --verbose's line "attnscope: memory budget N MiB (what set it)" on out. */
+void Options_say_memory_budget(const Options *o, FILE *out);
 
 /* Budget_check against that budget. */
 int Options_check_memory(const Options *o, const Config *c, char *err, size_t size);

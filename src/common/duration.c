@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MINUTE 60.0
 #define HOUR 3600.0
@@ -46,6 +47,17 @@ static void about(double seconds, char *out, size_t size)
         snprintf(out, size, "~%.0f s", seconds);
     else
         snprintf(out, size, "<1 s");
+}
+
+void Duration_text_seconds(double seconds, char *out, size_t size)
+{
+    char text[48], in_seconds[48];
+    plain(seconds, text, sizeof text);
+    snprintf(in_seconds, sizeof in_seconds, "%.3g s", seconds);
+    if (strcmp(text, in_seconds) == 0)
+        snprintf(out, size, "%s", text);
+    else
+        snprintf(out, size, "%s (%s)", text, in_seconds);
 }
 
 void Duration_text(double seconds, DurationStyle style, char *out, size_t size)

@@ -16,4 +16,8 @@ typedef enum {
 /* seconds (finite, >= 0) into out in style. */
 void Duration_text(double seconds, DurationStyle style, char *out, size_t size);
 
+/* DURATION_PLAIN with the seconds beside a larger unit, for batch's refusals: "7.7 h
+   (2.77e+04 s)"; in seconds already, once: "1.52 s", never "1.52 s (1.52 s)". */
+void Duration_text_seconds(double seconds, char *out, size_t size);
+
 #endif

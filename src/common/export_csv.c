@@ -5,6 +5,7 @@
 #include "attnscope/entropy.h"
 #include "attnscope/format.h"
 #include "attnscope/layer.h"
+#include "attnscope/theory.h"
 #include "figure_series.h"
 
 #include <math.h>
@@ -32,17 +33,23 @@ static void csv_number(FILE *f, double x)
 enum { SETTINGS_SIZE = 1024 };
 
 /* Two comment lines that make a CSV file stand alone: the version and what the file holds,
-   then the settings, with the checkpoint and the token-id file, which no setting holds, so
-   that the line runs the file's run again. */
-static void csv_header(FILE *f, const Config *c, const char *what)
+   then the settings, with the checkpoint and the token-id file, which no setting holds, and
+   the options that computed the file's numbers beside the result's (run: "--sweep-T", or
+   NULL), so that the line runs the file's run again. */
+static void csv_header_run(FILE *f, const Config *c, const char *what, const char *run)
 {
     char settings[SETTINGS_SIZE];
     Figure_settings(c, settings, sizeof settings);
     const WeightSource *weights = Layer_weights_in_use();
     const char *ids = Layer_token_ids_name();
-    fprintf(f, "# attnscope %s, %s\n# %s%s%s%s%s\n", ATTNSCOPE_VERSION, what, settings,
+    fprintf(f, "# attnscope %s, %s\n# %s%s%s%s%s%s%s\n", ATTNSCOPE_VERSION, what, settings,
             weights ? " --weights " : "", weights ? weights->name : "", ids ? " --token-ids " : "",
-            ids ? ids : "");
+            ids ? ids : "", run ? " " : "", run ? run : "");
+}
+
+static void csv_header(FILE *f, const Config *c, const char *what)
+{
+    csv_header_run(f, c, what, NULL);
 }
 
 /* The eigenvalues of a T×T matrix (none: NULL) under the header of c's settings. */
@@ -103,13 +110,49 @@ void ExportCsv_singular_values(FILE *f, const Result *r)
     }
 }
 
+/* A theory curve's entry at layer l, empty where theory has none (the document's null curve:
+   entry 0, sr(Σ_0) = T, not finite) or the entry is undefined. */
+static void theory_entry(FILE *f, const double *curve, int l)
+{
+    if (isfinite(curve[0]))
+        csv_number(f, curve[l]);
+}
+
+/* The per-layer members of the document's grouped objects that are no Result series: the
+   theory's curves (theory_stable_rank, theory_counterpart_stable_rank) and each layer's side
+   of the phase threshold (attention_phase_side, attention_phase_counterpart_side), a text;
+   all empty where the document has null.  Header (row < 0) or layer row's fields. */
+static void grouped_fields(FILE *f, const Result *r, const TheoryPrediction *p, double beta,
+                           int row)
+{
+    if (row < 0) {
+        fputs(",theory_stable_rank,theory_counterpart_stable_rank,attention_phase_side,"
+              "attention_phase_counterpart_side",
+              f);
+        return;
+    }
+    const char *side = Theory_phase_side(beta, r->network.phase_critical_beta[row]),
+               *counterpart_side = Theory_phase_side(beta, r->counterpart.phase_critical_beta[row]);
+    fputc(',', f);
+    theory_entry(f, p->stable_rank, row);
+    fputc(',', f);
+    theory_entry(f, p->counterpart_stable_rank, row);
+    fprintf(f, ",%s,%s", side ? side : "", counterpart_side ? counterpart_side : "");
+}
+
 void Export_layers_csv(FILE *f, const Result *r)
 {
     const Config *c = &r->config;
+    int layers = c->depth + 1;
+    double curves[2 * (CONFIG_DEPTH_MAX + 1)];
+    TheoryPrediction p = {.stable_rank = curves, .counterpart_stable_rank = curves + layers};
+    Theory_predict(c, &p);
+    double beta = Theory_phase_void(c, 1) ? NAN : Theory_phase_beta(c);
     csv_header(f, &r->config, "layers.csv: one row per layer, every per-layer series");
     fputs("layer", f);
     for (int i = 0; i < RESULT_SERIES_COUNT; i++)
         fprintf(f, ",%s", RESULT_SERIES[i].name);
+    grouped_fields(f, r, &p, beta, -1);
     fputs(",mask\n", f);
     for (int l = 0; l <= c->depth; l++) {
         fprintf(f, "%d", l);
@@ -118,20 +161,32 @@ void Export_layers_csv(FILE *f, const Result *r)
             if (l > 0 || !RESULT_SERIES[i].from_layer_one)
                 csv_number(f, RESULT_SERIES[i].values(r)[l]);
         }
+        grouped_fields(f, r, &p, beta, l);
         /* The layer's own mask (--window-layers); the input, layer 0, has no attention. */
         fprintf(f, ",%s\n", l > 0 ? MASK_NAMES.names[Config_layer_mask(c, l)] : "");
     }
 }
 
+/* The options of k's run: its path pinned as it went, so that the settings line takes it
+   again whatever the machine's speed (auto's choice rests on it). */
+static const char *conditioning_options(const Conditioning *k)
+{
+    return k->jacobian_exact ? "--conditioning --conditioning-path exact"
+           : k->kron_off     ? "--conditioning --conditioning-path lanczos"
+                             : "--conditioning --conditioning-path kron";
+}
+
 void Export_conditioning_csv(FILE *f, const Conditioning *k)
 {
-    csv_header(f, &k->config,
-               k->jacobian_exact ? "conditioning.csv: one row per layer, the network's series and "
-                                   "the counterpart's (docs/model.md section 8); jacobian_exact = "
-                                   "true"
-                                 : "conditioning.csv: one row per layer, the network's series and "
-                                   "the counterpart's (docs/model.md section 8); jacobian_exact = "
-                                   "false");
+    csv_header_run(f, &k->config,
+                   k->jacobian_exact
+                       ? "conditioning.csv: one row per layer, the network's series and "
+                         "the counterpart's (docs/model.md section 8); jacobian_exact = "
+                         "true"
+                       : "conditioning.csv: one row per layer, the network's series and "
+                         "the counterpart's (docs/model.md section 8); jacobian_exact = "
+                         "false",
+                   conditioning_options(k));
     fputs("layer", f);
     for (int n = 0; n < 2; n++)
         for (int i = 0; i < CONDITIONING_SERIES_COUNT; i++)
@@ -151,10 +206,11 @@ void Export_conditioning_csv(FILE *f, const Conditioning *k)
 
 /* A CSV of columns side by side: the header lines, the names, then `rows` rows, row i holding
    each column's values[i] (the first column the plot's x). */
-static void write_columns_csv(FILE *f, const Config *c, const char *what, int columns,
-                              const char *const *names, const double *const *values, int rows)
+static void write_columns_csv(FILE *f, const Config *c, const char *what, const char *run,
+                              int columns, const char *const *names, const double *const *values,
+                              int rows)
 {
-    csv_header(f, c, what);
+    csv_header_run(f, c, what, run);
     for (int k = 0; k < columns; k++)
         fprintf(f, "%s%s", k ? "," : "", names[k]);
     fputc('\n', f);
@@ -172,21 +228,25 @@ static void write_columns_csv(FILE *f, const Config *c, const char *what, int co
    series with markers, in order. */
 typedef struct {
     const char *what, *x_name, *names[2];
+    const char *run; /* the option that computes the series beside the result, or NULL */
 } SeriesCsv;
 
 static const SeriesCsv SWEEP_CSV = {"width_sweep.csv: the width sweep's sr - 1 at the shown "
                                     "layer against T, the mean over seeds, gap off and removed",
                                     "T",
-                                    {"stable_rank_minus_one", "stable_rank_minus_one_gap"}},
+                                    {"stable_rank_minus_one", "stable_rank_minus_one_gap"},
+                                    "--sweep-T"},
                        GRADIENT_CSV = {"gradient.csv: log10 of the gradient norm at full depth "
                                        "per layer, attention frozen, the network and its "
                                        "counterpart",
                                        "layer",
-                                       {"log10_gradient_norm", "counterpart_log10_gradient_norm"}},
+                                       {"log10_gradient_norm", "counterpart_log10_gradient_norm"},
+                                       NULL},
                        SIMILARITY_CSV = {"token_similarity.csv: mu(X_l)/mu(X_0) per layer, the "
                                          "network and its counterpart",
                                          "layer",
-                                         {"token_similarity", "counterpart_token_similarity"}};
+                                         {"token_similarity", "counterpart_token_similarity"},
+                                         NULL};
 
 /* The numbers a series panel plots: its x, then each series that has markers (the curves of
    data: a line the figure derives, as the sweep's reference slope, is no number of the run). */
@@ -200,7 +260,7 @@ static void write_series_csv(FILE *f, const Config *c, const SeriesCsv *csv, con
             columns[n] = csv->names[n - 1];
             values[n++] = p->series[k].y;
         }
-    write_columns_csv(f, c, csv->what, n, columns, values, p->series[0].count);
+    write_columns_csv(f, c, csv->what, csv->run, n, columns, values, p->series[0].count);
 }
 
 void ExportCsv_width_sweep(FILE *f, const Result *r, const WidthSweep *w)
@@ -253,7 +313,7 @@ void ExportCsv_conditioning_singular_values(FILE *f, const Conditioning *k)
     char what[FIGURE_TITLE_SIZE + 128];
     snprintf(what, sizeof what, "conditioning_singular_values.csv: %s%s%s", h.title,
              h.message ? ": " : "", h.message ? h.message : "");
-    csv_header(f, &k->config, what);
+    csv_header_run(f, &k->config, what, conditioning_options(k));
     fputs("index,singular_value\n", f);
     for (int i = 0; !h.message && i < h.plot.count; i++) {
         fprintf(f, "%d,", i + 1);

@@ -146,11 +146,21 @@ int Presets_resolve(const char *arg, char *path, size_t path_size, char *err, si
         return 0;
     struct stat st;
     bool directory = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
+    /* Where a name was looked for: the directories that exist, and why another was not. */
+    char places[400];
+    if (user_dir && shipped_dir)
+        snprintf(places, sizeof places, "in %.160s or %.160s", user_dir, shipped_dir);
+    else if (user_dir)
+        snprintf(places, sizeof places, "in %.160s (no shipped presets were found)", user_dir);
+    else if (shipped_dir)
+        snprintf(places, sizeof places, "in %.160s (no user directory: HOME is not set)",
+                 shipped_dir);
+    else
+        snprintf(places, sizeof places,
+                 "anywhere (no user directory: HOME is not set; no shipped presets were found)");
     snprintf(err, size,
-             "--preset '%.80s': %s, nor a preset of that name in %.160s or %.160s "
-             "(accepted: a preset file, or the name of one there without .preset)",
-             arg, directory ? "a directory, not a preset file" : "no such file",
-             user_dir ? user_dir : "(no user directory: HOME is not set)",
-             shipped_dir ? shipped_dir : "(no shipped presets found)");
+             "--preset '%.80s': %s, nor a preset of that name %s (accepted: a preset file, or "
+             "the name of one there without .preset)",
+             arg, directory ? "a directory, not a preset file" : "no such file", places);
     return -1;
 }

@@ -115,13 +115,14 @@ static int svg_open(FILE *f, const char *title, const Config *c, int rows, const
     return top;
 }
 
-/* Tick values: on a linear axis the screen's (Figure_ticks, about `wanted`); on a log axis
-   every decade, with 2 and 5 between when there are fewer than three decades. */
-static int tick_values(double lo, double hi, bool log_axis, int wanted, double *values,
+/* Tick values: on a linear axis the screen's (Figure_ticks, about `wanted`, whole numbers
+   only along layers); on a log axis every decade, with 2 and 5 between when there are fewer
+   than three decades. */
+static int tick_values(double lo, double hi, bool log_axis, bool whole, int wanted, double *values,
                        double *step)
 {
     if (!log_axis)
-        return Figure_ticks(lo, hi, wanted, false, values, 64, step);
+        return Figure_ticks(lo, hi, wanted, whole, values, 64, step);
     int n = 0;
     bool fine = log10(hi) - log10(lo) < 3;
     for (double decade = pow(10, floor(log10(lo))); decade <= hi && n < 60; decade *= 10)
@@ -151,11 +152,11 @@ static void svg_tick(FILE *f, const Frame *fr, bool x_axis, double at, const cha
                 SIDE - 5, SIDE, at, at, SIDE - 7, at + 4, label);
 }
 
-static void svg_ticks(FILE *f, const Frame *fr, bool x_axis, int wanted)
+static void svg_ticks(FILE *f, const Frame *fr, bool x_axis, bool whole, int wanted)
 {
     double values[64], step;
-    int n = x_axis ? tick_values(fr->x0, fr->x1, false, wanted, values, &step)
-                   : tick_values(fr->y0, fr->y1, fr->log_y, wanted, values, &step);
+    int n = x_axis ? tick_values(fr->x0, fr->x1, false, whole, wanted, values, &step)
+                   : tick_values(fr->y0, fr->y1, fr->log_y, false, wanted, values, &step);
     for (int i = 0; i < n; i++) {
         char label[32];
         Figure_tick_label(values[i], step, label, sizeof label);
@@ -176,12 +177,13 @@ static void svg_box(FILE *f, const Frame *fr, const char *xlabel, const char *yl
             xlabel, middle, middle, ylabel);
 }
 
+/* whole_x: x counts layers, ticked at whole numbers only. */
 static void svg_axes(FILE *f, const Frame *fr, const char *xlabel, const char *ylabel, int x_ticks,
-                     int y_ticks)
+                     int y_ticks, bool whole_x)
 {
     svg_box(f, fr, xlabel, ylabel);
-    svg_ticks(f, fr, true, x_ticks);
-    svg_ticks(f, fr, false, y_ticks);
+    svg_ticks(f, fr, true, whole_x, x_ticks);
+    svg_ticks(f, fr, false, false, y_ticks);
 }
 
 /* One cell of a legend's sample at (x, y), the baseline of its row. */
@@ -318,7 +320,7 @@ static void svg_eigenvalue_plot(FILE *f, const Config *c, const EigenvaluePlot *
     double y_half = fig.range, x_half = fig.range * (SVG_W - 2 * SIDE) / EIGEN_ROWS;
     int top = svg_open(f, p->title, c, EIGEN_ROWS, fig.legend, fig.legend_count);
     Frame fr = {-x_half, x_half, -y_half, y_half, false, top, top + EIGEN_ROWS};
-    svg_axes(f, &fr, "Re z, z = √T·λ", "Im z", 8, 6);
+    svg_axes(f, &fr, "Re z, z = √T·λ", "Im z", 8, 6, false);
     double unit = EIGEN_ROWS / (2 * y_half);
     fprintf(f,
             "<circle class=\"theory unit\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"none\" "
@@ -411,7 +413,7 @@ static void svg_histogram(FILE *f, const Config *c, const HistogramPlot *p)
     double range = fig.range > 0 ? fig.range : 1;
     int start = svg_open(f, p->title, c, HISTOGRAM_ROWS, fig.legend, fig.legend_count);
     Frame fr = {0, range, 0, 1.1 * top, false, start, start + HISTOGRAM_ROWS};
-    svg_axes(f, &fr, fig.name, "count", 6, 4);
+    svg_axes(f, &fr, fig.name, "count", 6, 4, false);
     double width = range / BINS;
     for (int b = 0; b < BINS; b++) {
         if (counts[b])
@@ -491,7 +493,7 @@ void Svg_stable_rank(FILE *f, const Result *r)
     Figure_stable_rank(&p, &fig);
     int start = svg_open(f, p.title, &r->config, STABLE_ROWS, fig.legend, fig.legend_count);
     Frame fr = {0, p.depth > 0 ? p.depth : 1, 1, fmax(p.top, 2), true, start, start + STABLE_ROWS};
-    svg_axes(f, &fr, "layer ℓ", "sr(Σℓ)", 6, 4);
+    svg_axes(f, &fr, "layer ℓ", "sr(Σℓ)", 6, 4, true);
     if (fig.ensemble)
         svg_band(f, &fr, p.network, p.band_std, p.depth);
     const char *dashed = " stroke-dasharray=\"6 4\"", *dotted = " stroke-dasharray=\"2 3\"";
@@ -527,7 +529,7 @@ static int svg_column_mass(FILE *f, const AttentionMapPlot *p, int top)
     fprintf(f, "<text x=\"%d\" y=\"%d\">", SIDE, top + 12);
     escaped(f, p->mass_label);
     fputs("</text>\n", f);
-    svg_axes(f, &fr, "token j", "column mass", 6, 3);
+    svg_axes(f, &fr, "token j", "column mass", 6, 3, false);
     fprintf(f, "<polyline class=\"column-mass\" fill=\"none\" stroke=\"%s\" points=\"",
             INK_COLOUR[INK_BULK]);
     for (int j = 0; j < p->tokens; j++)

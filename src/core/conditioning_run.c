@@ -776,6 +776,7 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                          .shown_spectrum_only = control->shown_spectrum_only};
     r.n = (size_t)r.T * r.d;
     out->jacobian_exact = r.exact;
+    out->kron_off = control->kron_off;
     int info = -1;
     if (run_alloc(&r) || curves_alloc(&out->network, c->depth) ||
         curves_alloc(&out->counterpart, c->depth) || layers_alloc(out, r.exact))

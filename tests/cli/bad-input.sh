@@ -187,6 +187,11 @@ relative_directory() {
         { echo "  stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
 check "preset: a directory named without a slash" relative_directory
+# Where a name was looked for, without shipped presets: the user's directory, and that none
+# were found, as a sentence (main: "in DIR or (no shipped presets found)").
+check "preset: a name not found, no shipped presets: the message says where it looked" \
+    bash -c 'mkdir -p "$2/home" && ATTNSCOPE_PRESETS="$2/none" HOME="$2/home" XDG_CONFIG_HOME= "$1" --batch --preset nosuch 2>&1 >/dev/null |
+        grep -qxF "attnscope: --preset '"'"'nosuch'"'"': no such file, nor a preset of that name in $2/home/.config/attnscope/presets (no shipped presets were found) (accepted: a preset file, or the name of one there without .preset)"' _ "$BIN" "$tmp"
 check "preset: missing" refused "--preset '$tmp/none.preset': No such file or directory" -- --preset "$tmp/none.preset"
 preset unreadable 'tokens = 64\n' >/dev/null
 chmod 000 "$tmp/unreadable.preset"

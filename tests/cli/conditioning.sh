@@ -259,7 +259,7 @@ check "the engineer's size (T=512, d=2048, L=24, 16 heads, MLP) refused at once,
 fit_estimate() {
     local s
     s=$(ATTNSCOPE_GFLOPS=10 "$BIN" --batch "${engineer[@]}" -T "$fit_t" -d "$fit_d" --max-time 1 2>&1 >/dev/null |
-        sed -nE 's/.*is estimated at [^(]*\(([0-9.e+]+) s\).*/\1/p')
+        sed -nE 's/.*is estimated at (up to )?([^,]* \()?([0-9.e+]+) s\)?, above.*/\3/p')
     "$PY" -c "import sys; sys.exit(0 if 1 < float(sys.argv[1]) <= 300 else 1)" "${s:-nan}" ||
         { echo "  T=$fit_t d=$fit_d estimated at '${s}' s"; return 1; }
 }

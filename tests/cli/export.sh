@@ -33,42 +33,114 @@ settings_reproduce() { # file, the line of its settings: given back to the comma
 for f in eigenvalues.csv singular_values.csv layers.csv; do
     check "$f's settings line reproduces the run" settings_reproduce "$f" 2
 done
+# The files of --sweep-T and --conditioning: their settings line names the option that
+# computed them (and the conditioning's path as it went), so that it runs them again: the
+# file written by that line's export is the same byte for byte (main's lines left the
+# option out, and their export had no such file).
+extra_reproduces() { # directory, file
+    local settings
+    settings=$(sed -n 2p "$1/$2" | sed 's/^# //')
+    rm -rf "$tmp/again"
+    # shellcheck disable=SC2086
+    "$BIN" --batch $settings --export "$tmp/again" >/dev/null 2>&1 && cmp "$1/$2" "$tmp/again/$2" ||
+        { echo "  $2's line: $settings"; return 1; }
+}
+"$BIN" --batch -T 8 -d 8 -L 2 --sweep-T --conditioning --export "$tmp/extras" >/dev/null 2>&1
+"$BIN" --batch -T 8 -d 16 -L 2 --conditioning --conditioning-path lanczos --export "$tmp/lanczos" >/dev/null 2>&1
+for f in width_sweep.csv conditioning.csv conditioning_singular_values.csv; do
+    check "$f's settings line reproduces it" extra_reproduces "$tmp/extras" "$f"
+done
+check "conditioning.csv of the Lanczos path: its line pins the path, and reproduces it" \
+    eval 'sed -n 2p "$tmp/lanczos/conditioning.csv" | grep -q -- "--conditioning --conditioning-path lanczos$" &&
+        extra_reproduces "$tmp/lanczos" conditioning.csv'
 for f in eigenvalues.svg singular_values.svg stable_rank.svg attention_map.svg entropy.svg; do
     check "$f names the version" grep -q "^<desc>attnscope $version --tokens" "$tmp/out/$f"
     check "$f's settings (its desc) reproduce the run" settings_reproduce "$f" 3
 done
 
-csv_matches_json() {
-    "$PY" - "$tmp/out" "$tmp/doc.json" <<'PY'
+csv_matches_json() { # the export's directory, its document
+    "$PY" - "$1" "$2" <<'PY'
 import csv, json, sys
 out, doc = sys.argv[1], json.load(open(sys.argv[2]))
 layers = list(csv.DictReader(line for line in open(out + "/layers.csv") if not line.startswith("#")))
 columns = [c for c in layers[0] if c not in ("layer", "mask")]
 # The mask column: each layer's own (the run's -m here, no --window-layers), none at layer 0.
 assert [r["mask"] for r in layers] == [""] + [doc["config"]["mask"]] * (len(layers) - 1)
-# One schema: every per-layer series of the JSON document is a column, and no other; a group
-# of series (an object of arrays only, as "attention_entropy") is a column per member,
-# named GROUP_MEMBER.
-for group in [k for k, v in doc.items() if isinstance(v, dict) and v and all(isinstance(m, list) for m in v.values())]:
-    doc.update({group + "_" + k: v for k, v in doc.pop(group).items()})
-series = [k for k, v in doc.items() if isinstance(v, list) and k not in ("eigenvalues", "singular_values", "warnings")]
-assert sorted(columns) == sorted(series), (columns, series)
-value = lambda text: None if text == "" else float(text)
+# One schema: every per-layer series of the JSON document is a column, and no other; a member
+# of an object that is a per-layer series (an array of L + 1 entries, or L: "attention_entropy"'s
+# "mean", "theory"'s "stable_rank", "attention_phase"'s "side") is a column GROUP_MEMBER.  A
+# member null as a whole (theory's curve where theory has none) is an empty column of that
+# name.  The runs have T other than L and L + 1, so that no per-token array passes for one.
+per_layer = lambda v: isinstance(v, list) and len(v) in (len(layers), len(layers) - 1)
+nulls = set()
+for group in [k for k, v in doc.items() if isinstance(v, dict) and k != "config"]:
+    for k, v in doc[group].items():
+        if per_layer(v):
+            doc[group + "_" + k] = v
+        elif v is None and group + "_" + k in columns:
+            nulls.add(group + "_" + k)
+series = [k for k, v in doc.items() if per_layer(v)]
+assert sorted(columns) == sorted(series + list(nulls)), (sorted(set(columns) ^ set(series + list(nulls))))
+def value(text):
+    if text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
 for name in columns:
     column = [value(r[name]) for r in layers]
+    if name in nulls:
+        assert column == [None] * len(layers), name
+        continue
     if len(doc[name]) == len(layers) - 1:  # the gradients: layers 1..L, layer 0 empty
         assert column[0] is None, name
         column = column[1:]
-    assert column == doc[name], name
+    assert column == doc[name], (name, column, doc[name])
 rows = lambda name: csv.DictReader(line for line in open(out + "/" + name) if not line.startswith("#"))
 sv = [float(r["singular_value"]) for r in rows("singular_values.csv")]
 assert sv == doc["singular_values"]
 ev = [[float(r["re"]), float(r["im"])] for r in rows("eigenvalues.csv")]
 assert ev == doc["eigenvalues"]
+# The README's layout: T pairs [re, im] by modulus, largest first, and T singular values,
+# largest first, of A unscaled (a row-stochastic A: λ1 = 1, s1 >= 1); the CSVs' sqrtT columns
+# are those times √T (to a rounding).
+import math
+T = doc["config"]["T"]; root = math.sqrt(T)
+assert len(ev) == T and all(len(z) == 2 for z in ev)
+moduli = [math.hypot(*z) for z in ev]
+assert moduli == sorted(moduli, reverse=True) and abs(ev[0][0] - 1) < 1e-12 and ev[0][1] == 0, ev[:2]
+assert len(sv) == T and sv == sorted(sv, reverse=True) and sv[0] >= 1 - 1e-12, sv[:2]
+close = lambda a, b: abs(a - b) <= 4e-16 * max(abs(a), abs(b), 1e-300)
+scaled = [[float(r["sqrtT_re"]), float(r["sqrtT_im"])] for r in rows("eigenvalues.csv")]
+assert all(close(s[k], root * z[k]) for s, z in zip(scaled, ev) for k in (0, 1))
+assert all(close(float(r["sqrtT_singular_value"]), root * x) for r, x in zip(rows("singular_values.csv"), sv))
 PY
 }
-check "CSV values equal the JSON values exactly" csv_matches_json
+check "CSV values equal the JSON values exactly" csv_matches_json "$tmp/out" "$tmp/doc.json"
+# Markov attention: theory's curves are numbers (attention_phase's sides null); softmax above:
+# the sides are words (theory's curves null).
+"$BIN" --batch -T 48 -d 64 -L 5 -a markov --export "$tmp/markov" >"$tmp/markov.json" 2>/dev/null
+check "CSV values equal the JSON values exactly, theory's curves too (markov)" \
+    csv_matches_json "$tmp/markov" "$tmp/markov.json"
 
+# stable_rank.svg's x axis counts layers: its ticks are whole layers, every one of 0..L where L
+# is small (main ticked -L 3 at 0.5, 1.5, ... and -L 1 at 0.2, 0.4, ...).
+layer_ticks() { # depth, expected labels
+    rm -rf "$tmp/ticks"
+    "$BIN" --batch -T 8 -d 8 -L "$1" --export "$tmp/ticks" >/dev/null 2>&1 || return 1
+    local labels
+    labels=$("$PY" - "$tmp/ticks/stable_rank.svg" <<'PY'
+import re, sys
+svg = open(sys.argv[1]).read()
+bottom = re.search(r'<line class="tick" x1="[0-9.]+" x2="[0-9.]+" y1="([0-9]+)"', svg).group(1)
+print(" ".join(re.findall(r'<text x="[0-9.]+" y="%d" text-anchor="middle">([^<]*)</text>' % (int(bottom) + 18), svg)))
+PY
+)
+    [ "$labels" = "$2" ] || { echo "  -L $1: x ticks '$labels', expected '$2'"; return 1; }
+}
+check "stable_rank.svg: -L 1 ticks its layers 0 and 1 only" layer_ticks 1 "0 1"
+check "stable_rank.svg: -L 3 ticks whole layers" layer_ticks 3 "0 1 2 3"
 check "SVG files are well-formed XML" xmllint --noout "$tmp/out/eigenvalues.svg" "$tmp/out/singular_values.svg" "$tmp/out/stable_rank.svg" "$tmp/out/attention_map.svg" "$tmp/out/entropy.svg"
 marks() { # file expected
     local n

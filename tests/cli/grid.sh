@@ -109,6 +109,8 @@ check "--shards without a value" refused "--shards: needs a value" -- T=8 --shar
 check "seeds past the largest seed" refused "pass the largest seed 9007199254740991" -- \
     seed=9007199254740990 seeds=4
 check "a run option" refused "grid: --batch is not accepted" -- T=8 --batch
+check "--verbose: grid's own refusal, naming the run that takes it, not the screen" \
+    refused "grid: --verbose is not accepted (grid prints configurations; attnscope --batch --jsonl --verbose says" -- T=8 --verbose
 check "an unknown option" refused "unknown option '--bogus'" -- T=8 --bogus
 check "over the memory budget" refused "above the memory budget" -- 'T=4096 d=4096' --max-memory 1M
 values257=$(seq -s, 1 257)

@@ -139,4 +139,44 @@ assert not any("--sink" in w for w in lines[1]["warnings"]), lines[1]["warnings"
         { echo "  stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
 check "a --jsonl line with markov and a sink: runs with the warning; the next line without it" jsonl_warns
+# An option given before a --preset or --hf-config that the file then changes is dropped: the
+# file's value holds, as documented (later options override, earlier ones do not), and
+# stderr names each such option, what was typed and what the file set; an option the file
+# leaves alone, or sets to the same value, or one after the file, is no warning (main said
+# nothing and ran T = d = 256 for the explorer's -T 64 -d 64 --seeds 4 --preset fig1-markov).
+printf 'tokens = 16\nwidth = 16\nseeds = 1\nheads = 1\n' >"$tmp/small.preset"
+printf '{"model_type": "llama", "hidden_size": 16, "num_attention_heads": 2, "num_hidden_layers": 2}' \
+    >"$tmp/config.json"
+dropped_said() { # expected stderr lines (a file) -- args...
+    local expected=$1
+    shift 2
+    "$BIN" --batch "$@" >"$tmp/out" 2>"$tmp/err" || { echo "  status $?: $(head -c 300 "$tmp/err")"; return 1; }
+    grep -v "^attnscope: warning: $tmp/config.json: " "$tmp/err" | diff -u "$expected" - ||
+        { echo "  (expected above)"; return 1; }
+}
+cat >"$tmp/preset-dropped" <<EOF
+attnscope: warning: -T/--tokens 8 is dropped: --preset $tmp/small.preset, given after it, sets tokens = 16 (give options after --preset to override it)
+attnscope: warning: -d/--width 32 is dropped: --preset $tmp/small.preset, given after it, sets width = 16 (give options after --preset to override it)
+attnscope: warning: --seeds 4 is dropped: --preset $tmp/small.preset, given after it, sets seeds = 1 (give options after --preset to override it)
+EOF
+check "options before --preset that it changes: each named on stderr, the preset's values hold" \
+    dropped_said "$tmp/preset-dropped" -- -T 8 -d 32 --seeds 4 --heads 1 -L 2 --preset "$tmp/small.preset"
+check "... the document has the preset's T, d and seeds, and -L 2, which it leaves alone" \
+    "$PY" -c 'import json,sys; c = json.load(open(sys.argv[1]))["config"]
+sys.exit(0 if (c["T"], c["d"], c["seeds"], c["depth"]) == (16, 16, 1, 2) else 1)' "$tmp/out"
+: >"$tmp/none"
+check "options after --preset: no warning, they hold" \
+    dropped_said "$tmp/none" -- --preset "$tmp/small.preset" -T 8 -d 32 --seeds 4
+cat >"$tmp/hf-dropped" <<EOF
+attnscope: warning: -L/--depth 3 is dropped: --hf-config $tmp/config.json, given after it, sets depth = 2 (give options after --hf-config to override it)
+attnscope: warning: --heads 4 is dropped: --hf-config $tmp/config.json, given after it, sets heads = 2 (give options after --hf-config to override it)
+EOF
+check "options before --hf-config that it changes: each named, as for --preset (-T, which it does not set, holds)" \
+    dropped_said "$tmp/hf-dropped" -- -T 8 -L 3 --heads 4 --hf-config "$tmp/config.json"
+grid_dropped() {
+    "$BIN" grid 'seed=1,2' --seeds 4 --preset "$tmp/small.preset" >"$tmp/grid" 2>"$tmp/err" &&
+        grep -qxF "attnscope: warning: --seeds 4 is dropped: --preset $tmp/small.preset, given after it, sets seeds = 1 (give options after --preset to override it)" "$tmp/err" ||
+        { echo "  status $?, stderr: $(head -c 300 "$tmp/err")"; return 1; }
+}
+check "grid names a dropped option alike" grid_dropped
 finish

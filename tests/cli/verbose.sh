@@ -50,6 +50,34 @@ reading=$(grep -v "^attnscope: warning" "$tmp/read.err" | sed -E 's/^attnscope: 
 check "--weights: every layer read once per seed, after the estimate ($reading)" \
     test "$reading" = "memory budget,estimate,1/3,2/3,3/3,1/3,2/3,3/3,computed,"
 
+# --jsonl: the memory budget once, then each line's estimate before it computes and its time
+# after, named by its line; stdout the same records but each record's "elapsed_seconds".
+printf '{"T": 16, "d": 16, "depth": 1}\n{"T": 24, "d": 32, "depth": 2, "seeds": 2}\n' >"$tmp/lines.jsonl"
+"$BIN" --batch --jsonl <"$tmp/lines.jsonl" >"$tmp/lines-plain.out" 2>"$tmp/lines-plain.err"
+plain=$?
+"$BIN" --batch --jsonl --verbose <"$tmp/lines.jsonl" >"$tmp/lines.out" 2>"$tmp/lines.err"
+verbose=$?
+jsonl_lines_said() {
+    "$PY" - "$tmp/lines.err" "$tmp/lines.out" "$tmp/lines-plain.out" <<'PY'
+import json, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 5, lines
+assert re.fullmatch(r"attnscope: memory budget [0-9]+ MiB \(.*\)", lines[0]), lines
+for n, (t, d, depth, seeds) in enumerate([(16, 16, 1, "1 seed"), (24, 32, 2, "2 seeds")], 1):
+    first = re.fullmatch(r"attnscope: line %d: estimate ([0-9.e+-]+) s for T = %d, d = %d, depth %d, "
+                         r"%s \(dgemm at [0-9.]+ GFLOP/s per core, (two lanes|one lane)\)"
+                         % (n, t, d, depth, seeds), lines[2 * n - 1])
+    second = re.fullmatch(r"attnscope: line %d: computed in ([0-9.e+-]+) s \(estimate ([0-9.e+-]+) s\)"
+                          % n, lines[2 * n])
+    assert first and second and first.group(1) == second.group(2), lines
+drop = lambda path: [{k: v for k, v in json.loads(l).items() if k != "elapsed_seconds"} for l in open(path)]
+assert drop(sys.argv[2]) == drop(sys.argv[3])
+PY
+}
+check "--jsonl --verbose: exit 0, the budget, each line's estimate and time, the same records" \
+    eval 'test $plain -eq 0 -a $verbose -eq 0 && jsonl_lines_said'
+check "--jsonl without --verbose: stderr empty" test ! -s "$tmp/lines-plain.err"
+
 "$BIN" -T 32 -d 32 --verbose >"$tmp/screen.out" 2>"$tmp/screen.err"
 status=$?
 check "--verbose without --batch: exit 2, the message names --verbose and --batch" \
