@@ -20,6 +20,7 @@ enum { BAND_NETWORK, BAND_COUNTERPART, BANDS };
 static const char *const MEAN_KEY[BANDS] = {"stable_rank_mean", "counterpart_stable_rank_mean"};
 static const char *const STD_KEY[BANDS] = {"stable_rank_std", "counterpart_stable_rank_std"};
 static const char *const M2_KEY[BANDS] = {"stable_rank_m2", "counterpart_stable_rank_m2"};
+static const char *const COUNT_KEY[BANDS] = {"stable_rank_count", "counterpart_stable_rank_count"};
 /* What one run's circumstances are: listed per shard in merged_from, not copied. */
 static const char *const RUN_KEYS[] = {"line", "blas_threads", "elapsed_seconds", "provenance",
                                        "merged_from"};
@@ -36,7 +37,7 @@ typedef struct {
     char weights[48]; /* the checkpoint's bytes and content hash, "" for drawn weights */
     char *error;      /* a failed line's reason (its config read), or NULL */
     JsonValue *doc;   /* while merged */
-    const JsonValue *mean[BANDS], *m2[BANDS];
+    const JsonValue *mean[BANDS], *m2[BANDS], *count[BANDS];
 } Record;
 
 typedef struct {
@@ -91,17 +92,30 @@ static const JsonValue *layer_array(const JsonValue *doc, const char *key, int l
     return v;
 }
 
-/* Refuses statistics no run can give: a stable rank lies in [1, min(T, d)] (1 + a sum of
-   non-negative terms, at most the rank), so a mean lies there too and the M2 of n such
-   values in [0, floor(n/2) ceil(n/2) / n (max - min)^2] (half the seeds at each end); the
-   upper bounds with a relative 1e-9 for rounding.  0 or -1 with the message. */
+/* Refuses statistics no run can give: a layer's count of seeds is a whole number in
+   [0, seeds], with a mean and an M2 where it is above 0; a stable rank lies in
+   [1, min(T, d)] (1 + a sum of non-negative terms, at most the rank), so a mean lies there
+   too and the M2 of n such values in [0, floor(n/2) ceil(n/2) / n (max - min)^2] (half the
+   seeds at each end); the upper bounds with a relative 1e-9 for rounding.  0 or -1 with the
+   message. */
 static int check_statistics(const Record *r, int band, char *err, size_t size)
 {
     double top = r->config.tokens < r->config.width ? r->config.tokens : r->config.width;
-    double n = r->config.seeds, half = floor(n / 2);
-    double m2_top = half * (n - half) / n * (top - 1) * (top - 1);
     for (int l = 0; l < r->mean[band]->count; l++) {
         const JsonValue *mean = &r->mean[band]->items[l], *m2 = &r->m2[band]->items[l];
+        const JsonValue *count = &r->count[band]->items[l];
+        double n = count->kind == JSON_NUMBER ? count->number : -1;
+        if (!(n >= 0 && n <= r->config.seeds && n == floor(n)) ||
+            (n > 0 && (mean->kind != JSON_NUMBER || m2->kind != JSON_NUMBER))) {
+            snprintf(err, size,
+                     "\"%s\"[%d] = %.40s: expected a whole number of seeds in [0, %d], with a "
+                     "mean and an M2 where above 0",
+                     COUNT_KEY[band], l, count->kind == JSON_NUMBER ? count->text : "null",
+                     r->config.seeds);
+            return -1;
+        }
+        double half = floor(n / 2);
+        double m2_top = n > 0 ? half * (n - half) / n * (top - 1) * (top - 1) : 0;
         if (mean->kind == JSON_NUMBER && !(mean->number >= 1 && mean->number <= top * (1 + 1e-9))) {
             snprintf(err, size,
                      "\"%s\"[%d] = %.40s: a mean stable rank lies in [1, min(T, d) = %g]",
@@ -237,7 +251,9 @@ static int read_record(Record *r, const JsonValue **version_out, const JsonValue
     for (int b = 0; b < BANDS; b++) {
         r->mean[b] = layer_array(doc, MEAN_KEY[b], r->config.depth + 1, err, size);
         r->m2[b] = r->mean[b] ? layer_array(doc, M2_KEY[b], r->config.depth + 1, err, size) : NULL;
-        if (!r->m2[b] || check_statistics(r, b, err, size))
+        r->count[b] =
+            r->m2[b] ? layer_array(doc, COUNT_KEY[b], r->config.depth + 1, err, size) : NULL;
+        if (!r->count[b] || check_statistics(r, b, err, size))
             return -1;
     }
     return read_weights(r, err, size) ? -1 : check_warnings(doc, err, size);
@@ -387,37 +403,54 @@ static double number_or_nan(const JsonValue *v)
 }
 
 /* Count, mean and M2 per layer of one network over the group's shards, in seed order, by
-   Chan's pairwise formula; NaN where any shard has none (as one run gives NaN when any seed
-   lacks the value), and the sample std sqrt(M2 / (n − 1)) as a run computes it. */
+   Chan's pairwise formula over the seeds each shard counts there (a shard that counts none
+   adds nothing; NaN where no shard counts one, as one run gives), and the sample std
+   sqrt(M2 / (n − 1)) as a run computes it. */
 static void combine(Record **shard, int count, int band, int layers, double *mean, double *m2,
-                    double *std)
+                    double *std, double *seeds)
 {
     for (int l = 0; l < layers; l++) {
-        double n = shard[0]->config.seeds;
-        mean[l] = number_or_nan(&shard[0]->mean[band]->items[l]);
-        m2[l] = number_or_nan(&shard[0]->m2[band]->items[l]);
-        for (int i = 1; i < count; i++) {
-            double nb = shard[i]->config.seeds, total = n + nb;
-            double delta = number_or_nan(&shard[i]->mean[band]->items[l]) - mean[l];
-            mean[l] += delta * nb / total;
-            m2[l] += number_or_nan(&shard[i]->m2[band]->items[l]) + delta * delta * n * nb / total;
+        double n = 0;
+        mean[l] = m2[l] = NAN;
+        for (int i = 0; i < count; i++) {
+            double nb = shard[i]->count[band]->items[l].number, total = n + nb;
+            double mb = number_or_nan(&shard[i]->mean[band]->items[l]);
+            double m2b = number_or_nan(&shard[i]->m2[band]->items[l]);
+            if (nb == 0)
+                continue;
+            if (n == 0) {
+                mean[l] = mb;
+                m2[l] = m2b;
+            } else {
+                double delta = mb - mean[l];
+                mean[l] += delta * nb / total;
+                m2[l] += m2b + delta * delta * n * nb / total;
+            }
             n = total;
         }
         std[l] = n > 1 ? sqrt(m2[l] / (n - 1)) : NAN;
+        seeds[l] = n;
     }
 }
 
-/* Which ensemble array key names (mean, std or M2 of which network), or NULL. */
-static const double *ensemble_values(const char *key, const double *const mean[BANDS],
-                                     const double *const m2[BANDS], const double *const std[BANDS])
+/* One network's ensemble per layer, combined. */
+typedef struct {
+    const double *mean, *m2, *std, *count;
+} Ensemble;
+enum { ENSEMBLE_ARRAYS = 4 };
+
+/* Which ensemble array key names (mean, std, M2 or count of which network), or NULL. */
+static const double *ensemble_values(const char *key, const Ensemble e[BANDS])
 {
     for (int b = 0; b < BANDS; b++) {
         if (strcmp(key, MEAN_KEY[b]) == 0)
-            return mean[b];
+            return e[b].mean;
         if (strcmp(key, STD_KEY[b]) == 0)
-            return std[b];
+            return e[b].std;
         if (strcmp(key, M2_KEY[b]) == 0)
-            return m2[b];
+            return e[b].m2;
+        if (strcmp(key, COUNT_KEY[b]) == 0)
+            return e[b].count;
     }
     return NULL;
 }
@@ -430,31 +463,39 @@ static bool is_run_key(const char *key)
     return false;
 }
 
-/* Each warning of the shards once, in order of first appearance. */
-static void write_warnings(Text *t, Record **shard, int count)
+/* The warnings one run of all the seeds gives: the first seed's (the first shard's, whose
+   first seed is the union's), without what the first shard said of its own ensemble, then
+   what the union's ensemble says (Band_warning, as the run says it). */
+static void write_warnings(Text *t, Record **shard, int count, const Ensemble e[BANDS])
 {
-    Text_printf(t, "[");
-    int written = 0;
-    for (int i = 0; i < count; i++) {
-        const JsonValue *w = JsonValue_member(shard[i]->doc, "warnings");
-        for (int k = 0; w && w->kind == JSON_ARRAY && k < w->count; k++) {
-            const JsonValue *text = &w->items[k];
-            bool seen = text->kind != JSON_STRING;
-            for (int j = 0; j <= i && !seen; j++) {
-                const JsonValue *earlier = JsonValue_member(shard[j]->doc, "warnings");
-                int before = j == i                                   ? k
-                             : earlier && earlier->kind == JSON_ARRAY ? earlier->count
-                                                                      : 0;
-                for (int m = 0; m < before && !seen; m++)
-                    seen = earlier->items[m].kind == JSON_STRING &&
-                           strcmp(earlier->items[m].text, text->text) == 0;
-            }
-            if (seen)
-                continue;
-            Text_printf(t, written++ ? ", " : "");
-            Json_string(t, text->text);
-        }
+    int layers = shard[0]->config.depth + 1, seeds = 0;
+    for (int i = 0; i < count; i++)
+        seeds += shard[i]->config.seeds;
+    char own[BANDS][WARNING_LENGTH], merged[BANDS][WARNING_LENGTH];
+    for (int b = 0; b < BANDS; b++) {
+        double first[layers];
+        for (int l = 0; l < layers; l++)
+            first[l] = shard[0]->count[b]->items[l].number;
+        if (!Band_warning(first, layers - 1, shard[0]->config.seeds, b, own[b], sizeof own[b]))
+            own[b][0] = '\0';
+        if (!Band_warning(e[b].count, layers - 1, seeds, b, merged[b], sizeof merged[b]))
+            merged[b][0] = '\0';
     }
+    const JsonValue *w = JsonValue_member(shard[0]->doc, "warnings");
+    int written = 0;
+    Text_printf(t, "[");
+    for (int k = 0; w && k < w->count; k++) {
+        const char *text = w->items[k].text;
+        if (strcmp(text, own[0]) == 0 || strcmp(text, own[1]) == 0)
+            continue;
+        Text_printf(t, written++ ? ", " : "");
+        Json_string(t, text);
+    }
+    for (int b = 0; b < BANDS; b++)
+        if (merged[b][0]) {
+            Text_printf(t, written++ ? ", " : "");
+            Json_string(t, merged[b]);
+        }
     Text_printf(t, "]");
 }
 
@@ -485,8 +526,7 @@ static void unload_group(Record **group, int count)
    checked, MergeKeys_check) with the union's seed count, ensemble, width sweep and warnings,
    and where each part came from. */
 static void write_merged(Text *t, Record **shard, const MergeShard *parts, int count,
-                         const double *const mean[BANDS], const double *const m2[BANDS],
-                         const double *const std[BANDS])
+                         const Ensemble e[BANDS])
 {
     const JsonValue *doc = shard[0]->doc;
     int seeds = 0, layers = shard[0]->config.depth + 1;
@@ -501,13 +541,13 @@ static void write_merged(Text *t, Record **shard, const MergeShard *parts, int c
         Text_printf(t, written++ ? ", " : "");
         Json_string(t, key);
         Text_printf(t, ":");
-        const double *ensemble = ensemble_values(key, mean, m2, std);
+        const double *ensemble = ensemble_values(key, e);
         if (ensemble) {
             Json_numbers(t, ensemble, layers);
         } else if (strcmp(key, "seeds_done") == 0) {
             Text_printf(t, "%d", seeds);
         } else if (strcmp(key, "warnings") == 0) {
-            write_warnings(t, shard, count);
+            write_warnings(t, shard, count, e);
         } else if (strcmp(key, "width_sweep") == 0) {
             MergeKeys_write_sweep(t, parts, count);
         } else if (strcmp(key, "config") == 0) {
@@ -552,8 +592,7 @@ static void csv_number(Text *t, double x)
 }
 
 /* One row per layer: the settings (seeds: the union's), the layer, the ensemble. */
-static void write_rows(Text *t, const Config *c, int seeds, const double *const mean[BANDS],
-                       const double *const std[BANDS])
+static void write_rows(Text *t, const Config *c, int seeds, const Ensemble e[BANDS])
 {
     Config run = *c;
     run.seeds = seeds;
@@ -568,11 +607,12 @@ static void write_rows(Text *t, const Config *c, int seeds, const double *const 
         Text_printf(t, "%s%d", settings, l);
         for (int b = 0; b < BANDS; b++) {
             Text_printf(t, ",");
-            csv_number(t, mean[b][l]);
+            csv_number(t, e[b].mean[l]);
             Text_printf(t, ",");
-            csv_number(t, std[b][l]);
+            csv_number(t, e[b].std[l]);
         }
-        Text_printf(t, ",%s\n", GAP_NAMES.names[Gap_toggled(c->gap)]);
+        Text_printf(t, ",%s,%.0f,%.0f\n", GAP_NAMES.names[Gap_toggled(c->gap)], e[0].count[l],
+                    e[1].count[l]);
     }
 }
 
@@ -581,7 +621,8 @@ static void write_csv_header(Text *t)
     for (int i = 0; i < Settings_count(); i++)
         Text_printf(t, "%s,", Settings_at(i)->json);
     Text_printf(t, "layer_index,stable_rank_mean,stable_rank_std,counterpart_stable_rank_mean,"
-                   "counterpart_stable_rank_std,counterpart_gap\n");
+                   "counterpart_stable_rank_std,counterpart_gap,stable_rank_count,"
+                   "counterpart_stable_rank_count\n");
 }
 
 /* A configuration of the grid the results should cover (--grid): its seed range is the union
@@ -799,18 +840,16 @@ static int merge_group(MergeOptions *options, Record **group, int members, Recor
             (MergeShard){group[i]->doc, group[i]->file, group[i]->line, group[i]->config.seeds};
     if (MergeKeys_check(parts, count, err, size))
         return 2;
-    const double *mean[BANDS], *m2[BANDS], *std[BANDS];
+    Ensemble e[BANDS];
     for (int b = 0; b < BANDS; b++) {
-        double *m = values + (size_t)(3 * b) * (size_t)layers;
-        combine(group, count, b, layers, m, m + layers, m + 2 * layers);
-        mean[b] = m;
-        m2[b] = m + layers;
-        std[b] = m + 2 * layers;
+        double *m = values + (size_t)(ENSEMBLE_ARRAYS * b) * (size_t)layers;
+        combine(group, count, b, layers, m, m + layers, m + 2 * layers, m + 3 * layers);
+        e[b] = (Ensemble){m, m + layers, m + 2 * layers, m + 3 * layers};
     }
     if (options->csv)
-        write_rows(t, &group[0]->config, seeds, mean, std);
+        write_rows(t, &group[0]->config, seeds, e);
     else
-        write_merged(t, group, parts, count, mean, m2, std);
+        write_merged(t, group, parts, count, e);
     return 0;
 }
 
@@ -848,8 +887,8 @@ static int merge_all(Input *in, MergeOptions *options, Text *t)
              members++)
             ;
         Record **group = shard + first;
-        double *grown =
-            realloc(values, sizeof(double) * 3 * BANDS * (size_t)(group[0]->config.depth + 1));
+        double *grown = realloc(values, sizeof(double) * ENSEMBLE_ARRAYS * BANDS *
+                                            (size_t)(group[0]->config.depth + 1));
         if (grown)
             values = grown;
         if (!grown || load_group(group, members)) {

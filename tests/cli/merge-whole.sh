@@ -9,7 +9,10 @@
 #  - a line refused as too long, run again with --max-time (which overrides its "max_time"),
 #    its record appended: merge leaves the failed record out, saying so, and merges as the
 #    successful records alone would; a record appended twice is left out once; a failed
-#    record whose configuration was not run again is refused.
+#    record whose configuration was not run again is refused;
+#  - where some seeds have no stable rank, the ensemble holds the others, counted per layer
+#    (checked against each seed run alone), and the warnings (the first seed's and the
+#    band's) of a merge of shards are the whole run's.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
@@ -150,5 +153,53 @@ check "... the same numbers" same_records "$tmp/m6b.jsonl" "$tmp/again.jsonl"
 sed -n 1p "$tmp/again.jsonl" | sed 's/"stable_rank_mean": \[\([0-9.e-]*\),/"stable_rank_mean": [1.5,/' >"$tmp/changed.jsonl"
 check "the same seeds with other numbers: refused" refused \
     "the same seeds of one configuration with different numbers" -- "$tmp/again.jsonl" "$tmp/changed.jsonl"
+
+# --- seeds without a stable rank -------------------------------------------------------------
+# At T = 32, d = 64, L = 8 the counterpart (gap center) of 2 of seeds 1..16 is exactly 0 from
+# layer 7: the ensemble is over the other seeds there, with its count per layer, against each
+# seed run alone (its first-seed curve, null where it has no stable rank), and the warnings are
+# the first seed's and the band's, the same in a merge of 4 shards.
+small=(-T 32 -d 64 -L 8)
+"$BIN" --batch "${small[@]}" --seeds 16 | tr -d '\n' >"$tmp/band.jsonl" && echo >>"$tmp/band.jsonl" &&
+    for s in $(seq 1 16); do "$BIN" --batch "${small[@]}" --seed "$s" | tr -d '\n'; echo; done >"$tmp/alone.jsonl" &&
+    "$BIN" grid seeds=16 "${small[@]}" --shards 4 | "$BIN" --batch --jsonl | "$BIN" merge >"$tmp/band-merged.jsonl"
+check "16 seeds whole, each alone, and in 4 shards merged" test $? -eq 0
+"$PY" - "$tmp/band.jsonl" "$tmp/alone.jsonl" "$tmp/band-merged.jsonl" >"$tmp/why" 2>&1 <<'PY'
+import json, math, sys
+u = 2.0 ** -53
+whole = json.loads(open(sys.argv[1]).read())
+alone = [json.loads(l) for l in open(sys.argv[2])]
+merged = json.loads(open(sys.argv[3]).read())
+failures = []
+for p in ("", "counterpart_"):
+    for l in range(9):
+        xs = [a[p + "stable_rank"][l] for a in alone if a[p + "stable_rank"][l] is not None]
+        n = len(xs)
+        mean = sum(xs) / n
+        m2 = sum((x - mean) ** 2 for x in xs)
+        X = max(abs(x) for x in xs)
+        for name, doc in (("whole", whole), ("merged", merged)):
+            if doc[p + "stable_rank_count"][l] != n:
+                failures.append(f"{name} {p}stable_rank_count[{l}] = {doc[p + 'stable_rank_count'][l]}, {n} seeds have one")
+            got = doc[p + "stable_rank_mean"][l]
+            if got is None or not abs(got - mean) <= 4 * n * u * X:
+                failures.append(f"{name} {p}stable_rank_mean[{l}] = {got}, the seeds' {mean}")
+            got = doc[p + "stable_rank_m2"][l]
+            if got is None or not abs(got - m2) <= 4 * n * u * (m2 + 4 * n * X * X):
+                failures.append(f"{name} {p}stable_rank_m2[{l}] = {got}, the seeds' {m2}")
+if whole["counterpart_stable_rank_count"][7:] != [14, 14]:
+    failures.append(f"counts {whole['counterpart_stable_rank_count']}: not the case this test is about")
+band = [w for w in whole["warnings"] if w.startswith("counterpart_stable_rank_mean: from layer 7 some of the 16 seeds")]
+if len(band) != 1 or "as few as 14" not in band[0]:
+    failures.append(f"the band's warning: {whole['warnings']}")
+first = alone[0]["warnings"]
+if whole["warnings"] != first + band:
+    failures.append(f"the whole run's warnings are not the first seed's and the band's: {whole['warnings']}")
+if merged["warnings"] != whole["warnings"]:
+    failures.append(f"merged warnings {merged['warnings']} != the whole run's")
+print("; ".join(failures[:4]))
+PY
+check "a band over the seeds that have a stable rank, counted; the warnings the first seed's and the band's, merged alike $(head -c 500 "$tmp/why")" \
+    test "$(tr -d '\n' <"$tmp/why")" = ""
 
 finish
