@@ -342,14 +342,18 @@ static void warn_overridden(const Options *o, const KeysHeld *k)
         const Setting *s = Settings_at(i);
         if (k->held[i] != k->lines || !Options_chosen(o, s->name))
             continue;
-        char origin[256], value[64];
+        char origin[256], value[64], setting[400];
         Options_describe_origin(o, s->name, origin, sizeof origin);
         Setting_format(s, &o->config, 0, value, sizeof value);
+        if (Options_given(o, s->name)) /* "--depth 4" */
+            snprintf(setting, sizeof setting, "%s %s", origin, value);
+        else /* "depth 4 (--preset FILE)" */
+            snprintf(setting, sizeof setting, "%s %s (%s)", s->name, value, origin);
         fprintf(stderr,
-                "attnscope: warning: %s %s had no effect: every line sets \"%s\", which wins "
-                "(a line's settings replace the command line's; leave the key out of the lines "
-                "to take it from the command line)\n",
-                origin, value, s->json);
+                "attnscope: warning: %s had no effect: every line sets \"%s\", which wins (a "
+                "line's settings replace the command line's; leave the key out of the lines to "
+                "take it from the command line)\n",
+                setting, s->json);
     }
 }
 

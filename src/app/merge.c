@@ -744,8 +744,9 @@ static int check_same_range(Record **first, int first_seeds, Record **group, int
         return 0;
     snprintf(err, size,
              "%s:%ld begins seeds %llu..%llu of its configuration, %s:%ld seeds %llu..%llu of "
-             "another: is a shard missing? (every configuration of one merge covers the same "
-             "seeds; --uneven accepts different ranges)",
+             "another (other settings or other weights): is a shard missing? (every "
+             "configuration of one merge covers the same seeds; --uneven accepts different "
+             "ranges)",
              first[0]->file, first[0]->line, (unsigned long long)first[0]->config.seed,
              (unsigned long long)first[0]->config.seed + (unsigned long long)first_seeds - 1,
              group[0]->file, group[0]->line, (unsigned long long)group[0]->config.seed,

@@ -61,7 +61,7 @@ check "a cut line" refused "$tmp/cut.jsonl:2: JSON byte 16: expected a value, fo
 "$BIN" grid gap=off,center seeds=8 -T 8 -d 8 -L 2 --shards 4 | "$BIN" --batch --jsonl >"$tmp/two.jsonl"
 head -7 "$tmp/two.jsonl" >"$tmp/lost.jsonl"
 check "a lost last shard of one configuration" refused \
-    "$tmp/lost.jsonl:1 begins seeds 1..8 of its configuration, $tmp/lost.jsonl:5 seeds 1..6 of another: is a shard missing?" \
+    "$tmp/lost.jsonl:1 begins seeds 1..8 of its configuration, $tmp/lost.jsonl:5 seeds 1..6 of another (other settings or other weights): is a shard missing?" \
     -- "$tmp/lost.jsonl"
 uneven() {
     "$BIN" merge --uneven "$tmp/lost.jsonl" | "$PY" -c 'import json, sys
