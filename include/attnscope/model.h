@@ -380,11 +380,12 @@ void Warnings_add_about(Warnings *w, unsigned subject, const char *fmt, ...)
    both lists' warnings (the entry that counts from's is not a warning of its own). */
 void Warnings_add_all(Warnings *w, const Warnings *from);
 
-/* The ensemble's warning where some of `seeds` seeds have no stable rank at a layer (count[l]
-   below seeds, l = 0..depth): from which layer, and the fewest seeds a mean holds.  Writes it
-   into buf and returns its length, or 0 (nothing to say).  `counterpart`: whose band.  A run
-   and a merge of its seed ranges say the same. */
-int Band_warning(const double *count, int depth, int seeds, bool counterpart, char *buf,
-                 size_t size);
+/* The ensemble's warning where seeds other than the first have no stable rank at a layer
+   (count[l] below seeds, l = 0..depth, by more than the first seed's own lack, which its
+   warnings say: first[l], its stable rank, NaN where it has none): from which layer, and the
+   fewest seeds a mean holds.  Writes it into buf and returns its length, or 0 (nothing to
+   say).  `counterpart`: whose band.  A run and a merge of its seed ranges say the same. */
+int Band_warning(const double *count, const double *first, int depth, int seeds, bool counterpart,
+                 char *buf, size_t size);
 
 #endif

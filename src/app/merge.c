@@ -21,6 +21,8 @@ static const char *const MEAN_KEY[BANDS] = {"stable_rank_mean", "counterpart_sta
 static const char *const STD_KEY[BANDS] = {"stable_rank_std", "counterpart_stable_rank_std"};
 static const char *const M2_KEY[BANDS] = {"stable_rank_m2", "counterpart_stable_rank_m2"};
 static const char *const COUNT_KEY[BANDS] = {"stable_rank_count", "counterpart_stable_rank_count"};
+/* The first seed's stable rank per layer, null where it has none. */
+static const char *const FIRST_SEED_KEY[BANDS] = {"stable_rank", "counterpart_stable_rank"};
 /* What one run's circumstances are: listed per shard in merged_from, not copied. */
 static const char *const RUN_KEYS[] = {"line", "blas_threads", "elapsed_seconds", "provenance",
                                        "merged_from"};
@@ -253,7 +255,8 @@ static int read_record(Record *r, const JsonValue **version_out, const JsonValue
         r->m2[b] = r->mean[b] ? layer_array(doc, M2_KEY[b], r->config.depth + 1, err, size) : NULL;
         r->count[b] =
             r->m2[b] ? layer_array(doc, COUNT_KEY[b], r->config.depth + 1, err, size) : NULL;
-        if (!r->count[b] || check_statistics(r, b, err, size))
+        if (!r->count[b] || check_statistics(r, b, err, size) ||
+            !layer_array(doc, FIRST_SEED_KEY[b], r->config.depth + 1, err, size))
             return -1;
     }
     return read_weights(r, err, size) ? -1 : check_warnings(doc, err, size);
@@ -473,12 +476,16 @@ static void write_warnings(Text *t, Record **shard, int count, const Ensemble e[
         seeds += shard[i]->config.seeds;
     char own[BANDS][WARNING_LENGTH], merged[BANDS][WARNING_LENGTH];
     for (int b = 0; b < BANDS; b++) {
-        double first[layers];
-        for (int l = 0; l < layers; l++)
-            first[l] = shard[0]->count[b]->items[l].number;
-        if (!Band_warning(first, layers - 1, shard[0]->config.seeds, b, own[b], sizeof own[b]))
+        double counted[layers], first[layers];
+        const JsonValue *curve = JsonValue_member(shard[0]->doc, FIRST_SEED_KEY[b]);
+        for (int l = 0; l < layers; l++) {
+            counted[l] = shard[0]->count[b]->items[l].number;
+            first[l] = number_or_nan(&curve->items[l]);
+        }
+        if (!Band_warning(counted, first, layers - 1, shard[0]->config.seeds, b, own[b],
+                          sizeof own[b]))
             own[b][0] = '\0';
-        if (!Band_warning(e[b].count, layers - 1, seeds, b, merged[b], sizeof merged[b]))
+        if (!Band_warning(e[b].count, first, layers - 1, seeds, b, merged[b], sizeof merged[b]))
             merged[b][0] = '\0';
     }
     const JsonValue *w = JsonValue_member(shard[0]->doc, "warnings");

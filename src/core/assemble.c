@@ -519,10 +519,11 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
             }
     }
     const Band *bands[NETWORKS] = {&out->stable_rank_band, &out->counterpart_band};
+    const Curves *first[NETWORKS] = {&out->network, &out->counterpart};
     for (int n = 0; n < NETWORKS && out->seeds_done > 0; n++) {
         char text[WARNING_LENGTH];
-        if (Band_warning(bands[n]->count, depth, out->seeds_done, n == NETWORK_COUNTERPART, text,
-                         sizeof text))
+        if (Band_warning(bands[n]->count, first[n]->stable_rank, depth, out->seeds_done,
+                         n == NETWORK_COUNTERPART, text, sizeof text))
             Warnings_add_about(&out->warnings, WARNING_ABOUT_STABLE_RANK, "%s", text);
     }
 }

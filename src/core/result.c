@@ -194,23 +194,23 @@ void Warnings_add_all(Warnings *w, const Warnings *from)
         warnings_drop(w, from->dropped, from->subject[from->count - 1]);
 }
 
-int Band_warning(const double *count, int depth, int seeds, bool counterpart, char *buf,
-                 size_t size)
+int Band_warning(const double *count, const double *first, int depth, int seeds, bool counterpart,
+                 char *buf, size_t size)
 {
-    int first = -1, fewest = seeds;
-    for (int l = 0; l <= depth; l++)
-        if (count[l] < seeds) {
-            first = first < 0 ? l : first;
-            fewest = count[l] < fewest ? (int)count[l] : fewest;
-        }
-    if (first < 0)
+    int from = -1, fewest = seeds;
+    for (int l = 0; l <= depth; l++) {
+        if (count[l] < seeds - (isnan(first[l]) ? 1 : 0))
+            from = from < 0 ? l : from;
+        fewest = count[l] < fewest ? (int)count[l] : fewest;
+    }
+    if (from < 0)
         return 0;
     int n = snprintf(buf, size,
                      "%sstable_rank_mean: from layer %d some of the %d seeds have no stable rank "
                      "(their network is exactly 0, or its tokens are equal to within "
                      "round-off): the mean, std and M2 there are over the seeds that have one, "
                      "as few as %d (%sstable_rank_count, per layer)",
-                     counterpart ? "counterpart_" : "", first, seeds, fewest,
+                     counterpart ? "counterpart_" : "", from, seeds, fewest,
                      counterpart ? "counterpart_" : "");
     return n > 0 && (size_t)n < size ? n : 0;
 }
