@@ -12,8 +12,14 @@
 #                          [ncores/]host per line, ':' is this machine); attnscope must be
 #                          installed at the same path on each (--bin)
 #     --joblog FILE        GNU parallel's job log (default: RESULTS.joblog)
-#     --resume             skip the jobs the job log says were run (an interrupted sweep goes
-#                          on where it stopped; nothing is computed twice)
+#     --resume             skip the jobs the job log says succeeded, and run again those it says
+#                          failed (an interrupted sweep goes on where it stopped; a failed
+#                          job's lines are appended again: merge leaves out a failed line's
+#                          record once its configuration's record is there, and a record
+#                          that is there twice)
+#     --max-time SECONDS   passed to each job's attnscope: the longest estimate a line starts,
+#                          over the lines' own "max_time" (grid --max-time), so that lines
+#                          refused as too long run with --resume --max-time LONGER
 #     --bin PATH           the attnscope binary (default: build/attnscope of this tree when
 #                          it exists, else attnscope on PATH)
 #
@@ -24,11 +30,11 @@ set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=attnscope
 [ -x "$here/build/attnscope" ] && bin=$here/build/attnscope
-jobs= lines=1 sshloginfile= joblog= resume=
+jobs= lines=1 sshloginfile= joblog= resume= max_time=()
 
 usage() {
     echo "sweep-parallel.sh: $1" >&2
-    echo "usage: scripts/sweep-parallel.sh [--jobs N] [--lines N] [--sshloginfile FILE] [--joblog FILE] [--resume] [--bin PATH] CONFIGS.jsonl RESULTS.jsonl" >&2
+    echo "usage: scripts/sweep-parallel.sh [--jobs N] [--lines N] [--sshloginfile FILE] [--joblog FILE] [--resume] [--max-time SECONDS] [--bin PATH] CONFIGS.jsonl RESULTS.jsonl" >&2
     exit 2
 }
 positive() { # option value
@@ -39,7 +45,7 @@ positive() { # option value
 
 while [ $# -gt 0 ]; do
     case "$1" in
-    --jobs | --lines | --sshloginfile | --joblog | --bin)
+    --jobs | --lines | --sshloginfile | --joblog | --bin | --max-time)
         [ $# -ge 2 ] || usage "$1: needs a value"
         case "$1" in
         --jobs) positive "$1" "$2"; jobs=$2 ;;
@@ -47,6 +53,7 @@ while [ $# -gt 0 ]; do
         --sshloginfile) [ -r "$2" ] || usage "--sshloginfile '$2': not a readable file"; sshloginfile=$2 ;;
         --joblog) joblog=$2 ;;
         --bin) bin=$2 ;;
+        --max-time) max_time=(--max-time "$2") ;; # attnscope checks it, naming the option
         esac
         shift 2
         ;;
@@ -67,11 +74,11 @@ parallel --version 2>/dev/null | grep -q '^GNU parallel' ||
 joblog=${joblog:-$results.joblog}
 
 args=(--pipe -N "$lines" --joblog "$joblog")
-[ -n "$resume" ] && args+=(--resume)
+[ -n "$resume" ] && args+=(--resume-failed)
 [ -n "$jobs" ] && args+=(--jobs "$jobs")
 [ -n "$sshloginfile" ] && args+=(--sshloginfile "$sshloginfile")
 # --pipe numbers the blocks of N lines in order, so a job's number names the same lines in a
 # resumed run.  Each job's output reaches RESULTS whole, once the job has ended.
 # ATTNSCOPE_FIRST_LINE: the chunk's first line in CONFIGS, so that stderr names the grid's line.
 parallel "${args[@]}" env OPENBLAS_NUM_THREADS=1 ATTNSCOPE_FIRST_LINE="{= \$_ = (seq() - 1) * $lines + 1 =}" \
-    "$bin" --batch --jsonl <"$configs" >>"$results"
+    "$bin" --batch --jsonl "${max_time[@]}" <"$configs" >>"$results"

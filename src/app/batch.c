@@ -335,8 +335,23 @@ void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t
     Text_printf(t, "]}\n");
 }
 
+/* "weights": the checkpoint's path, its files' bytes and content hash as 16 hex digits (a
+   string: JSON's numbers are doubles), or null. */
+static void weights_identity(Text *t, const CheckpointIdentity *weights)
+{
+    Text_printf(t, ",\n \"weights\": ");
+    if (!weights) {
+        Text_printf(t, "null");
+        return;
+    }
+    Text_printf(t, "{\"path\": ");
+    Json_string(t, weights->path);
+    Text_printf(t, ", \"bytes\": %llu, \"content_hash\": \"%016llx\"}",
+                (unsigned long long)weights->bytes, (unsigned long long)weights->content_hash);
+}
+
 void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,
-                    const HfConfigReport *hf_config, Text *t)
+                    const HfConfigReport *hf_config, const CheckpointIdentity *weights, Text *t)
 {
     const Config *c = &r->config;
     int layers = c->depth + 1, T = c->tokens;
@@ -350,6 +365,7 @@ void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning
     Text_printf(t, "}");
     if (hf_config)
         HfConfig_json(hf_config, t);
+    weights_identity(t, weights);
     Text_printf(t, ",");
     Text_printf(t, "\n \"rng\": ");
     Json_string(t, RANDOM_ALGORITHM);

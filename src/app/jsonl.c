@@ -180,7 +180,7 @@ static void result_record(const Result *r, const WidthSweep *sweep, long line, d
                           Text *t)
 {
     Text doc = {0};
-    Batch_document(r, sweep, NULL, NULL, &doc);
+    Batch_document(r, sweep, NULL, NULL, NULL, &doc);
     if (doc.failed) {
         t->failed = true;
         Text_free(&doc);
@@ -202,10 +202,17 @@ static void result_record(const Result *r, const WidthSweep *sweep, long line, d
     Text_free(&doc);
 }
 
-static void error_record(const char *message, long line, Text *t)
+/* A line that failed: why, and its settings where they were valid (a line above its bound, a
+   computation that failed), so that merge can tell the record of the line run again. */
+static void error_record(const char *message, long line, const Config *c, Text *t)
 {
     Text_printf(t, "{\"attnscope\":\"%s\", \"line\":%ld, \"error\":", ATTNSCOPE_VERSION, line);
     Json_string(t, message);
+    if (c) {
+        Text_printf(t, ", \"config\":{");
+        Json_config_members(t, c);
+        Text_printf(t, "}");
+    }
     Text_printf(t, ", ");
     provenance(t, line);
     Text_printf(t, "}\n");
@@ -269,9 +276,10 @@ int Jsonl_apply_line(const JsonValue *object, Config *c, double *max_time, char 
 }
 
 /* The configuration c of a line, its settings applied to o->config, checked, with its bound on
-   the estimate: its "max_time", else --max-time, else BATCH_MAX_SECONDS, as a lone batch run
-   has (a line estimated at hours in a sweep is a slip as likely); none with --no-confirm.
-   Returns 0, or -1 with err written. */
+   the estimate: --max-time when given (the command line overrides what a grid baked in, so
+   that lines refused can be run again with a larger bound), else the line's "max_time", else
+   BATCH_MAX_SECONDS, as a lone batch run has (a line estimated at hours in a sweep is a slip
+   as likely); none with --no-confirm.  Returns 0, or -1 with err written. */
 static int line_config(const JsonValue *object, const Options *o, Config *c, double *bound,
                        char *err, size_t size)
 {
@@ -279,8 +287,10 @@ static int line_config(const JsonValue *object, const Options *o, Config *c, dou
     if (Jsonl_apply_line(object, c, bound, err, size) || Config_validate(c, err, size) ||
         Options_check_memory(o, c, err, size))
         return -1;
-    if (!(*bound > 0))
-        *bound = o->max_time > 0 ? o->max_time : BATCH_MAX_SECONDS;
+    if (o->max_time > 0)
+        *bound = o->max_time;
+    else if (!(*bound > 0))
+        *bound = BATCH_MAX_SECONDS;
     if (o->no_confirm)
         *bound = 0;
     return 0;
@@ -310,11 +320,11 @@ static int within_bound(const Config *c, const Options *o, double bound, Pricing
     Rates_suggest_bound(seconds, suggested, sizeof suggested);
     Duration_text(bound, DURATION_PLAIN, most, sizeof most);
     snprintf(err, size,
-             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s, above the line's bound of %s "
-             "(the line's \"%s\", else --max-time, else %.0f s): to go "
-             "ahead, give \"%s\" or --max-time %s",
-             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took, most,
-             MAX_TIME_KEY, BATCH_MAX_SECONDS, MAX_TIME_KEY, suggested);
+             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s, above %s bound of %s "
+             "(--max-time on the command line overrides a line's \"%s\"; without either the "
+             "bound is an hour): to go ahead, give --max-time %s",
+             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took,
+             o->max_time > 0 ? "--max-time's" : "the line's", most, MAX_TIME_KEY, suggested);
     return -1;
 }
 
@@ -336,14 +346,56 @@ static double say_estimate(const Config *c, const Options *o, Pricing *pricing, 
     return seconds;
 }
 
-/* One line (named so for --verbose) into r: the configuration it describes, checked, priced
-   against its bound, then run; with --verbose its estimate is said before and its time
-   after.  Returns 0, 2 (bad input or above its bound) or 1 (the computation failed), with the
-   message in err. */
-static int run_line(const Options *o, const char *text, size_t length, const char *named,
-                    const Progress *lanes, Pricing *pricing, Workspace *w, Result *r,
-                    WidthSweep *sweep, char *err, size_t size)
+/* How many lines were objects, and how many of them held each setting's key: a setting the
+   command line (or a preset) chose that every line sets had no effect (grid writes every
+   key), which Jsonl_run says at the end. */
+typedef struct {
+    long lines;
+    long *held; /* per setting, in table order */
+} KeysHeld;
+
+static void count_keys(KeysHeld *k, const JsonValue *object)
 {
+    if (!k->held || object->kind != JSON_OBJECT)
+        return;
+    k->lines++;
+    for (int i = 0; i < object->count; i++) {
+        const Setting *s = setting_of_key(object->keys[i]);
+        if (s)
+            k->held[s - Settings_at(0)]++;
+    }
+}
+
+static void warn_overridden(const Options *o, const KeysHeld *k)
+{
+    for (int i = 0; k->held && k->lines > 0 && i < Settings_count(); i++) {
+        const Setting *s = Settings_at(i);
+        if (k->held[i] != k->lines || !Options_chosen(o, s->name))
+            continue;
+        char origin[256], value[64], setting[400];
+        Options_describe_origin(o, s->name, origin, sizeof origin);
+        Setting_format(s, &o->config, 0, value, sizeof value);
+        if (Options_given(o, s->name)) /* "--depth 4" */
+            snprintf(setting, sizeof setting, "%s %s", origin, value);
+        else /* "depth 4 (--preset FILE)" */
+            snprintf(setting, sizeof setting, "%s %s (%s)", s->name, value, origin);
+        fprintf(stderr,
+                "attnscope: warning: %s had no effect: every line sets \"%s\", which wins (a "
+                "line's settings replace the command line's; leave the key out of the lines to "
+                "take it from the command line)\n",
+                setting, s->json);
+    }
+}
+
+/* One line (named so for --verbose) into r: the configuration it describes (into *c, *valid
+   when it is), checked, priced against its bound, then run; with --verbose its estimate is said
+   before and its time after.  Returns 0, 2 (bad input or above its bound) or 1 (the
+   computation failed), with the message in err. */
+static int run_line(const Options *o, const char *text, size_t length, const char *named,
+                    const Progress *lanes, Pricing *pricing, KeysHeld *keys, Workspace *w,
+                    Result *r, WidthSweep *sweep, Config *c, bool *valid, char *err, size_t size)
+{
+    *valid = false;
     char message[OPTIONS_ERROR_SIZE];
     JsonValue *object = Json_parse(text, length, message, sizeof message);
     if (!object) {
@@ -352,24 +404,25 @@ static int run_line(const Options *o, const char *text, size_t length, const cha
                  message);
         return 2;
     }
-    Config c;
+    count_keys(keys, object);
     double bound = 0;
-    int bad = line_config(object, o, &c, &bound, message, sizeof message) ||
-              within_bound(&c, o, bound, pricing, message, sizeof message);
+    int bad = line_config(object, o, c, &bound, message, sizeof message);
+    *valid = !bad;
+    bad = bad || within_bound(c, o, bound, pricing, message, sizeof message);
     JsonValue_free(object);
     if (bad) {
         snprintf(err, size, "%s", message);
         return 2;
     }
-    double estimate = o->verbose ? say_estimate(&c, o, pricing, named) : NAN;
+    double estimate = o->verbose ? say_estimate(c, o, pricing, named) : NAN;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    if (Compute_batch(&c, o->sweep_tokens, lanes, w, r, sweep, err, size))
+    if (Compute_batch(c, o->sweep_tokens, lanes, w, r, sweep, err, size))
         return 1;
     if (o->verbose)
         fprintf(stderr, "attnscope: %s: computed in %.3g s (estimate %.3g s)\n", named,
                 seconds_since(&start), estimate);
-    Options_warn_inert(o, &c, &r->warnings);
+    Options_warn_inert(o, c, &r->warnings);
     return 0;
 }
 
@@ -416,6 +469,7 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
     WidthSweep sweep;
     char err[OPTIONS_ERROR_SIZE];
     Pricing pricing = {.two_lanes = lanes != NULL};
+    KeysHeld keys = {.held = calloc((size_t)Settings_count(), sizeof *keys.held)};
     long first = first_line_number();
     char named[96];
     while ((got = LineReader_next(&lines, err, sizeof err)) == LINE_READ) {
@@ -426,12 +480,14 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
         line_name(line, first, named, sizeof named);
-        int outcome =
-            run_line(o, text, lines.length, named, lanes, &pricing, w, r, &sweep, err, sizeof err);
+        Config c;
+        bool valid;
+        int outcome = run_line(o, text, lines.length, named, lanes, &pricing, &keys, w, r, &sweep,
+                               &c, &valid, err, sizeof err);
         record.length = 0;
         if (outcome) {
             fprintf(stderr, "attnscope: %s: %s\n", named, err);
-            error_record(err, line, &record);
+            error_record(err, line, valid ? &c : NULL, &record);
             if (status != 1)
                 status = outcome;
         } else {
@@ -457,6 +513,8 @@ int Jsonl_run(const Options *o, const Progress *lanes, Workspace *w, Result *r, 
         if (status != 1)
             status = LineStatus_exit_status(got);
     }
+    warn_overridden(o, &keys);
+    free(keys.held);
     LineReader_release(&lines);
     Text_free(&record);
     return status;

@@ -394,11 +394,16 @@ static bool exists_now(const char *path)
    the exported files where asked: 0, or 1 (said on stderr).  export_new: --export's directory
    did not exist when it was checked, before the run; one there now is another's (a second
    export racing to the same new directory), never replaced as an earlier export is. */
-static int batch_write(const Options *o, const Result *r, const WidthSweep *sweep,
-                       const Conditioning *conditioning, bool export_new, Text *doc)
+static int batch_write(const Options *o, const Checkpoint *checkpoint, const Result *r,
+                       const WidthSweep *sweep, const Conditioning *conditioning, bool export_new,
+                       Text *doc)
 {
     char err[OPTIONS_ERROR_SIZE];
-    Batch_document(r, sweep, conditioning, o->hf_config.file[0] ? &o->hf_config : NULL, doc);
+    /* After the run, which has let the checkpoint's pages go: one more pass over the files. */
+    CheckpointIdentity weights =
+        checkpoint ? Checkpoint_identity(checkpoint) : (CheckpointIdentity){0};
+    Batch_document(r, sweep, conditioning, o->hf_config.file[0] ? &o->hf_config : NULL,
+                   checkpoint ? &weights : NULL, doc);
     if (doc->failed) {
         fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
         return 1;
@@ -518,7 +523,7 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
         Lanes_start(lanes, workspace_free_task, w);
         w = NULL;
     }
-    status = batch_write(o, r, o->sweep_tokens ? &sweep : NULL,
+    status = batch_write(o, checkpoint, r, o->sweep_tokens ? &sweep : NULL,
                          o->conditioning ? &conditioning : NULL, export_new, &doc);
     if (lanes)
         Lanes_finished(lanes, true);

@@ -5,6 +5,7 @@
 #include "json_read.h"
 #include "jsonl.h"
 #include "line_reader.h"
+#include "merge_keys.h"
 #include "options.h"
 
 #include <errno.h>
@@ -19,6 +20,9 @@ enum { BAND_NETWORK, BAND_COUNTERPART, BANDS };
 static const char *const MEAN_KEY[BANDS] = {"stable_rank_mean", "counterpart_stable_rank_mean"};
 static const char *const STD_KEY[BANDS] = {"stable_rank_std", "counterpart_stable_rank_std"};
 static const char *const M2_KEY[BANDS] = {"stable_rank_m2", "counterpart_stable_rank_m2"};
+static const char *const COUNT_KEY[BANDS] = {"stable_rank_count", "counterpart_stable_rank_count"};
+/* The first seed's stable rank per layer, null where it has none. */
+static const char *const FIRST_SEED_KEY[BANDS] = {"stable_rank", "counterpart_stable_rank"};
 /* What one run's circumstances are: listed per shard in merged_from, not copied. */
 static const char *const RUN_KEYS[] = {"line", "blas_threads", "elapsed_seconds", "provenance",
                                        "merged_from"};
@@ -32,8 +36,10 @@ typedef struct {
     size_t length;
     Config config;
     char *version, *rng;
-    JsonValue *doc; /* while merged */
-    const JsonValue *mean[BANDS], *m2[BANDS];
+    char weights[48]; /* the checkpoint's bytes and content hash, "" for drawn weights */
+    char *error;      /* a failed line's reason (its config read), or NULL */
+    JsonValue *doc;   /* while merged */
+    const JsonValue *mean[BANDS], *m2[BANDS], *count[BANDS];
 } Record;
 
 typedef struct {
@@ -46,6 +52,13 @@ typedef struct {
 static bool same_run(const Config *a, const Config *b)
 {
     return Config_same_in(a, b, ~(unsigned)(REUSE_SEED | REUSE_ENSEMBLE));
+}
+
+/* Records of one run: the same settings and the same weights (drawn, or one checkpoint's
+   contents). */
+static bool same_group(const Record *a, const Record *b)
+{
+    return same_run(&a->config, &b->config) && strcmp(a->weights, b->weights) == 0;
 }
 
 static const JsonValue *member_of_kind(const JsonValue *doc, const char *key, JsonKind kind,
@@ -81,17 +94,30 @@ static const JsonValue *layer_array(const JsonValue *doc, const char *key, int l
     return v;
 }
 
-/* Refuses statistics no run can give: a stable rank lies in [1, min(T, d)] (1 + a sum of
-   non-negative terms, at most the rank), so a mean lies there too and the M2 of n such
-   values in [0, floor(n/2) ceil(n/2) / n (max - min)^2] (half the seeds at each end); the
-   upper bounds with a relative 1e-9 for rounding.  0 or -1 with the message. */
+/* Refuses statistics no run can give: a layer's count of seeds is a whole number in
+   [0, seeds], with a mean and an M2 where it is above 0; a stable rank lies in
+   [1, min(T, d)] (1 + a sum of non-negative terms, at most the rank), so a mean lies there
+   too and the M2 of n such values in [0, floor(n/2) ceil(n/2) / n (max - min)^2] (half the
+   seeds at each end); the upper bounds with a relative 1e-9 for rounding.  0 or -1 with the
+   message. */
 static int check_statistics(const Record *r, int band, char *err, size_t size)
 {
     double top = r->config.tokens < r->config.width ? r->config.tokens : r->config.width;
-    double n = r->config.seeds, half = floor(n / 2);
-    double m2_top = half * (n - half) / n * (top - 1) * (top - 1);
     for (int l = 0; l < r->mean[band]->count; l++) {
         const JsonValue *mean = &r->mean[band]->items[l], *m2 = &r->m2[band]->items[l];
+        const JsonValue *count = &r->count[band]->items[l];
+        double n = count->kind == JSON_NUMBER ? count->number : -1;
+        if (!(n >= 0 && n <= r->config.seeds && n == floor(n)) ||
+            (n > 0 && (mean->kind != JSON_NUMBER || m2->kind != JSON_NUMBER))) {
+            snprintf(err, size,
+                     "\"%s\"[%d] = %.40s: expected a whole number of seeds in [0, %d], with a "
+                     "mean and an M2 where above 0",
+                     COUNT_KEY[band], l, count->kind == JSON_NUMBER ? count->text : "null",
+                     r->config.seeds);
+            return -1;
+        }
+        double half = floor(n / 2);
+        double m2_top = n > 0 ? half * (n - half) / n * (top - 1) * (top - 1) : 0;
         if (mean->kind == JSON_NUMBER && !(mean->number >= 1 && mean->number <= top * (1 + 1e-9))) {
             snprintf(err, size,
                      "\"%s\"[%d] = %.40s: a mean stable rank lies in [1, min(T, d) = %g]",
@@ -105,6 +131,30 @@ static int check_statistics(const Record *r, int band, char *err, size_t size)
             return -1;
         }
     }
+    return 0;
+}
+
+/* "weights" is null (drawn) or the checkpoint's identity: r->weights its bytes and content
+   hash, "" for null.  0 or -1 with the message. */
+static int read_weights(Record *r, char *err, size_t size)
+{
+    const JsonValue *w = JsonValue_member(r->doc, "weights");
+    r->weights[0] = '\0';
+    if (w && w->kind == JSON_NULL)
+        return 0;
+    const JsonValue *bytes = w && w->kind == JSON_OBJECT ? JsonValue_member(w, "bytes") : NULL;
+    const JsonValue *hash =
+        w && w->kind == JSON_OBJECT ? JsonValue_member(w, "content_hash") : NULL;
+    if (!bytes || bytes->kind != JSON_NUMBER || !hash || hash->kind != JSON_STRING ||
+        strlen(hash->text) != 16 || strspn(hash->text, "0123456789abcdef") != 16 ||
+        strlen(bytes->text) > 20) {
+        snprintf(err, size,
+                 "\"weights\": expected null or {\"path\", \"bytes\", \"content_hash\" (16 hex "
+                 "digits)}, found %s",
+                 w ? JsonKind_name(w->kind) : "nothing (not a result record of this version?)");
+        return -1;
+    }
+    snprintf(r->weights, sizeof r->weights, "%s:%s", bytes->text, hash->text);
     return 0;
 }
 
@@ -128,6 +178,29 @@ static int check_warnings(const JsonValue *doc, char *err, size_t size)
     return 0;
 }
 
+/* A failed line's record: kept (r->error) when it names its configuration, so that the record
+   of the line run again can take its place (supersede_failed); else refused.  0 or -1. */
+static int read_failed(Record *r, const JsonValue *error, char *err, size_t size)
+{
+    const char *why = error->kind == JSON_STRING ? error->text : "?";
+    const JsonValue *config = JsonValue_member(r->doc, "config");
+    char message[OPTIONS_ERROR_SIZE];
+    r->config = Config_default();
+    if (!config || Jsonl_apply_config(config, &r->config, message, sizeof message) ||
+        Config_validate(&r->config, message, sizeof message)) {
+        snprintf(err, size,
+                 "a failed record (error: %.200s) cannot be merged: run that configuration again",
+                 why);
+        return -1;
+    }
+    r->error = strdup(why);
+    if (!r->error) {
+        snprintf(err, size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* Checks r->doc and fills r's config and ensemble from it, and *version and *rng; 0 or -1
    with the message. */
 static int read_record(Record *r, const JsonValue **version_out, const JsonValue **rng_out,
@@ -139,12 +212,8 @@ static int read_record(Record *r, const JsonValue **version_out, const JsonValue
                  JsonKind_name(doc->kind));
         return -1;
     }
-    if ((v = JsonValue_member(doc, "error"))) {
-        snprintf(err, size,
-                 "a failed record (error: %.200s) cannot be merged: run that configuration again",
-                 v->kind == JSON_STRING ? v->text : "?");
-        return -1;
-    }
+    if ((v = JsonValue_member(doc, "error")))
+        return read_failed(r, v, err, size);
     const JsonValue *version = member_of_kind(doc, "attnscope", JSON_STRING, err, size);
     const JsonValue *rng = version ? member_of_kind(doc, "rng", JSON_STRING, err, size) : NULL;
     const JsonValue *config = rng ? member_of_kind(doc, "config", JSON_OBJECT, err, size) : NULL;
@@ -184,10 +253,13 @@ static int read_record(Record *r, const JsonValue **version_out, const JsonValue
     for (int b = 0; b < BANDS; b++) {
         r->mean[b] = layer_array(doc, MEAN_KEY[b], r->config.depth + 1, err, size);
         r->m2[b] = r->mean[b] ? layer_array(doc, M2_KEY[b], r->config.depth + 1, err, size) : NULL;
-        if (!r->m2[b] || check_statistics(r, b, err, size))
+        r->count[b] =
+            r->m2[b] ? layer_array(doc, COUNT_KEY[b], r->config.depth + 1, err, size) : NULL;
+        if (!r->count[b] || check_statistics(r, b, err, size) ||
+            !layer_array(doc, FIRST_SEED_KEY[b], r->config.depth + 1, err, size))
             return -1;
     }
-    return check_warnings(doc, err, size);
+    return read_weights(r, err, size) ? -1 : check_warnings(doc, err, size);
 }
 
 static bool blank(const char *text, size_t length)
@@ -222,6 +294,12 @@ static int add_record(Input *in, const char *path, const LineReader *lines)
         JsonValue_free(r->doc);
         snprintf(in->err, sizeof in->err, "%s:%ld: %.400s", lines->name, lines->number, message);
         return 2;
+    }
+    if (r->error) { /* kept for its configuration alone */
+        JsonValue_free(r->doc);
+        r->doc = NULL;
+        in->count++;
+        return 0;
     }
     r->version = strdup(version->text);
     r->rng = strdup(rng->text);
@@ -283,6 +361,9 @@ static int by_settings(const void *a, const void *b)
         if (p != q)
             return p < q ? -1 : 1;
     }
+    int weights = strcmp(x->weights, y->weights);
+    if (weights)
+        return weights;
     if (x->config.seed != y->config.seed)
         return x->config.seed < y->config.seed ? -1 : 1;
     /* Equal ranges overlap and are refused; the input order keeps the message stable. */
@@ -325,37 +406,54 @@ static double number_or_nan(const JsonValue *v)
 }
 
 /* Count, mean and M2 per layer of one network over the group's shards, in seed order, by
-   Chan's pairwise formula; NaN where any shard has none (as one run gives NaN when any seed
-   lacks the value), and the sample std sqrt(M2 / (n − 1)) as a run computes it. */
+   Chan's pairwise formula over the seeds each shard counts there (a shard that counts none
+   adds nothing; NaN where no shard counts one, as one run gives), and the sample std
+   sqrt(M2 / (n − 1)) as a run computes it. */
 static void combine(Record **shard, int count, int band, int layers, double *mean, double *m2,
-                    double *std)
+                    double *std, double *seeds)
 {
     for (int l = 0; l < layers; l++) {
-        double n = shard[0]->config.seeds;
-        mean[l] = number_or_nan(&shard[0]->mean[band]->items[l]);
-        m2[l] = number_or_nan(&shard[0]->m2[band]->items[l]);
-        for (int i = 1; i < count; i++) {
-            double nb = shard[i]->config.seeds, total = n + nb;
-            double delta = number_or_nan(&shard[i]->mean[band]->items[l]) - mean[l];
-            mean[l] += delta * nb / total;
-            m2[l] += number_or_nan(&shard[i]->m2[band]->items[l]) + delta * delta * n * nb / total;
+        double n = 0;
+        mean[l] = m2[l] = NAN;
+        for (int i = 0; i < count; i++) {
+            double nb = shard[i]->count[band]->items[l].number, total = n + nb;
+            double mb = number_or_nan(&shard[i]->mean[band]->items[l]);
+            double m2b = number_or_nan(&shard[i]->m2[band]->items[l]);
+            if (nb == 0)
+                continue;
+            if (n == 0) {
+                mean[l] = mb;
+                m2[l] = m2b;
+            } else {
+                double delta = mb - mean[l];
+                mean[l] += delta * nb / total;
+                m2[l] += m2b + delta * delta * n * nb / total;
+            }
             n = total;
         }
         std[l] = n > 1 ? sqrt(m2[l] / (n - 1)) : NAN;
+        seeds[l] = n;
     }
 }
 
-/* Which ensemble array key names (mean, std or M2 of which network), or NULL. */
-static const double *ensemble_values(const char *key, const double *const mean[BANDS],
-                                     const double *const m2[BANDS], const double *const std[BANDS])
+/* One network's ensemble per layer, combined. */
+typedef struct {
+    const double *mean, *m2, *std, *count;
+} Ensemble;
+enum { ENSEMBLE_ARRAYS = 4 };
+
+/* Which ensemble array key names (mean, std, M2 or count of which network), or NULL. */
+static const double *ensemble_values(const char *key, const Ensemble e[BANDS])
 {
     for (int b = 0; b < BANDS; b++) {
         if (strcmp(key, MEAN_KEY[b]) == 0)
-            return mean[b];
+            return e[b].mean;
         if (strcmp(key, STD_KEY[b]) == 0)
-            return std[b];
+            return e[b].std;
         if (strcmp(key, M2_KEY[b]) == 0)
-            return m2[b];
+            return e[b].m2;
+        if (strcmp(key, COUNT_KEY[b]) == 0)
+            return e[b].count;
     }
     return NULL;
 }
@@ -368,31 +466,43 @@ static bool is_run_key(const char *key)
     return false;
 }
 
-/* Each warning of the shards once, in order of first appearance. */
-static void write_warnings(Text *t, Record **shard, int count)
+/* The warnings one run of all the seeds gives: the first seed's (the first shard's, whose
+   first seed is the union's), without what the first shard said of its own ensemble, then
+   what the union's ensemble says (Band_warning, as the run says it). */
+static void write_warnings(Text *t, Record **shard, int count, const Ensemble e[BANDS])
 {
-    Text_printf(t, "[");
-    int written = 0;
-    for (int i = 0; i < count; i++) {
-        const JsonValue *w = JsonValue_member(shard[i]->doc, "warnings");
-        for (int k = 0; w && w->kind == JSON_ARRAY && k < w->count; k++) {
-            const JsonValue *text = &w->items[k];
-            bool seen = text->kind != JSON_STRING;
-            for (int j = 0; j <= i && !seen; j++) {
-                const JsonValue *earlier = JsonValue_member(shard[j]->doc, "warnings");
-                int before = j == i                                   ? k
-                             : earlier && earlier->kind == JSON_ARRAY ? earlier->count
-                                                                      : 0;
-                for (int m = 0; m < before && !seen; m++)
-                    seen = earlier->items[m].kind == JSON_STRING &&
-                           strcmp(earlier->items[m].text, text->text) == 0;
-            }
-            if (seen)
-                continue;
-            Text_printf(t, written++ ? ", " : "");
-            Json_string(t, text->text);
+    int layers = shard[0]->config.depth + 1, seeds = 0;
+    for (int i = 0; i < count; i++)
+        seeds += shard[i]->config.seeds;
+    char own[BANDS][WARNING_LENGTH], merged[BANDS][WARNING_LENGTH];
+    for (int b = 0; b < BANDS; b++) {
+        double counted[layers], first[layers];
+        const JsonValue *curve = JsonValue_member(shard[0]->doc, FIRST_SEED_KEY[b]);
+        for (int l = 0; l < layers; l++) {
+            counted[l] = shard[0]->count[b]->items[l].number;
+            first[l] = number_or_nan(&curve->items[l]);
         }
+        if (!Band_warning(counted, first, layers - 1, shard[0]->config.seeds, b, own[b],
+                          sizeof own[b]))
+            own[b][0] = '\0';
+        if (!Band_warning(e[b].count, first, layers - 1, seeds, b, merged[b], sizeof merged[b]))
+            merged[b][0] = '\0';
     }
+    const JsonValue *w = JsonValue_member(shard[0]->doc, "warnings");
+    int written = 0;
+    Text_printf(t, "[");
+    for (int k = 0; w && k < w->count; k++) {
+        const char *text = w->items[k].text;
+        if (strcmp(text, own[0]) == 0 || strcmp(text, own[1]) == 0)
+            continue;
+        Text_printf(t, written++ ? ", " : "");
+        Json_string(t, text);
+    }
+    for (int b = 0; b < BANDS; b++)
+        if (merged[b][0]) {
+            Text_printf(t, written++ ? ", " : "");
+            Json_string(t, merged[b]);
+        }
     Text_printf(t, "]");
 }
 
@@ -419,10 +529,11 @@ static void unload_group(Record **group, int count)
 }
 
 /* The record of the union: the first shard's document (its first seed is the union's first
-   seed, so every first-seed series is the union's) with the union's seed count, ensemble and
-   warnings, and where each part came from. */
-static void write_merged(Text *t, Record **shard, int count, const double *const mean[BANDS],
-                         const double *const m2[BANDS], const double *const std[BANDS])
+   seed, so every first-seed series is the union's; the keys every shard holds alike were
+   checked, MergeKeys_check) with the union's seed count, ensemble, width sweep and warnings,
+   and where each part came from. */
+static void write_merged(Text *t, Record **shard, const MergeShard *parts, int count,
+                         const Ensemble e[BANDS])
 {
     const JsonValue *doc = shard[0]->doc;
     int seeds = 0, layers = shard[0]->config.depth + 1;
@@ -437,13 +548,15 @@ static void write_merged(Text *t, Record **shard, int count, const double *const
         Text_printf(t, written++ ? ", " : "");
         Json_string(t, key);
         Text_printf(t, ":");
-        const double *ensemble = ensemble_values(key, mean, m2, std);
+        const double *ensemble = ensemble_values(key, e);
         if (ensemble) {
             Json_numbers(t, ensemble, layers);
         } else if (strcmp(key, "seeds_done") == 0) {
             Text_printf(t, "%d", seeds);
         } else if (strcmp(key, "warnings") == 0) {
-            write_warnings(t, shard, count);
+            write_warnings(t, shard, count, e);
+        } else if (strcmp(key, "width_sweep") == 0) {
+            MergeKeys_write_sweep(t, parts, count);
         } else if (strcmp(key, "config") == 0) {
             Text_printf(t, "{");
             for (int k = 0; k < v->count; k++) {
@@ -486,8 +599,7 @@ static void csv_number(Text *t, double x)
 }
 
 /* One row per layer: the settings (seeds: the union's), the layer, the ensemble. */
-static void write_rows(Text *t, const Config *c, int seeds, const double *const mean[BANDS],
-                       const double *const std[BANDS])
+static void write_rows(Text *t, const Config *c, int seeds, const Ensemble e[BANDS])
 {
     Config run = *c;
     run.seeds = seeds;
@@ -502,11 +614,12 @@ static void write_rows(Text *t, const Config *c, int seeds, const double *const 
         Text_printf(t, "%s%d", settings, l);
         for (int b = 0; b < BANDS; b++) {
             Text_printf(t, ",");
-            csv_number(t, mean[b][l]);
+            csv_number(t, e[b].mean[l]);
             Text_printf(t, ",");
-            csv_number(t, std[b][l]);
+            csv_number(t, e[b].std[l]);
         }
-        Text_printf(t, ",%s\n", GAP_NAMES.names[Gap_toggled(c->gap)]);
+        Text_printf(t, ",%s,%.0f,%.0f\n", GAP_NAMES.names[Gap_toggled(c->gap)], e[0].count[l],
+                    e[1].count[l]);
     }
 }
 
@@ -515,7 +628,8 @@ static void write_csv_header(Text *t)
     for (int i = 0; i < Settings_count(); i++)
         Text_printf(t, "%s,", Settings_at(i)->json);
     Text_printf(t, "layer_index,stable_rank_mean,stable_rank_std,counterpart_stable_rank_mean,"
-                   "counterpart_stable_rank_std,counterpart_gap\n");
+                   "counterpart_stable_rank_std,counterpart_gap,stable_rank_count,"
+                   "counterpart_stable_rank_count\n");
 }
 
 /* A configuration of the grid the results should cover (--grid): its seed range is the union
@@ -637,13 +751,114 @@ static int check_same_range(Record **first, int first_seeds, Record **group, int
         return 0;
     snprintf(err, size,
              "%s:%ld begins seeds %llu..%llu of its configuration, %s:%ld seeds %llu..%llu of "
-             "another: is a shard missing? (every configuration of one merge covers the same "
-             "seeds; --uneven accepts different ranges)",
+             "another (other settings or other weights): is a shard missing? (every "
+             "configuration of one merge covers the same seeds; --uneven accepts different "
+             "ranges)",
              first[0]->file, first[0]->line, (unsigned long long)first[0]->config.seed,
              (unsigned long long)first[0]->config.seed + (unsigned long long)first_seeds - 1,
              group[0]->file, group[0]->line, (unsigned long long)group[0]->config.seed,
              (unsigned long long)group[0]->config.seed + (unsigned long long)seeds - 1);
     return -1;
+}
+
+/* Each failed line's record must be superseded by a record of the same configuration and seed
+   range (the line run again, its record added): then it is left out, said on stderr; else the
+   merge is refused.  0 or -1 with in->err. */
+static int supersede_failed(Input *in)
+{
+    for (int i = 0; i < in->count; i++) {
+        const Record *f = &in->records[i], *again = NULL;
+        for (int j = 0; j < in->count && f->error && !again; j++) {
+            const Record *r = &in->records[j];
+            if (!r->error && !r->weights[0] && same_run(&f->config, &r->config) &&
+                r->config.seed == f->config.seed && r->config.seeds == f->config.seeds)
+                again = r;
+        }
+        if (f->error && !again) {
+            snprintf(in->err, sizeof in->err,
+                     "%s:%ld: a failed record (error: %.200s) and no record of its configuration "
+                     "run again: run that line again and add its record (scripts/sweep-parallel.sh "
+                     "--resume runs the failed jobs again)",
+                     f->file, f->line, f->error);
+            return -1;
+        }
+        if (f->error)
+            fprintf(stderr,
+                    "attnscope: merge: %s:%ld, a failed line's record, left out: %s:%ld holds "
+                    "its configuration run again\n",
+                    f->file, f->line, again->file, again->line);
+    }
+    return 0;
+}
+
+/* A record of the same configuration and seeds as the one before it (a job run again whose
+   lines had succeeded) is left out, said on stderr, when its numbers are the same; different
+   numbers are refused.  Returns the records kept at the front of group, or -1 with err. */
+static int drop_repeats(Record **group, int count, char *err, size_t size)
+{
+    int kept = 1;
+    for (int i = 1; i < count; i++) {
+        Record *before = group[kept - 1], *r = group[i];
+        if (r->config.seed != before->config.seed || r->config.seeds != before->config.seeds) {
+            group[kept++] = r;
+            continue;
+        }
+        if (!MergeKeys_same_numbers(before->doc, r->doc, RUN_KEYS,
+                                    sizeof RUN_KEYS / sizeof RUN_KEYS[0])) {
+            snprintf(err, size,
+                     "%s:%ld and %s:%ld: the same seeds of one configuration with different "
+                     "numbers (a seed would count twice)",
+                     before->file, before->line, r->file, r->line);
+            return -1;
+        }
+        fprintf(stderr, "attnscope: merge: %s:%ld left out: the same record as %s:%ld\n", r->file,
+                r->line, before->file, before->line);
+        JsonValue_free(r->doc);
+        r->doc = NULL;
+    }
+    return kept;
+}
+
+/* One group of records loaded (members of them, in seed order), checked and merged into t;
+   first_seeds is the first group's range's length (set when first).  0, or 2 with err. */
+static int merge_group(MergeOptions *options, Record **group, int members, Record **first_group,
+                       int *first_seeds, bool first, double *values, MergeShard *parts, Text *t,
+                       char *err, size_t size)
+{
+    int count = drop_repeats(group, members, err, size);
+    if (count < 0 || check_tiling(group, count, err, size))
+        return 2;
+    int layers = group[0]->config.depth + 1, seeds = 0;
+    for (int i = 0; i < count; i++)
+        seeds += group[i]->config.seeds;
+    if (seeds > CONFIG_SEEDS_MAX) {
+        snprintf(err, size, "%s:%ld and the records after it: %d seeds in all; accepted at most %d",
+                 group[0]->file, group[0]->line, seeds, CONFIG_SEEDS_MAX);
+        return 2;
+    }
+    if (first)
+        *first_seeds = seeds;
+    else if (!options->uneven &&
+             check_same_range(first_group, *first_seeds, group, seeds, err, size))
+        return 2;
+    if (options->grid && check_expected(options, group, seeds, err, size))
+        return 2;
+    for (int i = 0; i < count; i++)
+        parts[i] =
+            (MergeShard){group[i]->doc, group[i]->file, group[i]->line, group[i]->config.seeds};
+    if (MergeKeys_check(parts, count, err, size))
+        return 2;
+    Ensemble e[BANDS];
+    for (int b = 0; b < BANDS; b++) {
+        double *m = values + (size_t)(ENSEMBLE_ARRAYS * b) * (size_t)layers;
+        combine(group, count, b, layers, m, m + layers, m + 2 * layers, m + 3 * layers);
+        e[b] = (Ensemble){m, m + layers, m + 2 * layers, m + 3 * layers};
+    }
+    if (options->csv)
+        write_rows(t, &group[0]->config, seeds, e);
+    else
+        write_merged(t, group, parts, count, e);
+    return 0;
 }
 
 /* Groups the records by configuration (in the order of their settings), checks and merges
@@ -654,69 +869,45 @@ static int merge_all(Input *in, MergeOptions *options, Text *t)
     /* In the order of their settings and seeds, so that the output does not depend on the
        order of the files or of their lines. */
     Record **shard = malloc(sizeof *shard * (size_t)(in->count ? in->count : 1));
+    MergeShard *parts = malloc(sizeof *parts * (size_t)(in->count ? in->count : 1));
     double *values = NULL;
-    if (!shard) {
+    if (!shard || !parts) {
+        free(shard);
+        free(parts);
         snprintf(in->err, sizeof in->err, "merge: out of memory");
         return 1;
     }
+    if (supersede_failed(in)) {
+        free(shard);
+        free(parts);
+        return 2;
+    }
+    int records = 0;
     for (int i = 0; i < in->count; i++)
-        shard[i] = &in->records[i];
-    qsort(shard, (size_t)in->count, sizeof *shard, by_settings);
+        if (!in->records[i].error)
+            shard[records++] = &in->records[i];
+    qsort(shard, (size_t)records, sizeof *shard, by_settings);
     if (options->csv)
         write_csv_header(t);
-    for (int first = 0, count; first < in->count && status == 0; first += count) {
-        for (count = 1; first + count < in->count &&
-                        same_run(&shard[first]->config, &shard[first + count]->config);
-             count++)
+    for (int first = 0, members; first < records && status == 0; first += members) {
+        for (members = 1;
+             first + members < records && same_group(shard[first], shard[first + members]);
+             members++)
             ;
         Record **group = shard + first;
-        if (check_tiling(group, count, in->err, sizeof in->err)) {
-            status = 2;
-            break;
-        }
-        int layers = group[0]->config.depth + 1, seeds = 0;
-        for (int i = 0; i < count; i++)
-            seeds += group[i]->config.seeds;
-        if (seeds > CONFIG_SEEDS_MAX) {
-            snprintf(in->err, sizeof in->err,
-                     "%s:%ld and the records after it: %d seeds in all; accepted at most %d",
-                     group[0]->file, group[0]->line, seeds, CONFIG_SEEDS_MAX);
-            status = 2;
-            break;
-        }
-        if (first == 0)
-            first_seeds = seeds;
-        else if (!options->uneven &&
-                 check_same_range(shard, first_seeds, group, seeds, in->err, sizeof in->err)) {
-            status = 2;
-            break;
-        }
-        if (options->grid && check_expected(options, group, seeds, in->err, sizeof in->err)) {
-            status = 2;
-            break;
-        }
-        double *grown = realloc(values, sizeof(double) * 3 * BANDS * (size_t)layers);
+        double *grown = realloc(values, sizeof(double) * ENSEMBLE_ARRAYS * BANDS *
+                                            (size_t)(group[0]->config.depth + 1));
         if (grown)
             values = grown;
-        if (!grown || load_group(group, count)) {
-            unload_group(group, count);
+        if (!grown || load_group(group, members)) {
+            unload_group(group, members);
             snprintf(in->err, sizeof in->err, "merge: out of memory");
             status = 1;
             break;
         }
-        const double *mean[BANDS], *m2[BANDS], *std[BANDS];
-        for (int b = 0; b < BANDS; b++) {
-            double *m = values + (size_t)(3 * b) * (size_t)layers;
-            combine(group, count, b, layers, m, m + layers, m + 2 * layers);
-            mean[b] = m;
-            m2[b] = m + layers;
-            std[b] = m + 2 * layers;
-        }
-        if (options->csv)
-            write_rows(t, &group[0]->config, seeds, mean, std);
-        else
-            write_merged(t, group, count, mean, m2, std);
-        unload_group(group, count);
+        status = merge_group(options, group, members, shard, &first_seeds, first == 0, values,
+                             parts, t, in->err, sizeof in->err);
+        unload_group(group, members);
     }
     if (status == 0 && options->grid && check_all_found(options, in->err, sizeof in->err))
         status = 2;
@@ -726,6 +917,7 @@ static int merge_all(Input *in, MergeOptions *options, Text *t)
     }
     free(values);
     free(shard);
+    free(parts);
     return status;
 }
 
@@ -782,6 +974,7 @@ int Merge_main(int argc, char **argv, FILE *out)
     }
     for (int i = 0; i < in.count; i++) {
         free(in.records[i].text);
+        free(in.records[i].error);
         free(in.records[i].version);
         free(in.records[i].rng);
     }

@@ -98,6 +98,13 @@ void Safetensors_block_to_double(const SafetensorsTensor *t, uint64_t first_row,
    memory; nothing for a checkpoint made by Safetensors_parse on bytes of the caller's. */
 void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t);
 
+/* What identifies the checkpoint's contents: the bytes of its files, in the order opened (a
+   directory's shards as its index lists them), and their 64-bit FNV-1a hash taken a
+   little-endian 8-byte word at a time (the last bytes of a file one by one), files in turn.
+   One pass over the files at memory speed, whose pages are let go as it goes; 0 bytes for a
+   checkpoint made by Safetensors_parse on bytes of the caller's. */
+uint64_t Safetensors_content_hash(const Safetensors *s, uint64_t *bytes);
+
 /* The index (row-major, in the file's layout) of the first NaN or infinite element, its value
    in *value; t->elements when every one is finite.  The format allows them; a reader refuses
    them where it reads the values as weights. */

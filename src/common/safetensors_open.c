@@ -28,6 +28,32 @@ void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t)
         madvise((void *)begin, end - begin, MADV_DONTNEED);
 }
 
+uint64_t Safetensors_content_hash(const Safetensors *s, uint64_t *bytes)
+{
+    const uint64_t prime = 0x100000001b3ULL, chunk = (uint64_t)1 << 24;
+    uint64_t hash = 0xcbf29ce484222325ULL;
+    *bytes = 0;
+    for (int m = 0; m < s->mapping_count; m++) {
+        const unsigned char *p = s->mappings[m].address;
+        size_t n = s->mappings[m].length, i = 0;
+        for (size_t done = 0; done < n; done += chunk) {
+            size_t end = n - done < chunk ? n : done + chunk;
+            for (; i + 8 <= end; i += 8) {
+                uint64_t word = 0;
+                for (int b = 7; b >= 0; b--)
+                    word = word << 8 | p[i + (size_t)b];
+                hash = (hash ^ word) * prime;
+            }
+            if (end - done == chunk) /* whole pages of the mapping behind us: let them go */
+                madvise((void *)(p + done), chunk, MADV_DONTNEED);
+        }
+        for (; i < n; i++)
+            hash = (hash ^ p[i]) * prime;
+        *bytes += n;
+    }
+    return hash;
+}
+
 /* Maps the file at path read-only and checks it; the mapping joins s's. */
 static Safetensors *map_file(const char *path, Mapping *mapping, char *err, size_t size)
 {

@@ -687,6 +687,13 @@ const char *Checkpoint_path(const Checkpoint *k)
     return Safetensors_path(k->tensors);
 }
 
+CheckpointIdentity Checkpoint_identity(const Checkpoint *k)
+{
+    CheckpointIdentity id = {.path = Checkpoint_path(k)};
+    id.content_hash = Safetensors_content_hash(k->tensors, &id.bytes);
+    return id;
+}
+
 void Checkpoint_close(Checkpoint *k)
 {
     if (!k)

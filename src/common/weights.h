@@ -91,6 +91,15 @@ uint64_t Checkpoint_bytes_read(const Checkpoint *k);
 /* The path opened, for the status line. */
 const char *Checkpoint_path(const Checkpoint *k);
 
+/* Which weights a run ran: the path given, and what identifies the contents wherever the
+   files are (Safetensors_content_hash: their bytes and hash).  The batch document's
+   "weights" (README, "weights"), which merge groups records by. */
+typedef struct {
+    const char *path;
+    uint64_t bytes, content_hash;
+} CheckpointIdentity;
+CheckpointIdentity Checkpoint_identity(const Checkpoint *k);
+
 void Checkpoint_close(Checkpoint *k);
 
 #endif

@@ -188,8 +188,8 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
     }
 }
 
-/* Mean, sample std and M2 of one per-layer value over the seeds; NaN if any seed lacks it or
-   has it from rounding alone (track_round_off's noise). */
+/* Mean, sample std and M2 of one per-layer value over the seeds that have it (not NaN, not
+   from rounding alone: track_round_off's noise), and how many those are. */
 static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, const Config *c,
                       int network)
 {
@@ -200,16 +200,24 @@ static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, const C
     }
     for (int l = 0; l <= c->depth; l++) {
         double mean = 0, ss = 0;
-        for (int s = 0; s < seeds; s++)
-            mean += from(noise_from[s], l) ? NAN : tracks[s][network]->state[l].stable_rank;
-        mean /= seeds;
+        int n = 0;
+        for (int s = 0; s < seeds; s++) {
+            double x = tracks[s][network]->state[l].stable_rank;
+            if (!from(noise_from[s], l) && !isnan(x)) {
+                mean += x;
+                n++;
+            }
+        }
+        mean = n ? mean / n : NAN;
         for (int s = 0; s < seeds; s++) {
             double dv = tracks[s][network]->state[l].stable_rank - mean;
-            ss += dv * dv;
+            if (!from(noise_from[s], l) && !isnan(dv))
+                ss += dv * dv;
         }
         band->mean[l] = mean;
-        band->std[l] = seeds > 1 ? sqrt(ss / (seeds - 1)) : NAN;
-        band->m2[l] = ss;
+        band->std[l] = n > 1 ? sqrt(ss / (n - 1)) : NAN;
+        band->m2[l] = n ? ss : NAN;
+        band->count[l] = n;
     }
 }
 
@@ -439,11 +447,13 @@ static void copy_maps(Result *out, const KeptSpectra *spectra)
 
 /* Rewrites out from the kept tracks of the first `seeds` seeds: the first seed's curves,
    the bands over the leading seeds that are complete, the shown spectra, the readouts, the
-   warnings (spectra first, then layer by layer, the network before its counterpart, seed
-   by seed) and the measure routes.  The same order whatever was kept, so a result does not
-   depend on what earlier runs left.  After each layer (while a screen follows the run) the
-   warnings and routes are the first seed's alone: all seeds' would make every layer cost as
-   much as the whole ensemble so far; the end of the run gathers them all (every_seed). */
+   warnings (spectra first, then layer by layer, the network before its counterpart; the
+   first seed's, whose numbers are shown, then the bands' where some seeds have no stable
+   rank: a merge of seed ranges says the same, docs/model.md §6) and the measure routes.  The
+   same order whatever was kept, so a result does not depend on what earlier runs left.
+   After each layer (while a screen follows the run) the routes are the first seed's alone:
+   all seeds' would make every layer cost as much as the whole ensemble so far; the end of
+   the run gathers them all (every_seed). */
 void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
 {
     const Config *c = run->config;
@@ -503,9 +513,17 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
                     continue;
                 const LayerState *state = &t->state[l];
                 measure_counts_add(&out->measure_counts, &state->counts);
-                for (int i = 0; state->warnings && i < state->warnings->count; i++)
+                for (int i = 0; s == 0 && state->warnings && i < state->warnings->count; i++)
                     add_track_warning(&out->warnings, state->warnings->text[i],
                                       state->warnings->subject[i], ROLE_NAMES[n], l);
             }
+    }
+    const Band *bands[NETWORKS] = {&out->stable_rank_band, &out->counterpart_band};
+    const Curves *first[NETWORKS] = {&out->network, &out->counterpart};
+    for (int n = 0; n < NETWORKS && out->seeds_done > 0; n++) {
+        char text[WARNING_LENGTH];
+        if (Band_warning(bands[n]->count, first[n]->stable_rank, depth, out->seeds_done,
+                         n == NETWORK_COUNTERPART, text, sizeof text))
+            Warnings_add_about(&out->warnings, WARNING_ABOUT_STABLE_RANK, "%s", text);
     }
 }

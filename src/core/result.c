@@ -11,7 +11,7 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 52 };
+enum { LAYER_ARRAYS = 54 };
 
 /* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
    release and copying share. */
@@ -44,6 +44,7 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
         arrays[n++] = &bands[k]->mean;
         arrays[n++] = &bands[k]->std;
         arrays[n++] = &bands[k]->m2;
+        arrays[n++] = &bands[k]->count;
     }
 }
 
@@ -193,6 +194,27 @@ void Warnings_add_all(Warnings *w, const Warnings *from)
         warnings_drop(w, from->dropped, from->subject[from->count - 1]);
 }
 
+int Band_warning(const double *count, const double *first, int depth, int seeds, bool counterpart,
+                 char *buf, size_t size)
+{
+    int from = -1, fewest = seeds;
+    for (int l = 0; l <= depth; l++) {
+        if (count[l] < seeds - (isnan(first[l]) ? 1 : 0))
+            from = from < 0 ? l : from;
+        fewest = count[l] < fewest ? (int)count[l] : fewest;
+    }
+    if (from < 0)
+        return 0;
+    int n = snprintf(buf, size,
+                     "%sstable_rank_mean: from layer %d some of the %d seeds have no stable rank "
+                     "(their network is exactly 0, or its tokens are equal to within "
+                     "round-off): the mean, std and M2 there are over the seeds that have one, "
+                     "as few as %d (%sstable_rank_count, per layer)",
+                     counterpart ? "counterpart_" : "", from, seeds, fewest,
+                     counterpart ? "counterpart_" : "");
+    return n > 0 && (size_t)n < size ? n : 0;
+}
+
 void Warnings_add(Warnings *w, const char *fmt, ...)
 {
     va_list ap;
@@ -230,6 +252,8 @@ SERIES_OF(counterpart_gradient_norm, r->counterpart.gradient_norm)
 SERIES_OF(counterpart_log10_gradient_norm, r->counterpart.log10_gradient_norm)
 SERIES_OF(stable_rank_m2, r->stable_rank_band.m2)
 SERIES_OF(counterpart_stable_rank_m2, r->counterpart_band.m2)
+SERIES_OF(stable_rank_count, r->stable_rank_band.count)
+SERIES_OF(counterpart_stable_rank_count, r->counterpart_band.count)
 SERIES_OF(log10_norm, r->network.log10_norm)
 SERIES_OF(counterpart_log10_norm, r->counterpart.log10_norm)
 #define ENTROPY_SERIES_OF(prefix, curves)                                                          \
@@ -293,6 +317,10 @@ const ResultSeries RESULT_SERIES[] = {
      false, stable_rank_m2},
     {"counterpart_stable_rank_m2", NULL, "the same, gap-toggled network", false,
      counterpart_stable_rank_m2},
+    {"stable_rank_count", NULL, "the seeds the mean, std and M2 hold (those with a stable rank)",
+     false, stable_rank_count},
+    {"counterpart_stable_rank_count", NULL, "the same, gap-toggled network", false,
+     counterpart_stable_rank_count},
     /* The row entropies H_i = −Σ_j A_ij ln A_ij of A before gap removal (null at ℓ = 0: no
        attention), of the shown head and averaged over the heads. */
     {"attention_entropy_mean", "attention_entropy", "mean of H_i over the rows, nats, shown head",

@@ -4,7 +4,8 @@
 # table's in_use and needs).  Each case of the issue-25 exploration (each ran as the default,
 # without a word), and the main option on: no warning.  A sink with another attention than
 # softmax, once refused, follows the same rule now, on the command line, in a --jsonl line
-# and (as documented) not from a preset's own lines.  Refused still: --present with --batch;
+# and (as documented) not from a preset's own lines.  A command-line setting every --jsonl
+# line sets is named on stderr as without effect.  Refused still: --present with --batch;
 # --softmax-demo with a setting it does not read or a checkpoint.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -179,4 +180,14 @@ grid_dropped() {
         { echo "  status $?, stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
 check "grid names a dropped option alike" grid_dropped
+# A setting on the command line that every --jsonl line sets (grid writes every key) is
+# overridden: said on stderr, naming it; one that some line leaves out is not.
+overridden() {
+    printf '{"depth": 1, "attention": "softmax"}\n{"depth": 2}\n' |
+        "$BIN" --batch --jsonl -T 8 -d 8 -L 4 -a markov --seeds 2 >"$tmp/out" 2>"$tmp/err" || return 1
+    grep -qxF 'attnscope: warning: --depth 4 had no effect: every line sets "depth", which wins (a line'"'"'s settings replace the command line'"'"'s; leave the key out of the lines to take it from the command line)' "$tmp/err" &&
+        [ "$(grep -c 'had no effect' "$tmp/err")" -eq 1 ] ||
+        { echo "  stderr: $(head -c 600 "$tmp/err")"; return 1; }
+}
+check "--jsonl -L 4 -a markov, every line sets depth, one attention: --depth named, alone" overridden
 finish

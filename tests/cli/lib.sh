@@ -25,6 +25,10 @@ skip_script_without_numpy() {
     fi
 }
 
+# file: a --batch document's lines but "weights", which names the checkpoint run (its path and
+# content hash): for documents of one model read from two files.
+without_weights() { grep -v '^ "weights": ' "$1"; }
+
 # stem, args...: --batch's document in stem.json and its stderr in stem.err; ok when the exit
 # status is 0, else that status and the start of stderr are printed.
 batch_document() {

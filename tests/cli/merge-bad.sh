@@ -1,6 +1,7 @@
 #!/bin/bash
 # merge refuses what does not fit together, saying why and where (FILE:LINE), with exit 2 and
-# nothing on stdout: overlapping or missing seed ranges, configurations covering different
+# nothing on stdout: overlapping or missing seed ranges (one record twice is left out once:
+# merge-whole.sh), configurations covering different
 # seed ranges (a lost shard at the end) unless --uneven, results that are not those of the
 # --grid given, other versions or generators, failed
 # or stopped runs, records that are not results, and bad usage.
@@ -16,9 +17,10 @@ sed -n '3,4p' "$tmp/parts.jsonl" >"$tmp/rest.jsonl"
 
 refused() { refused_running "$BIN" merge -- "$@"; } # expected-message -- merge arguments...
 
-check "a shard twice: overlap, both places named" refused \
-    "$tmp/parts.jsonl:1 (seeds 1..2) and $tmp/first.jsonl:1 (seeds 1..2) overlap: a seed would count twice" \
-    -- "$tmp/parts.jsonl" "$tmp/first.jsonl"
+"$BIN" grid seeds=4 -T 8 -d 8 -L 2 | "$BIN" --batch --jsonl >"$tmp/four.jsonl"
+check "ranges that overlap: both places named" refused \
+    "$tmp/parts.jsonl:1 (seeds 1..2) and $tmp/four.jsonl:1 (seeds 1..4) overlap: a seed would count twice" \
+    -- "$tmp/parts.jsonl" "$tmp/four.jsonl"
 check "a missing shard: the gap named" refused \
     "$tmp/first.jsonl:1 (seeds 1..2) and $tmp/rest.jsonl:1 (seeds 5..6) leave a gap: the seeds between are missing" \
     -- "$tmp/first.jsonl" "$tmp/rest.jsonl"
@@ -59,7 +61,7 @@ check "a cut line" refused "$tmp/cut.jsonl:2: JSON byte 16: expected a value, fo
 "$BIN" grid gap=off,center seeds=8 -T 8 -d 8 -L 2 --shards 4 | "$BIN" --batch --jsonl >"$tmp/two.jsonl"
 head -7 "$tmp/two.jsonl" >"$tmp/lost.jsonl"
 check "a lost last shard of one configuration" refused \
-    "$tmp/lost.jsonl:1 begins seeds 1..8 of its configuration, $tmp/lost.jsonl:5 seeds 1..6 of another: is a shard missing?" \
+    "$tmp/lost.jsonl:1 begins seeds 1..8 of its configuration, $tmp/lost.jsonl:5 seeds 1..6 of another (other settings or other weights): is a shard missing?" \
     -- "$tmp/lost.jsonl"
 uneven() {
     "$BIN" merge --uneven "$tmp/lost.jsonl" | "$PY" -c 'import json, sys

@@ -2,7 +2,8 @@
 # scripts/sweep-parallel.sh runs a grid with GNU parallel on this machine: every job in the
 # job log, the records merged equal to the same grid run in one --batch --jsonl process (to
 # the last bit), and a resumed run after an interruption computes only the jobs that had not
-# ended; a resumed run of a finished sweep computes nothing.  Skipped (never passed) without
+# ended; a resumed run of a finished sweep computes nothing; failed jobs (lines above their
+# max_time) run again with --resume --max-time and merge without their failed records.  Skipped (never passed) without
 # GNU parallel.
 set -u
 cd "$(dirname "$0")/../.."
@@ -61,6 +62,25 @@ sweep --lines 5 --sshloginfile "$tmp/logins" "$tmp/grid.jsonl" "$tmp/batched.jso
 check "--lines 5 --sshloginfile: exit 0, 3 jobs" test $? -eq 0 -a \
     "$(awk 'NR > 1' "$tmp/batched.jsonl.joblog" | wc -l)" -eq 3
 check "... the same numbers" cmp -s <(merged_numbers "$tmp/batched.jsonl") <(merged_numbers "$tmp/one-process.jsonl")
+
+# Lines refused as too long (grid --max-time baked in): --resume runs the failed jobs again,
+# with --max-time (which overrides the lines' "max_time"); merge leaves the failed records out.
+"$BIN" grid 'T=8,16 seeds=4' -d 16 -L 2 --shards 2 --max-time 1e-9 >"$tmp/tight.jsonl"
+sweep --jobs 2 --lines 2 --joblog "$tmp/tight.log" "$tmp/tight.jsonl" "$tmp/tight-results.jsonl" 2>/dev/null
+check "every line above its max_time: 2 failed jobs" test $? -eq 2
+sweep --jobs 2 --lines 2 --joblog "$tmp/tight.log" --resume --max-time 1000 "$tmp/tight.jsonl" \
+    "$tmp/tight-results.jsonl" 2>"$tmp/err"
+check "--resume --max-time 1000: the failed jobs run again, exit 0" test $? -eq 0 -a \
+    "$(awk 'NR > 1 && $7 == 0' "$tmp/tight.log" | wc -l)" -eq 2
+"$BIN" --batch --jsonl <"$tmp/tight.jsonl" --max-time 1000 >"$tmp/tight-one.jsonl"
+tight_merged() {
+    local a
+    a=$(merged_numbers "$tmp/tight-results.jsonl" 2>/dev/null) && [ -n "$a" ] &&
+        [ "$a" = "$(merged_numbers "$tmp/tight-one.jsonl")" ]
+}
+check "... merged: the failed records left out, the numbers of one process" tight_merged
+sweep --jobs 2 --lines 2 --joblog "$tmp/tight.log" --resume "$tmp/tight.jsonl" "$tmp/tight-results.jsonl"
+check "... resumed again: no job run" test $? -eq 0 -a "$(awk 'NR > 1' "$tmp/tight.log" | wc -l)" -eq 4
 
 refused() { refused_running scripts/sweep-parallel.sh -- "$@"; } # expected-message -- args...
 check "bad --jobs" refused "--jobs '0': accepted a whole number from 1" -- --jobs 0 "$tmp/grid.jsonl" "$tmp/x"
