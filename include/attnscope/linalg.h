@@ -17,6 +17,8 @@
 #ifndef ATTNSCOPE_LINALG_H
 #define ATTNSCOPE_LINALG_H
 
+#include "attnscope/hessenberg_tuning.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -128,6 +130,10 @@ int Linalg_gram(Linalg *la, int m, int n, const double *a, double *c);
 
 /* Eigenvalues of the n×n matrix a (destroyed). */
 int Linalg_eigenvalues(Linalg *la, int n, double *a, double *re, double *im);
+/* The shift count and deflation window of the Hessenberg QR inside Linalg_eigenvalues at
+   order n: hessenberg_tuning.c's table, which every executable linking this file gives
+   OpenBLAS's dhseqr in place of LAPACK's defaults. */
+HessenbergChoice Linalg_eigenvalue_tuning(int n);
 
 /* Singular values of the m×n matrix a (destroyed), descending. */
 int Linalg_singular_values(Linalg *la, int m, int n, double *a, double *s);
