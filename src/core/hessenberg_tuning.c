@@ -27,7 +27,7 @@ static const struct {
     int from, shifts;
 } TUNED_SHIFTS[] = {
     {150, 16},
-    {1792, 24},
+    {1280, 24},
     {3000, 32},
     {6000, 0},
 };
