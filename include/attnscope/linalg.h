@@ -5,7 +5,7 @@
  * the long calls and the product may also return LINALG_STOPPED.
  *
  * Stopping.  One LAPACK call cannot be interrupted from inside, and at T = 4096 dgeev runs
- * for half a minute.  The core starts no process and knows no OS, so it offers hooks: the
+ * for a quarter of a minute.  The core starts no process and knows no OS, so it offers hooks: the
  * long calls (eigenvalues, singular values, SVD, symmetric eigenvalues, Gram matrix, QR,
  * Cholesky) are
  * described as a LinalgCall and handed to an isolation hook, which may run them somewhere they can
