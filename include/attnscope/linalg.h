@@ -5,7 +5,7 @@
  * the long calls and the product may also return LINALG_STOPPED.
  *
  * Stopping.  One LAPACK call cannot be interrupted from inside, and at T = 4096 dgeev runs
- * for half a minute.  The core starts no process and knows no OS, so it offers hooks: the
+ * for a quarter of a minute.  The core starts no process and knows no OS, so it offers hooks: the
  * long calls (eigenvalues, singular values, SVD, symmetric eigenvalues, Gram matrix, QR,
  * Cholesky) are
  * described as a LinalgCall and handed to an isolation hook, which may run them somewhere they can
@@ -16,6 +16,8 @@
  */
 #ifndef ATTNSCOPE_LINALG_H
 #define ATTNSCOPE_LINALG_H
+
+#include "attnscope/hessenberg_tuning.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -128,6 +130,10 @@ int Linalg_gram(Linalg *la, int m, int n, const double *a, double *c);
 
 /* Eigenvalues of the n×n matrix a (destroyed). */
 int Linalg_eigenvalues(Linalg *la, int n, double *a, double *re, double *im);
+/* The shift count and deflation window of the Hessenberg QR inside Linalg_eigenvalues at
+   order n: hessenberg_tuning.c's table, which every executable linking this file gives
+   OpenBLAS's dhseqr in place of LAPACK's defaults. */
+HessenbergChoice Linalg_eigenvalue_tuning(int n);
 
 /* Singular values of the m×n matrix a (destroyed), descending. */
 int Linalg_singular_values(Linalg *la, int m, int n, double *a, double *s);

@@ -1,5 +1,5 @@
 /* Long LAPACK calls in a process of their own, so that a stop can end them: a superseded job
- * must give its core back within a second, and one dgeev at T = 4096 runs for half a minute
+ * must give its core back within a second, and one dgeev at T = 4096 runs for a quarter of a minute
  * with no way to interrupt it from inside.
  *
  * Why a process: a thread cannot be cancelled safely in the middle of LAPACK (it may hold the

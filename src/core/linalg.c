@@ -404,6 +404,11 @@ int Linalg_eigenvalues(Linalg *la, int n, double *a, double *re, double *im)
     return long_call(la, LINALG_EIGENVALUES, n, n, a, re, im, NULL);
 }
 
+HessenbergChoice Linalg_eigenvalue_tuning(int n)
+{
+    return Hessenberg_tuned(n);
+}
+
 int Linalg_singular_values(Linalg *la, int m, int n, double *a, double *s)
 {
     return long_call(la, LINALG_SINGULAR_VALUES, m, n, a, s, NULL, NULL);

@@ -10,7 +10,7 @@
  * A superseded job stops within about 0.1 s wherever it is: between layers, between the
  * blocks of a product, and inside one LAPACK call, which runs in a process of its own that
  * the stop kills (Workspace_set_isolation with src/common/isolate.c: LAPACK cannot be
- * interrupted from inside, and one dgeev at T = 4096 runs for half a minute).  That costs a
+ * interrupted from inside, and one dgeev at T = 4096 runs for a quarter of a minute).  That costs a
  * copy of each call's matrices through shared memory (bench/README.md measures it).
  *
  * A job may ask for extras after the model run: the width sweep, the compare view's
