@@ -194,7 +194,7 @@ for j, name in enumerate(head[1:], 1):
     for l, r in enumerate(body):
         want = k[name][l]
         assert (r[j] == "" and want is None) or float(r[j]) == want, (name, l, r[j], want)
-assert len(head) == 1 + 2 * 11, head'
+assert len(head) == 1 + 2 * 12, head'
 settings=$(sed -n 2p "$tmp/export/layers.csv" | sed 's/^# //')
 # shellcheck disable=SC2086
 check "layers.csv's settings line (with --init) reproduces the run" run again $settings --conditioning
