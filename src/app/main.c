@@ -207,23 +207,28 @@ static void refusal_fit(const Options *o, const BatchPricing *pricing, double bo
         fprintf(stderr, "attnscope: %s\n", fits);
         return;
     }
+    /* "fits" is the time alone: deep or wide settings can be beyond double precision at
+       every size (kappa(K) null at each layer), which only the run shows. */
+    const char *time_only = "the time alone: whether kappa(K) is certified there, only the run "
+                            "shows";
     Options candidate = *o;
     candidate.config = fit;
     if (conditioning_path_exact(&candidate, &fit, pricing->rates)) {
         fprintf(stderr,
                 "attnscope: %s: there K is built in full (T*d = %d products with K per layer of "
-                "both networks, then its extremes)\n",
-                fits, fit.tokens * fit.width);
+                "both networks, then its extremes; %s)\n",
+                fits, fit.tokens * fit.width, time_only);
         return;
     }
     fprintf(stderr,
             "attnscope: %s: each layer of both networks takes %s products with K, of "
-            "H(2Td^2 + 8T^2 d) flops each\n",
+            "H(2Td^2 + 8T^2 d) flops each (%s)\n",
             fits,
             Cost_conditioning_seeks_s_min(&fit)
                 ? "a few hundred (s_min sought)"
                 : "about fifty (the lower bound on kappa; a few hundred where kappa(K) < 1e4 "
-                  "makes a layer seek s_min, which only the run knows)");
+                  "makes a layer seek s_min, which only the run knows)",
+            time_only);
 }
 
 /* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
