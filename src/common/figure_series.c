@@ -339,6 +339,7 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
                     k->jacobian_exact ? "◇" : "▵"}},
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG,
+        .x_span_all = true,
         .notes = compact         ? 0
                  : t->note[2][0] ? 3
                                  : 2,
