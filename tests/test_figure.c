@@ -6,7 +6,8 @@
  *   - the row-entropy histogram's title names what bounds its rows: ln T where each row sees
  *     every key, else the largest ln n_i, counted here from the mask's rule loop by loop; the
  *     depth plot's ceiling follows each layer's mask;
- *   - a missing value (NaN, ±inf: null in the JSON) prints as a word, never "nan" or "inf".
+ *   - a missing value (NaN, ±inf: null in the JSON) prints as a word, never "nan" or "inf";
+ *   - the conditioning plot's layer axis spans the network's layers, its nulls gaps.
  */
 #include "testing.h"
 
@@ -14,6 +15,9 @@
 
 #include "canvas.h"
 #include "figure.h"
+#include "figure_series.h"
+
+#include "attnscope/conditioning.h"
 
 #include "attnscope/format.h"
 #include "attnscope/model.h"
@@ -303,6 +307,30 @@ static void test_log_axis_ticks_read_back(void **state)
     }
 }
 
+/* A Gaussian stack (T = 8, d = 16, 6 layers, K built) whose every κ curve is null at its last
+   two layers (beyond double precision): the layer axis still ends at layer 6, where main's
+   ended at the last finite point, layer 4. */
+static void test_conditioning_axis_spans_the_layers(void **state)
+{
+    (void)state;
+    Config c = Config_default();
+    c.tokens = 8;
+    c.width = 16;
+    c.depth = 6;
+    Conditioning k;
+    char err[256];
+    assert_int_equal(Conditioning_run(&c, &k, err, sizeof err), 0);
+    SeriesText t;
+    SeriesPlot p;
+    Figure_conditioning_plot(&k, NULL, false, &t, &p);
+    for (int i = 0; i < p.count; i++) /* the premise: nothing drawn at the last layer */
+        assert_false(isfinite(p.series[i].y[c.depth - 1]));
+    double lo, hi;
+    Figure_series_range(&p, true, &lo, &hi);
+    assert_true(lo == 1.0 && hi == (double)c.depth);
+    Conditioning_release(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_compare_half_config),
         cmocka_unit_test(test_missing_values_print_as_words),
         cmocka_unit_test(test_log_axis_ticks_read_back),
+        cmocka_unit_test(test_conditioning_axis_spans_the_layers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -299,8 +299,13 @@ typedef struct {
        where resolved; else (a bound below s_max)/(a bound above s_min), each the image of one
        vector, where κ(K_ℓ) is null too */
     double *kappa_jacobian_lower;
-    double *kappa_jacobian_skip;  /* κ(K_ℓ + I), exact path only */
-    double *jacobian_norm;        /* ‖K_ℓ‖₂ */
+    double *kappa_jacobian_skip; /* κ(K_ℓ + I), exact path only */
+    /* ‖K_ℓ‖₂, NaN where its certified error (jacobian_norm_error) exceeds
+       JACOBIAN_NORM_TOLERANCE of it */
+    double *jacobian_norm;
+    /* The certified error of ‖K_ℓ‖₂: the products' rounding (√(T·d)·η on the exact path, whose
+       K is built column by column from them; Lanczos's bound off it), kept where ‖K_ℓ‖₂ is null */
+    double *jacobian_norm_error;
     double *jacobian_s_min;       /* s_min(K_ℓ) */
     double *jacobian_s_min_error; /* 0 on the exact path, else the Lanczos bound */
     double *premise_ratio;        /* ‖E_ℓ‖₂ / s_min(B_ℓ) */
@@ -308,6 +313,10 @@ typedef struct {
     /* ConditioningRoute of s_min(K_ℓ) and of κ(B_ℓ), ℓ = 1..depth */
     unsigned char s_min_route[CONFIG_DEPTH_MAX + 1], dominant_route[CONFIG_DEPTH_MAX + 1];
 } ConditioningCurves;
+
+/* ‖K‖₂ is reported only where its certified error is at most this, relative: beyond, the
+   products' rounding leaves its leading digits unknown (docs/model.md §8.2). */
+#define JACOBIAN_NORM_TOLERANCE 1e-3
 
 /* The per-layer series of ConditioningCurves: the one list the JSON document reads, so that
    every series has one name (the counterpart's gets the prefix "counterpart_"). */
@@ -332,10 +341,13 @@ const double *ConditioningSeries_values(const ConditioningSeries *s, const Condi
    the double range (null, s_min not sought; first_overflow the first such layer, 1-based). */
 typedef struct {
     int certified, singular, far, beyond, lanczos, inexact, overflow, first_overflow;
+    /* The Kronecker path ran and did not certify within its steps (Lanczos or the bound next) */
+    int uncertified;
     /* Of the beyond layers, those whose reach is below 1: there the products' rounding leaves
        Lanczos nothing it could certify (κ ≥ reach < 1 would prove nothing). */
     int unresolvable;
     double kappa_at_least; /* the largest lower bound on κ(K) of those with a reach ≥ 1 (0: none) */
+    double kappa_least;    /* the smallest of those bounds (0: none) */
     /* The smallest reach (KronTally_lanczos_reach) of the beyond layers with a reach of 1 or
        more: every one of them proves κ(K) at least this (0 for none). */
     double kappa_resolvable;

@@ -96,6 +96,17 @@ static bool conditioning_path_exact(const Options *o, const Config *c, CostRates
 static int choose_conditioning_path(const Options *o, CostRates rates, bool *exact)
 {
     const Config *c = &o->config;
+    /* A path pinned to K built in full is never run without it: above the size where K is
+       built, refused rather than answered matrix-free. */
+    if (o->conditioning_path == CONDITIONING_PATH_EXACT &&
+        !Conditioning_exact(c, &(ConditioningControl){0})) {
+        fprintf(stderr,
+                "attnscope: --conditioning-path exact: K is built only up to T*d = %d, and T = "
+                "%d, d = %d gives T*d = %lld: give a smaller T or d, or --conditioning-path "
+                "auto|lanczos|kron\n",
+                CONDITIONING_EXACT_MAX, c->tokens, c->width, (long long)c->tokens * c->width);
+        return 2;
+    }
     *exact = conditioning_path_exact(o, c, rates);
     /* The network and the conditioning are each held to the budget; one refusal names both,
        so that a budget raised to the larger passes (main leaves the network's check here). */
@@ -146,7 +157,10 @@ static double batch_conditioning_seconds(const Config *c, void *context)
     candidate.config = *c;
     bool exact = conditioning_path_exact(&candidate, c, p->rates);
     char err[OPTIONS_ERROR_SIZE];
-    if (Conditioning_memory_estimate_path(c, exact) > Options_memory_budget(&candidate) ||
+    /* a size that --conditioning-path exact would refuse (choose_conditioning_path) */
+    bool pinned_beyond = p->options->conditioning_path == CONDITIONING_PATH_EXACT && !exact;
+    if (pinned_beyond ||
+        Conditioning_memory_estimate_path(c, exact) > Options_memory_budget(&candidate) ||
         Options_check_memory(&candidate, c, err, sizeof err))
         return INFINITY;
     return estimate_seconds(&candidate, p->rates, p->two_lanes, exact);
@@ -172,6 +186,49 @@ static void describe_conditioning(const Options *o, bool exact, CostRates rates,
                  ", conditioning (Lanczos; up to %.3g s more where kappa(K) < 1e4 makes a layer "
                  "seek s_min, which only the run knows)",
                  unpriced);
+}
+
+/* The conditioning refusal's second line: the size that fits within bound (most, as shown) on
+   the path that size would take, and what a layer costs there; or that no size does. */
+static void refusal_fit(const Options *o, const BatchPricing *pricing, double bound,
+                        const char *most)
+{
+    char fits[240], within[96];
+    if (Rates_margin() > 1)
+        snprintf(within, sizeof within, "%s (its estimate ×%d within it, as above)", most,
+                 RATES_SPREAD);
+    else
+        snprintf(within, sizeof within, "%s", most);
+    Config fit;
+    bool found = ConditioningFit_search(&o->config, bound / Rates_margin(),
+                                        batch_conditioning_seconds, (void *)pricing, &fit);
+    ConditioningFit_phrase(found ? &fit : NULL, within, fits, sizeof fits);
+    if (!found) {
+        fprintf(stderr, "attnscope: %s\n", fits);
+        return;
+    }
+    /* "fits" is the time alone: deep or wide settings can be beyond double precision at
+       every size (kappa(K) null at each layer), which only the run shows. */
+    const char *time_only = "the time alone: whether kappa(K) is certified there, only the run "
+                            "shows";
+    Options candidate = *o;
+    candidate.config = fit;
+    if (conditioning_path_exact(&candidate, &fit, pricing->rates)) {
+        fprintf(stderr,
+                "attnscope: %s: there K is built in full (T*d = %d products with K per layer of "
+                "both networks, then its extremes; %s)\n",
+                fits, fit.tokens * fit.width, time_only);
+        return;
+    }
+    fprintf(stderr,
+            "attnscope: %s: each layer of both networks takes %s products with K, of "
+            "H(2Td^2 + 8T^2 d) flops each (%s)\n",
+            fits,
+            Cost_conditioning_seeks_s_min(&fit)
+                ? "a few hundred (s_min sought)"
+                : "about fifty (the lower bound on kappa; a few hundred where kappa(K) < 1e4 "
+                  "makes a layer seek s_min, which only the run knows)",
+            time_only);
 }
 
 /* The estimate, when --verbose asks for it or it may pass the bound on compute time batch
@@ -221,26 +278,9 @@ static int check_estimate(const Options *o, const CostRates *rates, bool two_lan
             o->max_time > 0 ? "--max-time" : "the bound without --max-time", suggested);
     /* The size suggested is held to the margin the bound suggested above keeps, so that the
        next start, measuring the rate anew, accepts it as it accepts that bound. */
-    Config fit;
     BatchPricing pricing = {.options = o, .rates = measured, .two_lanes = two_lanes};
-    if (o->conditioning && ConditioningFit_search(&o->config, bound / Rates_margin(),
-                                                  batch_conditioning_seconds, &pricing, &fit)) {
-        char fits[240], within[96];
-        if (Rates_margin() > 1)
-            snprintf(within, sizeof within, "%s (its estimate ×%d within it, as above)", most,
-                     RATES_SPREAD);
-        else
-            snprintf(within, sizeof within, "%s", most);
-        ConditioningFit_phrase(&fit, within, fits, sizeof fits);
-        fprintf(stderr,
-                "attnscope: %s: each layer of both networks takes %s products with K, of "
-                "H(2Td^2 + 8T^2 d) flops each\n",
-                fits,
-                Cost_conditioning_seeks_s_min(&o->config)
-                    ? "a few hundred (s_min sought)"
-                    : "about fifty (the lower bound on kappa; a few hundred where kappa(K) < 1e4 "
-                      "makes a layer seek s_min, which only the run knows)");
-    }
+    if (o->conditioning)
+        refusal_fit(o, &pricing, bound, most);
     return 2;
 }
 

@@ -728,7 +728,7 @@ void Figure_series_range(const SeriesPlot *p, bool along_x, double *lo, double *
         const Series *s = &p->series[k];
         for (int i = 0; i < s->count; i++) {
             double u = Figure_scaled(p->x_scale, s->x[i]), v = Figure_scaled(p->y_scale, s->y[i]);
-            if (!isfinite(u) || !isfinite(v))
+            if (!isfinite(u) || (!isfinite(v) && !(along_x && p->x_span_all)))
                 continue;
             double w = along_x ? u : v;
             *lo = fmin(*lo, w);

@@ -283,6 +283,7 @@ typedef struct {
     const char *empty;                  /* said in the middle when no series has a point */
     const char *x_name;                 /* the x axis's name ("layer"), NULL: none */
     bool x_whole;                       /* x ticks on whole numbers only (layers) */
+    bool x_span_all; /* the x axis spans every x, null values or not (layers: nulls are gaps) */
 } SeriesPlot;
 
 /* v on the scale's axis: log10 of a positive v on a log scale (NaN otherwise), v as it is

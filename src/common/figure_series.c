@@ -250,6 +250,49 @@ static void conditioning_labels(const Conditioning *k, SeriesText *t)
     }
 }
 
+/* The route(s) s_min(K) took over both networks' layers, in a word for the compact title:
+   the matrix-free path's certified Kronecker layers, Lanczos's, both, or neither (only
+   bounds, where every layer went beyond Lanczos's reach or left it nothing). */
+static const char *route_word(const Conditioning *k)
+{
+    const KronTally *kron = &k->kron;
+    if (k->jacobian_exact)
+        return "exact";
+    if (kron->certified && kron->lanczos)
+        return "Kron+Lanczos";
+    if (kron->certified)
+        return "Kronecker";
+    return kron->lanczos ? "Lanczos" : "bounds";
+}
+
+/* Code points of UTF-8 text: the columns of the titles' characters, each one column wide. */
+static size_t columns(const char *text)
+{
+    size_t n = 0;
+    for (; *text; text++)
+        n += ((unsigned char)*text & 0xC0) != 0x80;
+    return n;
+}
+
+/* Compact (80×24, where the compare view's panels are 40 columns): one row for the longest
+   initialisation's name too, so that both panels' plots start on the same row; "nulls" is
+   left to the (!) where the route's words leave no room for it. */
+static void compact_title(const Conditioning *k, const char *init, bool singular, int missing,
+                          char *title, size_t size)
+{
+    enum { COMPACT_TITLE_COLUMNS = 40 };
+    const char *name = init ? init : "", *colon = init ? ": " : "", *route = route_word(k);
+    if (singular)
+        snprintf(title, size, "%s%sκ(K) = ∞, singular (!)", name, colon);
+    else if (!missing)
+        snprintf(title, size, "%s%sκ(K) %s", name, colon, route);
+    else {
+        snprintf(title, size, "%s%sκ(K) %s, nulls (!)", name, colon, route);
+        if (columns(title) > COMPACT_TITLE_COLUMNS)
+            snprintf(title, size, "%s%sκ(K) %s (!)", name, colon, route);
+    }
+}
+
 void Figure_conditioning_plot(const Conditioning *k, const char *init, bool compact, SeriesText *t,
                               SeriesPlot *p)
 {
@@ -277,14 +320,8 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
     int missing =
         conditioning_notes(k, bounded, t->note[0], t->note[2], t->note[1], sizeof t->note[0]);
     Figure_conditioning_title(init, t->title, sizeof t->title);
-    /* Compact (80×24, where the compare view's panels are 40 columns): one row for the
-       longest initialisation's name too, so that both panels' plots start on the same row. */
     if (compact)
-        snprintf(t->title, sizeof t->title, "%s%sκ(K) %s", init ? init : "", init ? ": " : "",
-                 singular  ? "= ∞, singular (!)"
-                 : missing ? (k->jacobian_exact ? "exact, nulls (!)" : "Lanczos, nulls (!)")
-                 : k->jacobian_exact ? "exact"
-                                     : "Lanczos");
+        compact_title(k, init, singular, missing, t->title, sizeof t->title);
     const double *x = t->x + 1;
     *p = (SeriesPlot){
         .title = t->title,
@@ -302,6 +339,7 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
                     k->jacobian_exact ? "◇" : "▵"}},
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG,
+        .x_span_all = true,
         .notes = compact         ? 0
                  : t->note[2][0] ? 3
                                  : 2,

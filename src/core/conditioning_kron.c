@@ -408,6 +408,8 @@ bool KronTally_beyond_lanczos(KronTally *tally, double s_max_low, double s_min_a
     }
     if (resolvable == 0 || reach < tally->kappa_resolvable)
         tally->kappa_resolvable = reach;
+    if (resolvable == 0 || at_least < tally->kappa_least)
+        tally->kappa_least = at_least;
     if (!(tally->kappa_at_least >= at_least))
         tally->kappa_at_least = at_least;
     return true;
@@ -425,6 +427,8 @@ static const char *layers_of_both(char *out, size_t size, int count, int depth)
 void KronTally_warn(const KronTally *tally, int depth, Warnings *warnings)
 {
     char at[64];
+    /* The Kronecker path's outcomes first (certified, not certified, not run and why); the
+       layers it left go on to Lanczos or a bound, each counted by the warnings after. */
     if (tally->certified)
         Warnings_add(warnings,
                      "conditioning: s_min(K) on the Kronecker path (Davidson on K preconditioned "
@@ -432,26 +436,33 @@ void KronTally_warn(const KronTally *tally, int depth, Warnings *warnings)
                      "its interval holds a singular value of K, the smallest unless one was "
                      "missed",
                      layers_of_both(at, sizeof at, tally->certified, depth), KRON_TOLERANCE);
+    if (tally->uncertified)
+        Warnings_add(warnings,
+                     "conditioning: the Kronecker path did not certify s_min(K) within its %d "
+                     "steps at %s: Lanczos on K^T K or a bound there, as counted below",
+                     KRON_STEPS_MAX, layers_of_both(at, sizeof at, tally->uncertified, depth));
     if (tally->singular)
         Warnings_add(warnings,
                      "conditioning: B0 = W_VO^T (x) A, which preconditions the Kronecker path, is "
                      "singular to double precision at %s (A or W_VO nearly rank "
-                     "deficient): s_min(K) by Lanczos on K^T K there, within its reach",
+                     "deficient): the Kronecker path not run there; Lanczos on K^T K or a bound "
+                     "instead, as counted below",
                      layers_of_both(at, sizeof at, tally->singular, depth));
     if (tally->far)
         Warnings_add(warnings,
                      "conditioning: ||E||_2 > %g s_min(B0) at %s: B0 = W_VO^T (x) A is too "
-                     "far from K to precondition it, so s_min(K) by Lanczos on K^T K there, within "
-                     "its reach",
+                     "far from K to precondition it, so the Kronecker path not run there; "
+                     "Lanczos on K^T K or a bound instead, as counted below",
                      KRON_PREMISE_MAX, layers_of_both(at, sizeof at, tally->far, depth));
     if (tally->beyond > tally->unresolvable)
         Warnings_add(warnings,
-                     "conditioning: at %s the image of one vector proves kappa(K) >= %.3g, "
-                     "the reach of Lanczos on K^T K (its steps, or what the products' rounding "
-                     "lets it certify) (up to %.3g; kappa_jacobian_lower per layer): s_min not "
-                     "sought there, kappa_jacobian null, the bound the answer",
+                     "conditioning: at %s the image of one vector proves kappa(K) at or beyond "
+                     "the reach of Lanczos on K^T K there (its steps, or what the products' "
+                     "rounding lets it certify; %.3g at the least): kappa(K) >= %.3g to %.3g "
+                     "(kappa_jacobian_lower per layer), Lanczos not run, s_min not sought, "
+                     "kappa_jacobian null, the bound the answer",
                      layers_of_both(at, sizeof at, tally->beyond - tally->unresolvable, depth),
-                     tally->kappa_resolvable, tally->kappa_at_least);
+                     tally->kappa_resolvable, tally->kappa_least, tally->kappa_at_least);
     if (tally->unresolvable)
         Warnings_add(warnings,
                      "conditioning: at %s the products' rounding leaves Lanczos on K^T K "

@@ -82,6 +82,7 @@ static int smallest_matrix_free(ConditioningRun *r, double s_max, double s_max_l
                 bound_below(out, e.value + e.error);
                 return 0;
             }
+            r->tally.uncertified++;
             /* σ = ‖K v‖ from K·S, whose columns are off by η each (its half-width). */
             bound_below(out, e.upper + sqrt((double)e.products) * SaWork_product_error(r->sa) *
                                            (1.0 + (double)r->n * DBL_EPSILON));
@@ -132,14 +133,40 @@ static int extremes(ConditioningRun *r, double *s_max, double *s_min)
 
 /* A lower bound on κ(K) from the exact path's s_max and s_min (docs/model.md §8.2): κ itself
    where resolved; where not, the decompositions are backward stable (the values of K + δK,
-   ‖δK‖ ≤ n·ε·‖K‖, the same model as Conditioning_kappa's null), so s_min(K) ≤ s_min +
-   n·ε·s_max and s_max(K) ≥ (1 − n·ε)·s_max. */
-static double exact_kappa_lower(double s_max, double s_min, double kappa, int n)
+   ‖δK‖ ≤ n·ε·‖K‖, the same model as Conditioning_kappa's null) and the built K is off the
+   true one by at most `built` (exact_norm_error), so s_min(K) ≤ s_min + n·ε·s_max + built and
+   s_max(K) ≥ (1 − n·ε)·s_max − built; null below 1, where it says nothing. */
+static double exact_kappa_lower(double s_max, double s_min, double kappa, int n, double built)
 {
     if (!isnan(kappa) || !(s_max > 0) || !isfinite(s_max))
         return kappa;
     double resolution = n * DBL_EPSILON;
-    return (1.0 - resolution) * s_max / (fmax(s_min, 0.0) + resolution * s_max);
+    double lower =
+        ((1.0 - resolution) * s_max - built) / (fmax(s_min, 0.0) + resolution * s_max + built);
+    return lower >= 1.0 ? lower : NAN;
+}
+
+/* How far the exact path's ‖K‖₂ (and any singular value) may lie from the true K's: K is built
+   one column K·e_j at a time by products each off by at most η (SaWork_product_error), so
+   ‖K̂ − K‖₂ ≤ ‖K̂ − K‖_F ≤ √n·η (Weyl), and the decomposition adds n·ε·s_max. */
+static double exact_norm_error(const ConditioningRun *r, double s_max)
+{
+    double n = (double)r->n;
+    return sqrt(n) * SaWork_product_error(r->sa) + n * DBL_EPSILON * s_max;
+}
+
+/* ‖K‖₂ kept with its certified error where that is within JACOBIAN_NORM_TOLERANCE of it; else
+   it and κ(K), which is built from it, are null and the layer counted (the run's warning says
+   why).  Returns whether it was kept. */
+static bool norm_certified(ConditioningRun *r, ConditioningCurves *out, int l, double error)
+{
+    out->jacobian_norm_error[l] = error;
+    if (error <= JACOBIAN_NORM_TOLERANCE * out->jacobian_norm[l])
+        return true;
+    out->jacobian_norm[l] = out->kappa_jacobian[l] = NAN;
+    if (r->norm_uncertain++ == 0)
+        r->first_norm_uncertain = l;
+    return false;
 }
 
 /* The exact path's numbers at one layer (K built in full): κ(K), ‖K‖₂, s_min, and κ(a·I + b′·K),
@@ -168,10 +195,11 @@ static int exact_numbers(ConditioningRun *r, ConditioningCurves *out, int l, dou
         return info;
     }
     out->jacobian_s_min_error[l] = 0.0;
-    out->kappa_jacobian[l] =
-        Conditioning_kappa(out->jacobian_norm[l], out->jacobian_s_min[l], (int)n);
-    out->kappa_jacobian_lower[l] = exact_kappa_lower(out->jacobian_norm[l], out->jacobian_s_min[l],
-                                                     out->kappa_jacobian[l], (int)n);
+    double s_max = out->jacobian_norm[l], built = sqrt((double)n) * SaWork_product_error(r->sa);
+    out->kappa_jacobian[l] = Conditioning_kappa(s_max, out->jacobian_s_min[l], (int)n);
+    norm_certified(r, out, l, exact_norm_error(r, s_max));
+    out->kappa_jacobian_lower[l] =
+        exact_kappa_lower(s_max, out->jacobian_s_min[l], out->kappa_jacobian[l], (int)n, built);
     out->s_min_route[l] = CONDITIONING_ROUTE_EXACT;
     if (r->singular) {
         /* The settings prove s_min(K) = 0: what the SVD found is rounding (the shown layer's
@@ -220,6 +248,7 @@ int ConditioningRun_jacobian_numbers(ConditioningRun *r, ConditioningCurves *out
         return 0;
     }
     out->jacobian_norm[l] = top.value;
+    bool norm_kept = norm_certified(r, out, l, top.error);
     if (r->singular) { /* s_min(K) = 0, proved from the settings: not sought */
         out->s_min_route[l] = CONDITIONING_ROUTE_STRUCTURE;
         return 0;
@@ -229,8 +258,8 @@ int ConditioningRun_jacobian_numbers(ConditioningRun *r, ConditioningCurves *out
     out->s_min_route[l] = smallest.route;
     out->jacobian_s_min[l] = smallest.estimate.value;
     out->jacobian_s_min_error[l] = smallest.estimate.error;
-    out->kappa_jacobian[l] =
-        Conditioning_kappa(out->jacobian_norm[l], smallest.estimate.value, (int)r->n);
+    if (norm_kept)
+        out->kappa_jacobian[l] = Conditioning_kappa(top.value, smallest.estimate.value, (int)r->n);
     /* κ(K) ≥ s_max/s_min ≥ (the witness below s_max)/(the bound above s_min); below 1 (the
        products' rounding η above ‖K y‖) it says nothing κ ≥ 1 does not: null. */
     if (smallest.above > 0 && top.bound >= smallest.above)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CURVES_PER_NETWORK = 12 };
+enum { CURVES_PER_NETWORK = 13 };
 
 /* The one list of a network's curves, for allocation and release. */
 static void curve_slots(ConditioningCurves *c, double **slots[CURVES_PER_NETWORK])
@@ -28,7 +28,8 @@ static void curve_slots(ConditioningCurves *c, double **slots[CURVES_PER_NETWORK
         &c->kappa_attention,         &c->kappa_value_output, &c->kappa_dominant,
         &c->kappa_attention_product, &c->kappa_jacobian,     &c->kappa_jacobian_lower,
         &c->kappa_jacobian_skip,     &c->jacobian_norm,      &c->jacobian_s_min,
-        &c->jacobian_s_min_error,    &c->premise_ratio,      &c->log10_norm};
+        &c->jacobian_s_min_error,    &c->premise_ratio,      &c->log10_norm,
+        &c->jacobian_norm_error};
     memcpy(slots, list, sizeof list);
 }
 
@@ -43,6 +44,8 @@ const ConditioningSeries CONDITIONING_SERIES[] = {
      "a proved lower bound on κ(K_ℓ)"},
     {"kappa_jacobian_skip", offsetof(ConditioningCurves, kappa_jacobian_skip), "κ(a·I + b′·K_ℓ)"},
     {"jacobian_norm", offsetof(ConditioningCurves, jacobian_norm), "‖K_ℓ‖₂"},
+    {"jacobian_norm_error", offsetof(ConditioningCurves, jacobian_norm_error),
+     "bound on the error of ‖K_ℓ‖₂"},
     {"jacobian_s_min", offsetof(ConditioningCurves, jacobian_s_min), "s_min(K_ℓ)"},
     {"jacobian_s_min_error", offsetof(ConditioningCurves, jacobian_s_min_error),
      "bound on the error of s_min(K_ℓ)"},
@@ -811,6 +814,14 @@ int Conditioning_run_controlled(const Config *c, const ConditioningControl *cont
                      "singular whatever the weights (its own warning says why), so "
                      "jacobian_s_min, kappa_jacobian and kappa_jacobian_lower are null at every "
                      "layer (s_min = 0, kappa infinite)");
+    if (r.norm_uncertain)
+        Warnings_add(&out->warnings,
+                     "conditioning: at %d of the %d layers of both networks (the first at layer "
+                     "%d) the products' rounding leaves ||K||_2 uncertain by more than %g of it "
+                     "(jacobian_norm_error, the bound on its error): jacobian_norm and "
+                     "kappa_jacobian null there, kappa_jacobian_lower still a proof",
+                     r.norm_uncertain, 2 * c->depth, r.first_norm_uncertain,
+                     JACOBIAN_NORM_TOLERANCE);
     out->kron = r.tally;
     if (!out->jacobian_exact)
         KronTally_warn(&r.tally, c->depth, &out->warnings);

@@ -49,6 +49,9 @@ typedef struct {
        the vector whose image bounds s_min(K) from above on every path */
     KronFactors *kron;
     KronTally tally;
+    /* Layers of both networks whose ‖K‖₂ the products' rounding left uncertain beyond
+       JACOBIAN_NORM_TOLERANCE (null), and the first of them (1-based, 0 for none) */
+    int norm_uncertain, first_norm_uncertain;
     DenseExtremes *extremes; /* exact path only */
 } ConditioningRun;
 

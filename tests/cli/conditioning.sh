@@ -194,7 +194,7 @@ for j, name in enumerate(head[1:], 1):
     for l, r in enumerate(body):
         want = k[name][l]
         assert (r[j] == "" and want is None) or float(r[j]) == want, (name, l, r[j], want)
-assert len(head) == 1 + 2 * 11, head'
+assert len(head) == 1 + 2 * 12, head'
 settings=$(sed -n 2p "$tmp/export/layers.csv" | sed 's/^# //')
 # shellcheck disable=SC2086
 check "layers.csv's settings line (with --init) reproduces the run" run again $settings --conditioning
@@ -268,7 +268,8 @@ check "  that size's own estimate is within 5 min" fit_estimate
 # priced on the path --conditioning-path pins, with the memory checks the run makes (they were
 # priced on auto's path, whose Lanczos is far cheaper than building K, and K at the size named
 # was then refused: T = 32, d = 32 estimated at 53 s here).
-suggest=(--conditioning -T 128 -d 512 -L 8 --heads 4 --mlp gelu --conditioning-path exact)
+# (Started at T*d = 4096: above it --conditioning-path exact is refused for the size alone.)
+suggest=(--conditioning -T 32 -d 128 -L 8 --heads 4 --mlp gelu --conditioning-path exact)
 followed() {
     local t d
     read -r t d <<<"$(ATTNSCOPE_GFLOPS=3 "$BIN" --batch "${suggest[@]}" --max-time 10 2>&1 >/dev/null |
