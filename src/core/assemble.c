@@ -44,13 +44,26 @@ static void set_entropy(EntropyCurves *curves, int layer, const EntropyRows *row
     curves->max_weight_mean[layer] = rows->max_weight_mean;
 }
 
+/* The largest of a layer's heads' bounds on their logits' rounding (NaN: none bounded). */
+static double layer_logit_rounding(const LayerState *s, const Config *c)
+{
+    double largest = NAN;
+    for (int h = 0; s->entropy && h < c->heads; h++)
+        largest = fmax(largest, s->entropy[h].logit_rounding);
+    return largest;
+}
+
 /* A layer's row entropies: the shown head's, and each value averaged over the heads (NaN
-   where the layer has none). */
-static void fill_entropy(Curves *dest, const LayerState *s, const Config *c, int layer)
+   where the layer has none, where `collapsed` says its tokens' logits are equal up to their
+   rounding, and where its logits' rounding may move them by as much as themselves: docs/model.md
+   §2, "Round-off from a layer on"), and that rounding's bound. */
+static void fill_entropy(Curves *dest, const LayerState *s, const Config *c, int layer,
+                         bool collapsed)
 {
     EntropyRows average = Entropy_undefined();
     EntropyRows shown = Entropy_undefined();
-    if (s->entropy) {
+    dest->logit_rounding[layer] = layer_logit_rounding(s, c);
+    if (s->entropy && !collapsed && !Entropy_rows_rounded(dest->logit_rounding[layer])) {
         shown = s->entropy[c->head - 1].rows;
         average = (EntropyRows){0};
         for (int h = 0; h < c->heads; h++) {
@@ -131,7 +144,7 @@ static void null_layer(Curves *dest, int l)
     null_differences(dest, l);
     dest->stable_rank[l] = dest->log10_norm[l] = NAN;
     dest->token_cosine_mean[l] = dest->token_rms[l] = NAN;
-    dest->entropy_zhai_bound[l] = NAN;
+    dest->entropy_zhai_bound[l] = dest->logit_rounding[l] = NAN;
 }
 
 /* Whether X_ℓ is rank one exactly by the settings (ℓ ≥ 1): rows uniform over all T keys
@@ -164,9 +177,8 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
         /* The attention that tokens equal within round-off enter: its logits are equal up to
            their rounding, which alone decides how its rows differ from uniform (not where the
            rows read no logits: uniform rows by the settings, identity). */
-        static const LayerState no_attention = {.entropy = NULL};
         bool rows_round_off = equal != CURVES_NO_LAYER && l > equal && rows_read_logits;
-        fill_entropy(dest, rows_round_off ? &no_attention : s, c, l);
+        fill_entropy(dest, s, c, l, rows_round_off);
         fill_entropy_bounds(dest, s, c, l);
         if (rows_round_off)
             dest->phase_critical_beta[l] = NAN; /* its q − p is their spread */
@@ -404,6 +416,30 @@ static void curve_range_warnings(const Config *c, const TheoryOutOfRange *ranges
                 ranges[n].layer, c->tokens);
 }
 
+/* The layers whose logits' rounding bound makes their rows' statistics null (fill_entropy):
+   each network's first one named, with its bound (docs/model.md §2, "Round-off from a layer
+   on"). */
+static void logit_rounding_warnings(const Result *r, Warnings *w)
+{
+    const Curves *curves[NETWORKS] = {&r->network, &r->counterpart};
+    for (int n = 0; n < NETWORKS; n++)
+        for (int l = 1; l <= r->layers_done; l++) {
+            double delta = curves[n]->logit_rounding[l];
+            if (!Entropy_rows_rounded(delta))
+                continue;
+            Warnings_add_about(
+                w, WARNING_ABOUT_ENTROPY,
+                "attention rows of %s network: from layer %d each logit's rounding may reach "
+                "%.3g (gamma_(2d+d_h+12)*|scale|*||W^Q_h||_F*||W^K_h||_F*max_i ||x'_i||^2), at "
+                "or above ln(2)/4 = %.3g, where it may move a row's entropy by a factor "
+                "e^(4*delta) >= 2 and its largest weight by e^(2*delta): the entropies and "
+                "largest weights are null at every layer where it does "
+                "(attention_logit_rounding holds the bound of each layer)",
+                ROLE_NAMES[n], l, delta, ENTROPY_LOGIT_ROUNDING_MAX);
+            break;
+        }
+}
+
 /* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
    of §3): each overlay or prediction they void is not drawn, and a warning about it says
    why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
@@ -491,6 +527,7 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
     fill_readouts(out);
     block_warnings(c, &out->warnings);
     curve_range_warnings(c, run->curve_range, &out->warnings);
+    logit_rounding_warnings(out, &out->warnings);
 
     out->measure_counts = (MeasureCounts){0};
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {

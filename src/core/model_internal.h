@@ -50,14 +50,17 @@ typedef struct {
 typedef struct {
     EntropyRows rows;
     double qk_norm;
+    double logit_rounding; /* Entropy_logit_rounding of its logits, NaN: not bounded */
 } HeadEntropy;
 
 /* What the entropy bounds read of a layer's attention input X' (X, or LN(X) under pre-LN):
    ‖X'‖₂² (NaN where Zhai et al.'s bound does not hold), the tokens' mean squared norm q and
    q − p, p their mean pairwise overlap (Giorlandino & Goldt's), kept as the spread per pair
-   because q − p formed from q and p cancels where the tokens merge; NaN where not measured. */
+   because q − p formed from q and p cancels where the tokens merge, and the largest squared
+   norm of a token; NaN where not measured. */
 typedef struct {
     double norm_squared, second_moment, moment_gap;
+    double row_norm_max_squared; /* max_i ‖x'_i‖², what the logits' rounding grows with */
 } AttentionInput;
 
 /* One layer of a kept network: its numbers, the warnings it raised, and (while the budget

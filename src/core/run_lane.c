@@ -6,6 +6,7 @@
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
 #include "attnscope/layer.h"
+#include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/work.h"
 #include "model_internal.h"
@@ -61,6 +62,36 @@ static bool shown_head(const LaneWatch *watch, int head)
     return watch->run->shown_lane == watch->which && head == watch->run->config->head - 1;
 }
 
+/* ‖W^Q_h‖_F·‖W^K_g‖_F of head h (g its key/value head), rounded up past its sums (each
+   square within γ_{d·d_h} of the exact); NaN without query and key weights. */
+static double query_key_norm(const Config *c, const LayerWeights *w, int h)
+{
+    if (!Attention_has_query_key(c->attention) || !w->query || !w->key)
+        return NAN;
+    size_t block = (size_t)c->width * Config_head_width(c);
+    const double *q = w->query + block * h, *k = w->key + block * Config_kv_head_of(c, h);
+    double qq = 0, kk = 0;
+    for (size_t i = 0; i < block; i++) {
+        qq += q[i] * q[i];
+        kk += k[i] * k[i];
+    }
+    return sqrt(qq * kk) * (1 + Linalg_rounding_gamma((double)block + 4));
+}
+
+/* The largest ‖x_i‖² of the T×d input (column-major), rounded up past its sums of d squares;
+   `norms` holds T doubles of scratch. */
+static double row_norm_max_squared(int T, int d, const double *x, double *norms)
+{
+    memset(norms, 0, sizeof(double) * T);
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++)
+            norms[i] += x[i + (size_t)j * T] * x[i + (size_t)j * T];
+    double largest = 0;
+    for (int i = 0; i < T; i++)
+        largest = fmax(largest, norms[i]);
+    return largest * (1 + Linalg_rounding_gamma(d + 1));
+}
+
 static void lane_built(void *context, int head, const double *logits, const double *attention)
 {
     LaneWatch *watch = context;
@@ -72,11 +103,14 @@ static void lane_built(void *context, int head, const double *logits, const doub
     /* Entropy is of A as built: gap removal, next, leaves no distribution. */
     if (!run->measure)
         return;
-    HeadEntropy *entropy = run->track[watch->which]->state[run->layer].entropy;
+    LayerState *state = &run->track[watch->which]->state[run->layer];
     const Config *c = run->config;
-    if (entropy)
-        Entropy_rows(Config_layer_mask(c, run->layer), c->window, c->tokens, Config_has_sink(c),
-                     attention, &entropy[head].rows);
+    if (!state->entropy)
+        return;
+    Entropy_rows(Config_layer_mask(c, run->layer), c->window, c->tokens, Config_has_sink(c),
+                 attention, &state->entropy[head].rows);
+    state->entropy[head].logit_rounding = Entropy_logit_rounding(
+        c, run->layer, query_key_norm(c, &run->weights, head), state->input.row_norm_max_squared);
 }
 
 /* What the entropy bounds read of the attention's input X' (T×d), where the entropies are
@@ -103,10 +137,12 @@ static int lane_branch_input(void *context, const double *input)
     /* Tokens equal within the round-off of the spread itself: no q − p, as no similarity. */
     bool resolved = Measure_spread_resolved(spread, squares);
     state->input.moment_gap = T > 1 && resolved ? spread / (T - 1) : NAN;
-    if (Entropy_zhai_void(c, run->layer))
-        return 0;
     Lane *lane = &run->w->lane[watch->which];
     LayerBuffers *b = &lane->step;
+    /* row_stat is free until the step's attention (QK-norm, LayerNorm) */
+    state->input.row_norm_max_squared = row_norm_max_squared(T, d, input, b->row_stat);
+    if (Entropy_zhai_void(c, run->layer))
+        return 0;
     double bound = NAN;
     bool measured = run->input_bound_for[watch->which] == run->layer;
     run->input_bound_for[watch->which] = 0;
@@ -272,8 +308,8 @@ static int entropy_begin(Run *run, int which)
     if (!state->entropy)
         return -1;
     for (int h = 0; h < c->heads; h++)
-        state->entropy[h] = (HeadEntropy){Entropy_undefined(), run->qk_norm[h]};
-    state->input = (AttentionInput){NAN, NAN, NAN};
+        state->entropy[h] = (HeadEntropy){Entropy_undefined(), run->qk_norm[h], NAN};
+    state->input = (AttentionInput){NAN, NAN, NAN, NAN};
     return 0;
 }
 
