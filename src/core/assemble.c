@@ -158,11 +158,19 @@ static bool rank_one_by_structure(const Config *c, Gap gap, int layer)
            Gap_leaves_zero(GAP_OUTLIERS, true, Config_layer_mask(c, layer), c->window, c->tokens);
 }
 
+/* Whether the attention of `layer` takes tokens equal within round-off from layer `equal`
+   (track_round_off) and reads their logits, whose rounding alone then decides how its rows
+   differ from uniform (not where the rows read no logits: uniform rows by the settings,
+   identity). */
+static bool rows_collapsed(const Config *c, int equal, int layer)
+{
+    return equal != CURVES_NO_LAYER && layer > equal && round_off_rows_read_logits(c);
+}
+
 static void fill_curves(Curves *dest, const Track *t, const Config *c)
 {
     int depth = c->depth, equal;
     track_round_off(t, c, &equal, &dest->noise_from);
-    bool rows_read_logits = round_off_rows_read_logits(c);
     for (int l = 0; l <= depth && l <= t->layers; l++) {
         const LayerState *s = &t->state[l];
         dest->stable_rank[l] = s->stable_rank;
@@ -174,10 +182,7 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
         dest->relative_spread[l] = s->geometry.relative_spread;
         dest->token_cosine_mean[l] = s->geometry.token_cosine_mean;
         dest->token_rms[l] = s->geometry.token_rms;
-        /* The attention that tokens equal within round-off enter: its logits are equal up to
-           their rounding, which alone decides how its rows differ from uniform (not where the
-           rows read no logits: uniform rows by the settings, identity). */
-        bool rows_round_off = equal != CURVES_NO_LAYER && l > equal && rows_read_logits;
+        bool rows_round_off = rows_collapsed(c, equal, l);
         fill_entropy(dest, s, c, l, rows_round_off);
         fill_entropy_bounds(dest, s, c, l);
         if (rows_round_off)
@@ -459,6 +464,21 @@ static void block_warnings(const Config *c, Warnings *w)
     weights_warnings(c, w);
 }
 
+/* The shown matrix's row entropies are the main network's rows at the shown layer: null where
+   its rows' statistics are null for round-off (fill_curves: the tokens equal within it, or the
+   logits' rounding bound), where each row's entropy is as undetermined as their mean. */
+static void shown_rows_round_off(Result *out, const Track *main)
+{
+    const Config *c = &out->config;
+    int layer = c->layer, equal, noise;
+    if (layer > out->layers_done)
+        return;
+    track_round_off(main, c, &equal, &noise);
+    if (rows_collapsed(c, equal, layer) || Entropy_rows_rounded(out->network.logit_rounding[layer]))
+        for (int i = 0; i < c->tokens; i++)
+            out->row_entropy[i] = NAN;
+}
+
 /* The kept entry's attention maps and the product's column mass into the result. */
 static void copy_maps(Result *out, const KeptSpectra *spectra)
 {
@@ -511,6 +531,7 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
         memcpy(out->eigenvalues, spectra->eigenvalues, sizeof(Complex) * c->tokens);
         memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
         memcpy(out->row_entropy, spectra->row_entropy, sizeof(double) * c->tokens);
+        shown_rows_round_off(out, tracks[0][NETWORK_MAIN]);
         for (int i = 0; i < spectra->warnings.count; i++)
             Warnings_add_about(&out->warnings, spectra->warnings.subject[i], "%s",
                                spectra->warnings.text[i]);
