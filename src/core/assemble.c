@@ -554,13 +554,14 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {
         if (tracks[s][0]->layers >= 0)
             measure_counts_add(&out->measure_counts, &tracks[s][0]->state[0].counts);
-        for (int l = 1; l <= depth; l++)
+        for (int l = 0; l <= depth; l++)
             for (int n = 0; n < NETWORKS; n++) {
                 const Track *t = tracks[s][n];
                 if (l > t->layers)
                     continue;
                 const LayerState *state = &t->state[l];
-                measure_counts_add(&out->measure_counts, &state->counts);
+                if (l > 0) /* X0's, counted once above */
+                    measure_counts_add(&out->measure_counts, &state->counts);
                 for (int i = 0; state->warnings && i < state->warnings->count; i++)
                     add_track_warning(&out->warnings, state->warnings->text[i],
                                       state->warnings->subject[i], ROLE_NAMES[n], l);

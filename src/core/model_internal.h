@@ -426,6 +426,9 @@ bool round_off_rows_read_logits(const Config *c);
 /* Where a track's numbers are round-off (docs/model.md §2, "Round-off from a layer on"),
    Curves' tokens_equal_from and noise_from. */
 void track_round_off(const Track *t, const Config *c, int *tokens_equal_from, int *noise_from);
+/* run_lane.c: the warning that lane `which`'s tokens are equal within round-off from `layer`
+   on (0: X0 itself), into the lane's warnings, once a network (Network.similarity_lost). */
+void round_off_warning(Run *run, int which, int layer);
 
 /* run->curve_range from the theory's curves for run->config. */
 void assemble_curve_ranges(Run *run);

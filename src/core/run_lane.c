@@ -204,7 +204,7 @@ static bool mean_dominates(const Measures *m)
 /* From `layer` on the tokens of lane `which` are equal to within round-off: what is null from
    there (assemble.c's track_round_off, docs/model.md §2 "Round-off from a layer on"), said once,
    in words that hold at any depth (a deeper run reuses the kept layer and its warning). */
-static void round_off_warning(Run *run, int which, int layer)
+void round_off_warning(Run *run, int which, int layer)
 {
     const Config *c = run->config;
     unsigned subject = WARNING_ABOUT_SIMILARITY | WARNING_ABOUT_ENTROPY;

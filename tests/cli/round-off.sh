@@ -6,7 +6,9 @@
 # Then the rule itself at the default settings, where both networks' tokens are equal within
 # round-off from layer 7: the gap-removed network (no skip) is null from layer 8 on with its
 # gradients, the gap-kept one keeps its norms and gradients, the warning names both layers;
-# at -L 7 the gradients stay (A_8 is not in their product); a skip keeps the network.
+# at -L 7 the gradients stay (A_8 is not in their product); a skip keeps the network; tokens
+# equal in X0 already are said to be so from layer 0.  And the logits' rounding bound's rule
+# on the attention rows (below).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
@@ -56,6 +58,19 @@ for p in ("", "counterpart_"):
 check "markov: its logits are drawn, not computed: delta 0 at every layer" says '
 doc = d["markov-center-1"]
 assert doc["attention_logit_rounding"][1:] == [0] * 8, doc["attention_logit_rounding"]' markov-center-1
+
+# One vocabulary row: X0's tokens are one token, equal from layer 0 (its sr − 1 is null there):
+# the warning says layer 0, the rows from layer 1, for both networks (main said layer 1, and
+# nothing of the counterpart, which vanished at layer 1).
+check "--vocab 1: runs" batch_document "$tmp/vocab1" --input embedding --vocab 1 -T 32 -d 32 -L 3
+check "--vocab 1: equal from layer 0, said so of both networks" says '
+doc = d["vocab1"]
+for p, role in (("", "the"), ("counterpart_", "the counterpart")):
+    assert doc[p + "stable_rank_minus_one"][0] is None and doc[p + "relative_spread"][0] is None
+    warned = [w for w in doc["warnings"] if w.startswith("token similarity of %s network:" % role)]
+    assert len(warned) == 1, (role, doc["warnings"])
+    assert "from layer 0 on its tokens are equal" in warned[0], warned
+    assert "from layer 1 the attention rows" in warned[0], warned' vocab1
 
 check "-L 7: runs" batch_document "$tmp/L7" -L 7
 check "--skip plain (its counterpart gap center): runs" batch_document "$tmp/skip" --skip plain
