@@ -30,7 +30,8 @@ the Gram matrix of the centred tokens; sr − 1 below 1e-18, where the Gram matr
 longer resolve it, from the singular values of X (docs/model.md §2).  Nulls by §2's rules:
 token_similarity and centred_stable_rank where μ(X)/‖X‖_F < 1e-12 (tokens equal within
 round-off), every number of a network from the layer it overflows or vanishes at, and the
-round-off rules of §2's "Round-off from a layer on" (round_off), among them the logits'
+round-off rules of §2's "Round-off from a layer on" (round_off), among them sr − 1 and
+energy_off_top where the latter is below 1e-24 (X of one direction within round-off), and the logits'
 rounding bound attention_logit_rounding (logit_rounding) and the rows' statistics null where
 it reaches ln 2/4.  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
 exact (eigenvalues of Gram matrices), where attnscope above T·d·min(T, d) = 64³ uses proved
@@ -434,6 +435,12 @@ def round_off(out, prefix, gap):
         if delta is not None and delta >= ROWS_ROUNDED:
             for series in rows:
                 series[layer] = None
+    # X of one direction within round-off (energy off the top direction below EQUAL_TOKENS²,
+    # tokens apart or not): sr − 1 < 1e-48 and the energy are its rounding
+    for layer, energy in enumerate(list(out[prefix + "energy_off_top"])):
+        if energy is not None and energy < EQUAL_TOKENS ** 2:
+            out[prefix + "stable_rank_minus_one"][layer] = None
+            out[prefix + "energy_off_top"][layer] = None
     spreads = out[prefix + "relative_spread"]
     equal = next((l for l, s in enumerate(spreads) if s is not None and s < EQUAL_TOKENS), None)
     if equal is None:

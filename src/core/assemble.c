@@ -189,6 +189,8 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
             dest->phase_critical_beta[l] = NAN; /* its q − p is their spread */
         if (from(equal, l))
             null_differences(dest, l);
+        if (!Measure_rank_one_resolved(s->geometry.energy_off_top)) /* ±v: the rest is rounding */
+            dest->stable_rank_minus_one[l] = dest->energy_off_top[l] = NAN;
         if (from(dest->noise_from, l))
             null_layer(dest, l);
         if (rank_one_by_structure(c, t->gap, l) && isfinite(s->stable_rank)) {

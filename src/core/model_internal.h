@@ -41,6 +41,7 @@ typedef struct {
     double log10_mixed2;
     bool similarity_lost; /* its token similarity became round-off (warned once) */
     bool mean_dominates;  /* its stable rank read collapsed beside a spread (warned once) */
+    bool rank_one_lost;   /* its tokens became one direction within round-off (warned once) */
     bool dead;            /* overflowed or vanished: later layers are undefined */
 } Network;
 

@@ -269,6 +269,18 @@ static int measure_layer(Run *run, int which)
         net->similarity_lost = true;
         round_off_warning(run, which, layer);
     }
+    if (run->first_seed && !net->rank_one_lost && !isnan(m.log_similarity) &&
+        !Measure_rank_one_resolved(m.geometry.energy_off_top)) {
+        net->rank_one_lost = true; /* (tokens equal within round-off say so themselves) */
+        Warnings_add_about(&lane->warnings, WARNING_ABOUT_STABLE_RANK | WARNING_ABOUT_SIMILARITY,
+                           "stable rank of " ROLE_MARK " network: from layer %d its tokens lie "
+                           "along one direction to within round-off (the energy off it is below "
+                           "%.0e of ||X||_F^2) while they stay apart: sr - 1 < 1e-48 is below "
+                           "every digit of sr, which reads 1, and stable_rank_minus_one and "
+                           "energy_off_top are the tokens' rounding, null at every layer where "
+                           "this holds",
+                           layer, MEASURE_SIMILARITY_RESOLUTION * MEASURE_SIMILARITY_RESOLUTION);
+    }
     if (run->first_seed && !net->mean_dominates && mean_dominates(&m)) {
         net->mean_dominates = true;
         Warnings_add_about(

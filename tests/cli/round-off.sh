@@ -72,6 +72,31 @@ for p, role in (("", "the"), ("counterpart_", "the counterpart")):
     assert "from layer 0 on its tokens are equal" in warned[0], warned
     assert "from layer 1 the attention rows" in warned[0], warned' vocab1
 
+# -g deflate at T = d = 128 (where OpenBLAS splits its products between the threads): from
+# layer 6 the network's tokens are ±v, apart (relative spread 0.3) and of one direction within
+# round-off (energy off it 1e-32, sr − 1 1e-64, both moving 3x with the thread count on main):
+# null there, in both documents, sr 1; layer 5's (6e-20, 4e-39) printed, and agreeing.
+deflate_agrees() {
+    for t in 1 2; do
+        OPENBLAS_NUM_THREADS=$t batch_document "$tmp/deflate-$t" -g deflate -T 128 -d 128 -L 12 || return 1
+    done
+}
+check "-g deflate, T = d = 128, L = 12: runs on 1 and 2 threads" deflate_agrees
+check "  tokens of one direction within round-off: sr - 1 and the energy off it null, said once" says '
+for n in ("deflate-1", "deflate-2"):
+    doc = d[n]
+    for l in range(13):
+        one_direction = l >= 6
+        assert (doc["energy_off_top"][l] is None) == one_direction, (n, l, doc["energy_off_top"])
+        assert (doc["stable_rank_minus_one"][l] is None) == one_direction, (n, l)
+        assert doc["relative_spread"][l] > 0.1 and doc["stable_rank"][l] is not None
+    assert doc["stable_rank"][6:] == [1] * 7, doc["stable_rank"]
+    warned = [w for w in doc["warnings"] if w.startswith("stable rank of the network: from layer 6 its tokens lie along one direction")]
+    assert len(warned) == 1, doc["warnings"]
+a, b = d["deflate-1"], d["deflate-2"]
+for key in ("energy_off_top", "stable_rank_minus_one"):
+    assert abs(a[key][5] - b[key][5]) <= 1e-6 * abs(a[key][5]), (key, a[key][5], b[key][5])' deflate-1 deflate-2
+
 check "-L 7: runs" batch_document "$tmp/L7" -L 7
 check "--skip plain (its counterpart gap center): runs" batch_document "$tmp/skip" --skip plain
 check "default: gap-removed network null from layer 8 with every gradient, the gap kept measured" says '
