@@ -70,12 +70,20 @@ static double query_key_norm(const Config *c, const LayerWeights *w, int h)
         return NAN;
     size_t block = (size_t)c->width * Config_head_width(c);
     const double *q = w->query + block * h, *k = w->key + block * Config_kv_head_of(c, h);
-    double qq = 0, kk = 0;
-    for (size_t i = 0; i < block; i++) {
-        qq += q[i] * q[i];
-        kk += k[i] * k[i];
+    /* Four sums each, that the additions do not wait on one another (any order keeps γ). */
+    double qq[4] = {0}, kk[4] = {0};
+    size_t i = 0;
+    for (; i + 4 <= block; i += 4)
+        for (int j = 0; j < 4; j++) {
+            qq[j] += q[i + j] * q[i + j];
+            kk[j] += k[i + j] * k[i + j];
+        }
+    for (; i < block; i++) {
+        qq[0] += q[i] * q[i];
+        kk[0] += k[i] * k[i];
     }
-    return sqrt(qq * kk) * (1 + Linalg_rounding_gamma((double)block + 4));
+    double squares = (qq[0] + qq[1] + qq[2] + qq[3]) * (kk[0] + kk[1] + kk[2] + kk[3]);
+    return sqrt(squares) * (1 + Linalg_rounding_gamma((double)block + 4));
 }
 
 /* The largest ‖x_i‖² of the T×d input (column-major), rounded up past its sums of d squares;
