@@ -200,6 +200,10 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
         snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
     else if (certified)
         snprintf(path, size, "κ(K) estimated: %s%s, s_min ± %.0e relative", how, where, worst);
+    else if (!kron->lanczos && kron->beyond == 2 * depth)
+        snprintf(path, size, "κ(K) bounds only: every layer beyond Lanczos's reach");
+    else if (!kron->lanczos)
+        snprintf(path, size, "κ(K) bounds only: Lanczos ran at no layer");
     else
         snprintf(path, size, "κ(K) estimated: %s, certified at no layer", how);
     nulls[0] = '\0';
