@@ -344,9 +344,7 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG,
         .x_span_all = true,
-        .notes = compact         ? 0
-                 : t->note[2][0] ? 3
-                                 : 2,
+        .notes = t->note[2][0] ? 3 : 2,
         .note = {t->note[0], t->note[1], t->note[2]},
         .empty = singular
                      ? "κ(K) = ∞ (K singular) and every other κ null here (see !)"
@@ -359,10 +357,15 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
     if (singular)
         p->series[0].absent = p->series[3].absent = "∞ (singular)";
     if (compact) {
-        p->count = 3;
+        const char *counterpart = GAP_NAMES.names[k->counterpart_gap];
         p->series[0].label = "K";
         p->series[1].label = k->jacobian_exact ? "aI+bK" : "K≥";
         p->series[2].label = "A⋯A";
+        snprintf(t->label[4], sizeof t->label[4], "K (gap %s)", counterpart);
+        snprintf(t->label[5], sizeof t->label[5], "%s (gap %s)", k->jacobian_exact ? "aI+bK" : "K≥",
+                 counterpart);
+        p->series[3].label = t->label[4];
+        p->series[4].label = t->label[5];
     }
 }
 
