@@ -404,6 +404,41 @@ static const char *row_text(const Canvas *c, int row)
     return out;
 }
 
+/* Plot_series_rows, which a panel chooses what to leave out by, is the plot the drawing leaves:
+   the rows with the y axis (│ or ┤ in the axis column) on the drawn canvas, counted cell by
+   cell, at several heights, with legends of one row and of several (notes cut across rows). */
+static void test_series_rows_are_the_drawn_plot(void **state)
+{
+    (void)state;
+    double x[3] = {1, 2, 3}, y[3] = {10, 1000, 100000}, z[3] = {5, 50, 500};
+    SeriesPlot p = {
+        .title = "conditioning",
+        .count = 2,
+        .series = {{"network", 3, x, y, INK_BULK, STROKE_SOLID, "●"},
+                   {"counterpart", 3, x, z, INK_GHOST, STROKE_DOTTED, "○"}},
+        .x_scale = SCALE_LINEAR,
+        .y_scale = SCALE_LOG,
+        .note = {"a first note long enough to be cut across two rows of forty columns",
+                 "a second note"},
+    };
+    for (int notes = 0; notes <= 2; notes++)
+        for (int rows = 9; rows <= 16; rows++) {
+            p.notes = notes;
+            Canvas *c = Canvas_new(40, rows, true);
+            int measured = Plot_series_rows(c, &p);
+            Plot_series(c, &p);
+            int axis_rows = 0;
+            for (int r = 0; r < rows; r++) {
+                char cell[8];
+                Canvas_cell(c, 6, r, cell);
+                axis_rows += strcmp(cell, "│") == 0 || strcmp(cell, "┤") == 0;
+            }
+            if (measured >= 2)
+                assert_int_equal(measured, axis_rows);
+            Canvas_free(c);
+        }
+}
+
 /* A message wider than the panel is read whole: broken at spaces into centred rows below the
    title, each within the width; one that fits stays on the middle row. */
 static void test_message_wraps_at_spaces(void **state)
@@ -789,6 +824,7 @@ int main(void)
         cmocka_unit_test(test_histogram_overlay),
         cmocka_unit_test(test_stable_rank_theory_and_band),
         cmocka_unit_test(test_series),
+        cmocka_unit_test(test_series_rows_are_the_drawn_plot),
         cmocka_unit_test(test_no_outlier_unmarked),
         cmocka_unit_test(test_histogram_first_not_apart),
         cmocka_unit_test(test_removed_outlier_marked),

@@ -200,6 +200,10 @@ static int conditioning_notes(const Conditioning *k, int bounded, char *path, ch
         snprintf(path, size, "κ(K) exact (SVD of K, %d×%d)", n, n);
     else if (certified)
         snprintf(path, size, "κ(K) estimated: %s%s, s_min ± %.0e relative", how, where, worst);
+    else if (!kron->lanczos && kron->beyond == 2 * depth)
+        snprintf(path, size, "κ(K) bounds only: every layer beyond Lanczos's reach");
+    else if (!kron->lanczos)
+        snprintf(path, size, "κ(K) bounds only: Lanczos ran at no layer");
     else
         snprintf(path, size, "κ(K) estimated: %s, certified at no layer", how);
     nulls[0] = '\0';
@@ -340,9 +344,7 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
         .x_scale = SCALE_LINEAR,
         .y_scale = SCALE_LOG,
         .x_span_all = true,
-        .notes = compact         ? 0
-                 : t->note[2][0] ? 3
-                                 : 2,
+        .notes = t->note[2][0] ? 3 : 2,
         .note = {t->note[0], t->note[1], t->note[2]},
         .empty = singular
                      ? "κ(K) = ∞ (K singular) and every other κ null here (see !)"
@@ -355,10 +357,15 @@ void Figure_conditioning_plot(const Conditioning *k, const char *init, bool comp
     if (singular)
         p->series[0].absent = p->series[3].absent = "∞ (singular)";
     if (compact) {
-        p->count = 3;
+        const char *counterpart = GAP_NAMES.names[k->counterpart_gap];
         p->series[0].label = "K";
         p->series[1].label = k->jacobian_exact ? "aI+bK" : "K≥";
         p->series[2].label = "A⋯A";
+        snprintf(t->label[4], sizeof t->label[4], "K (gap %s)", counterpart);
+        snprintf(t->label[5], sizeof t->label[5], "%s (gap %s)", k->jacobian_exact ? "aI+bK" : "K≥",
+                 counterpart);
+        p->series[3].label = t->label[4];
+        p->series[4].label = t->label[5];
     }
 }
 

@@ -40,8 +40,9 @@ bool Figure_sweep_plot(const Config *c, const WidthSweep *w, bool overlays, Seri
 void Figure_conditioning_title(const char *init, char *title, size_t size);
 /* κ against depth on a log axis: the network's κ(K_ℓ), κ(K_ℓ + I) (above the exact size the
    proved lower bounds of a null κ(K) instead) and κ(A_ℓ⋯A_1), its counterpart's κ(K_ℓ) and
-   κ(K_ℓ + I); the notes say the path, the nulls and the shown layer's numbers.  compact: the
-   short title and three curves of a panel below 16 rows, no notes. */
+   κ(K_ℓ + I); the notes say the path (note[0]), the shown layer's numbers (note[1]) and the
+   nulls (note[2], where there are).  compact: the short title and labels of a small panel,
+   which chooses what else it leaves out (src/tui/view_conditioning.c). */
 void Figure_conditioning_plot(const Conditioning *k, const char *init, bool compact, SeriesText *t,
                               SeriesPlot *p);
 

@@ -811,6 +811,18 @@ static int series_draw(Canvas *c, const SeriesPlot *p, bool both)
     return series_lines(c, p, &f, &x, &y);
 }
 
+int Plot_series_rows(const Canvas *c, const SeriesPlot *p)
+{
+    LegendItem items[SERIES_MAX + SERIES_NOTES_MAX];
+    bool any;
+    int n = Figure_series_legend(p, items, &any);
+    legend_both(items, n); /* the longer legend: where the curves meet */
+    size_t cut = fitting_length(c, p->title, Canvas_cols(c) - TITLE_MARGIN);
+    Frame f;
+    frame_make(c, cut == 0 || p->title[cut] == '\0' ? 1 : 2, 6, legend_rows(c, items, n), &f);
+    return f.rows;
+}
+
 void Plot_series(Canvas *c, const SeriesPlot *p)
 {
     /* With ◉ in the legend first; drawn again without it where the curves never meet. */

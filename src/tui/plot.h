@@ -17,6 +17,9 @@ void Plot_eigenvalues(Canvas *c, const EigenvaluePlot *p);
 void Plot_histogram(Canvas *c, const HistogramPlot *p);
 void Plot_stable_rank(Canvas *c, const StableRankPlot *p);
 void Plot_series(Canvas *c, const SeriesPlot *p);
+/* The rows of the plot area Plot_series would leave p on c with its whole legend (the notes
+   included): a caller chooses by it what fits. */
+int Plot_series_rows(const Canvas *c, const SeriesPlot *p);
 /* The attention map (figure.h) coarsened to the canvas, its shade scale and block, and with
    the product its column mass as a line under it, on the map's columns (map_plot.c). */
 void Plot_attention_map(Canvas *c, const AttentionMapPlot *p);

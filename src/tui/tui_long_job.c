@@ -37,7 +37,8 @@ static double view_job_seconds(const Config *c, void *context)
 }
 
 /* For the conditioning view's question, the size whose job would take at most
-   CONDITIONING_FIT_SECONDS, or that none does, into l->fitting; nothing outside that view. */
+   CONDITIONING_FIT_SECONDS, or that none does, into l->fitting; nothing outside that view, nor
+   where the asked size is that size. */
 static void describe_fitting_size(Loop *l, const Controls *next)
 {
     ViewPricing pricing = {.worker = l->worker, .extras = Loop_extras_for(&next->display)};
@@ -50,6 +51,10 @@ static void describe_fitting_size(Loop *l, const Controls *next)
     Config fit;
     bool fits = ConditioningFit_search(&next->config, CONDITIONING_FIT_SECONDS, view_job_seconds,
                                        &pricing, &fit);
+    /* The asked size itself fits (asked above confirm_above, below the bound): no other size
+       to name, and naming it as the one that fits would read as a smaller one. */
+    if (fits && fit.tokens == next->config.tokens && fit.width == next->config.width)
+        return;
     ConditioningFit_phrase(fits ? &fit : NULL, within, l->fitting, sizeof l->fitting);
 }
 
@@ -140,7 +145,7 @@ void Loop_long_job_key(Loop *l, int key)
                  Loop_nothing_computed(l)
                      ? "nothing computed: change the settings with keys (T, d, "
                        "L, ...), or q quits"
-                     : "kept the previous settings: nothing computed");
+                     : "kept the previous settings and their result: no new job");
         Trace_event(l->trace, "confirm-stay");
         break;
     default: {

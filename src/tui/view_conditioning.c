@@ -6,6 +6,8 @@
 #include "figure_series.h"
 #include "plot.h"
 
+#include <stdio.h>
+
 int View_conditioning_slot(const Snapshot *s, bool cutting_skip)
 {
     bool first_is = s->result->config.init == INIT_CUTTING_SKIP;
@@ -32,9 +34,47 @@ static const char *conditioning_missing(const Snapshot *s, int slot, const char 
     return NULL;
 }
 
-/* Below this many rows a conditioning panel is compact (80×24): one title row, the network's
-   three curves with a one-row legend, no notes, so that the plot keeps its six rows. */
+/* Below this many rows the singular values' panel has its short title (80×24). */
 enum { CONDITIONING_COMPACT_ROWS = 16 };
+
+/* The plot rows a conditioning panel keeps (README: at least 5 under its title, axis and
+   legend): what does not fit beside them is left out, and one line says what. */
+enum { CONDITIONING_PLOT_ROWS = 5 };
+
+/* κ against depth on c: the whole panel where it fits; else the short title and labels with,
+   as room allows, every note, the shown layer's numbers, then no note, then not the
+   counterpart's curves either, the last note then naming what is left out (`z` shows the
+   panel on the whole screen).  That last is drawn whatever rows it leaves (4 in the compare
+   view at 80×24): a line saying what is missing is worth a plot row. */
+static void conditioning_plot_fitted(const Conditioning *k, const char *init, Canvas *c)
+{
+    SeriesText t;
+    SeriesPlot p;
+    Figure_conditioning_plot(k, init, false, &t, &p);
+    if (Plot_series_rows(c, &p) < CONDITIONING_PLOT_ROWS)
+        Figure_conditioning_plot(k, init, true, &t, &p);
+    if (Plot_series_rows(c, &p) >= CONDITIONING_PLOT_ROWS) {
+        Plot_series(c, &p);
+        return;
+    }
+    const char *nulls = p.notes == 3 ? ", nulls" : "";
+    char left_out[SERIES_NOTE_SIZE];
+    snprintf(left_out, sizeof left_out, "left out: the path%s (z zooms)", nulls);
+    p.note[0] = t.note[1];
+    p.note[1] = left_out;
+    p.notes = 2;
+    if (Plot_series_rows(c, &p) < CONDITIONING_PLOT_ROWS) {
+        snprintf(left_out, sizeof left_out, "left out: path%s, ℓ=%d values (z zooms)", nulls,
+                 k->config.layer);
+        p.note[0] = left_out;
+        p.notes = 1;
+    }
+    if (Plot_series_rows(c, &p) < CONDITIONING_PLOT_ROWS) {
+        snprintf(left_out, sizeof left_out, "left out: counterpart, notes (z zooms)");
+        p.count = 3;
+    }
+    Plot_series(c, &p);
+}
 
 void View_conditioning_panel(const Snapshot *s, int slot, bool named, const char *unshown,
                              Canvas *c)
@@ -47,11 +87,7 @@ void View_conditioning_panel(const Snapshot *s, int slot, bool named, const char
         Plot_message(c, title, missing);
         return;
     }
-    SeriesText t;
-    SeriesPlot p;
-    Figure_conditioning_plot(&s->conditioning[slot], init,
-                             Canvas_rows(c) < CONDITIONING_COMPACT_ROWS, &t, &p);
-    Plot_series(c, &p);
+    conditioning_plot_fitted(&s->conditioning[slot], init, c);
 }
 
 void View_conditioning_histogram(const Snapshot *s, int slot, const char *unshown, Canvas *c)

@@ -47,7 +47,7 @@ start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=1 '$BIN' --trace '$tr
 check "the first job is done" wait_trace "job-done gen=1 "
 press "V at T = d = 256, L = 8: the cost model asks first" "about [0-9.]+ (min|h) to compute T=256 d=256 L=8" V
 check "nothing started before the answer" bash -c "! grep -q 'conditioning-start' '$trace'"
-press "Esc keeps the previous view, nothing computed" "kept the previous settings: nothing computed" Escape
+press "Esc keeps the previous view, nothing computed" "kept the previous settings and their result: no new job" Escape
 check "the main panel is still the stable rank" bash -c "tmux -L '$SOCKET' capture-pane -p | grep -q 'stable rank sr(Σℓ) against depth'"
 quits "q quits"
 
@@ -57,7 +57,7 @@ trace=$TMP/ceiling.trace
 start 120 40 "env LANG=$UTF8 LC_ALL=$UTF8 ATTNSCOPE_GFLOPS=1 '$BIN' --init cutting-skip --trace '$trace'"
 check "the first job is done" wait_trace "job-done gen=1 "
 press "V with cutting-skip: the question names its price as a ceiling" "at most [0-9.]+ (min|h) to compute T=256 d=256 L=8" V
-press "Esc keeps the previous view, nothing computed" "kept the previous settings: nothing computed" Escape
+press "Esc keeps the previous view, nothing computed" "kept the previous settings and their result: no new job" Escape
 quits "q quits"
 
 # --- the exact path: a key inside an SVD of K -------------------------------------------

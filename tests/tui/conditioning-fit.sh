@@ -43,7 +43,7 @@ check "  naming, whole at 80 columns, the size batch names within 5 min" same_si
 check "  the hint follows the sentence" eval 'screen | grep -q "Enter computes it; Esc keeps the previous settings"'
 check "  the trace has the question" grep -q "confirm-ask seconds=" "$trace"
 check "  and no conditioning started" bash -c "! grep -qE 'conditioning-start|job-start gen=2 ' '$trace'"
-press "Esc keeps the previous view, nothing computed" "kept the previous settings: nothing computed" Escape
+press "Esc keeps the previous view, nothing computed" "kept the previous settings and their result: no new job" Escape
 check "  the sentence is gone with the question" wait_gone "the conditioning fits at"
 quits "q quits"
 
@@ -66,7 +66,7 @@ no_size_fits() {
 }
 check "  saying that no size from T = d = 8 up fits within 5 min" no_size_fits
 check "  and no conditioning started" bash -c "! grep -q 'conditioning-start' '$trace'"
-press "Esc keeps the previous view" "kept the previous settings: nothing computed" Escape
+press "Esc keeps the previous view" "kept the previous settings and their result: no new job" Escape
 quits "q quits"
 
 # Outside the conditioning view the question names no size (E doubles the seeds, a job of the
@@ -78,6 +78,6 @@ keys Enter
 check "the first job is done" wait_trace "job-done gen=1 "
 press "E: asked about 4 seeds" "a long computation" E
 check "  naming no size: the stable-rank view computes no conditioning" absent "the conditioning fits"
-press "Esc keeps 2 seeds" "kept the previous settings: nothing computed" Escape
+press "Esc keeps 2 seeds" "kept the previous settings and their result: no new job" Escape
 quits "q quits"
 finish

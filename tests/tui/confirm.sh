@@ -57,7 +57,7 @@ check "the trace records the question" grep -q 'confirm-ask seconds=' "$trace"
 press "another key leaves the question open, saying how to answer" \
     "answer with Enter \(compute\) or Esc \(keep\)" x
 check "the question is still there" eval 'screen | grep -q "a long computation"'
-press "Esc: the previous settings are kept" "kept the previous settings: nothing computed" Escape
+press "Esc: the previous settings are kept" "kept the previous settings and their result: no new job" Escape
 check "Esc: the question is gone" wait_gone "a long computation"
 check "Esc: the status line still shows 16 seeds" eval 'screen | grep -q "seeds=16"'
 check "Esc: no job started" no_new_job "$before"

@@ -36,11 +36,11 @@ expect "its readouts on the status line" "H/ln n=[0-9.]+ +max A=[0-9.]+"
 press "v: the attention map" "attention map A \(as built\), ℓ=1" v
 after=$(grep -c 'job-start' "$trace")
 check "gradient, similarity, entropy and the map started no job" test "$before" -eq "$after"
-press "v: the conditioning, its own job" "κ\(K\) estimated: Lanczos" v
+press "v: the conditioning, its own job (every layer beyond Lanczos's reach: bounds only)" "κ\(K\) bounds only" v
 check "the conditioning was computed by the worker" grep -q "conditioning-done" "$trace"
 before=$(grep -c 'job-start' "$trace")
 press "v: back to the stable rank" "stable rank sr\(Σℓ\) against depth" v
-press "V: the conditioning again, kept" "κ\(K\) estimated: Lanczos" V
+press "V: the conditioning again, kept" "κ\(K\) bounds only" V
 press "V: the attention map again" "attention map A" V
 press "V: back to the entropy view" "row entropy H \(nats\)" V
 press "V: token similarity" "token similarity μ" V
