@@ -36,7 +36,7 @@ typedef struct {
     size_t length;
     Config config;
     char *version, *rng;
-    char weights[48]; /* the checkpoint's bytes and content hash, "" for drawn weights */
+    char weights[96]; /* the checkpoint's bytes and content hash, "" for drawn weights */
     char *error;      /* a failed line's reason (its config read), or NULL */
     JsonValue *doc;   /* while merged */
     const JsonValue *mean[BANDS], *m2[BANDS], *count[BANDS];
@@ -145,12 +145,13 @@ static int read_weights(Record *r, char *err, size_t size)
     const JsonValue *bytes = w && w->kind == JSON_OBJECT ? JsonValue_member(w, "bytes") : NULL;
     const JsonValue *hash =
         w && w->kind == JSON_OBJECT ? JsonValue_member(w, "content_hash") : NULL;
+    const size_t prefix = strlen("sha256:");
     if (!bytes || bytes->kind != JSON_NUMBER || !hash || hash->kind != JSON_STRING ||
-        strlen(hash->text) != 16 || strspn(hash->text, "0123456789abcdef") != 16 ||
-        strlen(bytes->text) > 20) {
+        strlen(hash->text) != prefix + 64 || strncmp(hash->text, "sha256:", prefix) != 0 ||
+        strspn(hash->text + prefix, "0123456789abcdef") != 64 || strlen(bytes->text) > 20) {
         snprintf(err, size,
-                 "\"weights\": expected null or {\"path\", \"bytes\", \"content_hash\" (16 hex "
-                 "digits)}, found %s",
+                 "\"weights\": expected null or {\"path\", \"bytes\", \"content_hash\" "
+                 "(\"sha256:\" and 64 hex digits)}, found %s",
                  w ? JsonKind_name(w->kind) : "nothing (not a result record of this version?)");
         return -1;
     }

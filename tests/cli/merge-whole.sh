@@ -3,9 +3,10 @@
 #  - the width sweep (--sweep-T) of 2 shards is the whole run's: its means over the seeds
 #    within their rounding bound, its slopes within the bound that follows, refused when one
 #    shard lacks it; a key every shard must hold alike ("sigma") refused when it differs;
-#  - "weights" names the checkpoint run (its bytes and content hash, which an independent
-#    FNV-1a in Python computes again from the file): a checkpoint's records merge with a
-#    copy's, never with drawn weights' or another checkpoint's;
+#  - "weights" names the checkpoint run (its bytes and content hash, which Python's hashlib
+#    computes again from the file as SHA-256): a checkpoint's records merge with a copy's, never
+#    with drawn weights' or another checkpoint's, nor with a checkpoint's whose two F64 values
+#    are negated (the 64-bit FNV-1a of 8-byte words that integ2 took gave both one hash);
 #  - a line refused as too long, run again with --max-time (which overrides its "max_time"),
 #    its record appended: merge leaves the failed record out, saying so, and merges as the
 #    successful records alone would; a record appended twice is left out once; a failed
@@ -72,28 +73,40 @@ check "a shard of another sigma: refused, the key named" refused \
 # --- the checkpoint's identity ---------------------------------------------------------------
 "$BIN" -T 16 -d 16 -L 2 --seed 99 --export-weights "$tmp/ck" >/dev/null 2>&1 &&
     "$BIN" -T 16 -d 16 -L 2 --seed 98 --export-weights "$tmp/other" >/dev/null 2>&1 &&
-    cp -r "$tmp/ck" "$tmp/copy"
-check "two checkpoints exported, one copied" test $? -eq 0
+    cp -r "$tmp/ck" "$tmp/copy" && cp -r "$tmp/ck" "$tmp/negated" &&
+    "$PY" - "$tmp/negated/model.safetensors" >"$tmp/why" 2>&1 <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+start = 8 + struct.unpack("<Q", data[:8])[0]
+assert start % 8 == 0 and b'"F64"' in data[:start], "expected F64 values on 8-byte words"
+def fnv(data):  # integ2's content hash: 64-bit FNV-1a over little-endian 8-byte words
+    h, p, mask = 0xcbf29ce484222325, 0x100000001b3, (1 << 64) - 1
+    for i in range(0, len(data) // 8 * 8, 8):
+        h = ((h ^ int.from_bytes(data[i:i + 8], "little")) * p) & mask
+    for b in data[len(data) // 8 * 8:]:
+        h = ((h ^ b) * p) & mask
+    return h
+before = fnv(data)
+data[start + 7] ^= 0x80  # the sign bits of the first two F64 values (bit 63 of their words)
+data[start + 15] ^= 0x80
+assert fnv(data) == before, "not the reviewer's collision"
+open(sys.argv[1], "wb").write(data)
+PY
+check "two checkpoints exported, one copied, one with two values negated $(head -c 300 "$tmp/why")" test $? -eq 0
 run() { "$BIN" --batch -T 16 -d 16 -L 2 --seeds 2 "$@" 2>/dev/null | tr -d '\n'; echo; }
 run --seed 1 --weights "$tmp/ck" >"$tmp/w1.jsonl" &&
     run --seed 3 --weights "$tmp/copy" >"$tmp/w3.jsonl" &&
     run --seed 3 >"$tmp/drawn3.jsonl" &&
     run --seed 3 --weights "$tmp/other" >"$tmp/other3.jsonl" &&
+    run --seed 3 --weights "$tmp/negated" >"$tmp/negated3.jsonl" &&
     run --seed 1 --seeds 4 --weights "$tmp/ck" >"$tmp/w-whole.jsonl"
 check "runs of the checkpoints and of drawn weights" test $? -eq 0
 "$PY" - "$tmp/w1.jsonl" "$tmp/ck/model.safetensors" "$tmp/drawn3.jsonl" "$tmp/other3.jsonl" >"$tmp/why" 2>&1 <<'PY'
-import json, os, sys
-def fnv(path):  # 64-bit FNV-1a, 8-byte little-endian words, the tail byte by byte
-    data = open(path, "rb").read()
-    h, p, mask = 0xcbf29ce484222325, 0x100000001b3, (1 << 64) - 1
-    whole = len(data) // 8 * 8
-    for i in range(0, whole, 8):
-        h = ((h ^ int.from_bytes(data[i:i + 8], "little")) * p) & mask
-    for b in data[whole:]:
-        h = ((h ^ b) * p) & mask
-    return f"{h:016x}"
+import hashlib, json, os, sys
+def sha256(path):
+    return "sha256:" + hashlib.sha256(open(path, "rb").read()).hexdigest()
 w = json.loads(open(sys.argv[1]).read())["weights"]
-want = {"path": sys.argv[2], "bytes": os.path.getsize(sys.argv[2]), "content_hash": fnv(sys.argv[2])}
+want = {"path": sys.argv[2], "bytes": os.path.getsize(sys.argv[2]), "content_hash": sha256(sys.argv[2])}
 failures = [] if w == want else [f"weights {w}, expected {want}"]
 if json.loads(open(sys.argv[3]).read())["weights"] is not None:
     failures.append("drawn weights: \"weights\" is not null")
@@ -101,11 +114,13 @@ if json.loads(open(sys.argv[4]).read())["weights"]["content_hash"] == want["cont
     failures.append("another checkpoint has the same content hash")
 print("; ".join(failures))
 PY
-check "\"weights\": the path, the bytes and the content hash an independent FNV-1a gives $(head -c 300 "$tmp/why")" \
+check "\"weights\": the path, the bytes and the content hash hashlib's SHA-256 gives $(head -c 300 "$tmp/why")" \
     test "$(tr -d '\n' <"$tmp/why")" = ""
 check "a checkpoint's seeds 1..2 and drawn weights' 3..4: refused" refused \
     "is a shard missing?" -- "$tmp/w1.jsonl" "$tmp/drawn3.jsonl"
 check "... and another checkpoint's: refused" refused "is a shard missing?" -- "$tmp/w1.jsonl" "$tmp/other3.jsonl"
+check "... and the checkpoint's with two values negated: refused" refused "is a shard missing?" -- \
+    "$tmp/w1.jsonl" "$tmp/negated3.jsonl"
 apart() {
     "$BIN" merge --uneven "$tmp/w1.jsonl" "$tmp/drawn3.jsonl" | "$PY" -c 'import json, sys
 r = [json.loads(l) for l in sys.stdin]
