@@ -794,7 +794,9 @@ static int supersede_failed(Input *in)
 
 /* A record of the same configuration and seeds as the one before it (a job run again whose
    lines had succeeded) is left out, said on stderr, when its numbers are the same; different
-   numbers are refused.  Returns the records kept at the front of group, or -1 with err. */
+   numbers are refused: which of two computations of one seed is right is not merge's to pick
+   (README, sweep-parallel.sh's --resume with --lines above 1).  Returns the records kept at the
+   front of group, or -1 with err. */
 static int drop_repeats(Record **group, int count, char *err, size_t size)
 {
     int kept = 1;
@@ -808,7 +810,8 @@ static int drop_repeats(Record **group, int count, char *err, size_t size)
                                     sizeof RUN_KEYS / sizeof RUN_KEYS[0])) {
             snprintf(err, size,
                      "%s:%ld and %s:%ld: the same seeds of one configuration with different "
-                     "numbers (a seed would count twice)",
+                     "numbers (a seed would count twice; a line run again on a machine whose "
+                     "BLAS kernels round otherwise? keep one of the two records)",
                      before->file, before->line, r->file, r->line);
             return -1;
         }
