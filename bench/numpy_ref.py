@@ -30,7 +30,10 @@ the Gram matrix of the centred tokens; sr − 1 below 1e-18, where the Gram matr
 longer resolve it, from the singular values of X (docs/model.md §2).  Nulls by §2's rules:
 token_similarity and centred_stable_rank where μ(X)/‖X‖_F < 1e-12 (tokens equal within
 round-off), every number of a network from the layer it overflows or vanishes at, and the
-round-off rules of §2's "Round-off from a layer on" (round_off).  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
+round-off rules of §2's "Round-off from a layer on" (round_off), among them sr − 1 and
+energy_off_top where the latter is below 1e-24 (X of one direction within round-off), and the logits'
+rounding bound attention_logit_rounding (logit_rounding) and the rows' statistics null where
+it reaches ln 2/4.  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
 exact (eigenvalues of Gram matrices), where attnscope above T·d·min(T, d) = 64³ uses proved
 upper bounds within ~1e-8 of them (docs/model.md §3).
 Not reproduced: stable_rank_std (null for one seed), seeds_done and the other counts, the
@@ -208,6 +211,24 @@ def zhai_row_bound(n, sigma):
     return math.log1p(others * b) + sigma * math.sqrt(n * others) * b / (1 + others * b)
 
 
+# docs/model.md §2, "Round-off from a layer on": logits within δ of the exact ones move a
+# row's entropy by a factor within e^{±4δ}; at e^{4δ} = 2 that bound is as large as the entropy.
+ROWS_ROUNDED = math.log(2) / 4
+
+
+def logit_rounding(x, wq, wk, scale):
+    """docs/model.md §2's bound on the rounding of each logit of the layer whose input is x:
+    every logit is formed by sums of d (the two projections, or X·M and its product with
+    Xᵀ) and of d_h = d (the query-key product, or M) products, then scaled, so its error is
+    within γ_{2d + d_h + 12}·|scale|·‖x_i‖‖W^Q‖_F‖W^K‖_F‖x_j‖ (the 12 also covers RoPE's
+    rotations, which this reference does not run)."""
+    d = x.shape[1]
+    n = 2 * d + d + 12
+    gamma = n * 2.0 ** -53 / (1 - n * 2.0 ** -53)
+    largest = float(np.max(np.einsum("ij,ij->i", x, x)))
+    return gamma * scale * float(np.linalg.norm(wq)) * float(np.linalg.norm(wk)) * largest
+
+
 def attention_numbers(a_built, m_norm, before):
     """A layer's attention numbers (§2, §3) from A as built and its input's measures."""
     T = a_built.shape[0]
@@ -355,6 +376,9 @@ def run(a):
                 shown["logit_std"] = float(np.std(logits))
             built = softmax_rows(logits)
             numbers = attention_numbers(built, m_norm, measures[n][-1]) if full else None
+            if full:
+                wq, wk, _ = weights
+                numbers["logit_rounding"] = logit_rounding(x, wq, wk, 1.0 / math.sqrt(a.width))
             applied = built - 1.0 / T if gaps[n] == "center" else built
             if full:
                 products[n] = applied if layer == 1 else applied @ products[n]
@@ -404,6 +428,19 @@ def round_off(out, prefix, gap):
             series = out[prefix + key]
             for layer in range(first, len(series)):
                 series[layer] = None
+    entropy = out[prefix + "attention_entropy"]
+    rows = [entropy[key] for key in entropy]
+    rows += [out[prefix + "max_attention_mean"], out[prefix + "max_attention_mean_head_average"]]
+    for layer, delta in enumerate(out[prefix + "attention_logit_rounding"]):
+        if delta is not None and delta >= ROWS_ROUNDED:
+            for series in rows:
+                series[layer] = None
+    # X of one direction within round-off (energy off the top direction below EQUAL_TOKENS²,
+    # tokens apart or not): sr − 1 < 1e-48 and the energy are its rounding
+    for layer, energy in enumerate(list(out[prefix + "energy_off_top"])):
+        if energy is not None and energy < EQUAL_TOKENS ** 2:
+            out[prefix + "stable_rank_minus_one"][layer] = None
+            out[prefix + "energy_off_top"][layer] = None
     spreads = out[prefix + "relative_spread"]
     equal = next((l for l, s in enumerate(spreads) if s is not None and s < EQUAL_TOKENS), None)
     if equal is None:
@@ -419,7 +456,7 @@ def round_off(out, prefix, gap):
     if gap == "off" or equal + 1 >= len(spreads):
         return
     null(("stable_rank", "log10_norm", "token_cosine_mean", "token_rms", "stable_rank_mean",
-          "stable_rank_m2", "attention_entropy_zhai_bound"), equal + 1)
+          "stable_rank_m2", "attention_entropy_zhai_bound", "attention_logit_rounding"), equal + 1)
     null(("gradient_norm", "log10_gradient_norm"), 0)
 
 
@@ -445,6 +482,7 @@ def assemble(a, gaps, measures, layers, grads, shown):
         out[prefix + "max_attention_mean_head_average"] = out[prefix + "max_attention_mean"]
         out[prefix + "attention_entropy_zhai_bound"] = series("zhai_bound", layers[n])
         out[prefix + "attention_phase_critical_beta"] = series("critical_beta", layers[n])
+        out[prefix + "attention_logit_rounding"] = series("logit_rounding", layers[n])
     for prefix, gap in zip(("", "counterpart_"), gaps):
         round_off(out, prefix, gap)
     out.update(first_layer_theory(a, [out["attention_phase_critical_beta"],

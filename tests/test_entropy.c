@@ -9,6 +9,9 @@
  *     own loops over its own mask;
  *   - kinds whose rows are not distributions report null and say why;
  *   - a kept run, asked for another head, reports that head's entropies, not the first's;
+ *   - logits moved by at most δ each move every row's entropy by a factor within e^{±4δ} and
+ *     its largest weight within e^{±2δ} (docs/model.md §2, the logits' rounding), the bound
+ *     the rows' null rule rests on, for random, peaked and adversarial moves;
  * and statistically, the random-energy prediction of the first layer's mean entropy.
  */
 #include "testing.h"
@@ -24,6 +27,7 @@
 #include "attnscope/random.h"
 #include "attnscope/theory.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,6 +453,86 @@ static void test_random_energy_prediction_domain(void **state)
     }
 }
 
+/* Row-major T×T softmax of logits (full mask), in long double. */
+static void softmax_reference(int T, const double *logits, double *a)
+{
+    for (int i = 0; i < T; i++) {
+        const double *s = logits + (size_t)i * T;
+        double top = -INFINITY;
+        for (int j = 0; j < T; j++)
+            top = fmax(top, s[j]);
+        long double z = 0;
+        for (int j = 0; j < T; j++)
+            z += expl((long double)s[j] - top);
+        for (int j = 0; j < T; j++)
+            a[(size_t)i * T + j] = (double)(expl((long double)s[j] - top) / z);
+    }
+}
+
+/* Whether ratio lies in [e^{−k·δ}, e^{k·δ}], with 1e-12 for the sums' own rounding. */
+static bool within_factor(double moved, double exact, double k, double delta)
+{
+    if (exact == 0)
+        return moved == 0;
+    double ratio = moved / exact;
+    return ratio >= exp(-k * delta) * (1 - 1e-12) && ratio <= exp(k * delta) * (1 + 1e-12);
+}
+
+static void test_rows_move_within_the_rounding_factor(void **state)
+{
+    (void)state;
+    enum { T = 48 };
+    const double stds[] = {0.3, 3, 12}, deltas[] = {1e-3, 0.05, ENTROPY_LOGIT_ROUNDING_MAX, 1};
+    double *s = malloc(sizeof(double) * T * T * 5), *moved = s + T * T, *a = moved + T * T;
+    double *b = a + T * T, *noise = b + T * T;
+    double h[T], g[T];
+    RandomStream *random = RandomStream_new();
+    assert_true(s && random);
+    int seen_near_bound = 0;
+    for (int k = 0; k < 3; k++)
+        for (int m = 0; m < 4; m++)
+            for (int how = 0; how < 3; how++) {
+                double delta = deltas[m];
+                RandomStream_gaussian(random, 11 + k, 1, ROLE_QUERY, stds[k], s, T * T);
+                RandomStream_gaussian(random, 11 + k, 1, ROLE_KEY, 1, noise, T * T);
+                for (int i = 0; i < T; i++) {
+                    int top = 0;
+                    for (int j = 1; j < T; j++)
+                        top = s[i * T + j] > s[i * T + top] ? j : top;
+                    for (int j = 0; j < T; j++) {
+                        double n = noise[i * T + j], *out = &moved[i * T + j];
+                        /* 0: random in [−δ, δ]; 1: the top key up, the others down, which
+                           moves the largest weight most; 2: down for low logits, up for high */
+                        double sign = how == 0   ? tanh(n)
+                                      : how == 1 ? (j == top ? 1 : -1)
+                                                 : (s[i * T + j] > 0 ? 1 : -1);
+                        *out = s[i * T + j] + delta * sign;
+                    }
+                }
+                softmax_reference(T, s, a);
+                softmax_reference(T, moved, b);
+                Entropy_each_row(MASK_FULL, 1, T, false, a, h);
+                Entropy_each_row(MASK_FULL, 1, T, false, b, g);
+                for (int i = 0; i < T; i++) {
+                    double top_a = 0, top_b = 0;
+                    for (int j = 0; j < T; j++) {
+                        top_a = fmax(top_a, a[i * T + j]);
+                        top_b = fmax(top_b, b[i * T + j]);
+                    }
+                    if (!within_factor(g[i], h[i], 4, delta) ||
+                        !within_factor(top_b, top_a, 2, delta))
+                        fail_msg("std %g, delta %g, move %d, row %d: H %.17g -> %.17g, max "
+                                 "%.17g -> %.17g",
+                                 stds[k], delta, how, i, h[i], g[i], top_a, top_b);
+                    /* the bound is reached, nearly: the largest weight of move 1 */
+                    seen_near_bound += how == 1 && top_b / top_a > exp(1.5 * delta);
+                }
+            }
+    assert_true(seen_near_bound > 0);
+    RandomStream_free(random);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_kept_run_reports_the_shown_head),
         cmocka_unit_test(test_random_energy_prediction),
         cmocka_unit_test(test_random_energy_prediction_domain),
+        cmocka_unit_test(test_rows_move_within_the_rounding_factor),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

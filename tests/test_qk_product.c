@@ -3,9 +3,11 @@
  * routes share; and the proved upper bound of ‖W^Q_h W^K_gᵀ‖₂ from the formed M_h
  * (Measure_formed_product_norm2_squared_bound) against the exact norm: LAPACK's singular values
  * of a product summed in long double, and a product that cancels, whose norm is known in
- * closed form. */
+ * closed form; and Entropy_logit_rounding's δ (docs/model.md §2) over every logit either route
+ * forms from tokens of norm 1e6, against the same long-double reference. */
 #include "testing.h"
 
+#include "attnscope/entropy.h"
 #include "attnscope/init.h"
 #include "attnscope/layer.h"
 #include "attnscope/measure.h"
@@ -45,9 +47,10 @@ static void test_rule(void **state)
 
 /* Head 0's logits (row-major T×T) of layer 1 of c on X0, loop by loop in long double, and
    scale·|X||W^Q||W^K|ᵀ|X|ᵀ, the scale of their rounding. */
-static void reference_logits(const Config *c, const Layer *l, double *want, double *size)
+static void reference_logits_head(const Config *c, const Layer *l, int dh, double *want,
+                                  double *size)
 {
-    int T = c->tokens, d = c->width, dh = Config_head_width(c);
+    int T = c->tokens, d = c->width;
     long double *q = calloc((size_t)T * dh * 4, sizeof(long double));
     assert_non_null(q);
     long double *k = q + (size_t)T * dh, *qa = k + (size_t)T * dh, *ka = qa + (size_t)T * dh;
@@ -73,6 +76,11 @@ static void reference_logits(const Config *c, const Layer *l, double *want, doub
             size[(size_t)i * T + j] = (double)(fabsl(scale) * a);
         }
     free(q);
+}
+
+static void reference_logits(const Config *c, const Layer *l, double *want, double *size)
+{
+    reference_logits_head(c, l, Config_head_width(c), want, size);
 }
 
 /* Above the rounding rule, T < d and (embedding rows) T > d: the step's logits (X M)Xᵀ·scale within
@@ -120,6 +128,71 @@ static void test_logits_match_loops(void **state)
         free(m);
         free(want);
         free(size);
+        layer_free(&l, &c);
+    }
+}
+
+/* Sum of the squares of n doubles in long double. */
+static long double squares(const double *x, size_t n, size_t stride)
+{
+    long double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += (long double)x[i * stride] * x[i * stride];
+    return sum;
+}
+
+/* Through M_h (T = d = 72) and projected (T = 24 < d = 32, and two heads of 16), from tokens
+   scaled to norms near 1e6, whose logits' rounding is then 1e-2 and more: every logit the step
+   forms lies within δ = Entropy_logit_rounding(‖W^Q_h‖_F‖W^K_h‖_F, max_i ‖x_i‖²) of the
+   long-double one, and δ is not vacuous (the largest error is above 1e-4·δ). */
+static void test_logit_rounding_bounds_both_routes(void **state)
+{
+    (void)state;
+    const int shapes[][3] = {{72, 72, 1}, {24, 32, 1}, {24, 32, 2}};
+    for (int s = 0; s < 3; s++) {
+        Config c = small(shapes[s][0], shapes[s][1], 1);
+        c.heads = shapes[s][2];
+        c.sigma_qk = 1.3;
+        int T = c.tokens, d = c.width, dh = Config_head_width(&c);
+        Layer l;
+        layer_new(&l, &c);
+        layer_draw_all(&l, &c);
+        for (size_t i = 0; i < (size_t)T * d; i++)
+            l.b.x[i] *= 1e6;
+        double *m = NULL;
+        if (Layer_logits_through_qk_product(&c, 1)) {
+            m = malloc(sizeof(double) * Layer_qk_product_doubles(&c));
+            assert_non_null(m);
+            assert_int_equal(Layer_qk_product(la, &c, l.w.query, l.w.key, m), 0);
+        }
+        l.w.qk_product = m;
+        long double rows = 0;
+        for (int i = 0; i < T; i++)
+            rows = fmaxl(rows, squares(l.b.x + i, d, T));
+        double *want = malloc(sizeof(double) * T * T), *size = malloc(sizeof(double) * T * T);
+        assert_true(want && size);
+        for (int h = 0; h < c.heads; h++) {
+            Layer view = l; /* head h's columns of W^Q and W^K */
+            size_t block = (size_t)d * dh;
+            double norm = (double)sqrtl(squares(l.w.query + block * h, block, 1) *
+                                        squares(l.w.key + block * h, block, 1));
+            double delta = Entropy_logit_rounding(&c, 1, norm, (double)rows);
+            view.w.query = l.w.query + block * h, view.w.key = l.w.key + block * h;
+            reference_logits_head(&c, &view, dh, want, size);
+            const double *logits;
+            LayerOutcome outcome;
+            assert_int_equal(Layer_attention(&c, 1, &l.w, &l.b, h, &logits, &outcome), 0);
+            double worst = 0;
+            for (size_t i = 0; i < (size_t)T * T; i++)
+                worst = fmax(worst, fabs(logits[i] - want[i]));
+            if (!(worst <= delta) || !(worst > 1e-4 * delta))
+                fail_msg("T = %d, d = %d, head %d: largest error %.3g against delta %.3g", T, d, h,
+                         worst, delta);
+        }
+        free(want);
+        free(size);
+        free(m);
+        l.w.qk_product = NULL;
         layer_free(&l, &c);
     }
 }
@@ -233,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_logits_match_loops),
         cmocka_unit_test(test_bound_of_gaussian_product),
         cmocka_unit_test(test_bound_of_cancelling_product),
+        cmocka_unit_test(test_logit_rounding_bounds_both_routes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -88,4 +88,25 @@ bool Entropy_qk_norm_exact(const Config *c);
    none. */
 bool Entropy_qk_norms_ahead(const Config *c, int layer);
 
+/* What rounding does to a layer's logits and, through them, to its rows (docs/model.md §2,
+   "Round-off from a layer on"): δ bounds |Ŝ_ij − S_ij| for every logit the layer computes,
+   S = scale·(X'W^Q_h)(X'W^K_g)ᵀ or scale·(X'M_h)X'ᵀ, as
+     δ = γ_{2d + d_h + 12}·|scale|·‖W^Q_h‖_F‖W^K_g‖_F·max_i ‖x'_i‖²  (+ 4u·C with a soft-cap C),
+   from weights_norm = ‖W^Q_h‖_F‖W^K_g‖_F and row_norm_max_squared = max_i ‖x'_i‖² of the
+   attention input X'.  0 for markov, whose logits are drawn, not computed; NaN where the
+   layer's rows read no logits (uniform, identity), and where it is not bounded so (QK-norm,
+   query or key biases).  Logits within δ of the exact move every softmax weight by a factor
+   in [e^{−2δ}, e^{2δ}], every row's largest weight by as much and its entropy by a factor in
+   [e^{−4δ}, e^{4δ}]. */
+double Entropy_logit_rounding(const Config *c, int layer, double weights_norm,
+                              double row_norm_max_squared);
+
+/* The δ at and above which a row's entropy may be off by a factor 2 (e^{4δ} = 2, δ = ln 2/4):
+   its rounding bound is as large as itself, and the rows' statistics are null. */
+#define ENTROPY_LOGIT_ROUNDING_MAX 0.17328679513998632
+
+/* Whether rows whose logits have rounding up to δ are too rounded to be shown (δ at or above
+   ENTROPY_LOGIT_ROUNDING_MAX; NaN, not bounded: false). */
+bool Entropy_rows_rounded(double logit_rounding);
+
 #endif

@@ -45,6 +45,12 @@ typedef struct {
    MEASURE_SIMILARITY_RESOLUTION of their size: the token similarity and β_c's q − p hold only
    then. */
 bool Measure_spread_resolved(double spread, double squares);
+/* Whether X is apart from rank one by more than the same resolution: its energy off the top
+   direction, e = Σ_{i≥2} s_i²/‖X‖_F² = ‖X − s1·u1v1ᵀ‖_F²/‖X‖_F², at least
+   MEASURE_SIMILARITY_RESOLUTION² (docs/model.md §2: below it sr − 1 ≤ (e/(1 − e))² < 1e-48 and
+   both are the tokens' rounding, tokens of one direction ±v as much as equal ones).  NaN (not
+   measured): true, nothing is claimed. */
+bool Measure_rank_one_resolved(double energy_off_top);
 /* sr − 1 below which the Gram eigenvalues lose digits: the singular values of X decide. */
 #define MEASURE_GRAM_FLOOR 1e-18
 /* Lanczos steps of the top-eigenpair route at most: a run's budget is min(T, this). */

@@ -53,6 +53,10 @@ typedef struct {
        shown head's least row entropy, and Giorlandino & Goldt's β_c of the layer's input. */
     double *entropy_zhai_bound;
     double *phase_critical_beta;
+    /* The layer's bound on each logit's rounding (Entropy_logit_rounding), the largest of its
+       heads'; first seed, NaN where not bounded.  Where it reaches ENTROPY_LOGIT_ROUNDING_MAX
+       the entropies and largest weights of that layer are NaN (docs/model.md §2). */
+    double *logit_rounding;
     /* From this layer on (CURVES_NO_LAYER: nowhere) every number of the network is rounding
        alone, NaN, and so are its gradients everywhere, which all take the product A_L⋯A_1
        through it (docs/model.md §2, "Round-off from a layer on"): its tokens entered the

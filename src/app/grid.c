@@ -140,6 +140,13 @@ static int refuse_run_options(const Options *o, char *err, size_t size)
                         : o->export_weights_dir ? "--export-weights"
                         : o->hf_config.file[0]  ? "--hf-config"
                                                 : NULL;
+    if (o->max_memory) {
+        snprintf(err, size,
+                 "grid: --max-memory is not accepted (grid checks the configurations' settings, "
+                 "not memory; give --max-memory to attnscope --batch --jsonl, which checks each "
+                 "line against the memory where it runs)");
+        return -1;
+    }
     if (!which)
         return 0;
     snprintf(err, size,
@@ -281,8 +288,9 @@ static int expand(const Grid *g, const Options *o, FILE *out, char *err, size_t 
         Config c = configuration_at(g, o, index);
         char message[OPTIONS_ERROR_SIZE], where[300];
         describe(g, &c, where, sizeof where);
-        if (Config_validate(&c, message, sizeof message) ||
-            Options_check_memory(o, &c, message, sizeof message)) {
+        /* Not this machine's memory: the lines run elsewhere (a compute node, a larger
+           cgroup), and --batch --jsonl checks each against the memory where it runs. */
+        if (Config_validate(&c, message, sizeof message)) {
             snprintf(err, size, "grid: %.100s: %.400s", where, message);
             status = 2;
             break;

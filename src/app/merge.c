@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The ensemble members a merge combines: for each network, the mean and M2 per layer. */
 enum { BAND_NETWORK, BAND_COUNTERPART, BANDS };
@@ -327,6 +328,36 @@ static int add_record(Input *in, const char *path, const LineReader *lines)
     return 0;
 }
 
+/* Whether the input from the line just read on, whose first line does not parse alone, is one
+   JSON document over several lines (--batch's document, which merge does not read line by
+   line); read to its end, within the bound of a line. */
+static bool one_document(LineReader *lines)
+{
+    char message[OPTIONS_ERROR_SIZE];
+    JsonValue *doc = Json_parse(lines->text, lines->length, message, sizeof message);
+    if (doc) {
+        JsonValue_free(doc);
+        return false;
+    }
+    size_t length = 0;
+    char *whole = NULL;
+    LineStatus got = LINE_READ;
+    while (got == LINE_READ && length + lines->length <= lines->max) {
+        char *grown = realloc(whole, length + lines->length + 1);
+        if (!grown)
+            break;
+        whole = grown;
+        memcpy(whole + length, lines->text, lines->length);
+        length += lines->length;
+        got = LineReader_next(lines, message, sizeof message);
+    }
+    doc = got == LINE_END ? Json_parse(whole, length, message, sizeof message) : NULL;
+    bool one = doc != NULL;
+    JsonValue_free(doc);
+    free(whole);
+    return one;
+}
+
 /* Every record of one file; 0, or 2 (bad input) / 1 (out of memory) with in->err set. */
 static int read_file(Input *in, const char *path)
 {
@@ -344,6 +375,11 @@ static int read_file(Input *in, const char *path)
         if (!blank(lines.text, lines.length))
             status = add_record(in, path, &lines);
     }
+    if (status == 2 && in->count == before && one_document(&lines))
+        snprintf(in->err, sizeof in->err,
+                 "merge: %s holds one JSON document over %ld lines (as --batch writes it); merge "
+                 "reads JSON Lines, one record a line, as --batch --jsonl or jq -c writes",
+                 lines.name, lines.number - 1 /* the end's number */);
     if (status == 0 && got != LINE_END) {
         snprintf(in->err, sizeof in->err, "merge: %.400s", message);
         status = LineStatus_exit_status(got);
@@ -860,12 +896,13 @@ static int merge_group(MergeOptions *options, Record **group, int members, Recor
                  group[0]->file, group[0]->line, seeds, CONFIG_SEEDS_MAX);
         return 2;
     }
+    /* A configuration outside the grid is named as such before its range is compared. */
+    if (options->grid && check_expected(options, group, seeds, err, size))
+        return 2;
     if (first)
         *first_seeds = seeds;
     else if (!options->uneven &&
              check_same_range(first_group, *first_seeds, group, seeds, err, size))
-        return 2;
-    if (options->grid && check_expected(options, group, seeds, err, size))
         return 2;
     for (int i = 0; i < count; i++)
         parts[i] =
@@ -946,12 +983,61 @@ static int merge_all(Input *in, MergeOptions *options, Text *t)
     return status;
 }
 
+/* Whether paths a and b name one file: the same path, or the same device and inode. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return strcmp(a, b) == 0 || (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+                                 sa.st_ino == sb.st_ino);
+}
+
+/* A file named twice would give its records twice: refused, naming both.  0 or 2 with err. */
+static int check_files_once(char **paths, int count, char *err, size_t size)
+{
+    for (int i = 1; i < count; i++)
+        for (int j = 0; j < i; j++) {
+            if (!same_file(paths[j], paths[i]))
+                continue;
+            if (strcmp(paths[i], "-") == 0)
+                snprintf(err, size, "merge: - (standard input) is given twice: give it once");
+            else if (strcmp(paths[j], paths[i]) == 0)
+                snprintf(err, size, "merge: '%.400s' is given twice: give each file once",
+                         paths[i]);
+            else
+                snprintf(err, size,
+                         "merge: '%.300s' and '%.300s' are the same file (one device and inode): "
+                         "give each file once",
+                         paths[j], paths[i]);
+            return 2;
+        }
+    return 0;
+}
+
+/* The grid (--grid), then every FILE's records.  0, or 2 / 1 with in->err. */
+static int read_inputs(Input *in, MergeOptions *options, char **paths, int files)
+{
+    int status = check_files_once(paths, files, in->err, sizeof in->err);
+    if (status == 0 && options->grid)
+        status = read_grid(options, in->err, sizeof in->err);
+    for (int i = 0; i < files && status == 0; i++)
+        status = read_file(in, paths[i]);
+    /* No FILE: standard input, as cat, sort and jq read it (a pipe from --batch --jsonl). */
+    if (status == 0 && files == 0)
+        status = read_file(in, "-");
+    return status;
+}
+
 int Merge_main(int argc, char **argv, FILE *out)
 {
     Input in = {0};
     Text text = {0};
     MergeOptions options = {0};
     int files = 0, status = 0;
+    char **paths = malloc(sizeof *paths * (size_t)argc); /* the FILE arguments */
+    if (!paths) {
+        fprintf(stderr, "attnscope: merge: out of memory\n");
+        return 1;
+    }
     for (int i = 1; i < argc && status == 0; i++) {
         if (strcmp(argv[i], "--csv") == 0) {
             options.csv = true;
@@ -966,6 +1052,7 @@ int Merge_main(int argc, char **argv, FILE *out)
             }
             options.grid = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            free(paths);
             Options_usage(stdout);
             return Options_flush_stdout();
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -975,20 +1062,11 @@ int Merge_main(int argc, char **argv, FILE *out)
                      argv[i]);
             status = 2;
         } else {
-            files++;
+            paths[files++] = argv[i];
         }
     }
-    if (status == 0 && options.grid)
-        status = read_grid(&options, in.err, sizeof in.err);
-    for (int i = 1; i < argc && status == 0; i++) {
-        if (strcmp(argv[i], "--grid") == 0)
-            i++;
-        else if (strcmp(argv[i], "--csv") != 0 && strcmp(argv[i], "--uneven") != 0)
-            status = read_file(&in, argv[i]);
-    }
-    /* No FILE: standard input, as cat, sort and jq read it (a pipe from --batch --jsonl). */
-    if (status == 0 && files == 0)
-        status = read_file(&in, "-");
+    if (status == 0)
+        status = read_inputs(&in, &options, paths, files);
     if (status == 0)
         status = merge_all(&in, &options, &text);
     if (status) {
@@ -1004,6 +1082,7 @@ int Merge_main(int argc, char **argv, FILE *out)
         free(in.records[i].rng);
     }
     free(in.records);
+    free(paths);
     free(options.expected);
     Text_free(&text);
     return status;

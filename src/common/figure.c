@@ -886,7 +886,7 @@ static int descending_values(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-void Figure_row_entropy_plot(const Result *r, char *title, double *sorted, HistogramPlot *h)
+const char *Figure_row_entropy_plot(const Result *r, char *title, double *sorted, HistogramPlot *h)
 {
     const Config *c = &r->config;
     int T = c->tokens;
@@ -900,9 +900,12 @@ void Figure_row_entropy_plot(const Result *r, char *title, double *sorted, Histo
     else
         snprintf(title, FIGURE_TITLE_SIZE, "row entropies H_i, ℓ=%d (max ln n_i = %.3g)", c->layer,
                  largest);
-    if (defined) {
-        memcpy(sorted, r->row_entropy, sizeof(double) * T);
-        qsort(sorted, (size_t)T, sizeof(double), descending_values);
-    }
-    *h = (HistogramPlot){title, defined ? T : 0, sorted, 1.0, NAN, "", "H_i (nats)", true};
+    /* The rows are null together where they are round-off (docs/model.md §2): no bars. */
+    int rows = 0;
+    for (int i = 0; defined && i < T; i++)
+        if (!isnan(r->row_entropy[i]))
+            sorted[rows++] = r->row_entropy[i];
+    qsort(sorted, (size_t)rows, sizeof(double), descending_values);
+    *h = (HistogramPlot){title, rows, sorted, 1.0, NAN, "", "H_i (nats)", true};
+    return defined && rows == 0 ? FIGURE_ROWS_ROUND_OFF : NULL;
 }

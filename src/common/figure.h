@@ -313,8 +313,12 @@ void Figure_entropy_plot(const Result *r, bool overlays, bool notes, EntropyText
 
 /* The histogram of the shown matrix's row entropies H_i (descending into sorted, T values;
    the largest is drawn as the histogram's marked value); its count is 0 where they are
-   undefined or not computed yet. */
-void Figure_row_entropy_plot(const Result *r, char *title, double *sorted, HistogramPlot *h);
+   undefined, not computed yet, or null for round-off, which the returned text says (NULL in
+   the other cases). */
+const char *Figure_row_entropy_plot(const Result *r, char *title, double *sorted, HistogramPlot *h);
+#define FIGURE_ROWS_ROUND_OFF                                                                      \
+    "null: at this layer the rows' entropies are round-off (a warning says why; docs/model.md "    \
+    "§2)"
 
 /* 1, 2 or 5 times a power of ten, at least `raw`. */
 double Figure_nice_step(double raw);

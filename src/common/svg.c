@@ -758,12 +758,13 @@ void Svg_row_entropies(FILE *f, const Result *r)
         svg_message(f, c, "row entropies", HISTOGRAM_ROWS, HISTOGRAM_ROWS / 2, "out of memory");
         return;
     }
-    Figure_row_entropy_plot(r, title, sorted, &h);
+    const char *round_off = Figure_row_entropy_plot(r, title, sorted, &h);
     if (h.count == 0)
         svg_message(f, c, title, HISTOGRAM_ROWS, HISTOGRAM_ROWS / 2,
-                    Entropy_defined(c->attention) ? "no row entropies: the shown layer has no "
-                                                    "finite attention matrix"
-                                                  : Entropy_undefined_reason(c->attention));
+                    round_off                       ? round_off
+                    : Entropy_defined(c->attention) ? "no row entropies: the shown layer has no "
+                                                      "finite attention matrix"
+                                                    : Entropy_undefined_reason(c->attention));
     else
         svg_histogram(f, c, &h);
     free(sorted);

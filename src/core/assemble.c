@@ -44,13 +44,26 @@ static void set_entropy(EntropyCurves *curves, int layer, const EntropyRows *row
     curves->max_weight_mean[layer] = rows->max_weight_mean;
 }
 
+/* The largest of a layer's heads' bounds on their logits' rounding (NaN: none bounded). */
+static double layer_logit_rounding(const LayerState *s, const Config *c)
+{
+    double largest = NAN;
+    for (int h = 0; s->entropy && h < c->heads; h++)
+        largest = fmax(largest, s->entropy[h].logit_rounding);
+    return largest;
+}
+
 /* A layer's row entropies: the shown head's, and each value averaged over the heads (NaN
-   where the layer has none). */
-static void fill_entropy(Curves *dest, const LayerState *s, const Config *c, int layer)
+   where the layer has none, where `collapsed` says its tokens' logits are equal up to their
+   rounding, and where its logits' rounding may move them by as much as themselves: docs/model.md
+   §2, "Round-off from a layer on"), and that rounding's bound. */
+static void fill_entropy(Curves *dest, const LayerState *s, const Config *c, int layer,
+                         bool collapsed)
 {
     EntropyRows average = Entropy_undefined();
     EntropyRows shown = Entropy_undefined();
-    if (s->entropy) {
+    dest->logit_rounding[layer] = layer_logit_rounding(s, c);
+    if (s->entropy && !collapsed && !Entropy_rows_rounded(dest->logit_rounding[layer])) {
         shown = s->entropy[c->head - 1].rows;
         average = (EntropyRows){0};
         for (int h = 0; h < c->heads; h++) {
@@ -131,7 +144,7 @@ static void null_layer(Curves *dest, int l)
     null_differences(dest, l);
     dest->stable_rank[l] = dest->log10_norm[l] = NAN;
     dest->token_cosine_mean[l] = dest->token_rms[l] = NAN;
-    dest->entropy_zhai_bound[l] = NAN;
+    dest->entropy_zhai_bound[l] = dest->logit_rounding[l] = NAN;
 }
 
 /* Whether X_ℓ is rank one exactly by the settings (ℓ ≥ 1): rows uniform over all T keys
@@ -145,11 +158,19 @@ static bool rank_one_by_structure(const Config *c, Gap gap, int layer)
            Gap_leaves_zero(GAP_OUTLIERS, true, Config_layer_mask(c, layer), c->window, c->tokens);
 }
 
+/* Whether the attention of `layer` takes tokens equal within round-off from layer `equal`
+   (track_round_off) and reads their logits, whose rounding alone then decides how its rows
+   differ from uniform (not where the rows read no logits: uniform rows by the settings,
+   identity). */
+static bool rows_collapsed(const Config *c, int equal, int layer)
+{
+    return equal != CURVES_NO_LAYER && layer > equal && round_off_rows_read_logits(c);
+}
+
 static void fill_curves(Curves *dest, const Track *t, const Config *c)
 {
     int depth = c->depth, equal;
     track_round_off(t, c, &equal, &dest->noise_from);
-    bool rows_read_logits = round_off_rows_read_logits(c);
     for (int l = 0; l <= depth && l <= t->layers; l++) {
         const LayerState *s = &t->state[l];
         dest->stable_rank[l] = s->stable_rank;
@@ -161,17 +182,15 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
         dest->relative_spread[l] = s->geometry.relative_spread;
         dest->token_cosine_mean[l] = s->geometry.token_cosine_mean;
         dest->token_rms[l] = s->geometry.token_rms;
-        /* The attention that tokens equal within round-off enter: its logits are equal up to
-           their rounding, which alone decides how its rows differ from uniform (not where the
-           rows read no logits: uniform rows by the settings, identity). */
-        static const LayerState no_attention = {.entropy = NULL};
-        bool rows_round_off = equal != CURVES_NO_LAYER && l > equal && rows_read_logits;
-        fill_entropy(dest, rows_round_off ? &no_attention : s, c, l);
+        bool rows_round_off = rows_collapsed(c, equal, l);
+        fill_entropy(dest, s, c, l, rows_round_off);
         fill_entropy_bounds(dest, s, c, l);
         if (rows_round_off)
             dest->phase_critical_beta[l] = NAN; /* its q − p is their spread */
         if (from(equal, l))
             null_differences(dest, l);
+        if (!Measure_rank_one_resolved(s->geometry.energy_off_top)) /* ±v: the rest is rounding */
+            dest->stable_rank_minus_one[l] = dest->energy_off_top[l] = NAN;
         if (from(dest->noise_from, l))
             null_layer(dest, l);
         if (rank_one_by_structure(c, t->gap, l) && isfinite(s->stable_rank)) {
@@ -463,6 +482,30 @@ static void curve_range_warnings(const Config *c, const TheoryOutOfRange *ranges
                 ranges[n].layer, c->tokens);
 }
 
+/* The layers whose logits' rounding bound makes their rows' statistics null (fill_entropy):
+   each network's first one named, with its bound (docs/model.md §2, "Round-off from a layer
+   on"). */
+static void logit_rounding_warnings(const Result *r, Warnings *w)
+{
+    const Curves *curves[NETWORKS] = {&r->network, &r->counterpart};
+    for (int n = 0; n < NETWORKS; n++)
+        for (int l = 1; l <= r->layers_done; l++) {
+            double delta = curves[n]->logit_rounding[l];
+            if (!Entropy_rows_rounded(delta))
+                continue;
+            Warnings_add_about(
+                w, WARNING_ABOUT_ENTROPY,
+                "attention rows of %s network: from layer %d each logit's rounding may reach "
+                "%.3g (gamma_(2d+d_h+12)*|scale|*||W^Q_h||_F*||W^K_h||_F*max_i ||x'_i||^2), at "
+                "or above ln(2)/4 = %.3g, where it may move a row's entropy by a factor "
+                "e^(4*delta) >= 2 and its largest weight by e^(2*delta): the entropies and "
+                "largest weights are null at every layer where it does "
+                "(attention_logit_rounding holds the bound of each layer)",
+                ROLE_NAMES[n], l, delta, ENTROPY_LOGIT_ROUNDING_MAX);
+            break;
+        }
+}
+
 /* What the block's settings take outside the theory (docs/model.md §1.7-§1.10, the table
    of §3): each overlay or prediction they void is not drawn, and a warning about it says
    why.  Settings that leave a prediction true (Gaussian schemes, the input norm, the logit
@@ -480,6 +523,21 @@ static void block_warnings(const Config *c, Warnings *w)
     heads_and_norms_warnings(c, w);
     query_key_warnings(c, w);
     weights_warnings(c, w);
+}
+
+/* The shown matrix's row entropies are the main network's rows at the shown layer: null where
+   its rows' statistics are null for round-off (fill_curves: the tokens equal within it, or the
+   logits' rounding bound), where each row's entropy is as undetermined as their mean. */
+static void shown_rows_round_off(Result *out, const Track *main)
+{
+    const Config *c = &out->config;
+    int layer = c->layer, equal, noise;
+    if (layer > out->layers_done)
+        return;
+    track_round_off(main, c, &equal, &noise);
+    if (rows_collapsed(c, equal, layer) || Entropy_rows_rounded(out->network.logit_rounding[layer]))
+        for (int i = 0; i < c->tokens; i++)
+            out->row_entropy[i] = NAN;
 }
 
 /* The kept entry's attention maps and the product's column mass into the result. */
@@ -536,6 +594,7 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
         memcpy(out->eigenvalues, spectra->eigenvalues, sizeof(Complex) * c->tokens);
         memcpy(out->singular_values, spectra->singular_values, sizeof(double) * c->tokens);
         memcpy(out->row_entropy, spectra->row_entropy, sizeof(double) * c->tokens);
+        shown_rows_round_off(out, tracks[0][NETWORK_MAIN]);
         for (int i = 0; i < spectra->warnings.count; i++)
             Warnings_add_about(&out->warnings, spectra->warnings.subject[i], "%s",
                                spectra->warnings.text[i]);
@@ -552,18 +611,20 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
     fill_readouts(out);
     block_warnings(c, &out->warnings);
     curve_range_warnings(c, run->curve_range, &out->warnings);
+    logit_rounding_warnings(out, &out->warnings);
 
     out->measure_counts = (MeasureCounts){0};
     for (int s = 0; s < (every_seed ? seeds : 1); s++) {
         if (tracks[s][0]->layers >= 0)
             measure_counts_add(&out->measure_counts, &tracks[s][0]->state[0].counts);
-        for (int l = 1; l <= depth; l++)
+        for (int l = 0; l <= depth; l++)
             for (int n = 0; n < NETWORKS; n++) {
                 const Track *t = tracks[s][n];
                 if (l > t->layers)
                     continue;
                 const LayerState *state = &t->state[l];
-                measure_counts_add(&out->measure_counts, &state->counts);
+                if (l > 0) /* X0's, counted once above */
+                    measure_counts_add(&out->measure_counts, &state->counts);
                 for (int i = 0; s == 0 && state->warnings && i < state->warnings->count; i++)
                     add_track_warning(&out->warnings, state->warnings->text[i],
                                       state->warnings->subject[i], ROLE_NAMES[n], l);

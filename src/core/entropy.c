@@ -2,9 +2,12 @@
 #include "attnscope/entropy.h"
 
 #include "attnscope/attention.h"
+#include "attnscope/init.h"
 #include "attnscope/layer.h"
+#include "attnscope/linalg.h"
 #include "attnscope/qk.h"
 
+#include <float.h>
 #include <math.h>
 
 bool Entropy_defined(Attention kind)
@@ -148,4 +151,29 @@ bool Entropy_qk_norm_exact(const Config *c)
 bool Entropy_qk_norms_ahead(const Config *c, int layer)
 {
     return layer < c->depth && !Entropy_zhai_void(c, layer + 1) && Layer_draws_ahead();
+}
+
+double Entropy_logit_rounding(const Config *c, int layer, double weights_norm,
+                              double row_norm_max_squared)
+{
+    if (c->attention == ATTENTION_MARKOV)
+        return 0;
+    const LayerAffine *a = Layer_affine(c, layer);
+    if (c->attention != ATTENTION_SOFTMAX || Layer_attention_uniform(c) || Qk_normalised(c) ||
+        (a && (a->query_bias || a->key_bias)))
+        return NAN;
+    /* γ_d for each projection (or for X'M_h and its product with X'ᵀ), γ_{d_h} for the
+       query-key product (or for M_h), one rounding for the scale, γ_5 for each of q and k's
+       RoPE rotation: γ_a + γ_b + γ_a·γ_b ≤ γ_{a+b} sums them. */
+    double terms = 2.0 * c->width + Config_head_width(c) + 12;
+    double delta = Linalg_rounding_gamma(terms) * fabs(Init_logit_scale(c)) * weights_norm *
+                   row_norm_max_squared;
+    if (c->logit_softcap > 0) /* C·tanh(S/C) is 1-Lipschitz; tanh and the products round */
+        delta += 4 * (DBL_EPSILON / 2) * c->logit_softcap;
+    return delta;
+}
+
+bool Entropy_rows_rounded(double logit_rounding)
+{
+    return logit_rounding >= ENTROPY_LOGIT_ROUNDING_MAX;
 }

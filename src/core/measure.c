@@ -371,6 +371,11 @@ bool Measure_spread_resolved(double spread, double squares)
     return spread >= MEASURE_SIMILARITY_RESOLUTION * MEASURE_SIMILARITY_RESOLUTION * squares;
 }
 
+bool Measure_rank_one_resolved(double energy_off_top)
+{
+    return isnan(energy_off_top) || Measure_spread_resolved(energy_off_top, 1.0);
+}
+
 /* Column by column: its mean, then its squares about the mean and about 0 added to the two
    sums.  Each is a chain of dependent additions, so the next column's sum for its mean goes
    beside this column's squares, a third chain in the same pass: each sum in the order of a

@@ -41,6 +41,7 @@ typedef struct {
     double log10_mixed2;
     bool similarity_lost; /* its token similarity became round-off (warned once) */
     bool mean_dominates;  /* its stable rank read collapsed beside a spread (warned once) */
+    bool rank_one_lost;   /* its tokens became one direction within round-off (warned once) */
     bool dead;            /* overflowed or vanished: later layers are undefined */
     bool overflowed;      /* dead of an overflow (else, where dead, it vanished) */
     int death_warning;    /* where dead: 1 + the index of the warning saying why among its
@@ -53,14 +54,17 @@ typedef struct {
 typedef struct {
     EntropyRows rows;
     double qk_norm;
+    double logit_rounding; /* Entropy_logit_rounding of its logits, NaN: not bounded */
 } HeadEntropy;
 
 /* What the entropy bounds read of a layer's attention input X' (X, or LN(X) under pre-LN):
    ‖X'‖₂² (NaN where Zhai et al.'s bound does not hold), the tokens' mean squared norm q and
    q − p, p their mean pairwise overlap (Giorlandino & Goldt's), kept as the spread per pair
-   because q − p formed from q and p cancels where the tokens merge; NaN where not measured. */
+   because q − p formed from q and p cancels where the tokens merge, and the largest squared
+   norm of a token; NaN where not measured. */
 typedef struct {
     double norm_squared, second_moment, moment_gap;
+    double row_norm_max_squared; /* max_i ‖x'_i‖², what the logits' rounding grows with */
 } AttentionInput;
 
 /* One layer of a kept network: its numbers, the warnings it raised, and (while the budget
@@ -434,6 +438,9 @@ bool round_off_rows_read_logits(const Config *c);
 /* Where a track's numbers are round-off (docs/model.md §2, "Round-off from a layer on"),
    Curves' tokens_equal_from and noise_from. */
 void track_round_off(const Track *t, const Config *c, int *tokens_equal_from, int *noise_from);
+/* run_lane.c: the warning that lane `which`'s tokens are equal within round-off from `layer`
+   on (0: X0 itself), into the lane's warnings, once a network (Network.similarity_lost). */
+void round_off_warning(Run *run, int which, int layer);
 
 /* run->curve_range from the theory's curves for run->config. */
 void assemble_curve_ranges(Run *run);

@@ -27,7 +27,7 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
                                 &c->centred_stable_rank, &c->energy_off_top,
                                 &c->relative_spread,     &c->token_cosine_mean,
                                 &c->token_rms,           &c->entropy_zhai_bound,
-                                &c->phase_critical_beta};
+                                &c->phase_critical_beta, &c->logit_rounding};
         for (size_t i = 0; i < sizeof of_curves / sizeof of_curves[0]; i++)
             arrays[n++] = of_curves[i];
         EntropyCurves *entropy[] = {&c->entropy, &c->entropy_head_average};
@@ -287,6 +287,8 @@ SERIES_OF(attention_entropy_zhai_bound, r->network.entropy_zhai_bound)
 SERIES_OF(counterpart_attention_entropy_zhai_bound, r->counterpart.entropy_zhai_bound)
 SERIES_OF(attention_phase_critical_beta, r->network.phase_critical_beta)
 SERIES_OF(counterpart_attention_phase_critical_beta, r->counterpart.phase_critical_beta)
+SERIES_OF(attention_logit_rounding, r->network.logit_rounding)
+SERIES_OF(counterpart_attention_logit_rounding, r->counterpart.logit_rounding)
 SERIES_OF(counterpart_max_attention_mean, r->counterpart.entropy.max_weight_mean)
 SERIES_OF(counterpart_max_attention_mean_head_average,
           r->counterpart.entropy_head_average.max_weight_mean)
@@ -402,6 +404,13 @@ const ResultSeries RESULT_SERIES[] = {
      attention_phase_critical_beta},
     {"counterpart_attention_phase_critical_beta", NULL, "the same, gap-toggled network", false,
      counterpart_attention_phase_critical_beta},
+    /* docs/model.md §2, "Round-off from a layer on": what the entropies' digits are worth. */
+    {"attention_logit_rounding", NULL,
+     "bound on each logit's rounding, gamma_(2d+d_h+12)|scale| ||W^Q_h||_F ||W^K_h||_F "
+     "max_i ||x'_i||^2, largest over the heads",
+     false, attention_logit_rounding},
+    {"counterpart_attention_logit_rounding", NULL, "the same, gap-toggled network", false,
+     counterpart_attention_logit_rounding},
     /* What the stable rank hides (docs/model.md §2), first seed. */
     {"centred_stable_rank", NULL, "sr of (X_ℓ − 1x̄ᵀ)(X_ℓ − 1x̄ᵀ)ᵀ, null where the tokens are equal",
      false, centred_stable_rank},

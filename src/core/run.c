@@ -353,12 +353,15 @@ static int input_layer(Run *run)
         qk_beside_input_done(run);
     run->value_ahead = tasks.value_one ? w->weights.value : NULL;
     const Measures m0 = tasks.m0;
+    /* X0's tokens equal within round-off (one vocabulary row): said from layer 0, once. */
+    bool equal = isnan(m0.log_similarity) && !isnan(m0.stable_rank);
     for (int n = 0; n < NETWORKS; n++) {
         Track *t = run->track[n];
         run->held[n] = 0;
         run->input_bound_for[n] = tasks.bounding ? 1 : 0;
         run->input_bound[n] = tasks.bound.norm_squared;
-        run->nets[n] = (Network){.log_similarity0 = m0.log_similarity, .log10_mixed2 = NAN};
+        run->nets[n] = (Network){
+            .log_similarity0 = m0.log_similarity, .log10_mixed2 = NAN, .similarity_lost = equal};
         if (t->layers >= 0)
             continue;
         MeasureCounts declared = {.flat_proofs_declared =
@@ -367,6 +370,11 @@ static int input_layer(Run *run)
         layer_state_record(&t->state[0], &m0, &tasks.share, &declared, m0.log_similarity);
         t->state[0].net = run->nets[n];
         t->layers = 0;
+        if (equal && run->first_seed) {
+            round_off_warning(run, n, 0);
+            if (keep_warnings(run, n, &t->state[0]))
+                return -1;
+        }
     }
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "attnscope/attention.h"
 #include "attnscope/entropy.h"
 #include "attnscope/layer.h"
+#include "attnscope/linalg.h"
 #include "attnscope/measure.h"
 #include "attnscope/work.h"
 #include "model_internal.h"
@@ -61,6 +62,44 @@ static bool shown_head(const LaneWatch *watch, int head)
     return watch->run->shown_lane == watch->which && head == watch->run->config->head - 1;
 }
 
+/* ‖W^Q_h‖_F·‖W^K_g‖_F of head h (g its key/value head), rounded up past its sums (each
+   square within γ_{d·d_h} of the exact); NaN without query and key weights. */
+static double query_key_norm(const Config *c, const LayerWeights *w, int h)
+{
+    if (!Attention_has_query_key(c->attention) || !w->query || !w->key)
+        return NAN;
+    size_t block = (size_t)c->width * Config_head_width(c);
+    const double *q = w->query + block * h, *k = w->key + block * Config_kv_head_of(c, h);
+    /* Four sums each, that the additions do not wait on one another (any order keeps γ). */
+    double qq[4] = {0}, kk[4] = {0};
+    size_t i = 0;
+    for (; i + 4 <= block; i += 4)
+        for (int j = 0; j < 4; j++) {
+            qq[j] += q[i + j] * q[i + j];
+            kk[j] += k[i + j] * k[i + j];
+        }
+    for (; i < block; i++) {
+        qq[0] += q[i] * q[i];
+        kk[0] += k[i] * k[i];
+    }
+    double squares = (qq[0] + qq[1] + qq[2] + qq[3]) * (kk[0] + kk[1] + kk[2] + kk[3]);
+    return sqrt(squares) * (1 + Linalg_rounding_gamma((double)block + 4));
+}
+
+/* The largest ‖x_i‖² of the T×d input (column-major), rounded up past its sums of d squares;
+   `norms` holds T doubles of scratch. */
+static double row_norm_max_squared(int T, int d, const double *x, double *norms)
+{
+    memset(norms, 0, sizeof(double) * T);
+    for (int j = 0; j < d; j++)
+        for (int i = 0; i < T; i++)
+            norms[i] += x[i + (size_t)j * T] * x[i + (size_t)j * T];
+    double largest = 0;
+    for (int i = 0; i < T; i++)
+        largest = fmax(largest, norms[i]);
+    return largest * (1 + Linalg_rounding_gamma(d + 1));
+}
+
 static void lane_built(void *context, int head, const double *logits, const double *attention)
 {
     LaneWatch *watch = context;
@@ -72,11 +111,14 @@ static void lane_built(void *context, int head, const double *logits, const doub
     /* Entropy is of A as built: gap removal, next, leaves no distribution. */
     if (!run->measure)
         return;
-    HeadEntropy *entropy = run->track[watch->which]->state[run->layer].entropy;
+    LayerState *state = &run->track[watch->which]->state[run->layer];
     const Config *c = run->config;
-    if (entropy)
-        Entropy_rows(Config_layer_mask(c, run->layer), c->window, c->tokens, Config_has_sink(c),
-                     attention, &entropy[head].rows);
+    if (!state->entropy)
+        return;
+    Entropy_rows(Config_layer_mask(c, run->layer), c->window, c->tokens, Config_has_sink(c),
+                 attention, &state->entropy[head].rows);
+    state->entropy[head].logit_rounding = Entropy_logit_rounding(
+        c, run->layer, query_key_norm(c, &run->weights, head), state->input.row_norm_max_squared);
 }
 
 /* What the entropy bounds read of the attention's input X' (T×d), where the entropies are
@@ -103,10 +145,12 @@ static int lane_branch_input(void *context, const double *input)
     /* Tokens equal within the round-off of the spread itself: no q − p, as no similarity. */
     bool resolved = Measure_spread_resolved(spread, squares);
     state->input.moment_gap = T > 1 && resolved ? spread / (T - 1) : NAN;
-    if (Entropy_zhai_void(c, run->layer))
-        return 0;
     Lane *lane = &run->w->lane[watch->which];
     LayerBuffers *b = &lane->step;
+    /* row_stat is free until the step's attention (QK-norm, LayerNorm) */
+    state->input.row_norm_max_squared = row_norm_max_squared(T, d, input, b->row_stat);
+    if (Entropy_zhai_void(c, run->layer))
+        return 0;
     double bound = NAN;
     bool measured = run->input_bound_for[watch->which] == run->layer;
     run->input_bound_for[watch->which] = 0;
@@ -168,7 +212,7 @@ static bool mean_dominates(const Measures *m)
 /* From `layer` on the tokens of lane `which` are equal to within round-off: what is null from
    there (assemble.c's track_round_off, docs/model.md §2 "Round-off from a layer on"), said once,
    in words that hold at any depth (a deeper run reuses the kept layer and its warning). */
-static void round_off_warning(Run *run, int which, int layer)
+void round_off_warning(Run *run, int which, int layer)
 {
     const Config *c = run->config;
     unsigned subject = WARNING_ABOUT_SIMILARITY | WARNING_ABOUT_ENTROPY;
@@ -242,6 +286,18 @@ static int measure_layer(Run *run, int which)
         net->similarity_lost = true;
         round_off_warning(run, which, layer);
     }
+    if (run->first_seed && !net->rank_one_lost && !isnan(m.log_similarity) &&
+        !Measure_rank_one_resolved(m.geometry.energy_off_top)) {
+        net->rank_one_lost = true; /* (tokens equal within round-off say so themselves) */
+        Warnings_add_about(&lane->warnings, WARNING_ABOUT_STABLE_RANK | WARNING_ABOUT_SIMILARITY,
+                           "stable rank of " ROLE_MARK " network: from layer %d its tokens lie "
+                           "along one direction to within round-off (the energy off it is below "
+                           "%.0e of ||X||_F^2) while they stay apart: sr - 1 < 1e-48 is below "
+                           "every digit of sr, which reads 1, and stable_rank_minus_one and "
+                           "energy_off_top are the tokens' rounding, null at every layer where "
+                           "this holds",
+                           layer, MEASURE_SIMILARITY_RESOLUTION * MEASURE_SIMILARITY_RESOLUTION);
+    }
     if (run->first_seed && !net->mean_dominates && mean_dominates(&m)) {
         net->mean_dominates = true;
         Warnings_add_about(
@@ -281,8 +337,8 @@ static int entropy_begin(Run *run, int which)
     if (!state->entropy)
         return -1;
     for (int h = 0; h < c->heads; h++)
-        state->entropy[h] = (HeadEntropy){Entropy_undefined(), run->qk_norm[h]};
-    state->input = (AttentionInput){NAN, NAN, NAN};
+        state->entropy[h] = (HeadEntropy){Entropy_undefined(), run->qk_norm[h], NAN};
+    state->input = (AttentionInput){NAN, NAN, NAN, NAN};
     return 0;
 }
 

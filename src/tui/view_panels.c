@@ -114,11 +114,12 @@ static void row_entropy_panel(const Snapshot *s, Canvas *c)
         Plot_message(c, "row entropies", "out of memory");
         return;
     }
-    Figure_row_entropy_plot(s->result, title, sorted, &h);
+    const char *round_off = Figure_row_entropy_plot(s->result, title, sorted, &h);
     if (h.count == 0)
         Plot_message(c, title,
-                     Entropy_defined(k->attention) ? "computing…"
-                                                   : Entropy_undefined_reason(k->attention));
+                     round_off                       ? round_off
+                     : Entropy_defined(k->attention) ? "computing…"
+                                                     : Entropy_undefined_reason(k->attention));
     else
         Plot_histogram(c, &h);
     free(sorted);

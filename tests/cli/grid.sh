@@ -89,6 +89,25 @@ echo '{"T": 8, "d": 8, "max_time": "soon"}' | "$BIN" --batch --jsonl >/dev/null 
 check "a bad max_time: exit 2, the key and what is accepted named" \
     grep -q '"max_time": accepted a number of seconds above 0, found a string' "$tmp/bad.err"
 
+# Not this machine's memory: a login node's small cgroup (ATTNSCOPE_TEST_CGROUP_DIR, 10 MB, none
+# of it in use) does not refuse a configuration meant for a compute node; --batch --jsonl
+# refuses the line where it runs under that cgroup (an error record naming the budget, exit 2).
+mkdir "$tmp/cgroup" && echo 10000000 >"$tmp/cgroup/memory.max" && echo 0 >"$tmp/cgroup/memory.current"
+ATTNSCOPE_TEST_CGROUP_DIR=$tmp/cgroup "$BIN" grid 'T=4096' -d 4096 -L 256 >"$tmp/big.jsonl" 2>"$tmp/big.err"
+check "a small cgroup: grid T=4096 -d 4096 -L 256 exits 0, one line, nothing on stderr" \
+    test $? -eq 0 -a "$(wc -l <"$tmp/big.jsonl")" -eq 1 -a ! -s "$tmp/big.err"
+ATTNSCOPE_TEST_CGROUP_DIR=$tmp/cgroup "$BIN" --batch --jsonl <"$tmp/big.jsonl" >"$tmp/big-run.jsonl" 2>/dev/null
+status=$?
+refused_where_run() {
+    [ "$status" -eq 2 ] && "$PY" - "$tmp/big-run.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if len(lines) == 1 and "above the memory budget of 9 MiB (set by the cgroup's memory.max" in lines[0]["error"] else 1)
+PY
+}
+check "... --batch --jsonl under that cgroup refuses the line: an error record naming the budget, exit 2" \
+    refused_where_run
+
 refused() { refused_running "$BIN" grid -- "$@"; } # expected-message -- args...
 check "a bad value names the term and what is accepted" refused \
     "grid term T=: -T/--tokens '5x': accepted a whole number 2..4096" -- T=8,5x
@@ -112,7 +131,9 @@ check "a run option" refused "grid: --batch is not accepted" -- T=8 --batch
 check "--verbose: grid's own refusal, naming the run that takes it, not the screen" \
     refused "grid: --verbose is not accepted (grid prints configurations; attnscope --batch --jsonl --verbose says" -- T=8 --verbose
 check "an unknown option" refused "unknown option '--bogus'" -- T=8 --bogus
-check "over the memory budget" refused "above the memory budget" -- 'T=4096 d=4096' --max-memory 1M
+check "--max-memory: refused, naming the run that checks memory" refused \
+    "grid: --max-memory is not accepted (grid checks the configurations' settings, not memory; give --max-memory to attnscope --batch --jsonl" \
+    -- 'T=4096' -d 4096 -L 256 --max-memory 10M
 values257=$(seq -s, 1 257)
 check "more than 256 values in a term" refused "grid term seed=: accepted at most 256 values" -- "seed=$values257"
 values250=$(seq -s, 1 250)

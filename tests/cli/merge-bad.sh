@@ -3,8 +3,9 @@
 # nothing on stdout: overlapping or missing seed ranges (one record twice is left out once:
 # merge-whole.sh), configurations covering different
 # seed ranges (a lost shard at the end) unless --uneven, results that are not those of the
-# --grid given, other versions or generators, failed
-# or stopped runs, records that are not results, and bad usage.
+# --grid given (named as outside the grid before any range is compared), other versions or
+# generators, failed or stopped runs, records that are not results, a pretty-printed --batch
+# document (merge reads JSON Lines), one file named twice, and bad usage.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
@@ -57,6 +58,34 @@ check "not an object (line numbers count blank lines)" refused \
     "$tmp/array.jsonl:2: expected a result record (an object), found an array" -- "$tmp/array.jsonl"
 { cat "$tmp/first.jsonl"; printf '{"attnscope": \n'; } >"$tmp/cut.jsonl"
 check "a cut line" refused "$tmp/cut.jsonl:2: JSON byte 16: expected a value, found the end" -- "$tmp/cut.jsonl"
+# --batch's document is valid JSON over many lines, not JSON Lines: said as such (and the line
+# count checked against wc), from a file or standard input; a broken first line that is no
+# document either keeps the parser's message.
+"$BIN" --batch -T 8 -d 8 -L 2 --seeds 2 >"$tmp/pretty.json"
+lines=$(wc -l <"$tmp/pretty.json")
+check "a pretty-printed --batch document: merge reads JSON Lines, as --batch --jsonl or jq -c writes" \
+    refused "merge: $tmp/pretty.json holds one JSON document over $lines lines (as --batch writes it); merge reads JSON Lines, one record a line, as --batch --jsonl or jq -c writes" \
+    -- "$tmp/pretty.json"
+pretty_stdin() {
+    "$BIN" merge <"$tmp/pretty.json" >"$tmp/out" 2>"$tmp/err"
+    local status=$?
+    [ $status -eq 2 ] && [ ! -s "$tmp/out" ] &&
+        grep -qF "merge: standard input holds one JSON document over $lines lines" "$tmp/err" ||
+        { echo "  exit $status: $(head -c 300 "$tmp/err")"; return 1; }
+}
+check "... the same from standard input" pretty_stdin
+{ printf '{"attnscope":\n'; cat "$tmp/first.jsonl"; } >"$tmp/broken.jsonl"
+check "a broken first line, the file no one document: the parser's message" refused \
+    "$tmp/broken.jsonl:1: JSON byte 15: expected a value, found the end" -- "$tmp/broken.jsonl"
+# One file named twice is refused as such, by its path or by its device and inode, before
+# its records are compared (they would all be repeats).
+check "a file given twice" refused "merge: '$tmp/parts.jsonl' is given twice: give each file once" \
+    -- "$tmp/parts.jsonl" "$tmp/first.jsonl" "$tmp/parts.jsonl"
+ln "$tmp/parts.jsonl" "$tmp/linked.jsonl"
+check "... by another path (a hard link): the same device and inode" refused \
+    "merge: '$tmp/parts.jsonl' and '$tmp/linked.jsonl' are the same file (one device and inode): give each file once" \
+    -- "$tmp/parts.jsonl" "$tmp/linked.jsonl"
+check "... standard input twice" refused "merge: - (standard input) is given twice: give it once" -- - -
 # A lost last shard leaves a range that still tiles: the other configuration's range tells.
 "$BIN" grid gap=off,center seeds=8 -T 8 -d 8 -L 2 --shards 4 | "$BIN" --batch --jsonl >"$tmp/two.jsonl"
 head -7 "$tmp/two.jsonl" >"$tmp/lost.jsonl"
@@ -74,6 +103,10 @@ head -4 "$tmp/two.jsonl" >"$tmp/half.jsonl"
 check "--grid: a configuration of the grid without results" refused \
     "$tmp/grid.jsonl:5: no record of this configuration (seeds 1..8) among the results" -- --grid "$tmp/grid.jsonl" "$tmp/half.jsonl"
 head -4 "$tmp/grid.jsonl" >"$tmp/grid-off.jsonl"
+"$BIN" grid seeds=4 -T 16 -d 16 -L 2 | "$BIN" --batch --jsonl >"$tmp/other-grid.jsonl"
+check "--grid: results of another grid with another seed range: not one of the grid, without --uneven" \
+    refused "$tmp/other-grid.jsonl:1: its configuration is not one of the grid $tmp/grid-off.jsonl" \
+    -- --grid "$tmp/grid-off.jsonl" "$tmp/half.jsonl" "$tmp/other-grid.jsonl"
 check "--grid: results of a configuration outside the grid" refused \
     "$tmp/two.jsonl:5: its configuration is not one of the grid $tmp/grid-off.jsonl" -- --grid "$tmp/grid-off.jsonl" "$tmp/two.jsonl"
 "$BIN" grid gap=off,center seeds=16 -T 8 -d 8 -L 2 >"$tmp/grid16.jsonl"

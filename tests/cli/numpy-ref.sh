@@ -32,7 +32,8 @@ check "T = 24 < d = 40, seed 1: the same" same_numbers 24 40 1 off
 # L = 8: the gap-off network's tokens merge (relative_spread 1e-12 at layer 5, round-off from
 # layer 6) and its logits reach 1e11: what one layer's rounding leaves undetermined is each
 # number's derived floor there (numpy_ref_compare.py, Rounding), and token_similarity is null
-# by docs/model.md's rule in both programs.
+# by docs/model.md's rule in both programs; so are the rows at layer 8, whose logits' rounding
+# bound attention_logit_rounding (2.2 and 1.9, computed by each program) passes ln 2/4.
 check "T = d = 64, L = 8, seed 1, gap off (collapsed layers): the same within the derived floors" \
     same_numbers 64 64 1 off 8
 check "T = d = 64, L = 8, seed 2, gap center: the same" same_numbers 64 64 2 center 8

@@ -72,7 +72,7 @@ PER_NETWORK = {
                                "centred_stable_rank", "energy_off_top", "relative_spread",
                                "token_cosine_mean", "token_rms", "max_attention_mean",
                                "max_attention_mean_head_average", "attention_entropy_zhai_bound",
-                               "attention_phase_critical_beta")},
+                               "attention_phase_critical_beta", "attention_logit_rounding")},
     "gradient_norm": GRADIENT_LAYERS, "log10_gradient_norm": GRADIENT_LAYERS,
     "attention_entropy": {key + average: LAYERS for key in ("mean", "min", "max", "normalised_mean")
                           for average in ("", "_head_average")}}
@@ -86,7 +86,7 @@ DOCUMENTED = {
     "eigenvalues": ROWS, "singular_values": ROWS,
     "readouts": {key: NUMBER for key in ("one_minus_abs_lambda2", "s1_over_s2",
                                          "count_abs_lambda_above_half", "stable_rank_shown_layer")}}
-DOCUMENTED_COUNT = 51  # top-level keys, META included
+DOCUMENTED_COUNT = 53  # top-level keys, META included
 WITHDRAWN = {"sigma", "attention_entropy_theory", "attention_phase",
              "attention_phase_critical_beta", "counterpart_attention_phase_critical_beta"}
 

@@ -5,7 +5,8 @@
 # the gap, and that network is rounding from layer 8: "round-off", and its gradients have no
 # point (the legend says n/a, and no ● is drawn but the legend's).  Uniform attention is rank one
 # by the settings: an exact 1.  An ensemble's status line reads the mean ± std over its seeds,
-# as the panel's band, labelled.  Every check after a key waits for text that was not on the
+# as the panel's band, labelled.  The window mask's rows null for their logits' rounding (the
+# entropy view, below).  Every check after a key waits for text that was not on the
 # screen before it; every session ends with q and checks the exit status.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
@@ -32,6 +33,18 @@ check "  no ● drawn but the legend's" one_filled_point
 press "g: the gap kept, its gradients are points again" "⠤●⠤ network \(gap off\)  " g
 check "  ● drawn beside the legend's" more_filled_points
 quits "default session"
+
+# The window mask's logits' rounding bound nulls its rows from layer 5 (docs/model.md §2): at
+# the shown layer 6 the entropy view's histogram says so instead of drawing 256 NaN rows as a
+# bar at 0, the curves stop at layer 4, and the status line reads n/a for the rows' numbers.
+run 120 40 -m window -l 6
+expect "the window mask computes, shown layer 6" "computed in [0-9]+ ms"
+press "v v v v: the entropy view says the histogram is null for round-off" \
+    "null: at this layer the rows' entropies are round-off" v v v v
+check "  no row count drawn for it" absent "largest 1\.1, least 0"
+expect "  its rows' numbers on the status line are n/a" "H/ln n=n/a  max A=n/a"
+expect "  the warning names the first such layer" "attention rows of the network: from layer 5"
+quits "window session"
 
 run 120 40 -a uniform
 expect "uniform attention: sr is 1 exactly by the settings" "sr\(ℓ=8\)=1$"
