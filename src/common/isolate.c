@@ -431,6 +431,9 @@ static int await_worker(int reply, LinalgStop stop)
             int fd;
             if (receive_message(reply, &r, sizeof r, &fd, 1) != sizeof r) {
                 close_all(&fd, 1); /* the worker died, or was never born */
+                /* Only a worker that sent its pidfd is known to have lived: a failed fork
+                   closes the socket as a worker killed before that message (a few system
+                   calls after its fork) would, and a fork that failed is no death to tell. */
                 if (worker >= 0 && !stopping) {
                     pthread_mutex_lock(&lock);
                     snprintf(note, sizeof note,
