@@ -31,9 +31,11 @@ PKG_CURSES_CFLAGS := $(filter-out -D%,$(shell pkg-config --cflags ncursesw 2>/de
 PKG_CURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 PKG_BLAS_LIBS   := $(shell pkg-config --libs openblas lapacke 2>/dev/null || echo -lopenblas -llapacke)
 PKG_CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# OpenSSL's libcrypto: the SHA-256 of a --weights checkpoint's contents.
+PKG_CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 
 CFLAGS  := $(CFLAGS_BASE) $(PKG_BLAS_CFLAGS) $(PKG_GSL_CFLAGS) $(PKG_CURSES_CFLAGS) $(CFLAGS_EXTRA)
-LDLIBS  := $(PKG_CURSES_LIBS) -lgsl $(PKG_BLAS_LIBS) -lpthread -lm
+LDLIBS  := $(PKG_CURSES_LIBS) -lgsl $(PKG_BLAS_LIBS) $(PKG_CRYPTO_LIBS) -lpthread -lm
 LDFLAGS := $(LDFLAGS_SAN) $(LDFLAGS_EXTRA)
 
 CORE_SRC := $(wildcard src/core/*.c)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs (as root on Debian) or names (otherwise) the packages attnscope needs.
-#   install-deps.sh run    what `make run` needs: compiler, ncursesw, OpenBLAS, LAPACKE, GSL
+#   install-deps.sh run    what `make run` needs: compiler, ncursesw, OpenBLAS, LAPACKE, GSL,
+#                          OpenSSL's libcrypto (the SHA-256 of a --weights checkpoint)
 #   install-deps.sh check  the above plus what the tests need: cmocka, GNU parallel (for
 #                          scripts/sweep-parallel.sh) and every program the tests run that a
 #                          minimal Debian (debootstrap --variant=minbase) lacks: tmux, ps
@@ -22,7 +23,7 @@ if [ "$mode" = list ]; then
 fi
 
 optional=""
-need="gcc make pkg-config libc6-dev libncurses-dev libopenblas-dev liblapacke-dev libgsl-dev"
+need="gcc make pkg-config libc6-dev libncurses-dev libopenblas-dev liblapacke-dev libgsl-dev libssl-dev"
 case "$mode" in
 run) ;;
 check) need="$need libcmocka-dev tmux procps python3 python3-numpy valgrind clang libclang-rt-14-dev libxml2-utils parallel"

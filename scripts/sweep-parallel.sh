@@ -16,7 +16,10 @@
 #                          failed (an interrupted sweep goes on where it stopped; a failed
 #                          job's lines are appended again: merge leaves out a failed line's
 #                          record once its configuration's record is there, and a record
-#                          that is there twice)
+#                          that is there twice with the same numbers bit for bit; with
+#                          --lines above 1 the chunk's lines that had succeeded run again,
+#                          and on another CPU's BLAS kernels their last bits may differ,
+#                          which merge refuses naming both: README, "Many cores")
 #     --max-time SECONDS   passed to each job's attnscope: the longest estimate a line starts,
 #                          over the lines' own "max_time" (grid --max-time), so that lines
 #                          refused as too long run with --resume --max-time LONGER

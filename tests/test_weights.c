@@ -19,8 +19,10 @@
 #include "attnscope/model.h"
 #include "attnscope/work.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* d = 4, H = 2, G = 1 (kv width 2), swiglu with N = 8, L = 2, W^O gaussian. */
@@ -177,6 +179,70 @@ static void test_python_checkpoints(void **state)
     check_reads(f16);
     assert_true(python_writes(sharded, "F32", true, -1));
     check_reads(sharded);
+}
+
+/* Dates path back to 2000, so that a write now gives it another modification time even where
+   the clock the file system stamps with is coarse. */
+static void date_back(const char *path)
+{
+    const struct timespec old[2] = {{946684800, 0}, {946684800, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return (uint64_t)st.st_size;
+}
+
+/* Pages a run let go are read again from the file: a checkpoint's files rewritten in place
+   (one byte, the size kept), replaced by a rename, or removed after the identity was taken are
+   named by Checkpoint_unchanged; files left alone are not, and their identity is the one taken
+   before (a sharded directory's: both shards' bytes). */
+static void test_files_changed_after_the_identity(void **state)
+{
+    (void)state;
+    char file[128], sharded[128], shard[160], first_shard[160], other[160], err[512] = "";
+    snprintf(file, sizeof file, "%s/changed.safetensors", scratch_directory());
+    snprintf(sharded, sizeof sharded, "%s/changed", scratch_directory());
+    snprintf(shard, sizeof shard, "%s/b.safetensors", sharded);
+    snprintf(first_shard, sizeof first_shard, "%s/a.safetensors", sharded);
+    snprintf(other, sizeof other, "%s/other.safetensors", scratch_directory());
+    if (!python_writes(file, "F32", false, -1))
+        skip(); /* no python3 here */
+    assert_true(python_writes(sharded, "F32", true, -1));
+    Config c = small_config();
+    for (int change = 0; change < 4; change++) {
+        const char *path = change == 3 ? sharded : file;
+        assert_true(change == 3 || (python_writes(file, "F32", false, -1) &&
+                                    python_writes(other, "F32", false, 0)));
+        date_back(change == 3 ? shard : file);
+        Checkpoint *k = Checkpoint_open(path, &c, NULL, NULL, err, sizeof err);
+        if (!k || Checkpoint_take_identity(k, err, sizeof err))
+            fail_msg("%s", err);
+        const CheckpointIdentity *id = Checkpoint_identity(k);
+        assert_int_equal(strlen(id->content_hash), 7 + 64);
+        assert_int_equal(id->bytes,
+                         change == 3 ? file_size(shard) + file_size(first_shard) : file_size(file));
+        assert_int_equal(Checkpoint_unchanged(k, err, sizeof err), 0);
+        int fd = open(change == 3 ? shard : file, O_WRONLY);
+        char byte = 1;
+        if (change == 0 || change == 3) /* a byte of the data rewritten, the size kept */
+            assert_int_equal(pwrite(fd, &byte, 1, (off_t)file_size(change == 3 ? shard : file) - 1),
+                             1);
+        close(fd);
+        if (change == 1) /* another file renamed over it */
+            assert_int_equal(rename(other, file), 0);
+        if (change == 2) /* removed */
+            assert_int_equal(unlink(file), 0);
+        err[0] = '\0';
+        assert_int_equal(Checkpoint_unchanged(k, err, sizeof err), -1);
+        if (!strstr(err, change == 3 ? shard : file) ||
+            !strstr(err, change == 2 ? "gone while the run read it" : "changed while the run"))
+            fail_msg("change %d: \"%s\"", change, err);
+        Checkpoint_close(k);
+    }
 }
 
 static void test_refusals(void **state)
@@ -981,6 +1047,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_python_checkpoints),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_files_changed_after_the_identity),
         cmocka_unit_test_setup_teardown(test_qwen2_biases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gemma_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpt2_biases, setup, teardown),

@@ -70,13 +70,17 @@ enum { CURVES_NO_LAYER = -1 };
 /* Mean and sample standard deviation over the ensemble (NaN std for one seed), and the sum
    of squared deviations from the mean (M2), which lets results of disjoint seed ranges be
    combined exactly (Chan's formula) where the std alone would lose digits.  Per layer, over
-   the seeds that have a stable rank there (count of them): a seed whose network is exactly 0,
-   or whose tokens are equal to within round-off, has none. */
+   the seeds that have a stable rank there (count of them): a seed whose tokens are equal to
+   within round-off has none (its stable rank is 1 by rule, docs/model.md §6).  lost: the seeds
+   whose network overflowed the double range or became exactly 0 at or before the layer; where
+   any has, the mean, std and M2 are NaN (the seeds left are not a fair sample: those that
+   grew most are gone), the count still what is left. */
 typedef struct {
     double *mean;
     double *std;
     double *m2;
     double *count;
+    double *lost;
 } Band;
 
 /* WARNING_LENGTH holds the longest warning any template makes with its widest numbers and
@@ -384,12 +388,14 @@ void Warnings_add_about(Warnings *w, unsigned subject, const char *fmt, ...)
    both lists' warnings (the entry that counts from's is not a warning of its own). */
 void Warnings_add_all(Warnings *w, const Warnings *from);
 
-/* The ensemble's warning where seeds other than the first have no stable rank at a layer
-   (count[l] below seeds, l = 0..depth, by more than the first seed's own lack, which its
-   warnings say: first[l], its stable rank, NaN where it has none): from which layer, and the
-   fewest seeds a mean holds.  Writes it into buf and returns its length, or 0 (nothing to
-   say).  `counterpart`: whose band.  A run and a merge of its seed ranges say the same. */
-int Band_warning(const double *count, const double *first, int depth, int seeds, bool counterpart,
-                 char *buf, size_t size);
+/* The ensemble's warning where seeds lack a stable rank at a layer, l = 0..depth, for each
+   cause: seeds lost (lost[l] above 0: overflowed or vanished), from which layer the mean is
+   null and how many at most; and seeds whose tokens are equal to within round-off (count[l]
+   + lost[l] below seeds by more than the first seed's own lack, which its warnings say:
+   first[l], its stable rank, NaN where it has none), from which layer and the fewest seeds a
+   mean holds.  Writes it into buf and returns its length, or 0 (nothing to say).
+   `counterpart`: whose band.  A run and a merge of its seed ranges say the same. */
+int Band_warning(const double *count, const double *lost, const double *first, int depth, int seeds,
+                 bool counterpart, char *buf, size_t size);
 
 #endif

@@ -335,8 +335,8 @@ void Batch_softmax_demo(const Config *c, const double *kappa, int draws, Text *t
     Text_printf(t, "]}\n");
 }
 
-/* "weights": the checkpoint's path, its files' bytes and content hash as 16 hex digits (a
-   string: JSON's numbers are doubles), or null. */
+/* "weights": the checkpoint's path, its files' bytes and content hash ("sha256:" and 64 hex
+   digits), or null. */
 static void weights_identity(Text *t, const CheckpointIdentity *weights)
 {
     Text_printf(t, ",\n \"weights\": ");
@@ -346,8 +346,8 @@ static void weights_identity(Text *t, const CheckpointIdentity *weights)
     }
     Text_printf(t, "{\"path\": ");
     Json_string(t, weights->path);
-    Text_printf(t, ", \"bytes\": %llu, \"content_hash\": \"%016llx\"}",
-                (unsigned long long)weights->bytes, (unsigned long long)weights->content_hash);
+    Text_printf(t, ", \"bytes\": %llu, \"content_hash\": \"%s\"}",
+                (unsigned long long)weights->bytes, weights->content_hash);
 }
 
 void Batch_document(const Result *r, const WidthSweep *sweep, const Conditioning *conditioning,

@@ -279,26 +279,33 @@ int Jsonl_apply_line(const JsonValue *object, Config *c, double *max_time, char 
    the estimate: --max-time when given (the command line overrides what a grid baked in, so
    that lines refused can be run again with a larger bound), else the line's "max_time", else
    BATCH_MAX_SECONDS, as a lone batch run has (a line estimated at hours in a sweep is a slip
-   as likely); none with --no-confirm.  Returns 0, or -1 with err written. */
+   as likely); none with --no-confirm.  *bound_from says which, for the refusal's words.
+   Returns 0, or -1 with err written. */
+typedef enum { BOUND_OPTION, BOUND_LINE, BOUND_DEFAULT } BoundFrom;
 static int line_config(const JsonValue *object, const Options *o, Config *c, double *bound,
-                       char *err, size_t size)
+                       BoundFrom *bound_from, char *err, size_t size)
 {
     *c = o->config;
     if (Jsonl_apply_line(object, c, bound, err, size) || Config_validate(c, err, size) ||
         Options_check_memory(o, c, err, size))
         return -1;
-    if (o->max_time > 0)
+    *bound_from = BOUND_LINE;
+    if (o->max_time > 0) {
         *bound = o->max_time;
-    else if (!(*bound > 0))
+        *bound_from = BOUND_OPTION;
+    } else if (!(*bound > 0)) {
         *bound = BATCH_MAX_SECONDS;
+        *bound_from = BOUND_DEFAULT;
+    }
     if (o->no_confirm)
         *bound = 0;
     return 0;
 }
 
-/* Whether c's estimate passes the line's bound (0: none): 0, or -1 with err saying so. */
-static int within_bound(const Config *c, const Options *o, double bound, Pricing *pricing,
-                        char *err, size_t size)
+/* Whether c's estimate passes the line's bound (0: none), which bound_from gave: 0, or -1
+   with err saying so. */
+static int within_bound(const Config *c, const Options *o, double bound, BoundFrom bound_from,
+                        Pricing *pricing, char *err, size_t size)
 {
     if (!(bound > 0))
         return 0;
@@ -315,16 +322,23 @@ static int within_bound(const Config *c, const Options *o, double bound, Pricing
                                               pricing->two_lanes);
     if (seconds <= bound)
         return 0;
-    char took[80], most[32], suggested[200];
+    char took[80], most[64], suggested[200];
     Duration_text_seconds(seconds, took, sizeof took);
     Rates_suggest_bound(seconds, suggested, sizeof suggested);
-    Duration_text(bound, DURATION_PLAIN, most, sizeof most);
+    if (bound_from == BOUND_DEFAULT)
+        snprintf(most, sizeof most, "the default bound of an hour");
+    else {
+        char bound_text[32];
+        Duration_text(bound, DURATION_PLAIN, bound_text, sizeof bound_text);
+        snprintf(most, sizeof most, "%s bound of %s",
+                 bound_from == BOUND_OPTION ? "--max-time's" : "the line's", bound_text);
+    }
     snprintf(err, size,
-             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s, above %s bound of %s "
-             "(--max-time on the command line overrides a line's \"%s\"; without either the "
-             "bound is an hour): to go ahead, give --max-time %s",
-             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took,
-             o->max_time > 0 ? "--max-time's" : "the line's", most, MAX_TIME_KEY, suggested);
+             "T = %d, d = %d, depth %d, %d seed%s is estimated at %s, above %s (--max-time on "
+             "the command line overrides a line's \"%s\"; without either the bound is an "
+             "hour): to go ahead, give --max-time %s",
+             c->tokens, c->width, c->depth, c->seeds, c->seeds == 1 ? "" : "s", took, most,
+             MAX_TIME_KEY, suggested);
     return -1;
 }
 
@@ -406,9 +420,10 @@ static int run_line(const Options *o, const char *text, size_t length, const cha
     }
     count_keys(keys, object);
     double bound = 0;
-    int bad = line_config(object, o, c, &bound, message, sizeof message);
+    BoundFrom bound_from;
+    int bad = line_config(object, o, c, &bound, &bound_from, message, sizeof message);
     *valid = !bad;
-    bad = bad || within_bound(c, o, bound, pricing, message, sizeof message);
+    bad = bad || within_bound(c, o, bound, bound_from, pricing, message, sizeof message);
     JsonValue_free(object);
     if (bad) {
         snprintf(err, size, "%s", message);

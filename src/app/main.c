@@ -439,11 +439,14 @@ static int batch_write(const Options *o, const Checkpoint *checkpoint, const Res
                        Text *doc)
 {
     char err[OPTIONS_ERROR_SIZE];
-    /* After the run, which has let the checkpoint's pages go: one more pass over the files. */
-    CheckpointIdentity weights =
-        checkpoint ? Checkpoint_identity(checkpoint) : (CheckpointIdentity){0};
+    /* Its identity was taken before the run: a file changed since gave numbers of unknown
+       contents, which no document describes. */
+    if (checkpoint && Checkpoint_unchanged(checkpoint, err, sizeof err)) {
+        fprintf(stderr, "attnscope: --weights %s; no document written\n", err);
+        return 1;
+    }
     Batch_document(r, sweep, conditioning, o->hf_config.file[0] ? &o->hf_config : NULL,
-                   checkpoint ? &weights : NULL, doc);
+                   checkpoint ? Checkpoint_identity(checkpoint) : NULL, doc);
     if (doc->failed) {
         fprintf(stderr, "attnscope: out of memory writing the JSON document\n");
         return 1;
@@ -489,7 +492,7 @@ static void workspace_free_task(int which, void *workspace)
 
 /* Batch runs one computation on the main thread: OpenBLAS may use both cores (issue 4
    measures the choice per size). */
-static int run_batch(const Options *o, const Checkpoint *checkpoint)
+static int run_batch(const Options *o, Checkpoint *checkpoint)
 {
     char err[OPTIONS_ERROR_SIZE];
     Workspace *w = Workspace_new();
@@ -537,6 +540,11 @@ static int run_batch(const Options *o, const Checkpoint *checkpoint)
     if ((status = refused_before_computing(o, checkpoint, parallel, &exact, &estimate)) ||
         (status = export_weights(o, checkpoint)))
         goto done;
+    if (checkpoint && Checkpoint_take_identity(checkpoint, err, sizeof err)) {
+        fprintf(stderr, "attnscope: --weights %s\n", err);
+        status = 1;
+        goto done;
+    }
     bool export_new = o->export_dir && !exists_now(o->export_dir);
     status = 1;
     double started = monotonic_seconds();

@@ -22,6 +22,7 @@ static const char *const MEAN_KEY[BANDS] = {"stable_rank_mean", "counterpart_sta
 static const char *const STD_KEY[BANDS] = {"stable_rank_std", "counterpart_stable_rank_std"};
 static const char *const M2_KEY[BANDS] = {"stable_rank_m2", "counterpart_stable_rank_m2"};
 static const char *const COUNT_KEY[BANDS] = {"stable_rank_count", "counterpart_stable_rank_count"};
+static const char *const LOST_KEY[BANDS] = {"stable_rank_lost", "counterpart_stable_rank_lost"};
 /* The first seed's stable rank per layer, null where it has none. */
 static const char *const FIRST_SEED_KEY[BANDS] = {"stable_rank", "counterpart_stable_rank"};
 /* What one run's circumstances are: listed per shard in merged_from, not copied. */
@@ -37,10 +38,10 @@ typedef struct {
     size_t length;
     Config config;
     char *version, *rng;
-    char weights[48]; /* the checkpoint's bytes and content hash, "" for drawn weights */
+    char weights[96]; /* the checkpoint's bytes and content hash, "" for drawn weights */
     char *error;      /* a failed line's reason (its config read), or NULL */
     JsonValue *doc;   /* while merged */
-    const JsonValue *mean[BANDS], *m2[BANDS], *count[BANDS];
+    const JsonValue *mean[BANDS], *m2[BANDS], *count[BANDS], *lost[BANDS];
 } Record;
 
 typedef struct {
@@ -95,8 +96,9 @@ static const JsonValue *layer_array(const JsonValue *doc, const char *key, int l
     return v;
 }
 
-/* Refuses statistics no run can give: a layer's count of seeds is a whole number in
-   [0, seeds], with a mean and an M2 where it is above 0; a stable rank lies in
+/* Refuses statistics no run can give: a layer's count of seeds and its lost seeds are whole
+   numbers in [0, seeds] that sum to at most seeds, with a mean and an M2 where the count is
+   above 0 and none is lost, and neither where one is; a stable rank lies in
    [1, min(T, d)] (1 + a sum of non-negative terms, at most the rank), so a mean lies there
    too and the M2 of n such values in [0, floor(n/2) ceil(n/2) / n (max - min)^2] (half the
    seeds at each end); the upper bounds with a relative 1e-9 for rounding.  0 or -1 with the
@@ -106,14 +108,20 @@ static int check_statistics(const Record *r, int band, char *err, size_t size)
     double top = r->config.tokens < r->config.width ? r->config.tokens : r->config.width;
     for (int l = 0; l < r->mean[band]->count; l++) {
         const JsonValue *mean = &r->mean[band]->items[l], *m2 = &r->m2[band]->items[l];
-        const JsonValue *count = &r->count[band]->items[l];
+        const JsonValue *count = &r->count[band]->items[l], *lost = &r->lost[band]->items[l];
         double n = count->kind == JSON_NUMBER ? count->number : -1;
-        if (!(n >= 0 && n <= r->config.seeds && n == floor(n)) ||
-            (n > 0 && (mean->kind != JSON_NUMBER || m2->kind != JSON_NUMBER))) {
+        double gone = lost->kind == JSON_NUMBER ? lost->number : -1;
+        bool numbers = mean->kind == JSON_NUMBER || m2->kind == JSON_NUMBER;
+        if (!(n >= 0 && gone >= 0 && n + gone <= r->config.seeds && n == floor(n) &&
+              gone == floor(gone)) ||
+            (n > 0 && gone == 0 && (mean->kind != JSON_NUMBER || m2->kind != JSON_NUMBER)) ||
+            (gone > 0 && numbers)) {
             snprintf(err, size,
-                     "\"%s\"[%d] = %.40s: expected a whole number of seeds in [0, %d], with a "
-                     "mean and an M2 where above 0",
+                     "\"%s\"[%d] = %.40s and \"%s\"[%d] = %.40s: expected whole numbers of "
+                     "seeds summing to at most %d, with a mean and an M2 where the first is "
+                     "above 0 and the second 0, and neither where the second is above 0",
                      COUNT_KEY[band], l, count->kind == JSON_NUMBER ? count->text : "null",
+                     LOST_KEY[band], l, lost->kind == JSON_NUMBER ? lost->text : "null",
                      r->config.seeds);
             return -1;
         }
@@ -146,12 +154,13 @@ static int read_weights(Record *r, char *err, size_t size)
     const JsonValue *bytes = w && w->kind == JSON_OBJECT ? JsonValue_member(w, "bytes") : NULL;
     const JsonValue *hash =
         w && w->kind == JSON_OBJECT ? JsonValue_member(w, "content_hash") : NULL;
+    const size_t prefix = strlen("sha256:");
     if (!bytes || bytes->kind != JSON_NUMBER || !hash || hash->kind != JSON_STRING ||
-        strlen(hash->text) != 16 || strspn(hash->text, "0123456789abcdef") != 16 ||
-        strlen(bytes->text) > 20) {
+        strlen(hash->text) != prefix + 64 || strncmp(hash->text, "sha256:", prefix) != 0 ||
+        strspn(hash->text + prefix, "0123456789abcdef") != 64 || strlen(bytes->text) > 20) {
         snprintf(err, size,
-                 "\"weights\": expected null or {\"path\", \"bytes\", \"content_hash\" (16 hex "
-                 "digits)}, found %s",
+                 "\"weights\": expected null or {\"path\", \"bytes\", \"content_hash\" "
+                 "(\"sha256:\" and 64 hex digits)}, found %s",
                  w ? JsonKind_name(w->kind) : "nothing (not a result record of this version?)");
         return -1;
     }
@@ -256,7 +265,9 @@ static int read_record(Record *r, const JsonValue **version_out, const JsonValue
         r->m2[b] = r->mean[b] ? layer_array(doc, M2_KEY[b], r->config.depth + 1, err, size) : NULL;
         r->count[b] =
             r->m2[b] ? layer_array(doc, COUNT_KEY[b], r->config.depth + 1, err, size) : NULL;
-        if (!r->count[b] || check_statistics(r, b, err, size) ||
+        r->lost[b] =
+            r->count[b] ? layer_array(doc, LOST_KEY[b], r->config.depth + 1, err, size) : NULL;
+        if (!r->lost[b] || check_statistics(r, b, err, size) ||
             !layer_array(doc, FIRST_SEED_KEY[b], r->config.depth + 1, err, size))
             return -1;
     }
@@ -444,12 +455,16 @@ static double number_or_nan(const JsonValue *v)
 /* Count, mean and M2 per layer of one network over the group's shards, in seed order, by
    Chan's pairwise formula over the seeds each shard counts there (a shard that counts none
    adds nothing; NaN where no shard counts one, as one run gives), and the sample std
-   sqrt(M2 / (n − 1)) as a run computes it. */
+   sqrt(M2 / (n − 1)) as a run computes it; the seeds lost, summed, and where any is, NaN for
+   the mean, M2 and std, as one run gives. */
 static void combine(Record **shard, int count, int band, int layers, double *mean, double *m2,
-                    double *std, double *seeds)
+                    double *std, double *seeds, double *lost)
 {
     for (int l = 0; l < layers; l++) {
         double n = 0;
+        lost[l] = 0;
+        for (int i = 0; i < count; i++)
+            lost[l] += shard[i]->lost[band]->items[l].number;
         mean[l] = m2[l] = NAN;
         for (int i = 0; i < count; i++) {
             double nb = shard[i]->count[band]->items[l].number, total = n + nb;
@@ -467,6 +482,8 @@ static void combine(Record **shard, int count, int band, int layers, double *mea
             }
             n = total;
         }
+        if (lost[l] > 0)
+            mean[l] = m2[l] = NAN;
         std[l] = n > 1 ? sqrt(m2[l] / (n - 1)) : NAN;
         seeds[l] = n;
     }
@@ -474,9 +491,9 @@ static void combine(Record **shard, int count, int band, int layers, double *mea
 
 /* One network's ensemble per layer, combined. */
 typedef struct {
-    const double *mean, *m2, *std, *count;
+    const double *mean, *m2, *std, *count, *lost;
 } Ensemble;
-enum { ENSEMBLE_ARRAYS = 4 };
+enum { ENSEMBLE_ARRAYS = 5 };
 
 /* Which ensemble array key names (mean, std, M2 or count of which network), or NULL. */
 static const double *ensemble_values(const char *key, const Ensemble e[BANDS])
@@ -490,6 +507,8 @@ static const double *ensemble_values(const char *key, const Ensemble e[BANDS])
             return e[b].m2;
         if (strcmp(key, COUNT_KEY[b]) == 0)
             return e[b].count;
+        if (strcmp(key, LOST_KEY[b]) == 0)
+            return e[b].lost;
     }
     return NULL;
 }
@@ -512,16 +531,18 @@ static void write_warnings(Text *t, Record **shard, int count, const Ensemble e[
         seeds += shard[i]->config.seeds;
     char own[BANDS][WARNING_LENGTH], merged[BANDS][WARNING_LENGTH];
     for (int b = 0; b < BANDS; b++) {
-        double counted[layers], first[layers];
+        double counted[layers], lost[layers], first[layers];
         const JsonValue *curve = JsonValue_member(shard[0]->doc, FIRST_SEED_KEY[b]);
         for (int l = 0; l < layers; l++) {
             counted[l] = shard[0]->count[b]->items[l].number;
+            lost[l] = shard[0]->lost[b]->items[l].number;
             first[l] = number_or_nan(&curve->items[l]);
         }
-        if (!Band_warning(counted, first, layers - 1, shard[0]->config.seeds, b, own[b],
+        if (!Band_warning(counted, lost, first, layers - 1, shard[0]->config.seeds, b, own[b],
                           sizeof own[b]))
             own[b][0] = '\0';
-        if (!Band_warning(e[b].count, first, layers - 1, seeds, b, merged[b], sizeof merged[b]))
+        if (!Band_warning(e[b].count, e[b].lost, first, layers - 1, seeds, b, merged[b],
+                          sizeof merged[b]))
             merged[b][0] = '\0';
     }
     const JsonValue *w = JsonValue_member(shard[0]->doc, "warnings");
@@ -829,7 +850,9 @@ static int supersede_failed(Input *in)
 
 /* A record of the same configuration and seeds as the one before it (a job run again whose
    lines had succeeded) is left out, said on stderr, when its numbers are the same; different
-   numbers are refused.  Returns the records kept at the front of group, or -1 with err. */
+   numbers are refused: which of two computations of one seed is right is not merge's to pick
+   (README, sweep-parallel.sh's --resume with --lines above 1).  Returns the records kept at the
+   front of group, or -1 with err. */
 static int drop_repeats(Record **group, int count, char *err, size_t size)
 {
     int kept = 1;
@@ -843,7 +866,8 @@ static int drop_repeats(Record **group, int count, char *err, size_t size)
                                     sizeof RUN_KEYS / sizeof RUN_KEYS[0])) {
             snprintf(err, size,
                      "%s:%ld and %s:%ld: the same seeds of one configuration with different "
-                     "numbers (a seed would count twice)",
+                     "numbers (a seed would count twice; a line run again on a machine whose "
+                     "BLAS kernels round otherwise? keep one of the two records)",
                      before->file, before->line, r->file, r->line);
             return -1;
         }
@@ -888,8 +912,9 @@ static int merge_group(MergeOptions *options, Record **group, int members, Recor
     Ensemble e[BANDS];
     for (int b = 0; b < BANDS; b++) {
         double *m = values + (size_t)(ENSEMBLE_ARRAYS * b) * (size_t)layers;
-        combine(group, count, b, layers, m, m + layers, m + 2 * layers, m + 3 * layers);
-        e[b] = (Ensemble){m, m + layers, m + 2 * layers, m + 3 * layers};
+        combine(group, count, b, layers, m, m + layers, m + 2 * layers, m + 3 * layers,
+                m + 4 * layers);
+        e[b] = (Ensemble){m, m + layers, m + 2 * layers, m + 3 * layers, m + 4 * layers};
     }
     if (options->csv)
         write_rows(t, &group[0]->config, seeds, e);

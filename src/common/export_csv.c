@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The shown layer's spectra, NULL until its layer is done (the files then have no rows). */
 static const Complex *shown_eigenvalues(const Result *r)
@@ -32,6 +33,25 @@ static void csv_number(FILE *f, double x)
 
 enum { SETTINGS_SIZE = 1024 };
 
+/* " option path", the path as one word to a POSIX shell: as it is where every character is
+   one no shell reads specially, else in single quotes (a quote in it as '\''). */
+static void option_with_path(FILE *f, const char *option, const char *path)
+{
+    const char *plain = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:,+@%=-";
+    fprintf(f, " %s ", option);
+    if (path[0] && strspn(path, plain) == strlen(path)) {
+        fputs(path, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = path; *p; p++)
+        if (*p == '\'')
+            fputs("'\\''", f); /* close the quotes, a quote escaped, open them again */
+        else
+            fputc(*p, f);
+    fputc('\'', f);
+}
+
 /* Two comment lines that make a CSV file stand alone: the version and what the file holds,
    then the settings, with the checkpoint and the token-id file, which no setting holds, and
    the options that computed the file's numbers beside the result's (run: "--sweep-T", or
@@ -42,9 +62,12 @@ static void csv_header_run(FILE *f, const Config *c, const char *what, const cha
     Figure_settings(c, settings, sizeof settings);
     const WeightSource *weights = Layer_weights_in_use();
     const char *ids = Layer_token_ids_name();
-    fprintf(f, "# attnscope %s, %s\n# %s%s%s%s%s%s%s\n", ATTNSCOPE_VERSION, what, settings,
-            weights ? " --weights " : "", weights ? weights->name : "", ids ? " --token-ids " : "",
-            ids ? ids : "", run ? " " : "", run ? run : "");
+    fprintf(f, "# attnscope %s, %s\n# %s", ATTNSCOPE_VERSION, what, settings);
+    if (weights)
+        option_with_path(f, "--weights", weights->name);
+    if (ids)
+        option_with_path(f, "--token-ids", ids);
+    fprintf(f, "%s%s\n", run ? " " : "", run ? run : "");
 }
 
 static void csv_header(FILE *f, const Config *c, const char *what)

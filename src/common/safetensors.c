@@ -52,8 +52,10 @@ void Safetensors_close(Safetensors *s)
         free(s->metadata_keys[i]);
         free(s->metadata_values[i]);
     }
-    for (int i = 0; i < s->mapping_count; i++)
+    for (int i = 0; i < s->mapping_count; i++) {
         munmap(s->mappings[i].address, s->mappings[i].length);
+        free(s->mappings[i].path);
+    }
     free(s->metadata_keys);
     free(s->metadata_values);
     free(s->tensors);

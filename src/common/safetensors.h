@@ -99,11 +99,19 @@ void Safetensors_block_to_double(const SafetensorsTensor *t, uint64_t first_row,
 void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t);
 
 /* What identifies the checkpoint's contents: the bytes of its files, in the order opened (a
-   directory's shards as its index lists them), and their 64-bit FNV-1a hash taken a
-   little-endian 8-byte word at a time (the last bytes of a file one by one), files in turn.
-   One pass over the files at memory speed, whose pages are let go as it goes; 0 bytes for a
-   checkpoint made by Safetensors_parse on bytes of the caller's. */
-uint64_t Safetensors_content_hash(const Safetensors *s, uint64_t *bytes);
+   directory's shards in the order of their file names), and the SHA-256 of those bytes, the
+   files' one after another, as text: "sha256:" and 64 lowercase hex digits.  One pass over the
+   files, whose pages are let go as it goes; 0 bytes for a checkpoint made by Safetensors_parse
+   on bytes of the caller's.  0, or -1 where the digest could not be taken (out of memory). */
+#define SAFETENSORS_HASH_TEXT 72
+int Safetensors_content_hash(const Safetensors *s, char text[SAFETENSORS_HASH_TEXT],
+                             uint64_t *bytes);
+
+/* Whether each file mapped is still the one opened, as it was then (inode, size, modification
+   and change times): pages let go are read again from the file, so a file rewritten while a
+   run reads it gives it numbers of two contents.  0, or -1 with the first file changed or gone
+   named in err. */
+int Safetensors_unchanged(const Safetensors *s, char *err, size_t size);
 
 /* The index (row-major, in the file's layout) of the first NaN or infinite element, its value
    in *value; t->elements when every one is finite.  The format allows them; a reader refuses

@@ -6,10 +6,14 @@
 #include "safetensors.h"
 
 #include <stddef.h>
+#include <sys/stat.h>
 
+/* A file mapped, and what it was when opened (Safetensors_unchanged compares them). */
 typedef struct {
     void *address;
     size_t length;
+    char *path;
+    struct stat opened;
 } Mapping;
 
 struct Safetensors {

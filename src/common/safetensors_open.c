@@ -7,6 +7,9 @@
 #include "safetensors_internal.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,30 +31,66 @@ void Safetensors_release(const Safetensors *s, const SafetensorsTensor *t)
         madvise((void *)begin, end - begin, MADV_DONTNEED);
 }
 
-uint64_t Safetensors_content_hash(const Safetensors *s, uint64_t *bytes)
+int Safetensors_content_hash(const Safetensors *s, char text[SAFETENSORS_HASH_TEXT],
+                             uint64_t *bytes)
 {
-    const uint64_t prime = 0x100000001b3ULL, chunk = (uint64_t)1 << 24;
-    uint64_t hash = 0xcbf29ce484222325ULL;
+    const size_t chunk = (size_t)1 << 24;
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    unsigned int digest_length = 0;
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    int ok = context && EVP_DigestInit_ex(context, EVP_sha256(), NULL);
     *bytes = 0;
-    for (int m = 0; m < s->mapping_count; m++) {
+    for (int m = 0; ok && m < s->mapping_count; m++) {
         const unsigned char *p = s->mappings[m].address;
-        size_t n = s->mappings[m].length, i = 0;
-        for (size_t done = 0; done < n; done += chunk) {
-            size_t end = n - done < chunk ? n : done + chunk;
-            for (; i + 8 <= end; i += 8) {
-                uint64_t word = 0;
-                for (int b = 7; b >= 0; b--)
-                    word = word << 8 | p[i + (size_t)b];
-                hash = (hash ^ word) * prime;
-            }
-            if (end - done == chunk) /* whole pages of the mapping behind us: let them go */
+        size_t n = s->mappings[m].length;
+        for (size_t done = 0; ok && done < n; done += chunk) {
+            size_t length = n - done < chunk ? n - done : chunk;
+            ok = EVP_DigestUpdate(context, p + done, length);
+            if (length == chunk) /* whole pages of the mapping behind us: let them go */
                 madvise((void *)(p + done), chunk, MADV_DONTNEED);
         }
-        for (; i < n; i++)
-            hash = (hash ^ p[i]) * prime;
         *bytes += n;
     }
-    return hash;
+    ok = ok && EVP_DigestFinal_ex(context, digest, &digest_length);
+    EVP_MD_CTX_free(context);
+    if (!ok)
+        return -1;
+    int n = snprintf(text, SAFETENSORS_HASH_TEXT, "sha256:");
+    for (unsigned int i = 0; i < digest_length; i++)
+        n += snprintf(text + n, SAFETENSORS_HASH_TEXT - (size_t)n, "%02x", digest[i]);
+    return 0;
+}
+
+/* Whether a and b are one file in one state: a file rewritten in place has another
+   modification or change time (a change time no program can set back), one renamed over it
+   another inode. */
+static bool same_file_state(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+int Safetensors_unchanged(const Safetensors *s, char *err, size_t size)
+{
+    for (int m = 0; m < s->mapping_count; m++) {
+        struct stat now;
+        const Mapping *file = &s->mappings[m];
+        if (stat(file->path, &now) != 0) {
+            snprintf(err, size, "'%s': gone while the run read it (%s)", file->path,
+                     strerror(errno));
+            return -1;
+        }
+        if (!same_file_state(&file->opened, &now)) {
+            snprintf(err, size,
+                     "'%s': changed while the run read it (its size, modification time, change "
+                     "time or inode is not what it was when opened): the numbers may mix two "
+                     "contents",
+                     file->path);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Maps the file at path read-only and checks it; the mapping joins s's. */
@@ -73,10 +112,15 @@ static Safetensors *map_file(const char *path, Mapping *mapping, char *err, size
         snprintf(err, size, "'%s': cannot map it: %s", path, strerror(reason));
         return NULL;
     }
-    *mapping = (Mapping){address, (size_t)st.st_size};
-    Safetensors *s = Safetensors_parse(address, (size_t)st.st_size, path, err, size);
-    if (!s)
+    *mapping = (Mapping){address, (size_t)st.st_size, strdup(path), st};
+    Safetensors *s =
+        mapping->path ? Safetensors_parse(address, (size_t)st.st_size, path, err, size) : NULL;
+    if (!mapping->path)
+        snprintf(err, size, "'%s': out of memory", path);
+    if (!s) {
         munmap(address, (size_t)st.st_size);
+        free(mapping->path);
+    }
     return s;
 }
 
@@ -86,6 +130,7 @@ static Safetensors *open_file(const char *path, char *err, size_t size)
     Safetensors *s = map_file(path, &m, err, size);
     if (s && !(s->mappings = malloc(sizeof m))) {
         munmap(m.address, m.length);
+        free(m.path);
         Safetensors_close(s);
         snprintf(err, size, "'%s': out of memory", path);
         return NULL;

@@ -9,6 +9,7 @@
 #include "attnscope/init.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ struct Checkpoint {
     double embedding_scale;
     WeightSource source;
     uint64_t bytes_read; /* by fill, counted atomically: runs on two threads may fill at once */
+    CheckpointIdentity identity;
 };
 
 /* The elements of t, as its layout puts them in w's buffer. */
@@ -687,11 +689,23 @@ const char *Checkpoint_path(const Checkpoint *k)
     return Safetensors_path(k->tensors);
 }
 
-CheckpointIdentity Checkpoint_identity(const Checkpoint *k)
+int Checkpoint_take_identity(Checkpoint *k, char *err, size_t size)
 {
-    CheckpointIdentity id = {.path = Checkpoint_path(k)};
-    id.content_hash = Safetensors_content_hash(k->tensors, &id.bytes);
-    return id;
+    k->identity.path = Checkpoint_path(k);
+    if (Safetensors_content_hash(k->tensors, k->identity.content_hash, &k->identity.bytes) == 0)
+        return 0;
+    snprintf(err, size, "'%s': out of memory hashing its contents", Checkpoint_path(k));
+    return -1;
+}
+
+const CheckpointIdentity *Checkpoint_identity(const Checkpoint *k)
+{
+    return &k->identity;
+}
+
+int Checkpoint_unchanged(const Checkpoint *k, char *err, size_t size)
+{
+    return Safetensors_unchanged(k->tensors, err, size);
 }
 
 void Checkpoint_close(Checkpoint *k)

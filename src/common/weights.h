@@ -91,14 +91,24 @@ uint64_t Checkpoint_bytes_read(const Checkpoint *k);
 /* The path opened, for the status line. */
 const char *Checkpoint_path(const Checkpoint *k);
 
-/* Which weights a run ran: the path given, and what identifies the contents wherever the
-   files are (Safetensors_content_hash: their bytes and hash).  The batch document's
-   "weights" (README, "weights"), which merge groups records by. */
+/* Which weights a run ran: the path opened (a directory's model.safetensors or index, as
+   safetensors.h resolves it), and what identifies the contents wherever the files are
+   (Safetensors_content_hash: their bytes and SHA-256).  The batch document's "weights"
+   (README, "weights"), which merge groups records by. */
 typedef struct {
     const char *path;
-    uint64_t bytes, content_hash;
+    uint64_t bytes;
+    char content_hash[SAFETENSORS_HASH_TEXT];
 } CheckpointIdentity;
-CheckpointIdentity Checkpoint_identity(const Checkpoint *k);
+/* Takes k's identity, one pass over its files: before the run reads them, so that
+   Checkpoint_unchanged after it says whether the numbers came from the contents hashed.
+   0, or -1 with the reason in err. */
+int Checkpoint_take_identity(Checkpoint *k, char *err, size_t size);
+/* The identity Checkpoint_take_identity took (content_hash "" before). */
+const CheckpointIdentity *Checkpoint_identity(const Checkpoint *k);
+/* Whether k's files are still as they were when opened (Safetensors_unchanged): 0, or -1 with
+   the file changed named in err. */
+int Checkpoint_unchanged(const Checkpoint *k, char *err, size_t size);
 
 void Checkpoint_close(Checkpoint *k);
 

@@ -207,15 +207,62 @@ static void fill_curves(Curves *dest, const Track *t, const Config *c)
     }
 }
 
+/* The first layer at which t's network is dead (overflowed or vanished), depth + 1 where it
+   is not. */
+static int death_layer(const Track *t, int depth)
+{
+    for (int l = 0; l <= t->layers && l <= depth; l++)
+        if (t->state[l].net.dead)
+            return l;
+    return depth + 1;
+}
+
+/* Why seeds after the first have no numbers from some layer on (their other warnings are
+   not said: the first seed's numbers are the ones printed): per network and kind (overflow,
+   vanished), the warning of the seed that died first, naming it, and how many more there are. */
+static void later_seeds_deaths(Warnings *w, Track *(*tracks)[NETWORKS], int seeds, int depth)
+{
+    for (int n = 0; n < NETWORKS; n++)
+        for (int overflow = 1; overflow >= 0; overflow--) {
+            const Track *first = NULL;
+            int first_layer = depth + 1, dead = 0;
+            for (int s = 1; s < seeds; s++) {
+                const Track *t = tracks[s][n];
+                int l = death_layer(t, depth);
+                if (l > depth || t->state[l].net.overflowed != overflow)
+                    continue;
+                dead++;
+                if (l < first_layer && t->state[l].warnings && t->state[l].net.death_warning > 0) {
+                    first = t;
+                    first_layer = l;
+                }
+            }
+            if (!first)
+                continue;
+            const LayerState *state = &first->state[first_layer];
+            char text[WARNING_LENGTH];
+            int length =
+                snprintf(text, sizeof text, "seed %llu: %s", (unsigned long long)first->seed,
+                         state->warnings->text[state->net.death_warning - 1]);
+            if (dead > 1 && length > 0 && (size_t)length < sizeof text)
+                snprintf(text + length, sizeof text - (size_t)length,
+                         "; %d more of the later seeds likewise", dead - 1);
+            add_track_warning(w, text, WARNING_ABOUT_STABLE_RANK, ROLE_NAMES[n], 0);
+        }
+}
+
 /* Mean, sample std and M2 of one per-layer value over the seeds that have it (not NaN, not
-   from rounding alone: track_round_off's noise), and how many those are. */
+   from rounding alone: track_round_off's noise), and how many those are; and how many are
+   lost (dead at or before the layer, not of round-off noise before it), where the mean, std
+   and M2 are NaN: the seeds left are those that grew least, no fair sample. */
 static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, const Config *c,
                       int network)
 {
-    int noise_from[seeds > 0 ? seeds : 1];
+    int noise_from[seeds > 0 ? seeds : 1], dead_from[seeds > 0 ? seeds : 1];
     for (int s = 0; s < seeds; s++) {
         int equal;
         track_round_off(tracks[s][network], c, &equal, &noise_from[s]);
+        dead_from[s] = death_layer(tracks[s][network], c->depth);
     }
     for (int l = 0; l <= c->depth; l++) {
         double mean = 0, ss = 0;
@@ -233,10 +280,14 @@ static void fill_band(Band *band, Track *(*tracks)[NETWORKS], int seeds, const C
             if (!from(noise_from[s], l) && !isnan(dv))
                 ss += dv * dv;
         }
-        band->mean[l] = mean;
-        band->std[l] = n > 1 ? sqrt(ss / (n - 1)) : NAN;
-        band->m2[l] = n ? ss : NAN;
+        int lost = 0; /* a network that died of its round-off (its noise) is not lost */
+        for (int s = 0; s < seeds; s++)
+            lost += dead_from[s] <= l && !from(noise_from[s], dead_from[s]);
+        band->mean[l] = lost ? NAN : mean;
+        band->std[l] = n > 1 && !lost ? sqrt(ss / (n - 1)) : NAN;
+        band->m2[l] = n && !lost ? ss : NAN;
         band->count[l] = n;
+        band->lost[l] = lost;
     }
 }
 
@@ -579,12 +630,14 @@ void assemble(Run *run, Track *(*tracks)[NETWORKS], int seeds, bool every_seed)
                                       state->warnings->subject[i], ROLE_NAMES[n], l);
             }
     }
+    if (every_seed)
+        later_seeds_deaths(&out->warnings, tracks, seeds, depth);
     const Band *bands[NETWORKS] = {&out->stable_rank_band, &out->counterpart_band};
     const Curves *first[NETWORKS] = {&out->network, &out->counterpart};
     for (int n = 0; n < NETWORKS && out->seeds_done > 0; n++) {
         char text[WARNING_LENGTH];
-        if (Band_warning(bands[n]->count, first[n]->stable_rank, depth, out->seeds_done,
-                         n == NETWORK_COUNTERPART, text, sizeof text))
+        if (Band_warning(bands[n]->count, bands[n]->lost, first[n]->stable_rank, depth,
+                         out->seeds_done, n == NETWORK_COUNTERPART, text, sizeof text))
             Warnings_add_about(&out->warnings, WARNING_ABOUT_STABLE_RANK, "%s", text);
     }
 }

@@ -43,6 +43,9 @@ typedef struct {
     bool mean_dominates;  /* its stable rank read collapsed beside a spread (warned once) */
     bool rank_one_lost;   /* its tokens became one direction within round-off (warned once) */
     bool dead;            /* overflowed or vanished: later layers are undefined */
+    bool overflowed;      /* dead of an overflow (else, where dead, it vanished) */
+    int death_warning;    /* where dead: 1 + the index of the warning saying why among its
+                             layer's warnings, 0 where it did not fit */
 } Network;
 
 /* One head's row entropies, and ‖M_h‖₂ of its logits' matrix M_h = scale·W^Q_h W^K_gᵀ

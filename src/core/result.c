@@ -11,7 +11,7 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 56 };
+enum { LAYER_ARRAYS = 58 };
 
 /* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
    release and copying share. */
@@ -45,6 +45,7 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
         arrays[n++] = &bands[k]->std;
         arrays[n++] = &bands[k]->m2;
         arrays[n++] = &bands[k]->count;
+        arrays[n++] = &bands[k]->lost;
     }
 }
 
@@ -194,24 +195,34 @@ void Warnings_add_all(Warnings *w, const Warnings *from)
         warnings_drop(w, from->dropped, from->subject[from->count - 1]);
 }
 
-int Band_warning(const double *count, const double *first, int depth, int seeds, bool counterpart,
-                 char *buf, size_t size)
+int Band_warning(const double *count, const double *lost, const double *first, int depth, int seeds,
+                 bool counterpart, char *buf, size_t size)
 {
-    int from = -1, fewest = seeds;
+    int lost_from = -1, most_lost = 0, equal_from = -1, fewest = seeds;
     for (int l = 0; l <= depth; l++) {
-        if (count[l] < seeds - (isnan(first[l]) ? 1 : 0))
-            from = from < 0 ? l : from;
-        fewest = count[l] < fewest ? (int)count[l] : fewest;
+        if (lost[l] > 0 && lost_from < 0)
+            lost_from = l;
+        most_lost = lost[l] > most_lost ? (int)lost[l] : most_lost;
+        if (count[l] + lost[l] < seeds - (isnan(first[l]) ? 1 : 0) && equal_from < 0)
+            equal_from = l;
+        fewest = equal_from >= 0 && lost[l] == 0 && count[l] < fewest ? (int)count[l] : fewest;
     }
-    if (from < 0)
-        return 0;
-    int n = snprintf(buf, size,
-                     "%sstable_rank_mean: from layer %d some of the %d seeds have no stable rank "
-                     "(their network is exactly 0, or its tokens are equal to within "
-                     "round-off): the mean, std and M2 there are over the seeds that have one, "
-                     "as few as %d (%sstable_rank_count, per layer)",
-                     counterpart ? "counterpart_" : "", from, seeds, fewest,
-                     counterpart ? "counterpart_" : "");
+    const char *band = counterpart ? "counterpart_" : "";
+    int n = 0;
+    if (lost_from >= 0)
+        n = snprintf(buf, size,
+                     "%sstable_rank_mean: from layer %d seeds are lost (up to %d of the %d: "
+                     "their network overflowed the double range or became exactly 0, as the "
+                     "warnings say): the mean, std and M2 there are null, the seeds left being "
+                     "no fair sample (%sstable_rank_lost, per layer)",
+                     band, lost_from, most_lost, seeds, band);
+    if (equal_from >= 0 && n >= 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n,
+                      "%s%sstable_rank_mean: from layer %d some of the %d seeds have no stable "
+                      "rank, their tokens being equal to within round-off (rank one by rule): "
+                      "the mean, std and M2 there are over the seeds that have one, as few as "
+                      "%d (%sstable_rank_count, per layer)",
+                      n ? "; " : "", band, equal_from, seeds, fewest, band);
     return n > 0 && (size_t)n < size ? n : 0;
 }
 
@@ -254,6 +265,8 @@ SERIES_OF(stable_rank_m2, r->stable_rank_band.m2)
 SERIES_OF(counterpart_stable_rank_m2, r->counterpart_band.m2)
 SERIES_OF(stable_rank_count, r->stable_rank_band.count)
 SERIES_OF(counterpart_stable_rank_count, r->counterpart_band.count)
+SERIES_OF(stable_rank_lost, r->stable_rank_band.lost)
+SERIES_OF(counterpart_stable_rank_lost, r->counterpart_band.lost)
 SERIES_OF(log10_norm, r->network.log10_norm)
 SERIES_OF(counterpart_log10_norm, r->counterpart.log10_norm)
 #define ENTROPY_SERIES_OF(prefix, curves)                                                          \
@@ -323,6 +336,12 @@ const ResultSeries RESULT_SERIES[] = {
      false, stable_rank_count},
     {"counterpart_stable_rank_count", NULL, "the same, gap-toggled network", false,
      counterpart_stable_rank_count},
+    {"stable_rank_lost", NULL,
+     "the seeds whose network overflowed or became exactly 0 at or before the layer (mean null "
+     "where any)",
+     false, stable_rank_lost},
+    {"counterpart_stable_rank_lost", NULL, "the same, gap-toggled network", false,
+     counterpart_stable_rank_lost},
     /* The row entropies H_i = −Σ_j A_ij ln A_ij of A before gap removal (null at ℓ = 0: no
        attention), of the shown head and averaged over the heads. */
     {"attention_entropy_mean", "attention_entropy", "mean of H_i over the rows, nats, shown head",

@@ -241,6 +241,13 @@ void round_off_warning(Run *run, int which, int layer)
                        layer, MEASURE_SIMILARITY_RESOLUTION, attention, noise);
 }
 
+/* Where the warning saying why net died is among its layer's (w, which held `before` until
+   it was added): the assembly names it for a later seed (0: it did not fit, or was there). */
+static void note_death_warning(Network *net, const Warnings *w, int before)
+{
+    net->death_warning = w->count == before + 1 && w->dropped == 0 ? before + 1 : 0;
+}
+
 /* The layer's numbers of lane `which` (docs/model.md §2), into its track. */
 static int measure_layer(Run *run, int which)
 {
@@ -267,10 +274,12 @@ static int measure_layer(Run *run, int which)
     }
     if (isnan(m.stable_rank)) {
         net->dead = true;
+        int before = lane->warnings.count;
         Warnings_add(&lane->warnings,
                      ROLE_MARK " network is exactly 0 after layer %d (%s): its stable rank is "
                                "undefined from there on",
                      layer, ATTENTION_NAMES.names[c->attention]);
+        note_death_warning(net, &lane->warnings, before);
     }
     if (run->first_seed && isnan(m.log_similarity) && !isnan(m.stable_rank) &&
         !net->similarity_lost) {
@@ -378,14 +387,17 @@ static int network_tail(Run *run, int which)
         return info;
     /* Linear attention squares the tokens' scale: its matrix overflows a layer or more before
        the tokens do. */
-    if (outcome != LAYER_DONE)
+    if (outcome != LAYER_DONE) {
+        int before = lane->warnings.count;
         Warnings_add(&lane->warnings,
                      ROLE_MARK " network%s overflows the double range at layer %d (%s); its "
                                "values from there on are null",
                      outcome == LAYER_ATTENTION_OVERFLOW ? "'s attention matrix" : "", run->layer,
                      Layer_weights_in_use() ? "the checkpoint's weights are too large"
                                             : "no LayerNorm: the tokens grow layer by layer");
-    net->dead = outcome != LAYER_DONE;
+        note_death_warning(net, &lane->warnings, before);
+    }
+    net->dead = net->overflowed = outcome != LAYER_DONE;
     if (net->dead && run->measure) { /* a head may have been measured before the overflow */
         LayerState *state = &run->track[which]->state[run->layer];
         free(state->entropy);

@@ -57,7 +57,7 @@ line_refused() { # expected-message args...: the huge job as a line, without "ma
         { echo "  status $status, stdout: $(head -c 300 "$tmp/out"), stderr: $(head -c 300 "$tmp/err")"; return 1; }
 }
 check "a --jsonl line without max_time is bounded by an hour, as --batch is: an error record, exit 2" \
-    line_refused "T = 4096, d = 4096, depth 256, 1024 seeds is estimated at [0-9.]+ days \([0-9.e+]+ s\), above the line's bound of 60 min \(--max-time on the command line overrides a line's \"max_time\"; without either the bound is an hour\): to go ahead, give --max-time [0-9]+ or more"
+    line_refused "T = 4096, d = 4096, depth 256, 1024 seeds is estimated at [0-9.]+ days \([0-9.e+]+ s\), above the default bound of an hour \(--max-time on the command line overrides a line's \"max_time\"; without either the bound is an hour\): to go ahead, give --max-time [0-9]+ or more"
 check "... by --max-time where given" line_refused "T = 4096, .* above --max-time's bound of 100 s " --max-time 100
 
 # The bound a refusal suggests has a margin: each start measures the machine's rate anew, and

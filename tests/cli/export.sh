@@ -33,6 +33,22 @@ settings_reproduce() { # file, the line of its settings: given back to the comma
 for f in eigenvalues.csv singular_values.csv layers.csv; do
     check "$f's settings line reproduces the run" settings_reproduce "$f" 2
 done
+# A checkpoint and token ids under paths with a space and a quote: the settings line quotes
+# them as a shell reads one word (integ2 wrote them bare: `--weights ck sp/model.safetensors`),
+# and, read by the shell, runs the same document again.
+quoted_paths_reproduce() {
+    local dir="$tmp/ck sp'q" ids="$tmp/ids sp.txt" settings
+    "$BIN" -T 8 -d 8 -L 2 --export-weights "$dir" >/dev/null 2>&1 && printf '0\n1\n2\n3\n4\n5\n6\n7\n' >"$ids" &&
+        "$BIN" --batch -T 8 -d 8 -L 2 --vocab 8 --input embedding --weights "$dir" --token-ids "$ids" \
+            --export "$tmp/quoted" >"$tmp/quoted.json" 2>/dev/null || { echo "  the run failed"; return 1; }
+    settings=$(sed -n 2p "$tmp/quoted/layers.csv" | sed 's/^# //')
+    eval "set -- $settings"
+    local words="$*"
+    [ "${words%--weights $dir/model.safetensors --token-ids $ids}" != "$words" ] &&
+        "$BIN" --batch "$@" >"$tmp/quoted-again.json" 2>/dev/null &&
+        cmp -s "$tmp/quoted.json" "$tmp/quoted-again.json" || { echo "  the line: $settings"; return 1; }
+}
+check "paths with a space and a quote: quoted in the settings line, which reproduces the run" quoted_paths_reproduce
 # The files of --sweep-T and --conditioning: their settings line names the option that
 # computed them (and the conditioning's path as it went), so that it runs them again: the
 # file written by that line's export is the same byte for byte (main's lines left the

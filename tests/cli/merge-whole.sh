@@ -3,16 +3,21 @@
 #  - the width sweep (--sweep-T) of 2 shards is the whole run's: its means over the seeds
 #    within their rounding bound, its slopes within the bound that follows, refused when one
 #    shard lacks it; a key every shard must hold alike ("sigma") refused when it differs;
-#  - "weights" names the checkpoint run (its bytes and content hash, which an independent
-#    FNV-1a in Python computes again from the file): a checkpoint's records merge with a
-#    copy's, never with drawn weights' or another checkpoint's;
+#  - "weights" names the checkpoint run (its bytes and content hash, which Python's hashlib
+#    computes again from the file as SHA-256): a checkpoint's records merge with a copy's, never
+#    with drawn weights' or another checkpoint's, nor with a checkpoint's whose two F64 values
+#    are negated (the 64-bit FNV-1a of 8-byte words that integ2 took gave both one hash);
 #  - a line refused as too long, run again with --max-time (which overrides its "max_time"),
 #    its record appended: merge leaves the failed record out, saying so, and merges as the
 #    successful records alone would; a record appended twice is left out once; a failed
 #    record whose configuration was not run again is refused;
-#  - where some seeds have no stable rank, the ensemble holds the others, counted per layer
-#    (checked against each seed run alone), and the warnings (the first seed's and the
-#    band's) of a merge of shards are the whole run's.
+#  - where some seeds have no stable rank by round-off (rank one by rule), the ensemble holds
+#    the others, counted per layer (checked against each seed run alone); the whole run's
+#    warnings are the first seed's, a later seed's that says why its numbers stop, and the
+#    band's, and a merge of shards gives the band's alike;
+#  - where a later seed overflows (integ2 said nothing of it, kept the survivor's mean and
+#    blamed round-off), the whole run names the seed and the overflow, the mean is null from
+#    there on with the seeds lost counted, and the band's warning says so: alike when merged.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/lib.sh
@@ -72,28 +77,40 @@ check "a shard of another sigma: refused, the key named" refused \
 # --- the checkpoint's identity ---------------------------------------------------------------
 "$BIN" -T 16 -d 16 -L 2 --seed 99 --export-weights "$tmp/ck" >/dev/null 2>&1 &&
     "$BIN" -T 16 -d 16 -L 2 --seed 98 --export-weights "$tmp/other" >/dev/null 2>&1 &&
-    cp -r "$tmp/ck" "$tmp/copy"
-check "two checkpoints exported, one copied" test $? -eq 0
+    cp -r "$tmp/ck" "$tmp/copy" && cp -r "$tmp/ck" "$tmp/negated" &&
+    "$PY" - "$tmp/negated/model.safetensors" >"$tmp/why" 2>&1 <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+start = 8 + struct.unpack("<Q", data[:8])[0]
+assert start % 8 == 0 and b'"F64"' in data[:start], "expected F64 values on 8-byte words"
+def fnv(data):  # integ2's content hash: 64-bit FNV-1a over little-endian 8-byte words
+    h, p, mask = 0xcbf29ce484222325, 0x100000001b3, (1 << 64) - 1
+    for i in range(0, len(data) // 8 * 8, 8):
+        h = ((h ^ int.from_bytes(data[i:i + 8], "little")) * p) & mask
+    for b in data[len(data) // 8 * 8:]:
+        h = ((h ^ b) * p) & mask
+    return h
+before = fnv(data)
+data[start + 7] ^= 0x80  # the sign bits of the first two F64 values (bit 63 of their words)
+data[start + 15] ^= 0x80
+assert fnv(data) == before, "not the reviewer's collision"
+open(sys.argv[1], "wb").write(data)
+PY
+check "two checkpoints exported, one copied, one with two values negated $(head -c 300 "$tmp/why")" test $? -eq 0
 run() { "$BIN" --batch -T 16 -d 16 -L 2 --seeds 2 "$@" 2>/dev/null | tr -d '\n'; echo; }
 run --seed 1 --weights "$tmp/ck" >"$tmp/w1.jsonl" &&
     run --seed 3 --weights "$tmp/copy" >"$tmp/w3.jsonl" &&
     run --seed 3 >"$tmp/drawn3.jsonl" &&
     run --seed 3 --weights "$tmp/other" >"$tmp/other3.jsonl" &&
+    run --seed 3 --weights "$tmp/negated" >"$tmp/negated3.jsonl" &&
     run --seed 1 --seeds 4 --weights "$tmp/ck" >"$tmp/w-whole.jsonl"
 check "runs of the checkpoints and of drawn weights" test $? -eq 0
 "$PY" - "$tmp/w1.jsonl" "$tmp/ck/model.safetensors" "$tmp/drawn3.jsonl" "$tmp/other3.jsonl" >"$tmp/why" 2>&1 <<'PY'
-import json, os, sys
-def fnv(path):  # 64-bit FNV-1a, 8-byte little-endian words, the tail byte by byte
-    data = open(path, "rb").read()
-    h, p, mask = 0xcbf29ce484222325, 0x100000001b3, (1 << 64) - 1
-    whole = len(data) // 8 * 8
-    for i in range(0, whole, 8):
-        h = ((h ^ int.from_bytes(data[i:i + 8], "little")) * p) & mask
-    for b in data[whole:]:
-        h = ((h ^ b) * p) & mask
-    return f"{h:016x}"
+import hashlib, json, os, sys
+def sha256(path):
+    return "sha256:" + hashlib.sha256(open(path, "rb").read()).hexdigest()
 w = json.loads(open(sys.argv[1]).read())["weights"]
-want = {"path": sys.argv[2], "bytes": os.path.getsize(sys.argv[2]), "content_hash": fnv(sys.argv[2])}
+want = {"path": sys.argv[2], "bytes": os.path.getsize(sys.argv[2]), "content_hash": sha256(sys.argv[2])}
 failures = [] if w == want else [f"weights {w}, expected {want}"]
 if json.loads(open(sys.argv[3]).read())["weights"] is not None:
     failures.append("drawn weights: \"weights\" is not null")
@@ -101,11 +118,13 @@ if json.loads(open(sys.argv[4]).read())["weights"]["content_hash"] == want["cont
     failures.append("another checkpoint has the same content hash")
 print("; ".join(failures))
 PY
-check "\"weights\": the path, the bytes and the content hash an independent FNV-1a gives $(head -c 300 "$tmp/why")" \
+check "\"weights\": the path, the bytes and the content hash hashlib's SHA-256 gives $(head -c 300 "$tmp/why")" \
     test "$(tr -d '\n' <"$tmp/why")" = ""
 check "a checkpoint's seeds 1..2 and drawn weights' 3..4: refused" refused \
     "is a shard missing?" -- "$tmp/w1.jsonl" "$tmp/drawn3.jsonl"
 check "... and another checkpoint's: refused" refused "is a shard missing?" -- "$tmp/w1.jsonl" "$tmp/other3.jsonl"
+check "... and the checkpoint's with two values negated: refused" refused "is a shard missing?" -- \
+    "$tmp/w1.jsonl" "$tmp/negated3.jsonl"
 apart() {
     "$BIN" merge --uneven "$tmp/w1.jsonl" "$tmp/drawn3.jsonl" | "$PY" -c 'import json, sys
 r = [json.loads(l) for l in sys.stdin]
@@ -155,10 +174,12 @@ check "the same seeds with other numbers: refused" refused \
     "the same seeds of one configuration with different numbers" -- "$tmp/again.jsonl" "$tmp/changed.jsonl"
 
 # --- seeds without a stable rank -------------------------------------------------------------
-# At T = 32, d = 64, L = 8 the counterpart (gap center) of 2 of seeds 1..16 is exactly 0 from
-# layer 7: the ensemble is over the other seeds there, with its count per layer, against each
-# seed run alone (its first-seed curve, null where it has no stable rank), and the warnings are
-# the first seed's and the band's, the same in a merge of 4 shards.
+# At T = 32, d = 64, L = 8 the counterpart (gap center) of 2 of seeds 1..16 is round-off from
+# layer 7 (its equal tokens sent to 0), exactly 0 from layer 7 or 8: the ensemble is over the
+# other seeds there, with its count per layer, against each seed run alone (its first-seed
+# curve, null where it has no stable rank), none lost; the warnings are the first seed's, the
+# one of the seed that vanished first (named, as it says alone, the other counted) and the
+# band's; a merge of 4 shards (seeds 1..4 the first) says the first seed's and the band's.
 small=(-T 32 -d 64 -L 8)
 "$BIN" --batch "${small[@]}" --seeds 16 | tr -d '\n' >"$tmp/band.jsonl" && echo >>"$tmp/band.jsonl" &&
     for s in $(seq 1 16); do "$BIN" --batch "${small[@]}" --seed "$s" | tr -d '\n'; echo; done >"$tmp/alone.jsonl" &&
@@ -189,17 +210,60 @@ for p in ("", "counterpart_"):
                 failures.append(f"{name} {p}stable_rank_m2[{l}] = {got}, the seeds' {m2}")
 if whole["counterpart_stable_rank_count"][7:] != [14, 14]:
     failures.append(f"counts {whole['counterpart_stable_rank_count']}: not the case this test is about")
+for name, doc in (("whole", whole), ("merged", merged)):
+    for p in ("", "counterpart_"):
+        if doc[p + "stable_rank_lost"] != [0] * 9:
+            failures.append(f"{name} {p}stable_rank_lost {doc[p + 'stable_rank_lost']}: none is lost")
 band = [w for w in whole["warnings"] if w.startswith("counterpart_stable_rank_mean: from layer 7 some of the 16 seeds")]
-if len(band) != 1 or "as few as 14" not in band[0]:
+if len(band) != 1 or "as few as 14" not in band[0] or "round-off" not in band[0] or "overflow" in band[0]:
     failures.append(f"the band's warning: {whole['warnings']}")
+vanished = [(s + 1, w) for s, a in enumerate(alone) for w in a["warnings"] if "network is exactly 0 after layer" in w]
+vanished.sort(key=lambda sw: (int(sw[1].split("after layer ")[1].split()[0]), sw[0]))
+later = [w for w in whole["warnings"] if w.startswith("seed ")]
+if len(vanished) != 2 or later != [f"seed {vanished[0][0]}: {vanished[0][1]}; 1 more of the later seeds likewise"]:
+    failures.append(f"the later seeds' warnings {later}, alone they say {vanished}")
 first = alone[0]["warnings"]
-if whole["warnings"] != first + band:
-    failures.append(f"the whole run's warnings are not the first seed's and the band's: {whole['warnings']}")
-if merged["warnings"] != whole["warnings"]:
-    failures.append(f"merged warnings {merged['warnings']} != the whole run's")
+if whole["warnings"] != first + later + band:
+    failures.append(f"the whole run's warnings are not the first seed's, the later seed's and the band's: {whole['warnings']}")
+if merged["warnings"] != first + band:
+    failures.append(f"merged warnings {merged['warnings']} != the first seed's and the band's")
 print("; ".join(failures[:4]))
 PY
-check "a band over the seeds that have a stable rank, counted; the warnings the first seed's and the band's, merged alike $(head -c 500 "$tmp/why")" \
+check "a band over the seeds that have a stable rank, counted; the warnings the first seed's, a later seed's and the band's, merged alike $(head -c 500 "$tmp/why")" \
+    test "$(tr -d '\n' <"$tmp/why")" = ""
+
+# The reviewer's run: seed 2 of 1..2 overflows at layer 70, seed 1 does not.
+deep=(-T 8 -d 8 -L 70 -k plain --skip-gain 64 --branch-gain 64 --wo gaussian)
+"$BIN" --batch "${deep[@]}" --seed 1 --seeds 2 | tr -d '\n' >"$tmp/deep.jsonl" && echo >>"$tmp/deep.jsonl" &&
+    for s in 1 2; do "$BIN" --batch "${deep[@]}" --seed "$s" | tr -d '\n'; echo; done >"$tmp/deep-alone.jsonl" &&
+    "$BIN" merge "$tmp/deep-alone.jsonl" >"$tmp/deep-merged.jsonl"
+check "a later seed overflowing: whole, each alone, merged" test $? -eq 0
+"$PY" - "$tmp/deep.jsonl" "$tmp/deep-alone.jsonl" "$tmp/deep-merged.jsonl" >"$tmp/why" 2>&1 <<'PY'
+import json, sys
+whole = json.loads(open(sys.argv[1]).read())
+alone = [json.loads(l) for l in open(sys.argv[2])]
+merged = json.loads(open(sys.argv[3]).read())
+failures = []
+said = [w for w in alone[1]["warnings"] if "overflows the double range at layer 70" in w]
+if alone[0]["stable_rank"][70] is None or alone[1]["stable_rank"][70] is not None or len(said) != 1:
+    failures.append("not the case this test is about: seed 1 has a stable rank at 70, seed 2 overflows there")
+if [w for w in whole["warnings"] if w.startswith("seed ")] != ["seed 2: " + said[0] if said else ""]:
+    failures.append(f"the overflow of seed 2 not said as alone: {whole['warnings']}")
+for name, doc in (("whole", whole), ("merged", merged)):
+    if doc["stable_rank_lost"] != [0] * 70 + [1] or doc["stable_rank_count"][70] != 1:
+        failures.append(f"{name}: lost {doc['stable_rank_lost'][68:]}, count {doc['stable_rank_count'][68:]}")
+    if doc["stable_rank_mean"][70] is not None or doc["stable_rank_m2"][70] is not None:
+        failures.append(f"{name}: the mean at 70 is the survivor's: {doc['stable_rank_mean'][70]}")
+    if doc["stable_rank_mean"][69] is None:
+        failures.append(f"{name}: no mean at 69")
+    band = [w for w in doc["warnings"] if w.startswith("stable_rank_mean: ")]
+    if len(band) != 1 or not band[0].startswith("stable_rank_mean: from layer 70 seeds are lost (up to 1 of the 2") or "round-off" in band[0]:
+        failures.append(f"{name}: the band's warning {band}")
+if [w for w in merged["warnings"] if w.startswith("stable_rank_mean")] != [w for w in whole["warnings"] if w.startswith("stable_rank_mean")]:
+    failures.append("the band's warning merged is not the whole run's")
+print("; ".join(failures[:4]))
+PY
+check "... the seed and its overflow named, the mean null from layer 70 with the seed counted lost, the band's warning saying so, merged alike $(head -c 500 "$tmp/why")" \
     test "$(tr -d '\n' <"$tmp/why")" = ""
 
 finish
