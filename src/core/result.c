@@ -11,7 +11,7 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 54 };
+enum { LAYER_ARRAYS = 56 };
 
 /* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
    release and copying share. */
@@ -46,6 +46,8 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
         arrays[n++] = &bands[k]->m2;
         arrays[n++] = &bands[k]->count;
     }
+    if (n != LAYER_ARRAYS) /* a list one longer than its count has written past it */
+        abort();
 }
 
 void Result_release(Result *r)
