@@ -32,8 +32,9 @@ token_similarity and centred_stable_rank where μ(X)/‖X‖_F < 1e-12 (tokens e
 round-off), every number of a network from the layer it overflows or vanishes at, and the
 round-off rules of §2's "Round-off from a layer on" (round_off), among them sr − 1 and
 energy_off_top where the latter is below 1e-24 (X of one direction within round-off), and the logits'
-rounding bound attention_logit_rounding (logit_rounding) and the rows' statistics null where
-it reaches ln 2/4.  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
+rounding bound attention_logit_rounding (logit_rounding), the rows' own bounds from it
+(rows_rounding; the mean entropy's is attention_entropy_rounding) and each row statistic null
+where its bound reaches half its value (1e-6 near 0).  ‖W^Q W^Kᵀ‖₂ and ‖X‖₂ are
 exact (eigenvalues of Gram matrices), where attnscope above T·d·min(T, d) = 64³ uses proved
 upper bounds within ~1e-8 of them (docs/model.md §3).
 Not reproduced: stable_rank_std (null for one seed), seeds_done and the other counts, the
@@ -211,9 +212,39 @@ def zhai_row_bound(n, sigma):
     return math.log1p(others * b) + sigma * math.sqrt(n * others) * b / (1 + others * b)
 
 
-# docs/model.md §2, "Round-off from a layer on": logits within δ of the exact ones move a
-# row's entropy by a factor within e^{±4δ}; at e^{4δ} = 2 that bound is as large as the entropy.
-ROWS_ROUNDED = math.log(2) / 4
+# docs/model.md §2, "The rows' own bound": a row statistic is shown where its bound is below
+# half its value, or below this where the value is near 0.
+RESOLUTION_FLOOR = 1e-6
+U = 2.0 ** -53
+
+
+def rows_rounding(a, h, delta):
+    """docs/model.md §2's bounds, row by row, on how far the exact rows' entropies and largest
+    weights lie from those of a (T rows of n = T keys, full mask), whose logits are within
+    delta of the exact: (e^{2δ'} − 1)·((H + ln p_max) + δ'·min(1, 2(1 − p_max))) + slack and
+    (e^{2δ'} − 1)·min(p_max, 1 − p_max) + slack, δ' = δ + 760u; their layer statistics'
+    bounds (the means', the least entropy's, the largest's)."""
+    n = a.shape[1]
+    top = a.max(axis=1)
+    d = delta + 760 * U
+    gamma = (2 * n + 8) * U / (1 - (2 * n + 8) * U)
+    slack = 64.0 * (n + 4) * gamma * (h + 1)
+    grow = math.expm1(2 * d) if d < 350 else math.inf
+    spread = np.maximum(0.0, h + np.log(top)) + slack
+    rows = (grow * (spread + d * np.minimum(1.0, 2 * (1 - top) + slack)) + slack) * (1 + 16 * 2 * U)
+    tops = (grow * (np.minimum(top, 1 - top) + 64.0 * (n + 4) * gamma) + 64.0 * (n + 4) * gamma) \
+        * (1 + 16 * 2 * U)
+    low, high = int(np.argmin(h)), int(np.argmax(h))
+    return {"mean": float(rows.mean()),
+            "min": max(rows[low], float(np.max(rows - (h - h[low])))) + 8 * U * h[low],
+            "max": max(rows[high], float(np.max(rows - (h[high] - h)))) + 8 * U * h[high],
+            "normalised_mean": float(rows.mean() / math.log(n)),
+            "max_attention_mean": float(tops.mean())}
+
+
+def resolved(value, bound):
+    """Whether a statistic is shown: its bound below half of it, or below the floor."""
+    return not bound >= max(abs(value) / 2, RESOLUTION_FLOOR)
 
 
 def logit_rounding(x, wq, wk, scale):
@@ -379,6 +410,14 @@ def run(a):
             if full:
                 wq, wk, _ = weights
                 numbers["logit_rounding"] = logit_rounding(x, wq, wk, 1.0 / math.sqrt(a.width))
+                bounds = rows_rounding(built, numbers["rows"], numbers["logit_rounding"])
+                # an infinite bound prints as null, as attnscope's JSON does
+                numbers["entropy_rounding"] = bounds["mean"] if math.isfinite(bounds["mean"]) else None
+                for key, bound in bounds.items():
+                    if not resolved(numbers[key], bound):
+                        numbers[key] = None
+                if numbers["min"] is None:  # its bound is every row's largest
+                    numbers["rows"] = np.full(len(numbers["rows"]), None)
             applied = built - 1.0 / T if gaps[n] == "center" else built
             if full:
                 products[n] = applied if layer == 1 else applied @ products[n]
@@ -428,13 +467,6 @@ def round_off(out, prefix, gap):
             series = out[prefix + key]
             for layer in range(first, len(series)):
                 series[layer] = None
-    entropy = out[prefix + "attention_entropy"]
-    rows = [entropy[key] for key in entropy]
-    rows += [out[prefix + "max_attention_mean"], out[prefix + "max_attention_mean_head_average"]]
-    for layer, delta in enumerate(out[prefix + "attention_logit_rounding"]):
-        if delta is not None and delta >= ROWS_ROUNDED:
-            for series in rows:
-                series[layer] = None
     # X of one direction within round-off (energy off the top direction below EQUAL_TOKENS²,
     # tokens apart or not): sr − 1 < 1e-48 and the energy are its rounding
     for layer, energy in enumerate(list(out[prefix + "energy_off_top"])):
@@ -449,7 +481,8 @@ def round_off(out, prefix, gap):
           "stable_rank_minus_one"), equal)
     entropy = out[prefix + "attention_entropy"]
     rows = [entropy[key] for key in entropy]
-    rows += [out[prefix + "max_attention_mean"], out[prefix + "attention_phase_critical_beta"]]
+    rows += [out[prefix + "max_attention_mean"], out[prefix + "attention_phase_critical_beta"],
+             out[prefix + "attention_entropy_rounding"]]
     for series in rows:
         for layer in range(equal + 1, len(series)):
             series[layer] = None
@@ -483,6 +516,7 @@ def assemble(a, gaps, measures, layers, grads, shown):
         out[prefix + "attention_entropy_zhai_bound"] = series("zhai_bound", layers[n])
         out[prefix + "attention_phase_critical_beta"] = series("critical_beta", layers[n])
         out[prefix + "attention_logit_rounding"] = series("logit_rounding", layers[n])
+        out[prefix + "attention_entropy_rounding"] = series("entropy_rounding", layers[n])
     for prefix, gap in zip(("", "counterpart_"), gaps):
         round_off(out, prefix, gap)
     out.update(first_layer_theory(a, [out["attention_phase_critical_beta"],

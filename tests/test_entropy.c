@@ -10,8 +10,11 @@
  *   - kinds whose rows are not distributions report null and say why;
  *   - a kept run, asked for another head, reports that head's entropies, not the first's;
  *   - logits moved by at most δ each move every row's entropy by a factor within e^{±4δ} and
- *     its largest weight within e^{±2δ} (docs/model.md §2, the logits' rounding), the bound
- *     the rows' null rule rests on, for random, peaked and adversarial moves;
+ *     its largest weight within e^{±2δ} (docs/model.md §2, the logits' rounding), for
+ *     random, peaked and adversarial moves;
+ *   - the rows' own bounds (docs/model.md §2, "The rows' own bound", the rows' null rule's)
+ *     hold for every row and layer statistic of moved logits, flat to one-hot, with and
+ *     without a sink, and are nearly reached, so that a bound missing a term fails;
  * and statistically, the random-energy prediction of the first layer's mean entropy.
  */
 #include "testing.h"
@@ -482,7 +485,7 @@ static void test_rows_move_within_the_rounding_factor(void **state)
 {
     (void)state;
     enum { T = 48 };
-    const double stds[] = {0.3, 3, 12}, deltas[] = {1e-3, 0.05, ENTROPY_LOGIT_ROUNDING_MAX, 1};
+    const double stds[] = {0.3, 3, 12}, deltas[] = {1e-3, 0.05, 0.17, 1};
     double *s = malloc(sizeof(double) * T * T * 5), *moved = s + T * T, *a = moved + T * T;
     double *b = a + T * T, *noise = b + T * T;
     double h[T], g[T];
@@ -533,6 +536,131 @@ static void test_rows_move_within_the_rounding_factor(void **state)
     free(s);
 }
 
+static double rows_sum(const double *row, int T)
+{
+    double keys = 0;
+    for (int j = 0; j < T; j++)
+        keys += row[j];
+    return keys;
+}
+
+/* Row i's exact softmax over n = T keys of logits + moves (and with `sink` the sink's
+   logit 0, unmoved), in long double: its entropy (the sink's term too) and largest weight. */
+static void perturbed_row(int T, const double *logits, const long double *moves, bool sink,
+                          long double *entropy, long double *top)
+{
+    long double largest = sink ? 0 : -INFINITY, z = 0, h = 0;
+    for (int j = 0; j < T; j++)
+        largest = fmaxl(largest, logits[j] + moves[j]);
+    for (int j = 0; j < T; j++)
+        z += expl(logits[j] + moves[j] - largest);
+    z += sink ? expl(-largest) : 0;
+    *top = 0;
+    for (int j = 0; j <= T; j++) {
+        long double p = j < T  ? expl(logits[j] + moves[j] - largest) / z
+                        : sink ? expl(-largest) / z
+                               : 0;
+        if (p > 0)
+            h -= p * logl(p);
+        *top = j < T ? fmaxl(*top, p) : *top;
+    }
+    *entropy = h;
+}
+
+/* The largest of |exact − computed| / bound over a test's rows, per kind of row. */
+enum { FLAT_ROWS, SPREAD_ROWS, PEAKED_ROWS, ROW_KINDS };
+
+/* Rows of every shape (flat, Gaussian logits of std 0.3 to 40, one key 60 or 900 above the
+   rest), with and without a sink, their logits moved within ±δ (at random, the top key up
+   and the others down, up for high logits and down for low, half up and half down in a flat
+   row): every row's exact entropy and
+   largest weight lie within the rows' own bounds of the computed row's
+   (Entropy_row_entropy_rounding, Entropy_row_top_rounding), and each layer statistic within
+   Entropy_rows_rounding's bound.  And the bounds are nearly reached: on flat rows (only the
+   δ'·min(1, 2(1 − p)) term is not 0: a quarter of it), on spread rows (the
+   (e^{2δ} − 1)·(H + ln p) term leads: all of it) and on peaked ones' largest weights, so a
+   bound missing a term, or with e^{δ} for e^{2δ}, fails here. */
+static void test_rows_own_bound_holds_and_is_reached(void **state)
+{
+    (void)state;
+    enum { T = 40 };
+    const double shapes[] = {0, 0.3, 3, 12, 40, -60, -900}; /* −h: one key h above the rest */
+    const double deltas[] = {1e-6, 1e-3, 0.05, 0.5, 2};
+    double *s = malloc(sizeof(double) * T * T * 3), *a = s + T * T, *noise = a + T * T;
+    long double moves[T];
+    double h[T], ratio[ROW_KINDS] = {0}, top_ratio = 0;
+    RandomStream *random = RandomStream_new();
+    assert_true(s && random);
+    for (int k = 0; k < 7; k++)
+        for (int m = 0; m < 5; m++)
+            for (int how = 0; how < 3; how++)
+                for (int sink = 0; sink < 2; sink++) {
+                    double delta = deltas[m];
+                    int kind = k == 0                            ? FLAT_ROWS
+                               : shapes[k] < 0 || shapes[k] > 12 ? PEAKED_ROWS
+                                                                 : SPREAD_ROWS;
+                    RandomStream_gaussian(random, 21 + k, 1, ROLE_QUERY, 1, s, T * T);
+                    RandomStream_gaussian(random, 21 + k + how, 1, ROLE_KEY, 1, noise, T * T);
+                    for (int i = 0; i < T * T; i++)
+                        s[i] = shapes[k] >= 0 ? shapes[k] * s[i]
+                                              : (i % T == i / T ? -shapes[k] : 0.1 * s[i]);
+                    Attention_build(ATTENTION_SOFTMAX, MASK_FULL, 1, T, s, sink ? 0 : -INFINITY, a);
+                    Entropy_each_row(MASK_FULL, 1, T, sink, a, h);
+                    EntropyRows rows, bound;
+                    Entropy_rows_rounding(MASK_FULL, 1, T, sink, a, delta, &rows, &bound);
+                    long double sum = 0, tops = 0, least = INFINITY, most = -INFINITY;
+                    for (int i = 0; i < T; i++) {
+                        const double *row = s + i * T;
+                        int top_key = 0;
+                        double top = 0;
+                        for (int j = 0; j < T; j++) {
+                            top_key = row[j] > row[top_key] ? j : top_key;
+                            top = fmax(top, a[i * T + j]);
+                        }
+                        double held = sink ? 1 - rows_sum(a + i * T, T) : 0;
+                        for (int j = 0; j < T; j++) {
+                            double n = noise[i * T + j];
+                            moves[j] =
+                                (long double)delta *
+                                (how == 0   ? tanhl(n)
+                                 : how == 1 ? (j == top_key ? 1 : -1)
+                                            : (row[j] > 0 || (row[j] == 0 && j % 2) ? 1 : -1));
+                        }
+                        long double exact, exact_top;
+                        perturbed_row(T, row, moves, sink, &exact, &exact_top);
+                        double b =
+                            Entropy_row_entropy_rounding(delta, T + sink, h[i], fmax(top, held));
+                        double bt = Entropy_row_top_rounding(delta, T + sink, top);
+                        double moved = (double)fabsl(exact - h[i]);
+                        double moved_top = (double)fabsl(exact_top - top);
+                        if (!(moved <= b) || !(moved_top <= bt))
+                            fail_msg("shape %g, delta %g, move %d, sink %d, row %d: H %.17g -> "
+                                     "%.17Lg (bound %.3g), top %.17g -> %.17Lg (bound %.3g)",
+                                     shapes[k], delta, how, sink, i, h[i], exact, b, top, exact_top,
+                                     bt);
+                        ratio[kind] = fmax(ratio[kind], moved / b);
+                        top_ratio = fmax(top_ratio, kind == PEAKED_ROWS ? moved_top / bt : 0);
+                        sum += exact;
+                        tops += exact_top;
+                        least = fminl(least, exact);
+                        most = fmaxl(most, exact);
+                    }
+                    assert_true(fabs((double)(sum / T) - rows.mean) <= bound.mean);
+                    assert_true(fabs((double)least - rows.min) <= bound.min);
+                    assert_true(fabs((double)most - rows.max) <= bound.max);
+                    assert_true(fabs((double)(sum / T) / log(T + sink) - rows.normalised_mean) <=
+                                bound.normalised_mean);
+                    assert_true(fabs((double)(tops / T) - rows.max_weight_mean) <=
+                                bound.max_weight_mean);
+                }
+    print_message("largest |moved|/bound: flat %.3f, spread %.3f, peaked %.3f, peaked top %.3f\n",
+                  ratio[FLAT_ROWS], ratio[SPREAD_ROWS], ratio[PEAKED_ROWS], top_ratio);
+    /* flat rows: H moves by −Var(ε)/2 = −δ²/2 at most, the bound says (e^{2δ} − 1)·δ ≈ 2δ² */
+    assert_true(ratio[FLAT_ROWS] > 0.2 && ratio[SPREAD_ROWS] > 0.5 && top_ratio > 0.5);
+    RandomStream_free(random);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -546,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_random_energy_prediction),
         cmocka_unit_test(test_random_energy_prediction_domain),
         cmocka_unit_test(test_rows_move_within_the_rounding_factor),
+        cmocka_unit_test(test_rows_own_bound_holds_and_is_reached),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -101,12 +101,30 @@ bool Entropy_qk_norms_ahead(const Config *c, int layer);
 double Entropy_logit_rounding(const Config *c, int layer, double weights_norm,
                               double row_norm_max_squared);
 
-/* The δ at and above which a row's entropy may be off by a factor 2 (e^{4δ} = 2, δ = ln 2/4):
-   its rounding bound is as large as itself, and the rows' statistics are null. */
-#define ENTROPY_LOGIT_ROUNDING_MAX 0.17328679513998632
+/* A row's own bound (docs/model.md §2, "The rows' own bound"): for a computed softmax row of
+   n outcomes (keys, and the sink) whose logits are within δ of the exact, with entropy h and
+   largest outcome p (both as computed), the exact row's entropy is within
+     (e^{2δ'} − 1)·((h + ln p) + δ'·min(1, 2(1 − p))) + slack
+   of h, δ' = δ + 760u the softmax's own rounding added, the slack (a few hundred n²u·(h + 1))
+   what the softmax's and the entropy's sums leave; h + ln p = H − H_∞ ≥ 0 is 0 for one-hot
+   and for flat rows, so a row far more concentrated than δ keeps its digits. */
+double Entropy_row_entropy_rounding(double delta, int n, double h, double largest);
 
-/* Whether rows whose logits have rounding up to δ are too rounded to be shown (δ at or above
-   ENTROPY_LOGIT_ROUNDING_MAX; NaN, not bounded: false). */
-bool Entropy_rows_rounded(double logit_rounding);
+/* The same for the row's largest weight `top`: within (e^{2δ'} − 1)·min(top, 1 − top) (and
+   the slack) of the exact row's. */
+double Entropy_row_top_rounding(double delta, int n, double top);
+
+/* Entropy_rows, and in *bound each field's bound from the rows' own (the mean of the rows'
+   bounds for the means; for the least entropy the larger of its row's bound and
+   max_i (B_i − (H_i − H_min)), the largest alike), δ bounding
+   every logit's rounding (Entropy_logit_rounding); every bound NaN where δ is. */
+void Entropy_rows_rounding(Mask mask, int window, int T, bool sink, const double *a, double delta,
+                           EntropyRows *out, EntropyRows *bound);
+
+/* The resolution a row statistic is shown at: its rounding bound below half its value, or
+   below ENTROPY_RESOLUTION_FLOOR (nats, or weight) where the value is near 0; NaN bound (not
+   bounded): shown. */
+#define ENTROPY_RESOLUTION_FLOOR 1e-6
+bool Entropy_resolved(double value, double bound);
 
 #endif

@@ -54,9 +54,12 @@ typedef struct {
     double *entropy_zhai_bound;
     double *phase_critical_beta;
     /* The layer's bound on each logit's rounding (Entropy_logit_rounding), the largest of its
-       heads'; first seed, NaN where not bounded.  Where it reaches ENTROPY_LOGIT_ROUNDING_MAX
-       the entropies and largest weights of that layer are NaN (docs/model.md §2). */
+       heads'; first seed, NaN where not bounded. */
     double *logit_rounding;
+    /* The rows' own bound on the shown head's mean entropy (Entropy_rows_rounding) from that
+       δ; NaN where not bounded and where the rows are null for their tokens' round-off.  Each
+       row statistic is NaN where its bound is not below its resolution (Entropy_resolved). */
+    double *entropy_rounding;
     /* From this layer on (CURVES_NO_LAYER: nowhere) every number of the network is rounding
        alone, NaN, and so are its gradients everywhere, which all take the product A_L⋯A_1
        through it (docs/model.md §2, "Round-off from a layer on"): its tokens entered the

@@ -53,30 +53,67 @@ static double layer_logit_rounding(const LayerState *s, const Config *c)
     return largest;
 }
 
+/* Each field of rows NaN where its rounding bound is not below its resolution. */
+static EntropyRows resolved_only(EntropyRows rows, const EntropyRows *bound)
+{
+    double *value[] = {&rows.mean, &rows.min, &rows.max, &rows.normalised_mean,
+                       &rows.max_weight_mean};
+    const double of[] = {bound->mean, bound->min, bound->max, bound->normalised_mean,
+                         bound->max_weight_mean};
+    for (int k = 0; k < 5; k++)
+        if (!Entropy_resolved(*value[k], of[k]))
+            *value[k] = NAN;
+    return rows;
+}
+
 /* A layer's row entropies: the shown head's, and each value averaged over the heads (NaN
    where the layer has none, where `collapsed` says its tokens' logits are equal up to their
-   rounding, and where its logits' rounding may move them by as much as themselves: docs/model.md
-   §2, "Round-off from a layer on"), and that rounding's bound. */
+   rounding, and each field where its rows' own rounding bound reaches its resolution:
+   docs/model.md §2, "The rows' own bound"), the logits' rounding bound and the shown mean's. */
 static void fill_entropy(Curves *dest, const LayerState *s, const Config *c, int layer,
                          bool collapsed)
 {
     EntropyRows average = Entropy_undefined();
     EntropyRows shown = Entropy_undefined();
     dest->logit_rounding[layer] = layer_logit_rounding(s, c);
-    if (s->entropy && !collapsed && !Entropy_rows_rounded(dest->logit_rounding[layer])) {
-        shown = s->entropy[c->head - 1].rows;
-        average = (EntropyRows){0};
+    dest->entropy_rounding[layer] = NAN;
+    if (s->entropy && !collapsed) {
+        const HeadEntropy *head = &s->entropy[c->head - 1];
+        shown = resolved_only(head->rows, &head->rounding);
+        dest->entropy_rounding[layer] = head->rounding.mean;
+        /* the average's bound: the average of the heads' bounds */
+        EntropyRows sum = {0}, bound = {0};
         for (int h = 0; h < c->heads; h++) {
-            const EntropyRows *e = &s->entropy[h].rows;
-            average.mean += e->mean / c->heads;
-            average.min += e->min / c->heads;
-            average.max += e->max / c->heads;
-            average.normalised_mean += e->normalised_mean / c->heads;
-            average.max_weight_mean += e->max_weight_mean / c->heads;
+            const EntropyRows *e = &s->entropy[h].rows, *b = &s->entropy[h].rounding;
+            sum.mean += e->mean / c->heads;
+            sum.min += e->min / c->heads;
+            sum.max += e->max / c->heads;
+            sum.normalised_mean += e->normalised_mean / c->heads;
+            sum.max_weight_mean += e->max_weight_mean / c->heads;
+            bound.mean += b->mean / c->heads;
+            bound.min += b->min / c->heads;
+            bound.max += b->max / c->heads;
+            bound.normalised_mean += b->normalised_mean / c->heads;
+            bound.max_weight_mean += b->max_weight_mean / c->heads;
         }
+        average = resolved_only(sum, &bound);
     }
     set_entropy(&dest->entropy, layer, &shown);
     set_entropy(&dest->entropy_head_average, layer, &average);
+}
+
+/* Whether some of layer l's row statistics are null for their rounding bound (fill_entropy):
+   bounded there, and a field of the shown head's or the heads' average null. */
+static bool rows_rounded(const Curves *curves, int l)
+{
+    const EntropyCurves *of[] = {&curves->entropy, &curves->entropy_head_average};
+    if (isnan(curves->entropy_rounding[l])) /* not bounded, or null for the tokens */
+        return false;
+    for (int k = 0; k < 2; k++)
+        if (isnan(of[k]->mean[l]) || isnan(of[k]->min[l]) || isnan(of[k]->max[l]) ||
+            isnan(of[k]->max_weight_mean[l]))
+            return true;
+    return false;
 }
 
 /* The bounds beside a layer's entropies (docs/model.md §3): Zhai et al.'s for the shown head,
@@ -144,7 +181,7 @@ static void null_layer(Curves *dest, int l)
     null_differences(dest, l);
     dest->stable_rank[l] = dest->log10_norm[l] = NAN;
     dest->token_cosine_mean[l] = dest->token_rms[l] = NAN;
-    dest->entropy_zhai_bound[l] = dest->logit_rounding[l] = NAN;
+    dest->entropy_zhai_bound[l] = dest->logit_rounding[l] = dest->entropy_rounding[l] = NAN;
 }
 
 /* Whether X_ℓ is rank one exactly by the settings (ℓ ≥ 1): rows uniform over all T keys
@@ -482,26 +519,26 @@ static void curve_range_warnings(const Config *c, const TheoryOutOfRange *ranges
                 ranges[n].layer, c->tokens);
 }
 
-/* The layers whose logits' rounding bound makes their rows' statistics null (fill_entropy):
-   each network's first one named, with its bound (docs/model.md §2, "Round-off from a layer
-   on"). */
+/* The layers whose rows' own rounding bounds make some of their statistics null
+   (fill_entropy): each network's first one named, with the logits' bound and the mean's
+   (docs/model.md §2, "The rows' own bound"). */
 static void logit_rounding_warnings(const Result *r, Warnings *w)
 {
     const Curves *curves[NETWORKS] = {&r->network, &r->counterpart};
     for (int n = 0; n < NETWORKS; n++)
         for (int l = 1; l <= r->layers_done; l++) {
-            double delta = curves[n]->logit_rounding[l];
-            if (!Entropy_rows_rounded(delta))
+            if (!rows_rounded(curves[n], l))
                 continue;
             Warnings_add_about(
                 w, WARNING_ABOUT_ENTROPY,
                 "attention rows of %s network: from layer %d each logit's rounding may reach "
-                "%.3g (gamma_(2d+d_h+12)*|scale|*||W^Q_h||_F*||W^K_h||_F*max_i ||x'_i||^2), at "
-                "or above ln(2)/4 = %.3g, where it may move a row's entropy by a factor "
-                "e^(4*delta) >= 2 and its largest weight by e^(2*delta): the entropies and "
-                "largest weights are null at every layer where it does "
-                "(attention_logit_rounding holds the bound of each layer)",
-                ROLE_NAMES[n], l, delta, ENTROPY_LOGIT_ROUNDING_MAX);
+                "%.3g (gamma_(2d+d_h+12)*|scale|*||W^Q_h||_F*||W^K_h||_F*max_i ||x'_i||^2), "
+                "and the rows' own bound on their mean entropy is %.3g: each entropy and "
+                "largest weight statistic whose bound reaches half its value (or %g where it "
+                "is near 0) is null, at every layer where it does (attention_logit_rounding "
+                "and attention_entropy_rounding hold the bounds of each layer)",
+                ROLE_NAMES[n], l, curves[n]->logit_rounding[l], curves[n]->entropy_rounding[l],
+                ENTROPY_RESOLUTION_FLOOR);
             break;
         }
 }
@@ -527,7 +564,7 @@ static void block_warnings(const Config *c, Warnings *w)
 
 /* The shown matrix's row entropies are the main network's rows at the shown layer: null where
    its rows' statistics are null for round-off (fill_curves: the tokens equal within it, or the
-   logits' rounding bound), where each row's entropy is as undetermined as their mean. */
+   rows' own rounding bound of the least entropy), where each row's entropy is undetermined. */
 static void shown_rows_round_off(Result *out, const Track *main)
 {
     const Config *c = &out->config;
@@ -535,7 +572,10 @@ static void shown_rows_round_off(Result *out, const Track *main)
     if (layer > out->layers_done)
         return;
     track_round_off(main, c, &equal, &noise);
-    if (rows_collapsed(c, equal, layer) || Entropy_rows_rounded(out->network.logit_rounding[layer]))
+    /* the least entropy's bound is every row's largest: resolved, so is each row */
+    bool rounded =
+        !isnan(out->network.entropy_rounding[layer]) && isnan(out->network.entropy.min[layer]);
+    if (rows_collapsed(c, equal, layer) || rounded)
         for (int i = 0; i < c->tokens; i++)
             out->row_entropy[i] = NAN;
 }

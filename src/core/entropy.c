@@ -36,8 +36,10 @@ EntropyRows Entropy_undefined(void)
 
 /* H_i of row i over its allowed keys [first, last], and with a sink the (n_i + 1)-th
    outcome, the sink's mass, what the keys leave of 1 (rounding may leave a hair below 0,
-   whose share is none); its largest weight in *top. */
-static double row_entropy(const double *row, int first, int last, bool sink, double *top)
+   whose share is none); its largest weight in *top, its largest outcome (the sink's mass
+   where that is larger) in *largest. */
+static double row_entropy(const double *row, int first, int last, bool sink, double *top,
+                          double *largest)
 {
     double h = 0, keys = 0;
     *top = 0;
@@ -51,6 +53,7 @@ static double row_entropy(const double *row, int first, int last, bool sink, dou
     double held = 1.0 - keys;
     if (sink && held > 0)
         h -= held * log(held);
+    *largest = sink && held > *top ? held : *top;
     return h;
 }
 
@@ -58,29 +61,70 @@ void Entropy_each_row(Mask mask, int window, int T, bool sink, const double *a, 
 {
     for (int i = 0; i < T; i++) {
         int first, last;
-        double top;
+        double top, largest;
         Mask_row_range(mask, window, T, i, &first, &last);
-        h[i] = row_entropy(a + (size_t)i * T, first, last, sink, &top);
+        h[i] = row_entropy(a + (size_t)i * T, first, last, sink, &top, &largest);
     }
 }
 
-void Entropy_rows(Mask mask, int window, int T, bool sink, const double *a, EntropyRows *out)
+/* What the row's own computation leaves beside the logits' δ (docs/model.md §2, "The rows'
+   own bound"): the softmax's and the entropy's sums over n outcomes, and the sink's mass
+   formed as 1 − Σ_j A_ij, all within this of H (and of the largest weight). */
+static double row_slack(int n, double h)
+{
+    return 64.0 * (n + 4) * Linalg_rounding_gamma(2.0 * n + 8) * (h + 1);
+}
+
+/* The softmax's own rounding, as a perturbation of each logit: s_j − max rounded (746u
+   at most, below which exp is 0), exp's and the normalising product's. */
+#define SOFTMAX_LOGIT_ROUNDING (760 * (DBL_EPSILON / 2))
+
+double Entropy_row_entropy_rounding(double delta, int n, double h, double largest)
+{
+    double d = delta + SOFTMAX_LOGIT_ROUNDING, slack = row_slack(n, h);
+    double spread = fmax(0, h + log(largest)) + slack; /* H − H_∞: 0 for one-hot and flat */
+    double rest = fmin(1, 2 * (1 - largest) + slack);
+    return (expm1(2 * d) * (spread + d * rest) + slack) * (1 + 16 * DBL_EPSILON);
+}
+
+double Entropy_row_top_rounding(double delta, int n, double top)
+{
+    double d = delta + SOFTMAX_LOGIT_ROUNDING, slack = row_slack(n, 0);
+    return (expm1(2 * d) * (fmin(top, 1 - top) + slack) + slack) * (1 + 16 * DBL_EPSILON);
+}
+
+void Entropy_rows_rounding(Mask mask, int window, int T, bool sink, const double *a, double delta,
+                           EntropyRows *out, EntropyRows *bound)
 {
     double sum = 0, normalised = 0, max_weight = 0;
     double min = INFINITY, max = -INFINITY;
+    EntropyRows b = {0, 0, 0, 0, 0};
+    /* the least H' is at most H_min + B at its row and at least min_i (H_i − B_i); the
+       largest alike */
+    double at_min = 0, at_max = 0, below = -INFINITY, above = -INFINITY;
     int normalised_rows = 0;
     for (int i = 0; i < T; i++) {
         int first, last;
-        double top;
+        double top, largest;
         Mask_row_range(mask, window, T, i, &first, &last);
-        double h = row_entropy(a + (size_t)i * T, first, last, sink, &top);
+        double h = row_entropy(a + (size_t)i * T, first, last, sink, &top, &largest);
+        int n = last - first + 1 + (sink ? 1 : 0);
+        double row_bound = bound ? Entropy_row_entropy_rounding(delta, n, h, largest) : NAN;
         sum += h;
         max_weight += top;
+        at_min = h < min ? row_bound : at_min;
         min = h < min ? h : min;
+        at_max = h > max ? row_bound : at_max;
         max = h > max ? h : max;
-        int n = last - first + 1 + (sink ? 1 : 0);
+        if (bound) {
+            b.mean += row_bound;
+            below = fmax(below, row_bound - h);
+            above = fmax(above, row_bound + h);
+            b.max_weight_mean += Entropy_row_top_rounding(delta, n, top);
+        }
         if (n >= 2) {
             normalised += h / log((double)n);
+            b.normalised_mean += row_bound / log((double)n);
             normalised_rows++;
         }
     }
@@ -89,6 +133,28 @@ void Entropy_rows(Mask mask, int window, int T, bool sink, const double *a, Entr
                          .max = T ? max : NAN,
                          .normalised_mean = normalised_rows ? normalised / normalised_rows : NAN,
                          .max_weight_mean = T ? max_weight / T : NAN};
+    if (!bound)
+        return;
+    if (isnan(delta)) {
+        *bound = Entropy_undefined();
+        return;
+    }
+    *bound = (EntropyRows){.mean = T ? b.mean / T : NAN,
+                           .min = T ? fmax(at_min, min + below) + 4 * DBL_EPSILON * min : NAN,
+                           .max = T ? fmax(at_max, above - max) + 4 * DBL_EPSILON * max : NAN,
+                           .normalised_mean =
+                               normalised_rows ? b.normalised_mean / normalised_rows : NAN,
+                           .max_weight_mean = T ? b.max_weight_mean / T : NAN};
+}
+
+void Entropy_rows(Mask mask, int window, int T, bool sink, const double *a, EntropyRows *out)
+{
+    Entropy_rows_rounding(mask, window, T, sink, a, NAN, out, NULL);
+}
+
+bool Entropy_resolved(double value, double bound)
+{
+    return !(bound >= fmax(fabs(value) / 2, ENTROPY_RESOLUTION_FLOOR));
 }
 
 double Entropy_zhai_row_bound(int n, double sigma)
@@ -171,9 +237,4 @@ double Entropy_logit_rounding(const Config *c, int layer, double weights_norm,
     if (c->logit_softcap > 0) /* C·tanh(S/C) is 1-Lipschitz; tanh and the products round */
         delta += 4 * (DBL_EPSILON / 2) * c->logit_softcap;
     return delta;
-}
-
-bool Entropy_rows_rounded(double logit_rounding)
-{
-    return logit_rounding >= ENTROPY_LOGIT_ROUNDING_MAX;
 }

@@ -55,6 +55,7 @@ typedef struct {
     EntropyRows rows;
     double qk_norm;
     double logit_rounding; /* Entropy_logit_rounding of its logits, NaN: not bounded */
+    EntropyRows rounding;  /* each of rows' fields' bound from it (Entropy_rows_rounding) */
 } HeadEntropy;
 
 /* What the entropy bounds read of a layer's attention input X' (X, or LN(X) under pre-LN):

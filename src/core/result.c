@@ -27,7 +27,8 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
                                 &c->centred_stable_rank, &c->energy_off_top,
                                 &c->relative_spread,     &c->token_cosine_mean,
                                 &c->token_rms,           &c->entropy_zhai_bound,
-                                &c->phase_critical_beta, &c->logit_rounding};
+                                &c->phase_critical_beta, &c->logit_rounding,
+                                &c->entropy_rounding};
         for (size_t i = 0; i < sizeof of_curves / sizeof of_curves[0]; i++)
             arrays[n++] = of_curves[i];
         EntropyCurves *entropy[] = {&c->entropy, &c->entropy_head_average};
@@ -47,6 +48,8 @@ static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
         arrays[n++] = &bands[k]->count;
         arrays[n++] = &bands[k]->lost;
     }
+    if (n != LAYER_ARRAYS) /* a list one longer than its count has written past it */
+        abort();
 }
 
 void Result_release(Result *r)
@@ -289,6 +292,8 @@ SERIES_OF(attention_phase_critical_beta, r->network.phase_critical_beta)
 SERIES_OF(counterpart_attention_phase_critical_beta, r->counterpart.phase_critical_beta)
 SERIES_OF(attention_logit_rounding, r->network.logit_rounding)
 SERIES_OF(counterpart_attention_logit_rounding, r->counterpart.logit_rounding)
+SERIES_OF(attention_entropy_rounding, r->network.entropy_rounding)
+SERIES_OF(counterpart_attention_entropy_rounding, r->counterpart.entropy_rounding)
 SERIES_OF(counterpart_max_attention_mean, r->counterpart.entropy.max_weight_mean)
 SERIES_OF(counterpart_max_attention_mean_head_average,
           r->counterpart.entropy_head_average.max_weight_mean)
@@ -411,6 +416,11 @@ const ResultSeries RESULT_SERIES[] = {
      false, attention_logit_rounding},
     {"counterpart_attention_logit_rounding", NULL, "the same, gap-toggled network", false,
      counterpart_attention_logit_rounding},
+    {"attention_entropy_rounding", NULL,
+     "bound on the shown head's mean entropy's rounding, the mean of its rows' own bounds", false,
+     attention_entropy_rounding},
+    {"counterpart_attention_entropy_rounding", NULL, "the same, gap-toggled network", false,
+     counterpart_attention_entropy_rounding},
     /* What the stable rank hides (docs/model.md §2), first seed. */
     {"centred_stable_rank", NULL, "sr of (X_ℓ − 1x̄ᵀ)(X_ℓ − 1x̄ᵀ)ᵀ, null where the tokens are equal",
      false, centred_stable_rank},

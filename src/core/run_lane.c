@@ -115,10 +115,11 @@ static void lane_built(void *context, int head, const double *logits, const doub
     const Config *c = run->config;
     if (!state->entropy)
         return;
-    Entropy_rows(Config_layer_mask(c, run->layer), c->window, c->tokens, Config_has_sink(c),
-                 attention, &state->entropy[head].rows);
-    state->entropy[head].logit_rounding = Entropy_logit_rounding(
+    HeadEntropy *e = &state->entropy[head];
+    e->logit_rounding = Entropy_logit_rounding(
         c, run->layer, query_key_norm(c, &run->weights, head), state->input.row_norm_max_squared);
+    Entropy_rows_rounding(Config_layer_mask(c, run->layer), c->window, c->tokens,
+                          Config_has_sink(c), attention, e->logit_rounding, &e->rows, &e->rounding);
 }
 
 /* What the entropy bounds read of the attention's input X' (T×d), where the entropies are
@@ -337,7 +338,8 @@ static int entropy_begin(Run *run, int which)
     if (!state->entropy)
         return -1;
     for (int h = 0; h < c->heads; h++)
-        state->entropy[h] = (HeadEntropy){Entropy_undefined(), run->qk_norm[h], NAN};
+        state->entropy[h] =
+            (HeadEntropy){Entropy_undefined(), run->qk_norm[h], NAN, Entropy_undefined()};
     state->input = (AttentionInput){NAN, NAN, NAN, NAN};
     return 0;
 }

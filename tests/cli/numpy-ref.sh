@@ -32,8 +32,9 @@ check "T = 24 < d = 40, seed 1: the same" same_numbers 24 40 1 off
 # L = 8: the gap-off network's tokens merge (relative_spread 1e-12 at layer 5, round-off from
 # layer 6) and its logits reach 1e11: what one layer's rounding leaves undetermined is each
 # number's derived floor there (numpy_ref_compare.py, Rounding), and token_similarity is null
-# by docs/model.md's rule in both programs; so are the rows at layer 8, whose logits' rounding
-# bound attention_logit_rounding (2.2 and 1.9, computed by each program) passes ln 2/4.
+# by docs/model.md's rule in both programs; so are the rows at layer 8, whose own rounding
+# bound (attention_entropy_rounding, 78 where δ = 1.9, computed by each program) passes half
+# their value.
 check "T = d = 64, L = 8, seed 1, gap off (collapsed layers): the same within the derived floors" \
     same_numbers 64 64 1 off 8
 check "T = d = 64, L = 8, seed 2, gap center: the same" same_numbers 64 64 2 center 8
@@ -47,7 +48,7 @@ perturbed_fails() { # path [document's directory]
     /usr/bin/python3 $compare "$dir/numpy.json" "$dir/read.json" "$dir/drawn.json" "$dir/ck" --perturb "$1" >"$tmp/out"
     [ $? -eq 1 ] && grep -qF "${1%%[*}" "$tmp/out"
 }
-for path in stable_rank_minus_one[2] counterpart_gradient_norm[0] token_rms[3] \
+for path in stable_rank_minus_one[2] counterpart_gradient_norm[0] token_rms[3] attention_entropy_rounding[2] \
     centred_stable_rank[1] attention_entropy.min[3] counterpart_attention_entropy_zhai_bound[1] \
     attention_phase_critical_beta[2] attention_entropy_theory.mean readouts.s1_over_s2 \
     singular_values[5] shown_attention_entropy.rows[7] logit_std; do

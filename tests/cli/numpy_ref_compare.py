@@ -72,7 +72,8 @@ PER_NETWORK = {
                                "centred_stable_rank", "energy_off_top", "relative_spread",
                                "token_cosine_mean", "token_rms", "max_attention_mean",
                                "max_attention_mean_head_average", "attention_entropy_zhai_bound",
-                               "attention_phase_critical_beta", "attention_logit_rounding")},
+                               "attention_phase_critical_beta", "attention_logit_rounding",
+                               "attention_entropy_rounding")},
     "gradient_norm": GRADIENT_LAYERS, "log10_gradient_norm": GRADIENT_LAYERS,
     "attention_entropy": {key + average: LAYERS for key in ("mean", "min", "max", "normalised_mean")
                           for average in ("", "_head_average")}}
@@ -86,7 +87,7 @@ DOCUMENTED = {
     "eigenvalues": ROWS, "singular_values": ROWS,
     "readouts": {key: NUMBER for key in ("one_minus_abs_lambda2", "s1_over_s2",
                                          "count_abs_lambda_above_half", "stable_rank_shown_layer")}}
-DOCUMENTED_COUNT = 53  # top-level keys, META included
+DOCUMENTED_COUNT = 55  # top-level keys, META included
 WITHDRAWN = {"sigma", "attention_entropy_theory", "attention_phase",
              "attention_phase_critical_beta", "counterpart_attention_phase_critical_beta"}
 
@@ -342,6 +343,17 @@ def checkpoint_fields(c, numpy_doc, read, rounding):
                 path = f"{key}.{sub}" if sub else key
                 for layer, (w, g) in enumerate(zip(values, got[sub])):
                     c.relative(f"{path}[{layer}]", w, g, rounding.attention(prefix, layer))
+        elif base == "attention_entropy_rounding":
+            # Each row's bound (docs/model.md §2, "The rows' own bound") is
+            # g·(H + ln p + δ'·min(1, 2(1 − p))) + slack, g = e^{2δ'} − 1, and the programs'
+            # rows differ by a factor within 1 + f (Rounding.attention): H by f·H ≤ f·ln T,
+            # ln p by f, 2p by 2f·p, so the bounds differ by at most g·f·(ln T + 2)
+            T = numpy_doc["config"]["T"]
+            deltas = read[prefix + "attention_logit_rounding"]
+            for layer, (w, g) in enumerate(zip(want, read[key])):
+                grow = math.expm1(2 * min(deltas[layer] or 0.0, 350.0))
+                floor = grow * rounding.attention(prefix, layer) * (math.log(T) + 2)
+                c.number(f"{key}[{layer}]", w, g, floor)
         elif key.endswith("attention_entropy_zhai_bound"):
             for layer, (w, g) in enumerate(zip(want, read[key])):
                 c.log_scale(f"{key}[{layer}]", w, g)

@@ -20,11 +20,14 @@ The attention rows' statistics read each logit's absolute rounding, which withou
 (tokens of norm 1e7 and more) is no longer small against the logits' differences: the
 document bounds it per layer, δ = `attention_logit_rounding` (docs/model.md §2, "Round-off
 from a layer on"), and a row's entropy computed from logits within δ of the exact is within a
-factor e^{±4δ} of the exact row's, its largest weight within e^{±2δ}.  Each document's value
-is within that of the exact, so the two agree to 2·(e^{4δ} − 1)·|H| (2·(e^{2δ} − 1)·|max
-weight|), δ the larger of the two documents' at the layer, or to 1e-6 of the value where that
-is smaller.  Where δ ≥ ln 2/4 the statistic is null in both (a number in one, null in the
-other, is a disagreement).
+factor e^{±4δ} of the exact row's, its largest weight within e^{±2δ}.  The rows' own bound
+(docs/model.md §2, "The rows' own bound") is often far smaller, and a statistic is printed only
+where it is below the resolution, half the value or 1e-6 where the value is near 0: so each
+document's value is within the smaller of the two of the exact — for the mean entropy the
+published `attention_entropy_rounding`, for the others the factor or that resolution — and
+the two documents agree to the sum of their bounds, or to 1e-6 of the value where that is
+larger.  Where the bound reaches the resolution the statistic is null in both (a number in
+one, null in the other, is a disagreement).
 
 Usage: threads_compare.py one.json two.json — prints each disagreement and exits 1 on any.
 """
@@ -33,6 +36,7 @@ import math
 import sys
 
 TOLERANCE = 1e-6
+RESOLUTION_FLOOR = 1e-6  # ENTROPY_RESOLUTION_FLOOR
 # The rows' statistics and the power of e^δ their bound takes (see above).
 ROUNDING_FACTOR = {"attention_entropy": 4, "max_attention_mean": 2,
                    "max_attention_mean_head_average": 2}
@@ -60,17 +64,27 @@ def scale_of(path, key, value, doc, index):
     return abs(value)
 
 
-def rounding_tolerance(key, value, a, b, index):
-    """What the logits' rounding bound lets a row statistic move (0 for other numbers)."""
+def layer_value(doc, key, index):
+    series = doc.get(key) or []
+    return series[index] if index < len(series) else None
+
+
+def rounding_tolerance(path, key, x, y, a, b, index):
+    """What the rounding bounds let a row statistic move (0 for other numbers)."""
     prefix = "counterpart_" if key.startswith("counterpart_") else ""
     power = ROUNDING_FACTOR.get(key[len(prefix):])
     if power is None or index is None:
         return 0.0
-    series = [doc.get(prefix + "attention_logit_rounding") or [] for doc in (a, b)]
-    bounds = [s[index] for s in series if index < len(s) and s[index] is not None]
-    if not bounds:
-        return 0.0
-    return 2 * math.expm1(power * max(bounds)) * abs(value)
+    total = 0.0
+    for doc, value in ((a, x), (b, y)):
+        bounds = [max(abs(value) / 2, RESOLUTION_FLOOR)]  # printed: its bound is below this
+        if key[len(prefix):] == "attention_entropy" and ".mean[" in path:
+            bounds.append(layer_value(doc, prefix + "attention_entropy_rounding", index))
+        delta = layer_value(doc, prefix + "attention_logit_rounding", index)
+        if delta is not None:
+            bounds.append(math.expm1(power * delta) * abs(value))
+        total += min(bound for bound in bounds if bound is not None)
+    return total
 
 
 def compare(a, b):
@@ -100,7 +114,7 @@ def compare(a, b):
             if key.endswith("stable_rank_m2"):  # compared as √M2, the std's scale times √n
                 x, y = math.sqrt(max(x, 0)), math.sqrt(max(y, 0))
             scale = max(scale_of(path, key, x, a, index), scale_of(path, key, y, b, index))
-            allowed = max(TOLERANCE * scale, rounding_tolerance(key, max(abs(x), abs(y)), a, b, index))
+            allowed = max(TOLERANCE * scale, rounding_tolerance(path, key, x, y, a, b, index))
             if not abs(x - y) <= allowed:
                 bad.append(f"{path}: {x!r} on one thread, {y!r} on two (scale {scale:.3g})")
 

@@ -34,7 +34,7 @@ press "g: the gap kept, its gradients are points again" "⠤●⠤ network \(gap
 check "  ● drawn beside the legend's" more_filled_points
 quits "default session"
 
-# The window mask's logits' rounding bound nulls its rows from layer 5 (docs/model.md §2): at
+# The window mask's rows' own rounding bound nulls them from layer 5 (docs/model.md §2): at
 # the shown layer 6 the entropy view's histogram says so instead of drawing 256 NaN rows as a
 # bar at 0, the curves stop at layer 4, and the status line reads n/a for the rows' numbers.
 run 120 40 -m window -l 6
