@@ -11,7 +11,7 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 58 };
+enum { LAYER_ARRAYS = 60 };
 
 /* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
    release and copying share. */
