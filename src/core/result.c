@@ -1,6 +1,7 @@
 #include "result_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,45 +12,52 @@ Result *Result_new(void)
     return calloc(1, sizeof(Result));
 }
 
-enum { LAYER_ARRAYS = 60 };
+/* Every per-layer array of a Result (depth + 1 doubles each), by its place in its struct: the
+   one list that allocation, release and copying share, whose length the compiler counts. */
+static const size_t CURVE_ARRAYS[] = {
+    offsetof(Curves, stable_rank),         offsetof(Curves, stable_rank_minus_one),
+    offsetof(Curves, log10_norm),          offsetof(Curves, token_similarity),
+    offsetof(Curves, gradient_norm),       offsetof(Curves, log10_gradient_norm),
+    offsetof(Curves, centred_stable_rank), offsetof(Curves, energy_off_top),
+    offsetof(Curves, relative_spread),     offsetof(Curves, token_cosine_mean),
+    offsetof(Curves, token_rms),           offsetof(Curves, entropy_zhai_bound),
+    offsetof(Curves, phase_critical_beta), offsetof(Curves, logit_rounding),
+    offsetof(Curves, entropy_rounding)};
+static const size_t ENTROPY_OF_CURVES[] = {offsetof(Curves, entropy),
+                                           offsetof(Curves, entropy_head_average)};
+static const size_t ENTROPY_ARRAYS[] = {
+    offsetof(EntropyCurves, mean), offsetof(EntropyCurves, min), offsetof(EntropyCurves, max),
+    offsetof(EntropyCurves, normalised_mean), offsetof(EntropyCurves, max_weight_mean)};
+static const size_t BAND_ARRAYS[] = {offsetof(Band, mean), offsetof(Band, std), offsetof(Band, m2),
+                                     offsetof(Band, count), offsetof(Band, lost)};
 
-/* Every per-layer array of a Result (depth + 1 doubles each): the one list that allocation,
-   release and copying share. */
+#define COUNT(list) (sizeof(list) / sizeof((list)[0]))
+
+enum {
+    LAYER_ARRAYS = 2 * (COUNT(CURVE_ARRAYS) + COUNT(ENTROPY_OF_CURVES) * COUNT(ENTROPY_ARRAYS)) +
+                   2 * COUNT(BAND_ARRAYS)
+};
+
+static double **field(void *base, size_t offset)
+{
+    return (double **)((char *)base + offset);
+}
+
 static void layer_arrays(Result *r, double **arrays[LAYER_ARRAYS])
 {
     int n = 0;
     Curves *curves[] = {&r->network, &r->counterpart};
     for (int k = 0; k < 2; k++) {
-        Curves *c = curves[k];
-        double **of_curves[] = {&c->stable_rank,         &c->stable_rank_minus_one,
-                                &c->log10_norm,          &c->token_similarity,
-                                &c->gradient_norm,       &c->log10_gradient_norm,
-                                &c->centred_stable_rank, &c->energy_off_top,
-                                &c->relative_spread,     &c->token_cosine_mean,
-                                &c->token_rms,           &c->entropy_zhai_bound,
-                                &c->phase_critical_beta, &c->logit_rounding,
-                                &c->entropy_rounding};
-        for (size_t i = 0; i < sizeof of_curves / sizeof of_curves[0]; i++)
-            arrays[n++] = of_curves[i];
-        EntropyCurves *entropy[] = {&c->entropy, &c->entropy_head_average};
-        for (int e = 0; e < 2; e++) {
-            arrays[n++] = &entropy[e]->mean;
-            arrays[n++] = &entropy[e]->min;
-            arrays[n++] = &entropy[e]->max;
-            arrays[n++] = &entropy[e]->normalised_mean;
-            arrays[n++] = &entropy[e]->max_weight_mean;
-        }
+        for (size_t i = 0; i < COUNT(CURVE_ARRAYS); i++)
+            arrays[n++] = field(curves[k], CURVE_ARRAYS[i]);
+        for (size_t e = 0; e < COUNT(ENTROPY_OF_CURVES); e++)
+            for (size_t i = 0; i < COUNT(ENTROPY_ARRAYS); i++)
+                arrays[n++] = field((char *)curves[k] + ENTROPY_OF_CURVES[e], ENTROPY_ARRAYS[i]);
     }
     Band *bands[] = {&r->stable_rank_band, &r->counterpart_band};
-    for (int k = 0; k < 2; k++) {
-        arrays[n++] = &bands[k]->mean;
-        arrays[n++] = &bands[k]->std;
-        arrays[n++] = &bands[k]->m2;
-        arrays[n++] = &bands[k]->count;
-        arrays[n++] = &bands[k]->lost;
-    }
-    if (n != LAYER_ARRAYS) /* a list one longer than its count has written past it */
-        abort();
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < COUNT(BAND_ARRAYS); i++)
+            arrays[n++] = field(bands[k], BAND_ARRAYS[i]);
 }
 
 void Result_release(Result *r)
