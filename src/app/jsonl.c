@@ -302,6 +302,16 @@ static int line_config(const JsonValue *object, const Options *o, Config *c, dou
     return 0;
 }
 
+/* c's estimate at this machine's rates, measured once, for the first line that needs them. */
+static double measured_estimate(const Config *c, const Options *o, Pricing *pricing)
+{
+    if (!pricing->measured)
+        pricing->rates = Rates_measure();
+    pricing->measured = true;
+    return Compute_estimate_seconds(c, o->sweep_tokens, false, false, pricing->rates,
+                                    pricing->two_lanes);
+}
+
 /* Whether c's estimate passes the line's bound (0: none), which bound_from gave: 0, or -1
    with err saying so. */
 static int within_bound(const Config *c, const Options *o, double bound, BoundFrom bound_from,
@@ -315,11 +325,7 @@ static int within_bound(const Config *c, const Options *o, double bound, BoundFr
                                        pricing->two_lanes) <=
         bound)
         return 0;
-    if (!pricing->measured)
-        pricing->rates = Rates_measure();
-    pricing->measured = true;
-    double seconds = Compute_estimate_seconds(c, o->sweep_tokens, false, false, pricing->rates,
-                                              pricing->two_lanes);
+    double seconds = measured_estimate(c, o, pricing);
     if (seconds <= bound)
         return 0;
     char took[80], most[64], suggested[200];
@@ -342,15 +348,10 @@ static int within_bound(const Config *c, const Options *o, double bound, BoundFr
     return -1;
 }
 
-/* --verbose: the line's estimate at this machine's rates (measured once, for the first line
-   that needs them), said before it computes. */
+/* --verbose: the line's estimate at this machine's rates, said before it computes. */
 static double say_estimate(const Config *c, const Options *o, Pricing *pricing, const char *named)
 {
-    if (!pricing->measured)
-        pricing->rates = Rates_measure();
-    pricing->measured = true;
-    double seconds = Compute_estimate_seconds(c, o->sweep_tokens, false, false, pricing->rates,
-                                              pricing->two_lanes);
+    double seconds = measured_estimate(c, o, pricing);
     fprintf(stderr,
             "attnscope: %s: estimate %.3g s for T = %d, d = %d, depth %d, %d seed%s%s (dgemm at "
             "%.1f GFLOP/s per core, %s)\n",
